@@ -1,0 +1,15 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Differentially private and fair estimators with a scikit-learn API."""
+
+from .exceptions import PrivacyBudgetError, PrivacyLeakWarning
+from .linear_model import DPLogisticRegression
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DPLogisticRegression",
+    "PrivacyBudgetError",
+    "PrivacyLeakWarning",
+    "__version__",
+]

@@ -1,0 +1,135 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Shared parameter constraints, privacy bookkeeping and linear prediction."""
+
+import math
+from numbers import Real
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .privacy._record import PrivacyRecord
+from .utils._sklearn_compat import Interval, Options, StrOptions
+
+__all__ = ["PRIVACY_PARAMETER_CONSTRAINTS", "PrivateEstimatorMixin"]
+
+#: Constraints of the privacy parameters every private estimator shares.
+PRIVACY_PARAMETER_CONSTRAINTS = {
+    "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {math.inf})],
+    "delta": [Interval(Real, 0, 1, closed="neither")],
+    "accountant": [StrOptions({"rdp", "pld"})],
+    "random_state": ["random_state"],
+}
+
+
+class PrivateEstimatorMixin:
+    """Fitted privacy attributes and their human-readable summary.
+
+    A private estimator calls :meth:`_set_privacy_record` once, at the end of
+    a successful fit, which sets ``epsilon_``, ``delta_``, ``dp_event_``,
+    ``noise_multiplier_``, ``adjacency_``, ``privacy_caveats_`` and
+    ``privacy_record_``.
+    """
+
+    def _set_privacy_record(self, record):
+        self.privacy_record_ = record
+        self.epsilon_ = record.epsilon
+        self.delta_ = record.delta
+        self.dp_event_ = record.dp_event
+        self.noise_multiplier_ = record.noise_multiplier
+        self.adjacency_ = record.adjacency
+        self.privacy_caveats_ = list(record.caveats)
+
+    def privacy_summary(self):
+        """Human-readable statement of the privacy guarantee of this fit.
+
+        Returns
+        -------
+        summary : str
+        """
+        check_is_fitted(self, "privacy_record_")
+        return str(self.privacy_record_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Private fits draw noise: two unseeded fits differ by design.
+        tags.non_deterministic = True
+        return tags
+
+
+class LinearClassifierMixin(ClassifierMixin):
+    """Prediction for linear classifiers with ``coef_`` of shape (K or 1, d).
+
+    Binary problems keep one row of coefficients (the logit of
+    ``classes_[1]``), as in scikit-learn's ``LogisticRegression``.
+    """
+
+    def decision_function(self, X):
+        """Raw scores: logits of ``classes_[1]`` (binary) or of each class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        scores = X @ self.coef_.T + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def _raw(self, X):
+        scores = self.decision_function(X)
+        return scores[:, None] if scores.ndim == 1 else scores
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def predict_proba(self, X):
+        """Class probabilities, columns ordered as ``classes_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        return self._loss_for_prediction().predict_proba(self._raw(X))
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+
+def make_privacy_record(dp_event, *, delta, accountant, **kwargs):
+    """Build the :class:`PrivacyRecord` of a fit (epsilon computed from the event)."""
+    return PrivacyRecord.from_event(
+        dp_event, delta=delta, accountant=accountant, **kwargs
+    )

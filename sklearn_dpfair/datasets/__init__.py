@@ -1,0 +1,7 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Datasets shipped with the package (usable offline)."""
+
+from ._adult import load_adult
+
+__all__ = ["load_adult"]

@@ -1,0 +1,7 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Differentially private linear models."""
+
+from ._logistic import DPLogisticRegression
+
+__all__ = ["DPLogisticRegression"]

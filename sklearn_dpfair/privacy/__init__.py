@@ -1,0 +1,21 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Privacy core: clipping, the Gaussian mechanism, accounting and calibration.
+
+Knows nothing about losses, estimators or solvers.
+"""
+
+from ._accounting import epsilon_of
+from ._calibration import calibrate_noise_multiplier, noise_multiplier_for_gaussian
+from ._mechanism import GaussianMechanism
+from ._random import check_noise_generator
+from ._record import PrivacyRecord
+
+__all__ = [
+    "GaussianMechanism",
+    "PrivacyRecord",
+    "calibrate_noise_multiplier",
+    "check_noise_generator",
+    "epsilon_of",
+    "noise_multiplier_for_gaussian",
+]

@@ -1,0 +1,114 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What a fitted private estimator records about its guarantee."""
+
+import math
+from dataclasses import asdict, dataclass, field
+
+from ._accounting import epsilon_of
+
+__all__ = ["PrivacyRecord"]
+
+_ADJACENCY_TEXT = {
+    "add_remove": "adding or removing one record (n treated as public)",
+    "replace_one": "replacing one record (n public)",
+}
+
+
+@dataclass(frozen=True)
+class PrivacyRecord:
+    """The privacy guarantee of one fit, enough for an auditor to recompute it.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The (epsilon, delta) spent, as computed by ``accountant`` from
+        ``dp_event``.
+    adjacency : {"add_remove", "replace_one"}
+        The neighbouring relation the guarantee is stated for.
+    accountant : {"rdp", "pld"}
+        The dp-accounting accountant that computed ``epsilon``.
+    dp_event : dp_accounting.DpEvent
+        Description of the mechanism.
+    mechanism : str
+        Human-readable name of the mechanism.
+    noise_multiplier : float
+        Noise standard deviation in units of the sensitivity.
+    clip_norm : float or None
+        Per-record sensitivity (clip threshold) of each released sum.
+    sampling_probability : float or None
+        Poisson sampling rate of each step.
+    steps : int or None
+        Number of noisy releases composed.
+    caveats : tuple of str
+        Quantities read from the private data that the guarantee does not cover.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy import PrivacyRecord
+    >>> from sklearn_dpfair.privacy._accounting import noisy_sgd_event
+    >>> rec = PrivacyRecord.from_event(
+    ...     noisy_sgd_event(1.0, 0.01, 100), delta=1e-5, adjacency="add_remove",
+    ...     accountant="rdp", mechanism="DP-SGD", noise_multiplier=1.0,
+    ...     clip_norm=1.0, sampling_probability=0.01, steps=100)
+    >>> rec.epsilon < 1
+    True
+    """
+
+    epsilon: float
+    delta: float
+    adjacency: str
+    accountant: str
+    dp_event: object
+    mechanism: str
+    noise_multiplier: float
+    clip_norm: float | None = None
+    sampling_probability: float | None = None
+    steps: int | None = None
+    caveats: tuple = field(default_factory=tuple)
+
+    @classmethod
+    def from_event(cls, dp_event, *, delta, accountant, **kwargs):
+        """Build a record, computing epsilon from the event with the accountant."""
+        epsilon = epsilon_of(dp_event, delta, accountant)
+        return cls(
+            epsilon=epsilon,
+            delta=delta,
+            accountant=accountant,
+            dp_event=dp_event,
+            **kwargs,
+        )
+
+    def recompute_epsilon(self):
+        """Recompute epsilon from ``dp_event`` with dp-accounting."""
+        return epsilon_of(self.dp_event, self.delta, self.accountant)
+
+    def to_dict(self):
+        """The record as a plain dict (the event as its repr)."""
+        d = asdict(self)
+        d["dp_event"] = repr(self.dp_event)
+        d["caveats"] = list(self.caveats)
+        return d
+
+    def __str__(self):
+        if math.isinf(self.epsilon):
+            head = "No differential privacy (epsilon = inf): non-private fit."
+        else:
+            head = (
+                f"({self.epsilon:.4g}, {self.delta:.3g})-differential privacy "
+                f"with respect to {_ADJACENCY_TEXT[self.adjacency]}."
+            )
+        lines = [head, f"Mechanism: {self.mechanism}."]
+        if self.noise_multiplier:
+            detail = f"Noise multiplier {self.noise_multiplier:.4g}"
+            if self.clip_norm is not None:
+                detail += f" x sensitivity {self.clip_norm:.4g}"
+            if self.sampling_probability is not None:
+                detail += f", Poisson sampling rate {self.sampling_probability:.4g}"
+            if self.steps is not None:
+                detail += f", {self.steps} steps"
+            lines.append(detail + ".")
+        lines.append(f"Accounted with dp-accounting ({self.accountant.upper()}).")
+        for caveat in self.caveats:
+            lines.append(f"Caveat: {caveat} (not covered by the guarantee).")
+        return "\n".join(lines)

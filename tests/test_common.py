@@ -1,0 +1,47 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""scikit-learn's common checks over every public estimator, found automatically."""
+
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklearn_dpfair.utils import all_estimators
+
+# Every exemption, in one place, with its reason. Keyed by estimator class
+# name, then check name.
+_NOISY_ON_TINY_DATA = (
+    "private fits add noise calibrated to the tiny datasets of the common "
+    "checks (n ~ 20-100), so the fitted function is not a deterministic "
+    "function of the rows"
+)
+EXPECTED_FAILED_CHECKS = {}
+
+
+def _expected_failed_checks(estimator):
+    return EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {})
+
+
+def _instances():
+    # Every estimator is checked at its defaults, with a fixed seed set by
+    # the checks themselves (set_random_state).
+    return [cls() for _, cls in all_estimators()]
+
+
+# pytest >= 9 warns on generator parametrization: materialize it (as
+# fairlearn's test/_sklearn_compat.py does).
+_mark = parametrize_with_checks(
+    _instances(), expected_failed_checks=_expected_failed_checks
+)
+_argnames, _argvalues = _mark.mark.args
+
+
+@pytest.mark.filterwarnings("ignore::sklearn_dpfair.exceptions.PrivacyLeakWarning")
+@pytest.mark.filterwarnings("ignore:delta=.*is not smaller than 1/n_samples")
+@pytest.mark.parametrize(_argnames, list(_argvalues), **_mark.mark.kwargs)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_all_estimators_discovered():
+    names = dict(all_estimators())
+    assert "DPLogisticRegression" in names
