@@ -32,6 +32,14 @@ class PrivateEstimatorMixin:
     ``privacy_record_``.
     """
 
+    def _accountant_kind(self):
+        """Name of the dp-accounting accountant ("rdp" or "pld") to use.
+
+        Solvers take this string; the ``accountant`` parameter may later also
+        accept a ledger object, which then names its kind.
+        """
+        return getattr(self.accountant, "kind", self.accountant)
+
     def _set_privacy_record(self, record):
         self.privacy_record_ = record
         self.epsilon_ = record.epsilon
@@ -47,6 +55,7 @@ class PrivateEstimatorMixin:
         Returns
         -------
         summary : str
+            Epsilon, delta, adjacency, mechanism, noise and caveats.
         """
         check_is_fitted(self, "privacy_record_")
         return str(self.privacy_record_)
@@ -71,10 +80,12 @@ class LinearClassifierMixin(ClassifierMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples to score.
 
         Returns
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Raw linear scores.
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
@@ -91,10 +102,12 @@ class LinearClassifierMixin(ClassifierMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples to score.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            The most probable class of each sample.
         """
         check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
@@ -105,10 +118,12 @@ class LinearClassifierMixin(ClassifierMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples to score.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            Probability of each class.
         """
         check_is_fitted(self)
         return self._loss_for_prediction().predict_proba(self._raw(X))
@@ -119,10 +134,12 @@ class LinearClassifierMixin(ClassifierMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples to score.
 
         Returns
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probability of each class.
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))

@@ -14,7 +14,7 @@ the raw-space Hessian (smoothness ``raw_smoothness * ||x~_i||^2``).
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp, softmax
 
-__all__ = ["BinaryLogisticLoss", "SoftmaxLoss"]
+__all__ = ["BinaryLogisticLoss", "SoftmaxLoss", "SquaredLoss"]
 
 
 class BinaryLogisticLoss:
@@ -88,3 +88,30 @@ class SoftmaxLoss:
     def predict_proba(self, raw):
         """Class probabilities, shape ``(n_samples, n_classes)``."""
         return softmax(raw, axis=1)
+
+
+class SquaredLoss:
+    """Half squared error ``(raw - y)^2 / 2`` for regression (one output).
+
+    Its raw gradient ``raw - y`` is unbounded, so private solvers must clip
+    per-example gradients (``raw_lipschitz`` is ``inf``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._loss import SquaredLoss
+    >>> SquaredLoss().raw_gradient(np.array([1.0]), np.array([[3.0]]))
+    array([[2.]])
+    """
+
+    n_outputs = 1
+    raw_lipschitz = np.inf
+    raw_smoothness = 1.0
+
+    def loss(self, y, raw):
+        """Per-sample loss values, shape ``(n_samples,)``."""
+        return 0.5 * (raw[:, 0] - y) ** 2
+
+    def raw_gradient(self, y, raw):
+        """Per-sample gradient in raw space, shape ``(n_samples, 1)``."""
+        return raw - y[:, None]

@@ -268,7 +268,7 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
                 ),
                 alpha=self.alpha,
                 fit_intercept=self.fit_intercept,
-                accountant=self.accountant,
+                accountant=self._accountant_kind(),
                 rng=rng,
                 caveats=caveats,
             )

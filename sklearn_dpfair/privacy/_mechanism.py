@@ -41,7 +41,20 @@ class GaussianMechanism:
         return self.noise_multiplier * self.clip_norm
 
     def privatize(self, clipped_sum, rng):
-        """Return ``clipped_sum`` plus Gaussian noise drawn from ``rng``."""
+        """Return ``clipped_sum`` plus Gaussian noise drawn from ``rng``.
+
+        Parameters
+        ----------
+        clipped_sum : ndarray
+            Sum of per-example terms, each of norm at most ``clip_norm``.
+        rng : numpy.random.Generator
+            Source of the noise.
+
+        Returns
+        -------
+        noisy_sum : ndarray
+            Same shape as ``clipped_sum``.
+        """
         if self.noise_multiplier == 0:
             return clipped_sum
         noise = rng.normal(0.0, self.noise_std, size=np.shape(clipped_sum))

@@ -29,10 +29,12 @@ def check_noise_generator(random_state):
     Parameters
     ----------
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState
+        The estimator's ``random_state`` parameter.
 
     Returns
     -------
     generator : numpy.random.Generator
+        Generator for the batches and the noise of one fit.
 
     Examples
     --------

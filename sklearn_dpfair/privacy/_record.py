@@ -19,7 +19,7 @@ _ADJACENCY_TEXT = {
 class PrivacyRecord:
     """The privacy guarantee of one fit, enough for an auditor to recompute it.
 
-    Attributes
+    Parameters
     ----------
     epsilon, delta : float
         The (epsilon, delta) spent, as computed by ``accountant`` from
@@ -80,11 +80,23 @@ class PrivacyRecord:
         )
 
     def recompute_epsilon(self):
-        """Recompute epsilon from ``dp_event`` with dp-accounting."""
+        """Recompute epsilon from ``dp_event`` with dp-accounting.
+
+        Returns
+        -------
+        epsilon : float
+            What the accountant gives for ``dp_event`` at ``delta``.
+        """
         return epsilon_of(self.dp_event, self.delta, self.accountant)
 
     def to_dict(self):
-        """The record as a plain dict (the event as its repr)."""
+        """The record as a plain dict (the event as its repr).
+
+        Returns
+        -------
+        record : dict
+            One entry per field.
+        """
         d = asdict(self)
         d["dp_event"] = repr(self.dp_event)
         d["caveats"] = list(self.caveats)
