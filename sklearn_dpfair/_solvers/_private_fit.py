@@ -21,7 +21,7 @@ from ..privacy._calibration import (
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord
 from ._output_perturbation import certified_regularized_erm, output_perturbation
-from ._schedules import sgd_schedule
+from ._schedules import auto_learning_rate, sgd_schedule
 from ._sgd import noisy_sgd
 
 __all__ = ["LinearFit", "fit_dp_sgd", "fit_output_perturbation"]
@@ -88,6 +88,10 @@ def fit_dp_sgd(
         sigma, clip = calibrate_noise_multiplier(epsilon, delta, q, n_steps, accountant), clip_norm
     else:
         sigma, clip = float(noise_multiplier), clip_norm
+    if learning_rate == "auto":
+        learning_rate = auto_learning_rate(
+            sigma, q, n_samples, (X.shape[1] + 1) * loss.n_outputs
+        )
     event = noisy_sgd_event(sigma, q, n_steps) if sigma > 0 else non_private_event()
     record = PrivacyRecord.from_event(
         event,

@@ -16,7 +16,6 @@ from .._base import (
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
 from .._solvers._private_fit import fit_dp_sgd, fit_output_perturbation
-from .._solvers._schedules import AUTO_LEARNING_RATE
 from ..privacy._random import check_noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import check_delta_for_n, resolve_classes
@@ -63,13 +62,15 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
     batch_size : int, "auto" or "full", default="auto"
         Expected Poisson batch size (dp-sgd). "auto" uses 5% of the rows (at
         least 256); "full" runs noisy full-batch gradient descent.
-    max_iter : int, default=30
+    max_iter : int, default=20
         Number of epochs (dp-sgd). The number of noisy steps is
         ``ceil(max_iter / q)`` with ``q = batch_size / n_samples``; it is fixed
         before the data are read (no early stopping on private data).
     learning_rate : float or "auto", default="auto"
-        Constant step size (dp-sgd). "auto" is 1.0, suited to clipped gradients
-        of standardized features.
+        Constant step size (dp-sgd). "auto" sets it from public quantities
+        only: ``min(8, 0.2 / r)`` with ``r = sigma sqrt(n_params) / (q n)`` the
+        noise on the averaged gradient relative to ``clip_norm`` (1.0 when
+        ``epsilon=inf``). Tuned once on UCI Adult, never on the data at hand.
     alpha : float, default=0.0
         L2 penalty ``alpha/2 ||w||^2``. Free for dp-sgd (it is data
         independent); required positive for output-perturbation, where the
@@ -155,8 +156,8 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
     >>> clf = clf.fit(X, y)
     >>> clf.epsilon_ <= 1.0
     True
-    >>> round(clf.score(X, y), 1)
-    0.9
+    >>> clf.score(X, y) > 0.8
+    True
     """
 
     _parameter_constraints = {
@@ -189,7 +190,7 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         clip_norm=1.0,
         noise_multiplier=None,
         batch_size="auto",
-        max_iter=30,
+        max_iter=20,
         learning_rate="auto",
         alpha=0.0,
         fit_intercept=True,
@@ -261,11 +262,7 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
                 noise_multiplier=self.noise_multiplier,
                 batch_size=self.batch_size,
                 epochs=self.max_iter,
-                learning_rate=(
-                    AUTO_LEARNING_RATE
-                    if self.learning_rate == "auto"
-                    else self.learning_rate
-                ),
+                learning_rate=self.learning_rate,
                 alpha=self.alpha,
                 fit_intercept=self.fit_intercept,
                 accountant=self._accountant_kind(),

@@ -39,6 +39,7 @@ __all__ = [
     "non_private_event",
     "noisy_sgd_event",
     "is_dp_event",
+    "zcdp_event",
 ]
 
 #: Names of the accountants a user may ask for.
@@ -173,3 +174,25 @@ def _quiet_absl():
         yield
     finally:
         logger.setLevel(level)
+
+
+def zcdp_event(rho):
+    """Event of one ``rho``-zCDP mechanism (Bun and Steinke, 2016).
+
+    dp-accounting's RDP accountant interprets it exactly: its Renyi
+    divergence of order ``alpha`` is at most ``rho * alpha`` for every
+    ``alpha > 1``. ``rho = inf`` is a non-private release and ``rho = 0`` a
+    no-op. Sequential composition of zCDP events adds their ``rho``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._accounting import epsilon_of, zcdp_event
+    >>> round(epsilon_of(zcdp_event(0.5), 1e-5), 2)
+    4.73
+    """
+    rho = float(rho)
+    if math.isinf(rho):
+        return dp_accounting.NonPrivateDpEvent()
+    if rho == 0:
+        return dp_accounting.NoOpDpEvent()
+    return dp_accounting.ZCDpEvent(rho)

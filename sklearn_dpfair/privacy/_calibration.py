@@ -24,7 +24,7 @@ _LOG_SIGMA_XTOL = 1e-4
 # steps carry no signal.
 _SIGMA_MIN, _SIGMA_MAX = 0.1, 1e5
 # The search starts at sigma = 1 and moves by at most a factor e^3 per step.
-_SIGMA_START, _MAX_LOG_STEP, _MAX_SECANT_STEPS = 1.0, 3.0, 100
+_SIGMA_START, _MAX_LOG_STEP, _MAX_SECANT_STEPS = 1.0, 3.0, 12
 
 
 def _calibrate(make_event, target_epsilon, delta, accountant):
@@ -40,14 +40,27 @@ def _calibrate(make_event, target_epsilon, delta, accountant):
         return math.log(eps) - math.log(target_epsilon) if eps > 0 else -math.inf
 
     lo, hi = math.log(_SIGMA_MIN), math.log(_SIGMA_MAX)
+    # Every evaluation tightens the bracket [bad, good]: bad overshoots the
+    # budget, good meets it. The answer is the good end.
+    bad, good = -math.inf, math.inf
+
+    def evaluate(log_sigma):
+        nonlocal bad, good
+        value = excess(log_sigma)
+        if value > 0:
+            bad = max(bad, log_sigma)
+        else:
+            good = min(good, log_sigma)
+        return value
+
     # Secant iterations on the log-log scale, started with the large-noise
-    # slope -1; safeguarded by keeping log(sigma) inside [lo, hi].
-    log_sigma, value, slope = math.log(_SIGMA_START), None, -1.0
-    value = excess(log_sigma)
+    # slope -1 and kept inside [lo, hi].
+    log_sigma, slope = math.log(_SIGMA_START), -1.0
+    value = evaluate(log_sigma)
     for _ in range(_MAX_SECANT_STEPS):
         step = max(-_MAX_LOG_STEP, min(_MAX_LOG_STEP, -value / slope))
         new = max(lo, min(hi, log_sigma + step))
-        new_value = excess(new)
+        new_value = evaluate(new)
         if new != log_sigma and new_value != value:
             slope = min((new_value - value) / (new - log_sigma), -1e-3)
         moved = abs(new - log_sigma)
@@ -60,12 +73,30 @@ def _calibrate(make_event, target_epsilon, delta, accountant):
             )
         if (log_sigma == lo and value <= 0) or moved < _LOG_SIGMA_XTOL:
             break
-    # The secant point may sit just below the root. Step up until the
-    # accountant itself certifies the budget (check-after-calibrate; Opacus
-    # issue #346 is the bug this prevents).
-    while value > 0:
-        log_sigma += _LOG_SIGMA_XTOL
-        value = excess(log_sigma)
+    if good == lo:
+        return _SIGMA_MIN
+    # Make sure both ends exist, then bisect. The accountant's epsilon can be
+    # a step function of sigma (RDP optimised over a grid of orders has
+    # plateaus), where secant steps stall; bisection still finds the smallest
+    # certified sigma to within the tolerance. Only the good end is returned
+    # (check-after-calibrate; Opacus issue #346 is the bug this prevents).
+    # After a converged secant the missing end is usually within a tolerance
+    # of the other, so probe close first and widen geometrically.
+    width = _LOG_SIGMA_XTOL
+    while math.isinf(good):
+        if bad >= hi:
+            raise ValueError(f"epsilon={target_epsilon} cannot be reached.")
+        evaluate(min(hi, bad + width))
+        width *= 8
+    width = _LOG_SIGMA_XTOL
+    while math.isinf(bad):
+        if good <= lo:
+            return _SIGMA_MIN
+        evaluate(max(lo, good - width))
+        width *= 8
+    while good - bad > _LOG_SIGMA_XTOL:
+        evaluate(0.5 * (good + bad))
+    log_sigma = good
     return math.exp(log_sigma)
 
 
@@ -104,7 +135,7 @@ def calibrate_noise_multiplier(
     >>> from sklearn_dpfair.privacy import calibrate_noise_multiplier
     >>> sigma = calibrate_noise_multiplier(1.0, 1e-5, 0.01, 1000)
     >>> round(sigma, 2)
-    1.07
+    1.51
     """
     make_event = functools.partial(
         _sgd_event, sampling_probability=sampling_probability, steps=steps

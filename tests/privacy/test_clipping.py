@@ -1,0 +1,61 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+import numpy as np
+import pytest
+
+from sklearn_dpfair.privacy._clipping import (
+    augmented_row_norms,
+    clip_factors,
+    clipped_gradient_sum,
+)
+
+
+def _per_sample_gradients(X, R, s):
+    Xa = np.hstack([X, np.full((X.shape[0], 1), s)])
+    return np.einsum("ik,ij->ijk", R, Xa)  # (n, d+1, K)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("s", [0.0, 1.0])
+def test_factorized_clipping_equals_materialized(global_random_seed, k, s):
+    rng = np.random.default_rng(global_random_seed)
+    X = rng.normal(size=(50, 4)) * rng.exponential(3, size=(50, 1))
+    R = rng.normal(size=(50, k))
+    C = 1.5
+    G = _per_sample_gradients(X, R, s)
+    norms = np.linalg.norm(G.reshape(50, -1), axis=1)
+    expected = (G * np.minimum(1, C / norms)[:, None, None]).sum(axis=0)
+    coef_block, intercept_block = clipped_gradient_sum(
+        X, R, augmented_row_norms(X, s), C, s
+    )
+    np.testing.assert_allclose(coef_block, expected[:-1], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(intercept_block, expected[-1], rtol=1e-10, atol=1e-12)
+
+
+def test_neighbouring_datasets_move_clipped_sum_by_at_most_clip_norm(
+    global_random_seed,
+):
+    # Add/remove sensitivity: adding one record (even a huge one) moves the
+    # stacked clipped sum by at most C.
+    rng = np.random.default_rng(global_random_seed)
+    X = rng.normal(size=(30, 5))
+    R = rng.normal(size=(30, 2))
+    C = 0.7
+    for scale in (1e-3, 1.0, 1e6):
+        x_new = rng.normal(size=(1, 5)) * scale
+        r_new = rng.normal(size=(1, 2)) * scale
+        X2, R2 = np.vstack([X, x_new]), np.vstack([R, r_new])
+        a = clipped_gradient_sum(X, R, augmented_row_norms(X, 1.0), C, 1.0)
+        b = clipped_gradient_sum(X2, R2, augmented_row_norms(X2, 1.0), C, 1.0)
+        diff = np.sqrt(np.sum((a[0] - b[0]) ** 2) + np.sum((a[1] - b[1]) ** 2))
+        assert diff <= C * (1 + 1e-12)
+
+
+def test_zero_gradient_has_factor_one():
+    f = clip_factors(np.zeros((2, 1)), np.array([0.0, 1.0]), 1.0)
+    np.testing.assert_array_equal(f, [1.0, 1.0])
+
+
+def test_infinite_clip_norm_disables_clipping():
+    f = clip_factors(np.full((3, 2), 1e9), np.ones(3), np.inf)
+    np.testing.assert_array_equal(f, np.ones(3))
