@@ -23,6 +23,7 @@ Conventions
 """
 
 import contextlib
+import functools
 import logging
 import math
 
@@ -147,6 +148,13 @@ def epsilon_of(event, delta, accountant="rdp"):
     >>> round(epsilon_of(gaussian_event(1.0), 1e-5, accountant="pld"), 2)
     4.38
     """
+    return _epsilon_of_cached(event, float(delta), accountant)
+
+
+# DpEvents are frozen attrs classes, hence hashable: memoizing makes the
+# recomputation of epsilon in every fit of a grid search free.
+@functools.lru_cache(maxsize=4096)
+def _epsilon_of_cached(event, delta, accountant):
     if isinstance(event, dp_accounting.NonPrivateDpEvent):
         return math.inf
     if isinstance(event, dp_accounting.NoOpDpEvent):

@@ -1,0 +1,189 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Benchmark of DPLogisticRegression on UCI Adult with default hyperparameters.
+
+Protocol (issue "[start here]", item 10): Adult train/test files, rows with
+missing values dropped, one-hot + standardized; delta = 1e-5; seeds 0..S-1;
+epsilon in {0.1, 0.5, 1, 4, 8} (plus 0.05 to show small budgets just work);
+default hyperparameters (only epsilon, delta and the public label set are
+passed). Reports test accuracy mean +- sd and fit time as a ratio to
+scikit-learn's LogisticRegression (lbfgs) fitted in the same process, both
+"cold" (first fit at a budget, including the noise calibration) and "warm"
+(later fits: calibration is memoized, as in a grid search).
+
+Also runs the sweep that chose the defaults (``--sweep``): a validation split
+of the *training* file, never the test file.
+
+Usage: python benchmarks/bench_dplogreg.py [--quick] [--seeds 5] [--sweep]
+"""
+
+import argparse
+import datetime
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _adult import adult_arrays, machine_description  # noqa: E402
+
+from sklearn_dpfair import DPLogisticRegression  # noqa: E402
+from sklearn_dpfair.privacy import calibrate_noise_multiplier  # noqa: E402
+
+EPSILONS = [0.05, 0.1, 0.5, 1.0, 4.0, 8.0]
+OUT = os.path.join(os.path.dirname(__file__), "..", "docs", "benchmarks")
+
+# Reference numbers from the issue, measured on the same data by others.
+REFERENCE = {
+    "Opacus DP-SGD, fixed config (20 epochs, clip 1, lr 2, batch ~1000)": {
+        1.0: 0.845,
+        0.1: 0.816,
+    },
+    "Opacus DP-SGD tuned on the test set (optimistic)": {1.0: 0.846, 0.1: 0.834},
+    "best scikit-learn-style DP library (objective perturbation)": {
+        1.0: 0.807,
+        0.1: 0.704,
+    },
+}
+
+
+def _fit_seconds(estimator, X, y):
+    start = time.perf_counter()
+    estimator.fit(X, y)
+    return time.perf_counter() - start
+
+
+def run(seeds, epsilons):
+    X, y, X_test, y_test, _, _ = adult_arrays()
+    rows = []
+    sk_times = []
+    sk = LogisticRegression(max_iter=1000)
+    for _ in range(3):
+        sk_times.append(_fit_seconds(sk, X, y))
+    sk_time = float(np.median(sk_times))
+    sk_acc = sk.score(X_test, y_test)
+    for eps in epsilons:
+        calibrate_noise_multiplier.cache_clear()
+        accs, times = [], []
+        for seed in seeds:
+            clf = DPLogisticRegression(
+                epsilon=eps, delta=1e-5, classes=[0, 1], random_state=seed
+            )
+            times.append(_fit_seconds(clf, X, y))
+            accs.append(clf.score(X_test, y_test))
+            assert clf.epsilon_ <= eps
+        # Reference timed again right after, so machine load affects both.
+        sk_now = _fit_seconds(LogisticRegression(max_iter=1000), X, y)
+        ref = min(sk_time, sk_now)
+        rows.append(
+            dict(
+                epsilon=eps,
+                mean=np.mean(accs),
+                sd=np.std(accs),
+                cold=times[0] / ref,
+                warm=np.median(times[1:]) / ref if len(times) > 1 else np.nan,
+                seconds=np.median(times),
+                sigma=clf.noise_multiplier_,
+                steps=clf.t_,
+            )
+        )
+        print(rows[-1], flush=True)
+    return rows, sk_acc, sk_time
+
+
+def sweep():
+    """The validation sweep behind the learning-rate rule (training file only)."""
+    X, y, _, _, _, _ = adult_arrays()
+    Xa, Xv, ya, yv = train_test_split(X, y, test_size=0.2, random_state=0)
+    print("non-private validation accuracy",
+          LogisticRegression(max_iter=1000).fit(Xa, ya).score(Xv, yv))
+    for eps in (0.05, 0.1, 0.5, 1.0, 4.0):
+        for epochs in (10, 20, 40):
+            for lr in (0.5, 1, 2, 4, 8):
+                accs = []
+                for seed in range(3):
+                    clf = DPLogisticRegression(
+                        epsilon=eps, classes=[0, 1], max_iter=epochs,
+                        learning_rate=lr, random_state=seed,
+                    ).fit(Xa, ya)
+                    accs.append(clf.score(Xv, yv))
+                q = clf.privacy_record_.sampling_probability
+                r = clf.noise_multiplier_ * np.sqrt(X.shape[1] + 1) / (q * len(ya))
+                print(f"eps={eps} epochs={epochs} lr={lr} noise_ratio={r:.4f} "
+                      f"val_acc={np.mean(accs):.4f}", flush=True)
+
+
+def write_rst(rows, sk_acc, sk_time, n_seeds):
+    lines = [
+        "DPLogisticRegression on UCI Adult",
+        "=================================",
+        "",
+        f"Measured {datetime.date.today()} on {machine_description()}; "
+        f"{n_seeds} seeds per budget; delta = 1e-5; default hyperparameters "
+        "(``DPLogisticRegression(epsilon=eps, classes=[0, 1])``). "
+        "Adult train (30,162 rows) / test (15,060 rows), one-hot + standardized. "
+        "Fit time is a ratio to scikit-learn's ``LogisticRegression`` (lbfgs, "
+        f"{sk_time:.2f} s, test accuracy {sk_acc:.4f}) in the same process: "
+        "*cold* is the first fit at a budget (it includes the noise "
+        "calibration), *warm* the median of later fits (the calibration is "
+        "memoized, as in a grid search).",
+        "",
+        ".. list-table::",
+        "   :header-rows: 1",
+        "",
+        "   * - epsilon",
+        "     - test accuracy (mean ± sd)",
+        "     - fit time / sklearn (cold)",
+        "     - fit time / sklearn (warm)",
+        "     - noise multiplier",
+        "     - noisy steps",
+    ]
+    for r in rows:
+        lines += [
+            f"   * - {r['epsilon']:g}",
+            f"     - {r['mean']:.4f} ± {r['sd']:.4f}",
+            f"     - {r['cold']:.2f}",
+            f"     - {r['warm']:.2f}",
+            f"     - {r['sigma']:.3g}",
+            f"     - {r['steps']}",
+        ]
+    lines += [
+        "",
+        "Targets: accuracy ≥ 0.845 at epsilon = 1 and ≥ 0.825 at epsilon = 0.1; "
+        "fit time ≤ 1× scikit-learn's. Reference points measured by others on "
+        "the same data: "
+        + "; ".join(
+            f"{name}: {v[1.0]:.3f} at epsilon = 1, {v[0.1]:.3f} at epsilon = 0.1"
+            for name, v in REFERENCE.items()
+        )
+        + ".",
+        "",
+    ]
+    with open(os.path.join(OUT, "dplogreg.rst"), "w") as fh:
+        fh.write("\n".join(lines))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--sweep", action="store_true")
+    args = parser.parse_args()
+    warnings.simplefilter("ignore", UserWarning)
+    if args.sweep:
+        sweep()
+        return
+    if args.quick:
+        rows, acc, t = run(range(2), [0.1, 1.0])
+        print(rows)
+        return
+    rows, acc, t = run(range(args.seeds), EPSILONS)
+    write_rst(rows, acc, t, args.seeds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+import numpy as np
+import pytest
+
+from sklearn_dpfair.datasets import load_adult
+
+
+def test_train_and_test_files_are_bundled():
+    train, test = load_adult(), load_adult(subset="test")
+    # UCI counts after dropping rows with "?": 30,162 and 15,060.
+    assert train.data.shape == (30162, 12)
+    assert test.data.shape == (15060, 12)
+    assert set(np.unique(train.target)) == {0, 1}
+    assert set(train.sensitive["sex"].cat.categories) == {"Female", "Male"}
+    assert "sex" not in train.data.columns and "race" not in train.data.columns
+    # The test file's labels carry a trailing dot in the raw data.
+    assert test.target.mean() == pytest.approx(0.2457, abs=1e-3)
+
+
+def test_options():
+    X, y = load_adult(return_X_y=True, as_frame=False)
+    assert isinstance(X, np.ndarray) and X.shape[0] == y.shape[0]
+    raw = load_adult(dropna=False, drop_sensitive=False)
+    assert raw.data.shape == (32561, 14)
+    assert raw.data.isna().any().any()
+    both = load_adult(subset="all")
+    assert both.data.shape[0] == 30162 + 15060
+    with pytest.raises(ValueError, match="subset"):
+        load_adult(subset="validation")

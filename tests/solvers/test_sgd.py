@@ -1,0 +1,86 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+import numpy as np
+import pytest
+
+from sklearn_dpfair._loss import BinaryLogisticLoss, SquaredLoss
+from sklearn_dpfair._solvers import noisy_sgd, poisson_batch
+from sklearn_dpfair._solvers._schedules import auto_learning_rate, sgd_schedule
+from sklearn_dpfair.privacy import GaussianMechanism
+
+
+def test_poisson_batch_includes_rows_independently(global_random_seed):
+    rng = np.random.default_rng(global_random_seed)
+    n, q, reps = 200, 0.1, 2000
+    counts = np.zeros(n)
+    sizes = []
+    for _ in range(reps):
+        idx = poisson_batch(rng, n, q)
+        counts[idx] += 1
+        sizes.append(idx.size)
+    # Each row's inclusion frequency ~ q; the batch size is Binomial(n, q).
+    assert np.abs(counts / reps - q).max() < 0.04
+    assert np.mean(sizes) == pytest.approx(n * q, rel=0.03)
+    assert np.var(sizes) == pytest.approx(n * q * (1 - q), rel=0.15)
+
+
+def test_full_batch_sampling_takes_every_row():
+    np.testing.assert_array_equal(
+        poisson_batch(np.random.default_rng(0), 5, 1.0), np.arange(5)
+    )
+
+
+def test_schedule():
+    assert sgd_schedule(1000, "full", 7) == (1.0, 7)
+    q, steps = sgd_schedule(100_000, "auto", 10)
+    assert q == pytest.approx(0.05) and steps == 200
+    assert sgd_schedule(100, "auto", 1)[0] == 1.0  # floor of 256 rows, capped at n
+    assert auto_learning_rate(0.0, 0.1, 100, 10) == 1.0
+
+
+def test_noiseless_unclipped_full_batch_sgd_is_gradient_descent():
+    # With no noise and no clipping, the solver is plain gradient descent on
+    # the least-squares loss, whose fixed point is the OLS solution.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 3.0 + 0.1 * rng.normal(size=300)
+    result = noisy_sgd(
+        X,
+        y,
+        SquaredLoss(),
+        mechanism=GaussianMechanism(clip_norm=np.inf, noise_multiplier=0.0),
+        sampling_probability=1.0,
+        n_steps=500,
+        learning_rate=0.5,
+        alpha=0.0,
+        intercept_scaling=1.0,
+        rng=rng,
+        tail_fraction=0.01,
+    )
+    Xa = np.hstack([X, np.ones((300, 1))])
+    ols = np.linalg.lstsq(Xa, y, rcond=None)[0]
+    np.testing.assert_allclose(result.coef[:, 0], ols[:3], atol=1e-6)
+    np.testing.assert_allclose(result.intercept, ols[3:], atol=1e-6)
+
+
+def test_private_rows_enter_only_through_clipped_sums():
+    # Scaling one row by 1e6 changes a single noiseless clipped step by at
+    # most clip_norm / (q n) * learning_rate in norm.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 4))
+    y = (rng.random(100) < 0.5).astype(float)
+    kw = dict(
+        mechanism=GaussianMechanism(clip_norm=0.3, noise_multiplier=0.0),
+        sampling_probability=1.0,
+        n_steps=1,
+        learning_rate=1.0,
+        alpha=0.0,
+        intercept_scaling=1.0,
+        tail_fraction=1.0,
+    )
+    a = noisy_sgd(X, y, BinaryLogisticLoss(), rng=np.random.default_rng(1), **kw)
+    X2 = X.copy()
+    X2[7] *= 1e6
+    b = noisy_sgd(X2, y, BinaryLogisticLoss(), rng=np.random.default_rng(1), **kw)
+    diff = np.concatenate([(a.coef - b.coef).ravel(), a.intercept - b.intercept])
+    assert np.linalg.norm(diff) <= 2 * 0.3 / 100 + 1e-12
