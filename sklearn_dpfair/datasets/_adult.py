@@ -75,8 +75,8 @@ def load_adult(
         Return pandas objects (categorical columns as ``category`` dtype).
         If False, ``data`` is a numpy object array.
     return_X_y : bool, default=False
-        Return ``(X, y)``, or ``(X, y, sensitive)`` if ``return_sensitive``
-        semantics are needed use the Bunch.
+        Return ``(X, y)`` instead of a Bunch (use the Bunch to get the
+        sensitive attributes).
     dropna : bool, default=True
         Drop the rows with a missing value (``?`` in the raw files).
     drop_sensitive : bool, default=True
