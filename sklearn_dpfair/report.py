@@ -1,0 +1,556 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""A privacy and fairness report for any fitted estimator.
+
+:func:`privacy_report` reads what a fitted estimator recorded about its
+privacy guarantee (``privacy_record_`` and the fitted privacy attributes) and,
+given evaluation data, computes metrics per sensitive group with fairlearn's
+:class:`~fairlearn.metrics.MetricFrame`. The resulting :class:`ModelReport`
+prints as text, converts to pandas DataFrames and renders as HTML in notebooks.
+Nothing here touches the training data: the report is post-processing of the
+released model (free under differential privacy) plus whatever evaluation
+data the caller passes.
+"""
+
+import html
+import math
+from functools import partial
+
+import numpy as np
+import pandas as pd
+from fairlearn.metrics import (
+    MetricFrame,
+    count,
+    false_positive_rate,
+    selection_rate,
+    true_positive_rate,
+)
+from sklearn.base import is_classifier
+from sklearn.metrics import accuracy_score, mean_absolute_error, mean_squared_error
+from sklearn.pipeline import Pipeline
+from sklearn.utils import check_consistent_length
+from sklearn.utils.validation import check_is_fitted
+
+from .privacy._record import PrivacyRecord
+
+__all__ = ["ModelReport", "privacy_report"]
+
+# Fitted attributes some estimators set beyond the shared privacy record,
+# with the label the report prints for each. An attribute an estimator does
+# not have is skipped, so estimators join the report by naming theirs here.
+_EXTRA_PRIVACY_ATTRIBUTES = {
+    "dual_noise_multiplier_": "dual noise multiplier",
+    "effective_noise_multiplier_": "effective noise multiplier",
+    "sampling_rate_": "sampling rate",
+    "clip_threshold_": "clip threshold",
+    "noise_std_": "noise standard deviation",
+    "rho_spent_": "zCDP budget spent per component",
+    "n_public_": "public rows",
+    "n_private_": "private rows",
+    "silo_epsilon_": "epsilon per silo",
+    "silo_delta_": "delta per silo",
+    "silo_noise_multiplier_": "noise multiplier per silo",
+    "central_epsilon_": (
+        "central epsilon (holds only if secure aggregation is deployed)"
+    ),
+}
+
+# The rows of the privacy table, in print order, with their labels.
+_PRIVACY_FIELDS = {
+    "epsilon": "epsilon",
+    "delta": "delta",
+    "adjacency": "adjacency",
+    "mechanism": "mechanism",
+    "accountant": "accountant",
+    "noise_multiplier": "noise multiplier",
+    "clip_norm": "sensitivity (clip norm)",
+    "sampling_rate": "sampling rate",
+    "steps": "steps",
+}
+
+
+class ModelReport:
+    """Privacy guarantee and per-group metrics of one fitted estimator.
+
+    Build it with :func:`privacy_report`. Print it (or call
+    :meth:`to_text`) for a plain-text report, use :meth:`to_frame`,
+    :meth:`privacy_frame` and :meth:`group_frame` for pandas DataFrames; in a
+    notebook it renders as HTML.
+
+    Read more in the :ref:`User Guide <report>`.
+
+    Parameters
+    ----------
+    estimator_name : str
+        Name of the reported estimator (class name of the final model).
+    privacy : dict
+        The privacy guarantee: ``private`` (bool), ``epsilon``, ``delta``,
+        ``adjacency``, ``mechanism``, ``accountant``, ``noise_multiplier``,
+        ``clip_norm``, ``sampling_rate``, ``steps`` (None where unknown),
+        ``summary`` (the estimator's own statement), ``caveats`` (list of
+        str) and ``extra`` (dict of estimator-specific privacy attributes).
+    metric_frame : fairlearn.metrics.MetricFrame, default=None
+        Metrics per sensitive group; None when no sensitive features were
+        given.
+    overall : dict, default=None
+        Overall value of each metric; None when no evaluation data were
+        given.
+    notes : list of str, default=()
+        What the report adds about how the model was built (pipelines,
+        hyperparameter searches).
+
+    Attributes
+    ----------
+    estimator_name : str
+        As given.
+    privacy : dict
+        As given.
+    metric_frame : fairlearn.metrics.MetricFrame or None
+        As given.
+    overall : dict or None
+        As given.
+    notes : list of str
+        As given.
+
+    See Also
+    --------
+    privacy_report : Build the report of a fitted estimator.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn_dpfair import DPLogisticRegression
+    >>> from sklearn_dpfair.report import privacy_report
+    >>> X, y = make_classification(n_samples=1000, random_state=0)
+    >>> clf = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+    >>> report = privacy_report(clf, X, y, sensitive_features=X[:, 0] > 0)
+    >>> report.privacy["epsilon"] <= 1.0
+    True
+    >>> report.group_frame().index.tolist()
+    [False, True, 'overall', 'difference']
+    """
+
+    def __init__(
+        self, estimator_name, privacy, metric_frame=None, overall=None, notes=()
+    ):
+        self.estimator_name = estimator_name
+        self.privacy = privacy
+        self.metric_frame = metric_frame
+        self.overall = overall
+        self.notes = list(notes)
+
+    def privacy_frame(self):
+        """The privacy guarantee as a one-column table.
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+            One row per quantity (epsilon, delta, adjacency, mechanism,
+            accountant, noise multiplier, sensitivity, sampling rate, steps,
+            then the estimator-specific extras and caveats), column
+            ``"value"``. Unknown quantities are omitted.
+        """
+        rows = {
+            label: self.privacy[key]
+            for key, label in _PRIVACY_FIELDS.items()
+            if self.privacy.get(key) is not None
+        }
+        if "epsilon_recomputed" in self.privacy:
+            rows["epsilon recomputed from dp_event_"] = self.privacy[
+                "epsilon_recomputed"
+            ]
+        rows.update(self.privacy["extra"])
+        for i, caveat in enumerate(self.privacy["caveats"], start=1):
+            rows[f"caveat {i}"] = caveat
+        frame = pd.DataFrame({"value": pd.Series(rows, dtype=object)})
+        frame.index.name = self.estimator_name
+        return frame
+
+    def group_frame(self):
+        """Metrics per sensitive group, with the overall value and the gap.
+
+        Returns
+        -------
+        frame : pandas.DataFrame or None
+            One row per group, then ``"overall"`` and ``"difference"`` (the
+            largest minus the smallest group value, fairlearn's
+            ``between_groups`` difference); one column per metric. None when
+            the report has no sensitive features.
+        """
+        if self.metric_frame is None:
+            return None
+        by_group = self.metric_frame.by_group
+        if isinstance(by_group.index, pd.MultiIndex):
+            # Intersectional groups: one label per row, so that the summary
+            # rows below fit in the same index.
+            by_group = by_group.set_axis(
+                [" & ".join(map(str, key)) for key in by_group.index]
+            )
+        summary = pd.DataFrame(
+            [self.metric_frame.overall, self.metric_frame.difference()],
+            index=["overall", "difference"],
+        )
+        return pd.concat([by_group, summary])
+
+    def to_frame(self):
+        """One-row summary, for comparing models with :func:`pandas.concat`.
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+            Indexed by the estimator name. Columns: the privacy quantities
+            (``epsilon``, ``delta``, ``adjacency``, ``mechanism``,
+            ``accountant``, ``noise_multiplier``, ``clip_norm``,
+            ``sampling_rate``, ``steps``), the overall value of each metric,
+            and, with sensitive features, ``<metric>_difference`` between
+            groups. Binary classifiers also get
+            ``demographic_parity_difference`` and, when labels were given,
+            ``equalized_odds_difference`` (both as defined by fairlearn).
+        """
+        row = {key: self.privacy.get(key) for key in _PRIVACY_FIELDS}
+        row["private"] = self.privacy["private"]
+        if self.overall is not None:
+            row.update(self.overall)
+        if self.metric_frame is not None:
+            difference = self.metric_frame.difference()
+            for name in self.metric_frame.by_group.columns:
+                if name != "count":
+                    row[f"{name}_difference"] = difference[name]
+            if "selection_rate" in difference:
+                row["demographic_parity_difference"] = difference["selection_rate"]
+            if {"true_positive_rate", "false_positive_rate"} <= set(difference.index):
+                row["equalized_odds_difference"] = max(
+                    difference["true_positive_rate"], difference["false_positive_rate"]
+                )
+        return pd.DataFrame([row], index=pd.Index([self.estimator_name], name="model"))
+
+    def to_text(self):
+        """The report as plain text.
+
+        Returns
+        -------
+        text : str
+            The privacy statement, the notes, the overall metrics and the
+            per-group table.
+        """
+        lines = [f"Model report: {self.estimator_name}", "", "Privacy", "-------"]
+        lines.append(self.privacy["summary"])
+        for key, value in self.privacy["extra"].items():
+            lines.append(f"{key}: {_format_value(value)}")
+        if "epsilon_recomputed" in self.privacy:
+            lines.append(
+                "epsilon recomputed from dp_event_ with dp-accounting: "
+                f"{self.privacy['epsilon_recomputed']:.6g}"
+            )
+        for note in self.notes:
+            lines.append(f"Note: {note}")
+        if self.overall is not None:
+            lines += ["", "Metrics", "-------"]
+            lines += [
+                f"{name}: {_format_value(value)}"
+                for name, value in self.overall.items()
+            ]
+        groups = self.group_frame()
+        if groups is not None:
+            lines += ["", "Metrics by group", "----------------"]
+            lines.append(groups.to_string(float_format=_format_value))
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self.to_text()
+
+    def __repr__(self):
+        epsilon = self.privacy["epsilon"]
+        return f"<ModelReport of {self.estimator_name}: epsilon={epsilon:.4g}>"
+
+    def _repr_html_(self):
+        parts = [
+            f"<div><h4>Model report: {html.escape(self.estimator_name)}</h4>",
+            f"<p>{html.escape(self.privacy['summary']).replace(chr(10), '<br>')}</p>",
+        ]
+        parts += [f"<p><em>Note:</em> {html.escape(note)}</p>" for note in self.notes]
+        parts.append(self.privacy_frame().rename_axis(None).to_html())
+        groups = self.group_frame()
+        if groups is not None:
+            parts.append("<h5>Metrics by group</h5>")
+            parts.append(groups.to_html(float_format=_format_value))
+        elif self.overall is not None:
+            parts.append("<h5>Metrics</h5>")
+            parts.append(pd.Series(self.overall, name="value").to_frame().to_html())
+        parts.append("</div>")
+        return "\n".join(parts)
+
+
+def privacy_report(
+    estimator,
+    X=None,
+    y=None,
+    *,
+    sensitive_features=None,
+    metrics=None,
+    recompute_epsilon=False,
+):
+    """Summarize the privacy guarantee and per-group metrics of a fitted model.
+
+    Works for any fitted scikit-learn estimator: private estimators report
+    their recorded guarantee, non-private ones are reported as such. A
+    :class:`~sklearn.pipeline.Pipeline` is reported through its final step,
+    and a fitted hyperparameter search (``best_estimator_``) through the
+    selected model, with a note on what the guarantee does not cover.
+
+    Read more in the :ref:`User Guide <report>`.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        A fitted estimator, pipeline or search.
+    X : array-like of shape (n_samples, n_features), default=None
+        Evaluation data. Without it, the report holds the guarantee only.
+    y : array-like of shape (n_samples,), default=None
+        True labels or targets of ``X``. Without them only the metrics of
+        the predictions alone (selection rate, mean prediction, count) are
+        computed.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, k), \
+default=None
+        Group membership of the rows of ``X``; several columns define
+        intersectional groups (as in fairlearn).
+    metrics : dict of str to callable, default=None
+        Metrics ``metric(y_true, y_pred)`` to compute overall and per group.
+        None uses accuracy, selection rate, true and false positive rates
+        and count for binary classifiers (accuracy and count for other
+        classifiers), and mean squared error, mean absolute error, mean
+        prediction and count for regressors.
+    recompute_epsilon : bool, default=False
+        Recompute epsilon from the recorded ``dp_event_`` with dp-accounting
+        and add it to the report, so a reader can check the printed epsilon.
+
+    Returns
+    -------
+    report : ModelReport
+        The report.
+
+    See Also
+    --------
+    ModelReport : The report object.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn_dpfair import DPLogisticRegression
+    >>> from sklearn_dpfair.report import privacy_report
+    >>> X, y = make_classification(n_samples=1000, random_state=0)
+    >>> clf = DPLogisticRegression(epsilon=0.5, classes=[0, 1], random_state=0)
+    >>> clf = clf.fit(X, y)
+    >>> report = privacy_report(clf, X, y, sensitive_features=X[:, 0] > 0)
+    >>> print(report.to_text().splitlines()[0])
+    Model report: DPLogisticRegression
+    >>> row = report.to_frame().iloc[0]
+    >>> round(float(row["epsilon"]), 2), row["adjacency"]
+    (0.5, 'add_remove')
+    """
+    check_is_fitted(estimator)
+    final, notes = _final_estimator(estimator)
+    privacy = _privacy_of(final)
+    record = getattr(final, "privacy_record_", None)
+    if recompute_epsilon and isinstance(record, PrivacyRecord):
+        privacy["epsilon_recomputed"] = record.recompute_epsilon()
+    if not privacy["private"]:
+        # What a pipeline or a search adds to a guarantee is moot without one.
+        notes = []
+    metric_frame = overall = None
+    if X is not None:
+        metric_frame, overall = _metrics_of(
+            estimator, final, X, y, sensitive_features, metrics
+        )
+    elif y is not None or sensitive_features is not None:
+        raise ValueError("y and sensitive_features need the evaluation data X.")
+    return ModelReport(
+        type(final).__name__,
+        privacy,
+        metric_frame=metric_frame,
+        overall=overall,
+        notes=notes,
+    )
+
+
+def _final_estimator(estimator):
+    """The model that carries the guarantee, and notes on what wraps it."""
+    notes = []
+    while True:
+        if isinstance(estimator, Pipeline):
+            steps = [
+                name
+                for name, step in estimator.steps[:-1]
+                if step not in (None, "passthrough")
+            ]
+            if steps:
+                notes.append(
+                    f"pipeline steps {steps} were fit before the final model; their "
+                    "fitted statistics are outside the guarantee unless they use "
+                    "public information only or are themselves private."
+                )
+            estimator = estimator[-1]
+        elif hasattr(estimator, "best_estimator_"):
+            n_candidates = len(estimator.cv_results_["params"])
+            n_splits = getattr(estimator, "n_splits_", 1)
+            notes.append(
+                f"selected by {type(estimator).__name__} among {n_candidates} "
+                f"candidates x {n_splits} folds on the same data: the guarantee "
+                "below covers one fit only; the search as a whole composes all "
+                f"{n_candidates * n_splits + 1} fits."
+            )
+            estimator = estimator.best_estimator_
+        else:
+            return estimator, notes
+
+
+def _privacy_of(estimator):
+    """The privacy dict of a fitted estimator, from its record or attributes."""
+    fitted = {
+        attr: getattr(estimator, attr, None)
+        for attr in (
+            "privacy_record_",
+            "epsilon_",
+            "delta_",
+            "adjacency_",
+            "noise_multiplier_",
+            "privacy_caveats_",
+            *_EXTRA_PRIVACY_ATTRIBUTES,
+        )
+    }
+    record = fitted["privacy_record_"]
+    extra = {
+        label: fitted[attr]
+        for attr, label in _EXTRA_PRIVACY_ATTRIBUTES.items()
+        if fitted[attr] is not None
+    }
+    if isinstance(record, PrivacyRecord):
+        return {
+            "private": not math.isinf(record.epsilon),
+            "epsilon": record.epsilon,
+            "delta": record.delta,
+            "adjacency": record.adjacency,
+            "mechanism": record.mechanism,
+            "accountant": record.accountant,
+            "noise_multiplier": record.noise_multiplier,
+            "clip_norm": record.clip_norm,
+            "sampling_rate": record.sampling_probability,
+            "steps": record.steps,
+            "summary": str(record),
+            "caveats": list(record.caveats),
+            "extra": extra,
+        }
+    if fitted["epsilon_"] is not None:
+        # A private estimator without the shared record: report what it set.
+        epsilon = fitted["epsilon_"]
+        privacy = {
+            "private": not math.isinf(epsilon),
+            "epsilon": epsilon,
+            "delta": fitted["delta_"],
+            "adjacency": fitted["adjacency_"],
+            "mechanism": None,
+            "accountant": getattr(estimator, "accountant", None),
+            "noise_multiplier": fitted["noise_multiplier_"],
+            "clip_norm": None,
+            "sampling_rate": None,
+            "steps": None,
+            "caveats": list(fitted["privacy_caveats_"] or []),
+            "extra": extra,
+        }
+        privacy["summary"] = (
+            f"(epsilon={epsilon:.4g}, delta={privacy['delta']})-differential "
+            f"privacy, adjacency {privacy['adjacency']}."
+        )
+        return privacy
+    return {
+        "private": False,
+        "epsilon": math.inf,
+        "delta": None,
+        "adjacency": None,
+        "mechanism": "none (not a differentially private estimator)",
+        "accountant": None,
+        "noise_multiplier": None,
+        "clip_norm": None,
+        "sampling_rate": None,
+        "steps": None,
+        "summary": (
+            f"No differential privacy: {type(estimator).__name__} is not a "
+            "private estimator, and its fitted parameters may reveal any "
+            "training record."
+        ),
+        "caveats": [],
+        "extra": extra,
+    }
+
+
+def _default_metrics(final, y_pred, has_labels):
+    """Metrics suited to the estimator type and to whether labels are known."""
+    if not is_classifier(final):
+        metrics = {"mean_prediction": _mean_prediction}
+        if has_labels:
+            metrics = {
+                "mean_squared_error": mean_squared_error,
+                "mean_absolute_error": mean_absolute_error,
+                **metrics,
+            }
+        return {**metrics, "count": count}
+    classes = getattr(final, "classes_", np.unique(y_pred))
+    metrics = {"accuracy": accuracy_score} if has_labels else {}
+    if len(classes) == 2:
+        positive = classes[1]
+        metrics["selection_rate"] = partial(selection_rate, pos_label=positive)
+        if has_labels:
+            metrics["true_positive_rate"] = partial(
+                true_positive_rate, pos_label=positive
+            )
+            metrics["false_positive_rate"] = partial(
+                false_positive_rate, pos_label=positive
+            )
+    metrics["count"] = count
+    return metrics
+
+
+def _mean_prediction(y_true, y_pred):
+    return float(np.mean(y_pred))
+
+
+def _metrics_of(estimator, final, X, y, sensitive_features, metrics):
+    """(MetricFrame or None, overall dict) of the predictions on ``X``."""
+    y_pred = np.asarray(estimator.predict(X))
+    has_labels = y is not None
+    if has_labels:
+        check_consistent_length(y_pred, y)
+        y_true = np.asarray(y)
+    else:
+        if metrics is not None:
+            raise ValueError("metrics need the true labels or targets y.")
+        # The default metrics without labels read the predictions only.
+        y_true = y_pred
+    if metrics is None:
+        metrics = _default_metrics(final, y_pred, has_labels)
+    elif not isinstance(metrics, dict) or not all(map(callable, metrics.values())):
+        raise TypeError("metrics must be a dict mapping names to callables.")
+    if sensitive_features is None:
+        overall = {name: metric(y_true, y_pred) for name, metric in metrics.items()}
+        return None, overall
+    if len(sensitive_features) != len(y_pred):
+        raise ValueError(
+            f"sensitive_features has {len(sensitive_features)} rows but X has "
+            f"{len(y_pred)}."
+        )
+    frame = MetricFrame(
+        metrics=metrics,
+        y_true=y_true,
+        y_pred=y_pred,
+        sensitive_features=sensitive_features,
+    )
+    return frame, dict(frame.overall)
+
+
+def _format_value(value):
+    """Four significant digits; whole numbers (counts) in full."""
+    if isinstance(value, (float, np.floating)):
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return f"{value:.4g}"
+    return str(value)

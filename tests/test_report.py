@@ -1,0 +1,339 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Tests of the privacy and fairness report of fitted models."""
+
+import math
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from fairlearn.metrics import (
+    demographic_parity_difference,
+    equalized_odds_difference,
+)
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.datasets import make_classification, make_regression
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.metrics import accuracy_score, mean_squared_error
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_dpfair import DPLogisticRegression, ModelReport, privacy_report
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=800, n_features=5, random_state=0)
+    rng = np.random.default_rng(0)
+    sex = np.where(rng.random(800) < 0.4, "female", "male")
+    race = np.where(rng.random(800) < 0.3, "b", "w")
+    return X, y, pd.DataFrame({"sex": sex, "race": race})
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    X, y, _ = data
+    return DPLogisticRegression(epsilon=0.7, classes=[0, 1], random_state=0).fit(X, y)
+
+
+def test_privacy_read_from_the_record(fitted):
+    report = privacy_report(fitted)
+    record = fitted.privacy_record_
+    assert isinstance(report, ModelReport)
+    assert report.estimator_name == "DPLogisticRegression"
+    assert report.privacy["private"] is True
+    assert report.privacy["epsilon"] == fitted.epsilon_ <= 0.7
+    assert report.privacy["delta"] == fitted.delta_
+    assert report.privacy["adjacency"] == fitted.adjacency_ == "add_remove"
+    assert report.privacy["noise_multiplier"] == fitted.noise_multiplier_ > 0
+    assert report.privacy["mechanism"] == record.mechanism
+    assert report.privacy["sampling_rate"] == record.sampling_probability
+    assert report.privacy["steps"] == record.steps == fitted.t_
+    assert report.privacy["clip_norm"] == fitted.clip_norm
+    assert report.privacy["summary"] == str(record)
+    assert report.overall is None and report.metric_frame is None
+    assert report.group_frame() is None
+    assert str(record) in report.to_text()
+
+
+def test_recomputed_epsilon_matches(fitted):
+    report = privacy_report(fitted, recompute_epsilon=True)
+    assert report.privacy["epsilon_recomputed"] == pytest.approx(fitted.epsilon_)
+    assert "recomputed" in report.to_text()
+    assert "epsilon recomputed from dp_event_" in report.privacy_frame().index
+
+
+def test_privacy_frame_lists_the_guarantee(fitted):
+    frame = privacy_report(fitted).privacy_frame()
+    assert list(frame.columns) == ["value"]
+    assert frame.loc["epsilon", "value"] == fitted.epsilon_
+    assert frame.loc["adjacency", "value"] == "add_remove"
+    assert frame.loc["steps", "value"] == fitted.t_
+
+
+def test_caveats_are_reported(data):
+    X, y, _ = data
+    with pytest.warns(Warning, match="classes"):
+        clf = DPLogisticRegression(random_state=0).fit(X, y)
+    report = privacy_report(clf)
+    assert report.privacy["caveats"] == clf.privacy_caveats_ != []
+    assert "caveat 1" in report.privacy_frame().index
+    assert "Caveat:" in report.to_text()
+
+
+def test_non_private_estimator(data):
+    X, y, sensitive = data
+    report = privacy_report(
+        LogisticRegression().fit(X, y), X, y, sensitive_features=sensitive["sex"]
+    )
+    assert report.privacy["private"] is False
+    assert math.isinf(report.privacy["epsilon"])
+    assert "No differential privacy" in report.to_text()
+    assert report.to_frame()["private"].item() is False
+    # Group metrics are still computed.
+    assert report.group_frame().loc["overall", "accuracy"] > 0.8
+
+
+def test_infinite_epsilon_is_reported_non_private(data):
+    X, y, _ = data
+    clf = DPLogisticRegression(epsilon=np.inf, classes=[0, 1], random_state=0)
+    report = privacy_report(clf.fit(X, y))
+    assert report.privacy["private"] is False
+    assert "non-private" in report.to_text()
+
+
+def test_group_metrics_match_direct_computation(fitted, data):
+    X, y, sensitive = data
+    report = privacy_report(fitted, X, y, sensitive_features=sensitive["sex"])
+    groups = report.group_frame()
+    y_pred = fitted.predict(X)
+    for group in ["female", "male"]:
+        mask = sensitive["sex"].to_numpy() == group
+        assert groups.loc[group, "accuracy"] == pytest.approx(
+            accuracy_score(y[mask], y_pred[mask])
+        )
+        assert groups.loc[group, "selection_rate"] == pytest.approx(y_pred[mask].mean())
+        assert groups.loc[group, "count"] == mask.sum()
+    assert groups.loc["overall", "accuracy"] == pytest.approx(accuracy_score(y, y_pred))
+    assert groups.loc["difference", "accuracy"] == pytest.approx(
+        abs(groups.loc["female", "accuracy"] - groups.loc["male", "accuracy"])
+    )
+    row = report.to_frame().iloc[0]
+    assert row["demographic_parity_difference"] == pytest.approx(
+        demographic_parity_difference(y, y_pred, sensitive_features=sensitive["sex"])
+    )
+    assert row["equalized_odds_difference"] == pytest.approx(
+        equalized_odds_difference(y, y_pred, sensitive_features=sensitive["sex"])
+    )
+    assert row["accuracy"] == pytest.approx(accuracy_score(y, y_pred))
+    assert report.overall["accuracy"] == pytest.approx(accuracy_score(y, y_pred))
+
+
+def test_intersectional_groups(fitted, data):
+    X, y, sensitive = data
+    report = privacy_report(fitted, X, y, sensitive_features=sensitive)
+    index = report.group_frame().index.tolist()
+    assert index[:-2] == ["female & b", "female & w", "male & b", "male & w"]
+    assert index[-2:] == ["overall", "difference"]
+    assert report.group_frame()["count"].iloc[:4].sum() == len(y)
+
+
+def test_without_labels_only_prediction_metrics(fitted, data):
+    X, _, sensitive = data
+    report = privacy_report(fitted, X, sensitive_features=sensitive["sex"])
+    assert list(report.group_frame().columns) == ["selection_rate", "count"]
+    assert "equalized_odds_difference" not in report.to_frame()
+
+
+def test_without_sensitive_features_overall_only(fitted, data):
+    X, y, _ = data
+    report = privacy_report(fitted, X, y)
+    assert report.group_frame() is None
+    assert report.overall["accuracy"] == pytest.approx(fitted.score(X, y))
+    assert "Metrics by group" not in report.to_text()
+    assert "<h5>Metrics</h5>" in report._repr_html_()
+
+
+def test_regressor_default_and_custom_metrics():
+    X, y = make_regression(n_samples=300, n_features=4, noise=1.0, random_state=0)
+    groups = np.arange(300) % 3
+    model = Ridge().fit(X, y)
+    report = privacy_report(model, X, y, sensitive_features=groups)
+    assert list(report.group_frame().columns) == [
+        "mean_squared_error",
+        "mean_absolute_error",
+        "mean_prediction",
+        "count",
+    ]
+    assert report.overall["mean_squared_error"] == pytest.approx(
+        mean_squared_error(y, model.predict(X))
+    )
+    custom = privacy_report(
+        model, X, y, sensitive_features=groups, metrics={"max_error": _max_error}
+    )
+    assert list(custom.group_frame().columns) == ["max_error"]
+    assert custom.to_frame()["max_error_difference"].item() >= 0
+
+
+def _max_error(y_true, y_pred):
+    return float(np.max(np.abs(y_true - y_pred)))
+
+
+def test_multiclass_classifier_default_metrics():
+    X, y = make_classification(
+        n_samples=600, n_classes=3, n_informative=4, random_state=0
+    )
+    clf = DPLogisticRegression(classes=[0, 1, 2], random_state=0).fit(X, y)
+    report = privacy_report(clf, X, y, sensitive_features=X[:, 0] > 0)
+    assert list(report.group_frame().columns) == ["accuracy", "count"]
+
+
+def test_pipeline_and_search_are_unwrapped(data):
+    X, y, sensitive = data
+    # A fixed noise multiplier skips the calibration of each fold's fit.
+    model = DPLogisticRegression(
+        epsilon=10.0, noise_multiplier=4.0, classes=[0, 1], random_state=0
+    )
+    search = GridSearchCV(
+        make_pipeline(StandardScaler(), model),
+        {"dplogisticregression__alpha": [0.0, 0.01]},
+        cv=3,
+    ).fit(X, y)
+    report = privacy_report(search, X, y, sensitive_features=sensitive["sex"])
+    best = search.best_estimator_[-1]
+    assert report.estimator_name == "DPLogisticRegression"
+    assert report.privacy["epsilon"] == best.epsilon_
+    assert any("GridSearchCV among 2 candidates x 3 folds" in n for n in report.notes)
+    assert any("all 7 fits" in n for n in report.notes)
+    assert any("standardscaler" in n for n in report.notes)
+    # Metrics use the whole search (its preprocessing included).
+    assert report.overall["accuracy"] == pytest.approx(search.score(X, y))
+
+
+def test_search_of_non_private_model_has_no_privacy_notes(data):
+    X, y, _ = data
+    search = GridSearchCV(LogisticRegression(), {"C": [0.1, 1.0]}, cv=2).fit(X, y)
+    assert privacy_report(search).notes == []
+
+
+class _LedgerRegressor(RegressorMixin, BaseEstimator):
+    """A private estimator that sets fitted attributes but no record."""
+
+    def fit(self, X, y):
+        self.coef_ = np.zeros(np.shape(X)[1])
+        self.epsilon_ = 0.25
+        self.delta_ = 1e-6
+        self.adjacency_ = "replace_one"
+        self.noise_multiplier_ = 3.0
+        self.rho_spent_ = {"clip": 0.001, "optimizer": 0.01}
+        return self
+
+    def predict(self, X):
+        return np.asarray(X) @ self.coef_
+
+
+def test_estimator_without_record_reports_its_attributes():
+    X, y = make_regression(n_samples=50, n_features=3, random_state=0)
+    report = privacy_report(_LedgerRegressor().fit(X, y), X, y)
+    assert report.privacy["private"] is True
+    assert report.privacy["epsilon"] == 0.25
+    assert report.privacy["adjacency"] == "replace_one"
+    assert report.privacy["noise_multiplier"] == 3.0
+    assert report.privacy["extra"] == {
+        "zCDP budget spent per component": {"clip": 0.001, "optimizer": 0.01}
+    }
+    assert "zCDP budget spent per component" in report.to_text()
+    assert "zCDP budget spent per component" in report.privacy_frame().index
+
+
+def test_html_representation(fitted, data):
+    X, y, sensitive = data
+    text = privacy_report(
+        fitted, X, y, sensitive_features=sensitive["sex"]
+    )._repr_html_()
+    assert text.startswith("<div>") and text.endswith("</div>")
+    assert "Model report: DPLogisticRegression" in text
+    assert text.count("<table") == 2
+    assert "female" in text and "difference" in text
+
+
+def test_html_escapes_names():
+    X, y = make_regression(n_samples=30, n_features=2, random_state=0)
+    report = privacy_report(Ridge().fit(X, y), X, y, sensitive_features=["<b>"] * 30)
+    assert "<b>" not in report._repr_html_()
+
+
+def test_reports_concatenate_into_a_comparison(data):
+    X, y, sensitive = data
+    reports = [
+        privacy_report(
+            DPLogisticRegression(epsilon=eps, classes=[0, 1], random_state=0).fit(X, y),
+            X,
+            y,
+            sensitive_features=sensitive["sex"],
+        )
+        for eps in (0.5, 2.0)
+    ]
+    table = pd.concat([r.to_frame() for r in reports])
+    assert table.shape[0] == 2
+    assert table["epsilon"].tolist() == pytest.approx([0.5, 2.0], rel=1e-3)
+    assert table["noise_multiplier"].iloc[0] > table["noise_multiplier"].iloc[1]
+
+
+def test_report_leaves_the_estimator_unchanged(fitted, data):
+    X, y, sensitive = data
+    before = pickle.dumps(fitted)
+    params = fitted.get_params()
+    privacy_report(fitted, X, y, sensitive_features=sensitive, recompute_epsilon=True)
+    assert fitted.get_params() == params
+    assert pickle.dumps(fitted) == before
+
+
+def test_report_pickles(fitted, data):
+    X, y, sensitive = data
+    report = privacy_report(fitted, X, y, sensitive_features=sensitive["sex"])
+    clone = pickle.loads(pickle.dumps(report))
+    pd.testing.assert_frame_equal(clone.group_frame(), report.group_frame())
+    assert repr(clone).startswith("<ModelReport of DPLogisticRegression: epsilon=0.7")
+
+
+def test_not_fitted_raises():
+    with pytest.raises(NotFittedError):
+        privacy_report(DPLogisticRegression())
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"sensitive_features": ["a"] * 5}, ValueError, "sensitive_features has 5"),
+        ({"metrics": {"bad": 1}}, TypeError, "metrics must be a dict"),
+        ({"metrics": [accuracy_score]}, TypeError, "metrics must be a dict"),
+    ],
+)
+def test_bad_arguments(fitted, data, kwargs, error, match):
+    X, y, _ = data
+    with pytest.raises(error, match=match):
+        privacy_report(fitted, X, y, **kwargs)
+
+
+def test_labels_or_groups_without_data_raise(fitted, data):
+    _, y, sensitive = data
+    with pytest.raises(ValueError, match="need the evaluation data X"):
+        privacy_report(fitted, y=y)
+    with pytest.raises(ValueError, match="need the evaluation data X"):
+        privacy_report(fitted, sensitive_features=sensitive)
+
+
+def test_custom_metrics_need_labels(fitted, data):
+    X, _, _ = data
+    with pytest.raises(ValueError, match="metrics need the true labels"):
+        privacy_report(fitted, X, metrics={"acc": accuracy_score})
+
+
+def test_mismatched_labels_raise(fitted, data):
+    X, y, _ = data
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        privacy_report(fitted, X, y[:-1])
