@@ -35,60 +35,17 @@ Two solvers are shown:
 # attribute of the person, and is dropped. Every row then has norm at most
 # sqrt(11): five numeric features in [-1, 1] plus six one-hot blocks.
 import numpy as np
-from sklearn.compose import make_column_transformer
-from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
-from sklearn_dpfair.datasets import load_adult
+from sklearn_dpfair.datasets import load_adult, make_adult_preprocessor
 
 train = load_adult(subset="train")
 test = load_adult(subset="test")
-
-
-def codebook_categories(descr):
-    """Category lists of ``adult.names``: the public schema of the data."""
-    schema = {}
-    for line in descr.splitlines():
-        name, sep, values = line.partition(": ")
-        if sep and not line.startswith("|") and values != "continuous.":
-            schema[name] = [v.strip() for v in values.rstrip(".").split(",")]
-    return schema
-
-
-PUBLIC_RANGES = {"age": (17, 90), "education-num": (1, 16), "hours-per-week": (1, 99)}
-CAPITAL = ["capital-gain", "capital-loss"]
-
-
-def scale_public(frame):
-    """Map numeric columns to [-1, 1] (ranges) or [0, 1] (log of capital)."""
-    ranged = [
-        2 * (frame[col].to_numpy(float).clip(lo, hi) - lo) / (hi - lo) - 1
-        for col, (lo, hi) in PUBLIC_RANGES.items()
-    ]
-    capital = [
-        np.log1p(frame[col].to_numpy(float).clip(0, 99_999)) / np.log1p(99_999)
-        for col in CAPITAL
-    ]
-    return np.column_stack(ranged + capital)
-
-
-schema = codebook_categories(train.DESCR)
-categorical = train.categorical_features
-preprocess = make_column_transformer(
-    (FunctionTransformer(scale_public), [*PUBLIC_RANGES, *CAPITAL]),
-    (
-        OneHotEncoder(
-            categories=[schema[col] for col in categorical],
-            handle_unknown="ignore",
-            sparse_output=False,
-        ),
-        categorical,
-    ),
-)
+preprocess = make_adult_preprocessor()
 # Nothing is learned here: the fit only checks the columns.
 X_train = preprocess.fit_transform(train.data)
 X_test = preprocess.transform(test.data)
 y_train, y_test = train.target.to_numpy(), test.target.to_numpy()
-ROW_NORM_BOUND = np.sqrt(len(PUBLIC_RANGES) + len(CAPITAL) + len(categorical))
+ROW_NORM_BOUND = np.sqrt(5 + len(train.categorical_features))
 print(f"{X_train.shape[0]} training rows, {X_train.shape[1]} features")
 print(
     f"largest row norm {np.linalg.norm(X_train, axis=1).max():.2f} "

@@ -64,50 +64,13 @@ print(
 # shipped as ``DESCR``) and numeric columns are scaled by their documented
 # ranges (ages 17-90, 16 education levels, hours top-coded at 99, capital
 # amounts top-coded at 99,999). The survey weight ``fnlwgt`` is dropped.
-from sklearn.compose import make_column_transformer
+# :func:`~sklearn_dpfair.datasets.make_adult_preprocessor` builds exactly
+# that transformer.
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
+from sklearn_dpfair.datasets import make_adult_preprocessor
 
-def codebook_categories(descr):
-    """Category lists of ``adult.names``: the public schema of the data."""
-    schema = {}
-    for line in descr.splitlines():
-        name, sep, values = line.partition(": ")
-        if sep and not line.startswith("|") and values != "continuous.":
-            schema[name] = [v.strip() for v in values.rstrip(".").split(",")]
-    return schema
-
-
-PUBLIC_RANGES = {"age": (17, 90), "education-num": (1, 16), "hours-per-week": (1, 99)}
-CAPITAL = ["capital-gain", "capital-loss"]
-
-
-def scale_public(frame):
-    """Map numeric columns to [-1, 1] (ranges) or [0, 1] (log of capital)."""
-    ranged = [
-        2 * (frame[col].to_numpy(float).clip(lo, hi) - lo) / (hi - lo) - 1
-        for col, (lo, hi) in PUBLIC_RANGES.items()
-    ]
-    capital = [
-        np.log1p(frame[col].to_numpy(float).clip(0, 99_999)) / np.log1p(99_999)
-        for col in CAPITAL
-    ]
-    return np.column_stack(ranged + capital)
-
-
-schema = codebook_categories(private.DESCR)
-preprocess = make_column_transformer(
-    (FunctionTransformer(scale_public), [*PUBLIC_RANGES, *CAPITAL]),
-    (
-        OneHotEncoder(
-            categories=[schema[col] for col in private.categorical_features],
-            handle_unknown="ignore",
-            sparse_output=False,
-        ),
-        private.categorical_features,
-    ),
-)
+preprocess = make_adult_preprocessor(private.categorical_features)
 
 # %%
 # The model

@@ -3,5 +3,6 @@
 """Datasets shipped with the package (usable offline)."""
 
 from ._adult import load_adult
+from ._adult_preprocessing import make_adult_preprocessor
 
-__all__ = ["load_adult"]
+__all__ = ["load_adult", "make_adult_preprocessor"]
