@@ -12,9 +12,20 @@ the raw-space Hessian (smoothness ``raw_smoothness * ||x~_i||^2``).
 """
 
 import numpy as np
-from scipy.special import expit, log_expit, logsumexp, softmax
+from scipy.special import log_expit, logsumexp
 
-__all__ = ["BinaryLogisticLoss", "SoftmaxLoss", "SquaredLoss"]
+from ..utils._array_api import array_namespace, device_of
+from ..utils._array_api import expit as xp_expit
+from ..utils._array_api import softmax as xp_softmax
+
+__all__ = [
+    "AbsoluteLoss",
+    "BinaryLogisticLoss",
+    "HuberLoss",
+    "PinballLoss",
+    "SoftmaxLoss",
+    "SquaredLoss",
+]
 
 
 class BinaryLogisticLoss:
@@ -41,13 +52,16 @@ class BinaryLogisticLoss:
         return -(y * log_expit(raw) + (1.0 - y) * log_expit(-raw))
 
     def raw_gradient(self, y, raw):
-        """Per-sample gradient in raw space, shape ``(n_samples, 1)``."""
-        return expit(raw) - y[:, None]
+        """Per-sample gradient in raw space, shape ``(n_samples, 1)``.
+
+        Computed in the namespace of ``raw`` (numpy or an array-API array).
+        """
+        return xp_expit(raw) - y[:, None]
 
     def predict_proba(self, raw):
         """Class probabilities ``[1 - p, p]``, shape ``(n_samples, 2)``."""
-        p = expit(raw[:, 0])
-        return np.column_stack([1.0 - p, p])
+        p = xp_expit(raw[:, 0])
+        return array_namespace(p).stack([1.0 - p, p], axis=1)
 
 
 class SoftmaxLoss:
@@ -80,14 +94,19 @@ class SoftmaxLoss:
         return logsumexp(raw, axis=1) - raw[np.arange(raw.shape[0]), y]
 
     def raw_gradient(self, y, raw):
-        """Per-sample gradient in raw space, shape ``(n_samples, n_classes)``."""
-        grad = softmax(raw, axis=1)
-        grad[np.arange(raw.shape[0]), y.astype(np.intp, copy=False)] -= 1.0
-        return grad
+        """Per-sample gradient in raw space, shape ``(n_samples, n_classes)``.
+
+        Computed in the namespace of ``raw`` (numpy or an array-API array).
+        """
+        xp = array_namespace(raw, y)
+        # softmax - onehot(y), without the integer-array assignment the array
+        # API lacks; x - 0.0 is exact, so numpy results are unchanged.
+        labels = xp.arange(raw.shape[1], dtype=y.dtype, device=device_of(raw))
+        return xp_softmax(raw, axis=1) - xp.astype(y[:, None] == labels, raw.dtype)
 
     def predict_proba(self, raw):
         """Class probabilities, shape ``(n_samples, n_classes)``."""
-        return softmax(raw, axis=1)
+        return xp_softmax(raw, axis=1)
 
 
 class SquaredLoss:
@@ -115,3 +134,114 @@ class SquaredLoss:
     def raw_gradient(self, y, raw):
         """Per-sample gradient in raw space, shape ``(n_samples, 1)``."""
         return raw - y[:, None]
+
+
+class HuberLoss:
+    """Huber loss with threshold ``t``: quadratic for small residuals, linear beyond.
+
+    ``0.5 res^2`` if ``|res| <= t`` and ``t (|res| - t/2)`` otherwise, with
+    ``res = raw - y``. Its raw gradient ``clip(res, -t, t)`` is bounded by
+    ``t`` whatever ``y`` is, so heavy-tailed targets cost nothing in the
+    gradient-norm moments (only the rows' norms matter).
+
+    Parameters
+    ----------
+    threshold : float
+        Residual ``t > 0`` where the loss turns linear, in units of ``y``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._loss import HuberLoss
+    >>> HuberLoss(1.0).raw_gradient(np.array([0.0, 0.0]), np.array([[0.5], [3.0]]))
+    array([[0.5],
+           [1. ]])
+    """
+
+    n_outputs = 1
+    raw_smoothness = 1.0
+
+    def __init__(self, threshold):
+        self.threshold = float(threshold)
+        # |clip(res, -t, t)| <= t.
+        self.raw_lipschitz = self.threshold
+
+    def loss(self, y, raw):
+        """Per-sample loss values, shape ``(n_samples,)``."""
+        abs_res = np.abs(raw[:, 0] - y)
+        t = self.threshold
+        return np.where(abs_res <= t, 0.5 * abs_res**2, t * (abs_res - 0.5 * t))
+
+    def raw_gradient(self, y, raw):
+        """Per-sample gradient in raw space, shape ``(n_samples, 1)``."""
+        return np.clip(raw - y[:, None], -self.threshold, self.threshold)
+
+
+class AbsoluteLoss:
+    """Absolute error ``|raw - y|`` (least absolute deviations).
+
+    Nonsmooth at zero residual (``raw_smoothness`` is ``inf``); the
+    subgradient returned there is 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._loss import AbsoluteLoss
+    >>> AbsoluteLoss().raw_gradient(np.array([1.0, 1.0]), np.array([[3.0], [-1.0]]))
+    array([[ 1.],
+           [-1.]])
+    """
+
+    n_outputs = 1
+    # |sign(res)| <= 1.
+    raw_lipschitz = 1.0
+    raw_smoothness = np.inf
+
+    def loss(self, y, raw):
+        """Per-sample loss values, shape ``(n_samples,)``."""
+        return np.abs(raw[:, 0] - y)
+
+    def raw_gradient(self, y, raw):
+        """Per-sample (sub)gradient in raw space, shape ``(n_samples, 1)``."""
+        return np.sign(raw - y[:, None])
+
+
+class PinballLoss:
+    """Pinball (quantile) loss of level ``tau``, minimized by the tau-quantile.
+
+    With ``res = raw - y``: ``(1 - tau) res`` if ``res > 0`` and ``-tau res``
+    otherwise. ``tau = 0.5`` is half the absolute error. Nonsmooth at zero
+    residual, where the subgradient ``-tau`` is returned.
+
+    Parameters
+    ----------
+    quantile : float
+        Level ``tau`` in (0, 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._loss import PinballLoss
+    >>> PinballLoss(0.9).raw_gradient(np.array([0.0, 0.0]), np.array([[1.0], [-1.0]]))
+    array([[ 0.1],
+           [-0.9]])
+    """
+
+    n_outputs = 1
+    raw_smoothness = np.inf
+
+    def __init__(self, quantile):
+        self.quantile = float(quantile)
+        if not 0.0 < self.quantile < 1.0:
+            raise ValueError(f"quantile must lie in (0, 1), got {quantile!r}.")
+        # |1{res > 0} - tau| <= max(tau, 1 - tau).
+        self.raw_lipschitz = max(self.quantile, 1.0 - self.quantile)
+
+    def loss(self, y, raw):
+        """Per-sample loss values, shape ``(n_samples,)``."""
+        res = raw[:, 0] - y
+        return np.where(res > 0, (1.0 - self.quantile) * res, -self.quantile * res)
+
+    def raw_gradient(self, y, raw):
+        """Per-sample (sub)gradient in raw space, shape ``(n_samples, 1)``."""
+        return (raw - y[:, None] > 0).astype(raw.dtype) - self.quantile

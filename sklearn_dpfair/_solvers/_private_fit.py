@@ -20,6 +20,7 @@ from ..privacy._calibration import (
 )
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord
+from ..utils._array_api import NUMPY_BACKEND
 from ._output_perturbation import certified_regularized_erm, output_perturbation
 from ._schedules import auto_learning_rate, sgd_schedule
 from ._sgd import noisy_sgd
@@ -73,11 +74,18 @@ def fit_dp_sgd(
     accountant,
     rng,
     caveats=(),
+    backend=NUMPY_BACKEND,
 ):
     """DP-SGD with Poisson sampling and per-sample clipping (add/remove adjacency).
 
     ``epsilon = inf`` with ``noise_multiplier=None`` is the non-private limit:
     no noise and no clipping, the same loop as the private fit.
+
+    ``backend`` (an :class:`~sklearn_dpfair.utils._array_api.ArrayBackend`)
+    says where the solver runs; ``X`` and ``y`` are moved there once, and the
+    coefficients come back in the backend's output namespace (numpy unless
+    array API dispatch kept the input's). Noise and batches are drawn from
+    ``rng`` on the host for every backend.
     """
     n_samples = X.shape[0]
     q, n_steps = sgd_schedule(n_samples, batch_size, epochs)
@@ -107,8 +115,8 @@ def fit_dp_sgd(
     )
     _check_budget(record, epsilon)
     result = noisy_sgd(
-        X,
-        y,
+        backend.asarray(X),
+        backend.asarray(y),
         loss,
         mechanism=GaussianMechanism(clip_norm=clip, noise_multiplier=sigma),
         sampling_probability=q,
@@ -118,7 +126,12 @@ def fit_dp_sgd(
         intercept_scaling=1.0 if fit_intercept else 0.0,
         rng=rng,
     )
-    return LinearFit(result.coef.T, result.intercept, n_steps, record)
+    return LinearFit(
+        backend.to_output(result.coef.T),
+        backend.to_output(result.intercept),
+        n_steps,
+        record,
+    )
 
 
 def fit_output_perturbation(

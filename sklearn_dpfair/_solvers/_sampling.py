@@ -4,10 +4,12 @@
 
 import numpy as np
 
+from ..utils._array_api import from_host
+
 __all__ = ["poisson_batch"]
 
 
-def poisson_batch(rng, n_samples, sampling_probability):
+def poisson_batch(rng, n_samples, sampling_probability, *, like=None):
     """Indices of a Poisson-subsampled batch.
 
     Every row is included independently with probability
@@ -15,6 +17,28 @@ def poisson_batch(rng, n_samples, sampling_probability):
     ``PoissonSampledDpEvent`` assumes. Shuffle-and-slice or fixed-size batches
     would not be covered by that analysis (Chua et al., ICML 2024). The batch
     size is random; callers divide by the *expected* size ``q * n``.
+
+    The mask is drawn on the host from the fit's numpy generator, whatever
+    the backend, so a seed gives the same batches on numpy and on a GPU, and
+    an unseeded fit samples from OS entropy (never from a device generator).
+    Only the indices are copied to the device.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The fit's generator.
+    n_samples : int
+        Number of rows.
+    sampling_probability : float
+        Inclusion probability ``q``; ``q >= 1`` returns every row.
+    like : array, default=None
+        If given, the indices are returned in its namespace and on its device
+        (e.g. a torch tensor on the GPU that holds the data).
+
+    Returns
+    -------
+    indices : array of shape (batch_size,)
+        Sorted row indices, numpy unless ``like`` says otherwise.
 
     Examples
     --------
@@ -25,5 +49,7 @@ def poisson_batch(rng, n_samples, sampling_probability):
     True
     """
     if sampling_probability >= 1.0:
-        return np.arange(n_samples)
-    return np.flatnonzero(rng.random(n_samples) < sampling_probability)
+        indices = np.arange(n_samples)
+    else:
+        indices = np.flatnonzero(rng.random(n_samples) < sampling_probability)
+    return indices if like is None else from_host(indices, like)

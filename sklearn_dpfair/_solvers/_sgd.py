@@ -16,13 +16,21 @@ Order of calls in :func:`noisy_sgd`, per step ``t = 1..T``:
 
 With ``noise_multiplier = 0`` and ``clip_norm = inf`` the same loop is plain
 minibatch SGD, which is how ``epsilon = inf`` shares the code path.
+
+The loop is written once, against the array API: it runs in the namespace
+and on the device of ``X`` (numpy, or torch on a GPU). Batches and noise are
+drawn on the host from ``rng`` in the same order on every backend, so a seed
+gives the same batches and the same noise everywhere; only the floating-point
+round-off of the arithmetic differs between backends. Memory beyond the data:
+one batch of rows (``q n x d``), the ``n`` row norms and ``O(d K)``
+parameters; no per-sample gradient is ever materialized.
 """
 
+import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
+from ..utils._array_api import array_namespace, device_of
 from ._sampling import poisson_batch
 
 __all__ = ["NoisySGDResult", "noisy_sgd"]
@@ -33,11 +41,12 @@ class NoisySGDResult:
     """What :func:`noisy_sgd` returns.
 
     ``coef`` has shape ``(n_features, n_outputs)``, ``intercept`` shape
-    ``(n_outputs,)``; ``n_steps`` is the number of noisy updates ``T``.
+    ``(n_outputs,)``, both in the namespace and on the device of ``X``;
+    ``n_steps`` is the number of noisy updates ``T``.
     """
 
-    coef: np.ndarray
-    intercept: np.ndarray
+    coef: object
+    intercept: object
     n_steps: int
 
 
@@ -59,9 +68,12 @@ def noisy_sgd(
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-    y : ndarray of shape (n_samples,)
-        Encoded targets as the loss expects them.
+    X : array of shape (n_samples, n_features)
+        numpy or any array-API array (e.g. a torch tensor on a GPU); the
+        solver computes in its namespace and on its device.
+    y : array of shape (n_samples,)
+        Encoded targets as the loss expects them, same namespace and device
+        as ``X``.
     loss : object
         Pointwise loss with ``n_outputs`` and ``raw_gradient(y, raw)``.
     mechanism : GaussianMechanism
@@ -85,39 +97,54 @@ def noisy_sgd(
     -------
     result : NoisySGDResult
     """
+    xp = array_namespace(X, y)
+    device = device_of(X)
     n_samples, n_features = X.shape
     k = loss.n_outputs
     dtype = X.dtype
-    coef = np.zeros((n_features, k), dtype=dtype)
+    coef = xp.zeros((n_features, k), dtype=dtype, device=device)
     # The intercept is parametrized as b = s * w0 so that the augmented row
     # [x, s] is what gets clipped; with s = 0 it stays at zero.
-    w0 = np.zeros(k, dtype=dtype)
+    w0 = xp.zeros(k, dtype=dtype, device=device)
     s = float(intercept_scaling)
     row_norms = augmented_row_norms(X, s)
     expected_batch_size = sampling_probability * n_samples
+    full_batch = sampling_probability >= 1.0
 
-    tail_start = n_steps - max(1, int(np.ceil(tail_fraction * n_steps)))
-    coef_sum = np.zeros_like(coef)
-    w0_sum = np.zeros_like(w0)
+    tail_start = n_steps - max(1, math.ceil(tail_fraction * n_steps))
+    coef_sum = xp.zeros_like(coef)
+    w0_sum = xp.zeros_like(w0)
 
     for t in range(n_steps):
-        idx = poisson_batch(rng, n_samples, sampling_probability)
-        Xb = X[idx]
-        raw = Xb @ coef + s * w0
-        raw_grad = loss.raw_gradient(y[idx], raw)
+        if full_batch:
+            # q = 1 takes every row without drawing: no copy of X is needed.
+            Xb, yb, norms_b = X, y, row_norms
+        else:
+            idx = poisson_batch(rng, n_samples, sampling_probability, like=X)
+            Xb = xp.take(X, idx, axis=0)
+            yb = xp.take(y, idx, axis=0)
+            norms_b = xp.take(row_norms, idx, axis=0)
+        raw = xp.matmul(Xb, coef) + s * w0
+        raw_grad = loss.raw_gradient(yb, raw)
         g_coef, g_w0 = clipped_gradient_sum(
-            Xb, raw_grad, row_norms[idx], mechanism.clip_norm, s
+            Xb, raw_grad, norms_b, mechanism.clip_norm, s
         )
         # Noise on both blocks: together they are the (d + 1) x K clipped sum
         # whose sensitivity is the clip norm.
         g_coef = mechanism.privatize(g_coef, rng) / expected_batch_size
         g_w0 = mechanism.privatize(g_w0, rng) / expected_batch_size
-        coef -= learning_rate * (g_coef + alpha * coef)
+        # Private gradients are float64 (float64 clip factors and noise); the
+        # update is computed in float64 and cast back to the parameters'
+        # dtype, exactly what an in-place numpy update does, written so that
+        # strict array-API namespaces accept it.
+        coef = xp.astype(
+            coef - learning_rate * (g_coef + alpha * coef), dtype, copy=False
+        )
         if s:
-            w0 -= learning_rate * g_w0
+            w0 = xp.astype(w0 - learning_rate * g_w0, dtype, copy=False)
         if t >= tail_start:
-            coef_sum += coef
-            w0_sum += w0
+            coef_sum = coef_sum + coef
+            w0_sum = w0_sum + w0
 
     n_avg = n_steps - tail_start
     return NoisySGDResult(

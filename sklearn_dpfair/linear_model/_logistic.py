@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Differentially private logistic regression (binary and multinomial)."""
 
+import math
+from collections.abc import Mapping
 from numbers import Integral, Real
 
-import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
@@ -16,8 +17,10 @@ from .._base import (
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
 from .._solvers._private_fit import fit_dp_sgd, fit_output_perturbation
+from ..federated._fit import fit_silos, silo_attributes
 from ..privacy._random import check_noise_generator
-from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
+from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import check_delta_for_n, resolve_classes
 
 __all__ = ["DPLogisticRegression"]
@@ -95,6 +98,41 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         None draws the noise and batches from a generator seeded with fresh OS
         entropy: use it for releases. A seed reproduces a fit exactly (tests,
         experiments); a known seed makes the noise known.
+    device : {"cpu", "cuda", "auto"}, default="cpu"
+        Where the dp-sgd solver runs. "cpu" is numpy. "cuda" runs the same
+        solver in PyTorch on the current GPU; it needs the optional extra
+        (``pip install 'sklearn-dpfair[torch]'``; without it an
+        ``ImportError`` names the extra). "auto" is "cuda" when PyTorch sees a
+        GPU, else "cpu". Fitted arrays are numpy either way, so a model
+        trained on a GPU pickles and predicts anywhere. With
+        ``sklearn.set_config(array_api_dispatch=True)`` and an array-API ``X``
+        (e.g. a torch tensor), the fit runs where ``X`` lives and ``coef_``
+        and ``intercept_`` are arrays of X's namespace on X's device;
+        ``device`` must then be "auto" or X's device type. Batches and noise
+        are drawn on the host from the same generator on every backend, so a
+        seed gives the same coefficients up to floating-point round-off.
+        "output-perturbation" runs on the CPU only ("auto" selects it there).
+    silo_epsilon : float or dict, default=None
+        Federated mode (``fit(X, y, silos=...)``) only: the budget of every
+        silo, or a dict from silo id to budget; None uses ``epsilon``. Each
+        silo's messages are ``(silo_epsilon, silo_delta)``-DP in its own
+        records against an untrusted server (ISRL-DP).
+    silo_delta : float or dict, default=None
+        Federated mode only: delta of every silo (or dict per silo), each
+        below ``1/n_i``; None uses ``delta``.
+    server_weights : {"uniform", "size"} or dict, default="uniform"
+        Federated mode only: public weights of the silos' messages in the
+        server's average: equal, proportional to the silo sizes (public
+        metadata), or a dict from silo id to a positive weight.
+    execution : {"local", "dask"}, default="local"
+        Federated mode only: run the silos in this process, or as actors on
+        the current ``dask.distributed`` client (optional extra
+        ``pip install 'sklearn-dpfair[dask]'``); each silo's rows are placed
+        once on a worker and only the model and the noisy messages travel.
+    secure_aggregation : bool, default=False
+        Federated mode only: also report ``central_epsilon_``, the guarantee
+        that holds *if* the server sees only the weighted sum of the messages
+        (secure aggregation deployed; not provided by this library).
 
     Attributes
     ----------
@@ -123,9 +161,28 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         solver iteration count is not released.
     t_ : int or None
         Number of noisy steps (dp-sgd).
+    silos_ : list or None
+        Silo ids of a federated fit, sorted; None for a central fit.
+    silo_epsilon_ : dict or None
+        Epsilon each silo spent (at its own delta), from its own accountant.
+    silo_delta_ : dict or None
+        Delta of each silo.
+    silo_noise_multiplier_ : dict or None
+        Noise multiplier of each silo.
+    silo_rounds_ : dict or None
+        Messages each silo sent (rounds it took part in).
+    silo_privacy_records_ : dict or None
+        The full :class:`~sklearn_dpfair.privacy.PrivacyRecord` of each silo.
+    server_weights_ : dict or None
+        Normalized public weight of each silo.
+    central_epsilon_ : float or None
+        With ``secure_aggregation=True``: the central epsilon (at ``delta_``)
+        that holds only if the server sees nothing but the aggregate.
+    central_privacy_record_ : PrivacyRecord or None
+        The record of that conditional guarantee.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string column names.
 
     See Also
@@ -141,6 +198,14 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
     sum, which is divided by the expected batch size ``q n``. ``sigma`` is the
     smallest value for which dp-accounting certifies ``(epsilon, delta)``. The
     returned coefficients are the average of the last half of the iterates.
+
+    With ``fit(X, y, silos=...)`` the same noisy step runs inside every silo
+    with the silo's own noise multiplier (its own accountant, Poisson
+    sampling at the common rate ``q = batch_size / n_samples``), and an
+    untrusted server averages the silos' noisy mean gradients (Noisy ISRL-DP
+    minibatch SGD, Lowy's thesis, Alg. 14/19). ``epsilon_``/``delta_`` then
+    hold for a record of any silo (the worst silo at the largest delta).
+    See :mod:`sklearn_dpfair.federated`.
 
     References
     ----------
@@ -179,6 +244,17 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         "classes": ["array-like", None],
         "feature_norm_bound": [Interval(Real, 0, None, closed="neither"), None],
         "tol": [Interval(Real, 0, None, closed="neither")],
+        "device": [StrOptions(set(DEVICE_OPTIONS))],
+        "silo_epsilon": [
+            Interval(Real, 0, None, closed="neither"),
+            Options(Real, {math.inf}),
+            Mapping,
+            None,
+        ],
+        "silo_delta": [Interval(Real, 0, 1, closed="neither"), Mapping, None],
+        "server_weights": [StrOptions({"uniform", "size"}), Mapping],
+        "execution": [StrOptions({"local", "dask"})],
+        "secure_aggregation": ["boolean"],
     }
 
     def __init__(
@@ -199,6 +275,12 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         tol=1e-6,
         accountant="rdp",
         random_state=None,
+        device="cpu",
+        silo_epsilon=None,
+        silo_delta=None,
+        server_weights="uniform",
+        execution="local",
+        secure_aggregation=False,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -215,9 +297,15 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         self.tol = tol
         self.accountant = accountant
         self.random_state = random_state
+        self.device = device
+        self.silo_epsilon = silo_epsilon
+        self.silo_delta = silo_delta
+        self.server_weights = server_weights
+        self.execution = execution
+        self.secure_aggregation = secure_aggregation
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, *, silos=None):
         """Fit the model with differential privacy.
 
         Parameters
@@ -226,12 +314,24 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
             Training data.
         y : array-like of shape (n_samples,)
             Target labels; must lie in ``classes`` when it is declared.
+        silos : array-like of shape (n_samples,), default=None
+            Silo id of every row (public metadata). If given, the model is
+            trained across silos with inter-silo record-level DP (see
+            ``silo_epsilon``); route it with ``set_fit_request(silos=True)``.
 
         Returns
         -------
         self : DPLogisticRegression
             The fitted estimator.
         """
+        if silos is not None and self.solver != "dp-sgd":
+            raise ValueError("silos= needs solver='dp-sgd' (federated DP-SGD).")
+        if silos is not None and self.device == "cuda":
+            raise ValueError("silos run on the CPU (numpy); use device='cpu'.")
+        if silos is None and self.execution == "dask":
+            raise ValueError(
+                "execution='dask' runs the silos of a federated fit; pass silos=."
+            )
         if self.solver == "output-perturbation":
             if self.alpha <= 0:
                 raise ValueError(
@@ -243,15 +343,44 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
                     "solver='output-perturbation' needs feature_norm_bound, a "
                     "public bound on the row norms (rows are clipped to it)."
                 )
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        backend = resolve_backend(
+            X, self.device, array_api_solver=self.solver == "dp-sgd"
+        )
+        X, y = validate_data(self, X, y, dtype=backend.input_float_dtypes)
         check_classification_targets(y)
-        classes, y_encoded, caveats = resolve_classes(self.classes, y)
+        # Labels are public metadata handled on the host; only X is large.
+        classes, y_encoded, caveats = resolve_classes(self.classes, to_numpy(y))
         check_delta_for_n(self.delta, X.shape[0])
         loss = BinaryLogisticLoss() if classes.size == 2 else SoftmaxLoss(classes.size)
-        y_encoded = y_encoded.astype(X.dtype)
+        y_encoded = backend.asarray(y_encoded, dtype=X.dtype)
         rng = check_noise_generator(self.random_state)
 
-        if self.solver == "dp-sgd":
+        if silos is not None:
+            result = fit_silos(
+                to_numpy(X),
+                to_numpy(y_encoded),
+                loss,
+                silos=silos,
+                epsilon=self.epsilon,
+                delta=self.delta,
+                silo_epsilon=self.silo_epsilon,
+                silo_delta=self.silo_delta,
+                server_weights=self.server_weights,
+                execution=self.execution,
+                secure_aggregation=self.secure_aggregation,
+                clip_norm=self.clip_norm,
+                noise_multiplier=self.noise_multiplier,
+                batch_size=self.batch_size,
+                epochs=self.max_iter,
+                learning_rate=self.learning_rate,
+                alpha=self.alpha,
+                fit_intercept=self.fit_intercept,
+                accountant=self._accountant_kind(),
+                rng=rng,
+                caveats=caveats,
+            )
+            n_iter = self.max_iter
+        elif self.solver == "dp-sgd":
             result = fit_dp_sgd(
                 X,
                 y_encoded,
@@ -268,6 +397,7 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
                 accountant=self._accountant_kind(),
                 rng=rng,
                 caveats=caveats,
+                backend=backend,
             )
             n_iter = self.max_iter
         else:
@@ -292,6 +422,8 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         self.n_iter_ = n_iter
         self.t_ = result.n_steps
         self._set_privacy_record(result.record)
+        for name, value in silo_attributes(result).items():
+            setattr(self, name, value)
         return self
 
     def _loss_for_prediction(self):

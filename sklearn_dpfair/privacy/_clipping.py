@@ -9,38 +9,53 @@ without intercept). Its Frobenius norm factorizes,
 ``||g_i|| = ||r_i|| * ||x~_i||``, so the clip factor of every example costs
 O(K) given the row norms, and the clipped sum is one matrix product
 ``X_B^T (c * R_B)``. No ``n x d`` gradient matrix is ever formed.
+
+Written against the array API: the functions compute in the namespace and on
+the device of their inputs (numpy, or torch on a GPU).
 """
 
-import numpy as np
+import math
 
-__all__ = ["clip_factors", "clipped_gradient_sum", "augmented_row_norms"]
+from ..utils._array_api import array_namespace, device_of, rowwise_dot
 
-# Guard against 0/0 for examples whose gradient is exactly zero: their clip
-# factor is then 1 (nothing to clip), which the minimum below yields.
-_TINY = np.finfo(np.float64).tiny
+__all__ = ["augmented_row_norms", "clip_factors", "clipped_gradient_sum"]
+
 
 
 def augmented_row_norms(X, intercept_scaling=0.0):
-    """Euclidean norms of the rows of ``[X, intercept_scaling]``."""
-    sq = np.einsum("ij,ij->i", X, X)
-    return np.sqrt(sq + float(intercept_scaling) ** 2)
+    """Euclidean norms of the rows of ``[X, intercept_scaling]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._clipping import augmented_row_norms
+    >>> augmented_row_norms(np.array([[3.0, 0.0]]), 4.0)
+    array([5.])
+    """
+    xp = array_namespace(X)
+    return xp.sqrt(rowwise_dot(X, X) + float(intercept_scaling) ** 2)
 
 
 def clip_factors(raw_gradient, row_norms, clip_norm):
     """Factors ``c_i = min(1, C / ||g_i||)`` from factorized norms.
 
+    The factors are float64 whatever the input precision: the clipped sum
+    they weight is then accumulated in float64 too, which is what the numpy
+    solver has always done.
+
     Parameters
     ----------
-    raw_gradient : ndarray of shape (n_samples, n_outputs)
+    raw_gradient : array of shape (n_samples, n_outputs)
         Per-sample gradient in raw-prediction space.
-    row_norms : ndarray of shape (n_samples,)
+    row_norms : array of shape (n_samples,)
         Norms of the augmented rows ``[x_i, s]``.
     clip_norm : float
         Clip threshold ``C``; ``inf`` disables clipping.
 
     Returns
     -------
-    factors : ndarray of shape (n_samples,)
+    factors : array of shape (n_samples,)
+        In the namespace and on the device of ``raw_gradient``.
 
     Examples
     --------
@@ -49,10 +64,22 @@ def clip_factors(raw_gradient, row_norms, clip_norm):
     >>> clip_factors(np.array([[2.0], [0.1]]), np.array([1.0, 1.0]), 1.0)
     array([0.5, 1. ])
     """
-    if np.isinf(clip_norm):
-        return np.ones(raw_gradient.shape[0], dtype=raw_gradient.dtype)
-    norms = np.sqrt(np.einsum("ij,ij->i", raw_gradient, raw_gradient)) * row_norms
-    return np.minimum(1.0, clip_norm / np.maximum(norms, _TINY))
+    xp = array_namespace(raw_gradient, row_norms)
+    if math.isinf(clip_norm):
+        return xp.ones(
+            raw_gradient.shape[0],
+            dtype=raw_gradient.dtype,
+            device=device_of(raw_gradient),
+        )
+    norms = xp.sqrt(rowwise_dot(raw_gradient, raw_gradient)) * row_norms
+    norms = xp.astype(norms, xp.float64, copy=False)
+    # A row whose norm overflows to inf with an exactly-zero raw gradient
+    # gives 0 * inf = nan; its gradient is zero, so its norm is zero.
+    norms = xp.where(xp.isnan(norms), xp.zeros_like(norms), norms)
+    # C / max(norm, C) is min(1, C / norm) without ever dividing by a tiny
+    # number (C / tiny overflows for C > 1); it is exactly 1.0 for rows
+    # inside the ball and 0 for rows whose norm overflowed to inf.
+    return clip_norm / xp.clip(norms, clip_norm, None)
 
 
 def clipped_gradient_sum(X, raw_gradient, row_norms, clip_norm, intercept_scaling):
@@ -61,13 +88,28 @@ def clipped_gradient_sum(X, raw_gradient, row_norms, clip_norm, intercept_scalin
     Returns the coefficient block ``X^T (c * R)`` of shape
     ``(n_features, n_outputs)`` and the intercept block
     ``s * sum_i c_i r_i`` of shape ``(n_outputs,)`` (the intercept's gradient
-    in the scaled parametrization ``b = s * w_0``).
+    in the scaled parametrization ``b = s * w_0``), in the namespace and on
+    the device of ``X``.
 
     Changing one example moves the stacked sum by at most ``clip_norm`` in
     Frobenius norm; that is the sensitivity the Gaussian noise is calibrated
     to under add/remove adjacency.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._clipping import (
+    ...     augmented_row_norms, clipped_gradient_sum)
+    >>> X, R = np.array([[3.0, 4.0]]), np.array([[2.0]])
+    >>> coef_block, intercept_block = clipped_gradient_sum(
+    ...     X, R, augmented_row_norms(X), 1.0, 0.0)
+    >>> coef_block.ravel()
+    array([0.6, 0.8])
     """
+    xp = array_namespace(X, raw_gradient)
     weighted = raw_gradient * clip_factors(raw_gradient, row_norms, clip_norm)[:, None]
-    coef_block = X.T @ weighted
-    intercept_block = float(intercept_scaling) * weighted.sum(axis=0)
+    # xp.matmul rather than @: torch's operator refuses mixed precisions
+    # (float32 rows, float64 factors), the standard's matmul promotes.
+    coef_block = xp.matmul(X.T, weighted)
+    intercept_block = float(intercept_scaling) * xp.sum(weighted, axis=0)
     return coef_block, intercept_block

@@ -4,7 +4,7 @@
 
 from dataclasses import dataclass
 
-import numpy as np
+from ..utils._array_api import from_host
 
 __all__ = ["GaussianMechanism"]
 
@@ -15,6 +15,11 @@ class GaussianMechanism:
 
     With ``noise_multiplier == 0`` the mechanism is the identity (no privacy),
     which is how ``epsilon=inf`` runs the same code path as private fits.
+
+    The noise is always drawn on the host, in float64, from the fit's numpy
+    generator and then copied to the namespace and device of the sum (numpy,
+    or torch on a GPU): one random stream for every backend, seeded from OS
+    entropy when the fit is unseeded, never from a device generator.
 
     Parameters
     ----------
@@ -45,17 +50,19 @@ class GaussianMechanism:
 
         Parameters
         ----------
-        clipped_sum : ndarray
-            Sum of per-example terms, each of norm at most ``clip_norm``.
+        clipped_sum : array
+            Sum of per-example terms, each of norm at most ``clip_norm``;
+            numpy or any array-API array (e.g. a torch tensor on a GPU).
         rng : numpy.random.Generator
             Source of the noise.
 
         Returns
         -------
-        noisy_sum : ndarray
-            Same shape as ``clipped_sum``.
+        noisy_sum : array
+            Same shape, namespace and device as ``clipped_sum``; float64
+            (float32 sums are promoted by the float64 noise).
         """
         if self.noise_multiplier == 0:
             return clipped_sum
-        noise = rng.normal(0.0, self.noise_std, size=np.shape(clipped_sum))
-        return clipped_sum + noise
+        noise = rng.normal(0.0, self.noise_std, size=tuple(clipped_sum.shape))
+        return clipped_sum + from_host(noise, clipped_sum)

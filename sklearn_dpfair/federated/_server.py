@@ -1,0 +1,146 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The untrusted server: average the silos' messages with public weights, step."""
+
+import math
+
+import numpy as np
+
+from ._config import FederationConfig
+from ._silo import SiloMessage
+
+__all__ = ["Server"]
+
+
+class Server:
+    """Aggregate ISRL-DP silo messages into a model.
+
+    The server is untrusted: it sees the model it broadcasts and the
+    messages it receives, nothing else. Each round it averages the messages
+    of the silos that answered with their public weights ``p_i``
+    (renormalized over the answering silos, the thesis's ``1/M_r`` mean) and
+    takes one step ``w <- w - learning_rate * sum_i p_i m_i``. Everything it
+    does is post-processing of differentially private messages, so it costs
+    no privacy. The returned model is the average of the last
+    ``tail_fraction`` of its iterates.
+
+    Parameters
+    ----------
+    n_features : int
+        Number of features (the model has one more row, for the intercept).
+    n_outputs : int
+        Number of outputs (1 for binary problems, ``K`` for multinomial).
+    config : FederationConfig
+        The public schedule shared with the silos.
+    weights : Mapping
+        Silo id to positive public weight; normalized to sum to one.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.federated import FederationConfig, Server, SiloMessage
+    >>> config = FederationConfig(rounds=1, sampling_probability=0.1,
+    ...                           learning_rate=1.0)
+    >>> server = Server(2, 1, config=config, weights={"a": 1.0, "b": 3.0})
+    >>> server.step([SiloMessage("a", 0, np.ones((3, 1))),
+    ...              SiloMessage("b", 0, np.zeros((3, 1)))])
+    >>> server.model.ravel()
+    array([-0.25, -0.25, -0.25])
+    """
+
+    def __init__(self, n_features, n_outputs, *, config, weights):
+        if not isinstance(config, FederationConfig):
+            raise TypeError(
+                f"config must be a FederationConfig; got {type(config).__name__}."
+            )
+        if config.learning_rate == "auto":
+            raise ValueError(
+                "the server needs a numeric learning_rate; fit_federated "
+                "resolves 'auto' from the silos' public noise levels."
+            )
+        total = math.fsum(float(w) for w in weights.values())
+        if not weights or any(not 0 < float(w) < math.inf for w in weights.values()):
+            raise ValueError("weights must give every silo a positive finite weight.")
+        self._weights = {s: float(w) / total for s, w in weights.items()}
+        self._config = config
+        self._model = np.zeros((int(n_features) + 1, int(n_outputs)))
+        self._model_sum = np.zeros_like(self._model)
+        self._n_averaged = 0
+        self._tail_start = config.rounds - max(
+            1, math.ceil(config.tail_fraction * config.rounds)
+        )
+        self.round_index = 0
+
+    @property
+    def weights(self):
+        """Normalized public weight of each silo (a copy)."""
+        return dict(self._weights)
+
+    @property
+    def model(self):
+        """The model to broadcast this round (a copy)."""
+        return self._model.copy()
+
+    def step(self, messages):
+        """Aggregate one round of messages and update the model.
+
+        Parameters
+        ----------
+        messages : list of SiloMessage
+            The answers of the silos that took part in this round (no
+            amplification is credited for which silos answer: the server
+            knows it).
+        """
+        if self.round_index >= self._config.rounds:
+            raise RuntimeError(
+                f"the schedule has {self._config.rounds} rounds; all were run."
+            )
+        if not messages:
+            raise ValueError(f"round {self.round_index}: no silo answered.")
+        seen = set()
+        for msg in messages:
+            if not isinstance(msg, SiloMessage):
+                raise TypeError(
+                    f"the server only accepts SiloMessage; got {type(msg).__name__}."
+                )
+            if msg.silo_id not in self._weights or msg.silo_id in seen:
+                raise ValueError(f"unexpected or repeated silo {msg.silo_id!r}.")
+            if msg.round_index != self.round_index:
+                raise ValueError(
+                    f"silo {msg.silo_id!r} answered round {msg.round_index}, "
+                    f"expected {self.round_index}."
+                )
+            if np.shape(msg.gradient) != self._model.shape:
+                raise ValueError(
+                    f"silo {msg.silo_id!r} sent shape {np.shape(msg.gradient)}, "
+                    f"expected {self._model.shape}."
+                )
+            seen.add(msg.silo_id)
+        # Sum in the server's fixed silo order, so the float result does not
+        # depend on the order in which messages arrive (local vs Dask).
+        by_silo = {msg.silo_id: msg.gradient for msg in messages}
+        present = [s for s in self._weights if s in by_silo]
+        mass = math.fsum(self._weights[s] for s in present)
+        g = np.zeros_like(self._model)
+        for s in present:
+            g += (self._weights[s] / mass) * by_silo[s]
+        self._model = self._model - self._config.learning_rate * g
+        if self.round_index >= self._tail_start:
+            self._model_sum += self._model
+            self._n_averaged += 1
+        self.round_index += 1
+
+    def coefficients(self):
+        """The tail-averaged model as ``(coef, intercept)``.
+
+        Returns
+        -------
+        coef : ndarray of shape (n_outputs, n_features)
+            Coefficients.
+        intercept : ndarray of shape (n_outputs,)
+            Intercepts (``s * w_0``; zeros without intercept).
+        """
+        if self._n_averaged == 0:
+            raise RuntimeError("no round of the averaging tail has run yet.")
+        avg = self._model_sum / self._n_averaged
+        return avg[:-1].T.copy(), self._config.intercept_scaling * avg[-1]

@@ -1,0 +1,194 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Silo ids, per-silo budgets and server weights: validation of public metadata.
+
+Everything here is deployment metadata that the spec treats as public: which
+silo a row belongs to, each silo's size ``n_i``, its budget and its weight.
+The functions only check and normalize it; they never read features or
+labels.
+"""
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+__all__ = [
+    "check_silo_size",
+    "per_silo_budget",
+    "resolve_server_weights",
+    "split_by_silo",
+]
+
+
+def split_by_silo(silos, n_samples):
+    """Validate ``silos`` and return ``(silo_ids, row_indices)``.
+
+    Parameters
+    ----------
+    silos : array-like of shape (n_samples,)
+        Silo id of every row.
+    n_samples : int
+        Number of rows of ``X``.
+
+    Returns
+    -------
+    silo_ids : list
+        The distinct silo ids, sorted, as Python scalars.
+    row_indices : list of ndarray
+        The rows of each silo, in the order of ``silo_ids``.
+    """
+    silos = np.asarray(silos)
+    if silos.ndim != 1 or silos.shape[0] != n_samples:
+        raise ValueError(
+            "silos must be a 1-d array with one silo id per row of X: got shape "
+            f"{silos.shape} for X with {n_samples} rows."
+        )
+    if silos.dtype.kind == "f" and np.isnan(silos).any():
+        raise ValueError("silos contains NaN; every row needs a silo id.")
+    if silos.dtype.kind == "O" and any(s is None or s != s for s in silos):
+        raise ValueError("silos contains missing ids; every row needs a silo id.")
+    try:
+        ids, inverse = np.unique(silos, return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(
+            "silo ids must be mutually comparable (all numbers or all strings)."
+        ) from exc
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.cumsum(np.bincount(inverse, minlength=ids.size))[:-1]
+    return ids.tolist(), np.split(order, bounds)
+
+
+def per_silo_budget(value, silo_ids, *, name, default, kind):
+    """Map a scalar or a mapping to one budget value per silo.
+
+    Parameters
+    ----------
+    value : float, Mapping or None
+        A budget for every silo, or a mapping from silo id to budget. Keys
+        for silos absent from the data are ignored (a silo may be missing
+        from a cross-validation fold).
+    silo_ids : list
+        The silos of the fit.
+    name : str
+        Parameter name, for error messages.
+    default : float
+        Used when ``value`` is None.
+    kind : {"epsilon", "delta"}
+        Which range to enforce: ``(0, inf]`` or ``(0, 1)``.
+
+    Returns
+    -------
+    budgets : dict
+        Silo id to float, in the order of ``silo_ids``.
+    """
+    if value is None:
+        value = default
+    if isinstance(value, Mapping):
+        missing = [s for s in silo_ids if s not in value]
+        if missing:
+            raise ValueError(
+                f"{name} is a mapping without an entry for silos {missing[:10]}; "
+                "give every silo a budget (or pass a scalar)."
+            )
+        budgets = {s: value[s] for s in silo_ids}
+    else:
+        budgets = {s: value for s in silo_ids}
+    for silo, b in budgets.items():
+        ok = isinstance(b, (int, float, np.number)) and not isinstance(b, bool)
+        if ok and kind == "epsilon":
+            ok = b > 0
+        elif ok:
+            ok = 0 < b < 1
+        if not ok:
+            rng = "a float > 0 (or inf)" if kind == "epsilon" else "a float in (0, 1)"
+            raise ValueError(f"{name} of silo {silo!r} must be {rng}; got {b!r}.")
+        budgets[silo] = float(b)
+    return budgets
+
+
+def resolve_server_weights(server_weights, silo_sizes):
+    """Public aggregation weights ``p_i``, normalized to sum to one.
+
+    Parameters
+    ----------
+    server_weights : {"uniform", "size"} or Mapping
+        "uniform" is ``1/N`` (the thesis's default); "size" is
+        ``n_i / n`` (silo sizes are public metadata); a mapping gives a
+        positive weight to every silo.
+    silo_sizes : dict
+        Silo id to number of rows.
+
+    Returns
+    -------
+    weights : dict
+        Silo id to weight, in the order of ``silo_sizes``.
+    """
+    ids = list(silo_sizes)
+    if isinstance(server_weights, Mapping):
+        missing = [s for s in ids if s not in server_weights]
+        if missing:
+            raise ValueError(
+                "server_weights is a mapping without an entry for silos "
+                f"{missing[:10]}."
+            )
+        raw = {s: server_weights[s] for s in ids}
+        bad = {
+            s: w
+            for s, w in raw.items()
+            if isinstance(w, bool)
+            or not isinstance(w, (int, float, np.number))
+            or not 0 < w < math.inf
+        }
+        if bad:
+            raise ValueError(f"server_weights must be positive and finite; got {bad}.")
+    elif server_weights == "uniform":
+        raw = dict.fromkeys(ids, 1.0)
+    elif server_weights == "size":
+        raw = {s: float(silo_sizes[s]) for s in ids}
+    else:
+        raise ValueError(
+            "server_weights must be 'uniform', 'size' or a mapping; got "
+            f"{server_weights!r}."
+        )
+    total = math.fsum(float(w) for w in raw.values())
+    return {s: float(w) / total for s, w in raw.items()}
+
+
+def check_silo_size(silo_id, n_rows, delta, sampling_probability):
+    """Refuse a silo whose size is too small for its sampling rate or its delta.
+
+    Two conditions, both on public quantities:
+
+    * ``delta_i < 1 / n_i``: a larger delta lets a mechanism publish one of
+      the silo's records outright, so the silo's ISRL-DP guarantee would be
+      void. (Central fits only warn; a silo is refused because its budget is
+      a promise made to that silo's records.)
+    * ``q n_i >= 1``: a silo whose expected batch holds less than one record
+      sends messages that are almost pure noise.
+
+    Parameters
+    ----------
+    silo_id : object
+        The silo, for the error message.
+    n_rows : int
+        Number of records of the silo.
+    delta : float
+        The silo's delta.
+    sampling_probability : float
+        The Poisson sampling rate of the run.
+    """
+    if delta * n_rows >= 1.0:
+        raise ValueError(
+            f"silo {silo_id!r} has {n_rows} rows, too few for its budget "
+            f"silo_delta={delta:g}: ISRL-DP needs delta well below "
+            f"1/n_i = {1 / n_rows:.3g}, otherwise a silo may reveal a record "
+            "outright. Lower silo_delta for this silo or merge it with another."
+        )
+    if sampling_probability * n_rows < 1.0:
+        raise ValueError(
+            f"silo {silo_id!r} has {n_rows} rows, too few for the sampling rate "
+            f"q={sampling_probability:.3g}: its expected batch holds "
+            f"{sampling_probability * n_rows:.2g} < 1 record. Raise batch_size "
+            "or merge the silo with another."
+        )

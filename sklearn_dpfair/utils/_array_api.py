@@ -1,0 +1,492 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Array namespaces and devices: where a solver computes, and what it returns.
+
+The solvers are written once, against the `array API standard
+<https://data-apis.org/array-api/>`_, and run in the namespace of the arrays
+they are given: numpy on the CPU by default, PyTorch (through
+``array-api-compat``) on a GPU or the CPU when asked. This module decides
+which, moves arrays between host and device, and holds the few primitives a
+solver needs that the standard lacks or that numpy must keep computing
+exactly as it always did.
+
+Rules (also stated in the estimators' docstrings):
+
+* ``device="cpu"`` (default): numpy. PyTorch is never imported.
+* ``device="cuda"``: PyTorch on the current CUDA device. Without PyTorch this
+  raises an :class:`ImportError` naming the ``sklearn-dpfair[torch]`` extra.
+* ``device="auto"``: CUDA when PyTorch is installed and sees a GPU, else numpy.
+* With ``sklearn.set_config(array_api_dispatch=True)`` and an array-API array
+  (e.g. a torch tensor) as ``X``, the solver runs in X's namespace on X's
+  device, and the fitted arrays stay there (scikit-learn's rule). ``device``
+  must then be ``"auto"`` or name X's device type.
+* Otherwise fitted arrays are numpy, so a model trained on a GPU pickles and
+  predicts anywhere.
+
+Randomness never comes from a device generator: Poisson masks and Gaussian
+noise are drawn on the host from the fit's :class:`numpy.random.Generator`
+(OS entropy when unseeded, see
+:func:`~sklearn_dpfair.privacy.check_noise_generator`) and copied to the
+device. The same seed therefore gives the same batches and the same noise on
+every backend, and the coefficients agree up to floating-point round-off.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.special
+import sklearn
+
+__all__ = [
+    "NUMPY_BACKEND",
+    "ArrayBackend",
+    "array_namespace",
+    "device_of",
+    "expit",
+    "from_host",
+    "input_float_dtypes",
+    "is_numpy_namespace",
+    "resolve_backend",
+    "rowwise_dot",
+    "softmax",
+    "to_numpy",
+]
+
+DEVICE_OPTIONS = frozenset({"cpu", "cuda", "auto"})
+
+_TORCH_EXTRA = (
+    "PyTorch and array-api-compat are optional dependencies of sklearn-dpfair; "
+    "install them with: pip install 'sklearn-dpfair[torch]'"
+)
+
+# numpy >= 2.0 implements the array API standard in its main namespace (with
+# ``astype``, ``device=``), so the numpy path needs neither array-api-compat nor
+# a wrapper, and runs the very numpy calls the solver always made.
+_NUMPY_IS_ARRAY_API = int(np.__version__.split(".")[0]) >= 2
+
+
+def _import_array_api_compat(what):
+    try:
+        import array_api_compat
+    except ImportError as exc:
+        raise ImportError(f"{what} needs array-api-compat. {_TORCH_EXTRA}") from exc
+    return array_api_compat
+
+
+def _import_torch(what):
+    try:
+        import torch
+    except ImportError as exc:
+        raise ImportError(f"{what} needs PyTorch. {_TORCH_EXTRA}") from exc
+    _import_array_api_compat(what)
+    return torch
+
+
+def is_numpy_namespace(xp):
+    """Whether ``xp`` is numpy (the module or array-api-compat's numpy wrapper).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import is_numpy_namespace
+    >>> is_numpy_namespace(np)
+    True
+    """
+    return xp is np or getattr(xp, "__name__", "") in {
+        "array_api_compat.numpy",
+        "sklearn.externals.array_api_compat.numpy",
+    }
+
+
+def _is_array_api_array(a):
+    # numpy arrays, lists and data frames are "host" input; anything else that
+    # speaks DLPack or the standard (torch, cupy, array-api-strict, ...) is an
+    # array-API array.
+    return not isinstance(a, np.ndarray) and (
+        hasattr(a, "__array_namespace__") or hasattr(a, "__dlpack__")
+    )
+
+
+def array_namespace(*arrays):
+    """Namespace of the given arrays: numpy for numpy arrays, else array-api-compat's.
+
+    Parameters
+    ----------
+    *arrays : arrays or None
+        Arrays of one namespace; ``None`` and Python scalars are ignored.
+
+    Returns
+    -------
+    xp : module
+        ``numpy`` itself for numpy input (numpy >= 2 implements the standard),
+        otherwise the namespace ``array_api_compat.array_namespace`` returns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import array_namespace
+    >>> array_namespace(np.ones(2)) is np
+    True
+    """
+    arrays = [a for a in arrays if a is not None and not isinstance(a, (int, float))]
+    if all(isinstance(a, (np.ndarray, np.generic)) for a in arrays):
+        if _NUMPY_IS_ARRAY_API:
+            return np
+        return _import_array_api_compat("numpy < 2").array_namespace(*arrays)
+    return _import_array_api_compat("Non-numpy input").array_namespace(*arrays)
+
+
+def device_of(a):
+    """Device of array ``a`` (``"cpu"`` for numpy arrays).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import device_of
+    >>> device_of(np.ones(2))
+    'cpu'
+    """
+    if isinstance(a, (np.ndarray, np.generic)):
+        return "cpu"
+    return _import_array_api_compat("Non-numpy input").device(a)
+
+
+def _device_type(device):
+    # "cpu" / "cuda" for torch devices; for others, "cpu" when their name says
+    # so (numpy's "cpu", array-api-strict's "CPU_DEVICE"), else the name.
+    if hasattr(device, "type"):
+        return str(device.type).lower()
+    name = str(device).lower()
+    return "cpu" if "cpu" in name else name
+
+
+def from_host(host_array, like):
+    """Copy a host numpy array to the namespace and device of ``like``.
+
+    For numpy ``like`` the array is returned unchanged (no copy), so numpy
+    solvers compute exactly what they computed before the array API.
+    Noise and Poisson masks go through here: they are drawn on the host from
+    the fit's numpy generator, whatever the backend.
+
+    Parameters
+    ----------
+    host_array : ndarray
+        Array on the host; its dtype is kept.
+    like : array
+        Any array of the target namespace and device.
+
+    Returns
+    -------
+    array : array
+        ``host_array`` in ``like``'s namespace, on ``like``'s device.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import from_host
+    >>> host = np.arange(3)
+    >>> from_host(host, np.zeros(2)) is host
+    True
+    """
+    if isinstance(like, np.ndarray):
+        return host_array
+    xp = array_namespace(like)
+    return xp.asarray(host_array, device=device_of(like))
+
+
+def to_numpy(a):
+    """Host numpy copy of an array of any namespace and device.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import to_numpy
+    >>> to_numpy(np.ones(2))
+    array([1., 1.])
+    """
+    if a is None or isinstance(a, (np.ndarray, np.generic)):
+        return a
+    if not _is_array_api_array(a):
+        return np.asarray(a)
+    aac = _import_array_api_compat("Non-numpy input")
+    if aac.is_torch_array(a):
+        return a.detach().cpu().numpy()
+    if aac.is_cupy_array(a):
+        return a.get()
+    # Other namespaces (array-api-strict, ...): DLPack from their CPU device.
+    if _device_type(aac.device(a)).startswith("cuda"):
+        a = aac.to_device(a, "cpu")
+    return np.from_dlpack(a)
+
+
+def _dtype_name(dtype):
+    # "float32" for numpy's, torch's ("torch.float32") and array-api-strict's
+    # dtypes alike.
+    if isinstance(dtype, (np.dtype, type)):
+        return np.dtype(dtype).name
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+def input_float_dtypes(X):
+    """``[float64, float32]`` of the namespace ``validate_data`` will keep ``X`` in.
+
+    numpy's, unless scikit-learn's array API dispatch is on and ``X`` is an
+    array-API array: then ``validate_data`` keeps ``X``'s namespace and needs
+    its dtypes (for ``predict`` on a model fitted under dispatch).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import input_float_dtypes
+    >>> input_float_dtypes(np.ones(2)) == [np.float64, np.float32]
+    True
+    """
+    xp = np
+    if sklearn.get_config()["array_api_dispatch"] and _is_array_api_array(X):
+        xp = array_namespace(X)
+    return [xp.float64, xp.float32]
+
+
+def rowwise_dot(A, B):
+    """Row-wise inner products ``sum_j A[i, j] * B[i, j]``, without an ``A * B`` temporary.
+
+    numpy keeps the ``einsum`` the solvers always used, so numpy results stay
+    bit-for-bit what they were; other namespaces use the standard's
+    ``vecdot``. (numpy's own ``vecdot`` sums in another order.)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import rowwise_dot
+    >>> rowwise_dot(np.array([[3.0, 4.0]]), np.array([[3.0, 4.0]]))
+    array([25.])
+    """
+    xp = array_namespace(A, B)
+    if is_numpy_namespace(xp):
+        return np.einsum("ij,ij->i", A, B)
+    return xp.vecdot(A, B, axis=-1)
+
+
+def expit(x):
+    """Logistic sigmoid ``1 / (1 + exp(-x))`` in the namespace of ``x``.
+
+    numpy uses :func:`scipy.special.expit` (the function the losses always
+    called); other namespaces a form built on ``exp(-|x|)``, which never
+    overflows and saturates to exactly 0 and 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import expit
+    >>> expit(np.array([0.0]))
+    array([0.5])
+    """
+    xp = array_namespace(x)
+    if is_numpy_namespace(xp):
+        return scipy.special.expit(x)
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def softmax(x, axis=1):
+    """Softmax along ``axis`` in the namespace of ``x`` (max-shifted, so it never overflows).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import softmax
+    >>> softmax(np.zeros((1, 2)))
+    array([[0.5, 0.5]])
+    """
+    xp = array_namespace(x)
+    if is_numpy_namespace(xp):
+        return scipy.special.softmax(x, axis=axis)
+    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+    return e / xp.sum(e, axis=axis, keepdims=True)
+
+
+@dataclass(frozen=True)
+class ArrayBackend:
+    """Where a fit computes, and in which namespace its results are returned.
+
+    Build it with :func:`resolve_backend`. ``xp`` and ``device`` are the
+    solver's namespace and device; ``input_xp`` is the namespace of the
+    validated input ``X`` and of the fitted arrays (numpy unless scikit-learn's
+    array API dispatch is on and ``X`` is an array-API array).
+
+    Parameters
+    ----------
+    xp : module
+        Namespace the solver computes in.
+    device : object
+        Device the solver computes on (``"cpu"`` for numpy).
+    input_xp : module
+        Namespace of the input after validation and of the fitted arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import resolve_backend
+    >>> backend = resolve_backend(np.ones((2, 2)), "cpu")
+    >>> backend.is_numpy, backend.name
+    (True, 'numpy')
+    """
+
+    xp: object
+    device: object
+    input_xp: object
+
+    @property
+    def is_numpy(self):
+        """Whether the solver runs in numpy."""
+        return is_numpy_namespace(self.xp)
+
+    @property
+    def name(self):
+        """Short description for messages, e.g. ``"numpy"`` or ``"torch on cuda:0"``."""
+        if self.is_numpy:
+            return "numpy"
+        return f"{self.xp.__name__.rsplit('.', 1)[-1]} on {self.device}"
+
+    @property
+    def input_float_dtypes(self):
+        """Float dtypes to accept in ``validate_data``, in the input's namespace."""
+        return [self.input_xp.float64, self.input_xp.float32]
+
+    def asarray(self, a, dtype=None):
+        """``a`` (numpy or already on the backend) in the solver's namespace and device.
+
+        Parameters
+        ----------
+        a : array
+            Validated array, numpy or of the solver's namespace.
+        dtype : dtype, default=None
+            Floating dtype of any namespace (e.g. ``X.dtype``), translated to
+            the solver's namespace; None keeps ``a``'s.
+
+        Returns
+        -------
+        array : array
+            No copy when ``a`` already lives there with that dtype.
+        """
+        if dtype is not None:
+            dtype = getattr(self.xp, _dtype_name(dtype))
+        if self.is_numpy:
+            a = to_numpy(a)
+            return a if dtype is None else a.astype(dtype)
+        return self.xp.asarray(a, dtype=dtype, device=self.device)
+
+    def to_output(self, a):
+        """A solver array converted to the namespace of the fitted attributes.
+
+        Parameters
+        ----------
+        a : array
+            Result of the solver.
+
+        Returns
+        -------
+        array : array
+            numpy, unless dispatch kept the input's namespace (then ``a`` is
+            returned on the solver's device, which is the input's).
+        """
+        if is_numpy_namespace(self.input_xp):
+            return to_numpy(a)
+        return a
+
+
+#: numpy on the CPU, numpy results: the default of every solver.
+NUMPY_BACKEND = ArrayBackend(np, "cpu", np)
+
+
+def resolve_backend(X, device="cpu", *, array_api_solver=True):
+    """Decide the namespace and device of a fit from ``X`` and ``device``.
+
+    Call it before ``validate_data`` (whose ``dtype`` must be given in the
+    input's namespace, :attr:`ArrayBackend.input_float_dtypes`).
+
+    Parameters
+    ----------
+    X : array-like
+        The training data as passed to ``fit``.
+    device : {"cpu", "cuda", "auto"}, default="cpu"
+        The estimator's ``device`` parameter.
+    array_api_solver : bool, default=True
+        Whether the selected solver is written against the array API. A
+        numpy-only solver (e.g. one built on :mod:`scipy.optimize`) runs on
+        the CPU for ``device="auto"`` and raises for ``"cuda"`` or dispatched
+        non-numpy input.
+
+    Returns
+    -------
+    backend : ArrayBackend
+        The namespace and device of the solver and of the fitted arrays.
+
+    Raises
+    ------
+    ImportError
+        ``device="cuda"`` (or dispatched non-numpy input) without the
+        ``sklearn-dpfair[torch]`` extra.
+    ValueError
+        Unknown ``device``, no CUDA device visible, ``device`` contradicting
+        the device of dispatched input, or a numpy-only solver asked to run
+        elsewhere.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import resolve_backend
+    >>> resolve_backend(np.ones((3, 2)), "auto", array_api_solver=False).name
+    'numpy'
+    """
+    if device not in DEVICE_OPTIONS:
+        raise ValueError(
+            f"device must be one of {sorted(DEVICE_OPTIONS)}; got {device!r}."
+        )
+    if sklearn.get_config()["array_api_dispatch"] and _is_array_api_array(X):
+        xp = array_namespace(X)
+        if not is_numpy_namespace(xp):
+            return _dispatched_backend(X, xp, device, array_api_solver)
+    if device == "cpu" or (device == "auto" and not array_api_solver):
+        return NUMPY_BACKEND
+    if not array_api_solver:
+        raise ValueError(
+            f"device={device!r}: this solver runs on the CPU only (it is not "
+            "written against the array API); use device='cpu' or a solver that "
+            "supports GPUs."
+        )
+    if device == "auto":
+        try:
+            torch = _import_torch("device='auto'")
+        except ImportError:
+            return NUMPY_BACKEND
+        if not torch.cuda.is_available():
+            return NUMPY_BACKEND
+    else:
+        torch = _import_torch("device='cuda'")
+        if not torch.cuda.is_available():
+            raise ValueError(
+                "device='cuda' but PyTorch sees no CUDA device "
+                "(torch.cuda.is_available() is False). Use device='cpu' or "
+                "'auto', or install a CUDA build of PyTorch."
+            )
+    import array_api_compat.torch as xp_torch
+
+    return ArrayBackend(xp_torch, torch.device("cuda", torch.cuda.current_device()), np)
+
+
+def _dispatched_backend(X, xp, device, array_api_solver):
+    if not array_api_solver:
+        raise ValueError(
+            f"array_api_dispatch is on and X lives in {xp.__name__}, but this "
+            "solver supports numpy input only. Pass numpy arrays, or choose a "
+            "solver written against the array API."
+        )
+    x_device = device_of(X)
+    if device != "auto" and not _device_type(x_device).startswith(device):
+        raise ValueError(
+            f"device={device!r} but X is on {x_device}: with array_api_dispatch "
+            "the fit runs where X lives. Pass device='auto' to follow X, or move "
+            "X first."
+        )
+    return ArrayBackend(xp, x_device, xp)

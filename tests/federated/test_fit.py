@@ -1,0 +1,272 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""fit_federated and the baselines: accounting, secure aggregation, transcript."""
+
+import math
+import pickle
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair._loss import BinaryLogisticLoss
+from sklearn_dpfair._solvers._schedules import auto_learning_rate
+from sklearn_dpfair.federated import (
+    FederationConfig,
+    SiloMessage,
+    fit_each_silo_alone,
+    fit_federated,
+)
+from sklearn_dpfair.federated._fit import _resolve_auto_learning_rate
+from sklearn_dpfair.privacy import calibrate_noise_multiplier
+from sklearn_dpfair.privacy._accounting import epsilon_of
+
+LOSS = BinaryLogisticLoss()
+CONFIG = FederationConfig(rounds=40, sampling_probability=0.2, learning_rate=1.0)
+
+
+def _silos(sizes=(300, 500, 700), d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    data = {}
+    for j, n in enumerate(sizes):
+        X = rng.normal(size=(n, d)) + 0.3 * j  # heterogeneous silos
+        data[f"s{j}"] = (X, (X[:, 0] + 0.5 * X[:, 1] > 0.3 * j).astype(float))
+    return data
+
+
+def test_records_per_silo_and_record_level_guarantee():
+    data = _silos()
+    budgets = {"s0": 0.5, "s1": 1.0, "s2": 2.0}
+    deltas = {"s0": 1e-6, "s1": 1e-5, "s2": 1e-5}
+    fit = fit_federated(
+        data,
+        loss=LOSS,
+        config=CONFIG,
+        silo_epsilon=budgets,
+        silo_delta=deltas,
+        random_state=0,
+    )
+    for sid, rep in fit.silo_reports.items():
+        rec = rep.privacy_record
+        assert rec.epsilon <= budgets[sid]
+        assert rec.recompute_epsilon() == fit.silo_epsilon[sid]
+        assert fit.silo_delta[sid] == deltas[sid]
+        assert fit.silo_rounds[sid] == CONFIG.rounds
+        assert rep.noise_multiplier == calibrate_noise_multiplier(
+            budgets[sid], deltas[sid], 0.2, 40, "rdp"
+        )
+    # The smallest budget gets the most noise, and bounds every record.
+    sig = fit.silo_noise_multiplier
+    assert sig["s0"] > sig["s1"] > sig["s2"]
+    rec = fit.privacy_record
+    assert rec.delta == 1e-5
+    assert rec.epsilon == epsilon_of(rec.dp_event, rec.delta, "rdp")
+    assert rec.epsilon == max(
+        epsilon_of(r.privacy_record.dp_event, 1e-5, "rdp")
+        for r in fit.silo_reports.values()
+    )
+
+
+def test_secure_aggregation_record_follows_the_aggregate_noise():
+    data = _silos()
+    fit = fit_federated(
+        data,
+        loss=LOSS,
+        config=CONFIG,
+        silo_epsilon=1.0,
+        silo_delta=1e-5,
+        server_weights="size",
+        secure_aggregation=True,
+        random_state=0,
+    )
+    q, p = 0.2, fit.server_weights
+    reps = fit.silo_reports
+    noise = math.sqrt(
+        sum(
+            (p[s] * r.noise_multiplier / (q * r.n_samples)) ** 2
+            for s, r in reps.items()
+        )
+    )
+    z = {s: noise * q * r.n_samples / p[s] for s, r in reps.items()}
+    central = fit.central_record
+    # Size weights make p_i / n_i equal: every silo has the same multiplier.
+    assert central.noise_multiplier == pytest.approx(min(z.values()), rel=1e-12)
+    assert central.noise_multiplier == pytest.approx(
+        reps["s0"].noise_multiplier * math.sqrt(3), rel=1e-12
+    )
+    assert central.epsilon < fit.privacy_record.epsilon
+    assert "CONDITIONAL" in central.mechanism
+    assert any("secure aggregation" in c for c in central.caveats)
+    assert central.recompute_epsilon() == central.epsilon
+
+
+def test_one_silo_secure_aggregation_equals_isrl():
+    data = _silos(sizes=(600,))
+    fit = fit_federated(
+        data,
+        loss=LOSS,
+        config=CONFIG,
+        silo_epsilon=1.0,
+        silo_delta=1e-5,
+        secure_aggregation=True,
+        random_state=0,
+    )
+    assert fit.central_record.noise_multiplier == pytest.approx(
+        fit.privacy_record.noise_multiplier, rel=1e-12
+    )
+
+
+def test_secure_aggregation_refused_for_local_sgd():
+    config = FederationConfig(
+        rounds=5, sampling_probability=0.2, learning_rate=1.0, local_steps=2
+    )
+    with pytest.raises(ValueError, match="one noisy gradient per round"):
+        fit_federated(
+            _silos(),
+            loss=LOSS,
+            config=config,
+            silo_epsilon=1.0,
+            silo_delta=1e-5,
+            secure_aggregation=True,
+        )
+
+
+def test_transcript_holds_only_noisy_messages():
+    """What the server receives: one small noisy message per silo and round."""
+    data = _silos()
+    canary = 12345.678
+    X0, y0 = data["s0"]
+    X0 = X0.copy()
+    X0[7] = [canary, -canary, canary / 3]
+    data["s0"] = (X0, y0)
+    fit = fit_federated(
+        data,
+        loss=LOSS,
+        config=CONFIG,
+        silo_epsilon=1.0,
+        silo_delta=1e-5,
+        random_state=0,
+        record_transcript=True,
+    )
+    assert len(fit.transcript) == 3 * CONFIG.rounds
+    assert all(type(m) is SiloMessage for m in fit.transcript)
+    assert all(m.gradient.shape == (4, 1) for m in fit.transcript)
+    received = pickle.dumps((fit.transcript, fit.silo_reports))
+    for value in X0[7]:
+        assert np.float64(value).tobytes() not in received
+
+
+def test_seed_reproduces():
+    data = _silos()
+    kw = dict(loss=LOSS, config=CONFIG, silo_epsilon=1.0, silo_delta=1e-5)
+    a = fit_federated(data, **kw, random_state=3)
+    b = fit_federated(data, **kw, random_state=3)
+    c = fit_federated(data, **kw, random_state=4)
+    assert np.array_equal(a.coef, b.coef) and np.array_equal(a.intercept, b.intercept)
+    assert not np.array_equal(a.coef, c.coef)
+
+
+def test_auto_step_is_the_central_rule_on_the_aggregate_noise():
+    config = FederationConfig(rounds=40, sampling_probability=0.2)
+    sigma = calibrate_noise_multiplier(1.0, 1e-5, 0.2, 40, "rdp")
+    n_params = 4
+    # N equal silos, uniform weights: aggregate noise sigma / (sqrt(N) q n_i),
+    # i.e. the central rule with multiplier sigma sqrt(N) on the pooled N n_i.
+    for n_silos in (1, 4):
+        ids = list(range(n_silos))
+        resolved = _resolve_auto_learning_rate(
+            config,
+            dict.fromkeys(ids, 1.0),
+            dict.fromkeys(ids, 1e-5),
+            dict.fromkeys(ids, 500),
+            dict.fromkeys(ids, 1 / n_silos),
+            None,
+            n_params=n_params,
+        )
+        expected = auto_learning_rate(
+            sigma * math.sqrt(n_silos), 0.2, 500 * n_silos, n_params
+        )
+        assert resolved.learning_rate == pytest.approx(expected, rel=1e-12)
+    # fit_federated uses it: "auto" and the resolved value give the same fit.
+    data = _silos()
+    kw = dict(loss=LOSS, silo_epsilon=1.0, silo_delta=1e-5, random_state=0)
+    auto = fit_federated(data, config=config, **kw)
+    sizes = {s: x.shape[0] for s, (x, _) in data.items()}
+    lr = _resolve_auto_learning_rate(
+        config,
+        dict.fromkeys(sizes, 1.0),
+        dict.fromkeys(sizes, 1e-5),
+        sizes,
+        dict.fromkeys(sizes, 1 / 3),
+        None,
+        n_params=n_params,
+    ).learning_rate
+    explicit = fit_federated(data, config=replace(config, learning_rate=lr), **kw)
+    np.testing.assert_array_equal(auto.coef, explicit.coef)
+
+
+def test_local_sgd_baseline_accounts_all_local_steps():
+    # 20 rounds x 2 local steps: 40 releases per silo, the noise of 40 rounds
+    # of minibatch SGD (CONFIG), although only 20 messages are sent.
+    config = replace(CONFIG, rounds=20, local_steps=2)
+    fit = fit_federated(
+        _silos(),
+        loss=LOSS,
+        config=config,
+        silo_epsilon=1.0,
+        silo_delta=1e-5,
+        random_state=0,
+    )
+    assert fit.privacy_record.steps == 40
+    assert fit.silo_rounds == {"s0": 20, "s1": 20, "s2": 20}
+    assert fit.silo_noise_multiplier["s0"] == calibrate_noise_multiplier(
+        1.0, 1e-5, 0.2, 40, "rdp"
+    )
+    assert fit.privacy_record.epsilon <= 1.0
+
+
+def test_each_silo_alone_is_a_federation_of_one():
+    data = _silos()
+    fits = fit_each_silo_alone(
+        data,
+        loss=LOSS,
+        config=CONFIG,
+        silo_epsilon={"s0": 2.0, "s1": 1.0, "s2": 1.0},
+        silo_delta=1e-5,
+        random_state=0,
+    )
+    assert list(fits) == ["s0", "s1", "s2"]
+    for sid, fit in fits.items():
+        assert list(fit.silo_reports) == [sid]
+        assert fit.privacy_record.epsilon == fit.silo_epsilon[sid]
+    assert fits["s1"].privacy_record.epsilon <= 1.0 < fits["s0"].privacy_record.epsilon
+
+
+def test_bad_federations_are_refused():
+    data = _silos()
+    with pytest.raises(ValueError, match="without an entry for silos"):
+        fit_federated(
+            data, loss=LOSS, config=CONFIG, silo_epsilon={"s0": 1.0}, silo_delta=1e-5
+        )
+    with pytest.raises(ValueError, match="too few for its budget"):
+        fit_federated(
+            data,
+            loss=LOSS,
+            config=CONFIG,
+            silo_epsilon=1.0,
+            silo_delta={"s0": 1e-2, "s1": 1e-5, "s2": 1e-5},
+        )
+    with pytest.raises(ValueError, match="same columns"):
+        bad = dict(data, s1=(np.zeros((500, 2)), np.zeros(500)))
+        fit_federated(bad, loss=LOSS, config=CONFIG, silo_epsilon=1.0, silo_delta=1e-5)
+    with pytest.raises(ValueError, match="empty"):
+        fit_federated({}, loss=LOSS, config=CONFIG, silo_epsilon=1.0, silo_delta=1e-5)
+    with pytest.raises(ValueError, match="execution must be"):
+        fit_federated(
+            data,
+            loss=LOSS,
+            config=CONFIG,
+            silo_epsilon=1.0,
+            silo_delta=1e-5,
+            execution="ray",
+        )

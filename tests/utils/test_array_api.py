@@ -1,0 +1,204 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Namespace and device resolution, host/device moves and xp primitives."""
+
+import sys
+
+import numpy as np
+import pytest
+import sklearn
+
+from sklearn_dpfair.utils._array_api import (
+    NUMPY_BACKEND,
+    array_namespace,
+    device_of,
+    expit,
+    from_host,
+    input_float_dtypes,
+    resolve_backend,
+    rowwise_dot,
+    softmax,
+    to_numpy,
+)
+
+
+@pytest.fixture
+def dispatch(monkeypatch):
+    """scikit-learn's array API dispatch, as a user turns it on."""
+    # scikit-learn refuses dispatch unless scipy's flag is set; our code never
+    # hands non-numpy arrays to scipy, so setting it late is harmless here.
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    with sklearn.config_context(array_api_dispatch=True):
+        yield
+
+
+@pytest.fixture
+def no_torch(monkeypatch):
+    """Make ``import torch`` and ``import array_api_compat`` fail."""
+    for name in ("torch", "array_api_compat", "array_api_compat.torch"):
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+def _namespaces():
+    """(name, asarray) of every namespace installed here, numpy first."""
+    out = [("numpy", np.asarray)]
+    try:
+        import torch
+
+        out.append(("torch", torch.from_numpy))
+    except ImportError:
+        pass
+    try:
+        import array_api_strict
+
+        out.append(("array_api_strict", array_api_strict.asarray))
+    except ImportError:
+        pass
+    return out
+
+
+NAMESPACES = _namespaces()
+
+
+def test_numpy_is_its_own_namespace():
+    X = np.ones((3, 2))
+    assert array_namespace(X) is np
+    assert array_namespace(X, None, 1.0) is np
+    assert device_of(X) == "cpu"
+
+
+def test_cpu_device_is_numpy_and_never_needs_torch(no_torch):
+    backend = resolve_backend(np.ones((3, 2)), "cpu")
+    assert backend is NUMPY_BACKEND
+    assert backend.is_numpy and backend.name == "numpy"
+    assert backend.input_float_dtypes == [np.float64, np.float32]
+
+
+def test_unknown_device_is_rejected():
+    with pytest.raises(ValueError, match="device must be one of"):
+        resolve_backend(np.ones((3, 2)), "gpu")
+
+
+def test_cuda_without_torch_names_the_extra(no_torch):
+    with pytest.raises(ImportError, match=r"pip install 'sklearn-dpfair\[torch\]'"):
+        resolve_backend(np.ones((3, 2)), "cuda")
+
+
+def test_auto_without_torch_falls_back_to_numpy(no_torch):
+    assert resolve_backend(np.ones((3, 2)), "auto") is NUMPY_BACKEND
+
+
+def test_auto_without_gpu_is_numpy():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is visible")
+    assert resolve_backend(np.ones((3, 2)), "auto") is NUMPY_BACKEND
+
+
+def test_cuda_without_gpu_raises():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is visible")
+    with pytest.raises(ValueError, match="sees no CUDA device"):
+        resolve_backend(np.ones((3, 2)), "cuda")
+
+
+def test_numpy_only_solver():
+    X = np.ones((3, 2))
+    assert resolve_backend(X, "auto", array_api_solver=False) is NUMPY_BACKEND
+    with pytest.raises(ValueError, match="runs on the CPU only"):
+        resolve_backend(X, "cuda", array_api_solver=False)
+
+
+def test_torch_input_without_dispatch_is_numpy():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    assert resolve_backend(torch.ones(3, 2), "cpu") is NUMPY_BACKEND
+    assert input_float_dtypes(torch.ones(3, 2)) == [np.float64, np.float32]
+
+
+def test_dispatch_follows_the_input(dispatch):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    X = torch.ones(3, 2)
+    for device in ("cpu", "auto"):
+        backend = resolve_backend(X, device)
+        assert not backend.is_numpy
+        assert backend.device == X.device
+        assert backend.input_xp is backend.xp
+        assert backend.input_float_dtypes == [torch.float64, torch.float32]
+        assert backend.name == "torch on cpu"
+    assert input_float_dtypes(X) == [torch.float64, torch.float32]
+    # numpy input under dispatch: the usual rules.
+    assert resolve_backend(X.numpy(), "cpu") is NUMPY_BACKEND
+
+
+def test_dispatch_rejects_a_contradicting_device(dispatch):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    with pytest.raises(ValueError, match="device='cuda' but X is on cpu"):
+        resolve_backend(torch.ones(3, 2), "cuda")
+
+
+def test_dispatch_to_numpy_only_solver_raises(dispatch):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    with pytest.raises(ValueError, match="supports numpy input only"):
+        resolve_backend(torch.ones(3, 2), "auto", array_api_solver=False)
+
+
+@pytest.mark.parametrize("name, asarray", NAMESPACES)
+def test_host_round_trip(name, asarray):
+    like = asarray(np.zeros(2))
+    host = np.array([3, 1, 2])
+    moved = from_host(host, like)
+    if name == "numpy":
+        assert moved is host
+    else:
+        assert array_namespace(moved) is array_namespace(like)
+        assert device_of(moved) == device_of(like)
+    back = to_numpy(moved)
+    assert isinstance(back, np.ndarray)
+    np.testing.assert_array_equal(back, host)
+
+
+@pytest.mark.parametrize("name, asarray", NAMESPACES)
+def test_primitives_agree_with_numpy(name, asarray, global_random_seed):
+    rng = np.random.default_rng(global_random_seed)
+    A = rng.normal(size=(50, 4)) * 30
+    np.testing.assert_allclose(
+        to_numpy(rowwise_dot(asarray(A), asarray(A))),
+        np.sum(A * A, axis=1),
+        rtol=1e-13,
+    )
+    np.testing.assert_allclose(
+        to_numpy(expit(asarray(A))), 1 / (1 + np.exp(-A)), rtol=1e-13
+    )
+    P = to_numpy(softmax(asarray(A), axis=1))
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-13)
+    E = np.exp(A - A.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(P, E / E.sum(axis=1, keepdims=True), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name, asarray", NAMESPACES)
+def test_expit_saturates_without_nan(name, asarray):
+    p = to_numpy(expit(asarray(np.array([-1e4, 0.0, 1e4]))))
+    np.testing.assert_array_equal(p, [0.0, 0.5, 1.0])
+
+
+def test_backend_asarray_translates_dtypes():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    import array_api_compat.torch as xp_torch
+
+    from sklearn_dpfair.utils._array_api import ArrayBackend
+
+    backend = ArrayBackend(xp_torch, torch.device("cpu"), np)
+    y = backend.asarray(np.array([0, 1, 1]), dtype=np.dtype("float32"))
+    assert y.dtype == torch.float32
+    # Results go back to numpy: the input namespace was numpy.
+    out = backend.to_output(y)
+    assert isinstance(out, np.ndarray) and out.dtype == np.float32
+    assert NUMPY_BACKEND.asarray(np.array([0, 1]), dtype=torch.float64).dtype == (
+        np.float64
+    )
