@@ -1,0 +1,265 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Noisy stochastic gradient descent-ascent (SGDA) for ERMI-regularized linear models.
+
+Thesis Algorithm 9 (FERMI) and its private version (spec ``fermi.md`` §4.6),
+in one loop; the non-private fit is the same loop with zero noise. Order of
+calls in :func:`noisy_sgda`, per step ``t = 1..T``:
+
+1. sample a Poisson batch ``B_t`` (each row with probability ``q``);
+2. logits ``Z = X_B Theta + s w_0`` and probabilities ``F = softmax(Z)``;
+3. (``dual_update="exact"``, full batch only) set ``W`` to its maximiser;
+4. logit-space gradient ``G = (F - e_y) + lambda w_i F * (c - <c, F>)``;
+5. primal block: clip factors from ``||G_i|| ||[x_i, s]||``, clipped sum
+   ``[X_B, s]^T (a * G)``, Gaussian noise, divide by ``q n``, L2 step;
+6. dual block (simultaneous: it uses ``Theta_t`` and ``W_t``): per-sample
+   dual gradients clipped by their factorized norms, summed, noised, divided
+   by ``q n``; projected ascent step (NOT scaled by lambda: same fixed
+   point, stable for ``dual_learning_rate <= 1/2``, spec §3.5);
+7. accumulate the per-epoch curves (optional: mean batch loss and the ERMI
+   of the epoch's batch predictions, soft) and the tail average.
+
+The primal and dual noisy sums are released together on the same batch; the
+caller accounts them as one Gaussian mechanism (spec §4.6).
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..fairness._ermi import block_tables, ermi_from_tables
+from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
+from ._sampling import poisson_batch
+
+__all__ = ["SGDAResult", "noisy_sgda"]
+
+
+@dataclass
+class SGDAResult:
+    """What :func:`noisy_sgda` returns.
+
+    ``coef`` has shape ``(n_features, n_classes)``, ``intercept`` shape
+    ``(n_classes,)``, ``dual`` the last dual iterate; the curves are per epoch
+    (empty lists when not recorded).
+    """
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    dual: np.ndarray
+    n_steps: int
+    loss_curve: list = field(default_factory=list)
+    fairness_curve: list = field(default_factory=list)
+
+
+def softmax_terms(raw, y):
+    """Probabilities, cross-entropy gradient ``F - e_y`` and per-sample loss.
+
+    One pass of a stable log-softmax: the same values as
+    :class:`~sklearn_dpfair._loss.SoftmaxLoss` (``raw_gradient``, ``loss``)
+    at a fraction of the cost of SciPy's generic array-API wrappers, which
+    dominate the step time for batches of a few hundred rows.
+    """
+    shifted = raw - raw.max(axis=1, keepdims=True)
+    exp = np.exp(shifted)
+    total = exp.sum(axis=1, keepdims=True)
+    proba = exp / total
+    rows = np.arange(raw.shape[0])
+    grad = proba.copy()
+    grad[rows, y] -= 1.0
+    loss = np.log(total[:, 0]) - shifted[rows, y]
+    return proba, grad, loss
+
+
+def _clip_factors_from_norms(norms, clip_norm):
+    """``min(1, C / ||h_i||)`` given the norms; rows with norm 0 keep factor 1.
+
+    Division only where the norm exceeds ``C``, so a zero norm (rows without
+    a penalty term) neither divides by zero nor overflows.
+    """
+    factors = np.ones_like(norms)
+    over = norms > clip_norm
+    factors[over] = clip_norm / norms[over]
+    return factors
+
+
+def _epoch_ends(n_steps, epochs):
+    """Step indices after which an epoch ends (``epochs`` equal shares of T)."""
+    ends = np.round(np.arange(1, epochs + 1) * n_steps / epochs).astype(int) - 1
+    return set(np.maximum(ends, 0).tolist())
+
+
+def noisy_sgda(
+    X,
+    y,
+    loss,
+    regularizer,
+    *,
+    blocks,
+    codes,
+    weight_scale,
+    fairness_weight,
+    primal_mechanism,
+    dual_mechanism,
+    sampling_probability,
+    n_steps,
+    epochs,
+    learning_rate,
+    dual_learning_rate,
+    alpha,
+    intercept_scaling,
+    dual_update,
+    project_dual,
+    return_iterate,
+    rng,
+    record_curves,
+    constraint=None,
+    tail_fraction=0.5,
+):
+    """Run (noisy) SGDA on ``min_theta max_W mean_i [l_i + lambda psi_i]``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+        Class indices.
+    loss : SoftmaxLoss
+        The softmax cross-entropy (its ``n_outputs`` gives the number of
+        classes; values are computed by :func:`softmax_terms`).
+    regularizer : ERMIRegularizer or None
+        None (or ``fairness_weight == 0``) runs plain (noisy) SGD: no dual.
+    blocks, codes : ndarray of shape (n_samples,)
+        Block and group of each row (``-1``: no penalty term).
+    weight_scale : float
+        Multiplies every penalty weight (``n / n_observed``).
+    fairness_weight : float
+        lambda.
+    primal_mechanism, dual_mechanism : GaussianMechanism
+        Clip norm and noise multiplier of the two blocks (noise 0: no noise).
+    sampling_probability : float
+        Poisson rate ``q``; 1 is full batch.
+    n_steps, epochs : int
+        Number of steps ``T`` and of epochs (for the curves).
+    learning_rate, dual_learning_rate : float
+        Constant step sizes.
+    alpha : float
+        L2 penalty on the coefficients (not on the intercept).
+    intercept_scaling : float
+        Constant ``s`` of the augmented row; 0 fits no intercept.
+    dual_update : {"sgda", "exact"}
+        Ascent step, or exact maximiser (full batch only).
+    project_dual : bool
+        Apply the box projection after each ascent step.
+    return_iterate : {"last", "average"}
+        Last iterate, or the average of the last ``tail_fraction`` of them.
+    rng : numpy.random.Generator
+        Batches and noise.
+    record_curves : bool
+        Record per-epoch training loss and ERMI (reads the training data).
+    constraint : object, default=None
+        Constraint object, needed to evaluate the ERMI curve.
+    tail_fraction : float, default=0.5
+        Fraction of the iterates averaged by ``return_iterate="average"``.
+
+    Returns
+    -------
+    result : SGDAResult
+    """
+    n_samples, n_features = X.shape
+    m = loss.n_outputs
+    dtype = X.dtype
+    coef = np.zeros((n_features, m), dtype=dtype)
+    w0 = np.zeros(m, dtype=dtype)
+    s = float(intercept_scaling)
+    row_norms = augmented_row_norms(X, s)
+    # Divide by the expected batch size, a public constant: the realised size
+    # of a Poisson batch depends on the data set (add/remove one record).
+    denominator = sampling_probability * n_samples
+
+    fair = regularizer is not None and fairness_weight > 0
+    if fair:
+        W = regularizer.init_dual(dtype)
+        blk, grp, wt, isq = regularizer.sample_constants(blocks, codes, weight_scale)
+    else:
+        W = np.zeros((0, 0, m), dtype=dtype)
+    dual_clip = dual_mechanism.clip_norm if fair else np.inf
+
+    ends = _epoch_ends(n_steps, epochs)
+    loss_curve, fairness_curve = [], []
+    epoch_loss, epoch_count = 0.0, 0
+    if fair and record_curves:
+        observed = codes >= 0
+        tables = np.zeros((regularizer.n_blocks, regularizer.n_groups, m))
+        n_observed = 0
+    tail_start = n_steps - max(1, int(np.ceil(tail_fraction * n_steps)))
+    coef_sum, w0_sum = np.zeros_like(coef), np.zeros_like(w0)
+
+    for t in range(n_steps):
+        idx = poisson_batch(rng, n_samples, sampling_probability)
+        Xb, yb = X[idx], y[idx]
+        raw = Xb @ coef + s * w0
+        proba, grad, sample_loss = softmax_terms(raw, yb)
+        if record_curves:
+            epoch_loss += float(sample_loss.sum())
+            epoch_count += idx.size
+            if fair:
+                tables += block_tables(
+                    proba, blocks[idx], codes[idx], *tables.shape[:2]
+                )
+                n_observed += int(np.count_nonzero(observed[idx]))
+        if fair:
+            b_blk, b_grp, b_wt, b_isq = blk[idx], grp[idx], wt[idx], isq[idx]
+            if dual_update == "exact":
+                W = regularizer.dual_maximizer(proba, b_blk, b_grp, b_isq, b_wt)
+            c = regularizer.coefficients(W, b_blk, b_grp, b_isq)
+            grad = grad + fairness_weight * regularizer.raw_gradient(proba, c, b_wt)
+            if dual_update != "exact":
+                if np.isinf(dual_clip):
+                    factor = b_wt
+                else:
+                    norms = regularizer.dual_gradient_norms(
+                        W, proba, b_blk, b_grp, b_isq, b_wt
+                    )
+                    factor = b_wt * _clip_factors_from_norms(norms, dual_clip)
+                dual_sum = regularizer.dual_gradient_sum(
+                    W, proba, b_blk, b_grp, b_isq, factor
+                )
+
+        g_coef, g_w0 = clipped_gradient_sum(
+            Xb, grad, row_norms[idx], primal_mechanism.clip_norm, s
+        )
+        g_coef = primal_mechanism.privatize(g_coef, rng) / denominator
+        g_w0 = primal_mechanism.privatize(g_w0, rng) / denominator
+        coef -= learning_rate * (g_coef + alpha * coef)
+        if s:
+            w0 -= learning_rate * g_w0
+        if fair and dual_update != "exact":
+            W = W + dual_learning_rate * (
+                dual_mechanism.privatize(dual_sum, rng) / denominator
+            )
+            if project_dual:
+                W = regularizer.project(W)
+
+        if t >= tail_start:
+            coef_sum += coef
+            w0_sum += w0
+        if record_curves and t in ends:
+            loss_curve.append(epoch_loss / max(epoch_count, 1))
+            epoch_loss, epoch_count = 0.0, 0
+            if fair and constraint is not None:
+                fairness_curve.append(
+                    ermi_from_tables(tables, n_observed, constraint)[0]
+                )
+                tables[:] = 0.0
+                n_observed = 0
+
+    if return_iterate == "average":
+        n_avg = n_steps - tail_start
+        coef, w0 = coef_sum / n_avg, w0_sum / n_avg
+    return SGDAResult(
+        coef=coef,
+        intercept=s * w0,
+        dual=W,
+        n_steps=n_steps,
+        loss_curve=loss_curve,
+        fairness_curve=fairness_curve,
+    )

@@ -1,0 +1,274 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Fairness notions as small objects: which rows are compared, with what weight.
+
+An ERMI-type penalty compares the law of the prediction across groups inside
+one or more *blocks* of rows:
+
+* demographic parity: one block, all rows;
+* equalized odds: one block per true label ``y`` (independence given Y);
+* equal opportunity: one block, the rows whose label is the advantaged class.
+
+Each block ``b`` has its own dual matrix and group marginals
+``P(S = r | block b)``. Its per-sample penalty terms are weighted so that the
+average over *all* rows equals the target quantity (spec ``fermi.md`` §2.4):
+``w_b = 1`` for demographic parity and label-prior equalized odds,
+``1 / (l p_Y(y))`` for uniform equalized odds, ``1 / p_Y(a)`` for equal
+opportunity. The solvers and metrics consume only the three methods below.
+"""
+
+import numpy as np
+
+__all__ = ["DemographicParity", "EqualOpportunity", "EqualizedOdds", "make_constraint"]
+
+# Floor on a block frequency before it is inverted into a weight: a label that
+# (after privatization) looks absent must not produce an infinite weight. The
+# value only matters for degenerate data.
+_MIN_BLOCK_FREQUENCY = 1e-6
+
+
+class DemographicParity:
+    """Independence of the prediction and the group (one block of all rows).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness import DemographicParity
+    >>> c = DemographicParity()
+    >>> c.n_blocks(2), c.block_index(np.array([0, 1, 1])).tolist()
+    (1, [0, 0, 0])
+    """
+
+    name = "demographic_parity"
+
+    def n_blocks(self, n_classes):
+        """Number of blocks (dual matrices).
+
+        Parameters
+        ----------
+        n_classes : int
+            Number of classes of the target.
+
+        Returns
+        -------
+        n_blocks : int
+            Always 1.
+        """
+        return 1
+
+    def block_index(self, y_encoded):
+        """Block of every row (``-1``: the row carries no penalty).
+
+        Parameters
+        ----------
+        y_encoded : ndarray of shape (n_samples,)
+            Class indices ``0 .. n_classes - 1``.
+
+        Returns
+        -------
+        blocks : ndarray of shape (n_samples,)
+            All zeros.
+        """
+        return np.zeros(np.shape(y_encoded)[0], dtype=np.intp)
+
+    def block_weights(self, block_frequencies):
+        """Weight of the penalty terms of each block.
+
+        Parameters
+        ----------
+        block_frequencies : ndarray of shape (n_blocks,)
+            Fraction of the rows in each block.
+
+        Returns
+        -------
+        weights : ndarray of shape (n_blocks,)
+            ``[1.0]``.
+        """
+        return np.ones(1)
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class EqualizedOdds(DemographicParity):
+    """Independence of the prediction and the group given the true label.
+
+    Parameters
+    ----------
+    weighting : {"label_prior", "uniform"}, default="label_prior"
+        How the per-label terms combine: ``sum_y p_Y(y) ERMI(Yhat; S | Y=y)``
+        (the expectation form) or the unweighted mean over labels (as in the
+        official DP-FERMI code, up to a factor ``1/l``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness import EqualizedOdds
+    >>> c = EqualizedOdds(weighting="uniform")
+    >>> c.block_index(np.array([0, 1, 1])).tolist()
+    [0, 1, 1]
+    >>> c.block_weights(np.array([0.75, 0.25])).round(3).tolist()
+    [0.667, 2.0]
+    """
+
+    name = "equalized_odds"
+
+    def __init__(self, weighting="label_prior"):
+        if weighting not in ("label_prior", "uniform"):
+            raise ValueError(
+                f"weighting must be 'label_prior' or 'uniform'; got {weighting!r}."
+            )
+        self.weighting = weighting
+
+    def n_blocks(self, n_classes):
+        """Number of blocks (dual matrices).
+
+        Parameters
+        ----------
+        n_classes : int
+            Number of classes of the target.
+
+        Returns
+        -------
+        n_blocks : int
+            One block per class.
+        """
+        return int(n_classes)
+
+    def block_index(self, y_encoded):
+        """Block of every row: its class index.
+
+        Parameters
+        ----------
+        y_encoded : ndarray of shape (n_samples,)
+            Class indices ``0 .. n_classes - 1``.
+
+        Returns
+        -------
+        blocks : ndarray of shape (n_samples,)
+            ``y_encoded`` as integers.
+        """
+        return np.asarray(y_encoded, dtype=np.intp)
+
+    def block_weights(self, block_frequencies):
+        """Weight of the penalty terms of each block.
+
+        Parameters
+        ----------
+        block_frequencies : ndarray of shape (n_blocks,)
+            Label frequencies ``p_Y(y)``.
+
+        Returns
+        -------
+        weights : ndarray of shape (n_blocks,)
+            Ones (label prior) or ``1 / (l p_Y(y))`` (uniform).
+        """
+        freq = np.asarray(block_frequencies, dtype=np.float64)
+        if self.weighting == "label_prior":
+            return np.ones_like(freq)
+        return 1.0 / (freq.size * np.maximum(freq, _MIN_BLOCK_FREQUENCY))
+
+    def __repr__(self):
+        return f"{type(self).__name__}(weighting={self.weighting!r})"
+
+
+class EqualOpportunity(DemographicParity):
+    """Independence of the prediction and the group within one (advantaged) class.
+
+    Parameters
+    ----------
+    class_index : int, default=1
+        Index (in ``classes_``) of the advantaged class ``a``. Hardt et al.
+        condition on the positive class; the thesis' loan example on the
+        negative one, hence a parameter.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness import EqualOpportunity
+    >>> c = EqualOpportunity(class_index=1)
+    >>> c.block_index(np.array([0, 1, 1])).tolist()
+    [-1, 0, 0]
+    >>> c.block_weights(np.array([0.25])).tolist()
+    [4.0]
+    """
+
+    name = "equal_opportunity"
+
+    def __init__(self, class_index=1):
+        self.class_index = int(class_index)
+
+    def block_index(self, y_encoded):
+        """Block of every row: 0 in the advantaged class, ``-1`` elsewhere.
+
+        Parameters
+        ----------
+        y_encoded : ndarray of shape (n_samples,)
+            Class indices ``0 .. n_classes - 1``.
+
+        Returns
+        -------
+        blocks : ndarray of shape (n_samples,)
+            ``0`` or ``-1``.
+        """
+        y = np.asarray(y_encoded)
+        return np.where(y == self.class_index, 0, -1).astype(np.intp)
+
+    def block_weights(self, block_frequencies):
+        """Weight of the penalty terms of the advantaged class.
+
+        Parameters
+        ----------
+        block_frequencies : ndarray of shape (1,)
+            Frequency ``p_Y(a)`` of the advantaged class.
+
+        Returns
+        -------
+        weights : ndarray of shape (1,)
+            ``1 / p_Y(a)``, so that the mean over all rows is the conditional
+            ERMI.
+        """
+        freq = np.asarray(block_frequencies, dtype=np.float64)
+        return 1.0 / np.maximum(freq, _MIN_BLOCK_FREQUENCY)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(class_index={self.class_index})"
+
+
+def make_constraint(name, *, class_index=None, weighting="label_prior"):
+    """Constraint object from its name.
+
+    Parameters
+    ----------
+    name : {"demographic_parity", "equalized_odds", "equal_opportunity"}
+        The fairness notion.
+    class_index : int, default=None
+        Index of the advantaged class (equal opportunity only; required).
+    weighting : {"label_prior", "uniform"}, default="label_prior"
+        Combination of the per-label terms (equalized odds only).
+
+    Returns
+    -------
+    constraint : DemographicParity, EqualizedOdds or EqualOpportunity
+        The constraint object.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.fairness import make_constraint
+    >>> make_constraint("equalized_odds")
+    EqualizedOdds(weighting='label_prior')
+    """
+    if name == "demographic_parity":
+        return DemographicParity()
+    if name == "equalized_odds":
+        return EqualizedOdds(weighting=weighting)
+    if name == "equal_opportunity":
+        if class_index is None:
+            raise ValueError(
+                "equal_opportunity needs the index of the advantaged class."
+            )
+        return EqualOpportunity(class_index=class_index)
+    raise ValueError(
+        "constraint must be 'demographic_parity', 'equalized_odds' or "
+        f"'equal_opportunity'; got {name!r}."
+    )

@@ -1,0 +1,294 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Exponential Rényi mutual information (ERMI): evaluation and the min-max penalty.
+
+Notation of ``specs/fermi.md`` (§1-§2.4): ``F_i`` is the probability vector of
+sample ``i`` (``m`` classes), ``s_i`` its group (``k`` groups) and ``b_i`` its
+block (see :mod:`._constraints`). Per block ``b`` the dual matrix
+``W_b`` is ``k x m`` and the group marginals are ``Ps_b``. The per-sample term
+
+    psi_i(theta, W) = w_i * ( sum_j c_i[j] F_i[j] - 1 ),
+    c_i[j] = 2 W[b_i, s_i, j] / sqrt(Ps[b_i, s_i]) - sum_r W[b_i, r, j]^2,
+
+averages (over all rows) to ``Psi(theta, W)``, whose maximum over ``W`` is the
+(block-weighted) ERMI. Everything below works on whole batches: no
+per-sample Python loops, so the functions port directly to other array
+namespaces.
+"""
+
+import numpy as np
+
+__all__ = [
+    "ERMIRegularizer",
+    "block_tables",
+    "constrained_ermi",
+    "ermi_from_tables",
+    "ermi_of_joint",
+    "joint_table",
+    "renyi_of_joint",
+]
+
+
+def scatter_rows(index, values, n_bins):
+    """Sum the rows of ``values`` (n x m) into ``n_bins`` bins given by ``index``.
+
+    ``np.bincount`` per column: O(n m), no dense one-hot matrix (which would
+    be n x n_bins, too large for many intersectional groups).
+    """
+    out = np.empty((n_bins, values.shape[1]), dtype=values.dtype)
+    for j in range(values.shape[1]):
+        out[:, j] = np.bincount(index, weights=values[:, j], minlength=n_bins)
+    return out
+
+
+def joint_table(proba, codes, n_groups):
+    """Joint law ``P[j, r]`` of (prediction, group) over the rows with a group.
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n_samples, n_classes)
+        Soft probabilities, or one-hot hard predictions.
+    codes : ndarray of shape (n_samples,)
+        Group codes; ``-1`` (missing) rows are dropped.
+    n_groups : int
+        Number of groups ``k``.
+
+    Returns
+    -------
+    joint : ndarray of shape (n_classes, n_groups)
+        Sums to 1 (or all zeros when no row has a group).
+    """
+    keep = codes >= 0
+    n_kept = np.count_nonzero(keep)
+    table = scatter_rows(codes[keep], proba[keep], n_groups).T
+    return table / n_kept if n_kept else table
+
+
+def ermi_of_joint(joint):
+    """ERMI of a joint table: ``sum P[j,r]^2 / (Py[j] Ps[r]) - 1`` over non-empty cells.
+
+    A class never predicted (or a group never seen) has an all-zero row (or
+    column), so skipping it is exact (``0/0`` counts as 0). Tiny negative
+    values from round-off are clipped to 0.
+    """
+    py = joint.sum(axis=1)
+    ps = joint.sum(axis=0)
+    rows, cols = py > 0, ps > 0
+    if not rows.any():
+        return 0.0
+    sub = joint[np.ix_(rows, cols)]
+    value = np.sum(sub**2 / np.outer(py[rows], ps[cols])) - 1.0
+    return float(max(value, 0.0))
+
+
+def renyi_of_joint(joint):
+    """Rényi (HGR) maximal correlation of a discrete joint law.
+
+    The second singular value of ``Q[j, r] = P[j, r] / sqrt(Py[j] Ps[r])``
+    (the first is exactly 1); 0 when either side takes a single value.
+    """
+    py = joint.sum(axis=1)
+    ps = joint.sum(axis=0)
+    rows, cols = py > 0, ps > 0
+    if rows.sum() < 2 or cols.sum() < 2:
+        return 0.0
+    q = joint[np.ix_(rows, cols)] / np.sqrt(np.outer(py[rows], ps[cols]))
+    sv = np.linalg.svd(q, compute_uv=False)
+    return float(min(max(sv[1], 0.0), 1.0))
+
+
+def block_tables(proba, blocks, codes, n_blocks, n_groups):
+    """Unnormalized joint tables ``(n_blocks, n_groups, n_classes)`` of (group, prediction).
+
+    Rows outside every block (``blocks == -1``) or with a missing group
+    (``codes == -1``) are skipped. Tables of several batches add up.
+    """
+    keep = (blocks >= 0) & (codes >= 0)
+    cells = blocks[keep] * n_groups + codes[keep]
+    table = scatter_rows(cells, proba[keep], n_blocks * n_groups)
+    return table.reshape(n_blocks, n_groups, proba.shape[1])
+
+
+def ermi_from_tables(tables, n_observed, constraint):
+    """Combine per-block ERMI with the weights ``freq_b * w_b`` of the constraint.
+
+    ``freq_b`` is the fraction of the ``n_observed`` rows (with a group) that
+    fall in block ``b``; this gives ``ERMI`` (demographic parity),
+    ``sum_y p_Y(y) ERMI_y`` or ``mean_y ERMI_y`` (equalized odds) and
+    ``ERMI_a`` (equal opportunity). Returns ``(value, per_block_values)``.
+    """
+    totals = tables.sum(axis=(1, 2))
+    freqs = totals / max(float(n_observed), 1.0)
+    values = np.array(
+        [ermi_of_joint(t.T / tot) if tot > 0 else 0.0 for t, tot in zip(tables, totals)]
+    )
+    weights = constraint.block_weights(freqs)
+    return float(np.sum(freqs * weights * values)), values
+
+
+def constrained_ermi(
+    proba, blocks, codes, n_groups, constraint, *, n_blocks=None, per_block=False
+):
+    """ERMI under a constraint: blockwise ERMI combined with the block weights.
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n_samples, n_classes)
+        Soft probabilities or one-hot predictions.
+    blocks : ndarray of shape (n_samples,)
+        Block of each row (``-1``: outside every block).
+    codes : ndarray of shape (n_samples,)
+        Group codes (``-1``: missing).
+    n_groups : int
+        Number of groups.
+    constraint : object
+        A constraint from :mod:`._constraints`.
+    n_blocks : int, default=None
+        Number of blocks (default: from ``blocks``); set it when a block may
+        be empty, e.g. a class absent from the evaluation rows.
+    per_block : bool, default=False
+        Also return the per-block values.
+
+    Returns
+    -------
+    value : float
+        The combined ERMI (see :func:`ermi_from_tables`).
+    per_block_values : ndarray of shape (n_blocks,)
+        Only if ``per_block``.
+    """
+    if n_blocks is None:
+        n_blocks = max(int(blocks.max(initial=-1)) + 1, 1)
+    tables = block_tables(proba, blocks, codes, n_blocks, n_groups)
+    value, values = ermi_from_tables(tables, np.count_nonzero(codes >= 0), constraint)
+    return (value, values) if per_block else value
+
+
+class ERMIRegularizer:
+    """The per-sample min-max form of ERMI on a fixed training set.
+
+    Holds the public constants of the penalty (group marginals per block,
+    block weights) and computes, for a batch, everything SGDA needs:
+    logit-space gradients of ``psi_i``, the dual gradient sum (with optional
+    per-sample clip factors), per-sample dual gradient norms, the exact dual
+    maximiser and the box projection.
+
+    Parameters
+    ----------
+    group_marginals : ndarray of shape (n_blocks, n_groups)
+        ``Ps_b[r] = P(S = r | block b)``, already floored (strictly positive).
+    block_weights : ndarray of shape (n_blocks,)
+        Weight ``w_b`` of the terms of block ``b``.
+    n_classes : int
+        Number of model outputs ``m``.
+    """
+
+    def __init__(self, group_marginals, block_weights, n_classes):
+        self.group_marginals = np.asarray(group_marginals, dtype=np.float64)
+        self.block_weights = np.asarray(block_weights, dtype=np.float64)
+        self.n_classes = int(n_classes)
+        self.inv_sqrt_marginals = 1.0 / np.sqrt(self.group_marginals)
+
+    @property
+    def n_blocks(self):
+        """Number of blocks (dual matrices)."""
+        return self.group_marginals.shape[0]
+
+    @property
+    def n_groups(self):
+        """Number of groups."""
+        return self.group_marginals.shape[1]
+
+    def sample_constants(self, blocks, codes, scale=1.0):
+        """Per-row ``(block, group, weight, 1/sqrt(Ps))`` for the whole training set.
+
+        Rows outside every block or with a missing group get weight 0 (and
+        dummy indices 0, so gathers stay valid). ``scale`` multiplies every
+        weight (``n / n_observed`` with missing groups, spec §3.6).
+        """
+        active = (blocks >= 0) & (codes >= 0)
+        blk = np.where(active, blocks, 0).astype(np.intp)
+        grp = np.where(active, codes, 0).astype(np.intp)
+        weight = np.where(active, self.block_weights[blk] * scale, 0.0)
+        return blk, grp, weight, self.inv_sqrt_marginals[blk, grp]
+
+    def init_dual(self, dtype=np.float64):
+        """Dual variable ``W = 0`` of shape ``(n_blocks, n_groups, n_classes)``."""
+        return np.zeros((self.n_blocks, self.n_groups, self.n_classes), dtype=dtype)
+
+    def coefficients(self, W, blk, grp, inv_sqrt):
+        """``c_i = 2 W[b_i, s_i] / sqrt(Ps) - colsum(W[b_i]^2)``, shape (batch, m)."""
+        col_sq = np.einsum("brj,brj->bj", W, W)
+        return 2.0 * W[blk, grp] * inv_sqrt[:, None] - col_sq[blk]
+
+    def raw_gradient(self, proba, coef, weight):
+        """Logit-space gradient of ``psi_i``: ``w_i F_i * (c_i - <c_i, F_i>)``."""
+        centred = coef - np.einsum("ij,ij->i", coef, proba)[:, None]
+        return (weight[:, None] * proba) * centred
+
+    def value(self, proba, coef, weight):
+        """Per-sample ``psi_i = w_i (<c_i, F_i> - 1)``."""
+        return weight * (np.einsum("ij,ij->i", coef, proba) - 1.0)
+
+    def dual_gradient_norms(self, W, proba, blk, grp, inv_sqrt, weight):
+        """Frobenius norms of the per-sample dual gradients ``h_i``.
+
+        ``h_i = w_i (-2 W_b diag(F_i) + 2 e_s F_i^T / sqrt(Ps))`` is supported
+        on block ``b_i``; expanding the square gives
+        ``||h_i||^2 = 4 w_i^2 sum_j F_ij^2 (colsum(W_b^2)_j
+        - 2 W[b,s,j] / sqrt(Ps) + 1 / Ps)`` without forming ``h_i``.
+        """
+        col_sq = np.einsum("brj,brj->bj", W, W)
+        u = W[blk, grp] * inv_sqrt[:, None]
+        inner = col_sq[blk] - 2.0 * u + (inv_sqrt**2)[:, None]
+        sq = 4.0 * weight**2 * np.einsum("ij,ij->i", proba**2, inner)
+        return np.sqrt(np.maximum(sq, 0.0))
+
+    def dual_gradient_sum(self, W, proba, blk, grp, inv_sqrt, factor):
+        """``sum_i factor_i h_i`` (``factor`` = weight x clip factor), shape of ``W``."""
+        v = factor[:, None] * proba
+        n_blocks, n_groups = self.n_blocks, self.n_groups
+        f_sum = scatter_rows(blk, v, n_blocks)  # (n_blocks, m)
+        cell = scatter_rows(
+            blk * n_groups + grp, v * inv_sqrt[:, None], n_blocks * n_groups
+        )
+        cell = cell.reshape(n_blocks, n_groups, -1)
+        return -2.0 * W * f_sum[:, None, :] + 2.0 * cell
+
+    def dual_maximizer(self, proba, blk, grp, inv_sqrt, weight):
+        """Exact ``argmax_W Psi``: ``W*[b, r, j] = P(S=r | Yhat=j, b) / sqrt(Ps[b, r])``.
+
+        The zero of the full-batch dual gradient; ``1e-12`` guards classes that
+        are never predicted (spec §7, pitfall 3).
+        """
+        v = weight[:, None] * proba
+        n_blocks, n_groups = self.n_blocks, self.n_groups
+        f_sum = scatter_rows(blk, v, n_blocks)
+        cell = scatter_rows(
+            blk * n_groups + grp, v * inv_sqrt[:, None], n_blocks * n_groups
+        )
+        cell = cell.reshape(n_blocks, n_groups, -1)
+        return self.project(cell / (f_sum[:, None, :] + 1e-12))
+
+    def project(self, W):
+        """Box projection ``0 <= W[b, r, j] <= 1 / sqrt(Ps[b, r])``.
+
+        The box contains the maximiser for every model (spec §2.3), so the
+        projection never moves the fixed point; it bounds the sensitivity.
+        """
+        return np.clip(W, 0.0, self.inv_sqrt_marginals[:, :, None])
+
+    def dual_gradient_bound(self):
+        """Bound on ``||h_i||_F`` for any ``W`` in the box (so clipping never binds).
+
+        ``||W_b diag(F)||_F <= max_j ||W_b[:, j]|| <= sqrt(sum_r 1/Ps[b, r])``
+        and ``||e_s F^T|| / sqrt(Ps) <= 1 / sqrt(min_r Ps[b, r])``.
+        """
+        per_block = (
+            2.0
+            * self.block_weights
+            * (
+                np.sqrt(np.sum(1.0 / self.group_marginals, axis=1))
+                + 1.0 / np.sqrt(self.group_marginals.min(axis=1))
+            )
+        )
+        return float(per_block.max())

@@ -1,0 +1,196 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Validate ``sensitive_features`` and encode them as integer group codes.
+
+One place turns what users pass (fairlearn style: a 1-D or 2-D array, a list,
+a Series or a DataFrame; several columns mean intersectional groups) into an
+integer code per row, ``-1`` marking a missing value (``None`` or NaN, in
+any column). Estimators and metrics never look at the raw values again.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["SensitiveEncoding", "encode_sensitive_features"]
+
+# Messages are constants so that tests match them exactly.
+_WRONG_LENGTH = (
+    "sensitive_features has {got} rows but X has {expected}; pass one value (or "
+    "one row of values) per sample."
+)
+_UNDECLARED = (
+    "sensitive_features contains groups that are not in the declared groups: {values}."
+)
+
+
+@dataclass(frozen=True)
+class SensitiveEncoding:
+    """Integer group codes of the rows, and the group labels they index.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_samples,)
+        Group index of every row in ``0 .. len(groups) - 1``; ``-1`` marks a
+        row whose sensitive value is missing.
+    groups : ndarray of shape (n_groups,)
+        The group labels (tuples, as an object array, for several columns).
+    declared : bool
+        Whether ``groups`` was declared by the user (public) rather than read
+        from the data.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.fairness import encode_sensitive_features
+    >>> enc = encode_sensitive_features(["a", "b", None, "a"])
+    >>> enc.codes.tolist(), enc.groups.tolist(), enc.n_missing
+    ([0, 1, -1, 0], ['a', 'b'], 1)
+    """
+
+    codes: np.ndarray
+    groups: np.ndarray
+    declared: bool = False
+
+    @property
+    def n_groups(self):
+        """Number of groups."""
+        return len(self.groups)
+
+    @property
+    def n_missing(self):
+        """Number of rows with a missing sensitive value."""
+        return int(np.count_nonzero(self.codes < 0))
+
+
+def _as_frame(sensitive_features):
+    """Return the sensitive features as a DataFrame of one or more columns."""
+    if isinstance(sensitive_features, pd.DataFrame):
+        return sensitive_features.reset_index(drop=True)
+    if isinstance(sensitive_features, pd.Series):
+        return sensitive_features.reset_index(drop=True).to_frame()
+    if isinstance(sensitive_features, dict):
+        return pd.DataFrame(sensitive_features)
+    arr = np.asarray(sensitive_features, dtype=object)
+    if arr.ndim == 0:
+        raise ValueError(
+            "sensitive_features must be 1-D or 2-D (one value or one row of values "
+            f"per sample); got a scalar {sensitive_features!r}."
+        )
+    if arr.ndim > 2:
+        raise ValueError(
+            f"sensitive_features must be 1-D or 2-D; got {arr.ndim} dimensions."
+        )
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    return pd.DataFrame(arr)
+
+
+def _label(values):
+    """Python scalar of a group label (numpy scalars become int/float/str)."""
+    return values.item() if isinstance(values, np.generic) else values
+
+
+def encode_sensitive_features(sensitive_features, *, n_samples=None, groups=None):
+    """Encode sensitive features as integer group codes.
+
+    Several columns are combined into intersectional groups (one group per
+    observed combination of values). A row with a missing value (``None``
+    or NaN) in any column gets code ``-1``; callers decide whether that is
+    allowed.
+
+    Parameters
+    ----------
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
+        A list, numpy array, pandas Series or DataFrame, or a dict of columns.
+    n_samples : int, default=None
+        Expected number of rows (``X.shape[0]``); a mismatch raises
+        ``ValueError``.
+    groups : array-like, default=None
+        Declared, public group set: labels for one column, tuples for several
+        columns. Its order defines the codes, and groups absent from the data
+        are kept. If None the groups are the observed values (or combinations),
+        sorted when they are comparable.
+
+    Returns
+    -------
+    encoding : SensitiveEncoding
+        Codes per row and the group labels.
+
+    Raises
+    ------
+    ValueError
+        If the length does not match ``n_samples``, the input has more than
+        two dimensions, or a value is not in the declared ``groups``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_dpfair.fairness import encode_sensitive_features
+    >>> sf = pd.DataFrame({"sex": ["F", "M", "F"], "race": ["w", "w", "b"]})
+    >>> enc = encode_sensitive_features(sf)
+    >>> enc.codes.tolist(), enc.groups.tolist()
+    ([1, 2, 0], [('F', 'b'), ('F', 'w'), ('M', 'w')])
+    """
+    frame = _as_frame(sensitive_features)
+    if n_samples is not None and frame.shape[0] != n_samples:
+        raise ValueError(_WRONG_LENGTH.format(got=frame.shape[0], expected=n_samples))
+    if frame.shape[1] == 0:
+        raise ValueError("sensitive_features has no columns.")
+    missing = frame.isna().any(axis=1).to_numpy()
+    multi = frame.shape[1] > 1
+    if multi:
+        keys = pd.Series(list(frame.itertuples(index=False, name=None)), dtype=object)
+    else:
+        keys = frame.iloc[:, 0]
+    keys = keys.astype(object).where(~missing, None)
+
+    if groups is not None:
+        declared = (
+            list(groups) if not isinstance(groups, np.ndarray) else groups.tolist()
+        )
+        if multi:
+            declared = [tuple(g) for g in declared]
+        if len(set(declared)) != len(declared):
+            raise ValueError(f"groups contains duplicate labels: {groups!r}.")
+        lookup = {g: i for i, g in enumerate(declared)}
+        observed = keys[~missing].map(_key)
+        mapped = observed.map(lookup)
+        unknown = mapped.isna().to_numpy()
+        if np.any(unknown):
+            values = sorted({repr(v) for v in observed[unknown]})[:10]
+            raise ValueError(_UNDECLARED.format(values=", ".join(values)))
+        codes = np.full(frame.shape[0], -1, dtype=np.intp)
+        codes[~missing] = mapped.to_numpy(dtype=np.intp)
+        labels = np.empty(len(declared), dtype=object)
+        labels[:] = declared
+        return SensitiveEncoding(codes=codes, groups=_compact(labels), declared=True)
+
+    observed = keys[~missing].map(_key)
+    uniques = list(pd.unique(observed.to_numpy(dtype=object)))
+    try:
+        uniques = sorted(uniques)
+    except TypeError:  # labels of mixed types keep their order of appearance
+        pass
+    lookup = {g: i for i, g in enumerate(uniques)}
+    codes = np.full(frame.shape[0], -1, dtype=np.intp)
+    codes[~missing] = observed.map(lookup).to_numpy(dtype=np.intp)
+    labels = np.empty(len(uniques), dtype=object)
+    labels[:] = uniques
+    return SensitiveEncoding(codes=codes, groups=_compact(labels), declared=False)
+
+
+def _key(value):
+    """Hashable, comparable form of one label (numpy scalars to Python)."""
+    if isinstance(value, tuple):
+        return tuple(_label(v) for v in value)
+    return _label(value)
+
+
+def _compact(labels):
+    """Store plain (non-tuple) labels with their natural numpy dtype."""
+    if labels.size and not isinstance(labels[0], tuple):
+        converted = np.asarray(labels.tolist())
+        if converted.ndim == 1 and converted.dtype != object:
+            return converted
+    return labels

@@ -1,0 +1,723 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""FERMI: fair (ERMI-regularized) logistic regression, with and without DP."""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+from .._base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    LinearClassifierMixin,
+    PrivateEstimatorMixin,
+)
+from .._loss import BinaryLogisticLoss, SoftmaxLoss
+from .._solvers._fair_fit import FairPrivacy, fit_fermi
+from ..exceptions import PrivacyLeakWarning
+from ..fairness import encode_sensitive_features, make_constraint
+from ..privacy._random import check_noise_generator
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._validation import check_delta_for_n, resolve_classes
+
+__all__ = ["DPFERMIClassifier", "FERMIClassifier"]
+
+# Messages are constants so that tests match them exactly.
+_NO_SENSITIVE = (
+    "sensitive_features is None: all samples form one group, so there is no "
+    "fairness term and {name} fits plain (L2-regularized) logistic regression."
+)
+_ONE_GROUP = (
+    "sensitive_features holds a single group ({group!r}): there is no fairness "
+    "term and {name} fits plain (L2-regularized) logistic regression."
+)
+_GROUPS_INFERRED = (
+    "groups was not given, so the group set was read from the private "
+    "sensitive_features and is not covered by the differential privacy "
+    "guarantee. Pass groups=[...] to declare it."
+)
+_MISSING_UNDER_DP = (
+    "sensitive_features has {n} missing values (None/NaN). DPFERMIClassifier "
+    "has no private treatment of missing sensitive values: drop or impute "
+    "those rows (FERMIClassifier handles them by reweighting)."
+)
+_CURVES_RECORDED = (
+    "record_training_loss=True computes loss_curve_ and fairness_curve_ on the "
+    "private training data; they are not covered by the differential privacy "
+    "guarantee."
+)
+
+_FERMI_CONSTRAINTS = {
+    "constraint": [
+        StrOptions({"demographic_parity", "equalized_odds", "equal_opportunity"})
+    ],
+    "fairness_weight": [Interval(Real, 0, None, closed="left")],
+    "opportunity_class": "no_validation",
+    "eo_weighting": [StrOptions({"label_prior", "uniform"})],
+    "alpha": [Interval(Real, 0, None, closed="left")],
+    "fit_intercept": ["boolean"],
+    "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"full"})],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "learning_rate": [Interval(Real, 0, None, closed="neither")],
+    "dual_learning_rate": [Interval(Real, 0, None, closed="neither")],
+    "dual_projection": [StrOptions({"box"}), None],
+    "min_group_frequency": [Interval(Real, 0, 1, closed="neither")],
+    "clip_norm": [Interval(Real, 0, None, closed="neither"), None],
+    "dual_clip_norm": [Interval(Real, 0, None, closed="neither"), None],
+    "return_iterate": [StrOptions({"last", "average"})],
+    "random_state": ["random_state"],
+}
+
+
+class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
+    """Shared fit of the two FERMI estimators; subclasses supply the privacy hooks."""
+
+    _estimator_name = "FERMIClassifier"
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, *, sensitive_features=None):
+        """Fit the ERMI-regularized model by stochastic gradient descent-ascent.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (sensitive features need not be among the columns).
+        y : array-like of shape (n_samples,)
+            Target labels.
+        sensitive_features : array-like of shape (n_samples,) or \
+                (n_samples, n_columns), default=None
+            Group membership (fairlearn style): a list, array, Series or
+            DataFrame; several columns define intersectional groups. ``None``
+            means a single group (no fairness term, with a warning). Routable
+            with ``set_fit_request(sensitive_features=True)``.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        check_classification_targets(y)
+        classes, y_encoded, caveats = self._resolve_classes(y)
+        n_samples = X.shape[0]
+        codes, group_labels, caveats = self._encode_groups(
+            sensitive_features, n_samples, caveats
+        )
+        constraint = make_constraint(
+            self.constraint,
+            class_index=self._opportunity_index(classes),
+            weighting=self.eo_weighting,
+        )
+        privacy, record_curves, caveats = self._privacy(n_samples, caveats)
+        result = fit_fermi(
+            X,
+            y_encoded,
+            n_classes=classes.size,
+            codes=codes,
+            group_labels=group_labels,
+            constraint=constraint,
+            fairness_weight=self.fairness_weight,
+            clip_norm=self.clip_norm,
+            dual_clip_norm=self.dual_clip_norm,
+            batch_size=self.batch_size,
+            epochs=self.max_iter,
+            learning_rate=self.learning_rate,
+            dual_learning_rate=self.dual_learning_rate,
+            alpha=self.alpha,
+            fit_intercept=self.fit_intercept,
+            dual_update=getattr(self, "dual_update", "sgda"),
+            dual_projection=self.dual_projection,
+            min_group_frequency=self.min_group_frequency,
+            return_iterate=self.return_iterate,
+            record_curves=record_curves,
+            rng=check_noise_generator(self.random_state),
+            privacy=privacy,
+        )
+
+        self.classes_ = classes
+        self.coef_ = result.coef.astype(X.dtype, copy=False)
+        self.intercept_ = result.intercept.astype(X.dtype, copy=False)
+        self.dual_coef_ = result.dual
+        self.groups_ = group_labels
+        self.group_marginals_ = result.group_marginals
+        self.n_iter_ = self.max_iter
+        self.t_ = result.n_steps
+        self.loss_curve_ = result.loss_curve if record_curves else None
+        self.fairness_curve_ = result.fairness_curve if record_curves else None
+        self._set_result_privacy(result)
+        return self
+
+    # -- hooks (non-private defaults) -------------------------------------
+    def _check_params(self):
+        if (
+            getattr(self, "dual_update", "sgda") == "exact"
+            and self.batch_size != "full"
+        ):
+            raise ValueError(
+                "dual_update='exact' needs batch_size='full': on a minibatch the "
+                "closed-form maximiser is a biased plug-in estimate."
+            )
+
+    def _resolve_classes(self, y):
+        classes, y_encoded = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise ValueError(
+                f"y contains only one class ({classes[0]!r}); a classifier needs "
+                "at least two."
+            )
+        return classes, y_encoded, []
+
+    def _encode_groups(self, sensitive_features, n_samples, caveats):
+        name = type(self).__name__
+        if sensitive_features is None:
+            warnings.warn(_NO_SENSITIVE.format(name=name), UserWarning, stacklevel=3)
+            labels = np.array([None], dtype=object)
+            return np.zeros(n_samples, dtype=np.intp), labels, caveats
+        encoding = encode_sensitive_features(
+            sensitive_features, n_samples=n_samples, groups=self._declared_groups()
+        )
+        if encoding.n_groups == 0:
+            raise ValueError("Every value of sensitive_features is missing (None/NaN).")
+        if encoding.n_groups == 1:
+            warnings.warn(
+                _ONE_GROUP.format(group=encoding.groups[0], name=name),
+                UserWarning,
+                stacklevel=3,
+            )
+        return encoding.codes, encoding.groups, caveats
+
+    def _declared_groups(self):
+        return None
+
+    def _opportunity_index(self, classes):
+        if self.constraint != "equal_opportunity":
+            return None
+        if self.opportunity_class is None:
+            if classes.size != 2:
+                raise ValueError(
+                    "constraint='equal_opportunity' with more than two classes "
+                    "needs opportunity_class (the advantaged class)."
+                )
+            return 1
+        hits = np.flatnonzero(classes == self.opportunity_class)
+        if hits.size != 1:
+            raise ValueError(
+                f"opportunity_class={self.opportunity_class!r} is not one of the "
+                f"classes {classes.tolist()}."
+            )
+        return int(hits[0])
+
+    def _privacy(self, n_samples, caveats):
+        return None, True, caveats
+
+    def _set_result_privacy(self, result):
+        pass
+
+    def _loss_for_prediction(self):
+        if self.classes_.size == 2:
+            return BinaryLogisticLoss()
+        return SoftmaxLoss(self.classes_.size)
+
+
+class FERMIClassifier(_BaseFERMI):
+    """Fair logistic regression: cross-entropy plus ERMI, by stochastic descent-ascent.
+
+    Minimizes ``mean_i l_i(theta) + fairness_weight * ERMI(Yhat; S)`` where
+    ERMI, the exponential Rényi mutual information, is the chi-square
+    divergence between the joint law of (prediction, group) and the product
+    of its marginals: 0 exactly when the prediction is independent of the
+    group. ERMI is a maximum over a dual matrix ``W`` of an *average of
+    per-sample terms*, so minibatches give unbiased gradients of the min-max
+    problem and the model trains by stochastic gradient descent-ascent
+    (FERMI, thesis Algorithm 9) with any batch size.
+
+    Read more in the :ref:`User Guide <fermi>`.
+
+    Parameters
+    ----------
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
+            default="demographic_parity"
+        Fairness notion: ``ERMI(Yhat; S)``, ``ERMI(Yhat; S | Y)`` or
+        ``ERMI(Yhat; S | Y = opportunity_class)``.
+    fairness_weight : float, default=4.0
+        Weight lambda >= 0 of ERMI. The scale is that of full ERMI (not of the papers'
+        one-cell surrogate): on UCI Adult, values of 4 to 16 bring the
+        demographic-parity gap from about 0.18 to about 0.01. 0 gives plain
+        logistic regression.
+    opportunity_class : label, default=None
+        Advantaged class for ``constraint="equal_opportunity"``; None uses
+        ``classes_[1]`` for binary targets (error otherwise).
+    eo_weighting : {"label_prior", "uniform"}, default="label_prior"
+        How ``constraint="equalized_odds"`` combines the per-label terms:
+        ``sum_y P(Y=y) ERMI(Yhat;S|Y=y)`` or their unweighted mean.
+    alpha : float, default=0.0
+        L2 penalty ``alpha/2 ||coef||^2`` (never on the intercept); a little
+        helps against saturated probabilities, which stall the fairness term.
+    fit_intercept : bool, default=True
+        Whether to fit intercepts.
+    batch_size : int or "full", default=512
+        Expected minibatch size: every row joins a step's batch independently
+        with probability ``batch_size / n_samples`` (Poisson sampling, as in
+        :class:`DPFERMIClassifier`). "full" runs deterministic full-batch
+        gradient descent-ascent.
+    max_iter : int, default=20
+        Number of epochs; ``ceil(max_iter * n_samples / batch_size)`` steps.
+    learning_rate : float, default=1.0
+        Constant step size of the model (descent) step (gradients are means
+        over the batch; features are expected to be standardized).
+    dual_learning_rate : float, default=0.1
+        Step size of the dual (ascent) step on ``W``. Not multiplied by
+        ``fairness_weight`` (same fixed point, and stable for values up to
+        0.5 whatever ``fairness_weight`` is).
+    dual_update : {"sgda", "exact"}, default="sgda"
+        "exact" sets ``W`` to its closed-form maximiser at every step
+        (gradient descent on ERMI itself); only with ``batch_size="full"``.
+    dual_projection : "box" or None, default="box"
+        Project ``W`` onto ``0 <= W[r, j] <= 1/sqrt(P(S=r))``, a box that
+        always contains the maximiser.
+    min_group_frequency : float, default=1e-3
+        Floor on the group marginals (``1/sqrt(P(S=r))`` enters the
+        gradients); a warning names the groups below it.
+    clip_norm : float, default=None
+        Optional per-sample clipping of the model gradient (None: off). Set
+        it to reproduce :class:`DPFERMIClassifier` without noise.
+    dual_clip_norm : float, default=None
+        Optional per-sample clipping of the dual gradient (None: off).
+    return_iterate : {"last", "average"}, default="average"
+        Return the last iterate or the average of the last half of the
+        iterates (smoother with constant step sizes).
+    random_state : int, Generator, RandomState or None, default=None
+        Seed of the minibatch sampling.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Coefficients; one row (logit of ``classes_[1]``) for binary targets.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Intercepts.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    dual_coef_ : ndarray of shape (n_groups, n_classes) or \
+            (n_classes, n_groups, n_classes)
+        Final dual matrix ``W`` (one per true label for equalized odds).
+    groups_ : ndarray of shape (n_groups,)
+        Group labels (tuples for several sensitive columns).
+    group_marginals_ : ndarray of shape (n_groups,) or (n_classes, n_groups)
+        ``P(S = r)`` (or ``P(S = r | Y = y)`` for equalized odds) used by the
+        penalty, after the floor.
+    n_iter_ : int
+        Number of epochs.
+    t_ : int
+        Number of SGDA steps.
+    loss_curve_ : list of float
+        Mean training cross-entropy over each epoch's batches.
+    fairness_curve_ : list of float
+        Training ERMI (soft predictions) at the end of each epoch; empty
+        without a fairness term.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string column names.
+
+    See Also
+    --------
+    DPFERMIClassifier : The same model with differential privacy.
+    sklearn_dpfair.metrics.ermi_score : ERMI of predictions.
+
+    Notes
+    -----
+    Missing sensitive values (None/NaN) are allowed: those rows enter the
+    loss but not the fairness term, whose weight is scaled by
+    ``n / n_observed`` (valid when values are missing completely at random).
+    ERMI controls the *randomized* classifier that draws ``Yhat`` from
+    ``predict_proba``; ``predict`` takes the argmax, whose fairness gap can be
+    somewhat larger, so evaluate it directly (e.g. with fairlearn's
+    ``MetricFrame``). Prediction never uses sensitive features.
+
+    References
+    ----------
+    .. [1] A. Lowy, S. Baharlouei, R. Pavan, M. Razaviyayn, A. Beirami, "A
+       Stochastic Optimization Framework for Fair Risk Minimization", TMLR
+       2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair import FERMIClassifier
+    >>> from sklearn_dpfair.metrics import ermi_score
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.integers(0, 2, 2000)
+    >>> X = rng.normal(size=(2000, 3)) + s[:, None]
+    >>> y = (X[:, 0] + 0.5 * rng.normal(size=2000) > 0.5).astype(int)
+    >>> plain = FERMIClassifier(fairness_weight=0, random_state=0)
+    >>> fair = FERMIClassifier(fairness_weight=8, random_state=0)
+    >>> plain = plain.fit(X, y, sensitive_features=s)
+    >>> fair = fair.fit(X, y, sensitive_features=s)
+    >>> bool(ermi_score(y, fair.predict(X), sensitive_features=s)
+    ...      < ermi_score(y, plain.predict(X), sensitive_features=s))
+    True
+    """
+
+    _parameter_constraints = {
+        **_FERMI_CONSTRAINTS,
+        "dual_update": [StrOptions({"sgda", "exact"})],
+    }
+
+    def __init__(
+        self,
+        *,
+        constraint="demographic_parity",
+        fairness_weight=4.0,
+        opportunity_class=None,
+        eo_weighting="label_prior",
+        alpha=0.0,
+        fit_intercept=True,
+        batch_size=512,
+        max_iter=20,
+        learning_rate=1.0,
+        dual_learning_rate=0.1,
+        dual_update="sgda",
+        dual_projection="box",
+        min_group_frequency=1e-3,
+        clip_norm=None,
+        dual_clip_norm=None,
+        return_iterate="average",
+        random_state=None,
+    ):
+        self.constraint = constraint
+        self.fairness_weight = fairness_weight
+        self.opportunity_class = opportunity_class
+        self.eo_weighting = eo_weighting
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.batch_size = batch_size
+        self.max_iter = max_iter
+        self.learning_rate = learning_rate
+        self.dual_learning_rate = dual_learning_rate
+        self.dual_update = dual_update
+        self.dual_projection = dual_projection
+        self.min_group_frequency = min_group_frequency
+        self.clip_norm = clip_norm
+        self.dual_clip_norm = dual_clip_norm
+        self.return_iterate = return_iterate
+        self.random_state = random_state
+
+
+class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
+    """FERMI with record-level (epsilon, delta)-differential privacy (DP-FERMI).
+
+    The descent-ascent of :class:`FERMIClassifier` made private: each step
+    samples a Poisson batch, clips every example's model gradient to
+    ``clip_norm`` and its dual gradient to ``dual_clip_norm``, and adds
+    Gaussian noise to both sums, which are released together and accounted
+    as one Gaussian mechanism. The group marginals that scale the penalty are
+    privatized by a Gaussian histogram (or declared public). Noise is
+    calibrated numerically with dp-accounting for the whole composition.
+
+    The guarantee covers whole records (features, label and sensitive
+    attributes) under add/remove adjacency, stronger than the papers'
+    protection of the sensitive attribute only.
+
+    Read more in the :ref:`User Guide <fermi>`.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget. ``np.inf`` removes the noise but keeps the clipping:
+        the fit then equals :class:`FERMIClassifier` with the same clip norms.
+    delta : float, default=1e-5
+        Privacy parameter delta in (0, 1); keep it well below ``1/n_samples``.
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
+            default="demographic_parity"
+        Fairness notion (see :class:`FERMIClassifier`).
+    fairness_weight : float, default=8.0
+        Weight lambda >= 0 of ERMI (full-ERMI scale; see :class:`FERMIClassifier`). Tune it
+        together with ``clip_norm``: a small clip norm absorbs the fairness
+        gradient. Tuning on private data spends privacy too.
+    opportunity_class : label, default=None
+        Advantaged class for equal opportunity (None: ``classes_[1]``).
+    eo_weighting : {"label_prior", "uniform"}, default="label_prior"
+        Combination of the per-label terms of equalized odds.
+    alpha : float, default=0.0
+        L2 penalty on the coefficients (data independent, hence free).
+    fit_intercept : bool, default=True
+        Whether to fit intercepts.
+    batch_size : int or "full", default=1024
+        Expected Poisson batch size; the sampling rate is
+        ``q = batch_size / n_samples`` and noisy sums are divided by ``q n``.
+    max_iter : int, default=30
+        Epochs; ``T = ceil(max_iter / q)`` noisy steps, fixed in advance.
+    learning_rate : float, default=0.5
+        Step size of the model step.
+    dual_learning_rate : float, default=0.1
+        Step size of the dual ascent step (not multiplied by lambda).
+    dual_projection : "box" or None, default="box"
+        Box projection of ``W``; it also bounds the dual sensitivity. None
+        requires ``dual_clip_norm``.
+    min_group_frequency : float, default=0.01
+        Public floor ``rho_min`` on the (privatized) group marginals.
+    clip_norm : float, default=5.0
+        Per-example clip norm of the model gradient (loss plus fairness
+        term), the sensitivity of the primal sum.
+    dual_clip_norm : float, default=None
+        Per-example clip norm of the dual gradient. None uses the bound
+        implied by the box projection and the floored marginals, so the
+        dual gradient is never clipped.
+    noise_multiplier : float, default=None
+        Model-step noise multiplier ``sigma_theta``; None calibrates it from
+        ``(epsilon, delta)``. A given value that overspends the budget raises
+        :class:`~sklearn_dpfair.exceptions.PrivacyBudgetError`.
+    dual_noise_ratio : float, default=1.0
+        ``sigma_w / sigma_theta``.
+    marginal_noise_multiplier : float, default=20.0
+        Noise multiplier of the Gaussian histogram of the (label, group) cells
+        that gives the private group marginals; composed into the budget.
+    group_marginals : "private" or array-like, default="private"
+        "private" estimates the marginals from the data with the Gaussian
+        histogram. An array declares them public (no budget spent): ``P(S=r)``
+        of shape ``(n_groups,)`` for demographic parity, the joint
+        ``P(Y=y, S=r)`` of shape ``(n_classes, n_groups)`` otherwise, in the
+        order of ``groups`` and ``classes``.
+    groups : array-like, default=None
+        Declared public group set (labels; tuples for several columns). None
+        reads it from the data, with a
+        :class:`~sklearn_dpfair.exceptions.PrivacyLeakWarning`.
+    classes : array-like, default=None
+        Declared public label set; None reads it from ``y`` with a
+        :class:`~sklearn_dpfair.exceptions.PrivacyLeakWarning`.
+    accountant : {"rdp", "pld"}, default="rdp"
+        dp-accounting accountant used for calibration and ``epsilon_``.
+    record_training_loss : bool, default=False
+        Record ``loss_curve_`` and ``fairness_curve_`` (computed on the
+        private data, outside the guarantee; warns).
+    return_iterate : {"last", "average"}, default="average"
+        Last iterate or the average of the last half (post-processing, free).
+    random_state : int, Generator, RandomState or None, default=None
+        None draws noise and batches from fresh OS entropy (use it for
+        releases); a seed makes the fit reproducible and the noise known.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Coefficients.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Intercepts.
+    classes_ : ndarray of shape (n_classes,)
+        The label set (declared, or inferred with a warning).
+    dual_coef_ : ndarray
+        Final dual matrix (see :class:`FERMIClassifier`).
+    groups_ : ndarray of shape (n_groups,)
+        The group set (declared, or inferred with a warning).
+    group_marginals_ : ndarray or None
+        The privatized (or declared) marginals used; None when no fairness
+        term was fitted (then nothing is released about the groups).
+    n_iter_ : int
+        Number of epochs.
+    t_ : int
+        Number of noisy steps.
+    loss_curve_ : list of float or None
+        Only with ``record_training_loss=True``.
+    fairness_curve_ : list of float or None
+        Only with ``record_training_loss=True``.
+    epsilon_ : float
+        Epsilon spent, computed by dp-accounting from ``dp_event_``.
+    delta_ : float
+        Delta of the guarantee.
+    noise_multiplier_ : float
+        ``sigma_theta``: model-step noise std in units of ``clip_norm``.
+    dual_noise_multiplier_ : float
+        ``sigma_w``: dual-step noise std in units of the dual clip norm.
+    effective_noise_multiplier_ : float
+        ``(sigma_theta^-2 + sigma_w^-2)^(-1/2)``, the noise multiplier of the
+        joint Gaussian in ``dp_event_``.
+    dual_clip_norm_ : float
+        Dual clip norm used.
+    sampling_rate_ : float
+        Poisson sampling rate ``q``.
+    dp_event_ : dp_accounting.DpEvent
+        The composed mechanism; ``epsilon_`` can be recomputed from it.
+    accountant_ : str
+        Accountant that computed ``epsilon_``.
+    adjacency_ : str
+        ``"add_remove"`` (one whole record).
+    privacy_record_ : PrivacyRecord
+        All of the above.
+    privacy_caveats_ : list of str
+        What was read from the private data outside the guarantee.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string column names.
+
+    See Also
+    --------
+    FERMIClassifier : The non-private model.
+    DPLogisticRegression : Private logistic regression without fairness.
+
+    Notes
+    -----
+    Per step: ``g_i = [x_i, 1] G_i^T`` with the logit-space gradient
+    ``G_i = (F_i - e_{y_i}) + lambda w_i F_i * (c_i - <c_i, F_i>)``, clipped
+    through the factorized norm ``||[x_i, 1]|| ||G_i||``; the dual gradients
+    ``h_i`` are clipped by their closed-form norms; both sums get Gaussian
+    noise (``sigma_theta C``, ``sigma_w C_w``) and are divided by the
+    expected batch size. Scaling each block by its noise shows the pair is a
+    single Gaussian mechanism with noise multiplier
+    ``effective_noise_multiplier_``; with the histogram it forms
+    ``dp_event_``. Missing sensitive values are rejected. Features should be
+    scaled with public bounds (or a DP scaler): scaling with the private mean
+    and standard deviation is outside the guarantee.
+
+    References
+    ----------
+    .. [1] A. Lowy, D. Gupta, M. Razaviyayn, "Stochastic Differentially
+       Private and Fair Learning", ICLR 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair import DPFERMIClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.integers(0, 2, 5000)
+    >>> X = rng.normal(size=(5000, 3)) + s[:, None]
+    >>> y = (X[:, 0] + 0.5 * rng.normal(size=5000) > 0.5).astype(int)
+    >>> clf = DPFERMIClassifier(epsilon=1.0, classes=[0, 1], groups=[0, 1],
+    ...                         batch_size=500, random_state=0)
+    >>> clf = clf.fit(X, y, sensitive_features=s)
+    >>> clf.epsilon_ <= 1.0
+    True
+    >>> clf.score(X, y) > 0.7
+    True
+    """
+
+    _parameter_constraints = {
+        **PRIVACY_PARAMETER_CONSTRAINTS,
+        **_FERMI_CONSTRAINTS,
+        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "noise_multiplier": [Interval(Real, 0, None, closed="left"), None],
+        "dual_noise_ratio": [Interval(Real, 0, None, closed="neither")],
+        "marginal_noise_multiplier": [Interval(Real, 0, None, closed="neither")],
+        "group_marginals": [StrOptions({"private"}), "array-like"],
+        "groups": ["array-like", None],
+        "classes": ["array-like", None],
+        "record_training_loss": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=1e-5,
+        constraint="demographic_parity",
+        fairness_weight=8.0,
+        opportunity_class=None,
+        eo_weighting="label_prior",
+        alpha=0.0,
+        fit_intercept=True,
+        batch_size=1024,
+        max_iter=30,
+        learning_rate=0.5,
+        dual_learning_rate=0.1,
+        dual_projection="box",
+        min_group_frequency=0.01,
+        clip_norm=5.0,
+        dual_clip_norm=None,
+        noise_multiplier=None,
+        dual_noise_ratio=1.0,
+        marginal_noise_multiplier=20.0,
+        group_marginals="private",
+        groups=None,
+        classes=None,
+        accountant="rdp",
+        record_training_loss=False,
+        return_iterate="average",
+        random_state=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.constraint = constraint
+        self.fairness_weight = fairness_weight
+        self.opportunity_class = opportunity_class
+        self.eo_weighting = eo_weighting
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.batch_size = batch_size
+        self.max_iter = max_iter
+        self.learning_rate = learning_rate
+        self.dual_learning_rate = dual_learning_rate
+        self.dual_projection = dual_projection
+        self.min_group_frequency = min_group_frequency
+        self.clip_norm = clip_norm
+        self.dual_clip_norm = dual_clip_norm
+        self.noise_multiplier = noise_multiplier
+        self.dual_noise_ratio = dual_noise_ratio
+        self.marginal_noise_multiplier = marginal_noise_multiplier
+        self.group_marginals = group_marginals
+        self.groups = groups
+        self.classes = classes
+        self.accountant = accountant
+        self.record_training_loss = record_training_loss
+        self.return_iterate = return_iterate
+        self.random_state = random_state
+
+    def _check_params(self):
+        if self.dual_projection is None and self.dual_clip_norm is None:
+            raise ValueError(
+                "dual_projection=None leaves the dual variable unbounded: set "
+                "dual_clip_norm to bound the dual sensitivity."
+            )
+
+    def _resolve_classes(self, y):
+        return resolve_classes(self.classes, y)
+
+    def _declared_groups(self):
+        return self.groups
+
+    def _encode_groups(self, sensitive_features, n_samples, caveats):
+        if sensitive_features is not None and self.groups is None:
+            warnings.warn(_GROUPS_INFERRED, PrivacyLeakWarning, stacklevel=3)
+            caveats = [*caveats, "group set inferred from the private data"]
+        codes, labels, caveats = super()._encode_groups(
+            sensitive_features, n_samples, caveats
+        )
+        n_missing = int(np.count_nonzero(codes < 0))
+        if n_missing:
+            raise ValueError(_MISSING_UNDER_DP.format(n=n_missing))
+        return codes, labels, caveats
+
+    def _privacy(self, n_samples, caveats):
+        check_delta_for_n(self.delta, n_samples)
+        if self.record_training_loss:
+            warnings.warn(_CURVES_RECORDED, PrivacyLeakWarning, stacklevel=3)
+            caveats = [*caveats, "training loss and ERMI curves recorded"]
+        public = None if isinstance(self.group_marginals, str) else self.group_marginals
+        privacy = FairPrivacy(
+            epsilon=float(self.epsilon),
+            delta=float(self.delta),
+            noise_multiplier=self.noise_multiplier,
+            dual_noise_ratio=float(self.dual_noise_ratio),
+            marginal_noise_multiplier=float(self.marginal_noise_multiplier),
+            public_marginals=public,
+            accountant=self._accountant_kind(),
+            caveats=tuple(caveats),
+        )
+        return privacy, self.record_training_loss, caveats
+
+    def _set_result_privacy(self, result):
+        self._set_privacy_record(result.record)
+        self.dual_noise_multiplier_ = result.noise["dual"]
+        self.effective_noise_multiplier_ = result.noise["effective"]
+        self.dual_clip_norm_ = result.noise["dual_clip_norm"]
+        self.sampling_rate_ = result.record.sampling_probability
+        self.accountant_ = result.record.accountant
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # The default budget cannot always reach the accuracy thresholds of
+        # scikit-learn's common checks on their tiny datasets.
+        tags.classifier_tags.poor_score = True
+        return tags

@@ -1,0 +1,219 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""ERMI and Rényi correlation of predictions and groups (spec ``fermi.md`` §2.5)."""
+
+import numpy as np
+from sklearn.utils.validation import check_array, column_or_1d
+
+from ..fairness._constraints import make_constraint
+from ..fairness._ermi import constrained_ermi, joint_table, renyi_of_joint
+from ..fairness._sensitive import encode_sensitive_features
+
+__all__ = ["ermi_score", "renyi_correlation"]
+
+
+def _prepare(y_true, y_pred, y_proba, sensitive_features, labels, need_y_true):
+    """Return ``(proba, y_index or None, labels, codes, n_groups)``."""
+    if (y_pred is None) == (y_proba is None):
+        raise ValueError("Pass exactly one of y_pred (labels) or y_proba.")
+    if y_proba is not None:
+        proba = check_array(y_proba, dtype=np.float64, input_name="y_proba")
+        n = proba.shape[0]
+    else:
+        y_pred = column_or_1d(y_pred)
+        n = y_pred.shape[0]
+    if y_true is not None:
+        y_true = column_or_1d(y_true)
+        if y_true.shape[0] != n:
+            raise ValueError(
+                f"y_true has {y_true.shape[0]} samples but the predictions have {n}."
+            )
+    elif need_y_true:
+        raise ValueError("y_true is needed for a label-conditional constraint.")
+
+    if labels is None:
+        if y_proba is not None:
+            uniq = np.unique(y_true) if y_true is not None else None
+            labels = (
+                uniq
+                if uniq is not None and uniq.size == proba.shape[1]
+                else (np.arange(proba.shape[1]))
+            )
+        else:
+            parts = [y_pred] if y_true is None else [y_true, y_pred]
+            labels = np.unique(np.concatenate(parts))
+    labels = np.asarray(labels)
+    if y_proba is None:
+        proba = np.zeros((n, labels.size))
+        proba[np.arange(n), _index(labels, y_pred, "y_pred")] = 1.0
+    elif proba.shape[1] != labels.size:
+        raise ValueError(
+            f"y_proba has {proba.shape[1]} columns but there are {labels.size} labels."
+        )
+    y_index = None if y_true is None else _index(labels, y_true, "y_true", strict=False)
+    enc = encode_sensitive_features(sensitive_features, n_samples=n)
+    return proba, y_index, labels, enc.codes, enc.n_groups
+
+
+def _index(labels, values, name, strict=True):
+    order = np.argsort(labels, kind="stable")
+    pos = np.clip(np.searchsorted(labels[order], values), 0, labels.size - 1)
+    found = labels[order][pos] == values
+    if not np.all(found):
+        if strict:
+            raise ValueError(f"{name} contains values that are not in labels.")
+        return np.where(found, order[pos], -1)
+    return order[pos]
+
+
+def _constraint(constraint, labels, opportunity_class, weighting):
+    class_index = None
+    if constraint == "equal_opportunity":
+        if opportunity_class is None:
+            if labels.size != 2:
+                raise ValueError(
+                    "equal_opportunity with more than two labels needs "
+                    "opportunity_class."
+                )
+            class_index = 1
+        else:
+            hits = np.flatnonzero(labels == opportunity_class)
+            if hits.size != 1:
+                raise ValueError(
+                    f"opportunity_class={opportunity_class!r} is not a label."
+                )
+            class_index = int(hits[0])
+    return make_constraint(constraint, class_index=class_index, weighting=weighting)
+
+
+def ermi_score(
+    y_true,
+    y_pred=None,
+    *,
+    y_proba=None,
+    sensitive_features,
+    constraint="demographic_parity",
+    opportunity_class=None,
+    weighting="label_prior",
+    labels=None,
+):
+    """Exponential Rényi mutual information between predictions and groups.
+
+    ``ERMI = sum_{j,r} P(j, r)^2 / (P(j) P(r)) - 1`` over the non-empty cells
+    of the joint table of (prediction, group): the chi-square divergence from
+    independence, 0 exactly when the prediction does not depend on the
+    group. For ``"equalized_odds"`` the ERMI within each true label is
+    combined with weights ``P(Y=y)`` (or uniformly); ``"equal_opportunity"``
+    takes it within ``opportunity_class``. Rows with a missing group are
+    ignored. Lower is fairer.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,) or None
+        True labels (needed for the label-conditional constraints).
+    y_pred : array-like of shape (n_samples,), default=None
+        Hard predictions (the papers' evaluation). Give this or ``y_proba``.
+    y_proba : array-like of shape (n_samples, n_classes), default=None
+        Soft predictions, columns ordered as ``labels`` (the randomized
+        classifier that FERMI controls).
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
+        Group membership; several columns give intersectional groups.
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
+            default="demographic_parity"
+        Which (conditional) independence is measured.
+    opportunity_class : label, default=None
+        Class conditioned on for equal opportunity (None: ``labels[1]`` when
+        there are two labels).
+    weighting : {"label_prior", "uniform"}, default="label_prior"
+        Combination of the per-label values for equalized odds.
+    labels : array-like, default=None
+        The label set (default: the sorted labels seen).
+
+    Returns
+    -------
+    ermi : float
+        Non-negative; at most ``min(n_classes, n_groups) - 1``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.metrics import ermi_score
+    >>> ermi_score(None, [1, 1, 0, 0], sensitive_features=["a", "a", "b", "b"])
+    1.0
+    >>> ermi_score(None, [1, 0, 1, 0], sensitive_features=["a", "a", "b", "b"])
+    0.0
+    """
+    need = constraint != "demographic_parity"
+    proba, y_index, labels, codes, n_groups = _prepare(
+        y_true, y_pred, y_proba, sensitive_features, labels, need
+    )
+    cons = _constraint(constraint, labels, opportunity_class, weighting)
+    blocks = (
+        np.zeros(proba.shape[0], dtype=np.intp)
+        if not need
+        else np.where(y_index >= 0, cons.block_index(np.maximum(y_index, 0)), -1)
+    )
+    return constrained_ermi(
+        proba, blocks, codes, n_groups, cons, n_blocks=cons.n_blocks(labels.size)
+    )
+
+
+def renyi_correlation(
+    y_true,
+    y_pred=None,
+    *,
+    y_proba=None,
+    sensitive_features,
+    constraint="demographic_parity",
+    opportunity_class=None,
+    labels=None,
+):
+    """Rényi (Hirschfeld-Gebelein-Rényi) maximal correlation of predictions and groups.
+
+    The largest correlation between any function of the prediction and any
+    function of the group: the second singular value of
+    ``Q[j, r] = P(j, r) / sqrt(P(j) P(r))``. When the prediction or the group
+    is binary it equals ``sqrt(ermi_score)``. For ``"equalized_odds"`` it is
+    the largest conditional correlation over the true labels.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,) or None
+        True labels (needed for the label-conditional constraints).
+    y_pred : array-like of shape (n_samples,), default=None
+        Hard predictions. Give this or ``y_proba``.
+    y_proba : array-like of shape (n_samples, n_classes), default=None
+        Soft predictions, columns ordered as ``labels``.
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
+        Group membership.
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
+            default="demographic_parity"
+        Unconditional, worst label, or within ``opportunity_class``.
+    opportunity_class : label, default=None
+        Class conditioned on for equal opportunity.
+    labels : array-like, default=None
+        The label set (default: the sorted labels seen).
+
+    Returns
+    -------
+    correlation : float
+        In ``[0, 1]``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.metrics import renyi_correlation
+    >>> renyi_correlation(None, [1, 1, 0, 0], sensitive_features=[0, 0, 1, 1])
+    1.0
+    """
+    need = constraint != "demographic_parity"
+    proba, y_index, labels, codes, n_groups = _prepare(
+        y_true, y_pred, y_proba, sensitive_features, labels, need
+    )
+    cons = _constraint(constraint, labels, opportunity_class, "label_prior")
+    if not need:
+        return renyi_of_joint(joint_table(proba, codes, n_groups))
+    blocks = np.where(y_index >= 0, cons.block_index(np.maximum(y_index, 0)), -1)
+    values = [
+        renyi_of_joint(joint_table(proba[blocks == b], codes[blocks == b], n_groups))
+        for b in range(cons.n_blocks(labels.size))
+    ]
+    return float(max(values))

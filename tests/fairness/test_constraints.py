@@ -1,0 +1,50 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+import numpy as np
+import pytest
+
+from sklearn_dpfair.fairness import (
+    DemographicParity,
+    EqualizedOdds,
+    EqualOpportunity,
+    make_constraint,
+)
+
+Y = np.array([0, 1, 2, 1, 1, 0])
+
+
+def test_demographic_parity_one_block():
+    c = DemographicParity()
+    assert c.n_blocks(3) == 1
+    assert c.block_index(Y).tolist() == [0] * 6
+    assert c.block_weights(np.array([1.0])).tolist() == [1.0]
+
+
+@pytest.mark.parametrize("weighting", ["label_prior", "uniform"])
+def test_equalized_odds_blocks_and_weights(weighting):
+    c = EqualizedOdds(weighting=weighting)
+    assert c.n_blocks(3) == 3
+    assert c.block_index(Y).tolist() == Y.tolist()
+    freq = np.bincount(Y) / Y.size
+    w = c.block_weights(freq)
+    # freq_b * w_b must be p_Y (expectation form) or 1/l (uniform mean).
+    expected = freq if weighting == "label_prior" else np.full(3, 1 / 3)
+    np.testing.assert_allclose(freq * w, expected)
+
+
+def test_equal_opportunity_selects_the_advantaged_class():
+    c = EqualOpportunity(class_index=2)
+    assert c.block_index(Y).tolist() == [-1, -1, 0, -1, -1, -1]
+    np.testing.assert_allclose(c.block_weights(np.array([0.25])), [4.0])
+
+
+def test_make_constraint():
+    assert isinstance(make_constraint("demographic_parity"), DemographicParity)
+    assert make_constraint("equalized_odds", weighting="uniform").weighting == "uniform"
+    assert make_constraint("equal_opportunity", class_index=0).class_index == 0
+    with pytest.raises(ValueError, match="advantaged class"):
+        make_constraint("equal_opportunity")
+    with pytest.raises(ValueError, match="constraint must be"):
+        make_constraint("parity")
+    with pytest.raises(ValueError, match="weighting"):
+        EqualizedOdds(weighting="prior")

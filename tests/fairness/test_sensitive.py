@@ -1,0 +1,86 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_dpfair.fairness import encode_sensitive_features
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["b", "a", "b"],
+        np.array(["b", "a", "b"]),
+        pd.Series(["b", "a", "b"], index=[10, 11, 12]),
+        pd.DataFrame({"s": ["b", "a", "b"]}),
+        np.array([["b"], ["a"], ["b"]]),
+    ],
+)
+def test_one_column_inputs_agree(values):
+    enc = encode_sensitive_features(values, n_samples=3)
+    assert enc.codes.tolist() == [1, 0, 1]
+    assert enc.groups.tolist() == ["a", "b"]
+    assert not enc.declared
+
+
+def test_several_columns_are_intersectional():
+    frame = pd.DataFrame({"sex": ["F", "M", "F", "M"], "race": [1, 1, 2, 1]})
+    enc = encode_sensitive_features(frame)
+    assert enc.groups.tolist() == [("F", 1), ("F", 2), ("M", 1)]
+    assert enc.codes.tolist() == [0, 2, 1, 2]
+    # The same as a 2-D array.
+    enc2 = encode_sensitive_features(frame.to_numpy())
+    assert enc2.codes.tolist() == enc.codes.tolist()
+
+
+def test_missing_values_get_minus_one_in_any_column():
+    frame = pd.DataFrame({"a": ["x", None, "y", "x"], "b": [1.0, 2.0, np.nan, 1.0]})
+    enc = encode_sensitive_features(frame)
+    assert enc.codes.tolist() == [0, -1, -1, 0]
+    assert enc.n_missing == 2
+    enc = encode_sensitive_features(np.array([1.0, np.nan, 2.0]))
+    assert enc.codes.tolist() == [0, -1, 1]
+    enc = encode_sensitive_features(pd.Series(["u", pd.NA, "v"], dtype="string"))
+    assert enc.codes.tolist() == [0, -1, 1]
+
+
+def test_wrong_length_names_the_parameter():
+    with pytest.raises(ValueError, match="sensitive_features has 2 rows but X has 3"):
+        encode_sensitive_features([0, 1], n_samples=3)
+
+
+def test_bad_dimensions():
+    with pytest.raises(ValueError, match="1-D or 2-D"):
+        encode_sensitive_features(np.zeros((2, 2, 2)))
+    with pytest.raises(ValueError, match="scalar"):
+        encode_sensitive_features(3)
+
+
+def test_declared_groups_fix_order_and_keep_absent_groups():
+    enc = encode_sensitive_features(["m", "f", "m"], groups=["m", "x", "f"])
+    assert enc.declared
+    assert enc.groups.tolist() == ["m", "x", "f"]
+    assert enc.codes.tolist() == [0, 2, 0]
+    with pytest.raises(ValueError, match="not in the declared groups: 'z'"):
+        encode_sensitive_features(["m", "z"], groups=["m", "f"])
+    with pytest.raises(ValueError, match="duplicate"):
+        encode_sensitive_features(["m"], groups=["m", "m"])
+
+
+def test_declared_intersectional_groups():
+    frame = pd.DataFrame({"a": [0, 1], "b": ["u", "v"]})
+    enc = encode_sensitive_features(frame, groups=[(1, "v"), (0, "u"), (0, "v")])
+    assert enc.codes.tolist() == [1, 0]
+    assert enc.n_groups == 3
+
+
+def test_numpy_scalars_match_python_labels():
+    enc = encode_sensitive_features(np.array([1, 2, 1]), groups=[2, 1])
+    assert enc.codes.tolist() == [1, 0, 1]
+
+
+def test_mixed_label_types_do_not_crash():
+    enc = encode_sensitive_features(["a", 1, "a"])
+    assert enc.n_groups == 2
+    assert enc.codes[0] == enc.codes[2] != enc.codes[1]

@@ -1,0 +1,463 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+import inspect
+import math
+import warnings
+
+import dp_accounting
+import numpy as np
+import pandas as pd
+import pytest
+import sklearn
+from fairlearn.metrics import (
+    MetricFrame,
+    demographic_parity_difference,
+    equalized_odds_difference,
+    selection_rate,
+)
+from sklearn.compose import ColumnTransformer
+from sklearn.metrics import accuracy_score
+from sklearn.model_selection import GridSearchCV, cross_validate
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
+from sklearn_dpfair.exceptions import PrivacyBudgetError, PrivacyLeakWarning
+from sklearn_dpfair.metrics import ermi_score, make_fairness_scorer
+
+FAST = {"batch_size": 200, "max_iter": 10}
+DECLARED = {"classes": [0, 1], "groups": [0, 1]}
+
+
+def _biased(seed, n=2000, n_classes=2, n_groups=2):
+    """Data whose label and features both depend on the group."""
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, n_groups, n)
+    X = rng.normal(size=(n, 4)) + 0.8 * s[:, None]
+    score = X[:, 0] + 0.5 * X[:, 1] + 0.4 * rng.normal(size=n)
+    edges = np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1])
+    y = np.searchsorted(edges, score)
+    return X, y, s
+
+
+def _dp_gap(clf, X, y, s):
+    return demographic_parity_difference(y, clf.predict(X), sensitive_features=s)
+
+
+# -- FERMIClassifier ---------------------------------------------------------
+
+
+def test_fairness_weight_reduces_the_parity_gap(global_random_seed):
+    X, y, s = _biased(global_random_seed)
+    gaps = [
+        _dp_gap(
+            FERMIClassifier(fairness_weight=lam, random_state=0, **FAST).fit(
+                X, y, sensitive_features=s
+            ),
+            X,
+            y,
+            s,
+        )
+        for lam in (0.0, 4.0, 16.0)
+    ]
+    assert gaps[0] > 0.3
+    assert gaps[2] < gaps[1] < gaps[0]
+    assert gaps[2] < 0.4 * gaps[0]
+
+
+def test_equalized_odds_reduces_the_odds_gap(global_random_seed):
+    X, y, s = _biased(global_random_seed)
+    y = (X[:, 0] + 2 * s + np.random.default_rng(1).normal(size=y.size) > 1.3).astype(
+        int
+    )
+    X[:, 1] = y + s + 0.5 * np.random.default_rng(2).normal(size=y.size)
+    gaps = []
+    for lam in (0.0, 16.0):
+        clf = FERMIClassifier(
+            constraint="equalized_odds", fairness_weight=lam, random_state=0, **FAST
+        ).fit(X, y, sensitive_features=s)
+        gaps.append(equalized_odds_difference(y, clf.predict(X), sensitive_features=s))
+        assert clf.dual_coef_.shape == (2, 2, 2)
+        assert clf.group_marginals_.shape == (2, 2)
+    assert gaps[1] < 0.6 * gaps[0]
+
+
+def test_equal_opportunity_targets_the_advantaged_class():
+    X, y, s = _biased(0)
+    clf = FERMIClassifier(
+        constraint="equal_opportunity", fairness_weight=16, random_state=0, **FAST
+    ).fit(X, y, sensitive_features=s)
+    ref = FERMIClassifier(fairness_weight=0, random_state=0, **FAST).fit(
+        X, y, sensitive_features=s
+    )
+    tpr = MetricFrame(
+        metrics=selection_rate, y_true=y, y_pred=clf.predict(X), sensitive_features=s
+    )
+    pos = y == 1
+    gap = ermi_score(y[pos], clf.predict(X)[pos], sensitive_features=s[pos])
+    gap_ref = ermi_score(y[pos], ref.predict(X)[pos], sensitive_features=s[pos])
+    assert gap < gap_ref
+    assert tpr.by_group.shape == (2,)
+    with pytest.raises(ValueError, match="opportunity_class=5 is not one of"):
+        FERMIClassifier(constraint="equal_opportunity", opportunity_class=5).fit(
+            X, y, sensitive_features=s
+        )
+
+
+def test_multiclass_and_many_groups():
+    X, y, s = _biased(0, n=3000, n_classes=3, n_groups=4)
+    clf = FERMIClassifier(fairness_weight=8, random_state=0, **FAST).fit(
+        X, y, sensitive_features=s
+    )
+    ref = FERMIClassifier(fairness_weight=0, random_state=0, **FAST).fit(
+        X, y, sensitive_features=s
+    )
+    assert clf.coef_.shape == (3, 4) and clf.intercept_.shape == (3,)
+    assert clf.dual_coef_.shape == (4, 3)
+    assert clf.predict_proba(X).shape == (3000, 3)
+    assert ermi_score(y, clf.predict(X), sensitive_features=s) < 0.5 * ermi_score(
+        y, ref.predict(X), sensitive_features=s
+    )
+
+
+def test_intersectional_groups_from_a_dataframe():
+    X, y, s = _biased(0)
+    frame = pd.DataFrame({"a": np.where(s == 1, "u", "v"), "b": np.arange(y.size) % 2})
+    clf = FERMIClassifier(random_state=0, **FAST).fit(X, y, sensitive_features=frame)
+    assert clf.groups_.tolist() == [("u", 0), ("u", 1), ("v", 0), ("v", 1)]
+    assert clf.group_marginals_.shape == (4,)
+    np.testing.assert_allclose(clf.group_marginals_.sum(), 1.0)
+
+
+def test_missing_sensitive_values_are_reweighted():
+    X, y, s = _biased(0)
+    sf = s.astype(object)
+    sf[::3] = None
+    clf = FERMIClassifier(fairness_weight=8, random_state=0, **FAST).fit(
+        X, y, sensitive_features=sf
+    )
+    obs = sf != None
+    np.testing.assert_allclose(clf.group_marginals_, np.bincount(s[obs]) / obs.sum())
+    ref = FERMIClassifier(fairness_weight=0, random_state=0, **FAST).fit(
+        X, y, sensitive_features=s
+    )
+    assert _dp_gap(clf, X, y, s) < 0.5 * _dp_gap(ref, X, y, s)
+
+
+def test_no_sensitive_features_is_plain_logistic_regression():
+    X, y, s = _biased(0)
+    with pytest.warns(UserWarning, match="sensitive_features is None"):
+        none = FERMIClassifier(fairness_weight=8, random_state=0, **FAST).fit(X, y)
+    zero = FERMIClassifier(fairness_weight=0, random_state=0, **FAST).fit(
+        X, y, sensitive_features=s
+    )
+    np.testing.assert_array_equal(none.coef_, zero.coef_)
+    with pytest.warns(UserWarning, match="single group"):
+        one = FERMIClassifier(fairness_weight=8, random_state=0, **FAST).fit(
+            X, y, sensitive_features=np.zeros(y.size)
+        )
+    np.testing.assert_array_equal(one.coef_, zero.coef_)
+
+
+def test_predict_takes_no_sensitive_features():
+    for method in ("predict", "predict_proba", "decision_function"):
+        params = inspect.signature(getattr(FERMIClassifier, method)).parameters
+        assert list(params) == ["self", "X"]
+
+
+@pytest.mark.parametrize("Est", [FERMIClassifier, DPFERMIClassifier])
+def test_bad_input_raises_and_leaves_nothing_fitted(Est):
+    X, y, s = _biased(0, n=300)
+    bad = [
+        ({"sensitive_features": s[:-1]}, "sensitive_features has 299 rows"),
+        ({"sensitive_features": np.zeros((300, 2, 2))}, "1-D or 2-D"),
+    ]
+    for kwargs, msg in bad:
+        clf = Est(**FAST)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(ValueError, match=msg):
+                clf.fit(X, y, **kwargs)
+        assert not hasattr(clf, "coef_")
+    with pytest.raises(ValueError, match="Every value of sensitive_features"):
+        FERMIClassifier().fit(X, y, sensitive_features=[None] * 300)
+    with pytest.raises(ValueError, match="only one class"):
+        FERMIClassifier().fit(X, np.zeros(300), sensitive_features=s)
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        Est().fit(Xn, y, sensitive_features=s)
+
+
+def test_exact_dual_update_needs_full_batch():
+    X, y, s = _biased(0, n=300)
+    with pytest.raises(ValueError, match="batch_size='full'"):
+        FERMIClassifier(dual_update="exact").fit(X, y, sensitive_features=s)
+    clf = FERMIClassifier(
+        dual_update="exact", batch_size="full", max_iter=50, fairness_weight=4
+    ).fit(X, y, sensitive_features=s)
+    assert clf.t_ == 50
+
+
+def test_small_groups_are_floored_with_a_warning():
+    X, y, s = _biased(0, n=1000)
+    s = s.copy()
+    s[:2] = 2  # a tiny third group
+    with pytest.warns(UserWarning, match="group\\(s\\) 2 have a training frequency"):
+        clf = FERMIClassifier(min_group_frequency=0.01, **FAST).fit(
+            X, y, sensitive_features=s
+        )
+    assert clf.group_marginals_.min() >= 0.0099
+
+
+def test_curves_are_recorded():
+    X, y, s = _biased(0)
+    clf = FERMIClassifier(fairness_weight=8, random_state=0, **FAST).fit(
+        X, y, sensitive_features=s
+    )
+    assert len(clf.loss_curve_) == clf.n_iter_ == len(clf.fairness_curve_)
+    assert clf.fairness_curve_[-1] < clf.fairness_curve_[0]
+
+
+# -- routing through Pipeline, GridSearchCV, cross_validate --------------------
+
+
+def test_routing_through_pipeline_and_grid_search():
+    X, y, s = _biased(0, n=1200)
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe = Pipeline(
+            [
+                ("scale", ColumnTransformer([("num", StandardScaler(), list("abcd"))])),
+                (
+                    "clf",
+                    FERMIClassifier(random_state=0, **FAST).set_fit_request(
+                        sensitive_features=True
+                    ),
+                ),
+            ]
+        )
+        scorer = make_fairness_scorer(base_metric="accuracy", fairness_penalty=2.0)
+        search = GridSearchCV(
+            pipe,
+            {"clf__fairness_weight": [0.0, 16.0]},
+            cv=3,
+            scoring={
+                "fair_acc": scorer,
+                "acc": "accuracy",
+                "dpd": make_fairness_scorer(),
+            },
+            refit="fair_acc",
+        ).fit(frame, y, sensitive_features=s)
+        # The penalized score prefers the fair model on this biased data.
+        assert search.best_params_ == {"clf__fairness_weight": 16.0}
+        res = search.cv_results_
+        assert np.all(res["mean_test_dpd"] <= 0)
+        assert res["mean_test_dpd"][1] > res["mean_test_dpd"][0]
+        cv = cross_validate(
+            pipe,
+            frame,
+            y,
+            cv=2,
+            params={"sensitive_features": s},
+            scoring={"fair_acc": scorer},
+        )
+        assert np.all(np.isfinite(cv["test_fair_acc"]))
+
+
+def test_fairlearn_metrics_accept_predictions():
+    X, y, s = _biased(0)
+    clf = FERMIClassifier(random_state=0, **FAST).fit(X, y, sensitive_features=s)
+    pred = clf.predict(X)
+    frame = MetricFrame(
+        metrics={"acc": accuracy_score, "sel": selection_rate},
+        y_true=y,
+        y_pred=pred,
+        sensitive_features=s,
+    )
+    assert frame.difference()["sel"] == pytest.approx(
+        demographic_parity_difference(y, pred, sensitive_features=s)
+    )
+    assert 0 <= equalized_odds_difference(y, pred, sensitive_features=s) <= 1
+
+
+# -- DPFERMIClassifier -------------------------------------------------------
+
+
+def test_infinite_epsilon_equals_fermi_with_the_same_clipping(global_random_seed):
+    X, y, s = _biased(global_random_seed)
+    common = {
+        "fairness_weight": 8.0,
+        "batch_size": 300,
+        "max_iter": 5,
+        "learning_rate": 0.3,
+        "min_group_frequency": 0.01,
+        "clip_norm": 0.5,
+        "dual_clip_norm": 0.8,
+        "random_state": global_random_seed,
+        "return_iterate": "average",
+    }
+    dp = DPFERMIClassifier(epsilon=math.inf, **DECLARED, **common).fit(
+        X, y, sensitive_features=s
+    )
+    plain = FERMIClassifier(**common).fit(X, y, sensitive_features=s)
+    np.testing.assert_array_equal(dp.coef_, plain.coef_)
+    np.testing.assert_array_equal(dp.intercept_, plain.intercept_)
+    np.testing.assert_array_equal(dp.dual_coef_, plain.dual_coef_)
+    assert dp.epsilon_ == math.inf
+    # The clipping is active (a fit without it differs).
+    unclipped = FERMIClassifier(**{**common, "clip_norm": None}).fit(
+        X, y, sensitive_features=s
+    )
+    assert not np.allclose(unclipped.coef_, plain.coef_)
+
+
+def test_privacy_record_is_recomputable_with_dp_accounting():
+    X, y, s = _biased(0)
+    clf = DPFERMIClassifier(
+        epsilon=1.0, delta=1e-5, random_state=0, **DECLARED, **FAST
+    ).fit(X, y, sensitive_features=s)
+    assert clf.epsilon_ <= 1.0
+    assert clf.epsilon_ == pytest.approx(1.0, rel=1e-2)
+    event = clf.dp_event_
+    assert isinstance(event, dp_accounting.ComposedDpEvent)
+    marginal, sgda = event.events
+    assert marginal.noise_multiplier == 20.0
+    assert sgda.count == clf.t_
+    assert sgda.event.sampling_probability == pytest.approx(clf.sampling_rate_)
+    assert sgda.event.event.noise_multiplier == pytest.approx(
+        clf.effective_noise_multiplier_
+    )
+    # Independent computation with dp-accounting's own RDP accountant.
+    acc = dp_accounting.rdp.RdpAccountant()
+    acc.compose(event)
+    assert acc.get_epsilon(1e-5) == pytest.approx(clf.epsilon_, rel=1e-2)
+    assert clf.privacy_record_.recompute_epsilon() == clf.epsilon_
+    # One joint Gaussian: sigma_eff^-2 = sigma_theta^-2 + sigma_w^-2.
+    assert clf.effective_noise_multiplier_**-2 == pytest.approx(
+        clf.noise_multiplier_**-2 + clf.dual_noise_multiplier_**-2
+    )
+    assert clf.dual_noise_multiplier_ == pytest.approx(clf.noise_multiplier_)
+    assert clf.adjacency_ == "add_remove" and clf.privacy_caveats_ == []
+    assert clf.loss_curve_ is None
+
+
+def test_public_marginals_spend_no_budget_on_the_histogram():
+    X, y, s = _biased(0)
+    clf = DPFERMIClassifier(
+        group_marginals=[3, 1], random_state=0, **DECLARED, **FAST
+    ).fit(X, y, sensitive_features=s)
+    np.testing.assert_allclose(clf.group_marginals_, [0.75, 0.25])
+    assert isinstance(clf.dp_event_, dp_accounting.SelfComposedDpEvent)
+    eo = DPFERMIClassifier(
+        constraint="equalized_odds",
+        group_marginals=np.ones((2, 2)),
+        random_state=0,
+        **DECLARED,
+        **FAST,
+    ).fit(X, y, sensitive_features=s)
+    np.testing.assert_allclose(eo.group_marginals_, np.full((2, 2), 0.5))
+    with pytest.raises(ValueError, match="group_marginals must be"):
+        DPFERMIClassifier(group_marginals=[1, 1, 1], **DECLARED, **FAST).fit(
+            X, y, sensitive_features=s
+        )
+
+
+def test_undeclared_sets_warn_and_are_recorded():
+    X, y, s = _biased(0)
+    with pytest.warns(PrivacyLeakWarning) as record:
+        clf = DPFERMIClassifier(random_state=0, **FAST).fit(X, y, sensitive_features=s)
+    messages = " ".join(str(w.message) for w in record)
+    assert "groups was not given" in messages and "classes was not given" in messages
+    assert len(clf.privacy_caveats_) == 2
+    with pytest.warns(PrivacyLeakWarning, match="record_training_loss"):
+        clf = DPFERMIClassifier(
+            record_training_loss=True, random_state=0, **DECLARED, **FAST
+        ).fit(X, y, sensitive_features=s)
+    assert len(clf.loss_curve_) == clf.n_iter_
+
+
+def test_missing_sensitive_values_are_rejected_under_dp():
+    X, y, s = _biased(0, n=300)
+    sf = s.astype(float)
+    sf[3] = np.nan
+    with pytest.raises(ValueError, match="1 missing values"):
+        DPFERMIClassifier(**DECLARED, **FAST).fit(X, y, sensitive_features=sf)
+
+
+def test_declared_groups_absent_from_the_data_do_not_crash():
+    X, y, s = _biased(0)
+    clf = DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1, 2], random_state=0, **FAST
+    ).fit(X, y, sensitive_features=s)
+    assert clf.groups_.tolist() == [0, 1, 2]
+    assert clf.group_marginals_.min() >= 0.0099  # floored at min_group_frequency
+    with pytest.raises(ValueError, match="not in the declared groups"):
+        DPFERMIClassifier(classes=[0, 1], groups=[0], **FAST).fit(
+            X, y, sensitive_features=s
+        )
+
+
+def test_overspending_noise_multiplier_raises():
+    X, y, s = _biased(0, n=500)
+    with pytest.raises(PrivacyBudgetError):
+        DPFERMIClassifier(noise_multiplier=0.3, **DECLARED, **FAST).fit(
+            X, y, sensitive_features=s
+        )
+
+
+def test_no_fairness_term_releases_nothing_about_groups():
+    X, y, s = _biased(0)
+    clf = DPFERMIClassifier(
+        fairness_weight=0.0, random_state=0, **DECLARED, **FAST
+    ).fit(X, y, sensitive_features=s)
+    assert isinstance(clf.dp_event_, dp_accounting.SelfComposedDpEvent)
+    assert clf.group_marginals_ is None
+    assert clf.dual_noise_multiplier_ == 0.0
+
+
+def test_dual_projection_none_needs_a_dual_clip_norm():
+    X, y, s = _biased(0, n=300)
+    with pytest.raises(ValueError, match="dual_clip_norm"):
+        DPFERMIClassifier(dual_projection=None, **DECLARED).fit(
+            X, y, sensitive_features=s
+        )
+
+
+def test_utility_rises_with_epsilon():
+    X, y, s = _biased(0, n=4000)
+    acc = {}
+    # lambda = 0: with a fairness term, noise that weakens it can raise accuracy.
+    for eps in (0.1, 1.0, math.inf):
+        scores = [
+            DPFERMIClassifier(
+                epsilon=eps,
+                batch_size=400,
+                max_iter=10,
+                fairness_weight=0.0,
+                random_state=seed,
+                **DECLARED,
+            )
+            .fit(X, y, sensitive_features=s)
+            .score(X, y)
+            for seed in range(3)
+        ]
+        acc[eps] = np.mean(scores)
+    assert acc[0.1] < acc[1.0] <= acc[math.inf] + 0.01
+    with pytest.raises(ValueError, match="group marginals alone"):
+        DPFERMIClassifier(epsilon=0.1, **DECLARED).fit(X, y, sensitive_features=s)
+
+
+def test_private_fit_reduces_the_parity_gap():
+    X, y, s = _biased(0, n=6000)
+    kw = dict(epsilon=1.0, batch_size=600, max_iter=20, random_state=0, **DECLARED)
+    fair = DPFERMIClassifier(fairness_weight=16, **kw).fit(X, y, sensitive_features=s)
+    plain = DPFERMIClassifier(fairness_weight=0, **kw).fit(X, y, sensitive_features=s)
+    assert _dp_gap(fair, X, y, s) < 0.5 * _dp_gap(plain, X, y, s)
+
+
+def test_os_entropy_by_default():
+    X, y, s = _biased(0, n=500)
+    a = DPFERMIClassifier(**DECLARED, **FAST).fit(X, y, sensitive_features=s)
+    b = DPFERMIClassifier(**DECLARED, **FAST).fit(X, y, sensitive_features=s)
+    assert not np.array_equal(a.coef_, b.coef_)

@@ -1,0 +1,127 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""ermi_score / renyi_correlation / demographic_parity_linf against brute force."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_dpfair.metrics import (
+    demographic_parity_linf,
+    ermi_score,
+    renyi_correlation,
+)
+
+
+def _brute_ermi(pred, s):
+    # Definition: E[p(Yhat, S) / (p(Yhat) p(S))] - 1 as an average over rows.
+    pred, s = np.asarray(pred), np.asarray(s)
+    n = pred.size
+    total = 0.0
+    for a, b in zip(pred, s):
+        p_joint = np.mean((pred == a) & (s == b))
+        total += p_joint / (np.mean(pred == a) * np.mean(s == b))
+    return total / n - 1.0
+
+
+@pytest.fixture
+def data(global_random_seed):
+    rng = np.random.default_rng(global_random_seed)
+    n = 300
+    s = rng.integers(0, 3, n)
+    y = rng.integers(0, 2, n)
+    pred = (rng.random(n) < 0.3 + 0.2 * s).astype(int)
+    return y, pred, s
+
+
+def test_hard_ermi_matches_definition(data):
+    y, pred, s = data
+    assert ermi_score(y, pred, sensitive_features=s) == pytest.approx(
+        _brute_ermi(pred, s)
+    )
+
+
+def test_ermi_is_squared_renyi_for_binary_predictions(data):
+    y, pred, s = data
+    rho = renyi_correlation(y, pred, sensitive_features=s)
+    assert ermi_score(y, pred, sensitive_features=s) == pytest.approx(rho**2)
+
+
+def test_soft_ermi_uses_probabilities(data):
+    y, pred, s = data
+    proba = np.column_stack([1 - pred, pred]).astype(float)
+    assert ermi_score(y, y_proba=proba, sensitive_features=s) == pytest.approx(
+        ermi_score(y, pred, sensitive_features=s)
+    )
+    proba = np.full((y.size, 2), 0.5)  # constant soft predictions: independent
+    assert ermi_score(y, y_proba=proba, sensitive_features=s) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("weighting", ["label_prior", "uniform"])
+def test_equalized_odds_combines_per_label_values(data, weighting):
+    y, pred, s = data
+    per_label = [_brute_ermi(pred[y == c], s[y == c]) for c in (0, 1)]
+    prior = np.bincount(y) / y.size
+    expected = prior @ per_label if weighting == "label_prior" else np.mean(per_label)
+    got = ermi_score(
+        y, pred, sensitive_features=s, constraint="equalized_odds", weighting=weighting
+    )
+    assert got == pytest.approx(expected)
+    eop = ermi_score(
+        y,
+        pred,
+        sensitive_features=s,
+        constraint="equal_opportunity",
+        opportunity_class=0,
+    )
+    assert eop == pytest.approx(per_label[0])
+    rho = renyi_correlation(y, pred, sensitive_features=s, constraint="equalized_odds")
+    assert rho == pytest.approx(np.sqrt(max(per_label)))
+
+
+def test_missing_groups_are_ignored(data):
+    y, pred, s = data
+    sf = pd.Series(s, dtype=object)
+    sf[:50] = None
+    got = ermi_score(y, pred, sensitive_features=sf)
+    assert got == pytest.approx(_brute_ermi(pred[50:], s[50:]))
+
+
+def test_intersectional_and_multiclass():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.integers(0, 2, 500), "b": rng.integers(0, 2, 500)})
+    pred = rng.integers(0, 3, 500)
+    joint = frame["a"] * 2 + frame["b"]
+    assert ermi_score(None, pred, sensitive_features=frame) == pytest.approx(
+        _brute_ermi(pred, joint)
+    )
+    assert (
+        ermi_score(None, pred, sensitive_features=frame)
+        >= renyi_correlation(None, pred, sensitive_features=frame) ** 2 - 1e-12
+    )
+
+
+def test_linf_matches_definition(data):
+    _, pred, s = data
+    expected = max(
+        abs(np.mean(pred[s == r] == j) - np.mean(pred == j))
+        for r in np.unique(s)
+        for j in np.unique(pred)
+    )
+    assert demographic_parity_linf(None, pred, sensitive_features=s) == pytest.approx(
+        expected
+    )
+
+
+def test_input_errors(data):
+    y, pred, s = data
+    with pytest.raises(ValueError, match="exactly one of"):
+        ermi_score(y, sensitive_features=s)
+    with pytest.raises(ValueError, match="y_true is needed"):
+        ermi_score(None, pred, sensitive_features=s, constraint="equalized_odds")
+    with pytest.raises(ValueError, match="sensitive_features has 2 rows"):
+        ermi_score(y, pred, sensitive_features=[0, 1])
+    with pytest.raises(ValueError, match="columns"):
+        ermi_score(
+            y, y_proba=np.ones((y.size, 3)) / 3, sensitive_features=s, labels=[0, 1]
+        )

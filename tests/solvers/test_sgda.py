@@ -1,0 +1,296 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The SGDA solver against independent per-sample references."""
+
+import numpy as np
+import pytest
+from scipy.special import softmax
+from sklearn.linear_model import LogisticRegression
+
+from sklearn_dpfair._loss import SoftmaxLoss
+from sklearn_dpfair._solvers._sampling import poisson_batch
+from sklearn_dpfair._solvers._sgda import noisy_sgda, softmax_terms
+from sklearn_dpfair.fairness import DemographicParity, EqualizedOdds
+from sklearn_dpfair.fairness._ermi import ERMIRegularizer
+from sklearn_dpfair.privacy import GaussianMechanism
+
+NO_NOISE = GaussianMechanism(clip_norm=np.inf, noise_multiplier=0.0)
+
+
+def _data(rng, n=60, d=3, m=2, k=3):
+    X = rng.normal(size=(n, d))
+    y = rng.integers(0, m, n)
+    codes = rng.integers(0, k, n)
+    return X, y, codes
+
+
+def _regularizer(constraint, y, codes, m, k):
+    blocks = constraint.block_index(y)
+    nb = constraint.n_blocks(m)
+    counts = np.zeros((nb, k))
+    np.add.at(counts, (blocks, codes), 1.0)
+    freq = counts.sum(1) / y.size
+    return ERMIRegularizer(
+        counts / counts.sum(1, keepdims=True), constraint.block_weights(freq), m
+    ), blocks
+
+
+def _run(
+    X,
+    y,
+    codes,
+    reg,
+    blocks,
+    *,
+    lam,
+    n_steps=1,
+    q=1.0,
+    clip=np.inf,
+    dual_clip=np.inf,
+    sigma=0.0,
+    lr=0.1,
+    dual_lr=0.2,
+    alpha=0.0,
+    seed=0,
+    dual_update="sgda",
+    record=False,
+    constraint=None,
+    return_iterate="last",
+):
+    return noisy_sgda(
+        X,
+        y,
+        SoftmaxLoss(reg.n_classes if reg else 2),
+        reg,
+        blocks=blocks,
+        codes=codes,
+        weight_scale=1.0,
+        fairness_weight=lam,
+        primal_mechanism=GaussianMechanism(clip, sigma),
+        dual_mechanism=GaussianMechanism(dual_clip, sigma),
+        sampling_probability=q,
+        n_steps=n_steps,
+        epochs=max(1, int(n_steps * q)),
+        learning_rate=lr,
+        dual_learning_rate=dual_lr,
+        alpha=alpha,
+        intercept_scaling=1.0,
+        dual_update=dual_update,
+        project_dual=False,
+        return_iterate=return_iterate,
+        rng=np.random.default_rng(seed),
+        record_curves=record,
+        constraint=constraint,
+    )
+
+
+def _reference_step(
+    X, y, codes, Ps, theta, b, W, *, lam, clip, dual_clip, lr, dual_lr, denominator, idx
+):
+    """One FERMI/DP-FERMI step written per sample, as the research code does."""
+    m = theta.shape[1]
+    g_theta, g_b, g_W = np.zeros_like(theta), np.zeros_like(b), np.zeros_like(W)
+    for i in idx:
+        z = X[i] @ theta + b
+        F = softmax(z)
+        c = 2 * W[codes[i]] / np.sqrt(Ps[codes[i]]) - (W**2).sum(0)
+        dz = F - np.eye(m)[y[i]] + lam * F * (c - c @ F)
+        gt, gb = np.outer(X[i], dz), dz
+        norm = np.sqrt((gt**2).sum() + (gb**2).sum())
+        factor = min(1.0, clip / norm) if norm > 0 else 1.0
+        g_theta += factor * gt
+        g_b += factor * gb
+        h = -2 * W * F[None, :]
+        h[codes[i]] += 2 * F / np.sqrt(Ps[codes[i]])
+        hn = np.linalg.norm(h)
+        g_W += (min(1.0, dual_clip / hn) if hn > 0 else 1.0) * h
+    theta = theta - lr * g_theta / denominator
+    b = b - lr * g_b / denominator
+    W = W + dual_lr * g_W / denominator
+    return theta, b, W
+
+
+@pytest.mark.parametrize("clip, dual_clip", [(np.inf, np.inf), (0.3, 0.5)])
+def test_steps_match_per_sample_reference(global_random_seed, clip, dual_clip):
+    rng = np.random.default_rng(global_random_seed)
+    X, y, codes = _data(rng, m=3)
+    reg, blocks = _regularizer(DemographicParity(), y, codes, 3, 3)
+    q, n_steps, lam = 0.4, 4, 2.0
+    got = _run(
+        X,
+        y,
+        codes,
+        reg,
+        blocks,
+        lam=lam,
+        n_steps=n_steps,
+        q=q,
+        clip=clip,
+        dual_clip=dual_clip,
+        seed=global_random_seed,
+    )
+    # Replay the same Poisson batches, dividing by the expected size q n.
+    sampler = np.random.default_rng(global_random_seed)
+    theta, b, W = np.zeros((3, 3)), np.zeros(3), np.zeros((3, 3))
+    for _ in range(n_steps):
+        idx = poisson_batch(sampler, X.shape[0], q)
+        theta, b, W = _reference_step(
+            X,
+            y,
+            codes,
+            reg.group_marginals[0],
+            theta,
+            b,
+            W,
+            lam=lam,
+            clip=clip,
+            dual_clip=dual_clip,
+            lr=0.1,
+            dual_lr=0.2,
+            denominator=q * X.shape[0],
+            idx=idx,
+        )
+    np.testing.assert_allclose(got.coef, theta, atol=1e-12)
+    np.testing.assert_allclose(got.intercept, b, atol=1e-12)
+    np.testing.assert_allclose(got.dual[0], W, atol=1e-12)
+
+
+def test_softmax_terms_match_loss_object(global_random_seed):
+    rng = np.random.default_rng(global_random_seed)
+    raw, y = rng.normal(size=(20, 4)) * 30, rng.integers(0, 4, 20)
+    proba, grad, loss = softmax_terms(raw, y)
+    ref = SoftmaxLoss(4)
+    np.testing.assert_allclose(grad, ref.raw_gradient(y, raw), atol=1e-12)
+    np.testing.assert_allclose(loss, ref.loss(y, raw), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(proba, softmax(raw, axis=1), atol=1e-15)
+
+
+def test_no_fairness_term_is_logistic_regression():
+    # Full-batch gradient descent with L2 converges to scikit-learn's solution.
+    # With the penalty alpha/2 ||W||^2 on both softmax columns, the optimum
+    # is antisymmetric and the logit difference w carries alpha/4 ||w||^2,
+    # i.e. LogisticRegression with C = 2 / (alpha n).
+    rng = np.random.default_rng(0)
+    X, y, codes = _data(rng, n=200)
+    alpha = 0.05
+    res = _run(
+        X,
+        y,
+        codes,
+        None,
+        np.zeros(200, int),
+        lam=0.0,
+        n_steps=3000,
+        lr=1.0,
+        alpha=alpha,
+    )
+    ref = LogisticRegression(C=2 / (alpha * 200), tol=1e-12).fit(X, y)
+    np.testing.assert_allclose(res.coef[:, 1] - res.coef[:, 0], ref.coef_[0], atol=1e-6)
+    np.testing.assert_allclose(
+        res.intercept[1] - res.intercept[0], ref.intercept_[0], atol=1e-6
+    )
+
+
+def test_exact_dual_update_is_the_maximizer():
+    rng = np.random.default_rng(0)
+    X, y, codes = _data(rng, n=100)
+    reg, blocks = _regularizer(EqualizedOdds(), y, codes, 2, 3)
+    res = _run(X, y, codes, reg, blocks, lam=4.0, n_steps=20, dual_update="exact")
+    # The returned W is W*(theta_{T-1}); at T = 1 it is W*(0) exactly.
+    res1 = _run(X, y, codes, reg, blocks, lam=4.0, n_steps=1, dual_update="exact")
+    blk, grp, wt, isq = reg.sample_constants(blocks, codes)
+    F0 = np.full((100, 2), 0.5)
+    np.testing.assert_allclose(res1.dual, reg.dual_maximizer(F0, blk, grp, isq, wt))
+    assert res.dual.shape == (2, 3, 2)
+
+
+def test_sgda_and_exact_reach_the_same_fixed_point():
+    rng = np.random.default_rng(1)
+    X, y, codes = _data(rng, n=300, k=2)
+    y = (X[:, 0] + codes + 0.3 * rng.normal(size=300) > 0.5).astype(int)
+    reg, blocks = _regularizer(DemographicParity(), y, codes, 2, 2)
+    a = _run(X, y, codes, reg, blocks, lam=3.0, n_steps=4000, lr=0.5, dual_lr=0.5)
+    b = _run(
+        X, y, codes, reg, blocks, lam=3.0, n_steps=4000, lr=0.5, dual_update="exact"
+    )
+    np.testing.assert_allclose(
+        a.coef[:, 1] - a.coef[:, 0], b.coef[:, 1] - b.coef[:, 0], atol=1e-3
+    )
+
+
+def test_noise_has_the_calibrated_scale():
+    # With lr = 1 from zero, the update is -(clipped sum + noise) / (q n); on
+    # an all-zero design the clipped coefficient sum is 0, so the coefficient
+    # is pure noise of std sigma * C / (q n).
+    n, sigma, clip = 50, 2.0, 0.5
+    X, y, codes = np.zeros((n, 200)), np.zeros(n, int), np.zeros(n, int)
+    res = _run(X, y, codes, None, codes, lam=0.0, q=0.5, clip=clip, sigma=sigma, lr=1.0)
+    std = res.coef.std()
+    assert std == pytest.approx(sigma * clip / (0.5 * n), rel=0.1)
+
+
+def test_clipped_sums_have_bounded_sensitivity(global_random_seed):
+    # Adding one record moves the clipped primal sum by <= C and the clipped
+    # dual sum by <= C_w, whatever the record (the add/remove sensitivity).
+    rng = np.random.default_rng(global_random_seed)
+    X, y, codes = _data(rng, n=30, d=4, m=3)
+    reg, _blocks = _regularizer(DemographicParity(), y, codes, 3, 3)
+    reg.project(rng.random(reg.init_dual().shape) * 5)
+    clip, dual_clip = 0.7, 0.9
+    x_new = rng.normal(size=(1, 4)) * 100
+    X2 = np.vstack([X, x_new])
+    y2, c2 = np.append(y, 2), np.append(codes, 0)
+    sums = []
+    for XX, yy, cc in [(X, y, codes), (X2, y2, c2)]:
+        res = noisy_sgda(
+            XX,
+            yy,
+            SoftmaxLoss(3),
+            reg,
+            blocks=np.zeros(yy.size, int),
+            codes=cc,
+            weight_scale=1.0,
+            fairness_weight=50.0,
+            primal_mechanism=GaussianMechanism(clip, 0.0),
+            dual_mechanism=GaussianMechanism(dual_clip, 0.0),
+            sampling_probability=1.0,
+            n_steps=1,
+            epochs=1,
+            learning_rate=1.0,
+            dual_learning_rate=1.0,
+            alpha=0.0,
+            intercept_scaling=1.0,
+            dual_update="sgda",
+            project_dual=False,
+            return_iterate="last",
+            rng=np.random.default_rng(0),
+            record_curves=False,
+        )
+        # From theta = 0, W = 0: the step equals minus (plus) the mean sums.
+        sums.append(
+            (np.vstack([res.coef, res.intercept]) * yy.size, res.dual * yy.size)
+        )
+    assert np.linalg.norm(sums[1][0] - sums[0][0]) <= clip + 1e-9
+    assert np.linalg.norm(sums[1][1] - sums[0][1]) <= dual_clip + 1e-9
+
+
+def test_curves_are_recorded_per_epoch():
+    rng = np.random.default_rng(0)
+    X, y, codes = _data(rng, n=200, k=2)
+    reg, blocks = _regularizer(DemographicParity(), y, codes, 2, 2)
+    res = _run(
+        X,
+        y,
+        codes,
+        reg,
+        blocks,
+        lam=1.0,
+        n_steps=30,
+        q=0.2,
+        record=True,
+        constraint=DemographicParity(),
+        return_iterate="average",
+    )
+    assert len(res.loss_curve) == 6 == len(res.fairness_curve)
+    assert res.loss_curve[-1] < res.loss_curve[0] <= np.log(2) + 0.2
+    assert all(v >= 0 for v in res.fairness_curve)
