@@ -3,13 +3,22 @@
 """Differentially private and fair estimators with a scikit-learn API."""
 
 from .exceptions import PrivacyBudgetError, PrivacyLeakWarning
-from .linear_model import DPLogisticRegression
+from .linear_model import (
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    FERMIClassifier,
+)
+from .report import ModelReport, privacy_report
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DPFERMIClassifier",
     "DPLogisticRegression",
+    "FERMIClassifier",
+    "ModelReport",
     "PrivacyBudgetError",
     "PrivacyLeakWarning",
     "__version__",
+    "privacy_report",
 ]

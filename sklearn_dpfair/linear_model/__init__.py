@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Differentially private linear models."""
 
+from ._fermi import DPFERMIClassifier, FERMIClassifier
 from ._logistic import DPLogisticRegression
 
-__all__ = ["DPLogisticRegression"]
+__all__ = [
+    "DPFERMIClassifier",
+    "DPLogisticRegression",
+    "FERMIClassifier",
+]
