@@ -7,6 +7,7 @@ from .linear_model import (
     DPFERMIClassifier,
     DPLogisticRegression,
     FERMIClassifier,
+    HeavyTailDPRegressor,
 )
 from .report import ModelReport, privacy_report
 
@@ -16,6 +17,7 @@ __all__ = [
     "DPFERMIClassifier",
     "DPLogisticRegression",
     "FERMIClassifier",
+    "HeavyTailDPRegressor",
     "ModelReport",
     "PrivacyBudgetError",
     "PrivacyLeakWarning",

@@ -115,9 +115,11 @@ def noisy_sgd_event(noise_multiplier, sampling_probability, steps):
 
 def composed_event(events):
     """Sequential composition of several events."""
-    events = list(events)
+    events = tuple(events)
     if len(events) == 1:
         return events[0]
+    # A tuple (not dp-accounting's usual list) keeps the event hashable, so
+    # epsilon_of can memoize it.
     return dp_accounting.ComposedDpEvent(events)
 
 

@@ -1,0 +1,382 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.base import clone
+from sklearn.linear_model import LinearRegression
+
+from sklearn_dpfair import HeavyTailDPRegressor
+from sklearn_dpfair._loss import HuberLoss
+from sklearn_dpfair.privacy._accounting import epsilon_of, zcdp_event
+from sklearn_dpfair.privacy._zcdp import rho_for_epsilon, rho_for_epsilon_simple
+
+pytestmark = pytest.mark.filterwarnings("ignore:delta=.*is not smaller")
+
+
+def _data(rng, n=20000, d=5, noise="t3"):
+    X = rng.standard_t(5, size=(n, d)) / math.sqrt(5 / 3)
+    w = rng.normal(size=d)
+    w *= 2 / np.linalg.norm(w)
+    e = rng.standard_t(3, size=n) if noise == "t3" else rng.pareto(2.5, size=n) - 2 / 3
+    return X, X @ w + 1.0 + e, w
+
+
+def _excess(reg, w):
+    # E x~ x~^T = I for these standardized features.
+    return 0.5 * (np.sum((reg.coef_ - w) ** 2) + (reg.intercept_ - 1.0) ** 2)
+
+
+# ---------------------------------------------------------------- privacy
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 2.0])
+def test_dpsgd_ledger_sums_to_the_budget(epsilon, global_random_seed):
+    X, y, _ = _data(np.random.default_rng(global_random_seed), n=5000)
+    reg = HeavyTailDPRegressor(epsilon=epsilon, random_state=global_random_seed)
+    reg.fit(X, y)
+    assert reg.solver_ == "dp-sgd"
+    assert reg.rho_ == rho_for_epsilon(epsilon, 1e-5)
+    assert list(reg.rho_spent_) == ["clip_median", "row_norm_median", "optimizer"]
+    assert sum(reg.rho_spent_.values()) == pytest.approx(reg.rho_, rel=1e-12)
+    assert reg.rho_spent_["clip_median"] == pytest.approx(0.05 * reg.rho_)
+    assert reg.rho_spent_["row_norm_median"] == pytest.approx(0.05 * reg.rho_)
+    # epsilon_ is recomputed by dp-accounting from the recorded event, which
+    # composes the two medians' zCDP events with the subsampled Gaussians.
+    assert epsilon_of(reg.dp_event_, reg.delta_, "rdp") == reg.epsilon_
+    assert reg.privacy_record_.recompute_epsilon() == reg.epsilon_
+    assert "ZCDpEvent" in repr(reg.dp_event_)
+    assert "PoissonSampledDpEvent" in repr(reg.dp_event_)
+    # The calibration spends the budget, not less, and never more.
+    assert epsilon * 0.99 <= reg.epsilon_ <= epsilon
+    assert reg.adjacency_ == "add_remove"
+    assert 0 < reg.noise_multiplier_ < np.inf
+    assert reg.clip_threshold_ > 0 and reg.n_iter_ >= 1
+
+
+def test_dpsgd_tuning_is_part_of_the_composed_event():
+    # Without the medians' events the same noise would spend less epsilon:
+    # the tuning is paid for, inside the same budget.
+    X, y, _ = _data(np.random.default_rng(0), n=5000)
+    reg = HeavyTailDPRegressor(epsilon=1.0, random_state=0).fit(X, y)
+    sgd_only = reg.dp_event_.events[-1]
+    assert epsilon_of(sgd_only, 1e-5, "rdp") < reg.epsilon_
+    # A declared clip spends only the step-size median.
+    fixed = HeavyTailDPRegressor(epsilon=1.0, clip_threshold=5.0, random_state=0)
+    fixed.fit(X, y)
+    assert list(fixed.rho_spent_) == ["row_norm_median", "optimizer"]
+    assert fixed.clip_threshold_ == 5.0
+    # rho given directly: the target is what dp-accounting gives for it.
+    direct = HeavyTailDPRegressor(rho=0.05, random_state=0).fit(X, y)
+    target = epsilon_of(zcdp_event(0.05), 1e-5, "rdp")
+    assert target * 0.99 <= direct.epsilon_ <= target
+    assert sum(direct.rho_spent_.values()) == pytest.approx(0.05, rel=1e-12)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 2.0])
+def test_budget_ledger_sums_to_the_budget(epsilon, global_random_seed):
+    X, y, _ = _data(np.random.default_rng(global_random_seed), n=5000)
+    reg = HeavyTailDPRegressor(
+        epsilon=epsilon, solver="sgd", random_state=global_random_seed
+    )
+    reg.fit(X, y)
+    assert reg.rho_ == rho_for_epsilon(epsilon, 1e-5)
+    assert set(reg.rho_spent_) == {
+        "clip_median",
+        "curvature_scale",
+        "curvature_matrix",
+        "optimizer",
+    }
+    assert sum(reg.rho_spent_.values()) == pytest.approx(reg.rho_, rel=1e-12)
+    tuning = reg.rho_spent_["clip_median"]
+    assert tuning == pytest.approx(0.05 * reg.rho_)
+    assert reg.rho_spent_["curvature_scale"] + reg.rho_spent_[
+        "curvature_matrix"
+    ] == pytest.approx(0.05 * reg.rho_)
+    # epsilon_ is recomputed by dp-accounting from the recorded event.
+    assert epsilon_of(reg.dp_event_, reg.delta_, "rdp") == reg.epsilon_
+    assert reg.privacy_record_.recompute_epsilon() == reg.epsilon_
+    assert epsilon * 0.999 <= reg.epsilon_ <= epsilon
+    assert reg.epsilon_spent_ == reg.epsilon_
+    assert reg.adjacency_ == "replace_one"
+    assert "zCDP" in reg.privacy_summary()
+
+
+def test_declared_quantities_spend_no_tuning_budget():
+    X, y, _ = _data(np.random.default_rng(0), n=5000)
+    reg = HeavyTailDPRegressor(
+        rho=0.05,
+        clip_threshold=3.0,
+        smoothness=1.0,
+        strong_convexity=1.0,
+        solver="sgd",
+        random_state=0,
+    ).fit(X, y)
+    assert reg.rho_spent_ == {"optimizer": 0.05}
+    assert reg.rho_ == 0.05
+    assert reg.noise_multiplier_ == pytest.approx(1 / math.sqrt(0.1))
+    # Noise std of the mean = sensitivity 2C / sqrt(2 rho) / batch size.
+    assert reg.noise_std_ == pytest.approx(2 * 3.0 / math.sqrt(0.1) / reg.batch_size_)
+
+
+def test_theory_mode_reproduces_the_worked_example():
+    # Spec 5.2: n = 20000, d = 11 (10 features + intercept), k = 2, r = 10,
+    # beta = mu = 1, D = 10 -> T = 40, s = 487, C = 139.49, sigma = 2.807.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20000, 10))
+    y = X.sum(axis=1) * 0.1 + rng.normal(size=20000)
+    reg = HeavyTailDPRegressor(
+        rho=rho_for_epsilon_simple(1.0, 1e-5),
+        mode="theory",
+        solver="sgd",
+        clip_threshold="theory",
+        moment_bound=10.0,
+        smoothness=1.0,
+        strong_convexity=1.0,
+        radius=5.0,
+        random_state=0,
+    ).fit(X, y)
+    assert (reg.n_iter_, reg.batch_size_) == (40, 487)
+    assert reg.clip_threshold_ == pytest.approx(139.49, abs=0.005)
+    assert reg.noise_std_ == pytest.approx(2.807, abs=5e-4)
+    acsa = clone(reg).set_params(solver="acsa").fit(X, y)
+    assert (acsa.n_iter_, acsa.batch_size_) == (5, 4000)
+    assert acsa.clip_threshold_ == pytest.approx(234.6, abs=0.05)
+
+
+def test_neighbouring_datasets_differ_only_through_noise():
+    # Same seed, one record replaced by an outlier: the released model moves
+    # by an amount comparable to the noise, not to the outlier.
+    rng = np.random.default_rng(1)
+    X, y, _ = _data(rng, n=10000)
+    X2, y2 = X.copy(), y.copy()
+    X2[17], y2[17] = 1e8, -1e9
+    params = {
+        "rho": 0.05,
+        "clip_threshold": 3.0,
+        "smoothness": 1.0,
+        "strong_convexity": 1.0,
+        "solver": "sgd",
+        "random_state": 3,
+    }
+    a = HeavyTailDPRegressor(**params).fit(X, y)
+    b = HeavyTailDPRegressor(**params).fit(X2, y2)
+    assert np.all(np.isfinite(b.coef_))
+    shift = np.linalg.norm(np.append(a.coef_ - b.coef_, a.intercept_ - b.intercept_))
+    assert shift < 10 * a.noise_std_
+
+
+def test_dpsgd_neighbouring_datasets_differ_less_than_the_noise():
+    # Same seed, one record replaced by an outlier: the private medians and
+    # the Poisson batches are the same, only the outlier's clipped gradient
+    # differs. The model moves much less than the noise moves it between two
+    # seeds on the same data.
+    X, y, _ = _data(np.random.default_rng(1), n=10000)
+    X2, y2 = X.copy(), y.copy()
+    X2[17], y2[17] = 1e8, -1e9
+    a = HeavyTailDPRegressor(epsilon=1.0, random_state=3).fit(X, y)
+    b = HeavyTailDPRegressor(epsilon=1.0, random_state=3).fit(X2, y2)
+    c = HeavyTailDPRegressor(epsilon=1.0, random_state=4).fit(X, y)
+    assert a.clip_threshold_ == b.clip_threshold_
+    assert np.all(np.isfinite(b.coef_))
+
+    def params(reg):
+        return np.append(reg.coef_, reg.intercept_)
+
+    shift = np.linalg.norm(params(a) - params(b))
+    noise = np.linalg.norm(params(a) - params(c))
+    assert 0 < shift < 0.5 * noise
+
+
+def test_seeded_fits_are_reproducible_and_unseeded_differ():
+    X, y, _ = _data(np.random.default_rng(2), n=3000)
+    a = HeavyTailDPRegressor(random_state=5).fit(X, y)
+    b = HeavyTailDPRegressor(random_state=5).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    c = HeavyTailDPRegressor().fit(X, y)
+    d = HeavyTailDPRegressor().fit(X, y)
+    assert not np.array_equal(c.coef_, d.coef_)
+
+
+# ---------------------------------------------------------------- utility
+
+
+def _median_excess(n, epsilon, seeds, **params):
+    risks = []
+    for seed in seeds:
+        X, y, w = _data(np.random.default_rng([seed, n]), n=n)
+        reg = HeavyTailDPRegressor(epsilon=epsilon, random_state=seed, **params)
+        risks.append(_excess(reg.fit(X, y), w))
+    return np.median(risks)
+
+
+def test_utility_improves_with_epsilon():
+    seeds = range(5)
+    risks = [_median_excess(10000, eps, seeds) for eps in (0.25, 1.0, 4.0)]
+    assert risks[0] > risks[1] > risks[2]
+    assert risks[2] < 0.02
+
+
+def test_utility_improves_with_n():
+    seeds = range(5)
+    risks = [_median_excess(n, 1.0, seeds) for n in (3000, 30000)]
+    assert risks[0] > 2 * risks[1]
+
+
+def test_non_private_limit_matches_least_squares():
+    X, y, _ = _data(np.random.default_rng(3), n=50000)
+    reg = HeavyTailDPRegressor(epsilon=np.inf, random_state=0).fit(X, y)
+    assert reg.clip_threshold_ == np.inf and reg.epsilon_ == np.inf
+    assert reg.noise_std_ == 0.0
+    ols = LinearRegression().fit(X, y)
+    np.testing.assert_allclose(reg.coef_, ols.coef_, atol=0.05)
+    assert reg.intercept_ == pytest.approx(ols.intercept_, abs=0.05)
+    explicit = HeavyTailDPRegressor(rho=np.inf, clip_threshold=np.inf, random_state=0)
+    np.testing.assert_allclose(explicit.fit(X, y).coef_, ols.coef_, atol=0.05)
+
+
+def test_non_private_limit_matches_huber_m_estimator():
+    X, y, _ = _data(np.random.default_rng(4), n=50000)
+    Xt = np.column_stack([X, np.ones(len(y))])
+    loss = HuberLoss(1.0)
+
+    def objective(w):
+        raw = (Xt @ w)[:, None]
+        return loss.loss(y, raw).mean(), Xt.T @ loss.raw_gradient(y, raw)[:, 0] / len(y)
+
+    exact = minimize(objective, np.zeros(6), jac=True, method="L-BFGS-B").x
+    reg = HeavyTailDPRegressor(
+        epsilon=np.inf, loss="huber", huber_threshold=1.0, random_state=0
+    ).fit(X, y)
+    np.testing.assert_allclose(np.append(reg.coef_, reg.intercept_), exact, atol=0.05)
+
+
+def test_huber_is_robust_to_heavy_targets():
+    rng = np.random.default_rng(5)
+    X, y, w = _data(rng, n=20000)
+    y = y + 50 * rng.standard_cauchy(size=y.size) * (rng.random(y.size) < 0.01)
+    huber = HeavyTailDPRegressor(loss="huber", huber_threshold=2.0, random_state=0)
+    assert _excess(huber.fit(X, y), w) < 0.05
+
+
+@pytest.mark.parametrize("solver", ["dp-sgd", "sgd", "acsa", "prox"])
+def test_every_solver_learns(solver):
+    X, y, w = _data(np.random.default_rng(6), n=20000)
+    reg = HeavyTailDPRegressor(epsilon=2.0, solver=solver, random_state=0).fit(X, y)
+    assert reg.solver_ == solver
+    assert _excess(reg, w) < 0.1
+    assert reg.n_iter_ >= 1
+    if solver != "dp-sgd":
+        # One pass: disjoint batches use every row at most once.
+        assert reg.batch_size_ * reg.n_iter_ <= 20000
+
+
+def test_auto_solver_choices():
+    X, y, _ = _data(np.random.default_rng(7), n=20000)
+    assert HeavyTailDPRegressor(random_state=0).fit(X, y).solver_ == "dp-sgd"
+    lasso = HeavyTailDPRegressor(penalty="l1", alpha=0.01, random_state=0)
+    assert lasso.fit(X, y).solver_ == "prox"
+    quantile = HeavyTailDPRegressor(loss="quantile", random_state=0)
+    assert quantile.fit(X, y).solver_ == "dp-sgd"
+    declared = HeavyTailDPRegressor(
+        loss="quantile",
+        smoothness=0.5,
+        strong_convexity=0.2,
+        solver="sgd",
+        random_state=0,
+    )
+    assert declared.fit(X, y).solver_ == "sgd"
+
+
+def test_quantile_loss_with_localized_solver():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(1024, 2))
+    y = X @ np.array([1.0, -1.0]) + rng.exponential(size=1024)
+    reg = HeavyTailDPRegressor(
+        epsilon=4.0, loss="quantile", quantile=0.5, solver="localized", random_state=0
+    ).fit(X, y)
+    assert reg.solver_ == "localized"
+    assert set(reg.rho_spent_) == {"clip_median", "optimizer"}
+    assert np.all(np.isfinite(reg.coef_))
+    zero_risk = np.mean(np.abs(y - np.median(y)))
+    fitted_risk = np.mean(np.abs(y - reg.predict(X)))
+    assert fitted_risk < zero_risk
+
+
+def test_no_intercept_and_pandas_feature_names():
+    pd = pytest.importorskip("pandas")
+    X, y, _ = _data(np.random.default_rng(9), n=4000, d=3)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    reg = HeavyTailDPRegressor(fit_intercept=False, random_state=0).fit(frame, y)
+    assert reg.intercept_ == 0.0
+    assert list(reg.feature_names_in_) == ["a", "b", "c"]
+    assert reg.predict(frame).shape == (4000,)
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_targets_are_rejected(bad):
+    X, y, _ = _data(np.random.default_rng(0), n=100)
+    y[3] = bad
+    with pytest.raises(ValueError, match="y"):
+        HeavyTailDPRegressor().fit(X, y)
+
+
+def test_constant_x_is_rejected():
+    with pytest.raises(ValueError, match="constant"):
+        HeavyTailDPRegressor().fit(np.ones((100, 3)), np.arange(100.0))
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"delta": 1.0}, "delta"),
+        ({"rho": 0.0}, "rho"),
+        ({"loss": "quantile", "quantile": 1.0}, "quantile"),
+        ({"loss": "quantile", "quantile": 0.0}, "quantile"),
+        ({"moment_order": 1.5}, "moment_order"),
+        ({"clip_threshold": -1.0}, "clip_threshold"),
+        ({"clip_threshold": np.inf}, "clip_threshold=inf"),
+        ({"mode": "theory"}, "moment_bound"),
+        ({"clip_threshold": "theory"}, "moment_bound"),
+        ({"penalty": "l1", "solver": "sgd"}, "prox"),
+        ({"tuning_fraction": 0.0}, "tuning_fraction"),
+        ({"tuning_fraction": 0.0, "solver": "sgd"}, "tuning_fraction"),
+        ({"clip_threshold": "theory", "moment_bound": 1.0}, "one-pass"),
+        ({"solver": "newton"}, "solver"),
+        ({"loss": "absolute_error", "solver": "sgd"}, "smoothness"),
+    ],
+)
+def test_bad_parameters_raise_naming_the_parameter(params, match):
+    X, y, _ = _data(np.random.default_rng(0), n=200)
+    reg = HeavyTailDPRegressor(**params)
+    with pytest.raises(ValueError, match=match):
+        reg.fit(X, y)
+    assert not hasattr(reg, "coef_")
+
+
+def test_sample_weight_must_be_uniform():
+    X, y, _ = _data(np.random.default_rng(0), n=200)
+    weights = np.ones(200)
+    weights[0] = 2.0
+    with pytest.raises(ValueError, match="uniform"):
+        HeavyTailDPRegressor().fit(X, y, sample_weight=weights)
+    with pytest.raises(ValueError, match="zero"):
+        HeavyTailDPRegressor().fit(X, y, sample_weight=np.zeros(200))
+    a = HeavyTailDPRegressor(random_state=0).fit(X, y, sample_weight=np.full(200, 3.0))
+    b = HeavyTailDPRegressor(random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_mismatched_lengths_and_single_sample():
+    X, y, _ = _data(np.random.default_rng(0), n=200)
+    with pytest.raises(ValueError):
+        HeavyTailDPRegressor().fit(X, y[:-1])
+    with pytest.raises(ValueError, match="n_samples = 1"):
+        HeavyTailDPRegressor().fit(X[:1], y[:1])

@@ -1,0 +1,160 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The multi-pass "dp-sgd" solver of HeavyTailDPRegressor: schedule, budget, limits."""
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LinearRegression
+
+from sklearn_dpfair._loss import SquaredLoss
+from sklearn_dpfair._solvers._heavy_tail_dpsgd import (
+    DPSGD_SCHEDULE,
+    auto_clip_factor,
+    dpsgd_plan,
+    fit_heavy_tail_dpsgd,
+)
+from sklearn_dpfair._solvers._heavy_tail_fit import HeavyTailConfig
+from sklearn_dpfair.privacy import calibrate_noise_multiplier
+from sklearn_dpfair.privacy._zcdp import rho_for_epsilon
+
+
+def _config(**overrides):
+    params = {
+        "loss_name": "squared_error",
+        "solver": "dp-sgd",
+        "clip_threshold": "auto",
+        "radius": 10.0,
+        "moment_order": 2.0,
+        "moment_bound": None,
+        "clip_ref": 300.0,
+        "smoothness": "auto",
+        "strong_convexity": "auto",
+        "max_iter": "auto",
+        "tuning_fraction": 0.1,
+        "mode": "practical",
+        "penalty": None,
+        "alpha": 0.0,
+        "l1_ratio": 0.15,
+        "fit_intercept": True,
+    }
+    params.update(overrides)
+    return HeavyTailConfig(**params)
+
+
+def _data(n=20000, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    w = np.linspace(-1.0, 1.0, d)
+    return X, X @ w + 0.5 + rng.standard_t(3, size=n), w
+
+
+def test_plan_depends_on_n_and_max_iter_only():
+    # Expected batch max(256, n / 50), 20 expected passes.
+    assert dpsgd_plan(1000).sampling_probability == pytest.approx(0.256)
+    assert dpsgd_plan(1000).n_steps == math.ceil(20 / 0.256)
+    plan = dpsgd_plan(10**6)
+    assert plan.sampling_probability == DPSGD_SCHEDULE.batch_fraction
+    assert plan.n_steps == DPSGD_SCHEDULE.epochs / DPSGD_SCHEDULE.batch_fraction
+    assert dpsgd_plan(100).sampling_probability == 1.0
+    assert dpsgd_plan(10**5, max_iter=7).n_steps == 7
+
+
+def test_auto_clip_factor_grows_like_the_thesis_rule():
+    base, ref = DPSGD_SCHEDULE.clip_factor, DPSGD_SCHEDULE.clip_snr_ref
+    # Below the reference signal-to-noise factor: the constant multiple.
+    assert auto_clip_factor(0.5, 1000, 4, 2.0) == base
+    # Above it: (f / ref) ** (1 / k) with f = eps n / sqrt(n_params).
+    f = 4.0 * 100_000 / math.sqrt(4)
+    assert auto_clip_factor(4.0, 100_000, 4, 2.0) == pytest.approx(
+        base * math.sqrt(f / ref)
+    )
+    assert auto_clip_factor(4.0, 100_000, 4, 4.0) == pytest.approx(
+        base * (f / ref) ** 0.25
+    )
+    factors = [auto_clip_factor(eps, 10**5, 6, 2.0) for eps in (0.5, 1, 2, 4)]
+    assert factors == sorted(factors)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 4.0])
+def test_tuning_costs_noise_inside_the_same_budget(epsilon):
+    X, y, _ = _data()
+    fit = fit_heavy_tail_dpsgd(
+        X,
+        y,
+        SquaredLoss(),
+        rho=rho_for_epsilon(epsilon, 1e-5),
+        delta=1e-5,
+        epsilon_target=epsilon,
+        config=_config(),
+        rng=np.random.default_rng(0),
+    )
+    plan = dpsgd_plan(X.shape[0])
+    alone = calibrate_noise_multiplier(
+        epsilon, 1e-5, plan.sampling_probability, plan.n_steps, "rdp"
+    )
+    sigma = fit.record.noise_multiplier
+    # The medians' share needs a little more noise, never less.
+    assert alone < sigma < 1.5 * alone
+    assert epsilon * 0.99 <= fit.record.epsilon <= epsilon
+    assert fit.record.recompute_epsilon() == fit.record.epsilon
+    assert sum(fit.rho_spent.values()) == pytest.approx(
+        rho_for_epsilon(epsilon, 1e-5), rel=1e-12
+    )
+    # Noise std of the mean gradient: sigma C over the expected batch size.
+    assert fit.noise_std == pytest.approx(sigma * fit.clip_threshold / fit.batch_size)
+
+
+def test_non_private_limit_is_unclipped_least_squares():
+    X, y, _ = _data(n=30000)
+    fit = fit_heavy_tail_dpsgd(
+        X,
+        y,
+        SquaredLoss(),
+        rho=math.inf,
+        delta=1e-5,
+        epsilon_target=math.inf,
+        config=_config(),
+        rng=np.random.default_rng(0),
+    )
+    assert fit.clip_threshold == math.inf and fit.noise_std == 0.0
+    assert fit.rho_spent == {"optimizer": math.inf}
+    assert fit.record.epsilon == math.inf
+    ols = LinearRegression().fit(X, y)
+    np.testing.assert_allclose(fit.coef, ols.coef_, atol=0.02)
+    assert fit.intercept == pytest.approx(ols.intercept_, abs=0.02)
+
+
+def test_clip_follows_the_private_median_and_outliers_are_clipped():
+    X, y, w = _data(n=20000, seed=1)
+    X[:50] *= 1e4
+    y[:50] = -1e6
+    fit = fit_heavy_tail_dpsgd(
+        X,
+        y,
+        SquaredLoss(),
+        rho=rho_for_epsilon(1.0, 1e-5),
+        delta=1e-5,
+        epsilon_target=1.0,
+        config=_config(),
+        rng=np.random.default_rng(0),
+    )
+    # Median |y| * ||[x, 1]|| is a few units; 0.25% outliers do not move it.
+    assert 1.0 < fit.clip_threshold < 30.0
+    np.testing.assert_allclose(fit.coef, w, atol=0.15)
+
+
+def test_projection_on_the_public_ball():
+    X, y, _ = _data(n=5000)
+    fit = fit_heavy_tail_dpsgd(
+        X,
+        100.0 * y,
+        SquaredLoss(),
+        rho=rho_for_epsilon(1.0, 1e-5),
+        delta=1e-5,
+        epsilon_target=1.0,
+        config=_config(radius=0.5),
+        rng=np.random.default_rng(0),
+    )
+    assert np.hypot(np.linalg.norm(fit.coef), fit.intercept) <= 0.5 + 1e-12

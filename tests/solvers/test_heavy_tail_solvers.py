@@ -1,0 +1,176 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The one-pass heavy-tail solvers: disjoint batches, projections, convergence."""
+
+import math
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair._loss import PinballLoss, SquaredLoss
+from sklearn_dpfair._solvers._clipped_acsa import clipped_acsa
+from sklearn_dpfair._solvers._clipped_prox import clipped_prox
+from sklearn_dpfair._solvers._clipped_sgd import clipped_sgd
+from sklearn_dpfair._solvers._disjoint_batches import disjoint_batches, disjoint_blocks
+from sklearn_dpfair._solvers._heavy_tail_schedules import stich_schedule
+from sklearn_dpfair._solvers._localized import localized_plan, localized_subgradient
+from sklearn_dpfair._solvers._projections import (
+    project_ball,
+    project_two_balls,
+    prox_elastic_net,
+)
+from sklearn_dpfair.privacy import GaussianMechanism
+
+
+class RowRecorder(np.ndarray):
+    """An array that records every integer-array row index it is read with."""
+
+    def __new__(cls, array):
+        obj = np.asarray(array).view(cls)
+        obj.reads = []
+        return obj
+
+    def __array_finalize__(self, obj):
+        self.reads = getattr(obj, "reads", None)
+
+    def __getitem__(self, key):
+        if isinstance(key, np.ndarray) and key.dtype.kind in "iu":
+            self.reads.append(np.array(key))
+        return np.asarray(super().__getitem__(key))
+
+
+def _problem(rng, n=3000, d=4):
+    X = rng.standard_t(5, size=(n, d))
+    w = np.array([1.0, -2.0, 0.5, 0.0])[:d]
+    y = X @ w + 1.0 + rng.standard_t(3, size=n)
+    return X, y, np.append(w, 1.0)
+
+
+def _run(solver, X, y, batches, rng, clip=3.0, noise=0.5):
+    common = {
+        "batches": batches,
+        "clip_norm": clip,
+        "mechanism": GaussianMechanism(2 * clip, noise),
+        "radius": 10.0,
+        "intercept_scaling": 1.0,
+        "rng": rng,
+    }
+    if solver == "sgd":
+        eta, zeta = stich_schedule(len(batches) - 1, 1.0, 1.0)
+        return clipped_sgd(
+            X, y, SquaredLoss(), step_sizes=eta, weights=zeta, alpha=0.0, **common
+        )
+    if solver == "acsa":
+        return clipped_acsa(X, y, SquaredLoss(), eta=2.0, alpha=0.0, **common)
+    return clipped_prox(X, y, SquaredLoss(), step_size=0.5, l1=0.0, l2=0.0, **common)
+
+
+@pytest.mark.parametrize("solver", ["sgd", "acsa", "prox"])
+def test_every_row_is_used_at_most_once(solver, global_random_seed):
+    rng = np.random.default_rng(global_random_seed)
+    X, y, _ = _problem(rng)
+    batches = disjoint_batches(rng, X.shape[0], 9, 300)
+    Xr, yr = RowRecorder(X), RowRecorder(y)
+    _run(solver, Xr, yr, batches, rng)
+    used = np.concatenate(Xr.reads)
+    assert len(Xr.reads) == 9
+    assert np.unique(used).size == used.size == 2700
+    np.testing.assert_array_equal(np.concatenate(yr.reads), used)
+
+
+def test_localized_phases_are_disjoint():
+    rng = np.random.default_rng(0)
+    X, y, _ = _problem(rng, n=300)
+    plan = localized_plan(
+        256, 5, 1.0, 2.0, diameter=20.0, scale=3.0, clips=[3.0] * 8, max_steps=5
+    )
+    blocks = disjoint_blocks(rng, 300, [p.n_rows for p in plan])
+    Xr = RowRecorder(X)
+    localized_subgradient(
+        Xr,
+        y,
+        PinballLoss(0.5),
+        phases=plan,
+        blocks=blocks,
+        rho=0.5,
+        radius=10.0,
+        intercept_scaling=1.0,
+        rng=rng,
+    )
+    # Each phase reads its block once (and reuses it for its T_i steps).
+    used = np.concatenate(Xr.reads)
+    assert len(Xr.reads) == len(plan) == 8
+    assert np.unique(used).size == used.size == 255
+
+
+def test_disjoint_batches_validate_sizes():
+    b = disjoint_batches(np.random.default_rng(0), 100, 4, 25)
+    assert np.unique(b).size == 100
+    with pytest.raises(ValueError, match="rows"):
+        disjoint_batches(np.random.default_rng(0), 100, 4, 26)
+    with pytest.raises(ValueError, match="rows"):
+        disjoint_blocks(np.random.default_rng(0), 10, [8, 4])
+
+
+@pytest.mark.parametrize("solver", ["sgd", "acsa", "prox"])
+def test_solvers_recover_least_squares_without_noise(solver):
+    rng = np.random.default_rng(1)
+    X, y, w_true = _problem(rng, n=20000)
+    n_batches = 60 if solver != "acsa" else 40
+    batches = disjoint_batches(rng, 20000, n_batches, 20000 // n_batches)
+    w = _run(solver, X, y, batches, rng, clip=math.inf, noise=0.0)
+    ols = np.linalg.lstsq(np.column_stack([X, np.ones(20000)]), y, rcond=None)[0]
+    # Alg. 27 averages its iterates; Alg. 8 and 29 return a (last) iterate
+    # that keeps the minibatch noise of its final steps.
+    tol = 0.1 if solver == "sgd" else 0.3
+    assert np.linalg.norm(w - ols) < tol
+    assert np.linalg.norm(w - w_true) < tol + 0.05
+
+
+def test_prox_l1_zeroes_irrelevant_coefficients():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(20000, 6))
+    y = X[:, 0] * 2.0 + rng.normal(size=20000)
+    batches = disjoint_batches(rng, 20000, 30, 666)
+    w = clipped_prox(
+        X,
+        y,
+        SquaredLoss(),
+        batches=batches,
+        clip_norm=math.inf,
+        mechanism=GaussianMechanism(math.inf, 0.0),
+        step_size=0.5,
+        l1=0.1,
+        l2=0.0,
+        radius=10.0,
+        intercept_scaling=1.0,
+        rng=rng,
+    )
+    assert np.all(w[1:6] == 0.0)
+    assert w[0] == pytest.approx(1.9, abs=0.05)
+
+
+def test_project_two_balls_is_the_exact_projection(global_random_seed):
+    rng = np.random.default_rng(global_random_seed)
+    for _ in range(10):
+        d = rng.integers(2, 5)
+        center = rng.normal(size=d)
+        center *= rng.uniform(0, 1.5) / np.linalg.norm(center)
+        local = rng.uniform(0.2, 2.0)
+        z = 3 * rng.normal(size=d)
+        p = project_two_balls(z, 1.5, center, local)
+        assert np.linalg.norm(p) <= 1.5 + 1e-9
+        assert np.linalg.norm(p - center) <= local + 1e-9
+        # Dykstra's alternating projections converge to the same point.
+        x, a, b = z.copy(), np.zeros(d), np.zeros(d)
+        for _ in range(2000):
+            y_ = project_ball(x + a, 1.5)
+            a = x + a - y_
+            x = project_ball(y_ + b, local, center)
+            b = y_ + b - x
+        np.testing.assert_allclose(p, x, atol=1e-5)
+
+
+def test_prox_elastic_net_leaves_the_intercept():
+    out = prox_elastic_net(np.array([2.0, -0.5, 3.0]), 0.5, 1.0, 1.0, 2)
+    np.testing.assert_allclose(out, [1.5 / 1.5, 0.0, 3.0])
