@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .privacy._ledger import PrivacyLedger
 from .privacy._record import PrivacyRecord
 from .utils._sklearn_compat import Interval, Options, StrOptions
 
@@ -18,7 +19,8 @@ __all__ = ["PRIVACY_PARAMETER_CONSTRAINTS", "PrivateEstimatorMixin"]
 PRIVACY_PARAMETER_CONSTRAINTS = {
     "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {math.inf})],
     "delta": [Interval(Real, 0, 1, closed="neither")],
-    "accountant": [StrOptions({"rdp", "pld"})],
+    # A PrivacyLedger names its kind and records every fit (cost of tuning).
+    "accountant": [StrOptions({"rdp", "pld"}), PrivacyLedger],
     "random_state": ["random_state"],
 }
 
@@ -48,6 +50,15 @@ class PrivateEstimatorMixin:
         self.noise_multiplier_ = record.noise_multiplier
         self.adjacency_ = record.adjacency
         self.privacy_caveats_ = list(record.caveats)
+        ledger = getattr(self, "accountant", None)
+        if isinstance(ledger, PrivacyLedger):
+            ledger.record(
+                record.dp_event,
+                delta=record.delta,
+                adjacency=record.adjacency,
+                epsilon=record.epsilon,
+                source=type(self).__name__,
+            )
 
     def privacy_summary(self):
         """Human-readable statement of the privacy guarantee of this fit.

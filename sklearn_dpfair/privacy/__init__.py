@@ -7,12 +7,15 @@ Knows nothing about losses, estimators or solvers.
 
 from ._accounting import epsilon_of
 from ._calibration import calibrate_noise_multiplier, noise_multiplier_for_gaussian
+from ._ledger import LedgerEntry, PrivacyLedger
 from ._mechanism import GaussianMechanism
 from ._random import check_noise_generator
 from ._record import PrivacyRecord
 
 __all__ = [
     "GaussianMechanism",
+    "LedgerEntry",
+    "PrivacyLedger",
     "PrivacyRecord",
     "calibrate_noise_multiplier",
     "check_noise_generator",

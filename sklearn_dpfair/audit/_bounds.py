@@ -1,0 +1,101 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Exact binomial confidence bounds and the (epsilon, delta) hypothesis-test bound.
+
+Any (epsilon, delta)-DP mechanism M and any test that guesses "the canary is
+in" from one output satisfy, for its false-positive rate FPR and
+false-negative rate FNR (Kairouz et al., 2015),
+
+    FPR + e^epsilon FNR >= 1 - delta   and   FNR + e^epsilon FPR >= 1 - delta.
+
+Upper confidence bounds on FPR and FNR therefore give a lower confidence bound
+on epsilon (Jagielski et al., 2020; Nasr et al., 2021). Clopper-Pearson bounds
+are exact (never anti-conservative) for every number of runs.
+"""
+
+import numpy as np
+from scipy.stats import beta
+
+__all__ = ["clopper_pearson", "epsilon_from_error_bounds"]
+
+
+def clopper_pearson(k, n, *, confidence=0.95, side="two-sided"):
+    """Clopper-Pearson confidence bounds on a binomial proportion.
+
+    Parameters
+    ----------
+    k : int or array-like of int
+        Number of successes, ``0 <= k <= n``.
+    n : int or array-like of int
+        Number of trials, ``n >= 1``.
+    confidence : float, default=0.95
+        Coverage probability of the bound(s), in (0, 1).
+    side : {"two-sided", "upper", "lower"}, default="two-sided"
+        "upper" gives a one-sided upper bound (the lower end is 0), "lower" a
+        one-sided lower bound (the upper end is 1).
+
+    Returns
+    -------
+    lower, upper : float or ndarray
+        The bounds; ``k = 0`` gives lower 0 and ``k = n`` gives upper 1.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.audit import clopper_pearson
+    >>> lo, hi = clopper_pearson(0, 100, confidence=0.95, side="upper")
+    >>> round(float(hi), 4)
+    0.0295
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}.")
+    if side not in ("two-sided", "upper", "lower"):
+        raise ValueError(f"side must be 'two-sided', 'upper' or 'lower', got {side!r}.")
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    if np.any(n < 1) or np.any(k < 0) or np.any(k > n):
+        raise ValueError("clopper_pearson needs 0 <= k <= n and n >= 1.")
+    alpha = 1.0 - confidence
+    tail = alpha / 2 if side == "two-sided" else alpha
+    with np.errstate(invalid="ignore"):
+        lower = np.where(k > 0, beta.ppf(tail, k, n - k + 1), 0.0)
+        upper = np.where(k < n, beta.ppf(1 - tail, k + 1, n - k), 1.0)
+    if side == "upper":
+        lower = np.zeros_like(upper)
+    elif side == "lower":
+        upper = np.ones_like(lower)
+    if lower.ndim == 0:
+        return float(lower), float(upper)
+    return lower, upper
+
+
+def epsilon_from_error_bounds(fpr_upper, fnr_upper, delta):
+    """Smallest epsilon compatible with error rates below the given bounds.
+
+    Parameters
+    ----------
+    fpr_upper, fnr_upper : float or ndarray
+        Upper bounds on the false-positive and false-negative rates of a
+        distinguishing test.
+    delta : float
+        The delta at which epsilon is bounded.
+
+    Returns
+    -------
+    epsilon : float or ndarray
+        ``max(log((1 - delta - FNR) / FPR), log((1 - delta - FPR) / FNR), 0)``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.audit import epsilon_from_error_bounds
+    >>> round(float(epsilon_from_error_bounds(0.05, 0.5, 1e-5)), 3)
+    2.303
+    """
+    fpr = np.asarray(fpr_upper, dtype=float)
+    fnr = np.asarray(fnr_upper, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.log((1.0 - delta - fnr) / fpr)
+        b = np.log((1.0 - delta - fpr) / fnr)
+    a = np.nan_to_num(a, nan=0.0, posinf=np.inf)
+    b = np.nan_to_num(b, nan=0.0, posinf=np.inf)
+    eps = np.fmax(np.fmax(a, b), 0.0)
+    return float(eps) if eps.ndim == 0 else eps

@@ -1,0 +1,73 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The epsilon a mechanism claims at every delta (its privacy profile).
+
+An estimator states (epsilon_, delta_), but its ``dp_event_`` implies a whole
+curve of (epsilon, delta) pairs. Auditing at delta = 1e-5 alone has no power
+with a thousand runs (the guarantee there is about tail events one never
+observes); auditing the curve at larger deltas does, and a violation anywhere
+on the curve means the event does not describe the mechanism.
+"""
+
+import math
+
+from ..privacy._accounting import epsilon_of, is_dp_event
+
+__all__ = ["DEFAULT_AUDIT_DELTAS", "claimed_profile"]
+
+#: Deltas, besides the claim's own, at which an audit may test the profile.
+#: Above 0.5 every mechanism with TV distance < 0.5 claims epsilon = 0.
+DEFAULT_AUDIT_DELTAS = (1e-3, 1e-2, 0.05, 0.1, 0.2, 0.3, 0.5)
+
+
+def _epsilon_at(event, delta):
+    # PLD is the tightest valid upper bound dp-accounting offers (pessimistic
+    # discretisation); events it cannot interpret (zCDP) fall back to RDP.
+    try:
+        return epsilon_of(event, delta, "pld")
+    except ValueError:
+        return epsilon_of(event, delta, "rdp")
+
+
+def claimed_profile(claims, nominal_delta, deltas="auto"):
+    """Claimed epsilon at each audit delta.
+
+    Parameters
+    ----------
+    claims : list of DpEvent or float
+        What the mechanism claims in each world; a float is an epsilon valid
+        at ``nominal_delta`` only. The largest claim counts.
+    nominal_delta : float
+        Delta of the nominal claim.
+    deltas : "auto" or sequence of float
+        "auto": ``nominal_delta`` and :data:`DEFAULT_AUDIT_DELTAS` when every
+        claim is an event; only ``nominal_delta`` otherwise.
+
+    Returns
+    -------
+    profile : dict
+        ``{delta: claimed epsilon}``.
+    """
+    events = all(is_dp_event(c) for c in claims)
+    if isinstance(deltas, str):
+        if deltas != "auto":
+            raise ValueError(f"deltas must be 'auto' or a sequence, got {deltas!r}.")
+        deltas = [nominal_delta]
+        if events:
+            deltas += [d for d in DEFAULT_AUDIT_DELTAS if d > nominal_delta]
+    deltas = sorted({float(d) for d in deltas})
+    if any(not 0 < d < 1 for d in deltas):
+        raise ValueError(f"audit deltas must lie in (0, 1), got {deltas}.")
+    profile = {}
+    for d in deltas:
+        values = []
+        for c in claims:
+            if is_dp_event(c):
+                values.append(_epsilon_at(c, d))
+            elif d >= nominal_delta:
+                # (eps, delta)-DP implies (eps, delta')-DP for delta' >= delta.
+                values.append(float(c))
+            else:
+                values.append(math.inf)
+        profile[d] = max(values)
+    return profile

@@ -1,0 +1,190 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""From statistics of many runs to a lower confidence bound on epsilon.
+
+The runs of each world are split in two. On the *selection* runs the audit
+chooses the test: a threshold on the statistic, its direction, and the delta
+of the privacy profile at which to compare. On the *evaluation* runs, which
+played no part in that choice, it counts the test's errors and turns them into
+Clopper-Pearson bounds. Choosing and evaluating on the same runs would make
+the bound optimistic (a maximum over thresholds is not a binomial count).
+"""
+
+import math
+
+import numpy as np
+
+from ..privacy._accounting import is_dp_event
+from ._bounds import clopper_pearson, epsilon_from_error_bounds
+from ._claims import claimed_profile
+from ._result import AuditResult
+
+__all__ = ["audit_scores"]
+
+
+def _error_counts(s0, s1, thresholds, direction):
+    """False positives (world 0) and false negatives (world 1) of each test."""
+    s0, s1 = np.sort(s0), np.sort(s1)
+    if direction == "greater":  # guess "in" when s > t
+        fp = s0.size - np.searchsorted(s0, thresholds, side="right")
+        fn = np.searchsorted(s1, thresholds, side="right")
+    else:  # guess "in" when s < t
+        fp = np.searchsorted(s0, thresholds, side="left")
+        fn = s1.size - np.searchsorted(s1, thresholds, side="left")
+    return fp, fn
+
+
+def _bounds(fp, fn, n0, n1, confidence):
+    # Two one-sided bounds that hold together (union bound).
+    per_bound = 1.0 - (1.0 - confidence) / 2.0
+    _, fpr_upper = clopper_pearson(fp, n0, confidence=per_bound, side="upper")
+    _, fnr_upper = clopper_pearson(fn, n1, confidence=per_bound, side="upper")
+    return fpr_upper, fnr_upper
+
+
+def _candidate_thresholds(s0, s1):
+    values = np.unique(np.concatenate([s0, s1]))
+    mids = (values[:-1] + values[1:]) / 2.0 if values.size > 1 else values
+    # Outside the range too, so a test that always guesses one way exists.
+    return np.concatenate([[values[0] - 1.0], mids, [values[-1] + 1.0]])
+
+
+def audit_scores(
+    scores_without,
+    scores_with,
+    *,
+    delta,
+    dp_event=None,
+    epsilon=None,
+    deltas="auto",
+    confidence=0.95,
+    selection_fraction=0.5,
+):
+    """Lower confidence bound on epsilon from a distinguishing statistic.
+
+    ``scores_without[i]`` is a statistic of the output of run ``i`` on the
+    dataset without the canary, ``scores_with[i]`` on its neighbour with it.
+    The runs must be independent. The claim is either a ``dp_event`` (its
+    whole privacy profile is audited) or an ``epsilon`` at ``delta``.
+
+    Parameters
+    ----------
+    scores_without, scores_with : array-like of shape (n_runs,)
+        Statistics of independent runs in the two worlds.
+    delta : float
+        Delta of the nominal claim.
+    dp_event : dp_accounting.DpEvent or list of DpEvent, default=None
+        Claimed event (one per world if they differ; the larger claim counts).
+    epsilon : float, default=None
+        Claimed epsilon at ``delta``, when no event is given.
+    deltas : "auto" or sequence of float, default="auto"
+        Deltas at which the test may compare (see
+        :data:`~sklearn_dpfair.audit._claims.DEFAULT_AUDIT_DELTAS`); "auto"
+        uses ``delta`` plus larger deltas of the profile when an event is
+        given. Pass ``[delta]`` to bound epsilon at ``delta`` only.
+    confidence : float, default=0.95
+        Confidence of the lower bound.
+    selection_fraction : float, default=0.5
+        Fraction of each world's runs used to choose the test.
+
+    Returns
+    -------
+    result : AuditResult
+        The bound, the claim at the same delta, the test and its errors.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.audit import audit_scores
+    >>> rng = np.random.default_rng(0)
+    >>> # Gaussian mechanism with noise 0.25 x sensitivity: far from 1-DP.
+    >>> out, inn = rng.normal(0, 0.25, 400), rng.normal(1, 0.25, 400)
+    >>> result = audit_scores(out, inn, epsilon=1.0, delta=1e-5)
+    >>> result.violation
+    True
+    """
+    s0 = np.asarray(scores_without, dtype=float).ravel()
+    s1 = np.asarray(scores_with, dtype=float).ravel()
+    if not (np.all(np.isfinite(s0)) and np.all(np.isfinite(s1))):
+        raise ValueError("The audit statistic must be finite in every run.")
+    if not 0 < selection_fraction < 1:
+        raise ValueError(
+            f"selection_fraction must be in (0, 1), got {selection_fraction!r}."
+        )
+    n_sel0 = int(math.floor(selection_fraction * s0.size))
+    n_sel1 = int(math.floor(selection_fraction * s1.size))
+    if min(n_sel0, n_sel1, s0.size - n_sel0, s1.size - n_sel1) < 1:
+        raise ValueError(
+            "Too few runs: each world needs at least one selection and one "
+            f"evaluation run; got {s0.size} and {s1.size} runs."
+        )
+    if dp_event is None and epsilon is None:
+        raise ValueError("Give the claim: dp_event or epsilon.")
+    if dp_event is not None:
+        claims = list(dp_event) if isinstance(dp_event, (list, tuple)) else [dp_event]
+        if not all(is_dp_event(c) for c in claims):
+            raise TypeError("dp_event must be a dp_accounting DpEvent (or a list).")
+    else:
+        claims = [float(epsilon)]
+    profile = claimed_profile(claims, delta, deltas)
+    claim_epsilon = max(claimed_profile(claims, delta, [delta]).values())
+
+    # -- selection ---------------------------------------------------------------
+    sel0, sel1 = s0[:n_sel0], s1[:n_sel1]
+    ev0, ev1 = s0[n_sel0:], s1[n_sel1:]
+    audit = _select(sel0, sel1, profile, confidence)
+    if audit is None:
+        # Nothing is claimed (epsilon = inf): nothing can be violated.
+        audit = (float(np.median(s0)), "greater", delta)
+    threshold, direction, audit_delta = audit
+    nominal = _select(sel0, sel1, {delta: claim_epsilon}, confidence, ignore_inf=False)
+
+    # -- evaluation --------------------------------------------------------------
+    lower, fp, fn, fpr_u, fnr_u = _evaluate(ev0, ev1, audit, confidence)
+    nominal_lower = _evaluate(ev0, ev1, nominal, confidence)[0]
+    claimed = profile[audit_delta]
+    return AuditResult(
+        epsilon_lower_bound=lower,
+        epsilon_claimed=float(claimed),
+        audit_delta=float(audit_delta),
+        claim_epsilon=float(claim_epsilon),
+        claim_delta=float(delta),
+        confidence=float(confidence),
+        threshold=float(threshold),
+        direction=direction,
+        n_selection=int(min(n_sel0, n_sel1)),
+        n_evaluation=int(min(ev0.size, ev1.size)),
+        false_positives=fp,
+        false_negatives=fn,
+        fpr_upper=fpr_u,
+        fnr_upper=fnr_u,
+        violation=bool(lower > claimed),
+        nominal_epsilon_lower_bound=nominal_lower,
+    )
+
+
+def _select(sel0, sel1, profile, confidence, ignore_inf=True):
+    """Threshold, direction and delta with the largest bound-minus-claim."""
+    thresholds = _candidate_thresholds(sel0, sel1)
+    best_margin, best = -math.inf, None
+    for direction in ("greater", "less"):
+        fp, fn = _error_counts(sel0, sel1, thresholds, direction)
+        fpr_u, fnr_u = _bounds(fp, fn, sel0.size, sel1.size, confidence)
+        for d, claimed in profile.items():
+            if math.isinf(claimed) and ignore_inf:
+                continue
+            bound = epsilon_from_error_bounds(fpr_u, fnr_u, d)
+            margins = bound - (0.0 if math.isinf(claimed) else claimed)
+            i = int(np.argmax(margins))
+            if margins[i] > best_margin:
+                best_margin, best = margins[i], (thresholds[i], direction, d)
+    return best
+
+
+def _evaluate(ev0, ev1, test, confidence):
+    """Lower bound on epsilon of one fixed test on the evaluation runs."""
+    threshold, direction, d = test
+    fp, fn = _error_counts(ev0, ev1, np.array([threshold]), direction)
+    fpr_u, fnr_u = _bounds(fp, fn, ev0.size, ev1.size, confidence)
+    lower = float(epsilon_from_error_bounds(fpr_u, fnr_u, d)[0])
+    return lower, int(fp[0]), int(fn[0]), float(fpr_u[0]), float(fnr_u[0])

@@ -1,0 +1,113 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What an audit reports."""
+
+import math
+from dataclasses import asdict, dataclass
+
+__all__ = ["AuditResult"]
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Outcome of an empirical privacy audit.
+
+    The audit guesses, from one output, whether the canary was in the
+    training data. The error rates of that guess on held-out runs give a
+    lower confidence bound on epsilon at ``audit_delta``; a bound above the
+    claimed epsilon at the same delta is a *violation*: with probability at
+    least ``confidence`` the mechanism is not as private as it says.
+
+    Parameters
+    ----------
+    epsilon_lower_bound : float
+        Lower confidence bound on epsilon at ``audit_delta``.
+    epsilon_claimed : float
+        Epsilon claimed at ``audit_delta`` (from the claimed DpEvent's privacy
+        profile, or the stated epsilon when only ``(epsilon, delta)`` is known).
+    audit_delta : float
+        Delta at which the test was evaluated (chosen on the selection runs).
+    claim_epsilon, claim_delta : float
+        The nominal claim: ``claim_delta`` is the estimator's ``delta_`` and
+        ``claim_epsilon`` the epsilon of its ``dp_event_`` there by the PLD
+        accountant, the tightest bound dp-accounting certifies (at most the
+        estimator's ``epsilon_``, lower when that was computed with RDP).
+    confidence : float
+        Confidence level of the lower bound.
+    threshold : float
+        Decision threshold on the statistic.
+    direction : {"greater", "less"}
+        "greater": a statistic above ``threshold`` guesses "canary in".
+    n_selection, n_evaluation : int
+        Runs per world used to choose the test and to evaluate it.
+    false_positives, false_negatives : int
+        Errors of the test on the evaluation runs (out of ``n_evaluation``).
+    fpr_upper, fnr_upper : float
+        Clopper-Pearson upper bounds on the two error rates (simultaneous at
+        ``confidence``: each at ``1 - (1 - confidence) / 2``).
+    violation : bool
+        ``epsilon_lower_bound > epsilon_claimed``.
+    nominal_epsilon_lower_bound : float
+        A second lower bound, at ``claim_delta``, from the test chosen for
+        that delta (valid on its own at ``confidence``, not jointly with the
+        first; the verdict uses the first only). Directly comparable with
+        ``claim_epsilon``, but usually far below it: at small delta the
+        guarantee is about events too rare to observe in a thousand runs.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.audit import AuditResult
+    >>> r = AuditResult(0.1, 1.0, 1e-5, 1.0, 1e-5, 0.95, 0.0, "greater",
+    ...                 100, 100, 40, 45, 0.5, 0.55, False, 0.1)
+    >>> r.violation
+    False
+    """
+
+    epsilon_lower_bound: float
+    epsilon_claimed: float
+    audit_delta: float
+    claim_epsilon: float
+    claim_delta: float
+    confidence: float
+    threshold: float
+    direction: str
+    n_selection: int
+    n_evaluation: int
+    false_positives: int
+    false_negatives: int
+    fpr_upper: float
+    fnr_upper: float
+    violation: bool
+    nominal_epsilon_lower_bound: float = 0.0
+
+    @property
+    def margin(self):
+        """``epsilon_lower_bound - epsilon_claimed`` (positive: a violation)."""
+        return self.epsilon_lower_bound - self.epsilon_claimed
+
+    def to_dict(self):
+        """The result as a plain dict.
+
+        Returns
+        -------
+        result : dict
+            One entry per field.
+        """
+        return asdict(self)
+
+    def __str__(self):
+        verdict = "VIOLATION" if self.violation else "no violation"
+        claimed = (
+            "inf" if math.isinf(self.epsilon_claimed) else f"{self.epsilon_claimed:.3g}"
+        )
+        return (
+            f"Privacy audit ({verdict}): epsilon >= {self.epsilon_lower_bound:.3g} "
+            f"at delta = {self.audit_delta:.3g} with {self.confidence:.0%} confidence; "
+            f"claimed epsilon there: {claimed} (nominal claim "
+            f"({self.claim_epsilon:.3g}, {self.claim_delta:.3g}); epsilon >= "
+            f"{self.nominal_epsilon_lower_bound:.3g} there). Test: statistic "
+            f"{'>' if self.direction == 'greater' else '<'} {self.threshold:.4g}; "
+            f"{self.false_positives} false positives and {self.false_negatives} false "
+            f"negatives in {self.n_evaluation} + {self.n_evaluation} held-out runs "
+            f"({self.n_selection} + {self.n_selection} runs chose the test)."
+        )

@@ -1,0 +1,396 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""A shared privacy ledger: the total cost of tuning and cross-validation.
+
+``GridSearchCV`` and ``cross_validate`` fit *clones* of an estimator, and
+``clone`` deep-copies every parameter that is not an estimator. A plain
+accountant object would therefore be copied once per fit and the total would
+be lost (diffprivlib's ``BudgetAccountant`` has exactly this problem). A
+:class:`PrivacyLedger` instead *is its own clone and its own deep copy*: every
+estimator cloned from one holding the ledger records into the same object.
+
+With ``n_jobs > 1`` joblib pickles the estimator into worker processes. The
+first time a ledger is pickled it opens a journal file (private to the user,
+in the temporary directory); the copies in the workers append each fit's
+event to it and the original reads it back, so the total also covers fits run
+in other processes. The journal is deleted when the original ledger is
+garbage collected.
+"""
+
+import contextlib
+import math
+import os
+import pickle
+import struct
+import tempfile
+import threading
+import time
+import uuid
+import weakref
+from collections import Counter
+from dataclasses import dataclass
+
+from ._accounting import ACCOUNTANTS, composed_event, epsilon_of, is_dp_event
+
+try:  # POSIX advisory locks; appends of one small record are atomic anyway.
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+__all__ = ["LedgerEntry", "PrivacyLedger"]
+
+# Each journal record is a 4-byte big-endian length followed by the pickled
+# entry, written with a single ``write`` on a file opened in append mode.
+_HEADER = struct.Struct(">I")
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One recorded release (usually one fit).
+
+    Parameters
+    ----------
+    dp_event : dp_accounting.DpEvent
+        What the release did.
+    delta : float
+        The delta the release was stated at.
+    epsilon : float or None
+        The epsilon the release claimed at ``delta`` (informative only; the
+        total is recomputed from the events).
+    adjacency : str
+        Neighbouring relation of the release's guarantee.
+    source : str or None
+        Who recorded it (the estimator's class name for fits).
+    uid : str
+        Unique id, so that entries seen twice (memory and journal) count once.
+    timestamp : float
+        ``time.time()`` at recording.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy import PrivacyLedger
+    >>> from sklearn_dpfair.privacy._accounting import gaussian_event
+    >>> ledger = PrivacyLedger()
+    >>> entry = ledger.record(gaussian_event(2.0), delta=1e-5)
+    >>> entry.adjacency
+    'add_remove'
+    """
+
+    dp_event: object
+    delta: float
+    epsilon: float | None
+    adjacency: str
+    source: str | None
+    uid: str
+    timestamp: float
+
+
+class PrivacyLedger:
+    """Accountant object that totals the privacy spent by many fits.
+
+    Pass it as the ``accountant`` parameter of private estimators. Each
+    successful fit records its ``dp_event_`` here; :meth:`total_epsilon`
+    composes all recorded events with dp-accounting. This is how the privacy
+    cost of a hyperparameter search or of cross-validation is reported: every
+    fit on the private data spends budget, not only the final one.
+
+    The ledger survives :func:`sklearn.base.clone`: ``clone``,
+    :func:`copy.copy` and :func:`copy.deepcopy` all return the *same* ledger
+    (``__sklearn_clone__``, ``__copy__`` and ``__deepcopy__`` return
+    ``self``), so the clones made by ``GridSearchCV`` and ``cross_validate``
+    share it. Fits run in other processes (``n_jobs > 1``) are collected
+    through a journal file (see the module docstring). Recording is
+    thread-safe.
+
+    Parameters
+    ----------
+    kind : {"rdp", "pld"}, default="rdp"
+        dp-accounting accountant that estimators holding this ledger use for
+        their own calibration and that :meth:`total_epsilon` composes with.
+
+    Attributes
+    ----------
+    kind : str
+        The accountant kind (read by the estimators).
+
+    See Also
+    --------
+    sklearn_dpfair.privacy.PrivacyRecord : The guarantee of one fit.
+
+    Notes
+    -----
+    The total is a bound for releasing *every* fitted model (sequential
+    composition over all fits, including the refit). When only the selected
+    model is released and the number of candidates is randomized, the
+    tighter analysis of Papernot and Steinke (dp-accounting's
+    ``RepeatAndSelectDpEvent``) applies instead; this ledger does not assume
+    it. Fits stated under different neighbouring relations cannot be
+    composed, and :meth:`total_epsilon` refuses to.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn.model_selection import cross_validate
+    >>> from sklearn_dpfair import DPLogisticRegression
+    >>> from sklearn_dpfair.privacy import PrivacyLedger
+    >>> X, y = make_classification(n_samples=500, random_state=0)
+    >>> ledger = PrivacyLedger()
+    >>> clf = DPLogisticRegression(epsilon=1.0, classes=[0, 1], accountant=ledger)
+    >>> _ = cross_validate(clf, X, y, cv=3)
+    >>> len(ledger)
+    3
+    >>> 1.0 < ledger.total_epsilon() < 3.0
+    True
+    """
+
+    def __init__(self, kind="rdp"):
+        if kind not in ACCOUNTANTS:
+            raise ValueError(f"kind must be one of {ACCOUNTANTS}, got {kind!r}.")
+        self.kind = kind
+        self._init_state(entries=[], journal=None, owner=True)
+
+    def _init_state(self, entries, journal, owner):
+        self._entries = list(entries)
+        self._journal = journal
+        self._owner = owner
+        self._lock = threading.Lock()
+
+    # -- clone / copy / pickle -------------------------------------------------
+
+    def __sklearn_clone__(self):
+        return self
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __getstate__(self):
+        with self._lock:
+            if self._journal is None:
+                self._journal = self._open_journal()
+            entries = self._entries
+        return {"kind": self.kind, "entries": entries, "journal": self._journal}
+
+    def __setstate__(self, state):
+        self.kind = state["kind"]
+        journal = state["journal"]
+        if journal is not None and os.path.exists(journal):
+            # A copy while the original is alive (a joblib worker, or a
+            # round trip in the same session): write where the original reads.
+            self._init_state(state["entries"], journal, owner=False)
+        else:
+            # The original is gone (a model loaded in a later session): this
+            # copy becomes an independent ledger with what was recorded.
+            self._init_state(state["entries"], None, owner=True)
+
+    def _open_journal(self):
+        fd, path = tempfile.mkstemp(prefix="sklearn_dpfair_ledger_", suffix=".bin")
+        os.close(fd)
+        # Only the original deletes the journal, when it is collected.
+        weakref.finalize(self, _remove_file, path)
+        return path
+
+    # -- recording ---------------------------------------------------------------
+
+    def record(
+        self, dp_event, *, delta, adjacency="add_remove", epsilon=None, source=None
+    ):
+        """Record one release.
+
+        Estimators call this at the end of each successful fit; call it
+        yourself for releases made outside the estimators.
+
+        Parameters
+        ----------
+        dp_event : dp_accounting.DpEvent
+            The event of the release.
+        delta : float
+            Delta the release was stated at, in (0, 1).
+        adjacency : str, default="add_remove"
+            Neighbouring relation of the release's guarantee.
+        epsilon : float or None, default=None
+            Epsilon claimed by the release (kept for the summary only).
+        source : str or None, default=None
+            Name of what released it.
+
+        Returns
+        -------
+        entry : LedgerEntry
+            The recorded entry.
+        """
+        if not is_dp_event(dp_event):
+            raise TypeError(
+                f"dp_event must be a dp_accounting DpEvent, got {type(dp_event)!r}."
+            )
+        if not 0 < delta < 1:
+            raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+        entry = LedgerEntry(
+            dp_event=dp_event,
+            delta=float(delta),
+            epsilon=None if epsilon is None else float(epsilon),
+            adjacency=str(adjacency),
+            source=source,
+            uid=uuid.uuid4().hex,
+            timestamp=time.time(),
+        )
+        with self._lock:
+            if self._owner or not _append(self._journal, entry):
+                self._entries.append(entry)
+        return entry
+
+    @property
+    def entries(self):
+        """Every recorded entry, in recording order (list of LedgerEntry)."""
+        with self._lock:
+            seen = {e.uid: e for e in self._entries}
+            if self._journal is not None:
+                for e in _read(self._journal):
+                    seen.setdefault(e.uid, e)
+        return sorted(seen.values(), key=lambda e: (e.timestamp, e.uid))
+
+    def __len__(self):
+        return len(self.entries)
+
+    def reset(self):
+        """Forget every recorded entry (for instance between experiments).
+
+        Returns
+        -------
+        self : PrivacyLedger
+            The emptied ledger.
+        """
+        with self._lock:
+            self._entries = []
+            if self._journal is not None and os.path.exists(self._journal):
+                with _locked(self._journal, "r+b", exclusive=True) as f:
+                    f.truncate(0)
+        return self
+
+    # -- totals ------------------------------------------------------------------
+
+    def dp_event(self):
+        """The composition of every recorded event, as one DpEvent.
+
+        Returns
+        -------
+        event : dp_accounting.DpEvent
+            A ``ComposedDpEvent`` (the single event when only one was
+            recorded, an empty composition when none was).
+        """
+        return composed_event([e.dp_event for e in self.entries])
+
+    def total_epsilon(self, delta=None):
+        """Total epsilon of every recorded release, composed by dp-accounting.
+
+        Parameters
+        ----------
+        delta : float or None, default=None
+            Delta of the total guarantee. None uses the largest delta among
+            the recorded releases, so the total is stated at the same delta
+            the user chose for each fit.
+
+        Returns
+        -------
+        epsilon : float
+            ``0.0`` for an empty ledger and ``inf`` if any fit was non-private.
+        """
+        entries = self.entries
+        adjacencies = sorted({e.adjacency for e in entries})
+        if len(adjacencies) > 1:
+            raise ValueError(
+                "The ledger holds releases stated under different neighbouring "
+                f"relations {adjacencies}; their events cannot be composed into "
+                "one guarantee. Use one ledger per relation."
+            )
+        if not entries:
+            return 0.0
+        if delta is None:
+            delta = max(e.delta for e in entries)
+        if not 0 < delta < 1:
+            raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+        return epsilon_of(self.dp_event(), delta, self.kind)
+
+    def summary(self, delta=None):
+        """Human-readable total: number of releases and total epsilon.
+
+        Parameters
+        ----------
+        delta : float or None, default=None
+            As in :meth:`total_epsilon`.
+
+        Returns
+        -------
+        summary : str
+            One line per distinct source, then the total.
+        """
+        entries = self.entries
+        if not entries:
+            return "PrivacyLedger: no releases recorded."
+        per_source = Counter(e.source or "unnamed" for e in entries)
+        lines = [
+            f"{count} release(s) by {source}" for source, count in per_source.items()
+        ]
+        if delta is None:
+            delta = max(e.delta for e in entries)
+        epsilon = self.total_epsilon(delta)
+        naive = sum(e.epsilon for e in entries if e.epsilon is not None)
+        total = (
+            "inf (a non-private fit was recorded)"
+            if math.isinf(epsilon)
+            else (f"{epsilon:.4g}")
+        )
+        lines.append(
+            f"Total: epsilon = {total} at delta = {delta:.3g} over {len(entries)} "
+            f"release(s), composed with dp-accounting ({self.kind.upper()}); "
+            f"the sum of the per-fit epsilons is {naive:.4g}."
+        )
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return f"PrivacyLedger(kind={self.kind!r})"
+
+
+def _remove_file(path):
+    with contextlib.suppress(OSError):
+        os.remove(path)
+
+
+@contextlib.contextmanager
+def _locked(path, mode, *, exclusive):
+    with open(path, mode) as f:
+        if fcntl is not None:
+            fcntl.flock(f, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        try:
+            yield f
+        finally:
+            if fcntl is not None:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _append(path, entry):
+    """Append ``entry`` to the journal; False if the journal is gone."""
+    if path is None or not os.path.exists(path):
+        return False
+    payload = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+    with _locked(path, "ab", exclusive=True) as f:
+        f.write(_HEADER.pack(len(payload)) + payload)
+        f.flush()
+    return True
+
+
+def _read(path):
+    """Entries in the journal (the file is written by this package only)."""
+    try:
+        with _locked(path, "rb", exclusive=False) as f:
+            data = f.read()
+    except FileNotFoundError:
+        return []
+    entries, pos = [], 0
+    while pos + _HEADER.size <= len(data):
+        (size,) = _HEADER.unpack_from(data, pos)
+        pos += _HEADER.size
+        entries.append(pickle.loads(data[pos : pos + size]))
+        pos += size
+    return entries

@@ -1,0 +1,218 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Audits of mechanisms and estimators: honest claims pass, broken variants fail.
+
+CI runs the light form (a few hundred fits per audit, well under two minutes
+for the module); ``DPFAIR_FULL=1`` runs 1,000 fits per audit. The full table
+is produced by ``benchmarks/bench_audit.py``.
+"""
+
+import os
+import time
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from sklearn_dpfair import DPLogisticRegression
+from sklearn_dpfair.audit import (
+    audit_estimator,
+    audit_mechanism,
+    canary_statistic,
+    make_canary,
+    make_neighbours,
+)
+from sklearn_dpfair.audit._synthetic import UnsupportedFitArgument, synthetic_inputs
+from sklearn_dpfair.privacy import GaussianMechanism, _clipping
+from sklearn_dpfair.privacy._accounting import gaussian_event
+from sklearn_dpfair.utils import all_estimators
+
+FULL = os.environ.get("DPFAIR_FULL") == "1"
+# Light: 400 fits at epsilon = 4, where 200 evaluation runs already resolve a
+# halved noise. Full: 1,000 fits at epsilon = 2 (see the benchmark's table).
+N_RUNS, EPSILON = (1000, 2.0) if FULL else (400, 4.0)
+
+
+# -- deliberately broken variants --------------------------------------------------
+
+
+def _halve_noise(monkeypatch):
+    """Noise of every Gaussian mechanism halved; the accounting unchanged."""
+    monkeypatch.setattr(
+        GaussianMechanism,
+        "noise_std",
+        property(lambda self: 0.5 * self.noise_multiplier * self.clip_norm),
+    )
+
+
+def _disable_clipping(monkeypatch):
+    """Every per-example clip factor 1; the noise still scaled to the clip norm."""
+    original = _clipping.clip_factors
+
+    def no_clipping(raw_gradient, row_norms, clip_norm):
+        return original(raw_gradient, row_norms, np.inf)
+
+    monkeypatch.setattr(_clipping, "clip_factors", no_clipping)
+
+
+# -- mechanism -------------------------------------------------------------------------
+
+
+def _sum_release(noise_multiplier, clip=1.0):
+    """Clipped sum plus Gaussian noise; the noise is scaled to clip norm 1."""
+    mech = GaussianMechanism(clip_norm=1.0, noise_multiplier=noise_multiplier)
+
+    def release(data, rng):
+        clipped = np.clip(np.asarray(data, dtype=float), -clip, clip)
+        return float(mech.privatize(np.array([clipped.sum()]), rng)[0])
+
+    return release
+
+
+@pytest.mark.parametrize("broken", [None, "halved noise", "no clipping"])
+def test_gaussian_mechanism_audit(monkeypatch, broken):
+    z = 1.0  # claimed: the Gaussian mechanism with this multiplier
+    release = _sum_release(z, clip=np.inf if broken == "no clipping" else 1.0)
+    if broken == "halved noise":
+        _halve_noise(monkeypatch)
+
+    d0, d1 = [0.0] * 10, [0.0] * 10 + [5.0]  # the canary is an outlier
+    result = audit_mechanism(
+        release, d0, d1, delta=1e-5, dp_event=gaussian_event(z), n_runs=N_RUNS
+    )
+    assert result.violation == (broken is not None), str(result)
+
+
+# -- DP-SGD with a near-worst-case canary -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def isolated_canary():
+    """Other records never touch feature 0; the canary lies far out along it.
+
+    With one full-batch step, the canary's clipped gradient moves coef[0] by
+    exactly the clip norm, against noise of sigma times the clip norm: the
+    final model is the Gaussian mechanism itself, so the audit is near-tight.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    X[:, 0] = 0.0
+    y = (X[:, 1] > 0).astype(int)
+    return make_neighbours(X, y, canary=(np.array([1e3, 0.0, 0.0]), 1))
+
+
+def _one_step_dpsgd():
+    return DPLogisticRegression(
+        epsilon=EPSILON, classes=[0, 1], batch_size="full", max_iter=1
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("broken", [None, "halved noise", "no clipping"])
+def test_dpsgd_audit_has_power(monkeypatch, isolated_canary, broken):
+    if broken == "halved noise":
+        _halve_noise(monkeypatch)
+    elif broken == "no clipping":
+        _disable_clipping(monkeypatch)
+    result = audit_estimator(_one_step_dpsgd(), isolated_canary, n_runs=N_RUNS)
+    assert result.violation == (broken is not None), str(result)
+    if broken is None:
+        assert result.nominal_epsilon_lower_bound < result.claim_epsilon
+
+
+def test_audit_estimator_is_reproducible(isolated_canary):
+    a = audit_estimator(_one_step_dpsgd(), isolated_canary, n_runs=40, random_state=3)
+    b = audit_estimator(_one_step_dpsgd(), isolated_canary, n_runs=40, random_state=3)
+    assert a == b
+
+
+def test_audit_estimator_refuses_the_wrong_relation(isolated_canary):
+    X, y = isolated_canary.without.X, isolated_canary.without.y
+    nb = make_neighbours(
+        X, y, canary=(np.array([1e3, 0, 0]), 1), adjacency="replace_one"
+    )
+    with pytest.raises(ValueError, match="add_remove"):
+        audit_estimator(_one_step_dpsgd(), nb, n_runs=8)
+
+
+def test_audit_estimator_needs_a_privacy_claim(isolated_canary):
+    from sklearn.linear_model import LogisticRegression
+
+    with pytest.raises(ValueError, match="no privacy claim"):
+        audit_estimator(LogisticRegression(), isolated_canary, n_runs=8)
+    with pytest.raises(ValueError, match="n_runs"):
+        audit_estimator(_one_step_dpsgd(), isolated_canary, n_runs=2)
+    with pytest.raises(TypeError, match="statistic"):
+        audit_estimator(_one_step_dpsgd(), isolated_canary, n_runs=8, statistic="loss")
+
+
+def test_canary_statistic_points_at_the_canary_label():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPLogisticRegression(epsilon=np.inf, classes=[0, 1]).fit(X, y)
+    x = np.array([[3.0, 0.0]])
+    assert canary_statistic(clf, x, 1) > 0 > canary_statistic(clf, x, 0)
+    y3 = np.digitize(X[:, 0], [-0.5, 0.5])
+    clf3 = DPLogisticRegression(epsilon=np.inf, classes=[0, 1, 2]).fit(X, y3)
+    assert canary_statistic(clf3, x, 2) > 0 > canary_statistic(clf3, x, 0)
+
+
+# -- every private estimator: its own claim is not refuted ------------------------
+
+# Budget of the generic audits: each estimator gets the runs that fit in this
+# many seconds (at least _MIN_RUNS), so new estimators keep CI light.
+_SECONDS_PER_ESTIMATOR = 4.0 if not FULL else 120.0
+_MIN_RUNS, _MAX_RUNS = 20, 200 if not FULL else 1000
+
+
+def _adjacency_kwargs(adjacency, canary_fit_params):
+    if adjacency in ("add_remove", "replace_one"):
+        return {"adjacency": adjacency}
+    if "sensitive_features" in canary_fit_params and (
+        "attribute" in adjacency or "sensitive" in adjacency
+    ):
+        return {
+            "adjacency": "attribute",
+            "attribute": "sensitive_features",
+            "alternative_value": 1 - canary_fit_params["sensitive_features"],
+        }
+    pytest.skip(f"no neighbour construction for adjacency_={adjacency!r}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name, cls", all_estimators(), ids=[n for n, _ in all_estimators()]
+)
+def test_every_private_estimator_passes_its_own_audit(name, cls):
+    est = cls()
+    try:
+        X, y, fit_params, canary_params = synthetic_inputs(est, n_samples=60)
+    except UnsupportedFitArgument as exc:
+        pytest.skip(f"cannot synthesize fit argument {exc}")
+    if "random_state" in est.get_params():
+        est.set_params(random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        probe = clone(est).fit(X, y, **fit_params)
+        seconds = time.perf_counter() - start
+    if not hasattr(probe, "dp_event_"):
+        pytest.skip(f"{name} makes no privacy claim (no dp_event_)")
+    if not np.isfinite(probe.epsilon_):
+        pytest.skip(f"{name} is non-private at its defaults")
+    canary = make_canary(X, y)
+    nb = make_neighbours(
+        X,
+        y,
+        canary=canary,
+        fit_params=fit_params,
+        canary_fit_params=canary_params,
+        **_adjacency_kwargs(probe.adjacency_, canary_params),
+    )
+    n_runs = int(
+        np.clip(_SECONDS_PER_ESTIMATOR / max(seconds, 1e-3), _MIN_RUNS, _MAX_RUNS)
+    )
+    result = audit_estimator(est, nb, n_runs=n_runs)
+    assert not result.violation, f"{name}: {result}"

@@ -1,0 +1,81 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Clopper-Pearson bounds and the hypothesis-test bound on epsilon."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from sklearn_dpfair.audit import clopper_pearson, epsilon_from_error_bounds
+
+
+def test_clopper_pearson_closed_forms():
+    # k = 0: upper = 1 - (alpha)^(1/n) one-sided, (alpha/2)^(1/n) two-sided.
+    _, hi = clopper_pearson(0, 50, confidence=0.9, side="upper")
+    assert hi == pytest.approx(1 - 0.1 ** (1 / 50), rel=1e-10)
+    lo, hi = clopper_pearson(0, 50, confidence=0.9)
+    assert lo == 0.0 and hi == pytest.approx(1 - 0.05 ** (1 / 50), rel=1e-10)
+    lo, hi = clopper_pearson(50, 50, confidence=0.9)
+    assert hi == 1.0 and lo == pytest.approx(0.05 ** (1 / 50), rel=1e-10)
+
+
+def test_clopper_pearson_is_the_binomial_tail_inversion():
+    # The upper bound p solves P(Binom(n, p) <= k) = alpha.
+    n, k, conf = 40, 7, 0.95
+    _, hi = clopper_pearson(k, n, confidence=conf, side="upper")
+    assert binom.cdf(k, n, hi) == pytest.approx(1 - conf, rel=1e-8)
+    lo, _ = clopper_pearson(k, n, confidence=conf, side="lower")
+    assert binom.sf(k - 1, n, lo) == pytest.approx(1 - conf, rel=1e-8)
+
+
+@pytest.mark.parametrize("p", [0.01, 0.2, 0.5])
+def test_clopper_pearson_covers_at_least_its_confidence(p):
+    # Exact coverage over every possible k (no simulation needed).
+    n, conf = 60, 0.9
+    ks = np.arange(n + 1)
+    lo, hi = clopper_pearson(ks, np.full(n + 1, n), confidence=conf)
+    covered = (lo <= p) & (p <= hi)
+    assert binom.pmf(ks, n, p)[covered].sum() >= conf
+
+
+def test_clopper_pearson_rejects_bad_input():
+    with pytest.raises(ValueError, match="confidence"):
+        clopper_pearson(1, 10, confidence=1.0)
+    with pytest.raises(ValueError, match="0 <= k <= n"):
+        clopper_pearson(11, 10)
+    with pytest.raises(ValueError, match="side"):
+        clopper_pearson(1, 10, side="both")
+
+
+def test_epsilon_from_error_bounds():
+    # TPR >= 50% at FPR <= 1%: epsilon >= log(0.5 / 0.01).
+    assert epsilon_from_error_bounds(0.01, 0.5, 0.0) == pytest.approx(math.log(50))
+    # No false negative at all is incompatible with any finite epsilon.
+    assert epsilon_from_error_bounds(0.01, 0.0, 0.0) == math.inf
+    # Symmetric in the two error types.
+    assert epsilon_from_error_bounds(0.3, 0.1, 1e-5) == pytest.approx(
+        epsilon_from_error_bounds(0.1, 0.3, 1e-5)
+    )
+    # A useless test (FPR + FNR >= 1 - delta) bounds nothing.
+    assert epsilon_from_error_bounds(0.5, 0.5, 1e-5) == 0.0
+    # Larger delta, weaker bound.
+    assert epsilon_from_error_bounds(0.05, 0.3, 0.2) < epsilon_from_error_bounds(
+        0.05, 0.3, 1e-5
+    )
+
+
+def test_epsilon_bound_never_exceeds_the_true_gaussian_epsilon():
+    # For N(0,1) vs N(mu,1), every threshold test's exact error rates must be
+    # compatible with the exact epsilon(delta) of the Gaussian mechanism.
+    from scipy.stats import norm
+
+    from sklearn_dpfair.privacy._accounting import epsilon_of, gaussian_event
+
+    mu, delta = 1.5, 1e-3
+    true_eps = epsilon_of(gaussian_event(1 / mu), delta, "pld")
+    t = np.linspace(-3, 6, 400)
+    bound = epsilon_from_error_bounds(norm.sf(t), norm.cdf(t - mu), delta)
+    assert bound.max() <= true_eps + 1e-6
+    assert bound.max() > 0.8 * true_eps  # and the family of tests is near-tight

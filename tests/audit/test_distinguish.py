@@ -1,0 +1,125 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""From scores to a lower bound: validity (no false alarms) and power."""
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from sklearn_dpfair.audit import audit_scores
+from sklearn_dpfair.audit._claims import DEFAULT_AUDIT_DELTAS, claimed_profile
+from sklearn_dpfair.privacy._accounting import epsilon_of, gaussian_event
+
+
+def _gaussian_scores(mu, n, seed):
+    rng = np.random.default_rng(seed)
+    return rng.normal(0.0, 1.0, n), rng.normal(mu, 1.0, n)
+
+
+def test_correct_gaussian_claim_is_not_refuted():
+    # N(0,1) vs N(1/z, 1) is exactly the Gaussian mechanism with multiplier z.
+    z = 1.0
+    violations = 0
+    for seed in range(20):
+        s0, s1 = _gaussian_scores(1 / z, 500, seed)
+        r = audit_scores(s0, s1, delta=1e-5, dp_event=gaussian_event(z))
+        violations += r.violation
+        assert r.epsilon_lower_bound <= r.epsilon_claimed + 0.3
+    # At 95% confidence, 20 honest audits flag at most a few by chance;
+    # in practice none.
+    assert violations <= 1
+
+
+def test_halved_noise_is_refuted():
+    z = 1.0
+    s0, s1 = _gaussian_scores(2 / z, 500, 0)
+    r = audit_scores(s0, s1, delta=1e-5, dp_event=gaussian_event(z))
+    assert r.violation
+    assert r.epsilon_lower_bound > r.epsilon_claimed
+    assert r.audit_delta in (1e-5, *DEFAULT_AUDIT_DELTAS)
+    assert r.claim_epsilon == pytest.approx(epsilon_of(gaussian_event(z), 1e-5, "pld"))
+
+
+def test_bound_only_at_the_nominal_delta_when_only_epsilon_is_claimed():
+    s0, s1 = _gaussian_scores(6.0, 200, 0)
+    r = audit_scores(s0, s1, delta=1e-5, epsilon=1.0)
+    assert r.audit_delta == 1e-5 and r.epsilon_claimed == 1.0
+    # Well-separated outputs: about log(n_eval / 3) is the most 100 runs show.
+    assert 2.5 < r.epsilon_lower_bound < np.log(100)
+    assert r.violation
+
+
+def test_direction_is_chosen_by_the_selection_runs():
+    s0, s1 = _gaussian_scores(-6.0, 200, 1)
+    r = audit_scores(s0, s1, delta=1e-5, epsilon=1.0)
+    assert r.direction == "less" and r.violation
+
+
+def test_selection_and_evaluation_runs_are_disjoint():
+    # Selection runs are separable, evaluation runs identical: no violation
+    # can come from choosing the test on the same runs that evaluate it.
+    rng = np.random.default_rng(0)
+    noise = rng.normal(size=100)
+    s0 = np.r_[np.zeros(100), noise]
+    s1 = np.r_[np.full(100, 10.0), noise]
+    r = audit_scores(s0, s1, delta=1e-5, epsilon=0.1)
+    assert r.n_selection == r.n_evaluation == 100
+    assert not r.violation and r.epsilon_lower_bound == 0.0
+
+
+def test_no_claim_no_violation():
+    s0, s1 = _gaussian_scores(10.0, 100, 0)
+    r = audit_scores(s0, s1, delta=1e-5, epsilon=np.inf)
+    assert not r.violation
+
+
+def test_ties_and_discrete_statistics():
+    # A 0/1 statistic (membership guessed by prediction) still works.
+    rng = np.random.default_rng(0)
+    s0 = rng.permutation(np.r_[np.zeros(180), np.ones(20)])
+    s1 = rng.permutation(np.r_[np.ones(180), np.zeros(20)])
+    r = audit_scores(s0, s1, delta=1e-5, epsilon=0.5)
+    # FPR ~ 0.1, TPR ~ 0.9: epsilon >= log(9) ~ 2.2 minus sampling slack.
+    assert r.violation and r.epsilon_lower_bound > 1.0
+
+
+def test_bad_inputs_are_explained():
+    with pytest.raises(ValueError, match="finite"):
+        audit_scores(
+            [0.0, np.nan, 1.0, 2.0], [1.0, 2.0, 3.0, 4.0], delta=1e-5, epsilon=1
+        )
+    with pytest.raises(ValueError, match="Too few runs"):
+        audit_scores([0.0], [1.0], delta=1e-5, epsilon=1.0)
+    with pytest.raises(ValueError, match="dp_event or epsilon"):
+        audit_scores([0.0] * 4, [1.0] * 4, delta=1e-5)
+    with pytest.raises(TypeError, match="DpEvent"):
+        audit_scores([0.0] * 4, [1.0] * 4, delta=1e-5, dp_event="gaussian")
+    with pytest.raises(ValueError, match="selection_fraction"):
+        audit_scores([0.0] * 4, [1.0] * 4, delta=1e-5, epsilon=1, selection_fraction=1)
+
+
+def test_claimed_profile_is_the_events_curve():
+    ev = gaussian_event(2.0)
+    prof = claimed_profile([ev], 1e-5)
+    assert list(prof) == sorted(prof)
+    values = list(prof.values())
+    assert all(
+        a >= b for a, b in zip(values, values[1:], strict=False)
+    )  # falls with delta
+    # Largest claim over the worlds counts.
+    prof2 = claimed_profile([ev, gaussian_event(1.0)], 1e-5)
+    assert all(prof2[d] >= prof[d] for d in prof)
+    # A bare epsilon claim says nothing below its delta.
+    assert claimed_profile([1.0], 1e-3, [1e-5, 1e-3, 0.1]) == {
+        1e-5: np.inf,
+        1e-3: 1.0,
+        0.1: 1.0,
+    }
+    # Against the Gaussian mechanism's analytic profile (Balle & Wang 2018).
+    d = 0.1
+    eps = prof[d]
+    mu = 0.5
+    analytic_delta = norm.cdf(-eps / mu + mu / 2) - np.exp(eps) * norm.cdf(
+        -eps / mu - mu / 2
+    )
+    assert analytic_delta == pytest.approx(d, rel=2e-2)

@@ -1,0 +1,259 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The privacy ledger: shared by clones, records every fit, totals by composition."""
+
+import copy
+import pickle
+import threading
+
+import dp_accounting
+import numpy as np
+import pytest
+from dp_accounting import pld, rdp
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.model_selection import GridSearchCV, cross_validate
+
+from sklearn_dpfair import DPLogisticRegression
+from sklearn_dpfair.privacy import PrivacyLedger
+from sklearn_dpfair.privacy._accounting import (
+    _RDP_ORDERS,
+    gaussian_event,
+    noisy_sgd_event,
+)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_classification(n_samples=400, n_features=5, random_state=0)
+
+
+def _clf(ledger, **kw):
+    params = dict(epsilon=1.0, classes=[0, 1], accountant=ledger, random_state=0)
+    params.update(kw)
+    return DPLogisticRegression(**params)
+
+
+def _direct_epsilon(events, delta, kind):
+    """Compose with dp-accounting directly, bypassing the package."""
+    acc = (
+        rdp.RdpAccountant(orders=_RDP_ORDERS)
+        if kind == "rdp"
+        else pld.PLDAccountant(value_discretization_interval=1e-4)
+    )
+    for event in events:
+        acc.compose(event)
+    return acc.get_epsilon(delta)
+
+
+def test_clone_copy_and_deepcopy_share_the_ledger():
+    ledger = PrivacyLedger()
+    clf = _clf(ledger)
+    assert clone(clf).accountant is ledger
+    assert clone(clone(clf)).get_params()["accountant"] is ledger
+    assert copy.copy(ledger) is ledger
+    assert copy.deepcopy(ledger) is ledger
+    assert copy.deepcopy(clf).accountant is ledger
+
+
+def test_kind_is_validated_and_used_by_the_estimator(data):
+    X, y = data
+    with pytest.raises(ValueError, match="kind must be one of"):
+        PrivacyLedger("moments")
+    ledger = PrivacyLedger("pld")
+    clf = _clf(ledger, max_iter=1, batch_size="full").fit(X, y)
+    assert clf.privacy_record_.accountant == "pld"
+    assert clf._accountant_kind() == "pld"
+
+
+def test_other_objects_are_rejected_as_accountant(data):
+    X, y = data
+    with pytest.raises(ValueError, match="accountant"):
+        _clf(object()).fit(X, y)
+
+
+def test_each_fit_is_recorded_with_its_event(data):
+    X, y = data
+    ledger = PrivacyLedger()
+    assert len(ledger) == 0 and ledger.total_epsilon() == 0.0
+    a = _clf(ledger, epsilon=0.5).fit(X, y)
+    b = clone(a).set_params(epsilon=2.0).fit(X, y)
+    entries = ledger.entries
+    assert [e.dp_event for e in entries] == [a.dp_event_, b.dp_event_]
+    assert [e.epsilon for e in entries] == [a.epsilon_, b.epsilon_]
+    assert {e.source for e in entries} == {"DPLogisticRegression"}
+    assert entries[0].adjacency == a.adjacency_
+
+
+def test_failed_fit_is_not_recorded(data):
+    X, y = data
+    ledger = PrivacyLedger()
+    with pytest.raises(ValueError):
+        _clf(ledger).fit(X, np.full_like(y, 7))  # label outside classes
+    assert len(ledger) == 0
+
+
+def test_cross_validate_total_is_the_composition(data):
+    X, y = data
+    ledger = PrivacyLedger()
+    cross_validate(_clf(ledger), X, y, cv=4)
+    events = [e.dp_event for e in ledger.entries]
+    assert len(events) == 4
+    total = ledger.total_epsilon()
+    assert total == pytest.approx(_direct_epsilon(events, 1e-5, "rdp"), rel=1e-12)
+    # Composition is not free, and RDP composition beats the naive sum.
+    assert 1.0 < total < 4.0
+
+
+def test_grid_search_total_counts_every_fit_and_the_refit(data):
+    X, y = data
+    ledger = PrivacyLedger()
+    grid = {"clip_norm": [0.5, 1.0], "max_iter": [2, 4]}
+    GridSearchCV(_clf(ledger), grid, cv=2).fit(X, y)
+    assert len(ledger) == 4 * 2 + 1
+    events = [e.dp_event for e in ledger.entries]
+    assert ledger.total_epsilon() == pytest.approx(
+        _direct_epsilon(events, 1e-5, "rdp"), rel=1e-12
+    )
+    assert ledger.total_epsilon(delta=1e-3) < ledger.total_epsilon(delta=1e-6)
+    assert "9 release(s) by DPLogisticRegression" in ledger.summary()
+
+
+def test_grid_search_in_worker_processes_is_recorded(data):
+    X, y = data
+    ledger = PrivacyLedger()
+    GridSearchCV(
+        _clf(ledger, max_iter=2), {"clip_norm": [0.5, 1.0]}, cv=2, n_jobs=2
+    ).fit(X, y)
+    # 4 fits in the workers (through the journal) + the refit here.
+    assert len(ledger) == 5
+    assert len({e.uid for e in ledger.entries}) == 5
+
+
+def test_pickled_copy_records_into_the_original(data):
+    X, y = data
+    ledger = PrivacyLedger()
+    clf = _clf(ledger, max_iter=2).fit(X, y)
+    restored = pickle.loads(pickle.dumps(clf))
+    assert restored.accountant is not ledger
+    restored.fit(X, y)
+    assert len(ledger) == 2
+    assert len(restored.accountant) == 2
+
+
+def test_pickled_ledger_outliving_its_original_is_independent():
+    ledger = PrivacyLedger()
+    ledger.record(gaussian_event(2.0), delta=1e-5)
+    blob = pickle.dumps(ledger)
+    del ledger  # deletes the journal
+    import gc
+
+    gc.collect()
+    restored = pickle.loads(blob)
+    restored.record(gaussian_event(2.0), delta=1e-5)
+    assert len(restored) == 2
+
+
+def test_non_private_fit_makes_the_total_infinite(data):
+    X, y = data
+    ledger = PrivacyLedger()
+    _clf(ledger, epsilon=np.inf, max_iter=2).fit(X, y)
+    assert ledger.total_epsilon() == np.inf
+    assert "inf" in ledger.summary()
+
+
+def test_mixed_adjacency_is_refused():
+    ledger = PrivacyLedger()
+    ledger.record(gaussian_event(2.0), delta=1e-5, adjacency="add_remove")
+    ledger.record(gaussian_event(2.0), delta=1e-5, adjacency="replace_one")
+    with pytest.raises(ValueError, match="different neighbouring relations"):
+        ledger.total_epsilon()
+
+
+def test_default_delta_is_the_largest_recorded():
+    ledger = PrivacyLedger()
+    ev = noisy_sgd_event(1.0, 0.1, 10)
+    ledger.record(ev, delta=1e-6)
+    ledger.record(ev, delta=1e-4)
+    direct = _direct_epsilon([ev, ev], 1e-4, "rdp")
+    assert ledger.total_epsilon() == pytest.approx(direct, rel=1e-9)
+
+
+def test_record_validates_its_input():
+    ledger = PrivacyLedger()
+    with pytest.raises(TypeError, match="DpEvent"):
+        ledger.record("gaussian", delta=1e-5)
+    with pytest.raises(ValueError, match="delta"):
+        ledger.record(gaussian_event(1.0), delta=0.0)
+
+
+def test_reset_forgets_memory_and_journal(data):
+    X, y = data
+    ledger = PrivacyLedger()
+    clf = _clf(ledger, max_iter=2)
+    pickle.loads(pickle.dumps(clf)).fit(X, y)  # journal entry
+    clf.fit(X, y)  # memory entry
+    assert len(ledger) == 2
+    assert ledger.reset() is ledger
+    assert len(ledger) == 0
+
+
+def test_recording_is_thread_safe():
+    ledger = PrivacyLedger()
+    ev = gaussian_event(3.0)
+
+    def work():
+        for _ in range(50):
+            ledger.record(ev, delta=1e-5)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(ledger) == 200
+
+
+def test_ledger_composition_matches_self_composition():
+    # 10 equal Gaussian releases are one Gaussian with sigma / sqrt(10).
+    ledger = PrivacyLedger("pld")
+    for _ in range(10):
+        ledger.record(gaussian_event(10.0), delta=1e-5)
+    single = _direct_epsilon(
+        [dp_accounting.GaussianDpEvent(10.0 / np.sqrt(10))], 1e-5, "pld"
+    )
+    assert ledger.total_epsilon() == pytest.approx(single, rel=1e-3)
+
+
+def _private_estimators_with_accountant():
+    from sklearn_dpfair.utils import all_estimators
+
+    return [
+        pytest.param(cls, id=name)
+        for name, cls in all_estimators()
+        if "accountant" in cls().get_params()
+    ]
+
+
+@pytest.mark.parametrize("cls", _private_estimators_with_accountant())
+def test_every_estimator_with_an_accountant_records_into_a_ledger(cls):
+    import warnings
+
+    from sklearn_dpfair.audit._synthetic import UnsupportedFitArgument, synthetic_inputs
+
+    ledger = PrivacyLedger("rdp")
+    est = cls(accountant=ledger)
+    if "random_state" in est.get_params():
+        est.set_params(random_state=0)
+    try:
+        X, y, params, _ = synthetic_inputs(est, n_samples=80)
+    except UnsupportedFitArgument as exc:
+        pytest.skip(f"cannot synthesize fit argument {exc}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = clone(est).fit(X, y, **params)
+    assert fitted.accountant is ledger
+    assert len(ledger) == 1
+    entry = ledger.entries[0]
+    assert entry.dp_event == fitted.dp_event_
+    assert entry.delta == fitted.delta_ and entry.adjacency == fitted.adjacency_

@@ -1,0 +1,129 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Robustness of every estimator: pickling, parallel grid search, exact
+reproducibility under a seed, and an epsilon_ that dp-accounting reproduces
+from the recorded dp_event_.
+
+The memory check (1e6 x 100 fits within twice the data's size) is a
+benchmark, ``benchmarks/bench_memory.py``, not a unit test.
+"""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from dp_accounting import pld, rdp
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+
+from sklearn_dpfair.audit._synthetic import UnsupportedFitArgument, synthetic_inputs
+from sklearn_dpfair.privacy._accounting import _PLD_VALUE_DISCRETIZATION, _RDP_ORDERS
+from sklearn_dpfair.utils import all_estimators
+
+ESTIMATORS = all_estimators()
+IDS = [name for name, _ in ESTIMATORS]
+_PREDICTORS = ("predict", "predict_proba", "decision_function")
+
+
+def _inputs(cls, n_samples=80):
+    est = cls()
+    if "random_state" in est.get_params():
+        est.set_params(random_state=0)
+    try:
+        X, y, params, _ = synthetic_inputs(est, n_samples=n_samples)
+    except UnsupportedFitArgument as exc:
+        pytest.skip(f"cannot synthesize fit argument {exc}")
+    return est, X, y, params
+
+
+def _fit(est, X, y, params):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return clone(est).fit(X, y, **params)
+
+
+def _outputs(est, X):
+    return {m: getattr(est, m)(X) for m in _PREDICTORS if hasattr(est, m)}
+
+
+@pytest.mark.parametrize("name, cls", ESTIMATORS, ids=IDS)
+def test_pickle_round_trip_predicts_identically(name, cls):
+    est, X, y, params = _inputs(cls)
+    fitted = _fit(est, X, y, params)
+    restored = pickle.loads(pickle.dumps(fitted))
+    before, after = _outputs(fitted, X), _outputs(restored, X)
+    assert before.keys() == after.keys() and before
+    for method in before:
+        np.testing.assert_array_equal(before[method], after[method], err_msg=method)
+
+
+@pytest.mark.parametrize("name, cls", ESTIMATORS, ids=IDS)
+def test_same_seed_reproduces_bit_for_bit(name, cls):
+    est, X, y, params = _inputs(cls)
+    if "random_state" not in est.get_params():
+        pytest.skip(f"{name} has no random_state")
+    a, b = _fit(est, X, y, params), _fit(est, X, y, params)
+    fitted = [k for k in vars(a) if k.endswith("_") and not k.startswith("_")]
+    for attr in fitted:
+        va, vb = getattr(a, attr), getattr(b, attr)
+        if isinstance(va, np.ndarray):
+            np.testing.assert_array_equal(va, vb, err_msg=attr)
+    for method, out in _outputs(a, X).items():
+        np.testing.assert_array_equal(out, getattr(b, method)(X), err_msg=method)
+    # ... and a different seed gives a different private fit.
+    if np.isfinite(getattr(a, "epsilon_", np.inf)):
+        c = _fit(est.set_params(random_state=1), X, y, params)
+        assert not np.array_equal(a.coef_, c.coef_)
+
+
+def _grid(est):
+    # Seeds, not budgets: every candidate reuses one memoized calibration.
+    params = est.get_params()
+    if "random_state" in params:
+        return {"random_state": [0, 1]}
+    return {"epsilon": [1.0, 4.0]} if "epsilon" in params else None
+
+
+@pytest.mark.parametrize("name, cls", ESTIMATORS, ids=IDS)
+def test_grid_search_with_two_jobs(name, cls):
+    est, X, y, params = _inputs(cls, n_samples=120)
+    grid = _grid(est)
+    if grid is None:
+        pytest.skip(f"{name} has neither epsilon nor random_state to search")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = GridSearchCV(est, grid, cv=2, n_jobs=2, error_score="raise")
+        search.fit(X, y, **params)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    assert search.predict(X).shape == (X.shape[0],)
+
+
+def _direct_epsilon(event, delta, accountant):
+    """The epsilon of ``event`` computed with dp-accounting directly."""
+    if accountant == "rdp":
+        acc = rdp.RdpAccountant(orders=_RDP_ORDERS)
+    else:
+        acc = pld.PLDAccountant(value_discretization_interval=_PLD_VALUE_DISCRETIZATION)
+    acc.compose(event)
+    return acc.get_epsilon(delta)
+
+
+@pytest.mark.parametrize("name, cls", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("epsilon", [0.5, 3.0])
+def test_epsilon_is_recomputed_from_the_dp_event(name, cls, epsilon):
+    est, X, y, params = _inputs(cls)
+    if "epsilon" in est.get_params():
+        est.set_params(epsilon=epsilon)
+    fitted = _fit(est, X, y, params)
+    if not hasattr(fitted, "dp_event_"):
+        pytest.skip(f"{name} makes no privacy claim")
+    record = fitted.privacy_record_
+    assert record.dp_event is fitted.dp_event_
+    assert (record.epsilon, record.delta) == (fitted.epsilon_, fitted.delta_)
+    recomputed = _direct_epsilon(fitted.dp_event_, fitted.delta_, record.accountant)
+    assert recomputed == pytest.approx(fitted.epsilon_, rel=1e-9, abs=1e-12)
+    assert record.recompute_epsilon() == pytest.approx(fitted.epsilon_, rel=1e-12)
+    # The claim respects the requested budget.
+    if "epsilon" in est.get_params():
+        assert fitted.epsilon_ <= epsilon * (1 + 1e-9)
