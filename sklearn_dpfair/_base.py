@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .privacy._ledger import PrivacyLedger
 from .privacy._record import PrivacyRecord
+from .utils._array_api import array_namespace, input_float_dtypes, to_numpy
 from .utils._sklearn_compat import Interval, Options, StrOptions
 
 __all__ = ["PRIVACY_PARAMETER_CONSTRAINTS", "PrivateEstimatorMixin"]
@@ -99,9 +100,12 @@ class LinearClassifierMixin(ClassifierMixin):
             Raw linear scores.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        scores = X @ self.coef_.T + self.intercept_
-        return scores.ravel() if scores.shape[1] == 1 else scores
+        # Scores are computed where the coefficients live: numpy by default,
+        # X's namespace and device for fits under array_api_dispatch.
+        X = validate_data(self, X, reset=False, dtype=input_float_dtypes(X))
+        xp = array_namespace(X, self.coef_)
+        scores = xp.matmul(X, self.coef_.T) + self.intercept_
+        return xp.reshape(scores, (-1,)) if scores.shape[1] == 1 else scores
 
     def _raw(self, X):
         scores = self.decision_function(X)
@@ -121,7 +125,9 @@ class LinearClassifierMixin(ClassifierMixin):
             The most probable class of each sample.
         """
         check_is_fitted(self)
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        # Labels stay numpy (they may be strings), whatever the backend.
+        return self.classes_[to_numpy(array_namespace(proba).argmax(proba, axis=1))]
 
     def predict_proba(self, X):
         """Class probabilities, columns ordered as ``classes_``.
@@ -152,8 +158,9 @@ class LinearClassifierMixin(ClassifierMixin):
         log_proba : ndarray of shape (n_samples, n_classes)
             Log-probability of each class.
         """
+        proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            return array_namespace(proba).log(proba)
 
 
 def make_privacy_record(dp_event, *, delta, accountant, **kwargs):

@@ -176,11 +176,6 @@ def test_output_perturbation_is_cpu_only(dispatch):
     assert isinstance(clf.coef_, np.ndarray)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LinearClassifierMixin.decision_function (sklearn_dpfair/_base.py) "
-    "validates X with numpy dtypes; needs dtype=input_float_dtypes(X)",
-)
 def test_predict_with_tensors_under_dispatch(dispatch):
     X, y = _data(0, 2, np.float64)
     clf = DPLogisticRegression(classes=[0, 1], random_state=0)
