@@ -8,6 +8,7 @@ from .linear_model import (
     DPLogisticRegression,
     FERMIClassifier,
     HeavyTailDPRegressor,
+    SemiDPLinearRegression,
 )
 from .report import ModelReport, privacy_report
 
@@ -21,6 +22,7 @@ __all__ = [
     "ModelReport",
     "PrivacyBudgetError",
     "PrivacyLeakWarning",
+    "SemiDPLinearRegression",
     "__version__",
     "privacy_report",
 ]

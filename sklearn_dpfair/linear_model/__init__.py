@@ -5,10 +5,14 @@
 from ._fermi import DPFERMIClassifier, FERMIClassifier
 from ._heavy_tail import HeavyTailDPRegressor
 from ._logistic import DPLogisticRegression
+from ._semi_dp import SemiDPLinearRegression
+from ._semi_dp_tuning import semidp_hyperparameters
 
 __all__ = [
     "DPFERMIClassifier",
     "DPLogisticRegression",
     "FERMIClassifier",
     "HeavyTailDPRegressor",
+    "SemiDPLinearRegression",
+    "semidp_hyperparameters",
 ]

@@ -1,0 +1,285 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What the public rows of a semi-private regression tell us, for free.
+
+Everything here is computed from the public rows ``(X_pub, y_pub)`` only (and
+from public counts), so none of it costs privacy: the warm start, the public
+second-moment matrix and its eigen-decomposition, the residual variance, the
+row-norm statistics that fix the curvature of clipped gradients, and the
+preconditioners built from them. The private rows never enter this module.
+
+Coordinates. With an intercept, rows are augmented with a constant column
+``s = 1`` and parameters are ``w = [coef, w0]`` of length
+``p = n_features + 1``; without, ``w = coef`` and ``p = n_features``.
+``H = X~_pub^T X~_pub / n_pub`` is the public second-moment matrix and
+``D = diag(H)``; computations use the scale-free matrix
+``H~ = D^-1/2 H D^-1/2 = Q diag(h) Q^T``.
+"""
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..privacy._clipping import augmented_row_norms
+
+__all__ = [
+    "PublicGeometry",
+    "SpectralPreconditioner",
+    "newton_preconditioner",
+    "pda_md_preconditioner",
+    "public_geometry",
+]
+
+# Floor on D = diag(H): a feature that is (numerically) zero on every public
+# row gets unit scale, since the public rows say nothing about its scale.
+_SCALE_FLOOR = 1e-12
+
+# Relative eigenvalue cutoff of the pseudo-inverse (numpy's lstsq default
+# order of magnitude for float64).
+_RANK_RTOL = 1e-12
+
+# PDA-MD's Hessian regularization, 0.01 / p, is the constant of the original
+# implementation (Amid et al. 2022), which the thesis re-used (A.4.1.3).
+PDA_MD_HESSIAN_REGULARIZATION = 0.01
+
+_FEW_PUBLIC_ROWS = (
+    "Only {n} public rows for {p} parameters: the public residual variance "
+    "cannot be estimated, so the model-based 'auto' choices use the public "
+    "target variance instead (a conservative guess). Pass alpha, "
+    "learning_rate and max_iter explicitly, or mark more rows public."
+)
+
+
+@dataclass(frozen=True)
+class PublicGeometry:
+    """Public statistics of a semi-private linear regression.
+
+    Attributes
+    ----------
+    warm_start : ndarray of shape (p,)
+        Public (scale-free) ridge solution ``[coef, w0]`` (``coef`` without
+        intercept); zeros without public rows.
+    scale : ndarray of shape (p,)
+        ``D = diag(H)`` (1 where it vanishes); ones without public rows.
+    eigvecs : ndarray of shape (p, p) or None
+        ``Q`` of ``H~``; None without public rows.
+    eigvals : ndarray of shape (p,)
+        ``h``, eigenvalues of ``H~`` (zeros without public rows).
+    noise_variance : float
+        Residual variance ``sigma^2`` of the public fit.
+    row_norms : ndarray of shape (n_public,)
+        Norms ``||x~_i||`` of the augmented public rows.
+    n_public : int
+        Number of public rows.
+    """
+
+    warm_start: np.ndarray
+    scale: np.ndarray
+    eigvecs: np.ndarray | None
+    eigvals: np.ndarray
+    noise_variance: float
+    row_norms: np.ndarray
+    n_public: int
+
+    @property
+    def n_params(self):
+        """Length ``p`` of the stacked parameter vector."""
+        return self.scale.shape[0]
+
+    def public_error_variance(self):
+        """Variance of the warm start's error along each eigenvector of ``H~``.
+
+        ``sigma^2 / (n_pub h_i)``: the OLS error covariance, in scale-free
+        coordinates. Directions the public rows do not see (``h_i = 0``) get
+        ``inf``.
+        """
+        with np.errstate(divide="ignore"):
+            return self.noise_variance / (self.n_public * self.eigvals)
+
+
+def _augment(X, s):
+    if not s:
+        return X
+    return np.hstack([X, np.full((X.shape[0], 1), float(s), dtype=X.dtype)])
+
+
+def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
+    """Compute the :class:`PublicGeometry` of the public rows.
+
+    Parameters
+    ----------
+    X_pub : ndarray of shape (n_public, n_features)
+    y_pub : ndarray of shape (n_public,)
+    intercept_scaling : float
+        ``s``; 0 fits no intercept (and ``p = n_features``).
+    ridge : float
+        Scale-free ridge ``rho`` of the warm start:
+        ``(H~ + rho I) u = D^-1/2 X~^T y / n_pub``, ``w = D^-1/2 u``.
+    n_features : int
+        Number of features (for the empty case).
+
+    Returns
+    -------
+    geometry : PublicGeometry
+    """
+    s = float(intercept_scaling)
+    p = n_features + (1 if s else 0)
+    n_pub = X_pub.shape[0]
+    if n_pub == 0:
+        return PublicGeometry(
+            warm_start=np.zeros(p),
+            scale=np.ones(p),
+            eigvecs=None,
+            eigvals=np.zeros(p),
+            noise_variance=math.nan,
+            row_norms=np.zeros(0),
+            n_public=0,
+        )
+    Xa = _augment(X_pub, s)
+    H = Xa.T @ Xa / n_pub
+    if not np.all(np.isfinite(H)):
+        # Only public rows are involved, so saying so leaks nothing.
+        raise ValueError(
+            "The public rows' second moments overflow float64 (feature or "
+            "intercept values near 1e154 or beyond); rescale the features."
+        )
+    diag = np.diag(H)
+    scale = np.where(diag > _SCALE_FLOOR, diag, 1.0)
+    inv_sqrt = 1.0 / np.sqrt(scale)
+    H_tilde = H * inv_sqrt[:, None] * inv_sqrt[None, :]
+    eigvals, eigvecs = np.linalg.eigh(H_tilde)
+    eigvals = np.maximum(eigvals, 0.0)
+    rhs = inv_sqrt * (Xa.T @ y_pub) / n_pub
+    # Pseudo-inverse: directions the public rows do not see (zero
+    # eigenvalue, possible when n_pub < p and ridge = 0) stay at zero.
+    denom = eigvals + ridge
+    seen = denom > _RANK_RTOL * max(float(denom.max()), _SCALE_FLOOR)
+    coords = np.where(seen, eigvecs.T @ rhs / np.where(seen, denom, 1.0), 0.0)
+    u = eigvecs @ coords
+    warm_start = inv_sqrt * u
+
+    residual = Xa @ warm_start - y_pub
+    dof = float(np.sum(eigvals / (eigvals + ridge)))
+    if n_pub - dof >= 1.0:
+        noise_variance = float(residual @ residual) / (n_pub - dof)
+    else:
+        warnings.warn(_FEW_PUBLIC_ROWS.format(n=n_pub, p=p), UserWarning, stacklevel=4)
+        noise_variance = float(np.var(y_pub)) if n_pub > 1 else 1.0
+    noise_variance = max(noise_variance, np.finfo(float).tiny)
+
+    return PublicGeometry(
+        warm_start=warm_start,
+        scale=scale,
+        eigvecs=eigvecs,
+        eigvals=eigvals,
+        noise_variance=noise_variance,
+        row_norms=augmented_row_norms(X_pub, s),
+        n_public=n_pub,
+    )
+
+
+@dataclass(frozen=True)
+class SpectralPreconditioner:
+    """``P_k = L Q diag(d_k) Q^T L`` applied to column ``k`` of a gradient block.
+
+    ``L = diag(outer)``; one spectrum ``d_k`` per column, so several
+    configurations can be preconditioned in one pair of matrix products.
+
+    Parameters
+    ----------
+    eigvecs : ndarray of shape (p, p)
+    spectrum : ndarray of shape (p, K)
+    outer : ndarray of shape (p,)
+    """
+
+    eigvecs: np.ndarray
+    spectrum: np.ndarray
+    outer: np.ndarray
+
+    def apply(self, G, columns):
+        """Return ``P_k G[:, j]`` for ``k = columns[j]``.
+
+        Parameters
+        ----------
+        G : ndarray of shape (p, len(columns))
+        columns : ndarray of int
+            Which configurations the columns of ``G`` belong to.
+
+        Returns
+        -------
+        PG : ndarray of shape (p, len(columns))
+        """
+        Z = self.eigvecs.T @ (self.outer[:, None] * G)
+        Z *= self.spectrum[:, columns]
+        return self.outer[:, None] * (self.eigvecs @ Z)
+
+
+def newton_preconditioner(geometry, alpha, curvature, public_curvature):
+    """Inverse model Hessian of ``alpha F_priv + (1 - alpha) F_pub``.
+
+    The private (clipped) term is modelled as ``curvature * D`` and the public
+    term as ``public_curvature * H``, so that
+    ``P = D^-1/2 Q diag(1 / (alpha k + (1 - alpha) c h)) Q^T D^-1/2``.
+    ``learning_rate = 1`` is then a full Newton step of the model. Only the
+    speed and the noise shaping depend on ``P``, never the fixed point.
+
+    Parameters
+    ----------
+    geometry : PublicGeometry
+    alpha : ndarray of shape (K,)
+        Weight of the private gradient.
+    curvature : ndarray of shape (K,)
+        Model curvature ``k`` of the private clipped gradient.
+    public_curvature : float or ndarray of shape (K,)
+        ``c``: ``1/C`` for unclipped public gradients, ``k`` for clipped ones.
+
+    Returns
+    -------
+    preconditioner : SpectralPreconditioner
+    """
+    alpha = np.asarray(alpha, dtype=float)[None, :]
+    curvature = np.asarray(curvature, dtype=float)[None, :]
+    public_curvature = np.broadcast_to(
+        np.asarray(public_curvature, dtype=float), alpha.shape[1:]
+    )[None, :]
+    h = geometry.eigvals[:, None]
+    denom = alpha * curvature + (1.0 - alpha) * public_curvature * h
+    # A direction with zero model curvature (no public information and a flat
+    # private model) is not stepped along rather than stepped infinitely far.
+    spectrum = np.where(denom > 0, 1.0 / np.where(denom > 0, denom, 1.0), 0.0)
+    return SpectralPreconditioner(
+        eigvecs=geometry.eigvecs,
+        spectrum=spectrum,
+        outer=1.0 / np.sqrt(geometry.scale),
+    )
+
+
+def pda_md_preconditioner(X_pub, intercept_scaling, n_configs):
+    """PDA-MD's mirror map for squared loss: the normalized public Hessian inverse.
+
+    ``P = (H + (0.01/p) I)^-1 * lambda_min(H + (0.01/p) I)``, so that the
+    largest eigenvalue of ``P`` is 1 (the official implementation, spec
+    section 2.5). Unlike :func:`newton_preconditioner` it works in the raw
+    (not scale-free) coordinates.
+
+    Parameters
+    ----------
+    X_pub : ndarray of shape (n_public, n_features)
+    intercept_scaling : float
+    n_configs : int
+        Number of columns the preconditioner will be applied to.
+
+    Returns
+    -------
+    preconditioner : SpectralPreconditioner
+    """
+    Xa = _augment(X_pub, intercept_scaling)
+    p = Xa.shape[1]
+    H = Xa.T @ Xa / X_pub.shape[0]
+    H[np.diag_indices(p)] += PDA_MD_HESSIAN_REGULARIZATION / p
+    eigvals, eigvecs = np.linalg.eigh(H)
+    eigvals = np.maximum(eigvals, PDA_MD_HESSIAN_REGULARIZATION / p)
+    spectrum = np.repeat((eigvals.min() / eigvals)[:, None], n_configs, axis=1)
+    return SpectralPreconditioner(eigvecs=eigvecs, spectrum=spectrum, outer=np.ones(p))

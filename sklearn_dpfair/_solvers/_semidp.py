@@ -1,0 +1,202 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Semi-DP gradient descent for linear regression (thesis Algorithm 11).
+
+One step of every semi-DP solver, for ``K`` configurations at once (the
+columns of ``W``; the estimator uses ``K = 1``, the benchmark a whole grid):
+
+1. private rows (all of them, or a Poisson batch): residuals
+   ``R = X_priv W - y``, factorized clip factors
+   ``min(1, C / (|r_i| ||x~_i||))``, clipped sum ``X~_priv^T (c * R)``;
+2. Gaussian noise on that sum (the only private step), divided by ``C`` (De
+   et al.'s normalization, so the learning rate does not depend on ``C``)
+   and by the *expected* number of private rows in the step;
+3. public rows: the same mean gradient, clipped or not, no noise;
+4. ``g = alpha * g_priv + (1 - alpha) * g_pub`` (the Weighted-Gaussian
+   gradient estimator, eq. 2.4 of the thesis);
+5. ``w <- w - eta * P g`` with a preconditioner ``P`` built from public rows
+   only (post-processing);
+6. the released point is the average of the last iterates.
+
+``K`` columns share the data passes (two matrix products per step), and each
+column draws its noise from its own generator, so column ``k`` of a batched
+run is bit-for-bit the single run with generator ``k``.
+
+Array-API note: every numerical step is a whole-array expression in a small
+function, so a torch port only needs the namespace swapped.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..privacy._clipping import augmented_row_norms, clip_factors
+from ._sampling import poisson_batch
+
+__all__ = ["SemiDPData", "SemiDPResult", "semidp_gradient_descent"]
+
+
+@dataclass(frozen=True)
+class SemiDPData:
+    """The two row blocks of a semi-private regression.
+
+    ``X_private`` and ``X_public`` are never concatenated or copied by the
+    solver; ``intercept_scaling`` is the constant ``s`` of the augmented rows
+    (0: no intercept, parameters have length ``n_features``).
+    """
+
+    X_private: np.ndarray
+    y_private: np.ndarray
+    X_public: np.ndarray
+    y_public: np.ndarray
+    intercept_scaling: float
+
+    @property
+    def n_params(self):
+        """Length of the stacked parameter vector ``[coef, w0]``."""
+        return self.X_private.shape[1] + (1 if self.intercept_scaling else 0)
+
+
+@dataclass
+class SemiDPResult:
+    """Averaged parameters ``(p, K)`` and the number of steps of each column."""
+
+    params: np.ndarray
+    n_steps: np.ndarray
+
+
+def _raw_residuals(X, y, W, s):
+    """``X~ W - y`` for the stacked parameters ``W`` of shape ``(p, K)``."""
+    n_features = X.shape[1]
+    raw = X @ W[:n_features]
+    if s:
+        raw += s * W[n_features]
+    return raw - y[:, None]
+
+
+def _clipped_sum(X, R, row_norms, clip_norm, s):
+    """``sum_i c_ik r_ik x~_i`` for every column ``k``, shape ``(p, K)``.
+
+    ``R`` holds the per-row raw gradients (residuals) of the ``K`` columns;
+    each (row, column) pair is clipped separately with the factorized norm
+    ``|r_ik| ||x~_i||``, so one row moves column ``k`` by at most ``C``.
+    """
+    factors = np.column_stack(
+        [clip_factors(R[:, [k]], row_norms, clip_norm) for k in range(R.shape[1])]
+    )
+    weighted = R * factors
+    total = X.T @ weighted
+    if s:
+        total = np.vstack([total, s * weighted.sum(axis=0)[None, :]])
+    return total
+
+
+def _privatize_columns(total, mechanisms, rngs, cols):
+    """Gaussian noise on each column's clipped sum, from that column's generator."""
+    return np.column_stack(
+        [mechanisms[k].privatize(total[:, j], rngs[k]) for j, k in enumerate(cols)]
+    )
+
+
+def semidp_gradient_descent(
+    data,
+    W0,
+    *,
+    mechanisms,
+    alpha,
+    learning_rate,
+    n_steps,
+    clip_norm,
+    public_clipping,
+    sampling_probability,
+    preconditioner,
+    rngs,
+    tail_fraction,
+):
+    """Run ``K`` semi-DP gradient descents and return their averaged iterates.
+
+    Parameters
+    ----------
+    data : SemiDPData
+    W0 : ndarray of shape (p, K)
+        Starting points (the public warm start).
+    mechanisms : sequence of GaussianMechanism, length K
+        Noise of each column's private clipped sum; its ``clip_norm`` is the
+        sum's sensitivity under the stated adjacency (``C`` or ``2 C``).
+    alpha, learning_rate : ndarray of shape (K,)
+        Private weight and step size of each column.
+    n_steps : ndarray of int of shape (K,)
+        Steps of each column, fixed before the data are read.
+    clip_norm : float
+        Per-row clip threshold ``C`` (``inf``: no clipping, no normalization).
+    public_clipping : bool
+        Whether public gradients are clipped with ``C`` as well.
+    sampling_probability : float
+        Poisson rate of private rows per step; 1 is full batch.
+    preconditioner : SpectralPreconditioner or None
+        Public preconditioner (None: identity).
+    rngs : sequence of numpy.random.Generator, length K
+        Source of each column's noise (and batches).
+    tail_fraction : float
+        Fraction of each column's last iterates that are averaged.
+
+    Returns
+    -------
+    result : SemiDPResult
+    """
+    Xq, yq, Xp, yp = data.X_private, data.y_private, data.X_public, data.y_public
+    s = float(data.intercept_scaling)
+    W = np.array(W0, dtype=float, copy=True)
+    alpha = np.asarray(alpha, dtype=float)
+    learning_rate = np.asarray(learning_rate, dtype=float)
+    n_steps = np.asarray(n_steps, dtype=int)
+    # De et al.: divide clipped gradients by C (by 1 without clipping).
+    scale = clip_norm if np.isfinite(clip_norm) else 1.0
+    row_norms_q = augmented_row_norms(Xq, s)
+    row_norms_p = augmented_row_norms(Xp, s)
+    public_clip = clip_norm if public_clipping else np.inf
+    expected_private = sampling_probability * Xq.shape[0]
+    has_public = Xp.shape[0] > 0
+
+    tail_len = np.maximum(1, np.ceil(tail_fraction * n_steps).astype(int))
+    tail_start = n_steps - tail_len
+    total = np.zeros_like(W)
+
+    for t in range(int(n_steps.max(initial=0))):
+        cols = np.flatnonzero(n_steps > t)
+        Wa = W[:, cols]
+        if sampling_probability >= 1.0:
+            R = _raw_residuals(Xq, yq, Wa, s)
+            private_sum = _clipped_sum(Xq, R, row_norms_q, clip_norm, s)
+        else:
+            private_sum = np.column_stack(
+                [
+                    _poisson_sum(
+                        Xq, yq, Wa[:, [j]], row_norms_q, clip_norm, s,
+                        sampling_probability, rngs[k],
+                    )
+                    for j, k in enumerate(cols)
+                ]
+            )
+        # The noisy sum is the only thing computed from private rows; dividing
+        # by the *expected* count keeps the realized batch size private.
+        noisy_sum = _privatize_columns(private_sum, mechanisms, rngs, cols)
+        G = alpha[cols] * noisy_sum / (scale * expected_private)
+        if has_public:
+            R = _raw_residuals(Xp, yp, Wa, s)
+            public_sum = _clipped_sum(Xp, R, row_norms_p, public_clip, s)
+            G += (1.0 - alpha[cols]) * public_sum / (scale * Xp.shape[0])
+        if preconditioner is not None:
+            G = preconditioner.apply(G, cols)
+        W[:, cols] = Wa - learning_rate[cols] * G
+        averaged = cols[t >= tail_start[cols]]
+        total[:, averaged] += W[:, averaged]
+    return SemiDPResult(params=total / tail_len, n_steps=n_steps)
+
+
+def _poisson_sum(Xq, yq, w, row_norms, clip_norm, s, q, rng):
+    """Clipped private sum of one column on its own Poisson batch."""
+    idx = poisson_batch(rng, Xq.shape[0], q)
+    Xb = Xq[idx]
+    R = _raw_residuals(Xb, yq[idx], w, s)
+    return _clipped_sum(Xb, R, row_norms[idx], clip_norm, s)[:, 0]

@@ -1,0 +1,260 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""SemiDPLinearRegression: privacy bookkeeping, leak tests, utility, bad input."""
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.linear_model import LinearRegression, Ridge
+from sklearn.model_selection import KFold, cross_validate
+
+from sklearn_dpfair import SemiDPLinearRegression
+from sklearn_dpfair._solvers import _semidp_fit
+from sklearn_dpfair.linear_model import semidp_hyperparameters
+from sklearn_dpfair.privacy._accounting import epsilon_of, noisy_sgd_event
+
+
+def _problem(seed=0, n=3000, d=5, n_pub=300):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    w = np.linspace(-2.0, 2.0, d)
+    y = X @ w + 1.5 + 0.5 * rng.standard_normal(n)
+    mask = np.zeros(n, dtype=bool)
+    mask[rng.permutation(n)[:n_pub]] = True
+    return X, y, mask, w
+
+
+def _test_mse(reg, seed=99, d=5):
+    X, y, _, _ = _problem(seed=seed, n=4000, d=d)
+    return np.mean((reg.predict(X) - y) ** 2)
+
+
+@pytest.mark.parametrize("accountant", ["pld", "rdp"])
+@pytest.mark.parametrize("solver", ["semidp_gd", "dp_gd", "pda_md"])
+def test_epsilon_recomputed_from_event(solver, accountant):
+    X, y, mask, _ = _problem()
+    reg = SemiDPLinearRegression(
+        solver=solver, epsilon=0.5, accountant=accountant, random_state=0
+    ).fit(X, y, public_mask=mask)
+    assert reg.epsilon_ <= 0.5 * (1 + 1e-9)
+    assert epsilon_of(reg.dp_event_, reg.delta_, accountant) == pytest.approx(reg.epsilon_)
+    assert reg.privacy_record_.recompute_epsilon() == pytest.approx(reg.epsilon_)
+    assert reg.adjacency_ == "replace_one"
+
+
+def test_replace_one_doubles_the_noise(monkeypatch):
+    # The factor 2 of replace-one is folded into the sensitivity: the same
+    # event (noise multiplier z per unit sensitivity), twice the noise std.
+    captured = {}
+    real = _semidp_fit.semidp_gradient_descent
+
+    def spy(*args, **kwargs):
+        captured[len(captured)] = kwargs["mechanisms"][0]
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_semidp_fit, "semidp_gradient_descent", spy)
+    X, y, mask, _ = _problem()
+    fits = [
+        SemiDPLinearRegression(
+            epsilon=1.0, adjacency=adj, max_iter=10, learning_rate=0.5, alpha=0.9,
+            random_state=0,
+        ).fit(X, y, public_mask=mask)
+        for adj in ("add_remove", "replace_one")
+    ]
+    add, rep = captured[0], captured[1]
+    assert fits[0].noise_multiplier_ == fits[1].noise_multiplier_
+    assert rep.noise_std == pytest.approx(2 * add.noise_std)
+    # The multiplier is calibrated: 10 composed Gaussians spend epsilon = 1.
+    spent = epsilon_of(noisy_sgd_event(add.noise_multiplier, 1.0, 10), 1e-5, "pld")
+    assert spent == pytest.approx(1.0, rel=1e-3)
+    assert fits[1].privacy_record_.clip_norm == 2.0
+    assert fits[0].epsilon_ == pytest.approx(fits[1].epsilon_)
+
+
+def test_scaling_private_rows_changes_no_public_choice():
+    # Multiplying the private rows' features by 1000 (and scrambling their
+    # targets) leaves every privacy-relevant choice unchanged: clip norm,
+    # alpha_, noise scale, iteration count, step size, warm start.
+    X, y, mask, _ = _problem()
+    X2, y2 = X.copy(), y.copy()
+    X2[~mask] *= 1000.0
+    y2[~mask] = np.random.default_rng(1).standard_normal((~mask).sum()) * 1e4
+    fits = [
+        SemiDPLinearRegression(epsilon=1.0, random_state=0).fit(Xi, yi, public_mask=mask)
+        for Xi, yi in ((X, y), (X2, y2))
+    ]
+    a, b = fits
+    for attr in (
+        "alpha_", "learning_rate_", "n_iter_", "noise_multiplier_", "epsilon_",
+        "predicted_excess_risk_",
+    ):
+        assert getattr(a, attr) == getattr(b, attr), attr
+    assert a.privacy_record_.clip_norm == b.privacy_record_.clip_norm
+    np.testing.assert_array_equal(a.coef_public_, b.coef_public_)
+    assert not np.allclose(a.coef_, b.coef_)
+
+
+def test_private_rows_reach_the_fit_only_through_the_iteration(monkeypatch):
+    # Everything before the noisy iteration (public statistics, the "auto"
+    # choice, calibration) is computed from the public block alone.
+    seen = []
+    real = _semidp_fit.public_geometry
+
+    def spy(X_pub, y_pub, **kwargs):
+        seen.append(X_pub.copy())
+        return real(X_pub, y_pub, **kwargs)
+
+    monkeypatch.setattr(_semidp_fit, "public_geometry", spy)
+    X, y, mask, _ = _problem()
+    SemiDPLinearRegression(random_state=0).fit(X, y, public_mask=mask)
+    np.testing.assert_array_equal(seen[0], X[mask])
+
+
+def test_dp_gd_equals_semidp_gd_with_alpha_n_private_over_n():
+    X, y, mask, _ = _problem()
+    common = {"epsilon": 1.0, "max_iter": 8, "learning_rate": 3.0, "random_state": 7}
+    dp = SemiDPLinearRegression(solver="dp_gd", **common).fit(X, y, public_mask=mask)
+    semi = SemiDPLinearRegression(
+        solver="semidp_gd",
+        alpha=(~mask).sum() / mask.size,
+        public_clipping="clip",
+        preconditioner=None,
+        **common,
+    ).fit(X, y, public_mask=mask)
+    np.testing.assert_array_equal(dp.coef_, semi.coef_)
+    assert dp.intercept_ == semi.intercept_
+    assert dp.alpha_ == pytest.approx(0.9)
+
+
+def test_epsilon_inf_matches_ols_on_all_rows():
+    X, y, mask, _ = _problem()
+    reg = SemiDPLinearRegression(
+        epsilon=np.inf, alpha=(~mask).sum() / mask.size, max_iter=40, learning_rate=1.0
+    ).fit(X, y, public_mask=mask)
+    ref = LinearRegression().fit(X, y)
+    np.testing.assert_allclose(reg.coef_, ref.coef_, atol=1e-6)
+    assert reg.intercept_ == pytest.approx(ref.intercept_, abs=1e-6)
+    assert reg.epsilon_ == np.inf
+
+
+def test_public_only_is_public_ridge_and_free():
+    X, y, mask, _ = _problem()
+    reg = SemiDPLinearRegression(solver="public_only", public_ridge=0.0).fit(
+        X, y, public_mask=mask
+    )
+    ref = Ridge(alpha=0.0).fit(X[mask], y[mask])
+    np.testing.assert_allclose(reg.coef_, ref.coef_, atol=1e-8)
+    assert reg.epsilon_ == 0.0 and reg.n_iter_ == 0
+
+
+def test_utility_rises_with_epsilon():
+    X, y, mask, _ = _problem(n=6000, n_pub=150)
+    mse = {
+        eps: np.mean(
+            [
+                _test_mse(
+                    SemiDPLinearRegression(
+                        epsilon=eps, accountant="rdp", random_state=s
+                    ).fit(X, y, public_mask=mask)
+                )
+                for s in range(2)
+            ]
+        )
+        for eps in (0.02, 0.3, 5.0)
+    }
+    assert mse[0.02] > mse[0.3] > mse[5.0]
+
+
+def test_semidp_beats_throw_away_with_few_public_rows():
+    X, y, mask, w = _problem(n=6000, n_pub=40, d=10)
+    semi = SemiDPLinearRegression(epsilon=1.0, random_state=0).fit(X, y, public_mask=mask)
+    pub = SemiDPLinearRegression(solver="public_only").fit(X, y, public_mask=mask)
+    # Excess risk under isotropic features is the squared coefficient error.
+    assert np.sum((semi.coef_ - w) ** 2) < 0.2 * np.sum((pub.coef_ - w) ** 2)
+    # The public model's prediction of the test MSE is in the right range.
+    assert semi.predicted_excess_risk_ < 0.1
+
+
+def test_semidp_sgd_is_poisson_sampled():
+    X, y, mask, _ = _problem()
+    reg = SemiDPLinearRegression(
+        solver="semidp_sgd", adjacency="add_remove", batch_size=300, max_iter=2,
+        accountant="rdp", random_state=0,
+    ).fit(X, y, public_mask=mask)
+    assert "PoissonSampled" in repr(reg.dp_event_)
+    # q = 300 / 2700, so 2 epochs are ceil(2 / q) = 18 steps.
+    assert reg.n_iter_ == 18 and reg.epsilon_ <= 1.0 + 1e-9
+    assert _test_mse(reg) < 1.0
+
+
+def test_no_intercept_and_pandas_mask():
+    pd = pytest.importorskip("pandas")
+    X, y, mask, _ = _problem()
+    reg = SemiDPLinearRegression(fit_intercept=False, random_state=0).fit(
+        X, y - 1.5, public_mask=pd.Series(mask)
+    )
+    assert reg.intercept_ == 0.0 and reg.coef_.shape == (5,)
+
+
+def test_mask_none_warns_and_treats_all_rows_as_private():
+    X, y, _, _ = _problem()
+    with pytest.warns(UserWarning, match="public_mask was not given"):
+        reg = SemiDPLinearRegression(random_state=0).fit(X, y)
+    assert reg.n_public_ == 0 and reg.n_private_ == X.shape[0] and reg.alpha_ == 1.0
+
+
+def test_metadata_routing_slices_the_mask():
+    X, y, mask, _ = _problem()
+    with sklearn.config_context(enable_metadata_routing=True):
+        reg = SemiDPLinearRegression(random_state=0).set_fit_request(public_mask=True)
+        out = cross_validate(
+            reg, X, y, cv=KFold(3), params={"public_mask": mask},
+            return_estimator=True,
+        )
+    for est, (train, _) in zip(out["estimator"], KFold(3).split(X)):
+        assert est.n_public_ == mask[train].sum()
+
+
+@pytest.mark.parametrize(
+    "params, mask, error, match",
+    [
+        ({}, np.ones(10, dtype=bool), ValueError, "one entry per sample"),
+        ({}, np.ones(3000), TypeError, "boolean"),
+        ({}, np.ones(3000, dtype=bool), ValueError, "needs private rows"),
+        ({"solver": "public_only"}, np.zeros(3000, dtype=bool), ValueError, "needs public"),
+        ({"solver": "dp_gd", "alpha": 0.5}, None, ValueError, "alpha"),
+        ({"solver": "pda_md", "alpha": 0.5}, None, ValueError, "alpha"),
+        ({"solver": "semidp_sgd"}, None, ValueError, "add/remove"),
+        ({"epsilon": 0.0}, None, ValueError, "epsilon"),
+        ({"epsilon": -1.0}, None, ValueError, "epsilon"),
+        ({"delta": 1.0}, None, ValueError, "delta"),
+    ],
+)
+def test_bad_input(params, mask, error, match):
+    X, y, default_mask, _ = _problem()
+    mask = default_mask if mask is None else mask
+    with pytest.raises(error, match=match):
+        SemiDPLinearRegression(**params).fit(X, y, public_mask=mask)
+
+
+def test_nan_input_is_rejected():
+    X, y, mask, _ = _problem()
+    X[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        SemiDPLinearRegression().fit(X, y, public_mask=mask)
+
+
+def test_helper_matches_the_estimator_choice():
+    X, y, mask, _ = _problem()
+    params = semidp_hyperparameters(
+        X[mask], y[mask], n_private=int((~mask).sum()), epsilon=1.0
+    )
+    reg = SemiDPLinearRegression(epsilon=1.0, random_state=0).fit(X, y, public_mask=mask)
+    assert params["alpha"] == reg.alpha_
+    assert params["learning_rate"] == reg.learning_rate_
+    assert params["max_iter"] == reg.n_iter_
+    fixed = SemiDPLinearRegression(
+        epsilon=1.0, random_state=0,
+        **{k: v for k, v in params.items() if k != "predicted_test_mse"},
+    ).fit(X, y, public_mask=mask)
+    np.testing.assert_array_equal(fixed.coef_, reg.coef_)

@@ -1,0 +1,235 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The semi-DP solver core, the public geometry and the public-only tuning model."""
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair._solvers._public_geometry import (
+    newton_preconditioner,
+    pda_md_preconditioner,
+    public_geometry,
+)
+from sklearn_dpfair._solvers._public_tuning import (
+    choose_hyperparameters,
+    clipped_gradient_moments,
+)
+from sklearn_dpfair._solvers._semidp import (
+    SemiDPData,
+    _clipped_sum,
+    semidp_gradient_descent,
+)
+from sklearn_dpfair.privacy._clipping import augmented_row_norms
+from sklearn_dpfair.privacy._mechanism import GaussianMechanism
+
+
+def _problem(seed=0, n=2000, d=4, n_pub=300, noise=0.5):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    w = rng.standard_normal(d)
+    y = X @ w + 1.0 + noise * rng.standard_normal(n)
+    mask = np.zeros(n, dtype=bool)
+    mask[:n_pub] = True
+    return X, y, mask, w
+
+
+def _data(X, y, mask, s=1.0):
+    return SemiDPData(X[~mask], y[~mask], X[mask], y[mask], s)
+
+
+def _run(data, K, *, alpha, lr, steps, z, seeds, P=None, public_clipping=False):
+    p = data.n_params
+    return semidp_gradient_descent(
+        data,
+        np.zeros((p, K)),
+        mechanisms=[GaussianMechanism(clip_norm=1.0, noise_multiplier=z)] * K,
+        alpha=np.broadcast_to(alpha, (K,)),
+        learning_rate=np.broadcast_to(lr, (K,)),
+        n_steps=np.broadcast_to(steps, (K,)),
+        clip_norm=1.0,
+        public_clipping=public_clipping,
+        sampling_probability=1.0,
+        preconditioner=P,
+        rngs=[np.random.default_rng(s) for s in seeds],
+        tail_fraction=0.75,
+    )
+
+
+def test_batched_columns_equal_single_runs():
+    # Column k of a batched run is the single run with generator k: the
+    # benchmark's batched baselines are the estimator's solver.
+    X, y, mask, _ = _problem()
+    data = _data(X, y, mask)
+    alpha, lr, steps = np.array([0.9, 0.5, 1.0]), np.array([2.0, 4.0, 1.0]), [5, 9, 3]
+    batched = _run(data, 3, alpha=alpha, lr=lr, steps=np.array(steps), z=3.0, seeds=[1, 2, 3])
+    for k in range(3):
+        single = _run(
+            data, 1, alpha=alpha[k], lr=lr[k], steps=steps[k], z=3.0, seeds=[k + 1]
+        )
+        np.testing.assert_allclose(batched.params[:, k], single.params[:, 0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("factor", [1.0, 2.0])
+def test_clipped_sum_sensitivity_on_neighbours(factor):
+    # Replacing one private row moves the clipped sum by at most 2 C (one row
+    # removed, one added), and removing one by at most C.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 3))
+    y = rng.standard_normal(50)
+    W = rng.standard_normal((4, 2))
+    X2, y2 = X.copy(), y.copy()
+    X2[7] = 1e6 * rng.standard_normal(3)
+    y2[7] = -1e9
+
+    def total(X, y):
+        R = X @ W[:3] + W[3] - y[:, None]
+        return _clipped_sum(X, R, augmented_row_norms(X, 1.0), factor, 1.0)
+
+    replaced = np.linalg.norm(total(X, y) - total(X2, y2), axis=0)
+    removed = np.linalg.norm(total(X, y) - total(np.delete(X, 7, 0), np.delete(y, 7)), axis=0)
+    assert np.all(replaced <= 2 * factor * (1 + 1e-12))
+    assert np.all(removed <= factor * (1 + 1e-12))
+
+
+def test_dp_gd_matches_reference_on_all_rows():
+    # dp_gd's code path (alpha = n_priv/n, clipped public gradients, no
+    # preconditioner) is an independent textbook DP-GD on the concatenated rows.
+    X, y, mask, _ = _problem(n_pub=200)
+    data = _data(X, y, mask)
+    n, steps, lr, z = X.shape[0], 6, 3.0, 2.0
+    got = _run(
+        data, 1, alpha=(~mask).sum() / n, lr=lr, steps=steps, z=z, seeds=[5],
+        public_clipping=True,
+    )
+    rng = np.random.default_rng(5)
+    Xa = np.hstack([np.vstack([X[~mask], X[mask]]), np.ones((n, 1))])
+    ya = np.concatenate([y[~mask], y[mask]])
+    w = np.zeros(Xa.shape[1])
+    tail = []
+    for t in range(steps):
+        r = Xa @ w - ya
+        g = r[:, None] * Xa
+        norms = np.linalg.norm(g, axis=1)
+        g *= np.minimum(1.0, 1.0 / norms)[:, None]
+        noisy = g.sum(axis=0) + rng.normal(0.0, z * 1.0, size=w.shape)
+        w = w - lr * noisy / n
+        if t >= steps - int(np.ceil(0.75 * steps)):
+            tail.append(w)
+    np.testing.assert_allclose(got.params[:, 0], np.mean(tail, axis=0), rtol=1e-9)
+
+
+def test_public_geometry_warm_start_is_public_ols():
+    X, y, mask, _ = _problem()
+    geo = public_geometry(X[mask], y[mask], intercept_scaling=1.0, ridge=0.0, n_features=4)
+    Xa = np.hstack([X[mask], np.ones((mask.sum(), 1))])
+    ols, *_ = np.linalg.lstsq(Xa, y[mask], rcond=None)
+    np.testing.assert_allclose(geo.warm_start, ols, rtol=1e-8)
+    # Unbiased residual variance (true 0.25), and no private row was read.
+    assert abs(geo.noise_variance - 0.25) < 0.05
+    assert geo.n_public == mask.sum() and geo.row_norms.shape == (mask.sum(),)
+
+
+def test_public_geometry_without_public_rows():
+    geo = public_geometry(
+        np.empty((0, 3)), np.empty(0), intercept_scaling=0.0, ridge=1e-6, n_features=3
+    )
+    assert geo.n_public == 0 and np.all(geo.warm_start == 0) and geo.warm_start.shape == (3,)
+
+
+def test_newton_preconditioner_inverts_public_hessian():
+    X, y, mask, _ = _problem()
+    geo = public_geometry(X[mask], y[mask], intercept_scaling=1.0, ridge=0.0, n_features=4)
+    # alpha = 0, c = 1: P is the inverse of H = X~^T X~ / n_pub.
+    P = newton_preconditioner(geo, [0.0], [1.0], 1.0)
+    Xa = np.hstack([X[mask], np.ones((mask.sum(), 1))])
+    H = Xa.T @ Xa / mask.sum()
+    v = np.random.default_rng(0).standard_normal((5, 1))
+    np.testing.assert_allclose(P.apply(H @ v, np.array([0])), v, rtol=1e-8)
+
+
+def test_pda_md_preconditioner_is_normalized():
+    X, _, mask, _ = _problem()
+    P = pda_md_preconditioner(X[mask], 0.0, 2)
+    assert P.spectrum.max() == pytest.approx(1.0)
+    assert P.spectrum.shape == (4, 2)
+
+
+def test_clipped_gradient_moments_match_monte_carlo():
+    rng = np.random.default_rng(0)
+    norms = np.array([0.5, 2.0, 5.0])
+    sd, C = 0.7, 1.0
+    r = sd * rng.standard_normal((400_000, 1))
+    c = C / norms[None, :]
+    psi = np.clip(r, -c, c) / C  # clipped, C-normalized raw gradient
+    slope = np.mean(np.abs(r) < c) / C
+    var = np.mean(psi**2)
+    k, s2 = clipped_gradient_moments(np.array([sd]), norms, C)
+    assert k[0] == pytest.approx(slope, rel=0.01)
+    assert s2[0] == pytest.approx(var, rel=0.01)
+    k_inf, s2_inf = clipped_gradient_moments(np.array([sd]), norms, np.inf)
+    assert k_inf[0] == 1.0 and s2_inf[0] == pytest.approx(sd**2)
+
+
+def test_auto_alpha_without_noise_weights_rows_equally():
+    # epsilon = inf, no clipping: the inverse-variance weight of the private
+    # mean is n_priv / n (OLS on all rows), up to the grid's resolution.
+    X, y, mask, _ = _problem(n=4000, n_pub=400)
+    geo = public_geometry(X[mask], y[mask], intercept_scaling=1.0, ridge=0.0, n_features=4)
+    choice = choose_hyperparameters(
+        geo,
+        clip_norm=np.inf,
+        public_clipping=False,
+        n_private=3600,
+        step_noise_var_of=lambda T: 0.0,
+        alphas=np.linspace(0.5, 0.99, 50),
+    )
+    assert choice.alpha == pytest.approx(0.9, abs=0.01)
+
+
+def test_auto_alpha_falls_with_the_budget():
+    # Less budget, more noise: the model trusts the public rows more.
+    X, y, mask, _ = _problem(n=4000, n_pub=400)
+    geo = public_geometry(X[mask], y[mask], intercept_scaling=1.0, ridge=0.0, n_features=4)
+    alphas = [
+        choose_hyperparameters(
+            geo,
+            clip_norm=1.0,
+            public_clipping=False,
+            n_private=3600,
+            step_noise_var_of=lambda T, s=scale: (s * np.sqrt(T) / 3600) ** 2,
+            max_iters=[10],
+            learning_rates=[0.5],
+        ).alpha
+        for scale in (1.0, 30.0, 300.0)
+    ]
+    assert alphas[0] > alphas[1] > alphas[2]
+
+
+# Example 19 of the thesis (spec §2.3): n = 10,000, V = 1, rho-zCDP Gaussian
+# noise of total variance N = 2 d B^2 / rho per unit weight; the improvement
+# factor of the inverse-variance mix over the better of throw-away and the
+# Gaussian mechanism on all rows.
+@pytest.mark.parametrize(
+    "n_pub, d, rho, B, factor",
+    [
+        (100, 10_000, 1, 25, 1.0783),
+        (100, 1_000, 1, 25, 1.7779),
+        (100, 10_000, 10, 25, 1.7779),
+        (100, 100, 0.1, 25, 1.7779),
+        (80, 100, 0.1, 25, 1.9763),
+        (10, 100, 0.01, 25, 1.7978),
+        (10, 100, 1, 500, 1.1996),
+        (10 ** 0.4, 100, 1, 500, 1.7956),
+        (5_000, 10_000, 1, 1, 1.2000),
+    ],
+)
+def test_inverse_variance_weight_reproduces_example_19(n_pub, d, rho, B, factor):
+    from sklearn_dpfair._solvers._public_tuning import inverse_variance_weight
+
+    n, V2 = 10_000, 1.0
+    n_priv = n - n_pub
+    N = 2 * d * B**2 / rho
+    alpha, mse = inverse_variance_weight(V2 / n_pub, V2 / n_priv + N / n_priv**2)
+    baseline = min(V2 / n_pub, N / n**2 + V2 / n)
+    assert baseline / mse == pytest.approx(factor, abs=6e-4)
+    assert 0 < alpha < 1
