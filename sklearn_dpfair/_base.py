@@ -6,7 +6,7 @@ import math
 from numbers import Real
 
 import numpy as np
-from sklearn.base import ClassifierMixin
+from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .privacy._ledger import PrivacyLedger
@@ -14,7 +14,12 @@ from .privacy._record import PrivacyRecord
 from .utils._array_api import array_namespace, input_float_dtypes, to_numpy
 from .utils._sklearn_compat import Interval, Options, StrOptions
 
-__all__ = ["PRIVACY_PARAMETER_CONSTRAINTS", "PrivateEstimatorMixin"]
+__all__ = [
+    "PRIVACY_PARAMETER_CONSTRAINTS",
+    "LinearClassifierMixin",
+    "LinearRegressorMixin",
+    "PrivateEstimatorMixin",
+]
 
 #: Constraints of the privacy parameters every private estimator shares.
 PRIVACY_PARAMETER_CONSTRAINTS = {
@@ -77,6 +82,27 @@ class PrivateEstimatorMixin:
         # Private fits draw noise: two unseeded fits differ by design.
         tags.non_deterministic = True
         return tags
+
+
+class LinearRegressorMixin(RegressorMixin):
+    """Prediction for linear regressors with ``coef_`` of shape (n_features,)."""
+
+    def predict(self, X):
+        """Predict with the linear model ``X @ coef_ + intercept_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted targets.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return X @ self.coef_ + self.intercept_
 
 
 class LinearClassifierMixin(ClassifierMixin):

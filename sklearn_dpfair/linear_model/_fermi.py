@@ -320,7 +320,7 @@ class FERMIClassifier(_BaseFERMI):
         without a fairness term.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string column names.
 
     See Also
@@ -550,7 +550,7 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         What was read from the private data outside the guarantee.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string column names.
 
     See Also

@@ -6,14 +6,17 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import (
     _check_sample_weight,
-    check_is_fitted,
     validate_data,
 )
 
-from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
+from .._base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    LinearRegressorMixin,
+    PrivateEstimatorMixin,
+)
 from .._loss import AbsoluteLoss, HuberLoss, PinballLoss, SquaredLoss
 from .._solvers._heavy_tail_fit import HeavyTailConfig, fit_heavy_tail
 from ..privacy._random import check_noise_generator
@@ -27,7 +30,9 @@ __all__ = ["HeavyTailDPRegressor"]
 _MIN_SAMPLES = 2
 
 
-class HeavyTailDPRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator):
+class HeavyTailDPRegressor(
+    PrivateEstimatorMixin, LinearRegressorMixin, BaseEstimator
+):
     """Linear regression under zCDP that needs no worst-case gradient bound.
 
     Clips per-sample gradients at a scale that adapts *privately* to the
@@ -201,7 +206,7 @@ class HeavyTailDPRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         What was read from the private data outside the guarantee.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string column names.
 
     See Also
@@ -392,23 +397,6 @@ class HeavyTailDPRegressor(PrivateEstimatorMixin, RegressorMixin, BaseEstimator)
         self._set_privacy_record(result.record)
         self.epsilon_spent_ = self.epsilon_
         return self
-
-    def predict(self, X):
-        """Predict with the linear model ``X @ coef_ + intercept_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted targets.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return X @ self.coef_ + self.intercept_
 
     def _check_public_parameters(self):
         needs_bound = self.mode == "theory" or self.clip_threshold == "theory"

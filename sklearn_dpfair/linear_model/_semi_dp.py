@@ -6,10 +6,14 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import validate_data
 
-from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
+from .._base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    LinearRegressorMixin,
+    PrivateEstimatorMixin,
+)
 from .._solvers._semidp_fit import fit_semidp
 from ..privacy._random import check_noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -45,7 +49,9 @@ def check_public_mask(public_mask, n_samples):
     return mask
 
 
-class SemiDPLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimator):
+class SemiDPLinearRegression(
+    LinearRegressorMixin, PrivateEstimatorMixin, BaseEstimator
+):
     """Linear regression that is differentially private for its private rows only.
 
     Some rows are *public* (consented or already released) and may be used
@@ -166,7 +172,7 @@ class SemiDPLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimato
         What was read from private data outside the guarantee (empty).
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string column names.
 
     See Also
@@ -361,23 +367,6 @@ class SemiDPLinearRegression(RegressorMixin, PrivateEstimatorMixin, BaseEstimato
         self.n_private_ = n_private
         self._set_privacy_record(result.record)
         return self
-
-    def predict(self, X):
-        """Predict targets with the fitted linear model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            ``X @ coef_ + intercept_``.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.coef_ + self.intercept_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
