@@ -473,9 +473,12 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         :class:`~sklearn_dpfair.exceptions.PrivacyBudgetError`.
     dual_noise_ratio : float, default=1.0
         ``sigma_w / sigma_theta``.
-    marginal_noise_multiplier : float, default=20.0
+    marginal_noise_multiplier : float or "auto", default="auto"
         Noise multiplier of the Gaussian histogram of the (label, group) cells
         that gives the private group marginals; composed into the budget.
+        "auto" uses 20, or more when epsilon is small: at least the noise of
+        a Gaussian that alone spends a quarter of ``epsilon``, so small budgets
+        leave most of epsilon to the model steps.
     group_marginals : "private" or array-like, default="private"
         "private" estimates the marginals from the data with the Gaussian
         histogram. An array declares them public (no budget spent): ``P(S=r)``
@@ -600,7 +603,10 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         "clip_norm": [Interval(Real, 0, None, closed="neither")],
         "noise_multiplier": [Interval(Real, 0, None, closed="left"), None],
         "dual_noise_ratio": [Interval(Real, 0, None, closed="neither")],
-        "marginal_noise_multiplier": [Interval(Real, 0, None, closed="neither")],
+        "marginal_noise_multiplier": [
+            Interval(Real, 0, None, closed="neither"),
+            StrOptions({"auto"}),
+        ],
         "group_marginals": [StrOptions({"private"}), "array-like"],
         "groups": ["array-like", None],
         "classes": ["array-like", None],
@@ -628,7 +634,7 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         dual_clip_norm=None,
         noise_multiplier=None,
         dual_noise_ratio=1.0,
-        marginal_noise_multiplier=20.0,
+        marginal_noise_multiplier="auto",
         group_marginals="private",
         groups=None,
         classes=None,
@@ -700,7 +706,11 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
             delta=float(self.delta),
             noise_multiplier=self.noise_multiplier,
             dual_noise_ratio=float(self.dual_noise_ratio),
-            marginal_noise_multiplier=float(self.marginal_noise_multiplier),
+            marginal_noise_multiplier=(
+                None
+                if self.marginal_noise_multiplier == "auto"
+                else float(self.marginal_noise_multiplier)
+            ),
             public_marginals=public,
             accountant=self._accountant_kind(),
             caveats=tuple(caveats),

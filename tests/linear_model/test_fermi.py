@@ -444,8 +444,11 @@ def test_utility_rises_with_epsilon():
         ]
         acc[eps] = np.mean(scores)
     assert acc[0.1] < acc[1.0] <= acc[math.inf] + 0.01
+    # A fixed histogram noise that alone overspends the budget is refused.
     with pytest.raises(ValueError, match="group marginals alone"):
-        DPFERMIClassifier(epsilon=0.1, **DECLARED).fit(X, y, sensitive_features=s)
+        DPFERMIClassifier(
+            epsilon=0.1, marginal_noise_multiplier=20.0, **DECLARED
+        ).fit(X, y, sensitive_features=s)
 
 
 def test_private_fit_reduces_the_parity_gap():
@@ -461,3 +464,21 @@ def test_os_entropy_by_default():
     a = DPFERMIClassifier(**DECLARED, **FAST).fit(X, y, sensitive_features=s)
     b = DPFERMIClassifier(**DECLARED, **FAST).fit(X, y, sensitive_features=s)
     assert not np.array_equal(a.coef_, b.coef_)
+
+
+def test_small_budget_fits_with_automatic_marginal_noise():
+    # The histogram of group marginals must not eat a small budget: "auto"
+    # raises its noise so that it alone spends at most a quarter of epsilon.
+    from sklearn_dpfair.privacy import noise_multiplier_for_gaussian
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    s = rng.integers(0, 2, size=2000)
+    y = (X[:, 0] + 0.5 * s + rng.normal(size=2000) > 0).astype(int)
+    clf = DPFERMIClassifier(
+        epsilon=0.1, classes=[0, 1], groups=[0, 1], random_state=0
+    ).fit(X, y, sensitive_features=s)
+    assert clf.epsilon_ <= 0.1
+    z = noise_multiplier_for_gaussian(0.025, clf.delta_, "rdp")
+    assert z > 20.0
+    assert repr(z)[:8] in repr(clf.dp_event_)
