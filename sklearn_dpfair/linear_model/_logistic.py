@@ -355,50 +355,37 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         y_encoded = backend.asarray(y_encoded, dtype=X.dtype)
         rng = check_noise_generator(self.random_state)
 
+        # The DP-SGD parameters, shared by the central and the federated fit.
+        sgd_params = dict(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            clip_norm=self.clip_norm,
+            noise_multiplier=self.noise_multiplier,
+            batch_size=self.batch_size,
+            epochs=self.max_iter,
+            learning_rate=self.learning_rate,
+            alpha=self.alpha,
+            fit_intercept=self.fit_intercept,
+            accountant=self._accountant_kind(),
+            rng=rng,
+            caveats=caveats,
+        )
         if silos is not None:
             result = fit_silos(
                 to_numpy(X),
                 to_numpy(y_encoded),
                 loss,
                 silos=silos,
-                epsilon=self.epsilon,
-                delta=self.delta,
                 silo_epsilon=self.silo_epsilon,
                 silo_delta=self.silo_delta,
                 server_weights=self.server_weights,
                 execution=self.execution,
                 secure_aggregation=self.secure_aggregation,
-                clip_norm=self.clip_norm,
-                noise_multiplier=self.noise_multiplier,
-                batch_size=self.batch_size,
-                epochs=self.max_iter,
-                learning_rate=self.learning_rate,
-                alpha=self.alpha,
-                fit_intercept=self.fit_intercept,
-                accountant=self._accountant_kind(),
-                rng=rng,
-                caveats=caveats,
+                **sgd_params,
             )
             n_iter = self.max_iter
         elif self.solver == "dp-sgd":
-            result = fit_dp_sgd(
-                X,
-                y_encoded,
-                loss,
-                epsilon=self.epsilon,
-                delta=self.delta,
-                clip_norm=self.clip_norm,
-                noise_multiplier=self.noise_multiplier,
-                batch_size=self.batch_size,
-                epochs=self.max_iter,
-                learning_rate=self.learning_rate,
-                alpha=self.alpha,
-                fit_intercept=self.fit_intercept,
-                accountant=self._accountant_kind(),
-                rng=rng,
-                caveats=caveats,
-                backend=backend,
-            )
+            result = fit_dp_sgd(X, y_encoded, loss, backend=backend, **sgd_params)
             n_iter = self.max_iter
         else:
             result = fit_output_perturbation(
