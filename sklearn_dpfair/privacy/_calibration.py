@@ -80,19 +80,24 @@ def _calibrate(make_event, target_epsilon, delta, accountant):
     # plateaus), where secant steps stall; bisection still finds the smallest
     # certified sigma to within the tolerance. Only the good end is returned
     # (check-after-calibrate; Opacus issue #346 is the bug this prevents).
-    # After a converged secant the missing end is usually within a tolerance
-    # of the other, so probe close first and widen geometrically.
+    # After a converged secant the root is usually within a tolerance of the
+    # last point, while the other end of the bracket may be far (or missing):
+    # probe next to the last point first and widen geometrically, so the
+    # bisection below starts from a tight bracket.
     width = _LOG_SIGMA_XTOL
-    while math.isinf(good):
-        if bad >= hi:
-            raise ValueError(f"epsilon={target_epsilon} cannot be reached.")
-        evaluate(min(hi, bad + width))
-        width *= 8
-    width = _LOG_SIGMA_XTOL
-    while math.isinf(bad):
-        if good <= lo:
-            return _SIGMA_MIN
-        evaluate(max(lo, good - width))
+    while good - bad > _LOG_SIGMA_XTOL:
+        if value > 0:  # the last point overshoots: look just above it
+            if bad >= hi:
+                raise ValueError(f"epsilon={target_epsilon} cannot be reached.")
+            probe = min(hi, bad + width)
+            if probe >= good or evaluate(probe) <= 0:
+                break
+        else:  # the last point meets the budget: look just below it
+            if good <= lo:
+                return _SIGMA_MIN
+            probe = max(lo, good - width)
+            if probe <= bad or evaluate(probe) > 0:
+                break
         width *= 8
     while good - bad > _LOG_SIGMA_XTOL:
         evaluate(0.5 * (good + bad))
