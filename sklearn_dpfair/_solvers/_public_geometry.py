@@ -99,10 +99,32 @@ class PublicGeometry:
             return self.noise_variance / (self.n_public * self.eigvals)
 
 
-def _augment(X, s):
+def _gram(X, s):
+    """``X~^T X~`` of the augmented rows ``[x, s]``, without building ``X~``.
+
+    Stacking the constant column would copy the public rows (issue 9's
+    memory target); its blocks are ``s X^T 1`` and ``s^2 n`` instead.
+    """
+    G = X.T @ X
     if not s:
-        return X
-    return np.hstack([X, np.full((X.shape[0], 1), float(s), dtype=X.dtype)])
+        return G
+    col = float(s) * X.sum(axis=0)
+    return np.block(
+        [[G, col[:, None]], [col[None, :], np.array([[float(s) ** 2 * X.shape[0]]])]]
+    )
+
+
+def _augmented_matvec_t(X, v, s):
+    """``X~^T v`` for the augmented rows ``[x, s]``."""
+    head = X.T @ v
+    return np.append(head, float(s) * v.sum()) if s else head
+
+
+def _augmented_matvec(X, w, s):
+    """``X~ w`` for the augmented rows ``[x, s]`` and ``w = [coef, w0]``."""
+    if not s:
+        return X @ w
+    return X @ w[:-1] + float(s) * w[-1]
 
 
 def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
@@ -137,8 +159,7 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
             row_norms=np.zeros(0),
             n_public=0,
         )
-    Xa = _augment(X_pub, s)
-    H = Xa.T @ Xa / n_pub
+    H = _gram(X_pub, s) / n_pub
     if not np.all(np.isfinite(H)):
         # Only public rows are involved, so saying so leaks nothing.
         raise ValueError(
@@ -151,7 +172,7 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
     H_tilde = H * inv_sqrt[:, None] * inv_sqrt[None, :]
     eigvals, eigvecs = np.linalg.eigh(H_tilde)
     eigvals = np.maximum(eigvals, 0.0)
-    rhs = inv_sqrt * (Xa.T @ y_pub) / n_pub
+    rhs = inv_sqrt * _augmented_matvec_t(X_pub, y_pub, s) / n_pub
     # Pseudo-inverse: directions the public rows do not see (zero
     # eigenvalue, possible when n_pub < p and ridge = 0) stay at zero.
     denom = eigvals + ridge
@@ -160,7 +181,7 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
     u = eigvecs @ coords
     warm_start = inv_sqrt * u
 
-    residual = Xa @ warm_start - y_pub
+    residual = _augmented_matvec(X_pub, warm_start, s) - y_pub
     dof = float(np.sum(eigvals / (eigvals + ridge)))
     if n_pub - dof >= 1.0:
         noise_variance = float(residual @ residual) / (n_pub - dof)
@@ -275,9 +296,8 @@ def pda_md_preconditioner(X_pub, intercept_scaling, n_configs):
     -------
     preconditioner : SpectralPreconditioner
     """
-    Xa = _augment(X_pub, intercept_scaling)
-    p = Xa.shape[1]
-    H = Xa.T @ Xa / X_pub.shape[0]
+    H = _gram(X_pub, intercept_scaling) / X_pub.shape[0]
+    p = H.shape[0]
     H[np.diag_indices(p)] += PDA_MD_HESSIAN_REGULARIZATION / p
     eigvals, eigvecs = np.linalg.eigh(H)
     eigvals = np.maximum(eigvals, PDA_MD_HESSIAN_REGULARIZATION / p)

@@ -22,6 +22,13 @@ columns of ``W``; the estimator uses ``K = 1``, the benchmark a whole grid):
 column draws its noise from its own generator, so column ``k`` of a batched
 run is bit-for-bit the single run with generator ``k``.
 
+Memory. The private block may be given as a boolean row mask over the whole
+design matrix (``SemiDPData.private_rows``) instead of a copy of its rows:
+full-batch sums then run over every row with zero weight on the others, and
+Poisson batches gather their rows straight from the whole matrix, so a fit
+holds no second copy of the private rows (issue 9: peak memory within twice
+the data).
+
 Array-API note: every numerical step is a whole-array expression in a small
 function, so a torch port only needs the namespace swapped.
 """
@@ -43,6 +50,10 @@ class SemiDPData:
     ``X_private`` and ``X_public`` are never concatenated or copied by the
     solver; ``intercept_scaling`` is the constant ``s`` of the augmented rows
     (0: no intercept, parameters have length ``n_features``).
+    ``private_rows`` (boolean, one entry per row of ``X_private``), when
+    given, says which rows of ``X_private`` form the private block, so the
+    caller can pass the whole design matrix instead of copying those rows;
+    None means every row of ``X_private`` is private.
     """
 
     X_private: np.ndarray
@@ -50,11 +61,19 @@ class SemiDPData:
     X_public: np.ndarray
     y_public: np.ndarray
     intercept_scaling: float
+    private_rows: np.ndarray | None = None
 
     @property
     def n_params(self):
         """Length of the stacked parameter vector ``[coef, w0]``."""
         return self.X_private.shape[1] + (1 if self.intercept_scaling else 0)
+
+    @property
+    def n_private(self):
+        """Number of private rows."""
+        if self.private_rows is None:
+            return self.X_private.shape[0]
+        return int(np.count_nonzero(self.private_rows))
 
 
 @dataclass
@@ -74,17 +93,23 @@ def _raw_residuals(X, y, W, s):
     return raw - y[:, None]
 
 
-def _clipped_sum(X, R, row_norms, clip_norm, s):
+def _clipped_sum(X, R, row_norms, clip_norm, s, excluded=None):
     """``sum_i c_ik r_ik x~_i`` for every column ``k``, shape ``(p, K)``.
 
     ``R`` holds the per-row raw gradients (residuals) of the ``K`` columns;
     each (row, column) pair is clipped separately with the factorized norm
     ``|r_ik| ||x~_i||``, so one row moves column ``k`` by at most ``C``.
+    Rows flagged in ``excluded`` get weight exactly 0 (set, not multiplied,
+    so a non-finite residual there cannot leak into the sum).
     """
     factors = np.column_stack(
         [clip_factors(R[:, [k]], row_norms, clip_norm) for k in range(R.shape[1])]
     )
-    weighted = R * factors
+    # In place: the (n, K) weights are the only temporary of this size.
+    weighted = factors
+    weighted *= R
+    if excluded is not None:
+        weighted[excluded] = 0.0
     total = X.T @ weighted
     if s:
         total = np.vstack([total, s * weighted.sum(axis=0)[None, :]])
@@ -155,7 +180,13 @@ def semidp_gradient_descent(
     row_norms_q = augmented_row_norms(Xq, s)
     row_norms_p = augmented_row_norms(Xp, s)
     public_clip = clip_norm if public_clipping else np.inf
-    expected_private = sampling_probability * Xq.shape[0]
+    n_private = data.n_private
+    if data.private_rows is None:
+        excluded, private_index = None, None
+    else:
+        excluded = ~np.asarray(data.private_rows, dtype=bool)
+        private_index = np.flatnonzero(data.private_rows)
+    expected_private = sampling_probability * n_private
     has_public = Xp.shape[0] > 0
 
     tail_len = np.maximum(1, np.ceil(tail_fraction * n_steps).astype(int))
@@ -167,13 +198,14 @@ def semidp_gradient_descent(
         Wa = W[:, cols]
         if sampling_probability >= 1.0:
             R = _raw_residuals(Xq, yq, Wa, s)
-            private_sum = _clipped_sum(Xq, R, row_norms_q, clip_norm, s)
+            private_sum = _clipped_sum(Xq, R, row_norms_q, clip_norm, s, excluded)
+            del R
         else:
             private_sum = np.column_stack(
                 [
                     _poisson_sum(
                         Xq, yq, Wa[:, [j]], row_norms_q, clip_norm, s,
-                        sampling_probability, rngs[k],
+                        sampling_probability, rngs[k], n_private, private_index,
                     )
                     for j, k in enumerate(cols)
                 ]
@@ -194,9 +226,15 @@ def semidp_gradient_descent(
     return SemiDPResult(params=total / tail_len, n_steps=n_steps)
 
 
-def _poisson_sum(Xq, yq, w, row_norms, clip_norm, s, q, rng):
-    """Clipped private sum of one column on its own Poisson batch."""
-    idx = poisson_batch(rng, Xq.shape[0], q)
+def _poisson_sum(Xq, yq, w, row_norms, clip_norm, s, q, rng, n_private, private_index):
+    """Clipped private sum of one column on its own Poisson batch.
+
+    The batch is drawn among the ``n_private`` private rows; ``private_index``
+    (None: the identity) maps it to rows of ``Xq``, so only the batch is copied.
+    """
+    idx = poisson_batch(rng, n_private, q)
+    if private_index is not None:
+        idx = private_index[idx]
     Xb = Xq[idx]
     R = _raw_residuals(Xb, yq[idx], w, s)
     return _clipped_sum(Xb, R, row_norms[idx], clip_norm, s)[:, 0]

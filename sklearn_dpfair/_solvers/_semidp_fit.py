@@ -4,7 +4,8 @@
 
 Order of work, so that nothing private is read before it is needed:
 
-1. split the rows by the (public) mask;
+1. copy the public rows out by the (public) mask; the private rows stay in
+   place, addressed by the mask (no copy of them: issue 9's memory target);
 2. public statistics, warm start and the "auto" hyperparameters from the
    public rows only (``_public_geometry``, ``_public_tuning``);
 3. noise multiplier from ``(epsilon, delta)``, the sampling rate and the
@@ -91,11 +92,6 @@ class SemiDPFit:
     n_steps: int
     record: PrivacyRecord
     choice: HyperparameterChoice | None
-
-
-def _split(X, y, public_mask):
-    # Boolean indexing copies each block once; the solver never copies them.
-    return X[~public_mask], y[~public_mask], X[public_mask], y[public_mask]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -196,8 +192,12 @@ def fit_semidp(
     -------
     fit : SemiDPFit
     """
-    Xq, yq, Xp, yp = _split(X, y, public_mask)
-    n_private, n_public = Xq.shape[0], Xp.shape[0]
+    # Only the public block is copied (the public statistics need it); the
+    # private rows are read from X through the mask by the solver.
+    private_rows = ~public_mask
+    Xp, yp = X[public_mask], y[public_mask]
+    n_public = Xp.shape[0]
+    n_private = X.shape[0] - n_public
     s = 1.0 if fit_intercept else 0.0
     geometry = public_geometry(
         Xp, yp, intercept_scaling=s, ridge=public_ridge, n_features=X.shape[1]
@@ -287,11 +287,13 @@ def fit_semidp(
         delta=delta, accountant=accountant, adjacency=adjacency,
     )
     data = SemiDPData(
-        X_private=Xq,
-        y_private=yq,
+        X_private=X,
+        y_private=y,
         X_public=Xp if use_public_gradient else Xp[:0],
         y_public=yp if use_public_gradient else yp[:0],
         intercept_scaling=s,
+        # None when every row is private: no masking pass is needed then.
+        private_rows=private_rows if n_public else None,
     )
     result = semidp_gradient_descent(
         data,
