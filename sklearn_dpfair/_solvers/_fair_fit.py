@@ -12,7 +12,8 @@ adjacency (spec ``fermi.md`` §4.6):
    Gaussian histogram of the (block, group) cells;
 1. release the noisy cell counts (add/remove sensitivity 1) and turn them
    into floored group marginals and block weights (post-processing);
-2. run the noisy SGDA of :mod:`._sgda`.
+2. run the noisy SGDA of :mod:`._sgda`, in the namespace and on the device
+   of ``backend`` (labels, groups and the histogram stay on the host).
 """
 
 import functools
@@ -34,6 +35,7 @@ from ..privacy._accounting import (
 from ..privacy._calibration import _calibrate, noise_multiplier_for_gaussian
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord
+from ..utils._array_api import NUMPY_BACKEND, array_namespace, from_host
 from ._private_fit import _check_budget
 from ._schedules import sgd_schedule
 from ._sgda import noisy_sgda
@@ -68,11 +70,15 @@ class FairPrivacy:
 
 @dataclass
 class FERMIFit:
-    """Result of :func:`fit_fermi`, coefficients in scikit-learn's layout."""
+    """Result of :func:`fit_fermi`, coefficients in scikit-learn's layout.
 
-    coef: np.ndarray
-    intercept: np.ndarray
-    dual: np.ndarray
+    ``coef``, ``intercept`` and ``dual`` are in the backend's output
+    namespace (numpy unless array API dispatch kept the input's).
+    """
+
+    coef: object
+    intercept: object
+    dual: object
     group_marginals: np.ndarray | None
     n_steps: int
     loss_curve: list
@@ -207,7 +213,11 @@ def _warn_floored(counts, floor, group_labels, constraint):
 
 def _binary_layout(coef, intercept):
     """2-class softmax to one logit (of class 1): ``w = w_1 - w_0``."""
-    return (coef[:, 1] - coef[:, 0])[None, :], np.array([intercept[1] - intercept[0]])
+    xp = array_namespace(coef)
+    return (
+        xp.reshape(coef[:, 1] - coef[:, 0], (1, -1)),
+        xp.reshape(intercept[1:2] - intercept[0:1], (1,)),
+    )
 
 
 def fit_fermi(
@@ -234,12 +244,16 @@ def fit_fermi(
     record_curves,
     rng,
     privacy=None,
+    backend=NUMPY_BACKEND,
 ):
     """Fit an ERMI-regularized softmax model by (noisy) SGDA.
 
-    ``codes`` are the group codes (``-1`` missing; only allowed without
-    ``privacy``). Returns a :class:`FERMIFit` whose ``coef`` is ``(1, d)``
-    for two classes (logit of class 1) and ``(m, d)`` otherwise.
+    ``y`` (class indices) and ``codes`` (group codes, ``-1`` missing; only
+    allowed without ``privacy``) are host numpy arrays; ``X`` is validated
+    input, moved to ``backend`` (an
+    :class:`~sklearn_dpfair.utils._array_api.ArrayBackend`) for the solver.
+    Returns a :class:`FERMIFit` whose ``coef`` is ``(1, d)`` for two classes
+    (logit of class 1) and ``(m, d)`` otherwise.
     """
     n_samples = X.shape[0]
     n_groups = len(group_labels)
@@ -334,10 +348,11 @@ def fit_fermi(
         _check_budget(record, privacy.epsilon)
         noise["dual_clip_norm"] = dual_clip
 
-    # 2. Solve.
+    # 2. Solve (on the backend; batches and noise still come from rng).
+    X_solver = backend.asarray(X)
     result = noisy_sgda(
-        X,
-        y,
+        X_solver,
+        from_host(np.asarray(y), X_solver),
         SoftmaxLoss(n_classes),
         regularizer,
         blocks=blocks,
@@ -363,10 +378,17 @@ def fit_fermi(
     coef, intercept = result.coef.T, result.intercept
     if n_classes == 2:
         coef, intercept = _binary_layout(result.coef, intercept)
+    coef, intercept = backend.to_output(coef), backend.to_output(intercept)
     dual = (
-        result.dual
+        backend.to_output(result.dual)
         if regularizer is not None
-        else np.zeros((n_blocks, n_groups, n_classes))
+        else backend.to_output(
+            backend.xp.zeros(
+                (n_blocks, n_groups, n_classes),
+                dtype=backend.xp.float64,
+                device=backend.device,
+            )
+        )
     )
     if constraint.name != "equalized_odds":
         dual = dual[0]

@@ -21,14 +21,23 @@ calls in :func:`noisy_sgda`, per step ``t = 1..T``:
 
 The primal and dual noisy sums are released together on the same batch; the
 caller accounts them as one Gaussian mechanism (spec §4.6).
+
+The loop is written once, against the array API (as :mod:`._sgd`): it runs
+in the namespace and on the device of ``X`` (numpy, or torch on a GPU).
+Poisson batches and noise are drawn on the host from ``rng`` in the same
+order on every backend; labels, groups and blocks are encoded on the host and
+their per-row constants copied to the device once. The optional curves are
+diagnostics: each batch's probabilities are copied to the host for them.
 """
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..fairness._ermi import block_tables, ermi_from_tables
 from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
+from ..utils._array_api import array_namespace, device_of, from_host, to_numpy
 from ._sampling import poisson_batch
 
 __all__ = ["SGDAResult", "noisy_sgda"]
@@ -39,13 +48,14 @@ class SGDAResult:
     """What :func:`noisy_sgda` returns.
 
     ``coef`` has shape ``(n_features, n_classes)``, ``intercept`` shape
-    ``(n_classes,)``, ``dual`` the last dual iterate; the curves are per epoch
-    (empty lists when not recorded).
+    ``(n_classes,)``, ``dual`` the last dual iterate, all three in the
+    namespace and on the device of ``X``; the curves are per epoch (lists of
+    floats, empty when not recorded).
     """
 
-    coef: np.ndarray
-    intercept: np.ndarray
-    dual: np.ndarray
+    coef: object
+    intercept: object
+    dual: object
     n_steps: int
     loss_curve: list = field(default_factory=list)
     fairness_curve: list = field(default_factory=list)
@@ -57,16 +67,22 @@ def softmax_terms(raw, y):
     One pass of a stable log-softmax: the same values as
     :class:`~sklearn_dpfair._loss.SoftmaxLoss` (``raw_gradient``, ``loss``)
     at a fraction of the cost of SciPy's generic array-API wrappers, which
-    dominate the step time for batches of a few hundred rows.
+    dominate the step time for batches of a few hundred rows. ``raw`` and the
+    class indices ``y`` are arrays of one namespace and device.
+
+    The label entries are selected with a one-hot indicator (the array API
+    has no fancy-index assignment): subtracting 0 and adding ``0 * x`` are
+    exact, so the values equal the indexed form bit for bit.
     """
-    shifted = raw - raw.max(axis=1, keepdims=True)
-    exp = np.exp(shifted)
-    total = exp.sum(axis=1, keepdims=True)
+    xp = array_namespace(raw)
+    shifted = raw - xp.max(raw, axis=1, keepdims=True)
+    exp = xp.exp(shifted)
+    total = xp.sum(exp, axis=1, keepdims=True)
     proba = exp / total
-    rows = np.arange(raw.shape[0])
-    grad = proba.copy()
-    grad[rows, y] -= 1.0
-    loss = np.log(total[:, 0]) - shifted[rows, y]
+    classes = xp.arange(raw.shape[1], dtype=y.dtype, device=device_of(raw))
+    onehot = xp.astype(y[:, None] == classes[None, :], raw.dtype)
+    grad = proba - onehot
+    loss = xp.log(total[:, 0]) - xp.sum(shifted * onehot, axis=1)
     return proba, grad, loss
 
 
@@ -76,10 +92,10 @@ def _clip_factors_from_norms(norms, clip_norm):
     Division only where the norm exceeds ``C``, so a zero norm (rows without
     a penalty term) neither divides by zero nor overflows.
     """
-    factors = np.ones_like(norms)
-    over = norms > clip_norm
-    factors[over] = clip_norm / norms[over]
-    return factors
+    xp = array_namespace(norms)
+    # clip_norm / max(norm, C) is 1 exactly where norm <= C (C / C), and the
+    # same quotient elsewhere: no division by a zero norm.
+    return clip_norm / xp.clip(norms, clip_norm, None)
 
 
 def _epoch_ends(n_steps, epochs):
@@ -119,16 +135,18 @@ def noisy_sgda(
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-    y : ndarray of shape (n_samples,)
-        Class indices.
+    X : array of shape (n_samples, n_features)
+        numpy or any array-API array (e.g. a torch tensor on a GPU); the
+        solver computes in its namespace and on its device.
+    y : array of shape (n_samples,)
+        Class indices (integers), same namespace and device as ``X``.
     loss : SoftmaxLoss
         The softmax cross-entropy (its ``n_outputs`` gives the number of
         classes; values are computed by :func:`softmax_terms`).
     regularizer : ERMIRegularizer or None
         None (or ``fairness_weight == 0``) runs plain (noisy) SGD: no dual.
     blocks, codes : ndarray of shape (n_samples,)
-        Block and group of each row (``-1``: no penalty term).
+        Block and group of each row (``-1``: no penalty term), host numpy.
     weight_scale : float
         Multiplies every penalty weight (``n / n_observed``).
     fairness_weight : float
@@ -164,24 +182,33 @@ def noisy_sgda(
     -------
     result : SGDAResult
     """
+    xp = array_namespace(X)
+    device = device_of(X)
     n_samples, n_features = X.shape
     m = loss.n_outputs
     dtype = X.dtype
-    coef = np.zeros((n_features, m), dtype=dtype)
-    w0 = np.zeros(m, dtype=dtype)
+    coef = xp.zeros((n_features, m), dtype=dtype, device=device)
+    w0 = xp.zeros(m, dtype=dtype, device=device)
     s = float(intercept_scaling)
     row_norms = augmented_row_norms(X, s)
     # Divide by the expected batch size, a public constant: the realised size
     # of a Poisson batch depends on the data set (add/remove one record).
     denominator = sampling_probability * n_samples
+    full_batch = sampling_probability >= 1.0
 
     fair = regularizer is not None and fairness_weight > 0
     if fair:
-        W = regularizer.init_dual(dtype)
-        blk, grp, wt, isq = regularizer.sample_constants(blocks, codes, weight_scale)
+        W = xp.zeros(
+            (regularizer.n_blocks, regularizer.n_groups, m), dtype=dtype, device=device
+        )
+        # Per-row constants: computed on the host, copied to X's device once.
+        blk, grp, wt, isq = (
+            from_host(a, X)
+            for a in regularizer.sample_constants(blocks, codes, weight_scale)
+        )
     else:
-        W = np.zeros((0, 0, m), dtype=dtype)
-    dual_clip = dual_mechanism.clip_norm if fair else np.inf
+        W = xp.zeros((0, 0, m), dtype=dtype, device=device)
+    dual_clip = dual_mechanism.clip_norm if fair else math.inf
 
     ends = _epoch_ends(n_steps, epochs)
     loss_curve, fairness_curve = [], []
@@ -191,29 +218,42 @@ def noisy_sgda(
         tables = np.zeros((regularizer.n_blocks, regularizer.n_groups, m))
         n_observed = 0
     tail_start = n_steps - max(1, int(np.ceil(tail_fraction * n_steps)))
-    coef_sum, w0_sum = np.zeros_like(coef), np.zeros_like(w0)
+    coef_sum, w0_sum = xp.zeros_like(coef), xp.zeros_like(w0)
 
     for t in range(n_steps):
+        # Host indices (for the host-side curves) and their device copy.
         idx = poisson_batch(rng, n_samples, sampling_probability)
-        Xb, yb = X[idx], y[idx]
-        raw = Xb @ coef + s * w0
+        if full_batch:
+            # q = 1 takes every row without drawing: no copy of X is needed.
+            Xb, yb, norms_b = X, y, row_norms
+            if fair:
+                b_blk, b_grp, b_wt, b_isq = blk, grp, wt, isq
+        else:
+            idx_d = from_host(idx, X)
+            Xb = xp.take(X, idx_d, axis=0)
+            yb = xp.take(y, idx_d, axis=0)
+            norms_b = xp.take(row_norms, idx_d, axis=0)
+            if fair:
+                b_blk, b_grp, b_wt, b_isq = (
+                    xp.take(a, idx_d, axis=0) for a in (blk, grp, wt, isq)
+                )
+        raw = xp.matmul(Xb, coef) + s * w0
         proba, grad, sample_loss = softmax_terms(raw, yb)
         if record_curves:
-            epoch_loss += float(sample_loss.sum())
+            epoch_loss += float(xp.sum(sample_loss))
             epoch_count += idx.size
             if fair:
                 tables += block_tables(
-                    proba, blocks[idx], codes[idx], *tables.shape[:2]
+                    to_numpy(proba), blocks[idx], codes[idx], *tables.shape[:2]
                 )
                 n_observed += int(np.count_nonzero(observed[idx]))
         if fair:
-            b_blk, b_grp, b_wt, b_isq = blk[idx], grp[idx], wt[idx], isq[idx]
             if dual_update == "exact":
                 W = regularizer.dual_maximizer(proba, b_blk, b_grp, b_isq, b_wt)
             c = regularizer.coefficients(W, b_blk, b_grp, b_isq)
             grad = grad + fairness_weight * regularizer.raw_gradient(proba, c, b_wt)
             if dual_update != "exact":
-                if np.isinf(dual_clip):
+                if math.isinf(dual_clip):
                     factor = b_wt
                 else:
                     norms = regularizer.dual_gradient_norms(
@@ -225,13 +265,17 @@ def noisy_sgda(
                 )
 
         g_coef, g_w0 = clipped_gradient_sum(
-            Xb, grad, row_norms[idx], primal_mechanism.clip_norm, s
+            Xb, grad, norms_b, primal_mechanism.clip_norm, s
         )
         g_coef = primal_mechanism.privatize(g_coef, rng) / denominator
         g_w0 = primal_mechanism.privatize(g_w0, rng) / denominator
-        coef -= learning_rate * (g_coef + alpha * coef)
+        # The update in float64 cast back to the parameters' dtype: what an
+        # in-place numpy update does (see ._sgd).
+        coef = xp.astype(
+            coef - learning_rate * (g_coef + alpha * coef), dtype, copy=False
+        )
         if s:
-            w0 -= learning_rate * g_w0
+            w0 = xp.astype(w0 - learning_rate * g_w0, dtype, copy=False)
         if fair and dual_update != "exact":
             W = W + dual_learning_rate * (
                 dual_mechanism.privatize(dual_sum, rng) / denominator
@@ -240,8 +284,8 @@ def noisy_sgda(
                 W = regularizer.project(W)
 
         if t >= tail_start:
-            coef_sum += coef
-            w0_sum += w0
+            coef_sum = coef_sum + coef
+            w0_sum = w0_sum + w0
         if record_curves and t in ends:
             loss_curve.append(epoch_loss / max(epoch_count, 1))
             epoch_loss, epoch_count = 0.0, 0

@@ -12,11 +12,25 @@ block (see :mod:`._constraints`). Per block ``b`` the dual matrix
 
 averages (over all rows) to ``Psi(theta, W)``, whose maximum over ``W`` is the
 (block-weighted) ERMI. Everything below works on whole batches: no
-per-sample Python loops, so the functions port directly to other array
-namespaces.
+per-sample Python loops.
+
+The batch methods of :class:`ERMIRegularizer` (the ones SGDA calls every
+step) are written against the array API: they compute in the namespace and on
+the device of their array arguments (numpy, or torch on a GPU). numpy keeps
+the very calls it always made (``einsum``, ``bincount``), so numpy results are
+bit-for-bit unchanged. The evaluation functions (tables, ERMI of a joint law)
+work on host numpy arrays.
 """
 
 import numpy as np
+
+from ..utils._array_api import (
+    array_namespace,
+    device_of,
+    from_host,
+    is_numpy_namespace,
+    rowwise_dot,
+)
 
 __all__ = [
     "ERMIRegularizer",
@@ -35,10 +49,42 @@ def scatter_rows(index, values, n_bins):
     ``np.bincount`` per column: O(n m), no dense one-hot matrix (which would
     be n x n_bins, too large for many intersectional groups).
     """
+    xp = array_namespace(index, values)
+    if not is_numpy_namespace(xp):
+        # The array API has no scatter-add: a (batch x n_bins) indicator
+        # matrix and one matmul. Batches are small, and the bins are the
+        # (block, group) cells, so this stays far below the n x n_bins matrix
+        # a whole-data-set one-hot would need.
+        bins = xp.arange(n_bins, dtype=index.dtype, device=device_of(index))
+        onehot = xp.astype(index[:, None] == bins[None, :], values.dtype)
+        return xp.matmul(onehot.T, values)
     out = np.empty((n_bins, values.shape[1]), dtype=values.dtype)
     for j in range(values.shape[1]):
         out[:, j] = np.bincount(index, weights=values[:, j], minlength=n_bins)
     return out
+
+
+def _column_squares(W):
+    """``colsum(W_b^2)`` per block, shape ``(n_blocks, m)``.
+
+    numpy keeps its ``einsum`` (bit-for-bit what the solver always computed).
+    """
+    xp = array_namespace(W)
+    if is_numpy_namespace(xp):
+        return np.einsum("brj,brj->bj", W, W)
+    return xp.sum(W * W, axis=1)
+
+
+def _cell_rows(W, blk, grp):
+    """``W[b_i, s_i]`` for each row, shape ``(batch, m)``.
+
+    A gather on the flattened ``(block, group)`` cells: the array API has no
+    multi-dimensional integer indexing, and the gathered values are the same.
+    """
+    xp = array_namespace(W)
+    n_blocks, n_groups, m = W.shape
+    flat = xp.reshape(W, (n_blocks * n_groups, m))
+    return xp.take(flat, blk * n_groups + grp, axis=0)
 
 
 def joint_table(proba, codes, n_groups):
@@ -170,7 +216,9 @@ class ERMIRegularizer:
     block weights) and computes, for a batch, everything SGDA needs:
     logit-space gradients of ``psi_i``, the dual gradient sum (with optional
     per-sample clip factors), per-sample dual gradient norms, the exact dual
-    maximiser and the box projection.
+    maximiser and the box projection. The constants are host numpy arrays;
+    the batch methods accept arrays of any array-API namespace and device
+    (the per-row constants of :meth:`sample_constants` copied there first).
 
     Parameters
     ----------
@@ -187,6 +235,9 @@ class ERMIRegularizer:
         self.block_weights = np.asarray(block_weights, dtype=np.float64)
         self.n_classes = int(n_classes)
         self.inv_sqrt_marginals = 1.0 / np.sqrt(self.group_marginals)
+        # Box bounds copied to each device the projection has run on (a
+        # (n_blocks, n_groups, 1) array: one copy per fit, not per step).
+        self._upper_bounds = {}
 
     @property
     def n_blocks(self):
@@ -217,17 +268,20 @@ class ERMIRegularizer:
 
     def coefficients(self, W, blk, grp, inv_sqrt):
         """``c_i = 2 W[b_i, s_i] / sqrt(Ps) - colsum(W[b_i]^2)``, shape (batch, m)."""
-        col_sq = np.einsum("brj,brj->bj", W, W)
-        return 2.0 * W[blk, grp] * inv_sqrt[:, None] - col_sq[blk]
+        xp = array_namespace(W)
+        col_sq = _column_squares(W)
+        return 2.0 * _cell_rows(W, blk, grp) * inv_sqrt[:, None] - xp.take(
+            col_sq, blk, axis=0
+        )
 
     def raw_gradient(self, proba, coef, weight):
         """Logit-space gradient of ``psi_i``: ``w_i F_i * (c_i - <c_i, F_i>)``."""
-        centred = coef - np.einsum("ij,ij->i", coef, proba)[:, None]
+        centred = coef - rowwise_dot(coef, proba)[:, None]
         return (weight[:, None] * proba) * centred
 
     def value(self, proba, coef, weight):
         """Per-sample ``psi_i = w_i (<c_i, F_i> - 1)``."""
-        return weight * (np.einsum("ij,ij->i", coef, proba) - 1.0)
+        return weight * (rowwise_dot(coef, proba) - 1.0)
 
     def dual_gradient_norms(self, W, proba, blk, grp, inv_sqrt, weight):
         """Frobenius norms of the per-sample dual gradients ``h_i``.
@@ -237,11 +291,13 @@ class ERMIRegularizer:
         ``||h_i||^2 = 4 w_i^2 sum_j F_ij^2 (colsum(W_b^2)_j
         - 2 W[b,s,j] / sqrt(Ps) + 1 / Ps)`` without forming ``h_i``.
         """
-        col_sq = np.einsum("brj,brj->bj", W, W)
-        u = W[blk, grp] * inv_sqrt[:, None]
-        inner = col_sq[blk] - 2.0 * u + (inv_sqrt**2)[:, None]
-        sq = 4.0 * weight**2 * np.einsum("ij,ij->i", proba**2, inner)
-        return np.sqrt(np.maximum(sq, 0.0))
+        xp = array_namespace(W)
+        col_sq = _column_squares(W)
+        u = _cell_rows(W, blk, grp) * inv_sqrt[:, None]
+        inner = xp.take(col_sq, blk, axis=0) - 2.0 * u + (inv_sqrt**2)[:, None]
+        sq = 4.0 * weight**2 * rowwise_dot(proba**2, inner)
+        # clip(., 0, None) equals maximum(., 0) bit for bit, and takes a scalar.
+        return xp.sqrt(xp.clip(sq, 0.0, None))
 
     def dual_gradient_sum(self, W, proba, blk, grp, inv_sqrt, factor):
         """``sum_i factor_i h_i`` (``factor`` = weight x clip factor), shape of ``W``."""
@@ -251,7 +307,7 @@ class ERMIRegularizer:
         cell = scatter_rows(
             blk * n_groups + grp, v * inv_sqrt[:, None], n_blocks * n_groups
         )
-        cell = cell.reshape(n_blocks, n_groups, -1)
+        cell = array_namespace(cell).reshape(cell, (n_blocks, n_groups, -1))
         return -2.0 * W * f_sum[:, None, :] + 2.0 * cell
 
     def dual_maximizer(self, proba, blk, grp, inv_sqrt, weight):
@@ -266,7 +322,7 @@ class ERMIRegularizer:
         cell = scatter_rows(
             blk * n_groups + grp, v * inv_sqrt[:, None], n_blocks * n_groups
         )
-        cell = cell.reshape(n_blocks, n_groups, -1)
+        cell = array_namespace(cell).reshape(cell, (n_blocks, n_groups, -1))
         return self.project(cell / (f_sum[:, None, :] + 1e-12))
 
     def project(self, W):
@@ -275,7 +331,13 @@ class ERMIRegularizer:
         The box contains the maximiser for every model (spec §2.3), so the
         projection never moves the fixed point; it bounds the sensitivity.
         """
-        return np.clip(W, 0.0, self.inv_sqrt_marginals[:, :, None])
+        xp = array_namespace(W)
+        if is_numpy_namespace(xp):
+            return np.clip(W, 0.0, self.inv_sqrt_marginals[:, :, None])
+        key = str(device_of(W))
+        if key not in self._upper_bounds:
+            self._upper_bounds[key] = from_host(self.inv_sqrt_marginals[:, :, None], W)
+        return xp.minimum(xp.clip(W, 0.0, None), self._upper_bounds[key])
 
     def dual_gradient_bound(self):
         """Bound on ``||h_i||_F`` for any ``W`` in the box (so clipping never binds).

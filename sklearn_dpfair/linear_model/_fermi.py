@@ -20,6 +20,7 @@ from .._solvers._fair_fit import FairPrivacy, fit_fermi
 from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
 from ..privacy._random import check_noise_generator
+from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import check_delta_for_n, resolve_classes
 
@@ -69,6 +70,7 @@ _FERMI_CONSTRAINTS = {
     "dual_clip_norm": [Interval(Real, 0, None, closed="neither"), None],
     "return_iterate": [StrOptions({"last", "average"})],
     "random_state": ["random_state"],
+    "device": [StrOptions(set(DEVICE_OPTIONS))],
 }
 
 
@@ -100,8 +102,11 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             The fitted estimator.
         """
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        backend = resolve_backend(X, self.device)
+        X, y = validate_data(self, X, y, dtype=backend.input_float_dtypes)
+        y = to_numpy(y)
         check_classification_targets(y)
+        # Labels and groups are encoded on the host; only X is large.
         classes, y_encoded, caveats = self._resolve_classes(y)
         n_samples = X.shape[0]
         codes, group_labels, caveats = self._encode_groups(
@@ -136,11 +141,13 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             record_curves=record_curves,
             rng=check_noise_generator(self.random_state),
             privacy=privacy,
+            backend=backend,
         )
 
+        xp = backend.input_xp
         self.classes_ = classes
-        self.coef_ = result.coef.astype(X.dtype, copy=False)
-        self.intercept_ = result.intercept.astype(X.dtype, copy=False)
+        self.coef_ = xp.astype(result.coef, X.dtype, copy=False)
+        self.intercept_ = xp.astype(result.intercept, X.dtype, copy=False)
         self.dual_coef_ = result.dual
         self.groups_ = group_labels
         self.group_marginals_ = result.group_marginals
@@ -292,6 +299,20 @@ class FERMIClassifier(_BaseFERMI):
         iterates (smoother with constant step sizes).
     random_state : int, Generator, RandomState or None, default=None
         Seed of the minibatch sampling.
+    device : {"cpu", "cuda", "auto"}, default="cpu"
+        Where the descent-ascent runs. "cpu" is numpy. "cuda" runs the same
+        solver in PyTorch on the current GPU; it needs the optional extra
+        (``pip install 'sklearn-dpfair[torch]'``; without it an
+        ``ImportError`` names the extra). "auto" is "cuda" when PyTorch sees a
+        GPU, else "cpu". Labels, groups and group marginals are handled on the
+        host; fitted arrays are numpy either way, so a model trained on a GPU
+        pickles and predicts anywhere. With
+        ``sklearn.set_config(array_api_dispatch=True)`` and an array-API ``X``
+        (e.g. a torch tensor), the fit runs where ``X`` lives and ``coef_``,
+        ``intercept_`` and ``dual_coef_`` are arrays of X's namespace on X's
+        device; ``device`` must then be "auto" or X's device type. Batches and
+        noise are drawn on the host from the same generator on every backend,
+        so a seed gives the same coefficients up to floating-point round-off.
 
     Attributes
     ----------
@@ -387,6 +408,7 @@ class FERMIClassifier(_BaseFERMI):
         dual_clip_norm=None,
         return_iterate="average",
         random_state=None,
+        device="cpu",
     ):
         self.constraint = constraint
         self.fairness_weight = fairness_weight
@@ -405,6 +427,7 @@ class FERMIClassifier(_BaseFERMI):
         self.dual_clip_norm = dual_clip_norm
         self.return_iterate = return_iterate
         self.random_state = random_state
+        self.device = device
 
 
 class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
@@ -502,6 +525,20 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
     random_state : int, Generator, RandomState or None, default=None
         None draws noise and batches from fresh OS entropy (use it for
         releases); a seed makes the fit reproducible and the noise known.
+    device : {"cpu", "cuda", "auto"}, default="cpu"
+        Where the descent-ascent runs. "cpu" is numpy. "cuda" runs the same
+        solver in PyTorch on the current GPU; it needs the optional extra
+        (``pip install 'sklearn-dpfair[torch]'``; without it an
+        ``ImportError`` names the extra). "auto" is "cuda" when PyTorch sees a
+        GPU, else "cpu". Labels, groups and group marginals are handled on the
+        host; fitted arrays are numpy either way, so a model trained on a GPU
+        pickles and predicts anywhere. With
+        ``sklearn.set_config(array_api_dispatch=True)`` and an array-API ``X``
+        (e.g. a torch tensor), the fit runs where ``X`` lives and ``coef_``,
+        ``intercept_`` and ``dual_coef_`` are arrays of X's namespace on X's
+        device; ``device`` must then be "auto" or X's device type. Batches and
+        noise are drawn on the host from the same generator on every backend,
+        so a seed gives the same coefficients up to floating-point round-off.
 
     Attributes
     ----------
@@ -642,6 +679,7 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         record_training_loss=False,
         return_iterate="average",
         random_state=None,
+        device="cpu",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -669,6 +707,7 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         self.record_training_loss = record_training_loss
         self.return_iterate = return_iterate
         self.random_state = random_state
+        self.device = device
 
     def _check_params(self):
         if self.dual_projection is None and self.dual_clip_norm is None:
