@@ -33,7 +33,52 @@ from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
 from ..utils._array_api import array_namespace, device_of
 from ._sampling import poisson_batch
 
-__all__ = ["NoisySGDResult", "noisy_sgd"]
+__all__ = ["NoisySGDResult", "noisy_sgd", "private_linear_step"]
+
+
+def private_linear_step(
+    coef,
+    w0,
+    Xb,
+    raw_grad,
+    row_norms,
+    *,
+    mechanism,
+    denominator,
+    learning_rate,
+    alpha,
+    intercept_scaling,
+    rng,
+):
+    """One private gradient step of a linear model (steps 3-7 of the loop).
+
+    Clips the per-example gradients ``raw_grad[i] [x_i, s]`` to the
+    mechanism's clip norm, adds its Gaussian noise to the clipped sum,
+    divides by ``denominator`` (the *expected* batch size: a public
+    constant) and takes a step with the data-independent L2 term. Shared by
+    DP-SGD and the primal block of DP-SGDA.
+
+    Returns
+    -------
+    coef, w0 : arrays
+        The updated parameters, in the dtype of ``coef``.
+    """
+    xp = array_namespace(Xb, coef)
+    dtype = coef.dtype
+    s = intercept_scaling
+    g_coef, g_w0 = clipped_gradient_sum(Xb, raw_grad, row_norms, mechanism.clip_norm, s)
+    # Noise on both blocks: together they are the (d + 1) x K clipped sum
+    # whose sensitivity is the clip norm.
+    g_coef = mechanism.privatize(g_coef, rng) / denominator
+    g_w0 = mechanism.privatize(g_w0, rng) / denominator
+    # Private gradients are float64 (float64 clip factors and noise); the
+    # update is computed in float64 and cast back to the parameters' dtype,
+    # exactly what an in-place numpy update does, written so that strict
+    # array-API namespaces accept it.
+    coef = xp.astype(coef - learning_rate * (g_coef + alpha * coef), dtype, copy=False)
+    if s:
+        w0 = xp.astype(w0 - learning_rate * g_w0, dtype, copy=False)
+    return coef, w0
 
 
 @dataclass
@@ -126,22 +171,19 @@ def noisy_sgd(
             norms_b = xp.take(row_norms, idx, axis=0)
         raw = xp.matmul(Xb, coef) + s * w0
         raw_grad = loss.raw_gradient(yb, raw)
-        g_coef, g_w0 = clipped_gradient_sum(
-            Xb, raw_grad, norms_b, mechanism.clip_norm, s
+        coef, w0 = private_linear_step(
+            coef,
+            w0,
+            Xb,
+            raw_grad,
+            norms_b,
+            mechanism=mechanism,
+            denominator=expected_batch_size,
+            learning_rate=learning_rate,
+            alpha=alpha,
+            intercept_scaling=s,
+            rng=rng,
         )
-        # Noise on both blocks: together they are the (d + 1) x K clipped sum
-        # whose sensitivity is the clip norm.
-        g_coef = mechanism.privatize(g_coef, rng) / expected_batch_size
-        g_w0 = mechanism.privatize(g_w0, rng) / expected_batch_size
-        # Private gradients are float64 (float64 clip factors and noise); the
-        # update is computed in float64 and cast back to the parameters'
-        # dtype, exactly what an in-place numpy update does, written so that
-        # strict array-API namespaces accept it.
-        coef = xp.astype(
-            coef - learning_rate * (g_coef + alpha * coef), dtype, copy=False
-        )
-        if s:
-            w0 = xp.astype(w0 - learning_rate * g_w0, dtype, copy=False)
         if t >= tail_start:
             coef_sum = coef_sum + coef
             w0_sum = w0_sum + w0

@@ -36,9 +36,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..fairness._ermi import block_tables, ermi_from_tables
-from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
+from ..privacy._clipping import augmented_row_norms
 from ..utils._array_api import array_namespace, device_of, from_host, to_numpy
 from ._sampling import poisson_batch
+from ._sgd import private_linear_step
 
 __all__ = ["SGDAResult", "noisy_sgda"]
 
@@ -264,18 +265,19 @@ def noisy_sgda(
                     W, proba, b_blk, b_grp, b_isq, factor
                 )
 
-        g_coef, g_w0 = clipped_gradient_sum(
-            Xb, grad, norms_b, primal_mechanism.clip_norm, s
+        coef, w0 = private_linear_step(
+            coef,
+            w0,
+            Xb,
+            grad,
+            norms_b,
+            mechanism=primal_mechanism,
+            denominator=denominator,
+            learning_rate=learning_rate,
+            alpha=alpha,
+            intercept_scaling=s,
+            rng=rng,
         )
-        g_coef = primal_mechanism.privatize(g_coef, rng) / denominator
-        g_w0 = primal_mechanism.privatize(g_w0, rng) / denominator
-        # The update in float64 cast back to the parameters' dtype: what an
-        # in-place numpy update does (see ._sgd).
-        coef = xp.astype(
-            coef - learning_rate * (g_coef + alpha * coef), dtype, copy=False
-        )
-        if s:
-            w0 = xp.astype(w0 - learning_rate * g_w0, dtype, copy=False)
         if fair and dual_update != "exact":
             W = W + dual_learning_rate * (
                 dual_mechanism.privatize(dual_sum, rng) / denominator
