@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..fairness._ermi import block_tables, ermi_from_tables
-from ..privacy._clipping import augmented_row_norms
+from ..privacy._clipping import augmented_row_norms, clip_factors_from_norms
 from ..utils._array_api import array_namespace, device_of, from_host, to_numpy
 from ._sampling import poisson_batch
 from ._sgd import private_linear_step
@@ -85,18 +85,6 @@ def softmax_terms(raw, y):
     grad = proba - onehot
     loss = xp.log(total[:, 0]) - xp.sum(shifted * onehot, axis=1)
     return proba, grad, loss
-
-
-def _clip_factors_from_norms(norms, clip_norm):
-    """``min(1, C / ||h_i||)`` given the norms; rows with norm 0 keep factor 1.
-
-    Division only where the norm exceeds ``C``, so a zero norm (rows without
-    a penalty term) neither divides by zero nor overflows.
-    """
-    xp = array_namespace(norms)
-    # clip_norm / max(norm, C) is 1 exactly where norm <= C (C / C), and the
-    # same quotient elsewhere: no division by a zero norm.
-    return clip_norm / xp.clip(norms, clip_norm, None)
 
 
 def _epoch_ends(n_steps, epochs):
@@ -260,7 +248,7 @@ def noisy_sgda(
                     norms = regularizer.dual_gradient_norms(
                         W, proba, b_blk, b_grp, b_isq, b_wt
                     )
-                    factor = b_wt * _clip_factors_from_norms(norms, dual_clip)
+                    factor = b_wt * clip_factors_from_norms(norms, dual_clip)
                 dual_sum = regularizer.dual_gradient_sum(
                     W, proba, b_blk, b_grp, b_isq, factor
                 )

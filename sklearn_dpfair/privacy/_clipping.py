@@ -18,7 +18,12 @@ import math
 
 from ..utils._array_api import array_namespace, device_of, rowwise_dot
 
-__all__ = ["augmented_row_norms", "clip_factors", "clipped_gradient_sum"]
+__all__ = [
+    "augmented_row_norms",
+    "clip_factors",
+    "clip_factors_from_norms",
+    "clipped_gradient_sum",
+]
 
 
 
@@ -76,9 +81,24 @@ def clip_factors(raw_gradient, row_norms, clip_norm):
     # A row whose norm overflows to inf with an exactly-zero raw gradient
     # gives 0 * inf = nan; its gradient is zero, so its norm is zero.
     norms = xp.where(xp.isnan(norms), xp.zeros_like(norms), norms)
-    # C / max(norm, C) is min(1, C / norm) without ever dividing by a tiny
-    # number (C / tiny overflows for C > 1); it is exactly 1.0 for rows
-    # inside the ball and 0 for rows whose norm overflowed to inf.
+    return clip_factors_from_norms(norms, clip_norm)
+
+
+def clip_factors_from_norms(norms, clip_norm):
+    """``min(1, C / norm)`` for given per-example norms (finite ``C``).
+
+    Computed as ``C / max(norm, C)``, which never divides by a tiny number
+    (``C / tiny`` overflows for ``C > 1``): it is exactly 1.0 for rows inside
+    the ball, 1.0 for a zero norm, and 0 for a norm that overflowed to inf.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._clipping import clip_factors_from_norms
+    >>> clip_factors_from_norms(np.array([0.0, 0.5, 4.0]), 2.0)
+    array([1. , 1. , 0.5])
+    """
+    xp = array_namespace(norms)
     return clip_norm / xp.clip(norms, clip_norm, None)
 
 
