@@ -28,7 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy._accounting import epsilon_of, noisy_sgd_event, non_private_event
+from ..privacy._accounting import (
+    epsilon_of,
+    no_op_event,
+    noisy_sgd_event,
+    non_private_event,
+)
 from ..privacy._calibration import calibrate_noise_multiplier
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord
@@ -119,7 +124,7 @@ def _noise_multiplier(epsilon, delta, q, steps, accountant):
 def _record(solver, z, sensitivity, q, steps, *, delta, accountant, adjacency):
     if solver == "public_only":
         # The output does not depend on private rows: a no-op (epsilon 0).
-        event = noisy_sgd_event(1.0, 1.0, 0)
+        event = no_op_event()
     elif z > 0:
         event = noisy_sgd_event(z, q, steps)
     else:

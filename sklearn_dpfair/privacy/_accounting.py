@@ -37,6 +37,7 @@ __all__ = [
     "composed_event",
     "epsilon_of",
     "gaussian_event",
+    "no_op_event",
     "non_private_event",
     "noisy_sgd_event",
     "is_dp_event",
@@ -106,7 +107,7 @@ def noisy_sgd_event(noise_multiplier, sampling_probability, steps):
     if noise_multiplier == 0:
         return dp_accounting.NonPrivateDpEvent()
     if steps == 0:
-        return dp_accounting.NoOpDpEvent()
+        return no_op_event()
     step = gaussian_event(noise_multiplier)
     if sampling_probability < 1.0:
         step = dp_accounting.PoissonSampledDpEvent(float(sampling_probability), step)
@@ -121,6 +122,11 @@ def composed_event(events):
     # A tuple (not dp-accounting's usual list) keeps the event hashable, so
     # epsilon_of can memoize it.
     return dp_accounting.ComposedDpEvent(events)
+
+
+def no_op_event():
+    """Event of a release that reads no private data (epsilon = 0)."""
+    return dp_accounting.NoOpDpEvent()
 
 
 def non_private_event():
