@@ -10,7 +10,6 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .privacy._ledger import PrivacyLedger
-from .privacy._record import PrivacyRecord
 from .utils._array_api import array_namespace, input_float_dtypes, to_numpy
 from .utils._sklearn_compat import Interval, Options, StrOptions
 
@@ -188,9 +187,3 @@ class LinearClassifierMixin(ClassifierMixin):
         with np.errstate(divide="ignore"):
             return array_namespace(proba).log(proba)
 
-
-def make_privacy_record(dp_event, *, delta, accountant, **kwargs):
-    """Build the :class:`PrivacyRecord` of a fit (epsilon computed from the event)."""
-    return PrivacyRecord.from_event(
-        dp_event, delta=delta, accountant=accountant, **kwargs
-    )

@@ -9,11 +9,6 @@ from sklearn_dpfair.utils import all_estimators
 
 # Every exemption, in one place, with its reason. Keyed by estimator class
 # name, then check name.
-_NOISY_ON_TINY_DATA = (
-    "private fits add noise calibrated to the tiny datasets of the common "
-    "checks (n ~ 20-100), so the fitted function is not a deterministic "
-    "function of the rows"
-)
 _NON_UNIFORM_WEIGHTS = (
     "non-uniform sample_weight changes the sensitivity of every noisy "
     "gradient, so HeavyTailDPRegressor rejects it with a ValueError (uniform "
