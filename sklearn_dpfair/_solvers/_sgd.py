@@ -30,7 +30,7 @@ import math
 from dataclasses import dataclass
 
 from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
-from ..utils._array_api import array_namespace, device_of
+from ..utils._array_api import array_namespace, device_of, narrow_matmul
 from ._sampling import poisson_batch
 
 __all__ = ["NoisySGDResult", "noisy_sgd", "private_linear_step"]
@@ -169,7 +169,7 @@ def noisy_sgd(
             Xb = xp.take(X, idx, axis=0)
             yb = xp.take(y, idx, axis=0)
             norms_b = xp.take(row_norms, idx, axis=0)
-        raw = xp.matmul(Xb, coef) + s * w0
+        raw = narrow_matmul(Xb, coef) + s * w0
         raw_grad = loss.raw_gradient(yb, raw)
         coef, w0 = private_linear_step(
             coef,

@@ -37,7 +37,16 @@ import numpy as np
 
 from ..fairness._ermi import block_tables, ermi_from_tables
 from ..privacy._clipping import augmented_row_norms, clip_factors_from_norms
-from ..utils._array_api import array_namespace, device_of, from_host, to_numpy
+from ..utils._array_api import (
+    array_namespace,
+    device_of,
+    from_host,
+    narrow_matmul,
+    row_max,
+    row_sums,
+    rowwise_dot,
+    to_numpy,
+)
 from ._sampling import poisson_batch
 from ._sgd import private_linear_step
 
@@ -62,28 +71,33 @@ class SGDAResult:
     fairness_curve: list = field(default_factory=list)
 
 
-def softmax_terms(raw, y):
+def softmax_terms(raw, y, *, with_loss=True):
     """Probabilities, cross-entropy gradient ``F - e_y`` and per-sample loss.
 
     One pass of a stable log-softmax: the same values as
-    :class:`~sklearn_dpfair._loss.SoftmaxLoss` (``raw_gradient``, ``loss``)
-    at a fraction of the cost of SciPy's generic array-API wrappers, which
-    dominate the step time for batches of a few hundred rows. ``raw`` and the
+    :class:`~sklearn_dpfair._loss.SoftmaxLoss` (``raw_gradient``, ``loss``,
+    up to rounding) at a fraction of the cost of SciPy's generic array-API
+    wrappers and of numpy's reductions along a short axis, which dominate the
+    step time for batches of a few hundred rows. ``raw`` and the
     class indices ``y`` are arrays of one namespace and device.
 
     The label entries are selected with a one-hot indicator (the array API
     has no fancy-index assignment): subtracting 0 and adding ``0 * x`` are
-    exact, so the values equal the indexed form bit for bit.
+    exact, so the values equal the indexed form bit for bit. With
+    ``with_loss=False`` (no curves recorded) the loss is not computed and
+    ``None`` is returned in its place.
     """
     xp = array_namespace(raw)
-    shifted = raw - xp.max(raw, axis=1, keepdims=True)
+    shifted = raw - row_max(raw)
     exp = xp.exp(shifted)
-    total = xp.sum(exp, axis=1, keepdims=True)
-    proba = exp / total
+    total = row_sums(exp)
+    proba = exp / total[:, None]
     classes = xp.arange(raw.shape[1], dtype=y.dtype, device=device_of(raw))
     onehot = xp.astype(y[:, None] == classes[None, :], raw.dtype)
     grad = proba - onehot
-    loss = xp.log(total[:, 0]) - xp.sum(shifted * onehot, axis=1)
+    if not with_loss:
+        return proba, grad, None
+    loss = xp.log(total) - rowwise_dot(shifted, onehot)
     return proba, grad, loss
 
 
@@ -199,6 +213,13 @@ def noisy_sgda(
         W = xp.zeros((0, 0, m), dtype=dtype, device=device)
     dual_clip = dual_mechanism.clip_norm if fair else math.inf
 
+    # Per-row data a batch gathers, stacked into (k, n) tables by dtype: the
+    # integer rows (label, block, group) and the float64 rows (weight,
+    # 1/sqrt(Ps)), so that a batch costs four gathers (with X and the norms,
+    # kept in X's precision) instead of seven.
+    int_table = xp.stack([xp.astype(y, xp.int64)] + ([blk, grp] if fair else []))
+    float_table = xp.stack([wt, isq]) if fair else None
+
     ends = _epoch_ends(n_steps, epochs)
     loss_curve, fairness_curve = [], []
     epoch_loss, epoch_count = 0.0, 0
@@ -214,20 +235,18 @@ def noisy_sgda(
         idx = poisson_batch(rng, n_samples, sampling_probability)
         if full_batch:
             # q = 1 takes every row without drawing: no copy of X is needed.
-            Xb, yb, norms_b = X, y, row_norms
-            if fair:
-                b_blk, b_grp, b_wt, b_isq = blk, grp, wt, isq
+            Xb, norms_b, ints_b, floats_b = X, row_norms, int_table, float_table
         else:
             idx_d = from_host(idx, X)
             Xb = xp.take(X, idx_d, axis=0)
-            yb = xp.take(y, idx_d, axis=0)
             norms_b = xp.take(row_norms, idx_d, axis=0)
-            if fair:
-                b_blk, b_grp, b_wt, b_isq = (
-                    xp.take(a, idx_d, axis=0) for a in (blk, grp, wt, isq)
-                )
-        raw = xp.matmul(Xb, coef) + s * w0
-        proba, grad, sample_loss = softmax_terms(raw, yb)
+            ints_b = xp.take(int_table, idx_d, axis=1)
+            floats_b = xp.take(float_table, idx_d, axis=1) if fair else None
+        yb = ints_b[0]
+        if fair:
+            (b_blk, b_grp), (b_wt, b_isq) = ints_b[1:], floats_b
+        raw = narrow_matmul(Xb, coef) + s * w0
+        proba, grad, sample_loss = softmax_terms(raw, yb, with_loss=record_curves)
         if record_curves:
             epoch_loss += float(xp.sum(sample_loss))
             epoch_count += idx.size
@@ -245,9 +264,7 @@ def noisy_sgda(
                 if math.isinf(dual_clip):
                     factor = b_wt
                 else:
-                    norms = regularizer.dual_gradient_norms(
-                        W, proba, b_blk, b_grp, b_isq, b_wt
-                    )
+                    norms = regularizer.dual_gradient_norms(proba, c, b_isq, b_wt)
                     factor = b_wt * clip_factors_from_norms(norms, dual_clip)
                 dual_sum = regularizer.dual_gradient_sum(
                     W, proba, b_blk, b_grp, b_isq, factor

@@ -235,9 +235,10 @@ class ERMIRegularizer:
         self.block_weights = np.asarray(block_weights, dtype=np.float64)
         self.n_classes = int(n_classes)
         self.inv_sqrt_marginals = 1.0 / np.sqrt(self.group_marginals)
-        # Box bounds copied to each device the projection has run on (a
-        # (n_blocks, n_groups, 1) array: one copy per fit, not per step).
-        self._upper_bounds = {}
+        # 1 / sqrt(Ps) (the box bounds) copied to each device the solver has
+        # run on (a (n_blocks, n_groups, 1) array: one copy per fit, not per
+        # step).
+        self._device_inv_sqrt = {}
 
     @property
     def n_blocks(self):
@@ -283,32 +284,54 @@ class ERMIRegularizer:
         """Per-sample ``psi_i = w_i (<c_i, F_i> - 1)``."""
         return weight * (rowwise_dot(coef, proba) - 1.0)
 
-    def dual_gradient_norms(self, W, proba, blk, grp, inv_sqrt, weight):
+    def dual_gradient_norms(self, proba, coef, inv_sqrt, weight):
         """Frobenius norms of the per-sample dual gradients ``h_i``.
 
         ``h_i = w_i (-2 W_b diag(F_i) + 2 e_s F_i^T / sqrt(Ps))`` is supported
         on block ``b_i``; expanding the square gives
         ``||h_i||^2 = 4 w_i^2 sum_j F_ij^2 (colsum(W_b^2)_j
-        - 2 W[b,s,j] / sqrt(Ps) + 1 / Ps)`` without forming ``h_i``.
+        - 2 W[b,s,j] / sqrt(Ps) + 1 / Ps) = 4 w_i^2 sum_j F_ij^2 (1 / Ps - c_ij)``
+        with the coefficients ``c_i`` of :meth:`coefficients`, which the
+        primal step has already computed: no ``h_i`` is formed, and ``W`` is
+        not read again.
         """
-        xp = array_namespace(W)
-        col_sq = _column_squares(W)
-        u = _cell_rows(W, blk, grp) * inv_sqrt[:, None]
-        inner = xp.take(col_sq, blk, axis=0) - 2.0 * u + (inv_sqrt**2)[:, None]
-        sq = 4.0 * weight**2 * rowwise_dot(proba**2, inner)
+        xp = array_namespace(proba)
+        sq = 4.0 * weight**2 * rowwise_dot(proba**2, (inv_sqrt**2)[:, None] - coef)
         # clip(., 0, None) equals maximum(., 0) bit for bit, and takes a scalar.
         return xp.sqrt(xp.clip(sq, 0.0, None))
 
-    def dual_gradient_sum(self, W, proba, blk, grp, inv_sqrt, factor):
-        """``sum_i factor_i h_i`` (``factor`` = weight x clip factor), shape of ``W``."""
-        v = factor[:, None] * proba
+    def _cell_sums(self, values, blk, grp):
+        """Per-(block, group) sums of ``values``: ``(n_blocks, n_groups, m)``."""
         n_blocks, n_groups = self.n_blocks, self.n_groups
-        f_sum = scatter_rows(blk, v, n_blocks)  # (n_blocks, m)
-        cell = scatter_rows(
-            blk * n_groups + grp, v * inv_sqrt[:, None], n_blocks * n_groups
-        )
-        cell = array_namespace(cell).reshape(cell, (n_blocks, n_groups, -1))
-        return -2.0 * W * f_sum[:, None, :] + 2.0 * cell
+        cells = scatter_rows(blk * n_groups + grp, values, n_blocks * n_groups)
+        return array_namespace(cells).reshape(cells, (n_blocks, n_groups, -1))
+
+    def _cell_inv_sqrt(self, like):
+        """``1 / sqrt(Ps)`` as a ``(n_blocks, n_groups, 1)`` array on ``like``'s device.
+
+        Copied once per device and fit (the projection's box bounds).
+        """
+        if is_numpy_namespace(array_namespace(like)):
+            return self.inv_sqrt_marginals[:, :, None]
+        key = str(device_of(like))
+        if key not in self._device_inv_sqrt:
+            self._device_inv_sqrt[key] = from_host(
+                self.inv_sqrt_marginals[:, :, None], like
+            )
+        return self._device_inv_sqrt[key]
+
+    def dual_gradient_sum(self, W, proba, blk, grp, inv_sqrt, factor):
+        """``sum_i factor_i h_i`` (``factor`` = weight x clip factor), shape of ``W``.
+
+        One scatter of ``factor_i F_i`` into the (block, group) cells gives
+        both terms: ``1 / sqrt(Ps)`` is constant on a cell, and a block's sum
+        is the sum of its cells. (``inv_sqrt``, the per-row ``1 / sqrt(Ps)``,
+        is not needed; it is kept for the symmetric signature.)
+        """
+        xp = array_namespace(W)
+        cells = self._cell_sums(factor[:, None] * proba, blk, grp)
+        f_sum = xp.sum(cells, axis=1, keepdims=True)  # (n_blocks, 1, m)
+        return -2.0 * W * f_sum + 2.0 * cells * self._cell_inv_sqrt(W)
 
     def dual_maximizer(self, proba, blk, grp, inv_sqrt, weight):
         """Exact ``argmax_W Psi``: ``W*[b, r, j] = P(S=r | Yhat=j, b) / sqrt(Ps[b, r])``.
@@ -316,14 +339,10 @@ class ERMIRegularizer:
         The zero of the full-batch dual gradient; ``1e-12`` guards classes that
         are never predicted (spec §7, pitfall 3).
         """
-        v = weight[:, None] * proba
-        n_blocks, n_groups = self.n_blocks, self.n_groups
-        f_sum = scatter_rows(blk, v, n_blocks)
-        cell = scatter_rows(
-            blk * n_groups + grp, v * inv_sqrt[:, None], n_blocks * n_groups
-        )
-        cell = array_namespace(cell).reshape(cell, (n_blocks, n_groups, -1))
-        return self.project(cell / (f_sum[:, None, :] + 1e-12))
+        xp = array_namespace(proba)
+        cells = self._cell_sums(weight[:, None] * proba, blk, grp)
+        f_sum = xp.sum(cells, axis=1, keepdims=True)
+        return self.project(cells * self._cell_inv_sqrt(proba) / (f_sum + 1e-12))
 
     def project(self, W):
         """Box projection ``0 <= W[b, r, j] <= 1 / sqrt(Ps[b, r])``.
@@ -334,10 +353,7 @@ class ERMIRegularizer:
         xp = array_namespace(W)
         if is_numpy_namespace(xp):
             return np.clip(W, 0.0, self.inv_sqrt_marginals[:, :, None])
-        key = str(device_of(W))
-        if key not in self._upper_bounds:
-            self._upper_bounds[key] = from_host(self.inv_sqrt_marginals[:, :, None], W)
-        return xp.minimum(xp.clip(W, 0.0, None), self._upper_bounds[key])
+        return xp.minimum(xp.clip(W, 0.0, None), self._cell_inv_sqrt(W))
 
     def dual_gradient_bound(self):
         """Bound on ``||h_i||_F`` for any ``W`` in the box (so clipping never binds).

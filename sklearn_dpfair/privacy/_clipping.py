@@ -16,7 +16,13 @@ the device of their inputs (numpy, or torch on a GPU).
 
 import math
 
-from ..utils._array_api import array_namespace, device_of, rowwise_dot
+from ..utils._array_api import (
+    array_namespace,
+    column_sums,
+    device_of,
+    narrow_matmul,
+    rowwise_dot,
+)
 
 __all__ = [
     "augmented_row_norms",
@@ -24,7 +30,6 @@ __all__ = [
     "clip_factors_from_norms",
     "clipped_gradient_sum",
 ]
-
 
 
 def augmented_row_norms(X, intercept_scaling=0.0):
@@ -126,10 +131,9 @@ def clipped_gradient_sum(X, raw_gradient, row_norms, clip_norm, intercept_scalin
     >>> coef_block.ravel()
     array([0.6, 0.8])
     """
-    xp = array_namespace(X, raw_gradient)
     weighted = raw_gradient * clip_factors(raw_gradient, row_norms, clip_norm)[:, None]
-    # xp.matmul rather than @: torch's operator refuses mixed precisions
-    # (float32 rows, float64 factors), the standard's matmul promotes.
-    coef_block = xp.matmul(X.T, weighted)
-    intercept_block = float(intercept_scaling) * xp.sum(weighted, axis=0)
+    # Promotes mixed precisions (float32 rows, float64 factors) as the
+    # standard's matmul does; torch's @ operator would refuse them.
+    coef_block = narrow_matmul(X, weighted, transpose_a=True)
+    intercept_block = float(intercept_scaling) * column_sums(weighted)
     return coef_block, intercept_block

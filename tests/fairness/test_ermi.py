@@ -168,7 +168,7 @@ def test_dual_norms_and_bound_match_explicit_per_sample_gradients(global_random_
     _y, _codes, _blocks, reg, (blk, grp, wt, isq) = _problem(rng, n, m, k, constraint)
     W = reg.project(rng.random(reg.init_dual().shape) * 3)
     F = softmax(rng.normal(size=(n, m)) * 3, axis=1)
-    norms = reg.dual_gradient_norms(W, F, blk, grp, isq, wt)
+    norms = reg.dual_gradient_norms(F, reg.coefficients(W, blk, grp, isq), isq, wt)
     explicit = np.zeros(n)
     for i in range(
         n

@@ -24,6 +24,26 @@ def test_poisson_batch_includes_rows_independently(global_random_seed):
     assert np.var(sizes) == pytest.approx(n * q * (1 - q), rel=0.15)
 
 
+@pytest.mark.parametrize("q", [0.03, 0.5, 0.97])
+def test_poisson_batch_is_a_product_of_independent_bernoullis(q, global_random_seed):
+    # The batch is drawn through geometric gaps: check what the privacy
+    # analysis assumes, row by row, including the first and last rows (where
+    # an off-by-one in the gaps would show) and the joint inclusion of
+    # neighbours (where dependent gaps would show).
+    rng = np.random.default_rng(global_random_seed)
+    n, reps = 40, 6000
+    mask = np.zeros((reps, n), dtype=bool)
+    for r in range(reps):
+        idx = poisson_batch(rng, n, q)
+        assert np.all(np.diff(idx) > 0)
+        mask[r, idx] = True
+    tol = 4.5 * np.sqrt(q * (1 - q) / reps)
+    assert np.abs(mask.mean(0) - q).max() < tol
+    pairs = (mask[:, :-1] & mask[:, 1:]).mean(0)
+    assert np.abs(pairs - q * q).max() < 4.5 * np.sqrt(q * q * (1 - q * q) / reps)
+    assert (mask[:, 0] & mask[:, -1]).mean() == pytest.approx(q * q, abs=tol)
+
+
 def test_full_batch_sampling_takes_every_row():
     np.testing.assert_array_equal(
         poisson_batch(np.random.default_rng(0), 5, 1.0), np.arange(5)
