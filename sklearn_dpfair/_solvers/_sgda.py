@@ -257,7 +257,7 @@ def noisy_sgda(
                 n_observed += int(np.count_nonzero(observed[idx]))
         if fair:
             if dual_update == "exact":
-                W = regularizer.dual_maximizer(proba, b_blk, b_grp, b_isq, b_wt)
+                W = regularizer.dual_maximizer(proba, b_blk, b_grp, b_wt)
             c = regularizer.coefficients(W, b_blk, b_grp, b_isq)
             grad = grad + fairness_weight * regularizer.raw_gradient(proba, c, b_wt)
             if dual_update != "exact":
@@ -266,9 +266,7 @@ def noisy_sgda(
                 else:
                     norms = regularizer.dual_gradient_norms(proba, c, b_isq, b_wt)
                     factor = b_wt * clip_factors_from_norms(norms, dual_clip)
-                dual_sum = regularizer.dual_gradient_sum(
-                    W, proba, b_blk, b_grp, b_isq, factor
-                )
+                dual_sum = regularizer.dual_gradient_sum(W, proba, b_blk, b_grp, factor)
 
         coef, w0 = private_linear_step(
             coef,

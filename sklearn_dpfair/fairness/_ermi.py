@@ -320,20 +320,19 @@ class ERMIRegularizer:
             )
         return self._device_inv_sqrt[key]
 
-    def dual_gradient_sum(self, W, proba, blk, grp, inv_sqrt, factor):
+    def dual_gradient_sum(self, W, proba, blk, grp, factor):
         """``sum_i factor_i h_i`` (``factor`` = weight x clip factor), shape of ``W``.
 
         One scatter of ``factor_i F_i`` into the (block, group) cells gives
         both terms: ``1 / sqrt(Ps)`` is constant on a cell, and a block's sum
-        is the sum of its cells. (``inv_sqrt``, the per-row ``1 / sqrt(Ps)``,
-        is not needed; it is kept for the symmetric signature.)
+        is the sum of its cells.
         """
         xp = array_namespace(W)
         cells = self._cell_sums(factor[:, None] * proba, blk, grp)
         f_sum = xp.sum(cells, axis=1, keepdims=True)  # (n_blocks, 1, m)
         return -2.0 * W * f_sum + 2.0 * cells * self._cell_inv_sqrt(W)
 
-    def dual_maximizer(self, proba, blk, grp, inv_sqrt, weight):
+    def dual_maximizer(self, proba, blk, grp, weight):
         """Exact ``argmax_W Psi``: ``W*[b, r, j] = P(S=r | Yhat=j, b) / sqrt(Ps[b, r])``.
 
         The zero of the full-batch dual gradient; ``1e-12`` guards classes that

@@ -120,7 +120,7 @@ def test_dual_maximizer_attains_ermi(global_random_seed, constraint):
     target = constrained_ermi(
         proba, blocks, codes, k, constraint, n_blocks=reg.n_blocks
     )
-    W_star = reg.dual_maximizer(proba, blk, grp, isq, wt)
+    W_star = reg.dual_maximizer(proba, blk, grp, wt)
     psi = reg.value(proba, reg.coefficients(W_star, blk, grp, isq), wt)
     assert psi.mean() == pytest.approx(target, rel=1e-6, abs=1e-9)
     # W* lies in the box, so the projection does not move it.
@@ -153,7 +153,7 @@ def test_gradients_match_finite_differences(global_random_seed, constraint):
         fd = (psi_sum(Z + dZ, W)[i] - psi_sum(Z - dZ, W)[i]) / (2 * h)
         assert G[i, j] == pytest.approx(fd, abs=1e-6)
 
-    dual = reg.dual_gradient_sum(W, F, blk, grp, isq, wt)
+    dual = reg.dual_gradient_sum(W, F, blk, grp, wt)
     for idx in [(0, 0, 0), (0, 2, 1), (reg.n_blocks - 1, 1, 2)]:
         dW = np.zeros_like(W)
         dW[idx] = h
@@ -179,7 +179,7 @@ def test_dual_norms_and_bound_match_explicit_per_sample_gradients(global_random_
         # The clipped sum with factor 1 on one row is that row's gradient.
         one = np.zeros(n)
         one[i] = wt[i]
-        got = reg.dual_gradient_sum(W, F, blk, grp, isq, one)[blk[i]]
+        got = reg.dual_gradient_sum(W, F, blk, grp, one)[blk[i]]
         np.testing.assert_allclose(got, wt[i] * h_i, atol=1e-12)
     np.testing.assert_allclose(norms, explicit, rtol=1e-10, atol=1e-12)
     assert norms.max() <= reg.dual_gradient_bound() + 1e-12

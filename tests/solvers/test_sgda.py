@@ -200,7 +200,7 @@ def test_exact_dual_update_is_the_maximizer():
     res1 = _run(X, y, codes, reg, blocks, lam=4.0, n_steps=1, dual_update="exact")
     blk, grp, wt, isq = reg.sample_constants(blocks, codes)
     F0 = np.full((100, 2), 0.5)
-    np.testing.assert_allclose(res1.dual, reg.dual_maximizer(F0, blk, grp, isq, wt))
+    np.testing.assert_allclose(res1.dual, reg.dual_maximizer(F0, blk, grp, wt))
     assert res.dual.shape == (2, 3, 2)
 
 

@@ -11,11 +11,15 @@ import sklearn
 from sklearn_dpfair.utils._array_api import (
     NUMPY_BACKEND,
     array_namespace,
+    column_sums,
     device_of,
     expit,
     from_host,
     input_float_dtypes,
+    narrow_matmul,
     resolve_backend,
+    row_max,
+    row_sums,
     rowwise_dot,
     softmax,
     to_numpy,
@@ -178,6 +182,41 @@ def test_primitives_agree_with_numpy(name, asarray, global_random_seed):
     np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-13)
     E = np.exp(A - A.max(axis=1, keepdims=True))
     np.testing.assert_allclose(P, E / E.sum(axis=1, keepdims=True), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name, asarray", NAMESPACES)
+@pytest.mark.parametrize("n_columns", [1, 2, 3, 4, 5, 17])
+def test_narrow_reductions_and_products_agree_with_numpy(
+    name, asarray, n_columns, global_random_seed
+):
+    # Both sides of each threshold (4 columns for the products, 16 for the
+    # row maximum) against numpy's plain reductions and matmul.
+    rng = np.random.default_rng(global_random_seed)
+    A = rng.normal(size=(60, n_columns)) * 30
+    X = rng.normal(size=(60, 7))
+    np.testing.assert_array_equal(
+        to_numpy(row_max(asarray(A))), A.max(axis=1, keepdims=True)
+    )
+    np.testing.assert_allclose(to_numpy(row_sums(asarray(A))), A.sum(1), rtol=1e-12)
+    np.testing.assert_allclose(
+        to_numpy(column_sums(asarray(A))), A.sum(0), rtol=1e-12, atol=1e-12
+    )
+    B = rng.normal(size=(7, n_columns))
+    got = narrow_matmul(asarray(X), asarray(B))
+    assert got.shape == (60, n_columns)
+    np.testing.assert_allclose(to_numpy(got), X @ B, rtol=1e-12, atol=1e-12)
+    got_t = narrow_matmul(asarray(X), asarray(A), transpose_a=True)
+    np.testing.assert_allclose(to_numpy(got_t), X.T @ A, rtol=1e-12, atol=1e-12)
+
+
+def test_narrow_matmul_promotes_mixed_precision_and_propagates_nan():
+    X = np.ones((3, 2), dtype=np.float32)
+    B = np.array([[1.0, np.nan], [2.0, 0.0]])
+    out = narrow_matmul(X, B)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out[:, 0], 3.0)
+    assert np.isnan(out[:, 1]).all()
+    assert np.isnan(row_max(np.array([[1.0, np.nan]]))).all()
 
 
 @pytest.mark.parametrize("name, asarray", NAMESPACES)
