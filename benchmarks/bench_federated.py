@@ -344,10 +344,15 @@ def write_rst(rows, noise_ratio, sizes, timing, seeds, epsilons, epochs, path):
             f"Timing over {t_rounds} rounds after a warm-up fit (the noise "
             "calibration is memoized in every process), 10 silos on 2 workers (one "
             "actor per worker holds its silos). Same seed, same coefficients in both "
-            f"executions: {'yes' if same else 'NO'}. The machine was shared with "
-            f"other jobs: load average {load:.1f} on 2 cores during the timing, which "
-            "inflates Dask's per-call latency (several thread and process hops per "
-            "call) much more than the in-process loop.",
+            f"executions: {'yes' if same else 'NO'}. Load average during the "
+            f"timing: {load:.1f} on 2 cores"
+            + (
+                " (the machine was shared with other jobs, which inflates Dask's "
+                "per-call latency, several thread and process hops per call, much "
+                "more than the in-process loop)."
+                if load > 2.5
+                else "."
+            ),
             "",
         ]
     size_txt = ", ".join(
