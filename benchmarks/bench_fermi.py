@@ -119,6 +119,11 @@ def load(numeric="standardize"):
     return X_tr, train.target.to_numpy(), s_tr, X_te, test.target.to_numpy(), s_te
 
 
+def make_fermi_dp(lam, seed):
+    """The FERMIClassifier of the demographic-parity tables."""
+    return FERMIClassifier(fairness_weight=lam, random_state=seed, **FERMI_PARAMS)
+
+
 def evaluate(pred, y, s):
     return {
         "error": float(np.mean(pred != y)),
@@ -232,9 +237,7 @@ def run_oracles(seeds, data, gap):
     thresholds = threshold_oracle(lr.decision_function(X_te), y_te, s_te, gap)
     print(f"  LR + test-tuned group thresholds: error {thresholds:.4f}", flush=True)
     on_test = run_grid(
-        lambda lam, seed: FERMIClassifier(
-            fairness_weight=lam, random_state=seed, **FERMI_PARAMS
-        ),
+        make_fermi_dp,
         ORACLE_GRID,
         seeds,
         (X_te, y_te, s_te, X_te, y_te, s_te),
@@ -761,9 +764,7 @@ def main():
     grid = (lambda g: g[::3]) if args.quick else (lambda g: g)
     print("FERMIClassifier, demographic parity", flush=True)
     res["fermi_dp"] = run_grid(
-        lambda lam, seed: FERMIClassifier(
-            fairness_weight=lam, random_state=seed, **FERMI_PARAMS
-        ),
+        make_fermi_dp,
         grid(DP_GRID),
         seeds,
         data,
@@ -793,9 +794,7 @@ def main():
     res["oracles"] = run_oracles(seeds, data, TARGETS["dp"]["gap"])
     print("FERMIClassifier on spline features, demographic parity", flush=True)
     res["fermi_spline"] = run_grid(
-        lambda lam, seed: FERMIClassifier(
-            fairness_weight=lam, random_state=seed, **FERMI_PARAMS
-        ),
+        make_fermi_dp,
         grid(SPLINE_GRID),
         seeds,
         load(numeric="spline"),

@@ -274,14 +274,8 @@ def rowwise_dot(A, B):
     return xp.vecdot(A, B, axis=-1)
 
 
-# Up to this many columns, a row maximum is a chain of elementwise maxima:
-# numpy's reductions along a short trailing axis pay a per-row overhead that
-# makes ``max(axis=1)`` of a (1024, 2) batch ~20x slower than one ``maximum``.
-_FEW_COLUMNS = 16
-
-
-# OpenBLAS multiplies a tall matrix by a matrix of 2-4 columns about twice
-# slower than by those columns one at a time (matrix-vector products); the
+# OpenBLAS multiplies a tall matrix by a matrix of 2-4 columns about half as
+# fast as by those columns one at a time (matrix-vector products); the
 # solvers' products are of this shape (a batch times one column per class).
 _NARROW_COLUMNS = 4
 
@@ -310,6 +304,12 @@ def narrow_matmul(A, B, *, transpose_a=False):
     dtype = np.result_type(A, B)
     columns = [np.matmul(A, B[:, j]) for j in range(B.shape[1])]
     return np.stack(columns, axis=1).astype(dtype, copy=False)
+
+
+# Up to this many columns, a row maximum is a chain of elementwise maxima:
+# numpy's reductions along a short trailing axis pay a per-row overhead that
+# makes ``max(axis=1)`` of a (1024, 2) batch ~20x slower than one ``maximum``.
+_FEW_COLUMNS = 16
 
 
 def row_max(A):
