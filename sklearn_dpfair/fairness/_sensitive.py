@@ -154,30 +154,51 @@ def encode_sensitive_features(sensitive_features, *, n_samples=None, groups=None
         if len(set(declared)) != len(declared):
             raise ValueError(f"groups contains duplicate labels: {groups!r}.")
         lookup = {g: i for i, g in enumerate(declared)}
-        observed = keys[~missing].map(_key)
-        mapped = observed.map(lookup)
-        unknown = mapped.isna().to_numpy()
-        if np.any(unknown):
-            values = sorted({repr(v) for v in observed[unknown]})[:10]
+        row_unique, uniques = _factorize(keys[~missing])
+        unique_codes = [lookup.get(u, -1) for u in uniques]
+        unknown = [u for u, c in zip(uniques, unique_codes) if c < 0]
+        if unknown:
+            values = sorted({repr(v) for v in unknown})[:10]
             raise ValueError(_UNDECLARED.format(values=", ".join(values)))
         codes = np.full(frame.shape[0], -1, dtype=np.intp)
-        codes[~missing] = mapped.to_numpy(dtype=np.intp)
+        codes[~missing] = np.asarray(unique_codes, dtype=np.intp)[row_unique]
         labels = np.empty(len(declared), dtype=object)
         labels[:] = declared
         return SensitiveEncoding(codes=codes, groups=_compact(labels), declared=True)
 
-    observed = keys[~missing].map(_key)
-    uniques = list(pd.unique(observed.to_numpy(dtype=object)))
+    row_unique, uniques = _factorize(keys[~missing])
+    labels_sorted = uniques
     try:
-        uniques = sorted(uniques)
+        labels_sorted = sorted(uniques)
     except TypeError:  # labels of mixed types keep their order of appearance
         pass
-    lookup = {g: i for i, g in enumerate(uniques)}
+    lookup = {g: i for i, g in enumerate(labels_sorted)}
+    unique_codes = np.asarray([lookup[u] for u in uniques], dtype=np.intp)
     codes = np.full(frame.shape[0], -1, dtype=np.intp)
-    codes[~missing] = observed.map(lookup).to_numpy(dtype=np.intp)
+    codes[~missing] = unique_codes[row_unique]
+    uniques = labels_sorted
     labels = np.empty(len(uniques), dtype=object)
     labels[:] = uniques
     return SensitiveEncoding(codes=codes, groups=_compact(labels), declared=False)
+
+
+def _factorize(keys):
+    """Per-row index into the distinct keys, and those keys as Python labels.
+
+    Factorizes first and converts only the distinct values (numpy scalars to
+    Python, :func:`_key`): one conversion per group, not one per row.
+    Values that compare equal (``1``, ``1.0``, ``np.int64(1)``) share a key,
+    as they would in a dict.
+    """
+    row_unique, raw = pd.factorize(keys.to_numpy(dtype=object))
+    uniques, index = [], {}
+    remap = np.empty(len(raw), dtype=np.intp)
+    for i, value in enumerate(raw):
+        key = _key(value)
+        remap[i] = index.setdefault(key, len(uniques))
+        if remap[i] == len(uniques):
+            uniques.append(key)
+    return remap[row_unique], uniques
 
 
 def _key(value):
