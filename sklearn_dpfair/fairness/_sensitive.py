@@ -209,8 +209,14 @@ def _key(value):
 
 
 def _compact(labels):
-    """Store plain (non-tuple) labels with their natural numpy dtype."""
-    if labels.size and not isinstance(labels[0], tuple):
+    """Store plain (non-tuple) labels with their natural numpy dtype.
+
+    Only labels of one Python type are converted: numpy would turn
+    ``["a", 1]`` into the strings ``["a", "1"]``, and the fitted ``groups_``
+    would no longer equal the user's labels.
+    """
+    kinds = {type(label) for label in labels.tolist()}
+    if labels.size and len(kinds) == 1 and tuple not in kinds:
         converted = np.asarray(labels.tolist())
         if converted.ndim == 1 and converted.dtype != object:
             return converted

@@ -84,3 +84,13 @@ def test_mixed_label_types_do_not_crash():
     enc = encode_sensitive_features(["a", 1, "a"])
     assert enc.n_groups == 2
     assert enc.codes[0] == enc.codes[2] != enc.codes[1]
+    # The labels keep their types (numpy would make "1" of 1).
+    assert enc.groups.tolist() == ["a", 1]
+    assert enc.groups[enc.codes[1]] == 1
+
+
+def test_equal_values_of_different_types_are_one_group():
+    # 1, 1.0 and np.int64(1) are one key, as in a dict.
+    enc = encode_sensitive_features(pd.Series([1, np.int64(1), 2, 1.0], dtype=object))
+    assert enc.n_groups == 2
+    assert enc.codes.tolist() == [0, 0, 1, 0]
