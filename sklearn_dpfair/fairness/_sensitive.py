@@ -166,17 +166,16 @@ def encode_sensitive_features(sensitive_features, *, n_samples=None, groups=None
         labels[:] = declared
         return SensitiveEncoding(codes=codes, groups=_compact(labels), declared=True)
 
-    row_unique, uniques = _factorize(keys[~missing])
-    labels_sorted = uniques
+    row_unique, observed = _factorize(keys[~missing])
+    uniques = observed
     try:
-        labels_sorted = sorted(uniques)
+        uniques = sorted(observed)
     except TypeError:  # labels of mixed types keep their order of appearance
         pass
-    lookup = {g: i for i, g in enumerate(labels_sorted)}
-    unique_codes = np.asarray([lookup[u] for u in uniques], dtype=np.intp)
+    lookup = {g: i for i, g in enumerate(uniques)}
+    observed_codes = np.asarray([lookup[g] for g in observed], dtype=np.intp)
     codes = np.full(frame.shape[0], -1, dtype=np.intp)
-    codes[~missing] = unique_codes[row_unique]
-    uniques = labels_sorted
+    codes[~missing] = observed_codes[row_unique]
     labels = np.empty(len(uniques), dtype=object)
     labels[:] = uniques
     return SensitiveEncoding(codes=codes, groups=_compact(labels), declared=False)
