@@ -34,9 +34,8 @@ from ..privacy._accounting import (
 )
 from ..privacy._calibration import _calibrate, noise_multiplier_for_gaussian
 from ..privacy._mechanism import GaussianMechanism
-from ..privacy._record import PrivacyRecord
+from ..privacy._record import PrivacyRecord, check_budget
 from ..utils._array_api import NUMPY_BACKEND, array_namespace, from_host
-from ._private_fit import _check_budget
 from ._schedules import sgd_schedule
 from ._sgda import noisy_sgda
 
@@ -345,7 +344,7 @@ def fit_fermi(
             steps=n_steps,
             caveats=tuple(privacy.caveats),
         )
-        _check_budget(record, privacy.epsilon)
+        check_budget(record, privacy.epsilon, calibrated=False)
         noise["dual_clip_norm"] = dual_clip
 
     # 2. Solve (on the backend; batches and noise still come from rng).

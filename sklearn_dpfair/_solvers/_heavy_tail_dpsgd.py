@@ -38,7 +38,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..exceptions import PrivacyBudgetError
 from ..privacy._accounting import (
     composed_event,
     epsilon_of,
@@ -48,7 +47,7 @@ from ..privacy._accounting import (
 )
 from ..privacy._calibration import _calibrate
 from ..privacy._mechanism import GaussianMechanism
-from ..privacy._record import PrivacyRecord
+from ..privacy._record import PrivacyRecord, check_budget
 from ..privacy._zcdp import ZCDP_ACCOUNTANT, ZCDPLedger
 from ._mean_oracle import linear_raw
 from ._private_quantile import private_quantile
@@ -335,11 +334,7 @@ def fit_heavy_tail_dpsgd(
         steps=n_steps,
         caveats=tuple(caveats),
     )
-    if record.epsilon > target * (1 + 1e-9):
-        raise PrivacyBudgetError(
-            f"The fit spends epsilon={record.epsilon:.6g}, more than the budget "
-            f"{target:g}; this is a bug, please report it."
-        )
+    check_budget(record, target, calibrated=True)
     return DPSGDFit(
         coef=coef_full[:-1],
         intercept=float(s * coef_full[-1]),

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..exceptions import PrivacyBudgetError
 from ..privacy._mechanism import GaussianMechanism
-from ..privacy._record import PrivacyRecord
+from ..privacy._record import PrivacyRecord, check_budget
 from ..privacy._zcdp import ZCDP_ACCOUNTANT, ZCDPLedger
 from ._clipped_acsa import clipped_acsa
 from ._clipped_prox import clipped_prox
@@ -396,11 +396,8 @@ def fit_heavy_tail(X, y, loss, *, rho, delta, epsilon_target, config, rng, cavea
         steps=int(n_iter),
         caveats=tuple(caveats),
     )
-    if epsilon_target is not None and record.epsilon > epsilon_target * (1 + 1e-9):
-        raise PrivacyBudgetError(
-            f"The fit spends epsilon={record.epsilon:.6g}, more than the budget "
-            f"{epsilon_target:g}; this is a bug, please report it."
-        )
+    if epsilon_target is not None:
+        check_budget(record, epsilon_target, calibrated=True)
     return HeavyTailFit(
         coef=coef_full[:-1],
         intercept=float(s * coef_full[-1]),

@@ -12,14 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..exceptions import PrivacyBudgetError
 from ..privacy._accounting import gaussian_event, non_private_event, noisy_sgd_event
 from ..privacy._calibration import (
     calibrate_noise_multiplier,
     noise_multiplier_for_gaussian,
 )
 from ..privacy._mechanism import GaussianMechanism
-from ..privacy._record import PrivacyRecord
+from ..privacy._record import PrivacyRecord, check_budget
 from ..utils._array_api import NUMPY_BACKEND
 from ._output_perturbation import certified_regularized_erm, output_perturbation
 from ._schedules import auto_learning_rate, sgd_schedule
@@ -31,11 +30,6 @@ __all__ = ["LinearFit", "fit_dp_sgd", "fit_output_perturbation"]
 # analytic Gaussian mechanism); RDP would overstate epsilon by ~10-20%.
 _SINGLE_GAUSSIAN_ACCOUNTANT = "pld"
 
-# Slack when comparing a spent epsilon with the budget: the calibrated sigma
-# is certified by the accountant, so this only absorbs float round-off when a
-# user passes the calibrated noise multiplier back in.
-_BUDGET_RTOL = 1e-9
-
 
 @dataclass
 class LinearFit:
@@ -45,16 +39,6 @@ class LinearFit:
     intercept: np.ndarray
     n_steps: int | None
     record: PrivacyRecord
-
-
-def _check_budget(record, epsilon):
-    if record.epsilon > epsilon * (1 + _BUDGET_RTOL):
-        raise PrivacyBudgetError(
-            f"The requested noise_multiplier={record.noise_multiplier:.4g} spends "
-            f"epsilon={record.epsilon:.4g}, more than the budget epsilon={epsilon:g}."
-            " Raise noise_multiplier or epsilon, or leave noise_multiplier=None "
-            "to calibrate it."
-        )
 
 
 def fit_dp_sgd(
@@ -93,7 +77,10 @@ def fit_dp_sgd(
     if non_private:
         sigma, clip = 0.0, math.inf
     elif noise_multiplier is None:
-        sigma, clip = calibrate_noise_multiplier(epsilon, delta, q, n_steps, accountant), clip_norm
+        sigma, clip = (
+            calibrate_noise_multiplier(epsilon, delta, q, n_steps, accountant),
+            clip_norm,
+        )
     else:
         sigma, clip = float(noise_multiplier), clip_norm
     if learning_rate == "auto":
@@ -113,7 +100,7 @@ def fit_dp_sgd(
         steps=n_steps,
         caveats=tuple(caveats),
     )
-    _check_budget(record, epsilon)
+    check_budget(record, epsilon, calibrated=False)
     result = noisy_sgd(
         backend.asarray(X),
         backend.asarray(y),

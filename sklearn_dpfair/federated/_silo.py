@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._solvers._private_fit import _check_budget
 from .._solvers._sampling import poisson_batch
 from ..exceptions import PrivacyBudgetError
 from ..privacy._accounting import noisy_sgd_event, non_private_event
@@ -24,7 +23,7 @@ from ..privacy._calibration import calibrate_noise_multiplier
 from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._random import check_noise_generator
-from ..privacy._record import PrivacyRecord
+from ..privacy._record import PrivacyRecord, check_budget
 from ._config import FederationConfig
 from ._silos import check_silo_size
 
@@ -204,7 +203,7 @@ class SiloWorker:
             sampling_probability=q,
             steps=steps,
         )
-        _check_budget(record, epsilon)
+        check_budget(record, epsilon, calibrated=False)
 
         self.silo_id = silo_id
         self._X = X

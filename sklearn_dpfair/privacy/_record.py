@@ -5,9 +5,15 @@
 import math
 from dataclasses import asdict, dataclass, field
 
+from ..exceptions import PrivacyBudgetError
 from ._accounting import epsilon_of
 
-__all__ = ["PrivacyRecord"]
+__all__ = ["PrivacyRecord", "check_budget"]
+
+# Slack when comparing a spent epsilon with the budget: a calibrated sigma is
+# certified by the accountant, so this only absorbs float round-off (e.g. when
+# a user passes the calibrated noise multiplier back in).
+_BUDGET_RTOL = 1e-9
 
 _ADJACENCY_TEXT = {
     "add_remove": "adding or removing one record (n treated as public)",
@@ -124,3 +130,41 @@ class PrivacyRecord:
         for caveat in self.caveats:
             lines.append(f"Caveat: {caveat} (not covered by the guarantee).")
         return "\n".join(lines)
+
+
+def check_budget(record, epsilon, *, calibrated):
+    """Raise :class:`PrivacyBudgetError` if ``record`` spends more than ``epsilon``.
+
+    Parameters
+    ----------
+    record : PrivacyRecord
+        The guarantee of the fit.
+    epsilon : float
+        The budget.
+    calibrated : bool
+        Whether the library chose the noise itself (then overspending is a
+        bug) or the user passed ``noise_multiplier`` (then the message says
+        how to fix the parameters).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._accounting import gaussian_event
+    >>> from sklearn_dpfair.privacy._record import PrivacyRecord, check_budget
+    >>> record = PrivacyRecord.from_event(
+    ...     gaussian_event(5.0), delta=1e-5, accountant="rdp",
+    ...     adjacency="add_remove", mechanism="Gaussian", noise_multiplier=5.0)
+    >>> check_budget(record, 2.0, calibrated=False)  # within budget: silent
+    """
+    if record.epsilon <= epsilon * (1 + _BUDGET_RTOL):
+        return
+    if calibrated:
+        raise PrivacyBudgetError(
+            f"The fit spends epsilon={record.epsilon:.6g}, more than the budget "
+            f"{epsilon:g}; this is a bug, please report it."
+        )
+    raise PrivacyBudgetError(
+        f"The requested noise_multiplier={record.noise_multiplier:.4g} spends "
+        f"epsilon={record.epsilon:.4g}, more than the budget epsilon={epsilon:g}."
+        " Raise noise_multiplier or epsilon, or leave noise_multiplier=None "
+        "to calibrate it."
+    )
