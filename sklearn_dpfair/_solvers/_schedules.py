@@ -9,7 +9,9 @@ uses Poisson subsampling under add/remove adjacency (Opacus, TF Privacy).
 
 import math
 
-__all__ = ["auto_learning_rate", "sgd_schedule"]
+import numpy as np
+
+__all__ = ["auto_learning_rate", "sgd_schedule", "tail_start"]
 
 # Default expected batch size as a fraction of n, with a floor. Large batches
 # are what DP-SGD wants: the noise on the mean gradient falls as 1/(q n) while
@@ -95,3 +97,21 @@ def auto_learning_rate(noise_multiplier, sampling_probability, n_samples, n_para
         noise_multiplier * math.sqrt(n_params) / (sampling_probability * n_samples)
     )
     return min(AUTO_LEARNING_RATE_MAX, AUTO_LEARNING_RATE_SCALE / noise_ratio)
+
+
+def tail_start(n_steps, tail_fraction):
+    """First step of the averaged tail: the last ``ceil(tail_fraction T)`` iterates.
+
+    At least one iterate is averaged. The average is post-processing of the
+    released iterates: it costs no privacy. Works element-wise on an array of
+    step counts (one per configuration of a vectorized solver).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers._schedules import tail_start
+    >>> tail_start(10, 0.5), tail_start(7, 0.5), tail_start(3, 0.01)
+    (5, 3, 2)
+    """
+    start = n_steps - np.maximum(1, np.ceil(tail_fraction * np.asarray(n_steps)))
+    start = np.asarray(start).astype(int)
+    return int(start) if start.ndim == 0 else start

@@ -39,6 +39,7 @@ import numpy as np
 
 from ..privacy._clipping import augmented_row_norms, clip_factors
 from ._sampling import poisson_batch
+from ._schedules import tail_start
 
 __all__ = ["SemiDPData", "SemiDPResult", "semidp_gradient_descent"]
 
@@ -189,8 +190,7 @@ def semidp_gradient_descent(
     expected_private = sampling_probability * n_private
     has_public = Xp.shape[0] > 0
 
-    tail_len = np.maximum(1, np.ceil(tail_fraction * n_steps).astype(int))
-    tail_start = n_steps - tail_len
+    tail_from = tail_start(n_steps, tail_fraction)
     total = np.zeros_like(W)
 
     for t in range(int(n_steps.max(initial=0))):
@@ -221,9 +221,9 @@ def semidp_gradient_descent(
         if preconditioner is not None:
             G = preconditioner.apply(G, cols)
         W[:, cols] = Wa - learning_rate[cols] * G
-        averaged = cols[t >= tail_start[cols]]
+        averaged = cols[t >= tail_from[cols]]
         total[:, averaged] += W[:, averaged]
-    return SemiDPResult(params=total / tail_len, n_steps=n_steps)
+    return SemiDPResult(params=total / (n_steps - tail_from), n_steps=n_steps)
 
 
 def _poisson_sum(Xq, yq, w, row_norms, clip_norm, s, q, rng, n_private, private_index):

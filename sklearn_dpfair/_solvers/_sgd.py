@@ -26,12 +26,12 @@ one batch of rows (``q n x d``), the ``n`` row norms and ``O(d K)``
 parameters; no per-sample gradient is ever materialized.
 """
 
-import math
 from dataclasses import dataclass
 
 from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
 from ..utils._array_api import array_namespace, device_of, narrow_matmul
 from ._sampling import poisson_batch
+from ._schedules import tail_start
 
 __all__ = ["NoisySGDResult", "noisy_sgd", "private_linear_step"]
 
@@ -156,7 +156,7 @@ def noisy_sgd(
     expected_batch_size = sampling_probability * n_samples
     full_batch = sampling_probability >= 1.0
 
-    tail_start = n_steps - max(1, math.ceil(tail_fraction * n_steps))
+    tail_from = tail_start(n_steps, tail_fraction)
     coef_sum = xp.zeros_like(coef)
     w0_sum = xp.zeros_like(w0)
 
@@ -184,11 +184,11 @@ def noisy_sgd(
             intercept_scaling=s,
             rng=rng,
         )
-        if t >= tail_start:
+        if t >= tail_from:
             coef_sum = coef_sum + coef
             w0_sum = w0_sum + w0
 
-    n_avg = n_steps - tail_start
+    n_avg = n_steps - tail_from
     return NoisySGDResult(
         coef=coef_sum / n_avg, intercept=s * w0_sum / n_avg, n_steps=n_steps
     )

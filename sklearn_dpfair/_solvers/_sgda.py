@@ -48,6 +48,7 @@ from ..utils._array_api import (
     to_numpy,
 )
 from ._sampling import poisson_batch
+from ._schedules import tail_start
 from ._sgd import private_linear_step
 
 __all__ = ["SGDAResult", "noisy_sgda"]
@@ -227,7 +228,7 @@ def noisy_sgda(
         observed = codes >= 0
         tables = np.zeros((regularizer.n_blocks, regularizer.n_groups, m))
         n_observed = 0
-    tail_start = n_steps - max(1, int(np.ceil(tail_fraction * n_steps)))
+    tail_from = tail_start(n_steps, tail_fraction)
     coef_sum, w0_sum = xp.zeros_like(coef), xp.zeros_like(w0)
 
     for t in range(n_steps):
@@ -288,7 +289,7 @@ def noisy_sgda(
             if project_dual:
                 W = regularizer.project(W)
 
-        if t >= tail_start:
+        if t >= tail_from:
             coef_sum = coef_sum + coef
             w0_sum = w0_sum + w0
         if record_curves and t in ends:
@@ -302,7 +303,7 @@ def noisy_sgda(
                 n_observed = 0
 
     if return_iterate == "average":
-        n_avg = n_steps - tail_start
+        n_avg = n_steps - tail_from
         coef, w0 = coef_sum / n_avg, w0_sum / n_avg
     return SGDAResult(
         coef=coef,

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .._solvers._schedules import tail_start
 from ._config import FederationConfig
 from ._silo import SiloMessage
 
@@ -66,9 +67,7 @@ class Server:
         self._model = np.zeros((int(n_features) + 1, int(n_outputs)))
         self._model_sum = np.zeros_like(self._model)
         self._n_averaged = 0
-        self._tail_start = config.rounds - max(
-            1, math.ceil(config.tail_fraction * config.rounds)
-        )
+        self._tail_start = tail_start(config.rounds, config.tail_fraction)
         self.round_index = 0
 
     @property
