@@ -48,7 +48,7 @@ def fit_arguments(estimator):
     ]
 
 
-def _per_record(name, n, rng):
+def _per_record(name, n):
     if name == "sensitive_features":
         # Two groups, both present, neither tiny.
         return np.arange(n) % 2
@@ -109,7 +109,7 @@ def synthetic_inputs(estimator, *, n_samples=100, n_features=4, random_state=0):
         if not (required or name in _ALWAYS):
             continue
         try:
-            fit_params[name] = _per_record(name, n_samples, rng)
+            fit_params[name] = _per_record(name, n_samples)
             canary_params[name] = _CANARY_VALUES[name]
         except UnsupportedFitArgument:
             if required:
