@@ -10,6 +10,13 @@ without intercept). Its Frobenius norm factorizes,
 O(K) given the row norms, and the clipped sum is one matrix product
 ``X_B^T (c * R_B)``. No ``n x d`` gradient matrix is ever formed.
 
+Whatever one record holds, its clipped contribution is finite with norm at
+most the clip bound (privacy needs nothing else). Norms are computed so that
+they do not overflow for huge finite rows (:func:`stable_row_norms`), and a
+record whose gradient is still not finite (an overflowed prediction, say) is
+given the fixed, data-independent contribution 0 (:func:`clipped_rows`):
+``0 * inf`` never reaches a noisy sum.
+
 Written against the array API: the functions compute in the namespace and on
 the device of their inputs (numpy, or torch on a GPU).
 """
@@ -29,7 +36,62 @@ __all__ = [
     "clip_factors",
     "clip_factors_from_norms",
     "clipped_gradient_sum",
+    "clipped_rows",
+    "finite_rows_mask",
+    "stable_row_norms",
 ]
+
+
+def stable_row_norms(A):
+    """Euclidean norms of the rows of ``A`` that do not overflow for huge rows.
+
+    The plain ``sqrt(sum_j a_ij^2)`` overflows to ``inf`` once a row holds an
+    entry above ~1.3e154 (float64); such rows are recomputed as
+    ``m sqrt(sum_j (a_ij / m)^2)`` with ``m = max_j |a_ij|``, which is ``inf``
+    only if the norm itself exceeds the largest float. Other rows keep the
+    plain (faster, bit-for-bit unchanged) result.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._clipping import stable_row_norms
+    >>> stable_row_norms(np.array([[3.0, 4.0], [3e200, 4e200]]))
+    array([5.e+000, 5.e+200])
+    """
+    xp = array_namespace(A)
+    norms = xp.sqrt(rowwise_dot(A, A))
+    overflowed = xp.isinf(norms)
+    if not bool(xp.any(overflowed)):
+        return norms
+    rows = A[overflowed, ...]
+    scale = xp.max(xp.abs(rows), axis=1)
+    safe_scale = xp.where(scale > 0, scale, xp.ones_like(scale))
+    scaled = rows / safe_scale[:, None]
+    rescued = safe_scale * xp.sqrt(rowwise_dot(scaled, scaled))
+    return xp.where(overflowed, _scatter_like(norms, overflowed, rescued), norms)
+
+
+def _scatter_like(values, mask, replacement):
+    # Writes ``replacement`` into the masked positions of a copy of
+    # ``values`` (boolean-mask assignment, which every namespace here has).
+    xp = array_namespace(values)
+    out = xp.asarray(values, copy=True)
+    out[mask] = xp.astype(replacement, out.dtype, copy=False)
+    return out
+
+
+def finite_rows_mask(A):
+    """Whether each row of a 2-D array is entirely finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._clipping import finite_rows_mask
+    >>> finite_rows_mask(np.array([[1.0, 2.0], [np.inf, 0.0], [np.nan, 1.0]]))
+    array([ True, False, False])
+    """
+    xp = array_namespace(A)
+    return xp.all(xp.isfinite(A), axis=1)
 
 
 def augmented_row_norms(X, intercept_scaling=0.0):
@@ -43,7 +105,16 @@ def augmented_row_norms(X, intercept_scaling=0.0):
     array([5.])
     """
     xp = array_namespace(X)
-    return xp.sqrt(rowwise_dot(X, X) + float(intercept_scaling) ** 2)
+    s = float(intercept_scaling)
+    norms = xp.sqrt(rowwise_dot(X, X) + s**2)
+    if not bool(xp.any(xp.isinf(norms))):
+        return norms
+    # Only rows whose squared norm overflowed: hypot(||x||, s) scaled by the
+    # (stable) norm, finite unless the norm itself exceeds the largest float.
+    stable = stable_row_norms(X)
+    safe = xp.where(xp.isinf(norms), stable, xp.ones_like(stable))
+    rescued = safe * xp.sqrt(1.0 + (s / safe) ** 2)
+    return xp.where(xp.isinf(norms), rescued, norms)
 
 
 def clip_factors(raw_gradient, row_norms, clip_norm):
@@ -81,11 +152,13 @@ def clip_factors(raw_gradient, row_norms, clip_norm):
             dtype=raw_gradient.dtype,
             device=device_of(raw_gradient),
         )
-    norms = xp.sqrt(rowwise_dot(raw_gradient, raw_gradient)) * row_norms
+    norms = stable_row_norms(raw_gradient) * row_norms
     norms = xp.astype(norms, xp.float64, copy=False)
     # A row whose norm overflows to inf with an exactly-zero raw gradient
     # gives 0 * inf = nan; its gradient is zero, so its norm is zero.
-    norms = xp.where(xp.isnan(norms), xp.zeros_like(norms), norms)
+    zero_gradient = xp.all(raw_gradient == 0, axis=1)
+    norms = xp.where(zero_gradient, xp.zeros_like(norms), norms)
+    # Any other non-finite norm (a non-finite raw gradient) gets factor 0.
     return clip_factors_from_norms(norms, clip_norm)
 
 
@@ -94,17 +167,63 @@ def clip_factors_from_norms(norms, clip_norm):
 
     Computed as ``C / max(norm, C)``, which never divides by a tiny number
     (``C / tiny`` overflows for ``C > 1``): it is exactly 1.0 for rows inside
-    the ball, 1.0 for a zero norm, and 0 for a norm that overflowed to inf.
+    the ball, 1.0 for a zero norm, and 0 for a norm that is ``inf`` or
+    ``nan`` (a record whose contribution could not be computed contributes
+    nothing, a fixed data-independent value).
 
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_dpfair.privacy._clipping import clip_factors_from_norms
-    >>> clip_factors_from_norms(np.array([0.0, 0.5, 4.0]), 2.0)
-    array([1. , 1. , 0.5])
+    >>> clip_factors_from_norms(np.array([0.0, 0.5, 4.0, np.inf, np.nan]), 2.0)
+    array([1. , 1. , 0.5, 0. , 0. ])
     """
     xp = array_namespace(norms)
-    return clip_norm / xp.clip(norms, clip_norm, None)
+    factors = clip_norm / xp.clip(norms, clip_norm, None)
+    return xp.where(xp.isnan(factors), xp.zeros_like(factors), factors)
+
+
+def clipped_rows(raw_gradient, row_norms, clip_norm):
+    """Per-example raw gradients scaled by their clip factors: ``c_i r_i``.
+
+    The one place where a linear model's per-example terms are made safe to
+    sum: a row whose raw gradient is not finite contributes exactly 0 (also
+    without clipping, ``clip_norm = inf``), so ``0 * inf`` never produces a
+    ``nan``; every other row ``c_i r_i [x_i, s]`` has norm at most
+    ``clip_norm``, and each entry ``c_i r_ik x_ij`` is finite because
+    ``|c_i r_ik| <= C / ||x_i||``.
+
+    Parameters
+    ----------
+    raw_gradient : array of shape (n_samples, n_outputs)
+        Per-sample gradient in raw-prediction space.
+    row_norms : array of shape (n_samples,)
+        Norms of the augmented rows ``[x_i, s]`` (:func:`augmented_row_norms`).
+    clip_norm : float
+        Clip threshold ``C``; ``inf`` disables clipping.
+
+    Returns
+    -------
+    weighted : array of shape (n_samples, n_outputs)
+        ``c_i r_i``, float64 (the clip factors' precision) when clipping.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._clipping import clipped_rows
+    >>> clipped_rows(np.array([[2.0], [np.nan]]), np.array([1.0, 1.0]), 1.0)
+    array([[1.],
+           [0.]])
+    """
+    xp = array_namespace(raw_gradient)
+    finite = finite_rows_mask(raw_gradient)
+    if not bool(xp.all(finite)):
+        raw_gradient = xp.where(
+            finite[:, None], raw_gradient, xp.zeros_like(raw_gradient)
+        )
+    if math.isinf(clip_norm):
+        return raw_gradient
+    return raw_gradient * clip_factors(raw_gradient, row_norms, clip_norm)[:, None]
 
 
 def clipped_gradient_sum(X, raw_gradient, row_norms, clip_norm, intercept_scaling):
@@ -131,7 +250,7 @@ def clipped_gradient_sum(X, raw_gradient, row_norms, clip_norm, intercept_scalin
     >>> coef_block.ravel()
     array([0.6, 0.8])
     """
-    weighted = raw_gradient * clip_factors(raw_gradient, row_norms, clip_norm)[:, None]
+    weighted = clipped_rows(raw_gradient, row_norms, clip_norm)
     # Promotes mixed precisions (float32 rows, float64 factors) as the
     # standard's matmul does; torch's @ operator would refuse them.
     coef_block = narrow_matmul(X, weighted, transpose_a=True)
