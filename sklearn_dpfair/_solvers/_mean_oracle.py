@@ -20,13 +20,37 @@ Order of calls in :func:`clipped_gradient_mean` (one noisy query):
 3. clipped sum ``[X_B, s]^T (c * psi)``;
 4. Gaussian noise of std ``2 C / sqrt(2 rho_step)`` (the only private step);
 5. divide by the public batch size.
+
+Whatever one record holds, its clipped term is finite with norm at most
+``C`` (the shared clipping core of :mod:`sklearn_dpfair.privacy._clipping`):
+norms are computed so they do not overflow, and a record whose gradient is
+not finite (an overflowed prediction ``x_i^T w`` or residual) contributes the
+fixed value 0. The floating-point warnings such a record would raise are
+silenced, because a warning that depends on one record is itself a leak.
 """
 
 import numpy as np
 
-from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
+from ..privacy._clipping import (
+    augmented_row_norms,
+    clip_factors_from_norms,
+    clipped_gradient_sum,
+    finite_rows_mask,
+    stable_row_norms,
+)
 
-__all__ = ["clipped_gradient_mean", "linear_raw", "mean_oracle"]
+__all__ = [
+    "clipped_gradient_mean",
+    "gradient_norms",
+    "gradient_norms_at_zero",
+    "linear_raw",
+    "mean_oracle",
+]
+
+# Floating-point events of one record (overflow of a huge row's prediction,
+# inf - inf, 0 * inf) must not surface as data-dependent warnings; their
+# results are handled explicitly (non-finite terms contribute 0).
+_QUIET = {"over": "ignore", "invalid": "ignore", "divide": "ignore", "under": "ignore"}
 
 
 def mean_oracle(Z, clip_norm, mechanism, rng):
@@ -57,12 +81,15 @@ def mean_oracle(Z, clip_norm, mechanism, rng):
     >>> mean_oracle(Z, 1.0, GaussianMechanism(2.0, 0.0), np.random.default_rng(0))
     array([0.45, 0.6 ])
     """
-    norms = np.linalg.norm(Z, axis=1)
-    if np.isinf(clip_norm):
-        factors = np.ones_like(norms)
-    else:
-        factors = np.minimum(1.0, clip_norm / np.maximum(norms, np.finfo(float).tiny))
-    clipped_sum = (Z * factors[:, None]).sum(axis=0)
+    with np.errstate(**_QUIET):
+        # A non-finite vector contributes 0 (a fixed, data-independent value).
+        Z = np.where(finite_rows_mask(Z)[:, None], Z, 0.0)
+        if np.isinf(clip_norm):
+            clipped = Z
+        else:
+            factors = clip_factors_from_norms(stable_row_norms(Z), clip_norm)
+            clipped = Z * factors[:, None]
+        clipped_sum = clipped.sum(axis=0)
     return mechanism.privatize(clipped_sum, rng) / Z.shape[0]
 
 
@@ -77,6 +104,60 @@ def linear_raw(X, w, intercept_scaling):
     array([6., 6.])
     """
     return (X @ w[:-1] + intercept_scaling * w[-1])[:, None]
+
+
+def gradient_norms(raw_gradient, row_norms):
+    """Per-example gradient norms ``||r_i|| ||[x_i, s]||`` that never are ``nan``.
+
+    The factors' norms are overflow-safe; a zero gradient has norm 0 even
+    when its row's norm overflowed (no ``0 * inf``), and a non-finite
+    gradient has norm ``inf``. Used by the private medians, whose inputs
+    must be well defined whatever one record holds.
+
+    Parameters
+    ----------
+    raw_gradient : ndarray of shape (n_samples, n_outputs)
+    row_norms : ndarray of shape (n_samples,)
+        Norms of the augmented rows (:func:`augmented_row_norms`).
+
+    Returns
+    -------
+    norms : ndarray of shape (n_samples,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._mean_oracle import gradient_norms
+    >>> gradient_norms(np.array([[2.0], [0.0], [np.nan]]), np.array([3.0, np.inf, 1.0]))
+    array([ 6.,  0., inf])
+    """
+    with np.errstate(**_QUIET):
+        finite = finite_rows_mask(raw_gradient)
+        safe = np.where(finite[:, None], raw_gradient, 0.0)
+        norms = stable_row_norms(safe) * row_norms
+        zero = np.all(safe == 0, axis=1)
+        norms = np.where(zero, 0.0, norms)
+    return np.where(finite, norms, np.inf)
+
+
+def gradient_norms_at_zero(X, y, loss, intercept_scaling):
+    """Per-example gradient norms of a linear model at the public start ``w = 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._loss import SquaredLoss
+    >>> from sklearn_dpfair._solvers._mean_oracle import gradient_norms_at_zero
+    >>> gradient_norms_at_zero(np.array([[3.0], [1.7e308]]), np.array([2.0, 0.0]),
+    ...                        SquaredLoss(), 4.0)
+    array([10.,  0.])
+    """
+    s = float(intercept_scaling)
+    zero = np.zeros(X.shape[1] + 1)
+    with np.errstate(**_QUIET):
+        raw_grad = loss.raw_gradient(y, linear_raw(X, zero, s))
+        row_norms = augmented_row_norms(X, s)
+    return gradient_norms(raw_grad, row_norms)
 
 
 def clipped_gradient_mean(
@@ -128,11 +209,12 @@ def clipped_gradient_mean(
     array([-1.5, -1. ])
     """
     s = float(intercept_scaling)
-    raw_grad = loss.raw_gradient(y, linear_raw(X, w, s))
-    row_norms = augmented_row_norms(X, s)
-    coef_block, intercept_block = clipped_gradient_sum(
-        X, raw_grad, row_norms, clip_norm, s
-    )
+    with np.errstate(**_QUIET):
+        raw_grad = loss.raw_gradient(y, linear_raw(X, w, s))
+        row_norms = augmented_row_norms(X, s)
+        coef_block, intercept_block = clipped_gradient_sum(
+            X, raw_grad, row_norms, clip_norm, s
+        )
     total = np.concatenate([coef_block[:, 0], intercept_block])
     noisy = mechanism.privatize(total, rng)
     if not s:

@@ -18,6 +18,12 @@ that Algorithm 27 needs. Spec section 4.4, item 4:
 
 Noise on the upper triangle only (mirrored) is valid: that vector's l2
 sensitivity is at most the matrix's Frobenius sensitivity.
+
+Whatever one record holds, its term ``x^_i x^_i^T`` is finite with Frobenius
+norm at most ``C_S``: a row whose squared norm overflows is scaled by
+``sqrt(C_S) / ||x~_i||`` with the overflow-safe norm
+(:func:`~sklearn_dpfair.privacy._clipping.stable_row_norms`), never by a
+factor computed from ``inf``.
 """
 
 import math
@@ -25,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..privacy._clipping import clip_factors_from_norms, stable_row_norms
 from ..privacy._zcdp import gaussian_noise_std
 from ._private_quantile import private_quantile
 
@@ -89,11 +96,22 @@ def private_curvature(
     n = X.shape[0]
     s = float(intercept_scaling)
     rows = np.column_stack([X, np.full(n, s)]) if s else X
-    sq_norms = np.einsum("ij,ij->i", rows, rows)
+    with np.errstate(over="ignore"):
+        # A huge row's squared norm overflows to inf: no warning for it.
+        sq_norms = np.einsum("ij,ij->i", rows, rows)
+    # An overflowed squared norm (inf) counts as above the public grid.
     row_clip = _ROW_CLIP_FACTOR * private_quantile(sq_norms, 0.5, rho_scale, rng)
-    factors = np.sqrt(
-        np.minimum(1.0, row_clip / np.maximum(sq_norms, np.finfo(float).tiny))
-    )
+    # min(1, C_S / ||x~||^2) as C_S / max(||x~||^2, C_S): never divides by a
+    # tiny number, so no overflow for a zero row.
+    factors = np.sqrt(clip_factors_from_norms(sq_norms, row_clip))
+    overflowed = np.isinf(sq_norms)
+    if np.any(overflowed):
+        # ||x~||^2 exceeds the largest float: clip the row itself to norm
+        # sqrt(C_S) with its overflow-safe norm.
+        # A norm beyond the largest float is inf: factor 0 (fixed value).
+        with np.errstate(over="ignore"):
+            norms = stable_row_norms(rows[overflowed])
+        factors[overflowed] = clip_factors_from_norms(norms, math.sqrt(row_clip))
     clipped = rows * factors[:, None]
     second_moment = clipped.T @ clipped / n
     sigma = gaussian_noise_std(2.0 * row_clip / n, rho_matrix)

@@ -1,0 +1,184 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Heavy-tail solver terms stay finite and bounded whatever one record holds.
+
+Neighbouring inputs differ in one crafted record (huge finite features or
+targets): every term that enters a noisy sum must stay finite and within its
+clip bound, the private quantile's utility must keep sensitivity 1, and none
+of it may raise or warn.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair._loss import HuberLoss, PinballLoss, SquaredLoss
+from sklearn_dpfair._solvers._mean_oracle import (
+    clipped_gradient_mean,
+    gradient_norms,
+    gradient_norms_at_zero,
+    mean_oracle,
+)
+from sklearn_dpfair._solvers._private_curvature import private_curvature
+from sklearn_dpfair._solvers._private_quantile import (
+    LOG_GRID,
+    private_quantile,
+    quantile_utility,
+)
+from sklearn_dpfair.privacy import GaussianMechanism
+
+# (row, target) of one crafted record; d = 2 features.
+CRAFTED = [
+    ([1.7e308, 0.0], 0.0),
+    ([1.7e308, 0.0], 1.0),
+    ([1e200, 1e200], 0.0),
+    ([1.7e308, 1.7e308], 3.0),
+    ([0.0, 0.0], 1e308),
+    ([0.0, 0.0], -1.7e308),
+    ([1e200, 1e200], 1e308),
+    ([-1.7e308, 1.7e308], -1.7e308),
+]
+
+
+def _batch(rng, n=64):
+    X = rng.normal(size=(n, 2))
+    y = X @ np.array([1.0, -1.0]) + rng.normal(size=n)
+    return X, y
+
+
+def _neighbour(X, y, row, target):
+    X2, y2 = X.copy(), y.copy()
+    X2[0], y2[0] = row, target
+    return X2, y2
+
+
+@pytest.mark.parametrize("row, target", CRAFTED)
+@pytest.mark.parametrize("loss", [SquaredLoss(), HuberLoss(1.0), PinballLoss(0.3)])
+def test_clipped_mean_of_a_crafted_record_is_finite_and_bounded(row, target, loss):
+    # MeanOracle1 without noise: replacing one record by a crafted one moves
+    # the clipped sum by at most 2 C (replace-one sensitivity), the sum is
+    # finite, and nothing warns. Before the fix the sum was nan.
+    rng = np.random.default_rng(0)
+    X, y = _batch(rng)
+    X2, y2 = _neighbour(X, y, row, target)
+    clip = 0.7
+    for w in (np.zeros(3), np.array([1.0, -2.0, 0.5]), np.array([1e3, -1e3, 0.0])):
+        sums = []
+        for A, b in ((X, y), (X2, y2)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                mean = clipped_gradient_mean(
+                    A,
+                    b,
+                    w,
+                    loss,
+                    clip_norm=clip,
+                    mechanism=GaussianMechanism(2 * clip, 0.0),
+                    intercept_scaling=1.0,
+                    rng=np.random.default_rng(1),
+                )
+            assert np.all(np.isfinite(mean))
+            sums.append(mean * A.shape[0])
+        assert np.linalg.norm(sums[0] - sums[1]) <= 2 * clip * (1 + 1e-12)
+
+
+def test_explicit_oracle_clips_huge_vectors_and_zeroes_non_finite_ones():
+    # Clipping is scale invariant: a vector whose norm overflows is clipped
+    # to the same point as a moderately large one in its direction (before:
+    # factor C / inf = 0, i.e. dropped), and a non-finite vector contributes
+    # the fixed value 0 (before: 0 * inf = nan).
+    mech = GaussianMechanism(2.0, 0.0)
+    rng = np.random.default_rng(0)
+    base = np.array([[0.3, 0.4], [0.0, 0.0]])
+    Z = np.vstack([base, [[1e200, 1e200]]])
+    Z_ref = np.vstack([base, [[1e3, 1e3]]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = mean_oracle(Z, 1.0, mech, rng)
+    np.testing.assert_allclose(out, mean_oracle(Z_ref, 1.0, mech, rng))
+    # A norm beyond the largest float, or a non-finite vector: 0.
+    for bad in ([1.7e308, 1.7e308], [np.inf, 0.0], [np.nan, 1.0]):
+        Z = np.vstack([base, [bad]])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out = mean_oracle(Z, 1.0, mech, rng)
+        np.testing.assert_allclose(out, base.sum(axis=0) / 3)
+
+
+def test_gradient_norms_never_nan():
+    # 0 * inf (a zero gradient on a row whose norm overflows) is 0, a
+    # non-finite gradient has norm inf, huge finite products stay exact.
+    norms = gradient_norms(
+        np.array([[0.0], [np.nan], [-np.inf], [1e200], [2.0]]),
+        np.array([np.inf, 1.0, 1.0, 1e200, 3.0]),
+    )
+    np.testing.assert_array_equal(norms, [0.0, np.inf, np.inf, np.inf, 6.0])
+    X = np.array([[1.7e308, 1.7e308], [1e200, 0.0], [3.0, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        at_zero = gradient_norms_at_zero(X, np.array([0.0, 2.0, 4.0]), SquaredLoss(), 4)
+    np.testing.assert_allclose(at_zero, [0.0, 2e200, 20.0])
+
+
+@pytest.mark.parametrize("crafted", [np.inf, np.nan, 1e308, 0.0, 1e-300])
+@pytest.mark.parametrize("quantile", [0.5, 0.9])
+def test_quantile_utility_is_finite_with_sensitivity_one(crafted, quantile):
+    # The exponential mechanism's scores stay finite and move by at most 1
+    # between neighbours, whatever the crafted value; non-finite values
+    # count as above the grid.
+    rng = np.random.default_rng(0)
+    values = rng.lognormal(size=501)
+    neighbour = values.copy()
+    neighbour[7] = crafted
+    u, u2 = quantile_utility(values, quantile), quantile_utility(neighbour, quantile)
+    assert np.all(np.isfinite(u2))
+    assert np.max(np.abs(u - u2)) <= 1.0
+    if not np.isfinite(crafted):
+        above = neighbour.copy()
+        above[7] = 2 * LOG_GRID[-1]
+        np.testing.assert_array_equal(u2, quantile_utility(above, quantile))
+        # Same utility, same draw: the release does not see inf vs nan.
+        assert private_quantile(
+            neighbour, quantile, 0.01, np.random.default_rng(3)
+        ) == private_quantile(above, quantile, 0.01, np.random.default_rng(3))
+
+
+def test_curvature_clips_an_overflowing_row_like_any_other():
+    # A row whose squared norm overflows (1e200^2) is clipped to norm
+    # sqrt(C_S) in its own direction, exactly as a row 1e100 times smaller:
+    # the estimates agree. Before the fix its factor was sqrt(C_S / inf) = 0
+    # (the row vanished) and a zero row overflowed C_S / tiny with a warning.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    X[1] = 0.0
+    estimates = []
+    for scale in (1e100, 1e200):
+        X2 = X.copy()
+        X2[0] = scale * np.array([1.0, -2.0, 0.5])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            est = private_curvature(X2, 1.0, 0.05, 0.2, np.random.default_rng(4))
+        assert math.isfinite(est.smoothness) and math.isfinite(est.strong_convexity)
+        estimates.append((est.smoothness, est.strong_convexity, est.row_clip))
+    np.testing.assert_allclose(estimates[0], estimates[1], rtol=1e-12)
+
+
+def test_curvature_term_of_a_crafted_row_is_within_its_bound():
+    # Without noise the released matrix is (1/n) sum of clipped terms, each
+    # of Frobenius norm <= C_S: replacing one row by a crafted one moves the
+    # top eigenvalue by at most 2 C_S / n.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 2))
+    base = private_curvature(X, 1.0, math.inf, math.inf, None)
+    for row, _ in CRAFTED:
+        X2 = X.copy()
+        X2[0] = row
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            est = private_curvature(X2, 1.0, math.inf, math.inf, None)
+        assert math.isfinite(est.smoothness)
+        bound = 2 * max(base.row_clip, est.row_clip) / X.shape[0]
+        if est.row_clip == base.row_clip:
+            assert abs(est.smoothness - base.smoothness) <= bound * (1 + 1e-9)
