@@ -80,8 +80,9 @@ fig.tight_layout()
 # %%
 # What was spent where
 # --------------------
-# Each private estimate has its own share of the zCDP budget; the shares sum
-# to the budget, and dp-accounting converts the total to (epsilon, delta).
+# Each private estimate has its own share of the zCDP budget (the private
+# medians here); the DP-SGD steps are accounted under RDP, and dp-accounting
+# converts the composition of all parts to (epsilon, delta).
 model = HeavyTailDPRegressor(epsilon=1.0, random_state=0).fit(*make_data(0))
 for name, risks in results.items():
     print(f"{name:>20}: " + ", ".join(f"{r:.2e}" for r in risks))

@@ -17,9 +17,21 @@ under add/remove adjacency. Order of calls for the one-pass solvers in
 3. resolve the solver, the number of steps ``T``, the batch size and the
    clip threshold ``C`` from public quantities and those estimates only;
 4. run the one-pass solver on disjoint batches (MeanOracle1 per query);
-5. describe the run: one ``ZCDpEvent`` per ledger entry, composed.
+5. describe the run: one ``ZCDpEvent`` per private estimate and the
+   optimizer's own event, composed. The optimizer's queries read disjoint
+   rows (parallel composition), so its event is what one record goes
+   through: one Gaussian release of noise multiplier ``1 / sqrt(2 rho)``
+   (at sensitivity ``2 C``) for "sgd", "acsa" and "prox"; the ``T_i``
+   self-composed Gaussian steps of one phase for "localized". The record's
+   ``noise_multiplier``, ``clip_norm`` and ``steps`` are that event's.
 
 The one-pass solvers are stated under replace-one adjacency (``n`` is public).
+
+Whatever one record holds, every term that enters a noisy sum is finite and
+within its clip bound (see :mod:`._mean_oracle`, :mod:`._private_quantile`
+and :mod:`._private_curvature`), and no exception or warning after input
+validation depends on the data: floating-point warnings are silenced for the
+whole fit, since their results are handled explicitly.
 """
 
 import math
@@ -28,6 +40,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..exceptions import PrivacyBudgetError
+from ..privacy._accounting import (
+    composed_event,
+    epsilon_of,
+    noisy_sgd_event,
+    zcdp_event,
+)
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord, check_budget
 from ..privacy._zcdp import ZCDP_ACCOUNTANT, ZCDPLedger
@@ -50,8 +68,13 @@ from ._heavy_tail_schedules import (
     stich_schedule,
     zcdp_eps,
 )
-from ._localized import localized_plan, localized_subgradient
-from ._mean_oracle import linear_raw
+from ._localized import (
+    localized_phase_events,
+    localized_plan,
+    localized_subgradient,
+    phase_noise_multiplier,
+)
+from ._mean_oracle import gradient_norms_at_zero
 from ._private_curvature import CURVATURE_SCALE_SHARE, private_curvature
 from ._private_quantile import private_quantile
 
@@ -114,6 +137,7 @@ class HeavyTailFit:
     strong_convexity: float | None
     rho_spent: dict
     record: PrivacyRecord
+    optimizer_epsilon: float
 
 
 def _penalty_parts(config):
@@ -244,6 +268,16 @@ def fit_heavy_tail(X, y, loss, *, rho, delta, epsilon_target, config, rng, cavea
     -------
     fit : HeavyTailFit
     """
+    # One record's overflow (a huge row times w, inf - inf) must not show
+    # as a warning: its results are handled explicitly (non-finite terms
+    # contribute 0), and a warning that depends on one record is a leak.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        return _fit_heavy_tail(
+            X, y, loss, rho, delta, epsilon_target, config, rng, caveats
+        )
+
+
+def _fit_heavy_tail(X, y, loss, rho, delta, epsilon_target, config, rng, caveats):
     if config.solver == "dp-sgd" or (
         config.solver == "auto" and config.penalty not in _NON_SMOOTH_PENALTIES
     ):
@@ -269,9 +303,7 @@ def fit_heavy_tail(X, y, loss, *, rho, delta, epsilon_target, config, rng, cavea
     # 2. Private auto estimates (each spends its ledger entry).
     median = None
     if needs_median:
-        zero = np.zeros(n_features + 1)
-        psi = np.abs(loss.raw_gradient(y, linear_raw(X, zero, s))[:, 0])
-        norms = psi * np.sqrt(np.einsum("ij,ij->i", X, X) + s**2)
+        norms = gradient_norms_at_zero(X, y, loss, s)
         median = private_quantile(norms, 0.5, ledger.spent["clip_median"], rng)
     estimate = None
     if needs_curvature:
@@ -332,6 +364,11 @@ def fit_heavy_tail(X, y, loss, *, rho, delta, epsilon_target, config, rng, cavea
         noise_std = mean_oracle_sigma(clip, batch_size, eps) * math.sqrt(
             plan[0].n_steps
         )
+        optimizer_event, index = localized_phase_events(plan, rho_opt)
+        described = plan[index]
+        noise_multiplier = phase_noise_multiplier(described, rho_opt)
+        sensitivity, steps = 2.0 * described.clip_norm, described.n_steps
+        mechanism_text = _localized_text(plan, index, rho_opt)
     else:
         n_extra = 1 if solver == "sgd" else 0
         if fixed_steps is not None:
@@ -380,20 +417,38 @@ def fit_heavy_tail(X, y, loss, *, rho, delta, epsilon_target, config, rng, cavea
                 X, y, loss, step_size=0.5 / beta, l1=l1, l2=l2, **common
             )
         n_iter = n_steps
+        # Parallel composition: one record enters one query of the T, so
+        # the optimizer's event is one Gaussian release.
+        optimizer_event = noisy_sgd_event(noise_multiplier, 1.0, 1)
+        sensitivity, steps = 2.0 * clip, 1
+        mechanism_text = (
+            f"{_MECHANISM_NAMES[solver]}: {n_steps} noisy clipped-mean queries "
+            f"on disjoint batches of {batch_size} rows, composed in parallel "
+            "(each record enters one query), so the optimizer's event is one "
+            "Gaussian release (the recorded noise multiplier, sensitivity "
+            "2 C, 1 step)"
+        )
 
-    # 5. Describe the run.
+    # 5. Describe the run: the private estimates' zCDP events, then the
+    # optimizer's own event, which the record's fields describe.
+    if private:
+        tuning = [
+            zcdp_event(r) for name, r in ledger.spent.items() if name != "optimizer"
+        ]
+        event = composed_event([*tuning, optimizer_event])
+    else:
+        event = ledger.dp_event()
     record = PrivacyRecord.from_event(
-        ledger.dp_event(),
+        event,
         delta=delta,
         accountant=ZCDP_ACCOUNTANT,
         adjacency="replace_one",
         mechanism=(
-            f"{_MECHANISM_NAMES[solver]} on disjoint batches; rho-zCDP budget "
-            f"{_format_ledger(ledger.spent)}"
+            f"{mechanism_text}; rho-zCDP budget {_format_ledger(ledger.spent)}"
         ),
         noise_multiplier=noise_multiplier,
-        clip_norm=2.0 * clip,
-        steps=int(n_iter),
+        clip_norm=sensitivity,
+        steps=int(steps),
         caveats=tuple(caveats),
     )
     if epsilon_target is not None:
@@ -410,6 +465,9 @@ def fit_heavy_tail(X, y, loss, *, rho, delta, epsilon_target, config, rng, cavea
         strong_convexity=mu,
         rho_spent=ledger.spent,
         record=record,
+        optimizer_epsilon=(
+            epsilon_of(optimizer_event, delta, ZCDP_ACCOUNTANT) if private else math.inf
+        ),
     )
 
 
@@ -440,6 +498,7 @@ def _fit_dpsgd(X, y, loss, rho, delta, epsilon_target, config, rng, caveats):
         strong_convexity=None,
         rho_spent=fit.rho_spent,
         record=fit.record,
+        optimizer_epsilon=fit.optimizer_epsilon,
     )
 
 
@@ -500,6 +559,23 @@ def _run_localized(
 
 def _is_infinite(value):
     return not isinstance(value, str) and math.isinf(value)
+
+
+def _localized_text(plan, index, rho):
+    phases = "; ".join(
+        f"{phase.n_rows} rows, {phase.n_steps} steps, noise multiplier "
+        f"{phase_noise_multiplier(phase, rho):.4g}"
+        for phase in plan
+    )
+    return (
+        f"{_MECHANISM_NAMES['localized']}: {len(plan)} phases on disjoint "
+        f"blocks of rows, composed in parallel (each record enters one phase); "
+        f"phase i composes its T_i steps sequentially, each a Gaussian release "
+        f"of noise multiplier sqrt(T_i / (2 rho)) at sensitivity 2 C_i, so "
+        f"every phase is rho-zCDP ({phases}); the event and the recorded "
+        f"noise multiplier, sensitivity and steps are those of phase "
+        f"{index + 1}"
+    )
 
 
 def _format_ledger(spent):

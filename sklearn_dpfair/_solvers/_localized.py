@@ -24,11 +24,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..privacy._accounting import noisy_sgd_event, non_private_event
 from ..privacy._mechanism import GaussianMechanism
 from ._mean_oracle import clipped_gradient_mean
 from ._projections import project_two_balls
 
-__all__ = ["LocalizedPhase", "localized_plan", "localized_subgradient"]
+__all__ = [
+    "LocalizedPhase",
+    "localized_phase_events",
+    "localized_plan",
+    "localized_subgradient",
+    "phase_noise_multiplier",
+]
 
 # Exponent p of the thesis (n^p >= n (L/R)^2); p = 1 is the cheapest and the
 # one the spec recommends for a practical variant.
@@ -113,6 +120,72 @@ def localized_plan(n_used, d, eps, k, *, diameter, scale, clips, max_steps=None)
     return phases
 
 
+def phase_noise_multiplier(phase, rho):
+    """Noise multiplier of each step of a phase: ``sqrt(T_i / (2 rho))``.
+
+    Each of the phase's ``T_i`` steps is a Gaussian release of its clipped
+    sum (replace-one sensitivity ``2 C_i``) and gets ``rho / T_i`` by
+    sequential composition, so the phase is ``rho``-zCDP.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers._localized import (
+    ...     LocalizedPhase, phase_noise_multiplier)
+    >>> phase_noise_multiplier(LocalizedPhase(4, 8, 1.0, 1.0, 1.0, 1.0), 1.0)
+    2.0
+    """
+    if math.isinf(rho):
+        return 0.0
+    return math.sqrt(phase.n_steps / (2.0 * rho))
+
+
+def localized_phase_events(phases, rho):
+    """The accounting event of Algorithm 7 and the phase it describes.
+
+    The phases read disjoint blocks of rows, so one record takes part in one
+    phase only (parallel composition): the run's privacy is that of its worst
+    phase, ``T_i`` self-composed Gaussian steps of noise multiplier
+    :func:`phase_noise_multiplier`. Every phase is ``rho``-zCDP by
+    construction; the phase with the largest ``T_i / (2 sigma_i^2)`` (the
+    first on ties) is returned so that float round-off never favours the
+    record.
+
+    Parameters
+    ----------
+    phases : list of LocalizedPhase
+    rho : float
+        zCDP budget of the run.
+
+    Returns
+    -------
+    event : dp_accounting.DpEvent
+        ``T_j`` self-composed ``GaussianDpEvent(sigma_j)`` of the chosen
+        phase ``j``.
+    index : int
+        The chosen phase ``j``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers._localized import (
+    ...     localized_phase_events, localized_plan)
+    >>> plan = localized_plan(8, 2, 1.0, 2.0, diameter=2.0, scale=1.0,
+    ...                       clips=[1.0, 1.0, 1.0])
+    >>> event, j = localized_phase_events(plan, 0.5)
+    >>> event.count == plan[j].n_steps
+    True
+    """
+    if math.isinf(rho):
+        return non_private_event(), 0
+    losses = [
+        phase.n_steps / (2.0 * phase_noise_multiplier(phase, rho) ** 2)
+        for phase in phases
+    ]
+    index = int(np.argmax(losses))
+    phase = phases[index]
+    event = noisy_sgd_event(phase_noise_multiplier(phase, rho), 1.0, phase.n_steps)
+    return event, index
+
+
 def localized_subgradient(
     X, y, loss, *, phases, blocks, rho, radius, intercept_scaling, rng
 ):
@@ -145,9 +218,7 @@ def localized_subgradient(
     for phase, idx in zip(phases, blocks):
         Xb, yb = X[idx], y[idx]
         # Sequential composition inside the phase: rho / T_i per step.
-        noise_multiplier = (
-            0.0 if math.isinf(rho) else math.sqrt(phase.n_steps / (2.0 * rho))
-        )
+        noise_multiplier = phase_noise_multiplier(phase, rho)
         mechanism = GaussianMechanism(2.0 * phase.clip_norm, noise_multiplier)
         w = w_prev.copy()
         for _ in range(phase.n_steps):
