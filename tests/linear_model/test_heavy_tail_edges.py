@@ -8,10 +8,13 @@ describe the event the accountant was given.
 """
 
 import math
+import os
 import warnings
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sklearn_dpfair import HeavyTailDPRegressor
 from sklearn_dpfair.privacy._accounting import (
@@ -183,6 +186,50 @@ def test_smallest_datasets_end_the_same_way(solver):
             assert "n_samples" in str(first)
         else:
             assert np.all(np.isfinite(_released(second)))
+
+
+# Magnitudes an adversary can put in one record, finite all of them.
+_MAGNITUDES = st.sampled_from(
+    [0.0, 1.0, -1.0, 1e-300, 1e154, -1e154, 1e200, -1e200, 1.7e308, -1.7e308]
+)
+_SCALE = 10 if os.environ.get("DPFAIR_FULL") == "1" else 1
+
+
+@settings(
+    max_examples=15 * _SCALE,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    solver=st.sampled_from(SOLVERS),
+    row=st.lists(_MAGNITUDES, min_size=2, max_size=2),
+    target=_MAGNITUDES,
+    base=st.sampled_from(["data", "constant", "duplicated"]),
+    loss=st.sampled_from(["squared_error", "huber", "absolute_error"]),
+)
+def test_adversarial_neighbours_property(solver, row, target, base, loss):
+    # D and D' differ in record 0 only; D is ordinary, constant or made of
+    # one duplicated record. Both worlds fit without a warning, release
+    # finite numbers and carry the same accounted event.
+    if loss == "absolute_error" and solver in ("sgd", "acsa", "prox"):
+        solver = "localized"  # the curvature solvers need a smooth loss
+    X, y = _data(solver, n=64 if solver == "localized" else 400)
+    if base == "constant":
+        X = np.ones_like(X)
+    elif base == "duplicated":
+        X, y = np.repeat(X[:1], X.shape[0], axis=0), np.repeat(y[:1], y.shape[0])
+    X2, y2 = X.copy(), y.copy()
+    X2[0], y2[0] = row, target
+    results = []
+    for A, b in ((X, y), (X2, y2)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            reg = HeavyTailDPRegressor(**_params(solver), loss=loss).fit(A, b)
+        assert [str(w.message) for w in caught] == []
+        assert np.all(np.isfinite(_released(reg)))
+        results.append(_accounting(reg))
+    assert results[0] == results[1]
 
 
 # ------------------------------------------------- records describe the event
