@@ -56,6 +56,10 @@ _QUIET = {"over": "ignore", "invalid": "ignore", "divide": "ignore", "under": "i
 def mean_oracle(Z, clip_norm, mechanism, rng):
     """Algorithm 5 on explicit vectors: ``(sum_i Pi_C(z_i) + noise) / s``.
 
+    A vector with a non-finite entry, or whose norm exceeds the largest
+    float, contributes the fixed value 0; every other one is clipped with
+    its overflow-safe norm.
+
     Parameters
     ----------
     Z : ndarray of shape (s, d)
