@@ -257,6 +257,7 @@ def noisy_sgda(
     else:
         W = xp.zeros((0, 0, m), dtype=dtype, device=device)
     dual_clip = dual_mechanism.clip_norm if fair else math.inf
+    unclipped = math.isinf(primal_mechanism.clip_norm)
 
     # Per-row data a batch gathers, stacked into (k, n) tables by dtype: the
     # integer rows (label, block, group) and the float64 rows (weight,
@@ -313,7 +314,7 @@ def noisy_sgda(
                     factor = b_wt * clip_factors_from_norms(norms, dual_clip)
                 dual_sum = regularizer.dual_gradient_sum(W, proba, b_blk, b_grp, factor)
 
-        coef, w0 = private_linear_step(
+        new_coef, new_w0 = private_linear_step(
             coef,
             w0,
             Xb,
@@ -326,6 +327,14 @@ def noisy_sgda(
             intercept_scaling=s,
             rng=rng,
         )
+        if unclipped:
+            # Without clipping (the non-private fit) the sum over several rows
+            # near the float64 limit can overflow although each term is
+            # finite: the coordinates it would make non-finite keep their
+            # value. A clipped sum is at most n C: never taken.
+            new_coef = xp.where(xp.isfinite(new_coef), new_coef, coef)
+            new_w0 = xp.where(xp.isfinite(new_w0), new_w0, w0)
+        coef, w0 = new_coef, new_w0
         if fair and dual_update != "exact":
             W = W + dual_learning_rate * (
                 dual_mechanism.privatize(dual_sum, rng) / denominator

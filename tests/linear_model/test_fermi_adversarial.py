@@ -216,3 +216,16 @@ def test_privacy_record_fields_rebuild_the_event(params):
         )
     else:
         assert "histogram" not in rec.mechanism
+
+
+@pytest.mark.parametrize("n_huge", [10, 300])
+@pytest.mark.parametrize("batch_size", [50, "full"])
+def test_many_huge_rows_do_not_overflow_the_unclipped_fermi_step(n_huge, batch_size):
+    # Without clipping each term is finite but their sum over several rows
+    # near the float64 limit is not: the step must not write inf/NaN.
+    X, y, s = _data()
+    X[:n_huge] = [1.7e308, 1.7e308, 0.0]
+    out, _ = _fit(
+        FERMIClassifier(random_state=0, batch_size=batch_size, max_iter=5), X, y, s
+    )
+    _assert_released_finite(out)
