@@ -71,7 +71,7 @@ _DUAL = (
 # value is post-processing of the released histogram, so it is named, not
 # printed (the record stays a function of public inputs; the value is
 # dual_clip_norm_).
-_DUAL_CLIP_FROM_MARGINALS = "the box bound of the released marginals"
+_DUAL_CLIP_FROM_MARGINALS = "set by the box and the released marginals"
 
 _MARGINALS = (
     " + Gaussian histogram of the group marginals (sensitivity 1, noise "
