@@ -238,7 +238,12 @@ def semidp_gradient_descent(
             G += (1.0 - alpha[cols]) * public_sum / (scale * Xp.shape[0])
         if preconditioner is not None:
             G = preconditioner.apply(G, cols)
-        W[:, cols] = Wa - learning_rate[cols] * G
+        step = Wa - learning_rate[cols] * G
+        # Unclipped sums (public rows, or every row with epsilon = inf) of
+        # rows near the float64 limit can overflow although each row is
+        # finite: the coordinates they would make non-finite keep their
+        # value. A clipped, noised private sum is always finite.
+        W[:, cols] = np.where(np.isfinite(step), step, Wa)
         averaged = cols[t >= tail_from[cols]]
         total[:, averaged] += W[:, averaged]
     return SemiDPResult(params=total / (n_steps - tail_from), n_steps=n_steps)

@@ -378,3 +378,19 @@ def test_privacy_record_fields_rebuild_the_event(params):
         assert "full-batch" in rec.mechanism and "Poisson" not in rec.mechanism
     elif rec.sampling_probability is not None:
         assert "Poisson" in rec.mechanism
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_unclipped_sums_of_huge_rows_leave_the_model_finite(solver):
+    # With epsilon = inf nothing is clipped: each row's term may be inf
+    # (1e200 * 1e200) and their sum inf - inf; the step must not write NaN.
+    X, y, mask, _ = _problem(n=600, n_pub=150)
+    X[np.flatnonzero(~mask)[:20]] = 1e200
+    params = {"batch_size": 64, "max_iter": 2} if solver == "semidp_sgd" else {}
+    est, warns = _fit_outcome(
+        SemiDPLinearRegression(solver=solver, epsilon=np.inf, adjacency="add_remove",
+                               random_state=0, **params),
+        X, y, mask,
+    )
+    assert np.all(np.isfinite(est.coef_)) and np.isfinite(est.intercept_)
+    assert not [w for w in warns if w[0] == "RuntimeWarning"]
