@@ -110,7 +110,8 @@ def _neighbours():
     only[:] = 0
     only[7] = 1
     yield "group_becomes_empty", (X, y, s), (X, y, np.zeros_like(s))
-    yield "only_member_removed", (X, y, only), (X[np.arange(200) != 7], y[np.arange(200) != 7], only[np.arange(200) != 7])
+    keep = np.arange(200) != 7
+    yield "only_member_removed", (X, y, only), (X[keep], y[keep], only[keep])
     ones = np.ones_like(y)
     single = ones.copy()
     single[3] = 0
