@@ -27,8 +27,8 @@ noise multiplier (sensitivity 1). The event is then
 
 No exception or warning after input validation depends on the private
 data: the budget checks read public inputs only, the floored-marginal
-warning is issued by the non-private fit alone, and the solver gives a
-record whose logits overflow the fixed contribution 0 (no numpy warning).
+warning is issued by the non-private fit alone, and the solver gives a data
+row whose logits overflow the fixed contribution 0 (no numpy warning).
 """
 
 import functools
