@@ -14,12 +14,27 @@ adjacency (spec ``fermi.md`` §4.6):
    into floored group marginals and block weights (post-processing);
 2. run the noisy SGDA of :mod:`._sgda`, in the namespace and on the device
    of ``backend`` (labels, groups and the histogram stay on the host).
+
+The :class:`~sklearn_dpfair.privacy.PrivacyRecord` describes exactly the
+event given to the accountant. Its ``noise_multiplier`` is ``sigma_eff``
+and its ``clip_norm`` the sensitivity of the jointly released pair once
+the dual sum is rescaled to the primal noise scale,
+``C sqrt(1 + (sigma_theta / sigma_w)^2)`` (noise std ``sigma_theta C``),
+with ``sampling_probability`` ``q`` and ``steps`` ``T``; the mechanism text
+names both blocks' clip norms and noise multipliers and the histogram's
+noise multiplier (sensitivity 1). The event is then
+``fermi_event(noise_multiplier, sampling_probability, steps, z_hist)``.
+
+No exception or warning after input validation depends on the private
+data: the budget checks read public inputs only, the floored-marginal
+warning is issued by the non-private fit alone, and the solver gives a data
+row whose logits overflow the fixed contribution 0 (no numpy warning).
 """
 
 import functools
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -42,10 +57,26 @@ from ._sgda import noisy_sgda
 __all__ = ["FERMIFit", "FairPrivacy", "fit_fermi"]
 
 _MECHANISM = (
-    "DP-FERMI: noisy SGDA (Poisson-subsampled Gaussian on the jointly released "
-    "per-example-clipped primal and dual sums)"
+    "DP-FERMI: noisy SGDA, {steps} steps at Poisson rate {q:.6g}; each step "
+    "releases the per-example-clipped primal sum (clip {clip:.6g}, noise "
+    "multiplier {sigma_theta:.6g})"
 )
-_MARGINALS = " + Gaussian histogram of the group marginals"
+_DUAL = (
+    " and dual sum (clip {dual_clip}, noise multiplier {sigma_w:.6g}), "
+    "accounted as one Gaussian of noise multiplier "
+    "(sigma_theta^-2 + sigma_w^-2)^(-1/2) = {sigma_eff:.6g} and sensitivity "
+    "clip * sqrt(1 + (sigma_theta / sigma_w)^2) = {sensitivity:.6g}"
+)
+# The dual clip norm in the mechanism text when it is not a parameter: its
+# value is post-processing of the released histogram, so it is named, not
+# printed (the record stays a function of public inputs; the value is
+# dual_clip_norm_).
+_DUAL_CLIP_FROM_MARGINALS = "set by the box and the released marginals"
+
+_MARGINALS = (
+    " + Gaussian histogram of the group marginals (sensitivity 1, noise "
+    "multiplier {z:.6g})"
+)
 _FLOORED = (
     "group(s) {labels} have a training frequency below min_group_frequency="
     "{floor:g}{where}; their marginals are floored at it (1/sqrt(P_s) would "
@@ -265,6 +296,8 @@ def fit_fermi(
     # 0. Calibrate before any data-dependent step.
     if privacy is not None:
         r = privacy.dual_noise_ratio
+        # sigma_theta / sigma_eff; also the factor by which the primal clip
+        # norm grows into the sensitivity of the jointly released pair.
         joint = math.sqrt(1.0 + r**-2) if active else 1.0
         # The histogram is noised whenever the fit is private: a finite budget,
         # or a user-given noise multiplier (whose epsilon_ is then reported).
@@ -331,20 +364,46 @@ def fit_fermi(
         dual_clip = math.inf
 
     if privacy is not None:
-        mechanism = _MECHANISM + (_MARGINALS if noise["marginal"] > 0 else "")
+        sensitivity = primal_clip * joint
+        mechanism = _MECHANISM.format(
+            steps=n_steps, q=q, clip=primal_clip, sigma_theta=sigma_theta
+        )
+        if active:
+            mechanism += _DUAL.format(
+                dual_clip=(
+                    f"{dual_clip:.6g}"
+                    if dual_clip_norm is not None
+                    else _DUAL_CLIP_FROM_MARGINALS
+                ),
+                sigma_w=sigma_w,
+                sigma_eff=sigma_eff,
+                sensitivity=sensitivity,
+            )
+        if noise["marginal"] > 0:
+            mechanism += _MARGINALS.format(z=noise["marginal"])
+        # Every field is what the accountant was given: the joint Gaussian's
+        # multiplier and sensitivity (noise std sigma_theta * clip), q, T.
         record = PrivacyRecord.from_event(
             event,
             delta=privacy.delta,
             accountant=privacy.accountant,
             adjacency="add_remove",
             mechanism=mechanism,
-            noise_multiplier=sigma_theta,
-            clip_norm=primal_clip,
+            noise_multiplier=sigma_eff,
+            clip_norm=sensitivity,
             sampling_probability=q,
             steps=n_steps,
             caveats=tuple(privacy.caveats),
         )
-        check_budget(record, privacy.epsilon, calibrated=False)
+        if privacy.noise_multiplier is None:
+            check_budget(record, privacy.epsilon, calibrated=True)
+        else:
+            # The message names the multiplier the user passed (sigma_theta).
+            check_budget(
+                replace(record, noise_multiplier=sigma_theta),
+                privacy.epsilon,
+                calibrated=False,
+            )
         noise["dual_clip_norm"] = dual_clip
 
     # 2. Solve (on the backend; batches and noise still come from rng).

@@ -29,6 +29,15 @@ Poisson batches gather their rows straight from the whole matrix, so a fit
 holds no second copy of the private rows (issue 9: peak memory within twice
 the data).
 
+Adversarial rows. Whatever a private row holds (features or target near the
+float64 limit), its term in the noisy sum is finite with norm at most the
+clip bound: norms are computed without overflow, a residual that is not
+finite (``x~_i^T w - y_i`` overflowed) gives the row the fixed contribution
+0, and numpy's floating-point warnings are silenced inside the solver (their
+firing would depend on the private rows). Public rows go through the same
+clipped (or unclipped) sums, so a non-finite public residual also
+contributes 0.
+
 Array-API note: every numerical step is a whole-array expression in a small
 function, so a torch port only needs the namespace swapped.
 """
@@ -37,7 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy._clipping import augmented_row_norms, clip_factors
+from ..privacy._clipping import augmented_row_norms, clipped_rows
 from ._sampling import poisson_batch
 from ._schedules import tail_start
 
@@ -99,16 +108,22 @@ def _clipped_sum(X, R, row_norms, clip_norm, s, excluded=None):
 
     ``R`` holds the per-row raw gradients (residuals) of the ``K`` columns;
     each (row, column) pair is clipped separately with the factorized norm
-    ``|r_ik| ||x~_i||``, so one row moves column ``k`` by at most ``C``.
-    Rows flagged in ``excluded`` get weight exactly 0 (set, not multiplied,
-    so a non-finite residual there cannot leak into the sum).
+    ``|r_ik| ||x~_i||`` (:func:`~sklearn_dpfair.privacy._clipping.clipped_rows`),
+    so one row moves column ``k`` by at most ``C``: a residual that is not
+    finite contributes exactly 0, and each entry ``c_ik r_ik x_ij`` is finite
+    even for a huge ``x_ij``. Rows flagged in ``excluded`` get weight exactly
+    0 (set, not multiplied). ``R`` is a temporary of the caller and may be
+    overwritten.
     """
-    factors = np.column_stack(
-        [clip_factors(R[:, [k]], row_norms, clip_norm) for k in range(R.shape[1])]
-    )
-    # In place: the (n, K) weights are the only temporary of this size.
-    weighted = factors
-    weighted *= R
+    if R.shape[1] == 1:
+        weighted = clipped_rows(R, row_norms, clip_norm)
+    else:
+        weighted = np.column_stack(
+            [
+                clipped_rows(R[:, [k]], row_norms, clip_norm)[:, 0]
+                for k in range(R.shape[1])
+            ]
+        )
     if excluded is not None:
         weighted[excluded] = 0.0
     total = X.T @ weighted
@@ -124,6 +139,9 @@ def _privatize_columns(total, mechanisms, rngs, cols):
     )
 
 
+# Whether numpy warns of an overflow or an invalid value depends on the
+# private rows: silenced for the whole solve.
+@np.errstate(over="ignore", invalid="ignore", divide="ignore")
 def semidp_gradient_descent(
     data,
     W0,
@@ -220,7 +238,12 @@ def semidp_gradient_descent(
             G += (1.0 - alpha[cols]) * public_sum / (scale * Xp.shape[0])
         if preconditioner is not None:
             G = preconditioner.apply(G, cols)
-        W[:, cols] = Wa - learning_rate[cols] * G
+        step = Wa - learning_rate[cols] * G
+        # Unclipped sums (public rows, or every row with epsilon = inf) of
+        # rows near the float64 limit can overflow although each row is
+        # finite: the coordinates they would make non-finite keep their
+        # value. A clipped, noised private sum is always finite.
+        W[:, cols] = np.where(np.isfinite(step), step, Wa)
         averaged = cols[t >= tail_from[cols]]
         total[:, averaged] += W[:, averaged]
     return SemiDPResult(params=total / (n_steps - tail_from), n_steps=n_steps)

@@ -20,6 +20,17 @@ one private row moves a clipped sum by ``2 C``, under ``"add_remove"`` by
 ``C``. The noise std is ``z * sensitivity`` and the event is
 ``GaussianDpEvent(z)`` accounted under add/remove, i.e. the factor 2 is
 folded into the sensitivity as ``privacy/_accounting.py`` prescribes.
+
+The :class:`~sklearn_dpfair.privacy.PrivacyRecord` describes exactly the
+event given to the accountant: ``noisy_sgd_event(noise_multiplier,
+sampling_probability or 1, steps)``, or a no-op when ``steps == 0``
+(``public_only``: no private sum is released, ``clip_norm`` is None). Its
+``clip_norm`` is the sensitivity of one released sum (``C`` or ``2 C``;
+``inf`` for ``epsilon = inf``, where the private rows are not clipped).
+
+No exception or warning after input validation depends on the private rows:
+the checks read the public rows, the counts and the parameters only, and the
+solver maps a private row whose terms overflow to the fixed contribution 0.
 """
 
 import functools
@@ -63,6 +74,11 @@ SENSITIVITY_FACTOR = {"add_remove": 1.0, "replace_one": 2.0}
 _MECHANISM_NAME = {
     "semidp_gd": "semi-DP noisy full-batch GD (thesis Algorithm 11, Gaussian)",
     "semidp_sgd": "semi-DP noisy SGD, Poisson-sampled private rows (Algorithm 11)",
+    # semidp_sgd whose expected batch holds every private row (q = 1).
+    "semidp_sgd_full": (
+        "semi-DP noisy SGD with sampling rate 1: every private row in every "
+        "step, i.e. full-batch GD (thesis Algorithm 11, Gaussian)"
+    ),
     "dp_gd": "DP-GD on all rows, public rows treated as private",
     "pda_md": "PDA-MD: DP-GD on private rows, public-Hessian mirror map",
     "public_only": "public rows only (private rows discarded)",
@@ -122,19 +138,23 @@ def _noise_multiplier(epsilon, delta, q, steps, accountant):
 
 
 def _record(solver, z, sensitivity, q, steps, *, delta, accountant, adjacency):
+    name = solver
     if solver == "public_only":
-        # The output does not depend on private rows: a no-op (epsilon 0).
-        event = no_op_event()
+        # The output does not depend on private rows: a no-op (epsilon 0),
+        # no private sum released, hence no sensitivity.
+        event, sensitivity = no_op_event(), None
     elif z > 0:
         event = noisy_sgd_event(z, q, steps)
     else:
         event = non_private_event()
+    if solver == "semidp_sgd" and q >= 1.0:
+        name = "semidp_sgd_full"
     return PrivacyRecord.from_event(
         event,
         delta=delta,
         accountant=accountant,
         adjacency=adjacency,
-        mechanism=_MECHANISM_NAME[solver],
+        mechanism=_MECHANISM_NAME[name],
         noise_multiplier=z,
         clip_norm=sensitivity,
         # Full batch involves no sampling; the summary then omits the rate.
@@ -209,7 +229,8 @@ def fit_semidp(
     )
     non_private = math.isinf(epsilon)
     clip = math.inf if non_private else float(clip_norm)
-    sensitivity = SENSITIVITY_FACTOR[adjacency] * clip_norm
+    # Of one released private sum (inf without privacy: no clipping then).
+    sensitivity = SENSITIVITY_FACTOR[adjacency] * clip
 
     if solver == "public_only":
         record = _record(

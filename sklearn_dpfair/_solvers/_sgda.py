@@ -28,6 +28,14 @@ Poisson batches and noise are drawn on the host from ``rng`` in the same
 order on every backend; labels, groups and blocks are encoded on the host and
 their per-row constants copied to the device once. The optional curves are
 diagnostics: each batch's probabilities are copied to the host for them.
+
+Whatever one record holds, its terms in both noisy sums are finite and
+within their clip bounds. A row whose logits ``x_i Theta + s w_0`` overflow
+(a huge but finite feature, see :func:`softmax_terms`) contributes exactly 0
+to the primal sum, to the dual sum and to the curves: a fixed,
+data-independent value. Finite rows keep their exact values. numpy's
+floating-point warnings (overflow, invalid value) are silenced inside the
+loop, since whether they fire would depend on the private data.
 """
 
 import math
@@ -36,7 +44,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..fairness._ermi import block_tables, ermi_from_tables
-from ..privacy._clipping import augmented_row_norms, clip_factors_from_norms
+from ..privacy._clipping import (
+    augmented_row_norms,
+    clip_factors_from_norms,
+    finite_rows_mask,
+)
 from ..utils._array_api import (
     array_namespace,
     device_of,
@@ -72,6 +84,7 @@ class SGDAResult:
     fairness_curve: list = field(default_factory=list)
 
 
+@np.errstate(over="ignore", invalid="ignore")
 def softmax_terms(raw, y, *, with_loss=True):
     """Probabilities, cross-entropy gradient ``F - e_y`` and per-sample loss.
 
@@ -87,19 +100,47 @@ def softmax_terms(raw, y, *, with_loss=True):
     exact, so the values equal the indexed form bit for bit. With
     ``with_loss=False`` (no curves recorded) the loss is not computed and
     ``None`` is returned in its place.
+
+    A row of ``raw`` that is not finite (logits that overflowed, or
+    ``inf - inf`` inside the product ``x_i Theta`` for a huge but finite
+    row) gets probabilities, gradient and loss exactly 0: the row then
+    contributes nothing to any sum of the step (primal, dual, curves), a
+    fixed value that does not depend on what the record holds. Finite rows
+    are unchanged bit for bit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._sgda import softmax_terms
+    >>> raw = np.array([[0.0, 0.0], [np.inf, -np.inf]])
+    >>> proba, grad, loss = softmax_terms(raw, np.array([1, 0]))
+    >>> proba
+    array([[0.5, 0.5],
+           [0. , 0. ]])
+    >>> grad
+    array([[ 0.5, -0.5],
+           [ 0. ,  0. ]])
+    >>> loss.round(4)
+    array([0.6931, 0.    ])
     """
     xp = array_namespace(raw)
+    finite = finite_rows_mask(raw)[:, None]
+    zero = xp.zeros_like(raw)
     shifted = raw - row_max(raw)
     exp = xp.exp(shifted)
     total = row_sums(exp)
-    proba = exp / total[:, None]
+    proba = xp.where(finite, exp / total[:, None], zero)
     classes = xp.arange(raw.shape[1], dtype=y.dtype, device=device_of(raw))
     onehot = xp.astype(y[:, None] == classes[None, :], raw.dtype)
-    grad = proba - onehot
+    grad = xp.where(finite, proba - onehot, zero)
     if not with_loss:
         return proba, grad, None
-    loss = xp.log(total) - rowwise_dot(shifted, onehot)
-    return proba, grad, loss
+    # A gap of -inf (two finite logits ~1.8e308 apart) would make the one-hot
+    # selection 0 * -inf = nan: floored at the largest float, which no
+    # ordinary gap reaches (only the diagnostic loss reads it).
+    gaps = xp.clip(shifted, -float(xp.finfo(raw.dtype).max), None)
+    loss = xp.log(total) - rowwise_dot(gaps, onehot)
+    return proba, grad, xp.where(finite[:, 0], loss, zero[:, 0])
 
 
 def _epoch_ends(n_steps, epochs):
@@ -108,6 +149,9 @@ def _epoch_ends(n_steps, epochs):
     return set(np.maximum(ends, 0).tolist())
 
 
+# Whether numpy warns of an overflow or an invalid value depends on the
+# private data (a huge record): silenced for the whole solve.
+@np.errstate(over="ignore", invalid="ignore", divide="ignore")
 def noisy_sgda(
     X,
     y,
@@ -213,6 +257,7 @@ def noisy_sgda(
     else:
         W = xp.zeros((0, 0, m), dtype=dtype, device=device)
     dual_clip = dual_mechanism.clip_norm if fair else math.inf
+    unclipped = math.isinf(primal_mechanism.clip_norm)
 
     # Per-row data a batch gathers, stacked into (k, n) tables by dtype: the
     # integer rows (label, block, group) and the float64 rows (weight,
@@ -269,7 +314,7 @@ def noisy_sgda(
                     factor = b_wt * clip_factors_from_norms(norms, dual_clip)
                 dual_sum = regularizer.dual_gradient_sum(W, proba, b_blk, b_grp, factor)
 
-        coef, w0 = private_linear_step(
+        new_coef, new_w0 = private_linear_step(
             coef,
             w0,
             Xb,
@@ -282,6 +327,14 @@ def noisy_sgda(
             intercept_scaling=s,
             rng=rng,
         )
+        if unclipped:
+            # Without clipping (the non-private fit) the sum over several rows
+            # near the float64 limit can overflow although each term is
+            # finite: the coordinates it would make non-finite keep their
+            # value. A clipped sum is at most n C: never taken.
+            new_coef = xp.where(xp.isfinite(new_coef), new_coef, coef)
+            new_w0 = xp.where(xp.isfinite(new_w0), new_w0, w0)
+        coef, w0 = new_coef, new_w0
         if fair and dual_update != "exact":
             W = W + dual_learning_rate * (
                 dual_mechanism.privatize(dual_sum, rng) / denominator

@@ -294,6 +294,12 @@ class ERMIRegularizer:
         with the coefficients ``c_i`` of :meth:`coefficients`, which the
         primal step has already computed: no ``h_i`` is formed, and ``W`` is
         not read again.
+
+        The norm reads no feature: it is finite for every record, since
+        ``F_i`` lies in the simplex (the solver gives a row whose logits
+        overflowed ``F_i = 0``, hence ``h_i = 0``), the marginals are floored
+        and ``W`` stays in the box; a norm that is still not finite gets clip
+        factor 0 (:func:`~sklearn_dpfair.privacy._clipping.clip_factors_from_norms`).
         """
         xp = array_namespace(proba)
         sq = 4.0 * weight**2 * rowwise_dot(proba**2, (inv_sqrt**2)[:, None] - coef)

@@ -568,12 +568,18 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
     delta_ : float
         Delta of the guarantee.
     noise_multiplier_ : float
-        ``sigma_theta``: model-step noise std in units of ``clip_norm``.
+        ``sigma_theta``: model-step noise std in units of ``clip_norm`` (the
+        meaning of the ``noise_multiplier`` parameter). The accountant's
+        multiplier is ``effective_noise_multiplier_``.
     dual_noise_multiplier_ : float
         ``sigma_w``: dual-step noise std in units of the dual clip norm.
     effective_noise_multiplier_ : float
         ``(sigma_theta^-2 + sigma_w^-2)^(-1/2)``, the noise multiplier of the
-        joint Gaussian in ``dp_event_``.
+        joint Gaussian in ``dp_event_``; it is
+        ``privacy_record_.noise_multiplier``.
+    marginal_noise_multiplier_ : float
+        Noise multiplier of the Gaussian histogram of the group marginals in
+        ``dp_event_`` (sensitivity 1); 0 when none was released.
     dual_clip_norm_ : float
         Dual clip norm used.
     sampling_rate_ : float
@@ -585,7 +591,14 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
     adjacency_ : str
         ``"add_remove"`` (one whole record).
     privacy_record_ : PrivacyRecord
-        All of the above.
+        What the accountant was given: ``noise_multiplier`` is
+        ``effective_noise_multiplier_``, ``clip_norm`` the sensitivity of the
+        jointly released (primal, rescaled dual) pair,
+        ``clip_norm * sqrt(1 + dual_noise_ratio^-2)`` with a fairness term
+        (``clip_norm`` without), ``sampling_probability`` and ``steps`` the
+        schedule; the mechanism text gives both blocks' clip norms and noise
+        multipliers and the histogram's. ``dp_event_`` is rebuilt from them
+        by ``fermi_event`` in ``sklearn_dpfair._solvers._fair_fit``.
     privacy_caveats_ : list of str
         What was read from the private data outside the guarantee.
     n_features_in_ : int
@@ -611,6 +624,16 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
     ``dp_event_``. Missing sensitive values are rejected. Features should be
     scaled with public bounds (or a DP scaler): scaling with the private mean
     and standard deviation is outside the guarantee.
+
+    Adversarial records. Every per-example term of both noisy sums is finite
+    and within its clip norm whatever the record holds: norms are computed
+    without overflow, and a record whose logits overflow (features near the
+    float64 limit) contributes exactly 0 to the primal and dual sums of the
+    steps it joins. Input validation (shapes, NaN/inf, labels outside
+    ``classes``, groups outside ``groups``, missing sensitive values) raises
+    before anything is computed and is outside the guarantee; after it, no
+    exception or warning depends on the private data (a group or a class
+    that is empty, or a single record, changes nothing but the numbers).
 
     References
     ----------
@@ -758,6 +781,10 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
 
     def _set_result_privacy(self, result):
         self._set_privacy_record(result.record)
+        # The record holds the joint (effective) multiplier; the attribute
+        # keeps the meaning of the noise_multiplier parameter.
+        self.noise_multiplier_ = result.noise["primal"]
+        self.marginal_noise_multiplier_ = result.noise["marginal"]
         self.dual_noise_multiplier_ = result.noise["dual"]
         self.effective_noise_multiplier_ = result.noise["effective"]
         self.dual_clip_norm_ = result.noise["dual_clip_norm"]

@@ -167,7 +167,13 @@ class SemiDPLinearRegression(
     adjacency_ : {"add_remove", "replace_one"}
         Neighbouring relation of the guarantee (on private rows).
     privacy_record_ : PrivacyRecord
-        All of the above, with sensitivity, sampling rate and steps.
+        All of the above, with sensitivity, sampling rate and steps: exactly
+        what the accountant was given, ``dp_event_ ==
+        noisy_sgd_event(noise_multiplier, sampling_probability or 1, steps)``
+        (a no-op event when ``steps == 0``, ``solver="public_only"``, whose
+        ``clip_norm`` is then None). ``clip_norm`` is the sensitivity of one
+        released sum, ``C`` or ``2 C``; ``inf`` with ``epsilon=np.inf``,
+        where nothing is clipped.
     privacy_caveats_ : list of str
         What was read from private data outside the guarantee (empty).
     n_features_in_ : int
@@ -194,6 +200,15 @@ class SemiDPLinearRegression(
     Preprocessing fitted on all rows (e.g. a ``StandardScaler`` in a
     ``Pipeline``) leaks private statistics: fit it on public rows only (for
     ``StandardScaler``, route ``sample_weight=public_mask``).
+
+    Adversarial records. Each private row's term ``psi_i`` is finite with
+    norm at most ``C`` whatever the row holds: norms are computed without
+    overflow, and a row whose residual ``x~_i^T w - y_i`` is not finite
+    (features or target near the float64 limit) contributes exactly 0 to
+    that step's sum (public rows likewise). Input validation (shapes,
+    NaN/inf, ``public_mask``) and the checks of the solver options read only
+    shapes, counts, parameters and public rows; after them no exception or
+    warning depends on the private rows.
 
     References
     ----------

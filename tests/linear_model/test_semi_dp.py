@@ -258,3 +258,139 @@ def test_helper_matches_the_estimator_choice():
         **{k: v for k, v in params.items() if k != "predicted_test_mse"},
     ).fit(X, y, public_mask=mask)
     np.testing.assert_array_equal(fixed.coef_, reg.coef_)
+
+
+# -- neighbouring datasets built by hand ---------------------------------------
+
+SOLVERS = ["semidp_gd", "semidp_sgd", "dp_gd", "pda_md"]
+
+
+def _fit_outcome(est, X, y, mask):
+    """Fit and return (estimator or error, set of warnings)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            outcome = est.fit(X, y, public_mask=mask)
+        except (ValueError, TypeError) as exc:
+            outcome = (type(exc), str(exc))
+    return outcome, sorted({(w.category.__name__, str(w.message)) for w in caught})
+
+
+def _private_neighbours():
+    X, y, mask, _ = _problem(n=600, n_pub=150)
+    i = np.flatnonzero(~mask)[3]  # a private row
+    for name, row, target in [
+        ("max_feature", [1.7e308, 0, 0, 0, 0], None),
+        ("opposite_max", [-1.7e308, 1.7e308, 0, 0, 0], None),
+        ("all_1e200", [1e200] * 5, None),
+        ("huge_target", None, 1.7e308),
+        ("huge_feature_and_target", [1.7e308, 0, 0, 0, 0], -1.7e308),
+    ]:
+        X2, y2 = X.copy(), y.copy()
+        if row is not None:
+            X2[i] = row
+        if target is not None:
+            y2[i] = target
+        yield name, (X, y, mask), (X2, y2, mask)
+    priv = ~mask
+    Xc, yc = X.copy(), y.copy()
+    Xc[priv, 1] = 3.0  # a constant private column ...
+    yc[priv] = 2.0  # ... and constant private targets
+    Xc2, yc2 = Xc.copy(), yc.copy()
+    Xc2[i, 1], yc2[i] = -1.0, 5.0
+    yield "constant_private_rows", (Xc, yc, mask), (Xc2, yc2, mask)
+    Xd, yd = X.copy(), y.copy()
+    Xd[priv], yd[priv] = X[i], y[i]  # every private row the same record
+    Xd2, yd2 = Xd.copy(), yd.copy()
+    Xd2[np.flatnonzero(priv)[0]] = X[0]
+    yield "duplicated_private_rows", (Xd, yd, mask), (Xd2, yd2, mask)
+
+
+PRIVATE_NEIGHBOURS = {name: (a, b) for name, a, b in _private_neighbours()}
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("name", list(PRIVATE_NEIGHBOURS))
+def test_private_neighbours_end_the_same_way(name, solver):
+    # Replace-one neighbours in the private block. A private row near the
+    # float64 limit used to make coef_ NaN (0 * inf in its clipped term) and
+    # to raise numpy warnings in one world only; now both worlds fit, with
+    # finite coefficients, the same warnings and the same privacy record.
+    a, b = PRIVATE_NEIGHBOURS[name]
+    params = dict(solver=solver, adjacency="add_remove", random_state=0)
+    if solver == "semidp_sgd":
+        params.update(batch_size=64, max_iter=2)
+    (est_a, warn_a), (est_b, warn_b) = (
+        _fit_outcome(SemiDPLinearRegression(**params), *data) for data in (a, b)
+    )
+    assert warn_a == warn_b
+    for est in (est_a, est_b):
+        assert np.all(np.isfinite(est.coef_)) and np.isfinite(est.intercept_)
+        assert np.all(np.isfinite(est.predict(a[0][a[2]])))
+    assert est_a.privacy_record_ == est_b.privacy_record_
+    for attr in ("alpha_", "learning_rate_", "n_iter_"):
+        assert getattr(est_a, attr) == getattr(est_b, attr)
+
+
+# -- the record describes the event it carries --------------------------------
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"solver": "semidp_gd"},
+        {"solver": "semidp_gd", "adjacency": "add_remove", "accountant": "pld"},
+        {"solver": "semidp_sgd", "adjacency": "add_remove", "batch_size": 100},
+        {"solver": "semidp_sgd", "adjacency": "add_remove", "batch_size": 10_000},
+        {"solver": "dp_gd"},
+        {"solver": "pda_md", "max_iter": 5},
+        {"solver": "public_only"},
+        {"solver": "semidp_gd", "epsilon": np.inf},
+    ],
+    ids=["gd", "gd_pld", "sgd", "sgd_full_batch", "dp_gd", "pda_md",
+         "public_only", "non_private"],
+)
+def test_privacy_record_fields_rebuild_the_event(params):
+    from sklearn_dpfair.privacy._accounting import no_op_event
+
+    X, y, mask, _ = _problem(n=1200, n_pub=200)
+    est = SemiDPLinearRegression(random_state=0, **params).fit(X, y, public_mask=mask)
+    rec = est.privacy_record_
+    if rec.steps == 0:
+        rebuilt = no_op_event()
+        assert rec.clip_norm is None and rec.noise_multiplier == 0
+    else:
+        q = 1.0 if rec.sampling_probability is None else rec.sampling_probability
+        rebuilt = noisy_sgd_event(rec.noise_multiplier, q, rec.steps)
+    assert rebuilt == rec.dp_event
+    assert epsilon_of(rebuilt, rec.delta, rec.accountant) == rec.epsilon
+    assert rec.steps == (0 if params["solver"] == "public_only" else est.n_iter_)
+    factor = 2.0 if est.adjacency == "replace_one" else 1.0
+    if np.isinf(est.epsilon):
+        # No clipping without privacy: the record does not claim a bound.
+        assert rec.clip_norm == np.inf
+    elif rec.steps:
+        assert rec.clip_norm == factor * est.clip_norm
+    if rec.sampling_probability is None and params["solver"] == "semidp_sgd":
+        # The whole private block in every step: the text says so.
+        assert "full-batch" in rec.mechanism and "Poisson" not in rec.mechanism
+    elif rec.sampling_probability is not None:
+        assert "Poisson" in rec.mechanism
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_unclipped_sums_of_huge_rows_leave_the_model_finite(solver):
+    # With epsilon = inf nothing is clipped: each row's term may be inf
+    # (1e200 * 1e200) and their sum inf - inf; the step must not write NaN.
+    X, y, mask, _ = _problem(n=600, n_pub=150)
+    X[np.flatnonzero(~mask)[:20]] = 1e200
+    params = {"batch_size": 64, "max_iter": 2} if solver == "semidp_sgd" else {}
+    est, warns = _fit_outcome(
+        SemiDPLinearRegression(solver=solver, epsilon=np.inf, adjacency="add_remove",
+                               random_state=0, **params),
+        X, y, mask,
+    )
+    assert np.all(np.isfinite(est.coef_)) and np.isfinite(est.intercept_)
+    assert not [w for w in warns if w[0] == "RuntimeWarning"]

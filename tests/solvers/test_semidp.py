@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The semi-DP solver core, the public geometry and the public-only tuning model."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -233,3 +235,92 @@ def test_inverse_variance_weight_reproduces_example_19(n_pub, d, rho, B, factor)
     baseline = min(V2 / n_pub, N / n**2 + V2 / n)
     assert baseline / mse == pytest.approx(factor, abs=6e-4)
     assert 0 < alpha < 1
+
+
+# -- a record near the float64 limit -----------------------------------------
+
+HUGE = [
+    ([1.7e308, 0.0, 0.0, 0.0], 1.0),
+    ([-1.7e308, 1.7e308, 0.0, 0.0], 1.0),
+    ([1e200, 1e200, 1e200, 1e200], 1.0),
+    ([1.7e308, 0.0, 0.0, 0.0], -1.7e308),  # residual x~ w - y overflows
+    ([0.5, 0.1, 0.0, 0.0], 1.7e308),  # huge target alone
+]
+
+
+@pytest.mark.parametrize("clip", [1.0, np.inf])
+def test_clipped_sum_of_non_finite_residuals_is_finite(clip):
+    # A residual that is inf (or nan) used to meet clip factor 0 (0 * inf =
+    # nan) or factor 1 (no clipping: public rows, epsilon = inf); it now
+    # contributes exactly 0, in every column, and a clipped column stays
+    # within C per row even for rows near the float64 limit.
+    X = np.array([[1.7e308, 0.0], [1.0, 2.0], [-1.7e308, 1.7e308], [0.5, 0.5]])
+    R = np.array([[np.inf, 0.5], [0.3, np.nan], [1e300, -np.inf], [0.2, 0.4]])
+    with np.errstate(all="ignore"):  # the solver silences them (see below)
+        norms = augmented_row_norms(X, 1.0)
+        total = _clipped_sum(X, R.copy(), norms, clip, 1.0)
+        if np.isfinite(clip):
+            assert np.all(np.isfinite(total))
+            for k in range(R.shape[1]):
+                for i in range(X.shape[0]):
+                    term = _clipped_sum(
+                        X[[i]], R[[i], k : k + 1].copy(), norms[[i]], clip, 1.0
+                    )
+                    assert np.all(np.isfinite(term))
+                    assert np.linalg.norm(term) <= clip * (1 + 1e-12)
+        else:
+            # Unclipped: the rows with a non-finite residual add nothing.
+            finite = np.isfinite(R)
+            expected = np.column_stack(
+                [
+                    _clipped_sum(X[finite[:, k]], R[finite[:, k], k : k + 1].copy(),
+                                 norms[finite[:, k]], clip, 1.0)[:, 0]
+                    for k in range(2)
+                ]
+            )
+            np.testing.assert_array_equal(total[:, 1], expected[:, 1])
+            assert np.all(np.isfinite(total[:, 1]))
+
+
+class _Recording(GaussianMechanism):
+    """A Gaussian mechanism that keeps a copy of every sum it privatizes."""
+
+    def __init__(self, clip_norm, noise_multiplier):
+        super().__init__(clip_norm, noise_multiplier)
+        object.__setattr__(self, "sums", [])
+
+    def privatize(self, clipped_sum, rng):
+        self.sums.append(np.array(clipped_sum, copy=True))
+        return super().privatize(clipped_sum, rng)
+
+
+@pytest.mark.parametrize("row, target", HUGE, ids=lambda v: str(v))
+@pytest.mark.parametrize("q", [1.0, 0.5])
+def test_a_huge_private_record_has_a_finite_term_within_the_clip(row, target, q):
+    # The private block is the one record: every privatized sum is its term.
+    # Noise moves the iterate so that x~ w overflows too; public rows (clean)
+    # keep the model moving.
+    X, y, mask, _ = _problem(n=301, n_pub=300)
+    X[300], y[300] = row, target
+    mech = _Recording(2.0, 30.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = semidp_gradient_descent(
+            SemiDPData(X, y, X[mask], y[mask], 1.0, private_rows=~mask),
+            np.zeros((5, 1)),
+            mechanisms=[mech],
+            alpha=np.array([0.5]),
+            learning_rate=np.array([1.0]),
+            n_steps=np.array([10]),
+            clip_norm=2.0,
+            public_clipping=False,
+            sampling_probability=q,
+            preconditioner=None,
+            rngs=[np.random.default_rng(0)],
+            tail_fraction=0.5,
+        )
+    assert len(mech.sums) == 10
+    for term in mech.sums:
+        assert np.all(np.isfinite(term))
+        assert np.linalg.norm(term) <= 2.0 * (1 + 1e-12)
+    assert np.all(np.isfinite(result.params))

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The SGDA solver against independent per-sample references."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.special import softmax
@@ -294,3 +296,79 @@ def test_curves_are_recorded_per_epoch():
     assert len(res.loss_curve) == 6 == len(res.fairness_curve)
     assert res.loss_curve[-1] < res.loss_curve[0] <= np.log(2) + 0.2
     assert all(v >= 0 for v in res.fairness_curve)
+
+
+# -- a record near the float64 limit -----------------------------------------
+
+
+def test_softmax_terms_give_overflowed_rows_the_contribution_zero():
+    # Logits that overflowed (inf, or inf - inf = nan inside x_i Theta) used
+    # to give nan probabilities and gradients; they now contribute exactly 0.
+    raw = np.array([[0.5, -0.5], [np.inf, -np.inf], [np.nan, 1.0], [1e308, -1e308]])
+    y = np.array([0, 1, 0, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no data-dependent numpy warning
+        proba, grad, loss = softmax_terms(raw, y)
+    for values in (proba, grad, loss):
+        assert np.all(np.isfinite(values))
+    np.testing.assert_array_equal(proba[1:3], 0.0)
+    np.testing.assert_array_equal(grad[1:3], 0.0)
+    np.testing.assert_array_equal(loss[1:3], 0.0)
+    # Finite rows keep their exact values (the huge one included).
+    np.testing.assert_allclose(proba[0], softmax(raw[0]), rtol=1e-15)
+    np.testing.assert_array_equal(proba[3], [1.0, 0.0])
+    np.testing.assert_array_equal(grad[3], [1.0, -1.0])
+    assert np.isfinite(loss[3]) and loss[3] > 1e299
+
+
+class _Recording(GaussianMechanism):
+    """A Gaussian mechanism that keeps a copy of every sum it privatizes."""
+
+    def __init__(self, clip_norm, noise_multiplier):
+        super().__init__(clip_norm, noise_multiplier)
+        object.__setattr__(self, "sums", [])
+
+    def privatize(self, clipped_sum, rng):
+        self.sums.append(np.array(clipped_sum, copy=True))
+        return super().privatize(clipped_sum, rng)
+
+
+@pytest.mark.parametrize(
+    "row", [[1.7e308, 0.0], [-1.7e308, 1.7e308], [1e200, 1e200]], ids=str
+)
+@pytest.mark.parametrize("q", [1.0, 0.5])
+def test_a_huge_record_has_finite_terms_within_both_clip_norms(row, q):
+    # One record alone: each noisy sum of every step is exactly its term, so
+    # the terms must be finite and within the clip norms whatever the record
+    # holds, while (large) noise drives the logits past the float64 range.
+    X = np.array([row])
+    y, codes = np.array([1]), np.array([0])
+    constraint = DemographicParity()
+    reg = ERMIRegularizer(np.array([[0.5, 0.5]]), np.ones(1), 2)
+    clip, dual_clip = 2.0, 3.0
+    primal, dual = _Recording(clip, 50.0), _Recording(dual_clip, 50.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = noisy_sgda(
+            X, y, SoftmaxLoss(2), reg,
+            blocks=constraint.block_index(y), codes=codes, weight_scale=1.0,
+            fairness_weight=4.0, primal_mechanism=primal, dual_mechanism=dual,
+            sampling_probability=q, n_steps=12, epochs=2, learning_rate=1.0,
+            dual_learning_rate=0.1, alpha=0.0, intercept_scaling=1.0,
+            dual_update="sgda", project_dual=True, return_iterate="average",
+            rng=np.random.default_rng(0), record_curves=True,
+            constraint=constraint,
+        )
+    # Primal: the coefficient block and the intercept block of each step.
+    blocks = [np.concatenate([a.ravel(), b.ravel()])
+              for a, b in zip(primal.sums[::2], primal.sums[1::2])]
+    assert len(blocks) == 12 and len(dual.sums) == 12
+    for term in blocks:
+        assert np.all(np.isfinite(term))
+        assert np.linalg.norm(term) <= clip * (1 + 1e-12)
+    for term in dual.sums:
+        assert np.all(np.isfinite(term))
+        assert np.linalg.norm(term) <= dual_clip * (1 + 1e-12)
+    for values in (result.coef, result.intercept, result.dual):
+        assert np.all(np.isfinite(values))
+    assert all(np.isfinite(v) for v in result.loss_curve + result.fairness_curve)
