@@ -20,6 +20,7 @@ from sklearn_dpfair.federated import (
 from sklearn_dpfair.federated._fit import _resolve_auto_learning_rate
 from sklearn_dpfair.privacy import calibrate_noise_multiplier
 from sklearn_dpfair.privacy._accounting import epsilon_of
+from sklearn_dpfair.privacy._random import noise_seed
 
 LOSS = BinaryLogisticLoss()
 CONFIG = FederationConfig(rounds=40, sampling_probability=0.2, learning_rate=1.0)
@@ -114,6 +115,32 @@ def test_one_silo_secure_aggregation_equals_isrl():
     assert fit.central_record.noise_multiplier == pytest.approx(
         fit.privacy_record.noise_multiplier, rel=1e-12
     )
+
+
+def test_records_of_a_seeded_run_are_seeded():
+    data = _silos(sizes=(400, 600))
+    kw = dict(
+        loss=LOSS,
+        config=CONFIG,
+        silo_epsilon=1.0,
+        silo_delta=1e-5,
+        secure_aggregation=True,
+    )
+    seeded = fit_federated(data, **kw, random_state=0)
+    records = [
+        seeded.privacy_record,
+        seeded.central_record,
+        *(r.privacy_record for r in seeded.silo_reports.values()),
+    ]
+    assert {r.seed for r in records} == {noise_seed(0)}
+    assert "not a private release" in str(seeded.privacy_record)
+    unseeded = fit_federated(data, **kw)
+    records = [
+        unseeded.privacy_record,
+        unseeded.central_record,
+        *(r.privacy_record for r in unseeded.silo_reports.values()),
+    ]
+    assert all(r.seed is None for r in records)
 
 
 def test_secure_aggregation_refused_for_local_sgd():
@@ -240,6 +267,22 @@ def test_each_silo_alone_is_a_federation_of_one():
         assert list(fit.silo_reports) == [sid]
         assert fit.privacy_record.epsilon == fit.silo_epsilon[sid]
     assert fits["s1"].privacy_record.epsilon <= 1.0 < fits["s0"].privacy_record.epsilon
+
+
+def test_each_silo_alone_draws_its_own_noise():
+    # Two silos with the same rows: alone, each must draw its own noise (one
+    # generator copied into every fit would make their models identical).
+    X, y = _silos(sizes=(500,))["s0"]
+    fits = fit_each_silo_alone(
+        {"a": (X, y), "b": (X, y)},
+        loss=LOSS,
+        config=CONFIG,
+        silo_epsilon=1.0,
+        silo_delta=1e-5,
+        random_state=0,
+    )
+    assert not np.array_equal(fits["a"].coef, fits["b"].coef)
+    assert fits["a"].privacy_record.seed != fits["b"].privacy_record.seed
 
 
 def test_bad_federations_are_refused():
