@@ -604,30 +604,40 @@ def _isrl_record(reports, config, caveats, seed=None):
 
 
 def _secure_aggregation_record(reports, weights, config, caveats, seed=None):
-    """Central guarantee if the server sees only ``sum_i p_i m_i`` [spec §6.1.5].
+    """Central guarantee if the server sees only ``sum_i p_i m_i``.
 
-    A record of silo ``i`` moves the aggregate by at most
-    ``p_i C / (q n_i)``, and the aggregate's noise has standard deviation
-    ``C sqrt(sum_j (p_j sigma_j / (q n_j))^2)``: a Poisson-subsampled
-    Gaussian with multiplier ``z_i = (q n_i / p_i) sqrt(sum_j (p_j sigma_j /
-    (q n_j))^2)`` over ``R`` rounds. The worst silo is recorded.
+    Nothing here is assumed uniform across silos except the public schedule
+    (sampling rate ``q``, rounds ``R``, accountant): each silo's clip norm
+    ``C_i`` and noise multiplier ``sigma_i`` are read from its own report. A
+    record of silo ``i`` moves the aggregate by at most ``p_i C_i / (q n_i)``,
+    and the aggregate's noise has standard deviation ``S = sqrt(sum_j (p_j
+    sigma_j C_j / (q n_j))^2)``: a Poisson-subsampled Gaussian with
+    multiplier ``z_i = S q n_i / (p_i C_i)`` over ``R`` rounds. A silo that
+    does not clip (``C_i = inf``, an ``epsilon = inf`` silo) gives ``z_i = 0``:
+    its records are not protected by the other silos' noise, and the central
+    epsilon is inf. The worst silo is recorded.
     """
     q = config.sampling_probability
     delta = max(r.privacy_record.delta for r in reports.values())
+    clips = {s: r.privacy_record.clip_norm for s, r in reports.items()}
+    # Noise std of each silo's message; a noiseless silo adds none (its clip
+    # may be inf, and inf * 0 is not 0 in floating point).
     noise = math.sqrt(
         math.fsum(
-            (weights[s] * r.noise_multiplier / (q * r.n_samples)) ** 2
+            (weights[s] * r.noise_multiplier * clips[s] / (q * r.n_samples)) ** 2
             for s, r in reports.items()
+            if r.noise_multiplier > 0
         )
     )
     best = None
     for sid, rep in reports.items():
-        z = noise * q * rep.n_samples / weights[sid]
+        sensitivity = weights[sid] * clips[sid] / (q * rep.n_samples)
+        z = noise / sensitivity if math.isfinite(sensitivity) else 0.0
         event = noisy_sgd_event(z, q, config.rounds) if z > 0 else non_private_event()
         eps = epsilon_of(event, delta, config.accountant)
         if best is None or eps > best[0]:
-            best = (eps, event, z)
-    _, event, z = best
+            best = (eps, event, z, clips[sid])
+    _, event, z, clip = best
     return PrivacyRecord.from_event(
         event,
         delta=delta,
@@ -635,7 +645,7 @@ def _secure_aggregation_record(reports, weights, config, caveats, seed=None):
         adjacency="add_remove",
         mechanism=_SECURE_AGGREGATION_MECHANISM,
         noise_multiplier=z,
-        clip_norm=config.clip_norm,
+        clip_norm=clip,
         sampling_probability=q,
         steps=config.rounds,
         caveats=(*caveats, _SECURE_AGGREGATION_CAVEAT),

@@ -117,6 +117,72 @@ def test_one_silo_secure_aggregation_equals_isrl():
     )
 
 
+@pytest.mark.parametrize("weights", ["uniform", "size"])
+def test_secure_aggregation_with_an_unclipped_silo_is_not_private(weights):
+    # A silo with epsilon = inf runs without clipping: one of its records
+    # moves the aggregate without bound, whatever noise the other silos add.
+    data = _silos(sizes=(400, 600))
+    fit = fit_federated(
+        data,
+        loss=LOSS,
+        config=CONFIG,
+        silo_epsilon={"s0": math.inf, "s1": 1.0},
+        silo_delta=1e-5,
+        server_weights=weights,
+        secure_aggregation=True,
+        random_state=0,
+    )
+    assert fit.silo_reports["s0"].privacy_record.clip_norm == math.inf
+    central = fit.central_record
+    assert central.epsilon == math.inf
+    assert central.clip_norm == math.inf and central.noise_multiplier == 0.0
+    assert central.recompute_epsilon() == math.inf
+    assert fit.privacy_record.epsilon == math.inf
+
+
+def test_secure_aggregation_reads_each_silos_clip_and_noise():
+    # Silo s0 adds no noise but clips (a forced noise_multiplier of 0 needs
+    # epsilon = inf): its records are covered by the noise of s1 alone, in
+    # units of each silo's own clip norm.
+    data = _silos(sizes=(400, 600))
+    fit = fit_federated(
+        data,
+        loss=LOSS,
+        config=CONFIG,
+        silo_epsilon=1.0,
+        silo_delta=1e-5,
+        secure_aggregation=True,
+        random_state=0,
+    )
+    reps, p, q = fit.silo_reports, fit.server_weights, 0.2
+    from sklearn_dpfair.federated._fit import _secure_aggregation_record
+
+    quiet = {
+        "s0": replace(
+            reps["s0"],
+            noise_multiplier=0.0,
+            privacy_record=replace(reps["s0"].privacy_record, clip_norm=2.0),
+        ),
+        "s1": reps["s1"],
+    }
+    central = _secure_aggregation_record(quiet, p, CONFIG, ())
+    s1 = reps["s1"]
+    noise = p["s1"] * s1.noise_multiplier * 1.0 / (q * s1.n_samples)
+    z0 = noise / (p["s0"] * 2.0 / (q * 400))
+    z1 = s1.noise_multiplier
+    assert central.noise_multiplier == pytest.approx(min(z0, z1), rel=1e-12)
+    assert central.clip_norm == (2.0 if z0 < z1 else 1.0)
+    # A silo with no noise and no clip voids the central guarantee.
+    unclipped = {
+        **quiet,
+        "s0": replace(
+            quiet["s0"],
+            privacy_record=replace(quiet["s0"].privacy_record, clip_norm=math.inf),
+        ),
+    }
+    assert _secure_aggregation_record(unclipped, p, CONFIG, ()).epsilon == math.inf
+
+
 def test_records_of_a_seeded_run_are_seeded():
     data = _silos(sizes=(400, 600))
     kw = dict(

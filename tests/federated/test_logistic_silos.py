@@ -74,6 +74,16 @@ def test_secure_aggregation_is_reported_as_conditional(data):
     )
 
 
+def test_secure_aggregation_with_an_unclipped_silo_is_not_private(data):
+    X, y, silos = data
+    budgets = {"north": np.inf, "south": 1.0, "west": 1.0}
+    clf = _clf(secure_aggregation=True, silo_epsilon=budgets, max_iter=2)
+    clf.fit(X, y, silos=silos)
+    assert clf.central_epsilon_ == np.inf
+    assert clf.central_privacy_record_.clip_norm == np.inf
+    assert clf.epsilon_ == np.inf
+
+
 @pytest.mark.parametrize("random_state", [None, 0])
 def test_silo_records_say_whether_the_fit_is_seeded(data, random_state):
     X, y, silos = data
