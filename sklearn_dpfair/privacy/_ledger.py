@@ -414,7 +414,7 @@ class PrivacyLedger:
         shared = _shared_seeds(entries)
         if shared:
             groups = "; ".join(
-                f"{len(sources)} by {', '.join(sorted(set(sources)))}"
+                f"{len(sources)} fits by {', '.join(sorted(set(sources)))}"
                 for sources in shared.values()
             )
             total = (

@@ -280,7 +280,7 @@ def test_clones_of_a_random_state_instance_are_not_composed(data):
         ["DPLogisticRegression"] * 3
     ]
     summary = ledger.summary()
-    assert "shared a seed" in summary and "3 by DPLogisticRegression" in summary
+    assert "shared a seed" in summary and "3 fits by DPLogisticRegression" in summary
     assert "3 seeded release(s)" in summary
 
 
