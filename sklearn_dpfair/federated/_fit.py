@@ -596,8 +596,8 @@ def _isrl_record(reports, config, caveats, seed=None):
         mechanism=ISRL_MECHANISM,
         noise_multiplier=rep.noise_multiplier,
         clip_norm=rep.privacy_record.clip_norm,
-        sampling_probability=config.sampling_probability,
-        steps=config.noisy_steps,
+        sampling_probability=rep.privacy_record.sampling_probability,
+        steps=rep.privacy_record.steps,
         caveats=caveats,
         seed=seed,
     )
@@ -606,38 +606,54 @@ def _isrl_record(reports, config, caveats, seed=None):
 def _secure_aggregation_record(reports, weights, config, caveats, seed=None):
     """Central guarantee if the server sees only ``sum_i p_i m_i``.
 
-    Nothing here is assumed uniform across silos except the public schedule
-    (sampling rate ``q``, rounds ``R``, accountant): each silo's clip norm
-    ``C_i`` and noise multiplier ``sigma_i`` are read from its own report. A
-    record of silo ``i`` moves the aggregate by at most ``p_i C_i / (q n_i)``,
-    and the aggregate's noise has standard deviation ``S = sqrt(sum_j (p_j
-    sigma_j C_j / (q n_j))^2)``: a Poisson-subsampled Gaussian with
-    multiplier ``z_i = S q n_i / (p_i C_i)`` over ``R`` rounds. A silo that
-    does not clip (``C_i = inf``, an ``epsilon = inf`` silo) gives ``z_i = 0``:
-    its records are not protected by the other silos' noise, and the central
-    epsilon is inf. The worst silo is recorded.
+    No per-silo quantity is assumed uniform: each silo's clip norm ``C_i``,
+    noise multiplier ``sigma_i``, sampling rate ``q_i`` and size ``n_i`` are
+    read from its own report. A record of silo ``i`` moves the aggregate by
+    at most ``p_i C_i / (q_i n_i)`` (when it is sampled, with probability
+    ``q_i``), and the aggregate's noise has standard deviation ``S = sqrt(
+    sum_j (p_j sigma_j C_j / (q_j n_j))^2)``: a Poisson-subsampled Gaussian
+    with rate ``q_i`` and multiplier ``z_i = S q_i n_i / (p_i C_i)`` in each
+    of the ``R`` rounds. A silo that does not clip (``C_i = inf``, an
+    ``epsilon = inf`` silo) gives ``z_i = 0``: its records are not protected
+    by the other silos' noise, and the central epsilon is inf. The worst silo
+    is recorded.
+
+    The weights ``p_j`` are those of every round, so every silo must have
+    answered all ``R`` rounds with one noisy gradient each; anything else is
+    refused.
     """
-    q = config.sampling_probability
+    answered = {
+        sid: (r.rounds_used, r.privacy_record.steps) for sid, r in reports.items()
+    }
+    if any(a != (config.rounds, config.rounds) for a in answered.values()):
+        raise ValueError(
+            "secure aggregation accounting needs every silo to answer each of "
+            f"the {config.rounds} rounds with one noisy gradient; got (rounds "
+            f"answered, noisy steps) per silo {answered}."
+        )
     delta = max(r.privacy_record.delta for r in reports.values())
-    clips = {s: r.privacy_record.clip_norm for s, r in reports.items()}
-    # Noise std of each silo's message; a noiseless silo adds none (its clip
-    # may be inf, and inf * 0 is not 0 in floating point).
+    clip = {s: r.privacy_record.clip_norm for s, r in reports.items()}
+    q = {s: r.privacy_record.sampling_probability for s, r in reports.items()}
+    # Noise std of each silo's term in the sum; a noiseless silo adds none
+    # (its clip may be inf, and inf * 0 is not 0 in floating point).
     noise = math.sqrt(
         math.fsum(
-            (weights[s] * r.noise_multiplier * clips[s] / (q * r.n_samples)) ** 2
+            (weights[s] * r.noise_multiplier * clip[s] / (q[s] * r.n_samples)) ** 2
             for s, r in reports.items()
             if r.noise_multiplier > 0
         )
     )
     best = None
     for sid, rep in reports.items():
-        sensitivity = weights[sid] * clips[sid] / (q * rep.n_samples)
+        sensitivity = weights[sid] * clip[sid] / (q[sid] * rep.n_samples)
         z = noise / sensitivity if math.isfinite(sensitivity) else 0.0
-        event = noisy_sgd_event(z, q, config.rounds) if z > 0 else non_private_event()
+        event = (
+            noisy_sgd_event(z, q[sid], config.rounds) if z > 0 else non_private_event()
+        )
         eps = epsilon_of(event, delta, config.accountant)
         if best is None or eps > best[0]:
-            best = (eps, event, z, clips[sid])
-    _, event, z, clip = best
+            best = (eps, event, z, sid)
+    _, event, z, sid = best
     return PrivacyRecord.from_event(
         event,
         delta=delta,
@@ -645,8 +661,8 @@ def _secure_aggregation_record(reports, weights, config, caveats, seed=None):
         adjacency="add_remove",
         mechanism=_SECURE_AGGREGATION_MECHANISM,
         noise_multiplier=z,
-        clip_norm=clip,
-        sampling_probability=q,
+        clip_norm=clip[sid],
+        sampling_probability=q[sid],
         steps=config.rounds,
         caveats=(*caveats, _SECURE_AGGREGATION_CAVEAT),
         seed=seed,

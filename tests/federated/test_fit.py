@@ -19,7 +19,7 @@ from sklearn_dpfair.federated import (
 )
 from sklearn_dpfair.federated._fit import _resolve_auto_learning_rate
 from sklearn_dpfair.privacy import calibrate_noise_multiplier
-from sklearn_dpfair.privacy._accounting import epsilon_of
+from sklearn_dpfair.privacy._accounting import epsilon_of, noisy_sgd_event
 from sklearn_dpfair.privacy._random import noise_seed
 
 LOSS = BinaryLogisticLoss()
@@ -181,6 +181,60 @@ def test_secure_aggregation_reads_each_silos_clip_and_noise():
         ),
     }
     assert _secure_aggregation_record(unclipped, p, CONFIG, ()).epsilon == math.inf
+
+
+def _two_silo_fit():
+    return fit_federated(
+        _silos(sizes=(400, 600)),
+        loss=LOSS,
+        config=CONFIG,
+        silo_epsilon=1.0,
+        silo_delta=1e-5,
+        secure_aggregation=True,
+        random_state=0,
+    )
+
+
+def test_secure_aggregation_reads_each_silos_sampling_rate():
+    # A record of silo i is sampled with silo i's own rate q_i, and its term
+    # is divided by q_i n_i: both come from the silo's report.
+    from sklearn_dpfair.federated._fit import _secure_aggregation_record
+
+    fit = _two_silo_fit()
+    reps, p = fit.silo_reports, fit.server_weights
+    q = {"s0": 0.1, "s1": 0.2}
+    reps = {
+        s: replace(
+            r, privacy_record=replace(r.privacy_record, sampling_probability=q[s])
+        )
+        for s, r in reps.items()
+    }
+    central = _secure_aggregation_record(reps, p, CONFIG, ())
+    noise = math.sqrt(
+        sum(
+            (p[s] * r.noise_multiplier / (q[s] * r.n_samples)) ** 2
+            for s, r in reps.items()
+        )
+    )
+    z = {s: noise * q[s] * r.n_samples / p[s] for s, r in reps.items()}
+    eps = {
+        s: epsilon_of(noisy_sgd_event(z[s], q[s], CONFIG.rounds), central.delta)
+        for s in reps
+    }
+    worst = max(eps, key=eps.get)
+    assert central.sampling_probability == q[worst]
+    assert central.noise_multiplier == pytest.approx(z[worst], rel=1e-12)
+    assert central.epsilon == pytest.approx(eps[worst], rel=1e-12)
+
+
+def test_secure_aggregation_needs_every_silo_in_every_round():
+    from sklearn_dpfair.federated._fit import _secure_aggregation_record
+
+    fit = _two_silo_fit()
+    reps = dict(fit.silo_reports)
+    reps["s0"] = replace(reps["s0"], rounds_used=CONFIG.rounds - 1)
+    with pytest.raises(ValueError, match="every silo to answer each"):
+        _secure_aggregation_record(reps, fit.server_weights, CONFIG, ())
 
 
 def test_records_of_a_seeded_run_are_seeded():
