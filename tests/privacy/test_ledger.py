@@ -284,10 +284,16 @@ def test_clones_of_a_random_state_instance_are_not_composed(data):
     assert "3 seeded release(s)" in summary
 
 
-def test_an_int_seed_reused_across_a_search_is_not_composed(data):
+@pytest.mark.parametrize(
+    "make_seed",
+    [lambda: 0, np.random.RandomState, np.random.default_rng],
+    ids=["int", "RandomState", "Generator"],
+)
+def test_a_seed_shared_across_a_search_is_not_composed(data, make_seed):
     X, y = data
     ledger = PrivacyLedger()
-    GridSearchCV(_clf(ledger, random_state=0), {"max_iter": [1, 2]}, cv=2).fit(X, y)
+    clf = _clf(ledger, random_state=make_seed())
+    GridSearchCV(clf, {"max_iter": [1, 2]}, cv=2).fit(X, y)
     assert len(ledger) == 5
     assert ledger.total_epsilon() == np.inf
     assert ledger.total_epsilon(delta=1e-3) == np.inf
