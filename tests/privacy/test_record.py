@@ -3,6 +3,7 @@
 """PrivacyRecord: a seeded fit says that it is not a private release."""
 
 import dataclasses
+import pickle
 
 import numpy as np
 import pytest
@@ -61,9 +62,11 @@ def classification():
 )
 def test_a_seeded_fit_is_marked_in_record_and_summary(classification, random_state):
     X, y = classification
+    before = pickle.dumps(random_state)
     clf = DPLogisticRegression(
         classes=[0, 1], max_iter=2, random_state=random_state
     ).fit(X, y)
+    assert pickle.dumps(random_state) == before  # fit never advances it
     assert clf.privacy_record_.seeded
     assert clf.privacy_record_.seed == noise_seed(random_state)
     assert NOT_A_RELEASE in clf.privacy_summary()
