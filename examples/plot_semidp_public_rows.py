@@ -62,7 +62,7 @@ sklearn.set_config(enable_metadata_routing=True)
 def make_model(**params):
     return make_pipeline(
         StandardScaler().set_fit_request(sample_weight=True),
-        SemiDPLinearRegression(random_state=0, **params).set_fit_request(
+        SemiDPLinearRegression(**{"random_state": 0, **params}).set_fit_request(
             public_mask=True
         ),
     )
@@ -90,7 +90,8 @@ print(
 # on private rows. The fits themselves still read the private rows, so each
 # one is a release. A shared :class:`~sklearn_dpfair.privacy.PrivacyLedger`
 # (passed as ``accountant``) records all of them: the search spends the
-# composition of its fits, not one epsilon.
+# composition of its fits, not one epsilon. The fits are unseeded: fits that
+# share a seed share their noise, and the ledger would not compose them.
 from sklearn.metrics import make_scorer, mean_squared_error
 from sklearn.model_selection import GridSearchCV, KFold
 
@@ -103,7 +104,7 @@ public_folds = [
 ]
 ledger = PrivacyLedger(kind="pld")
 search = GridSearchCV(
-    make_model(epsilon=1.0, accountant=ledger),
+    make_model(epsilon=1.0, accountant=ledger, random_state=None),
     {"semidplinearregression__clip_norm": [0.3, 1.0, 3.0]},
     cv=public_folds,
     # The held-out public rows are scored unweighted.

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Shared parameter constraints, privacy bookkeeping and linear prediction."""
 
+import dataclasses
 import math
 from numbers import Real
 
@@ -10,6 +11,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .privacy._ledger import PrivacyLedger
+from .privacy._random import noise_seed
 from .utils._array_api import array_namespace, input_float_dtypes, to_numpy
 from .utils._sklearn_compat import Interval, Options, StrOptions
 
@@ -26,7 +28,9 @@ PRIVACY_PARAMETER_CONSTRAINTS = {
     "delta": [Interval(Real, 0, 1, closed="neither")],
     # A PrivacyLedger names its kind and records every fit (cost of tuning).
     "accountant": [StrOptions({"rdp", "pld"}), PrivacyLedger],
-    "random_state": ["random_state"],
+    # None (OS entropy: a release), an int seed, or a RandomState or
+    # Generator instance read as a seed (see check_noise_generator).
+    "random_state": ["random_state", np.random.Generator],
 }
 
 
@@ -36,7 +40,11 @@ class PrivateEstimatorMixin:
     A private estimator calls :meth:`_set_privacy_record` once, at the end of
     a successful fit, which sets ``epsilon_``, ``delta_``, ``dp_event_``,
     ``noise_multiplier_``, ``adjacency_``, ``privacy_caveats_`` and
-    ``privacy_record_``.
+    ``privacy_record_``. A fit given a ``random_state`` other than None is
+    seeded: its record carries the seed's fingerprint
+    (:func:`~sklearn_dpfair.privacy._random.noise_seed`) and says that it is
+    not a private release, and a ledger refuses to compose it with a fit
+    that drew the same noise.
     """
 
     def _accountant_kind(self):
@@ -48,6 +56,11 @@ class PrivateEstimatorMixin:
         return getattr(self.accountant, "kind", self.accountant)
 
     def _set_privacy_record(self, record):
+        # fit reads random_state without advancing it, so this is the seed
+        # the fit's generator started from.
+        seed = noise_seed(getattr(self, "random_state", None))
+        if seed != record.seed:
+            record = dataclasses.replace(record, seed=seed)
         self.privacy_record_ = record
         self.epsilon_ = record.epsilon
         self.delta_ = record.delta
@@ -63,6 +76,7 @@ class PrivateEstimatorMixin:
                 adjacency=record.adjacency,
                 epsilon=record.epsilon,
                 source=type(self).__name__,
+                seed=record.seed,
             )
 
     def privacy_summary(self):

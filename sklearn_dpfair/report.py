@@ -55,6 +55,8 @@ _EXTRA_PRIVACY_ATTRIBUTES = {
     ),
 }
 
+_SEEDED_ROW = "yes: the noise is reproducible from random_state, not a private release"
+
 # The rows of the privacy table, in print order, with their labels.
 _PRIVACY_FIELDS = {
     "epsilon": "epsilon",
@@ -87,7 +89,9 @@ class ModelReport:
         The privacy guarantee: ``private`` (bool), ``epsilon``, ``delta``,
         ``adjacency``, ``mechanism``, ``accountant``, ``noise_multiplier``,
         ``clip_norm``, ``sampling_rate``, ``steps`` (None where unknown),
-        ``summary`` (the estimator's own statement), ``caveats`` (list of
+        ``seeded`` (True when the fit's noise is reproducible from its
+        ``random_state``, so that it is not a private release; None where
+        unknown), ``summary`` (the estimator's own statement), ``caveats`` (list of
         str) and ``extra`` (dict of estimator-specific privacy attributes).
     metric_frame : fairlearn.metrics.MetricFrame, default=None
         Metrics per sensitive group; None when no sensitive features were
@@ -155,6 +159,8 @@ class ModelReport:
             for key, label in _PRIVACY_FIELDS.items()
             if self.privacy.get(key) is not None
         }
+        if self.privacy.get("seeded"):
+            rows["seeded fit"] = _SEEDED_ROW
         if "epsilon_recomputed" in self.privacy:
             rows["epsilon recomputed from dp_event_"] = self.privacy[
                 "epsilon_recomputed"
@@ -201,7 +207,9 @@ class ModelReport:
             Indexed by the estimator name. Columns: the privacy quantities
             (``epsilon``, ``delta``, ``adjacency``, ``mechanism``,
             ``accountant``, ``noise_multiplier``, ``clip_norm``,
-            ``sampling_rate``, ``steps``), the overall value of each metric,
+            ``sampling_rate``, ``steps``), ``private``, ``seeded`` (the fit's
+            noise is reproducible from a seed: not a private release), the
+            overall value of each metric,
             and, with sensitive features, ``<metric>_difference`` between
             groups. Binary classifiers also get
             ``demographic_parity_difference`` and, when labels were given,
@@ -209,6 +217,7 @@ class ModelReport:
         """
         row = {key: self.privacy.get(key) for key in _PRIVACY_FIELDS}
         row["private"] = self.privacy["private"]
+        row["seeded"] = self.privacy.get("seeded")
         if self.overall is not None:
             row.update(self.overall)
         if self.metric_frame is not None:
@@ -436,6 +445,7 @@ def _privacy_of(estimator):
             "clip_norm": record.clip_norm,
             "sampling_rate": record.sampling_probability,
             "steps": record.steps,
+            "seeded": record.seeded,
             "summary": str(record),
             "caveats": list(record.caveats),
             "extra": extra,
@@ -454,6 +464,7 @@ def _privacy_of(estimator):
             "clip_norm": None,
             "sampling_rate": None,
             "steps": None,
+            "seeded": None,
             "caveats": list(fitted["privacy_caveats_"] or []),
             "extra": extra,
         }
@@ -473,6 +484,7 @@ def _privacy_of(estimator):
         "clip_norm": None,
         "sampling_rate": None,
         "steps": None,
+        "seeded": None,
         "summary": (
             f"No differential privacy: {type(estimator).__name__} is not a "
             "private estimator, and its fitted parameters may reveal any "

@@ -74,6 +74,25 @@ def test_privacy_frame_lists_the_guarantee(fitted):
     assert frame.loc["steps", "value"] == fitted.t_
 
 
+def test_seeded_fit_is_reported_as_not_a_release(fitted):
+    report = privacy_report(fitted)  # fitted with random_state=0
+    assert report.privacy["seeded"] is True
+    assert "not a private release" in report.to_text()
+    assert "seeded fit" in report.privacy_frame().index
+    assert report.to_frame()["seeded"].item() is True
+    assert "not a private release" in report._repr_html_()
+
+
+def test_unseeded_fit_is_reported_as_a_release(data):
+    X, y, _ = data
+    clf = DPLogisticRegression(epsilon=0.7, classes=[0, 1], max_iter=2).fit(X, y)
+    report = privacy_report(clf)
+    assert report.privacy["seeded"] is False
+    assert "not a private release" not in report.to_text()
+    assert "seeded fit" not in report.privacy_frame().index
+    assert report.to_frame()["seeded"].item() is False
+
+
 def test_caveats_are_reported(data):
     X, y, _ = data
     with pytest.warns(Warning, match="classes"):

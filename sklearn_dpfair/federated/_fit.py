@@ -16,7 +16,7 @@ import numpy as np
 
 from .._solvers._schedules import auto_learning_rate, sgd_schedule
 from ..privacy._accounting import epsilon_of, noisy_sgd_event, non_private_event
-from ..privacy._random import check_noise_generator
+from ..privacy._random import check_noise_generator, noise_seed
 from ..privacy._record import PrivacyRecord
 from ._config import FederationConfig
 from ._execution import make_execution
@@ -222,8 +222,11 @@ def fit_federated(
     secure_aggregation : bool, default=False
         Also compute the central guarantee that holds *if* the server only
         sees the weighted sum of the messages (MB-SGD only).
-    random_state : int, Generator or None, default=None
-        Seeds every silo's generator; None uses OS entropy.
+    random_state : None, int, RandomState or Generator, default=None
+        Seeds every silo's generator; None uses OS entropy (a release). A
+        seed makes the run reproducible and marks every returned record as
+        seeded, not a private release (see
+        :func:`~sklearn_dpfair.privacy.check_noise_generator`).
     record_transcript : bool, default=False
         Keep every message the server received (for audits and tests).
     caveats : sequence of str, default=()
@@ -251,6 +254,47 @@ def fit_federated(
     >>> bool(fit.coef[0, 0] > 1.0)
     True
     """
+    return _fit_federated(
+        silo_data,
+        loss=loss,
+        config=config,
+        silo_epsilon=silo_epsilon,
+        silo_delta=silo_delta,
+        server_weights=server_weights,
+        noise_multiplier=noise_multiplier,
+        execution=execution,
+        client=client,
+        secure_aggregation=secure_aggregation,
+        rng=check_noise_generator(random_state),
+        seeded=random_state is not None,
+        record_transcript=record_transcript,
+        caveats=caveats,
+    )
+
+
+def _fit_federated(
+    silo_data,
+    *,
+    loss,
+    config,
+    silo_epsilon,
+    silo_delta,
+    server_weights="uniform",
+    noise_multiplier=None,
+    execution="local",
+    client=None,
+    secure_aggregation=False,
+    rng,
+    seeded,
+    record_transcript=False,
+    caveats=(),
+):
+    """:func:`fit_federated` on the fit's generator ``rng``.
+
+    ``seeded`` says whether ``rng`` comes from a seed; then every record
+    carries the fingerprint of ``rng``'s initial state.
+    """
+    seed = noise_seed(rng) if seeded else None
     if not isinstance(config, FederationConfig):
         raise TypeError(
             f"config must be a FederationConfig; got {type(config).__name__}."
@@ -280,7 +324,6 @@ def fit_federated(
         check_silo_size(sid, sizes[sid], deltas[sid], config.sampling_probability)
     weights = resolve_server_weights(server_weights, sizes)
 
-    rng = check_noise_generator(random_state)
     silo_kwargs = {}
     for sid in ids:
         X_i, y_i = silo_data[sid]
@@ -293,11 +336,7 @@ def fit_federated(
             config=config,
             noise_multiplier=noise_multiplier,
             silo_id=sid,
-            # 128 fresh bits per silo from the fit's generator: independent
-            # streams, reproducible under a seed, unpredictable without one.
-            random_state=np.random.default_rng(
-                rng.integers(0, 2**32, size=4, dtype=np.uint64)
-            ),
+            random_state=_child_generator(rng),
         )
 
     n_features = n_features.pop()
@@ -325,6 +364,14 @@ def fit_federated(
         reports = runner.reports()
     finally:
         runner.close()
+    if seed is not None:
+        # Every silo's generator derives from the seed: all records are seeded.
+        reports = {
+            sid: dataclasses.replace(
+                rep, privacy_record=dataclasses.replace(rep.privacy_record, seed=seed)
+            )
+            for sid, rep in reports.items()
+        }
 
     coef, intercept = server.coefficients()
     caveats = tuple(caveats)
@@ -334,9 +381,9 @@ def fit_federated(
         rounds=config.rounds,
         silo_reports=reports,
         server_weights=server.weights,
-        privacy_record=_isrl_record(reports, config, caveats),
+        privacy_record=_isrl_record(reports, config, caveats, seed),
         central_record=(
-            _secure_aggregation_record(reports, server.weights, config, caveats)
+            _secure_aggregation_record(reports, server.weights, config, caveats, seed)
             if secure_aggregation
             else None
         ),
@@ -374,8 +421,9 @@ def fit_each_silo_alone(
         Delta of every silo, or silo id to delta.
     noise_multiplier : float, default=None
         Force this noise multiplier (checked against each budget).
-    random_state : int, Generator or None, default=None
-        Seeds every silo's generator; None uses OS entropy.
+    random_state : None, int, RandomState or Generator, default=None
+        Seeds every silo's generator; None uses OS entropy. Each silo's fit
+        draws its own stream (derived from the seed when there is one).
 
     Returns
     -------
@@ -406,14 +454,17 @@ def fit_each_silo_alone(
     )
     rng = check_noise_generator(random_state)
     return {
-        sid: fit_federated(
+        sid: _fit_federated(
             {sid: silo_data[sid]},
             loss=loss,
             config=config,
             silo_epsilon=epsilons[sid],
             silo_delta=deltas[sid],
             noise_multiplier=noise_multiplier,
-            random_state=rng,
+            # A child stream per silo: one shared generator would be copied
+            # by each fit and every silo would draw the same noise.
+            rng=_child_generator(rng),
+            seeded=random_state is not None,
         )
         for sid in ids
     }
@@ -441,6 +492,7 @@ def fit_silos(
     fit_intercept,
     accountant,
     rng,
+    seeded,
     caveats=(),
 ):
     """The federated fit of a linear estimator (``fit(X, y, silos=...)``).
@@ -450,6 +502,8 @@ def fit_silos(
     pooled size ``n`` (``q = batch_size / n`` in every silo,
     ``R = ceil(epochs / q)``: each silo makes ``epochs`` expected passes over
     its rows), and unset silo budgets default to ``epsilon`` / ``delta``.
+    ``rng`` is the fit's generator and ``seeded`` whether it came from a seed
+    (``random_state`` not None); the records say so.
     """
     ids, rows = split_by_silo(silos, X.shape[0])
     q, rounds = sgd_schedule(X.shape[0], batch_size, epochs)
@@ -462,7 +516,7 @@ def fit_silos(
         fit_intercept=fit_intercept,
         accountant=accountant,
     )
-    return fit_federated(
+    return _fit_federated(
         {sid: (X[r], y[r]) for sid, r in zip(ids, rows)},
         loss=loss,
         config=config,
@@ -476,9 +530,16 @@ def fit_silos(
         noise_multiplier=noise_multiplier,
         execution=execution,
         secure_aggregation=secure_aggregation,
-        random_state=rng,
+        rng=rng,
+        seeded=seeded,
         caveats=(*caveats, _SILOS_PUBLIC_CAVEAT),
     )
+
+
+def _child_generator(rng):
+    """A generator seeded with 128 fresh bits of ``rng``: an independent
+    stream, reproducible under a seed, unpredictable without one."""
+    return np.random.default_rng(rng.integers(0, 2**32, size=4, dtype=np.uint64))
 
 
 def _resolve_auto_learning_rate(
@@ -511,7 +572,7 @@ def _resolve_auto_learning_rate(
     return dataclasses.replace(config, learning_rate=lr)
 
 
-def _isrl_record(reports, config, caveats):
+def _isrl_record(reports, config, caveats, seed=None):
     """Record-level guarantee for a record of any silo.
 
     A record of silo ``i`` influences only silo ``i``'s messages, so the
@@ -535,37 +596,64 @@ def _isrl_record(reports, config, caveats):
         mechanism=ISRL_MECHANISM,
         noise_multiplier=rep.noise_multiplier,
         clip_norm=rep.privacy_record.clip_norm,
-        sampling_probability=config.sampling_probability,
-        steps=config.noisy_steps,
+        sampling_probability=rep.privacy_record.sampling_probability,
+        steps=rep.privacy_record.steps,
         caveats=caveats,
+        seed=seed,
     )
 
 
-def _secure_aggregation_record(reports, weights, config, caveats):
-    """Central guarantee if the server sees only ``sum_i p_i m_i`` [spec §6.1.5].
+def _secure_aggregation_record(reports, weights, config, caveats, seed=None):
+    """Central guarantee if the server sees only ``sum_i p_i m_i``.
 
-    A record of silo ``i`` moves the aggregate by at most
-    ``p_i C / (q n_i)``, and the aggregate's noise has standard deviation
-    ``C sqrt(sum_j (p_j sigma_j / (q n_j))^2)``: a Poisson-subsampled
-    Gaussian with multiplier ``z_i = (q n_i / p_i) sqrt(sum_j (p_j sigma_j /
-    (q n_j))^2)`` over ``R`` rounds. The worst silo is recorded.
+    No per-silo quantity is assumed uniform: each silo's clip norm ``C_i``,
+    noise multiplier ``sigma_i``, sampling rate ``q_i`` and size ``n_i`` are
+    read from its own report. A record of silo ``i`` moves the aggregate by
+    at most ``p_i C_i / (q_i n_i)`` (when it is sampled, with probability
+    ``q_i``), and the aggregate's noise has standard deviation ``S = sqrt(
+    sum_j (p_j sigma_j C_j / (q_j n_j))^2)``: a Poisson-subsampled Gaussian
+    with rate ``q_i`` and multiplier ``z_i = S q_i n_i / (p_i C_i)`` in each
+    of the ``R`` rounds. A silo that does not clip (``C_i = inf``, an
+    ``epsilon = inf`` silo) gives ``z_i = 0``: its records are not protected
+    by the other silos' noise, and the central epsilon is inf. The worst silo
+    is recorded.
+
+    The weights ``p_j`` are those of every round, so every silo must have
+    answered all ``R`` rounds with one noisy gradient each; anything else is
+    refused.
     """
-    q = config.sampling_probability
+    answered = {
+        sid: (r.rounds_used, r.privacy_record.steps) for sid, r in reports.items()
+    }
+    if any(a != (config.rounds, config.rounds) for a in answered.values()):
+        raise ValueError(
+            "secure aggregation accounting needs every silo to answer each of "
+            f"the {config.rounds} rounds with one noisy gradient; got (rounds "
+            f"answered, noisy steps) per silo {answered}."
+        )
     delta = max(r.privacy_record.delta for r in reports.values())
+    clip = {s: r.privacy_record.clip_norm for s, r in reports.items()}
+    q = {s: r.privacy_record.sampling_probability for s, r in reports.items()}
+    # Noise std of each silo's term in the sum; a noiseless silo adds none
+    # (its clip may be inf, and inf * 0 is not 0 in floating point).
     noise = math.sqrt(
         math.fsum(
-            (weights[s] * r.noise_multiplier / (q * r.n_samples)) ** 2
+            (weights[s] * r.noise_multiplier * clip[s] / (q[s] * r.n_samples)) ** 2
             for s, r in reports.items()
+            if r.noise_multiplier > 0
         )
     )
     best = None
     for sid, rep in reports.items():
-        z = noise * q * rep.n_samples / weights[sid]
-        event = noisy_sgd_event(z, q, config.rounds) if z > 0 else non_private_event()
+        sensitivity = weights[sid] * clip[sid] / (q[sid] * rep.n_samples)
+        z = noise / sensitivity if math.isfinite(sensitivity) else 0.0
+        event = (
+            noisy_sgd_event(z, q[sid], config.rounds) if z > 0 else non_private_event()
+        )
         eps = epsilon_of(event, delta, config.accountant)
         if best is None or eps > best[0]:
-            best = (eps, event, z)
-    _, event, z = best
+            best = (eps, event, z, sid)
+    _, event, z, sid = best
     return PrivacyRecord.from_event(
         event,
         delta=delta,
@@ -573,8 +661,9 @@ def _secure_aggregation_record(reports, weights, config, caveats):
         adjacency="add_remove",
         mechanism=_SECURE_AGGREGATION_MECHANISM,
         noise_multiplier=z,
-        clip_norm=config.clip_norm,
-        sampling_probability=q,
+        clip_norm=clip[sid],
+        sampling_probability=q[sid],
         steps=config.rounds,
         caveats=(*caveats, _SECURE_AGGREGATION_CAVEAT),
+        seed=seed,
     )

@@ -69,7 +69,7 @@ _FERMI_CONSTRAINTS = {
     "clip_norm": [Interval(Real, 0, None, closed="neither"), None],
     "dual_clip_norm": [Interval(Real, 0, None, closed="neither"), None],
     "return_iterate": [StrOptions({"last", "average"})],
-    "random_state": ["random_state"],
+    "random_state": PRIVACY_PARAMETER_CONSTRAINTS["random_state"],
     "device": [StrOptions(set(DEVICE_OPTIONS))],
 }
 
@@ -297,8 +297,12 @@ class FERMIClassifier(_BaseFERMI):
     return_iterate : {"last", "average"}, default="average"
         Return the last iterate or the average of the last half of the
         iterates (smoother with constant step sizes).
-    random_state : int, Generator, RandomState or None, default=None
-        Seed of the minibatch sampling.
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
+default=None
+        None (the default) draws the minibatches from fresh OS entropy. An
+        int, or a ``RandomState`` or ``Generator`` instance (read, never
+        advanced, as the seed its current state gives) makes the fit
+        reproducible.
     device : {"cpu", "cuda", "auto"}, default="cpu"
         Where the descent-ascent runs. "cpu" is numpy. "cuda" runs the same
         solver in PyTorch on the current GPU; it needs the optional extra
@@ -522,9 +526,17 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         private data, outside the guarantee; warns).
     return_iterate : {"last", "average"}, default="average"
         Last iterate or the average of the last half (post-processing, free).
-    random_state : int, Generator, RandomState or None, default=None
-        None draws noise and batches from fresh OS entropy (use it for
-        releases); a seed makes the fit reproducible and the noise known.
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
+default=None
+        None (the default) draws the noise and the batches from fresh OS
+        entropy: the only setting for a private release. Anything else is a
+        seed, for tests and experiments: an int, or a ``RandomState`` or
+        ``Generator`` instance, read (never advanced) as the seed its current
+        state gives. Whoever knows a seed knows the noise, and fits given the
+        same seed (clones in ``GridSearchCV`` or ``cross_validate`` included)
+        draw the same noise: the privacy record of a seeded fit says that it
+        is not a private release, and a ``PrivacyLedger`` refuses to compose
+        fits that share a seed (its total is inf).
     device : {"cpu", "cuda", "auto"}, default="cpu"
         Where the descent-ascent runs. "cpu" is numpy. "cuda" runs the same
         solver in PyTorch on the current GPU; it needs the optional extra

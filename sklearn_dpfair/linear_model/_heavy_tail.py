@@ -152,10 +152,18 @@ class HeavyTailDPRegressor(
         ``"theory"`` uses the thesis' exact constants (needs
         ``moment_bound``); ``"practical"`` anchors them on private estimates
         and caps the number of steps.
-    random_state : int, Generator, RandomState or None, default=None
-        None draws the noise, the batches and the private estimates from a
-        generator seeded with fresh OS entropy: use it for releases. A seed
-        reproduces a fit exactly (tests, experiments).
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
+default=None
+        None (the default) draws the noise, the batches and the private
+        estimates from fresh OS entropy: the only setting for a private
+        release. Anything else is a seed, for tests and experiments: an int,
+        or a ``RandomState`` or ``Generator`` instance, read (never advanced)
+        as the seed its current state gives. Whoever knows a seed knows the
+        noise, and fits given the same seed (clones in ``GridSearchCV`` or
+        ``cross_validate`` included) draw the same noise: the privacy record
+        of a seeded fit says that it is not a private release, and a
+        ``PrivacyLedger`` refuses to compose fits that share a seed (its total
+        is inf).
 
     Attributes
     ----------

@@ -94,10 +94,17 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
     accountant : {"rdp", "pld"}, default="rdp"
         dp-accounting accountant for DP-SGD. Output perturbation (one
         Gaussian) is always accounted with PLD, which is exact for it.
-    random_state : int, Generator, RandomState or None, default=None
-        None draws the noise and batches from a generator seeded with fresh OS
-        entropy: use it for releases. A seed reproduces a fit exactly (tests,
-        experiments); a known seed makes the noise known.
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
+default=None
+        None (the default) draws the noise and the batches from fresh OS
+        entropy: the only setting for a private release. Anything else is a
+        seed, for tests and experiments: an int, or a ``RandomState`` or
+        ``Generator`` instance, read (never advanced) as the seed its current
+        state gives. Whoever knows a seed knows the noise, and fits given the
+        same seed (clones in ``GridSearchCV`` or ``cross_validate`` included)
+        draw the same noise: the privacy record of a seeded fit says that it
+        is not a private release, and a ``PrivacyLedger`` refuses to compose
+        fits that share a seed (its total is inf).
     device : {"cpu", "cuda", "auto"}, default="cpu"
         Where the dp-sgd solver runs. "cpu" is numpy. "cuda" runs the same
         solver in PyTorch on the current GPU; it needs the optional extra
@@ -381,6 +388,7 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
                 server_weights=self.server_weights,
                 execution=self.execution,
                 secure_aggregation=self.secure_aggregation,
+                seeded=self.random_state is not None,
                 **sgd_params,
             )
             n_iter = self.max_iter

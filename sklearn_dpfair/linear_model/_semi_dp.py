@@ -131,9 +131,17 @@ class SemiDPLinearRegression(
         Definition 14) doubles the sensitivity, hence the noise.
     accountant : {"pld", "rdp"} or PrivacyLedger, default="pld"
         dp-accounting accountant; PLD is exact for composed Gaussians.
-    random_state : int, Generator, RandomState or None, default=None
-        None draws the noise from fresh OS entropy (use it for releases); a
-        seed makes the noise reproducible and known.
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
+default=None
+        None (the default) draws the noise from fresh OS entropy: the only
+        setting for a private release. Anything else is a seed, for tests and
+        experiments: an int, or a ``RandomState`` or ``Generator`` instance,
+        read (never advanced) as the seed its current state gives. Whoever
+        knows a seed knows the noise, and fits given the same seed (clones in
+        ``GridSearchCV`` or ``cross_validate`` included) draw the same noise:
+        the privacy record of a seeded fit says that it is not a private
+        release, and a ``PrivacyLedger`` refuses to compose fits that share a
+        seed (its total is inf).
 
     Attributes
     ----------

@@ -15,6 +15,13 @@ in the temporary directory); the copies in the workers append each fit's
 event to it and the original reads it back, so the total also covers fits run
 in other processes. The journal is deleted when the original ledger is
 garbage collected.
+
+Composition assumes the recorded releases drew *independent* noise. Fits
+given the same seed (the same int, or copies of one numpy random-state
+instance, which is what ``clone`` makes of it) drew the same noise, so their
+noise can cancel between them; every entry keeps the fingerprint of its
+fit's seed and the ledger refuses to compose a shared one (the total is
+inf).
 """
 
 import contextlib
@@ -30,7 +37,13 @@ import weakref
 from collections import Counter
 from dataclasses import dataclass
 
-from ._accounting import ACCOUNTANTS, composed_event, epsilon_of, is_dp_event
+from ._accounting import (
+    ACCOUNTANTS,
+    composed_event,
+    epsilon_of,
+    is_dp_event,
+    non_private_event,
+)
 
 try:  # POSIX advisory locks; appends of one small record are atomic anyway.
     import fcntl
@@ -65,6 +78,10 @@ class LedgerEntry:
         Unique id, so that entries seen twice (memory and journal) count once.
     timestamp : float
         ``time.time()`` at recording.
+    seed : str or None, default=None
+        Fingerprint of the seed of a seeded fit (see
+        :attr:`PrivacyRecord.seed <sklearn_dpfair.privacy.PrivacyRecord>`);
+        None for noise from OS entropy.
 
     Examples
     --------
@@ -83,6 +100,8 @@ class LedgerEntry:
     source: str | None
     uid: str
     timestamp: float
+    # Last and defaulted, so that journal entries of older versions load.
+    seed: str | None = None
 
 
 class PrivacyLedger:
@@ -119,6 +138,17 @@ class PrivacyLedger:
 
     Notes
     -----
+    Composition is only valid for releases that drew independent noise.
+    Fits given the same seed (the same int ``random_state``, or copies of one
+    ``RandomState`` / ``Generator`` instance, such as the clones made by
+    ``GridSearchCV`` and ``cross_validate``) drew the *same* noise, which
+    may cancel between their outputs: when two recorded fits share a seed,
+    :meth:`total_epsilon` returns ``inf`` and :meth:`summary` says which
+    fits. Seeded fits with distinct seeds are composed as independent
+    releases, but a seeded fit is not a private release in the first place
+    (whoever knows the seed knows the noise); the summary counts them. Fit
+    with ``random_state=None`` whenever the total is meant as a guarantee.
+
     The total is a bound for releasing *every* fitted model (sequential
     composition over all fits, including the refit). When only the selected
     model is released and the number of candidates is randomized, the
@@ -195,7 +225,14 @@ class PrivacyLedger:
     # -- recording ---------------------------------------------------------------
 
     def record(
-        self, dp_event, *, delta, adjacency="add_remove", epsilon=None, source=None
+        self,
+        dp_event,
+        *,
+        delta,
+        adjacency="add_remove",
+        epsilon=None,
+        source=None,
+        seed=None,
     ):
         """Record one release.
 
@@ -214,6 +251,10 @@ class PrivacyLedger:
             Epsilon claimed by the release (kept for the summary only).
         source : str or None, default=None
             Name of what released it.
+        seed : str or None, default=None
+            Fingerprint of the release's seed when its noise came from a seed
+            (``PrivacyRecord.seed``); releases recorded with the same
+            fingerprint share their noise and are not composed.
 
         Returns
         -------
@@ -234,6 +275,7 @@ class PrivacyLedger:
             source=source,
             uid=uuid.uuid4().hex,
             timestamp=time.time(),
+            seed=None if seed is None else str(seed),
         )
         with self._lock:
             if self._owner or not _append(self._journal, entry):
@@ -270,6 +312,31 @@ class PrivacyLedger:
 
     # -- totals ------------------------------------------------------------------
 
+    def shared_seeds(self):
+        """Seeds shared by several recorded releases, with their sources.
+
+        Returns
+        -------
+        shared : dict
+            Seed fingerprint to the list of the sources (``"unnamed"`` when
+            not given) of the releases that drew the noise of that seed; only
+            fingerprints recorded more than once. Empty when every release
+            drew its own noise.
+
+        Examples
+        --------
+        >>> from sklearn_dpfair.privacy import PrivacyLedger
+        >>> from sklearn_dpfair.privacy._accounting import gaussian_event
+        >>> ledger = PrivacyLedger()
+        >>> _ = ledger.record(gaussian_event(2.0), delta=1e-5, seed="abc")
+        >>> _ = ledger.record(gaussian_event(2.0), delta=1e-5, seed="abc")
+        >>> ledger.shared_seeds()
+        {'abc': ['unnamed', 'unnamed']}
+        >>> ledger.total_epsilon()
+        inf
+        """
+        return _shared_seeds(self.entries)
+
     def dp_event(self):
         """The composition of every recorded event, as one DpEvent.
 
@@ -277,9 +344,14 @@ class PrivacyLedger:
         -------
         event : dp_accounting.DpEvent
             A ``ComposedDpEvent`` (the single event when only one was
-            recorded, an empty composition when none was).
+            recorded, an empty composition when none was), or a
+            ``NonPrivateDpEvent`` when two releases shared a seed (see
+            :meth:`shared_seeds`): their noise is not independent.
         """
-        return composed_event([e.dp_event for e in self.entries])
+        entries = self.entries
+        if _shared_seeds(entries):
+            return non_private_event()
+        return composed_event([e.dp_event for e in entries])
 
     def total_epsilon(self, delta=None):
         """Total epsilon of every recorded release, composed by dp-accounting.
@@ -294,7 +366,10 @@ class PrivacyLedger:
         Returns
         -------
         epsilon : float
-            ``0.0`` for an empty ledger and ``inf`` if any fit was non-private.
+            ``0.0`` for an empty ledger; ``inf`` if any fit was non-private
+            or if two fits shared a seed (:meth:`shared_seeds`), since their
+            noise is then the same and the releases do not compose as
+            independent ones.
         """
         entries = self.entries
         adjacencies = sorted({e.adjacency for e in entries})
@@ -336,11 +411,27 @@ class PrivacyLedger:
             delta = max(e.delta for e in entries)
         epsilon = self.total_epsilon(delta)
         naive = sum(e.epsilon for e in entries if e.epsilon is not None)
-        total = (
-            "inf (a non-private fit was recorded)"
-            if math.isinf(epsilon)
-            else (f"{epsilon:.4g}")
-        )
+        shared = _shared_seeds(entries)
+        if shared:
+            groups = "; ".join(
+                f"{len(sources)} fits by {', '.join(sorted(set(sources)))}"
+                for sources in shared.values()
+            )
+            total = (
+                f"inf (releases shared a seed and drew the same noise, which "
+                f"may cancel between them: {groups}; fit with "
+                "random_state=None)"
+            )
+        elif math.isinf(epsilon):
+            total = "inf (a non-private fit was recorded)"
+        else:
+            total = f"{epsilon:.4g}"
+        n_seeded = sum(e.seed is not None for e in entries)
+        if n_seeded:
+            lines.append(
+                f"{n_seeded} seeded release(s): their noise is reproducible from "
+                "random_state, so they are not private releases."
+            )
         lines.append(
             f"Total: epsilon = {total} at delta = {delta:.3g} over {len(entries)} "
             f"release(s), composed with dp-accounting ({self.kind.upper()}); "
@@ -350,6 +441,14 @@ class PrivacyLedger:
 
     def __repr__(self):
         return f"PrivacyLedger(kind={self.kind!r})"
+
+
+def _shared_seeds(entries):
+    sources = {}
+    for e in entries:
+        if e.seed is not None:
+            sources.setdefault(e.seed, []).append(e.source or "unnamed")
+    return {seed: s for seed, s in sources.items() if len(s) > 1}
 
 
 def _remove_file(path):

@@ -8,7 +8,15 @@ from dataclasses import asdict, dataclass, field
 from ..exceptions import PrivacyBudgetError
 from ._accounting import epsilon_of
 
-__all__ = ["PrivacyRecord", "check_budget"]
+__all__ = ["SEEDED_TEXT", "PrivacyRecord", "check_budget"]
+
+#: What the summary of a seeded fit says (also used by the report).
+SEEDED_TEXT = (
+    "Seeded fit: the noise is reproducible from random_state, so this is not "
+    "a private release (the guarantee above holds only while the seed stays "
+    "secret and is used for no other fit); refit with random_state=None to "
+    "release."
+)
 
 # Slack when comparing a spent epsilon with the budget: a calibrated sigma is
 # certified by the accountant, so this only absorbs float round-off (e.g. when
@@ -48,6 +56,12 @@ class PrivacyRecord:
         Number of noisy releases composed.
     caveats : tuple of str
         Quantities read from the private data that the guarantee does not cover.
+    seed : str or None, default=None
+        Fingerprint of the seed of a seeded fit (``random_state`` not None,
+        see :func:`~sklearn_dpfair.privacy.check_noise_generator`): its noise
+        is reproducible from the seed, so the fit is not a private release,
+        and fits with the same fingerprint drew the same noise. None when
+        the noise came from fresh OS entropy.
 
     Examples
     --------
@@ -72,6 +86,7 @@ class PrivacyRecord:
     sampling_probability: float | None = None
     steps: int | None = None
     caveats: tuple = field(default_factory=tuple)
+    seed: str | None = None
 
     @classmethod
     def from_event(cls, dp_event, *, delta, accountant, **kwargs):
@@ -84,6 +99,11 @@ class PrivacyRecord:
             dp_event=dp_event,
             **kwargs,
         )
+
+    @property
+    def seeded(self):
+        """Whether the noise is reproducible from a seed (not a release)."""
+        return self.seed is not None
 
     def recompute_epsilon(self):
         """Recompute epsilon from ``dp_event`` with dp-accounting.
@@ -116,7 +136,10 @@ class PrivacyRecord:
                 f"({self.epsilon:.4g}, {self.delta:.3g})-differential privacy "
                 f"with respect to {_ADJACENCY_TEXT[self.adjacency]}."
             )
-        lines = [head, f"Mechanism: {self.mechanism}."]
+        lines = [head]
+        if self.seeded:
+            lines.append(SEEDED_TEXT)
+        lines.append(f"Mechanism: {self.mechanism}.")
         if self.noise_multiplier:
             detail = f"Noise multiplier {self.noise_multiplier:.4g}"
             if self.clip_norm is not None:

@@ -19,7 +19,8 @@ from sklearn_dpfair.federated import (
 )
 from sklearn_dpfair.federated._fit import _resolve_auto_learning_rate
 from sklearn_dpfair.privacy import calibrate_noise_multiplier
-from sklearn_dpfair.privacy._accounting import epsilon_of
+from sklearn_dpfair.privacy._accounting import epsilon_of, noisy_sgd_event
+from sklearn_dpfair.privacy._random import noise_seed
 
 LOSS = BinaryLogisticLoss()
 CONFIG = FederationConfig(rounds=40, sampling_probability=0.2, learning_rate=1.0)
@@ -114,6 +115,152 @@ def test_one_silo_secure_aggregation_equals_isrl():
     assert fit.central_record.noise_multiplier == pytest.approx(
         fit.privacy_record.noise_multiplier, rel=1e-12
     )
+
+
+@pytest.mark.parametrize("weights", ["uniform", "size"])
+def test_secure_aggregation_with_an_unclipped_silo_is_not_private(weights):
+    # A silo with epsilon = inf runs without clipping: one of its records
+    # moves the aggregate without bound, whatever noise the other silos add.
+    data = _silos(sizes=(400, 600))
+    fit = fit_federated(
+        data,
+        loss=LOSS,
+        config=CONFIG,
+        silo_epsilon={"s0": math.inf, "s1": 1.0},
+        silo_delta=1e-5,
+        server_weights=weights,
+        secure_aggregation=True,
+        random_state=0,
+    )
+    assert fit.silo_reports["s0"].privacy_record.clip_norm == math.inf
+    central = fit.central_record
+    assert central.epsilon == math.inf
+    assert central.clip_norm == math.inf and central.noise_multiplier == 0.0
+    assert central.recompute_epsilon() == math.inf
+    assert fit.privacy_record.epsilon == math.inf
+
+
+def test_secure_aggregation_reads_each_silos_clip_and_noise():
+    # Silo s0 adds no noise but clips (a forced noise_multiplier of 0 needs
+    # epsilon = inf): its records are covered by the noise of s1 alone, in
+    # units of each silo's own clip norm.
+    data = _silos(sizes=(400, 600))
+    fit = fit_federated(
+        data,
+        loss=LOSS,
+        config=CONFIG,
+        silo_epsilon=1.0,
+        silo_delta=1e-5,
+        secure_aggregation=True,
+        random_state=0,
+    )
+    reps, p, q = fit.silo_reports, fit.server_weights, 0.2
+    from sklearn_dpfair.federated._fit import _secure_aggregation_record
+
+    quiet = {
+        "s0": replace(
+            reps["s0"],
+            noise_multiplier=0.0,
+            privacy_record=replace(reps["s0"].privacy_record, clip_norm=2.0),
+        ),
+        "s1": reps["s1"],
+    }
+    central = _secure_aggregation_record(quiet, p, CONFIG, ())
+    s1 = reps["s1"]
+    noise = p["s1"] * s1.noise_multiplier * 1.0 / (q * s1.n_samples)
+    z0 = noise / (p["s0"] * 2.0 / (q * 400))
+    z1 = s1.noise_multiplier
+    assert central.noise_multiplier == pytest.approx(min(z0, z1), rel=1e-12)
+    assert central.clip_norm == (2.0 if z0 < z1 else 1.0)
+    # A silo with no noise and no clip voids the central guarantee.
+    unclipped = {
+        **quiet,
+        "s0": replace(
+            quiet["s0"],
+            privacy_record=replace(quiet["s0"].privacy_record, clip_norm=math.inf),
+        ),
+    }
+    assert _secure_aggregation_record(unclipped, p, CONFIG, ()).epsilon == math.inf
+
+
+def _two_silo_fit():
+    return fit_federated(
+        _silos(sizes=(400, 600)),
+        loss=LOSS,
+        config=CONFIG,
+        silo_epsilon=1.0,
+        silo_delta=1e-5,
+        secure_aggregation=True,
+        random_state=0,
+    )
+
+
+def test_secure_aggregation_reads_each_silos_sampling_rate():
+    # A record of silo i is sampled with silo i's own rate q_i, and its term
+    # is divided by q_i n_i: both come from the silo's report.
+    from sklearn_dpfair.federated._fit import _secure_aggregation_record
+
+    fit = _two_silo_fit()
+    reps, p = fit.silo_reports, fit.server_weights
+    q = {"s0": 0.1, "s1": 0.2}
+    reps = {
+        s: replace(
+            r, privacy_record=replace(r.privacy_record, sampling_probability=q[s])
+        )
+        for s, r in reps.items()
+    }
+    central = _secure_aggregation_record(reps, p, CONFIG, ())
+    noise = math.sqrt(
+        sum(
+            (p[s] * r.noise_multiplier / (q[s] * r.n_samples)) ** 2
+            for s, r in reps.items()
+        )
+    )
+    z = {s: noise * q[s] * r.n_samples / p[s] for s, r in reps.items()}
+    eps = {
+        s: epsilon_of(noisy_sgd_event(z[s], q[s], CONFIG.rounds), central.delta)
+        for s in reps
+    }
+    worst = max(eps, key=eps.get)
+    assert central.sampling_probability == q[worst]
+    assert central.noise_multiplier == pytest.approx(z[worst], rel=1e-12)
+    assert central.epsilon == pytest.approx(eps[worst], rel=1e-12)
+
+
+def test_secure_aggregation_needs_every_silo_in_every_round():
+    from sklearn_dpfair.federated._fit import _secure_aggregation_record
+
+    fit = _two_silo_fit()
+    reps = dict(fit.silo_reports)
+    reps["s0"] = replace(reps["s0"], rounds_used=CONFIG.rounds - 1)
+    with pytest.raises(ValueError, match="every silo to answer each"):
+        _secure_aggregation_record(reps, fit.server_weights, CONFIG, ())
+
+
+def test_records_of_a_seeded_run_are_seeded():
+    data = _silos(sizes=(400, 600))
+    kw = dict(
+        loss=LOSS,
+        config=CONFIG,
+        silo_epsilon=1.0,
+        silo_delta=1e-5,
+        secure_aggregation=True,
+    )
+    seeded = fit_federated(data, **kw, random_state=0)
+    records = [
+        seeded.privacy_record,
+        seeded.central_record,
+        *(r.privacy_record for r in seeded.silo_reports.values()),
+    ]
+    assert {r.seed for r in records} == {noise_seed(0)}
+    assert "not a private release" in str(seeded.privacy_record)
+    unseeded = fit_federated(data, **kw)
+    records = [
+        unseeded.privacy_record,
+        unseeded.central_record,
+        *(r.privacy_record for r in unseeded.silo_reports.values()),
+    ]
+    assert all(r.seed is None for r in records)
 
 
 def test_secure_aggregation_refused_for_local_sgd():
@@ -240,6 +387,22 @@ def test_each_silo_alone_is_a_federation_of_one():
         assert list(fit.silo_reports) == [sid]
         assert fit.privacy_record.epsilon == fit.silo_epsilon[sid]
     assert fits["s1"].privacy_record.epsilon <= 1.0 < fits["s0"].privacy_record.epsilon
+
+
+def test_each_silo_alone_draws_its_own_noise():
+    # Two silos with the same rows: alone, each must draw its own noise (one
+    # generator copied into every fit would make their models identical).
+    X, y = _silos(sizes=(500,))["s0"]
+    fits = fit_each_silo_alone(
+        {"a": (X, y), "b": (X, y)},
+        loss=LOSS,
+        config=CONFIG,
+        silo_epsilon=1.0,
+        silo_delta=1e-5,
+        random_state=0,
+    )
+    assert not np.array_equal(fits["a"].coef, fits["b"].coef)
+    assert fits["a"].privacy_record.seed != fits["b"].privacy_record.seed
 
 
 def test_bad_federations_are_refused():

@@ -74,6 +74,27 @@ def test_secure_aggregation_is_reported_as_conditional(data):
     )
 
 
+def test_secure_aggregation_with_an_unclipped_silo_is_not_private(data):
+    X, y, silos = data
+    budgets = {"north": np.inf, "south": 1.0, "west": 1.0}
+    clf = _clf(secure_aggregation=True, silo_epsilon=budgets, max_iter=2)
+    clf.fit(X, y, silos=silos)
+    assert clf.central_epsilon_ == np.inf
+    assert clf.central_privacy_record_.clip_norm == np.inf
+    assert clf.epsilon_ == np.inf
+
+
+@pytest.mark.parametrize("random_state", [None, 0])
+def test_silo_records_say_whether_the_fit_is_seeded(data, random_state):
+    X, y, silos = data
+    clf = _clf(secure_aggregation=True, random_state=random_state, max_iter=2)
+    clf.fit(X, y, silos=silos)
+    seeds = {r.seed for r in clf.silo_privacy_records_.values()}
+    seeds |= {clf.central_privacy_record_.seed, clf.privacy_record_.seed}
+    assert seeds == {None if random_state is None else clf.privacy_record_.seed}
+    assert clf.privacy_record_.seeded is (random_state is not None)
+
+
 def test_central_fit_has_no_silo_attributes(data):
     X, y, silos = data
     clf = _clf().fit(X, y, silos=silos)

@@ -29,7 +29,8 @@ def data():
 
 
 def _clf(ledger, **kw):
-    params = dict(epsilon=1.0, classes=[0, 1], accountant=ledger, random_state=0)
+    # Unseeded: fits sharing a seed would not compose (see the seed tests).
+    params = dict(epsilon=1.0, classes=[0, 1], accountant=ledger, random_state=None)
     params.update(kw)
     return DPLogisticRegression(**params)
 
@@ -257,3 +258,113 @@ def test_every_estimator_with_an_accountant_records_into_a_ledger(cls):
     entry = ledger.entries[0]
     assert entry.dp_event == fitted.dp_event_
     assert entry.delta == fitted.delta_ and entry.adjacency == fitted.adjacency_
+
+
+# -- fits that share a seed share their noise: never composed -----------------
+
+
+def test_clones_of_a_random_state_instance_are_not_composed(data):
+    # clone deep-copies the instance: every fold model draws the same batches
+    # and noise, which cancels between them. The ledger must not report the
+    # composition of independent releases.
+    X, y = data
+    ledger = PrivacyLedger()
+    clf = _clf(ledger, random_state=np.random.RandomState(), max_iter=2)
+    out = cross_validate(clf, X, y, cv=3, return_estimator=True)
+    records = [est.privacy_record_ for est in out["estimator"]]
+    assert all(r.seeded for r in records)
+    assert len({r.seed for r in records}) == 1
+    assert len(ledger) == 3
+    assert ledger.total_epsilon() == np.inf
+    assert [list(s) for s in ledger.shared_seeds().values()] == [
+        ["DPLogisticRegression"] * 3
+    ]
+    summary = ledger.summary()
+    assert "shared a seed" in summary and "3 fits by DPLogisticRegression" in summary
+    assert "3 seeded release(s)" in summary
+
+
+@pytest.mark.parametrize(
+    "make_seed",
+    [lambda: 0, np.random.RandomState, np.random.default_rng],
+    ids=["int", "RandomState", "Generator"],
+)
+def test_a_seed_shared_across_a_search_is_not_composed(data, make_seed):
+    X, y = data
+    ledger = PrivacyLedger()
+    clf = _clf(ledger, random_state=make_seed())
+    GridSearchCV(clf, {"max_iter": [1, 2]}, cv=2).fit(X, y)
+    assert len(ledger) == 5
+    assert ledger.total_epsilon() == np.inf
+    assert ledger.total_epsilon(delta=1e-3) == np.inf
+
+
+def test_a_shared_seed_is_detected_across_processes(data):
+    X, y = data
+    ledger = PrivacyLedger()
+    clf = _clf(ledger, random_state=np.random.default_rng(7), max_iter=2)
+    cross_validate(clf, X, y, cv=2, n_jobs=2)
+    assert len(ledger) == 2
+    assert ledger.total_epsilon() == np.inf
+
+
+def test_distinct_seeds_compose_but_are_counted_as_seeded(data):
+    X, y = data
+    ledger = PrivacyLedger()
+    a = _clf(ledger, random_state=1, max_iter=2).fit(X, y)
+    b = _clf(ledger, random_state=2, max_iter=2).fit(X, y)
+    events = [a.dp_event_, b.dp_event_]
+    assert ledger.shared_seeds() == {}
+    assert ledger.total_epsilon() == pytest.approx(
+        _direct_epsilon(events, 1e-5, "rdp"), rel=1e-12
+    )
+    assert "2 seeded release(s)" in ledger.summary()
+    assert [e.seed for e in ledger.entries] == [
+        a.privacy_record_.seed,
+        b.privacy_record_.seed,
+    ]
+
+
+def test_refitting_one_seeded_estimator_reuses_its_noise(data):
+    # A seed (int or instance, which fit never advances) gives the same noise
+    # to every fit of the estimator.
+    X, y = data
+    ledger = PrivacyLedger()
+    clf = _clf(ledger, random_state=np.random.RandomState(3), max_iter=2)
+    clf.fit(X, y)
+    clf.fit(X[::-1], y[::-1])
+    assert ledger.total_epsilon() == np.inf
+
+
+def test_unseeded_fits_are_composed(data):
+    X, y = data
+    ledger = PrivacyLedger()
+    cross_validate(_clf(ledger, max_iter=2), X, y, cv=3)
+    assert all(e.seed is None for e in ledger.entries)
+    assert np.isfinite(ledger.total_epsilon())
+    assert "seeded" not in ledger.summary()
+
+
+def test_recorded_seeds():
+    ledger = PrivacyLedger()
+    ledger.record(gaussian_event(2.0), delta=1e-5, seed="a", source="x")
+    ledger.record(gaussian_event(2.0), delta=1e-5, seed="b", source="y")
+    ledger.record(gaussian_event(2.0), delta=1e-5)
+    assert np.isfinite(ledger.total_epsilon())
+    ledger.record(gaussian_event(2.0), delta=1e-5, seed="a", source="z")
+    assert ledger.shared_seeds() == {"a": ["x", "z"]}
+    assert ledger.total_epsilon() == np.inf
+    assert isinstance(ledger.dp_event(), dp_accounting.NonPrivateDpEvent)
+
+
+def test_journal_entries_without_a_seed_still_load():
+    # Entries pickled before the seed field existed have no "seed" in their
+    # state; the class default applies.
+    from sklearn_dpfair.privacy._ledger import LedgerEntry
+
+    entry = LedgerEntry(gaussian_event(1.0), 1e-5, None, "add_remove", None, "u", 0.0)
+    state = dict(entry.__dict__)
+    del state["seed"]
+    old = object.__new__(LedgerEntry)
+    old.__dict__.update(state)
+    assert old.seed is None
