@@ -8,12 +8,15 @@ on each (:func:`audit_mechanism`, :func:`audit_estimator`), and turns the
 errors of a distinguishing test into a Clopper-Pearson lower bound on epsilon
 at a stated confidence (:func:`audit_scores`). A bound above the claimed
 epsilon refutes the claim; a bound below it means only that this audit found
-no violation. The same audit flags deliberately broken variants (halved
-noise, clipping disabled), which is how its power is checked.
+no violation, and only when the audit was *conclusive*: its
+``epsilon_ceiling`` (the bound a test with no error at all would give with
+this many runs) must exceed the claim. The same audit flags deliberately
+broken variants (halved noise, clipping disabled), which is how its power is
+checked.
 """
 
 from ._audit import audit_estimator, audit_mechanism, canary_statistic
-from ._bounds import clopper_pearson, epsilon_from_error_bounds
+from ._bounds import clopper_pearson, epsilon_ceiling, epsilon_from_error_bounds
 from ._distinguish import audit_scores
 from ._neighbours import Dataset, Neighbours, make_canary, make_neighbours
 from ._result import AuditResult
@@ -27,6 +30,7 @@ __all__ = [
     "audit_scores",
     "canary_statistic",
     "clopper_pearson",
+    "epsilon_ceiling",
     "epsilon_from_error_bounds",
     "make_canary",
     "make_neighbours",
