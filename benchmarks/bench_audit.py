@@ -484,7 +484,8 @@ def whitebox_section(wb_rows, wb_runs, n_canaries):
         "block carries the rest), so halving it brings the observed part only "
         "a factor sqrt(2) below the claim. What "
         "this audit cannot see: the clipping (the canary is crafted at the "
-        "clip norm; the black-box *no clipping* rows cover it) and the private "
+        "clip norm; the black-box *no clipping* rows cover it), the sampling "
+        "(the auditor inserts the canary at the recorded rate) and the private "
         "preprocessing outside the noisy gradient sums.",
         "",
     ]

@@ -43,11 +43,13 @@ half "out", gives ``k`` independent trials. That independence is a property
 of the mechanism as declared; ``n_canaries=1`` (alternating "in" and "out"
 across fits) audits without relying on it.
 
-What this audit checks: the noise actually added per step, the number of
-noisy steps and the sampling rate, against the recorded event. What it
-cannot check: the clipping (the canary is crafted at norm ``C``) and any
-private preprocessing outside the noisy sums (private medians, histograms),
-whose share of the claim only makes the claim larger.
+What this audit checks: the noise actually added per step and the number of
+noisy steps, against the recorded event. What it cannot check: the clipping
+(the canary is crafted at norm ``C``), the sampling (the auditor inserts the
+canary at the recorded rate ``q`` itself, so a solver that samples records
+more often than it records goes unnoticed) and any private preprocessing
+outside the noisy sums (private medians, histograms), whose share of the
+claim only makes the claim larger.
 """
 
 import math
@@ -231,9 +233,10 @@ def audit_gradient_canary(
     independent across coordinates (isotropic Gaussian noise, as declared);
     ``n_canaries=1`` audits without that assumption.
 
-    The audit checks the noise, the number of noisy steps and the sampling
-    rate against the recorded claim; it does not exercise the clipping (see
-    :func:`audit_estimator` with a large canary record for that).
+    The audit checks the noise and the number of noisy steps against the
+    recorded claim; it does not exercise the clipping (see
+    :func:`audit_estimator` with a large canary record for that) nor the
+    sampling (the canary enters at the recorded rate).
 
     Parameters
     ----------
