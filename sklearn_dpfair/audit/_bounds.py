@@ -16,7 +16,7 @@ are exact (never anti-conservative) for every number of runs.
 import numpy as np
 from scipy.stats import beta
 
-__all__ = ["clopper_pearson", "epsilon_from_error_bounds"]
+__all__ = ["clopper_pearson", "epsilon_ceiling", "epsilon_from_error_bounds"]
 
 
 def clopper_pearson(k, n, *, confidence=0.95, side="two-sided"):
@@ -99,3 +99,40 @@ def epsilon_from_error_bounds(fpr_upper, fnr_upper, delta):
     b = np.nan_to_num(b, nan=0.0, posinf=np.inf)
     eps = np.fmax(np.fmax(a, b), 0.0)
     return float(eps) if eps.ndim == 0 else eps
+
+
+def epsilon_ceiling(n_without, n_with, delta, *, confidence=0.95):
+    """The largest epsilon lower bound an audit of this size can certify.
+
+    A test with no error at all on ``n_without`` and ``n_with`` evaluation
+    runs has error-rate upper bounds ``1 - ((1 - confidence) / 2) ** (1 / n)``
+    (the one-sided Clopper-Pearson bounds of :func:`audit_scores`, each at
+    ``1 - (1 - confidence) / 2``); no outcome of these runs gives a larger
+    lower bound on epsilon at ``delta``. An audit whose ceiling is not above
+    the claimed epsilon cannot refute the claim, whatever the mechanism does.
+
+    Parameters
+    ----------
+    n_without, n_with : int
+        Evaluation runs in each world.
+    delta : float
+        Delta at which epsilon is bounded.
+    confidence : float, default=0.95
+        Joint confidence of the two error bounds.
+
+    Returns
+    -------
+    ceiling : float
+        ``epsilon_from_error_bounds(u0, u1, delta)`` with ``u0, u1`` the
+        zero-error bounds.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.audit import epsilon_ceiling
+    >>> round(epsilon_ceiling(25, 25, 1e-5), 3)  # 100 runs, half choosing
+    1.839
+    """
+    per_bound = 1.0 - (1.0 - confidence) / 2.0
+    _, u0 = clopper_pearson(0, n_without, confidence=per_bound, side="upper")
+    _, u1 = clopper_pearson(0, n_with, confidence=per_bound, side="upper")
+    return float(epsilon_from_error_bounds(u0, u1, delta))

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..privacy._accounting import is_dp_event
-from ._bounds import clopper_pearson, epsilon_from_error_bounds
+from ._bounds import clopper_pearson, epsilon_ceiling, epsilon_from_error_bounds
 from ._claims import claimed_profile
 from ._result import AuditResult
 
@@ -90,7 +90,9 @@ def audit_scores(
     Returns
     -------
     result : AuditResult
-        The bound, the claim at the same delta, the test and its errors.
+        The bound, the claim at the same delta, the test and its errors, and
+        the audit's ceiling (``conclusive`` is False when no outcome of these
+        runs could have exceeded the claim).
 
     Examples
     --------
@@ -160,6 +162,9 @@ def audit_scores(
         fnr_upper=fnr_u,
         violation=bool(lower > claimed),
         nominal_epsilon_lower_bound=nominal_lower,
+        epsilon_ceiling=epsilon_ceiling(
+            ev0.size, ev1.size, audit_delta, confidence=confidence
+        ),
     )
 
 

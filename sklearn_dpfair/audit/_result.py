@@ -5,6 +5,8 @@
 import math
 from dataclasses import asdict, dataclass
 
+from ._bounds import epsilon_ceiling
+
 __all__ = ["AuditResult"]
 
 
@@ -59,8 +61,10 @@ class AuditResult:
     >>> from sklearn_dpfair.audit import AuditResult
     >>> r = AuditResult(0.1, 1.0, 1e-5, 1.0, 1e-5, 0.95, 0.0, "greater",
     ...                 100, 100, 40, 45, 0.5, 0.55, False, 0.1)
-    >>> r.violation
-    False
+    >>> r.violation, r.conclusive
+    (False, True)
+    >>> print(r)  # doctest: +ELLIPSIS
+    Privacy audit (no violation): epsilon >= 0.1 at delta = 1e-05 ...
     """
 
     epsilon_lower_bound: float
@@ -79,6 +83,29 @@ class AuditResult:
     fnr_upper: float
     violation: bool
     nominal_epsilon_lower_bound: float = 0.0
+    epsilon_ceiling: float = None
+    conclusive: bool = None
+
+    def __post_init__(self):
+        # Derived from the other fields when not given (frozen: set directly).
+        if self.epsilon_ceiling is None:
+            ceiling = epsilon_ceiling(
+                self.n_evaluation,
+                self.n_evaluation,
+                self.audit_delta,
+                confidence=self.confidence,
+            )
+            object.__setattr__(self, "epsilon_ceiling", ceiling)
+        if self.conclusive is None:
+            conclusive = bool(self.epsilon_ceiling > self.epsilon_claimed)
+            object.__setattr__(self, "conclusive", conclusive)
+
+    @property
+    def verdict(self):
+        """"VIOLATION", "no violation" or "inconclusive" (no violation reachable)."""
+        if self.violation:
+            return "VIOLATION"
+        return "no violation" if self.conclusive else "inconclusive"
 
     @property
     def margin(self):
@@ -96,7 +123,7 @@ class AuditResult:
         return asdict(self)
 
     def __str__(self):
-        verdict = "VIOLATION" if self.violation else "no violation"
+        verdict = self.verdict
         claimed = (
             "inf" if math.isinf(self.epsilon_claimed) else f"{self.epsilon_claimed:.3g}"
         )
@@ -109,5 +136,13 @@ class AuditResult:
             f"{'>' if self.direction == 'greater' else '<'} {self.threshold:.4g}; "
             f"{self.false_positives} false positives and {self.false_negatives} false "
             f"negatives in {self.n_evaluation} + {self.n_evaluation} held-out runs "
-            f"({self.n_selection} + {self.n_selection} runs chose the test)."
+            f"({self.n_selection} + {self.n_selection} runs chose the test). "
+            f"The most these runs could certify there: epsilon >= "
+            f"{self.epsilon_ceiling:.3g}"
+            + (
+                "."
+                if self.conclusive
+                else " (not above the claim: this audit could not have found a "
+                "violation; run more)."
+            )
         )

@@ -1,12 +1,70 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""The Gaussian mechanism on a clipped sum."""
+"""The Gaussian mechanism on a clipped sum.
 
+White-box audits (:func:`sklearn_dpfair.audit.audit_gradient_canary`) need to
+see inside it: a crafted per-example gradient (a *gradient canary*, Nasr et
+al., 2023) is added to the clipped sum before the noise, and the noisy sum
+is read back after it. :func:`observe_privatize` installs such an observer
+for the current context; without one, :meth:`GaussianMechanism.privatize`
+pays a single context-variable lookup and behaves exactly as before.
+"""
+
+import contextlib
+import contextvars
 from dataclasses import dataclass
 
 from ..utils._array_api import from_host
 
-__all__ = ["GaussianMechanism"]
+__all__ = ["GaussianMechanism", "observe_privatize"]
+
+# The audit observer of the current context (None outside audits). A context
+# variable, not a module global, so that an audit in one thread never sees
+# the fits of another.
+_OBSERVER = contextvars.ContextVar("sklearn_dpfair_privatize_observer", default=None)
+
+
+@contextlib.contextmanager
+def observe_privatize(observer):
+    """Let ``observer`` see every :meth:`GaussianMechanism.privatize` call.
+
+    For audits only: inside the ``with`` block each call becomes
+    ``noisy = noise(observer.before_noise(mechanism, clipped_sum))`` followed
+    by ``observer.after_noise(mechanism, noisy)``.
+
+    Parameters
+    ----------
+    observer : object
+        Has ``before_noise(mechanism, clipped_sum) -> clipped_sum`` and
+        ``after_noise(mechanism, noisy_sum) -> None``.
+
+    Yields
+    ------
+    observer : object
+        The same observer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._mechanism import (
+    ...     GaussianMechanism, observe_privatize)
+    >>> class Count:
+    ...     calls = 0
+    ...     def before_noise(self, mechanism, clipped_sum):
+    ...         return clipped_sum
+    ...     def after_noise(self, mechanism, noisy_sum):
+    ...         self.calls += 1
+    >>> mech = GaussianMechanism(clip_norm=1.0, noise_multiplier=1.0)
+    >>> with observe_privatize(Count()) as seen:
+    ...     _ = mech.privatize(np.zeros(2), np.random.default_rng(0))
+    >>> seen.calls
+    1
+    """
+    token = _OBSERVER.set(observer)
+    try:
+        yield observer
+    finally:
+        _OBSERVER.reset(token)
 
 
 @dataclass(frozen=True)
@@ -62,6 +120,15 @@ class GaussianMechanism:
             Same shape, namespace and device as ``clipped_sum``; float64
             (float32 sums are promoted by the float64 noise).
         """
+        observer = _OBSERVER.get()
+        if observer is not None:
+            # White-box audit only (observe_privatize): never set in a fit.
+            noisy = self._add_noise(observer.before_noise(self, clipped_sum), rng)
+            observer.after_noise(self, noisy)
+            return noisy
+        return self._add_noise(clipped_sum, rng)
+
+    def _add_noise(self, clipped_sum, rng):
         if self.noise_multiplier == 0:
             return clipped_sum
         noise = rng.normal(0.0, self.noise_std, size=tuple(clipped_sum.shape))

@@ -216,3 +216,50 @@ def test_every_private_estimator_passes_its_own_audit(name, cls):
     )
     result = audit_estimator(est, nb, n_runs=n_runs)
     assert not result.violation, f"{name}: {result}"
+
+
+# -- what an audit can see -----------------------------------------------------------
+
+
+def test_an_audit_too_small_to_refute_the_claim_says_inconclusive():
+    # A noise-free mechanism is not private at all, but 100 runs (25
+    # evaluation runs per world) certify at most epsilon ~ 1.84 at 1e-5:
+    # claiming epsilon = 5 cannot be refuted, and "no violation" would lie.
+    def release(data, rng):
+        return float(np.sum(data))
+
+    result = audit_mechanism(
+        release, [0.0] * 9, [0.0] * 9 + [1.0], delta=1e-5, epsilon=5.0, n_runs=100
+    )
+    assert result.false_positives == result.false_negatives == 0
+    assert result.epsilon_lower_bound == pytest.approx(result.epsilon_ceiling)
+    assert result.epsilon_ceiling < 5.0
+    assert not result.conclusive and not result.violation
+    assert result.verdict == "inconclusive"
+    assert "inconclusive" in str(result) and "no violation" not in str(result)
+    assert result.to_dict()["conclusive"] is False
+
+
+def test_a_conclusive_audit_still_reports_no_violation_or_violation():
+    z = 4.0  # epsilon ~ 1.2 at 1e-5
+    mech = GaussianMechanism(clip_norm=1.0, noise_multiplier=z)
+
+    def release(data, rng):
+        return float(mech.privatize(np.array([np.sum(data)]), rng)[0])
+
+    honest = audit_mechanism(
+        release, [0.0] * 9, [0.0] * 9 + [1.0], delta=1e-5, epsilon=2.0, n_runs=400
+    )
+    assert honest.conclusive and honest.epsilon_ceiling > 2.0
+    assert not honest.violation and "(no violation)" in str(honest)
+    # The same runs against a false claim: refuted, and still conclusive.
+    noise_free = audit_mechanism(
+        lambda data, rng: float(np.sum(data)),
+        [0.0] * 9,
+        [0.0] * 9 + [1.0],
+        delta=1e-5,
+        epsilon=1.0,
+        n_runs=400,
+    )
+    assert noise_free.conclusive and noise_free.violation
+    assert "VIOLATION" in str(noise_free)

@@ -8,7 +8,11 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from sklearn_dpfair.audit import clopper_pearson, epsilon_from_error_bounds
+from sklearn_dpfair.audit import (
+    clopper_pearson,
+    epsilon_ceiling,
+    epsilon_from_error_bounds,
+)
 
 
 def test_clopper_pearson_closed_forms():
@@ -79,3 +83,21 @@ def test_epsilon_bound_never_exceeds_the_true_gaussian_epsilon():
     bound = epsilon_from_error_bounds(norm.sf(t), norm.cdf(t - mu), delta)
     assert bound.max() <= true_eps + 1e-6
     assert bound.max() > 0.8 * true_eps  # and the family of tests is near-tight
+
+
+def test_epsilon_ceiling_is_the_zero_error_bound():
+    # Zero errors in n runs: the one-sided Clopper-Pearson upper bound at
+    # 1 - alpha/2 is 1 - (alpha/2)^(1/n) (solve (1 - p)^n = alpha/2).
+    n, delta, confidence = 25, 1e-5, 0.95
+    u = 1.0 - (0.025) ** (1.0 / n)
+    assert epsilon_ceiling(n, n, delta, confidence=confidence) == pytest.approx(
+        math.log((1.0 - delta - u) / u), rel=1e-10
+    )
+    # Unequal worlds: the larger bound (fewer runs) decides.
+    u_small = 1.0 - 0.025 ** (1.0 / 10)
+    expected = max(
+        math.log((1.0 - delta - u) / u_small), math.log((1.0 - delta - u_small) / u)
+    )
+    assert epsilon_ceiling(n, 10, delta) == pytest.approx(expected, rel=1e-10)
+    # More runs can certify more.
+    assert epsilon_ceiling(1000, 1000, delta) > epsilon_ceiling(100, 100, delta)

@@ -1,0 +1,193 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""White-box gradient-canary audits and the privatize hook they use."""
+
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator
+from sklearn.linear_model import LogisticRegression
+
+from sklearn_dpfair import DPLogisticRegression, HeavyTailDPRegressor
+from sklearn_dpfair.audit import (
+    audit_gradient_canary,
+    audit_scores,
+    canary_log_likelihood_ratio,
+)
+from sklearn_dpfair.audit._gradient_canary import _CanaryObserver
+from sklearn_dpfair.privacy import GaussianMechanism
+from sklearn_dpfair.privacy._accounting import gaussian_event, noisy_sgd_event
+from sklearn_dpfair.privacy._mechanism import _OBSERVER, observe_privatize
+
+
+def _traces(rng, n, q, n_steps, sigma, inside):
+    """Normalised canary traces ``b_t + sigma z_t`` of ``n`` independent canaries."""
+    b = (rng.random((n_steps, n)) < q) if inside else np.zeros((n_steps, n))
+    return b + sigma * rng.normal(size=(n_steps, n))
+
+
+# -- the statistic -----------------------------------------------------------------
+
+
+def test_llr_is_the_gaussian_llr_without_subsampling():
+    # q = 1: log N(x; 1, s^2) - log N(x; 0, s^2) = (2x - 1) / (2 s^2), summed.
+    x = np.array([0.3, -1.2, 2.0])
+    s = 1.7
+    expected = np.sum((2 * x - 1) / (2 * s**2))
+    assert canary_log_likelihood_ratio(x, s, 1.0) == pytest.approx(expected)
+    # Per-step noise multipliers and several canaries at once.
+    X = np.stack([x, -x], axis=1)
+    sig = np.array([1.0, 2.0, 0.5])
+    out = canary_log_likelihood_ratio(X, sig, 1.0)
+    assert out == pytest.approx(
+        [np.sum((2 * x - 1) / (2 * sig**2)), np.sum((-2 * x - 1) / (2 * sig**2))]
+    )
+
+
+def test_llr_is_the_mixture_llr_with_subsampling():
+    x, s, q = np.array([0.4, 1.5]), 2.0, 0.1
+
+    def pdf(v, m):
+        return np.exp(-((v - m) ** 2) / (2 * s**2))
+
+    expected = np.sum(np.log((q * pdf(x, 1.0) + (1 - q) * pdf(x, 0.0)) / pdf(x, 0.0)))
+    assert canary_log_likelihood_ratio(x, s, q) == pytest.approx(expected)
+    # Extreme observations stay finite (log-sum-exp).
+    assert np.isfinite(canary_log_likelihood_ratio([1e6, -1e6], 0.5, 0.01))
+    with pytest.raises(ValueError, match="sampling_probability"):
+        canary_log_likelihood_ratio(x, s, 0.0)
+    with pytest.raises(ValueError, match="noise multiplier"):
+        canary_log_likelihood_ratio(x, 0.0, 0.5)
+
+
+def test_llr_flags_halved_noise_and_not_the_declared_noise():
+    # DP-SGD's view of one canary: T = 30 steps, q = 0.2, declared sigma = 2
+    # (epsilon ~ 1.3 at 1e-5). 4,000 trials per world (2,000 evaluate).
+    q, n_steps, sigma, n = 0.2, 30, 2.0, 4000
+    claim = noisy_sgd_event(sigma, q, n_steps)
+    for true_sigma, flagged in ((sigma, False), (sigma / 2, True)):
+        rng = np.random.default_rng(0)
+        s0 = canary_log_likelihood_ratio(
+            _traces(rng, n, q, n_steps, true_sigma, False), sigma, q
+        )
+        s1 = canary_log_likelihood_ratio(
+            _traces(rng, n, q, n_steps, true_sigma, True), sigma, q
+        )
+        result = audit_scores(s0, s1, delta=1e-5, dp_event=claim)
+        assert result.conclusive
+        assert result.violation is flagged, str(result)
+
+
+# -- the hook ----------------------------------------------------------------------
+
+
+class _PassThrough:
+    calls = 0
+
+    def before_noise(self, mechanism, clipped_sum):
+        return clipped_sum
+
+    def after_noise(self, mechanism, noisy_sum):
+        self.calls += 1
+
+
+def test_privatize_is_unchanged_without_an_observer():
+    mech = GaussianMechanism(clip_norm=2.0, noise_multiplier=1.5)
+    total = np.arange(6.0).reshape(3, 2)
+    expected = total + np.random.default_rng(7).normal(0.0, 3.0, size=(3, 2))
+    assert _OBSERVER.get() is None
+    assert np.array_equal(mech.privatize(total, np.random.default_rng(7)), expected)
+    # A pass-through observer sees the call and changes nothing.
+    with observe_privatize(_PassThrough()) as seen:
+        inside = mech.privatize(total, np.random.default_rng(7))
+    assert seen.calls == 1 and np.array_equal(inside, expected)
+    # Unset again afterwards, also when the block raises.
+    with pytest.raises(RuntimeError), observe_privatize(_PassThrough()):
+        raise RuntimeError
+    assert _OBSERVER.get() is None
+    assert np.array_equal(mech.privatize(total, np.random.default_rng(7)), expected)
+
+
+def test_a_fit_is_unchanged_by_an_audit():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 2))
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=5, random_state=3)
+    before = clf.fit(X, y).coef_.copy()
+    audit_gradient_canary(clf, X, y, n_runs=2, n_canaries=2)
+    assert np.array_equal(clf.fit(X, y).coef_, before)
+
+
+def test_observer_inserts_in_canaries_with_probability_q():
+    inside = np.arange(400) % 2 == 1
+    observer = _CanaryObserver(402, inside, 0.3, np.random.default_rng(0))
+    mech = GaussianMechanism(clip_norm=2.0, noise_multiplier=1e-9)
+    with observe_privatize(observer):
+        for _ in range(50):
+            mech.privatize(np.zeros((402, 1)), np.random.default_rng(1))
+            # The intercept block (1-D) is left untouched.
+            mech.privatize(np.zeros(1), np.random.default_rng(1))
+    traces = np.stack(observer.traces)  # (50 steps, 400 canaries), in units of C
+    assert traces.shape == (50, 400) and observer.sigmas == [1e-9] * 50
+    assert np.all(np.abs(traces[:, ~inside]) < 1e-6)
+    assert traces[:, inside].mean() == pytest.approx(0.3, abs=0.03)
+    # A record with a gradient in a canary column breaks the audit loudly.
+    bad = np.zeros((402, 1))
+    bad[-1, 0] = 1.0
+    with observe_privatize(observer), pytest.raises(ValueError, match="nonzero"):
+        mech.privatize(bad, np.random.default_rng(1))
+
+
+# -- the audit of estimators -------------------------------------------------------
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def test_gradient_canary_audit_flags_halved_noise_in_dpsgd(monkeypatch, data):
+    # 20 fits x 200 canaries: 2,000 trials per world.
+    X, y = data
+    clf = DPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=20)
+    honest = audit_gradient_canary(clf, X, y, n_runs=20, n_canaries=200)
+    assert honest.conclusive and not honest.violation
+    monkeypatch.setattr(
+        GaussianMechanism,
+        "noise_std",
+        property(lambda self: 0.5 * self.noise_multiplier * self.clip_norm),
+    )
+    broken = audit_gradient_canary(clf, X, y, n_runs=20, n_canaries=200)
+    assert broken.violation, str(broken)
+
+
+def test_gradient_canary_audit_explains_what_it_cannot_audit(data):
+    X, y = data
+    with pytest.raises(ValueError, match="no privacy claim"):
+        audit_gradient_canary(LogisticRegression(), X, y, n_runs=4)
+    with pytest.raises(ValueError, match="n_canaries"):
+        audit_gradient_canary(DPLogisticRegression(), X, y, n_runs=4, n_canaries=3)
+    with pytest.raises(ValueError, match="Too few trials"):
+        audit_gradient_canary(DPLogisticRegression(), X, y, n_runs=2, n_canaries=1)
+    # The one-pass heavy-tail solver is stated for replace-one neighbours.
+    reg = HeavyTailDPRegressor(solver="sgd")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="'replace_one'"):
+            audit_gradient_canary(reg, X, X[:, 0], n_runs=4)
+    # A claim, but no noisy gradient step to put a canary in.
+    with pytest.raises(ValueError, match="DP-SGD-type"):
+        audit_gradient_canary(_NoNoisyStep(), X, y, n_runs=4)
+
+
+class _NoNoisyStep(BaseEstimator):
+    def fit(self, X, y):
+        self.dp_event_ = gaussian_event(1.0)
+        self.delta_ = 1e-5
+        self.adjacency_ = "add_remove"
+        self.privacy_record_ = SimpleNamespace(sampling_probability=1.0)
+        return self
