@@ -368,6 +368,16 @@ def column_sums(A):
     return xp.matmul(xp.ones(A.shape[0], dtype=A.dtype, device=device_of(A)), A)
 
 
+def _any(xp, mask):
+    # numpy's methods are a few microseconds faster than its functions,
+    # which matters for checks run at every solver step.
+    return bool(mask.any()) if is_numpy_namespace(xp) else bool(xp.any(mask))
+
+
+def _all(xp, mask):
+    return bool(mask.all()) if is_numpy_namespace(xp) else bool(xp.all(mask))
+
+
 def saturate(x):
     """``x`` with ``+inf``/``-inf`` replaced by the largest finite values of its dtype.
 
@@ -384,7 +394,7 @@ def saturate(x):
     array([ 1.00000000e+000,  1.79769313e+308, -1.79769313e+308])
     """
     xp = array_namespace(x)
-    if not bool(xp.any(xp.isinf(x))):
+    if not _any(xp, xp.isinf(x)):
         return x
     big = float(xp.finfo(x.dtype).max)
     return xp.clip(x, -big, big)
@@ -432,7 +442,7 @@ def finite_linear_scores(scores, X, W, intercept=0.0):
     """
     xp = array_namespace(scores)
     finite = xp.isfinite(scores)
-    if bool(xp.all(finite)):
+    if _all(xp, finite):
         return scores
     bad = finite if scores.ndim == 1 else xp.all(finite, axis=1)
     bad = xp.logical_not(bad)
