@@ -85,7 +85,9 @@ def test_classifier_predictions_are_finite_for_any_finite_input(name, cls, n_out
     # Ordinary rows: exactly the plain formulas, bit for bit.
     n = ORDINARY.shape[0]
     plain = ORDINARY @ est.coef_.T + est.intercept_
-    np.testing.assert_array_equal(scores[:n], plain.ravel() if n_outputs == 1 else plain)
+    if n_outputs == 1:
+        plain = plain.ravel()
+    np.testing.assert_array_equal(scores[:n], plain)
     np.testing.assert_array_equal(log_proba[:n], np.log(proba[:n]))
     # A row with a score beyond the largest float is certain of its argmax;
     # its log-probabilities are floored at the most negative float.

@@ -139,10 +139,12 @@ def fit_output_perturbation(
     """Certified L2-regularized ERM plus one Gaussian (replace-one adjacency).
 
     Rows are first clipped to ``feature_norm_bound`` (a data-independent map
-    that cannot overflow, :func:`~sklearn_dpfair.privacy._clipping.clip_rows_to_norm`),
-    so that one example's loss is ``L = raw_lipschitz * sqrt(R^2 + s^2)``
-    Lipschitz whatever the record holds; the minimizer then has replace-one sensitivity
-    ``2 L / (alpha n)``, plus ``2 tol`` for the certified solver error.
+    that cannot overflow, see
+    :func:`~sklearn_dpfair.privacy._clipping.clip_rows_to_norm`), so that one
+    example's loss is ``L = raw_lipschitz * sqrt(R^2 + s^2)`` Lipschitz
+    whatever the record holds; the minimizer then has replace-one
+    sensitivity ``2 L / (alpha n)``, plus ``2 tol`` for the certified solver
+    error.
     """
     n_samples = X.shape[0]
     s = 1.0 if fit_intercept else 0.0

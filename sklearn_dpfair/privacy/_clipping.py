@@ -37,9 +37,9 @@ __all__ = [
     "augmented_row_norms",
     "clip_factors",
     "clip_factors_from_norms",
+    "clip_rows_to_norm",
     "clipped_gradient_sum",
     "clipped_rows",
-    "clip_rows_to_norm",
     "finite_rows_mask",
     "stable_row_norms",
 ]
