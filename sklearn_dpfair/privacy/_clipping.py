@@ -210,9 +210,17 @@ def clip_factors(raw_gradient, row_norms, clip_norm):
     # The product overflows to inf for a huge record (factor 0 below) and is
     # 0 * inf = nan for a zero gradient on an unbounded row (fixed below):
     # both expected, so numpy must not warn (a warning would depend on data).
+    gradient_norms = stable_row_norms(raw_gradient)
     with np.errstate(over="ignore", invalid="ignore"):
-        norms = stable_row_norms(raw_gradient) * row_norms
-    norms = xp.astype(norms, xp.float64, copy=False)
+        norms = gradient_norms * row_norms
+        norms = xp.astype(norms, xp.float64, copy=False)
+        if gradient_norms.dtype != xp.float64 and bool(xp.any(xp.isinf(norms))):
+            # A float32 product that overflowed may still be a float64
+            # number: clip that record rather than give it factor 0.
+            wide = xp.astype(gradient_norms, xp.float64) * xp.astype(
+                row_norms, xp.float64
+            )
+            norms = xp.where(xp.isinf(norms), wide, norms)
     # A row whose norm overflows to inf with an exactly-zero raw gradient
     # gives 0 * inf = nan; its gradient is zero, so its norm is zero.
     zero_gradient = xp.all(raw_gradient == 0, axis=1)

@@ -76,3 +76,15 @@ def test_rows_are_projected_onto_the_ball_whatever_they_hold(bound):
         direction /= np.linalg.norm(direction)
         expected = min(bound, stable_row_norms(X[i : i + 1])[0]) * direction
         np.testing.assert_allclose(clipped[i], expected, rtol=1e-12)
+
+
+def test_float32_record_whose_norm_overflows_float32_is_still_clipped():
+    # ||r|| ||x|| = 6e38 overflows float32 but not float64: the record gets
+    # its clipped contribution (norm C), not the fallback 0.
+    raw = np.array([[2.0], [0.5]], dtype=np.float32)
+    X = np.array([[3e38, 0.0], [0.6, 0.8]], dtype=np.float32)
+    norms = augmented_row_norms(X)
+    coef, _ = clipped_gradient_sum(X[:1], raw[:1], norms[:1], 1.0, 0.0)
+    np.testing.assert_allclose(coef.ravel(), [1.0, 0.0], rtol=1e-6)
+    weighted = clipped_rows(raw, norms, 1.0)
+    assert weighted[1, 0] == 0.5  # inside the ball: unchanged
