@@ -1,6 +1,14 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Shared parameter constraints, privacy bookkeeping and linear prediction."""
+"""Shared parameter constraints, privacy bookkeeping and linear prediction.
+
+Predictions of a fitted linear model are finite for any finite input: a row
+whose scores overflow (a feature of 1e300, say) is recomputed by a scaled
+product and saturated at the largest float
+(:func:`~sklearn_dpfair.utils._array_api.finite_linear_scores`), and
+probabilities and log-probabilities are computed from those scores without
+``inf - inf`` or ``log(0)``. Other rows are computed exactly as before.
+"""
 
 import dataclasses
 import math
@@ -12,7 +20,12 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .privacy._ledger import PrivacyLedger
 from .privacy._random import noise_seed
-from .utils._array_api import array_namespace, input_float_dtypes, to_numpy
+from .utils._array_api import (
+    array_namespace,
+    finite_linear_scores,
+    input_float_dtypes,
+    to_numpy,
+)
 from .utils._sklearn_compat import Interval, Options, StrOptions
 
 __all__ = [
@@ -111,11 +124,14 @@ class LinearRegressorMixin(RegressorMixin):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
-            Predicted targets.
+            Predicted targets; finite for finite ``X`` (a prediction beyond
+            the largest float is saturated to it).
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return X @ self.coef_ + self.intercept_
+        with np.errstate(over="ignore", invalid="ignore"):
+            y_pred = X @ self.coef_ + self.intercept_
+        return finite_linear_scores(y_pred, X, self.coef_, self.intercept_)
 
 
 class LinearClassifierMixin(ClassifierMixin):
@@ -136,14 +152,17 @@ class LinearClassifierMixin(ClassifierMixin):
         Returns
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            Raw linear scores.
+            Raw linear scores; finite for finite ``X`` (a score beyond the
+            largest float is saturated to it).
         """
         check_is_fitted(self)
         # Scores are computed where the coefficients live: numpy by default,
         # X's namespace and device for fits under array_api_dispatch.
         X = validate_data(self, X, reset=False, dtype=input_float_dtypes(X))
         xp = array_namespace(X, self.coef_)
-        scores = xp.matmul(X, self.coef_.T) + self.intercept_
+        with np.errstate(over="ignore", invalid="ignore"):
+            scores = xp.matmul(X, self.coef_.T) + self.intercept_
+        scores = finite_linear_scores(scores, X, self.coef_.T, self.intercept_)
         return xp.reshape(scores, (-1,)) if scores.shape[1] == 1 else scores
 
     def _raw(self, X):
@@ -195,9 +214,19 @@ class LinearClassifierMixin(ClassifierMixin):
         Returns
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
-            Log-probability of each class.
+            Log-probability of each class; finite for finite ``X``.
         """
-        proba = self.predict_proba(X)
+        check_is_fitted(self)
+        loss = self._loss_for_prediction()
+        raw = self._raw(X)
+        proba = loss.predict_proba(raw)
+        xp = array_namespace(proba)
         with np.errstate(divide="ignore"):
-            return array_namespace(proba).log(proba)
+            log_proba = xp.log(proba)
+        finite = xp.isfinite(log_proba)
+        if bool(xp.all(finite)):
+            return log_proba
+        # A probability that underflowed to 0: its log-softmax instead of
+        # log(0) = -inf (other entries keep their value, bit for bit).
+        return xp.where(finite, log_proba, loss.predict_log_proba(raw))
 

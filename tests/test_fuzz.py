@@ -211,6 +211,12 @@ def _check_fitted(est, X, finite):
         pred = est.predict(X)
         if not is_classifier(est):
             assert np.all(np.isfinite(pred)), "non-finite predictions on finite input"
+        # Scores and (log-)probabilities of a fitted model are finite for any
+        # finite input, also where X @ coef_ overflows.
+        for method in ("decision_function", "predict_proba", "predict_log_proba"):
+            if hasattr(est, method):
+                out = np.asarray(getattr(est, method)(X), dtype=float)
+                assert np.all(np.isfinite(out)), f"non-finite {method} on finite input"
 
 
 def _fuzz(cls):

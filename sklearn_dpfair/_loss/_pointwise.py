@@ -9,6 +9,14 @@ never sees features. Two constants describe each loss for privacy and step
 sizes: ``raw_lipschitz`` bounds ``||r_i||_2`` (so the Lipschitz constant of
 one example is ``raw_lipschitz * ||x~_i||``) and ``raw_smoothness`` bounds
 the raw-space Hessian (smoothness ``raw_smoothness * ||x~_i||^2``).
+
+The classification losses accept any raw score that is not ``nan``:
+``+-inf`` gives the limit of the sigmoid or softmax (a finite gradient and
+finite probabilities), and :meth:`predict_log_proba` is finite, saturating
+at the most negative float instead of ``log(0) = -inf``. A ``nan`` score
+(which a solver never produces from finite data, see
+:func:`~sklearn_dpfair.utils._array_api.finite_linear_scores`) gives a
+``nan`` gradient, which the clipping then replaces by 0.
 """
 
 import numpy as np
@@ -16,6 +24,8 @@ from scipy.special import log_expit, logsumexp
 
 from ..utils._array_api import array_namespace, device_of
 from ..utils._array_api import expit as xp_expit
+from ..utils._array_api import log_expit as xp_log_expit
+from ..utils._array_api import log_softmax as xp_log_softmax
 from ..utils._array_api import softmax as xp_softmax
 
 __all__ = [
@@ -63,6 +73,24 @@ class BinaryLogisticLoss:
         p = xp_expit(raw[:, 0])
         return array_namespace(p).stack([1.0 - p, p], axis=1)
 
+    def predict_log_proba(self, raw):
+        """Log-probabilities ``[log(1 - p), log p]``, finite unless ``raw`` is nan.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_dpfair._loss import BinaryLogisticLoss
+        >>> loss = BinaryLogisticLoss()
+        >>> loss.predict_proba(np.array([[-800.0]]))  # log(0) would be -inf
+        array([[1., 0.]])
+        >>> loss.predict_log_proba(np.array([[-800.0]]))
+        array([[  -0., -800.]])
+        """
+        r = raw[:, 0]
+        xp = array_namespace(r)
+        log_proba = xp.stack([xp_log_expit(-r), xp_log_expit(r)], axis=1)
+        return _floor_at_lowest(log_proba)
+
 
 class SoftmaxLoss:
     """Multinomial cross-entropy ``logsumexp(raw) - raw[y]``, y in {0, ..., K-1}.
@@ -107,6 +135,28 @@ class SoftmaxLoss:
     def predict_proba(self, raw):
         """Class probabilities, shape ``(n_samples, n_classes)``."""
         return xp_softmax(raw, axis=1)
+
+    def predict_log_proba(self, raw):
+        """Log class probabilities (log-softmax), finite for any non-nan ``raw``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_dpfair._loss import SoftmaxLoss
+        >>> SoftmaxLoss(2).predict_log_proba(np.array([[0.0, -1000.0]]))
+        array([[    0., -1000.]])
+        """
+        return _floor_at_lowest(xp_log_softmax(raw, axis=1))
+
+
+def _floor_at_lowest(log_proba):
+    # A log-probability below the most negative float (two scores further
+    # apart than the largest float) is reported as that float, not -inf.
+    xp = array_namespace(log_proba)
+    lowest = -float(xp.finfo(log_proba.dtype).max)
+    if not bool(xp.any(log_proba < lowest)):
+        return log_proba
+    return xp.clip(log_proba, lowest, None)
 
 
 class SquaredLoss:

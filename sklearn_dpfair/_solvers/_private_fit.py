@@ -17,6 +17,7 @@ from ..privacy._calibration import (
     calibrate_noise_multiplier,
     noise_multiplier_for_gaussian,
 )
+from ..privacy._clipping import clip_rows_to_norm
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord, check_budget
 from ..utils._array_api import NUMPY_BACKEND
@@ -137,15 +138,17 @@ def fit_output_perturbation(
 ):
     """Certified L2-regularized ERM plus one Gaussian (replace-one adjacency).
 
-    Rows are first clipped to ``feature_norm_bound`` (a data-independent map),
-    so that one example's loss is ``L = raw_lipschitz * sqrt(R^2 + s^2)``
-    Lipschitz; the minimizer then has replace-one sensitivity
-    ``2 L / (alpha n)``, plus ``2 tol`` for the certified solver error.
+    Rows are first clipped to ``feature_norm_bound`` (a data-independent map
+    that cannot overflow, see
+    :func:`~sklearn_dpfair.privacy._clipping.clip_rows_to_norm`), so that one
+    example's loss is ``L = raw_lipschitz * sqrt(R^2 + s^2)`` Lipschitz
+    whatever the record holds; the minimizer then has replace-one
+    sensitivity ``2 L / (alpha n)``, plus ``2 tol`` for the certified solver
+    error.
     """
     n_samples = X.shape[0]
     s = 1.0 if fit_intercept else 0.0
-    norms = np.linalg.norm(X, axis=1)
-    X = X * np.minimum(1.0, feature_norm_bound / np.maximum(norms, 1e-300))[:, None]
+    X = clip_rows_to_norm(X, feature_norm_bound)
     row_bound = math.hypot(feature_norm_bound, s)
     lipschitz = loss.raw_lipschitz * row_bound
     smoothness = loss.raw_smoothness * row_bound**2

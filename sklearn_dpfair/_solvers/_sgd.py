@@ -5,8 +5,11 @@
 Order of calls in :func:`noisy_sgd`, per step ``t = 1..T``:
 
 1. sample a Poisson batch ``B_t`` (each row with probability ``q``);
-2. raw predictions ``X_B W + s w_0`` and raw-space gradients ``R_B``;
-3. clip factors from factorized norms ``||r_i|| * ||[x_i, s]||``;
+2. raw predictions ``X_B W + s w_0`` (rows that overflow are recomputed
+   by a scaled product and saturated, so every prediction is finite) and
+   raw-space gradients ``R_B``;
+3. clip factors from factorized norms ``||r_i|| * ||[x_i, s]||`` (a row
+   whose gradient is still not finite contributes 0);
 4. clipped sum ``[X_B, s]^T (c * R_B)``;
 5. Gaussian noise of std ``sigma * C`` on that sum (the only private step);
 6. divide by the *expected* batch size ``q n`` (a public constant: dividing
@@ -28,8 +31,15 @@ parameters; no per-sample gradient is ever materialized.
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
-from ..utils._array_api import array_namespace, device_of, narrow_matmul
+from ..utils._array_api import (
+    array_namespace,
+    device_of,
+    finite_linear_scores,
+    narrow_matmul,
+)
 from ._sampling import poisson_batch
 from ._schedules import tail_start
 
@@ -169,7 +179,12 @@ def noisy_sgd(
             Xb = xp.take(X, idx, axis=0)
             yb = xp.take(y, idx, axis=0)
             norms_b = xp.take(row_norms, idx, axis=0)
-        raw = narrow_matmul(Xb, coef) + s * w0
+        intercept = s * w0
+        # A huge record may overflow its prediction: such rows are recomputed
+        # finite, and numpy must not warn (the warning would depend on data).
+        with np.errstate(over="ignore", invalid="ignore"):
+            raw = narrow_matmul(Xb, coef) + intercept
+        raw = finite_linear_scores(raw, Xb, coef, intercept)
         raw_grad = loss.raw_gradient(yb, raw)
         coef, w0 = private_linear_step(
             coef,

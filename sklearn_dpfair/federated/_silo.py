@@ -24,6 +24,7 @@ from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._random import check_noise_generator
 from ..privacy._record import PrivacyRecord, check_budget
+from ..utils._array_api import finite_linear_scores
 from ._config import FederationConfig
 from ._silos import check_silo_size
 
@@ -276,7 +277,12 @@ class SiloWorker:
         q = config.sampling_probability
         idx = poisson_batch(self._rng, n, q)
         Xb = self._X[idx]
-        raw = Xb @ w[:-1] + s * w[-1]
+        # Finite predictions whatever a record holds: overflowing rows are
+        # recomputed scaled and saturated, without a (data-dependent) numpy
+        # warning; clipping gives any still non-finite gradient 0.
+        with np.errstate(over="ignore", invalid="ignore"):
+            raw = Xb @ w[:-1] + s * w[-1]
+        raw = finite_linear_scores(raw, Xb, w[:-1], s * w[-1])
         raw_grad = self._loss.raw_gradient(self._y[idx], raw)
         g_coef, g_w0 = clipped_gradient_sum(
             Xb, raw_grad, self._row_norms[idx], self._mechanism.clip_norm, s

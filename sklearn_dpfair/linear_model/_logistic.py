@@ -206,6 +206,13 @@ default=None
     smallest value for which dp-accounting certifies ``(epsilon, delta)``. The
     returned coefficients are the average of the last half of the iterates.
 
+    Whatever one record holds (features of ``1e308``, say), its clipped
+    gradient is finite with norm at most ``clip_norm``: a prediction that
+    overflows is recomputed from the rescaled row and saturated, and a
+    gradient that is still not finite contributes 0. Predictions of the
+    fitted model are finite for any finite input. See
+    :ref:`adversarial_records`.
+
     With ``fit(X, y, silos=...)`` the same noisy step runs inside every silo
     with the silo's own noise multiplier (its own accountant, Poisson
     sampling at the common rate ``q = batch_size / n_samples``), and an

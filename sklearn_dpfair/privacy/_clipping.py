@@ -23,6 +23,8 @@ the device of their inputs (numpy, or torch on a GPU).
 
 import math
 
+import numpy as np
+
 from ..utils._array_api import (
     array_namespace,
     column_sums,
@@ -35,6 +37,7 @@ __all__ = [
     "augmented_row_norms",
     "clip_factors",
     "clip_factors_from_norms",
+    "clip_rows_to_norm",
     "clipped_gradient_sum",
     "clipped_rows",
     "finite_rows_mask",
@@ -59,15 +62,19 @@ def stable_row_norms(A):
     array([5.e+000, 5.e+200])
     """
     xp = array_namespace(A)
-    norms = xp.sqrt(rowwise_dot(A, A))
+    # The plain attempt may overflow (that is what is checked next); numpy
+    # must not warn about it: a warning would depend on the data.
+    with np.errstate(over="ignore"):
+        norms = xp.sqrt(rowwise_dot(A, A))
     overflowed = xp.isinf(norms)
     if not bool(xp.any(overflowed)):
         return norms
-    rows = A[overflowed, ...]
+    rows = A[overflowed]
     scale = xp.max(xp.abs(rows), axis=1)
     safe_scale = xp.where(scale > 0, scale, xp.ones_like(scale))
     scaled = rows / safe_scale[:, None]
-    rescued = safe_scale * xp.sqrt(rowwise_dot(scaled, scaled))
+    with np.errstate(over="ignore"):  # inf only if the norm exceeds the max
+        rescued = safe_scale * xp.sqrt(rowwise_dot(scaled, scaled))
     return xp.where(overflowed, _scatter_like(norms, overflowed, rescued), norms)
 
 
@@ -106,7 +113,8 @@ def augmented_row_norms(X, intercept_scaling=0.0):
     """
     xp = array_namespace(X)
     s = float(intercept_scaling)
-    norms = xp.sqrt(rowwise_dot(X, X) + s**2)
+    with np.errstate(over="ignore"):
+        norms = xp.sqrt(rowwise_dot(X, X) + s**2)
     if not bool(xp.any(xp.isinf(norms))):
         return norms
     # Only rows whose squared norm overflowed: hypot(||x||, s) scaled by the
@@ -115,6 +123,53 @@ def augmented_row_norms(X, intercept_scaling=0.0):
     safe = xp.where(xp.isinf(norms), stable, xp.ones_like(stable))
     rescued = safe * xp.sqrt(1.0 + (s / safe) ** 2)
     return xp.where(xp.isinf(norms), rescued, norms)
+
+
+def clip_rows_to_norm(X, bound):
+    """Rows of ``X`` projected onto the ball of radius ``bound`` (overflow-safe).
+
+    Each row becomes ``x min(1, bound / ||x||)``, a data-independent map (the
+    bound is public) after which every row has norm at most ``bound``. A row
+    whose squared norm overflows (entries above ~1.3e154 in float64) is not
+    sent to zero by an ``inf`` norm: it is rescaled as
+    ``u min(m, bound / ||u||)`` with ``m = max_j |x_j|`` and ``u = x / m``,
+    i.e. projected onto the ball like any other row. Other rows are computed
+    as they always were. numpy only.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Finite rows.
+    bound : float
+        Public radius ``R > 0``.
+
+    Returns
+    -------
+    X_clipped : ndarray of shape (n_samples, n_features)
+        float64 (the factors' precision), as the row scaling always was.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._clipping import clip_rows_to_norm
+    >>> clip_rows_to_norm(np.array([[3.0, 4.0], [0.3, 0.4], [1.7e308, 0.0]]), 1.0)
+    array([[0.6, 0.8],
+           [0.3, 0.4],
+           [1. , 0. ]])
+    """
+    # Overflows here (a huge row's norm, bound / tiny norm) are expected and
+    # handled: numpy must not warn, a warning would depend on the data.
+    with np.errstate(over="ignore"):
+        norms = np.linalg.norm(X, axis=1)
+        clipped = X * np.minimum(1.0, bound / np.maximum(norms, 1e-300))[:, None]
+    overflowed = np.isinf(norms)
+    if overflowed.any():
+        rows = X[overflowed].astype(clipped.dtype)
+        scale = np.max(np.abs(rows), axis=1)
+        unit = rows / scale[:, None]
+        factor = np.minimum(scale, bound / np.linalg.norm(unit, axis=1))
+        clipped[overflowed] = unit * factor[:, None]
+    return clipped
 
 
 def clip_factors(raw_gradient, row_norms, clip_norm):
@@ -152,8 +207,20 @@ def clip_factors(raw_gradient, row_norms, clip_norm):
             dtype=raw_gradient.dtype,
             device=device_of(raw_gradient),
         )
-    norms = stable_row_norms(raw_gradient) * row_norms
-    norms = xp.astype(norms, xp.float64, copy=False)
+    # The product overflows to inf for a huge record (factor 0 below) and is
+    # 0 * inf = nan for a zero gradient on an unbounded row (fixed below):
+    # both expected, so numpy must not warn (a warning would depend on data).
+    gradient_norms = stable_row_norms(raw_gradient)
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = gradient_norms * row_norms
+        norms = xp.astype(norms, xp.float64, copy=False)
+        if gradient_norms.dtype != xp.float64 and bool(xp.any(xp.isinf(norms))):
+            # A float32 product that overflowed may still be a float64
+            # number: clip that record rather than give it factor 0.
+            wide = xp.astype(gradient_norms, xp.float64) * xp.astype(
+                row_norms, xp.float64
+            )
+            norms = xp.where(xp.isinf(norms), wide, norms)
     # A row whose norm overflows to inf with an exactly-zero raw gradient
     # gives 0 * inf = nan; its gradient is zero, so its norm is zero.
     zero_gradient = xp.all(raw_gradient == 0, axis=1)

@@ -44,14 +44,18 @@ __all__ = [
     "column_sums",
     "device_of",
     "expit",
+    "finite_linear_scores",
     "from_host",
     "input_float_dtypes",
     "is_numpy_namespace",
+    "log_expit",
+    "log_softmax",
     "narrow_matmul",
     "resolve_backend",
     "row_max",
     "row_sums",
     "rowwise_dot",
+    "saturate",
     "softmax",
     "to_numpy",
 ]
@@ -364,19 +368,119 @@ def column_sums(A):
     return xp.matmul(xp.ones(A.shape[0], dtype=A.dtype, device=device_of(A)), A)
 
 
+def _any(xp, mask):
+    # numpy's methods are a few microseconds faster than its functions,
+    # which matters for checks run at every solver step.
+    return bool(mask.any()) if is_numpy_namespace(xp) else bool(xp.any(mask))
+
+
+def _all(xp, mask):
+    return bool(mask.all()) if is_numpy_namespace(xp) else bool(xp.all(mask))
+
+
+def saturate(x):
+    """``x`` with ``+inf``/``-inf`` replaced by the largest finite values of its dtype.
+
+    Finite entries (and ``nan``) are returned unchanged, bit for bit; the copy
+    is only made when ``x`` holds an infinity. The sigmoid and the softmax of
+    a saturated score are the limits of those at ``+-inf`` (``[1, 0]`` for
+    ``softmax([inf, 1])``) instead of the ``nan`` of ``inf - inf``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import saturate
+    >>> saturate(np.array([1.0, np.inf, -np.inf]))
+    array([ 1.00000000e+000,  1.79769313e+308, -1.79769313e+308])
+    """
+    xp = array_namespace(x)
+    if not _any(xp, xp.isinf(x)):
+        return x
+    big = float(xp.finfo(x.dtype).max)
+    return xp.clip(x, -big, big)
+
+
+def finite_linear_scores(scores, X, W, intercept=0.0):
+    """Repair the rows of ``scores = X @ W + intercept`` that are not finite.
+
+    For finite ``X``, ``W`` and ``intercept`` the plain product can still
+    overflow (a row ``[1.7e308, 0]`` times a coefficient above 1 is ``inf``)
+    or produce ``inf - inf = nan`` (``[-1.7e308, 1.7e308]`` times
+    ``[1, 1]``). Only those rows are recomputed, as
+    ``((x_i / m_i) @ (W / M)) * m_i * M + intercept`` with ``m_i = max|x_i|``
+    and ``M = max|W|`` (the scaled product is at most ``n_features`` in
+    magnitude, so nothing overflows before the two rescalings, applied
+    smaller first), saturated to the largest finite value of the dtype.
+    Every other row is returned bit for bit, so ordinary data costs one
+    finiteness check.
+
+    Parameters
+    ----------
+    scores : array of shape (n_samples, n_outputs) or (n_samples,)
+        The plain ``X @ W + intercept`` as the caller computed it.
+    X : array of shape (n_samples, n_features)
+    W : array of shape (n_features, n_outputs) or (n_features,)
+    intercept : float or array of shape (n_outputs,), default=0.0
+
+    Returns
+    -------
+    scores : array, same shape and dtype as ``scores``
+        Finite wherever ``X``'s row is finite (``W``, ``intercept`` finite).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import finite_linear_scores
+    >>> X = np.array([[1.0, 2.0], [1.7e308, 0.0], [-1.7e308, 1.7e308]])
+    >>> W = np.array([[2.0], [1.5]])
+    >>> with np.errstate(over="ignore", invalid="ignore"):
+    ...     plain = X @ W
+    >>> np.isfinite(plain).ravel()
+    array([ True, False, False])
+    >>> finite_linear_scores(plain, X, W).ravel()
+    array([ 5.00000000e+000,  1.79769313e+308, -8.50000000e+307])
+    """
+    xp = array_namespace(scores)
+    finite = xp.isfinite(scores)
+    if _all(xp, finite):
+        return scores
+    bad = finite if scores.ndim == 1 else xp.all(finite, axis=1)
+    bad = xp.logical_not(bad)
+    dtype = scores.dtype
+    big = float(xp.finfo(dtype).max)
+    rows = xp.astype(X[bad], dtype)
+    W = xp.astype(W, dtype)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        m = xp.max(xp.abs(rows), axis=1)
+        m = xp.where(m > 0, m, xp.ones_like(m))
+        M = xp.max(xp.abs(W))
+        M = xp.where(M > 0, M, xp.ones_like(M))
+        v = xp.matmul(rows / m[:, None], W / M)
+        # Smaller factor first: the intermediate is then at most the final
+        # value in magnitude, so it overflows only if the score itself does.
+        lo, hi = xp.minimum(m, M), xp.maximum(m, M)
+        if v.ndim == 2:
+            lo, hi = lo[:, None], hi[:, None]
+        v = xp.clip((v * lo) * hi, -big, big)
+        v = xp.clip(v + intercept, -big, big)
+    out = xp.asarray(scores, copy=True)
+    out[bad] = xp.astype(v, dtype)
+    return out
+
+
 def expit(x):
     """Logistic sigmoid ``1 / (1 + exp(-x))`` in the namespace of ``x``.
 
     numpy uses :func:`scipy.special.expit` (the function the losses always
     called); other namespaces a form built on ``exp(-|x|)``, which never
-    overflows and saturates to exactly 0 and 1.
+    overflows and saturates to exactly 0 and 1 (also at ``+-inf``).
 
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_dpfair.utils._array_api import expit
-    >>> expit(np.array([0.0]))
-    array([0.5])
+    >>> expit(np.array([0.0, np.inf]))
+    array([0.5, 1. ])
     """
     xp = array_namespace(x)
     if is_numpy_namespace(xp):
@@ -385,8 +489,28 @@ def expit(x):
     return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
+def log_expit(x):
+    """``log(expit(x))`` without the ``log(0)`` of a saturated sigmoid.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import log_expit
+    >>> log_expit(np.array([-1000.0]))
+    array([-1000.])
+    """
+    xp = array_namespace(x)
+    if is_numpy_namespace(xp):
+        return scipy.special.log_expit(x)
+    return -xp.logaddexp(xp.zeros_like(x), -x)
+
+
 def softmax(x, axis=1):
     """Softmax along ``axis`` in the namespace of ``x`` (max-shifted, so it never overflows).
+
+    Infinite scores are first saturated (:func:`saturate`), so a row holding
+    ``+inf`` gets the limit (all mass on its maxima) instead of ``nan``; a
+    finite row's result is unchanged.
 
     Examples
     --------
@@ -394,12 +518,40 @@ def softmax(x, axis=1):
     >>> from sklearn_dpfair.utils._array_api import softmax
     >>> softmax(np.zeros((1, 2)))
     array([[0.5, 0.5]])
+    >>> softmax(np.array([[np.inf, 1.0]]))
+    array([[1., 0.]])
     """
     xp = array_namespace(x)
-    if is_numpy_namespace(xp):
-        return scipy.special.softmax(x, axis=axis)
-    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+    x = saturate(x)
+    # x - max(x) may overflow to -inf (exp gives the right 0): no warning.
+    with np.errstate(over="ignore"):
+        if is_numpy_namespace(xp):
+            return scipy.special.softmax(x, axis=axis)
+        e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
     return e / xp.sum(e, axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis=1):
+    """``log(softmax(x))`` along ``axis``, without the ``log(0)`` of an underflow.
+
+    Infinite scores are saturated first, as in :func:`softmax`. For finite
+    scores the result is finite unless two scores differ by more than the
+    largest float (then ``-inf``; callers that need a finite value clip it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import log_softmax
+    >>> log_softmax(np.array([[0.0, -1000.0]])).round(4)
+    array([[    0., -1000.]])
+    """
+    xp = array_namespace(x)
+    x = saturate(x)
+    with np.errstate(over="ignore"):
+        if is_numpy_namespace(xp):
+            return scipy.special.log_softmax(x, axis=axis)
+        shifted = x - xp.max(x, axis=axis, keepdims=True)
+    return shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 """SiloWorker: sensitivity, noise, its own accountant, its message budget."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -87,6 +88,38 @@ def test_sensitivity_add_remove_is_clip_norm(loss):
         b = clipped_sum(np.vstack([X, outlier]), np.append(y, label), model, r)
         assert np.linalg.norm(b - a) <= 0.7 + 1e-9
         assert np.linalg.norm(b - a) > 0.5  # the outlier's gradient is clipped
+
+
+@pytest.mark.parametrize("loss", [BinaryLogisticLoss(), SoftmaxLoss(3)])
+@pytest.mark.parametrize(
+    "record", [[1.7e308, 0.0, 0.0, 0.0], [-1.7e308, 1.7e308, 1.0, 0.0], [1e200] * 4]
+)
+def test_huge_record_sends_a_finite_message_within_the_clip_norm(loss, record):
+    # The record's plain prediction overflows (or is inf - inf = nan) at this
+    # model; its clipped contribution must still be finite and at most C,
+    # and the silo must not warn (a warning would depend on its data).
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 4))
+    y = rng.integers(0, loss.n_outputs + (loss.n_outputs == 1), 40).astype(float)
+    config = FederationConfig(
+        rounds=1, sampling_probability=1.0, clip_norm=0.7, learning_rate=1.0
+    )
+    model = np.full((5, loss.n_outputs), 4.0)
+    model[:, -1] = -4.0  # opposite scores: +inf and -inf in one row
+
+    def clipped_sum(Xs, ys):
+        silo = SiloWorker(
+            Xs, ys, loss=loss, epsilon=math.inf, delta=1e-3, config=config,
+            noise_multiplier=0.0,
+        )
+        return silo.message(model, 0).gradient * Xs.shape[0]  # q = 1
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = clipped_sum(X, y)
+        b = clipped_sum(np.vstack([X, record]), np.append(y, 0.0))
+    assert np.isfinite(b).all()
+    assert np.linalg.norm(b - a) <= 0.7 + 1e-9
 
 
 def test_noise_scale_matches_noise_multiplier():

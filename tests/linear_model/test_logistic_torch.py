@@ -15,6 +15,7 @@ import sys
 import numpy as np
 import pytest
 import sklearn
+from sklearn.datasets import make_classification
 
 from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair.privacy import epsilon_of
@@ -185,6 +186,30 @@ def test_predict_with_tensors_under_dispatch(dispatch):
     np.testing.assert_array_equal(
         clf.predict(torch.from_numpy(X)), np.argmax(proba.numpy(), axis=1)
     )
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_huge_record_gives_a_finite_model_on_torch(dispatch, n_classes, dtype):
+    # A record whose prediction overflows (and is inf - inf = nan in float
+    # arithmetic) contributes a finite clipped term on torch as on numpy.
+    X, y = make_classification(
+        n_samples=300, n_features=2, n_informative=2, n_redundant=0,
+        n_classes=n_classes, n_clusters_per_class=1, class_sep=3.0, random_state=0,
+    )
+    X = X.astype(dtype)
+    big = float(np.finfo(dtype).max)
+    X[0] = [-0.95 * big, 0.95 * big]
+    kwargs = dict(classes=list(range(n_classes)), random_state=0, epsilon=8.0)
+    kwargs.update(learning_rate=5.0)
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = DPLogisticRegression(**kwargs).fit(X, y)
+    fitted = DPLogisticRegression(**kwargs).fit(torch.from_numpy(X), y)
+    coef = fitted.coef_.numpy()
+    assert np.isfinite(coef).all() and np.abs(coef).max() > 1.0
+    _assert_same_fit(ref, fitted, dtype)
+    for predict in ("decision_function", "predict_proba", "predict_log_proba"):
+        assert torch.isfinite(getattr(fitted, predict)(torch.from_numpy(X))).all()
 
 
 @pytest.mark.skipif(not _CUDA, reason="needs a CUDA device")

@@ -102,3 +102,25 @@ def test_pinball_minimizer_is_the_quantile():
 def test_pinball_rejects_levels_outside_unit_interval(quantile):
     with pytest.raises(ValueError, match="quantile"):
         PinballLoss(quantile)
+
+
+@pytest.mark.parametrize("loss", [BinaryLogisticLoss(), SoftmaxLoss(3)], ids=_name)
+def test_classification_losses_are_finite_at_infinite_scores(loss):
+    # An overflowed prediction (+-inf) has a finite gradient within the
+    # Lipschitz bound, and finite (log-)probabilities: the limits at +-inf.
+    big = np.finfo(np.float64).max
+    k = loss.n_outputs
+    rows = [np.inf, -np.inf, big, -big, 0.0, -800.0]
+    raw = np.array([[r] + [0.0, -np.inf][: k - 1] for r in rows])
+    y = np.zeros(raw.shape[0])
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        grad = loss.raw_gradient(y, raw)
+        proba = loss.predict_proba(raw)
+        log_proba = loss.predict_log_proba(raw)
+    assert np.isfinite(grad).all()
+    assert np.all(np.linalg.norm(grad, axis=1) <= loss.raw_lipschitz + 1e-12)
+    assert np.isfinite(proba).all() and np.isfinite(log_proba).all()
+    np.testing.assert_allclose(np.exp(log_proba), proba, atol=1e-15)
+    # An underflowed probability (exp(-800) = 0) keeps its exact log.
+    assert proba[-1, 1 if k == 1 else 0] == 0.0
+    assert log_proba[-1, 1 if k == 1 else 0] == -800.0

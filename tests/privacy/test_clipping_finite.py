@@ -7,6 +7,7 @@ from sklearn_dpfair.privacy._clipping import (
     augmented_row_norms,
     clip_factors_from_norms,
     clipped_gradient_sum,
+    clip_rows_to_norm,
     clipped_rows,
     stable_row_norms,
 )
@@ -54,3 +55,36 @@ def test_clipped_sum_finite_and_bounded_whatever_the_record(clip_norm):
             )
             norm = np.sqrt(np.sum(c**2) + np.sum(b**2))
             assert norm <= clip_norm * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("bound", [0.5, 3.0, 1e300])
+def test_rows_are_projected_onto_the_ball_whatever_they_hold(bound):
+    # A row whose squared norm overflows is projected like any other row (not
+    # zeroed by an inf norm); ordinary rows keep the plain formula exactly.
+    X = np.vstack([HUGE_ROWS, [[1.7e308, 1.7e308], [-1e200, 1e200]]])
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        clipped = clip_rows_to_norm(X, bound)
+    assert np.isfinite(clipped).all()
+    assert np.all(stable_row_norms(clipped) <= bound * (1 + 1e-12))
+    norms = np.linalg.norm(X[2:5], axis=1)
+    with np.errstate(over="ignore"):
+        factor = np.minimum(1.0, bound / np.maximum(norms, 1e-300))
+    plain = X[2:5] * factor[:, None]
+    np.testing.assert_array_equal(clipped[2:5], plain)
+    for i in (0, 1, 5, 6):  # same direction, on the sphere when outside it
+        direction = X[i] / np.max(np.abs(X[i]))
+        direction /= np.linalg.norm(direction)
+        expected = min(bound, stable_row_norms(X[i : i + 1])[0]) * direction
+        np.testing.assert_allclose(clipped[i], expected, rtol=1e-12)
+
+
+def test_float32_record_whose_norm_overflows_float32_is_still_clipped():
+    # ||r|| ||x|| = 6e38 overflows float32 but not float64: the record gets
+    # its clipped contribution (norm C), not the fallback 0.
+    raw = np.array([[2.0], [0.5]], dtype=np.float32)
+    X = np.array([[3e38, 0.0], [0.6, 0.8]], dtype=np.float32)
+    norms = augmented_row_norms(X)
+    coef, _ = clipped_gradient_sum(X[:1], raw[:1], norms[:1], 1.0, 0.0)
+    np.testing.assert_allclose(coef.ravel(), [1.0, 0.0], rtol=1e-6)
+    weighted = clipped_rows(raw, norms, 1.0)
+    assert weighted[1, 0] == 0.5  # inside the ball: unchanged

@@ -1,9 +1,11 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
+import warnings
+
 import numpy as np
 import pytest
 
-from sklearn_dpfair._loss import BinaryLogisticLoss, SquaredLoss
+from sklearn_dpfair._loss import BinaryLogisticLoss, SoftmaxLoss, SquaredLoss
 from sklearn_dpfair._solvers import noisy_sgd, poisson_batch
 from sklearn_dpfair._solvers._schedules import auto_learning_rate, sgd_schedule
 from sklearn_dpfair.privacy import GaussianMechanism
@@ -104,3 +106,31 @@ def test_private_rows_enter_only_through_clipped_sums():
     b = noisy_sgd(X2, y, BinaryLogisticLoss(), rng=np.random.default_rng(1), **kw)
     diff = np.concatenate([(a.coef - b.coef).ravel(), a.intercept - b.intercept])
     assert np.linalg.norm(diff) <= 2 * 0.3 / 100 + 1e-12
+
+
+@pytest.mark.parametrize("loss", [BinaryLogisticLoss(), SoftmaxLoss(3)])
+@pytest.mark.parametrize(
+    "record", [[1.7e308, 0.0], [-1.7e308, 1.7e308], [1.7e308, 1.7e308]]
+)
+def test_one_huge_record_keeps_the_iterates_finite(loss, record):
+    # Once the coefficients exceed 1 the record's plain prediction overflows
+    # (or is inf - inf = nan); its gradient must still be finite and
+    # clipped, without a (data-dependent) numpy warning.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] + X[:, 1] > 0).astype(float) * (loss.n_outputs - 1 or 1)
+    kw = dict(
+        mechanism=GaussianMechanism(clip_norm=1.0, noise_multiplier=0.0),
+        sampling_probability=1.0,
+        n_steps=6,
+        learning_rate=400.0,
+        alpha=0.0,
+        intercept_scaling=1.0,
+        tail_fraction=1.0,
+    )
+    Xr, yr = np.vstack([X, record]), np.append(y, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = noisy_sgd(Xr, yr, loss, rng=np.random.default_rng(1), **kw)
+    assert np.isfinite(result.coef).all() and np.isfinite(result.intercept).all()
+    assert np.abs(result.coef).max() > 1.0  # the record's prediction overflowed

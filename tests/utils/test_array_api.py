@@ -14,13 +14,17 @@ from sklearn_dpfair.utils._array_api import (
     column_sums,
     device_of,
     expit,
+    finite_linear_scores,
     from_host,
     input_float_dtypes,
+    log_expit,
+    log_softmax,
     narrow_matmul,
     resolve_backend,
     row_max,
     row_sums,
     rowwise_dot,
+    saturate,
     softmax,
     to_numpy,
 )
@@ -241,3 +245,62 @@ def test_backend_asarray_translates_dtypes():
     assert NUMPY_BACKEND.asarray(np.array([0, 1]), dtype=torch.float64).dtype == (
         np.float64
     )
+
+
+# -- finite arithmetic whatever a record holds ----------------------------------
+
+
+@pytest.mark.parametrize("name, asarray", NAMESPACES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_finite_linear_scores_repairs_only_overflowing_rows(name, asarray, dtype):
+    big = np.finfo(dtype).max
+    X = np.array(
+        [[1.0, 2.0], [0.9 * big, 0.0], [-0.9 * big, 0.9 * big], [big, big]],
+        dtype=dtype,
+    )
+    W = np.array([[2.0, -1.0], [1.5, 3.0]], dtype=dtype)
+    b = np.array([0.5, -0.25], dtype=dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        plain = X @ W + b
+    assert not np.isfinite(plain[1:]).all(axis=1).any()  # overflow, inf - inf
+    got = to_numpy(
+        finite_linear_scores(asarray(plain), asarray(X), asarray(W), asarray(b))
+    )
+    assert got.dtype == dtype and np.isfinite(got).all()
+    np.testing.assert_array_equal(got[0], plain[0])  # ordinary rows: untouched
+    # Saturated where the exact score is beyond the largest float ...
+    np.testing.assert_array_equal(got[1], [big, -0.9 * big + b[1]])
+    np.testing.assert_array_equal(got[3], [big, big])
+    # ... and accurate where it is not, although the plain product was nan.
+    np.testing.assert_allclose(got[2, 0], -0.45 * big, rtol=1e-6)
+    assert got[2, 1] == big
+
+
+def test_finite_linear_scores_one_output_and_tiny_coefficients():
+    X = np.array([[1.7e308, -1.7e308, 1.0]])
+    w = np.array([1e-300, 2e-300, 5.0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        plain = X @ w
+    got = finite_linear_scores(plain, X, w)
+    assert got.shape == (1,)
+    np.testing.assert_allclose(got, [1.7e308 * -1e-300 + 5.0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name, asarray", NAMESPACES)
+def test_softmax_and_logs_of_extreme_scores_are_finite(name, asarray):
+    big = np.finfo(np.float64).max
+    raw = np.array([[np.inf, 1.0], [-np.inf, -np.inf], [big, -big], [0.0, -800.0]])
+    P = to_numpy(softmax(asarray(raw)))
+    np.testing.assert_array_equal(P[:3], [[1.0, 0.0], [0.5, 0.5], [1.0, 0.0]])
+    assert np.isfinite(P).all()
+    L = to_numpy(log_softmax(asarray(raw[3:])))
+    np.testing.assert_allclose(L, [[0.0, -800.0]], atol=1e-12)
+    np.testing.assert_allclose(
+        to_numpy(log_expit(asarray(np.array([-800.0, 0.0])))), [-800.0, np.log(0.5)]
+    )
+    np.testing.assert_array_equal(
+        to_numpy(saturate(asarray(np.array([np.inf, -np.inf, 2.0])))), [big, -big, 2.0]
+    )
+    # Finite input comes back as is (numpy: the very same object).
+    finite = asarray(np.array([[1.0, 2.0]]))
+    assert saturate(finite) is finite

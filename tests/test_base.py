@@ -1,0 +1,121 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The shared linear prediction mixins: finite predictions for any finite input."""
+
+import contextlib
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import sklearn_dpfair
+
+from sklearn_dpfair._base import LinearClassifierMixin, LinearRegressorMixin
+from sklearn_dpfair.utils.discovery import all_estimators
+
+BIG = np.finfo(np.float64).max
+
+# Ordinary rows first, then rows whose plain scores overflow (inf), are
+# inf - inf (nan), or underflow.
+ORDINARY = np.array([[0.5, -1.0, 2.0], [0.0, 0.0, 0.0], [3.0, 1.0, -0.5]])
+EXTREME = np.array(
+    [
+        [1.7e308, 0.0, 0.0],
+        [-1.7e308, 1.7e308, 0.0],
+        [1e300, 1e300, 1e300],
+        [-BIG, -BIG, BIG],
+        [5e-324, -5e-324, 0.0],
+    ]
+)
+
+
+@contextlib.contextmanager
+def _no_warning_from_the_package():
+    # scikit-learn's input check sums X (which may overflow and warn); the
+    # package's own arithmetic must not warn about handled overflows.
+    package = os.path.dirname(sklearn_dpfair.__file__)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    ours = [w for w in caught if w.filename.startswith(package)]
+    assert not ours, [str(w.message) for w in ours]
+
+
+def _mixin_users(mixin):
+    found = [(n, c) for n, c in all_estimators() if issubclass(c, mixin)]
+    assert found, f"no estimator uses {mixin.__name__}"
+    return found
+
+
+def _fitted(cls, n_outputs):
+    # The mixins read only these attributes: a model with large coefficients
+    # (scores of 1e308 * 3 overflow) without running a fit.
+    est = cls()
+    rng = np.random.default_rng(0)
+    coef = rng.choice([-3.0, -1.5, 2.0, 4.0], size=(n_outputs, 3))
+    if issubclass(cls, LinearClassifierMixin):
+        est.classes_ = np.arange(max(n_outputs, 2))
+        est.coef_ = coef
+        est.intercept_ = np.linspace(-1.0, 1.0, n_outputs)
+    else:
+        est.coef_ = coef[0]
+        est.intercept_ = 0.25
+    est.n_features_in_ = 3
+    return est
+
+
+@pytest.mark.parametrize("n_outputs", [1, 3], ids=["binary", "multiclass"])
+@pytest.mark.parametrize(
+    "name, cls", _mixin_users(LinearClassifierMixin), ids=lambda v: str(v)
+)
+def test_classifier_predictions_are_finite_for_any_finite_input(name, cls, n_outputs):
+    est = _fitted(cls, n_outputs)
+    X = np.vstack([ORDINARY, EXTREME])
+    with _no_warning_from_the_package():
+        scores = est.decision_function(X)
+        proba = est.predict_proba(X)
+        log_proba = est.predict_log_proba(X)
+        labels = est.predict(X)
+    for out in (scores, proba, log_proba):
+        assert np.isfinite(out).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    assert np.all(log_proba <= 0.0)
+    assert set(labels) <= set(est.classes_)
+    # Ordinary rows: exactly the plain formulas, bit for bit.
+    n = ORDINARY.shape[0]
+    plain = ORDINARY @ est.coef_.T + est.intercept_
+    if n_outputs == 1:
+        plain = plain.ravel()
+    np.testing.assert_array_equal(scores[:n], plain)
+    np.testing.assert_array_equal(log_proba[:n], np.log(proba[:n]))
+
+
+@pytest.mark.parametrize(
+    "name, cls", _mixin_users(LinearRegressorMixin), ids=lambda v: str(v)
+)
+def test_regressor_predictions_are_finite_for_any_finite_input(name, cls):
+    est = _fitted(cls, 1)
+    X = np.vstack([ORDINARY, EXTREME])
+    with _no_warning_from_the_package():
+        pred = est.predict(X)
+    assert pred.shape == (X.shape[0],) and np.isfinite(pred).all()
+    n = ORDINARY.shape[0]
+    np.testing.assert_array_equal(pred[:n], ORDINARY @ est.coef_ + est.intercept_)
+    # Saturated beyond the largest float, accurate below it.
+    assert pred[n] == -BIG or pred[n] == BIG
+    expected = 1e300 * est.coef_.sum() + est.intercept_
+    np.testing.assert_allclose(pred[n + 2], expected, rtol=1e-12)
+
+
+def test_float32_input_predictions_are_finite():
+    name, cls = _mixin_users(LinearClassifierMixin)[0]
+    est = _fitted(cls, 3)
+    est.coef_ = est.coef_.astype(np.float32)
+    est.intercept_ = est.intercept_.astype(np.float32)
+    big = np.finfo(np.float32).max
+    X = np.array([[big, 0.0, 0.0], [-big, big, 0.0], [1.0, 2.0, 3.0]], np.float32)
+    with _no_warning_from_the_package():
+        for predict in ("decision_function", "predict_proba", "predict_log_proba"):
+            out = getattr(est, predict)(X)
+            assert out.dtype == np.float32 and np.isfinite(out).all()
