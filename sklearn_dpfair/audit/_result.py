@@ -55,6 +55,14 @@ class AuditResult:
         first; the verdict uses the first only). Directly comparable with
         ``claim_epsilon``, but usually far below it: at small delta the
         guarantee is about events too rare to observe in a thousand runs.
+    epsilon_ceiling : float, optional
+        The largest lower bound these runs could certify at ``audit_delta``
+        and ``confidence``: the bound of a test with zero errors on
+        ``n_evaluation`` runs per world. Derived when not given.
+    conclusive : bool, optional
+        ``epsilon_ceiling > epsilon_claimed``: whether a violation was
+        reachable at all. A result that is not conclusive reads
+        "inconclusive", never "no violation". Derived when not given.
 
     Examples
     --------
