@@ -8,11 +8,14 @@ model is finally released. A :class:`~sklearn.model_selection.GridSearchCV`
 over 6 candidates with 3-fold cross-validation fits 19 models (18 fold fits
 and the refit); if each is (1, 1e-5)-DP, what is the search as a whole?
 
-A :class:`~sklearn_dpfair.privacy.PrivacyLedger` answers it. Passed as the
-``accountant`` of the estimator, it is shared by every clone the search makes
-(``clone`` returns the same ledger, never a copy), records the ``dp_event_``
-of each fit, including fits run in worker processes, and composes them with
-dp-accounting.
+A :class:`~sklearn_dpfair.privacy.PrivacyLedger` answers part of it. Passed
+as the ``accountant`` of the estimator, it is shared by every clone the search
+makes (``clone`` returns the same ledger, never a copy), records the
+``dp_event_`` of each fit, including fits run in worker processes, and
+composes them with dp-accounting. That is the cost of the *training* fits
+only: the search also scores every fold model without noise on private
+held-out rows and selects with those scores, and neither the selection nor
+``cv_results_`` is covered by any accounted fit.
 """
 
 # Authors: The sklearn_dpfair developers
@@ -50,8 +53,10 @@ print(f"best cross-validated accuracy: {search.best_score_:.3f}")
 # What the search spent
 # ---------------------
 # Each fit is (1, 1e-5)-DP; the whole search is not. The ledger composes the
-# 19 recorded events with the RDP accountant, which is far tighter than
-# adding the epsilons up, but still a multiple of the per-fit budget.
+# 19 recorded training events with the RDP accountant, which is far tighter
+# than adding the epsilons up, but still a multiple of the per-fit budget;
+# and it is only a lower bound on what the search released, because the
+# noiseless validation scores and the selection are not recorded events.
 print(ledger.summary())
 per_fit = [entry.epsilon for entry in ledger.entries]
 

@@ -396,8 +396,12 @@ def _final_estimator(estimator):
             notes.append(
                 f"selected by {type(estimator).__name__} among {n_candidates} "
                 f"candidates x {n_splits} folds on the same data: the guarantee "
-                "below covers one fit only; the search as a whole composes all "
-                f"{n_candidates * n_splits + 1} fits."
+                "below covers one fit only. A shared PrivacyLedger composes the "
+                f"{n_candidates * n_splits + 1} training fits, but the selection "
+                "and the scores in cv_results_ were computed without noise on "
+                "private held-out rows: they are further releases that no "
+                "ledger accounts for (use sklearn_dpfair.model_selection for an "
+                "accounted search)."
             )
             estimator = estimator.best_estimator_
         else:
