@@ -390,6 +390,17 @@ def _final_estimator(estimator):
                     "public information only or are themselves private."
                 )
             estimator = estimator[-1]
+        elif hasattr(estimator, "best_estimator_") and hasattr(
+            estimator, "privacy_record_"
+        ):
+            # A private search carries the guarantee of the whole search.
+            notes.append(
+                f"selected by {type(estimator).__name__} among "
+                f"{estimator.n_candidates_} candidates: the guarantee below "
+                "covers the whole search (every candidate fit, the noisy "
+                "validation scores, the selection and the returned model)."
+            )
+            return estimator, notes
         elif hasattr(estimator, "best_estimator_"):
             n_candidates = len(estimator.cv_results_["params"])
             n_splits = getattr(estimator, "n_splits_", 1)
