@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-__all__ = ["SCORINGS", "noisy_score", "score_sensitivity"]
+__all__ = ["SCORINGS", "noisy_score", "score_counts", "score_sensitivity"]
 
 #: Scores the search can privatize.
 SCORINGS = ("accuracy", "accuracy-dp-gap")
@@ -80,12 +80,48 @@ def noisy_score(
     ...             rng=np.random.default_rng(0))
     1.0
     """
-    m = len(y_true)
-    correct = float(np.count_nonzero(np.asarray(y_true) == np.asarray(y_pred)))
+    counts = score_counts(
+        y_true,
+        y_pred,
+        scoring=scoring,
+        group_codes=group_codes,
+        n_groups=n_groups,
+        positive_label=positive_label,
+    )
     std = noise_multiplier * score_sensitivity(scoring)
+    if std:
+        counts = counts + rng.normal(0.0, std, size=counts.shape)
+    accuracy = float(np.clip(counts[0] / len(y_true), 0.0, 1.0))
     if scoring == "accuracy":
-        noisy_correct = correct + rng.normal(0.0, std) if std else correct
-        return float(np.clip(noisy_correct / m, 0.0, 1.0))
+        return accuracy
+    sizes, positives = counts[1 : 1 + n_groups], counts[1 + n_groups :]
+    rates = np.clip(positives / np.maximum(sizes, 1.0), 0.0, 1.0)
+    gap = float(rates.max() - rates.min()) if n_groups > 1 else 0.0
+    return accuracy - gap_penalty * gap
+
+
+def score_counts(
+    y_true, y_pred, *, scoring, group_codes=None, n_groups=0, positive_label=None
+):
+    """The count vector behind a score, before noise.
+
+    ``[correct]`` for ``"accuracy"``; ``[correct, size_g..., positives_g...]``
+    over the declared groups for ``"accuracy-dp-gap"`` (rows of no declared
+    group, code ``-1``, count in ``correct`` only). Its L2 sensitivity under
+    add/remove of one row is :func:`score_sensitivity`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.model_selection._scoring import score_counts
+    >>> score_counts(np.array([1, 0, 1]), np.array([1, 1, 1]),
+    ...              scoring="accuracy-dp-gap", group_codes=np.array([0, 1, -1]),
+    ...              n_groups=2, positive_label=1).tolist()
+    [2.0, 1.0, 1.0, 1.0, 1.0]
+    """
+    correct = float(np.count_nonzero(np.asarray(y_true) == np.asarray(y_pred)))
+    if scoring == "accuracy":
+        return np.array([correct])
     codes = np.asarray(group_codes)
     positive = np.asarray(y_pred) == positive_label
     in_group = codes >= 0
@@ -93,11 +129,4 @@ def noisy_score(
     positives = np.bincount(
         codes[in_group], weights=positive[in_group].astype(float), minlength=n_groups
     )
-    counts = np.concatenate([[correct], sizes, positives])
-    if std:
-        counts = counts + rng.normal(0.0, std, size=counts.shape)
-    accuracy = float(np.clip(counts[0] / m, 0.0, 1.0))
-    sizes, positives = counts[1 : 1 + n_groups], counts[1 + n_groups :]
-    rates = np.clip(positives / np.maximum(sizes, 1.0), 0.0, 1.0)
-    gap = float(rates.max() - rates.min()) if n_groups > 1 else 0.0
-    return accuracy - gap_penalty * gap
+    return np.concatenate([[correct], sizes, positives])

@@ -37,8 +37,9 @@ __all__ = [
 #: Named shapes ``eta`` of the truncated negative binomial.
 RUN_DISTRIBUTIONS = {"logarithmic": 0.0, "geometric": 1.0}
 
-# Relative tolerance of the bisection on log(per-run budget).
-_LOG_XTOL = 1e-3
+# The calibrated selection spends between (1 - _RTOL) and 1 times its target;
+# the search stops when the bracket on log(per-run budget) is _LOG_XTOL wide.
+_RTOL, _LOG_XTOL, _MAX_EVALUATIONS = 0.01, 1e-4, 40
 
 
 def truncated_negative_binomial_gamma(mean, shape):
@@ -169,7 +170,9 @@ def calibrate_selection(make_run_event, target_epsilon, delta, mean, shape, *, h
     ``make_run_event(t)`` builds the event of one run given its parameter
     ``t`` (here: the epsilon each candidate is trained with); the selection's
     epsilon, computed by dp-accounting's RDP accountant, increases with
-    ``t``. A bisection on ``log t`` returns the good end of the bracket, so
+    ``t``. A bracketing root search on ``log t`` returns a ``t`` whose
+    selection spends between 99% and 100% of the target (the good end of the
+    bracket), so
     ``epsilon(repeat_and_select_event(make_run_event(t))) <= target_epsilon``
     holds as the accountant computes it (check after calibrate).
 
@@ -214,34 +217,54 @@ def calibrate_selection(make_run_event, target_epsilon, delta, mean, shape, *, h
             return None, None
         return epsilon_of(event, delta, "rdp"), event
 
-    log_hi = math.log(hi)
-    eps, event = evaluate(log_hi)
+    # log(epsilon) is close to linear in log(t) with slope ~1, so a
+    # regula falsi on the log-log scale (Illinois variant) lands in the
+    # accepted band [target (1 - rtol), target] in a few evaluations; each
+    # costs one calibration of every distinct candidate.
+    log_target = math.log(target_epsilon)
+    aim = log_target + math.log1p(-_RTOL / 2)
+    x_bad, eps = math.log(hi), None
+    eps, event = evaluate(x_bad)
     if eps is not None and eps <= target_epsilon:
         return hi, event
-    # Walk down by factors of 4 until the target is met (or unusable).
-    bad, good, good_event = log_hi, None, None
-    log_t = log_hi
-    for _ in range(40):
-        log_t -= math.log(4.0)
-        eps, event = evaluate(log_t)
+    f_bad = math.inf if eps is None else math.log(eps) - aim
+    x_good = f_good = good_event = None
+    x_fail = -math.inf  # largest log t known to be unusable (too small)
+    x = x_bad - (f_bad if math.isfinite(f_bad) else math.log(4.0))
+    for _ in range(_MAX_EVALUATIONS):
+        eps, event = evaluate(x)
         if eps is None:
-            break
+            x_fail = max(x_fail, x)
+            if x_good is not None:
+                break  # cannot happen for a monotone run; keep what works
+            x = 0.5 * (x + x_bad) if x_bad - x > _LOG_XTOL else x_bad
+            if x_bad - x_fail <= _LOG_XTOL:
+                break
+            continue
+        f = math.log(eps) - aim
         if eps <= target_epsilon:
-            good, good_event = log_t, event
+            x_good, f_good, good_event = x, f, event
+            if math.log(eps) >= log_target + math.log1p(-_RTOL):
+                break
+        else:
+            x_bad, f_bad = x, f
+        if x_good is None:
+            x = max(x - f, 0.5 * (x_fail + x) if math.isfinite(x_fail) else -math.inf)
+            continue
+        if x_bad - x_good <= _LOG_XTOL:
             break
-        bad = log_t
-    if good is None:
+        # Secant between the bracket ends, kept strictly inside the bracket.
+        if math.isfinite(f_bad):
+            x = x_good - f_good * (x_bad - x_good) / (f_bad - f_good)
+        else:
+            x = 0.5 * (x_good + x_bad)
+        width = x_bad - x_good
+        x = min(max(x, x_good + 0.05 * width), x_bad - 0.05 * width)
+    if x_good is None:
         raise ValueError(
             f"epsilon={target_epsilon:g} at delta={delta:g} is too small for this "
             f"search: the candidates cannot be trained with a per-run budget "
             f"small enough for {mean:g} expected runs. Raise epsilon, or use "
             "fewer runs or fewer candidates with distinct privacy costs."
         )
-    while bad - good > _LOG_XTOL:
-        mid = 0.5 * (bad + good)
-        eps, event = evaluate(mid)
-        if eps is not None and eps <= target_epsilon:
-            good, good_event = mid, event
-        else:
-            bad = mid
-    return math.exp(good), good_event
+    return math.exp(x_good), good_event
