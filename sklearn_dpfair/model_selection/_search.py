@@ -7,9 +7,10 @@ import secrets
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
-from sklearn.utils import _safe_indexing
+from sklearn.utils import _safe_indexing, indexable
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
@@ -299,6 +300,17 @@ class PrivateHyperparameterSearch(
                 "Declare the public label set in the estimator (classes=[...]): "
                 "a private search does not read it from the data."
             )
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y "
+                "is None."
+            )
+        if sp.issparse(X):
+            raise TypeError(
+                "Sparse data was passed, but dense data is required: the private "
+                "estimators fit dense arrays."
+            )
+        X, y = indexable(X, y)
         routed = self._routed_fit_params(fit_params)
         if routed.get("silos") is not None:
             raise ValueError("PrivateHyperparameterSearch does not run federated fits.")
@@ -312,7 +324,7 @@ class PrivateHyperparameterSearch(
         if n_val < 1 or n_train < 1:
             raise ValueError(
                 f"validation_fraction={self.validation_fraction} leaves an empty "
-                f"training or validation split of {n_samples} rows."
+                f"training or validation split of n_samples={n_samples} rows."
             )
 
         sensitive = routed.get("sensitive_features")
