@@ -292,6 +292,12 @@ class PrivateHyperparameterSearch(
             The fitted search.
         """
         candidates = self._candidates()
+        for ledger in (self.accountant, getattr(self.estimator, "accountant", None)):
+            if isinstance(ledger, PrivacyLedger) and ledger.kind != "rdp":
+                raise ValueError(
+                    "The search's event is interpreted by the RDP accountant "
+                    "only: use PrivacyLedger(kind='rdp')."
+                )
         if not hasattr(self.estimator, "_set_privacy_record"):
             # The plan below says the same; failing before reading anything.
             plan_candidate(self.estimator, 1, 1)
@@ -347,9 +353,14 @@ class PrivateHyperparameterSearch(
                 raise ValueError("scoring='accuracy-dp-gap' needs a binary problem.")
 
         # Plan every candidate before reading the data (public inputs only).
+        base = clone(self.estimator)
+        if sensitive is not None and "groups" in base.get_params() and (
+            base.get_params()["groups"] is None
+        ):
+            base.set_params(groups=groups)  # declared in the search
         estimators, plans = [], []
         for params in candidates:
-            est = clone(self.estimator).set_params(**params)
+            est = clone(base).set_params(**params)
             estimators.append(est)
             plans.append(plan_candidate(est, n_train, n_groups))
         distinct = list({plan.signature: plan for plan in plans}.values())

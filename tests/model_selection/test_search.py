@@ -93,7 +93,11 @@ def test_epsilon_recomputes_from_the_record(data, fitted):
 
 def test_candidates_of_different_cost_compose_each_distinct_training_event(data):
     X, y = data
-    search = _search(param_grid={"max_iter": [1, 2], "clip_norm": [1.0, 2.0]})
+    # Full-batch candidates keep the accountant fast (no subsampling).
+    search = _search(
+        estimator=DPLogisticRegression(classes=[0, 1], batch_size="full"),
+        param_grid={"max_iter": [1, 2], "clip_norm": [1.0, 2.0]},
+    )
     search.fit(X, y)
     parts = search.dp_event_.event.events
     assert len(parts) == 3  # two distinct training events and the score
@@ -275,3 +279,33 @@ def test_fit_does_not_mutate_params(data):
     after = search.get_params()
     assert before.keys() == after.keys()
     assert search.estimator.epsilon == 1.0  # the default, untouched
+
+
+def test_infinite_epsilon_and_pld_ledgers_are_refused(data):
+    X, y = data
+    with pytest.raises(ValueError, match="'epsilon' parameter"):
+        _search(epsilon=np.inf).fit(X, y)
+    with pytest.raises(ValueError, match="RDP accountant"):
+        _search(accountant=PrivacyLedger(kind="pld")).fit(X, y)
+
+
+def test_pipeline_routes_sensitive_features_to_a_fair_search(data):
+    X, y = data
+    sensitive = (X[:, 0] > 0).astype(int)
+    with sklearn.config_context(enable_metadata_routing=True):
+        # The group set is declared in the search, not in the estimator.
+        estimator = DPFERMIClassifier(classes=[0, 1], max_iter=2, batch_size=256)
+        estimator.set_fit_request(sensitive_features=True)
+        search = _search(
+            estimator=estimator,
+            param_grid={"fairness_weight": [2.0, 4.0]},
+            scoring="accuracy-dp-gap",
+            groups=[0, 1],
+            epsilon=3.0,
+        )
+        pipe = Pipeline([("public", FunctionTransformer(np.tanh)), ("search", search)])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", category=UserWarning)
+            pipe.fit(X, y, sensitive_features=sensitive)
+    assert list(pipe[-1].best_estimator_.groups_) == [0, 1]
+    assert pipe[-1].best_estimator_.privacy_caveats_ == []
