@@ -4,6 +4,7 @@
 
 import math
 import secrets
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -143,8 +144,9 @@ class PrivateHyperparameterSearch(
     by Theorem 2 of Papernot and Steinke; ``run_epsilon_`` is the largest
     per-run budget meeting ``epsilon``, found by bisection with the
     accountant. The guarantee requires that the number of runs and the
-    scores of the runs not selected stay secret: none is stored, but the
-    search's running time grows with the number of runs.
+    scores of the runs not selected stay secret: none is stored, each
+    distinct warning of the runs is emitted once, but the search's running
+    time grows with the number of runs.
 
     Returning the selected run's model (trained on the training split) costs
     nothing more; refitting it on all rows would be another release.
@@ -399,36 +401,47 @@ class PrivateHyperparameterSearch(
             else [int(s.generate_state(1)[0]) for s in seed_source.spawn(n_runs)]
         )
         best = None
-        for k in range(n_runs):
-            c = int(rng.integers(len(candidates)))
-            est = clone(estimators[c]).set_params(
-                epsilon=run_epsilon,
-                delta=delta,
-                accountant="rdp",
-                random_state=run_seeds[k],
-            )
-            est.fit(X_train, y_train, **train_params)
-            planned = plans[c].event(run_epsilon, delta)
-            if est.dp_event_ != planned:
-                raise RuntimeError(
-                    f"{type(est).__name__} recorded {est.dp_event_!r}, not the "
-                    f"planned {planned!r}; nothing is released. This is a bug, "
-                    "please report it."
+        # The runs' warnings are collected and each distinct one re-emitted
+        # once: one warning per run would publish the number of runs, which
+        # the guarantee needs to stay secret.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for k in range(n_runs):
+                c = int(rng.integers(len(candidates)))
+                est = clone(estimators[c]).set_params(
+                    epsilon=run_epsilon,
+                    delta=delta,
+                    accountant="rdp",
+                    random_state=run_seeds[k],
                 )
-            score = noisy_score(
-                y_val,
-                est.predict(X_val),
-                scoring=self.scoring,
-                noise_multiplier=z_score,
-                rng=rng,
-                group_codes=codes,
-                n_groups=0 if groups is None else len(groups),
-                positive_label=np.asarray(self.estimator.classes)[-1],
-                gap_penalty=self.gap_penalty,
-            )
-            if best is None or score > best[0]:
-                best = (score, c, est)
+                est.fit(X_train, y_train, **train_params)
+                planned = plans[c].event(run_epsilon, delta)
+                if est.dp_event_ != planned:
+                    raise RuntimeError(
+                        f"{type(est).__name__} recorded {est.dp_event_!r}, not the "
+                        f"planned {planned!r}; nothing is released. This is a bug, "
+                        "please report it."
+                    )
+                score = noisy_score(
+                    y_val,
+                    est.predict(X_val),
+                    scoring=self.scoring,
+                    noise_multiplier=z_score,
+                    rng=rng,
+                    group_codes=codes,
+                    n_groups=0 if groups is None else len(groups),
+                    positive_label=np.asarray(self.estimator.classes)[-1],
+                    gap_penalty=self.gap_penalty,
+                )
+                if best is None or score > best[0]:
+                    best = (score, c, est)
 
+        seen = set()
+        for w in caught:
+            key = (w.category, str(w.message))
+            if key not in seen:
+                seen.add(key)
+                warnings.warn(w.message, w.category, stacklevel=3)
         score, c, est = best
         caveats = list(est.privacy_caveats_)
         if self.random_state is not None:

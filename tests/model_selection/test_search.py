@@ -309,3 +309,19 @@ def test_pipeline_routes_sensitive_features_to_a_fair_search(data):
             pipe.fit(X, y, sensitive_features=sensitive)
     assert list(pipe[-1].best_estimator_.groups_) == [0, 1]
     assert pipe[-1].best_estimator_.privacy_caveats_ == []
+
+
+def test_run_warnings_do_not_count_the_runs(data):
+    X, y = data
+    # delta >= 1/n_train makes every candidate fit warn; many runs, one warning.
+    search = _search(
+        estimator=DPLogisticRegression(classes=[0, 1], batch_size="full"),
+        delta=0.01,
+        n_runs=6.0,
+        runs_distribution="geometric",
+    )
+    with pytest.warns(UserWarning) as record:
+        search.fit(X, y)
+    messages = [str(w.message) for w in record if "delta=" in str(w.message)]
+    assert len(messages) == 1
+    assert record[0].filename == __file__
