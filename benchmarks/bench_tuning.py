@@ -177,7 +177,7 @@ def write_rst(rows, seeds, minutes, names):
         "*private search* is "
         ":class:`~sklearn_dpfair.model_selection.PrivateHyperparameterSearch` at "
         "total epsilon (Papernot-Steinke selection, logarithmic number of runs "
-        "with mean = number of candidates, 20% validation split, returns the "
+        "with mean = twice the number of candidates, 20% validation split, returns the "
         "selected run's model trained on the other 80%). Test accuracy and "
         "fairlearn's ``demographic_parity_difference`` by sex of hard "
         "predictions, mean ± sd over seeds.",

@@ -36,6 +36,11 @@ from ._scoring import SCORINGS, noisy_score
 
 __all__ = ["PrivateHyperparameterSearch"]
 
+# n_runs="auto": mean number of runs per candidate. On Adult (6 candidates,
+# epsilon = 1) twice rather than once costs each run 8% of its budget
+# (0.505 instead of 0.546) for a better chance of trying every candidate.
+_AUTO_RUNS_PER_CANDIDATE = 2
+
 _MECHANISM = (
     "private selection (Papernot & Steinke 2022): best of a random number of "
     "runs, each a candidate trained on the training split and scored with "
@@ -84,7 +89,11 @@ class PrivateHyperparameterSearch(
     validation_fraction : float, default=0.2
         Share of the rows held out (at random) for the private scores.
     n_runs : float or "auto", default="auto"
-        Mean number of runs; "auto" is the number of candidates.
+        Mean number of runs; "auto" is twice the number of candidates. More
+        runs try more candidates (with the logarithmic distribution and six
+        candidates, the best one is tried about 55% of the time at twice, 48%
+        at once the number of candidates) but leave less budget to each run
+        (the selection's cost grows like ``log(n_runs)``).
     runs_distribution : {"logarithmic", "geometric"} or float, default="logarithmic"
         Shape ``eta >= 0`` of the truncated negative binomial number of runs
         (0: logarithmic, 1: geometric). Smaller shapes cost less budget and
@@ -367,7 +376,11 @@ class PrivateHyperparameterSearch(
             plans.append(plan_candidate(est, n_train, n_groups))
         distinct = list({plan.signature: plan for plan in plans}.values())
         delta = float(self.delta)
-        mean_runs = float(len(candidates) if self.n_runs == "auto" else self.n_runs)
+        mean_runs = float(
+            _AUTO_RUNS_PER_CANDIDATE * len(candidates)
+            if self.n_runs == "auto"
+            else self.n_runs
+        )
         shape = float(RUN_DISTRIBUTIONS.get(self.runs_distribution, self.runs_distribution))
 
         def score_noise(t):
