@@ -296,7 +296,9 @@ def privacy_report(
     their recorded guarantee, non-private ones are reported as such. A
     :class:`~sklearn.pipeline.Pipeline` is reported through its final step,
     and a fitted hyperparameter search (``best_estimator_``) through the
-    selected model, with a note on what the guarantee does not cover.
+    selected model, with a note on what the guarantee does not cover; a
+    :class:`~sklearn_dpfair.model_selection.PrivateHyperparameterSearch` is
+    reported with its own guarantee, which covers the whole search.
 
     Read more in the :ref:`User Guide <report>`.
 
