@@ -182,6 +182,15 @@ def write_rst(rows, seeds, minutes, names):
         "fairlearn's ``demographic_parity_difference`` by sex of hard "
         "predictions, mean ± sd over seeds.",
         "",
+        "Reading the tables: the naive search is not a method at the same budget: "
+        "its training fits alone compose to 4 to 5.5 times epsilon, and its "
+        "noiseless selection comes on top. The private search is: it pays for "
+        "the selection by training each run with roughly half of epsilon "
+        "(twelve expected runs for six candidates, eight for four). On Adult the "
+        "defaults were themselves chosen on Adult, so the search can at best "
+        "match them; it is for data where no trusted defaults exist, and its "
+        "accuracy cost against good defaults is what these tables measure.",
+        "",
     ]
     for name in names:
         setup = SETUPS[name]
@@ -252,10 +261,17 @@ def _targets(rows):
     gap_default = mean("DPFERMIClassifier", 1.0, "defaults", 7)
     if gap_search is not None:
         met = gap_search <= 0.03 and gap_default > 0.03
-        verdict = "**met**" if met else (
-            "**not applicable**: the default weight is already at or below 0.03"
-            if gap_default <= 0.03 else "**missed**"
-        )
+        if met:
+            verdict = "**met**"
+        elif gap_default <= 0.03:
+            verdict = (
+                "**not applicable**: the default weight's gap is already <= 0.03"
+                + ("; the search's is too" if gap_search <= 0.03 else
+                   "; the search's is not (each run trains with about half the "
+                   "budget, and DP-FERMI's gap grows as epsilon shrinks)")
+            )
+        else:
+            verdict = "**missed**"
         lines += [
             "   * - DPFERMIClassifier at total epsilon = 1: the search finds a "
             "weight with test DP gap <= 0.03 where the default weight's is not",
