@@ -325,3 +325,30 @@ def test_run_warnings_do_not_count_the_runs(data):
     messages = [str(w.message) for w in record if "delta=" in str(w.message)]
     assert len(messages) == 1
     assert record[0].filename == __file__
+
+
+def test_a_drift_between_plan_and_fit_releases_nothing(data, monkeypatch):
+    from sklearn_dpfair.model_selection import _planning
+    from sklearn_dpfair.privacy._accounting import gaussian_event
+
+    X, y = data
+    # A plan that disagrees with what the estimator records must stop the
+    # search before anything is set on it.
+    monkeypatch.setattr(
+        _planning.CandidatePlan, "event", lambda self, t, delta: gaussian_event(5.0 / t)
+    )
+    search = _search(
+        estimator=DPLogisticRegression(classes=[0, 1], batch_size="full")
+    )
+    with pytest.raises(RuntimeError, match="nothing is released"):
+        search.fit(X, y)
+    assert not hasattr(search, "best_estimator_")
+    assert not hasattr(search, "best_score_")
+
+
+def test_candidates_are_calibrated_with_the_rdp_accountant(data):
+    X, y = data
+    estimator = DPLogisticRegression(classes=[0, 1], batch_size="full", accountant="pld")
+    search = _search(estimator=estimator).fit(X, y)
+    assert search.best_estimator_.privacy_record_.accountant == "rdp"
+    assert search.estimator.accountant == "pld"  # the parameter is untouched
