@@ -101,7 +101,8 @@ def naive_cv(setup, epsilon, seed, X, y, s, ledger):
                 epsilon=epsilon, accountant=ledger, **params
             )
             _fit(est, X[train], y[train], s[train])
-            scores.append(_score(setup["scoring"], y[test], est.predict(X[test]), s[test]))
+            y_pred = est.predict(X[test])
+            scores.append(_score(setup["scoring"], y[test], y_pred, s[test]))
         if best is None or np.mean(scores) > best[0]:
             best = (np.mean(scores), params)
     refit = clone(setup["estimator"]).set_params(
@@ -197,7 +198,11 @@ def write_rst(rows, seeds, minutes, names):
         lines += [
             f".. list-table:: {name}, grid {setup['grid']}, scoring "
             f"``{setup['scoring']}``"
-            + (f" (gap penalty {GAP_PENALTY:g})" if setup["scoring"] != "accuracy" else ""),
+            + (
+                f" (gap penalty {GAP_PENALTY:g})"
+                if setup["scoring"] != "accuracy"
+                else ""
+            ),
             "   :header-rows: 1",
             "",
             "   * - epsilon",
@@ -209,7 +214,7 @@ def write_rst(rows, seeds, minutes, names):
         ]
         for epsilon in sorted({r[1] for r in rows if r[0] == name}):
             for method in ("defaults", "naive CV", "private search"):
-                sel = [r for r in rows if r[0] == name and r[1] == epsilon and r[3] == method]
+                sel = [r for r in rows if r[:2] == (name, epsilon) and r[3] == method]
                 if not sel:
                     continue
                 total = np.mean([r[5] for r in sel])

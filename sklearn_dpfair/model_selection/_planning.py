@@ -13,9 +13,6 @@ between this module and a solver is an error, never a silent overspend.
 
 from dataclasses import dataclass
 
-from ..linear_model import DPFERMIClassifier, DPLogisticRegression
-from ..privacy._accounting import noisy_sgd_event
-from ..privacy._calibration import calibrate_noise_multiplier
 from .._solvers._fair_fit import (
     FairPrivacy,
     _marginal_noise,
@@ -23,6 +20,9 @@ from .._solvers._fair_fit import (
     fermi_event,
 )
 from .._solvers._schedules import sgd_schedule
+from ..linear_model import DPFERMIClassifier, DPLogisticRegression
+from ..privacy._accounting import noisy_sgd_event
+from ..privacy._calibration import calibrate_noise_multiplier
 
 __all__ = ["CandidatePlan", "plan_candidate"]
 
@@ -65,7 +65,9 @@ class CandidatePlan:
                 accountant=_ACCOUNTANT,
             )
             z_marg = _marginal_noise(privacy)
-        sigma_eff = calibrate_fermi_noise(float(t), delta, q, steps, z_marg, _ACCOUNTANT)
+        sigma_eff = calibrate_fermi_noise(
+            float(t), delta, q, steps, z_marg, _ACCOUNTANT
+        )
         return fermi_event(sigma_eff, q, steps, z_marg)
 
 

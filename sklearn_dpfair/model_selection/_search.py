@@ -381,7 +381,9 @@ class PrivateHyperparameterSearch(
             if self.n_runs == "auto"
             else self.n_runs
         )
-        shape = float(RUN_DISTRIBUTIONS.get(self.runs_distribution, self.runs_distribution))
+        shape = float(
+            RUN_DISTRIBUTIONS.get(self.runs_distribution, self.runs_distribution)
+        )
 
         def score_noise(t):
             return _score_noise_multiplier(t, delta, self.score_budget_share)
@@ -391,7 +393,12 @@ class PrivateHyperparameterSearch(
             return composed_event([*parts, gaussian_event(score_noise(t))])
 
         run_epsilon, event = calibrate_selection(
-            run_event, float(self.epsilon), delta, mean_runs, shape, hi=float(self.epsilon)
+            run_event,
+            float(self.epsilon),
+            delta,
+            mean_runs,
+            shape,
+            hi=float(self.epsilon),
         )
         z_score = score_noise(run_epsilon)
 
@@ -400,7 +407,8 @@ class PrivateHyperparameterSearch(
         val_idx, train_idx = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         train_params = _split_params(routed, n_samples, train_idx)
         X_train, y_train = _safe_indexing(X, train_idx), _safe_indexing(y, train_idx)
-        X_val, y_val = _safe_indexing(X, val_idx), np.asarray(_safe_indexing(y, val_idx))
+        X_val = _safe_indexing(X, val_idx)
+        y_val = np.asarray(_safe_indexing(y, val_idx))
         codes = None
         if self.scoring == "accuracy-dp-gap":
             codes = encode_sensitive_features(

@@ -212,7 +212,8 @@ def calibrate_selection(make_run_event, target_epsilon, delta, mean, shape, *, h
 
     def evaluate(log_t):
         try:
-            event = repeat_and_select_event(make_run_event(math.exp(log_t)), mean, shape)
+            run = make_run_event(math.exp(log_t))
+            event = repeat_and_select_event(run, mean, shape)
         except ValueError:
             return None, None
         return epsilon_of(event, delta, "rdp"), event

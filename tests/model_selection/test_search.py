@@ -348,7 +348,9 @@ def test_a_drift_between_plan_and_fit_releases_nothing(data, monkeypatch):
 
 def test_candidates_are_calibrated_with_the_rdp_accountant(data):
     X, y = data
-    estimator = DPLogisticRegression(classes=[0, 1], batch_size="full", accountant="pld")
+    estimator = DPLogisticRegression(
+        classes=[0, 1], batch_size="full", accountant="pld"
+    )
     search = _search(estimator=estimator).fit(X, y)
     assert search.best_estimator_.privacy_record_.accountant == "rdp"
     assert search.estimator.accountant == "pld"  # the parameter is untouched
