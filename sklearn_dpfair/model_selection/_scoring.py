@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 
+from ..privacy._mechanism import GaussianMechanism
+
 __all__ = ["SCORINGS", "noisy_score", "score_counts", "score_sensitivity"]
 
 #: Scores the search can privatize.
@@ -88,9 +90,10 @@ def noisy_score(
         n_groups=n_groups,
         positive_label=positive_label,
     )
-    std = noise_multiplier * score_sensitivity(scoring)
-    if std:
-        counts = counts + rng.normal(0.0, std, size=counts.shape)
+    mechanism = GaussianMechanism(
+        clip_norm=score_sensitivity(scoring), noise_multiplier=noise_multiplier
+    )
+    counts = mechanism.privatize(counts, rng)
     accuracy = float(np.clip(counts[0] / len(y_true), 0.0, 1.0))
     if scoring == "accuracy":
         return accuracy
