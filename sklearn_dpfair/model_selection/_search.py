@@ -32,6 +32,7 @@ from ..privacy._selection import (
 )
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._planning import SEARCH_OWNED_PARAMS, plan_candidate
+from ._runs import best_of_runs
 from ._scoring import SCORINGS, noisy_score
 
 __all__ = ["PrivateHyperparameterSearch"]
@@ -421,49 +422,35 @@ class PrivateHyperparameterSearch(
             if seed_source is None
             else [int(s.generate_state(1)[0]) for s in seed_source.spawn(n_runs)]
         )
-        best = None
-        # The runs' warnings are collected and each distinct one re-emitted
-        # once: one warning per run would publish the number of runs, which
-        # the guarantee needs to stay secret.
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            for k in range(n_runs):
-                c = int(rng.integers(len(candidates)))
-                est = clone(estimators[c]).set_params(
-                    epsilon=run_epsilon,
-                    delta=delta,
-                    accountant="rdp",
-                    random_state=run_seeds[k],
-                )
-                est.fit(X_train, y_train, **train_params)
-                planned = plans[c].event(run_epsilon, delta)
-                if est.dp_event_ != planned:
-                    raise RuntimeError(
-                        f"{type(est).__name__} recorded {est.dp_event_!r}, not the "
-                        f"planned {planned!r}; nothing is released. This is a bug, "
-                        "please report it."
-                    )
-                score = noisy_score(
-                    y_val,
-                    est.predict(X_val),
-                    scoring=self.scoring,
-                    noise_multiplier=z_score,
-                    rng=rng,
-                    group_codes=codes,
-                    n_groups=0 if groups is None else len(groups),
-                    positive_label=np.asarray(self.estimator.classes)[-1],
-                    gap_penalty=self.gap_penalty,
-                )
-                if best is None or score > best[0]:
-                    best = (score, c, est)
+        positive_label = np.asarray(self.estimator.classes)[-1]
 
-        seen = set()
-        for w in caught:
-            key = (w.category, str(w.message))
-            if key not in seen:
-                seen.add(key)
-                warnings.warn(w.message, w.category, stacklevel=3)
-        score, c, est = best
+        def score(y_pred):
+            return noisy_score(
+                y_val,
+                y_pred,
+                scoring=self.scoring,
+                noise_multiplier=z_score,
+                rng=rng,
+                group_codes=codes,
+                n_groups=0 if groups is None else len(groups),
+                positive_label=positive_label,
+                gap_penalty=self.gap_penalty,
+            )
+
+        score, c, est, run_warnings = best_of_runs(
+            estimators,
+            plans,
+            n_runs=n_runs,
+            run_epsilon=run_epsilon,
+            delta=delta,
+            run_seeds=run_seeds,
+            rng=rng,
+            train=(X_train, y_train, train_params),
+            X_val=X_val,
+            score=score,
+        )
+        for w in run_warnings:
+            warnings.warn(w.message, w.category, stacklevel=3)
         caveats = list(est.privacy_caveats_)
         if self.random_state is not None:
             caveats.append("random_state set: the search's randomness is reproducible")
