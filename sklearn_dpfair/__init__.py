@@ -10,6 +10,7 @@ from .linear_model import (
     HeavyTailDPRegressor,
     SemiDPLinearRegression,
 )
+from .model_selection import PrivateHyperparameterSearch
 from .report import ModelReport, privacy_report
 
 __version__ = "0.1.0"
@@ -22,6 +23,7 @@ __all__ = [
     "ModelReport",
     "PrivacyBudgetError",
     "PrivacyLeakWarning",
+    "PrivateHyperparameterSearch",
     "SemiDPLinearRegression",
     "__version__",
     "privacy_report",

@@ -305,7 +305,9 @@ def privacy_report(
     their recorded guarantee, non-private ones are reported as such. A
     :class:`~sklearn.pipeline.Pipeline` is reported through its final step,
     and a fitted hyperparameter search (``best_estimator_``) through the
-    selected model, with a note on what the guarantee does not cover.
+    selected model, with a note on what the guarantee does not cover; a
+    :class:`~sklearn_dpfair.model_selection.PrivateHyperparameterSearch` is
+    reported with its own guarantee, which covers the whole search.
 
     Read more in the :ref:`User Guide <report>`.
 
@@ -399,14 +401,29 @@ def _final_estimator(estimator):
                     "public information only or are themselves private."
                 )
             estimator = estimator[-1]
+        elif hasattr(estimator, "best_estimator_") and hasattr(
+            estimator, "privacy_record_"
+        ):
+            # A private search carries the guarantee of the whole search.
+            notes.append(
+                f"selected by {type(estimator).__name__} among "
+                f"{estimator.n_candidates_} candidates: the guarantee below "
+                "covers the whole search (every candidate fit, the noisy "
+                "validation scores, the selection and the returned model)."
+            )
+            return estimator, notes
         elif hasattr(estimator, "best_estimator_"):
             n_candidates = len(estimator.cv_results_["params"])
             n_splits = getattr(estimator, "n_splits_", 1)
             notes.append(
                 f"selected by {type(estimator).__name__} among {n_candidates} "
                 f"candidates x {n_splits} folds on the same data: the guarantee "
-                "below covers one fit only; the search as a whole composes all "
-                f"{n_candidates * n_splits + 1} fits."
+                "below covers one fit only. A shared PrivacyLedger composes the "
+                f"{n_candidates * n_splits + 1} training fits, but the selection "
+                "and the scores in cv_results_ were computed without noise on "
+                "private held-out rows: they are further releases that no "
+                "ledger accounts for (use sklearn_dpfair.model_selection for an "
+                "accounted search)."
             )
             estimator = estimator.best_estimator_
         else:

@@ -34,6 +34,7 @@ _PUBLIC_MODULES = [
     "sklearn_dpfair.utils",
     "sklearn_dpfair.linear_model",
     "sklearn_dpfair.metrics",
+    "sklearn_dpfair.model_selection",
     "sklearn_dpfair.fairness",
     "sklearn_dpfair.audit",
     "sklearn_dpfair.federated",

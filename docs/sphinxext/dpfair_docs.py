@@ -30,6 +30,7 @@ _MODULE_ORDER = [
     "fairness",
     "metrics",
     "report",
+    "model_selection",
     "privacy",
     "audit",
     "federated",

@@ -1,6 +1,6 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""A shared privacy ledger: the total cost of tuning and cross-validation.
+"""A shared privacy ledger: the total cost of the training fits of a search.
 
 ``GridSearchCV`` and ``cross_validate`` fit *clones* of an estimator, and
 ``clone`` deep-copies every parameter that is not an estimator. A plain
@@ -22,6 +22,11 @@ instance, which is what ``clone`` makes of it) drew the same noise, so their
 noise can cancel between them; every entry keeps the fingerprint of its
 fit's seed and the ledger refuses to compose a shared one (the total is
 inf).
+
+A ledger composes the *training* releases only. ``GridSearchCV`` also scores
+every fold model without noise on private held-out rows, selects with those
+scores and exposes them in ``cv_results_``: those are further releases that no
+ledger sees. :mod:`sklearn_dpfair.model_selection` accounts for them.
 """
 
 import contextlib
@@ -109,9 +114,13 @@ class PrivacyLedger:
 
     Pass it as the ``accountant`` parameter of private estimators. Each
     successful fit records its ``dp_event_`` here; :meth:`total_epsilon`
-    composes all recorded events with dp-accounting. This is how the privacy
-    cost of a hyperparameter search or of cross-validation is reported: every
-    fit on the private data spends budget, not only the final one.
+    composes all recorded events with dp-accounting: every fit on the private
+    data spends budget, not only the final one. For a ``GridSearchCV`` or
+    ``cross_validate`` run this is the cost of the *training* fits only; the
+    noiseless scores on private held-out rows, and the selection made with
+    them, are further releases that the ledger does not see (use
+    :class:`~sklearn_dpfair.model_selection.PrivateHyperparameterSearch`,
+    which records its whole cost as one entry).
 
     The ledger survives :func:`sklearn.base.clone`: ``clone``,
     :func:`copy.copy` and :func:`copy.deepcopy` all return the *same* ledger
@@ -150,9 +159,11 @@ class PrivacyLedger:
     with ``random_state=None`` whenever the total is meant as a guarantee.
 
     The total is a bound for releasing *every* fitted model (sequential
-    composition over all fits, including the refit). When only the selected
-    model is released and the number of candidates is randomized, the
-    tighter analysis of Papernot and Steinke (dp-accounting's
+    composition over all fits, including the refit), and for nothing else
+    those fits' data entered: a search's noiseless validation scores and its
+    selection are not recorded events. When only the selected model is
+    released and the number of candidates is randomized, the tighter
+    analysis of Papernot and Steinke (dp-accounting's
     ``RepeatAndSelectDpEvent``) applies instead; this ledger does not assume
     it. Fits stated under different neighbouring relations cannot be
     composed, and :meth:`total_epsilon` refuses to.

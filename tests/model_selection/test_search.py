@@ -1,0 +1,356 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""PrivateHyperparameterSearch: one accounted guarantee for the whole search."""
+
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from dp_accounting.dp_event import ComposedDpEvent, RepeatAndSelectDpEvent
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from sklearn_dpfair import (
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    FERMIClassifier,
+    PrivateHyperparameterSearch,
+    privacy_report,
+)
+from sklearn_dpfair.model_selection._scoring import (
+    noisy_score,
+    score_counts,
+    score_sensitivity,
+)
+from sklearn_dpfair.privacy import PrivacyLedger
+from sklearn_dpfair.privacy._accounting import epsilon_of
+
+# Fitted attributes a search may expose; anything else would be a release
+# the analysis does not cover (no per-run scores, no number of runs).
+_RELEASED = {
+    "best_estimator_",
+    "best_params_",
+    "best_score_",
+    "run_epsilon_",
+    "score_noise_multiplier_",
+    "n_candidates_",
+    "classes_",
+    "n_features_in_",
+    "epsilon_",
+    "delta_",
+    "dp_event_",
+    "noise_multiplier_",
+    "adjacency_",
+    "privacy_caveats_",
+    "privacy_record_",
+}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_classification(n_samples=1200, n_features=5, random_state=0)
+
+
+def _search(**kwargs):
+    params = dict(epsilon=2.0, random_state=0)
+    params.update(kwargs)
+    estimator = params.pop(
+        "estimator", DPLogisticRegression(classes=[0, 1], max_iter=2)
+    )
+    grid = params.pop("param_grid", {"clip_norm": [0.5, 2.0]})
+    return PrivateHyperparameterSearch(estimator, grid, **params)
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    X, y = data
+    return _search().fit(X, y)
+
+
+def test_epsilon_recomputes_from_the_record(data, fitted):
+    X, y = data
+    search = fitted
+    assert isinstance(search.dp_event_, RepeatAndSelectDpEvent)
+    assert search.epsilon_ <= 2.0
+    assert search.epsilon_ >= 0.99 * 2.0  # the calibration spends the budget
+    assert search.privacy_record_.recompute_epsilon() == search.epsilon_
+    assert epsilon_of(search.dp_event_, search.delta_, "rdp") == search.epsilon_
+    assert search.adjacency_ == "add_remove"
+    # Every run composes the candidate's training event and the score.
+    run = search.dp_event_.event
+    assert isinstance(run, ComposedDpEvent)
+    assert run.events[0] == search.best_estimator_.dp_event_
+    assert search.best_estimator_.epsilon_ <= search.run_epsilon_ * (1 + 1e-9)
+    assert search.best_params_ in [{"clip_norm": 0.5}, {"clip_norm": 2.0}]
+    assert search.predict(X).shape == (X.shape[0],)
+    assert search.predict_proba(X).shape == (X.shape[0], 2)
+    assert 0.5 < search.score(X, y) <= 1.0
+
+
+def test_candidates_of_different_cost_compose_each_distinct_training_event(data):
+    X, y = data
+    # Full-batch candidates keep the accountant fast (no subsampling).
+    search = _search(
+        estimator=DPLogisticRegression(classes=[0, 1], batch_size="full"),
+        param_grid={"max_iter": [1, 2], "clip_norm": [1.0, 2.0]},
+    )
+    search.fit(X, y)
+    parts = search.dp_event_.event.events
+    assert len(parts) == 3  # two distinct training events and the score
+    assert search.best_estimator_.dp_event_ in parts[:2]
+    assert search.epsilon_ <= 2.0
+
+
+def test_ledger_records_the_whole_search_once(data):
+    X, y = data
+    ledger = PrivacyLedger()
+    search = _search(accountant=ledger).fit(X, y)
+    assert len(ledger) == 1
+    assert ledger.total_epsilon() == pytest.approx(search.epsilon_)
+    assert "PrivateHyperparameterSearch" in ledger.summary()
+    # A ledger held by the estimator gets the same single entry.
+    inner = PrivacyLedger()
+    estimator = DPLogisticRegression(classes=[0, 1], max_iter=2, accountant=inner)
+    _search(estimator=estimator).fit(X, y)
+    assert len(inner) == 1
+
+
+def test_privacy_report_covers_the_whole_search(data, fitted):
+    X, y = data
+    report = privacy_report(fitted, X, y, recompute_epsilon=True)
+    assert "covers the whole search" in report.to_text()
+    assert report.privacy["epsilon"] == fitted.epsilon_
+    assert report.privacy["epsilon_recomputed"] == fitted.epsilon_
+
+
+def test_no_noiseless_private_score_escapes(data, fitted):
+    X, y = data
+    # Neighbouring datasets: the second lacks the last row.
+    neighbour = _search().fit(X[:-1], y[:-1])
+    for search, n in ((fitted, len(y)), (neighbour, len(y) - 1)):
+        released = {
+            k for k in vars(search) if k.endswith("_") and not k.startswith("_")
+        }
+        assert released <= _RELEASED
+        assert not hasattr(search, "cv_results_")
+        # The released score is a noisy count ratio, never a noiseless one:
+        # a noiseless accuracy on the m validation rows lies on k / m.
+        m = round(search.validation_fraction * n)
+        scaled = search.best_score_ * m
+        assert abs(scaled - round(scaled)) > 1e-6
+        assert search.score_noise_multiplier_ > 1.0
+
+
+def test_score_counts_have_the_stated_sensitivity():
+    # Neighbouring validation sets (one row added), whatever the row holds.
+    rng = np.random.default_rng(0)
+    for scoring in ("accuracy", "accuracy-dp-gap"):
+        for _ in range(200):
+            m = int(rng.integers(1, 30))
+            y_true, y_pred = rng.integers(0, 2, m + 1), rng.integers(0, 2, m + 1)
+            codes = rng.integers(-1, 3, m + 1)
+            kw = dict(scoring=scoring, n_groups=3, positive_label=1)
+            full = score_counts(y_true, y_pred, group_codes=codes, **kw)
+            less = score_counts(y_true[:m], y_pred[:m], group_codes=codes[:m], **kw)
+            assert np.linalg.norm(full - less) <= score_sensitivity(scoring) + 1e-12
+
+
+def test_noisy_score_is_noisy_and_post_processed():
+    y = np.array([0, 1] * 50)
+    rng = np.random.default_rng(0)
+    scores = [
+        noisy_score(y, y, scoring="accuracy", noise_multiplier=5.0, rng=rng)
+        for _ in range(50)
+    ]
+    assert len(set(scores)) > 10  # noisy (some clipped to 1.0)
+    assert all(0.0 <= s <= 1.0 for s in scores)
+
+
+@pytest.mark.parametrize(
+    "estimator, error",
+    [
+        (LogisticRegression(), TypeError),
+        (FERMIClassifier(), TypeError),
+        (DPLogisticRegression(classes=[0, 1], noise_multiplier=1.0), ValueError),
+        (DPLogisticRegression(), ValueError),  # classes not declared
+    ],
+)
+def test_non_private_or_unplannable_estimators_are_refused(data, estimator, error):
+    X, y = data
+    with pytest.raises(error):
+        _search(estimator=estimator, param_grid={"alpha": [0.0, 0.1]}).fit(X, y)
+
+
+@pytest.mark.parametrize("grid", [{}, [], [{}]])
+def test_empty_grid_is_refused(data, grid):
+    X, y = data
+    with pytest.raises(ValueError, match="empty"):
+        _search(param_grid=grid).fit(X, y)
+
+
+def test_grid_may_not_set_the_budget(data):
+    X, y = data
+    with pytest.raises(ValueError, match="sets itself"):
+        _search(param_grid={"epsilon": [1.0, 2.0]}).fit(X, y)
+
+
+def test_epsilon_too_small_for_the_candidates(data):
+    X, y = data
+    with pytest.raises(ValueError, match="below the cost of the random selection"):
+        _search(epsilon=1e-3).fit(X, y)
+    # The candidates' own calibration fails at every usable per-run budget:
+    # their private group marginals alone would spend more than the search.
+    estimator = DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], max_iter=1, marginal_noise_multiplier=2.0
+    )
+    with sklearn.config_context(enable_metadata_routing=True):
+        estimator.set_fit_request(sensitive_features=True)
+        search = _search(
+            estimator=estimator, param_grid={"fairness_weight": [1.0]}, epsilon=1.0
+        )
+        with pytest.raises(ValueError, match="too small for this search"):
+            search.fit(X, y, sensitive_features=(X[:, 0] > 0).astype(int))
+
+
+def test_fermi_with_routed_sensitive_features(data):
+    X, y = data
+    sensitive = (X[:, 0] > 0).astype(int)
+    estimator = DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], max_iter=2, batch_size=256
+    )
+    with sklearn.config_context(enable_metadata_routing=True):
+        estimator = estimator.set_fit_request(sensitive_features=True)
+        search = _search(
+            estimator=estimator,
+            param_grid={"fairness_weight": [2.0, 4.0]},
+            scoring="accuracy-dp-gap",
+            epsilon=3.0,
+        ).fit(X, y, sensitive_features=sensitive)
+    assert search.best_params_["fairness_weight"] in (2.0, 4.0)
+    assert list(search.best_estimator_.groups_) == [0, 1]
+    assert search.epsilon_ <= 3.0
+    # Both weights have the same cost: one training event and the score.
+    assert len(search.dp_event_.event.events) == 2
+    assert search.dp_event_.event.events[0] == search.best_estimator_.dp_event_
+
+
+def test_fair_scoring_needs_sensitive_features(data):
+    X, y = data
+    estimator = DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=1)
+    with pytest.raises(ValueError, match="sensitive_features"):
+        _search(
+            estimator=estimator,
+            param_grid={"fairness_weight": [1.0]},
+            scoring="accuracy-dp-gap",
+        ).fit(X, y)
+
+
+def test_in_a_pipeline_with_public_preprocessing(data):
+    X, y = data
+    pipe = Pipeline([("public", FunctionTransformer(np.tanh)), ("search", _search())])
+    pipe.fit(X, y)
+    assert pipe.predict(X).shape == (X.shape[0],)
+    assert pipe[-1].epsilon_ <= 2.0
+    report = privacy_report(pipe)
+    assert report.privacy["epsilon"] == pipe[-1].epsilon_
+
+
+def test_get_set_params_and_clone():
+    search = _search()
+    assert search.get_params()["estimator__max_iter"] == 2
+    search.set_params(estimator__alpha=0.1, epsilon=1.0)
+    assert search.estimator.alpha == 0.1
+    twin = clone(search)
+    assert twin.get_params()["estimator__alpha"] == 0.1
+    assert twin.epsilon == 1.0
+
+
+def test_fit_does_not_mutate_params(data):
+    X, y = data
+    search = _search()
+    before = search.get_params()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    after = search.get_params()
+    assert before.keys() == after.keys()
+    assert search.estimator.epsilon == 1.0  # the default, untouched
+
+
+def test_infinite_epsilon_and_pld_ledgers_are_refused(data):
+    X, y = data
+    with pytest.raises(ValueError, match="'epsilon' parameter"):
+        _search(epsilon=np.inf).fit(X, y)
+    with pytest.raises(ValueError, match="RDP accountant"):
+        _search(accountant=PrivacyLedger(kind="pld")).fit(X, y)
+
+
+def test_pipeline_routes_sensitive_features_to_a_fair_search(data):
+    X, y = data
+    sensitive = (X[:, 0] > 0).astype(int)
+    with sklearn.config_context(enable_metadata_routing=True):
+        # The group set is declared in the search, not in the estimator.
+        estimator = DPFERMIClassifier(classes=[0, 1], max_iter=2, batch_size=256)
+        estimator.set_fit_request(sensitive_features=True)
+        search = _search(
+            estimator=estimator,
+            param_grid={"fairness_weight": [2.0, 4.0]},
+            scoring="accuracy-dp-gap",
+            groups=[0, 1],
+            epsilon=3.0,
+        )
+        pipe = Pipeline([("public", FunctionTransformer(np.tanh)), ("search", search)])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", category=UserWarning)
+            pipe.fit(X, y, sensitive_features=sensitive)
+    assert list(pipe[-1].best_estimator_.groups_) == [0, 1]
+    assert pipe[-1].best_estimator_.privacy_caveats_ == []
+
+
+def test_run_warnings_do_not_count_the_runs(data):
+    X, y = data
+    # delta >= 1/n_train makes every candidate fit warn; many runs, one warning.
+    search = _search(
+        estimator=DPLogisticRegression(classes=[0, 1], batch_size="full"),
+        delta=0.01,
+        n_runs=6.0,
+        runs_distribution="geometric",
+    )
+    with pytest.warns(UserWarning) as record:
+        search.fit(X, y)
+    messages = [str(w.message) for w in record if "delta=" in str(w.message)]
+    assert len(messages) == 1
+    assert record[0].filename == __file__
+
+
+def test_a_drift_between_plan_and_fit_releases_nothing(data, monkeypatch):
+    from sklearn_dpfair.model_selection import _planning
+    from sklearn_dpfair.privacy._accounting import gaussian_event
+
+    X, y = data
+    # A plan that disagrees with what the estimator records must stop the
+    # search before anything is set on it.
+    monkeypatch.setattr(
+        _planning.CandidatePlan, "event", lambda self, t, delta: gaussian_event(5.0 / t)
+    )
+    search = _search(
+        estimator=DPLogisticRegression(classes=[0, 1], batch_size="full")
+    )
+    with pytest.raises(RuntimeError, match="nothing is released"):
+        search.fit(X, y)
+    assert not hasattr(search, "best_estimator_")
+    assert not hasattr(search, "best_score_")
+
+
+def test_candidates_are_calibrated_with_the_rdp_accountant(data):
+    X, y = data
+    estimator = DPLogisticRegression(
+        classes=[0, 1], batch_size="full", accountant="pld"
+    )
+    search = _search(estimator=estimator).fit(X, y)
+    assert search.best_estimator_.privacy_record_.accountant == "rdp"
+    assert search.estimator.accountant == "pld"  # the parameter is untouched
