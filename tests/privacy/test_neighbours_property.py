@@ -44,6 +44,7 @@ scenarios for every configuration plus a few random combinations per
 configuration; ``DPFAIR_FULL=1`` runs many more random combinations.
 """
 
+import functools
 import os
 import warnings
 from dataclasses import dataclass
@@ -237,6 +238,7 @@ CONFIGS = [
     ),
 ]
 CONFIG_IDS = [c.name for c in CONFIGS]
+CONFIG_BY_NAME = {c.name: c for c in CONFIGS}
 
 
 # -- the data -----------------------------------------------------------------
@@ -530,10 +532,22 @@ def neighbour_findings(config, sc, probe=PROBE):
     return outcomes, found
 
 
-def check_neighbours(config, sc, probe=PROBE):
-    """Assert that every check passes on the neighbouring worlds of ``sc``."""
-    outcomes, found = neighbour_findings(config, sc, probe)
-    failed = [f"  [{check}] {m}" for check in CHECKS for m in found[check]]
+# The neighbour checks proper; "predictions" (of the models fitted on the
+# adversarial data, on PROBE) is asserted by its own tests so that a model
+# that predicts NaN on a huge row does not hide the other checks.
+NEIGHBOUR_CHECKS = CHECKS[:-1]
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_findings(config_name, sc):
+    # The scenario tests and the prediction tests share the fits.
+    return neighbour_findings(CONFIG_BY_NAME[config_name], sc)
+
+
+def check_neighbours(config, sc, checks=NEIGHBOUR_CHECKS):
+    """Assert that ``checks`` pass on the neighbouring worlds of ``sc``."""
+    outcomes, found = _cached_findings(config.name, sc)
+    failed = [f"  [{check}] {m}" for check in checks for m in found[check]]
     assert not failed, f"{config.name} on {sc}:\n" + "\n".join(failed)
     return outcomes
 
@@ -541,7 +555,7 @@ def check_neighbours(config, sc, probe=PROBE):
 # -- named scenarios (always run) ------------------------------------------------
 
 SCENARIOS = {
-    # the record of issue 14: one huge row makes the model NaN
+    # one huge finite row (a NaN model in one world only is epsilon = inf)
     "huge-record": Scenario(z1=(MAX, 0.0)),
     "huge-negative-record": Scenario(z1=(-1.7e308, 1e308), y1=0),
     "square-overflows": Scenario(z1=(1.4e154, -1.4e154)),
@@ -584,17 +598,27 @@ def _scenarios():
             yield pytest.param(config, sc, id=f"{config.name}-{name}")
 
 
-@pytest.mark.parametrize("config, scenario", list(_scenarios()))
+SCENARIO_PARAMS = list(_scenarios())
+ORDINARY_SCENARIO = Scenario(z1=(0.5, -0.5), z0=(-0.5, 0.5))
+
+
+@pytest.mark.parametrize("config, scenario", SCENARIO_PARAMS)
 def test_neighbouring_scenario(config, scenario):
     check_neighbours(config, scenario)
+
+
+@pytest.mark.parametrize("config, scenario", SCENARIO_PARAMS)
+def test_predictions_after_adversarial_fit(config, scenario):
+    # A model fitted on adversarial data predicts finitely on finite rows,
+    # huge ones included (probabilities, scores, regression predictions).
+    check_neighbours(config, scenario, checks=("predictions",))
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
 def test_ordinary_neighbours_fit(config):
     # The harness can pass: on ordinary data both worlds fit, the records
     # agree and the release is finite (so a failure above is about the data).
-    sc = Scenario(z1=(0.5, -0.5), z0=(-0.5, 0.5))
-    outcomes = check_neighbours(config, sc, probe=PROBE[:2])
+    outcomes = check_neighbours(config, ORDINARY_SCENARIO)
     for tag, out in outcomes.items():
         assert out.error is None, f"{config.name} [{tag}]: {out.error}"
 
@@ -602,8 +626,7 @@ def test_ordinary_neighbours_fit(config):
 @pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
 def test_predictions_finite_on_huge_rows(config):
     # A model fitted on ordinary data predicts finitely on any finite row.
-    outcomes = check_neighbours(config, Scenario(z1=(0.5, -0.5), z0=(-0.5, 0.5)))
-    assert outcomes["D+z1"].estimator is not None
+    check_neighbours(config, ORDINARY_SCENARIO, checks=("predictions",))
 
 
 def test_record_comparison_sees_a_difference():
@@ -672,6 +695,6 @@ def test_neighbouring_random(config):
     )
     @given(sc=scenarios(config))
     def run(sc):
-        check_neighbours(config, sc)
+        check_neighbours(config, sc)  # predictions: see the scenario tests
 
     run()
