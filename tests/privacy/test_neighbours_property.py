@@ -13,8 +13,10 @@ the only member of its group, huge regression targets), and checks what the
 guarantee needs:
 
 * **same ending**: both worlds fit, or both raise the same exception (type
-  and message), and both emit the same warnings; an outcome that depends on
-  the record is a distinguisher of probability 1 (epsilon = inf);
+  and message), and both emit the same warnings (numpy's overflow
+  ``RuntimeWarning`` included: it is as visible as any other); an outcome
+  that depends on the record is a distinguisher of probability 1
+  (epsilon = inf);
 * **finite release**: every released number (coefficients, intercepts,
   every numeric fitted attribute, predictions and probabilities on a fixed
   finite probe set that includes huge rows) is finite; a NaN model in one
@@ -53,7 +55,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from sklearn.base import is_classifier
+from sklearn.base import BaseEstimator, RegressorMixin, is_classifier
 
 from sklearn_dpfair import (
     DPFERMIClassifier,
@@ -62,6 +64,8 @@ from sklearn_dpfair import (
     SemiDPLinearRegression,
 )
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
+from sklearn_dpfair.privacy import PrivacyRecord
+from sklearn_dpfair.privacy._accounting import gaussian_event
 from sklearn_dpfair.linear_model import FERMIClassifier
 
 FULL = os.environ.get("DPFAIR_FULL") == "1"
@@ -627,6 +631,58 @@ def test_ordinary_neighbours_fit(config):
 def test_predictions_finite_on_huge_rows(config):
     # A model fitted on ordinary data predicts finitely on any finite row.
     check_neighbours(config, ORDINARY_SCENARIO, checks=("predictions",))
+
+
+class _Leaky(RegressorMixin, BaseEstimator):
+    """A fake private regressor with one deliberate leak, to test the checks."""
+
+    def __init__(self, leak=None):
+        self.leak = leak
+
+    def fit(self, X, y):
+        X = np.asarray(X, dtype=float)
+        huge = bool(np.any(np.abs(X) > 1e100))
+        if self.leak == "ending" and np.ptp(X, axis=0).max() == 0:
+            raise ValueError("X is constant, which only the private data tell.")
+        if self.leak == "warnings" and huge:
+            warnings.warn("a huge record is present", UserWarning, stacklevel=2)
+        with np.errstate(over="ignore"):
+            total = 10.0 * X.sum(axis=0)
+        self.coef_ = total if self.leak == "finite" else np.clip(total, -1, 1)
+        self.intercept_ = 0.0
+        sigma = 2.0 if self.leak == "record" and huge else 1.0
+        self.privacy_record_ = PrivacyRecord.from_event(
+            gaussian_event(sigma),
+            delta=1e-5,
+            accountant="rdp",
+            adjacency="replace_one",
+            mechanism="Gaussian",
+            noise_multiplier=sigma,
+        )
+        self.epsilon_ = self.privacy_record_.epsilon
+        self.delta_ = self.privacy_record_.delta
+        self.dp_event_ = self.privacy_record_.dp_event
+        self.noise_multiplier_ = sigma
+        self.adjacency_ = "replace_one"
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X):
+        X = np.asarray(X, dtype=float)
+        if self.leak == "predictions":
+            with np.errstate(over="ignore"):
+                return 2.0 * X.sum(axis=1)
+        return X @ np.clip(self.coef_, -1e-300, 1e-300)
+
+
+@pytest.mark.parametrize("leak", [None, *CHECKS])
+def test_each_check_can_fail(leak):
+    # The harness sees each kind of leak on the scenario built to provoke it,
+    # and nothing when there is none.
+    config = Config("leaky", lambda: _Leaky(leak), "regression", "replace_one")
+    sc = SCENARIOS["all-rows-equal" if leak == "ending" else "huge-record"]
+    _, found = neighbour_findings(config, sc)
+    assert {check for check in CHECKS if found[check]} == ({leak} - {None}), found
 
 
 def test_record_comparison_sees_a_difference():
