@@ -152,12 +152,29 @@ CONFIGS = [
         per_record="silos",
     ),
     Config(
+        "lr-silos-secure-aggregation",
+        _lr(classes=[0, 1], secure_aggregation=True, **_SGD),
+        "binary",
+        "add_remove",
+        per_record="silos",
+    ),
+    Config(
         "semidp-gd",
         lambda: SemiDPLinearRegression(random_state=0),
         "regression",
         "replace_one",
         per_record="public_mask",
     ),
+    *[
+        Config(
+            f"semidp-{solver.replace('_', '-')}",
+            (lambda s=solver: SemiDPLinearRegression(solver=s, random_state=0)),
+            "regression",
+            "replace_one",
+            per_record="public_mask",
+        )
+        for solver in ("dp_gd", "pda_md")
+    ],
     Config(
         "semidp-sgd",
         lambda: SemiDPLinearRegression(
@@ -469,6 +486,9 @@ def privacy_description(config, est):
         if hasattr(est, name):
             value = getattr(est, name)
             out[name] = sorted(value) if name == "privacy_caveats_" else value
+    central = getattr(est, "central_privacy_record_", None)
+    if central is not None:
+        out["central_privacy_record_"] = _record_dict(central)
     silo_records = getattr(est, "silo_privacy_records_", None)
     if silo_records:
         out["silo_privacy_records_"] = {
