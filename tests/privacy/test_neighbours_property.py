@@ -18,9 +18,12 @@ guarantee needs:
   that depends on the record is a distinguisher of probability 1
   (epsilon = inf);
 * **finite release**: every released number (coefficients, intercepts,
-  every numeric fitted attribute, predictions and probabilities on a fixed
-  finite probe set that includes huge rows) is finite; a NaN model in one
-  world only has disjoint support from the other world's model;
+  every numeric fitted attribute) is finite; a NaN model in one world only
+  has disjoint support from the other world's model. On a fixed finite
+  probe set that includes huge rows, probabilities are finite and labels
+  valid; scores and regression predictions are never NaN and are finite
+  wherever their exact value is within the float range (beyond it, +-inf is
+  the correctly rounded value);
 * **same privacy record**: ``epsilon_``, ``delta_``, ``dp_event_``,
   ``noise_multiplier_``, ``adjacency_`` and every field of
   ``privacy_record_`` (caveats in any order) are identical in both worlds,
@@ -424,9 +427,36 @@ def _attribute_findings(est):
     return found
 
 
+def _score_may_overflow(est, probe):
+    """Rows of ``probe`` whose exact linear score may exceed the float range.
+
+    ``|x . w + b| <= max|x| * ||w||_1 + |b|``: where that bound is at most
+    the largest float the score must be finite; beyond it, the correctly
+    rounded score may be +-inf (never NaN).
+    """
+    coef = np.atleast_2d(np.asarray(est.coef_, dtype=float))
+    intercept = np.abs(np.asarray(est.intercept_, dtype=float)).max()
+    with np.errstate(all="ignore"):
+        bound = np.abs(probe).max(axis=1) * np.abs(coef).sum(axis=1).max() + intercept
+    return ~(bound <= MAX)
+
+
+def _bad_scores(scores, may_overflow):
+    scores = np.asarray(scores, dtype=float).reshape(len(may_overflow), -1)
+    nan = np.isnan(scores).any(axis=1)
+    overflow = ~np.isfinite(scores).all(axis=1) & ~may_overflow
+    return bool(np.any(nan | overflow))
+
+
 def _prediction_findings(est, probe):
-    """Predictions (probabilities, scores) on finite rows that are not finite."""
+    """Predictions on finite rows that are NaN, or not finite where they could be.
+
+    Probabilities are always finite (and sum to 1) and labels are in
+    ``classes_``; scores and regression predictions are never NaN, and are
+    finite wherever their exact value is within the float range.
+    """
     probe = probe[:, : est.n_features_in_]
+    may_overflow = _score_may_overflow(est, probe)
     found = []
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")  # warnings at predict time are not our topic
@@ -437,13 +467,13 @@ def _prediction_findings(est, probe):
             elif not np.allclose(proba.sum(axis=1), 1.0):
                 found.append(f"predict_proba rows do not sum to 1: {proba.tolist()}")
             scores = est.decision_function(probe)
-            if not np.all(np.isfinite(scores)):
+            if _bad_scores(scores, may_overflow):
                 found.append(f"decision_function on finite rows: {scores.tolist()}")
             if not set(est.predict(probe)) <= set(est.classes_):
                 found.append("predict returned a label outside classes_")
         else:
             pred = est.predict(probe)
-            if not np.all(np.isfinite(pred)):
+            if _bad_scores(pred, may_overflow):
                 found.append(f"predict on finite rows: {pred.tolist()}")
     return found
 
@@ -697,9 +727,8 @@ class _Leaky(RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         X = np.asarray(X, dtype=float)
-        if self.leak == "predictions":
-            with np.errstate(over="ignore"):
-                return 2.0 * X.sum(axis=1)
+        if self.leak == "predictions":  # NaN on huge rows
+            return np.where(np.abs(X).max(axis=1) > 1e100, np.nan, 0.0)
         return X @ np.clip(self.coef_, -1e-300, 1e-300)
 
 
