@@ -28,9 +28,11 @@ guarantee needs:
   ``noise_multiplier_``, ``adjacency_`` and every field of
   ``privacy_record_`` (caveats in any order) are identical in both worlds,
   as the guarantee is for a mechanism fixed before the private data are
-  read. The one exception is a clip threshold that is itself a private
-  estimate (``HeavyTailDPRegressor(clip_threshold="auto")``): it is released
-  with its own budget, so it may differ, but must be finite and positive.
+  read. The exceptions are the quantities that are themselves private
+  estimates, released with their own budget (the clip of
+  ``HeavyTailDPRegressor(clip_threshold="auto")``) or computed from one
+  (the dual clip of ``DPFERMIClassifier``, from its privatized group
+  marginals): they may differ, and are checked for finiteness.
 
 Every estimator declares everything public (``classes``, ``groups``, the
 public rows of the semi-DP fit, the silos), so no ``PrivacyLeakWarning`` may
@@ -67,9 +69,9 @@ from sklearn_dpfair import (
     SemiDPLinearRegression,
 )
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
+from sklearn_dpfair.linear_model import FERMIClassifier
 from sklearn_dpfair.privacy import PrivacyRecord
 from sklearn_dpfair.privacy._accounting import gaussian_event
-from sklearn_dpfair.linear_model import FERMIClassifier
 
 FULL = os.environ.get("DPFAIR_FULL") == "1"
 # Random combinations per configuration, on top of the named scenarios. CI
@@ -87,7 +89,8 @@ ORDINARY = (0.0, 1.0, -2.5)
 # Regression targets of an adversarial record.
 HUGE_TARGETS = (MAX, -MAX, 1e308, -1e200, 1.4e154)
 
-# Finite rows every fitted model must predict finitely on (d = 3; sliced).
+# Finite rows every fitted model predicts on (d = 3; sliced): see
+# _prediction_findings for what must be finite.
 PROBE = np.array(
     [
         [0.0, 0.0, 0.0],
