@@ -130,9 +130,11 @@ def _lr(**kw):
     return lambda: DPLogisticRegression(random_state=0, **kw)
 
 
-_SGD = dict(max_iter=2, batch_size=16)
+# A large budget and several epochs: little noise and large weights, where
+# scores of huge records overflow (records are compared at any budget).
+_SGD = dict(epsilon=8.0, max_iter=5, batch_size=16)
 _OP = dict(solver="output-perturbation", alpha=0.1, feature_norm_bound=1.0)
-_FERMI = dict(max_iter=2, batch_size=16, random_state=0)
+_FERMI = dict(epsilon=8.0, max_iter=5, batch_size=16, random_state=0)
 
 CONFIGS = [
     Config("lr-dpsgd-binary", _lr(classes=[0, 1], **_SGD), "binary", "add_remove"),
@@ -258,7 +260,7 @@ CONFIGS = [
     ),
     Config(
         "fermi-nonprivate",
-        lambda: FERMIClassifier(**_FERMI),
+        lambda: FERMIClassifier(max_iter=5, batch_size=16, random_state=0),
         "binary",
         None,
         per_record="sensitive_features",
@@ -329,7 +331,11 @@ def _base(config, sc):
     elif sc.labels == "single_class":
         y = np.zeros(n, dtype=int)
     else:
-        y = np.arange(n) % n_classes
+        # Balanced and informative (classes by the rank of the first
+        # feature), so that the weight on it grows: a huge value overflows a
+        # score only once that weight exceeds 1.
+        noisy = X[:, 0] + 1e-3 * rng.standard_normal(n)
+        y = np.argsort(np.argsort(noisy)) * n_classes // n
     if sc.groups == "balanced":
         g = (np.arange(n) // 2) % 2
     else:  # "single_group" (and "alone": D has none of the other group)
@@ -750,7 +756,7 @@ def test_record_comparison_sees_a_difference():
     config = CONFIGS[0]
     data = build_worlds(config, Scenario())["D+z0"]
     a = _fit(config, data).estimator
-    b = DPLogisticRegression(classes=[0, 1], epsilon=2.0, random_state=0, **_SGD)
+    b = DPLogisticRegression(classes=[0, 1], random_state=0, **{**_SGD, "epsilon": 2})
     b.fit(*data[:2])
     assert privacy_description(config, a) != privacy_description(config, b)
 
