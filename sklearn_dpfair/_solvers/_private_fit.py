@@ -21,7 +21,12 @@ from ..privacy._clipping import clip_rows_to_norm
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord, check_budget
 from ..utils._array_api import NUMPY_BACKEND
-from ._output_perturbation import certified_regularized_erm, output_perturbation
+from ._output_perturbation import (
+    MAX_FALLBACK_STEPS,
+    certified_regularized_erm,
+    guaranteed_certificate_steps,
+    output_perturbation,
+)
 from ._schedules import auto_learning_rate, sgd_schedule
 from ._sgd import noisy_sgd
 
@@ -152,6 +157,18 @@ def fit_output_perturbation(
     row_bound = math.hypot(feature_norm_bound, s)
     lipschitz = loss.raw_lipschitz * row_bound
     smoothness = loss.raw_smoothness * row_bound**2
+    steps_needed = guaranteed_certificate_steps(
+        lipschitz=lipschitz, smoothness=smoothness, alpha=alpha, tol=tol
+    )
+    if steps_needed > MAX_FALLBACK_STEPS:
+        # Decided from public constants only, so every neighbour gets it.
+        caveats = (
+            *caveats,
+            "alpha is small for feature_norm_bound: the certified solve may fail "
+            f"on some datasets (it needs up to {steps_needed:.3g} gradient steps, "
+            f"more than the cap {MAX_FALLBACK_STEPS}), and whether a fit raises "
+            "instead of releasing a model depends on the data",
+        )
     W = certified_regularized_erm(
         X, y, loss, alpha=alpha, intercept_scaling=s, tol=tol, smoothness=smoothness
     )
