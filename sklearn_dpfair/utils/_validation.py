@@ -1,6 +1,6 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Validation of privacy parameters and of declared public label sets."""
+"""Validation of privacy parameters and declared label sets; warnings located at the caller."""
 
 import os
 import sys
