@@ -22,7 +22,7 @@ from ..fairness import encode_sensitive_features, make_constraint
 from ..privacy._random import check_noise_generator
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ..utils._validation import check_delta_for_n, resolve_classes
+from ..utils._validation import check_delta_for_n, resolve_classes, warn_at_caller
 
 __all__ = ["DPFERMIClassifier", "FERMIClassifier"]
 
@@ -759,7 +759,7 @@ default=None
 
     def _encode_groups(self, sensitive_features, n_samples, caveats):
         if sensitive_features is not None and self.groups is None:
-            warnings.warn(_GROUPS_INFERRED, PrivacyLeakWarning, stacklevel=3)
+            warn_at_caller(_GROUPS_INFERRED, PrivacyLeakWarning)
             caveats = [*caveats, "group set inferred from the private data"]
         codes, labels, caveats = super()._encode_groups(
             sensitive_features, n_samples, caveats
@@ -772,7 +772,7 @@ default=None
     def _privacy(self, n_samples, caveats):
         check_delta_for_n(self.delta, n_samples)
         if self.record_training_loss:
-            warnings.warn(_CURVES_RECORDED, PrivacyLeakWarning, stacklevel=3)
+            warn_at_caller(_CURVES_RECORDED, PrivacyLeakWarning)
             caveats = [*caveats, "training loss and ERMI curves recorded"]
         public = None if isinstance(self.group_marginals, str) else self.group_marginals
         privacy = FairPrivacy(

@@ -1,14 +1,128 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Validation of privacy parameters and of declared public label sets."""
+"""Validation of privacy parameters and declared label sets; warnings located at the caller."""
 
+import os
+import sys
 import warnings
 
 import numpy as np
 
 from ..exceptions import PrivacyLeakWarning
 
-__all__ = ["check_delta_for_n", "resolve_classes"]
+__all__ = ["check_delta_for_n", "resolve_classes", "warn_at_caller"]
+
+# Packages whose frames lie between the user's call and the code that warns:
+# this package, scikit-learn's meta-estimators and the joblib loop they use.
+_PASSTHROUGH_PACKAGES = ("sklearn_dpfair", "sklearn", "joblib")
+_passthrough_prefixes = None
+
+# What warn_at_caller has shown: key -> the warning filters in force then.
+_shown = {}
+_MAX_SHOWN = 1000
+
+
+def _passthrough_dirs():
+    global _passthrough_prefixes
+    if _passthrough_prefixes is None:
+        prefixes = []
+        for name in _PASSTHROUGH_PACKAGES:
+            module = sys.modules.get(name)
+            path = getattr(module, "__file__", None)
+            if path:
+                prefixes.append(os.path.dirname(os.path.abspath(path)) + os.sep)
+        _passthrough_prefixes = tuple(prefixes)
+    return _passthrough_prefixes
+
+
+def _current_filters():
+    # Python >= 3.14 may keep the filters in a context variable.
+    get_filters = getattr(warnings, "_get_filters", None)
+    filters = get_filters() if get_filters is not None else warnings.filters
+    # The first matching filter wins, so later duplicates change nothing.
+    return tuple(dict.fromkeys(filters))
+
+
+def _matches(pattern, text):
+    # Python's built-in filters hold plain strings, which match exactly.
+    if pattern is None:
+        return True
+    if isinstance(pattern, str):
+        return pattern == text
+    return pattern.match(text) is not None
+
+
+def _action(filters, text, category, module, lineno):
+    for action, msg, cat, mod, ln in filters:
+        if (
+            _matches(msg, text)
+            and issubclass(category, cat)
+            and _matches(mod, module)
+            and (ln == 0 or lineno == ln)
+        ):
+            return action
+    return warnings.defaultaction
+
+
+def _comparable(filters):
+    # scikit-learn copies a plain-string filter as a compiled pattern: compare
+    # the pattern texts.
+    return tuple(
+        (action, getattr(msg, "pattern", msg), cat, getattr(mod, "pattern", mod), ln)
+        for action, msg, cat, mod, ln in filters
+    )
+
+
+def warn_at_caller(message, category=UserWarning):
+    """Warn at the user's line that called into the package, once per cause.
+
+    The warning is attributed to the first frame outside this package,
+    scikit-learn and joblib: the line that called ``fit`` directly, or the
+    line that called ``GridSearchCV.fit``, ``cross_validate`` or
+    ``Pipeline.fit`` around it. Python's ``"default"`` action then shows it
+    once per location. scikit-learn (>= 1.7) re-installs the warning filters
+    around every fit of a search, which makes Python forget what it has
+    shown; so under the ``"default"``, ``"module"`` and ``"once"`` actions a
+    warning already shown at the same location, with the same filters in
+    force, is not shown again. Every other action (``"always"``,
+    ``"error"``, ``"ignore"``) behaves as in :func:`warnings.warn`.
+
+    Parameters
+    ----------
+    message : str
+        The warning text.
+    category : type of Warning, default=UserWarning
+        The warning class.
+    """
+    prefixes = _passthrough_dirs()
+    frame = sys._getframe(1)
+    # stacklevel=2 is this function's caller; count outwards from there.
+    stacklevel = 2
+    while (
+        frame.f_back is not None
+        and os.path.abspath(frame.f_code.co_filename).startswith(prefixes)
+    ):
+        frame = frame.f_back
+        stacklevel += 1
+    text = str(message)
+    filename, lineno = frame.f_code.co_filename, frame.f_lineno
+    module = frame.f_globals.get("__name__", "<string>")
+    filters = _current_filters()
+    action = _action(filters, text, category, module, lineno)
+    if action in ("default", "module", "once"):
+        if action == "default":
+            key = (text, category, filename, lineno)
+        elif action == "module":
+            key = (text, category, filename)
+        else:
+            key = (text, category)
+        seen_under = _comparable(filters)
+        if _shown.get(key) == seen_under:
+            return
+        if len(_shown) >= _MAX_SHOWN:
+            _shown.clear()
+        _shown[key] = seen_under
+    warnings.warn(message, category, stacklevel=stacklevel)
 
 # Messages are constants so tests can match them exactly.
 _CLASSES_INFERRED = (
@@ -21,12 +135,11 @@ _CLASSES_INFERRED = (
 def check_delta_for_n(delta, n_samples):
     """Warn when ``delta >= 1/n``: such a delta allows publishing a record outright."""
     if delta * n_samples >= 1.0:
-        warnings.warn(
+        warn_at_caller(
             f"delta={delta:g} is not smaller than 1/n_samples={1 / n_samples:g}; "
             "a mechanism with this delta may reveal an entire record. Use "
             "delta well below 1/n (for example 1/n^1.1 or 1e-5 for n < 1e5).",
             UserWarning,
-            stacklevel=3,
         )
 
 
@@ -60,7 +173,7 @@ def resolve_classes(classes, y):
             )
         return classes_, order[pos], caveats
 
-    warnings.warn(_CLASSES_INFERRED, PrivacyLeakWarning, stacklevel=3)
+    warn_at_caller(_CLASSES_INFERRED, PrivacyLeakWarning)
     caveats.append("label set inferred from the private data")
     classes_, y_encoded = np.unique(y, return_inverse=True)
     if classes_.size < 2:

@@ -1,0 +1,94 @@
+"""Where the package's warnings point, and how often they are shown."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.model_selection import GridSearchCV, cross_validate
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from sklearn_dpfair import DPFERMIClassifier, DPLogisticRegression
+from sklearn_dpfair.exceptions import PrivacyLeakWarning
+from sklearn_dpfair.utils._validation import warn_at_caller
+
+
+def _data(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] > 0).astype(int)
+    return X, y
+
+
+def _leaks(record):
+    return [w for w in record if issubclass(w.category, PrivacyLeakWarning)]
+
+
+def test_grid_search_warns_once_at_the_callers_line():
+    X, y = _data()
+    search = GridSearchCV(
+        DPLogisticRegression(epsilon=1.0, delta=1e-5, max_iter=2, random_state=0),
+        {"epsilon": [1.0]},
+        cv=5,
+    )
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("default")
+        search.fit(X, y)  # 5 fits and a refit, all with classes=None
+    leaks = _leaks(record)
+    assert len(leaks) == 1
+    assert leaks[0].filename == __file__
+    assert "classes was not given" in str(leaks[0].message)
+
+
+def test_direct_fit_and_pipeline_point_at_the_callers_line():
+    X, y = _data()
+    for make in (
+        lambda: DPLogisticRegression(epsilon=1.0, delta=1e-5, random_state=0),
+        lambda: make_pipeline(
+            FunctionTransformer(),
+            DPLogisticRegression(epsilon=1.0, delta=1e-5, random_state=0),
+        ),
+    ):
+        with pytest.warns(PrivacyLeakWarning, match="classes was not given") as rec:
+            make().fit(X, y)
+        assert [w.filename for w in _leaks(rec)] == [__file__]
+
+
+def test_fermi_group_warning_points_at_the_caller():
+    X, y = _data()
+    sex = np.where(X[:, 1] > 0, "a", "b")
+    clf = DPFERMIClassifier(
+        epsilon=1.0, delta=1e-5, classes=[0, 1], max_iter=2, random_state=0
+    )
+    with pytest.warns(PrivacyLeakWarning, match="group") as rec:
+        clf.fit(X, y, sensitive_features=sex)
+    assert {w.filename for w in _leaks(rec)} == {__file__}
+
+
+def test_always_and_error_filters_are_honoured():
+    X, y = _data()
+    est = DPLogisticRegression(epsilon=1.0, delta=1e-5, max_iter=2, random_state=0)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        cross_validate(est, X, y, cv=3)
+    assert len(_leaks(record)) == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        with pytest.raises(PrivacyLeakWarning):
+            est.fit(X, y)
+
+
+def test_warn_at_caller_shows_a_location_once_under_default():
+    def call():
+        warn_at_caller("same cause", UserWarning)
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("default")
+        for _ in range(3):
+            call()
+            # scikit-learn's parallel loop re-installs equal filters per fit.
+            with warnings.catch_warnings():
+                warnings.simplefilter("default")
+        warn_at_caller("another cause", UserWarning)
+    assert [str(w.message) for w in record] == ["same cause", "another cause"]
+    assert all(w.filename == __file__ for w in record)
