@@ -31,6 +31,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import check_consistent_length
 from sklearn.utils.validation import check_is_fitted
 
+from .privacy._ledger import PrivacyLedger
 from .privacy._record import PrivacyRecord
 
 __all__ = ["ModelReport", "privacy_report"]
@@ -45,6 +46,8 @@ _EXTRA_PRIVACY_ATTRIBUTES = {
     "clip_threshold_": "clip threshold",
     "noise_std_": "noise standard deviation",
     "rho_spent_": "zCDP budget spent per component",
+    "optimizer_epsilon_": "epsilon of the optimizer part",
+    "marginal_noise_multiplier_": "group-marginal noise multiplier",
     "n_public_": "public rows",
     "n_private_": "private rows",
     "silo_epsilon_": "epsilon per silo",
@@ -426,8 +429,26 @@ def _final_estimator(estimator):
                 "accounted search)."
             )
             estimator = estimator.best_estimator_
+            final = estimator[-1] if isinstance(estimator, Pipeline) else estimator
+            ledger = getattr(final, "accountant", None)
+            if isinstance(ledger, PrivacyLedger):
+                notes.append(_ledger_note(ledger))
         else:
             return estimator, notes
+
+
+def _ledger_note(ledger):
+    """What a shared ledger says the training fits of a search spent."""
+    try:
+        total = ledger.total_epsilon()
+    except ValueError as exc:  # releases under different adjacencies
+        return f"the shared PrivacyLedger holds {len(ledger)} fits: {exc}"
+    delta = max((e.delta for e in ledger.entries), default=0.0)
+    return (
+        f"the shared PrivacyLedger holds {len(ledger)} training fits with a "
+        f"composed total of epsilon = {total:.4g} at delta = {delta:.3g} "
+        "(the training releases only, see above)."
+    )
 
 
 def _privacy_of(estimator):

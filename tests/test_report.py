@@ -22,6 +22,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_dpfair import DPLogisticRegression, ModelReport, privacy_report
+from sklearn_dpfair.privacy import PrivacyLedger
 
 
 @pytest.fixture(scope="module")
@@ -360,3 +361,21 @@ def test_mismatched_labels_raise(fitted, data):
     X, y, _ = data
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         privacy_report(fitted, X, y[:-1])
+
+
+def test_search_report_states_what_a_shared_ledger_spent(data):
+    X, y, sensitive = data
+    ledger = PrivacyLedger()
+    model = DPLogisticRegression(
+        epsilon=10.0, noise_multiplier=4.0, classes=[0, 1], accountant=ledger
+    )
+    search = GridSearchCV(
+        make_pipeline(StandardScaler(), model),
+        {"dplogisticregression__alpha": [0.0, 0.01]},
+        cv=3,
+    ).fit(X, y)
+    report = privacy_report(search, X, y, sensitive_features=sensitive["sex"])
+    (note,) = [n for n in report.notes if "shared PrivacyLedger holds" in n]
+    assert "7 training fits" in note
+    assert f"{ledger.total_epsilon():.4g}" in note
+    assert "training releases only" in note

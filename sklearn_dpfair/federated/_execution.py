@@ -26,7 +26,9 @@ _DASK_MISSING = (
 )
 _NO_CLIENT = (
     "execution='dask' needs a running dask.distributed Client: create one "
-    "(for example `Client(LocalCluster())`) before calling fit, or pass client=."
+    "(for example `client = Client(LocalCluster())`) before calling fit: the "
+    "estimators use the current default client. The function fit_federated "
+    "also takes it as client=."
 )
 
 

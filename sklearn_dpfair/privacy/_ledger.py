@@ -451,7 +451,18 @@ class PrivacyLedger:
         return "\n".join(lines)
 
     def __repr__(self):
-        return f"PrivacyLedger(kind={self.kind!r})"
+        n_fits = len(self)
+        if not n_fits:
+            return f"PrivacyLedger(kind={self.kind!r}, fits=0)"
+        try:
+            total = f"{self.total_epsilon():.4g}"
+        except ValueError:  # releases under different adjacencies
+            total = "not composable"
+        delta = max(e.delta for e in self.entries)
+        return (
+            f"PrivacyLedger(kind={self.kind!r}, fits={n_fits}, "
+            f"total_epsilon={total} at delta={delta:.3g})"
+        )
 
 
 def _shared_seeds(entries):

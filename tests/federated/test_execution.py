@@ -161,7 +161,10 @@ def test_dask_needs_a_client(data, monkeypatch):
     monkeypatch.setattr(
         distributed, "get_client", lambda: (_ for _ in ()).throw(ValueError("none"))
     )
-    with pytest.raises(ValueError, match="running dask.distributed Client"):
+    with pytest.raises(ValueError, match="running dask.distributed Client") as err:
         DPLogisticRegression(classes=[0, 1], execution="dask", max_iter=5).fit(
             X, y, silos=silos
         )
+    # The estimator takes no client= parameter: the message must not ask for one.
+    assert "or pass client=" not in str(err.value)
+    assert "current default client" in str(err.value)

@@ -368,3 +368,13 @@ def test_journal_entries_without_a_seed_still_load():
     old = object.__new__(LedgerEntry)
     old.__dict__.update(state)
     assert old.seed is None
+
+
+def test_repr_shows_the_number_of_fits_and_the_total():
+    ledger = PrivacyLedger()
+    assert repr(ledger) == "PrivacyLedger(kind='rdp', fits=0)"
+    ledger.record(gaussian_event(2.0), delta=1e-5)
+    ledger.record(gaussian_event(2.0), delta=1e-5)
+    text = repr(ledger)
+    assert "fits=2" in text
+    assert f"total_epsilon={ledger.total_epsilon():.4g} at delta=1e-05" in text
