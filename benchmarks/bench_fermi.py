@@ -748,11 +748,189 @@ def plot(res):
     fig.savefig(os.path.join(DOCS, "fermi_frontier.png"), dpi=120)
 
 
+# -- frontier across representations (disparity_bound vs fairlearn) ----------
+
+BOUNDS = [0.05, 0.02, 0.01, 0.005]
+DP_EPSILONS = [0.5, 1.0, 3.0]
+REPRESENTATIONS = {
+    "numeric": "numeric columns standardized, one-hot as is (the protocol)",
+    "standard_all": "StandardScaler on every column, one-hot included",
+    "minmax": "MinMaxScaler on the numeric columns, one-hot as is",
+    "spline": "B-splines of the numeric columns, then StandardScaler on all",
+}
+FAIRLEARN_SEED = 0  # random_state of fairlearn's randomized predict
+
+
+def load_representation(name):
+    """Adult in one of the representations of :data:`REPRESENTATIONS`."""
+    from sklearn.preprocessing import MinMaxScaler
+
+    if name == "numeric":
+        return load()
+    if name == "spline":
+        return load(numeric="spline")
+    X_tr, y_tr, s_tr, X_te, y_te, s_te = load()
+    train = load_adult(subset="train")
+    n_num = len(train.numeric_features)
+    if name == "standard_all":
+        scaler = StandardScaler().fit(X_tr)
+        return scaler.transform(X_tr), y_tr, s_tr, scaler.transform(X_te), y_te, s_te
+    # minmax: undo nothing, rescale the (standardized) numeric block to [0, 1]
+    mm = MinMaxScaler().fit(X_tr[:, :n_num])
+    X_tr, X_te = X_tr.copy(), X_te.copy()
+    X_tr[:, :n_num] = mm.transform(X_tr[:, :n_num])
+    X_te[:, :n_num] = mm.transform(X_te[:, :n_num])
+    return X_tr, y_tr, s_tr, X_te, y_te, s_te
+
+
+def _point(method, bound, pred, data, sec, **extra):
+    X_tr, y_tr, s_tr, X_te, y_te, s_te = data
+    return {"method": method, "bound": bound, **evaluate(pred, y_te, s_te),
+            "time": sec, **extra}
+
+
+def run_frontier(rep, constraints=("dp",), with_gridsearch=True, with_dp=True):
+    """One representation: LR, FERMI(disparity_bound), EG, GridSearch, TO, DPFERMI."""
+    from fairlearn.postprocessing import ThresholdOptimizer
+    from fairlearn.reductions import GridSearch
+
+    data = load_representation(rep)
+    X_tr, y_tr, s_tr, X_te, y_te, s_te = data
+    rows = []
+    lr, sec, _ = timed_fit(LogisticRegression(max_iter=3000), X_tr, y_tr)
+    rows.append(_point("LogisticRegression", None, lr.predict(X_te), data, sec))
+    print(f"[{rep}] LR: {rows[-1]}", flush=True)
+    for con in constraints:
+        name = "demographic_parity" if con == "dp" else "equalized_odds"
+        fl_con = DemographicParity if con == "dp" else EqualizedOdds
+        to, sec, _ = timed_fit(
+            ThresholdOptimizer(estimator=LogisticRegression(max_iter=3000),
+                               constraints=name, predict_method="predict_proba"),
+            X_tr, y_tr, sensitive_features=s_tr,
+        )
+        pred = to.predict(X_te, sensitive_features=s_te, random_state=FAIRLEARN_SEED)
+        rows.append(_point(f"ThresholdOptimizer[{con}] (group at predict)", None,
+                           pred, data, sec))
+        print(f"[{rep}] {rows[-1]}", flush=True)
+        for bound in BOUNDS:
+            est, sec, _ = timed_fit(
+                FERMIClassifier(constraint=name, disparity_bound=bound,
+                                random_state=0),
+                X_tr, y_tr, sensitive_features=s_tr,
+            )
+            rows.append(_point(f"FERMI[{con}]", bound, est.predict(X_te), data, sec,
+                               weight=est.fairness_weight_,
+                               train_disparity=est.training_disparity_))
+            print(f"[{rep}] {rows[-1]}", flush=True)
+            eg, sec, _ = timed_fit(
+                ExponentiatedGradient(LogisticRegression(max_iter=1000),
+                                      fl_con(difference_bound=bound)),
+                X_tr, y_tr, sensitive_features=s_tr,
+            )
+            pred = eg.predict(X_te, random_state=FAIRLEARN_SEED)
+            rows.append(_point(f"ExponentiatedGradient[{con}]", bound, pred, data, sec))
+            print(f"[{rep}] {rows[-1]}", flush=True)
+            if with_gridsearch:
+                gs, sec, _ = timed_fit(
+                    GridSearch(LogisticRegression(max_iter=1000),
+                               fl_con(difference_bound=bound), grid_size=10),
+                    X_tr, y_tr, sensitive_features=s_tr,
+                )
+                rows.append(_point(f"GridSearch[{con}]", bound, gs.predict(X_te),
+                                   data, sec))
+                print(f"[{rep}] {rows[-1]}", flush=True)
+    if with_dp:
+        for eps in DP_EPSILONS:
+            params = {**DPFERMI_PARAMS, "epsilon": eps}
+            est, sec, _ = timed_fit(
+                DPFERMIClassifier(disparity_bound=0.02, random_state=0, **params),
+                X_tr, y_tr, sensitive_features=s_tr,
+            )
+            rows.append(_point(f"DPFERMI eps={eps:g}", 0.02, est.predict(X_te), data,
+                               sec, weight=est.fairness_weight_,
+                               epsilon=est.epsilon_))
+            print(f"[{rep}] {rows[-1]}", flush=True)
+    return rows
+
+
+def main_frontier(reps, out, constraints, with_gridsearch, with_dp):
+    import json
+
+    results = {}
+    if os.path.exists(out):
+        with open(out) as fh:
+            results = json.load(fh)
+    for rep in reps:
+        results[rep] = run_frontier(rep, constraints, with_gridsearch, with_dp)
+        with open(out, "w") as fh:
+            json.dump(results, fh, indent=1)
+    return results
+
+
+def plot_frontiers(results, constraint="dp"):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    gap = "dp" if constraint == "dp" else "eo"
+    for rep, rows in results.items():
+        fig, ax = plt.subplots(figsize=(5.5, 4))
+        for method, marker in (
+            (f"FERMI[{constraint}]", "o"),
+            (f"ExponentiatedGradient[{constraint}]", "s"),
+            (f"GridSearch[{constraint}]", "^"),
+        ):
+            pts = [r for r in rows if r["method"] == method]
+            if pts:
+                ax.plot([r[gap] for r in pts], [r["error"] for r in pts],
+                        marker=marker, label=method.split("[")[0])
+        for r in rows:
+            if r["method"] == "LogisticRegression" or r["method"].startswith(
+                ("ThresholdOptimizer", "DPFERMI")
+            ):
+                if r["method"].startswith("ThresholdOptimizer") and (
+                    f"[{constraint}]" not in r["method"]
+                ):
+                    continue
+                ax.scatter(r[gap], r["error"], marker="x")
+                ax.annotate(r["method"].split(" (")[0], (r[gap], r["error"]),
+                            fontsize=7)
+        ax.set_xlabel(f"test {gap.upper()} gap")
+        ax.set_ylabel("test error")
+        ax.set_title(f"Adult, {rep}: {REPRESENTATIONS[rep]}", fontsize=8)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(os.path.join(DOCS, f"fermi_frontier_{rep}.png"), dpi=110)
+        plt.close(fig)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run")
+    parser.add_argument(
+        "--frontier",
+        nargs="*",
+        metavar="REP",
+        help="only the disparity_bound frontier on these representations "
+        f"(default all: {', '.join(REPRESENTATIONS)})",
+    )
+    parser.add_argument("--eo", action="store_true", help="frontier: also EO")
+    parser.add_argument("--no-gridsearch", action="store_true")
+    parser.add_argument("--no-dp", action="store_true")
+    parser.add_argument("--out", default=os.path.join(HERE, "fermi_frontier.json"))
     args = parser.parse_args()
     warnings.simplefilter("ignore")
+    if args.frontier is not None:
+        results = main_frontier(
+            args.frontier or list(REPRESENTATIONS),
+            args.out,
+            ("dp", "eo") if args.eo else ("dp",),
+            not args.no_gridsearch,
+            not args.no_dp,
+        )
+        plot_frontiers(results)
+        return
     seeds = [0] if args.quick else [0, 1, 2]
     start = time.perf_counter()
     data = load()
