@@ -42,6 +42,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .._loss import SoftmaxLoss
 from ..fairness._disparity import (
     disparity_from_counts,
+    disparity_margin,
     hard_disparity,
     prediction_counts,
 )
@@ -308,6 +309,9 @@ BOUND_START, BOUND_MAX, BOUND_BISECTIONS = 0.5, 1024.0, 4
 # Candidate weights of the private search: one SGDA stage each, in this
 # order (continuation: each stage starts where the previous one ended).
 PRIVATE_BOUND_WEIGHTS = (0.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+# Share of the T noisy steps spent on the candidate stages; the rest
+# continues at the chosen weight.
+SELECTION_SHARE = 0.5
 # Quantiles of the training logits tried as the shared decision threshold
 # of a binary model under disparity_bound (non-private).
 THRESHOLD_GRID = 257
@@ -555,48 +559,62 @@ _BOUND_NOT_MET = (
 
 
 def _private_selection(problem, bound, sgda_common, *, n_steps, epochs, z_sel, rng):
-    """Private choice of the weight: a staged SGDA path and a noisy selection.
+    """Private choice of the weight: a staged SGDA path, a noisy selection, a finish.
 
-    The ``T`` noisy steps (fixed in advance) are split into one stage per
-    weight of ``PRIVATE_BOUND_WEIGHTS``, each warm-started where the
+    The ``T`` noisy steps (fixed in advance) are used in two phases. The
+    first ``SELECTION_SHARE`` of them is split into one stage per weight of
+    ``PRIVATE_BOUND_WEIGHTS`` (increasing), each warm-started where the
     previous one ended; every stage's iterate is post-processing of the
     noisy sums, free. Choosing among them reads the data once more: the
-    (label, group, prediction) counts of all candidates on the training set
-    are released with Gaussian noise (a record moves one cell of each
-    table: L2 sensitivity ``sqrt(K)``, accounted as ``Gaussian(z_sel)``
-    in ``dp_event_``), and the candidate with the least noisy error among
-    those whose noisy disparity is <= bound is returned (least noisy
-    disparity if none), post-processing of that release.
+    (label, group, prediction) counts of all ``K`` candidates on the
+    training set are released with Gaussian noise (a record moves one cell
+    of each table: L2 sensitivity ``sqrt(K)``, accounted as
+    ``Gaussian(z_sel)`` in ``dp_event_``). The smallest weight whose noisy
+    disparity plus a margin of two noise standard deviations of the
+    smallest group's rate (:func:`disparity_margin`) is <= bound is chosen
+    (least noisy disparity if none): along
+    the path accuracy falls as the weight grows, so the smallest feasible
+    weight is the most accurate, and this rule does not rest on noisy error
+    estimates, whose differences between neighbouring weights are below
+    their noise. The remaining steps continue at the chosen weight from the
+    chosen candidate. The selection is adaptive, which the composition of
+    the accountant covers.
     """
     weights = PRIVATE_BOUND_WEIGHTS
     k = len(weights)
-    cuts = np.round(np.linspace(0, n_steps, k + 1)).astype(int)
+    first = max(int(round(SELECTION_SHARE * n_steps)), k)
+    cuts = np.round(np.linspace(0, first, k + 1)).astype(int)
     X_solver = problem.X_solver
     y_solver = from_host(problem.y, X_solver)
-    stage_epochs = max(1, round(epochs / k))
+    stage_epochs = max(1, round(SELECTION_SHARE * epochs / k))
     s = problem.intercept_scaling
-    init, candidates, loss_curve, fairness_curve = None, [], [], []
-    for lam, a, b in zip(weights, cuts[:-1], cuts[1:]):
+    loss_curve, fairness_curve = [], []
+
+    def run(lam, steps, n_epochs, init):
         res = noisy_sgda(
             X_solver,
             y_solver,
             SoftmaxLoss(problem.n_classes),
             problem.regularizer,
             fairness_weight=lam,
-            n_steps=max(int(b - a), 1),
-            epochs=stage_epochs,
+            n_steps=max(int(steps), 1),
+            epochs=n_epochs,
             init=init,
             **sgda_common,
         )
+        loss_curve.extend(res.loss_curve)
+        fairness_curve.extend(res.fairness_curve)
         w0 = res.intercept / s if s else res.intercept
-        init = (res.coef, w0, res.dual)
-        candidates.append((lam, to_numpy(res.coef), to_numpy(w0), res.dual))
-        loss_curve += res.loss_curve
-        fairness_curve += res.fairness_curve
+        return (res.coef, w0, res.dual)
+
+    init, candidates = None, []
+    for lam, a, b in zip(weights, cuts[:-1], cuts[1:]):
+        init = run(lam, b - a, stage_epochs, init)
+        candidates.append(init)
     std = z_sel * math.sqrt(k)
     path = []
-    for lam, coef, w0, _ in candidates:
-        counts = problem.counts(coef, w0)
+    for lam, (coef, w0, _) in zip(weights, candidates):
+        counts = problem.counts(to_numpy(coef), to_numpy(w0))
         if std > 0:
             counts = counts + rng.normal(0.0, std, size=counts.shape)
         total = max(float(np.maximum(counts, 0.0).sum()), 1.0)
@@ -606,14 +624,25 @@ def _private_selection(problem, bound, sgda_common, *, n_steps, epochs, z_sel, r
                 "fairness_weight": float(lam),
                 "training_error": float(min(max(1.0 - correct / total, 0.0), 1.0)),
                 "training_disparity": disparity_from_counts(counts, problem.constraint),
+                "margin": disparity_margin(counts, problem.constraint, std),
             }
         )
-    feasible = [i for i, p in enumerate(path) if p["training_disparity"] <= bound]
-    if feasible:
-        best = min(feasible, key=lambda i: path[i]["training_error"])
-    else:
-        best = min(range(k), key=lambda i: path[i]["training_disparity"])
-    lam, coef, w0, W = candidates[best]
+    feasible = [
+        i
+        for i, p in enumerate(path)
+        if p["training_disparity"] + p["margin"] <= bound
+    ]
+    best = (
+        feasible[0]
+        if feasible
+        else min(range(k), key=lambda i: path[i]["training_disparity"])
+    )
+    lam = weights[best]
+    rest = n_steps - first
+    coef, w0, W = candidates[best]
+    if rest > 0:
+        rest_epochs = max(1, epochs - round(SELECTION_SHARE * epochs))
+        coef, w0, W = run(lam, rest, rest_epochs, candidates[best])
     extra = {
         "fairness_weight": float(lam),
         "disparity": path[best]["training_disparity"],

@@ -16,7 +16,12 @@ without a row in a block do not enter that block's range.
 
 import numpy as np
 
-__all__ = ["disparity_from_counts", "hard_disparity", "prediction_counts"]
+__all__ = [
+    "disparity_from_counts",
+    "disparity_margin",
+    "hard_disparity",
+    "prediction_counts",
+]
 
 
 def prediction_counts(y_pred, y, codes, n_classes, n_groups):
@@ -63,6 +68,32 @@ def disparity_from_counts(counts, constraint):
     totals = blocks.sum(axis=2, keepdims=True)
     rates = np.where(totals >= 1.0, blocks / np.maximum(totals, 1.0), np.nan)
     return _range(rates)
+
+
+def disparity_margin(counts, constraint, noise_std):
+    """Two noise standard deviations of the smallest group's rate.
+
+    ``counts`` are noisy counts with per-cell noise ``noise_std``; a rate
+    of a group with ``N`` rows then has noise of order ``noise_std / N``.
+    The smallest (noisy, clipped at 1) ``N`` among the (block, group)
+    cells the disparity compares sets the margin, post-processing of the
+    release.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness import make_constraint
+    >>> from sklearn_dpfair.fairness._disparity import disparity_margin
+    >>> counts = np.full((2, 2, 2), 250.0)
+    >>> disparity_margin(counts, make_constraint("demographic_parity"), 10.0)
+    0.02
+    """
+    totals = np.maximum(np.asarray(counts, dtype=np.float64), 0.0).sum(axis=2)
+    if constraint.name == "demographic_parity":
+        totals = totals.sum(axis=0, keepdims=True)
+    elif constraint.name == "equal_opportunity":
+        totals = totals[[constraint.class_index]]
+    return float(2.0 * noise_std / max(float(totals.min()), 1.0))
 
 
 def _range(rates):

@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
 from sklearn_dpfair._solvers._fair_fit import PRIVATE_BOUND_WEIGHTS, fermi_event
 from sklearn_dpfair.fairness import make_constraint
-from sklearn_dpfair.fairness._disparity import hard_disparity
+from sklearn_dpfair.fairness._disparity import hard_disparity, prediction_counts
 from sklearn_dpfair.metrics import ermi_score
 
 CONSTRAINTS = ["demographic_parity", "equalized_odds", "equal_opportunity"]
@@ -284,9 +284,31 @@ def test_private_selection_with_a_given_noise_multiplier():
     )
     assert est.selection_noise_multiplier_ == 50.0
     assert est.epsilon_ <= 1.0
-    assert [p["fairness_weight"] for p in est.weight_path_] == list(
-        PRIVATE_BOUND_WEIGHTS
+    path = est.weight_path_
+    assert [p["fairness_weight"] for p in path] == list(PRIVATE_BOUND_WEIGHTS)
+    # The rule: the smallest weight whose noisy disparity plus its margin
+    # meets the bound, else the least noisy disparity.
+    feasible = [p for p in path if p["training_disparity"] + p["margin"] <= 0.05]
+    expected = (
+        feasible[0]
+        if feasible
+        else min(path, key=lambda p: p["training_disparity"])
     )
+    assert est.fairness_weight_ == expected["fairness_weight"]
+    assert est.training_disparity_ == expected["training_disparity"]
+
+
+def test_selection_counts_have_sensitivity_one_per_candidate():
+    # The released table of one candidate: adding or removing one record
+    # moves exactly one cell by one (L2 sensitivity 1; sqrt(K) for K tables).
+    rng = np.random.default_rng(0)
+    y, pred, codes = (rng.integers(0, 2, 50) for _ in range(3))
+    full = prediction_counts(pred, y, codes, 2, 2)
+    for i in (0, 17, 49):
+        keep = np.arange(50) != i
+        diff = full - prediction_counts(pred[keep], y[keep], codes[keep], 2, 2)
+        assert np.abs(diff).sum() == 1.0
+        assert np.linalg.norm(diff) == 1.0
 
 
 def test_private_selection_reduces_disparity():
