@@ -185,6 +185,23 @@ def test_disparity_bound_multiclass_and_intersectional():
     assert est.training_disparity_ <= 0.08
 
 
+@pytest.mark.parametrize("constraint", CONSTRAINTS)
+def test_multiclass_intersectional_converges_at_large_weight(constraint):
+    X, y, s = synthetic(7, n=1500, correlation=1.0, n_groups=3, n_classes=3)
+    groups = np.column_stack([s, np.random.default_rng(1).integers(0, 2, s.size)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = FERMIClassifier(
+            constraint=constraint,
+            opportunity_class=2 if constraint == "equal_opportunity" else None,
+            fairness_weight=200.0,
+            random_state=0,
+        ).fit(X * 20.0, y, sensitive_features=groups)
+    assert est.stationarity_ <= est.tol
+    assert np.all(np.isfinite(est.coef_))
+    assert est.predict_proba(X * 20.0).shape == (X.shape[0], 3)
+
+
 def test_unreachable_bound_warns_and_returns_the_fairest_model(monkeypatch):
     import sklearn_dpfair._solvers._fair_fit as fair_fit
 
