@@ -130,6 +130,7 @@ class FERMIFit:
     n_final_iter: int = 0
     disparity: float | None = None
     path: list = field(default_factory=list)
+    step_sizes: tuple = (None, None)
 
 
 # The automatic histogram noise: 20 (the value tuned on Adult at epsilon = 1,
@@ -315,6 +316,20 @@ SELECTION_SHARE = 0.5
 # Quantiles of the training logits tried as the shared decision threshold
 # of a binary model under disparity_bound (non-private).
 THRESHOLD_GRID = 257
+
+
+def auto_dual_step(regularizer, weight_scale):
+    """``1 / L`` of the dual block: the exact smoothness of ``W -> Psi``.
+
+    ``Psi`` is a concave quadratic in ``W`` whose Hessian is diagonal with
+    entries ``-(2/n) sum_{i in b} w_i F_ij >= -2 max_b w_b`` (weights times
+    ``weight_scale``): the ascent step ``1 / (2 max w)`` is stable whatever
+    the model and the data. It reads the block weights only, functions of
+    the (released or declared) marginals: public for DP-FERMI.
+    """
+    if regularizer is None:
+        return 0.5
+    return 0.5 / (float(np.max(regularizer.block_weights)) * weight_scale)
 
 
 def _selection_noise(privacy):
@@ -829,6 +844,10 @@ def fit_fermi(
             )
         noise["dual_clip_norm"] = dual_clip
 
+    # "auto": 1/L of the dual block, from the public block weights.
+    if dual_learning_rate == "auto":
+        dual_learning_rate = auto_dual_step(regularizer, weight_scale)
+
     # 2. Solve (on the backend; batches and noise still come from rng).
     X_solver = backend.asarray(X)
     sgda_common = dict(
@@ -865,12 +884,16 @@ def fit_fermi(
         tol=tol,
         final_max_iter=final_max_iter,
     )
-    extra = {"fairness_weight": float(fairness_weight)}
+    extra = {
+        "fairness_weight": float(fairness_weight),
+        "step_sizes": (float(learning_rate), float(dual_learning_rate)),
+    }
     if bounded and privacy is None:
-        coef_m, w0_m, W, extra = _bounded_path(problem, float(disparity_bound))
+        coef_m, w0_m, W, path_extra = _bounded_path(problem, float(disparity_bound))
+        extra.update(path_extra)
         curves = ([], [])
     elif bounded:
-        coef_m, w0_m, W, curves, extra = _private_selection(
+        coef_m, w0_m, W, curves, path_extra = _private_selection(
             problem,
             float(disparity_bound),
             sgda_common,
@@ -879,6 +902,7 @@ def fit_fermi(
             z_sel=noise["selection"],
             rng=rng,
         )
+        extra.update(path_extra)
     else:
         result = noisy_sgda(
             X_solver,

@@ -64,7 +64,10 @@ _FERMI_CONSTRAINTS = {
     "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"full"})],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "learning_rate": [Interval(Real, 0, None, closed="neither")],
-    "dual_learning_rate": [Interval(Real, 0, None, closed="neither")],
+    "dual_learning_rate": [
+        Interval(Real, 0, None, closed="neither"),
+        StrOptions({"auto"}),
+    ],
     "dual_projection": [StrOptions({"box"}), None],
     "min_group_frequency": [Interval(Real, 0, 1, closed="neither")],
     "clip_norm": [Interval(Real, 0, None, closed="neither"), None],
@@ -159,6 +162,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         self.loss_curve_ = result.loss_curve if record_curves else None
         self.fairness_curve_ = result.fairness_curve if record_curves else None
         self.fairness_weight_ = result.fairness_weight
+        self.learning_rate_, self.dual_learning_rate_ = result.step_sizes
         self.weight_path_ = result.path if self.disparity_bound is not None else None
         self._set_result_privacy(result)
         self._set_result_diagnostics(result)
@@ -305,12 +309,16 @@ class FERMIClassifier(_BaseFERMI):
     max_iter : int, default=20
         Number of epochs; ``ceil(max_iter * n_samples / batch_size)`` steps.
     learning_rate : float, default=1.0
-        Constant step size of the model (descent) step (gradients are means
-        over the batch; features are expected to be standardized).
-    dual_learning_rate : float, default=0.1
+        Constant step size of the model (descent) step of SGDA (gradients
+        are means over the batch). With large weights or feature norms SGDA
+        does not converge at any fixed step that is not uselessly small;
+        the full-batch phase then takes over (``full_batch_phase``).
+    dual_learning_rate : float or "auto", default=0.1
         Step size of the dual (ascent) step on ``W``. Not multiplied by
         ``fairness_weight`` (same fixed point, and stable for values up to
-        0.5 whatever ``fairness_weight`` is).
+        0.5 whatever ``fairness_weight`` is). "auto" is ``1 / (2 w_max)``,
+        the inverse smoothness of the dual objective (``w_max`` the largest
+        block weight: 0.5 for demographic parity).
     dual_update : {"sgda", "exact"}, default="sgda"
         "exact" sets ``W`` to its closed-form maximiser at every step
         (gradient descent on ERMI itself); only with ``batch_size="full"``.
@@ -394,6 +402,10 @@ default=None
     fairness_weight_ : float
         The weight used: ``fairness_weight``, or the one chosen under
         ``disparity_bound``.
+    learning_rate_ : float
+        Primal step size used.
+    dual_learning_rate_ : float
+        Dual step size used.
     weight_path_ : list of dict or None
         Under ``disparity_bound``: every weight tried, with its training
         error and disparity (after its threshold), the threshold, its
@@ -556,18 +568,20 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         Fairness notion (see :class:`FERMIClassifier`).
     fairness_weight : float, default=8.0
         Weight lambda >= 0 of ERMI (full-ERMI scale; see
-        :class:`FERMIClassifier`). Tune it together with ``clip_norm``: a small clip norm absorbs the fairness
-        gradient. Tuning on private data spends privacy too.
+        :class:`FERMIClassifier`). Tune it together with ``clip_norm``: a
+        small clip norm absorbs the fairness gradient. Tuning on private
+        data spends privacy too.
     disparity_bound : float in [0, 1), default=None
         If set, the weight is chosen privately (``fairness_weight`` is then
-        ignored): the ``T`` noisy steps are split into one stage per weight
-        0, 2, 4, 8, 16, 32, each continuing from the previous one, and the
-        stage whose noisy training error is least among those whose noisy
-        training disparity (see :class:`FERMIClassifier`) is at most the
-        bound is returned (least noisy disparity if none is). The noisy
-        statistics come from one Gaussian release of the (label, group,
-        prediction) counts of the 6 candidates, composed into ``dp_event_``
-        and calibrated inside the same ``epsilon``. The chosen weight is
+        ignored): half of the ``T`` noisy steps run one stage per weight
+        0, 2, 4, 8, 16, 32, each continuing from the previous one; the
+        smallest weight whose noisy training disparity (see
+        :class:`FERMIClassifier`) plus a two-standard-deviation margin is at
+        most the bound is chosen (least noisy disparity if none is), and the
+        other half of the steps continue at it. The noisy statistics come
+        from one Gaussian release of the (label, group, prediction) counts
+        of the 6 candidates, composed into ``dp_event_`` and calibrated
+        inside the same ``epsilon``. The chosen weight is
         ``fairness_weight_``, the released statistics ``weight_path_``.
     opportunity_class : label, default=None
         Advantaged class for equal opportunity (None: ``classes_[1]``).
@@ -583,9 +597,12 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
     max_iter : int, default=30
         Epochs; ``T = ceil(max_iter / q)`` noisy steps, fixed in advance.
     learning_rate : float, default=0.5
-        Step size of the model step.
-    dual_learning_rate : float, default=0.1
-        Step size of the dual ascent step (not multiplied by lambda).
+        Step size of the model step (a public constant: a smoothness-based
+        step would read the private row norms).
+    dual_learning_rate : float or "auto", default=0.1
+        Step size of the dual ascent step (not multiplied by lambda). "auto"
+        is ``1 / (2 w_max)`` (see :class:`FERMIClassifier`), computed from
+        the released or declared marginals only.
     dual_projection : "box" or None, default="box"
         Box projection of ``W``; it also bounds the dual sensitivity. None
         requires ``dual_clip_norm``.
@@ -706,6 +723,10 @@ default=None
         (0 without ``disparity_bound``).
     fairness_weight_ : float
         The weight used: ``fairness_weight`` or the privately chosen one.
+    learning_rate_ : float
+        Primal step size used.
+    dual_learning_rate_ : float
+        Dual step size used (``dual_learning_rate`` or its "auto" value).
     weight_path_ : list of dict or None
         Under ``disparity_bound``: each candidate weight with its noisy
         training error and disparity (post-processing of the release).

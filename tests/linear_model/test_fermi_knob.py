@@ -86,6 +86,27 @@ def test_scale_of_the_features_does_not_change_the_model():
     np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X * 50.0), atol=2e-3)
 
 
+@pytest.mark.parametrize("constraint", ["demographic_parity", "equal_opportunity"])
+def test_auto_dual_step_is_the_inverse_dual_smoothness(constraint):
+    # 1 / (2 w_max): 0.5 for demographic parity; equal opportunity weights
+    # its block by 1 / P(Y = a), so 0.5 P(Y = a) (from the released noisy
+    # marginals for DP-FERMI, hence approximately).
+    X, y, s = synthetic(0)
+    expected = 0.5 if constraint == "demographic_parity" else 0.5 * np.mean(y == 1)
+    plain = FERMIClassifier(constraint=constraint, dual_learning_rate="auto")
+    private = DPFERMIClassifier(
+        constraint=constraint,
+        dual_learning_rate="auto",
+        classes=[0, 1],
+        groups=[0, 1],
+        random_state=0,
+    )
+    for est, rel in ((plain, 1e-12), (private, 0.1)):
+        est.fit(X, y, sensitive_features=s)
+        assert est.dual_learning_rate_ == pytest.approx(expected, rel=rel)
+        assert est.learning_rate_ == est.learning_rate
+
+
 def test_convergence_warning_when_the_budget_of_iterations_is_short():
     X, y, s = synthetic(0, correlation=2.0, scale=30.0)
     est = FERMIClassifier(
@@ -371,7 +392,13 @@ def test_knob_on_adult(representation, constraint):
         assert est.stationarity_ <= est.tol
         hard.append(est.training_disparity_)
     least = int(np.argmin(hard))
-    assert np.all(np.diff(hard[: least + 1]) <= 0.005), hard
+    if constraint == "demographic_parity":
+        assert np.all(np.diff(hard[: least + 1]) <= 0.005), hard
+    # Equalized odds / opportunity: the hard gap is a maximum over labels
+    # (TPR and FPR differences) of what the soft ERMI trades off jointly; on
+    # Adult it is not monotone even below its least weight (numeric
+    # features: 0.071, 0.043, 0.061, 0.064, 0.041, 0.017 at 0..16), at
+    # stationary points. disparity_bound is the interface for it.
     for bound in (0.05, 0.02, 0.01):
         if bound >= hard[least]:
             est = FERMIClassifier(
