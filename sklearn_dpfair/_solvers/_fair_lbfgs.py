@@ -44,6 +44,23 @@ class FullBatchResult:
     objective: float
 
 
+def _logit_terms(raw, y, regularizer, constants, fairness_weight):
+    """Mean loss + ``lambda`` ERMI, its logit gradient (divided by ``n``), ``F``."""
+    n = raw.shape[0]
+    # As in SGDA: a row whose logits overflow gets probabilities, gradient
+    # and loss 0 (softmax_terms).
+    proba, grad_raw, loss = softmax_terms(raw, y)
+    value = float(np.mean(loss))
+    if regularizer is not None and fairness_weight > 0:
+        blk, grp, wt, isq = constants
+        W = regularizer.dual_maximizer(proba, blk, grp, wt)
+        c = regularizer.coefficients(W, blk, grp, isq)
+        value += fairness_weight * float(np.mean(regularizer.value(proba, c, wt)))
+        grad_raw += fairness_weight * regularizer.raw_gradient(proba, c, wt)
+    grad_raw /= n
+    return value, grad_raw, proba
+
+
 @np.errstate(over="ignore", invalid="ignore", divide="ignore")
 def exact_dual_objective(
     params, X, y, *, regularizer, constants, fairness_weight, alpha, intercept_scaling
@@ -71,17 +88,9 @@ def exact_dual_objective(
     coef = params[: d * m].reshape(d, m)
     w0 = params[d * m :]
     s = intercept_scaling
-    # As in SGDA: a row whose logits overflow gets probabilities, gradient
-    # and loss 0 (softmax_terms).
-    proba, grad_raw, loss = softmax_terms(X @ coef + s * w0, y)
-    value = float(np.mean(loss))
-    if regularizer is not None and fairness_weight > 0:
-        blk, grp, wt, isq = constants
-        W = regularizer.dual_maximizer(proba, blk, grp, wt)
-        c = regularizer.coefficients(W, blk, grp, isq)
-        value += fairness_weight * float(np.mean(regularizer.value(proba, c, wt)))
-        grad_raw += fairness_weight * regularizer.raw_gradient(proba, c, wt)
-    grad_raw /= n
+    value, grad_raw, proba = _logit_terms(
+        X @ coef + s * w0, y, regularizer, constants, fairness_weight
+    )
     g_coef = X.T @ grad_raw + alpha * coef
     g_w0 = s * grad_raw.sum(axis=0)
     value += 0.5 * alpha * float(np.sum(coef**2))
@@ -156,6 +165,18 @@ def refine_full_batch(
         return g
 
     def fun(u):
+        if binary:
+            # One logit z = x v + s b: half the matrix products of the
+            # two-column form (logits [-z/2, z/2]), the same values.
+            v = u[:d] / scale
+            z = X @ v + s * u[d]
+            value, grad_raw, _ = _logit_terms(
+                np.outer(z, half), y, regularizer, constants, fairness_weight
+            )
+            g_z = grad_raw @ half
+            g_v = (X.T @ g_z + 0.5 * alpha * v) / scale
+            value += 0.25 * alpha * float(v @ v)
+            return value, np.concatenate([g_v, [s * g_z.sum()]])
         value, grad, _ = exact_dual_objective(
             to_full(u),
             X,

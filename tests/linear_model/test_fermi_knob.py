@@ -406,3 +406,40 @@ def test_knob_on_adult(representation, constraint):
             ).fit(X, y, sensitive_features=s)
             assert est.training_disparity_ <= bound
     assert math.isfinite(hard[least])
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.1])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_binary_full_batch_phase_solves_the_two_logit_objective(alpha, fit_intercept):
+    # The binary phase works on one logit; at its solution the gradient of
+    # the two-logit objective (the model as returned) is ~0 along the
+    # coordinates it can move (coef[:, 1] - coef[:, 0], the intercept).
+    from sklearn_dpfair._solvers._fair_lbfgs import (
+        exact_dual_objective,
+        refine_full_batch,
+    )
+    from sklearn_dpfair.fairness._ermi import ERMIRegularizer
+
+    X, y, s = synthetic(8, n=800, correlation=1.5, scale=5.0)
+    ps = np.bincount(s) / s.size
+    reg = ERMIRegularizer(ps[None, :], np.ones(1), 2)
+    consts = reg.sample_constants(np.zeros(s.size, dtype=int), s)
+    kw = dict(
+        regularizer=reg,
+        constants=consts,
+        fairness_weight=20.0,
+        alpha=alpha,
+        intercept_scaling=1.0 if fit_intercept else 0.0,
+    )
+    fit = refine_full_batch(
+        X, y, coef=np.zeros((4, 2)), w0=np.zeros(2), tol=1e-8, max_iter=2000, **kw
+    )
+    params = np.concatenate([fit.coef.ravel(), fit.w0])
+    value, grad, _ = exact_dual_objective(params, X, y, **kw)
+    assert value == pytest.approx(fit.objective, rel=1e-10)
+    g_coef = grad[:8].reshape(4, 2)
+    assert np.max(np.abs(g_coef[:, 1] - g_coef[:, 0])) < 1e-6
+    if fit_intercept:
+        assert abs(grad[9] - grad[8]) < 1e-6
+    else:
+        assert np.all(fit.w0 == 0)
