@@ -318,7 +318,7 @@ class FERMIClassifier(_BaseFERMI):
         ``fairness_weight`` (same fixed point, and stable for values up to
         0.5 whatever ``fairness_weight`` is). "auto" is ``1 / (2 w_max)``,
         the inverse smoothness of the dual objective (``w_max`` the largest
-        block weight: 0.5 for demographic parity).
+        block weight; the step is 0.5 for demographic parity).
     dual_update : {"sgda", "exact"}, default="sgda"
         "exact" sets ``W`` to its closed-form maximiser at every step
         (gradient descent on ERMI itself); only with ``batch_size="full"``.
