@@ -178,6 +178,7 @@ def noisy_sgda(
     record_curves,
     constraint=None,
     tail_fraction=0.5,
+    init=None,
 ):
     """Run (noisy) SGDA on ``min_theta max_W mean_i [l_i + lambda psi_i]``.
 
@@ -225,6 +226,10 @@ def noisy_sgda(
         Constraint object, needed to evaluate the ERMI curve.
     tail_fraction : float, default=0.5
         Fraction of the iterates averaged by ``return_iterate="average"``.
+    init : tuple of arrays, default=None
+        Warm start ``(coef, w0, W)`` (a previous result's ``coef``,
+        ``intercept / intercept_scaling`` and ``dual``); None starts at 0.
+        A ``W`` of another shape (a stage without fairness term) is ignored.
 
     Returns
     -------
@@ -256,6 +261,11 @@ def noisy_sgda(
         )
     else:
         W = xp.zeros((0, 0, m), dtype=dtype, device=device)
+    if init is not None:
+        coef = xp.astype(init[0], dtype, copy=True)
+        w0 = xp.astype(init[1], dtype, copy=True)
+        if tuple(init[2].shape) == tuple(W.shape):
+            W = xp.astype(init[2], dtype, copy=True)
     dual_clip = dual_mechanism.clip_norm if fair else math.inf
     unclipped = math.isinf(primal_mechanism.clip_norm)
 

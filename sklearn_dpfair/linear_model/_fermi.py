@@ -56,6 +56,7 @@ _FERMI_CONSTRAINTS = {
         StrOptions({"demographic_parity", "equalized_odds", "equal_opportunity"})
     ],
     "fairness_weight": [Interval(Real, 0, None, closed="left")],
+    "disparity_bound": [Interval(Real, 0, 1, closed="left"), None],
     "opportunity_class": "no_validation",
     "eo_weighting": [StrOptions({"label_prior", "uniform"})],
     "alpha": [Interval(Real, 0, None, closed="left")],
@@ -63,7 +64,10 @@ _FERMI_CONSTRAINTS = {
     "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"full"})],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "learning_rate": [Interval(Real, 0, None, closed="neither")],
-    "dual_learning_rate": [Interval(Real, 0, None, closed="neither")],
+    "dual_learning_rate": [
+        Interval(Real, 0, None, closed="neither"),
+        StrOptions({"auto"}),
+    ],
     "dual_projection": [StrOptions({"box"}), None],
     "min_group_frequency": [Interval(Real, 0, 1, closed="neither")],
     "clip_norm": [Interval(Real, 0, None, closed="neither"), None],
@@ -142,6 +146,8 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             rng=check_noise_generator(self.random_state),
             privacy=privacy,
             backend=backend,
+            disparity_bound=self.disparity_bound,
+            **self._full_batch_options(),
         )
 
         xp = backend.input_xp
@@ -155,7 +161,11 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         self.t_ = result.n_steps
         self.loss_curve_ = result.loss_curve if record_curves else None
         self.fairness_curve_ = result.fairness_curve if record_curves else None
+        self.fairness_weight_ = result.fairness_weight
+        self.learning_rate_, self.dual_learning_rate_ = result.step_sizes
+        self.weight_path_ = result.path if self.disparity_bound is not None else None
         self._set_result_privacy(result)
+        self._set_result_diagnostics(result)
         return self
 
     # -- hooks (non-private defaults) -------------------------------------
@@ -224,6 +234,12 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
     def _set_result_privacy(self, result):
         pass
 
+    def _full_batch_options(self):
+        return {}
+
+    def _set_result_diagnostics(self, result):
+        pass
+
     def _loss_for_prediction(self):
         if self.classes_.size == 2:
             return BinaryLogisticLoss()
@@ -254,7 +270,26 @@ class FERMIClassifier(_BaseFERMI):
         Weight lambda >= 0 of ERMI. The scale is that of full ERMI (not of the papers'
         one-cell surrogate): on UCI Adult, values of 4 to 16 bring the
         demographic-parity gap from about 0.18 to about 0.01. 0 gives plain
-        logistic regression.
+        logistic regression. The weight penalizes the *soft* ERMI: at
+        converged solutions that falls monotonically with the weight, but the
+        disparity of the hard predictions falls only up to a point (on Adult
+        about 8) and then rises slowly again, as probabilities are pushed
+        towards the decision boundary. To ask for a disparity, use
+        ``disparity_bound``.
+    disparity_bound : float in [0, 1), default=None
+        If set, ``fit`` chooses the weight itself (``fairness_weight`` is then
+        ignored) and returns the most accurate model it finds whose
+        *training* disparity of hard predictions for ``constraint`` (the
+        largest between-group difference of a prediction rate; for binary
+        targets fairlearn's ``demographic_parity_difference``,
+        ``equalized_odds_difference``, or the true-positive-rate difference)
+        is at most the bound. The search solves a path of weights to
+        stationarity (0, then doubling from 1/2 to 1024 until the bound is
+        met, then 4 bisections), warm-starting each from the previous one;
+        for binary targets each model's decision threshold (one for all
+        groups: prediction never reads the group) is also chosen on the
+        training data. The chosen weight is ``fairness_weight_``, the path
+        ``weight_path_``. fairlearn's ``difference_bound``, on training data.
     opportunity_class : label, default=None
         Advantaged class for ``constraint="equal_opportunity"``; None uses
         ``classes_[1]`` for binary targets (error otherwise).
@@ -274,12 +309,16 @@ class FERMIClassifier(_BaseFERMI):
     max_iter : int, default=20
         Number of epochs; ``ceil(max_iter * n_samples / batch_size)`` steps.
     learning_rate : float, default=1.0
-        Constant step size of the model (descent) step (gradients are means
-        over the batch; features are expected to be standardized).
-    dual_learning_rate : float, default=0.1
+        Constant step size of the model (descent) step of SGDA (gradients
+        are means over the batch). With large weights or feature norms SGDA
+        does not converge at any fixed step that is not uselessly small;
+        the full-batch phase then takes over (``full_batch_phase``).
+    dual_learning_rate : float or "auto", default=0.1
         Step size of the dual (ascent) step on ``W``. Not multiplied by
         ``fairness_weight`` (same fixed point, and stable for values up to
-        0.5 whatever ``fairness_weight`` is).
+        0.5 whatever ``fairness_weight`` is). "auto" is ``1 / (2 w_max)``,
+        the inverse smoothness of the dual objective (``w_max`` the largest
+        block weight; the step is 0.5 for demographic parity).
     dual_update : {"sgda", "exact"}, default="sgda"
         "exact" sets ``W`` to its closed-form maximiser at every step
         (gradient descent on ERMI itself); only with ``batch_size="full"``.
@@ -291,12 +330,29 @@ class FERMIClassifier(_BaseFERMI):
         gradients); a warning names the groups below it.
     clip_norm : float, default=None
         Optional per-sample clipping of the model gradient (None: off). Set
-        it to reproduce :class:`DPFERMIClassifier` without noise.
+        it, with ``full_batch_phase=None``, to reproduce
+        :class:`DPFERMIClassifier` without noise.
     dual_clip_norm : float, default=None
         Optional per-sample clipping of the dual gradient (None: off).
     return_iterate : {"last", "average"}, default="average"
         Return the last iterate or the average of the last half of the
         iterates (smoother with constant step sizes).
+    full_batch_phase : "lbfgs" or None, default="lbfgs"
+        After the SGDA epochs, minimize the full-batch objective with the
+        dual at its closed-form maximiser (the soft-ERMI-regularized loss;
+        its gradient is the SGDA primal gradient at that dual) by L-BFGS,
+        warm-started at the SGDA result, in coordinates scaled by each
+        column's root mean square. Constant SGDA steps oscillate at large
+        weights or large feature norms; this phase converges whatever the
+        weight and the scale. None returns the SGDA iterate (clipping, if
+        set, applies to SGDA only).
+    tol : float, default=1e-4
+        Stationarity of the full-batch phase: it stops when every gradient
+        coordinate (in the scaled coordinates) is at most ``tol``.
+    max_full_batch_iter : int, default=1000
+        Iteration limit of the full-batch phase; a
+        :class:`~sklearn.exceptions.ConvergenceWarning` is raised when it
+        stops before ``tol``.
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
 default=None
         None (the default) draws the minibatches from fresh OS entropy. An
@@ -343,6 +399,24 @@ default=None
     fairness_curve_ : list of float
         Training ERMI (soft predictions) at the end of each epoch; empty
         without a fairness term.
+    fairness_weight_ : float
+        The weight used: ``fairness_weight``, or the one chosen under
+        ``disparity_bound``.
+    learning_rate_ : float
+        Primal step size used.
+    dual_learning_rate_ : float
+        Dual step size used.
+    weight_path_ : list of dict or None
+        Under ``disparity_bound``: every weight tried, with its training
+        error and disparity (after its threshold), the threshold, its
+        disparity at threshold 0, stationarity and iterations.
+    stationarity_ : float or None
+        Largest gradient coordinate of the full-batch objective at the
+        returned model (None without the full-batch phase).
+    n_full_batch_iter_ : int
+        L-BFGS iterations of the full-batch phase (summed over the path).
+    training_disparity_ : float
+        Disparity of the hard training predictions for ``constraint``.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -390,6 +464,9 @@ default=None
     _parameter_constraints = {
         **_FERMI_CONSTRAINTS,
         "dual_update": [StrOptions({"sgda", "exact"})],
+        "full_batch_phase": [StrOptions({"lbfgs"}), None],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_full_batch_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(
@@ -397,6 +474,7 @@ default=None
         *,
         constraint="demographic_parity",
         fairness_weight=4.0,
+        disparity_bound=None,
         opportunity_class=None,
         eo_weighting="label_prior",
         alpha=0.0,
@@ -411,11 +489,15 @@ default=None
         clip_norm=None,
         dual_clip_norm=None,
         return_iterate="average",
+        full_batch_phase="lbfgs",
+        tol=1e-4,
+        max_full_batch_iter=1000,
         random_state=None,
         device="cpu",
     ):
         self.constraint = constraint
         self.fairness_weight = fairness_weight
+        self.disparity_bound = disparity_bound
         self.opportunity_class = opportunity_class
         self.eo_weighting = eo_weighting
         self.alpha = alpha
@@ -430,8 +512,31 @@ default=None
         self.clip_norm = clip_norm
         self.dual_clip_norm = dual_clip_norm
         self.return_iterate = return_iterate
+        self.full_batch_phase = full_batch_phase
+        self.tol = tol
+        self.max_full_batch_iter = max_full_batch_iter
         self.random_state = random_state
         self.device = device
+
+    def _check_params(self):
+        super()._check_params()
+        if self.disparity_bound is not None and self.full_batch_phase is None:
+            raise ValueError(
+                "disparity_bound needs full_batch_phase='lbfgs': the weight is "
+                "chosen among models solved to stationarity."
+            )
+
+    def _full_batch_options(self):
+        return {
+            "final_phase": self.full_batch_phase,
+            "tol": self.tol,
+            "final_max_iter": self.max_full_batch_iter,
+        }
+
+    def _set_result_diagnostics(self, result):
+        self.stationarity_ = result.stationarity
+        self.n_full_batch_iter_ = result.n_final_iter
+        self.training_disparity_ = result.disparity
 
 
 class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
@@ -462,9 +567,22 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
             default="demographic_parity"
         Fairness notion (see :class:`FERMIClassifier`).
     fairness_weight : float, default=8.0
-        Weight lambda >= 0 of ERMI (full-ERMI scale; see :class:`FERMIClassifier`). Tune it
-        together with ``clip_norm``: a small clip norm absorbs the fairness
-        gradient. Tuning on private data spends privacy too.
+        Weight lambda >= 0 of ERMI (full-ERMI scale; see
+        :class:`FERMIClassifier`). Tune it together with ``clip_norm``: a
+        small clip norm absorbs the fairness gradient. Tuning on private
+        data spends privacy too.
+    disparity_bound : float in [0, 1), default=None
+        If set, the weight is chosen privately (``fairness_weight`` is then
+        ignored): half of the ``T`` noisy steps run one stage per weight
+        0, 2, 4, 8, 16, 32, each continuing from the previous one; the
+        smallest weight whose noisy training disparity (see
+        :class:`FERMIClassifier`) plus a two-standard-deviation margin is at
+        most the bound is chosen (least noisy disparity if none is), and the
+        other half of the steps continue at it. The noisy statistics come
+        from one Gaussian release of the (label, group, prediction) counts
+        of the 6 candidates, composed into ``dp_event_`` and calibrated
+        inside the same ``epsilon``. The chosen weight is
+        ``fairness_weight_``, the released statistics ``weight_path_``.
     opportunity_class : label, default=None
         Advantaged class for equal opportunity (None: ``classes_[1]``).
     eo_weighting : {"label_prior", "uniform"}, default="label_prior"
@@ -479,9 +597,12 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
     max_iter : int, default=30
         Epochs; ``T = ceil(max_iter / q)`` noisy steps, fixed in advance.
     learning_rate : float, default=0.5
-        Step size of the model step.
-    dual_learning_rate : float, default=0.1
-        Step size of the dual ascent step (not multiplied by lambda).
+        Step size of the model step (a public constant: a smoothness-based
+        step would read the private row norms).
+    dual_learning_rate : float or "auto", default=0.1
+        Step size of the dual ascent step (not multiplied by lambda). "auto"
+        is ``1 / (2 w_max)`` (see :class:`FERMIClassifier`), computed from
+        the released or declared marginals only.
     dual_projection : "box" or None, default="box"
         Box projection of ``W``; it also bounds the dual sensitivity. None
         requires ``dual_clip_norm``.
@@ -506,6 +627,11 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         "auto" uses 20, or more when epsilon is small: at least the noise of
         a Gaussian that alone spends a quarter of ``epsilon``, so small budgets
         leave most of epsilon to the model steps.
+    selection_noise_multiplier : float or "auto", default="auto"
+        Noise multiplier (in units of the L2 sensitivity ``sqrt(6)``) of the
+        count release that selects the weight under ``disparity_bound``;
+        "auto" applies the rule of ``marginal_noise_multiplier``. Unused
+        without ``disparity_bound``.
     group_marginals : "private" or array-like, default="private"
         "private" estimates the marginals from the data with the Gaussian
         histogram. An array declares them public (no budget spent): ``P(S=r)``
@@ -592,6 +718,21 @@ default=None
     marginal_noise_multiplier_ : float
         Noise multiplier of the Gaussian histogram of the group marginals in
         ``dp_event_`` (sensitivity 1); 0 when none was released.
+    selection_noise_multiplier_ : float
+        Noise multiplier of the selection's count release in ``dp_event_``
+        (0 without ``disparity_bound``).
+    fairness_weight_ : float
+        The weight used: ``fairness_weight`` or the privately chosen one.
+    learning_rate_ : float
+        Primal step size used.
+    dual_learning_rate_ : float
+        Dual step size used (``dual_learning_rate`` or its "auto" value).
+    weight_path_ : list of dict or None
+        Under ``disparity_bound``: each candidate weight with its noisy
+        training error and disparity (post-processing of the release).
+    training_disparity_ : float or None
+        Under ``disparity_bound``, the chosen candidate's noisy training
+        disparity; None otherwise (it would read the private data).
     dual_clip_norm_ : float
         Dual clip norm used.
     sampling_rate_ : float
@@ -609,8 +750,10 @@ default=None
         ``clip_norm * sqrt(1 + dual_noise_ratio^-2)`` with a fairness term
         (``clip_norm`` without), ``sampling_probability`` and ``steps`` the
         schedule; the mechanism text gives both blocks' clip norms and noise
-        multipliers and the histogram's. ``dp_event_`` is rebuilt from them
-        by ``fermi_event`` in ``sklearn_dpfair._solvers._fair_fit``.
+        multipliers, the histogram's and the selection's. ``dp_event_`` is
+        rebuilt from them (with ``marginal_noise_multiplier_`` and
+        ``selection_noise_multiplier_``) by ``fermi_event`` in
+        ``sklearn_dpfair._solvers._fair_fit``.
     privacy_caveats_ : list of str
         What was read from the private data outside the guarantee.
     n_features_in_ : int
@@ -679,6 +822,10 @@ default=None
             Interval(Real, 0, None, closed="neither"),
             StrOptions({"auto"}),
         ],
+        "selection_noise_multiplier": [
+            Interval(Real, 0, None, closed="neither"),
+            StrOptions({"auto"}),
+        ],
         "group_marginals": [StrOptions({"private"}), "array-like"],
         "groups": ["array-like", None],
         "classes": ["array-like", None],
@@ -692,6 +839,7 @@ default=None
         delta=1e-5,
         constraint="demographic_parity",
         fairness_weight=8.0,
+        disparity_bound=None,
         opportunity_class=None,
         eo_weighting="label_prior",
         alpha=0.0,
@@ -707,6 +855,7 @@ default=None
         noise_multiplier=None,
         dual_noise_ratio=1.0,
         marginal_noise_multiplier="auto",
+        selection_noise_multiplier="auto",
         group_marginals="private",
         groups=None,
         classes=None,
@@ -720,6 +869,7 @@ default=None
         self.delta = delta
         self.constraint = constraint
         self.fairness_weight = fairness_weight
+        self.disparity_bound = disparity_bound
         self.opportunity_class = opportunity_class
         self.eo_weighting = eo_weighting
         self.alpha = alpha
@@ -735,6 +885,7 @@ default=None
         self.noise_multiplier = noise_multiplier
         self.dual_noise_ratio = dual_noise_ratio
         self.marginal_noise_multiplier = marginal_noise_multiplier
+        self.selection_noise_multiplier = selection_noise_multiplier
         self.group_marginals = group_marginals
         self.groups = groups
         self.classes = classes
@@ -788,6 +939,11 @@ default=None
             public_marginals=public,
             accountant=self._accountant_kind(),
             caveats=tuple(caveats),
+            selection_noise_multiplier=(
+                None
+                if self.selection_noise_multiplier == "auto"
+                else float(self.selection_noise_multiplier)
+            ),
         )
         return privacy, self.record_training_loss, caveats
 
@@ -797,6 +953,10 @@ default=None
         # keeps the meaning of the noise_multiplier parameter.
         self.noise_multiplier_ = result.noise["primal"]
         self.marginal_noise_multiplier_ = result.noise["marginal"]
+        self.selection_noise_multiplier_ = result.noise["selection"]
+        # Under disparity_bound: the selected candidate's noisy training
+        # disparity (post-processing of the released counts).
+        self.training_disparity_ = result.disparity
         self.dual_noise_multiplier_ = result.noise["dual"]
         self.effective_noise_multiplier_ = result.noise["effective"]
         self.dual_clip_norm_ = result.noise["dual_clip_norm"]

@@ -103,7 +103,14 @@ _CONFIGS = {
     "fermi_binary": (
         FERMIClassifier,
         (3, 2, 2, "float64"),
-        {"batch_size": 128, "max_iter": 4, "fairness_weight": 4.0, "random_state": 0},
+        # The SGDA loop alone (golden values of the loop; no full-batch phase).
+        {
+            "batch_size": 128,
+            "max_iter": 4,
+            "fairness_weight": 4.0,
+            "random_state": 0,
+            "full_batch_phase": None,
+        },
     ),
     "fermi_eo_exact_full": (
         FERMIClassifier,
@@ -115,6 +122,7 @@ _CONFIGS = {
             "max_iter": 15,
             "fairness_weight": 2.0,
             "random_state": 1,
+            "full_batch_phase": None,
         },
     ),
     "fermi_missing_clipped_f32": (
@@ -128,6 +136,7 @@ _CONFIGS = {
             "max_iter": 3,
             "return_iterate": "last",
             "random_state": 2,
+            "full_batch_phase": None,
         },
     ),
 }

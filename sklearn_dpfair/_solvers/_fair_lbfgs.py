@@ -1,0 +1,234 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Full-batch phase of the non-private FERMI fit: L-BFGS on the exact-dual objective.
+
+For a fixed model the ERMI min-max problem is strongly concave in ``W`` with
+a closed-form maximiser (thesis §4, the maximiser ``W*`` of
+:meth:`~sklearn_dpfair.fairness._ermi.ERMIRegularizer.dual_maximizer`), so
+the full-batch objective
+
+    f(theta) = mean_i l_i(theta) + lambda max_W Psi(theta, W) + alpha/2 ||coef||^2
+
+is the soft-ERMI-regularized loss, and by Danskin's theorem its gradient is
+``grad_theta Psi(theta, W*(theta))``: the primal gradient of SGDA with the
+dual set to its maximiser. Minimising ``f`` by L-BFGS removes the two
+constant step sizes that make SGDA oscillate at large ``lambda`` or on
+features of large norm: the quasi-Newton model and the line search adapt to
+the curvature whatever the weight and the feature scale. The stationarity
+``max |grad f|`` (the duality gap is 0, the dual being exact) is the
+convergence diagnostic; scikit-learn's L-BFGS solvers use the same test.
+
+Reads every training row at every iteration: the non-private fit only.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+
+from ._sgda import softmax_terms
+
+__all__ = ["FullBatchResult", "exact_dual_objective", "refine_full_batch"]
+
+
+@dataclass
+class FullBatchResult:
+    """What :func:`refine_full_batch` returns (host numpy arrays)."""
+
+    coef: np.ndarray  # (n_features, n_classes)
+    w0: np.ndarray  # (n_classes,)
+    stationarity: float
+    converged: bool
+    n_iter: int
+    objective: float
+
+
+def _logit_terms(raw, y, regularizer, constants, fairness_weight):
+    """Mean loss + ``lambda`` ERMI, its logit gradient (divided by ``n``), ``F``."""
+    n = raw.shape[0]
+    # As in SGDA: a row whose logits overflow gets probabilities, gradient
+    # and loss 0 (softmax_terms).
+    proba, grad_raw, loss = softmax_terms(raw, y)
+    value = float(np.mean(loss))
+    if regularizer is not None and fairness_weight > 0:
+        blk, grp, wt, isq = constants
+        W = regularizer.dual_maximizer(proba, blk, grp, wt)
+        c = regularizer.coefficients(W, blk, grp, isq)
+        value += fairness_weight * float(np.mean(regularizer.value(proba, c, wt)))
+        grad_raw += fairness_weight * regularizer.raw_gradient(proba, c, wt)
+    grad_raw /= n
+    return value, grad_raw, proba
+
+
+@np.errstate(over="ignore", invalid="ignore", divide="ignore")
+def exact_dual_objective(
+    params, X, y, *, regularizer, constants, fairness_weight, alpha, intercept_scaling
+):
+    """Value and gradient of ``f`` at flat ``params = [coef (d x m), w0 (m)]``.
+
+    ``constants`` are the per-row ``(block, group, weight, 1/sqrt(Ps))`` of
+    :meth:`~sklearn_dpfair.fairness._ermi.ERMIRegularizer.sample_constants`;
+    ``regularizer`` None (or ``fairness_weight`` 0) is plain logistic
+    regression. Returns ``(value, gradient, proba)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._fair_lbfgs import exact_dual_objective
+    >>> X, y = np.array([[1.0], [-1.0]]), np.array([1, 0])
+    >>> value, grad, proba = exact_dual_objective(
+    ...     np.zeros(4), X, y, regularizer=None, constants=None,
+    ...     fairness_weight=0.0, alpha=0.0, intercept_scaling=1.0)
+    >>> round(value, 4), grad.round(2).tolist()
+    (0.6931, [0.5, -0.5, 0.0, 0.0])
+    """
+    n, d = X.shape
+    m = int(params.size // (d + 1))
+    coef = params[: d * m].reshape(d, m)
+    w0 = params[d * m :]
+    s = intercept_scaling
+    value, grad_raw, proba = _logit_terms(
+        X @ coef + s * w0, y, regularizer, constants, fairness_weight
+    )
+    g_coef = X.T @ grad_raw + alpha * coef
+    g_w0 = s * grad_raw.sum(axis=0)
+    value += 0.5 * alpha * float(np.sum(coef**2))
+    return value, np.concatenate([g_coef.ravel(), g_w0]), proba
+
+
+def column_scales(X):
+    """Root mean square of each column (1 where it is 0 or not finite).
+
+    The full-batch phase works in the coordinates ``coef_j * scale_j``, a
+    diagonal preconditioner: the same problem on features scaled by any
+    per-column factor (StandardScaler, MinMaxScaler, raw units) then takes
+    the same L-BFGS path, and ``tol`` means the same on each of them.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = np.sqrt(np.mean(np.square(X), axis=0))
+    return np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+
+
+@np.errstate(over="ignore", invalid="ignore", divide="ignore")
+def refine_full_batch(
+    X,
+    y,
+    *,
+    regularizer,
+    constants,
+    fairness_weight,
+    alpha,
+    intercept_scaling,
+    coef,
+    w0,
+    tol,
+    max_iter,
+):
+    """Minimise :func:`exact_dual_objective` by L-BFGS from ``(coef, w0)``.
+
+    Works in preconditioned coordinates ``u``: each coefficient times its
+    column's root mean square (:func:`column_scales`) and, for two classes,
+    the single logit ``coef[:, 1] - coef[:, 0]`` (the softmax is invariant
+    to a common shift of the logits, a flat direction that slows L-BFGS;
+    the model is rebuilt symmetrically, ``coef = [-v/2, v/2]``, the
+    minimiser of the L2 penalty along that direction, so the objective is
+    unchanged). Stops when ``max |grad_u f| <= tol`` (``gtol``, with a tiny
+    ``ftol`` as in scikit-learn, so that a stalled line search is not
+    mistaken for convergence) or after ``max_iter`` iterations.
+    ``stationarity`` is ``max |grad_u f|`` at the returned point,
+    ``converged`` whether it is at most ``tol``. Where the objective or its
+    gradient is not finite (rows near the float64 limit, whose products
+    overflow), or L-BFGS ends no lower than it started, the starting point
+    is returned, not converged.
+    """
+    d, m = coef.shape
+    s = float(intercept_scaling)
+    scale = column_scales(X)
+    binary = m == 2
+    half = np.array([-0.5, 0.5])
+
+    def to_full(u):
+        if binary:
+            return np.concatenate([np.outer(u[:d] / scale, half).ravel(), u[d] * half])
+        return np.concatenate([(u[: d * m].reshape(d, m) / scale[:, None]).ravel(),
+                               u[d * m :]])
+
+    def to_reduced_grad(grad):
+        g_coef, g_w0 = grad[: d * m].reshape(d, m), grad[d * m :]
+        if binary:
+            g = np.concatenate([(g_coef @ half) / scale, [g_w0 @ half]])
+        else:
+            g = np.concatenate([(g_coef / scale[:, None]).ravel(), g_w0])
+        if not s:
+            g[-(1 if binary else m) :] = 0.0
+        return g
+
+    def fun(u):
+        if binary:
+            # One logit z = x v + s b: half the matrix products of the
+            # two-column form (logits [-z/2, z/2]), the same values.
+            v = u[:d] / scale
+            z = X @ v + s * u[d]
+            value, grad_raw, _ = _logit_terms(
+                np.outer(z, half), y, regularizer, constants, fairness_weight
+            )
+            g_z = grad_raw @ half
+            g_v = (X.T @ g_z + 0.5 * alpha * v) / scale
+            value += 0.25 * alpha * float(v @ v)
+            return value, np.concatenate([g_v, [s * g_z.sum()]])
+        value, grad, _ = exact_dual_objective(
+            to_full(u),
+            X,
+            y,
+            regularizer=regularizer,
+            constants=constants,
+            fairness_weight=fairness_weight,
+            alpha=alpha,
+            intercept_scaling=s,
+        )
+        return value, to_reduced_grad(grad)
+
+    coef = np.asarray(coef, float)
+    w0 = np.asarray(w0, float)
+    if binary:
+        u0 = np.concatenate([(coef[:, 1] - coef[:, 0]) * scale, [w0[1] - w0[0]]])
+    else:
+        u0 = np.concatenate([(coef * scale[:, None]).ravel(), w0])
+    start_value, start_grad = fun(u0)
+    if not (np.isfinite(start_value) and np.all(np.isfinite(start_grad))):
+        return FullBatchResult(
+            coef=coef,
+            w0=w0,
+            stationarity=math.inf,
+            converged=False,
+            n_iter=0,
+            objective=float(start_value),
+        )
+    res = minimize(
+        fun,
+        u0,
+        jac=True,
+        method="L-BFGS-B",
+        options={
+            "maxiter": int(max_iter),
+            "gtol": float(tol),
+            "ftol": 64 * np.finfo(float).eps,
+            "maxls": 50,
+        },
+    )
+    u = res.x
+    value, grad = fun(u)
+    finite = np.isfinite(value) and np.all(np.isfinite(grad)) and np.all(np.isfinite(u))
+    if not finite or value > start_value:
+        u, value, grad = u0, start_value, start_grad
+    stationarity = float(np.max(np.abs(grad))) if grad.size else 0.0
+    full = to_full(u)
+    return FullBatchResult(
+        coef=full[: d * m].reshape(d, m),
+        w0=full[d * m :],
+        stationarity=stationarity,
+        converged=bool(stationarity <= tol),
+        n_iter=int(res.nit),
+        objective=float(value),
+    )

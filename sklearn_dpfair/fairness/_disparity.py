@@ -1,0 +1,138 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Disparity of hard predictions under a constraint (what ``disparity_bound`` bounds).
+
+The largest difference between groups of a prediction rate, over the
+classes and the blocks of the constraint:
+
+- demographic parity: ``max_j (max_r - min_r) P(Yhat = j | S = r)``;
+- equalized odds: ``max_{y, j} (max_r - min_r) P(Yhat = j | Y = y, S = r)``;
+- equal opportunity: ``(max_r - min_r) P(Yhat = a | Y = a, S = r)``.
+
+For binary targets these are fairlearn's ``demographic_parity_difference``,
+``equalized_odds_difference`` and the true-positive-rate difference. Groups
+without a row in a block do not enter that block's range.
+"""
+
+import numpy as np
+
+__all__ = [
+    "disparity_from_counts",
+    "disparity_margin",
+    "hard_disparity",
+    "prediction_counts",
+]
+
+
+def prediction_counts(y_pred, y, codes, n_classes, n_groups):
+    """Counts ``N[y, r, j]`` of rows with label ``y``, group ``r`` and prediction ``j``.
+
+    Rows with a missing group (code ``-1``) are skipped. A record changes
+    one cell by one: the table has L2 sensitivity 1 under add/remove.
+    """
+    keep = codes >= 0
+    cells = (y[keep] * n_groups + codes[keep]) * n_classes + y_pred[keep]
+    counts = np.bincount(cells, minlength=n_classes * n_groups * n_classes)
+    return counts.reshape(n_classes, n_groups, n_classes).astype(np.float64)
+
+
+def disparity_from_counts(counts, constraint):
+    """Disparity of the predictions summarised by ``counts`` (possibly noisy).
+
+    Noisy counts are clipped at 0 first; a (block, group) cell whose total
+    is below 1 is treated as empty.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness import make_constraint
+    >>> from sklearn_dpfair.fairness._disparity import disparity_from_counts
+    >>> counts = np.zeros((2, 2, 2))  # label, group, prediction
+    >>> counts[:, 0] = [[4, 1], [1, 4]]
+    >>> counts[:, 1] = [[5, 0], [2, 3]]
+    >>> round(disparity_from_counts(counts, make_constraint("demographic_parity")), 3)
+    0.2
+    """
+    counts = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
+    if constraint.name == "demographic_parity":
+        blocks = counts.sum(axis=0, keepdims=True)
+    elif constraint.name == "equal_opportunity":
+        a = constraint.class_index
+        blocks = counts[[a]][:, :, [a]] / np.maximum(
+            counts[[a]].sum(axis=2, keepdims=True), 1.0
+        )
+        blocks = np.where(counts[[a]].sum(axis=2, keepdims=True) >= 1.0, blocks, np.nan)
+        return _range(blocks)
+    else:
+        blocks = counts
+    totals = blocks.sum(axis=2, keepdims=True)
+    rates = np.where(totals >= 1.0, blocks / np.maximum(totals, 1.0), np.nan)
+    return _range(rates)
+
+
+def disparity_margin(counts, constraint, noise_std):
+    """Two noise standard deviations of the smallest group's rate.
+
+    ``counts`` are noisy counts with per-cell noise ``noise_std``; a rate
+    of a group with ``N`` rows then has noise of order ``noise_std / N``.
+    The smallest (noisy, clipped at 1) ``N`` among the (block, group)
+    cells the disparity compares sets the margin, post-processing of the
+    release.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness import make_constraint
+    >>> from sklearn_dpfair.fairness._disparity import disparity_margin
+    >>> counts = np.full((2, 2, 2), 250.0)
+    >>> disparity_margin(counts, make_constraint("demographic_parity"), 10.0)
+    0.02
+    """
+    totals = np.maximum(np.asarray(counts, dtype=np.float64), 0.0).sum(axis=2)
+    if constraint.name == "demographic_parity":
+        totals = totals.sum(axis=0, keepdims=True)
+    elif constraint.name == "equal_opportunity":
+        totals = totals[[constraint.class_index]]
+    return float(2.0 * noise_std / max(float(totals.min()), 1.0))
+
+
+def _range(rates):
+    with np.errstate(invalid="ignore"):
+        hi, lo = np.nanmax(rates, axis=1), np.nanmin(rates, axis=1)
+    spread = hi - lo
+    return float(np.nanmax(spread)) if np.any(np.isfinite(spread)) else 0.0
+
+
+def hard_disparity(y_pred, y, codes, constraint, n_classes, n_groups):
+    """Disparity of the hard predictions ``y_pred`` (class indices).
+
+    Parameters
+    ----------
+    y_pred, y : ndarray of shape (n_samples,)
+        Predicted and true class indices.
+    codes : ndarray of shape (n_samples,)
+        Group codes (``-1``: missing, skipped).
+    constraint : object
+        A constraint of :mod:`._constraints`.
+    n_classes, n_groups : int
+        Number of classes and of groups.
+
+    Returns
+    -------
+    disparity : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness import make_constraint
+    >>> from sklearn_dpfair.fairness._disparity import hard_disparity
+    >>> y_pred = np.array([1, 1, 0, 1, 0, 0])
+    >>> codes = np.array([0, 0, 0, 1, 1, 1])
+    >>> dp = make_constraint("demographic_parity")
+    >>> round(hard_disparity(y_pred, np.zeros(6, int), codes, dp, 2, 2), 4)
+    0.3333
+    """
+    counts = prediction_counts(
+        np.asarray(y_pred), np.asarray(y), np.asarray(codes), n_classes, n_groups
+    )
+    return disparity_from_counts(counts, constraint)
