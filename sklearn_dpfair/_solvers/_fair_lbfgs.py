@@ -21,7 +21,6 @@ convergence diagnostic; scikit-learn's L-BFGS solvers use the same test.
 Reads every training row at every iteration: the non-private fit only.
 """
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +29,8 @@ from scipy.optimize import minimize
 from ._sgda import softmax_terms
 
 __all__ = ["FullBatchResult", "exact_dual_objective", "refine_full_batch"]
+
+_LARGEST = float(np.finfo(np.float64).max)
 
 
 @dataclass
@@ -197,13 +198,16 @@ def refine_full_batch(
         u0 = np.concatenate([(coef * scale[:, None]).ravel(), w0])
     start_value, start_grad = fun(u0)
     if not (np.isfinite(start_value) and np.all(np.isfinite(start_grad))):
+        # The objective overflows (a record near the largest float): the
+        # phase is skipped, and its diagnostics saturate at the largest float
+        # so that every released number stays finite.
         return FullBatchResult(
             coef=coef,
             w0=w0,
-            stationarity=math.inf,
+            stationarity=_LARGEST,
             converged=False,
             n_iter=0,
-            objective=float(start_value),
+            objective=min(float(np.nan_to_num(start_value, nan=_LARGEST)), _LARGEST),
         )
     res = minimize(
         fun,
@@ -223,6 +227,7 @@ def refine_full_batch(
     if not finite or value > start_value:
         u, value, grad = u0, start_value, start_grad
     stationarity = float(np.max(np.abs(grad))) if grad.size else 0.0
+    stationarity = min(stationarity, _LARGEST)
     full = to_full(u)
     return FullBatchResult(
         coef=full[: d * m].reshape(d, m),

@@ -412,7 +412,9 @@ default=None
         disparity at threshold 0, stationarity and iterations.
     stationarity_ : float or None
         Largest gradient coordinate of the full-batch objective at the
-        returned model (None without the full-batch phase).
+        returned model (None without the full-batch phase); saturated at the
+        largest float when a record makes the objective overflow (the phase is
+        then skipped).
     n_full_batch_iter_ : int
         L-BFGS iterations of the full-batch phase (summed over the path).
     training_disparity_ : float
