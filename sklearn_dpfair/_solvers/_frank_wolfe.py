@@ -136,30 +136,33 @@ def score_sensitivity(l1_radius, coordinate_bound, n_samples):
 
 
 def auto_frank_wolfe_steps(
-    *, l1_radius, coordinate_bound, n_samples, n_vertices, rho
+    *, l1_radius, coordinate_bound, n_samples, n_vertices, epsilon, delta
 ):
-    """Step count that balances the Frank-Wolfe and the selection errors.
+    """Step count from the rate formula of private Frank-Wolfe (public inputs only).
 
-    With ``eta_t = 2 / (t + 2)`` the optimization error is at most
-    ``2 beta_1 D^2 / T = 2 X~^2 r^2 / T`` (``beta_1 = X~^2 / 4``, the
-    l1-to-linf smoothness; ``D = 2 r``), and each selection is off by about
-    ``2 Delta ln(J) / epsilon0 = r X~ ln(J) sqrt(2 T / rho) / n`` (Talwar et
-    al. 2015). Minimizing their sum gives
-    ``T = (2 sqrt(2) r X~ n sqrt(rho) / ln J)^(2/3)``, capped at
-    :data:`MAX_AUTO_STEPS`. Public inputs only.
+    With ``eta_t = 2 / (t + 2)`` the optimization error is of order
+    ``beta_1 D^2 / T`` (``beta_1 = X~^2 / 4``, the l1-to-linf smoothness of
+    the logistic loss; ``D = 2 r``) and each selection is off by about
+    ``(Delta / epsilon0) ln J`` (Talwar, Thakurta and Zhang, 2015), with
+    ``epsilon0 ~ epsilon / sqrt(T ln(1/delta))``. Balancing the two, up to
+    constants, gives
+    ``T = (beta_1 r n epsilon / (L_inf ln J sqrt(ln(1/delta))))^(2/3)
+    = (X~ r n epsilon / (4 ln J sqrt(ln(1/delta))))^(2/3)``,
+    capped at :data:`MAX_AUTO_STEPS` (which ``epsilon = inf`` gets).
 
     Examples
     --------
     >>> from sklearn_dpfair._solvers._frank_wolfe import auto_frank_wolfe_steps
     >>> auto_frank_wolfe_steps(l1_radius=10.0, coordinate_bound=1.0,
-    ...     n_samples=20000, n_vertices=20002, rho=0.0306)
-    464
+    ...     n_samples=20000, n_vertices=20002, epsilon=1.0, delta=1e-5)
+    131
     """
-    if math.isinf(rho):
+    if math.isinf(epsilon):
         return MAX_AUTO_STEPS
+    beta_1 = coordinate_bound**2 / 4.0
     base = (
-        2.0 * math.sqrt(2.0) * l1_radius * coordinate_bound * n_samples
-        * math.sqrt(rho) / math.log(n_vertices)
+        beta_1 * l1_radius * n_samples * epsilon
+        / (coordinate_bound * math.log(n_vertices) * math.sqrt(math.log(1.0 / delta)))
     )
     return int(min(MAX_AUTO_STEPS, max(1, math.ceil(base ** (2.0 / 3.0)))))
 

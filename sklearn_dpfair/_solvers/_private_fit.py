@@ -264,7 +264,8 @@ def fit_dp_frank_wolfe(
             coordinate_bound=coordinate_bound,
             n_samples=n_samples,
             n_vertices=max(n_vertices, 3),
-            rho=rho,
+            epsilon=epsilon,
+            delta=delta,
         )
     epsilon0 = epsilon_per_selection(rho, n_steps)
     sensitivity = score_sensitivity(l1_radius, coordinate_bound, n_samples)

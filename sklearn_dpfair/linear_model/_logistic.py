@@ -116,9 +116,9 @@ default="dp-sgd"
     fw_steps : int, default=None
         Number of Frank-Wolfe steps ``T`` (dp-frank-wolfe); ``coef_`` has at
         most ``T`` nonzeros. None sets it from the rate formula
-        ``T = (2 sqrt(2) r max(B, 1) n sqrt(rho) / ln J)^(2/3)`` (``rho`` the
-        zCDP budget, ``J`` the number of vertices), capped at 1000: public
-        quantities only.
+        ``T = (r X n epsilon / (4 ln J sqrt(ln(1/delta))))^(2/3)`` with
+        ``X = max(B, 1)`` and ``J`` the number of vertices, capped at 1000:
+        public quantities only.
     tol : float, default=1e-6
         Certified distance of the solve to the exact minimizer
         (output-perturbation); it adds ``2 tol`` to the sensitivity.

@@ -217,12 +217,13 @@ def test_clip_coordinates_sparse_keeps_structure_and_merges_duplicates():
 
 
 def test_auto_steps_formula():
-    kwargs = dict(l1_radius=1.0, coordinate_bound=1.0, n_vertices=20002)
-    t1 = auto_frank_wolfe_steps(n_samples=20000, rho=0.03, **kwargs)
-    t4 = auto_frank_wolfe_steps(n_samples=80000, rho=0.03, **kwargs)
-    # T grows as (n sqrt(rho))^(2/3).
-    assert t4 == pytest.approx(t1 * 4 ** (2 / 3), rel=0.01)
-    assert auto_frank_wolfe_steps(n_samples=10, rho=math.inf, **kwargs) == (
+    kwargs = dict(l1_radius=1.0, coordinate_bound=1.0, n_vertices=20002, delta=1e-5)
+    t1 = auto_frank_wolfe_steps(n_samples=20000, epsilon=1.0, **kwargs)
+    t4 = auto_frank_wolfe_steps(n_samples=80000, epsilon=1.0, **kwargs)
+    # T grows as (n epsilon)^(2/3).
+    assert t4 == pytest.approx(t1 * 4 ** (2 / 3), rel=0.05)
+    assert auto_frank_wolfe_steps(n_samples=20000, epsilon=4.0, **kwargs) == t4
+    assert auto_frank_wolfe_steps(n_samples=10, epsilon=math.inf, **kwargs) == (
         MAX_AUTO_STEPS
     )
-    assert auto_frank_wolfe_steps(n_samples=1, rho=1e-9, **kwargs) == 1
+    assert auto_frank_wolfe_steps(n_samples=1, epsilon=1e-3, **kwargs) == 1
