@@ -90,9 +90,9 @@ default="dp-sgd"
         noise on the averaged gradient relative to ``clip_norm`` (1.0 when
         ``epsilon=inf``). Tuned once on UCI Adult, never on the data at hand.
     alpha : float, default=0.0
-        L2 penalty ``alpha/2 ||w||^2``. Free for dp-sgd (it is data
-        independent); required positive for output-perturbation, where the
-        noise scales as ``1/(alpha n)``.
+        L2 penalty ``alpha/2 ||w||^2``. Free for dp-sgd and dp-frank-wolfe
+        (it is data independent); required positive for output-perturbation,
+        where the noise scales as ``1/(alpha n)``.
     fit_intercept : bool, default=True
         Whether to fit an intercept (through a constant feature of value 1;
         the data are never centred, which would leak their mean).
