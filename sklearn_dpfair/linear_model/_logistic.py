@@ -24,6 +24,7 @@ from .._solvers._private_fit import (
     fit_output_perturbation,
 )
 from ..federated._fit import fit_silos, silo_attributes
+from ..privacy._ledger import PrivacyLedger
 from ..privacy._random import check_noise_generator
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
@@ -125,7 +126,8 @@ default="dp-sgd"
     accountant : {"rdp", "pld"}, default="rdp"
         dp-accounting accountant for DP-SGD. Output perturbation (one
         Gaussian) is always accounted with PLD, which is exact for it;
-        dp-frank-wolfe (zCDP selections) always with RDP.
+        dp-frank-wolfe (zCDP selections) always with RDP, so a
+        ``PrivacyLedger`` passed with it must be of kind "rdp".
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
 default=None
         None (the default) draws the noise and the batches from fresh OS
@@ -408,6 +410,14 @@ default=None
                 "solver='dp-frank-wolfe' needs l1_radius, the public radius of "
                 "the l1 ball the coefficients are constrained to."
             )
+        if frank_wolfe and isinstance(self.accountant, PrivacyLedger):
+            if self.accountant.kind != "rdp":
+                # Its zCDP events have no PLD interpretation in dp-accounting.
+                raise ValueError(
+                    "solver='dp-frank-wolfe' is accounted with RDP (one zCDP "
+                    "event per selection); record it in a "
+                    "PrivacyLedger(kind='rdp')."
+                )
         if sp.issparse(X) and not frank_wolfe:
             raise TypeError(
                 f"solver={self.solver!r} does not accept sparse input X; "

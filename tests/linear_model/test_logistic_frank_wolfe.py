@@ -11,6 +11,7 @@ from sklearn.linear_model import LogisticRegression
 
 from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
+from sklearn_dpfair.privacy import PrivacyLedger
 from sklearn_dpfair.privacy._accounting import epsilon_of
 from sklearn_dpfair.privacy._zcdp import rho_for_epsilon
 
@@ -212,3 +213,13 @@ def test_fit_does_not_mutate_parameters_and_is_seeded():
     assert clf.get_params() == params
     np.testing.assert_array_equal(a, _fw(epsilon=1.0).fit(X, y).coef_)
     assert clf.privacy_record_.seeded
+
+
+def test_ledger_composes_fits_with_rdp_and_refuses_pld():
+    X, y = _data()
+    ledger = PrivacyLedger(kind="rdp")
+    for seed in (None, None):
+        _fw(epsilon=0.5, random_state=seed, accountant=ledger).fit(X, y)
+    assert 0.5 < ledger.total_epsilon(1e-5) < 1.0  # zCDP composes sub-linearly
+    with pytest.raises(ValueError, match="kind='rdp'"):
+        _fw(accountant=PrivacyLedger(kind="pld")).fit(X, y)
