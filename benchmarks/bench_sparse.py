@@ -53,7 +53,8 @@ OUT = os.path.join(os.path.dirname(__file__), "..", "docs", "benchmarks")
 EPSILONS = [0.5, 1.0, 3.0]
 CLIPS = [0.3, 1.0, 3.0]
 DELTA = 1e-5
-ADULT_CATS = 6  # workclass, education, marital-status, occupation, relationship, native-country
+# workclass, education, marital-status, occupation, relationship, native-country
+ADULT_CATS = 6
 
 
 def measured_fit(estimator, X, y, trace=False):
@@ -197,7 +198,8 @@ def evaluate(X, y, X_test, y_test, seeds, epsilons, radii, clips):
         _, peak = measured_fit(clf, X, y, trace=True)
         ll, acc = _scores(clf, X_test, y_test)
         if best is None or ll < best[0]:
-            best = (ll, acc, t, peak, f"C = {C:g}, {np.count_nonzero(clf.coef_)} nonzeros")
+            nonzeros = np.count_nonzero(clf.coef_)
+            best = (ll, acc, t, peak, f"C = {C:g}, {nonzeros} nonzeros")
     record("non-private l1 (liblinear), C tuned on test", float("inf"), [best])
     return rows
 
@@ -438,7 +440,8 @@ def main():
     synth_info = (
         f"n = {n} train rows, {X_test.shape[0]} test rows, d = {d} binary "
         f"columns, {X.nnz} nonzeros ({X.nnz / (n * d):.2%} density), "
-        "a truth with 20 nonzero coefficients (half +1.5, half -1.5, no intercept) on columns that are 1 in 20% of the rows."
+        "a truth with 20 nonzero coefficients (half +1.5, half -1.5, no "
+        "intercept) on columns that are 1 in 20% of the rows."
     )
     synth = evaluate(X, y, X_test, y_test, seeds, EPSILONS, [10.0, 20.0], CLIPS)
     scale_steps = 200
@@ -459,6 +462,8 @@ def main():
     wide_rows = wide_info = None
     if args.wide_features and not args.quick:
         wide_rows, wide_info = wide(n, args.wide_features, seeds, EPSILONS, 10.0)
+    if args.quick:
+        return  # a smoke run: printed only, the page keeps the full run's numbers
     cmd = "nice -n 10 python benchmarks/bench_sparse.py " + " ".join(sys.argv[1:])
     write_rst(synth, synth_info, scale, scale_steps, adult, adult_info,
               args.seeds, cmd.strip(), wide_rows, wide_info)

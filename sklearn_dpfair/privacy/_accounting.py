@@ -267,7 +267,7 @@ def exponential_mechanism_rho(epsilon0):
 
 
 def exponential_mechanism_event(epsilon0, steps=1):
-    """Event of ``steps`` adaptive exponential-mechanism selections at ``epsilon0`` each.
+    """Event of ``steps`` adaptive exponential-mechanism selections at ``epsilon0``.
 
     dp-accounting has no exponential-mechanism event, so each selection is
     represented by the ``ZCDpEvent`` of its zCDP guarantee

@@ -99,7 +99,7 @@ class ExponentialMechanism:
         return 2.0 * self.sensitivity / self.epsilon
 
     def select(self, scores, rng):
-        """Index ``v`` drawn with probability proportional to ``exp(epsilon0 u(v) / (2 Delta))``.
+        """Draw ``v`` with probability proportional to ``exp(epsilon0 u(v) / (2 Delta))``.
 
         Parameters
         ----------
