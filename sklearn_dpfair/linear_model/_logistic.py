@@ -198,8 +198,10 @@ default=None
     privacy_caveats_ : list of str
         What was read from the private data outside the guarantee.
     n_iter_ : int or None
-        Epochs run (dp-sgd); None for output perturbation, whose data-dependent
-        solver iteration count is not released, and for dp-frank-wolfe.
+        Epochs run: passes over the data (dp-sgd; for dp-frank-wolfe, whose
+        every step is a full pass, the number of steps); None for output
+        perturbation, whose data-dependent solver iteration count is not
+        released.
     t_ : int or None
         Number of noisy steps (dp-sgd) or of private selections
         (dp-frank-wolfe).
@@ -489,7 +491,7 @@ default=None
                 rng=rng,
                 caveats=caveats,
             )
-            n_iter = None
+            n_iter = result.n_steps  # each step is one pass over the data
         else:
             result = fit_output_perturbation(
                 X,
@@ -527,4 +529,6 @@ default=None
         # The default budget (epsilon = 1) cannot always reach the accuracy
         # thresholds of scikit-learn's common checks on their tiny datasets.
         tags.classifier_tags.poor_score = True
+        # Only the Frank-Wolfe solver takes sparse X (without densifying it).
+        tags.input_tags.sparse = self.solver == "dp-frank-wolfe"
         return tags

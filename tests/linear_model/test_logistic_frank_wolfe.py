@@ -83,7 +83,7 @@ def test_auto_steps_come_from_public_quantities():
     b = _fw(epsilon=1.0).fit(*_data(n=1000, seed=5))
     assert a.t_ == b.t_
     assert _fw(epsilon=3.0).fit(X, y).t_ > a.t_
-    assert a.n_iter_ is None
+    assert a.n_iter_ == a.t_  # each step is one pass over the data
 
 
 def test_non_private_limit_matches_l1_logistic_regression():
@@ -223,3 +223,19 @@ def test_ledger_composes_fits_with_rdp_and_refuses_pld():
     assert 0.5 < ledger.total_epsilon(1e-5) < 1.0  # zCDP composes sub-linearly
     with pytest.raises(ValueError, match="kind='rdp'"):
         _fw(accountant=PrivacyLedger(kind="pld")).fit(X, y)
+
+
+def test_scikit_learn_checks_pass_for_the_frank_wolfe_solver():
+    """The estimator checks, run on the non-default solver (sparse tag on)."""
+    from sklearn.utils.estimator_checks import check_estimator
+
+    clf = DPLogisticRegression(
+        solver="dp-frank-wolfe", l1_radius=5.0, fw_steps=20, random_state=0
+    )
+    assert clf.__sklearn_tags__().input_tags.sparse
+    assert not DPLogisticRegression().__sklearn_tags__().input_tags.sparse
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        results = check_estimator(clf, on_fail=None)
+    failed = [r["check_name"] for r in results if r["status"] == "failed"]
+    assert failed == []
