@@ -137,6 +137,8 @@ class LinearRegressorMixin(RegressorMixin):
 
 def _sparse_linear_scores(X, coef, intercept):
     """``X @ coef.T + intercept`` for CSR ``X``; rows that overflow densified alone."""
+    # Sparse input lives on the host: score it with host copies of the model.
+    coef, intercept = to_numpy(coef), to_numpy(intercept)
     with np.errstate(over="ignore", invalid="ignore"):
         scores = np.asarray(X @ coef.T) + intercept
     bad = ~np.isfinite(scores).all(axis=1)

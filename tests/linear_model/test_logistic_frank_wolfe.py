@@ -239,3 +239,17 @@ def test_scikit_learn_checks_pass_for_the_frank_wolfe_solver():
         results = check_estimator(clf, on_fail=None)
     failed = [r["check_name"] for r in results if r["status"] == "failed"]
     assert failed == []
+
+
+def test_sparse_scores_of_huge_rows_are_finite_and_match_dense():
+    X, y = _data(sparse=True, n=300, d=50)
+    clf = _fw(epsilon=np.inf, fw_steps=30, classes=[0, 1]).fit(X, y)
+    X_big = X.copy().tolil()
+    X_big[0, :] = 0.0
+    for j in np.flatnonzero(clf.coef_.ravel())[:2]:
+        X_big[0, j] = 1e308
+    X_big = X_big.tocsr()
+    sparse_scores = clf.decision_function(X_big)
+    dense_scores = clf.decision_function(X_big.toarray())
+    assert np.all(np.isfinite(sparse_scores))
+    np.testing.assert_array_equal(sparse_scores, dense_scores)
