@@ -15,6 +15,7 @@ import math
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -134,6 +135,20 @@ class LinearRegressorMixin(RegressorMixin):
         return finite_linear_scores(y_pred, X, self.coef_, self.intercept_)
 
 
+def _sparse_linear_scores(X, coef, intercept):
+    """``X @ coef.T + intercept`` for CSR ``X``; rows that overflow densified alone."""
+    # Sparse input lives on the host: score it with host copies of the model.
+    coef, intercept = to_numpy(coef), to_numpy(intercept)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = np.asarray(X @ coef.T) + intercept
+    bad = ~np.isfinite(scores).all(axis=1)
+    if bad.any():
+        scores[bad] = finite_linear_scores(
+            scores[bad], X[bad].toarray(), coef.T, intercept
+        )
+    return scores.ravel() if scores.shape[1] == 1 else scores
+
+
 class LinearClassifierMixin(ClassifierMixin):
     """Prediction for linear classifiers with ``coef_`` of shape (K or 1, d).
 
@@ -158,7 +173,13 @@ class LinearClassifierMixin(ClassifierMixin):
         check_is_fitted(self)
         # Scores are computed where the coefficients live: numpy by default,
         # X's namespace and device for fits under array_api_dispatch.
-        X = validate_data(self, X, reset=False, dtype=input_float_dtypes(X))
+        # Sparse X is accepted here (a model is numpy once fitted); fit
+        # decides which solvers take it.
+        X = validate_data(
+            self, X, reset=False, dtype=input_float_dtypes(X), accept_sparse="csr"
+        )
+        if sp.issparse(X):
+            return _sparse_linear_scores(X, self.coef_, self.intercept_)
         xp = array_namespace(X, self.coef_)
         with np.errstate(over="ignore", invalid="ignore"):
             scores = xp.matmul(X, self.coef_.T) + self.intercept_

@@ -12,15 +12,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy._accounting import gaussian_event, non_private_event, noisy_sgd_event
+from ..privacy._accounting import (
+    exponential_mechanism_event,
+    gaussian_event,
+    non_private_event,
+    noisy_sgd_event,
+)
 from ..privacy._calibration import (
     calibrate_noise_multiplier,
     noise_multiplier_for_gaussian,
 )
 from ..privacy._clipping import clip_rows_to_norm
+from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord, check_budget
+from ..privacy._zcdp import ZCDP_ACCOUNTANT, rho_for_epsilon
 from ..utils._array_api import NUMPY_BACKEND
+from ._frank_wolfe import (
+    auto_frank_wolfe_steps,
+    clip_coordinates,
+    private_frank_wolfe,
+    resolve_feature_inf_bound,
+    score_sensitivity,
+)
 from ._output_perturbation import (
     MAX_FALLBACK_STEPS,
     certified_regularized_erm,
@@ -30,7 +44,16 @@ from ._output_perturbation import (
 from ._schedules import auto_learning_rate, sgd_schedule
 from ._sgd import noisy_sgd
 
-__all__ = ["LinearFit", "fit_dp_sgd", "fit_output_perturbation"]
+__all__ = [
+    "LinearFit",
+    "fit_dp_frank_wolfe",
+    "fit_dp_sgd",
+    "fit_output_perturbation",
+]
+
+# l1_radius * feature bound bounds every linear prediction |w . x~|; beyond
+# this it could overflow float64 in a partial sum.
+_MAX_PREDICTION_BOUND = 1e300
 
 # A single Gaussian release is accounted with PLD, which is exact for it (the
 # analytic Gaussian mechanism); RDP would overstate epsilon by ~10-20%.
@@ -194,3 +217,85 @@ def fit_output_perturbation(
     )
     W = output_perturbation(W, noise_std=z * sensitivity, rng=rng) if z else W
     return LinearFit(W[:-1].T, s * W[-1], None, record)
+
+
+def fit_dp_frank_wolfe(
+    X,
+    y,
+    loss,
+    *,
+    epsilon,
+    delta,
+    l1_radius,
+    feature_inf_bound,
+    n_steps,
+    alpha,
+    fit_intercept,
+    rng,
+    caveats=(),
+):
+    """Private Frank-Wolfe over the l1 ball of radius ``l1_radius`` (replace-one).
+
+    Features are clipped coordinate-wise to ``feature_inf_bound`` (inferred
+    from ``X`` with a ``PrivacyLeakWarning`` when None). The budget is
+    converted to zCDP (``rho``, certified by dp-accounting), split evenly
+    over the ``T`` selections (``epsilon0 = sqrt(8 rho / T)``, each
+    ``epsilon0^2 / 8``-zCDP), and the fit is described by ``T`` composed
+    ``ZCDpEvent`` s, accounted with RDP. ``X`` may be a scipy.sparse matrix;
+    it is never densified.
+    """
+    n_samples, n_features = X.shape
+    bound, bound_caveats = resolve_feature_inf_bound(feature_inf_bound, X)
+    caveats = (*caveats, *bound_caveats)
+    s = 1.0 if fit_intercept else 0.0
+    coordinate_bound = max(bound, s)
+    if not l1_radius * coordinate_bound <= _MAX_PREDICTION_BOUND:
+        raise ValueError(
+            f"l1_radius * feature_inf_bound = {l1_radius * coordinate_bound:g} "
+            f"exceeds {_MAX_PREDICTION_BOUND:g}: the linear predictions could "
+            "overflow. Rescale the features or lower l1_radius."
+        )
+    n_outputs = loss.n_outputs
+    n_vertices = 2 * (n_features + (1 if fit_intercept else 0)) * n_outputs
+    rho = rho_for_epsilon(epsilon, delta)
+    if n_steps is None:
+        n_steps = auto_frank_wolfe_steps(
+            l1_radius=l1_radius,
+            coordinate_bound=coordinate_bound,
+            n_samples=n_samples,
+            n_vertices=max(n_vertices, 3),
+            epsilon=epsilon,
+            delta=delta,
+        )
+    epsilon0 = epsilon_per_selection(rho, n_steps)
+    sensitivity = score_sensitivity(l1_radius, coordinate_bound, n_samples)
+    event = exponential_mechanism_event(epsilon0, n_steps)
+    record = PrivacyRecord.from_event(
+        event,
+        delta=delta,
+        accountant=ZCDP_ACCOUNTANT,
+        adjacency="replace_one",
+        mechanism=(
+            "private Frank-Wolfe over the l1 ball (exponential mechanism over "
+            "the vertices by Gumbel-max, each selection epsilon0^2/8-zCDP)"
+        ),
+        # Gumbel scale 2 Delta / epsilon0 in units of the score sensitivity.
+        noise_multiplier=0.0 if math.isinf(epsilon0) else 2.0 / epsilon0,
+        clip_norm=sensitivity,
+        steps=n_steps,
+        caveats=tuple(caveats),
+    )
+    check_budget(record, epsilon, calibrated=True)
+    result = private_frank_wolfe(
+        clip_coordinates(X, bound),
+        np.asarray(y, dtype=np.float64),
+        loss,
+        l1_radius=float(l1_radius),
+        intercept_scaling=s,
+        n_steps=n_steps,
+        mechanism=ExponentialMechanism(sensitivity=sensitivity, epsilon=epsilon0),
+        rng=rng,
+        alpha=alpha,
+    )
+    W = result.coef
+    return LinearFit(W[:-1].T.copy(), s * W[-1], n_steps, record)

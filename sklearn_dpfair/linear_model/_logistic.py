@@ -6,6 +6,8 @@ import math
 from collections.abc import Mapping
 from numbers import Integral, Real
 
+import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
@@ -16,8 +18,13 @@ from .._base import (
     PrivateEstimatorMixin,
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
-from .._solvers._private_fit import fit_dp_sgd, fit_output_perturbation
+from .._solvers._private_fit import (
+    fit_dp_frank_wolfe,
+    fit_dp_sgd,
+    fit_output_perturbation,
+)
 from ..federated._fit import fit_silos, silo_attributes
+from ..privacy._ledger import PrivacyLedger
 from ..privacy._random import check_noise_generator
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
@@ -32,7 +39,7 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
     Binary problems fit one logit; three or more classes fit a multinomial
     (softmax) model jointly, never one-vs-rest with a split budget.
 
-    Two solvers:
+    Three solvers:
 
     * ``"dp-sgd"`` (default): noisy clipped minibatch SGD with Poisson
       sampling. Each example's gradient is clipped to ``clip_norm`` and
@@ -43,6 +50,13 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
       one Gaussian on the coefficients. Rows are clipped to
       ``feature_norm_bound`` and ``alpha > 0`` is required (it sets the
       sensitivity). Guarantee under replace-one adjacency.
+    * ``"dp-frank-wolfe"``: full-batch Frank-Wolfe over the l1 ball of
+      radius ``l1_radius``, each step's vertex chosen by the exponential
+      mechanism; features are clipped coordinate-wise to
+      ``feature_inf_bound``. Error grows with ``log(n_features)``, not its
+      square root, and ``coef_`` has at most ``fw_steps`` nonzeros: for wide
+      (one-hot, hashed) data with a sparse truth. Accepts scipy.sparse ``X``
+      without densifying it. Guarantee under replace-one adjacency.
 
     Read more in the :ref:`User Guide <dplogreg>`.
 
@@ -53,8 +67,10 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         solver (no noise, no clipping).
     delta : float, default=1e-5
         Privacy parameter delta in (0, 1); keep it well below ``1/n_samples``.
-    solver : {"dp-sgd", "output-perturbation"}, default="dp-sgd"
-        Private training algorithm.
+    solver : {"dp-sgd", "output-perturbation", "dp-frank-wolfe"}, \
+default="dp-sgd"
+        Private training algorithm. Only "dp-frank-wolfe" accepts sparse
+        ``X``.
     clip_norm : float, default=1.0
         Per-example gradient clip threshold (dp-sgd), the sensitivity of each
         batch sum. Public; never derived from the data.
@@ -75,9 +91,9 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         noise on the averaged gradient relative to ``clip_norm`` (1.0 when
         ``epsilon=inf``). Tuned once on UCI Adult, never on the data at hand.
     alpha : float, default=0.0
-        L2 penalty ``alpha/2 ||w||^2``. Free for dp-sgd (it is data
-        independent); required positive for output-perturbation, where the
-        noise scales as ``1/(alpha n)``.
+        L2 penalty ``alpha/2 ||w||^2``. Free for dp-sgd and dp-frank-wolfe
+        (it is data independent); required positive for output-perturbation,
+        where the noise scales as ``1/(alpha n)``.
     fit_intercept : bool, default=True
         Whether to fit an intercept (through a constant feature of value 1;
         the data are never centred, which would leak their mean).
@@ -88,12 +104,30 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
     feature_norm_bound : float, default=None
         Public bound ``R`` on the row norms, enforced by clipping rows
         (output-perturbation only; required there).
+    l1_radius : float, default=None
+        Radius ``r`` of the constraint ``||w||_1 <= r`` over all coefficients
+        and the intercept (dp-frank-wolfe; required there). Public: it sets
+        the sensitivity of every selection, so choose it without looking at
+        the data.
+    feature_inf_bound : float, default=None
+        Public bound ``B`` on ``|x_ij|`` (dp-frank-wolfe): every feature is
+        clipped to ``[-B, B]`` before use. If None it is read from ``X`` with
+        a :class:`~sklearn_dpfair.exceptions.PrivacyLeakWarning` and the
+        guarantee does not cover it.
+    fw_steps : int, default=None
+        Number of Frank-Wolfe steps ``T`` (dp-frank-wolfe); ``coef_`` has at
+        most ``T`` nonzeros. None sets it from the rate formula
+        ``T = (r X n epsilon / (4 ln J sqrt(ln(1/delta))))^(2/3)`` with
+        ``X = max(B, 1)`` and ``J`` the number of vertices, capped at 1000:
+        public quantities only.
     tol : float, default=1e-6
         Certified distance of the solve to the exact minimizer
         (output-perturbation); it adds ``2 tol`` to the sensitivity.
     accountant : {"rdp", "pld"}, default="rdp"
         dp-accounting accountant for DP-SGD. Output perturbation (one
-        Gaussian) is always accounted with PLD, which is exact for it.
+        Gaussian) is always accounted with PLD, which is exact for it;
+        dp-frank-wolfe (zCDP selections) always with RDP, so a
+        ``PrivacyLedger`` passed with it must be of kind "rdp".
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
 default=None
         None (the default) draws the noise and the batches from fresh OS
@@ -164,10 +198,16 @@ default=None
     privacy_caveats_ : list of str
         What was read from the private data outside the guarantee.
     n_iter_ : int or None
-        Epochs run (dp-sgd); None for output perturbation, whose data-dependent
-        solver iteration count is not released.
+        Epochs run: passes over the data (dp-sgd; for dp-frank-wolfe, whose
+        every step is a full pass, the number of steps); None for output
+        perturbation, whose data-dependent solver iteration count is not
+        released.
     t_ : int or None
-        Number of noisy steps (dp-sgd).
+        Number of noisy steps (dp-sgd) or of private selections
+        (dp-frank-wolfe).
+    n_nonzero_ : int
+        Number of nonzero entries of ``coef_`` (at most ``t_`` for
+        dp-frank-wolfe).
     silos_ : list or None
         Silo ids of a federated fit, sorted; None for a central fit.
     silo_epsilon_ : dict or None
@@ -241,7 +281,7 @@ default=None
 
     _parameter_constraints = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
-        "solver": [StrOptions({"dp-sgd", "output-perturbation"})],
+        "solver": [StrOptions({"dp-sgd", "output-perturbation", "dp-frank-wolfe"})],
         "clip_norm": [Interval(Real, 0, None, closed="neither")],
         "noise_multiplier": [Interval(Real, 0, None, closed="left"), None],
         "batch_size": [
@@ -257,6 +297,9 @@ default=None
         "fit_intercept": ["boolean"],
         "classes": ["array-like", None],
         "feature_norm_bound": [Interval(Real, 0, None, closed="neither"), None],
+        "l1_radius": [Interval(Real, 0, None, closed="neither"), None],
+        "feature_inf_bound": [Interval(Real, 0, None, closed="neither"), None],
+        "fw_steps": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "device": [StrOptions(set(DEVICE_OPTIONS))],
         "silo_epsilon": [
@@ -286,6 +329,9 @@ default=None
         fit_intercept=True,
         classes=None,
         feature_norm_bound=None,
+        l1_radius=None,
+        feature_inf_bound=None,
+        fw_steps=None,
         tol=1e-6,
         accountant="rdp",
         random_state=None,
@@ -308,6 +354,9 @@ default=None
         self.fit_intercept = fit_intercept
         self.classes = classes
         self.feature_norm_bound = feature_norm_bound
+        self.l1_radius = l1_radius
+        self.feature_inf_bound = feature_inf_bound
+        self.fw_steps = fw_steps
         self.tol = tol
         self.accountant = accountant
         self.random_state = random_state
@@ -324,8 +373,8 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; sparse only with ``solver="dp-frank-wolfe"``.
         y : array-like of shape (n_samples,)
             Target labels; must lie in ``classes`` when it is declared.
         silos : array-like of shape (n_samples,), default=None
@@ -357,10 +406,35 @@ default=None
                     "solver='output-perturbation' needs feature_norm_bound, a "
                     "public bound on the row norms (rows are clipped to it)."
                 )
+        frank_wolfe = self.solver == "dp-frank-wolfe"
+        if frank_wolfe and self.l1_radius is None:
+            raise ValueError(
+                "solver='dp-frank-wolfe' needs l1_radius, the public radius of "
+                "the l1 ball the coefficients are constrained to."
+            )
+        if frank_wolfe and isinstance(self.accountant, PrivacyLedger):
+            if self.accountant.kind != "rdp":
+                # Its zCDP events have no PLD interpretation in dp-accounting.
+                raise ValueError(
+                    "solver='dp-frank-wolfe' is accounted with RDP (one zCDP "
+                    "event per selection); record it in a "
+                    "PrivacyLedger(kind='rdp')."
+                )
+        if sp.issparse(X) and not frank_wolfe:
+            raise TypeError(
+                f"solver={self.solver!r} does not accept sparse input X; "
+                "use solver='dp-frank-wolfe' or pass a dense array."
+            )
         backend = resolve_backend(
             X, self.device, array_api_solver=self.solver == "dp-sgd"
         )
-        X, y = validate_data(self, X, y, dtype=backend.input_float_dtypes)
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            dtype=backend.input_float_dtypes,
+            accept_sparse="csr" if frank_wolfe else False,
+        )
         check_classification_targets(y)
         # Labels are public metadata handled on the host; only X is large.
         classes, y_encoded, caveats = resolve_classes(self.classes, to_numpy(y))
@@ -402,6 +476,22 @@ default=None
         elif self.solver == "dp-sgd":
             result = fit_dp_sgd(X, y_encoded, loss, backend=backend, **sgd_params)
             n_iter = self.max_iter
+        elif frank_wolfe:
+            result = fit_dp_frank_wolfe(
+                X,
+                y_encoded,
+                loss,
+                epsilon=self.epsilon,
+                delta=self.delta,
+                l1_radius=self.l1_radius,
+                feature_inf_bound=self.feature_inf_bound,
+                n_steps=self.fw_steps,
+                alpha=self.alpha,
+                fit_intercept=self.fit_intercept,
+                rng=rng,
+                caveats=caveats,
+            )
+            n_iter = result.n_steps  # each step is one pass over the data
         else:
             result = fit_output_perturbation(
                 X,
@@ -423,6 +513,7 @@ default=None
         self.intercept_ = result.intercept
         self.n_iter_ = n_iter
         self.t_ = result.n_steps
+        self.n_nonzero_ = int(np.count_nonzero(to_numpy(self.coef_)))
         self._set_privacy_record(result.record)
         for name, value in silo_attributes(result).items():
             setattr(self, name, value)
@@ -438,4 +529,6 @@ default=None
         # The default budget (epsilon = 1) cannot always reach the accuracy
         # thresholds of scikit-learn's common checks on their tiny datasets.
         tags.classifier_tags.poor_score = True
+        # Only the Frank-Wolfe solver takes sparse X (without densifying it).
+        tags.input_tags.sparse = self.solver == "dp-frank-wolfe"
         return tags

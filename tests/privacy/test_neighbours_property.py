@@ -135,6 +135,10 @@ def _lr(**kw):
 _SGD = dict(epsilon=8.0, max_iter=5, batch_size=16)
 _OP = dict(solver="output-perturbation", alpha=0.1, feature_norm_bound=1.0)
 _FERMI = dict(epsilon=8.0, max_iter=5, batch_size=16, random_state=0)
+_FW = dict(
+    solver="dp-frank-wolfe", epsilon=8.0, l1_radius=5.0, feature_inf_bound=1.0,
+    fw_steps=10,
+)
 
 CONFIGS = [
     Config("lr-dpsgd-binary", _lr(classes=[0, 1], **_SGD), "binary", "add_remove"),
@@ -144,6 +148,10 @@ CONFIGS = [
     Config("lr-outpert-binary", _lr(classes=[0, 1], **_OP), "binary", "replace_one"),
     Config(
         "lr-outpert-3class", _lr(classes=[0, 1, 2], **_OP), "multiclass", "replace_one"
+    ),
+    Config("lr-fw-binary", _lr(classes=[0, 1], **_FW), "binary", "replace_one"),
+    Config(
+        "lr-fw-3class", _lr(classes=[0, 1, 2], **_FW), "multiclass", "replace_one"
     ),
     Config(
         "lr-silos-binary",

@@ -1,0 +1,122 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The exponential mechanism over a finite set, sampled exactly by Gumbel-max.
+
+Selecting ``v`` with probability proportional to
+``exp(epsilon0 u(v) / (2 Delta))``, where every score ``u(v)`` changes by at
+most ``Delta`` between neighbouring datasets, is ``epsilon0``-DP (McSherry
+and Talwar, 2007) and ``epsilon0^2 / 8``-zCDP (bounded range; see
+:func:`~sklearn_dpfair.privacy._accounting.exponential_mechanism_rho`). The
+Gumbel-max trick samples it exactly: ``argmax_v [epsilon0 u(v) / (2 Delta) +
+G_v]`` with ``G_v`` i.i.d. standard Gumbel has exactly that distribution.
+Solvers compute the scores; this module draws the noise.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._accounting import exponential_mechanism_rho
+
+__all__ = ["ExponentialMechanism", "epsilon_per_selection"]
+
+
+def epsilon_per_selection(rho, n_selections):
+    """Largest ``epsilon0`` whose ``n_selections`` selections spend at most ``rho``.
+
+    Each selection is ``epsilon0^2 / 8``-zCDP and zCDP adds up under
+    adaptive composition, so ``epsilon0 = sqrt(8 rho / n_selections)``
+    (shrunk by one part in 1e12 so that float round-off never overspends).
+
+    Parameters
+    ----------
+    rho : float
+        zCDP budget of all the selections (``inf``: no noise).
+    n_selections : int
+        Number of adaptive selections, >= 1.
+
+    Returns
+    -------
+    epsilon0 : float
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._exponential import epsilon_per_selection
+    >>> round(epsilon_per_selection(0.5, 4), 6)
+    1.0
+    """
+    if n_selections < 1:
+        raise ValueError(f"n_selections must be >= 1, got {n_selections!r}.")
+    if math.isinf(rho):
+        return math.inf
+    return math.sqrt(8.0 * rho / n_selections) * (1.0 - 1e-12)
+
+
+@dataclass(frozen=True)
+class ExponentialMechanism:
+    """Select the index of a high score privately (exponential mechanism).
+
+    Parameters
+    ----------
+    sensitivity : float
+        Bound ``Delta > 0`` on the change of *every* score between
+        neighbouring datasets (the caller's adjacency).
+    epsilon : float
+        ``epsilon0`` of one selection; ``inf`` selects the best score
+        (no privacy).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._exponential import ExponentialMechanism
+    >>> mech = ExponentialMechanism(sensitivity=1.0, epsilon=np.inf)
+    >>> int(mech.select(np.array([0.0, 3.0, 1.0]), np.random.default_rng(0)))
+    1
+    >>> ExponentialMechanism(sensitivity=1.0, epsilon=2.0).rho
+    0.5
+    """
+
+    sensitivity: float
+    epsilon: float
+
+    def __post_init__(self):
+        if not self.sensitivity > 0 or math.isinf(self.sensitivity):
+            raise ValueError(
+                f"sensitivity must be positive and finite, got {self.sensitivity!r}."
+            )
+        if not self.epsilon > 0:
+            raise ValueError(f"epsilon must be positive, got {self.epsilon!r}.")
+
+    @property
+    def rho(self):
+        """zCDP cost of one selection, ``epsilon0^2 / 8``."""
+        return exponential_mechanism_rho(self.epsilon)
+
+    @property
+    def gumbel_scale(self):
+        """Scale ``2 Delta / epsilon0`` of the Gumbel noise in score units."""
+        return 2.0 * self.sensitivity / self.epsilon
+
+    def select(self, scores, rng):
+        """Draw ``v`` with probability proportional to ``exp(epsilon0 u(v) / (2 Delta))``.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (n_candidates,)
+            Finite scores ``u(v)`` (higher is better), each of sensitivity at
+            most ``sensitivity``.
+        rng : numpy.random.Generator
+            The fit's generator (OS entropy unless seeded).
+
+        Returns
+        -------
+        index : int
+        """
+        scores = np.asarray(scores, dtype=np.float64)
+        if math.isinf(self.epsilon):
+            return int(np.argmax(scores))
+        # Gumbel-max: one standard Gumbel per candidate, in O(n_candidates).
+        logits = scores * (self.epsilon / (2.0 * self.sensitivity))
+        logits += rng.gumbel(size=scores.shape[0])
+        return int(np.argmax(logits))
