@@ -3,6 +3,7 @@
 """Differentially private linear regression that stays accurate on heavy-tailed data."""
 
 import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -18,7 +19,11 @@ from .._base import (
     PrivateEstimatorMixin,
 )
 from .._loss import AbsoluteLoss, HuberLoss, PinballLoss, SquaredLoss
-from .._solvers._heavy_tail_fit import HeavyTailConfig, fit_heavy_tail
+from .._solvers._heavy_tail_fit import (
+    ONE_PASS_RADIUS,
+    HeavyTailConfig,
+    fit_heavy_tail,
+)
 from ..privacy._random import check_noise_generator
 from ..privacy._zcdp import rho_for_epsilon
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
@@ -269,7 +274,7 @@ class HeavyTailDPRegressor(
     >>> bool(np.allclose(reg.coef_, [1.0, -1.0, 0.5], atol=0.3))
     True
     >>> sorted(reg.rho_spent_)  # the zCDP releases; DP-SGD is accounted under RDP
-    ['clip_median', 'row_norm_median']
+    ['row_norm_histogram', 'target_location', 'target_range', 'target_scale']
     """
 
     _parameter_constraints = {
@@ -289,7 +294,7 @@ class HeavyTailDPRegressor(
         "l1_ratio": [Interval(Real, 0, 1, closed="both")],
         "solver": [StrOptions({"auto", "dp-sgd", "sgd", "acsa", "prox", "localized"})],
         "fit_intercept": ["boolean"],
-        "radius": [Interval(Real, 0, None, closed="neither")],
+        "radius": [Interval(Real, 0, None, closed="neither"), None],
         "moment_order": [Interval(Real, 2, None, closed="left")],
         "moment_bound": [Interval(Real, 0, None, closed="neither"), None],
         "clip_threshold": [
@@ -322,7 +327,7 @@ class HeavyTailDPRegressor(
         l1_ratio=0.15,
         solver="auto",
         fit_intercept=True,
-        radius=10.0,
+        radius=None,
         moment_order=2.0,
         moment_bound=None,
         clip_threshold="auto",
@@ -386,7 +391,7 @@ class HeavyTailDPRegressor(
                 f"HeavyTailDPRegressor needs at least {_MIN_SAMPLES} samples; "
                 f"got n_samples = {n_samples}."
             )
-        _check_uniform_weights(sample_weight, X)
+        weights = _check_weights(sample_weight, X)
         # No check of the data's content after validation (a constant X, a
         # constant y, duplicated rows all fit): an error raised in one world
         # and not in its neighbour would reveal the record.
@@ -406,7 +411,19 @@ class HeavyTailDPRegressor(
             epsilon_target=epsilon_target,
             config=self._config(),
             rng=check_noise_generator(self.random_state),
+            sample_weight=weights,
         )
+        if result.fallback is not None:
+            warnings.warn(
+                result.fallback[0].upper() + result.fallback[1:] + ".",
+                UserWarning,
+                stacklevel=2,
+            )
+        hit = _radius_hit(result, self._config())
+        if hit is not None:
+            # A function of the released coefficients only (post-processing):
+            # the warning reads nothing else, so it is no privacy caveat.
+            warnings.warn(hit, UserWarning, stacklevel=2)
 
         self.coef_ = result.coef
         self.intercept_ = result.intercept
@@ -420,6 +437,8 @@ class HeavyTailDPRegressor(
         self.rho_ = rho
         self.rho_spent_ = result.rho_spent
         self.optimizer_epsilon_ = result.optimizer_epsilon
+        self.target_location_ = result.target_location
+        self.target_scale_ = result.target_scale
         self._set_privacy_record(result.record)
         self.epsilon_spent_ = self.epsilon_
         return self
@@ -459,7 +478,7 @@ class HeavyTailDPRegressor(
             loss_name=self.loss,
             solver=self.solver,
             clip_threshold=self.clip_threshold,
-            radius=float(self.radius),
+            radius=None if self.radius is None else float(self.radius),
             moment_order=float(self.moment_order),
             moment_bound=self.moment_bound,
             clip_ref=float(self.clip_ref),
@@ -482,16 +501,31 @@ class HeavyTailDPRegressor(
         return tags
 
 
-def _check_uniform_weights(sample_weight, X):
-    """Accept None or constant positive weights (which change nothing)."""
+def _check_weights(sample_weight, X):
+    """Validated public weights, or None (None and uniform weights change nothing)."""
     if sample_weight is None:
-        return
-    weights = _check_sample_weight(sample_weight, X)
-    if np.all(weights == 0):
+        return None
+    weights = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+    if not np.any(weights > 0):
         raise ValueError("sample_weight are all zero: there is nothing to fit.")
-    if not np.all(weights == weights[0]):
-        raise ValueError(
-            "sample_weight must be None or uniform: non-uniform weights change "
-            "the sensitivity of every noisy gradient, which this differentially "
-            "private estimator does not support."
-        )
+    return weights
+
+
+def _radius_hit(result, config):
+    """The warning text when the released model lies on the public radius, else None."""
+    if config.radius is None and result.solver == "dp-sgd":
+        return None
+    radius = config.radius
+    if radius is None:
+        radius = ONE_PASS_RADIUS
+    s = 1.0 if config.fit_intercept else 0.0
+    full = np.append(result.coef, result.intercept / s if s else 0.0)
+    if np.linalg.norm(full) < radius * (1.0 - 1e-9):
+        return None
+    return (
+        f"the released coefficients lie on the public radius={radius:g} "
+        "(||[coef_, intercept_]|| = radius): the fit is capped, and its "
+        "predictions may be far from the data's scale; pass a larger radius, "
+        "or radius=None with solver='dp-sgd', which needs no bound (this "
+        "check reads only the released coefficients: post-processing)"
+    )
