@@ -108,22 +108,29 @@ class DPSGDSchedule:
 
 # Chosen on the benchmark's data-generating processes with seeds 100..102,
 # disjoint from the recorded seeds 0..4 (benchmarks/bench_heavytail.py
-# --seed-offset 100):
+# --seed-offset 100), and on the small-n benchmark
+# (benchmarks/bench_heavytail_small.py):
 # * expected batch max(256, n / 50) and 20 epochs: larger batches and more
 #   passes cost little epsilon under Poisson amplification and RDP, and
 #   the tail average needs steps to converge at n = 1e4;
-# * clip = private median gradient norm at w = 0 times
-#   2 * max(1, f / 5000)^(1/k), f = eps n / sqrt(d + 1) (auto_clip_factor):
-#   the gradients shrink as the iterate approaches w*, so twice the median
-#   at w = 0 clips few rows near the optimum but cuts the heavy tail; with
-#   more signal per unit of noise (large n, eps) the thesis' f^(1/k) growth
-#   removes the clipping bias that skewed noise otherwise leaves. On the dev
-#   seeds, against the ground-truth-tuned DP-SGD: a constant factor 3 gave
-#   1.75x in geometric mean and 21x at worst (skewed noise, n = 1e5);
-#   (2, 2000) 1.53x / 7.2x; (2, 5000) 1.49x / 6.7x; (3, 5000) 1.65x / 6.5x;
-# * step = 0.5 / m2 where m2 = median ||[x, 1]||^2 / (d + 1), the per
-#   coordinate second moment, i.e. half the inverse curvature of the
-#   squared loss for roughly isotropic features, capped at 1.
+# * clip (in units of the private target scale) = the loss's gradient at
+#   one scale unit x sqrt(private median ||[x, 1]||^2) x
+#   1.5 max(1, f / 5000)^(1/k), f = eps n / sqrt(d + 1)
+#   (auto_clip_factor): a typical row's gradient at w = 0, which clips few
+#   rows near the optimum but cuts the heavy tail; the thesis' f^(1/k)
+#   growth removes the clipping bias that skewed noise otherwise leaves at
+#   large n, eps. Against the ground-truth-tuned DP-SGD on the dev seeds
+#   (geometric mean / worst cell): factor 1.0 1.45x / 20x, 1.5 1.36x /
+#   8.5x, 2.5 1.49x / 10.6x;
+# * step = 0.35 / m2 where m2 = median ||[x, 1]||^2 / (d + 1), the per
+#   coordinate second moment, capped at 1: 0.5 (half the inverse curvature
+#   of isotropic features) diverged on correlated features (scikit-learn's
+#   diabetes data, top eigenvalue 4 m2: test MSE 1.5x the constant's at
+#   epsilon = 1), 0.35 keeps lr * lambda_max < 2 up to lambda_max = 5.7 m2;
+# * scales: tuning_fraction of the budget, raised to 150 / (eps n) (at most
+#   half) for small samples, in six parts: the range, the MAD and the row
+#   norm one each, the median of y three (its error enters every
+#   prediction); below eps n = max(100, 10 (d + 1)) the public zero model.
 DPSGD_SCHEDULE = DPSGDSchedule(
     batch_fraction=0.02,
     batch_min=256,
@@ -429,8 +436,9 @@ def minimum_signal(n_params, schedule=DPSGD_SCHEDULE):
     """Smallest ``epsilon * n_samples`` for which "dp-sgd" fits a model.
 
     Below it the private scales the fit needs cannot be estimated (the
-    exponential mechanism's rank error is then a large share of ``n``), and
-    the fit releases the public zero model instead. A public rule: it reads
+    histograms' noise and the exponential mechanism's rank error are then a
+    large share of ``n``), and the fit releases the public zero model
+    instead. A public rule: it reads
     only ``epsilon``, ``n_samples`` and the number of parameters.
 
     Examples
@@ -619,9 +627,9 @@ def tuning_share(tuning_fraction, epsilon, n_samples, schedule=DPSGD_SCHEDULE):
     """Share of the budget spent on the private scales.
 
     ``tuning_fraction``, raised for small ``epsilon * n_samples`` (at most
-    ``schedule.tuning_max``): the scales' exponential mechanisms need a
-    rank error well below ``n`` to be useful, which a fixed share does not
-    give on a few hundred rows. Public: reads ``epsilon`` and ``n`` only.
+    ``schedule.tuning_max``): the private scales need an error well below
+    ``n`` counts to be useful, which a fixed share does not give on a few
+    hundred rows. Public: reads ``epsilon`` and ``n`` only.
 
     Examples
     --------
