@@ -189,7 +189,7 @@ def dpsgd_plan(n_samples, max_iter="auto", schedule=DPSGD_SCHEDULE):
 def auto_clip_factor(
     epsilon, n_samples, n_params, moment_order, schedule=DPSGD_SCHEDULE
 ):
-    """Multiple of the private median gradient norm used as the clip.
+    """Multiple of a typical row's gradient (in private units) used as the clip.
 
     ``clip_factor * max(1, f / clip_snr_ref) ** (1 / k)`` with the
     signal-to-noise factor ``f = epsilon n / sqrt(n_params)``: the thesis'

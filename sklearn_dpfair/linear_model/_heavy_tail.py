@@ -104,7 +104,7 @@ class HeavyTailDPRegressor(
             default="auto"
         ``"dp-sgd"``: multi-pass DP-SGD with Poisson sampling (expected
         batch ``max(256, n / 50)``, 20 epochs) and the private clip and step
-        size described above; the composition of its private medians and
+        size described above; the composition of its private scales and
         its steps is calibrated to (``epsilon``, ``delta``) under RDP.
         ``"sgd"``: noisy clipped SGD (Alg. 27), for strongly convex smooth
         risks. ``"acsa"``: noisy clipped accelerated SGD (Alg. 8, practical
