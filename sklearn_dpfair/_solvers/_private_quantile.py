@@ -203,7 +203,8 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
     -------
     counts : ndarray of shape (len(edges) - 1,)
     threshold : float
-        Counts below it are noise-dominated (0 without privacy).
+        Counts below it are noise-dominated; without privacy the smallest
+        positive float, so that exactly the non-empty bins reach it.
 
     Examples
     --------
@@ -219,7 +220,7 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
     counts = np.bincount(index, weights=weights, minlength=len(edges) - 1)
     counts = counts.astype(np.float64)
     if math.isinf(rho):
-        return counts, 0.0
+        return counts, float(np.finfo(np.float64).tiny)
     sigma = 1.0 / math.sqrt(2.0 * rho)
     return counts + sigma * rng.standard_normal(counts.shape), _KEEP_SIGMAS * sigma
 

@@ -475,6 +475,9 @@ def test_non_private_fit_matches_sklearn_on_raw_scale_targets(loss):
     ref.fit(X, y)
     mse = lambda m: np.mean((m.predict(X) - y) ** 2)  # noqa: E731
     assert mse(reg) <= 1.01 * mse(ref)
+    # The exact scales: the median of y and its MAD / 0.6745 (about its sd).
+    assert reg.target_location_ == pytest.approx(np.median(y), rel=0.02)
+    assert 0.8 < reg.target_scale_ / np.std(y) < 1.25
     np.testing.assert_allclose(reg.coef_, ref.coef_, atol=0.05 * 53.0)
 
 
