@@ -121,7 +121,9 @@ class DPSGDSchedule:
 #   growth removes the clipping bias that skewed noise otherwise leaves at
 #   large n, eps. Against the ground-truth-tuned DP-SGD on the dev seeds
 #   (geometric mean / worst cell): factor 1.0 1.45x / 20x, 1.5 1.36x /
-#   8.5x, 2.5 1.49x / 10.6x;
+#   8.5x, 2.5 1.49x / 10.6x; letting the growth fall to 0.25^(1/k) at
+#   small f (smaller clips where noise dominates) gave 1.34x / 11.5x and
+#   0.87x the best fixed clip with a tuned step (0.88x without): not taken;
 # * step = 0.35 / m2 where m2 = median ||[x, 1]||^2 / (d + 1), the per
 #   coordinate second moment, capped at 1: 0.5 (half the inverse curvature
 #   of isotropic features) diverged on correlated features (scikit-learn's
