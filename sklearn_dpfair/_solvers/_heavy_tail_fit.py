@@ -35,7 +35,7 @@ whole fit, since their results are handled explicitly.
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -107,7 +107,7 @@ class HeavyTailConfig:
     loss_name: str
     solver: str
     clip_threshold: object
-    radius: float
+    radius: float | None
     moment_order: float
     moment_bound: float | None
     clip_ref: float
@@ -138,6 +138,15 @@ class HeavyTailFit:
     rho_spent: dict
     record: PrivacyRecord
     optimizer_epsilon: float
+    target_location: float = 0.0
+    target_scale: float = 1.0
+    fallback: str | None = None
+
+
+# The one-pass solvers project every iterate on a public ball and use its
+# diameter in their step formulas: without a declared radius they take this
+# one, in the units of the data.
+ONE_PASS_RADIUS = 10.0
 
 
 def _penalty_parts(config):
@@ -241,7 +250,19 @@ def _cap_steps(n_steps, n, d, eps, config, n_extra_batches):
     return int(max(1, min(n_steps, limit)))
 
 
-def fit_heavy_tail(X, y, loss, *, rho, delta, epsilon_target, config, rng, caveats=()):
+def fit_heavy_tail(
+    X,
+    y,
+    loss,
+    *,
+    rho,
+    delta,
+    epsilon_target,
+    config,
+    rng,
+    sample_weight=None,
+    caveats=(),
+):
     """Fit a heavy-tail-robust private linear model (see the module docstring).
 
     Parameters
@@ -261,6 +282,8 @@ def fit_heavy_tail(X, y, loss, *, rho, delta, epsilon_target, config, rng, cavea
         Public hyperparameters.
     rng : numpy.random.Generator
         Source of all randomness.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Public weights; non-uniform weights need ``solver="dp-sgd"``.
     caveats : tuple of str, default=()
         Carried into the privacy record.
 
@@ -273,15 +296,27 @@ def fit_heavy_tail(X, y, loss, *, rho, delta, epsilon_target, config, rng, cavea
     # contribute 0), and a warning that depends on one record is a leak.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         return _fit_heavy_tail(
-            X, y, loss, rho, delta, epsilon_target, config, rng, caveats
+            X, y, loss, rho, delta, epsilon_target, config, rng, sample_weight, caveats
         )
 
 
-def _fit_heavy_tail(X, y, loss, rho, delta, epsilon_target, config, rng, caveats):
+def _fit_heavy_tail(
+    X, y, loss, rho, delta, epsilon_target, config, rng, sample_weight, caveats
+):
     if config.solver == "dp-sgd" or (
         config.solver == "auto" and config.penalty not in _NON_SMOOTH_PENALTIES
     ):
-        return _fit_dpsgd(X, y, loss, rho, delta, epsilon_target, config, rng, caveats)
+        return _fit_dpsgd(
+            X, y, loss, rho, delta, epsilon_target, config, rng, sample_weight, caveats
+        )
+    if sample_weight is not None and not np.all(sample_weight == sample_weight[0]):
+        raise ValueError(
+            f"Non-uniform sample_weight needs solver='dp-sgd' (or 'auto' "
+            f"without an l1/elastic-net penalty); solver={config.solver!r} "
+            "accepts only None or uniform weights."
+        )
+    if config.radius is None:
+        config = replace(config, radius=ONE_PASS_RADIUS)
     n, n_features = X.shape
     s = 1.0 if config.fit_intercept else 0.0
     d = n_features + int(config.fit_intercept)
@@ -471,7 +506,9 @@ def _fit_heavy_tail(X, y, loss, rho, delta, epsilon_target, config, rng, caveats
     )
 
 
-def _fit_dpsgd(X, y, loss, rho, delta, epsilon_target, config, rng, caveats):
+def _fit_dpsgd(
+    X, y, loss, rho, delta, epsilon_target, config, rng, sample_weight, caveats
+):
     """Multi-pass DP-SGD with the private clip, as a :class:`HeavyTailFit`."""
     _, l2 = _penalty_parts(config)
     fit = fit_heavy_tail_dpsgd(
@@ -484,6 +521,7 @@ def _fit_dpsgd(X, y, loss, rho, delta, epsilon_target, config, rng, caveats):
         config=config,
         rng=rng,
         l2=l2,
+        sample_weight=sample_weight,
         caveats=caveats,
     )
     return HeavyTailFit(
@@ -499,6 +537,9 @@ def _fit_dpsgd(X, y, loss, rho, delta, epsilon_target, config, rng, caveats):
         rho_spent=fit.rho_spent,
         record=fit.record,
         optimizer_epsilon=fit.optimizer_epsilon,
+        target_location=fit.target_location,
+        target_scale=fit.target_scale,
+        fallback=fit.fallback,
     )
 
 

@@ -99,11 +99,15 @@ def test_tuning_costs_noise_inside_the_same_budget(epsilon):
     assert alone < sigma < 1.5 * alone
     assert epsilon * 0.99 <= fit.record.epsilon <= epsilon
     assert fit.record.recompute_epsilon() == fit.record.epsilon
-    # Only the medians are zCDP releases; each got 5% of the planned rho.
+    # Only the scales are zCDP releases: 10% of the planned rho in six
+    # parts, three of them for the location.
+    rho = rho_for_epsilon(epsilon, 1e-5)
     assert fit.rho_spent == pytest.approx(
         {
-            "clip_median": 0.05 * rho_for_epsilon(epsilon, 1e-5),
-            "row_norm_median": 0.05 * rho_for_epsilon(epsilon, 1e-5),
+            "target_range": 0.1 * rho / 6,
+            "target_location": 0.1 * rho / 2,
+            "target_scale": 0.1 * rho / 6,
+            "row_norm_histogram": 0.1 * rho / 6,
         },
         rel=1e-12,
     )
