@@ -456,12 +456,15 @@ def _fit_heavy_tail(
         # the optimizer's event is one Gaussian release.
         optimizer_event = noisy_sgd_event(noise_multiplier, 1.0, 1)
         sensitivity, steps = 2.0 * clip, 1
+        # The number of queries and their batch size may follow from the
+        # private curvature estimate (post-processing, reported as n_iter_ and
+        # batch_size_); the record names neither, so that it is the same on
+        # neighbouring datasets, as the accounted event is.
         mechanism_text = (
-            f"{_MECHANISM_NAMES[solver]}: {n_steps} noisy clipped-mean queries "
-            f"on disjoint batches of {batch_size} rows, composed in parallel "
-            "(each record enters one query), so the optimizer's event is one "
-            "Gaussian release (the recorded noise multiplier, sensitivity "
-            "2 C, 1 step)"
+            f"{_MECHANISM_NAMES[solver]}: T noisy clipped-mean queries on "
+            "disjoint batches (T = n_iter_), composed in parallel (each record "
+            "enters one query), so the optimizer's event is one Gaussian "
+            "release (the recorded noise multiplier, sensitivity 2 C, 1 step)"
         )
 
     # 5. Describe the run: the private estimates' zCDP events, then the
