@@ -626,12 +626,12 @@ def _private_selection(problem, bound, sgda_common, *, n_steps, epochs, z_sel, r
     for lam, a, b in zip(weights, cuts[:-1], cuts[1:]):
         init = run(lam, b - a, stage_epochs, init)
         candidates.append(init)
-    std = z_sel * math.sqrt(k)
+    # One record moves one cell of each of the k tables: L2 sensitivity sqrt(k).
+    tables = GaussianMechanism(clip_norm=math.sqrt(k), noise_multiplier=z_sel)
+    std = tables.noise_std
     path = []
     for lam, (coef, w0, _) in zip(weights, candidates):
-        counts = problem.counts(to_numpy(coef), to_numpy(w0))
-        if std > 0:
-            counts = counts + rng.normal(0.0, std, size=counts.shape)
+        counts = tables.privatize(problem.counts(to_numpy(coef), to_numpy(w0)), rng)
         total = max(float(np.maximum(counts, 0.0).sum()), 1.0)
         correct = float(np.maximum(np.einsum("yry->", counts), 0.0))
         path.append(
@@ -777,7 +777,11 @@ def fit_fermi(
             if privacy is None:
                 _warn_floored(counts, floor, group_labels, constraint)
             elif noise.get("marginal", 0.0) > 0:
-                counts = counts + rng.normal(0.0, noise["marginal"], size=counts.shape)
+                # A record moves one cell by one: sensitivity 1.
+                histogram = GaussianMechanism(
+                    clip_norm=1.0, noise_multiplier=noise["marginal"]
+                )
+                counts = histogram.privatize(counts, rng)
             ps, block_freq = marginals_from_counts(counts, n_observed, floor)
             weight_scale = n_samples / max(n_observed, 1)
         if active:

@@ -22,6 +22,8 @@ import math
 import numpy as np
 from scipy.optimize import minimize
 
+from ..privacy._mechanism import GaussianMechanism
+
 __all__ = [
     "certified_regularized_erm",
     "guaranteed_certificate_steps",
@@ -120,6 +122,13 @@ def certified_regularized_erm(X, y, loss, *, alpha, intercept_scaling, tol, smoo
     return w.reshape(shape)
 
 
-def output_perturbation(W, *, noise_std, rng):
-    """Release ``W + N(0, noise_std^2 I)``."""
-    return W + rng.normal(0.0, noise_std, size=W.shape)
+def output_perturbation(W, *, sensitivity, noise_multiplier, rng):
+    """Release ``W + N(0, (noise_multiplier * sensitivity)^2 I)``.
+
+    The noise is the privacy core's Gaussian mechanism on the certified
+    minimizer, whose replace-one sensitivity is ``sensitivity``.
+    """
+    mechanism = GaussianMechanism(
+        clip_norm=sensitivity, noise_multiplier=noise_multiplier
+    )
+    return mechanism.privatize(W, rng)

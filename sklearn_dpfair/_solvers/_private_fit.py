@@ -215,7 +215,7 @@ def fit_output_perturbation(
         steps=1,
         caveats=tuple(caveats),
     )
-    W = output_perturbation(W, noise_std=z * sensitivity, rng=rng) if z else W
+    W = output_perturbation(W, sensitivity=sensitivity, noise_multiplier=z, rng=rng)
     return LinearFit(W[:-1].T, s * W[-1], None, record)
 
 
