@@ -107,7 +107,11 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         """
         self._check_params()
         backend = resolve_backend(X, self.device)
-        X, y = validate_data(self, X, y, dtype=backend.input_float_dtypes)
+        # One C-ordered copy up front (at most 2x the data) when X is
+        # F-ordered, as DataFrames give: the solver gathers batch rows.
+        X, y = validate_data(
+            self, X, y, dtype=backend.input_float_dtypes, order="C"
+        )
         y = to_numpy(y)
         check_classification_targets(y)
         # Labels and groups are encoded on the host; only X is large.

@@ -438,7 +438,11 @@ default=None
             The fitted estimator.
         """
         self._check_public_parameters()
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], y_numeric=True)
+        # One C-ordered copy up front (at most 2x the data) when X is
+        # F-ordered, as DataFrames give: the solvers gather batch rows.
+        X, y = validate_data(
+            self, X, y, dtype=[np.float64, np.float32], y_numeric=True, order="C"
+        )
         X = X.astype(np.float64, copy=False)
         y = y.astype(np.float64, copy=False)
         n_samples = X.shape[0]

@@ -434,6 +434,9 @@ default=None
             y,
             dtype=backend.input_float_dtypes,
             accept_sparse="csr" if frank_wolfe else False,
+            # One C-ordered copy up front (at most 2x the data) when X is
+            # F-ordered, as DataFrames give: the solvers gather batch rows.
+            order="C",
         )
         check_classification_targets(y)
         # Labels are public metadata handled on the host; only X is large.

@@ -348,7 +348,9 @@ default=None
         self : SemiDPLinearRegression
             The fitted estimator.
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        # One C-ordered copy up front (at most 2x the data) when X is
+        # F-ordered, as DataFrames give: the solvers gather batch rows.
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, order="C")
         mask = check_public_mask(public_mask, X.shape[0])
         n_public = int(mask.sum())
         n_private = X.shape[0] - n_public
