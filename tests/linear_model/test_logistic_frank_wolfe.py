@@ -7,13 +7,23 @@ import dp_accounting
 import numpy as np
 import pytest
 import scipy.sparse as sp
+import sklearn
 from sklearn.linear_model import LogisticRegression
+from sklearn.utils.fixes import parse_version
 
 from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
 from sklearn_dpfair.privacy import PrivacyLedger
 from sklearn_dpfair.privacy._accounting import epsilon_of
 from sklearn_dpfair.privacy._zcdp import rho_for_epsilon
+
+# scikit-learn 1.8 spells a pure l1 penalty l1_ratio=1 (penalty= deprecated);
+# 1.6 and 1.7 need penalty="l1" (l1_ratio alone is ignored there).
+_L1_PENALTY = (
+    {"l1_ratio": 1.0}
+    if parse_version(sklearn.__version__).release >= (1, 8)
+    else {"penalty": "l1"}
+)
 
 
 def _data(n=600, d=40, n_classes=2, seed=0, sparse=False):
@@ -95,7 +105,7 @@ def test_non_private_limit_matches_l1_logistic_regression():
     """
     X, y = _data(n=800, d=20, seed=2)
     ref = LogisticRegression(
-        l1_ratio=1.0, C=0.05, solver="liblinear", fit_intercept=False, tol=1e-10,
+        **_L1_PENALTY, C=0.05, solver="liblinear", fit_intercept=False, tol=1e-10,
         max_iter=10000,
     ).fit(X, y)
     w_star = ref.coef_.ravel()
