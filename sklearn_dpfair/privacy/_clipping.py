@@ -75,7 +75,7 @@ def stable_row_norms(A):
     scaled = rows / safe_scale[:, None]
     with np.errstate(over="ignore"):  # inf only if the norm exceeds the max
         rescued = safe_scale * xp.sqrt(rowwise_dot(scaled, scaled))
-    return xp.where(overflowed, _scatter_like(norms, overflowed, rescued), norms)
+    return _scatter_like(norms, overflowed, rescued)
 
 
 def _scatter_like(values, mask, replacement):
