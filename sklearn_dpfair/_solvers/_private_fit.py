@@ -35,6 +35,7 @@ from ._frank_wolfe import (
     resolve_feature_inf_bound,
     score_sensitivity,
 )
+from ._heavy_tail_dpsgd import normalized_weights
 from ._output_perturbation import (
     MAX_FALLBACK_STEPS,
     certified_regularized_erm,
@@ -88,6 +89,7 @@ def fit_dp_sgd(
     rng,
     caveats=(),
     backend=NUMPY_BACKEND,
+    sample_weight=None,
 ):
     """DP-SGD with Poisson sampling and per-sample clipping (add/remove adjacency).
 
@@ -99,8 +101,21 @@ def fit_dp_sgd(
     coefficients come back in the backend's output namespace (numpy unless
     array API dispatch kept the input's). Noise and batches are drawn from
     ``rng`` on the host for every backend.
+
+    ``sample_weight`` (public, non-negative, or None) is rescaled to mean 1;
+    each record's *weighted* gradient is clipped, so the sensitivity stays
+    the clip norm whatever a weight is. Uniform weights take the unweighted
+    path exactly. The rescaling constant ``mean(sample_weight)`` is public,
+    like ``n`` under this adjacency.
     """
     n_samples = X.shape[0]
+    weights = normalized_weights(sample_weight, n_samples)
+    if weights is not None:
+        caveats = (
+            *caveats,
+            "sample_weight is public; each record's weighted gradient is "
+            "clipped, so the guarantee is per record, not per unit of weight",
+        )
     q, n_steps = sgd_schedule(n_samples, batch_size, epochs)
     non_private = math.isinf(epsilon) and noise_multiplier is None
     if non_private:
@@ -141,6 +156,7 @@ def fit_dp_sgd(
         alpha=alpha,
         intercept_scaling=1.0 if fit_intercept else 0.0,
         rng=rng,
+        sample_weight=None if weights is None else backend.asarray(weights, dtype=X.dtype),
     )
     return LinearFit(
         backend.to_output(result.coef.T),
