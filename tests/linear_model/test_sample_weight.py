@@ -1,0 +1,154 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Public sample weights: weighted before clipped, uniform == unweighted."""
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair import DPLogisticRegression
+from sklearn_dpfair._loss import BinaryLogisticLoss
+from sklearn_dpfair._solvers._sgd import noisy_sgd
+from sklearn_dpfair.privacy._mechanism import GaussianMechanism
+
+pytestmark = pytest.mark.filterwarnings("ignore:delta=.*is not smaller")
+
+
+def _data(n=200, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+def _one_noiseless_step(X, y, weights, clip_norm):
+    """Coefficients after one full-batch, noiseless, clipped step: -sum / n."""
+    result = noisy_sgd(
+        X,
+        y.astype(float),
+        BinaryLogisticLoss(),
+        mechanism=GaussianMechanism(clip_norm=clip_norm, noise_multiplier=0.0),
+        sampling_probability=1.0,
+        n_steps=1,
+        learning_rate=1.0,
+        alpha=0.0,
+        intercept_scaling=1.0,
+        rng=np.random.default_rng(0),
+        tail_fraction=1.0,
+        sample_weight=weights,
+    )
+    # The step is -sum / n; the clipped sum itself, coefficients and intercept.
+    return -X.shape[0] * np.concatenate([result.coef.ravel(), result.intercept])
+
+
+@pytest.mark.parametrize("value", [1.0, 3.0, 0.25])
+def test_uniform_weights_are_the_unweighted_fit_bit_for_bit(value):
+    X, y = _data()
+    est = DPLogisticRegression(classes=[0, 1], random_state=0)
+    plain = est.fit(X, y)
+    coef, intercept = plain.coef_.copy(), plain.intercept_.copy()
+    weighted = DPLogisticRegression(classes=[0, 1], random_state=0).fit(
+        X, y, sample_weight=np.full(X.shape[0], value)
+    )
+    np.testing.assert_array_equal(weighted.coef_, coef)
+    np.testing.assert_array_equal(weighted.intercept_, intercept)
+    assert weighted.privacy_record_.caveats == plain.privacy_record_.caveats
+
+
+def test_non_uniform_weights_change_the_fit_and_are_recorded():
+    X, y = _data()
+    w = np.ones(X.shape[0])
+    w[: X.shape[0] // 2] = 5.0
+    plain = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+    weighted = DPLogisticRegression(classes=[0, 1], random_state=0).fit(
+        X, y, sample_weight=w
+    )
+    assert not np.array_equal(weighted.coef_, plain.coef_)
+    assert weighted.epsilon_ == plain.epsilon_
+    assert any("sample_weight is public" in c for c in weighted.privacy_record_.caveats)
+
+
+@pytest.mark.parametrize("heavy", [1e6, 1e12])
+def test_a_heavy_record_moves_the_clipped_sum_by_at_most_the_clip(heavy):
+    # Neighbouring datasets: the record z is present with a huge weight, or
+    # absent (weight 0 drops its gradient, as test below checks). The clipped
+    # sums differ by z's clipped term only, whose norm is at most the clip.
+    X, y = _data(n=50)
+    clip = 0.7
+    X = np.vstack([X, 1e3 * np.ones((1, X.shape[1]))])
+    y = np.append(y, 0)
+    w_in = np.ones(X.shape[0])
+    w_in[-1] = heavy
+    w_out = w_in.copy()
+    w_out[-1] = 0.0
+    diff = _one_noiseless_step(X, y, w_in, clip) - _one_noiseless_step(
+        X, y, w_out, clip
+    )
+    assert np.linalg.norm(diff) <= clip * (1 + 1e-9)
+    # Clipping really binds: unclipped, the weight would show.
+    assert np.linalg.norm(diff) > 0.5 * clip
+
+
+def test_zero_weight_drops_the_records_gradient():
+    X, y = _data(n=50)
+    w = np.ones(X.shape[0])
+    w[3] = 0.0
+    other = X.copy()
+    other[3] = 1e8  # whatever the record holds
+    y_other = y.copy()
+    y_other[3] = 1 - y[3]
+    np.testing.assert_array_equal(
+        _one_noiseless_step(X, y, w, 1.0), _one_noiseless_step(other, y_other, w, 1.0)
+    )
+
+
+def test_non_private_weight_two_is_a_duplicated_row():
+    X, y = _data(n=60)
+    params = dict(
+        classes=[0, 1],
+        epsilon=np.inf,
+        batch_size="full",
+        learning_rate=0.5,
+        max_iter=40,
+        random_state=0,
+    )
+    w = np.ones(X.shape[0])
+    w[:5] = 2.0
+    weighted = DPLogisticRegression(**params).fit(X, y, sample_weight=w)
+    X_rep, y_rep = np.vstack([X, X[:5]]), np.append(y, y[:5])
+    repeated = DPLogisticRegression(**params).fit(X_rep, y_rep)
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-10)
+    np.testing.assert_allclose(weighted.intercept_, repeated.intercept_, rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(solver="output-perturbation", alpha=1.0, feature_norm_bound=5.0),
+        dict(solver="dp-frank-wolfe", l1_radius=1.0),
+    ],
+)
+def test_solvers_without_a_weighted_sensitivity_refuse_weights(params):
+    X, y = _data()
+    w = np.arange(X.shape[0], dtype=float)
+    est = DPLogisticRegression(classes=[0, 1], random_state=0, **params)
+    with pytest.raises(ValueError, match=params["solver"]):
+        est.fit(X, y, sample_weight=w)
+    # Uniform weights are the unweighted fit, which they support.
+    est.fit(X, y, sample_weight=np.ones(X.shape[0]))
+
+
+def test_fairlearn_reductions_run_around_dp_logistic_regression():
+    fairlearn = pytest.importorskip("fairlearn")
+    from fairlearn.postprocessing import ThresholdOptimizer
+    from fairlearn.reductions import DemographicParity, ExponentiatedGradient
+
+    assert fairlearn
+    X, y = _data(n=120)
+    group = (X[:, 1] > 0).astype(int)
+    est = DPLogisticRegression(classes=[0, 1], random_state=0)
+    eg = ExponentiatedGradient(est, DemographicParity(), max_iter=5)
+    eg.fit(X, y, sensitive_features=group)
+    assert eg.predict(X).shape == y.shape
+    to = ThresholdOptimizer(estimator=est, predict_method="predict_proba")
+    to.fit(X, y, sensitive_features=group)
+    assert to.predict(X, sensitive_features=group, random_state=0).shape == y.shape
