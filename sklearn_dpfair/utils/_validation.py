@@ -154,7 +154,9 @@ def check_public_weights(sample_weight, X):
     """
     if sample_weight is None:
         return None
-    weights = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
+    weights = _check_sample_weight(
+        sample_weight, X, dtype=np.float64, ensure_non_negative=True
+    )
     if not np.any(weights > 0):
         raise ValueError("sample_weight are all zero: there is nothing to fit.")
     return weights

@@ -5,7 +5,7 @@
 import numpy as np
 import pytest
 
-from sklearn_dpfair import DPLogisticRegression
+from sklearn_dpfair import DPFERMIClassifier, DPLogisticRegression, FERMIClassifier
 from sklearn_dpfair._loss import BinaryLogisticLoss
 from sklearn_dpfair._solvers._sgd import noisy_sgd
 from sklearn_dpfair.privacy._mechanism import GaussianMechanism
@@ -137,7 +137,20 @@ def test_solvers_without_a_weighted_sensitivity_refuse_weights(params):
     est.fit(X, y, sample_weight=np.ones(X.shape[0]))
 
 
-def test_fairlearn_reductions_run_around_dp_logistic_regression():
+@pytest.mark.filterwarnings("ignore:sensitive_features is None")
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.parametrize(
+    "est",
+    [
+        DPLogisticRegression(classes=[0, 1], random_state=0),
+        FERMIClassifier(random_state=0, max_iter=5),
+        DPFERMIClassifier(classes=[0, 1], random_state=0, max_iter=5),
+    ],
+    ids=["DPLogisticRegression", "FERMIClassifier", "DPFERMIClassifier"],
+)
+def test_fairlearn_reductions_run_around_the_estimators(est):
+    # The reductions pass sample_weight but not sensitive_features to the
+    # inner fit: the FERMI estimators then fit without a fairness term.
     fairlearn = pytest.importorskip("fairlearn")
     from fairlearn.postprocessing import ThresholdOptimizer
     from fairlearn.reductions import DemographicParity, ExponentiatedGradient
@@ -145,10 +158,93 @@ def test_fairlearn_reductions_run_around_dp_logistic_regression():
     assert fairlearn
     X, y = _data(n=120)
     group = (X[:, 1] > 0).astype(int)
-    est = DPLogisticRegression(classes=[0, 1], random_state=0)
     eg = ExponentiatedGradient(est, DemographicParity(), max_iter=5)
     eg.fit(X, y, sensitive_features=group)
     assert eg.predict(X).shape == y.shape
     to = ThresholdOptimizer(estimator=est, predict_method="predict_proba")
     to.fit(X, y, sensitive_features=group)
     assert to.predict(X, sensitive_features=group, random_state=0).shape == y.shape
+
+
+def _fair_data(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    group = (rng.random(n) < 0.4).astype(int)
+    y = (X[:, 0] + group + 0.5 * rng.normal(size=n) > 0.5).astype(int)
+    return X, y, group
+
+
+@pytest.mark.parametrize("cls", [FERMIClassifier, DPFERMIClassifier])
+def test_fermi_uniform_weights_are_the_unweighted_fit_bit_for_bit(cls):
+    X, y, group = _fair_data()
+    plain = cls(random_state=0).fit(X, y, sensitive_features=group)
+    weighted = cls(random_state=0).fit(
+        X, y, sample_weight=np.full(X.shape[0], 2.5), sensitive_features=group
+    )
+    np.testing.assert_array_equal(weighted.coef_, plain.coef_)
+    np.testing.assert_array_equal(weighted.intercept_, plain.intercept_)
+    np.testing.assert_array_equal(weighted.dual_coef_, plain.dual_coef_)
+
+
+def test_fermi_weight_two_is_a_duplicated_row_without_privacy():
+    X, y, group = _fair_data()
+    w = np.ones(X.shape[0])
+    w[:20] = 2.0
+    params = dict(random_state=0, alpha=0.1, tol=1e-10, fairness_weight=1.0)
+    weighted = FERMIClassifier(**params).fit(
+        X, y, sample_weight=w, sensitive_features=group
+    )
+    rows = np.r_[np.arange(X.shape[0]), np.arange(20)]
+    repeated = FERMIClassifier(**params).fit(
+        X[rows], y[rows], sensitive_features=group[rows]
+    )
+    np.testing.assert_allclose(weighted.group_marginals_, repeated.group_marginals_)
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-5, atol=1e-7)
+
+
+def test_dp_fermi_heavy_record_moves_each_noisy_sum_by_at_most_its_clip(monkeypatch):
+    # Neighbouring data sets: the last record at weight 1e6, or dropped
+    # (weight 0). The weights are used as given (no rescaling to mean 1, a
+    # public constant) so that the two fits differ in that record only; a
+    # spy on the mechanism captures the clipped sums before the noise.
+    import sklearn_dpfair._solvers._fair_fit as fair_fit
+    from sklearn_dpfair.privacy._mechanism import GaussianMechanism
+
+    monkeypatch.setattr(
+        fair_fit, "normalized_weights", lambda w, n: np.asarray(w, dtype=float)
+    )
+    captured = []
+    original = GaussianMechanism.privatize
+
+    def spy(self, clipped_sum, rng):
+        captured.append(np.array(clipped_sum, dtype=float))
+        return original(self, clipped_sum, rng)
+
+    monkeypatch.setattr(GaussianMechanism, "privatize", spy)
+    X, y, group = _fair_data(n=100)
+    X[-1] = 1e3
+    primal_clip, dual_clip = 0.5, 0.3
+    sums = []
+    for heavy in (1e6, 0.0):
+        w = np.ones(X.shape[0])
+        w[-1] = heavy
+        captured.clear()
+        DPFERMIClassifier(
+            clip_norm=primal_clip,
+            dual_clip_norm=dual_clip,
+            batch_size="full",
+            max_iter=1,
+            group_marginals=[0.6, 0.4],
+            classes=[0, 1],
+            groups=[0, 1],
+            random_state=0,
+        ).fit(X, y, sample_weight=w, sensitive_features=group)
+        # One step: the primal coefficient and intercept blocks, then the dual.
+        assert len(captured) == 3
+        sums.append(list(captured))
+    primal = [np.concatenate([c[0].ravel(), c[1].ravel()]) for c in sums]
+    dual = [c[2].ravel() for c in sums]
+    assert np.linalg.norm(primal[0] - primal[1]) <= primal_clip * (1 + 1e-9)
+    assert np.linalg.norm(dual[0] - dual[1]) <= dual_clip * (1 + 1e-9)
+    # Clipping binds: the heavy record moves the primal sum by about the clip.
+    assert np.linalg.norm(primal[0] - primal[1]) > 0.5 * primal_clip
