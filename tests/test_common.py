@@ -37,6 +37,9 @@ EXPECTED_FAILED_CHECKS = {
     "DPFERMIClassifier": {
         "check_sample_weight_equivalence_on_dense_data": _WEIGHT_IS_NOT_A_DUPLICATE,
     },
+    "SemiDPLinearRegression": {
+        "check_sample_weight_equivalence_on_dense_data": _WEIGHT_IS_NOT_A_DUPLICATE,
+    },
     "FERMIClassifier": {
         "check_sample_weight_equivalence_on_dense_data": _NO_UNIQUE_MINIMIZER,
     },

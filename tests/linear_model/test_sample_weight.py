@@ -5,7 +5,12 @@
 import numpy as np
 import pytest
 
-from sklearn_dpfair import DPFERMIClassifier, DPLogisticRegression, FERMIClassifier
+from sklearn_dpfair import (
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    FERMIClassifier,
+    SemiDPLinearRegression,
+)
 from sklearn_dpfair._loss import BinaryLogisticLoss
 from sklearn_dpfair._solvers._sgd import noisy_sgd
 from sklearn_dpfair.privacy._mechanism import GaussianMechanism
@@ -248,3 +253,79 @@ def test_dp_fermi_heavy_record_moves_each_noisy_sum_by_at_most_its_clip(monkeypa
     assert np.linalg.norm(dual[0] - dual[1]) <= dual_clip * (1 + 1e-9)
     # Clipping binds: the heavy record moves the primal sum by about the clip.
     assert np.linalg.norm(primal[0] - primal[1]) > 0.5 * primal_clip
+
+
+def _regression_data(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = X @ np.array([1.0, 2.0, 3.0]) + 1.0 + rng.normal(size=n)
+    public = np.zeros(n, dtype=bool)
+    public[:100] = True
+    return X, y, public
+
+
+@pytest.mark.parametrize("solver", ["semidp_gd", "semidp_sgd", "dp_gd"])
+def test_semidp_uniform_weights_are_the_unweighted_fit_bit_for_bit(solver):
+    X, y, public = _regression_data()
+    params = dict(solver=solver, random_state=0, adjacency="add_remove")
+    plain = SemiDPLinearRegression(**params).fit(X, y, public_mask=public)
+    weighted = SemiDPLinearRegression(**params).fit(
+        X, y, sample_weight=np.full(X.shape[0], 4.0), public_mask=public
+    )
+    np.testing.assert_array_equal(weighted.coef_, plain.coef_)
+    np.testing.assert_array_equal(weighted.intercept_, plain.intercept_)
+    assert weighted.privacy_caveats_ == plain.privacy_caveats_
+
+
+def test_semidp_weights_change_the_fit_and_public_only_refuses_them():
+    X, y, public = _regression_data()
+    w = np.ones(X.shape[0])
+    w[:150] = 3.0
+    plain = SemiDPLinearRegression(random_state=0).fit(X, y, public_mask=public)
+    weighted = SemiDPLinearRegression(random_state=0).fit(
+        X, y, sample_weight=w, public_mask=public
+    )
+    assert not np.array_equal(weighted.coef_, plain.coef_)
+    assert any("sample_weight is public" in c for c in weighted.privacy_caveats_)
+    with pytest.raises(ValueError, match="public_only"):
+        SemiDPLinearRegression(solver="public_only").fit(
+            X, y, sample_weight=w, public_mask=public
+        )
+
+
+@pytest.mark.parametrize("heavy", [1e6, 1e12])
+def test_semidp_heavy_row_moves_the_private_sum_by_at_most_the_clip(
+    heavy, monkeypatch
+):
+    # Neighbouring data sets: the last row at a huge weight, or dropped
+    # (weight 0); weights are used as given (no rescaling to mean 1) so the
+    # two fits differ in that row only. A spy on the mechanism captures the
+    # clipped private sum of the first step before its noise.
+    import sklearn_dpfair._solvers._semidp_fit as semidp_fit
+    from sklearn_dpfair.privacy._mechanism import GaussianMechanism
+
+    monkeypatch.setattr(
+        semidp_fit, "normalized_weights", lambda w, n: np.asarray(w, dtype=float)
+    )
+    captured = []
+    original = GaussianMechanism.privatize
+
+    def spy(self, clipped_sum, rng):
+        captured.append(np.array(clipped_sum, dtype=float))
+        return original(self, clipped_sum, rng)
+
+    monkeypatch.setattr(GaussianMechanism, "privatize", spy)
+    X, y, _ = _regression_data(n=50)
+    X[-1], y[-1] = 1e3, -1e3
+    clip = 0.8
+    sums = []
+    for weight in (heavy, 0.0):
+        w = np.ones(X.shape[0])
+        w[-1] = weight
+        captured.clear()
+        SemiDPLinearRegression(
+            solver="semidp_gd", clip_norm=clip, max_iter=1, random_state=0
+        ).fit(X, y, sample_weight=w, public_mask=np.zeros(X.shape[0], dtype=bool))
+        sums.append(captured[0])
+    diff = np.linalg.norm(sums[0] - sums[1])
+    assert 0.5 * clip < diff <= clip * (1 + 1e-9)
