@@ -59,6 +59,10 @@ _MAX_PREDICTION_BOUND = 1e300
 # A single Gaussian release is accounted with PLD, which is exact for it (the
 # analytic Gaussian mechanism); RDP would overstate epsilon by ~10-20%.
 _SINGLE_GAUSSIAN_ACCOUNTANT = "pld"
+_WEIGHTS_CAVEAT = (
+    "sample_weight is public; each record's weighted gradient is clipped, "
+    "so the guarantee is per record, not per unit of weight"
+)
 
 
 @dataclass
@@ -113,8 +117,7 @@ def fit_dp_sgd(
     if weights is not None:
         caveats = (
             *caveats,
-            "sample_weight is public; each record's weighted gradient is "
-            "clipped, so the guarantee is per record, not per unit of weight",
+            _WEIGHTS_CAVEAT,
         )
     q, n_steps = sgd_schedule(n_samples, batch_size, epochs)
     non_private = math.isinf(epsilon) and noise_multiplier is None
@@ -249,6 +252,7 @@ def fit_dp_frank_wolfe(
     fit_intercept,
     rng,
     caveats=(),
+    sample_weight=None,
 ):
     """Private Frank-Wolfe over the l1 ball of radius ``l1_radius`` (replace-one).
 
@@ -258,9 +262,15 @@ def fit_dp_frank_wolfe(
     over the ``T`` selections (``epsilon0 = sqrt(8 rho / T)``, each
     ``epsilon0^2 / 8``-zCDP), and the fit is described by ``T`` composed
     ``ZCDpEvent`` s, accounted with RDP. ``X`` may be a scipy.sparse matrix;
-    it is never densified.
+    it is never densified. ``sample_weight`` (public) is rescaled to mean 1;
+    each record's weighted raw gradient is clipped back to ``[-1, 1]``, so
+    the score sensitivity is unchanged; uniform weights are the unweighted
+    fit.
     """
     n_samples, n_features = X.shape
+    weights = normalized_weights(sample_weight, n_samples)
+    if weights is not None:
+        caveats = (*caveats, _WEIGHTS_CAVEAT)
     bound, bound_caveats = resolve_feature_inf_bound(feature_inf_bound, X)
     caveats = (*caveats, *bound_caveats)
     s = 1.0 if fit_intercept else 0.0
@@ -312,6 +322,7 @@ def fit_dp_frank_wolfe(
         mechanism=ExponentialMechanism(sensitivity=sensitivity, epsilon=epsilon0),
         rng=rng,
         alpha=alpha,
+        sample_weight=weights,
     )
     W = result.coef
     return LinearFit(W[:-1].T.copy(), s * W[-1], n_steps, record)

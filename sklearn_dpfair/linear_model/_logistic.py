@@ -387,7 +387,9 @@ default=None
             one record moves a noisy sum by at most ``clip_norm`` whatever
             its weight (the guarantee is per record, not per unit of
             weight). Uniform weights give exactly the unweighted fit.
-            Non-uniform weights need ``solver="dp-sgd"`` without ``silos``.
+            Non-uniform weights need ``solver="dp-sgd"`` or
+            ``"dp-frank-wolfe"`` (whose weighted raw gradients are clipped
+            back to ``[-1, 1]``), without ``silos``.
         silos : array-like of shape (n_samples,), default=None
             Silo id of every row (public metadata). If given, the model is
             trained across silos with inter-silo record-level DP (see
@@ -452,12 +454,12 @@ default=None
         check_classification_targets(y)
         weights = check_public_weights(sample_weight, X)
         if weights is not None and np.ptp(weights) > 0:
-            if self.solver != "dp-sgd" or silos is not None:
-                # Output perturbation's and Frank-Wolfe's sensitivities are
-                # derived for the unweighted average loss.
+            if self.solver == "output-perturbation" or silos is not None:
+                # Output perturbation's sensitivity is derived for the
+                # unweighted average loss; silos weight their own averages.
                 raise ValueError(
-                    "non-uniform sample_weight needs solver='dp-sgd' without "
-                    f"silos; got solver={self.solver!r}"
+                    "non-uniform sample_weight needs solver='dp-sgd' or "
+                    f"'dp-frank-wolfe' without silos; got solver={self.solver!r}"
                     + (" with silos" if silos is not None else "")
                     + "."
                 )
@@ -522,6 +524,7 @@ default=None
                 fit_intercept=self.fit_intercept,
                 rng=rng,
                 caveats=caveats,
+                sample_weight=weights,
             )
             n_iter = result.n_steps  # each step is one pass over the data
         else:

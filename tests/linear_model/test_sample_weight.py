@@ -129,7 +129,6 @@ def test_non_private_weight_two_is_a_duplicated_row():
     "params",
     [
         dict(solver="output-perturbation", alpha=1.0, feature_norm_bound=5.0),
-        dict(solver="dp-frank-wolfe", l1_radius=1.0),
     ],
 )
 def test_solvers_without_a_weighted_sensitivity_refuse_weights(params):
@@ -140,6 +139,64 @@ def test_solvers_without_a_weighted_sensitivity_refuse_weights(params):
         est.fit(X, y, sample_weight=w)
     # Uniform weights are the unweighted fit, which they support.
     est.fit(X, y, sample_weight=np.ones(X.shape[0]))
+
+
+def _fw(**params):
+    return DPLogisticRegression(
+        solver="dp-frank-wolfe",
+        l1_radius=3.0,
+        feature_inf_bound=4.0,
+        fw_steps=30,
+        classes=[0, 1],
+        random_state=0,
+        **params,
+    )
+
+
+def test_frank_wolfe_uniform_weights_are_the_unweighted_fit_bit_for_bit():
+    X, y = _data()
+    plain = _fw().fit(X, y)
+    weighted = _fw().fit(X, y, sample_weight=np.full(X.shape[0], 7.0))
+    np.testing.assert_array_equal(weighted.coef_, plain.coef_)
+    w = np.ones(X.shape[0])
+    w[:50] = 4.0
+    assert not np.array_equal(_fw().fit(X, y, sample_weight=w).coef_, plain.coef_)
+
+
+def test_frank_wolfe_weight_two_is_a_duplicated_row_without_privacy():
+    X, y = _data(n=60)
+    w = np.ones(X.shape[0])
+    w[:5] = 2.0
+    weighted = _fw(epsilon=np.inf).fit(X, y, sample_weight=w)
+    rows = np.r_[np.arange(X.shape[0]), np.arange(5)]
+    repeated = _fw(epsilon=np.inf).fit(X[rows], y[rows])
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, atol=1e-12)
+
+
+@pytest.mark.parametrize("heavy", [1e6, 1e12])
+def test_frank_wolfe_heavy_record_moves_scores_by_at_most_the_sensitivity(heavy):
+    from sklearn_dpfair._solvers._frank_wolfe import (
+        _scores_from_raw,
+        clip_coordinates,
+        score_sensitivity,
+    )
+
+    X, y = _data(n=40)
+    X = clip_coordinates(X, 1.0)
+    coef = np.zeros((X.shape[1] + 1, 1))
+    Z = np.zeros((X.shape[0], 1))
+    scores = []
+    for y_last in (0.0, 1.0):  # replace-one: the heavy record's label changes
+        y_nb = y.astype(float)
+        y_nb[-1] = y_last
+        w = np.ones(X.shape[0])
+        w[-1] = heavy
+        scores.append(
+            _scores_from_raw(X, y_nb, BinaryLogisticLoss(), Z, coef, 2.0, 1.0, 0.0, w)
+        )
+    bound = score_sensitivity(2.0, 1.0, X.shape[0])
+    diff = np.max(np.abs(scores[0] - scores[1]))
+    assert 0.5 * bound < diff <= bound * (1 + 1e-12)
 
 
 @pytest.mark.filterwarnings("ignore:sensitive_features is None")
