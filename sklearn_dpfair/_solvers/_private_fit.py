@@ -182,6 +182,7 @@ def fit_output_perturbation(
     fit_intercept,
     rng,
     caveats=(),
+    sample_weight=None,
 ):
     """Certified L2-regularized ERM plus one Gaussian (replace-one adjacency).
 
@@ -192,13 +193,27 @@ def fit_output_perturbation(
     whatever the record holds; the minimizer then has replace-one
     sensitivity ``2 L / (alpha n)``, plus ``2 tol`` for the certified solver
     error.
+
+    ``sample_weight`` (public) is rescaled to mean 1 and weights each
+    example's loss, whose Lipschitz constant becomes ``w_i L``: the
+    sensitivity is then ``2 max(w) L / (alpha n)`` (the weights are public,
+    so their maximum is), and uniform weights are the unweighted fit.
     """
     n_samples = X.shape[0]
     s = 1.0 if fit_intercept else 0.0
+    weights = normalized_weights(sample_weight, n_samples)
+    max_weight = 1.0 if weights is None else float(np.max(weights))
+    if weights is not None:
+        caveats = (
+            *caveats,
+            "sample_weight is public; the sensitivity is scaled by the largest "
+            f"weight (rescaled to mean 1: {max_weight:.6g})",
+        )
     X = clip_rows_to_norm(X, feature_norm_bound)
     row_bound = math.hypot(feature_norm_bound, s)
-    lipschitz = loss.raw_lipschitz * row_bound
-    smoothness = loss.raw_smoothness * row_bound**2
+    # A weighted example's loss is w_i L-Lipschitz and w_i beta-smooth.
+    lipschitz = max_weight * loss.raw_lipschitz * row_bound
+    smoothness = max_weight * loss.raw_smoothness * row_bound**2
     steps_needed = guaranteed_certificate_steps(
         lipschitz=lipschitz, smoothness=smoothness, alpha=alpha, tol=tol
     )
@@ -212,7 +227,14 @@ def fit_output_perturbation(
             "instead of releasing a model depends on the data",
         )
     W = certified_regularized_erm(
-        X, y, loss, alpha=alpha, intercept_scaling=s, tol=tol, smoothness=smoothness
+        X,
+        y,
+        loss,
+        alpha=alpha,
+        intercept_scaling=s,
+        tol=tol,
+        smoothness=smoothness,
+        sample_weight=weights,
     )
     sensitivity = 2.0 * lipschitz / (alpha * n_samples) + 2.0 * tol
     if math.isinf(epsilon):

@@ -387,9 +387,9 @@ default=None
             one record moves a noisy sum by at most ``clip_norm`` whatever
             its weight (the guarantee is per record, not per unit of
             weight). Uniform weights give exactly the unweighted fit.
-            Non-uniform weights need ``solver="dp-sgd"`` or
-            ``"dp-frank-wolfe"`` (whose weighted raw gradients are clipped
-            back to ``[-1, 1]``), without ``silos``.
+            With "dp-frank-wolfe" the weighted raw gradients are clipped
+            back to ``[-1, 1]``; with "output-perturbation" the sensitivity
+            grows with the largest (rescaled) weight. Not with ``silos``.
         silos : array-like of shape (n_samples,), default=None
             Silo id of every row (public metadata). If given, the model is
             trained across silos with inter-silo record-level DP (see
@@ -454,14 +454,11 @@ default=None
         check_classification_targets(y)
         weights = check_public_weights(sample_weight, X)
         if weights is not None and np.ptp(weights) > 0:
-            if self.solver == "output-perturbation" or silos is not None:
-                # Output perturbation's sensitivity is derived for the
-                # unweighted average loss; silos weight their own averages.
+            if silos is not None:
+                # The silos' local fits and server weights are not weighted.
                 raise ValueError(
-                    "non-uniform sample_weight needs solver='dp-sgd' or "
-                    f"'dp-frank-wolfe' without silos; got solver={self.solver!r}"
-                    + (" with silos" if silos is not None else "")
-                    + "."
+                    "non-uniform sample_weight cannot be combined with silos "
+                    "(federated DP-SGD)."
                 )
         # Labels are public metadata handled on the host; only X is large.
         classes, y_encoded, caveats = resolve_classes(self.classes, to_numpy(y))
@@ -540,6 +537,7 @@ default=None
                 fit_intercept=self.fit_intercept,
                 rng=rng,
                 caveats=caveats,
+                sample_weight=weights,
             )
             n_iter = None
 

@@ -125,20 +125,57 @@ def test_non_private_weight_two_is_a_duplicated_row():
     np.testing.assert_allclose(weighted.intercept_, repeated.intercept_, rtol=1e-10)
 
 
-@pytest.mark.parametrize(
-    "params",
-    [
-        dict(solver="output-perturbation", alpha=1.0, feature_norm_bound=5.0),
-    ],
-)
-def test_solvers_without_a_weighted_sensitivity_refuse_weights(params):
+def _op(**params):
+    return DPLogisticRegression(
+        solver="output-perturbation",
+        alpha=0.5,
+        feature_norm_bound=3.0,
+        classes=[0, 1],
+        random_state=0,
+        **params,
+    )
+
+
+def test_output_perturbation_weights_scale_the_sensitivity_by_the_largest():
     X, y = _data()
-    w = np.arange(X.shape[0], dtype=float)
-    est = DPLogisticRegression(classes=[0, 1], random_state=0, **params)
-    with pytest.raises(ValueError, match=params["solver"]):
-        est.fit(X, y, sample_weight=w)
-    # Uniform weights are the unweighted fit, which they support.
-    est.fit(X, y, sample_weight=np.ones(X.shape[0]))
+    plain = _op().fit(X, y)
+    uniform = _op().fit(X, y, sample_weight=np.full(X.shape[0], 2.0))
+    np.testing.assert_array_equal(uniform.coef_, plain.coef_)
+    w = np.ones(X.shape[0])
+    w[:100] = 3.0  # rescaled to mean 1: the largest weight is 1.5
+    weighted = _op().fit(X, y, sample_weight=w)
+    tol_part = 2.0 * plain.tol
+    assert weighted.privacy_record_.clip_norm - tol_part == pytest.approx(
+        1.5 * (plain.privacy_record_.clip_norm - tol_part)
+    )
+
+
+def test_output_perturbation_heavy_record_moves_the_minimizer_within_sensitivity():
+    # Replace-one with public weights: the heavy record's (x, y) changes, the
+    # weight vector does not. Noiseless fits (epsilon = inf) release the
+    # certified minimizers, whose distance the sensitivity bounds.
+    X, y = _data(n=80)
+    w = np.ones(X.shape[0])
+    w[-1] = 50.0
+    fits = []
+    for x_last, y_last in ((5.0, 0), (-5.0, 1)):
+        Xn, yn = X.copy(), y.copy()
+        Xn[-1], yn[-1] = x_last, y_last
+        fits.append(_op(epsilon=np.inf).fit(Xn, yn, sample_weight=w))
+    params = [np.r_[f.coef_.ravel(), f.intercept_] for f in fits]
+    sensitivity = fits[0].privacy_record_.clip_norm
+    assert np.linalg.norm(params[0] - params[1]) <= sensitivity
+    # Without the weight in the bound, this pair would exceed it.
+    unweighted = _op(epsilon=np.inf).fit(X, y).privacy_record_.clip_norm
+    assert np.linalg.norm(params[0] - params[1]) > unweighted
+
+
+def test_silos_refuse_non_uniform_weights():
+    X, y = _data()
+    with pytest.raises(ValueError, match="silos"):
+        DPLogisticRegression(classes=[0, 1]).fit(
+            X, y, sample_weight=np.arange(X.shape[0]) + 1.0, silos=np.arange(200) % 2
+        )
 
 
 def _fw(**params):
