@@ -159,7 +159,9 @@ def fit_dp_sgd(
         alpha=alpha,
         intercept_scaling=1.0 if fit_intercept else 0.0,
         rng=rng,
-        sample_weight=None if weights is None else backend.asarray(weights, dtype=X.dtype),
+        sample_weight=(
+            None if weights is None else backend.asarray(weights, dtype=X.dtype)
+        ),
     )
     return LinearFit(
         backend.to_output(result.coef.T),

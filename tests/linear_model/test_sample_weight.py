@@ -307,7 +307,6 @@ def test_dp_fermi_heavy_record_moves_each_noisy_sum_by_at_most_its_clip(monkeypa
     # public constant) so that the two fits differ in that record only; a
     # spy on the mechanism captures the clipped sums before the noise.
     import sklearn_dpfair._solvers._fair_fit as fair_fit
-    from sklearn_dpfair.privacy._mechanism import GaussianMechanism
 
     monkeypatch.setattr(
         fair_fit, "normalized_weights", lambda w, n: np.asarray(w, dtype=float)
@@ -396,7 +395,6 @@ def test_semidp_heavy_row_moves_the_private_sum_by_at_most_the_clip(
     # two fits differ in that row only. A spy on the mechanism captures the
     # clipped private sum of the first step before its noise.
     import sklearn_dpfair._solvers._semidp_fit as semidp_fit
-    from sklearn_dpfair.privacy._mechanism import GaussianMechanism
 
     monkeypatch.setattr(
         semidp_fit, "normalized_weights", lambda w, n: np.asarray(w, dtype=float)
