@@ -421,3 +421,20 @@ def test_semidp_heavy_row_moves_the_private_sum_by_at_most_the_clip(
         sums.append(captured[0])
     diff = np.linalg.norm(sums[0] - sums[1])
     assert 0.5 * clip < diff <= clip * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(
+    "weights", [[1e308, 1e308, 1.0, 1.0], [1e-320, 2e-320, 0.0, 1e-320]]
+)
+def test_extreme_weights_are_rescaled_to_finite_weights(weights):
+    from sklearn_dpfair._solvers._heavy_tail_dpsgd import normalized_weights
+
+    w = np.array(weights * 50)
+    scaled = normalized_weights(w, w.size)
+    assert scaled is not None and np.all(np.isfinite(scaled))
+    assert scaled.mean() == pytest.approx(1.0)
+    X, y = _data()
+    fit = DPLogisticRegression(classes=[0, 1], random_state=0).fit(
+        X, y, sample_weight=w
+    )
+    assert np.all(np.isfinite(fit.coef_))
