@@ -59,11 +59,17 @@ from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord, check_budget
 from ..utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
 from ._fair_lbfgs import refine_full_batch
+from ._heavy_tail_dpsgd import normalized_weights
 from ._schedules import sgd_schedule
 from ._sgda import noisy_sgda, softmax_terms
 
 __all__ = ["FERMIFit", "FairPrivacy", "fit_fermi"]
 
+_WEIGHTS_CAVEAT = (
+    "sample_weight is public; each record's weighted terms are clipped, so "
+    "the guarantee is per record, not per unit of weight; the group "
+    "histogram counts records unweighted"
+)
 _MECHANISM = (
     "DP-FERMI: noisy SGDA, {steps} steps at Poisson rate {q:.6g}; each step "
     "releases the per-example-clipped primal sum (clip {clip:.6g}, noise "
@@ -223,6 +229,15 @@ def cell_counts(blocks, codes, n_blocks, n_groups):
     return np.bincount(cells, minlength=n_blocks * n_groups).reshape(n_blocks, n_groups)
 
 
+def weighted_cell_counts(blocks, codes, n_blocks, n_groups, weights):
+    """Total weight per (block, group) cell (the non-private fit's marginals)."""
+    keep = (blocks >= 0) & (codes >= 0)
+    cells = blocks[keep] * n_groups + codes[keep]
+    return np.bincount(
+        cells, weights=weights[keep], minlength=n_blocks * n_groups
+    ).reshape(n_blocks, n_groups)
+
+
 def marginals_from_counts(counts, n_total, floor):
     """Group marginals per block (floored, renormalized) and block frequencies.
 
@@ -361,15 +376,21 @@ class _Problem:
     intercept_scaling: float
     tol: float
     final_max_iter: int
+    sample_weight: object = None  # public, mean 1, or None
 
     def __post_init__(self):
         self.X_host = np.asarray(to_numpy(self.X), dtype=np.float64)
+        # A record's weight multiplies its penalty weight (the ERMI terms are
+        # linear in it); the loss terms are weighted in the L-BFGS objective.
+        scale = (
+            self.weight_scale
+            if self.sample_weight is None
+            else self.weight_scale * self.sample_weight
+        )
         self.constants = (
             None
             if self.regularizer is None
-            else self.regularizer.sample_constants(
-                self.blocks, self.codes, self.weight_scale
-            )
+            else self.regularizer.sample_constants(self.blocks, self.codes, scale)
         )
 
     def refine(self, lam, coef, w0):
@@ -385,6 +406,7 @@ class _Problem:
             w0=np.asarray(w0, dtype=np.float64),
             tol=self.tol,
             max_iter=self.final_max_iter,
+            sample_weight=self.sample_weight,
         )
 
     @np.errstate(over="ignore", invalid="ignore")
@@ -695,6 +717,7 @@ def fit_fermi(
     final_phase=None,
     tol=1e-4,
     final_max_iter=1000,
+    sample_weight=None,
 ):
     """Fit an ERMI-regularized softmax model by (noisy) SGDA.
 
@@ -710,8 +733,23 @@ def fit_fermi(
     result) and a ``ConvergenceWarning`` when its stationarity exceeds
     ``tol``. ``disparity_bound`` chooses ``fairness_weight`` itself: see
     :func:`_bounded_path` (non-private) and :func:`_private_selection`.
+
+    ``sample_weight`` (public, non-negative, or None) is rescaled to mean 1
+    and weights each record's whole term, loss and penalty, *before* the
+    primal and dual clipping: one record's influence stays within the clip
+    norms whatever its weight. Uniform weights take the unweighted path
+    exactly. Without privacy the group marginals are weighted (a weight of
+    2 is a duplicated row); with privacy the histogram counts records
+    unweighted (sensitivity 1 per record). Not combined with
+    ``disparity_bound``.
     """
     n_samples = X.shape[0]
+    sample_weight = normalized_weights(sample_weight, n_samples)
+    if sample_weight is not None and disparity_bound is not None:
+        raise ValueError(
+            "non-uniform sample_weight cannot be combined with disparity_bound: "
+            "the weight selection is not weighted."
+        )
     n_groups = len(group_labels)
     q, n_steps = sgd_schedule(n_samples, batch_size, epochs)
     blocks = constraint.block_index(y)
@@ -774,6 +812,12 @@ def fit_fermi(
         else:
             counts = cell_counts(blocks, codes, n_blocks, n_groups).astype(np.float64)
             n_observed = int(np.count_nonzero(codes >= 0))
+            if privacy is None and sample_weight is not None:
+                # Weighted marginals: a weight of 2 counts as a duplicated row.
+                counts = weighted_cell_counts(
+                    blocks, codes, n_blocks, n_groups, sample_weight
+                )
+                n_observed = float(np.sum(sample_weight[codes >= 0]))
             if privacy is None:
                 _warn_floored(counts, floor, group_labels, constraint)
             elif noise.get("marginal", 0.0) > 0:
@@ -783,7 +827,7 @@ def fit_fermi(
                 )
                 counts = histogram.privatize(counts, rng)
             ps, block_freq = marginals_from_counts(counts, n_observed, floor)
-            weight_scale = n_samples / max(n_observed, 1)
+            weight_scale = n_samples / (n_observed if n_observed > 0 else 1)
         if active:
             regularizer = ERMIRegularizer(
                 ps, constraint.block_weights(block_freq), n_classes
@@ -835,7 +879,8 @@ def fit_fermi(
             clip_norm=sensitivity,
             sampling_probability=q,
             steps=n_steps,
-            caveats=tuple(privacy.caveats),
+            caveats=tuple(privacy.caveats)
+            + (() if sample_weight is None else (_WEIGHTS_CAVEAT,)),
         )
         if privacy.noise_multiplier is None:
             check_budget(record, privacy.epsilon, calibrated=True)
@@ -850,7 +895,10 @@ def fit_fermi(
 
     # "auto": 1/L of the dual block, from the public block weights.
     if dual_learning_rate == "auto":
-        dual_learning_rate = auto_dual_step(regularizer, weight_scale)
+        dual_learning_rate = auto_dual_step(
+            regularizer,
+            weight_scale * (1.0 if sample_weight is None else np.max(sample_weight)),
+        )
 
     # 2. Solve (on the backend; batches and noise still come from rng).
     X_solver = backend.asarray(X)
@@ -871,6 +919,7 @@ def fit_fermi(
         rng=rng,
         record_curves=record_curves,
         constraint=constraint,
+        sample_weight=sample_weight,
     )
     problem = _Problem(
         X=X,
@@ -887,6 +936,7 @@ def fit_fermi(
         intercept_scaling=1.0 if fit_intercept else 0.0,
         tol=tol,
         final_max_iter=final_max_iter,
+        sample_weight=sample_weight,
     )
     extra = {
         "fairness_weight": float(fairness_weight),

@@ -45,12 +45,19 @@ class FullBatchResult:
     objective: float
 
 
-def _logit_terms(raw, y, regularizer, constants, fairness_weight):
-    """Mean loss + ``lambda`` ERMI, its logit gradient (divided by ``n``), ``F``."""
+def _logit_terms(raw, y, regularizer, constants, fairness_weight, sample_weight=None):
+    """Mean loss + ``lambda`` ERMI, its logit gradient (divided by ``n``), ``F``.
+
+    ``sample_weight`` (mean 1, or None) weights the loss terms; the penalty
+    is weighted through the per-row weights of ``constants``.
+    """
     n = raw.shape[0]
     # As in SGDA: a row whose logits overflow gets probabilities, gradient
     # and loss 0 (softmax_terms).
     proba, grad_raw, loss = softmax_terms(raw, y)
+    if sample_weight is not None:
+        loss = loss * sample_weight
+        grad_raw = grad_raw * sample_weight[:, None]
     value = float(np.mean(loss))
     if regularizer is not None and fairness_weight > 0:
         blk, grp, wt, isq = constants
@@ -64,7 +71,16 @@ def _logit_terms(raw, y, regularizer, constants, fairness_weight):
 
 @np.errstate(over="ignore", invalid="ignore", divide="ignore")
 def exact_dual_objective(
-    params, X, y, *, regularizer, constants, fairness_weight, alpha, intercept_scaling
+    params,
+    X,
+    y,
+    *,
+    regularizer,
+    constants,
+    fairness_weight,
+    alpha,
+    intercept_scaling,
+    sample_weight=None,
 ):
     """Value and gradient of ``f`` at flat ``params = [coef (d x m), w0 (m)]``.
 
@@ -90,7 +106,7 @@ def exact_dual_objective(
     w0 = params[d * m :]
     s = intercept_scaling
     value, grad_raw, proba = _logit_terms(
-        X @ coef + s * w0, y, regularizer, constants, fairness_weight
+        X @ coef + s * w0, y, regularizer, constants, fairness_weight, sample_weight
     )
     g_coef = X.T @ grad_raw + alpha * coef
     g_w0 = s * grad_raw.sum(axis=0)
@@ -125,6 +141,7 @@ def refine_full_batch(
     w0,
     tol,
     max_iter,
+    sample_weight=None,
 ):
     """Minimise :func:`exact_dual_objective` by L-BFGS from ``(coef, w0)``.
 
@@ -172,7 +189,12 @@ def refine_full_batch(
             v = u[:d] / scale
             z = X @ v + s * u[d]
             value, grad_raw, _ = _logit_terms(
-                np.outer(z, half), y, regularizer, constants, fairness_weight
+                np.outer(z, half),
+                y,
+                regularizer,
+                constants,
+                fairness_weight,
+                sample_weight,
             )
             g_z = grad_raw @ half
             g_v = (X.T @ g_z + 0.5 * alpha * v) / scale
@@ -187,6 +209,7 @@ def refine_full_batch(
             fairness_weight=fairness_weight,
             alpha=alpha,
             intercept_scaling=s,
+            sample_weight=sample_weight,
         )
         return value, to_reduced_grad(grad)
 

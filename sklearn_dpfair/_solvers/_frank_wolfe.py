@@ -200,11 +200,22 @@ def vertex_scores(X, y, loss, coef, *, l1_radius, intercept_scaling, alpha=0.0):
     return _scores_from_raw(X, y, loss, Z, coef, l1_radius, intercept_scaling, alpha)
 
 
-def _scores_from_raw(X, y, loss, Z, coef, l1_radius, intercept_scaling, alpha):
+def _scores_from_raw(
+    X, y, loss, Z, coef, l1_radius, intercept_scaling, alpha, weights=None,
+    clip_weighted=True,
+):
     n = X.shape[0]
+    R = loss.raw_gradient(y, Z)
+    if weights is not None:
+        # Weighted, then clipped back to the loss's [-1, 1] entries, so the
+        # score sensitivity stays 2 r X~ / n whatever a record's weight
+        # (without privacy, clip_weighted=False, the loss is simply weighted).
+        R = R * weights[:, None]
+        if clip_weighted:
+            R = np.clip(R, -1.0, 1.0)
     # Each entry of R is in [-1/n, 1/n]: divided before the product so that no
     # partial sum exceeds the coordinate bound (no overflow whatever B is).
-    R = loss.raw_gradient(y, Z) / n
+    R = R / n
     G = _mean_gradient(X, R, intercept_scaling, n)
     if alpha:
         G = G + alpha * coef  # data independent: no sensitivity
@@ -213,7 +224,17 @@ def _scores_from_raw(X, y, loss, Z, coef, l1_radius, intercept_scaling, alpha):
 
 
 def private_frank_wolfe(
-    X, y, loss, *, l1_radius, intercept_scaling, n_steps, mechanism, rng, alpha=0.0
+    X,
+    y,
+    loss,
+    *,
+    l1_radius,
+    intercept_scaling,
+    n_steps,
+    mechanism,
+    rng,
+    alpha=0.0,
+    sample_weight=None,
 ):
     """Run ``n_steps`` of full-batch Frank-Wolfe with private vertex selection.
 
@@ -238,6 +259,11 @@ def private_frank_wolfe(
         The fit's generator, passed to the mechanism.
     alpha : float, default=0.0
         Optional L2 penalty ``alpha/2 ||w||^2`` (data independent).
+    sample_weight : ndarray of shape (n,) or None, default=None
+        Public per-record weights. Each record's raw gradient is multiplied
+        by its weight and *then* clipped to ``[-1, 1]`` (unless the
+        mechanism's epsilon is infinite), so the score sensitivity is
+        unchanged.
 
     Returns
     -------
@@ -265,9 +291,11 @@ def private_frank_wolfe(
     W = np.zeros((d + 1, K))
     Z = np.zeros((n, K))
     sparse = sp.issparse(X)
+    clip_weighted = not math.isinf(mechanism.epsilon)
     for t in range(int(n_steps)):
         scores = _scores_from_raw(
-            X, y, loss, Z, W[:n_coords], l1_radius, intercept_scaling, alpha
+            X, y, loss, Z, W[:n_coords], l1_radius, intercept_scaling, alpha,
+            sample_weight, clip_weighted,
         )
         index = mechanism.select(scores, rng)
         sign = 1.0 if index < n_coords * K else -1.0

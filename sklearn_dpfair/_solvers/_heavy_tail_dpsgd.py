@@ -424,10 +424,16 @@ def normalized_weights(sample_weight, n_samples):
     >>> from sklearn_dpfair._solvers._heavy_tail_dpsgd import normalized_weights
     >>> normalized_weights(np.array([2.0, 2.0, 8.0]), 3)
     array([0.5, 0.5, 2. ])
+    >>> normalized_weights(np.array([1e308, 1e308, 0.0]), 3)
+    array([1.5, 1.5, 0. ])
     """
     if sample_weight is None:
         return None
     weights = np.asarray(sample_weight, dtype=np.float64)
+    # Divided by the largest weight first, so that the sum neither overflows
+    # (weights near 1e308) nor the ratio does (subnormal weights): the
+    # rescaled weights are finite, in [0, n].
+    weights = weights / np.max(weights)
     weights = weights * (n_samples / weights.sum())
     if np.all(weights == weights[0]):
         return None

@@ -38,13 +38,17 @@ __all__ = [
 MAX_FALLBACK_STEPS = 100_000
 
 
-def _objective(w_flat, X, y, loss, alpha, s, shape):
+def _objective(w_flat, X, y, loss, alpha, s, shape, weights=None):
     W = w_flat.reshape(shape)
     coef, w0 = W[:-1], W[-1]
     raw = X @ coef + s * w0
     n = X.shape[0]
-    value = loss.loss(y, raw).mean() + 0.5 * alpha * np.sum(W * W)
+    losses = loss.loss(y, raw)
     R = loss.raw_gradient(y, raw)
+    if weights is not None:
+        losses = losses * weights
+        R = R * weights[:, None]
+    value = losses.mean() + 0.5 * alpha * np.sum(W * W)
     grad = np.empty_like(W)
     grad[:-1] = X.T @ R / n
     grad[-1] = s * R.sum(axis=0) / n
@@ -80,14 +84,19 @@ def guaranteed_certificate_steps(*, lipschitz, smoothness, alpha, tol):
     return math.ceil(math.log(ratio) / contraction)
 
 
-def certified_regularized_erm(X, y, loss, *, alpha, intercept_scaling, tol, smoothness):
+def certified_regularized_erm(
+    X, y, loss, *, alpha, intercept_scaling, tol, smoothness, sample_weight=None
+):
     """Minimize ``F`` until ``||grad F|| <= alpha * tol`` is certified.
+
+    ``sample_weight`` (public, mean 1, or None) weights each example's loss;
+    ``smoothness`` must then bound the weighted example's curvature.
 
     Returns the stacked parameters ``W`` of shape ``(n_features + 1, K)``
     (last row: the intercept parameter ``w0`` with ``b = s * w0``).
     """
     shape = (X.shape[1] + 1, loss.n_outputs)
-    args = (X, y, loss, alpha, float(intercept_scaling), shape)
+    args = (X, y, loss, alpha, float(intercept_scaling), shape, sample_weight)
     target = alpha * tol
     w_zero = np.zeros(np.prod(shape))
     res = minimize(

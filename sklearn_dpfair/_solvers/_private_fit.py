@@ -35,6 +35,7 @@ from ._frank_wolfe import (
     resolve_feature_inf_bound,
     score_sensitivity,
 )
+from ._heavy_tail_dpsgd import normalized_weights
 from ._output_perturbation import (
     MAX_FALLBACK_STEPS,
     certified_regularized_erm,
@@ -58,6 +59,10 @@ _MAX_PREDICTION_BOUND = 1e300
 # A single Gaussian release is accounted with PLD, which is exact for it (the
 # analytic Gaussian mechanism); RDP would overstate epsilon by ~10-20%.
 _SINGLE_GAUSSIAN_ACCOUNTANT = "pld"
+_WEIGHTS_CAVEAT = (
+    "sample_weight is public; each record's weighted gradient is clipped, "
+    "so the guarantee is per record, not per unit of weight"
+)
 
 
 @dataclass
@@ -88,6 +93,7 @@ def fit_dp_sgd(
     rng,
     caveats=(),
     backend=NUMPY_BACKEND,
+    sample_weight=None,
 ):
     """DP-SGD with Poisson sampling and per-sample clipping (add/remove adjacency).
 
@@ -99,8 +105,20 @@ def fit_dp_sgd(
     coefficients come back in the backend's output namespace (numpy unless
     array API dispatch kept the input's). Noise and batches are drawn from
     ``rng`` on the host for every backend.
+
+    ``sample_weight`` (public, non-negative, or None) is rescaled to mean 1;
+    each record's *weighted* gradient is clipped, so the sensitivity stays
+    the clip norm whatever a weight is. Uniform weights take the unweighted
+    path exactly. The rescaling constant ``mean(sample_weight)`` is public,
+    like ``n`` under this adjacency.
     """
     n_samples = X.shape[0]
+    weights = normalized_weights(sample_weight, n_samples)
+    if weights is not None:
+        caveats = (
+            *caveats,
+            _WEIGHTS_CAVEAT,
+        )
     q, n_steps = sgd_schedule(n_samples, batch_size, epochs)
     non_private = math.isinf(epsilon) and noise_multiplier is None
     if non_private:
@@ -141,6 +159,9 @@ def fit_dp_sgd(
         alpha=alpha,
         intercept_scaling=1.0 if fit_intercept else 0.0,
         rng=rng,
+        sample_weight=(
+            None if weights is None else backend.asarray(weights, dtype=X.dtype)
+        ),
     )
     return LinearFit(
         backend.to_output(result.coef.T),
@@ -163,6 +184,7 @@ def fit_output_perturbation(
     fit_intercept,
     rng,
     caveats=(),
+    sample_weight=None,
 ):
     """Certified L2-regularized ERM plus one Gaussian (replace-one adjacency).
 
@@ -173,13 +195,27 @@ def fit_output_perturbation(
     whatever the record holds; the minimizer then has replace-one
     sensitivity ``2 L / (alpha n)``, plus ``2 tol`` for the certified solver
     error.
+
+    ``sample_weight`` (public) is rescaled to mean 1 and weights each
+    example's loss, whose Lipschitz constant becomes ``w_i L``: the
+    sensitivity is then ``2 max(w) L / (alpha n)`` (the weights are public,
+    so their maximum is), and uniform weights are the unweighted fit.
     """
     n_samples = X.shape[0]
     s = 1.0 if fit_intercept else 0.0
+    weights = normalized_weights(sample_weight, n_samples)
+    max_weight = 1.0 if weights is None else float(np.max(weights))
+    if weights is not None:
+        caveats = (
+            *caveats,
+            "sample_weight is public; the sensitivity is scaled by the largest "
+            f"weight (rescaled to mean 1: {max_weight:.6g})",
+        )
     X = clip_rows_to_norm(X, feature_norm_bound)
     row_bound = math.hypot(feature_norm_bound, s)
-    lipschitz = loss.raw_lipschitz * row_bound
-    smoothness = loss.raw_smoothness * row_bound**2
+    # A weighted example's loss is w_i L-Lipschitz and w_i beta-smooth.
+    lipschitz = max_weight * loss.raw_lipschitz * row_bound
+    smoothness = max_weight * loss.raw_smoothness * row_bound**2
     steps_needed = guaranteed_certificate_steps(
         lipschitz=lipschitz, smoothness=smoothness, alpha=alpha, tol=tol
     )
@@ -193,7 +229,14 @@ def fit_output_perturbation(
             "instead of releasing a model depends on the data",
         )
     W = certified_regularized_erm(
-        X, y, loss, alpha=alpha, intercept_scaling=s, tol=tol, smoothness=smoothness
+        X,
+        y,
+        loss,
+        alpha=alpha,
+        intercept_scaling=s,
+        tol=tol,
+        smoothness=smoothness,
+        sample_weight=weights,
     )
     sensitivity = 2.0 * lipschitz / (alpha * n_samples) + 2.0 * tol
     if math.isinf(epsilon):
@@ -233,6 +276,7 @@ def fit_dp_frank_wolfe(
     fit_intercept,
     rng,
     caveats=(),
+    sample_weight=None,
 ):
     """Private Frank-Wolfe over the l1 ball of radius ``l1_radius`` (replace-one).
 
@@ -242,9 +286,15 @@ def fit_dp_frank_wolfe(
     over the ``T`` selections (``epsilon0 = sqrt(8 rho / T)``, each
     ``epsilon0^2 / 8``-zCDP), and the fit is described by ``T`` composed
     ``ZCDpEvent`` s, accounted with RDP. ``X`` may be a scipy.sparse matrix;
-    it is never densified.
+    it is never densified. ``sample_weight`` (public) is rescaled to mean 1;
+    each record's weighted raw gradient is clipped back to ``[-1, 1]``, so
+    the score sensitivity is unchanged; uniform weights are the unweighted
+    fit.
     """
     n_samples, n_features = X.shape
+    weights = normalized_weights(sample_weight, n_samples)
+    if weights is not None:
+        caveats = (*caveats, _WEIGHTS_CAVEAT)
     bound, bound_caveats = resolve_feature_inf_bound(feature_inf_bound, X)
     caveats = (*caveats, *bound_caveats)
     s = 1.0 if fit_intercept else 0.0
@@ -296,6 +346,7 @@ def fit_dp_frank_wolfe(
         mechanism=ExponentialMechanism(sensitivity=sensitivity, epsilon=epsilon0),
         rng=rng,
         alpha=alpha,
+        sample_weight=weights,
     )
     W = result.coef
     return LinearFit(W[:-1].T.copy(), s * W[-1], n_steps, record)

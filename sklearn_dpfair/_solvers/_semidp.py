@@ -64,6 +64,9 @@ class SemiDPData:
     given, says which rows of ``X_private`` form the private block, so the
     caller can pass the whole design matrix instead of copying those rows;
     None means every row of ``X_private`` is private.
+    ``private_weights`` (one per row of ``X_private``) and ``public_weights``
+    (one per public row) are public sample weights that multiply each row's
+    residual *before* it is clipped; None is unweighted.
     """
 
     X_private: np.ndarray
@@ -72,6 +75,8 @@ class SemiDPData:
     y_public: np.ndarray
     intercept_scaling: float
     private_rows: np.ndarray | None = None
+    private_weights: np.ndarray | None = None
+    public_weights: np.ndarray | None = None
 
     @property
     def n_params(self):
@@ -216,6 +221,9 @@ def semidp_gradient_descent(
         Wa = W[:, cols]
         if sampling_probability >= 1.0:
             R = _raw_residuals(Xq, yq, Wa, s)
+            if data.private_weights is not None:
+                # Weighted before clipped: one row still moves a sum by <= C.
+                R *= data.private_weights[:, None]
             private_sum = _clipped_sum(Xq, R, row_norms_q, clip_norm, s, excluded)
             del R
         else:
@@ -224,6 +232,7 @@ def semidp_gradient_descent(
                     _poisson_sum(
                         Xq, yq, Wa[:, [j]], row_norms_q, clip_norm, s,
                         sampling_probability, rngs[k], n_private, private_index,
+                        data.private_weights,
                     )
                     for j, k in enumerate(cols)
                 ]
@@ -234,6 +243,8 @@ def semidp_gradient_descent(
         G = alpha[cols] * noisy_sum / (scale * expected_private)
         if has_public:
             R = _raw_residuals(Xp, yp, Wa, s)
+            if data.public_weights is not None:
+                R *= data.public_weights[:, None]
             public_sum = _clipped_sum(Xp, R, row_norms_p, public_clip, s)
             G += (1.0 - alpha[cols]) * public_sum / (scale * Xp.shape[0])
         if preconditioner is not None:
@@ -249,7 +260,9 @@ def semidp_gradient_descent(
     return SemiDPResult(params=total / (n_steps - tail_from), n_steps=n_steps)
 
 
-def _poisson_sum(Xq, yq, w, row_norms, clip_norm, s, q, rng, n_private, private_index):
+def _poisson_sum(
+    Xq, yq, w, row_norms, clip_norm, s, q, rng, n_private, private_index, weights=None
+):
     """Clipped private sum of one column on its own Poisson batch.
 
     The batch is drawn among the ``n_private`` private rows; ``private_index``
@@ -260,4 +273,6 @@ def _poisson_sum(Xq, yq, w, row_norms, clip_norm, s, q, rng, n_private, private_
         idx = private_index[idx]
     Xb = Xq[idx]
     R = _raw_residuals(Xb, yq[idx], w, s)
+    if weights is not None:
+        R *= weights[idx][:, None]
     return _clipped_sum(Xb, R, row_norms[idx], clip_norm, s)[:, 0]

@@ -35,7 +35,7 @@ solver maps a private row whose terms overflow to the fixed contribution 0.
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -48,6 +48,7 @@ from ..privacy._accounting import (
 from ..privacy._calibration import calibrate_noise_multiplier
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord
+from ._heavy_tail_dpsgd import normalized_weights
 from ._public_geometry import (
     newton_preconditioner,
     pda_md_preconditioner,
@@ -190,6 +191,12 @@ def _thesis_alpha(geometry, *, step_noise_var, n_steps, n_private):
     return inverse_variance_weight(v_pub, v_priv)[0]
 
 
+_WEIGHTS_CAVEAT = (
+    "sample_weight is public; each row's weighted residual is clipped, so "
+    "the guarantee is per record, not per unit of weight"
+)
+
+
 def fit_semidp(
     X,
     y,
@@ -210,8 +217,18 @@ def fit_semidp(
     adjacency,
     accountant,
     rng,
+    sample_weight=None,
 ):
     """Fit a semi-private linear regression; see ``SemiDPLinearRegression``.
+
+    ``sample_weight`` (public, or None) is rescaled to mean 1 and multiplies
+    each row's residual before it is clipped, in the private and the public
+    gradient sums, so the iterations converge to the minimizer of the
+    weighted objective and one private row still moves a sum by at most the
+    clip. The
+    public statistics (warm start, preconditioner, tuning) are unweighted:
+    they shape the path, not the fixed point; hence "public_only", whose
+    output *is* the warm start, refuses non-uniform weights.
 
     Returns
     -------
@@ -220,6 +237,12 @@ def fit_semidp(
     # Only the public block is copied (the public statistics need it); the
     # private rows are read from X through the mask by the solver.
     private_rows = ~public_mask
+    weights = normalized_weights(sample_weight, X.shape[0])
+    if weights is not None and solver == "public_only":
+        raise ValueError(
+            "solver='public_only' does not take non-uniform sample_weight (its "
+            "output is the unweighted public warm start)."
+        )
     Xp, yp = X[public_mask], y[public_mask]
     n_public = Xp.shape[0]
     n_private = X.shape[0] - n_public
@@ -312,6 +335,10 @@ def fit_semidp(
         solver, z, sensitivity, q, steps,
         delta=delta, accountant=accountant, adjacency=adjacency,
     )
+    if weights is not None:
+        record = replace(
+            record, caveats=(*record.caveats, _WEIGHTS_CAVEAT)
+        )
     data = SemiDPData(
         X_private=X,
         y_private=y,
@@ -320,6 +347,8 @@ def fit_semidp(
         intercept_scaling=s,
         # None when every row is private: no masking pass is needed then.
         private_rows=private_rows if n_public else None,
+        private_weights=weights,
+        public_weights=None if weights is None else weights[public_mask],
     )
     result = semidp_gradient_descent(
         data,

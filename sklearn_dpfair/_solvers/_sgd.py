@@ -118,6 +118,7 @@ def noisy_sgd(
     intercept_scaling,
     rng,
     tail_fraction=0.5,
+    sample_weight=None,
 ):
     """Run DP-SGD on a linear model and return the tail-averaged iterate.
 
@@ -147,6 +148,11 @@ def noisy_sgd(
         Source of the batches and of the noise.
     tail_fraction : float, default=0.5
         Fraction of the last iterates that are averaged.
+    sample_weight : array of shape (n_samples,) or None, default=None
+        Public per-record weights, same namespace and device as ``X``. Each
+        record's raw gradient is multiplied by its weight *before* clipping,
+        so a record's clipped term stays within the clip norm whatever its
+        weight. None is the unweighted loop.
 
     Returns
     -------
@@ -174,11 +180,14 @@ def noisy_sgd(
         if full_batch:
             # q = 1 takes every row without drawing: no copy of X is needed.
             Xb, yb, norms_b = X, y, row_norms
+            wb = sample_weight
         else:
             idx = poisson_batch(rng, n_samples, sampling_probability, like=X)
             Xb = xp.take(X, idx, axis=0)
             yb = xp.take(y, idx, axis=0)
             norms_b = xp.take(row_norms, idx, axis=0)
+            if sample_weight is not None:
+                wb = xp.take(sample_weight, idx, axis=0)
         intercept = s * w0
         # A huge record may overflow its prediction: such rows are recomputed
         # finite, and numpy must not warn (the warning would depend on data).
@@ -186,6 +195,10 @@ def noisy_sgd(
             raw = narrow_matmul(Xb, coef) + intercept
         raw = finite_linear_scores(raw, Xb, coef, intercept)
         raw_grad = loss.raw_gradient(yb, raw)
+        if sample_weight is not None:
+            # Weight first, clip after (in private_linear_step): one record's
+            # influence is bounded by the clip norm, not by C times its weight.
+            raw_grad = raw_grad * wb[:, None]
         coef, w0 = private_linear_step(
             coef,
             w0,

@@ -179,6 +179,7 @@ def noisy_sgda(
     constraint=None,
     tail_fraction=0.5,
     init=None,
+    sample_weight=None,
 ):
     """Run (noisy) SGDA on ``min_theta max_W mean_i [l_i + lambda psi_i]``.
 
@@ -230,6 +231,12 @@ def noisy_sgda(
         Warm start ``(coef, w0, W)`` (a previous result's ``coef``,
         ``intercept / intercept_scaling`` and ``dual``); None starts at 0.
         A ``W`` of another shape (a stage without fairness term) is ignored.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Public per-record weights (host numpy). A record's whole term
+        ``w_i (l_i + lambda psi_i)`` is weighted: its loss gradient is
+        multiplied by ``w_i`` and its penalty weight too, *before* the primal
+        and the dual terms are clipped, so one record's influence stays
+        within the clip norms whatever its weight. None is unweighted.
 
     Returns
     -------
@@ -255,9 +262,14 @@ def noisy_sgda(
             (regularizer.n_blocks, regularizer.n_groups, m), dtype=dtype, device=device
         )
         # Per-row constants: computed on the host, copied to X's device once.
+        # A record's weight multiplies its penalty weight (every ERMI term
+        # is linear in it), so the penalty and dual terms are weighted too.
+        row_scale = (
+            weight_scale if sample_weight is None else weight_scale * sample_weight
+        )
         blk, grp, wt, isq = (
             from_host(a, X)
-            for a in regularizer.sample_constants(blocks, codes, weight_scale)
+            for a in regularizer.sample_constants(blocks, codes, row_scale)
         )
     else:
         W = xp.zeros((0, 0, m), dtype=dtype, device=device)
@@ -274,6 +286,7 @@ def noisy_sgda(
     # 1/sqrt(Ps)), so that a batch costs four gathers (with X and the norms,
     # kept in X's precision) instead of seven.
     int_table = xp.stack([xp.astype(y, xp.int64)] + ([blk, grp] if fair else []))
+    sw = None if sample_weight is None else from_host(sample_weight, X)
     float_table = xp.stack([wt, isq]) if fair else None
 
     ends = _epoch_ends(n_steps, epochs)
@@ -292,17 +305,22 @@ def noisy_sgda(
         if full_batch:
             # q = 1 takes every row without drawing: no copy of X is needed.
             Xb, norms_b, ints_b, floats_b = X, row_norms, int_table, float_table
+            sw_b = sw
         else:
             idx_d = from_host(idx, X)
             Xb = xp.take(X, idx_d, axis=0)
             norms_b = xp.take(row_norms, idx_d, axis=0)
             ints_b = xp.take(int_table, idx_d, axis=1)
             floats_b = xp.take(float_table, idx_d, axis=1) if fair else None
+            sw_b = None if sw is None else xp.take(sw, idx_d, axis=0)
         yb = ints_b[0]
         if fair:
             (b_blk, b_grp), (b_wt, b_isq) = ints_b[1:], floats_b
         raw = narrow_matmul(Xb, coef) + s * w0
         proba, grad, sample_loss = softmax_terms(raw, yb, with_loss=record_curves)
+        if sw_b is not None:
+            # Weighted before it is clipped (in private_linear_step).
+            grad = grad * xp.astype(sw_b, grad.dtype)[:, None]
         if record_curves:
             epoch_loss += float(xp.sum(sample_loss))
             epoch_count += idx.size

@@ -22,7 +22,12 @@ from ..fairness import encode_sensitive_features, make_constraint
 from ..privacy._random import check_noise_generator
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ..utils._validation import check_delta_for_n, resolve_classes, warn_at_caller
+from ..utils._validation import (
+    check_delta_for_n,
+    check_public_weights,
+    resolve_classes,
+    warn_at_caller,
+)
 
 __all__ = ["DPFERMIClassifier", "FERMIClassifier"]
 
@@ -84,7 +89,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
     _estimator_name = "FERMIClassifier"
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, sensitive_features=None):
+    def fit(self, X, y, sample_weight=None, *, sensitive_features=None):
         """Fit the ERMI-regularized model by stochastic gradient descent-ascent.
 
         Parameters
@@ -93,6 +98,14 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             Training data (sensitive features need not be among the columns).
         y : array-like of shape (n_samples,)
             Target labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Public non-negative weights, rescaled to mean 1. Each record's
+            whole term (loss and fairness penalty) is multiplied by its
+            weight *before* it is clipped, so under DP one record moves a
+            noisy sum by at most the clip norm whatever its weight. Uniform
+            weights give exactly the unweighted fit. Without privacy the
+            group marginals are weighted; DP-FERMI's private histogram counts
+            records unweighted. Not combined with ``disparity_bound``.
         sensitive_features : array-like of shape (n_samples,) or \
                 (n_samples, n_columns), default=None
             Group membership (fairlearn style): a list, array, Series or
@@ -114,6 +127,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         )
         y = to_numpy(y)
         check_classification_targets(y)
+        weights = check_public_weights(sample_weight, X)
         # Labels and groups are encoded on the host; only X is large.
         classes, y_encoded, caveats = self._resolve_classes(y)
         n_samples = X.shape[0]
@@ -151,6 +165,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             privacy=privacy,
             backend=backend,
             disparity_bound=self.disparity_bound,
+            sample_weight=weights,
             **self._full_batch_options(),
         )
 

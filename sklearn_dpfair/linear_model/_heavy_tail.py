@@ -8,10 +8,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import (
-    _check_sample_weight,
-    validate_data,
-)
+from sklearn.utils.validation import validate_data
 
 from .._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
@@ -27,7 +24,7 @@ from .._solvers._heavy_tail_fit import (
 from ..privacy._random import check_noise_generator
 from ..privacy._zcdp import rho_for_epsilon
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
-from ..utils._validation import check_delta_for_n
+from ..utils._validation import check_delta_for_n, check_public_weights
 
 __all__ = ["HeavyTailDPRegressor"]
 
@@ -451,7 +448,7 @@ default=None
                 f"HeavyTailDPRegressor needs at least {_MIN_SAMPLES} samples; "
                 f"got n_samples = {n_samples}."
             )
-        weights = _check_weights(sample_weight, X)
+        weights = check_public_weights(sample_weight, X)
         # No check of the data's content after validation (a constant X, a
         # constant y, duplicated rows all fit): an error raised in one world
         # and not in its neighbour would reveal the record.
@@ -559,16 +556,6 @@ default=None
         # scikit-learn's common checks on their tiny datasets.
         tags.regressor_tags.poor_score = True
         return tags
-
-
-def _check_weights(sample_weight, X):
-    """Validated public weights, or None (None and uniform weights change nothing)."""
-    if sample_weight is None:
-        return None
-    weights = _check_sample_weight(sample_weight, X, ensure_non_negative=True)
-    if not np.any(weights > 0):
-        raise ValueError("sample_weight are all zero: there is nothing to fit.")
-    return weights
 
 
 def _radius_hit(result, config):

@@ -28,7 +28,11 @@ from ..privacy._ledger import PrivacyLedger
 from ..privacy._random import check_noise_generator
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
-from ..utils._validation import check_delta_for_n, resolve_classes
+from ..utils._validation import (
+    check_delta_for_n,
+    check_public_weights,
+    resolve_classes,
+)
 
 __all__ = ["DPLogisticRegression"]
 
@@ -368,7 +372,7 @@ default=None
         self.secure_aggregation = secure_aggregation
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, silos=None):
+    def fit(self, X, y, sample_weight=None, *, silos=None):
         """Fit the model with differential privacy.
 
         Parameters
@@ -377,6 +381,15 @@ default=None
             Training data; sparse only with ``solver="dp-frank-wolfe"``.
         y : array-like of shape (n_samples,)
             Target labels; must lie in ``classes`` when it is declared.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Public non-negative weights, rescaled to mean 1. Each record's
+            gradient is multiplied by its weight *before* it is clipped, so
+            one record moves a noisy sum by at most ``clip_norm`` whatever
+            its weight (the guarantee is per record, not per unit of
+            weight). Uniform weights give exactly the unweighted fit.
+            With "dp-frank-wolfe" the weighted raw gradients are clipped
+            back to ``[-1, 1]``; with "output-perturbation" the sensitivity
+            grows with the largest (rescaled) weight. Not with ``silos``.
         silos : array-like of shape (n_samples,), default=None
             Silo id of every row (public metadata). If given, the model is
             trained across silos with inter-silo record-level DP (see
@@ -439,6 +452,14 @@ default=None
             order="C",
         )
         check_classification_targets(y)
+        weights = check_public_weights(sample_weight, X)
+        if weights is not None and np.ptp(weights) > 0:
+            if silos is not None:
+                # The silos' local fits and server weights are not weighted.
+                raise ValueError(
+                    "non-uniform sample_weight cannot be combined with silos "
+                    "(federated DP-SGD)."
+                )
         # Labels are public metadata handled on the host; only X is large.
         classes, y_encoded, caveats = resolve_classes(self.classes, to_numpy(y))
         check_delta_for_n(self.delta, X.shape[0])
@@ -477,7 +498,14 @@ default=None
             )
             n_iter = self.max_iter
         elif self.solver == "dp-sgd":
-            result = fit_dp_sgd(X, y_encoded, loss, backend=backend, **sgd_params)
+            result = fit_dp_sgd(
+                X,
+                y_encoded,
+                loss,
+                backend=backend,
+                sample_weight=weights,
+                **sgd_params,
+            )
             n_iter = self.max_iter
         elif frank_wolfe:
             result = fit_dp_frank_wolfe(
@@ -493,6 +521,7 @@ default=None
                 fit_intercept=self.fit_intercept,
                 rng=rng,
                 caveats=caveats,
+                sample_weight=weights,
             )
             n_iter = result.n_steps  # each step is one pass over the data
         else:
@@ -508,6 +537,7 @@ default=None
                 fit_intercept=self.fit_intercept,
                 rng=rng,
                 caveats=caveats,
+                sample_weight=weights,
             )
             n_iter = None
 

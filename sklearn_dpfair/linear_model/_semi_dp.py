@@ -17,7 +17,7 @@ from .._base import (
 from .._solvers._semidp_fit import fit_semidp
 from ..privacy._random import check_noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ..utils._validation import check_delta_for_n
+from ..utils._validation import check_delta_for_n, check_public_weights
 
 __all__ = ["SemiDPLinearRegression"]
 
@@ -329,7 +329,7 @@ default=None
             )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, public_mask=None):
+    def fit(self, X, y, sample_weight=None, *, public_mask=None):
         """Fit the model; only rows with ``public_mask == False`` are protected.
 
         Parameters
@@ -338,6 +338,14 @@ default=None
             Training data.
         y : array-like of shape (n_samples,)
             Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Public non-negative weights, rescaled to mean 1. Each row's
+            residual is multiplied by its weight *before* it is clipped, so
+            one private row moves a noisy sum by at most the clip norm
+            whatever its weight; the iterations converge to the minimizer
+            of the weighted objective. The public warm start, preconditioner and
+            tuning stay unweighted (solver "public_only" refuses non-uniform
+            weights). Uniform weights give exactly the unweighted fit.
         public_mask : array-like of bool, shape (n_samples,), default=None
             True for public rows. Routable with
             ``set_fit_request(public_mask=True)``, so CV splitters slice it
@@ -352,6 +360,7 @@ default=None
         # F-ordered, as DataFrames give: the solvers gather batch rows.
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, order="C")
         mask = check_public_mask(public_mask, X.shape[0])
+        weights = check_public_weights(sample_weight, X)
         n_public = int(mask.sum())
         n_private = X.shape[0] - n_public
         self._check_solver_options(n_public, n_private)
@@ -377,6 +386,7 @@ default=None
             adjacency=self.adjacency,
             accountant=self._accountant_kind(),
             rng=rng,
+            sample_weight=weights,
         )
 
         self.coef_ = result.coef

@@ -8,9 +8,16 @@ import warnings
 
 import numpy as np
 
+from sklearn.utils.validation import _check_sample_weight
+
 from ..exceptions import PrivacyLeakWarning
 
-__all__ = ["check_delta_for_n", "resolve_classes", "warn_at_caller"]
+__all__ = [
+    "check_delta_for_n",
+    "check_public_weights",
+    "resolve_classes",
+    "warn_at_caller",
+]
 
 # Packages whose frames lie between the user's call and the code that warns:
 # this package, scikit-learn's meta-estimators and the joblib loop they use.
@@ -130,6 +137,29 @@ _CLASSES_INFERRED = (
     "The label set (including which rare labels occur) is then not covered by "
     "the differential privacy guarantee. Pass classes=[...] to declare it."
 )
+
+
+def check_public_weights(sample_weight, X):
+    """Validated public ``sample_weight``, or None.
+
+    The weights are public inputs: checking them (shape, sign, not all zero)
+    reveals nothing about the private records.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._validation import check_public_weights
+    >>> check_public_weights([1, 3], np.zeros((2, 1)))
+    array([1., 3.])
+    """
+    if sample_weight is None:
+        return None
+    weights = _check_sample_weight(
+        sample_weight, X, dtype=np.float64, ensure_non_negative=True
+    )
+    if not np.any(weights > 0):
+        raise ValueError("sample_weight are all zero: there is nothing to fit.")
+    return weights
 
 
 def check_delta_for_n(delta, n_samples):

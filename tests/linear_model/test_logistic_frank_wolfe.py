@@ -247,8 +247,13 @@ def test_scikit_learn_checks_pass_for_the_frank_wolfe_solver():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         results = check_estimator(clf, on_fail=None)
-    failed = [r["check_name"] for r in results if r["status"] == "failed"]
-    assert failed == []
+    failed = {r["check_name"] for r in results if r["status"] == "failed"}
+    # A private fit clips each record's weighted gradient once, so a record
+    # of weight k is one record, not k duplicates (tests/test_common.py).
+    assert failed <= {
+        "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weight_equivalence_on_sparse_data",
+    }
 
 
 def test_sparse_scores_of_huge_rows_are_finite_and_match_dense():

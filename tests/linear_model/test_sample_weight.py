@@ -1,0 +1,440 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Public sample weights: weighted before clipped, uniform == unweighted."""
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair import (
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    FERMIClassifier,
+    SemiDPLinearRegression,
+)
+from sklearn_dpfair._loss import BinaryLogisticLoss
+from sklearn_dpfair._solvers._sgd import noisy_sgd
+from sklearn_dpfair.privacy._mechanism import GaussianMechanism
+
+pytestmark = pytest.mark.filterwarnings("ignore:delta=.*is not smaller")
+
+
+def _data(n=200, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+def _one_noiseless_step(X, y, weights, clip_norm):
+    """Coefficients after one full-batch, noiseless, clipped step: -sum / n."""
+    result = noisy_sgd(
+        X,
+        y.astype(float),
+        BinaryLogisticLoss(),
+        mechanism=GaussianMechanism(clip_norm=clip_norm, noise_multiplier=0.0),
+        sampling_probability=1.0,
+        n_steps=1,
+        learning_rate=1.0,
+        alpha=0.0,
+        intercept_scaling=1.0,
+        rng=np.random.default_rng(0),
+        tail_fraction=1.0,
+        sample_weight=weights,
+    )
+    # The step is -sum / n; the clipped sum itself, coefficients and intercept.
+    return -X.shape[0] * np.concatenate([result.coef.ravel(), result.intercept])
+
+
+@pytest.mark.parametrize("value", [1.0, 3.0, 0.25])
+def test_uniform_weights_are_the_unweighted_fit_bit_for_bit(value):
+    X, y = _data()
+    est = DPLogisticRegression(classes=[0, 1], random_state=0)
+    plain = est.fit(X, y)
+    coef, intercept = plain.coef_.copy(), plain.intercept_.copy()
+    weighted = DPLogisticRegression(classes=[0, 1], random_state=0).fit(
+        X, y, sample_weight=np.full(X.shape[0], value)
+    )
+    np.testing.assert_array_equal(weighted.coef_, coef)
+    np.testing.assert_array_equal(weighted.intercept_, intercept)
+    assert weighted.privacy_record_.caveats == plain.privacy_record_.caveats
+
+
+def test_non_uniform_weights_change_the_fit_and_are_recorded():
+    X, y = _data()
+    w = np.ones(X.shape[0])
+    w[: X.shape[0] // 2] = 5.0
+    plain = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+    weighted = DPLogisticRegression(classes=[0, 1], random_state=0).fit(
+        X, y, sample_weight=w
+    )
+    assert not np.array_equal(weighted.coef_, plain.coef_)
+    assert weighted.epsilon_ == plain.epsilon_
+    assert any("sample_weight is public" in c for c in weighted.privacy_record_.caveats)
+
+
+@pytest.mark.parametrize("heavy", [1e6, 1e12])
+def test_a_heavy_record_moves_the_clipped_sum_by_at_most_the_clip(heavy):
+    # Neighbouring datasets: the record z is present with a huge weight, or
+    # absent (weight 0 drops its gradient, as test below checks). The clipped
+    # sums differ by z's clipped term only, whose norm is at most the clip.
+    X, y = _data(n=50)
+    clip = 0.7
+    X = np.vstack([X, 1e3 * np.ones((1, X.shape[1]))])
+    y = np.append(y, 0)
+    w_in = np.ones(X.shape[0])
+    w_in[-1] = heavy
+    w_out = w_in.copy()
+    w_out[-1] = 0.0
+    diff = _one_noiseless_step(X, y, w_in, clip) - _one_noiseless_step(
+        X, y, w_out, clip
+    )
+    assert np.linalg.norm(diff) <= clip * (1 + 1e-9)
+    # Clipping really binds: unclipped, the weight would show.
+    assert np.linalg.norm(diff) > 0.5 * clip
+
+
+def test_zero_weight_drops_the_records_gradient():
+    X, y = _data(n=50)
+    w = np.ones(X.shape[0])
+    w[3] = 0.0
+    other = X.copy()
+    other[3] = 1e8  # whatever the record holds
+    y_other = y.copy()
+    y_other[3] = 1 - y[3]
+    np.testing.assert_array_equal(
+        _one_noiseless_step(X, y, w, 1.0), _one_noiseless_step(other, y_other, w, 1.0)
+    )
+
+
+def test_non_private_weight_two_is_a_duplicated_row():
+    X, y = _data(n=60)
+    params = dict(
+        classes=[0, 1],
+        epsilon=np.inf,
+        batch_size="full",
+        learning_rate=0.5,
+        max_iter=40,
+        random_state=0,
+    )
+    w = np.ones(X.shape[0])
+    w[:5] = 2.0
+    weighted = DPLogisticRegression(**params).fit(X, y, sample_weight=w)
+    X_rep, y_rep = np.vstack([X, X[:5]]), np.append(y, y[:5])
+    repeated = DPLogisticRegression(**params).fit(X_rep, y_rep)
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-10)
+    np.testing.assert_allclose(weighted.intercept_, repeated.intercept_, rtol=1e-10)
+
+
+def _op(**params):
+    return DPLogisticRegression(
+        solver="output-perturbation",
+        alpha=0.5,
+        feature_norm_bound=3.0,
+        classes=[0, 1],
+        random_state=0,
+        **params,
+    )
+
+
+def test_output_perturbation_weights_scale_the_sensitivity_by_the_largest():
+    X, y = _data()
+    plain = _op().fit(X, y)
+    uniform = _op().fit(X, y, sample_weight=np.full(X.shape[0], 2.0))
+    np.testing.assert_array_equal(uniform.coef_, plain.coef_)
+    w = np.ones(X.shape[0])
+    w[:100] = 3.0  # rescaled to mean 1: the largest weight is 1.5
+    weighted = _op().fit(X, y, sample_weight=w)
+    tol_part = 2.0 * plain.tol
+    assert weighted.privacy_record_.clip_norm - tol_part == pytest.approx(
+        1.5 * (plain.privacy_record_.clip_norm - tol_part)
+    )
+
+
+def test_output_perturbation_heavy_record_moves_the_minimizer_within_sensitivity():
+    # Replace-one with public weights: the heavy record's (x, y) changes, the
+    # weight vector does not. Noiseless fits (epsilon = inf) release the
+    # certified minimizers, whose distance the sensitivity bounds.
+    X, y = _data(n=80)
+    w = np.ones(X.shape[0])
+    w[-1] = 50.0
+    fits = []
+    for x_last, y_last in ((5.0, 0), (-5.0, 1)):
+        Xn, yn = X.copy(), y.copy()
+        Xn[-1], yn[-1] = x_last, y_last
+        fits.append(_op(epsilon=np.inf).fit(Xn, yn, sample_weight=w))
+    params = [np.r_[f.coef_.ravel(), f.intercept_] for f in fits]
+    sensitivity = fits[0].privacy_record_.clip_norm
+    assert np.linalg.norm(params[0] - params[1]) <= sensitivity
+    # Without the weight in the bound, this pair would exceed it.
+    unweighted = _op(epsilon=np.inf).fit(X, y).privacy_record_.clip_norm
+    assert np.linalg.norm(params[0] - params[1]) > unweighted
+
+
+def test_silos_refuse_non_uniform_weights():
+    X, y = _data()
+    with pytest.raises(ValueError, match="silos"):
+        DPLogisticRegression(classes=[0, 1]).fit(
+            X, y, sample_weight=np.arange(X.shape[0]) + 1.0, silos=np.arange(200) % 2
+        )
+
+
+def _fw(**params):
+    return DPLogisticRegression(
+        solver="dp-frank-wolfe",
+        l1_radius=3.0,
+        feature_inf_bound=4.0,
+        fw_steps=30,
+        classes=[0, 1],
+        random_state=0,
+        **params,
+    )
+
+
+def test_frank_wolfe_uniform_weights_are_the_unweighted_fit_bit_for_bit():
+    X, y = _data()
+    plain = _fw().fit(X, y)
+    weighted = _fw().fit(X, y, sample_weight=np.full(X.shape[0], 7.0))
+    np.testing.assert_array_equal(weighted.coef_, plain.coef_)
+    w = np.ones(X.shape[0])
+    w[:50] = 4.0
+    assert not np.array_equal(_fw().fit(X, y, sample_weight=w).coef_, plain.coef_)
+
+
+def test_frank_wolfe_weight_two_is_a_duplicated_row_without_privacy():
+    X, y = _data(n=60)
+    w = np.ones(X.shape[0])
+    w[:5] = 2.0
+    weighted = _fw(epsilon=np.inf).fit(X, y, sample_weight=w)
+    rows = np.r_[np.arange(X.shape[0]), np.arange(5)]
+    repeated = _fw(epsilon=np.inf).fit(X[rows], y[rows])
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, atol=1e-12)
+
+
+@pytest.mark.parametrize("heavy", [1e6, 1e12])
+def test_frank_wolfe_heavy_record_moves_scores_by_at_most_the_sensitivity(heavy):
+    from sklearn_dpfair._solvers._frank_wolfe import (
+        _scores_from_raw,
+        clip_coordinates,
+        score_sensitivity,
+    )
+
+    X, y = _data(n=40)
+    X = clip_coordinates(X, 1.0)
+    coef = np.zeros((X.shape[1] + 1, 1))
+    Z = np.zeros((X.shape[0], 1))
+    scores = []
+    for y_last in (0.0, 1.0):  # replace-one: the heavy record's label changes
+        y_nb = y.astype(float)
+        y_nb[-1] = y_last
+        w = np.ones(X.shape[0])
+        w[-1] = heavy
+        scores.append(
+            _scores_from_raw(X, y_nb, BinaryLogisticLoss(), Z, coef, 2.0, 1.0, 0.0, w)
+        )
+    bound = score_sensitivity(2.0, 1.0, X.shape[0])
+    diff = np.max(np.abs(scores[0] - scores[1]))
+    assert 0.5 * bound < diff <= bound * (1 + 1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:sensitive_features is None")
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.parametrize(
+    "est",
+    [
+        DPLogisticRegression(classes=[0, 1], random_state=0),
+        FERMIClassifier(random_state=0, max_iter=5),
+        DPFERMIClassifier(classes=[0, 1], random_state=0, max_iter=5),
+    ],
+    ids=["DPLogisticRegression", "FERMIClassifier", "DPFERMIClassifier"],
+)
+def test_fairlearn_reductions_run_around_the_estimators(est):
+    # The reductions pass sample_weight but not sensitive_features to the
+    # inner fit: the FERMI estimators then fit without a fairness term.
+    fairlearn = pytest.importorskip("fairlearn")
+    from fairlearn.postprocessing import ThresholdOptimizer
+    from fairlearn.reductions import DemographicParity, ExponentiatedGradient
+
+    assert fairlearn
+    X, y = _data(n=120)
+    group = (X[:, 1] > 0).astype(int)
+    eg = ExponentiatedGradient(est, DemographicParity(), max_iter=5)
+    eg.fit(X, y, sensitive_features=group)
+    assert eg.predict(X).shape == y.shape
+    to = ThresholdOptimizer(estimator=est, predict_method="predict_proba")
+    to.fit(X, y, sensitive_features=group)
+    assert to.predict(X, sensitive_features=group, random_state=0).shape == y.shape
+
+
+def _fair_data(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    group = (rng.random(n) < 0.4).astype(int)
+    y = (X[:, 0] + group + 0.5 * rng.normal(size=n) > 0.5).astype(int)
+    return X, y, group
+
+
+@pytest.mark.parametrize("cls", [FERMIClassifier, DPFERMIClassifier])
+def test_fermi_uniform_weights_are_the_unweighted_fit_bit_for_bit(cls):
+    X, y, group = _fair_data()
+    plain = cls(random_state=0).fit(X, y, sensitive_features=group)
+    weighted = cls(random_state=0).fit(
+        X, y, sample_weight=np.full(X.shape[0], 2.5), sensitive_features=group
+    )
+    np.testing.assert_array_equal(weighted.coef_, plain.coef_)
+    np.testing.assert_array_equal(weighted.intercept_, plain.intercept_)
+    np.testing.assert_array_equal(weighted.dual_coef_, plain.dual_coef_)
+
+
+def test_fermi_weight_two_is_a_duplicated_row_without_privacy():
+    X, y, group = _fair_data()
+    w = np.ones(X.shape[0])
+    w[:20] = 2.0
+    params = dict(random_state=0, alpha=0.1, tol=1e-10, fairness_weight=1.0)
+    weighted = FERMIClassifier(**params).fit(
+        X, y, sample_weight=w, sensitive_features=group
+    )
+    rows = np.r_[np.arange(X.shape[0]), np.arange(20)]
+    repeated = FERMIClassifier(**params).fit(
+        X[rows], y[rows], sensitive_features=group[rows]
+    )
+    np.testing.assert_allclose(weighted.group_marginals_, repeated.group_marginals_)
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-5, atol=1e-7)
+
+
+def test_dp_fermi_heavy_record_moves_each_noisy_sum_by_at_most_its_clip(monkeypatch):
+    # Neighbouring data sets: the last record at weight 1e6, or dropped
+    # (weight 0). The weights are used as given (no rescaling to mean 1, a
+    # public constant) so that the two fits differ in that record only; a
+    # spy on the mechanism captures the clipped sums before the noise.
+    import sklearn_dpfair._solvers._fair_fit as fair_fit
+
+    monkeypatch.setattr(
+        fair_fit, "normalized_weights", lambda w, n: np.asarray(w, dtype=float)
+    )
+    captured = []
+    original = GaussianMechanism.privatize
+
+    def spy(self, clipped_sum, rng):
+        captured.append(np.array(clipped_sum, dtype=float))
+        return original(self, clipped_sum, rng)
+
+    monkeypatch.setattr(GaussianMechanism, "privatize", spy)
+    X, y, group = _fair_data(n=100)
+    X[-1] = 1e3
+    primal_clip, dual_clip = 0.5, 0.3
+    sums = []
+    for heavy in (1e6, 0.0):
+        w = np.ones(X.shape[0])
+        w[-1] = heavy
+        captured.clear()
+        DPFERMIClassifier(
+            clip_norm=primal_clip,
+            dual_clip_norm=dual_clip,
+            batch_size="full",
+            max_iter=1,
+            group_marginals=[0.6, 0.4],
+            classes=[0, 1],
+            groups=[0, 1],
+            random_state=0,
+        ).fit(X, y, sample_weight=w, sensitive_features=group)
+        # One step: the primal coefficient and intercept blocks, then the dual.
+        assert len(captured) == 3
+        sums.append(list(captured))
+    primal = [np.concatenate([c[0].ravel(), c[1].ravel()]) for c in sums]
+    dual = [c[2].ravel() for c in sums]
+    assert np.linalg.norm(primal[0] - primal[1]) <= primal_clip * (1 + 1e-9)
+    assert np.linalg.norm(dual[0] - dual[1]) <= dual_clip * (1 + 1e-9)
+    # Clipping binds: the heavy record moves the primal sum by about the clip.
+    assert np.linalg.norm(primal[0] - primal[1]) > 0.5 * primal_clip
+
+
+def _regression_data(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = X @ np.array([1.0, 2.0, 3.0]) + 1.0 + rng.normal(size=n)
+    public = np.zeros(n, dtype=bool)
+    public[:100] = True
+    return X, y, public
+
+
+@pytest.mark.parametrize("solver", ["semidp_gd", "semidp_sgd", "dp_gd"])
+def test_semidp_uniform_weights_are_the_unweighted_fit_bit_for_bit(solver):
+    X, y, public = _regression_data()
+    params = dict(solver=solver, random_state=0, adjacency="add_remove")
+    plain = SemiDPLinearRegression(**params).fit(X, y, public_mask=public)
+    weighted = SemiDPLinearRegression(**params).fit(
+        X, y, sample_weight=np.full(X.shape[0], 4.0), public_mask=public
+    )
+    np.testing.assert_array_equal(weighted.coef_, plain.coef_)
+    np.testing.assert_array_equal(weighted.intercept_, plain.intercept_)
+    assert weighted.privacy_caveats_ == plain.privacy_caveats_
+
+
+def test_semidp_weights_change_the_fit_and_public_only_refuses_them():
+    X, y, public = _regression_data()
+    w = np.ones(X.shape[0])
+    w[:150] = 3.0
+    plain = SemiDPLinearRegression(random_state=0).fit(X, y, public_mask=public)
+    weighted = SemiDPLinearRegression(random_state=0).fit(
+        X, y, sample_weight=w, public_mask=public
+    )
+    assert not np.array_equal(weighted.coef_, plain.coef_)
+    assert any("sample_weight is public" in c for c in weighted.privacy_caveats_)
+    with pytest.raises(ValueError, match="public_only"):
+        SemiDPLinearRegression(solver="public_only").fit(
+            X, y, sample_weight=w, public_mask=public
+        )
+
+
+@pytest.mark.parametrize("heavy", [1e6, 1e12])
+def test_semidp_heavy_row_moves_the_private_sum_by_at_most_the_clip(
+    heavy, monkeypatch
+):
+    # Neighbouring data sets: the last row at a huge weight, or dropped
+    # (weight 0); weights are used as given (no rescaling to mean 1) so the
+    # two fits differ in that row only. A spy on the mechanism captures the
+    # clipped private sum of the first step before its noise.
+    import sklearn_dpfair._solvers._semidp_fit as semidp_fit
+
+    monkeypatch.setattr(
+        semidp_fit, "normalized_weights", lambda w, n: np.asarray(w, dtype=float)
+    )
+    captured = []
+    original = GaussianMechanism.privatize
+
+    def spy(self, clipped_sum, rng):
+        captured.append(np.array(clipped_sum, dtype=float))
+        return original(self, clipped_sum, rng)
+
+    monkeypatch.setattr(GaussianMechanism, "privatize", spy)
+    X, y, _ = _regression_data(n=50)
+    X[-1], y[-1] = 1e3, -1e3
+    clip = 0.8
+    sums = []
+    for weight in (heavy, 0.0):
+        w = np.ones(X.shape[0])
+        w[-1] = weight
+        captured.clear()
+        SemiDPLinearRegression(
+            solver="semidp_gd", clip_norm=clip, max_iter=1, random_state=0
+        ).fit(X, y, sample_weight=w, public_mask=np.zeros(X.shape[0], dtype=bool))
+        sums.append(captured[0])
+    diff = np.linalg.norm(sums[0] - sums[1])
+    assert 0.5 * clip < diff <= clip * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(
+    "weights", [[1e308, 1e308, 1.0, 1.0], [1e-320, 2e-320, 0.0, 1e-320]]
+)
+def test_extreme_weights_are_rescaled_to_finite_weights(weights):
+    from sklearn_dpfair._solvers._heavy_tail_dpsgd import normalized_weights
+
+    w = np.array(weights * 50)
+    scaled = normalized_weights(w, w.size)
+    assert scaled is not None and np.all(np.isfinite(scaled))
+    assert scaled.mean() == pytest.approx(1.0)
+    X, y = _data()
+    fit = DPLogisticRegression(classes=[0, 1], random_state=0).fit(
+        X, y, sample_weight=w
+    )
+    assert np.all(np.isfinite(fit.coef_))
