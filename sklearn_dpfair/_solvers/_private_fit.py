@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..privacy._accounting import (
     exponential_mechanism_event,
@@ -148,8 +149,13 @@ def fit_dp_sgd(
         caveats=tuple(caveats),
     )
     check_budget(record, epsilon, calibrated=False)
+    if sp.issparse(X) and not backend.is_numpy:
+        raise TypeError(
+            "Sparse input X is supported on the host (numpy) only; got "
+            f"device {backend.device!r}. Use device='cpu' or a dense X."
+        )
     result = noisy_sgd(
-        backend.asarray(X),
+        X if sp.issparse(X) else backend.asarray(X),
         backend.asarray(y),
         loss,
         mechanism=GaussianMechanism(clip_norm=clip, noise_multiplier=sigma),

@@ -32,6 +32,7 @@ parameters; no per-sample gradient is ever materialized.
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
 from ..utils._array_api import (
@@ -73,7 +74,8 @@ def private_linear_step(
     coef, w0 : arrays
         The updated parameters, in the dtype of ``coef``.
     """
-    xp = array_namespace(Xb, coef)
+    # ``coef`` lives where ``Xb`` does (``Xb`` may be a scipy sparse batch).
+    xp = array_namespace(coef)
     dtype = coef.dtype
     s = intercept_scaling
     g_coef, g_w0 = clipped_gradient_sum(Xb, raw_grad, row_norms, mechanism.clip_norm, s)
@@ -124,9 +126,13 @@ def noisy_sgd(
 
     Parameters
     ----------
-    X : array of shape (n_samples, n_features)
+    X : array or sparse matrix of shape (n_samples, n_features)
         numpy or any array-API array (e.g. a torch tensor on a GPU); the
-        solver computes in its namespace and on its device.
+        solver computes in its namespace and on its device. A scipy sparse
+        matrix (CSR, or CSC converted to CSR once) runs on the host with
+        numpy ``y``: batches, predictions and the clipped sum use its stored
+        entries only, ``O(nnz(X_B) + d K)`` per step, and ``X`` is never
+        made dense.
     y : array of shape (n_samples,)
         Encoded targets as the loss expects them, same namespace and device
         as ``X``.
@@ -158,8 +164,20 @@ def noisy_sgd(
     -------
     result : NoisySGDResult
     """
-    xp = array_namespace(X, y)
-    device = device_of(X)
+    sparse = sp.issparse(X)
+    if sparse:
+        if not isinstance(y, np.ndarray):
+            raise TypeError(
+                "Sparse input X runs on the host (numpy) only; got targets on "
+                f"device {device_of(y)!r}. Use device='cpu' or a dense X."
+            )
+        # One conversion (CSC -> CSR, at most 2x the sparse storage): the
+        # batches are row gathers.
+        X = sp.csr_matrix(X)
+        xp, device = np, "cpu"
+    else:
+        xp = array_namespace(X, y)
+        device = device_of(X)
     n_samples, n_features = X.shape
     k = loss.n_outputs
     dtype = X.dtype
@@ -182,8 +200,8 @@ def noisy_sgd(
             Xb, yb, norms_b = X, y, row_norms
             wb = sample_weight
         else:
-            idx = poisson_batch(rng, n_samples, sampling_probability, like=X)
-            Xb = xp.take(X, idx, axis=0)
+            idx = poisson_batch(rng, n_samples, sampling_probability, like=y)
+            Xb = X[idx] if sparse else xp.take(X, idx, axis=0)
             yb = xp.take(y, idx, axis=0)
             norms_b = xp.take(row_norms, idx, axis=0)
             if sample_weight is not None:
@@ -192,7 +210,10 @@ def noisy_sgd(
         # A huge record may overflow its prediction: such rows are recomputed
         # finite, and numpy must not warn (the warning would depend on data).
         with np.errstate(over="ignore", invalid="ignore"):
-            raw = narrow_matmul(Xb, coef) + intercept
+            if sparse:
+                raw = np.asarray(Xb @ coef) + intercept
+            else:
+                raw = narrow_matmul(Xb, coef) + intercept
         raw = finite_linear_scores(raw, Xb, coef, intercept)
         raw_grad = loss.raw_gradient(yb, raw)
         if sample_weight is not None:

@@ -433,10 +433,18 @@ default=None
                     "event per selection); record it in a "
                     "PrivacyLedger(kind='rdp')."
                 )
-        if sp.issparse(X) and not frank_wolfe:
+        accepts_sparse = frank_wolfe or self.solver == "dp-sgd"
+        if sp.issparse(X) and not accepts_sparse:
             raise TypeError(
                 f"solver={self.solver!r} does not accept sparse input X; "
-                "use solver='dp-frank-wolfe' or pass a dense array."
+                "use solver='dp-sgd' or 'dp-frank-wolfe', or pass a dense array."
+            )
+        if sp.issparse(X) and silos is not None:
+            raise TypeError("silos= (federated DP-SGD) does not accept sparse X.")
+        if sp.issparse(X) and self.device == "cuda":
+            raise TypeError(
+                "Sparse input X runs on the CPU only; use device='cpu' or "
+                "pass a dense array."
             )
         backend = resolve_backend(
             X, self.device, array_api_solver=self.solver == "dp-sgd"
@@ -446,7 +454,9 @@ default=None
             X,
             y,
             dtype=backend.input_float_dtypes,
-            accept_sparse="csr" if frank_wolfe else False,
+            # CSC becomes CSR once (at most 2x the sparse storage): DP-SGD
+            # gathers batch rows, Frank-Wolfe takes row products.
+            accept_sparse="csr" if accepts_sparse else False,
             # One C-ordered copy up front (at most 2x the data) when X is
             # F-ordered, as DataFrames give: the solvers gather batch rows.
             order="C",
@@ -562,6 +572,6 @@ default=None
         # The default budget (epsilon = 1) cannot always reach the accuracy
         # thresholds of scikit-learn's common checks on their tiny datasets.
         tags.classifier_tags.poor_score = True
-        # Only the Frank-Wolfe solver takes sparse X (without densifying it).
-        tags.input_tags.sparse = self.solver == "dp-frank-wolfe"
+        # DP-SGD and Frank-Wolfe take sparse X (without densifying it).
+        tags.input_tags.sparse = self.solver in ("dp-sgd", "dp-frank-wolfe")
         return tags

@@ -24,6 +24,7 @@ the device of their inputs (numpy, or torch on a GPU).
 import math
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..utils._array_api import (
     array_namespace,
@@ -61,6 +62,8 @@ def stable_row_norms(A):
     >>> stable_row_norms(np.array([[3.0, 4.0], [3e200, 4e200]]))
     array([5.e+000, 5.e+200])
     """
+    if sp.issparse(A):
+        return _sparse_stable_row_norms(A)
     xp = array_namespace(A)
     # The plain attempt may overflow (that is what is checked next); numpy
     # must not warn about it: a warning would depend on the data.
@@ -76,6 +79,47 @@ def stable_row_norms(A):
     with np.errstate(over="ignore"):  # inf only if the norm exceeds the max
         rescued = safe_scale * xp.sqrt(rowwise_dot(scaled, scaled))
     return _scatter_like(norms, overflowed, rescued)
+
+
+def _sparse_squared_row_norms(A):
+    # Sums of squares of the stored entries of each row of a CSR matrix: one
+    # array of nnz squares (no dense row is formed). Overflow is expected
+    # for huge rows and rescued by the callers; numpy must not warn.
+    with np.errstate(over="ignore"):
+        squares = A.data * A.data
+    return _row_reduce(np.add, squares, A.indptr)
+
+
+def _row_reduce(ufunc, values, indptr):
+    # ``ufunc`` over each row's stored values (CSR ``indptr``); 0 for an
+    # empty row (reduceat would return the next row's first value there).
+    padded = np.append(values, 0).astype(values.dtype, copy=False)
+    reduced = ufunc.reduceat(padded, np.minimum(indptr[:-1], values.size))
+    return np.where(np.diff(indptr) > 0, reduced, np.zeros_like(reduced))
+
+
+def _sparse_stable_row_norms(A):
+    # stable_row_norms for a CSR matrix: the same plain attempt and the same
+    # rescue of the overflowed rows, on the stored entries only.
+    A = sp.csr_matrix(A)
+    with np.errstate(over="ignore"):
+        norms = np.sqrt(_sparse_squared_row_norms(A))
+    overflowed = np.isinf(norms)
+    if not overflowed.any():
+        return norms
+    rows = A[overflowed]
+    scale = _row_reduce(np.maximum, np.abs(rows.data), rows.indptr)
+    safe_scale = np.where(scale > 0, scale, np.ones_like(scale))
+    scaled = sp.csr_matrix(
+        (rows.data / np.repeat(safe_scale, np.diff(rows.indptr)), rows.indices,
+         rows.indptr),
+        shape=rows.shape,
+    )
+    with np.errstate(over="ignore"):  # inf only if the norm exceeds the max
+        rescued = safe_scale * np.sqrt(_sparse_squared_row_norms(scaled))
+    out = norms.copy()
+    out[overflowed] = rescued
+    return out
 
 
 def _scatter_like(values, mask, replacement):
@@ -111,10 +155,16 @@ def augmented_row_norms(X, intercept_scaling=0.0):
     >>> augmented_row_norms(np.array([[3.0, 0.0]]), 4.0)
     array([5.])
     """
-    xp = array_namespace(X)
     s = float(intercept_scaling)
-    with np.errstate(over="ignore"):
-        norms = xp.sqrt(rowwise_dot(X, X) + s**2)
+    if sp.issparse(X):
+        # Sparse rows (CSR): squares of the stored entries only.
+        xp = np
+        with np.errstate(over="ignore"):
+            norms = np.sqrt(_sparse_squared_row_norms(sp.csr_matrix(X)) + s**2)
+    else:
+        xp = array_namespace(X)
+        with np.errstate(over="ignore"):
+            norms = xp.sqrt(rowwise_dot(X, X) + s**2)
     if not bool(xp.any(xp.isinf(norms))):
         return norms
     # Only rows whose squared norm overflowed: hypot(||x||, s) scaled by the
@@ -320,6 +370,10 @@ def clipped_gradient_sum(X, raw_gradient, row_norms, clip_norm, intercept_scalin
     weighted = clipped_rows(raw_gradient, row_norms, clip_norm)
     # Promotes mixed precisions (float32 rows, float64 factors) as the
     # standard's matmul does; torch's @ operator would refuse them.
-    coef_block = narrow_matmul(X, weighted, transpose_a=True)
+    if sp.issparse(X):
+        # Sparse batch rows: one sparse-dense product, O(nnz(X) K).
+        coef_block = np.asarray(X.T @ weighted)
+    else:
+        coef_block = narrow_matmul(X, weighted, transpose_a=True)
     intercept_block = float(intercept_scaling) * column_sums(weighted)
     return coef_block, intercept_block

@@ -34,6 +34,7 @@ every backend, and the coefficients agree up to floating-point round-off.
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse
 import scipy.special
 import sklearn
 
@@ -448,7 +449,11 @@ def finite_linear_scores(scores, X, W, intercept=0.0):
     bad = xp.logical_not(bad)
     dtype = scores.dtype
     big = float(xp.finfo(dtype).max)
-    rows = xp.astype(X[bad], dtype)
+    if scipy.sparse.issparse(X):
+        # Sparse (CSR) rows: only the few offending rows are made dense.
+        rows = _dense_rows(X, bad, dtype)
+    else:
+        rows = xp.astype(X[bad], dtype)
     W = xp.astype(W, dtype)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         m = xp.max(xp.abs(rows), axis=1)
@@ -465,6 +470,16 @@ def finite_linear_scores(scores, X, W, intercept=0.0):
         v = xp.clip(v + intercept, -big, big)
     out = xp.asarray(scores, copy=True)
     out[bad] = xp.astype(v, dtype)
+    return out
+
+
+def _dense_rows(X, mask, dtype):
+    # The rows of a sparse matrix selected by ``mask`` as a dense numpy
+    # array, written from the stored entries (no densifying of ``X``).
+    rows = scipy.sparse.csr_matrix(X)[np.flatnonzero(mask)]
+    out = np.zeros(rows.shape, dtype=dtype)
+    row_ids = np.repeat(np.arange(rows.shape[0]), np.diff(rows.indptr))
+    np.add.at(out, (row_ids, rows.indices), rows.data)
     return out
 
 
