@@ -157,6 +157,8 @@ default=None
         are drawn on the host from the same generator on every backend, so a
         seed gives the same coefficients up to floating-point round-off.
         "output-perturbation" runs on the CPU only ("auto" selects it there).
+        Sparse ``X`` runs on the CPU ("auto" selects it, "cuda" raises a
+        TypeError).
     silo_epsilon : float or dict, default=None
         Federated mode (``fit(X, y, silos=...)``) only: the budget of every
         silo, or a dict from silo id to budget; None uses ``epsilon``. Each
@@ -447,7 +449,10 @@ default=None
                 "pass a dense array."
             )
         backend = resolve_backend(
-            X, self.device, array_api_solver=self.solver == "dp-sgd"
+            X,
+            # Sparse X runs on the host: "auto" picks the CPU for it.
+            "cpu" if sp.issparse(X) else self.device,
+            array_api_solver=self.solver == "dp-sgd",
         )
         X, y = validate_data(
             self,

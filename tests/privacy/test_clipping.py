@@ -59,3 +59,39 @@ def test_zero_gradient_has_factor_one():
 def test_infinite_clip_norm_disables_clipping():
     f = clip_factors(np.full((3, 2), 1e9), np.ones(3), np.inf)
     np.testing.assert_array_equal(f, np.ones(3))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_row_norms_equal_dense_ones_for_huge_and_empty_rows(fmt, dtype):
+    import scipy.sparse as sp
+
+    from sklearn_dpfair.privacy._clipping import stable_row_norms
+
+    big = np.finfo(dtype).max / 2
+    X = np.array(
+        [[0, 0, 0], [big, big, 0], [0, 0, 0], [1, 0, 2], [0, 3, 4], [0, 0, 0]],
+        dtype=dtype,
+    )
+    S = sp.csr_matrix(X).asformat(fmt)
+    with np.errstate(over="ignore"):
+        for s in (0.0, 1.0):
+            np.testing.assert_allclose(
+                augmented_row_norms(S, s), augmented_row_norms(X, s), rtol=1e-6
+            )
+        np.testing.assert_allclose(stable_row_norms(S), stable_row_norms(X), rtol=1e-6)
+    assert np.isfinite(augmented_row_norms(S, 1.0)[1])
+
+
+def test_sparse_clipped_gradient_sum_equals_dense():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 8)) * (rng.random((50, 8)) < 0.3)
+    R = rng.normal(size=(50, 3))
+    S = sp.csr_matrix(X)
+    dense = clipped_gradient_sum(X, R, augmented_row_norms(X, 1.0), 0.5, 1.0)
+    sparse = clipped_gradient_sum(S, R, augmented_row_norms(S, 1.0), 0.5, 1.0)
+    assert isinstance(sparse[0], np.ndarray)
+    for a, b in zip(sparse, dense):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)

@@ -168,3 +168,18 @@ def test_numpy_memory_is_batch_sized():
     batch = 0.05 * X.nbytes
     assert peak < 3 * batch + 4 * X.shape[0] * 8, (peak, X.nbytes)
     assert peak < X.nbytes
+
+
+def test_sparse_X_with_targets_on_another_namespace_is_refused_by_name():
+    import scipy.sparse as sp
+
+    torch = pytest.importorskip("torch")
+    X = sp.random(20, 4, density=0.5, format="csr", random_state=0)
+    y = torch.zeros(20, dtype=torch.float64)
+    with pytest.raises(TypeError, match="Sparse input X.*device"):
+        noisy_sgd(
+            X, y, BinaryLogisticLoss(),
+            mechanism=GaussianMechanism(clip_norm=1.0, noise_multiplier=1.0),
+            sampling_probability=0.5, n_steps=2, learning_rate=0.1, alpha=0.0,
+            intercept_scaling=1.0, rng=np.random.default_rng(0),
+        )

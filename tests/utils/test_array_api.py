@@ -313,3 +313,26 @@ def test_softmax_and_logs_of_extreme_scores_are_finite(name, asarray):
     # Finite input comes back as is (numpy: the very same object).
     finite = asarray(np.array([[1.0, 2.0]]))
     assert saturate(finite) is finite
+
+
+def test_finite_linear_scores_of_sparse_rows_densify_only_the_bad_rows(monkeypatch):
+    import scipy.sparse as sp
+
+    from sklearn_dpfair.utils._array_api import finite_linear_scores
+
+    X = np.array([[1.0, 2.0, 0.0], [1.7e308, 0.0, 0.0], [0.0, 0.0, 0.0],
+                  [-1.7e308, 1.7e308, 0.0]])
+    W = np.array([[2.0, 1.0], [1.5, -1.0], [3.0, 0.5]])
+    S = sp.csr_matrix(X)
+    with np.errstate(over="ignore", invalid="ignore"):
+        plain_dense = X @ W
+        plain_sparse = np.asarray(S @ W)
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("X was densified")
+
+    monkeypatch.setattr(sp.csr_matrix, "toarray", refuse)
+    expected = finite_linear_scores(plain_dense, X, W, 0.5)
+    got = finite_linear_scores(plain_sparse, S, W, 0.5)
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
