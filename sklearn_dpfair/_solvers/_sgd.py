@@ -34,7 +34,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
+from ..privacy._clipping import (
+    augmented_row_norms,
+    canonical_csr,
+    clipped_gradient_sum,
+)
 from ..utils._array_api import (
     array_namespace,
     device_of,
@@ -172,8 +176,9 @@ def noisy_sgd(
                 f"device {device_of(y)!r}. Use device='cpu' or a dense X."
             )
         # One conversion (CSC -> CSR, at most 2x the sparse storage): the
-        # batches are row gathers.
-        X = sp.csr_matrix(X)
+        # batches are row gathers. Duplicate entries are summed, so that the
+        # row norms the clipping relies on are those of the rows' values.
+        X = canonical_csr(X)
         xp, device = np, "cpu"
     else:
         xp = array_namespace(X, y)

@@ -36,6 +36,7 @@ from ..utils._array_api import (
 
 __all__ = [
     "augmented_row_norms",
+    "canonical_csr",
     "clip_factors",
     "clip_factors_from_norms",
     "clip_rows_to_norm",
@@ -81,10 +82,33 @@ def stable_row_norms(A):
     return _scatter_like(norms, overflowed, rescued)
 
 
+def canonical_csr(A):
+    """``A`` as a CSR matrix without duplicate entries (no copy if it is one).
+
+    A CSR matrix may store one position several times (its value is their
+    sum); the squares of the stored entries would then under-estimate the
+    row norm, and with it a record's clipped contribution. Duplicates are
+    summed on a copy (at most the sparse storage again).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair.privacy._clipping import canonical_csr
+    >>> A = sp.csr_matrix((np.ones(2), ([0, 0], [0, 0])), shape=(1, 2))
+    >>> canonical_csr(A).data
+    array([2.])
+    """
+    A = sp.csr_matrix(A)
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    return A
+
+
 def _sparse_squared_row_norms(A):
-    # Sums of squares of the stored entries of each row of a CSR matrix: one
-    # array of nnz squares (no dense row is formed). Overflow is expected
-    # for huge rows and rescued by the callers; numpy must not warn.
+    # Sums of squares of the stored entries of each row of a canonical CSR
+    # matrix: one array of nnz squares (no dense row is formed). Overflow is
+    # expected for huge rows and rescued by the callers; numpy must not warn.
     with np.errstate(over="ignore"):
         squares = A.data * A.data
     return _row_reduce(np.add, squares, A.indptr)
@@ -101,7 +125,7 @@ def _row_reduce(ufunc, values, indptr):
 def _sparse_stable_row_norms(A):
     # stable_row_norms for a CSR matrix: the same plain attempt and the same
     # rescue of the overflowed rows, on the stored entries only.
-    A = sp.csr_matrix(A)
+    A = canonical_csr(A)
     with np.errstate(over="ignore"):
         norms = np.sqrt(_sparse_squared_row_norms(A))
     overflowed = np.isinf(norms)
@@ -160,7 +184,7 @@ def augmented_row_norms(X, intercept_scaling=0.0):
         # Sparse rows (CSR): squares of the stored entries only.
         xp = np
         with np.errstate(over="ignore"):
-            norms = np.sqrt(_sparse_squared_row_norms(sp.csr_matrix(X)) + s**2)
+            norms = np.sqrt(_sparse_squared_row_norms(canonical_csr(X)) + s**2)
     else:
         xp = array_namespace(X)
         with np.errstate(over="ignore"):

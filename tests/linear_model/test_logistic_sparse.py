@@ -113,3 +113,21 @@ def test_sparse_input_refuses_silos():
     X, y = _data()
     with pytest.raises(TypeError, match="silos"):
         DPLogisticRegression(classes=[0, 1]).fit(sp.csr_matrix(X), y, silos=[0] * y.size)
+
+
+def test_duplicate_entries_of_a_csr_matrix_give_the_dense_fit():
+    """A non-canonical CSR (one position stored twice) is the matrix of the sums."""
+    X, y = _data()
+    S = sp.csr_matrix(X)
+    # Store every entry as two halves: same matrix, twice the stored entries.
+    counts = np.diff(S.indptr)
+    D = sp.csr_matrix(
+        (np.repeat(S.data / 2, 2), np.repeat(S.indices, 2),
+         np.concatenate([[0], np.cumsum(2 * counts)])),
+        shape=S.shape,
+    )
+    assert not D.has_canonical_format
+    kw = dict(classes=[0, 1])
+    np.testing.assert_allclose(
+        _clf(**kw).fit(D, y).coef_, _clf(**kw).fit(X, y).coef_, rtol=1e-10, atol=1e-14
+    )

@@ -95,3 +95,18 @@ def test_sparse_clipped_gradient_sum_equals_dense():
     assert isinstance(sparse[0], np.ndarray)
     for a, b in zip(sparse, dense):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+
+
+def test_sparse_row_norms_count_duplicate_entries_as_their_sum():
+    """A CSR row storing (0, 0) twice holds their sum: its norm is 2, not sqrt 2."""
+    import scipy.sparse as sp
+
+    A = sp.csr_matrix((np.ones(3), [0, 0, 1], [0, 2, 3]), shape=(2, 2))
+    assert not A.has_canonical_format
+    np.testing.assert_allclose(augmented_row_norms(A, 0.0), [2.0, 1.0])
+    # Clipping relies on it: the record's clipped term stays within C = 1.
+    coef_block, _ = clipped_gradient_sum(
+        A, np.array([[1.0], [0.0]]), augmented_row_norms(A, 0.0), 1.0, 0.0
+    )
+    assert np.linalg.norm(coef_block) <= 1.0 + 1e-12
+    assert not A.has_canonical_format  # the caller's matrix is not modified
