@@ -116,10 +116,15 @@ def _sparse_squared_row_norms(A):
 
 def _row_reduce(ufunc, values, indptr):
     # ``ufunc`` over each row's stored values (CSR ``indptr``); 0 for an
-    # empty row (reduceat would return the next row's first value there).
-    padded = np.append(values, 0).astype(values.dtype, copy=False)
-    reduced = ufunc.reduceat(padded, np.minimum(indptr[:-1], values.size))
-    return np.where(np.diff(indptr) > 0, reduced, np.zeros_like(reduced))
+    # empty row. reduceat runs over the non-empty rows only: their starts
+    # are increasing, and each segment ends where the next non-empty row
+    # starts (reduceat would return the next row's first value for an
+    # empty one), with no padded copy of ``values``.
+    nonempty = np.diff(indptr) > 0
+    out = np.zeros(nonempty.size, dtype=values.dtype)
+    if values.size:
+        out[nonempty] = ufunc.reduceat(values, indptr[:-1][nonempty])
+    return out
 
 
 def _sparse_stable_row_norms(A):
