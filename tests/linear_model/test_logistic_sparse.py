@@ -131,3 +131,12 @@ def test_duplicate_entries_of_a_csr_matrix_give_the_dense_fit():
     np.testing.assert_allclose(
         _clf(**kw).fit(D, y).coef_, _clf(**kw).fit(X, y).coef_, rtol=1e-10, atol=1e-14
     )
+
+
+def test_float32_sparse_input_stays_float32_and_matches_dense():
+    X, y = _data()
+    X = X.astype(np.float32)
+    dense = _clf(classes=[0, 1]).fit(X, y)
+    sparse = _clf(classes=[0, 1]).fit(sp.csr_matrix(X), y)
+    assert sparse.coef_.dtype == np.float32
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-4, atol=1e-6)
