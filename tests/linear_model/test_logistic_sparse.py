@@ -105,14 +105,16 @@ def test_wide_sparse_fit_peak_memory_is_far_below_dense_size():
 
 def test_sparse_input_on_cuda_is_refused_by_name():
     X, y = _data()
-    with pytest.raises((TypeError, ImportError, ValueError), match="(?i)sparse|torch|cuda"):
+    with pytest.raises(TypeError, match="Sparse input X runs on the CPU"):
         DPLogisticRegression(device="cuda").fit(sp.csr_matrix(X), y)
 
 
 def test_sparse_input_refuses_silos():
     X, y = _data()
     with pytest.raises(TypeError, match="silos"):
-        DPLogisticRegression(classes=[0, 1]).fit(sp.csr_matrix(X), y, silos=[0] * y.size)
+        DPLogisticRegression(classes=[0, 1]).fit(
+            sp.csr_matrix(X), y, silos=[0] * y.size
+        )
 
 
 def test_duplicate_entries_of_a_csr_matrix_give_the_dense_fit():
