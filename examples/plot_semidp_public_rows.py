@@ -62,8 +62,9 @@ sklearn.set_config(enable_metadata_routing=True)
 def make_model(**params):
     return make_pipeline(
         StandardScaler().set_fit_request(sample_weight=True),
+        # The scaler's public-row weights are not the regressor's weights.
         SemiDPLinearRegression(**{"random_state": 0, **params}).set_fit_request(
-            public_mask=True
+            public_mask=True, sample_weight=False
         ),
     )
 
