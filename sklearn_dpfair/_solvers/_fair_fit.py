@@ -33,7 +33,6 @@ row whose logits overflow the fixed contribution 0 (no numpy warning).
 
 import functools
 import math
-import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -58,6 +57,7 @@ from ..privacy._calibration import _calibrate, noise_multiplier_for_gaussian
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord, check_budget
 from ..utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
+from ..utils._validation import warn_at_caller
 from ._fair_lbfgs import refine_full_batch
 from ._heavy_tail_dpsgd import normalized_weights
 from ._schedules import sgd_schedule
@@ -291,10 +291,9 @@ def _warn_floored(counts, floor, group_labels, constraint):
         names = list(group_labels.tolist())
         labels = sorted({repr(names[r]) for r in np.nonzero(low)[1]})
         where = "" if constraint.name == "demographic_parity" else " within a label"
-        warnings.warn(
+        warn_at_caller(
             _FLOORED.format(labels=", ".join(labels[:10]), floor=floor, where=where),
             UserWarning,
-            stacklevel=4,
         )
 
 
@@ -563,14 +562,13 @@ def _bounded_path(problem, bound):
         )
     else:
         best = min(path, key=lambda p: p["training_disparity"])
-        warnings.warn(
+        warn_at_caller(
             _BOUND_NOT_MET.format(
                 bound=bound,
                 best=best["training_disparity"],
                 lam=best["fairness_weight"],
             ),
             UserWarning,
-            stacklevel=5,
         )
     coef, w0 = models[best["fairness_weight"]]
     lam = best["fairness_weight"]
@@ -984,12 +982,11 @@ def fit_fermi(
         if privacy is None:
             extra["disparity"] = problem.disparity(to_numpy(coef_m), to_numpy(w0_m))
     if privacy is None and extra.get("converged") is False:
-        warnings.warn(
+        warn_at_caller(
             _NOT_CONVERGED.format(
                 stat=extra["stationarity"], tol=tol, it=extra["n_final_iter"]
             ),
             ConvergenceWarning,
-            stacklevel=4,
         )
 
     coef_m, w0_m = _on_backend(coef_m, X_solver), _on_backend(w0_m, X_solver)

@@ -30,13 +30,13 @@ product is needed.
 """
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..exceptions import PrivacyLeakWarning
+from ..utils._validation import warn_at_caller
 
 __all__ = [
     "FrankWolfeResult",
@@ -87,7 +87,7 @@ def resolve_feature_inf_bound(bound, X):
     if bound is not None:
         return float(bound), []
     # resolve <- fit_dp_frank_wolfe <- fit <- _fit_context <- the caller.
-    warnings.warn(_BOUND_INFERRED, PrivacyLeakWarning, stacklevel=5)
+    warn_at_caller(_BOUND_INFERRED, PrivacyLeakWarning)
     data = X.data if sp.issparse(X) else X
     largest = float(np.max(np.abs(data))) if data.size else 0.0
     return (largest if largest > 0 else 1.0), [

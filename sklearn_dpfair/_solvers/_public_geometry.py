@@ -17,12 +17,12 @@ Coordinates. With an intercept, rows are augmented with a constant column
 """
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..privacy._clipping import augmented_row_norms
+from ..utils._validation import warn_at_caller
 
 __all__ = [
     "PublicGeometry",
@@ -186,7 +186,7 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
     if n_pub - dof >= 1.0:
         noise_variance = float(residual @ residual) / (n_pub - dof)
     else:
-        warnings.warn(_FEW_PUBLIC_ROWS.format(n=n_pub, p=p), UserWarning, stacklevel=4)
+        warn_at_caller(_FEW_PUBLIC_ROWS.format(n=n_pub, p=p), UserWarning)
         noise_variance = float(np.var(y_pub)) if n_pub > 1 else 1.0
     noise_variance = max(noise_variance, np.finfo(float).tiny)
 

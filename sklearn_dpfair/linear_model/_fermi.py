@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """FERMI: fair (ERMI-regularized) logistic regression, with and without DP."""
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -210,7 +209,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
     def _encode_groups(self, sensitive_features, n_samples, caveats):
         name = type(self).__name__
         if sensitive_features is None:
-            warnings.warn(_NO_SENSITIVE.format(name=name), UserWarning, stacklevel=3)
+            warn_at_caller(_NO_SENSITIVE.format(name=name), UserWarning)
             labels = np.array([None], dtype=object)
             return np.zeros(n_samples, dtype=np.intp), labels, caveats
         encoding = encode_sensitive_features(
@@ -219,10 +218,9 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         if encoding.n_groups == 0:
             raise ValueError("Every value of sensitive_features is missing (None/NaN).")
         if encoding.n_groups == 1:
-            warnings.warn(
+            warn_at_caller(
                 _ONE_GROUP.format(group=encoding.groups[0], name=name),
                 UserWarning,
-                stacklevel=3,
             )
         return encoding.codes, encoding.groups, caveats
 

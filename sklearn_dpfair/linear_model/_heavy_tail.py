@@ -3,7 +3,6 @@
 """Differentially private linear regression that stays accurate on heavy-tailed data."""
 
 import math
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -24,7 +23,11 @@ from .._solvers._heavy_tail_fit import (
 from ..privacy._random import check_noise_generator
 from ..privacy._zcdp import rho_for_epsilon
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
-from ..utils._validation import check_delta_for_n, check_public_weights
+from ..utils._validation import (
+    check_delta_for_n,
+    check_public_weights,
+    warn_at_caller,
+)
 
 __all__ = ["HeavyTailDPRegressor"]
 
@@ -471,16 +474,15 @@ default=None
             sample_weight=weights,
         )
         if result.fallback is not None:
-            warnings.warn(
+            warn_at_caller(
                 result.fallback[0].upper() + result.fallback[1:] + ".",
                 UserWarning,
-                stacklevel=2,
             )
         hit = _radius_hit(result, self._config())
         if hit is not None:
             # A function of the released coefficients only (post-processing):
             # the warning reads nothing else, so it is no privacy caveat.
-            warnings.warn(hit, UserWarning, stacklevel=2)
+            warn_at_caller(hit, UserWarning)
 
         self.coef_ = result.coef
         self.intercept_ = result.intercept

@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Semi-differentially private linear regression: DP with some public rows."""
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -17,7 +16,11 @@ from .._base import (
 from .._solvers._semidp_fit import fit_semidp
 from ..privacy._random import check_noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ..utils._validation import check_delta_for_n, check_public_weights
+from ..utils._validation import (
+    check_delta_for_n,
+    check_public_weights,
+    warn_at_caller,
+)
 
 __all__ = ["SemiDPLinearRegression"]
 
@@ -32,7 +35,7 @@ NO_PUBLIC_MASK = (
 def check_public_mask(public_mask, n_samples):
     """Validate ``public_mask``: boolean, one entry per sample."""
     if public_mask is None:
-        warnings.warn(NO_PUBLIC_MASK, UserWarning, stacklevel=4)
+        warn_at_caller(NO_PUBLIC_MASK, UserWarning)
         return np.zeros(n_samples, dtype=bool)
     mask = np.asarray(public_mask)
     if mask.dtype != bool:

@@ -8,7 +8,12 @@ from sklearn.model_selection import GridSearchCV, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from sklearn_dpfair import DPFERMIClassifier, DPLogisticRegression
+from sklearn_dpfair import (
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    FERMIClassifier,
+    SemiDPLinearRegression,
+)
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
 from sklearn_dpfair.utils._validation import warn_at_caller
 
@@ -92,3 +97,22 @@ def test_warn_at_caller_shows_a_location_once_under_default():
         warn_at_caller("another cause", UserWarning)
     assert [str(w.message) for w in record] == ["same cause", "another cause"]
     assert all(w.filename == __file__ for w in record)
+
+
+@pytest.mark.parametrize(
+    "estimator, target, text",
+    [
+        (SemiDPLinearRegression(random_state=0), float, "public_mask was not given"),
+        (FERMIClassifier(max_iter=2), int, "sensitive"),
+    ],
+)
+def test_other_estimator_warnings_point_at_the_caller(estimator, target, text):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 0] > 0).astype(target)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        estimator.fit(X, y)
+    ours = [w for w in caught if text in str(w.message)]
+    assert ours, [str(w.message) for w in caught]
+    assert all(w.filename == __file__ for w in ours)
