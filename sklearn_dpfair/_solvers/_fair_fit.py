@@ -57,9 +57,8 @@ from ..privacy._calibration import _calibrate, noise_multiplier_for_gaussian
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord, check_budget
 from ..utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
-from ..utils._validation import warn_at_caller
+from ..utils._validation import normalized_weights, warn_at_caller
 from ._fair_lbfgs import refine_full_batch
-from ._heavy_tail_dpsgd import normalized_weights
 from ._schedules import sgd_schedule
 from ._sgda import noisy_sgda, softmax_terms
 

@@ -64,6 +64,7 @@ from ..privacy._calibration import _calibrate
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord, check_budget
 from ..privacy._zcdp import ZCDP_ACCOUNTANT, ZCDPLedger
+from ..utils._validation import normalized_weights
 from ._private_quantile import (
     POSITIVE_EDGES,
     SIGNED_DECADE_EDGES,
@@ -82,7 +83,6 @@ __all__ = [
     "dpsgd_plan",
     "fit_heavy_tail_dpsgd",
     "minimum_signal",
-    "normalized_weights",
     "tuning_share",
     "unit_gradient",
 ]
@@ -411,33 +411,6 @@ def fit_heavy_tail_dpsgd(
             caveats,
             schedule,
         )
-
-
-def normalized_weights(sample_weight, n_samples):
-    """Public weights rescaled to mean 1 (None stays None).
-
-    Uniform weights become exactly 1, so they reproduce the unweighted fit.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._heavy_tail_dpsgd import normalized_weights
-    >>> normalized_weights(np.array([2.0, 2.0, 8.0]), 3)
-    array([0.5, 0.5, 2. ])
-    >>> normalized_weights(np.array([1e308, 1e308, 0.0]), 3)
-    array([1.5, 1.5, 0. ])
-    """
-    if sample_weight is None:
-        return None
-    weights = np.asarray(sample_weight, dtype=np.float64)
-    # Divided by the largest weight first, so that the sum neither overflows
-    # (weights near 1e308) nor the ratio does (subnormal weights): the
-    # rescaled weights are finite, in [0, n].
-    weights = weights / np.max(weights)
-    weights = weights * (n_samples / weights.sum())
-    if np.all(weights == weights[0]):
-        return None
-    return weights
 
 
 def minimum_signal(n_params, schedule=DPSGD_SCHEDULE):

@@ -29,6 +29,7 @@ from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord, check_budget
 from ..privacy._zcdp import ZCDP_ACCOUNTANT, rho_for_epsilon
 from ..utils._array_api import NUMPY_BACKEND
+from ..utils._validation import normalized_weights
 from ._frank_wolfe import (
     auto_frank_wolfe_steps,
     clip_coordinates,
@@ -36,7 +37,6 @@ from ._frank_wolfe import (
     resolve_feature_inf_bound,
     score_sensitivity,
 )
-from ._heavy_tail_dpsgd import normalized_weights
 from ._output_perturbation import (
     MAX_FALLBACK_STEPS,
     certified_regularized_erm,

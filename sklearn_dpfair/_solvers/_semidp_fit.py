@@ -48,7 +48,7 @@ from ..privacy._accounting import (
 from ..privacy._calibration import calibrate_noise_multiplier
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord
-from ._heavy_tail_dpsgd import normalized_weights
+from ..utils._validation import normalized_weights
 from ._public_geometry import (
     newton_preconditioner,
     pda_md_preconditioner,

@@ -427,7 +427,7 @@ def test_semidp_heavy_row_moves_the_private_sum_by_at_most_the_clip(
     "weights", [[1e308, 1e308, 1.0, 1.0], [1e-320, 2e-320, 0.0, 1e-320]]
 )
 def test_extreme_weights_are_rescaled_to_finite_weights(weights):
-    from sklearn_dpfair._solvers._heavy_tail_dpsgd import normalized_weights
+    from sklearn_dpfair.utils._validation import normalized_weights
 
     w = np.array(weights * 50)
     scaled = normalized_weights(w, w.size)
