@@ -36,12 +36,12 @@ from ..privacy._clipping import (
     clip_factors_from_norms,
     clipped_gradient_sum,
     finite_rows_mask,
+    per_example_norms,
     stable_row_norms,
 )
 
 __all__ = [
     "clipped_gradient_mean",
-    "gradient_norms",
     "gradient_norms_at_zero",
     "linear_raw",
     "mean_oracle",
@@ -110,40 +110,6 @@ def linear_raw(X, w, intercept_scaling):
     return (X @ w[:-1] + intercept_scaling * w[-1])[:, None]
 
 
-def gradient_norms(raw_gradient, row_norms):
-    """Per-example gradient norms ``||r_i|| ||[x_i, s]||`` that never are ``nan``.
-
-    The factors' norms are overflow-safe; a zero gradient has norm 0 even
-    when its row's norm overflowed (no ``0 * inf``), and a non-finite
-    gradient has norm ``inf``. Used by the private medians, whose inputs
-    must be well defined whatever one record holds.
-
-    Parameters
-    ----------
-    raw_gradient : ndarray of shape (n_samples, n_outputs)
-    row_norms : ndarray of shape (n_samples,)
-        Norms of the augmented rows (:func:`augmented_row_norms`).
-
-    Returns
-    -------
-    norms : ndarray of shape (n_samples,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._mean_oracle import gradient_norms
-    >>> gradient_norms(np.array([[2.0], [0.0], [np.nan]]), np.array([3.0, np.inf, 1.0]))
-    array([ 6.,  0., inf])
-    """
-    with np.errstate(**_QUIET):
-        finite = finite_rows_mask(raw_gradient)
-        safe = np.where(finite[:, None], raw_gradient, 0.0)
-        norms = stable_row_norms(safe) * row_norms
-        zero = np.all(safe == 0, axis=1)
-        norms = np.where(zero, 0.0, norms)
-    return np.where(finite, norms, np.inf)
-
-
 def gradient_norms_at_zero(X, y, loss, intercept_scaling):
     """Per-example gradient norms of a linear model at the public start ``w = 0``.
 
@@ -161,7 +127,8 @@ def gradient_norms_at_zero(X, y, loss, intercept_scaling):
     with np.errstate(**_QUIET):
         raw_grad = loss.raw_gradient(y, linear_raw(X, zero, s))
         row_norms = augmented_row_norms(X, s)
-    return gradient_norms(raw_grad, row_norms)
+    with np.errstate(**_QUIET):
+        return per_example_norms(raw_grad, row_norms)
 
 
 def clipped_gradient_mean(

@@ -43,6 +43,7 @@ __all__ = [
     "clipped_gradient_sum",
     "clipped_rows",
     "finite_rows_mask",
+    "per_example_norms",
     "stable_row_norms",
 ]
 
@@ -286,11 +287,44 @@ def clip_factors(raw_gradient, row_norms, clip_norm):
             dtype=raw_gradient.dtype,
             device=device_of(raw_gradient),
         )
+    norms = per_example_norms(raw_gradient, row_norms)
+    return clip_factors_from_norms(norms, clip_norm)
+
+
+def per_example_norms(raw_gradient, row_norms):
+    """Per-example gradient norms ``||r_i|| ||[x_i, s]||`` of a linear model, never ``nan``.
+
+    Float64 whatever the input precision. Both factors' norms are
+    overflow-safe (a float32 product that overflows is recomputed in
+    float64); a zero gradient has norm 0 even on a row whose norm overflowed
+    (no ``0 * inf``); a non-finite gradient has norm ``inf``, which
+    :func:`clip_factors_from_norms` turns into the factor 0.
+
+    Parameters
+    ----------
+    raw_gradient : array of shape (n_samples, n_outputs)
+        Per-sample gradient in raw-prediction space.
+    row_norms : array of shape (n_samples,)
+        Norms of the augmented rows (:func:`augmented_row_norms`).
+
+    Returns
+    -------
+    norms : array of shape (n_samples,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._clipping import per_example_norms
+    >>> per_example_norms(np.array([[2.0], [0.0], [np.nan]]),
+    ...                   np.array([3.0, np.inf, 1.0]))
+    array([ 6.,  0., inf])
+    """
+    xp = array_namespace(raw_gradient, row_norms)
     # The product overflows to inf for a huge record (factor 0 below) and is
     # 0 * inf = nan for a zero gradient on an unbounded row (fixed below):
     # both expected, so numpy must not warn (a warning would depend on data).
-    gradient_norms = stable_row_norms(raw_gradient)
     with np.errstate(over="ignore", invalid="ignore"):
+        gradient_norms = stable_row_norms(raw_gradient)
         norms = gradient_norms * row_norms
         norms = xp.astype(norms, xp.float64, copy=False)
         if gradient_norms.dtype != xp.float64 and bool(xp.any(xp.isinf(norms))):
@@ -304,8 +338,9 @@ def clip_factors(raw_gradient, row_norms, clip_norm):
     # gives 0 * inf = nan; its gradient is zero, so its norm is zero.
     zero_gradient = xp.all(raw_gradient == 0, axis=1)
     norms = xp.where(zero_gradient, xp.zeros_like(norms), norms)
-    # Any other non-finite norm (a non-finite raw gradient) gets factor 0.
-    return clip_factors_from_norms(norms, clip_norm)
+    # What is still nan came from a non-finite raw gradient (a finite one
+    # times a finite or infinite row norm is a number or inf): norm inf.
+    return xp.where(xp.isnan(norms), xp.full_like(norms, math.inf), norms)
 
 
 def clip_factors_from_norms(norms, clip_norm):

@@ -17,7 +17,6 @@ import pytest
 from sklearn_dpfair._loss import HuberLoss, PinballLoss, SquaredLoss
 from sklearn_dpfair._solvers._mean_oracle import (
     clipped_gradient_mean,
-    gradient_norms,
     gradient_norms_at_zero,
     mean_oracle,
 )
@@ -28,6 +27,7 @@ from sklearn_dpfair._solvers._private_quantile import (
     quantile_utility,
 )
 from sklearn_dpfair.privacy import GaussianMechanism
+from sklearn_dpfair.privacy._clipping import per_example_norms
 
 # (row, target) of one crafted record; d = 2 features.
 CRAFTED = [
@@ -109,16 +109,17 @@ def test_explicit_oracle_clips_huge_vectors_and_zeroes_non_finite_ones():
 
 def test_gradient_norms_never_nan():
     # 0 * inf (a zero gradient on a row whose norm overflows) is 0, a
-    # non-finite gradient has norm inf, huge finite products stay exact.
-    norms = gradient_norms(
-        np.array([[0.0], [np.nan], [-np.inf], [1e200], [2.0]]),
-        np.array([np.inf, 1.0, 1.0, 1e200, 3.0]),
-    )
-    np.testing.assert_array_equal(norms, [0.0, np.inf, np.inf, np.inf, 6.0])
+    # non-finite gradient has norm inf, huge finite products stay exact;
+    # nothing warns.
     X = np.array([[1.7e308, 1.7e308], [1e200, 0.0], [3.0, 0.0]])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        norms = per_example_norms(
+            np.array([[0.0], [np.nan], [-np.inf], [1e200], [2.0]]),
+            np.array([np.inf, 1.0, 1.0, 1e200, 3.0]),
+        )
         at_zero = gradient_norms_at_zero(X, np.array([0.0, 2.0, 4.0]), SquaredLoss(), 4)
+    np.testing.assert_array_equal(norms, [0.0, np.inf, np.inf, np.inf, 6.0])
     np.testing.assert_allclose(at_zero, [0.0, 2e200, 20.0])
 
 
