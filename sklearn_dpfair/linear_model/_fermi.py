@@ -15,7 +15,7 @@ from .._base import (
     PrivateEstimatorMixin,
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
-from .._solvers._fair_fit import FairPrivacy, fit_fermi
+from .._solvers.fermi._fit import FairPrivacy, fit_fermi
 from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
 from ..privacy._random import check_noise_generator
@@ -772,7 +772,7 @@ default=None
         multipliers, the histogram's and the selection's. ``dp_event_`` is
         rebuilt from them (with ``marginal_noise_multiplier_`` and
         ``selection_noise_multiplier_``) by ``fermi_event`` in
-        ``sklearn_dpfair._solvers._fair_fit``.
+        ``sklearn_dpfair._solvers.fermi._fit``.
     privacy_caveats_ : list of str
         What was read from the private data outside the guarantee.
     n_features_in_ : int

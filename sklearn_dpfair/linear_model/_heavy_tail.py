@@ -15,7 +15,7 @@ from .._base import (
     PrivateEstimatorMixin,
 )
 from .._loss import AbsoluteLoss, HuberLoss, PinballLoss, SquaredLoss
-from .._solvers._heavy_tail_fit import (
+from .._solvers.heavy_tail._fit import (
     ONE_PASS_RADIUS,
     HeavyTailConfig,
     fit_heavy_tail,

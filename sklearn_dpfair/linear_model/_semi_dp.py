@@ -13,7 +13,7 @@ from .._base import (
     LinearRegressorMixin,
     PrivateEstimatorMixin,
 )
-from .._solvers._semidp_fit import fit_semidp
+from .._solvers.semi_dp._fit import fit_semidp
 from ..privacy._random import check_noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (

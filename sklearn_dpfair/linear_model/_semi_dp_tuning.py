@@ -7,9 +7,9 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_X_y
 
-from .._solvers._public_geometry import public_geometry
-from .._solvers._public_tuning import choose_hyperparameters
-from .._solvers._semidp_fit import SENSITIVITY_FACTOR, _noise_multiplier
+from .._solvers.semi_dp._public_geometry import public_geometry
+from .._solvers.semi_dp._public_tuning import choose_hyperparameters
+from .._solvers.semi_dp._fit import SENSITIVITY_FACTOR, _noise_multiplier
 from ..utils._sklearn_compat import Interval, Options, StrOptions, validate_params
 
 __all__ = ["semidp_hyperparameters"]

@@ -13,7 +13,7 @@ between this module and a solver is an error, never a silent overspend.
 
 from dataclasses import dataclass
 
-from .._solvers._fair_fit import (
+from .._solvers.fermi._fit import (
     FairPrivacy,
     _marginal_noise,
     calibrate_fermi_noise,

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
-from sklearn_dpfair._solvers._fair_fit import fermi_event
+from sklearn_dpfair._solvers.fermi._fit import fermi_event
 from sklearn_dpfair.privacy._accounting import epsilon_of
 
 DECLARED = {"classes": [0, 1], "groups": [0, 1]}

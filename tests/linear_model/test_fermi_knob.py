@@ -12,7 +12,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
-from sklearn_dpfair._solvers._fair_fit import PRIVATE_BOUND_WEIGHTS, fermi_event
+from sklearn_dpfair._solvers.fermi._fit import PRIVATE_BOUND_WEIGHTS, fermi_event
 from sklearn_dpfair.fairness import make_constraint
 from sklearn_dpfair.fairness._disparity import hard_disparity, prediction_counts
 from sklearn_dpfair.metrics import ermi_score
@@ -224,7 +224,7 @@ def test_multiclass_intersectional_converges_at_large_weight(constraint):
 
 
 def test_unreachable_bound_warns_and_returns_the_fairest_model(monkeypatch):
-    import sklearn_dpfair._solvers._fair_fit as fair_fit
+    import sklearn_dpfair._solvers.fermi._fit as fair_fit
 
     # A short search (weights up to 1) cannot reach a tight bound here
     # (three classes: no shared-threshold fallback).
@@ -420,7 +420,7 @@ def test_binary_full_batch_phase_solves_the_two_logit_objective(alpha, fit_inter
     # The binary phase works on one logit; at its solution the gradient of
     # the two-logit objective (the model as returned) is ~0 along the
     # coordinates it can move (coef[:, 1] - coef[:, 0], the intercept).
-    from sklearn_dpfair._solvers._fair_lbfgs import (
+    from sklearn_dpfair._solvers.fermi._lbfgs import (
         exact_dual_objective,
         refine_full_batch,
     )

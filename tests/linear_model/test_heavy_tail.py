@@ -431,7 +431,7 @@ def test_weighted_clip_bound_holds_per_record():
     # The per-record term that enters the noisy sum is the clipped weighted
     # gradient: its norm is at most the clip whatever the weight.
     from sklearn_dpfair._loss import SquaredLoss
-    from sklearn_dpfair._solvers._heavy_tail_dpsgd import _WeightedLoss
+    from sklearn_dpfair._solvers.heavy_tail._dpsgd import _WeightedLoss
     from sklearn_dpfair.privacy._clipping import clip_factors
 
     loss = _WeightedLoss(SquaredLoss())

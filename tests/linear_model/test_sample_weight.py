@@ -306,7 +306,7 @@ def test_dp_fermi_heavy_record_moves_each_noisy_sum_by_at_most_its_clip(monkeypa
     # (weight 0). The weights are used as given (no rescaling to mean 1, a
     # public constant) so that the two fits differ in that record only; a
     # spy on the mechanism captures the clipped sums before the noise.
-    import sklearn_dpfair._solvers._fair_fit as fair_fit
+    import sklearn_dpfair._solvers.fermi._fit as fair_fit
 
     monkeypatch.setattr(
         fair_fit, "normalized_weights", lambda w, n: np.asarray(w, dtype=float)
@@ -394,7 +394,7 @@ def test_semidp_heavy_row_moves_the_private_sum_by_at_most_the_clip(
     # (weight 0); weights are used as given (no rescaling to mean 1) so the
     # two fits differ in that row only. A spy on the mechanism captures the
     # clipped private sum of the first step before its noise.
-    import sklearn_dpfair._solvers._semidp_fit as semidp_fit
+    import sklearn_dpfair._solvers.semi_dp._fit as semidp_fit
 
     monkeypatch.setattr(
         semidp_fit, "normalized_weights", lambda w, n: np.asarray(w, dtype=float)

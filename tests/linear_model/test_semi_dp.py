@@ -9,7 +9,7 @@ from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.model_selection import KFold, cross_validate
 
 from sklearn_dpfair import SemiDPLinearRegression
-from sklearn_dpfair._solvers import _semidp_fit
+from sklearn_dpfair._solvers.semi_dp import _fit as _semidp_fit
 from sklearn_dpfair.linear_model import semidp_hyperparameters
 from sklearn_dpfair.privacy._accounting import epsilon_of, noisy_sgd_event
 

@@ -92,7 +92,7 @@ def exact_dual_objective(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._fair_lbfgs import exact_dual_objective
+    >>> from sklearn_dpfair._solvers.fermi._lbfgs import exact_dual_objective
     >>> X, y = np.array([[1.0], [-1.0]]), np.array([1, 0])
     >>> value, grad, proba = exact_dual_objective(
     ...     np.zeros(4), X, y, regularizer=None, constants=None,

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy._accounting import noisy_sgd_event, non_private_event
-from ..privacy._mechanism import GaussianMechanism
+from ...privacy._accounting import noisy_sgd_event, non_private_event
+from ...privacy._mechanism import GaussianMechanism
 from ._mean_oracle import clipped_gradient_mean
 from ._projections import project_two_balls
 
@@ -82,7 +82,7 @@ def localized_plan(n_used, d, eps, k, *, diameter, scale, clips, max_steps=None)
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._localized import localized_plan
+    >>> from sklearn_dpfair._solvers.heavy_tail._localized import localized_plan
     >>> plan = localized_plan(8, 2, 1.0, 2.0, diameter=2.0, scale=1.0,
     ...                       clips=[1.0, 1.0, 1.0])
     >>> [ph.n_rows for ph in plan], [ph.n_steps for ph in plan]
@@ -129,7 +129,7 @@ def phase_noise_multiplier(phase, rho):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._localized import (
+    >>> from sklearn_dpfair._solvers.heavy_tail._localized import (
     ...     LocalizedPhase, phase_noise_multiplier)
     >>> phase_noise_multiplier(LocalizedPhase(4, 8, 1.0, 1.0, 1.0, 1.0), 1.0)
     2.0
@@ -166,7 +166,7 @@ def localized_phase_events(phases, rho):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._localized import (
+    >>> from sklearn_dpfair._solvers.heavy_tail._localized import (
     ...     localized_phase_events, localized_plan)
     >>> plan = localized_plan(8, 2, 1.0, 2.0, diameter=2.0, scale=1.0,
     ...                       clips=[1.0, 1.0, 1.0])

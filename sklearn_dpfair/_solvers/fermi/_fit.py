@@ -38,28 +38,28 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._loss import SoftmaxLoss
-from ..fairness._disparity import (
+from ..._loss import SoftmaxLoss
+from ...fairness._disparity import (
     disparity_from_counts,
     disparity_margin,
     hard_disparity,
     prediction_counts,
 )
-from ..fairness._ermi import ERMIRegularizer
-from ..privacy._accounting import (
+from ...fairness._ermi import ERMIRegularizer
+from ...privacy._accounting import (
     composed_event,
     epsilon_of,
     gaussian_event,
     noisy_sgd_event,
     non_private_event,
 )
-from ..privacy._calibration import _calibrate, noise_multiplier_for_gaussian
-from ..privacy._mechanism import GaussianMechanism
-from ..privacy._record import PrivacyRecord, check_budget
-from ..utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
-from ..utils._validation import normalized_weights, warn_at_caller
-from ._fair_lbfgs import refine_full_batch
-from ._schedules import sgd_schedule
+from ...privacy._calibration import _calibrate, noise_multiplier_for_gaussian
+from ...privacy._mechanism import GaussianMechanism
+from ...privacy._record import PrivacyRecord, check_budget
+from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
+from ...utils._validation import normalized_weights, warn_at_caller
+from ._lbfgs import refine_full_batch
+from .._schedules import sgd_schedule
 from ._sgda import noisy_sgda, softmax_terms
 
 __all__ = ["FERMIFit", "FairPrivacy", "fit_fermi"]

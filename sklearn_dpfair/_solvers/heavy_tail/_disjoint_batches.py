@@ -33,7 +33,7 @@ def disjoint_batches(rng, n_samples, n_batches, batch_size):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._disjoint_batches import disjoint_batches
+    >>> from sklearn_dpfair._solvers.heavy_tail._disjoint_batches import disjoint_batches
     >>> b = disjoint_batches(np.random.default_rng(0), 10, 3, 3)
     >>> b.shape, np.unique(b).size
     ((3, 3), 9)
@@ -66,7 +66,7 @@ def disjoint_blocks(rng, n_samples, sizes):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._disjoint_batches import disjoint_blocks
+    >>> from sklearn_dpfair._solvers.heavy_tail._disjoint_batches import disjoint_blocks
     >>> [b.size for b in disjoint_blocks(np.random.default_rng(0), 8, [4, 2, 1])]
     [4, 2, 1]
     """

@@ -39,22 +39,22 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..exceptions import PrivacyBudgetError
-from ..privacy._accounting import (
+from ...exceptions import PrivacyBudgetError
+from ...privacy._accounting import (
     composed_event,
     epsilon_of,
     noisy_sgd_event,
     zcdp_event,
 )
-from ..privacy._mechanism import GaussianMechanism
-from ..privacy._record import PrivacyRecord, check_budget
-from ..privacy._zcdp import ZCDP_ACCOUNTANT, ZCDPLedger
+from ...privacy._mechanism import GaussianMechanism
+from ...privacy._record import PrivacyRecord, check_budget
+from ...privacy._zcdp import ZCDP_ACCOUNTANT, ZCDPLedger
 from ._clipped_acsa import clipped_acsa
 from ._clipped_prox import clipped_prox
 from ._clipped_sgd import clipped_sgd
 from ._disjoint_batches import disjoint_batches, disjoint_blocks
-from ._heavy_tail_dpsgd import fit_heavy_tail_dpsgd
-from ._heavy_tail_schedules import (
+from ._dpsgd import fit_heavy_tail_dpsgd
+from ._schedules import (
     acsa_step_size,
     acsa_steps,
     clip_auto,

@@ -95,7 +95,7 @@ def inverse_variance_weight(v_public, v_private):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._public_tuning import inverse_variance_weight
+    >>> from sklearn_dpfair._solvers.semi_dp._public_tuning import inverse_variance_weight
     >>> inverse_variance_weight(1.0, 3.0)
     (0.25, 0.75)
     """

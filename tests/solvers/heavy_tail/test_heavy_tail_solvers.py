@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from sklearn_dpfair._loss import PinballLoss, SquaredLoss
-from sklearn_dpfair._solvers._clipped_acsa import clipped_acsa
-from sklearn_dpfair._solvers._clipped_prox import clipped_prox
-from sklearn_dpfair._solvers._clipped_sgd import clipped_sgd
-from sklearn_dpfair._solvers._disjoint_batches import disjoint_batches, disjoint_blocks
-from sklearn_dpfair._solvers._heavy_tail_schedules import stich_schedule
-from sklearn_dpfair._solvers._localized import localized_plan, localized_subgradient
-from sklearn_dpfair._solvers._projections import (
+from sklearn_dpfair._solvers.heavy_tail._clipped_acsa import clipped_acsa
+from sklearn_dpfair._solvers.heavy_tail._clipped_prox import clipped_prox
+from sklearn_dpfair._solvers.heavy_tail._clipped_sgd import clipped_sgd
+from sklearn_dpfair._solvers.heavy_tail._disjoint_batches import disjoint_batches, disjoint_blocks
+from sklearn_dpfair._solvers.heavy_tail._schedules import stich_schedule
+from sklearn_dpfair._solvers.heavy_tail._localized import localized_plan, localized_subgradient
+from sklearn_dpfair._solvers.heavy_tail._projections import (
     project_ball,
     project_two_balls,
     prox_elastic_net,

@@ -24,7 +24,7 @@ def ridge_gradient(w, alpha, n_penalized):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._clipped_sgd import ridge_gradient
+    >>> from sklearn_dpfair._solvers.heavy_tail._clipped_sgd import ridge_gradient
     >>> ridge_gradient(np.array([1.0, 2.0, 3.0]), 0.5, 2)
     array([0.5, 1. , 0. ])
     """

@@ -67,7 +67,7 @@ def em_epsilon(rho):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._private_quantile import em_epsilon
+    >>> from sklearn_dpfair._solvers.heavy_tail._private_quantile import em_epsilon
     >>> em_epsilon(0.125)
     1.0
     """
@@ -87,7 +87,7 @@ def quantile_utility(values, quantile, grid=LOG_GRID, weights=None):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._private_quantile import quantile_utility
+    >>> from sklearn_dpfair._solvers.heavy_tail._private_quantile import quantile_utility
     >>> quantile_utility(np.array([1.0, 3.0, np.nan]), 0.5, np.array([0.5, 2.0]))
     array([-1.5, -0.5])
     """
@@ -133,7 +133,7 @@ def private_quantile(values, quantile, rho, rng, grid=LOG_GRID, weights=None):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._private_quantile import private_quantile
+    >>> from sklearn_dpfair._solvers.heavy_tail._private_quantile import private_quantile
     >>> v = np.random.default_rng(0).lognormal(size=20000)
     >>> m = private_quantile(v, 0.5, 0.01, np.random.default_rng(1))
     >>> 0.8 < m < 1.25
@@ -209,7 +209,7 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._private_quantile import noisy_histogram
+    >>> from sklearn_dpfair._solvers.heavy_tail._private_quantile import noisy_histogram
     >>> counts, _ = noisy_histogram(np.array([1.0, 2.0, -3.0]), np.inf, None)
     >>> int(counts.sum())
     3
@@ -235,7 +235,7 @@ def histogram_support(counts, threshold, edges=SIGNED_DECADE_EDGES):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._private_quantile import (
+    >>> from sklearn_dpfair._solvers.heavy_tail._private_quantile import (
     ...     histogram_support, noisy_histogram)
     >>> y = np.random.default_rng(0).normal(150.0, 75.0, size=300)
     >>> counts, threshold = noisy_histogram(
@@ -267,7 +267,7 @@ def histogram_quantiles(counts, threshold, levels, edges=SIGNED_EDGES):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._private_quantile import (
+    >>> from sklearn_dpfair._solvers.heavy_tail._private_quantile import (
     ...     histogram_quantiles, noisy_histogram)
     >>> y = np.random.default_rng(0).normal(100.0, 10.0, size=5000)
     >>> counts, threshold = noisy_histogram(y, 0.01, np.random.default_rng(1))

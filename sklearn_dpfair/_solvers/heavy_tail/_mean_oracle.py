@@ -31,7 +31,7 @@ silenced, because a warning that depends on one record is itself a leak.
 
 import numpy as np
 
-from ..privacy._clipping import (
+from ...privacy._clipping import (
     augmented_row_norms,
     clip_factors_from_norms,
     clipped_gradient_sum,
@@ -79,7 +79,7 @@ def mean_oracle(Z, clip_norm, mechanism, rng):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._mean_oracle import mean_oracle
+    >>> from sklearn_dpfair._solvers.heavy_tail._mean_oracle import mean_oracle
     >>> from sklearn_dpfair.privacy import GaussianMechanism
     >>> Z = np.array([[3.0, 4.0], [0.3, 0.4]])
     >>> mean_oracle(Z, 1.0, GaussianMechanism(2.0, 0.0), np.random.default_rng(0))
@@ -103,7 +103,7 @@ def linear_raw(X, w, intercept_scaling):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._mean_oracle import linear_raw
+    >>> from sklearn_dpfair._solvers.heavy_tail._mean_oracle import linear_raw
     >>> linear_raw(np.ones((2, 2)), np.array([1.0, 2.0, 3.0]), 1.0).ravel()
     array([6., 6.])
     """
@@ -117,7 +117,7 @@ def gradient_norms_at_zero(X, y, loss, intercept_scaling):
     --------
     >>> import numpy as np
     >>> from sklearn_dpfair._loss import SquaredLoss
-    >>> from sklearn_dpfair._solvers._mean_oracle import gradient_norms_at_zero
+    >>> from sklearn_dpfair._solvers.heavy_tail._mean_oracle import gradient_norms_at_zero
     >>> gradient_norms_at_zero(np.array([[3.0], [1.7e308]]), np.array([2.0, 0.0]),
     ...                        SquaredLoss(), 4.0)
     array([10.,  0.])
@@ -170,7 +170,7 @@ def clipped_gradient_mean(
     --------
     >>> import numpy as np
     >>> from sklearn_dpfair._loss import SquaredLoss
-    >>> from sklearn_dpfair._solvers._mean_oracle import clipped_gradient_mean
+    >>> from sklearn_dpfair._solvers.heavy_tail._mean_oracle import clipped_gradient_mean
     >>> from sklearn_dpfair.privacy import GaussianMechanism
     >>> g = clipped_gradient_mean(
     ...     np.array([[1.0], [2.0]]), np.array([1.0, 1.0]), np.zeros(2), SquaredLoss(),

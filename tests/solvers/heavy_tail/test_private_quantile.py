@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from sklearn_dpfair._solvers._private_quantile import (
+from sklearn_dpfair._solvers.heavy_tail._private_quantile import (
     POSITIVE_EDGES,
     SIGNED_DECADE_EDGES,
     SIGNED_EDGES,
@@ -73,7 +73,7 @@ def test_private_target_scales_on_a_few_hundred_rows(center, spread):
     # The scales of the "dp-sgd" solver at n = 300, epsilon = 1 (half the
     # budget on them): rough, but within the data's own range, whatever its
     # units. The old private median roamed a 16-decade grid.
-    from sklearn_dpfair._solvers._heavy_tail_dpsgd import _private_target_scales
+    from sklearn_dpfair._solvers.heavy_tail._dpsgd import _private_target_scales
 
     y = np.random.default_rng(1).normal(center, spread, size=300)
     rhos = {"target_range": 0.0025, "target_location": 0.0075, "target_scale": 0.0025}

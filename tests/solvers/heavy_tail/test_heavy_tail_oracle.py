@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from sklearn_dpfair._loss import HuberLoss, SquaredLoss
-from sklearn_dpfair._solvers._mean_oracle import (
+from sklearn_dpfair._solvers.heavy_tail._mean_oracle import (
     clipped_gradient_mean,
     linear_raw,
     mean_oracle,
 )
-from sklearn_dpfair._solvers._private_curvature import private_curvature
-from sklearn_dpfair._solvers._private_quantile import LOG_GRID, private_quantile
+from sklearn_dpfair._solvers.heavy_tail._private_curvature import private_curvature
+from sklearn_dpfair._solvers.heavy_tail._private_quantile import LOG_GRID, private_quantile
 from sklearn_dpfair.privacy import GaussianMechanism
 
 FULL = bool(os.environ.get("DPFAIR_FULL"))

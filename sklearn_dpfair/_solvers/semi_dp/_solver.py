@@ -46,9 +46,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy._clipping import augmented_row_norms, clipped_rows
-from ._sampling import poisson_batch
-from ._schedules import tail_start
+from ...privacy._clipping import augmented_row_norms, clipped_rows
+from .._sampling import poisson_batch
+from .._schedules import tail_start
 
 __all__ = ["SemiDPData", "SemiDPResult", "semidp_gradient_descent"]
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy._clipping import clip_factors_from_norms, stable_row_norms
-from ..privacy._zcdp import gaussian_noise_std
+from ...privacy._clipping import clip_factors_from_norms, stable_row_norms
+from ...privacy._zcdp import gaussian_noise_std
 from ._private_quantile import private_quantile
 
 __all__ = ["CURVATURE_SCALE_SHARE", "CurvatureEstimate", "private_curvature"]
@@ -87,7 +87,7 @@ def private_curvature(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._private_curvature import private_curvature
+    >>> from sklearn_dpfair._solvers.heavy_tail._private_curvature import private_curvature
     >>> X = np.random.default_rng(0).normal(size=(20000, 3))
     >>> est = private_curvature(X, 1.0, 0.01, 0.04, np.random.default_rng(1))
     >>> bool(0.5 < est.strong_convexity <= est.smoothness < 2.0)

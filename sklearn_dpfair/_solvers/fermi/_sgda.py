@@ -43,13 +43,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..fairness._ermi import block_tables, ermi_from_tables
-from ..privacy._clipping import (
+from ...fairness._ermi import block_tables, ermi_from_tables
+from ...privacy._clipping import (
     augmented_row_norms,
     clip_factors_from_norms,
     finite_rows_mask,
 )
-from ..utils._array_api import (
+from ...utils._array_api import (
     array_namespace,
     device_of,
     from_host,
@@ -59,9 +59,9 @@ from ..utils._array_api import (
     rowwise_dot,
     to_numpy,
 )
-from ._sampling import poisson_batch
-from ._schedules import tail_start
-from ._sgd import private_linear_step
+from .._sampling import poisson_batch
+from .._schedules import tail_start
+from .._sgd import private_linear_step
 
 __all__ = ["SGDAResult", "noisy_sgda"]
 
@@ -111,7 +111,7 @@ def softmax_terms(raw, y, *, with_loss=True):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._sgda import softmax_terms
+    >>> from sklearn_dpfair._solvers.fermi._sgda import softmax_terms
     >>> raw = np.array([[0.0, 0.0], [np.inf, -np.inf]])
     >>> proba, grad, loss = softmax_terms(raw, np.array([1, 0]))
     >>> proba

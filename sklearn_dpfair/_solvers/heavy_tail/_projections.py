@@ -20,7 +20,7 @@ def project_ball(w, radius, center=None):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._projections import project_ball
+    >>> from sklearn_dpfair._solvers.heavy_tail._projections import project_ball
     >>> project_ball(np.array([3.0, 4.0]), 1.0)
     array([0.6, 0.8])
     """
@@ -45,7 +45,7 @@ def project_two_balls(w, radius, center, local_radius):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._projections import project_two_balls
+    >>> from sklearn_dpfair._solvers.heavy_tail._projections import project_two_balls
     >>> p = project_two_balls(np.array([2.0, 2.0]), 1.0, np.array([1.0, 0.0]), 1.0)
     >>> bool(np.linalg.norm(p) <= 1 + 1e-12 and np.linalg.norm(p - [1, 0]) <= 1 + 1e-12)
     True
@@ -82,7 +82,7 @@ def prox_elastic_net(w, step, l1, l2, n_penalized):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._projections import prox_elastic_net
+    >>> from sklearn_dpfair._solvers.heavy_tail._projections import prox_elastic_net
     >>> prox_elastic_net(np.array([2.0, 0.5, 3.0]), 1.0, 1.0, 0.0, 2)
     array([1., 0., 3.])
     """

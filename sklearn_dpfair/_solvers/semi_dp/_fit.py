@@ -39,16 +39,16 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..privacy._accounting import (
+from ...privacy._accounting import (
     epsilon_of,
     no_op_event,
     noisy_sgd_event,
     non_private_event,
 )
-from ..privacy._calibration import calibrate_noise_multiplier
-from ..privacy._mechanism import GaussianMechanism
-from ..privacy._record import PrivacyRecord
-from ..utils._validation import normalized_weights
+from ...privacy._calibration import calibrate_noise_multiplier
+from ...privacy._mechanism import GaussianMechanism
+from ...privacy._record import PrivacyRecord
+from ...utils._validation import normalized_weights
 from ._public_geometry import (
     newton_preconditioner,
     pda_md_preconditioner,
@@ -62,7 +62,7 @@ from ._public_tuning import (
     inverse_variance_weight,
     norm_quantiles,
 )
-from ._semidp import SemiDPData, semidp_gradient_descent
+from ._solver import SemiDPData, semidp_gradient_descent
 
 __all__ = ["SENSITIVITY_FACTOR", "SemiDPFit", "fit_semidp"]
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy._clipping import augmented_row_norms
-from ..utils._validation import warn_at_caller
+from ...privacy._clipping import augmented_row_norms
+from ...utils._validation import warn_at_caller
 
 __all__ = [
     "PublicGeometry",

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from sklearn_dpfair._solvers._heavy_tail_schedules import (
+from sklearn_dpfair._solvers.heavy_tail._schedules import (
     acsa_step_size,
     acsa_steps,
     clip_auto,

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..privacy._accounting import (
+from ...privacy._accounting import (
     composed_event,
     epsilon_of,
     no_op_event,
@@ -60,11 +60,11 @@ from ..privacy._accounting import (
     non_private_event,
     zcdp_event,
 )
-from ..privacy._calibration import _calibrate
-from ..privacy._mechanism import GaussianMechanism
-from ..privacy._record import PrivacyRecord, check_budget
-from ..privacy._zcdp import ZCDP_ACCOUNTANT, ZCDPLedger
-from ..utils._validation import normalized_weights
+from ...privacy._calibration import _calibrate
+from ...privacy._mechanism import GaussianMechanism
+from ...privacy._record import PrivacyRecord, check_budget
+from ...privacy._zcdp import ZCDP_ACCOUNTANT, ZCDPLedger
+from ...utils._validation import normalized_weights
 from ._private_quantile import (
     POSITIVE_EDGES,
     SIGNED_DECADE_EDGES,
@@ -74,7 +74,7 @@ from ._private_quantile import (
     private_quantile,
 )
 from ._projections import project_ball
-from ._sgd import noisy_sgd
+from .._sgd import noisy_sgd
 
 __all__ = [
     "DPSGD_SCHEDULE",
@@ -175,7 +175,7 @@ def dpsgd_plan(n_samples, max_iter="auto", schedule=DPSGD_SCHEDULE):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_dpsgd import dpsgd_plan
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import dpsgd_plan
     >>> dpsgd_plan(100_000)
     DPSGDPlan(sampling_probability=0.02, n_steps=1000)
     """
@@ -201,7 +201,7 @@ def auto_clip_factor(
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_dpsgd import auto_clip_factor
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import auto_clip_factor
     >>> auto_clip_factor(1.0, 10_000, 6, 2.0) >= 1.0
     True
     """
@@ -253,7 +253,7 @@ def unit_gradient(loss):
     Examples
     --------
     >>> from sklearn_dpfair._loss import HuberLoss, SquaredLoss
-    >>> from sklearn_dpfair._solvers._heavy_tail_dpsgd import unit_gradient
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import unit_gradient
     >>> unit_gradient(SquaredLoss()), unit_gradient(HuberLoss(0.5))
     (1.0, 0.5)
     """
@@ -424,7 +424,7 @@ def minimum_signal(n_params, schedule=DPSGD_SCHEDULE):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_dpsgd import minimum_signal
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import minimum_signal
     >>> minimum_signal(6)
     100.0
     """
@@ -614,7 +614,7 @@ def tuning_share(tuning_fraction, epsilon, n_samples, schedule=DPSGD_SCHEDULE):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_dpsgd import tuning_share
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import tuning_share
     >>> tuning_share(0.1, 1.0, 100_000)
     0.1
     """

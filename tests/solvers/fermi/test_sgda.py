@@ -11,7 +11,7 @@ from sklearn.linear_model import LogisticRegression
 
 from sklearn_dpfair._loss import SoftmaxLoss
 from sklearn_dpfair._solvers._sampling import poisson_batch
-from sklearn_dpfair._solvers._sgda import noisy_sgda, softmax_terms
+from sklearn_dpfair._solvers.fermi._sgda import noisy_sgda, softmax_terms
 from sklearn_dpfair.fairness import DemographicParity, EqualizedOdds
 from sklearn_dpfair.fairness._ermi import ERMIRegularizer
 from sklearn_dpfair.privacy import GaussianMechanism

@@ -7,16 +7,16 @@ import warnings
 import numpy as np
 import pytest
 
-from sklearn_dpfair._solvers._public_geometry import (
+from sklearn_dpfair._solvers.semi_dp._public_geometry import (
     newton_preconditioner,
     pda_md_preconditioner,
     public_geometry,
 )
-from sklearn_dpfair._solvers._public_tuning import (
+from sklearn_dpfair._solvers.semi_dp._public_tuning import (
     choose_hyperparameters,
     clipped_gradient_moments,
 )
-from sklearn_dpfair._solvers._semidp import (
+from sklearn_dpfair._solvers.semi_dp._solver import (
     SemiDPData,
     _clipped_sum,
     semidp_gradient_descent,
@@ -226,7 +226,7 @@ def test_auto_alpha_falls_with_the_budget():
     ],
 )
 def test_inverse_variance_weight_reproduces_example_19(n_pub, d, rho, B, factor):
-    from sklearn_dpfair._solvers._public_tuning import inverse_variance_weight
+    from sklearn_dpfair._solvers.semi_dp._public_tuning import inverse_variance_weight
 
     n, V2 = 10_000, 1.0
     n_priv = n - n_pub

@@ -9,13 +9,13 @@ import pytest
 from sklearn.linear_model import LinearRegression
 
 from sklearn_dpfair._loss import SquaredLoss
-from sklearn_dpfair._solvers._heavy_tail_dpsgd import (
+from sklearn_dpfair._solvers.heavy_tail._dpsgd import (
     DPSGD_SCHEDULE,
     auto_clip_factor,
     dpsgd_plan,
     fit_heavy_tail_dpsgd,
 )
-from sklearn_dpfair._solvers._heavy_tail_fit import HeavyTailConfig
+from sklearn_dpfair._solvers.heavy_tail._fit import HeavyTailConfig
 from sklearn_dpfair.privacy import calibrate_noise_multiplier
 from sklearn_dpfair.privacy._zcdp import rho_for_epsilon
 

@@ -12,11 +12,11 @@ import warnings
 import numpy as np
 import pytest
 
-from sklearn_dpfair._solvers._public_geometry import (
+from sklearn_dpfair._solvers.semi_dp._public_geometry import (
     pda_md_preconditioner,
     public_geometry,
 )
-from sklearn_dpfair._solvers._semidp import SemiDPData, semidp_gradient_descent
+from sklearn_dpfair._solvers.semi_dp._solver import SemiDPData, semidp_gradient_descent
 from sklearn_dpfair.linear_model import SemiDPLinearRegression
 from sklearn_dpfair.privacy._mechanism import GaussianMechanism
 

@@ -46,7 +46,7 @@ def zcdp_eps(rho):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_schedules import zcdp_eps
+    >>> from sklearn_dpfair._solvers.heavy_tail._schedules import zcdp_eps
     >>> round(zcdp_eps(0.0208199), 5)
     0.20406
     """
@@ -62,7 +62,7 @@ def mean_oracle_sigma(clip, batch_size, eps):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_schedules import mean_oracle_sigma
+    >>> from sklearn_dpfair._solvers.heavy_tail._schedules import mean_oracle_sigma
     >>> round(mean_oracle_sigma(139.49, 487, 0.20406), 3)
     2.807
     """
@@ -80,7 +80,7 @@ def snr_factor(solver, eps, n, d, n_steps):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_schedules import snr_factor
+    >>> from sklearn_dpfair._solvers.heavy_tail._schedules import snr_factor
     >>> round(snr_factor("sgd", 0.2040585, 20000, 11, 40), 2)
     194.56
     """
@@ -98,7 +98,7 @@ def clip_theory(moment_bound, snr, k):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_schedules import clip_theory
+    >>> from sklearn_dpfair._solvers.heavy_tail._schedules import clip_theory
     >>> round(clip_theory(10.0, 194.57, 2.0), 2)
     139.49
     """
@@ -114,7 +114,7 @@ def clip_auto(median, snr, k, clip_ref):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_schedules import clip_auto
+    >>> from sklearn_dpfair._solvers.heavy_tail._schedules import clip_auto
     >>> clip_auto(2.0, 400.0, 2.0, 100.0)
     4.0
     """
@@ -129,7 +129,7 @@ def step_cap(n, d, eps):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_schedules import step_cap
+    >>> from sklearn_dpfair._solvers.heavy_tail._schedules import step_cap
     >>> step_cap(20000, 11, 0.20406)
     302
     """
@@ -147,7 +147,7 @@ def sgd_steps(n, d, eps, k, mu, beta, diameter, scale):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_schedules import sgd_steps
+    >>> from sklearn_dpfair._solvers.heavy_tail._schedules import sgd_steps
     >>> sgd_steps(20000, 11, 0.20406, 2.0, 1.0, 1.0, 10.0, 10.0)
     40
     """
@@ -175,7 +175,7 @@ def sgd_steps_practical(n, d, eps, mu, beta, radius, scale):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_schedules import sgd_steps_practical
+    >>> from sklearn_dpfair._solvers.heavy_tail._schedules import sgd_steps_practical
     >>> sgd_steps_practical(10000, 6, 0.23, 1.0, 1.0, 10.0, 3.0)
     8
     """
@@ -194,7 +194,7 @@ def acsa_steps(n, d, eps, k, beta, diameter, scale):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_schedules import acsa_steps
+    >>> from sklearn_dpfair._solvers.heavy_tail._schedules import acsa_steps
     >>> acsa_steps(20000, 11, 0.20406, 2.0, 1.0, 10.0, 10.0)
     5
     """
@@ -215,7 +215,7 @@ def acsa_step_size(n_steps, beta, diameter, noise_sq, bias=0.0):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_schedules import acsa_step_size
+    >>> from sklearn_dpfair._solvers.heavy_tail._schedules import acsa_step_size
     >>> acsa_step_size(4, 1.0, 2.0, 1.0)
     4.0
     """
@@ -227,7 +227,7 @@ def prox_steps(n, mu, beta):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_schedules import prox_steps
+    >>> from sklearn_dpfair._solvers.heavy_tail._schedules import prox_steps
     >>> prox_steps(10000, 1.0, 2.0)
     37
     """
@@ -249,7 +249,7 @@ def stich_schedule(n_steps, mu, beta):
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers._heavy_tail_schedules import stich_schedule
+    >>> from sklearn_dpfair._solvers.heavy_tail._schedules import stich_schedule
     >>> eta, zeta = stich_schedule(4, 1.0, 1.0)
     >>> eta.round(3).tolist(), zeta.tolist()
     ([1.0, 1.0, 1.0, 0.8, 0.667], [0.0, 0.0, 16.0, 25.0, 36.0])
