@@ -49,7 +49,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from sklearn.linear_model import HuberRegressor, LinearRegression, QuantileRegressor
 
 from sklearn_dpfair import HeavyTailDPRegressor
-from sklearn_dpfair._solvers._heavy_tail_dpsgd import DPSGD_SCHEDULE
+from sklearn_dpfair._solvers.heavy_tail._dpsgd import DPSGD_SCHEDULE
 from sklearn_dpfair.privacy import calibrate_noise_multiplier
 
 DELTA = 1e-5

@@ -21,7 +21,7 @@ Methods:
 * ``public_only``: the public OLS (throw-away).
 
 The baselines run through the same solver core as the estimator
-(``sklearn_dpfair._solvers._semidp``), batched over their grid: one pair of
+(``sklearn_dpfair._solvers.semi_dp._solver``), batched over their grid: one pair of
 matrix products per step serves every configuration.
 
 Usage::
@@ -44,13 +44,13 @@ import numpy as np
 from sklearn.linear_model import LinearRegression
 
 from sklearn_dpfair import SemiDPLinearRegression
-from sklearn_dpfair._solvers._public_geometry import (
+from sklearn_dpfair._solvers.semi_dp._public_geometry import (
     pda_md_preconditioner,
     public_geometry,
 )
-from sklearn_dpfair._solvers._public_tuning import TAIL_FRACTION
-from sklearn_dpfair._solvers._semidp import SemiDPData, semidp_gradient_descent
-from sklearn_dpfair._solvers._semidp_fit import _noise_multiplier
+from sklearn_dpfair._solvers.semi_dp._public_tuning import TAIL_FRACTION
+from sklearn_dpfair._solvers.semi_dp._solver import SemiDPData, semidp_gradient_descent
+from sklearn_dpfair._solvers.semi_dp._fit import _noise_multiplier
 from sklearn_dpfair.privacy._mechanism import GaussianMechanism
 
 DELTA = 1e-5
