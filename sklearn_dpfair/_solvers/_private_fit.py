@@ -23,6 +23,7 @@ from ..privacy._calibration import (
     calibrate_noise_multiplier,
     noise_multiplier_for_gaussian,
 )
+from ..privacy import PrivacyBudget
 from ..privacy._clipping import clip_rows_to_norm
 from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
 from ..privacy._mechanism import GaussianMechanism
@@ -121,34 +122,19 @@ def fit_dp_sgd(
             _WEIGHTS_CAVEAT,
         )
     q, n_steps = sgd_schedule(n_samples, batch_size, epochs)
-    non_private = math.isinf(epsilon) and noise_multiplier is None
-    if non_private:
-        sigma, clip = 0.0, math.inf
-    elif noise_multiplier is None:
-        sigma, clip = (
-            calibrate_noise_multiplier(epsilon, delta, q, n_steps, accountant),
-            clip_norm,
-        )
-    else:
-        sigma, clip = float(noise_multiplier), clip_norm
+    budget = PrivacyBudget(epsilon, delta, accountant, noise_multiplier, tuple(caveats))
+    mechanism = budget.gaussian(clip_norm, sampling_probability=q, steps=n_steps)
     if learning_rate == "auto":
         learning_rate = auto_learning_rate(
-            sigma, q, n_samples, (X.shape[1] + 1) * loss.n_outputs
+            mechanism.noise_multiplier, q, n_samples, (X.shape[1] + 1) * loss.n_outputs
         )
-    event = noisy_sgd_event(sigma, q, n_steps) if sigma > 0 else non_private_event()
-    record = PrivacyRecord.from_event(
-        event,
-        delta=delta,
-        accountant=accountant,
+    record = budget.account(
+        mechanism,
+        description="DP-SGD (Poisson-subsampled Gaussian, per-example clipping)",
         adjacency="add_remove",
-        mechanism="DP-SGD (Poisson-subsampled Gaussian, per-example clipping)",
-        noise_multiplier=sigma,
-        clip_norm=clip,
         sampling_probability=q,
         steps=n_steps,
-        caveats=tuple(caveats),
     )
-    check_budget(record, epsilon, calibrated=False)
     if sp.issparse(X) and not backend.is_numpy:
         raise TypeError(
             "Sparse input X is supported on the host (numpy) only; got "
@@ -158,7 +144,7 @@ def fit_dp_sgd(
         X if sp.issparse(X) else backend.asarray(X),
         backend.asarray(y),
         loss,
-        mechanism=GaussianMechanism(clip_norm=clip, noise_multiplier=sigma),
+        mechanism=mechanism,
         sampling_probability=q,
         n_steps=n_steps,
         learning_rate=learning_rate,

@@ -6,7 +6,12 @@ Knows nothing about losses, estimators or solvers.
 """
 
 from ._accounting import epsilon_of
-from ._calibration import calibrate_noise_multiplier, noise_multiplier_for_gaussian
+from ._budget import PrivacyBudget
+from ._calibration import (
+    calibrate_noise,
+    calibrate_noise_multiplier,
+    noise_multiplier_for_gaussian,
+)
 from ._ledger import LedgerEntry, PrivacyLedger
 from ._mechanism import GaussianMechanism
 from ._random import check_noise_generator
@@ -16,7 +21,9 @@ __all__ = [
     "GaussianMechanism",
     "LedgerEntry",
     "PrivacyLedger",
+    "PrivacyBudget",
     "PrivacyRecord",
+    "calibrate_noise",
     "calibrate_noise_multiplier",
     "check_noise_generator",
     "epsilon_of",

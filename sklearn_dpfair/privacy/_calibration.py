@@ -12,7 +12,11 @@ import math
 
 from ._accounting import epsilon_of, gaussian_event, noisy_sgd_event
 
-__all__ = ["calibrate_noise_multiplier", "noise_multiplier_for_gaussian"]
+__all__ = [
+    "calibrate_noise",
+    "calibrate_noise_multiplier",
+    "noise_multiplier_for_gaussian",
+]
 
 # Relative tolerance of the root search on log(sigma). The returned sigma is
 # then nudged upwards until epsilon(sigma) <= target holds *exactly* as the
@@ -27,8 +31,39 @@ _SIGMA_MIN, _SIGMA_MAX = 0.1, 1e5
 _SIGMA_START, _MAX_LOG_STEP, _MAX_SECANT_STEPS = 1.0, 3.0, 12
 
 
-def _calibrate(make_event, target_epsilon, delta, accountant):
-    """Smallest sigma (up to tolerance) with epsilon(make_event(sigma)) <= target."""
+def calibrate_noise(make_event, target_epsilon, delta, accountant="rdp"):
+    """Smallest noise multiplier whose event meets ``(target_epsilon, delta)``.
+
+    The one calibration entry point: every fit describes its mechanism as a
+    function ``make_event(sigma) -> DpEvent`` of one noise multiplier (the
+    other noise scales tied to it by public ratios) and gets back the
+    smallest ``sigma`` (up to a relative tolerance of 1e-4) whose event the
+    accountant certifies; the result is checked after the search, so it
+    never overshoots.
+
+    Parameters
+    ----------
+    make_event : callable
+        ``sigma -> dp_accounting.DpEvent``, monotone (more noise, less
+        epsilon).
+    target_epsilon : float
+        Budget epsilon > 0; ``inf`` gives ``0.0`` (no noise).
+    delta : float
+        In (0, 1).
+    accountant : {"rdp", "pld"}, default="rdp"
+        dp-accounting accountant used for the search and the check.
+
+    Returns
+    -------
+    noise_multiplier : float
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy import calibrate_noise
+    >>> from sklearn_dpfair.privacy._accounting import gaussian_event
+    >>> round(calibrate_noise(gaussian_event, 1.0, 1e-5, "pld"), 2)
+    3.73
+    """
     if math.isinf(target_epsilon):
         return 0.0
 
@@ -145,7 +180,7 @@ def calibrate_noise_multiplier(
     make_event = functools.partial(
         _sgd_event, sampling_probability=sampling_probability, steps=steps
     )
-    return _calibrate(make_event, target_epsilon, delta, accountant)
+    return calibrate_noise(make_event, target_epsilon, delta, accountant)
 
 
 def _sgd_event(sigma, sampling_probability, steps):
@@ -166,4 +201,4 @@ def noise_multiplier_for_gaussian(target_epsilon, delta, accountant="pld"):
     >>> round(noise_multiplier_for_gaussian(1.0, 1e-5), 2)
     3.73
     """
-    return _calibrate(gaussian_event, target_epsilon, delta, accountant)
+    return calibrate_noise(gaussian_event, target_epsilon, delta, accountant)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._accounting import exponential_mechanism_rho
+from ._accounting import exponential_mechanism_event, exponential_mechanism_rho
 
 __all__ = ["ExponentialMechanism", "epsilon_per_selection"]
 
@@ -92,6 +92,34 @@ class ExponentialMechanism:
     def rho(self):
         """zCDP cost of one selection, ``epsilon0^2 / 8``."""
         return exponential_mechanism_rho(self.epsilon)
+
+    @property
+    def noise_multiplier(self):
+        """Gumbel scale ``2 / epsilon0`` in units of the score sensitivity."""
+        return 0.0 if math.isinf(self.epsilon) else 2.0 / self.epsilon
+
+    @property
+    def clip_norm(self):
+        """The score sensitivity (the name the privacy record uses)."""
+        return self.sensitivity
+
+    def event(self, *, sampling_probability=1.0, steps=1):
+        """The ``DpEvent`` of ``steps`` selections (``epsilon0^2 / 8``-zCDP each).
+
+        Parameters
+        ----------
+        sampling_probability : float, default=1.0
+            Must be 1: selections read the whole dataset.
+        steps : int, default=1
+            Number of selections composed.
+
+        Returns
+        -------
+        event : dp_accounting.DpEvent
+        """
+        if sampling_probability != 1.0:
+            raise ValueError("The exponential mechanism is not subsampled here.")
+        return exponential_mechanism_event(self.epsilon, steps)
 
     @property
     def gumbel_scale(self):

@@ -14,6 +14,9 @@ import contextlib
 import contextvars
 from dataclasses import dataclass
 
+import numpy as np
+
+from ._accounting import noisy_sgd_event
 from ..utils._array_api import from_host
 
 __all__ = ["GaussianMechanism", "observe_privatize"]
@@ -127,6 +130,67 @@ class GaussianMechanism:
             observer.after_noise(self, noisy)
             return noisy
         return self._add_noise(clipped_sum, rng)
+
+    def event(self, *, sampling_probability=1.0, steps=1):
+        """The ``DpEvent`` of ``steps`` releases of this mechanism.
+
+        Each release sums the terms of a Poisson sample of rate
+        ``sampling_probability`` (1: every record). A mechanism without noise
+        is non-private (epsilon = inf); zero steps read nothing (epsilon = 0).
+
+        Parameters
+        ----------
+        sampling_probability : float, default=1.0
+            Poisson inclusion probability of each record in each release.
+        steps : int, default=1
+            Number of releases composed.
+
+        Returns
+        -------
+        event : dp_accounting.DpEvent
+
+        Examples
+        --------
+        >>> from sklearn_dpfair.privacy import GaussianMechanism
+        >>> GaussianMechanism(1.0, 2.0).event(steps=3)
+        SelfComposedDpEvent(event=GaussianDpEvent(noise_multiplier=2.0), count=3)
+        """
+        return noisy_sgd_event(self.noise_multiplier, sampling_probability, steps)
+
+    def privatize_symmetric(self, matrix, rng):
+        """Return a symmetric ``matrix`` plus symmetric Gaussian noise.
+
+        One noise draw per entry of the upper triangle, mirrored below it
+        (the symmetric Gaussian mechanism): ``clip_norm`` bounds the
+        Frobenius-norm change of the matrix between neighbours. Host numpy
+        only.
+
+        Parameters
+        ----------
+        matrix : ndarray of shape (d, d)
+            Symmetric sum of per-example terms.
+        rng : numpy.random.Generator
+            Source of the noise.
+
+        Returns
+        -------
+        noisy : ndarray of shape (d, d)
+            Symmetric.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_dpfair.privacy import GaussianMechanism
+        >>> noisy = GaussianMechanism(1.0, 1.0).privatize_symmetric(
+        ...     np.eye(3), np.random.default_rng(0))
+        >>> bool(np.allclose(noisy, noisy.T))
+        True
+        """
+        if self.noise_multiplier == 0:
+            return matrix
+        d = matrix.shape[0]
+        noise = np.triu(rng.normal(0.0, self.noise_std, size=(d, d)))
+        return matrix + noise + np.triu(noise, 1).T
 
     def _add_noise(self, clipped_sum, rng):
         if self.noise_multiplier == 0:

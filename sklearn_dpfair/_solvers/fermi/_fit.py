@@ -53,7 +53,7 @@ from ...privacy._accounting import (
     noisy_sgd_event,
     non_private_event,
 )
-from ...privacy._calibration import _calibrate, noise_multiplier_for_gaussian
+from ...privacy import calibrate_noise, noise_multiplier_for_gaussian
 from ...privacy._mechanism import GaussianMechanism
 from ...privacy._record import PrivacyRecord, check_budget
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
@@ -199,7 +199,7 @@ def calibrate_fermi_noise(
             sigma, sampling_probability, steps, marginal_noise, selection_noise
         )
 
-    return _calibrate(make_event, target_epsilon, delta, accountant)
+    return calibrate_noise(make_event, target_epsilon, delta, accountant)
 
 
 def fermi_event(

@@ -60,7 +60,7 @@ from ...privacy._accounting import (
     non_private_event,
     zcdp_event,
 )
-from ...privacy._calibration import _calibrate
+from ...privacy import calibrate_noise
 from ...privacy._mechanism import GaussianMechanism
 from ...privacy._record import PrivacyRecord, check_budget
 from ...privacy._zcdp import ZCDP_ACCOUNTANT, ZCDPLedger
@@ -511,7 +511,7 @@ def _fit_heavy_tail_dpsgd(
         def make_event(sigma):
             return composed_event([tuning, noisy_sgd_event(sigma, q, n_steps)])
 
-        sigma = _calibrate(make_event, target, delta, ZCDP_ACCOUNTANT)
+        sigma = calibrate_noise(make_event, target, delta, ZCDP_ACCOUNTANT)
         if config.clip_threshold == "auto":
             # In units of the scaled target: the loss's gradient at a
             # residual of one scale unit, times the typical row norm.

@@ -1,0 +1,169 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The privacy set-up of one fit: budget -> mechanism -> event -> record.
+
+Every private fit goes through the same three steps, in this order:
+
+1. :meth:`PrivacyBudget.gaussian` chooses the Gaussian mechanism of its
+   noisy sums (the user's ``noise_multiplier``, or the smallest one that the
+   accountant certifies for the budget, or no noise at ``epsilon=inf``);
+2. the solver runs, drawing every noise through mechanisms of this package;
+3. :meth:`PrivacyBudget.account` turns the events the mechanisms emitted
+   into the fit's :class:`~sklearn_dpfair.privacy.PrivacyRecord` and checks
+   the budget, blaming the user's ``noise_multiplier`` or the library.
+"""
+
+import math
+from dataclasses import dataclass
+
+from ._calibration import calibrate_noise_multiplier
+from ._mechanism import GaussianMechanism
+from ._record import PrivacyRecord, check_budget
+
+__all__ = ["PrivacyBudget"]
+
+
+@dataclass(frozen=True)
+class PrivacyBudget:
+    """The public privacy inputs of one fit.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon (``inf``: no privacy unless ``noise_multiplier``
+        is given).
+    delta : float
+        Target delta in (0, 1).
+    accountant : {"rdp", "pld"}, default="rdp"
+        dp-accounting accountant for calibration and the record.
+    noise_multiplier : float or None, default=None
+        Noise the user fixed; None lets :meth:`gaussian` calibrate it.
+    caveats : tuple of str, default=()
+        Public-data caveats every record of this fit carries.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
+    >>> budget = PrivacyBudget(epsilon=1.0, delta=1e-5)
+    >>> mechanism = budget.gaussian(1.0, sampling_probability=0.01, steps=1000)
+    >>> round(mechanism.noise_multiplier, 2)
+    1.51
+    >>> record = budget.account(
+    ...     mechanism, sampling_probability=0.01, steps=1000,
+    ...     description="DP-SGD", adjacency="add_remove")
+    >>> record.epsilon <= 1.0
+    True
+    """
+
+    epsilon: float
+    delta: float
+    accountant: str = "rdp"
+    noise_multiplier: float | None = None
+    caveats: tuple = ()
+
+    @property
+    def is_private(self):
+        """False only for ``epsilon=inf`` without a user noise multiplier."""
+        return not (math.isinf(self.epsilon) and self.noise_multiplier is None)
+
+    @property
+    def is_calibrated(self):
+        """Whether the library, not the user, chooses the noise."""
+        return self.noise_multiplier is None
+
+    def gaussian(self, clip_norm, *, sampling_probability=1.0, steps=1):
+        """The Gaussian mechanism of ``steps`` noisy sums of clip ``clip_norm``.
+
+        Parameters
+        ----------
+        clip_norm : float
+            Sensitivity of each sum.
+        sampling_probability : float, default=1.0
+            Poisson inclusion probability of each record in each sum.
+        steps : int, default=1
+            Number of sums released.
+
+        Returns
+        -------
+        mechanism : GaussianMechanism
+            ``noise_multiplier=0`` and ``clip_norm=inf`` (no clipping) when
+            the fit is not private.
+        """
+        if not self.is_private:
+            return GaussianMechanism(clip_norm=math.inf, noise_multiplier=0.0)
+        if self.noise_multiplier is not None:
+            sigma = float(self.noise_multiplier)
+        else:
+            sigma = calibrate_noise_multiplier(
+                self.epsilon, self.delta, sampling_probability, steps, self.accountant
+            )
+        return GaussianMechanism(clip_norm=clip_norm, noise_multiplier=sigma)
+
+    def account(
+        self,
+        mechanism,
+        *,
+        description,
+        adjacency,
+        sampling_probability=None,
+        steps=None,
+        dp_event=None,
+        caveats=(),
+        accountant=None,
+    ):
+        """The record of a fit whose releases all went through ``mechanism``.
+
+        Parameters
+        ----------
+        mechanism : GaussianMechanism or ExponentialMechanism
+            The fit's main mechanism (e.g. from :meth:`gaussian`): it gives
+            the record's noise multiplier, sensitivity and, unless
+            ``dp_event`` is given, the event.
+        description : str
+            Human-readable name of the whole mechanism.
+        adjacency : {"add_remove", "replace_one"}
+            The neighbouring relation the sensitivity was bounded for.
+        sampling_probability : float or None, default=None
+            Poisson rate of each sum (None: full batch).
+        steps : int or None, default=None
+            Number of sums released (None: one).
+        dp_event : dp_accounting.DpEvent or None, default=None
+            The fit's composed event when it released more than the
+            mechanism's sums (e.g. a private histogram first); None uses
+            ``mechanism.event(...)``.
+        caveats : tuple of str, default=()
+            Caveats of this fit besides the budget's own.
+        accountant : {"rdp", "pld"} or None, default=None
+            Overrides the budget's accountant for this event (e.g. PLD, exact
+            for a single Gaussian).
+
+        Returns
+        -------
+        record : PrivacyRecord
+
+        Raises
+        ------
+        PrivacyBudgetError
+            If the event spends more than ``epsilon``.
+        """
+        if dp_event is None:
+            dp_event = mechanism.event(
+                sampling_probability=(
+                    1.0 if sampling_probability is None else sampling_probability
+                ),
+                steps=1 if steps is None else steps,
+            )
+        record = PrivacyRecord.from_event(
+            dp_event,
+            delta=self.delta,
+            accountant=self.accountant if accountant is None else accountant,
+            adjacency=adjacency,
+            mechanism=description,
+            noise_multiplier=mechanism.noise_multiplier,
+            clip_norm=mechanism.clip_norm,
+            sampling_probability=sampling_probability,
+            steps=steps,
+            caveats=(*self.caveats, *caveats),
+        )
+        check_budget(record, self.epsilon, calibrated=self.is_calibrated)
+        return record
