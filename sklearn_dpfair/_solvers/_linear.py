@@ -42,6 +42,7 @@ import scipy.sparse as sp
 from ..privacy._clipping import (
     canonical_csr,
     clipped_rows,
+    per_example_norms,
     squared_row_norms,
     stable_row_norms,
 )
@@ -263,9 +264,28 @@ class LinearModel:
         """The intercept ``b = s w0``."""
         return float(self.intercept_scaling) * w0
 
+    def split(self, W):
+        """``(coef, w0)`` from stacked parameters ``W`` of shape ``(d + 1, K)`` (views)."""
+        return W[:-1], W[-1]
+
+    def stack(self, coef, w0):
+        """Stacked parameters ``[coef; w0]`` of shape ``(d + 1, K)``."""
+        xp = array_namespace(coef)
+        return xp.concat([coef, w0[None, :]], axis=0)
+
     def row_norms(self, X):
         """Norms ``||[x_i, s]||`` of the augmented rows (:func:`augmented_row_norms`)."""
         return augmented_row_norms(X, self.intercept_scaling)
+
+    def gradient_norms(self, X, raw_gradient, row_norms=None):
+        """Per-example gradient norms ``||r_i|| ||[x_i, s]||`` (overflow-safe, never nan).
+
+        See :func:`~sklearn_dpfair.privacy._clipping.per_example_norms`;
+        ``row_norms`` defaults to :meth:`row_norms` of ``X``.
+        """
+        if row_norms is None:
+            row_norms = self.row_norms(X)
+        return per_example_norms(raw_gradient, row_norms)
 
     def raw_predictions(self, X, coef, w0):
         """Finite ``X coef + s w0`` (:func:`raw_predictions`)."""
@@ -283,7 +303,11 @@ class LinearModel:
         The per-example gradients ``x~_i r_i^T`` are clipped to
         ``mechanism.clip_norm`` and the mechanism's Gaussian noise is added
         to both blocks (together the ``(d + 1) x K`` sum whose sensitivity
-        is the clip norm; the coefficient block's noise is drawn first).
+        is the clip norm; the coefficient block's noise is drawn first, so
+        the draws are those of one ``(d + 1) x K`` draw of the stacked sum).
+        Without an intercept the intercept block carries no data: its noise
+        is still drawn (the same random stream either way) and the block is
+        returned as 0 (post-processing).
         ``denominator`` must be public (the *expected* batch size ``q n``
         under Poisson sampling, never the realized one).
 
@@ -298,6 +322,8 @@ class LinearModel:
         )
         g_coef = mechanism.privatize(g_coef, rng) / denominator
         g_w0 = mechanism.privatize(g_w0, rng) / denominator
+        if not self.has_intercept:
+            g_w0 = g_w0 * 0.0
         return g_coef, g_w0
 
     def penalty(self, coef, alpha):
