@@ -19,7 +19,8 @@ bounds the intercept's share of one record's influence too.
 Gradients. The gradient of one example is the outer product
 ``g_i = x~_i r_i^T`` of the augmented row and the loss derivative
 ``r_i = dl/d(raw)`` (one entry per output). Its Frobenius norm factorizes,
-``||g_i|| = ||r_i|| ||x~_i||`` (:func:`~sklearn_dpfair.privacy._clipping.per_example_norms`),
+``||g_i|| = ||r_i|| ||x~_i||``
+(:func:`~sklearn_dpfair.privacy._clipping.per_example_norms`),
 so the clip factor of every example costs ``O(K)`` given the row norms, and
 the clipped sum is one matrix product ``X_B^T (c * R_B)``
 (:func:`clipped_gradient_sum`): no ``n x d`` gradient matrix is formed.
@@ -265,7 +266,7 @@ class LinearModel:
         return float(self.intercept_scaling) * w0
 
     def split(self, W):
-        """``(coef, w0)`` from stacked parameters ``W`` of shape ``(d + 1, K)`` (views)."""
+        """``(coef, w0)`` (views) of stacked parameters ``W``, shape ``(d + 1, K)``."""
         return W[:-1], W[-1]
 
     def stack(self, coef, w0):
@@ -274,11 +275,11 @@ class LinearModel:
         return xp.concat([coef, w0[None, :]], axis=0)
 
     def row_norms(self, X):
-        """Norms ``||[x_i, s]||`` of the augmented rows (:func:`augmented_row_norms`)."""
+        """Norms ``||[x_i, s]||`` of the augmented rows of ``X``."""
         return augmented_row_norms(X, self.intercept_scaling)
 
     def gradient_norms(self, X, raw_gradient, row_norms=None):
-        """Per-example gradient norms ``||r_i|| ||[x_i, s]||`` (overflow-safe, never nan).
+        """Per-example gradient norms ``||r_i|| ||[x_i, s]||``, never ``nan``.
 
         See :func:`~sklearn_dpfair.privacy._clipping.per_example_norms`;
         ``row_norms`` defaults to :meth:`row_norms` of ``X``.
@@ -292,12 +293,14 @@ class LinearModel:
         return raw_predictions(X, coef, self.intercept(w0))
 
     def clipped_gradient_sum(self, X, raw_gradient, row_norms, clip_norm):
-        """Coefficient and intercept blocks of the clipped sum (:func:`clipped_gradient_sum`)."""
+        """Coefficient and intercept blocks of :func:`clipped_gradient_sum`."""
         return clipped_gradient_sum(
             X, raw_gradient, row_norms, clip_norm, self.intercept_scaling
         )
 
-    def noisy_gradient(self, X, raw_gradient, row_norms, *, mechanism, denominator, rng):
+    def noisy_gradient(
+        self, X, raw_gradient, row_norms, *, mechanism, denominator, rng
+    ):
         """The privatized clipped gradient sum divided by ``denominator``.
 
         The per-example gradients ``x~_i r_i^T`` are clipped to
@@ -327,7 +330,7 @@ class LinearModel:
         return g_coef, g_w0
 
     def penalty(self, coef, alpha):
-        """The L2 penalty ``(alpha / 2) ||coef||^2`` (the intercept is not penalized)."""
+        """The L2 penalty ``(alpha / 2) ||coef||^2`` (the intercept is free)."""
         xp = array_namespace(coef)
         return 0.5 * alpha * float(xp.sum(coef * coef))
 

@@ -289,7 +289,8 @@ def clip_factors(raw_gradient, row_norms, clip_norm):
     raw_gradient : array of shape (n_samples, n_outputs)
         Per-sample gradient in raw-prediction space.
     row_norms : array of shape (n_samples,)
-        Norms of the augmented rows ``[x_i, s]``.
+        Norms ``||u_i||`` of the other factor (for a linear model, the
+        augmented rows ``[x_i, s]``).
     clip_norm : float
         Clip threshold ``C``; ``inf`` disables clipping.
 
@@ -317,7 +318,7 @@ def clip_factors(raw_gradient, row_norms, clip_norm):
 
 
 def per_example_norms(raw_gradient, row_norms):
-    """Per-example gradient norms ``||r_i|| ||[x_i, s]||`` of a linear model, never ``nan``.
+    """Norms ``||r_i|| ||u_i||`` of rank-one terms ``u_i r_i^T``, never ``nan``.
 
     Float64 whatever the input precision. Both factors' norms are
     overflow-safe (a float32 product that overflows is recomputed in
@@ -330,7 +331,8 @@ def per_example_norms(raw_gradient, row_norms):
     raw_gradient : array of shape (n_samples, n_outputs)
         Per-sample gradient in raw-prediction space.
     row_norms : array of shape (n_samples,)
-        Norms of the augmented rows (:func:`augmented_row_norms`).
+        Norms ``||u_i||`` of the other factor (for a linear model, the
+        augmented rows ``[x_i, s]``).
 
     Returns
     -------
@@ -392,7 +394,7 @@ def clip_factors_from_norms(norms, clip_norm):
 def clipped_rows(raw_gradient, row_norms, clip_norm):
     """Per-example raw gradients scaled by their clip factors: ``c_i r_i``.
 
-    The one place where a linear model's per-example terms are made safe to
+    The one place where rank-one per-example terms ``u_i r_i^T`` are made safe to
     sum: a row whose raw gradient is not finite contributes exactly 0 (also
     without clipping, ``clip_norm = inf``), so ``0 * inf`` never produces a
     ``nan``; every other row ``c_i r_i [x_i, s]`` has norm at most
@@ -404,7 +406,8 @@ def clipped_rows(raw_gradient, row_norms, clip_norm):
     raw_gradient : array of shape (n_samples, n_outputs)
         Per-sample gradient in raw-prediction space.
     row_norms : array of shape (n_samples,)
-        Norms of the augmented rows ``[x_i, s]`` (:func:`augmented_row_norms`).
+        Norms ``||u_i||`` of the other factor (for a linear model, the
+        augmented rows ``[x_i, s]``).
     clip_norm : float
         Clip threshold ``C``; ``inf`` disables clipping.
 
