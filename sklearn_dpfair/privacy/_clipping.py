@@ -180,6 +180,9 @@ def _scatter_like(values, mask, replacement):
 def finite_rows_mask(A):
     """Whether each row of a 2-D array is entirely finite.
 
+    A record with a non-finite row is given a fixed contribution (0) by the
+    callers, never a value computed from its entries.
+
     Examples
     --------
     >>> import numpy as np
@@ -328,11 +331,8 @@ def per_example_norms(raw_gradient, row_norms):
 
     Parameters
     ----------
-    raw_gradient : array of shape (n_samples, n_outputs)
-        Per-sample gradient in raw-prediction space.
-    row_norms : array of shape (n_samples,)
-        Norms ``||u_i||`` of the other factor (for a linear model, the
-        augmented rows ``[x_i, s]``).
+    raw_gradient, row_norms
+        As in :func:`clip_factors`.
 
     Returns
     -------
@@ -403,13 +403,8 @@ def clipped_rows(raw_gradient, row_norms, clip_norm):
 
     Parameters
     ----------
-    raw_gradient : array of shape (n_samples, n_outputs)
-        Per-sample gradient in raw-prediction space.
-    row_norms : array of shape (n_samples,)
-        Norms ``||u_i||`` of the other factor (for a linear model, the
-        augmented rows ``[x_i, s]``).
-    clip_norm : float
-        Clip threshold ``C``; ``inf`` disables clipping.
+    raw_gradient, row_norms, clip_norm
+        As in :func:`clip_factors`.
 
     Returns
     -------
