@@ -208,6 +208,33 @@ def clipped_gradient_sum(X, raw_gradient, row_norms, clip_norm, intercept_scalin
     return coef_block, intercept_block
 
 
+# Rows per block when a float32 X meets float64 parameters: numpy would
+# otherwise promote the whole X to a float64 temporary in each product.
+_BLOCK_ROWS = 4096
+
+
+def _rows_times(X, B):
+    # X @ B in the wider precision, a block of rows of a dense lower-precision
+    # X at a time (no full-size upcast copy). Same dtype or sparse: X @ B.
+    if sp.issparse(X) or X.dtype == B.dtype:
+        return X @ B
+    out = np.empty((X.shape[0], B.shape[1]), dtype=np.result_type(X.dtype, B.dtype))
+    for start in range(0, X.shape[0], _BLOCK_ROWS):
+        out[start : start + _BLOCK_ROWS] = X[start : start + _BLOCK_ROWS] @ B
+    return out
+
+
+def _rows_transposed_times(X, R):
+    # X^T @ R, accumulated over row blocks as in _rows_times.
+    if sp.issparse(X) or X.dtype == R.dtype:
+        return X.T @ R
+    out = np.zeros((X.shape[1], R.shape[1]), dtype=np.result_type(X.dtype, R.dtype))
+    for start in range(0, X.shape[0], _BLOCK_ROWS):
+        block = slice(start, start + _BLOCK_ROWS)
+        out += X[block].T @ R[block]
+    return out
+
+
 @dataclass(frozen=True)
 class LinearModel:
     """A linear model with ``K`` outputs and the intercept scaling ``s``.
@@ -364,8 +391,9 @@ class LinearModel:
         the intercept parameter is penalized too, which makes ``F``
         ``alpha``-strongly convex in every coordinate, as output perturbation
         needs). ``X`` dense numpy or sparse CSR/CSC; it is never densified
-        nor converted to ``W``'s dtype (float32 rows times float64
-        parameters give float64 predictions). numpy only.
+        nor converted to ``W``'s dtype as a whole (float32 rows times
+        float64 parameters give float64 predictions, a block of rows at a
+        time). numpy only.
 
         Parameters
         ----------
@@ -398,7 +426,7 @@ class LinearModel:
         """
         s = float(self.intercept_scaling)
         coef, w0 = W[:-1], W[-1]
-        raw = X @ coef + s * w0
+        raw = _rows_times(X, coef) + s * w0
         n = X.shape[0]
         losses = loss.loss(y, raw)
         R = loss.raw_gradient(y, raw)
@@ -407,7 +435,7 @@ class LinearModel:
             R = R * sample_weight[:, None]
         value = losses.mean() + 0.5 * alpha * np.sum(W * W)
         grad = np.empty_like(W)
-        grad[:-1] = X.T @ R / n
+        grad[:-1] = _rows_transposed_times(X, R) / n
         grad[-1] = s * R.sum(axis=0) / n
         grad += alpha * W
         return value, grad

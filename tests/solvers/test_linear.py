@@ -325,3 +325,21 @@ def test_gradient_norms_are_the_per_example_gradient_norms():
         np.linalg.norm(G.reshape(X.shape[0], -1), axis=1),
         rtol=1e-12,
     )
+
+
+def test_float32_rows_meet_float64_parameters_block_by_block(monkeypatch):
+    # A float32 X is never promoted as a whole: the products run over row
+    # blocks and give the float64 products of the float32 values.
+    from sklearn_dpfair._solvers import _linear
+
+    monkeypatch.setattr(_linear, "_BLOCK_ROWS", 7)
+    loss = SoftmaxLoss(3)
+    X, y = _problem(loss, n=40)
+    X32 = X.astype(np.float32)
+    W = np.random.default_rng(0).normal(size=(X.shape[1] + 1, 3))
+    model = LinearModel(3, 1.0)
+    got = model.loss_gradient(W, X32, y, loss, alpha=0.1)
+    expected = model.loss_gradient(W, X32.astype(np.float64), y, loss, alpha=0.1)
+    assert got[1].dtype == np.float64
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-14)
+    np.testing.assert_allclose(got[1], expected[1], rtol=1e-12, atol=1e-15)
