@@ -11,11 +11,17 @@ import scipy.sparse as sp
 
 from sklearn_dpfair._loss import BinaryLogisticLoss, SoftmaxLoss
 from sklearn_dpfair._solvers._output_perturbation import certified_regularized_erm
-from sklearn_dpfair._solvers._private_fit import fit_dp_sgd, fit_output_perturbation
+from sklearn_dpfair._solvers._private_fit import (
+    DPSGDParams,
+    OutputPerturbationParams,
+    fit_dp_sgd,
+    fit_output_perturbation,
+)
 from sklearn_dpfair._solvers._sgd import noisy_sgd
 from sklearn_dpfair.exceptions import PrivacyBudgetError
 from sklearn_dpfair.privacy import (
     GaussianMechanism,
+    PrivacyBudget,
     calibrate_noise_multiplier,
     noise_multiplier_for_gaussian,
 )
@@ -32,40 +38,36 @@ def _data(n=300, d=6, density=0.4, seed=0, k=2):
 
 
 SGD = dict(
-    delta=1e-5,
     clip_norm=1.0,
     batch_size=50,
     epochs=2,
     learning_rate=0.5,
     alpha=1e-3,
     fit_intercept=True,
-    accountant="rdp",
 )
-OP = dict(
-    delta=1e-5, feature_norm_bound=1.0, alpha=0.1, tol=1e-9, fit_intercept=True
-)
+OP = dict(feature_norm_bound=1.0, alpha=0.1, tol=1e-9, fit_intercept=True)
 
 
-def _sgd(X, y, loss=None, *, epsilon=1.0, noise_multiplier=None, seed=0, **kw):
+def _sgd(X, y, loss=None, *, epsilon=1.0, noise_multiplier=None, seed=0):
     return fit_dp_sgd(
         X,
         y,
         BinaryLogisticLoss() if loss is None else loss,
-        epsilon=epsilon,
-        noise_multiplier=noise_multiplier,
+        DPSGDParams(**SGD),
+        PrivacyBudget(epsilon, 1e-5, "rdp", noise_multiplier),
         rng=np.random.default_rng(seed),
-        **{**SGD, **kw},
     )
 
 
-def _op(X, y, *, epsilon=1.0, seed=0, **kw):
+def _op(X, y, *, epsilon=1.0, seed=0, sample_weight=None, budget=None):
     return fit_output_perturbation(
         X,
         y,
         BinaryLogisticLoss(),
-        epsilon=epsilon,
+        OutputPerturbationParams(**OP),
+        PrivacyBudget(epsilon, 1e-5) if budget is None else budget,
         rng=np.random.default_rng(seed),
-        **{**OP, **kw},
+        sample_weight=sample_weight,
     )
 
 
@@ -166,6 +168,14 @@ def test_output_perturbation_record_is_one_exactly_accounted_gaussian():
     assert rec.dp_event == dp_accounting.GaussianDpEvent(z)
     assert rec.epsilon == pytest.approx(rec.recompute_epsilon(), rel=1e-12)
     assert rec.epsilon <= 1.0
+
+
+def test_output_perturbation_is_accounted_with_pld_whatever_the_budget_says():
+    X, y = _data()
+    rec = _op(X, y, budget=PrivacyBudget(1.0, 1e-5, "rdp", caveats=("c",))).record
+    assert rec.accountant == "pld" and rec.caveats == ("c",)
+    with pytest.raises(ValueError, match="calibrates its own noise"):
+        _op(X, y, budget=PrivacyBudget(1.0, 1e-5, noise_multiplier=2.0))
 
 
 def test_output_perturbation_noise_is_drawn_by_the_gaussian_mechanism():
