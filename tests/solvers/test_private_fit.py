@@ -255,3 +255,25 @@ def test_output_perturbation_float32_gives_float32_coefficients(sparse):
     fit64 = _op(X, y, seed=2)
     assert fit32.coef.dtype == np.float32 and fit32.intercept.dtype == np.float32
     np.testing.assert_allclose(fit32.coef, fit64.coef, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_replacing_one_record_moves_the_solution_within_the_sensitivity(
+    sparse, weighted
+):
+    # Privacy tested like correctness: without noise, the released point of
+    # neighbouring datasets (one row replaced by a huge, flipped record)
+    # differs by at most the recorded sensitivity.
+    X, y = _data(n=120)
+    X2, y2 = X.copy(), y.copy()
+    X2[0], y2[0] = 1e200, 1.0 - y[0]
+    sw = np.linspace(0.5, 3.0, X.shape[0]) if weighted else None
+    wrap = sp.csr_matrix if sparse else np.asarray
+    a = _op(wrap(X), y, epsilon=math.inf, sample_weight=sw)
+    b = _op(wrap(X2), y2, epsilon=math.inf, sample_weight=sw)
+    shift = np.sqrt(
+        np.sum((a.coef - b.coef) ** 2) + np.sum((a.intercept - b.intercept) ** 2)
+    )
+    assert a.record.clip_norm == b.record.clip_norm
+    assert 0 < shift <= a.record.clip_norm
