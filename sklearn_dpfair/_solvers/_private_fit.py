@@ -235,7 +235,12 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
     # Sparse X is clipped through its stored entries and stays sparse;
     # float32 stays float32.
     X = clip_rows_to_norm(X, feature_norm_bound)
-    row_bound = math.hypot(feature_norm_bound, s)
+    radius = feature_norm_bound
+    if X.dtype != np.float64:
+        # The clipped float32 rows may exceed R by their final rounding
+        # (clip_rows_to_norm): the Lipschitz bound covers it.
+        radius = feature_norm_bound * (1.0 + 2.0 * float(np.finfo(X.dtype).eps))
+    row_bound = math.hypot(radius, s)
     # A weighted example's loss is w_i L-Lipschitz and w_i beta-smooth.
     lipschitz = max_weight * loss.raw_lipschitz * row_bound
     smoothness = max_weight * loss.raw_smoothness * row_bound**2
