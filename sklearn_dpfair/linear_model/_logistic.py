@@ -19,11 +19,14 @@ from .._base import (
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
 from .._solvers._private_fit import (
+    DPSGDParams,
+    OutputPerturbationParams,
     fit_dp_frank_wolfe,
     fit_dp_sgd,
     fit_output_perturbation,
 )
 from ..federated._fit import fit_silos, silo_attributes
+from ..privacy import PrivacyBudget
 from ..privacy._ledger import PrivacyLedger
 from ..privacy._random import check_noise_generator
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
@@ -73,8 +76,8 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         Privacy parameter delta in (0, 1); keep it well below ``1/n_samples``.
     solver : {"dp-sgd", "output-perturbation", "dp-frank-wolfe"}, \
 default="dp-sgd"
-        Private training algorithm. Only "dp-frank-wolfe" accepts sparse
-        ``X``.
+        Private training algorithm. Every solver accepts scipy.sparse
+        ``X`` without densifying it.
     clip_norm : float, default=1.0
         Per-example gradient clip threshold (dp-sgd), the sensitivity of each
         batch sum. Public; never derived from the data.
@@ -380,7 +383,7 @@ default=None
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; sparse only with ``solver="dp-frank-wolfe"``.
+            Training data, dense or sparse (CSR/CSC).
         y : array-like of shape (n_samples,)
             Target labels; must lie in ``classes`` when it is declared.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -435,12 +438,6 @@ default=None
                     "event per selection); record it in a "
                     "PrivacyLedger(kind='rdp')."
                 )
-        accepts_sparse = frank_wolfe or self.solver == "dp-sgd"
-        if sp.issparse(X) and not accepts_sparse:
-            raise TypeError(
-                f"solver={self.solver!r} does not accept sparse input X; "
-                "use solver='dp-sgd' or 'dp-frank-wolfe', or pass a dense array."
-            )
         if sp.issparse(X) and silos is not None:
             raise TypeError("silos= (federated DP-SGD) does not accept sparse X.")
         if sp.issparse(X) and self.device == "cuda":
@@ -460,8 +457,9 @@ default=None
             y,
             dtype=backend.input_float_dtypes,
             # CSC becomes CSR once (at most 2x the sparse storage): DP-SGD
-            # gathers batch rows, Frank-Wolfe takes row products.
-            accept_sparse="csr" if accepts_sparse else False,
+            # gathers batch rows, Frank-Wolfe and output perturbation take
+            # row products.
+            accept_sparse="csr",
             # One C-ordered copy up front (at most 2x the data) when X is
             # F-ordered, as DataFrames give: the solvers gather batch rows.
             order="C",
@@ -482,7 +480,7 @@ default=None
         y_encoded = backend.asarray(y_encoded, dtype=X.dtype)
         rng = check_noise_generator(self.random_state)
 
-        # The DP-SGD parameters, shared by the central and the federated fit.
+        # The DP-SGD parameters of the federated fit.
         sgd_params = dict(
             epsilon=self.epsilon,
             delta=self.delta,
@@ -517,9 +515,24 @@ default=None
                 X,
                 y_encoded,
                 loss,
+                DPSGDParams(
+                    clip_norm=self.clip_norm,
+                    batch_size=self.batch_size,
+                    epochs=self.max_iter,
+                    learning_rate=self.learning_rate,
+                    alpha=self.alpha,
+                    fit_intercept=self.fit_intercept,
+                ),
+                PrivacyBudget(
+                    self.epsilon,
+                    self.delta,
+                    self._accountant_kind(),
+                    self.noise_multiplier,
+                    tuple(caveats),
+                ),
+                rng=rng,
                 backend=backend,
                 sample_weight=weights,
-                **sgd_params,
             )
             n_iter = self.max_iter
         elif frank_wolfe:
@@ -544,14 +557,14 @@ default=None
                 X,
                 y_encoded,
                 loss,
-                epsilon=self.epsilon,
-                delta=self.delta,
-                feature_norm_bound=self.feature_norm_bound,
-                alpha=self.alpha,
-                tol=self.tol,
-                fit_intercept=self.fit_intercept,
+                OutputPerturbationParams(
+                    feature_norm_bound=self.feature_norm_bound,
+                    alpha=self.alpha,
+                    tol=self.tol,
+                    fit_intercept=self.fit_intercept,
+                ),
+                PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
                 rng=rng,
-                caveats=caveats,
                 sample_weight=weights,
             )
             n_iter = None
@@ -577,6 +590,6 @@ default=None
         # The default budget (epsilon = 1) cannot always reach the accuracy
         # thresholds of scikit-learn's common checks on their tiny datasets.
         tags.classifier_tags.poor_score = True
-        # DP-SGD and Frank-Wolfe take sparse X (without densifying it).
-        tags.input_tags.sparse = self.solver in ("dp-sgd", "dp-frank-wolfe")
+        # Every solver takes sparse X (without densifying it).
+        tags.input_tags.sparse = True
         return tags
