@@ -60,19 +60,13 @@ from ...privacy._accounting import (
     non_private_event,
     zcdp_event,
 )
-from ...privacy import calibrate_noise
+from ...privacy import calibrate_noise, noisy_histogram, private_quantile
 from ...privacy._mechanism import GaussianMechanism
 from ...privacy._record import PrivacyRecord, check_budget
 from ...privacy._zcdp import ZCDP_ACCOUNTANT, ZCDPLedger
 from ...utils._validation import normalized_weights
-from ._private_quantile import (
-    POSITIVE_EDGES,
-    SIGNED_DECADE_EDGES,
-    histogram_quantiles,
-    histogram_support,
-    noisy_histogram,
-    private_quantile,
-)
+from ...privacy._quantile import POSITIVE_EDGES, SIGNED_DECADE_EDGES
+from ._private_quantile import histogram_quantiles, histogram_support
 from ._projections import project_ball
 from .._sgd import noisy_sgd
 

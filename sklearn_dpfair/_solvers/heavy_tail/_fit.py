@@ -46,7 +46,7 @@ from ...privacy._accounting import (
     noisy_sgd_event,
     zcdp_event,
 )
-from ...privacy._mechanism import GaussianMechanism
+from ...privacy import GaussianMechanism, private_quantile
 from ...privacy._record import PrivacyRecord, check_budget
 from ...privacy._zcdp import ZCDP_ACCOUNTANT, ZCDPLedger
 from ._clipped_acsa import clipped_acsa
@@ -76,7 +76,6 @@ from ._localized import (
 )
 from ._mean_oracle import gradient_norms_at_zero
 from ._private_curvature import CURVATURE_SCALE_SHARE, private_curvature
-from ._private_quantile import private_quantile
 
 __all__ = ["HeavyTailConfig", "HeavyTailFit", "fit_heavy_tail"]
 

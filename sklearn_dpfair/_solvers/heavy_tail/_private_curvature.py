@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...privacy._clipping import clip_factors_from_norms, stable_row_norms
+from ...privacy import GaussianMechanism, private_quantile
 from ...privacy._zcdp import gaussian_noise_std
-from ._private_quantile import private_quantile
 
 __all__ = ["CURVATURE_SCALE_SHARE", "CurvatureEstimate", "private_curvature"]
 
@@ -114,11 +114,11 @@ def private_curvature(
         factors[overflowed] = clip_factors_from_norms(norms, math.sqrt(row_clip))
     clipped = rows * factors[:, None]
     second_moment = clipped.T @ clipped / n
-    sigma = gaussian_noise_std(2.0 * row_clip / n, rho_matrix)
-    d = rows.shape[1]
-    if sigma > 0:
-        noise = np.triu(rng.normal(0.0, sigma, size=(d, d)))
-        second_moment = second_moment + noise + np.triu(noise, 1).T
+    # The symmetric Gaussian mechanism (replace-one sensitivity 2 C_S / n).
+    noise_multiplier = gaussian_noise_std(1.0, rho_matrix)
+    mechanism = GaussianMechanism(2.0 * row_clip / n, noise_multiplier)
+    second_moment = mechanism.privatize_symmetric(second_moment, rng)
+    sigma, d = mechanism.noise_std, rows.shape[1]
     eigenvalues = np.linalg.eigvalsh(second_moment)
     margin = _SPECTRAL_MARGIN * sigma * math.sqrt(d)
     # beta is an upper bound (a step 1/beta must not overshoot); mu is a

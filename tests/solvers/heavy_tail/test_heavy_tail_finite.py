@@ -21,7 +21,7 @@ from sklearn_dpfair._solvers.heavy_tail._mean_oracle import (
     mean_oracle,
 )
 from sklearn_dpfair._solvers.heavy_tail._private_curvature import private_curvature
-from sklearn_dpfair._solvers.heavy_tail._private_quantile import (
+from sklearn_dpfair.privacy._quantile import (
     LOG_GRID,
     private_quantile,
     quantile_utility,

@@ -15,7 +15,7 @@ from sklearn_dpfair._solvers.heavy_tail._mean_oracle import (
     mean_oracle,
 )
 from sklearn_dpfair._solvers.heavy_tail._private_curvature import private_curvature
-from sklearn_dpfair._solvers.heavy_tail._private_quantile import LOG_GRID, private_quantile
+from sklearn_dpfair.privacy._quantile import LOG_GRID, private_quantile
 from sklearn_dpfair.privacy import GaussianMechanism
 
 FULL = bool(os.environ.get("DPFAIR_FULL"))

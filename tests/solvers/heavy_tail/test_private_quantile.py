@@ -8,12 +8,14 @@ import numpy as np
 import pytest
 
 from sklearn_dpfair._solvers.heavy_tail._private_quantile import (
+    histogram_quantiles,
+    histogram_support,
+)
+from sklearn_dpfair.privacy._quantile import (
     POSITIVE_EDGES,
     SIGNED_DECADE_EDGES,
     SIGNED_EDGES,
     em_epsilon,
-    histogram_quantiles,
-    histogram_support,
     noisy_histogram,
     private_quantile,
     quantile_utility,
