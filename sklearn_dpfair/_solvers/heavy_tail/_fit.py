@@ -49,9 +49,6 @@ from ...privacy._accounting import (
 from ...privacy import GaussianMechanism, private_quantile
 from ...privacy._record import PrivacyRecord, check_budget
 from ...privacy._zcdp import ZCDP_ACCOUNTANT, ZCDPLedger
-from ._clipped_acsa import clipped_acsa
-from ._clipped_prox import clipped_prox
-from ._clipped_sgd import clipped_sgd
 from ._disjoint_batches import disjoint_batches, disjoint_blocks
 from ._dpsgd import fit_heavy_tail_dpsgd
 from ._schedules import (
@@ -75,6 +72,7 @@ from ._localized import (
     phase_noise_multiplier,
 )
 from ._mean_oracle import gradient_norms_at_zero
+from ._one_pass import AcceleratedStep, ProximalStep, StichAveraging, one_pass_loop
 from ._private_curvature import CURVATURE_SCALE_SHARE, private_curvature
 
 __all__ = ["HeavyTailConfig", "HeavyTailFit", "fit_heavy_tail"]
@@ -427,29 +425,28 @@ def _fit_heavy_tail(
         noise_std = mean_oracle_sigma(clip, batch_size, eps)
         mechanism = GaussianMechanism(2.0 * clip, noise_multiplier)
         batches = disjoint_batches(rng, n, n_batches, batch_size)
-        common = {
-            "batches": batches,
-            "clip_norm": clip,
-            "mechanism": mechanism,
-            "radius": config.radius,
-            "intercept_scaling": s,
-            "rng": rng,
-        }
         l1, l2 = _penalty_parts(config)
         if solver == "sgd":
             step_sizes, weights = stich_schedule(n_steps, mu, beta)
-            coef_full = clipped_sgd(
-                X, y, loss, step_sizes=step_sizes, weights=weights, alpha=l2, **common
-            )
+            rule = StichAveraging(step_sizes, weights, l2, config.radius)
         elif solver == "acsa":
             eta = _acsa_eta(
                 config, n, d, n_steps, beta, diameter, clip, noise_std, scale
             )
-            coef_full = clipped_acsa(X, y, loss, eta=eta, alpha=l2, **common)
+            rule = AcceleratedStep(eta, l2, config.radius)
         else:
-            coef_full = clipped_prox(
-                X, y, loss, step_size=0.5 / beta, l1=l1, l2=l2, **common
-            )
+            rule = ProximalStep(0.5 / beta, l1, l2, config.radius)
+        coef_full = one_pass_loop(
+            X,
+            y,
+            loss,
+            batches=batches,
+            rule=rule,
+            clip_norm=clip,
+            mechanism=mechanism,
+            intercept_scaling=s,
+            rng=rng,
+        )
         n_iter = n_steps
         # Parallel composition: one record enters one query of the T, so
         # the optimizer's event is one Gaussian release.

@@ -26,8 +26,7 @@ import numpy as np
 
 from ...privacy._accounting import noisy_sgd_event, non_private_event
 from ...privacy._mechanism import GaussianMechanism
-from ._mean_oracle import clipped_gradient_mean
-from ._projections import project_two_balls
+from ._one_pass import LocalizedStep, one_pass_loop
 
 __all__ = [
     "LocalizedPhase",
@@ -216,26 +215,21 @@ def localized_subgradient(
     """
     w_prev = np.zeros(X.shape[1] + 1)
     for phase, idx in zip(phases, blocks):
-        Xb, yb = X[idx], y[idx]
-        # Sequential composition inside the phase: rho / T_i per step.
-        noise_multiplier = phase_noise_multiplier(phase, rho)
-        mechanism = GaussianMechanism(2.0 * phase.clip_norm, noise_multiplier)
-        w = w_prev.copy()
-        for _ in range(phase.n_steps):
-            grad = clipped_gradient_mean(
-                Xb,
-                yb,
-                w,
-                loss,
-                clip_norm=phase.clip_norm,
-                mechanism=mechanism,
-                intercept_scaling=intercept_scaling,
-                rng=rng,
-            )
-            # The regularizer is data independent: added after the noise.
-            grad += phase.regularization * (w - w_prev)
-            w = project_two_balls(
-                w - phase.step_size * grad, radius, w_prev, phase.local_radius
-            )
-        w_prev = w
+        # Sequential composition inside the phase: rho / T_i per step, each
+        # on the whole block (read once).
+        mechanism = GaussianMechanism(
+            2.0 * phase.clip_norm, phase_noise_multiplier(phase, rho)
+        )
+        w_prev = one_pass_loop(
+            X[idx],
+            y[idx],
+            loss,
+            batches=[slice(None)] * phase.n_steps,
+            rule=LocalizedStep(phase, w_prev, radius),
+            clip_norm=phase.clip_norm,
+            mechanism=mechanism,
+            intercept_scaling=intercept_scaling,
+            rng=rng,
+            start=w_prev,
+        )
     return w_prev
