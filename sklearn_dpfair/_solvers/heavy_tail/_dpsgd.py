@@ -48,26 +48,30 @@ is certified at (epsilon, delta).
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ...privacy import (
+    GaussianMechanism,
+    calibrate_noise,
+    noisy_histogram,
+    private_quantile,
+)
 from ...privacy._accounting import (
     composed_event,
     epsilon_of,
     no_op_event,
-    noisy_sgd_event,
     non_private_event,
     zcdp_event,
 )
-from ...privacy import calibrate_noise, noisy_histogram, private_quantile
-from ...privacy._mechanism import GaussianMechanism
-from ...privacy._record import PrivacyRecord, check_budget
-from ...privacy._zcdp import ZCDP_ACCOUNTANT, ZCDPLedger
+from ...privacy._zcdp import ZCDPLedger
 from ...utils._validation import normalized_weights
 from ...privacy._quantile import POSITIVE_EDGES, SIGNED_DECADE_EDGES
 from ._private_quantile import histogram_quantiles, histogram_support
 from ._projections import project_ball
+from ._result import HeavyTailFit
+from .._schedules import sgd_schedule
 from .._sgd import noisy_sgd
 
 __all__ = [
@@ -174,10 +178,8 @@ def dpsgd_plan(n_samples, max_iter="auto", schedule=DPSGD_SCHEDULE):
     DPSGDPlan(sampling_probability=0.02, n_steps=1000)
     """
     batch = max(schedule.batch_min, schedule.batch_fraction * n_samples)
-    q = min(1.0, batch / n_samples)
-    if max_iter == "auto":
-        n_steps = max(1, math.ceil(schedule.epochs / q - 1e-9))
-    else:
+    q, n_steps = sgd_schedule(n_samples, batch, schedule.epochs)
+    if max_iter != "auto":
         n_steps = int(max_iter)
     return DPSGDPlan(sampling_probability=q, n_steps=n_steps)
 
@@ -202,25 +204,6 @@ def auto_clip_factor(
     snr = epsilon * n_samples / math.sqrt(n_params)
     growth = max(1.0, snr / schedule.clip_snr_ref) ** (1.0 / moment_order)
     return schedule.clip_factor * growth
-
-
-@dataclass
-class DPSGDFit:
-    """What :func:`fit_heavy_tail_dpsgd` returns (fields as ``HeavyTailFit``)."""
-
-    coef: np.ndarray
-    intercept: float
-    n_iter: int
-    batch_size: float
-    clip_threshold: float
-    noise_std: float
-    learning_rate: float
-    rho_spent: dict
-    record: PrivacyRecord
-    optimizer_epsilon: float
-    target_location: float
-    target_scale: float
-    fallback: str | None
 
 
 class _WeightedLoss:
@@ -340,19 +323,20 @@ def _non_private_step(X, s, weights):
     return 1.0 / max(top, np.finfo(float).tiny)
 
 
+# Floating-point events of one record (a huge row's prediction or norm
+# overflowing) are handled explicitly; they must not surface as
+# data-dependent warnings.
+@np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore")
 def fit_heavy_tail_dpsgd(
     X,
     y,
     loss,
-    *,
-    rho,
-    delta,
-    epsilon_target,
     config,
+    budget,
     rng,
-    l2=0.0,
+    *,
     sample_weight=None,
-    caveats=(),
+    l2=0.0,
     schedule=DPSGD_SCHEDULE,
 ):
     """Fit with multi-pass DP-SGD and a private clip (see the module docstring).
@@ -363,98 +347,47 @@ def fit_heavy_tail_dpsgd(
     y : ndarray of shape (n_samples,)
     loss : object
         Pointwise loss with ``raw_gradient``, applied to the scaled target.
-    rho : float
-        Total zCDP budget; ``inf`` is the non-private limit (exact scales,
-        no clipping, no noise, full-batch gradient descent).
-    delta : float
-        Delta of the guarantee.
-    epsilon_target : float or None
-        Target epsilon; None means ``epsilon_of(rho-zCDP, delta)``.
     config : HeavyTailConfig
-        Public hyperparameters (clip, radius, max_iter, tuning_fraction).
+        Public hyperparameters (clip, radius, max_iter, tuning_fraction) and
+        the zCDP budget ``rho`` the shares are planned in; ``inf`` is the
+        non-private limit (exact scales, no clipping, no noise, full-batch
+        gradient descent).
+    budget : PrivacyBudget
+        Target (epsilon, delta); ``epsilon=inf`` with a finite ``rho``
+        means ``epsilon_of(rho-zCDP, delta)``.
     rng : numpy.random.Generator
-    l2 : float, default=0.0
-        Ridge strength on the coefficients (data-independent), in the
-        scaled problem.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
         Public non-negative weights, normalized to mean 1 here; each
         record's weighted gradient is clipped.
-    caveats : tuple of str, default=()
+    l2 : float, default=0.0
+        Ridge strength on the coefficients (data-independent), in the
+        scaled problem.
     schedule : DPSGDSchedule, default=DPSGD_SCHEDULE
         Public constants.
 
     Returns
     -------
-    fit : DPSGDFit
+    fit : HeavyTailFit
     """
-    # Floating-point events of one record (a huge row's prediction or norm
-    # overflowing) are handled explicitly; they must not surface as
-    # data-dependent warnings.
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        return _fit_heavy_tail_dpsgd(
-            X,
-            y,
-            loss,
-            rho,
-            delta,
-            epsilon_target,
-            config,
-            rng,
-            l2,
-            sample_weight,
-            caveats,
-            schedule,
-        )
-
-
-def minimum_signal(n_params, schedule=DPSGD_SCHEDULE):
-    """Smallest ``epsilon * n_samples`` for which "dp-sgd" fits a model.
-
-    Below it the private scales the fit needs cannot be estimated (the
-    histograms' noise and the exponential mechanism's rank error are then a
-    large share of ``n``), and the fit releases the public zero model
-    instead. A public rule: it reads
-    only ``epsilon``, ``n_samples`` and the number of parameters.
-
-    Examples
-    --------
-    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import minimum_signal
-    >>> minimum_signal(6)
-    100.0
-    """
-    return float(max(schedule.min_signal, schedule.min_signal_per_param * n_params))
-
-
-def _fit_heavy_tail_dpsgd(
-    X,
-    y,
-    loss,
-    rho,
-    delta,
-    epsilon_target,
-    config,
-    rng,
-    l2,
-    sample_weight,
-    caveats,
-    schedule,
-):
     n, n_features = X.shape
     s = 1.0 if config.fit_intercept else 0.0
+    rho, delta, accountant = config.rho, budget.delta, budget.accountant
     private = not math.isinf(rho)
     weights = normalized_weights(sample_weight, n)
-    if private and config.clip_threshold == "theory":
+    if private and config.clip_norm == "theory":
         raise ValueError(
-            "clip_threshold='theory' belongs to the one-pass solvers; use "
+            "clip_norm='theory' belongs to the one-pass solvers; use "
             "'auto' or a float with solver='dp-sgd'."
         )
     target = math.inf
     if private:
-        target = epsilon_target
-        if target is None:
-            target = epsilon_of(zcdp_event(rho), delta, ZCDP_ACCOUNTANT)
+        target = budget.epsilon
+        if math.isinf(target):
+            # rho was given directly: its (epsilon, delta) is the target.
+            target = epsilon_of(zcdp_event(rho), delta, accountant)
+        budget = replace(budget, epsilon=target)
         if target * n < minimum_signal(n_features + s**2, schedule):
-            return _zero_model(n_features, rho, delta, target, config, caveats, n)
+            return _zero_model(n_features, budget, config, n)
     plan = dpsgd_plan(n, config.max_iter, schedule)
     q, n_steps = plan.sampling_probability, plan.n_steps
     if not private:
@@ -502,11 +435,16 @@ def _fit_heavy_tail_dpsgd(
             [zcdp_event(r) for k, r in ledger.spent.items() if k != "optimizer"]
         )
 
-        def make_event(sigma):
-            return composed_event([tuning, noisy_sgd_event(sigma, q, n_steps)])
+        def steps_event(sigma):
+            return GaussianMechanism(1.0, sigma).event(
+                sampling_probability=q, steps=n_steps
+            )
 
-        sigma = calibrate_noise(make_event, target, delta, ZCDP_ACCOUNTANT)
-        if config.clip_threshold == "auto":
+        def make_event(sigma):
+            return composed_event([tuning, steps_event(sigma)])
+
+        sigma = calibrate_noise(make_event, target, delta, accountant)
+        if config.clip_norm == "auto":
             # In units of the scaled target: the loss's gradient at a
             # residual of one scale unit, times the typical row norm.
             clip_scaled = (
@@ -517,15 +455,15 @@ def _fit_heavy_tail_dpsgd(
                 )
             )
         else:
-            clip_scaled = float(config.clip_threshold) / scale
+            clip_scaled = float(config.clip_norm) / scale
         per_coordinate = row_median / (n_features + s**2)
         learning_rate = min(schedule.step_max, schedule.step_scale / per_coordinate)
-        sgd_event = noisy_sgd_event(sigma, q, n_steps)
+        sgd_event = steps_event(sigma)
         event = make_event(sigma)
     else:
         sigma, clip_scaled = 0.0, math.inf
-        if config.clip_threshold not in ("auto", "theory"):
-            clip_scaled = float(config.clip_threshold) / scale
+        if config.clip_norm not in ("auto", "theory"):
+            clip_scaled = float(config.clip_norm) / scale
         learning_rate = _non_private_step(X, s, weights)
         event = sgd_event = non_private_event()
 
@@ -555,12 +493,13 @@ def _fit_heavy_tail_dpsgd(
     tuning_rho = {k: v for k, v in ledger.spent.items() if k != "optimizer"}
     if not private:
         tuning_rho = {}
-    record = PrivacyRecord.from_event(
-        event,
-        delta=delta,
-        accountant=ZCDP_ACCOUNTANT,
+    record = budget.account(
+        # The mechanism in the units of y (the steps ran on the scaled
+        # target with the clip scaled alike: the same noise multiplier).
+        GaussianMechanism(clip_norm=float(clip), noise_multiplier=sigma),
+        dp_event=event,
         adjacency="add_remove",
-        mechanism=(
+        description=(
             "DP-SGD (Poisson-subsampled Gaussian, per-example clipping"
             + (" of the weighted gradients" if weights is not None else "")
             + "; the recorded noise multiplier, clip (in the units of y times "
@@ -574,28 +513,44 @@ def _fit_heavy_tail_dpsgd(
             "deviation) and of the squared row norms (their median), setting "
             "the units, the clip and the step size"
         ),
-        noise_multiplier=sigma,
-        clip_norm=float(clip),
         sampling_probability=q,
         steps=n_steps,
-        caveats=tuple(caveats),
     )
-    check_budget(record, target, calibrated=True)
-    return DPSGDFit(
+    return HeavyTailFit(
         coef=coef,
         intercept=intercept,
+        solver="dp-sgd",
         n_iter=n_steps,
         batch_size=q * n,
-        clip_threshold=float(clip),
+        clip_norm=float(clip),
         noise_std=float(sigma * clip / (q * n)) if private else 0.0,
-        learning_rate=float(learning_rate),
+        smoothness=None,
+        strong_convexity=None,
         rho_spent=tuning_rho,
         record=record,
-        optimizer_epsilon=epsilon_of(sgd_event, delta, ZCDP_ACCOUNTANT),
+        optimizer_epsilon=epsilon_of(sgd_event, delta, accountant),
         target_location=float(location),
         target_scale=float(scale),
-        fallback=None,
+        learning_rate=float(learning_rate),
     )
+
+
+def minimum_signal(n_params, schedule=DPSGD_SCHEDULE):
+    """Smallest ``epsilon * n_samples`` for which "dp-sgd" fits a model.
+
+    Below it the private scales the fit needs cannot be estimated (the
+    histograms' noise and the exponential mechanism's rank error are then a
+    large share of ``n``), and the fit releases the public zero model
+    instead. A public rule: it reads
+    only ``epsilon``, ``n_samples`` and the number of parameters.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import minimum_signal
+    >>> minimum_signal(6)
+    100.0
+    """
+    return float(max(schedule.min_signal, schedule.min_signal_per_param * n_params))
 
 
 def tuning_share(tuning_fraction, epsilon, n_samples, schedule=DPSGD_SCHEDULE):
@@ -625,40 +580,35 @@ def _project(coef, intercept, s, radius):
     return full[:-1], float(s * full[-1])
 
 
-def _zero_model(n_features, rho, delta, target, config, caveats, n):
+def _zero_model(n_features, budget, config, n):
     """The public zero model released below :func:`minimum_signal` (reads no data)."""
-    event = no_op_event()
     message = (
-        f"epsilon * n_samples = {target * n:.3g} is below the minimum "
+        f"epsilon * n_samples = {budget.epsilon * n:.3g} is below the minimum "
         f"{minimum_signal(n_features + int(config.fit_intercept)):.3g} of "
         "solver='dp-sgd': the private scales cannot be estimated, so the "
         "fit released the public zero model (coef_ = 0, intercept_ = 0) "
         "without reading the data"
     )
-    record = PrivacyRecord.from_event(
-        event,
-        delta=delta,
-        accountant=ZCDP_ACCOUNTANT,
+    record = budget.account(
+        GaussianMechanism(clip_norm=None, noise_multiplier=0.0),
+        dp_event=no_op_event(),
         adjacency="add_remove",
-        mechanism="none: " + message,
-        noise_multiplier=0.0,
-        clip_norm=None,
-        sampling_probability=None,
+        description="none: " + message,
         steps=0,
-        caveats=tuple(caveats),
     )
-    return DPSGDFit(
+    return HeavyTailFit(
         coef=np.zeros(n_features),
         intercept=0.0,
+        solver="dp-sgd",
         n_iter=0,
         batch_size=0.0,
-        clip_threshold=0.0,
+        clip_norm=0.0,
         noise_std=0.0,
-        learning_rate=0.0,
+        smoothness=None,
+        strong_convexity=None,
         rho_spent={},
         record=record,
         optimizer_epsilon=0.0,
-        target_location=0.0,
-        target_scale=1.0,
         fallback=message,
+        learning_rate=0.0,
     )

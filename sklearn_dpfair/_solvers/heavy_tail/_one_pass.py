@@ -1,6 +1,6 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""The one-pass noisy clipped gradient loop of Lowy's thesis, chapter 4, and its update rules.
+"""The one-pass noisy clipped gradient loop of Lowy's thesis (chapter 4) and its rules.
 
 Every heavy-tail optimizer of the thesis is the same loop: at step ``t`` it
 picks a query point, asks MeanOracle1 (Algorithm 5,
@@ -149,7 +149,8 @@ class ProximalStep:
         # prox of (l1 + l2 + indicator of the ball): the ball's radial
         # projection after the separable prox is exact, because rescaling
         # keeps the sign pattern of the soft-thresholded point (Yu, 2013).
-        w = prox_elastic_net(self.w - step * grad, step, self.l1, self.l2, self.w.size - 1)
+        n_penalized = self.w.size - 1
+        w = prox_elastic_net(self.w - step * grad, step, self.l1, self.l2, n_penalized)
         self.w = project_ball(w, self.radius)
 
     def result(self):
@@ -183,7 +184,10 @@ class LocalizedStep:
         # The regularizer is data independent: added after the noise.
         grad += phase.regularization * (self.w - self.center)
         self.w = project_two_balls(
-            self.w - phase.step_size * grad, self.radius, self.center, phase.local_radius
+            self.w - phase.step_size * grad,
+            self.radius,
+            self.center,
+            phase.local_radius,
         )
 
     def result(self):
@@ -191,7 +195,17 @@ class LocalizedStep:
 
 
 def one_pass_loop(
-    X, y, loss, *, batches, rule, clip_norm, mechanism, intercept_scaling, rng, start=None
+    X,
+    y,
+    loss,
+    *,
+    batches,
+    rule,
+    clip_norm,
+    mechanism,
+    intercept_scaling,
+    rng,
+    start=None,
 ):
     """Run ``rule`` on MeanOracle1's answers, one query per batch; return its result.
 
