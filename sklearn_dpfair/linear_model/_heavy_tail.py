@@ -457,11 +457,18 @@ default=None
         clip_norm = self._clip_norm()
         self._check_public_parameters(clip_norm)
         # One C-ordered copy up front (at most 2x the data) when X is
-        # F-ordered, as DataFrames give: the solvers gather batch rows.
+        # F-ordered, as DataFrames give, and CSC becomes CSR once: the
+        # solvers gather batch rows. float32 X stays float32 (coef_ too); the
+        # targets' private scales are computed in float64.
         X, y = validate_data(
-            self, X, y, dtype=[np.float64, np.float32], y_numeric=True, order="C"
+            self,
+            X,
+            y,
+            dtype=[np.float64, np.float32],
+            accept_sparse="csr",
+            y_numeric=True,
+            order="C",
         )
-        X = X.astype(np.float64, copy=False)
         y = y.astype(np.float64, copy=False)
         n_samples = X.shape[0]
         if n_samples < _MIN_SAMPLES:
@@ -503,7 +510,7 @@ default=None
             # the warning reads nothing else, so it is no privacy caveat.
             warn_at_caller(hit, UserWarning)
 
-        self.coef_ = result.coef
+        self.coef_ = np.asarray(result.coef).astype(X.dtype, copy=False)
         self.intercept_ = result.intercept
         self.solver_ = result.solver
         self.n_iter_ = result.n_iter
@@ -607,6 +614,8 @@ default=None
         # The default budget cannot always reach the R^2 thresholds of
         # scikit-learn's common checks on their tiny datasets.
         tags.regressor_tags.poor_score = True
+        # CSR/CSC X: every solver works on the stored entries only.
+        tags.input_tags.sparse = True
         return tags
 
 

@@ -427,23 +427,6 @@ def test_a_heavy_record_is_clipped_after_weighting(weight):
     assert shift < 0.5 * noise
 
 
-def test_weighted_clip_bound_holds_per_record():
-    # The per-record term that enters the noisy sum is the clipped weighted
-    # gradient: its norm is at most the clip whatever the weight.
-    from sklearn_dpfair._loss import SquaredLoss
-    from sklearn_dpfair._solvers.heavy_tail._dpsgd import _WeightedLoss
-    from sklearn_dpfair.privacy._clipping import clip_factors
-
-    loss = _WeightedLoss(SquaredLoss())
-    target = np.array([[1.0, 1.0], [1.0, 1e6], [1.0, 0.0]])
-    raw = np.zeros((3, 1))
-    grads = loss.raw_gradient(target, raw)
-    norms = np.ones(3)
-    factors = clip_factors(grads, norms, 2.0)
-    assert np.all(np.abs(grads[:, 0] * factors) <= 2.0)
-    assert grads[1, 0] * factors[1] == pytest.approx(-2.0)
-
-
 def test_mismatched_lengths_and_single_sample():
     X, y, _ = _data(np.random.default_rng(0), n=200)
     with pytest.raises(ValueError):

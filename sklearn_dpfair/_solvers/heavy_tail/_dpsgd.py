@@ -51,6 +51,8 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator, eigsh
 
 from ...privacy import (
     GaussianMechanism,
@@ -65,10 +67,12 @@ from ...privacy._accounting import (
     non_private_event,
     zcdp_event,
 )
+from ...privacy._clipping import canonical_csr
 from ...privacy._zcdp import ZCDPLedger
 from ...utils._validation import normalized_weights
 from ...privacy._quantile import POSITIVE_EDGES, SIGNED_DECADE_EDGES
 from ._private_quantile import histogram_quantiles, histogram_support
+from ._mean_oracle import scaled_augmented_gram, squared_row_norms
 from ._projections import project_ball
 from ._result import HeavyTailFit
 from .._schedules import sgd_schedule
@@ -206,24 +210,6 @@ def auto_clip_factor(
     return schedule.clip_factor * growth
 
 
-class _WeightedLoss:
-    """A pointwise loss whose targets carry each record's weight.
-
-    ``noisy_sgd`` draws the batch rows of ``y`` together with those of
-    ``X``; packing ``[y, weight]`` as the target keeps weights aligned with
-    their rows. The raw gradient is multiplied by the weight *before* it is
-    clipped, so a record's clipped term stays within the clip norm whatever
-    its weight.
-    """
-
-    def __init__(self, loss):
-        self.loss = loss
-        self.n_outputs = loss.n_outputs
-
-    def raw_gradient(self, target, raw):
-        return self.loss.raw_gradient(target[:, 0], raw) * target[:, 1:2]
-
-
 def unit_gradient(loss):
     """Largest raw gradient of ``loss`` at a residual of one target unit.
 
@@ -306,7 +292,7 @@ def _private_row_scale(X, s, rho, count_weights, rng):
     Public log bins, 5 per decade; an overflowed squared norm falls in the
     top bin. If no bin rises above the noise, unit per-coordinate rows.
     """
-    row_sq = np.einsum("ij,ij->i", X, X) + s**2
+    row_sq = squared_row_norms(X) + s**2
     counts, threshold = noisy_histogram(
         row_sq, rho, rng, POSITIVE_EDGES, weights=count_weights
     )
@@ -315,9 +301,37 @@ def _private_row_scale(X, s, rho, count_weights, rng):
     return max(row_median, float(POSITIVE_EDGES[1]))
 
 
+# Above this many parameters the sparse non-private step uses a Lanczos
+# solver on ``A^T A`` instead of forming the dense (d + 1)^2 second moment.
+_DENSE_GRAM_MAX = 2000
+
+
+def _sparse_top_eigenvalue(X, s, weights):
+    """Top eigenvalue of ``[X, s]^T W [X, s] / n`` without densifying ``X``."""
+    n, d = X.shape
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    if d + 1 <= _DENSE_GRAM_MAX:
+        gram = scaled_augmented_gram(X, s, np.sqrt(w))
+        return np.linalg.eigvalsh(gram / n)[-1]
+    X = canonical_csr(X).astype(np.float64)
+    Xw = sp.diags(w) @ X
+
+    def matvec(v):
+        v = np.ravel(v)
+        u = X @ v[:d] + s * v[d]
+        return np.append(Xw.T @ u, s * (w @ u)) / n
+
+    op = LinearOperator((d + 1, d + 1), matvec=matvec, dtype=np.float64)
+    return eigsh(op, k=1, which="LA", return_eigenvectors=False)[0]
+
+
 def _non_private_step(X, s, weights):
     """Inverse top eigenvalue of the rows' (weighted) second moment (epsilon = inf)."""
+    if sp.issparse(X):
+        top = _sparse_top_eigenvalue(X, s, weights)
+        return 1.0 / max(top, np.finfo(float).tiny)
     Xt = np.hstack([X, np.full((X.shape[0], 1), s)]) if s else X
+    Xt = Xt.astype(np.float64, copy=False)
     Xw = Xt * np.sqrt(weights)[:, None] if weights is not None else Xt
     top = np.linalg.eigvalsh(Xw.T @ Xw / X.shape[0])[-1]
     return 1.0 / max(top, np.finfo(float).tiny)
@@ -467,13 +481,12 @@ def fit_heavy_tail_dpsgd(
         learning_rate = _non_private_step(X, s, weights)
         event = sgd_event = non_private_event()
 
-    fit_loss, fit_target = loss, y_scaled
-    if weights is not None:
-        fit_loss, fit_target = _WeightedLoss(loss), np.column_stack([y_scaled, weights])
+    # Each record's raw gradient is weighted before it is clipped (noisy_sgd's
+    # sample_weight), so its clipped term stays within the clip norm.
     result = noisy_sgd(
         X,
-        fit_target,
-        fit_loss,
+        y_scaled,
+        loss,
         mechanism=GaussianMechanism(clip_norm=clip_scaled, noise_multiplier=sigma),
         sampling_probability=q,
         n_steps=n_steps,
@@ -481,6 +494,7 @@ def fit_heavy_tail_dpsgd(
         alpha=l2,
         intercept_scaling=s,
         rng=rng,
+        sample_weight=weights,
     )
     # Back to the units of y (post-processing): y = location + scale * y'.
     coef = scale * result.coef[:, 0]

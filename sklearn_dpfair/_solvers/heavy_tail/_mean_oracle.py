@@ -30,9 +30,11 @@ silenced, because a warning that depends on one record is itself a leak.
 """
 
 import numpy as np
+import scipy.sparse as sp
 
 from ...privacy._clipping import (
     augmented_row_norms,
+    canonical_csr,
     clip_factors_from_norms,
     clipped_gradient_sum,
     finite_rows_mask,
@@ -45,6 +47,8 @@ __all__ = [
     "gradient_norms_at_zero",
     "linear_raw",
     "mean_oracle",
+    "scaled_augmented_gram",
+    "squared_row_norms",
 ]
 
 # Floating-point events of one record (overflow of a huge row's prediction,
@@ -108,6 +112,53 @@ def linear_raw(X, w, intercept_scaling):
     array([6., 6.])
     """
     return (X @ w[:-1] + intercept_scaling * w[-1])[:, None]
+
+
+def squared_row_norms(X):
+    """``||x_i||^2`` in float64 for dense or sparse ``X`` (stored entries only).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers.heavy_tail._mean_oracle import squared_row_norms
+    >>> squared_row_norms(sp.csr_matrix(np.array([[3.0, 4.0], [0.0, 0.0]])))
+    array([25.,  0.])
+    """
+    if sp.issparse(X):
+        X = canonical_csr(X)
+        with np.errstate(over="ignore"):
+            squares = X.data.astype(np.float64) ** 2
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        return np.bincount(rows, weights=squares, minlength=X.shape[0])
+    return np.einsum("ij,ij->i", X, X, dtype=np.float64)
+
+
+def scaled_augmented_gram(X, intercept_scaling, row_scale):
+    """Dense ``A^T A``, ``A = diag(row_scale) [X, s]``, for a sparse ``X``.
+
+    The rows are scaled *before* the product, so a huge row scaled down to
+    a bounded norm never overflows in ``x_ij x_ik``; ``X`` is never made
+    dense (one scaled copy of its stored entries).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers.heavy_tail._mean_oracle import (
+    ...     scaled_augmented_gram)
+    >>> scaled_augmented_gram(sp.csr_matrix(np.array([[2.0], [0.0]])), 1.0,
+    ...                       np.array([0.5, 1.0]))
+    array([[1.  , 0.5 ],
+           [0.5 , 1.25]])
+    """
+    s = float(intercept_scaling)
+    scale = np.asarray(row_scale, dtype=np.float64)
+    A = sp.diags(scale) @ canonical_csr(X).astype(np.float64)
+    d = X.shape[1]
+    gram = np.empty((d + 1, d + 1))
+    gram[:d, :d] = (A.T @ A).toarray()
+    gram[:d, d] = gram[d, :d] = s * np.asarray(A.T @ scale).ravel()
+    gram[d, d] = s**2 * (scale @ scale)
+    return gram
 
 
 def gradient_norms_at_zero(X, y, loss, intercept_scaling):

@@ -30,10 +30,17 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
-from ...privacy._clipping import clip_factors_from_norms, stable_row_norms
 from ...privacy import GaussianMechanism, private_quantile
+from ...privacy._clipping import (
+    augmented_row_norms,
+    canonical_csr,
+    clip_factors_from_norms,
+    stable_row_norms,
+)
 from ...privacy._zcdp import gaussian_noise_std
+from ._mean_oracle import scaled_augmented_gram, squared_row_norms
 
 __all__ = ["CURVATURE_SCALE_SHARE", "CurvatureEstimate", "private_curvature"]
 
@@ -95,10 +102,17 @@ def private_curvature(
     """
     n = X.shape[0]
     s = float(intercept_scaling)
-    rows = np.column_stack([X, np.full(n, s)]) if s else X
-    with np.errstate(over="ignore"):
-        # A huge row's squared norm overflows to inf: no warning for it.
-        sq_norms = np.einsum("ij,ij->i", rows, rows)
+    sparse = sp.issparse(X)
+    if sparse:
+        # Sparse rows are never made dense: [x, s] exists only implicitly.
+        rows = X = canonical_csr(X)
+        with np.errstate(over="ignore"):
+            sq_norms = squared_row_norms(X) + s**2
+    else:
+        rows = np.column_stack([X, np.full(n, s)]) if s else X
+        with np.errstate(over="ignore"):
+            # A huge row's squared norm overflows to inf: no warning for it.
+            sq_norms = np.einsum("ij,ij->i", rows, rows)
     # An overflowed squared norm (inf) counts as above the public grid.
     row_clip = _ROW_CLIP_FACTOR * private_quantile(sq_norms, 0.5, rho_scale, rng)
     # min(1, C_S / ||x~||^2) as C_S / max(||x~||^2, C_S): never divides by a
@@ -110,15 +124,22 @@ def private_curvature(
         # sqrt(C_S) with its overflow-safe norm.
         # A norm beyond the largest float is inf: factor 0 (fixed value).
         with np.errstate(over="ignore"):
-            norms = stable_row_norms(rows[overflowed])
+            if sparse:
+                norms = augmented_row_norms(X[overflowed], s)
+            else:
+                norms = stable_row_norms(rows[overflowed])
         factors[overflowed] = clip_factors_from_norms(norms, math.sqrt(row_clip))
-    clipped = rows * factors[:, None]
-    second_moment = clipped.T @ clipped / n
+    if sparse:
+        second_moment = scaled_augmented_gram(X, s, factors) / n
+    else:
+        clipped = rows * factors[:, None]
+        second_moment = clipped.T @ clipped / n
+    d = second_moment.shape[0]
     # The symmetric Gaussian mechanism (replace-one sensitivity 2 C_S / n).
     noise_multiplier = gaussian_noise_std(1.0, rho_matrix)
     mechanism = GaussianMechanism(2.0 * row_clip / n, noise_multiplier)
     second_moment = mechanism.privatize_symmetric(second_moment, rng)
-    sigma, d = mechanism.noise_std, rows.shape[1]
+    sigma = mechanism.noise_std
     eigenvalues = np.linalg.eigvalsh(second_moment)
     margin = _SPECTRAL_MARGIN * sigma * math.sqrt(d)
     # beta is an upper bound (a step 1/beta must not overshoot); mu is a
