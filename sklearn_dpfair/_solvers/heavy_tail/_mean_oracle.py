@@ -33,14 +33,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...privacy._clipping import (
-    augmented_row_norms,
     canonical_csr,
     clip_factors_from_norms,
-    clipped_gradient_sum,
     finite_rows_mask,
     per_example_norms,
     stable_row_norms,
 )
+from .._linear import augmented_row_norms, clipped_gradient_sum
 
 __all__ = [
     "clipped_gradient_mean",
