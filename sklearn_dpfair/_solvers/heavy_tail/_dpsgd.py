@@ -67,12 +67,12 @@ from ...privacy._accounting import (
     non_private_event,
     zcdp_event,
 )
-from ...privacy._clipping import canonical_csr
+from ...privacy._clipping import canonical_csr, squared_row_norms
 from ...privacy._zcdp import ZCDPLedger
 from ...utils._validation import normalized_weights
 from ...privacy._quantile import POSITIVE_EDGES, SIGNED_DECADE_EDGES
 from ._private_quantile import histogram_quantiles, histogram_support
-from ._mean_oracle import scaled_augmented_gram, squared_row_norms
+from ._mean_oracle import scaled_augmented_gram
 from ._projections import project_ball
 from ._result import HeavyTailFit
 from .._schedules import sgd_schedule
@@ -292,7 +292,7 @@ def _private_row_scale(X, s, rho, count_weights, rng):
     Public log bins, 5 per decade; an overflowed squared norm falls in the
     top bin. If no bin rises above the noise, unit per-coordinate rows.
     """
-    row_sq = squared_row_norms(X) + s**2
+    row_sq = np.asarray(squared_row_norms(X), dtype=np.float64) + s**2
     counts, threshold = noisy_histogram(
         row_sq, rho, rng, POSITIVE_EDGES, weights=count_weights
     )

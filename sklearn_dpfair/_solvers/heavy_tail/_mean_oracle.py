@@ -22,7 +22,7 @@ Order of calls in :func:`clipped_gradient_mean` (one noisy query):
 5. divide by the public batch size.
 
 Whatever one record holds, its clipped term is finite with norm at most
-``C`` (the shared clipping core of :mod:`sklearn_dpfair.privacy._clipping`):
+``C`` (the linear-model layer :mod:`sklearn_dpfair._solvers._linear`):
 norms are computed so they do not overflow, and a record whose gradient is
 not finite (an overflowed prediction ``x_i^T w`` or residual) contributes the
 fixed value 0. The floating-point warnings such a record would raise are
@@ -36,18 +36,15 @@ from ...privacy._clipping import (
     canonical_csr,
     clip_factors_from_norms,
     finite_rows_mask,
-    per_example_norms,
     stable_row_norms,
 )
-from .._linear import augmented_row_norms, clipped_gradient_sum
+from .._linear import LinearModel
 
 __all__ = [
     "clipped_gradient_mean",
     "gradient_norms_at_zero",
-    "linear_raw",
     "mean_oracle",
     "scaled_augmented_gram",
-    "squared_row_norms",
 ]
 
 # Floating-point events of one record (overflow of a huge row's prediction,
@@ -100,38 +97,6 @@ def mean_oracle(Z, clip_norm, mechanism, rng):
     return mechanism.privatize(clipped_sum, rng) / Z.shape[0]
 
 
-def linear_raw(X, w, intercept_scaling):
-    """Raw predictions ``X w[:-1] + s w[-1]`` as a column, shape ``(n, 1)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair._solvers.heavy_tail._mean_oracle import linear_raw
-    >>> linear_raw(np.ones((2, 2)), np.array([1.0, 2.0, 3.0]), 1.0).ravel()
-    array([6., 6.])
-    """
-    return (X @ w[:-1] + intercept_scaling * w[-1])[:, None]
-
-
-def squared_row_norms(X):
-    """``||x_i||^2`` in float64 for dense or sparse ``X`` (stored entries only).
-
-    Examples
-    --------
-    >>> import numpy as np, scipy.sparse as sp
-    >>> from sklearn_dpfair._solvers.heavy_tail._mean_oracle import squared_row_norms
-    >>> squared_row_norms(sp.csr_matrix(np.array([[3.0, 4.0], [0.0, 0.0]])))
-    array([25.,  0.])
-    """
-    if sp.issparse(X):
-        X = canonical_csr(X)
-        with np.errstate(over="ignore"):
-            squares = X.data.astype(np.float64) ** 2
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        return np.bincount(rows, weights=squares, minlength=X.shape[0])
-    return np.einsum("ij,ij->i", X, X, dtype=np.float64)
-
-
 def scaled_augmented_gram(X, intercept_scaling, row_scale):
     """Dense ``A^T A``, ``A = diag(row_scale) [X, s]``, for a sparse ``X``.
 
@@ -172,13 +137,11 @@ def gradient_norms_at_zero(X, y, loss, intercept_scaling):
     ...                        SquaredLoss(), 4.0)
     array([10.,  0.])
     """
-    s = float(intercept_scaling)
-    zero = np.zeros(X.shape[1] + 1)
+    model = LinearModel(n_outputs=1, intercept_scaling=float(intercept_scaling))
+    coef, w0 = model.split(np.zeros((X.shape[1] + 1, 1)))
     with np.errstate(**_QUIET):
-        raw_grad = loss.raw_gradient(y, linear_raw(X, zero, s))
-        row_norms = augmented_row_norms(X, s)
-    with np.errstate(**_QUIET):
-        return per_example_norms(raw_grad, row_norms)
+        raw_grad = loss.raw_gradient(y, model.raw_predictions(X, coef, w0))
+        return model.gradient_norms(X, raw_grad)
 
 
 def clipped_gradient_mean(
@@ -229,16 +192,16 @@ def clipped_gradient_mean(
     >>> g
     array([-1.5, -1. ])
     """
-    s = float(intercept_scaling)
+    model = LinearModel(n_outputs=1, intercept_scaling=float(intercept_scaling))
+    coef, w0 = model.split(w[:, None])
     with np.errstate(**_QUIET):
-        raw_grad = loss.raw_gradient(y, linear_raw(X, w, s))
-        row_norms = augmented_row_norms(X, s)
-        coef_block, intercept_block = clipped_gradient_sum(
-            X, raw_grad, row_norms, clip_norm, s
-        )
-    total = np.concatenate([coef_block[:, 0], intercept_block])
-    noisy = mechanism.privatize(total, rng)
-    if not s:
+        raw_grad = loss.raw_gradient(y, model.raw_predictions(X, coef, w0))
+        blocks = model.clipped_gradient_sum(X, raw_grad, model.row_norms(X), clip_norm)
+    # One draw for the stacked (d + 1)-vector: the mechanism's sensitivity
+    # (2 C under replace-one) is not the clip C, so this is not
+    # LinearModel.noisy_gradient (which clips at the mechanism's norm).
+    noisy = mechanism.privatize(model.stack(*blocks)[:, 0], rng)
+    if not model.has_intercept:
         # Without an intercept its coordinate carries no data; keep it at 0
         # (post-processing) so that it never enters the projection norm.
         noisy[-1] = 0.0

@@ -36,11 +36,12 @@ from ...privacy import GaussianMechanism, private_quantile
 from ...privacy._clipping import (
     canonical_csr,
     clip_factors_from_norms,
+    squared_row_norms,
     stable_row_norms,
 )
 from ...privacy._zcdp import gaussian_noise_std
 from .._linear import augmented_row_norms
-from ._mean_oracle import scaled_augmented_gram, squared_row_norms
+from ._mean_oracle import scaled_augmented_gram
 
 __all__ = ["CURVATURE_SCALE_SHARE", "CurvatureEstimate", "private_curvature"]
 
