@@ -290,14 +290,15 @@ default=None
     ``sample_weight``) are a function of the data and are outside the
     guarantee, as for every estimator.
 
-    ``sample_weight`` is public. With "dp-sgd" the weights are rescaled to
-    mean 1 and each record's *weighted* gradient is clipped, so one record
-    moves a noisy sum by at most the clip whatever its weight (the
-    guarantee is per record, not per unit of weight); the private scales
-    count each record with its rescaled weight capped at 1. Uniform weights
-    give exactly the unweighted fit. Without privacy (``epsilon=np.inf``)
-    nothing is clipped and a weight of 2 is exactly a duplicated row. The
-    one-pass solvers accept only uniform weights.
+    ``sample_weight`` is public. The weights are rescaled to mean 1 and each
+    record's *weighted* gradient is clipped (every solver; for the one-pass
+    solvers' private curvature, each weighted second-moment term too), so
+    one record moves a noisy sum by at most its clip bound whatever its
+    weight (the guarantee is per record, not per unit of weight); the
+    private medians and scales count each record with its rescaled weight
+    capped at 1. Uniform weights give exactly the unweighted fit. With
+    "dp-sgd" and without privacy (``epsilon=np.inf``) nothing is clipped and
+    a weight of 2 is exactly a duplicated row.
 
     Small samples: "dp-sgd" needs ``epsilon * n_samples >= max(100,
     10 (n_features + 1))`` (a public rule); below it the private scales
@@ -447,7 +448,7 @@ default=None
         sample_weight : array-like of shape (n_samples,), default=None
             Public non-negative weights (see Notes): each record's weighted
             gradient is clipped, so a heavy record's influence stays within
-            the clip. Non-uniform weights need solver "dp-sgd".
+            the clip, with every solver.
 
         Returns
         -------

@@ -107,3 +107,33 @@ def test_float32_in_float32_out(params):
     assert reg.coef_.dtype == np.float32
     assert reg.predict(X.astype(np.float32)).dtype == np.float32
     np.testing.assert_allclose(reg.coef_, ref.coef_, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"solver": "sgd"}, {"solver": "acsa"}, {"solver": "prox", "penalty": "l1"}],
+    ids=["sgd", "acsa", "prox"],
+)
+def test_one_pass_solvers_use_non_uniform_weights(params):
+    # Zero-weight rows do not count (old code: a ValueError for every
+    # one-pass solver).
+    X, y = _data(n=20000, d=3, density=1.0)
+    y_bad = y.copy()
+    y_bad[:10000] = -y_bad[:10000] + 20.0
+    weights = np.r_[np.zeros(10000), np.ones(10000)]
+    kw = dict(epsilon=8.0, random_state=0, **params)
+    reg = HeavyTailDPRegressor(**kw).fit(X, y_bad, sample_weight=weights)
+    np.testing.assert_allclose(reg.coef_, np.linspace(-1.0, 2.0, 3), atol=0.35)
+    ignored = HeavyTailDPRegressor(**kw).fit(X, y_bad)
+    assert np.linalg.norm(ignored.coef_ - reg.coef_) > 0.5
+    sparse = HeavyTailDPRegressor(**kw).fit(sp.csr_matrix(X), y_bad, weights)
+    np.testing.assert_allclose(sparse.coef_, reg.coef_, rtol=1e-9, atol=1e-12)
+
+
+def test_localized_uses_weights():
+    X, y = _data(n=256, d=2, density=1.0)
+    w = np.r_[np.zeros(128), np.ones(128)]
+    kw = dict(solver="localized", loss="absolute_error", random_state=0)
+    a = HeavyTailDPRegressor(**kw).fit(X, y, sample_weight=w)
+    b = HeavyTailDPRegressor(**kw).fit(X, y)
+    assert not np.array_equal(a.coef_, b.coef_)

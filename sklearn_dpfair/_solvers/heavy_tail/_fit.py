@@ -51,6 +51,7 @@ from ...exceptions import PrivacyBudgetError
 from ...privacy import GaussianMechanism, private_quantile
 from ...privacy._accounting import composed_event, epsilon_of, zcdp_event
 from ...privacy._zcdp import ZCDPLedger
+from ...utils._validation import normalized_weights
 from ._disjoint_batches import disjoint_batches, disjoint_blocks
 from ._dpsgd import fit_heavy_tail_dpsgd
 from ._localized import (
@@ -336,7 +337,8 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
     rng : numpy.random.Generator
         Source of all randomness.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
-        Public weights; non-uniform weights need ``solver="dp-sgd"``.
+        Public weights: each record's gradient is weighted before it is
+        clipped (every solver); uniform weights are the unweighted fit.
 
     Returns
     -------
@@ -349,12 +351,6 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
         return fit_heavy_tail_dpsgd(
             X, y, loss, config, budget, rng, sample_weight=sample_weight, l2=l2
         )
-    if sample_weight is not None and not np.all(sample_weight == sample_weight[0]):
-        raise ValueError(
-            f"Non-uniform sample_weight needs solver='dp-sgd' (or 'auto' "
-            f"without an l1/elastic-net penalty); solver={config.solver!r} "
-            "accepts only None or uniform weights."
-        )
     if config.radius is None:
         config = replace(config, radius=ONE_PASS_RADIUS)
     rho = config.rho
@@ -362,6 +358,13 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
     s = 1.0 if config.fit_intercept else 0.0
     d = n_features + int(config.fit_intercept)
     private = not math.isinf(rho)
+    # Public weights, mean 1 (None when uniform: the unweighted fit). Each
+    # record's weighted gradient (and second-moment term) is clipped; the
+    # private medians count a record at most once under privacy.
+    weights = normalized_weights(sample_weight, n)
+    count_weights = None
+    if weights is not None:
+        count_weights = np.minimum(weights, 1.0) if private else weights
 
     # 1. Budget, planned before any data access.
     ledger = ZCDPLedger(rho)
@@ -377,8 +380,10 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
     # 2. Private auto estimates (each spends its ledger entry).
     median = None
     if needs_median:
-        norms = gradient_norms_at_zero(X, y, loss, s)
-        median = private_quantile(norms, 0.5, ledger.spent["clip_median"], rng)
+        norms = gradient_norms_at_zero(X, y, loss, s, sample_weight=weights)
+        median = private_quantile(
+            norms, 0.5, ledger.spent["clip_median"], rng, weights=count_weights
+        )
     estimate = None
     if needs_curvature:
         c_beta, c_mu = _CURVATURE_FACTORS[config.loss_name]
@@ -390,6 +395,7 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
             rng,
             c_beta=c_beta,
             c_mu=c_mu,
+            sample_weight=weights,
         )
     beta, mu = _resolve_curvature(config, estimate)
     solver = _resolve_solver(config, beta, mu, n)
@@ -424,7 +430,8 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
     # 3-4. Plan and run the solver.
     if row is None:
         coef_full, plan = _run_localized(
-            X, y, loss, config, rng, d, eps, scale, median, rho_opt, fixed_steps, s
+            X, y, loss, config, rng, d, eps, scale, median, rho_opt, fixed_steps, s,
+            weights,
         )
         n_iter = sum(phase.n_steps for phase in plan)
         batch_size = plan[0].n_rows
@@ -467,6 +474,7 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
             mechanism=mechanism,
             intercept_scaling=s,
             rng=rng,
+            sample_weight=weights,
         )
         n_iter = n_steps
         # Parallel composition: one record enters one query of the T, so
@@ -535,7 +543,7 @@ def _acsa_eta(config, n, d, n_steps, beta, diameter, clip, noise_std, scale):
 
 
 def _run_localized(
-    X, y, loss, config, rng, d, eps, scale, median, rho_opt, fixed_steps, s
+    X, y, loss, config, rng, d, eps, scale, median, rho_opt, fixed_steps, s, weights
 ):
     n = X.shape[0]
     if n < 4:
@@ -571,6 +579,7 @@ def _run_localized(
         radius=config.radius,
         intercept_scaling=s,
         rng=rng,
+        sample_weight=weights,
     )
     return w, plan
 

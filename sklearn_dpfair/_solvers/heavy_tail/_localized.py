@@ -186,7 +186,17 @@ def localized_phase_events(phases, rho):
 
 
 def localized_subgradient(
-    X, y, loss, *, phases, blocks, rho, radius, intercept_scaling, rng
+    X,
+    y,
+    loss,
+    *,
+    phases,
+    blocks,
+    rho,
+    radius,
+    intercept_scaling,
+    rng,
+    sample_weight=None,
 ):
     """Run Algorithm 7 and return the last phase's last iterate.
 
@@ -208,6 +218,8 @@ def localized_subgradient(
     intercept_scaling : float
         1 with an intercept, 0 without.
     rng : numpy.random.Generator
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Public weights, applied to each gradient before it is clipped.
 
     Returns
     -------
@@ -231,5 +243,6 @@ def localized_subgradient(
             intercept_scaling=intercept_scaling,
             rng=rng,
             start=w_prev,
+            sample_weight=None if sample_weight is None else sample_weight[idx],
         )
     return w_prev

@@ -38,7 +38,7 @@ from ...privacy._clipping import (
     finite_rows_mask,
     stable_row_norms,
 )
-from .._linear import LinearModel
+from .._linear import LinearModel, weighted_raw_gradient
 
 __all__ = [
     "clipped_gradient_mean",
@@ -125,8 +125,11 @@ def scaled_augmented_gram(X, intercept_scaling, row_scale):
     return gram
 
 
-def gradient_norms_at_zero(X, y, loss, intercept_scaling):
-    """Per-example gradient norms of a linear model at the public start ``w = 0``.
+def gradient_norms_at_zero(X, y, loss, intercept_scaling, sample_weight=None):
+    """Per-example (weighted) gradient norms of a linear model at ``w = 0``.
+
+    ``sample_weight`` (public) multiplies each example's gradient, as in the
+    clipped sums (None: unweighted).
 
     Examples
     --------
@@ -141,11 +144,12 @@ def gradient_norms_at_zero(X, y, loss, intercept_scaling):
     coef, w0 = model.split(np.zeros((X.shape[1] + 1, 1)))
     with np.errstate(**_QUIET):
         raw_grad = loss.raw_gradient(y, model.raw_predictions(X, coef, w0))
+        raw_grad = weighted_raw_gradient(raw_grad, sample_weight)
         return model.gradient_norms(X, raw_grad)
 
 
 def clipped_gradient_mean(
-    X, y, w, loss, *, clip_norm, mechanism, intercept_scaling, rng
+    X, y, w, loss, *, clip_norm, mechanism, intercept_scaling, rng, sample_weight=None
 ):
     """MeanOracle1 on the per-sample gradients ``psi_i [x_i, s]`` of a linear model.
 
@@ -173,6 +177,10 @@ def clipped_gradient_mean(
         stays exactly 0).
     rng : numpy.random.Generator
         Source of the noise.
+    sample_weight : ndarray of shape (s,) or None, default=None
+        Public weights of the batch rows: each gradient is weighted *before*
+        it is clipped, so a record's term stays within ``C`` whatever its
+        weight.
 
     Returns
     -------
@@ -196,6 +204,7 @@ def clipped_gradient_mean(
     coef, w0 = model.split(w[:, None])
     with np.errstate(**_QUIET):
         raw_grad = loss.raw_gradient(y, model.raw_predictions(X, coef, w0))
+        raw_grad = weighted_raw_gradient(raw_grad, sample_weight)
         blocks = model.clipped_gradient_sum(X, raw_grad, model.row_norms(X), clip_norm)
     # One draw for the stacked (d + 1)-vector: the mechanism's sensitivity
     # (2 C under replace-one) is not the clip C, so this is not

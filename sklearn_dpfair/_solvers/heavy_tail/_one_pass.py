@@ -206,6 +206,7 @@ def one_pass_loop(
     intercept_scaling,
     rng,
     start=None,
+    sample_weight=None,
 ):
     """Run ``rule`` on MeanOracle1's answers, one query per batch; return its result.
 
@@ -229,6 +230,8 @@ def one_pass_loop(
         Source of the noise.
     start : ndarray of shape (n_features + 1,), default=None
         First iterate (a copy is used); None: the public ``w_0 = 0``.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Public weights, applied to each gradient before it is clipped.
 
     Returns
     -------
@@ -261,6 +264,7 @@ def one_pass_loop(
             mechanism=mechanism,
             intercept_scaling=intercept_scaling,
             rng=rng,
+            sample_weight=None if sample_weight is None else sample_weight[idx],
         )
         rule.update(t, grad)
     return rule.result()

@@ -68,8 +68,34 @@ class CurvatureEstimate:
     row_clip: float
 
 
+def _weighted_row_scale(X, s, rho_scale, rng, weights):
+    """Row factors ``min(sqrt(w_i), sqrt(C_S) / ||x~_i||)`` and the clip ``C_S``.
+
+    The weighted term ``w_i x~_i x~_i^T`` has Frobenius norm
+    ``w_i ||x~_i||^2``: its private median (each row counted at most once)
+    sets ``C_S``, and scaling the row by the factor bounds the term by
+    ``C_S`` whatever the weight (overflow-safe norms).
+    """
+    sqrt_w = np.sqrt(weights)
+    with np.errstate(over="ignore"):
+        norms = sqrt_w * augmented_row_norms(X, s)
+        weighted_sq = norms * norms
+    count = np.minimum(weights, 1.0) if not math.isinf(rho_scale) else weights
+    median = private_quantile(weighted_sq, 0.5, rho_scale, rng, weights=count)
+    row_clip = _ROW_CLIP_FACTOR * median
+    return sqrt_w * clip_factors_from_norms(norms, math.sqrt(row_clip)), row_clip
+
+
 def private_curvature(
-    X, intercept_scaling, rho_scale, rho_matrix, rng, *, c_beta=1.0, c_mu=1.0
+    X,
+    intercept_scaling,
+    rho_scale,
+    rho_matrix,
+    rng,
+    *,
+    c_beta=1.0,
+    c_mu=1.0,
+    sample_weight=None,
 ):
     """Private extreme eigenvalues of the rows' second-moment matrix.
 
@@ -87,6 +113,10 @@ def private_curvature(
         Source of the noise.
     c_beta, c_mu : float, default=1.0
         Loss-specific factors on the two eigenvalues.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Public weights (mean 1) of the rows' terms ``w_i x~_i x~_i^T``; each
+        *weighted* term is clipped to Frobenius norm ``C_S``, and the median
+        counts each row with weight ``min(w_i, 1)``. None: unweighted.
 
     Returns
     -------
@@ -103,38 +133,51 @@ def private_curvature(
     """
     n = X.shape[0]
     s = float(intercept_scaling)
-    sparse = sp.issparse(X)
-    if sparse:
-        # Sparse rows are never made dense: [x, s] exists only implicitly.
-        rows = X = canonical_csr(X)
-        with np.errstate(over="ignore"):
-            sq_norms = squared_row_norms(X) + s**2
+    if sample_weight is not None:
+        row_scale, row_clip = _weighted_row_scale(
+            X, s, rho_scale, rng, sample_weight
+        )
+        if sp.issparse(X):
+            second_moment = scaled_augmented_gram(X, s, row_scale) / n
+        else:
+            rows = np.column_stack([X, np.full(n, s)]) if s else X
+            clipped = rows * row_scale[:, None]
+            second_moment = clipped.T @ clipped / n
     else:
-        rows = np.column_stack([X, np.full(n, s)]) if s else X
-        with np.errstate(over="ignore"):
-            # A huge row's squared norm overflows to inf: no warning for it.
-            sq_norms = np.einsum("ij,ij->i", rows, rows)
-    # An overflowed squared norm (inf) counts as above the public grid.
-    row_clip = _ROW_CLIP_FACTOR * private_quantile(sq_norms, 0.5, rho_scale, rng)
-    # min(1, C_S / ||x~||^2) as C_S / max(||x~||^2, C_S): never divides by a
-    # tiny number, so no overflow for a zero row.
-    factors = np.sqrt(clip_factors_from_norms(sq_norms, row_clip))
-    overflowed = np.isinf(sq_norms)
-    if np.any(overflowed):
-        # ||x~||^2 exceeds the largest float: clip the row itself to norm
-        # sqrt(C_S) with its overflow-safe norm.
-        # A norm beyond the largest float is inf: factor 0 (fixed value).
-        with np.errstate(over="ignore"):
-            if sparse:
-                norms = augmented_row_norms(X[overflowed], s)
-            else:
-                norms = stable_row_norms(rows[overflowed])
-        factors[overflowed] = clip_factors_from_norms(norms, math.sqrt(row_clip))
-    if sparse:
-        second_moment = scaled_augmented_gram(X, s, factors) / n
-    else:
-        clipped = rows * factors[:, None]
-        second_moment = clipped.T @ clipped / n
+        sparse = sp.issparse(X)
+        if sparse:
+            # Sparse rows are never made dense: [x, s] exists only implicitly.
+            rows = X = canonical_csr(X)
+            with np.errstate(over="ignore"):
+                sq_norms = squared_row_norms(X) + s**2
+        else:
+            rows = np.column_stack([X, np.full(n, s)]) if s else X
+            with np.errstate(over="ignore"):
+                # A huge row's squared norm overflows to inf: no warning.
+                sq_norms = np.einsum("ij,ij->i", rows, rows)
+        # An overflowed squared norm (inf) counts as above the public grid.
+        median = private_quantile(sq_norms, 0.5, rho_scale, rng)
+        row_clip = _ROW_CLIP_FACTOR * median
+        # min(1, C_S / ||x~||^2) as C_S / max(||x~||^2, C_S): never divides
+        # by a tiny number, so no overflow for a zero row.
+        factors = np.sqrt(clip_factors_from_norms(sq_norms, row_clip))
+        overflowed = np.isinf(sq_norms)
+        if np.any(overflowed):
+            # ||x~||^2 exceeds the largest float: clip the row itself to norm
+            # sqrt(C_S) with its overflow-safe norm.
+            # A norm beyond the largest float is inf: factor 0 (fixed value).
+            with np.errstate(over="ignore"):
+                if sparse:
+                    norms = augmented_row_norms(X[overflowed], s)
+                else:
+                    norms = stable_row_norms(rows[overflowed])
+            root = math.sqrt(row_clip)
+            factors[overflowed] = clip_factors_from_norms(norms, root)
+        if sparse:
+            second_moment = scaled_augmented_gram(X, s, factors) / n
+        else:
+            clipped = rows * factors[:, None]
+            second_moment = clipped.T @ clipped / n
     d = second_moment.shape[0]
     # The symmetric Gaussian mechanism (replace-one sensitivity 2 C_S / n).
     noise_multiplier = gaussian_noise_std(1.0, rho_matrix)
