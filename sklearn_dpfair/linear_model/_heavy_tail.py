@@ -148,7 +148,7 @@ class HeavyTailDPRegressor(
         solvers only). A float is used as is (``np.inf`` only without
         privacy). The same name as in the other estimators.
     clip_ref : float, default=300.0
-        Constant ``c0`` of the one-pass auto clip rule. The spec's 100 was 1.2-2x
+        Constant ``c0`` of the one-pass auto clip rule. A value of 100 was 1.2-2x
         worse than 300 on the symmetric and contaminated benchmark data and
         1.5x better on skewed noise (seeds disjoint from the recorded
         benchmark); larger values clip harder.

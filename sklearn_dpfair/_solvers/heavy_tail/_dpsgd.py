@@ -37,7 +37,7 @@ descent without clipping or projection, so the fit converges to the
 Why multi-pass DP-SGD next to the one-pass solvers: privacy amplification
 by Poisson sampling plus RDP composition over several epochs buys far less
 noise per step than one-pass zCDP under replace-one adjacency, which is
-what the spec's benchmark (``benchmarks/bench_heavytail.py``) measures.
+what the benchmark (``benchmarks/bench_heavytail.py``) measures.
 The ledger's "optimizer" entry is only the *share* of the zCDP budget
 ``rho(epsilon, delta)`` left to it when planning: the Poisson-subsampled
 Gaussian steps are not a zCDP release of that rho (their noise is calibrated

@@ -15,8 +15,7 @@ Constants are those of the proof of Thm 163 with ``p = 1``. The a-priori
 Lipschitz bound ``L`` is taken as the largest clip threshold: clipped
 subgradients are ``C_1``-bounded, which is all the localization radius
 needs. Cost is about ``n^2 ln(n) / 3`` row-gradients, so this is for small
-``n`` only; the thesis' own constants make slow progress below n ~ 1e5
-(spec section 4.2).
+``n`` only; the thesis' own constants make slow progress below n ~ 1e5.
 """
 
 import math
@@ -36,8 +35,8 @@ __all__ = [
     "phase_noise_multiplier",
 ]
 
-# Exponent p of the thesis (n^p >= n (L/R)^2); p = 1 is the cheapest and the
-# one the spec recommends for a practical variant.
+# Exponent p of the thesis (n^p >= n (L/R)^2, proof of Thm 163); p = 1 is
+# the cheapest, hence the practical variant.
 _P = 1.0
 
 
@@ -98,7 +97,7 @@ def localized_plan(n_used, d, eps, k, *, diameter, scale, clips, max_steps=None)
         1.0 / lipschitz,
         inv_privacy / (scale * n ** (_P / 2)),
     )
-    # eta_A of the proof (n^2 in the numerator, spec note a); rarely binding.
+    # eta_A of the proof of Thm 163 (n^2 in the numerator); rarely binding.
     eta_a = (
         (scale * diameter * n**2 / scale)
         * rate

@@ -4,7 +4,7 @@
 
 For squared (and Huber) loss the population Hessian is ``E x~ x~^T``, so its
 extreme eigenvalues are the smoothness ``beta`` and strong convexity ``mu``
-that Algorithm 27 needs. Spec section 4.4, item 4:
+that Algorithm 27 needs (Thm 176). They are estimated privately:
 
 1. a private median ``m_S`` of ``||x~_i||^2`` (exponential mechanism) sets
    the row clip ``C_S = 2 m_S``;
@@ -13,8 +13,8 @@ that Algorithm 27 needs. Spec section 4.4, item 4:
    sensitivity is ``2 C_S / n``), gets symmetric Gaussian noise;
 3. ``beta = c_beta (lambda_max + nu)`` with the noise's spectral-norm margin
    ``nu = 2 sigma_S sqrt(d)`` (an upper bound), and the point estimate
-   ``mu = c_mu max(lambda_min, 0)`` (the spec subtracts ``nu`` here too;
-   that doubles the noise's downward push and inflated kappa several-fold).
+   ``mu = c_mu max(lambda_min, 0)`` (subtracting ``nu`` here too would
+   double the noise's downward push; it inflated kappa several-fold).
 
 Noise on the upper triangle only (mirrored) is valid: that vector's l2
 sensitivity is at most the matrix's Frobenius sensitivity.
@@ -47,7 +47,7 @@ __all__ = ["CURVATURE_SCALE_SHARE", "CurvatureEstimate", "private_curvature"]
 
 # Twice the median squared row norm clips only the largest rows (about 10%
 # of standard Gaussian rows at d = 6, fewer as d grows) and shrinks both
-# eigenvalues alike, so kappa is barely biased; the spec's factor 4 doubles
+# eigenvalues alike, so kappa is barely biased; a factor 4 doubles
 # the sensitivity, i.e. quadruples the noise variance, and made kappa 1.5x
 # too large on the benchmark's dev seeds.
 _ROW_CLIP_FACTOR = 2.0
