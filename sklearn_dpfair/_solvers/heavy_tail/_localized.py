@@ -201,10 +201,8 @@ def localized_subgradient(
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-    y : ndarray of shape (n_samples,)
-    loss : object
-        Pointwise loss with ``raw_gradient``.
+    X, y, loss, radius, intercept_scaling, rng, sample_weight
+        See :func:`~._one_pass.one_pass_loop`.
     phases : list of LocalizedPhase
         From :func:`localized_plan`.
     blocks : list of ndarray
@@ -212,13 +210,6 @@ def localized_subgradient(
     rho : float
         zCDP budget of the run (each phase gets all of it, by parallel
         composition; each step ``rho / T_i``).
-    radius : float
-        Radius of the constraint ball ``W``.
-    intercept_scaling : float
-        1 with an intercept, 0 without.
-    rng : numpy.random.Generator
-    sample_weight : ndarray of shape (n_samples,) or None, default=None
-        Public weights, applied to each gradient before it is clipped.
 
     Returns
     -------
