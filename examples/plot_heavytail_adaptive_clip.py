@@ -70,7 +70,7 @@ for unit in units:
             for seed in range(3):
                 X, y = make_data(seed, unit)
                 model = HeavyTailDPRegressor(
-                    epsilon=eps, clip_threshold=clip, random_state=seed
+                    epsilon=eps, clip_norm=clip, random_state=seed
                 ).fit(X, y)
                 risks.append(excess_risk(model, unit))
             medians.append(np.median(risks))
@@ -117,6 +117,6 @@ model = HeavyTailDPRegressor(epsilon=1.0, random_state=0).fit(*make_data(0, 1.0)
 print(model.rho_spent_)
 print(model.privacy_summary())
 print(
-    f"clip threshold chosen: {model.clip_threshold_:.3g}, target location "
+    f"clip norm chosen: {model.clip_norm_:.3g}, target location "
     f"{model.target_location_:.3g}, scale {model.target_scale_:.3g}"
 )

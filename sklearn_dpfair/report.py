@@ -43,7 +43,7 @@ _EXTRA_PRIVACY_ATTRIBUTES = {
     "dual_noise_multiplier_": "dual noise multiplier",
     "effective_noise_multiplier_": "effective noise multiplier",
     "sampling_rate_": "sampling rate",
-    "clip_threshold_": "clip threshold",
+    "clip_norm_": "clip norm",
     "noise_std_": "noise standard deviation",
     "rho_spent_": "zCDP budget spent per component",
     "optimizer_epsilon_": "epsilon of the optimizer part",

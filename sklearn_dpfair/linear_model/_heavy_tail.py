@@ -20,8 +20,9 @@ from .._solvers.heavy_tail._fit import (
     HeavyTailConfig,
     fit_heavy_tail,
 )
+from ..privacy import PrivacyBudget
 from ..privacy._random import check_noise_generator
-from ..privacy._zcdp import rho_for_epsilon
+from ..privacy._zcdp import ZCDP_ACCOUNTANT, rho_for_epsilon
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
@@ -132,22 +133,22 @@ class HeavyTailDPRegressor(
         the exponent ``1/k`` of the clip rule.
     moment_bound : float, default=None
         Bound ``r_k`` on the k-th moment of the gradient norms; needed for
-        ``clip_threshold="theory"`` and ``mode="theory"`` only.
-    clip_threshold : float, "auto" or "theory", default="auto"
+        ``clip_norm="theory"`` and ``mode="theory"`` only.
+    clip_norm : float, "auto" or "theory", default="auto"
         Per-sample gradient clip ``C``. ``"auto"``: with "dp-sgd", the
         loss's gradient at one target-scale unit times the square root of
         the private median squared row norm times
         ``1.5 max(1, f / 5000)^(1/k)`` with ``f = eps n / sqrt(d + 1)``, in
-        the units of the scaled target (``clip_threshold_`` reports it in the
+        the units of the scaled target (``clip_norm_`` reports it in the
         units of ``y`` times ``x``, as a float clip is given); with the
         one-pass solvers, that median times ``max(1, f / clip_ref)^(1/k)``,
         where ``f`` is the solver's signal-to-noise factor (e.g.
         ``eps n / sqrt(d T)``). ``"theory"``: the thesis' rule
         ``moment_bound * f^(1/k)``, very conservative on real data (one-pass
         solvers only). A float is used as is (``np.inf`` only without
-        privacy).
+        privacy). The same name as in the other estimators.
     clip_ref : float, default=300.0
-        Constant ``c0`` of the one-pass auto clip rule. The spec's 100 was 1.2-2x
+        Constant ``c0`` of the one-pass auto clip rule. A value of 100 was 1.2-2x
         worse than 300 on the symmetric and contaminated benchmark data and
         1.5x better on skewed noise (seeds disjoint from the recorded
         benchmark); larger values clip harder.
@@ -158,14 +159,18 @@ class HeavyTailDPRegressor(
         Strong convexity ``mu`` of the population risk of the data term.
         "auto" estimates it privately (squared and Huber losses only).
     max_iter : int or "auto", default="auto"
-        Number of noisy steps ``T``; "auto" uses the solver's formula (20
-        expected epochs for "dp-sgd"). One-pass steps are capped so that
-        every batch has at least ``max(16, 4 sqrt(d) / eps)`` rows
-        (practical mode).
+        Number of noisy *steps* ``T`` (not epochs, unlike the estimators
+        whose ``max_iter`` counts passes over the data): the number of
+        Poisson-sampled DP-SGD steps for "dp-sgd" ("auto": 20 expected
+        epochs), the number of noisy queries for "sgd", "acsa" and "prox"
+        (each on its own disjoint batch, so at most about one pass), and a
+        cap on the steps of each phase for "localized" ("auto": the
+        solver's formula). One-pass steps are capped so that every batch
+        has at least ``max(16, 4 sqrt(d) / eps)`` rows (practical mode).
     tuning_fraction : float, default=0.1
         Share of the budget spent on the private auto estimates. One-pass
         solvers: split equally between the clip scale (if
-        ``clip_threshold="auto"``) and the curvature (if "auto"). "dp-sgd":
+        ``clip_norm="auto"``) and the curvature (if "auto"). "dp-sgd":
         raised to ``150 / (epsilon n)`` (at most 0.5) on small samples, and
         split in six parts between the private scales: the range of ``y``
         (one), its median (three), its median absolute deviation (one) and
@@ -186,6 +191,9 @@ default=None
         of a seeded fit says that it is not a private release, and a
         ``PrivacyLedger`` refuses to compose fits that share a seed (its total
         is inf).
+    clip_threshold : float, "auto" or "theory", default=None
+        Deprecated alias of ``clip_norm``, removed in the next release;
+        passing it warns (``FutureWarning``), passing both raises.
 
     Attributes
     ----------
@@ -200,9 +208,10 @@ default=None
     batch_size_ : float
         Rows per noisy query (the first phase's rows for "localized", the
         expected Poisson batch size for "dp-sgd").
-    clip_threshold_ : float
-        The clip threshold ``C`` used, in the units of ``y`` times ``x``
-        (0.0 for the public zero model).
+    clip_norm_ : float
+        The clip norm ``C`` used, in the units of ``y`` times ``x``
+        (0.0 for the public zero model). ``clip_threshold_`` is its
+        deprecated alias.
     noise_std_ : float
         Per-coordinate noise standard deviation of each noisy mean gradient.
     smoothness_ : float or None
@@ -281,14 +290,15 @@ default=None
     ``sample_weight``) are a function of the data and are outside the
     guarantee, as for every estimator.
 
-    ``sample_weight`` is public. With "dp-sgd" the weights are rescaled to
-    mean 1 and each record's *weighted* gradient is clipped, so one record
-    moves a noisy sum by at most the clip whatever its weight (the
-    guarantee is per record, not per unit of weight); the private scales
-    count each record with its rescaled weight capped at 1. Uniform weights
-    give exactly the unweighted fit. Without privacy (``epsilon=np.inf``)
-    nothing is clipped and a weight of 2 is exactly a duplicated row. The
-    one-pass solvers accept only uniform weights.
+    ``sample_weight`` is public. The weights are rescaled to mean 1 and each
+    record's *weighted* gradient is clipped (every solver; for the one-pass
+    solvers' private curvature, each weighted second-moment term too), so
+    one record moves a noisy sum by at most its clip bound whatever its
+    weight (the guarantee is per record, not per unit of weight); the
+    private medians and scales count each record with its rescaled weight
+    capped at 1. Uniform weights give exactly the unweighted fit. With
+    "dp-sgd" and without privacy (``epsilon=np.inf``) nothing is clipped and
+    a weight of 2 is exactly a duplicated row.
 
     Small samples: "dp-sgd" needs ``epsilon * n_samples >= max(100,
     10 (n_features + 1))`` (a public rule); below it the private scales
@@ -352,10 +362,16 @@ default=None
         "radius": [Interval(Real, 0, None, closed="neither"), None],
         "moment_order": [Interval(Real, 2, None, closed="left")],
         "moment_bound": [Interval(Real, 0, None, closed="neither"), None],
+        "clip_norm": [
+            Interval(Real, 0, None, closed="neither"),
+            Options(Real, {math.inf}),
+            StrOptions({"auto", "theory"}),
+        ],
         "clip_threshold": [
             Interval(Real, 0, None, closed="neither"),
             Options(Real, {math.inf}),
             StrOptions({"auto", "theory"}),
+            None,
         ],
         "clip_ref": [Interval(Real, 0, None, closed="neither")],
         "smoothness": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
@@ -385,7 +401,7 @@ default=None
         radius=None,
         moment_order=2.0,
         moment_bound=None,
-        clip_threshold="auto",
+        clip_norm="auto",
         clip_ref=300.0,
         smoothness="auto",
         strong_convexity="auto",
@@ -393,6 +409,7 @@ default=None
         tuning_fraction=0.1,
         mode="practical",
         random_state=None,
+        clip_threshold=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -408,7 +425,7 @@ default=None
         self.radius = radius
         self.moment_order = moment_order
         self.moment_bound = moment_bound
-        self.clip_threshold = clip_threshold
+        self.clip_norm = clip_norm
         self.clip_ref = clip_ref
         self.smoothness = smoothness
         self.strong_convexity = strong_convexity
@@ -416,6 +433,7 @@ default=None
         self.tuning_fraction = tuning_fraction
         self.mode = mode
         self.random_state = random_state
+        self.clip_threshold = clip_threshold
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -430,20 +448,28 @@ default=None
         sample_weight : array-like of shape (n_samples,), default=None
             Public non-negative weights (see Notes): each record's weighted
             gradient is clipped, so a heavy record's influence stays within
-            the clip. Non-uniform weights need solver "dp-sgd".
+            the clip, with every solver.
 
         Returns
         -------
         self : HeavyTailDPRegressor
             The fitted estimator.
         """
-        self._check_public_parameters()
+        clip_norm = self._clip_norm()
+        self._check_public_parameters(clip_norm)
         # One C-ordered copy up front (at most 2x the data) when X is
-        # F-ordered, as DataFrames give: the solvers gather batch rows.
+        # F-ordered, as DataFrames give, and CSC becomes CSR once: the
+        # solvers gather batch rows. float32 X stays float32 (coef_ too); the
+        # targets' private scales are computed in float64.
         X, y = validate_data(
-            self, X, y, dtype=[np.float64, np.float32], y_numeric=True, order="C"
+            self,
+            X,
+            y,
+            dtype=[np.float64, np.float32],
+            accept_sparse="csr",
+            y_numeric=True,
+            order="C",
         )
-        X = X.astype(np.float64, copy=False)
         y = y.astype(np.float64, copy=False)
         n_samples = X.shape[0]
         if n_samples < _MIN_SAMPLES:
@@ -458,19 +484,20 @@ default=None
         check_delta_for_n(self.delta, n_samples)
 
         if self.rho is not None:
-            rho, epsilon_target = float(self.rho), None
+            # The zCDP budget given directly: its (epsilon, delta) is derived.
+            rho, epsilon_target = float(self.rho), math.inf
         else:
             rho = rho_for_epsilon(float(self.epsilon), float(self.delta))
             epsilon_target = float(self.epsilon)
+        config = self._config(clip_norm, rho)
+        budget = PrivacyBudget(epsilon_target, float(self.delta), ZCDP_ACCOUNTANT)
         result = fit_heavy_tail(
             X,
             y,
             self._make_loss(),
-            rho=rho,
-            delta=float(self.delta),
-            epsilon_target=epsilon_target,
-            config=self._config(),
-            rng=check_noise_generator(self.random_state),
+            config,
+            budget,
+            check_noise_generator(self.random_state),
             sample_weight=weights,
         )
         if result.fallback is not None:
@@ -478,18 +505,18 @@ default=None
                 result.fallback[0].upper() + result.fallback[1:] + ".",
                 UserWarning,
             )
-        hit = _radius_hit(result, self._config())
+        hit = _radius_hit(result, config)
         if hit is not None:
             # A function of the released coefficients only (post-processing):
             # the warning reads nothing else, so it is no privacy caveat.
             warn_at_caller(hit, UserWarning)
 
-        self.coef_ = result.coef
+        self.coef_ = np.asarray(result.coef).astype(X.dtype, copy=False)
         self.intercept_ = result.intercept
         self.solver_ = result.solver
         self.n_iter_ = result.n_iter
         self.batch_size_ = result.batch_size
-        self.clip_threshold_ = result.clip_threshold
+        self.clip_norm_ = result.clip_norm
         self.noise_std_ = result.noise_std
         self.smoothness_ = result.smoothness
         self.strong_convexity_ = result.strong_convexity
@@ -502,12 +529,42 @@ default=None
         self.epsilon_spent_ = self.epsilon_
         return self
 
-    def _check_public_parameters(self):
-        needs_bound = self.mode == "theory" or self.clip_threshold == "theory"
+    def _clip_norm(self):
+        """``clip_norm``, or the deprecated ``clip_threshold`` (with a warning)."""
+        if self.clip_threshold is None:
+            return self.clip_norm
+        if self.clip_norm != "auto":
+            raise ValueError(
+                "Pass clip_norm only: clip_threshold is its deprecated alias, "
+                f"and both were given (clip_norm={self.clip_norm!r}, "
+                f"clip_threshold={self.clip_threshold!r})."
+            )
+        warn_at_caller(
+            "clip_threshold is deprecated and will be removed in the next "
+            "release; use clip_norm (the name every estimator of the package "
+            "uses).",
+            FutureWarning,
+        )
+        return self.clip_threshold
+
+    @property
+    def clip_threshold_(self):
+        """Deprecated alias of ``clip_norm_``."""
+        if not hasattr(self, "clip_norm_"):
+            raise AttributeError("clip_threshold_")
+        warn_at_caller(
+            "clip_threshold_ is deprecated and will be removed in the next "
+            "release; use clip_norm_.",
+            FutureWarning,
+        )
+        return self.clip_norm_
+
+    def _check_public_parameters(self, clip_norm):
+        needs_bound = self.mode == "theory" or clip_norm == "theory"
         if needs_bound and self.moment_bound is None:
             raise ValueError(
                 "moment_bound is required with mode='theory' or "
-                "clip_threshold='theory': the thesis' constants use the "
+                "clip_norm='theory': the thesis' constants use the "
                 "gradient-norm moment r_k."
             )
         if self.penalty in ("l1", "elasticnet") and self.solver not in ("auto", "prox"):
@@ -516,10 +573,10 @@ default=None
                 f"solver={self.solver!r} handles only smooth penalties."
             )
         budget = self.rho if self.rho is not None else self.epsilon
-        fixed_clip = self.clip_threshold not in ("auto", "theory")
-        if fixed_clip and math.isinf(self.clip_threshold) and not math.isinf(budget):
+        fixed_clip = clip_norm not in ("auto", "theory")
+        if fixed_clip and math.isinf(clip_norm) and not math.isinf(budget):
             raise ValueError(
-                "clip_threshold=inf needs infinite noise under a finite "
+                "clip_norm=inf needs infinite noise under a finite "
                 "budget; use it only with epsilon=inf or rho=inf."
             )
 
@@ -532,11 +589,11 @@ default=None
             return AbsoluteLoss()
         return PinballLoss(self.quantile)
 
-    def _config(self):
+    def _config(self, clip_norm, rho):
         return HeavyTailConfig(
             loss_name=self.loss,
             solver=self.solver,
-            clip_threshold=self.clip_threshold,
+            clip_norm=clip_norm,
             radius=None if self.radius is None else float(self.radius),
             moment_order=float(self.moment_order),
             moment_bound=self.moment_bound,
@@ -550,6 +607,7 @@ default=None
             alpha=float(self.alpha),
             l1_ratio=float(self.l1_ratio),
             fit_intercept=bool(self.fit_intercept),
+            rho=rho,
         )
 
     def __sklearn_tags__(self):
@@ -557,6 +615,8 @@ default=None
         # The default budget cannot always reach the R^2 thresholds of
         # scikit-learn's common checks on their tiny datasets.
         tags.regressor_tags.poor_score = True
+        # CSR/CSC X: every solver works on the stored entries only.
+        tags.input_tags.sparse = True
         return tags
 
 

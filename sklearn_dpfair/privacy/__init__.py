@@ -14,6 +14,7 @@ from ._calibration import (
 )
 from ._ledger import LedgerEntry, PrivacyLedger
 from ._mechanism import GaussianMechanism
+from ._quantile import noisy_histogram, private_quantile
 from ._random import check_noise_generator
 from ._record import PrivacyRecord
 
@@ -27,5 +28,7 @@ __all__ = [
     "calibrate_noise_multiplier",
     "check_noise_generator",
     "epsilon_of",
+    "noisy_histogram",
     "noise_multiplier_for_gaussian",
+    "private_quantile",
 ]

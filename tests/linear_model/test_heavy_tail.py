@@ -58,7 +58,7 @@ def test_dpsgd_ledger_records_only_the_zcdp_parts(epsilon, global_random_seed):
     assert epsilon * 0.99 <= reg.epsilon_ <= epsilon
     assert reg.adjacency_ == "add_remove"
     assert 0 < reg.noise_multiplier_ < np.inf
-    assert reg.clip_threshold_ > 0 and reg.n_iter_ >= 1
+    assert reg.clip_norm_ > 0 and reg.n_iter_ >= 1
 
 
 def test_dpsgd_tuning_is_part_of_the_composed_event():
@@ -69,10 +69,10 @@ def test_dpsgd_tuning_is_part_of_the_composed_event():
     sgd_only = reg.dp_event_.events[-1]
     assert epsilon_of(sgd_only, 1e-5, "rdp") < reg.epsilon_
     # A declared clip still needs the units (target and row scales).
-    fixed = HeavyTailDPRegressor(epsilon=1.0, clip_threshold=5.0, random_state=0)
+    fixed = HeavyTailDPRegressor(epsilon=1.0, clip_norm=5.0, random_state=0)
     fixed.fit(X, y)
     assert list(fixed.rho_spent_) == SCALE_NAMES
-    assert fixed.clip_threshold_ == 5.0
+    assert fixed.clip_norm_ == 5.0
     # rho given directly: the target is what dp-accounting gives for it.
     direct = HeavyTailDPRegressor(rho=0.05, random_state=0).fit(X, y)
     target = epsilon_of(zcdp_event(0.05), 1e-5, "rdp")
@@ -115,7 +115,7 @@ def test_declared_quantities_spend_no_tuning_budget():
     X, y, _ = _data(np.random.default_rng(0), n=5000)
     reg = HeavyTailDPRegressor(
         rho=0.05,
-        clip_threshold=3.0,
+        clip_norm=3.0,
         smoothness=1.0,
         strong_convexity=1.0,
         solver="sgd",
@@ -138,7 +138,7 @@ def test_theory_mode_reproduces_the_worked_example():
         rho=rho_for_epsilon_simple(1.0, 1e-5),
         mode="theory",
         solver="sgd",
-        clip_threshold="theory",
+        clip_norm="theory",
         moment_bound=10.0,
         smoothness=1.0,
         strong_convexity=1.0,
@@ -146,11 +146,11 @@ def test_theory_mode_reproduces_the_worked_example():
         random_state=0,
     ).fit(X, y)
     assert (reg.n_iter_, reg.batch_size_) == (40, 487)
-    assert reg.clip_threshold_ == pytest.approx(139.49, abs=0.005)
+    assert reg.clip_norm_ == pytest.approx(139.49, abs=0.005)
     assert reg.noise_std_ == pytest.approx(2.807, abs=5e-4)
     acsa = clone(reg).set_params(solver="acsa").fit(X, y)
     assert (acsa.n_iter_, acsa.batch_size_) == (5, 4000)
-    assert acsa.clip_threshold_ == pytest.approx(234.6, abs=0.05)
+    assert acsa.clip_norm_ == pytest.approx(234.6, abs=0.05)
 
 
 def test_neighbouring_datasets_differ_only_through_noise():
@@ -162,7 +162,7 @@ def test_neighbouring_datasets_differ_only_through_noise():
     X2[17], y2[17] = 1e8, -1e9
     params = {
         "rho": 0.05,
-        "clip_threshold": 3.0,
+        "clip_norm": 3.0,
         "smoothness": 1.0,
         "strong_convexity": 1.0,
         "solver": "sgd",
@@ -187,7 +187,7 @@ def test_dpsgd_neighbouring_datasets_differ_less_than_the_noise():
     a = HeavyTailDPRegressor(epsilon=1.0, random_state=3).fit(X, y)
     b = HeavyTailDPRegressor(epsilon=1.0, random_state=3).fit(X2, y2)
     c = HeavyTailDPRegressor(epsilon=1.0, random_state=4).fit(X, y)
-    assert b.clip_threshold_ == pytest.approx(a.clip_threshold_, rel=0.01)
+    assert b.clip_norm_ == pytest.approx(a.clip_norm_, rel=0.01)
     assert np.all(np.isfinite(b.coef_))
 
     def params(reg):
@@ -239,12 +239,12 @@ def test_utility_improves_with_n():
 def test_non_private_limit_matches_least_squares():
     X, y, _ = _data(np.random.default_rng(3), n=50000)
     reg = HeavyTailDPRegressor(epsilon=np.inf, random_state=0).fit(X, y)
-    assert reg.clip_threshold_ == np.inf and reg.epsilon_ == np.inf
+    assert reg.clip_norm_ == np.inf and reg.epsilon_ == np.inf
     assert reg.noise_std_ == 0.0
     ols = LinearRegression().fit(X, y)
     np.testing.assert_allclose(reg.coef_, ols.coef_, atol=0.05)
     assert reg.intercept_ == pytest.approx(ols.intercept_, abs=0.05)
-    explicit = HeavyTailDPRegressor(rho=np.inf, clip_threshold=np.inf, random_state=0)
+    explicit = HeavyTailDPRegressor(rho=np.inf, clip_norm=np.inf, random_state=0)
     np.testing.assert_allclose(explicit.fit(X, y).coef_, ols.coef_, atol=0.05)
 
 
@@ -347,14 +347,14 @@ def test_non_finite_targets_are_rejected(bad):
         ({"loss": "quantile", "quantile": 1.0}, "quantile"),
         ({"loss": "quantile", "quantile": 0.0}, "quantile"),
         ({"moment_order": 1.5}, "moment_order"),
-        ({"clip_threshold": -1.0}, "clip_threshold"),
-        ({"clip_threshold": np.inf}, "clip_threshold=inf"),
+        ({"clip_norm": -1.0}, "clip_norm"),
+        ({"clip_norm": np.inf}, "clip_norm=inf"),
         ({"mode": "theory"}, "moment_bound"),
-        ({"clip_threshold": "theory"}, "moment_bound"),
+        ({"clip_norm": "theory"}, "moment_bound"),
         ({"penalty": "l1", "solver": "sgd"}, "prox"),
         ({"tuning_fraction": 0.0}, "tuning_fraction"),
         ({"tuning_fraction": 0.0, "solver": "sgd"}, "tuning_fraction"),
-        ({"clip_threshold": "theory", "moment_bound": 1.0}, "one-pass"),
+        ({"clip_norm": "theory", "moment_bound": 1.0}, "one-pass"),
         ({"solver": "newton"}, "solver"),
         ({"loss": "absolute_error", "solver": "sgd"}, "smoothness"),
     ],
@@ -425,23 +425,6 @@ def test_a_heavy_record_is_clipped_after_weighting(weight):
     shift = np.linalg.norm(fit(X, y) - fit(X2, y2))
     noise = np.linalg.norm(fit(X, y) - fit(X, y, seed=1))
     assert shift < 0.5 * noise
-
-
-def test_weighted_clip_bound_holds_per_record():
-    # The per-record term that enters the noisy sum is the clipped weighted
-    # gradient: its norm is at most the clip whatever the weight.
-    from sklearn_dpfair._loss import SquaredLoss
-    from sklearn_dpfair._solvers.heavy_tail._dpsgd import _WeightedLoss
-    from sklearn_dpfair.privacy._clipping import clip_factors
-
-    loss = _WeightedLoss(SquaredLoss())
-    target = np.array([[1.0, 1.0], [1.0, 1e6], [1.0, 0.0]])
-    raw = np.zeros((3, 1))
-    grads = loss.raw_gradient(target, raw)
-    norms = np.ones(3)
-    factors = clip_factors(grads, norms, 2.0)
-    assert np.all(np.abs(grads[:, 0] * factors) <= 2.0)
-    assert grads[1, 0] * factors[1] == pytest.approx(-2.0)
 
 
 def test_mismatched_lengths_and_single_sample():
@@ -528,3 +511,22 @@ def test_small_n_is_never_far_worse_than_the_mean():
         trivial = np.mean((yt - y.mean()) ** 2)
         ratios.append(np.mean((reg.predict(Xt) - yt) ** 2) / trivial)
     assert max(ratios) < 1.5 and np.median(ratios) < 1.0
+
+
+def test_clip_threshold_is_a_deprecated_alias_of_clip_norm():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    y = X @ np.array([1.0, -1.0, 0.5]) + rng.normal(size=2000)
+    new = HeavyTailDPRegressor(epsilon=2.0, clip_norm=5.0, random_state=0).fit(X, y)
+    old = HeavyTailDPRegressor(epsilon=2.0, clip_threshold=5.0, random_state=0)
+    with pytest.warns(FutureWarning, match="clip_norm") as record:
+        old.fit(X, y)
+    # The warning points at this file (the caller), not into the package.
+    assert record[0].filename == __file__
+    np.testing.assert_array_equal(old.coef_, new.coef_)
+    assert new.clip_norm_ == old.clip_norm_ == 5.0
+    with pytest.warns(FutureWarning, match="clip_norm_"):
+        assert new.clip_threshold_ == 5.0
+    assert not hasattr(HeavyTailDPRegressor(), "clip_threshold_")
+    with pytest.raises(ValueError, match="both were given"):
+        HeavyTailDPRegressor(clip_norm=1.0, clip_threshold=2.0).fit(X, y)

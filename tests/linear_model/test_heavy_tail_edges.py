@@ -88,7 +88,7 @@ def _released(reg):
         [
             *reg.coef_,
             reg.intercept_,
-            reg.clip_threshold_,
+            reg.clip_norm_,
             reg.noise_std_,
             reg.epsilon_,
             reg.noise_multiplier_,
@@ -280,7 +280,7 @@ def test_record_fields_rebuild_the_accounted_event(solver):
             "target_scale",
             "row_norm_histogram",
         }
-        assert record.clip_norm == reg.clip_threshold_
+        assert record.clip_norm == reg.clip_norm_
         assert record.steps == reg.n_iter_
         assert 0 < record.sampling_probability < 1
         assert "not as zCDP" in record.mechanism
@@ -294,7 +294,7 @@ def test_record_fields_rebuild_the_accounted_event(solver):
             assert 1 <= record.steps < reg.n_iter_
         else:
             assert record.steps == 1 < reg.n_iter_
-            assert record.clip_norm == pytest.approx(2 * reg.clip_threshold_)
+            assert record.clip_norm == pytest.approx(2 * reg.clip_norm_)
             assert record.noise_multiplier == pytest.approx(
                 1 / math.sqrt(2 * reg.rho_spent_["optimizer"])
             )

@@ -30,7 +30,7 @@ guarantee needs:
   as the guarantee is for a mechanism fixed before the private data are
   read. The exceptions are the quantities that are themselves private
   estimates, released with their own budget (the clip of
-  ``HeavyTailDPRegressor(clip_threshold="auto")``) or computed from one
+  ``HeavyTailDPRegressor(clip_norm="auto")``) or computed from one
   (the dual clip of ``DPFERMIClassifier``, from its privatized group
   marginals): they may differ, and are checked for finiteness.
 
@@ -257,7 +257,7 @@ CONFIGS = [
     Config(
         "heavytail-dp-sgd-declared-clip",
         lambda: HeavyTailDPRegressor(
-            solver="dp-sgd", clip_threshold=5.0, epsilon=4.0, random_state=0
+            solver="dp-sgd", clip_norm=5.0, epsilon=4.0, random_state=0
         ),
         "regression",
         "add_remove",
@@ -266,7 +266,7 @@ CONFIGS = [
         "heavytail-sgd-declared",
         lambda: HeavyTailDPRegressor(
             solver="sgd",
-            clip_threshold=5.0,
+            clip_norm=5.0,
             smoothness=2.0,
             strong_convexity=0.5,
             random_state=0,

@@ -37,7 +37,7 @@ descent without clipping or projection, so the fit converges to the
 Why multi-pass DP-SGD next to the one-pass solvers: privacy amplification
 by Poisson sampling plus RDP composition over several epochs buys far less
 noise per step than one-pass zCDP under replace-one adjacency, which is
-what the spec's benchmark (``benchmarks/bench_heavytail.py``) measures.
+what the benchmark (``benchmarks/bench_heavytail.py``) measures.
 The ledger's "optimizer" entry is only the *share* of the zCDP budget
 ``rho(epsilon, delta)`` left to it when planning: the Poisson-subsampled
 Gaussian steps are not a zCDP release of that rho (their noise is calibrated
@@ -48,32 +48,34 @@ is certified at (epsilon, delta).
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator, eigsh
 
+from ...privacy import (
+    GaussianMechanism,
+    calibrate_noise,
+    noisy_histogram,
+    private_quantile,
+)
 from ...privacy._accounting import (
     composed_event,
     epsilon_of,
     no_op_event,
-    noisy_sgd_event,
     non_private_event,
     zcdp_event,
 )
-from ...privacy import calibrate_noise
-from ...privacy._mechanism import GaussianMechanism
-from ...privacy._record import PrivacyRecord, check_budget
-from ...privacy._zcdp import ZCDP_ACCOUNTANT, ZCDPLedger
+from ...privacy._clipping import canonical_csr, squared_row_norms
+from ...privacy._zcdp import ZCDPLedger
 from ...utils._validation import normalized_weights
-from ._private_quantile import (
-    POSITIVE_EDGES,
-    SIGNED_DECADE_EDGES,
-    histogram_quantiles,
-    histogram_support,
-    noisy_histogram,
-    private_quantile,
-)
+from ...privacy._quantile import POSITIVE_EDGES, SIGNED_DECADE_EDGES
+from ._private_quantile import histogram_quantiles, histogram_support
+from ._mean_oracle import scaled_augmented_gram
 from ._projections import project_ball
+from ._result import HeavyTailFit
+from .._schedules import sgd_schedule
 from .._sgd import noisy_sgd
 
 __all__ = [
@@ -180,10 +182,8 @@ def dpsgd_plan(n_samples, max_iter="auto", schedule=DPSGD_SCHEDULE):
     DPSGDPlan(sampling_probability=0.02, n_steps=1000)
     """
     batch = max(schedule.batch_min, schedule.batch_fraction * n_samples)
-    q = min(1.0, batch / n_samples)
-    if max_iter == "auto":
-        n_steps = max(1, math.ceil(schedule.epochs / q - 1e-9))
-    else:
+    q, n_steps = sgd_schedule(n_samples, batch, schedule.epochs)
+    if max_iter != "auto":
         n_steps = int(max_iter)
     return DPSGDPlan(sampling_probability=q, n_steps=n_steps)
 
@@ -208,43 +208,6 @@ def auto_clip_factor(
     snr = epsilon * n_samples / math.sqrt(n_params)
     growth = max(1.0, snr / schedule.clip_snr_ref) ** (1.0 / moment_order)
     return schedule.clip_factor * growth
-
-
-@dataclass
-class DPSGDFit:
-    """What :func:`fit_heavy_tail_dpsgd` returns (fields as ``HeavyTailFit``)."""
-
-    coef: np.ndarray
-    intercept: float
-    n_iter: int
-    batch_size: float
-    clip_threshold: float
-    noise_std: float
-    learning_rate: float
-    rho_spent: dict
-    record: PrivacyRecord
-    optimizer_epsilon: float
-    target_location: float
-    target_scale: float
-    fallback: str | None
-
-
-class _WeightedLoss:
-    """A pointwise loss whose targets carry each record's weight.
-
-    ``noisy_sgd`` draws the batch rows of ``y`` together with those of
-    ``X``; packing ``[y, weight]`` as the target keeps weights aligned with
-    their rows. The raw gradient is multiplied by the weight *before* it is
-    clipped, so a record's clipped term stays within the clip norm whatever
-    its weight.
-    """
-
-    def __init__(self, loss):
-        self.loss = loss
-        self.n_outputs = loss.n_outputs
-
-    def raw_gradient(self, target, raw):
-        return self.loss.raw_gradient(target[:, 0], raw) * target[:, 1:2]
 
 
 def unit_gradient(loss):
@@ -329,7 +292,7 @@ def _private_row_scale(X, s, rho, count_weights, rng):
     Public log bins, 5 per decade; an overflowed squared norm falls in the
     top bin. If no bin rises above the noise, unit per-coordinate rows.
     """
-    row_sq = np.einsum("ij,ij->i", X, X) + s**2
+    row_sq = np.asarray(squared_row_norms(X), dtype=np.float64) + s**2
     counts, threshold = noisy_histogram(
         row_sq, rho, rng, POSITIVE_EDGES, weights=count_weights
     )
@@ -338,27 +301,56 @@ def _private_row_scale(X, s, rho, count_weights, rng):
     return max(row_median, float(POSITIVE_EDGES[1]))
 
 
+# Above this many parameters the sparse non-private step uses a Lanczos
+# solver on ``A^T A`` instead of forming the dense (d + 1)^2 second moment.
+_DENSE_GRAM_MAX = 2000
+
+
+def _sparse_top_eigenvalue(X, s, weights):
+    """Top eigenvalue of ``[X, s]^T W [X, s] / n`` without densifying ``X``."""
+    n, d = X.shape
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    if d + 1 <= _DENSE_GRAM_MAX:
+        gram = scaled_augmented_gram(X, s, np.sqrt(w))
+        return np.linalg.eigvalsh(gram / n)[-1]
+    X = canonical_csr(X).astype(np.float64)
+    Xw = sp.diags(w) @ X
+
+    def matvec(v):
+        v = np.ravel(v)
+        u = X @ v[:d] + s * v[d]
+        return np.append(Xw.T @ u, s * (w @ u)) / n
+
+    op = LinearOperator((d + 1, d + 1), matvec=matvec, dtype=np.float64)
+    return eigsh(op, k=1, which="LA", return_eigenvectors=False)[0]
+
+
 def _non_private_step(X, s, weights):
     """Inverse top eigenvalue of the rows' (weighted) second moment (epsilon = inf)."""
+    if sp.issparse(X):
+        top = _sparse_top_eigenvalue(X, s, weights)
+        return 1.0 / max(top, np.finfo(float).tiny)
     Xt = np.hstack([X, np.full((X.shape[0], 1), s)]) if s else X
+    Xt = Xt.astype(np.float64, copy=False)
     Xw = Xt * np.sqrt(weights)[:, None] if weights is not None else Xt
     top = np.linalg.eigvalsh(Xw.T @ Xw / X.shape[0])[-1]
     return 1.0 / max(top, np.finfo(float).tiny)
 
 
+# Floating-point events of one record (a huge row's prediction or norm
+# overflowing) are handled explicitly; they must not surface as
+# data-dependent warnings.
+@np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore")
 def fit_heavy_tail_dpsgd(
     X,
     y,
     loss,
-    *,
-    rho,
-    delta,
-    epsilon_target,
     config,
+    budget,
     rng,
-    l2=0.0,
+    *,
     sample_weight=None,
-    caveats=(),
+    l2=0.0,
     schedule=DPSGD_SCHEDULE,
 ):
     """Fit with multi-pass DP-SGD and a private clip (see the module docstring).
@@ -369,98 +361,47 @@ def fit_heavy_tail_dpsgd(
     y : ndarray of shape (n_samples,)
     loss : object
         Pointwise loss with ``raw_gradient``, applied to the scaled target.
-    rho : float
-        Total zCDP budget; ``inf`` is the non-private limit (exact scales,
-        no clipping, no noise, full-batch gradient descent).
-    delta : float
-        Delta of the guarantee.
-    epsilon_target : float or None
-        Target epsilon; None means ``epsilon_of(rho-zCDP, delta)``.
     config : HeavyTailConfig
-        Public hyperparameters (clip, radius, max_iter, tuning_fraction).
+        Public hyperparameters (clip, radius, max_iter, tuning_fraction) and
+        the zCDP budget ``rho`` the shares are planned in; ``inf`` is the
+        non-private limit (exact scales, no clipping, no noise, full-batch
+        gradient descent).
+    budget : PrivacyBudget
+        Target (epsilon, delta); ``epsilon=inf`` with a finite ``rho``
+        means ``epsilon_of(rho-zCDP, delta)``.
     rng : numpy.random.Generator
-    l2 : float, default=0.0
-        Ridge strength on the coefficients (data-independent), in the
-        scaled problem.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
         Public non-negative weights, normalized to mean 1 here; each
         record's weighted gradient is clipped.
-    caveats : tuple of str, default=()
+    l2 : float, default=0.0
+        Ridge strength on the coefficients (data-independent), in the
+        scaled problem.
     schedule : DPSGDSchedule, default=DPSGD_SCHEDULE
         Public constants.
 
     Returns
     -------
-    fit : DPSGDFit
+    fit : HeavyTailFit
     """
-    # Floating-point events of one record (a huge row's prediction or norm
-    # overflowing) are handled explicitly; they must not surface as
-    # data-dependent warnings.
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        return _fit_heavy_tail_dpsgd(
-            X,
-            y,
-            loss,
-            rho,
-            delta,
-            epsilon_target,
-            config,
-            rng,
-            l2,
-            sample_weight,
-            caveats,
-            schedule,
-        )
-
-
-def minimum_signal(n_params, schedule=DPSGD_SCHEDULE):
-    """Smallest ``epsilon * n_samples`` for which "dp-sgd" fits a model.
-
-    Below it the private scales the fit needs cannot be estimated (the
-    histograms' noise and the exponential mechanism's rank error are then a
-    large share of ``n``), and the fit releases the public zero model
-    instead. A public rule: it reads
-    only ``epsilon``, ``n_samples`` and the number of parameters.
-
-    Examples
-    --------
-    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import minimum_signal
-    >>> minimum_signal(6)
-    100.0
-    """
-    return float(max(schedule.min_signal, schedule.min_signal_per_param * n_params))
-
-
-def _fit_heavy_tail_dpsgd(
-    X,
-    y,
-    loss,
-    rho,
-    delta,
-    epsilon_target,
-    config,
-    rng,
-    l2,
-    sample_weight,
-    caveats,
-    schedule,
-):
     n, n_features = X.shape
     s = 1.0 if config.fit_intercept else 0.0
+    rho, delta, accountant = config.rho, budget.delta, budget.accountant
     private = not math.isinf(rho)
     weights = normalized_weights(sample_weight, n)
-    if private and config.clip_threshold == "theory":
+    if private and config.clip_norm == "theory":
         raise ValueError(
-            "clip_threshold='theory' belongs to the one-pass solvers; use "
+            "clip_norm='theory' belongs to the one-pass solvers; use "
             "'auto' or a float with solver='dp-sgd'."
         )
     target = math.inf
     if private:
-        target = epsilon_target
-        if target is None:
-            target = epsilon_of(zcdp_event(rho), delta, ZCDP_ACCOUNTANT)
+        target = budget.epsilon
+        if math.isinf(target):
+            # rho was given directly: its (epsilon, delta) is the target.
+            target = epsilon_of(zcdp_event(rho), delta, accountant)
+        budget = replace(budget, epsilon=target)
         if target * n < minimum_signal(n_features + s**2, schedule):
-            return _zero_model(n_features, rho, delta, target, config, caveats, n)
+            return _zero_model(n_features, budget, config, n)
     plan = dpsgd_plan(n, config.max_iter, schedule)
     q, n_steps = plan.sampling_probability, plan.n_steps
     if not private:
@@ -508,11 +449,16 @@ def _fit_heavy_tail_dpsgd(
             [zcdp_event(r) for k, r in ledger.spent.items() if k != "optimizer"]
         )
 
-        def make_event(sigma):
-            return composed_event([tuning, noisy_sgd_event(sigma, q, n_steps)])
+        def steps_event(sigma):
+            return GaussianMechanism(1.0, sigma).event(
+                sampling_probability=q, steps=n_steps
+            )
 
-        sigma = calibrate_noise(make_event, target, delta, ZCDP_ACCOUNTANT)
-        if config.clip_threshold == "auto":
+        def make_event(sigma):
+            return composed_event([tuning, steps_event(sigma)])
+
+        sigma = calibrate_noise(make_event, target, delta, accountant)
+        if config.clip_norm == "auto":
             # In units of the scaled target: the loss's gradient at a
             # residual of one scale unit, times the typical row norm.
             clip_scaled = (
@@ -523,25 +469,24 @@ def _fit_heavy_tail_dpsgd(
                 )
             )
         else:
-            clip_scaled = float(config.clip_threshold) / scale
+            clip_scaled = float(config.clip_norm) / scale
         per_coordinate = row_median / (n_features + s**2)
         learning_rate = min(schedule.step_max, schedule.step_scale / per_coordinate)
-        sgd_event = noisy_sgd_event(sigma, q, n_steps)
+        sgd_event = steps_event(sigma)
         event = make_event(sigma)
     else:
         sigma, clip_scaled = 0.0, math.inf
-        if config.clip_threshold not in ("auto", "theory"):
-            clip_scaled = float(config.clip_threshold) / scale
+        if config.clip_norm not in ("auto", "theory"):
+            clip_scaled = float(config.clip_norm) / scale
         learning_rate = _non_private_step(X, s, weights)
         event = sgd_event = non_private_event()
 
-    fit_loss, fit_target = loss, y_scaled
-    if weights is not None:
-        fit_loss, fit_target = _WeightedLoss(loss), np.column_stack([y_scaled, weights])
+    # Each record's raw gradient is weighted before it is clipped (noisy_sgd's
+    # sample_weight), so its clipped term stays within the clip norm.
     result = noisy_sgd(
         X,
-        fit_target,
-        fit_loss,
+        y_scaled,
+        loss,
         mechanism=GaussianMechanism(clip_norm=clip_scaled, noise_multiplier=sigma),
         sampling_probability=q,
         n_steps=n_steps,
@@ -549,6 +494,7 @@ def _fit_heavy_tail_dpsgd(
         alpha=l2,
         intercept_scaling=s,
         rng=rng,
+        sample_weight=weights,
     )
     # Back to the units of y (post-processing): y = location + scale * y'.
     coef = scale * result.coef[:, 0]
@@ -561,12 +507,13 @@ def _fit_heavy_tail_dpsgd(
     tuning_rho = {k: v for k, v in ledger.spent.items() if k != "optimizer"}
     if not private:
         tuning_rho = {}
-    record = PrivacyRecord.from_event(
-        event,
-        delta=delta,
-        accountant=ZCDP_ACCOUNTANT,
+    record = budget.account(
+        # The mechanism in the units of y (the steps ran on the scaled
+        # target with the clip scaled alike: the same noise multiplier).
+        GaussianMechanism(clip_norm=float(clip), noise_multiplier=sigma),
+        dp_event=event,
         adjacency="add_remove",
-        mechanism=(
+        description=(
             "DP-SGD (Poisson-subsampled Gaussian, per-example clipping"
             + (" of the weighted gradients" if weights is not None else "")
             + "; the recorded noise multiplier, clip (in the units of y times "
@@ -580,28 +527,44 @@ def _fit_heavy_tail_dpsgd(
             "deviation) and of the squared row norms (their median), setting "
             "the units, the clip and the step size"
         ),
-        noise_multiplier=sigma,
-        clip_norm=float(clip),
         sampling_probability=q,
         steps=n_steps,
-        caveats=tuple(caveats),
     )
-    check_budget(record, target, calibrated=True)
-    return DPSGDFit(
+    return HeavyTailFit(
         coef=coef,
         intercept=intercept,
+        solver="dp-sgd",
         n_iter=n_steps,
         batch_size=q * n,
-        clip_threshold=float(clip),
+        clip_norm=float(clip),
         noise_std=float(sigma * clip / (q * n)) if private else 0.0,
-        learning_rate=float(learning_rate),
+        smoothness=None,
+        strong_convexity=None,
         rho_spent=tuning_rho,
         record=record,
-        optimizer_epsilon=epsilon_of(sgd_event, delta, ZCDP_ACCOUNTANT),
+        optimizer_epsilon=epsilon_of(sgd_event, delta, accountant),
         target_location=float(location),
         target_scale=float(scale),
-        fallback=None,
+        learning_rate=float(learning_rate),
     )
+
+
+def minimum_signal(n_params, schedule=DPSGD_SCHEDULE):
+    """Smallest ``epsilon * n_samples`` for which "dp-sgd" fits a model.
+
+    Below it the private scales the fit needs cannot be estimated (the
+    histograms' noise and the exponential mechanism's rank error are then a
+    large share of ``n``), and the fit releases the public zero model
+    instead. A public rule: it reads
+    only ``epsilon``, ``n_samples`` and the number of parameters.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import minimum_signal
+    >>> minimum_signal(6)
+    100.0
+    """
+    return float(max(schedule.min_signal, schedule.min_signal_per_param * n_params))
 
 
 def tuning_share(tuning_fraction, epsilon, n_samples, schedule=DPSGD_SCHEDULE):
@@ -631,40 +594,35 @@ def _project(coef, intercept, s, radius):
     return full[:-1], float(s * full[-1])
 
 
-def _zero_model(n_features, rho, delta, target, config, caveats, n):
+def _zero_model(n_features, budget, config, n):
     """The public zero model released below :func:`minimum_signal` (reads no data)."""
-    event = no_op_event()
     message = (
-        f"epsilon * n_samples = {target * n:.3g} is below the minimum "
+        f"epsilon * n_samples = {budget.epsilon * n:.3g} is below the minimum "
         f"{minimum_signal(n_features + int(config.fit_intercept)):.3g} of "
         "solver='dp-sgd': the private scales cannot be estimated, so the "
         "fit released the public zero model (coef_ = 0, intercept_ = 0) "
         "without reading the data"
     )
-    record = PrivacyRecord.from_event(
-        event,
-        delta=delta,
-        accountant=ZCDP_ACCOUNTANT,
+    record = budget.account(
+        GaussianMechanism(clip_norm=None, noise_multiplier=0.0),
+        dp_event=no_op_event(),
         adjacency="add_remove",
-        mechanism="none: " + message,
-        noise_multiplier=0.0,
-        clip_norm=None,
-        sampling_probability=None,
+        description="none: " + message,
         steps=0,
-        caveats=tuple(caveats),
     )
-    return DPSGDFit(
+    return HeavyTailFit(
         coef=np.zeros(n_features),
         intercept=0.0,
+        solver="dp-sgd",
         n_iter=0,
         batch_size=0.0,
-        clip_threshold=0.0,
+        clip_norm=0.0,
         noise_std=0.0,
-        learning_rate=0.0,
+        smoothness=None,
+        strong_convexity=None,
         rho_spent={},
         record=record,
         optimizer_epsilon=0.0,
-        target_location=0.0,
-        target_scale=1.0,
         fallback=message,
+        learning_rate=0.0,
     )

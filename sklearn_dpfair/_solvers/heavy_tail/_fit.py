@@ -3,11 +3,12 @@
 """Budget, tune, plan, solve, describe: the private fit of ``HeavyTailDPRegressor``.
 
 ``solver="dp-sgd"`` (and ``"auto"`` without an l1/elastic-net penalty) is
-handed to the multi-pass DP-SGD of :mod:`._heavy_tail_dpsgd`, accounted
+handed to the multi-pass DP-SGD of :mod:`._dpsgd`, accounted
 under add/remove adjacency. Order of calls for the one-pass solvers in
 :func:`fit_heavy_tail`:
 
-1. split the rho-zCDP budget in a :class:`~sklearn_dpfair.privacy._zcdp.ZCDPLedger`
+1. split the rho-zCDP budget ``config.rho`` in a
+   :class:`~sklearn_dpfair.privacy._zcdp.ZCDPLedger`
    *before* reading data: ``tuning_fraction / 2`` for each private auto
    estimate that is needed (the clip scale, the curvature), the rest for the
    optimizer;
@@ -23,7 +24,13 @@ under add/remove adjacency. Order of calls for the one-pass solvers in
    through: one Gaussian release of noise multiplier ``1 / sqrt(2 rho)``
    (at sensitivity ``2 C``) for "sgd", "acsa" and "prox"; the ``T_i``
    self-composed Gaussian steps of one phase for "localized". The record's
-   ``noise_multiplier``, ``clip_norm`` and ``steps`` are that event's.
+   ``noise_multiplier``, ``clip_norm`` and ``steps`` are that event's;
+   :meth:`~sklearn_dpfair.privacy.PrivacyBudget.account` builds it and
+   checks the (epsilon, delta) target.
+
+Each one-pass solver is a row of :data:`ONE_PASS_SOLVERS`: what curvature it
+needs, how many extra batches it reads, its number of steps and its update
+rule for :func:`~._one_pass.one_pass_loop`.
 
 The one-pass solvers are stated under replace-one adjacency (``n`` is public).
 
@@ -36,24 +43,27 @@ whole fit, since their results are handled explicitly.
 
 import math
 from dataclasses import dataclass, replace
+from typing import Callable
 
 import numpy as np
 
 from ...exceptions import PrivacyBudgetError
-from ...privacy._accounting import (
-    composed_event,
-    epsilon_of,
-    noisy_sgd_event,
-    zcdp_event,
-)
-from ...privacy._mechanism import GaussianMechanism
-from ...privacy._record import PrivacyRecord, check_budget
-from ...privacy._zcdp import ZCDP_ACCOUNTANT, ZCDPLedger
-from ._clipped_acsa import clipped_acsa
-from ._clipped_prox import clipped_prox
-from ._clipped_sgd import clipped_sgd
+from ...privacy import GaussianMechanism, private_quantile
+from ...privacy._accounting import composed_event, epsilon_of, zcdp_event
+from ...privacy._zcdp import ZCDPLedger
+from ...utils._validation import normalized_weights
 from ._disjoint_batches import disjoint_batches, disjoint_blocks
 from ._dpsgd import fit_heavy_tail_dpsgd
+from ._localized import (
+    localized_phase_events,
+    localized_plan,
+    localized_subgradient,
+    phase_noise_multiplier,
+)
+from ._mean_oracle import gradient_norms_at_zero
+from ._result import HeavyTailFit
+from ._one_pass import AcceleratedStep, ProximalStep, StichAveraging, one_pass_loop
+from ._private_curvature import CURVATURE_SCALE_SHARE, private_curvature
 from ._schedules import (
     acsa_step_size,
     acsa_steps,
@@ -68,17 +78,13 @@ from ._schedules import (
     stich_schedule,
     zcdp_eps,
 )
-from ._localized import (
-    localized_phase_events,
-    localized_plan,
-    localized_subgradient,
-    phase_noise_multiplier,
-)
-from ._mean_oracle import gradient_norms_at_zero
-from ._private_curvature import CURVATURE_SCALE_SHARE, private_curvature
-from ._private_quantile import private_quantile
 
-__all__ = ["HeavyTailConfig", "HeavyTailFit", "fit_heavy_tail"]
+__all__ = [
+    "ONE_PASS_SOLVERS",
+    "HeavyTailConfig",
+    "HeavyTailFit",
+    "fit_heavy_tail",
+]
 
 # Huber's population Hessian is E[1{|res| <= t} x~ x~^T]: its top eigenvalue
 # is at most that of E x~ x~^T, its bottom one is that of the non-saturated
@@ -86,27 +92,27 @@ __all__ = ["HeavyTailConfig", "HeavyTailFit", "fit_heavy_tail"]
 _CURVATURE_FACTORS = {"squared_error": (1.0, 1.0), "huber": (1.0, 0.5)}
 _SMOOTH_LOSSES = frozenset(_CURVATURE_FACTORS)
 
-_MECHANISM_NAMES = {
-    "sgd": "noisy clipped SGD (Lowy's thesis, Alg. 27)",
-    "acsa": "noisy clipped AC-SA (Lowy's thesis, Alg. 8)",
-    "prox": "noisy clipped proximal SGD (Lowy's thesis, Alg. 29)",
-    "localized": "localized noisy clipped subgradient method (Lowy's thesis, Alg. 7)",
-}
+_LOCALIZED_NAME = "localized noisy clipped subgradient method (Lowy's thesis, Alg. 7)"
 
 # Solvers that ``solver="auto"`` never picks over "dp-sgd" unless a penalty
 # needs them: multi-pass DP-SGD with the private clip beat the one-pass
-# solvers in every cell of the spec's benchmark grid on the dev seeds (see
+# solvers in every cell of the benchmark grid on the dev seeds (see
 # docs/benchmarks/heavytail.rst).
 _NON_SMOOTH_PENALTIES = frozenset({"l1", "elasticnet"})
 
 
 @dataclass(frozen=True)
 class HeavyTailConfig:
-    """The public hyperparameters of a heavy-tail fit (see ``HeavyTailDPRegressor``)."""
+    """The public hyperparameters of a heavy-tail fit (see ``HeavyTailDPRegressor``).
+
+    ``rho`` is the zCDP budget the fit is planned in (``inf``: non-private);
+    the (epsilon, delta) target travels in the fit's
+    :class:`~sklearn_dpfair.privacy.PrivacyBudget`.
+    """
 
     loss_name: str
     solver: str
-    clip_threshold: object
+    clip_norm: object
     radius: float | None
     moment_order: float
     moment_bound: float | None
@@ -120,33 +126,93 @@ class HeavyTailConfig:
     alpha: float
     l1_ratio: float
     fit_intercept: bool
-
-
-@dataclass
-class HeavyTailFit:
-    """What :func:`fit_heavy_tail` returns."""
-
-    coef: np.ndarray
-    intercept: float
-    solver: str
-    n_iter: int
-    batch_size: float
-    clip_threshold: float
-    noise_std: float
-    smoothness: float | None
-    strong_convexity: float | None
-    rho_spent: dict
-    record: PrivacyRecord
-    optimizer_epsilon: float
-    target_location: float = 0.0
-    target_scale: float = 1.0
-    fallback: str | None = None
+    rho: float = math.inf
 
 
 # The one-pass solvers project every iterate on a public ball and use its
 # diameter in their step formulas: without a declared radius they take this
 # one, in the units of the data.
 ONE_PASS_RADIUS = 10.0
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """Public quantities a one-pass solver's schedule and rule read."""
+
+    config: HeavyTailConfig
+    n: int
+    d: int
+    eps: float
+    beta: float | None
+    mu: float | None
+    scale: float
+
+
+@dataclass(frozen=True)
+class OnePassSolver:
+    """One row of the one-pass solver table.
+
+    ``n_steps(problem)`` is the uncapped number of queries ``T``;
+    ``rule(problem, n_steps, clip, noise_std)`` the update rule of
+    :func:`~._one_pass.one_pass_loop`; ``extra_batches`` the batches read
+    beyond ``T`` (Algorithm 27 takes ``T + 1`` steps).
+    """
+
+    description: str
+    needs_smoothness: bool
+    needs_strong_convexity: bool
+    extra_batches: int
+    n_steps: Callable
+    rule: Callable
+
+
+def _sgd_steps(p):
+    diameter = 2.0 * p.config.radius
+    if p.config.mode == "theory":
+        k = p.config.moment_order
+        return sgd_steps(p.n, p.d, p.eps, k, p.mu, p.beta, diameter, p.scale)
+    return sgd_steps_practical(p.n, p.d, p.eps, p.mu, p.beta, p.config.radius, p.scale)
+
+
+def _sgd_rule(p, n_steps, clip, noise_std):
+    step_sizes, weights = stich_schedule(n_steps, p.mu, p.beta)
+    l2 = _penalty_parts(p.config)[1]
+    return StichAveraging(step_sizes, weights, l2, p.config.radius)
+
+
+def _acsa_steps(p):
+    k, diameter = p.config.moment_order, 2.0 * p.config.radius
+    return acsa_steps(p.n, p.d, p.eps, k, p.beta, diameter, p.scale)
+
+
+def _acsa_rule(p, n_steps, clip, noise_std):
+    diameter = 2.0 * p.config.radius
+    eta = _acsa_eta(
+        p.config, p.n, p.d, n_steps, p.beta, diameter, clip, noise_std, p.scale
+    )
+    return AcceleratedStep(eta, _penalty_parts(p.config)[1], p.config.radius)
+
+
+def _prox_rule(p, n_steps, clip, noise_std):
+    l1, l2 = _penalty_parts(p.config)
+    return ProximalStep(0.5 / p.beta, l1, l2, p.config.radius)
+
+
+#: The one-pass solvers of Lowy's thesis, chapter 4, by name.
+ONE_PASS_SOLVERS = {
+    "sgd": OnePassSolver(
+        "noisy clipped SGD (Lowy's thesis, Alg. 27)",
+        True, True, 1, _sgd_steps, _sgd_rule,
+    ),
+    "acsa": OnePassSolver(
+        "noisy clipped AC-SA (Lowy's thesis, Alg. 8)",
+        True, False, 0, _acsa_steps, _acsa_rule,
+    ),
+    "prox": OnePassSolver(
+        "noisy clipped proximal SGD (Lowy's thesis, Alg. 29)",
+        True, True, 0, lambda p: prox_steps(p.n, p.mu, p.beta), _prox_rule,
+    ),
+}
 
 
 def _penalty_parts(config):
@@ -162,12 +228,12 @@ def _penalty_parts(config):
 
 def _curvature_needs(config):
     """Which of smoothness / strong convexity the requested solver uses."""
-    solver = config.solver
-    if solver == "localized":
+    if config.solver == "localized":
         return False, False
-    if solver == "acsa":
-        return True, False
-    # "sgd", "prox" and "auto" (which decides with both).
+    if config.solver in ONE_PASS_SOLVERS:
+        row = ONE_PASS_SOLVERS[config.solver]
+        return row.needs_smoothness, row.needs_strong_convexity
+    # "auto" decides with both.
     return True, True
 
 
@@ -186,12 +252,12 @@ def _plan_budget(ledger, config, tuning_rho):
                 "on the unknown noise density. Pass smoothness and "
                 "strong_convexity, or use solver='localized'."
             )
-        # solver="auto" falls back to the localized method (spec 4.4).
+        # solver="auto" falls back to the localized method.
         needs_curvature = False
-    needs_median = config.clip_threshold == "auto"
+    needs_median = config.clip_norm == "auto"
     if (needs_median or needs_curvature) and config.tuning_fraction <= 0:
         raise ValueError(
-            "tuning_fraction must be positive when clip_threshold, smoothness "
+            "tuning_fraction must be positive when clip_norm, smoothness "
             "or strong_convexity is 'auto': each private estimate needs budget."
         )
     if needs_median:
@@ -222,7 +288,7 @@ def _resolve_curvature(config, estimate):
 def _resolve_solver(config, beta, mu, n):
     if config.solver != "auto":
         return config.solver
-    if config.penalty in ("l1", "elasticnet"):
+    if config.penalty in _NON_SMOOTH_PENALTIES:
         return "prox"
     if beta is None:
         return "localized"
@@ -234,11 +300,11 @@ def _resolve_solver(config, beta, mu, n):
 
 def _clip_for(config, snr, scale_median):
     k = config.moment_order
-    if config.clip_threshold == "auto":
+    if config.clip_norm == "auto":
         return clip_auto(scale_median, snr, k, config.clip_ref)
-    if config.clip_threshold == "theory":
+    if config.clip_norm == "theory":
         return clip_theory(config.moment_bound, snr, k)
-    return float(config.clip_threshold)
+    return float(config.clip_norm)
 
 
 def _cap_steps(n_steps, n, d, eps, config, n_extra_batches):
@@ -250,19 +316,11 @@ def _cap_steps(n_steps, n, d, eps, config, n_extra_batches):
     return int(max(1, min(n_steps, limit)))
 
 
-def fit_heavy_tail(
-    X,
-    y,
-    loss,
-    *,
-    rho,
-    delta,
-    epsilon_target,
-    config,
-    rng,
-    sample_weight=None,
-    caveats=(),
-):
+# One record's overflow (a huge row times w, inf - inf) must not show as a
+# warning: its results are handled explicitly (non-finite terms contribute
+# 0), and a warning that depends on one record is a leak.
+@np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore")
+def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
     """Fit a heavy-tail-robust private linear model (see the module docstring).
 
     Parameters
@@ -271,58 +329,42 @@ def fit_heavy_tail(
     y : ndarray of shape (n_samples,)
     loss : object
         Pointwise loss.
-    rho : float
-        Total zCDP budget (``inf``: non-private).
-    delta : float
-        Delta at which ``epsilon`` is reported.
-    epsilon_target : float or None
-        The (epsilon, delta) target ``rho`` was calibrated to, checked after
-        the fit (None when rho was given directly).
     config : HeavyTailConfig
-        Public hyperparameters.
+        Public hyperparameters, the zCDP budget ``rho`` included.
+    budget : PrivacyBudget
+        The (epsilon, delta) target checked after the fit (``epsilon=inf``
+        when ``rho`` was given directly), the accountant and the caveats.
     rng : numpy.random.Generator
         Source of all randomness.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
-        Public weights; non-uniform weights need ``solver="dp-sgd"``.
-    caveats : tuple of str, default=()
-        Carried into the privacy record.
+        Public weights: each record's gradient is weighted before it is
+        clipped (every solver); uniform weights are the unweighted fit.
 
     Returns
     -------
     fit : HeavyTailFit
     """
-    # One record's overflow (a huge row times w, inf - inf) must not show
-    # as a warning: its results are handled explicitly (non-finite terms
-    # contribute 0), and a warning that depends on one record is a leak.
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        return _fit_heavy_tail(
-            X, y, loss, rho, delta, epsilon_target, config, rng, sample_weight, caveats
-        )
-
-
-def _fit_heavy_tail(
-    X, y, loss, rho, delta, epsilon_target, config, rng, sample_weight, caveats
-):
     if config.solver == "dp-sgd" or (
         config.solver == "auto" and config.penalty not in _NON_SMOOTH_PENALTIES
     ):
-        return _fit_dpsgd(
-            X, y, loss, rho, delta, epsilon_target, config, rng, sample_weight, caveats
-        )
-    if sample_weight is not None and not np.all(sample_weight == sample_weight[0]):
-        raise ValueError(
-            f"Non-uniform sample_weight needs solver='dp-sgd' (or 'auto' "
-            f"without an l1/elastic-net penalty); solver={config.solver!r} "
-            "accepts only None or uniform weights."
+        _, l2 = _penalty_parts(config)
+        return fit_heavy_tail_dpsgd(
+            X, y, loss, config, budget, rng, sample_weight=sample_weight, l2=l2
         )
     if config.radius is None:
         config = replace(config, radius=ONE_PASS_RADIUS)
+    rho = config.rho
     n, n_features = X.shape
     s = 1.0 if config.fit_intercept else 0.0
     d = n_features + int(config.fit_intercept)
-    diameter = 2.0 * config.radius
-    k = config.moment_order
     private = not math.isinf(rho)
+    # Public weights, mean 1 (None when uniform: the unweighted fit). Each
+    # record's weighted gradient (and second-moment term) is clipped; the
+    # private medians count a record at most once under privacy.
+    weights = normalized_weights(sample_weight, n)
+    count_weights = None
+    if weights is not None:
+        count_weights = np.minimum(weights, 1.0) if private else weights
 
     # 1. Budget, planned before any data access.
     ledger = ZCDPLedger(rho)
@@ -332,14 +374,16 @@ def _fit_heavy_tail(
     eps = zcdp_eps(rho_opt) if private else math.inf
     if private and rho_opt <= 0:
         raise PrivacyBudgetError("tuning_fraction leaves no budget for the optimizer.")
-    if private and _is_infinite(config.clip_threshold):
-        raise ValueError("clip_threshold=inf is only allowed without privacy.")
+    if private and _is_infinite(config.clip_norm):
+        raise ValueError("clip_norm=inf is only allowed without privacy.")
 
     # 2. Private auto estimates (each spends its ledger entry).
     median = None
     if needs_median:
-        norms = gradient_norms_at_zero(X, y, loss, s)
-        median = private_quantile(norms, 0.5, ledger.spent["clip_median"], rng)
+        norms = gradient_norms_at_zero(X, y, loss, s, sample_weight=weights)
+        median = private_quantile(
+            norms, 0.5, ledger.spent["clip_median"], rng, weights=count_weights
+        )
     estimate = None
     if needs_curvature:
         c_beta, c_mu = _CURVATURE_FACTORS[config.loss_name]
@@ -351,47 +395,43 @@ def _fit_heavy_tail(
             rng,
             c_beta=c_beta,
             c_mu=c_mu,
+            sample_weight=weights,
         )
     beta, mu = _resolve_curvature(config, estimate)
     solver = _resolve_solver(config, beta, mu, n)
-    if solver in ("sgd", "prox") and (mu is None or beta is None):
-        raise ValueError(f"solver={solver!r} needs smoothness and strong_convexity.")
-    if solver == "acsa" and beta is None:
-        raise ValueError("solver='acsa' needs smoothness.")
-    if solver in ("sgd", "prox"):
-        # Thm 176 / 63 need kappa <= n / ln n: floor mu there.
-        mu = max(mu, beta * math.log(n) / n)
+    row = ONE_PASS_SOLVERS.get(solver)
+    if row is not None:
+        if (row.needs_smoothness and beta is None) or (
+            row.needs_strong_convexity and mu is None
+        ):
+            needed = "smoothness and strong_convexity"
+            raise ValueError(
+                f"solver={solver!r} needs "
+                + (needed if row.needs_strong_convexity else "smoothness")
+                + "."
+            )
+        if row.needs_strong_convexity:
+            # Thm 176 / 63 need kappa <= n / ln n: floor mu there.
+            mu = max(mu, beta * math.log(n) / n)
 
     # The gradient-norm scale standing for r_k in the step formulas.
-    if config.mode == "theory" or config.clip_threshold == "theory":
+    if config.mode == "theory" or config.clip_norm == "theory":
         scale = config.moment_bound
     elif median is not None:
         scale = median
     elif config.moment_bound is not None:
         scale = config.moment_bound
     else:
-        scale = float(config.clip_threshold)
+        scale = float(config.clip_norm)
     if math.isinf(scale):
         scale = 1.0
     fixed_steps = config.max_iter if config.max_iter != "auto" else None
 
     # 3-4. Plan and run the solver.
-    noise_multiplier = 1.0 / math.sqrt(2.0 * rho_opt) if private else 0.0
-    if solver == "localized":
+    if row is None:
         coef_full, plan = _run_localized(
-            X,
-            y,
-            loss,
-            config,
-            rng,
-            d,
-            eps,
-            diameter,
-            scale,
-            median,
-            rho_opt,
-            fixed_steps,
-            s,
+            X, y, loss, config, rng, d, eps, scale, median, rho_opt, fixed_steps, s,
+            weights,
         )
         n_iter = sum(phase.n_steps for phase in plan)
         batch_size = plan[0].n_rows
@@ -401,23 +441,16 @@ def _fit_heavy_tail(
         )
         optimizer_event, index = localized_phase_events(plan, rho_opt)
         described = plan[index]
-        noise_multiplier = phase_noise_multiplier(described, rho_opt)
-        sensitivity, steps = 2.0 * described.clip_norm, described.n_steps
+        mechanism = GaussianMechanism(
+            2.0 * described.clip_norm, phase_noise_multiplier(described, rho_opt)
+        )
+        steps = described.n_steps
         mechanism_text = _localized_text(plan, index, rho_opt)
     else:
-        n_extra = 1 if solver == "sgd" else 0
-        if fixed_steps is not None:
-            n_steps = fixed_steps
-        elif solver == "sgd" and config.mode == "theory":
-            n_steps = sgd_steps(n, d, eps, k, mu, beta, diameter, scale)
-        elif solver == "sgd":
-            n_steps = sgd_steps_practical(n, d, eps, mu, beta, config.radius, scale)
-        elif solver == "acsa":
-            n_steps = acsa_steps(n, d, eps, k, beta, diameter, scale)
-        else:
-            n_steps = prox_steps(n, mu, beta)
-        n_steps = _cap_steps(n_steps, n, d, eps, config, n_extra)
-        n_batches = n_steps + n_extra
+        problem = _Problem(config, n, d, eps, beta, mu, scale)
+        n_steps = fixed_steps if fixed_steps is not None else row.n_steps(problem)
+        n_steps = _cap_steps(n_steps, n, d, eps, config, row.extra_batches)
+        n_batches = n_steps + row.extra_batches
         batch_size = n // n_batches
         if batch_size < 1:
             raise ValueError(
@@ -426,42 +459,34 @@ def _fit_heavy_tail(
             )
         clip = _clip_for(config, snr_factor(solver, eps, n, d, n_steps), median)
         noise_std = mean_oracle_sigma(clip, batch_size, eps)
+        # Replace-one sensitivity of a clipped sum: 2 C; one query per
+        # record, so each gets the whole optimizer budget.
+        noise_multiplier = 1.0 / math.sqrt(2.0 * rho_opt) if private else 0.0
         mechanism = GaussianMechanism(2.0 * clip, noise_multiplier)
         batches = disjoint_batches(rng, n, n_batches, batch_size)
-        common = {
-            "batches": batches,
-            "clip_norm": clip,
-            "mechanism": mechanism,
-            "radius": config.radius,
-            "intercept_scaling": s,
-            "rng": rng,
-        }
-        l1, l2 = _penalty_parts(config)
-        if solver == "sgd":
-            step_sizes, weights = stich_schedule(n_steps, mu, beta)
-            coef_full = clipped_sgd(
-                X, y, loss, step_sizes=step_sizes, weights=weights, alpha=l2, **common
-            )
-        elif solver == "acsa":
-            eta = _acsa_eta(
-                config, n, d, n_steps, beta, diameter, clip, noise_std, scale
-            )
-            coef_full = clipped_acsa(X, y, loss, eta=eta, alpha=l2, **common)
-        else:
-            coef_full = clipped_prox(
-                X, y, loss, step_size=0.5 / beta, l1=l1, l2=l2, **common
-            )
+        coef_full = one_pass_loop(
+            X,
+            y,
+            loss,
+            batches=batches,
+            rule=row.rule(problem, n_steps, clip, noise_std),
+            clip_norm=clip,
+            mechanism=mechanism,
+            intercept_scaling=s,
+            rng=rng,
+            sample_weight=weights,
+        )
         n_iter = n_steps
         # Parallel composition: one record enters one query of the T, so
         # the optimizer's event is one Gaussian release.
-        optimizer_event = noisy_sgd_event(noise_multiplier, 1.0, 1)
-        sensitivity, steps = 2.0 * clip, 1
+        optimizer_event = mechanism.event(steps=1)
+        steps = 1
         # The number of queries and their batch size may follow from the
         # private curvature estimate (post-processing, reported as n_iter_ and
         # batch_size_); the record names neither, so that it is the same on
         # neighbouring datasets, as the accounted event is.
         mechanism_text = (
-            f"{_MECHANISM_NAMES[solver]}: T noisy clipped-mean queries on "
+            f"{row.description}: T noisy clipped-mean queries on "
             "disjoint batches (T = n_iter_), composed in parallel (each record "
             "enters one query), so the optimizer's event is one Gaussian "
             "release (the recorded noise multiplier, sensitivity 2 C, 1 step)"
@@ -476,73 +501,30 @@ def _fit_heavy_tail(
         event = composed_event([*tuning, optimizer_event])
     else:
         event = ledger.dp_event()
-    record = PrivacyRecord.from_event(
-        event,
-        delta=delta,
-        accountant=ZCDP_ACCOUNTANT,
+    record = budget.account(
+        mechanism,
+        description=f"{mechanism_text}; rho-zCDP budget {_format_ledger(ledger.spent)}",
         adjacency="replace_one",
-        mechanism=(
-            f"{mechanism_text}; rho-zCDP budget {_format_ledger(ledger.spent)}"
-        ),
-        noise_multiplier=noise_multiplier,
-        clip_norm=sensitivity,
         steps=int(steps),
-        caveats=tuple(caveats),
+        dp_event=event,
     )
-    if epsilon_target is not None:
-        check_budget(record, epsilon_target, calibrated=True)
     return HeavyTailFit(
         coef=coef_full[:-1],
         intercept=float(s * coef_full[-1]),
         solver=solver,
         n_iter=int(n_iter),
         batch_size=int(batch_size),
-        clip_threshold=float(clip),
+        clip_norm=float(clip),
         noise_std=float(noise_std),
         smoothness=beta,
         strong_convexity=mu,
         rho_spent=ledger.spent,
         record=record,
         optimizer_epsilon=(
-            epsilon_of(optimizer_event, delta, ZCDP_ACCOUNTANT) if private else math.inf
+            epsilon_of(optimizer_event, budget.delta, budget.accountant)
+            if private
+            else math.inf
         ),
-    )
-
-
-def _fit_dpsgd(
-    X, y, loss, rho, delta, epsilon_target, config, rng, sample_weight, caveats
-):
-    """Multi-pass DP-SGD with the private clip, as a :class:`HeavyTailFit`."""
-    _, l2 = _penalty_parts(config)
-    fit = fit_heavy_tail_dpsgd(
-        X,
-        y,
-        loss,
-        rho=rho,
-        delta=delta,
-        epsilon_target=epsilon_target,
-        config=config,
-        rng=rng,
-        l2=l2,
-        sample_weight=sample_weight,
-        caveats=caveats,
-    )
-    return HeavyTailFit(
-        coef=fit.coef,
-        intercept=fit.intercept,
-        solver="dp-sgd",
-        n_iter=fit.n_iter,
-        batch_size=fit.batch_size,
-        clip_threshold=fit.clip_threshold,
-        noise_std=fit.noise_std,
-        smoothness=None,
-        strong_convexity=None,
-        rho_spent=fit.rho_spent,
-        record=fit.record,
-        optimizer_epsilon=fit.optimizer_epsilon,
-        target_location=fit.target_location,
-        target_scale=fit.target_scale,
-        fallback=fit.fallback,
     )
 
 
@@ -554,14 +536,14 @@ def _acsa_eta(config, n, d, n_steps, beta, diameter, clip, noise_std, scale):
         bias = 0.0 if math.isinf(clip) else r**k / ((k - 1.0) * clip ** (k - 1.0))
         noise_sq = d * noise_std**2 + r**2 * n_steps / n
         return acsa_step_size(n_steps, beta, diameter, noise_sq, bias)
-    # Practical AC-SA (spec 4.4, item 7): B dropped, C^2 bounds E||g~||^2.
+    # Practical AC-SA: the bias bound B of Thm 173 dropped, C^2 bounds E||g~||^2.
     second = clip if not math.isinf(clip) else scale
     noise_sq = d * noise_std**2 + second**2 * n_steps / n
     return acsa_step_size(n_steps, beta, diameter, noise_sq)
 
 
 def _run_localized(
-    X, y, loss, config, rng, d, eps, diameter, scale, median, rho_opt, fixed_steps, s
+    X, y, loss, config, rng, d, eps, scale, median, rho_opt, fixed_steps, s, weights
 ):
     n = X.shape[0]
     if n < 4:
@@ -581,7 +563,7 @@ def _run_localized(
         d,
         eps,
         config.moment_order,
-        diameter=diameter,
+        diameter=2.0 * config.radius,
         scale=scale,
         clips=clips,
         max_steps=fixed_steps,
@@ -597,6 +579,7 @@ def _run_localized(
         radius=config.radius,
         intercept_scaling=s,
         rng=rng,
+        sample_weight=weights,
     )
     return w, plan
 
@@ -612,7 +595,7 @@ def _localized_text(plan, index, rho):
         for phase in plan
     )
     return (
-        f"{_MECHANISM_NAMES['localized']}: {len(plan)} phases on disjoint "
+        f"{_LOCALIZED_NAME}: {len(plan)} phases on disjoint "
         f"blocks of rows, composed in parallel (each record enters one phase); "
         f"phase i composes its T_i steps sequentially, each a Gaussian release "
         f"of noise multiplier sqrt(T_i / (2 rho)) at sensitivity 2 C_i, so "

@@ -15,8 +15,7 @@ Constants are those of the proof of Thm 163 with ``p = 1``. The a-priori
 Lipschitz bound ``L`` is taken as the largest clip threshold: clipped
 subgradients are ``C_1``-bounded, which is all the localization radius
 needs. Cost is about ``n^2 ln(n) / 3`` row-gradients, so this is for small
-``n`` only; the thesis' own constants make slow progress below n ~ 1e5
-(spec section 4.2).
+``n`` only; the thesis' own constants make slow progress below n ~ 1e5.
 """
 
 import math
@@ -26,8 +25,7 @@ import numpy as np
 
 from ...privacy._accounting import noisy_sgd_event, non_private_event
 from ...privacy._mechanism import GaussianMechanism
-from ._mean_oracle import clipped_gradient_mean
-from ._projections import project_two_balls
+from ._one_pass import LocalizedStep, one_pass_loop
 
 __all__ = [
     "LocalizedPhase",
@@ -37,8 +35,8 @@ __all__ = [
     "phase_noise_multiplier",
 ]
 
-# Exponent p of the thesis (n^p >= n (L/R)^2); p = 1 is the cheapest and the
-# one the spec recommends for a practical variant.
+# Exponent p of the thesis (n^p >= n (L/R)^2, proof of Thm 163); p = 1 is
+# the cheapest, hence the practical variant.
 _P = 1.0
 
 
@@ -99,7 +97,7 @@ def localized_plan(n_used, d, eps, k, *, diameter, scale, clips, max_steps=None)
         1.0 / lipschitz,
         inv_privacy / (scale * n ** (_P / 2)),
     )
-    # eta_A of the proof (n^2 in the numerator, spec note a); rarely binding.
+    # eta_A of the proof of Thm 163 (n^2 in the numerator); rarely binding.
     eta_a = (
         (scale * diameter * n**2 / scale)
         * rate
@@ -187,16 +185,24 @@ def localized_phase_events(phases, rho):
 
 
 def localized_subgradient(
-    X, y, loss, *, phases, blocks, rho, radius, intercept_scaling, rng
+    X,
+    y,
+    loss,
+    *,
+    phases,
+    blocks,
+    rho,
+    radius,
+    intercept_scaling,
+    rng,
+    sample_weight=None,
 ):
     """Run Algorithm 7 and return the last phase's last iterate.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-    y : ndarray of shape (n_samples,)
-    loss : object
-        Pointwise loss with ``raw_gradient``.
+    X, y, loss, radius, intercept_scaling, rng, sample_weight
+        See :func:`~._one_pass.one_pass_loop`.
     phases : list of LocalizedPhase
         From :func:`localized_plan`.
     blocks : list of ndarray
@@ -204,11 +210,6 @@ def localized_subgradient(
     rho : float
         zCDP budget of the run (each phase gets all of it, by parallel
         composition; each step ``rho / T_i``).
-    radius : float
-        Radius of the constraint ball ``W``.
-    intercept_scaling : float
-        1 with an intercept, 0 without.
-    rng : numpy.random.Generator
 
     Returns
     -------
@@ -216,26 +217,22 @@ def localized_subgradient(
     """
     w_prev = np.zeros(X.shape[1] + 1)
     for phase, idx in zip(phases, blocks):
-        Xb, yb = X[idx], y[idx]
-        # Sequential composition inside the phase: rho / T_i per step.
-        noise_multiplier = phase_noise_multiplier(phase, rho)
-        mechanism = GaussianMechanism(2.0 * phase.clip_norm, noise_multiplier)
-        w = w_prev.copy()
-        for _ in range(phase.n_steps):
-            grad = clipped_gradient_mean(
-                Xb,
-                yb,
-                w,
-                loss,
-                clip_norm=phase.clip_norm,
-                mechanism=mechanism,
-                intercept_scaling=intercept_scaling,
-                rng=rng,
-            )
-            # The regularizer is data independent: added after the noise.
-            grad += phase.regularization * (w - w_prev)
-            w = project_two_balls(
-                w - phase.step_size * grad, radius, w_prev, phase.local_radius
-            )
-        w_prev = w
+        # Sequential composition inside the phase: rho / T_i per step, each
+        # on the whole block (read once).
+        mechanism = GaussianMechanism(
+            2.0 * phase.clip_norm, phase_noise_multiplier(phase, rho)
+        )
+        w_prev = one_pass_loop(
+            X[idx],
+            y[idx],
+            loss,
+            batches=[slice(None)] * phase.n_steps,
+            rule=LocalizedStep(phase, w_prev, radius),
+            clip_norm=phase.clip_norm,
+            mechanism=mechanism,
+            intercept_scaling=intercept_scaling,
+            rng=rng,
+            start=w_prev,
+            sample_weight=None if sample_weight is None else sample_weight[idx],
+        )
     return w_prev

@@ -22,7 +22,7 @@ Order of calls in :func:`clipped_gradient_mean` (one noisy query):
 5. divide by the public batch size.
 
 Whatever one record holds, its clipped term is finite with norm at most
-``C`` (the shared clipping core of :mod:`sklearn_dpfair.privacy._clipping`):
+``C`` (the linear-model layer :mod:`sklearn_dpfair._solvers._linear`):
 norms are computed so they do not overflow, and a record whose gradient is
 not finite (an overflowed prediction ``x_i^T w`` or residual) contributes the
 fixed value 0. The floating-point warnings such a record would raise are
@@ -30,20 +30,21 @@ silenced, because a warning that depends on one record is itself a leak.
 """
 
 import numpy as np
+import scipy.sparse as sp
 
 from ...privacy._clipping import (
+    canonical_csr,
     clip_factors_from_norms,
     finite_rows_mask,
-    per_example_norms,
     stable_row_norms,
 )
-from .._linear import augmented_row_norms, clipped_gradient_sum
+from .._linear import LinearModel, weighted_raw_gradient
 
 __all__ = [
     "clipped_gradient_mean",
     "gradient_norms_at_zero",
-    "linear_raw",
     "mean_oracle",
+    "scaled_augmented_gram",
 ]
 
 # Floating-point events of one record (overflow of a huge row's prediction,
@@ -96,21 +97,39 @@ def mean_oracle(Z, clip_norm, mechanism, rng):
     return mechanism.privatize(clipped_sum, rng) / Z.shape[0]
 
 
-def linear_raw(X, w, intercept_scaling):
-    """Raw predictions ``X w[:-1] + s w[-1]`` as a column, shape ``(n, 1)``.
+def scaled_augmented_gram(X, intercept_scaling, row_scale):
+    """Dense ``A^T A``, ``A = diag(row_scale) [X, s]``, for a sparse ``X``.
+
+    The rows are scaled *before* the product, so a huge row scaled down to
+    a bounded norm never overflows in ``x_ij x_ik``; ``X`` is never made
+    dense (one scaled copy of its stored entries).
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair._solvers.heavy_tail._mean_oracle import linear_raw
-    >>> linear_raw(np.ones((2, 2)), np.array([1.0, 2.0, 3.0]), 1.0).ravel()
-    array([6., 6.])
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers.heavy_tail._mean_oracle import (
+    ...     scaled_augmented_gram)
+    >>> scaled_augmented_gram(sp.csr_matrix(np.array([[2.0], [0.0]])), 1.0,
+    ...                       np.array([0.5, 1.0]))
+    array([[1.  , 0.5 ],
+           [0.5 , 1.25]])
     """
-    return (X @ w[:-1] + intercept_scaling * w[-1])[:, None]
+    s = float(intercept_scaling)
+    scale = np.asarray(row_scale, dtype=np.float64)
+    A = sp.diags(scale) @ canonical_csr(X).astype(np.float64)
+    d = X.shape[1]
+    gram = np.empty((d + 1, d + 1))
+    gram[:d, :d] = (A.T @ A).toarray()
+    gram[:d, d] = gram[d, :d] = s * np.asarray(A.T @ scale).ravel()
+    gram[d, d] = s**2 * (scale @ scale)
+    return gram
 
 
-def gradient_norms_at_zero(X, y, loss, intercept_scaling):
-    """Per-example gradient norms of a linear model at the public start ``w = 0``.
+def gradient_norms_at_zero(X, y, loss, intercept_scaling, sample_weight=None):
+    """Per-example (weighted) gradient norms of a linear model at ``w = 0``.
+
+    ``sample_weight`` (public) multiplies each example's gradient, as in the
+    clipped sums (None: unweighted).
 
     Examples
     --------
@@ -121,17 +140,16 @@ def gradient_norms_at_zero(X, y, loss, intercept_scaling):
     ...                        SquaredLoss(), 4.0)
     array([10.,  0.])
     """
-    s = float(intercept_scaling)
-    zero = np.zeros(X.shape[1] + 1)
+    model = LinearModel(n_outputs=1, intercept_scaling=float(intercept_scaling))
+    coef, w0 = model.split(np.zeros((X.shape[1] + 1, 1)))
     with np.errstate(**_QUIET):
-        raw_grad = loss.raw_gradient(y, linear_raw(X, zero, s))
-        row_norms = augmented_row_norms(X, s)
-    with np.errstate(**_QUIET):
-        return per_example_norms(raw_grad, row_norms)
+        raw_grad = loss.raw_gradient(y, model.raw_predictions(X, coef, w0))
+        raw_grad = weighted_raw_gradient(raw_grad, sample_weight)
+        return model.gradient_norms(X, raw_grad)
 
 
 def clipped_gradient_mean(
-    X, y, w, loss, *, clip_norm, mechanism, intercept_scaling, rng
+    X, y, w, loss, *, clip_norm, mechanism, intercept_scaling, rng, sample_weight=None
 ):
     """MeanOracle1 on the per-sample gradients ``psi_i [x_i, s]`` of a linear model.
 
@@ -159,6 +177,10 @@ def clipped_gradient_mean(
         stays exactly 0).
     rng : numpy.random.Generator
         Source of the noise.
+    sample_weight : ndarray of shape (s,) or None, default=None
+        Public weights of the batch rows: each gradient is weighted *before*
+        it is clipped, so a record's term stays within ``C`` whatever its
+        weight.
 
     Returns
     -------
@@ -178,16 +200,17 @@ def clipped_gradient_mean(
     >>> g
     array([-1.5, -1. ])
     """
-    s = float(intercept_scaling)
+    model = LinearModel(n_outputs=1, intercept_scaling=float(intercept_scaling))
+    coef, w0 = model.split(w[:, None])
     with np.errstate(**_QUIET):
-        raw_grad = loss.raw_gradient(y, linear_raw(X, w, s))
-        row_norms = augmented_row_norms(X, s)
-        coef_block, intercept_block = clipped_gradient_sum(
-            X, raw_grad, row_norms, clip_norm, s
-        )
-    total = np.concatenate([coef_block[:, 0], intercept_block])
-    noisy = mechanism.privatize(total, rng)
-    if not s:
+        raw_grad = loss.raw_gradient(y, model.raw_predictions(X, coef, w0))
+        raw_grad = weighted_raw_gradient(raw_grad, sample_weight)
+        blocks = model.clipped_gradient_sum(X, raw_grad, model.row_norms(X), clip_norm)
+    # One draw for the stacked (d + 1)-vector: the mechanism's sensitivity
+    # (2 C under replace-one) is not the clip C, so this is not
+    # LinearModel.noisy_gradient (which clips at the mechanism's norm).
+    noisy = mechanism.privatize(model.stack(*blocks)[:, 0], rng)
+    if not model.has_intercept:
         # Without an intercept its coordinate carries no data; keep it at 0
         # (post-processing) so that it never enters the projection norm.
         noisy[-1] = 0.0

@@ -4,7 +4,7 @@
 
 For squared (and Huber) loss the population Hessian is ``E x~ x~^T``, so its
 extreme eigenvalues are the smoothness ``beta`` and strong convexity ``mu``
-that Algorithm 27 needs. Spec section 4.4, item 4:
+that Algorithm 27 needs (Thm 176). They are estimated privately:
 
 1. a private median ``m_S`` of ``||x~_i||^2`` (exponential mechanism) sets
    the row clip ``C_S = 2 m_S``;
@@ -13,8 +13,8 @@ that Algorithm 27 needs. Spec section 4.4, item 4:
    sensitivity is ``2 C_S / n``), gets symmetric Gaussian noise;
 3. ``beta = c_beta (lambda_max + nu)`` with the noise's spectral-norm margin
    ``nu = 2 sigma_S sqrt(d)`` (an upper bound), and the point estimate
-   ``mu = c_mu max(lambda_min, 0)`` (the spec subtracts ``nu`` here too;
-   that doubles the noise's downward push and inflated kappa several-fold).
+   ``mu = c_mu max(lambda_min, 0)`` (subtracting ``nu`` here too would
+   double the noise's downward push; it inflated kappa several-fold).
 
 Noise on the upper triangle only (mirrored) is valid: that vector's l2
 sensitivity is at most the matrix's Frobenius sensitivity.
@@ -30,16 +30,24 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
-from ...privacy._clipping import clip_factors_from_norms, stable_row_norms
+from ...privacy import GaussianMechanism, private_quantile
+from ...privacy._clipping import (
+    canonical_csr,
+    clip_factors_from_norms,
+    squared_row_norms,
+    stable_row_norms,
+)
 from ...privacy._zcdp import gaussian_noise_std
-from ._private_quantile import private_quantile
+from .._linear import augmented_row_norms
+from ._mean_oracle import scaled_augmented_gram
 
 __all__ = ["CURVATURE_SCALE_SHARE", "CurvatureEstimate", "private_curvature"]
 
 # Twice the median squared row norm clips only the largest rows (about 10%
 # of standard Gaussian rows at d = 6, fewer as d grows) and shrinks both
-# eigenvalues alike, so kappa is barely biased; the spec's factor 4 doubles
+# eigenvalues alike, so kappa is barely biased; a factor 4 doubles
 # the sensitivity, i.e. quadruples the noise variance, and made kappa 1.5x
 # too large on the benchmark's dev seeds.
 _ROW_CLIP_FACTOR = 2.0
@@ -60,8 +68,34 @@ class CurvatureEstimate:
     row_clip: float
 
 
+def _weighted_row_scale(X, s, rho_scale, rng, weights):
+    """Row factors ``min(sqrt(w_i), sqrt(C_S) / ||x~_i||)`` and the clip ``C_S``.
+
+    The weighted term ``w_i x~_i x~_i^T`` has Frobenius norm
+    ``w_i ||x~_i||^2``: its private median (each row counted at most once)
+    sets ``C_S``, and scaling the row by the factor bounds the term by
+    ``C_S`` whatever the weight (overflow-safe norms).
+    """
+    sqrt_w = np.sqrt(weights)
+    with np.errstate(over="ignore"):
+        norms = sqrt_w * augmented_row_norms(X, s)
+        weighted_sq = norms * norms
+    count = np.minimum(weights, 1.0) if not math.isinf(rho_scale) else weights
+    median = private_quantile(weighted_sq, 0.5, rho_scale, rng, weights=count)
+    row_clip = _ROW_CLIP_FACTOR * median
+    return sqrt_w * clip_factors_from_norms(norms, math.sqrt(row_clip)), row_clip
+
+
 def private_curvature(
-    X, intercept_scaling, rho_scale, rho_matrix, rng, *, c_beta=1.0, c_mu=1.0
+    X,
+    intercept_scaling,
+    rho_scale,
+    rho_matrix,
+    rng,
+    *,
+    c_beta=1.0,
+    c_mu=1.0,
+    sample_weight=None,
 ):
     """Private extreme eigenvalues of the rows' second-moment matrix.
 
@@ -79,6 +113,10 @@ def private_curvature(
         Source of the noise.
     c_beta, c_mu : float, default=1.0
         Loss-specific factors on the two eigenvalues.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Public weights (mean 1) of the rows' terms ``w_i x~_i x~_i^T``; each
+        *weighted* term is clipped to Frobenius norm ``C_S``, and the median
+        counts each row with weight ``min(w_i, 1)``. None: unweighted.
 
     Returns
     -------
@@ -95,30 +133,57 @@ def private_curvature(
     """
     n = X.shape[0]
     s = float(intercept_scaling)
-    rows = np.column_stack([X, np.full(n, s)]) if s else X
-    with np.errstate(over="ignore"):
-        # A huge row's squared norm overflows to inf: no warning for it.
-        sq_norms = np.einsum("ij,ij->i", rows, rows)
-    # An overflowed squared norm (inf) counts as above the public grid.
-    row_clip = _ROW_CLIP_FACTOR * private_quantile(sq_norms, 0.5, rho_scale, rng)
-    # min(1, C_S / ||x~||^2) as C_S / max(||x~||^2, C_S): never divides by a
-    # tiny number, so no overflow for a zero row.
-    factors = np.sqrt(clip_factors_from_norms(sq_norms, row_clip))
-    overflowed = np.isinf(sq_norms)
-    if np.any(overflowed):
-        # ||x~||^2 exceeds the largest float: clip the row itself to norm
-        # sqrt(C_S) with its overflow-safe norm.
-        # A norm beyond the largest float is inf: factor 0 (fixed value).
-        with np.errstate(over="ignore"):
-            norms = stable_row_norms(rows[overflowed])
-        factors[overflowed] = clip_factors_from_norms(norms, math.sqrt(row_clip))
-    clipped = rows * factors[:, None]
-    second_moment = clipped.T @ clipped / n
-    sigma = gaussian_noise_std(2.0 * row_clip / n, rho_matrix)
-    d = rows.shape[1]
-    if sigma > 0:
-        noise = np.triu(rng.normal(0.0, sigma, size=(d, d)))
-        second_moment = second_moment + noise + np.triu(noise, 1).T
+    if sample_weight is not None:
+        row_scale, row_clip = _weighted_row_scale(
+            X, s, rho_scale, rng, sample_weight
+        )
+        if sp.issparse(X):
+            second_moment = scaled_augmented_gram(X, s, row_scale) / n
+        else:
+            rows = np.column_stack([X, np.full(n, s)]) if s else X
+            clipped = rows * row_scale[:, None]
+            second_moment = clipped.T @ clipped / n
+    else:
+        sparse = sp.issparse(X)
+        if sparse:
+            # Sparse rows are never made dense: [x, s] exists only implicitly.
+            rows = X = canonical_csr(X)
+            with np.errstate(over="ignore"):
+                sq_norms = squared_row_norms(X) + s**2
+        else:
+            rows = np.column_stack([X, np.full(n, s)]) if s else X
+            with np.errstate(over="ignore"):
+                # A huge row's squared norm overflows to inf: no warning.
+                sq_norms = np.einsum("ij,ij->i", rows, rows)
+        # An overflowed squared norm (inf) counts as above the public grid.
+        median = private_quantile(sq_norms, 0.5, rho_scale, rng)
+        row_clip = _ROW_CLIP_FACTOR * median
+        # min(1, C_S / ||x~||^2) as C_S / max(||x~||^2, C_S): never divides
+        # by a tiny number, so no overflow for a zero row.
+        factors = np.sqrt(clip_factors_from_norms(sq_norms, row_clip))
+        overflowed = np.isinf(sq_norms)
+        if np.any(overflowed):
+            # ||x~||^2 exceeds the largest float: clip the row itself to norm
+            # sqrt(C_S) with its overflow-safe norm.
+            # A norm beyond the largest float is inf: factor 0 (fixed value).
+            with np.errstate(over="ignore"):
+                if sparse:
+                    norms = augmented_row_norms(X[overflowed], s)
+                else:
+                    norms = stable_row_norms(rows[overflowed])
+            root = math.sqrt(row_clip)
+            factors[overflowed] = clip_factors_from_norms(norms, root)
+        if sparse:
+            second_moment = scaled_augmented_gram(X, s, factors) / n
+        else:
+            clipped = rows * factors[:, None]
+            second_moment = clipped.T @ clipped / n
+    d = second_moment.shape[0]
+    # The symmetric Gaussian mechanism (replace-one sensitivity 2 C_S / n).
+    noise_multiplier = gaussian_noise_std(1.0, rho_matrix)
+    mechanism = GaussianMechanism(2.0 * row_clip / n, noise_multiplier)
+    second_moment = mechanism.privatize_symmetric(second_moment, rng)
+    sigma = mechanism.noise_std
     eigenvalues = np.linalg.eigvalsh(second_moment)
     margin = _SPECTRAL_MARGIN * sigma * math.sqrt(d)
     # beta is an upper bound (a step 1/beta must not overshoot); mu is a

@@ -33,7 +33,7 @@ __all__ = [
     "zcdp_eps",
 ]
 
-# Smallest batch of the step cap (spec section 4.4, item 6): below 16 rows a
+# Smallest batch of the practical step cap: below 16 rows a
 # clipped mean is dominated by a single row.
 _MIN_BATCH = 16
 # The cap keeps the per-step noise norm sqrt(d) sigma <= C / 2, i.e. a batch
@@ -72,7 +72,7 @@ def mean_oracle_sigma(clip, batch_size, eps):
 
 
 def snr_factor(solver, eps, n, d, n_steps):
-    """The "signal-to-noise" factor of a solver's clip rule (spec section 4.4, item 3).
+    """The "signal-to-noise" factor of a solver's clip rule (Thms 173, 176, 63, 163).
 
     ``eps n / sqrt(d T)`` for "sgd" and "acsa", ``eps n / (sqrt(d) T)`` for
     "prox" and ``eps n_i / sqrt(d ln n)`` for a "localized" phase of
@@ -106,7 +106,7 @@ def clip_theory(moment_bound, snr, k):
 
 
 def clip_auto(median, snr, k, clip_ref):
-    """The practical clip rule ``C = m * max(1, snr / c0)^(1/k)`` (spec section 4.4).
+    """The practical clip rule ``C = m * max(1, snr / c0)^(1/k)``.
 
     ``m`` is a private median of the per-sample gradient norms: a robust
     private scale that replaces the worst-case moment ``r_k`` while keeping
@@ -125,7 +125,7 @@ def step_cap(n, d, eps):
     """Largest T with ``T + 1`` batches of at least ``max(16, 4 sqrt(d)/eps)`` rows.
 
     With that batch size the per-step noise norm ``sqrt(d) sigma`` is at
-    most ``C / 2`` (spec section 4.4, item 6). At least 1.
+    most ``C / 2`` (MeanOracle1's noise, thesis Algorithm 5). At least 1.
 
     Examples
     --------
@@ -170,8 +170,8 @@ def sgd_steps_practical(n, d, eps, mu, beta, radius, scale):
     ``T = (kappa / 2) ln(mu^2 R^2 (eps n)^2 / (2 d C^2))`` with the gradient
     scale ``C ~ scale``. Thm 176's ``4 kappa ln(...)`` bounds the same
     trade-off with worst-case constants and is 4-10 times larger; in
-    experiments the smaller T was 3-10 times more accurate (spec section 4.3
-    item 4: the damage of Alg. 27 comes from large T and small batches).
+    experiments the smaller T was 3-10 times more accurate (the damage of
+    Alg. 27 comes from large T and small batches).
 
     Examples
     --------
@@ -210,8 +210,8 @@ def acsa_step_size(n_steps, beta, diameter, noise_sq, bias=0.0):
     """Step-size constant ``eta = max(2 beta, T^(3/2) sqrt(Sigma^2 + B^2) / D)``.
 
     ``noise_sq`` is the oracle's second-moment bound ``Sigma^2``; ``bias``
-    the clipping-bias bound ``B`` (theory mode) or 0 (practical AC-SA, spec
-    section 4.4, item 7, where B makes the steps needlessly small).
+    the clipping-bias bound ``B`` (theory mode) or 0 (practical AC-SA,
+    where B makes the steps needlessly small).
 
     Examples
     --------

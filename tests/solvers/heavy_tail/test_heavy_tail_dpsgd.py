@@ -16,7 +16,7 @@ from sklearn_dpfair._solvers.heavy_tail._dpsgd import (
     fit_heavy_tail_dpsgd,
 )
 from sklearn_dpfair._solvers.heavy_tail._fit import HeavyTailConfig
-from sklearn_dpfair.privacy import calibrate_noise_multiplier
+from sklearn_dpfair.privacy import PrivacyBudget, calibrate_noise_multiplier
 from sklearn_dpfair.privacy._zcdp import rho_for_epsilon
 
 
@@ -24,7 +24,7 @@ def _config(**overrides):
     params = {
         "loss_name": "squared_error",
         "solver": "dp-sgd",
-        "clip_threshold": "auto",
+        "clip_norm": "auto",
         "radius": 10.0,
         "moment_order": 2.0,
         "moment_bound": None,
@@ -84,11 +84,9 @@ def test_tuning_costs_noise_inside_the_same_budget(epsilon):
         X,
         y,
         SquaredLoss(),
-        rho=rho_for_epsilon(epsilon, 1e-5),
-        delta=1e-5,
-        epsilon_target=epsilon,
-        config=_config(),
-        rng=np.random.default_rng(0),
+        _config(rho=rho_for_epsilon(epsilon, 1e-5)),
+        PrivacyBudget(epsilon, 1e-5),
+        np.random.default_rng(0),
     )
     plan = dpsgd_plan(X.shape[0])
     alone = calibrate_noise_multiplier(
@@ -112,7 +110,7 @@ def test_tuning_costs_noise_inside_the_same_budget(epsilon):
         rel=1e-12,
     )
     # Noise std of the mean gradient: sigma C over the expected batch size.
-    assert fit.noise_std == pytest.approx(sigma * fit.clip_threshold / fit.batch_size)
+    assert fit.noise_std == pytest.approx(sigma * fit.clip_norm / fit.batch_size)
 
 
 def test_non_private_limit_is_unclipped_least_squares():
@@ -121,13 +119,11 @@ def test_non_private_limit_is_unclipped_least_squares():
         X,
         y,
         SquaredLoss(),
-        rho=math.inf,
-        delta=1e-5,
-        epsilon_target=math.inf,
-        config=_config(),
-        rng=np.random.default_rng(0),
+        _config(rho=math.inf),
+        PrivacyBudget(math.inf, 1e-5),
+        np.random.default_rng(0),
     )
-    assert fit.clip_threshold == math.inf and fit.noise_std == 0.0
+    assert fit.clip_norm == math.inf and fit.noise_std == 0.0
     assert fit.rho_spent == {}
     assert fit.optimizer_epsilon == math.inf
     assert fit.record.epsilon == math.inf
@@ -144,14 +140,12 @@ def test_clip_follows_the_private_median_and_outliers_are_clipped():
         X,
         y,
         SquaredLoss(),
-        rho=rho_for_epsilon(1.0, 1e-5),
-        delta=1e-5,
-        epsilon_target=1.0,
-        config=_config(),
-        rng=np.random.default_rng(0),
+        _config(rho=rho_for_epsilon(1.0, 1e-5)),
+        PrivacyBudget(1.0, 1e-5),
+        np.random.default_rng(0),
     )
     # Median |y| * ||[x, 1]|| is a few units; 0.25% outliers do not move it.
-    assert 1.0 < fit.clip_threshold < 30.0
+    assert 1.0 < fit.clip_norm < 30.0
     np.testing.assert_allclose(fit.coef, w, atol=0.15)
 
 
@@ -161,10 +155,8 @@ def test_projection_on_the_public_ball():
         X,
         100.0 * y,
         SquaredLoss(),
-        rho=rho_for_epsilon(1.0, 1e-5),
-        delta=1e-5,
-        epsilon_target=1.0,
-        config=_config(radius=0.5),
-        rng=np.random.default_rng(0),
+        _config(radius=0.5, rho=rho_for_epsilon(1.0, 1e-5)),
+        PrivacyBudget(1.0, 1e-5),
+        np.random.default_rng(0),
     )
     assert np.hypot(np.linalg.norm(fit.coef), fit.intercept) <= 0.5 + 1e-12

@@ -21,7 +21,7 @@ from sklearn_dpfair._solvers.heavy_tail._mean_oracle import (
     mean_oracle,
 )
 from sklearn_dpfair._solvers.heavy_tail._private_curvature import private_curvature
-from sklearn_dpfair._solvers.heavy_tail._private_quantile import (
+from sklearn_dpfair.privacy._quantile import (
     LOG_GRID,
     private_quantile,
     quantile_utility,
@@ -183,3 +183,51 @@ def test_curvature_term_of_a_crafted_row_is_within_its_bound():
         bound = 2 * max(base.row_clip, est.row_clip) / X.shape[0]
         if est.row_clip == base.row_clip:
             assert abs(est.smoothness - base.smoothness) <= bound * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("weight", [1.0, 50.0, 1e6])
+def test_weighted_clipped_mean_moves_by_at_most_two_clips(weight):
+    # Replace-one neighbours: one record (of any public weight) changes the
+    # noiseless clipped sum by at most 2 C, since it is weighted, then clipped.
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(64, 3)), rng.normal(size=64)
+    weights = np.ones(64)
+    weights[0] = weight
+    X2, y2 = X.copy(), y.copy()
+    X2[0], y2[0] = 1e3, -1e5
+    mech = GaussianMechanism(2.0, 0.0)
+    w = np.array([0.5, -0.2, 0.1, 0.3])
+
+    def total(Xb, yb):
+        return 64 * clipped_gradient_mean(
+            Xb,
+            yb,
+            w,
+            SquaredLoss(),
+            clip_norm=1.0,
+            mechanism=mech,
+            intercept_scaling=1.0,
+            rng=None,
+            sample_weight=weights,
+        )
+
+    assert np.linalg.norm(total(X, y) - total(X2, y2)) <= 2.0 + 1e-12
+
+
+@pytest.mark.parametrize("weight", [1.0, 1e6, 1e300])
+def test_weighted_curvature_terms_are_within_the_row_clip(weight):
+    from sklearn_dpfair._solvers.heavy_tail._private_curvature import (
+        _weighted_row_scale,
+    )
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3))
+    X[1] = 1e200
+    weights = np.ones(500)
+    weights[0] = weight
+    scale, row_clip = _weighted_row_scale(X, 1.0, 0.05, rng, weights)
+    rows = np.column_stack([X, np.ones(500)])
+    # The weighted clipped term's Frobenius norm is ||scale_i x~_i||^2
+    # (hypot: overflow-safe row norms of the 1e200 row).
+    norms = scale * np.hypot.reduce(rows, axis=1)
+    assert np.all(np.isfinite(norms)) and np.all(norms**2 <= row_clip * (1 + 1e-9))

@@ -8,9 +8,12 @@ import numpy as np
 import pytest
 
 from sklearn_dpfair._loss import PinballLoss, SquaredLoss
-from sklearn_dpfair._solvers.heavy_tail._clipped_acsa import clipped_acsa
-from sklearn_dpfair._solvers.heavy_tail._clipped_prox import clipped_prox
-from sklearn_dpfair._solvers.heavy_tail._clipped_sgd import clipped_sgd
+from sklearn_dpfair._solvers.heavy_tail._one_pass import (
+    AcceleratedStep,
+    ProximalStep,
+    StichAveraging,
+    one_pass_loop,
+)
 from sklearn_dpfair._solvers.heavy_tail._disjoint_batches import disjoint_batches, disjoint_blocks
 from sklearn_dpfair._solvers.heavy_tail._schedules import stich_schedule
 from sklearn_dpfair._solvers.heavy_tail._localized import localized_plan, localized_subgradient
@@ -51,18 +54,17 @@ def _run(solver, X, y, batches, rng, clip=3.0, noise=0.5):
         "batches": batches,
         "clip_norm": clip,
         "mechanism": GaussianMechanism(2 * clip, noise),
-        "radius": 10.0,
         "intercept_scaling": 1.0,
         "rng": rng,
     }
     if solver == "sgd":
         eta, zeta = stich_schedule(len(batches) - 1, 1.0, 1.0)
-        return clipped_sgd(
-            X, y, SquaredLoss(), step_sizes=eta, weights=zeta, alpha=0.0, **common
-        )
-    if solver == "acsa":
-        return clipped_acsa(X, y, SquaredLoss(), eta=2.0, alpha=0.0, **common)
-    return clipped_prox(X, y, SquaredLoss(), step_size=0.5, l1=0.0, l2=0.0, **common)
+        rule = StichAveraging(eta, zeta, 0.0, 10.0)
+    elif solver == "acsa":
+        rule = AcceleratedStep(2.0, 0.0, 10.0)
+    else:
+        rule = ProximalStep(0.5, 0.0, 0.0, 10.0)
+    return one_pass_loop(X, y, SquaredLoss(), rule=rule, **common)
 
 
 @pytest.mark.parametrize("solver", ["sgd", "acsa", "prox"])
@@ -132,17 +134,14 @@ def test_prox_l1_zeroes_irrelevant_coefficients():
     X = rng.normal(size=(20000, 6))
     y = X[:, 0] * 2.0 + rng.normal(size=20000)
     batches = disjoint_batches(rng, 20000, 30, 666)
-    w = clipped_prox(
+    w = one_pass_loop(
         X,
         y,
         SquaredLoss(),
         batches=batches,
+        rule=ProximalStep(0.5, 0.1, 0.0, 10.0),
         clip_norm=math.inf,
         mechanism=GaussianMechanism(math.inf, 0.0),
-        step_size=0.5,
-        l1=0.1,
-        l2=0.0,
-        radius=10.0,
         intercept_scaling=1.0,
         rng=rng,
     )

@@ -1,0 +1,270 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The one-pass noisy clipped gradient loop of Lowy's thesis (chapter 4) and its rules.
+
+Every heavy-tail optimizer of the thesis is the same loop: at step ``t`` it
+picks a query point, asks MeanOracle1 (Algorithm 5,
+:func:`~._mean_oracle.clipped_gradient_mean`) for the noisy clipped mean
+gradient of the step's rows there, and updates its iterates with a public,
+data-independent rule (post-processing of the noisy answer). Only the rule
+differs:
+
+* :class:`StichAveraging`, Algorithm 27 (strongly convex, smooth risk,
+  Thm 176): projected step, Stich (2019) weighted average;
+* :class:`AcceleratedStep`, Algorithm 8 (smooth convex risk, Thm 173):
+  AC-SA of Ghadimi and Lan, query at the extrapolated point
+  ``w_md = (1 - a_t) w_ag + a_t w`` with ``a_t = 2 / (t + 1)``;
+* :class:`ProximalStep`, Algorithm 29 (proximal-PL composite risk, Thm 63):
+  constant step, then the prox of the public l1 / elastic-net penalty and
+  the ball (the penalty is never clipped);
+* :class:`LocalizedStep`, Algorithm 6, one phase of Algorithm 7: a step
+  regularized towards the previous phase's output inside two balls.
+
+:func:`one_pass_loop` runs one rule over a sequence of row batches. The
+one-pass solvers give it disjoint batches (parallel composition: the run is
+as private as one query); a phase of Algorithm 7 gives it the same block
+``T_i`` times (sequential composition inside the phase).
+"""
+
+import numpy as np
+
+from ._mean_oracle import clipped_gradient_mean
+from ._projections import project_ball, project_two_balls, prox_elastic_net
+
+__all__ = [
+    "AcceleratedStep",
+    "LocalizedStep",
+    "ProximalStep",
+    "StichAveraging",
+    "one_pass_loop",
+    "ridge_gradient",
+]
+
+
+def ridge_gradient(w, alpha, n_penalized):
+    """Gradient of ``alpha/2 ||w[:n_penalized]||^2`` (data independent, never clipped).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.heavy_tail._one_pass import ridge_gradient
+    >>> ridge_gradient(np.array([1.0, 2.0, 3.0]), 0.5, 2)
+    array([0.5, 1. , 0. ])
+    """
+    grad = np.zeros_like(w)
+    grad[:n_penalized] = alpha * w[:n_penalized]
+    return grad
+
+
+class StichAveraging:
+    """Algorithm 27: ``w <- Pi_W(w - eta_t (G_t + alpha w))``, weighted average.
+
+    Parameters
+    ----------
+    step_sizes, weights : ndarray of shape (T + 1,)
+        Stich's schedule (see ``stich_schedule``).
+    alpha : float
+        Ridge penalty on the coefficients (not the intercept).
+    radius : float
+        Radius of the constraint ball ``W``.
+    """
+
+    def __init__(self, step_sizes, weights, alpha, radius):
+        self.step_sizes, self.weights = step_sizes, weights
+        self.alpha, self.radius = alpha, radius
+
+    def start(self, w):
+        self.w, self.average = w, np.zeros_like(w)
+
+    def query(self, t):
+        return self.w
+
+    def update(self, t, grad):
+        grad += ridge_gradient(self.w, self.alpha, self.w.size - 1)
+        self.w = project_ball(self.w - self.step_sizes[t - 1] * grad, self.radius)
+        self.average += self.weights[t - 1] * self.w
+
+    def result(self):
+        return self.average / np.sum(self.weights)
+
+
+class AcceleratedStep:
+    """Algorithm 8 (AC-SA): step ``t / (2 eta)`` from the extrapolated point.
+
+    Parameters
+    ----------
+    eta : float
+        Step-size constant (see ``acsa_step_size``).
+    alpha : float
+        Ridge penalty on the coefficients (not the intercept).
+    radius : float
+        Radius of the constraint ball ``W``.
+    """
+
+    def __init__(self, eta, alpha, radius):
+        self.eta, self.alpha, self.radius = eta, alpha, radius
+
+    def start(self, w):
+        self.w, self.w_ag = w, w.copy()
+
+    def query(self, t):
+        a = 2.0 / (t + 1)
+        self.w_md = (1.0 - a) * self.w_ag + a * self.w
+        return self.w_md
+
+    def update(self, t, grad):
+        a = 2.0 / (t + 1)
+        grad += ridge_gradient(self.w_md, self.alpha, self.w.size - 1)
+        self.w = project_ball(self.w - (t / (2.0 * self.eta)) * grad, self.radius)
+        self.w_ag = a * self.w + (1.0 - a) * self.w_ag
+
+    def result(self):
+        return self.w_ag
+
+
+class ProximalStep:
+    """Algorithm 29: constant step, then the prox of the penalty and the ball.
+
+    Parameters
+    ----------
+    step_size : float
+        Constant step ``1 / (2 beta)``.
+    l1, l2 : float
+        Penalty ``l1 ||coef||_1 + l2/2 ||coef||^2`` (not on the intercept).
+    radius : float
+        Radius of the constraint ball ``W``.
+    """
+
+    def __init__(self, step_size, l1, l2, radius):
+        self.step_size, self.l1, self.l2, self.radius = step_size, l1, l2, radius
+
+    def start(self, w):
+        self.w = w
+
+    def query(self, t):
+        return self.w
+
+    def update(self, t, grad):
+        step = self.step_size
+        # prox of (l1 + l2 + indicator of the ball): the ball's radial
+        # projection after the separable prox is exact, because rescaling
+        # keeps the sign pattern of the soft-thresholded point (Yu, 2013).
+        n_penalized = self.w.size - 1
+        w = prox_elastic_net(self.w - step * grad, step, self.l1, self.l2, n_penalized)
+        self.w = project_ball(w, self.radius)
+
+    def result(self):
+        return self.w
+
+
+class LocalizedStep:
+    """Algorithm 6 (one phase of Algorithm 7): regularized step in two balls.
+
+    Parameters
+    ----------
+    phase : LocalizedPhase
+        Step size, regularization weight and local radius of the phase.
+    center : ndarray
+        The previous phase's output ``w_{i-1}``.
+    radius : float
+        Radius of the constraint ball ``W``.
+    """
+
+    def __init__(self, phase, center, radius):
+        self.phase, self.center, self.radius = phase, center, radius
+
+    def start(self, w):
+        self.w = w
+
+    def query(self, t):
+        return self.w
+
+    def update(self, t, grad):
+        phase = self.phase
+        # The regularizer is data independent: added after the noise.
+        grad += phase.regularization * (self.w - self.center)
+        self.w = project_two_balls(
+            self.w - phase.step_size * grad,
+            self.radius,
+            self.center,
+            phase.local_radius,
+        )
+
+    def result(self):
+        return self.w
+
+
+def one_pass_loop(
+    X,
+    y,
+    loss,
+    *,
+    batches,
+    rule,
+    clip_norm,
+    mechanism,
+    intercept_scaling,
+    rng,
+    start=None,
+    sample_weight=None,
+):
+    """Run ``rule`` on MeanOracle1's answers, one query per batch; return its result.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    loss : object
+        Pointwise loss with ``raw_gradient``.
+    batches : iterable of index arrays or slices
+        The rows of each query, in order.
+    rule : StichAveraging, AcceleratedStep, ProximalStep or LocalizedStep
+        The update rule (post-processing of the noisy answers).
+    clip_norm : float
+        Per-sample clip threshold ``C``.
+    mechanism : GaussianMechanism
+        Noise of each query (sensitivity ``2 C`` under replace-one).
+    intercept_scaling : float
+        1 with an intercept, 0 without.
+    rng : numpy.random.Generator
+        Source of the noise.
+    start : ndarray of shape (n_features + 1,), default=None
+        First iterate (a copy is used); None: the public ``w_0 = 0``.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Public weights, applied to each gradient before it is clipped.
+
+    Returns
+    -------
+    w : ndarray of shape (n_features + 1,)
+        Coefficients then the intercept parameter.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._loss import SquaredLoss
+    >>> from sklearn_dpfair._solvers.heavy_tail._one_pass import (
+    ...     ProximalStep, one_pass_loop)
+    >>> from sklearn_dpfair.privacy import GaussianMechanism
+    >>> X, y = np.ones((4, 1)), np.full(4, 2.0)
+    >>> one_pass_loop(X, y, SquaredLoss(), batches=[[0, 1], [2, 3]],
+    ...               rule=ProximalStep(0.25, 0.0, 0.0, 10.0), clip_norm=np.inf,
+    ...               mechanism=GaussianMechanism(np.inf, 0.0),
+    ...               intercept_scaling=1.0, rng=None)
+    array([0.75, 0.75])
+    """
+    w = np.zeros(X.shape[1] + 1) if start is None else start.copy()
+    rule.start(w)
+    for t, idx in enumerate(batches, start=1):
+        grad = clipped_gradient_mean(
+            X[idx],
+            y[idx],
+            rule.query(t),
+            loss,
+            clip_norm=clip_norm,
+            mechanism=mechanism,
+            intercept_scaling=intercept_scaling,
+            rng=rng,
+            sample_weight=None if sample_weight is None else sample_weight[idx],
+        )
+        rule.update(t, grad)
+    return rule.result()

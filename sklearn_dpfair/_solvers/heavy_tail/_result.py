@@ -1,0 +1,39 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What a heavy-tail fit returns, whichever solver ran."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...privacy import PrivacyRecord
+
+__all__ = ["HeavyTailFit"]
+
+
+@dataclass
+class HeavyTailFit:
+    """The released model, the public choices that produced it and its record.
+
+    ``clip_norm`` is in the units of ``y`` times ``x``; ``smoothness`` and
+    ``strong_convexity`` are None for "dp-sgd", ``learning_rate`` None for
+    the one-pass solvers; ``fallback`` says why the public zero model was
+    released instead of a fit (None otherwise).
+    """
+
+    coef: np.ndarray
+    intercept: float
+    solver: str
+    n_iter: int
+    batch_size: float
+    clip_norm: float
+    noise_std: float
+    smoothness: float | None
+    strong_convexity: float | None
+    rho_spent: dict
+    record: PrivacyRecord
+    optimizer_epsilon: float
+    target_location: float = 0.0
+    target_scale: float = 1.0
+    fallback: str | None = None
+    learning_rate: float | None = None

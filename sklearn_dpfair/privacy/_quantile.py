@@ -1,0 +1,218 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Private quantiles and histograms of scalars: exponential and Gaussian mechanisms.
+
+The heavy-tail estimator needs robust private *scales* (the median
+per-sample gradient norm, the median squared row norm, the range, median
+and spread of the target). Two mechanisms give them:
+
+* :func:`private_quantile`, the exponential mechanism (McSherry and
+  Talwar, 2007) on a public grid: it picks ``c`` with probability
+  proportional to ``exp(eps u(c) / 2)``, where
+  ``u(c) = -| #{i : v_i <= c} - q n |`` has replace-one sensitivity 1. It
+  is eps-DP and, more usefully, eps-bounded-range (Durfee and Rogers, 2019),
+  hence ``eps^2 / 8``-zCDP (Cesar and Rogers, 2021, Lemma 3.2): a zCDP
+  budget rho buys ``eps = sqrt(8 rho)``, twice what the generic pure-DP
+  conversion ``eps^2 / 2`` (Bun and Steinke, Prop. 1.4) would give. The
+  draw is :class:`~sklearn_dpfair.privacy._exponential.ExponentialMechanism`'s.
+* :func:`noisy_histogram`, counts in public bins released through the
+  :class:`~sklearn_dpfair.privacy.GaussianMechanism` of sensitivity 1.
+
+Weights: with public per-record weights ``a_i`` in ``[0, 1]`` the counts
+become ``sum_i a_i 1{v_i <= c}`` and ``n`` becomes ``sum_i a_i``; one record
+still moves every count by at most 1, so the sensitivity is unchanged.
+Callers clip each record's weight at 1 *after* normalizing (a record is one
+person, whatever its weight).
+
+Whatever one record holds, the utility and the counts are finite with
+sensitivity 1: a value that is not finite (``inf`` from an overflowed norm,
+``nan``) is mapped to ``+inf``, a fixed point above every grid candidate
+and in the top bin, before it is counted.
+"""
+
+import math
+
+import numpy as np
+
+from ._exponential import ExponentialMechanism
+from ._mechanism import GaussianMechanism
+
+__all__ = [
+    "LOG_GRID",
+    "POSITIVE_EDGES",
+    "SIGNED_DECADE_EDGES",
+    "SIGNED_EDGES",
+    "SIGNED_LOG_GRID",
+    "em_epsilon",
+    "noisy_histogram",
+    "private_quantile",
+    "quantile_utility",
+]
+
+#: Public candidate values: 401 points from 1e-8 to 1e8, 25 per decade
+#: (a relative resolution of about 10%, finer than the mechanism's noise).
+LOG_GRID = np.geomspace(1e-8, 1e8, 401)
+
+#: Public candidates for a quantile of signed values (a location): the
+#: mirror image of ``LOG_GRID``, 0, and ``LOG_GRID``.
+SIGNED_LOG_GRID = np.concatenate([-LOG_GRID[::-1], [0.0], LOG_GRID])
+
+def em_epsilon(rho):
+    """Parameter eps of an exponential mechanism that is ``rho``-zCDP.
+
+    The exponential mechanism (sensitivity-1 utility, logits
+    ``eps u / 2``) is eps-bounded-range, hence ``eps^2 / 8``-zCDP (Cesar
+    and Rogers, 2021, Lemma 3.2).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._quantile import em_epsilon
+    >>> em_epsilon(0.125)
+    1.0
+    """
+    return math.sqrt(8.0 * rho)
+
+
+def quantile_utility(values, quantile, grid=LOG_GRID, weights=None):
+    """Utility ``u(c) = -| #{i : v_i <= c} - q n |`` of each grid point.
+
+    Finite whatever the values; changing one value changes each count by at
+    most 1 (and adding or removing one changes ``q n`` by at most
+    ``max(q, 1 - q)`` besides), so the sensitivity is 1. Non-finite values
+    are mapped to ``+inf`` first, a fixed point above every grid candidate.
+    ``weights`` (public, each in ``[0, 1]`` for the sensitivity to stay 1;
+    the caller's business) weight the counts; None counts every value once.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._quantile import quantile_utility
+    >>> quantile_utility(np.array([1.0, 3.0, np.nan]), 0.5, np.array([0.5, 2.0]))
+    array([-1.5, -0.5])
+    """
+    values = np.asarray(values, dtype=np.float64)
+    # A fixed, data-independent image for non-finite values: above the grid.
+    values = np.where(np.isfinite(values), values, np.inf)
+    if weights is None:
+        counts = np.searchsorted(np.sort(values), grid, side="right")
+        return -np.abs(counts - quantile * values.shape[0])
+    weights = np.asarray(weights, dtype=np.float64)
+    order = np.argsort(values, kind="stable")
+    cumulative = np.concatenate([[0.0], np.cumsum(weights[order])])
+    counts = cumulative[np.searchsorted(values[order], grid, side="right")]
+    return -np.abs(counts - quantile * cumulative[-1])
+
+
+def private_quantile(values, quantile, rho, rng, grid=LOG_GRID, weights=None):
+    """Exponential-mechanism ``quantile`` of ``values`` on a public grid.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+        Private non-negative scalars, one per record. Non-finite values
+        (``inf``, ``nan``) count as larger than every grid point.
+    quantile : float
+        Target level in (0, 1); 0.5 is the median.
+    rho : float
+        zCDP budget of the release; ``inf`` returns the grid point with
+        the best utility (no privacy).
+    rng : numpy.random.Generator
+        Source of the randomness.
+    grid : ndarray, default=LOG_GRID
+        Sorted public candidates.
+    weights : ndarray of shape (n,), default=None
+        Public weights of the counts, each in ``[0, 1]`` when ``rho`` is
+        finite (the sensitivity then stays 1); None counts each value once.
+
+    Returns
+    -------
+    value : float
+        A grid point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._quantile import private_quantile
+    >>> v = np.random.default_rng(0).lognormal(size=20000)
+    >>> m = private_quantile(v, 0.5, 0.01, np.random.default_rng(1))
+    >>> 0.8 < m < 1.25
+    True
+    """
+    utility = quantile_utility(values, quantile, grid, weights)
+    if math.isinf(rho):
+        # Ties between grid points go to the middle of the best run.
+        best = np.flatnonzero(utility == utility.max())
+        return float(grid[best[best.size // 2]])
+    # Utility of sensitivity 1, selected with logits eps u / 2 (Gumbel-max).
+    mechanism = ExponentialMechanism(sensitivity=1.0, epsilon=em_epsilon(rho))
+    return float(grid[mechanism.select(utility, rng)])
+
+
+#: Public bin edges of :func:`noisy_histogram` for positive values: 5 bins
+#: per decade from 1e-8 to 1e8, plus a bin below and one above.
+POSITIVE_EDGES = np.concatenate([[-np.inf], np.geomspace(1e-8, 1e8, 81), [np.inf]])
+
+#: Public bin edges for signed values: the mirror image of the positive
+#: edges, one bin for ``[-1e-8, 1e-8)`` and the outer bins.
+SIGNED_EDGES = np.concatenate(
+    [
+        [-np.inf],
+        -np.geomspace(1e-8, 1e8, 81)[::-1],
+        np.geomspace(1e-8, 1e8, 81),
+        [np.inf],
+    ]
+)
+
+#: Coarse public bin edges for signed values: one bin per decade.
+SIGNED_DECADE_EDGES = np.concatenate(
+    [[-np.inf], -np.logspace(-8, 8, 17)[::-1], np.logspace(-8, 8, 17), [np.inf]]
+)
+
+# The support of a noisy histogram spans the bins above this many noise
+# standard deviations: an empty bin passes with probability ~3e-5, so a few
+# hundred empty bins rarely widen it.
+_KEEP_SIGMAS = 4.0
+def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
+    """Counts of ``values`` in public bins plus Gaussian noise (rho-zCDP).
+
+    Each record falls in exactly one bin (non-finite values in the top bin),
+    so adding or removing one moves one count by its weight, at most 1: the
+    histogram is the Gaussian mechanism of L2 sensitivity 1, rho-zCDP with
+    noise std ``1 / sqrt(2 rho)`` (Bun and Steinke, 2016, Prop. 1.6).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+    rho : float
+        zCDP budget; ``inf`` returns the exact counts.
+    rng : numpy.random.Generator
+    edges : ndarray, default=SIGNED_EDGES
+        Public increasing bin edges, ``-inf`` first and ``inf`` last.
+    weights : ndarray of shape (n,), default=None
+        Public count weights, each in ``[0, 1]`` under privacy.
+
+    Returns
+    -------
+    counts : ndarray of shape (len(edges) - 1,)
+    threshold : float
+        Counts below it are noise-dominated; without privacy the smallest
+        positive float, so that exactly the non-empty bins reach it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._quantile import noisy_histogram
+    >>> counts, _ = noisy_histogram(np.array([1.0, 2.0, -3.0]), np.inf, None)
+    >>> int(counts.sum())
+    3
+    """
+    values = np.asarray(values, dtype=np.float64)
+    values = np.where(np.isnan(values), np.inf, values)
+    index = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
+    counts = np.bincount(index, weights=weights, minlength=len(edges) - 1)
+    counts = counts.astype(np.float64)
+    if math.isinf(rho):
+        return counts, float(np.finfo(np.float64).tiny)
+    sigma = 1.0 / math.sqrt(2.0 * rho)
+    mechanism = GaussianMechanism(clip_norm=1.0, noise_multiplier=sigma)
+    return mechanism.privatize(counts, rng), _KEEP_SIGMAS * sigma
