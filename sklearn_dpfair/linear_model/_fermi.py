@@ -15,10 +15,10 @@ from .._base import (
     PrivateEstimatorMixin,
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
-from .._solvers.fermi._fit import FairPrivacy, fit_fermi
+from .._solvers.fermi._fit import FairPrivacy, FERMIParams, fit_fermi
 from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
-from ..privacy._random import check_noise_generator
+from ..privacy import PrivacyBudget, check_noise_generator
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
@@ -54,6 +54,11 @@ _CURVES_RECORDED = (
     "private training data; they are not covered by the differential privacy "
     "guarantee."
 )
+
+def _declared(multiplier):
+    """A noise multiplier parameter: None for "auto", else its float."""
+    return None if multiplier == "auto" else float(multiplier)
+
 
 _FERMI_CONSTRAINTS = {
     "constraint": [
@@ -139,14 +144,10 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             weighting=self.eo_weighting,
         )
         privacy, record_curves, caveats = self._privacy(n_samples, caveats)
-        result = fit_fermi(
-            X,
-            y_encoded,
-            n_classes=classes.size,
-            codes=codes,
-            group_labels=group_labels,
+        params = FERMIParams(
             constraint=constraint,
             fairness_weight=self.fairness_weight,
+            disparity_bound=self.disparity_bound,
             clip_norm=self.clip_norm,
             dual_clip_norm=self.dual_clip_norm,
             batch_size=self.batch_size,
@@ -155,17 +156,23 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             dual_learning_rate=self.dual_learning_rate,
             alpha=self.alpha,
             fit_intercept=self.fit_intercept,
-            dual_update=getattr(self, "dual_update", "sgda"),
             dual_projection=self.dual_projection,
             min_group_frequency=self.min_group_frequency,
             return_iterate=self.return_iterate,
             record_curves=record_curves,
+            **self._solver_options(),
+        )
+        result = fit_fermi(
+            X,
+            y_encoded,
+            codes,
+            group_labels,
+            params,
+            n_classes=classes.size,
             rng=check_noise_generator(self.random_state),
             privacy=privacy,
             backend=backend,
-            disparity_bound=self.disparity_bound,
             sample_weight=weights,
-            **self._full_batch_options(),
         )
 
         xp = backend.input_xp
@@ -188,14 +195,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
 
     # -- hooks (non-private defaults) -------------------------------------
     def _check_params(self):
-        if (
-            getattr(self, "dual_update", "sgda") == "exact"
-            and self.batch_size != "full"
-        ):
-            raise ValueError(
-                "dual_update='exact' needs batch_size='full': on a minibatch the "
-                "closed-form maximiser is a biased plug-in estimate."
-            )
+        pass
 
     def _resolve_classes(self, y):
         classes, y_encoded = np.unique(y, return_inverse=True)
@@ -251,7 +251,8 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
     def _set_result_privacy(self, result):
         pass
 
-    def _full_batch_options(self):
+    def _solver_options(self):
+        """Solver parameters only one estimator declares."""
         return {}
 
     def _set_result_diagnostics(self, result):
@@ -538,15 +539,20 @@ default=None
         self.device = device
 
     def _check_params(self):
-        super()._check_params()
+        if self.dual_update == "exact" and self.batch_size != "full":
+            raise ValueError(
+                "dual_update='exact' needs batch_size='full': on a minibatch the "
+                "closed-form maximiser is a biased plug-in estimate."
+            )
         if self.disparity_bound is not None and self.full_batch_phase is None:
             raise ValueError(
                 "disparity_bound needs full_batch_phase='lbfgs': the weight is "
                 "chosen among models solved to stationarity."
             )
 
-    def _full_batch_options(self):
+    def _solver_options(self):
         return {
+            "dual_update": self.dual_update,
             "final_phase": self.full_batch_phase,
             "tol": self.tol,
             "final_max_iter": self.max_full_batch_iter,
@@ -946,23 +952,17 @@ default=None
             caveats = [*caveats, "training loss and ERMI curves recorded"]
         public = None if isinstance(self.group_marginals, str) else self.group_marginals
         privacy = FairPrivacy(
-            epsilon=float(self.epsilon),
-            delta=float(self.delta),
-            noise_multiplier=self.noise_multiplier,
+            budget=PrivacyBudget(
+                epsilon=float(self.epsilon),
+                delta=float(self.delta),
+                accountant=self._accountant_kind(),
+                noise_multiplier=self.noise_multiplier,
+                caveats=tuple(caveats),
+            ),
             dual_noise_ratio=float(self.dual_noise_ratio),
-            marginal_noise_multiplier=(
-                None
-                if self.marginal_noise_multiplier == "auto"
-                else float(self.marginal_noise_multiplier)
-            ),
+            marginal_noise_multiplier=_declared(self.marginal_noise_multiplier),
+            selection_noise_multiplier=_declared(self.selection_noise_multiplier),
             public_marginals=public,
-            accountant=self._accountant_kind(),
-            caveats=tuple(caveats),
-            selection_noise_multiplier=(
-                None
-                if self.selection_noise_multiplier == "auto"
-                else float(self.selection_noise_multiplier)
-            ),
         )
         return privacy, self.record_training_loss, caveats
 
@@ -970,15 +970,15 @@ default=None
         self._set_privacy_record(result.record)
         # The record holds the joint (effective) multiplier; the attribute
         # keeps the meaning of the noise_multiplier parameter.
-        self.noise_multiplier_ = result.noise["primal"]
-        self.marginal_noise_multiplier_ = result.noise["marginal"]
-        self.selection_noise_multiplier_ = result.noise["selection"]
+        self.noise_multiplier_ = result.noise.primal
+        self.marginal_noise_multiplier_ = result.noise.marginal
+        self.selection_noise_multiplier_ = result.noise.selection
         # Under disparity_bound: the selected candidate's noisy training
         # disparity (post-processing of the released counts).
         self.training_disparity_ = result.disparity
-        self.dual_noise_multiplier_ = result.noise["dual"]
-        self.effective_noise_multiplier_ = result.noise["effective"]
-        self.dual_clip_norm_ = result.noise["dual_clip_norm"]
+        self.dual_noise_multiplier_ = result.noise.dual
+        self.effective_noise_multiplier_ = result.noise.effective
+        self.dual_clip_norm_ = result.dual_clip_norm
         self.sampling_rate_ = result.record.sampling_probability
         self.accountant_ = result.record.accountant
 

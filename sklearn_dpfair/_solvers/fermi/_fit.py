@@ -1,28 +1,31 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Calibrate, estimate the group marginals, solve, describe: the FERMI fits.
+"""Set up the privacy, estimate the group marginals, solve, describe: the FERMI fits.
 
 :func:`fit_fermi` serves both estimators. Without ``privacy`` it is FERMI
 (thesis Algorithm 9); with it, DP-FERMI under record-level add/remove
-adjacency (spec ``fermi.md`` §4.6):
+adjacency (Lowy et al., ICLR 2023, Algorithm 1):
 
-0. calibrate the noise *before* reading the data: one joint Gaussian for the
-   primal and dual blocks of every step (noise multiplier
-   ``sigma_eff = (sigma_theta^-2 + sigma_w^-2)^(-1/2)``), composed with the
-   Gaussian histogram of the (block, group) cells;
-1. release the noisy cell counts (add/remove sensitivity 1) and turn them
-   into floored group marginals and block weights (post-processing);
+0. fix the noise *before* reading the data (:func:`._privacy.resolve_noise`:
+   one joint Gaussian for the primal and dual blocks of every step, composed
+   with the Gaussian histogram of the (block, group) cells and, under
+   ``disparity_bound``, the selection's count release);
+1. release the noisy cell counts through the histogram mechanism and turn
+   them into floored group marginals and block weights (post-processing,
+   :mod:`sklearn_dpfair.fairness._marginals`);
 2. run the noisy SGDA of :mod:`._sgda`, in the namespace and on the device
-   of ``backend`` (labels, groups and the histogram stay on the host).
+   of ``backend`` (labels, groups and the histogram stay on the host);
+3. :meth:`~sklearn_dpfair.privacy.PrivacyBudget.account` turns the composed
+   event into the :class:`~sklearn_dpfair.privacy.PrivacyRecord` and checks
+   the budget.
 
-The :class:`~sklearn_dpfair.privacy.PrivacyRecord` describes exactly the
-event given to the accountant. Its ``noise_multiplier`` is ``sigma_eff``
-and its ``clip_norm`` the sensitivity of the jointly released pair once
-the dual sum is rescaled to the primal noise scale,
-``C sqrt(1 + (sigma_theta / sigma_w)^2)`` (noise std ``sigma_theta C``),
-with ``sampling_probability`` ``q`` and ``steps`` ``T``; the mechanism text
-names both blocks' clip norms and noise multipliers and the histogram's
-noise multiplier (sensitivity 1). The event is then
+The record describes exactly the event given to the accountant. Its
+``noise_multiplier`` is ``sigma_eff`` and its ``clip_norm`` the sensitivity
+of the jointly released pair once the dual sum is rescaled to the primal
+noise scale, ``C sqrt(1 + (sigma_theta / sigma_w)^2)`` (noise std
+``sigma_theta C``), with ``sampling_probability`` ``q`` and ``steps`` ``T``;
+the mechanism text names both blocks' clip norms and noise multipliers and
+the histogram's noise multiplier (sensitivity 1). The event is
 ``fermi_event(noise_multiplier, sampling_probability, steps, z_hist)``.
 
 No exception or warning after input validation depends on the private
@@ -31,9 +34,8 @@ warning is issued by the non-private fit alone, and the solver gives a data
 row whose logits overflow the fixed contribution 0 (no numpy warning).
 """
 
-import functools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -46,23 +48,42 @@ from ...fairness._disparity import (
     prediction_counts,
 )
 from ...fairness._ermi import ERMIRegularizer
-from ...privacy._accounting import (
-    composed_event,
-    epsilon_of,
-    gaussian_event,
-    noisy_sgd_event,
-    non_private_event,
+from ...fairness._marginals import (
+    cell_counts,
+    marginals_from_counts,
+    marginals_from_public,
+    warn_floored_groups,
 )
-from ...privacy import calibrate_noise, noise_multiplier_for_gaussian
-from ...privacy._mechanism import GaussianMechanism
-from ...privacy._record import PrivacyRecord, check_budget
+from ...privacy import PrivacyRecord
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
 from ...utils._validation import normalized_weights, warn_at_caller
-from ._lbfgs import refine_full_batch
 from .._schedules import sgd_schedule
+from ._lbfgs import refine_full_batch
+from ._privacy import (
+    DEFAULT_MARGINAL_NOISE,
+    MARGINAL_BUDGET_SHARE,
+    FairPrivacy,
+    FERMIMechanisms,
+    FERMINoise,
+    calibrate_fermi_noise,
+    fermi_event,
+    histogram_mechanism,
+    histogram_noise,
+    resolve_noise,
+)
 from ._sgda import noisy_sgda, softmax_terms
 
-__all__ = ["FERMIFit", "FairPrivacy", "fit_fermi"]
+__all__ = [
+    "DEFAULT_MARGINAL_NOISE",
+    "MARGINAL_BUDGET_SHARE",
+    "FERMIFit",
+    "FERMIParams",
+    "FairPrivacy",
+    "calibrate_fermi_noise",
+    "fermi_event",
+    "fit_fermi",
+    "histogram_noise",
+]
 
 _WEIGHTS_CAVEAT = (
     "sample_weight is public; each record's weighted terms are clipped, so "
@@ -90,26 +111,42 @@ _MARGINALS = (
     " + Gaussian histogram of the group marginals (sensitivity 1, noise "
     "multiplier {z:.6g})"
 )
-_FLOORED = (
-    "group(s) {labels} have a training frequency below min_group_frequency="
-    "{floor:g}{where}; their marginals are floored at it (1/sqrt(P_s) would "
-    "otherwise blow up the fairness gradients)."
-)
 
 
 @dataclass(frozen=True)
-class FairPrivacy:
-    """Public privacy inputs of a DP-FERMI fit (see ``DPFERMIClassifier``)."""
+class FERMIParams:
+    """Public hyperparameters of a FERMI or DP-FERMI fit.
 
-    epsilon: float
-    delta: float
-    noise_multiplier: float | None
-    dual_noise_ratio: float
-    marginal_noise_multiplier: float | None  # None: automatic (see below)
-    public_marginals: np.ndarray | None
-    accountant: str
-    caveats: tuple = ()
-    selection_noise_multiplier: float | None = None  # None: automatic
+    The estimators map their parameters here (``epochs`` is ``max_iter``;
+    ``final_phase``, ``tol`` and ``final_max_iter`` are the non-private
+    full-batch phase's). ``constraint`` is a
+    :func:`~sklearn_dpfair.fairness.make_constraint` object.
+    """
+
+    constraint: object
+    fairness_weight: float = 4.0
+    disparity_bound: float | None = None
+    clip_norm: float | None = None
+    dual_clip_norm: float | None = None
+    batch_size: int | str = 512
+    epochs: int = 20
+    learning_rate: float = 1.0
+    dual_learning_rate: float | str = 0.1
+    alpha: float = 0.0
+    fit_intercept: bool = True
+    dual_update: str = "sgda"
+    dual_projection: str | None = "box"
+    min_group_frequency: float = 1e-3
+    return_iterate: str = "average"
+    record_curves: bool = False
+    final_phase: str | None = None
+    tol: float = 1e-4
+    final_max_iter: int = 1000
+
+    @property
+    def intercept_scaling(self):
+        """Constant ``s`` of the augmented row ``[x, s]`` (0: no intercept)."""
+        return 1.0 if self.fit_intercept else 0.0
 
 
 @dataclass
@@ -128,7 +165,8 @@ class FERMIFit:
     loss_curve: list
     fairness_curve: list
     record: PrivacyRecord | None = None
-    noise: dict = field(default_factory=dict)
+    noise: FERMINoise = field(default_factory=FERMINoise)
+    dual_clip_norm: float = math.inf
     fairness_weight: float = 0.0
     stationarity: float | None = None
     converged: bool | None = None
@@ -136,164 +174,6 @@ class FERMIFit:
     disparity: float | None = None
     path: list = field(default_factory=list)
     step_sizes: tuple = (None, None)
-
-
-# The automatic histogram noise: 20 (the value tuned on Adult at epsilon = 1,
-# where it spends ~0.25 of the budget), raised at small budgets to the noise
-# of a Gaussian that alone spends MARGINAL_BUDGET_SHARE of epsilon, so the
-# model steps always keep most of the budget.
-DEFAULT_MARGINAL_NOISE = 20.0
-MARGINAL_BUDGET_SHARE = 0.25
-
-
-def _marginal_noise(privacy):
-    if privacy.marginal_noise_multiplier is not None:
-        return privacy.marginal_noise_multiplier
-    if math.isinf(privacy.epsilon):
-        return DEFAULT_MARGINAL_NOISE
-    share = noise_multiplier_for_gaussian(
-        MARGINAL_BUDGET_SHARE * privacy.epsilon, privacy.delta, privacy.accountant
-    )
-    return max(DEFAULT_MARGINAL_NOISE, share)
-
-
-@functools.lru_cache(maxsize=1024)
-def calibrate_fermi_noise(
-    target_epsilon,
-    delta,
-    sampling_probability,
-    steps,
-    marginal_noise,
-    accountant,
-    selection_noise=0.0,
-):
-    """Smallest joint noise multiplier ``sigma_eff`` meeting the budget.
-
-    The event is ``Composed[Gaussian(marginal_noise),
-    SelfComposed(PoissonSampled(q, Gaussian(sigma_eff)), T),
-    Gaussian(selection_noise)]`` (the first part omitted when
-    ``marginal_noise`` is 0: public or no marginals; the last without
-    ``disparity_bound``). Memoized: it depends on public inputs only.
-    """
-
-    if marginal_noise > 0 or selection_noise > 0:
-        fixed = [gaussian_event(z) for z in (marginal_noise, selection_noise) if z > 0]
-        spent = epsilon_of(composed_event(fixed), delta, accountant)
-        if spent >= target_epsilon:
-            what = (
-                f"The private group marginals alone (marginal_noise_multiplier="
-                f"{marginal_noise:g})"
-                if not selection_noise
-                else f"The private group marginals (marginal_noise_multiplier="
-                f"{marginal_noise:g}) and the selection of fairness_weight "
-                f"(selection_noise_multiplier={selection_noise:g}) alone"
-            )
-            raise ValueError(
-                f"{what} spend epsilon={spent:.3g} >= epsilon={target_epsilon:g}. "
-                "Raise marginal_noise_multiplier (selection_noise_multiplier) or "
-                "epsilon, or declare public group_marginals."
-            )
-
-    def make_event(sigma):
-        return fermi_event(
-            sigma, sampling_probability, steps, marginal_noise, selection_noise
-        )
-
-    return calibrate_noise(make_event, target_epsilon, delta, accountant)
-
-
-def fermi_event(
-    sigma_eff, sampling_probability, steps, marginal_noise, selection_noise=0.0
-):
-    """dp-accounting event of one DP-FERMI fit.
-
-    ``selection_noise`` is the noise multiplier of the Gaussian release of
-    the candidates' prediction counts that chooses ``fairness_weight``
-    under ``disparity_bound`` (0: no selection).
-    """
-    if sigma_eff == 0:
-        return non_private_event()
-    sgda = noisy_sgd_event(sigma_eff, sampling_probability, steps)
-    parts = [gaussian_event(marginal_noise)] if marginal_noise > 0 else []
-    parts.append(sgda)
-    if selection_noise > 0:
-        parts.append(gaussian_event(selection_noise))
-    return composed_event(parts) if len(parts) > 1 else sgda
-
-
-def cell_counts(blocks, codes, n_blocks, n_groups):
-    """Rows per (block, group) cell; rows without a block or a group are skipped."""
-    keep = (blocks >= 0) & (codes >= 0)
-    cells = blocks[keep] * n_groups + codes[keep]
-    return np.bincount(cells, minlength=n_blocks * n_groups).reshape(n_blocks, n_groups)
-
-
-def weighted_cell_counts(blocks, codes, n_blocks, n_groups, weights):
-    """Total weight per (block, group) cell (the non-private fit's marginals)."""
-    keep = (blocks >= 0) & (codes >= 0)
-    cells = blocks[keep] * n_groups + codes[keep]
-    return np.bincount(
-        cells, weights=weights[keep], minlength=n_blocks * n_groups
-    ).reshape(n_blocks, n_groups)
-
-
-def marginals_from_counts(counts, n_total, floor):
-    """Group marginals per block (floored, renormalized) and block frequencies.
-
-    ``counts`` may be noisy (negative values are clipped to 0 first); both
-    outputs are then post-processing of the released histogram.
-    """
-    counts = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
-    totals = counts.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ps = np.where(totals[:, None] > 0, counts / totals[:, None], 0.0)
-    ps = np.maximum(ps, floor)
-    ps /= ps.sum(axis=1, keepdims=True)
-    return ps, totals / max(float(n_total), 1.0)
-
-
-def marginals_from_public(public, n_classes, n_groups, constraint):
-    """Cell frequencies ``(n_blocks, n_groups)`` from user-declared public values.
-
-    Demographic parity takes ``P(S = r)`` (shape ``(n_groups,)``); the
-    label-conditional constraints take the joint ``P(Y = y, S = r)`` (shape
-    ``(n_classes, n_groups)``). Rows are normalized to sum to 1 overall.
-    """
-    public = np.asarray(public, dtype=np.float64)
-    dp = constraint.name == "demographic_parity"
-    shape = (n_groups,) if dp else (n_classes, n_groups)
-    if (
-        public.shape != shape
-        or not np.all(np.isfinite(public))
-        or np.any(public < 0)
-        or public.sum() <= 0
-    ):
-        raise ValueError(
-            "group_marginals must be non-negative, finite, not all zero and of "
-            f"shape {shape} for constraint={constraint.name!r}: "
-            + ("P(S=r)" if dp else "the joint P(Y=y, S=r)")
-            + f"; got shape {public.shape}."
-        )
-    joint = public / public.sum()
-    if dp:
-        return joint[None, :]
-    if constraint.name == "equal_opportunity":
-        return joint[[constraint.class_index]]
-    return joint
-
-
-def _warn_floored(counts, floor, group_labels, constraint):
-    with np.errstate(invalid="ignore", divide="ignore"):
-        freq = counts / counts.sum(axis=1, keepdims=True)
-    low = np.nan_to_num(freq, nan=0.0) < floor
-    if np.any(low):
-        names = list(group_labels.tolist())
-        labels = sorted({repr(names[r]) for r in np.nonzero(low)[1]})
-        where = "" if constraint.name == "demographic_parity" else " within a label"
-        warn_at_caller(
-            _FLOORED.format(labels=", ".join(labels[:10]), floor=floor, where=where),
-            UserWarning,
-        )
 
 
 def _binary_layout(coef, intercept):
@@ -345,15 +225,9 @@ def auto_dual_step(regularizer, weight_scale):
     return 0.5 / (float(np.max(regularizer.block_weights)) * weight_scale)
 
 
-def _selection_noise(privacy):
-    """Noise multiplier of the private selection (same rule as the histogram)."""
-    if privacy.selection_noise_multiplier is not None:
-        return privacy.selection_noise_multiplier
-    return _marginal_noise(replace(privacy, marginal_noise_multiplier=None))
-
-
 def _on_backend(a, like):
     return from_host(a, like) if isinstance(a, np.ndarray) else a
+
 
 
 @dataclass
@@ -377,6 +251,7 @@ class _Problem:
     sample_weight: object = None  # public, mean 1, or None
 
     def __post_init__(self):
+        self.y_solver = from_host(self.y, self.X_solver)
         self.X_host = np.asarray(to_numpy(self.X), dtype=np.float64)
         # A record's weight multiplies its penalty weight (the ERMI terms are
         # linear in it); the loss terms are weighted in the L-BFGS objective.
@@ -592,7 +467,7 @@ _BOUND_NOT_MET = (
 )
 
 
-def _private_selection(problem, bound, sgda_common, *, n_steps, epochs, z_sel, rng):
+def _private_selection(problem, bound, sgda_common, *, n_steps, epochs, tables, rng):
     """Private choice of the weight: a staged SGDA path, a noisy selection, a finish.
 
     The ``T`` noisy steps (fixed in advance) are used in two phases. The
@@ -603,7 +478,7 @@ def _private_selection(problem, bound, sgda_common, *, n_steps, epochs, z_sel, r
     (label, group, prediction) counts of all ``K`` candidates on the
     training set are released with Gaussian noise (a record moves one cell
     of each table: L2 sensitivity ``sqrt(K)``, accounted as
-    ``Gaussian(z_sel)`` in ``dp_event_``). The smallest weight whose noisy
+    ``Gaussian(z_sel)`` in ``dp_event_``, drawn by ``tables``). The smallest weight whose noisy
     disparity plus a margin of two noise standard deviations of the
     smallest group's rate (:func:`disparity_margin`) is <= bound is chosen
     (least noisy disparity if none): along
@@ -618,35 +493,23 @@ def _private_selection(problem, bound, sgda_common, *, n_steps, epochs, z_sel, r
     k = len(weights)
     first = max(int(round(SELECTION_SHARE * n_steps)), k)
     cuts = np.round(np.linspace(0, first, k + 1)).astype(int)
-    X_solver = problem.X_solver
-    y_solver = from_host(problem.y, X_solver)
     stage_epochs = max(1, round(SELECTION_SHARE * epochs / k))
-    s = problem.intercept_scaling
     loss_curve, fairness_curve = [], []
 
     def run(lam, steps, n_epochs, init):
-        res = noisy_sgda(
-            X_solver,
-            y_solver,
-            SoftmaxLoss(problem.n_classes),
-            problem.regularizer,
-            fairness_weight=lam,
-            n_steps=max(int(steps), 1),
-            epochs=n_epochs,
-            init=init,
-            **sgda_common,
+        coef, w0, W, res = _run_sgda(
+            problem, sgda_common, lam, max(int(steps), 1), n_epochs, init
         )
         loss_curve.extend(res.loss_curve)
         fairness_curve.extend(res.fairness_curve)
-        w0 = res.intercept / s if s else res.intercept
-        return (res.coef, w0, res.dual)
+        return (coef, w0, W)
 
     init, candidates = None, []
     for lam, a, b in zip(weights, cuts[:-1], cuts[1:]):
         init = run(lam, b - a, stage_epochs, init)
         candidates.append(init)
-    # One record moves one cell of each of the k tables: L2 sensitivity sqrt(k).
-    tables = GaussianMechanism(clip_norm=math.sqrt(k), noise_multiplier=z_sel)
+    # ``tables``: one record moves one cell of each of the k tables, L2
+    # sensitivity sqrt(k) (FERMIMechanisms.selection).
     std = tables.noise_std
     path = []
     for lam, (coef, w0, _) in zip(weights, candidates):
@@ -685,212 +548,237 @@ def _private_selection(problem, bound, sgda_common, *, n_steps, epochs, z_sel, r
     return coef, w0, W, (loss_curve, fairness_curve), extra
 
 
+
+def _run_sgda(problem, sgda_common, fairness_weight, n_steps, epochs, init=None):
+    """One (noisy) SGDA run on ``problem``; returns ``(coef, w0, W, result)``.
+
+    ``w0`` is the intercept parameter (``intercept / s``), the form a warm
+    start takes.
+    """
+    result = noisy_sgda(
+        problem.X_solver,
+        problem.y_solver,
+        SoftmaxLoss(problem.n_classes),
+        problem.regularizer,
+        fairness_weight=fairness_weight,
+        n_steps=n_steps,
+        epochs=epochs,
+        init=init,
+        **sgda_common,
+    )
+    s = problem.intercept_scaling
+    w0 = result.intercept / s if s else result.intercept
+    return result.coef, w0, result.dual, result
+
+
+def _penalty(
+    privacy, params, blocks, codes, n_classes, group_labels, *, histogram,
+    sample_weight, active, rng,
+):
+    """The ERMI regularizer of the fit, its group marginals and weight scale.
+
+    The marginals come from the declared public values, from the exact
+    (weighted) cell counts of the non-private fit, or from the cell counts
+    released by ``histogram`` (sensitivity 1; unweighted: one record, one
+    count). Returns ``(regularizer or None, marginals or None,
+    weight_scale)``; ``weight_scale`` is ``n / n_observed``.
+    """
+    n_groups = len(group_labels)
+    constraint, floor = params.constraint, params.min_group_frequency
+    if n_groups < 1 or not (active or privacy is None):
+        return None, None, 1.0
+    weight_scale = 1.0
+    if privacy is not None and privacy.public_marginals is not None:
+        table = marginals_from_public(
+            privacy.public_marginals, n_classes, n_groups, constraint
+        )
+        ps, block_freq = marginals_from_counts(table, 1.0, floor)
+    else:
+        n_blocks = constraint.n_blocks(n_classes)
+        observed = codes >= 0
+        if privacy is None and sample_weight is not None:
+            # Weighted marginals: a weight of 2 counts as a duplicated row.
+            counts = cell_counts(blocks, codes, n_blocks, n_groups, sample_weight)
+            n_observed = float(np.sum(sample_weight[observed]))
+        else:
+            counts = cell_counts(blocks, codes, n_blocks, n_groups)
+            n_observed = int(np.count_nonzero(observed))
+        if privacy is None:
+            warn_floored_groups(counts, floor, group_labels, constraint)
+        else:
+            counts = histogram.privatize(counts, rng)
+        ps, block_freq = marginals_from_counts(counts, n_observed, floor)
+        weight_scale = codes.shape[0] / (n_observed if n_observed > 0 else 1)
+    regularizer = (
+        ERMIRegularizer(ps, constraint.block_weights(block_freq), n_classes)
+        if active
+        else None
+    )
+    return regularizer, ps, weight_scale
+
+
+def _describe(mechanisms, noise, *, q, n_steps, active, dual_clip_declared):
+    """The record's mechanism text: every release, with its public parameters."""
+    text = _MECHANISM.format(
+        steps=n_steps,
+        q=q,
+        clip=mechanisms.primal.clip_norm,
+        sigma_theta=noise.primal,
+    )
+    if active:
+        text += _DUAL.format(
+            dual_clip=(
+                f"{mechanisms.dual.clip_norm:.6g}"
+                if dual_clip_declared
+                else _DUAL_CLIP_FROM_MARGINALS
+            ),
+            sigma_w=noise.dual,
+            sigma_eff=noise.effective,
+            sensitivity=mechanisms.joint.clip_norm,
+        )
+    if noise.marginal > 0:
+        text += _MARGINALS.format(z=noise.marginal)
+    if noise.selection > 0:
+        text += _SELECTION.format(
+            k=len(PRIVATE_BOUND_WEIGHTS),
+            z=noise.selection,
+            std=mechanisms.selection.noise_std,
+        )
+    return text
+
+
 def fit_fermi(
     X,
     y,
-    *,
-    n_classes,
     codes,
     group_labels,
-    constraint,
-    fairness_weight,
-    clip_norm,
-    dual_clip_norm,
-    batch_size,
-    epochs,
-    learning_rate,
-    dual_learning_rate,
-    alpha,
-    fit_intercept,
-    dual_update,
-    dual_projection,
-    min_group_frequency,
-    return_iterate,
-    record_curves,
+    params,
+    *,
+    n_classes,
     rng,
     privacy=None,
     backend=NUMPY_BACKEND,
-    disparity_bound=None,
-    final_phase=None,
-    tol=1e-4,
-    final_max_iter=1000,
     sample_weight=None,
 ):
     """Fit an ERMI-regularized softmax model by (noisy) SGDA.
 
-    ``y`` (class indices) and ``codes`` (group codes, ``-1`` missing; only
-    allowed without ``privacy``) are host numpy arrays; ``X`` is validated
-    input, moved to ``backend`` (an
-    :class:`~sklearn_dpfair.utils._array_api.ArrayBackend`) for the solver.
-    Returns a :class:`FERMIFit` whose ``coef`` is ``(1, d)`` for two classes
-    (logit of class 1) and ``(m, d)`` otherwise.
+    Parameters
+    ----------
+    X : array or sparse matrix of shape (n_samples, n_features)
+        Validated input, moved to ``backend`` (an
+        :class:`~sklearn_dpfair.utils._array_api.ArrayBackend`) for the
+        solver.
+    y : ndarray of shape (n_samples,)
+        Class indices ``0 .. n_classes - 1`` (host numpy).
+    codes : ndarray of shape (n_samples,)
+        Group codes (host numpy); ``-1`` is missing, only allowed without
+        ``privacy``.
+    group_labels : ndarray of shape (n_groups,)
+        The (declared) group set.
+    params : FERMIParams
+        Public hyperparameters.
+    n_classes : int
+        Number of (declared) classes.
+    rng : numpy.random.Generator
+        Batches and every noise draw.
+    privacy : FairPrivacy or None, default=None
+        None is FERMI (non-private); otherwise DP-FERMI with this budget.
+    backend : ArrayBackend, default=NUMPY_BACKEND
+        Where the solver runs.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Public, non-negative; rescaled to mean 1. It weights each record's
+        whole term, loss and penalty, *before* the primal and dual clipping:
+        one record's influence stays within the clip norms whatever its
+        weight. Uniform weights take the unweighted path exactly. Without
+        privacy the group marginals are weighted (a weight of 2 is a
+        duplicated row); with privacy the histogram counts records
+        unweighted (sensitivity 1 per record). Not combined with
+        ``disparity_bound``.
 
+    Returns
+    -------
+    fit : FERMIFit
+        ``coef`` is ``(1, d)`` for two classes (logit of class 1) and
+        ``(m, d)`` otherwise.
+
+    Notes
+    -----
     Without ``privacy``, ``final_phase="lbfgs"`` ends the fit with the
-    full-batch L-BFGS phase of :mod:`._fair_lbfgs` (warm-started at the SGDA
+    full-batch L-BFGS phase of :mod:`._lbfgs` (warm-started at the SGDA
     result) and a ``ConvergenceWarning`` when its stationarity exceeds
     ``tol``. ``disparity_bound`` chooses ``fairness_weight`` itself: see
     :func:`_bounded_path` (non-private) and :func:`_private_selection`.
-
-    ``sample_weight`` (public, non-negative, or None) is rescaled to mean 1
-    and weights each record's whole term, loss and penalty, *before* the
-    primal and dual clipping: one record's influence stays within the clip
-    norms whatever its weight. Uniform weights take the unweighted path
-    exactly. Without privacy the group marginals are weighted (a weight of
-    2 is a duplicated row); with privacy the histogram counts records
-    unweighted (sensitivity 1 per record). Not combined with
-    ``disparity_bound``.
     """
+    p = params
     n_samples = X.shape[0]
     sample_weight = normalized_weights(sample_weight, n_samples)
-    if sample_weight is not None and disparity_bound is not None:
+    if sample_weight is not None and p.disparity_bound is not None:
         raise ValueError(
             "non-uniform sample_weight cannot be combined with disparity_bound: "
             "the weight selection is not weighted."
         )
     n_groups = len(group_labels)
-    q, n_steps = sgd_schedule(n_samples, batch_size, epochs)
+    constraint = p.constraint
+    q, n_steps = sgd_schedule(n_samples, p.batch_size, p.epochs)
     blocks = constraint.block_index(y)
     n_blocks = constraint.n_blocks(n_classes)
-    bounded = disparity_bound is not None and n_groups > 1
-    active = (fairness_weight > 0 or bounded) and n_groups > 1
-    noise, record = {}, None
+    bounded = p.disparity_bound is not None and n_groups > 1
+    active = (p.fairness_weight > 0 or bounded) and n_groups > 1
 
-    # 0. Calibrate before any data-dependent step.
-    if privacy is not None:
-        r = privacy.dual_noise_ratio
-        # sigma_theta / sigma_eff; also the factor by which the primal clip
-        # norm grows into the sensitivity of the jointly released pair.
-        joint = math.sqrt(1.0 + r**-2) if active else 1.0
-        # The histogram is noised whenever the fit is private: a finite budget,
-        # or a user-given noise multiplier (whose epsilon_ is then reported).
-        noisy = not math.isinf(privacy.epsilon) or privacy.noise_multiplier is not None
-        private_marginals = active and privacy.public_marginals is None and noisy
-        z_marg = _marginal_noise(privacy) if private_marginals else 0.0
-        z_sel = _selection_noise(privacy) if bounded and noisy else 0.0
-        if privacy.noise_multiplier is not None:
-            sigma_theta = float(privacy.noise_multiplier)
-            sigma_eff = sigma_theta / joint
-        elif math.isinf(privacy.epsilon):
-            sigma_theta = sigma_eff = 0.0
-        else:
-            sigma_eff = calibrate_fermi_noise(
-                float(privacy.epsilon),
-                float(privacy.delta),
-                q,
-                n_steps,
-                z_marg,
-                privacy.accountant,
-                z_sel,
-            )
-            sigma_theta = sigma_eff * joint
-        sigma_w = r * sigma_theta if active else 0.0
-        if sigma_eff == 0:
-            z_marg = z_sel = 0.0
-        event = fermi_event(sigma_eff, q, n_steps, z_marg, z_sel)
-        noise = {
-            "primal": sigma_theta,
-            "dual": sigma_w,
-            "effective": sigma_eff,
-            "marginal": z_marg,
-            "selection": z_sel,
-        }
-    else:
-        sigma_theta = sigma_w = 0.0
-    floor = min_group_frequency
+    # 0. The noise, from public inputs, before any data-dependent step.
+    noise = resolve_noise(privacy, q, n_steps, active=active, bounded=bounded)
 
     # 1. Group marginals (private histogram, public values, or exact counts).
-    regularizer, ps, weight_scale = None, None, 1.0
-    if n_groups >= 1 and (active or privacy is None):
-        if privacy is not None and privacy.public_marginals is not None:
-            table = marginals_from_public(
-                privacy.public_marginals, n_classes, n_groups, constraint
-            )
-            ps, block_freq = marginals_from_counts(table, 1.0, floor)
-        else:
-            counts = cell_counts(blocks, codes, n_blocks, n_groups).astype(np.float64)
-            n_observed = int(np.count_nonzero(codes >= 0))
-            if privacy is None and sample_weight is not None:
-                # Weighted marginals: a weight of 2 counts as a duplicated row.
-                counts = weighted_cell_counts(
-                    blocks, codes, n_blocks, n_groups, sample_weight
-                )
-                n_observed = float(np.sum(sample_weight[codes >= 0]))
-            if privacy is None:
-                _warn_floored(counts, floor, group_labels, constraint)
-            elif noise.get("marginal", 0.0) > 0:
-                # A record moves one cell by one: sensitivity 1.
-                histogram = GaussianMechanism(
-                    clip_norm=1.0, noise_multiplier=noise["marginal"]
-                )
-                counts = histogram.privatize(counts, rng)
-            ps, block_freq = marginals_from_counts(counts, n_observed, floor)
-            weight_scale = n_samples / (n_observed if n_observed > 0 else 1)
-        if active:
-            regularizer = ERMIRegularizer(
-                ps, constraint.block_weights(block_freq), n_classes
-            )
+    regularizer, ps, weight_scale = _penalty(
+        privacy,
+        p,
+        blocks,
+        codes,
+        n_classes,
+        group_labels,
+        histogram=histogram_mechanism(noise),
+        sample_weight=sample_weight,
+        active=active,
+        rng=rng,
+    )
 
     # Clip norms: the dual one defaults to the bound implied by the box
     # (computed from the released marginals: post-processing), i.e. no clipping.
-    primal_clip = math.inf if clip_norm is None else float(clip_norm)
-    if dual_clip_norm is not None:
-        dual_clip = float(dual_clip_norm)
+    primal_clip = math.inf if p.clip_norm is None else float(p.clip_norm)
+    if p.dual_clip_norm is not None:
+        dual_clip = float(p.dual_clip_norm)
     elif privacy is not None and regularizer is not None:
         dual_clip = regularizer.dual_gradient_bound()
     else:
         dual_clip = math.inf
-
+    mechanisms = FERMIMechanisms.build(
+        noise, primal_clip, dual_clip, len(PRIVATE_BOUND_WEIGHTS)
+    )
+    record = None
     if privacy is not None:
-        sensitivity = primal_clip * joint
-        mechanism = _MECHANISM.format(
-            steps=n_steps, q=q, clip=primal_clip, sigma_theta=sigma_theta
-        )
-        if active:
-            mechanism += _DUAL.format(
-                dual_clip=(
-                    f"{dual_clip:.6g}"
-                    if dual_clip_norm is not None
-                    else _DUAL_CLIP_FROM_MARGINALS
-                ),
-                sigma_w=sigma_w,
-                sigma_eff=sigma_eff,
-                sensitivity=sensitivity,
-            )
-        if noise["marginal"] > 0:
-            mechanism += _MARGINALS.format(z=noise["marginal"])
-        if noise["selection"] > 0:
-            mechanism += _SELECTION.format(
-                k=len(PRIVATE_BOUND_WEIGHTS),
-                z=noise["selection"],
-                std=noise["selection"] * math.sqrt(len(PRIVATE_BOUND_WEIGHTS)),
-            )
         # Every field is what the accountant was given: the joint Gaussian's
         # multiplier and sensitivity (noise std sigma_theta * clip), q, T.
-        record = PrivacyRecord.from_event(
-            event,
-            delta=privacy.delta,
-            accountant=privacy.accountant,
+        record = privacy.budget.account(
+            mechanisms.joint,
+            description=_describe(
+                mechanisms,
+                noise,
+                q=q,
+                n_steps=n_steps,
+                active=active,
+                dual_clip_declared=p.dual_clip_norm is not None,
+            ),
             adjacency="add_remove",
-            mechanism=mechanism,
-            noise_multiplier=sigma_eff,
-            clip_norm=sensitivity,
             sampling_probability=q,
             steps=n_steps,
-            caveats=tuple(privacy.caveats)
-            + (() if sample_weight is None else (_WEIGHTS_CAVEAT,)),
+            dp_event=fermi_event(
+                noise.effective, q, n_steps, noise.marginal, noise.selection
+            ),
+            caveats=() if sample_weight is None else (_WEIGHTS_CAVEAT,),
         )
-        if privacy.noise_multiplier is None:
-            check_budget(record, privacy.epsilon, calibrated=True)
-        else:
-            # The message names the multiplier the user passed (sigma_theta).
-            check_budget(
-                replace(record, noise_multiplier=sigma_theta),
-                privacy.epsilon,
-                calibrated=False,
-            )
-        noise["dual_clip_norm"] = dual_clip
 
     # "auto": 1/L of the dual block, from the public block weights.
+    dual_learning_rate = p.dual_learning_rate
     if dual_learning_rate == "auto":
         dual_learning_rate = auto_dual_step(
             regularizer,
@@ -898,29 +786,9 @@ def fit_fermi(
         )
 
     # 2. Solve (on the backend; batches and noise still come from rng).
-    X_solver = backend.asarray(X)
-    sgda_common = dict(
-        blocks=blocks,
-        codes=codes,
-        weight_scale=weight_scale,
-        primal_mechanism=GaussianMechanism(primal_clip, sigma_theta),
-        dual_mechanism=GaussianMechanism(dual_clip, sigma_w),
-        sampling_probability=q,
-        learning_rate=learning_rate,
-        dual_learning_rate=dual_learning_rate,
-        alpha=alpha,
-        intercept_scaling=1.0 if fit_intercept else 0.0,
-        dual_update=dual_update,
-        project_dual=dual_projection == "box",
-        return_iterate=return_iterate,
-        rng=rng,
-        record_curves=record_curves,
-        constraint=constraint,
-        sample_weight=sample_weight,
-    )
     problem = _Problem(
         X=X,
-        X_solver=X_solver,
+        X_solver=backend.asarray(X),
         y=np.asarray(y),
         codes=codes,
         blocks=blocks,
@@ -929,50 +797,60 @@ def fit_fermi(
         constraint=constraint,
         regularizer=regularizer,
         weight_scale=weight_scale,
-        alpha=alpha,
-        intercept_scaling=1.0 if fit_intercept else 0.0,
-        tol=tol,
-        final_max_iter=final_max_iter,
+        alpha=p.alpha,
+        intercept_scaling=p.intercept_scaling,
+        tol=p.tol,
+        final_max_iter=p.final_max_iter,
+        sample_weight=sample_weight,
+    )
+    sgda_common = dict(
+        blocks=blocks,
+        codes=codes,
+        weight_scale=weight_scale,
+        primal_mechanism=mechanisms.primal,
+        dual_mechanism=mechanisms.dual,
+        sampling_probability=q,
+        learning_rate=p.learning_rate,
+        dual_learning_rate=dual_learning_rate,
+        alpha=p.alpha,
+        intercept_scaling=p.intercept_scaling,
+        dual_update=p.dual_update,
+        project_dual=p.dual_projection == "box",
+        return_iterate=p.return_iterate,
+        rng=rng,
+        record_curves=p.record_curves,
+        constraint=constraint,
         sample_weight=sample_weight,
     )
     extra = {
-        "fairness_weight": float(fairness_weight),
-        "step_sizes": (float(learning_rate), float(dual_learning_rate)),
+        "fairness_weight": float(p.fairness_weight),
+        "step_sizes": (float(p.learning_rate), float(dual_learning_rate)),
     }
     if bounded and privacy is None:
-        coef_m, w0_m, W, path_extra = _bounded_path(problem, float(disparity_bound))
+        coef_m, w0_m, W, path_extra = _bounded_path(problem, float(p.disparity_bound))
         extra.update(path_extra)
         curves = ([], [])
     elif bounded:
         coef_m, w0_m, W, curves, path_extra = _private_selection(
             problem,
-            float(disparity_bound),
+            float(p.disparity_bound),
             sgda_common,
             n_steps=n_steps,
-            epochs=epochs,
-            z_sel=noise["selection"],
+            epochs=p.epochs,
+            tables=mechanisms.selection,
             rng=rng,
         )
         extra.update(path_extra)
     else:
-        result = noisy_sgda(
-            X_solver,
-            from_host(np.asarray(y), X_solver),
-            SoftmaxLoss(n_classes),
-            regularizer,
-            fairness_weight=fairness_weight,
-            n_steps=n_steps,
-            epochs=epochs,
-            **sgda_common,
+        coef_m, w0_m, W, result = _run_sgda(
+            problem, sgda_common, p.fairness_weight, n_steps, p.epochs
         )
-        s = 1.0 if fit_intercept else 0.0
-        coef_m, W = result.coef, result.dual
-        w0_m = result.intercept / s if s else result.intercept
         curves = (result.loss_curve, result.fairness_curve)
-        if privacy is None and final_phase == "lbfgs":
-            refined = problem.refine(fairness_weight, to_numpy(coef_m), to_numpy(w0_m))
+        if privacy is None and p.final_phase == "lbfgs":
+            lam = p.fairness_weight
+            refined = problem.refine(lam, to_numpy(coef_m), to_numpy(w0_m))
             coef_m, w0_m = refined.coef, refined.w0
-            W = problem.dual_at(fairness_weight, coef_m, w0_m)
+            W = problem.dual_at(lam, coef_m, w0_m)
             extra.update(
                 stationarity=refined.stationarity,
                 converged=refined.converged,
@@ -983,13 +861,14 @@ def fit_fermi(
     if privacy is None and extra.get("converged") is False:
         warn_at_caller(
             _NOT_CONVERGED.format(
-                stat=extra["stationarity"], tol=tol, it=extra["n_final_iter"]
+                stat=extra["stationarity"], tol=p.tol, it=extra["n_final_iter"]
             ),
             ConvergenceWarning,
         )
 
+    X_solver = problem.X_solver
     coef_m, w0_m = _on_backend(coef_m, X_solver), _on_backend(w0_m, X_solver)
-    intercept = (1.0 if fit_intercept else 0.0) * w0_m
+    intercept = p.intercept_scaling * w0_m
     coef = coef_m.T
     if n_classes == 2:
         coef, intercept = _binary_layout(coef_m, intercept)
@@ -1018,5 +897,6 @@ def fit_fermi(
         fairness_curve=curves[1],
         record=record,
         noise=noise,
+        dual_clip_norm=dual_clip,
         **extra,
     )
