@@ -11,7 +11,7 @@ one or more *blocks* of rows:
 
 Each block ``b`` has its own dual matrix and group marginals
 ``P(S = r | block b)``. Its per-sample penalty terms are weighted so that the
-average over *all* rows equals the target quantity (spec ``fermi.md`` §2.4):
+average over *all* rows equals the target quantity (thesis Chapter 5):
 ``w_b = 1`` for demographic parity and label-prior equalized odds,
 ``1 / (l p_Y(y))`` for uniform equalized odds, ``1 / p_Y(a)`` for equal
 opportunity. The solvers and metrics consume only the three methods below.

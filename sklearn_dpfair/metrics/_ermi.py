@@ -1,6 +1,6 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""ERMI and Rényi correlation of predictions and groups (spec ``fermi.md`` §2.5)."""
+"""ERMI and Rényi correlation of predictions and groups (thesis Chapter 5)."""
 
 import numpy as np
 from sklearn.utils.validation import check_array, column_or_1d

@@ -4,7 +4,7 @@
 
 :func:`fit_fermi` serves both estimators. Without ``privacy`` it is FERMI
 (thesis Algorithm 9); with it, DP-FERMI under record-level add/remove
-adjacency (Lowy et al., ICLR 2023, Algorithm 1):
+adjacency (thesis Algorithm 10):
 
 0. fix the noise *before* reading the data (:func:`._privacy.resolve_noise`:
    one joint Gaussian for the primal and dual blocks of every step, composed
@@ -478,7 +478,8 @@ def _private_selection(problem, bound, sgda_common, *, n_steps, epochs, tables, 
     (label, group, prediction) counts of all ``K`` candidates on the
     training set are released with Gaussian noise (a record moves one cell
     of each table: L2 sensitivity ``sqrt(K)``, accounted as
-    ``Gaussian(z_sel)`` in ``dp_event_``, drawn by ``tables``). The smallest weight whose noisy
+    ``Gaussian(z_sel)`` in ``dp_event_``, drawn by ``tables``). The
+    smallest weight whose noisy
     disparity plus a margin of two noise standard deviations of the
     smallest group's rate (:func:`disparity_margin`) is <= bound is chosen
     (least noisy disparity if none): along

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The privacy set-up of a DP-FERMI fit, fixed before any data are read.
 
-DP-FERMI (Lowy et al., ICLR 2023, Algorithm 1, under record-level
+DP-FERMI (thesis Algorithm 10, here under record-level
 add/remove adjacency) releases, in this order:
 
 1. a Gaussian histogram of the (block, group) cells (sensitivity 1, noise

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Noisy stochastic gradient descent-ascent (SGDA) for ERMI-regularized linear models.
 
-Thesis Algorithm 9 (FERMI) and its private version (spec ``fermi.md`` §4.6),
+Thesis Algorithm 9 (FERMI) and its private version (thesis Algorithm 10),
 in one loop; the non-private fit is the same loop with zero noise. Order of
 calls in :func:`noisy_sgda`, per step ``t = 1..T``:
 
@@ -15,12 +15,13 @@ calls in :func:`noisy_sgda`, per step ``t = 1..T``:
 6. dual block (simultaneous: it uses ``Theta_t`` and ``W_t``): per-sample
    dual gradients clipped by their factorized norms, summed, noised, divided
    by ``q n``; projected ascent step (NOT scaled by lambda: same fixed
-   point, stable for ``dual_learning_rate <= 1/2``, spec §3.5);
+   point, stable for ``dual_learning_rate <= 1/2``);
 7. accumulate the per-epoch curves (optional: mean batch loss and the ERMI
    of the epoch's batch predictions, soft) and the tail average.
 
 The primal and dual noisy sums are released together on the same batch; the
-caller accounts them as one Gaussian mechanism (spec §4.6).
+caller accounts them as one Gaussian mechanism (each block scaled by its
+noise: :mod:`._privacy`).
 
 The loop is written once, against the array API (as :mod:`._sgd`): it runs
 in the namespace and on the device of ``X`` (numpy, or torch on a GPU).
