@@ -5,6 +5,7 @@
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
@@ -98,8 +99,11 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (sensitive features need not be among the columns).
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (sensitive features need not be among the
+            columns), dense or sparse (CSR/CSC: never densified; the
+            full-batch phase and predictions use sparse products too).
+            float32 stays float32 in the solver and in ``coef_``.
         y : array-like of shape (n_samples,)
             Target labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -123,11 +127,23 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             The fitted estimator.
         """
         self._check_params()
-        backend = resolve_backend(X, self.device)
-        # One C-ordered copy up front (at most 2x the data) when X is
-        # F-ordered, as DataFrames give: the solver gathers batch rows.
+        if sp.issparse(X) and self.device == "cuda":
+            raise TypeError(
+                "Sparse input X runs on the CPU only; use device='cpu' or "
+                "pass a dense array."
+            )
+        # Sparse X runs on the host: "auto" picks the CPU for it.
+        backend = resolve_backend(X, "cpu" if sp.issparse(X) else self.device)
+        # CSC becomes CSR once (at most 2x the sparse storage), and an
+        # F-ordered array (as DataFrames give) one C-ordered copy: the solver
+        # gathers batch rows.
         X, y = validate_data(
-            self, X, y, dtype=backend.input_float_dtypes, order="C"
+            self,
+            X,
+            y,
+            dtype=backend.input_float_dtypes,
+            accept_sparse="csr",
+            order="C",
         )
         y = to_numpy(y)
         check_classification_targets(y)
@@ -257,6 +273,12 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
 
     def _set_result_diagnostics(self, result):
         pass
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Both estimators take sparse X (CSR/CSC) without densifying it.
+        tags.input_tags.sparse = True
+        return tags
 
     def _loss_for_prediction(self):
         if self.classes_.size == 2:

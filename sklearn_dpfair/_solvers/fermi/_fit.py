@@ -38,6 +38,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from ..._loss import SoftmaxLoss
@@ -251,8 +252,14 @@ class _Problem:
     sample_weight: object = None  # public, mean 1, or None
 
     def __post_init__(self):
-        self.y_solver = from_host(self.y, self.X_solver)
-        self.X_host = np.asarray(to_numpy(self.X), dtype=np.float64)
+        # Labels where the solver runs (host numpy for a sparse X); also the
+        # array the results are moved next to.
+        self.y_solver = (
+            self.y if sp.issparse(self.X_solver) else from_host(self.y, self.X_solver)
+        )
+        # The full-batch phase and the selection read X on the host, sparse
+        # or dense, in its own dtype (their products are float64).
+        self.X_host = self.X if sp.issparse(self.X) else to_numpy(self.X)
         # A record's weight multiplies its penalty weight (the ERMI terms are
         # linear in it); the loss terms are weighted in the L-BFGS objective.
         scale = (
@@ -789,7 +796,8 @@ def fit_fermi(
     # 2. Solve (on the backend; batches and noise still come from rng).
     problem = _Problem(
         X=X,
-        X_solver=backend.asarray(X),
+        # Sparse X stays a scipy matrix (host numpy, never densified).
+        X_solver=X if sp.issparse(X) else backend.asarray(X),
         y=np.asarray(y),
         codes=codes,
         blocks=blocks,
@@ -867,15 +875,15 @@ def fit_fermi(
             ConvergenceWarning,
         )
 
-    X_solver = problem.X_solver
-    coef_m, w0_m = _on_backend(coef_m, X_solver), _on_backend(w0_m, X_solver)
+    like = problem.y_solver
+    coef_m, w0_m = _on_backend(coef_m, like), _on_backend(w0_m, like)
     intercept = p.intercept_scaling * w0_m
     coef = coef_m.T
     if n_classes == 2:
         coef, intercept = _binary_layout(coef_m, intercept)
     coef, intercept = backend.to_output(coef), backend.to_output(intercept)
     dual = (
-        backend.to_output(_on_backend(W, X_solver))
+        backend.to_output(_on_backend(W, like))
         if regularizer is not None and W is not None and W.shape[0] > 0
         else backend.to_output(
             backend.xp.zeros(

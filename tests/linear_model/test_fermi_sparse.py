@@ -1,0 +1,99 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Sparse and float32 X for the FERMI estimators: same fits, never densified."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
+
+
+def _data(n=600, d=20, density=0.15, seed=0):
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, d)) * (rng.uniform(size=(n, d)) < density)
+    X[:, 0] += s
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0.5).astype(int)
+    return X, y, s
+
+
+ESTIMATORS = {
+    "fermi": lambda: FERMIClassifier(max_iter=2, random_state=0),
+    "fermi-sgda": lambda: FERMIClassifier(
+        max_iter=2, full_batch_phase=None, clip_norm=1.0, random_state=0
+    ),
+    "fermi-bound": lambda: FERMIClassifier(
+        max_iter=2, disparity_bound=0.05, random_state=0
+    ),
+    "dp-fermi": lambda: DPFERMIClassifier(
+        max_iter=2, groups=[0, 1], classes=[0, 1], random_state=0
+    ),
+    "dp-fermi-bound": lambda: DPFERMIClassifier(
+        max_iter=2, groups=[0, 1], classes=[0, 1], disparity_bound=0.1,
+        random_state=0,
+    ),
+}
+
+
+def _fit(name, X, y, s, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ESTIMATORS[name]().fit(X, y, sensitive_features=s, **kw)
+
+
+@pytest.fixture
+def no_densify(monkeypatch):
+    """Make densifying a scipy sparse matrix an error."""
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a sparse matrix was densified")
+
+    for cls in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix):
+        monkeypatch.setattr(cls, "toarray", refuse)
+        monkeypatch.setattr(cls, "todense", refuse)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+@pytest.mark.parametrize("fmt", [sp.csr_matrix, sp.csc_matrix])
+def test_sparse_fit_equals_dense_fit(name, fmt, request):
+    X, y, s = _data()
+    dense = _fit(name, X, y, s)
+    request.getfixturevalue("no_densify")
+    sparse = _fit(name, fmt(X), y, s)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(sparse.intercept_, dense.intercept_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        sparse.predict_proba(fmt(X)), dense.predict_proba(X), rtol=0, atol=1e-12
+    )
+    np.testing.assert_array_equal(sparse.predict(fmt(X)), dense.predict(X))
+    if hasattr(dense, "epsilon_"):
+        assert sparse.epsilon_ == dense.epsilon_
+        assert sparse.dp_event_ == dense.dp_event_
+
+
+def test_sparse_weighted_fit_equals_dense():
+    X, y, s = _data()
+    w = np.random.default_rng(3).uniform(0.5, 2.0, X.shape[0])
+    dense = _fit("dp-fermi", X, y, s, sample_weight=w)
+    sparse = _fit("dp-fermi", sp.csr_matrix(X), y, s, sample_weight=w)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["fermi", "fermi-sgda", "dp-fermi"])
+@pytest.mark.parametrize("to_sparse", [False, True])
+def test_float32_stays_float32(name, to_sparse):
+    X, y, s = _data()
+    X32 = X.astype(np.float32)
+    est = _fit(name, sp.csr_matrix(X32) if to_sparse else X32, y, s)
+    assert est.coef_.dtype == np.float32 and est.intercept_.dtype == np.float32
+    ref = _fit(name, X, y, s)
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-3, atol=1e-4)
+
+
+def test_sparse_on_cuda_is_refused():
+    X, y, s = _data(n=50)
+    with pytest.raises(TypeError, match="Sparse input X runs on the CPU"):
+        FERMIClassifier(device="cuda").fit(sp.csr_matrix(X), y, sensitive_features=s)
