@@ -413,6 +413,7 @@ default=None
         device; ``device`` must then be "auto" or X's device type. Batches and
         noise are drawn on the host from the same generator on every backend,
         so a seed gives the same coefficients up to floating-point round-off.
+        Sparse ``X`` runs on the CPU ("auto" picks it, "cuda" is refused).
 
     Attributes
     ----------
@@ -711,19 +712,11 @@ default=None
         is not a private release, and a ``PrivacyLedger`` refuses to compose
         fits that share a seed (its total is inf).
     device : {"cpu", "cuda", "auto"}, default="cpu"
-        Where the descent-ascent runs. "cpu" is numpy. "cuda" runs the same
-        solver in PyTorch on the current GPU; it needs the optional extra
-        (``pip install 'sklearn-dpfair[torch]'``; without it an
-        ``ImportError`` names the extra). "auto" is "cuda" when PyTorch sees a
-        GPU, else "cpu". Labels, groups and group marginals are handled on the
-        host; fitted arrays are numpy either way, so a model trained on a GPU
-        pickles and predicts anywhere. With
-        ``sklearn.set_config(array_api_dispatch=True)`` and an array-API ``X``
-        (e.g. a torch tensor), the fit runs where ``X`` lives and ``coef_``,
-        ``intercept_`` and ``dual_coef_`` are arrays of X's namespace on X's
-        device; ``device`` must then be "auto" or X's device type. Batches and
-        noise are drawn on the host from the same generator on every backend,
-        so a seed gives the same coefficients up to floating-point round-off.
+        Where the descent-ascent runs, as in :class:`FERMIClassifier`: numpy
+        on the CPU, or PyTorch on the current GPU (the ``torch`` extra).
+        Batches and every noise draw come from the host generator on every
+        backend, so a seed gives the same coefficients up to round-off.
+        Sparse ``X`` runs on the CPU.
 
     Attributes
     ----------
