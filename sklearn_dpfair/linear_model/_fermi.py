@@ -56,6 +56,23 @@ _CURVES_RECORDED = (
     "guarantee."
 )
 
+# Parameters both estimators pass to the solver under their own name.
+_SOLVER_PARAMS = (
+    "fairness_weight",
+    "disparity_bound",
+    "clip_norm",
+    "dual_clip_norm",
+    "batch_size",
+    "learning_rate",
+    "dual_learning_rate",
+    "alpha",
+    "fit_intercept",
+    "dual_projection",
+    "min_group_frequency",
+    "return_iterate",
+)
+
+
 def _declared(multiplier):
     """A noise multiplier parameter: None for "auto", else its float."""
     return None if multiplier == "auto" else float(multiplier)
@@ -162,20 +179,9 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         privacy, record_curves, caveats = self._privacy(n_samples, caveats)
         params = FERMIParams(
             constraint=constraint,
-            fairness_weight=self.fairness_weight,
-            disparity_bound=self.disparity_bound,
-            clip_norm=self.clip_norm,
-            dual_clip_norm=self.dual_clip_norm,
-            batch_size=self.batch_size,
             epochs=self.max_iter,
-            learning_rate=self.learning_rate,
-            dual_learning_rate=self.dual_learning_rate,
-            alpha=self.alpha,
-            fit_intercept=self.fit_intercept,
-            dual_projection=self.dual_projection,
-            min_group_frequency=self.min_group_frequency,
-            return_iterate=self.return_iterate,
             record_curves=record_curves,
+            **{name: getattr(self, name) for name in _SOLVER_PARAMS},
             **self._solver_options(),
         )
         result = fit_fermi(

@@ -242,14 +242,18 @@ class _Problem:
     blocks: np.ndarray
     n_classes: int
     n_groups: int
-    constraint: object
     regularizer: object
     weight_scale: float
-    alpha: float
-    intercept_scaling: float
-    tol: float
-    final_max_iter: int
+    params: FERMIParams
     sample_weight: object = None  # public, mean 1, or None
+
+    @property
+    def constraint(self):
+        return self.params.constraint
+
+    @property
+    def intercept_scaling(self):
+        return self.params.intercept_scaling
 
     def __post_init__(self):
         # Labels where the solver runs (host numpy for a sparse X); also the
@@ -280,12 +284,12 @@ class _Problem:
             regularizer=self.regularizer,
             constants=self.constants,
             fairness_weight=lam,
-            alpha=self.alpha,
+            alpha=self.params.alpha,
             intercept_scaling=self.intercept_scaling,
             coef=np.asarray(coef, dtype=np.float64),
             w0=np.asarray(w0, dtype=np.float64),
-            tol=self.tol,
-            max_iter=self.final_max_iter,
+            tol=self.params.tol,
+            max_iter=self.params.final_max_iter,
             sample_weight=self.sample_weight,
         )
 
@@ -803,13 +807,9 @@ def fit_fermi(
         blocks=blocks,
         n_classes=n_classes,
         n_groups=n_groups,
-        constraint=constraint,
         regularizer=regularizer,
         weight_scale=weight_scale,
-        alpha=p.alpha,
-        intercept_scaling=p.intercept_scaling,
-        tol=p.tol,
-        final_max_iter=p.final_max_iter,
+        params=p,
         sample_weight=sample_weight,
     )
     sgda_common = dict(
