@@ -140,6 +140,7 @@ class PrivacyBudget:
         Returns
         -------
         record : PrivacyRecord
+            What the accountant was given, with the epsilon it computed.
 
         Raises
         ------
