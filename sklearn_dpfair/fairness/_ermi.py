@@ -3,8 +3,8 @@
 """Exponential Rényi mutual information (ERMI): evaluation and the min-max penalty.
 
 Notation of the FERMI objective (thesis Chapter 5, Algorithm 9): ``F_i`` is
-the probability vector of sample ``i`` (``m`` classes), ``s_i`` its group (``k`` groups) and ``b_i`` its
-block (see :mod:`._constraints`). Per block ``b`` the dual matrix
+the probability vector of sample ``i`` (``m`` classes), ``s_i`` its group
+(``k`` groups) and ``b_i`` its block (see :mod:`._constraints`). Per block ``b`` the dual matrix
 ``W_b`` is ``k x m`` and the group marginals are ``Ps_b``. The per-sample term
 
     psi_i(theta, W) = w_i * ( sum_j c_i[j] F_i[j] - 1 ),

@@ -41,13 +41,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from ..._loss import SoftmaxLoss
-from ...fairness._disparity import (
-    disparity_from_counts,
-    disparity_margin,
-    hard_disparity,
-    prediction_counts,
-)
 from ...fairness._ermi import ERMIRegularizer
 from ...fairness._marginals import (
     cell_counts,
@@ -59,7 +52,6 @@ from ...privacy import PrivacyRecord
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
 from ...utils._validation import normalized_weights, warn_at_caller
 from .._schedules import sgd_schedule
-from ._lbfgs import refine_full_batch
 from ._privacy import (
     DEFAULT_MARGINAL_NOISE,
     MARGINAL_BUDGET_SHARE,
@@ -72,7 +64,8 @@ from ._privacy import (
     histogram_noise,
     resolve_noise,
 )
-from ._sgda import noisy_sgda, softmax_terms
+from ._problem import FairProblem, run_sgda
+from ._weight_search import PRIVATE_BOUND_WEIGHTS, bounded_path, private_selection
 
 __all__ = [
     "DEFAULT_MARGINAL_NOISE",
@@ -80,6 +73,7 @@ __all__ = [
     "FERMIFit",
     "FERMIParams",
     "FairPrivacy",
+    "PRIVATE_BOUND_WEIGHTS",
     "calibrate_fermi_noise",
     "fermi_event",
     "fit_fermi",
@@ -108,6 +102,12 @@ _DUAL = (
 # dual_clip_norm_).
 _DUAL_CLIP_FROM_MARGINALS = "set by the box and the released marginals"
 
+_SELECTION = (
+    " + Gaussian release of the (label, group, prediction) counts of the "
+    "{k} candidate models of the fairness_weight path on the training data "
+    "(L2 sensitivity sqrt({k}), noise multiplier {z:.6g}, count noise std "
+    "{std:.6g}), from which disparity_bound selects the model"
+)
 _MARGINALS = (
     " + Gaussian histogram of the group marginals (sensitivity 1, noise "
     "multiplier {z:.6g})"
@@ -186,30 +186,11 @@ def _binary_layout(coef, intercept):
     )
 
 
-_SELECTION = (
-    " + Gaussian release of the (label, group, prediction) counts of the "
-    "{k} candidate models of the fairness_weight path on the training data "
-    "(L2 sensitivity sqrt({k}), noise multiplier {z:.6g}, count noise std "
-    "{std:.6g}), from which disparity_bound selects the model"
-)
 _NOT_CONVERGED = (
     "FERMIClassifier's full-batch phase stopped at stationarity "
     "max|grad| = {stat:.3g} > tol = {tol:g} after {it} L-BFGS iterations. "
     "Increase max_full_batch_iter, or scale the features."
 )
-
-# Weights of the non-private disparity_bound search: 0, then doubling from
-# 1/2 to 1024, then bisection (4 halvings of log2: the weight to ~4%).
-BOUND_START, BOUND_MAX, BOUND_BISECTIONS = 0.5, 1024.0, 4
-# Candidate weights of the private search: one SGDA stage each, in this
-# order (continuation: each stage starts where the previous one ended).
-PRIVATE_BOUND_WEIGHTS = (0.0, 2.0, 4.0, 8.0, 16.0, 32.0)
-# Share of the T noisy steps spent on the candidate stages; the rest
-# continues at the chosen weight.
-SELECTION_SHARE = 0.5
-# Quantiles of the training logits tried as the shared decision threshold
-# of a binary model under disparity_bound (non-private).
-THRESHOLD_GRID = 257
 
 
 def auto_dual_step(regularizer, weight_scale):
@@ -228,359 +209,6 @@ def auto_dual_step(regularizer, weight_scale):
 
 def _on_backend(a, like):
     return from_host(a, like) if isinstance(a, np.ndarray) else a
-
-
-
-@dataclass
-class _Problem:
-    """The training problem as the full-batch phase and the selection see it."""
-
-    X: object
-    X_solver: object
-    y: np.ndarray
-    codes: np.ndarray
-    blocks: np.ndarray
-    n_classes: int
-    n_groups: int
-    regularizer: object
-    weight_scale: float
-    params: FERMIParams
-    sample_weight: object = None  # public, mean 1, or None
-
-    @property
-    def constraint(self):
-        return self.params.constraint
-
-    @property
-    def intercept_scaling(self):
-        return self.params.intercept_scaling
-
-    def __post_init__(self):
-        # Labels where the solver runs (host numpy for a sparse X); also the
-        # array the results are moved next to.
-        self.y_solver = (
-            self.y if sp.issparse(self.X_solver) else from_host(self.y, self.X_solver)
-        )
-        # The full-batch phase and the selection read X on the host, sparse
-        # or dense, in its own dtype (their products are float64).
-        self.X_host = self.X if sp.issparse(self.X) else to_numpy(self.X)
-        # A record's weight multiplies its penalty weight (the ERMI terms are
-        # linear in it); the loss terms are weighted in the L-BFGS objective.
-        scale = (
-            self.weight_scale
-            if self.sample_weight is None
-            else self.weight_scale * self.sample_weight
-        )
-        self.constants = (
-            None
-            if self.regularizer is None
-            else self.regularizer.sample_constants(self.blocks, self.codes, scale)
-        )
-
-    def refine(self, lam, coef, w0):
-        return refine_full_batch(
-            self.X_host,
-            self.y,
-            regularizer=self.regularizer,
-            constants=self.constants,
-            fairness_weight=lam,
-            alpha=self.params.alpha,
-            intercept_scaling=self.intercept_scaling,
-            coef=np.asarray(coef, dtype=np.float64),
-            w0=np.asarray(w0, dtype=np.float64),
-            tol=self.params.tol,
-            max_iter=self.params.final_max_iter,
-            sample_weight=self.sample_weight,
-        )
-
-    @np.errstate(over="ignore", invalid="ignore")
-    def predict(self, coef, w0):
-        raw = self.X_host @ np.asarray(coef) + self.intercept_scaling * np.asarray(w0)
-        return np.argmax(raw, axis=1)
-
-    def counts(self, coef, w0):
-        return prediction_counts(
-            self.predict(coef, w0), self.y, self.codes, self.n_classes, self.n_groups
-        )
-
-    def disparity(self, coef, w0):
-        return hard_disparity(
-            self.predict(coef, w0),
-            self.y,
-            self.codes,
-            self.constraint,
-            self.n_classes,
-            self.n_groups,
-        )
-
-    @np.errstate(over="ignore", invalid="ignore")
-    def best_threshold(self, coef, w0, bound):
-        """Shared decision threshold of a binary model meeting ``bound``, least error.
-
-        The threshold ``t`` on the logit of class 1 is the same for every
-        group (prediction never reads the group). Candidates: 0 (the model
-        as is), all-one-class, and midpoints between ``THRESHOLD_GRID``
-        quantiles of the training logits. Returns ``(t, error, disparity)``
-        of the feasible candidate of least training error (``t`` = 0 on
-        ties), or of least disparity when none is feasible.
-        """
-        z = self.X_host @ (coef[:, 1] - coef[:, 0]) + self.intercept_scaling * (
-            w0[1] - w0[0]
-        )
-        z = np.where(np.isfinite(z), z, 0.0)
-        q = np.unique(np.quantile(z, np.linspace(0.0, 1.0, THRESHOLD_GRID)))
-        cands = np.concatenate(
-            [[0.0, q[0] - 1.0, q[-1] + 1.0], (q[:-1] + q[1:]) / 2.0]
-        )
-        # Rows with z > t, per (label, group) cell, for every candidate.
-        keep = self.codes >= 0
-        counts = np.zeros((cands.size, 2, self.n_groups, 2))
-        for label in (0, 1):
-            for r in range(self.n_groups):
-                cell = np.sort(z[keep & (self.y == label) & (self.codes == r)])
-                above = cell.size - np.searchsorted(cell, cands, side="right")
-                counts[:, label, r, 1] = above
-                counts[:, label, r, 0] = cell.size - above
-        # Training errors: negatives above t plus positives at or below it.
-        neg = np.sort(z[self.y == 0])
-        pos = np.sort(z[self.y == 1])
-        wrong_neg = neg.size - np.searchsorted(neg, cands, side="right")
-        errors = wrong_neg + np.searchsorted(pos, cands, side="right")
-        errors = errors / max(self.y.size, 1)
-        disp = np.array([disparity_from_counts(c, self.constraint) for c in counts])
-        feasible = disp <= bound
-        if np.any(feasible):
-            i = int(np.argmin(np.where(feasible, errors, np.inf)))
-            if feasible[0] and errors[0] <= errors[i]:
-                i = 0
-        else:
-            i = int(np.argmin(disp))
-        return float(cands[i]), float(errors[i]), float(disp[i])
-
-    def dual_at(self, lam, coef, w0):
-        if self.regularizer is None or lam <= 0:
-            return None
-        blk, grp, wt, _ = self.constants
-        with np.errstate(over="ignore", invalid="ignore"):
-            raw = self.X_host @ coef + self.intercept_scaling * w0
-        # Rows whose logits overflow get probabilities 0, as in SGDA.
-        proba, _, _ = softmax_terms(raw, self.y, with_loss=False)
-        return self.regularizer.dual_maximizer(proba, blk, grp, wt)
-
-
-def _bounded_path(problem, bound):
-    """Most accurate model on the weight path whose training disparity is <= bound.
-
-    Non-private. Each weight is solved to stationarity by the full-batch
-    phase, warm-started at the previous solution (continuation). The path
-    starts at 0 and doubles the weight from ``BOUND_START`` until the hard
-    training disparity meets ``bound`` (or ``BOUND_MAX``), then bisects
-    (geometrically) between the last weight above the bound and the first
-    one below it. Why a search and not a Lagrangian dual step on the
-    weight: the weight is the multiplier of the *soft* ERMI, not of the
-    hard disparity being bounded, and at large weights the solution's hard
-    disparity rises again while its soft ERMI keeps falling (predictions
-    pushed towards the decision boundary, where tiny soft differences flip
-    hard ones); a dual ascent on the hard violation has no fixed point to
-    converge to there. Along the path the training loss grows with the
-    weight (a property of penalized minimizers), so the smallest weight
-    meeting the bound is the most accurate, which the bisection locates.
-    Returns ``(coef, w0, W, extra)``; with no weight meeting the bound, the
-    model of least disparity, with a warning.
-    """
-    d, m = problem.X_host.shape[1], problem.n_classes
-    coef, w0 = np.zeros((d, m)), np.zeros(m)
-    path = []
-
-    def solve(lam, start):
-        fit = problem.refine(lam, *start)
-        pred = problem.predict(fit.coef, fit.w0)
-        point = {
-            "fairness_weight": float(lam),
-            "training_error": float(np.mean(pred != problem.y)),
-            "training_disparity": problem.disparity(fit.coef, fit.w0),
-            "threshold": 0.0,
-            "stationarity": fit.stationarity,
-            "converged": fit.converged,
-            "n_iter": fit.n_iter,
-        }
-        # The weight's own disparity (threshold 0) drives the search.
-        point["disparity_at_zero_threshold"] = point["training_disparity"]
-        if problem.n_classes == 2:
-            shift, error, disparity = problem.best_threshold(fit.coef, fit.w0, bound)
-            if disparity <= bound and (
-                point["training_disparity"] > bound or error < point["training_error"]
-            ):
-                point.update(
-                    threshold=shift, training_error=error, training_disparity=disparity
-                )
-        path.append(point)
-        return point, (fit.coef, fit.w0)
-
-    point, start = solve(0.0, (coef, w0))
-    models = {0.0: start}
-    lo = hi = None
-    lam = 0.0
-    if point["disparity_at_zero_threshold"] > bound:
-        lam = BOUND_START
-        while lam <= BOUND_MAX:
-            lo = path[-1]["fairness_weight"]
-            point, start = solve(lam, start)
-            models[lam] = start
-            if point["disparity_at_zero_threshold"] <= bound:
-                hi = lam
-                break
-            lam *= 2.0
-    if hi is not None and lo is not None:
-        for _ in range(BOUND_BISECTIONS):
-            mid = math.sqrt(lo * hi) if lo > 0 else hi / 2.0
-            point, sol = solve(mid, models[lo])
-            models[mid] = sol
-            if point["disparity_at_zero_threshold"] <= bound:
-                hi = mid
-            else:
-                lo = mid
-    feasible = [p for p in path if p["training_disparity"] <= bound]
-    if feasible:
-        best = min(
-            feasible, key=lambda p: (p["training_error"], p["training_disparity"])
-        )
-    else:
-        best = min(path, key=lambda p: p["training_disparity"])
-        warn_at_caller(
-            _BOUND_NOT_MET.format(
-                bound=bound,
-                best=best["training_disparity"],
-                lam=best["fairness_weight"],
-            ),
-            UserWarning,
-        )
-    coef, w0 = models[best["fairness_weight"]]
-    lam = best["fairness_weight"]
-    # The chosen shared threshold t on the logit of class 1: predict 1 iff
-    # (x coef_1 + b_1) - (x coef_0 + b_0) > t.
-    w0 = w0 + np.array([0.5, -0.5]) * best["threshold"] if best["threshold"] else w0
-    extra = {
-        "fairness_weight": lam,
-        "stationarity": best["stationarity"],
-        "converged": best["converged"],
-        "n_final_iter": sum(p["n_iter"] for p in path),
-        "disparity": best["training_disparity"],
-        "path": path,
-    }
-    return coef, w0, problem.dual_at(lam, coef, w0), extra
-
-
-_BOUND_NOT_MET = (
-    "No fairness_weight up to 1024 gives a training disparity <= "
-    "disparity_bound={bound:g}; returning the model of least training "
-    "disparity ({best:.4g}, fairness_weight={lam:g})."
-)
-
-
-def _private_selection(problem, bound, sgda_common, *, n_steps, epochs, tables, rng):
-    """Private choice of the weight: a staged SGDA path, a noisy selection, a finish.
-
-    The ``T`` noisy steps (fixed in advance) are used in two phases. The
-    first ``SELECTION_SHARE`` of them is split into one stage per weight of
-    ``PRIVATE_BOUND_WEIGHTS`` (increasing), each warm-started where the
-    previous one ended; every stage's iterate is post-processing of the
-    noisy sums, free. Choosing among them reads the data once more: the
-    (label, group, prediction) counts of all ``K`` candidates on the
-    training set are released with Gaussian noise (a record moves one cell
-    of each table: L2 sensitivity ``sqrt(K)``, accounted as
-    ``Gaussian(z_sel)`` in ``dp_event_``, drawn by ``tables``). The
-    smallest weight whose noisy
-    disparity plus a margin of two noise standard deviations of the
-    smallest group's rate (:func:`disparity_margin`) is <= bound is chosen
-    (least noisy disparity if none): along
-    the path accuracy falls as the weight grows, so the smallest feasible
-    weight is the most accurate, and this rule does not rest on noisy error
-    estimates, whose differences between neighbouring weights are below
-    their noise. The remaining steps continue at the chosen weight from the
-    chosen candidate. The selection is adaptive, which the composition of
-    the accountant covers.
-    """
-    weights = PRIVATE_BOUND_WEIGHTS
-    k = len(weights)
-    first = max(int(round(SELECTION_SHARE * n_steps)), k)
-    cuts = np.round(np.linspace(0, first, k + 1)).astype(int)
-    stage_epochs = max(1, round(SELECTION_SHARE * epochs / k))
-    loss_curve, fairness_curve = [], []
-
-    def run(lam, steps, n_epochs, init):
-        coef, w0, W, res = _run_sgda(
-            problem, sgda_common, lam, max(int(steps), 1), n_epochs, init
-        )
-        loss_curve.extend(res.loss_curve)
-        fairness_curve.extend(res.fairness_curve)
-        return (coef, w0, W)
-
-    init, candidates = None, []
-    for lam, a, b in zip(weights, cuts[:-1], cuts[1:]):
-        init = run(lam, b - a, stage_epochs, init)
-        candidates.append(init)
-    # ``tables``: one record moves one cell of each of the k tables, L2
-    # sensitivity sqrt(k) (FERMIMechanisms.selection).
-    std = tables.noise_std
-    path = []
-    for lam, (coef, w0, _) in zip(weights, candidates):
-        counts = tables.privatize(problem.counts(to_numpy(coef), to_numpy(w0)), rng)
-        total = max(float(np.maximum(counts, 0.0).sum()), 1.0)
-        correct = float(np.maximum(np.einsum("yry->", counts), 0.0))
-        path.append(
-            {
-                "fairness_weight": float(lam),
-                "training_error": float(min(max(1.0 - correct / total, 0.0), 1.0)),
-                "training_disparity": disparity_from_counts(counts, problem.constraint),
-                "margin": disparity_margin(counts, problem.constraint, std),
-            }
-        )
-    feasible = [
-        i
-        for i, p in enumerate(path)
-        if p["training_disparity"] + p["margin"] <= bound
-    ]
-    best = (
-        feasible[0]
-        if feasible
-        else min(range(k), key=lambda i: path[i]["training_disparity"])
-    )
-    lam = weights[best]
-    rest = n_steps - first
-    coef, w0, W = candidates[best]
-    if rest > 0:
-        rest_epochs = max(1, epochs - round(SELECTION_SHARE * epochs))
-        coef, w0, W = run(lam, rest, rest_epochs, candidates[best])
-    extra = {
-        "fairness_weight": float(lam),
-        "disparity": path[best]["training_disparity"],
-        "path": path,
-    }
-    return coef, w0, W, (loss_curve, fairness_curve), extra
-
-
-
-def _run_sgda(problem, sgda_common, fairness_weight, n_steps, epochs, init=None):
-    """One (noisy) SGDA run on ``problem``; returns ``(coef, w0, W, result)``.
-
-    ``w0`` is the intercept parameter (``intercept / s``), the form a warm
-    start takes.
-    """
-    result = noisy_sgda(
-        problem.X_solver,
-        problem.y_solver,
-        SoftmaxLoss(problem.n_classes),
-        problem.regularizer,
-        fairness_weight=fairness_weight,
-        n_steps=n_steps,
-        epochs=epochs,
-        init=init,
-        **sgda_common,
-    )
-    s = problem.intercept_scaling
-    w0 = result.intercept / s if s else result.intercept
-    return result.coef, w0, result.dual, result
 
 
 def _penalty(
@@ -719,7 +347,8 @@ def fit_fermi(
     full-batch L-BFGS phase of :mod:`._lbfgs` (warm-started at the SGDA
     result) and a ``ConvergenceWarning`` when its stationarity exceeds
     ``tol``. ``disparity_bound`` chooses ``fairness_weight`` itself: see
-    :func:`_bounded_path` (non-private) and :func:`_private_selection`.
+    :func:`._weight_search.bounded_path` (non-private) and
+    :func:`._weight_search.private_selection`.
     """
     p = params
     n_samples = X.shape[0]
@@ -798,7 +427,7 @@ def fit_fermi(
         )
 
     # 2. Solve (on the backend; batches and noise still come from rng).
-    problem = _Problem(
+    problem = FairProblem(
         X=X,
         # Sparse X stays a scipy matrix (host numpy, never densified).
         X_solver=X if sp.issparse(X) else backend.asarray(X),
@@ -836,11 +465,11 @@ def fit_fermi(
         "step_sizes": (float(p.learning_rate), float(dual_learning_rate)),
     }
     if bounded and privacy is None:
-        coef_m, w0_m, W, path_extra = _bounded_path(problem, float(p.disparity_bound))
+        coef_m, w0_m, W, path_extra = bounded_path(problem, float(p.disparity_bound))
         extra.update(path_extra)
         curves = ([], [])
     elif bounded:
-        coef_m, w0_m, W, curves, path_extra = _private_selection(
+        coef_m, w0_m, W, curves, path_extra = private_selection(
             problem,
             float(p.disparity_bound),
             sgda_common,
@@ -851,7 +480,7 @@ def fit_fermi(
         )
         extra.update(path_extra)
     else:
-        coef_m, w0_m, W, result = _run_sgda(
+        coef_m, w0_m, W, result = run_sgda(
             problem, sgda_common, p.fairness_weight, n_steps, p.epochs
         )
         curves = (result.loss_curve, result.fairness_curve)
