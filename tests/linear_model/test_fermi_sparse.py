@@ -22,6 +22,12 @@ def _data(n=600, d=20, density=0.15, seed=0):
 
 ESTIMATORS = {
     "fermi": lambda: FERMIClassifier(max_iter=2, random_state=0),
+    "fermi-exact": lambda: FERMIClassifier(
+        max_iter=2, batch_size="full", dual_update="exact", random_state=0
+    ),
+    "fermi-eo": lambda: FERMIClassifier(
+        max_iter=2, constraint="equalized_odds", random_state=0
+    ),
     "fermi-sgda": lambda: FERMIClassifier(
         max_iter=2, full_batch_phase=None, clip_norm=1.0, random_state=0
     ),
@@ -74,11 +80,12 @@ def test_sparse_fit_equals_dense_fit(name, fmt, request):
         assert sparse.dp_event_ == dense.dp_event_
 
 
-def test_sparse_weighted_fit_equals_dense():
+@pytest.mark.parametrize("name", ["fermi", "dp-fermi"])
+def test_sparse_weighted_fit_equals_dense(name):
     X, y, s = _data()
     w = np.random.default_rng(3).uniform(0.5, 2.0, X.shape[0])
-    dense = _fit("dp-fermi", X, y, s, sample_weight=w)
-    sparse = _fit("dp-fermi", sp.csr_matrix(X), y, s, sample_weight=w)
+    dense = _fit(name, X, y, s, sample_weight=w)
+    sparse = _fit(name, sp.csr_matrix(X), y, s, sample_weight=w)
     np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=0, atol=1e-12)
 
 
