@@ -19,7 +19,13 @@ opportunity. The solvers and metrics consume only the three methods below.
 
 import numpy as np
 
-__all__ = ["DemographicParity", "EqualOpportunity", "EqualizedOdds", "make_constraint"]
+__all__ = [
+    "DemographicParity",
+    "EqualOpportunity",
+    "EqualizedOdds",
+    "advantaged_class_index",
+    "make_constraint",
+]
 
 # Floor on a block frequency before it is inverted into a weight: a label that
 # (after privatization) looks absent must not produce an infinite weight. The
@@ -191,6 +197,52 @@ class EqualOpportunity(DemographicParity):
 
     def __repr__(self):
         return f"{type(self).__name__}(class_index={self.class_index})"
+
+
+def advantaged_class_index(classes, opportunity_class):
+    """Index in ``classes`` of the advantaged class of equal opportunity.
+
+    Parameters
+    ----------
+    classes : ndarray of shape (n_classes,)
+        The label set, in the order of the class indices.
+    opportunity_class : label or None
+        The advantaged class; None is the second of exactly two classes.
+
+    Returns
+    -------
+    class_index : int
+
+    Raises
+    ------
+    ValueError
+        If ``opportunity_class`` is None with more than two classes, or not
+        one of ``classes``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness._constraints import advantaged_class_index
+    >>> advantaged_class_index(np.array(["no", "yes"]), None)
+    1
+    >>> advantaged_class_index(np.array(["a", "b", "c"]), "a")
+    0
+    """
+    classes = np.asarray(classes)
+    if opportunity_class is None:
+        if classes.size != 2:
+            raise ValueError(
+                "constraint='equal_opportunity' with more than two classes "
+                "needs opportunity_class (the advantaged class)."
+            )
+        return 1
+    hits = np.flatnonzero(classes == opportunity_class)
+    if hits.size != 1:
+        raise ValueError(
+            f"opportunity_class={opportunity_class!r} is not one of the "
+            f"classes {classes.tolist()}."
+        )
+    return int(hits[0])
 
 
 def make_constraint(name, *, class_index=None, weighting="label_prior"):

@@ -19,6 +19,7 @@ from .._loss import BinaryLogisticLoss, SoftmaxLoss
 from .._solvers.fermi._fit import FairPrivacy, FERMIParams, fit_fermi
 from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
+from ..fairness._constraints import advantaged_class_index
 from ..privacy import PrivacyBudget, check_noise_generator
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -252,20 +253,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
     def _opportunity_index(self, classes):
         if self.constraint != "equal_opportunity":
             return None
-        if self.opportunity_class is None:
-            if classes.size != 2:
-                raise ValueError(
-                    "constraint='equal_opportunity' with more than two classes "
-                    "needs opportunity_class (the advantaged class)."
-                )
-            return 1
-        hits = np.flatnonzero(classes == self.opportunity_class)
-        if hits.size != 1:
-            raise ValueError(
-                f"opportunity_class={self.opportunity_class!r} is not one of the "
-                f"classes {classes.tolist()}."
-            )
-        return int(hits[0])
+        return advantaged_class_index(classes, self.opportunity_class)
 
     def _privacy(self, n_samples, caveats):
         return None, True, caveats
