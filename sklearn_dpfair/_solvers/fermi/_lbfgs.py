@@ -133,7 +133,9 @@ def column_scales(X):
             squares = np.asarray(X.multiply(X).sum(axis=0), dtype=np.float64)
             scale = np.sqrt(squares.ravel() / max(X.shape[0], 1))
         else:
-            scale = np.sqrt(np.mean(np.square(X, dtype=np.float64), axis=0))
+            # No n x d temporary: the squares are summed column by column.
+            squares = np.einsum("ij,ij->j", X, X, dtype=np.float64)
+            scale = np.sqrt(squares / max(X.shape[0], 1))
     return np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
 
 
