@@ -346,7 +346,7 @@ def noisy_sgda(
         raw = _logits(Xb, coef, w0, s)
         proba, grad, sample_loss = softmax_terms(raw, yb, with_loss=record_curves)
         if sw_b is not None:
-            # Weighted before it is clipped (in private_linear_step).
+            # Weighted before it is clipped (model.noisy_gradient).
             grad = grad * xp.astype(sw_b, grad.dtype)[:, None]
         if record_curves:
             epoch_loss += float(xp.sum(sample_loss))
