@@ -212,8 +212,17 @@ def _on_backend(a, like):
 
 
 def _penalty(
-    privacy, params, blocks, codes, n_classes, group_labels, *, histogram,
-    sample_weight, active, rng,
+    privacy,
+    params,
+    blocks,
+    codes,
+    n_classes,
+    group_labels,
+    *,
+    histogram,
+    sample_weight,
+    active,
+    rng,
 ):
     """The ERMI regularizer of the fit, its group marginals and weight scale.
 
