@@ -38,12 +38,15 @@ EXPECTED_FAILED_CHECKS = {
     },
     "DPFERMIClassifier": {
         "check_sample_weight_equivalence_on_dense_data": _WEIGHT_IS_NOT_A_DUPLICATE,
+        # Sparse X is accepted: the same check on CSR input.
+        "check_sample_weight_equivalence_on_sparse_data": _WEIGHT_IS_NOT_A_DUPLICATE,
     },
     "SemiDPLinearRegression": {
         "check_sample_weight_equivalence_on_dense_data": _WEIGHT_IS_NOT_A_DUPLICATE,
     },
     "FERMIClassifier": {
         "check_sample_weight_equivalence_on_dense_data": _NO_UNIQUE_MINIMIZER,
+        "check_sample_weight_equivalence_on_sparse_data": _NO_UNIQUE_MINIMIZER,
     },
 }
 

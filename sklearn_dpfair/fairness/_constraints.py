@@ -11,7 +11,7 @@ one or more *blocks* of rows:
 
 Each block ``b`` has its own dual matrix and group marginals
 ``P(S = r | block b)``. Its per-sample penalty terms are weighted so that the
-average over *all* rows equals the target quantity (spec ``fermi.md`` §2.4):
+average over *all* rows equals the target quantity (thesis Chapter 5):
 ``w_b = 1`` for demographic parity and label-prior equalized odds,
 ``1 / (l p_Y(y))`` for uniform equalized odds, ``1 / p_Y(a)`` for equal
 opportunity. The solvers and metrics consume only the three methods below.
@@ -19,7 +19,13 @@ opportunity. The solvers and metrics consume only the three methods below.
 
 import numpy as np
 
-__all__ = ["DemographicParity", "EqualOpportunity", "EqualizedOdds", "make_constraint"]
+__all__ = [
+    "DemographicParity",
+    "EqualOpportunity",
+    "EqualizedOdds",
+    "advantaged_class_index",
+    "make_constraint",
+]
 
 # Floor on a block frequency before it is inverted into a weight: a label that
 # (after privatization) looks absent must not produce an infinite weight. The
@@ -29,6 +35,10 @@ _MIN_BLOCK_FREQUENCY = 1e-6
 
 class DemographicParity:
     """Independence of the prediction and the group (one block of all rows).
+
+    Every row is in block 0, with penalty weight 1. The other constraints
+    subclass it and change the three hooks ``_n_blocks``, ``_blocks`` and
+    ``_weights`` behind the public methods.
 
     Examples
     --------
@@ -52,9 +62,9 @@ class DemographicParity:
         Returns
         -------
         n_blocks : int
-            Always 1.
+            1, or one per class for equalized odds.
         """
-        return 1
+        return self._n_blocks(int(n_classes))
 
     def block_index(self, y_encoded):
         """Block of every row (``-1``: the row carries no penalty).
@@ -67,9 +77,9 @@ class DemographicParity:
         Returns
         -------
         blocks : ndarray of shape (n_samples,)
-            All zeros.
+            Integer block indices.
         """
-        return np.zeros(np.shape(y_encoded)[0], dtype=np.intp)
+        return self._blocks(np.asarray(y_encoded)).astype(np.intp, copy=False)
 
     def block_weights(self, block_frequencies):
         """Weight of the penalty terms of each block.
@@ -77,13 +87,24 @@ class DemographicParity:
         Parameters
         ----------
         block_frequencies : ndarray of shape (n_blocks,)
-            Fraction of the rows in each block.
+            Fraction of the rows in each block (label frequencies for the
+            label-conditional constraints).
 
         Returns
         -------
         weights : ndarray of shape (n_blocks,)
-            ``[1.0]``.
+            Chosen so that the mean of the per-row penalty terms over *all*
+            rows is the constraint's ERMI.
         """
+        return self._weights(np.asarray(block_frequencies, dtype=np.float64))
+
+    def _n_blocks(self, n_classes):
+        return 1
+
+    def _blocks(self, y):
+        return np.zeros(y.shape[0], dtype=np.intp)
+
+    def _weights(self, freq):
         return np.ones(1)
 
     def __repr__(self):
@@ -92,6 +113,9 @@ class DemographicParity:
 
 class EqualizedOdds(DemographicParity):
     """Independence of the prediction and the group given the true label.
+
+    One block per class (a row's block is its label), weights 1 (label
+    prior) or ``1 / (l p_Y(y))`` (uniform).
 
     Parameters
     ----------
@@ -120,50 +144,13 @@ class EqualizedOdds(DemographicParity):
             )
         self.weighting = weighting
 
-    def n_blocks(self, n_classes):
-        """Number of blocks (dual matrices).
+    def _n_blocks(self, n_classes):
+        return n_classes
 
-        Parameters
-        ----------
-        n_classes : int
-            Number of classes of the target.
+    def _blocks(self, y):
+        return y
 
-        Returns
-        -------
-        n_blocks : int
-            One block per class.
-        """
-        return int(n_classes)
-
-    def block_index(self, y_encoded):
-        """Block of every row: its class index.
-
-        Parameters
-        ----------
-        y_encoded : ndarray of shape (n_samples,)
-            Class indices ``0 .. n_classes - 1``.
-
-        Returns
-        -------
-        blocks : ndarray of shape (n_samples,)
-            ``y_encoded`` as integers.
-        """
-        return np.asarray(y_encoded, dtype=np.intp)
-
-    def block_weights(self, block_frequencies):
-        """Weight of the penalty terms of each block.
-
-        Parameters
-        ----------
-        block_frequencies : ndarray of shape (n_blocks,)
-            Label frequencies ``p_Y(y)``.
-
-        Returns
-        -------
-        weights : ndarray of shape (n_blocks,)
-            Ones (label prior) or ``1 / (l p_Y(y))`` (uniform).
-        """
-        freq = np.asarray(block_frequencies, dtype=np.float64)
+    def _weights(self, freq):
         if self.weighting == "label_prior":
             return np.ones_like(freq)
         return 1.0 / (freq.size * np.maximum(freq, _MIN_BLOCK_FREQUENCY))
@@ -174,6 +161,10 @@ class EqualizedOdds(DemographicParity):
 
 class EqualOpportunity(DemographicParity):
     """Independence of the prediction and the group within one (advantaged) class.
+
+    One block, the rows of the advantaged class ``a`` (the others carry no
+    penalty), weight ``1 / p_Y(a)`` so that the mean over all rows is the
+    conditional ERMI.
 
     Parameters
     ----------
@@ -198,41 +189,60 @@ class EqualOpportunity(DemographicParity):
     def __init__(self, class_index=1):
         self.class_index = int(class_index)
 
-    def block_index(self, y_encoded):
-        """Block of every row: 0 in the advantaged class, ``-1`` elsewhere.
+    def _blocks(self, y):
+        return np.where(y == self.class_index, 0, -1)
 
-        Parameters
-        ----------
-        y_encoded : ndarray of shape (n_samples,)
-            Class indices ``0 .. n_classes - 1``.
-
-        Returns
-        -------
-        blocks : ndarray of shape (n_samples,)
-            ``0`` or ``-1``.
-        """
-        y = np.asarray(y_encoded)
-        return np.where(y == self.class_index, 0, -1).astype(np.intp)
-
-    def block_weights(self, block_frequencies):
-        """Weight of the penalty terms of the advantaged class.
-
-        Parameters
-        ----------
-        block_frequencies : ndarray of shape (1,)
-            Frequency ``p_Y(a)`` of the advantaged class.
-
-        Returns
-        -------
-        weights : ndarray of shape (1,)
-            ``1 / p_Y(a)``, so that the mean over all rows is the conditional
-            ERMI.
-        """
-        freq = np.asarray(block_frequencies, dtype=np.float64)
+    def _weights(self, freq):
         return 1.0 / np.maximum(freq, _MIN_BLOCK_FREQUENCY)
 
     def __repr__(self):
         return f"{type(self).__name__}(class_index={self.class_index})"
+
+
+def advantaged_class_index(classes, opportunity_class):
+    """Index in ``classes`` of the advantaged class of equal opportunity.
+
+    Parameters
+    ----------
+    classes : ndarray of shape (n_classes,)
+        The label set, in the order of the class indices.
+    opportunity_class : label or None
+        The advantaged class; None is the second of exactly two classes.
+
+    Returns
+    -------
+    class_index : int
+
+    Raises
+    ------
+    ValueError
+        If ``opportunity_class`` is None with more than two classes, or not
+        one of ``classes``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness._constraints import advantaged_class_index
+    >>> advantaged_class_index(np.array(["no", "yes"]), None)
+    1
+    >>> advantaged_class_index(np.array(["a", "b", "c"]), "a")
+    0
+    """
+    classes = np.asarray(classes)
+    if opportunity_class is None:
+        if classes.size != 2:
+            raise ValueError(
+                "constraint='equal_opportunity' with more than two classes "
+                "needs opportunity_class (the advantaged class)."
+            )
+        return 1
+    hits = np.flatnonzero(classes == opportunity_class)
+    if hits.size != 1:
+        raise ValueError(
+            f"opportunity_class={opportunity_class!r} is not one of the "
+            f"classes {classes.tolist()}."
+        )
+    return int(hits[0])
 
 
 def make_constraint(name, *, class_index=None, weighting="label_prior"):

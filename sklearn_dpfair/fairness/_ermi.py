@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Exponential Rényi mutual information (ERMI): evaluation and the min-max penalty.
 
-Notation of ``specs/fermi.md`` (§1-§2.4): ``F_i`` is the probability vector of
-sample ``i`` (``m`` classes), ``s_i`` its group (``k`` groups) and ``b_i`` its
-block (see :mod:`._constraints`). Per block ``b`` the dual matrix
+Notation of the FERMI objective (thesis Chapter 5, Algorithm 9): ``F_i`` is
+the probability vector of sample ``i`` (``m`` classes), ``s_i`` its group
+(``k`` groups) and ``b_i`` its block (see :mod:`._constraints`). Per block ``b`` the dual matrix
 ``W_b`` is ``k x m`` and the group marginals are ``Ps_b``. The per-sample term
 
     psi_i(theta, W) = w_i * ( sum_j c_i[j] F_i[j] - 1 ),
@@ -255,7 +255,8 @@ class ERMIRegularizer:
 
         Rows outside every block or with a missing group get weight 0 (and
         dummy indices 0, so gathers stay valid). ``scale`` multiplies every
-        weight (``n / n_observed`` with missing groups, spec §3.6).
+        weight (``n / n_observed`` with missing groups: unbiased when they are
+        missing completely at random).
         """
         active = (blocks >= 0) & (codes >= 0)
         blk = np.where(active, blocks, 0).astype(np.intp)
@@ -342,7 +343,7 @@ class ERMIRegularizer:
         """Exact ``argmax_W Psi``: ``W*[b, r, j] = P(S=r | Yhat=j, b) / sqrt(Ps[b, r])``.
 
         The zero of the full-batch dual gradient; ``1e-12`` guards classes that
-        are never predicted (spec §7, pitfall 3).
+        are never predicted (an empty column of the joint law).
         """
         xp = array_namespace(proba)
         cells = self._cell_sums(weight[:, None] * proba, blk, grp)
@@ -352,7 +353,8 @@ class ERMIRegularizer:
     def project(self, W):
         """Box projection ``0 <= W[b, r, j] <= 1 / sqrt(Ps[b, r])``.
 
-        The box contains the maximiser for every model (spec §2.3), so the
+        The box contains the maximiser for every model (it is
+        ``P(S=r | Yhat=j) / sqrt(Ps[b, r])`` with a probability <= 1), so the
         projection never moves the fixed point; it bounds the sensitivity.
         """
         xp = array_namespace(W)

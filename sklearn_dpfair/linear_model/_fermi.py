@@ -5,6 +5,7 @@
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
@@ -15,10 +16,11 @@ from .._base import (
     PrivateEstimatorMixin,
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
-from .._solvers.fermi._fit import FairPrivacy, fit_fermi
+from .._solvers.fermi._fit import FairPrivacy, FERMIParams, fit_fermi
 from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
-from ..privacy._random import check_noise_generator
+from ..fairness._constraints import advantaged_class_index
+from ..privacy import PrivacyBudget, check_noise_generator
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
@@ -54,6 +56,28 @@ _CURVES_RECORDED = (
     "private training data; they are not covered by the differential privacy "
     "guarantee."
 )
+
+# Parameters both estimators pass to the solver under their own name.
+_SOLVER_PARAMS = (
+    "fairness_weight",
+    "disparity_bound",
+    "clip_norm",
+    "dual_clip_norm",
+    "batch_size",
+    "learning_rate",
+    "dual_learning_rate",
+    "alpha",
+    "fit_intercept",
+    "dual_projection",
+    "min_group_frequency",
+    "return_iterate",
+)
+
+
+def _declared(multiplier):
+    """A noise multiplier parameter: None for "auto", else its float."""
+    return None if multiplier == "auto" else float(multiplier)
+
 
 _FERMI_CONSTRAINTS = {
     "constraint": [
@@ -93,8 +117,11 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (sensitive features need not be among the columns).
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (sensitive features need not be among the
+            columns), dense or sparse (CSR/CSC: never densified; the
+            full-batch phase and predictions use sparse products too).
+            float32 stays float32 in the solver and in ``coef_``.
         y : array-like of shape (n_samples,)
             Target labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -118,11 +145,23 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             The fitted estimator.
         """
         self._check_params()
-        backend = resolve_backend(X, self.device)
-        # One C-ordered copy up front (at most 2x the data) when X is
-        # F-ordered, as DataFrames give: the solver gathers batch rows.
+        if sp.issparse(X) and self.device == "cuda":
+            raise TypeError(
+                "Sparse input X runs on the CPU only; use device='cpu' or "
+                "pass a dense array."
+            )
+        # Sparse X runs on the host: "auto" picks the CPU for it.
+        backend = resolve_backend(X, "cpu" if sp.issparse(X) else self.device)
+        # CSC becomes CSR once (at most 2x the sparse storage), and an
+        # F-ordered array (as DataFrames give) one C-ordered copy: the solver
+        # gathers batch rows.
         X, y = validate_data(
-            self, X, y, dtype=backend.input_float_dtypes, order="C"
+            self,
+            X,
+            y,
+            dtype=backend.input_float_dtypes,
+            accept_sparse="csr",
+            order="C",
         )
         y = to_numpy(y)
         check_classification_targets(y)
@@ -139,33 +178,24 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             weighting=self.eo_weighting,
         )
         privacy, record_curves, caveats = self._privacy(n_samples, caveats)
+        params = FERMIParams(
+            constraint=constraint,
+            epochs=self.max_iter,
+            record_curves=record_curves,
+            **{name: getattr(self, name) for name in _SOLVER_PARAMS},
+            **self._solver_options(),
+        )
         result = fit_fermi(
             X,
             y_encoded,
+            codes,
+            group_labels,
+            params,
             n_classes=classes.size,
-            codes=codes,
-            group_labels=group_labels,
-            constraint=constraint,
-            fairness_weight=self.fairness_weight,
-            clip_norm=self.clip_norm,
-            dual_clip_norm=self.dual_clip_norm,
-            batch_size=self.batch_size,
-            epochs=self.max_iter,
-            learning_rate=self.learning_rate,
-            dual_learning_rate=self.dual_learning_rate,
-            alpha=self.alpha,
-            fit_intercept=self.fit_intercept,
-            dual_update=getattr(self, "dual_update", "sgda"),
-            dual_projection=self.dual_projection,
-            min_group_frequency=self.min_group_frequency,
-            return_iterate=self.return_iterate,
-            record_curves=record_curves,
             rng=check_noise_generator(self.random_state),
             privacy=privacy,
             backend=backend,
-            disparity_bound=self.disparity_bound,
             sample_weight=weights,
-            **self._full_batch_options(),
         )
 
         xp = backend.input_xp
@@ -188,14 +218,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
 
     # -- hooks (non-private defaults) -------------------------------------
     def _check_params(self):
-        if (
-            getattr(self, "dual_update", "sgda") == "exact"
-            and self.batch_size != "full"
-        ):
-            raise ValueError(
-                "dual_update='exact' needs batch_size='full': on a minibatch the "
-                "closed-form maximiser is a biased plug-in estimate."
-            )
+        pass
 
     def _resolve_classes(self, y):
         classes, y_encoded = np.unique(y, return_inverse=True)
@@ -230,20 +253,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
     def _opportunity_index(self, classes):
         if self.constraint != "equal_opportunity":
             return None
-        if self.opportunity_class is None:
-            if classes.size != 2:
-                raise ValueError(
-                    "constraint='equal_opportunity' with more than two classes "
-                    "needs opportunity_class (the advantaged class)."
-                )
-            return 1
-        hits = np.flatnonzero(classes == self.opportunity_class)
-        if hits.size != 1:
-            raise ValueError(
-                f"opportunity_class={self.opportunity_class!r} is not one of the "
-                f"classes {classes.tolist()}."
-            )
-        return int(hits[0])
+        return advantaged_class_index(classes, self.opportunity_class)
 
     def _privacy(self, n_samples, caveats):
         return None, True, caveats
@@ -251,11 +261,18 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
     def _set_result_privacy(self, result):
         pass
 
-    def _full_batch_options(self):
+    def _solver_options(self):
+        """Solver parameters only one estimator declares."""
         return {}
 
     def _set_result_diagnostics(self, result):
         pass
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Both estimators take sparse X (CSR/CSC) without densifying it.
+        tags.input_tags.sparse = True
+        return tags
 
     def _loss_for_prediction(self):
         if self.classes_.size == 2:
@@ -390,6 +407,7 @@ default=None
         device; ``device`` must then be "auto" or X's device type. Batches and
         noise are drawn on the host from the same generator on every backend,
         so a seed gives the same coefficients up to floating-point round-off.
+        Sparse ``X`` runs on the CPU ("auto" picks it, "cuda" is refused).
 
     Attributes
     ----------
@@ -538,15 +556,20 @@ default=None
         self.device = device
 
     def _check_params(self):
-        super()._check_params()
+        if self.dual_update == "exact" and self.batch_size != "full":
+            raise ValueError(
+                "dual_update='exact' needs batch_size='full': on a minibatch the "
+                "closed-form maximiser is a biased plug-in estimate."
+            )
         if self.disparity_bound is not None and self.full_batch_phase is None:
             raise ValueError(
                 "disparity_bound needs full_batch_phase='lbfgs': the weight is "
                 "chosen among models solved to stationarity."
             )
 
-    def _full_batch_options(self):
+    def _solver_options(self):
         return {
+            "dual_update": self.dual_update,
             "final_phase": self.full_batch_phase,
             "tol": self.tol,
             "final_max_iter": self.max_full_batch_iter,
@@ -683,19 +706,11 @@ default=None
         is not a private release, and a ``PrivacyLedger`` refuses to compose
         fits that share a seed (its total is inf).
     device : {"cpu", "cuda", "auto"}, default="cpu"
-        Where the descent-ascent runs. "cpu" is numpy. "cuda" runs the same
-        solver in PyTorch on the current GPU; it needs the optional extra
-        (``pip install 'sklearn-dpfair[torch]'``; without it an
-        ``ImportError`` names the extra). "auto" is "cuda" when PyTorch sees a
-        GPU, else "cpu". Labels, groups and group marginals are handled on the
-        host; fitted arrays are numpy either way, so a model trained on a GPU
-        pickles and predicts anywhere. With
-        ``sklearn.set_config(array_api_dispatch=True)`` and an array-API ``X``
-        (e.g. a torch tensor), the fit runs where ``X`` lives and ``coef_``,
-        ``intercept_`` and ``dual_coef_`` are arrays of X's namespace on X's
-        device; ``device`` must then be "auto" or X's device type. Batches and
-        noise are drawn on the host from the same generator on every backend,
-        so a seed gives the same coefficients up to floating-point round-off.
+        Where the descent-ascent runs, as in :class:`FERMIClassifier`: numpy
+        on the CPU, or PyTorch on the current GPU (the ``torch`` extra).
+        Batches and every noise draw come from the host generator on every
+        backend, so a seed gives the same coefficients up to round-off.
+        Sparse ``X`` runs on the CPU.
 
     Attributes
     ----------
@@ -946,23 +961,17 @@ default=None
             caveats = [*caveats, "training loss and ERMI curves recorded"]
         public = None if isinstance(self.group_marginals, str) else self.group_marginals
         privacy = FairPrivacy(
-            epsilon=float(self.epsilon),
-            delta=float(self.delta),
-            noise_multiplier=self.noise_multiplier,
+            budget=PrivacyBudget(
+                epsilon=float(self.epsilon),
+                delta=float(self.delta),
+                accountant=self._accountant_kind(),
+                noise_multiplier=self.noise_multiplier,
+                caveats=tuple(caveats),
+            ),
             dual_noise_ratio=float(self.dual_noise_ratio),
-            marginal_noise_multiplier=(
-                None
-                if self.marginal_noise_multiplier == "auto"
-                else float(self.marginal_noise_multiplier)
-            ),
+            marginal_noise_multiplier=_declared(self.marginal_noise_multiplier),
+            selection_noise_multiplier=_declared(self.selection_noise_multiplier),
             public_marginals=public,
-            accountant=self._accountant_kind(),
-            caveats=tuple(caveats),
-            selection_noise_multiplier=(
-                None
-                if self.selection_noise_multiplier == "auto"
-                else float(self.selection_noise_multiplier)
-            ),
         )
         return privacy, self.record_training_loss, caveats
 
@@ -970,15 +979,15 @@ default=None
         self._set_privacy_record(result.record)
         # The record holds the joint (effective) multiplier; the attribute
         # keeps the meaning of the noise_multiplier parameter.
-        self.noise_multiplier_ = result.noise["primal"]
-        self.marginal_noise_multiplier_ = result.noise["marginal"]
-        self.selection_noise_multiplier_ = result.noise["selection"]
+        self.noise_multiplier_ = result.noise.primal
+        self.marginal_noise_multiplier_ = result.noise.marginal
+        self.selection_noise_multiplier_ = result.noise.selection
         # Under disparity_bound: the selected candidate's noisy training
         # disparity (post-processing of the released counts).
         self.training_disparity_ = result.disparity
-        self.dual_noise_multiplier_ = result.noise["dual"]
-        self.effective_noise_multiplier_ = result.noise["effective"]
-        self.dual_clip_norm_ = result.noise["dual_clip_norm"]
+        self.dual_noise_multiplier_ = result.noise.dual
+        self.effective_noise_multiplier_ = result.noise.effective
+        self.dual_clip_norm_ = result.dual_clip_norm
         self.sampling_rate_ = result.record.sampling_probability
         self.accountant_ = result.record.accountant
 

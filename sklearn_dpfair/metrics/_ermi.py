@@ -1,11 +1,11 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""ERMI and Rényi correlation of predictions and groups (spec ``fermi.md`` §2.5)."""
+"""ERMI and Rényi correlation of predictions and groups (thesis Chapter 5)."""
 
 import numpy as np
 from sklearn.utils.validation import check_array, column_or_1d
 
-from ..fairness._constraints import make_constraint
+from ..fairness._constraints import advantaged_class_index, make_constraint
 from ..fairness._ermi import constrained_ermi, joint_table, renyi_of_joint
 from ..fairness._sensitive import encode_sensitive_features
 
@@ -67,22 +67,11 @@ def _index(labels, values, name, strict=True):
 
 
 def _constraint(constraint, labels, opportunity_class, weighting):
-    class_index = None
-    if constraint == "equal_opportunity":
-        if opportunity_class is None:
-            if labels.size != 2:
-                raise ValueError(
-                    "equal_opportunity with more than two labels needs "
-                    "opportunity_class."
-                )
-            class_index = 1
-        else:
-            hits = np.flatnonzero(labels == opportunity_class)
-            if hits.size != 1:
-                raise ValueError(
-                    f"opportunity_class={opportunity_class!r} is not a label."
-                )
-            class_index = int(hits[0])
+    class_index = (
+        advantaged_class_index(labels, opportunity_class)
+        if constraint == "equal_opportunity"
+        else None
+    )
     return make_constraint(constraint, class_index=class_index, weighting=weighting)
 
 

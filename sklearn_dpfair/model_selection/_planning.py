@@ -13,15 +13,11 @@ between this module and a solver is an error, never a silent overspend.
 
 from dataclasses import dataclass
 
-from .._solvers.fermi._fit import (
-    FairPrivacy,
-    _marginal_noise,
-    calibrate_fermi_noise,
-    fermi_event,
-)
+from .._solvers.fermi._fit import calibrate_fermi_noise, fermi_event, histogram_noise
 from .._solvers._schedules import sgd_schedule
 from ..linear_model import DPFERMIClassifier, DPLogisticRegression
 from ..privacy._accounting import noisy_sgd_event
+from ..privacy import PrivacyBudget
 from ..privacy._calibration import calibrate_noise_multiplier
 
 __all__ = ["CandidatePlan", "plan_candidate"]
@@ -55,16 +51,8 @@ class CandidatePlan:
         _, q, steps, active, dual_ratio, marginal_noise, public = self.signature
         z_marg = 0.0
         if active and not public:
-            privacy = FairPrivacy(
-                epsilon=float(t),
-                delta=delta,
-                noise_multiplier=None,
-                dual_noise_ratio=dual_ratio,
-                marginal_noise_multiplier=marginal_noise,
-                public_marginals=None,
-                accountant=_ACCOUNTANT,
-            )
-            z_marg = _marginal_noise(privacy)
+            budget = PrivacyBudget(float(t), delta, _ACCOUNTANT)
+            z_marg = histogram_noise(budget, marginal_noise)
         sigma_eff = calibrate_fermi_noise(
             float(t), delta, q, steps, z_marg, _ACCOUNTANT
         )

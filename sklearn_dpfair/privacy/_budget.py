@@ -14,7 +14,7 @@ Every private fit goes through the same three steps, in this order:
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._calibration import calibrate_noise_multiplier
 from ._mechanism import GaussianMechanism
@@ -139,6 +139,7 @@ class PrivacyBudget:
         Returns
         -------
         record : PrivacyRecord
+            What the accountant was given, with the epsilon it computed.
 
         Raises
         ------
@@ -164,5 +165,12 @@ class PrivacyBudget:
             steps=steps,
             caveats=(*self.caveats, *caveats),
         )
-        check_budget(record, self.epsilon, calibrated=self.is_calibrated)
+        # An overshoot names the multiplier the user passed, which a fit may
+        # turn into the accounted one (DP-FERMI's joint multiplier).
+        checked = (
+            record
+            if self.is_calibrated
+            else replace(record, noise_multiplier=float(self.noise_multiplier))
+        )
+        check_budget(checked, self.epsilon, calibrated=self.is_calibrated)
         return record

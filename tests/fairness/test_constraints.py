@@ -48,3 +48,14 @@ def test_make_constraint():
         make_constraint("parity")
     with pytest.raises(ValueError, match="weighting"):
         EqualizedOdds(weighting="prior")
+
+
+def test_advantaged_class_index():
+    from sklearn_dpfair.fairness._constraints import advantaged_class_index
+
+    assert advantaged_class_index(np.array([0, 1]), None) == 1
+    assert advantaged_class_index(np.array(["a", "b", "c"]), "c") == 2
+    with pytest.raises(ValueError, match="more than two classes"):
+        advantaged_class_index(np.array([0, 1, 2]), None)
+    with pytest.raises(ValueError, match="is not one of the classes"):
+        advantaged_class_index(np.array([0, 1]), 5)

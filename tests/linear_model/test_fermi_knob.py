@@ -224,11 +224,11 @@ def test_multiclass_intersectional_converges_at_large_weight(constraint):
 
 
 def test_unreachable_bound_warns_and_returns_the_fairest_model(monkeypatch):
-    import sklearn_dpfair._solvers.fermi._fit as fair_fit
+    import sklearn_dpfair._solvers.fermi._weight_search as weight_search
 
     # A short search (weights up to 1) cannot reach a tight bound here
     # (three classes: no shared-threshold fallback).
-    monkeypatch.setattr(fair_fit, "BOUND_MAX", 1.0)
+    monkeypatch.setattr(weight_search, "BOUND_MAX", 1.0)
     X, y, s = synthetic(3, correlation=2.0, n_classes=3)
     with pytest.warns(UserWarning, match="No fairness_weight"):
         est = FERMIClassifier(disparity_bound=0.001, random_state=0).fit(

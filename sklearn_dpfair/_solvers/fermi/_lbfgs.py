@@ -19,11 +19,16 @@ the curvature whatever the weight and the feature scale. The stationarity
 convergence diagnostic; scikit-learn's L-BFGS solvers use the same test.
 
 Reads every training row at every iteration: the non-private fit only.
+``X`` is dense numpy or scipy sparse (every product is ``X @ v`` or
+``X.T @ g``, so a sparse ``X`` is never densified), in its own dtype: a
+float32 ``X`` times the float64 parameters gives float64 products, the
+values of a float64 copy without the copy.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from ._sgda import softmax_terms
@@ -123,7 +128,14 @@ def column_scales(X):
     the same L-BFGS path, and ``tol`` means the same on each of them.
     """
     with np.errstate(over="ignore", invalid="ignore"):
-        scale = np.sqrt(np.mean(np.square(X), axis=0))
+        if sp.issparse(X):
+            # Stored entries only (the zeros add nothing to the squares).
+            squares = np.asarray(X.multiply(X).sum(axis=0), dtype=np.float64)
+            scale = np.sqrt(squares.ravel() / max(X.shape[0], 1))
+        else:
+            # No n x d temporary: the squares are summed column by column.
+            squares = np.einsum("ij,ij->j", X, X, dtype=np.float64)
+            scale = np.sqrt(squares / max(X.shape[0], 1))
     return np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
 
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Noisy stochastic gradient descent-ascent (SGDA) for ERMI-regularized linear models.
 
-Thesis Algorithm 9 (FERMI) and its private version (spec ``fermi.md`` §4.6),
+Thesis Algorithm 9 (FERMI) and its private version (thesis Algorithm 10),
 in one loop; the non-private fit is the same loop with zero noise. Order of
 calls in :func:`noisy_sgda`, per step ``t = 1..T``:
 
@@ -10,17 +10,20 @@ calls in :func:`noisy_sgda`, per step ``t = 1..T``:
 2. logits ``Z = X_B Theta + s w_0`` and probabilities ``F = softmax(Z)``;
 3. (``dual_update="exact"``, full batch only) set ``W`` to its maximiser;
 4. logit-space gradient ``G = (F - e_y) + lambda w_i F * (c - <c, F>)``;
-5. primal block: clip factors from ``||G_i|| ||[x_i, s]||``, clipped sum
-   ``[X_B, s]^T (a * G)``, Gaussian noise, divide by ``q n``, L2 step;
+5. primal block, a linear model on ``[x_i, s]``
+   (:class:`~sklearn_dpfair._solvers._linear.LinearModel`): clip factors
+   from ``||G_i|| ||[x_i, s]||``, clipped sum ``[X_B, s]^T (a * G)``,
+   Gaussian noise, divide by ``q n``, L2 step;
 6. dual block (simultaneous: it uses ``Theta_t`` and ``W_t``): per-sample
    dual gradients clipped by their factorized norms, summed, noised, divided
    by ``q n``; projected ascent step (NOT scaled by lambda: same fixed
-   point, stable for ``dual_learning_rate <= 1/2``, spec §3.5);
+   point, stable for ``dual_learning_rate <= 1/2``);
 7. accumulate the per-epoch curves (optional: mean batch loss and the ERMI
    of the epoch's batch predictions, soft) and the tail average.
 
 The primal and dual noisy sums are released together on the same batch; the
-caller accounts them as one Gaussian mechanism (spec §4.6).
+caller accounts them as one Gaussian mechanism (each block scaled by its
+noise: :mod:`._privacy`).
 
 The loop is written once, against the array API (as :mod:`._sgd`): it runs
 in the namespace and on the device of ``X`` (numpy, or torch on a GPU).
@@ -42,6 +45,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from ...fairness._ermi import block_tables, ermi_from_tables
 from ...privacy._clipping import clip_factors_from_norms, finite_rows_mask
@@ -55,10 +59,9 @@ from ...utils._array_api import (
     rowwise_dot,
     to_numpy,
 )
-from .._linear import augmented_row_norms
+from .._linear import LinearModel, as_rows, take_rows
 from .._sampling import poisson_batch
 from .._schedules import tail_start
-from .._sgd import private_linear_step
 
 __all__ = ["SGDAResult", "noisy_sgda"]
 
@@ -140,6 +143,16 @@ def softmax_terms(raw, y, *, with_loss=True):
     return proba, grad, xp.where(finite[:, 0], loss, zero[:, 0])
 
 
+def _logits(Xb, coef, w0, s):
+    """``X_B Theta + s w_0`` for a dense (any namespace) or CSR batch.
+
+    Not saturated: a row that overflows is zeroed by :func:`softmax_terms`.
+    """
+    if sp.issparse(Xb):
+        return np.asarray(Xb @ coef) + s * w0
+    return narrow_matmul(Xb, coef) + s * w0
+
+
 def _epoch_ends(n_steps, epochs):
     """Step indices after which an epoch ends (``epochs`` equal shares of T)."""
     ends = np.round(np.arange(1, epochs + 1) * n_steps / epochs).astype(int) - 1
@@ -182,9 +195,13 @@ def noisy_sgda(
 
     Parameters
     ----------
-    X : array of shape (n_samples, n_features)
+    X : array or sparse matrix of shape (n_samples, n_features)
         numpy or any array-API array (e.g. a torch tensor on a GPU); the
-        solver computes in its namespace and on its device.
+        solver computes in its namespace and on its device, in X's dtype
+        (float32 stays float32). A scipy sparse matrix (CSR, or CSC
+        converted to CSR once) runs on the host with numpy ``y``: batch
+        gathers, logits and the clipped primal sum use its stored entries
+        only, ``O(nnz(X_B) m)`` per step, and ``X`` is never made dense.
     y : array of shape (n_samples,)
         Class indices (integers), same namespace and device as ``X``.
     loss : SoftmaxLoss
@@ -239,15 +256,28 @@ def noisy_sgda(
     -------
     result : SGDAResult
     """
-    xp = array_namespace(X)
-    device = device_of(X)
-    n_samples, n_features = X.shape
+    sparse = sp.issparse(X)
+    if sparse:
+        if not isinstance(y, np.ndarray):
+            raise TypeError(
+                "Sparse input X runs on the host (numpy) only; got labels on "
+                f"device {device_of(y)!r}. Use device='cpu' or a dense X."
+            )
+        # Canonical CSR once (batches are row gathers); never densified.
+        X = as_rows(X)
+        xp, device = np, "cpu"
+    else:
+        xp = array_namespace(X)
+        device = device_of(X)
+    n_samples = X.shape[0]
     m = loss.n_outputs
     dtype = X.dtype
-    coef = xp.zeros((n_features, m), dtype=dtype, device=device)
-    w0 = xp.zeros(m, dtype=dtype, device=device)
-    s = float(intercept_scaling)
-    row_norms = augmented_row_norms(X, s)
+    # The primal block is a linear model on the augmented rows [x_i, s]:
+    # its clipped, noisy gradient and step are the linear layer's.
+    model = LinearModel(m, float(intercept_scaling))
+    coef, w0 = model.zeros(X)
+    s = model.intercept_scaling
+    row_norms = model.row_norms(X)
     # Divide by the expected batch size, a public constant: the realised size
     # of a Poisson batch depends on the data set (add/remove one record).
     denominator = sampling_probability * n_samples
@@ -265,7 +295,7 @@ def noisy_sgda(
             weight_scale if sample_weight is None else weight_scale * sample_weight
         )
         blk, grp, wt, isq = (
-            from_host(a, X)
+            from_host(a, y)
             for a in regularizer.sample_constants(blocks, codes, row_scale)
         )
     else:
@@ -283,7 +313,7 @@ def noisy_sgda(
     # 1/sqrt(Ps)), so that a batch costs four gathers (with X and the norms,
     # kept in X's precision) instead of seven.
     int_table = xp.stack([xp.astype(y, xp.int64)] + ([blk, grp] if fair else []))
-    sw = None if sample_weight is None else from_host(sample_weight, X)
+    sw = None if sample_weight is None else from_host(sample_weight, y)
     float_table = xp.stack([wt, isq]) if fair else None
 
     ends = _epoch_ends(n_steps, epochs)
@@ -304,8 +334,8 @@ def noisy_sgda(
             Xb, norms_b, ints_b, floats_b = X, row_norms, int_table, float_table
             sw_b = sw
         else:
-            idx_d = from_host(idx, X)
-            Xb = xp.take(X, idx_d, axis=0)
+            idx_d = idx if sparse else from_host(idx, y)
+            Xb = take_rows(X, idx_d)
             norms_b = xp.take(row_norms, idx_d, axis=0)
             ints_b = xp.take(int_table, idx_d, axis=1)
             floats_b = xp.take(float_table, idx_d, axis=1) if fair else None
@@ -313,10 +343,10 @@ def noisy_sgda(
         yb = ints_b[0]
         if fair:
             (b_blk, b_grp), (b_wt, b_isq) = ints_b[1:], floats_b
-        raw = narrow_matmul(Xb, coef) + s * w0
+        raw = _logits(Xb, coef, w0, s)
         proba, grad, sample_loss = softmax_terms(raw, yb, with_loss=record_curves)
         if sw_b is not None:
-            # Weighted before it is clipped (in private_linear_step).
+            # Weighted before it is clipped (model.noisy_gradient).
             grad = grad * xp.astype(sw_b, grad.dtype)[:, None]
         if record_curves:
             epoch_loss += float(xp.sum(sample_loss))
@@ -339,18 +369,16 @@ def noisy_sgda(
                     factor = b_wt * clip_factors_from_norms(norms, dual_clip)
                 dual_sum = regularizer.dual_gradient_sum(W, proba, b_blk, b_grp, factor)
 
-        new_coef, new_w0 = private_linear_step(
-            coef,
-            w0,
+        g_coef, g_w0 = model.noisy_gradient(
             Xb,
             grad,
             norms_b,
             mechanism=primal_mechanism,
             denominator=denominator,
-            learning_rate=learning_rate,
-            alpha=alpha,
-            intercept_scaling=s,
             rng=rng,
+        )
+        new_coef, new_w0 = model.gradient_step(
+            coef, w0, g_coef, g_w0, learning_rate=learning_rate, alpha=alpha
         )
         if unclipped:
             # Without clipping (the non-private fit) the sum over several rows

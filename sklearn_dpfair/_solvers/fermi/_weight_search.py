@@ -1,0 +1,232 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Choosing ``fairness_weight`` under ``disparity_bound``.
+
+:func:`bounded_path` (non-private) solves a path of weights to stationarity
+and keeps the most accurate model meeting the bound on the training data;
+:func:`private_selection` (DP-FERMI) runs one SGDA stage per candidate
+weight and chooses among them from one Gaussian release of their
+(label, group, prediction) counts, drawn by the selection mechanism of
+:class:`._privacy.FERMIMechanisms`.
+"""
+
+import math
+
+import numpy as np
+
+from ...fairness._disparity import disparity_from_counts, disparity_margin
+from ...utils._array_api import to_numpy
+from ...utils._validation import warn_at_caller
+from ._problem import run_sgda
+
+__all__ = [
+    "BOUND_BISECTIONS",
+    "BOUND_MAX",
+    "BOUND_START",
+    "PRIVATE_BOUND_WEIGHTS",
+    "SELECTION_SHARE",
+    "bounded_path",
+    "private_selection",
+]
+
+# Weights of the non-private disparity_bound search: 0, then doubling from
+# 1/2 to 1024, then bisection (4 halvings of log2: the weight to ~4%).
+BOUND_START, BOUND_MAX, BOUND_BISECTIONS = 0.5, 1024.0, 4
+# Candidate weights of the private search: one SGDA stage each, in this
+# order (continuation: each stage starts where the previous one ended).
+PRIVATE_BOUND_WEIGHTS = (0.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+# Share of the T noisy steps spent on the candidate stages; the rest
+# continues at the chosen weight.
+SELECTION_SHARE = 0.5
+
+
+def bounded_path(problem, bound):
+    """Most accurate model on the weight path whose training disparity is <= bound.
+
+    Non-private. Each weight is solved to stationarity by the full-batch
+    phase, warm-started at the previous solution (continuation). The path
+    starts at 0 and doubles the weight from ``BOUND_START`` until the hard
+    training disparity meets ``bound`` (or ``BOUND_MAX``), then bisects
+    (geometrically) between the last weight above the bound and the first
+    one below it. Why a search and not a Lagrangian dual step on the
+    weight: the weight is the multiplier of the *soft* ERMI, not of the
+    hard disparity being bounded, and at large weights the solution's hard
+    disparity rises again while its soft ERMI keeps falling (predictions
+    pushed towards the decision boundary, where tiny soft differences flip
+    hard ones); a dual ascent on the hard violation has no fixed point to
+    converge to there. Along the path the training loss grows with the
+    weight (a property of penalized minimizers), so the smallest weight
+    meeting the bound is the most accurate, which the bisection locates.
+    Returns ``(coef, w0, W, extra)``; with no weight meeting the bound, the
+    model of least disparity, with a warning.
+    """
+    d, m = problem.X_host.shape[1], problem.n_classes
+    coef, w0 = np.zeros((d, m)), np.zeros(m)
+    path = []
+
+    def solve(lam, start):
+        fit = problem.refine(lam, *start)
+        pred = problem.predict(fit.coef, fit.w0)
+        point = {
+            "fairness_weight": float(lam),
+            "training_error": float(np.mean(pred != problem.y)),
+            "training_disparity": problem.disparity(fit.coef, fit.w0),
+            "threshold": 0.0,
+            "stationarity": fit.stationarity,
+            "converged": fit.converged,
+            "n_iter": fit.n_iter,
+        }
+        # The weight's own disparity (threshold 0) drives the search.
+        point["disparity_at_zero_threshold"] = point["training_disparity"]
+        if problem.n_classes == 2:
+            shift, error, disparity = problem.best_threshold(fit.coef, fit.w0, bound)
+            if disparity <= bound and (
+                point["training_disparity"] > bound or error < point["training_error"]
+            ):
+                point.update(
+                    threshold=shift, training_error=error, training_disparity=disparity
+                )
+        path.append(point)
+        return point, (fit.coef, fit.w0)
+
+    point, start = solve(0.0, (coef, w0))
+    models = {0.0: start}
+    lo = hi = None
+    lam = 0.0
+    if point["disparity_at_zero_threshold"] > bound:
+        lam = BOUND_START
+        while lam <= BOUND_MAX:
+            lo = path[-1]["fairness_weight"]
+            point, start = solve(lam, start)
+            models[lam] = start
+            if point["disparity_at_zero_threshold"] <= bound:
+                hi = lam
+                break
+            lam *= 2.0
+    if hi is not None and lo is not None:
+        for _ in range(BOUND_BISECTIONS):
+            mid = math.sqrt(lo * hi) if lo > 0 else hi / 2.0
+            point, sol = solve(mid, models[lo])
+            models[mid] = sol
+            if point["disparity_at_zero_threshold"] <= bound:
+                hi = mid
+            else:
+                lo = mid
+    feasible = [p for p in path if p["training_disparity"] <= bound]
+    if feasible:
+        best = min(
+            feasible, key=lambda p: (p["training_error"], p["training_disparity"])
+        )
+    else:
+        best = min(path, key=lambda p: p["training_disparity"])
+        warn_at_caller(
+            _BOUND_NOT_MET.format(
+                bound=bound,
+                best=best["training_disparity"],
+                lam=best["fairness_weight"],
+            ),
+            UserWarning,
+        )
+    coef, w0 = models[best["fairness_weight"]]
+    lam = best["fairness_weight"]
+    # The chosen shared threshold t on the logit of class 1: predict 1 iff
+    # (x coef_1 + b_1) - (x coef_0 + b_0) > t.
+    w0 = w0 + np.array([0.5, -0.5]) * best["threshold"] if best["threshold"] else w0
+    extra = {
+        "fairness_weight": lam,
+        "stationarity": best["stationarity"],
+        "converged": best["converged"],
+        "n_final_iter": sum(p["n_iter"] for p in path),
+        "disparity": best["training_disparity"],
+        "path": path,
+    }
+    return coef, w0, problem.dual_at(lam, coef, w0), extra
+
+
+_BOUND_NOT_MET = (
+    "No fairness_weight up to 1024 gives a training disparity <= "
+    "disparity_bound={bound:g}; returning the model of least training "
+    "disparity ({best:.4g}, fairness_weight={lam:g})."
+)
+
+
+def private_selection(problem, bound, sgda_common, *, n_steps, epochs, tables, rng):
+    """Private choice of the weight: a staged SGDA path, a noisy selection, a finish.
+
+    The ``T`` noisy steps (fixed in advance) are used in two phases. The
+    first ``SELECTION_SHARE`` of them is split into one stage per weight of
+    ``PRIVATE_BOUND_WEIGHTS`` (increasing), each warm-started where the
+    previous one ended; every stage's iterate is post-processing of the
+    noisy sums, free. Choosing among them reads the data once more: the
+    (label, group, prediction) counts of all ``K`` candidates on the
+    training set are released with Gaussian noise (a record moves one cell
+    of each table: L2 sensitivity ``sqrt(K)``, accounted as
+    ``Gaussian(z_sel)`` in ``dp_event_``, drawn by ``tables``). The
+    smallest weight whose noisy
+    disparity plus a margin of two noise standard deviations of the
+    smallest group's rate (:func:`disparity_margin`) is <= bound is chosen
+    (least noisy disparity if none): along
+    the path accuracy falls as the weight grows, so the smallest feasible
+    weight is the most accurate, and this rule does not rest on noisy error
+    estimates, whose differences between neighbouring weights are below
+    their noise. The remaining steps continue at the chosen weight from the
+    chosen candidate. The selection is adaptive, which the composition of
+    the accountant covers.
+    """
+    weights = PRIVATE_BOUND_WEIGHTS
+    k = len(weights)
+    first = max(int(round(SELECTION_SHARE * n_steps)), k)
+    cuts = np.round(np.linspace(0, first, k + 1)).astype(int)
+    stage_epochs = max(1, round(SELECTION_SHARE * epochs / k))
+    loss_curve, fairness_curve = [], []
+
+    def run(lam, steps, n_epochs, init):
+        coef, w0, W, res = run_sgda(
+            problem, sgda_common, lam, max(int(steps), 1), n_epochs, init
+        )
+        loss_curve.extend(res.loss_curve)
+        fairness_curve.extend(res.fairness_curve)
+        return (coef, w0, W)
+
+    init, candidates = None, []
+    for lam, a, b in zip(weights, cuts[:-1], cuts[1:]):
+        init = run(lam, b - a, stage_epochs, init)
+        candidates.append(init)
+    # ``tables``: one record moves one cell of each of the k tables, L2
+    # sensitivity sqrt(k) (FERMIMechanisms.selection).
+    std = tables.noise_std
+    path = []
+    for lam, (coef, w0, _) in zip(weights, candidates):
+        counts = tables.privatize(problem.counts(to_numpy(coef), to_numpy(w0)), rng)
+        total = max(float(np.maximum(counts, 0.0).sum()), 1.0)
+        correct = float(np.maximum(np.einsum("yry->", counts), 0.0))
+        path.append(
+            {
+                "fairness_weight": float(lam),
+                "training_error": float(min(max(1.0 - correct / total, 0.0), 1.0)),
+                "training_disparity": disparity_from_counts(counts, problem.constraint),
+                "margin": disparity_margin(counts, problem.constraint, std),
+            }
+        )
+    feasible = [
+        i
+        for i, p in enumerate(path)
+        if p["training_disparity"] + p["margin"] <= bound
+    ]
+    best = (
+        feasible[0]
+        if feasible
+        else min(range(k), key=lambda i: path[i]["training_disparity"])
+    )
+    lam = weights[best]
+    rest = n_steps - first
+    coef, w0, W = candidates[best]
+    if rest > 0:
+        rest_epochs = max(1, epochs - round(SELECTION_SHARE * epochs))
+        coef, w0, W = run(lam, rest, rest_epochs, candidates[best])
+    extra = {
+        "fairness_weight": float(lam),
+        "disparity": path[best]["training_disparity"],
+        "path": path,
+    }
+    return coef, w0, W, (loss_curve, fairness_curve), extra

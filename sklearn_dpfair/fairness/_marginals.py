@@ -1,0 +1,202 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Group marginals of the ERMI penalty: cell counts, floors, public values.
+
+The penalty of every block ``b`` reads the group marginals
+``P(S = r | block b)`` through ``1 / sqrt(P_s)`` (thesis §4, the ERMI
+dual of Eq. (4.3)). They come from the (block, group) cell counts of the
+training rows, released by a Gaussian histogram under DP, or from values
+the user declares public. Either way they are floored (a marginal near 0
+would blow up the fairness gradients) and renormalized; with noisy counts
+everything here is post-processing of the release.
+"""
+
+import numpy as np
+
+from ..utils._validation import warn_at_caller
+
+__all__ = [
+    "cell_counts",
+    "marginals_from_counts",
+    "marginals_from_public",
+    "warn_floored_groups",
+]
+
+_FLOORED = (
+    "group(s) {labels} have a training frequency below min_group_frequency="
+    "{floor:g}{where}; their marginals are floored at it (1/sqrt(P_s) would "
+    "otherwise blow up the fairness gradients)."
+)
+
+
+def cell_counts(blocks, codes, n_blocks, n_groups, weights=None):
+    """Rows (or total weight) per (block, group) cell.
+
+    Rows without a block or a group (code ``-1``) are skipped. One record
+    moves one cell by one: the L2 sensitivity of the unweighted table is 1.
+
+    Parameters
+    ----------
+    blocks, codes : ndarray of shape (n_samples,)
+        Block and group index of every row (``-1``: none).
+    n_blocks, n_groups : int
+        Shape of the table.
+    weights : ndarray of shape (n_samples,) or None, default=None
+        Per-row weights (the non-private fit's weighted marginals); None
+        counts rows.
+
+    Returns
+    -------
+    counts : ndarray of shape (n_blocks, n_groups)
+        float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness._marginals import cell_counts
+    >>> cell_counts(np.array([0, 0, 1]), np.array([1, -1, 0]), 2, 2)
+    array([[0., 1.],
+           [1., 0.]])
+    """
+    keep = (blocks >= 0) & (codes >= 0)
+    cells = blocks[keep] * n_groups + codes[keep]
+    counts = np.bincount(
+        cells,
+        weights=None if weights is None else weights[keep],
+        minlength=n_blocks * n_groups,
+    )
+    return counts.astype(np.float64, copy=False).reshape(n_blocks, n_groups)
+
+
+def marginals_from_counts(counts, n_total, floor):
+    """Group marginals per block (floored, renormalized) and block frequencies.
+
+    Parameters
+    ----------
+    counts : array-like of shape (n_blocks, n_groups)
+        Cell counts, possibly noisy: negative values are clipped to 0 first,
+        so both outputs are post-processing of a released histogram.
+    n_total : float
+        Number (or weight) of the rows the block frequencies divide by.
+    floor : float
+        Lower bound on every marginal before renormalization.
+
+    Returns
+    -------
+    marginals : ndarray of shape (n_blocks, n_groups)
+        Rows sum to 1.
+    block_frequencies : ndarray of shape (n_blocks,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness._marginals import marginals_from_counts
+    >>> ps, freq = marginals_from_counts(np.array([[3.0, -1.0]]), 3, 0.1)
+    >>> ps.round(3).tolist(), freq.tolist()
+    ([[0.909, 0.091]], [1.0])
+    """
+    counts = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
+    totals = counts.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ps = np.where(totals[:, None] > 0, counts / totals[:, None], 0.0)
+    ps = np.maximum(ps, floor)
+    ps /= ps.sum(axis=1, keepdims=True)
+    return ps, totals / max(float(n_total), 1.0)
+
+
+def marginals_from_public(public, n_classes, n_groups, constraint):
+    """Cell frequencies ``(n_blocks, n_groups)`` from user-declared public values.
+
+    Parameters
+    ----------
+    public : array-like
+        Demographic parity takes ``P(S = r)`` (shape ``(n_groups,)``); the
+        label-conditional constraints take the joint ``P(Y = y, S = r)``
+        (shape ``(n_classes, n_groups)``).
+    n_classes, n_groups : int
+        Declared numbers of classes and groups.
+    constraint : object
+        A constraint of :func:`~sklearn_dpfair.fairness.make_constraint`.
+
+    Returns
+    -------
+    table : ndarray of shape (n_blocks, n_groups)
+        Normalized to sum to 1 overall (post-processed by
+        :func:`marginals_from_counts` with ``n_total=1``).
+
+    Raises
+    ------
+    ValueError
+        If ``public`` has the wrong shape, or is negative, non-finite or 0.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.fairness import DemographicParity
+    >>> from sklearn_dpfair.fairness._marginals import marginals_from_public
+    >>> marginals_from_public([1, 3], 2, 2, DemographicParity()).tolist()
+    [[0.25, 0.75]]
+    """
+    public = np.asarray(public, dtype=np.float64)
+    dp = constraint.name == "demographic_parity"
+    shape = (n_groups,) if dp else (n_classes, n_groups)
+    if (
+        public.shape != shape
+        or not np.all(np.isfinite(public))
+        or np.any(public < 0)
+        or public.sum() <= 0
+    ):
+        raise ValueError(
+            "group_marginals must be non-negative, finite, not all zero and of "
+            f"shape {shape} for constraint={constraint.name!r}: "
+            + ("P(S=r)" if dp else "the joint P(Y=y, S=r)")
+            + f"; got shape {public.shape}."
+        )
+    joint = public / public.sum()
+    if dp:
+        return joint[None, :]
+    if constraint.name == "equal_opportunity":
+        return joint[[constraint.class_index]]
+    return joint
+
+
+def warn_floored_groups(counts, floor, group_labels, constraint):
+    """Warn about the groups whose frequency (in some block) is below ``floor``.
+
+    Non-private fits only: whether it warns depends on the data.
+
+    Parameters
+    ----------
+    counts : ndarray of shape (n_blocks, n_groups)
+        Exact cell counts (or weights).
+    floor : float
+        ``min_group_frequency``.
+    group_labels : ndarray of shape (n_groups,)
+        Labels named in the message.
+    constraint : object
+        The fit's constraint (the message says "within a label" for the
+        label-conditional ones).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness import DemographicParity
+    >>> from sklearn_dpfair.fairness._marginals import warn_floored_groups
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_floored_groups(np.array([[999.0, 1.0]]), 0.01,
+    ...                         np.array(["a", "b"]), DemographicParity())
+    >>> "'b'" in str(caught[0].message)
+    True
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        freq = counts / counts.sum(axis=1, keepdims=True)
+    low = np.nan_to_num(freq, nan=0.0) < floor
+    if np.any(low):
+        names = list(group_labels.tolist())
+        labels = sorted({repr(names[r]) for r in np.nonzero(low)[1]})
+        where = "" if constraint.name == "demographic_parity" else " within a label"
+        warn_at_caller(
+            _FLOORED.format(labels=", ".join(labels[:10]), floor=floor, where=where),
+            UserWarning,
+        )
