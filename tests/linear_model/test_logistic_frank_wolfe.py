@@ -12,6 +12,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils.fixes import parse_version
 
 from sklearn_dpfair import DPLogisticRegression
+from sklearn_dpfair._solvers._frank_wolfe import INTERCEPT_BOUND
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
 from sklearn_dpfair.privacy import PrivacyLedger
 from sklearn_dpfair.privacy._accounting import epsilon_of
@@ -23,6 +24,12 @@ _L1_PENALTY = (
     {"l1_ratio": 1.0}
     if parse_version(sklearn.__version__).release >= (1, 8)
     else {"penalty": "l1"}
+)
+
+
+_PUBLIC_N = (
+    "fw_steps=None: the step count is computed from n, which is public "
+    "(as DP-SGD's sampling rate); the selections themselves do not use n"
 )
 
 
@@ -61,18 +68,36 @@ def test_epsilon_is_recomputed_from_the_event(epsilon):
     assert clf.epsilon_ == epsilon_of(clf.dp_event_, 1e-6, "rdp")
     assert clf.epsilon_ == clf.privacy_record_.recompute_epsilon()
     assert 0.99 * epsilon <= clf.epsilon_ <= epsilon
-    # One zCDP event per selection, composed; rho adds up to the budget's.
-    assert isinstance(clf.dp_event_, dp_accounting.SelfComposedDpEvent)
-    assert clf.dp_event_.count == clf.t_
-    per_step = clf.dp_event_.event
-    assert isinstance(per_step, dp_accounting.ZCDpEvent)
-    assert clf.t_ * per_step.rho == pytest.approx(rho_for_epsilon(epsilon, 1e-6))
-    assert clf.adjacency_ == "replace_one"
+    # One zCDP event per selection (coefficient vertex, then intercept
+    # vertex), composed; rho adds up to the budget's.
+    assert isinstance(clf.dp_event_, dp_accounting.ComposedDpEvent)
+    coef_event, intercept_event = clf.dp_event_.events
+    for event in (coef_event, intercept_event):
+        assert isinstance(event, dp_accounting.SelfComposedDpEvent)
+        assert event.count == clf.t_
+        assert isinstance(event.event, dp_accounting.ZCDpEvent)
+    rho = clf.t_ * (coef_event.event.rho + intercept_event.event.rho)
+    assert rho == pytest.approx(rho_for_epsilon(epsilon, 1e-6))
+    assert intercept_event.event.rho == pytest.approx(coef_event.event.rho / 9)
+    assert clf.adjacency_ == "add_remove"
     assert clf.privacy_record_.accountant == "rdp"
-    eps0 = math.sqrt(8 * per_step.rho)
+    eps0 = math.sqrt(8 * coef_event.event.rho)
     assert clf.noise_multiplier_ == pytest.approx(2 / eps0)
-    assert clf.privacy_record_.clip_norm == pytest.approx(2 * 5.0 * 1.0 / X.shape[0])
+    assert clf.privacy_record_.clip_norm == pytest.approx(5.0 * 1.0 / X.shape[0])
+    # The default step count read n; a given one reads nothing.
+    assert clf.privacy_caveats_ == [_PUBLIC_N]
+    clf = _fw(epsilon=epsilon, delta=1e-6, fw_steps=5).fit(X, y)
     assert clf.privacy_caveats_ == []
+    assert 0.99 * epsilon <= clf.epsilon_ <= epsilon
+
+
+def test_without_intercept_one_event_per_selection():
+    X, y = _data()
+    clf = _fw(epsilon=1.0, fit_intercept=False, fw_steps=9).fit(X, y)
+    assert isinstance(clf.dp_event_, dp_accounting.SelfComposedDpEvent)
+    assert clf.dp_event_.count == 9
+    assert 9 * clf.dp_event_.event.rho == pytest.approx(rho_for_epsilon(1.0, 1e-5))
+    assert np.all(clf.intercept_ == 0)
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -83,7 +108,8 @@ def test_at_most_t_nonzeros(n_classes, fw_steps):
     assert clf.t_ == fw_steps
     assert clf.coef_.shape == (1 if n_classes == 2 else n_classes, X.shape[1])
     assert clf.n_nonzero_ == np.count_nonzero(clf.coef_) <= fw_steps
-    assert np.abs(clf.coef_).sum() + np.abs(clf.intercept_).sum() <= 5.0 + 1e-9
+    assert np.abs(clf.coef_).sum() <= 5.0 + 1e-9
+    assert np.abs(clf.intercept_).sum() <= INTERCEPT_BOUND + 1e-9
 
 
 def test_auto_steps_come_from_public_quantities():
@@ -168,7 +194,7 @@ def test_missing_feature_bound_is_inferred_with_a_warning():
     assert "per-coordinate feature bound inferred from the private data" in (
         clf.privacy_caveats_
     )
-    assert clf.privacy_record_.clip_norm == pytest.approx(2 * 5.0 * 7.0 / X.shape[0])
+    assert clf.privacy_record_.clip_norm == pytest.approx(5.0 * 7.0 / X.shape[0])
 
 
 def test_declared_bounds_raise_no_warning():
