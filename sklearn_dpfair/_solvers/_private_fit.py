@@ -39,6 +39,7 @@ from ._frank_wolfe import (
     private_frank_wolfe,
     resolve_feature_inf_bound,
     score_sensitivity,
+    selection_budget_shares,
 )
 from ._output_perturbation import (
     MAX_FALLBACK_STEPS,
@@ -283,10 +284,10 @@ def fit_dp_frank_wolfe(
     in its own ball of radius ``INTERCEPT_BOUND``. The budget is converted to
     zCDP (``rho``, certified by dp-accounting); the coefficient selections
     get ``rho`` (less ``INTERCEPT_RHO_SHARE`` of it with an intercept, which
-    the intercept selections get), split evenly over the ``T`` steps
-    (``epsilon0 = sqrt(8 rho / T)``, each selection ``epsilon0^2 / 8``-zCDP).
-    The fit is described by the composed ``ZCDpEvent`` s of its selections,
-    accounted with RDP. ``X`` may be a scipy.sparse matrix; it is never
+    the intercept selections get), split over the ``T`` steps in proportion
+    to ``(t + 1)^2`` (``selection_budget_shares``; each selection
+    ``epsilon0_t^2 / 8``-zCDP). The fit is described by the composed
+    ``ZCDpEvent`` s of its selections, accounted with RDP. ``X`` may be a scipy.sparse matrix; it is never
     densified. ``sample_weight`` (public) is rescaled to mean 1; each
     record's weighted raw gradient is clipped back to ``[-1, 1]``, so the
     score sensitivity is unchanged; uniform weights are the unweighted fit.
@@ -317,21 +318,25 @@ def fit_dp_frank_wolfe(
             n_vertices=max(2 * n_features * n_outputs, 3),
             rho=coef_rho,
         )
-    mechanism = ExponentialMechanism(
-        sensitivity=score_sensitivity(l1_radius, bound, n_samples),
-        epsilon=epsilon_per_selection(coef_rho, n_steps),
-    )
-    events = [mechanism.event(steps=n_steps)]
-    intercept_mechanism = None
+    shares = selection_budget_shares(n_steps)
+
+    def selections(rho, radius, feature_bound):
+        sensitivity = score_sensitivity(radius, feature_bound, n_samples)
+        return [
+            ExponentialMechanism(sensitivity, epsilon_per_selection(rho * share, 1))
+            for share in shares
+        ]
+
+    mechanisms = selections(coef_rho, l1_radius, bound)
+    events = [m.event() for m in mechanisms]
+    intercept_mechanisms = None
     if fit_intercept:
-        intercept_mechanism = ExponentialMechanism(
-            sensitivity=score_sensitivity(INTERCEPT_BOUND, 1.0, n_samples),
-            epsilon=epsilon_per_selection(intercept_rho, n_steps),
-        )
-        events.append(intercept_mechanism.event(steps=n_steps))
+        intercept_mechanisms = selections(intercept_rho, INTERCEPT_BOUND, 1.0)
+        events += [m.event() for m in intercept_mechanisms]
     budget = PrivacyBudget(epsilon, delta, ZCDP_ACCOUNTANT, None, tuple(caveats))
     record = budget.account(
-        mechanism,
+        # The record's noise multiplier is the last (least noisy) selection's.
+        mechanisms[-1],
         description=(
             "private Frank-Wolfe over the l1 ball (exponential mechanism over "
             "the vertices by Gumbel-max, each selection epsilon0^2/8-zCDP"
@@ -340,18 +345,17 @@ def fit_dp_frank_wolfe(
         ),
         adjacency="add_remove",
         steps=n_steps,
-        dp_event=events[0] if len(events) == 1 else composed_event(events),
+        dp_event=composed_event(events),
     )
     result = private_frank_wolfe(
         clip_coordinates(X, bound),
         np.asarray(y, dtype=np.float64),
         loss,
         l1_radius=float(l1_radius),
-        n_steps=n_steps,
-        mechanism=mechanism,
+        mechanisms=mechanisms,
         rng=rng,
         intercept_bound=INTERCEPT_BOUND if fit_intercept else None,
-        intercept_mechanism=intercept_mechanism,
+        intercept_mechanisms=intercept_mechanisms,
         alpha=alpha,
         sample_weight=weights,
     )

@@ -71,17 +71,19 @@ def test_epsilon_is_recomputed_from_the_event(epsilon):
     # One zCDP event per selection (coefficient vertex, then intercept
     # vertex), composed; rho adds up to the budget's.
     assert isinstance(clf.dp_event_, dp_accounting.ComposedDpEvent)
-    coef_event, intercept_event = clf.dp_event_.events
-    for event in (coef_event, intercept_event):
-        assert isinstance(event, dp_accounting.SelfComposedDpEvent)
-        assert event.count == clf.t_
-        assert isinstance(event.event, dp_accounting.ZCDpEvent)
-    rho = clf.t_ * (coef_event.event.rho + intercept_event.event.rho)
+    events = clf.dp_event_.events
+    assert len(events) == 2 * clf.t_
+    assert all(isinstance(e, dp_accounting.ZCDpEvent) for e in events)
+    coef_rho = np.array([e.rho for e in events[: clf.t_]])
+    intercept_rho = np.array([e.rho for e in events[clf.t_ :]])
+    rho = coef_rho.sum() + intercept_rho.sum()
     assert rho == pytest.approx(rho_for_epsilon(epsilon, 1e-6))
-    assert intercept_event.event.rho == pytest.approx(coef_event.event.rho / 9)
+    np.testing.assert_allclose(intercept_rho, coef_rho / 9)
+    # Shares grow like (t + 1)^2.
+    np.testing.assert_allclose(coef_rho / coef_rho[0], np.arange(1, clf.t_ + 1) ** 2)
     assert clf.adjacency_ == "add_remove"
     assert clf.privacy_record_.accountant == "rdp"
-    eps0 = math.sqrt(8 * coef_event.event.rho)
+    eps0 = math.sqrt(8 * coef_rho[-1])
     assert clf.noise_multiplier_ == pytest.approx(2 / eps0)
     assert clf.privacy_record_.clip_norm == pytest.approx(5.0 * 1.0 / X.shape[0])
     # The default step count read n; a given one reads nothing.
@@ -94,9 +96,9 @@ def test_epsilon_is_recomputed_from_the_event(epsilon):
 def test_without_intercept_one_event_per_selection():
     X, y = _data()
     clf = _fw(epsilon=1.0, fit_intercept=False, fw_steps=9).fit(X, y)
-    assert isinstance(clf.dp_event_, dp_accounting.SelfComposedDpEvent)
-    assert clf.dp_event_.count == 9
-    assert 9 * clf.dp_event_.event.rho == pytest.approx(rho_for_epsilon(1.0, 1e-5))
+    events = clf.dp_event_.events
+    assert len(events) == 9
+    assert sum(e.rho for e in events) == pytest.approx(rho_for_epsilon(1.0, 1e-5))
     assert np.all(clf.intercept_ == 0)
 
 

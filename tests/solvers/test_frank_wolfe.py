@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from sklearn_dpfair._loss import BinaryLogisticLoss, SoftmaxLoss
 from sklearn_dpfair._solvers._frank_wolfe import (
     MAX_AUTO_STEPS,
+    selection_budget_shares,
     auto_frank_wolfe_steps,
     clip_coordinates,
     private_frank_wolfe,
@@ -160,17 +161,17 @@ def _fw(X, y, loss, *, epsilon, steps, radius=5.0, r_b=2.0, seed=0):
     n = X.shape[0]
     mech_b = None
     if r_b is not None:
-        mech_b = ExponentialMechanism(score_sensitivity(r_b, 1.0, n), epsilon)
+        mech_b = [ExponentialMechanism(score_sensitivity(r_b, 1.0, n), epsilon)] * steps
+    mech = ExponentialMechanism(score_sensitivity(radius, 1.0, n), epsilon)
     return private_frank_wolfe(
         clip_coordinates(X, 1.0),
         y,
         loss,
         l1_radius=radius,
-        n_steps=steps,
-        mechanism=ExponentialMechanism(score_sensitivity(radius, 1.0, n), epsilon),
+        mechanisms=[mech] * steps,
         rng=np.random.default_rng(seed),
         intercept_bound=r_b,
-        intercept_mechanism=mech_b,
+        intercept_mechanisms=mech_b,
     )
 
 
@@ -303,3 +304,12 @@ def test_separate_intercept_ball_avoids_the_intercept_zigzag():
     support = set(np.flatnonzero(res.coef[:, 0]))
     assert {0, 1, 2, 3} <= support
     assert abs(res.intercept[0]) <= 2.0
+
+
+def test_budget_shares_follow_the_final_weights_of_the_vertices():
+    """epsilon0_t is proportional to lambda_t = 2 (t + 1) / (T (T + 1))."""
+    for steps in [1, 2, 7, 300]:
+        shares = selection_budget_shares(steps)
+        assert shares.sum() == pytest.approx(1.0, rel=1e-12)
+        lam = 2 * (np.arange(steps) + 1) / (steps * (steps + 1))
+        np.testing.assert_allclose(np.sqrt(shares) / np.sqrt(shares[-1]), lam / lam[-1])
