@@ -333,7 +333,7 @@ def fit_dp_frank_wolfe(
     if fit_intercept:
         intercept_mechanisms = selections(intercept_rho, INTERCEPT_BOUND, 1.0)
         events += [m.event() for m in intercept_mechanisms]
-    budget = PrivacyBudget(epsilon, delta, ZCDP_ACCOUNTANT, None, tuple(caveats))
+    budget = PrivacyBudget(epsilon, delta, caveats=tuple(caveats))
     record = budget.account(
         # The record's noise multiplier is the last (least noisy) selection's.
         mechanisms[-1],
@@ -346,6 +346,8 @@ def fit_dp_frank_wolfe(
         adjacency="add_remove",
         steps=n_steps,
         dp_event=composed_event(events),
+        # dp-accounting reads ZCDpEvent with RDP only.
+        accountant=ZCDP_ACCOUNTANT,
     )
     result = private_frank_wolfe(
         clip_coordinates(X, bound),
