@@ -58,8 +58,20 @@ OUT = os.path.join(os.path.dirname(__file__), "..", "docs", "benchmarks")
 EPSILONS = [0.5, 1.0, 3.0]
 CLIPS = [0.3, 1.0, 3.0]
 CHANGES = (
-    "Changes since the previous measurement, in which Frank-Wolfe missed the target at every epsilon (test log-loss 0.678, 0.628 and 0.535 at radius 10 on the synthetic data): the guarantee is now stated for adding or removing a record, like DP-SGD's (score sensitivity r B instead of 2 r B); the intercept has its own ball (``|b| <= 5``) instead of a vertex of the coefficients' ball, on which the fit zigzagged; the default step count is a twelfth of the worst-case rate formula's; and selection t gets a zCDP share proportional to (t + 1)^2. DP-SGD now runs on the CSR matrix. "
-    'The step constant 0.08 and the (t + 1)^2 shares were chosen in small exploratory runs on this synthetic design (the same training rows, another test set of 5,000 rows), so the synthetic Frank-Wolfe rows are somewhat optimistic, as the tuned-clip DP-SGD rows are; Adult and d = 1e5 were not used to choose anything.'
+    'Changes since the previous measurement, in which Frank-Wolfe missed '
+    'the target at every epsilon (test log-loss 0.678, 0.628 and 0.535 at '
+    'radius 10 on the synthetic data): the guarantee is now stated for '
+    "adding or removing a record, like DP-SGD's (score sensitivity r B "
+    'instead of 2 r B); the intercept has its own ball (``|b| <= 5``) '
+    "instead of a vertex of the coefficients' ball, on which the fit "
+    'zigzagged; the default step count is a twelfth of the worst-case rate '
+    "formula's; and selection t gets a zCDP share proportional to (t + "
+    '1)^2. DP-SGD now runs on the CSR matrix. The step constant 0.08 and '
+    'the (t + 1)^2 shares were chosen in small exploratory runs on this '
+    'synthetic design (the same training rows, another test set of 5,000 '
+    'rows), so the synthetic Frank-Wolfe rows are somewhat optimistic, as '
+    'the tuned-clip DP-SGD rows are; Adult and d = 1e5 were not used to '
+    'choose anything.'
 )
 # Public l1 radii, none tuned: see the user guide for setting one a priori.
 RADII = [10.0, 20.0, 30.0]
