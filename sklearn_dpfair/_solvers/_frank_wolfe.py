@@ -195,7 +195,7 @@ def auto_frank_wolfe_steps(*, l1_radius, feature_bound, n_samples, n_vertices, r
 
 
 def selection_budget_shares(n_steps):
-    """Share of the zCDP budget of each of ``n_steps`` selections: ``(t + 1)^2``, normalized.
+    """The zCDP budget share of each of ``n_steps`` selections: ``(t + 1)^2``.
 
     With ``eta_t = 2 / (t + 2)`` the output is ``w_T = sum_t lambda_t v_t``
     with ``lambda_t = 2 (t + 1) / (T (T + 1))``: late vertices weigh more,

@@ -277,7 +277,7 @@ def fit_dp_frank_wolfe(
     caveats=(),
     sample_weight=None,
 ):
-    """Private Frank-Wolfe over the l1 ball of radius ``l1_radius`` (add/remove, n public).
+    """Private Frank-Wolfe over the l1 ball of radius ``l1_radius`` (add/remove).
 
     Features are clipped coordinate-wise to ``feature_inf_bound`` (inferred
     from ``X`` with a ``PrivacyLeakWarning`` when None); the intercept lives
@@ -287,8 +287,10 @@ def fit_dp_frank_wolfe(
     the intercept selections get), split over the ``T`` steps in proportion
     to ``(t + 1)^2`` (``selection_budget_shares``; each selection
     ``epsilon0_t^2 / 8``-zCDP). The fit is described by the composed
-    ``ZCDpEvent`` s of its selections, accounted with RDP. ``X`` may be a scipy.sparse matrix; it is never
-    densified. ``sample_weight`` (public) is rescaled to mean 1; each
+    ``ZCDpEvent`` s of its selections, accounted with RDP. ``X`` may be a
+    scipy.sparse matrix; it is never densified. The default step count reads
+    ``n`` (a caveat says so); the selections do not. ``sample_weight``
+    (public) is rescaled to mean 1; each
     record's weighted raw gradient is clipped back to ``[-1, 1]``, so the
     score sensitivity is unchanged; uniform weights are the unweighted fit.
     """
