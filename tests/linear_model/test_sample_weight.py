@@ -73,6 +73,144 @@ def test_non_uniform_weights_change_the_fit_and_are_recorded():
 
 
 @pytest.mark.parametrize("heavy", [1e6, 1e12])
+def test_a_heavy_record_moves_the_clipped_sum_by_at_most_the_clip(heavy):
+    # Neighbouring datasets: the record z is present with a huge weight, or
+    # absent (weight 0 drops its gradient, as test below checks). The clipped
+    # sums differ by z's clipped term only, whose norm is at most the clip.
+    X, y = _data(n=50)
+    clip = 0.7
+    X = np.vstack([X, 1e3 * np.ones((1, X.shape[1]))])
+    y = np.append(y, 0)
+    w_in = np.ones(X.shape[0])
+    w_in[-1] = heavy
+    w_out = w_in.copy()
+    w_out[-1] = 0.0
+    diff = _one_noiseless_step(X, y, w_in, clip) - _one_noiseless_step(
+        X, y, w_out, clip
+    )
+    assert np.linalg.norm(diff) <= clip * (1 + 1e-9)
+    # Clipping really binds: unclipped, the weight would show.
+    assert np.linalg.norm(diff) > 0.5 * clip
+
+
+def test_zero_weight_drops_the_records_gradient():
+    X, y = _data(n=50)
+    w = np.ones(X.shape[0])
+    w[3] = 0.0
+    other = X.copy()
+    other[3] = 1e8  # whatever the record holds
+    y_other = y.copy()
+    y_other[3] = 1 - y[3]
+    np.testing.assert_array_equal(
+        _one_noiseless_step(X, y, w, 1.0), _one_noiseless_step(other, y_other, w, 1.0)
+    )
+
+
+def test_non_private_weight_two_is_a_duplicated_row():
+    X, y = _data(n=60)
+    params = dict(
+        classes=[0, 1],
+        epsilon=np.inf,
+        batch_size="full",
+        learning_rate=0.5,
+        max_iter=40,
+        random_state=0,
+    )
+    w = np.ones(X.shape[0])
+    w[:5] = 2.0
+    weighted = DPLogisticRegression(**params).fit(X, y, sample_weight=w)
+    X_rep, y_rep = np.vstack([X, X[:5]]), np.append(y, y[:5])
+    repeated = DPLogisticRegression(**params).fit(X_rep, y_rep)
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-10)
+    np.testing.assert_allclose(weighted.intercept_, repeated.intercept_, rtol=1e-10)
+
+
+def _op(**params):
+    return DPLogisticRegression(
+        solver="output-perturbation",
+        alpha=0.5,
+        feature_norm_bound=3.0,
+        classes=[0, 1],
+        random_state=0,
+        **params,
+    )
+
+
+def test_output_perturbation_weights_scale_the_sensitivity_by_the_largest():
+    X, y = _data()
+    plain = _op().fit(X, y)
+    uniform = _op().fit(X, y, sample_weight=np.full(X.shape[0], 2.0))
+    np.testing.assert_array_equal(uniform.coef_, plain.coef_)
+    w = np.ones(X.shape[0])
+    w[:100] = 3.0  # rescaled to mean 1: the largest weight is 1.5
+    weighted = _op().fit(X, y, sample_weight=w)
+    tol_part = 2.0 * plain.tol
+    assert weighted.privacy_record_.clip_norm - tol_part == pytest.approx(
+        1.5 * (plain.privacy_record_.clip_norm - tol_part)
+    )
+
+
+def test_output_perturbation_heavy_record_moves_the_minimizer_within_sensitivity():
+    # Replace-one with public weights: the heavy record's (x, y) changes, the
+    # weight vector does not. Noiseless fits (epsilon = inf) release the
+    # certified minimizers, whose distance the sensitivity bounds.
+    X, y = _data(n=80)
+    w = np.ones(X.shape[0])
+    w[-1] = 50.0
+    fits = []
+    for x_last, y_last in ((5.0, 0), (-5.0, 1)):
+        Xn, yn = X.copy(), y.copy()
+        Xn[-1], yn[-1] = x_last, y_last
+        fits.append(_op(epsilon=np.inf).fit(Xn, yn, sample_weight=w))
+    params = [np.r_[f.coef_.ravel(), f.intercept_] for f in fits]
+    sensitivity = fits[0].privacy_record_.clip_norm
+    assert np.linalg.norm(params[0] - params[1]) <= sensitivity
+    # Without the weight in the bound, this pair would exceed it.
+    unweighted = _op(epsilon=np.inf).fit(X, y).privacy_record_.clip_norm
+    assert np.linalg.norm(params[0] - params[1]) > unweighted
+
+
+def test_silos_refuse_non_uniform_weights():
+    X, y = _data()
+    with pytest.raises(ValueError, match="silos"):
+        DPLogisticRegression(classes=[0, 1]).fit(
+            X, y, sample_weight=np.arange(X.shape[0]) + 1.0, silos=np.arange(200) % 2
+        )
+
+
+def _fw(**params):
+    return DPLogisticRegression(
+        solver="dp-frank-wolfe",
+        l1_radius=3.0,
+        feature_inf_bound=4.0,
+        fw_steps=30,
+        classes=[0, 1],
+        random_state=0,
+        **params,
+    )
+
+
+def test_frank_wolfe_uniform_weights_are_the_unweighted_fit_bit_for_bit():
+    X, y = _data()
+    plain = _fw().fit(X, y)
+    weighted = _fw().fit(X, y, sample_weight=np.full(X.shape[0], 7.0))
+    np.testing.assert_array_equal(weighted.coef_, plain.coef_)
+    w = np.ones(X.shape[0])
+    w[:50] = 4.0
+    assert not np.array_equal(_fw().fit(X, y, sample_weight=w).coef_, plain.coef_)
+
+
+def test_frank_wolfe_weight_two_is_a_duplicated_row_without_privacy():
+    X, y = _data(n=60)
+    w = np.ones(X.shape[0])
+    w[:5] = 2.0
+    weighted = _fw(epsilon=np.inf).fit(X, y, sample_weight=w)
+    rows = np.r_[np.arange(X.shape[0]), np.arange(5)]
+    repeated = _fw(epsilon=np.inf).fit(X[rows], y[rows])
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, atol=1e-12)
+
+
+@pytest.mark.parametrize("heavy", [1e6, 1e12])
 def test_frank_wolfe_heavy_record_moves_scores_by_at_most_the_sensitivity(heavy):
     from sklearn_dpfair._solvers._frank_wolfe import (
         clip_coordinates,
