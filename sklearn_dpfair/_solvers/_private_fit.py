@@ -13,20 +13,26 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from ..privacy import GaussianMechanism
-from ..privacy._accounting import exponential_mechanism_event, gaussian_event
+from ..privacy import GaussianMechanism, PrivacyBudget
+from ..privacy._accounting import (
+    composed_event,
+    gaussian_event,
+)
 from ..privacy._clipping import clip_rows_to_norm
 from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
-from ..privacy._record import PrivacyRecord, check_budget
+from ..privacy._record import PrivacyRecord
 from ..privacy._zcdp import ZCDP_ACCOUNTANT, rho_for_epsilon
 from ..utils._array_api import NUMPY_BACKEND
 from ..utils._validation import normalized_weights
 from ._frank_wolfe import (
+    INTERCEPT_BOUND,
+    INTERCEPT_RHO_SHARE,
     auto_frank_wolfe_steps,
     clip_coordinates,
     private_frank_wolfe,
     resolve_feature_inf_bound,
     score_sensitivity,
+    selection_budget_shares,
 )
 from ._output_perturbation import (
     MAX_FALLBACK_STEPS,
@@ -53,6 +59,10 @@ _MAX_PREDICTION_BOUND = 1e300
 # A single Gaussian release is accounted with PLD, which is exact for it (the
 # analytic Gaussian mechanism); RDP would overstate epsilon by ~10-20%.
 _SINGLE_GAUSSIAN_ACCOUNTANT = "pld"
+_FW_PUBLIC_N = (
+    "fw_steps=None: the step count is computed from n, which is public "
+    "(as DP-SGD's sampling rate); the selections themselves do not use n"
+)
 _WEIGHTS_CAVEAT = (
     "sample_weight is public; each record's weighted gradient is clipped, "
     "so the guarantee is per record, not per unit of weight"
@@ -308,18 +318,22 @@ def fit_dp_frank_wolfe(
     caveats=(),
     sample_weight=None,
 ):
-    """Private Frank-Wolfe over the l1 ball of radius ``l1_radius`` (replace-one).
+    """Private Frank-Wolfe over the l1 ball of radius ``l1_radius`` (add/remove).
 
     Features are clipped coordinate-wise to ``feature_inf_bound`` (inferred
-    from ``X`` with a ``PrivacyLeakWarning`` when None). The budget is
-    converted to zCDP (``rho``, certified by dp-accounting), split evenly
-    over the ``T`` selections (``epsilon0 = sqrt(8 rho / T)``, each
-    ``epsilon0^2 / 8``-zCDP), and the fit is described by ``T`` composed
-    ``ZCDpEvent`` s, accounted with RDP. ``X`` may be a scipy.sparse matrix;
-    it is never densified. ``sample_weight`` (public) is rescaled to mean 1;
-    each record's weighted raw gradient is clipped back to ``[-1, 1]``, so
-    the score sensitivity is unchanged; uniform weights are the unweighted
-    fit.
+    from ``X`` with a ``PrivacyLeakWarning`` when None); the intercept lives
+    in its own ball of radius ``INTERCEPT_BOUND``. The budget is converted to
+    zCDP (``rho``, certified by dp-accounting); the coefficient selections
+    get ``rho`` (less ``INTERCEPT_RHO_SHARE`` of it with an intercept, which
+    the intercept selections get), split over the ``T`` steps in proportion
+    to ``(t + 1)^2`` (``selection_budget_shares``; each selection
+    ``epsilon0_t^2 / 8``-zCDP). The fit is described by the composed
+    ``ZCDpEvent`` s of its selections, accounted with RDP. ``X`` may be a
+    scipy.sparse matrix; it is never densified. The default step count reads
+    ``n`` (a caveat says so); the selections do not. ``sample_weight``
+    (public) is rescaled to mean 1; each
+    record's weighted raw gradient is clipped back to ``[-1, 1]``, so the
+    score sensitivity is unchanged; uniform weights are the unweighted fit.
     """
     n_samples, n_features = X.shape
     weights = normalized_weights(sample_weight, n_samples)
@@ -327,56 +341,67 @@ def fit_dp_frank_wolfe(
         caveats = (*caveats, _WEIGHTS_CAVEAT)
     bound, bound_caveats = resolve_feature_inf_bound(feature_inf_bound, X)
     caveats = (*caveats, *bound_caveats)
-    s = 1.0 if fit_intercept else 0.0
-    coordinate_bound = max(bound, s)
-    if not l1_radius * coordinate_bound <= _MAX_PREDICTION_BOUND:
+    if not l1_radius * bound <= _MAX_PREDICTION_BOUND:
         raise ValueError(
-            f"l1_radius * feature_inf_bound = {l1_radius * coordinate_bound:g} "
+            f"l1_radius * feature_inf_bound = {l1_radius * bound:g} "
             f"exceeds {_MAX_PREDICTION_BOUND:g}: the linear predictions could "
             "overflow. Rescale the features or lower l1_radius."
         )
     n_outputs = loss.n_outputs
-    n_vertices = 2 * (n_features + (1 if fit_intercept else 0)) * n_outputs
     rho = rho_for_epsilon(epsilon, delta)
+    # rho = inf (no privacy) stays inf in both shares.
+    intercept_rho = INTERCEPT_RHO_SHARE * rho if fit_intercept else 0.0
+    coef_rho = (1.0 - INTERCEPT_RHO_SHARE) * rho if fit_intercept else rho
     if n_steps is None:
+        caveats = (*caveats, _FW_PUBLIC_N)
         n_steps = auto_frank_wolfe_steps(
             l1_radius=l1_radius,
-            coordinate_bound=coordinate_bound,
+            feature_bound=bound,
             n_samples=n_samples,
-            n_vertices=max(n_vertices, 3),
-            epsilon=epsilon,
-            delta=delta,
+            n_vertices=max(2 * n_features * n_outputs, 3),
+            rho=coef_rho,
         )
-    epsilon0 = epsilon_per_selection(rho, n_steps)
-    sensitivity = score_sensitivity(l1_radius, coordinate_bound, n_samples)
-    event = exponential_mechanism_event(epsilon0, n_steps)
-    record = PrivacyRecord.from_event(
-        event,
-        delta=delta,
-        accountant=ZCDP_ACCOUNTANT,
-        adjacency="replace_one",
-        mechanism=(
+    shares = selection_budget_shares(n_steps)
+
+    def selections(rho, radius, feature_bound):
+        sensitivity = score_sensitivity(radius, feature_bound, n_samples)
+        return [
+            ExponentialMechanism(sensitivity, epsilon_per_selection(rho * share, 1))
+            for share in shares
+        ]
+
+    mechanisms = selections(coef_rho, l1_radius, bound)
+    events = [m.event() for m in mechanisms]
+    intercept_mechanisms = None
+    if fit_intercept:
+        intercept_mechanisms = selections(intercept_rho, INTERCEPT_BOUND, 1.0)
+        events += [m.event() for m in intercept_mechanisms]
+    budget = PrivacyBudget(epsilon, delta, caveats=tuple(caveats))
+    record = budget.account(
+        # The record's noise multiplier is the last (least noisy) selection's.
+        mechanisms[-1],
+        description=(
             "private Frank-Wolfe over the l1 ball (exponential mechanism over "
-            "the vertices by Gumbel-max, each selection epsilon0^2/8-zCDP)"
+            "the vertices by Gumbel-max, each selection epsilon0^2/8-zCDP"
+            + ("; the intercept's vertex selected likewise" if fit_intercept else "")
+            + ")"
         ),
-        # Gumbel scale 2 Delta / epsilon0 in units of the score sensitivity.
-        noise_multiplier=0.0 if math.isinf(epsilon0) else 2.0 / epsilon0,
-        clip_norm=sensitivity,
+        adjacency="add_remove",
         steps=n_steps,
-        caveats=tuple(caveats),
+        dp_event=composed_event(events),
+        # dp-accounting reads ZCDpEvent with RDP only.
+        accountant=ZCDP_ACCOUNTANT,
     )
-    check_budget(record, epsilon, calibrated=True)
     result = private_frank_wolfe(
         clip_coordinates(X, bound),
         np.asarray(y, dtype=np.float64),
         loss,
         l1_radius=float(l1_radius),
-        intercept_scaling=s,
-        n_steps=n_steps,
-        mechanism=ExponentialMechanism(sensitivity=sensitivity, epsilon=epsilon0),
+        mechanisms=mechanisms,
         rng=rng,
+        intercept_bound=INTERCEPT_BOUND if fit_intercept else None,
+        intercept_mechanisms=intercept_mechanisms,
         alpha=alpha,
         sample_weight=weights,
     )
-    W = result.coef
-    return LinearFit(W[:-1].T.copy(), s * W[-1], n_steps, record)
+    return LinearFit(result.coef.T.copy(), result.intercept, n_steps, record)

@@ -63,7 +63,7 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
       ``feature_inf_bound``. Error grows with ``log(n_features)``, not its
       square root, and ``coef_`` has at most ``fw_steps`` nonzeros: for wide
       (one-hot, hashed) data with a sparse truth. Accepts scipy.sparse ``X``
-      without densifying it. Guarantee under replace-one adjacency.
+      without densifying it. Guarantee under add/remove adjacency.
 
     Read more in the :ref:`User Guide <dplogreg>`.
 
@@ -112,10 +112,10 @@ default="dp-sgd"
         Public bound ``R`` on the row norms, enforced by clipping rows
         (output-perturbation only; required there).
     l1_radius : float, default=None
-        Radius ``r`` of the constraint ``||w||_1 <= r`` over all coefficients
-        and the intercept (dp-frank-wolfe; required there). Public: it sets
-        the sensitivity of every selection, so choose it without looking at
-        the data.
+        Radius ``r`` of the constraint ``||w||_1 <= r`` over the coefficients
+        (dp-frank-wolfe; required there; the intercept has its own bound
+        ``|b| <= 5``). Public: it sets the sensitivity of every selection, so
+        choose it without looking at the data.
     feature_inf_bound : float, default=None
         Public bound ``B`` on ``|x_ij|`` (dp-frank-wolfe): every feature is
         clipped to ``[-B, B]`` before use. If None it is read from ``X`` with
@@ -124,9 +124,9 @@ default="dp-sgd"
     fw_steps : int, default=None
         Number of Frank-Wolfe steps ``T`` (dp-frank-wolfe); ``coef_`` has at
         most ``T`` nonzeros. None sets it from the rate formula
-        ``T = (r X n epsilon / (4 ln J sqrt(ln(1/delta))))^(2/3)`` with
-        ``X = max(B, 1)`` and ``J`` the number of vertices, capped at 1000:
-        public quantities only.
+        ``T = 0.08 (B r n sqrt(8 rho) / ln J)^(2/3)``, with ``rho`` the zCDP
+        budget of the selections and ``J`` the number of vertices, capped at
+        1000: public quantities only (``n`` is public).
     tol : float, default=1e-6
         Certified distance of the solve to the exact minimizer
         (output-perturbation); it adds ``2 tol`` to the sensitivity.

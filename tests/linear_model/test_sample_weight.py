@@ -213,27 +213,30 @@ def test_frank_wolfe_weight_two_is_a_duplicated_row_without_privacy():
 @pytest.mark.parametrize("heavy", [1e6, 1e12])
 def test_frank_wolfe_heavy_record_moves_scores_by_at_most_the_sensitivity(heavy):
     from sklearn_dpfair._solvers._frank_wolfe import (
-        _scores_from_raw,
         clip_coordinates,
         score_sensitivity,
+        scores_from_predictions,
     )
 
     X, y = _data(n=40)
     X = clip_coordinates(X, 1.0)
-    coef = np.zeros((X.shape[1] + 1, 1))
-    Z = np.zeros((X.shape[0], 1))
-    scores = []
-    for y_last in (0.0, 1.0):  # replace-one: the heavy record's label changes
-        y_nb = y.astype(float)
-        y_nb[-1] = y_last
-        w = np.ones(X.shape[0])
-        w[-1] = heavy
-        scores.append(
-            _scores_from_raw(X, y_nb, BinaryLogisticLoss(), Z, coef, 2.0, 1.0, 0.0, w)
+    coef = np.zeros((X.shape[1], 1))
+    sums = []
+    weights = np.ones(X.shape[0])
+    weights[-1] = heavy
+    for rows in (X.shape[0] - 1, X.shape[0]):  # add/remove the heavy record
+        w = weights[:rows]
+        u, u_b = scores_from_predictions(
+            X[:rows], y[:rows].astype(float), BinaryLogisticLoss(),
+            np.zeros((rows, 1)), coef, l1_radius=2.0, intercept_bound=2.0,
+            weights=w,
         )
-    bound = score_sensitivity(2.0, 1.0, X.shape[0])
-    diff = np.max(np.abs(scores[0] - scores[1]))
+        # The selection sees u / n with sensitivity r B / n: compare sums.
+        sums.append((u * rows, u_b * rows))
+    bound = score_sensitivity(2.0, 1.0, X.shape[0]) * X.shape[0]
+    diff = np.max(np.abs(sums[0][0] - sums[1][0]))
     assert 0.5 * bound < diff <= bound * (1 + 1e-12)
+    assert np.max(np.abs(sums[0][1] - sums[1][1])) <= bound * (1 + 1e-12)
 
 
 @pytest.mark.filterwarnings("ignore:sensitive_features is None")

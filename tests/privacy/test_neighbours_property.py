@@ -149,9 +149,9 @@ CONFIGS = [
     Config(
         "lr-outpert-3class", _lr(classes=[0, 1, 2], **_OP), "multiclass", "replace_one"
     ),
-    Config("lr-fw-binary", _lr(classes=[0, 1], **_FW), "binary", "replace_one"),
+    Config("lr-fw-binary", _lr(classes=[0, 1], **_FW), "binary", "add_remove"),
     Config(
-        "lr-fw-3class", _lr(classes=[0, 1, 2], **_FW), "multiclass", "replace_one"
+        "lr-fw-3class", _lr(classes=[0, 1, 2], **_FW), "multiclass", "add_remove"
     ),
     Config(
         "lr-silos-binary",
