@@ -30,7 +30,7 @@ def _test_mse(reg, seed=99, d=5):
 
 
 @pytest.mark.parametrize("accountant", ["pld", "rdp"])
-@pytest.mark.parametrize("solver", ["semidp_gd", "dp_gd", "pda_md"])
+@pytest.mark.parametrize("solver", ["semidp-gd", "dp-gd", "pda-md"])
 def test_epsilon_recomputed_from_event(solver, accountant):
     X, y, mask, _ = _problem()
     reg = SemiDPLinearRegression(
@@ -113,9 +113,9 @@ def test_private_rows_reach_the_fit_only_through_the_iteration(monkeypatch):
 def test_dp_gd_equals_semidp_gd_with_alpha_n_private_over_n():
     X, y, mask, _ = _problem()
     common = {"epsilon": 1.0, "max_iter": 8, "learning_rate": 3.0, "random_state": 7}
-    dp = SemiDPLinearRegression(solver="dp_gd", **common).fit(X, y, public_mask=mask)
+    dp = SemiDPLinearRegression(solver="dp-gd", **common).fit(X, y, public_mask=mask)
     semi = SemiDPLinearRegression(
-        solver="semidp_gd",
+        solver="semidp-gd",
         alpha=(~mask).sum() / mask.size,
         public_clipping="clip",
         preconditioner=None,
@@ -139,7 +139,7 @@ def test_epsilon_inf_matches_ols_on_all_rows():
 
 def test_public_only_is_public_ridge_and_free():
     X, y, mask, _ = _problem()
-    reg = SemiDPLinearRegression(solver="public_only", public_ridge=0.0).fit(
+    reg = SemiDPLinearRegression(solver="public-only", public_ridge=0.0).fit(
         X, y, public_mask=mask
     )
     ref = Ridge(alpha=0.0).fit(X[mask], y[mask])
@@ -168,7 +168,7 @@ def test_utility_rises_with_epsilon():
 def test_semidp_beats_throw_away_with_few_public_rows():
     X, y, mask, w = _problem(n=6000, n_pub=40, d=10)
     semi = SemiDPLinearRegression(epsilon=1.0, random_state=0).fit(X, y, public_mask=mask)
-    pub = SemiDPLinearRegression(solver="public_only").fit(X, y, public_mask=mask)
+    pub = SemiDPLinearRegression(solver="public-only").fit(X, y, public_mask=mask)
     # Excess risk under isotropic features is the squared coefficient error.
     assert np.sum((semi.coef_ - w) ** 2) < 0.2 * np.sum((pub.coef_ - w) ** 2)
     # The public model's prediction of the test MSE is in the right range.
@@ -178,7 +178,7 @@ def test_semidp_beats_throw_away_with_few_public_rows():
 def test_semidp_sgd_is_poisson_sampled():
     X, y, mask, _ = _problem()
     reg = SemiDPLinearRegression(
-        solver="semidp_sgd", adjacency="add_remove", batch_size=300, max_iter=2,
+        solver="semidp-sgd", adjacency="add_remove", batch_size=300, max_iter=2,
         accountant="rdp", random_state=0,
     ).fit(X, y, public_mask=mask)
     assert "PoissonSampled" in repr(reg.dp_event_)
@@ -221,10 +221,10 @@ def test_metadata_routing_slices_the_mask():
         ({}, np.ones(10, dtype=bool), ValueError, "one entry per sample"),
         ({}, np.ones(3000), TypeError, "boolean"),
         ({}, np.ones(3000, dtype=bool), ValueError, "needs private rows"),
-        ({"solver": "public_only"}, np.zeros(3000, dtype=bool), ValueError, "needs public"),
-        ({"solver": "dp_gd", "alpha": 0.5}, None, ValueError, "alpha"),
-        ({"solver": "pda_md", "alpha": 0.5}, None, ValueError, "alpha"),
-        ({"solver": "semidp_sgd"}, None, ValueError, "add/remove"),
+        ({"solver": "public-only"}, np.zeros(3000, dtype=bool), ValueError, "needs public"),
+        ({"solver": "dp-gd", "alpha": 0.5}, None, ValueError, "alpha"),
+        ({"solver": "pda-md", "alpha": 0.5}, None, ValueError, "alpha"),
+        ({"solver": "semidp-sgd"}, None, ValueError, "add/remove"),
         ({"epsilon": 0.0}, None, ValueError, "epsilon"),
         ({"epsilon": -1.0}, None, ValueError, "epsilon"),
         ({"delta": 1.0}, None, ValueError, "delta"),
@@ -262,7 +262,7 @@ def test_helper_matches_the_estimator_choice():
 
 # -- neighbouring datasets built by hand ---------------------------------------
 
-SOLVERS = ["semidp_gd", "semidp_sgd", "dp_gd", "pda_md"]
+SOLVERS = ["semidp-gd", "semidp-sgd", "dp-gd", "pda-md"]
 
 
 def _fit_outcome(est, X, y, mask):
@@ -320,7 +320,7 @@ def test_private_neighbours_end_the_same_way(name, solver):
     # finite coefficients, the same warnings and the same privacy record.
     a, b = PRIVATE_NEIGHBOURS[name]
     params = dict(solver=solver, adjacency="add_remove", random_state=0)
-    if solver == "semidp_sgd":
+    if solver == "semidp-sgd":
         params.update(batch_size=64, max_iter=2)
     (est_a, warn_a), (est_b, warn_b) = (
         _fit_outcome(SemiDPLinearRegression(**params), *data) for data in (a, b)
@@ -340,17 +340,17 @@ def test_private_neighbours_end_the_same_way(name, solver):
 @pytest.mark.parametrize(
     "params",
     [
-        {"solver": "semidp_gd"},
-        {"solver": "semidp_gd", "adjacency": "add_remove", "accountant": "pld"},
-        {"solver": "semidp_sgd", "adjacency": "add_remove", "batch_size": 100},
-        {"solver": "semidp_sgd", "adjacency": "add_remove", "batch_size": 10_000},
-        {"solver": "dp_gd"},
-        {"solver": "pda_md", "max_iter": 5},
-        {"solver": "public_only"},
-        {"solver": "semidp_gd", "epsilon": np.inf},
+        {"solver": "semidp-gd"},
+        {"solver": "semidp-gd", "adjacency": "add_remove", "accountant": "pld"},
+        {"solver": "semidp-sgd", "adjacency": "add_remove", "batch_size": 100},
+        {"solver": "semidp-sgd", "adjacency": "add_remove", "batch_size": 10_000},
+        {"solver": "dp-gd"},
+        {"solver": "pda-md", "max_iter": 5},
+        {"solver": "public-only"},
+        {"solver": "semidp-gd", "epsilon": np.inf},
     ],
-    ids=["gd", "gd_pld", "sgd", "sgd_full_batch", "dp_gd", "pda_md",
-         "public_only", "non_private"],
+    ids=["gd", "gd_pld", "sgd", "sgd_full_batch", "dp-gd", "pda-md",
+         "public-only", "non_private"],
 )
 def test_privacy_record_fields_rebuild_the_event(params):
     from sklearn_dpfair.privacy._accounting import no_op_event
@@ -366,14 +366,14 @@ def test_privacy_record_fields_rebuild_the_event(params):
         rebuilt = noisy_sgd_event(rec.noise_multiplier, q, rec.steps)
     assert rebuilt == rec.dp_event
     assert epsilon_of(rebuilt, rec.delta, rec.accountant) == rec.epsilon
-    assert rec.steps == (0 if params["solver"] == "public_only" else est.n_iter_)
+    assert rec.steps == (0 if params["solver"] == "public-only" else est.n_iter_)
     factor = 2.0 if est.adjacency == "replace_one" else 1.0
     if np.isinf(est.epsilon):
         # No clipping without privacy: the record does not claim a bound.
         assert rec.clip_norm == np.inf
     elif rec.steps:
         assert rec.clip_norm == factor * est.clip_norm
-    if rec.sampling_probability is None and params["solver"] == "semidp_sgd":
+    if rec.sampling_probability is None and params["solver"] == "semidp-sgd":
         # The whole private block in every step: the text says so.
         assert "full-batch" in rec.mechanism and "Poisson" not in rec.mechanism
     elif rec.sampling_probability is not None:
@@ -386,7 +386,7 @@ def test_unclipped_sums_of_huge_rows_leave_the_model_finite(solver):
     # (1e200 * 1e200) and their sum inf - inf; the step must not write NaN.
     X, y, mask, _ = _problem(n=600, n_pub=150)
     X[np.flatnonzero(~mask)[:20]] = 1e200
-    params = {"batch_size": 64, "max_iter": 2} if solver == "semidp_sgd" else {}
+    params = {"batch_size": 64, "max_iter": 2} if solver == "semidp-sgd" else {}
     est, warns = _fit_outcome(
         SemiDPLinearRegression(solver=solver, epsilon=np.inf, adjacency="add_remove",
                                random_state=0, **params),

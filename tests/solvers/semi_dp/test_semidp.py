@@ -94,7 +94,7 @@ def test_clipped_sum_sensitivity_on_neighbours(factor):
 
 
 def test_dp_gd_matches_reference_on_all_rows():
-    # dp_gd's code path (alpha = n_priv/n, clipped public gradients, no
+    # dp-gd's code path (alpha = n_priv/n, clipped public gradients, no
     # preconditioner) is an independent textbook DP-GD on the concatenated rows.
     X, y, mask, _ = _problem(n_pub=200)
     data = _data(X, y, mask)
