@@ -119,7 +119,7 @@ class LinearRegressorMixin(RegressorMixin):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples.
 
         Returns
@@ -129,7 +129,11 @@ class LinearRegressorMixin(RegressorMixin):
             the largest float is saturated to it).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_data(
+            self, X, reset=False, accept_sparse="csr", dtype=[np.float64, np.float32]
+        )
+        if sp.issparse(X):
+            return _sparse_linear_scores(X, self.coef_[None, :], self.intercept_)
         with np.errstate(over="ignore", invalid="ignore"):
             y_pred = X @ self.coef_ + self.intercept_
         return finite_linear_scores(y_pred, X, self.coef_, self.intercept_)

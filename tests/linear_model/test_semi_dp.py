@@ -5,6 +5,7 @@
 import numpy as np
 import pytest
 import sklearn
+import scipy.sparse as sp
 from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.model_selection import KFold, cross_validate
 
@@ -394,3 +395,108 @@ def test_unclipped_sums_of_huge_rows_leave_the_model_finite(solver):
     )
     assert np.all(np.isfinite(est.coef_)) and np.isfinite(est.intercept_)
     assert not [w for w in warns if w[0] == "RuntimeWarning"]
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [("semidp_gd", "semidp-gd"), ("semidp_sgd", "semidp-sgd"), ("dp_gd", "dp-gd"),
+     ("public_only", "public-only"), ("pda_md", "pda-md")],
+)
+def test_underscore_solver_names_are_deprecated_aliases(old, new):
+    X, y, mask, _ = _problem(n=1200, n_pub=200)
+    common = {"random_state": 0, "adjacency": "add_remove"}
+    with pytest.warns(FutureWarning, match=f"use solver='{new}'") as record:
+        reg = SemiDPLinearRegression(solver=old, **common).fit(X, y, public_mask=mask)
+    # Attributed to the line that called fit, not to the package.
+    assert record[0].filename == __file__
+    ref = SemiDPLinearRegression(solver=new, **common).fit(X, y, public_mask=mask)
+    assert reg.solver_ == ref.solver_ == new
+    assert reg.solver == old  # fit does not mutate the parameter
+    np.testing.assert_array_equal(reg.coef_, ref.coef_)
+    assert reg.privacy_record_ == ref.privacy_record_
+
+
+SPARSE_CASES = [
+    {"solver": "semidp-gd"},
+    {"solver": "semidp-gd", "preconditioner": None, "public_clipping": "clip"},
+    {"solver": "semidp-sgd", "adjacency": "add_remove", "batch_size": 100},
+    {"solver": "dp-gd"},
+    {"solver": "pda-md"},
+    {"solver": "public-only"},
+]
+
+
+def _sparse_problem(n=1500, d=40, n_pub=200, density=0.1, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * (rng.random((n, d)) < density)
+    y = X @ rng.standard_normal(d) + 0.5 + 0.3 * rng.standard_normal(n)
+    return X, y, np.arange(n) < n_pub
+
+
+@pytest.mark.parametrize("params", SPARSE_CASES, ids=lambda p: "-".join(map(str, p.values())))
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_sparse_input_equals_dense_for_the_same_seed(params, fmt):
+    X, y, mask = _sparse_problem()
+    dense = SemiDPLinearRegression(random_state=3, **params).fit(X, y, public_mask=mask)
+    Xs = sp.csr_matrix(X) if fmt == "csr" else sp.csc_matrix(X)
+    sparse = SemiDPLinearRegression(random_state=3, **params).fit(Xs, y, public_mask=mask)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-10, atol=1e-12)
+    assert sparse.intercept_ == pytest.approx(dense.intercept_, rel=1e-10, abs=1e-12)
+    assert sparse.privacy_record_ == dense.privacy_record_
+    np.testing.assert_allclose(sparse.predict(Xs), dense.predict(X), rtol=1e-10)
+
+
+def test_sparse_private_rows_are_never_densified(monkeypatch):
+    # The solver gets the whole sparse matrix (private rows addressed by the
+    # mask); only the public block reaches the public statistics, dense.
+    from sklearn_dpfair._solvers.semi_dp import _fit as semidp_fit
+
+    seen = {}
+    real_solver, real_geometry = (
+        semidp_fit.semidp_gradient_descent, semidp_fit.public_geometry
+    )
+
+    def solver_spy(data, *args, **kwargs):
+        seen["private"] = data.X_private
+        return real_solver(data, *args, **kwargs)
+
+    def geometry_spy(X_pub, y_pub, **kwargs):
+        seen["public"] = X_pub
+        return real_geometry(X_pub, y_pub, **kwargs)
+
+    monkeypatch.setattr(semidp_fit, "semidp_gradient_descent", solver_spy)
+    monkeypatch.setattr(semidp_fit, "public_geometry", geometry_spy)
+    X, y, mask = _sparse_problem()
+    Xs = sp.csr_matrix(X)
+    SemiDPLinearRegression(random_state=0).fit(Xs, y, public_mask=mask)
+    assert sp.issparse(seen["private"]) and seen["private"].nnz == Xs.nnz
+    assert isinstance(seen["public"], np.ndarray)
+    assert seen["public"].shape == (int(mask.sum()), X.shape[1])
+
+
+@pytest.mark.parametrize("params", SPARSE_CASES, ids=lambda p: "-".join(map(str, p.values())))
+@pytest.mark.parametrize("sparse", [False, True])
+def test_float32_stays_float32(params, sparse, monkeypatch):
+    from sklearn_dpfair._solvers.semi_dp import _solver
+
+    X, y, mask = _sparse_problem()
+    X32 = X.astype(np.float32)
+    dtypes = set()
+    real = _solver._clipped_sum
+
+    def spy(X, R, *args, **kwargs):
+        total = real(X, R, *args, **kwargs)
+        dtypes.add(total.dtype)
+        return total
+
+    monkeypatch.setattr(_solver, "_clipped_sum", spy)
+    ref = SemiDPLinearRegression(random_state=3, **params).fit(X, y, public_mask=mask)
+    reg = SemiDPLinearRegression(random_state=3, **params).fit(
+        sp.csr_matrix(X32) if sparse else X32, y, public_mask=mask
+    )
+    assert reg.coef_.dtype == np.float32
+    assert reg.predict(X32).dtype == np.float32
+    if params["solver"] != "public-only":
+        # The products of the float32 run stayed float32 (no promoted copy).
+        assert np.dtype(np.float32) in dtypes
+    np.testing.assert_allclose(reg.coef_, ref.coef_, rtol=1e-4, atol=1e-4)

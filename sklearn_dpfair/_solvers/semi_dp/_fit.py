@@ -376,7 +376,8 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
     n_private = X.shape[0] - n_public
     s = 1.0 if params.fit_intercept else 0.0
     geometry = public_geometry(
-        _dense(Xp), yp, intercept_scaling=s, ridge=params.public_ridge,
+        _dense(Xp), np.asarray(yp, dtype=np.float64), intercept_scaling=s,
+        ridge=params.public_ridge,
         n_features=X.shape[1],
     )
     clip = params.clip
@@ -468,9 +469,15 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
 
 
 def _dense(X_public):
-    """The public rows as a dense array (public statistics need their Gram
-    matrix; only the public block is densified, never the private rows)."""
-    return X_public.toarray() if hasattr(X_public, "toarray") else X_public
+    """The public rows as a dense float64 array, for the public statistics.
+
+    They need the public Gram matrix (and its eigen-decomposition) in full
+    precision; only the public block is densified or promoted, never the
+    private rows.
+    """
+    if hasattr(X_public, "toarray"):
+        X_public = X_public.toarray()
+    return np.asarray(X_public, dtype=np.float64)
 
 
 def _result(params, geometry, s, a, lr, steps, record, choice, dtype):

@@ -131,6 +131,9 @@ def _clipped_sum(X, R, row_norms, clip_norm, s, excluded=None):
         )
     if excluded is not None:
         weighted[excluded] = 0.0
+    # The clip factors are float64; the products stay in X's precision so a
+    # float32 X is never promoted (a float64 copy of X would double memory).
+    weighted = weighted.astype(X.dtype, copy=False)
     total = X.T @ weighted
     if s:
         total = np.vstack([total, s * weighted.sum(axis=0)[None, :]])
@@ -195,7 +198,10 @@ def semidp_gradient_descent(
     """
     Xq, yq, Xp, yp = data.X_private, data.y_private, data.X_public, data.y_public
     s = float(data.intercept_scaling)
-    W = np.array(W0, dtype=float, copy=True)
+    # float32 data keep float32 iterates (products in X's precision); the
+    # noise, the step and the running average are float64.
+    dtype = np.float32 if Xq.dtype == np.float32 else np.float64
+    W = np.array(W0, dtype=dtype, copy=True)
     alpha = np.asarray(alpha, dtype=float)
     learning_rate = np.asarray(learning_rate, dtype=float)
     n_steps = np.asarray(n_steps, dtype=int)
@@ -214,7 +220,7 @@ def semidp_gradient_descent(
     has_public = Xp.shape[0] > 0
 
     tail_from = tail_start(n_steps, tail_fraction)
-    total = np.zeros_like(W)
+    total = np.zeros(W.shape)
 
     for t in range(int(n_steps.max(initial=0))):
         cols = np.flatnonzero(n_steps > t)
@@ -257,7 +263,8 @@ def semidp_gradient_descent(
         W[:, cols] = np.where(np.isfinite(step), step, Wa)
         averaged = cols[t >= tail_from[cols]]
         total[:, averaged] += W[:, averaged]
-    return SemiDPResult(params=total / (n_steps - tail_from), n_steps=n_steps)
+    averaged = total / (n_steps - tail_from)
+    return SemiDPResult(params=averaged.astype(dtype, copy=False), n_steps=n_steps)
 
 
 def _poisson_sum(
