@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...privacy._clipping import clipped_rows
-from .._linear import augmented_row_norms
+from .._linear import augmented_row_norms, clipped_gradient_sum
 from .._sampling import poisson_batch
 from .._schedules import tail_start
 
@@ -120,6 +120,14 @@ def _clipped_sum(X, R, row_norms, clip_norm, s, excluded=None):
     even for a huge ``x_ij``. Rows flagged in ``excluded`` get weight exactly
     0 (set, not multiplied). ``R`` is a temporary of the caller and may be
     overwritten.
+
+    The ``K`` columns are independent models, each clipped on its own, so
+    the clip factors are taken per column here; the sum of the clipped
+    terms (one product for all columns, dense or sparse rows, and the
+    intercept block) is the linear layer's
+    :func:`~sklearn_dpfair._solvers._linear.clipped_gradient_sum`, given
+    terms that are already clipped (``clip_norm=inf`` there: no second
+    clipping, non-finite terms still 0).
     """
     if R.shape[1] == 1:
         weighted = clipped_rows(R, row_norms, clip_norm)
@@ -135,10 +143,10 @@ def _clipped_sum(X, R, row_norms, clip_norm, s, excluded=None):
     # The clip factors are float64; the products stay in X's precision so a
     # float32 X is never promoted (a float64 copy of X would double memory).
     weighted = weighted.astype(X.dtype, copy=False)
-    total = X.T @ weighted
-    if s:
-        total = np.vstack([total, s * weighted.sum(axis=0)[None, :]])
-    return total
+    coef_block, intercept_block = clipped_gradient_sum(X, weighted, None, np.inf, s)
+    if not s:
+        return coef_block
+    return np.vstack([coef_block, intercept_block[None, :]])
 
 
 def _privatize_columns(total, mechanisms, rngs, cols):
