@@ -13,7 +13,12 @@ from .._base import (
     LinearRegressorMixin,
     PrivateEstimatorMixin,
 )
-from .._solvers.semi_dp import SEMIDP_SOLVERS, SemiDPParams, fit_semidp
+from .._solvers.semi_dp import (
+    SEMIDP_HYPERPARAMETERS,
+    SEMIDP_SOLVERS,
+    SemiDPParams,
+    fit_semidp,
+)
 from ..privacy import PrivacyBudget, check_noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
@@ -424,19 +429,14 @@ default=None
         check_delta_for_n(self.delta, X.shape[0])
         rng = check_noise_generator(self.random_state)
 
+        # Every public hyperparameter of the fit is the estimator parameter
+        # of the same name; the solver is given by its current name.
+        hyperparameters = {
+            name: getattr(self, name) for name in SEMIDP_HYPERPARAMETERS
+        }
         params = SemiDPParams(
             budget=PrivacyBudget(self.epsilon, self.delta, self._accountant_kind()),
-            solver=solver,
-            alpha=self.alpha,
-            clip_norm=self.clip_norm,
-            public_clipping=self.public_clipping,
-            preconditioner=self.preconditioner,
-            max_iter=self.max_iter,
-            learning_rate=self.learning_rate,
-            batch_size=self.batch_size,
-            public_ridge=self.public_ridge,
-            fit_intercept=self.fit_intercept,
-            adjacency=self.adjacency,
+            **{**hyperparameters, "solver": solver},
         )
         result = fit_semidp(X, y, mask, params, rng=rng, sample_weight=weights)
 

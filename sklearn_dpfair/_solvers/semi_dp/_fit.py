@@ -40,7 +40,7 @@ solver maps a private row whose terms overflow to the fixed contribution 0.
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -64,6 +64,7 @@ from ._public_tuning import (
 from ._solver import SemiDPData, semidp_gradient_descent
 
 __all__ = [
+    "SEMIDP_HYPERPARAMETERS",
     "SEMIDP_SOLVERS",
     "SENSITIVITY_FACTOR",
     "SemiDPFit",
@@ -149,6 +150,12 @@ class SemiDPParams:
     def sensitivity(self):
         """Sensitivity of one released private sum (``C`` or ``2 C``)."""
         return SENSITIVITY_FACTOR[self.adjacency] * self.clip
+
+
+#: Names of the public hyperparameters (every field but the budget).
+SEMIDP_HYPERPARAMETERS = tuple(
+    field.name for field in fields(SemiDPParams) if field.name != "budget"
+)
 
 
 @dataclass
