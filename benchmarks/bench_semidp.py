@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Semi-DP linear regression on the Gaussian benchmark of the thesis (§A.4.1).
 
-Data (spec ``semidp.md`` §4.1): ``d = 2000``, ``w* ~ N(0, I)``,
+Data (thesis §A.4.1): ``d = 2000``, ``w* ~ N(0, I)``,
 ``x ~ N(0, I)``, ``y = <w*, x> + N(0, 0.5^2)`` (Bayes MSE 0.25); 75,000
 training rows of which a uniformly random fraction ``n_pub/n`` is public,
 18,750 validation rows and 10,000 test rows; ``delta = 1e-5``; clip norm 1;
@@ -56,7 +56,7 @@ from sklearn_dpfair.privacy import GaussianMechanism, PrivacyBudget
 DELTA = 1e-5
 CLIP = 1.0
 NOISE_SD = 0.5
-# The thesis's two sweeps (spec §4.1.2): n_pub/n at eps in {1, 2}, and eps at
+# The thesis's two sweeps (§A.4.1): n_pub/n at eps in {1, 2}, and eps at
 # n_pub/n in {0.03, 0.04}. Grouped by ratio: one data split serves every eps.
 SWEEP = {
     0.03: (0.1, 0.5, 1.0, 2.0, 4.0, 8.0),
@@ -249,7 +249,7 @@ def paired_gap(table, ratio, eps):
 
 
 def verdicts(points, stats):
-    """The issue's criterion: best, or within one standard error of ours."""
+    """The criterion: best, or within one standard error of ours."""
     out = {}
     for ratio, eps in points:
         ours = stats[(ratio, eps, METHODS[0])]

@@ -256,6 +256,10 @@ default=None
     ``Pipeline``) leaks private statistics: fit it on public rows only (for
     ``StandardScaler``, route ``sample_weight=public_mask``).
 
+    Sparse and float32 ``X``: see the ``solver`` parameter and the User
+    Guide. With float32 data the clipped terms are rounded to float32; as
+    in float64, the guarantee is that of the exact-arithmetic mechanism.
+
     Adversarial records. Each private row's term ``psi_i`` is finite with
     norm at most ``C`` whatever the row holds: norms are computed without
     overflow, and a row whose residual ``x~_i^T w - y_i`` is not finite

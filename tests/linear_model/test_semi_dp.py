@@ -4,8 +4,8 @@
 
 import numpy as np
 import pytest
-import sklearn
 import scipy.sparse as sp
+import sklearn
 from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.model_selection import KFold, cross_validate
 

@@ -44,8 +44,12 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ...privacy import GaussianMechanism, PrivacyBudget, calibrate_noise_multiplier
-from ...privacy import PrivacyRecord
+from ...privacy import (
+    GaussianMechanism,
+    PrivacyBudget,
+    PrivacyRecord,
+    calibrate_noise_multiplier,
+)
 from ...privacy._accounting import no_op_event
 from ...utils._validation import normalized_weights
 from ._public_geometry import (

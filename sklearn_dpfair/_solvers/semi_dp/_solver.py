@@ -26,8 +26,8 @@ Memory. The private block may be given as a boolean row mask over the whole
 design matrix (``SemiDPData.private_rows``) instead of a copy of its rows:
 full-batch sums then run over every row with zero weight on the others, and
 Poisson batches gather their rows straight from the whole matrix, so a fit
-holds no second copy of the private rows (issue 9: peak memory within twice
-the data).
+holds no second copy of the private rows (peak memory within twice the
+data). Sparse (CSR) rows are used through their stored entries only.
 
 Adversarial rows. Whatever a private row holds (features or target near the
 float64 limit), its term in the noisy sum is finite with norm at most the
