@@ -257,8 +257,9 @@ default=None
     ``StandardScaler``, route ``sample_weight=public_mask``).
 
     Sparse and float32 ``X``: see the ``solver`` parameter and the User
-    Guide. With float32 data the clipped terms are rounded to float32; as
-    in float64, the guarantee is that of the exact-arithmetic mechanism.
+    Guide. With float32 data the iterates are float32 and the clipped sums
+    are accumulated in float64 by row blocks (no float64 copy of ``X``), so
+    one record moves a sum by at most the clip, as in float64.
 
     Adversarial records. Each private row's term ``psi_i`` is finite with
     norm at most ``C`` whatever the row holds: norms are computed without

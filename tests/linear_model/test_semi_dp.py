@@ -476,27 +476,41 @@ def test_sparse_private_rows_are_never_densified(monkeypatch):
 
 @pytest.mark.parametrize("params", SPARSE_CASES, ids=lambda p: "-".join(map(str, p.values())))
 @pytest.mark.parametrize("sparse", [False, True])
-def test_float32_stays_float32(params, sparse, monkeypatch):
-    from sklearn_dpfair._solvers.semi_dp import _solver
-
+def test_float32_stays_float32(params, sparse):
     X, y, mask = _sparse_problem()
     X32 = X.astype(np.float32)
-    dtypes = set()
-    real = _solver._clipped_sum
-
-    def spy(X, R, *args, **kwargs):
-        total = real(X, R, *args, **kwargs)
-        dtypes.add(total.dtype)
-        return total
-
-    monkeypatch.setattr(_solver, "_clipped_sum", spy)
     ref = SemiDPLinearRegression(random_state=3, **params).fit(X, y, public_mask=mask)
     reg = SemiDPLinearRegression(random_state=3, **params).fit(
         sp.csr_matrix(X32) if sparse else X32, y, public_mask=mask
     )
     assert reg.coef_.dtype == np.float32
     assert reg.predict(X32).dtype == np.float32
-    if params["solver"] != "public-only":
-        # The products of the float32 run stayed float32 (no promoted copy).
-        assert np.dtype(np.float32) in dtypes
     np.testing.assert_allclose(reg.coef_, ref.coef_, rtol=1e-4, atol=1e-4)
+
+
+def test_float32_solve_makes_no_float64_copy_of_x(monkeypatch):
+    # The noisy iteration (where X is read) allocates far less than a
+    # float64 copy of X (2 X.nbytes); the public tuning's fixed cost, which
+    # does not grow with n, is not measured.
+    import tracemalloc
+
+    from sklearn_dpfair._solvers.semi_dp import _fit as semidp_fit
+
+    peaks = []
+    real = semidp_fit.semidp_gradient_descent
+
+    def spy(*args, **kwargs):
+        tracemalloc.start()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+
+    monkeypatch.setattr(semidp_fit, "semidp_gradient_descent", spy)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40_000, 50)).astype(np.float32)
+    y = X @ np.ones(50, dtype=np.float32)
+    mask = np.arange(40_000) < 1000
+    SemiDPLinearRegression(random_state=0, max_iter=3).fit(X, y, public_mask=mask)
+    assert peaks[0] < 0.5 * X.nbytes

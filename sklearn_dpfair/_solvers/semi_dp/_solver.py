@@ -140,13 +140,38 @@ def _clipped_sum(X, R, row_norms, clip_norm, s, excluded=None):
         )
     if excluded is not None:
         weighted[excluded] = 0.0
-    # The clip factors are float64; the products stay in X's precision so a
-    # float32 X is never promoted (a float64 copy of X would double memory).
-    weighted = weighted.astype(X.dtype, copy=False)
-    coef_block, intercept_block = clipped_gradient_sum(X, weighted, None, np.inf, s)
+    if X.dtype == np.float64:
+        coef_block, intercept_block = clipped_gradient_sum(
+            X, weighted, None, np.inf, s
+        )
+    else:
+        coef_block, intercept_block = _blockwise_sum(X, weighted, s)
     if not s:
         return coef_block
     return np.vstack([coef_block, intercept_block[None, :]])
+
+
+# Rows per block of a float32 X in a float64 sum.
+_BLOCK_ROWS = 4096
+
+
+def _blockwise_sum(X, weighted, s):
+    """The clipped sum of a float32 ``X``, accumulated in float64 by row blocks.
+
+    A float32 sum of ``n`` terms rounds by up to ``n`` float32 units, which
+    would let one record move it by more than the clip; promoting the whole
+    ``X`` to float64 would double its memory. Each block of rows is
+    promoted alone (a few MB), so the sum has float64 precision and ``X`` is
+    never copied.
+    """
+    coef_block = np.zeros((X.shape[1], weighted.shape[1]))
+    intercept_block = np.zeros(weighted.shape[1])
+    for start in range(0, X.shape[0], _BLOCK_ROWS):
+        rows = slice(start, start + _BLOCK_ROWS)
+        coef, intercept = clipped_gradient_sum(X[rows], weighted[rows], None, np.inf, s)
+        coef_block += coef
+        intercept_block += intercept
+    return coef_block, intercept_block
 
 
 def _privatize_columns(total, mechanisms, rngs, cols):
@@ -207,8 +232,8 @@ def semidp_gradient_descent(
     """
     Xq, yq, Xp, yp = data.X_private, data.y_private, data.X_public, data.y_public
     s = float(data.intercept_scaling)
-    # float32 data keep float32 iterates (products in X's precision); the
-    # noise, the step and the running average are float64.
+    # float32 data keep float32 iterates and residuals; the clipped sums,
+    # the noise, the step and the running average are float64.
     dtype = np.float32 if Xq.dtype == np.float32 else np.float64
     W = np.array(W0, dtype=dtype, copy=True)
     alpha = np.asarray(alpha, dtype=float)
