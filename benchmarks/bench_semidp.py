@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Semi-DP linear regression on the Gaussian benchmark of the thesis (§A.4.1).
 
-Data (spec ``semidp.md`` §4.1): ``d = 2000``, ``w* ~ N(0, I)``,
+Data (thesis §A.4.1): ``d = 2000``, ``w* ~ N(0, I)``,
 ``x ~ N(0, I)``, ``y = <w*, x> + N(0, 0.5^2)`` (Bayes MSE 0.25); 75,000
 training rows of which a uniformly random fraction ``n_pub/n`` is public,
 18,750 validation rows and 10,000 test rows; ``delta = 1e-5``; clip norm 1;
@@ -11,14 +11,14 @@ numbers are comparable with the thesis.
 
 Methods:
 
-* ``SemiDPLinearRegression()`` defaults (``solver="semidp_gd"``, every
+* ``SemiDPLinearRegression()`` defaults (``solver="semidp-gd"``, every
   hyperparameter ``"auto"``): **tuned on public rows only** (its own error
   model; the validation set is never consulted);
-* ``dp_gd`` (all rows, public treated as private) and ``pda_md``: the
+* ``dp-gd`` (all rows, public treated as private) and ``pda-md``: the
   thesis's baselines, warm-started at the public OLS, **tuned on the
   validation set** (steps in {10, 25, 55} x 3 learning rates each; the
   thesis's protocol, which is generous to them: that tuning is not private);
-* ``public_only``: the public OLS (throw-away).
+* ``public-only``: the public OLS (throw-away).
 
 The baselines run through the same solver core as the estimator
 (``sklearn_dpfair._solvers.semi_dp._solver``), batched over their grid: one pair of
@@ -50,13 +50,13 @@ from sklearn_dpfair._solvers.semi_dp._public_geometry import (
 )
 from sklearn_dpfair._solvers.semi_dp._public_tuning import TAIL_FRACTION
 from sklearn_dpfair._solvers.semi_dp._solver import SemiDPData, semidp_gradient_descent
-from sklearn_dpfair._solvers.semi_dp._fit import _noise_multiplier
-from sklearn_dpfair.privacy._mechanism import GaussianMechanism
+from sklearn_dpfair._solvers.semi_dp import semidp_noise_multiplier
+from sklearn_dpfair.privacy import GaussianMechanism, PrivacyBudget
 
 DELTA = 1e-5
 CLIP = 1.0
 NOISE_SD = 0.5
-# The thesis's two sweeps (spec §4.1.2): n_pub/n at eps in {1, 2}, and eps at
+# The thesis's two sweeps (§A.4.1): n_pub/n at eps in {1, 2}, and eps at
 # n_pub/n in {0.03, 0.04}. Grouped by ratio: one data split serves every eps.
 SWEEP = {
     0.03: (0.1, 0.5, 1.0, 2.0, 4.0, 8.0),
@@ -68,15 +68,15 @@ SWEEP = {
 # Baseline grids (steps x learning rate, half-squared-loss units). The
 # thesis's Table A.1 used 10..55 epochs; the learning rates bracket the
 # optima of a prototype sweep over T in {10, 25, 55} and lr in powers of two
-# (dp_gd: 1 at epsilon = 0.1 to 8 at epsilon = 1; PDA-MD: 64, its
+# (dp-gd: 1 at epsilon = 0.1 to 8 at epsilon = 1; PDA-MD: 64, its
 # preconditioner having largest eigenvalue 1). The grid is small so that the
 # run fits a shared 2-core machine.
 BASELINE_STEPS = (10, 25, 55)
 BASELINE_LR = {
-    "dp_gd": (1.0, 4.0, 16.0),
-    "pda_md": (32.0, 64.0, 128.0),
+    "dp-gd": (1.0, 4.0, 16.0),
+    "pda-md": (32.0, 64.0, 128.0),
 }
-METHODS = ("semidp_gd (ours, auto)", "dp_gd", "pda_md", "public_only")
+METHODS = ("semidp-gd (ours, auto)", "dp-gd", "pda-md", "public-only")
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
 
@@ -107,7 +107,7 @@ def run_baselines(solver, Xq, yq, Xp, yp, warm, eps_list, seed):
     ]
     K = len(configs)
     n_priv, n_pub = Xq.shape[0], Xp.shape[0]
-    use_public = solver == "dp_gd"
+    use_public = solver == "dp-gd"
     data = SemiDPData(
         X_private=Xq,
         y_private=yq,
@@ -118,12 +118,14 @@ def run_baselines(solver, Xq, yq, Xp, yp, warm, eps_list, seed):
     mechs = [
         GaussianMechanism(
             clip_norm=CLIP,
-            noise_multiplier=_noise_multiplier(eps, DELTA, 1.0, T, "pld"),
+            noise_multiplier=semidp_noise_multiplier(
+                PrivacyBudget(eps, DELTA, "pld"), 1.0, T
+            ),
         )
         for eps, T, _ in configs
     ]
     alpha = n_priv / (n_priv + n_pub) if use_public else 1.0
-    P = pda_md_preconditioner(Xp, 0.0, K) if solver == "pda_md" else None
+    P = pda_md_preconditioner(Xp, 0.0, K) if solver == "pda-md" else None
     result = semidp_gradient_descent(
         data,
         np.repeat(warm[:, None], K, axis=1),
@@ -174,8 +176,8 @@ def run(args):
                 warm = geometry.warm_start
                 base = float(mse(Xt, yt, warm[:, None])[0])
                 for eps in eps_list:
-                    writer.writerow([seed, ratio, eps, "public_only", base, "", "ols", 0])
-                for solver in ("dp_gd", "pda_md"):
+                    writer.writerow([seed, ratio, eps, "public-only", base, "", "ols", 0])
+                for solver in ("dp-gd", "pda-md"):
                     t0 = time.perf_counter()
                     configs, W = run_baselines(solver, Xq, yq, Xp, yp, warm, eps_list, seed)
                     secs = time.perf_counter() - t0
@@ -247,7 +249,7 @@ def paired_gap(table, ratio, eps):
 
 
 def verdicts(points, stats):
-    """The issue's criterion: best, or within one standard error of ours."""
+    """The criterion: best, or within one standard error of ours."""
     out = {}
     for ratio, eps in points:
         ours = stats[(ratio, eps, METHODS[0])]
@@ -382,7 +384,7 @@ def main():
         + f". Seeds 0..{args.seeds - 1}: each seed draws w*, the data and the "
         "public/private split. Test MSE on 10,000 fresh rows. Ours uses the "
         "estimator's defaults (hyperparameters chosen from public rows only); "
-        "dp_gd and pda_md are tuned on an 18,750-row validation set (steps in "
+        "dp-gd and pda-md are tuned on an 18,750-row validation set (steps in "
         "{10, 25, 55}, three learning rates each), as in the thesis. Add/remove "
         "adjacency, delta = 1e-5, clip norm 1. 'tied' means within one standard "
         "error of ours. Raw numbers: ``semidp_results.csv``; figure: "

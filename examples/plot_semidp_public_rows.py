@@ -125,8 +125,8 @@ print(f"{len(ledger)} private fits, total epsilon {ledger.total_epsilon(1e-5):.2
 import matplotlib.pyplot as plt
 
 fractions = [0.006, 0.01, 0.02, 0.05, 0.1, 0.2]
-solvers = {"semidp_gd (auto)": {}, "dp_gd": {"solver": "dp_gd"},
-           "public_only": {"solver": "public_only"}}
+solvers = {"semidp-gd (auto)": {}, "dp-gd": {"solver": "dp-gd"},
+           "public-only": {"solver": "public-only"}}
 fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
 for ax, eps in zip(axes, [0.1, 0.5]):
     for label, params in solvers.items():

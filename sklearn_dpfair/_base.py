@@ -119,7 +119,7 @@ class LinearRegressorMixin(RegressorMixin):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples.
 
         Returns

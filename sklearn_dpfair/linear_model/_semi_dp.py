@@ -13,8 +13,13 @@ from .._base import (
     LinearRegressorMixin,
     PrivateEstimatorMixin,
 )
-from .._solvers.semi_dp._fit import fit_semidp
-from ..privacy._random import check_noise_generator
+from .._solvers.semi_dp import (
+    SEMIDP_HYPERPARAMETERS,
+    SEMIDP_SOLVERS,
+    SemiDPParams,
+    fit_semidp,
+)
+from ..privacy import PrivacyBudget, check_noise_generator
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
@@ -30,6 +35,33 @@ NO_PUBLIC_MASK = (
     "is plain DP gradient descent from zero without a public warm start. Pass "
     "public_mask=... (True for rows that may be used without privacy)."
 )
+
+
+#: Underscore spellings of the solver names, deprecated in 0.3 (removed in
+#: 0.4): each maps to its hyphenated name.
+DEPRECATED_SOLVER_NAMES = {
+    name.replace("-", "_"): name for name in SEMIDP_SOLVERS if "-" in name
+}
+
+
+def canonical_solver(solver):
+    """The hyphenated name of ``solver``; underscores warn (FutureWarning).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.linear_model._semi_dp import canonical_solver
+    >>> canonical_solver("semidp-gd")
+    'semidp-gd'
+    """
+    if solver not in DEPRECATED_SOLVER_NAMES:
+        return solver
+    new = DEPRECATED_SOLVER_NAMES[solver]
+    warn_at_caller(
+        f"solver={solver!r} is deprecated in 0.3 and will be removed in 0.4; "
+        f"use solver={new!r} (the same solver).",
+        FutureWarning,
+    )
+    return new
 
 
 def check_public_mask(public_mask, n_samples):
@@ -62,7 +94,7 @@ class SemiDPLinearRegression(
     (epsilon, delta)-semi-DP (Lowy's thesis, chapter 2). Mark public rows
     with ``fit(X, y, public_mask=...)``.
 
-    The default solver, ``"semidp_gd"``, is the thesis's Algorithm 11 in full
+    The default solver, ``"semidp-gd"``, is the thesis's Algorithm 11 in full
     batch: noisy gradient descent on
     ``alpha * F_private + (1 - alpha) * F_public``, where the private mean
     gradient is per-row clipped and made private by Gaussian noise and the
@@ -82,21 +114,30 @@ class SemiDPLinearRegression(
         iteration without noise and without clipping.
     delta : float, default=1e-5
         Privacy parameter delta in (0, 1).
-    solver : {"semidp_gd", "semidp_sgd", "dp_gd", "public_only", "pda_md"}, \
-            default="semidp_gd"
-        * ``"semidp_gd"``: full-batch Algorithm 11 (exact accounting of ``T``
+    solver : {"semidp-gd", "semidp-sgd", "dp-gd", "public-only", "pda-md"}, \
+            default="semidp-gd"
+        * ``"semidp-gd"``: full-batch Algorithm 11 (exact accounting of ``T``
           composed Gaussians).
-        * ``"semidp_sgd"``: the same with Poisson-sampled private batches of
+        * ``"semidp-sgd"``: the same with Poisson-sampled private batches of
           expected size ``batch_size`` (add/remove adjacency only).
-        * ``"dp_gd"``: DP-GD on all rows, public rows treated as private (the
-          thesis's baseline); equals ``semidp_gd`` with
+        * ``"dp-gd"``: DP-GD on all rows, public rows treated as private (the
+          thesis's baseline); equals ``semidp-gd`` with
           ``alpha = n_private / n``, clipped public gradients and no
           preconditioner.
-        * ``"public_only"``: ridge on the public rows; private rows are
+        * ``"public-only"``: ridge on the public rows; private rows are
           discarded (epsilon 0).
-        * ``"pda_md"``: public-data-assisted mirror descent (Amid et al.),
+        * ``"pda-md"``: public-data-assisted mirror descent (Amid et al.),
           DP-GD on private rows preconditioned by the normalized inverse
           public Hessian.
+
+        The underscore spellings (``"semidp_gd"``, ...) are deprecated
+        aliases of the same solvers (FutureWarning; removed in 0.4).
+        Every solver accepts sparse (CSR or CSC) ``X``: the private rows
+        stay sparse (row norms, residuals and clipped sums are computed on
+        the stored entries, one ``n_private x p`` dense product per step,
+        ``X^T r``, at most twice the sparse storage); the public rows are
+        densified once for their Gram matrix (``n_public x n_features``
+        floats: keep the public block small, or pass dense ``X``).
     alpha : float in [0, 1] or "auto", default="auto"
         Weight of the private gradient. "auto": chosen from public rows by
         the error model (semidp solvers with the public preconditioner), or
@@ -108,21 +149,21 @@ class SemiDPLinearRegression(
         Whether public gradients are clipped with ``C`` too (the thesis's
         experiments do). Unclipped public gradients make the fixed point the
         inverse-variance combination of the public and private estimates.
-        semidp solvers only (dp_gd always clips, pda_md uses no public
+        semidp solvers only (dp-gd always clips, pda-md uses no public
         gradient).
     preconditioner : {"public"} or None, default="public"
         ``"public"``: the inverse model Hessian from public rows (semidp
-        solvers). None: plain gradient steps (thesis Algorithm 11). dp_gd
-        never preconditions; pda_md always uses its own mirror map.
+        solvers). None: plain gradient steps (thesis Algorithm 11). dp-gd
+        never preconditions; pda-md always uses its own mirror map.
     max_iter : int or "auto", default="auto"
-        Number of noisy full-batch steps (semidp_gd, dp_gd, pda_md), or of
-        epochs (semidp_sgd). Fixed before the private rows are read.
+        Number of noisy full-batch steps (semidp-gd, dp-gd, pda-md), or of
+        epochs (semidp-sgd). Fixed before the private rows are read.
     learning_rate : float or "auto", default="auto"
         Step size. With ``preconditioner="public"`` it is in units of a full
         Newton step of the model; otherwise it multiplies the C-normalized
         mean gradient. "auto" picks it from public rows.
     batch_size : int or "auto", default="auto"
-        Expected Poisson batch of private rows (semidp_sgd only); "auto" is
+        Expected Poisson batch of private rows (semidp-sgd only); "auto" is
         5 % of the private rows, at least 256.
     public_ridge : float, default=1e-6
         Ridge penalty of the public warm start, on standardized coefficients.
@@ -149,15 +190,18 @@ default=None
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
-        Coefficients.
+        Coefficients, of the dtype of ``X`` (float32 or float64).
     intercept_ : float
         Intercept (0.0 if ``fit_intercept=False``).
     coef_public_ : ndarray of shape (n_features,)
         Coefficients of the public warm start.
+    solver_ : str
+        The solver that ran, by its hyphenated name (also when ``solver``
+        was given in a deprecated underscore spelling).
     alpha_ : float
-        Private weight used (NaN for ``public_only``).
+        Private weight used (NaN for ``public-only``).
     learning_rate_ : float
-        Step size used (NaN for ``public_only``).
+        Step size used (NaN for ``public-only``).
     n_iter_ : int
         Number of noisy steps taken.
     predicted_excess_risk_ : float or None
@@ -181,7 +225,7 @@ default=None
         All of the above, with sensitivity, sampling rate and steps: exactly
         what the accountant was given, ``dp_event_ ==
         noisy_sgd_event(noise_multiplier, sampling_probability or 1, steps)``
-        (a no-op event when ``steps == 0``, ``solver="public_only"``, whose
+        (a no-op event when ``steps == 0``, ``solver="public-only"``, whose
         ``clip_norm`` is then None). ``clip_norm`` is the sensitivity of one
         released sum, ``C`` or ``2 C``; ``inf`` with ``epsilon=np.inf``,
         where nothing is clipped.
@@ -199,7 +243,7 @@ default=None
 
     Notes
     -----
-    One step of ``semidp_gd`` computes, with ``psi_i`` the gradient of row
+    One step of ``semidp-gd`` computes, with ``psi_i`` the gradient of row
     ``i`` clipped to norm ``C``,
     ``g = alpha (sum_priv psi_i + N(0, (z Delta)^2 I)) / (C n_priv)
     + (1 - alpha) sum_pub grad_i / (C n_pub)`` and ``w <- w - eta P g``, with
@@ -211,6 +255,11 @@ default=None
     Preprocessing fitted on all rows (e.g. a ``StandardScaler`` in a
     ``Pipeline``) leaks private statistics: fit it on public rows only (for
     ``StandardScaler``, route ``sample_weight=public_mask``).
+
+    Sparse and float32 ``X``: see the ``solver`` parameter and the User
+    Guide. With float32 data the iterates are float32 and the clipped sums
+    are accumulated in float64 by row blocks (no float64 copy of ``X``), so
+    one record moves a sum by at most the clip, as in float64.
 
     Adversarial records. Each private row's term ``psi_i`` is finite with
     norm at most ``C`` whatever the row holds: norms are computed without
@@ -247,7 +296,10 @@ default=None
     _parameter_constraints = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         "solver": [
-            StrOptions({"semidp_gd", "semidp_sgd", "dp_gd", "public_only", "pda_md"})
+            StrOptions(
+                {*SEMIDP_SOLVERS, *DEPRECATED_SOLVER_NAMES},
+                deprecated=set(DEPRECATED_SOLVER_NAMES),
+            )
         ],
         "alpha": [Interval(Real, 0, 1, closed="both"), StrOptions({"auto"})],
         "clip_norm": [Interval(Real, 0, None, closed="neither")],
@@ -269,7 +321,7 @@ default=None
         *,
         epsilon=1.0,
         delta=1e-5,
-        solver="semidp_gd",
+        solver="semidp-gd",
         alpha="auto",
         clip_norm=1.0,
         public_clipping=None,
@@ -299,36 +351,36 @@ default=None
         self.accountant = accountant
         self.random_state = random_state
 
-    def _check_solver_options(self, n_public, n_private):
-        if self.solver == "public_only":
+    def _check_solver_options(self, solver, n_public, n_private):
+        if solver == "public-only":
             if n_public == 0:
                 raise ValueError(
-                    "solver='public_only' needs public rows, but public_mask "
+                    "solver='public-only' needs public rows, but public_mask "
                     "marks none (or was not given)."
                 )
             return
         if n_private == 0:
             raise ValueError(
-                f"solver={self.solver!r} needs private rows, but public_mask "
-                "marks every row public; use solver='public_only' (or Ridge)."
+                f"solver={solver!r} needs private rows, but public_mask "
+                "marks every row public; use solver='public-only' (or Ridge)."
             )
-        if self.solver == "pda_md" and n_public == 0:
-            raise ValueError("solver='pda_md' needs public rows for its mirror map.")
-        if self.solver == "dp_gd" and self.alpha != "auto":
+        if solver == "pda-md" and n_public == 0:
+            raise ValueError("solver='pda-md' needs public rows for its mirror map.")
+        if solver == "dp-gd" and self.alpha != "auto":
             raise ValueError(
-                "solver='dp_gd' treats public rows as private, so its alpha is "
+                "solver='dp-gd' treats public rows as private, so its alpha is "
                 f"n_private / n; leave alpha='auto' (got alpha={self.alpha!r})."
             )
-        if self.solver == "pda_md" and self.alpha != "auto":
+        if solver == "pda-md" and self.alpha != "auto":
             raise ValueError(
-                "solver='pda_md' uses private gradients only (alpha = 1); leave "
+                "solver='pda-md' uses private gradients only (alpha = 1); leave "
                 f"alpha='auto' (got alpha={self.alpha!r})."
             )
-        if self.solver == "semidp_sgd" and self.adjacency == "replace_one":
+        if solver == "semidp-sgd" and self.adjacency == "replace_one":
             raise ValueError(
-                "solver='semidp_sgd' uses Poisson subsampling, which is "
+                "solver='semidp-sgd' uses Poisson subsampling, which is "
                 "accounted under add/remove adjacency only; use "
-                "adjacency='add_remove' or the full-batch solver='semidp_gd'."
+                "adjacency='add_remove' or the full-batch solver='semidp-gd'."
             )
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -337,8 +389,8 @@ default=None
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; float32 stays float32 (``coef_`` too).
         y : array-like of shape (n_samples,)
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -347,7 +399,7 @@ default=None
             one private row moves a noisy sum by at most the clip norm
             whatever its weight; the iterations converge to the minimizer
             of the weighted objective. The public warm start, preconditioner and
-            tuning stay unweighted (solver "public_only" refuses non-uniform
+            tuning stay unweighted (solver "public-only" refuses non-uniform
             weights). Uniform weights give exactly the unweighted fit.
         public_mask : array-like of bool, shape (n_samples,), default=None
             True for public rows. Routable with
@@ -360,38 +412,40 @@ default=None
             The fitted estimator.
         """
         # One C-ordered copy up front (at most 2x the data) when X is
-        # F-ordered, as DataFrames give: the solvers gather batch rows.
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, order="C")
+        # F-ordered, as DataFrames give: the solvers gather batch rows. Sparse
+        # X becomes CSR once (at most 2x the sparse storage); float32 stays
+        # float32.
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            y_numeric=True,
+            order="C",
+        )
+        y = y.astype(X.dtype, copy=False)
         mask = check_public_mask(public_mask, X.shape[0])
         weights = check_public_weights(sample_weight, X)
         n_public = int(mask.sum())
         n_private = X.shape[0] - n_public
-        self._check_solver_options(n_public, n_private)
+        solver = canonical_solver(self.solver)
+        self._check_solver_options(solver, n_public, n_private)
         check_delta_for_n(self.delta, X.shape[0])
         rng = check_noise_generator(self.random_state)
 
-        result = fit_semidp(
-            X,
-            y,
-            mask,
-            solver=self.solver,
-            epsilon=self.epsilon,
-            delta=self.delta,
-            alpha=self.alpha,
-            clip_norm=self.clip_norm,
-            public_clipping=self.public_clipping,
-            preconditioner=self.preconditioner,
-            max_iter=self.max_iter,
-            learning_rate=self.learning_rate,
-            batch_size=self.batch_size,
-            public_ridge=self.public_ridge,
-            fit_intercept=self.fit_intercept,
-            adjacency=self.adjacency,
-            accountant=self._accountant_kind(),
-            rng=rng,
-            sample_weight=weights,
+        # Every public hyperparameter of the fit is the estimator parameter
+        # of the same name; the solver is given by its current name.
+        hyperparameters = {
+            name: getattr(self, name) for name in SEMIDP_HYPERPARAMETERS
+        }
+        params = SemiDPParams(
+            budget=PrivacyBudget(self.epsilon, self.delta, self._accountant_kind()),
+            **{**hyperparameters, "solver": solver},
         )
+        result = fit_semidp(X, y, mask, params, rng=rng, sample_weight=weights)
 
+        self.solver_ = solver
         self.coef_ = result.coef
         self.intercept_ = result.intercept
         self.coef_public_ = result.warm_start_coef
@@ -411,4 +465,5 @@ default=None
         # Without public rows (the common checks pass none) the default fit
         # is 20 noisy steps from zero on datasets of ~20-100 rows.
         tags.regressor_tags.poor_score = True
+        tags.input_tags.sparse = True
         return tags

@@ -7,9 +7,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_X_y
 
-from .._solvers.semi_dp._public_geometry import public_geometry
-from .._solvers.semi_dp._public_tuning import choose_hyperparameters
-from .._solvers.semi_dp._fit import SENSITIVITY_FACTOR, _noise_multiplier
+from .._solvers.semi_dp import SemiDPParams, public_hyperparameters
+from ..privacy import PrivacyBudget
 from ..utils._sklearn_compat import Interval, Options, StrOptions, validate_params
 
 __all__ = ["semidp_hyperparameters"]
@@ -45,7 +44,7 @@ def semidp_hyperparameters(
 ):
     """Choose ``alpha``, ``learning_rate`` and ``max_iter`` from public rows only.
 
-    This is what ``SemiDPLinearRegression(solver="semidp_gd")`` does inside
+    This is what ``SemiDPLinearRegression(solver="semidp-gd")`` does inside
     ``fit`` when those parameters are ``"auto"``, exposed so that the choice
     can be inspected, or fixed once and reused. It reads only the public
     rows and public numbers (``n_private``, the budget), so it costs no
@@ -104,25 +103,15 @@ def semidp_hyperparameters(
     True
     """
     X_public, y_public = check_X_y(X_public, y_public, dtype=np.float64, y_numeric=True)
-    geometry = public_geometry(
-        X_public,
-        y_public,
-        intercept_scaling=1.0 if fit_intercept else 0.0,
-        ridge=public_ridge,
-        n_features=X_public.shape[1],
+    params = SemiDPParams(
+        budget=PrivacyBudget(epsilon, delta, accountant),
+        clip_norm=clip_norm,
+        public_ridge=public_ridge,
+        fit_intercept=fit_intercept,
+        adjacency=adjacency,
     )
-    scale = float(np.mean(1.0 / geometry.scale))
-
-    def step_noise_var(steps):
-        z = _noise_multiplier(epsilon, delta, 1.0, steps, accountant)
-        return (SENSITIVITY_FACTOR[adjacency] * z / n_private) ** 2 * scale
-
-    choice = choose_hyperparameters(
-        geometry,
-        clip_norm=clip_norm if np.isfinite(epsilon) else np.inf,
-        public_clipping=False,
-        n_private=n_private,
-        step_noise_var_of=step_noise_var,
+    geometry, choice = public_hyperparameters(
+        X_public, y_public, n_private=n_private, params=params
     )
     return {
         "alpha": choice.alpha,

@@ -360,7 +360,7 @@ def _regression_data(n=400, seed=0):
     return X, y, public
 
 
-@pytest.mark.parametrize("solver", ["semidp_gd", "semidp_sgd", "dp_gd"])
+@pytest.mark.parametrize("solver", ["semidp-gd", "semidp-sgd", "dp-gd"])
 def test_semidp_uniform_weights_are_the_unweighted_fit_bit_for_bit(solver):
     X, y, public = _regression_data()
     params = dict(solver=solver, random_state=0, adjacency="add_remove")
@@ -383,8 +383,8 @@ def test_semidp_weights_change_the_fit_and_public_only_refuses_them():
     )
     assert not np.array_equal(weighted.coef_, plain.coef_)
     assert any("sample_weight is public" in c for c in weighted.privacy_caveats_)
-    with pytest.raises(ValueError, match="public_only"):
-        SemiDPLinearRegression(solver="public_only").fit(
+    with pytest.raises(ValueError, match="public-only"):
+        SemiDPLinearRegression(solver="public-only").fit(
             X, y, sample_weight=w, public_mask=public
         )
 
@@ -419,7 +419,7 @@ def test_semidp_heavy_row_moves_the_private_sum_by_at_most_the_clip(
         w[-1] = weight
         captured.clear()
         SemiDPLinearRegression(
-            solver="semidp_gd", clip_norm=clip, max_iter=1, random_state=0
+            solver="semidp-gd", clip_norm=clip, max_iter=1, random_state=0
         ).fit(X, y, sample_weight=w, public_mask=np.zeros(X.shape[0], dtype=bool))
         sums.append(captured[0])
     diff = np.linalg.norm(sums[0] - sums[1])

@@ -4,6 +4,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 import sklearn
 from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.model_selection import KFold, cross_validate
@@ -30,7 +31,7 @@ def _test_mse(reg, seed=99, d=5):
 
 
 @pytest.mark.parametrize("accountant", ["pld", "rdp"])
-@pytest.mark.parametrize("solver", ["semidp_gd", "dp_gd", "pda_md"])
+@pytest.mark.parametrize("solver", ["semidp-gd", "dp-gd", "pda-md"])
 def test_epsilon_recomputed_from_event(solver, accountant):
     X, y, mask, _ = _problem()
     reg = SemiDPLinearRegression(
@@ -113,9 +114,9 @@ def test_private_rows_reach_the_fit_only_through_the_iteration(monkeypatch):
 def test_dp_gd_equals_semidp_gd_with_alpha_n_private_over_n():
     X, y, mask, _ = _problem()
     common = {"epsilon": 1.0, "max_iter": 8, "learning_rate": 3.0, "random_state": 7}
-    dp = SemiDPLinearRegression(solver="dp_gd", **common).fit(X, y, public_mask=mask)
+    dp = SemiDPLinearRegression(solver="dp-gd", **common).fit(X, y, public_mask=mask)
     semi = SemiDPLinearRegression(
-        solver="semidp_gd",
+        solver="semidp-gd",
         alpha=(~mask).sum() / mask.size,
         public_clipping="clip",
         preconditioner=None,
@@ -139,7 +140,7 @@ def test_epsilon_inf_matches_ols_on_all_rows():
 
 def test_public_only_is_public_ridge_and_free():
     X, y, mask, _ = _problem()
-    reg = SemiDPLinearRegression(solver="public_only", public_ridge=0.0).fit(
+    reg = SemiDPLinearRegression(solver="public-only", public_ridge=0.0).fit(
         X, y, public_mask=mask
     )
     ref = Ridge(alpha=0.0).fit(X[mask], y[mask])
@@ -168,7 +169,7 @@ def test_utility_rises_with_epsilon():
 def test_semidp_beats_throw_away_with_few_public_rows():
     X, y, mask, w = _problem(n=6000, n_pub=40, d=10)
     semi = SemiDPLinearRegression(epsilon=1.0, random_state=0).fit(X, y, public_mask=mask)
-    pub = SemiDPLinearRegression(solver="public_only").fit(X, y, public_mask=mask)
+    pub = SemiDPLinearRegression(solver="public-only").fit(X, y, public_mask=mask)
     # Excess risk under isotropic features is the squared coefficient error.
     assert np.sum((semi.coef_ - w) ** 2) < 0.2 * np.sum((pub.coef_ - w) ** 2)
     # The public model's prediction of the test MSE is in the right range.
@@ -178,7 +179,7 @@ def test_semidp_beats_throw_away_with_few_public_rows():
 def test_semidp_sgd_is_poisson_sampled():
     X, y, mask, _ = _problem()
     reg = SemiDPLinearRegression(
-        solver="semidp_sgd", adjacency="add_remove", batch_size=300, max_iter=2,
+        solver="semidp-sgd", adjacency="add_remove", batch_size=300, max_iter=2,
         accountant="rdp", random_state=0,
     ).fit(X, y, public_mask=mask)
     assert "PoissonSampled" in repr(reg.dp_event_)
@@ -221,10 +222,10 @@ def test_metadata_routing_slices_the_mask():
         ({}, np.ones(10, dtype=bool), ValueError, "one entry per sample"),
         ({}, np.ones(3000), TypeError, "boolean"),
         ({}, np.ones(3000, dtype=bool), ValueError, "needs private rows"),
-        ({"solver": "public_only"}, np.zeros(3000, dtype=bool), ValueError, "needs public"),
-        ({"solver": "dp_gd", "alpha": 0.5}, None, ValueError, "alpha"),
-        ({"solver": "pda_md", "alpha": 0.5}, None, ValueError, "alpha"),
-        ({"solver": "semidp_sgd"}, None, ValueError, "add/remove"),
+        ({"solver": "public-only"}, np.zeros(3000, dtype=bool), ValueError, "needs public"),
+        ({"solver": "dp-gd", "alpha": 0.5}, None, ValueError, "alpha"),
+        ({"solver": "pda-md", "alpha": 0.5}, None, ValueError, "alpha"),
+        ({"solver": "semidp-sgd"}, None, ValueError, "add/remove"),
         ({"epsilon": 0.0}, None, ValueError, "epsilon"),
         ({"epsilon": -1.0}, None, ValueError, "epsilon"),
         ({"delta": 1.0}, None, ValueError, "delta"),
@@ -262,7 +263,7 @@ def test_helper_matches_the_estimator_choice():
 
 # -- neighbouring datasets built by hand ---------------------------------------
 
-SOLVERS = ["semidp_gd", "semidp_sgd", "dp_gd", "pda_md"]
+SOLVERS = ["semidp-gd", "semidp-sgd", "dp-gd", "pda-md"]
 
 
 def _fit_outcome(est, X, y, mask):
@@ -320,7 +321,7 @@ def test_private_neighbours_end_the_same_way(name, solver):
     # finite coefficients, the same warnings and the same privacy record.
     a, b = PRIVATE_NEIGHBOURS[name]
     params = dict(solver=solver, adjacency="add_remove", random_state=0)
-    if solver == "semidp_sgd":
+    if solver == "semidp-sgd":
         params.update(batch_size=64, max_iter=2)
     (est_a, warn_a), (est_b, warn_b) = (
         _fit_outcome(SemiDPLinearRegression(**params), *data) for data in (a, b)
@@ -340,17 +341,17 @@ def test_private_neighbours_end_the_same_way(name, solver):
 @pytest.mark.parametrize(
     "params",
     [
-        {"solver": "semidp_gd"},
-        {"solver": "semidp_gd", "adjacency": "add_remove", "accountant": "pld"},
-        {"solver": "semidp_sgd", "adjacency": "add_remove", "batch_size": 100},
-        {"solver": "semidp_sgd", "adjacency": "add_remove", "batch_size": 10_000},
-        {"solver": "dp_gd"},
-        {"solver": "pda_md", "max_iter": 5},
-        {"solver": "public_only"},
-        {"solver": "semidp_gd", "epsilon": np.inf},
+        {"solver": "semidp-gd"},
+        {"solver": "semidp-gd", "adjacency": "add_remove", "accountant": "pld"},
+        {"solver": "semidp-sgd", "adjacency": "add_remove", "batch_size": 100},
+        {"solver": "semidp-sgd", "adjacency": "add_remove", "batch_size": 10_000},
+        {"solver": "dp-gd"},
+        {"solver": "pda-md", "max_iter": 5},
+        {"solver": "public-only"},
+        {"solver": "semidp-gd", "epsilon": np.inf},
     ],
-    ids=["gd", "gd_pld", "sgd", "sgd_full_batch", "dp_gd", "pda_md",
-         "public_only", "non_private"],
+    ids=["gd", "gd_pld", "sgd", "sgd_full_batch", "dp-gd", "pda-md",
+         "public-only", "non_private"],
 )
 def test_privacy_record_fields_rebuild_the_event(params):
     from sklearn_dpfair.privacy._accounting import no_op_event
@@ -366,14 +367,14 @@ def test_privacy_record_fields_rebuild_the_event(params):
         rebuilt = noisy_sgd_event(rec.noise_multiplier, q, rec.steps)
     assert rebuilt == rec.dp_event
     assert epsilon_of(rebuilt, rec.delta, rec.accountant) == rec.epsilon
-    assert rec.steps == (0 if params["solver"] == "public_only" else est.n_iter_)
+    assert rec.steps == (0 if params["solver"] == "public-only" else est.n_iter_)
     factor = 2.0 if est.adjacency == "replace_one" else 1.0
     if np.isinf(est.epsilon):
         # No clipping without privacy: the record does not claim a bound.
         assert rec.clip_norm == np.inf
     elif rec.steps:
         assert rec.clip_norm == factor * est.clip_norm
-    if rec.sampling_probability is None and params["solver"] == "semidp_sgd":
+    if rec.sampling_probability is None and params["solver"] == "semidp-sgd":
         # The whole private block in every step: the text says so.
         assert "full-batch" in rec.mechanism and "Poisson" not in rec.mechanism
     elif rec.sampling_probability is not None:
@@ -386,7 +387,7 @@ def test_unclipped_sums_of_huge_rows_leave_the_model_finite(solver):
     # (1e200 * 1e200) and their sum inf - inf; the step must not write NaN.
     X, y, mask, _ = _problem(n=600, n_pub=150)
     X[np.flatnonzero(~mask)[:20]] = 1e200
-    params = {"batch_size": 64, "max_iter": 2} if solver == "semidp_sgd" else {}
+    params = {"batch_size": 64, "max_iter": 2} if solver == "semidp-sgd" else {}
     est, warns = _fit_outcome(
         SemiDPLinearRegression(solver=solver, epsilon=np.inf, adjacency="add_remove",
                                random_state=0, **params),
@@ -394,3 +395,122 @@ def test_unclipped_sums_of_huge_rows_leave_the_model_finite(solver):
     )
     assert np.all(np.isfinite(est.coef_)) and np.isfinite(est.intercept_)
     assert not [w for w in warns if w[0] == "RuntimeWarning"]
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [("semidp_gd", "semidp-gd"), ("semidp_sgd", "semidp-sgd"), ("dp_gd", "dp-gd"),
+     ("public_only", "public-only"), ("pda_md", "pda-md")],
+)
+def test_underscore_solver_names_are_deprecated_aliases(old, new):
+    X, y, mask, _ = _problem(n=1200, n_pub=200)
+    common = {"random_state": 0, "adjacency": "add_remove"}
+    with pytest.warns(FutureWarning, match=f"use solver='{new}'") as record:
+        reg = SemiDPLinearRegression(solver=old, **common).fit(X, y, public_mask=mask)
+    # Attributed to the line that called fit, not to the package.
+    assert record[0].filename == __file__
+    ref = SemiDPLinearRegression(solver=new, **common).fit(X, y, public_mask=mask)
+    assert reg.solver_ == ref.solver_ == new
+    assert reg.solver == old  # fit does not mutate the parameter
+    np.testing.assert_array_equal(reg.coef_, ref.coef_)
+    assert reg.privacy_record_ == ref.privacy_record_
+
+
+SPARSE_CASES = [
+    {"solver": "semidp-gd"},
+    {"solver": "semidp-gd", "preconditioner": None, "public_clipping": "clip"},
+    {"solver": "semidp-sgd", "adjacency": "add_remove", "batch_size": 100},
+    {"solver": "dp-gd"},
+    {"solver": "pda-md"},
+    {"solver": "public-only"},
+]
+
+
+def _sparse_problem(n=1500, d=40, n_pub=200, density=0.1, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * (rng.random((n, d)) < density)
+    y = X @ rng.standard_normal(d) + 0.5 + 0.3 * rng.standard_normal(n)
+    return X, y, np.arange(n) < n_pub
+
+
+@pytest.mark.parametrize("params", SPARSE_CASES, ids=lambda p: "-".join(map(str, p.values())))
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_sparse_input_equals_dense_for_the_same_seed(params, fmt):
+    X, y, mask = _sparse_problem()
+    dense = SemiDPLinearRegression(random_state=3, **params).fit(X, y, public_mask=mask)
+    Xs = sp.csr_matrix(X) if fmt == "csr" else sp.csc_matrix(X)
+    sparse = SemiDPLinearRegression(random_state=3, **params).fit(Xs, y, public_mask=mask)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-10, atol=1e-12)
+    assert sparse.intercept_ == pytest.approx(dense.intercept_, rel=1e-10, abs=1e-12)
+    assert sparse.privacy_record_ == dense.privacy_record_
+    np.testing.assert_allclose(sparse.predict(Xs), dense.predict(X), rtol=1e-10)
+
+
+def test_sparse_private_rows_are_never_densified(monkeypatch):
+    # The solver gets the whole sparse matrix (private rows addressed by the
+    # mask); only the public block reaches the public statistics, dense.
+    from sklearn_dpfair._solvers.semi_dp import _fit as semidp_fit
+
+    seen = {}
+    real_solver, real_geometry = (
+        semidp_fit.semidp_gradient_descent, semidp_fit.public_geometry
+    )
+
+    def solver_spy(data, *args, **kwargs):
+        seen["private"] = data.X_private
+        return real_solver(data, *args, **kwargs)
+
+    def geometry_spy(X_pub, y_pub, **kwargs):
+        seen["public"] = X_pub
+        return real_geometry(X_pub, y_pub, **kwargs)
+
+    monkeypatch.setattr(semidp_fit, "semidp_gradient_descent", solver_spy)
+    monkeypatch.setattr(semidp_fit, "public_geometry", geometry_spy)
+    X, y, mask = _sparse_problem()
+    Xs = sp.csr_matrix(X)
+    SemiDPLinearRegression(random_state=0).fit(Xs, y, public_mask=mask)
+    assert sp.issparse(seen["private"]) and seen["private"].nnz == Xs.nnz
+    assert isinstance(seen["public"], np.ndarray)
+    assert seen["public"].shape == (int(mask.sum()), X.shape[1])
+
+
+@pytest.mark.parametrize("params", SPARSE_CASES, ids=lambda p: "-".join(map(str, p.values())))
+@pytest.mark.parametrize("sparse", [False, True])
+def test_float32_stays_float32(params, sparse):
+    X, y, mask = _sparse_problem()
+    X32 = X.astype(np.float32)
+    ref = SemiDPLinearRegression(random_state=3, **params).fit(X, y, public_mask=mask)
+    reg = SemiDPLinearRegression(random_state=3, **params).fit(
+        sp.csr_matrix(X32) if sparse else X32, y, public_mask=mask
+    )
+    assert reg.coef_.dtype == np.float32
+    assert reg.predict(X32).dtype == np.float32
+    np.testing.assert_allclose(reg.coef_, ref.coef_, rtol=1e-4, atol=1e-4)
+
+
+def test_float32_solve_makes_no_float64_copy_of_x(monkeypatch):
+    # The noisy iteration (where X is read) allocates far less than a
+    # float64 copy of X (2 X.nbytes); the public tuning's fixed cost, which
+    # does not grow with n, is not measured.
+    import tracemalloc
+
+    from sklearn_dpfair._solvers.semi_dp import _fit as semidp_fit
+
+    peaks = []
+    real = semidp_fit.semidp_gradient_descent
+
+    def spy(*args, **kwargs):
+        tracemalloc.start()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+
+    monkeypatch.setattr(semidp_fit, "semidp_gradient_descent", spy)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40_000, 50)).astype(np.float32)
+    y = X @ np.ones(50, dtype=np.float32)
+    mask = np.arange(40_000) < 1000
+    SemiDPLinearRegression(random_state=0, max_iter=3).fit(X, y, public_mask=mask)
+    assert peaks[0] < 0.5 * X.nbytes

@@ -189,12 +189,12 @@ CONFIGS = [
             "replace_one",
             per_record="public_mask",
         )
-        for solver in ("dp_gd", "pda_md")
+        for solver in ("dp-gd", "pda-md")
     ],
     Config(
         "semidp-sgd",
         lambda: SemiDPLinearRegression(
-            solver="semidp_sgd", adjacency="add_remove", batch_size=16, random_state=0
+            solver="semidp-sgd", adjacency="add_remove", batch_size=16, random_state=0
         ),
         "regression",
         "add_remove",

@@ -5,14 +5,19 @@
 Order of work, so that nothing private is read before it is needed:
 
 1. copy the public rows out by the (public) mask; the private rows stay in
-   place, addressed by the mask (no copy of them: issue 9's memory target);
+   place, addressed by the mask (no copy of them, so peak memory stays
+   within twice the data); a sparse public block is densified (the public
+   statistics need its Gram matrix), the private rows never are;
 2. public statistics, warm start and the "auto" hyperparameters from the
    public rows only (``_public_geometry``, ``_public_tuning``);
-3. noise multiplier from ``(epsilon, delta)``, the sampling rate and the
-   number of steps (dp-accounting, ``calibrate_noise_multiplier``);
-4. the semi-DP iteration (``_semidp``), where private rows enter only
+3. the Gaussian mechanism of the private sums, its noise multiplier
+   calibrated from the :class:`~sklearn_dpfair.privacy.PrivacyBudget`, the
+   sampling rate and the number of steps (:func:`semidp_noise_multiplier`);
+4. the semi-DP iteration (``_solver``), where private rows enter only
    through noisy clipped sums;
-5. the :class:`~sklearn_dpfair.privacy.PrivacyRecord` of the run.
+5. :meth:`PrivacyBudget.account <sklearn_dpfair.privacy.PrivacyBudget.account>`:
+   the :class:`~sklearn_dpfair.privacy.PrivacyRecord` of the run, checked
+   against the budget.
 
 Adjacency. Only private rows are protected (semi-DP, thesis Definition 14);
 which rows are public, and the counts, are public. Under ``"replace_one"``
@@ -24,7 +29,7 @@ folded into the sensitivity as ``privacy/_accounting.py`` prescribes.
 The :class:`~sklearn_dpfair.privacy.PrivacyRecord` describes exactly the
 event given to the accountant: ``noisy_sgd_event(noise_multiplier,
 sampling_probability or 1, steps)``, or a no-op when ``steps == 0``
-(``public_only``: no private sum is released, ``clip_norm`` is None). Its
+(``"public-only"``: no private sum is released, ``clip_norm`` is None). Its
 ``clip_norm`` is the sensitivity of one released sum (``C`` or ``2 C``;
 ``inf`` for ``epsilon = inf``, where the private rows are not clipped).
 
@@ -35,19 +40,17 @@ solver maps a private row whose terms overflow to the fixed contribution 0.
 
 import functools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ...privacy._accounting import (
-    epsilon_of,
-    no_op_event,
-    noisy_sgd_event,
-    non_private_event,
+from ...privacy import (
+    GaussianMechanism,
+    PrivacyBudget,
+    PrivacyRecord,
+    calibrate_noise_multiplier,
 )
-from ...privacy._calibration import calibrate_noise_multiplier
-from ...privacy._mechanism import GaussianMechanism
-from ...privacy._record import PrivacyRecord
+from ...privacy._accounting import no_op_event
 from ...utils._validation import normalized_weights
 from ._public_geometry import (
     newton_preconditioner,
@@ -64,25 +67,34 @@ from ._public_tuning import (
 )
 from ._solver import SemiDPData, semidp_gradient_descent
 
-__all__ = ["SENSITIVITY_FACTOR", "SemiDPFit", "fit_semidp"]
-
-# Float round-off allowed when re-checking a calibrated multiplier.
-_BUDGET_RTOL = 1e-9
+__all__ = [
+    "SEMIDP_HYPERPARAMETERS",
+    "SEMIDP_SOLVERS",
+    "SENSITIVITY_FACTOR",
+    "SemiDPFit",
+    "SemiDPParams",
+    "fit_semidp",
+    "public_hyperparameters",
+    "semidp_noise_multiplier",
+]
 
 #: Sensitivity of a clipped sum in units of the clip norm, per adjacency.
 SENSITIVITY_FACTOR = {"add_remove": 1.0, "replace_one": 2.0}
 
+#: The solvers of a semi-private linear regression, by name.
+SEMIDP_SOLVERS = ("semidp-gd", "semidp-sgd", "dp-gd", "public-only", "pda-md")
+
 _MECHANISM_NAME = {
-    "semidp_gd": "semi-DP noisy full-batch GD (thesis Algorithm 11, Gaussian)",
-    "semidp_sgd": "semi-DP noisy SGD, Poisson-sampled private rows (Algorithm 11)",
-    # semidp_sgd whose expected batch holds every private row (q = 1).
-    "semidp_sgd_full": (
+    "semidp-gd": "semi-DP noisy full-batch GD (thesis Algorithm 11, Gaussian)",
+    "semidp-sgd": "semi-DP noisy SGD, Poisson-sampled private rows (Algorithm 11)",
+    # semidp-sgd whose expected batch holds every private row (q = 1).
+    "semidp-sgd-full": (
         "semi-DP noisy SGD with sampling rate 1: every private row in every "
         "step, i.e. full-batch GD (thesis Algorithm 11, Gaussian)"
     ),
-    "dp_gd": "DP-GD on all rows, public rows treated as private",
-    "pda_md": "PDA-MD: DP-GD on private rows, public-Hessian mirror map",
-    "public_only": "public rows only (private rows discarded)",
+    "dp-gd": "DP-GD on all rows, public rows treated as private",
+    "pda-md": "PDA-MD: DP-GD on private rows, public-Hessian mirror map",
+    "public-only": "public rows only (private rows discarded)",
 }
 
 # Defaults when no public row can inform a choice. 20 full-batch steps: the
@@ -97,9 +109,57 @@ DEFAULT_PLAIN_LEARNING_RATE = 1.0
 # step 1/k: the model curvature is that at the optimum, larger than the
 # curvature far from it, so a full step would overshoot near convergence.
 PLAIN_NEWTON_FRACTION = 0.5
-# semidp_sgd's default expected private batch: 5 % of the private rows, at
+# semidp-sgd's default expected private batch: 5 % of the private rows, at
 # least 256 (as DPLogisticRegression's "auto").
 AUTO_BATCH_FRACTION, AUTO_BATCH_MIN = 0.05, 256
+
+
+@dataclass(frozen=True)
+class SemiDPParams:
+    """The public hyperparameters of one semi-private fit.
+
+    The fields are those of
+    :class:`~sklearn_dpfair.linear_model.SemiDPLinearRegression` (validated,
+    ``solver`` in its hyphenated spelling), plus the
+    :class:`~sklearn_dpfair.privacy.PrivacyBudget` of the private rows.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.semi_dp import SemiDPParams
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
+    >>> params = SemiDPParams(budget=PrivacyBudget(1.0, 1e-5, "pld"))
+    >>> params.solver, params.sensitivity
+    ('semidp-gd', 2.0)
+    """
+
+    budget: PrivacyBudget
+    solver: str = "semidp-gd"
+    alpha: float | str = "auto"
+    clip_norm: float = 1.0
+    public_clipping: str | None = None
+    preconditioner: str | None = "public"
+    max_iter: int | str = "auto"
+    learning_rate: float | str = "auto"
+    batch_size: int | str = "auto"
+    public_ridge: float = 1e-6
+    fit_intercept: bool = True
+    adjacency: str = "replace_one"
+
+    @property
+    def clip(self):
+        """The clip threshold applied: ``inf`` (no clipping) without privacy."""
+        return float(self.clip_norm) if self.budget.is_private else math.inf
+
+    @property
+    def sensitivity(self):
+        """Sensitivity of one released private sum (``C`` or ``2 C``)."""
+        return SENSITIVITY_FACTOR[self.adjacency] * self.clip
+
+
+#: Names of the public hyperparameters (every field but the budget).
+SEMIDP_HYPERPARAMETERS = tuple(
+    field.name for field in fields(SemiDPParams) if field.name != "budget"
+)
 
 
 @dataclass
@@ -117,50 +177,85 @@ class SemiDPFit:
 
 
 @functools.lru_cache(maxsize=1024)
-def _noise_multiplier(epsilon, delta, q, steps, accountant):
-    """Calibrated noise multiplier of ``steps`` (sub)sampled Gaussian steps.
+def semidp_noise_multiplier(budget, sampling_probability, steps):
+    """Calibrated noise multiplier of ``steps`` (sub)sampled Gaussian sums.
 
     Full batch: ``T`` composed Gaussians of multiplier ``z`` are exactly one
     Gaussian of multiplier ``z / sqrt(T)`` (GDP composition; both
-    accountants agree), so one calibration serves every ``T``. The result is
-    re-checked on the composed event itself and recalibrated directly in
-    the (never observed) case that it overshoots.
+    accountants agree), so one calibration serves every ``T``. The fit's
+    :meth:`~sklearn_dpfair.privacy.PrivacyBudget.account` then checks the
+    composed event itself against the budget.
+
+    Parameters
+    ----------
+    budget : PrivacyBudget
+    sampling_probability : float
+        Poisson rate of the private rows in each sum (1: full batch).
+    steps : int
+        Number of noisy sums.
+
+    Returns
+    -------
+    noise_multiplier : float
+        0 when the budget is not private.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.semi_dp import semidp_noise_multiplier
+    >>> from sklearn_dpfair.privacy import PrivacyBudget, calibrate_noise_multiplier
+    >>> budget = PrivacyBudget(1.0, 1e-5, "pld")
+    >>> z = semidp_noise_multiplier(budget, 1.0, 4)
+    >>> z == 2 * calibrate_noise_multiplier(1.0, 1e-5, 1.0, 1, "pld")
+    True
     """
-    if math.isinf(epsilon):
+    if not budget.is_private:
         return 0.0
-    if q >= 1.0:
-        z = math.sqrt(steps) * calibrate_noise_multiplier(
-            epsilon, delta, 1.0, 1, accountant
+    if budget.noise_multiplier is not None:
+        return float(budget.noise_multiplier)
+    if sampling_probability >= 1.0:
+        single = calibrate_noise_multiplier(
+            budget.epsilon, budget.delta, 1.0, 1, budget.accountant
         )
-        spent = epsilon_of(noisy_sgd_event(z, 1.0, steps), delta, accountant)
-        if spent <= epsilon * (1.0 + _BUDGET_RTOL):
-            return z
-    return calibrate_noise_multiplier(epsilon, delta, q, steps, accountant)
+        return math.sqrt(steps) * single
+    return calibrate_noise_multiplier(
+        budget.epsilon, budget.delta, sampling_probability, steps, budget.accountant
+    )
 
 
-def _record(solver, z, sensitivity, q, steps, *, delta, accountant, adjacency):
-    name = solver
-    if solver == "public_only":
+def _step_noise_variance(params, geometry, q, n_private):
+    """``T -> tau^2``: the per-coordinate variance of the privacy noise on the
+    C-normalized private mean gradient, in the scale-free coordinates of the
+    model (public inputs only)."""
+    scale = float(np.mean(1.0 / geometry.scale))
+    factor = SENSITIVITY_FACTOR[params.adjacency]
+
+    def step_noise_var(steps):
+        z = semidp_noise_multiplier(params.budget, q, steps)
+        return (factor * z / (q * n_private)) ** 2 * scale
+
+    return step_noise_var
+
+
+def _account(params, mechanism, q, steps, caveats=()):
+    """The record of the run: exactly the event given to the accountant."""
+    name = params.solver
+    dp_event = None
+    if name == "public-only":
         # The output does not depend on private rows: a no-op (epsilon 0),
         # no private sum released, hence no sensitivity.
-        event, sensitivity = no_op_event(), None
-    elif z > 0:
-        event = noisy_sgd_event(z, q, steps)
-    else:
-        event = non_private_event()
-    if solver == "semidp_sgd" and q >= 1.0:
-        name = "semidp_sgd_full"
-    return PrivacyRecord.from_event(
-        event,
-        delta=delta,
-        accountant=accountant,
-        adjacency=adjacency,
-        mechanism=_MECHANISM_NAME[name],
-        noise_multiplier=z,
-        clip_norm=sensitivity,
+        mechanism = GaussianMechanism(clip_norm=None, noise_multiplier=0.0)
+        dp_event = no_op_event()
+    elif name == "semidp-sgd" and q >= 1.0:
+        name = "semidp-sgd-full"
+    return params.budget.account(
+        mechanism,
+        description=_MECHANISM_NAME[name],
+        adjacency=params.adjacency,
         # Full batch involves no sampling; the summary then omits the rate.
         sampling_probability=q if q < 1.0 else None,
         steps=steps,
+        dp_event=dp_event,
+        caveats=caveats,
     )
 
 
@@ -177,7 +272,7 @@ def _plain_learning_rate(geometry, clip_norm):
 
 
 def _thesis_alpha(geometry, *, step_noise_var, n_steps, n_private):
-    """Spec section 5.2's full-batch rule for Algorithm 11 with clipped public rows.
+    """Inverse-variance weight (thesis Prop. 18) for Algorithm 11 in full batch.
 
     ``v_pub = V2 / n_pub``, ``v_priv = V2 / n_priv + p tau^2 / T`` with ``V2``
     the trace variance of one clipped, C-normalized gradient (at most 1; the
@@ -197,105 +292,124 @@ _WEIGHTS_CAVEAT = (
 )
 
 
-def fit_semidp(
-    X,
-    y,
-    public_mask,
-    *,
-    solver,
-    epsilon,
-    delta,
-    alpha,
-    clip_norm,
-    public_clipping,
-    preconditioner,
-    max_iter,
-    learning_rate,
-    batch_size,
-    public_ridge,
-    fit_intercept,
-    adjacency,
-    accountant,
-    rng,
-    sample_weight=None,
-):
+def public_hyperparameters(X_public, y_public, *, n_private, params):
+    """Choose ``alpha``, the learning rate and the steps from public rows only.
+
+    The full-batch choice of ``"semidp-gd"`` with the public preconditioner
+    and unclipped public gradients, for ``params``'s budget, clip norm,
+    adjacency and public ridge.
+
+    Returns
+    -------
+    geometry : PublicGeometry
+    choice : HyperparameterChoice
+    """
+    geometry = public_geometry(
+        X_public,
+        y_public,
+        intercept_scaling=1.0 if params.fit_intercept else 0.0,
+        ridge=params.public_ridge,
+        n_features=X_public.shape[1],
+    )
+    choice = choose_hyperparameters(
+        geometry,
+        clip_norm=params.clip,
+        public_clipping=False,
+        n_private=n_private,
+        step_noise_var_of=_step_noise_variance(params, geometry, 1.0, n_private),
+    )
+    return geometry, choice
+
+
+def _schedule(params, n_private):
+    """Sampling rate and fixed number of steps (None: "auto") of the run."""
+    if params.solver == "semidp-sgd":
+        batch = (
+            max(AUTO_BATCH_MIN, AUTO_BATCH_FRACTION * n_private)
+            if params.batch_size == "auto"
+            else params.batch_size
+        )
+        q = min(1.0, batch / n_private)
+        epochs = DEFAULT_EPOCHS if params.max_iter == "auto" else params.max_iter
+        return q, max(1, math.ceil(epochs / q - 1e-9))
+    return 1.0, None if params.max_iter == "auto" else int(params.max_iter)
+
+
+def _fixed_alpha(params, n_private, n_public):
+    """The private weight when it is not tuned (None: tune it)."""
+    if params.solver == "dp-gd":
+        return n_private / (n_private + n_public)
+    if params.solver == "pda-md" or not n_public:
+        return 1.0
+    return None if params.alpha == "auto" else float(params.alpha)
+
+
+def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
     """Fit a semi-private linear regression; see ``SemiDPLinearRegression``.
 
-    ``sample_weight`` (public, or None) is rescaled to mean 1 and multiplies
-    each row's residual before it is clipped, in the private and the public
-    gradient sums, so the iterations converge to the minimizer of the
-    weighted objective and one private row still moves a sum by at most the
-    clip. The
-    public statistics (warm start, preconditioner, tuning) are unweighted:
-    they shape the path, not the fixed point; hence "public_only", whose
-    output *is* the warm start, refuses non-uniform weights.
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse CSR matrix of shape (n_samples, n_features)
+        Every row; the private ones are read through the mask, never copied.
+    y : ndarray of shape (n_samples,)
+    public_mask : ndarray of bool of shape (n_samples,)
+        True for the public rows.
+    params : SemiDPParams
+        Public hyperparameters and the privacy budget.
+    rng : numpy.random.Generator
+        Source of the noise and of the Poisson batches.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Public weights, rescaled to mean 1; each multiplies its row's
+        residual before it is clipped, in the private and the public
+        gradient sums, so the iterations converge to the minimizer of the
+        weighted objective and one private row still moves a sum by at most
+        the clip. The public statistics (warm start, preconditioner, tuning)
+        are unweighted: they shape the path, not the fixed point; hence
+        "public-only", whose output *is* the warm start, refuses non-uniform
+        weights.
 
     Returns
     -------
     fit : SemiDPFit
     """
-    # Only the public block is copied (the public statistics need it); the
-    # private rows are read from X through the mask by the solver.
-    private_rows = ~public_mask
+    solver = params.solver
     weights = normalized_weights(sample_weight, X.shape[0])
-    if weights is not None and solver == "public_only":
+    if weights is not None and solver == "public-only":
         raise ValueError(
-            "solver='public_only' does not take non-uniform sample_weight (its "
+            "solver='public-only' does not take non-uniform sample_weight (its "
             "output is the unweighted public warm start)."
         )
+    caveats = () if weights is None else (_WEIGHTS_CAVEAT,)
+    # Only the public block is copied (the public statistics need it); the
+    # private rows are read from X through the mask by the solver.
     Xp, yp = X[public_mask], y[public_mask]
     n_public = Xp.shape[0]
     n_private = X.shape[0] - n_public
-    s = 1.0 if fit_intercept else 0.0
+    s = 1.0 if params.fit_intercept else 0.0
     geometry = public_geometry(
-        Xp, yp, intercept_scaling=s, ridge=public_ridge, n_features=X.shape[1]
+        _dense(Xp), np.asarray(yp, dtype=np.float64), intercept_scaling=s,
+        ridge=params.public_ridge,
+        n_features=X.shape[1],
     )
-    non_private = math.isinf(epsilon)
-    clip = math.inf if non_private else float(clip_norm)
-    # Of one released private sum (inf without privacy: no clipping then).
-    sensitivity = SENSITIVITY_FACTOR[adjacency] * clip
+    clip = params.clip
 
-    if solver == "public_only":
-        record = _record(
-            solver, 0.0, sensitivity, 1.0, 0,
-            delta=delta, accountant=accountant, adjacency=adjacency,
-        )
-        return _result(geometry.warm_start, geometry, s, np.nan, np.nan, 0, record, None)
+    if solver == "public-only":
+        record = _account(params, None, 1.0, 0)
+        return _result(geometry.warm_start, geometry, s, np.nan, np.nan, 0, record, None, X.dtype)
 
-    if solver == "semidp_sgd":
-        batch = (
-            max(AUTO_BATCH_MIN, AUTO_BATCH_FRACTION * n_private)
-            if batch_size == "auto"
-            else batch_size
-        )
-        q = min(1.0, batch / n_private)
-        epochs = DEFAULT_EPOCHS if max_iter == "auto" else max_iter
-        fixed_steps = max(1, math.ceil(epochs / q - 1e-9))
-    else:
-        q = 1.0
-        fixed_steps = None if max_iter == "auto" else int(max_iter)
-
-    def step_noise_var(steps):
-        # Per-coordinate variance of the privacy noise on the C-normalized
-        # private mean gradient, in the scale-free coordinates of the model.
-        z = _noise_multiplier(epsilon, delta, q, steps, accountant)
-        std = SENSITIVITY_FACTOR[adjacency] * z / (q * n_private)
-        return std**2 * float(np.mean(1.0 / geometry.scale))
-
-    use_public_gradient = solver in ("semidp_gd", "semidp_sgd", "dp_gd") and n_public
-    public_clip = solver == "dp_gd" or public_clipping == "clip"
+    q, fixed_steps = _schedule(params, n_private)
+    step_noise_var = _step_noise_variance(params, geometry, q, n_private)
+    use_public_gradient = solver in ("semidp-gd", "semidp-sgd", "dp-gd") and n_public
+    public_clip = solver == "dp-gd" or params.public_clipping == "clip"
     choice = None
     P = None
-    if solver == "dp_gd":
-        a = n_private / (n_private + n_public)
-    elif solver == "pda_md" or not n_public:
-        a = 1.0
-    elif alpha != "auto":
-        a = float(alpha)
-    else:
-        a = None
+    a = _fixed_alpha(params, n_private, n_public)
 
-    if solver in ("semidp_gd", "semidp_sgd") and preconditioner == "public" and n_public:
+    if (
+        solver in ("semidp-gd", "semidp-sgd")
+        and params.preconditioner == "public"
+        and n_public
+    ):
         choice = choose_hyperparameters(
             geometry,
             clip_norm=clip,
@@ -303,10 +417,10 @@ def fit_semidp(
             n_private=n_private,
             step_noise_var_of=step_noise_var,
             alphas=None if a is None else [a],
-            learning_rates=None if learning_rate == "auto" else [learning_rate],
-            max_iters=(
-                [fixed_steps] if fixed_steps is not None else None
+            learning_rates=(
+                None if params.learning_rate == "auto" else [params.learning_rate]
             ),
+            max_iters=[fixed_steps] if fixed_steps is not None else None,
         )
         a, lr, steps = choice.alpha, choice.learning_rate, choice.max_iter
         public_curv = choice.curvature if public_clip else (
@@ -317,8 +431,8 @@ def fit_semidp(
         steps = DEFAULT_MAX_ITER if fixed_steps is None else fixed_steps
         lr = (
             _plain_learning_rate(geometry, clip)
-            if learning_rate == "auto"
-            else float(learning_rate)
+            if params.learning_rate == "auto"
+            else float(params.learning_rate)
         )
         if a is None:
             a = _thesis_alpha(
@@ -327,18 +441,14 @@ def fit_semidp(
                 n_steps=steps,
                 n_private=n_private,
             )
-        if solver == "pda_md" and n_public:
-            P = pda_md_preconditioner(Xp, s, 1)
+        if solver == "pda-md" and n_public:
+            P = pda_md_preconditioner(_dense(Xp), s, 1)
 
-    z = _noise_multiplier(epsilon, delta, q, steps, accountant)
-    record = _record(
-        solver, z, sensitivity, q, steps,
-        delta=delta, accountant=accountant, adjacency=adjacency,
+    mechanism = GaussianMechanism(
+        clip_norm=params.sensitivity,
+        noise_multiplier=semidp_noise_multiplier(params.budget, q, steps),
     )
-    if weights is not None:
-        record = replace(
-            record, caveats=(*record.caveats, _WEIGHTS_CAVEAT)
-        )
+    record = _account(params, mechanism, q, steps, caveats)
     data = SemiDPData(
         X_private=X,
         y_private=y,
@@ -346,14 +456,14 @@ def fit_semidp(
         y_public=yp if use_public_gradient else yp[:0],
         intercept_scaling=s,
         # None when every row is private: no masking pass is needed then.
-        private_rows=private_rows if n_public else None,
+        private_rows=~public_mask if n_public else None,
         private_weights=weights,
         public_weights=None if weights is None else weights[public_mask],
     )
     result = semidp_gradient_descent(
         data,
         geometry.warm_start[:, None],
-        mechanisms=[GaussianMechanism(clip_norm=sensitivity, noise_multiplier=z)],
+        mechanisms=[mechanism],
         alpha=np.array([a]),
         learning_rate=np.array([lr]),
         n_steps=np.array([steps]),
@@ -364,13 +474,27 @@ def fit_semidp(
         rngs=[rng],
         tail_fraction=TAIL_FRACTION,
     )
-    return _result(result.params[:, 0], geometry, s, a, lr, steps, record, choice)
+    return _result(
+        result.params[:, 0], geometry, s, a, lr, steps, record, choice, X.dtype
+    )
 
 
-def _result(params, geometry, s, a, lr, steps, record, choice):
+def _dense(X_public):
+    """The public rows as a dense float64 array, for the public statistics.
+
+    They need the public Gram matrix (and its eigen-decomposition) in full
+    precision; only the public block is densified or promoted, never the
+    private rows.
+    """
+    if hasattr(X_public, "toarray"):
+        X_public = X_public.toarray()
+    return np.asarray(X_public, dtype=np.float64)
+
+
+def _result(params, geometry, s, a, lr, steps, record, choice, dtype):
     n_coef = params.shape[0] - (1 if s else 0)
     return SemiDPFit(
-        coef=params[:n_coef].copy(),
+        coef=params[:n_coef].astype(dtype, copy=True),
         intercept=float(s * params[n_coef]) if s else 0.0,
         warm_start_coef=geometry.warm_start[:n_coef].copy(),
         alpha=float(a),

@@ -102,8 +102,8 @@ class PublicGeometry:
 def _gram(X, s):
     """``X~^T X~`` of the augmented rows ``[x, s]``, without building ``X~``.
 
-    Stacking the constant column would copy the public rows (issue 9's
-    memory target); its blocks are ``s X^T 1`` and ``s^2 n`` instead.
+    Stacking the constant column would copy the public rows (peak memory
+    stays within twice the data); its blocks are ``s X^T 1`` and ``s^2 n`` instead.
     """
     G = X.T @ X
     if not s:
@@ -281,8 +281,8 @@ def pda_md_preconditioner(X_pub, intercept_scaling, n_configs):
     """PDA-MD's mirror map for squared loss: the normalized public Hessian inverse.
 
     ``P = (H + (0.01/p) I)^-1 * lambda_min(H + (0.01/p) I)``, so that the
-    largest eigenvalue of ``P`` is 1 (the official implementation, spec
-    section 2.5). Unlike :func:`newton_preconditioner` it works in the raw
+    largest eigenvalue of ``P`` is 1 (Amid et al. 2022's official
+    implementation, re-used in the thesis, A.4.1.3). Unlike :func:`newton_preconditioner` it works in the raw
     (not scale-free) coordinates.
 
     Parameters

@@ -258,24 +258,23 @@ def choose_hyperparameters(
     alphas = AUTO_ALPHAS if alphas is None else np.asarray(alphas, dtype=float)
     learning_rates = AUTO_LEARNING_RATES if learning_rates is None else learning_rates
     max_iters = AUTO_MAX_ITERS if max_iters is None else max_iters
-    norms = norm_quantiles(geometry.row_norms)
     public_curvature = None if public_clipping else (
         1.0 / clip_norm if not math.isinf(clip_norm) else 1.0
     )
+    # What every candidate shares: the public rows, the clip and the counts.
+    model = {
+        "norms": norm_quantiles(geometry.row_norms),
+        "clip_norm": clip_norm,
+        "public_curvature": public_curvature,
+        "n_private": n_private,
+    }
     best = None
     for n_steps in max_iters:
         noise_var = step_noise_var_of(n_steps)
         for eta in learning_rates:
             excess, k = predicted_excess_risk(
-                alphas,
-                geometry,
-                norms=norms,
-                clip_norm=clip_norm,
-                public_curvature=public_curvature,
-                n_private=n_private,
-                step_noise_var=noise_var,
-                n_steps=int(n_steps),
-                learning_rate=eta,
+                alphas, geometry, step_noise_var=noise_var, n_steps=int(n_steps),
+                learning_rate=eta, **model,
             )
             # Degenerate public rows (e.g. a single one) can make the model
             # overflow; such candidates rank last instead of poisoning the min.

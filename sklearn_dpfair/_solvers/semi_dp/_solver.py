@@ -26,8 +26,8 @@ Memory. The private block may be given as a boolean row mask over the whole
 design matrix (``SemiDPData.private_rows``) instead of a copy of its rows:
 full-batch sums then run over every row with zero weight on the others, and
 Poisson batches gather their rows straight from the whole matrix, so a fit
-holds no second copy of the private rows (issue 9: peak memory within twice
-the data).
+holds no second copy of the private rows (peak memory within twice the
+data). Sparse (CSR) rows are used through their stored entries only.
 
 Adversarial rows. Whatever a private row holds (features or target near the
 float64 limit), its term in the noisy sum is finite with norm at most the
@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...privacy._clipping import clipped_rows
-from .._linear import augmented_row_norms
+from .._linear import augmented_row_norms, clipped_gradient_sum
 from .._sampling import poisson_batch
 from .._schedules import tail_start
 
@@ -120,6 +120,14 @@ def _clipped_sum(X, R, row_norms, clip_norm, s, excluded=None):
     even for a huge ``x_ij``. Rows flagged in ``excluded`` get weight exactly
     0 (set, not multiplied). ``R`` is a temporary of the caller and may be
     overwritten.
+
+    The ``K`` columns are independent models, each clipped on its own, so
+    the clip factors are taken per column here; the sum of the clipped
+    terms (one product for all columns, dense or sparse rows, and the
+    intercept block) is the linear layer's
+    :func:`~sklearn_dpfair._solvers._linear.clipped_gradient_sum`, given
+    terms that are already clipped (``clip_norm=inf`` there: no second
+    clipping, non-finite terms still 0).
     """
     if R.shape[1] == 1:
         weighted = clipped_rows(R, row_norms, clip_norm)
@@ -132,10 +140,38 @@ def _clipped_sum(X, R, row_norms, clip_norm, s, excluded=None):
         )
     if excluded is not None:
         weighted[excluded] = 0.0
-    total = X.T @ weighted
-    if s:
-        total = np.vstack([total, s * weighted.sum(axis=0)[None, :]])
-    return total
+    if X.dtype == np.float64:
+        coef_block, intercept_block = clipped_gradient_sum(
+            X, weighted, None, np.inf, s
+        )
+    else:
+        coef_block, intercept_block = _blockwise_sum(X, weighted, s)
+    if not s:
+        return coef_block
+    return np.vstack([coef_block, intercept_block[None, :]])
+
+
+# Rows per block of a float32 X in a float64 sum.
+_BLOCK_ROWS = 4096
+
+
+def _blockwise_sum(X, weighted, s):
+    """The clipped sum of a float32 ``X``, accumulated in float64 by row blocks.
+
+    A float32 sum of ``n`` terms rounds by up to ``n`` float32 units, which
+    would let one record move it by more than the clip; promoting the whole
+    ``X`` to float64 would double its memory. Each block of rows is
+    promoted alone (a few MB), so the sum has float64 precision and ``X`` is
+    never copied.
+    """
+    coef_block = np.zeros((X.shape[1], weighted.shape[1]))
+    intercept_block = np.zeros(weighted.shape[1])
+    for start in range(0, X.shape[0], _BLOCK_ROWS):
+        rows = slice(start, start + _BLOCK_ROWS)
+        coef, intercept = clipped_gradient_sum(X[rows], weighted[rows], None, np.inf, s)
+        coef_block += coef
+        intercept_block += intercept
+    return coef_block, intercept_block
 
 
 def _privatize_columns(total, mechanisms, rngs, cols):
@@ -196,7 +232,10 @@ def semidp_gradient_descent(
     """
     Xq, yq, Xp, yp = data.X_private, data.y_private, data.X_public, data.y_public
     s = float(data.intercept_scaling)
-    W = np.array(W0, dtype=float, copy=True)
+    # float32 data keep float32 iterates and residuals; the clipped sums,
+    # the noise, the step and the running average are float64.
+    dtype = np.float32 if Xq.dtype == np.float32 else np.float64
+    W = np.array(W0, dtype=dtype, copy=True)
     alpha = np.asarray(alpha, dtype=float)
     learning_rate = np.asarray(learning_rate, dtype=float)
     n_steps = np.asarray(n_steps, dtype=int)
@@ -215,7 +254,7 @@ def semidp_gradient_descent(
     has_public = Xp.shape[0] > 0
 
     tail_from = tail_start(n_steps, tail_fraction)
-    total = np.zeros_like(W)
+    total = np.zeros(W.shape)
 
     for t in range(int(n_steps.max(initial=0))):
         cols = np.flatnonzero(n_steps > t)
@@ -258,7 +297,8 @@ def semidp_gradient_descent(
         W[:, cols] = np.where(np.isfinite(step), step, Wa)
         averaged = cols[t >= tail_from[cols]]
         total[:, averaged] += W[:, averaged]
-    return SemiDPResult(params=total / (n_steps - tail_from), n_steps=n_steps)
+    averaged = total / (n_steps - tail_from)
+    return SemiDPResult(params=averaged.astype(dtype, copy=False), n_steps=n_steps)
 
 
 def _poisson_sum(

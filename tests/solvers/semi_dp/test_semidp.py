@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from sklearn_dpfair._solvers.semi_dp._public_geometry import (
     newton_preconditioner,
@@ -71,21 +72,29 @@ def test_batched_columns_equal_single_runs():
         np.testing.assert_allclose(batched.params[:, k], single.params[:, 0], rtol=1e-12)
 
 
+@pytest.mark.parametrize("layout", ["dense", "csr", "float32", "csr-float32"])
 @pytest.mark.parametrize("factor", [1.0, 2.0])
-def test_clipped_sum_sensitivity_on_neighbours(factor):
+def test_clipped_sum_sensitivity_on_neighbours(factor, layout):
     # Replacing one private row moves the clipped sum by at most 2 C (one row
-    # removed, one added), and removing one by at most C.
+    # removed, one added), and removing one by at most C; also on sparse
+    # rows, and on float32 rows (whose sums are accumulated in float64: a
+    # float32 sum rounds by more than 1e-6 C here).
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((50, 3))
+    X = rng.standard_normal((50, 3)) * (rng.random((50, 3)) < 0.7)
     y = rng.standard_normal(50)
     W = rng.standard_normal((4, 2))
     X2, y2 = X.copy(), y.copy()
     X2[7] = 1e6 * rng.standard_normal(3)
     y2[7] = -1e9
+    dtype = np.float32 if "float32" in layout else np.float64
 
     def total(X, y):
-        R = X @ W[:3] + W[3] - y[:, None]
-        return _clipped_sum(X, R, augmented_row_norms(X, 1.0), factor, 1.0)
+        X, y = X.astype(dtype), y.astype(dtype)
+        R = X @ W[:3].astype(dtype) + W[3].astype(dtype) - y[:, None]
+        Xl = sp.csr_matrix(X) if layout.startswith("csr") else X
+        out = _clipped_sum(Xl, R, augmented_row_norms(Xl, 1.0), factor, 1.0)
+        assert out.dtype == np.float64
+        return out
 
     replaced = np.linalg.norm(total(X, y) - total(X2, y2), axis=0)
     removed = np.linalg.norm(total(X, y) - total(np.delete(X, 7, 0), np.delete(y, 7)), axis=0)
@@ -94,7 +103,7 @@ def test_clipped_sum_sensitivity_on_neighbours(factor):
 
 
 def test_dp_gd_matches_reference_on_all_rows():
-    # dp_gd's code path (alpha = n_priv/n, clipped public gradients, no
+    # dp-gd's code path (alpha = n_priv/n, clipped public gradients, no
     # preconditioner) is an independent textbook DP-GD on the concatenated rows.
     X, y, mask, _ = _problem(n_pub=200)
     data = _data(X, y, mask)

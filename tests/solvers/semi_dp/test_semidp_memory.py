@@ -101,9 +101,9 @@ def test_public_statistics_equal_the_stacked_intercept_column(s):
 @pytest.mark.parametrize(
     "params",
     [
-        {"solver": "semidp_gd", "alpha": 0.8, "learning_rate": 0.5},
-        {"solver": "semidp_sgd", "alpha": 0.8, "learning_rate": 0.5},
-        {"solver": "pda_md", "learning_rate": 0.5},
+        {"solver": "semidp-gd", "alpha": 0.8, "learning_rate": 0.5},
+        {"solver": "semidp-sgd", "alpha": 0.8, "learning_rate": 0.5},
+        {"solver": "pda-md", "learning_rate": 0.5},
     ],
     ids=lambda params: params["solver"],
 )
