@@ -59,12 +59,12 @@ def split_by_silo(silos, n_samples):
     return ids.tolist(), np.split(order, bounds)
 
 
-def per_silo_budget(value, silo_ids, *, name, default, kind):
+def per_silo_budget(value, silo_ids, *, name, kind):
     """Map a scalar or a mapping to one budget value per silo.
 
     Parameters
     ----------
-    value : float, Mapping or None
+    value : float or Mapping
         A budget for every silo, or a mapping from silo id to budget. Keys
         for silos absent from the data are ignored (a silo may be missing
         from a cross-validation fold).
@@ -72,8 +72,6 @@ def per_silo_budget(value, silo_ids, *, name, default, kind):
         The silos of the fit.
     name : str
         Parameter name, for error messages.
-    default : float
-        Used when ``value`` is None.
     kind : {"epsilon", "delta"}
         Which range to enforce: ``(0, inf]`` or ``(0, 1)``.
 
@@ -82,8 +80,6 @@ def per_silo_budget(value, silo_ids, *, name, default, kind):
     budgets : dict
         Silo id to float, in the order of ``silo_ids``.
     """
-    if value is None:
-        value = default
     if isinstance(value, Mapping):
         missing = [s for s in silo_ids if s not in value]
         if missing:

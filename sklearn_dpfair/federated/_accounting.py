@@ -1,0 +1,330 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The privacy of a federation: each silo's set-up and the fit's records.
+
+The driver resolves every silo's privacy set-up once, from public inputs
+only (its size, budget and the shared schedule), before any row is shipped:
+:func:`resolve_silo_privacy` checks the silo sizes, chooses each silo's
+Gaussian mechanism (the user's noise multiplier or the one its own
+accountant calibrates) and checks it against the silo's budget. Workers
+receive the resolved :class:`SiloPrivacy` and never calibrate. After the
+rounds, :func:`isrl_record` and :func:`secure_aggregation_record` describe
+what the released model guarantees.
+"""
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from ..privacy import GaussianMechanism, PrivacyBudget, PrivacyRecord, epsilon_of
+from ._silos import check_silo_size, per_silo_budget
+
+__all__ = [
+    "ISRL_MECHANISM",
+    "SiloPrivacy",
+    "isrl_record",
+    "resolve_silo_privacy",
+    "secure_aggregation_record",
+    "silo_privacy",
+]
+
+ISRL_MECHANISM = (
+    "ISRL-DP noisy minibatch SGD: each silo's messages are a Poisson-subsampled "
+    "Gaussian mechanism in that silo's own records (untrusted server)"
+)
+_SECURE_AGGREGATION_MECHANISM = (
+    "CONDITIONAL on secure aggregation (the server sees only the weighted sum "
+    "of the silos' messages): Poisson-subsampled Gaussian on the aggregate"
+)
+_SECURE_AGGREGATION_CAVEAT = (
+    "a server that sees more than the aggregate (this guarantee assumes secure "
+    "aggregation or a shuffler is really deployed; otherwise only the per-silo "
+    "ISRL-DP guarantee holds)"
+)
+
+
+@dataclass(frozen=True)
+class SiloPrivacy:
+    """The privacy set-up of one silo, resolved from public inputs only.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of records of the silo it was resolved for (public).
+    mechanism : GaussianMechanism
+        Clip norm and noise multiplier of each of the silo's noisy sums
+        (``clip_norm=inf`` and no noise for a non-private silo).
+    record : PrivacyRecord
+        The silo's ISRL-DP guarantee for its whole message budget, already
+        checked against its budget.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.federated import FederationConfig, silo_privacy
+    >>> config = FederationConfig(rounds=10, sampling_probability=0.1)
+    >>> privacy = silo_privacy(500, 1.0, 1e-5, config)
+    >>> privacy.record.epsilon <= 1.0, privacy.record.steps
+    (True, 10)
+    """
+
+    n_samples: int
+    mechanism: GaussianMechanism
+    record: PrivacyRecord
+
+    @property
+    def noise_multiplier(self):
+        """The silo's noise standard deviation in units of the clip norm."""
+        return self.mechanism.noise_multiplier
+
+    def seeded(self, seed):
+        """This set-up with its record marked as drawn from ``seed``.
+
+        Parameters
+        ----------
+        seed : str or None
+            Fingerprint of the seed (see
+            :func:`~sklearn_dpfair.privacy.noise_seed`); None leaves the
+            record as it is.
+
+        Returns
+        -------
+        privacy : SiloPrivacy
+        """
+        if seed is None:
+            return self
+        return dataclasses.replace(
+            self, record=dataclasses.replace(self.record, seed=seed)
+        )
+
+
+def silo_privacy(
+    n_samples, epsilon, delta, config, *, noise_multiplier=None, silo_id=None
+):
+    """Resolve the privacy set-up of one silo: size check, noise, record.
+
+    The noise multiplier is the smallest one for which ``config.noisy_steps``
+    Poisson-subsampled Gaussian releases are ``(epsilon, delta)``-DP for the
+    silo's own accountant (dp-accounting), or ``noise_multiplier`` when
+    given (then checked against the budget, blaming that parameter); with
+    ``epsilon = inf`` and no ``noise_multiplier`` the silo neither clips nor
+    adds noise. A pure function of public inputs.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of records of the silo (public metadata).
+    epsilon, delta : float
+        The silo's budget; ``delta`` below ``1 / n_samples``.
+    config : FederationConfig
+        The public schedule (clip norm, sampling rate, noisy steps,
+        accountant).
+    noise_multiplier : float, default=None
+        Use this noise multiplier instead of calibrating one.
+    silo_id : object, default=None
+        The silo, for error messages.
+
+    Returns
+    -------
+    privacy : SiloPrivacy
+
+    Raises
+    ------
+    ValueError
+        If the silo is too small for its delta or the sampling rate.
+    PrivacyBudgetError
+        If the noise spends more than ``epsilon``.
+    """
+    check_silo_size(silo_id, n_samples, delta, config.sampling_probability)
+    budget = PrivacyBudget(
+        float(epsilon), float(delta), config.accountant, noise_multiplier
+    )
+    q, steps = config.sampling_probability, config.noisy_steps
+    mechanism = budget.gaussian(config.clip_norm, sampling_probability=q, steps=steps)
+    record = budget.account(
+        mechanism,
+        description=ISRL_MECHANISM,
+        adjacency="add_remove",
+        sampling_probability=q,
+        steps=steps,
+    )
+    return SiloPrivacy(int(n_samples), mechanism, record)
+
+
+def resolve_silo_privacy(sizes, silo_epsilon, silo_delta, config, noise_multiplier):
+    """The privacy set-up of every silo of a federation, once, on the driver.
+
+    Parameters
+    ----------
+    sizes : dict
+        Silo id to its number of records, in the federation's order.
+    silo_epsilon, silo_delta : float or Mapping
+        Budget of every silo, or silo id to budget.
+    config : FederationConfig
+        The public schedule.
+    noise_multiplier : float or None
+        Force this noise multiplier in every silo (None: calibrate).
+
+    Returns
+    -------
+    privacy : dict
+        Silo id to its :class:`SiloPrivacy`, in the order of ``sizes``.
+    """
+    ids = list(sizes)
+    epsilons = per_silo_budget(silo_epsilon, ids, name="silo_epsilon", kind="epsilon")
+    deltas = per_silo_budget(silo_delta, ids, name="silo_delta", kind="delta")
+    return {
+        sid: silo_privacy(
+            sizes[sid],
+            epsilons[sid],
+            deltas[sid],
+            config,
+            noise_multiplier=noise_multiplier,
+            silo_id=sid,
+        )
+        for sid in ids
+    }
+
+
+def _describe(
+    event, mechanism, *, description, delta, config, q, steps, caveats, seed
+):
+    """The record of a release derived from the silos' own checked budgets.
+
+    The silos' budgets were each checked when their set-up was resolved;
+    the federation as a whole has no budget of its own (``epsilon=inf``).
+    """
+    budget = PrivacyBudget(math.inf, delta, config.accountant, caveats=caveats)
+    record = budget.account(
+        mechanism,
+        description=description,
+        adjacency="add_remove",
+        sampling_probability=q,
+        steps=steps,
+        dp_event=event,
+    )
+    return dataclasses.replace(record, seed=seed)
+
+
+def isrl_record(reports, config, caveats, seed=None):
+    """Record-level guarantee for a record of any silo.
+
+    A record of silo ``i`` influences only silo ``i``'s messages, so the
+    released model is ``(epsilon_i(delta), delta)``-DP for it at every
+    ``delta``. At the largest silo delta, the worst silo's epsilon bounds
+    every record; that silo's event is recorded so that ``epsilon`` can be
+    recomputed from it.
+
+    Parameters
+    ----------
+    reports : dict
+        Silo id to its :class:`SiloReport`.
+    config : FederationConfig
+        The public schedule.
+    caveats : tuple of str
+        Caveats of the fit.
+    seed : str or None, default=None
+        Seed fingerprint of a seeded run.
+
+    Returns
+    -------
+    record : PrivacyRecord
+    """
+    delta = max(r.privacy_record.delta for r in reports.values())
+    eps = {
+        sid: epsilon_of(r.privacy_record.dp_event, delta, config.accountant)
+        for sid, r in reports.items()
+    }
+    worst = reports[max(eps, key=eps.get)]
+    rec = worst.privacy_record
+    return _describe(
+        rec.dp_event,
+        GaussianMechanism(rec.clip_norm, worst.noise_multiplier),
+        description=ISRL_MECHANISM,
+        delta=delta,
+        config=config,
+        q=rec.sampling_probability,
+        steps=rec.steps,
+        caveats=caveats,
+        seed=seed,
+    )
+
+
+def secure_aggregation_record(reports, weights, config, caveats, seed=None):
+    """Central guarantee if the server sees only ``sum_i p_i m_i``.
+
+    No per-silo quantity is assumed uniform: each silo's clip norm ``C_i``,
+    noise multiplier ``sigma_i``, sampling rate ``q_i`` and size ``n_i`` are
+    read from its own report. A record of silo ``i`` moves the aggregate by
+    at most ``p_i C_i / (q_i n_i)`` (when it is sampled, with probability
+    ``q_i``), and the aggregate's noise has standard deviation ``S = sqrt(
+    sum_j (p_j sigma_j C_j / (q_j n_j))^2)``: a Poisson-subsampled Gaussian
+    with rate ``q_i`` and multiplier ``z_i = S q_i n_i / (p_i C_i)`` in each
+    of the ``R`` rounds. A silo that does not clip (``C_i = inf``, an
+    ``epsilon = inf`` silo) gives ``z_i = 0``: its records are not protected
+    by the other silos' noise, and the central epsilon is inf. The worst silo
+    is recorded.
+
+    The weights ``p_j`` are those of every round, so every silo must have
+    answered all ``R`` rounds with one noisy gradient each; anything else is
+    refused.
+
+    Parameters
+    ----------
+    reports : dict
+        Silo id to its :class:`SiloReport`.
+    weights : dict
+        Silo id to its normalized server weight ``p_i``.
+    config : FederationConfig
+        The public schedule.
+    caveats : tuple of str
+        Caveats of the fit (the secure-aggregation caveat is added).
+    seed : str or None, default=None
+        Seed fingerprint of a seeded run.
+
+    Returns
+    -------
+    record : PrivacyRecord
+    """
+    answered = {
+        sid: (r.rounds_used, r.privacy_record.steps) for sid, r in reports.items()
+    }
+    if any(a != (config.rounds, config.rounds) for a in answered.values()):
+        raise ValueError(
+            "secure aggregation accounting needs every silo to answer each of "
+            f"the {config.rounds} rounds with one noisy gradient; got (rounds "
+            f"answered, noisy steps) per silo {answered}."
+        )
+    delta = max(r.privacy_record.delta for r in reports.values())
+    clip = {s: r.privacy_record.clip_norm for s, r in reports.items()}
+    q = {s: r.privacy_record.sampling_probability for s, r in reports.items()}
+    # Noise std of each silo's term in the sum; a noiseless silo adds none
+    # (its clip may be inf, and inf * 0 is not 0 in floating point).
+    noise = math.sqrt(
+        math.fsum(
+            (weights[s] * r.noise_multiplier * clip[s] / (q[s] * r.n_samples)) ** 2
+            for s, r in reports.items()
+            if r.noise_multiplier > 0
+        )
+    )
+    best = None
+    for sid, rep in reports.items():
+        sensitivity = weights[sid] * clip[sid] / (q[sid] * rep.n_samples)
+        z = noise / sensitivity if math.isfinite(sensitivity) else 0.0
+        # One aggregate release per round, Poisson-sampled at silo i's rate.
+        mechanism = GaussianMechanism(clip[sid], z)
+        event = mechanism.event(sampling_probability=q[sid], steps=config.rounds)
+        eps = epsilon_of(event, delta, config.accountant)
+        if best is None or eps > best[0]:
+            best = (eps, event, mechanism, sid)
+    _, event, mechanism, sid = best
+    return _describe(
+        event,
+        mechanism,
+        description=_SECURE_AGGREGATION_MECHANISM,
+        delta=delta,
+        config=config,
+        q=q[sid],
+        steps=config.rounds,
+        caveats=(*caveats, _SECURE_AGGREGATION_CAVEAT),
+        seed=seed,
+    )
