@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._solvers._linear import augmented_row_norms, clipped_gradient_sum
 from .._solvers._sampling import poisson_batch
 from ..exceptions import PrivacyBudgetError
 from ..privacy import PrivacyRecord, check_noise_generator
-from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
 from ..utils._array_api import finite_linear_scores
 from ._accounting import SiloPrivacy
 from ._config import FederationConfig

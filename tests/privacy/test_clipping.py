@@ -3,11 +3,8 @@
 import numpy as np
 import pytest
 
-from sklearn_dpfair.privacy._clipping import (
-    augmented_row_norms,
-    clip_factors,
-    clipped_gradient_sum,
-)
+from sklearn_dpfair._solvers._linear import augmented_row_norms, clipped_gradient_sum
+from sklearn_dpfair.privacy._clipping import clip_factors
 
 
 def _per_sample_gradients(X, R, s):

@@ -3,10 +3,9 @@
 import numpy as np
 import pytest
 
+from sklearn_dpfair._solvers._linear import augmented_row_norms, clipped_gradient_sum
 from sklearn_dpfair.privacy._clipping import (
-    augmented_row_norms,
     clip_factors_from_norms,
-    clipped_gradient_sum,
     clip_rows_to_norm,
     clipped_rows,
     stable_row_norms,
