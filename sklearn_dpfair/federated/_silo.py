@@ -15,11 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._solvers._linear import augmented_row_norms, clipped_gradient_sum
+from .._solvers._linear import LinearModel
 from .._solvers._sampling import poisson_batch
 from ..exceptions import PrivacyBudgetError
 from ..privacy import PrivacyRecord, check_noise_generator
-from ..utils._array_api import finite_linear_scores
 from ._accounting import SiloPrivacy
 from ._config import FederationConfig
 
@@ -189,8 +188,9 @@ class SiloWorker:
         self._config = config
         self._record = record
         self._mechanism = privacy.mechanism
+        self._model = LinearModel(loss.n_outputs, config.intercept_scaling)
         self._rng = check_noise_generator(random_state)
-        self._row_norms = augmented_row_norms(X, config.intercept_scaling)
+        self._row_norms = self._model.row_norms(X)
         self._rounds_used = 0
         self._last_round = -1
 
@@ -246,32 +246,31 @@ class SiloWorker:
         return SiloMessage(self.silo_id, int(round_index), total / steps)
 
     def _noisy_gradient(self, w):
-        """One Poisson batch, clipped sum, Gaussian noise, divide by ``q n``."""
-        config = self._config
+        """One noisy clipped gradient of the stacked parameters ``w``.
+
+        A Poisson batch of rate ``q``, the clipped sum of its per-example
+        gradients and the silo's Gaussian noise (the linear layer's noisy
+        step, the same as central DP-SGD's), divided by the expected batch
+        size ``q n`` (a public constant: the realized ``|B|`` would leak
+        under add/remove adjacency), plus the data-independent L2 term.
+        """
+        config, model = self._config, self._model
         n = self._X.shape[0]
-        s = config.intercept_scaling
-        q = config.sampling_probability
-        idx = poisson_batch(self._rng, n, q)
+        idx = poisson_batch(self._rng, n, config.sampling_probability)
         Xb = self._X[idx]
-        # Finite predictions whatever a record holds: overflowing rows are
-        # recomputed scaled and saturated, without a (data-dependent) numpy
-        # warning; clipping gives any still non-finite gradient 0.
-        with np.errstate(over="ignore", invalid="ignore"):
-            raw = Xb @ w[:-1] + s * w[-1]
-        raw = finite_linear_scores(raw, Xb, w[:-1], s * w[-1])
-        raw_grad = self._loss.raw_gradient(self._y[idx], raw)
-        g_coef, g_w0 = clipped_gradient_sum(
-            Xb, raw_grad, self._row_norms[idx], self._mechanism.clip_norm, s
+        coef, w0 = model.split(w)
+        raw_grad = self._loss.raw_gradient(
+            self._y[idx], model.raw_predictions(Xb, coef, w0)
         )
-        clipped_sum = np.vstack([g_coef, g_w0[None, :]])
-        # The stacked (d + 1) x K sum has sensitivity clip_norm; noise is drawn
-        # for all of it at once. Divide by the expected batch size q n, a
-        # public constant (the realized |B| would leak under add/remove).
-        g = np.asarray(self._mechanism.privatize(clipped_sum, self._rng)) / (q * n)
-        if not s:
-            g[-1] = 0.0  # no intercept: its (noisy) gradient is discarded
-        g[:-1] += config.alpha * w[:-1]
-        return g
+        g_coef, g_w0 = model.noisy_gradient(
+            Xb,
+            raw_grad,
+            self._row_norms[idx],
+            mechanism=self._mechanism,
+            denominator=config.sampling_probability * n,
+            rng=self._rng,
+        )
+        return model.stack(g_coef + model.penalty_gradient(coef, config.alpha), g_w0)
 
     def report(self):
         """Public metadata of this silo (no record, no statistic of its data).
