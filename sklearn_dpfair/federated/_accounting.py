@@ -140,13 +140,7 @@ def silo_privacy(
     )
     q, steps = config.sampling_probability, config.noisy_steps
     mechanism = budget.gaussian(config.clip_norm, sampling_probability=q, steps=steps)
-    record = budget.account(
-        mechanism,
-        description=ISRL_MECHANISM,
-        adjacency="add_remove",
-        sampling_probability=q,
-        steps=steps,
-    )
+    record = _account(budget, mechanism, ISRL_MECHANISM, q=q, steps=steps)
     return SiloPrivacy(int(n_samples), mechanism, record)
 
 
@@ -185,15 +179,12 @@ def resolve_silo_privacy(sizes, silo_epsilon, silo_delta, config, noise_multipli
     }
 
 
-def _describe(
-    event, mechanism, *, description, delta, config, q, steps, caveats, seed
-):
-    """The record of a release derived from the silos' own checked budgets.
+def _account(budget, mechanism, description, *, q, steps, event=None, seed=None):
+    """The record of ``steps`` Poisson-sampled (rate ``q``) releases.
 
-    The silos' budgets were each checked when their set-up was resolved;
-    the federation as a whole has no budget of its own (``epsilon=inf``).
+    Every release of a federation is accounted under add/remove adjacency
+    of one record of one silo.
     """
-    budget = PrivacyBudget(math.inf, delta, config.accountant, caveats=caveats)
     record = budget.account(
         mechanism,
         description=description,
@@ -202,7 +193,16 @@ def _describe(
         steps=steps,
         dp_event=event,
     )
-    return dataclasses.replace(record, seed=seed)
+    return record if seed is None else dataclasses.replace(record, seed=seed)
+
+
+def _federation_budget(delta, config, caveats):
+    """The budget of the released model: none of its own (``epsilon=inf``).
+
+    Each silo's budget was checked when its set-up was resolved; the
+    model's records only describe what those checked releases give.
+    """
+    return PrivacyBudget(math.inf, delta, config.accountant, caveats=tuple(caveats))
 
 
 def isrl_record(reports, config, caveats, seed=None):
@@ -236,16 +236,11 @@ def isrl_record(reports, config, caveats, seed=None):
     }
     worst = reports[max(eps, key=eps.get)]
     rec = worst.privacy_record
-    return _describe(
-        rec.dp_event,
-        GaussianMechanism(rec.clip_norm, worst.noise_multiplier),
-        description=ISRL_MECHANISM,
-        delta=delta,
-        config=config,
-        q=rec.sampling_probability,
-        steps=rec.steps,
-        caveats=caveats,
-        seed=seed,
+    mechanism = GaussianMechanism(rec.clip_norm, worst.noise_multiplier)
+    q, steps, event = rec.sampling_probability, rec.steps, rec.dp_event
+    budget = _federation_budget(delta, config, caveats)
+    return _account(
+        budget, mechanism, ISRL_MECHANISM, q=q, steps=steps, event=event, seed=seed
     )
 
 
@@ -317,14 +312,13 @@ def secure_aggregation_record(reports, weights, config, caveats, seed=None):
         if best is None or eps > best[0]:
             best = (eps, event, mechanism, sid)
     _, event, mechanism, sid = best
-    return _describe(
-        event,
+    budget = _federation_budget(delta, config, (*caveats, _SECURE_AGGREGATION_CAVEAT))
+    return _account(
+        budget,
         mechanism,
-        description=_SECURE_AGGREGATION_MECHANISM,
-        delta=delta,
-        config=config,
+        _SECURE_AGGREGATION_MECHANISM,
         q=q[sid],
         steps=config.rounds,
-        caveats=(*caveats, _SECURE_AGGREGATION_CAVEAT),
+        event=event,
         seed=seed,
     )

@@ -176,15 +176,14 @@ def fit_each_silo_alone(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair.federated import FederationConfig, fit_each_silo_alone
     >>> from sklearn_dpfair._loss import BinaryLogisticLoss
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(2000, 2))
-    >>> y = (X[:, 0] > 0).astype(float)
-    >>> fits = fit_each_silo_alone({"a": (X[:1000], y[:1000]),
-    ...     "b": (X[1000:], y[1000:])}, loss=BinaryLogisticLoss(),
+    >>> from sklearn_dpfair.federated import FederationConfig, fit_each_silo_alone
+    >>> X = np.random.default_rng(0).normal(size=(2000, 2))
+    >>> data = {s: (X[i::2], (X[i::2, 0] > 0).astype(float))
+    ...         for i, s in enumerate("ab")}
+    >>> fits = fit_each_silo_alone(data, loss=BinaryLogisticLoss(),
     ...     config=FederationConfig(rounds=50, sampling_probability=0.2),
-    ...     silo_epsilon=1.0, silo_delta=1e-5, random_state=0)
+    ...     silo_epsilon={"a": 1.0, "b": 2.0}, silo_delta=1e-5, random_state=0)
     >>> sorted(fits)
     ['a', 'b']
     """

@@ -8,12 +8,10 @@ turns its :class:`FederatedFit` into the estimator's ``silo_*`` attributes.
 """
 
 from .._solvers._schedules import sgd_schedule
-from ..privacy._random import noise_seed
-from ._accounting import resolve_silo_privacy
 from ._config import FederationConfig
-from ._driver import check_federation, run_federation
+from ._driver import fit_federated
 from ._result import FederatedFit
-from ._silos import resolve_server_weights, split_by_silo
+from ._silos import split_by_silo
 
 __all__ = ["fit_silos", "silo_attributes"]
 
@@ -66,26 +64,19 @@ def fit_silos(
         fit_intercept=fit_intercept,
         accountant=accountant,
     )
-    silo_data = {sid: (X[r], y[r]) for sid, r in zip(ids, rows)}
-    sizes = check_federation(silo_data, config, secure_aggregation=secure_aggregation)
-    weights = resolve_server_weights(server_weights, sizes)
-    privacy = resolve_silo_privacy(
-        sizes,
-        epsilon if silo_epsilon is None else silo_epsilon,
-        delta if silo_delta is None else silo_delta,
-        config,
-        noise_multiplier,
-    )
-    return run_federation(
-        silo_data,
-        privacy,
+    return fit_federated(
+        {sid: (X[r], y[r]) for sid, r in zip(ids, rows)},
         loss=loss,
         config=config,
-        weights=weights,
+        silo_epsilon=epsilon if silo_epsilon is None else silo_epsilon,
+        silo_delta=delta if silo_delta is None else silo_delta,
+        server_weights=server_weights,
+        noise_multiplier=noise_multiplier,
         execution=execution,
         secure_aggregation=secure_aggregation,
-        rng=rng,
-        seed=noise_seed(rng) if seeded else None,
+        # A seeded fit's generator is its seed (read, never advanced); an
+        # unseeded one is fresh OS entropy, as fit_federated draws for None.
+        random_state=rng if seeded else None,
         caveats=(*caveats, _SILOS_PUBLIC_CAVEAT),
     )
 

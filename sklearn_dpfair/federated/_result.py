@@ -39,18 +39,17 @@ class FederatedFit:
 
     Examples
     --------
+    A federation of one silo, ``"a"``:
+
     >>> import numpy as np
-    >>> from sklearn_dpfair.federated import FederationConfig, fit_federated
+    >>> from sklearn_dpfair import federated
     >>> from sklearn_dpfair._loss import BinaryLogisticLoss
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(2000, 2))
-    >>> y = (X[:, 0] > 0).astype(float)
-    >>> silos = {"a": (X[:1000], y[:1000]), "b": (X[1000:], y[1000:])}
-    >>> fit = fit_federated(silos, loss=BinaryLogisticLoss(),
-    ...     config=FederationConfig(rounds=50, sampling_probability=0.2),
-    ...     silo_epsilon=1.0, silo_delta=1e-5, random_state=0)
-    >>> sorted(fit.silo_epsilon), fit.coef.shape
-    (['a', 'b'], (1, 2))
+    >>> X = np.random.default_rng(0).normal(size=(1000, 2))
+    >>> fit = federated.fit_federated({"a": (X, (X[:, 0] > 0).astype(float))},
+    ...     loss=BinaryLogisticLoss(), silo_epsilon=1.0, silo_delta=1e-5,
+    ...     config=federated.FederationConfig(rounds=20, sampling_probability=0.2))
+    >>> isinstance(fit, federated.FederatedFit), fit.silo_rounds, fit.n_steps
+    (True, {'a': 20}, 20)
     """
 
     coef: np.ndarray

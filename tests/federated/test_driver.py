@@ -21,7 +21,7 @@ from sklearn_dpfair.federated import (
 from sklearn_dpfair.exceptions import PrivacyBudgetError
 from sklearn_dpfair.federated._driver import _resolve_auto_learning_rate
 from sklearn_dpfair.privacy import calibrate_noise_multiplier
-from sklearn_dpfair.privacy._accounting import epsilon_of, noisy_sgd_event
+from sklearn_dpfair.privacy._accounting import epsilon_of
 from sklearn_dpfair.privacy._random import noise_seed
 
 LOSS = BinaryLogisticLoss()

@@ -40,7 +40,8 @@ def test_silo_privacy_calibrates_with_the_silos_own_accountant():
         assert privacy.mechanism.clip_norm == config.clip_norm
         rec = privacy.record
         assert rec.epsilon <= 1.0 and rec.steps == 80 and rec.accountant == accountant
-        assert rec.epsilon == epsilon_of(noisy_sgd_event(sigma, 0.2, 80), 1e-5, accountant)
+        event = noisy_sgd_event(sigma, 0.2, 80)
+        assert rec.epsilon == epsilon_of(event, 1e-5, accountant)
         assert rec.noise_multiplier == sigma and rec.adjacency == "add_remove"
         assert "ISRL-DP" in rec.mechanism
 
