@@ -1,6 +1,6 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""One silo: its records, its own accountant and its own noise.
+"""One silo: its records and its noise, under the set-up resolved for it.
 
 A :class:`SiloWorker` is the only object that ever holds a silo's rows. The
 same class runs in-process (``execution="local"``) and as a Dask actor on
