@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Benchmark of federated ISRL-DP training on UCI Adult split into 10 silos.
 
-Protocol (issue 10): the Adult training file (same preprocessing as
+Protocol: the Adult training file (same preprocessing as
 ``bench_dplogreg.py``: one-hot + standardized, rows with '?' dropped) is
 split into 10 heterogeneous silos by occupation (the nine largest
 occupations, and the five smallest merged into one silo). Every silo has the

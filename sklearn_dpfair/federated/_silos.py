@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Silo ids, per-silo budgets and server weights: validation of public metadata.
 
-Everything here is deployment metadata that the spec treats as public: which
-silo a row belongs to, each silo's size ``n_i``, its budget and its weight.
-The functions only check and normalize it; they never read features or
-labels.
+Everything here is deployment metadata treated as public (as ``n`` is in
+central DP-SGD): which silo a row belongs to, each silo's size ``n_i``, its
+budget and its weight. The functions only check and normalize it; they
+never read features or labels.
 """
 
 import math
