@@ -76,7 +76,7 @@ class SiloPrivacy:
         """The silo's noise standard deviation in units of the clip norm."""
         return self.mechanism.noise_multiplier
 
-    def seeded(self, seed):
+    def with_seed(self, seed):
         """This set-up with its record marked as drawn from ``seed``.
 
         Parameters
@@ -89,6 +89,7 @@ class SiloPrivacy:
         Returns
         -------
         privacy : SiloPrivacy
+            The same mechanism, with the record's ``seed`` set.
         """
         if seed is None:
             return self
@@ -126,6 +127,7 @@ def silo_privacy(
     Returns
     -------
     privacy : SiloPrivacy
+        The silo's mechanism and its checked record.
 
     Raises
     ------
@@ -133,6 +135,15 @@ def silo_privacy(
         If the silo is too small for its delta or the sampling rate.
     PrivacyBudgetError
         If the noise spends more than ``epsilon``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.federated import FederationConfig, silo_privacy
+    >>> config = FederationConfig(rounds=100, sampling_probability=0.05)
+    >>> strict = silo_privacy(2000, 0.5, 1e-6, config)
+    >>> loose = silo_privacy(2000, 4.0, 1e-6, config)
+    >>> strict.noise_multiplier > loose.noise_multiplier
+    True
     """
     check_silo_size(silo_id, n_samples, delta, config.sampling_probability)
     budget = PrivacyBudget(
@@ -228,6 +239,7 @@ def isrl_record(reports, config, caveats, seed=None):
     Returns
     -------
     record : PrivacyRecord
+        The worst silo's event at the largest silo delta.
     """
     delta = max(r.privacy_record.delta for r in reports.values())
     eps = {
@@ -279,6 +291,7 @@ def secure_aggregation_record(reports, weights, config, caveats, seed=None):
     Returns
     -------
     record : PrivacyRecord
+        The worst silo's aggregate event, marked CONDITIONAL.
     """
     answered = {
         sid: (r.rounds_used, r.privacy_record.steps) for sid, r in reports.items()

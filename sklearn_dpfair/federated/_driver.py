@@ -289,7 +289,7 @@ def run_federation(
     fit : FederatedFit
     """
     # Every silo's generator derives from the seed: all records are seeded.
-    privacy = {sid: p.seeded(seed) for sid, p in privacy.items()}
+    privacy = {sid: p.with_seed(seed) for sid, p in privacy.items()}
     n_features = np.shape(next(iter(silo_data.values()))[0])[1]
     if config.learning_rate == "auto":
         config = _resolve_auto_learning_rate(
