@@ -287,6 +287,7 @@ def run_federation(
     Returns
     -------
     fit : FederatedFit
+        Coefficients, per-silo reports and privacy records.
     """
     # Every silo's generator derives from the seed: all records are seeded.
     privacy = {sid: p.with_seed(seed) for sid, p in privacy.items()}
