@@ -213,7 +213,7 @@ def run_timing(epochs, n_rounds_quick=None):
             n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
         )
         with distributed.Client(cluster) as client:
-            # Warm-up: calibration is memoized per process (driver and workers).
+            # Warm-up: the calibration (on the driver, memoized) and the workers.
             fit_federated(parts, execution="dask", client=client, **kw)
             fit_federated(parts, execution="local", **kw)
             for execution in ("local", "dask", "local", "dask"):
