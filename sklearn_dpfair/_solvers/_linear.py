@@ -19,7 +19,8 @@ bounds the intercept's share of one record's influence too.
 Gradients. The gradient of one example is the outer product
 ``g_i = x~_i r_i^T`` of the augmented row and the loss derivative
 ``r_i = dl/d(raw)`` (one entry per output). Its Frobenius norm factorizes,
-``||g_i|| = ||r_i|| ||x~_i||`` (:func:`~sklearn_dpfair.privacy._clipping.per_example_norms`),
+``||g_i|| = ||r_i|| ||x~_i||``
+(:func:`~sklearn_dpfair.privacy._clipping.per_example_norms`),
 so the clip factor of every example costs ``O(K)`` given the row norms, and
 the clipped sum is one matrix product ``X_B^T (c * R_B)``
 (:func:`clipped_gradient_sum`): no ``n x d`` gradient matrix is formed.
@@ -207,6 +208,33 @@ def clipped_gradient_sum(X, raw_gradient, row_norms, clip_norm, intercept_scalin
     return coef_block, intercept_block
 
 
+# Rows per block when a float32 X meets float64 parameters: numpy would
+# otherwise promote the whole X to a float64 temporary in each product.
+_BLOCK_ROWS = 4096
+
+
+def _rows_times(X, B):
+    # X @ B in the wider precision, a block of rows of a dense lower-precision
+    # X at a time (no full-size upcast copy). Same dtype or sparse: X @ B.
+    if sp.issparse(X) or X.dtype == B.dtype:
+        return X @ B
+    out = np.empty((X.shape[0], B.shape[1]), dtype=np.result_type(X.dtype, B.dtype))
+    for start in range(0, X.shape[0], _BLOCK_ROWS):
+        out[start : start + _BLOCK_ROWS] = X[start : start + _BLOCK_ROWS] @ B
+    return out
+
+
+def _rows_transposed_times(X, R):
+    # X^T @ R, accumulated over row blocks as in _rows_times.
+    if sp.issparse(X) or X.dtype == R.dtype:
+        return X.T @ R
+    out = np.zeros((X.shape[1], R.shape[1]), dtype=np.result_type(X.dtype, R.dtype))
+    for start in range(0, X.shape[0], _BLOCK_ROWS):
+        block = slice(start, start + _BLOCK_ROWS)
+        out += X[block].T @ R[block]
+    return out
+
+
 @dataclass(frozen=True)
 class LinearModel:
     """A linear model with ``K`` outputs and the intercept scaling ``s``.
@@ -265,7 +293,7 @@ class LinearModel:
         return float(self.intercept_scaling) * w0
 
     def split(self, W):
-        """``(coef, w0)`` from stacked parameters ``W`` of shape ``(d + 1, K)`` (views)."""
+        """``(coef, w0)`` (views) of stacked parameters ``W``, shape ``(d + 1, K)``."""
         return W[:-1], W[-1]
 
     def stack(self, coef, w0):
@@ -274,11 +302,11 @@ class LinearModel:
         return xp.concat([coef, w0[None, :]], axis=0)
 
     def row_norms(self, X):
-        """Norms ``||[x_i, s]||`` of the augmented rows (:func:`augmented_row_norms`)."""
+        """Norms ``||[x_i, s]||`` of the augmented rows of ``X``."""
         return augmented_row_norms(X, self.intercept_scaling)
 
     def gradient_norms(self, X, raw_gradient, row_norms=None):
-        """Per-example gradient norms ``||r_i|| ||[x_i, s]||`` (overflow-safe, never nan).
+        """Per-example gradient norms ``||r_i|| ||[x_i, s]||``, never ``nan``.
 
         See :func:`~sklearn_dpfair.privacy._clipping.per_example_norms`;
         ``row_norms`` defaults to :meth:`row_norms` of ``X``.
@@ -292,12 +320,14 @@ class LinearModel:
         return raw_predictions(X, coef, self.intercept(w0))
 
     def clipped_gradient_sum(self, X, raw_gradient, row_norms, clip_norm):
-        """Coefficient and intercept blocks of the clipped sum (:func:`clipped_gradient_sum`)."""
+        """Coefficient and intercept blocks of :func:`clipped_gradient_sum`."""
         return clipped_gradient_sum(
             X, raw_gradient, row_norms, clip_norm, self.intercept_scaling
         )
 
-    def noisy_gradient(self, X, raw_gradient, row_norms, *, mechanism, denominator, rng):
+    def noisy_gradient(
+        self, X, raw_gradient, row_norms, *, mechanism, denominator, rng
+    ):
         """The privatized clipped gradient sum divided by ``denominator``.
 
         The per-example gradients ``x~_i r_i^T`` are clipped to
@@ -327,7 +357,7 @@ class LinearModel:
         return g_coef, g_w0
 
     def penalty(self, coef, alpha):
-        """The L2 penalty ``(alpha / 2) ||coef||^2`` (the intercept is not penalized)."""
+        """The L2 penalty ``(alpha / 2) ||coef||^2`` (the intercept is free)."""
         xp = array_namespace(coef)
         return 0.5 * alpha * float(xp.sum(coef * coef))
 
@@ -361,8 +391,9 @@ class LinearModel:
         the intercept parameter is penalized too, which makes ``F``
         ``alpha``-strongly convex in every coordinate, as output perturbation
         needs). ``X`` dense numpy or sparse CSR/CSC; it is never densified
-        nor converted to ``W``'s dtype (float32 rows times float64
-        parameters give float64 predictions). numpy only.
+        nor converted to ``W``'s dtype as a whole (float32 rows times
+        float64 parameters give float64 predictions, a block of rows at a
+        time). numpy only.
 
         Parameters
         ----------
@@ -395,7 +426,7 @@ class LinearModel:
         """
         s = float(self.intercept_scaling)
         coef, w0 = W[:-1], W[-1]
-        raw = X @ coef + s * w0
+        raw = _rows_times(X, coef) + s * w0
         n = X.shape[0]
         losses = loss.loss(y, raw)
         R = loss.raw_gradient(y, raw)
@@ -404,7 +435,7 @@ class LinearModel:
             R = R * sample_weight[:, None]
         value = losses.mean() + 0.5 * alpha * np.sum(W * W)
         grad = np.empty_like(W)
-        grad[:-1] = X.T @ R / n
+        grad[:-1] = _rows_transposed_times(X, R) / n
         grad[-1] = s * R.sum(axis=0) / n
         grad += alpha * W
         return value, grad

@@ -19,11 +19,14 @@ from .._base import (
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
 from .._solvers._private_fit import (
+    DPSGDParams,
+    OutputPerturbationParams,
     fit_dp_frank_wolfe,
     fit_dp_sgd,
     fit_output_perturbation,
 )
 from ..federated._fit import fit_silos, silo_attributes
+from ..privacy import PrivacyBudget
 from ..privacy._ledger import PrivacyLedger
 from ..privacy._random import check_noise_generator
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
@@ -477,7 +480,7 @@ default=None
         y_encoded = backend.asarray(y_encoded, dtype=X.dtype)
         rng = check_noise_generator(self.random_state)
 
-        # The DP-SGD parameters, shared by the central and the federated fit.
+        # The DP-SGD parameters of the federated fit.
         sgd_params = dict(
             epsilon=self.epsilon,
             delta=self.delta,
@@ -512,9 +515,24 @@ default=None
                 X,
                 y_encoded,
                 loss,
+                DPSGDParams(
+                    clip_norm=self.clip_norm,
+                    batch_size=self.batch_size,
+                    epochs=self.max_iter,
+                    learning_rate=self.learning_rate,
+                    alpha=self.alpha,
+                    fit_intercept=self.fit_intercept,
+                ),
+                PrivacyBudget(
+                    self.epsilon,
+                    self.delta,
+                    self._accountant_kind(),
+                    self.noise_multiplier,
+                    tuple(caveats),
+                ),
+                rng=rng,
                 backend=backend,
                 sample_weight=weights,
-                **sgd_params,
             )
             n_iter = self.max_iter
         elif frank_wolfe:
@@ -539,14 +557,14 @@ default=None
                 X,
                 y_encoded,
                 loss,
-                epsilon=self.epsilon,
-                delta=self.delta,
-                feature_norm_bound=self.feature_norm_bound,
-                alpha=self.alpha,
-                tol=self.tol,
-                fit_intercept=self.fit_intercept,
+                OutputPerturbationParams(
+                    feature_norm_bound=self.feature_norm_bound,
+                    alpha=self.alpha,
+                    tol=self.tol,
+                    fit_intercept=self.fit_intercept,
+                ),
+                PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
                 rng=rng,
-                caveats=caveats,
                 sample_weight=weights,
             )
             n_iter = None

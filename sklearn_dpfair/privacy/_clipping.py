@@ -180,6 +180,9 @@ def _scatter_like(values, mask, replacement):
 def finite_rows_mask(A):
     """Whether each row of a 2-D array is entirely finite.
 
+    A record with a non-finite row is given a fixed contribution (0) by the
+    callers, never a value computed from its entries.
+
     Examples
     --------
     >>> import numpy as np
@@ -213,8 +216,9 @@ def clip_rows_to_norm(X, bound):
     Returns
     -------
     X_clipped : ndarray or CSR matrix of shape (n_samples, n_features)
-        In ``X``'s dtype (float32 stays float32); the factors are computed
-        in float64.
+        In ``X``'s dtype (float32 stays float32); the norms and factors are
+        computed in float64, so a float32 row ends within ``R (1 + eps)``
+        (``eps`` of float32) of the ball, from the final rounding only.
 
     Examples
     --------
@@ -230,7 +234,13 @@ def clip_rows_to_norm(X, bound):
     # Overflows here (a huge row's norm, bound / tiny norm) are expected and
     # handled: numpy must not warn, a warning would depend on the data.
     with np.errstate(over="ignore"):
-        norms = np.linalg.norm(X, axis=1)
+        if X.dtype == np.float64:
+            norms = np.linalg.norm(X, axis=1)
+        else:
+            # Lower precision: the norms in float64 (accumulated there, no
+            # float64 copy of X), so that the factors are not off by the
+            # rounding of a float32 sum; squares of float32 cannot overflow.
+            norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
         factors = _ball_factors(norms, bound)
         clipped = X * factors.astype(X.dtype, copy=False)[:, None]
     overflowed = np.isinf(norms)
@@ -256,21 +266,23 @@ def _clip_sparse_rows_to_norm(X, bound):
     # (divided by their largest entry first), one pass over the nnz values.
     A = canonical_csr(X)
     counts = np.diff(A.indptr)
+    # Stored values in float64 (a copy of the nnz values only for float32).
+    values = A.data.astype(np.float64, copy=False)
     with np.errstate(over="ignore"):
-        norms = np.sqrt(_sparse_squared_row_norms(A))
+        norms = np.sqrt(_row_reduce(np.add, values * values, A.indptr))
         post = _ball_factors(norms, bound)
     pre = np.ones_like(post)
     overflowed = np.isinf(norms)
     if overflowed.any():
-        scale = _row_reduce(np.maximum, np.abs(A.data), A.indptr).astype(np.float64)
+        scale = _row_reduce(np.maximum, np.abs(values), A.indptr)
         pre = np.where(overflowed, scale, 1.0)
-        unit = A.data / np.repeat(pre, counts)
+        unit = values / np.repeat(pre, counts)
         unit_norms = np.sqrt(_row_reduce(np.add, unit * unit, A.indptr))
         with np.errstate(divide="ignore"):
             rescue = np.minimum(scale, bound / unit_norms)
         post = np.where(overflowed, rescue, post)
     # Division by 1.0 is exact: ordinary rows are x * factor, as dense.
-    data = (A.data / np.repeat(pre, counts)) * np.repeat(post, counts)
+    data = (values / np.repeat(pre, counts)) * np.repeat(post, counts)
     return sp.csr_matrix(
         (data.astype(A.dtype, copy=False), A.indices.copy(), A.indptr.copy()),
         shape=A.shape,
@@ -289,7 +301,8 @@ def clip_factors(raw_gradient, row_norms, clip_norm):
     raw_gradient : array of shape (n_samples, n_outputs)
         Per-sample gradient in raw-prediction space.
     row_norms : array of shape (n_samples,)
-        Norms of the augmented rows ``[x_i, s]``.
+        Norms ``||u_i||`` of the other factor (for a linear model, the
+        augmented rows ``[x_i, s]``).
     clip_norm : float
         Clip threshold ``C``; ``inf`` disables clipping.
 
@@ -317,7 +330,7 @@ def clip_factors(raw_gradient, row_norms, clip_norm):
 
 
 def per_example_norms(raw_gradient, row_norms):
-    """Per-example gradient norms ``||r_i|| ||[x_i, s]||`` of a linear model, never ``nan``.
+    """Norms ``||r_i|| ||u_i||`` of rank-one terms ``u_i r_i^T``, never ``nan``.
 
     Float64 whatever the input precision. Both factors' norms are
     overflow-safe (a float32 product that overflows is recomputed in
@@ -327,10 +340,8 @@ def per_example_norms(raw_gradient, row_norms):
 
     Parameters
     ----------
-    raw_gradient : array of shape (n_samples, n_outputs)
-        Per-sample gradient in raw-prediction space.
-    row_norms : array of shape (n_samples,)
-        Norms of the augmented rows (:func:`augmented_row_norms`).
+    raw_gradient, row_norms
+        As in :func:`clip_factors`.
 
     Returns
     -------
@@ -392,7 +403,7 @@ def clip_factors_from_norms(norms, clip_norm):
 def clipped_rows(raw_gradient, row_norms, clip_norm):
     """Per-example raw gradients scaled by their clip factors: ``c_i r_i``.
 
-    The one place where a linear model's per-example terms are made safe to
+    The one place where rank-one per-example terms ``u_i r_i^T`` are made safe to
     sum: a row whose raw gradient is not finite contributes exactly 0 (also
     without clipping, ``clip_norm = inf``), so ``0 * inf`` never produces a
     ``nan``; every other row ``c_i r_i [x_i, s]`` has norm at most
@@ -401,12 +412,8 @@ def clipped_rows(raw_gradient, row_norms, clip_norm):
 
     Parameters
     ----------
-    raw_gradient : array of shape (n_samples, n_outputs)
-        Per-sample gradient in raw-prediction space.
-    row_norms : array of shape (n_samples,)
-        Norms of the augmented rows ``[x_i, s]`` (:func:`augmented_row_norms`).
-    clip_norm : float
-        Clip threshold ``C``; ``inf`` disables clipping.
+    raw_gradient, row_norms, clip_norm
+        As in :func:`clip_factors`.
 
     Returns
     -------
