@@ -2,10 +2,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The federated fit of a linear estimator: ``fit(X, y, silos=...)``.
 
-Maps the estimator's DP-SGD parameters onto a :class:`FederationConfig`,
-hands the federation to the driver (:func:`fit_federated`'s code path) and
-turns its :class:`FederatedFit` into the estimator's ``silo_*`` attributes.
+Maps the estimator's DP-SGD parameters (the :class:`DPSGDParams` and
+:class:`~sklearn_dpfair.privacy.PrivacyBudget` its central fit takes) and
+its :class:`SiloOptions` onto a :class:`FederationConfig`, hands the
+federation to the driver (:func:`fit_federated`'s code path) and turns its
+:class:`FederatedFit` into the estimator's ``silo_*`` attributes.
 """
+
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from .._solvers._schedules import sgd_schedule
 from ._config import FederationConfig
@@ -13,71 +18,98 @@ from ._driver import fit_federated
 from ._result import FederatedFit
 from ._silos import split_by_silo
 
-__all__ = ["fit_silos", "silo_attributes"]
+__all__ = ["SiloOptions", "fit_silos", "silo_attributes"]
 
 _SILOS_PUBLIC_CAVEAT = "silo membership and silo sizes (treated as public metadata)"
 
 
-def fit_silos(
-    X,
-    y,
-    loss,
-    *,
-    silos,
-    epsilon,
-    delta,
-    silo_epsilon,
-    silo_delta,
-    server_weights,
-    execution,
-    secure_aggregation,
-    clip_norm,
-    noise_multiplier,
-    batch_size,
-    epochs,
-    learning_rate,
-    alpha,
-    fit_intercept,
-    accountant,
-    rng,
-    seeded,
-    caveats=(),
-):
+@dataclass(frozen=True)
+class SiloOptions:
+    """Public options of a federated fit besides its DP-SGD hyperparameters.
+
+    Each is the :func:`fit_federated` parameter of the same name.
+
+    Parameters
+    ----------
+    silo_epsilon, silo_delta : float, Mapping or None, default=None
+        Budget of every silo, or silo id to budget; None uses the fit's
+        ``epsilon`` (``delta``).
+    server_weights : {"uniform", "size"} or Mapping, default="uniform"
+        Public aggregation weights.
+    execution : {"local", "dask"}, default="local"
+        Run the silos in this process or as actors on a Dask cluster.
+    secure_aggregation : bool, default=False
+        Also compute the central guarantee conditional on secure
+        aggregation.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.federated._fit import SiloOptions
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
+    >>> options = SiloOptions(silo_epsilon={"a": 1.0, "b": 2.0})
+    >>> kwargs = options.driver_kwargs(PrivacyBudget(epsilon=3.0, delta=1e-5))
+    >>> kwargs["silo_epsilon"], kwargs["silo_delta"], kwargs["noise_multiplier"]
+    ({'a': 1.0, 'b': 2.0}, 1e-05, None)
+    """
+
+    silo_epsilon: float | Mapping | None = None
+    silo_delta: float | Mapping | None = None
+    server_weights: str | Mapping = "uniform"
+    execution: str = "local"
+    secure_aggregation: bool = False
+
+    def driver_kwargs(self, budget):
+        """The keyword arguments of :func:`fit_federated` for ``budget``.
+
+        These options, with the unset silo budgets ``budget``'s epsilon and
+        delta, and ``budget``'s noise multiplier (None: calibrate) forced in
+        every silo.
+        """
+        silo_epsilon, silo_delta = self.silo_epsilon, self.silo_delta
+        return {
+            **vars(self),
+            "silo_epsilon": budget.epsilon if silo_epsilon is None else silo_epsilon,
+            "silo_delta": budget.delta if silo_delta is None else silo_delta,
+            "noise_multiplier": budget.noise_multiplier,
+        }
+
+
+def fit_silos(X, y, loss, params, budget, options, *, silos, rng, seeded):
     """The federated fit of a linear estimator (``fit(X, y, silos=...)``).
 
-    Maps the estimator's parameters onto a :class:`FederationConfig`: the
-    sampling rate and the number of rounds come from ``sgd_schedule`` on the
-    pooled size ``n`` (``q = batch_size / n`` in every silo,
-    ``R = ceil(epochs / q)``: each silo makes ``epochs`` expected passes over
-    its rows), and unset silo budgets default to ``epsilon`` / ``delta``.
-    ``rng`` is the fit's generator and ``seeded`` whether it came from a seed
-    (``random_state`` not None); the records say so.
+    ``params`` (:class:`~sklearn_dpfair._solvers.DPSGDParams`) and
+    ``budget`` (:class:`~sklearn_dpfair.privacy.PrivacyBudget`) are those
+    the central DP-SGD fit takes; ``options`` (:class:`SiloOptions`) holds
+    the federation's own. The sampling rate and the number of rounds come
+    from ``sgd_schedule`` on the pooled size ``n`` (``q = batch_size / n``
+    in every silo, ``R = ceil(epochs / q)``: each silo makes ``epochs``
+    expected passes over its rows); the budget's accountant is every silo's,
+    its ``noise_multiplier`` (if any) is forced in every silo, and its
+    ``epsilon`` / ``delta`` are the default silo budgets. ``silos`` is the
+    silo id of every row (public metadata). ``rng`` is the fit's generator
+    and ``seeded`` whether it came from a seed (``random_state`` not None);
+    the records say so.
     """
     ids, rows = split_by_silo(silos, X.shape[0])
-    q, rounds = sgd_schedule(X.shape[0], batch_size, epochs)
+    q, rounds = sgd_schedule(X.shape[0], params.batch_size, params.epochs)
     config = FederationConfig(
         rounds=rounds,
         sampling_probability=q,
-        clip_norm=clip_norm,
-        learning_rate=learning_rate,
-        alpha=alpha,
-        fit_intercept=fit_intercept,
-        accountant=accountant,
+        clip_norm=params.clip_norm,
+        learning_rate=params.learning_rate,
+        alpha=params.alpha,
+        fit_intercept=params.fit_intercept,
+        accountant=budget.accountant,
     )
     return fit_federated(
         {sid: (X[r], y[r]) for sid, r in zip(ids, rows)},
         loss=loss,
         config=config,
-        silo_epsilon=epsilon if silo_epsilon is None else silo_epsilon,
-        silo_delta=delta if silo_delta is None else silo_delta,
-        server_weights=server_weights,
-        noise_multiplier=noise_multiplier,
-        execution=execution,
-        secure_aggregation=secure_aggregation,
         # A seeded fit's generator is its seed (read, never advanced); an
         # unseeded one is fresh OS entropy, as fit_federated draws for None.
         random_state=rng if seeded else None,
-        caveats=(*caveats, _SILOS_PUBLIC_CAVEAT),
+        caveats=(*budget.caveats, _SILOS_PUBLIC_CAVEAT),
+        **options.driver_kwargs(budget),
     )
 
 
