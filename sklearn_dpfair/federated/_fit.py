@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The federated fit of a linear estimator: ``fit(X, y, silos=...)``.
 
-Maps the estimator's DP-SGD parameters (the :class:`DPSGDParams` and
+Maps the estimator's DP-SGD parameters (the ``DPSGDParams`` and
 :class:`~sklearn_dpfair.privacy.PrivacyBudget` its central fit takes) and
 its :class:`SiloOptions` onto a :class:`FederationConfig`, hands the
 federation to the driver (:func:`fit_federated`'s code path) and turns its
@@ -77,14 +77,15 @@ class SiloOptions:
 def fit_silos(X, y, loss, params, budget, options, *, silos, rng, seeded):
     """The federated fit of a linear estimator (``fit(X, y, silos=...)``).
 
-    ``params`` (:class:`~sklearn_dpfair._solvers.DPSGDParams`) and
-    ``budget`` (:class:`~sklearn_dpfair.privacy.PrivacyBudget`) are those
-    the central DP-SGD fit takes; ``options`` (:class:`SiloOptions`) holds
-    the federation's own. The sampling rate and the number of rounds come
-    from ``sgd_schedule`` on the pooled size ``n`` (``q = batch_size / n``
-    in every silo, ``R = ceil(epochs / q)``: each silo makes ``epochs``
-    expected passes over its rows); the budget's accountant is every silo's,
-    its ``noise_multiplier`` (if any) is forced in every silo, and its
+    ``params`` (``DPSGDParams``) and ``budget``
+    (:class:`~sklearn_dpfair.privacy.PrivacyBudget`) are those that the
+    central :func:`~sklearn_dpfair._solvers._private_fit.fit_dp_sgd` takes;
+    ``options`` (:class:`SiloOptions`) holds the federation's own. The
+    sampling rate and the number of rounds come from ``sgd_schedule`` on the
+    pooled size ``n`` (``q = batch_size / n`` in every silo,
+    ``R = ceil(epochs / q)``: each silo makes ``epochs`` expected passes over
+    its rows); the budget's accountant is every silo's, its
+    ``noise_multiplier`` (if any) is forced in every silo, and its
     ``epsilon`` / ``delta`` are the default silo budgets. ``silos`` is the
     silo id of every row (public metadata). ``rng`` is the fit's generator
     and ``seeded`` whether it came from a seed (``random_state`` not None);
