@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Benchmark of federated ISRL-DP training on UCI Adult split into 10 silos.
 
-Protocol (issue 10): the Adult training file (same preprocessing as
+Protocol: the Adult training file (same preprocessing as
 ``bench_dplogreg.py``: one-hot + standardized, rows with '?' dropped) is
 split into 10 heterogeneous silos by occupation (the nine largest
 occupations, and the five smallest merged into one silo). Every silo has the
@@ -213,7 +213,7 @@ def run_timing(epochs, n_rounds_quick=None):
             n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
         )
         with distributed.Client(cluster) as client:
-            # Warm-up: calibration is memoized per process (driver and workers).
+            # Warm-up: the calibration (on the driver, memoized) and the workers.
             fit_federated(parts, execution="dask", client=client, **kw)
             fit_federated(parts, execution="local", **kw)
             for execution in ("local", "dask", "local", "dask"):

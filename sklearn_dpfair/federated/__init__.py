@@ -11,18 +11,22 @@ protocol; :func:`fit_federated` runs them in this process or on a
 ``DPLogisticRegression(...).fit(X, y, silos=...)`` uses.
 """
 
+from ._accounting import SiloPrivacy, silo_privacy
 from ._config import FederationConfig
-from ._fit import FederatedFit, fit_each_silo_alone, fit_federated
+from ._driver import fit_each_silo_alone, fit_federated
+from ._result import FederatedFit
 from ._server import Server
 from ._silo import SiloMessage, SiloReport, SiloWorker
 
 __all__ = [
     "FederatedFit",
     "FederationConfig",
+    "SiloPrivacy",
     "Server",
     "SiloMessage",
     "SiloReport",
     "SiloWorker",
     "fit_each_silo_alone",
     "fit_federated",
+    "silo_privacy",
 ]

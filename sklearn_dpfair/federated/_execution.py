@@ -105,8 +105,9 @@ class DaskExecution:
             )
             for address, kwargs in per_worker.items()
         ]
-        # Calibration runs on the workers, in parallel; errors (a silo too
-        # small for its budget, a budget the noise cannot meet) surface here.
+        # The silos' privacy was resolved on the driver; what a worker can
+        # still refuse (non-finite rows, a set-up made for other rows)
+        # surfaces here.
         self._hosts = [f.result() for f in self._futures]
 
     def messages(self, model, round_index):

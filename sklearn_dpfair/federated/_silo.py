@@ -1,6 +1,6 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""One silo: its records, its own accountant and its own noise.
+"""One silo: its records and its noise, under the set-up resolved for it.
 
 A :class:`SiloWorker` is the only object that ever holds a silo's rows. The
 same class runs in-process (``execution="local"``) and as a Dask actor on
@@ -11,29 +11,18 @@ in the silo's records) or a :class:`SiloReport` (public metadata: size,
 noise multiplier, rounds answered, privacy record).
 """
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._solvers._linear import augmented_row_norms, clipped_gradient_sum
+from .._solvers._linear import LinearModel
 from .._solvers._sampling import poisson_batch
 from ..exceptions import PrivacyBudgetError
-from ..privacy._accounting import noisy_sgd_event, non_private_event
-from ..privacy._calibration import calibrate_noise_multiplier
-from ..privacy._mechanism import GaussianMechanism
-from ..privacy._random import check_noise_generator
-from ..privacy._record import PrivacyRecord, check_budget
-from ..utils._array_api import finite_linear_scores
+from ..privacy import PrivacyRecord, check_noise_generator
+from ._accounting import SiloPrivacy
 from ._config import FederationConfig
-from ._silos import check_silo_size
 
-__all__ = ["SiloMessage", "SiloReport", "SiloWorker", "silo_noise_multiplier"]
-
-ISRL_MECHANISM = (
-    "ISRL-DP noisy minibatch SGD: each silo's messages are a Poisson-subsampled "
-    "Gaussian mechanism in that silo's own records (untrusted server)"
-)
+__all__ = ["SiloMessage", "SiloReport", "SiloWorker"]
 
 
 @dataclass(frozen=True)
@@ -84,12 +73,14 @@ class SiloReport:
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair.federated import FederationConfig, SiloWorker
+    >>> from sklearn_dpfair.federated import (
+    ...     FederationConfig, SiloWorker, silo_privacy)
     >>> from sklearn_dpfair._loss import BinaryLogisticLoss
     >>> rng = np.random.default_rng(0)
+    >>> config = FederationConfig(rounds=10, sampling_probability=0.1)
     >>> silo = SiloWorker(rng.normal(size=(500, 2)), rng.integers(0, 2, 500),
-    ...     loss=BinaryLogisticLoss(), epsilon=1.0, delta=1e-5,
-    ...     config=FederationConfig(rounds=10, sampling_probability=0.1))
+    ...     loss=BinaryLogisticLoss(), config=config,
+    ...     privacy=silo_privacy(500, 1.0, 1e-5, config))
     >>> silo.report().rounds_used
     0
     """
@@ -104,11 +95,12 @@ class SiloReport:
 class SiloWorker:
     """A silo that answers the server with ISRL-DP noisy gradients.
 
-    The silo calibrates its own noise with its own accountant from its own
-    budget ``(epsilon, delta)`` and the public schedule ``config``: the
-    noise multiplier is the smallest one for which ``config.noisy_steps``
-    Poisson-subsampled Gaussian releases are ``(epsilon, delta)``-DP
-    (dp-accounting). It then answers at most ``config.rounds`` calls of
+    The silo's privacy set-up ``privacy`` is resolved beforehand from public
+    inputs only (:func:`silo_privacy`, run once on the driver): the noise
+    multiplier is the smallest one for which ``config.noisy_steps``
+    Poisson-subsampled Gaussian releases are ``(epsilon, delta)``-DP for the
+    silo's own accountant (dp-accounting), or the user's, checked against
+    the budget. The silo answers at most ``config.rounds`` calls of
     :meth:`message` and refuses any further one, so the whole transcript of
     what it sends is ``(epsilon, delta)``-DP with respect to adding or
     removing one of its records, whatever the server and the other silos do
@@ -123,15 +115,11 @@ class SiloWorker:
     loss : object
         Pointwise loss in raw-prediction space with ``n_outputs`` and
         ``raw_gradient`` (for example ``BinaryLogisticLoss``).
-    epsilon : float
-        The silo's budget; ``inf`` runs without noise or clipping.
-    delta : float
-        The silo's delta in (0, 1), below ``1 / n_samples``.
     config : FederationConfig
         The public schedule shared by all parties.
-    noise_multiplier : float, default=None
-        Use this noise multiplier instead of calibrating one; it must still
-        fit the budget, otherwise :class:`PrivacyBudgetError` is raised.
+    privacy : SiloPrivacy
+        The silo's resolved privacy set-up, for ``n_samples`` records and
+        the sampling rate and noisy steps of ``config``.
     silo_id : object, default=None
         Name of the silo, copied into its messages.
     random_state : int, Generator or None, default=None
@@ -140,13 +128,15 @@ class SiloWorker:
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair.federated import FederationConfig, SiloWorker
+    >>> from sklearn_dpfair.federated import (
+    ...     FederationConfig, SiloWorker, silo_privacy)
     >>> from sklearn_dpfair._loss import BinaryLogisticLoss
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.normal(size=(1000, 3)), rng.integers(0, 2, 1000)
     >>> config = FederationConfig(rounds=20, sampling_probability=0.1)
-    >>> silo = SiloWorker(X, y, loss=BinaryLogisticLoss(), epsilon=1.0,
-    ...                   delta=1e-5, config=config, silo_id="a", random_state=0)
+    >>> silo = SiloWorker(X, y, loss=BinaryLogisticLoss(), config=config,
+    ...                   privacy=silo_privacy(1000, 1.0, 1e-5, config),
+    ...                   silo_id="a", random_state=0)
     >>> msg = silo.message(np.zeros((4, 1)), round_index=0)
     >>> msg.gradient.shape
     (4, 1)
@@ -155,21 +145,15 @@ class SiloWorker:
     """
 
     def __init__(
-        self,
-        X,
-        y,
-        *,
-        loss,
-        epsilon,
-        delta,
-        config,
-        noise_multiplier=None,
-        silo_id=None,
-        random_state=None,
+        self, X, y, *, loss, config, privacy, silo_id=None, random_state=None
     ):
         if not isinstance(config, FederationConfig):
             raise TypeError(
                 f"config must be a FederationConfig; got {type(config).__name__}."
+            )
+        if not isinstance(privacy, SiloPrivacy):
+            raise TypeError(
+                f"privacy must be a SiloPrivacy; got {type(privacy).__name__}."
             )
         X = np.asarray(X)
         y = np.asarray(y)
@@ -180,7 +164,16 @@ class SiloWorker:
             )
         if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
             raise ValueError(f"silo {silo_id!r}: X must be finite numbers.")
-        check_silo_size(silo_id, X.shape[0], delta, config.sampling_probability)
+        record = privacy.record
+        accounted = (privacy.n_samples, record.sampling_probability, record.steps)
+        if accounted != (X.shape[0], config.sampling_probability, config.noisy_steps):
+            # The guarantee holds for the rows, rate and steps it was resolved
+            # for; a silo must not run under a set-up made for another one.
+            raise ValueError(
+                f"silo {silo_id!r}: its privacy set-up was resolved for (rows, "
+                f"sampling rate, noisy steps) = {accounted}, not for "
+                f"{(X.shape[0], config.sampling_probability, config.noisy_steps)}."
+            )
         if config.local_steps > 1 and config.local_learning_rate is None:
             if config.learning_rate == "auto":
                 raise ValueError(
@@ -188,33 +181,16 @@ class SiloWorker:
                     "local_learning_rate, or let fit_federated resolve 'auto'."
                 )
 
-        q, steps = config.sampling_probability, config.noisy_steps
-        sigma = silo_noise_multiplier(epsilon, delta, config, noise_multiplier)
-        # The non-private limit shares the code path: no noise, no clipping.
-        clip = math.inf if sigma == 0 and noise_multiplier is None else config.clip_norm
-        event = noisy_sgd_event(sigma, q, steps) if sigma > 0 else non_private_event()
-        record = PrivacyRecord.from_event(
-            event,
-            delta=float(delta),
-            accountant=config.accountant,
-            adjacency="add_remove",
-            mechanism=ISRL_MECHANISM,
-            noise_multiplier=sigma,
-            clip_norm=clip,
-            sampling_probability=q,
-            steps=steps,
-        )
-        check_budget(record, epsilon, calibrated=False)
-
         self.silo_id = silo_id
         self._X = X
         self._y = y
         self._loss = loss
         self._config = config
         self._record = record
-        self._mechanism = GaussianMechanism(clip_norm=clip, noise_multiplier=sigma)
+        self._mechanism = privacy.mechanism
+        self._model = LinearModel(loss.n_outputs, config.intercept_scaling)
         self._rng = check_noise_generator(random_state)
-        self._row_norms = augmented_row_norms(X, config.intercept_scaling)
+        self._row_norms = self._model.row_norms(X)
         self._rounds_used = 0
         self._last_round = -1
 
@@ -270,32 +246,31 @@ class SiloWorker:
         return SiloMessage(self.silo_id, int(round_index), total / steps)
 
     def _noisy_gradient(self, w):
-        """One Poisson batch, clipped sum, Gaussian noise, divide by ``q n``."""
-        config = self._config
+        """One noisy clipped gradient of the stacked parameters ``w``.
+
+        A Poisson batch of rate ``q``, the clipped sum of its per-example
+        gradients and the silo's Gaussian noise (the linear layer's noisy
+        step, the same as central DP-SGD's), divided by the expected batch
+        size ``q n`` (a public constant: the realized ``|B|`` would leak
+        under add/remove adjacency), plus the data-independent L2 term.
+        """
+        config, model = self._config, self._model
         n = self._X.shape[0]
-        s = config.intercept_scaling
-        q = config.sampling_probability
-        idx = poisson_batch(self._rng, n, q)
+        idx = poisson_batch(self._rng, n, config.sampling_probability)
         Xb = self._X[idx]
-        # Finite predictions whatever a record holds: overflowing rows are
-        # recomputed scaled and saturated, without a (data-dependent) numpy
-        # warning; clipping gives any still non-finite gradient 0.
-        with np.errstate(over="ignore", invalid="ignore"):
-            raw = Xb @ w[:-1] + s * w[-1]
-        raw = finite_linear_scores(raw, Xb, w[:-1], s * w[-1])
-        raw_grad = self._loss.raw_gradient(self._y[idx], raw)
-        g_coef, g_w0 = clipped_gradient_sum(
-            Xb, raw_grad, self._row_norms[idx], self._mechanism.clip_norm, s
+        coef, w0 = model.split(w)
+        raw_grad = self._loss.raw_gradient(
+            self._y[idx], model.raw_predictions(Xb, coef, w0)
         )
-        clipped_sum = np.vstack([g_coef, g_w0[None, :]])
-        # The stacked (d + 1) x K sum has sensitivity clip_norm; noise is drawn
-        # for all of it at once. Divide by the expected batch size q n, a
-        # public constant (the realized |B| would leak under add/remove).
-        g = np.asarray(self._mechanism.privatize(clipped_sum, self._rng)) / (q * n)
-        if not s:
-            g[-1] = 0.0  # no intercept: its (noisy) gradient is discarded
-        g[:-1] += config.alpha * w[:-1]
-        return g
+        g_coef, g_w0 = model.noisy_gradient(
+            Xb,
+            raw_grad,
+            self._row_norms[idx],
+            mechanism=self._mechanism,
+            denominator=config.sampling_probability * n,
+            rng=self._rng,
+        )
+        return model.stack(g_coef + model.penalty_gradient(coef, config.alpha), g_w0)
 
     def report(self):
         """Public metadata of this silo (no record, no statistic of its data).
@@ -312,36 +287,3 @@ class SiloWorker:
             rounds_used=self._rounds_used,
             privacy_record=self._record,
         )
-
-
-def silo_noise_multiplier(epsilon, delta, config, noise_multiplier=None):
-    """The noise multiplier a silo uses: calibrated by its own accountant.
-
-    A pure function of public inputs (memoized by the core calibration), so
-    the driver can also evaluate it, for example to choose a step size,
-    and get exactly what the silo computes.
-
-    Parameters
-    ----------
-    epsilon, delta : float
-        The silo's budget; ``epsilon = inf`` means no noise.
-    config : FederationConfig
-        The public schedule (sampling rate, noisy steps, accountant).
-    noise_multiplier : float, default=None
-        A forced value, returned as is.
-
-    Returns
-    -------
-    noise_multiplier : float
-    """
-    if noise_multiplier is not None:
-        return float(noise_multiplier)
-    if math.isinf(epsilon):
-        return 0.0
-    return calibrate_noise_multiplier(
-        float(epsilon),
-        float(delta),
-        config.sampling_probability,
-        config.noisy_steps,
-        config.accountant,
-    )

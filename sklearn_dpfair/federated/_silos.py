@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Silo ids, per-silo budgets and server weights: validation of public metadata.
 
-Everything here is deployment metadata that the spec treats as public: which
-silo a row belongs to, each silo's size ``n_i``, its budget and its weight.
-The functions only check and normalize it; they never read features or
-labels.
+Everything here is deployment metadata treated as public (as ``n`` is in
+central DP-SGD): which silo a row belongs to, each silo's size ``n_i``, its
+budget and its weight. The functions only check and normalize it; they
+never read features or labels.
 """
 
 import math
@@ -59,12 +59,12 @@ def split_by_silo(silos, n_samples):
     return ids.tolist(), np.split(order, bounds)
 
 
-def per_silo_budget(value, silo_ids, *, name, default, kind):
+def per_silo_budget(value, silo_ids, *, name, kind):
     """Map a scalar or a mapping to one budget value per silo.
 
     Parameters
     ----------
-    value : float, Mapping or None
+    value : float or Mapping
         A budget for every silo, or a mapping from silo id to budget. Keys
         for silos absent from the data are ignored (a silo may be missing
         from a cross-validation fold).
@@ -72,8 +72,6 @@ def per_silo_budget(value, silo_ids, *, name, default, kind):
         The silos of the fit.
     name : str
         Parameter name, for error messages.
-    default : float
-        Used when ``value`` is None.
     kind : {"epsilon", "delta"}
         Which range to enforce: ``(0, inf]`` or ``(0, 1)``.
 
@@ -82,8 +80,6 @@ def per_silo_budget(value, silo_ids, *, name, default, kind):
     budgets : dict
         Silo id to float, in the order of ``silo_ids``.
     """
-    if value is None:
-        value = default
     if isinstance(value, Mapping):
         missing = [s for s in silo_ids if s not in value]
         if missing:

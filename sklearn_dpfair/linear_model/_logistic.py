@@ -25,7 +25,7 @@ from .._solvers._private_fit import (
     fit_dp_sgd,
     fit_output_perturbation,
 )
-from ..federated._fit import fit_silos, silo_attributes
+from ..federated._fit import SiloOptions, fit_silos, silo_attributes
 from ..privacy import PrivacyBudget
 from ..privacy._ledger import PrivacyLedger
 from ..privacy._random import check_noise_generator
@@ -480,34 +480,39 @@ default=None
         y_encoded = backend.asarray(y_encoded, dtype=X.dtype)
         rng = check_noise_generator(self.random_state)
 
-        # The DP-SGD parameters of the federated fit.
-        sgd_params = dict(
-            epsilon=self.epsilon,
-            delta=self.delta,
+        # The DP-SGD parameters, central or federated.
+        sgd_params = DPSGDParams(
             clip_norm=self.clip_norm,
-            noise_multiplier=self.noise_multiplier,
             batch_size=self.batch_size,
             epochs=self.max_iter,
             learning_rate=self.learning_rate,
             alpha=self.alpha,
             fit_intercept=self.fit_intercept,
-            accountant=self._accountant_kind(),
-            rng=rng,
-            caveats=caveats,
+        )
+        sgd_budget = PrivacyBudget(
+            self.epsilon,
+            self.delta,
+            self._accountant_kind(),
+            self.noise_multiplier,
+            tuple(caveats),
         )
         if silos is not None:
             result = fit_silos(
                 to_numpy(X),
                 to_numpy(y_encoded),
                 loss,
+                sgd_params,
+                sgd_budget,
+                SiloOptions(
+                    silo_epsilon=self.silo_epsilon,
+                    silo_delta=self.silo_delta,
+                    server_weights=self.server_weights,
+                    execution=self.execution,
+                    secure_aggregation=self.secure_aggregation,
+                ),
                 silos=silos,
-                silo_epsilon=self.silo_epsilon,
-                silo_delta=self.silo_delta,
-                server_weights=self.server_weights,
-                execution=self.execution,
-                secure_aggregation=self.secure_aggregation,
+                rng=rng,
                 seeded=self.random_state is not None,
-                **sgd_params,
             )
             n_iter = self.max_iter
         elif self.solver == "dp-sgd":
@@ -515,21 +520,8 @@ default=None
                 X,
                 y_encoded,
                 loss,
-                DPSGDParams(
-                    clip_norm=self.clip_norm,
-                    batch_size=self.batch_size,
-                    epochs=self.max_iter,
-                    learning_rate=self.learning_rate,
-                    alpha=self.alpha,
-                    fit_intercept=self.fit_intercept,
-                ),
-                PrivacyBudget(
-                    self.epsilon,
-                    self.delta,
-                    self._accountant_kind(),
-                    self.noise_multiplier,
-                    tuple(caveats),
-                ),
+                sgd_params,
+                sgd_budget,
                 rng=rng,
                 backend=backend,
                 sample_weight=weights,

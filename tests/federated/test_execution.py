@@ -13,7 +13,12 @@ import pytest
 
 from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair._loss import BinaryLogisticLoss
-from sklearn_dpfair.federated import FederationConfig, SiloMessage, fit_federated
+from sklearn_dpfair.federated import (
+    FederationConfig,
+    SiloMessage,
+    fit_federated,
+    silo_privacy,
+)
 
 distributed = pytest.importorskip("distributed")
 
@@ -118,9 +123,8 @@ def test_silos_are_spread_over_the_workers(client, data):
             X=X[silos == s],
             y=y[silos == s].astype(float),
             loss=BinaryLogisticLoss(),
-            epsilon=1.0,
-            delta=1e-5,
             config=config,
+            privacy=silo_privacy(int((silos == s).sum()), 1.0, 1e-5, config),
             silo_id=s,
             random_state=0,
         )
@@ -140,17 +144,20 @@ def test_silos_are_spread_over_the_workers(client, data):
 
 
 def test_worker_side_refusal_reaches_the_caller(client, data):
+    # Only the worker sees the rows: its refusal of a non-finite row must
+    # reach the caller (budgets are refused on the driver, before Dask).
     X, y, silos = data
-    parts = {"a": (X[silos == "a"], y[silos == "a"].astype(float))}
+    X_a = X[silos == "a"].copy()
+    X_a[3, 1] = np.nan
+    parts = {"a": (X_a, y[silos == "a"].astype(float))}
     config = FederationConfig(rounds=5, sampling_probability=0.2, learning_rate=1.0)
-    with pytest.raises(ValueError, match="PrivacyBudgetError|spends"):
+    with pytest.raises(ValueError, match="finite numbers"):
         fit_federated(
             parts,
             loss=BinaryLogisticLoss(),
             config=config,
             silo_epsilon=1.0,
             silo_delta=1e-5,
-            noise_multiplier=0.2,
             execution="dask",
             client=client,
         )

@@ -10,11 +10,24 @@ import pytest
 
 from sklearn_dpfair._loss import BinaryLogisticLoss, SoftmaxLoss
 from sklearn_dpfair.exceptions import PrivacyBudgetError
-from sklearn_dpfair.federated import FederationConfig, SiloMessage, SiloWorker
+from sklearn_dpfair.federated import (
+    FederationConfig,
+    SiloMessage,
+    SiloWorker,
+    silo_privacy,
+)
 from sklearn_dpfair.privacy import calibrate_noise_multiplier
 from sklearn_dpfair.privacy._accounting import epsilon_of
 
 CONFIG = FederationConfig(rounds=20, sampling_probability=0.1, learning_rate=1.0)
+
+
+def _silo(X, y, *, epsilon, delta, config, noise_multiplier=None, **kwargs):
+    """A silo whose privacy is resolved as the driver does it."""
+    privacy = silo_privacy(
+        len(X), epsilon, delta, config, noise_multiplier=noise_multiplier
+    )
+    return SiloWorker(X, y, config=config, privacy=privacy, **kwargs)
 
 
 def _data(n=500, d=3, seed=0):
@@ -26,7 +39,7 @@ def _data(n=500, d=3, seed=0):
 def test_silo_calibrates_with_its_own_accountant():
     X, y = _data()
     for eps in (1.0, 2.0):
-        silo = SiloWorker(
+        silo = _silo(
             X, y, loss=BinaryLogisticLoss(), epsilon=eps, delta=1e-5, config=CONFIG
         )
         rep = silo.report()
@@ -46,7 +59,7 @@ def test_local_steps_are_all_accounted():
     config = FederationConfig(
         rounds=20, sampling_probability=0.1, learning_rate=1.0, local_steps=3
     )
-    silo = SiloWorker(
+    silo = _silo(
         X, y, loss=BinaryLogisticLoss(), epsilon=1.0, delta=1e-5, config=config
     )
     assert silo.report().privacy_record.steps == 60
@@ -68,7 +81,7 @@ def test_sensitivity_add_remove_is_clip_norm(loss):
 
     def clipped_sum(Xs, ys, model, r):
         # epsilon = inf with noise_multiplier = 0: no noise, clipping kept.
-        silo = SiloWorker(
+        silo = _silo(
             Xs,
             ys,
             loss=loss,
@@ -108,7 +121,7 @@ def test_huge_record_sends_a_finite_message_within_the_clip_norm(loss, record):
     model[:, -1] = -4.0  # opposite scores: +inf and -inf in one row
 
     def clipped_sum(Xs, ys):
-        silo = SiloWorker(
+        silo = _silo(
             Xs, ys, loss=loss, epsilon=math.inf, delta=1e-3, config=config,
             noise_multiplier=0.0,
         )
@@ -133,7 +146,7 @@ def test_noise_scale_matches_noise_multiplier():
         learning_rate=1.0,
         fit_intercept=False,
     )
-    silo = SiloWorker(
+    silo = _silo(
         X,
         y,
         loss=BinaryLogisticLoss(),
@@ -151,7 +164,7 @@ def test_noise_scale_matches_noise_multiplier():
 
 def test_message_budget_is_enforced():
     X, y = _data()
-    silo = SiloWorker(
+    silo = _silo(
         X,
         y,
         loss=BinaryLogisticLoss(),
@@ -172,7 +185,7 @@ def test_message_budget_is_enforced():
 
 def test_replayed_round_is_refused():
     X, y = _data()
-    silo = SiloWorker(
+    silo = _silo(
         X, y, loss=BinaryLogisticLoss(), epsilon=1.0, delta=1e-5, config=CONFIG
     )
     silo.message(np.zeros((4, 1)), 3)
@@ -183,7 +196,7 @@ def test_replayed_round_is_refused():
 def test_forced_noise_is_checked_against_the_budget():
     X, y = _data()
     with pytest.raises(PrivacyBudgetError):
-        SiloWorker(
+        _silo(
             X,
             y,
             loss=BinaryLogisticLoss(),
@@ -201,25 +214,49 @@ def test_forced_noise_is_checked_against_the_budget():
 def test_too_small_silo_is_refused(n, delta, match):
     X, y = _data(n=n)
     with pytest.raises(ValueError, match=match):
-        SiloWorker(
+        _silo(
             X, y, loss=BinaryLogisticLoss(), epsilon=1.0, delta=delta, config=CONFIG
         )
 
 
 def test_bad_model_and_data_are_refused():
     X, y = _data()
-    silo = SiloWorker(
+    silo = _silo(
         X, y, loss=BinaryLogisticLoss(), epsilon=1.0, delta=1e-5, config=CONFIG
     )
     with pytest.raises(ValueError, match="shape"):
         silo.message(np.zeros((3, 1)), 0)
     X[0, 0] = np.nan
     with pytest.raises(ValueError, match="finite"):
-        SiloWorker(
+        _silo(
             X, y, loss=BinaryLogisticLoss(), epsilon=1.0, delta=1e-5, config=CONFIG
         )
     with pytest.raises(TypeError, match="FederationConfig"):
-        SiloWorker(X, y, loss=BinaryLogisticLoss(), epsilon=1.0, delta=1e-5, config={})
+        SiloWorker(
+            X,
+            y,
+            loss=BinaryLogisticLoss(),
+            config={},
+            privacy=silo_privacy(len(X), 1.0, 1e-5, CONFIG),
+        )
+
+
+@pytest.mark.parametrize(
+    "n_rows, config",
+    [
+        (400, CONFIG),  # resolved for other rows
+        (500, FederationConfig(rounds=40, sampling_probability=0.1)),  # more steps
+        (500, FederationConfig(rounds=20, sampling_probability=0.2)),  # higher rate
+    ],
+)
+def test_set_up_made_for_another_silo_is_refused(n_rows, config):
+    # The guarantee holds for the rows, rate and steps it was accounted for.
+    X, y = _data()
+    privacy = silo_privacy(n_rows, 1.0, 1e-5, CONFIG)
+    with pytest.raises(ValueError, match="privacy set-up was resolved for"):
+        SiloWorker(X, y, loss=BinaryLogisticLoss(), config=config, privacy=privacy)
+    with pytest.raises(TypeError, match="SiloPrivacy"):
+        SiloWorker(X, y, loss=BinaryLogisticLoss(), config=CONFIG, privacy=1.0)
 
 
 def test_local_sgd_message_is_fedavg_pseudo_gradient():
@@ -229,7 +266,7 @@ def test_local_sgd_message_is_fedavg_pseudo_gradient():
     config = FederationConfig(
         rounds=1, sampling_probability=1.0, learning_rate=0.5, local_steps=4
     )
-    silo = SiloWorker(X, y, loss=loss, epsilon=math.inf, delta=1e-3, config=config)
+    silo = _silo(X, y, loss=loss, epsilon=math.inf, delta=1e-3, config=config)
     w0 = np.full((4, 1), 0.1)
     msg = silo.message(w0, 0)
     w = w0.copy()

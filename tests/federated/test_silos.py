@@ -37,24 +37,21 @@ def test_split_by_silo_refuses_bad_ids(silos, match):
 
 
 def test_per_silo_budget_scalar_mapping_and_errors():
-    assert per_silo_budget(None, [1, 2], name="e", default=2.0, kind="epsilon") == {
-        1: 2.0,
-        2: 2.0,
-    }
+    assert per_silo_budget(2, [1, 2], name="e", kind="epsilon") == {1: 2.0, 2: 2.0}
     budgets = per_silo_budget(
-        {1: 0.5, 2: math.inf, 9: 3.0}, [1, 2], name="e", default=1, kind="epsilon"
+        {1: 0.5, 2: math.inf, 9: 3.0}, [1, 2], name="e", kind="epsilon"
     )
     assert budgets == {1: 0.5, 2: math.inf}
     with pytest.raises(ValueError, match=r"silo_epsilon is a mapping without .*\[2\]"):
         per_silo_budget(
-            {1: 0.5}, [1, 2], name="silo_epsilon", default=1, kind="epsilon"
+            {1: 0.5}, [1, 2], name="silo_epsilon", kind="epsilon"
         )
     with pytest.raises(ValueError, match="silo_delta of silo 2"):
         per_silo_budget(
-            {1: 1e-6, 2: 1.5}, [1, 2], name="silo_delta", default=1, kind="delta"
+            {1: 1e-6, 2: 1.5}, [1, 2], name="silo_delta", kind="delta"
         )
     with pytest.raises(ValueError, match="silo_epsilon of silo 1"):
-        per_silo_budget(0.0, [1], name="silo_epsilon", default=1, kind="epsilon")
+        per_silo_budget(0.0, [1], name="silo_epsilon", kind="epsilon")
 
 
 def test_server_weights():

@@ -1,6 +1,6 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""fit_federated and the baselines: accounting, secure aggregation, transcript."""
+"""fit_federated and the baselines: the driver, its records and transcript."""
 
 import math
 import pickle
@@ -16,10 +16,12 @@ from sklearn_dpfair.federated import (
     SiloMessage,
     fit_each_silo_alone,
     fit_federated,
+    silo_privacy,
 )
-from sklearn_dpfair.federated._fit import _resolve_auto_learning_rate
+from sklearn_dpfair.exceptions import PrivacyBudgetError
+from sklearn_dpfair.federated._driver import _resolve_auto_learning_rate
 from sklearn_dpfair.privacy import calibrate_noise_multiplier
-from sklearn_dpfair.privacy._accounting import epsilon_of, noisy_sgd_event
+from sklearn_dpfair.privacy._accounting import epsilon_of
 from sklearn_dpfair.privacy._random import noise_seed
 
 LOSS = BinaryLogisticLoss()
@@ -140,103 +142,6 @@ def test_secure_aggregation_with_an_unclipped_silo_is_not_private(weights):
     assert fit.privacy_record.epsilon == math.inf
 
 
-def test_secure_aggregation_reads_each_silos_clip_and_noise():
-    # Silo s0 adds no noise but clips (a forced noise_multiplier of 0 needs
-    # epsilon = inf): its records are covered by the noise of s1 alone, in
-    # units of each silo's own clip norm.
-    data = _silos(sizes=(400, 600))
-    fit = fit_federated(
-        data,
-        loss=LOSS,
-        config=CONFIG,
-        silo_epsilon=1.0,
-        silo_delta=1e-5,
-        secure_aggregation=True,
-        random_state=0,
-    )
-    reps, p, q = fit.silo_reports, fit.server_weights, 0.2
-    from sklearn_dpfair.federated._fit import _secure_aggregation_record
-
-    quiet = {
-        "s0": replace(
-            reps["s0"],
-            noise_multiplier=0.0,
-            privacy_record=replace(reps["s0"].privacy_record, clip_norm=2.0),
-        ),
-        "s1": reps["s1"],
-    }
-    central = _secure_aggregation_record(quiet, p, CONFIG, ())
-    s1 = reps["s1"]
-    noise = p["s1"] * s1.noise_multiplier * 1.0 / (q * s1.n_samples)
-    z0 = noise / (p["s0"] * 2.0 / (q * 400))
-    z1 = s1.noise_multiplier
-    assert central.noise_multiplier == pytest.approx(min(z0, z1), rel=1e-12)
-    assert central.clip_norm == (2.0 if z0 < z1 else 1.0)
-    # A silo with no noise and no clip voids the central guarantee.
-    unclipped = {
-        **quiet,
-        "s0": replace(
-            quiet["s0"],
-            privacy_record=replace(quiet["s0"].privacy_record, clip_norm=math.inf),
-        ),
-    }
-    assert _secure_aggregation_record(unclipped, p, CONFIG, ()).epsilon == math.inf
-
-
-def _two_silo_fit():
-    return fit_federated(
-        _silos(sizes=(400, 600)),
-        loss=LOSS,
-        config=CONFIG,
-        silo_epsilon=1.0,
-        silo_delta=1e-5,
-        secure_aggregation=True,
-        random_state=0,
-    )
-
-
-def test_secure_aggregation_reads_each_silos_sampling_rate():
-    # A record of silo i is sampled with silo i's own rate q_i, and its term
-    # is divided by q_i n_i: both come from the silo's report.
-    from sklearn_dpfair.federated._fit import _secure_aggregation_record
-
-    fit = _two_silo_fit()
-    reps, p = fit.silo_reports, fit.server_weights
-    q = {"s0": 0.1, "s1": 0.2}
-    reps = {
-        s: replace(
-            r, privacy_record=replace(r.privacy_record, sampling_probability=q[s])
-        )
-        for s, r in reps.items()
-    }
-    central = _secure_aggregation_record(reps, p, CONFIG, ())
-    noise = math.sqrt(
-        sum(
-            (p[s] * r.noise_multiplier / (q[s] * r.n_samples)) ** 2
-            for s, r in reps.items()
-        )
-    )
-    z = {s: noise * q[s] * r.n_samples / p[s] for s, r in reps.items()}
-    eps = {
-        s: epsilon_of(noisy_sgd_event(z[s], q[s], CONFIG.rounds), central.delta)
-        for s in reps
-    }
-    worst = max(eps, key=eps.get)
-    assert central.sampling_probability == q[worst]
-    assert central.noise_multiplier == pytest.approx(z[worst], rel=1e-12)
-    assert central.epsilon == pytest.approx(eps[worst], rel=1e-12)
-
-
-def test_secure_aggregation_needs_every_silo_in_every_round():
-    from sklearn_dpfair.federated._fit import _secure_aggregation_record
-
-    fit = _two_silo_fit()
-    reps = dict(fit.silo_reports)
-    reps["s0"] = replace(reps["s0"], rounds_used=CONFIG.rounds - 1)
-    with pytest.raises(ValueError, match="every silo to answer each"):
-        _secure_aggregation_record(reps, fit.server_weights, CONFIG, ())
-
-
 def test_records_of_a_seeded_run_are_seeded():
     data = _silos(sizes=(400, 600))
     kw = dict(
@@ -323,11 +228,8 @@ def test_auto_step_is_the_central_rule_on_the_aggregate_noise():
         ids = list(range(n_silos))
         resolved = _resolve_auto_learning_rate(
             config,
-            dict.fromkeys(ids, 1.0),
-            dict.fromkeys(ids, 1e-5),
-            dict.fromkeys(ids, 500),
+            dict.fromkeys(ids, silo_privacy(500, 1.0, 1e-5, config)),
             dict.fromkeys(ids, 1 / n_silos),
-            None,
             n_params=n_params,
         )
         expected = auto_learning_rate(
@@ -341,11 +243,8 @@ def test_auto_step_is_the_central_rule_on_the_aggregate_noise():
     sizes = {s: x.shape[0] for s, (x, _) in data.items()}
     lr = _resolve_auto_learning_rate(
         config,
-        dict.fromkeys(sizes, 1.0),
-        dict.fromkeys(sizes, 1e-5),
-        sizes,
+        {s: silo_privacy(n, 1.0, 1e-5, config) for s, n in sizes.items()},
         dict.fromkeys(sizes, 1 / 3),
-        None,
         n_params=n_params,
     ).learning_rate
     explicit = fit_federated(data, config=replace(config, learning_rate=lr), **kw)
@@ -433,3 +332,52 @@ def test_bad_federations_are_refused():
             silo_delta=1e-5,
             execution="ray",
         )
+
+
+def test_budgets_are_checked_on_the_driver_before_any_worker_starts(monkeypatch):
+    # The silos' noise is resolved once, on the driver: an overshooting
+    # noise_multiplier is refused before execution="dask" looks for a
+    # cluster (there is none here), and no worker calibrates again.
+    from sklearn_dpfair.federated import _execution
+
+    def no_workers(*args, **kwargs):
+        raise AssertionError("workers started before the budgets were checked")
+
+    monkeypatch.setattr(_execution, "DaskExecution", no_workers)
+    monkeypatch.setattr(_execution, "LocalExecution", no_workers)
+    with pytest.raises(PrivacyBudgetError, match="requested noise_multiplier"):
+        fit_federated(
+            _silos(),
+            loss=LOSS,
+            config=CONFIG,
+            silo_epsilon=1.0,
+            silo_delta=1e-5,
+            noise_multiplier=0.2,
+            execution="dask",
+        )
+
+
+def test_workers_receive_the_resolved_noise(monkeypatch):
+    # Each silo's noise multiplier is calibrated once, on the driver.
+    from sklearn_dpfair.privacy import _budget
+
+    calls = []
+    calibrate = _budget.calibrate_noise_multiplier
+
+    def counted(*args):
+        calls.append(args)
+        return calibrate(*args)
+
+    monkeypatch.setattr(_budget, "calibrate_noise_multiplier", counted)
+    fit = fit_federated(
+        _silos(),
+        loss=LOSS,
+        config=replace(CONFIG, rounds=5),
+        silo_epsilon={"s0": 1.0, "s1": 2.0, "s2": 3.0},
+        silo_delta=1e-5,
+        random_state=0,
+    )
+    assert [c[0] for c in calls] == [1.0, 2.0, 3.0]
+    assert list(fit.silo_noise_multiplier.values()) == [
+        calibrate(e, 1e-5, 0.2, 5, "rdp") for e in (1.0, 2.0, 3.0)
+    ]

@@ -1,0 +1,337 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The privacy of a federation: each silo's set-up and the fit's records.
+
+The driver resolves every silo's privacy set-up once, from public inputs
+only (its size, budget and the shared schedule), before any row is shipped:
+:func:`resolve_silo_privacy` checks the silo sizes, chooses each silo's
+Gaussian mechanism (the user's noise multiplier or the one its own
+accountant calibrates) and checks it against the silo's budget. Workers
+receive the resolved :class:`SiloPrivacy` and never calibrate. After the
+rounds, :func:`isrl_record` and :func:`secure_aggregation_record` describe
+what the released model guarantees.
+"""
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from ..privacy import GaussianMechanism, PrivacyBudget, PrivacyRecord, epsilon_of
+from ._silos import check_silo_size, per_silo_budget
+
+__all__ = [
+    "ISRL_MECHANISM",
+    "SiloPrivacy",
+    "isrl_record",
+    "resolve_silo_privacy",
+    "secure_aggregation_record",
+    "silo_privacy",
+]
+
+ISRL_MECHANISM = (
+    "ISRL-DP noisy minibatch SGD: each silo's messages are a Poisson-subsampled "
+    "Gaussian mechanism in that silo's own records (untrusted server)"
+)
+_SECURE_AGGREGATION_MECHANISM = (
+    "CONDITIONAL on secure aggregation (the server sees only the weighted sum "
+    "of the silos' messages): Poisson-subsampled Gaussian on the aggregate"
+)
+_SECURE_AGGREGATION_CAVEAT = (
+    "a server that sees more than the aggregate (this guarantee assumes secure "
+    "aggregation or a shuffler is really deployed; otherwise only the per-silo "
+    "ISRL-DP guarantee holds)"
+)
+
+
+@dataclass(frozen=True)
+class SiloPrivacy:
+    """The privacy set-up of one silo, resolved from public inputs only.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of records of the silo it was resolved for (public).
+    mechanism : GaussianMechanism
+        Clip norm and noise multiplier of each of the silo's noisy sums
+        (``clip_norm=inf`` and no noise for a non-private silo).
+    record : PrivacyRecord
+        The silo's ISRL-DP guarantee for its whole message budget, already
+        checked against its budget.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.federated import FederationConfig, silo_privacy
+    >>> config = FederationConfig(rounds=10, sampling_probability=0.1)
+    >>> privacy = silo_privacy(500, 1.0, 1e-5, config)
+    >>> privacy.record.epsilon <= 1.0, privacy.record.steps
+    (True, 10)
+    """
+
+    n_samples: int
+    mechanism: GaussianMechanism
+    record: PrivacyRecord
+
+    @property
+    def noise_multiplier(self):
+        """The silo's noise standard deviation in units of the clip norm."""
+        return self.mechanism.noise_multiplier
+
+    def with_seed(self, seed):
+        """This set-up with its record marked as drawn from ``seed``.
+
+        Parameters
+        ----------
+        seed : str or None
+            Fingerprint of the seed (see
+            :func:`~sklearn_dpfair.privacy.noise_seed`); None leaves the
+            record as it is.
+
+        Returns
+        -------
+        privacy : SiloPrivacy
+            The same mechanism, with the record's ``seed`` set.
+        """
+        if seed is None:
+            return self
+        return dataclasses.replace(
+            self, record=dataclasses.replace(self.record, seed=seed)
+        )
+
+
+def silo_privacy(
+    n_samples, epsilon, delta, config, *, noise_multiplier=None, silo_id=None
+):
+    """Resolve the privacy set-up of one silo: size check, noise, record.
+
+    The noise multiplier is the smallest one for which ``config.noisy_steps``
+    Poisson-subsampled Gaussian releases are ``(epsilon, delta)``-DP for the
+    silo's own accountant (dp-accounting), or ``noise_multiplier`` when
+    given (then checked against the budget, blaming that parameter); with
+    ``epsilon = inf`` and no ``noise_multiplier`` the silo neither clips nor
+    adds noise. A pure function of public inputs.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of records of the silo (public metadata).
+    epsilon, delta : float
+        The silo's budget; ``delta`` below ``1 / n_samples``.
+    config : FederationConfig
+        The public schedule (clip norm, sampling rate, noisy steps,
+        accountant).
+    noise_multiplier : float, default=None
+        Use this noise multiplier instead of calibrating one.
+    silo_id : object, default=None
+        The silo, for error messages.
+
+    Returns
+    -------
+    privacy : SiloPrivacy
+        The silo's mechanism and its checked record.
+
+    Raises
+    ------
+    ValueError
+        If the silo is too small for its delta or the sampling rate.
+    PrivacyBudgetError
+        If the noise spends more than ``epsilon``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.federated import FederationConfig, silo_privacy
+    >>> config = FederationConfig(rounds=100, sampling_probability=0.05)
+    >>> strict = silo_privacy(2000, 0.5, 1e-6, config)
+    >>> loose = silo_privacy(2000, 4.0, 1e-6, config)
+    >>> strict.noise_multiplier > loose.noise_multiplier
+    True
+    """
+    check_silo_size(silo_id, n_samples, delta, config.sampling_probability)
+    budget = PrivacyBudget(
+        float(epsilon), float(delta), config.accountant, noise_multiplier
+    )
+    q, steps = config.sampling_probability, config.noisy_steps
+    mechanism = budget.gaussian(config.clip_norm, sampling_probability=q, steps=steps)
+    record = _account(budget, mechanism, ISRL_MECHANISM, q=q, steps=steps)
+    return SiloPrivacy(int(n_samples), mechanism, record)
+
+
+def resolve_silo_privacy(sizes, silo_epsilon, silo_delta, config, noise_multiplier):
+    """The privacy set-up of every silo of a federation, once, on the driver.
+
+    Parameters
+    ----------
+    sizes : dict
+        Silo id to its number of records, in the federation's order.
+    silo_epsilon, silo_delta : float or Mapping
+        Budget of every silo, or silo id to budget.
+    config : FederationConfig
+        The public schedule.
+    noise_multiplier : float or None
+        Force this noise multiplier in every silo (None: calibrate).
+
+    Returns
+    -------
+    privacy : dict
+        Silo id to its :class:`SiloPrivacy`, in the order of ``sizes``.
+    """
+    ids = list(sizes)
+    epsilons = per_silo_budget(silo_epsilon, ids, name="silo_epsilon", kind="epsilon")
+    deltas = per_silo_budget(silo_delta, ids, name="silo_delta", kind="delta")
+    return {
+        sid: silo_privacy(
+            sizes[sid],
+            epsilons[sid],
+            deltas[sid],
+            config,
+            noise_multiplier=noise_multiplier,
+            silo_id=sid,
+        )
+        for sid in ids
+    }
+
+
+def _account(budget, mechanism, description, *, q, steps, event=None, seed=None):
+    """The record of ``steps`` Poisson-sampled (rate ``q``) releases.
+
+    Every release of a federation is accounted under add/remove adjacency
+    of one record of one silo.
+    """
+    record = budget.account(
+        mechanism,
+        description=description,
+        adjacency="add_remove",
+        sampling_probability=q,
+        steps=steps,
+        dp_event=event,
+    )
+    return record if seed is None else dataclasses.replace(record, seed=seed)
+
+
+def _federation_budget(delta, config, caveats):
+    """The budget of the released model: none of its own (``epsilon=inf``).
+
+    Each silo's budget was checked when its set-up was resolved; the
+    model's records only describe what those checked releases give.
+    """
+    return PrivacyBudget(math.inf, delta, config.accountant, caveats=tuple(caveats))
+
+
+def isrl_record(reports, config, caveats, seed=None):
+    """Record-level guarantee for a record of any silo.
+
+    A record of silo ``i`` influences only silo ``i``'s messages, so the
+    released model is ``(epsilon_i(delta), delta)``-DP for it at every
+    ``delta``. At the largest silo delta, the worst silo's epsilon bounds
+    every record; that silo's event is recorded so that ``epsilon`` can be
+    recomputed from it.
+
+    Parameters
+    ----------
+    reports : dict
+        Silo id to its :class:`SiloReport`.
+    config : FederationConfig
+        The public schedule.
+    caveats : tuple of str
+        Caveats of the fit.
+    seed : str or None, default=None
+        Seed fingerprint of a seeded run.
+
+    Returns
+    -------
+    record : PrivacyRecord
+        The worst silo's event at the largest silo delta.
+    """
+    delta = max(r.privacy_record.delta for r in reports.values())
+    eps = {
+        sid: epsilon_of(r.privacy_record.dp_event, delta, config.accountant)
+        for sid, r in reports.items()
+    }
+    worst = reports[max(eps, key=eps.get)]
+    rec = worst.privacy_record
+    mechanism = GaussianMechanism(rec.clip_norm, worst.noise_multiplier)
+    q, steps, event = rec.sampling_probability, rec.steps, rec.dp_event
+    budget = _federation_budget(delta, config, caveats)
+    return _account(
+        budget, mechanism, ISRL_MECHANISM, q=q, steps=steps, event=event, seed=seed
+    )
+
+
+def secure_aggregation_record(reports, weights, config, caveats, seed=None):
+    """Central guarantee if the server sees only ``sum_i p_i m_i``.
+
+    No per-silo quantity is assumed uniform: each silo's clip norm ``C_i``,
+    noise multiplier ``sigma_i``, sampling rate ``q_i`` and size ``n_i`` are
+    read from its own report. A record of silo ``i`` moves the aggregate by
+    at most ``p_i C_i / (q_i n_i)`` (when it is sampled, with probability
+    ``q_i``), and the aggregate's noise has standard deviation ``S = sqrt(
+    sum_j (p_j sigma_j C_j / (q_j n_j))^2)``: a Poisson-subsampled Gaussian
+    with rate ``q_i`` and multiplier ``z_i = S q_i n_i / (p_i C_i)`` in each
+    of the ``R`` rounds. A silo that does not clip (``C_i = inf``, an
+    ``epsilon = inf`` silo) gives ``z_i = 0``: its records are not protected
+    by the other silos' noise, and the central epsilon is inf. The worst silo
+    is recorded.
+
+    The weights ``p_j`` are those of every round, so every silo must have
+    answered all ``R`` rounds with one noisy gradient each; anything else is
+    refused.
+
+    Parameters
+    ----------
+    reports : dict
+        Silo id to its :class:`SiloReport`.
+    weights : dict
+        Silo id to its normalized server weight ``p_i``.
+    config : FederationConfig
+        The public schedule.
+    caveats : tuple of str
+        Caveats of the fit (the secure-aggregation caveat is added).
+    seed : str or None, default=None
+        Seed fingerprint of a seeded run.
+
+    Returns
+    -------
+    record : PrivacyRecord
+        The worst silo's aggregate event, marked CONDITIONAL.
+    """
+    answered = {
+        sid: (r.rounds_used, r.privacy_record.steps) for sid, r in reports.items()
+    }
+    if any(a != (config.rounds, config.rounds) for a in answered.values()):
+        raise ValueError(
+            "secure aggregation accounting needs every silo to answer each of "
+            f"the {config.rounds} rounds with one noisy gradient; got (rounds "
+            f"answered, noisy steps) per silo {answered}."
+        )
+    delta = max(r.privacy_record.delta for r in reports.values())
+    clip = {s: r.privacy_record.clip_norm for s, r in reports.items()}
+    q = {s: r.privacy_record.sampling_probability for s, r in reports.items()}
+    # Noise std of each silo's term in the sum; a noiseless silo adds none
+    # (its clip may be inf, and inf * 0 is not 0 in floating point).
+    noise = math.sqrt(
+        math.fsum(
+            (weights[s] * r.noise_multiplier * clip[s] / (q[s] * r.n_samples)) ** 2
+            for s, r in reports.items()
+            if r.noise_multiplier > 0
+        )
+    )
+    best = None
+    for sid, rep in reports.items():
+        sensitivity = weights[sid] * clip[sid] / (q[sid] * rep.n_samples)
+        z = noise / sensitivity if math.isfinite(sensitivity) else 0.0
+        # One aggregate release per round, Poisson-sampled at silo i's rate.
+        mechanism = GaussianMechanism(clip[sid], z)
+        event = mechanism.event(sampling_probability=q[sid], steps=config.rounds)
+        eps = epsilon_of(event, delta, config.accountant)
+        if best is None or eps > best[0]:
+            best = (eps, event, mechanism, sid)
+    _, event, mechanism, sid = best
+    budget = _federation_budget(delta, config, (*caveats, _SECURE_AGGREGATION_CAVEAT))
+    return _account(
+        budget,
+        mechanism,
+        _SECURE_AGGREGATION_MECHANISM,
+        q=q[sid],
+        steps=config.rounds,
+        event=event,
+        seed=seed,
+    )
