@@ -56,6 +56,8 @@ def calibrate_noise(make_event, target_epsilon, delta, accountant="rdp"):
     Returns
     -------
     noise_multiplier : float
+        The smallest certified noise standard deviation in units of the
+        sensitivity (0 for an infinite budget).
 
     Examples
     --------

@@ -148,6 +148,8 @@ class GaussianMechanism:
         Returns
         -------
         event : dp_accounting.DpEvent
+            Self-composed (Poisson-subsampled) Gaussian events, or the
+            non-private / no-op event.
 
         Examples
         --------

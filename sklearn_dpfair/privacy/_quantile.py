@@ -114,7 +114,7 @@ def private_quantile(values, quantile, rho, rng, grid=LOG_GRID, weights=None):
     quantile : float
         Target level in (0, 1); 0.5 is the median.
     rho : float
-        zCDP budget of the release; ``inf`` returns the grid point with
+        The zCDP budget of the release; ``inf`` returns the grid point with
         the best utility (no privacy).
     rng : numpy.random.Generator
         Source of the randomness.
@@ -183,9 +183,11 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
     Parameters
     ----------
     values : ndarray of shape (n,)
+        One private value per record; NaN counts in the last bin.
     rho : float
-        zCDP budget; ``inf`` returns the exact counts.
+        The zCDP budget; ``inf`` returns the exact counts.
     rng : numpy.random.Generator
+        The fit's generator (OS entropy unless seeded).
     edges : ndarray, default=SIGNED_EDGES
         Public increasing bin edges, ``-inf`` first and ``inf`` last.
     weights : ndarray of shape (n,), default=None
@@ -194,6 +196,7 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
     Returns
     -------
     counts : ndarray of shape (len(edges) - 1,)
+        Noisy count of each bin.
     threshold : float
         Counts below it are noise-dominated; without privacy the smallest
         positive float, so that exactly the non-empty bins reach it.

@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Semi-private linear regression: private solvers preconditioned and tuned on public rows."""
 
-from . import _fit
 from ._fit import (
     SEMIDP_HYPERPARAMETERS,
     SEMIDP_SOLVERS,
@@ -14,4 +13,13 @@ from ._fit import (
     semidp_noise_multiplier,
 )
 
-__all__ = list(_fit.__all__)
+__all__ = [
+    "SEMIDP_HYPERPARAMETERS",
+    "SEMIDP_SOLVERS",
+    "SENSITIVITY_FACTOR",
+    "SemiDPFit",
+    "SemiDPParams",
+    "fit_semidp",
+    "public_hyperparameters",
+    "semidp_noise_multiplier",
+]
