@@ -10,7 +10,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import (
+    _check_feature_names,
+    _check_n_features,
+    validate_data,
+)
 
 from .._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
@@ -18,6 +22,11 @@ from .._base import (
     PrivateEstimatorMixin,
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
+from .._solvers._distributed import (
+    distribute_training_data,
+    fit_dp_sgd_dask,
+    is_dask_collection,
+)
 from .._solvers._private_fit import (
     fit_dp_frank_wolfe,
     fit_dp_sgd,
@@ -406,9 +415,12 @@ default=None
             raise ValueError("silos= needs solver='dp-sgd' (federated DP-SGD).")
         if silos is not None and self.device == "cuda":
             raise ValueError("silos run on the CPU (numpy); use device='cpu'.")
+        if is_dask_collection(X):
+            return self._fit_dask(X, y, sample_weight, silos)
         if silos is None and self.execution == "dask":
             raise ValueError(
-                "execution='dask' runs the silos of a federated fit; pass silos=."
+                "execution='dask' runs the silos of a federated fit; pass silos=, "
+                "or pass X as a Dask collection (central DP-SGD on its workers)."
             )
         if self.solver == "output-perturbation":
             if self.alpha <= 0:
@@ -478,25 +490,11 @@ default=None
         # Labels are public metadata handled on the host; only X is large.
         classes, y_encoded, caveats = resolve_classes(self.classes, to_numpy(y))
         check_delta_for_n(self.delta, X.shape[0])
-        loss = BinaryLogisticLoss() if classes.size == 2 else SoftmaxLoss(classes.size)
+        loss = self._loss_for(classes)
         y_encoded = backend.asarray(y_encoded, dtype=X.dtype)
         rng = check_noise_generator(self.random_state)
 
-        # The DP-SGD parameters, shared by the central and the federated fit.
-        sgd_params = dict(
-            epsilon=self.epsilon,
-            delta=self.delta,
-            clip_norm=self.clip_norm,
-            noise_multiplier=self.noise_multiplier,
-            batch_size=self.batch_size,
-            epochs=self.max_iter,
-            learning_rate=self.learning_rate,
-            alpha=self.alpha,
-            fit_intercept=self.fit_intercept,
-            accountant=self._accountant_kind(),
-            rng=rng,
-            caveats=caveats,
-        )
+        sgd_params = self._sgd_params(rng, caveats)
         if silos is not None:
             result = fit_silos(
                 to_numpy(X),
@@ -556,6 +554,52 @@ default=None
             )
             n_iter = None
 
+        return self._set_fitted(classes, result, n_iter)
+
+    def _sgd_params(self, rng, caveats):
+        """The DP-SGD parameters, shared by the central, Dask and federated fits."""
+        return dict(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            clip_norm=self.clip_norm,
+            noise_multiplier=self.noise_multiplier,
+            batch_size=self.batch_size,
+            epochs=self.max_iter,
+            learning_rate=self.learning_rate,
+            alpha=self.alpha,
+            fit_intercept=self.fit_intercept,
+            accountant=self._accountant_kind(),
+            rng=rng,
+            caveats=caveats,
+        )
+
+    def _fit_dask(self, X, y, sample_weight, silos):
+        """Central DP-SGD on a Dask collection; its rows stay on the workers."""
+        if silos is not None or self.solver != "dp-sgd" or self.device == "cuda":
+            raise ValueError(
+                "A Dask collection X is fitted by central DP-SGD on its workers: "
+                "it needs solver='dp-sgd', device='cpu' or 'auto', and no silos=."
+            )
+        _check_feature_names(self, X, reset=True)
+        _check_n_features(self, X, reset=True)
+        data = distribute_training_data(
+            X,
+            y,
+            sample_weight,
+            classes=self.classes,
+            delta=self.delta,
+            fit_intercept=self.fit_intercept,
+        )
+        try:
+            rng = check_noise_generator(self.random_state)
+            result = fit_dp_sgd_dask(
+                data, self._loss_for(data.classes), **self._sgd_params(rng, ())
+            )
+        finally:
+            data.release()
+        return self._set_fitted(data.classes, result, self.max_iter)
+
+    def _set_fitted(self, classes, result, n_iter):
         self.classes_ = classes
         self.coef_ = result.coef
         self.intercept_ = result.intercept
@@ -567,10 +611,12 @@ default=None
             setattr(self, name, value)
         return self
 
+    @staticmethod
+    def _loss_for(classes):
+        return BinaryLogisticLoss() if classes.size == 2 else SoftmaxLoss(classes.size)
+
     def _loss_for_prediction(self):
-        if self.classes_.size == 2:
-            return BinaryLogisticLoss()
-        return SoftmaxLoss(self.classes_.size)
+        return self._loss_for(self.classes_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
