@@ -36,6 +36,7 @@ worker (the retry draws the same batch rows, so a recovered fit releases
 the same model with the same accounting as an undisturbed one).
 """
 
+import concurrent.futures
 import math
 import sys
 from dataclasses import dataclass
@@ -323,7 +324,7 @@ def partition_clipped_sum(part, coef, w0, *, loss, sampling_probability, clip_no
     return clipped_gradient_sum(Xb, raw_grad, norms_b, clip_norm, intercept_scaling)
 
 
-def _partition_step(part, coef, w0, index, step, config):
+def _partition_step(part, index, *, coef, w0, step, config):
     """Worker task: the clipped sum of partition ``index`` at step ``step``."""
     seed = np.random.SeedSequence(config.entropy, spawn_key=(index, step))
     return partition_clipped_sum(
@@ -340,16 +341,24 @@ def _partition_step(part, coef, w0, index, step, config):
 
 def _clipped_sum(data, coef, w0, step, config):
     """Broadcast the parameters, gather one clipped sum per partition, add them."""
-    from distributed import CancelledError, FutureCancelledError, KilledWorker
+    from distributed import KilledWorker
 
     client = data.client
-    futures = [
-        client.submit(_partition_step, part, coef, w0, p, step, config, pure=False)
-        for p, part in enumerate(data.partitions)
-    ]
+    # One task per partition, scheduled where the partition lives; the
+    # parameters (O(d K)) travel with the tasks.
+    futures = client.map(
+        _partition_step,
+        data.partitions,
+        range(len(data.partitions)),
+        coef=coef,
+        w0=w0,
+        step=step,
+        config=config,
+        pure=False,
+    )
     try:
         sums = client.gather(futures)
-    except (KilledWorker, CancelledError, FutureCancelledError) as exc:
+    except (KilledWorker, concurrent.futures.CancelledError) as exc:
         raise RuntimeError(_WORKER_LOST) from exc
     # Added in partition order on the driver: a fixed summation order.
     g_coef = sums[0][0].copy()
