@@ -254,7 +254,9 @@ def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_interce
             weight_blocks = list(w.to_delayed().ravel())
             caveats = (*caveats, _WEIGHTS_CAVEAT)
     s = 1.0 if fit_intercept else 0.0
-    load = dask.delayed(_load_partition, pure=True)
+    # Keys unique to this fit: a previous fit on the same data releasing its
+    # partitions must not cancel these.
+    load = dask.delayed(_load_partition, pure=False)
     parts = [
         load(xb, yb, wb, classes, weight_scale, s)
         for xb, yb, wb in zip(
@@ -420,10 +422,9 @@ learning_rate, alpha, fit_intercept, accountant, rng, caveats
         )
     record = budget.account(
         mechanism,
-        description=(
-            "DP-SGD (Poisson-subsampled Gaussian, per-example clipping), "
-            "clipped sums computed on Dask partitions, noise added once"
-        ),
+        # The mechanism the accountant sees is the in-memory one: where the
+        # clipped sums were added up does not change the released sums.
+        description="DP-SGD (Poisson-subsampled Gaussian, per-example clipping)",
         adjacency="add_remove",
         sampling_probability=q,
         steps=n_steps,
