@@ -221,6 +221,7 @@ def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_interce
     """
     import dask
     import dask.array as da
+    import distributed
 
     client = _current_client()
     X = _as_dask_array(X, "X")
@@ -266,9 +267,15 @@ def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_interce
     futures = client.compute(parts)
     sizes = [int(c) for c in row_chunks]
     dtype = np.dtype(np.float32 if X.dtype == np.float32 else np.float64)
-    # Keep the non-empty partitions; input errors surface here, once.
+    # Wait for them where they are (gathering would bring the rows here);
+    # input errors surface now, once, from the first partition that failed.
+    distributed.wait(futures)
+    for future in futures:
+        if future.status == "error":
+            client.cancel(futures)
+            future.result()
+    # Keep the non-empty partitions.
     kept = [(f, n) for f, n in zip(futures, sizes) if n > 0]
-    client.gather([f for f, _ in kept])
     client.cancel([f for f, n in zip(futures, sizes) if n == 0])
     return DaskTrainingData(
         client=client,

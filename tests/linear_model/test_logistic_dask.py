@@ -221,3 +221,20 @@ def test_dataframe_input(client, small, no_driver_arrays):
     clf = DPLogisticRegression(classes=[0, 1], max_iter=2).fit(Xd, yd)
     assert list(clf.feature_names_in_) == list(frame.columns)
     assert clf.score(frame, y) > 0.8
+
+
+def test_driver_memory_does_not_grow_with_n(client):
+    # 400,000 x 20 float64 rows (64 MB) generated on the workers: the
+    # driver's allocations during the fit stay O(d), far below one partition.
+    import tracemalloc
+
+    rng = da.random.default_rng(0)
+    X = rng.standard_normal((400_000, 20), chunks=(100_000, 20))
+    y = (X[:, 0] > 0).astype(int)
+    tracemalloc.start()
+    try:
+        DPLogisticRegression(classes=[0, 1], max_iter=1, batch_size=50_000).fit(X, y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20
