@@ -390,6 +390,11 @@ default=None
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data; sparse only with ``solver="dp-frank-wolfe"``.
+            A Dask array or DataFrame (with a running ``dask.distributed``
+            client) is fitted by DP-SGD on its workers: the rows stay there,
+            the guarantee and record are the in-memory ones
+            (:ref:`User Guide <dask_central>`). ``y`` and ``sample_weight``
+            may then be Dask collections too.
         y : array-like of shape (n_samples,)
             Target labels; must lie in ``classes`` when it is declared.
         sample_weight : array-like of shape (n_samples,), default=None
