@@ -45,9 +45,8 @@ import numpy as np
 from sklearn.utils.validation import check_array, column_or_1d
 
 from ..privacy import PrivacyBudget
-from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
-from ..utils._array_api import finite_linear_scores, narrow_matmul
 from ..utils._validation import check_delta_for_n, resolve_classes
+from ._linear import LinearModel, take_rows, weighted_raw_gradient
 from ._private_fit import LinearFit
 from ._sampling import poisson_batch
 from ._schedules import auto_learning_rate, sgd_schedule, tail_start
@@ -191,7 +190,7 @@ def _load_partition(X, y, weights, classes, weight_scale, intercept_scaling):
         X=X,
         y=np.asarray(y_encoded, dtype=X.dtype),
         weights=weights,
-        row_norms=augmented_row_norms(X, intercept_scaling),
+        row_norms=LinearModel(1, intercept_scaling).row_norms(X),
     )
 
 
@@ -270,10 +269,12 @@ def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_interce
     # Wait for them where they are (gathering would bring the rows here);
     # input errors surface now, once, from the first partition that failed.
     distributed.wait(futures)
-    for future in futures:
-        if future.status == "error":
+    failed = [f for f in futures if f.status == "error"]
+    if failed:
+        try:
+            failed[0].result()
+        finally:
             client.cancel(futures)
-            future.result()
     # Keep the non-empty partitions.
     kept = [(f, n) for f, n in zip(futures, sizes) if n > 0]
     client.cancel([f for f, n in zip(futures, sizes) if n == 0])
@@ -293,23 +294,23 @@ def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_interce
 class _StepConfig:
     """Public constants every partition step needs (sent with each step)."""
 
+    model: LinearModel
     loss: object
     sampling_probability: float
     clip_norm: float
-    intercept_scaling: float
     entropy: int
 
 
-def partition_clipped_sum(part, coef, w0, *, loss, sampling_probability, clip_norm,
-                          intercept_scaling, rng):
+def partition_clipped_sum(part, coef, w0, *, model, loss, sampling_probability,
+                          clip_norm, rng):
     """Clipped gradient sum of one partition's Poisson-sampled rows.
 
     Every row of ``part`` joins the batch independently with probability
     ``sampling_probability`` (drawn from ``rng``); the per-example gradients
-    ``r_i [x_i, s]`` of those rows are clipped to ``clip_norm`` and summed.
-    Whatever one record holds, its term is finite and within the clip norm
-    (overflowing predictions are recomputed finite, see
-    :func:`~sklearn_dpfair.utils._array_api.finite_linear_scores`).
+    ``r_i [x_i, s]`` of those rows (times their public weights) are clipped
+    to ``clip_norm`` and summed by the linear-model layer ``model``, the
+    same code as the in-memory DP-SGD step. Whatever one record holds, its
+    term is finite and within the clip norm.
 
     Returns
     -------
@@ -320,17 +321,12 @@ def partition_clipped_sum(part, coef, w0, *, loss, sampling_probability, clip_no
         Xb, yb, norms_b, wb = part.X, part.y, part.row_norms, part.weights
     else:
         idx = poisson_batch(rng, part.X.shape[0], sampling_probability)
-        Xb, yb, norms_b = part.X[idx], part.y[idx], part.row_norms[idx]
+        Xb, yb, norms_b = take_rows(part.X, idx), part.y[idx], part.row_norms[idx]
         wb = None if part.weights is None else part.weights[idx]
-    intercept = intercept_scaling * w0
-    with np.errstate(over="ignore", invalid="ignore"):
-        raw = narrow_matmul(Xb, coef) + intercept
-    raw = finite_linear_scores(raw, Xb, coef, intercept)
-    raw_grad = loss.raw_gradient(yb, raw)
-    if wb is not None:
-        # Weight first, clip after: one record moves the sum by at most C.
-        raw_grad = raw_grad * wb[:, None]
-    return clipped_gradient_sum(Xb, raw_grad, norms_b, clip_norm, intercept_scaling)
+    raw_grad = weighted_raw_gradient(
+        loss.raw_gradient(yb, model.raw_predictions(Xb, coef, w0)), wb
+    )
+    return model.clipped_gradient_sum(Xb, raw_grad, norms_b, clip_norm)
 
 
 def _partition_step(part, index, *, coef, w0, step, config):
@@ -340,10 +336,10 @@ def _partition_step(part, index, *, coef, w0, step, config):
         part,
         coef,
         w0,
+        model=config.model,
         loss=config.loss,
         sampling_probability=config.sampling_probability,
         clip_norm=config.clip_norm,
-        intercept_scaling=config.intercept_scaling,
         rng=np.random.default_rng(seed),
     )
 
@@ -436,12 +432,12 @@ learning_rate, alpha, fit_intercept, accountant, rng, caveats
         sampling_probability=q,
         steps=n_steps,
     )
-    s = 1.0 if fit_intercept else 0.0
+    model = LinearModel(n_outputs=k, intercept_scaling=1.0 if fit_intercept else 0.0)
     config = _StepConfig(
+        model=model,
         loss=loss,
         sampling_probability=q,
         clip_norm=mechanism.clip_norm,
-        intercept_scaling=s,
         # Root of every partition's stream, from the fit's private generator.
         entropy=int.from_bytes(rng.bytes(16), "little"),
     )
@@ -453,14 +449,15 @@ learning_rate, alpha, fit_intercept, accountant, rng, caveats
     coef_sum, w0_sum = np.zeros_like(coef), np.zeros_like(w0)
     for t in range(n_steps):
         g_coef, g_w0 = _clipped_sum(data, coef, w0, t, config)
-        # The only private step: one noise draw per block, on the driver.
+        # The only private step: one noise draw per block, on the driver, in
+        # the order of the in-memory step (coefficient block first).
         g_coef = mechanism.privatize(g_coef, rng) / expected_batch_size
         g_w0 = mechanism.privatize(g_w0, rng) / expected_batch_size
-        coef = (coef - learning_rate * (g_coef + alpha * coef)).astype(dtype, copy=False)
-        if s:
-            w0 = (w0 - learning_rate * g_w0).astype(dtype, copy=False)
+        coef, w0 = model.gradient_step(
+            coef, w0, g_coef, g_w0, learning_rate=learning_rate, alpha=alpha
+        )
         if t >= tail_from:
             coef_sum = coef_sum + coef
             w0_sum = w0_sum + w0
     n_avg = n_steps - tail_from
-    return LinearFit((coef_sum / n_avg).T, s * w0_sum / n_avg, n_steps, record)
+    return LinearFit((coef_sum / n_avg).T, model.intercept(w0_sum / n_avg), n_steps, record)

@@ -22,7 +22,7 @@ import math
 import numpy as np
 from scipy.optimize import minimize
 
-from ..privacy._mechanism import GaussianMechanism
+from ._linear import LinearModel
 
 __all__ = [
     "certified_regularized_erm",
@@ -39,20 +39,11 @@ MAX_FALLBACK_STEPS = 100_000
 
 
 def _objective(w_flat, X, y, loss, alpha, s, shape, weights=None):
-    W = w_flat.reshape(shape)
-    coef, w0 = W[:-1], W[-1]
-    raw = X @ coef + s * w0
-    n = X.shape[0]
-    losses = loss.loss(y, raw)
-    R = loss.raw_gradient(y, raw)
-    if weights is not None:
-        losses = losses * weights
-        R = R * weights[:, None]
-    value = losses.mean() + 0.5 * alpha * np.sum(W * W)
-    grad = np.empty_like(W)
-    grad[:-1] = X.T @ R / n
-    grad[-1] = s * R.sum(axis=0) / n
-    grad += alpha * W
+    # F and its gradient (flat) for scipy's optimizer: the linear layer's
+    # full-batch loss_gradient, whose penalty covers the intercept too.
+    value, grad = LinearModel(shape[1], s).loss_gradient(
+        w_flat.reshape(shape), X, y, loss, alpha=alpha, sample_weight=weights
+    )
     return value, grad.ravel()
 
 
@@ -90,7 +81,10 @@ def certified_regularized_erm(
     """Minimize ``F`` until ``||grad F|| <= alpha * tol`` is certified.
 
     ``sample_weight`` (public, mean 1, or None) weights each example's loss;
-    ``smoothness`` must then bound the weighted example's curvature.
+    ``smoothness`` must then bound the weighted example's curvature. ``X``
+    may be dense or a scipy sparse matrix (CSR/CSC: only products with it
+    are taken, it is never made dense), in float32 or float64 (the
+    parameters are float64 either way; ``X`` is not converted).
 
     Returns the stacked parameters ``W`` of shape ``(n_features + 1, K)``
     (last row: the intercept parameter ``w0`` with ``b = s * w0``).
@@ -131,13 +125,21 @@ def certified_regularized_erm(
     return w.reshape(shape)
 
 
-def output_perturbation(W, *, sensitivity, noise_multiplier, rng):
-    """Release ``W + N(0, (noise_multiplier * sensitivity)^2 I)``.
+def output_perturbation(W, *, mechanism, rng):
+    """Release ``W + N(0, (sigma * sensitivity)^2 I)`` through ``mechanism``.
 
-    The noise is the privacy core's Gaussian mechanism on the certified
-    minimizer, whose replace-one sensitivity is ``sensitivity``.
+    ``mechanism`` is the privacy core's Gaussian mechanism whose
+    ``clip_norm`` is the replace-one sensitivity of the certified minimizer
+    (:meth:`~sklearn_dpfair.privacy.PrivacyBudget.gaussian`); it draws the
+    noise. Returns float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._output_perturbation import output_perturbation
+    >>> from sklearn_dpfair.privacy import GaussianMechanism
+    >>> output_perturbation(np.ones((2, 1)), mechanism=GaussianMechanism(0.1, 0.0),
+    ...                     rng=np.random.default_rng(0)).ravel()
+    array([1., 1.])
     """
-    mechanism = GaussianMechanism(
-        clip_norm=sensitivity, noise_multiplier=noise_multiplier
-    )
     return mechanism.privatize(W, rng)

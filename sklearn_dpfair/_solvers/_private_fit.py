@@ -13,20 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..privacy._accounting import (
-    exponential_mechanism_event,
-    gaussian_event,
-    non_private_event,
-    noisy_sgd_event,
-)
-from ..privacy._calibration import (
-    calibrate_noise_multiplier,
-    noise_multiplier_for_gaussian,
-)
-from ..privacy import PrivacyBudget
+from ..privacy import GaussianMechanism, PrivacyBudget
+from ..privacy._accounting import exponential_mechanism_event, gaussian_event
 from ..privacy._clipping import clip_rows_to_norm
 from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
-from ..privacy._mechanism import GaussianMechanism
 from ..privacy._record import PrivacyRecord, check_budget
 from ..privacy._zcdp import ZCDP_ACCOUNTANT, rho_for_epsilon
 from ..utils._array_api import NUMPY_BACKEND
@@ -203,6 +193,8 @@ def fit_output_perturbation(
             "sample_weight is public; the sensitivity is scaled by the largest "
             f"weight (rescaled to mean 1: {max_weight:.6g})",
         )
+    # Sparse X is clipped through its stored entries and stays sparse;
+    # float32 stays float32.
     X = clip_rows_to_norm(X, feature_norm_bound)
     row_bound = math.hypot(feature_norm_bound, s)
     # A weighted example's loss is w_i L-Lipschitz and w_i beta-smooth.
@@ -220,6 +212,26 @@ def fit_output_perturbation(
             f"more than the cap {MAX_FALLBACK_STEPS}), and whether a fit raises "
             "instead of releasing a model depends on the data",
         )
+    # The noise is chosen before the data are touched: the sensitivity is
+    # public (row bound, loss constants, alpha, n, tol).
+    sensitivity = 2.0 * lipschitz / (alpha * n_samples) + 2.0 * tol
+    budget = PrivacyBudget(
+        epsilon, delta, _SINGLE_GAUSSIAN_ACCOUNTANT, None, tuple(caveats)
+    )
+    mechanism = budget.gaussian(sensitivity)
+    if not budget.is_private:
+        # No noise, but the rows are still clipped: the record keeps the
+        # minimizer's sensitivity.
+        mechanism = GaussianMechanism(clip_norm=sensitivity, noise_multiplier=0.0)
+    record = budget.account(
+        mechanism,
+        description="output perturbation (certified L2-regularized ERM + Gaussian)",
+        adjacency="replace_one",
+        steps=1,
+        # One Gaussian release (not a composition of one): the event the
+        # PLD accountant treats exactly.
+        dp_event=gaussian_event(mechanism.noise_multiplier),
+    )
     W = certified_regularized_erm(
         X,
         y,
@@ -230,28 +242,11 @@ def fit_output_perturbation(
         smoothness=smoothness,
         sample_weight=weights,
     )
-    sensitivity = 2.0 * lipschitz / (alpha * n_samples) + 2.0 * tol
-    if math.isinf(epsilon):
-        z = 0.0
-        event = non_private_event()
-    else:
-        # The event's noise multiplier is noise std / sensitivity, with the
-        # replace-one sensitivity already folded in (see _accounting).
-        z = noise_multiplier_for_gaussian(epsilon, delta, _SINGLE_GAUSSIAN_ACCOUNTANT)
-        event = gaussian_event(z)
-    record = PrivacyRecord.from_event(
-        event,
-        delta=delta,
-        accountant=_SINGLE_GAUSSIAN_ACCOUNTANT,
-        adjacency="replace_one",
-        mechanism="output perturbation (certified L2-regularized ERM + Gaussian)",
-        noise_multiplier=z,
-        clip_norm=sensitivity,
-        steps=1,
-        caveats=tuple(caveats),
-    )
-    W = output_perturbation(W, sensitivity=sensitivity, noise_multiplier=z, rng=rng)
-    return LinearFit(W[:-1].T, s * W[-1], None, record)
+    W = output_perturbation(W, mechanism=mechanism, rng=rng)
+    # float32 X gives float32 coefficients (the solve and the noise are
+    # float64, then cast), as scikit-learn's linear models do.
+    dtype = X.dtype
+    return LinearFit(W[:-1].T.astype(dtype), (s * W[-1]).astype(dtype), None, record)
 
 
 def fit_dp_frank_wolfe(

@@ -34,17 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..privacy._clipping import (
-    augmented_row_norms,
-    canonical_csr,
-    clipped_gradient_sum,
-)
-from ..utils._array_api import (
-    array_namespace,
-    device_of,
-    finite_linear_scores,
-    narrow_matmul,
-)
+from ..utils._array_api import array_namespace, device_of
+from ._linear import LinearModel, as_rows, take_rows, weighted_raw_gradient
 from ._sampling import poisson_batch
 from ._schedules import tail_start
 
@@ -70,31 +61,23 @@ def private_linear_step(
     Clips the per-example gradients ``raw_grad[i] [x_i, s]`` to the
     mechanism's clip norm, adds its Gaussian noise to the clipped sum,
     divides by ``denominator`` (the *expected* batch size: a public
-    constant) and takes a step with the data-independent L2 term. Shared by
-    DP-SGD and the primal block of DP-SGDA.
+    constant) and takes a step with the data-independent L2 term
+    (:meth:`~sklearn_dpfair._solvers._linear.LinearModel.noisy_gradient`,
+    :meth:`~sklearn_dpfair._solvers._linear.LinearModel.gradient_step`).
+    Shared by DP-SGD and the primal block of DP-SGDA.
 
     Returns
     -------
     coef, w0 : arrays
         The updated parameters, in the dtype of ``coef``.
     """
-    # ``coef`` lives where ``Xb`` does (``Xb`` may be a scipy sparse batch).
-    xp = array_namespace(coef)
-    dtype = coef.dtype
-    s = intercept_scaling
-    g_coef, g_w0 = clipped_gradient_sum(Xb, raw_grad, row_norms, mechanism.clip_norm, s)
-    # Noise on both blocks: together they are the (d + 1) x K clipped sum
-    # whose sensitivity is the clip norm.
-    g_coef = mechanism.privatize(g_coef, rng) / denominator
-    g_w0 = mechanism.privatize(g_w0, rng) / denominator
-    # Private gradients are float64 (float64 clip factors and noise); the
-    # update is computed in float64 and cast back to the parameters' dtype,
-    # exactly what an in-place numpy update does, written so that strict
-    # array-API namespaces accept it.
-    coef = xp.astype(coef - learning_rate * (g_coef + alpha * coef), dtype, copy=False)
-    if s:
-        w0 = xp.astype(w0 - learning_rate * g_w0, dtype, copy=False)
-    return coef, w0
+    model = LinearModel(coef.shape[1], intercept_scaling)
+    g_coef, g_w0 = model.noisy_gradient(
+        Xb, raw_grad, row_norms, mechanism=mechanism, denominator=denominator, rng=rng
+    )
+    return model.gradient_step(
+        coef, w0, g_coef, g_w0, learning_rate=learning_rate, alpha=alpha
+    )
 
 
 @dataclass
@@ -168,30 +151,19 @@ def noisy_sgd(
     -------
     result : NoisySGDResult
     """
-    sparse = sp.issparse(X)
-    if sparse:
-        if not isinstance(y, np.ndarray):
-            raise TypeError(
-                "Sparse input X runs on the host (numpy) only; got targets on "
-                f"device {device_of(y)!r}. Use device='cpu' or a dense X."
-            )
-        # One conversion (CSC -> CSR, at most 2x the sparse storage): the
-        # batches are row gathers. Duplicate entries are summed, so that the
-        # row norms the clipping relies on are those of the rows' values.
-        X = canonical_csr(X)
-        xp, device = np, "cpu"
-    else:
-        xp = array_namespace(X, y)
-        device = device_of(X)
-    n_samples, n_features = X.shape
-    k = loss.n_outputs
-    dtype = X.dtype
-    coef = xp.zeros((n_features, k), dtype=dtype, device=device)
+    if sp.issparse(X) and not isinstance(y, np.ndarray):
+        raise TypeError(
+            "Sparse input X runs on the host (numpy) only; got targets on "
+            f"device {device_of(y)!r}. Use device='cpu' or a dense X."
+        )
+    X = as_rows(X)
+    xp = np if sp.issparse(X) else array_namespace(X, y)
+    n_samples = X.shape[0]
+    model = LinearModel(loss.n_outputs, float(intercept_scaling))
     # The intercept is parametrized as b = s * w0 so that the augmented row
     # [x, s] is what gets clipped; with s = 0 it stays at zero.
-    w0 = xp.zeros(k, dtype=dtype, device=device)
-    s = float(intercept_scaling)
-    row_norms = augmented_row_norms(X, s)
+    coef, w0 = model.zeros(X)
+    row_norms = model.row_norms(X)
     expected_batch_size = sampling_probability * n_samples
     full_batch = sampling_probability >= 1.0
 
@@ -202,41 +174,27 @@ def noisy_sgd(
     for t in range(n_steps):
         if full_batch:
             # q = 1 takes every row without drawing: no copy of X is needed.
-            Xb, yb, norms_b = X, y, row_norms
-            wb = sample_weight
+            Xb, yb, norms_b, wb = X, y, row_norms, sample_weight
         else:
             idx = poisson_batch(rng, n_samples, sampling_probability, like=y)
-            Xb = X[idx] if sparse else xp.take(X, idx, axis=0)
+            Xb = take_rows(X, idx)
             yb = xp.take(y, idx, axis=0)
             norms_b = xp.take(row_norms, idx, axis=0)
-            if sample_weight is not None:
-                wb = xp.take(sample_weight, idx, axis=0)
-        intercept = s * w0
-        # A huge record may overflow its prediction: such rows are recomputed
-        # finite, and numpy must not warn (the warning would depend on data).
-        with np.errstate(over="ignore", invalid="ignore"):
-            if sparse:
-                raw = np.asarray(Xb @ coef) + intercept
-            else:
-                raw = narrow_matmul(Xb, coef) + intercept
-        raw = finite_linear_scores(raw, Xb, coef, intercept)
-        raw_grad = loss.raw_gradient(yb, raw)
-        if sample_weight is not None:
-            # Weight first, clip after (in private_linear_step): one record's
-            # influence is bounded by the clip norm, not by C times its weight.
-            raw_grad = raw_grad * wb[:, None]
-        coef, w0 = private_linear_step(
-            coef,
-            w0,
+            wb = None if sample_weight is None else xp.take(sample_weight, idx, axis=0)
+        raw_grad = loss.raw_gradient(yb, model.raw_predictions(Xb, coef, w0))
+        # Weight first, clip after (in private_linear_step): one record's
+        # influence is bounded by the clip norm, not by C times its weight.
+        raw_grad = weighted_raw_gradient(raw_grad, wb)
+        g_coef, g_w0 = model.noisy_gradient(
             Xb,
             raw_grad,
             norms_b,
             mechanism=mechanism,
             denominator=expected_batch_size,
-            learning_rate=learning_rate,
-            alpha=alpha,
-            intercept_scaling=s,
             rng=rng,
+        )
+        coef, w0 = model.gradient_step(
+            coef, w0, g_coef, g_w0, learning_rate=learning_rate, alpha=alpha
         )
         if t >= tail_from:
             coef_sum = coef_sum + coef
@@ -244,5 +202,7 @@ def noisy_sgd(
 
     n_avg = n_steps - tail_from
     return NoisySGDResult(
-        coef=coef_sum / n_avg, intercept=s * w0_sum / n_avg, n_steps=n_steps
+        coef=coef_sum / n_avg,
+        intercept=model.intercept(w0_sum) / n_avg,
+        n_steps=n_steps,
     )

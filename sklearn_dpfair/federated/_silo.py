@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._solvers._linear import augmented_row_norms, clipped_gradient_sum
 from .._solvers._sampling import poisson_batch
 from ..exceptions import PrivacyBudgetError
 from ..privacy._accounting import noisy_sgd_event, non_private_event
 from ..privacy._calibration import calibrate_noise_multiplier
-from ..privacy._clipping import augmented_row_norms, clipped_gradient_sum
 from ..privacy._mechanism import GaussianMechanism
 from ..privacy._random import check_noise_generator
 from ..privacy._record import PrivacyRecord, check_budget

@@ -82,8 +82,8 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         Privacy parameter delta in (0, 1); keep it well below ``1/n_samples``.
     solver : {"dp-sgd", "output-perturbation", "dp-frank-wolfe"}, \
 default="dp-sgd"
-        Private training algorithm. Only "dp-frank-wolfe" accepts sparse
-        ``X``.
+        Private training algorithm. Every solver accepts scipy.sparse
+        ``X`` without densifying it.
     clip_norm : float, default=1.0
         Per-example gradient clip threshold (dp-sgd), the sensitivity of each
         batch sum. Public; never derived from the data.
@@ -389,7 +389,7 @@ default=None
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; sparse only with ``solver="dp-frank-wolfe"``.
+            Training data, dense or sparse (CSR/CSC).
             A Dask array or DataFrame (with a running ``dask.distributed``
             client) is fitted by DP-SGD on its workers: the rows stay there,
             the guarantee and record are the in-memory ones
@@ -452,12 +452,6 @@ default=None
                     "event per selection); record it in a "
                     "PrivacyLedger(kind='rdp')."
                 )
-        accepts_sparse = frank_wolfe or self.solver == "dp-sgd"
-        if sp.issparse(X) and not accepts_sparse:
-            raise TypeError(
-                f"solver={self.solver!r} does not accept sparse input X; "
-                "use solver='dp-sgd' or 'dp-frank-wolfe', or pass a dense array."
-            )
         if sp.issparse(X) and silos is not None:
             raise TypeError("silos= (federated DP-SGD) does not accept sparse X.")
         if sp.issparse(X) and self.device == "cuda":
@@ -477,8 +471,9 @@ default=None
             y,
             dtype=backend.input_float_dtypes,
             # CSC becomes CSR once (at most 2x the sparse storage): DP-SGD
-            # gathers batch rows, Frank-Wolfe takes row products.
-            accept_sparse="csr" if accepts_sparse else False,
+            # gathers batch rows, Frank-Wolfe and output perturbation take
+            # row products.
+            accept_sparse="csr",
             # One C-ordered copy up front (at most 2x the data) when X is
             # F-ordered, as DataFrames give: the solvers gather batch rows.
             order="C",
@@ -628,6 +623,6 @@ default=None
         # The default budget (epsilon = 1) cannot always reach the accuracy
         # thresholds of scikit-learn's common checks on their tiny datasets.
         tags.classifier_tags.poor_score = True
-        # DP-SGD and Frank-Wolfe take sparse X (without densifying it).
-        tags.input_tags.sparse = self.solver in ("dp-sgd", "dp-frank-wolfe")
+        # Every solver takes sparse X (without densifying it).
+        tags.input_tags.sparse = True
         return tags

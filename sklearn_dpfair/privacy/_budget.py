@@ -78,10 +78,9 @@ class PrivacyBudget:
         ----------
         clip_norm : float
             Sensitivity of each sum.
-        sampling_probability : float, default=1.0
-            Poisson inclusion probability of each record in each sum.
-        steps : int, default=1
-            Number of sums released.
+        sampling_probability, steps
+            The releases to calibrate for, as in
+            :meth:`GaussianMechanism.event`.
 
         Returns
         -------

@@ -155,20 +155,17 @@ def calibrate_noise_multiplier(
 
     Parameters
     ----------
-    target_epsilon : float
-        Privacy budget epsilon > 0; ``inf`` gives ``0.0`` (no noise).
-    delta : float
-        Privacy parameter delta in (0, 1).
+    target_epsilon, delta, accountant
+        As in :func:`calibrate_noise`.
     sampling_probability : float, default=1.0
         Poisson sampling probability ``q`` of each step; 1 is full batch.
     steps : int, default=1
         Number of noisy steps.
-    accountant : {"rdp", "pld"}, default="rdp"
-        dp-accounting accountant used for the search and the check.
 
     Returns
     -------
     noise_multiplier : float
+        Memoized: a pure function of these public inputs.
 
     Examples
     --------

@@ -1,24 +1,27 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Per-sample gradient clipping for linear models, without per-sample gradients.
+"""Clipping of per-example terms, overflow-safe and finite whatever a record holds.
 
-For a linear model the gradient of one example is an outer product
-``g_i = r_i x~_i^T`` of the raw-space gradient ``r_i`` (one entry per output)
-and the augmented row ``x~_i = [x_i, s]`` (``s`` the intercept scaling, 0
-without intercept). Its Frobenius norm factorizes,
-``||g_i|| = ||r_i|| * ||x~_i||``, so the clip factor of every example costs
-O(K) given the row norms, and the clipped sum is one matrix product
-``X_B^T (c * R_B)``. No ``n x d`` gradient matrix is ever formed.
+Generic pieces only (no model here): overflow-safe row norms
+(:func:`stable_row_norms`, dense or CSR), the clip factor
+``min(1, C / ||z||)`` (:func:`clip_factors_from_norms`), the projection of
+rows onto a ball (:func:`clip_rows_to_norm`) and the clipping of *rank-one*
+terms ``z_i = u_i r_i^T``, whose norm factorizes as ``||r_i|| ||u_i||``
+(:func:`per_example_norms`, :func:`clip_factors`, :func:`clipped_rows`): the
+clip factor of every term costs ``O(K)`` given the norms ``||u_i||``, and
+the terms are never formed. A linear model's per-example gradient is such a
+term (``u_i = [x_i, s]``); the linear-model layer
+(:mod:`sklearn_dpfair._solvers._linear`) builds its clipped sums on these.
 
 Whatever one record holds, its clipped contribution is finite with norm at
 most the clip bound (privacy needs nothing else). Norms are computed so that
-they do not overflow for huge finite rows (:func:`stable_row_norms`), and a
-record whose gradient is still not finite (an overflowed prediction, say) is
-given the fixed, data-independent contribution 0 (:func:`clipped_rows`):
-``0 * inf`` never reaches a noisy sum.
+they do not overflow for huge finite rows, and a term that is still not
+finite is given the fixed, data-independent contribution 0
+(:func:`clipped_rows`): ``0 * inf`` never reaches a noisy sum.
 
 Written against the array API: the functions compute in the namespace and on
-the device of their inputs (numpy, or torch on a GPU).
+the device of their inputs (numpy, or torch on a GPU); sparse inputs are
+scipy CSR matrices on the host.
 """
 
 import math
@@ -26,24 +29,17 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils._array_api import (
-    array_namespace,
-    column_sums,
-    device_of,
-    narrow_matmul,
-    rowwise_dot,
-)
+from ..utils._array_api import array_namespace, device_of, rowwise_dot
 
 __all__ = [
-    "augmented_row_norms",
     "canonical_csr",
     "clip_factors",
     "clip_factors_from_norms",
     "clip_rows_to_norm",
-    "clipped_gradient_sum",
     "clipped_rows",
     "finite_rows_mask",
     "per_example_norms",
+    "squared_row_norms",
     "stable_row_norms",
 ]
 
@@ -152,6 +148,26 @@ def _sparse_stable_row_norms(A):
     return out
 
 
+def squared_row_norms(A):
+    """Squared Euclidean norms of the rows of ``A`` (dense, or sparse CSR/CSC).
+
+    Sparse rows use their stored entries only (duplicates summed first). A
+    huge row overflows to ``inf`` without a numpy warning (the callers
+    rescue it with :func:`stable_row_norms`).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair.privacy._clipping import squared_row_norms
+    >>> squared_row_norms(sp.csr_matrix(np.array([[3.0, 4.0], [0.0, 0.0]])))
+    array([25.,  0.])
+    """
+    if sp.issparse(A):
+        return _sparse_squared_row_norms(canonical_csr(A))
+    with np.errstate(over="ignore"):
+        return rowwise_dot(A, A)
+
+
 def _scatter_like(values, mask, replacement):
     # Writes ``replacement`` into the masked positions of a copy of
     # ``values`` (boolean-mask assignment, which every namespace here has).
@@ -164,6 +180,9 @@ def _scatter_like(values, mask, replacement):
 def finite_rows_mask(A):
     """Whether each row of a 2-D array is entirely finite.
 
+    A record with a non-finite row is given a fixed contribution (0) by the
+    callers, never a value computed from its entries.
+
     Examples
     --------
     >>> import numpy as np
@@ -175,58 +194,30 @@ def finite_rows_mask(A):
     return xp.all(xp.isfinite(A), axis=1)
 
 
-def augmented_row_norms(X, intercept_scaling=0.0):
-    """Euclidean norms of the rows of ``[X, intercept_scaling]``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair.privacy._clipping import augmented_row_norms
-    >>> augmented_row_norms(np.array([[3.0, 0.0]]), 4.0)
-    array([5.])
-    """
-    s = float(intercept_scaling)
-    if sp.issparse(X):
-        # Sparse rows (CSR): squares of the stored entries only.
-        xp = np
-        with np.errstate(over="ignore"):
-            norms = np.sqrt(_sparse_squared_row_norms(canonical_csr(X)) + s**2)
-    else:
-        xp = array_namespace(X)
-        with np.errstate(over="ignore"):
-            norms = xp.sqrt(rowwise_dot(X, X) + s**2)
-    if not bool(xp.any(xp.isinf(norms))):
-        return norms
-    # Only rows whose squared norm overflowed: hypot(||x||, s) scaled by the
-    # (stable) norm, finite unless the norm itself exceeds the largest float.
-    stable = stable_row_norms(X)
-    safe = xp.where(xp.isinf(norms), stable, xp.ones_like(stable))
-    rescued = safe * xp.sqrt(1.0 + (s / safe) ** 2)
-    return xp.where(xp.isinf(norms), rescued, norms)
-
-
 def clip_rows_to_norm(X, bound):
     """Rows of ``X`` projected onto the ball of radius ``bound`` (overflow-safe).
 
     Each row becomes ``x min(1, bound / ||x||)``, a data-independent map (the
-    bound is public) after which every row has norm at most ``bound``. A row
-    whose squared norm overflows (entries above ~1.3e154 in float64) is not
-    sent to zero by an ``inf`` norm: it is rescaled as
-    ``u min(m, bound / ||u||)`` with ``m = max_j |x_j|`` and ``u = x / m``,
-    i.e. projected onto the ball like any other row. Other rows are computed
-    as they always were. numpy only.
+    bound is public) after which every row has norm at most ``bound`` (up to
+    the rounding of ``X``'s dtype). A row whose squared norm overflows
+    (entries above ~1.3e154 in float64) is not sent to zero by an ``inf``
+    norm: it is rescaled as ``u min(m, bound / ||u||)`` with
+    ``m = max_j |x_j|`` and ``u = x / m``, i.e. projected onto the ball like
+    any other row. numpy only.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        Finite rows.
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        Finite rows. A sparse matrix (CSR or CSC) is scaled through its
+        stored entries (never made dense) and returned as canonical CSR.
     bound : float
         Public radius ``R > 0``.
 
     Returns
     -------
-    X_clipped : ndarray of shape (n_samples, n_features)
-        float64 (the factors' precision), as the row scaling always was.
+    X_clipped : ndarray or CSR matrix of shape (n_samples, n_features)
+        In ``X``'s dtype (float32 stays float32); the factors are computed
+        in float64.
 
     Examples
     --------
@@ -237,11 +228,14 @@ def clip_rows_to_norm(X, bound):
            [0.3, 0.4],
            [1. , 0. ]])
     """
+    if sp.issparse(X):
+        return _clip_sparse_rows_to_norm(X, bound)
     # Overflows here (a huge row's norm, bound / tiny norm) are expected and
     # handled: numpy must not warn, a warning would depend on the data.
     with np.errstate(over="ignore"):
         norms = np.linalg.norm(X, axis=1)
-        clipped = X * np.minimum(1.0, bound / np.maximum(norms, 1e-300))[:, None]
+        factors = _ball_factors(norms, bound)
+        clipped = X * factors.astype(X.dtype, copy=False)[:, None]
     overflowed = np.isinf(norms)
     if overflowed.any():
         rows = X[overflowed].astype(clipped.dtype)
@@ -250,6 +244,40 @@ def clip_rows_to_norm(X, bound):
         factor = np.minimum(scale, bound / np.linalg.norm(unit, axis=1))
         clipped[overflowed] = unit * factor[:, None]
     return clipped
+
+
+def _ball_factors(norms, bound):
+    # min(1, R / ||x||) in float64 (the precision the projection has always
+    # used), 1 for a zero row.
+    norms = np.asarray(norms, dtype=np.float64)
+    return np.minimum(1.0, bound / np.maximum(norms, 1e-300))
+
+
+def _clip_sparse_rows_to_norm(X, bound):
+    # clip_rows_to_norm on the stored entries of a canonical CSR matrix: the
+    # same factors, and the same rescue of the rows whose norm overflowed
+    # (divided by their largest entry first), one pass over the nnz values.
+    A = canonical_csr(X)
+    counts = np.diff(A.indptr)
+    with np.errstate(over="ignore"):
+        norms = np.sqrt(_sparse_squared_row_norms(A))
+        post = _ball_factors(norms, bound)
+    pre = np.ones_like(post)
+    overflowed = np.isinf(norms)
+    if overflowed.any():
+        scale = _row_reduce(np.maximum, np.abs(A.data), A.indptr).astype(np.float64)
+        pre = np.where(overflowed, scale, 1.0)
+        unit = A.data / np.repeat(pre, counts)
+        unit_norms = np.sqrt(_row_reduce(np.add, unit * unit, A.indptr))
+        with np.errstate(divide="ignore"):
+            rescue = np.minimum(scale, bound / unit_norms)
+        post = np.where(overflowed, rescue, post)
+    # Division by 1.0 is exact: ordinary rows are x * factor, as dense.
+    data = (A.data / np.repeat(pre, counts)) * np.repeat(post, counts)
+    return sp.csr_matrix(
+        (data.astype(A.dtype, copy=False), A.indices.copy(), A.indptr.copy()),
+        shape=A.shape,
+    )
 
 
 def clip_factors(raw_gradient, row_norms, clip_norm):
@@ -264,7 +292,8 @@ def clip_factors(raw_gradient, row_norms, clip_norm):
     raw_gradient : array of shape (n_samples, n_outputs)
         Per-sample gradient in raw-prediction space.
     row_norms : array of shape (n_samples,)
-        Norms of the augmented rows ``[x_i, s]``.
+        Norms ``||u_i||`` of the other factor (for a linear model, the
+        augmented rows ``[x_i, s]``).
     clip_norm : float
         Clip threshold ``C``; ``inf`` disables clipping.
 
@@ -292,7 +321,7 @@ def clip_factors(raw_gradient, row_norms, clip_norm):
 
 
 def per_example_norms(raw_gradient, row_norms):
-    """Per-example gradient norms ``||r_i|| ||[x_i, s]||`` of a linear model, never ``nan``.
+    """Norms ``||r_i|| ||u_i||`` of rank-one terms ``u_i r_i^T``, never ``nan``.
 
     Float64 whatever the input precision. Both factors' norms are
     overflow-safe (a float32 product that overflows is recomputed in
@@ -302,10 +331,8 @@ def per_example_norms(raw_gradient, row_norms):
 
     Parameters
     ----------
-    raw_gradient : array of shape (n_samples, n_outputs)
-        Per-sample gradient in raw-prediction space.
-    row_norms : array of shape (n_samples,)
-        Norms of the augmented rows (:func:`augmented_row_norms`).
+    raw_gradient, row_norms
+        As in :func:`clip_factors`.
 
     Returns
     -------
@@ -367,7 +394,7 @@ def clip_factors_from_norms(norms, clip_norm):
 def clipped_rows(raw_gradient, row_norms, clip_norm):
     """Per-example raw gradients scaled by their clip factors: ``c_i r_i``.
 
-    The one place where a linear model's per-example terms are made safe to
+    The one place where rank-one per-example terms ``u_i r_i^T`` are made safe to
     sum: a row whose raw gradient is not finite contributes exactly 0 (also
     without clipping, ``clip_norm = inf``), so ``0 * inf`` never produces a
     ``nan``; every other row ``c_i r_i [x_i, s]`` has norm at most
@@ -376,12 +403,8 @@ def clipped_rows(raw_gradient, row_norms, clip_norm):
 
     Parameters
     ----------
-    raw_gradient : array of shape (n_samples, n_outputs)
-        Per-sample gradient in raw-prediction space.
-    row_norms : array of shape (n_samples,)
-        Norms of the augmented rows ``[x_i, s]`` (:func:`augmented_row_norms`).
-    clip_norm : float
-        Clip threshold ``C``; ``inf`` disables clipping.
+    raw_gradient, row_norms, clip_norm
+        As in :func:`clip_factors`.
 
     Returns
     -------
@@ -405,39 +428,3 @@ def clipped_rows(raw_gradient, row_norms, clip_norm):
     if math.isinf(clip_norm):
         return raw_gradient
     return raw_gradient * clip_factors(raw_gradient, row_norms, clip_norm)[:, None]
-
-
-def clipped_gradient_sum(X, raw_gradient, row_norms, clip_norm, intercept_scaling):
-    """Sum of per-sample clipped gradients of a linear model.
-
-    Returns the coefficient block ``X^T (c * R)`` of shape
-    ``(n_features, n_outputs)`` and the intercept block
-    ``s * sum_i c_i r_i`` of shape ``(n_outputs,)`` (the intercept's gradient
-    in the scaled parametrization ``b = s * w_0``), in the namespace and on
-    the device of ``X``.
-
-    Changing one example moves the stacked sum by at most ``clip_norm`` in
-    Frobenius norm; that is the sensitivity the Gaussian noise is calibrated
-    to under add/remove adjacency.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair.privacy._clipping import (
-    ...     augmented_row_norms, clipped_gradient_sum)
-    >>> X, R = np.array([[3.0, 4.0]]), np.array([[2.0]])
-    >>> coef_block, intercept_block = clipped_gradient_sum(
-    ...     X, R, augmented_row_norms(X), 1.0, 0.0)
-    >>> coef_block.ravel()
-    array([0.6, 0.8])
-    """
-    weighted = clipped_rows(raw_gradient, row_norms, clip_norm)
-    # Promotes mixed precisions (float32 rows, float64 factors) as the
-    # standard's matmul does; torch's @ operator would refuse them.
-    if sp.issparse(X):
-        # Sparse batch rows: one sparse-dense product, O(nnz(X) K).
-        coef_block = np.asarray(X.T @ weighted)
-    else:
-        coef_block = narrow_matmul(X, weighted, transpose_a=True)
-    intercept_block = float(intercept_scaling) * column_sums(weighted)
-    return coef_block, intercept_block

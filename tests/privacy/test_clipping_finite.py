@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
+import scipy.sparse as sp
+
 from sklearn_dpfair.privacy._clipping import (
-    augmented_row_norms,
     clip_factors_from_norms,
-    clipped_gradient_sum,
     clip_rows_to_norm,
-    clipped_rows,
+    squared_row_norms,
     stable_row_norms,
 )
 
@@ -24,37 +24,9 @@ def test_stable_row_norms_do_not_overflow_for_finite_norms():
     assert norms[4] == 5.0
 
 
-def test_augmented_row_norms_finite_for_huge_rows():
-    norms = augmented_row_norms(HUGE_ROWS, 1.0)
-    assert np.all(np.isfinite(norms))
-    assert norms[3] == 1.0
-
-
 def test_non_finite_norms_give_factor_zero():
     factors = clip_factors_from_norms(np.array([np.inf, np.nan, 1.0]), 1.0)
     np.testing.assert_array_equal(factors, [0.0, 0.0, 1.0])
-
-
-@pytest.mark.parametrize("clip_norm", [0.5, 1.0, 30.0, np.inf])
-def test_clipped_sum_finite_and_bounded_whatever_the_record(clip_norm):
-    raw = np.array([[np.inf], [np.nan], [1e300], [-1e308], [0.5]])
-    X = HUGE_ROWS
-    weighted = clipped_rows(raw, augmented_row_norms(X, 1.0), clip_norm)
-    assert np.all(np.isfinite(weighted))
-    # The non-finite raw gradients contribute exactly nothing.
-    assert weighted[0, 0] == 0.0 and weighted[1, 0] == 0.0
-    coef, intercept = clipped_gradient_sum(
-        X, raw, augmented_row_norms(X, 1.0), clip_norm, 1.0
-    )
-    assert np.all(np.isfinite(coef)) and np.all(np.isfinite(intercept))
-    if np.isfinite(clip_norm):
-        for i in range(X.shape[0]):
-            c, b = clipped_gradient_sum(
-                X[i : i + 1], raw[i : i + 1], augmented_row_norms(X[i : i + 1], 1.0),
-                clip_norm, 1.0,
-            )
-            norm = np.sqrt(np.sum(c**2) + np.sum(b**2))
-            assert norm <= clip_norm * (1 + 1e-12)
 
 
 @pytest.mark.parametrize("bound", [0.5, 3.0, 1e300])
@@ -78,13 +50,38 @@ def test_rows_are_projected_onto_the_ball_whatever_they_hold(bound):
         np.testing.assert_allclose(clipped[i], expected, rtol=1e-12)
 
 
-def test_float32_record_whose_norm_overflows_float32_is_still_clipped():
-    # ||r|| ||x|| = 6e38 overflows float32 but not float64: the record gets
-    # its clipped contribution (norm C), not the fallback 0.
-    raw = np.array([[2.0], [0.5]], dtype=np.float32)
-    X = np.array([[3e38, 0.0], [0.6, 0.8]], dtype=np.float32)
-    norms = augmented_row_norms(X)
-    coef, _ = clipped_gradient_sum(X[:1], raw[:1], norms[:1], 1.0, 0.0)
-    np.testing.assert_allclose(coef.ravel(), [1.0, 0.0], rtol=1e-6)
-    weighted = clipped_rows(raw, norms, 1.0)
-    assert weighted[1, 0] == 0.5  # inside the ball: unchanged
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("bound", [0.5, 3.0, 1e300])
+def test_sparse_rows_are_projected_as_the_dense_ones(fmt, bound):
+    # Huge, tiny, empty and ordinary rows: the stored entries are scaled as
+    # the dense rows are, the result stays sparse (never densified).
+    X = np.vstack([HUGE_ROWS, [[1.7e308, 1.7e308], [-1e200, 1e200]]])
+    S = sp.csr_matrix(X).asformat(fmt)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        clipped = clip_rows_to_norm(S, bound)
+    assert sp.issparse(clipped) and clipped.format == "csr"
+    assert clipped.nnz == sp.csr_matrix(X).nnz
+    np.testing.assert_allclose(
+        clipped.toarray(), clip_rows_to_norm(X, bound), rtol=1e-12, atol=0
+    )
+    assert S.format == fmt  # the caller's matrix is not modified
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_clipped_rows_keep_float32(sparse):
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(20, 4)) * 5).astype(np.float32)
+    A = sp.csr_matrix(X) if sparse else X
+    clipped = clip_rows_to_norm(A, 1.0)
+    assert clipped.dtype == np.float32
+    dense = clipped.toarray() if sparse else clipped
+    assert np.all(np.linalg.norm(dense.astype(np.float64), axis=1) <= 1.0 + 1e-6)
+    np.testing.assert_allclose(
+        dense, clip_rows_to_norm(X.astype(np.float64), 1.0), rtol=1e-6
+    )
+
+
+def test_squared_row_norms_of_sparse_rows_equal_the_dense_ones():
+    X = np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 2.0]])
+    np.testing.assert_array_equal(squared_row_norms(sp.csc_matrix(X)), [0, 25, 4])
+    np.testing.assert_array_equal(squared_row_norms(X), [0, 25, 4])

@@ -15,7 +15,11 @@ from sklearn_dpfair._solvers._distributed import (
     is_dask_collection,
     partition_clipped_sum,
 )
-from sklearn_dpfair.privacy._clipping import augmented_row_norms, clipped_gradient_sum
+from sklearn_dpfair._solvers._linear import (
+    LinearModel,
+    augmented_row_norms,
+    clipped_gradient_sum,
+)
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
@@ -42,10 +46,10 @@ def data():
 
 def _config(loss, q, clip_norm, s=1.0, entropy=123):
     return _distributed._StepConfig(
+        model=LinearModel(loss.n_outputs, s),
         loss=loss,
         sampling_probability=q,
         clip_norm=clip_norm,
-        intercept_scaling=s,
         entropy=entropy,
     )
 
@@ -122,8 +126,8 @@ def test_every_clipped_term_within_clip_norm():
             row_norms=augmented_row_norms(X, 1.0),
         )
         g, b = partition_clipped_sum(
-            part, np.full((3, 1), 2.0), np.zeros(1), loss=loss,
-            sampling_probability=1.0, clip_norm=0.5, intercept_scaling=1.0,
+            part, np.full((3, 1), 2.0), np.zeros(1), model=LinearModel(1, 1.0),
+            loss=loss, sampling_probability=1.0, clip_norm=0.5,
             rng=np.random.default_rng(0),
         )
         norm = np.sqrt(np.sum(g**2) + np.sum(b**2))

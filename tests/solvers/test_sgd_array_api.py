@@ -15,7 +15,7 @@ import pytest
 from sklearn_dpfair._loss import BinaryLogisticLoss, SoftmaxLoss
 from sklearn_dpfair._solvers import noisy_sgd, poisson_batch
 from sklearn_dpfair.privacy import GaussianMechanism, check_noise_generator
-from sklearn_dpfair.privacy._clipping import augmented_row_norms, clipped_gradient_sum
+from sklearn_dpfair._solvers._linear import augmented_row_norms, clipped_gradient_sum
 from sklearn_dpfair.utils._array_api import array_namespace, to_numpy
 
 # Coefficients after a few hundred noisy steps agree to this tolerance in

@@ -44,11 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...fairness._ermi import block_tables, ermi_from_tables
-from ...privacy._clipping import (
-    augmented_row_norms,
-    clip_factors_from_norms,
-    finite_rows_mask,
-)
+from ...privacy._clipping import clip_factors_from_norms, finite_rows_mask
 from ...utils._array_api import (
     array_namespace,
     device_of,
@@ -59,6 +55,7 @@ from ...utils._array_api import (
     rowwise_dot,
     to_numpy,
 )
+from .._linear import augmented_row_norms
 from .._sampling import poisson_batch
 from .._schedules import tail_start
 from .._sgd import private_linear_step

@@ -32,13 +32,12 @@ silenced, because a warning that depends on one record is itself a leak.
 import numpy as np
 
 from ...privacy._clipping import (
-    augmented_row_norms,
     clip_factors_from_norms,
-    clipped_gradient_sum,
     finite_rows_mask,
     per_example_norms,
     stable_row_norms,
 )
+from .._linear import augmented_row_norms, clipped_gradient_sum
 
 __all__ = [
     "clipped_gradient_mean",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...privacy._clipping import augmented_row_norms
+from .._linear import augmented_row_norms
 from ...utils._validation import warn_at_caller
 
 __all__ = [

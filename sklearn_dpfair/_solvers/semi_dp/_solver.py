@@ -46,7 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...privacy._clipping import augmented_row_norms, clipped_rows
+from ...privacy._clipping import clipped_rows
+from .._linear import augmented_row_norms
 from .._sampling import poisson_batch
 from .._schedules import tail_start
 

@@ -21,7 +21,7 @@ from sklearn_dpfair._solvers.semi_dp._solver import (
     _clipped_sum,
     semidp_gradient_descent,
 )
-from sklearn_dpfair.privacy._clipping import augmented_row_norms
+from sklearn_dpfair._solvers._linear import augmented_row_norms
 from sklearn_dpfair.privacy._mechanism import GaussianMechanism
 
 

@@ -1,0 +1,103 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""PrivacyBudget: the one set-up of every fit (mechanism, record, budget check)."""
+
+import dataclasses
+import math
+
+import dp_accounting
+import pytest
+
+from sklearn_dpfair.exceptions import PrivacyBudgetError
+from sklearn_dpfair.privacy import (
+    GaussianMechanism,
+    PrivacyBudget,
+    calibrate_noise_multiplier,
+    epsilon_of,
+)
+from sklearn_dpfair.privacy._accounting import gaussian_event, noisy_sgd_event
+
+
+def test_budget_is_frozen_and_flags_follow_its_inputs():
+    budget = PrivacyBudget(1.0, 1e-5)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        budget.epsilon = 2.0
+    assert budget.is_private and budget.is_calibrated
+    assert not PrivacyBudget(math.inf, 1e-5).is_private
+    user = PrivacyBudget(math.inf, 1e-5, noise_multiplier=2.0)
+    assert user.is_private and not user.is_calibrated
+
+
+def test_gaussian_calibrates_for_the_sampling_rate_and_steps():
+    mech = PrivacyBudget(2.0, 1e-5, "rdp").gaussian(
+        0.5, sampling_probability=0.02, steps=500
+    )
+    assert mech.clip_norm == 0.5
+    assert mech.noise_multiplier == calibrate_noise_multiplier(2.0, 1e-5, 0.02, 500)
+    spent = epsilon_of(noisy_sgd_event(mech.noise_multiplier, 0.02, 500), 1e-5)
+    assert spent <= 2.0
+
+
+def test_gaussian_takes_the_users_noise_as_given():
+    mech = PrivacyBudget(1.0, 1e-5, noise_multiplier=0.7).gaussian(3.0, steps=10)
+    assert mech == GaussianMechanism(clip_norm=3.0, noise_multiplier=0.7)
+
+
+def test_gaussian_without_privacy_neither_clips_nor_adds_noise():
+    mech = PrivacyBudget(math.inf, 1e-5).gaussian(1.0, sampling_probability=0.1)
+    assert math.isinf(mech.clip_norm) and mech.noise_multiplier == 0.0
+
+
+def test_account_records_the_mechanisms_event_and_the_budgets_caveats():
+    budget = PrivacyBudget(1.0, 1e-5, "rdp", caveats=("public n",))
+    mech = budget.gaussian(1.0, sampling_probability=0.01, steps=1000)
+    rec = budget.account(
+        mech,
+        description="DP-SGD",
+        adjacency="add_remove",
+        sampling_probability=0.01,
+        steps=1000,
+        caveats=("weights public",),
+    )
+    assert rec.dp_event == mech.event(sampling_probability=0.01, steps=1000)
+    assert rec.noise_multiplier == mech.noise_multiplier
+    assert rec.clip_norm == 1.0
+    assert rec.sampling_probability == 0.01 and rec.steps == 1000
+    assert rec.caveats == ("public n", "weights public")
+    assert rec.accountant == "rdp" and rec.delta == 1e-5
+    assert rec.epsilon == pytest.approx(rec.recompute_epsilon(), rel=1e-12)
+    assert rec.epsilon <= 1.0
+
+
+def test_account_uses_a_given_event_and_accountant_override():
+    budget = PrivacyBudget(1.0, 1e-5, "rdp")
+    mech = GaussianMechanism(clip_norm=0.2, noise_multiplier=4.0)
+    rec = budget.account(
+        mech,
+        description="one Gaussian",
+        adjacency="replace_one",
+        dp_event=gaussian_event(4.0),
+        accountant="pld",
+    )
+    assert rec.accountant == "pld"
+    assert rec.dp_event == dp_accounting.GaussianDpEvent(4.0)
+    assert rec.epsilon == epsilon_of(gaussian_event(4.0), 1e-5, "pld")
+    assert rec.steps is None and rec.sampling_probability is None
+
+
+def test_account_blames_the_user_only_for_the_users_noise():
+    user = PrivacyBudget(1.0, 1e-5, noise_multiplier=0.5)
+    with pytest.raises(PrivacyBudgetError, match="Raise noise_multiplier"):
+        user.account(user.gaussian(1.0), description="x", adjacency="add_remove")
+    library = PrivacyBudget(1.0, 1e-5)
+    too_little = GaussianMechanism(clip_norm=1.0, noise_multiplier=0.5)
+    with pytest.raises(PrivacyBudgetError, match="this is a bug"):
+        library.account(too_little, description="x", adjacency="add_remove")
+
+
+def test_account_without_privacy_records_infinite_epsilon():
+    budget = PrivacyBudget(math.inf, 1e-5)
+    rec = budget.account(
+        budget.gaussian(1.0), description="plain SGD", adjacency="add_remove"
+    )
+    assert math.isinf(rec.epsilon) and rec.noise_multiplier == 0.0

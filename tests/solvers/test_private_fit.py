@@ -1,0 +1,247 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The central private fits, called directly: records, budgets, inputs."""
+
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_dpfair._loss import BinaryLogisticLoss, SoftmaxLoss
+from sklearn_dpfair._solvers._output_perturbation import certified_regularized_erm
+from sklearn_dpfair._solvers._private_fit import fit_dp_sgd, fit_output_perturbation
+from sklearn_dpfair._solvers._sgd import noisy_sgd
+from sklearn_dpfair.exceptions import PrivacyBudgetError
+from sklearn_dpfair.privacy import (
+    GaussianMechanism,
+    calibrate_noise_multiplier,
+    noise_multiplier_for_gaussian,
+)
+from sklearn_dpfair.privacy import _budget
+from sklearn_dpfair.privacy._clipping import clip_rows_to_norm
+from sklearn_dpfair.privacy._mechanism import observe_privatize
+
+
+def _data(n=300, d=6, density=0.4, seed=0, k=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * 2 * (rng.random((n, d)) < density)
+    y = rng.integers(0, k, n).astype(float)
+    return X, y
+
+
+SGD = dict(
+    delta=1e-5,
+    clip_norm=1.0,
+    batch_size=50,
+    epochs=2,
+    learning_rate=0.5,
+    alpha=1e-3,
+    fit_intercept=True,
+    accountant="rdp",
+)
+OP = dict(
+    delta=1e-5, feature_norm_bound=1.0, alpha=0.1, tol=1e-9, fit_intercept=True
+)
+
+
+def _sgd(X, y, loss=None, *, epsilon=1.0, noise_multiplier=None, seed=0, **kw):
+    return fit_dp_sgd(
+        X,
+        y,
+        BinaryLogisticLoss() if loss is None else loss,
+        epsilon=epsilon,
+        noise_multiplier=noise_multiplier,
+        rng=np.random.default_rng(seed),
+        **{**SGD, **kw},
+    )
+
+
+def _op(X, y, *, epsilon=1.0, seed=0, **kw):
+    return fit_output_perturbation(
+        X,
+        y,
+        BinaryLogisticLoss(),
+        epsilon=epsilon,
+        rng=np.random.default_rng(seed),
+        **{**OP, **kw},
+    )
+
+
+# -- DP-SGD ---------------------------------------------------------------------------
+
+
+def test_dp_sgd_record_describes_what_the_accountant_was_given():
+    X, y = _data()
+    fit = _sgd(X, y)
+    rec = fit.record
+    q, steps = 50 / 300, math.ceil(2 / (50 / 300) - 1e-9)
+    assert rec.adjacency == "add_remove"
+    assert rec.accountant == "rdp"
+    assert rec.sampling_probability == pytest.approx(q)
+    assert rec.steps == fit.n_steps == steps
+    assert rec.clip_norm == 1.0
+    assert rec.noise_multiplier == calibrate_noise_multiplier(1.0, 1e-5, q, steps)
+    assert rec.epsilon == pytest.approx(rec.recompute_epsilon(), rel=1e-12)
+    assert rec.epsilon <= 1.0
+    assert isinstance(rec.dp_event, dp_accounting.SelfComposedDpEvent)
+    assert rec.dp_event.count == steps
+
+
+def test_dp_sgd_user_noise_overspending_blames_the_user():
+    X, y = _data()
+    with pytest.raises(PrivacyBudgetError, match="Raise noise_multiplier"):
+        _sgd(X, y, noise_multiplier=0.3)
+
+
+def test_dp_sgd_calibration_overspending_is_reported_as_a_bug(monkeypatch):
+    # A calibration that returned too little noise is the library's fault:
+    # the message must not tell the user to change noise_multiplier.
+    monkeypatch.setattr(_budget, "calibrate_noise_multiplier", lambda *a: 0.3)
+    X, y = _data()
+    with pytest.raises(PrivacyBudgetError, match="this is a bug"):
+        _sgd(X, y)
+
+
+def test_dp_sgd_user_noise_within_budget_is_recorded_as_given():
+    X, y = _data()
+    rec = _sgd(X, y, noise_multiplier=5.0).record
+    assert rec.noise_multiplier == 5.0
+    assert rec.epsilon < 1.0
+
+
+def test_dp_sgd_at_infinite_epsilon_is_the_same_loop_without_noise_or_clipping():
+    X, y = _data()
+    fit = _sgd(X, y, epsilon=math.inf, seed=3)
+    assert fit.record.noise_multiplier == 0.0
+    assert math.isinf(fit.record.clip_norm) and math.isinf(fit.record.epsilon)
+    q, steps = 50 / 300, fit.n_steps
+    plain = noisy_sgd(
+        X,
+        y,
+        BinaryLogisticLoss(),
+        mechanism=GaussianMechanism(clip_norm=math.inf, noise_multiplier=0.0),
+        sampling_probability=q,
+        n_steps=steps,
+        learning_rate=0.5,
+        alpha=1e-3,
+        intercept_scaling=1.0,
+        rng=np.random.default_rng(3),
+    )
+    np.testing.assert_array_equal(fit.coef, plain.coef.T)
+    np.testing.assert_array_equal(fit.intercept, plain.intercept)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_dp_sgd_float32_sparse_stays_float32_and_matches_dense(fmt):
+    X, y = _data()
+    X32 = X.astype(np.float32)
+    dense = _sgd(X32, y)
+    sparse = _sgd(sp.csr_matrix(X32).asformat(fmt), y)
+    assert dense.coef.dtype == sparse.coef.dtype == np.float32
+    assert dense.intercept.dtype == np.float32
+    np.testing.assert_allclose(sparse.coef, dense.coef, rtol=1e-4, atol=1e-5)
+
+
+def test_dp_sgd_multiclass_shapes():
+    X, y = _data(k=3)
+    fit = _sgd(X, y, loss=SoftmaxLoss(3))
+    assert fit.coef.shape == (3, X.shape[1]) and fit.intercept.shape == (3,)
+
+
+# -- output perturbation --------------------------------------------------------------
+
+
+def test_output_perturbation_record_is_one_exactly_accounted_gaussian():
+    X, y = _data()
+    rec = _op(X, y).record
+    z = noise_multiplier_for_gaussian(1.0, 1e-5, "pld")
+    lipschitz = BinaryLogisticLoss().raw_lipschitz * math.hypot(1.0, 1.0)
+    assert rec.adjacency == "replace_one"
+    assert rec.accountant == "pld"
+    assert rec.steps == 1 and rec.sampling_probability is None
+    assert rec.noise_multiplier == z
+    assert rec.clip_norm == pytest.approx(2 * lipschitz / (0.1 * 300) + 2e-9)
+    assert rec.dp_event == dp_accounting.GaussianDpEvent(z)
+    assert rec.epsilon == pytest.approx(rec.recompute_epsilon(), rel=1e-12)
+    assert rec.epsilon <= 1.0
+
+
+def test_output_perturbation_noise_is_drawn_by_the_gaussian_mechanism():
+    X, y = _data()
+
+    class Seen:
+        def __init__(self):
+            self.calls = []
+
+        def before_noise(self, mechanism, clipped_sum):
+            self.calls.append((mechanism, np.array(clipped_sum)))
+            return clipped_sum
+
+        def after_noise(self, mechanism, noisy_sum):
+            self.noisy = np.array(noisy_sum)
+
+    with observe_privatize(Seen()) as seen:
+        fit = _op(X, y)
+    assert len(seen.calls) == 1
+    mechanism, released = seen.calls[0]
+    assert mechanism.clip_norm == fit.record.clip_norm
+    assert mechanism.noise_multiplier == fit.record.noise_multiplier
+    np.testing.assert_array_equal(seen.noisy[:-1].T, fit.coef)
+
+
+def test_output_perturbation_at_infinite_epsilon_is_the_certified_solution():
+    X, y = _data()
+    fit = _op(X, y, epsilon=math.inf)
+    assert fit.record.noise_multiplier == 0.0 and math.isinf(fit.record.epsilon)
+    assert math.isfinite(fit.record.clip_norm)  # the rows are still clipped
+    W = certified_regularized_erm(
+        clip_rows_to_norm(X, 1.0),
+        y,
+        BinaryLogisticLoss(),
+        alpha=0.1,
+        intercept_scaling=1.0,
+        tol=1e-9,
+        smoothness=BinaryLogisticLoss().raw_smoothness * 2.0,
+    )
+    np.testing.assert_array_equal(fit.coef, W[:-1].T)
+    np.testing.assert_array_equal(fit.intercept, W[-1])
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_output_perturbation_on_sparse_rows_equals_the_dense_fit(fmt, weighted):
+    X, y = _data()
+    X[5] *= 1e3  # a row that is clipped
+    sw = np.linspace(0.5, 2.0, X.shape[0]) if weighted else None
+    dense = _op(X, y, seed=7, sample_weight=sw)
+    S = sp.csr_matrix(X).asformat(fmt)
+    sparse = _op(S, y, seed=7, sample_weight=sw)
+    np.testing.assert_allclose(sparse.coef, dense.coef, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(sparse.intercept, dense.intercept, rtol=0, atol=1e-10)
+    assert sparse.record == dense.record
+    assert S.format == fmt
+
+
+def test_output_perturbation_never_densifies_sparse_rows(monkeypatch):
+    X, y = _data()
+    S = sp.csr_matrix(X)
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("densified")
+
+    monkeypatch.setattr(sp.csr_matrix, "toarray", refuse)
+    monkeypatch.setattr(sp.csr_matrix, "todense", refuse)
+    _op(S, y)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_output_perturbation_float32_gives_float32_coefficients(sparse):
+    X, y = _data()
+    X32 = X.astype(np.float32)
+    A = sp.csr_matrix(X32) if sparse else X32
+    fit32 = _op(A, y, seed=2)
+    fit64 = _op(X, y, seed=2)
+    assert fit32.coef.dtype == np.float32 and fit32.intercept.dtype == np.float32
+    np.testing.assert_allclose(fit32.coef, fit64.coef, rtol=1e-4, atol=1e-5)
