@@ -89,7 +89,7 @@ def no_driver_arrays(monkeypatch):
 
 def test_adult_accuracy_matches_in_memory(client, adult):
     X, y, X_test, y_test = adult
-    kw = dict(epsilon=1.0, classes=[0, 1], max_iter=5)
+    kw = dict(epsilon=1.0, classes=[0, 1], max_iter=3)
     Xd, yd = _dask(X, y, chunks=8000)
     scores = {"memory": [], "dask": []}
     for seed in (0, 1):
@@ -224,16 +224,16 @@ def test_dataframe_input(client, small, no_driver_arrays):
 
 
 def test_driver_memory_does_not_grow_with_n(client):
-    # 400,000 x 20 float64 rows (64 MB) generated on the workers: the
+    # 200,000 x 20 float64 rows (32 MB) generated on the workers: the
     # driver's allocations during the fit stay O(d), far below one partition.
     import tracemalloc
 
     rng = da.random.default_rng(0)
-    X = rng.standard_normal((400_000, 20), chunks=(100_000, 20))
+    X = rng.standard_normal((200_000, 20), chunks=(50_000, 20))
     y = (X[:, 0] > 0).astype(int)
     tracemalloc.start()
     try:
-        DPLogisticRegression(classes=[0, 1], max_iter=1, batch_size=50_000).fit(X, y)
+        DPLogisticRegression(classes=[0, 1], max_iter=1, batch_size=20_000).fit(X, y)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
