@@ -245,6 +245,8 @@ def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_interce
     if sample_weight is not None:
         w = _as_dask_array(sample_weight, "sample_weight", row_chunks).astype(np.float64)
         w_max, w_min = dask.compute(w.max(), w.min())
+        if not (np.isfinite(w_max) and np.isfinite(w_min) and w_min >= 0):
+            raise ValueError("sample_weight must be finite and non-negative.")
         if not w_max > 0:
             raise ValueError("sample_weight are all zero: there is nothing to fit.")
         if w_min != w_max:

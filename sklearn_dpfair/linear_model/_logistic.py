@@ -185,6 +185,8 @@ default=None
         the current ``dask.distributed`` client (optional extra
         ``pip install 'sklearn-dpfair[dask]'``); each silo's rows are placed
         once on a worker and only the model and the noisy messages travel.
+        (A Dask collection ``X`` needs no setting: it is fitted by central
+        DP-SGD on the current client's workers, see ``fit``.)
     secure_aggregation : bool, default=False
         Federated mode only: also report ``central_epsilon_``, the guarantee
         that holds *if* the server sees only the weighted sum of the messages

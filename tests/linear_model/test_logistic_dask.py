@@ -203,6 +203,16 @@ def test_input_errors(client, small, monkeypatch):
     with pytest.raises(ValueError, match="rows"):
         DPLogisticRegression(classes=[0, 1], max_iter=1).fit(Xd, yd[:-1])
 
+    for bad in (-1.0, np.nan, np.inf):
+        w = np.ones(X.shape[0])
+        w[1234] = bad
+        with pytest.raises(ValueError, match="finite and non-negative"):
+            DPLogisticRegression(classes=[0, 1]).fit(Xd, yd, sample_weight=_dask(w)[0])
+    with pytest.raises(ValueError, match="all zero"):
+        DPLogisticRegression(classes=[0, 1]).fit(
+            Xd, yd, sample_weight=_dask(np.zeros(X.shape[0]))[0]
+        )
+
     def no_client():
         raise ValueError("No clients found")
 
