@@ -66,6 +66,7 @@ def run(n, workers, chunk, epochs, compare):
     from sklearn_dpfair import DPLogisticRegression
     from sklearn_dpfair._loss import BinaryLogisticLoss
     from sklearn_dpfair._solvers import _distributed
+    from sklearn_dpfair._solvers._private_fit import DPSGDParams
     from sklearn_dpfair._solvers._schedules import sgd_schedule
     from sklearn_dpfair.privacy import PrivacyBudget, check_noise_generator
 
@@ -110,9 +111,11 @@ def run(n, workers, chunk, epochs, compare):
     result["calibrate_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     fit = _distributed.fit_dp_sgd_dask(
-        data, BinaryLogisticLoss(), epsilon=EPSILON, delta=DELTA, clip_norm=1.0,
-        noise_multiplier=None, batch_size="auto", epochs=epochs,
-        learning_rate="auto", alpha=0.0, fit_intercept=True, accountant="rdp",
+        data,
+        BinaryLogisticLoss(),
+        DPSGDParams(clip_norm=1.0, batch_size="auto", epochs=epochs,
+                    learning_rate="auto", alpha=0.0),
+        PrivacyBudget(EPSILON, DELTA),
         rng=check_noise_generator(None),
     )
     elapsed = time.perf_counter() - t0

@@ -44,10 +44,9 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.validation import check_array, column_or_1d
 
-from ..privacy import PrivacyBudget
 from ..utils._validation import check_delta_for_n, resolve_classes
 from ._linear import LinearModel, take_rows, weighted_raw_gradient
-from ._private_fit import LinearFit
+from ._private_fit import _WEIGHTS_CAVEAT, LinearFit
 from ._sampling import poisson_batch
 from ._schedules import auto_learning_rate, sgd_schedule, tail_start
 
@@ -72,10 +71,6 @@ _WORKER_LOST = (
     "a Dask worker was lost during the private fit and its work could not be "
     "recomputed; no model is released. Nothing was published, so a new fit "
     "(from fresh OS entropy) spends its budget afresh."
-)
-_WEIGHTS_CAVEAT = (
-    "sample_weight is public; each record's weighted gradient is clipped, "
-    "so the guarantee is per record, not per unit of weight"
 )
 
 
@@ -159,7 +154,8 @@ def _as_dask_array(obj, name, row_chunks=None):
         if row_chunks is None:
             raise TypeError(f"{name} must be a Dask array or DataFrame.")
         # Small public inputs given in memory (labels, weights) are cut like X.
-        obj = da.from_array(np.asarray(obj), chunks=(row_chunks,) + (-1,) * (np.ndim(obj) - 1))
+        obj = np.asarray(obj)
+        obj = da.from_array(obj, chunks=(row_chunks,) + (-1,) * (obj.ndim - 1))
     if any(math.isnan(c) for c in obj.chunks[0]):
         obj = obj.compute_chunk_sizes()
     if row_chunks is not None:
@@ -176,7 +172,9 @@ def _load_partition(X, y, weights, classes, weight_scale, intercept_scaling):
     X = check_array(X, dtype=(np.float64, np.float32), order="C", input_name="X")
     y = column_or_1d(y)
     if y.shape[0] != X.shape[0]:
-        raise ValueError(f"y has {y.shape[0]} rows in a partition where X has {X.shape[0]}.")
+        raise ValueError(
+            f"y has {y.shape[0]} rows in a partition where X has {X.shape[0]}."
+        )
     # Declared (or already inferred) classes: encoding only, labels outside
     # the set raise as in the in-memory fit.
     _, y_encoded, _ = resolve_classes(classes, y)
@@ -243,7 +241,8 @@ def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_interce
     weight_blocks = [None] * len(row_chunks)
     weight_scale = None
     if sample_weight is not None:
-        w = _as_dask_array(sample_weight, "sample_weight", row_chunks).astype(np.float64)
+        w = _as_dask_array(sample_weight, "sample_weight", row_chunks)
+        w = w.astype(np.float64)
         w_max, w_min = dask.compute(w.max(), w.min())
         if not (np.isfinite(w_max) and np.isfinite(w_min) and w_min >= 0):
             raise ValueError("sample_weight must be finite and non-negative.")
@@ -254,7 +253,6 @@ def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_interce
             w_sum = float((w / w_max).sum().compute())
             weight_scale = (float(w_max), n_samples / w_sum)
             weight_blocks = list(w.to_delayed().ravel())
-            caveats = (*caveats, _WEIGHTS_CAVEAT)
     s = 1.0 if fit_intercept else 0.0
     # Keys unique to this fit: a previous fit on the same data releasing its
     # partitions must not cancel these.
@@ -376,23 +374,7 @@ def _clipped_sum(data, coef, w0, step, config):
     return g_coef, g_w0
 
 
-def fit_dp_sgd_dask(
-    data,
-    loss,
-    *,
-    epsilon,
-    delta,
-    clip_norm,
-    noise_multiplier,
-    batch_size,
-    epochs,
-    learning_rate,
-    alpha,
-    fit_intercept,
-    accountant,
-    rng,
-    caveats=(),
-):
+def fit_dp_sgd_dask(data, loss, params, budget, *, rng):
     """DP-SGD on persisted Dask partitions; noise added once on the driver.
 
     The same schedule, mechanism, record and update as
@@ -407,20 +389,23 @@ def fit_dp_sgd_dask(
         From :func:`distribute_training_data`.
     loss : object
         Pointwise loss with ``n_outputs`` and ``raw_gradient(y, raw)``.
-    epsilon, delta, clip_norm, noise_multiplier, batch_size, epochs, \
-learning_rate, alpha, fit_intercept, accountant, rng, caveats
-        As for ``fit_dp_sgd``.
+    params : DPSGDParams
+        Public hyperparameters, as for ``fit_dp_sgd``.
+    budget : PrivacyBudget
+        Privacy inputs (with the caveats of ``data``, the label set's).
+    rng : numpy.random.Generator
+        The fit's generator: the noise, and the root of the partitions'
+        streams.
 
     Returns
     -------
     fit : LinearFit
     """
     n_samples = data.n_samples
-    caveats = (*caveats, *data.caveats)
-    q, n_steps = sgd_schedule(n_samples, batch_size, epochs)
-    budget = PrivacyBudget(epsilon, delta, accountant, noise_multiplier, tuple(caveats))
-    mechanism = budget.gaussian(clip_norm, sampling_probability=q, steps=n_steps)
+    q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
+    mechanism = budget.gaussian(params.clip_norm, sampling_probability=q, steps=n_steps)
     k = loss.n_outputs
+    learning_rate = params.learning_rate
     if learning_rate == "auto":
         learning_rate = auto_learning_rate(
             mechanism.noise_multiplier, q, n_samples, (data.n_features + 1) * k
@@ -433,8 +418,9 @@ learning_rate, alpha, fit_intercept, accountant, rng, caveats
         adjacency="add_remove",
         sampling_probability=q,
         steps=n_steps,
+        caveats=(_WEIGHTS_CAVEAT,) if data.weighted else (),
     )
-    model = LinearModel(n_outputs=k, intercept_scaling=1.0 if fit_intercept else 0.0)
+    model = LinearModel(k, intercept_scaling=1.0 if params.fit_intercept else 0.0)
     config = _StepConfig(
         model=model,
         loss=loss,
@@ -456,10 +442,11 @@ learning_rate, alpha, fit_intercept, accountant, rng, caveats
         g_coef = mechanism.privatize(g_coef, rng) / expected_batch_size
         g_w0 = mechanism.privatize(g_w0, rng) / expected_batch_size
         coef, w0 = model.gradient_step(
-            coef, w0, g_coef, g_w0, learning_rate=learning_rate, alpha=alpha
+            coef, w0, g_coef, g_w0, learning_rate=learning_rate, alpha=params.alpha
         )
         if t >= tail_from:
             coef_sum = coef_sum + coef
             w0_sum = w0_sum + w0
     n_avg = n_steps - tail_from
-    return LinearFit((coef_sum / n_avg).T, model.intercept(w0_sum / n_avg), n_steps, record)
+    coef, intercept = (coef_sum / n_avg).T, model.intercept(w0_sum / n_avg)
+    return LinearFit(coef, intercept, n_steps, record)

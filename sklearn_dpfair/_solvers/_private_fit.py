@@ -8,12 +8,12 @@ the ``PrivacyRecord`` of the run. Estimators only map their parameters here.
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..privacy import GaussianMechanism, PrivacyBudget
+from ..privacy import GaussianMechanism
 from ..privacy._accounting import exponential_mechanism_event, gaussian_event
 from ..privacy._clipping import clip_rows_to_norm
 from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
@@ -38,7 +38,9 @@ from ._schedules import auto_learning_rate, sgd_schedule
 from ._sgd import noisy_sgd
 
 __all__ = [
+    "DPSGDParams",
     "LinearFit",
+    "OutputPerturbationParams",
     "fit_dp_frank_wolfe",
     "fit_dp_sgd",
     "fit_output_perturbation",
@@ -57,6 +59,57 @@ _WEIGHTS_CAVEAT = (
 )
 
 
+@dataclass(frozen=True)
+class DPSGDParams:
+    """Public hyperparameters of :func:`fit_dp_sgd`.
+
+    Parameters
+    ----------
+    clip_norm : float
+        Per-example gradient clip threshold, the sensitivity of each sum.
+    batch_size : int, "auto" or "full"
+        Expected batch size ``q n`` (see
+        :func:`~sklearn_dpfair._solvers._schedules.sgd_schedule`).
+    epochs : int
+        Expected passes over the data; ``T = ceil(epochs / q)`` steps.
+    learning_rate : float or "auto"
+        Constant step size; "auto" derives it from public quantities.
+    alpha : float
+        L2 penalty on the coefficients.
+    fit_intercept : bool, default=True
+        Whether an intercept is fitted (intercept scaling 1, else 0).
+    """
+
+    clip_norm: float
+    batch_size: object
+    epochs: int
+    learning_rate: object
+    alpha: float
+    fit_intercept: bool = True
+
+
+@dataclass(frozen=True)
+class OutputPerturbationParams:
+    """Public hyperparameters of :func:`fit_output_perturbation`.
+
+    Parameters
+    ----------
+    feature_norm_bound : float
+        Public bound ``R`` the rows are clipped to.
+    alpha : float
+        L2 penalty (> 0: it sets the sensitivity ``2 L / (alpha n)``).
+    tol : float
+        Certified distance to the exact minimizer (adds ``2 tol``).
+    fit_intercept : bool, default=True
+        Whether an intercept is fitted (intercept scaling 1, else 0).
+    """
+
+    feature_norm_bound: float
+    alpha: float
+    tol: float
+    fit_intercept: bool = True
+
+
 @dataclass
 class LinearFit:
     """Coefficients ``(n_outputs, n_features)``, intercept, steps and privacy record."""
@@ -71,26 +124,20 @@ def fit_dp_sgd(
     X,
     y,
     loss,
+    params,
+    budget,
     *,
-    epsilon,
-    delta,
-    clip_norm,
-    noise_multiplier,
-    batch_size,
-    epochs,
-    learning_rate,
-    alpha,
-    fit_intercept,
-    accountant,
     rng,
-    caveats=(),
     backend=NUMPY_BACKEND,
     sample_weight=None,
 ):
     """DP-SGD with Poisson sampling and per-sample clipping (add/remove adjacency).
 
-    ``epsilon = inf`` with ``noise_multiplier=None`` is the non-private limit:
-    no noise and no clipping, the same loop as the private fit.
+    ``params`` (:class:`DPSGDParams`) holds the public hyperparameters and
+    ``budget`` (:class:`~sklearn_dpfair.privacy.PrivacyBudget`) the privacy
+    inputs. ``epsilon = inf`` with ``noise_multiplier=None`` is the
+    non-private limit: no noise and no clipping, the same loop as the
+    private fit.
 
     ``backend`` (an :class:`~sklearn_dpfair.utils._array_api.ArrayBackend`)
     says where the solver runs; ``X`` and ``y`` are moved there once, and the
@@ -106,14 +153,9 @@ def fit_dp_sgd(
     """
     n_samples = X.shape[0]
     weights = normalized_weights(sample_weight, n_samples)
-    if weights is not None:
-        caveats = (
-            *caveats,
-            _WEIGHTS_CAVEAT,
-        )
-    q, n_steps = sgd_schedule(n_samples, batch_size, epochs)
-    budget = PrivacyBudget(epsilon, delta, accountant, noise_multiplier, tuple(caveats))
-    mechanism = budget.gaussian(clip_norm, sampling_probability=q, steps=n_steps)
+    q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
+    mechanism = budget.gaussian(params.clip_norm, sampling_probability=q, steps=n_steps)
+    learning_rate = params.learning_rate
     if learning_rate == "auto":
         learning_rate = auto_learning_rate(
             mechanism.noise_multiplier, q, n_samples, (X.shape[1] + 1) * loss.n_outputs
@@ -124,6 +166,7 @@ def fit_dp_sgd(
         adjacency="add_remove",
         sampling_probability=q,
         steps=n_steps,
+        caveats=() if weights is None else (_WEIGHTS_CAVEAT,),
     )
     if sp.issparse(X) and not backend.is_numpy:
         raise TypeError(
@@ -138,8 +181,8 @@ def fit_dp_sgd(
         sampling_probability=q,
         n_steps=n_steps,
         learning_rate=learning_rate,
-        alpha=alpha,
-        intercept_scaling=1.0 if fit_intercept else 0.0,
+        alpha=params.alpha,
+        intercept_scaling=1.0 if params.fit_intercept else 0.0,
         rng=rng,
         sample_weight=(
             None if weights is None else backend.asarray(weights, dtype=X.dtype)
@@ -153,22 +196,14 @@ def fit_dp_sgd(
     )
 
 
-def fit_output_perturbation(
-    X,
-    y,
-    loss,
-    *,
-    epsilon,
-    delta,
-    feature_norm_bound,
-    alpha,
-    tol,
-    fit_intercept,
-    rng,
-    caveats=(),
-    sample_weight=None,
-):
+def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=None):
     """Certified L2-regularized ERM plus one Gaussian (replace-one adjacency).
+
+    ``params`` (:class:`OutputPerturbationParams`) holds the public
+    hyperparameters, ``budget`` the privacy inputs; the single Gaussian is
+    calibrated and accounted with PLD (exact for it) whatever the budget's
+    accountant, and the noise is never the user's (``noise_multiplier`` of
+    the budget must be None).
 
     Rows are first clipped to ``feature_norm_bound`` (a data-independent map
     that cannot overflow, see
@@ -183,10 +218,14 @@ def fit_output_perturbation(
     sensitivity is then ``2 max(w) L / (alpha n)`` (the weights are public,
     so their maximum is), and uniform weights are the unweighted fit.
     """
+    if budget.noise_multiplier is not None:
+        raise ValueError("Output perturbation calibrates its own noise.")
+    feature_norm_bound, alpha, tol = params.feature_norm_bound, params.alpha, params.tol
     n_samples = X.shape[0]
-    s = 1.0 if fit_intercept else 0.0
+    s = 1.0 if params.fit_intercept else 0.0
     weights = normalized_weights(sample_weight, n_samples)
     max_weight = 1.0 if weights is None else float(np.max(weights))
+    caveats = ()
     if weights is not None:
         caveats = (
             *caveats,
@@ -196,7 +235,12 @@ def fit_output_perturbation(
     # Sparse X is clipped through its stored entries and stays sparse;
     # float32 stays float32.
     X = clip_rows_to_norm(X, feature_norm_bound)
-    row_bound = math.hypot(feature_norm_bound, s)
+    radius = feature_norm_bound
+    if X.dtype != np.float64:
+        # The clipped float32 rows may exceed R by their final rounding
+        # (clip_rows_to_norm): the Lipschitz bound covers it.
+        radius = feature_norm_bound * (1.0 + 2.0 * float(np.finfo(X.dtype).eps))
+    row_bound = math.hypot(radius, s)
     # A weighted example's loss is w_i L-Lipschitz and w_i beta-smooth.
     lipschitz = max_weight * loss.raw_lipschitz * row_bound
     smoothness = max_weight * loss.raw_smoothness * row_bound**2
@@ -215,9 +259,7 @@ def fit_output_perturbation(
     # The noise is chosen before the data are touched: the sensitivity is
     # public (row bound, loss constants, alpha, n, tol).
     sensitivity = 2.0 * lipschitz / (alpha * n_samples) + 2.0 * tol
-    budget = PrivacyBudget(
-        epsilon, delta, _SINGLE_GAUSSIAN_ACCOUNTANT, None, tuple(caveats)
-    )
+    budget = replace(budget, accountant=_SINGLE_GAUSSIAN_ACCOUNTANT)
     mechanism = budget.gaussian(sensitivity)
     if not budget.is_private:
         # No noise, but the rows are still clipped: the record keeps the
@@ -228,6 +270,7 @@ def fit_output_perturbation(
         description="output perturbation (certified L2-regularized ERM + Gaussian)",
         adjacency="replace_one",
         steps=1,
+        caveats=caveats,
         # One Gaussian release (not a composition of one): the event the
         # PLD accountant treats exactly.
         dp_event=gaussian_event(mechanism.noise_multiplier),

@@ -17,7 +17,11 @@ Order of calls in :func:`noisy_sgd`, per step ``t = 1..T``:
 7. add the data-independent L2 term and update;
 8. accumulate the tail average (post-processing).
 
-With ``noise_multiplier = 0`` and ``clip_norm = inf`` the same loop is plain
+Steps 2-7 are the linear-model layer's
+(:class:`~sklearn_dpfair._solvers._linear.LinearModel`: ``raw_predictions``,
+``noisy_gradient``, ``gradient_step``), which also handles sparse rows and
+public sample weights (multiplied into ``R_B`` before clipping). With
+``noise_multiplier = 0`` and ``clip_norm = inf`` the same loop is plain
 minibatch SGD, which is how ``epsilon = inf`` shares the code path.
 
 The loop is written once, against the array API: it runs in the namespace

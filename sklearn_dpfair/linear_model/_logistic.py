@@ -28,11 +28,14 @@ from .._solvers._distributed import (
     is_dask_collection,
 )
 from .._solvers._private_fit import (
+    DPSGDParams,
+    OutputPerturbationParams,
     fit_dp_frank_wolfe,
     fit_dp_sgd,
     fit_output_perturbation,
 )
 from ..federated._fit import fit_silos, silo_attributes
+from ..privacy import PrivacyBudget
 from ..privacy._ledger import PrivacyLedger
 from ..privacy._random import check_noise_generator
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
@@ -496,6 +499,7 @@ default=None
         y_encoded = backend.asarray(y_encoded, dtype=X.dtype)
         rng = check_noise_generator(self.random_state)
 
+        # The DP-SGD parameters of the federated fit.
         sgd_params = self._sgd_params(rng, caveats)
         if silos is not None:
             result = fit_silos(
@@ -517,9 +521,11 @@ default=None
                 X,
                 y_encoded,
                 loss,
+                self._dp_sgd_params(),
+                self._dp_sgd_budget(caveats),
+                rng=rng,
                 backend=backend,
                 sample_weight=weights,
-                **sgd_params,
             )
             n_iter = self.max_iter
         elif frank_wolfe:
@@ -544,22 +550,43 @@ default=None
                 X,
                 y_encoded,
                 loss,
-                epsilon=self.epsilon,
-                delta=self.delta,
-                feature_norm_bound=self.feature_norm_bound,
-                alpha=self.alpha,
-                tol=self.tol,
-                fit_intercept=self.fit_intercept,
+                OutputPerturbationParams(
+                    feature_norm_bound=self.feature_norm_bound,
+                    alpha=self.alpha,
+                    tol=self.tol,
+                    fit_intercept=self.fit_intercept,
+                ),
+                PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
                 rng=rng,
-                caveats=caveats,
                 sample_weight=weights,
             )
             n_iter = None
 
         return self._set_fitted(classes, result, n_iter)
 
+    def _dp_sgd_params(self):
+        """Public hyperparameters of the central DP-SGD fits (in memory, Dask)."""
+        return DPSGDParams(
+            clip_norm=self.clip_norm,
+            batch_size=self.batch_size,
+            epochs=self.max_iter,
+            learning_rate=self.learning_rate,
+            alpha=self.alpha,
+            fit_intercept=self.fit_intercept,
+        )
+
+    def _dp_sgd_budget(self, caveats):
+        """Privacy inputs of the central DP-SGD fits."""
+        return PrivacyBudget(
+            self.epsilon,
+            self.delta,
+            self._accountant_kind(),
+            self.noise_multiplier,
+            tuple(caveats),
+        )
+
     def _sgd_params(self, rng, caveats):
-        """The DP-SGD parameters, shared by the central, Dask and federated fits."""
+        """The DP-SGD parameters of the federated fit."""
         return dict(
             epsilon=self.epsilon,
             delta=self.delta,
@@ -593,9 +620,12 @@ default=None
             fit_intercept=self.fit_intercept,
         )
         try:
-            rng = check_noise_generator(self.random_state)
             result = fit_dp_sgd_dask(
-                data, self._loss_for(data.classes), **self._sgd_params(rng, ())
+                data,
+                self._loss_for(data.classes),
+                self._dp_sgd_params(),
+                self._dp_sgd_budget(data.caveats),
+                rng=check_noise_generator(self.random_state),
             )
         finally:
             data.release()

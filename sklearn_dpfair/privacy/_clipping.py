@@ -216,8 +216,9 @@ def clip_rows_to_norm(X, bound):
     Returns
     -------
     X_clipped : ndarray or CSR matrix of shape (n_samples, n_features)
-        In ``X``'s dtype (float32 stays float32); the factors are computed
-        in float64.
+        In ``X``'s dtype (float32 stays float32); the norms and factors are
+        computed in float64, so a float32 row ends within ``R (1 + eps)``
+        (``eps`` of float32) of the ball, from the final rounding only.
 
     Examples
     --------
@@ -233,7 +234,13 @@ def clip_rows_to_norm(X, bound):
     # Overflows here (a huge row's norm, bound / tiny norm) are expected and
     # handled: numpy must not warn, a warning would depend on the data.
     with np.errstate(over="ignore"):
-        norms = np.linalg.norm(X, axis=1)
+        if X.dtype == np.float64:
+            norms = np.linalg.norm(X, axis=1)
+        else:
+            # Lower precision: the norms in float64 (accumulated there, no
+            # float64 copy of X), so that the factors are not off by the
+            # rounding of a float32 sum; squares of float32 cannot overflow.
+            norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
         factors = _ball_factors(norms, bound)
         clipped = X * factors.astype(X.dtype, copy=False)[:, None]
     overflowed = np.isinf(norms)
@@ -259,21 +266,23 @@ def _clip_sparse_rows_to_norm(X, bound):
     # (divided by their largest entry first), one pass over the nnz values.
     A = canonical_csr(X)
     counts = np.diff(A.indptr)
+    # Stored values in float64 (a copy of the nnz values only for float32).
+    values = A.data.astype(np.float64, copy=False)
     with np.errstate(over="ignore"):
-        norms = np.sqrt(_sparse_squared_row_norms(A))
+        norms = np.sqrt(_row_reduce(np.add, values * values, A.indptr))
         post = _ball_factors(norms, bound)
     pre = np.ones_like(post)
     overflowed = np.isinf(norms)
     if overflowed.any():
-        scale = _row_reduce(np.maximum, np.abs(A.data), A.indptr).astype(np.float64)
+        scale = _row_reduce(np.maximum, np.abs(values), A.indptr)
         pre = np.where(overflowed, scale, 1.0)
-        unit = A.data / np.repeat(pre, counts)
+        unit = values / np.repeat(pre, counts)
         unit_norms = np.sqrt(_row_reduce(np.add, unit * unit, A.indptr))
         with np.errstate(divide="ignore"):
             rescue = np.minimum(scale, bound / unit_norms)
         post = np.where(overflowed, rescue, post)
     # Division by 1.0 is exact: ordinary rows are x * factor, as dense.
-    data = (A.data / np.repeat(pre, counts)) * np.repeat(post, counts)
+    data = (values / np.repeat(pre, counts)) * np.repeat(post, counts)
     return sp.csr_matrix(
         (data.astype(A.dtype, copy=False), A.indices.copy(), A.indptr.copy()),
         shape=A.shape,

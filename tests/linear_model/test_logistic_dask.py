@@ -1,6 +1,8 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""DPLogisticRegression on Dask collections: same model, same guarantee, data on the workers.
+"""DPLogisticRegression on Dask collections: the in-memory model and guarantee.
+
+The data stay on the workers.
 
 One LocalCluster with two worker processes serves the whole module.
 """
@@ -94,7 +96,9 @@ def test_adult_accuracy_matches_in_memory(client, adult):
     scores = {"memory": [], "dask": []}
     for seed in (0, 1):
         scores["memory"].append(
-            DPLogisticRegression(random_state=seed, **kw).fit(X, y).score(X_test, y_test)
+            DPLogisticRegression(random_state=seed, **kw)
+            .fit(X, y)
+            .score(X_test, y_test)
         )
         scores["dask"].append(
             DPLogisticRegression(random_state=seed, **kw)
@@ -137,7 +141,9 @@ def test_non_private_full_batch_equals_in_memory(client, small, weighted, n_clas
     X, y, w = small
     y = y + (X[:, 2] > 1) if n_classes == 3 else y
     w = w if weighted else None
-    kw = dict(epsilon=np.inf, batch_size="full", max_iter=8, classes=np.arange(n_classes))
+    kw = dict(
+        epsilon=np.inf, batch_size="full", max_iter=8, classes=np.arange(n_classes)
+    )
     memory = DPLogisticRegression(**kw).fit(X, y, sample_weight=w)
     Xd, yd = _dask(X, y)
     wd = None if w is None else _dask(w)[0]

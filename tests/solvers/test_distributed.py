@@ -57,7 +57,10 @@ def _config(loss, q, clip_norm, s=1.0, entropy=123):
 def _persist(X, y, chunks, **kw):
     kw = {"classes": [0, 1, 2], "delta": 1e-5, "fit_intercept": True, **kw}
     return distribute_training_data(
-        da.from_array(X, chunks=(chunks, -1)), da.from_array(y, chunks=chunks), None, **kw
+        da.from_array(X, chunks=(chunks, -1)),
+        da.from_array(y, chunks=chunks),
+        None,
+        **kw,
     )
 
 
@@ -78,7 +81,11 @@ def test_full_batch_sum_equals_in_memory_clipped_sum(client, data, chunks):
 
     raw = finite_linear_scores(raw, X, coef, w0)
     expected = clipped_gradient_sum(
-        X, loss.raw_gradient(y.astype(float), raw), augmented_row_norms(X, 1.0), 1.0, 1.0
+        X,
+        loss.raw_gradient(y.astype(float), raw),
+        augmented_row_norms(X, 1.0),
+        1.0,
+        1.0,
     )
     np.testing.assert_allclose(got[0], expected[0], rtol=0, atol=1e-12)
     np.testing.assert_allclose(got[1], expected[1], rtol=0, atol=1e-12)
@@ -96,16 +103,34 @@ def test_partition_streams_are_independent_and_deterministic(client):
     config = _config(loss, 0.3, 1.0)
     try:
         sums = [
-            client.submit(_distributed._partition_step, part, p, coef=coef, w0=w0, step=0, config=config)
+            client.submit(
+                _distributed._partition_step,
+                part,
+                p,
+                coef=coef,
+                w0=w0,
+                step=0,
+                config=config,
+            )
             .result()[0]
             for p, part in enumerate(parts.partitions)
         ]
         again = client.submit(
-            _distributed._partition_step, parts.partitions[0], 0, coef=coef, w0=w0, step=0,
+            _distributed._partition_step,
+            parts.partitions[0],
+            0,
+            coef=coef,
+            w0=w0,
+            step=0,
             config=config,
         ).result()[0]
         next_step = client.submit(
-            _distributed._partition_step, parts.partitions[0], 0, coef=coef, w0=w0, step=1,
+            _distributed._partition_step,
+            parts.partitions[0],
+            0,
+            coef=coef,
+            w0=w0,
+            step=1,
             config=config,
         ).result()[0]
     finally:

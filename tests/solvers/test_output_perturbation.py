@@ -53,3 +53,34 @@ def test_a_fit_that_could_fail_on_some_data_says_so_in_its_record():
     safe = DPLogisticRegression(alpha=0.1, feature_norm_bound=1.0, **common)
     assert any("certified solve may fail" in c for c in risky.fit(X, y).privacy_caveats_)
     assert not any("certified solve" in c for c in safe.fit(X, y).privacy_caveats_)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_estimator_fits_sparse_input_as_the_dense_one(fmt):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 8)) * (rng.random((120, 8)) < 0.2) * 3
+    y = rng.integers(0, 3, 120)
+    params = dict(
+        solver="output-perturbation", epsilon=1.0, classes=[0, 1, 2], alpha=0.1,
+        feature_norm_bound=1.0, random_state=4,
+    )
+    dense = DPLogisticRegression(**params).fit(X, y)
+    sparse = DPLogisticRegression(**params).fit(sp.csr_matrix(X).asformat(fmt), y)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(sparse.intercept_, dense.intercept_, rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(
+        sparse.predict(sp.csr_matrix(X)), dense.predict(X)
+    )
+
+
+def test_estimator_keeps_float32():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 4)).astype(np.float32)
+    y = rng.integers(0, 2, 80)
+    clf = DPLogisticRegression(
+        solver="output-perturbation", classes=[0, 1], alpha=0.1,
+        feature_norm_bound=1.0, random_state=0,
+    ).fit(X, y)
+    assert clf.coef_.dtype == np.float32 and clf.intercept_.dtype == np.float32

@@ -11,11 +11,17 @@ import scipy.sparse as sp
 
 from sklearn_dpfair._loss import BinaryLogisticLoss, SoftmaxLoss
 from sklearn_dpfair._solvers._output_perturbation import certified_regularized_erm
-from sklearn_dpfair._solvers._private_fit import fit_dp_sgd, fit_output_perturbation
+from sklearn_dpfair._solvers._private_fit import (
+    DPSGDParams,
+    OutputPerturbationParams,
+    fit_dp_sgd,
+    fit_output_perturbation,
+)
 from sklearn_dpfair._solvers._sgd import noisy_sgd
 from sklearn_dpfair.exceptions import PrivacyBudgetError
 from sklearn_dpfair.privacy import (
     GaussianMechanism,
+    PrivacyBudget,
     calibrate_noise_multiplier,
     noise_multiplier_for_gaussian,
 )
@@ -32,40 +38,36 @@ def _data(n=300, d=6, density=0.4, seed=0, k=2):
 
 
 SGD = dict(
-    delta=1e-5,
     clip_norm=1.0,
     batch_size=50,
     epochs=2,
     learning_rate=0.5,
     alpha=1e-3,
     fit_intercept=True,
-    accountant="rdp",
 )
-OP = dict(
-    delta=1e-5, feature_norm_bound=1.0, alpha=0.1, tol=1e-9, fit_intercept=True
-)
+OP = dict(feature_norm_bound=1.0, alpha=0.1, tol=1e-9, fit_intercept=True)
 
 
-def _sgd(X, y, loss=None, *, epsilon=1.0, noise_multiplier=None, seed=0, **kw):
+def _sgd(X, y, loss=None, *, epsilon=1.0, noise_multiplier=None, seed=0):
     return fit_dp_sgd(
         X,
         y,
         BinaryLogisticLoss() if loss is None else loss,
-        epsilon=epsilon,
-        noise_multiplier=noise_multiplier,
+        DPSGDParams(**SGD),
+        PrivacyBudget(epsilon, 1e-5, "rdp", noise_multiplier),
         rng=np.random.default_rng(seed),
-        **{**SGD, **kw},
     )
 
 
-def _op(X, y, *, epsilon=1.0, seed=0, **kw):
+def _op(X, y, *, epsilon=1.0, seed=0, sample_weight=None, budget=None):
     return fit_output_perturbation(
         X,
         y,
         BinaryLogisticLoss(),
-        epsilon=epsilon,
+        OutputPerturbationParams(**OP),
+        PrivacyBudget(epsilon, 1e-5) if budget is None else budget,
         rng=np.random.default_rng(seed),
-        **{**OP, **kw},
+        sample_weight=sample_weight,
     )
 
 
@@ -168,6 +170,14 @@ def test_output_perturbation_record_is_one_exactly_accounted_gaussian():
     assert rec.epsilon <= 1.0
 
 
+def test_output_perturbation_is_accounted_with_pld_whatever_the_budget_says():
+    X, y = _data()
+    rec = _op(X, y, budget=PrivacyBudget(1.0, 1e-5, "rdp", caveats=("c",))).record
+    assert rec.accountant == "pld" and rec.caveats == ("c",)
+    with pytest.raises(ValueError, match="calibrates its own noise"):
+        _op(X, y, budget=PrivacyBudget(1.0, 1e-5, noise_multiplier=2.0))
+
+
 def test_output_perturbation_noise_is_drawn_by_the_gaussian_mechanism():
     X, y = _data()
 
@@ -245,3 +255,39 @@ def test_output_perturbation_float32_gives_float32_coefficients(sparse):
     fit64 = _op(X, y, seed=2)
     assert fit32.coef.dtype == np.float32 and fit32.intercept.dtype == np.float32
     np.testing.assert_allclose(fit32.coef, fit64.coef, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_replacing_one_record_moves_the_solution_within_the_sensitivity(
+    sparse, weighted
+):
+    # Privacy tested like correctness: without noise, the released point of
+    # neighbouring datasets (one row replaced by a huge, flipped record)
+    # differs by at most the recorded sensitivity.
+    X, y = _data(n=120)
+    X2, y2 = X.copy(), y.copy()
+    X2[0], y2[0] = 1e200, 1.0 - y[0]
+    sw = np.linspace(0.5, 3.0, X.shape[0]) if weighted else None
+    wrap = sp.csr_matrix if sparse else np.asarray
+    a = _op(wrap(X), y, epsilon=math.inf, sample_weight=sw)
+    b = _op(wrap(X2), y2, epsilon=math.inf, sample_weight=sw)
+    shift = np.sqrt(
+        np.sum((a.coef - b.coef) ** 2) + np.sum((a.intercept - b.intercept) ** 2)
+    )
+    assert a.record.clip_norm == b.record.clip_norm
+    assert 0 < shift <= a.record.clip_norm
+
+
+def test_float32_sensitivity_covers_the_rounding_of_the_clipped_rows():
+    # Clipped float32 rows may exceed the bound by their final rounding; the
+    # recorded sensitivity is computed for a radius that covers it.
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(100, 3000)) * 10).astype(np.float32)
+    y = rng.integers(0, 2, 100).astype(float)
+    eps32 = float(np.finfo(np.float32).eps)
+    norms = np.linalg.norm(clip_rows_to_norm(X, 1.0).astype(np.float64), axis=1)
+    assert norms.max() <= 1.0 + 2 * eps32
+    rec32 = _op(X, y, epsilon=math.inf).record
+    rec64 = _op(X.astype(np.float64), y, epsilon=math.inf).record
+    assert rec64.clip_norm < rec32.clip_norm <= rec64.clip_norm * (1 + 4 * eps32)
