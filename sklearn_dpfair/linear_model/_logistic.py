@@ -10,7 +10,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import (
+    _check_feature_names,
+    _check_n_features,
+    validate_data,
+)
 
 from .._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
@@ -18,6 +22,11 @@ from .._base import (
     PrivateEstimatorMixin,
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
+from .._solvers._distributed import (
+    distribute_training_data,
+    fit_dp_sgd_dask,
+    is_dask_collection,
+)
 from .._solvers._private_fit import (
     DPSGDParams,
     OutputPerturbationParams,
@@ -179,6 +188,8 @@ default=None
         the current ``dask.distributed`` client (optional extra
         ``pip install 'sklearn-dpfair[dask]'``); each silo's rows are placed
         once on a worker and only the model and the noisy messages travel.
+        (A Dask collection ``X`` needs no setting: it is fitted by central
+        DP-SGD on the current client's workers, see ``fit``.)
     secure_aggregation : bool, default=False
         Federated mode only: also report ``central_epsilon_``, the guarantee
         that holds *if* the server sees only the weighted sum of the messages
@@ -384,6 +395,11 @@ default=None
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data, dense or sparse (CSR/CSC).
+            A Dask array or DataFrame (with a running ``dask.distributed``
+            client) is fitted by DP-SGD on its workers: the rows stay there,
+            the guarantee and record are the in-memory ones
+            (:ref:`User Guide <dask_central>`). ``y`` and ``sample_weight``
+            may then be Dask collections too.
         y : array-like of shape (n_samples,)
             Target labels; must lie in ``classes`` when it is declared.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -409,9 +425,12 @@ default=None
             raise ValueError("silos= needs solver='dp-sgd' (federated DP-SGD).")
         if silos is not None and self.device == "cuda":
             raise ValueError("silos run on the CPU (numpy); use device='cpu'.")
+        if is_dask_collection(X):
+            return self._fit_dask(X, y, sample_weight, silos)
         if silos is None and self.execution == "dask":
             raise ValueError(
-                "execution='dask' runs the silos of a federated fit; pass silos=."
+                "execution='dask' runs the silos of a federated fit; pass silos=, "
+                "or pass X as a Dask collection (central DP-SGD on its workers)."
             )
         if self.solver == "output-perturbation":
             if self.alpha <= 0:
@@ -476,26 +495,13 @@ default=None
         # Labels are public metadata handled on the host; only X is large.
         classes, y_encoded, caveats = resolve_classes(self.classes, to_numpy(y))
         check_delta_for_n(self.delta, X.shape[0])
-        loss = BinaryLogisticLoss() if classes.size == 2 else SoftmaxLoss(classes.size)
+        loss = self._loss_for(classes)
         y_encoded = backend.asarray(y_encoded, dtype=X.dtype)
         rng = check_noise_generator(self.random_state)
 
         # The DP-SGD parameters, central or federated.
-        sgd_params = DPSGDParams(
-            clip_norm=self.clip_norm,
-            batch_size=self.batch_size,
-            epochs=self.max_iter,
-            learning_rate=self.learning_rate,
-            alpha=self.alpha,
-            fit_intercept=self.fit_intercept,
-        )
-        sgd_budget = PrivacyBudget(
-            self.epsilon,
-            self.delta,
-            self._accountant_kind(),
-            self.noise_multiplier,
-            tuple(caveats),
-        )
+        sgd_params = self._dp_sgd_params()
+        sgd_budget = self._dp_sgd_budget(caveats)
         if silos is not None:
             result = fit_silos(
                 to_numpy(X),
@@ -561,6 +567,59 @@ default=None
             )
             n_iter = None
 
+        return self._set_fitted(classes, result, n_iter)
+
+    def _dp_sgd_params(self):
+        """Public hyperparameters of the central DP-SGD fits (in memory, Dask)."""
+        return DPSGDParams(
+            clip_norm=self.clip_norm,
+            batch_size=self.batch_size,
+            epochs=self.max_iter,
+            learning_rate=self.learning_rate,
+            alpha=self.alpha,
+            fit_intercept=self.fit_intercept,
+        )
+
+    def _dp_sgd_budget(self, caveats):
+        """Privacy inputs of the central DP-SGD fits."""
+        return PrivacyBudget(
+            self.epsilon,
+            self.delta,
+            self._accountant_kind(),
+            self.noise_multiplier,
+            tuple(caveats),
+        )
+
+    def _fit_dask(self, X, y, sample_weight, silos):
+        """Central DP-SGD on a Dask collection; its rows stay on the workers."""
+        if silos is not None or self.solver != "dp-sgd" or self.device == "cuda":
+            raise ValueError(
+                "A Dask collection X is fitted by central DP-SGD on its workers: "
+                "it needs solver='dp-sgd', device='cpu' or 'auto', and no silos=."
+            )
+        _check_feature_names(self, X, reset=True)
+        _check_n_features(self, X, reset=True)
+        data = distribute_training_data(
+            X,
+            y,
+            sample_weight,
+            classes=self.classes,
+            delta=self.delta,
+            fit_intercept=self.fit_intercept,
+        )
+        try:
+            result = fit_dp_sgd_dask(
+                data,
+                self._loss_for(data.classes),
+                self._dp_sgd_params(),
+                self._dp_sgd_budget(data.caveats),
+                rng=check_noise_generator(self.random_state),
+            )
+        finally:
+            data.release()
+        return self._set_fitted(data.classes, result, self.max_iter)
+
+    def _set_fitted(self, classes, result, n_iter):
         self.classes_ = classes
         self.coef_ = result.coef
         self.intercept_ = result.intercept
@@ -572,10 +631,12 @@ default=None
             setattr(self, name, value)
         return self
 
+    @staticmethod
+    def _loss_for(classes):
+        return BinaryLogisticLoss() if classes.size == 2 else SoftmaxLoss(classes.size)
+
     def _loss_for_prediction(self):
-        if self.classes_.size == 2:
-            return BinaryLogisticLoss()
-        return SoftmaxLoss(self.classes_.size)
+        return self._loss_for(self.classes_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,0 +1,452 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Central DP-SGD over Dask collections: the rows stay on the workers.
+
+DP-SGD (Abadi et al., CCS 2016, Alg. 1) with Poisson sampling decomposes
+over the rows: every record joins a batch by its own coin with probability
+``q``, and the clipped sum of a batch is the sum of the clipped sums of its
+parts. So each partition of a Dask collection
+
+1. is validated, encoded and persisted once on its worker (features, encoded
+   labels, public weights and the row norms ``||[x_i, s]||``);
+2. per step, receives the coefficients from the driver, draws its own rows
+   of the batch (each with probability ``q``), clips each example's gradient
+   to ``clip_norm`` and returns one ``(d + 1) x K`` clipped sum.
+
+The driver adds the partition sums, adds the Gaussian noise *once* through
+the fit's :class:`~sklearn_dpfair.privacy.GaussianMechanism`, divides by the
+*expected* batch size ``q n`` and updates. The released coefficients are the
+same function of the same noisy sums as in the in-memory fit, so the
+guarantee, the event and the record are those of
+:func:`~sklearn_dpfair._solvers._private_fit.fit_dp_sgd` (add/remove
+adjacency).
+
+Trust model: the driver sees the *un-noised* partition sums, as the
+in-memory solver sees its own batch sums; the workers see their rows. Both
+are inside the trust boundary of the central model; only the fitted model
+is differentially private. (Federated ``silos=`` fits are the other trust
+model: there each silo noises its own messages.)
+
+Randomness: the driver's generator (OS entropy, or the user's seed) draws
+128 bits of root entropy; the generator of partition ``p`` at step ``t`` is
+seeded by ``SeedSequence(root, spawn_key=(p, t))``, i.e. the child
+``root.spawn(P)[p].spawn(T)[t]``: independent streams across partitions and
+steps, and a deterministic one for a task that Dask re-runs after losing a
+worker (the retry draws the same batch rows, so a recovered fit releases
+the same model with the same accounting as an undisturbed one).
+"""
+
+import concurrent.futures
+import math
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils.validation import check_array, column_or_1d
+
+from ..utils._validation import check_delta_for_n, resolve_classes
+from ._linear import LinearModel, take_rows, weighted_raw_gradient
+from ._private_fit import _WEIGHTS_CAVEAT, LinearFit
+from ._sampling import poisson_batch
+from ._schedules import auto_learning_rate, sgd_schedule, tail_start
+
+__all__ = [
+    "DaskTrainingData",
+    "distribute_training_data",
+    "fit_dp_sgd_dask",
+    "is_dask_collection",
+    "partition_clipped_sum",
+]
+
+_DASK_MISSING = (
+    "fitting on Dask collections needs dask.distributed, an optional "
+    "dependency: install it with `pip install 'sklearn-dpfair[dask]'`."
+)
+_NO_CLIENT = (
+    "X is a Dask collection: the fit runs on the current dask.distributed "
+    "Client, and there is none. Create one first (for example "
+    "`client = Client(LocalCluster())`), or pass in-memory arrays."
+)
+_WORKER_LOST = (
+    "a Dask worker was lost during the private fit and its work could not be "
+    "recomputed; no model is released. Nothing was published, so a new fit "
+    "(from fresh OS entropy) spends its budget afresh."
+)
+
+
+def is_dask_collection(obj):
+    """Whether ``obj`` is a Dask collection (without importing Dask).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._distributed import is_dask_collection
+    >>> is_dask_collection(np.zeros(3))
+    False
+    """
+    dask = sys.modules.get("dask")
+    if dask is None:
+        # Nothing can be a Dask collection before Dask was imported.
+        return False
+    from dask.base import is_dask_collection as _is_collection
+
+    return bool(_is_collection(obj))
+
+
+@dataclass(frozen=True)
+class _Partition:
+    """One persisted partition: what its worker keeps for the whole fit."""
+
+    X: np.ndarray
+    y: np.ndarray
+    weights: np.ndarray | None
+    row_norms: np.ndarray
+
+
+@dataclass
+class DaskTrainingData:
+    """The training data of a distributed fit: persisted partitions and public facts.
+
+    ``partitions`` are futures of the persisted partitions (in row order),
+    ``sizes`` their row counts (public, as ``n`` is under add/remove
+    adjacency), ``classes`` the label set and ``caveats`` what it cost.
+    """
+
+    client: object
+    partitions: list
+    sizes: list
+    n_features: int
+    dtype: np.dtype
+    classes: np.ndarray
+    caveats: tuple
+    weighted: bool
+
+    @property
+    def n_samples(self):
+        return int(sum(self.sizes))
+
+    def release(self):
+        """Drop the persisted partitions from the workers."""
+        partitions, self.partitions = self.partitions, []
+        self.client.cancel(partitions)
+
+
+def _current_client():
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ImportError(_DASK_MISSING) from exc
+    try:
+        return distributed.get_client()
+    except ValueError as exc:
+        raise ValueError(_NO_CLIENT) from exc
+
+
+def _as_dask_array(obj, name, row_chunks=None):
+    """A Dask array of ``obj`` (a Dask array, DataFrame or Series, or in-memory)."""
+    import dask.array as da
+
+    if hasattr(obj, "to_dask_array"):
+        # Partition lengths are public row counts; computing them reads no
+        # value of the records.
+        obj = obj.to_dask_array(lengths=True)
+    elif not isinstance(obj, da.Array):
+        if row_chunks is None:
+            raise TypeError(f"{name} must be a Dask array or DataFrame.")
+        # Small public inputs given in memory (labels, weights) are cut like X.
+        obj = np.asarray(obj)
+        obj = da.from_array(obj, chunks=(row_chunks,) + (-1,) * (obj.ndim - 1))
+    if any(math.isnan(c) for c in obj.chunks[0]):
+        obj = obj.compute_chunk_sizes()
+    if row_chunks is not None:
+        if obj.shape[0] != sum(row_chunks):
+            raise ValueError(
+                f"{name} has {obj.shape[0]} rows, X has {sum(row_chunks)}."
+            )
+        obj = obj.rechunk({0: row_chunks})
+    return obj
+
+
+def _load_partition(X, y, weights, classes, weight_scale, intercept_scaling):
+    """Validate, encode and keep one partition on its worker."""
+    X = check_array(X, dtype=(np.float64, np.float32), order="C", input_name="X")
+    y = column_or_1d(y)
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"y has {y.shape[0]} rows in a partition where X has {X.shape[0]}."
+        )
+    # Declared (or already inferred) classes: encoding only, labels outside
+    # the set raise as in the in-memory fit.
+    _, y_encoded, _ = resolve_classes(classes, y)
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64).ravel()
+        if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+            raise ValueError("sample_weight must be finite and non-negative.")
+        # The in-memory rescaling to mean 1: w / max(w) * n / sum(w / max(w)).
+        weights = weights / weight_scale[0] * weight_scale[1]
+    return _Partition(
+        X=X,
+        y=np.asarray(y_encoded, dtype=X.dtype),
+        weights=weights,
+        row_norms=LinearModel(1, intercept_scaling).row_norms(X),
+    )
+
+
+def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_intercept):
+    """Persist the partitions of a Dask fit, each once on its worker.
+
+    Nothing row-sized comes back to the driver: the label set (when it is
+    inferred, with a ``PrivacyLeakWarning``), the maximum and sum of the
+    public weights, and the partition lengths are the only values computed.
+
+    Parameters
+    ----------
+    X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
+    y : dask or in-memory array-like of shape (n_samples,)
+    sample_weight : dask or in-memory array-like of shape (n_samples,) or None
+        Public weights (rescaled to mean 1; uniform weights are dropped).
+    classes : array-like or None
+        The public label set; None infers it from ``y``, with a warning.
+    delta : float
+        Checked against ``1/n``.
+    fit_intercept : bool
+        Whether the rows are augmented with ``s = 1``.
+
+    Returns
+    -------
+    data : DaskTrainingData
+    """
+    import dask
+    import dask.array as da
+    import distributed
+
+    client = _current_client()
+    X = _as_dask_array(X, "X")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-d; got a Dask array of shape {X.shape}.")
+    # Whole rows in every block: a partition is a set of records.
+    X = X.rechunk({1: -1})
+    row_chunks = X.chunks[0]
+    y = _as_dask_array(y, "y", row_chunks)
+    caveats = ()
+    if classes is None:
+        # The label set is a few values, computed on the cluster.
+        observed = da.unique(y).compute()
+        classes, _, inferred = resolve_classes(None, observed)
+        caveats = tuple(inferred)
+    else:
+        classes, _, _ = resolve_classes(classes, np.asarray(classes))
+    n_samples = int(sum(row_chunks))
+    check_delta_for_n(delta, n_samples)
+    weight_blocks = [None] * len(row_chunks)
+    weight_scale = None
+    if sample_weight is not None:
+        w = _as_dask_array(sample_weight, "sample_weight", row_chunks)
+        w = w.astype(np.float64)
+        w_max, w_min = dask.compute(w.max(), w.min())
+        if not (np.isfinite(w_max) and np.isfinite(w_min) and w_min >= 0):
+            raise ValueError("sample_weight must be finite and non-negative.")
+        if not w_max > 0:
+            raise ValueError("sample_weight are all zero: there is nothing to fit.")
+        if w_min != w_max:
+            # Public weights: their maximum and sum are public too.
+            w_sum = float((w / w_max).sum().compute())
+            weight_scale = (float(w_max), n_samples / w_sum)
+            weight_blocks = list(w.to_delayed().ravel())
+    s = 1.0 if fit_intercept else 0.0
+    # Keys unique to this fit: a previous fit on the same data releasing its
+    # partitions must not cancel these.
+    load = dask.delayed(_load_partition, pure=False)
+    parts = [
+        load(xb, yb, wb, classes, weight_scale, s)
+        for xb, yb, wb in zip(
+            X.to_delayed().ravel(), y.to_delayed().ravel(), weight_blocks
+        )
+    ]
+    futures = client.compute(parts)
+    sizes = [int(c) for c in row_chunks]
+    dtype = np.dtype(np.float32 if X.dtype == np.float32 else np.float64)
+    # Wait for them where they are (gathering would bring the rows here);
+    # input errors surface now, once, from the first partition that failed.
+    distributed.wait(futures)
+    failed = [f for f in futures if f.status == "error"]
+    if failed:
+        try:
+            failed[0].result()
+        finally:
+            client.cancel(futures)
+    # Keep the non-empty partitions.
+    kept = [(f, n) for f, n in zip(futures, sizes) if n > 0]
+    client.cancel([f for f, n in zip(futures, sizes) if n == 0])
+    return DaskTrainingData(
+        client=client,
+        partitions=[f for f, _ in kept],
+        sizes=[n for _, n in kept],
+        n_features=int(X.shape[1]),
+        dtype=dtype,
+        classes=classes,
+        caveats=caveats,
+        weighted=weight_scale is not None,
+    )
+
+
+@dataclass(frozen=True)
+class _StepConfig:
+    """Public constants every partition step needs (sent with each step)."""
+
+    model: LinearModel
+    loss: object
+    sampling_probability: float
+    clip_norm: float
+    entropy: int
+
+
+def partition_clipped_sum(part, coef, w0, *, model, loss, sampling_probability,
+                          clip_norm, rng):
+    """Clipped gradient sum of one partition's Poisson-sampled rows.
+
+    Every row of ``part`` joins the batch independently with probability
+    ``sampling_probability`` (drawn from ``rng``); the per-example gradients
+    ``r_i [x_i, s]`` of those rows (times their public weights) are clipped
+    to ``clip_norm`` and summed by the linear-model layer ``model``, the
+    same code as the in-memory DP-SGD step. Whatever one record holds, its
+    term is finite and within the clip norm.
+
+    Returns
+    -------
+    coef_block, intercept_block : ndarray
+        Shapes ``(n_features, n_outputs)`` and ``(n_outputs,)``.
+    """
+    if sampling_probability >= 1.0:
+        Xb, yb, norms_b, wb = part.X, part.y, part.row_norms, part.weights
+    else:
+        idx = poisson_batch(rng, part.X.shape[0], sampling_probability)
+        Xb, yb, norms_b = take_rows(part.X, idx), part.y[idx], part.row_norms[idx]
+        wb = None if part.weights is None else part.weights[idx]
+    raw_grad = weighted_raw_gradient(
+        loss.raw_gradient(yb, model.raw_predictions(Xb, coef, w0)), wb
+    )
+    return model.clipped_gradient_sum(Xb, raw_grad, norms_b, clip_norm)
+
+
+def _partition_step(part, index, *, coef, w0, step, config):
+    """Worker task: the clipped sum of partition ``index`` at step ``step``."""
+    seed = np.random.SeedSequence(config.entropy, spawn_key=(index, step))
+    return partition_clipped_sum(
+        part,
+        coef,
+        w0,
+        model=config.model,
+        loss=config.loss,
+        sampling_probability=config.sampling_probability,
+        clip_norm=config.clip_norm,
+        rng=np.random.default_rng(seed),
+    )
+
+
+def _clipped_sum(data, coef, w0, step, config):
+    """Broadcast the parameters, gather one clipped sum per partition, add them."""
+    from distributed import KilledWorker
+
+    client = data.client
+    # One task per partition, scheduled where the partition lives; the
+    # parameters (O(d K)) travel with the tasks.
+    futures = client.map(
+        _partition_step,
+        data.partitions,
+        range(len(data.partitions)),
+        coef=coef,
+        w0=w0,
+        step=step,
+        config=config,
+        pure=False,
+    )
+    try:
+        sums = client.gather(futures)
+    except (KilledWorker, concurrent.futures.CancelledError) as exc:
+        raise RuntimeError(_WORKER_LOST) from exc
+    # Added in partition order on the driver: a fixed summation order.
+    g_coef = sums[0][0].copy()
+    g_w0 = sums[0][1].copy()
+    for c, b in sums[1:]:
+        g_coef += c
+        g_w0 += b
+    return g_coef, g_w0
+
+
+def fit_dp_sgd_dask(data, loss, params, budget, *, rng):
+    """DP-SGD on persisted Dask partitions; noise added once on the driver.
+
+    The same schedule, mechanism, record and update as
+    :func:`~sklearn_dpfair._solvers._private_fit.fit_dp_sgd`: ``T =
+    ceil(epochs / q)`` steps, each the Gaussian mechanism on the sum of the
+    partitions' clipped sums, divided by the expected batch size ``q n``;
+    the coefficients are the average of the last half of the iterates.
+
+    Parameters
+    ----------
+    data : DaskTrainingData
+        From :func:`distribute_training_data`.
+    loss : object
+        Pointwise loss with ``n_outputs`` and ``raw_gradient(y, raw)``.
+    params : DPSGDParams
+        Public hyperparameters, as for ``fit_dp_sgd``.
+    budget : PrivacyBudget
+        Privacy inputs (with the caveats of ``data``, the label set's).
+    rng : numpy.random.Generator
+        The fit's generator: the noise, and the root of the partitions'
+        streams.
+
+    Returns
+    -------
+    fit : LinearFit
+    """
+    n_samples = data.n_samples
+    q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
+    mechanism = budget.gaussian(params.clip_norm, sampling_probability=q, steps=n_steps)
+    k = loss.n_outputs
+    learning_rate = params.learning_rate
+    if learning_rate == "auto":
+        learning_rate = auto_learning_rate(
+            mechanism.noise_multiplier, q, n_samples, (data.n_features + 1) * k
+        )
+    record = budget.account(
+        mechanism,
+        # The mechanism the accountant sees is the in-memory one: where the
+        # clipped sums were added up does not change the released sums.
+        description="DP-SGD (Poisson-subsampled Gaussian, per-example clipping)",
+        adjacency="add_remove",
+        sampling_probability=q,
+        steps=n_steps,
+        caveats=(_WEIGHTS_CAVEAT,) if data.weighted else (),
+    )
+    model = LinearModel(k, intercept_scaling=1.0 if params.fit_intercept else 0.0)
+    config = _StepConfig(
+        model=model,
+        loss=loss,
+        sampling_probability=q,
+        clip_norm=mechanism.clip_norm,
+        # Root of every partition's stream, from the fit's private generator.
+        entropy=int.from_bytes(rng.bytes(16), "little"),
+    )
+    dtype = data.dtype
+    coef = np.zeros((data.n_features, k), dtype=dtype)
+    w0 = np.zeros(k, dtype=dtype)
+    expected_batch_size = q * n_samples
+    tail_from = tail_start(n_steps, 0.5)
+    coef_sum, w0_sum = np.zeros_like(coef), np.zeros_like(w0)
+    for t in range(n_steps):
+        g_coef, g_w0 = _clipped_sum(data, coef, w0, t, config)
+        # The only private step: one noise draw per block, on the driver, in
+        # the order of the in-memory step (coefficient block first).
+        g_coef = mechanism.privatize(g_coef, rng) / expected_batch_size
+        g_w0 = mechanism.privatize(g_w0, rng) / expected_batch_size
+        coef, w0 = model.gradient_step(
+            coef, w0, g_coef, g_w0, learning_rate=learning_rate, alpha=params.alpha
+        )
+        if t >= tail_from:
+            coef_sum = coef_sum + coef
+            w0_sum = w0_sum + w0
+    n_avg = n_steps - tail_from
+    coef, intercept = (coef_sum / n_avg).T, model.intercept(w0_sum / n_avg)
+    return LinearFit(coef, intercept, n_steps, record)

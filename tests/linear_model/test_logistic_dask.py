@@ -1,0 +1,256 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""DPLogisticRegression on Dask collections: the in-memory model and guarantee.
+
+The data stay on the workers.
+
+One LocalCluster with two worker processes serves the whole module.
+"""
+
+import os
+import signal
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from sklearn_dpfair import DPLogisticRegression
+from sklearn_dpfair._solvers import _distributed
+from sklearn_dpfair.datasets import load_adult
+from sklearn_dpfair.exceptions import PrivacyLeakWarning
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+    )
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def adult():
+    train, test = load_adult(), load_adult(subset="test")
+    pre = make_pipeline(
+        ColumnTransformer(
+            [
+                (
+                    "cat",
+                    OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+                    train.categorical_features,
+                ),
+                ("num", "passthrough", train.numeric_features),
+            ]
+        ),
+        StandardScaler(),
+    )
+    X_train = pre.fit_transform(train.data)
+    return X_train, train.target.to_numpy(), pre.transform(test.data), (
+        test.target.to_numpy()
+    )
+
+
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 5))
+    y = (X[:, 0] - 0.5 * X[:, 1] + 0.3 * rng.normal(size=3000) > 0).astype(int)
+    w = rng.uniform(0.2, 3.0, size=3000)
+    return X, y, w
+
+
+def _dask(*arrays, chunks=700):
+    return [
+        da.from_array(a, chunks=(chunks,) + (-1,) * (a.ndim - 1)) for a in arrays
+    ]
+
+
+@pytest.fixture
+def no_driver_arrays(monkeypatch):
+    """Any conversion of a Dask collection to numpy on the driver raises."""
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a Dask collection was converted to numpy on the driver")
+
+    monkeypatch.setattr(da.Array, "__array__", refuse)
+    try:
+        import dask.dataframe as dd
+    except ImportError:
+        return
+    for cls in (dd.DataFrame, dd.Series):
+        monkeypatch.setattr(cls, "__array__", refuse, raising=False)
+
+
+def test_adult_accuracy_matches_in_memory(client, adult):
+    X, y, X_test, y_test = adult
+    kw = dict(epsilon=1.0, classes=[0, 1], max_iter=3)
+    Xd, yd = _dask(X, y, chunks=8000)
+    scores = {"memory": [], "dask": []}
+    for seed in (0, 1):
+        scores["memory"].append(
+            DPLogisticRegression(random_state=seed, **kw)
+            .fit(X, y)
+            .score(X_test, y_test)
+        )
+        scores["dask"].append(
+            DPLogisticRegression(random_state=seed, **kw)
+            .fit(Xd, yd)
+            .score(X_test, y_test)
+        )
+    # Different batches and noise, the same distribution: within noise of
+    # each other (seed to seed, the in-memory accuracy varies by ~0.005).
+    assert np.mean(scores["dask"]) > 0.83
+    assert abs(np.mean(scores["dask"]) - np.mean(scores["memory"])) < 0.01
+
+
+def test_never_converted_to_numpy_on_the_driver(client, small, no_driver_arrays):
+    X, y, w = small
+    Xd, yd, wd = _dask(X, y, w)
+    clf = DPLogisticRegression(classes=[0, 1], max_iter=2).fit(
+        Xd, yd, sample_weight=wd
+    )
+    assert clf.score(X, y) > 0.8
+    with pytest.warns(PrivacyLeakWarning):
+        # Inferring the label set computes the few labels, not the column.
+        DPLogisticRegression(max_iter=1).fit(Xd, yd)
+
+
+def test_same_record_as_in_memory(client, small):
+    X, y, _ = small
+    kw = dict(epsilon=0.8, delta=1e-6, classes=[0, 1], batch_size=300, max_iter=3)
+    memory = DPLogisticRegression(**kw).fit(X, y)
+    dask = DPLogisticRegression(**kw).fit(*_dask(X, y))
+    assert dask.privacy_record_ == memory.privacy_record_
+    assert dask.dp_event_ == memory.dp_event_
+    assert dask.epsilon_ == memory.epsilon_ <= 0.8
+    assert dask.t_ == memory.t_ == 30
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_non_private_full_batch_equals_in_memory(client, small, weighted, n_classes):
+    # No noise, no sampling: the same gradient sums, added in another order.
+    X, y, w = small
+    y = y + (X[:, 2] > 1) if n_classes == 3 else y
+    w = w if weighted else None
+    kw = dict(
+        epsilon=np.inf, batch_size="full", max_iter=8, classes=np.arange(n_classes)
+    )
+    memory = DPLogisticRegression(**kw).fit(X, y, sample_weight=w)
+    Xd, yd = _dask(X, y)
+    wd = None if w is None else _dask(w)[0]
+    dask = DPLogisticRegression(**kw).fit(Xd, yd, sample_weight=wd)
+    np.testing.assert_allclose(dask.coef_, memory.coef_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(dask.intercept_, memory.intercept_, rtol=0, atol=1e-12)
+    assert dask.privacy_caveats_ == memory.privacy_caveats_
+
+
+def test_float32_stays_float32(client, small):
+    X, y, _ = small
+    clf = DPLogisticRegression(classes=[0, 1], max_iter=1, random_state=0)
+    clf.fit(*_dask(X.astype(np.float32), y))
+    assert clf.coef_.dtype == np.float32
+
+
+def test_worker_loss_recovers_with_the_same_model_and_record(
+    client, small, monkeypatch
+):
+    # A worker killed between two steps: Dask recomputes its partitions from
+    # the graph and re-runs the step; every partition's rows come from
+    # SeedSequence(root, (p, t)), so the recovered fit is the undisturbed one.
+    X, y, _ = small
+    kw = dict(epsilon=1.0, classes=[0, 1], batch_size=600, max_iter=2, random_state=3)
+    Xd, yd = _dask(X, y, chunks=500)
+    reference = DPLogisticRegression(**kw).fit(Xd, yd)
+
+    clipped_sum = _distributed._clipped_sum
+    killed = []
+
+    def kill_at_step_3(data, coef, w0, step, config):
+        if step == 3:
+            holder = next(iter(client.who_has([data.partitions[0]]).values()))[0]
+            pid = client.run(os.getpid, workers=[holder])[holder]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(holder)
+        return clipped_sum(data, coef, w0, step, config)
+
+    monkeypatch.setattr(_distributed, "_clipped_sum", kill_at_step_3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        recovered = DPLogisticRegression(**kw).fit(Xd, yd)
+    assert killed
+    np.testing.assert_allclose(recovered.coef_, reference.coef_, rtol=1e-12)
+    np.testing.assert_allclose(recovered.intercept_, reference.intercept_, rtol=1e-12)
+    assert recovered.privacy_record_ == reference.privacy_record_
+    client.wait_for_workers(2, timeout=30)
+
+
+def test_input_errors(client, small, monkeypatch):
+    X, y, _ = small
+    Xd, yd = _dask(X, y)
+    with pytest.raises(ValueError, match="not in the declared classes"):
+        DPLogisticRegression(classes=[0, 2], max_iter=1).fit(Xd, yd)
+    with pytest.raises(ValueError, match="central DP-SGD"):
+        DPLogisticRegression(
+            solver="output-perturbation", alpha=1.0, feature_norm_bound=1.0
+        ).fit(Xd, yd)
+    Xbad = X.copy()
+    Xbad[2000, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        DPLogisticRegression(classes=[0, 1], max_iter=1).fit(*_dask(Xbad, y))
+    with pytest.raises(ValueError, match="rows"):
+        DPLogisticRegression(classes=[0, 1], max_iter=1).fit(Xd, yd[:-1])
+
+    for bad in (-1.0, np.nan, np.inf):
+        w = np.ones(X.shape[0])
+        w[1234] = bad
+        with pytest.raises(ValueError, match="finite and non-negative"):
+            DPLogisticRegression(classes=[0, 1]).fit(Xd, yd, sample_weight=_dask(w)[0])
+    with pytest.raises(ValueError, match="all zero"):
+        DPLogisticRegression(classes=[0, 1]).fit(
+            Xd, yd, sample_weight=_dask(np.zeros(X.shape[0]))[0]
+        )
+
+    def no_client():
+        raise ValueError("No clients found")
+
+    monkeypatch.setattr(distributed, "get_client", no_client)
+    with pytest.raises(ValueError, match="current dask.distributed Client"):
+        DPLogisticRegression(classes=[0, 1]).fit(Xd, yd)
+
+
+def test_dataframe_input(client, small, no_driver_arrays):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, _ = small
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    Xd = dd.from_pandas(frame, npartitions=3)
+    yd = dd.from_pandas(pd.Series(y), npartitions=3)
+    clf = DPLogisticRegression(classes=[0, 1], max_iter=2).fit(Xd, yd)
+    assert list(clf.feature_names_in_) == list(frame.columns)
+    assert clf.score(frame, y) > 0.8
+
+
+def test_driver_memory_does_not_grow_with_n(client):
+    # 200,000 x 20 float64 rows (32 MB) generated on the workers: the
+    # driver's allocations during the fit stay O(d), far below one partition.
+    import tracemalloc
+
+    rng = da.random.default_rng(0)
+    X = rng.standard_normal((200_000, 20), chunks=(50_000, 20))
+    y = (X[:, 0] > 0).astype(int)
+    tracemalloc.start()
+    try:
+        DPLogisticRegression(classes=[0, 1], max_iter=1, batch_size=20_000).fit(X, y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20

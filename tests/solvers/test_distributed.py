@@ -1,0 +1,188 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The partition-level clipped sums of DP-SGD on Dask.
+
+One LocalCluster with two worker processes serves the whole module.
+"""
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair._loss import BinaryLogisticLoss, SoftmaxLoss
+from sklearn_dpfair._solvers import _distributed
+from sklearn_dpfair._solvers._distributed import (
+    distribute_training_data,
+    is_dask_collection,
+    partition_clipped_sum,
+)
+from sklearn_dpfair._solvers._linear import (
+    LinearModel,
+    augmented_row_norms,
+    clipped_gradient_sum,
+)
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+    )
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 6)) * rng.uniform(0.1, 5, size=6)
+    X[3] = [1e300, -1e300, 1e200, 0.0, 1.0, 2.0]  # a huge record
+    y = rng.integers(0, 3, size=1000)
+    return X, y
+
+
+def _config(loss, q, clip_norm, s=1.0, entropy=123):
+    return _distributed._StepConfig(
+        model=LinearModel(loss.n_outputs, s),
+        loss=loss,
+        sampling_probability=q,
+        clip_norm=clip_norm,
+        entropy=entropy,
+    )
+
+
+def _persist(X, y, chunks, **kw):
+    kw = {"classes": [0, 1, 2], "delta": 1e-5, "fit_intercept": True, **kw}
+    return distribute_training_data(
+        da.from_array(X, chunks=(chunks, -1)),
+        da.from_array(y, chunks=chunks),
+        None,
+        **kw,
+    )
+
+
+@pytest.mark.parametrize("chunks", [1000, 333, 250])
+def test_full_batch_sum_equals_in_memory_clipped_sum(client, data, chunks):
+    X, y = data
+    loss = SoftmaxLoss(3)
+    coef = np.random.default_rng(1).normal(size=(6, 3)) * 1e-3
+    w0 = np.array([0.1, -0.2, 0.05])
+    parts = _persist(X, y, chunks)
+    try:
+        got = _distributed._clipped_sum(parts, coef, w0, 0, _config(loss, 1.0, 1.0))
+    finally:
+        parts.release()
+    with np.errstate(over="ignore", invalid="ignore"):
+        raw = X @ coef + w0
+    from sklearn_dpfair.utils._array_api import finite_linear_scores
+
+    raw = finite_linear_scores(raw, X, coef, w0)
+    expected = clipped_gradient_sum(
+        X,
+        loss.raw_gradient(y.astype(float), raw),
+        augmented_row_norms(X, 1.0),
+        1.0,
+        1.0,
+    )
+    np.testing.assert_allclose(got[0], expected[0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got[1], expected[1], rtol=0, atol=1e-12)
+
+
+def test_partition_streams_are_independent_and_deterministic(client):
+    # Two identical partitions: the same rows, so the same sum iff the same
+    # Poisson draw. Their streams must differ, but a re-run of a step (a
+    # task Dask retries after losing a worker) must draw the same rows.
+    X = np.tile(np.random.default_rng(2).normal(size=(500, 3)), (2, 1))
+    y = np.tile(np.arange(500) % 2, 2)
+    loss = BinaryLogisticLoss()
+    parts = _persist(X, y, 500, classes=[0, 1])
+    coef, w0 = np.full((3, 1), 0.3), np.zeros(1)
+    config = _config(loss, 0.3, 1.0)
+    try:
+        sums = [
+            client.submit(
+                _distributed._partition_step,
+                part,
+                p,
+                coef=coef,
+                w0=w0,
+                step=0,
+                config=config,
+            )
+            .result()[0]
+            for p, part in enumerate(parts.partitions)
+        ]
+        again = client.submit(
+            _distributed._partition_step,
+            parts.partitions[0],
+            0,
+            coef=coef,
+            w0=w0,
+            step=0,
+            config=config,
+        ).result()[0]
+        next_step = client.submit(
+            _distributed._partition_step,
+            parts.partitions[0],
+            0,
+            coef=coef,
+            w0=w0,
+            step=1,
+            config=config,
+        ).result()[0]
+    finally:
+        parts.release()
+    assert not np.allclose(sums[0], sums[1])
+    assert not np.allclose(sums[0], next_step)
+    np.testing.assert_array_equal(sums[0], again)
+
+
+def test_every_clipped_term_within_clip_norm():
+    # A one-row partition sampled with q = 1: its sum is its clipped term,
+    # finite and within the clip norm whatever the row holds.
+    loss = BinaryLogisticLoss()
+    for row in ([1e308, -1e308, 1.0], [0.0, 0.0, 0.0], [5e-324, 1.0, 1e300]):
+        X = np.array([row])
+        part = _distributed._Partition(
+            X=X, y=np.ones(1), weights=np.array([1e300]),
+            row_norms=augmented_row_norms(X, 1.0),
+        )
+        g, b = partition_clipped_sum(
+            part, np.full((3, 1), 2.0), np.zeros(1), model=LinearModel(1, 1.0),
+            loss=loss, sampling_probability=1.0, clip_norm=0.5,
+            rng=np.random.default_rng(0),
+        )
+        norm = np.sqrt(np.sum(g**2) + np.sum(b**2))
+        assert np.isfinite(norm) and norm <= 0.5 * (1 + 1e-12)
+
+
+def test_lost_partitions_raise_a_clear_error(client, data):
+    X, y = data
+    parts = _persist(X, y, 500)
+    # Data that cannot be recomputed (cancelled futures) is a lost fit.
+    client.cancel(parts.partitions)
+    with pytest.raises(RuntimeError, match="worker was lost"):
+        _distributed._clipped_sum(
+            parts, np.zeros((6, 3)), np.zeros(3), 0, _config(SoftmaxLoss(3), 0.5, 1.0)
+        )
+
+
+def test_persisted_once_and_nothing_row_sized_on_the_driver(client, data):
+    X, y = data
+    parts = _persist(X, y, 250)
+    try:
+        assert len(parts.partitions) == 4 and parts.sizes == [250] * 4
+        # Each partition lives on exactly one worker.
+        who = client.who_has(parts.partitions)
+        assert all(len(w) == 1 for w in who.values())
+    finally:
+        parts.release()
+
+
+def test_is_dask_collection():
+    assert is_dask_collection(da.zeros((3, 2)))
+    assert not is_dask_collection(np.zeros((3, 2)))
+    assert not is_dask_collection([[1.0]])
