@@ -25,7 +25,9 @@ table can be re-run as sparse support lands.
 Times are ratios to a reference fit in the same process: in (a), the DP-SGD
 fit on the C-ordered float64 matrix of the same n; in (c), the same
 estimator on the C-ordered float64 matrix of the same n. Each time is the
-median of untraced fits (3 at n <= 1e4, 1 above), after a first fit traced
+median CPU time of the process (all its threads; the machine is shared, and
+the wall time depends on the other jobs much more) over untraced fits (3 at
+n <= 1e5, 1 above), after a first fit traced
 by :mod:`tracemalloc` (numpy and scipy report their buffers to it) gives the
 peak memory and warms what a fit memoizes (the noise calibration). The
 input, allocated before, is not counted in the peak; any copy the fit makes
@@ -40,6 +42,7 @@ Usage: nice -n 10 python benchmarks/bench_inputs.py [--quick] [--max-rows 100000
 import argparse
 import datetime
 import gc
+import math
 import os
 import statistics
 import sys
@@ -121,7 +124,11 @@ def sparse_data(n, d, density, seed=0):
 
 
 def measured(fit, repeats):
-    """Peak bytes of one traced fit, then the median seconds of ``repeats`` untraced fits.
+    """Peak bytes of a traced fit, then CPU and wall seconds of untraced fits.
+
+    Returns the median CPU seconds (all threads of the process), the peak
+    and the median wall seconds of ``repeats`` untraced fits. On a shared
+    machine the wall time depends on the other jobs; the CPU time much less.
 
     The traced fit comes first: it also warms what a fit memoizes (the
     noise calibration of a private fit), so the timed fits are warm.
@@ -133,17 +140,18 @@ def measured(fit, repeats):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    seconds = []
+    cpu, wall = [], []
     for _ in range(repeats):
         gc.collect()
-        start = time.perf_counter()
+        start_cpu, start = time.process_time(), time.perf_counter()
         fit()
-        seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds), peak
+        cpu.append(time.process_time() - start_cpu)
+        wall.append(time.perf_counter() - start)
+    return statistics.median(cpu), peak, statistics.median(wall)
 
 
 def attempt(make_estimator, X, y, fit_params, repeats):
-    """(seconds, peak bytes) or the reason the fit did not run."""
+    """(CPU seconds, peak bytes, wall seconds) or why the fit did not run."""
     def fit():
         make_estimator().fit(X, y, **fit_params)
 
@@ -157,79 +165,73 @@ def attempt(make_estimator, X, y, fit_params, repeats):
 
 
 def repeats_for(n):
-    return 3 if n <= 10_000 else 1
+    return 3 if n <= 100_000 else 1
 
 
-def bench_logistic(sizes, d, wide):
-    """(a) and (b): rows of dicts (n, layout, then per estimator a cell)."""
-    rows, refs = [], {}
+def logistic_cases(sizes, wide):
+    """Cases of (a) and (b) as (n, d, layout, density), in run order.
+
+    The largest n's dense layouts other than the reference come last, after
+    (b) and (c): an interrupted run still has every other row.
+    """
+    first, last = [], []
     for n in sizes:
-        cases = [(layout, None) for layout in DENSE_LAYOUTS]
-        cases += [(name, rho) for name, rho in SPARSE_DENSITIES.items()]
-        X_dense, y_dense = dense_data(n, d)
-        for layout, density in cases:
-            if density is None:
-                X, y = dense_layout(X_dense, layout), y_dense
-            else:
-                if layout == list(SPARSE_DENSITIES)[0]:
-                    del X_dense  # the dense layouts are done: free them
-                X, y = sparse_data(n, d, density)
-            row = {"n": n, "d": d, "layout": layout}
-            for name in logistic_estimators():
-                row[name] = attempt(
-                    lambda name=name: logistic_estimators()[name], X, y, {},
-                    repeats_for(n),
-                )
-                print(n, layout, name, row[name], flush=True)
-            if layout == "C float64":
-                refs[n] = row["DP-SGD"][0]
-            rows.append(row)
-            del X
-            gc.collect()
+        for layout in DENSE_LAYOUTS:
+            late = n == max(sizes) and n > 100_000 and layout != "C float64"
+            (last if late else first).append((n, N_FEATURES, layout, None))
+        first += [(n, N_FEATURES, name, rho) for name, rho in SPARSE_DENSITIES.items()]
     if wide:
         n, d_wide, density = wide
-        X, y = sparse_data(n, d_wide, density)
-        row = {"n": n, "d": d_wide, "layout": f"CSR {100 * density:g}% (wide)"}
-        for name in logistic_estimators():
-            row[name] = attempt(
-                lambda name=name: logistic_estimators()[name], X, y, {},
-                repeats_for(n),
-            )
-            print(n, d_wide, name, row[name], flush=True)
-        refs[("wide", n)] = row["DP-SGD"][0]
-        rows.append(row)
-    return rows, refs
+        first.append((n, d_wide, f"CSR {100 * density:g}% (wide)", density))
+    return first, last
 
 
-def bench_others(sizes, d):
-    """(c): per estimator and n, a cell per layout (C float64 is the reference)."""
-    rows = []
-    for cls in OTHER_ESTIMATORS:
-        for n in sizes:
-            est = cls()
-            X, y, params, _ = synthetic_inputs(est, n_samples=n, n_features=d)
+def _case_order(case):
+    """Table order of a case: by d, n, then layout as listed."""
+    n, d, layout, _ = case
+    kinds = DENSE_LAYOUTS + list(SPARSE_DENSITIES)
+    return d, n, kinds.index(layout) if layout in kinds else len(kinds)
 
-            def make(cls=cls):
-                est = cls()
-                if "random_state" in est.get_params():
-                    est.set_params(random_state=0)
-                return est
 
-            row = {"estimator": cls.__name__, "n": n}
-            for layout in DENSE_LAYOUTS:
-                row[layout] = attempt(
-                    make, dense_layout(X, layout), y, params, repeats_for(n)
-                )
-                print(cls.__name__, n, layout, row[layout], flush=True)
-            # 10% of the same Gaussian entries kept: a CSR matrix of the shape.
-            keep = np.random.default_rng(1).random(X.shape) < 0.1
-            row["CSR 10%"] = attempt(
-                make, sp.csr_matrix(np.where(keep, X, 0.0)), y, params,
-                repeats_for(n),
-            )
-            print(cls.__name__, n, "CSR 10%", row["CSR 10%"], flush=True)
-            rows.append(row)
-    return rows
+def run_logistic_case(n, d, layout, density, dense_cache):
+    """One row of (a) or (b): a cell per estimator."""
+    if density is None:
+        if dense_cache.get("n") != n:
+            dense_cache.clear()
+            dense_cache.update(n=n, data=dense_data(n, d))
+        X_dense, y = dense_cache["data"]
+        X = dense_layout(X_dense, layout)
+    else:
+        X, y = sparse_data(n, d, density)
+    row = {"n": n, "d": d, "layout": layout}
+    for name in logistic_estimators():
+        row[name] = attempt(
+            lambda name=name: logistic_estimators()[name], X, y, {}, repeats_for(n)
+        )
+        print(n, d, layout, name, row[name], flush=True)
+    return row
+
+
+def bench_other(cls, n, d):
+    """One row of (c): a cell per layout (C float64 is the reference)."""
+    X, y, params, _ = synthetic_inputs(cls(), n_samples=n, n_features=d)
+
+    def make():
+        est = cls()
+        if "random_state" in est.get_params():
+            est.set_params(random_state=0)
+        return est
+
+    row = {"estimator": cls.__name__, "n": n}
+    for layout in DENSE_LAYOUTS:
+        row[layout] = attempt(make, dense_layout(X, layout), y, params, repeats_for(n))
+        print(cls.__name__, n, layout, row[layout], flush=True)
+    # 10% of the same Gaussian entries kept: a CSR matrix of the same shape.
+    keep = np.random.default_rng(1).random(X.shape) < 0.1
+    X_csr = sp.csr_matrix(np.where(keep, X, 0.0))
+    row["CSR 10%"] = attempt(make, X_csr, y, params, repeats_for(n))
+    print(cls.__name__, n, "CSR 10%", row["CSR 10%"], flush=True)
+    return row
 
 
 def _ratio(cell, ref):
@@ -252,16 +254,24 @@ def _table(header, rows):
     return lines + [""]
 
 
-def write_rst(path, logistic, refs, others, command, wall, skipped):
+def write_rst(path, logistic, others, command, wall, skipped):
     names = list(logistic_estimators())
+    refs = {}
+    for row in logistic:
+        if row["layout"] == "C float64":
+            refs[row["n"]] = row["DP-SGD"]
+        elif "wide" in row["layout"]:
+            refs[("wide", row["n"])] = row["DP-SGD"]
     head = (
         "Input layouts: time and memory of a fit\n"
         "=======================================\n\n"
         f"Measured {datetime.date.today()} on {machine_description()} (shared "
         f"with other jobs, run under ``nice``). Command: ``{command}``; total "
         f"wall time {wall / 60:.1f} min. Produced by ``benchmarks/bench_inputs.py``.\n\n"
-        "Times are ratios to a reference fit in the same process (its seconds "
-        "are listed); each is the median of untraced fits (3 at n <= 1e4, 1 "
+        "Times are ratios of CPU time (of the process, all threads) to that of "
+        "a reference fit in the same process (its CPU and wall seconds are "
+        "listed): on a shared machine the wall time depends on the other jobs "
+        "much more. Each is the median of untraced fits (3 at n <= 1e5, 1 "
         "above), run after a first fit that gives the peak memory and warms "
         "what fits memoize (the noise calibration). *Peak* is the peak of "
         "``tracemalloc`` (which sees numpy's and scipy's buffers) during that "
@@ -284,16 +294,25 @@ def write_rst(path, logistic, refs, others, command, wall, skipped):
         "",
     ]
     ref_rows = []
-    for key, seconds in refs.items():
-        label = f"n = {key[1]:,}, wide CSR" if isinstance(key, tuple) else f"n = {key:,}, d = {N_FEATURES}, C float64"
-        ref_rows.append([label, f"{seconds:.3f}"])
-    lines += _table(["reference fit (DP-SGD)", "seconds"], ref_rows)
+    for key, cell in refs.items():
+        if isinstance(key, tuple):
+            label = f"n = {key[1]:,}, wide CSR"
+        else:
+            label = f"n = {key:,}, d = {N_FEATURES}, C float64"
+        if isinstance(cell, str):
+            ref_rows.append([label, cell, cell])
+        else:
+            ref_rows.append([label, f"{cell[0]:.3f}", f"{cell[2]:.3f}"])
+    lines += _table(
+        ["reference fit (DP-SGD)", "CPU seconds", "wall seconds"], ref_rows
+    )
     header = ["n", "d", "layout"]
     header += [f"{name} time (x ref)" for name in names]
     header += [f"{name} peak (MB)" for name in names]
     body = []
     for row in logistic:
         ref = refs[("wide", row["n"])] if "wide" in row["layout"] else refs[row["n"]]
+        ref = ref[0] if not isinstance(ref, str) else math.nan
         body.append(
             [f"{row['n']:,}", f"{row['d']:,}", row["layout"]]
             + [_ratio(row[name], ref) for name in names]
@@ -310,19 +329,21 @@ def write_rst(path, logistic, refs, others, command, wall, skipped):
         "inputs of ``sklearn_dpfair.audit._synthetic`` (Gaussian features, d = "
         f"{N_FEATURES}, the fit arguments it needs). Time: ratio to the same "
         "estimator on the C-ordered float64 matrix of the same n (seconds "
-        "listed). CSR: the same matrix with 90% of its entries set to 0.",
+        "listed: CPU, wall). CSR: the same matrix with 90% of its entries set to 0.",
         "",
     ]
     layouts = DENSE_LAYOUTS + ["CSR 10%"]
-    header = ["estimator", "n", "reference (s)"]
+    header = ["estimator", "n", "reference CPU (s)", "reference wall (s)"]
     header += [f"{layout} time (x ref)" for layout in layouts]
     header += [f"{layout} peak (MB)" for layout in layouts]
     body = []
     for row in others:
         ref = row["C float64"]
-        ref_s = ref[0] if not isinstance(ref, str) else float("nan")
+        ref_s, ref_wall = (
+            (ref[0], ref[2]) if not isinstance(ref, str) else (math.nan, math.nan)
+        )
         body.append(
-            [row["estimator"], f"{row['n']:,}", f"{ref_s:.3f}"]
+            [row["estimator"], f"{row['n']:,}", f"{ref_s:.3f}", f"{ref_wall:.3f}"]
             + [_ratio(row[layout], ref_s) for layout in layouts]
             + [_mb(row[layout]) for layout in layouts]
         )
@@ -344,20 +365,41 @@ def main(argv=None):
     else:
         sizes = [n for n in (10_000, 100_000, 1_000_000) if n <= args.max_rows]
         wide, other_sizes = (10_000, 100_000, 0.001), [10_000, 100_000]
-    logistic, refs = bench_logistic(sizes, N_FEATURES, wide)
-    others = bench_others(other_sizes, N_FEATURES)
-    wall = time.perf_counter() - start
     command = "nice -n 10 python benchmarks/bench_inputs.py" + (
         f" --max-rows {args.max_rows}" if args.max_rows != 1_000_000 else ""
-    )
-    skipped = "" if 1_000_000 in sizes else (
-        "n = 1e6 was not run (``--max-rows``)."
     )
     # A smoke run checks the page too, in the temporary directory.
     out = tempfile.gettempdir() if args.quick else OUT
     path = os.path.join(out, "inputs.rst")
-    write_rst(path, logistic, refs, others, command, wall, skipped)
-    print(f"wrote {path} ({wall:.1f} s)")
+    first, last = logistic_cases(sizes, wide)
+    logistic, others, dense_cache = [], [], {}
+
+    def save(pending):
+        # Written after every row: a run stopped early keeps what it measured.
+        note = "" if 1_000_000 in sizes or args.quick else (
+            "n = 1e6 was not run (``--max-rows``)."
+        )
+        if pending:
+            note += " Not measured (the run was stopped first): " + ", ".join(
+                f"n = {n:,} {layout}" for n, _, layout, _ in pending
+            ) + "."
+        order = [case[:3] for case in sorted(first + last, key=_case_order)]
+        rows = sorted(logistic, key=lambda r: order.index((r["n"], r["d"], r["layout"])))
+        write_rst(path, rows, others, command, time.perf_counter() - start,
+                  note.strip())
+
+    for i, case in enumerate(first):
+        logistic.append(run_logistic_case(*case, dense_cache))
+        save(first[i + 1:] + last)
+    dense_cache.clear()
+    for cls in OTHER_ESTIMATORS:
+        for n in other_sizes:
+            others.append(bench_other(cls, n, N_FEATURES))
+            save(last)
+    for i, case in enumerate(last):
+        logistic.append(run_logistic_case(*case, dense_cache))
+        save(last[i + 1:])
+    print(f"wrote {path} ({time.perf_counter() - start:.1f} s)")
 
 
 if __name__ == "__main__":
