@@ -84,14 +84,18 @@ class PrivateEstimatorMixin:
         self.privacy_caveats_ = list(record.caveats)
         ledger = getattr(self, "accountant", None)
         if isinstance(ledger, PrivacyLedger):
-            ledger.record(
-                record.dp_event,
-                delta=record.delta,
-                adjacency=record.adjacency,
-                epsilon=record.epsilon,
-                source=type(self).__name__,
-                seed=record.seed,
-            )
+            self._record_in_ledger(ledger, record, seed=record.seed)
+
+    def _record_in_ledger(self, ledger, record, *, seed=None):
+        """Record the release ``record`` describes in ``ledger``, named after this class."""
+        ledger.record(
+            record.dp_event,
+            delta=record.delta,
+            adjacency=record.adjacency,
+            epsilon=record.epsilon,
+            source=type(self).__name__,
+            seed=seed,
+        )
 
     def privacy_summary(self):
         """Human-readable statement of the privacy guarantee of this fit.
