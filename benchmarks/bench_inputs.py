@@ -25,8 +25,9 @@ table can be re-run as sparse support lands.
 Times are ratios to a reference fit in the same process: in (a), the DP-SGD
 fit on the C-ordered float64 matrix of the same n; in (c), the same
 estimator on the C-ordered float64 matrix of the same n. Each time is the
-median CPU time of the process (all its threads; the machine is shared, and
-the wall time depends on the other jobs much more) over untraced fits (3 at
+median CPU time of the process (BLAS and OpenMP single-threaded unless the
+environment says otherwise; the machine is shared, and the wall time
+depends on the other jobs much more) over untraced fits (3 at
 n <= 1e5, 1 above), after a first fit traced
 by :mod:`tracemalloc` (numpy and scipy report their buffers to it) gives the
 peak memory and warms what a fit memoizes (the noise calibration). The
@@ -39,22 +40,29 @@ inputs, whose page goes to the temporary directory).
 Usage: nice -n 10 python benchmarks/bench_inputs.py [--quick] [--max-rows 1000000]
 """
 
-import argparse
-import datetime
-import gc
-import math
 import os
-import statistics
-import sys
-import tempfile
-import time
-import tracemalloc
-import warnings
 
-import numpy as np
-import pandas as pd
-import scipy.sparse as sp
-from sklearn.linear_model import LogisticRegression, SGDClassifier
+# One thread per BLAS/OpenMP pool, set before numpy loads them: on a machine
+# shared with other jobs, idle pool threads spin and their CPU time would
+# count as the fit's. The page states it.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import gc  # noqa: E402
+import math  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from sklearn.linear_model import LogisticRegression, SGDClassifier  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _adult import machine_description  # noqa: E402
@@ -268,6 +276,8 @@ def write_rst(path, logistic, others, command, wall, skipped):
         f"Measured {datetime.date.today()} on {machine_description()} (shared "
         f"with other jobs, run under ``nice``). Command: ``{command}``; total "
         f"wall time {wall / 60:.1f} min. Produced by ``benchmarks/bench_inputs.py``.\n\n"
+        f"BLAS and OpenMP run single-threaded (``OMP_NUM_THREADS="
+        f"{os.environ['OMP_NUM_THREADS']}``, same for OpenBLAS and MKL). "
         "Times are ratios of CPU time (of the process, all threads) to that of "
         "a reference fit in the same process (its CPU and wall seconds are "
         "listed): on a shared machine the wall time depends on the other jobs "
