@@ -134,9 +134,14 @@ class LinearRegressorMixin(RegressorMixin):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        with np.errstate(over="ignore", invalid="ignore"):
-            y_pred = X @ self.coef_ + self.intercept_
-        return finite_linear_scores(y_pred, X, self.coef_, self.intercept_)
+        return _dense_linear_scores(np, X, self.coef_, self.intercept_)
+
+
+def _dense_linear_scores(xp, X, coef, intercept):
+    """``X @ coef + intercept`` in namespace ``xp``; rows that overflow saturated."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = xp.matmul(X, coef) + intercept
+    return finite_linear_scores(scores, X, coef, intercept)
 
 
 def _sparse_linear_scores(X, coef, intercept):
@@ -185,9 +190,7 @@ class LinearClassifierMixin(ClassifierMixin):
         if sp.issparse(X):
             return _sparse_linear_scores(X, self.coef_, self.intercept_)
         xp = array_namespace(X, self.coef_)
-        with np.errstate(over="ignore", invalid="ignore"):
-            scores = xp.matmul(X, self.coef_.T) + self.intercept_
-        scores = finite_linear_scores(scores, X, self.coef_.T, self.intercept_)
+        scores = _dense_linear_scores(xp, X, self.coef_.T, self.intercept_)
         return xp.reshape(scores, (-1,)) if scores.shape[1] == 1 else scores
 
     def _raw(self, X):
