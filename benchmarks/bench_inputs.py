@@ -378,7 +378,7 @@ def write_rst(path, logistic, others, command, wall, skipped):
     lines += _table(header, body)
     if os.path.exists(os.path.join(os.path.dirname(path), NOTES)):
         # Hand-written reading of the tables; a re-run keeps it.
-        lines += [f".. include:: {NOTES}", ""]
+        lines += ["", f".. include:: {NOTES}", ""]
     with open(path, "w") as f:
         f.write("\n".join(lines))
 
