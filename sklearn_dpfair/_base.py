@@ -84,14 +84,18 @@ class PrivateEstimatorMixin:
         self.privacy_caveats_ = list(record.caveats)
         ledger = getattr(self, "accountant", None)
         if isinstance(ledger, PrivacyLedger):
-            ledger.record(
-                record.dp_event,
-                delta=record.delta,
-                adjacency=record.adjacency,
-                epsilon=record.epsilon,
-                source=type(self).__name__,
-                seed=record.seed,
-            )
+            self._record_in_ledger(ledger, record, seed=record.seed)
+
+    def _record_in_ledger(self, ledger, record, *, seed=None):
+        """Record the release ``record`` describes in ``ledger``, named after this class."""
+        ledger.record(
+            record.dp_event,
+            delta=record.delta,
+            adjacency=record.adjacency,
+            epsilon=record.epsilon,
+            source=type(self).__name__,
+            seed=seed,
+        )
 
     def privacy_summary(self):
         """Human-readable statement of the privacy guarantee of this fit.
@@ -134,9 +138,14 @@ class LinearRegressorMixin(RegressorMixin):
         )
         if sp.issparse(X):
             return _sparse_linear_scores(X, self.coef_[None, :], self.intercept_)
-        with np.errstate(over="ignore", invalid="ignore"):
-            y_pred = X @ self.coef_ + self.intercept_
-        return finite_linear_scores(y_pred, X, self.coef_, self.intercept_)
+        return _dense_linear_scores(np, X, self.coef_, self.intercept_)
+
+
+def _dense_linear_scores(xp, X, coef, intercept):
+    """``X @ coef + intercept`` in namespace ``xp``; rows that overflow saturated."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = xp.matmul(X, coef) + intercept
+    return finite_linear_scores(scores, X, coef, intercept)
 
 
 def _sparse_linear_scores(X, coef, intercept):
@@ -185,9 +194,7 @@ class LinearClassifierMixin(ClassifierMixin):
         if sp.issparse(X):
             return _sparse_linear_scores(X, self.coef_, self.intercept_)
         xp = array_namespace(X, self.coef_)
-        with np.errstate(over="ignore", invalid="ignore"):
-            scores = xp.matmul(X, self.coef_.T) + self.intercept_
-        scores = finite_linear_scores(scores, X, self.coef_.T, self.intercept_)
+        scores = _dense_linear_scores(xp, X, self.coef_.T, self.intercept_)
         return xp.reshape(scores, (-1,)) if scores.shape[1] == 1 else scores
 
     def _raw(self, X):

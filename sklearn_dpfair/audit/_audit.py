@@ -2,13 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Run a mechanism or an estimator many times on neighbouring datasets."""
 
-import warnings
-
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import clone, is_classifier
+from sklearn.base import is_classifier
 
 from ._distinguish import audit_scores
+from ._fits import fit_clone, require_claim
 
 __all__ = ["audit_estimator", "audit_mechanism", "canary_statistic"]
 
@@ -73,13 +72,7 @@ def _seeds(random_state, n_runs):
 
 
 def _fit_once(estimator, data, seed):
-    est = clone(estimator)
-    if "random_state" in est.get_params(deep=False):
-        est.set_params(random_state=int(seed))
-    with warnings.catch_warnings():
-        # The probe fit has shown these once; a thousand copies add nothing.
-        warnings.simplefilter("ignore")
-        return est.fit(data.X, data.y, **data.fit_params)
+    return fit_clone(estimator, data.X, data.y, data.fit_params, seed)
 
 
 def _estimator_run(estimator, data, seed, statistic, canary_X, canary_y):
@@ -177,11 +170,7 @@ def audit_estimator(
         _fit_once(estimator, neighbours.with_canary, seeds1[0]),
     ]
     for probe in probes:
-        if not hasattr(probe, "dp_event_"):
-            raise ValueError(
-                f"{type(estimator).__name__} sets no dp_event_: it makes no "
-                "privacy claim to audit."
-            )
+        require_claim(probe)
     adjacency = getattr(probes[0], "adjacency_", None)
     if neighbours.adjacency in ("add_remove", "replace_one") and adjacency not in (
         None,

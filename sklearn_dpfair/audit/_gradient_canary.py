@@ -53,15 +53,14 @@ claim only makes the claim larger.
 """
 
 import math
-import warnings
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import clone
 
 from ..privacy._mechanism import observe_privatize
 from ..utils._array_api import from_host, to_numpy
 from ._distinguish import audit_scores
+from ._fits import fit_clone, require_claim
 
 __all__ = ["audit_gradient_canary", "canary_log_likelihood_ratio"]
 
@@ -171,23 +170,13 @@ def _with_zero_columns(X, n_canaries):
     return np.hstack([X, np.zeros((X.shape[0], n_canaries))])
 
 
-def _fit(estimator, X, y, fit_params, seed):
-    est = clone(estimator)
-    if "random_state" in est.get_params(deep=False):
-        est.set_params(random_state=int(seed))
-    with warnings.catch_warnings():
-        # The probe fit has shown these once; a thousand copies add nothing.
-        warnings.simplefilter("ignore")
-        return est.fit(X, y, **fit_params)
-
-
 def _canary_run(estimator, X, y, fit_params, inside, q, fit_seed, canary_seed):
     """One fit with the canaries; their statistics, and world of each."""
     observer = _CanaryObserver(
         X.shape[1], inside, q, np.random.default_rng(canary_seed)
     )
     with observe_privatize(observer):
-        _fit(estimator, X, y, fit_params, fit_seed)
+        fit_clone(estimator, X, y, fit_params, fit_seed)
     if not observer.traces:
         raise ValueError(
             f"{type(estimator).__name__} released no noisy gradient sum over "
@@ -313,13 +302,8 @@ def audit_gradient_canary(
     canary_seeds = canary_ss.generate_state(n_runs, dtype=np.uint32).tolist()
 
     # Probe fit (no canary): the claim, the relation and the sampling rate.
-    probe = _fit(estimator, X_aug, y, fit_params, fit_seeds[-1])
-    for attr in ("dp_event_", "delta_", "privacy_record_"):
-        if not hasattr(probe, attr):
-            raise ValueError(
-                f"{type(estimator).__name__} sets no {attr}: it makes no privacy "
-                "claim to audit."
-            )
+    probe = fit_clone(estimator, X_aug, y, fit_params, fit_seeds[-1])
+    require_claim(probe, ("dp_event_", "delta_", "privacy_record_"))
     if getattr(probe, "adjacency_", None) != "add_remove":
         raise ValueError(
             "The gradient canary models adding or removing one record; "

@@ -4,6 +4,7 @@
 
 import math
 import secrets
+import textwrap
 import warnings
 from numbers import Integral, Real
 
@@ -30,6 +31,7 @@ from ..privacy._selection import (
     calibrate_selection,
     sample_number_of_runs,
 )
+from ..privacy._zcdp import rho_for_epsilon_simple
 from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
 from ._planning import SEARCH_OWNED_PARAMS, plan_candidate
 from ._runs import best_of_runs
@@ -47,6 +49,24 @@ _MECHANISM = (
     "runs, each a candidate trained on the training split and scored with "
     "Gaussian noise on the validation split"
 )
+
+
+def _delegate_to_selected(method, summary, returns):
+    """The search's ``method``: that of the selected model, once fitted."""
+
+    def delegated(self, X):
+        check_is_fitted(self, "best_estimator_")
+        return getattr(self.best_estimator_, method)(X)
+
+    delegated.__name__ = method
+    delegated.__qualname__ = f"PrivateHyperparameterSearch.{method}"
+    returns = textwrap.indent(returns, "    ")
+    delegated.__doc__ = (
+        f"{summary}\n\nParameters\n----------\nX : array-like of shape "
+        "(n_samples, n_features)\n    Samples, in a layout the selected model "
+        f"accepts.\n\nReturns\n-------\n{returns}\n"
+    )
+    return delegated
 
 
 class PrivateHyperparameterSearch(
@@ -485,68 +505,25 @@ class PrivateHyperparameterSearch(
         super()._set_privacy_record(record)
         inner = getattr(self.estimator, "accountant", None)
         if isinstance(inner, PrivacyLedger) and inner is not self.accountant:
-            inner.record(
-                record.dp_event,
-                delta=record.delta,
-                adjacency=record.adjacency,
-                epsilon=record.epsilon,
-                source=type(self).__name__,
-            )
+            self._record_in_ledger(inner, record)
 
     # -- delegation -------------------------------------------------------------
 
-    def predict(self, X):
-        """Predict with the selected model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted labels.
-        """
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict(X)
-
-    def predict_proba(self, X):
-        """Class probabilities of the selected model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Probability of each class.
-        """
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict_proba(X)
-
-    def decision_function(self, X):
-        """Raw scores of the selected model.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        scores : ndarray
-            Decision function of ``best_estimator_``.
-        """
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.decision_function(X)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = True
-        return tags
+    predict = _delegate_to_selected(
+        "predict",
+        "Predict with the selected model.",
+        "y_pred : ndarray of shape (n_samples,)\n    Predicted labels.",
+    )
+    predict_proba = _delegate_to_selected(
+        "predict_proba",
+        "Class probabilities of the selected model.",
+        "proba : ndarray of shape (n_samples, n_classes)\n    Probability of each class.",
+    )
+    decision_function = _delegate_to_selected(
+        "decision_function",
+        "Raw scores of the selected model.",
+        "scores : ndarray\n    Decision function of ``best_estimator_``.",
+    )
 
 
 def _score_noise_multiplier(run_epsilon, delta, share):
@@ -558,8 +535,7 @@ def _score_noise_multiplier(run_epsilon, delta, share):
     noise multiplier ``1 / sqrt(2 share rho(t))``. This only parameterizes the
     noise: the search's epsilon is computed by the accountant from the event.
     """
-    log_inv_delta = math.log(1.0 / delta)
-    rho = (math.sqrt(log_inv_delta + run_epsilon) - math.sqrt(log_inv_delta)) ** 2
+    rho = rho_for_epsilon_simple(run_epsilon, delta)
     return 1.0 / math.sqrt(2.0 * share * rho)
 
 

@@ -16,8 +16,9 @@ any other: :func:`rho_for_epsilon` searches the largest rho whose epsilon, as
 computed by dp-accounting's RDP accountant, meets the target. The closed form
 of Bun and Steinke (Prop. 1.3), ``rho = (sqrt(ln(1/delta) + eps) -
 sqrt(ln(1/delta)))^2``, is valid but loose (about 30% less rho at eps = 1);
-it is kept as :func:`rho_for_epsilon_simple` for reference and for the
-worked examples of the heavy-tail spec.
+it is kept as :func:`rho_for_epsilon_simple` for reference and to
+parameterize the noise of the private search's scores (whose epsilon the
+accountant then computes from the event).
 """
 
 import functools

@@ -20,7 +20,8 @@ from sklearn_dpfair.privacy._zcdp import (
 
 
 def test_simple_conversion_worked_example():
-    # Spec section 1.2 / 5.2: (1, 1e-5) -> rho = 0.0208199, eps = 0.2040585.
+    # Bun and Steinke (2016), Prop. 1.3 solved for rho at (1, 1e-5): rho =
+    # 0.0208199, i.e. sqrt(2 rho) = 0.2040585.
     rho = rho_for_epsilon_simple(1.0, 1e-5)
     assert rho == pytest.approx(0.0208199, abs=1e-7)
     assert math.sqrt(2 * rho) == pytest.approx(0.2040585, abs=1e-7)

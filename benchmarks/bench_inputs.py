@@ -1,0 +1,440 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Input layouts: time and peak memory of a fit on the same data in each layout.
+
+(a) ``DPLogisticRegression(solver="dp-sgd")`` against scikit-learn's
+``LogisticRegression`` (lbfgs) and ``SGDClassifier(loss="log_loss")`` on the
+same inputs, at n in {1e4, 1e5, 1e6} rows and d = 100 features, for the
+layouts
+
+* C-ordered float64 (the reference layout), F-ordered float64, a pandas
+  ``DataFrame``, C-ordered float32 (the same Gaussian features);
+* CSR matrices at 1% and 10% density (Gaussian nonzeros, other data of the
+  same shape, labels from a logistic model).
+
+(b) A wide sparse case: n = 1e4, d = 1e5, 0.1% density (CSR; its dense copy
+would take 8 GB, so its reference is DP-SGD on the CSR matrix itself).
+
+(c) The other estimators (``FERMIClassifier``, ``DPFERMIClassifier``,
+``SemiDPLinearRegression``, ``HeavyTailDPRegressor``) at their defaults, on
+the synthetic inputs of :mod:`sklearn_dpfair.audit._synthetic` (d = 100) at n
+in {1e4, 1e5}: C vs F vs DataFrame vs float32, and a CSR column (10%
+density) that says "refused" when ``fit`` raises a TypeError, so that the
+table can be re-run as sparse support lands.
+
+Times are ratios to a reference fit in the same process: in (a), the DP-SGD
+fit on the C-ordered float64 matrix of the same n; in (c), the same
+estimator on the C-ordered float64 matrix of the same n. Each time is the
+median CPU time of the process (BLAS and OpenMP single-threaded unless the
+environment says otherwise; the machine is shared, and the wall time
+depends on the other jobs much more) over untraced fits (3 at
+n <= 1e5, 1 above), after a first fit traced
+by :mod:`tracemalloc` (numpy and scipy report their buffers to it) gives the
+peak memory and warms what a fit memoizes (the noise calibration). The
+input, allocated before, is not counted in the peak; any copy the fit makes
+of it is. Every estimator first fits once on 1,000 rows (dense and CSR),
+untraced, so that no peak holds the imports and caches of a first use.
+
+Writes ``docs/benchmarks/inputs.rst`` (``--quick``: a smoke run on small
+inputs, whose page goes to the temporary directory).
+
+Usage: nice -n 10 python benchmarks/bench_inputs.py [--quick] [--max-rows 1000000]
+"""
+
+import os
+
+# One thread per BLAS/OpenMP pool, set before numpy loads them: on a machine
+# shared with other jobs, idle pool threads spin and their CPU time would
+# count as the fit's. The page states it.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import datetime  # noqa: E402
+import gc  # noqa: E402
+import math  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from sklearn.linear_model import LogisticRegression, SGDClassifier  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _adult import machine_description  # noqa: E402
+
+from sklearn_dpfair import (  # noqa: E402
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    FERMIClassifier,
+    HeavyTailDPRegressor,
+    SemiDPLinearRegression,
+)
+from sklearn_dpfair.audit._synthetic import synthetic_inputs  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "docs", "benchmarks")
+NOTES = "inputs_notes.inc"
+N_FEATURES = 100
+DENSE_LAYOUTS = ["C float64", "F float64", "DataFrame", "C float32"]
+SPARSE_DENSITIES = {"CSR 1%": 0.01, "CSR 10%": 0.10}
+OTHER_ESTIMATORS = [
+    FERMIClassifier,
+    DPFERMIClassifier,
+    SemiDPLinearRegression,
+    HeavyTailDPRegressor,
+]
+
+
+def logistic_estimators():
+    """The three estimators of (a), fresh, by column name."""
+    return {
+        "DP-SGD": DPLogisticRegression(
+            solver="dp-sgd", epsilon=1.0, classes=[0, 1], random_state=0
+        ),
+        "LogisticRegression": LogisticRegression(),
+        "SGDClassifier": SGDClassifier(loss="log_loss", random_state=0),
+    }
+
+
+def dense_layout(X, layout):
+    """``X`` (C-ordered float64) in ``layout``; a new array except for the reference."""
+    if layout == "C float64":
+        return X
+    if layout == "F float64":
+        return np.asfortranarray(X)
+    if layout == "DataFrame":
+        return pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    if layout == "C float32":
+        return X.astype(np.float32)
+    raise ValueError(layout)
+
+
+def dense_data(n, d, seed=0):
+    """Gaussian C-ordered float64 features, labels from a logistic model."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    w = rng.standard_normal(d) / np.sqrt(d)
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-2.0 * (X @ w)))).astype(np.int64)
+    return X, y
+
+
+def sparse_data(n, d, density, seed=0):
+    """CSR float64 with Gaussian nonzeros at ``density``, logistic labels."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, format="csr", random_state=rng,
+                  data_rvs=rng.standard_normal)
+    w = rng.standard_normal(d) / np.sqrt(max(density * d, 1.0))
+    y = (rng.random(n) < 1.0 / (1.0 + np.exp(-2.0 * (X @ w)))).astype(np.int64)
+    return X, y
+
+
+def measured(fit, repeats):
+    """Peak bytes of a traced fit, then CPU and wall seconds of untraced fits.
+
+    Returns the median CPU seconds (all threads of the process), the peak
+    and the median wall seconds of ``repeats`` untraced fits. On a shared
+    machine the wall time depends on the other jobs; the CPU time much less.
+
+    The traced fit comes first: it also warms what a fit memoizes (the
+    noise calibration of a private fit), so the timed fits are warm.
+    """
+    gc.collect()
+    tracemalloc.start()
+    try:
+        fit()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    cpu, wall = [], []
+    for _ in range(repeats):
+        gc.collect()
+        start_cpu, start = time.process_time(), time.perf_counter()
+        fit()
+        cpu.append(time.process_time() - start_cpu)
+        wall.append(time.perf_counter() - start)
+    return statistics.median(cpu), peak, statistics.median(wall)
+
+
+def warm_up(make_estimator, X, y, fit_params):
+    """An untraced small fit, so that no traced peak counts first-use costs.
+
+    The first fit of an estimator in a process imports modules and fills
+    caches; without this its traced peak would hold them.
+    """
+    for data in (X, sp.csr_matrix(X)):
+        try:
+            make_estimator().fit(data, y, **fit_params)
+        except TypeError:
+            pass
+
+
+def attempt(make_estimator, X, y, fit_params, repeats):
+    """(CPU seconds, peak bytes, wall seconds) or why the fit did not run."""
+    def fit():
+        make_estimator().fit(X, y, **fit_params)
+
+    try:
+        return measured(fit, repeats)
+    except TypeError as exc:
+        print("refused:", exc, flush=True)
+        return "refused"
+    except MemoryError:
+        return "out of memory"
+
+
+def repeats_for(n):
+    return 3 if n <= 100_000 else 1
+
+
+def logistic_cases(sizes, wide):
+    """Cases of (a) and (b) as (n, d, layout, density), in run order.
+
+    The largest n's dense layouts other than the reference come last, after
+    (b) and (c): an interrupted run still has every other row.
+    """
+    first, last = [], []
+    for n in sizes:
+        for layout in DENSE_LAYOUTS:
+            late = n == max(sizes) and n > 100_000 and layout != "C float64"
+            (last if late else first).append((n, N_FEATURES, layout, None))
+        first += [(n, N_FEATURES, name, rho) for name, rho in SPARSE_DENSITIES.items()]
+    if wide:
+        n, d_wide, density = wide
+        first.append((n, d_wide, f"CSR {100 * density:g}% (wide)", density))
+    return first, last
+
+
+def _case_order(case):
+    """Table order of a case: by d, n, then layout as listed."""
+    n, d, layout, _ = case
+    kinds = DENSE_LAYOUTS + list(SPARSE_DENSITIES)
+    return d, n, kinds.index(layout) if layout in kinds else len(kinds)
+
+
+def run_logistic_case(n, d, layout, density, dense_cache):
+    """One row of (a) or (b): a cell per estimator."""
+    if density is None:
+        if dense_cache.get("n") != n:
+            dense_cache.clear()
+            dense_cache.update(n=n, data=dense_data(n, d))
+        X_dense, y = dense_cache["data"]
+        X = dense_layout(X_dense, layout)
+    else:
+        X, y = sparse_data(n, d, density)
+    row = {"n": n, "d": d, "layout": layout}
+    for name in logistic_estimators():
+        row[name] = attempt(
+            lambda name=name: logistic_estimators()[name], X, y, {}, repeats_for(n)
+        )
+        print(n, d, layout, name, row[name], flush=True)
+    return row
+
+
+def bench_other(cls, n, d):
+    """One row of (c): a cell per layout (C float64 is the reference)."""
+    X, y, params, _ = synthetic_inputs(cls(), n_samples=n, n_features=d)
+
+    def make():
+        est = cls()
+        if "random_state" in est.get_params():
+            est.set_params(random_state=0)
+        return est
+
+    row = {"estimator": cls.__name__, "n": n}
+    warm_up(make, *synthetic_inputs(cls(), n_samples=1_000, n_features=d)[:3])
+    for layout in DENSE_LAYOUTS:
+        row[layout] = attempt(make, dense_layout(X, layout), y, params, repeats_for(n))
+        print(cls.__name__, n, layout, row[layout], flush=True)
+    # 10% of the same Gaussian entries kept: a CSR matrix of the same shape.
+    keep = np.random.default_rng(1).random(X.shape) < 0.1
+    X_csr = sp.csr_matrix(np.where(keep, X, 0.0))
+    row["CSR 10%"] = attempt(make, X_csr, y, params, repeats_for(n))
+    print(cls.__name__, n, "CSR 10%", row["CSR 10%"], flush=True)
+    return row
+
+
+def _ratio(cell, ref):
+    if isinstance(cell, str):
+        return cell
+    return f"{cell[0] / ref:.2f}"
+
+
+def _mb(cell):
+    if isinstance(cell, str):
+        return "-"
+    return f"{cell[1] / 2**20:.0f}"
+
+
+def _table(header, rows):
+    lines = [".. list-table::", "   :header-rows: 1", ""]
+    for i, row in enumerate([header, *rows]):
+        for j, cell in enumerate(row):
+            lines.append(f"   {'* -' if j == 0 else '  -'} {cell}")
+    return lines + [""]
+
+
+def write_rst(path, logistic, others, command, wall, skipped):
+    names = list(logistic_estimators())
+    refs = {}
+    for row in logistic:
+        if row["layout"] == "C float64":
+            refs[row["n"]] = row["DP-SGD"]
+        elif "wide" in row["layout"]:
+            refs[("wide", row["n"])] = row["DP-SGD"]
+    head = (
+        "Input layouts: time and memory of a fit\n"
+        "=======================================\n\n"
+        f"Measured {datetime.date.today()} on {machine_description()} (shared "
+        f"with other jobs, run under ``nice``). Command: ``{command}``; total "
+        f"wall time {wall / 60:.1f} min. Produced by ``benchmarks/bench_inputs.py``.\n\n"
+        f"BLAS and OpenMP run single-threaded (``OMP_NUM_THREADS="
+        f"{os.environ['OMP_NUM_THREADS']}``, same for OpenBLAS and MKL). "
+        "Times are ratios of CPU time (of the process, all threads) to that of "
+        "a reference fit in the same process (its CPU and wall seconds are "
+        "listed): on a shared machine the wall time depends on the other jobs "
+        "much more. Each is the median of untraced fits (3 at n <= 1e5, 1 "
+        "above), run after a first fit that gives the peak memory and warms "
+        "what fits memoize (the noise calibration). *Peak* is the peak of "
+        "``tracemalloc`` (which sees numpy's and scipy's buffers) during that "
+        "first fit: the input, allocated before, is not counted, any copy the "
+        "fit makes of it is. Every estimator first fits once on 1,000 rows "
+        "(dense and CSR), untraced, so that no peak holds the imports and "
+        "caches of a first use. \"refused\" "
+        "is a fit that raised TypeError (the layout is not accepted).\n"
+    )
+    lines = [head]
+    lines += [
+        "DP-SGD against scikit-learn",
+        "---------------------------",
+        "",
+        "``DPLogisticRegression(solver='dp-sgd', epsilon=1, classes=[0, 1])`` "
+        "at its defaults, ``LogisticRegression()`` (lbfgs) and "
+        "``SGDClassifier(loss='log_loss')``. Dense rows: the same Gaussian "
+        "features (labels from a logistic model) in each layout; CSR rows: "
+        "Gaussian nonzeros at the given density, same shape. Reference: the "
+        "DP-SGD fit on the C-ordered float64 matrix of the same n (the wide "
+        "case: DP-SGD on its CSR matrix, whose dense copy would take 8 GB).",
+        "",
+    ]
+    ref_rows = []
+    for key, cell in refs.items():
+        if isinstance(key, tuple):
+            label = f"n = {key[1]:,}, wide CSR"
+        else:
+            label = f"n = {key:,}, d = {N_FEATURES}, C float64"
+        if isinstance(cell, str):
+            ref_rows.append([label, cell, cell])
+        else:
+            ref_rows.append([label, f"{cell[0]:.3f}", f"{cell[2]:.3f}"])
+    lines += _table(
+        ["reference fit (DP-SGD)", "CPU seconds", "wall seconds"], ref_rows
+    )
+    header = ["n", "d", "layout"]
+    header += [f"{name} time (x ref)" for name in names]
+    header += [f"{name} peak (MB)" for name in names]
+    body = []
+    for row in logistic:
+        ref = refs[("wide", row["n"])] if "wide" in row["layout"] else refs[row["n"]]
+        ref = ref[0] if not isinstance(ref, str) else math.nan
+        body.append(
+            [f"{row['n']:,}", f"{row['d']:,}", row["layout"]]
+            + [_ratio(row[name], ref) for name in names]
+            + [_mb(row[name]) for name in names]
+        )
+    lines += _table(header, body)
+    if skipped:
+        lines += [skipped, ""]
+    lines += [
+        "Other estimators",
+        "----------------",
+        "",
+        "Each estimator at its defaults (``random_state=0``) on the synthetic "
+        "inputs of ``sklearn_dpfair.audit._synthetic`` (Gaussian features, d = "
+        f"{N_FEATURES}, the fit arguments it needs). Time: ratio to the same "
+        "estimator on the C-ordered float64 matrix of the same n (seconds "
+        "listed: CPU, wall). CSR: the same matrix with 90% of its entries set to 0.",
+        "",
+    ]
+    layouts = DENSE_LAYOUTS + ["CSR 10%"]
+    header = ["estimator", "n", "reference CPU (s)", "reference wall (s)"]
+    header += [f"{layout} time (x ref)" for layout in layouts]
+    header += [f"{layout} peak (MB)" for layout in layouts]
+    body = []
+    for row in others:
+        ref = row["C float64"]
+        ref_s, ref_wall = (
+            (ref[0], ref[2]) if not isinstance(ref, str) else (math.nan, math.nan)
+        )
+        body.append(
+            [row["estimator"], f"{row['n']:,}", f"{ref_s:.3f}", f"{ref_wall:.3f}"]
+            + [_ratio(row[layout], ref_s) for layout in layouts]
+            + [_mb(row[layout]) for layout in layouts]
+        )
+    lines += _table(header, body)
+    if os.path.exists(os.path.join(os.path.dirname(path), NOTES)):
+        # Hand-written reading of the tables; a re-run keeps it.
+        lines += ["", f".. include:: {NOTES}", ""]
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run on small inputs")
+    parser.add_argument("--max-rows", type=int, default=1_000_000,
+                        help="largest n of the DP-SGD table (1e4, 1e5, 1e6)")
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    start = time.perf_counter()
+    if args.quick:
+        sizes, wide, other_sizes = [2_000], (1_000, 10_000, 0.001), [1_000]
+    else:
+        sizes = [n for n in (10_000, 100_000, 1_000_000) if n <= args.max_rows]
+        wide, other_sizes = (10_000, 100_000, 0.001), [10_000, 100_000]
+    command = "nice -n 10 python benchmarks/bench_inputs.py" + (
+        f" --max-rows {args.max_rows}" if args.max_rows != 1_000_000 else ""
+    )
+    # A smoke run checks the page too, in the temporary directory.
+    out = tempfile.gettempdir() if args.quick else OUT
+    path = os.path.join(out, "inputs.rst")
+    first, last = logistic_cases(sizes, wide)
+    X_small, y_small = dense_data(1_000, N_FEATURES)
+    for name in logistic_estimators():
+        warm_up(lambda name=name: logistic_estimators()[name], X_small, y_small, {})
+    logistic, others, dense_cache = [], [], {}
+
+    def save(pending):
+        # Written after every row: a run stopped early keeps what it measured.
+        note = "" if 1_000_000 in sizes or args.quick else (
+            "n = 1e6 was not run (``--max-rows``)."
+        )
+        if pending:
+            note += " Not measured (the run was stopped first): " + ", ".join(
+                f"n = {n:,} {layout}" for n, _, layout, _ in pending
+            ) + "."
+        order = [case[:3] for case in sorted(first + last, key=_case_order)]
+        rows = sorted(logistic, key=lambda r: order.index((r["n"], r["d"], r["layout"])))
+        write_rst(path, rows, others, command, time.perf_counter() - start,
+                  note.strip())
+
+    for i, case in enumerate(first):
+        logistic.append(run_logistic_case(*case, dense_cache))
+        save(first[i + 1:] + last)
+    dense_cache.clear()
+    for cls in OTHER_ESTIMATORS:
+        for n in other_sizes:
+            others.append(bench_other(cls, n, N_FEATURES))
+            save(last)
+    for i, case in enumerate(last):
+        logistic.append(run_logistic_case(*case, dense_cache))
+        save(last[i + 1:])
+    print(f"wrote {path} ({time.perf_counter() - start:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
