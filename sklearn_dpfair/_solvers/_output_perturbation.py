@@ -7,7 +7,8 @@ The L2-regularized empirical risk
 ``w`` through the constant column ``s``, so ``F`` is ``alpha``-strongly convex
 in every coordinate) has a minimizer that moves by at most ``2 L / (alpha n)``
 when one record is replaced, where ``L`` is the Lipschitz constant of one
-example's loss (Chaudhuri et al., 2011; Lowy's thesis, seed 000 Alg. 5).
+example's loss (Chaudhuri et al., 2011; each phase of Menart and Nikolov's
+Phased ERM, Algorithm 5, perturbs such an approximate minimizer).
 
 A numerical solver only approximates the minimizer. Strong convexity gives
 the certificate ``||w - w*|| <= ||grad F(w)|| / alpha``: stopping only once

@@ -3,8 +3,8 @@
 """Group marginals of the ERMI penalty: cell counts, floors, public values.
 
 The penalty of every block ``b`` reads the group marginals
-``P(S = r | block b)`` through ``1 / sqrt(P_s)`` (thesis §4, the ERMI
-dual of Eq. (4.3)). They come from the (block, group) cell counts of the
+``P(S = r | block b)`` through ``1 / sqrt(P_s)`` (thesis Chapter 5, the
+min-max form Eq. (5.1) of Corollary 66; line 2 of Algorithm 9). They come from the (block, group) cell counts of the
 training rows, released by a Gaussian histogram under DP, or from values
 the user declares public. Either way they are floored (a marginal near 0
 would blow up the fairness gradients) and renormalized; with noisy counts

@@ -22,7 +22,7 @@ class FederationConfig:
     One round is: the server broadcasts the model; each silo takes
     ``local_steps`` noisy clipped gradient steps on Poisson batches of its own
     records (sampling rate ``sampling_probability``, the same for every silo
-    as in seed 004, Alg. 19) and sends back the average of its noisy
+    as in Lowy's thesis, Alg. 19) and sends back the average of its noisy
     gradients; the server averages the messages with public weights and
     steps. ``local_steps=1`` is Noisy ISRL-DP minibatch SGD (Lowy's thesis,
     Alg. 14), the recommended algorithm; ``local_steps > 1`` is the ISRL-DP

@@ -3,7 +3,8 @@
 """Full-batch phase of the non-private FERMI fit: L-BFGS on the exact-dual objective.
 
 For a fixed model the ERMI min-max problem is strongly concave in ``W`` with
-a closed-form maximiser (thesis §4, the maximiser ``W*`` of
+a closed-form maximiser (thesis Chapter 5, Eq. (5.1) and Lemma 221; the
+maximiser ``W*`` of
 :meth:`~sklearn_dpfair.fairness._ermi.ERMIRegularizer.dual_maximizer`), so
 the full-batch objective
 
