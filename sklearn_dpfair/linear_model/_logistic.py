@@ -10,11 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (
-    _check_feature_names,
-    _check_n_features,
-    validate_data,
-)
+from sklearn.utils.validation import validate_data
 
 from .._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
@@ -597,8 +593,16 @@ default=None
                 "A Dask collection X is fitted by central DP-SGD on its workers: "
                 "it needs solver='dp-sgd', device='cpu' or 'auto', and no silos=."
             )
-        _check_feature_names(self, X, reset=True)
-        _check_n_features(self, X, reset=True)
+        # Feature names and count only (the rows stay on the workers). A Dask
+        # DataFrame is read through an empty pandas frame of its columns: the
+        # feature-name check of scikit-learn >= 1.9 skips lazy frames.
+        if hasattr(X, "columns"):
+            import pandas as pd
+
+            header = pd.DataFrame(columns=X.columns)
+        else:
+            header = X
+        validate_data(self, header, reset=True, skip_check_array=True)
         data = distribute_training_data(
             X,
             y,
