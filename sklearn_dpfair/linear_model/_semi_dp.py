@@ -37,8 +37,8 @@ NO_PUBLIC_MASK = (
 )
 
 
-#: Underscore spellings of the solver names, deprecated in 0.3 (removed in
-#: 0.4): each maps to its hyphenated name.
+#: Underscore spellings of the solver names, deprecated (removed in the next
+#: release): each maps to its hyphenated name.
 DEPRECATED_SOLVER_NAMES = {
     name.replace("-", "_"): name for name in SEMIDP_SOLVERS if "-" in name
 }
@@ -57,8 +57,8 @@ def canonical_solver(solver):
         return solver
     new = DEPRECATED_SOLVER_NAMES[solver]
     warn_at_caller(
-        f"solver={solver!r} is deprecated in 0.3 and will be removed in 0.4; "
-        f"use solver={new!r} (the same solver).",
+        f"solver={solver!r} is deprecated and will be removed in the next "
+        f"release; use solver={new!r} (the same solver).",
         FutureWarning,
     )
     return new
@@ -131,7 +131,8 @@ class SemiDPLinearRegression(
           public Hessian.
 
         The underscore spellings (``"semidp_gd"``, ...) are deprecated
-        aliases of the same solvers (FutureWarning; removed in 0.4).
+        aliases of the same solvers (FutureWarning; removed in the next
+        release).
         Every solver accepts sparse (CSR or CSC) ``X``: the private rows
         stay sparse (row norms, residuals and clipped sums are computed on
         the stored entries, one ``n_private x p`` dense product per step,
@@ -156,8 +157,11 @@ class SemiDPLinearRegression(
         solvers). None: plain gradient steps (thesis Algorithm 11). dp-gd
         never preconditions; pda-md always uses its own mirror map.
     max_iter : int or "auto", default="auto"
-        Number of noisy full-batch steps (semidp-gd, dp-gd, pda-md), or of
-        epochs (semidp-sgd). Fixed before the private rows are read.
+        Number of passes over the private rows (epochs, as in
+        :class:`~sklearn_dpfair.linear_model.DPLogisticRegression` and the
+        FERMI estimators): one noisy full-batch step each (semidp-gd, dp-gd,
+        pda-md), or an epoch of Poisson batches (semidp-sgd). Fixed before
+        the private rows are read.
     learning_rate : float or "auto", default="auto"
         Step size. With ``preconditioner="public"`` it is in units of a full
         Newton step of the model; otherwise it multiplies the C-normalized
