@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Semi-private linear regression: private solvers preconditioned and tuned on public rows."""
 
+from . import _fit
 from ._fit import (
     SEMIDP_HYPERPARAMETERS,
     SEMIDP_SOLVERS,
@@ -13,13 +14,5 @@ from ._fit import (
     semidp_noise_multiplier,
 )
 
-__all__ = [
-    "SEMIDP_HYPERPARAMETERS",
-    "SEMIDP_SOLVERS",
-    "SENSITIVITY_FACTOR",
-    "SemiDPFit",
-    "SemiDPParams",
-    "fit_semidp",
-    "public_hyperparameters",
-    "semidp_noise_multiplier",
-]
+# The package exports what its fit module does.
+__all__ = list(_fit.__all__)
