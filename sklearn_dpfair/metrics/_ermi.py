@@ -66,13 +66,32 @@ def _index(labels, values, name, strict=True):
     return order[pos]
 
 
-def _constraint(constraint, labels, opportunity_class, weighting):
+def _blocks(y_true, y_pred, y_proba, sensitive_features, labels, constraint, **kw):
+    """Return ``(proba, blocks, codes, n_groups, n_blocks)`` for ``constraint``.
+
+    ``blocks[i]`` is the block (true label cell) of row ``i`` that the
+    constraint conditions on, all 0 for demographic parity and -1 where the
+    true label is not in ``labels``. ``kw``: ``opportunity_class``,
+    ``weighting``.
+    """
+    need = constraint != "demographic_parity"
+    proba, y_index, labels, codes, n_groups = _prepare(
+        y_true, y_pred, y_proba, sensitive_features, labels, need
+    )
     class_index = (
-        advantaged_class_index(labels, opportunity_class)
+        advantaged_class_index(labels, kw["opportunity_class"])
         if constraint == "equal_opportunity"
         else None
     )
-    return make_constraint(constraint, class_index=class_index, weighting=weighting)
+    cons = make_constraint(
+        constraint, class_index=class_index, weighting=kw["weighting"]
+    )
+    blocks = (
+        np.where(y_index >= 0, cons.block_index(np.maximum(y_index, 0)), -1)
+        if need
+        else np.zeros(proba.shape[0], dtype=np.intp)
+    )
+    return proba, blocks, codes, n_groups, cons, cons.n_blocks(labels.size)
 
 
 def ermi_score(
@@ -131,19 +150,17 @@ def ermi_score(
     >>> ermi_score(None, [1, 0, 1, 0], sensitive_features=["a", "a", "b", "b"])
     0.0
     """
-    need = constraint != "demographic_parity"
-    proba, y_index, labels, codes, n_groups = _prepare(
-        y_true, y_pred, y_proba, sensitive_features, labels, need
+    proba, blocks, codes, n_groups, cons, n_blocks = _blocks(
+        y_true,
+        y_pred,
+        y_proba,
+        sensitive_features,
+        labels,
+        constraint,
+        opportunity_class=opportunity_class,
+        weighting=weighting,
     )
-    cons = _constraint(constraint, labels, opportunity_class, weighting)
-    blocks = (
-        np.zeros(proba.shape[0], dtype=np.intp)
-        if not need
-        else np.where(y_index >= 0, cons.block_index(np.maximum(y_index, 0)), -1)
-    )
-    return constrained_ermi(
-        proba, blocks, codes, n_groups, cons, n_blocks=cons.n_blocks(labels.size)
-    )
+    return constrained_ermi(proba, blocks, codes, n_groups, cons, n_blocks=n_blocks)
 
 
 def renyi_correlation(
@@ -193,16 +210,19 @@ def renyi_correlation(
     >>> renyi_correlation(None, [1, 1, 0, 0], sensitive_features=[0, 0, 1, 1])
     1.0
     """
-    need = constraint != "demographic_parity"
-    proba, y_index, labels, codes, n_groups = _prepare(
-        y_true, y_pred, y_proba, sensitive_features, labels, need
+    proba, blocks, codes, n_groups, _, n_blocks = _blocks(
+        y_true,
+        y_pred,
+        y_proba,
+        sensitive_features,
+        labels,
+        constraint,
+        opportunity_class=opportunity_class,
+        weighting="label_prior",
     )
-    cons = _constraint(constraint, labels, opportunity_class, "label_prior")
-    if not need:
-        return renyi_of_joint(joint_table(proba, codes, n_groups))
-    blocks = np.where(y_index >= 0, cons.block_index(np.maximum(y_index, 0)), -1)
+    # Demographic parity: one block holding every row.
     values = [
         renyi_of_joint(joint_table(proba[blocks == b], codes[blocks == b], n_groups))
-        for b in range(cons.n_blocks(labels.size))
+        for b in range(n_blocks)
     ]
     return float(max(values))
