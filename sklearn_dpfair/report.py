@@ -42,7 +42,7 @@ __all__ = ["ModelReport", "privacy_report"]
 _EXTRA_PRIVACY_ATTRIBUTES = {
     "dual_noise_multiplier_": "dual noise multiplier",
     "effective_noise_multiplier_": "effective noise multiplier",
-    "sampling_rate_": "sampling rate",
+    "sampling_probability_": "sampling rate",
     "clip_norm_": "clip norm",
     "noise_std_": "noise standard deviation",
     "rho_spent_": "zCDP budget spent per component",

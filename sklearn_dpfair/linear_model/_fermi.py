@@ -769,8 +769,10 @@ default=None
         disparity; None otherwise (it would read the private data).
     dual_clip_norm_ : float
         Dual clip norm used.
-    sampling_rate_ : float
-        Poisson sampling rate ``q``.
+    sampling_probability_ : float
+        Poisson sampling rate ``q`` (the record's ``sampling_probability``).
+        ``sampling_rate_`` is its deprecated alias (``FutureWarning``;
+        removed in the next release).
     dp_event_ : dp_accounting.DpEvent
         The composed mechanism; ``epsilon_`` can be recomputed from it.
     accountant_ : str
@@ -988,8 +990,21 @@ default=None
         self.dual_noise_multiplier_ = result.noise.dual
         self.effective_noise_multiplier_ = result.noise.effective
         self.dual_clip_norm_ = result.dual_clip_norm
-        self.sampling_rate_ = result.record.sampling_probability
+        self.sampling_probability_ = result.record.sampling_probability
         self.accountant_ = result.record.accountant
+
+    @property
+    def sampling_rate_(self):
+        """Deprecated alias of ``sampling_probability_``."""
+        if not hasattr(self, "sampling_probability_"):
+            raise AttributeError("sampling_rate_")
+        warn_at_caller(
+            "sampling_rate_ is deprecated and will be removed in the next "
+            "release; use sampling_probability_ (the privacy record's and "
+            "PrivacyBudget's name for the Poisson sampling rate).",
+            FutureWarning,
+        )
+        return self.sampling_probability_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

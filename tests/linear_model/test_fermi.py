@@ -315,6 +315,18 @@ def test_infinite_epsilon_equals_fermi_with_the_same_clipping(global_random_seed
     assert not np.allclose(unclipped.coef_, plain.coef_)
 
 
+def test_sampling_rate_is_a_deprecated_alias_of_sampling_probability():
+    X, y, s = _biased(0)
+    clf = DPFERMIClassifier(epsilon=1.0, delta=1e-5, random_state=0, **DECLARED)
+    assert not hasattr(clf, "sampling_rate_")  # unfitted: no warning either
+    clf.set_params(**FAST).fit(X, y, sensitive_features=s)
+    assert clf.sampling_probability_ == clf.privacy_record_.sampling_probability
+    with pytest.warns(FutureWarning, match="sampling_probability_") as record:
+        value = clf.sampling_rate_
+    assert value == clf.sampling_probability_
+    assert record[0].filename == __file__  # at the caller's line
+
+
 def test_privacy_record_is_recomputable_with_dp_accounting():
     X, y, s = _biased(0)
     clf = DPFERMIClassifier(
@@ -327,7 +339,9 @@ def test_privacy_record_is_recomputable_with_dp_accounting():
     marginal, sgda = event.events
     assert marginal.noise_multiplier == 20.0
     assert sgda.count == clf.t_
-    assert sgda.event.sampling_probability == pytest.approx(clf.sampling_rate_)
+    assert sgda.event.sampling_probability == pytest.approx(
+        clf.sampling_probability_
+    )
     assert sgda.event.event.noise_multiplier == pytest.approx(
         clf.effective_noise_multiplier_
     )

@@ -190,7 +190,7 @@ def test_privacy_record_fields_rebuild_the_event(params):
     assert _rebuilt(est) == rec.dp_event
     assert epsilon_of(_rebuilt(est), rec.delta, rec.accountant) == rec.epsilon
     assert rec.noise_multiplier == est.effective_noise_multiplier_
-    assert rec.sampling_probability == est.sampling_rate_
+    assert rec.sampling_probability == est.sampling_probability_
     assert rec.steps == est.t_
     # noise_multiplier x clip_norm is the model-step noise std sigma_theta C:
     # clip_norm is the sensitivity of the jointly released pair.

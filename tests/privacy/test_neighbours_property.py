@@ -513,7 +513,7 @@ _PRIVACY_ATTRIBUTES = (
     "dual_noise_multiplier_",
     "effective_noise_multiplier_",
     "dual_clip_norm_",
-    "sampling_rate_",
+    "sampling_probability_",
     "accountant_",
     "rho_",
     "rho_spent_",
