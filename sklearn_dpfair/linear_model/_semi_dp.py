@@ -207,7 +207,11 @@ default=None
     learning_rate_ : float
         Step size used (NaN for ``public-only``).
     n_iter_ : int
-        Number of noisy steps taken.
+        Passes over the private rows (``max_iter``'s unit): the noisy steps
+        of the full-batch solvers, the epochs of semidp-sgd.
+    t_ : int
+        Number of noisy steps (the record's ``steps``; ``ceil(n_iter_ / q)``
+        for semidp-sgd), as in the other estimators.
     predicted_excess_risk_ : float or None
         The public error model's prediction of the excess test MSE of the
         chosen configuration (None when the model was not used).
@@ -455,7 +459,8 @@ default=None
         self.coef_public_ = result.warm_start_coef
         self.alpha_ = result.alpha
         self.learning_rate_ = result.learning_rate
-        self.n_iter_ = result.n_steps
+        self.n_iter_ = result.n_epochs
+        self.t_ = result.n_steps
         self.predicted_excess_risk_ = (
             None if result.choice is None else result.choice.predicted_excess_risk
         )

@@ -183,8 +183,10 @@ def test_semidp_sgd_is_poisson_sampled():
         accountant="rdp", random_state=0,
     ).fit(X, y, public_mask=mask)
     assert "PoissonSampled" in repr(reg.dp_event_)
-    # q = 300 / 2700, so 2 epochs are ceil(2 / q) = 18 steps.
-    assert reg.n_iter_ == 18 and reg.epsilon_ <= 1.0 + 1e-9
+    # q = 300 / 2700, so 2 epochs are ceil(2 / q) = 18 steps: n_iter_ counts
+    # epochs (max_iter's unit) and t_ steps, as in DPLogisticRegression.
+    assert reg.n_iter_ == 2 and reg.t_ == 18 and reg.epsilon_ <= 1.0 + 1e-9
+    assert reg.privacy_record_.steps == reg.t_
     assert _test_mse(reg) < 1.0
 
 
@@ -367,7 +369,9 @@ def test_privacy_record_fields_rebuild_the_event(params):
         rebuilt = noisy_sgd_event(rec.noise_multiplier, q, rec.steps)
     assert rebuilt == rec.dp_event
     assert epsilon_of(rebuilt, rec.delta, rec.accountant) == rec.epsilon
-    assert rec.steps == (0 if params["solver"] == "public-only" else est.n_iter_)
+    assert rec.steps == est.t_
+    if params["solver"] != "semidp-sgd":  # full batch: one step a pass
+        assert est.t_ == est.n_iter_
     factor = 2.0 if est.adjacency == "replace_one" else 1.0
     if np.isinf(est.epsilon):
         # No clipping without privacy: the record does not claim a bound.

@@ -172,6 +172,9 @@ class SemiDPFit:
     alpha: float
     learning_rate: float
     n_steps: int
+    #: Passes over the private rows: ``n_steps`` for the full-batch solvers,
+    #: the epochs of semidp-sgd (``max_iter``'s unit in both cases).
+    n_epochs: int
     record: PrivacyRecord
     choice: HyperparameterChoice | None
 
@@ -330,9 +333,13 @@ def _schedule(params, n_private):
             else params.batch_size
         )
         q = min(1.0, batch / n_private)
-        epochs = DEFAULT_EPOCHS if params.max_iter == "auto" else params.max_iter
-        return q, max(1, math.ceil(epochs / q - 1e-9))
+        return q, max(1, math.ceil(_sgd_epochs(params) / q - 1e-9))
     return 1.0, None if params.max_iter == "auto" else int(params.max_iter)
+
+
+def _sgd_epochs(params):
+    """The epochs of a semidp-sgd run (``max_iter``, or the default)."""
+    return DEFAULT_EPOCHS if params.max_iter == "auto" else int(params.max_iter)
 
 
 def _fixed_alpha(params, n_private, n_public):
@@ -395,7 +402,10 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
 
     if solver == "public-only":
         record = _account(params, None, 1.0, 0)
-        return _result(geometry.warm_start, geometry, s, np.nan, np.nan, 0, record, None, X.dtype)
+        return _result(
+            geometry.warm_start, geometry, s, np.nan, np.nan, (0, 0), record, None,
+            X.dtype,
+        )
 
     q, fixed_steps = _schedule(params, n_private)
     step_noise_var = _step_noise_variance(params, geometry, q, n_private)
@@ -474,8 +484,10 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
         rngs=[rng],
         tail_fraction=TAIL_FRACTION,
     )
+    epochs = _sgd_epochs(params) if solver == "semidp-sgd" else steps
     return _result(
-        result.params[:, 0], geometry, s, a, lr, steps, record, choice, X.dtype
+        result.params[:, 0], geometry, s, a, lr, (steps, epochs), record, choice,
+        X.dtype,
     )
 
 
@@ -491,7 +503,9 @@ def _dense(X_public):
     return np.asarray(X_public, dtype=np.float64)
 
 
-def _result(params, geometry, s, a, lr, steps, record, choice, dtype):
+def _result(params, geometry, s, a, lr, schedule, record, choice, dtype):
+    """``schedule`` is ``(n_steps, n_epochs)``."""
+    steps, epochs = schedule
     n_coef = params.shape[0] - (1 if s else 0)
     return SemiDPFit(
         coef=params[:n_coef].astype(dtype, copy=True),
@@ -500,6 +514,7 @@ def _result(params, geometry, s, a, lr, steps, record, choice, dtype):
         alpha=float(a),
         learning_rate=float(lr),
         n_steps=int(steps),
+        n_epochs=int(epochs),
         record=record,
         choice=choice,
     )
