@@ -66,26 +66,24 @@ def _index(labels, values, name, strict=True):
     return order[pos]
 
 
-def _blocks(y_true, y_pred, y_proba, sensitive_features, labels, constraint, **kw):
-    """Return ``(proba, blocks, codes, n_groups, n_blocks)`` for ``constraint``.
+def _blocks(y_true, y_pred, y_proba, sensitive_features, labels, constraint,
+            opportunity_class, weighting):
+    """Return ``(proba, blocks, codes, n_groups, cons, n_blocks)``.
 
-    ``blocks[i]`` is the block (true label cell) of row ``i`` that the
-    constraint conditions on, all 0 for demographic parity and -1 where the
-    true label is not in ``labels``. ``kw``: ``opportunity_class``,
-    ``weighting``.
+    ``blocks[i]`` is the block (true label cell) of row ``i`` that
+    ``constraint`` conditions on, all 0 for demographic parity and -1 where
+    the true label is not in ``labels``; ``cons`` is the constraint object.
     """
     need = constraint != "demographic_parity"
     proba, y_index, labels, codes, n_groups = _prepare(
         y_true, y_pred, y_proba, sensitive_features, labels, need
     )
     class_index = (
-        advantaged_class_index(labels, kw["opportunity_class"])
+        advantaged_class_index(labels, opportunity_class)
         if constraint == "equal_opportunity"
         else None
     )
-    cons = make_constraint(
-        constraint, class_index=class_index, weighting=kw["weighting"]
-    )
+    cons = make_constraint(constraint, class_index=class_index, weighting=weighting)
     blocks = (
         np.where(y_index >= 0, cons.block_index(np.maximum(y_index, 0)), -1)
         if need
@@ -151,14 +149,8 @@ def ermi_score(
     0.0
     """
     proba, blocks, codes, n_groups, cons, n_blocks = _blocks(
-        y_true,
-        y_pred,
-        y_proba,
-        sensitive_features,
-        labels,
-        constraint,
-        opportunity_class=opportunity_class,
-        weighting=weighting,
+        y_true, y_pred, y_proba, sensitive_features, labels, constraint,
+        opportunity_class, weighting,
     )
     return constrained_ermi(proba, blocks, codes, n_groups, cons, n_blocks=n_blocks)
 
@@ -211,14 +203,8 @@ def renyi_correlation(
     1.0
     """
     proba, blocks, codes, n_groups, _, n_blocks = _blocks(
-        y_true,
-        y_pred,
-        y_proba,
-        sensitive_features,
-        labels,
-        constraint,
-        opportunity_class=opportunity_class,
-        weighting="label_prior",
+        y_true, y_pred, y_proba, sensitive_features, labels, constraint,
+        opportunity_class, "label_prior",
     )
     # Demographic parity: one block holding every row.
     values = [
