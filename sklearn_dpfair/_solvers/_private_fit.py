@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from ..privacy import GaussianMechanism, PrivacyBudget
+from ..privacy import GaussianMechanism
 from ..privacy._accounting import (
     composed_event,
     gaussian_event,
@@ -45,6 +45,7 @@ from ._sgd import noisy_sgd
 
 __all__ = [
     "DPSGDParams",
+    "FrankWolfeParams",
     "LinearFit",
     "OutputPerturbationParams",
     "fit_dp_frank_wolfe",
@@ -117,6 +118,32 @@ class OutputPerturbationParams:
     feature_norm_bound: float
     alpha: float
     tol: float
+    fit_intercept: bool = True
+
+
+@dataclass(frozen=True)
+class FrankWolfeParams:
+    """Public hyperparameters of :func:`fit_dp_frank_wolfe`.
+
+    Parameters
+    ----------
+    l1_radius : float
+        Radius ``r`` of the l1 ball the coefficients live in.
+    feature_inf_bound : float or None
+        Public per-coordinate bound ``B`` the features are clipped to; None
+        infers it from ``X`` (a ``PrivacyLeakWarning`` and a caveat).
+    n_steps : int or None
+        Number of Frank-Wolfe steps ``T``; None uses the rate formula.
+    alpha : float
+        L2 penalty on the coefficients.
+    fit_intercept : bool, default=True
+        Whether an intercept is fitted (in its own ball).
+    """
+
+    l1_radius: float
+    feature_inf_bound: float | None
+    n_steps: int | None
+    alpha: float
     fit_intercept: bool = True
 
 
@@ -302,23 +329,12 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
     return LinearFit(W[:-1].T.astype(dtype), (s * W[-1]).astype(dtype), None, record)
 
 
-def fit_dp_frank_wolfe(
-    X,
-    y,
-    loss,
-    *,
-    epsilon,
-    delta,
-    l1_radius,
-    feature_inf_bound,
-    n_steps,
-    alpha,
-    fit_intercept,
-    rng,
-    caveats=(),
-    sample_weight=None,
-):
+def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
     """Private Frank-Wolfe over the l1 ball of radius ``l1_radius`` (add/remove).
+
+    ``params`` (:class:`FrankWolfeParams`) holds the public hyperparameters,
+    ``budget`` the privacy inputs (its accountant is replaced by RDP, the
+    one that reads zCDP events; a user noise multiplier is refused).
 
     Features are clipped coordinate-wise to ``feature_inf_bound`` (inferred
     from ``X`` with a ``PrivacyLeakWarning`` when None); the intercept lives
@@ -335,11 +351,22 @@ def fit_dp_frank_wolfe(
     record's weighted raw gradient is clipped back to ``[-1, 1]``, so the
     score sensitivity is unchanged; uniform weights are the unweighted fit.
     """
+    if budget.noise_multiplier is not None:
+        raise ValueError(
+            "noise_multiplier does not apply to solver='dp-frank-wolfe': its "
+            "selections are calibrated from epsilon and delta."
+        )
+    l1_radius, fit_intercept, n_steps = (
+        params.l1_radius,
+        params.fit_intercept,
+        params.n_steps,
+    )
     n_samples, n_features = X.shape
+    caveats = ()
     weights = normalized_weights(sample_weight, n_samples)
     if weights is not None:
         caveats = (*caveats, _WEIGHTS_CAVEAT)
-    bound, bound_caveats = resolve_feature_inf_bound(feature_inf_bound, X)
+    bound, bound_caveats = resolve_feature_inf_bound(params.feature_inf_bound, X)
     caveats = (*caveats, *bound_caveats)
     if not l1_radius * bound <= _MAX_PREDICTION_BOUND:
         raise ValueError(
@@ -348,7 +375,7 @@ def fit_dp_frank_wolfe(
             "overflow. Rescale the features or lower l1_radius."
         )
     n_outputs = loss.n_outputs
-    rho = rho_for_epsilon(epsilon, delta)
+    rho = rho_for_epsilon(budget.epsilon, budget.delta)
     # rho = inf (no privacy) stays inf in both shares.
     intercept_rho = INTERCEPT_RHO_SHARE * rho if fit_intercept else 0.0
     coef_rho = (1.0 - INTERCEPT_RHO_SHARE) * rho if fit_intercept else rho
@@ -376,7 +403,6 @@ def fit_dp_frank_wolfe(
     if fit_intercept:
         intercept_mechanisms = selections(intercept_rho, INTERCEPT_BOUND, 1.0)
         events += [m.event() for m in intercept_mechanisms]
-    budget = PrivacyBudget(epsilon, delta, caveats=tuple(caveats))
     record = budget.account(
         # The record's noise multiplier is the last (least noisy) selection's.
         mechanisms[-1],
@@ -389,6 +415,7 @@ def fit_dp_frank_wolfe(
         adjacency="add_remove",
         steps=n_steps,
         dp_event=composed_event(events),
+        caveats=caveats,
         # dp-accounting reads ZCDpEvent with RDP only.
         accountant=ZCDP_ACCOUNTANT,
     )
@@ -401,7 +428,7 @@ def fit_dp_frank_wolfe(
         rng=rng,
         intercept_bound=INTERCEPT_BOUND if fit_intercept else None,
         intercept_mechanisms=intercept_mechanisms,
-        alpha=alpha,
+        alpha=params.alpha,
         sample_weight=weights,
     )
     return LinearFit(result.coef.T.copy(), result.intercept, n_steps, record)

@@ -25,6 +25,7 @@ from .._solvers._distributed import (
 )
 from .._solvers._private_fit import (
     DPSGDParams,
+    FrankWolfeParams,
     OutputPerturbationParams,
     fit_dp_frank_wolfe,
     fit_dp_sgd,
@@ -534,15 +535,15 @@ default=None
                 X,
                 y_encoded,
                 loss,
-                epsilon=self.epsilon,
-                delta=self.delta,
-                l1_radius=self.l1_radius,
-                feature_inf_bound=self.feature_inf_bound,
-                n_steps=self.fw_steps,
-                alpha=self.alpha,
-                fit_intercept=self.fit_intercept,
+                FrankWolfeParams(
+                    l1_radius=self.l1_radius,
+                    feature_inf_bound=self.feature_inf_bound,
+                    n_steps=self.fw_steps,
+                    alpha=self.alpha,
+                    fit_intercept=self.fit_intercept,
+                ),
+                PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
                 rng=rng,
-                caveats=caveats,
                 sample_weight=weights,
             )
             n_iter = result.n_steps  # each step is one pass over the data
