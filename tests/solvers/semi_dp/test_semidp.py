@@ -216,7 +216,7 @@ def test_auto_alpha_falls_with_the_budget():
     assert alphas[0] > alphas[1] > alphas[2]
 
 
-# Example 19 of the thesis (spec §2.3): n = 10,000, V = 1, rho-zCDP Gaussian
+# Example 19 of the thesis (Section 2.2.1, semi-DP mean estimation): n = 10,000, V = 1, rho-zCDP Gaussian
 # noise of total variance N = 2 d B^2 / rho per unit weight; the improvement
 # factor of the inverse-variance mix over the better of throw-away and the
 # Gaussian mechanism on all rows.

@@ -1,6 +1,6 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""The semi-DP fit reads private rows in place (issue 9: peak memory <= 2x data).
+"""The semi-DP fit reads private rows in place (peak memory <= 2x the data).
 
 The solver's masked form (``SemiDPData.private_rows``) must give the run of
 the copied-blocks form, and a whole fit must not copy the private rows.
@@ -108,7 +108,7 @@ def test_public_statistics_equal_the_stacked_intercept_column(s):
     ids=lambda params: params["solver"],
 )
 def test_fit_allocates_far_less_than_a_copy_of_the_private_rows(params):
-    # Before issue 9 the fit copied the private rows (80 % of X here) and
+    # The fit used to copy the private rows (80 % of X here) and
     # stacked an intercept column onto the public ones; now the only copy
     # of size n x d is the public block (20 % of X).
     rng = np.random.default_rng(0)
