@@ -7,16 +7,21 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_dpfair import DPFERMIClassifier, DPLogisticRegression, SemiDPLinearRegression
+from sklearn_dpfair import (
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    HeavyTailDPRegressor,
+    SemiDPLinearRegression,
+)
 from sklearn_dpfair.utils import all_estimators
 
 # Every exemption, in one place, with its reason. Keyed by estimator class
 # name, then check name; they apply to the private default instances only.
-# HeavyTailDPRegressor has none: its sample-weight checks fit 15 rows at
-# epsilon = 1, below its public minimum epsilon * n_samples, so both fits
-# release the same public zero model; what weights do in a private fit
-# (clipped after weighting) and without privacy (a weight of 2 is a
-# duplicated row) is tested in tests/linear_model/test_heavy_tail.py.
+# HeavyTailDPRegressor needs none, but vacuously: its sample-weight checks
+# fit 15 rows at epsilon = 1, below its public minimum epsilon * n_samples,
+# so both fits release the same public zero model. Its non-private limit
+# below fits the data, and passes them; what weights do in a private fit
+# (clipped after weighting) is tested in tests/linear_model/test_heavy_tail.py.
 _WEIGHT_IS_NOT_A_DUPLICATE = (
     "A private fit clips each record's weighted gradient once, so a record "
     "of weight k is one record, not k duplicates: its influence is bounded "
@@ -47,6 +52,7 @@ _NON_PRIVATE_LIMITS = [
     DPLogisticRegression(epsilon=np.inf, batch_size="full"),
     DPFERMIClassifier(epsilon=np.inf, batch_size="full", clip_norm=1e6),
     SemiDPLinearRegression(epsilon=np.inf),
+    HeavyTailDPRegressor(epsilon=np.inf),
 ]
 
 
