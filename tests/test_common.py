@@ -5,7 +5,11 @@
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.estimator_checks import (
+    check_sample_weight_equivalence_on_dense_data,
+    check_sample_weight_equivalence_on_sparse_data,
+    parametrize_with_checks,
+)
 
 from sklearn_dpfair import (
     DPFERMIClassifier,
@@ -100,3 +104,32 @@ def test_every_private_exemption_has_a_non_private_limit():
     limits = {type(est).__name__ for est in _NON_PRIVATE_LIMITS}
     assert set(EXPECTED_FAILED_CHECKS) <= limits
     assert not any(_is_private(est) for est in _NON_PRIVATE_LIMITS)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        # The other solvers' non-private limits: the sample-weight checks
+        # only (the full set runs on their private configurations in
+        # tests/linear_model). Feature clipping at a bound no row reaches.
+        DPLogisticRegression(
+            solver="dp-frank-wolfe", l1_radius=5.0, fw_steps=20, epsilon=np.inf
+        ),
+        DPLogisticRegression(
+            solver="output-perturbation",
+            alpha=1.0,
+            feature_norm_bound=1e6,
+            epsilon=np.inf,
+        ),
+    ],
+    ids=["dp-frank-wolfe", "output-perturbation"],
+)
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.filterwarnings("ignore::sklearn_dpfair.exceptions.PrivacyLeakWarning")
+def test_other_solvers_weight_like_duplicated_rows_without_privacy(estimator, sparse):
+    check = (
+        check_sample_weight_equivalence_on_sparse_data
+        if sparse
+        else check_sample_weight_equivalence_on_dense_data
+    )
+    check(type(estimator).__name__, clone(estimator))
