@@ -18,9 +18,10 @@ would take 8 GB, so its reference is DP-SGD on the CSR matrix itself).
 (c) The other estimators (``FERMIClassifier``, ``DPFERMIClassifier``,
 ``SemiDPLinearRegression``, ``HeavyTailDPRegressor``) at their defaults, on
 the synthetic inputs of :mod:`sklearn_dpfair.audit._synthetic` (d = 100) at n
-in {1e4, 1e5}: C vs F vs DataFrame vs float32, and a CSR column (10%
-density) that says "refused" when ``fit`` raises a TypeError, so that the
-table can be re-run as sparse support lands.
+in {1e4, 1e5}: C vs F vs DataFrame vs float32 vs CSR (10% density; a
+cell says "refused" if ``fit`` raises a TypeError), the CSR fit's peak over
+the bytes of the CSR matrix, and the dtype of ``coef_`` after the float32
+fit (is float32 kept?).
 
 Times are ratios to a reference fit in the same process: in (a), the DP-SGD
 fit on the C-ordered float64 matrix of the same n; in (c), the same
