@@ -372,17 +372,18 @@ def write_rst(path, logistic, others, command, wall, skipped):
         "inputs of ``sklearn_dpfair.audit._synthetic`` (Gaussian features, d = "
         f"{N_FEATURES}, the fit arguments it needs). Time: ratio to the same "
         "estimator on the C-ordered float64 matrix of the same n (seconds "
-        "listed: CPU, wall). CSR: the same matrix with 90% of its entries set to 0; "
-        "*CSR peak / storage*: the CSR fit's peak over the bytes of the CSR "
-        "matrix (``data``, ``indices``, ``indptr``). *float32 coef_*: the dtype "
-        "of ``coef_`` after a fit on the float32 matrix.",
+        "listed: CPU, wall). CSR: the same matrix with 90% of its entries set "
+        "to 0; *CSR peak / storage*: the CSR fit's peak over the bytes of the "
+        "CSR matrix (``data``, ``indices``, ``indptr``). \"``coef_`` dtype "
+        "(float32 fit)\": the dtype of ``coef_`` after a fit on the float32 "
+        "matrix.",
         "",
     ]
     layouts = DENSE_LAYOUTS + ["CSR 10%"]
     header = ["estimator", "n", "reference CPU (s)", "reference wall (s)"]
     header += [f"{layout} time (x ref)" for layout in layouts]
     header += [f"{layout} peak (MB)" for layout in layouts]
-    header += ["CSR peak / storage", "float32 coef_"]
+    header += ["CSR peak / storage", "``coef_`` dtype (float32 fit)"]
     body = []
     for row in others:
         ref = row["C float64"]
