@@ -32,8 +32,9 @@ _WEIGHT_IS_NOT_A_DUPLICATE = (
     "by the clip norm, and the noise, the Poisson batches and the "
     "accounting are those of n records. Equivalence to repeated rows would "
     "break the per-record guarantee (scikit-learn exempts SGDClassifier from "
-    "these checks for its stochastic batches alone). The non-private limit "
-    "of the same estimator passes them: see _NON_PRIVATE_LIMITS."
+    "the same checks, where stochastic updates alone already make a weight "
+    "differ from repeated rows). The non-private limit of the same "
+    "estimator passes them: see _NON_PRIVATE_LIMITS."
 )
 _PRIVATE_WEIGHT_CHECKS = {
     "check_sample_weight_equivalence_on_dense_data": _WEIGHT_IS_NOT_A_DUPLICATE,
