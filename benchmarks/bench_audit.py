@@ -1,6 +1,6 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Empirical privacy audits of every private estimator (issue 9, item 1).
+"""Empirical privacy audits of every private estimator.
 
 For each audit: 1,000 fits (500 per world, ``--runs``), half of them choosing
 the distinguishing test and half evaluating it; Clopper-Pearson bounds at 95%

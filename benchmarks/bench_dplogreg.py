@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Benchmark of DPLogisticRegression on UCI Adult with default hyperparameters.
 
-Protocol (issue "[start here]", item 10): Adult train/test files, rows with
+Protocol: Adult train/test files, rows with
 missing values dropped, one-hot + standardized; delta = 1e-5; seeds 0..S-1;
 epsilon in {0.1, 0.5, 1, 4, 8} (plus 0.05 to show small budgets just work);
 default hyperparameters (only epsilon, delta and the public label set are
@@ -37,7 +37,8 @@ from sklearn_dpfair.privacy import calibrate_noise_multiplier  # noqa: E402
 EPSILONS = [0.05, 0.1, 0.5, 1.0, 4.0, 8.0]
 OUT = os.path.join(os.path.dirname(__file__), "..", "docs", "benchmarks")
 
-# Reference numbers from the issue, measured on the same data by others.
+# Reference numbers measured on the same data by others (Opacus and an
+# objective-perturbation library).
 REFERENCE = {
     "Opacus DP-SGD, fixed config (20 epochs, clip 1, lr 2, batch ~1000)": {
         1.0: 0.845,

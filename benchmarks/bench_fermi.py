@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """FERMI / DP-FERMI on UCI Adult against fairlearn's ExponentiatedGradient.
 
-Protocol (issue 4): official Adult train/test files, rows with missing values
+Protocol (the Adult experiments of the thesis, Sections 5.3 and 6.4):
+official Adult train/test files, rows with missing values
 dropped, numeric columns standardized and categorical ones one-hot encoded
 (fitted on the training file), sensitive attribute ``sex``; test error and
 fairlearn's ``demographic_parity_difference`` / ``equalized_odds_difference``
@@ -86,7 +87,7 @@ FULL_BATCH_NOTE = (
     "converged. The frontier section uses the defaults (SGDA then the "
     "full-batch phase) and ``disparity_bound``."
 )
-# Issue 4 targets.
+# Targets: error and disparity on Adult near the thesis's (Figures 5.1, 6.2).
 TARGETS = {
     "dp": {"error": 0.168, "gap": 0.012, "time_ratio": 0.1},
     "eo": {"error": 0.162, "gap": 0.025},
@@ -495,9 +496,10 @@ def table(title, rows, eg=None, extra_cols=()):
     return "\n".join(lines) + "\n"
 
 
-# The issue's reference is "the research code's approach": the official
+# The reference is the research code's approach: the official
 # DP-FERMI code loops over a DataLoader(batch_size=1) and takes each
-# per-sample gradient with backward (spec fermi.md §4.5), i.e. the torch loop.
+# per-sample gradient with backward (the thesis's DP-FERMI, Algorithm 10,
+# run one record at a time), i.e. the torch loop.
 # The numpy loop, with hand-derived per-sample gradients and no autograd, is a
 # stricter reference reported beside it.
 SPEED_REFERENCES = {
@@ -666,7 +668,7 @@ def write_report(res, seeds, quick, elapsed):
         "",
         ".. include:: fermi_frontier.inc",
         "",
-        ".. list-table:: Targets of issue 4",
+        ".. list-table:: Targets",
         "   :header-rows: 1",
         "",
         "   * - target\n     - measured\n     - verdict",
@@ -983,7 +985,7 @@ def write_frontier_report(results, elapsed):
                 )
             )
     out += [
-        ".. list-table:: Targets (issue 17)",
+        ".. list-table:: Targets of the frontier",
         "   :header-rows: 1",
         "",
         "   * - target",

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Fit time and memory of DPLogisticRegression on numpy/CPU, torch/CPU and torch/CUDA.
 
-Protocol (issue 7, items 4 and 5): synthetic standard-normal features
+Protocol: synthetic standard-normal features
 (float64), labels from a fixed logistic model; ``DPLogisticRegression(
 epsilon=1, delta=1e-5, classes=[0, 1], random_state=0)`` with its defaults
 (Poisson batches of 5% of the rows, ``max_iter`` epochs, so ``20 * max_iter``

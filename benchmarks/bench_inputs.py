@@ -18,9 +18,10 @@ would take 8 GB, so its reference is DP-SGD on the CSR matrix itself).
 (c) The other estimators (``FERMIClassifier``, ``DPFERMIClassifier``,
 ``SemiDPLinearRegression``, ``HeavyTailDPRegressor``) at their defaults, on
 the synthetic inputs of :mod:`sklearn_dpfair.audit._synthetic` (d = 100) at n
-in {1e4, 1e5}: C vs F vs DataFrame vs float32, and a CSR column (10%
-density) that says "refused" when ``fit`` raises a TypeError, so that the
-table can be re-run as sparse support lands.
+in {1e4, 1e5}: C vs F vs DataFrame vs float32 vs CSR (10% density; a
+cell says "refused" if ``fit`` raises a TypeError), the CSR fit's peak over
+the bytes of the CSR matrix, and the dtype of ``coef_`` after the float32
+fit (is float32 kept?).
 
 Times are ratios to a reference fit in the same process: in (a), the DP-SGD
 fit on the C-ordered float64 matrix of the same n; in (c), the same
@@ -255,7 +256,15 @@ def bench_other(cls, n, d):
     X_csr = sp.csr_matrix(np.where(keep, X, 0.0))
     row["CSR 10%"] = attempt(make, X_csr, y, params, repeats_for(n))
     print(cls.__name__, n, "CSR 10%", row["CSR 10%"], flush=True)
+    row["CSR storage"] = X_csr.data.nbytes + X_csr.indices.nbytes + X_csr.indptr.nbytes
+    row["float32 coef"] = fitted_dtype(make, dense_layout(X, "C float32"), y, params)
     return row
+
+
+def fitted_dtype(make_estimator, X, y, fit_params):
+    """dtype of ``coef_`` after a fit on ``X`` (is float32 kept?)."""
+    coef = getattr(make_estimator().fit(X, y, **fit_params), "coef_", None)
+    return "-" if coef is None else str(np.asarray(coef).dtype)
 
 
 def _ratio(cell, ref):
@@ -268,6 +277,12 @@ def _mb(cell):
     if isinstance(cell, str):
         return "-"
     return f"{cell[1] / 2**20:.0f}"
+
+
+def _storage_ratio(cell, storage):
+    if isinstance(cell, str):
+        return "-"
+    return f"{cell[1] / storage:.2f}"
 
 
 def _table(header, rows):
@@ -357,13 +372,18 @@ def write_rst(path, logistic, others, command, wall, skipped):
         "inputs of ``sklearn_dpfair.audit._synthetic`` (Gaussian features, d = "
         f"{N_FEATURES}, the fit arguments it needs). Time: ratio to the same "
         "estimator on the C-ordered float64 matrix of the same n (seconds "
-        "listed: CPU, wall). CSR: the same matrix with 90% of its entries set to 0.",
+        "listed: CPU, wall). CSR: the same matrix with 90% of its entries set "
+        "to 0; *CSR peak / storage*: the CSR fit's peak over the bytes of the "
+        "CSR matrix (``data``, ``indices``, ``indptr``). \"``coef_`` dtype "
+        "(float32 fit)\": the dtype of ``coef_`` after a fit on the float32 "
+        "matrix.",
         "",
     ]
     layouts = DENSE_LAYOUTS + ["CSR 10%"]
     header = ["estimator", "n", "reference CPU (s)", "reference wall (s)"]
     header += [f"{layout} time (x ref)" for layout in layouts]
     header += [f"{layout} peak (MB)" for layout in layouts]
+    header += ["CSR peak / storage", "``coef_`` dtype (float32 fit)"]
     body = []
     for row in others:
         ref = row["C float64"]
@@ -374,6 +394,7 @@ def write_rst(path, logistic, others, command, wall, skipped):
             [row["estimator"], f"{row['n']:,}", f"{ref_s:.3f}", f"{ref_wall:.3f}"]
             + [_ratio(row[layout], ref_s) for layout in layouts]
             + [_mb(row[layout]) for layout in layouts]
+            + [_storage_ratio(row["CSR 10%"], row["CSR storage"]), row["float32 coef"]]
         )
     lines += _table(header, body)
     if os.path.exists(os.path.join(os.path.dirname(path), NOTES)):

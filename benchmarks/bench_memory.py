@@ -1,6 +1,6 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Peak memory of fitting every estimator on 1e6 x 100 data (issue 9, item 5).
+"""Peak memory of fitting every estimator on 1e6 x 100 data.
 
 Target: the fit runs within twice the memory of its input, i.e. the peak
 resident memory of the process, minus what it held before the data were

@@ -2,65 +2,81 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """scikit-learn's common checks over every public estimator, found automatically."""
 
+import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.base import clone
+from sklearn.utils.estimator_checks import (
+    check_sample_weight_equivalence_on_dense_data,
+    check_sample_weight_equivalence_on_sparse_data,
+    parametrize_with_checks,
+)
 
+from sklearn_dpfair import (
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    HeavyTailDPRegressor,
+    SemiDPLinearRegression,
+)
 from sklearn_dpfair.utils import all_estimators
 
 # Every exemption, in one place, with its reason. Keyed by estimator class
-# name, then check name. HeavyTailDPRegressor has none: its sample-weight
-# checks fit 15 rows at epsilon = 1, below its public minimum
-# epsilon * n_samples, so both fits release the same public zero model;
-# what weights do in a private fit (clipped after weighting) and without
-# privacy (a weight of 2 is a duplicated row) is tested in
-# tests/linear_model/test_heavy_tail.py.
+# name, then check name; they apply to the private default instances only.
+# HeavyTailDPRegressor needs none, but vacuously: its sample-weight checks
+# fit 15 rows at epsilon = 1, below its public minimum epsilon * n_samples,
+# so both fits release the same public zero model. Its non-private limit
+# below fits the data, and passes them; what weights do in a private fit
+# (clipped after weighting) is tested in tests/linear_model/test_heavy_tail.py.
 _WEIGHT_IS_NOT_A_DUPLICATE = (
     "A private fit clips each record's weighted gradient once, so a record "
     "of weight k is one record, not k duplicates: its influence is bounded "
     "by the clip norm, and the noise, the Poisson batches and the "
     "accounting are those of n records. Equivalence to repeated rows would "
-    "break the per-record guarantee. Uniform weights == unweighted (bit for "
-    "bit), zero weight == no gradient, and the clipped-after-weighting "
-    "sensitivity are tested in tests/linear_model/test_sample_weight.py."
+    "break the per-record guarantee (scikit-learn exempts SGDClassifier from "
+    "the same checks, where stochastic updates alone already make a weight "
+    "differ from repeated rows). The non-private limit of the same "
+    "estimator passes them: see _NON_PRIVATE_LIMITS."
 )
-_NO_UNIQUE_MINIMIZER = (
-    "The check fits 15 rows in 30 features at the default alpha = 0: the data "
-    "are separable, the loss has no minimizer, and the weighted and the "
-    "repeated fits stop at different points of the same flat valley. With "
-    "alpha > 0 a weight of 2 is a duplicated row up to the solver's "
-    "tolerance, tested in tests/linear_model/test_sample_weight.py."
-)
-EXPECTED_FAILED_CHECKS = {
-    "DPLogisticRegression": {
-        "check_sample_weight_equivalence_on_dense_data": _WEIGHT_IS_NOT_A_DUPLICATE,
-        # The default solver takes sparse X: the same check on CSR input.
-        "check_sample_weight_equivalence_on_sparse_data": _WEIGHT_IS_NOT_A_DUPLICATE,
-    },
-    "DPFERMIClassifier": {
-        "check_sample_weight_equivalence_on_dense_data": _WEIGHT_IS_NOT_A_DUPLICATE,
-        # Sparse X is accepted: the same check on CSR input.
-        "check_sample_weight_equivalence_on_sparse_data": _WEIGHT_IS_NOT_A_DUPLICATE,
-    },
-    "SemiDPLinearRegression": {
-        "check_sample_weight_equivalence_on_dense_data": _WEIGHT_IS_NOT_A_DUPLICATE,
-        # Every solver takes sparse X: the same check on CSR input.
-        "check_sample_weight_equivalence_on_sparse_data": _WEIGHT_IS_NOT_A_DUPLICATE,
-    },
-    "FERMIClassifier": {
-        "check_sample_weight_equivalence_on_dense_data": _NO_UNIQUE_MINIMIZER,
-        "check_sample_weight_equivalence_on_sparse_data": _NO_UNIQUE_MINIMIZER,
-    },
+_PRIVATE_WEIGHT_CHECKS = {
+    "check_sample_weight_equivalence_on_dense_data": _WEIGHT_IS_NOT_A_DUPLICATE,
+    # Sparse X is accepted by the default solver: the same check on CSR.
+    "check_sample_weight_equivalence_on_sparse_data": _WEIGHT_IS_NOT_A_DUPLICATE,
 }
+EXPECTED_FAILED_CHECKS = {
+    "DPLogisticRegression": _PRIVATE_WEIGHT_CHECKS,
+    "DPFERMIClassifier": _PRIVATE_WEIGHT_CHECKS,
+    "SemiDPLinearRegression": _PRIVATE_WEIGHT_CHECKS,
+}
+
+# The non-private limit of each private estimator, where a weight of k is
+# mathematically k duplicated rows: no noise, full batches (no Poisson
+# sampling, whose batches would differ between n and n + k - 1 rows), and no
+# active clipping (DPLogisticRegression does not clip at epsilon = inf;
+# DPFERMIClassifier does, so its clip norm is set above any gradient of the
+# checks' data). These run every common check with no exemption.
+_NON_PRIVATE_LIMITS = [
+    DPLogisticRegression(epsilon=np.inf, batch_size="full"),
+    DPFERMIClassifier(epsilon=np.inf, batch_size="full", clip_norm=1e6),
+    SemiDPLinearRegression(epsilon=np.inf),
+    HeavyTailDPRegressor(epsilon=np.inf),
+]
+
+
+def _is_private(estimator):
+    return getattr(estimator, "epsilon", np.inf) != np.inf
 
 
 def _expected_failed_checks(estimator):
+    if not _is_private(estimator):
+        return {}
     return EXPECTED_FAILED_CHECKS.get(type(estimator).__name__, {})
 
 
 def _instances():
     # Every estimator is checked at its defaults, with a fixed seed set by
-    # the checks themselves (set_random_state).
-    return [cls() for _, cls in all_estimators()]
+    # the checks themselves (set_random_state), then the non-private limits.
+    return [cls() for _, cls in all_estimators()] + [
+        clone(est) for est in _NON_PRIVATE_LIMITS
+    ]
 
 
 # pytest >= 9 warns on generator parametrization: materialize it (as
@@ -81,3 +97,40 @@ def test_sklearn_compatible(estimator, check):
 def test_all_estimators_discovered():
     names = dict(all_estimators())
     assert "DPLogisticRegression" in names
+
+
+def test_every_private_exemption_has_a_non_private_limit():
+    # An exempted estimator is still checked, without exemption, where the
+    # equivalence must hold.
+    limits = {type(est).__name__ for est in _NON_PRIVATE_LIMITS}
+    assert set(EXPECTED_FAILED_CHECKS) <= limits
+    assert not any(_is_private(est) for est in _NON_PRIVATE_LIMITS)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        # The other solvers' non-private limits: the sample-weight checks
+        # only (the full set runs on their private configurations in
+        # tests/linear_model). Feature clipping at a bound no row reaches.
+        DPLogisticRegression(
+            solver="dp-frank-wolfe", l1_radius=5.0, fw_steps=20, epsilon=np.inf
+        ),
+        DPLogisticRegression(
+            solver="output-perturbation",
+            alpha=1.0,
+            feature_norm_bound=1e6,
+            epsilon=np.inf,
+        ),
+    ],
+    ids=["dp-frank-wolfe", "output-perturbation"],
+)
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.filterwarnings("ignore::sklearn_dpfair.exceptions.PrivacyLeakWarning")
+def test_other_solvers_weight_like_duplicated_rows_without_privacy(estimator, sparse):
+    check = (
+        check_sample_weight_equivalence_on_sparse_data
+        if sparse
+        else check_sample_weight_equivalence_on_dense_data
+    )
+    check(type(estimator).__name__, clone(estimator))

@@ -118,7 +118,14 @@ def augmented_row_norms(X, intercept_scaling=0.0):
     s = float(intercept_scaling)
     xp = np if sp.issparse(X) else array_namespace(X)
     with np.errstate(over="ignore"):
-        norms = xp.sqrt(squared_row_norms(X) + s**2)
+        squares = squared_row_norms(X)
+        if xp is np:
+            # In place: no n-length temporaries (they weigh as much as a
+            # sparse X with few entries per row).
+            squares += s**2
+            norms = np.sqrt(squares, out=squares)
+        else:
+            norms = xp.sqrt(squares + s**2)
     if not bool(xp.any(xp.isinf(norms))):
         return norms
     # Only rows whose squared norm overflowed: hypot(||x||, s) scaled by the

@@ -113,14 +113,18 @@ def _sparse_squared_row_norms(A):
 
 def _row_reduce(ufunc, values, indptr):
     # ``ufunc`` over each row's stored values (CSR ``indptr``); 0 for an
-    # empty row. reduceat runs over the non-empty rows only: their starts
-    # are increasing, and each segment ends where the next non-empty row
-    # starts (reduceat would return the next row's first value for an
-    # empty one), with no padded copy of ``values``.
-    nonempty = np.diff(indptr) > 0
-    out = np.zeros(nonempty.size, dtype=values.dtype)
+    # empty row. One reduceat over the rows up to the last non-empty one,
+    # written in place: a row's segment ends where the next row starts,
+    # which for the rows before an empty one is still its own end; an
+    # empty row gets the next row's first value, zeroed after. No copy of
+    # ``values`` or of the indices, no n-length temporary (on a matrix with
+    # few entries per row, they would weigh as much as the matrix).
+    empty = np.diff(indptr) == 0
+    out = np.zeros(empty.size, dtype=values.dtype)
     if values.size:
-        out[nonempty] = ufunc.reduceat(values, indptr[:-1][nonempty])
+        last = empty.size - 1 - int(np.argmin(empty[::-1]))
+        ufunc.reduceat(values, indptr[: last + 1], out=out[: last + 1])
+        out[empty] = 0
     return out
 
 

@@ -637,7 +637,7 @@ class ArrayBackend:
             dtype = getattr(self.xp, _dtype_name(dtype))
         if self.is_numpy:
             a = to_numpy(a)
-            return a if dtype is None else a.astype(dtype)
+            return a if dtype is None else a.astype(dtype, copy=False)
         return self.xp.asarray(a, dtype=dtype, device=self.device)
 
     def to_output(self, a):

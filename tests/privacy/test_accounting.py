@@ -30,7 +30,8 @@ def test_epsilon_of_matches_dp_accounting_directly():
 
 def test_rdp_never_tighter_than_pld_for_subsampled_gaussian():
     # PLD is (up to its pessimistic discretisation) the tight answer; RDP an
-    # upper bound. Spec dplogreg.md 6.6 reports PLD ~8% tighter.
+    # upper bound (Mironov's RDP conversion loses a few percent of epsilon on
+    # subsampled Gaussian compositions).
     event = noisy_sgd_event(1.0, 0.02, 1000)
     assert epsilon_of(event, 1e-5, "rdp") >= epsilon_of(event, 1e-5, "pld")
 

@@ -67,7 +67,8 @@ def test_calibration_is_memoized():
 
 def test_single_gaussian_is_the_analytic_gaussian():
     # sigma/Delta = 3.73 at (1, 1e-5), against 4.84 for the classic
-    # sqrt(2 ln(1.25/delta))/eps (spec dplogreg.md 0.3).
+    # sqrt(2 ln(1.25/delta))/eps (Dwork and Roth, Theorem A.1; the exact
+    # calibration is Balle and Wang's analytic Gaussian mechanism).
     z = noise_multiplier_for_gaussian(1.0, 1e-5)
     assert z == pytest.approx(3.73, abs=0.01)
     assert epsilon_of(gaussian_event(z), 1e-5, "pld") <= 1.0

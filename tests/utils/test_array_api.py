@@ -91,6 +91,17 @@ def test_cpu_device_is_numpy_and_never_needs_torch(no_torch):
     assert backend.input_float_dtypes == [np.float64, np.float32]
 
 
+def test_numpy_backend_asarray_does_not_copy_what_already_fits():
+    # A float64 array asked for as float64 is the same array (an astype copy
+    # of n weights or labels per fit, against the docstring, before).
+    backend = resolve_backend(np.ones((3, 2)), "cpu")
+    a = np.arange(5.0)
+    assert backend.asarray(a, dtype=np.float64) is a
+    assert backend.asarray(a) is a
+    converted = backend.asarray(a, dtype=np.float32)
+    assert converted.dtype == np.float32 and converted is not a
+
+
 def test_unknown_device_is_rejected():
     with pytest.raises(ValueError, match="device must be one of"):
         resolve_backend(np.ones((3, 2)), "gpu")

@@ -120,8 +120,11 @@ def exact_dual_objective(
     return value, np.concatenate([g_coef.ravel(), g_w0]), proba
 
 
-def column_scales(X):
+def column_scales(X, sample_weight=None):
     """Root mean square of each column (1 where it is 0 or not finite).
+
+    With ``sample_weight`` the mean is weighted, so that a weight of 2 gives
+    the scales of a duplicated row (and so the same L-BFGS path).
 
     The full-batch phase works in the coordinates ``coef_j * scale_j``, a
     diagonal preconditioner: the same problem on features scaled by any
@@ -131,12 +134,17 @@ def column_scales(X):
     with np.errstate(over="ignore", invalid="ignore"):
         if sp.issparse(X):
             # Stored entries only (the zeros add nothing to the squares).
-            squares = np.asarray(X.multiply(X).sum(axis=0), dtype=np.float64)
-            scale = np.sqrt(squares.ravel() / max(X.shape[0], 1))
-        else:
+            X2 = X.multiply(X)
+            if sample_weight is not None:
+                X2 = X2.multiply(np.asarray(sample_weight)[:, None])
+            squares = np.asarray(X2.sum(axis=0), dtype=np.float64).ravel()
+        elif sample_weight is None:
             # No n x d temporary: the squares are summed column by column.
             squares = np.einsum("ij,ij->j", X, X, dtype=np.float64)
-            scale = np.sqrt(squares / max(X.shape[0], 1))
+        else:
+            squares = np.einsum("ij,ij,i->j", X, X, sample_weight, dtype=np.float64)
+        total = X.shape[0] if sample_weight is None else float(np.sum(sample_weight))
+        scale = np.sqrt(squares / (total if total > 0 else 1))
     return np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
 
 
@@ -175,7 +183,7 @@ def refine_full_batch(
     """
     d, m = coef.shape
     s = float(intercept_scaling)
-    scale = column_scales(X)
+    scale = column_scales(X, sample_weight)
     binary = m == 2
     half = np.array([-0.5, 0.5])
 

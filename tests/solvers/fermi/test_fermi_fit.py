@@ -215,3 +215,23 @@ def test_private_histogram_counts_records_not_weights(monkeypatch):
     _fit(X, y, codes, privacy=privacy)
     np.testing.assert_array_equal(captured[0], captured[1])
     assert captured[0].sum() == X.shape[0]
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_full_batch_scales_weight_like_duplicated_rows(sparse):
+    # The L-BFGS preconditioner of a weighted fit is that of the repeated
+    # rows: before, it was unweighted, and FERMIClassifier's weighted and
+    # repeated fits stopped at different points (check_sample_weight_
+    # equivalence failed at its defaults).
+    import scipy.sparse as sparse_module
+
+    from sklearn_dpfair._solvers.fermi._lbfgs import column_scales
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 3)) * [1.0, 10.0, 0.1]
+    weights = np.array([0, 1, 2, 3] * 3, dtype=float)
+    repeated = np.repeat(X, weights.astype(int), axis=0)
+    wrap = sparse_module.csr_matrix if sparse else np.asarray
+    np.testing.assert_allclose(
+        column_scales(wrap(X), weights), column_scales(wrap(repeated)), rtol=1e-12
+    )
