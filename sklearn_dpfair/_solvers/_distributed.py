@@ -42,13 +42,18 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils.validation import check_array, column_or_1d
+from sklearn.utils.validation import (
+    _check_feature_names,
+    _check_n_features,
+    check_array,
+    column_or_1d,
+)
 
 from ..utils._validation import check_delta_for_n, resolve_classes
 from ._linear import LinearModel, take_rows, weighted_raw_gradient
-from ._private_fit import _WEIGHTS_CAVEAT, LinearFit
+from ._private_fit import LinearFit, dp_sgd_setup
 from ._sampling import poisson_batch
-from ._schedules import auto_learning_rate, sgd_schedule, tail_start
+from ._sgd import sgd_loop
 
 __all__ = [
     "DaskTrainingData",
@@ -56,6 +61,8 @@ __all__ = [
     "fit_dp_sgd_dask",
     "is_dask_collection",
     "partition_clipped_sum",
+    "set_dask_input_features",
+    "sum_over_partitions",
 ]
 
 _DASK_MISSING = (
@@ -129,6 +136,20 @@ class DaskTrainingData:
         """Drop the persisted partitions from the workers."""
         partitions, self.partitions = self.partitions, []
         self.client.cancel(partitions)
+
+
+def set_dask_input_features(estimator, X):
+    """``n_features_in_`` and ``feature_names_in_`` of a Dask ``X`` (no data read).
+
+    scikit-learn reads the column names of eager dataframes only; a Dask
+    DataFrame's (string) column names are public metadata, recorded here as
+    ``validate_data`` would record a pandas DataFrame's.
+    """
+    _check_feature_names(estimator, X, reset=True)
+    _check_n_features(estimator, X, reset=True)
+    columns = getattr(X, "columns", None)
+    if columns is not None and len(columns) and all(isinstance(c, str) for c in columns):
+        estimator.feature_names_in_ = np.asarray(list(columns), dtype=object)
 
 
 def _current_client():
@@ -344,34 +365,40 @@ def _partition_step(part, index, *, coef, w0, step, config):
     )
 
 
-def _clipped_sum(data, coef, w0, step, config):
-    """Broadcast the parameters, gather one clipped sum per partition, add them."""
+def sum_over_partitions(data, task, **kwargs):
+    """Run ``task(part, index, **kwargs)`` on every partition; add the results.
+
+    One task per partition, scheduled where the partition lives; the keyword
+    arguments (public parameters, ``O(d K)``) travel with the tasks. Each
+    task returns a tuple of arrays; the tuples are added element-wise on the
+    driver in partition order (a fixed summation order). A worker lost for
+    good raises ``RuntimeError`` (no model is released).
+    """
     from distributed import KilledWorker
 
-    client = data.client
-    # One task per partition, scheduled where the partition lives; the
-    # parameters (O(d K)) travel with the tasks.
-    futures = client.map(
-        _partition_step,
+    futures = data.client.map(
+        task,
         data.partitions,
         range(len(data.partitions)),
-        coef=coef,
-        w0=w0,
-        step=step,
-        config=config,
+        **kwargs,
         pure=False,
     )
     try:
-        sums = client.gather(futures)
+        sums = data.client.gather(futures)
     except (KilledWorker, concurrent.futures.CancelledError) as exc:
         raise RuntimeError(_WORKER_LOST) from exc
-    # Added in partition order on the driver: a fixed summation order.
-    g_coef = sums[0][0].copy()
-    g_w0 = sums[0][1].copy()
-    for c, b in sums[1:]:
-        g_coef += c
-        g_w0 += b
-    return g_coef, g_w0
+    total = [np.array(a, copy=True) for a in sums[0]]
+    for part in sums[1:]:
+        for acc, a in zip(total, part):
+            acc += a
+    return tuple(total)
+
+
+def _clipped_sum(data, coef, w0, step, config):
+    """Broadcast the parameters, gather one clipped sum per partition, add them."""
+    return sum_over_partitions(
+        data, _partition_step, coef=coef, w0=w0, step=step, config=config
+    )
 
 
 def fit_dp_sgd_dask(data, loss, params, budget, *, rng):
@@ -401,52 +428,44 @@ def fit_dp_sgd_dask(data, loss, params, budget, *, rng):
     -------
     fit : LinearFit
     """
-    n_samples = data.n_samples
-    q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
-    mechanism = budget.gaussian(params.clip_norm, sampling_probability=q, steps=n_steps)
-    k = loss.n_outputs
-    learning_rate = params.learning_rate
-    if learning_rate == "auto":
-        learning_rate = auto_learning_rate(
-            mechanism.noise_multiplier, q, n_samples, (data.n_features + 1) * k
-        )
-    record = budget.account(
-        mechanism,
-        # The mechanism the accountant sees is the in-memory one: where the
-        # clipped sums were added up does not change the released sums.
-        description="DP-SGD (Poisson-subsampled Gaussian, per-example clipping)",
-        adjacency="add_remove",
-        sampling_probability=q,
-        steps=n_steps,
-        caveats=(_WEIGHTS_CAVEAT,) if data.weighted else (),
+    setup = dp_sgd_setup(
+        data.n_samples,
+        data.n_features,
+        loss.n_outputs,
+        params,
+        budget,
+        weighted=data.weighted,
     )
-    model = LinearModel(k, intercept_scaling=1.0 if params.fit_intercept else 0.0)
+    model = LinearModel(
+        loss.n_outputs, intercept_scaling=1.0 if params.fit_intercept else 0.0
+    )
     config = _StepConfig(
         model=model,
         loss=loss,
-        sampling_probability=q,
-        clip_norm=mechanism.clip_norm,
+        sampling_probability=setup.sampling_probability,
+        clip_norm=setup.mechanism.clip_norm,
         # Root of every partition's stream, from the fit's private generator.
         entropy=int.from_bytes(rng.bytes(16), "little"),
     )
-    dtype = data.dtype
-    coef = np.zeros((data.n_features, k), dtype=dtype)
-    w0 = np.zeros(k, dtype=dtype)
-    expected_batch_size = q * n_samples
-    tail_from = tail_start(n_steps, 0.5)
-    coef_sum, w0_sum = np.zeros_like(coef), np.zeros_like(w0)
-    for t in range(n_steps):
-        g_coef, g_w0 = _clipped_sum(data, coef, w0, t, config)
-        # The only private step: one noise draw per block, on the driver, in
-        # the order of the in-memory step (coefficient block first).
-        g_coef = mechanism.privatize(g_coef, rng) / expected_batch_size
-        g_w0 = mechanism.privatize(g_w0, rng) / expected_batch_size
-        coef, w0 = model.gradient_step(
-            coef, w0, g_coef, g_w0, learning_rate=learning_rate, alpha=params.alpha
-        )
-        if t >= tail_from:
-            coef_sum = coef_sum + coef
-            w0_sum = w0_sum + w0
-    n_avg = n_steps - tail_from
-    coef, intercept = (coef_sum / n_avg).T, model.intercept(w0_sum / n_avg)
-    return LinearFit(coef, intercept, n_steps, record)
+    coef = np.zeros((data.n_features, loss.n_outputs), dtype=data.dtype)
+    w0 = np.zeros(loss.n_outputs, dtype=data.dtype)
+
+    def clipped_sum(t, coef, w0):
+        # The workers' part of the step; the noise (added once, on the
+        # driver), the division by q n and the update are the in-memory
+        # loop's.
+        return _clipped_sum(data, coef, w0, t, config)
+
+    result = sgd_loop(
+        clipped_sum,
+        model,
+        coef,
+        w0,
+        mechanism=setup.mechanism,
+        n_steps=setup.n_steps,
+        denominator=setup.sampling_probability * data.n_samples,
+        learning_rate=setup.learning_rate,
+        alpha=params.alpha,
+        rng=rng,
+    )
+    return LinearFit(result.coef.T, result.intercept, setup.n_steps, setup.record)

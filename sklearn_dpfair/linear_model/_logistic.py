@@ -10,11 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import (
-    _check_feature_names,
-    _check_n_features,
-    validate_data,
-)
+from sklearn.utils.validation import validate_data
 
 from .._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
@@ -26,6 +22,7 @@ from .._solvers._distributed import (
     distribute_training_data,
     fit_dp_sgd_dask,
     is_dask_collection,
+    set_dask_input_features,
 )
 from .._solvers._private_fit import (
     DPSGDParams,
@@ -597,8 +594,7 @@ default=None
                 "A Dask collection X is fitted by central DP-SGD on its workers: "
                 "it needs solver='dp-sgd', device='cpu' or 'auto', and no silos=."
             )
-        _check_feature_names(self, X, reset=True)
-        _check_n_features(self, X, reset=True)
+        set_dask_input_features(self, X)
         data = distribute_training_data(
             X,
             y,
