@@ -49,6 +49,7 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
+from ..fairness import encode_sensitive_features
 from ..utils._validation import check_delta_for_n, resolve_classes
 from ._linear import LinearModel, take_rows, weighted_raw_gradient
 from ._private_fit import LinearFit, dp_sgd_setup
@@ -73,6 +74,10 @@ _NO_CLIENT = (
     "X is a Dask collection: the fit runs on the current dask.distributed "
     "Client, and there is none. Create one first (for example "
     "`client = Client(LocalCluster())`), or pass in-memory arrays."
+)
+_MISSING_GROUPS = (
+    "sensitive_features has missing values (None/NaN). A private fit has no "
+    "private treatment of missing sensitive values: drop or impute those rows."
 )
 _WORKER_LOST = (
     "a Dask worker was lost during the private fit and its work could not be "
@@ -108,6 +113,7 @@ class _Partition:
     y: np.ndarray
     weights: np.ndarray | None
     row_norms: np.ndarray
+    codes: np.ndarray | None = None  # group codes (fair fits), public set
 
 
 @dataclass
@@ -127,6 +133,8 @@ class DaskTrainingData:
     classes: np.ndarray
     caveats: tuple
     weighted: bool
+    max_weight: float | None = None  # largest weight once rescaled to mean 1
+    groups: np.ndarray | None = None  # the group set (fair fits)
 
     @property
     def n_samples(self):
@@ -188,7 +196,9 @@ def _as_dask_array(obj, name, row_chunks=None):
     return obj
 
 
-def _load_partition(X, y, weights, classes, weight_scale, intercept_scaling):
+def _load_partition(
+    X, y, weights, classes, weight_scale, intercept_scaling, sensitive=None, groups=None
+):
     """Validate, encode and keep one partition on its worker."""
     X = check_array(X, dtype=(np.float64, np.float32), order="C", input_name="X")
     y = column_or_1d(y)
@@ -205,15 +215,35 @@ def _load_partition(X, y, weights, classes, weight_scale, intercept_scaling):
             raise ValueError("sample_weight must be finite and non-negative.")
         # The in-memory rescaling to mean 1: w / max(w) * n / sum(w / max(w)).
         weights = weights / weight_scale[0] * weight_scale[1]
+    codes = None
+    if groups is not None:
+        # The group set is declared (or was inferred once, for all
+        # partitions): the codes agree across partitions.
+        codes = encode_sensitive_features(
+            sensitive, n_samples=X.shape[0], groups=groups
+        ).codes
+        if np.any(codes < 0):
+            raise ValueError(_MISSING_GROUPS)
     return _Partition(
         X=X,
         y=np.asarray(y_encoded, dtype=X.dtype),
         weights=weights,
         row_norms=LinearModel(1, intercept_scaling).row_norms(X),
+        codes=codes,
     )
 
 
-def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_intercept):
+def distribute_training_data(
+    X,
+    y,
+    sample_weight,
+    *,
+    classes,
+    delta,
+    fit_intercept,
+    sensitive_features=None,
+    groups=None,
+):
     """Persist the partitions of a Dask fit, each once on its worker.
 
     Nothing row-sized comes back to the driver: the label set (when it is
@@ -232,6 +262,14 @@ def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_interce
         Checked against ``1/n``.
     fit_intercept : bool
         Whether the rows are augmented with ``s = 1``.
+    sensitive_features : dask or in-memory array-like of shape (n_samples,) \
+            or (n_samples, n_columns), default=None
+        Group membership of a fair fit, encoded on the workers against
+        ``groups``; a missing value raises. None: no group codes.
+    groups : array-like or None, default=None
+        The public group set; None infers it from a one-column
+        ``sensitive_features`` (the caller warns: it is read from the
+        private data).
 
     Returns
     -------
@@ -274,14 +312,36 @@ def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_interce
             w_sum = float((w / w_max).sum().compute())
             weight_scale = (float(w_max), n_samples / w_sum)
             weight_blocks = list(w.to_delayed().ravel())
+    sensitive_blocks = [None] * len(row_chunks)
+    if sensitive_features is not None:
+        sf = _as_dask_array(sensitive_features, "sensitive_features", row_chunks)
+        if groups is None:
+            if sf.ndim != 1 and not (sf.ndim == 2 and sf.shape[1] == 1):
+                raise ValueError(
+                    "Dask sensitive_features with several columns need "
+                    "groups=[...] declared (the intersectional groups)."
+                )
+            # The group set is a few values, computed on the cluster.
+            observed = da.unique(sf.ravel()).compute()
+            groups = encode_sensitive_features(observed).groups
+        else:
+            groups = encode_sensitive_features(
+                np.asarray(groups, dtype=object)[:0], groups=groups
+            ).groups
+        if sf.ndim == 2:
+            sf = sf.rechunk({1: -1})
+        sensitive_blocks = list(sf.to_delayed().ravel())
     s = 1.0 if fit_intercept else 0.0
     # Keys unique to this fit: a previous fit on the same data releasing its
     # partitions must not cancel these.
     load = dask.delayed(_load_partition, pure=False)
     parts = [
-        load(xb, yb, wb, classes, weight_scale, s)
-        for xb, yb, wb in zip(
-            X.to_delayed().ravel(), y.to_delayed().ravel(), weight_blocks
+        load(xb, yb, wb, classes, weight_scale, s, sb, groups)
+        for xb, yb, wb, sb in zip(
+            X.to_delayed().ravel(),
+            y.to_delayed().ravel(),
+            weight_blocks,
+            sensitive_blocks,
         )
     ]
     futures = client.compute(parts)
@@ -308,6 +368,8 @@ def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_interce
         classes=classes,
         caveats=caveats,
         weighted=weight_scale is not None,
+        max_weight=None if weight_scale is None else weight_scale[1],
+        groups=None if sensitive_features is None else groups,
     )
 
 

@@ -80,6 +80,7 @@ __all__ = [
     "fermi_setup",
     "fit_fermi",
     "histogram_noise",
+    "released_layout",
 ]
 
 _WEIGHTS_CAVEAT = (
@@ -434,6 +435,41 @@ def _describe(mechanisms, noise, *, q, n_steps, active, dual_clip_declared):
     return text
 
 
+def released_layout(
+    coef_m, w0_m, W, ps, *, params, n_classes, n_groups, backend=NUMPY_BACKEND, like=None
+):
+    """Coefficients, intercept, dual and marginals in the estimators' layout.
+
+    ``coef_m`` ``(d, m)`` and the intercept parameter ``w0_m`` become
+    scikit-learn's ``(m, d)`` (``(1, d)``: the logit of class 1 for two
+    classes) and ``(m,)``; ``W`` None (no fairness term) gives a zero dual.
+    Without equalized odds the single block is returned unstacked. ``like``
+    is an array where the solver ran (host arrays are moved next to it).
+    """
+    if like is not None:
+        coef_m, w0_m = _on_backend(coef_m, like), _on_backend(w0_m, like)
+    intercept = params.intercept_scaling * w0_m
+    coef = coef_m.T
+    if n_classes == 2:
+        coef, intercept = _binary_layout(coef_m, intercept)
+    coef, intercept = backend.to_output(coef), backend.to_output(intercept)
+    n_blocks = params.constraint.n_blocks(n_classes)
+    if W is not None and W.shape[0] > 0:
+        dual = backend.to_output(W if like is None else _on_backend(W, like))
+    else:
+        dual = backend.to_output(
+            backend.xp.zeros(
+                (n_blocks, n_groups, n_classes),
+                dtype=backend.xp.float64,
+                device=backend.device,
+            )
+        )
+    if params.constraint.name != "equalized_odds":
+        dual = dual[0]
+        ps = None if ps is None else ps[0]
+    return coef, intercept, dual, ps
+
+
 def fit_fermi(
     X,
     y,
@@ -608,27 +644,17 @@ def fit_fermi(
             ConvergenceWarning,
         )
 
-    like = problem.y_solver
-    coef_m, w0_m = _on_backend(coef_m, like), _on_backend(w0_m, like)
-    intercept = p.intercept_scaling * w0_m
-    coef = coef_m.T
-    if n_classes == 2:
-        coef, intercept = _binary_layout(coef_m, intercept)
-    coef, intercept = backend.to_output(coef), backend.to_output(intercept)
-    dual = (
-        backend.to_output(_on_backend(W, like))
-        if regularizer is not None and W is not None and W.shape[0] > 0
-        else backend.to_output(
-            backend.xp.zeros(
-                (n_blocks, n_groups, n_classes),
-                dtype=backend.xp.float64,
-                device=backend.device,
-            )
-        )
+    coef, intercept, dual, ps = released_layout(
+        coef_m,
+        w0_m,
+        W if regularizer is not None else None,
+        ps,
+        params=p,
+        n_classes=n_classes,
+        n_groups=n_groups,
+        backend=backend,
+        like=problem.y_solver,
     )
-    if constraint.name != "equalized_odds":
-        dual = dual[0]
-        ps = None if ps is None else ps[0]
     return FERMIFit(
         coef=coef,
         intercept=intercept,
