@@ -62,6 +62,7 @@ __all__ = [
     "fit_dp_sgd_dask",
     "is_dask_collection",
     "partition_clipped_sum",
+    "refuse_dask_input",
     "set_dask_input_features",
     "sum_over_partitions",
 ]
@@ -158,6 +159,31 @@ def set_dask_input_features(estimator, X):
     columns = getattr(X, "columns", None)
     if columns is not None and len(columns) and all(isinstance(c, str) for c in columns):
         estimator.feature_names_in_ = np.asarray(list(columns), dtype=object)
+
+
+_DASK_REFUSED = (
+    "{name} does not accept Dask collections ({what}): it would gather them "
+    "onto the driver. DPLogisticRegression (solver='dp-sgd') and "
+    "DPFERMIClassifier fit Dask arrays and DataFrames on their workers; "
+    "otherwise compute the collection first (e.g. X.compute())."
+)
+
+
+def refuse_dask_input(name, **inputs):
+    """Raise ``TypeError`` if an input of estimator ``name`` is a Dask collection.
+
+    For the estimators whose fit would pull a Dask collection onto the
+    driver through ``np.asarray``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._distributed import refuse_dask_input
+    >>> refuse_dask_input("FERMIClassifier", X=np.zeros((2, 1)), y=None)
+    """
+    found = [key for key, value in inputs.items() if is_dask_collection(value)]
+    if found:
+        raise TypeError(_DASK_REFUSED.format(name=name, what=", ".join(found)))
 
 
 def _current_client():

@@ -19,6 +19,7 @@ from .._loss import BinaryLogisticLoss, SoftmaxLoss
 from .._solvers._distributed import (
     distribute_training_data,
     is_dask_collection,
+    refuse_dask_input,
     set_dask_input_features,
 )
 from .._solvers.fermi._dask import fit_fermi_dask
@@ -56,11 +57,6 @@ _MISSING_UNDER_DP = (
     "sensitive_features has {n} missing values (None/NaN). DPFERMIClassifier "
     "has no private treatment of missing sensitive values: drop or impute "
     "those rows (FERMIClassifier handles them by reweighting)."
-)
-_DASK_REFUSED = (
-    "{name} does not accept Dask collections: it would gather them onto the "
-    "driver. DPLogisticRegression and DPFERMIClassifier fit Dask arrays and "
-    "DataFrames on their workers; otherwise compute the collection first."
 )
 _DASK_OPTIONS = (
     "DPFERMIClassifier fits a Dask collection by noisy SGDA on its workers; "
@@ -226,7 +222,13 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         )
 
     def _fit_dask(self, X, y, sample_weight, sensitive_features):
-        raise TypeError(_DASK_REFUSED.format(name=type(self).__name__))
+        refuse_dask_input(
+            type(self).__name__,
+            X=X,
+            y=y,
+            sample_weight=sample_weight,
+            sensitive_features=sensitive_features,
+        )
 
     def _set_fitted(self, xp, dtype, classes, group_labels, result, record_curves):
         self.classes_ = classes
