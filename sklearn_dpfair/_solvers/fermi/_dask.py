@@ -34,7 +34,7 @@ from .._distributed import sum_over_partitions
 from .._linear import LinearModel
 from .._sampling import poisson_batch
 from .._schedules import tail_start
-from ._fit import FERMIFit, fermi_setup, released_layout
+from ._fit import fermi_setup, released_fit
 from ._sgda import SGDAStepConfig, fair_terms, logits, sgda_step, softmax_terms
 
 __all__ = ["fit_fermi_dask"]
@@ -214,26 +214,12 @@ def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
     if p.return_iterate == "average":
         n_avg = n_steps - tail_from
         coef, w0 = coef_sum / n_avg, w0_sum / n_avg
-    coef, intercept, dual, ps = released_layout(
+    return released_fit(
         coef,
         w0,
         W if regularizer is not None else None,
-        setup.group_marginals,
+        setup,
         params=p,
         n_classes=n_classes,
         n_groups=n_groups,
-    )
-    return FERMIFit(
-        coef=coef,
-        intercept=intercept,
-        dual=dual,
-        group_marginals=ps,
-        n_steps=n_steps,
-        loss_curve=[],
-        fairness_curve=[],
-        record=setup.record,
-        noise=setup.noise,
-        dual_clip_norm=setup.dual_clip_norm,
-        fairness_weight=float(p.fairness_weight),
-        step_sizes=(float(p.learning_rate), float(setup.dual_learning_rate)),
     )

@@ -80,7 +80,7 @@ __all__ = [
     "fermi_setup",
     "fit_fermi",
     "histogram_noise",
-    "released_layout",
+    "released_fit",
 ]
 
 _WEIGHTS_CAVEAT = (
@@ -435,16 +435,29 @@ def _describe(mechanisms, noise, *, q, n_steps, active, dual_clip_declared):
     return text
 
 
-def released_layout(
-    coef_m, w0_m, W, ps, *, params, n_classes, n_groups, backend=NUMPY_BACKEND, like=None
+def released_fit(
+    coef_m,
+    w0_m,
+    W,
+    setup,
+    *,
+    params,
+    n_classes,
+    n_groups,
+    curves=([], []),
+    extra=None,
+    backend=NUMPY_BACKEND,
+    like=None,
 ):
-    """Coefficients, intercept, dual and marginals in the estimators' layout.
+    """The :class:`FERMIFit` of a solved model, in the estimators' layout.
 
     ``coef_m`` ``(d, m)`` and the intercept parameter ``w0_m`` become
     scikit-learn's ``(m, d)`` (``(1, d)``: the logit of class 1 for two
     classes) and ``(m,)``; ``W`` None (no fairness term) gives a zero dual.
     Without equalized odds the single block is returned unstacked. ``like``
-    is an array where the solver ran (host arrays are moved next to it).
+    is an array where the solver ran (host arrays are moved next to it);
+    ``setup`` (:class:`FERMISetup`) gives the marginals, noise and record,
+    ``extra`` the fields the final phase or the weight selection set.
     """
     if like is not None:
         coef_m, w0_m = _on_backend(coef_m, like), _on_backend(w0_m, like)
@@ -453,21 +466,40 @@ def released_layout(
     if n_classes == 2:
         coef, intercept = _binary_layout(coef_m, intercept)
     coef, intercept = backend.to_output(coef), backend.to_output(intercept)
-    n_blocks = params.constraint.n_blocks(n_classes)
     if W is not None and W.shape[0] > 0:
         dual = backend.to_output(W if like is None else _on_backend(W, like))
     else:
         dual = backend.to_output(
             backend.xp.zeros(
-                (n_blocks, n_groups, n_classes),
+                (params.constraint.n_blocks(n_classes), n_groups, n_classes),
                 dtype=backend.xp.float64,
                 device=backend.device,
             )
         )
+    ps = setup.group_marginals
     if params.constraint.name != "equalized_odds":
         dual = dual[0]
         ps = None if ps is None else ps[0]
-    return coef, intercept, dual, ps
+    return FERMIFit(
+        coef=coef,
+        intercept=intercept,
+        dual=dual,
+        group_marginals=ps,
+        n_steps=setup.n_steps,
+        loss_curve=curves[0],
+        fairness_curve=curves[1],
+        record=setup.record,
+        noise=setup.noise,
+        dual_clip_norm=setup.dual_clip_norm,
+        **{
+            "fairness_weight": float(params.fairness_weight),
+            "step_sizes": (
+                float(params.learning_rate),
+                float(setup.dual_learning_rate),
+            ),
+            **(extra or {}),
+        },
+    )
 
 
 def fit_fermi(
@@ -558,13 +590,8 @@ def fit_fermi(
         rng=rng,
     )
     q, n_steps, bounded = setup.sampling_probability, setup.n_steps, setup.bounded
-    regularizer, ps, weight_scale = (
-        setup.regularizer,
-        setup.group_marginals,
-        setup.weight_scale,
-    )
-    mechanisms, record, noise = setup.mechanisms, setup.record, setup.noise
-    dual_learning_rate, dual_clip = setup.dual_learning_rate, setup.dual_clip_norm
+    regularizer, weight_scale = setup.regularizer, setup.weight_scale
+    mechanisms, dual_learning_rate = setup.mechanisms, setup.dual_learning_rate
 
     # 2. Solve (on the backend; batches and noise still come from rng).
     problem = FairProblem(
@@ -600,10 +627,7 @@ def fit_fermi(
         constraint=constraint,
         sample_weight=sample_weight,
     )
-    extra = {
-        "fairness_weight": float(p.fairness_weight),
-        "step_sizes": (float(p.learning_rate), float(dual_learning_rate)),
-    }
+    extra = {}
     if bounded and privacy is None:
         coef_m, w0_m, W, path_extra = bounded_path(problem, float(p.disparity_bound))
         extra.update(path_extra)
@@ -644,27 +668,16 @@ def fit_fermi(
             ConvergenceWarning,
         )
 
-    coef, intercept, dual, ps = released_layout(
+    return released_fit(
         coef_m,
         w0_m,
         W if regularizer is not None else None,
-        ps,
+        setup,
         params=p,
         n_classes=n_classes,
         n_groups=n_groups,
+        curves=curves,
+        extra=extra,
         backend=backend,
         like=problem.y_solver,
-    )
-    return FERMIFit(
-        coef=coef,
-        intercept=intercept,
-        dual=dual,
-        group_marginals=ps,
-        n_steps=n_steps,
-        loss_curve=curves[0],
-        fairness_curve=curves[1],
-        record=record,
-        noise=noise,
-        dual_clip_norm=dual_clip,
-        **extra,
     )
