@@ -134,6 +134,11 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             columns), dense or sparse (CSR/CSC: never densified; the
             full-batch phase and predictions use sparse products too).
             float32 stays float32 in the solver and in ``coef_``.
+            ``DPFERMIClassifier`` also takes a Dask array or DataFrame (with
+            a running ``dask.distributed`` client; ``y``, ``sample_weight``
+            and ``sensitive_features`` may then be Dask collections too):
+            the rows stay on the workers (:ref:`User Guide <dask_central>`).
+            ``FERMIClassifier`` refuses Dask input with a ``TypeError``.
         y : array-like of shape (n_samples,)
             Target labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -855,6 +860,13 @@ default=None
     before anything is computed and is outside the guarantee; after it, no
     exception or warning depends on the private data (a group or a class
     that is empty, or a single record, changes nothing but the numbers).
+
+    Dask collections (``X``, ``y``, ``sample_weight``,
+    ``sensitive_features``) are fitted on their workers: per-partition cell
+    counts and clipped primal and dual sums, each noised once on the driver,
+    with the same ``dp_event_`` and record as in memory
+    (:ref:`User Guide <dask_central>`; ``disparity_bound`` and
+    ``record_training_loss`` are not available there).
 
     References
     ----------
