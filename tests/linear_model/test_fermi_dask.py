@@ -6,12 +6,17 @@ The data stay on the workers. One LocalCluster with two worker processes
 (the ``dask_client`` fixture) serves the whole module.
 """
 
+import os
+import signal
+import warnings
+
 import numpy as np
 import pytest
 
 from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
 from sklearn_dpfair._solvers import _distributed
 from sklearn_dpfair._solvers._linear import LinearModel
+from sklearn_dpfair._solvers.fermi import _dask as fermi_dask
 from sklearn_dpfair._solvers.fermi._dask import _FairStepConfig, partition_sgda_sums
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
 from sklearn_dpfair.fairness import make_constraint
@@ -274,3 +279,39 @@ def test_partition_sums_within_both_clip_norms(small):
         assert primal <= 1.0 + 1e-12
         assert np.sqrt(np.sum((full[2] - less[2]) ** 2)) <= 0.5 + 1e-12
         assert all(np.all(np.isfinite(a)) for a in full)
+
+
+def test_worker_loss_recovers_with_the_same_model_and_record(
+    dask_client, small, monkeypatch
+):
+    # A worker killed between two steps: Dask recomputes its partitions and
+    # re-runs the step; every partition's rows come from
+    # SeedSequence(root, (p, t)), so the recovered fit is the undisturbed one.
+    X, y, s, _ = small
+    kw = dict(
+        classes=[0, 1], groups=[0, 1], batch_size=600, max_iter=2, random_state=3
+    )
+    Xd, yd, sd = _dask(X, y, s, chunks=500)
+    reference = DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sd)
+
+    summed = fermi_dask.sum_over_partitions
+    killed = []
+
+    def kill_at_step_3(data, task, **kwargs):
+        if kwargs.get("step") == 3 and not killed:
+            who = dask_client.who_has([data.partitions[0]])
+            holder = next(iter(who.values()))[0]
+            pid = dask_client.run(os.getpid, workers=[holder])[holder]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(holder)
+        return summed(data, task, **kwargs)
+
+    monkeypatch.setattr(fermi_dask, "sum_over_partitions", kill_at_step_3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        recovered = DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sd)
+    assert killed
+    np.testing.assert_allclose(recovered.coef_, reference.coef_, rtol=1e-12)
+    np.testing.assert_allclose(recovered.dual_coef_, reference.dual_coef_, rtol=1e-12)
+    assert recovered.privacy_record_ == reference.privacy_record_
+    dask_client.wait_for_workers(2, timeout=30)
