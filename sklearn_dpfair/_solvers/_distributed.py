@@ -62,6 +62,7 @@ __all__ = [
     "fit_dp_sgd_dask",
     "is_dask_collection",
     "partition_clipped_sum",
+    "partition_rng",
     "refuse_dask_input",
     "set_dask_input_features",
     "sum_over_partitions",
@@ -157,8 +158,9 @@ def set_dask_input_features(estimator, X):
     _check_feature_names(estimator, X, reset=True)
     _check_n_features(estimator, X, reset=True)
     columns = getattr(X, "columns", None)
-    if columns is not None and len(columns) and all(isinstance(c, str) for c in columns):
-        estimator.feature_names_in_ = np.asarray(list(columns), dtype=object)
+    names = [] if columns is None else list(columns)
+    if names and all(isinstance(c, str) for c in names):
+        estimator.feature_names_in_ = np.asarray(names, dtype=object)
 
 
 _DASK_REFUSED = (
@@ -438,9 +440,27 @@ def partition_clipped_sum(part, coef, w0, *, model, loss, sampling_probability,
     return model.clipped_gradient_sum(Xb, raw_grad, norms_b, clip_norm)
 
 
+def partition_rng(entropy, index, step):
+    """The generator of partition ``index`` at step ``step`` of a fit.
+
+    ``SeedSequence(entropy, spawn_key=(index, step))``: the ``[index][step]``
+    child of the fit's root entropy, independent across partitions and
+    steps, and the same when Dask re-runs the task after losing a worker.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers._distributed import partition_rng
+    >>> a, b = partition_rng(7, 0, 1).random(), partition_rng(7, 0, 1).random()
+    >>> a == b != partition_rng(7, 1, 1).random()
+    True
+    """
+    return np.random.default_rng(
+        np.random.SeedSequence(entropy, spawn_key=(index, step))
+    )
+
+
 def _partition_step(part, index, *, coef, w0, step, config):
     """Worker task: the clipped sum of partition ``index`` at step ``step``."""
-    seed = np.random.SeedSequence(config.entropy, spawn_key=(index, step))
     return partition_clipped_sum(
         part,
         coef,
@@ -449,7 +469,7 @@ def _partition_step(part, index, *, coef, w0, step, config):
         loss=config.loss,
         sampling_probability=config.sampling_probability,
         clip_norm=config.clip_norm,
-        rng=np.random.default_rng(seed),
+        rng=partition_rng(config.entropy, index, step),
     )
 
 

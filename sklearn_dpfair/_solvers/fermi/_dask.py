@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...fairness._marginals import cell_counts
-from .._distributed import sum_over_partitions
+from .._distributed import partition_rng, sum_over_partitions
 from .._linear import LinearModel
 from .._sampling import poisson_batch
 from .._schedules import tail_start
@@ -111,10 +111,8 @@ def partition_sgda_sums(part, coef, w0, W, *, config, rng):
 
 def _partition_step(part, index, *, coef, w0, W, step, config):
     """Worker task: the sums of partition ``index`` at step ``step``."""
-    seed = np.random.SeedSequence(config.entropy, spawn_key=(index, step))
-    return partition_sgda_sums(
-        part, coef, w0, W, config=config, rng=np.random.default_rng(seed)
-    )
+    rng = partition_rng(config.entropy, index, step)
+    return partition_sgda_sums(part, coef, w0, W, config=config, rng=rng)
 
 
 def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
@@ -195,8 +193,10 @@ def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
     dtype = data.dtype
     coef = np.zeros((data.n_features, n_classes), dtype=dtype)
     w0 = np.zeros(n_classes, dtype=dtype)
-    shape = (0, 0, n_classes) if regularizer is None else (n_blocks, n_groups, n_classes)
-    W = np.zeros(shape, dtype=dtype)
+    W = np.zeros(
+        (0, 0, n_classes) if regularizer is None else (n_blocks, n_groups, n_classes),
+        dtype=dtype,
+    )
     tail_from = tail_start(n_steps, 0.5)
     coef_sum, w0_sum = np.zeros_like(coef), np.zeros_like(w0)
     for t in range(n_steps):
@@ -206,7 +206,14 @@ def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
         if regularizer is None:
             sums = (sums[0], sums[1], None)
         coef, w0, W = sgda_step(
-            model, coef, w0, W, sums, regularizer=regularizer, config=step_config, rng=rng
+            model,
+            coef,
+            w0,
+            W,
+            sums,
+            regularizer=regularizer,
+            config=step_config,
+            rng=rng,
         )
         if t >= tail_from:
             coef_sum = coef_sum + coef
