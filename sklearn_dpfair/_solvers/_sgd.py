@@ -48,7 +48,7 @@ from ._linear import LinearModel, as_rows, take_rows, weighted_raw_gradient
 from ._sampling import poisson_batch
 from ._schedules import tail_start
 
-__all__ = ["NoisySGDResult", "noisy_sgd", "sgd_loop"]
+__all__ = ["NoisySGDResult", "noisy_sgd", "sgd_loop", "tail_averaged"]
 
 
 @dataclass
@@ -213,13 +213,10 @@ def sgd_loop(
     -------
     result : NoisySGDResult
     """
-    xp = array_namespace(coef)
-    tail_from = tail_start(n_steps, tail_fraction)
-    coef_sum = xp.zeros_like(coef)
-    w0_sum = xp.zeros_like(w0)
-    for t in range(n_steps):
+
+    def step(t, coef, w0):
         g_coef, g_w0 = clipped_sum(t, coef, w0)
-        coef, w0 = model.private_step(
+        return model.private_step(
             coef,
             w0,
             g_coef,
@@ -230,13 +227,34 @@ def sgd_loop(
             alpha=alpha,
             rng=rng,
         )
+
+    _, (coef, w0) = tail_averaged(
+        step, coef, w0, n_steps=n_steps, tail_fraction=tail_fraction
+    )
+    return NoisySGDResult(coef=coef, intercept=model.intercept(w0), n_steps=n_steps)
+
+
+def tail_averaged(step, coef, w0, *, n_steps, tail_fraction=0.5):
+    """Run ``coef, w0 = step(t, coef, w0)`` for ``t < T``; last and tail-averaged.
+
+    The average of the last ``tail_fraction`` of the iterates is
+    post-processing of the released steps.
+
+    Returns
+    -------
+    last : tuple of arrays
+        ``(coef, w0)`` after the last step.
+    average : tuple of arrays
+        Their average over the steps ``t >= tail_start(T, tail_fraction)``.
+    """
+    xp = array_namespace(coef)
+    tail_from = tail_start(n_steps, tail_fraction)
+    coef_sum = xp.zeros_like(coef)
+    w0_sum = xp.zeros_like(w0)
+    for t in range(n_steps):
+        coef, w0 = step(t, coef, w0)
         if t >= tail_from:
             coef_sum = coef_sum + coef
             w0_sum = w0_sum + w0
-
     n_avg = n_steps - tail_from
-    return NoisySGDResult(
-        coef=coef_sum / n_avg,
-        intercept=model.intercept(w0_sum) / n_avg,
-        n_steps=n_steps,
-    )
+    return (coef, w0), (coef_sum / n_avg, w0_sum / n_avg)

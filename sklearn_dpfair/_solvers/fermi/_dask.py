@@ -33,7 +33,7 @@ from ...fairness._marginals import cell_counts
 from .._distributed import partition_rng, sum_over_partitions
 from .._linear import LinearModel
 from .._sampling import poisson_batch
-from .._schedules import tail_start
+from .._sgd import tail_averaged
 from ._fit import fermi_setup, released_fit
 from ._sgda import SGDAStepConfig, fair_terms, logits, sgda_step, softmax_terms
 
@@ -197,9 +197,10 @@ def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
         (0, 0, n_classes) if regularizer is None else (n_blocks, n_groups, n_classes),
         dtype=dtype,
     )
-    tail_from = tail_start(n_steps, 0.5)
-    coef_sum, w0_sum = np.zeros_like(coef), np.zeros_like(w0)
-    for t in range(n_steps):
+
+    def step(t, coef, w0):
+        # The dual variable is the loop's state beside (coef, w0).
+        nonlocal W
         sums = sum_over_partitions(
             data, _partition_step, coef=coef, w0=w0, W=W, step=t, config=config
         )
@@ -215,12 +216,10 @@ def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
             config=step_config,
             rng=rng,
         )
-        if t >= tail_from:
-            coef_sum = coef_sum + coef
-            w0_sum = w0_sum + w0
-    if p.return_iterate == "average":
-        n_avg = n_steps - tail_from
-        coef, w0 = coef_sum / n_avg, w0_sum / n_avg
+        return coef, w0
+
+    last, average = tail_averaged(step, coef, w0, n_steps=n_steps)
+    coef, w0 = average if p.return_iterate == "average" else last
     return released_fit(
         coef,
         w0,
