@@ -61,7 +61,7 @@ from ...utils._array_api import (
 )
 from .._linear import LinearModel, as_rows, take_rows
 from .._sampling import poisson_batch
-from .._schedules import tail_start
+from .._sgd import tail_averaged
 
 __all__ = [
     "SGDAResult",
@@ -427,10 +427,10 @@ def noisy_sgda(
         observed = codes >= 0
         tables = np.zeros((regularizer.n_blocks, regularizer.n_groups, m))
         n_observed = 0
-    tail_from = tail_start(n_steps, tail_fraction)
-    coef_sum, w0_sum = xp.zeros_like(coef), xp.zeros_like(w0)
-
-    for t in range(n_steps):
+    def step(t, coef, w0):
+        # The dual variable and the curves are the loop's state beside
+        # (coef, w0).
+        nonlocal W, tables, epoch_loss, epoch_count, n_observed
         # Host indices (for the host-side curves) and their device copy.
         idx = poisson_batch(rng, n_samples, sampling_probability)
         if full_batch:
@@ -488,9 +488,6 @@ def noisy_sgda(
             rng=rng,
         )
 
-        if t >= tail_from:
-            coef_sum = coef_sum + coef
-            w0_sum = w0_sum + w0
         if record_curves and t in ends:
             loss_curve.append(epoch_loss / max(epoch_count, 1))
             epoch_loss, epoch_count = 0.0, 0
@@ -500,10 +497,12 @@ def noisy_sgda(
                 )
                 tables[:] = 0.0
                 n_observed = 0
+        return coef, w0
 
-    if return_iterate == "average":
-        n_avg = n_steps - tail_from
-        coef, w0 = coef_sum / n_avg, w0_sum / n_avg
+    last, average = tail_averaged(
+        step, coef, w0, n_steps=n_steps, tail_fraction=tail_fraction
+    )
+    coef, w0 = average if return_iterate == "average" else last
     return SGDAResult(
         coef=coef,
         intercept=s * w0,
