@@ -315,3 +315,24 @@ def test_worker_loss_recovers_with_the_same_model_and_record(
     np.testing.assert_allclose(recovered.dual_coef_, reference.dual_coef_, rtol=1e-12)
     assert recovered.privacy_record_ == reference.privacy_record_
     dask_client.wait_for_workers(2, timeout=30)
+
+
+def test_intersectional_groups_from_several_columns(dask_client, small):
+    # Two sensitive columns: the declared intersectional groups encode the
+    # rows on the workers as in memory (same codes, so the same model).
+    X, y, s, _ = small
+    sf = np.column_stack([np.where(s == 1, "F", "M"), np.where(X[:, 3] > 0, "a", "b")])
+    sf = sf.astype(object)
+    groups = [("F", "a"), ("F", "b"), ("M", "a"), ("M", "b")]
+    kw = dict(
+        epsilon=np.inf, batch_size="full", max_iter=3, classes=[0, 1],
+        groups=groups, clip_norm=1.0,
+    )
+    memory = DPFERMIClassifier(**kw).fit(X, y, sensitive_features=sf)
+    Xd, yd, sfd = _dask(X, y, sf)
+    dask = DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sfd)
+    np.testing.assert_allclose(dask.coef_, memory.coef_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(dask.dual_coef_, memory.dual_coef_, rtol=0, atol=1e-10)
+    assert [tuple(g) for g in dask.groups_] == groups
+    with pytest.warns(PrivacyLeakWarning), pytest.raises(ValueError, match="declared"):
+        DPFERMIClassifier(classes=[0, 1]).fit(Xd, yd, sensitive_features=sfd)
