@@ -336,3 +336,12 @@ def test_intersectional_groups_from_several_columns(dask_client, small):
     assert [tuple(g) for g in dask.groups_] == groups
     with pytest.warns(PrivacyLeakWarning), pytest.raises(ValueError, match="declared"):
         DPFERMIClassifier(classes=[0, 1]).fit(Xd, yd, sensitive_features=sfd)
+
+
+def test_float32_stays_float32(dask_client, small):
+    X, y, s, _ = small
+    Xd, yd, sd = _dask(X.astype(np.float32), y, s)
+    clf = DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=1, random_state=0)
+    clf.fit(Xd, yd, sensitive_features=sd)
+    assert clf.coef_.dtype == clf.intercept_.dtype == np.float32
+    assert np.all(np.isfinite(clf.coef_))
