@@ -18,12 +18,17 @@ automatic step size), ``delta = 1e-7``. Measured per configuration:
 * ``driver_peak_mib``: peak of the driver's Python allocations during the
   fit (tracemalloc: numpy buffers included), and the driver's RSS growth;
 * with ``--compare``: test accuracy of the Dask fit and of the in-memory fit
-  (same data gathered on the driver), 2 epochs each, on 100,000 fresh rows.
+  (same data gathered on the driver), 2 epochs each, on 100,000 fresh rows;
+* with ``--fermi``: one epoch of ``DPFERMIClassifier`` on the same
+  collection (sensitive attribute ``x_1 > 0``, declared groups, batch
+  ``0.05 n``): ``fermi_fit_s``, the whole fit (persisting the partitions
+  again, the histogram, the calibration and the 20 steps), the step count
+  and the driver peak.
 
 Every configuration runs in its own process (a fresh cluster and a clean
 driver peak). Results are appended as JSON lines to ``--out``.
 
-Usage: python benchmarks/bench_dask.py --n 1000000 --workers 2 [--compare]
+Usage: python benchmarks/bench_dask.py --n 1000000 --workers 2 [--compare] [--fermi]
 """
 
 import argparse
@@ -60,7 +65,30 @@ def _noop(part, index, *, coef, w0, step, config):
     return index
 
 
-def run(n, workers, chunk, epochs, compare):
+def _fermi(X, y, n, epochs):
+    """One DP-FERMI fit on the Dask collection: epoch and step time, driver peak."""
+    from sklearn_dpfair import DPFERMIClassifier
+
+    s = (X[:, 1] > 0).astype(np.int64)
+    clf = DPFERMIClassifier(
+        epsilon=EPSILON, delta=DELTA, classes=[0, 1], groups=[0, 1],
+        batch_size=int(0.05 * n), max_iter=epochs,
+    )
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    clf.fit(X, y, sensitive_features=s)
+    elapsed = time.perf_counter() - t0
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return {
+        "fermi_fit_s": elapsed,
+        "fermi_steps": clf.t_,
+        "fermi_driver_peak_mib": peak / 2**20,
+        "fermi_epsilon": clf.epsilon_,
+    }
+
+
+def run(n, workers, chunk, epochs, compare, fermi=False):
     import distributed
 
     from sklearn_dpfair import DPLogisticRegression
@@ -128,6 +156,8 @@ def run(n, workers, chunk, epochs, compare):
     result["driver_rss_growth_mib"] = _rss_mib() - baseline_rss
     result["epsilon"] = fit.record.epsilon
     data.release()
+    if fermi:
+        result.update(_fermi(X, y, n, epochs))
 
     if compare:
         rng = np.random.default_rng(1)
@@ -174,6 +204,21 @@ def render(results, machine, date):
             acc += [f"   * - {r['workers']}", f"     - {r['dask_accuracy']:.4f}",
                     f"     - {r['memory_accuracy']:.4f}",
                     f"     - {r['bayes_accuracy']:.4f}"]
+    fermi = [".. list-table::", "   :header-rows: 1", "",
+             "   * - n", "     - workers", "     - DP-FERMI fit (s)",
+             "     - steps", "     - driver peak (MiB)"]
+    for r in rows:
+        if "fermi_fit_s" in r:
+            fermi += [f"   * - {r['n']:,}", f"     - {r['workers']}",
+                      f"     - {r['fermi_fit_s']:.1f}",
+                      f"     - {r['fermi_steps']}",
+                      f"     - {r['fermi_driver_peak_mib']:.1f}"]
+    fermi_text = (
+        ["", "DP-FERMI (``DPFERMIClassifier``, sensitive attribute x_1 > 0, "
+         "batch 0.05 n, one epoch; the whole fit, persisting included):", "",
+         *fermi]
+        if len(fermi) > 8 else []
+    )
     return "\n".join(
         [".. _bench_dask:", "", "Central DP-SGD on Dask collections",
          "==================================", "",
@@ -182,7 +227,7 @@ def render(results, machine, date):
          "generated on the workers; epsilon 1, delta 1e-7, q = 0.05 (20 steps "
          "per epoch), clip 1; LocalCluster of 1 or 2 worker processes, one "
          "thread each.", "", *table, "", "Test accuracy (100,000 fresh rows; 2 "
-         "epochs, the same budget):", "", *acc, ""]
+         "epochs, the same budget):", "", *acc, *fermi_text, ""]
     )
 
 
@@ -193,6 +238,7 @@ def main():
     parser.add_argument("--chunk", type=int, default=250_000)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--compare", action="store_true")
+    parser.add_argument("--fermi", action="store_true")
     parser.add_argument("--out", default="dask_results.jsonl")
     parser.add_argument("--single", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--render", metavar="RST", help="write the docs table of --out")
@@ -209,7 +255,10 @@ def main():
             fh.write(render(results, machine_description(), datetime.date.today()))
         return
     if args.single:
-        result = run(args.n[0], args.workers[0], args.chunk, args.epochs, args.compare)
+        result = run(
+            args.n[0], args.workers[0], args.chunk, args.epochs, args.compare,
+            args.fermi,
+        )
         print(json.dumps(result))
         return
     for n in args.n:
@@ -217,6 +266,7 @@ def main():
             cmd = [sys.executable, __file__, "--single", "--n", str(n), "--workers",
                    str(workers), "--chunk", str(args.chunk), "--epochs",
                    str(args.epochs)] + (["--compare"] if args.compare else [])
+            cmd += ["--fermi"] if args.fermi else []
             proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ)
             if proc.returncode:
                 sys.stderr.write(proc.stderr[-3000:])

@@ -18,3 +18,19 @@ def _seeds():
 @pytest.fixture(params=_seeds())
 def global_random_seed(request):
     return request.param
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    """A dask.distributed Client on a LocalCluster of two worker processes.
+
+    One per test module (the module's fits share its workers); skipped
+    where dask.distributed is not installed.
+    """
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+    )
+    with distributed.Client(cluster) as client:
+        yield client
+    cluster.close()

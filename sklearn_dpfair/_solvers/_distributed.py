@@ -42,13 +42,14 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils.validation import check_array, column_or_1d
+from sklearn.utils.validation import check_array, column_or_1d, validate_data
 
+from ..fairness import encode_sensitive_features
 from ..utils._validation import check_delta_for_n, resolve_classes
 from ._linear import LinearModel, take_rows, weighted_raw_gradient
-from ._private_fit import _WEIGHTS_CAVEAT, LinearFit
+from ._private_fit import LinearFit, dp_sgd_setup
 from ._sampling import poisson_batch
-from ._schedules import auto_learning_rate, sgd_schedule, tail_start
+from ._sgd import sgd_loop
 
 __all__ = [
     "DaskTrainingData",
@@ -56,6 +57,10 @@ __all__ = [
     "fit_dp_sgd_dask",
     "is_dask_collection",
     "partition_clipped_sum",
+    "partition_rng",
+    "refuse_dask_input",
+    "set_dask_input_features",
+    "sum_over_partitions",
 ]
 
 _DASK_MISSING = (
@@ -66,6 +71,10 @@ _NO_CLIENT = (
     "X is a Dask collection: the fit runs on the current dask.distributed "
     "Client, and there is none. Create one first (for example "
     "`client = Client(LocalCluster())`), or pass in-memory arrays."
+)
+_MISSING_GROUPS = (
+    "sensitive_features has missing values (None/NaN). A private fit has no "
+    "private treatment of missing sensitive values: drop or impute those rows."
 )
 _WORKER_LOST = (
     "a Dask worker was lost during the private fit and its work could not be "
@@ -101,6 +110,7 @@ class _Partition:
     y: np.ndarray
     weights: np.ndarray | None
     row_norms: np.ndarray
+    codes: np.ndarray | None = None  # group codes (fair fits), public set
 
 
 @dataclass
@@ -120,6 +130,8 @@ class DaskTrainingData:
     classes: np.ndarray
     caveats: tuple
     weighted: bool
+    max_weight: float | None = None  # largest weight once rescaled to mean 1
+    groups: np.ndarray | None = None  # the group set (fair fits)
 
     @property
     def n_samples(self):
@@ -129,6 +141,49 @@ class DaskTrainingData:
         """Drop the persisted partitions from the workers."""
         partitions, self.partitions = self.partitions, []
         self.client.cancel(partitions)
+
+
+def set_dask_input_features(estimator, X):
+    """``n_features_in_`` and ``feature_names_in_`` of a Dask ``X`` (no data read).
+
+    scikit-learn reads the column names of eager dataframes only; a Dask
+    DataFrame's (string) column names are public metadata, recorded here as
+    ``validate_data`` would record a pandas DataFrame's.
+    """
+    # A Dask DataFrame is read through an empty pandas frame of its
+    # columns: scikit-learn's feature-name check skips lazy frames.
+    if hasattr(X, "columns"):
+        import pandas as pd
+
+        header = pd.DataFrame(columns=X.columns)
+    else:
+        header = X
+    validate_data(estimator, header, reset=True, skip_check_array=True)
+
+
+_DASK_REFUSED = (
+    "{name} does not accept Dask collections ({what}): it would gather them "
+    "onto the driver. DPLogisticRegression (solver='dp-sgd') and "
+    "DPFERMIClassifier fit Dask arrays and DataFrames on their workers; "
+    "otherwise compute the collection first (e.g. X.compute())."
+)
+
+
+def refuse_dask_input(name, **inputs):
+    """Raise ``TypeError`` if an input of estimator ``name`` is a Dask collection.
+
+    For the estimators whose fit would pull a Dask collection onto the
+    driver through ``np.asarray``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._distributed import refuse_dask_input
+    >>> refuse_dask_input("FERMIClassifier", X=np.zeros((2, 1)), y=None)
+    """
+    found = [key for key, value in inputs.items() if is_dask_collection(value)]
+    if found:
+        raise TypeError(_DASK_REFUSED.format(name=name, what=", ".join(found)))
 
 
 def _current_client():
@@ -167,7 +222,9 @@ def _as_dask_array(obj, name, row_chunks=None):
     return obj
 
 
-def _load_partition(X, y, weights, classes, weight_scale, intercept_scaling):
+def _load_partition(
+    X, y, weights, classes, weight_scale, intercept_scaling, sensitive=None, groups=None
+):
     """Validate, encode and keep one partition on its worker."""
     X = check_array(X, dtype=(np.float64, np.float32), order="C", input_name="X")
     y = column_or_1d(y)
@@ -184,15 +241,35 @@ def _load_partition(X, y, weights, classes, weight_scale, intercept_scaling):
             raise ValueError("sample_weight must be finite and non-negative.")
         # The in-memory rescaling to mean 1: w / max(w) * n / sum(w / max(w)).
         weights = weights / weight_scale[0] * weight_scale[1]
+    codes = None
+    if groups is not None:
+        # The group set is declared (or was inferred once, for all
+        # partitions): the codes agree across partitions.
+        codes = encode_sensitive_features(
+            sensitive, n_samples=X.shape[0], groups=groups
+        ).codes
+        if np.any(codes < 0):
+            raise ValueError(_MISSING_GROUPS)
     return _Partition(
         X=X,
         y=np.asarray(y_encoded, dtype=X.dtype),
         weights=weights,
         row_norms=LinearModel(1, intercept_scaling).row_norms(X),
+        codes=codes,
     )
 
 
-def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_intercept):
+def distribute_training_data(
+    X,
+    y,
+    sample_weight,
+    *,
+    classes,
+    delta,
+    fit_intercept,
+    sensitive_features=None,
+    groups=None,
+):
     """Persist the partitions of a Dask fit, each once on its worker.
 
     Nothing row-sized comes back to the driver: the label set (when it is
@@ -211,6 +288,14 @@ def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_interce
         Checked against ``1/n``.
     fit_intercept : bool
         Whether the rows are augmented with ``s = 1``.
+    sensitive_features : dask or in-memory array-like of shape (n_samples,) \
+            or (n_samples, n_columns), default=None
+        Group membership of a fair fit, encoded on the workers against
+        ``groups``; a missing value raises. None: no group codes.
+    groups : array-like or None, default=None
+        The public group set; None infers it from a one-column
+        ``sensitive_features`` (the caller warns: it is read from the
+        private data).
 
     Returns
     -------
@@ -253,14 +338,36 @@ def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_interce
             w_sum = float((w / w_max).sum().compute())
             weight_scale = (float(w_max), n_samples / w_sum)
             weight_blocks = list(w.to_delayed().ravel())
+    sensitive_blocks = [None] * len(row_chunks)
+    if sensitive_features is not None:
+        sf = _as_dask_array(sensitive_features, "sensitive_features", row_chunks)
+        if groups is None:
+            if sf.ndim != 1 and not (sf.ndim == 2 and sf.shape[1] == 1):
+                raise ValueError(
+                    "Dask sensitive_features with several columns need "
+                    "groups=[...] declared (the intersectional groups)."
+                )
+            # The group set is a few values, computed on the cluster.
+            observed = da.unique(sf.ravel()).compute()
+            groups = encode_sensitive_features(observed).groups
+        else:
+            groups = encode_sensitive_features(
+                np.asarray(groups, dtype=object)[:0], groups=groups
+            ).groups
+        if sf.ndim == 2:
+            sf = sf.rechunk({1: -1})
+        sensitive_blocks = list(sf.to_delayed().ravel())
     s = 1.0 if fit_intercept else 0.0
     # Keys unique to this fit: a previous fit on the same data releasing its
     # partitions must not cancel these.
     load = dask.delayed(_load_partition, pure=False)
     parts = [
-        load(xb, yb, wb, classes, weight_scale, s)
-        for xb, yb, wb in zip(
-            X.to_delayed().ravel(), y.to_delayed().ravel(), weight_blocks
+        load(xb, yb, wb, classes, weight_scale, s, sb, groups)
+        for xb, yb, wb, sb in zip(
+            X.to_delayed().ravel(),
+            y.to_delayed().ravel(),
+            weight_blocks,
+            sensitive_blocks,
         )
     ]
     futures = client.compute(parts)
@@ -287,6 +394,8 @@ def distribute_training_data(X, y, sample_weight, *, classes, delta, fit_interce
         classes=classes,
         caveats=caveats,
         weighted=weight_scale is not None,
+        max_weight=None if weight_scale is None else weight_scale[1],
+        groups=None if sensitive_features is None else groups,
     )
 
 
@@ -329,9 +438,27 @@ def partition_clipped_sum(part, coef, w0, *, model, loss, sampling_probability,
     return model.clipped_gradient_sum(Xb, raw_grad, norms_b, clip_norm)
 
 
+def partition_rng(entropy, index, step):
+    """The generator of partition ``index`` at step ``step`` of a fit.
+
+    ``SeedSequence(entropy, spawn_key=(index, step))``: the ``[index][step]``
+    child of the fit's root entropy, independent across partitions and
+    steps, and the same when Dask re-runs the task after losing a worker.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers._distributed import partition_rng
+    >>> a, b = partition_rng(7, 0, 1).random(), partition_rng(7, 0, 1).random()
+    >>> a == b != partition_rng(7, 1, 1).random()
+    True
+    """
+    return np.random.default_rng(
+        np.random.SeedSequence(entropy, spawn_key=(index, step))
+    )
+
+
 def _partition_step(part, index, *, coef, w0, step, config):
     """Worker task: the clipped sum of partition ``index`` at step ``step``."""
-    seed = np.random.SeedSequence(config.entropy, spawn_key=(index, step))
     return partition_clipped_sum(
         part,
         coef,
@@ -340,38 +467,44 @@ def _partition_step(part, index, *, coef, w0, step, config):
         loss=config.loss,
         sampling_probability=config.sampling_probability,
         clip_norm=config.clip_norm,
-        rng=np.random.default_rng(seed),
+        rng=partition_rng(config.entropy, index, step),
     )
+
+
+def sum_over_partitions(data, task, **kwargs):
+    """Run ``task(part, index, **kwargs)`` on every partition; add the results.
+
+    One task per partition, scheduled where the partition lives; the keyword
+    arguments (public parameters, ``O(d K)``) travel with the tasks. Each
+    task returns a tuple of arrays; the tuples are added element-wise on the
+    driver in partition order (a fixed summation order). A worker lost for
+    good raises ``RuntimeError`` (no model is released).
+    """
+    from distributed import KilledWorker
+
+    futures = data.client.map(
+        task,
+        data.partitions,
+        range(len(data.partitions)),
+        **kwargs,
+        pure=False,
+    )
+    try:
+        sums = data.client.gather(futures)
+    except (KilledWorker, concurrent.futures.CancelledError) as exc:
+        raise RuntimeError(_WORKER_LOST) from exc
+    total = [np.array(a, copy=True) for a in sums[0]]
+    for part in sums[1:]:
+        for acc, a in zip(total, part):
+            acc += a
+    return tuple(total)
 
 
 def _clipped_sum(data, coef, w0, step, config):
     """Broadcast the parameters, gather one clipped sum per partition, add them."""
-    from distributed import KilledWorker
-
-    client = data.client
-    # One task per partition, scheduled where the partition lives; the
-    # parameters (O(d K)) travel with the tasks.
-    futures = client.map(
-        _partition_step,
-        data.partitions,
-        range(len(data.partitions)),
-        coef=coef,
-        w0=w0,
-        step=step,
-        config=config,
-        pure=False,
+    return sum_over_partitions(
+        data, _partition_step, coef=coef, w0=w0, step=step, config=config
     )
-    try:
-        sums = client.gather(futures)
-    except (KilledWorker, concurrent.futures.CancelledError) as exc:
-        raise RuntimeError(_WORKER_LOST) from exc
-    # Added in partition order on the driver: a fixed summation order.
-    g_coef = sums[0][0].copy()
-    g_w0 = sums[0][1].copy()
-    for c, b in sums[1:]:
-        g_coef += c
-        g_w0 += b
-    return g_coef, g_w0
 
 
 def fit_dp_sgd_dask(data, loss, params, budget, *, rng):
@@ -401,52 +534,44 @@ def fit_dp_sgd_dask(data, loss, params, budget, *, rng):
     -------
     fit : LinearFit
     """
-    n_samples = data.n_samples
-    q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
-    mechanism = budget.gaussian(params.clip_norm, sampling_probability=q, steps=n_steps)
-    k = loss.n_outputs
-    learning_rate = params.learning_rate
-    if learning_rate == "auto":
-        learning_rate = auto_learning_rate(
-            mechanism.noise_multiplier, q, n_samples, (data.n_features + 1) * k
-        )
-    record = budget.account(
-        mechanism,
-        # The mechanism the accountant sees is the in-memory one: where the
-        # clipped sums were added up does not change the released sums.
-        description="DP-SGD (Poisson-subsampled Gaussian, per-example clipping)",
-        adjacency="add_remove",
-        sampling_probability=q,
-        steps=n_steps,
-        caveats=(_WEIGHTS_CAVEAT,) if data.weighted else (),
+    setup = dp_sgd_setup(
+        data.n_samples,
+        data.n_features,
+        loss.n_outputs,
+        params,
+        budget,
+        weighted=data.weighted,
     )
-    model = LinearModel(k, intercept_scaling=1.0 if params.fit_intercept else 0.0)
+    model = LinearModel(
+        loss.n_outputs, intercept_scaling=1.0 if params.fit_intercept else 0.0
+    )
     config = _StepConfig(
         model=model,
         loss=loss,
-        sampling_probability=q,
-        clip_norm=mechanism.clip_norm,
+        sampling_probability=setup.sampling_probability,
+        clip_norm=setup.mechanism.clip_norm,
         # Root of every partition's stream, from the fit's private generator.
         entropy=int.from_bytes(rng.bytes(16), "little"),
     )
-    dtype = data.dtype
-    coef = np.zeros((data.n_features, k), dtype=dtype)
-    w0 = np.zeros(k, dtype=dtype)
-    expected_batch_size = q * n_samples
-    tail_from = tail_start(n_steps, 0.5)
-    coef_sum, w0_sum = np.zeros_like(coef), np.zeros_like(w0)
-    for t in range(n_steps):
-        g_coef, g_w0 = _clipped_sum(data, coef, w0, t, config)
-        # The only private step: one noise draw per block, on the driver, in
-        # the order of the in-memory step (coefficient block first).
-        g_coef = mechanism.privatize(g_coef, rng) / expected_batch_size
-        g_w0 = mechanism.privatize(g_w0, rng) / expected_batch_size
-        coef, w0 = model.gradient_step(
-            coef, w0, g_coef, g_w0, learning_rate=learning_rate, alpha=params.alpha
-        )
-        if t >= tail_from:
-            coef_sum = coef_sum + coef
-            w0_sum = w0_sum + w0
-    n_avg = n_steps - tail_from
-    coef, intercept = (coef_sum / n_avg).T, model.intercept(w0_sum / n_avg)
-    return LinearFit(coef, intercept, n_steps, record)
+    coef = np.zeros((data.n_features, loss.n_outputs), dtype=data.dtype)
+    w0 = np.zeros(loss.n_outputs, dtype=data.dtype)
+
+    def clipped_sum(t, coef, w0):
+        # The workers' part of the step; the noise (added once, on the
+        # driver), the division by q n and the update are the in-memory
+        # loop's.
+        return _clipped_sum(data, coef, w0, t, config)
+
+    result = sgd_loop(
+        clipped_sum,
+        model,
+        coef,
+        w0,
+        mechanism=setup.mechanism,
+        n_steps=setup.n_steps,
+        denominator=setup.sampling_probability * data.n_samples,
+        learning_rate=setup.learning_rate,
+        alpha=params.alpha,
+        rng=rng,
+    )
+    return LinearFit(result.coef.T, result.intercept, setup.n_steps, setup.record)

@@ -357,11 +357,55 @@ class LinearModel:
         g_coef, g_w0 = self.clipped_gradient_sum(
             X, raw_gradient, row_norms, mechanism.clip_norm
         )
+        return self.privatize_gradient(
+            g_coef, g_w0, mechanism=mechanism, denominator=denominator, rng=rng
+        )
+
+    def privatize_gradient(self, g_coef, g_w0, *, mechanism, denominator, rng):
+        """Noise a clipped gradient sum and divide it by ``denominator``.
+
+        ``(g_coef, g_w0)`` is a sum of per-example gradients each clipped to
+        ``mechanism.clip_norm`` (:meth:`clipped_gradient_sum`, computed here
+        or added up from the partitions of a distributed fit). The
+        coefficient block's noise is drawn first; without an intercept the
+        intercept block's noise is still drawn and the block returned as 0.
+        """
         g_coef = mechanism.privatize(g_coef, rng) / denominator
         g_w0 = mechanism.privatize(g_w0, rng) / denominator
         if not self.has_intercept:
             g_w0 = g_w0 * 0.0
         return g_coef, g_w0
+
+    def private_step(
+        self,
+        coef,
+        w0,
+        g_coef,
+        g_w0,
+        *,
+        mechanism,
+        denominator,
+        learning_rate,
+        alpha,
+        rng,
+    ):
+        """One private gradient step from a clipped gradient sum.
+
+        :meth:`privatize_gradient` then :meth:`gradient_step`: the update of
+        DP-SGD and of the primal block of DP-SGDA, in memory or on Dask
+        (``denominator`` is the *expected* batch size, a public constant).
+
+        Returns
+        -------
+        coef, w0 : arrays
+            The updated parameters, in the dtype of ``coef``.
+        """
+        g_coef, g_w0 = self.privatize_gradient(
+            g_coef, g_w0, mechanism=mechanism, denominator=denominator, rng=rng
+        )
+        return self.gradient_step(
+            coef, w0, g_coef, g_w0, learning_rate=learning_rate, alpha=alpha
+        )
 
     def penalty(self, coef, alpha):
         """The L2 penalty ``(alpha / 2) ||coef||^2`` (the intercept is free)."""

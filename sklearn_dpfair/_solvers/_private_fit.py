@@ -45,9 +45,11 @@ from ._sgd import noisy_sgd
 
 __all__ = [
     "DPSGDParams",
+    "DPSGDSetup",
     "FrankWolfeParams",
     "LinearFit",
     "OutputPerturbationParams",
+    "dp_sgd_setup",
     "fit_dp_frank_wolfe",
     "fit_dp_sgd",
     "fit_output_perturbation",
@@ -157,6 +159,60 @@ class LinearFit:
     record: PrivacyRecord
 
 
+@dataclass(frozen=True)
+class DPSGDSetup:
+    """What a DP-SGD fit fixes before it reads the data (:func:`dp_sgd_setup`)."""
+
+    sampling_probability: float
+    n_steps: int
+    mechanism: GaussianMechanism
+    learning_rate: float
+    record: PrivacyRecord
+
+
+def dp_sgd_setup(n_samples, n_features, n_outputs, params, budget, *, weighted):
+    """Schedule, mechanism, step size and record of a DP-SGD fit.
+
+    From public quantities only (``n`` is public under add/remove
+    adjacency): ``q`` and ``T = ceil(epochs / q)``
+    (:func:`~sklearn_dpfair._solvers._schedules.sgd_schedule`), the Gaussian
+    mechanism the budget calibrates (or the user's noise), the "auto"
+    learning rate, and the record the accountant checks. Shared by the
+    in-memory and the Dask fit, which release the same noisy sums.
+
+    Parameters
+    ----------
+    n_samples, n_features, n_outputs : int
+        Shape of the problem.
+    params : DPSGDParams
+        Public hyperparameters.
+    budget : PrivacyBudget
+        Privacy inputs.
+    weighted : bool
+        Whether non-uniform public sample weights are used (a caveat).
+
+    Returns
+    -------
+    setup : DPSGDSetup
+    """
+    q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
+    mechanism = budget.gaussian(params.clip_norm, sampling_probability=q, steps=n_steps)
+    learning_rate = params.learning_rate
+    if learning_rate == "auto":
+        learning_rate = auto_learning_rate(
+            mechanism.noise_multiplier, q, n_samples, (n_features + 1) * n_outputs
+        )
+    record = budget.account(
+        mechanism,
+        description="DP-SGD (Poisson-subsampled Gaussian, per-example clipping)",
+        adjacency="add_remove",
+        sampling_probability=q,
+        steps=n_steps,
+        caveats=(_WEIGHTS_CAVEAT,) if weighted else (),
+    )
+    return DPSGDSetup(q, n_steps, mechanism, learning_rate, record)
+
+
 def fit_dp_sgd(
     X,
     y,
@@ -190,21 +246,15 @@ def fit_dp_sgd(
     """
     n_samples = X.shape[0]
     weights = normalized_weights(sample_weight, n_samples)
-    q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
-    mechanism = budget.gaussian(params.clip_norm, sampling_probability=q, steps=n_steps)
-    learning_rate = params.learning_rate
-    if learning_rate == "auto":
-        learning_rate = auto_learning_rate(
-            mechanism.noise_multiplier, q, n_samples, (X.shape[1] + 1) * loss.n_outputs
-        )
-    record = budget.account(
-        mechanism,
-        description="DP-SGD (Poisson-subsampled Gaussian, per-example clipping)",
-        adjacency="add_remove",
-        sampling_probability=q,
-        steps=n_steps,
-        caveats=() if weights is None else (_WEIGHTS_CAVEAT,),
+    setup = dp_sgd_setup(
+        n_samples,
+        X.shape[1],
+        loss.n_outputs,
+        params,
+        budget,
+        weighted=weights is not None,
     )
+    mechanism, q, n_steps = setup.mechanism, setup.sampling_probability, setup.n_steps
     if sp.issparse(X) and not backend.is_numpy:
         raise TypeError(
             "Sparse input X is supported on the host (numpy) only; got "
@@ -217,7 +267,7 @@ def fit_dp_sgd(
         mechanism=mechanism,
         sampling_probability=q,
         n_steps=n_steps,
-        learning_rate=learning_rate,
+        learning_rate=setup.learning_rate,
         alpha=params.alpha,
         intercept_scaling=1.0 if params.fit_intercept else 0.0,
         rng=rng,
@@ -229,7 +279,7 @@ def fit_dp_sgd(
         backend.to_output(result.coef.T),
         backend.to_output(result.intercept),
         n_steps,
-        record,
+        setup.record,
     )
 
 

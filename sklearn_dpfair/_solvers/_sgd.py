@@ -19,7 +19,7 @@ Order of calls in :func:`noisy_sgd`, per step ``t = 1..T``:
 
 Steps 2-7 are the linear-model layer's
 (:class:`~sklearn_dpfair._solvers._linear.LinearModel`: ``raw_predictions``,
-``noisy_gradient``, ``gradient_step``), which also handles sparse rows and
+``clipped_gradient_sum``, ``private_step``), which also handles sparse rows and
 public sample weights (multiplied into ``R_B`` before clipping). With
 ``noise_multiplier = 0`` and ``clip_norm = inf`` the same loop is plain
 minibatch SGD, which is how ``epsilon = inf`` shares the code path.
@@ -31,6 +31,11 @@ gives the same batches and the same noise everywhere; only the floating-point
 round-off of the arithmetic differs between backends. Memory beyond the data:
 one batch of rows (``q n x d``), the ``n`` row norms and ``O(d K)``
 parameters; no per-sample gradient is ever materialized.
+
+Steps 5-8 are :func:`sgd_loop`, which takes steps 1-4 as a function (the
+clipped sum of step ``t``): in memory here, or added up from the partitions
+of a Dask collection (:mod:`._distributed`). The noise, the division and
+the update are then the same code on the same driver.
 """
 
 from dataclasses import dataclass
@@ -43,45 +48,7 @@ from ._linear import LinearModel, as_rows, take_rows, weighted_raw_gradient
 from ._sampling import poisson_batch
 from ._schedules import tail_start
 
-__all__ = ["NoisySGDResult", "noisy_sgd", "private_linear_step"]
-
-
-def private_linear_step(
-    coef,
-    w0,
-    Xb,
-    raw_grad,
-    row_norms,
-    *,
-    mechanism,
-    denominator,
-    learning_rate,
-    alpha,
-    intercept_scaling,
-    rng,
-):
-    """One private gradient step of a linear model (steps 3-7 of the loop).
-
-    Clips the per-example gradients ``raw_grad[i] [x_i, s]`` to the
-    mechanism's clip norm, adds its Gaussian noise to the clipped sum,
-    divides by ``denominator`` (the *expected* batch size: a public
-    constant) and takes a step with the data-independent L2 term
-    (:meth:`~sklearn_dpfair._solvers._linear.LinearModel.noisy_gradient`,
-    :meth:`~sklearn_dpfair._solvers._linear.LinearModel.gradient_step`).
-    Shared by DP-SGD and the primal block of DP-SGDA.
-
-    Returns
-    -------
-    coef, w0 : arrays
-        The updated parameters, in the dtype of ``coef``.
-    """
-    model = LinearModel(coef.shape[1], intercept_scaling)
-    g_coef, g_w0 = model.noisy_gradient(
-        Xb, raw_grad, row_norms, mechanism=mechanism, denominator=denominator, rng=rng
-    )
-    return model.gradient_step(
-        coef, w0, g_coef, g_w0, learning_rate=learning_rate, alpha=alpha
-    )
+__all__ = ["NoisySGDResult", "noisy_sgd", "sgd_loop", "tail_averaged"]
 
 
 @dataclass
@@ -168,14 +135,9 @@ def noisy_sgd(
     # [x, s] is what gets clipped; with s = 0 it stays at zero.
     coef, w0 = model.zeros(X)
     row_norms = model.row_norms(X)
-    expected_batch_size = sampling_probability * n_samples
     full_batch = sampling_probability >= 1.0
 
-    tail_from = tail_start(n_steps, tail_fraction)
-    coef_sum = xp.zeros_like(coef)
-    w0_sum = xp.zeros_like(w0)
-
-    for t in range(n_steps):
+    def clipped_sum(t, coef, w0):
         if full_batch:
             # q = 1 takes every row without drawing: no copy of X is needed.
             Xb, yb, norms_b, wb = X, y, row_norms, sample_weight
@@ -186,27 +148,113 @@ def noisy_sgd(
             norms_b = xp.take(row_norms, idx, axis=0)
             wb = None if sample_weight is None else xp.take(sample_weight, idx, axis=0)
         raw_grad = loss.raw_gradient(yb, model.raw_predictions(Xb, coef, w0))
-        # Weight first, clip after (in private_linear_step): one record's
-        # influence is bounded by the clip norm, not by C times its weight.
+        # Weight first, clip after: one record's influence is bounded by the
+        # clip norm, not by C times its weight.
         raw_grad = weighted_raw_gradient(raw_grad, wb)
-        g_coef, g_w0 = model.noisy_gradient(
-            Xb,
-            raw_grad,
-            norms_b,
+        return model.clipped_gradient_sum(Xb, raw_grad, norms_b, mechanism.clip_norm)
+
+    return sgd_loop(
+        clipped_sum,
+        model,
+        coef,
+        w0,
+        mechanism=mechanism,
+        n_steps=n_steps,
+        denominator=sampling_probability * n_samples,
+        learning_rate=learning_rate,
+        alpha=alpha,
+        rng=rng,
+        tail_fraction=tail_fraction,
+    )
+
+
+def sgd_loop(
+    clipped_sum,
+    model,
+    coef,
+    w0,
+    *,
+    mechanism,
+    n_steps,
+    denominator,
+    learning_rate,
+    alpha,
+    rng,
+    tail_fraction=0.5,
+):
+    """The DP-SGD loop around a clipped-sum function (steps 5-8).
+
+    Parameters
+    ----------
+    clipped_sum : callable
+        ``clipped_sum(t, coef, w0) -> (g_coef, g_w0)``: the sum over the
+        Poisson batch of step ``t`` of the per-example gradients clipped to
+        ``mechanism.clip_norm``, whether computed in memory or added up
+        from the partitions of a distributed collection. It draws its batch
+        before the step's noise is drawn.
+    model : LinearModel
+        The linear-model layer (outputs, intercept scaling).
+    coef, w0 : arrays
+        Initial parameters; their namespace, device and dtype are kept.
+    mechanism : GaussianMechanism
+        Noise of each step.
+    n_steps : int
+        Number of steps ``T``, fixed before looking at the data.
+    denominator : float
+        The *expected* batch size ``q n`` (public).
+    learning_rate, alpha : float
+        Constant step size and L2 penalty on the coefficients.
+    rng : numpy.random.Generator
+        Source of the noise.
+    tail_fraction : float, default=0.5
+        Fraction of the last iterates that are averaged.
+
+    Returns
+    -------
+    result : NoisySGDResult
+    """
+
+    def step(t, coef, w0):
+        g_coef, g_w0 = clipped_sum(t, coef, w0)
+        return model.private_step(
+            coef,
+            w0,
+            g_coef,
+            g_w0,
             mechanism=mechanism,
-            denominator=expected_batch_size,
+            denominator=denominator,
+            learning_rate=learning_rate,
+            alpha=alpha,
             rng=rng,
         )
-        coef, w0 = model.gradient_step(
-            coef, w0, g_coef, g_w0, learning_rate=learning_rate, alpha=alpha
-        )
+
+    _, (coef, w0) = tail_averaged(
+        step, coef, w0, n_steps=n_steps, tail_fraction=tail_fraction
+    )
+    return NoisySGDResult(coef=coef, intercept=model.intercept(w0), n_steps=n_steps)
+
+
+def tail_averaged(step, coef, w0, *, n_steps, tail_fraction=0.5):
+    """Run ``coef, w0 = step(t, coef, w0)`` for ``t < T``; last and tail-averaged.
+
+    The average of the last ``tail_fraction`` of the iterates is
+    post-processing of the released steps.
+
+    Returns
+    -------
+    last : tuple of arrays
+        ``(coef, w0)`` after the last step.
+    average : tuple of arrays
+        Their average over the steps ``t >= tail_start(T, tail_fraction)``.
+    """
+    xp = array_namespace(coef)
+    tail_from = tail_start(n_steps, tail_fraction)
+    coef_sum = xp.zeros_like(coef)
+    w0_sum = xp.zeros_like(w0)
+    for t in range(n_steps):
+        coef, w0 = step(t, coef, w0)
         if t >= tail_from:
             coef_sum = coef_sum + coef
             w0_sum = w0_sum + w0
-
     n_avg = n_steps - tail_from
-    return NoisySGDResult(
-        coef=coef_sum / n_avg,
-        intercept=model.intercept(w0_sum) / n_avg,
-        n_steps=n_steps,
-    )
+    return (coef, w0), (coef_sum / n_avg, w0_sum / n_avg)

@@ -16,6 +16,13 @@ from .._base import (
     PrivateEstimatorMixin,
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
+from .._solvers._distributed import (
+    distribute_training_data,
+    is_dask_collection,
+    refuse_dask_input,
+    set_dask_input_features,
+)
+from .._solvers.fermi._dask import fit_fermi_dask
 from .._solvers.fermi._fit import FairPrivacy, FERMIParams, fit_fermi
 from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
@@ -50,6 +57,11 @@ _MISSING_UNDER_DP = (
     "sensitive_features has {n} missing values (None/NaN). DPFERMIClassifier "
     "has no private treatment of missing sensitive values: drop or impute "
     "those rows (FERMIClassifier handles them by reweighting)."
+)
+_DASK_OPTIONS = (
+    "DPFERMIClassifier fits a Dask collection by noisy SGDA on its workers; "
+    "{what} reads the whole training set at once and is not available on "
+    "Dask input."
 )
 _CURVES_RECORDED = (
     "record_training_loss=True computes loss_curve_ and fairness_curve_ on the "
@@ -122,6 +134,11 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             columns), dense or sparse (CSR/CSC: never densified; the
             full-batch phase and predictions use sparse products too).
             float32 stays float32 in the solver and in ``coef_``.
+            ``DPFERMIClassifier`` also takes a Dask array or DataFrame (with
+            a running ``dask.distributed`` client; ``y``, ``sample_weight``
+            and ``sensitive_features`` may then be Dask collections too):
+            the rows stay on the workers (:ref:`User Guide <dask_central>`).
+            ``FERMIClassifier`` refuses Dask input with a ``TypeError``.
         y : array-like of shape (n_samples,)
             Target labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -145,6 +162,10 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             The fitted estimator.
         """
         self._check_params()
+        if any(
+            is_dask_collection(a) for a in (X, y, sample_weight, sensitive_features)
+        ):
+            return self._fit_dask(X, y, sample_weight, sensitive_features)
         if sp.issparse(X) and self.device == "cuda":
             raise TypeError(
                 "Sparse input X runs on the CPU only; use device='cpu' or "
@@ -178,13 +199,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             weighting=self.eo_weighting,
         )
         privacy, record_curves, caveats = self._privacy(n_samples, caveats)
-        params = FERMIParams(
-            constraint=constraint,
-            epochs=self.max_iter,
-            record_curves=record_curves,
-            **{name: getattr(self, name) for name in _SOLVER_PARAMS},
-            **self._solver_options(),
-        )
+        params = self._fermi_params(constraint, record_curves)
         result = fit_fermi(
             X,
             y_encoded,
@@ -198,10 +213,32 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             sample_weight=weights,
         )
 
-        xp = backend.input_xp
+        return self._set_fitted(
+            backend.input_xp, X.dtype, classes, group_labels, result, record_curves
+        )
+
+    def _fermi_params(self, constraint, record_curves):
+        return FERMIParams(
+            constraint=constraint,
+            epochs=self.max_iter,
+            record_curves=record_curves,
+            **{name: getattr(self, name) for name in _SOLVER_PARAMS},
+            **self._solver_options(),
+        )
+
+    def _fit_dask(self, X, y, sample_weight, sensitive_features):
+        refuse_dask_input(
+            type(self).__name__,
+            X=X,
+            y=y,
+            sample_weight=sample_weight,
+            sensitive_features=sensitive_features,
+        )
+
+    def _set_fitted(self, xp, dtype, classes, group_labels, result, record_curves):
         self.classes_ = classes
-        self.coef_ = xp.astype(result.coef, X.dtype, copy=False)
-        self.intercept_ = xp.astype(result.intercept, X.dtype, copy=False)
+        self.coef_ = xp.astype(result.coef, dtype, copy=False)
+        self.intercept_ = xp.astype(result.intercept, dtype, copy=False)
         self.dual_coef_ = result.dual
         self.groups_ = group_labels
         self.group_marginals_ = result.group_marginals
@@ -826,6 +863,13 @@ default=None
     exception or warning depends on the private data (a group or a class
     that is empty, or a single record, changes nothing but the numbers).
 
+    Dask collections (``X``, ``y``, ``sample_weight``,
+    ``sensitive_features``) are fitted on their workers: per-partition cell
+    counts and clipped primal and dual sums, each noised once on the driver,
+    with the same ``dp_event_`` and record as in memory
+    (:ref:`User Guide <dask_central>`; ``disparity_bound`` and
+    ``record_training_loss`` are not available there).
+
     References
     ----------
     .. [1] A. Lowy, D. Gupta, M. Razaviyayn, "Stochastic Differentially
@@ -1005,6 +1049,62 @@ default=None
             FutureWarning,
         )
         return self.sampling_probability_
+
+    def _fit_dask(self, X, y, sample_weight, sensitive_features):
+        """DP-FERMI on Dask collections; the rows stay on the workers."""
+        for what, refused in (
+            ("disparity_bound", self.disparity_bound is not None),
+            ("record_training_loss=True", self.record_training_loss),
+            ("device='cuda'", self.device == "cuda"),
+        ):
+            if refused:
+                raise ValueError(_DASK_OPTIONS.format(what=what))
+        set_dask_input_features(self, X)
+        caveats = []
+        if sensitive_features is None:
+            warn_at_caller(_NO_SENSITIVE.format(name="DPFERMIClassifier"), UserWarning)
+        elif self.groups is None:
+            warn_at_caller(_GROUPS_INFERRED, PrivacyLeakWarning)
+            caveats.append("group set inferred from the private data")
+        data = distribute_training_data(
+            X,
+            y,
+            sample_weight,
+            classes=self.classes,
+            delta=self.delta,
+            fit_intercept=self.fit_intercept,
+            sensitive_features=sensitive_features,
+            groups=self.groups,
+        )
+        try:
+            classes = data.classes
+            groups = data.groups
+            if groups is None:
+                groups = np.array([None], dtype=object)
+            elif groups.size == 1:
+                warn_at_caller(
+                    _ONE_GROUP.format(group=groups[0], name="DPFERMIClassifier"),
+                    UserWarning,
+                )
+            constraint = make_constraint(
+                self.constraint,
+                class_index=self._opportunity_index(classes),
+                weighting=self.eo_weighting,
+            )
+            privacy, _, _ = self._privacy(
+                data.n_samples, [*data.caveats, *caveats]
+            )
+            result = fit_fermi_dask(
+                data,
+                self._fermi_params(constraint, False),
+                privacy,
+                n_classes=classes.size,
+                group_labels=groups,
+                rng=check_noise_generator(self.random_state),
+            )
+        finally:
+            data.release()
+        return self._set_fitted(np, data.dtype, classes, groups, result, False)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -15,6 +15,7 @@ from .._base import (
     PrivateEstimatorMixin,
 )
 from .._loss import AbsoluteLoss, HuberLoss, PinballLoss, SquaredLoss
+from .._solvers._distributed import refuse_dask_input
 from .._solvers.heavy_tail._fit import (
     ONE_PASS_RADIUS,
     HeavyTailConfig,
@@ -455,6 +456,9 @@ default=None
         self : HeavyTailDPRegressor
             The fitted estimator.
         """
+        refuse_dask_input(
+            "HeavyTailDPRegressor", X=X, y=y, sample_weight=sample_weight
+        )
         clip_norm = self._clip_norm()
         self._check_public_parameters(clip_norm)
         # One C-ordered copy up front (at most 2x the data) when X is

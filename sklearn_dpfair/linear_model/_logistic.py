@@ -22,6 +22,7 @@ from .._solvers._distributed import (
     distribute_training_data,
     fit_dp_sgd_dask,
     is_dask_collection,
+    set_dask_input_features,
 )
 from .._solvers._private_fit import (
     DPSGDParams,
@@ -594,16 +595,7 @@ default=None
                 "A Dask collection X is fitted by central DP-SGD on its workers: "
                 "it needs solver='dp-sgd', device='cpu' or 'auto', and no silos=."
             )
-        # Feature names and count only (the rows stay on the workers). A Dask
-        # DataFrame is read through an empty pandas frame of its columns: the
-        # feature-name check of scikit-learn >= 1.9 skips lazy frames.
-        if hasattr(X, "columns"):
-            import pandas as pd
-
-            header = pd.DataFrame(columns=X.columns)
-        else:
-            header = X
-        validate_data(self, header, reset=True, skip_check_array=True)
+        set_dask_input_features(self, X)
         data = distribute_training_data(
             X,
             y,

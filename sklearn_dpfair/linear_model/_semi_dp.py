@@ -13,6 +13,7 @@ from .._base import (
     LinearRegressorMixin,
     PrivateEstimatorMixin,
 )
+from .._solvers._distributed import refuse_dask_input
 from .._solvers.semi_dp import (
     SEMIDP_HYPERPARAMETERS,
     SEMIDP_SOLVERS,
@@ -419,6 +420,13 @@ default=None
         self : SemiDPLinearRegression
             The fitted estimator.
         """
+        refuse_dask_input(
+            "SemiDPLinearRegression",
+            X=X,
+            y=y,
+            sample_weight=sample_weight,
+            public_mask=public_mask,
+        )
         # One C-ordered copy up front (at most 2x the data) when X is
         # F-ordered, as DataFrames give: the solvers gather batch rows. Sparse
         # X becomes CSR once (at most 2x the sparse storage); float32 stays

@@ -4,7 +4,8 @@
 
 The data stay on the workers.
 
-One LocalCluster with two worker processes serves the whole module.
+One LocalCluster with two worker processes (the ``dask_client`` fixture)
+serves the whole module.
 """
 
 import os
@@ -24,16 +25,6 @@ from sklearn_dpfair.exceptions import PrivacyLeakWarning
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
-    )
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +80,7 @@ def no_driver_arrays(monkeypatch):
         monkeypatch.setattr(cls, "__array__", refuse, raising=False)
 
 
-def test_adult_accuracy_matches_in_memory(client, adult):
+def test_adult_accuracy_matches_in_memory(dask_client, adult):
     X, y, X_test, y_test = adult
     kw = dict(epsilon=1.0, classes=[0, 1], max_iter=3)
     Xd, yd = _dask(X, y, chunks=8000)
@@ -111,7 +102,7 @@ def test_adult_accuracy_matches_in_memory(client, adult):
     assert abs(np.mean(scores["dask"]) - np.mean(scores["memory"])) < 0.01
 
 
-def test_never_converted_to_numpy_on_the_driver(client, small, no_driver_arrays):
+def test_never_converted_to_numpy_on_the_driver(dask_client, small, no_driver_arrays):
     X, y, w = small
     Xd, yd, wd = _dask(X, y, w)
     clf = DPLogisticRegression(classes=[0, 1], max_iter=2).fit(
@@ -123,7 +114,7 @@ def test_never_converted_to_numpy_on_the_driver(client, small, no_driver_arrays)
         DPLogisticRegression(max_iter=1).fit(Xd, yd)
 
 
-def test_same_record_as_in_memory(client, small):
+def test_same_record_as_in_memory(dask_client, small):
     X, y, _ = small
     kw = dict(epsilon=0.8, delta=1e-6, classes=[0, 1], batch_size=300, max_iter=3)
     memory = DPLogisticRegression(**kw).fit(X, y)
@@ -136,7 +127,9 @@ def test_same_record_as_in_memory(client, small):
 
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("n_classes", [2, 3])
-def test_non_private_full_batch_equals_in_memory(client, small, weighted, n_classes):
+def test_non_private_full_batch_equals_in_memory(
+    dask_client, small, weighted, n_classes
+):
     # No noise, no sampling: the same gradient sums, added in another order.
     X, y, w = small
     y = y + (X[:, 2] > 1) if n_classes == 3 else y
@@ -153,7 +146,7 @@ def test_non_private_full_batch_equals_in_memory(client, small, weighted, n_clas
     assert dask.privacy_caveats_ == memory.privacy_caveats_
 
 
-def test_float32_stays_float32(client, small):
+def test_float32_stays_float32(dask_client, small):
     X, y, _ = small
     clf = DPLogisticRegression(classes=[0, 1], max_iter=1, random_state=0)
     clf.fit(*_dask(X.astype(np.float32), y))
@@ -161,7 +154,7 @@ def test_float32_stays_float32(client, small):
 
 
 def test_worker_loss_recovers_with_the_same_model_and_record(
-    client, small, monkeypatch
+    dask_client, small, monkeypatch
 ):
     # A worker killed between two steps: Dask recomputes its partitions from
     # the graph and re-runs the step; every partition's rows come from
@@ -176,8 +169,9 @@ def test_worker_loss_recovers_with_the_same_model_and_record(
 
     def kill_at_step_3(data, coef, w0, step, config):
         if step == 3:
-            holder = next(iter(client.who_has([data.partitions[0]]).values()))[0]
-            pid = client.run(os.getpid, workers=[holder])[holder]
+            who = dask_client.who_has([data.partitions[0]])
+            holder = next(iter(who.values()))[0]
+            pid = dask_client.run(os.getpid, workers=[holder])[holder]
             os.kill(pid, signal.SIGKILL)
             killed.append(holder)
         return clipped_sum(data, coef, w0, step, config)
@@ -190,10 +184,10 @@ def test_worker_loss_recovers_with_the_same_model_and_record(
     np.testing.assert_allclose(recovered.coef_, reference.coef_, rtol=1e-12)
     np.testing.assert_allclose(recovered.intercept_, reference.intercept_, rtol=1e-12)
     assert recovered.privacy_record_ == reference.privacy_record_
-    client.wait_for_workers(2, timeout=30)
+    dask_client.wait_for_workers(2, timeout=30)
 
 
-def test_input_errors(client, small, monkeypatch):
+def test_input_errors(dask_client, small, monkeypatch):
     X, y, _ = small
     Xd, yd = _dask(X, y)
     with pytest.raises(ValueError, match="not in the declared classes"):
@@ -227,7 +221,7 @@ def test_input_errors(client, small, monkeypatch):
         DPLogisticRegression(classes=[0, 1]).fit(Xd, yd)
 
 
-def test_dataframe_input(client, small, no_driver_arrays):
+def test_dataframe_input(dask_client, small, no_driver_arrays):
     dd = pytest.importorskip("dask.dataframe")
     pd = pytest.importorskip("pandas")
     X, y, _ = small
@@ -239,7 +233,7 @@ def test_dataframe_input(client, small, no_driver_arrays):
     assert clf.score(frame, y) > 0.8
 
 
-def test_driver_memory_does_not_grow_with_n(client):
+def test_driver_memory_does_not_grow_with_n(dask_client):
     # 200,000 x 20 float64 rows (32 MB) generated on the workers: the
     # driver's allocations during the fit stay O(d), far below one partition.
     import tracemalloc

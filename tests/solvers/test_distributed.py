@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The partition-level clipped sums of DP-SGD on Dask.
 
-One LocalCluster with two worker processes serves the whole module.
+One LocalCluster with two worker processes (the ``dask_client`` fixture)
+serves the whole module.
 """
 
 import numpy as np
@@ -23,16 +24,6 @@ from sklearn_dpfair._solvers._linear import (
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
-    )
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +56,7 @@ def _persist(X, y, chunks, **kw):
 
 
 @pytest.mark.parametrize("chunks", [1000, 333, 250])
-def test_full_batch_sum_equals_in_memory_clipped_sum(client, data, chunks):
+def test_full_batch_sum_equals_in_memory_clipped_sum(dask_client, data, chunks):
     X, y = data
     loss = SoftmaxLoss(3)
     coef = np.random.default_rng(1).normal(size=(6, 3)) * 1e-3
@@ -91,7 +82,7 @@ def test_full_batch_sum_equals_in_memory_clipped_sum(client, data, chunks):
     np.testing.assert_allclose(got[1], expected[1], rtol=0, atol=1e-12)
 
 
-def test_partition_streams_are_independent_and_deterministic(client):
+def test_partition_streams_are_independent_and_deterministic(dask_client):
     # Two identical partitions: the same rows, so the same sum iff the same
     # Poisson draw. Their streams must differ, but a re-run of a step (a
     # task Dask retries after losing a worker) must draw the same rows.
@@ -103,7 +94,7 @@ def test_partition_streams_are_independent_and_deterministic(client):
     config = _config(loss, 0.3, 1.0)
     try:
         sums = [
-            client.submit(
+            dask_client.submit(
                 _distributed._partition_step,
                 part,
                 p,
@@ -115,7 +106,7 @@ def test_partition_streams_are_independent_and_deterministic(client):
             .result()[0]
             for p, part in enumerate(parts.partitions)
         ]
-        again = client.submit(
+        again = dask_client.submit(
             _distributed._partition_step,
             parts.partitions[0],
             0,
@@ -124,7 +115,7 @@ def test_partition_streams_are_independent_and_deterministic(client):
             step=0,
             config=config,
         ).result()[0]
-        next_step = client.submit(
+        next_step = dask_client.submit(
             _distributed._partition_step,
             parts.partitions[0],
             0,
@@ -159,24 +150,24 @@ def test_every_clipped_term_within_clip_norm():
         assert np.isfinite(norm) and norm <= 0.5 * (1 + 1e-12)
 
 
-def test_lost_partitions_raise_a_clear_error(client, data):
+def test_lost_partitions_raise_a_clear_error(dask_client, data):
     X, y = data
     parts = _persist(X, y, 500)
     # Data that cannot be recomputed (cancelled futures) is a lost fit.
-    client.cancel(parts.partitions)
+    dask_client.cancel(parts.partitions)
     with pytest.raises(RuntimeError, match="worker was lost"):
         _distributed._clipped_sum(
             parts, np.zeros((6, 3)), np.zeros(3), 0, _config(SoftmaxLoss(3), 0.5, 1.0)
         )
 
 
-def test_persisted_once_and_nothing_row_sized_on_the_driver(client, data):
+def test_persisted_once_and_nothing_row_sized_on_the_driver(dask_client, data):
     X, y = data
     parts = _persist(X, y, 250)
     try:
         assert len(parts.partitions) == 4 and parts.sizes == [250] * 4
         # Each partition lives on exactly one worker.
-        who = client.who_has(parts.partitions)
+        who = dask_client.who_has(parts.partitions)
         assert all(len(w) == 1 for w in who.values())
     finally:
         parts.release()

@@ -343,3 +343,29 @@ def test_float32_rows_meet_float64_parameters_block_by_block(monkeypatch):
     assert got[1].dtype == np.float64
     np.testing.assert_allclose(got[0], expected[0], rtol=1e-14)
     np.testing.assert_allclose(got[1], expected[1], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("s", [0.0, 1.0])
+def test_private_step_is_the_noisy_gradient_then_the_step(s):
+    # The update DP-SGD and DP-SGDA take from a clipped sum computed
+    # elsewhere (a distributed one) is the in-memory noisy step, bit for bit.
+    X, y = _problem(SoftmaxLoss(3))
+    model = LinearModel(3, s)
+    mech = GaussianMechanism(clip_norm=0.5, noise_multiplier=1.5)
+    coef, w0 = np.full((X.shape[1], 3), 0.1), np.array([0.2, -0.1, 0.0])
+    raw_grad = SoftmaxLoss(3).raw_gradient(y, model.raw_predictions(X, coef, w0))
+    norms = model.row_norms(X)
+    g = model.noisy_gradient(
+        X, raw_grad, norms, mechanism=mech, denominator=7.0,
+        rng=np.random.default_rng(5),
+    )
+    expected = model.gradient_step(coef, w0, *g, learning_rate=0.3, alpha=0.1)
+    got = model.private_step(
+        coef, w0, *model.clipped_gradient_sum(X, raw_grad, norms, 0.5),
+        mechanism=mech, denominator=7.0, learning_rate=0.3, alpha=0.1,
+        rng=np.random.default_rng(5),
+    )
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(a, b)
+    if not s:
+        np.testing.assert_array_equal(got[1], w0)

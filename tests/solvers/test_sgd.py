@@ -134,3 +134,39 @@ def test_one_huge_record_keeps_the_iterates_finite(loss, record):
         result = noisy_sgd(Xr, yr, loss, rng=np.random.default_rng(1), **kw)
     assert np.isfinite(result.coef).all() and np.isfinite(result.intercept).all()
     assert np.abs(result.coef).max() > 1.0  # the record's prediction overflowed
+
+
+def test_sgd_loop_takes_any_clipped_sum_function():
+    # The loop around a clipped-sum function (in memory or distributed):
+    # with the sum of two halves it is the in-memory DP-SGD, bit for bit
+    # here (full batch, the halves' sums added as a partitioned fit does).
+    from sklearn_dpfair._solvers._linear import LinearModel
+    from sklearn_dpfair._solvers._sgd import sgd_loop
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(64, 3))
+    y = (X[:, 0] > 0).astype(float)
+    loss = BinaryLogisticLoss()
+    mech = GaussianMechanism(clip_norm=1.0, noise_multiplier=0.7)
+    kw = dict(mechanism=mech, n_steps=6, learning_rate=0.5, alpha=0.01)
+    memory = noisy_sgd(
+        X, y, loss, sampling_probability=1.0, intercept_scaling=1.0,
+        rng=np.random.default_rng(1), **kw,
+    )
+    model = LinearModel(1, 1.0)
+    norms = model.row_norms(X)
+
+    def halves(t, coef, w0):
+        out = []
+        for rows in (slice(0, 32), slice(32, 64)):
+            raw = loss.raw_gradient(y[rows], model.raw_predictions(X[rows], coef, w0))
+            out.append(model.clipped_gradient_sum(X[rows], raw, norms[rows], 1.0))
+        return out[0][0] + out[1][0], out[0][1] + out[1][1]
+
+    loop = sgd_loop(
+        halves, model, *model.zeros(X), denominator=64.0,
+        rng=np.random.default_rng(1), **kw,
+    )
+    np.testing.assert_allclose(loop.coef, memory.coef, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(loop.intercept, memory.intercept, rtol=0, atol=1e-14)
+    assert loop.n_steps == memory.n_steps == 6

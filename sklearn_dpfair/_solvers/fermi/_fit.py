@@ -72,12 +72,15 @@ __all__ = [
     "MARGINAL_BUDGET_SHARE",
     "FERMIFit",
     "FERMIParams",
+    "FERMISetup",
     "FairPrivacy",
     "PRIVATE_BOUND_WEIGHTS",
     "calibrate_fermi_noise",
     "fermi_event",
+    "fermi_setup",
     "fit_fermi",
     "histogram_noise",
+    "released_fit",
 ]
 
 _WEIGHTS_CAVEAT = (
@@ -214,13 +217,12 @@ def _on_backend(a, like):
 def _penalty(
     privacy,
     params,
-    blocks,
-    codes,
     n_classes,
     group_labels,
     *,
+    n_samples,
+    cell_table,
     histogram,
-    sample_weight,
     active,
     rng,
 ):
@@ -229,8 +231,11 @@ def _penalty(
     The marginals come from the declared public values, from the exact
     (weighted) cell counts of the non-private fit, or from the cell counts
     released by ``histogram`` (sensitivity 1; unweighted: one record, one
-    count). Returns ``(regularizer or None, marginals or None,
-    weight_scale)``; ``weight_scale`` is ``n / n_observed``.
+    count). ``cell_table()`` returns the exact ``(counts, n_observed)``
+    (computed in memory, or added up from the partitions of a Dask
+    collection); it is called only when the data's counts are needed.
+    Returns ``(regularizer or None, marginals or None, weight_scale)``;
+    ``weight_scale`` is ``n / n_observed``.
     """
     n_groups = len(group_labels)
     constraint, floor = params.constraint, params.min_group_frequency
@@ -243,27 +248,161 @@ def _penalty(
         )
         ps, block_freq = marginals_from_counts(table, 1.0, floor)
     else:
-        n_blocks = constraint.n_blocks(n_classes)
-        observed = codes >= 0
-        if privacy is None and sample_weight is not None:
-            # Weighted marginals: a weight of 2 counts as a duplicated row.
-            counts = cell_counts(blocks, codes, n_blocks, n_groups, sample_weight)
-            n_observed = float(np.sum(sample_weight[observed]))
-        else:
-            counts = cell_counts(blocks, codes, n_blocks, n_groups)
-            n_observed = int(np.count_nonzero(observed))
+        counts, n_observed = cell_table()
         if privacy is None:
             warn_floored_groups(counts, floor, group_labels, constraint)
         else:
             counts = histogram.privatize(counts, rng)
         ps, block_freq = marginals_from_counts(counts, n_observed, floor)
-        weight_scale = codes.shape[0] / (n_observed if n_observed > 0 else 1)
+        weight_scale = n_samples / (n_observed if n_observed > 0 else 1)
     regularizer = (
         ERMIRegularizer(ps, constraint.block_weights(block_freq), n_classes)
         if active
         else None
     )
     return regularizer, ps, weight_scale
+
+
+def _in_memory_cell_table(blocks, codes, n_blocks, n_groups, sample_weight, private):
+    """``cell_table`` of :func:`_penalty` for in-memory labels and groups."""
+
+    def cell_table():
+        observed = codes >= 0
+        if not private and sample_weight is not None:
+            # Weighted marginals: a weight of 2 counts as a duplicated row.
+            counts = cell_counts(blocks, codes, n_blocks, n_groups, sample_weight)
+            return counts, float(np.sum(sample_weight[observed]))
+        counts = cell_counts(blocks, codes, n_blocks, n_groups)
+        return counts, int(np.count_nonzero(observed))
+
+    return cell_table
+
+
+@dataclass
+class FERMISetup:
+    """What a FERMI fit fixes before its solver runs (:func:`fermi_setup`).
+
+    The schedule ``q``, ``T``; whether there is a fairness term and a
+    ``disparity_bound`` selection; the noise; the regularizer, marginals and
+    weight scale (from the released histogram); the dual clip norm; the
+    mechanisms; the record (None without privacy); the dual step size.
+    """
+
+    sampling_probability: float
+    n_steps: int
+    active: bool
+    bounded: bool
+    noise: FERMINoise
+    regularizer: object
+    group_marginals: np.ndarray | None
+    weight_scale: float
+    dual_clip_norm: float
+    mechanisms: FERMIMechanisms
+    record: PrivacyRecord | None
+    dual_learning_rate: float
+
+
+def fermi_setup(
+    privacy,
+    params,
+    *,
+    n_samples,
+    n_classes,
+    group_labels,
+    cell_table,
+    max_weight,
+    rng,
+):
+    """Noise, private marginals, mechanisms and record of a FERMI fit.
+
+    Steps 0, 1 and 3 of :func:`fit_fermi` (the noise from public inputs,
+    the histogram release, the account), shared by the in-memory and the
+    Dask fit: ``cell_table`` (see :func:`_penalty`) is the only access to
+    the data. ``max_weight`` is the largest public sample weight after the
+    rescaling to mean 1 (None: unweighted). Draws from ``rng`` the
+    histogram's noise only.
+
+    Returns
+    -------
+    setup : FERMISetup
+    """
+    p = params
+    n_groups = len(group_labels)
+    q, n_steps = sgd_schedule(n_samples, p.batch_size, p.epochs)
+    bounded = p.disparity_bound is not None and n_groups > 1
+    active = (p.fairness_weight > 0 or bounded) and n_groups > 1
+
+    # 0. The noise, from public inputs, before any data-dependent step.
+    noise = resolve_noise(privacy, q, n_steps, active=active, bounded=bounded)
+
+    # 1. Group marginals (private histogram, public values, or exact counts).
+    regularizer, ps, weight_scale = _penalty(
+        privacy,
+        p,
+        n_classes,
+        group_labels,
+        n_samples=n_samples,
+        cell_table=cell_table,
+        histogram=histogram_mechanism(noise),
+        active=active,
+        rng=rng,
+    )
+
+    # Clip norms: the dual one defaults to the bound implied by the box
+    # (computed from the released marginals: post-processing), i.e. no clipping.
+    primal_clip = math.inf if p.clip_norm is None else float(p.clip_norm)
+    if p.dual_clip_norm is not None:
+        dual_clip = float(p.dual_clip_norm)
+    elif privacy is not None and regularizer is not None:
+        dual_clip = regularizer.dual_gradient_bound()
+    else:
+        dual_clip = math.inf
+    mechanisms = FERMIMechanisms.build(
+        noise, primal_clip, dual_clip, len(PRIVATE_BOUND_WEIGHTS)
+    )
+    record = None
+    if privacy is not None:
+        # Every field is what the accountant was given: the joint Gaussian's
+        # multiplier and sensitivity (noise std sigma_theta * clip), q, T.
+        record = privacy.budget.account(
+            mechanisms.joint,
+            description=_describe(
+                mechanisms,
+                noise,
+                q=q,
+                n_steps=n_steps,
+                active=active,
+                dual_clip_declared=p.dual_clip_norm is not None,
+            ),
+            adjacency="add_remove",
+            sampling_probability=q,
+            steps=n_steps,
+            dp_event=fermi_event(
+                noise.effective, q, n_steps, noise.marginal, noise.selection
+            ),
+            caveats=() if max_weight is None else (_WEIGHTS_CAVEAT,),
+        )
+
+    # "auto": 1/L of the dual block, from the public block weights.
+    dual_learning_rate = p.dual_learning_rate
+    if dual_learning_rate == "auto":
+        dual_learning_rate = auto_dual_step(
+            regularizer, weight_scale * (1.0 if max_weight is None else max_weight)
+        )
+    return FERMISetup(
+        sampling_probability=q,
+        n_steps=n_steps,
+        active=active,
+        bounded=bounded,
+        noise=noise,
+        regularizer=regularizer,
+        group_marginals=ps,
+        weight_scale=weight_scale,
+        dual_clip_norm=dual_clip,
+        mechanisms=mechanisms,
+        record=record,
+        dual_learning_rate=dual_learning_rate,
+    )
 
 
 def _describe(mechanisms, noise, *, q, n_steps, active, dual_clip_declared):
@@ -294,6 +433,73 @@ def _describe(mechanisms, noise, *, q, n_steps, active, dual_clip_declared):
             std=mechanisms.selection.noise_std,
         )
     return text
+
+
+def released_fit(
+    coef_m,
+    w0_m,
+    W,
+    setup,
+    *,
+    params,
+    n_classes,
+    n_groups,
+    curves=([], []),
+    extra=None,
+    backend=NUMPY_BACKEND,
+    like=None,
+):
+    """The :class:`FERMIFit` of a solved model, in the estimators' layout.
+
+    ``coef_m`` ``(d, m)`` and the intercept parameter ``w0_m`` become
+    scikit-learn's ``(m, d)`` (``(1, d)``: the logit of class 1 for two
+    classes) and ``(m,)``; ``W`` None (no fairness term) gives a zero dual.
+    Without equalized odds the single block is returned unstacked. ``like``
+    is an array where the solver ran (host arrays are moved next to it);
+    ``setup`` (:class:`FERMISetup`) gives the marginals, noise and record,
+    ``extra`` the fields the final phase or the weight selection set.
+    """
+    if like is not None:
+        coef_m, w0_m = _on_backend(coef_m, like), _on_backend(w0_m, like)
+    intercept = params.intercept_scaling * w0_m
+    coef = coef_m.T
+    if n_classes == 2:
+        coef, intercept = _binary_layout(coef_m, intercept)
+    coef, intercept = backend.to_output(coef), backend.to_output(intercept)
+    if W is not None and W.shape[0] > 0:
+        dual = backend.to_output(W if like is None else _on_backend(W, like))
+    else:
+        dual = backend.to_output(
+            backend.xp.zeros(
+                (params.constraint.n_blocks(n_classes), n_groups, n_classes),
+                dtype=backend.xp.float64,
+                device=backend.device,
+            )
+        )
+    ps = setup.group_marginals
+    if params.constraint.name != "equalized_odds":
+        dual = dual[0]
+        ps = None if ps is None else ps[0]
+    return FERMIFit(
+        coef=coef,
+        intercept=intercept,
+        dual=dual,
+        group_marginals=ps,
+        n_steps=setup.n_steps,
+        loss_curve=curves[0],
+        fairness_curve=curves[1],
+        record=setup.record,
+        noise=setup.noise,
+        dual_clip_norm=setup.dual_clip_norm,
+        **{
+            "fairness_weight": float(params.fairness_weight),
+            "step_sizes": (
+                float(params.learning_rate),
+                float(setup.dual_learning_rate),
+            ),
+            **(extra or {}),
+        },
+    )
 
 
 def fit_fermi(
@@ -369,71 +575,23 @@ def fit_fermi(
         )
     n_groups = len(group_labels)
     constraint = p.constraint
-    q, n_steps = sgd_schedule(n_samples, p.batch_size, p.epochs)
     blocks = constraint.block_index(y)
     n_blocks = constraint.n_blocks(n_classes)
-    bounded = p.disparity_bound is not None and n_groups > 1
-    active = (p.fairness_weight > 0 or bounded) and n_groups > 1
-
-    # 0. The noise, from public inputs, before any data-dependent step.
-    noise = resolve_noise(privacy, q, n_steps, active=active, bounded=bounded)
-
-    # 1. Group marginals (private histogram, public values, or exact counts).
-    regularizer, ps, weight_scale = _penalty(
+    setup = fermi_setup(
         privacy,
         p,
-        blocks,
-        codes,
-        n_classes,
-        group_labels,
-        histogram=histogram_mechanism(noise),
-        sample_weight=sample_weight,
-        active=active,
+        n_samples=n_samples,
+        n_classes=n_classes,
+        group_labels=group_labels,
+        cell_table=_in_memory_cell_table(
+            blocks, codes, n_blocks, n_groups, sample_weight, privacy is not None
+        ),
+        max_weight=None if sample_weight is None else np.max(sample_weight),
         rng=rng,
     )
-
-    # Clip norms: the dual one defaults to the bound implied by the box
-    # (computed from the released marginals: post-processing), i.e. no clipping.
-    primal_clip = math.inf if p.clip_norm is None else float(p.clip_norm)
-    if p.dual_clip_norm is not None:
-        dual_clip = float(p.dual_clip_norm)
-    elif privacy is not None and regularizer is not None:
-        dual_clip = regularizer.dual_gradient_bound()
-    else:
-        dual_clip = math.inf
-    mechanisms = FERMIMechanisms.build(
-        noise, primal_clip, dual_clip, len(PRIVATE_BOUND_WEIGHTS)
-    )
-    record = None
-    if privacy is not None:
-        # Every field is what the accountant was given: the joint Gaussian's
-        # multiplier and sensitivity (noise std sigma_theta * clip), q, T.
-        record = privacy.budget.account(
-            mechanisms.joint,
-            description=_describe(
-                mechanisms,
-                noise,
-                q=q,
-                n_steps=n_steps,
-                active=active,
-                dual_clip_declared=p.dual_clip_norm is not None,
-            ),
-            adjacency="add_remove",
-            sampling_probability=q,
-            steps=n_steps,
-            dp_event=fermi_event(
-                noise.effective, q, n_steps, noise.marginal, noise.selection
-            ),
-            caveats=() if sample_weight is None else (_WEIGHTS_CAVEAT,),
-        )
-
-    # "auto": 1/L of the dual block, from the public block weights.
-    dual_learning_rate = p.dual_learning_rate
-    if dual_learning_rate == "auto":
-        dual_learning_rate = auto_dual_step(
-            regularizer,
-            weight_scale * (1.0 if sample_weight is None else np.max(sample_weight)),
-        )
+    q, n_steps, bounded = setup.sampling_probability, setup.n_steps, setup.bounded
+    regularizer, weight_scale = setup.regularizer, setup.weight_scale
+    mechanisms, dual_learning_rate = setup.mechanisms, setup.dual_learning_rate
 
     # 2. Solve (on the backend; batches and noise still come from rng).
     problem = FairProblem(
@@ -469,10 +627,7 @@ def fit_fermi(
         constraint=constraint,
         sample_weight=sample_weight,
     )
-    extra = {
-        "fairness_weight": float(p.fairness_weight),
-        "step_sizes": (float(p.learning_rate), float(dual_learning_rate)),
-    }
+    extra = {}
     if bounded and privacy is None:
         coef_m, w0_m, W, path_extra = bounded_path(problem, float(p.disparity_bound))
         extra.update(path_extra)
@@ -513,37 +668,16 @@ def fit_fermi(
             ConvergenceWarning,
         )
 
-    like = problem.y_solver
-    coef_m, w0_m = _on_backend(coef_m, like), _on_backend(w0_m, like)
-    intercept = p.intercept_scaling * w0_m
-    coef = coef_m.T
-    if n_classes == 2:
-        coef, intercept = _binary_layout(coef_m, intercept)
-    coef, intercept = backend.to_output(coef), backend.to_output(intercept)
-    dual = (
-        backend.to_output(_on_backend(W, like))
-        if regularizer is not None and W is not None and W.shape[0] > 0
-        else backend.to_output(
-            backend.xp.zeros(
-                (n_blocks, n_groups, n_classes),
-                dtype=backend.xp.float64,
-                device=backend.device,
-            )
-        )
-    )
-    if constraint.name != "equalized_odds":
-        dual = dual[0]
-        ps = None if ps is None else ps[0]
-    return FERMIFit(
-        coef=coef,
-        intercept=intercept,
-        dual=dual,
-        group_marginals=ps,
-        n_steps=n_steps,
-        loss_curve=curves[0],
-        fairness_curve=curves[1],
-        record=record,
-        noise=noise,
-        dual_clip_norm=dual_clip,
-        **extra,
+    return released_fit(
+        coef_m,
+        w0_m,
+        W if regularizer is not None else None,
+        setup,
+        params=p,
+        n_classes=n_classes,
+        n_groups=n_groups,
+        curves=curves,
+        extra=extra,
+        backend=backend,
+        like=problem.y_solver,
     )

@@ -61,9 +61,17 @@ from ...utils._array_api import (
 )
 from .._linear import LinearModel, as_rows, take_rows
 from .._sampling import poisson_batch
-from .._schedules import tail_start
+from .._sgd import tail_averaged
 
-__all__ = ["SGDAResult", "noisy_sgda"]
+__all__ = [
+    "SGDAResult",
+    "SGDAStepConfig",
+    "fair_terms",
+    "logits",
+    "noisy_sgda",
+    "sgda_step",
+    "softmax_terms",
+]
 
 
 @dataclass
@@ -143,7 +151,7 @@ def softmax_terms(raw, y, *, with_loss=True):
     return proba, grad, xp.where(finite[:, 0], loss, zero[:, 0])
 
 
-def _logits(Xb, coef, w0, s):
+def logits(Xb, coef, w0, s):
     """``X_B Theta + s w_0`` for a dense (any namespace) or CSR batch.
 
     Not saturated: a row that overflows is zeroed by :func:`softmax_terms`.
@@ -157,6 +165,94 @@ def _epoch_ends(n_steps, epochs):
     """Step indices after which an epoch ends (``epochs`` equal shares of T)."""
     ends = np.round(np.arange(1, epochs + 1) * n_steps / epochs).astype(int) - 1
     return set(np.maximum(ends, 0).tolist())
+
+
+def fair_terms(
+    regularizer, W, proba, grad, constants, *, fairness_weight, dual_clip_norm
+):
+    """The ERMI part of one batch: logit gradient and clipped dual sum.
+
+    Adds ``lambda w_i F_i * (c_i - <c_i, F_i>)`` to the logit-space gradient
+    ``grad`` (step 4) and, unless ``dual_clip_norm`` is None (the exact dual
+    update), returns the sum of the per-sample dual gradients, each
+    weighted and clipped to ``dual_clip_norm`` by its factorized norm (step
+    6, before noise). ``constants`` are the batch rows' ``(block, group,
+    weight, 1/sqrt(Ps))``. Shared by the in-memory loop and the partitions
+    of a Dask fit.
+
+    Returns
+    -------
+    grad : array of shape (batch, m)
+    dual_sum : array of the shape of ``W``, or None
+    """
+    blk, grp, wt, isq = constants
+    c = regularizer.coefficients(W, blk, grp, isq)
+    grad = grad + fairness_weight * regularizer.raw_gradient(proba, c, wt)
+    if dual_clip_norm is None:
+        return grad, None
+    if math.isinf(dual_clip_norm):
+        factor = wt
+    else:
+        norms = regularizer.dual_gradient_norms(proba, c, isq, wt)
+        factor = wt * clip_factors_from_norms(norms, dual_clip_norm)
+    return grad, regularizer.dual_gradient_sum(W, proba, blk, grp, factor)
+
+
+@dataclass(frozen=True)
+class SGDAStepConfig:
+    """Public constants of an SGDA step (:func:`sgda_step`)."""
+
+    primal_mechanism: object
+    dual_mechanism: object
+    denominator: float
+    learning_rate: float
+    dual_learning_rate: float
+    alpha: float
+    project_dual: bool
+
+
+def sgda_step(model, coef, w0, W, sums, *, regularizer, config, rng):
+    """The private update of one SGDA step from its clipped sums (steps 5-6).
+
+    ``sums`` is ``(g_coef, g_w0, dual_sum)``: the clipped primal sum of the
+    batch and its clipped dual sum (None without an ascent step), computed
+    in memory or added up from the partitions of a Dask collection. The
+    primal block is noised and stepped by the linear layer
+    (:meth:`~sklearn_dpfair._solvers._linear.LinearModel.private_step`),
+    then the dual block gets its noise and the projected ascent step; the
+    noise draws are in that order. ``regularizer`` None: no dual update.
+
+    Returns
+    -------
+    coef, w0, W : arrays
+    """
+    g_coef, g_w0, dual_sum = sums
+    new_coef, new_w0 = model.private_step(
+        coef,
+        w0,
+        g_coef,
+        g_w0,
+        mechanism=config.primal_mechanism,
+        denominator=config.denominator,
+        learning_rate=config.learning_rate,
+        alpha=config.alpha,
+        rng=rng,
+    )
+    if math.isinf(config.primal_mechanism.clip_norm):
+        # Without clipping (the non-private fit) the sum over several rows
+        # near the float64 limit can overflow although each term is
+        # finite: the coordinates it would make non-finite keep their
+        # value. A clipped sum is at most n C: never taken.
+        xp = array_namespace(coef)
+        new_coef = xp.where(xp.isfinite(new_coef), new_coef, coef)
+        new_w0 = xp.where(xp.isfinite(new_w0), new_w0, w0)
+    if regularizer is not None and dual_sum is not None:
+        W = W + config.dual_learning_rate * (
+            config.dual_mechanism.privatize(dual_sum, rng) / config.denominator
+        )
+        if config.project_dual:
+            W = regularizer.project(W)
+    return new_coef, new_w0, W
 
 
 # Whether numpy warns of an overflow or an invalid value depends on the
@@ -306,7 +402,15 @@ def noisy_sgda(
         if tuple(init[2].shape) == tuple(W.shape):
             W = xp.astype(init[2], dtype, copy=True)
     dual_clip = dual_mechanism.clip_norm if fair else math.inf
-    unclipped = math.isinf(primal_mechanism.clip_norm)
+    step_config = SGDAStepConfig(
+        primal_mechanism=primal_mechanism,
+        dual_mechanism=dual_mechanism,
+        denominator=denominator,
+        learning_rate=learning_rate,
+        dual_learning_rate=dual_learning_rate,
+        alpha=alpha,
+        project_dual=project_dual,
+    )
 
     # Per-row data a batch gathers, stacked into (k, n) tables by dtype: the
     # integer rows (label, block, group) and the float64 rows (weight,
@@ -323,10 +427,10 @@ def noisy_sgda(
         observed = codes >= 0
         tables = np.zeros((regularizer.n_blocks, regularizer.n_groups, m))
         n_observed = 0
-    tail_from = tail_start(n_steps, tail_fraction)
-    coef_sum, w0_sum = xp.zeros_like(coef), xp.zeros_like(w0)
-
-    for t in range(n_steps):
+    def step(t, coef, w0):
+        # The dual variable and the curves are the loop's state beside
+        # (coef, w0).
+        nonlocal W, tables, epoch_loss, epoch_count, n_observed
         # Host indices (for the host-side curves) and their device copy.
         idx = poisson_batch(rng, n_samples, sampling_probability)
         if full_batch:
@@ -343,7 +447,7 @@ def noisy_sgda(
         yb = ints_b[0]
         if fair:
             (b_blk, b_grp), (b_wt, b_isq) = ints_b[1:], floats_b
-        raw = _logits(Xb, coef, w0, s)
+        raw = logits(Xb, coef, w0, s)
         proba, grad, sample_loss = softmax_terms(raw, yb, with_loss=record_curves)
         if sw_b is not None:
             # Weighted before it is clipped (model.noisy_gradient).
@@ -356,48 +460,34 @@ def noisy_sgda(
                     to_numpy(proba), blocks[idx], codes[idx], *tables.shape[:2]
                 )
                 n_observed += int(np.count_nonzero(observed[idx]))
+        dual_sum = None
         if fair:
             if dual_update == "exact":
                 W = regularizer.dual_maximizer(proba, b_blk, b_grp, b_wt)
-            c = regularizer.coefficients(W, b_blk, b_grp, b_isq)
-            grad = grad + fairness_weight * regularizer.raw_gradient(proba, c, b_wt)
-            if dual_update != "exact":
-                if math.isinf(dual_clip):
-                    factor = b_wt
-                else:
-                    norms = regularizer.dual_gradient_norms(proba, c, b_isq, b_wt)
-                    factor = b_wt * clip_factors_from_norms(norms, dual_clip)
-                dual_sum = regularizer.dual_gradient_sum(W, proba, b_blk, b_grp, factor)
+            grad, dual_sum = fair_terms(
+                regularizer,
+                W,
+                proba,
+                grad,
+                (b_blk, b_grp, b_wt, b_isq),
+                fairness_weight=fairness_weight,
+                dual_clip_norm=dual_clip if dual_update != "exact" else None,
+            )
 
-        g_coef, g_w0 = model.noisy_gradient(
-            Xb,
-            grad,
-            norms_b,
-            mechanism=primal_mechanism,
-            denominator=denominator,
+        g_coef, g_w0 = model.clipped_gradient_sum(
+            Xb, grad, norms_b, primal_mechanism.clip_norm
+        )
+        coef, w0, W = sgda_step(
+            model,
+            coef,
+            w0,
+            W,
+            (g_coef, g_w0, dual_sum),
+            regularizer=regularizer if fair else None,
+            config=step_config,
             rng=rng,
         )
-        new_coef, new_w0 = model.gradient_step(
-            coef, w0, g_coef, g_w0, learning_rate=learning_rate, alpha=alpha
-        )
-        if unclipped:
-            # Without clipping (the non-private fit) the sum over several rows
-            # near the float64 limit can overflow although each term is
-            # finite: the coordinates it would make non-finite keep their
-            # value. A clipped sum is at most n C: never taken.
-            new_coef = xp.where(xp.isfinite(new_coef), new_coef, coef)
-            new_w0 = xp.where(xp.isfinite(new_w0), new_w0, w0)
-        coef, w0 = new_coef, new_w0
-        if fair and dual_update != "exact":
-            W = W + dual_learning_rate * (
-                dual_mechanism.privatize(dual_sum, rng) / denominator
-            )
-            if project_dual:
-                W = regularizer.project(W)
 
-        if t >= tail_from:
-            coef_sum = coef_sum + coef
-            w0_sum = w0_sum + w0
         if record_curves and t in ends:
             loss_curve.append(epoch_loss / max(epoch_count, 1))
             epoch_loss, epoch_count = 0.0, 0
@@ -407,10 +497,12 @@ def noisy_sgda(
                 )
                 tables[:] = 0.0
                 n_observed = 0
+        return coef, w0
 
-    if return_iterate == "average":
-        n_avg = n_steps - tail_from
-        coef, w0 = coef_sum / n_avg, w0_sum / n_avg
+    last, average = tail_averaged(
+        step, coef, w0, n_steps=n_steps, tail_fraction=tail_fraction
+    )
+    coef, w0 = average if return_iterate == "average" else last
     return SGDAResult(
         coef=coef,
         intercept=s * w0,

@@ -1,0 +1,231 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""DP-FERMI on Dask collections: the rows stay on the workers.
+
+The private fit of :func:`._fit.fit_fermi` (thesis Algorithm 10 under
+record-level add/remove adjacency) decomposes over the rows as DP-SGD does
+(:mod:`.._distributed`):
+
+1. the (block, group) cell counts are counted on each partition and added
+   on the driver, which releases them *once* through the fit's histogram
+   mechanism (sensitivity 1: one record moves one cell by one);
+2. per SGDA step, each partition draws its own Poisson rows (each with
+   probability ``q``, from ``SeedSequence(root, spawn_key=(p, t))``),
+   computes their logit gradients with the ERMI term, and returns its
+   clipped primal sum (clip ``C``) and its clipped dual sum (clip ``C_w``);
+3. the driver adds the partition sums and applies :func:`._sgda.sgda_step`,
+   the in-memory update: the primal noise, then the dual noise, once each,
+   divided by the expected batch size ``q n``.
+
+The released values are the same functions of the same noisy sums as in
+memory, so :func:`._fit.fermi_setup` gives the same mechanisms, event and
+record. Only the SGDA path with the ascent step is distributed: the exact
+dual update, the non-private full-batch phase, the ``disparity_bound``
+selection and the training curves read the whole training set at once and
+are refused on Dask input by the estimator.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...fairness._marginals import cell_counts
+from .._distributed import partition_rng, sum_over_partitions
+from .._linear import LinearModel
+from .._sampling import poisson_batch
+from .._sgd import tail_averaged
+from ._fit import fermi_setup, released_fit
+from ._sgda import SGDAStepConfig, fair_terms, logits, sgda_step, softmax_terms
+
+__all__ = ["fit_fermi_dask"]
+
+
+@dataclass(frozen=True)
+class _FairStepConfig:
+    """Public constants every partition step needs (sent with each step)."""
+
+    model: LinearModel
+    regularizer: object  # ERMIRegularizer, or None without fairness term
+    constraint: object
+    fairness_weight: float
+    weight_scale: float
+    sampling_probability: float
+    clip_norm: float
+    dual_clip_norm: float
+    entropy: int
+
+
+def _partition_cells(part, index, *, constraint, n_blocks, n_groups):
+    """Worker task: the (block, group) counts of one partition, and its rows."""
+    blocks = constraint.block_index(part.y.astype(np.intp))
+    counts = cell_counts(blocks, part.codes, n_blocks, n_groups)
+    return counts, np.array(np.count_nonzero(part.codes >= 0), dtype=np.int64)
+
+
+@np.errstate(over="ignore", invalid="ignore", divide="ignore")
+def partition_sgda_sums(part, coef, w0, W, *, config, rng):
+    """Clipped primal and dual sums of one partition's Poisson-sampled rows.
+
+    The same per-row computation as the in-memory loop of
+    :func:`._sgda.noisy_sgda` (logits, softmax terms, public weight, ERMI
+    term, clipping); whatever one record holds, its terms are finite and
+    within ``clip_norm`` (primal) and ``dual_clip_norm`` (dual).
+
+    Returns
+    -------
+    g_coef, g_w0, dual_sum : ndarray
+        Shapes ``(n_features, m)``, ``(m,)`` and that of ``W``.
+    """
+    model = config.model
+    if config.sampling_probability >= 1.0:
+        idx = slice(None)
+    else:
+        idx = poisson_batch(rng, part.X.shape[0], config.sampling_probability)
+    Xb, norms_b = part.X[idx], part.row_norms[idx]
+    yb = part.y[idx].astype(np.intp)
+    wb = None if part.weights is None else part.weights[idx]
+    raw = logits(Xb, coef, w0, model.intercept_scaling)
+    proba, grad, _ = softmax_terms(raw, yb, with_loss=False)
+    if wb is not None:
+        # Weighted before it is clipped.
+        grad = grad * wb.astype(grad.dtype)[:, None]
+    dual_sum = np.zeros_like(W)
+    regularizer = config.regularizer
+    if regularizer is not None:
+        scale = config.weight_scale if wb is None else config.weight_scale * wb
+        constants = regularizer.sample_constants(
+            config.constraint.block_index(yb), part.codes[idx], scale
+        )
+        grad, dual_sum = fair_terms(
+            regularizer,
+            W,
+            proba,
+            grad,
+            constants,
+            fairness_weight=config.fairness_weight,
+            dual_clip_norm=config.dual_clip_norm,
+        )
+    g_coef, g_w0 = model.clipped_gradient_sum(Xb, grad, norms_b, config.clip_norm)
+    return g_coef, g_w0, dual_sum
+
+
+def _partition_step(part, index, *, coef, w0, W, step, config):
+    """Worker task: the sums of partition ``index`` at step ``step``."""
+    rng = partition_rng(config.entropy, index, step)
+    return partition_sgda_sums(part, coef, w0, W, config=config, rng=rng)
+
+
+def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
+    """DP-FERMI on persisted Dask partitions; every noise added once on the driver.
+
+    Parameters
+    ----------
+    data : DaskTrainingData
+        From :func:`~sklearn_dpfair._solvers._distributed.distribute_training_data`
+        with ``sensitive_features`` (or without: one group, no fairness term).
+    params : FERMIParams
+        Public hyperparameters (``dual_update="sgda"``, no final phase, no
+        ``disparity_bound``, no curves).
+    privacy : FairPrivacy
+        The privacy inputs.
+    n_classes : int
+        Number of declared classes.
+    group_labels : ndarray
+        The group set.
+    rng : numpy.random.Generator
+        The fit's generator: the histogram's and the steps' noise, and the
+        root of the partitions' streams.
+
+    Returns
+    -------
+    fit : FERMIFit
+    """
+    p = params
+    constraint = p.constraint
+    n_groups = len(group_labels)
+    n_blocks = constraint.n_blocks(n_classes)
+
+    def cell_table():
+        counts, n_observed = sum_over_partitions(
+            data,
+            _partition_cells,
+            constraint=constraint,
+            n_blocks=n_blocks,
+            n_groups=n_groups,
+        )
+        return counts, int(n_observed)
+
+    setup = fermi_setup(
+        privacy,
+        p,
+        n_samples=data.n_samples,
+        n_classes=n_classes,
+        group_labels=group_labels,
+        cell_table=cell_table,
+        max_weight=data.max_weight,
+        rng=rng,
+    )
+    regularizer = setup.regularizer if setup.active else None
+    mechanisms = setup.mechanisms
+    model = LinearModel(n_classes, p.intercept_scaling)
+    q, n_steps = setup.sampling_probability, setup.n_steps
+    config = _FairStepConfig(
+        model=model,
+        regularizer=regularizer,
+        constraint=constraint,
+        fairness_weight=float(p.fairness_weight),
+        weight_scale=setup.weight_scale,
+        sampling_probability=q,
+        clip_norm=mechanisms.primal.clip_norm,
+        dual_clip_norm=mechanisms.dual.clip_norm,
+        # Root of every partition's stream, from the fit's private generator.
+        entropy=int.from_bytes(rng.bytes(16), "little"),
+    )
+    step_config = SGDAStepConfig(
+        primal_mechanism=mechanisms.primal,
+        dual_mechanism=mechanisms.dual,
+        denominator=q * data.n_samples,
+        learning_rate=p.learning_rate,
+        dual_learning_rate=setup.dual_learning_rate,
+        alpha=p.alpha,
+        project_dual=p.dual_projection == "box",
+    )
+    dtype = data.dtype
+    coef = np.zeros((data.n_features, n_classes), dtype=dtype)
+    w0 = np.zeros(n_classes, dtype=dtype)
+    W = np.zeros(
+        (0, 0, n_classes) if regularizer is None else (n_blocks, n_groups, n_classes),
+        dtype=dtype,
+    )
+
+    def step(t, coef, w0):
+        # The dual variable is the loop's state beside (coef, w0).
+        nonlocal W
+        sums = sum_over_partitions(
+            data, _partition_step, coef=coef, w0=w0, W=W, step=t, config=config
+        )
+        if regularizer is None:
+            sums = (sums[0], sums[1], None)
+        coef, w0, W = sgda_step(
+            model,
+            coef,
+            w0,
+            W,
+            sums,
+            regularizer=regularizer,
+            config=step_config,
+            rng=rng,
+        )
+        return coef, w0
+
+    last, average = tail_averaged(step, coef, w0, n_steps=n_steps)
+    coef, w0 = average if p.return_iterate == "average" else last
+    return released_fit(
+        coef,
+        w0,
+        W if regularizer is not None else None,
+        setup,
+        params=p,
+        n_classes=n_classes,
+        n_groups=n_groups,
+    )

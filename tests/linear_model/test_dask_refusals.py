@@ -1,0 +1,50 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Estimators without a distributed fit refuse Dask input (never gather it)."""
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair import HeavyTailDPRegressor, SemiDPLinearRegression
+
+da = pytest.importorskip("dask.array")
+
+
+@pytest.fixture
+def arrays(monkeypatch):
+    # Any conversion to numpy on the driver would fail the test: the
+    # refusal must come before it.
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a Dask collection was converted to numpy")
+
+    monkeypatch.setattr(da.Array, "__array__", refuse)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = X @ np.array([1.0, -1.0, 0.5])
+    return X, y
+
+
+@pytest.mark.parametrize(
+    "estimator, extra",
+    [
+        (HeavyTailDPRegressor(), {}),
+        (SemiDPLinearRegression(), {"public_mask": np.arange(200) < 50}),
+    ],
+)
+@pytest.mark.parametrize("which", ["X", "y", "sample_weight"])
+def test_dask_input_raises_type_error(arrays, estimator, extra, which):
+    X, y = arrays
+    inputs = {"X": X, "y": y, "sample_weight": np.ones(200)}
+    inputs[which] = da.from_array(inputs[which], chunks=50)
+    name = type(estimator).__name__
+    with pytest.raises(TypeError, match=f"{name} does not accept Dask.*{which}") as e:
+        estimator.fit(**inputs, **extra)
+    assert "DPLogisticRegression" in str(e.value)
+    assert "DPFERMIClassifier" in str(e.value)
+
+
+def test_dask_public_mask_raises_type_error(arrays):
+    X, y = arrays
+    mask = da.from_array(np.arange(200) < 50, chunks=50)
+    with pytest.raises(TypeError, match="public_mask"):
+        SemiDPLinearRegression().fit(X, y, public_mask=mask)

@@ -1,0 +1,347 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""DPFERMIClassifier on Dask collections: the in-memory model and guarantee.
+
+The data stay on the workers. One LocalCluster with two worker processes
+(the ``dask_client`` fixture) serves the whole module.
+"""
+
+import os
+import signal
+import warnings
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
+from sklearn_dpfair._solvers import _distributed
+from sklearn_dpfair._solvers._linear import LinearModel
+from sklearn_dpfair._solvers.fermi import _dask as fermi_dask
+from sklearn_dpfair._solvers.fermi._dask import _FairStepConfig, partition_sgda_sums
+from sklearn_dpfair.exceptions import PrivacyLeakWarning
+from sklearn_dpfair.fairness import make_constraint
+from sklearn_dpfair.fairness._ermi import ERMIRegularizer
+from sklearn_dpfair.metrics import demographic_parity_linf
+
+da = pytest.importorskip("dask.array")
+pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = rng.normal(size=(n, 5))
+    s = rng.integers(0, 2, size=n)
+    y = (X[:, 0] + s + 0.5 * rng.normal(size=n) > 0.5).astype(int)
+    w = rng.uniform(0.2, 3.0, size=n)
+    return X, y, s, w
+
+
+def _dask(*arrays, chunks=700):
+    return [
+        da.from_array(a, chunks=(chunks,) + (-1,) * (a.ndim - 1)) for a in arrays
+    ]
+
+
+@pytest.fixture
+def no_driver_arrays(monkeypatch):
+    """Any conversion of a Dask collection to numpy on the driver raises."""
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a Dask collection was converted to numpy on the driver")
+
+    monkeypatch.setattr(da.Array, "__array__", refuse)
+    try:
+        import dask.dataframe as dd
+    except ImportError:
+        return
+    for cls in (dd.DataFrame, dd.Series):
+        monkeypatch.setattr(cls, "__array__", refuse, raising=False)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize(
+    "n_classes, constraint", [(2, "demographic_parity"), (3, "equalized_odds")]
+)
+def test_non_private_full_batch_equals_in_memory(
+    dask_client, small, weighted, n_classes, constraint
+):
+    # No noise, no sampling: the same primal and dual sums, added up in
+    # another order; the same exact (un-noised) marginals.
+    X, y, s, w = small
+    y = y + (X[:, 2] > 1) if n_classes == 3 else y
+    w = w if weighted else None
+    kw = dict(
+        epsilon=np.inf,
+        batch_size="full",
+        max_iter=8,
+        classes=np.arange(n_classes),
+        groups=[0, 1],
+        constraint=constraint,
+        clip_norm=1.0,
+        dual_learning_rate="auto",
+    )
+    memory = DPFERMIClassifier(**kw).fit(X, y, sample_weight=w, sensitive_features=s)
+    Xd, yd, sd = _dask(X, y, s)
+    wd = None if w is None else _dask(w)[0]
+    dask = DPFERMIClassifier(**kw).fit(Xd, yd, sample_weight=wd, sensitive_features=sd)
+    for name in ("coef_", "intercept_", "dual_coef_", "group_marginals_"):
+        np.testing.assert_allclose(
+            getattr(dask, name), getattr(memory, name), rtol=0, atol=1e-10
+        )
+    assert dask.dual_learning_rate_ == pytest.approx(memory.dual_learning_rate_)
+    assert dask.privacy_record_ == memory.privacy_record_
+
+
+def test_same_record_as_in_memory(dask_client, small):
+    X, y, s, w = small
+    kw = dict(
+        epsilon=0.8, delta=1e-6, classes=[0, 1], groups=[0, 1], batch_size=300,
+        max_iter=3,
+    )
+    memory = DPFERMIClassifier(**kw).fit(X, y, sample_weight=w, sensitive_features=s)
+    Xd, yd, sd, wd = _dask(X, y, s, w)
+    dask = DPFERMIClassifier(**kw).fit(Xd, yd, sample_weight=wd, sensitive_features=sd)
+    assert dask.privacy_record_ == memory.privacy_record_
+    assert dask.dp_event_ == memory.dp_event_
+    assert dask.epsilon_ == memory.epsilon_ <= 0.8
+    assert dask.t_ == memory.t_ == 30
+    for name in (
+        "noise_multiplier_",
+        "dual_noise_multiplier_",
+        "marginal_noise_multiplier_",
+        "effective_noise_multiplier_",
+        "sampling_rate_",
+    ):
+        assert getattr(dask, name) == getattr(memory, name)
+    # The private marginals are the released histogram's: noisy, near the
+    # exact ones (sensitivity 1, noise 20 on counts of ~1500).
+    np.testing.assert_allclose(dask.group_marginals_, [0.5, 0.5], atol=0.05)
+
+
+def test_never_converted_to_numpy_on_the_driver(dask_client, small, no_driver_arrays):
+    X, y, s, w = small
+    Xd, yd, sd, wd = _dask(X, y, s, w)
+    clf = DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2).fit(
+        Xd, yd, sample_weight=wd, sensitive_features=sd
+    )
+    assert clf.score(X, y) > 0.7
+    # Inferring the label and group sets computes their few values only.
+    with pytest.warns(PrivacyLeakWarning, match="groups was not given"):
+        DPFERMIClassifier(max_iter=1).fit(Xd, yd, sensitive_features=sd)
+
+
+def test_adult_accuracy_and_fairness_match_in_memory(dask_client):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    from sklearn_dpfair.datasets import load_adult
+
+    train, test = load_adult(), load_adult(subset="test")
+    pre = make_pipeline(
+        ColumnTransformer(
+            [
+                (
+                    "cat",
+                    OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+                    train.categorical_features,
+                ),
+                ("num", "passthrough", train.numeric_features),
+            ]
+        ),
+        StandardScaler(),
+    )
+    X, y = pre.fit_transform(train.data), train.target.to_numpy()
+    s = train.sensitive["sex"].to_numpy()
+    X_test, y_test = pre.transform(test.data), test.target.to_numpy()
+    s_test = test.sensitive["sex"].to_numpy()
+    kw = dict(epsilon=1.0, classes=[0, 1], groups=["Female", "Male"], max_iter=3)
+    Xd, yd, sd = _dask(X, y, s.astype(object), chunks=8000)
+    result = {"memory": [], "dask": []}
+    for seed in (0, 1):
+        for where, args in (("memory", (X, y, s)), ("dask", (Xd, yd, sd))):
+            clf = DPFERMIClassifier(random_state=seed, **kw).fit(
+                args[0], args[1], sensitive_features=args[2]
+            )
+            pred = clf.predict(X_test)
+            result[where].append(
+                (
+                    np.mean(pred == y_test),
+                    demographic_parity_linf(
+                        y_test, pred, sensitive_features=s_test
+                    ),
+                )
+            )
+    memory, dask = np.mean(result["memory"], axis=0), np.mean(result["dask"], axis=0)
+    # Different batches and noise, the same distribution: within noise.
+    assert dask[0] > 0.8
+    assert abs(dask[0] - memory[0]) < 0.015
+    assert abs(dask[1] - memory[1]) < 0.05
+
+
+def test_dataframe_input(dask_client, small, no_driver_arrays):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    X, y, s, _ = small
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    Xd = dd.from_pandas(frame, npartitions=3)
+    yd = dd.from_pandas(pd.Series(y), npartitions=3)
+    sd = dd.from_pandas(pd.Series(np.where(s == 1, "b", "a")), npartitions=3)
+    clf = DPFERMIClassifier(classes=[0, 1], groups=["a", "b"], max_iter=2).fit(
+        Xd, yd, sensitive_features=sd
+    )
+    assert list(clf.feature_names_in_) == list(frame.columns)
+    assert list(clf.groups_) == ["a", "b"]
+    assert clf.score(frame, y) > 0.7
+
+
+def test_one_group_fits_without_fairness_term(dask_client, small):
+    X, y, _, _ = small
+    Xd, yd = _dask(X, y)
+    with pytest.warns(UserWarning, match="sensitive_features is None"):
+        clf = DPFERMIClassifier(classes=[0, 1], max_iter=1).fit(Xd, yd)
+    assert clf.group_marginals_ is None
+    np.testing.assert_array_equal(clf.dual_coef_, 0.0)
+
+
+def test_options_that_read_the_whole_set_are_refused(dask_client, small):
+    X, y, s, _ = small
+    Xd, yd, sd = _dask(X, y, s)
+    for kw, what in (
+        (dict(disparity_bound=0.05), "disparity_bound"),
+        (dict(record_training_loss=True), "record_training_loss"),
+    ):
+        with pytest.raises(ValueError, match=what):
+            DPFERMIClassifier(groups=[0, 1], **kw).fit(Xd, yd, sensitive_features=sd)
+    bad = s.astype(object)
+    bad[2000] = None
+    with pytest.raises(ValueError, match="missing values"):
+        DPFERMIClassifier(classes=[0, 1], groups=[0, 1]).fit(
+            Xd, yd, sensitive_features=_dask(bad)[0]
+        )
+    with pytest.raises(ValueError, match="not in the declared"):
+        DPFERMIClassifier(classes=[0, 1], groups=[0, 2]).fit(
+            Xd, yd, sensitive_features=sd
+        )
+
+
+def test_fermi_classifier_refuses_dask_input(small):
+    # No client needed: the refusal comes before any computation.
+    X, y, s, _ = small
+    Xd, sd = _dask(X, s)
+    with pytest.raises(TypeError, match="FERMIClassifier does not accept Dask"):
+        FERMIClassifier().fit(Xd, y, sensitive_features=s)
+    with pytest.raises(TypeError, match="sensitive_features"):
+        FERMIClassifier().fit(X, y, sensitive_features=sd)
+
+
+def test_partition_sums_within_both_clip_norms(small):
+    # Every partition's clipped sums move by at most the clip norm when one
+    # record (here a huge one) is removed: primal C, dual C_w.
+    X, y, s, _ = small
+    X = X.copy()
+    X[5] = [1e300, -1e300, 1e200, 0.0, 3.0]
+    reg = ERMIRegularizer(np.array([[0.5, 0.5]]), np.array([1.0]), 2)
+    config = _FairStepConfig(
+        model=LinearModel(2, 1.0),
+        regularizer=reg,
+        constraint=make_constraint("demographic_parity"),
+        fairness_weight=8.0,
+        weight_scale=1.0,
+        sampling_probability=1.0,
+        clip_norm=1.0,
+        dual_clip_norm=0.5,
+        entropy=1,
+    )
+    rng = np.random.default_rng(0)
+    coef, w0 = rng.normal(size=(5, 2)), rng.normal(size=2)
+    W = reg.project(np.abs(rng.normal(size=(1, 2, 2))))
+
+    def sums(rows):
+        part = _distributed._Partition(
+            X=X[rows],
+            y=y[rows].astype(float),
+            weights=None,
+            row_norms=LinearModel(1, 1.0).row_norms(X[rows]),
+            codes=s[rows],
+        )
+        return partition_sgda_sums(part, coef, w0, W, config=config, rng=rng)
+
+    rows = np.arange(50)
+    for i in (0, 5, 17):
+        full, less = sums(rows), sums(np.delete(rows, i))
+        primal = np.sqrt(
+            np.sum((full[0] - less[0]) ** 2) + np.sum((full[1] - less[1]) ** 2)
+        )
+        assert primal <= 1.0 + 1e-12
+        assert np.sqrt(np.sum((full[2] - less[2]) ** 2)) <= 0.5 + 1e-12
+        assert all(np.all(np.isfinite(a)) for a in full)
+
+
+def test_worker_loss_recovers_with_the_same_model_and_record(
+    dask_client, small, monkeypatch
+):
+    # A worker killed between two steps: Dask recomputes its partitions and
+    # re-runs the step; every partition's rows come from
+    # SeedSequence(root, (p, t)), so the recovered fit is the undisturbed one.
+    X, y, s, _ = small
+    kw = dict(
+        classes=[0, 1], groups=[0, 1], batch_size=600, max_iter=2, random_state=3
+    )
+    Xd, yd, sd = _dask(X, y, s, chunks=500)
+    reference = DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sd)
+
+    summed = fermi_dask.sum_over_partitions
+    killed = []
+
+    def kill_at_step_3(data, task, **kwargs):
+        if kwargs.get("step") == 3 and not killed:
+            who = dask_client.who_has([data.partitions[0]])
+            holder = next(iter(who.values()))[0]
+            pid = dask_client.run(os.getpid, workers=[holder])[holder]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(holder)
+        return summed(data, task, **kwargs)
+
+    monkeypatch.setattr(fermi_dask, "sum_over_partitions", kill_at_step_3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        recovered = DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sd)
+    assert killed
+    np.testing.assert_allclose(recovered.coef_, reference.coef_, rtol=1e-12)
+    np.testing.assert_allclose(recovered.dual_coef_, reference.dual_coef_, rtol=1e-12)
+    assert recovered.privacy_record_ == reference.privacy_record_
+    dask_client.wait_for_workers(2, timeout=30)
+
+
+def test_intersectional_groups_from_several_columns(dask_client, small):
+    # Two sensitive columns: the declared intersectional groups encode the
+    # rows on the workers as in memory (same codes, so the same model).
+    X, y, s, _ = small
+    sf = np.column_stack([np.where(s == 1, "F", "M"), np.where(X[:, 3] > 0, "a", "b")])
+    sf = sf.astype(object)
+    groups = [("F", "a"), ("F", "b"), ("M", "a"), ("M", "b")]
+    kw = dict(
+        epsilon=np.inf, batch_size="full", max_iter=3, classes=[0, 1],
+        groups=groups, clip_norm=1.0,
+    )
+    memory = DPFERMIClassifier(**kw).fit(X, y, sensitive_features=sf)
+    Xd, yd, sfd = _dask(X, y, sf)
+    dask = DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sfd)
+    np.testing.assert_allclose(dask.coef_, memory.coef_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(dask.dual_coef_, memory.dual_coef_, rtol=0, atol=1e-10)
+    assert [tuple(g) for g in dask.groups_] == groups
+    with pytest.warns(PrivacyLeakWarning), pytest.raises(ValueError, match="declared"):
+        DPFERMIClassifier(classes=[0, 1]).fit(Xd, yd, sensitive_features=sfd)
+
+
+def test_float32_stays_float32(dask_client, small):
+    X, y, s, _ = small
+    Xd, yd, sd = _dask(X.astype(np.float32), y, s)
+    clf = DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=1, random_state=0)
+    clf.fit(Xd, yd, sensitive_features=sd)
+    assert clf.coef_.dtype == clf.intercept_.dtype == np.float32
+    assert np.all(np.isfinite(clf.coef_))
