@@ -12,14 +12,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
-from sklearn.utils import _safe_indexing, indexable
+from sklearn.utils import indexable
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
-    _routing_enabled,
     process_routing,
 )
-from sklearn.utils.validation import _num_samples, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import PrivateEstimatorMixin
 from ..fairness import encode_sensitive_features
@@ -32,7 +31,15 @@ from ..privacy._selection import (
     sample_number_of_runs,
 )
 from ..privacy._zcdp import rho_for_epsilon_simple
-from ..utils._sklearn_compat import HasMethods, Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _fit_context,
+    num_samples,
+    routing_enabled,
+    safe_indexing,
+)
 from ._planning import SEARCH_OWNED_PARAMS, plan_candidate
 from ._runs import best_of_runs
 from ._scoring import SCORINGS, noisy_score
@@ -290,7 +297,7 @@ class PrivateHyperparameterSearch(
         return candidates
 
     def _routed_fit_params(self, fit_params):
-        if _routing_enabled():
+        if routing_enabled():
             return dict(process_routing(self, "fit", **fit_params).estimator.fit)
         return dict(fit_params)
 
@@ -352,10 +359,10 @@ class PrivateHyperparameterSearch(
         routed = self._routed_fit_params(fit_params)
         if routed.get("silos") is not None:
             raise ValueError("PrivateHyperparameterSearch does not run federated fits.")
-        n_samples = _num_samples(X)
-        if _num_samples(y) != n_samples:
+        n_samples = num_samples(X)
+        if num_samples(y) != n_samples:
             raise ValueError(
-                f"X has {n_samples} rows but y has {_num_samples(y)}."
+                f"X has {n_samples} rows but y has {num_samples(y)}."
             )
         n_val = int(round(self.validation_fraction * n_samples))
         n_train = n_samples - n_val
@@ -427,13 +434,13 @@ class PrivateHyperparameterSearch(
         perm = rng.permutation(n_samples)
         val_idx, train_idx = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         train_params = _split_params(routed, n_samples, train_idx)
-        X_train, y_train = _safe_indexing(X, train_idx), _safe_indexing(y, train_idx)
-        X_val = _safe_indexing(X, val_idx)
-        y_val = np.asarray(_safe_indexing(y, val_idx))
+        X_train, y_train = safe_indexing(X, train_idx), safe_indexing(y, train_idx)
+        X_val = safe_indexing(X, val_idx)
+        y_val = np.asarray(safe_indexing(y, val_idx))
         codes = None
         if self.scoring == "accuracy-dp-gap":
             codes = encode_sensitive_features(
-                _safe_indexing(sensitive, val_idx), n_samples=n_val, groups=groups
+                safe_indexing(sensitive, val_idx), n_samples=n_val, groups=groups
             ).codes
 
         n_runs = sample_number_of_runs(mean_runs, shape, rng)
@@ -545,8 +552,8 @@ def _split_params(params, n_samples, indices):
     for key, value in params.items():
         if value is not None and hasattr(value, "__len__") and not isinstance(
             value, (str, dict)
-        ) and _num_samples(value) == n_samples:
-            out[key] = _safe_indexing(value, indices)
+        ) and num_samples(value) == n_samples:
+            out[key] = safe_indexing(value, indices)
         else:
             out[key] = value
     return out

@@ -4,10 +4,15 @@
 
 ``_fit_context`` and the parameter-constraint classes are private in
 scikit-learn but stable since 1.2 and used by most scikit-learn-contrib
-projects. Importing them here means one file to fix if they ever move.
+projects; the indexing, sample-counting, routing and sample-weight helpers
+are private too, and stable since 1.4. Importing them here, and nowhere
+else, means one file to fix if they ever move; the rest of the package
+imports the public names below.
 """
 
 from sklearn.base import _fit_context
+from sklearn.utils import _safe_indexing as safe_indexing
+from sklearn.utils.metadata_routing import _routing_enabled as routing_enabled
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
@@ -15,6 +20,8 @@ from sklearn.utils._param_validation import (
     StrOptions,
     validate_params,
 )
+from sklearn.utils.validation import _check_sample_weight as check_sample_weight
+from sklearn.utils.validation import _num_samples as num_samples
 
 __all__ = [
     "HasMethods",
@@ -22,5 +29,9 @@ __all__ = [
     "Options",
     "StrOptions",
     "_fit_context",
+    "check_sample_weight",
+    "num_samples",
+    "routing_enabled",
+    "safe_indexing",
     "validate_params",
 ]

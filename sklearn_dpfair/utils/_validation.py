@@ -8,9 +8,8 @@ import warnings
 
 import numpy as np
 
-from sklearn.utils.validation import _check_sample_weight
-
 from ..exceptions import PrivacyLeakWarning
+from ._sklearn_compat import check_sample_weight
 
 __all__ = [
     "check_delta_for_n",
@@ -155,7 +154,7 @@ def check_public_weights(sample_weight, X):
     """
     if sample_weight is None:
         return None
-    weights = _check_sample_weight(
+    weights = check_sample_weight(
         sample_weight, X, dtype=np.float64, ensure_non_negative=True
     )
     if not np.any(weights > 0):
