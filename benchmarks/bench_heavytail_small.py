@@ -209,8 +209,8 @@ def write_rst(table, args, path, elapsed, n_seeds):
         "sensitivity 1, about 1e-3 of the fits on 200 rows drew the median "
         "among the ~100 grid points beyond the data (utility -n / 2, each "
         "with probability ~exp(-eps n / 4)), and seed 5 drew 1016 against a "
-        "data median of 141; halving the sensitivity squares that chance "
-        "(about 1e-8).",
+        "data median of 141; halving the sensitivity roughly squares that "
+        "chance (about 1e-8 per fit).",
         "",
         ".. list-table::",
         "   :header-rows: 1",
