@@ -480,10 +480,37 @@ def test_public_radius_hit_warns():
     # A declared radius is still honoured; when the released coefficients
     # reach it, a specific warning says so (post-processing of the release).
     X, y = _raw_scale_data(np.random.default_rng(2), 2000)
-    with pytest.warns(UserWarning, match="lie on the public radius=10"):
+    with pytest.warns(UserWarning, match="lie on or near the public radius=10"):
         reg = HeavyTailDPRegressor(epsilon=1.0, radius=10.0, random_state=0)
         reg.fit(X, y)
     assert np.hypot(np.linalg.norm(reg.coef_), reg.intercept_) == pytest.approx(10.0)
+    assert "public radius=10" in reg.radius_hit_
+
+
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+@pytest.mark.parametrize("solver", ["sgd", "acsa"])
+def test_one_pass_default_radius_hit_warns_and_is_recorded(solver, epsilon):
+    # The one-pass solvers project on a default radius of 10 in the data's
+    # units: on a raw-scale target (intercept 150) the fit is capped, yet
+    # "sgd" and "acsa" release an average of projected iterates, strictly
+    # inside the ball (norm 9.95, 9.59 without privacy), which the check
+    # "on the radius" missed; the warning and radius_hit_ name the default.
+    X, y = _raw_scale_data(np.random.default_rng(4), 4000)
+    match = f"near the one-pass solver '{solver}''s default radius=10"
+    with pytest.warns(UserWarning, match=match):
+        reg = HeavyTailDPRegressor(epsilon=epsilon, solver=solver, random_state=0)
+        reg.fit(X, y)
+    assert "default radius=10" in reg.radius_hit_
+    assert np.hypot(np.linalg.norm(reg.coef_), reg.intercept_) <= 10.0 + 1e-9
+
+
+def test_no_radius_hit_inside_the_ball():
+    X, y = _raw_scale_data(np.random.default_rng(4), 4000)
+    fit = HeavyTailDPRegressor(epsilon=1.0, random_state=0).fit(X, y)
+    assert fit.radius_hit_ is None
+    X, y, _ = _data(np.random.default_rng(0), n=4000)
+    fit = HeavyTailDPRegressor(epsilon=1.0, solver="sgd", random_state=0).fit(X, y)
+    assert fit.radius_hit_ is None
 
 
 def test_below_the_minimum_signal_the_public_zero_model_is_released():
