@@ -8,8 +8,10 @@ and spread of the target). Two mechanisms give them:
 
 * :func:`private_quantile`, the exponential mechanism (McSherry and
   Talwar, 2007) on a public grid: it picks ``c`` with probability
-  proportional to ``exp(eps u(c) / 2)``, where
-  ``u(c) = -| #{i : v_i <= c} - q n |`` has replace-one sensitivity 1. It
+  proportional to ``exp(eps u(c) / (2 Delta))``, where
+  ``u(c) = -| #{i : v_i <= c} - q n |`` has sensitivity ``Delta`` = 1
+  under replace-one adjacency and ``max(q, 1 - q)`` under add/remove
+  (:func:`quantile_sensitivity`). It
   is eps-DP and, more usefully, eps-bounded-range (Durfee and Rogers, 2019),
   hence ``eps^2 / 8``-zCDP (Cesar and Rogers, 2021, Lemma 3.2): a zCDP
   budget rho buys ``eps = sqrt(8 rho)``, twice what the generic pure-DP
@@ -46,6 +48,7 @@ __all__ = [
     "em_epsilon",
     "noisy_histogram",
     "private_quantile",
+    "quantile_sensitivity",
     "quantile_utility",
 ]
 
@@ -73,15 +76,55 @@ def em_epsilon(rho):
     return math.sqrt(8.0 * rho)
 
 
+def quantile_sensitivity(quantile, adjacency="replace_one"):
+    """Sensitivity of :func:`quantile_utility` under ``adjacency``.
+
+    Replacing one record moves each count ``#{i : v_i <= c}`` by at most 1
+    and leaves ``q n`` alone: sensitivity 1. Adding (or removing) a record
+    ``v`` of count weight ``a`` in ``[0, 1]`` moves the count by
+    ``a 1{v <= c}`` *and* ``q n`` by ``a q`` together, so their difference
+    moves by ``a (1{v <= c} - q)``, at most ``max(q, 1 - q)`` in absolute
+    value: 1/2 for the median. The exponential mechanism divides its logits
+    by the sensitivity, so under add/remove the same rho buys a median
+    whose rank error is half as large, and whose chance of landing on a
+    candidate beyond the data (utility ``-n / 2`` there) is the square of
+    the replace-one chance, roughly.
+
+    Parameters
+    ----------
+    quantile : float
+        Target level in (0, 1).
+    adjacency : {"replace_one", "add_remove"}, default="replace_one"
+        The neighbouring relation the release is accounted under.
+
+    Returns
+    -------
+    sensitivity : float
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._quantile import quantile_sensitivity
+    >>> quantile_sensitivity(0.5), quantile_sensitivity(0.5, "add_remove")
+    (1.0, 0.5)
+    """
+    if adjacency == "replace_one":
+        return 1.0
+    if adjacency == "add_remove":
+        return float(max(quantile, 1.0 - quantile))
+    raise ValueError(
+        f"adjacency must be 'replace_one' or 'add_remove', got {adjacency!r}."
+    )
+
+
 def quantile_utility(values, quantile, grid=LOG_GRID, weights=None):
     """Utility ``u(c) = -| #{i : v_i <= c} - q n |`` of each grid point.
 
-    Finite whatever the values; changing one value changes each count by at
-    most 1 (and adding or removing one changes ``q n`` by at most
-    ``max(q, 1 - q)`` besides), so the sensitivity is 1. Non-finite values
+    Finite whatever the values; replacing one value changes each count by at
+    most 1 and adding or removing one changes ``count - q n`` by at most
+    ``max(q, 1 - q)`` (:func:`quantile_sensitivity`). Non-finite values
     are mapped to ``+inf`` first, a fixed point above every grid candidate.
-    ``weights`` (public, each in ``[0, 1]`` for the sensitivity to stay 1;
-    the caller's business) weight the counts; None counts every value once.
+    ``weights`` (public, each in ``[0, 1]`` for the sensitivity to stay
+    that; the caller's business) weight the counts; None counts every value once.
 
     Examples
     --------
@@ -103,7 +146,16 @@ def quantile_utility(values, quantile, grid=LOG_GRID, weights=None):
     return -np.abs(counts - quantile * cumulative[-1])
 
 
-def private_quantile(values, quantile, rho, rng, grid=LOG_GRID, weights=None):
+def private_quantile(
+    values,
+    quantile,
+    rho,
+    rng,
+    grid=LOG_GRID,
+    weights=None,
+    *,
+    adjacency="replace_one",
+):
     """Exponential-mechanism ``quantile`` of ``values`` on a public grid.
 
     Parameters
@@ -123,6 +175,10 @@ def private_quantile(values, quantile, rho, rng, grid=LOG_GRID, weights=None):
     weights : ndarray of shape (n,), default=None
         Public weights of the counts, each in ``[0, 1]`` when ``rho`` is
         finite (the sensitivity then stays 1); None counts each value once.
+    adjacency : {"replace_one", "add_remove"}, default="replace_one"
+        The neighbouring relation the caller accounts the release under; it
+        sets the utility's sensitivity (:func:`quantile_sensitivity`: 1, or
+        ``max(q, 1 - q)`` under add/remove).
 
     Returns
     -------
@@ -138,13 +194,15 @@ def private_quantile(values, quantile, rho, rng, grid=LOG_GRID, weights=None):
     >>> 0.8 < m < 1.25
     True
     """
+    sensitivity = quantile_sensitivity(quantile, adjacency)
     utility = quantile_utility(values, quantile, grid, weights)
     if math.isinf(rho):
         # Ties between grid points go to the middle of the best run.
         best = np.flatnonzero(utility == utility.max())
         return float(grid[best[best.size // 2]])
-    # Utility of sensitivity 1, selected with logits eps u / 2 (Gumbel-max).
-    mechanism = ExponentialMechanism(sensitivity=1.0, epsilon=em_epsilon(rho))
+    # Logits eps u / (2 sensitivity) (Gumbel-max): eps-bounded-range, hence
+    # rho-zCDP, under the caller's adjacency.
+    mechanism = ExponentialMechanism(sensitivity=sensitivity, epsilon=em_epsilon(rho))
     return float(grid[mechanism.select(utility, rng)])
 
 

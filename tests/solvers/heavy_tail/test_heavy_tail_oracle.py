@@ -120,7 +120,7 @@ def test_lemma49_bias_and_variance_bounds():
 
 def _oracle_error(rng, s, alpha, k, d, eps, reps):
     r_k = (alpha / (alpha - k)) ** (1 / k)
-    clip = r_k * (eps * s / math.sqrt(d)) ** (1 / k)  # theory C (spec 2.2)
+    clip = r_k * (eps * s / math.sqrt(d)) ** (1 / k)  # Algorithm 5's clip r_k (eps s / sqrt d)^(1/k)
     mech = _oracle_mechanism(clip, eps)
     nu = alpha / (alpha - 1)
     errors = []
@@ -134,7 +134,7 @@ def _oracle_error(rng, s, alpha, k, d, eps, reps):
 
 
 def test_oracle_error_slope_in_batch_size():
-    # k = 4, alpha = 4.4, theory C: error ~ s^(-3/4) (spec 2.3: measured -0.72).
+    # k = 4, alpha = 4.4, theory C: error ~ s^(-3/4) (Algorithm 5's bias-variance balance; measured -0.72).
     rng = np.random.default_rng(1)
     sizes = np.array([1000, 4000, 16000, 64000])
     reps = 200 if FULL else 40

@@ -1,6 +1,6 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Exact calibration of the heavy-tail solvers: the worked examples of the spec."""
+"""Exact calibration of the heavy-tail solvers: worked examples of Algorithms 27, 8 and 29."""
 
 import math
 
@@ -23,7 +23,7 @@ from sklearn_dpfair._solvers.heavy_tail._schedules import (
 )
 from sklearn_dpfair.privacy._zcdp import rho_for_epsilon_simple
 
-# Spec 5.2 worked example: n = 20000, d = 11, k = 2, r = 10, beta = mu = 1,
+# Worked example (Algorithm 27 with Thm 176's T and clip): n = 20000, d = 11, k = 2, r = 10, beta = mu = 1,
 # D = 10, (eps_dp, delta) = (1, 1e-5) -> eps = 0.2040585.
 N, D_PARAMS, K, R, DIAM = 20000, 11, 2.0, 10.0, 10.0
 EPS = zcdp_eps(rho_for_epsilon_simple(1.0, 1e-5))
