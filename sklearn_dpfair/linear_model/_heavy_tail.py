@@ -259,7 +259,7 @@ default=None
     epsilon_ : float
         Epsilon at ``delta_``, computed by dp-accounting from ``dp_event_``.
     epsilon_spent_ : float
-        Same as ``epsilon_``.
+        Deprecated alias of ``epsilon_`` (removed in the next release).
     delta_ : float
         Delta of the guarantee.
     noise_multiplier_ : float
@@ -538,7 +538,6 @@ default=None
         self.target_location_ = result.target_location
         self.target_scale_ = result.target_scale
         self._set_privacy_record(result.record)
-        self.epsilon_spent_ = self.epsilon_
         return self
 
     def _clip_norm(self):
@@ -558,6 +557,18 @@ default=None
             FutureWarning,
         )
         return self.clip_threshold
+
+    @property
+    def epsilon_spent_(self):
+        """Deprecated alias of ``epsilon_``."""
+        if not hasattr(self, "epsilon_"):
+            raise AttributeError("epsilon_spent_")
+        warn_at_caller(
+            "epsilon_spent_ is deprecated and will be removed in the next "
+            "release; use epsilon_ (the name every estimator uses).",
+            FutureWarning,
+        )
+        return self.epsilon_
 
     @property
     def clip_threshold_(self):

@@ -106,7 +106,10 @@ def test_budget_ledger_sums_to_the_budget(epsilon, global_random_seed):
     assert epsilon_of(reg.dp_event_, reg.delta_, "rdp") == reg.epsilon_
     assert reg.privacy_record_.recompute_epsilon() == reg.epsilon_
     assert epsilon * 0.999 <= reg.epsilon_ <= epsilon
-    assert reg.epsilon_spent_ == reg.epsilon_
+    with pytest.warns(FutureWarning, match="epsilon_spent_ is deprecated") as seen:
+        assert reg.epsilon_spent_ == reg.epsilon_
+    # The warning points at this line, the caller's.
+    assert seen[0].filename == __file__
     assert reg.adjacency_ == "replace_one"
     assert "zCDP" in reg.privacy_summary()
 
