@@ -21,9 +21,11 @@ convergence diagnostic; scikit-learn's L-BFGS solvers use the same test.
 
 Reads every training row at every iteration: the non-private fit only.
 ``X`` is dense numpy or scipy sparse (every product is ``X @ v`` or
-``X.T @ g``, so a sparse ``X`` is never densified), in its own dtype: a
-float32 ``X`` times the float64 parameters gives float64 products, the
-values of a float64 copy without the copy.
+``X.T @ g``, so a sparse ``X`` is never densified), in its own dtype: the
+products with a float32 ``X`` (:func:`float64_product`,
+:func:`float64_transposed_product`) are float64, computed on float64 copies
+of blocks of rows, never of the whole matrix (numpy and scipy would cast
+all of ``X`` to float64 for a product with the float64 parameters).
 """
 
 from dataclasses import dataclass
@@ -34,7 +36,13 @@ from scipy.optimize import minimize
 
 from ._sgda import softmax_terms
 
-__all__ = ["FullBatchResult", "exact_dual_objective", "refine_full_batch"]
+__all__ = [
+    "FullBatchResult",
+    "exact_dual_objective",
+    "float64_product",
+    "float64_transposed_product",
+    "refine_full_batch",
+]
 
 _LARGEST = float(np.finfo(np.float64).max)
 
@@ -49,6 +57,65 @@ class FullBatchResult:
     converged: bool
     n_iter: int
     objective: float
+
+
+# Entries of X per row block cast to float64 in a product (2 MB a block).
+_PRODUCT_BLOCK = 1 << 18
+
+
+def _row_blocks(X):
+    """``(start, stop)`` of the row blocks of ``X`` for a float64 product."""
+    n, d = X.shape
+    rows = max(1, _PRODUCT_BLOCK // max(d, 1))
+    return [(start, min(start + rows, n)) for start in range(0, n, rows)]
+
+
+def float64_product(X, v):
+    """``X @ v`` in float64, without a float64 copy of a float32 ``X``.
+
+    A float64 ``X`` (dense or sparse) is multiplied as is. Any other dtype
+    is cast to float64 one block of rows at a time: each row's product is
+    that of its float64 copy, and at most one block is copied at once.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.fermi._lbfgs import float64_product
+    >>> X = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+    >>> float64_product(X, np.array([1.0, 0.5]))
+    array([2., 5.])
+    """
+    if X.dtype == np.float64:
+        return X @ v
+    out = np.empty((X.shape[0],) + np.shape(v)[1:], dtype=np.float64)
+    for start, stop in _row_blocks(X):
+        block = X[start:stop].astype(np.float64)
+        out[start:stop] = np.asarray(block @ v)
+    return out
+
+
+def float64_transposed_product(X, g):
+    """``X.T @ g`` in float64, without a float64 copy of a float32 ``X``.
+
+    As :func:`float64_product`: a float64 ``X`` as is, any other dtype
+    block of rows by block of rows (the blocks' products are added in row
+    order).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.fermi._lbfgs import float64_transposed_product
+    >>> X = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+    >>> float64_transposed_product(X, np.array([1.0, -1.0]))
+    array([-2., -2.])
+    """
+    if X.dtype == np.float64:
+        return X.T @ g
+    out = np.zeros((X.shape[1],) + np.shape(g)[1:], dtype=np.float64)
+    for start, stop in _row_blocks(X):
+        block = X[start:stop].astype(np.float64)
+        out += np.asarray(block.T @ g[start:stop])
+    return out
 
 
 def _logit_terms(raw, y, regularizer, constants, fairness_weight, sample_weight=None):
@@ -112,9 +179,14 @@ def exact_dual_objective(
     w0 = params[d * m :]
     s = intercept_scaling
     value, grad_raw, proba = _logit_terms(
-        X @ coef + s * w0, y, regularizer, constants, fairness_weight, sample_weight
+        float64_product(X, coef) + s * w0,
+        y,
+        regularizer,
+        constants,
+        fairness_weight,
+        sample_weight,
     )
-    g_coef = X.T @ grad_raw + alpha * coef
+    g_coef = float64_transposed_product(X, grad_raw) + alpha * coef
     g_w0 = s * grad_raw.sum(axis=0)
     value += 0.5 * alpha * float(np.sum(coef**2))
     return value, np.concatenate([g_coef.ravel(), g_w0]), proba
@@ -133,11 +205,7 @@ def column_scales(X, sample_weight=None):
     """
     with np.errstate(over="ignore", invalid="ignore"):
         if sp.issparse(X):
-            # Stored entries only (the zeros add nothing to the squares).
-            X2 = X.multiply(X)
-            if sample_weight is not None:
-                X2 = X2.multiply(np.asarray(sample_weight)[:, None])
-            squares = np.asarray(X2.sum(axis=0), dtype=np.float64).ravel()
+            squares = _sparse_column_squares(X, sample_weight)
         elif sample_weight is None:
             # No n x d temporary: the squares are summed column by column.
             squares = np.einsum("ij,ij->j", X, X, dtype=np.float64)
@@ -146,6 +214,46 @@ def column_scales(X, sample_weight=None):
         total = X.shape[0] if sample_weight is None else float(np.sum(sample_weight))
         scale = np.sqrt(squares / (total if total > 0 else 1))
     return np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+
+
+# Stored entries squared per block of a sparse column sum: the temporaries
+# of one block (its squares and row indices) stay far below the matrix.
+_SPARSE_BLOCK = 1 << 16
+
+
+def _sparse_column_squares(X, sample_weight=None):
+    """``sum_i w_i x_ij^2`` over the stored entries of a sparse ``X``.
+
+    For a CSR matrix in canonical form (sorted, no duplicates) the stored
+    entries are added to their column's total in row order, block by block
+    (``np.add.at`` is sequential): the sums of ``X.multiply(X).sum(axis=0)``
+    bit for bit for float64 entries, without its copy of the matrix (float32
+    entries are squared and added in float64). Other sparse formats take
+    that form.
+    """
+    if not (X.format == "csr" and X.has_canonical_format):
+        X2 = X.multiply(X)
+        if sample_weight is not None:
+            X2 = X2.multiply(np.asarray(sample_weight)[:, None])
+        return np.asarray(X2.sum(axis=0), dtype=np.float64).ravel()
+    squares = np.zeros(X.shape[1])
+    indptr = X.indptr
+    n_rows = X.shape[0]
+    row = 0
+    while row < n_rows:
+        # Rows [row, end) hold about _SPARSE_BLOCK stored entries (at least one row).
+        stop = indptr[row] + _SPARSE_BLOCK
+        end = int(np.searchsorted(indptr, stop, side="right")) - 1
+        end = min(max(end, row + 1), n_rows)
+        lo, hi = indptr[row], indptr[end]
+        data = X.data[lo:hi]
+        block = np.multiply(data, data, dtype=np.float64)
+        if sample_weight is not None:
+            counts = np.diff(indptr[row : end + 1])
+            block *= np.repeat(np.asarray(sample_weight)[row:end], counts)
+        np.add.at(squares, X.indices[lo:hi], block)
+        row = end
+    return squares
 
 
 @np.errstate(over="ignore", invalid="ignore", divide="ignore")
@@ -208,7 +316,7 @@ def refine_full_batch(
             # One logit z = x v + s b: half the matrix products of the
             # two-column form (logits [-z/2, z/2]), the same values.
             v = u[:d] / scale
-            z = X @ v + s * u[d]
+            z = float64_product(X, v) + s * u[d]
             value, grad_raw, _ = _logit_terms(
                 np.outer(z, half),
                 y,
@@ -218,7 +326,7 @@ def refine_full_batch(
                 sample_weight,
             )
             g_z = grad_raw @ half
-            g_v = (X.T @ g_z + 0.5 * alpha * v) / scale
+            g_v = (float64_transposed_product(X, g_z) + 0.5 * alpha * v) / scale
             value += 0.25 * alpha * float(v @ v)
             return value, np.concatenate([g_v, [s * g_z.sum()]])
         value, grad, _ = exact_dual_objective(

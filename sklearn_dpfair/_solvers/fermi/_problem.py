@@ -22,7 +22,7 @@ from ...fairness._disparity import (
     prediction_counts,
 )
 from ...utils._array_api import from_host, to_numpy
-from ._lbfgs import refine_full_batch
+from ._lbfgs import float64_product, refine_full_batch
 from ._sgda import noisy_sgda, softmax_terms
 
 __all__ = ["THRESHOLD_GRID", "FairProblem", "run_sgda"]
@@ -96,7 +96,9 @@ class FairProblem:
 
     @np.errstate(over="ignore", invalid="ignore")
     def predict(self, coef, w0):
-        raw = self.X_host @ np.asarray(coef) + self.intercept_scaling * np.asarray(w0)
+        raw = float64_product(self.X_host, np.asarray(coef)) + (
+            self.intercept_scaling * np.asarray(w0)
+        )
         return np.argmax(raw, axis=1)
 
     def counts(self, coef, w0):
@@ -125,9 +127,8 @@ class FairProblem:
         of the feasible candidate of least training error (``t`` = 0 on
         ties), or of least disparity when none is feasible.
         """
-        z = self.X_host @ (coef[:, 1] - coef[:, 0]) + self.intercept_scaling * (
-            w0[1] - w0[0]
-        )
+        z = float64_product(self.X_host, coef[:, 1] - coef[:, 0])
+        z = z + self.intercept_scaling * (w0[1] - w0[0])
         z = np.where(np.isfinite(z), z, 0.0)
         q = np.unique(np.quantile(z, np.linspace(0.0, 1.0, THRESHOLD_GRID)))
         cands = np.concatenate(
@@ -163,7 +164,7 @@ class FairProblem:
             return None
         blk, grp, wt, _ = self.constants
         with np.errstate(over="ignore", invalid="ignore"):
-            raw = self.X_host @ coef + self.intercept_scaling * w0
+            raw = float64_product(self.X_host, coef) + self.intercept_scaling * w0
         # Rows whose logits overflow get probabilities 0, as in SGDA.
         proba, _, _ = softmax_terms(raw, self.y, with_loss=False)
         return self.regularizer.dual_maximizer(proba, blk, grp, wt)
