@@ -34,3 +34,49 @@ def dask_client():
     with distributed.Client(cluster) as client:
         yield client
     cluster.close()
+
+
+@pytest.fixture(scope="session")
+def adult():
+    """UCI Adult, one-hot + standardized (fit on the training rows): train and test arrays."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    from sklearn_dpfair.datasets import load_adult
+
+    train, test = load_adult(), load_adult(subset="test")
+    pre = make_pipeline(
+        ColumnTransformer(
+            [
+                (
+                    "cat",
+                    OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+                    train.categorical_features,
+                ),
+                ("num", "passthrough", train.numeric_features),
+            ]
+        ),
+        StandardScaler(),
+    )
+    X_train = pre.fit_transform(train.data)
+    return X_train, train.target.to_numpy(), pre.transform(test.data), (
+        test.target.to_numpy()
+    )
+
+
+@pytest.fixture
+def no_driver_arrays(monkeypatch):
+    """Any conversion of a Dask collection to numpy on the driver raises."""
+    da = pytest.importorskip("dask.array")
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a Dask collection was converted to numpy on the driver")
+
+    monkeypatch.setattr(da.Array, "__array__", refuse)
+    try:
+        import dask.dataframe as dd
+    except ImportError:
+        return
+    for cls in (dd.DataFrame, dd.Series):
+        monkeypatch.setattr(cls, "__array__", refuse, raising=False)

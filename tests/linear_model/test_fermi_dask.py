@@ -44,22 +44,6 @@ def _dask(*arrays, chunks=700):
     ]
 
 
-@pytest.fixture
-def no_driver_arrays(monkeypatch):
-    """Any conversion of a Dask collection to numpy on the driver raises."""
-
-    def refuse(self, *args, **kwargs):
-        raise AssertionError("a Dask collection was converted to numpy on the driver")
-
-    monkeypatch.setattr(da.Array, "__array__", refuse)
-    try:
-        import dask.dataframe as dd
-    except ImportError:
-        return
-    for cls in (dd.DataFrame, dd.Series):
-        monkeypatch.setattr(cls, "__array__", refuse, raising=False)
-
-
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize(
     "n_classes, constraint", [(2, "demographic_parity"), (3, "equalized_odds")]

@@ -8,40 +8,16 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import clone
-from sklearn.compose import ColumnTransformer
 from sklearn.datasets import make_classification
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, cross_validate
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from sklearn.preprocessing import StandardScaler
 
 from sklearn_dpfair import DPLogisticRegression
-from sklearn_dpfair.datasets import load_adult
 from sklearn_dpfair.exceptions import PrivacyBudgetError, PrivacyLeakWarning
 from sklearn_dpfair.privacy import epsilon_of
-
-
-@pytest.fixture(scope="module")
-def adult():
-    train, test = load_adult(), load_adult(subset="test")
-    pre = make_pipeline(
-        ColumnTransformer(
-            [
-                (
-                    "cat",
-                    OneHotEncoder(handle_unknown="ignore", sparse_output=False),
-                    train.categorical_features,
-                ),
-                ("num", "passthrough", train.numeric_features),
-            ]
-        ),
-        StandardScaler(),
-    )
-    X_train = pre.fit_transform(train.data)
-    return X_train, train.target.to_numpy(), pre.transform(test.data), (
-        test.target.to_numpy()
-    )
 
 
 @pytest.fixture(scope="module")

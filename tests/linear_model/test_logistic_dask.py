@@ -14,39 +14,13 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.compose import ColumnTransformer
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair._solvers import _distributed
-from sklearn_dpfair.datasets import load_adult
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
-
-
-@pytest.fixture(scope="module")
-def adult():
-    train, test = load_adult(), load_adult(subset="test")
-    pre = make_pipeline(
-        ColumnTransformer(
-            [
-                (
-                    "cat",
-                    OneHotEncoder(handle_unknown="ignore", sparse_output=False),
-                    train.categorical_features,
-                ),
-                ("num", "passthrough", train.numeric_features),
-            ]
-        ),
-        StandardScaler(),
-    )
-    X_train = pre.fit_transform(train.data)
-    return X_train, train.target.to_numpy(), pre.transform(test.data), (
-        test.target.to_numpy()
-    )
 
 
 @pytest.fixture(scope="module")
@@ -62,22 +36,6 @@ def _dask(*arrays, chunks=700):
     return [
         da.from_array(a, chunks=(chunks,) + (-1,) * (a.ndim - 1)) for a in arrays
     ]
-
-
-@pytest.fixture
-def no_driver_arrays(monkeypatch):
-    """Any conversion of a Dask collection to numpy on the driver raises."""
-
-    def refuse(self, *args, **kwargs):
-        raise AssertionError("a Dask collection was converted to numpy on the driver")
-
-    monkeypatch.setattr(da.Array, "__array__", refuse)
-    try:
-        import dask.dataframe as dd
-    except ImportError:
-        return
-    for cls in (dd.DataFrame, dd.Series):
-        monkeypatch.setattr(cls, "__array__", refuse, raising=False)
 
 
 def test_adult_accuracy_matches_in_memory(dask_client, adult):
