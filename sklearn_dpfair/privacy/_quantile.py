@@ -44,7 +44,6 @@ __all__ = [
     "POSITIVE_EDGES",
     "SIGNED_DECADE_EDGES",
     "SIGNED_EDGES",
-    "SIGNED_LOG_GRID",
     "em_epsilon",
     "noisy_histogram",
     "private_quantile",
@@ -56,9 +55,6 @@ __all__ = [
 #: (a relative resolution of about 10%, finer than the mechanism's noise).
 LOG_GRID = np.geomspace(1e-8, 1e8, 401)
 
-#: Public candidates for a quantile of signed values (a location): the
-#: mirror image of ``LOG_GRID``, 0, and ``LOG_GRID``.
-SIGNED_LOG_GRID = np.concatenate([-LOG_GRID[::-1], [0.0], LOG_GRID])
 
 def em_epsilon(rho):
     """Parameter eps of an exponential mechanism that is ``rho``-zCDP.
