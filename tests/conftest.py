@@ -37,8 +37,12 @@ def dask_client():
 
 
 @pytest.fixture(scope="session")
-def adult():
-    """UCI Adult, one-hot + standardized (fit on the training rows): train and test arrays."""
+def adult_split():
+    """UCI Adult, one-hot + standardized (fit on the training rows).
+
+    ``(X_train, y_train, X_test, y_test, sex_train, sex_test)``, the
+    benchmarks' protocol (``benchmarks/_adult.py``).
+    """
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
@@ -59,10 +63,20 @@ def adult():
         ),
         StandardScaler(),
     )
-    X_train = pre.fit_transform(train.data)
-    return X_train, train.target.to_numpy(), pre.transform(test.data), (
-        test.target.to_numpy()
+    return (
+        pre.fit_transform(train.data),
+        train.target.to_numpy(),
+        pre.transform(test.data),
+        test.target.to_numpy(),
+        train.sensitive["sex"].to_numpy(),
+        test.sensitive["sex"].to_numpy(),
     )
+
+
+@pytest.fixture(scope="session")
+def adult(adult_split):
+    """``(X_train, y_train, X_test, y_test)`` of :func:`adult_split`."""
+    return adult_split[:4]
 
 
 @pytest.fixture

@@ -116,31 +116,8 @@ def test_never_converted_to_numpy_on_the_driver(dask_client, small, no_driver_ar
         DPFERMIClassifier(max_iter=1).fit(Xd, yd, sensitive_features=sd)
 
 
-def test_adult_accuracy_and_fairness_match_in_memory(dask_client):
-    from sklearn.compose import ColumnTransformer
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import OneHotEncoder, StandardScaler
-
-    from sklearn_dpfair.datasets import load_adult
-
-    train, test = load_adult(), load_adult(subset="test")
-    pre = make_pipeline(
-        ColumnTransformer(
-            [
-                (
-                    "cat",
-                    OneHotEncoder(handle_unknown="ignore", sparse_output=False),
-                    train.categorical_features,
-                ),
-                ("num", "passthrough", train.numeric_features),
-            ]
-        ),
-        StandardScaler(),
-    )
-    X, y = pre.fit_transform(train.data), train.target.to_numpy()
-    s = train.sensitive["sex"].to_numpy()
-    X_test, y_test = pre.transform(test.data), test.target.to_numpy()
-    s_test = test.sensitive["sex"].to_numpy()
+def test_adult_accuracy_and_fairness_match_in_memory(dask_client, adult_split):
+    X, y, X_test, y_test, s, s_test = adult_split
     kw = dict(epsilon=1.0, classes=[0, 1], groups=["Female", "Male"], max_iter=3)
     Xd, yd, sd = _dask(X, y, s.astype(object), chunks=8000)
     result = {"memory": [], "dask": []}
