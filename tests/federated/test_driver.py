@@ -9,7 +9,6 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from sklearn_dpfair._loss import BinaryLogisticLoss
 from sklearn_dpfair._solvers._schedules import auto_learning_rate
 from sklearn_dpfair.federated import (
     FederationConfig,
@@ -24,21 +23,11 @@ from sklearn_dpfair.privacy import calibrate_noise_multiplier
 from sklearn_dpfair.privacy._accounting import epsilon_of
 from sklearn_dpfair.privacy._random import noise_seed
 
-LOSS = BinaryLogisticLoss()
-CONFIG = FederationConfig(rounds=40, sampling_probability=0.2, learning_rate=1.0)
-
-
-def _silos(sizes=(300, 500, 700), d=3, seed=0):
-    rng = np.random.default_rng(seed)
-    data = {}
-    for j, n in enumerate(sizes):
-        X = rng.normal(size=(n, d)) + 0.3 * j  # heterogeneous silos
-        data[f"s{j}"] = (X, (X[:, 0] + 0.5 * X[:, 1] > 0.3 * j).astype(float))
-    return data
+from federated_data import CONFIG, LOSS, make_silos
 
 
 def test_records_per_silo_and_record_level_guarantee():
-    data = _silos()
+    data = make_silos()
     budgets = {"s0": 0.5, "s1": 1.0, "s2": 2.0}
     deltas = {"s0": 1e-6, "s1": 1e-5, "s2": 1e-5}
     fit = fit_federated(
@@ -71,7 +60,7 @@ def test_records_per_silo_and_record_level_guarantee():
 
 
 def test_secure_aggregation_record_follows_the_aggregate_noise():
-    data = _silos()
+    data = make_silos()
     fit = fit_federated(
         data,
         loss=LOSS,
@@ -104,7 +93,7 @@ def test_secure_aggregation_record_follows_the_aggregate_noise():
 
 
 def test_one_silo_secure_aggregation_equals_isrl():
-    data = _silos(sizes=(600,))
+    data = make_silos(sizes=(600,))
     fit = fit_federated(
         data,
         loss=LOSS,
@@ -123,7 +112,7 @@ def test_one_silo_secure_aggregation_equals_isrl():
 def test_secure_aggregation_with_an_unclipped_silo_is_not_private(weights):
     # A silo with epsilon = inf runs without clipping: one of its records
     # moves the aggregate without bound, whatever noise the other silos add.
-    data = _silos(sizes=(400, 600))
+    data = make_silos(sizes=(400, 600))
     fit = fit_federated(
         data,
         loss=LOSS,
@@ -143,7 +132,7 @@ def test_secure_aggregation_with_an_unclipped_silo_is_not_private(weights):
 
 
 def test_records_of_a_seeded_run_are_seeded():
-    data = _silos(sizes=(400, 600))
+    data = make_silos(sizes=(400, 600))
     kw = dict(
         loss=LOSS,
         config=CONFIG,
@@ -174,7 +163,7 @@ def test_secure_aggregation_refused_for_local_sgd():
     )
     with pytest.raises(ValueError, match="one noisy gradient per round"):
         fit_federated(
-            _silos(),
+            make_silos(),
             loss=LOSS,
             config=config,
             silo_epsilon=1.0,
@@ -185,7 +174,7 @@ def test_secure_aggregation_refused_for_local_sgd():
 
 def test_transcript_holds_only_noisy_messages():
     """What the server receives: one small noisy message per silo and round."""
-    data = _silos()
+    data = make_silos()
     canary = 12345.678
     X0, y0 = data["s0"]
     X0 = X0.copy()
@@ -209,7 +198,7 @@ def test_transcript_holds_only_noisy_messages():
 
 
 def test_seed_reproduces():
-    data = _silos()
+    data = make_silos()
     kw = dict(loss=LOSS, config=CONFIG, silo_epsilon=1.0, silo_delta=1e-5)
     a = fit_federated(data, **kw, random_state=3)
     b = fit_federated(data, **kw, random_state=3)
@@ -237,7 +226,7 @@ def test_auto_step_is_the_central_rule_on_the_aggregate_noise():
         )
         assert resolved.learning_rate == pytest.approx(expected, rel=1e-12)
     # fit_federated uses it: "auto" and the resolved value give the same fit.
-    data = _silos()
+    data = make_silos()
     kw = dict(loss=LOSS, silo_epsilon=1.0, silo_delta=1e-5, random_state=0)
     auto = fit_federated(data, config=config, **kw)
     sizes = {s: x.shape[0] for s, (x, _) in data.items()}
@@ -256,7 +245,7 @@ def test_local_sgd_baseline_accounts_all_local_steps():
     # of minibatch SGD (CONFIG), although only 20 messages are sent.
     config = replace(CONFIG, rounds=20, local_steps=2)
     fit = fit_federated(
-        _silos(),
+        make_silos(),
         loss=LOSS,
         config=config,
         silo_epsilon=1.0,
@@ -272,7 +261,7 @@ def test_local_sgd_baseline_accounts_all_local_steps():
 
 
 def test_each_silo_alone_is_a_federation_of_one():
-    data = _silos()
+    data = make_silos()
     fits = fit_each_silo_alone(
         data,
         loss=LOSS,
@@ -291,7 +280,7 @@ def test_each_silo_alone_is_a_federation_of_one():
 def test_each_silo_alone_draws_its_own_noise():
     # Two silos with the same rows: alone, each must draw its own noise (one
     # generator copied into every fit would make their models identical).
-    X, y = _silos(sizes=(500,))["s0"]
+    X, y = make_silos(sizes=(500,))["s0"]
     fits = fit_each_silo_alone(
         {"a": (X, y), "b": (X, y)},
         loss=LOSS,
@@ -305,7 +294,7 @@ def test_each_silo_alone_draws_its_own_noise():
 
 
 def test_bad_federations_are_refused():
-    data = _silos()
+    data = make_silos()
     with pytest.raises(ValueError, match="without an entry for silos"):
         fit_federated(
             data, loss=LOSS, config=CONFIG, silo_epsilon={"s0": 1.0}, silo_delta=1e-5
@@ -347,7 +336,7 @@ def test_budgets_are_checked_on_the_driver_before_any_worker_starts(monkeypatch)
     monkeypatch.setattr(_execution, "LocalExecution", no_workers)
     with pytest.raises(PrivacyBudgetError, match="requested noise_multiplier"):
         fit_federated(
-            _silos(),
+            make_silos(),
             loss=LOSS,
             config=CONFIG,
             silo_epsilon=1.0,
@@ -370,7 +359,7 @@ def test_workers_receive_the_resolved_noise(monkeypatch):
 
     monkeypatch.setattr(_budget, "calibrate_noise_multiplier", counted)
     fit = fit_federated(
-        _silos(),
+        make_silos(),
         loss=LOSS,
         config=replace(CONFIG, rounds=5),
         silo_epsilon={"s0": 1.0, "s1": 2.0, "s2": 3.0},

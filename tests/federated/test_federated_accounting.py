@@ -5,12 +5,10 @@
 import math
 from dataclasses import replace
 
-import numpy as np
 import pytest
 
-from sklearn_dpfair._loss import BinaryLogisticLoss
 from sklearn_dpfair.exceptions import PrivacyBudgetError
-from sklearn_dpfair.federated import FederationConfig, fit_federated, silo_privacy
+from sklearn_dpfair.federated import fit_federated, silo_privacy
 from sklearn_dpfair.federated._accounting import (
     resolve_silo_privacy,
     secure_aggregation_record,
@@ -18,17 +16,7 @@ from sklearn_dpfair.federated._accounting import (
 from sklearn_dpfair.privacy import calibrate_noise_multiplier
 from sklearn_dpfair.privacy._accounting import epsilon_of, noisy_sgd_event
 
-LOSS = BinaryLogisticLoss()
-CONFIG = FederationConfig(rounds=40, sampling_probability=0.2, learning_rate=1.0)
-
-
-def _silos(sizes=(300, 500, 700), d=3, seed=0):
-    rng = np.random.default_rng(seed)
-    data = {}
-    for j, n in enumerate(sizes):
-        X = rng.normal(size=(n, d)) + 0.3 * j  # heterogeneous silos
-        data[f"s{j}"] = (X, (X[:, 0] + 0.5 * X[:, 1] > 0.3 * j).astype(float))
-    return data
+from federated_data import CONFIG, LOSS, make_silos
 
 
 def test_silo_privacy_calibrates_with_the_silos_own_accountant():
@@ -92,7 +80,7 @@ def test_secure_aggregation_reads_each_silos_clip_and_noise():
     # Silo s0 adds no noise but clips (a forced noise_multiplier of 0 needs
     # epsilon = inf): its records are covered by the noise of s1 alone, in
     # units of each silo's own clip norm.
-    data = _silos(sizes=(400, 600))
+    data = make_silos(sizes=(400, 600))
     fit = fit_federated(
         data,
         loss=LOSS,
@@ -131,7 +119,7 @@ def test_secure_aggregation_reads_each_silos_clip_and_noise():
 
 def _two_silo_fit():
     return fit_federated(
-        _silos(sizes=(400, 600)),
+        make_silos(sizes=(400, 600)),
         loss=LOSS,
         config=CONFIG,
         silo_epsilon=1.0,
