@@ -18,10 +18,10 @@ would take 8 GB, so its reference is DP-SGD on the CSR matrix itself).
 (c) The other estimators (``FERMIClassifier``, ``DPFERMIClassifier``,
 ``SemiDPLinearRegression``, ``HeavyTailDPRegressor``) at their defaults, on
 the synthetic inputs of :mod:`sklearn_dpfair.audit._synthetic` (d = 100) at n
-in {1e4, 1e5}: C vs F vs DataFrame vs float32 vs CSR (10% density; a
-cell says "refused" if ``fit`` raises a TypeError), the CSR fit's peak over
-the bytes of the CSR matrix, and the dtype of ``coef_`` after the float32
-fit (is float32 kept?).
+in {1e4, 1e5}: C vs F vs DataFrame vs float32 vs CSR (1% density in
+float64 and float32, 10% in float64; a cell says "refused" if ``fit``
+raises a TypeError), each CSR fit's peak over the bytes of its CSR matrix,
+and the dtype of ``coef_`` after the float32 fit (is float32 kept?).
 
 Times are ratios to a reference fit in the same process: in (a), the DP-SGD
 fit on the C-ordered float64 matrix of the same n; in (c), the same
@@ -227,13 +227,28 @@ def run_logistic_case(n, d, layout, density, dense_cache):
         X = dense_layout(X_dense, layout)
     else:
         X, y = sparse_data(n, d, density)
-    row = {"n": n, "d": d, "layout": layout}
+    row = {"n": n, "d": d, "layout": layout, "storage": csr_storage(X)}
     for name in logistic_estimators():
         row[name] = attempt(
             lambda name=name: logistic_estimators()[name], X, y, {}, repeats_for(n)
         )
         print(n, d, layout, name, row[name], flush=True)
     return row
+
+
+def csr_storage(X):
+    """Bytes of a CSR matrix's arrays (``data``, ``indices``, ``indptr``); None if dense."""
+    if not sp.issparse(X):
+        return None
+    return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+
+
+# The CSR cells of (c): the same Gaussian entries, thinned to a density, in a dtype.
+OTHER_SPARSE = {
+    "CSR 1%": (0.01, np.float64),
+    "CSR 1% float32": (0.01, np.float32),
+    "CSR 10%": (0.10, np.float64),
+}
 
 
 def bench_other(cls, n, d):
@@ -251,12 +266,14 @@ def bench_other(cls, n, d):
     for layout in DENSE_LAYOUTS:
         row[layout] = attempt(make, dense_layout(X, layout), y, params, repeats_for(n))
         print(cls.__name__, n, layout, row[layout], flush=True)
-    # 10% of the same Gaussian entries kept: a CSR matrix of the same shape.
-    keep = np.random.default_rng(1).random(X.shape) < 0.1
-    X_csr = sp.csr_matrix(np.where(keep, X, 0.0))
-    row["CSR 10%"] = attempt(make, X_csr, y, params, repeats_for(n))
-    print(cls.__name__, n, "CSR 10%", row["CSR 10%"], flush=True)
-    row["CSR storage"] = X_csr.data.nbytes + X_csr.indices.nbytes + X_csr.indptr.nbytes
+    for label, (density, dtype) in OTHER_SPARSE.items():
+        # A share of the same Gaussian entries kept: a CSR matrix of the same shape.
+        keep = np.random.default_rng(1).random(X.shape) < density
+        X_csr = sp.csr_matrix(np.where(keep, X, 0.0)).astype(dtype)
+        del keep
+        row[label] = attempt(make, X_csr, y, params, repeats_for(n))
+        row[f"{label} storage"] = csr_storage(X_csr)
+        print(cls.__name__, n, label, row[label], flush=True)
     row["float32 coef"] = fitted_dtype(make, dense_layout(X, "C float32"), y, params)
     return row
 
@@ -280,7 +297,7 @@ def _mb(cell):
 
 
 def _storage_ratio(cell, storage):
-    if isinstance(cell, str):
+    if isinstance(cell, str) or storage is None:
         return "-"
     return f"{cell[1] / storage:.2f}"
 
@@ -352,6 +369,7 @@ def write_rst(path, logistic, others, command, wall, skipped):
     header = ["n", "d", "layout"]
     header += [f"{name} time (x ref)" for name in names]
     header += [f"{name} peak (MB)" for name in names]
+    header += ["DP-SGD peak / CSR storage"]
     body = []
     for row in logistic:
         ref = refs[("wide", row["n"])] if "wide" in row["layout"] else refs[row["n"]]
@@ -360,6 +378,7 @@ def write_rst(path, logistic, others, command, wall, skipped):
             [f"{row['n']:,}", f"{row['d']:,}", row["layout"]]
             + [_ratio(row[name], ref) for name in names]
             + [_mb(row[name]) for name in names]
+            + [_storage_ratio(row["DP-SGD"], row.get("storage"))]
         )
     lines += _table(header, body)
     if skipped:
@@ -372,18 +391,21 @@ def write_rst(path, logistic, others, command, wall, skipped):
         "inputs of ``sklearn_dpfair.audit._synthetic`` (Gaussian features, d = "
         f"{N_FEATURES}, the fit arguments it needs). Time: ratio to the same "
         "estimator on the C-ordered float64 matrix of the same n (seconds "
-        "listed: CPU, wall). CSR: the same matrix with 90% of its entries set "
-        "to 0; *CSR peak / storage*: the CSR fit's peak over the bytes of the "
-        "CSR matrix (``data``, ``indices``, ``indptr``). \"``coef_`` dtype "
+        "listed: CPU, wall). CSR: the same matrix with 99% (1%) or 90% (10%) "
+        "of its entries set to 0, in float64 or float32; *peak / storage*: the "
+        "CSR fit's peak over the bytes of the CSR matrix (``data``, "
+        "``indices``, ``indptr``); at 1% density (about one stored entry per "
+        "row) any n-length float64 array weighs half of it. \"``coef_`` dtype "
         "(float32 fit)\": the dtype of ``coef_`` after a fit on the float32 "
         "matrix.",
         "",
     ]
-    layouts = DENSE_LAYOUTS + ["CSR 10%"]
+    layouts = DENSE_LAYOUTS + list(OTHER_SPARSE)
     header = ["estimator", "n", "reference CPU (s)", "reference wall (s)"]
     header += [f"{layout} time (x ref)" for layout in layouts]
     header += [f"{layout} peak (MB)" for layout in layouts]
-    header += ["CSR peak / storage", "``coef_`` dtype (float32 fit)"]
+    header += [f"{label} peak / storage" for label in OTHER_SPARSE]
+    header += ["``coef_`` dtype (float32 fit)"]
     body = []
     for row in others:
         ref = row["C float64"]
@@ -394,7 +416,8 @@ def write_rst(path, logistic, others, command, wall, skipped):
             [row["estimator"], f"{row['n']:,}", f"{ref_s:.3f}", f"{ref_wall:.3f}"]
             + [_ratio(row[layout], ref_s) for layout in layouts]
             + [_mb(row[layout]) for layout in layouts]
-            + [_storage_ratio(row["CSR 10%"], row["CSR storage"]), row["float32 coef"]]
+            + [_storage_ratio(row[label], row[f"{label} storage"]) for label in OTHER_SPARSE]
+            + [row["float32 coef"]]
         )
     lines += _table(header, body)
     if os.path.exists(os.path.join(os.path.dirname(path), NOTES)):

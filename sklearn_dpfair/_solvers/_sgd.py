@@ -134,8 +134,9 @@ def noisy_sgd(
     # The intercept is parametrized as b = s * w0 so that the augmented row
     # [x, s] is what gets clipped; with s = 0 it stays at zero.
     coef, w0 = model.zeros(X)
-    row_norms = model.row_norms(X)
     full_batch = sampling_probability >= 1.0
+    # q = 1 uses every row's norm at every step: computed once.
+    row_norms = model.row_norms(X) if full_batch else model.fit_row_norms(X)
 
     def clipped_sum(t, coef, w0):
         if full_batch:
@@ -145,7 +146,7 @@ def noisy_sgd(
             idx = poisson_batch(rng, n_samples, sampling_probability, like=y)
             Xb = take_rows(X, idx)
             yb = xp.take(y, idx, axis=0)
-            norms_b = xp.take(row_norms, idx, axis=0)
+            norms_b = model.batch_row_norms(Xb, idx, row_norms)
             wb = None if sample_weight is None else xp.take(sample_weight, idx, axis=0)
         raw_grad = loss.raw_gradient(yb, model.raw_predictions(Xb, coef, w0))
         # Weight first, clip after: one record's influence is bounded by the

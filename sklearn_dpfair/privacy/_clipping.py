@@ -104,27 +104,60 @@ def canonical_csr(A):
 
 def _sparse_squared_row_norms(A):
     # Sums of squares of the stored entries of each row of a canonical CSR
-    # matrix: one array of nnz squares (no dense row is formed). Overflow is
-    # expected for huge rows and rescued by the callers; numpy must not warn.
+    # matrix (no dense row is formed). Overflow is expected for huge rows
+    # and rescued by the callers; numpy must not warn.
+    return _row_reduce(np.add, A.data, A.indptr, transform=np.square)
+
+
+# Stored entries (and rows) per block of rows in _row_reduce: the
+# temporaries of one block (about 25 bytes an entry) stay well below a
+# large matrix, and a batch of a few thousand rows takes one or a few
+# blocks (each costs a handful of numpy calls).
+_REDUCE_BLOCK = 1 << 14
+
+
+def _row_blocks(indptr, max_size):
+    # (start, stop) of consecutive row blocks of at most max_size rows and
+    # about max_size stored entries each (at least one row a block).
+    n_rows = indptr.size - 1
+    start = 0
+    while start < n_rows:
+        stop = int(np.searchsorted(indptr, indptr[start] + max_size, side="right")) - 1
+        stop = min(max(stop, start + 1), start + max_size, n_rows)
+        yield start, stop
+        start = stop
+
+
+def _row_reduce(ufunc, values, indptr, transform=None):
+    # ``ufunc`` over each row's stored values (CSR ``indptr``), of
+    # ``transform(values)`` if given; 0 for an empty row. Block of rows by
+    # block of rows, so that the temporaries (the transformed values, the
+    # intp segment starts) are those of one block: on a matrix with few
+    # entries per row, n-length or nnz-length temporaries would weigh as
+    # much as the matrix. Within a block, one reduceat over the rows up to
+    # the last non-empty one, written in place: a row's segment ends where
+    # the next row starts, which for the rows before an empty one is still
+    # its own end; an empty row gets the next row's first value, zeroed
+    # after. Each row is reduced as a whole, so blocks do not change sums.
+    dtype = values.dtype if transform is None else transform(values[:0]).dtype
+    out = np.zeros(indptr.size - 1, dtype=dtype)
+    if not values.size:
+        return out
     with np.errstate(over="ignore"):
-        squares = A.data * A.data
-    return _row_reduce(np.add, squares, A.indptr)
-
-
-def _row_reduce(ufunc, values, indptr):
-    # ``ufunc`` over each row's stored values (CSR ``indptr``); 0 for an
-    # empty row. One reduceat over the rows up to the last non-empty one,
-    # written in place: a row's segment ends where the next row starts,
-    # which for the rows before an empty one is still its own end; an
-    # empty row gets the next row's first value, zeroed after. No copy of
-    # ``values`` or of the indices, no n-length temporary (on a matrix with
-    # few entries per row, they would weigh as much as the matrix).
-    empty = np.diff(indptr) == 0
-    out = np.zeros(empty.size, dtype=values.dtype)
-    if values.size:
-        last = empty.size - 1 - int(np.argmin(empty[::-1]))
-        ufunc.reduceat(values, indptr[: last + 1], out=out[: last + 1])
-        out[empty] = 0
+        for start, stop in _row_blocks(indptr, _REDUCE_BLOCK):
+            bounds = indptr[start : stop + 1]
+            lo = int(bounds[0])
+            if int(bounds[-1]) == lo:
+                continue
+            block = values[lo : bounds[-1]]
+            if transform is not None:
+                block = transform(block)
+            empty = bounds[1:] == bounds[:-1]
+            last = empty.size - 1 - int(np.argmin(empty[::-1]))
+            segment = out[start : start + last + 1]
+            starts = np.subtract(bounds[: last + 1], lo, dtype=np.intp)
+            ufunc.reduceat(block, starts, out=segment)
+            segment[empty[: last + 1]] = 0
     return out
 
 

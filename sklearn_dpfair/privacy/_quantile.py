@@ -129,17 +129,23 @@ def quantile_utility(values, quantile, grid=LOG_GRID, weights=None):
     >>> quantile_utility(np.array([1.0, 3.0, np.nan]), 0.5, np.array([0.5, 2.0]))
     array([-1.5, -0.5])
     """
-    values = np.asarray(values, dtype=np.float64)
-    # A fixed, data-independent image for non-finite values: above the grid.
-    values = np.where(np.isfinite(values), values, np.inf)
-    if weights is None:
-        counts = np.searchsorted(np.sort(values), grid, side="right")
-        return -np.abs(counts - quantile * values.shape[0])
-    weights = np.asarray(weights, dtype=np.float64)
-    order = np.argsort(values, kind="stable")
-    cumulative = np.concatenate([[0.0], np.cumsum(weights[order])])
-    counts = cumulative[np.searchsorted(values[order], grid, side="right")]
-    return -np.abs(counts - quantile * cumulative[-1])
+    grid = np.asarray(grid, dtype=np.float64)
+    order = np.argsort(grid, kind="stable")
+    sorted_grid = grid[order]
+
+    def first_grid_point_at_or_above(block):
+        # #{k : c_k < v}: v <= c_k exactly for the grid points from there on.
+        # A fixed, data-independent image for non-finite values: above the grid.
+        block = np.where(np.isfinite(block), block, np.inf)
+        return np.searchsorted(sorted_grid, block, side="left")
+
+    per_bin = _blockwise_bincount(
+        values, first_grid_point_at_or_above, grid.size + 1, weights
+    )
+    counts = np.empty(grid.size)
+    counts[order] = np.cumsum(per_bin)[:-1]
+    total = np.shape(values)[0] if weights is None else float(np.sum(weights))
+    return -np.abs(counts - quantile * total)
 
 
 def private_quantile(
@@ -226,6 +232,26 @@ SIGNED_DECADE_EDGES = np.concatenate(
 # standard deviations: an empty bin passes with probability ~3e-5, so a few
 # hundred empty bins rarely widen it.
 _KEEP_SIGMAS = 4.0
+# Values binned at once by _blockwise_bincount: the temporaries of one
+# block (about 40 bytes a value) stay far below the n values.
+_COUNT_BLOCK = 1 << 12
+
+
+def _blockwise_bincount(values, to_bins, n_bins, weights=None):
+    # (Weighted) counts of the bins ``to_bins(block)`` (indices in
+    # [0, n_bins)) of the values, block by block, so that no n-length
+    # temporary is formed (with few stored entries per row, one would weigh
+    # as much as a sparse X). Unweighted counts are exact whatever the blocks.
+    counts = np.zeros(n_bins, dtype=np.float64)
+    for start in range(0, np.shape(values)[0], _COUNT_BLOCK):
+        block = np.asarray(values[start : start + _COUNT_BLOCK], dtype=np.float64)
+        w = None if weights is None else np.asarray(
+            weights[start : start + _COUNT_BLOCK], dtype=np.float64
+        )
+        counts += np.bincount(to_bins(block), weights=w, minlength=n_bins)
+    return counts
+
+
 def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
     """Counts of ``values`` in public bins plus Gaussian noise (rho-zCDP).
 
@@ -263,11 +289,14 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
     >>> int(counts.sum())
     3
     """
-    values = np.asarray(values, dtype=np.float64)
-    values = np.where(np.isnan(values), np.inf, values)
-    index = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
-    counts = np.bincount(index, weights=weights, minlength=len(edges) - 1)
-    counts = counts.astype(np.float64)
+    n_bins = len(edges) - 1
+
+    def bin_of(block):
+        block = np.where(np.isnan(block), np.inf, block)
+        index = np.searchsorted(edges, block, side="right") - 1
+        return np.clip(index, 0, n_bins - 1, out=index)
+
+    counts = _blockwise_bincount(np.asarray(values), bin_of, n_bins, weights)
     if math.isinf(rho):
         return counts, float(np.finfo(np.float64).tiny)
     sigma = 1.0 / math.sqrt(2.0 * rho)

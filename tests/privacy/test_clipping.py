@@ -67,8 +67,9 @@ def test_sparse_row_norms_with_empty_rows_match_dense(dense):
 def test_sparse_row_norms_allocate_no_index_copy():
     # With one stored entry per row, n-length temporaries weigh as much as
     # the matrix: the norms of a 200,000-row CSR matrix (2.4 MB of storage)
-    # peak below 3 float64 vectors of n (the squares, the result and
-    # reduceat's index cast), not 5 (a scattered copy and its indices too).
+    # peak at the result (one float64 vector of n) plus the temporaries of
+    # one block of rows, not 3 vectors (the squares of all entries and
+    # reduceat's intp copy of indptr too) nor 5 (a scattered copy).
     import tracemalloc
 
     import scipy.sparse as sp
@@ -86,4 +87,29 @@ def test_sparse_row_norms_allocate_no_index_copy():
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 3.3 * 8 * n
+    assert peak < 1.3 * 8 * n
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 7, 1 << 14])
+def test_sparse_row_reduction_is_the_same_for_every_block_size(monkeypatch, block):
+    # Rows are reduced block by block (a bounded temporary); the blocks follow
+    # row boundaries, so every row's sum is that of the whole-matrix
+    # reduction whatever the block size, with empty rows anywhere.
+    import scipy.sparse as sp
+
+    from sklearn_dpfair.privacy import _clipping
+
+    rng = np.random.default_rng(0)
+    dense = rng.standard_normal((60, 9)) * (rng.random((60, 9)) < 0.3)
+    dense[[0, 1, 17, 18, 19, 58, 59]] = 0.0
+    dense[5, :] = rng.standard_normal(9)  # a row longer than small blocks
+    X = sp.csr_matrix(dense)
+    reference = _clipping.squared_row_norms(X)
+    monkeypatch.setattr(_clipping, "_REDUCE_BLOCK", block)
+    np.testing.assert_array_equal(_clipping.squared_row_norms(X), reference)
+    np.testing.assert_allclose(reference, np.sum(dense * dense, axis=1), rtol=1e-14)
+    big = X.copy()
+    big.data[big.indptr[5] : big.indptr[6]] *= 1e300  # rescued by max-scaling
+    np.testing.assert_allclose(
+        _clipping.stable_row_norms(big)[5], 1e300 * np.linalg.norm(dense[5]), rtol=1e-12
+    )

@@ -175,3 +175,40 @@ def test_private_quantile_adjacency_sets_the_sensitivity(monkeypatch):
     assert seen == [1.0, 0.5, pytest.approx(0.9)]
     with pytest.raises(ValueError, match="adjacency"):
         private_quantile(v, 0.5, 0.01, np.random.default_rng(1), adjacency="bounded")
+
+
+@pytest.mark.parametrize("block", [1, 3, 1 << 12])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binned_counts_match_sorted_counts_for_every_block_size(
+    monkeypatch, block, weighted
+):
+    # The utility and the histogram count the values block by block (no
+    # n-length temporary); the counts are those of sorting all the values,
+    # with non-finite values above the grid (utility) or in the last bin
+    # (NaN) and first bin (-inf) of the histogram, and an unsorted grid.
+    from sklearn_dpfair.privacy import _quantile
+
+    monkeypatch.setattr(_quantile, "_COUNT_BLOCK", block)
+    rng = np.random.default_rng(0)
+    values = rng.standard_normal(50) * 10
+    values[[3, 7, 11]] = [np.nan, np.inf, -np.inf]
+    values[20:25] = 1.0  # ties on a grid point
+    weights = rng.random(50) if weighted else None
+    w = np.ones(50) if weights is None else weights
+    grid = np.array([5.0, -3.0, 1.0, 1.0, 40.0, -100.0])
+
+    finite = np.where(np.isfinite(values), values, np.inf)
+    expected = np.array([w[finite <= c].sum() for c in grid])
+    expected = -np.abs(expected - 0.3 * w.sum())
+    np.testing.assert_allclose(
+        _quantile.quantile_utility(values, 0.3, grid, weights), expected, rtol=1e-12
+    )
+
+    edges = np.array([-np.inf, -1.0, 0.0, 1.0, np.inf])
+    counts, _ = _quantile.noisy_histogram(values, np.inf, None, edges, weights)
+    binned = np.where(np.isnan(values), np.inf, values)
+    expected = [
+        w[(binned >= lo) & (binned < hi)].sum() for lo, hi in zip(edges[:-1], edges[1:])
+    ]
+    expected[-1] += w[binned == np.inf].sum()
+    np.testing.assert_allclose(counts, expected, rtol=1e-12)

@@ -309,7 +309,10 @@ def _private_row_scale(X, s, rho, count_weights, rng):
     Public log bins, 5 per decade; an overflowed squared norm falls in the
     top bin. If no bin rises above the noise, unit per-coordinate rows.
     """
-    row_sq = np.asarray(squared_row_norms(X), dtype=np.float64) + s**2
+    # In place: with few stored entries per row, an n-length temporary
+    # weighs as much as a sparse X.
+    row_sq = np.asarray(squared_row_norms(X), dtype=np.float64)
+    row_sq += s**2
     counts, threshold = noisy_histogram(
         row_sq, rho, rng, POSITIVE_EDGES, weights=count_weights
     )

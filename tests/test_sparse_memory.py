@@ -1,0 +1,78 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""A fit on a sparse matrix allocates at most twice the matrix's storage.
+
+With about one stored entry per row (1% density, 100 columns), a CSR matrix
+holds ~16 bytes a row, so any n-length float64 array a fit keeps or forms
+weighs half the matrix: these tests pin that every estimator's default fit
+works on the sparse rows and blocks of rows, never on n-length temporaries
+beyond a few. tracemalloc's peak (numpy and scipy report their buffers to
+it) is deterministic for a seeded fit, so this is a unit test, not a
+benchmark: no time is measured.
+"""
+
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_dpfair import (
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    FERMIClassifier,
+    HeavyTailDPRegressor,
+    SemiDPLinearRegression,
+)
+from sklearn_dpfair.audit._synthetic import synthetic_inputs
+
+_PENDING = pytest.mark.xfail(strict=True, reason="full-batch per-row terms")
+ESTIMATORS = [
+    lambda: DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0),
+    pytest.param(lambda: FERMIClassifier(random_state=0), marks=_PENDING),
+    pytest.param(lambda: DPFERMIClassifier(random_state=0), marks=_PENDING),
+    pytest.param(lambda: SemiDPLinearRegression(random_state=0), marks=_PENDING),
+    lambda: HeavyTailDPRegressor(random_state=0),
+]
+
+
+def sparse_inputs(estimator, n_samples, density, dtype, seed=0):
+    """A CSR ``X`` at ``density`` with the estimator's ``y`` and fit arguments."""
+    _, y, fit_params, _ = synthetic_inputs(
+        estimator, n_samples=n_samples, n_features=100, random_state=seed
+    )
+    rng = np.random.default_rng(seed)
+    X = sp.random(n_samples, 100, density=density, format="csr", random_state=rng,
+                  data_rvs=rng.standard_normal, dtype=dtype)
+    return X, y, fit_params
+
+
+def fit_peak(make_estimator, X, y, fit_params):
+    """tracemalloc's peak during one fit (the inputs, allocated before, excluded)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # A first, untraced fit: what fits memoize (noise calibrations)
+        # and first imports are not part of a fit's working memory.
+        make_estimator().fit(*sparse_inputs(make_estimator(), 1_000, 0.05, X.dtype)[:2],
+                             **sparse_inputs(make_estimator(), 1_000, 0.05, X.dtype)[2])
+        estimator = make_estimator()
+        tracemalloc.start()
+        try:
+            estimator.fit(X, y, **fit_params)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+
+def storage(X):
+    return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("make_estimator", ESTIMATORS, ids=["DPLogisticRegression", "FERMIClassifier", "DPFERMIClassifier",
+                              "SemiDPLinearRegression", "HeavyTailDPRegressor"])
+def test_sparse_fit_peaks_below_twice_the_storage(make_estimator, dtype):
+    X, y, fit_params = sparse_inputs(make_estimator(), 20_000, 0.01, dtype)
+    ratio = fit_peak(make_estimator, X, y, fit_params) / storage(X)
+    assert ratio <= 2.0, f"peak {ratio:.2f}x the CSR storage"
