@@ -55,9 +55,14 @@ class HeavyTailDPRegressor(
     ``target_scale_``), the clip is a typical row's gradient in those units
     (from a private median of the squared row norms, which also sets the
     step size), and no bound on the coefficients is needed, so raw-scale
-    targets are fitted as well as standardized ones. Below a public minimum
-    of ``epsilon * n_samples`` it releases the public zero model with a
-    warning instead (see Notes). The one-pass solvers of the thesis
+    targets are fitted as well as standardized ones. With the squared loss
+    and an intercept, one private Newton step then corrects the intercept
+    for the clipping bias of skewed residuals (a clipped mean of the
+    residuals with a larger one-dimensional clip, Gaussian mechanism, on its
+    own share of the budget, "intercept_mean" in ``rho_spent_``; skipped
+    where its noise would exceed a twentieth of the target's scale). Below
+    a public minimum of ``epsilon * n_samples`` it releases the public zero
+    model with a warning instead (see Notes). The one-pass solvers of the thesis
     ("sgd", "acsa", "prox", "localized") use every row at most once (disjoint
     batches) and are rho-zCDP under replace-one adjacency.
 
@@ -175,7 +180,8 @@ class HeavyTailDPRegressor(
         raised to ``150 / (epsilon n)`` (at most 0.5) on small samples, and
         split in six parts between the private scales: the range of ``y``
         (one), its median (three), its median absolute deviation (one) and
-        the median squared row norm (one).
+        the median squared row norm (one). The private intercept step of
+        "dp-sgd" has its own fixed share of the budget, outside this one.
     mode : {"practical", "theory"}, default="practical"
         ``"theory"`` uses the thesis' exact constants (needs
         ``moment_bound``); ``"practical"`` anchors them on private estimates
@@ -248,8 +254,10 @@ default=None
         rows, so it is rho-zCDP by parallel composition); the values then
         sum to ``rho_``. With "dp-sgd" only the private scales have an
         entry ("target_range", "target_location" (with an intercept),
-        "target_scale", "row_norm_histogram"; none for the public zero
-        model): the Poisson-subsampled Gaussian steps are accounted under RDP
+        "target_scale", "row_norm_histogram", and "intercept_mean" for the
+        private intercept step (squared loss with an intercept, where it is
+        taken); none for the public zero model): the Poisson-subsampled
+        Gaussian steps are accounted under RDP
         (their own epsilon is ``optimizer_epsilon_``), their noise being
         calibrated so that the composition of all steps meets (``epsilon``,
         ``delta``).
