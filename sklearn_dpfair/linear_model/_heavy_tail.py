@@ -354,8 +354,8 @@ default=None
     True
     >>> bool(np.allclose(reg.coef_, [1.0, -1.0, 0.5], atol=0.3))
     True
-    >>> sorted(reg.rho_spent_)  # the zCDP releases; DP-SGD is accounted under RDP
-    ['row_norm_histogram', 'target_location', 'target_range', 'target_scale']
+    >>> print(*sorted(reg.rho_spent_))  # zCDP releases; DP-SGD is under RDP
+    intercept_mean row_norm_histogram target_location target_range target_scale
     """
 
     _parameter_constraints = {

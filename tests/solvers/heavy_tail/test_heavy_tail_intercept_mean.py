@@ -1,6 +1,6 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""The private intercept step of the "dp-sgd" solver: sensitivity, accounting, limits."""
+"""The private intercept step of "dp-sgd": sensitivity, accounting, limits."""
 
 import math
 
@@ -140,7 +140,7 @@ def test_accounting_composes_the_step_with_the_scales_and_the_steps():
     # next to the subsampled Gaussian steps, and meets the target.
     event = fit.record.dp_event
     assert isinstance(event, dp_accounting.ComposedDpEvent)
-    zcdp = [e for e in event.events[0].events]
+    zcdp = list(event.events[0].events)
     assert len(zcdp) == len(fit.rho_spent) == 5
     assert sorted(e.rho for e in zcdp) == pytest.approx(sorted(fit.rho_spent.values()))
     assert fit.record.epsilon <= epsilon
@@ -156,14 +156,19 @@ def test_step_skipped_where_its_noise_is_too_large():
     assert np.all(np.isfinite(fit.coef)) and np.isfinite(fit.intercept)
     clip = intercept_clip(1.0, 400, 2.0)
     rho = DPSGD_SCHEDULE.intercept_fraction * rho_for_epsilon(1.0, 1e-5)
-    assert intercept_mean_noise_std(clip, rho, 400) > DPSGD_SCHEDULE.intercept_max_noise
+    noise = intercept_mean_noise_std(clip, rho, 400)
+    assert noise > DPSGD_SCHEDULE.intercept_max_noise
     # Not for the bounded-gradient losses, nor without an intercept.
     X, y = _skewed(20_000)
     assert "intercept_mean" not in _fit(X, y, 1.0, loss_name="huber").rho_spent
     assert "intercept_mean" not in _fit(X, y, 1.0, fit_intercept=False).rho_spent
     # Without privacy: no step (full-batch steps are unclipped).
     fit = fit_heavy_tail_dpsgd(
-        X, y, SquaredLoss(), _config(), PrivacyBudget(math.inf, 0.0),
+        X,
+        y,
+        SquaredLoss(),
+        _config(),
+        PrivacyBudget(math.inf, 0.0),
         np.random.default_rng(0),
     )
     assert fit.rho_spent == {}
