@@ -27,11 +27,10 @@ Gaussian noise of std ``tau / sqrt(2 rho)`` makes the release rho-zCDP
 (Bun and Steinke, Prop. 1.6). The sum is divided by the public ``n``.
 """
 
-import math
-
 import numpy as np
 
 from ...privacy import GaussianMechanism
+from ...privacy._zcdp import gaussian_noise_std
 from .._linear import raw_predictions
 
 __all__ = ["intercept_mean_noise_std", "private_intercept_step"]
@@ -50,7 +49,7 @@ def intercept_mean_noise_std(clip, rho, n_samples):
     >>> intercept_mean_noise_std(2.0, 0.5, 100)
     0.02
     """
-    return clip / math.sqrt(2.0 * rho) / n_samples
+    return gaussian_noise_std(clip, rho) / n_samples
 
 
 @np.errstate(over="ignore", invalid="ignore")
@@ -97,7 +96,7 @@ def private_intercept_step(X, y, coef, intercept, clip, rho, rng, sample_weight=
         gradient = gradient * sample_weight
     # A non-finite gradient (a record beyond float range) contributes 0.
     terms = np.where(np.isfinite(gradient), np.clip(gradient, -clip, clip), 0.0)
-    sigma = 0.0 if math.isinf(rho) else 1.0 / math.sqrt(2.0 * rho)
+    sigma = gaussian_noise_std(1.0, rho)
     mechanism = GaussianMechanism(clip_norm=clip, noise_multiplier=sigma)
     noisy = mechanism.privatize(np.array([np.sum(terms)]), rng)
     return float(-noisy[0] / X.shape[0])
