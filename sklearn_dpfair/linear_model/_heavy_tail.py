@@ -144,7 +144,7 @@ class HeavyTailDPRegressor(
         Per-sample gradient clip ``C``. ``"auto"``: with "dp-sgd", the
         loss's gradient at one target-scale unit times the square root of
         the private median squared row norm times
-        ``1.5 max(1, f / 5000)^(1/k)`` with ``f = eps n / sqrt(d + 1)``, in
+        ``max(1, f / 5000)^(1/k)`` with ``f = eps n / sqrt(d + 1)``, in
         the units of the scaled target (``clip_norm_`` reports it in the
         units of ``y`` times ``x``, as a float clip is given); with the
         one-pass solvers, that median times ``max(1, f / clip_ref)^(1/k)``,
