@@ -115,8 +115,8 @@ for (unit, name), risks in results.items():
 # --------------------
 # Each private estimate has its own share of the zCDP budget (the private
 # scales and the intercept step here); the DP-SGD steps are accounted under
-# RDP, and dp-accounting
-# converts the composition of all parts to (epsilon, delta).
+# RDP, and dp-accounting converts the composition of all parts to
+# (epsilon, delta).
 model = HeavyTailDPRegressor(epsilon=1.0, random_state=0).fit(*make_data(0, 1.0))
 print(model.rho_spent_)
 print(model.privacy_summary())
