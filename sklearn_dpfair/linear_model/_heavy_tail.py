@@ -275,7 +275,9 @@ default=None
         (``2 C`` for the one-pass solvers, ``C`` for "dp-sgd"); for
         "localized", that of the phase the event describes.
     dp_event_ : dp_accounting.DpEvent
-        One ``ZCDpEvent`` per private estimate, composed with the
+        One ``ZCDpEvent`` per private estimate (with "dp-sgd", also one
+        for the private intercept step, released after the steps: the
+        composition is adaptive), composed with the
         optimizer's event, which the record's ``noise_multiplier``,
         ``clip_norm`` (the sensitivity), ``sampling_probability`` and
         ``steps`` describe: for "dp-sgd" the Poisson-subsampled Gaussian
