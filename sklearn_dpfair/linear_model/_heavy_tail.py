@@ -55,9 +55,14 @@ class HeavyTailDPRegressor(
     ``target_scale_``), the clip is a typical row's gradient in those units
     (from a private median of the squared row norms, which also sets the
     step size), and no bound on the coefficients is needed, so raw-scale
-    targets are fitted as well as standardized ones. Below a public minimum
-    of ``epsilon * n_samples`` it releases the public zero model with a
-    warning instead (see Notes). The one-pass solvers of the thesis
+    targets are fitted as well as standardized ones. With the squared loss
+    and an intercept, one private Newton step then corrects the intercept
+    for the clipping bias of skewed residuals (a clipped mean of the
+    residuals with a larger one-dimensional clip, Gaussian mechanism, on its
+    own share of the budget, "intercept_mean" in ``rho_spent_``; skipped
+    where its noise would exceed a twentieth of the target's scale). Below
+    a public minimum of ``epsilon * n_samples`` it releases the public zero
+    model with a warning instead (see Notes). The one-pass solvers of the thesis
     ("sgd", "acsa", "prox", "localized") use every row at most once (disjoint
     batches) and are rho-zCDP under replace-one adjacency.
 
@@ -139,7 +144,7 @@ class HeavyTailDPRegressor(
         Per-sample gradient clip ``C``. ``"auto"``: with "dp-sgd", the
         loss's gradient at one target-scale unit times the square root of
         the private median squared row norm times
-        ``1.5 max(1, f / 5000)^(1/k)`` with ``f = eps n / sqrt(d + 1)``, in
+        ``max(1, f / 5000)^(1/k)`` with ``f = eps n / sqrt(d + 1)``, in
         the units of the scaled target (``clip_norm_`` reports it in the
         units of ``y`` times ``x``, as a float clip is given); with the
         one-pass solvers, that median times ``max(1, f / clip_ref)^(1/k)``,
@@ -175,7 +180,8 @@ class HeavyTailDPRegressor(
         raised to ``150 / (epsilon n)`` (at most 0.5) on small samples, and
         split in six parts between the private scales: the range of ``y``
         (one), its median (three), its median absolute deviation (one) and
-        the median squared row norm (one).
+        the median squared row norm (one). The private intercept step of
+        "dp-sgd" has its own fixed share of the budget, outside this one.
     mode : {"practical", "theory"}, default="practical"
         ``"theory"`` uses the thesis' exact constants (needs
         ``moment_bound``); ``"practical"`` anchors them on private estimates
@@ -248,8 +254,10 @@ default=None
         rows, so it is rho-zCDP by parallel composition); the values then
         sum to ``rho_``. With "dp-sgd" only the private scales have an
         entry ("target_range", "target_location" (with an intercept),
-        "target_scale", "row_norm_histogram"; none for the public zero
-        model): the Poisson-subsampled Gaussian steps are accounted under RDP
+        "target_scale", "row_norm_histogram", and "intercept_mean" for the
+        private intercept step (squared loss with an intercept, where it is
+        taken); none for the public zero model): the Poisson-subsampled
+        Gaussian steps are accounted under RDP
         (their own epsilon is ``optimizer_epsilon_``), their noise being
         calibrated so that the composition of all steps meets (``epsilon``,
         ``delta``).
@@ -267,7 +275,9 @@ default=None
         (``2 C`` for the one-pass solvers, ``C`` for "dp-sgd"); for
         "localized", that of the phase the event describes.
     dp_event_ : dp_accounting.DpEvent
-        One ``ZCDpEvent`` per private estimate, composed with the
+        One ``ZCDpEvent`` per private estimate (with "dp-sgd", also one
+        for the private intercept step, released after the steps: the
+        composition is adaptive), composed with the
         optimizer's event, which the record's ``noise_multiplier``,
         ``clip_norm`` (the sensitivity), ``sampling_probability`` and
         ``steps`` describe: for "dp-sgd" the Poisson-subsampled Gaussian
@@ -346,8 +356,8 @@ default=None
     True
     >>> bool(np.allclose(reg.coef_, [1.0, -1.0, 0.5], atol=0.3))
     True
-    >>> sorted(reg.rho_spent_)  # the zCDP releases; DP-SGD is accounted under RDP
-    ['row_norm_histogram', 'target_location', 'target_range', 'target_scale']
+    >>> print(*sorted(reg.rho_spent_))  # zCDP releases; DP-SGD is under RDP
+    intercept_mean row_norm_histogram target_location target_range target_scale
     """
 
     _parameter_constraints = {

@@ -17,6 +17,9 @@ pytestmark = pytest.mark.filterwarnings("ignore:delta=.*is not smaller")
 
 # The zCDP releases of the "dp-sgd" solver: the private scales.
 SCALE_NAMES = ["target_range", "target_location", "target_scale", "row_norm_histogram"]
+# The private intercept step's zCDP share (squared loss, with an intercept).
+RELEASE_NAMES = [*SCALE_NAMES, "intercept_mean"]
+INTERCEPT_SHARE = 0.1
 
 
 def _data(rng, n=20000, d=5, noise="t3"):
@@ -43,10 +46,14 @@ def test_dpsgd_ledger_records_only_the_zcdp_parts(epsilon, global_random_seed):
     assert reg.solver_ == "dp-sgd"
     assert reg.rho_ == rho_for_epsilon(epsilon, 1e-5)
     # The Poisson-subsampled steps are no zCDP release: no "optimizer" rho.
-    # tuning_fraction 0.1 in six parts; the location gets three.
-    assert list(reg.rho_spent_) == SCALE_NAMES
+    # tuning_fraction 0.1 in six parts; the location gets three; the
+    # intercept step its own 10%.
+    assert list(reg.rho_spent_) == RELEASE_NAMES
     assert reg.rho_spent_ == pytest.approx(
-        {k: 0.1 * reg.rho_ * p / 6 for k, p in zip(SCALE_NAMES, [1, 3, 1, 1])}
+        {
+            **{k: 0.1 * reg.rho_ * p / 6 for k, p in zip(SCALE_NAMES, [1, 3, 1, 1])},
+            "intercept_mean": INTERCEPT_SHARE * reg.rho_,
+        }
     )
     # epsilon_ is recomputed by dp-accounting from the recorded event, which
     # composes the two histograms' zCDP events with the subsampled Gaussians.
@@ -71,14 +78,18 @@ def test_dpsgd_tuning_is_part_of_the_composed_event():
     # A declared clip still needs the units (target and row scales).
     fixed = HeavyTailDPRegressor(epsilon=1.0, clip_norm=5.0, random_state=0)
     fixed.fit(X, y)
-    assert list(fixed.rho_spent_) == SCALE_NAMES
+    assert list(fixed.rho_spent_) == RELEASE_NAMES
     assert fixed.clip_norm_ == 5.0
     # rho given directly: the target is what dp-accounting gives for it.
     direct = HeavyTailDPRegressor(rho=0.05, random_state=0).fit(X, y)
     target = epsilon_of(zcdp_event(0.05), 1e-5, "rdp")
     assert target * 0.99 <= direct.epsilon_ <= target
     assert direct.rho_spent_ == pytest.approx(
-        {k: 0.005 * p / 6 for k, p in zip(SCALE_NAMES, [1, 3, 1, 1])}, rel=1e-12
+        {
+            **{k: 0.005 * p / 6 for k, p in zip(SCALE_NAMES, [1, 3, 1, 1])},
+            "intercept_mean": INTERCEPT_SHARE * 0.05,
+        },
+        rel=1e-12,
     )
 
 
@@ -476,7 +487,7 @@ def test_private_fit_on_raw_scale_targets_is_not_capped():
     # The private location and scale of y set the units (and are recorded).
     assert 100 < reg.target_location_ < 200
     assert 30 < reg.target_scale_ < 150
-    assert list(reg.rho_spent_) == SCALE_NAMES
+    assert list(reg.rho_spent_) == RELEASE_NAMES
 
 
 def test_public_radius_hit_warns():

@@ -273,12 +273,13 @@ def test_record_fields_rebuild_the_accounted_event(solver):
     )
     record = reg.privacy_record_
     if solver == "dp-sgd":
-        # Only the histograms are zCDP releases.
+        # Only the scales and the intercept step are zCDP releases.
         assert set(reg.rho_spent_) == {
             "target_range",
             "target_location",
             "target_scale",
             "row_norm_histogram",
+            "intercept_mean",
         }
         assert record.clip_norm == reg.clip_norm_
         assert record.steps == reg.n_iter_

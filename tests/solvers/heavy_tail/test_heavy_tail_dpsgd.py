@@ -97,8 +97,9 @@ def test_tuning_costs_noise_inside_the_same_budget(epsilon):
     assert alone < sigma < 1.5 * alone
     assert epsilon * 0.99 <= fit.record.epsilon <= epsilon
     assert fit.record.recompute_epsilon() == fit.record.epsilon
-    # Only the scales are zCDP releases: 10% of the planned rho in six
-    # parts, three of them for the location.
+    # Only the scales and the intercept step are zCDP releases: 10% of the
+    # planned rho in six parts, three of them for the location, and the
+    # intercept step's own 10%.
     rho = rho_for_epsilon(epsilon, 1e-5)
     assert fit.rho_spent == pytest.approx(
         {
@@ -106,6 +107,7 @@ def test_tuning_costs_noise_inside_the_same_budget(epsilon):
             "target_location": 0.1 * rho / 2,
             "target_scale": 0.1 * rho / 6,
             "row_norm_histogram": 0.1 * rho / 6,
+            "intercept_mean": DPSGD_SCHEDULE.intercept_fraction * rho,
         },
         rel=1e-12,
     )
