@@ -1,0 +1,122 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Row blocks of a sparse design matrix, so that per-row temporaries stay small.
+
+A sparse (CSR) matrix may hold about one stored entry per row (~16 bytes
+per row in float64); one float64 temporary per row (residuals, clip
+factors, squared entries) then weighs half the matrix, and a fit that held
+several at once would need many times its storage. The semi-DP fit
+therefore reads a sparse ``X`` in blocks of :data:`SPARSE_BLOCK_ROWS`
+rows: its per-row quantities live one block at a time, the row norms
+included (recomputed from each block or Poisson batch as it is read, at
+the ``O(nnz)`` cost of the block's own products, rather than stored). A
+dense ``X`` is one block (its per-row temporaries are a ``1 / n_features``
+fraction of it) and its row norms are computed once, so dense results are
+unchanged bit for bit.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._linear import augmented_row_norms
+
+__all__ = [
+    "SPARSE_BLOCK_ROWS",
+    "blockwise_row_norms",
+    "row_blocks",
+    "row_norms_of",
+    "stored_row_norms",
+]
+
+#: Rows per block of a sparse ``X``: a block's per-row temporaries weigh a
+#: few tens of kB whatever ``n``.
+SPARSE_BLOCK_ROWS = 1024
+
+
+def row_blocks(X):
+    """Row slices covering ``X``: one for a dense ``X``, blocks for a sparse one.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers.semi_dp._blocks import row_blocks
+    >>> row_blocks(np.zeros((2500, 2)))
+    [slice(0, 2500, None)]
+    >>> row_blocks(sp.csr_matrix((2500, 2)))
+    [slice(0, 1024, None), slice(1024, 2048, None), slice(2048, 3072, None)]
+    """
+    n = X.shape[0]
+    if not sp.issparse(X) or n <= SPARSE_BLOCK_ROWS:
+        return [slice(0, n)]
+    return [
+        slice(start, start + SPARSE_BLOCK_ROWS)
+        for start in range(0, n, SPARSE_BLOCK_ROWS)
+    ]
+
+
+def blockwise_row_norms(X, intercept_scaling):
+    """Overflow-safe norms ``||[x_i, s]||`` of every row, block by block.
+
+    The same values as
+    :func:`~sklearn_dpfair._solvers._linear.augmented_row_norms` (each
+    row's norm is computed on its own), without its temporary of the size
+    of the stored entries for a sparse ``X``.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers.semi_dp._blocks import blockwise_row_norms
+    >>> blockwise_row_norms(sp.csr_matrix(np.array([[3.0, 0.0], [0.0, 0.0]])), 4.0)
+    array([5., 4.])
+    """
+    blocks = row_blocks(X)
+    if len(blocks) == 1:
+        return augmented_row_norms(X, intercept_scaling)
+    first = augmented_row_norms(X[blocks[0]], intercept_scaling)
+    norms = np.empty(X.shape[0], dtype=first.dtype)
+    norms[blocks[0]] = first
+    for rows in blocks[1:]:
+        norms[rows] = augmented_row_norms(X[rows], intercept_scaling)
+    return norms
+
+
+def stored_row_norms(X, intercept_scaling):
+    """The row norms kept for a whole run: a dense ``X``'s; None for a sparse one.
+
+    A dense ``X``'s norms weigh ``1 / n_features`` of it and would cost a
+    pass over it in every step; a sparse ``X``'s norms weigh 8 bytes per
+    row, about half of a matrix with one stored entry per row, and are
+    recomputed by :func:`row_norms_of` from the rows read in each step.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers.semi_dp._blocks import stored_row_norms
+    >>> stored_row_norms(np.array([[3.0, 4.0]]), 0.0)
+    array([5.])
+    >>> stored_row_norms(sp.csr_matrix(np.array([[3.0, 4.0]])), 0.0) is None
+    True
+    """
+    if sp.issparse(X):
+        return None
+    return augmented_row_norms(X, intercept_scaling)
+
+
+def row_norms_of(X_rows, stored, rows, intercept_scaling):
+    """Norms of the rows ``rows`` of ``X``, read as ``X_rows = X[rows]``.
+
+    Looked up in ``stored`` (:func:`stored_row_norms`) or, when it is None,
+    computed from ``X_rows``: the same values either way (each row's norm
+    is computed on its own).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers.semi_dp._blocks import row_norms_of
+    >>> X = sp.csr_matrix(np.array([[3.0, 4.0], [0.0, 1.0]]))
+    >>> row_norms_of(X[[1]], None, [1], 0.0)
+    array([1.])
+    """
+    if stored is None:
+        return augmented_row_norms(X_rows, intercept_scaling)
+    return stored[rows]
