@@ -6,8 +6,10 @@ A sparse (CSR) matrix may hold about one stored entry per row (~16 bytes
 per row in float64); one float64 temporary per row (residuals, clip
 factors, squared entries) then weighs half the matrix, and a fit that held
 several at once would need many times its storage. The semi-DP fit
-therefore reads a sparse ``X`` in blocks of :data:`SPARSE_BLOCK_ROWS`
-rows: its per-row quantities live one block at a time, the row norms
+therefore reads a sparse ``X`` in blocks of rows (:func:`block_rows`: a
+block's copy and its temporaries weigh at most an eighth of the storage
+of ``X`` each, and a block holds at least :data:`MIN_BLOCK_ROWS` rows):
+its per-row quantities live one block at a time, the row norms
 included (recomputed from each block or Poisson batch as it is read, at
 the ``O(nnz)`` cost of the block's own products, rather than stored). A
 dense ``X`` is one block (its per-row temporaries are a ``1 / n_features``
@@ -21,16 +23,49 @@ import scipy.sparse as sp
 from .._linear import augmented_row_norms
 
 __all__ = [
-    "SPARSE_BLOCK_ROWS",
+    "MIN_BLOCKS",
+    "MIN_BLOCK_ROWS",
+    "STORAGE_PER_BLOCK_ROW",
+    "block_rows",
     "blockwise_row_norms",
     "row_blocks",
     "row_norms_of",
     "stored_row_norms",
 ]
 
-#: Rows per block of a sparse ``X``: a block's per-row temporaries weigh a
-#: few tens of kB whatever ``n``.
-SPARSE_BLOCK_ROWS = 1024
+#: Fewest rows per block of a sparse ``X`` (each block costs a dozen numpy
+#: and scipy calls per pass).
+MIN_BLOCK_ROWS = 1024
+
+#: Bytes of sparse storage per row of a block: a block's per-row
+#: temporaries (at most about eight float64 per row at once) then weigh at
+#: most an eighth of the storage of ``X``.
+STORAGE_PER_BLOCK_ROW = 512
+
+#: Fewest blocks of a sparse ``X`` larger than one block: a block's rows
+#: are copied out of ``X`` (scipy copies a row slice), an eighth of ``X``
+#: at most.
+MIN_BLOCKS = 8
+
+
+def block_rows(X):
+    """Rows per block of a sparse ``X``.
+
+    Proportional to its storage (a large ``X`` is read in a few large
+    blocks, whose number does not grow with ``n``), at most an eighth of
+    its rows, at least :data:`MIN_BLOCK_ROWS`.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers.semi_dp._blocks import block_rows
+    >>> block_rows(sp.csr_matrix((10, 2)))
+    1024
+    """
+    storage = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    by_storage = storage // STORAGE_PER_BLOCK_ROW
+    by_copy = -(-X.shape[0] // MIN_BLOCKS)
+    return max(MIN_BLOCK_ROWS, min(by_storage, by_copy))
 
 
 def row_blocks(X):
@@ -46,12 +81,12 @@ def row_blocks(X):
     [slice(0, 1024, None), slice(1024, 2048, None), slice(2048, 3072, None)]
     """
     n = X.shape[0]
-    if not sp.issparse(X) or n <= SPARSE_BLOCK_ROWS:
+    if not sp.issparse(X):
         return [slice(0, n)]
-    return [
-        slice(start, start + SPARSE_BLOCK_ROWS)
-        for start in range(0, n, SPARSE_BLOCK_ROWS)
-    ]
+    rows = block_rows(X)
+    if n <= rows:
+        return [slice(0, n)]
+    return [slice(start, start + rows) for start in range(0, n, rows)]
 
 
 def blockwise_row_norms(X, intercept_scaling):
