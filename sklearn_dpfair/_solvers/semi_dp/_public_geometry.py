@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...utils._validation import warn_at_caller
-from ._blocks import blockwise_row_norms, row_blocks
+from ._blocks import blockwise_row_norms, row_block, row_blocks
 
 __all__ = [
     "PublicGeometry",
@@ -114,7 +114,7 @@ def _gram(X, s):
     H = np.zeros((d + 1,) * 2 if s else (d, d))
     if sp.issparse(X):
         for rows in row_blocks(X):
-            block = X[rows]
+            block = row_block(X, rows)
             product = (block.T @ block).tocoo()
             np.add.at(H, (product.row, product.col), product.data)
     else:

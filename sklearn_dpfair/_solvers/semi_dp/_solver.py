@@ -49,12 +49,19 @@ function, so a torch port only needs the namespace swapped.
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ...privacy._clipping import clipped_rows
 from .._linear import clipped_gradient_sum
 from .._sampling import poisson_batch
 from .._schedules import tail_start
-from ._blocks import row_blocks, row_norms_of, stored_row_norms
+from ._blocks import (
+    block_rows,
+    row_block,
+    row_blocks,
+    row_norms_of,
+    stored_row_norms,
+)
 
 __all__ = ["SemiDPData", "SemiDPResult", "semidp_gradient_descent"]
 
@@ -173,13 +180,17 @@ def _blockwise_sum(X, weighted, s):
     intercept_block = np.zeros(weighted.shape[1])
     for start in range(0, X.shape[0], _BLOCK_ROWS):
         rows = slice(start, start + _BLOCK_ROWS)
-        coef, intercept = clipped_gradient_sum(X[rows], weighted[rows], None, np.inf, s)
+        coef, intercept = clipped_gradient_sum(
+            row_block(X, rows), weighted[rows], None, np.inf, s
+        )
         coef_block += coef
         intercept_block += intercept
     return coef_block, intercept_block
 
 
-def _rows_clipped_sum(X, y, W, norms, clip_norm, s, weights, excluded=None):
+def _rows_clipped_sum(
+    X, y, W, norms, clip_norm, s, weights, excluded=None, rows_per_block=None
+):
     """:func:`_clipped_sum` of every row of ``X`` at the parameters ``W``.
 
     Accumulated over :func:`~._blocks.row_blocks`, so that the residuals of
@@ -189,8 +200,8 @@ def _rows_clipped_sum(X, y, W, norms, clip_norm, s, weights, excluded=None):
     moves a sum by at most ``C``.
     """
     total = None
-    for rows in row_blocks(X):
-        Xb = X[rows]
+    for rows in row_blocks(X, rows_per_block):
+        Xb = row_block(X, rows)
         R = _raw_residuals(Xb, y[rows], W, s)
         if weights is not None:
             R *= weights[rows, None]
@@ -281,6 +292,8 @@ def semidp_gradient_descent(
             private_index = np.flatnonzero(data.private_rows)
     expected_private = sampling_probability * n_private
     has_public = Xp.shape[0] > 0
+    # Public rows in blocks sized for the whole X (they are a part of it).
+    public_block_rows = block_rows(Xq) if sp.issparse(Xq) else None
 
     tail_from = tail_start(n_steps, tail_fraction)
     total = np.zeros(W.shape)
@@ -309,7 +322,8 @@ def semidp_gradient_descent(
         G = alpha[cols] * noisy_sum / (scale * expected_private)
         if has_public:
             public_sum = _rows_clipped_sum(
-                Xp, yp, Wa, row_norms_p, public_clip, s, data.public_weights
+                Xp, yp, Wa, row_norms_p, public_clip, s, data.public_weights,
+                rows_per_block=public_block_rows,
             )
             G += (1.0 - alpha[cols]) * public_sum / (scale * Xp.shape[0])
         if preconditioner is not None:

@@ -231,3 +231,26 @@ def test_sparse_public_statistics_equal_the_dense_ones(s, monkeypatch):
         P_dense.eigvecs @ np.diag(P_dense.spectrum[:, 0]) @ P_dense.eigvecs.T,
         rtol=1e-9, atol=1e-12,
     )
+
+
+def test_sparse_row_blocks_sum_duplicate_entries(monkeypatch):
+    # A CSR matrix may store one position twice (its value is the sum). The
+    # row blocks share the entries of X; the row norms behind the clipping
+    # must still sum the duplicates first (a norm from the split halves
+    # would be too small, and a clipped term too large): the fit is that of
+    # the canonical matrix.
+    monkeypatch.setattr(_blocks, "block_rows", lambda X: 128)
+    X, y, mask = _sparse_problem(1500, np.float64, d=20, density=0.2)
+    doubled = sp.csr_matrix(
+        (
+            np.repeat(X.data / 2, 2),
+            np.repeat(X.indices, 2),
+            2 * X.indptr,
+        ),
+        shape=X.shape,
+    )
+    assert not doubled.has_canonical_format
+    params = {"solver": "semidp-gd", "clip_norm": 0.1, "random_state": 3}
+    ref = SemiDPLinearRegression(**params).fit(X, y, public_mask=mask)
+    got = SemiDPLinearRegression(**params).fit(doubled, y, public_mask=mask)
+    np.testing.assert_allclose(got.coef_, ref.coef_, rtol=1e-10, atol=1e-12)
