@@ -9,13 +9,13 @@ several at once would need many times its storage. The semi-DP fit
 therefore reads a sparse ``X`` in blocks of rows that share its stored
 entries (:func:`row_block`; :func:`block_rows`: a block's temporaries
 weigh at most about a quarter of the storage of ``X``, and a block holds
-at least :data:`MIN_BLOCK_ROWS` rows):
-its per-row quantities live one block at a time, the row norms
-included (recomputed from each block or Poisson batch as it is read, at
-the ``O(nnz)`` cost of the block's own products, rather than stored). A
-dense ``X`` is one block (its per-row temporaries are a ``1 / n_features``
-fraction of it) and its row norms are computed once, so dense results are
-unchanged bit for bit.
+at least :data:`MIN_BLOCK_ROWS` rows): its per-row quantities live one
+block at a time, the row norms included when they would weigh much of
+the storage (then recomputed from each block or Poisson batch as it is
+read, at the ``O(nnz)`` cost of the block's own products;
+:func:`stored_row_norms`). A dense ``X`` is one block (its per-row
+temporaries are a ``1 / n_features`` fraction of it) and its row norms are
+computed once, so dense results are unchanged bit for bit.
 """
 
 import numpy as np
@@ -27,6 +27,7 @@ __all__ = [
     "MIN_BLOCKS",
     "MIN_BLOCK_ROWS",
     "STORAGE_PER_BLOCK_ROW",
+    "STORED_NORMS_FRACTION",
     "block_rows",
     "blockwise_row_norms",
     "row_block",
@@ -161,12 +162,19 @@ def blockwise_row_norms(X, intercept_scaling):
     return norms
 
 
+#: A sparse ``X``'s row norms are stored when they weigh at most this
+#: fraction of its storage (about 5 stored entries per row or more), and
+#: recomputed from the rows read in each step otherwise.
+STORED_NORMS_FRACTION = 1 / 8
+
+
 def stored_row_norms(X, intercept_scaling):
-    """The row norms kept for a whole run: a dense ``X``'s; None for a sparse one.
+    """The row norms kept for a whole run, or None where they are recomputed.
 
     A dense ``X``'s norms weigh ``1 / n_features`` of it and would cost a
-    pass over it in every step; a sparse ``X``'s norms weigh 8 bytes per
-    row, about half of a matrix with one stored entry per row, and are
+    pass over it in every step: stored. A sparse ``X``'s weigh 8 bytes per
+    row, about half of a matrix with one stored entry per row: stored only
+    if they weigh at most :data:`STORED_NORMS_FRACTION` of its storage, else
     recomputed by :func:`row_norms_of` from the rows read in each step.
 
     Examples
@@ -175,12 +183,15 @@ def stored_row_norms(X, intercept_scaling):
     >>> from sklearn_dpfair._solvers.semi_dp._blocks import stored_row_norms
     >>> stored_row_norms(np.array([[3.0, 4.0]]), 0.0)
     array([5.])
-    >>> stored_row_norms(sp.csr_matrix(np.array([[3.0, 4.0]])), 0.0) is None
+    >>> stored_row_norms(sp.csr_matrix(np.eye(20)), 0.0) is None
     True
     """
-    if sp.issparse(X):
+    if not sp.issparse(X):
+        return augmented_row_norms(X, intercept_scaling)
+    storage = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    if 8 * X.shape[0] > STORED_NORMS_FRACTION * storage:
         return None
-    return augmented_row_norms(X, intercept_scaling)
+    return blockwise_row_norms(X, intercept_scaling)
 
 
 def row_norms_of(X_rows, stored, rows, intercept_scaling):

@@ -190,12 +190,16 @@ SPARSE_SOLVER_CASES = [
     "params", SPARSE_SOLVER_CASES, ids=lambda p: "-".join(map(str, p.values()))
 )
 @pytest.mark.parametrize("weighted", [False, True])
-def test_sparse_row_blocks_give_the_dense_fit(params, weighted, monkeypatch):
+@pytest.mark.parametrize("density", [0.2, 0.6])
+def test_sparse_row_blocks_give_the_dense_fit(params, weighted, density, monkeypatch):
     # Small blocks, so that every sum and norm of this small problem runs
     # over many blocks (and a last, partial one): only the summation order
-    # differs from the dense fit, which is one block.
+    # differs from the dense fit, which is one block. The row norms are
+    # recomputed per block at 4 stored entries per row, stored at 12.
     monkeypatch.setattr(_blocks, "block_rows", lambda X: 128)
-    X, y, mask = _sparse_problem(1500, np.float64, d=20, density=0.2)
+    X, y, mask = _sparse_problem(1500, np.float64, d=20, density=density)
+    stored = _blocks.stored_row_norms(X, 1.0)
+    assert (stored is None) == (density < 0.5)
     weights = None
     if weighted:
         weights = np.random.default_rng(1).uniform(0.5, 2.0, X.shape[0])
