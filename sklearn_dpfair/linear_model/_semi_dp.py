@@ -134,12 +134,11 @@ class SemiDPLinearRegression(
         The underscore spellings (``"semidp_gd"``, ...) are deprecated
         aliases of the same solvers (FutureWarning; removed in the next
         release).
-        Every solver accepts sparse (CSR or CSC) ``X``: the private rows
-        stay sparse (row norms, residuals and clipped sums are computed on
-        the stored entries, one ``n_private x p`` dense product per step,
-        ``X^T r``, at most twice the sparse storage); the public rows are
-        densified once for their Gram matrix (``n_public x n_features``
-        floats: keep the public block small, or pass dense ``X``).
+        Every solver accepts sparse (CSR or CSC) ``X``, never densified:
+        row norms, residuals and clipped sums are computed on the stored
+        entries, by blocks of rows, and the public Gram matrix is a sparse
+        product; the fit peaks below twice the sparse storage plus a few
+        ``p x p`` matrices (``p = n_features + 1``).
     alpha : float in [0, 1] or "auto", default="auto"
         Weight of the private gradient. "auto": chosen from public rows by
         the error model (semidp solvers with the public preconditioner), or

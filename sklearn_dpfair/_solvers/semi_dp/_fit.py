@@ -6,8 +6,8 @@ Order of work, so that nothing private is read before it is needed:
 
 1. copy the public rows out by the (public) mask; the private rows stay in
    place, addressed by the mask (no copy of them, so peak memory stays
-   within twice the data); a sparse public block is densified (the public
-   statistics need its Gram matrix), the private rows never are;
+   within twice the data); a sparse public block stays sparse (its Gram
+   matrix is a sparse product), and no row is ever densified;
 2. public statistics, warm start and the "auto" hyperparameters from the
    public rows only (``_public_geometry``, ``_public_tuning``);
 3. the Gaussian mechanism of the private sums, its noise multiplier
@@ -43,6 +43,7 @@ import math
 from dataclasses import dataclass, fields
 
 import numpy as np
+import scipy.sparse as sp
 
 from ...privacy import (
     GaussianMechanism,
@@ -394,7 +395,7 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
     n_private = X.shape[0] - n_public
     s = 1.0 if params.fit_intercept else 0.0
     geometry = public_geometry(
-        _dense(Xp), np.asarray(yp, dtype=np.float64), intercept_scaling=s,
+        _float64_public(Xp), np.asarray(yp, dtype=np.float64), intercept_scaling=s,
         ridge=params.public_ridge,
         n_features=X.shape[1],
     )
@@ -452,7 +453,7 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
                 n_private=n_private,
             )
         if solver == "pda-md" and n_public:
-            P = pda_md_preconditioner(_dense(Xp), s, 1)
+            P = pda_md_preconditioner(_float64_public(Xp), s, 1)
 
     mechanism = GaussianMechanism(
         clip_norm=params.sensitivity,
@@ -491,15 +492,22 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
     )
 
 
-def _dense(X_public):
-    """The public rows as a dense float64 array, for the public statistics.
+def _float64_public(X_public):
+    """The public rows in float64, for the public statistics.
 
     They need the public Gram matrix (and its eigen-decomposition) in full
-    precision; only the public block is densified or promoted, never the
-    private rows.
+    precision. A dense block is promoted; a sparse (CSR) block stays sparse,
+    only its stored values are promoted (the index arrays are shared), so
+    neither the public nor the private rows are ever densified.
     """
-    if hasattr(X_public, "toarray"):
-        X_public = X_public.toarray()
+    if sp.issparse(X_public):
+        if X_public.dtype == np.float64:
+            return X_public
+        return sp.csr_matrix(
+            (X_public.data.astype(np.float64), X_public.indices, X_public.indptr),
+            shape=X_public.shape,
+            copy=False,
+        )
     return np.asarray(X_public, dtype=np.float64)
 
 

@@ -20,9 +20,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
-from .._linear import augmented_row_norms
 from ...utils._validation import warn_at_caller
+from ._blocks import blockwise_row_norms, row_block, row_blocks
 
 __all__ = [
     "PublicGeometry",
@@ -104,14 +105,26 @@ def _gram(X, s):
 
     Stacking the constant column would copy the public rows (peak memory
     stays within twice the data); its blocks are ``s X^T 1`` and ``s^2 n`` instead.
+    A sparse ``X`` (CSR) is read by row blocks, each one's sparse product
+    added into the result: converting the whole block to the other
+    compressed format for one product would copy its stored entries, and
+    only the ``p x p`` result is dense.
     """
-    G = X.T @ X
-    if not s:
-        return G
-    col = float(s) * X.sum(axis=0)
-    return np.block(
-        [[G, col[:, None]], [col[None, :], np.array([[float(s) ** 2 * X.shape[0]]])]]
-    )
+    d = X.shape[1]
+    H = np.zeros((d + 1,) * 2 if s else (d, d))
+    if sp.issparse(X):
+        for rows in row_blocks(X):
+            block = row_block(X, rows)
+            product = (block.T @ block).tocoo()
+            np.add.at(H, (product.row, product.col), product.data)
+    else:
+        H[:d, :d] = X.T @ X
+    if s:
+        col = float(s) * np.asarray(X.sum(axis=0)).ravel()
+        H[:d, d] = col
+        H[d, :d] = col
+        H[d, d] = float(s) ** 2 * X.shape[0]
+    return H
 
 
 def _augmented_matvec_t(X, v, s):
@@ -124,7 +137,9 @@ def _augmented_matvec(X, w, s):
     """``X~ w`` for the augmented rows ``[x, s]`` and ``w = [coef, w0]``."""
     if not s:
         return X @ w
-    return X @ w[:-1] + float(s) * w[-1]
+    out = X @ w[:-1]
+    out += float(s) * w[-1]
+    return out
 
 
 def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
@@ -132,7 +147,8 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
 
     Parameters
     ----------
-    X_pub : ndarray of shape (n_public, n_features)
+    X_pub : ndarray or scipy.sparse CSR matrix of shape (n_public, n_features)
+        Float64; a sparse block is never densified.
     y_pub : ndarray of shape (n_public,)
     intercept_scaling : float
         ``s``; 0 fits no intercept (and ``p = n_features``).
@@ -159,7 +175,9 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
             row_norms=np.zeros(0),
             n_public=0,
         )
-    H = _gram(X_pub, s) / n_pub
+    # In place: the public statistics hold two p x p matrices at a time.
+    H = _gram(X_pub, s)
+    H /= n_pub
     if not np.all(np.isfinite(H)):
         # Only public rows are involved, so saying so leaks nothing.
         raise ValueError(
@@ -169,8 +187,10 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
     diag = np.diag(H)
     scale = np.where(diag > _SCALE_FLOOR, diag, 1.0)
     inv_sqrt = 1.0 / np.sqrt(scale)
-    H_tilde = H * inv_sqrt[:, None] * inv_sqrt[None, :]
-    eigvals, eigvecs = np.linalg.eigh(H_tilde)
+    H *= inv_sqrt[:, None]
+    H *= inv_sqrt[None, :]
+    eigvals, eigvecs = np.linalg.eigh(H)
+    del H
     eigvals = np.maximum(eigvals, 0.0)
     rhs = inv_sqrt * _augmented_matvec_t(X_pub, y_pub, s) / n_pub
     # Pseudo-inverse: directions the public rows do not see (zero
@@ -181,7 +201,8 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
     u = eigvecs @ coords
     warm_start = inv_sqrt * u
 
-    residual = _augmented_matvec(X_pub, warm_start, s) - y_pub
+    residual = _augmented_matvec(X_pub, warm_start, s)
+    residual -= y_pub
     dof = float(np.sum(eigvals / (eigvals + ridge)))
     if n_pub - dof >= 1.0:
         noise_variance = float(residual @ residual) / (n_pub - dof)
@@ -196,7 +217,7 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
         eigvecs=eigvecs,
         eigvals=eigvals,
         noise_variance=noise_variance,
-        row_norms=augmented_row_norms(X_pub, s),
+        row_norms=blockwise_row_norms(X_pub, s),
         n_public=n_pub,
     )
 
@@ -287,7 +308,7 @@ def pda_md_preconditioner(X_pub, intercept_scaling, n_configs):
 
     Parameters
     ----------
-    X_pub : ndarray of shape (n_public, n_features)
+    X_pub : ndarray or scipy.sparse CSR matrix of shape (n_public, n_features)
     intercept_scaling : float
     n_configs : int
         Number of columns the preconditioner will be applied to.

@@ -201,8 +201,14 @@ def predicted_excess_risk(
         c = k if public_curvature is None else public_curvature
         a = alpha * k + (1.0 - alpha) * c * h
         noise = alpha**2 * (step_noise_var / t_avg + s2[:, None] / n_private)
-        public = (1.0 - alpha) ** 2 * c**2 * h * sigma2 / n_pub
-        stationary = np.sum((noise + public) / a**2, axis=1)
+        # In place (the same values as (noise + public) / a**2): the (A, p)
+        # tables are the tuning's whole memory, which must stay small next
+        # to a sparse X of few stored entries.
+        variance = (1.0 - alpha) ** 2 * c**2 * h * sigma2 / n_pub
+        variance += noise
+        variance /= a**2
+        stationary = np.sum(variance, axis=1)
+        del variance
 
         # Burn-in: the distance to the fixed point (the private share of the
         # warm start's error) shrinks by rho_t per step; clipped gradients
@@ -222,6 +228,8 @@ def predicted_excess_risk(
             eta / (2.0 - eta) * alpha**2 * step_noise_var / a**2, axis=1
         )
         excess = stationary + bias
+        # Not alive while the next round builds its own.
+        del a, gap, tail_sum
     return excess, k[:, 0]
 
 

@@ -27,7 +27,11 @@ design matrix (``SemiDPData.private_rows``) instead of a copy of its rows:
 full-batch sums then run over every row with zero weight on the others, and
 Poisson batches gather their rows straight from the whole matrix, so a fit
 holds no second copy of the private rows (peak memory within twice the
-data). Sparse (CSR) rows are used through their stored entries only.
+data). Sparse (CSR) rows are used through their stored entries only, by
+row blocks (``_blocks``): with about one stored entry per row, one float64
+per row weighs half the matrix, so the residuals and clip factors of a
+sparse ``X`` live one block at a time and its row norms are recomputed
+from the rows read instead of stored.
 
 Adversarial rows. Whatever a private row holds (features or target near the
 float64 limit), its term in the noisy sum is finite with norm at most the
@@ -45,11 +49,19 @@ function, so a torch port only needs the namespace swapped.
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ...privacy._clipping import clipped_rows
-from .._linear import augmented_row_norms, clipped_gradient_sum
+from .._linear import clipped_gradient_sum
 from .._sampling import poisson_batch
 from .._schedules import tail_start
+from ._blocks import (
+    block_rows,
+    row_block,
+    row_blocks,
+    row_norms_of,
+    stored_row_norms,
+)
 
 __all__ = ["SemiDPData", "SemiDPResult", "semidp_gradient_descent"]
 
@@ -168,10 +180,37 @@ def _blockwise_sum(X, weighted, s):
     intercept_block = np.zeros(weighted.shape[1])
     for start in range(0, X.shape[0], _BLOCK_ROWS):
         rows = slice(start, start + _BLOCK_ROWS)
-        coef, intercept = clipped_gradient_sum(X[rows], weighted[rows], None, np.inf, s)
+        coef, intercept = clipped_gradient_sum(
+            row_block(X, rows), weighted[rows], None, np.inf, s
+        )
         coef_block += coef
         intercept_block += intercept
     return coef_block, intercept_block
+
+
+def _rows_clipped_sum(
+    X, y, W, norms, clip_norm, s, weights, excluded=None, rows_per_block=None
+):
+    """:func:`_clipped_sum` of every row of ``X`` at the parameters ``W``.
+
+    Accumulated over :func:`~._blocks.row_blocks`, so that the residuals of
+    a sparse ``X`` are never all held at once; ``norms`` are the
+    :func:`~._blocks.stored_row_norms` of ``X``. ``weights`` (one per row, or
+    None) multiply the residuals *before* they are clipped: one row still
+    moves a sum by at most ``C``.
+    """
+    total = None
+    for rows in row_blocks(X, rows_per_block):
+        Xb = row_block(X, rows)
+        R = _raw_residuals(Xb, y[rows], W, s)
+        if weights is not None:
+            R *= weights[rows, None]
+        part = _clipped_sum(
+            Xb, R, row_norms_of(Xb, norms, rows, s), clip_norm, s,
+            None if excluded is None else excluded[rows],
+        )
+        total = part if total is None else total + part
+    return total
 
 
 def _privatize_columns(total, mechanisms, rngs, cols):
@@ -241,17 +280,20 @@ def semidp_gradient_descent(
     n_steps = np.asarray(n_steps, dtype=int)
     # De et al.: divide clipped gradients by C (by 1 without clipping).
     scale = clip_norm if np.isfinite(clip_norm) else 1.0
-    row_norms_q = augmented_row_norms(Xq, s)
-    row_norms_p = augmented_row_norms(Xp, s)
+    row_norms_q = stored_row_norms(Xq, s)
+    row_norms_p = stored_row_norms(Xp, s)
     public_clip = clip_norm if public_clipping else np.inf
     n_private = data.n_private
-    if data.private_rows is None:
-        excluded, private_index = None, None
-    else:
-        excluded = ~np.asarray(data.private_rows, dtype=bool)
-        private_index = np.flatnonzero(data.private_rows)
+    excluded, private_index = None, None
+    if data.private_rows is not None:
+        if sampling_probability >= 1.0:
+            excluded = ~np.asarray(data.private_rows, dtype=bool)
+        else:
+            private_index = np.flatnonzero(data.private_rows)
     expected_private = sampling_probability * n_private
     has_public = Xp.shape[0] > 0
+    # Public rows in blocks sized for the whole X (they are a part of it).
+    public_block_rows = block_rows(Xq) if sp.issparse(Xq) else None
 
     tail_from = tail_start(n_steps, tail_fraction)
     total = np.zeros(W.shape)
@@ -260,12 +302,9 @@ def semidp_gradient_descent(
         cols = np.flatnonzero(n_steps > t)
         Wa = W[:, cols]
         if sampling_probability >= 1.0:
-            R = _raw_residuals(Xq, yq, Wa, s)
-            if data.private_weights is not None:
-                # Weighted before clipped: one row still moves a sum by <= C.
-                R *= data.private_weights[:, None]
-            private_sum = _clipped_sum(Xq, R, row_norms_q, clip_norm, s, excluded)
-            del R
+            private_sum = _rows_clipped_sum(
+                Xq, yq, Wa, row_norms_q, clip_norm, s, data.private_weights, excluded
+            )
         else:
             private_sum = np.column_stack(
                 [
@@ -282,10 +321,10 @@ def semidp_gradient_descent(
         noisy_sum = _privatize_columns(private_sum, mechanisms, rngs, cols)
         G = alpha[cols] * noisy_sum / (scale * expected_private)
         if has_public:
-            R = _raw_residuals(Xp, yp, Wa, s)
-            if data.public_weights is not None:
-                R *= data.public_weights[:, None]
-            public_sum = _clipped_sum(Xp, R, row_norms_p, public_clip, s)
+            public_sum = _rows_clipped_sum(
+                Xp, yp, Wa, row_norms_p, public_clip, s, data.public_weights,
+                rows_per_block=public_block_rows,
+            )
             G += (1.0 - alpha[cols]) * public_sum / (scale * Xp.shape[0])
         if preconditioner is not None:
             G = preconditioner.apply(G, cols)
@@ -316,4 +355,6 @@ def _poisson_sum(
     R = _raw_residuals(Xb, yq[idx], w, s)
     if weights is not None:
         R *= weights[idx][:, None]
-    return _clipped_sum(Xb, R, row_norms[idx], clip_norm, s)[:, 0]
+    return _clipped_sum(
+        Xb, R, row_norms_of(Xb, row_norms, idx, s), clip_norm, s
+    )[:, 0]

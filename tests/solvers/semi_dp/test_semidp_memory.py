@@ -3,7 +3,9 @@
 """The semi-DP fit reads private rows in place (peak memory <= 2x data).
 
 The solver's masked form (``SemiDPData.private_rows``) must give the run of
-the copied-blocks form, and a whole fit must not copy the private rows.
+the copied-blocks form, and a whole fit must not copy the private rows. A
+sparse X is never densified and is read by row blocks, so a fit peaks
+below twice its sparse storage, with the dense fit's results.
 """
 
 import tracemalloc
@@ -11,7 +13,9 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
+from sklearn_dpfair._solvers.semi_dp import _blocks
 from sklearn_dpfair._solvers.semi_dp._public_geometry import (
     pda_md_preconditioner,
     public_geometry,
@@ -133,3 +137,124 @@ def test_fit_allocates_far_less_than_a_copy_of_the_private_rows(params):
         finally:
             tracemalloc.stop()
     assert peak < 0.5 * X.nbytes, peak / X.nbytes
+
+
+def _sparse_problem(n, dtype, seed=0, d=100, density=0.01):
+    # About one stored entry per row: ~16 bytes per row of storage (12 in
+    # float32), so every per-row float64 array weighs half of it.
+    rng = np.random.default_rng(seed)
+    X = sp.random(
+        n, d, density=density, format="csr", random_state=rng,
+        data_rvs=rng.standard_normal,
+    ).astype(dtype)
+    y = X @ rng.standard_normal(d) + 0.5 * rng.standard_normal(n)
+    return X, y, rng.random(n) < 0.25
+
+
+@pytest.mark.parametrize("n, dtype", [(20_000, np.float64), (50_000, np.float32)])
+def test_sparse_fit_peaks_below_twice_the_sparse_storage(n, dtype):
+    # The fit once densified the public block (n_pub x d floats: 14x the
+    # storage of this X in float64, 26x in float32) and held several
+    # n-length float64 arrays (residuals, clip factors, row norms). Now the
+    # public statistics use sparse products, and a sparse X is read by row
+    # blocks with its row norms recomputed per block. The rest of the fit
+    # (tuning tables, p x p matrices) does not grow with n.
+    X, y, mask = _sparse_problem(n, dtype)
+    storage = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    reg = SemiDPLinearRegression(random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # A small fit fills the memoized noise calibration (full batch: it
+        # does not depend on n), whose accountant tables are not measured.
+        reg.fit(*_sparse_problem(500, dtype)[:2], public_mask=np.arange(500) < 100)
+        tracemalloc.start()
+        try:
+            reg.fit(X, y, public_mask=mask)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak < 2.0 * storage, peak / storage
+
+
+SPARSE_SOLVER_CASES = [
+    {"solver": "semidp-gd"},
+    {"solver": "semidp-gd", "preconditioner": None, "public_clipping": "clip"},
+    {"solver": "semidp-sgd", "adjacency": "add_remove", "batch_size": 200},
+    {"solver": "dp-gd"},
+    {"solver": "pda-md"},
+    {"solver": "semidp-gd", "fit_intercept": False},
+]
+
+
+@pytest.mark.parametrize(
+    "params", SPARSE_SOLVER_CASES, ids=lambda p: "-".join(map(str, p.values()))
+)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("density", [0.2, 0.6])
+def test_sparse_row_blocks_give_the_dense_fit(params, weighted, density, monkeypatch):
+    # Small blocks, so that every sum and norm of this small problem runs
+    # over many blocks (and a last, partial one): only the summation order
+    # differs from the dense fit, which is one block. The row norms are
+    # recomputed per block at 4 stored entries per row, stored at 12.
+    monkeypatch.setattr(_blocks, "block_rows", lambda X: 128)
+    X, y, mask = _sparse_problem(1500, np.float64, d=20, density=density)
+    stored = _blocks.stored_row_norms(X, 1.0)
+    assert (stored is None) == (density < 0.5)
+    weights = None
+    if weighted:
+        weights = np.random.default_rng(1).uniform(0.5, 2.0, X.shape[0])
+    dense = SemiDPLinearRegression(random_state=3, **params).fit(
+        X.toarray(), y, public_mask=mask, sample_weight=weights
+    )
+    sparse = SemiDPLinearRegression(random_state=3, **params).fit(
+        X, y, public_mask=mask, sample_weight=weights
+    )
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-10, atol=1e-12)
+    assert sparse.intercept_ == pytest.approx(dense.intercept_, rel=1e-10, abs=1e-12)
+    assert (sparse.alpha_, sparse.t_) == (dense.alpha_, dense.t_)
+
+
+@pytest.mark.parametrize("s", [1.0, 0.0])
+def test_sparse_public_statistics_equal_the_dense_ones(s, monkeypatch):
+    monkeypatch.setattr(_blocks, "block_rows", lambda X: 100)
+    X, y, mask = _sparse_problem(3000, np.float64, d=20, density=0.2)
+    Xp, yp = X[mask], y[mask]
+    options = {"intercept_scaling": s, "ridge": 1e-6, "n_features": 20}
+    dense = public_geometry(Xp.toarray(), yp, **options)
+    sparse = public_geometry(Xp, yp, **options)
+    np.testing.assert_allclose(
+        sparse.warm_start, dense.warm_start, rtol=1e-10, atol=1e-12
+    )
+    np.testing.assert_allclose(sparse.eigvals, dense.eigvals, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(sparse.row_norms, dense.row_norms, rtol=1e-14)
+    assert sparse.noise_variance == pytest.approx(dense.noise_variance, rel=1e-10)
+    P_sparse = pda_md_preconditioner(Xp, s, 1)
+    P_dense = pda_md_preconditioner(Xp.toarray(), s, 1)
+    np.testing.assert_allclose(
+        P_sparse.eigvecs @ np.diag(P_sparse.spectrum[:, 0]) @ P_sparse.eigvecs.T,
+        P_dense.eigvecs @ np.diag(P_dense.spectrum[:, 0]) @ P_dense.eigvecs.T,
+        rtol=1e-9, atol=1e-12,
+    )
+
+
+def test_sparse_row_blocks_sum_duplicate_entries(monkeypatch):
+    # A CSR matrix may store one position twice (its value is the sum). The
+    # row blocks share the entries of X; the row norms behind the clipping
+    # must still sum the duplicates first (a norm from the split halves
+    # would be too small, and a clipped term too large): the fit is that of
+    # the canonical matrix.
+    monkeypatch.setattr(_blocks, "block_rows", lambda X: 128)
+    X, y, mask = _sparse_problem(1500, np.float64, d=20, density=0.2)
+    doubled = sp.csr_matrix(
+        (
+            np.repeat(X.data / 2, 2),
+            np.repeat(X.indices, 2),
+            2 * X.indptr,
+        ),
+        shape=X.shape,
+    )
+    assert not doubled.has_canonical_format
+    params = {"solver": "semidp-gd", "clip_norm": 0.1, "random_state": 3}
+    ref = SemiDPLinearRegression(**params).fit(X, y, public_mask=mask)
+    got = SemiDPLinearRegression(**params).fit(doubled, y, public_mask=mask)
+    np.testing.assert_allclose(got.coef_, ref.coef_, rtol=1e-10, atol=1e-12)
