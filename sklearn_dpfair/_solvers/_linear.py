@@ -61,6 +61,8 @@ __all__ = [
     "augmented_row_norms",
     "clipped_gradient_sum",
     "raw_predictions",
+    "row_norms_of",
+    "stored_row_norms",
     "take_rows",
     "weighted_raw_gradient",
 ]
@@ -140,6 +142,61 @@ def augmented_row_norms(X, intercept_scaling=0.0):
     safe = xp.where(xp.isinf(norms), stable, xp.ones_like(stable))
     rescued = safe * xp.sqrt(1.0 + (s / safe) ** 2)
     return xp.where(xp.isinf(norms), rescued, norms)
+
+
+#: A sparse ``X``'s row norms are kept for a run when they weigh at most
+#: this fraction of its storage (about 5 stored entries per row or more),
+#: and recomputed from the rows read in each step otherwise.
+STORED_NORMS_FRACTION = 1 / 8
+
+
+def stored_row_norms(X, intercept_scaling=0.0):
+    """The row norms ``||[x_i, s]||`` kept for a whole run, or None.
+
+    A dense ``X``'s norms weigh ``1 / n_features`` of it and would cost a
+    pass over it in every step: kept. A sparse ``X``'s weigh 8 bytes per
+    row, about half of a matrix with one stored entry per row: kept only if
+    they weigh at most :data:`STORED_NORMS_FRACTION` of its storage, else
+    recomputed by :func:`row_norms_of` from the rows read in each step (at
+    the ``O(nnz)`` cost of the rows' own products). Which of the two is used
+    changes memory and time only, never a value.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers._linear import stored_row_norms
+    >>> stored_row_norms(np.array([[3.0, 4.0]]))
+    array([5.])
+    >>> stored_row_norms(sp.csr_matrix(np.eye(20))) is None
+    True
+    """
+    if sp.issparse(X):
+        storage = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+        if 8 * X.shape[0] > STORED_NORMS_FRACTION * storage:
+            return None
+    return augmented_row_norms(X, intercept_scaling)
+
+
+def row_norms_of(X_rows, rows, stored, intercept_scaling=0.0):
+    """Norms of the rows ``rows`` of ``X``, read as ``X_rows = X[rows]``.
+
+    Looked up in ``stored`` (:func:`stored_row_norms` of ``X``) or, when it
+    is None, computed from ``X_rows``: the same values either way (each
+    row's norm is computed on its own, from the same stored entries).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers._linear import row_norms_of
+    >>> X = sp.csr_matrix(np.array([[3.0, 4.0], [0.0, 1.0]]))
+    >>> row_norms_of(X[[1]], [1], None)
+    array([1.])
+    """
+    if stored is None:
+        return augmented_row_norms(X_rows, intercept_scaling)
+    if isinstance(rows, slice):
+        return stored[rows]
+    return array_namespace(stored).take(stored, rows, axis=0)
 
 
 def raw_predictions(X, coef, intercept=0.0):
@@ -248,11 +305,6 @@ def _rows_transposed_times(X, R):
     return out
 
 
-# Stored entries per row (on average) from which a fit keeps the row norms
-# of a sparse X: with 4, the norms weigh at most 1/6 of the matrix.
-_NORMS_KEPT_FROM = 4
-
-
 @dataclass(frozen=True)
 class LinearModel:
     """A linear model with ``K`` outputs and the intercept scaling ``s``.
@@ -323,33 +375,13 @@ class LinearModel:
         """Norms ``||[x_i, s]||`` of the augmented rows of ``X``."""
         return augmented_row_norms(X, self.intercept_scaling)
 
-    def fit_row_norms(self, X):
-        """The row norms a fit keeps for all its batches, or None.
+    def stored_row_norms(self, X):
+        """The row norms a run keeps, or None (:func:`stored_row_norms`)."""
+        return stored_row_norms(X, self.intercept_scaling)
 
-        A row norm is 8 bytes; a dense row holds ``d`` values beside it and
-        a sparse row its stored entries (12 bytes each with their column
-        index), so keeping the norms costs little beside ``X``, except for a
-        sparse matrix with few stored entries per row (fewer than
-        ``_NORMS_KEPT_FROM`` on average), where it would hold about as much
-        again. Such a sparse batch's norms are computed from its gathered
-        rows instead (:meth:`batch_row_norms`): ``O(nnz)`` of the batch at
-        each step, the same values. Which of the two is used changes memory
-        and time only, never a result.
-        """
-        if sp.issparse(X) and X.nnz < _NORMS_KEPT_FROM * X.shape[0]:
-            return None
-        return self.row_norms(X)
-
-    def batch_row_norms(self, X_batch, idx, row_norms):
-        """Norms of the batch rows ``X_batch = X[idx]``.
-
-        Taken from ``row_norms`` (:meth:`fit_row_norms`), or recomputed from
-        the rows of a sparse batch when it is None: the same sums of the same
-        stored entries, so the same values.
-        """
-        if row_norms is None:
-            return self.row_norms(X_batch)
-        return array_namespace(row_norms).take(row_norms, idx, axis=0)
+    def row_norms_of(self, X_rows, rows, stored):
+        """Norms of the rows ``X_rows = X[rows]`` (:func:`row_norms_of`)."""
+        return row_norms_of(X_rows, rows, stored, self.intercept_scaling)
 
     def gradient_norms(self, X, raw_gradient, row_norms=None):
         """Per-example gradient norms ``||r_i|| ||[x_i, s]||``, never ``nan``.

@@ -136,7 +136,7 @@ def noisy_sgd(
     coef, w0 = model.zeros(X)
     full_batch = sampling_probability >= 1.0
     # q = 1 uses every row's norm at every step: computed once.
-    row_norms = model.row_norms(X) if full_batch else model.fit_row_norms(X)
+    row_norms = model.row_norms(X) if full_batch else model.stored_row_norms(X)
 
     def clipped_sum(t, coef, w0):
         if full_batch:
@@ -146,7 +146,7 @@ def noisy_sgd(
             idx = poisson_batch(rng, n_samples, sampling_probability, like=y)
             Xb = take_rows(X, idx)
             yb = xp.take(y, idx, axis=0)
-            norms_b = model.batch_row_norms(Xb, idx, row_norms)
+            norms_b = model.row_norms_of(Xb, idx, row_norms)
             wb = None if sample_weight is None else xp.take(sample_weight, idx, axis=0)
         raw_grad = loss.raw_gradient(yb, model.raw_predictions(Xb, coef, w0))
         # Weight first, clip after: one record's influence is bounded by the

@@ -110,10 +110,10 @@ def _sparse_squared_row_norms(A):
 
 
 # Stored entries (and rows) per block of rows in _row_reduce: the
-# temporaries of one block (about 25 bytes an entry) stay well below a
-# large matrix, and a batch of a few thousand rows takes one or a few
-# blocks (each costs a handful of numpy calls).
-_REDUCE_BLOCK = 1 << 14
+# temporaries of one block (about 8 bytes an entry and 9 a row) stay well
+# below a large matrix, and a batch of a few thousand short rows is one
+# block (each block costs a handful of numpy calls).
+_REDUCE_BLOCK = 1 << 13
 
 
 def _row_blocks(indptr, max_size):

@@ -90,7 +90,7 @@ def test_sparse_row_norms_allocate_no_index_copy():
     assert peak < 1.3 * 8 * n
 
 
-@pytest.mark.parametrize("block", [1, 2, 3, 7, 1 << 14])
+@pytest.mark.parametrize("block", [1, 2, 3, 7, 1 << 13])
 def test_sparse_row_reduction_is_the_same_for_every_block_size(monkeypatch, block):
     # Rows are reduced block by block (a bounded temporary); the blocks follow
     # row boundaries, so every row's sum is that of the whole-matrix

@@ -32,6 +32,7 @@ import numpy as np
 from ...privacy import GaussianMechanism
 from ...privacy._zcdp import gaussian_noise_std
 from .._linear import raw_predictions
+from .._row_blocks import row_block, row_blocks
 
 __all__ = ["intercept_mean_noise_std", "private_intercept_step"]
 
@@ -90,13 +91,18 @@ def private_intercept_step(X, y, coef, intercept, clip, rho, rng, sample_weight=
     >>> private_intercept_step(X, y, np.zeros(1), 0.0, 2.0, np.inf, rng)
     1.25
     """
-    raw = raw_predictions(X, np.asarray(coef, dtype=np.float64)[:, None], intercept)
-    gradient = raw[:, 0] - y
-    if sample_weight is not None:
-        gradient = gradient * sample_weight
-    # A non-finite gradient (a record beyond float range) contributes 0.
-    terms = np.where(np.isfinite(gradient), np.clip(gradient, -clip, clip), 0.0)
+    coef = np.asarray(coef, dtype=np.float64)[:, None]
+    total = 0.0
+    # By blocks of rows: no n-length temporaries for a sparse X.
+    for rows in row_blocks(X):
+        raw = raw_predictions(row_block(X, rows), coef, intercept)
+        gradient = raw[:, 0] - y[rows]
+        if sample_weight is not None:
+            gradient *= sample_weight[rows]
+        # A non-finite gradient (a record beyond float range) contributes 0.
+        terms = np.where(np.isfinite(gradient), np.clip(gradient, -clip, clip), 0.0)
+        total += float(np.sum(terms))
     sigma = gaussian_noise_std(1.0, rho)
     mechanism = GaussianMechanism(clip_norm=clip, noise_multiplier=sigma)
-    noisy = mechanism.privatize(np.array([np.sum(terms)]), rng)
+    noisy = mechanism.privatize(np.array([total]), rng)
     return float(-noisy[0] / X.shape[0])

@@ -23,7 +23,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...utils._validation import warn_at_caller
-from ._blocks import blockwise_row_norms, row_block, row_blocks
+from .._linear import augmented_row_norms
+from .._row_blocks import row_block, row_blocks
 
 __all__ = [
     "PublicGeometry",
@@ -217,7 +218,7 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
         eigvecs=eigvecs,
         eigvals=eigvals,
         noise_variance=noise_variance,
-        row_norms=blockwise_row_norms(X_pub, s),
+        row_norms=augmented_row_norms(X_pub, s),
         n_public=n_pub,
     )
 

@@ -52,16 +52,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...privacy._clipping import clipped_rows
-from .._linear import clipped_gradient_sum
+from .._linear import clipped_gradient_sum, row_norms_of, stored_row_norms
+from .._row_blocks import block_rows, row_block, row_blocks
 from .._sampling import poisson_batch
 from .._schedules import tail_start
-from ._blocks import (
-    block_rows,
-    row_block,
-    row_blocks,
-    row_norms_of,
-    stored_row_norms,
-)
 
 __all__ = ["SemiDPData", "SemiDPResult", "semidp_gradient_descent"]
 
@@ -193,9 +187,9 @@ def _rows_clipped_sum(
 ):
     """:func:`_clipped_sum` of every row of ``X`` at the parameters ``W``.
 
-    Accumulated over :func:`~._blocks.row_blocks`, so that the residuals of
+    Accumulated over :func:`~.._row_blocks.row_blocks`, so that the residuals of
     a sparse ``X`` are never all held at once; ``norms`` are the
-    :func:`~._blocks.stored_row_norms` of ``X``. ``weights`` (one per row, or
+    :func:`~.._linear.stored_row_norms` of ``X``. ``weights`` (one per row, or
     None) multiply the residuals *before* they are clipped: one row still
     moves a sum by at most ``C``.
     """
@@ -206,7 +200,7 @@ def _rows_clipped_sum(
         if weights is not None:
             R *= weights[rows, None]
         part = _clipped_sum(
-            Xb, R, row_norms_of(Xb, norms, rows, s), clip_norm, s,
+            Xb, R, row_norms_of(Xb, rows, norms, s), clip_norm, s,
             None if excluded is None else excluded[rows],
         )
         total = part if total is None else total + part
@@ -356,5 +350,5 @@ def _poisson_sum(
     if weights is not None:
         R *= weights[idx][:, None]
     return _clipped_sum(
-        Xb, R, row_norms_of(Xb, row_norms, idx, s), clip_norm, s
+        Xb, R, row_norms_of(Xb, idx, row_norms, s), clip_norm, s
     )[:, 0]

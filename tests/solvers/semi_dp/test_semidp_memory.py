@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sklearn_dpfair._solvers.semi_dp import _blocks
+from sklearn_dpfair._solvers import _linear, _row_blocks
 from sklearn_dpfair._solvers.semi_dp._public_geometry import (
     pda_md_preconditioner,
     public_geometry,
@@ -196,9 +196,9 @@ def test_sparse_row_blocks_give_the_dense_fit(params, weighted, density, monkeyp
     # over many blocks (and a last, partial one): only the summation order
     # differs from the dense fit, which is one block. The row norms are
     # recomputed per block at 4 stored entries per row, stored at 12.
-    monkeypatch.setattr(_blocks, "block_rows", lambda X: 128)
+    monkeypatch.setattr(_row_blocks, "block_rows", lambda X: 128)
     X, y, mask = _sparse_problem(1500, np.float64, d=20, density=density)
-    stored = _blocks.stored_row_norms(X, 1.0)
+    stored = _linear.stored_row_norms(X, 1.0)
     assert (stored is None) == (density < 0.5)
     weights = None
     if weighted:
@@ -216,7 +216,7 @@ def test_sparse_row_blocks_give_the_dense_fit(params, weighted, density, monkeyp
 
 @pytest.mark.parametrize("s", [1.0, 0.0])
 def test_sparse_public_statistics_equal_the_dense_ones(s, monkeypatch):
-    monkeypatch.setattr(_blocks, "block_rows", lambda X: 100)
+    monkeypatch.setattr(_row_blocks, "block_rows", lambda X: 100)
     X, y, mask = _sparse_problem(3000, np.float64, d=20, density=0.2)
     Xp, yp = X[mask], y[mask]
     options = {"intercept_scaling": s, "ridge": 1e-6, "n_features": 20}
@@ -243,7 +243,7 @@ def test_sparse_row_blocks_sum_duplicate_entries(monkeypatch):
     # must still sum the duplicates first (a norm from the split halves
     # would be too small, and a clipped term too large): the fit is that of
     # the canonical matrix.
-    monkeypatch.setattr(_blocks, "block_rows", lambda X: 128)
+    monkeypatch.setattr(_row_blocks, "block_rows", lambda X: 128)
     X, y, mask = _sparse_problem(1500, np.float64, d=20, density=0.2)
     doubled = sp.csr_matrix(
         (

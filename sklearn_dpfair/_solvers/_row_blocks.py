@@ -1,0 +1,128 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Row blocks of a sparse design matrix, so that per-row temporaries stay small.
+
+A sparse (CSR) matrix may hold about one stored entry per row (~16 bytes
+per row in float64); one float64 temporary per row (residuals, clip
+factors, predictions) then weighs half the matrix, and a pass that held
+several at once would need many times its storage. Full passes over a
+sparse ``X`` (a full-batch gradient, the public statistics, a private
+mean) therefore read it in blocks of rows that share its stored entries
+(:func:`row_block`; :func:`block_rows`: a block's temporaries weigh at most
+about a quarter of the storage of ``X``, and a block holds at least
+:data:`MIN_BLOCK_ROWS` rows), so that their per-row quantities live one
+block at a time. A dense ``X`` is one block (its per-row temporaries are a
+``1 / n_features`` fraction of it), so dense results are unchanged bit for
+bit. The row norms a run keeps, or recomputes from each block, are the
+linear-model layer's (:func:`~sklearn_dpfair._solvers._linear.stored_row_norms`).
+"""
+
+import scipy.sparse as sp
+
+__all__ = [
+    "MIN_BLOCKS",
+    "MIN_BLOCK_ROWS",
+    "STORAGE_PER_BLOCK_ROW",
+    "block_rows",
+    "row_block",
+    "row_blocks",
+]
+
+#: Fewest rows per block of a sparse ``X`` (each block costs a dozen numpy
+#: and scipy calls per pass).
+MIN_BLOCK_ROWS = 1024
+
+#: Bytes of sparse storage per row of a block: a block's per-row
+#: temporaries (at most about eight float64 per row at once) then weigh at
+#: most a quarter of the storage of ``X``.
+STORAGE_PER_BLOCK_ROW = 256
+
+#: Fewest blocks of a sparse ``X`` of more than :data:`MIN_BLOCK_ROWS`
+#: rows: the squares of a block's stored entries (its row norms) then weigh
+#: at most about a tenth of the storage of ``X``.
+MIN_BLOCKS = 8
+
+def block_rows(X):
+    """Rows per block of a sparse ``X``: proportional to its storage.
+
+    A large ``X`` is read in a few large blocks (their number does not grow
+    with ``n``): at most an eighth of its rows, at least
+    :data:`MIN_BLOCK_ROWS`.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers._row_blocks import block_rows
+    >>> block_rows(sp.csr_matrix((10, 2)))
+    1024
+    """
+    storage = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    by_storage = storage // STORAGE_PER_BLOCK_ROW
+    return max(MIN_BLOCK_ROWS, min(by_storage, -(-X.shape[0] // MIN_BLOCKS)))
+
+
+def row_blocks(X, rows_per_block=None):
+    """Row slices covering ``X``: one for a dense ``X``, blocks for a sparse one.
+
+    ``rows_per_block`` (None: :func:`block_rows` of ``X``) lets a block of
+    rows of a larger matrix (the public rows of the fit's ``X``) be read in
+    blocks sized for that matrix.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers._row_blocks import row_blocks
+    >>> row_blocks(np.zeros((2500, 2)))
+    [slice(0, 2500, None)]
+    >>> row_blocks(sp.csr_matrix((2500, 2)))
+    [slice(0, 1024, None), slice(1024, 2048, None), slice(2048, 3072, None)]
+    """
+    n = X.shape[0]
+    if not sp.issparse(X):
+        return [slice(0, n)]
+    rows = block_rows(X) if rows_per_block is None else rows_per_block
+    if n <= rows:
+        return [slice(0, n)]
+    return [slice(start, start + rows) for start in range(0, n, rows)]
+
+
+def row_block(X, rows):
+    """The rows ``rows`` (a slice of :func:`row_blocks`) of ``X``, not copied.
+
+    A dense slice is a view. A CSR block shares the ``data`` and ``indices``
+    of ``X`` (only its ``indptr``, one integer per row, is new), where
+    ``X[rows]`` would copy them in every step. Whether its entries are in
+    canonical form (sorted, no duplicates: what the row norms rely on) is
+    that of ``X``, and is declared so, never assumed.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers._row_blocks import row_block
+    >>> X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 0.0]]))
+    >>> block = row_block(X, slice(1, 3))
+    >>> block.toarray()
+    array([[0., 2.],
+           [3., 0.]])
+    >>> np.shares_memory(block.data, X.data)
+    True
+    """
+    if not sp.issparse(X):
+        return X[rows]
+    start, stop, _ = rows.indices(X.shape[0])
+    if (start, stop) == (0, X.shape[0]):
+        return X
+    if X.format != "csr":
+        return X[rows]
+    indptr = X.indptr[start : stop + 1]
+    first, last = int(indptr[0]), int(indptr[-1])
+    # The (data, indices, indptr) constructor would copy views of a much
+    # larger array ("pruning"); an empty matrix of the block's shape is
+    # given the shared arrays instead.
+    block = sp.csr_matrix((stop - start, X.shape[1]), dtype=X.dtype)
+    block.data = X.data[first:last]
+    block.indices = X.indices[first:last]
+    block.indptr = indptr - indptr.dtype.type(first)
+    block.has_sorted_indices = X.has_sorted_indices
+    block.has_canonical_format = X.has_canonical_format
+    return block
