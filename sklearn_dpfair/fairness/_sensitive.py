@@ -132,6 +132,8 @@ def encode_sensitive_features(sensitive_features, *, n_samples=None, groups=None
     >>> enc.codes.tolist(), enc.groups.tolist()
     ([1, 2, 0], [('F', 'b'), ('F', 'w'), ('M', 'w')])
     """
+    if groups is None and _is_integer_column(sensitive_features):
+        return _encode_integer_column(sensitive_features, n_samples)
     frame = _as_frame(sensitive_features)
     if n_samples is not None and frame.shape[0] != n_samples:
         raise ValueError(_WRONG_LENGTH.format(got=frame.shape[0], expected=n_samples))
@@ -179,6 +181,33 @@ def encode_sensitive_features(sensitive_features, *, n_samples=None, groups=None
     labels = np.empty(len(uniques), dtype=object)
     labels[:] = uniques
     return SensitiveEncoding(codes=codes, groups=_compact(labels), declared=False)
+
+
+def _is_integer_column(values):
+    return (
+        isinstance(values, np.ndarray)
+        and values.ndim == 1
+        and values.dtype.kind in "biu"
+    )
+
+
+def _encode_integer_column(values, n_samples):
+    """The encoding of a 1-D integer or boolean array: its sorted distinct values.
+
+    No value can be missing, and ``np.unique`` gives the groups and codes
+    of the general path without its Python object per row (dozens of bytes
+    a row, more than a sparse ``X`` of one entry a row).
+    """
+    if n_samples is not None and values.shape[0] != n_samples:
+        raise ValueError(_WRONG_LENGTH.format(got=values.shape[0], expected=n_samples))
+    uniques = np.unique(values)
+    labels = np.empty(uniques.size, dtype=object)
+    labels[:] = uniques.tolist()
+    return SensitiveEncoding(
+        codes=np.searchsorted(uniques, values),
+        groups=_compact(labels),
+        declared=False,
+    )
 
 
 def _factorize(keys):
