@@ -185,6 +185,36 @@ def logits(Xb, coef, w0, s):
     return narrow_matmul(Xb, coef) + s * w0
 
 
+# Rows per block of a sparse X's row norms.
+_NORM_BLOCK = 1 << 12
+
+
+def _held_row_norms(model, X, sparse):
+    """The row norms of ``X`` held for the whole fit, or None: per batch.
+
+    A dense ``X``'s are computed at once (``n`` floats, small beside it).
+    A sparse ``X``'s are held only when they weigh at most 1/8 of its
+    stored entries and indices, and computed then block of rows by block
+    (the one-pass computation forms ``nnz`` squares and ``n``-long
+    temporaries); with fewer entries a row (one a row: the norms would
+    weigh half the matrix) each batch computes its own from its stored
+    entries. Each row's norm is the same either way.
+    """
+    if not sparse:
+        return model.row_norms(X)
+    n = X.shape[0]
+    storage = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    if 8 * n * X.dtype.itemsize > storage:
+        return None
+    norms = None
+    for start in range(0, n, _NORM_BLOCK):
+        block = model.row_norms(X[start : start + _NORM_BLOCK])
+        if norms is None:
+            norms = np.empty(n, dtype=block.dtype)
+        norms[start : start + block.shape[0]] = block
+    return norms
+
+
 def _epoch_ends(n_steps, epochs):
     """Step indices after which an epoch ends (``epochs`` equal shares of T)."""
     ends = np.round(np.arange(1, epochs + 1) * n_steps / epochs).astype(int) - 1
@@ -397,12 +427,7 @@ def noisy_sgda(
     model = LinearModel(m, float(intercept_scaling))
     coef, w0 = model.zeros(X)
     s = model.intercept_scaling
-    # A dense X's row norms are computed once (n floats, small beside X);
-    # a sparse X's per batch, from the batch's stored entries (each row's
-    # norm is the same): held for all n rows, and with the n-long
-    # temporaries of their computation, they would weigh as much as a
-    # matrix of one entry a row.
-    row_norms = None if sparse else model.row_norms(X)
+    row_norms = _held_row_norms(model, X, sparse)
     # Divide by the expected batch size, a public constant: the realised size
     # of a Poisson batch depends on the data set (add/remove one record).
     denominator = sampling_probability * n_samples
@@ -458,14 +483,16 @@ def noisy_sgda(
         if full_batch:
             # q = 1 takes every row without drawing: no copy of X is needed.
             Xb, norms_b, yb, sw_b = X, row_norms, y, sw
-            if sparse:
+            if row_norms is None:
                 norms_b = model.row_norms(X)
             cells_b = cells if fair else None
         else:
             idx_d = idx if sparse else from_host(idx, y)
             Xb = take_rows(X, idx_d)
             norms_b = (
-                model.row_norms(Xb) if sparse else xp.take(row_norms, idx_d, axis=0)
+                model.row_norms(Xb)
+                if row_norms is None
+                else xp.take(row_norms, idx_d, axis=0)
             )
             yb = xp.take(y, idx_d, axis=0)
             cells_b = xp.take(cells, idx_d, axis=0) if fair else None

@@ -171,3 +171,22 @@ def test_blocked_full_batch_terms_equal_one_block(monkeypatch, weighted, m):
     value_b, grad_b = exact_dual_objective(params, X, y, **kw)
     np.testing.assert_array_equal(grad_b, grad)
     assert value_b == pytest.approx(value, rel=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_row_norms_held_by_blocks_or_per_batch(dtype):
+    # Rows of ~10 entries: the norms are held, computed by blocks of rows,
+    # equal to the one-pass norms bit for bit; rows of ~1 entry: None (each
+    # batch computes its rows' norms).
+    from sklearn_dpfair._solvers._linear import LinearModel
+    from sklearn_dpfair._solvers.fermi._sgda import _held_row_norms
+
+    model = LinearModel(2, 1.0)
+    X, _, _ = _data(10_000, d=100, density=0.1)
+    X = sp.csr_matrix(X).astype(dtype)
+    held = _held_row_norms(model, X, sparse=True)
+    np.testing.assert_array_equal(held, model.row_norms(X))
+    assert held.dtype == model.row_norms(X).dtype
+    X, _, _ = _data(10_000, d=100, density=0.005)
+    X = sp.csr_matrix(X).astype(dtype)
+    assert _held_row_norms(model, X, sparse=True) is None
