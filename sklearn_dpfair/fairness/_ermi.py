@@ -345,7 +345,8 @@ class ERMIRegularizer:
         The extra cell (no term) has block and group 0 and weight 0, the
         dummy values of :meth:`sample_constants`. Copied once per device.
         """
-        key = "cpu" if isinstance(like, np.ndarray) else str(device_of(like))
+        # numpy apart from any array-API namespace on the CPU (torch's).
+        key = "numpy" if isinstance(like, np.ndarray) else str(device_of(like))
         tables = self._device_tables.get(key)
         if tables is None:
             n_cells = self.n_cells
