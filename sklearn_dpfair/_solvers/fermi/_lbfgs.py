@@ -50,6 +50,7 @@ __all__ = [
     "float64_product",
     "float64_transposed_product",
     "refine_full_batch",
+    "keeps_terms",
     "row_slices",
     "term_rows",
 ]
@@ -143,16 +144,29 @@ def term_rows(X, n_classes):
     row and the one or ``m`` float64 a row of the logits the fit stays
     within twice the storage even for a sparse ``X`` of one entry a row.
     """
+    rows = _storage(X) // (8 * _TERM_BYTES * max(int(n_classes), 1))
+    return int(min(max(rows, 256), 1 << 16))
+
+
+def _storage(X):
+    """Bytes of a dense ``X``, or of a sparse one's stored entries and indices."""
     if sp.issparse(X):
-        storage = sum(
+        return sum(
             getattr(X, name).nbytes
             for name in ("data", "indices", "indptr", "row", "col")
             if hasattr(X, name)
         )
-    else:
-        storage = X.nbytes
-    rows = storage // (8 * _TERM_BYTES * max(int(n_classes), 1))
-    return int(min(max(rows, 256), 1 << 16))
+    return X.nbytes
+
+
+def keeps_terms(X, n_logits):
+    """Whether the first pass's softmax terms are kept for the second.
+
+    They take ``2 m + 1`` float64 a row (probabilities, gradient, loss);
+    kept when that is at most 1/8 of the storage of ``X`` (a dense ``X`` of
+    some tens of columns), the second pass does not compute them again.
+    """
+    return 8 * (2 * n_logits + 1) * X.shape[0] <= _storage(X) // 8
 
 
 _HALF = np.array([-0.5, 0.5])
@@ -180,8 +194,8 @@ class FullBatchPenalty:
             scale = scale * sample_weight[rows]
         return self.regularizer.batch_constants(self.cells[rows], scale)
 
-    def dual(self, logits, n_rows, sample_weight=None):
-        """Exact dual maximiser ``W*`` of the logits ``logits(rows)`` of every row.
+    def dual(self, probabilities, n_rows, sample_weight=None):
+        """Exact dual maximiser ``W*`` at the probabilities ``probabilities(rows)``.
 
         The cell sums of ``w_i F_i`` are added block of rows by block of rows
         in row order: the single pass of
@@ -191,7 +205,7 @@ class FullBatchPenalty:
         reg = self.regularizer
         total = np.zeros((reg.n_blocks, reg.n_groups, reg.n_classes))
         for rows in row_slices(n_rows, self.block):
-            proba = softmax_probabilities(logits(rows))
+            proba = probabilities(rows)
             blk, grp, wt, _ = self.constants(rows, sample_weight)
             total = reg.add_cell_sums(total, proba, blk, grp, wt)
         return reg.maximizer_from_cells(total)
@@ -202,7 +216,9 @@ def row_slices(n, rows):
     return [slice(start, min(start + rows, n)) for start in range(0, n, rows)]
 
 
-def _full_batch_terms(raw, y, penalty, fairness_weight, rows, sample_weight=None):
+def _full_batch_terms(
+    raw, y, penalty, fairness_weight, rows, sample_weight=None, keep=False
+):
     """Mean loss + ``lambda`` ERMI at the logits ``raw``, which become the gradient.
 
     ``raw`` is ``(n, m)`` logits, or ``(n,)``: the logit ``z`` of class 1 of
@@ -214,21 +230,34 @@ def _full_batch_terms(raw, y, penalty, fairness_weight, rows, sample_weight=None
     (:class:`FullBatchPenalty`, None without fairness term). A row whose
     logits overflow gets probabilities, gradient and loss 0
     (:func:`~._sgda.softmax_terms`). The value's sums are added block by
-    block (its rounding may differ from a single sum).
+    block (its rounding may differ from a single sum). With ``keep``
+    (:func:`keeps_terms`) the dual's first pass keeps each block's softmax
+    terms for the second.
     """
     n = raw.shape[0]
     binary = raw.ndim == 1
+    kept = {}
 
     def logits(part):
         return np.outer(raw[part], _HALF) if binary else raw[part]
 
+    def terms(part):
+        got = kept.pop((part.start, part.stop), None)
+        return softmax_terms(logits(part), y[part]) if got is None else got
+
+    def probabilities(part):
+        if keep:
+            kept[part.start, part.stop] = got = terms(part)
+            return got[0]
+        return softmax_probabilities(logits(part))
+
     W = None
     if penalty is not None and fairness_weight > 0:
-        W = penalty.dual(logits, n, sample_weight)
+        W = penalty.dual(probabilities, n, sample_weight)
         reg = penalty.regularizer
     loss_sum = penalty_sum = 0.0
     for part in row_slices(n, rows):
-        proba, grad_raw, loss = softmax_terms(logits(part), y[part])
+        proba, grad_raw, loss = terms(part)
         if sample_weight is not None:
             loss = loss * sample_weight[part]
             grad_raw = grad_raw * sample_weight[part, None]
@@ -300,6 +329,7 @@ def exact_dual_objective(
         fairness_weight,
         rows,
         sample_weight,
+        keep=keeps_terms(X, m),
     )
     # raw now holds the logit gradient (divided by n).
     g_coef = float64_transposed_product(X, raw) + alpha * coef
@@ -322,7 +352,9 @@ def exact_dual(X, coef, w0, *, intercept_scaling, penalty, sample_weight=None):
     ``n x m`` array is held.
     """
     return penalty.dual(
-        lambda rows: block_logits(X, coef, w0, intercept_scaling, rows),
+        lambda rows: softmax_probabilities(
+            block_logits(X, coef, w0, intercept_scaling, rows)
+        ),
         X.shape[0],
         sample_weight,
     )
@@ -450,6 +482,7 @@ def refine_full_batch(
 
     rows = term_rows(X, m)
     penalty = _penalty(regularizer, cells, weight_scale, rows)
+    keep = keeps_terms(X, 2)
 
     def fun(u):
         if binary:
@@ -459,7 +492,7 @@ def refine_full_batch(
             z = float64_product(X, v)
             z += s * u[d]
             value = _full_batch_terms(
-                z, y, penalty, fairness_weight, rows, sample_weight
+                z, y, penalty, fairness_weight, rows, sample_weight, keep
             )
             # z now holds dL/dz (divided by n).
             g_v = (float64_transposed_product(X, z) + 0.5 * alpha * v) / scale

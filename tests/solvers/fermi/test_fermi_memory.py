@@ -26,6 +26,7 @@ from sklearn_dpfair._solvers.fermi._lbfgs import (
     exact_dual_objective,
     float64_product,
     float64_transposed_product,
+    keeps_terms,
 )
 
 
@@ -141,12 +142,14 @@ def test_float32_products_equal_those_of_the_float64_copy(to_sparse, m):
     np.testing.assert_array_equal(float64_transposed_product(X64, g), X64.T @ g)
 
 
+@pytest.mark.parametrize("keep", [False, True])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("m", [2, 3])
-def test_blocked_full_batch_terms_equal_one_block(monkeypatch, weighted, m):
+def test_blocked_full_batch_terms_equal_one_block(monkeypatch, weighted, m, keep):
     # The terms computed by blocks of rows give the gradient of a single
     # block bit for bit (each row's terms are its own, the dual's cell sums
-    # go on in row order); only the value's sum is added in another order.
+    # go on in row order), whether the first pass's softmax terms are kept
+    # or computed again; only the value's sum is added in another order.
     from sklearn_dpfair.fairness._ermi import ERMIRegularizer
 
     rng = np.random.default_rng(3)
@@ -168,9 +171,13 @@ def test_blocked_full_batch_terms_equal_one_block(monkeypatch, weighted, m):
     monkeypatch.setattr(_lbfgs, "term_rows", lambda X, m: X.shape[0])
     value, grad = exact_dual_objective(params, X, y, **kw)
     monkeypatch.setattr(_lbfgs, "term_rows", lambda X, m: 256)
+    monkeypatch.setattr(_lbfgs, "keeps_terms", lambda X, m: keep)
     value_b, grad_b = exact_dual_objective(params, X, y, **kw)
     np.testing.assert_array_equal(grad_b, grad)
     assert value_b == pytest.approx(value, rel=1e-13)
+    # Dense X of 5 columns: the terms are not kept (7 float64 a row > 5/8).
+    assert not keeps_terms(X, 3)
+    assert keeps_terms(np.zeros((10, 100)), 3)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
