@@ -35,12 +35,63 @@ from ..utils._array_api import (
 __all__ = [
     "ERMIRegularizer",
     "block_tables",
+    "code_dtype",
+    "compact_codes",
     "constrained_ermi",
     "ermi_from_tables",
     "ermi_of_joint",
     "joint_table",
     "renyi_of_joint",
 ]
+
+
+def code_dtype(n_values):
+    """Smallest signed integer dtype holding the codes ``-1 .. n_values``.
+
+    Per-row codes (labels, groups, blocks, cells) are held for a whole fit:
+    in ``int8`` they take one byte a row, not the eight of ``intp``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.fairness._ermi import code_dtype
+    >>> code_dtype(2), code_dtype(300), code_dtype(10**6)
+    (dtype('int8'), dtype('int16'), dtype('int32'))
+    """
+    for dtype in (np.int8, np.int16, np.int32):
+        if n_values < np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
+
+
+# Rows per chunk of compact_codes: its intp temporaries stay small.
+_CODE_CHUNK = 1 << 16
+
+
+def compact_codes(uniques, values):
+    """Index of each of ``values`` in ``uniques``, one small code a row.
+
+    ``uniques`` holds every value (in any order: declared labels keep
+    theirs); the codes are in :func:`code_dtype`, computed by chunks of
+    rows, so no ``n``-long ``intp`` array is formed (``np.unique`` with
+    ``return_inverse`` forms several). With ``uniques = np.unique(values)``
+    they are its inverse indices.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness._ermi import compact_codes
+    >>> compact_codes(np.array([3, 1, 2]), np.array([1, 2, 3, 3]))
+    array([1, 2, 0, 0], dtype=int8)
+    """
+    uniques = np.asarray(uniques)
+    sorter = np.argsort(uniques, kind="stable")
+    out = np.empty(len(values), dtype=code_dtype(uniques.size))
+    for start in range(0, len(values), _CODE_CHUNK):
+        part = values[start : start + _CODE_CHUNK]
+        out[start : start + len(part)] = sorter[
+            np.searchsorted(uniques, part, sorter=sorter)
+        ]
+    return out
 
 
 def scatter_rows(index, values, n_bins):
@@ -150,7 +201,8 @@ def block_tables(proba, blocks, codes, n_blocks, n_groups):
     (``codes == -1``) are skipped. Tables of several batches add up.
     """
     keep = (blocks >= 0) & (codes >= 0)
-    cells = blocks[keep] * n_groups + codes[keep]
+    # Widened: the codes may come in a dtype too small for the cell index.
+    cells = blocks[keep].astype(np.intp) * n_groups + codes[keep]
     table = scatter_rows(cells, proba[keep], n_blocks * n_groups)
     return table.reshape(n_blocks, n_groups, proba.shape[1])
 
@@ -239,6 +291,8 @@ class ERMIRegularizer:
         # run on (a (n_blocks, n_groups, 1) array: one copy per fit, not per
         # step).
         self._device_inv_sqrt = {}
+        # Per-cell tables of batch_constants, per device.
+        self._device_tables = {}
 
     @property
     def n_blocks(self):
@@ -263,6 +317,61 @@ class ERMIRegularizer:
         grp = np.where(active, codes, 0).astype(np.intp)
         weight = np.where(active, self.block_weights[blk] * scale, 0.0)
         return blk, grp, weight, self.inv_sqrt_marginals[blk, grp]
+
+    @property
+    def n_cells(self):
+        """Number of (block, group) cells; :meth:`row_cells` codes a row without a term by it."""
+        return self.n_blocks * self.n_groups
+
+    def row_cells(self, blocks, codes):
+        """Per-row cell ``b n_groups + r`` in the smallest integer dtype.
+
+        Rows outside every block or with a missing group get the extra cell
+        ``n_cells`` (no penalty term). With :meth:`batch_constants` this
+        replaces the four ``n``-long arrays of :meth:`sample_constants` by
+        one code a row (one byte for up to 126 cells) and small tables.
+        """
+        n_cells = self.n_cells
+        cells = np.asarray(blocks).astype(code_dtype(n_cells))
+        # In the small dtype, in place: |b n_groups + r| <= n_cells fits.
+        cells *= self.n_groups
+        cells += np.asarray(codes).astype(cells.dtype, copy=False)
+        cells[(np.asarray(blocks) < 0) | (np.asarray(codes) < 0)] = n_cells
+        return cells
+
+    def _tables(self, like):
+        """Per-cell ``(block, group, block weight, 1/sqrt(Ps))``, extra cell last.
+
+        The extra cell (no term) has block and group 0 and weight 0, the
+        dummy values of :meth:`sample_constants`. Copied once per device.
+        """
+        # numpy apart from any array-API namespace on the CPU (torch's).
+        key = "numpy" if isinstance(like, np.ndarray) else str(device_of(like))
+        tables = self._device_tables.get(key)
+        if tables is None:
+            n_cells = self.n_cells
+            blk, grp = np.divmod(np.arange(n_cells + 1, dtype=np.intp), self.n_groups)
+            blk[-1] = grp[-1] = 0
+            weight = np.append(self.block_weights[blk[:-1]], 0.0)
+            isq = self.inv_sqrt_marginals[blk, grp]
+            tables = tuple(from_host(t, like) for t in (blk, grp, weight, isq))
+            self._device_tables[key] = tables
+        return tables
+
+    def batch_constants(self, cells, scale=1.0):
+        """``(block, group, weight, 1/sqrt(Ps))`` of rows given their :meth:`row_cells`.
+
+        The rows of :meth:`sample_constants` bit for bit: ``scale`` (a scalar,
+        or one value per row of ``cells``) multiplies each block weight as
+        there. ``cells`` may live on any array-API device (the tables are
+        copied there once).
+        """
+        xp = array_namespace(cells)
+        index = cells if is_numpy_namespace(xp) else xp.astype(cells, xp.int64)
+        blk, grp, weight, isq = (
+            xp.take(t, index, axis=0) for t in self._tables(cells)
+        )
+        return blk, grp, weight * scale, isq
 
     def init_dual(self, dtype=np.float64):
         """Dual variable ``W = 0`` of shape ``(n_blocks, n_groups, n_classes)``."""
@@ -345,10 +454,35 @@ class ERMIRegularizer:
         The zero of the full-batch dual gradient; ``1e-12`` guards classes that
         are never predicted (an empty column of the joint law).
         """
-        xp = array_namespace(proba)
-        cells = self._cell_sums(weight[:, None] * proba, blk, grp)
+        return self.maximizer_from_cells(
+            self._cell_sums(weight[:, None] * proba, blk, grp)
+        )
+
+    def maximizer_from_cells(self, cells):
+        """:meth:`dual_maximizer` from the cell sums of ``w_i F_i`` (``(n_blocks, n_groups, m)``)."""
+        xp = array_namespace(cells)
         f_sum = xp.sum(cells, axis=1, keepdims=True)
-        return self.project(cells * self._cell_inv_sqrt(proba) / (f_sum + 1e-12))
+        return self.project(cells * self._cell_inv_sqrt(cells) / (f_sum + 1e-12))
+
+    def add_cell_sums(self, total, proba, blk, grp, weight):
+        """``total`` plus the cell sums of ``w_i F_i`` over a block of rows (numpy).
+
+        Each cell's sum goes on from ``total`` in row order (one
+        ``bincount`` whose first terms are ``total``): blocks of rows added
+        in turn give the single pass of :meth:`dual_maximizer` bit for bit.
+        """
+        n_cells = self.n_cells
+        index = np.concatenate([np.arange(n_cells), blk * self.n_groups + grp])
+        values = weight[:, None] * proba
+        flat = total.reshape(n_cells, -1)
+        out = np.empty_like(flat)
+        for j in range(flat.shape[1]):
+            out[:, j] = np.bincount(
+                index,
+                weights=np.concatenate([flat[:, j], values[:, j]]),
+                minlength=n_cells,
+            )
+        return out.reshape(total.shape)
 
     def project(self, W):
         """Box projection ``0 <= W[b, r, j] <= 1 / sqrt(Ps[b, r])``.

@@ -59,7 +59,8 @@ def cell_counts(blocks, codes, n_blocks, n_groups, weights=None):
            [1., 0.]])
     """
     keep = (blocks >= 0) & (codes >= 0)
-    cells = blocks[keep] * n_groups + codes[keep]
+    # Widened: the codes may come in a dtype too small for the cell index.
+    cells = blocks[keep].astype(np.intp) * n_groups + codes[keep]
     counts = np.bincount(
         cells,
         weights=None if weights is None else weights[keep],

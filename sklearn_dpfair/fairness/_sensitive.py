@@ -132,6 +132,10 @@ def encode_sensitive_features(sensitive_features, *, n_samples=None, groups=None
     >>> enc.codes.tolist(), enc.groups.tolist()
     ([1, 2, 0], [('F', 'b'), ('F', 'w'), ('M', 'w')])
     """
+    if _is_integer_column(sensitive_features):
+        encoding = _encode_integer_column(sensitive_features, n_samples, groups)
+        if encoding is not None:
+            return encoding
     frame = _as_frame(sensitive_features)
     if n_samples is not None and frame.shape[0] != n_samples:
         raise ValueError(_WRONG_LENGTH.format(got=frame.shape[0], expected=n_samples))
@@ -146,25 +150,15 @@ def encode_sensitive_features(sensitive_features, *, n_samples=None, groups=None
     keys = keys.astype(object).where(~missing, None)
 
     if groups is not None:
-        declared = (
-            list(groups) if not isinstance(groups, np.ndarray) else groups.tolist()
-        )
-        if multi:
-            declared = [tuple(g) for g in declared]
-        if len(set(declared)) != len(declared):
-            raise ValueError(f"groups contains duplicate labels: {groups!r}.")
+        declared = _declared_labels(groups, multi)
         lookup = {g: i for i, g in enumerate(declared)}
         row_unique, uniques = _factorize(keys[~missing])
         unique_codes = [lookup.get(u, -1) for u in uniques]
         unknown = [u for u, c in zip(uniques, unique_codes) if c < 0]
-        if unknown:
-            values = sorted({repr(v) for v in unknown})[:10]
-            raise ValueError(_UNDECLARED.format(values=", ".join(values)))
+        _check_declared(unknown)
         codes = np.full(frame.shape[0], -1, dtype=np.intp)
         codes[~missing] = np.asarray(unique_codes, dtype=np.intp)[row_unique]
-        labels = np.empty(len(declared), dtype=object)
-        labels[:] = declared
-        return SensitiveEncoding(codes=codes, groups=_compact(labels), declared=True)
+        return _declared_encoding(codes, declared)
 
     row_unique, observed = _factorize(keys[~missing])
     uniques = observed
@@ -179,6 +173,69 @@ def encode_sensitive_features(sensitive_features, *, n_samples=None, groups=None
     labels = np.empty(len(uniques), dtype=object)
     labels[:] = uniques
     return SensitiveEncoding(codes=codes, groups=_compact(labels), declared=False)
+
+
+def _is_integer_column(values):
+    return (
+        isinstance(values, np.ndarray)
+        and values.ndim == 1
+        and values.dtype.kind in "biu"
+    )
+
+
+def _encode_integer_column(values, n_samples, groups):
+    """The encoding of a 1-D integer or boolean array, by ``np.unique``.
+
+    No value can be missing, and ``np.unique`` gives the groups and codes
+    of the general path without its Python object per row (dozens of bytes
+    a row, more than a sparse ``X`` of one entry a row). Declared
+    ``groups`` take this path when they are integers (or booleans) too;
+    otherwise None is returned (the general path compares the labels).
+    """
+    if n_samples is not None and values.shape[0] != n_samples:
+        raise ValueError(_WRONG_LENGTH.format(got=values.shape[0], expected=n_samples))
+    uniques = np.unique(values)
+    if groups is None:
+        labels = np.empty(uniques.size, dtype=object)
+        labels[:] = uniques.tolist()
+        return SensitiveEncoding(
+            codes=np.searchsorted(uniques, values),
+            groups=_compact(labels),
+            declared=False,
+        )
+    declared = _declared_labels(groups, multi=False)
+    table = np.asarray(declared)
+    if not declared or table.ndim != 1 or table.dtype.kind not in "biu":
+        return None
+    known = np.isin(uniques, table)
+    _check_declared(uniques[~known].tolist())
+    sorter = np.argsort(table, kind="stable")
+    return _declared_encoding(
+        sorter[np.searchsorted(table, values, sorter=sorter)], declared
+    )
+
+
+def _declared_labels(groups, multi):
+    """The declared groups as a list of labels (tuples for several columns)."""
+    declared = list(groups) if not isinstance(groups, np.ndarray) else groups.tolist()
+    if multi:
+        declared = [tuple(g) for g in declared]
+    if len(set(declared)) != len(declared):
+        raise ValueError(f"groups contains duplicate labels: {groups!r}.")
+    return declared
+
+
+def _check_declared(unknown):
+    """Refuse observed groups (Python labels) outside the declared ones."""
+    if unknown:
+        values = sorted({repr(v) for v in unknown})[:10]
+        raise ValueError(_UNDECLARED.format(values=", ".join(values)))
+
+
+def _declared_encoding(codes, declared):
+    labels = np.empty(len(declared), dtype=object)
+    labels[:] = declared
+    return SensitiveEncoding(codes=codes, groups=_compact(labels), declared=True)
 
 
 def _factorize(keys):

@@ -27,6 +27,7 @@ from .._solvers.fermi._fit import FairPrivacy, FERMIParams, fit_fermi
 from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
 from ..fairness._constraints import advantaged_class_index
+from ..fairness._ermi import code_dtype, compact_codes
 from ..privacy import PrivacyBudget, check_noise_generator
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -193,6 +194,8 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         codes, group_labels, caveats = self._encode_groups(
             sensitive_features, n_samples, caveats
         )
+        # One small code a row: labels and groups are held for the whole fit.
+        codes = codes.astype(code_dtype(len(group_labels)), copy=False)
         constraint = make_constraint(
             self.constraint,
             class_index=self._opportunity_index(classes),
@@ -258,13 +261,15 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         pass
 
     def _resolve_classes(self, y):
-        classes, y_encoded = np.unique(y, return_inverse=True)
+        # Codes by chunks (compact_codes): np.unique's inverse would form
+        # several n-long intp arrays.
+        classes = np.unique(y)
         if classes.size < 2:
             raise ValueError(
                 f"y contains only one class ({classes[0]!r}); a classifier needs "
                 "at least two."
             )
-        return classes, y_encoded, []
+        return classes, compact_codes(classes, y), []
 
     def _encode_groups(self, sensitive_features, n_samples, caveats):
         name = type(self).__name__
@@ -983,7 +988,10 @@ default=None
             )
 
     def _resolve_classes(self, y):
-        return resolve_classes(self.classes, y)
+        # The label set and its checks from the distinct labels; the codes
+        # by chunks (compact_codes).
+        classes, _, caveats = resolve_classes(self.classes, np.unique(y))
+        return classes, compact_codes(classes, y), caveats
 
     def _declared_groups(self):
         return self.groups

@@ -9,6 +9,8 @@ from scipy.special import softmax
 from sklearn_dpfair.fairness import DemographicParity, EqualizedOdds, EqualOpportunity
 from sklearn_dpfair.fairness._ermi import (
     ERMIRegularizer,
+    code_dtype,
+    compact_codes,
     constrained_ermi,
     ermi_of_joint,
     joint_table,
@@ -183,3 +185,51 @@ def test_dual_norms_and_bound_match_explicit_per_sample_gradients(global_random_
         np.testing.assert_allclose(got, wt[i] * h_i, atol=1e-12)
     np.testing.assert_allclose(norms, explicit, rtol=1e-10, atol=1e-12)
     assert norms.max() <= reg.dual_gradient_bound() + 1e-12
+
+
+@pytest.mark.parametrize("constraint", CONSTRAINTS, ids=lambda c: repr(c))
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cell_codes_give_the_per_row_constants(constraint, weighted):
+    # One small code a row and per-cell tables give the rows of
+    # sample_constants bit for bit (rows without a term included).
+    rng = np.random.default_rng(3)
+    y, codes, blocks, reg, _ = _problem(rng, 500, 3, 4, constraint)
+    scale = 1.7 * rng.random(500) if weighted else 1.7
+    cells = reg.row_cells(blocks, codes)
+    assert cells.dtype == np.int8
+    idx = rng.permutation(500)[:200]
+    got = reg.batch_constants(cells[idx], scale[idx] if weighted else scale)
+    expected = reg.sample_constants(blocks, codes, scale)
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e[idx])
+        assert g.dtype == e.dtype
+
+
+def test_cell_sums_added_by_blocks_equal_the_single_pass():
+    rng = np.random.default_rng(4)
+    constraint = EqualizedOdds()
+    y, codes, blocks, reg, (blk, grp, wt, _) = _problem(rng, 1000, 3, 3, constraint)
+    proba = rng.dirichlet(np.ones(3), 1000) * 1e3
+    total = np.zeros((reg.n_blocks, reg.n_groups, 3))
+    for start in range(0, 1000, 137):
+        rows = slice(start, start + 137)
+        total = reg.add_cell_sums(total, proba[rows], blk[rows], grp[rows], wt[rows])
+    # Bit for bit: each cell's sum goes on in row order.
+    np.testing.assert_array_equal(
+        reg.maximizer_from_cells(total), reg.dual_maximizer(proba, blk, grp, wt)
+    )
+
+
+def test_compact_codes_are_the_inverse_of_unique():
+    rng = np.random.default_rng(5)
+    values = rng.choice(np.array([-4, 2, 9, 30]), 200_000)
+    uniques, inverse = np.unique(values, return_inverse=True)
+    codes = compact_codes(uniques, values)
+    assert codes.dtype == np.int8
+    np.testing.assert_array_equal(codes, inverse)
+    # Declared labels keep their order.
+    np.testing.assert_array_equal(
+        compact_codes(np.array([30, -4, 9, 2]), values),
+        np.array([1, 3, 2, 0])[inverse],
+    )
+    assert code_dtype(126) == np.int8 and code_dtype(127) == np.int16

@@ -1,5 +1,7 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -94,3 +96,54 @@ def test_equal_values_of_different_types_are_one_group():
     enc = encode_sensitive_features(pd.Series([1, np.int64(1), 2, 1.0], dtype=object))
     assert enc.n_groups == 2
     assert enc.codes.tolist() == [0, 0, 1, 0]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.array([3, -1, 3, 7, 0]),
+        np.array([3, 1, 3, 2, 0], dtype=np.uint16),
+        np.array([True, False, True]),
+        np.array([], dtype=np.int32),
+    ],
+)
+def test_integer_array_encodes_as_the_general_path(values):
+    # A 1-D integer array takes np.unique, not one Python object a row:
+    # the same codes and groups (dtype included) as the same values in a
+    # Series, and the same length check.
+    fast = encode_sensitive_features(values, n_samples=values.size)
+    general = encode_sensitive_features(pd.Series(values), n_samples=values.size)
+    np.testing.assert_array_equal(fast.codes, general.codes)
+    np.testing.assert_array_equal(fast.groups, general.groups)
+    assert fast.groups.dtype == general.groups.dtype
+    assert not fast.declared
+    with pytest.raises(ValueError, match="sensitive_features has"):
+        encode_sensitive_features(values, n_samples=values.size + 1)
+
+
+@pytest.mark.parametrize(
+    "groups",
+    [
+        [7, -1, 3, 0, 1, 5],
+        np.array([3, 0, -1, 7, 1]),
+        [True, 3, 7, 0, -1],
+        [3, 0, 7],
+        [1, 3, 1],
+        ["a", 1],
+    ],
+)
+def test_integer_array_with_declared_groups_encodes_as_the_general_path(groups):
+    values = np.array([3, -1, 3, 7, 0, 1])
+    general_values = pd.Series(values)
+    try:
+        general = encode_sensitive_features(general_values, groups=groups)
+    except ValueError as exc:
+        # The same refusal (an undeclared group, or duplicate labels).
+        with pytest.raises(ValueError, match=re.escape(str(exc))):
+            encode_sensitive_features(values, groups=groups)
+        return
+    fast = encode_sensitive_features(values, groups=groups)
+    np.testing.assert_array_equal(fast.codes, general.codes)
+    np.testing.assert_array_equal(fast.groups, general.groups)
+    assert fast.groups.dtype == general.groups.dtype
+    assert fast.declared

@@ -429,10 +429,10 @@ def test_binary_full_batch_phase_solves_the_two_logit_objective(alpha, fit_inter
     X, y, s = synthetic(8, n=800, correlation=1.5, scale=5.0)
     ps = np.bincount(s) / s.size
     reg = ERMIRegularizer(ps[None, :], np.ones(1), 2)
-    consts = reg.sample_constants(np.zeros(s.size, dtype=int), s)
+    cells = reg.row_cells(np.zeros(s.size, dtype=int), s)
     kw = dict(
         regularizer=reg,
-        constants=consts,
+        cells=cells,
         fairness_weight=20.0,
         alpha=alpha,
         intercept_scaling=1.0 if fit_intercept else 0.0,
@@ -441,7 +441,7 @@ def test_binary_full_batch_phase_solves_the_two_logit_objective(alpha, fit_inter
         X, y, coef=np.zeros((4, 2)), w0=np.zeros(2), tol=1e-8, max_iter=2000, **kw
     )
     params = np.concatenate([fit.coef.ravel(), fit.w0])
-    value, grad, _ = exact_dual_objective(params, X, y, **kw)
+    value, grad = exact_dual_objective(params, X, y, **kw)
     assert value == pytest.approx(fit.objective, rel=1e-10)
     g_coef = grad[:8].reshape(4, 2)
     assert np.max(np.abs(g_coef[:, 1] - g_coef[:, 0])) < 1e-6

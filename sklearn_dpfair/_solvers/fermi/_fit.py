@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from ...fairness._ermi import ERMIRegularizer
+from ...fairness._ermi import ERMIRegularizer, code_dtype
 from ...fairness._marginals import (
     cell_counts,
     marginals_from_counts,
@@ -575,8 +575,9 @@ def fit_fermi(
         )
     n_groups = len(group_labels)
     constraint = p.constraint
-    blocks = constraint.block_index(y)
     n_blocks = constraint.n_blocks(n_classes)
+    # One small code a row (block_index gives intp), held for the whole fit.
+    blocks = constraint.block_index(y).astype(code_dtype(n_blocks))
     setup = fermi_setup(
         privacy,
         p,

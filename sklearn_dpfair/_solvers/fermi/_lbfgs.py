@@ -20,6 +20,11 @@ the curvature whatever the weight and the feature scale. The stationarity
 convergence diagnostic; scikit-learn's L-BFGS solvers use the same test.
 
 Reads every training row at every iteration: the non-private fit only.
+The softmax and ERMI terms are computed block of rows by block
+(:func:`term_rows`; the exact dual's cell sums in a first pass), so that
+besides ``X`` the objective holds the logits (one float64 a row for two
+classes, overwritten by their gradient) and one small code a row for the
+labels and the (block, group) cells, whatever the number of rows.
 ``X`` is dense numpy or scipy sparse (every product is ``X @ v`` or
 ``X.T @ g``, so a sparse ``X`` is never densified), in its own dtype: the
 products with a float32 ``X`` (:func:`float64_product`,
@@ -34,14 +39,20 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from ._sgda import softmax_terms
+from ._sgda import softmax_probabilities, softmax_terms
 
 __all__ = [
+    "FullBatchPenalty",
     "FullBatchResult",
+    "block_logits",
+    "exact_dual",
     "exact_dual_objective",
     "float64_product",
     "float64_transposed_product",
     "refine_full_batch",
+    "keeps_terms",
+    "row_slices",
+    "term_rows",
 ]
 
 _LARGEST = float(np.finfo(np.float64).max)
@@ -118,28 +129,156 @@ def float64_transposed_product(X, g):
     return out
 
 
-def _logit_terms(raw, y, regularizer, constants, fairness_weight, sample_weight=None):
-    """Mean loss + ``lambda`` ERMI, its logit gradient (divided by ``n``), ``F``.
+# Bytes of temporaries per row and class of the full-batch terms (logits,
+# probabilities, gradients, ERMI coefficients: about 16 float64 a class).
+_TERM_BYTES = 128
 
-    ``sample_weight`` (mean 1, or None) weights the loss terms; the penalty
-    is weighted through the per-row weights of ``constants``.
+
+def term_rows(X, n_classes):
+    """Rows per block of the full-batch terms: temporaries at most 1/8 of ``X``.
+
+    The softmax and ERMI terms of a block of rows take about ``16 m``
+    float64 a row; blocks of at least 256 rows (few Python steps) and at
+    most 65536 keep them at 1/8 of the storage of ``X`` (dense, or the
+    stored entries and indices of a sparse matrix), so that with one code a
+    row and the one or ``m`` float64 a row of the logits the fit stays
+    within twice the storage even for a sparse ``X`` of one entry a row.
+    """
+    rows = _storage(X) // (8 * _TERM_BYTES * max(int(n_classes), 1))
+    return int(min(max(rows, 256), 1 << 16))
+
+
+def _storage(X):
+    """Bytes of a dense ``X``, or of a sparse one's stored entries and indices."""
+    if sp.issparse(X):
+        return sum(
+            getattr(X, name).nbytes
+            for name in ("data", "indices", "indptr", "row", "col")
+            if hasattr(X, name)
+        )
+    return X.nbytes
+
+
+def keeps_terms(X, n_logits):
+    """Whether the first pass's softmax terms are kept for the second.
+
+    They take ``2 m + 1`` float64 a row (probabilities, gradient, loss);
+    kept when that is at most 1/8 of the storage of ``X`` (a dense ``X`` of
+    some tens of columns), the second pass does not compute them again.
+    """
+    return 8 * (2 * n_logits + 1) * X.shape[0] <= _storage(X) // 8
+
+
+_HALF = np.array([-0.5, 0.5])
+
+
+@dataclass(frozen=True)
+class FullBatchPenalty:
+    """The ERMI term of the full-batch objective, one small code a row.
+
+    ``cells`` are the rows' :meth:`~sklearn_dpfair.fairness._ermi.ERMIRegularizer.row_cells`;
+    each row's penalty weight is its block weight times ``weight_scale``
+    (times its sample weight when the fit is weighted), as in
+    :meth:`~sklearn_dpfair.fairness._ermi.ERMIRegularizer.sample_constants`.
+    """
+
+    regularizer: object
+    cells: np.ndarray
+    weight_scale: float = 1.0
+    block: int = 1 << 16  # rows per block of the dual's cell sums
+
+    def constants(self, rows, sample_weight=None):
+        """``(block, group, weight, 1/sqrt(Ps))`` of the rows ``rows`` (a slice)."""
+        scale = self.weight_scale
+        if sample_weight is not None:
+            scale = scale * sample_weight[rows]
+        return self.regularizer.batch_constants(self.cells[rows], scale)
+
+    def dual(self, probabilities, n_rows, sample_weight=None):
+        """Exact dual maximiser ``W*`` at the probabilities ``probabilities(rows)``.
+
+        The cell sums of ``w_i F_i`` are added block of rows by block of rows
+        in row order: the single pass of
+        :meth:`~sklearn_dpfair.fairness._ermi.ERMIRegularizer.dual_maximizer`
+        bit for bit, with temporaries of one block.
+        """
+        reg = self.regularizer
+        total = np.zeros((reg.n_blocks, reg.n_groups, reg.n_classes))
+        for rows in row_slices(n_rows, self.block):
+            proba = probabilities(rows)
+            blk, grp, wt, _ = self.constants(rows, sample_weight)
+            total = reg.add_cell_sums(total, proba, blk, grp, wt)
+        return reg.maximizer_from_cells(total)
+
+
+def row_slices(n, rows):
+    """Slices of ``rows`` consecutive rows (the last shorter) covering ``n`` rows."""
+    return [slice(start, min(start + rows, n)) for start in range(0, n, rows)]
+
+
+def _full_batch_terms(
+    raw, y, penalty, fairness_weight, rows, sample_weight=None, keep=False
+):
+    """Mean loss + ``lambda`` ERMI at the logits ``raw``, which become the gradient.
+
+    ``raw`` is ``(n, m)`` logits, or ``(n,)``: the logit ``z`` of class 1 of
+    a binary model, whose two logits are ``[-z/2, z/2]``. It is overwritten,
+    block of ``rows`` rows by block, by the logit gradient divided by ``n``
+    (``dL/dz`` for a single logit): the softmax and ERMI temporaries are
+    those of one block. ``sample_weight`` (mean 1, or None) weights the
+    loss terms; the penalty is weighted through the rows' weights
+    (:class:`FullBatchPenalty`, None without fairness term). A row whose
+    logits overflow gets probabilities, gradient and loss 0
+    (:func:`~._sgda.softmax_terms`). The value's sums are added block by
+    block (its rounding may differ from a single sum). With ``keep``
+    (:func:`keeps_terms`) the dual's first pass keeps each block's softmax
+    terms for the second.
     """
     n = raw.shape[0]
-    # As in SGDA: a row whose logits overflow gets probabilities, gradient
-    # and loss 0 (softmax_terms).
-    proba, grad_raw, loss = softmax_terms(raw, y)
-    if sample_weight is not None:
-        loss = loss * sample_weight
-        grad_raw = grad_raw * sample_weight[:, None]
-    value = float(np.mean(loss))
-    if regularizer is not None and fairness_weight > 0:
-        blk, grp, wt, isq = constants
-        W = regularizer.dual_maximizer(proba, blk, grp, wt)
-        c = regularizer.coefficients(W, blk, grp, isq)
-        value += fairness_weight * float(np.mean(regularizer.value(proba, c, wt)))
-        grad_raw += fairness_weight * regularizer.raw_gradient(proba, c, wt)
-    grad_raw /= n
-    return value, grad_raw, proba
+    binary = raw.ndim == 1
+    kept = {}
+
+    def logits(part):
+        return np.outer(raw[part], _HALF) if binary else raw[part]
+
+    def terms(part):
+        got = kept.pop((part.start, part.stop), None)
+        return softmax_terms(logits(part), y[part]) if got is None else got
+
+    def probabilities(part):
+        if keep:
+            kept[part.start, part.stop] = got = terms(part)
+            return got[0]
+        return softmax_probabilities(logits(part))
+
+    W = None
+    if penalty is not None and fairness_weight > 0:
+        W = penalty.dual(probabilities, n, sample_weight)
+        reg = penalty.regularizer
+    loss_sum = penalty_sum = 0.0
+    for part in row_slices(n, rows):
+        proba, grad_raw, loss = terms(part)
+        if sample_weight is not None:
+            loss = loss * sample_weight[part]
+            grad_raw = grad_raw * sample_weight[part, None]
+        loss_sum += float(np.sum(loss))
+        if W is not None:
+            blk, grp, wt, isq = penalty.constants(part, sample_weight)
+            c = reg.coefficients(W, blk, grp, isq)
+            penalty_sum += float(np.sum(reg.value(proba, c, wt)))
+            grad_raw += fairness_weight * reg.raw_gradient(proba, c, wt)
+        grad_raw /= n
+        raw[part] = grad_raw @ _HALF if binary else grad_raw
+    value = loss_sum / n
+    if W is not None:
+        value += fairness_weight * (penalty_sum / n)
+    return value
+
+
+def _penalty(regularizer, cells, weight_scale, rows):
+    if regularizer is None or cells is None:
+        return None
+    return FullBatchPenalty(regularizer, cells, weight_scale, block=rows)
 
 
 @np.errstate(over="ignore", invalid="ignore", divide="ignore")
@@ -149,26 +288,28 @@ def exact_dual_objective(
     y,
     *,
     regularizer,
-    constants,
+    cells,
     fairness_weight,
     alpha,
     intercept_scaling,
+    weight_scale=1.0,
     sample_weight=None,
 ):
     """Value and gradient of ``f`` at flat ``params = [coef (d x m), w0 (m)]``.
 
-    ``constants`` are the per-row ``(block, group, weight, 1/sqrt(Ps))`` of
-    :meth:`~sklearn_dpfair.fairness._ermi.ERMIRegularizer.sample_constants`;
-    ``regularizer`` None (or ``fairness_weight`` 0) is plain logistic
-    regression. Returns ``(value, gradient, proba)``.
+    ``cells`` are the rows'
+    :meth:`~sklearn_dpfair.fairness._ermi.ERMIRegularizer.row_cells` (each
+    row's penalty weight is its block weight times ``weight_scale``, times
+    its sample weight); ``regularizer`` None (or ``fairness_weight`` 0) is
+    plain logistic regression. Returns ``(value, gradient)``.
 
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_dpfair._solvers.fermi._lbfgs import exact_dual_objective
     >>> X, y = np.array([[1.0], [-1.0]]), np.array([1, 0])
-    >>> value, grad, proba = exact_dual_objective(
-    ...     np.zeros(4), X, y, regularizer=None, constants=None,
+    >>> value, grad = exact_dual_objective(
+    ...     np.zeros(4), X, y, regularizer=None, cells=None,
     ...     fairness_weight=0.0, alpha=0.0, intercept_scaling=1.0)
     >>> round(value, 4), grad.round(2).tolist()
     (0.6931, [0.5, -0.5, 0.0, 0.0])
@@ -178,18 +319,45 @@ def exact_dual_objective(
     coef = params[: d * m].reshape(d, m)
     w0 = params[d * m :]
     s = intercept_scaling
-    value, grad_raw, proba = _logit_terms(
-        float64_product(X, coef) + s * w0,
+    rows = term_rows(X, m)
+    raw = float64_product(X, coef)
+    raw += s * w0
+    value = _full_batch_terms(
+        raw,
         y,
-        regularizer,
-        constants,
+        _penalty(regularizer, cells, weight_scale, rows),
         fairness_weight,
+        rows,
+        sample_weight,
+        keep=keeps_terms(X, m),
+    )
+    # raw now holds the logit gradient (divided by n).
+    g_coef = float64_transposed_product(X, raw) + alpha * coef
+    g_w0 = s * raw.sum(axis=0)
+    value += 0.5 * alpha * float(np.sum(coef**2))
+    return value, np.concatenate([g_coef.ravel(), g_w0])
+
+
+@np.errstate(over="ignore", invalid="ignore")
+def block_logits(X, coef, w0, intercept_scaling, rows):
+    """``X[rows] coef + s w0`` in float64, for a slice ``rows`` of the rows."""
+    return float64_product(X[rows], coef) + intercept_scaling * w0
+
+
+def exact_dual(X, coef, w0, *, intercept_scaling, penalty, sample_weight=None):
+    """The exact dual maximiser ``W*`` at the model ``(coef, w0)`` (host numpy).
+
+    Rows whose logits overflow get probabilities 0, as in SGDA. The logits
+    are computed block of rows by block (:func:`block_logits`): no
+    ``n x m`` array is held.
+    """
+    return penalty.dual(
+        lambda rows: softmax_probabilities(
+            block_logits(X, coef, w0, intercept_scaling, rows)
+        ),
+        X.shape[0],
         sample_weight,
     )
-    g_coef = float64_transposed_product(X, grad_raw) + alpha * coef
-    g_w0 = s * grad_raw.sum(axis=0)
-    value += 0.5 * alpha * float(np.sum(coef**2))
-    return value, np.concatenate([g_coef.ravel(), g_w0]), proba
 
 
 def column_scales(X, sample_weight=None):
@@ -262,7 +430,7 @@ def refine_full_batch(
     y,
     *,
     regularizer,
-    constants,
+    cells,
     fairness_weight,
     alpha,
     intercept_scaling,
@@ -270,6 +438,7 @@ def refine_full_batch(
     w0,
     tol,
     max_iter,
+    weight_scale=1.0,
     sample_weight=None,
 ):
     """Minimise :func:`exact_dual_objective` by L-BFGS from ``(coef, w0)``.
@@ -311,33 +480,34 @@ def refine_full_batch(
             g[-(1 if binary else m) :] = 0.0
         return g
 
+    rows = term_rows(X, m)
+    penalty = _penalty(regularizer, cells, weight_scale, rows)
+    keep = keeps_terms(X, 2)
+
     def fun(u):
         if binary:
             # One logit z = x v + s b: half the matrix products of the
             # two-column form (logits [-z/2, z/2]), the same values.
             v = u[:d] / scale
-            z = float64_product(X, v) + s * u[d]
-            value, grad_raw, _ = _logit_terms(
-                np.outer(z, half),
-                y,
-                regularizer,
-                constants,
-                fairness_weight,
-                sample_weight,
+            z = float64_product(X, v)
+            z += s * u[d]
+            value = _full_batch_terms(
+                z, y, penalty, fairness_weight, rows, sample_weight, keep
             )
-            g_z = grad_raw @ half
-            g_v = (float64_transposed_product(X, g_z) + 0.5 * alpha * v) / scale
+            # z now holds dL/dz (divided by n).
+            g_v = (float64_transposed_product(X, z) + 0.5 * alpha * v) / scale
             value += 0.25 * alpha * float(v @ v)
-            return value, np.concatenate([g_v, [s * g_z.sum()]])
-        value, grad, _ = exact_dual_objective(
+            return value, np.concatenate([g_v, [s * z.sum()]])
+        value, grad = exact_dual_objective(
             to_full(u),
             X,
             y,
             regularizer=regularizer,
-            constants=constants,
+            cells=cells,
             fairness_weight=fairness_weight,
             alpha=alpha,
             intercept_scaling=s,
+            weight_scale=weight_scale,
             sample_weight=sample_weight,
         )
         return value, to_reduced_grad(grad)

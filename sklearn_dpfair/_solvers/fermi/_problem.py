@@ -16,14 +16,19 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._loss import SoftmaxLoss
-from ...fairness._disparity import (
-    disparity_from_counts,
-    hard_disparity,
-    prediction_counts,
-)
+from ...fairness._disparity import disparity_from_counts, prediction_counts
+from ...fairness._ermi import code_dtype
 from ...utils._array_api import from_host, to_numpy
-from ._lbfgs import float64_product, refine_full_batch
-from ._sgda import noisy_sgda, softmax_terms
+from ._lbfgs import (
+    FullBatchPenalty,
+    block_logits,
+    exact_dual,
+    float64_product,
+    refine_full_batch,
+    row_slices,
+    term_rows,
+)
+from ._sgda import noisy_sgda
 
 __all__ = ["THRESHOLD_GRID", "FairProblem", "run_sgda"]
 
@@ -65,25 +70,28 @@ class FairProblem:
         # The full-batch phase and the selection read X on the host, sparse
         # or dense, in its own dtype (their products are float64).
         self.X_host = self.X if sp.issparse(self.X) else to_numpy(self.X)
-        # A record's weight multiplies its penalty weight (the ERMI terms are
-        # linear in it); the loss terms are weighted in the L-BFGS objective.
-        scale = (
-            self.weight_scale
-            if self.sample_weight is None
-            else self.weight_scale * self.sample_weight
-        )
-        self.constants = (
+        # Rows per block of the full-batch terms and predictions: their
+        # temporaries stay a fraction of X's storage.
+        self.rows = term_rows(self.X_host, self.n_classes)
+        # One small code a row for the penalty (ERMIRegularizer.row_cells):
+        # a record's weight multiplies its penalty weight (the ERMI terms
+        # are linear in it); the loss terms are weighted in the L-BFGS
+        # objective.
+        self.cells = (
             None
             if self.regularizer is None
-            else self.regularizer.sample_constants(self.blocks, self.codes, scale)
+            else self.regularizer.row_cells(self.blocks, self.codes)
         )
+
+    def _parts(self):
+        return row_slices(self.X_host.shape[0], self.rows)
 
     def refine(self, lam, coef, w0):
         return refine_full_batch(
             self.X_host,
             self.y,
             regularizer=self.regularizer,
-            constants=self.constants,
+            cells=self.cells,
             fairness_weight=lam,
             alpha=self.params.alpha,
             intercept_scaling=self.intercept_scaling,
@@ -91,30 +99,40 @@ class FairProblem:
             w0=np.asarray(w0, dtype=np.float64),
             tol=self.params.tol,
             max_iter=self.params.final_max_iter,
+            weight_scale=self.weight_scale,
             sample_weight=self.sample_weight,
         )
 
-    @np.errstate(over="ignore", invalid="ignore")
-    def predict(self, coef, w0):
-        raw = float64_product(self.X_host, np.asarray(coef)) + (
-            self.intercept_scaling * np.asarray(w0)
-        )
+    def _block_predictions(self, coef, w0, rows):
+        raw = block_logits(self.X_host, coef, w0, self.intercept_scaling, rows)
         return np.argmax(raw, axis=1)
 
+    def predict(self, coef, w0):
+        """Hard predictions (class indices, one small code a row)."""
+        coef, w0 = np.asarray(coef), np.asarray(w0)
+        pred = np.empty(self.X_host.shape[0], dtype=code_dtype(self.n_classes))
+        for rows in self._parts():
+            pred[rows] = self._block_predictions(coef, w0, rows)
+        return pred
+
     def counts(self, coef, w0):
-        return prediction_counts(
-            self.predict(coef, w0), self.y, self.codes, self.n_classes, self.n_groups
-        )
+        """Counts ``N[y, r, j]`` of the hard predictions, added block by block."""
+        coef, w0 = np.asarray(coef), np.asarray(w0)
+        total = np.zeros((self.n_classes, self.n_groups, self.n_classes))
+        for rows in self._parts():
+            # Codes widened per block: the cell index of the counts may
+            # not fit the small dtype of the labels and groups.
+            total += prediction_counts(
+                self._block_predictions(coef, w0, rows),
+                self.y[rows].astype(np.intp),
+                self.codes[rows].astype(np.intp),
+                self.n_classes,
+                self.n_groups,
+            )
+        return total
 
     def disparity(self, coef, w0):
-        return hard_disparity(
-            self.predict(coef, w0),
-            self.y,
-            self.codes,
-            self.constraint,
-            self.n_classes,
-            self.n_groups,
-        )
+        return disparity_from_counts(self.counts(coef, w0), self.constraint)
 
     @np.errstate(over="ignore", invalid="ignore")
     def best_threshold(self, coef, w0, bound):
@@ -162,12 +180,16 @@ class FairProblem:
     def dual_at(self, lam, coef, w0):
         if self.regularizer is None or lam <= 0:
             return None
-        blk, grp, wt, _ = self.constants
-        with np.errstate(over="ignore", invalid="ignore"):
-            raw = float64_product(self.X_host, coef) + self.intercept_scaling * w0
-        # Rows whose logits overflow get probabilities 0, as in SGDA.
-        proba, _, _ = softmax_terms(raw, self.y, with_loss=False)
-        return self.regularizer.dual_maximizer(proba, blk, grp, wt)
+        return exact_dual(
+            self.X_host,
+            np.asarray(coef),
+            np.asarray(w0),
+            intercept_scaling=self.intercept_scaling,
+            penalty=FullBatchPenalty(
+                self.regularizer, self.cells, self.weight_scale, block=self.rows
+            ),
+            sample_weight=self.sample_weight,
+        )
 
 
 def run_sgda(problem, sgda_common, fairness_weight, n_steps, epochs, init=None):

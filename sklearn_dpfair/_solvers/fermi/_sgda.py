@@ -70,6 +70,7 @@ __all__ = [
     "logits",
     "noisy_sgda",
     "sgda_step",
+    "softmax_probabilities",
     "softmax_terms",
 ]
 
@@ -132,12 +133,7 @@ def softmax_terms(raw, y, *, with_loss=True):
     array([0.6931, 0.    ])
     """
     xp = array_namespace(raw)
-    finite = finite_rows_mask(raw)[:, None]
-    zero = xp.zeros_like(raw)
-    shifted = raw - row_max(raw)
-    exp = xp.exp(shifted)
-    total = row_sums(exp)
-    proba = xp.where(finite, exp / total[:, None], zero)
+    finite, zero, shifted, total, proba = _softmax_parts(raw)
     classes = xp.arange(raw.shape[1], dtype=y.dtype, device=device_of(raw))
     onehot = xp.astype(y[:, None] == classes[None, :], raw.dtype)
     grad = xp.where(finite, proba - onehot, zero)
@@ -151,6 +147,34 @@ def softmax_terms(raw, y, *, with_loss=True):
     return proba, grad, xp.where(finite[:, 0], loss, zero[:, 0])
 
 
+def _softmax_parts(raw):
+    # The stable softmax of softmax_terms: the finite-row mask, zeros,
+    # shifted logits, row sums of their exponentials and the probabilities.
+    xp = array_namespace(raw)
+    finite = finite_rows_mask(raw)[:, None]
+    zero = xp.zeros_like(raw)
+    shifted = raw - row_max(raw)
+    exp = xp.exp(shifted)
+    total = row_sums(exp)
+    proba = xp.where(finite, exp / total[:, None], zero)
+    return finite, zero, shifted, total, proba
+
+
+@np.errstate(over="ignore", invalid="ignore")
+def softmax_probabilities(raw):
+    """The probabilities of :func:`softmax_terms` alone (bit for bit).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.fermi._sgda import softmax_probabilities
+    >>> softmax_probabilities(np.array([[0.0, 0.0], [np.inf, -np.inf]]))
+    array([[0.5, 0.5],
+           [0. , 0. ]])
+    """
+    return _softmax_parts(raw)[-1]
+
+
 def logits(Xb, coef, w0, s):
     """``X_B Theta + s w_0`` for a dense (any namespace) or CSR batch.
 
@@ -159,6 +183,36 @@ def logits(Xb, coef, w0, s):
     if sp.issparse(Xb):
         return np.asarray(Xb @ coef) + s * w0
     return narrow_matmul(Xb, coef) + s * w0
+
+
+# Rows per block of a sparse X's row norms.
+_NORM_BLOCK = 1 << 12
+
+
+def _held_row_norms(model, X, sparse):
+    """The row norms of ``X`` held for the whole fit, or None: per batch.
+
+    A dense ``X``'s are computed at once (``n`` floats, small beside it).
+    A sparse ``X``'s are held only when they weigh at most 1/8 of its
+    stored entries and indices, and computed then block of rows by block
+    (the one-pass computation forms ``nnz`` squares and ``n``-long
+    temporaries); with fewer entries a row (one a row: the norms would
+    weigh half the matrix) each batch computes its own from its stored
+    entries. Each row's norm is the same either way.
+    """
+    if not sparse:
+        return model.row_norms(X)
+    n = X.shape[0]
+    storage = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    if 8 * n * X.dtype.itemsize > storage:
+        return None
+    norms = None
+    for start in range(0, n, _NORM_BLOCK):
+        block = model.row_norms(X[start : start + _NORM_BLOCK])
+        if norms is None:
+            norms = np.empty(n, dtype=block.dtype)
+        norms[start : start + block.shape[0]] = block
+    return norms
 
 
 def _epoch_ends(n_steps, epochs):
@@ -373,7 +427,7 @@ def noisy_sgda(
     model = LinearModel(m, float(intercept_scaling))
     coef, w0 = model.zeros(X)
     s = model.intercept_scaling
-    row_norms = model.row_norms(X)
+    row_norms = _held_row_norms(model, X, sparse)
     # Divide by the expected batch size, a public constant: the realised size
     # of a Poisson batch depends on the data set (add/remove one record).
     denominator = sampling_probability * n_samples
@@ -384,16 +438,13 @@ def noisy_sgda(
         W = xp.zeros(
             (regularizer.n_blocks, regularizer.n_groups, m), dtype=dtype, device=device
         )
-        # Per-row constants: computed on the host, copied to X's device once.
-        # A record's weight multiplies its penalty weight (every ERMI term
-        # is linear in it), so the penalty and dual terms are weighted too.
-        row_scale = (
-            weight_scale if sample_weight is None else weight_scale * sample_weight
-        )
-        blk, grp, wt, isq = (
-            from_host(a, y)
-            for a in regularizer.sample_constants(blocks, codes, row_scale)
-        )
+        # One cell code a row (smallest integer dtype), copied to X's device
+        # once; a batch looks up its rows' (block, group, weight, 1/sqrt(Ps))
+        # in per-cell tables (ERMIRegularizer.batch_constants), so no n-long
+        # float copy of them is held. A record's weight multiplies its
+        # penalty weight (every ERMI term is linear in it), so the penalty
+        # and dual terms are weighted too.
+        cells = from_host(regularizer.row_cells(blocks, codes), y)
     else:
         W = xp.zeros((0, 0, m), dtype=dtype, device=device)
     if init is not None:
@@ -412,13 +463,9 @@ def noisy_sgda(
         project_dual=project_dual,
     )
 
-    # Per-row data a batch gathers, stacked into (k, n) tables by dtype: the
-    # integer rows (label, block, group) and the float64 rows (weight,
-    # 1/sqrt(Ps)), so that a batch costs four gathers (with X and the norms,
-    # kept in X's precision) instead of seven.
-    int_table = xp.stack([xp.astype(y, xp.int64)] + ([blk, grp] if fair else []))
+    # Per-row data a batch gathers: the labels and cells (small integer
+    # codes) and the public weights.
     sw = None if sample_weight is None else from_host(sample_weight, y)
-    float_table = xp.stack([wt, isq]) if fair else None
 
     ends = _epoch_ends(n_steps, epochs)
     loss_curve, fairness_curve = [], []
@@ -435,18 +482,25 @@ def noisy_sgda(
         idx = poisson_batch(rng, n_samples, sampling_probability)
         if full_batch:
             # q = 1 takes every row without drawing: no copy of X is needed.
-            Xb, norms_b, ints_b, floats_b = X, row_norms, int_table, float_table
-            sw_b = sw
+            Xb, norms_b, yb, sw_b = X, row_norms, y, sw
+            if row_norms is None:
+                norms_b = model.row_norms(X)
+            cells_b = cells if fair else None
         else:
             idx_d = idx if sparse else from_host(idx, y)
             Xb = take_rows(X, idx_d)
-            norms_b = xp.take(row_norms, idx_d, axis=0)
-            ints_b = xp.take(int_table, idx_d, axis=1)
-            floats_b = xp.take(float_table, idx_d, axis=1) if fair else None
+            norms_b = (
+                model.row_norms(Xb)
+                if row_norms is None
+                else xp.take(row_norms, idx_d, axis=0)
+            )
+            yb = xp.take(y, idx_d, axis=0)
+            cells_b = xp.take(cells, idx_d, axis=0) if fair else None
             sw_b = None if sw is None else xp.take(sw, idx_d, axis=0)
-        yb = ints_b[0]
         if fair:
-            (b_blk, b_grp), (b_wt, b_isq) = ints_b[1:], floats_b
+            b_blk, b_grp, b_wt, b_isq = regularizer.batch_constants(
+                cells_b, weight_scale if sw_b is None else weight_scale * sw_b
+            )
         raw = logits(Xb, coef, w0, s)
         proba, grad, sample_loss = softmax_terms(raw, yb, with_loss=record_curves)
         if sw_b is not None:

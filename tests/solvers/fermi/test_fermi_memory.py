@@ -1,12 +1,14 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""The FERMI full-batch phase reads X in place: no copy of a sparse or float32 X.
+"""The FERMI fits read X in place and hold O(1) bytes a row besides it.
 
 A fit's peak memory (``tracemalloc``, which sees numpy's and scipy's
-buffers) stays below 2x the storage of a CSR matrix, and below the storage
-of a float32 matrix (a float64 copy of it would be twice that). The
-column sums and products that avoid the copies give the values of the
-copying forms.
+buffers) stays below 2x the storage of a CSR matrix, even at one stored
+entry a row (about 16 bytes a row: the labels, groups, per-row constants
+and the full-batch temporaries must fit in as much again), and below the
+storage of a float32 matrix (a float64 copy of it would be twice that).
+The column sums, products and blocked full-batch terms that avoid the
+copies give the values of the copying forms.
 """
 
 import gc
@@ -17,11 +19,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sklearn_dpfair import FERMIClassifier
+from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
+from sklearn_dpfair._solvers.fermi import _lbfgs
 from sklearn_dpfair._solvers.fermi._lbfgs import (
     column_scales,
+    exact_dual_objective,
     float64_product,
     float64_transposed_product,
+    keeps_terms,
 )
 
 
@@ -36,21 +41,19 @@ def _data(n, d=100, density=1.0, seed=0):
     return X, y, s
 
 
-def _fit(X, y, s):
+def _fit(X, y, s, cls=FERMIClassifier):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return FERMIClassifier(max_iter=2, random_state=0).fit(
-            X, y, sensitive_features=s
-        )
+        return cls(max_iter=2, random_state=0).fit(X, y, sensitive_features=s)
 
 
-def _peak(X, y, s):
+def _peak(X, y, s, cls=FERMIClassifier):
     """Peak traced bytes of a fit (after an untraced one that fills caches)."""
-    _fit(X[:500], y[:500], s[:500])
+    _fit(X[:500], y[:500], s[:500], cls)
     gc.collect()
     tracemalloc.start()
     try:
-        est = _fit(X, y, s)
+        est = _fit(X, y, s, cls)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -67,6 +70,21 @@ def test_sparse_fit_peak_is_below_twice_the_storage():
     del X
     _, peak = _peak(X_csr, y, s)
     # The column scales used to square a copy of the whole matrix (2.5x).
+    assert peak < 2.0 * _csr_bytes(X_csr)
+
+
+@pytest.mark.parametrize("cls", [FERMIClassifier, DPFERMIClassifier])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fit_on_one_entry_a_row_peaks_below_twice_the_storage(cls, dtype):
+    X, y, s = _data(20_000, density=0.01)
+    X_csr = sp.csr_matrix(X).astype(dtype)
+    del X
+    assert X_csr.nnz < 2 * X_csr.shape[0]
+    _, peak = _peak(X_csr, y, s, cls)
+    # The full-batch phase used to hold ~27 float64 a row (logits,
+    # probabilities, ERMI terms of every row), SGDA the per-row constants
+    # (block, group, weight, 1/sqrt(Ps)) as int64/float64 arrays, the label
+    # and group encodings several intp (or Python object) arrays: 9x-18x.
     assert peak < 2.0 * _csr_bytes(X_csr)
 
 
@@ -122,3 +140,60 @@ def test_float32_products_equal_those_of_the_float64_copy(to_sparse, m):
     # float64 X: the plain products, unchanged.
     np.testing.assert_array_equal(float64_product(X64, v), X64 @ v)
     np.testing.assert_array_equal(float64_transposed_product(X64, g), X64.T @ g)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("m", [2, 3])
+def test_blocked_full_batch_terms_equal_one_block(monkeypatch, weighted, m, keep):
+    # The terms computed by blocks of rows give the gradient of a single
+    # block bit for bit (each row's terms are its own, the dual's cell sums
+    # go on in row order), whether the first pass's softmax terms are kept
+    # or computed again; only the value's sum is added in another order.
+    from sklearn_dpfair.fairness._ermi import ERMIRegularizer
+
+    rng = np.random.default_rng(3)
+    n, d = 3000, 5
+    X = rng.standard_normal((n, d))
+    y = rng.integers(0, m, n).astype(np.int8)
+    codes = rng.integers(0, 3, n)
+    reg = ERMIRegularizer(np.full((1, 3), 1 / 3), np.ones(1), m)
+    kw = dict(
+        regularizer=reg,
+        cells=reg.row_cells(np.zeros(n, dtype=int), codes),
+        fairness_weight=5.0,
+        alpha=0.1,
+        intercept_scaling=1.0,
+        weight_scale=1.2,
+        sample_weight=rng.random(n) * 2 if weighted else None,
+    )
+    params = rng.standard_normal((d + 1) * m)
+    monkeypatch.setattr(_lbfgs, "term_rows", lambda X, m: X.shape[0])
+    value, grad = exact_dual_objective(params, X, y, **kw)
+    monkeypatch.setattr(_lbfgs, "term_rows", lambda X, m: 256)
+    monkeypatch.setattr(_lbfgs, "keeps_terms", lambda X, m: keep)
+    value_b, grad_b = exact_dual_objective(params, X, y, **kw)
+    np.testing.assert_array_equal(grad_b, grad)
+    assert value_b == pytest.approx(value, rel=1e-13)
+    # Dense X of 5 columns: the terms are not kept (7 float64 a row > 5/8).
+    assert not keeps_terms(X, 3)
+    assert keeps_terms(np.zeros((10, 100)), 3)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_row_norms_held_by_blocks_or_per_batch(dtype):
+    # Rows of ~10 entries: the norms are held, computed by blocks of rows,
+    # equal to the one-pass norms bit for bit; rows of ~1 entry: None (each
+    # batch computes its rows' norms).
+    from sklearn_dpfair._solvers._linear import LinearModel
+    from sklearn_dpfair._solvers.fermi._sgda import _held_row_norms
+
+    model = LinearModel(2, 1.0)
+    X, _, _ = _data(10_000, d=100, density=0.1)
+    X = sp.csr_matrix(X).astype(dtype)
+    held = _held_row_norms(model, X, sparse=True)
+    np.testing.assert_array_equal(held, model.row_norms(X))
+    assert held.dtype == model.row_norms(X).dtype
+    X, _, _ = _data(10_000, d=100, density=0.005)
+    X = sp.csr_matrix(X).astype(dtype)
+    assert _held_row_norms(model, X, sparse=True) is None
