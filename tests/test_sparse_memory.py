@@ -27,11 +27,10 @@ from sklearn_dpfair import (
 )
 from sklearn_dpfair.audit._synthetic import synthetic_inputs
 
-_PENDING = pytest.mark.xfail(strict=True, reason="full-batch per-row terms")
 ESTIMATORS = [
     lambda: DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0),
-    pytest.param(lambda: FERMIClassifier(random_state=0), marks=_PENDING),
-    pytest.param(lambda: DPFERMIClassifier(random_state=0), marks=_PENDING),
+    lambda: FERMIClassifier(random_state=0),
+    lambda: DPFERMIClassifier(random_state=0),
     lambda: SemiDPLinearRegression(random_state=0),
     lambda: HeavyTailDPRegressor(random_state=0),
 ]

@@ -145,7 +145,8 @@ def augmented_row_norms(X, intercept_scaling=0.0):
 
 
 #: A sparse ``X``'s row norms are kept for a run when they weigh at most
-#: this fraction of its storage (about 5 stored entries per row or more),
+#: this fraction of its storage (about 5 stored entries per row or more in
+#: float64, 3 in float32),
 #: and recomputed from the rows read in each step otherwise.
 STORED_NORMS_FRACTION = 1 / 8
 
@@ -154,8 +155,9 @@ def stored_row_norms(X, intercept_scaling=0.0):
     """The row norms ``||[x_i, s]||`` kept for a whole run, or None.
 
     A dense ``X``'s norms weigh ``1 / n_features`` of it and would cost a
-    pass over it in every step: kept. A sparse ``X``'s weigh 8 bytes per
-    row, about half of a matrix with one stored entry per row: kept only if
+    pass over it in every step: kept. A sparse ``X``'s weigh one float (of
+    its dtype) per row, about half of a matrix with one stored entry per
+    row: kept only if
     they weigh at most :data:`STORED_NORMS_FRACTION` of its storage, else
     recomputed by :func:`row_norms_of` from the rows read in each step (at
     the ``O(nnz)`` cost of the rows' own products). Which of the two is used
@@ -172,7 +174,7 @@ def stored_row_norms(X, intercept_scaling=0.0):
     """
     if sp.issparse(X):
         storage = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-        if 8 * X.shape[0] > STORED_NORMS_FRACTION * storage:
+        if X.dtype.itemsize * X.shape[0] > STORED_NORMS_FRACTION * storage:
             return None
     return augmented_row_norms(X, intercept_scaling)
 

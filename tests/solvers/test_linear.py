@@ -369,3 +369,28 @@ def test_private_step_is_the_noisy_gradient_then_the_step(s):
         np.testing.assert_array_equal(a, b)
     if not s:
         np.testing.assert_array_equal(got[1], w0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_row_norms_kept_or_recomputed_give_the_same_values(dtype):
+    # Rows of ~10 stored entries: the norms are kept (they weigh less than
+    # an eighth of the matrix); rows of ~1 entry: None, and each batch's
+    # norms come from its gathered rows. Either way a row's norm is the
+    # same, bit for bit, and a dense X always keeps its norms.
+    from sklearn_dpfair._solvers._linear import row_norms_of, stored_row_norms
+
+    rng = np.random.default_rng(0)
+    idx = rng.choice(5_000, size=300, replace=False)
+    for density, kept in ((0.1, True), (0.01, False)):
+        X = sp.random(5_000, 100, density=density, format="csr", random_state=rng,
+                      dtype=dtype)
+        X.data = (X.data - 0.5) * 7
+        reference = augmented_row_norms(X, 1.0)
+        stored = stored_row_norms(X, 1.0)
+        assert (stored is not None) == kept
+        np.testing.assert_array_equal(row_norms_of(X[idx], idx, stored, 1.0),
+                                      reference[idx])
+        assert row_norms_of(X[idx], idx, stored, 1.0).dtype == reference.dtype
+        np.testing.assert_array_equal(
+            stored_row_norms(X.toarray(), 1.0), augmented_row_norms(X.toarray(), 1.0)
+        )

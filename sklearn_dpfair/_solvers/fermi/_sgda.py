@@ -185,36 +185,6 @@ def logits(Xb, coef, w0, s):
     return narrow_matmul(Xb, coef) + s * w0
 
 
-# Rows per block of a sparse X's row norms.
-_NORM_BLOCK = 1 << 12
-
-
-def _held_row_norms(model, X, sparse):
-    """The row norms of ``X`` held for the whole fit, or None: per batch.
-
-    A dense ``X``'s are computed at once (``n`` floats, small beside it).
-    A sparse ``X``'s are held only when they weigh at most 1/8 of its
-    stored entries and indices, and computed then block of rows by block
-    (the one-pass computation forms ``nnz`` squares and ``n``-long
-    temporaries); with fewer entries a row (one a row: the norms would
-    weigh half the matrix) each batch computes its own from its stored
-    entries. Each row's norm is the same either way.
-    """
-    if not sparse:
-        return model.row_norms(X)
-    n = X.shape[0]
-    storage = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-    if 8 * n * X.dtype.itemsize > storage:
-        return None
-    norms = None
-    for start in range(0, n, _NORM_BLOCK):
-        block = model.row_norms(X[start : start + _NORM_BLOCK])
-        if norms is None:
-            norms = np.empty(n, dtype=block.dtype)
-        norms[start : start + block.shape[0]] = block
-    return norms
-
-
 def _epoch_ends(n_steps, epochs):
     """Step indices after which an epoch ends (``epochs`` equal shares of T)."""
     ends = np.round(np.arange(1, epochs + 1) * n_steps / epochs).astype(int) - 1
@@ -427,7 +397,7 @@ def noisy_sgda(
     model = LinearModel(m, float(intercept_scaling))
     coef, w0 = model.zeros(X)
     s = model.intercept_scaling
-    row_norms = _held_row_norms(model, X, sparse)
+    row_norms = model.stored_row_norms(X)
     # Divide by the expected batch size, a public constant: the realised size
     # of a Poisson batch depends on the data set (add/remove one record).
     denominator = sampling_probability * n_samples
@@ -489,11 +459,7 @@ def noisy_sgda(
         else:
             idx_d = idx if sparse else from_host(idx, y)
             Xb = take_rows(X, idx_d)
-            norms_b = (
-                model.row_norms(Xb)
-                if row_norms is None
-                else xp.take(row_norms, idx_d, axis=0)
-            )
+            norms_b = model.row_norms_of(Xb, idx_d, row_norms)
             yb = xp.take(y, idx_d, axis=0)
             cells_b = xp.take(cells, idx_d, axis=0) if fair else None
             sw_b = None if sw is None else xp.take(sw, idx_d, axis=0)

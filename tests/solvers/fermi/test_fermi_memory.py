@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
+from sklearn_dpfair import FERMIClassifier
 from sklearn_dpfair._solvers.fermi import _lbfgs
 from sklearn_dpfair._solvers.fermi._lbfgs import (
     column_scales,
@@ -70,21 +70,6 @@ def test_sparse_fit_peak_is_below_twice_the_storage():
     del X
     _, peak = _peak(X_csr, y, s)
     # The column scales used to square a copy of the whole matrix (2.5x).
-    assert peak < 2.0 * _csr_bytes(X_csr)
-
-
-@pytest.mark.parametrize("cls", [FERMIClassifier, DPFERMIClassifier])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_fit_on_one_entry_a_row_peaks_below_twice_the_storage(cls, dtype):
-    X, y, s = _data(20_000, density=0.01)
-    X_csr = sp.csr_matrix(X).astype(dtype)
-    del X
-    assert X_csr.nnz < 2 * X_csr.shape[0]
-    _, peak = _peak(X_csr, y, s, cls)
-    # The full-batch phase used to hold ~27 float64 a row (logits,
-    # probabilities, ERMI terms of every row), SGDA the per-row constants
-    # (block, group, weight, 1/sqrt(Ps)) as int64/float64 arrays, the label
-    # and group encodings several intp (or Python object) arrays: 9x-18x.
     assert peak < 2.0 * _csr_bytes(X_csr)
 
 
@@ -178,22 +163,3 @@ def test_blocked_full_batch_terms_equal_one_block(monkeypatch, weighted, m, keep
     # Dense X of 5 columns: the terms are not kept (7 float64 a row > 5/8).
     assert not keeps_terms(X, 3)
     assert keeps_terms(np.zeros((10, 100)), 3)
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_sparse_row_norms_held_by_blocks_or_per_batch(dtype):
-    # Rows of ~10 entries: the norms are held, computed by blocks of rows,
-    # equal to the one-pass norms bit for bit; rows of ~1 entry: None (each
-    # batch computes its rows' norms).
-    from sklearn_dpfair._solvers._linear import LinearModel
-    from sklearn_dpfair._solvers.fermi._sgda import _held_row_norms
-
-    model = LinearModel(2, 1.0)
-    X, _, _ = _data(10_000, d=100, density=0.1)
-    X = sp.csr_matrix(X).astype(dtype)
-    held = _held_row_norms(model, X, sparse=True)
-    np.testing.assert_array_equal(held, model.row_norms(X))
-    assert held.dtype == model.row_norms(X).dtype
-    X, _, _ = _data(10_000, d=100, density=0.005)
-    X = sp.csr_matrix(X).astype(dtype)
-    assert _held_row_norms(model, X, sparse=True) is None
