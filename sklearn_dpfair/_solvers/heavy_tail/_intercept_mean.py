@@ -91,7 +91,9 @@ def private_intercept_step(X, y, coef, intercept, clip, rho, rng, sample_weight=
     >>> private_intercept_step(X, y, np.zeros(1), 0.0, 2.0, np.inf, rng)
     1.25
     """
-    coef = np.asarray(coef, dtype=np.float64)[:, None]
+    # In X's precision, as the steps' parameters: a float64 coef would make
+    # the product promote a float32 X to a float64 copy of all of it.
+    coef = np.asarray(coef, dtype=X.dtype)[:, None]
     total = 0.0
     # By blocks of rows: no n-length temporaries for a sparse X.
     for rows in row_blocks(X):

@@ -183,3 +183,32 @@ def test_raw_scale_target_on_few_rows_stays_finite_and_accounted():
     assert est.epsilon_ <= 1.0
     mse = np.mean((est.predict(X) - y) ** 2)
     assert mse < np.var(y)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_step_keeps_float32_x_in_float32(sparse):
+    # The residuals are taken with coefficients in X's precision: a float64
+    # coef made the product promote a float32 X to a float64 copy of all of
+    # it (2x X in memory). For sparse X, by row blocks. The step equals the
+    # float64 one to float32 precision.
+    import tracemalloc
+
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40_000, 50))
+    if sparse:
+        X = sp.csr_matrix(X * (rng.random(X.shape) < 0.02))
+    y = rng.standard_normal(40_000)
+    coef = rng.standard_normal(50)
+    X32 = X.astype(np.float32)
+    step64 = private_intercept_step(X, y, coef, 0.1, 3.0, np.inf, None)
+    tracemalloc.start()
+    try:
+        step32 = private_intercept_step(X32, y, coef, 0.1, 3.0, np.inf, None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    storage = X32.data.nbytes + (X32.indices.nbytes + X32.indptr.nbytes if sparse else 0)
+    assert peak < 0.6 * storage
+    assert step32 == pytest.approx(step64, rel=1e-5, abs=1e-6)
