@@ -54,6 +54,7 @@ from ..utils._array_api import (
     finite_linear_scores,
     narrow_matmul,
 )
+from ._row_blocks import row_block, row_blocks
 
 __all__ = [
     "LinearModel",
@@ -146,8 +147,8 @@ def augmented_row_norms(X, intercept_scaling=0.0):
 
 #: A sparse ``X``'s row norms are kept for a run when they weigh at most
 #: this fraction of its storage (about 5 stored entries per row or more in
-#: float64, 3 in float32),
-#: and recomputed from the rows read in each step otherwise.
+#: float64, 3 in float32), and recomputed from the rows read in each step
+#: otherwise.
 STORED_NORMS_FRACTION = 1 / 8
 
 
@@ -157,11 +158,10 @@ def stored_row_norms(X, intercept_scaling=0.0):
     A dense ``X``'s norms weigh ``1 / n_features`` of it and would cost a
     pass over it in every step: kept. A sparse ``X``'s weigh one float (of
     its dtype) per row, about half of a matrix with one stored entry per
-    row: kept only if
-    they weigh at most :data:`STORED_NORMS_FRACTION` of its storage, else
-    recomputed by :func:`row_norms_of` from the rows read in each step (at
-    the ``O(nnz)`` cost of the rows' own products). Which of the two is used
-    changes memory and time only, never a value.
+    row: kept only if they weigh at most :data:`STORED_NORMS_FRACTION` of
+    its storage, else recomputed by :func:`row_norms_of` from the rows read
+    in each step (at the ``O(nnz)`` cost of the rows' own products). Which
+    of the two is used changes memory and time only, never a value.
 
     Examples
     --------
@@ -550,16 +550,36 @@ class LinearModel:
         """
         s = float(self.intercept_scaling)
         coef, w0 = W[:-1], W[-1]
-        raw = _rows_times(X, coef) + s * w0
         n = X.shape[0]
+        blocks = row_blocks(X)
+        if len(blocks) > 1:
+            # A sparse X by blocks of rows: no n-length temporaries.
+            loss_sum, coef_sum, intercept_sum = 0.0, 0.0, 0.0
+            for rows in blocks:
+                part = self._loss_gradient_sums(
+                    coef, w0, row_block(X, rows), y[rows], loss,
+                    None if sample_weight is None else sample_weight[rows],
+                )
+                loss_sum += part[0]
+                coef_sum = coef_sum + part[1]
+                intercept_sum = intercept_sum + part[2]
+        else:
+            loss_sum, coef_sum, intercept_sum = self._loss_gradient_sums(
+                coef, w0, X, y, loss, sample_weight
+            )
+        value = loss_sum / n + 0.5 * alpha * np.sum(W * W)
+        grad = np.empty_like(W)
+        grad[:-1] = coef_sum / n
+        grad[-1] = s * intercept_sum / n
+        grad += alpha * W
+        return value, grad
+
+    def _loss_gradient_sums(self, coef, w0, X, y, loss, sample_weight):
+        # Sum of the (weighted) losses, X^T R and the column sums of R.
+        raw = _rows_times(X, coef) + float(self.intercept_scaling) * w0
         losses = loss.loss(y, raw)
         R = loss.raw_gradient(y, raw)
         if sample_weight is not None:
             losses = losses * sample_weight
             R = R * sample_weight[:, None]
-        value = losses.mean() + 0.5 * alpha * np.sum(W * W)
-        grad = np.empty_like(W)
-        grad[:-1] = _rows_transposed_times(X, R) / n
-        grad[-1] = s * R.sum(axis=0) / n
-        grad += alpha * W
-        return value, grad
+        return losses.sum(), _rows_transposed_times(X, R), R.sum(axis=0)

@@ -298,32 +298,45 @@ def _ball_factors(norms, bound):
 
 
 def _clip_sparse_rows_to_norm(X, bound):
-    # clip_rows_to_norm on the stored entries of a canonical CSR matrix: the
-    # same factors, and the same rescue of the rows whose norm overflowed
-    # (divided by their largest entry first), one pass over the nnz values.
+    # clip_rows_to_norm on the stored entries of a canonical CSR matrix, one
+    # block of rows at a time (the temporaries of one block, not n- or
+    # nnz-length ones: with few entries per row they would weigh as much as
+    # the matrix). Only the clipped values and a copy of the indices are
+    # allocated for the whole matrix: the result.
     A = canonical_csr(X)
-    counts = np.diff(A.indptr)
-    # Stored values in float64 (a copy of the nnz values only for float32).
-    values = A.data.astype(np.float64, copy=False)
+    data = np.empty_like(A.data)
+    for start, stop in _row_blocks(A.indptr, _REDUCE_BLOCK):
+        lo, hi = int(A.indptr[start]), int(A.indptr[stop])
+        if hi > lo:
+            indptr = A.indptr[start : stop + 1] - A.indptr[start]
+            data[lo:hi] = _clipped_row_values(A.data[lo:hi], indptr, bound)
+    return sp.csr_matrix(
+        (data, A.indices.copy(), A.indptr.copy()), shape=A.shape
+    )
+
+
+def _clipped_row_values(values, indptr, bound):
+    # The stored values of rows (CSR ``indptr`` over ``values``) projected
+    # on the ball: the factors of dense rows, and the same rescue of the
+    # rows whose norm overflowed (divided by their largest entry first).
+    counts = np.diff(indptr)
+    # In float64 (a copy of the values only for float32).
+    values = values.astype(np.float64, copy=False)
     with np.errstate(over="ignore"):
-        norms = np.sqrt(_row_reduce(np.add, values * values, A.indptr))
+        norms = np.sqrt(_row_reduce(np.add, values, indptr, transform=np.square))
         post = _ball_factors(norms, bound)
     pre = np.ones_like(post)
     overflowed = np.isinf(norms)
     if overflowed.any():
-        scale = _row_reduce(np.maximum, np.abs(values), A.indptr)
+        scale = _row_reduce(np.maximum, np.abs(values), indptr)
         pre = np.where(overflowed, scale, 1.0)
         unit = values / np.repeat(pre, counts)
-        unit_norms = np.sqrt(_row_reduce(np.add, unit * unit, A.indptr))
+        unit_norms = np.sqrt(_row_reduce(np.add, unit * unit, indptr))
         with np.errstate(divide="ignore"):
             rescue = np.minimum(scale, bound / unit_norms)
         post = np.where(overflowed, rescue, post)
     # Division by 1.0 is exact: ordinary rows are x * factor, as dense.
-    data = (values / np.repeat(pre, counts)) * np.repeat(post, counts)
-    return sp.csr_matrix(
-        (data.astype(A.dtype, copy=False), A.indices.copy(), A.indptr.copy()),
-        shape=A.shape,
-    )
+    return (values / np.repeat(pre, counts)) * np.repeat(post, counts)
 
 
 def clip_factors(raw_gradient, row_norms, clip_norm):
@@ -433,6 +446,13 @@ def clip_factors_from_norms(norms, clip_norm):
     array([1. , 1. , 0.5, 0. , 0. ])
     """
     xp = array_namespace(norms)
+    if xp is np or isinstance(norms, np.ndarray):
+        # In place: one n-length array (with few stored entries per row,
+        # each temporary of n weighs as much as a sparse X).
+        factors = np.clip(norms, clip_norm, None)
+        np.divide(clip_norm, factors, out=factors)
+        factors[np.isnan(factors)] = 0.0
+        return factors
     factors = clip_norm / xp.clip(norms, clip_norm, None)
     return xp.where(xp.isnan(factors), xp.zeros_like(factors), factors)
 

@@ -85,3 +85,28 @@ def test_squared_row_norms_of_sparse_rows_equal_the_dense_ones():
     X = np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 2.0]])
     np.testing.assert_array_equal(squared_row_norms(sp.csc_matrix(X)), [0, 25, 4])
     np.testing.assert_array_equal(squared_row_norms(X), [0, 25, 4])
+
+
+@pytest.mark.parametrize("block", [1, 3, 1 << 13])
+def test_sparse_rows_clipped_block_by_block_are_the_same(monkeypatch, block):
+    # A sparse X is projected one block of rows at a time (no n- or
+    # nnz-length temporaries); every row's clipped values are those of the
+    # whole-matrix pass, huge (overflowed) and empty rows included.
+    from sklearn_dpfair.privacy import _clipping
+
+    rng = np.random.default_rng(0)
+    dense = rng.standard_normal((40, 5)) * (rng.random((40, 5)) < 0.5)
+    dense[3] = [1e300, -1e300, 0.0, 2.0, 0.0]
+    dense[[0, 20, 39]] = 0.0
+    for dtype in (np.float64, np.float32):
+        X = sp.csr_matrix(dense.astype(dtype) if dtype == np.float64 else
+                          np.clip(dense, -1e30, 1e30).astype(dtype))
+        whole = clip_rows_to_norm(X, 1.5)
+        monkeypatch.setattr(_clipping, "_REDUCE_BLOCK", block)
+        blocked = clip_rows_to_norm(X, 1.5)
+        monkeypatch.undo()
+        assert blocked.dtype == X.dtype
+        np.testing.assert_array_equal(blocked.toarray(), whole.toarray())
+        np.testing.assert_allclose(
+            blocked.toarray(), clip_rows_to_norm(X.toarray(), 1.5), rtol=1e-6
+        )

@@ -43,8 +43,13 @@ def disjoint_batches(rng, n_samples, n_batches, batch_size):
             f"{n_batches} disjoint batches of {batch_size} rows need more than "
             f"the {n_samples} rows available."
         )
-    order = rng.permutation(n_samples)
-    return order[: n_batches * batch_size].reshape(n_batches, batch_size)
+    order = rng.permutation(n_samples)[: n_batches * batch_size]
+    # Held for the whole run: in the smallest index dtype (the same draws).
+    return order.astype(_index_dtype(n_samples)).reshape(n_batches, batch_size)
+
+
+def _index_dtype(n_samples):
+    return np.int32 if n_samples < np.iinfo(np.int32).max else np.int64
 
 
 def disjoint_blocks(rng, n_samples, sizes):

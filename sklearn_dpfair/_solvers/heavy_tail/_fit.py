@@ -380,9 +380,14 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
     # 2. Private auto estimates (each spends its ledger entry).
     median = None
     if needs_median:
-        norms = gradient_norms_at_zero(X, y, loss, s, sample_weight=weights)
+        # The n norms are not kept past the quantile (with few stored entries
+        # per row they would weigh half a sparse X).
         median = private_quantile(
-            norms, 0.5, ledger.spent["clip_median"], rng, weights=count_weights
+            gradient_norms_at_zero(X, y, loss, s, sample_weight=weights),
+            0.5,
+            ledger.spent["clip_median"],
+            rng,
+            weights=count_weights,
         )
     estimate = None
     if needs_curvature:

@@ -39,6 +39,7 @@ from ...privacy._clipping import (
     stable_row_norms,
 )
 from .._linear import LinearModel, weighted_raw_gradient
+from .._row_blocks import row_block, row_blocks
 
 __all__ = [
     "clipped_gradient_mean",
@@ -115,13 +116,17 @@ def scaled_augmented_gram(X, intercept_scaling, row_scale):
            [0.5 , 1.25]])
     """
     s = float(intercept_scaling)
-    scale = np.asarray(row_scale, dtype=np.float64)
-    A = sp.diags(scale) @ canonical_csr(X).astype(np.float64)
+    X = canonical_csr(X)
     d = X.shape[1]
-    gram = np.empty((d + 1, d + 1))
-    gram[:d, :d] = (A.T @ A).toarray()
-    gram[:d, d] = gram[d, :d] = s * np.asarray(A.T @ scale).ravel()
-    gram[d, d] = s**2 * (scale @ scale)
+    gram = np.zeros((d + 1, d + 1))
+    # By blocks of rows: the scaled copy is one block's, not all of X's.
+    for rows in row_blocks(X):
+        scale = np.asarray(row_scale[rows], dtype=np.float64)
+        A = sp.diags(scale) @ row_block(X, rows).astype(np.float64)
+        gram[:d, :d] += (A.T @ A).toarray()
+        gram[:d, d] += s * np.asarray(A.T @ scale).ravel()
+        gram[d, d] += s**2 * (scale @ scale)
+    gram[d, :d] = gram[:d, d]
     return gram
 
 
@@ -142,10 +147,23 @@ def gradient_norms_at_zero(X, y, loss, intercept_scaling, sample_weight=None):
     """
     model = LinearModel(n_outputs=1, intercept_scaling=float(intercept_scaling))
     coef, w0 = model.split(np.zeros((X.shape[1] + 1, 1)))
-    with np.errstate(**_QUIET):
-        raw_grad = loss.raw_gradient(y, model.raw_predictions(X, coef, w0))
-        raw_grad = weighted_raw_gradient(raw_grad, sample_weight)
-        return model.gradient_norms(X, raw_grad)
+    blocks = row_blocks(X)
+    norms = None
+    # By blocks of rows for a sparse X: no n-length temporaries.
+    for rows in blocks:
+        Xb = row_block(X, rows)
+        with np.errstate(**_QUIET):
+            raw_grad = loss.raw_gradient(y[rows], model.raw_predictions(Xb, coef, w0))
+            raw_grad = weighted_raw_gradient(
+                raw_grad, None if sample_weight is None else sample_weight[rows]
+            )
+            part = model.gradient_norms(Xb, raw_grad)
+        if len(blocks) == 1:
+            return part
+        if norms is None:
+            norms = np.empty(X.shape[0], dtype=part.dtype)
+        norms[rows] = part
+    return norms
 
 
 def clipped_gradient_mean(
@@ -202,10 +220,19 @@ def clipped_gradient_mean(
     """
     model = LinearModel(n_outputs=1, intercept_scaling=float(intercept_scaling))
     coef, w0 = model.split(w[:, None])
-    with np.errstate(**_QUIET):
-        raw_grad = loss.raw_gradient(y, model.raw_predictions(X, coef, w0))
-        raw_grad = weighted_raw_gradient(raw_grad, sample_weight)
-        blocks = model.clipped_gradient_sum(X, raw_grad, model.row_norms(X), clip_norm)
+    total = None
+    # By blocks of rows for a sparse X (a large batch's temporaries would
+    # weigh as much as the matrix); one block for a dense X.
+    for rows in row_blocks(X):
+        Xb = row_block(X, rows)
+        with np.errstate(**_QUIET):
+            raw_grad = loss.raw_gradient(y[rows], model.raw_predictions(Xb, coef, w0))
+            raw_grad = weighted_raw_gradient(
+                raw_grad, None if sample_weight is None else sample_weight[rows]
+            )
+            part = model.clipped_gradient_sum(Xb, raw_grad, model.row_norms(Xb), clip_norm)
+        total = part if total is None else (total[0] + part[0], total[1] + part[1])
+    blocks = total
     # One draw for the stacked (d + 1)-vector: the mechanism's sensitivity
     # (2 C under replace-one) is not the clip C, so this is not
     # LinearModel.noisy_gradient (which clips at the mechanism's norm).

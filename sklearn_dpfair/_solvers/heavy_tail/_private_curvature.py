@@ -149,7 +149,10 @@ def private_curvature(
             # Sparse rows are never made dense: [x, s] exists only implicitly.
             rows = X = canonical_csr(X)
             with np.errstate(over="ignore"):
-                sq_norms = squared_row_norms(X) + s**2
+                # In place: with few stored entries per row, an n-length
+                # temporary weighs as much as a sparse X.
+                sq_norms = squared_row_norms(X)
+                sq_norms += s**2
         else:
             rows = np.column_stack([X, np.full(n, s)]) if s else X
             with np.errstate(over="ignore"):

@@ -217,3 +217,37 @@ def test_private_curvature_sensitivity():
     rows2 = rows.copy()
     rows2[0] = 1e4
     assert np.linalg.norm(moment(rows) - moment(rows2)) <= 2 * row_clip / 200 + 1e-12
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sparse_full_passes_by_row_blocks_match_dense(monkeypatch, weighted):
+    # The gradient norms at zero and the scaled second moment read a sparse
+    # X by blocks of rows (no n-length temporaries); small blocks give the
+    # dense values, to round-off for the summed Gram matrix.
+    import scipy.sparse as sp
+
+    from sklearn_dpfair._loss import SquaredLoss
+    from sklearn_dpfair._solvers import _row_blocks
+    from sklearn_dpfair._solvers.heavy_tail._mean_oracle import (
+        gradient_norms_at_zero,
+        scaled_augmented_gram,
+    )
+
+    rng = np.random.default_rng(0)
+    dense = rng.standard_normal((50, 6)) * (rng.random((50, 6)) < 0.4)
+    X = sp.csr_matrix(dense)
+    y = rng.standard_normal(50)
+    weights = rng.uniform(0.5, 2.0, 50) if weighted else None
+    whole = gradient_norms_at_zero(X, y, SquaredLoss(), 1.0, sample_weight=weights)
+    monkeypatch.setattr(_row_blocks, "block_rows", lambda X: 7)
+    blocked = gradient_norms_at_zero(X, y, SquaredLoss(), 1.0, sample_weight=weights)
+    np.testing.assert_array_equal(blocked, whole)
+    np.testing.assert_allclose(
+        blocked,
+        gradient_norms_at_zero(dense, y, SquaredLoss(), 1.0, sample_weight=weights),
+        rtol=1e-14,
+    )
+    scale = rng.uniform(0.1, 1.0, 50)
+    A = np.column_stack([dense, np.ones(50)]) * scale[:, None]
+    np.testing.assert_allclose(scaled_augmented_gram(X, 1.0, scale), A.T @ A,
+                               rtol=1e-12, atol=1e-12)
