@@ -15,32 +15,14 @@ from sklearn_dpfair._solvers.heavy_tail._dpsgd import (
     dpsgd_plan,
     fit_heavy_tail_dpsgd,
 )
-from sklearn_dpfair._solvers.heavy_tail._fit import HeavyTailConfig
 from sklearn_dpfair.privacy import PrivacyBudget, calibrate_noise_multiplier
 from sklearn_dpfair.privacy._zcdp import rho_for_epsilon
 
+from heavy_tail_config import dpsgd_config
+
 
 def _config(**overrides):
-    params = {
-        "loss_name": "squared_error",
-        "solver": "dp-sgd",
-        "clip_norm": "auto",
-        "radius": 10.0,
-        "moment_order": 2.0,
-        "moment_bound": None,
-        "clip_ref": 300.0,
-        "smoothness": "auto",
-        "strong_convexity": "auto",
-        "max_iter": "auto",
-        "tuning_fraction": 0.1,
-        "mode": "practical",
-        "penalty": None,
-        "alpha": 0.0,
-        "l1_ratio": 0.15,
-        "fit_intercept": True,
-    }
-    params.update(overrides)
-    return HeavyTailConfig(**params)
+    return dpsgd_config(**{"radius": 10.0, **overrides})
 
 
 def _data(n=20000, d=4, seed=0):

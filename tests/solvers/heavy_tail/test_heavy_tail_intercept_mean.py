@@ -15,7 +15,6 @@ from sklearn_dpfair._solvers.heavy_tail._dpsgd import (
     fit_heavy_tail_dpsgd,
     intercept_clip,
 )
-from sklearn_dpfair._solvers.heavy_tail._fit import HeavyTailConfig
 from sklearn_dpfair._solvers.heavy_tail._intercept_mean import (
     intercept_mean_noise_std,
     private_intercept_step,
@@ -23,28 +22,9 @@ from sklearn_dpfair._solvers.heavy_tail._intercept_mean import (
 from sklearn_dpfair.privacy import PrivacyBudget, epsilon_of
 from sklearn_dpfair.privacy._zcdp import rho_for_epsilon
 
+from heavy_tail_config import dpsgd_config
 
-def _config(**overrides):
-    params = {
-        "loss_name": "squared_error",
-        "solver": "dp-sgd",
-        "clip_norm": "auto",
-        "radius": None,
-        "moment_order": 2.0,
-        "moment_bound": None,
-        "clip_ref": 300.0,
-        "smoothness": "auto",
-        "strong_convexity": "auto",
-        "max_iter": "auto",
-        "tuning_fraction": 0.1,
-        "mode": "practical",
-        "penalty": None,
-        "alpha": 0.0,
-        "l1_ratio": 0.15,
-        "fit_intercept": True,
-    }
-    params.update(overrides)
-    return HeavyTailConfig(**params)
+
 
 
 def _skewed(n, seed=0, d=3):
@@ -122,7 +102,7 @@ def _fit(X, y, epsilon, **config):
         X,
         y,
         SquaredLoss(),
-        _config(rho=rho, **config),
+        dpsgd_config(rho=rho, **config),
         PrivacyBudget(epsilon, 1e-5),
         np.random.default_rng(0),
     )
@@ -167,7 +147,7 @@ def test_step_skipped_where_its_noise_is_too_large():
         X,
         y,
         SquaredLoss(),
-        _config(),
+        dpsgd_config(),
         PrivacyBudget(math.inf, 0.0),
         np.random.default_rng(0),
     )
