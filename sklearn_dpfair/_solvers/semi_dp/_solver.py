@@ -28,10 +28,10 @@ full-batch sums then run over every row with zero weight on the others, and
 Poisson batches gather their rows straight from the whole matrix, so a fit
 holds no second copy of the private rows (peak memory within twice the
 data). Sparse (CSR) rows are used through their stored entries only, by
-row blocks (``_blocks``): with about one stored entry per row, one float64
-per row weighs half the matrix, so the residuals and clip factors of a
-sparse ``X`` live one block at a time and its row norms are recomputed
-from the rows read instead of stored.
+row blocks (``_solvers/_row_blocks.py``): with about one stored entry per
+row, one float64 per row weighs half the matrix, so the residuals and clip
+factors of a sparse ``X`` live one block at a time and its row norms are
+recomputed from the rows read instead of stored.
 
 Adversarial rows. Whatever a private row holds (features or target near the
 float64 limit), its term in the noisy sum is finite with norm at most the
