@@ -94,3 +94,41 @@ def no_driver_arrays(monkeypatch):
         return
     for cls in (dd.DataFrame, dd.Series):
         monkeypatch.setattr(cls, "__array__", refuse, raising=False)
+
+
+@pytest.fixture
+def privatized_sums(monkeypatch):
+    """Every sum a ``GaussianMechanism`` privatizes in the test, before its noise.
+
+    A list filled as fits run (float64 copies, in order), for the
+    neighbouring-dataset tests that compare the clipped sums themselves.
+    """
+    import numpy as np
+
+    from sklearn_dpfair.privacy import GaussianMechanism
+
+    captured = []
+    original = GaussianMechanism.privatize
+
+    def spy(self, clipped_sum, rng):
+        captured.append(np.array(clipped_sum, dtype=float))
+        return original(self, clipped_sum, rng)
+
+    monkeypatch.setattr(GaussianMechanism, "privatize", spy)
+    return captured
+
+
+@pytest.fixture
+def selection_sensitivities(monkeypatch):
+    """The utility sensitivity of every ``ExponentialMechanism`` draw in the test."""
+    from sklearn_dpfair.privacy._exponential import ExponentialMechanism
+
+    seen = []
+    original = ExponentialMechanism.select
+
+    def spy(self, scores, rng):
+        seen.append(self.sensitivity)
+        return original(self, scores, rng)
+
+    monkeypatch.setattr(ExponentialMechanism, "select", spy)
+    return seen

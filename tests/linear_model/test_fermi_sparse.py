@@ -106,33 +106,23 @@ def test_sparse_on_cuda_is_refused():
         FERMIClassifier(device="cuda").fit(sp.csr_matrix(X), y, sensitive_features=s)
 
 
-def test_sparse_neighbours_move_each_noisy_sum_by_at_most_its_clip(monkeypatch):
+def test_sparse_neighbours_move_each_noisy_sum_by_at_most_its_clip(privatized_sums):
     # Add/remove one (huge) record of a sparse X: the first full-batch step's
     # clipped primal sum (coefficient and intercept blocks together) moves by
     # at most clip_norm, the dual sum by at most dual_clip_norm. A spy on the
     # mechanism reads the sums before the noise.
-    from sklearn_dpfair.privacy import GaussianMechanism
-
-    captured = []
-    original = GaussianMechanism.privatize
-
-    def spy(self, clipped_sum, rng):
-        captured.append(np.array(clipped_sum, dtype=float))
-        return original(self, clipped_sum, rng)
-
-    monkeypatch.setattr(GaussianMechanism, "privatize", spy)
     X, y, s = _data(n=120)
     X[-1, :5] = 1e6
     clip, dual_clip = 0.5, 0.3
     sums = []
     for rows in (slice(None), slice(0, -1)):
-        captured.clear()
+        privatized_sums.clear()
         DPFERMIClassifier(
             batch_size="full", max_iter=1, clip_norm=clip, dual_clip_norm=dual_clip,
             groups=[0, 1], classes=[0, 1], group_marginals=[0.5, 0.5],
             epsilon=np.inf, noise_multiplier=0.0, random_state=0,
         ).fit(sp.csr_matrix(X[rows]), y[rows], sensitive_features=s[rows])
-        sums.append(captured[:3])
+        sums.append(privatized_sums[:3])
     (c1, b1, d1), (c2, b2, d2) = sums
     primal = np.sqrt(np.sum((c1 - c2) ** 2) + np.sum((b1 - b2) ** 2))
     assert 0 < primal <= clip * (1 + 1e-12)

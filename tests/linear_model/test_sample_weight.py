@@ -304,7 +304,9 @@ def test_fermi_weight_two_is_a_duplicated_row_without_privacy():
     np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-5, atol=1e-7)
 
 
-def test_dp_fermi_heavy_record_moves_each_noisy_sum_by_at_most_its_clip(monkeypatch):
+def test_dp_fermi_heavy_record_moves_each_noisy_sum_by_at_most_its_clip(
+    monkeypatch, privatized_sums
+):
     # Neighbouring data sets: the last record at weight 1e6, or dropped
     # (weight 0). The weights are used as given (no rescaling to mean 1, a
     # public constant) so that the two fits differ in that record only; a
@@ -314,14 +316,6 @@ def test_dp_fermi_heavy_record_moves_each_noisy_sum_by_at_most_its_clip(monkeypa
     monkeypatch.setattr(
         fair_fit, "normalized_weights", lambda w, n: np.asarray(w, dtype=float)
     )
-    captured = []
-    original = GaussianMechanism.privatize
-
-    def spy(self, clipped_sum, rng):
-        captured.append(np.array(clipped_sum, dtype=float))
-        return original(self, clipped_sum, rng)
-
-    monkeypatch.setattr(GaussianMechanism, "privatize", spy)
     X, y, group = _fair_data(n=100)
     X[-1] = 1e3
     primal_clip, dual_clip = 0.5, 0.3
@@ -329,7 +323,7 @@ def test_dp_fermi_heavy_record_moves_each_noisy_sum_by_at_most_its_clip(monkeypa
     for heavy in (1e6, 0.0):
         w = np.ones(X.shape[0])
         w[-1] = heavy
-        captured.clear()
+        privatized_sums.clear()
         DPFERMIClassifier(
             clip_norm=primal_clip,
             dual_clip_norm=dual_clip,
@@ -341,8 +335,8 @@ def test_dp_fermi_heavy_record_moves_each_noisy_sum_by_at_most_its_clip(monkeypa
             random_state=0,
         ).fit(X, y, sample_weight=w, sensitive_features=group)
         # One step: the primal coefficient and intercept blocks, then the dual.
-        assert len(captured) == 3
-        sums.append(list(captured))
+        assert len(privatized_sums) == 3
+        sums.append(list(privatized_sums))
     primal = [np.concatenate([c[0].ravel(), c[1].ravel()]) for c in sums]
     dual = [c[2].ravel() for c in sums]
     assert np.linalg.norm(primal[0] - primal[1]) <= primal_clip * (1 + 1e-9)
@@ -391,7 +385,7 @@ def test_semidp_weights_change_the_fit_and_public_only_refuses_them():
 
 @pytest.mark.parametrize("heavy", [1e6, 1e12])
 def test_semidp_heavy_row_moves_the_private_sum_by_at_most_the_clip(
-    heavy, monkeypatch
+    heavy, monkeypatch, privatized_sums
 ):
     # Neighbouring data sets: the last row at a huge weight, or dropped
     # (weight 0); weights are used as given (no rescaling to mean 1) so the
@@ -402,14 +396,6 @@ def test_semidp_heavy_row_moves_the_private_sum_by_at_most_the_clip(
     monkeypatch.setattr(
         semidp_fit, "normalized_weights", lambda w, n: np.asarray(w, dtype=float)
     )
-    captured = []
-    original = GaussianMechanism.privatize
-
-    def spy(self, clipped_sum, rng):
-        captured.append(np.array(clipped_sum, dtype=float))
-        return original(self, clipped_sum, rng)
-
-    monkeypatch.setattr(GaussianMechanism, "privatize", spy)
     X, y, _ = _regression_data(n=50)
     X[-1], y[-1] = 1e3, -1e3
     clip = 0.8
@@ -417,11 +403,11 @@ def test_semidp_heavy_row_moves_the_private_sum_by_at_most_the_clip(
     for weight in (heavy, 0.0):
         w = np.ones(X.shape[0])
         w[-1] = weight
-        captured.clear()
+        privatized_sums.clear()
         SemiDPLinearRegression(
             solver="semidp-gd", clip_norm=clip, max_iter=1, random_state=0
         ).fit(X, y, sample_weight=w, public_mask=np.zeros(X.shape[0], dtype=bool))
-        sums.append(captured[0])
+        sums.append(privatized_sums[0])
     diff = np.linalg.norm(sums[0] - sums[1])
     assert 0.5 * clip < diff <= clip * (1 + 1e-9)
 

@@ -157,22 +157,14 @@ def test_add_remove_quantile_rarely_lands_beyond_the_data():
     assert p_add < 1e-7
 
 
-def test_private_quantile_adjacency_sets_the_sensitivity(monkeypatch):
+def test_private_quantile_adjacency_sets_the_sensitivity(selection_sensitivities):
     # The draw goes through ExponentialMechanism with the adjacency's
     # sensitivity; an unknown adjacency is refused by name.
-    seen = []
-    original = ExponentialMechanism.select
-
-    def spy(self, scores, rng):
-        seen.append(self.sensitivity)
-        return original(self, scores, rng)
-
-    monkeypatch.setattr(ExponentialMechanism, "select", spy)
     v = np.random.default_rng(0).lognormal(size=500)
     private_quantile(v, 0.5, 0.01, np.random.default_rng(1))
     private_quantile(v, 0.5, 0.01, np.random.default_rng(1), adjacency="add_remove")
     private_quantile(v, 0.9, 0.01, np.random.default_rng(1), adjacency="add_remove")
-    assert seen == [1.0, 0.5, pytest.approx(0.9)]
+    assert selection_sensitivities == [1.0, 0.5, pytest.approx(0.9)]
     with pytest.raises(ValueError, match="adjacency"):
         private_quantile(v, 0.5, 0.01, np.random.default_rng(1), adjacency="bounded")
 

@@ -146,20 +146,10 @@ def test_projection_on_the_public_ball():
     assert np.hypot(np.linalg.norm(fit.coef), fit.intercept) <= 0.5 + 1e-12
 
 
-def test_scales_use_the_add_remove_sensitivity_of_the_record(monkeypatch):
+def test_scales_use_the_add_remove_sensitivity_of_the_record(selection_sensitivities):
     # The fit is accounted under add/remove adjacency, so its two
     # exponential-mechanism quantiles (median of y, MAD) draw with that
     # adjacency's utility sensitivity max(q, 1 - q) = 1/2, not 1.
-    from sklearn_dpfair.privacy._exponential import ExponentialMechanism
-
-    seen = []
-    original = ExponentialMechanism.select
-
-    def spy(self, scores, rng):
-        seen.append(self.sensitivity)
-        return original(self, scores, rng)
-
-    monkeypatch.setattr(ExponentialMechanism, "select", spy)
     X, y, _ = _data(n=2000)
     fit = fit_heavy_tail_dpsgd(
         X,
@@ -170,4 +160,4 @@ def test_scales_use_the_add_remove_sensitivity_of_the_record(monkeypatch):
         np.random.default_rng(0),
     )
     assert fit.record.adjacency == "add_remove"
-    assert seen == [0.5, 0.5]
+    assert selection_sensitivities == [0.5, 0.5]
