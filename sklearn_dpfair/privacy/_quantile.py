@@ -20,11 +20,12 @@ and spread of the target). Two mechanisms give them:
 * :func:`noisy_histogram`, counts in public bins released through the
   :class:`~sklearn_dpfair.privacy.GaussianMechanism` of sensitivity 1.
 
-Weights: with public per-record weights ``a_i`` in ``[0, 1]`` the counts
-become ``sum_i a_i 1{v_i <= c}`` and ``n`` becomes ``sum_i a_i``; one record
-still moves every count by at most 1, so the sensitivity is unchanged.
-Callers clip each record's weight at 1 *after* normalizing (a record is one
-person, whatever its weight).
+Weights: with public per-record weights ``a_i`` the counts become
+``sum_i min(a_i, 1) 1{v_i <= c}`` and ``n`` becomes ``sum_i min(a_i, 1)``
+under privacy: each weight is capped at 1 here, block by block (a record is
+one person, whatever its weight), so one record still moves every count by
+at most 1 and the sensitivity is unchanged whatever weights the caller
+passes. Without privacy (``rho = inf``) the weights count as given.
 
 Whatever one record holds, the utility and the counts are finite with
 sensitivity 1: a value that is not finite (``inf`` from an overflowed norm,
@@ -112,15 +113,16 @@ def quantile_sensitivity(quantile, adjacency="replace_one"):
     )
 
 
-def quantile_utility(values, quantile, grid=LOG_GRID, weights=None):
+def quantile_utility(values, quantile, grid=LOG_GRID, weights=None, *, weight_cap=None):
     """Utility ``u(c) = -| #{i : v_i <= c} - q n |`` of each grid point.
 
     Finite whatever the values; replacing one value changes each count by at
     most 1 and adding or removing one changes ``count - q n`` by at most
     ``max(q, 1 - q)`` (:func:`quantile_sensitivity`). Non-finite values
     are mapped to ``+inf`` first, a fixed point above every grid candidate.
-    ``weights`` (public, each in ``[0, 1]`` for the sensitivity to stay
-    that; the caller's business) weight the counts; None counts every value once.
+    ``weights`` (public) weight the counts, each capped at ``weight_cap``
+    (1 keeps the sensitivity that; None: as given); None counts every
+    value once.
 
     Examples
     --------
@@ -139,12 +141,11 @@ def quantile_utility(values, quantile, grid=LOG_GRID, weights=None):
         block = np.where(np.isfinite(block), block, np.inf)
         return np.searchsorted(sorted_grid, block, side="left")
 
-    per_bin = _blockwise_bincount(
-        values, first_grid_point_at_or_above, grid.size + 1, weights
+    per_bin, total = _blockwise_bincount(
+        values, first_grid_point_at_or_above, grid.size + 1, weights, weight_cap
     )
     counts = np.empty(grid.size)
     counts[order] = np.cumsum(per_bin)[:-1]
-    total = np.shape(values)[0] if weights is None else float(np.sum(weights))
     return -np.abs(counts - quantile * total)
 
 
@@ -175,7 +176,7 @@ def private_quantile(
     grid : ndarray, default=LOG_GRID
         Sorted public candidates.
     weights : ndarray of shape (n,), default=None
-        Public weights of the counts, each in ``[0, 1]`` when ``rho`` is
+        Public weights of the counts, each capped at 1 when ``rho`` is
         finite (the sensitivity then stays 1); None counts each value once.
     adjacency : {"replace_one", "add_remove"}, default="replace_one"
         The neighbouring relation the caller accounts the release under; it
@@ -197,7 +198,9 @@ def private_quantile(
     True
     """
     sensitivity = quantile_sensitivity(quantile, adjacency)
-    utility = quantile_utility(values, quantile, grid, weights)
+    utility = quantile_utility(
+        values, quantile, grid, weights, weight_cap=None if math.isinf(rho) else 1.0
+    )
     if math.isinf(rho):
         # Ties between grid points go to the middle of the best run.
         best = np.flatnonzero(utility == utility.max())
@@ -237,19 +240,26 @@ _KEEP_SIGMAS = 4.0
 _COUNT_BLOCK = 1 << 12
 
 
-def _blockwise_bincount(values, to_bins, n_bins, weights=None):
+def _blockwise_bincount(values, to_bins, n_bins, weights=None, weight_cap=None):
     # (Weighted) counts of the bins ``to_bins(block)`` (indices in
-    # [0, n_bins)) of the values, block by block, so that no n-length
-    # temporary is formed (with few stored entries per row, one would weigh
-    # as much as a sparse X). Unweighted counts are exact whatever the blocks.
+    # [0, n_bins)) of the values and their total (n, or the sum of the
+    # weights counted), block by block, so that no n-length temporary is
+    # formed (with few stored entries per row, one would weigh as much as a
+    # sparse X). Weights are capped at ``weight_cap`` (None: as given).
+    # Unweighted counts are exact whatever the blocks.
+    n = np.shape(values)[0]
     counts = np.zeros(n_bins, dtype=np.float64)
-    for start in range(0, np.shape(values)[0], _COUNT_BLOCK):
+    total = 0.0
+    for start in range(0, n, _COUNT_BLOCK):
         block = np.asarray(values[start : start + _COUNT_BLOCK], dtype=np.float64)
-        w = None if weights is None else np.asarray(
-            weights[start : start + _COUNT_BLOCK], dtype=np.float64
-        )
+        w = None
+        if weights is not None:
+            w = np.array(weights[start : start + _COUNT_BLOCK], dtype=np.float64)
+            if weight_cap is not None:
+                np.minimum(w, weight_cap, out=w)
+            total += float(np.sum(w))
         counts += np.bincount(to_bins(block), weights=w, minlength=n_bins)
-    return counts
+    return counts, (n if weights is None else total)
 
 
 def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
@@ -271,7 +281,8 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
     edges : ndarray, default=SIGNED_EDGES
         Public increasing bin edges, ``-inf`` first and ``inf`` last.
     weights : ndarray of shape (n,), default=None
-        Public count weights, each in ``[0, 1]`` under privacy.
+        Public count weights, each capped at 1 under privacy (finite
+        ``rho``: the sensitivity stays 1).
 
     Returns
     -------
@@ -296,7 +307,10 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
         index = np.searchsorted(edges, block, side="right") - 1
         return np.clip(index, 0, n_bins - 1, out=index)
 
-    counts = _blockwise_bincount(np.asarray(values), bin_of, n_bins, weights)
+    counts, _ = _blockwise_bincount(
+        np.asarray(values), bin_of, n_bins, weights,
+        None if math.isinf(rho) else 1.0,
+    )
     if math.isinf(rho):
         return counts, float(np.finfo(np.float64).tiny)
     sigma = 1.0 / math.sqrt(2.0 * rho)

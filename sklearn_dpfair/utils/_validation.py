@@ -184,7 +184,7 @@ def normalized_weights(sample_weight, n_samples):
     # (weights near 1e308) nor the ratio does (subnormal weights): the
     # rescaled weights are finite, in [0, n].
     weights = weights / np.max(weights)
-    weights = weights * (n_samples / weights.sum())
+    weights *= n_samples / weights.sum()
     if np.all(weights == weights[0]):
         return None
     return weights

@@ -326,7 +326,7 @@ _SCALE_PARTS = {
 }
 
 
-def _private_target_scales(y, s, rhos, count_weights, rng):
+def _private_target_scales(y, s, rhos, weights, rng):
     """Private location and scale of ``y`` (three zCDP releases).
 
     1. a noisy histogram of ``y`` on signed decade bins (Gaussian
@@ -343,7 +343,7 @@ def _private_target_scales(y, s, rhos, count_weights, rng):
     Without privacy every step is exact (its best grid point).
     """
     counts, threshold = noisy_histogram(
-        y, rhos["target_range"], rng, SIGNED_DECADE_EDGES, weights=count_weights
+        y, rhos["target_range"], rng, SIGNED_DECADE_EDGES, weights=weights
     )
     support = histogram_support(counts, threshold, SIGNED_DECADE_EDGES)
     if support is None:
@@ -360,23 +360,26 @@ def _private_target_scales(y, s, rhos, count_weights, rng):
             rhos["target_location"],
             rng,
             grid=grid,
-            weights=count_weights,
+            weights=weights,
             adjacency=_ADJACENCY,
         )
     grid = np.geomspace(width * 10.0**-_SCALE_DECADES, width, _SCALE_POINTS)
+    # In place: one n-length temporary, not two.
+    deviations = y - location
+    np.abs(deviations, out=deviations)
     mad = private_quantile(
-        np.abs(y - location),
+        deviations,
         0.5,
         rhos["target_scale"],
         rng,
         grid=grid,
-        weights=count_weights,
+        weights=weights,
         adjacency=_ADJACENCY,
     )
     return float(location), float(mad / _MAD_TO_SD)
 
 
-def _private_row_scale(X, s, rho, count_weights, rng):
+def _private_row_scale(X, s, rho, weights, rng):
     """Private median of ``||[x, s]||^2`` from a noisy histogram (zCDP).
 
     Public log bins, 5 per decade; an overflowed squared norm falls in the
@@ -387,7 +390,7 @@ def _private_row_scale(X, s, rho, count_weights, rng):
     row_sq = np.asarray(squared_row_norms(X), dtype=np.float64)
     row_sq += s**2
     counts, threshold = noisy_histogram(
-        row_sq, rho, rng, POSITIVE_EDGES, weights=count_weights
+        row_sq, rho, rng, POSITIVE_EDGES, weights=weights
     )
     median = histogram_quantiles(counts, threshold, (0.5,), POSITIVE_EDGES)
     row_median = float(X.shape[1] + s**2) if median is None else median[0]
@@ -526,19 +529,12 @@ def fit_heavy_tail_dpsgd(
         ledger.allocate("intercept_mean", schedule.intercept_fraction * rho)
     ledger.allocate_rest("optimizer")
 
-    # Count weights of the private quantiles: each record counts at most
-    # once under privacy (its normalized weight clipped at 1); without
-    # privacy, weights are multiplicities.
-    count_weights = None
-    if weights is not None:
-        count_weights = np.minimum(weights, 1.0) if private else weights
-
-    # 2. Private scales; 3. noise calibrated on the composed event.
+    # 2. Private scales; 3. noise calibrated on the composed event. The
+    # weights count each record at most once under privacy (the quantiles
+    # and histograms cap them at 1); without privacy they are multiplicities.
     rhos = {name: ledger.spent.get(name, math.inf) for name in names}
-    location, scale = _private_target_scales(y, s, rhos, count_weights, rng)
-    row_median = _private_row_scale(
-        X, s, rhos["row_norm_histogram"], count_weights, rng
-    )
+    location, scale = _private_target_scales(y, s, rhos, weights, rng)
+    row_median = _private_row_scale(X, s, rhos["row_norm_histogram"], weights, rng)
     y_scaled = (y - location) / scale
     if private:
         tuning = composed_event(

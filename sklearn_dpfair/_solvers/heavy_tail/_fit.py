@@ -362,9 +362,6 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
     # record's weighted gradient (and second-moment term) is clipped; the
     # private medians count a record at most once under privacy.
     weights = normalized_weights(sample_weight, n)
-    count_weights = None
-    if weights is not None:
-        count_weights = np.minimum(weights, 1.0) if private else weights
 
     # 1. Budget, planned before any data access.
     ledger = ZCDPLedger(rho)
@@ -387,7 +384,8 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
             0.5,
             ledger.spent["clip_median"],
             rng,
-            weights=count_weights,
+            # Capped at 1 there under privacy: a record counts at most once.
+            weights=weights,
         )
     estimate = None
     if needs_curvature:

@@ -76,14 +76,21 @@ def _weighted_row_scale(X, s, rho_scale, rng, weights):
     sets ``C_S``, and scaling the row by the factor bounds the term by
     ``C_S`` whatever the weight (overflow-safe norms).
     """
-    sqrt_w = np.sqrt(weights)
+    # In place, and the square roots of the weights formed twice rather than
+    # kept: with few stored entries per row, each n-length array weighs half
+    # a sparse X.
     with np.errstate(over="ignore"):
-        norms = sqrt_w * augmented_row_norms(X, s)
+        norms = augmented_row_norms(X, s)
+        norms *= np.sqrt(weights)
         weighted_sq = norms * norms
-    count = np.minimum(weights, 1.0) if not math.isinf(rho_scale) else weights
-    median = private_quantile(weighted_sq, 0.5, rho_scale, rng, weights=count)
+    # The quantile counts a record at most once (weights capped at 1 there).
+    median = private_quantile(weighted_sq, 0.5, rho_scale, rng, weights=weights)
+    del weighted_sq
     row_clip = _ROW_CLIP_FACTOR * median
-    return sqrt_w * clip_factors_from_norms(norms, math.sqrt(row_clip)), row_clip
+    factors = clip_factors_from_norms(norms, math.sqrt(row_clip))
+    del norms
+    factors *= np.sqrt(weights)
+    return factors, row_clip
 
 
 def private_curvature(
