@@ -85,3 +85,26 @@ def test_sparse_fit_peaks_below_twice_the_storage(make_estimator, dtype):
     X, y, fit_params = sparse_inputs(make_estimator(), 50_000, 0.01, dtype)
     ratio = fit_peak(make_estimator, X, y, fit_params) / storage(X)
     assert ratio <= 2.0, f"peak {ratio:.2f}x the CSR storage"
+
+
+WEIGHTED_ESTIMATORS = {
+    "DPLogisticRegression": lambda: DPLogisticRegression(
+        epsilon=1.0, classes=[0, 1], random_state=0
+    ),
+    "HeavyTailDPRegressor": lambda: HeavyTailDPRegressor(random_state=0),
+    "heavy-tail-sgd": lambda: HeavyTailDPRegressor(solver="sgd", random_state=0),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", list(WEIGHTED_ESTIMATORS))
+def test_weighted_sparse_fit_peaks_below_twice_the_storage(name, dtype):
+    # The weights are n-length (half the matrix's storage at one entry per
+    # row): a fit keeps their normalized copy, never capped or gathered
+    # copies of them, nor a gathered batch of rows.
+    make_estimator = WEIGHTED_ESTIMATORS[name]
+    X, y, fit_params = sparse_inputs(make_estimator(), 50_000, 0.01, dtype)
+    weights = np.random.default_rng(0).uniform(0.5, 2.0, X.shape[0])
+    ratio = fit_peak(make_estimator, X, y, {**fit_params, "sample_weight": weights})
+    ratio /= storage(X)
+    assert ratio <= 2.0, f"peak {ratio:.2f}x the CSR storage"

@@ -54,7 +54,7 @@ from ..utils._array_api import (
     finite_linear_scores,
     narrow_matmul,
 )
-from ._row_blocks import row_block, row_blocks
+from ._row_blocks import row_block, row_blocks, take_rows
 
 __all__ = [
     "LinearModel",
@@ -87,29 +87,6 @@ def as_rows(X):
     if sp.issparse(X):
         return canonical_csr(X)
     return X
-
-
-def take_rows(X, idx):
-    """Rows ``idx`` of a dense array (any namespace) or a CSR matrix.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._linear import take_rows
-    >>> take_rows(np.arange(6.0).reshape(3, 2), np.array([2, 0]))
-    array([[4., 5.],
-           [0., 1.]])
-    """
-    if sp.issparse(X):
-        rows = X[idx]
-        # Whole rows of a canonical matrix (sorted, no duplicates) are
-        # canonical: said once here rather than checked again by every
-        # consumer of the batch (an O(nnz) scan each).
-        if getattr(X, "has_canonical_format", False):
-            rows.has_canonical_format = True
-        return rows
-    xp = array_namespace(X)
-    return xp.take(X, idx, axis=0)
 
 
 def augmented_row_norms(X, intercept_scaling=0.0):

@@ -17,15 +17,21 @@ bit. The row norms a run keeps, or recomputes from each block, are the
 linear-model layer's (:func:`~sklearn_dpfair._solvers._linear.stored_row_norms`).
 """
 
+import numpy as np
 import scipy.sparse as sp
+
+from ..utils._array_api import array_namespace
 
 __all__ = [
     "MIN_BLOCKS",
     "MIN_BLOCK_ROWS",
     "STORAGE_PER_BLOCK_ROW",
+    "batch_block",
+    "batch_blocks",
     "block_rows",
     "row_block",
     "row_blocks",
+    "take_rows",
 ]
 
 #: Fewest rows per block of a sparse ``X`` (each block costs a dozen numpy
@@ -56,9 +62,16 @@ def block_rows(X):
     >>> block_rows(sp.csr_matrix((10, 2)))
     1024
     """
-    storage = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    return _rows_per_block(_storage(X), X.shape[0])
+
+
+def _storage(X):
+    return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+
+
+def _rows_per_block(storage, n_rows):
     by_storage = storage // STORAGE_PER_BLOCK_ROW
-    return max(MIN_BLOCK_ROWS, min(by_storage, -(-X.shape[0] // MIN_BLOCKS)))
+    return max(MIN_BLOCK_ROWS, min(by_storage, -(-n_rows // MIN_BLOCKS)))
 
 
 def row_blocks(X, rows_per_block=None):
@@ -126,3 +139,71 @@ def row_block(X, rows):
     block.has_sorted_indices = X.has_sorted_indices
     block.has_canonical_format = X.has_canonical_format
     return block
+
+
+def take_rows(X, idx):
+    """Rows ``idx`` of a dense array (any namespace) or a CSR matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._row_blocks import take_rows
+    >>> take_rows(np.arange(6.0).reshape(3, 2), np.array([2, 0]))
+    array([[4., 5.],
+           [0., 1.]])
+    """
+    if sp.issparse(X):
+        rows = X[idx]
+        # Whole rows of a canonical matrix (sorted, no duplicates) are
+        # canonical: said once here rather than checked again by every
+        # consumer of the batch (an O(nnz) scan each).
+        if getattr(X, "has_canonical_format", False):
+            rows.has_canonical_format = True
+        return rows
+    xp = array_namespace(X)
+    return xp.take(X, idx, axis=0)
+
+
+def batch_blocks(X, rows=None):
+    """Blocks of the batch ``rows`` of ``X``, each read with :func:`batch_block`.
+
+    ``rows`` is an index array (a batch) or None (every row: the slices of
+    :func:`row_blocks`). A sparse ``X``'s batch is cut into index arrays
+    sized as :func:`row_blocks` would cut the gathered batch (its storage
+    taken pro rata from that of ``X``), so a large batch is gathered one
+    block at a time, never whole; a dense ``X``'s batch is one block, so
+    dense results do not change.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers._row_blocks import batch_blocks
+    >>> [b.tolist() for b in batch_blocks(np.zeros((4, 2)), np.array([3, 1]))]
+    [[3, 1]]
+    >>> [len(b) for b in batch_blocks(sp.csr_matrix((5000, 2)), np.arange(2500))]
+    [1024, 1024, 452]
+    """
+    if rows is None:
+        return row_blocks(X)
+    rows = np.asarray(rows)
+    n_rows = rows.shape[0]
+    if not sp.issparse(X):
+        return [rows]
+    size = _rows_per_block(_storage(X) * n_rows // max(X.shape[0], 1), n_rows)
+    return [rows[start : start + size] for start in range(0, max(n_rows, 1), size)]
+
+
+def batch_block(X, part):
+    """The rows ``part`` of ``X``: a shared :func:`row_block` for a slice,
+    gathered rows for an index array (see :func:`batch_blocks`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._row_blocks import batch_block
+    >>> batch_block(np.arange(6.0).reshape(3, 2), slice(1, 2))
+    array([[2., 3.]])
+    """
+    if isinstance(part, slice):
+        return row_block(X, part)
+    return take_rows(X, part) if sp.issparse(X) else X[part]

@@ -226,7 +226,7 @@ def localized_subgradient(
             X[idx],
             y[idx],
             loss,
-            batches=[slice(None)] * phase.n_steps,
+            batches=[None] * phase.n_steps,
             rule=LocalizedStep(phase, w_prev, radius),
             clip_norm=phase.clip_norm,
             mechanism=mechanism,

@@ -39,7 +39,7 @@ from ...privacy._clipping import (
     stable_row_norms,
 )
 from .._linear import LinearModel, weighted_raw_gradient
-from .._row_blocks import row_block, row_blocks
+from .._row_blocks import batch_block, batch_blocks, row_block, row_blocks
 
 __all__ = [
     "clipped_gradient_mean",
@@ -167,7 +167,8 @@ def gradient_norms_at_zero(X, y, loss, intercept_scaling, sample_weight=None):
 
 
 def clipped_gradient_mean(
-    X, y, w, loss, *, clip_norm, mechanism, intercept_scaling, rng, sample_weight=None
+    X, y, w, loss, *, clip_norm, mechanism, intercept_scaling, rng, sample_weight=None,
+    rows=None,
 ):
     """MeanOracle1 on the per-sample gradients ``psi_i [x_i, s]`` of a linear model.
 
@@ -177,10 +178,10 @@ def clipped_gradient_mean(
 
     Parameters
     ----------
-    X : ndarray of shape (s, n_features)
-        The batch rows.
-    y : ndarray of shape (s,)
-        The batch targets.
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+        The rows (the batch's are ``X[rows]``).
+    y : ndarray of shape (n_samples,)
+        The targets.
     w : ndarray of shape (n_features + 1,)
         Coefficients, then the intercept parameter ``w0`` (intercept
         ``s * w0``).
@@ -195,10 +196,12 @@ def clipped_gradient_mean(
         stays exactly 0).
     rng : numpy.random.Generator
         Source of the noise.
-    sample_weight : ndarray of shape (s,) or None, default=None
-        Public weights of the batch rows: each gradient is weighted *before*
-        it is clipped, so a record's term stays within ``C`` whatever its
-        weight.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Public weights of the rows: each gradient is weighted *before* it is
+        clipped, so a record's term stays within ``C`` whatever its weight.
+    rows : ndarray of int or None, default=None
+        The batch: indices of its rows (the mean is over ``len(rows)``
+        rows); None: every row.
 
     Returns
     -------
@@ -221,14 +224,16 @@ def clipped_gradient_mean(
     model = LinearModel(n_outputs=1, intercept_scaling=float(intercept_scaling))
     coef, w0 = model.split(w[:, None])
     total = None
-    # By blocks of rows for a sparse X (a large batch's temporaries would
-    # weigh as much as the matrix); one block for a dense X.
-    for rows in row_blocks(X):
-        Xb = row_block(X, rows)
+    n_rows = X.shape[0] if rows is None else len(rows)
+    # By blocks of rows for a sparse X, a batch's gathered one block at a
+    # time (a large batch, or its temporaries, would weigh as much as the
+    # matrix); one block for a dense X.
+    for part in batch_blocks(X, rows):
+        Xb = batch_block(X, part)
         with np.errstate(**_QUIET):
-            raw_grad = loss.raw_gradient(y[rows], model.raw_predictions(Xb, coef, w0))
+            raw_grad = loss.raw_gradient(y[part], model.raw_predictions(Xb, coef, w0))
             raw_grad = weighted_raw_gradient(
-                raw_grad, None if sample_weight is None else sample_weight[rows]
+                raw_grad, None if sample_weight is None else sample_weight[part]
             )
             part = model.clipped_gradient_sum(Xb, raw_grad, model.row_norms(Xb), clip_norm)
         total = part if total is None else (total[0] + part[0], total[1] + part[1])
@@ -241,4 +246,4 @@ def clipped_gradient_mean(
         # Without an intercept its coordinate carries no data; keep it at 0
         # (post-processing) so that it never enters the projection norm.
         noisy[-1] = 0.0
-    return noisy / X.shape[0]
+    return noisy / n_rows

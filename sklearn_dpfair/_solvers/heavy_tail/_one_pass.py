@@ -216,8 +216,8 @@ def one_pass_loop(
     y : ndarray of shape (n_samples,)
     loss : object
         Pointwise loss with ``raw_gradient``.
-    batches : iterable of index arrays or slices
-        The rows of each query, in order.
+    batches : iterable of index arrays or None
+        The rows of each query, in order (None: every row).
     rule : StichAveraging, AcceleratedStep, ProximalStep or LocalizedStep
         The update rule (post-processing of the noisy answers).
     clip_norm : float
@@ -256,15 +256,16 @@ def one_pass_loop(
     rule.start(w)
     for t, idx in enumerate(batches, start=1):
         grad = clipped_gradient_mean(
-            X[idx],
-            y[idx],
+            X,
+            y,
             rule.query(t),
             loss,
             clip_norm=clip_norm,
             mechanism=mechanism,
             intercept_scaling=intercept_scaling,
             rng=rng,
-            sample_weight=None if sample_weight is None else sample_weight[idx],
+            sample_weight=sample_weight,
+            rows=idx,
         )
         rule.update(t, grad)
     return rule.result()
