@@ -36,8 +36,16 @@ neighbours.
 Cost per step: one product ``X^T R`` (``O(nnz K)`` for a sparse ``X``), an
 ``O(n K + d K)`` update, and one Gumbel draw per vertex. The linear
 predictions are updated in place, ``z <- (1 - eta) z + eta (r x_j + v_b)``,
-from one column of ``X`` (a CSC copy for sparse input), so no second
-product is needed.
+from one column of ``X``, so no second product is needed. A CSR ``X`` is
+never copied (:func:`readable_coordinates`): its entries are clipped as they
+are read, the product runs over blocks of rows (``R`` and its weighted form
+exist one block at a time), and column ``j`` is found by a scan of the
+column indices, ``O(nnz)`` like the product, instead of a column-ordered
+copy (0.75 times the CSR storage in float64). Beyond ``X`` a fit holds the
+predictions ``Z`` (``n K`` float64) and the labels: at one stored entry per
+row, about 1.3 times the CSR storage, against 2.9 (4.1 in float32) with
+the clipped CSC copy; each step about 2.5 times as long there (1.7 times
+at ten entries per row).
 """
 
 import math
