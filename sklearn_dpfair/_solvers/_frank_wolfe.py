@@ -188,7 +188,8 @@ def readable_coordinates(X, bound, dtype=np.float64):
     True
     """
     if not sp.issparse(X):
-        return np.asfortranarray(np.clip(np.asarray(X, dtype=dtype), -bound, bound)), None
+        X = np.asarray(X, dtype=dtype)
+        return np.asfortranarray(np.clip(X, -bound, bound)), None
     if X.format not in ("csr", "csc"):
         X = X.tocsr()
     if X.dtype not in (np.float32, np.float64):
@@ -391,7 +392,7 @@ def scores_from_predictions(
 
 
 def _csr_transposed_product(X, rows, R, limit=None):
-    """``X[rows]^T R`` for a CSR ``X`` and a slice ``rows``, entries clipped to ``limit``.
+    """``X[rows]^T R`` for a CSR ``X``, its entries clipped to ``limit``.
 
     The block's transpose is the CSC matrix on the same stored entries
     (their slice, or its clipped copy; only ``indptr`` is shifted), built
@@ -487,6 +488,10 @@ def private_frank_wolfe(
     limit = None
     if feature_bound is not None:
         X, limit = readable_coordinates(X, feature_bound)
+    elif sp.issparse(X):
+        # Clipped already; canonical (an entry a row at most in a column,
+        # which the column update needs) with its duplicates summed.
+        X = readable_coordinates(X, math.inf)[0]
     n, d = X.shape
     K = loss.n_outputs
     W = np.zeros((d, K))
@@ -521,13 +526,11 @@ def private_frank_wolfe(
 def _column(X, j, limit=None):
     """``(rows, values)`` of the stored entries of column ``j`` of ``X``.
 
-    A CSR ``X``'s values are clipped to ``limit`` (None: not clipped).
-
     Dense: every row; CSC: its slice of the column's entries. CSR (canonical,
-    as :func:`clip_coordinates` returns it: one entry a row at most): the
+    as :func:`readable_coordinates` returns it: one entry a row at most): the
     positions of ``j`` among the column indices, an ``O(nnz)`` scan like one
-    product, and their rows, from ``indptr``; no column-ordered copy of ``X``
-    is kept.
+    product, and their rows, from ``indptr``, the values clipped to
+    ``limit`` (None: not clipped); no column-ordered copy of ``X`` is kept.
     """
     if not sp.issparse(X):
         return slice(None), X[:, j]

@@ -320,6 +320,27 @@ def test_float32_clip_never_exceeds_the_bound():
     assert np.all(np.abs(C.data) == np.nextafter(np.float32(0.1), np.float32(0)))
 
 
+def test_clipped_csr_with_duplicates_is_summed_before_the_column_updates():
+    """Without feature_bound, a CSR storing entries twice is still one value
+    each (summed), so the column update moves each row once."""
+    rng = np.random.default_rng(0)
+    n, d = 300, 4
+    # Every column of every row stored twice, as two halves.
+    values = rng.uniform(-0.5, 0.5, size=(n, d))
+    rows, cols = np.repeat(np.arange(n), 2 * d), np.tile(np.repeat(np.arange(d), 2), n)
+    X = _csr_with_duplicates((n, d), rows, cols, np.repeat(values.ravel(), 2))
+    y = (rng.random(n) < 1 / (1 + np.exp(-2 * values @ [3.0, -2.0, 1.0, 0.0]))) * 1.0
+    mech = ExponentialMechanism(score_sensitivity(5.0, 1.0, n), math.inf)
+    fits = [
+        private_frank_wolfe(
+            features, y, BinaryLogisticLoss(), l1_radius=5.0, mechanisms=[mech] * 40,
+            rng=np.random.default_rng(0),
+        ).coef
+        for features in [X, X.toarray()]
+    ]
+    np.testing.assert_allclose(fits[0], fits[1], rtol=1e-12)
+
+
 def _read_scores(X, y, loss, W, b, radius, r_b, bound):
     """Summed vertex scores as the solver computes them from an unclipped X.
 
