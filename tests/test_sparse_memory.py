@@ -5,7 +5,7 @@
 With about one stored entry per row (1% density, 100 columns), a CSR matrix
 holds ~16 bytes a row, so any n-length float64 array a fit keeps or forms
 weighs half the matrix: these tests pin that every estimator's default fit
-(and three other solvers') works on the sparse rows and blocks of rows, never
+(and four other solvers') works on the sparse rows and blocks of rows, never
 on n-length temporaries beyond a few. tracemalloc's peak (numpy and scipy
 report their buffers to it) is deterministic for a seeded fit, so this is
 a unit test, not a benchmark: no time is measured.
@@ -30,12 +30,19 @@ from sklearn_dpfair.audit._synthetic import synthetic_inputs
 ESTIMATORS = [
     lambda: DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0),
     # Other solvers: a full-batch certified solve on clipped rows, the
-    # public-geometry mirror descent and a one-pass heavy-tail solver.
+    # public-geometry mirror descent, private Frank-Wolfe and a one-pass
+    # heavy-tail solver.
     lambda: DPLogisticRegression(
         solver="output-perturbation", alpha=1e-3, feature_norm_bound=3.0,
         epsilon=1.0, classes=[0, 1], random_state=0,
     ),
     lambda: SemiDPLinearRegression(solver="pda-md", random_state=0),
+    # Private Frank-Wolfe: the features (standard normal) are clipped to 3
+    # as they are read, never copied.
+    lambda: DPLogisticRegression(
+        solver="dp-frank-wolfe", l1_radius=5.0, feature_inf_bound=3.0,
+        epsilon=1.0, classes=[0, 1], random_state=0,
+    ),
     lambda: FERMIClassifier(random_state=0),
     lambda: DPFERMIClassifier(random_state=0),
     lambda: SemiDPLinearRegression(random_state=0),
@@ -78,6 +85,7 @@ def storage(X):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("make_estimator", ESTIMATORS, ids=["DPLogisticRegression", "output-perturbation", "pda-md",
+                              "dp-frank-wolfe",
                               "FERMIClassifier", "DPFERMIClassifier",
                               "SemiDPLinearRegression", "HeavyTailDPRegressor",
                               "heavy-tail-sgd"])

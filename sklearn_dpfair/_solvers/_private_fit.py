@@ -28,7 +28,6 @@ from ._frank_wolfe import (
     INTERCEPT_BOUND,
     INTERCEPT_RHO_SHARE,
     auto_frank_wolfe_steps,
-    clip_coordinates,
     private_frank_wolfe,
     resolve_feature_inf_bound,
     score_sensitivity,
@@ -470,8 +469,9 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
         accountant=ZCDP_ACCOUNTANT,
     )
     result = private_frank_wolfe(
-        clip_coordinates(X, bound),
-        np.asarray(y, dtype=np.float64),
+        X,
+        # In X's dtype, read by blocks: the labels are exact in any float.
+        np.asarray(y),
         loss,
         l1_radius=float(l1_radius),
         mechanisms=mechanisms,
@@ -480,5 +480,7 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
         intercept_mechanisms=intercept_mechanisms,
         alpha=params.alpha,
         sample_weight=weights,
+        # Clipped by the solver: a sparse X is not copied (clipped as read).
+        feature_bound=bound,
     )
     return LinearFit(result.coef.T.copy(), result.intercept, n_steps, record)

@@ -13,7 +13,9 @@ from sklearn_dpfair._solvers._frank_wolfe import (
     auto_frank_wolfe_steps,
     clip_coordinates,
     private_frank_wolfe,
+    readable_coordinates,
     score_sensitivity,
+    scores_from_predictions,
     vertex_scores,
 )
 from sklearn_dpfair.privacy._exponential import ExponentialMechanism
@@ -260,14 +262,176 @@ def test_extreme_records_give_finite_coefficients():
     assert np.all(np.isfinite(W))
 
 
-def test_clip_coordinates_sparse_keeps_structure_and_merges_duplicates():
-    X = sp.coo_matrix(
-        (np.array([3.0, 3.0, -0.5]), (np.array([0, 0, 1]), np.array([1, 1, 0]))),
-        shape=(2, 2),
+def _csr_with_duplicates(shape, rows, cols, values, dtype=np.float64):
+    """A CSR matrix storing its entries as given: duplicates kept, not canonical."""
+    order = np.argsort(rows, kind="stable")
+    rows, cols = np.asarray(rows)[order], np.asarray(cols)[order]
+    indptr = np.searchsorted(rows, np.arange(shape[0] + 1)).astype(np.int32)
+    X = sp.csr_matrix(
+        (np.asarray(values, dtype=dtype)[order], cols.astype(np.int32), indptr),
+        shape=shape,
     )
-    C = clip_coordinates(X.tocsr(), 4.0)
-    assert sp.issparse(C) and C.format == "csc"
+    assert not X.has_canonical_format
+    return X
+
+
+def test_clip_coordinates_sparse_keeps_structure_and_merges_duplicates():
+    # Row 0 stores column 1 twice: one value, 3 + 3 = 6, clipped once to 4.
+    X = _csr_with_duplicates((2, 2), [0, 0, 1], [1, 1, 0], [3.0, 3.0, -0.5])
+    C = clip_coordinates(X, 4.0)
+    assert sp.issparse(C) and C.format == "csr" and C.has_canonical_format
     np.testing.assert_array_equal(C.toarray(), [[0.0, 4.0], [-0.5, 0.0]])
+    C = clip_coordinates(X.tocsc(), 4.0)
+    assert C.format == "csc"
+    np.testing.assert_array_equal(C.toarray(), [[0.0, 4.0], [-0.5, 0.0]])
+
+
+def test_clip_coordinates_copies_only_what_it_must():
+    X = sp.random(50, 8, density=0.3, format="csr", random_state=0)
+    X.data = X.data * 4.0 - 2.0  # entries in [-2, 2]
+    within = clip_coordinates(X, 2.0)  # nothing to clip: X itself, shared
+    for name in ["data", "indices", "indptr"]:
+        assert np.shares_memory(getattr(within, name), getattr(X, name))
+    clipped = clip_coordinates(X, 1.0)  # only the data are copied
+    assert not np.shares_memory(clipped.data, X.data)
+    assert np.shares_memory(clipped.indices, X.indices)
+    np.testing.assert_array_equal(clipped.toarray(), np.clip(X.toarray(), -1.0, 1.0))
+    # The CSR that the solver reads keeps its data and clips them as read.
+    read, limit = readable_coordinates(X, 1.0)
+    assert limit == 1.0 and np.shares_memory(read.data, X.data)
+    assert readable_coordinates(X, 2.0)[1] is None
+
+
+def test_clip_coordinates_recomputes_a_stale_canonical_flag():
+    """A flag claiming canonical form is not trusted: duplicates are summed."""
+    X = _csr_with_duplicates((1, 2), [0, 0], [0, 0], [0.75, 0.75])
+    X.has_canonical_format = True  # stale: column 0 is stored twice
+    np.testing.assert_array_equal(clip_coordinates(X, 1.0).toarray(), [[1.0, 0.0]])
+    read, limit = readable_coordinates(X, 1.0)
+    assert read.nnz == 1 and limit == 1.0
+
+
+def test_float32_clip_never_exceeds_the_bound():
+    """float32(0.1) > 0.1: a float32 X is clipped to the float32 below it."""
+    X = sp.csr_matrix(np.array([[1.0, -1.0]], dtype=np.float32))
+    C = clip_coordinates(X, 0.1)
+    assert C.dtype == np.float32
+    assert np.all(np.abs(C.data.astype(np.float64)) <= 0.1)
+    assert np.all(np.abs(C.data) == np.nextafter(np.float32(0.1), np.float32(0)))
+
+
+def test_clipped_csr_with_duplicates_is_summed_before_the_column_updates():
+    """Without feature_bound, a CSR storing entries twice is still one value
+    each (summed), so the column update moves each row once."""
+    rng = np.random.default_rng(0)
+    n, d = 300, 4
+    # Every column of every row stored twice, as two halves.
+    values = rng.uniform(-0.5, 0.5, size=(n, d))
+    rows, cols = np.repeat(np.arange(n), 2 * d), np.tile(np.repeat(np.arange(d), 2), n)
+    X = _csr_with_duplicates((n, d), rows, cols, np.repeat(values.ravel(), 2))
+    y = (rng.random(n) < 1 / (1 + np.exp(-2 * values @ [3.0, -2.0, 1.0, 0.0]))) * 1.0
+    mech = ExponentialMechanism(score_sensitivity(5.0, 1.0, n), math.inf)
+    fits = [
+        private_frank_wolfe(
+            features, y, BinaryLogisticLoss(), l1_radius=5.0, mechanisms=[mech] * 40,
+            rng=np.random.default_rng(0),
+        ).coef
+        for features in [X, X.toarray()]
+    ]
+    np.testing.assert_allclose(fits[0], fits[1], rtol=1e-12)
+
+
+def _read_scores(X, y, loss, W, b, radius, r_b, bound):
+    """Summed vertex scores as the solver computes them from an unclipped X.
+
+    ``X`` is read as :func:`private_frank_wolfe` reads it (a CSR by blocks
+    of rows, its entries clipped as read); the predictions are those of
+    the clipped matrix, which the solver tracks.
+    """
+    read, limit = readable_coordinates(X, bound)
+    Z = np.asarray(clip_coordinates(X, bound) @ W) + (0.0 if b is None else b)
+    u, u_b = scores_from_predictions(
+        read, y, loss, Z, W, l1_radius=radius, intercept_bound=r_b, limit=limit
+    )
+    n = X.shape[0]
+    return u * n, (None if u_b is None else u_b * n)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_score_sensitivity_on_csr_neighbours_with_duplicates(n_classes):
+    """A crafted record (duplicated and huge entries, a non-canonical CSR)
+    moves each score by at most r B / n; the CSR is read in several blocks
+    and gives the dense matrix's scores."""
+    rng = np.random.default_rng(n_classes)
+    loss = BinaryLogisticLoss() if n_classes == 2 else SoftmaxLoss(n_classes)
+    K = loss.n_outputs
+    n, d, worst = 2500, 6, 0.0
+    for trial in range(12):
+        bound = float(rng.choice([0.5, 1.0, 3.0]))
+        radius, r_b = float(rng.choice([1.0, 10.0, 1e4])), 5.0
+        nnz = 2 * n
+        rows, cols = rng.integers(n, size=nnz), rng.integers(d, size=nnz)
+        values = rng.normal(scale=bound, size=nnz)  # some out of the bound
+        # The new record (the last row): its columns stored twice, halves of
+        # an out-of-bound sum (or 1e308 twice: an infinite sum), to be
+        # clipped once. Entries clipped one by one would sum past B.
+        half = rng.choice([0.75 * bound, -0.75 * bound, 1e308, -1e308], size=d)
+        new_cols = np.repeat(np.arange(d), 2)
+        big = _csr_with_duplicates(
+            (n + 1, d),
+            np.concatenate([rows, np.full(2 * d, n)]),
+            np.concatenate([cols, new_cols]),
+            np.concatenate([values, np.repeat(half, 2)]),
+        )
+        small = big[:n]
+        y = rng.integers(n_classes, size=n + 1).astype(float)
+        W = _random_ball_point(rng, d, K, radius)
+        b = _random_ball_point(rng, K, 1, r_b).ravel()
+        with np.errstate(over="ignore"):  # 1e308 + 1e308 = inf, clipped to B
+            u, u_b = _read_scores(small, y[:n], loss, W, b, radius, r_b, bound)
+            v, v_b = _read_scores(big, y, loss, W, b, radius, r_b, bound)
+            dense = clip_coordinates(big.toarray(), bound)
+        assert np.all(np.isfinite(v)) and np.all(np.isfinite(v_b))
+        np.testing.assert_allclose(
+            v, _summed_scores(dense, y, loss, W, b, radius, r_b)[0],
+            rtol=1e-9, atol=1e-9 * radius * bound,
+        )
+        bound_used = score_sensitivity(radius, bound, n) * n
+        change = np.max(np.abs(u - v))
+        assert change <= bound_used * (1 + 1e-9)
+        assert np.max(np.abs(u_b - v_b)) <= r_b * (1 + 1e-9)
+        worst = max(worst, change / bound_used)
+    assert worst > 0.5
+
+
+def test_csr_csc_and_dense_inputs_give_the_same_fit():
+    """Out-of-bound entries and duplicates, clipped by the solver itself."""
+    rng = np.random.default_rng(3)
+    n, d = 3000, 40
+    rows, cols = rng.integers(n, size=2 * n), rng.integers(d, size=2 * n)
+    X = _csr_with_duplicates((n, d), rows, cols, rng.normal(scale=2.0, size=2 * n))
+    y = (rng.random(n) < 0.5).astype(float)
+    loss = BinaryLogisticLoss()
+    for epsilon in [1.0, math.inf]:
+        fits = []
+        for features in [X, X.tocsc(), X.toarray(), X.astype(np.float32)]:
+            mech = ExponentialMechanism(score_sensitivity(5.0, 1.5, n), epsilon)
+            mech_b = ExponentialMechanism(score_sensitivity(2.0, 1.0, n), epsilon)
+            fits.append(private_frank_wolfe(
+                features, y, loss, l1_radius=5.0, mechanisms=[mech] * 40,
+                rng=np.random.default_rng(0), intercept_bound=2.0,
+                intercept_mechanisms=[mech_b] * 40, feature_bound=1.5,
+            ))
+        for fit in fits[1:]:
+            np.testing.assert_allclose(fit.coef, fits[0].coef, rtol=1e-6, atol=1e-9)
+            np.testing.assert_allclose(fit.intercept, fits[0].intercept, rtol=1e-6)
+        # The same as clipping first, the old path.
+        old = private_frank_wolfe(
+            clip_coordinates(X, 1.5), y, loss, l1_radius=5.0, mechanisms=[mech] * 40,
+            rng=np.random.default_rng(0), intercept_bound=2.0,
+            intercept_mechanisms=[mech_b] * 40,
+        )
+        np.testing.assert_allclose(old.coef, fits[0].coef, rtol=1e-10, atol=1e-12)
 
 
 def test_auto_steps_formula():
