@@ -99,6 +99,10 @@ WEIGHTED_ESTIMATORS = {
     "DPLogisticRegression": lambda: DPLogisticRegression(
         epsilon=1.0, classes=[0, 1], random_state=0
     ),
+    "output-perturbation": lambda: DPLogisticRegression(
+        solver="output-perturbation", alpha=1e-3, feature_norm_bound=3.0,
+        epsilon=1.0, classes=[0, 1], random_state=0,
+    ),
     "HeavyTailDPRegressor": lambda: HeavyTailDPRegressor(random_state=0),
     "heavy-tail-sgd": lambda: HeavyTailDPRegressor(solver="sgd", random_state=0),
 }

@@ -301,18 +301,25 @@ def _clip_sparse_rows_to_norm(X, bound):
     # clip_rows_to_norm on the stored entries of a canonical CSR matrix, one
     # block of rows at a time (the temporaries of one block, not n- or
     # nnz-length ones: with few entries per row they would weigh as much as
-    # the matrix). Only the clipped values and a copy of the indices are
-    # allocated for the whole matrix: the result.
+    # the matrix). Only the clipped values are allocated for the whole
+    # matrix: the result shares the indices and indptr of the canonical
+    # matrix (those of X when X is canonical), which nothing writes.
     A = canonical_csr(X)
     data = np.empty_like(A.data)
-    for start, stop in _row_blocks(A.indptr, _REDUCE_BLOCK):
+    # A one-time pass: smaller blocks than a reduction's, since a block's
+    # half-dozen float64 temporaries weigh a share of a small X.
+    for start, stop in _row_blocks(A.indptr, max(1, _REDUCE_BLOCK // 4)):
         lo, hi = int(A.indptr[start]), int(A.indptr[stop])
         if hi > lo:
             indptr = A.indptr[start : stop + 1] - A.indptr[start]
             data[lo:hi] = _clipped_row_values(A.data[lo:hi], indptr, bound)
-    return sp.csr_matrix(
-        (data, A.indices.copy(), A.indptr.copy()), shape=A.shape
+    clipped = sp.csr_matrix(
+        (data, A.indices, A.indptr), shape=A.shape, copy=False
     )
+    # The structure of a canonical matrix: said, so that no consumer sorts
+    # or merges (writes) the shared arrays.
+    clipped.has_canonical_format = True
+    return clipped
 
 
 def _clipped_row_values(values, indptr, bound):
@@ -325,16 +332,18 @@ def _clipped_row_values(values, indptr, bound):
     with np.errstate(over="ignore"):
         norms = np.sqrt(_row_reduce(np.add, values, indptr, transform=np.square))
         post = _ball_factors(norms, bound)
-    pre = np.ones_like(post)
     overflowed = np.isinf(norms)
-    if overflowed.any():
-        scale = _row_reduce(np.maximum, np.abs(values), indptr)
-        pre = np.where(overflowed, scale, 1.0)
-        unit = values / np.repeat(pre, counts)
-        unit_norms = np.sqrt(_row_reduce(np.add, unit * unit, indptr))
-        with np.errstate(divide="ignore"):
-            rescue = np.minimum(scale, bound / unit_norms)
-        post = np.where(overflowed, rescue, post)
+    if not overflowed.any():
+        # Ordinary rows are x * factor, as dense (no temporaries of the
+        # rescue below: with few entries per row each weighs a share of X).
+        return values * np.repeat(post, counts)
+    scale = _row_reduce(np.maximum, np.abs(values), indptr)
+    pre = np.where(overflowed, scale, 1.0)
+    unit = values / np.repeat(pre, counts)
+    unit_norms = np.sqrt(_row_reduce(np.add, unit * unit, indptr))
+    with np.errstate(divide="ignore"):
+        rescue = np.minimum(scale, bound / unit_norms)
+    post = np.where(overflowed, rescue, post)
     # Division by 1.0 is exact: ordinary rows are x * factor, as dense.
     return (values / np.repeat(pre, counts)) * np.repeat(post, counts)
 

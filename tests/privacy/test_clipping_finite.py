@@ -67,6 +67,28 @@ def test_sparse_rows_are_projected_as_the_dense_ones(fmt, bound):
     assert S.format == fmt  # the caller's matrix is not modified
 
 
+def test_sparse_clipped_rows_share_the_canonical_structure():
+    # Only the values are new (with one stored entry per row a copy of the
+    # indices and indptr weighed half the matrix); the caller's arrays are
+    # shared, declared canonical, and never written.
+    X = sp.csr_matrix(np.array([[3.0, 4.0, 0.0], [0.0, 0.1, 0.0], [0.0, 0.0, 0.0]]))
+    before = (X.data.copy(), X.indices.copy(), X.indptr.copy())
+    clipped = clip_rows_to_norm(X, 1.0)
+    assert np.shares_memory(clipped.indices, X.indices)
+    assert np.shares_memory(clipped.indptr, X.indptr)
+    assert not np.shares_memory(clipped.data, X.data)
+    assert clipped.has_canonical_format
+    clipped.sum_duplicates()
+    clipped.sort_indices()
+    for array, old in zip((X.data, X.indices, X.indptr), before):
+        np.testing.assert_array_equal(array, old)
+    # A matrix with duplicates is summed in a copy first: X is untouched.
+    D = sp.csr_matrix((np.array([3.0, 3.0]), np.array([0, 0]), np.array([0, 2])),
+                      shape=(1, 2))
+    np.testing.assert_allclose(clip_rows_to_norm(D, 1.0).toarray(), [[1.0, 0.0]])
+    assert D.nnz == 2
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 def test_clipped_rows_keep_float32(sparse):
     rng = np.random.default_rng(0)
