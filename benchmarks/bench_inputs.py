@@ -23,6 +23,12 @@ float64 and float32, 10% in float64; a cell says "refused" if ``fit``
 raises a TypeError), each CSR fit's peak over the bytes of its CSR matrix,
 and the dtype of ``coef_`` after the float32 fit (is float32 kept?).
 
+(d) Every other solver, and three-class FERMI, at n = 1e5 on the same
+synthetic inputs: the CSR fit at 1% density (float64 and float32), without
+and with public ``sample_weight`` (uniform in [0.5, 2]), its peak over the
+CSR storage, and its time against the dense C-ordered float64 fit (one
+untraced fit each).
+
 Times are ratios to a reference fit in the same process: in (a), the DP-SGD
 fit on the C-ordered float64 matrix of the same n; in (c), the same
 estimator on the C-ordered float64 matrix of the same n. Each time is the
@@ -278,6 +284,69 @@ def bench_other(cls, n, d):
     return row
 
 
+# (d): label -> (estimator class, parameters, number of classes or None).
+SOLVER_CASES = {
+    "DPLogisticRegression, dp-sgd (default)": (
+        DPLogisticRegression, {"epsilon": 1.0, "classes": [0, 1]}, None),
+    "DPLogisticRegression, output-perturbation": (
+        DPLogisticRegression, {"solver": "output-perturbation", "alpha": 1e-3,
+                               "feature_norm_bound": 3.0, "epsilon": 1.0,
+                               "classes": [0, 1]}, None),
+    "DPLogisticRegression, dp-frank-wolfe": (
+        DPLogisticRegression, {"solver": "dp-frank-wolfe", "l1_radius": 5.0,
+                               "feature_inf_bound": 3.0, "epsilon": 1.0,
+                               "classes": [0, 1]}, None),
+    "FERMIClassifier, 3 classes": (FERMIClassifier, {}, 3),
+    "DPFERMIClassifier, 3 classes": (DPFERMIClassifier, {"classes": [0, 1, 2]}, 3),
+    "SemiDPLinearRegression, semidp-gd (default)": (SemiDPLinearRegression, {}, None),
+    "SemiDPLinearRegression, semidp-sgd": (
+        SemiDPLinearRegression, {"solver": "semidp-sgd", "adjacency": "add_remove"},
+        None),
+    "SemiDPLinearRegression, dp-gd": (SemiDPLinearRegression, {"solver": "dp-gd"}, None),
+    "SemiDPLinearRegression, pda-md": (SemiDPLinearRegression, {"solver": "pda-md"}, None),
+    "HeavyTailDPRegressor, dp-sgd (default)": (HeavyTailDPRegressor, {}, None),
+    "HeavyTailDPRegressor, sgd": (HeavyTailDPRegressor, {"solver": "sgd"}, None),
+    "HeavyTailDPRegressor, acsa": (HeavyTailDPRegressor, {"solver": "acsa"}, None),
+    "HeavyTailDPRegressor, prox": (HeavyTailDPRegressor, {"solver": "prox"}, None),
+}
+SOLVER_CELLS = {
+    "CSR 1%": (np.float64, False),
+    "CSR 1% float32": (np.float32, False),
+    "CSR 1% weighted": (np.float64, True),
+    "CSR 1% float32 weighted": (np.float32, True),
+}
+
+
+def bench_solver(label, n, d):
+    """One row of (d): the dense reference, then the CSR cells."""
+    cls, params, n_classes = SOLVER_CASES[label]
+
+    def make():
+        return cls(**params, random_state=0)
+
+    def inputs(n_rows):
+        X, y, fit_params, _ = synthetic_inputs(cls(), n_samples=n_rows, n_features=d)
+        if n_classes:
+            # A third class from a second feature: labels 0, 1, 2.
+            y = np.asarray(y) + (X[:, 1] > 0.5)
+        return X, y, fit_params
+
+    warm_up(make, *inputs(1_000))
+    X, y, fit_params = inputs(n)
+    row = {"label": label, "n": n, "dense": attempt(make, X, y, fit_params, 1)}
+    weights = np.random.default_rng(0).uniform(0.5, 2.0, n)
+    keep = np.random.default_rng(1).random(X.shape) < 0.01
+    X_csr = sp.csr_matrix(np.where(keep, X, 0.0))
+    del keep
+    for cell, (dtype, weighted) in SOLVER_CELLS.items():
+        data = X_csr.astype(dtype)
+        extra = {"sample_weight": weights} if weighted else {}
+        row[cell] = attempt(make, data, y, {**fit_params, **extra}, 1)
+        row[f"{cell} storage"] = csr_storage(data)
+        print(label, n, cell, row[cell], flush=True)
+    return row
+
+
 def fitted_dtype(make_estimator, X, y, fit_params):
     """dtype of ``coef_`` after a fit on ``X`` (is float32 kept?)."""
     coef = getattr(make_estimator().fit(X, y, **fit_params), "coef_", None)
@@ -310,7 +379,7 @@ def _table(header, rows):
     return lines + [""]
 
 
-def write_rst(path, logistic, others, command, wall, skipped):
+def write_rst(path, logistic, others, command, wall, skipped, solvers=()):
     names = list(logistic_estimators())
     refs = {}
     for row in logistic:
@@ -420,6 +489,33 @@ def write_rst(path, logistic, others, command, wall, skipped):
             + [row["float32 coef"]]
         )
     lines += _table(header, body)
+    if solvers:
+        lines += [
+            "Other solvers and weighted fits on CSR",
+            "--------------------------------------",
+            "",
+            "Every other solver, and FERMI with three classes (a third label "
+            "from a second feature), on the synthetic inputs above at n = "
+            f"{solvers[0]['n']:,}: the CSR matrix at 1% density in float64 and "
+            "float32, without and with public ``sample_weight`` (uniform in "
+            "[0.5, 2]; the weights, allocated before the fit, are not counted). "
+            "*Peak / storage* as above; time: CPU seconds of the unweighted "
+            "float64 CSR fit and its ratio to the dense C-ordered float64 fit "
+            "of the same rows (one untraced fit each).",
+            "",
+        ]
+        header = ["solver", "dense CPU (s)", "CSR 1% CPU (s)", "CSR 1% time (x dense)"]
+        header += [f"{cell} peak / storage" for cell in SOLVER_CELLS]
+        body = []
+        for row in solvers:
+            dense, csr = row["dense"], row["CSR 1%"]
+            cpu = [c[0] if not isinstance(c, str) else math.nan for c in (dense, csr)]
+            body.append(
+                [row["label"], f"{cpu[0]:.3f}", f"{cpu[1]:.3f}", f"{cpu[1] / cpu[0]:.2f}"]
+                + [_storage_ratio(row[cell], row[f"{cell} storage"])
+                   for cell in SOLVER_CELLS]
+            )
+        lines += _table(header, body)
     if os.path.exists(os.path.join(os.path.dirname(path), NOTES)):
         # Hand-written reading of the tables; a re-run keeps it.
         lines += ["", f".. include:: {NOTES}", ""]
@@ -450,7 +546,8 @@ def main(argv=None):
     X_small, y_small = dense_data(1_000, N_FEATURES)
     for name in logistic_estimators():
         warm_up(lambda name=name: logistic_estimators()[name], X_small, y_small, {})
-    logistic, others, dense_cache = [], [], {}
+    logistic, others, solvers, dense_cache = [], [], [], {}
+    solver_n = 2_000 if args.quick else 100_000
 
     def save(pending):
         # Written after every row: a run stopped early keeps what it measured.
@@ -464,7 +561,7 @@ def main(argv=None):
         order = [case[:3] for case in sorted(first + last, key=_case_order)]
         rows = sorted(logistic, key=lambda r: order.index((r["n"], r["d"], r["layout"])))
         write_rst(path, rows, others, command, time.perf_counter() - start,
-                  note.strip())
+                  note.strip(), solvers)
 
     for i, case in enumerate(first):
         logistic.append(run_logistic_case(*case, dense_cache))
@@ -474,6 +571,9 @@ def main(argv=None):
         for n in other_sizes:
             others.append(bench_other(cls, n, N_FEATURES))
             save(last)
+    for label in SOLVER_CASES:
+        solvers.append(bench_solver(label, solver_n, N_FEATURES))
+        save(last)
     for i, case in enumerate(last):
         logistic.append(run_logistic_case(*case, dense_cache))
         save(last[i + 1:])
