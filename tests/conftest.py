@@ -96,6 +96,19 @@ def no_driver_arrays(monkeypatch):
         monkeypatch.setattr(cls, "__array__", refuse, raising=False)
 
 
+def _recorded_calls(monkeypatch, cls, method, record):
+    """Wrap ``cls.method(self, value, rng)``: each call appends ``record(self, value)``."""
+    seen = []
+    original = getattr(cls, method)
+
+    def spy(self, value, rng):
+        seen.append(record(self, value))
+        return original(self, value, rng)
+
+    monkeypatch.setattr(cls, method, spy)
+    return seen
+
+
 @pytest.fixture
 def privatized_sums(monkeypatch):
     """Every sum a ``GaussianMechanism`` privatizes in the test, before its noise.
@@ -107,15 +120,10 @@ def privatized_sums(monkeypatch):
 
     from sklearn_dpfair.privacy import GaussianMechanism
 
-    captured = []
-    original = GaussianMechanism.privatize
-
-    def spy(self, clipped_sum, rng):
-        captured.append(np.array(clipped_sum, dtype=float))
-        return original(self, clipped_sum, rng)
-
-    monkeypatch.setattr(GaussianMechanism, "privatize", spy)
-    return captured
+    return _recorded_calls(
+        monkeypatch, GaussianMechanism, "privatize",
+        lambda _, clipped_sum: np.array(clipped_sum, dtype=float),
+    )
 
 
 @pytest.fixture
@@ -123,12 +131,19 @@ def selection_sensitivities(monkeypatch):
     """The utility sensitivity of every ``ExponentialMechanism`` draw in the test."""
     from sklearn_dpfair.privacy._exponential import ExponentialMechanism
 
-    seen = []
-    original = ExponentialMechanism.select
+    return _recorded_calls(
+        monkeypatch, ExponentialMechanism, "select", lambda self, _: self.sensitivity
+    )
 
-    def spy(self, scores, rng):
-        seen.append(self.sensitivity)
-        return original(self, scores, rng)
 
-    monkeypatch.setattr(ExponentialMechanism, "select", spy)
-    return seen
+@pytest.fixture
+def selection_scores(monkeypatch):
+    """The scores (utilities) of every ``ExponentialMechanism`` draw in the test."""
+    import numpy as np
+
+    from sklearn_dpfair.privacy._exponential import ExponentialMechanism
+
+    return _recorded_calls(
+        monkeypatch, ExponentialMechanism, "select",
+        lambda _, scores: np.array(scores, dtype=float),
+    )
