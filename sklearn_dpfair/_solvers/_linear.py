@@ -53,6 +53,7 @@ from ..utils._array_api import (
     device_of,
     finite_linear_scores,
     narrow_matmul,
+    upcast_matmul,
 )
 from ._row_blocks import row_block, row_blocks, take_rows
 
@@ -257,31 +258,19 @@ def clipped_gradient_sum(X, raw_gradient, row_norms, clip_norm, intercept_scalin
     return coef_block, intercept_block
 
 
-# Rows per block when a float32 X meets float64 parameters: numpy would
-# otherwise promote the whole X to a float64 temporary in each product.
-_BLOCK_ROWS = 4096
-
-
 def _rows_times(X, B):
-    # X @ B in the wider precision, a block of rows of a dense lower-precision
-    # X at a time (no full-size upcast copy). Same dtype or sparse: X @ B.
+    # X @ B in the wider precision (a dense lower-precision X is cast up a
+    # block of rows at a time, never as a whole). Same dtype or sparse: X @ B.
     if sp.issparse(X) or X.dtype == B.dtype:
         return X @ B
-    out = np.empty((X.shape[0], B.shape[1]), dtype=np.result_type(X.dtype, B.dtype))
-    for start in range(0, X.shape[0], _BLOCK_ROWS):
-        out[start : start + _BLOCK_ROWS] = X[start : start + _BLOCK_ROWS] @ B
-    return out
+    return upcast_matmul(X, B)
 
 
 def _rows_transposed_times(X, R):
     # X^T @ R, accumulated over row blocks as in _rows_times.
     if sp.issparse(X) or X.dtype == R.dtype:
         return X.T @ R
-    out = np.zeros((X.shape[1], R.shape[1]), dtype=np.result_type(X.dtype, R.dtype))
-    for start in range(0, X.shape[0], _BLOCK_ROWS):
-        block = slice(start, start + _BLOCK_ROWS)
-        out += X[block].T @ R[block]
-    return out
+    return upcast_matmul(X, R, transpose_a=True)
 
 
 @dataclass(frozen=True)

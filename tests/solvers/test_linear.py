@@ -330,9 +330,10 @@ def test_gradient_norms_are_the_per_example_gradient_norms():
 def test_float32_rows_meet_float64_parameters_block_by_block(monkeypatch):
     # A float32 X is never promoted as a whole: the products run over row
     # blocks and give the float64 products of the float32 values.
-    from sklearn_dpfair._solvers import _linear
+    from sklearn_dpfair.utils import _array_api
 
-    monkeypatch.setattr(_linear, "_BLOCK_ROWS", 7)
+    # Blocks of 7 rows of 5 float64 features (_problem's d).
+    monkeypatch.setattr(_array_api, "_MIXED_CAST_BYTES", 7 * 5 * 8)
     loss = SoftmaxLoss(3)
     X, y = _problem(loss, n=40)
     X32 = X.astype(np.float32)

@@ -27,6 +27,7 @@ from sklearn_dpfair.utils._array_api import (
     saturate,
     softmax,
     to_numpy,
+    upcast_matmul,
 )
 
 
@@ -241,6 +242,27 @@ def test_narrow_matmul_promotes_mixed_precision_and_propagates_nan():
     np.testing.assert_array_equal(out[:, 0], 3.0)
     assert np.isnan(out[:, 1]).all()
     assert np.isnan(row_max(np.array([[1.0, np.nan]]))).all()
+
+
+@pytest.mark.parametrize("n_columns", [1, 3, 6])
+def test_float32_rows_meet_float64_parameters_in_cast_blocks(monkeypatch, n_columns):
+    # A float32 X times float64 parameters: cast a block of rows at a time
+    # (here 4 rows of 7 features), never as a whole, with the products of
+    # the float64 copy of X, narrow or wide, plain or transposed.
+    from sklearn_dpfair.utils import _array_api
+
+    monkeypatch.setattr(_array_api, "_MIXED_CAST_BYTES", 4 * 7 * 8)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 7)).astype(np.float32)
+    B, R = rng.normal(size=(7, n_columns)), rng.normal(size=(30, n_columns))
+    wide = X.astype(np.float64)
+    got, got_t = narrow_matmul(X, B), narrow_matmul(X, R, transpose_a=True)
+    assert got.dtype == got_t.dtype == np.float64
+    np.testing.assert_allclose(got, wide @ B, rtol=1e-13)
+    np.testing.assert_allclose(got_t, wide.T @ R, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(
+        upcast_matmul(X, R[:, 0], transpose_a=True), wide.T @ R[:, 0], rtol=1e-12
+    )
 
 
 @pytest.mark.parametrize("name, asarray", NAMESPACES)
