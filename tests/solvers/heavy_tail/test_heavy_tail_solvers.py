@@ -16,7 +16,11 @@ from sklearn_dpfair._solvers.heavy_tail._one_pass import (
 )
 from sklearn_dpfair._solvers.heavy_tail._disjoint_batches import disjoint_batches, disjoint_blocks
 from sklearn_dpfair._solvers.heavy_tail._schedules import stich_schedule
-from sklearn_dpfair._solvers.heavy_tail._localized import localized_plan, localized_subgradient
+from sklearn_dpfair._solvers.heavy_tail._localized import (
+    LocalizedPhase,
+    localized_plan,
+    localized_subgradient,
+)
 from sklearn_dpfair._solvers.heavy_tail._projections import (
     project_ball,
     project_two_balls,
@@ -173,3 +177,22 @@ def test_project_two_balls_is_the_exact_projection(global_random_seed):
 def test_prox_elastic_net_leaves_the_intercept():
     out = prox_elastic_net(np.array([2.0, -0.5, 3.0]), 0.5, 1.0, 1.0, 2)
     np.testing.assert_allclose(out, [1.5 / 1.5, 0.0, 3.0])
+
+
+def test_localized_memory_does_not_grow_with_its_steps():
+    # A phase runs T_i steps (about 4.5 per row in the first phase): a list of
+    # them weighed 8 bytes a step, twice a sparse X of one entry per row.
+    import tracemalloc
+
+    X, y, _ = _problem(np.random.default_rng(0), n=4)
+    phase = LocalizedPhase(4, 4_000, 0.01, 1.0, 10.0, 3.0)
+    kwargs = dict(phases=[phase], blocks=[np.arange(4)], rho=1.0, radius=10.0,
+                  intercept_scaling=1.0)
+    localized_subgradient(X, y, SquaredLoss(), rng=np.random.default_rng(0), **kwargs)
+    tracemalloc.start()
+    try:
+        localized_subgradient(X, y, SquaredLoss(), rng=np.random.default_rng(0), **kwargs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16_000, peak  # the list: 32 kB
