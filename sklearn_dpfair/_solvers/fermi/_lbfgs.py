@@ -106,7 +106,8 @@ def float64_product(X, v):
         return X @ v
     out = np.empty((X.shape[0],) + np.shape(v)[1:], dtype=np.float64)
     for start, stop in _row_blocks(X):
-        block = X[start:stop].astype(np.float64)
+        # A CSR block shares the entries of X: only its float64 copy is made.
+        block = row_block(X, slice(start, stop)).astype(np.float64)
         out[start:stop] = np.asarray(block @ v)
     return out
 
@@ -130,7 +131,7 @@ def float64_transposed_product(X, g):
         return X.T @ g
     out = np.zeros((X.shape[1],) + np.shape(g)[1:], dtype=np.float64)
     for start, stop in _row_blocks(X):
-        block = X[start:stop].astype(np.float64)
+        block = row_block(X, slice(start, stop)).astype(np.float64)
         out += np.asarray(block.T @ g[start:stop])
     return out
 
