@@ -22,9 +22,14 @@ convergence diagnostic; scikit-learn's L-BFGS solvers use the same test.
 Reads every training row at every iteration: the non-private fit only.
 The softmax and ERMI terms are computed block of rows by block
 (:func:`term_rows`; the exact dual's cell sums in a first pass), so that
-besides ``X`` the objective holds the logits (one float64 a row for two
-classes, overwritten by their gradient) and one small code a row for the
-labels and the (block, group) cells, whatever the number of rows.
+besides ``X`` the objective holds one small code a row for the labels and
+the (block, group) cells and, for a dense ``X`` or two classes, the logits
+(one float64 a row for two classes, ``m`` for more, overwritten by their
+gradient), whatever the number of rows. With more than two classes and a
+sparse ``X`` (whose storage may be ~16 bytes a row, less than the ``8 m``
+of the logits) no ``n x m`` array is held: each block's logits are
+computed from its rows (in each pass) and its gradient summed into the
+coefficients' at once.
 ``X`` is dense numpy or scipy sparse (every product is ``X @ v`` or
 ``X.T @ g``, so a sparse ``X`` is never densified), in its own dtype: the
 products with a float32 ``X`` (:func:`float64_product`,
@@ -39,6 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
+from .._row_blocks import row_block
 from ._sgda import softmax_probabilities, softmax_terms
 
 __all__ = [
@@ -100,7 +106,8 @@ def float64_product(X, v):
         return X @ v
     out = np.empty((X.shape[0],) + np.shape(v)[1:], dtype=np.float64)
     for start, stop in _row_blocks(X):
-        block = X[start:stop].astype(np.float64)
+        # A CSR block shares the entries of X: only its float64 copy is made.
+        block = row_block(X, slice(start, stop)).astype(np.float64)
         out[start:stop] = np.asarray(block @ v)
     return out
 
@@ -124,7 +131,7 @@ def float64_transposed_product(X, g):
         return X.T @ g
     out = np.zeros((X.shape[1],) + np.shape(g)[1:], dtype=np.float64)
     for start, stop in _row_blocks(X):
-        block = X[start:stop].astype(np.float64)
+        block = row_block(X, slice(start, stop)).astype(np.float64)
         out += np.asarray(block.T @ g[start:stop])
     return out
 
@@ -145,7 +152,14 @@ def term_rows(X, n_classes):
     within twice the storage even for a sparse ``X`` of one entry a row.
     """
     rows = _storage(X) // (8 * _TERM_BYTES * max(int(n_classes), 1))
-    return int(min(max(rows, 256), 1 << 16))
+    return int(min(max(rows, 256), _MAX_TERM_ROWS))
+
+
+# Most rows of a block of the full-batch terms.
+_MAX_TERM_ROWS = 1 << 16
+# Blocks of the sparse objective, which holds no n x m array, are this many
+# times larger than term_rows.
+_SPARSE_TERM_SHARE = 4
 
 
 def _storage(X):
@@ -217,29 +231,25 @@ def row_slices(n, rows):
 
 
 def _full_batch_terms(
-    raw, y, penalty, fairness_weight, rows, sample_weight=None, keep=False
+    logits, gradient, n, y, penalty, fairness_weight, rows, sample_weight=None,
+    keep=False,
 ):
-    """Mean loss + ``lambda`` ERMI at the logits ``raw``, which become the gradient.
+    """Mean loss + ``lambda`` ERMI of ``n`` rows, block of ``rows`` rows by block.
 
-    ``raw`` is ``(n, m)`` logits, or ``(n,)``: the logit ``z`` of class 1 of
-    a binary model, whose two logits are ``[-z/2, z/2]``. It is overwritten,
-    block of ``rows`` rows by block, by the logit gradient divided by ``n``
-    (``dL/dz`` for a single logit): the softmax and ERMI temporaries are
-    those of one block. ``sample_weight`` (mean 1, or None) weights the
-    loss terms; the penalty is weighted through the rows' weights
+    ``logits(part)`` gives the ``(rows, m)`` logits of a slice of the rows
+    and ``gradient(part, g)`` receives their logit gradient divided by
+    ``n``: the softmax and ERMI temporaries are those of one block. With a
+    fairness term the logits of every block are asked for twice (the dual's
+    cell sums, then the gradient), unless ``keep`` (:func:`keeps_terms`):
+    then the first pass keeps each block's softmax terms for the second.
+    ``sample_weight`` (mean 1, or None) weights the loss terms; the
+    penalty is weighted through the rows' weights
     (:class:`FullBatchPenalty`, None without fairness term). A row whose
     logits overflow gets probabilities, gradient and loss 0
     (:func:`~._sgda.softmax_terms`). The value's sums are added block by
-    block (its rounding may differ from a single sum). With ``keep``
-    (:func:`keeps_terms`) the dual's first pass keeps each block's softmax
-    terms for the second.
+    block (its rounding may differ from a single sum).
     """
-    n = raw.shape[0]
-    binary = raw.ndim == 1
     kept = {}
-
-    def logits(part):
-        return np.outer(raw[part], _HALF) if binary else raw[part]
 
     def terms(part):
         got = kept.pop((part.start, part.stop), None)
@@ -268,11 +278,38 @@ def _full_batch_terms(
             penalty_sum += float(np.sum(reg.value(proba, c, wt)))
             grad_raw += fairness_weight * reg.raw_gradient(proba, c, wt)
         grad_raw /= n
-        raw[part] = grad_raw @ _HALF if binary else grad_raw
+        gradient(part, grad_raw)
     value = loss_sum / n
     if W is not None:
         value += fairness_weight * (penalty_sum / n)
     return value
+
+
+def _in_place(raw):
+    """``(logits, gradient)`` of :func:`_full_batch_terms` over all the logits ``raw``.
+
+    ``raw`` is ``(n, m)`` logits, or ``(n,)``: the logit ``z`` of class 1
+    of a binary model, whose two logits are ``[-z/2, z/2]``. It is
+    overwritten, block by block, by the logit gradient (``dL/dz`` for a
+    single logit).
+    """
+    if raw.ndim == 1:
+
+        def logits(part):
+            return np.outer(raw[part], _HALF)
+
+        def gradient(part, grad):
+            raw[part] = grad @ _HALF
+
+    else:
+
+        def logits(part):
+            return raw[part]
+
+        def gradient(part, grad):
+            raw[part] = grad
+
+    return logits, gradient
 
 
 def _penalty(regularizer, cells, weight_scale, rows):
@@ -319,21 +356,48 @@ def exact_dual_objective(
     coef = params[: d * m].reshape(d, m)
     w0 = params[d * m :]
     s = intercept_scaling
+    sparse = sp.issparse(X)
     rows = term_rows(X, m)
-    raw = float64_product(X, coef)
-    raw += s * w0
-    value = _full_batch_terms(
-        raw,
-        y,
-        _penalty(regularizer, cells, weight_scale, rows),
-        fairness_weight,
-        rows,
-        sample_weight,
+    if sparse:
+        # No n x m array is held beside a sparse X: the blocks' temporaries
+        # may take half its storage (four times those of term_rows), and
+        # the blocks, which each cost a few scipy calls, are fewer.
+        rows = min(_SPARSE_TERM_SHARE * rows, _MAX_TERM_ROWS)
+    terms = dict(
+        n=n,
+        y=y,
+        penalty=_penalty(regularizer, cells, weight_scale, rows),
+        fairness_weight=fairness_weight,
+        rows=rows,
+        sample_weight=sample_weight,
         keep=keeps_terms(X, m),
     )
-    # raw now holds the logit gradient (divided by n).
-    g_coef = float64_transposed_product(X, raw) + alpha * coef
-    g_w0 = s * raw.sum(axis=0)
+    if sparse:
+        # The n x m logits would outweigh a sparse X (24 bytes a row for
+        # three classes, next to ~16 for one stored entry a row): each
+        # block's logits are computed from its rows, which share the
+        # stored entries of X, and its gradient is summed into the
+        # coefficients' and intercept's at once.
+        g_coef = np.zeros((d, m))
+        g_w0 = np.zeros(m)
+
+        def gradient(part, grad):
+            g_coef[...] += float64_transposed_product(row_block(X, part), grad)
+            g_w0[...] += grad.sum(axis=0)
+
+        value = _full_batch_terms(
+            lambda part: block_logits(X, coef, w0, s, part), gradient, **terms
+        )
+        g_w0 *= s
+    else:
+        # A dense X weighs d / m times the logits: one product each way.
+        raw = float64_product(X, coef)
+        raw += s * w0
+        value = _full_batch_terms(*_in_place(raw), **terms)
+        # raw now holds the logit gradient (divided by n).
+        g_coef = float64_transposed_product(X, raw)
+        g_w0 = s * raw.sum(axis=0)
+    g_coef += alpha * coef
     value += 0.5 * alpha * float(np.sum(coef**2))
     return value, np.concatenate([g_coef.ravel(), g_w0])
 
@@ -341,7 +405,7 @@ def exact_dual_objective(
 @np.errstate(over="ignore", invalid="ignore")
 def block_logits(X, coef, w0, intercept_scaling, rows):
     """``X[rows] coef + s w0`` in float64, for a slice ``rows`` of the rows."""
-    return float64_product(X[rows], coef) + intercept_scaling * w0
+    return float64_product(row_block(X, rows), coef) + intercept_scaling * w0
 
 
 def exact_dual(X, coef, w0, *, intercept_scaling, penalty, sample_weight=None):
@@ -492,7 +556,8 @@ def refine_full_batch(
             z = float64_product(X, v)
             z += s * u[d]
             value = _full_batch_terms(
-                z, y, penalty, fairness_weight, rows, sample_weight, keep
+                *_in_place(z), z.size, y, penalty, fairness_weight, rows,
+                sample_weight, keep,
             )
             # z now holds dL/dz (divided by n).
             g_v = (float64_transposed_product(X, z) + 0.5 * alpha * v) / scale

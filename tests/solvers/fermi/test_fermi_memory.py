@@ -163,3 +163,48 @@ def test_blocked_full_batch_terms_equal_one_block(monkeypatch, weighted, m, keep
     # Dense X of 5 columns: the terms are not kept (7 float64 a row > 5/8).
     assert not keeps_terms(X, 3)
     assert keeps_terms(np.zeros((10, 100)), 3)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fair", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sparse_multiclass_objective_equals_the_whole_matrix_one(
+    monkeypatch, weighted, fair, dtype
+):
+    # With more than two classes a sparse X's logits are computed block of
+    # rows by block and each block's gradient summed at once (no n x m
+    # array): the value and gradient of the whole-matrix computation on the
+    # dense X, up to the order of the sums.
+    from sklearn_dpfair.fairness._ermi import ERMIRegularizer
+
+    rng = np.random.default_rng(4)
+    n, d, m = 3000, 20, 3
+    X = sp.random(n, d, density=0.3, format="csr", random_state=rng,
+                  data_rvs=rng.standard_normal, dtype=dtype)
+    y = rng.integers(0, m, n).astype(np.int8)
+    codes = rng.integers(0, 3, n)
+    reg = ERMIRegularizer(np.full((1, 3), 1 / 3), np.ones(1), m)
+    kw = dict(
+        regularizer=reg if fair else None,
+        cells=reg.row_cells(np.zeros(n, dtype=int), codes) if fair else None,
+        fairness_weight=5.0 if fair else 0.0,
+        alpha=0.1,
+        intercept_scaling=1.0,
+        weight_scale=1.2,
+        sample_weight=rng.random(n) * 2 if weighted else None,
+    )
+    params = rng.standard_normal((d + 1) * m)
+    expected = exact_dual_objective(params, X.toarray(), y, **kw)
+    blocks = []
+    logits = _lbfgs.block_logits
+    monkeypatch.setattr(
+        _lbfgs, "block_logits",
+        lambda X, *a: blocks.append(a[-1]) or logits(X, *a),
+    )
+    value, grad = exact_dual_objective(params, X, y, **kw)
+    # Each row's logits are computed once a pass (two passes with the
+    # penalty's dual), by blocks: never those of all the rows at once.
+    assert sum(b.stop - b.start for b in blocks) == (2 if fair else 1) * n
+    assert max(b.stop - b.start for b in blocks) < n
+    assert value == pytest.approx(expected[0], rel=1e-13)
+    np.testing.assert_allclose(grad, expected[1], rtol=1e-12, atol=1e-15)
