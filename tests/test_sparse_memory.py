@@ -113,6 +113,8 @@ WEIGHTED_ESTIMATORS = {
         solver="output-perturbation", alpha=1e-3, feature_norm_bound=3.0,
         epsilon=1.0, classes=[0, 1], random_state=0,
     ),
+    "FERMIClassifier": lambda: FERMIClassifier(random_state=0),
+    "DPFERMIClassifier": lambda: DPFERMIClassifier(random_state=0),
     "HeavyTailDPRegressor": lambda: HeavyTailDPRegressor(random_state=0),
     "heavy-tail-sgd": lambda: HeavyTailDPRegressor(solver="sgd", random_state=0),
 }

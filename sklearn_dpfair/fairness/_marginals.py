@@ -58,15 +58,25 @@ def cell_counts(blocks, codes, n_blocks, n_groups, weights=None):
     array([[0., 1.],
            [1., 0.]])
     """
-    keep = (blocks >= 0) & (codes >= 0)
-    # Widened: the codes may come in a dtype too small for the cell index.
-    cells = blocks[keep].astype(np.intp) * n_groups + codes[keep]
-    counts = np.bincount(
-        cells,
-        weights=None if weights is None else weights[keep],
-        minlength=n_blocks * n_groups,
-    )
-    return counts.astype(np.float64, copy=False).reshape(n_blocks, n_groups)
+    counts = np.zeros(n_blocks * n_groups)
+    # By blocks of rows: the cell indices (intp) and kept weights of all rows
+    # at once would weigh as much as a sparse X of one entry a row.
+    for start in range(0, np.shape(blocks)[0], _COUNT_ROWS):
+        rows = slice(start, start + _COUNT_ROWS)
+        block, code = blocks[rows], codes[rows]
+        keep = (block >= 0) & (code >= 0)
+        # Widened: the codes may come in a dtype too small for the cell index.
+        cells = block[keep].astype(np.intp) * n_groups + code[keep]
+        counts += np.bincount(
+            cells,
+            weights=None if weights is None else weights[rows][keep],
+            minlength=n_blocks * n_groups,
+        )
+    return counts.reshape(n_blocks, n_groups)
+
+
+# Rows per block of cell_counts.
+_COUNT_ROWS = 1 << 13
 
 
 def marginals_from_counts(counts, n_total, floor):

@@ -450,7 +450,7 @@ def column_scales(X, sample_weight=None):
 
 # Stored entries squared per block of a sparse column sum: the temporaries
 # of one block (its squares and row indices) stay far below the matrix.
-_SPARSE_BLOCK = 1 << 16
+_SPARSE_BLOCK = 1 << 14
 
 
 def _sparse_column_squares(X, sample_weight=None):
