@@ -39,8 +39,8 @@ import scipy.special
 import sklearn
 
 __all__ = [
-    "ArrayBackend",
     "NUMPY_BACKEND",
+    "ArrayBackend",
     "array_namespace",
     "column_sums",
     "device_of",
@@ -296,7 +296,9 @@ def narrow_matmul(A, B, *, transpose_a=False):
     Equal to ``xp.matmul`` up to rounding: numpy computes one matrix-vector
     product per column of ``B`` when it has at most four (twice faster with
     OpenBLAS for the solvers' (batch x features) by (features x classes)
-    products); other namespaces, and wider ``B``, use ``xp.matmul``.
+    products); other namespaces, and wider ``B``, use ``xp.matmul``. A
+    numpy ``A`` of lower precision than ``B`` (float32 rows, float64
+    parameters) goes through :func:`upcast_matmul`.
 
     Examples
     --------

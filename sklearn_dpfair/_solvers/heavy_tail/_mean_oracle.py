@@ -235,8 +235,8 @@ def clipped_gradient_mean(
             raw_grad = weighted_raw_gradient(
                 raw_grad, None if sample_weight is None else sample_weight[part]
             )
-            part = model.clipped_gradient_sum(Xb, raw_grad, model.row_norms(Xb), clip_norm)
-        total = part if total is None else (total[0] + part[0], total[1] + part[1])
+            sums = model.clipped_gradient_sum(Xb, raw_grad, model.row_norms(Xb), clip_norm)
+        total = sums if total is None else (total[0] + sums[0], total[1] + sums[1])
     blocks = total
     # One draw for the stacked (d + 1)-vector: the mechanism's sensitivity
     # (2 C under replace-one) is not the clip C, so this is not
