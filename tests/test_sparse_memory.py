@@ -5,8 +5,8 @@
 With about one stored entry per row (1% density, 100 columns), a CSR matrix
 holds ~16 bytes a row, so any n-length float64 array a fit keeps or forms
 weighs half the matrix: these tests pin that every estimator's default fit
-(and four other solvers') works on the sparse rows and blocks of rows, never
-on n-length temporaries beyond a few. tracemalloc's peak (numpy and scipy
+(five other solvers', weighted fits and three-class FERMI too) works on the
+sparse rows and blocks of rows, never on n-length temporaries beyond a few. tracemalloc's peak (numpy and scipy
 report their buffers to it) is deterministic for a seeded fit, so this is
 a unit test, not a benchmark: no time is measured.
 """
@@ -30,8 +30,8 @@ from sklearn_dpfair.audit._synthetic import synthetic_inputs
 ESTIMATORS = [
     lambda: DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0),
     # Other solvers: a full-batch certified solve on clipped rows, the
-    # public-geometry mirror descent, private Frank-Wolfe and a one-pass
-    # heavy-tail solver.
+    # public-geometry mirror descent, private Frank-Wolfe and the one-pass
+    # and localized heavy-tail solvers.
     lambda: DPLogisticRegression(
         solver="output-perturbation", alpha=1e-3, feature_norm_bound=3.0,
         epsilon=1.0, classes=[0, 1], random_state=0,
