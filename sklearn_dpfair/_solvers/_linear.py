@@ -53,9 +53,8 @@ from ..utils._array_api import (
     device_of,
     finite_linear_scores,
     narrow_matmul,
-    upcast_matmul,
 )
-from ._row_blocks import row_block, row_blocks, take_rows
+from ._row_blocks import float64_product, row_block, row_blocks, take_rows
 
 __all__ = [
     "LinearModel",
@@ -256,21 +255,6 @@ def clipped_gradient_sum(X, raw_gradient, row_norms, clip_norm, intercept_scalin
         coef_block = narrow_matmul(X, weighted, transpose_a=True)
     intercept_block = float(intercept_scaling) * column_sums(weighted)
     return coef_block, intercept_block
-
-
-def _rows_times(X, B):
-    # X @ B in the wider precision (a dense lower-precision X is cast up a
-    # block of rows at a time, never as a whole). Same dtype or sparse: X @ B.
-    if sp.issparse(X) or X.dtype == B.dtype:
-        return X @ B
-    return upcast_matmul(X, B)
-
-
-def _rows_transposed_times(X, R):
-    # X^T @ R, accumulated over row blocks as in _rows_times.
-    if sp.issparse(X) or X.dtype == R.dtype:
-        return X.T @ R
-    return upcast_matmul(X, R, transpose_a=True)
 
 
 @dataclass(frozen=True)
@@ -542,10 +526,11 @@ class LinearModel:
 
     def _loss_gradient_sums(self, coef, w0, X, y, loss, sample_weight):
         # Sum of the (weighted) losses, X^T R and the column sums of R.
-        raw = _rows_times(X, coef) + float(self.intercept_scaling) * w0
+        # float64, a block of a float32 X cast at a time (never the whole).
+        raw = float64_product(X, coef) + float(self.intercept_scaling) * w0
         losses = loss.loss(y, raw)
         R = loss.raw_gradient(y, raw)
         if sample_weight is not None:
             losses = losses * sample_weight
             R = R * sample_weight[:, None]
-        return losses.sum(), _rows_transposed_times(X, R), R.sum(axis=0)
+        return losses.sum(), float64_product(X, R, transpose_a=True), R.sum(axis=0)

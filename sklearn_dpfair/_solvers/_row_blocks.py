@@ -20,7 +20,7 @@ linear-model layer's (:func:`~sklearn_dpfair._solvers._linear.stored_row_norms`)
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils._array_api import array_namespace
+from ..utils._array_api import array_namespace, rows_per_cast, upcast_matmul
 
 __all__ = [
     "MIN_BLOCKS",
@@ -29,6 +29,7 @@ __all__ = [
     "batch_block",
     "batch_blocks",
     "block_rows",
+    "float64_product",
     "row_block",
     "row_blocks",
     "take_rows",
@@ -207,3 +208,44 @@ def batch_block(X, part):
     if isinstance(part, slice):
         return row_block(X, part)
     return take_rows(X, part) if sp.issparse(X) else X[part]
+
+
+def float64_product(X, B, *, transpose_a=False):
+    """``X @ B`` (or ``X.T @ B``) in float64, without a float64 copy of ``X``.
+
+    A float64 ``X`` (dense or sparse) is multiplied as is. A lower-precision
+    one (float32 rows meeting the float64 parameters, which numpy and scipy
+    would promote whole) is cast a block of rows at a time: a dense ``X``
+    by :func:`~sklearn_dpfair.utils._array_api.upcast_matmul`, a sparse one
+    by blocks that share its stored entries (:func:`row_block`), each cast
+    alone. Each row's product is that of its float64 copy; a transposed
+    product adds its blocks' partial sums in row order.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers._row_blocks import float64_product
+    >>> X = sp.csr_matrix(np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32))
+    >>> float64_product(X, np.array([1.0, 0.5]))
+    array([2., 5.])
+    >>> float64_product(X, np.array([1.0, -1.0]), transpose_a=True)
+    array([-2., -2.])
+    """
+    if X.dtype == np.float64:
+        return X.T @ B if transpose_a else X @ B
+    B = np.asarray(B, dtype=np.float64)
+    if not sp.issparse(X):
+        return upcast_matmul(X, B, transpose_a=transpose_a)
+    n = X.shape[0]
+    step = rows_per_cast(X.shape[1])
+    if transpose_a:
+        out = np.zeros((X.shape[1],) + B.shape[1:])
+        for start in range(0, n, step):
+            part = slice(start, start + step)
+            out += np.asarray(row_block(X, part).astype(np.float64).T @ B[part])
+        return out
+    out = np.empty((n,) + B.shape[1:])
+    for start in range(0, n, step):
+        part = slice(start, start + step)
+        out[part] = np.asarray(row_block(X, part).astype(np.float64) @ B)
+    return out

@@ -55,6 +55,7 @@ __all__ = [
     "resolve_backend",
     "row_max",
     "row_sums",
+    "rows_per_cast",
     "rowwise_dot",
     "saturate",
     "softmax",
@@ -285,9 +286,9 @@ def rowwise_dot(A, B):
 # solvers' products are of this shape (a batch times one column per class).
 _NARROW_COLUMNS = 4
 
-# Bytes of a lower-precision operand that narrow_matmul casts up at once
-# (a block of rows; a whole large X is never copied).
-_MIXED_CAST_BYTES = 1 << 23
+# Bytes of the float64 copy of a block of lower-precision rows cast up at
+# once (rows_per_cast); a whole large X is never copied.
+_MIXED_CAST_BYTES = 1 << 21
 
 
 def narrow_matmul(A, B, *, transpose_a=False):
@@ -320,12 +321,29 @@ def narrow_matmul(A, B, *, transpose_a=False):
     return np.stack(columns, axis=1).astype(dtype, copy=False)
 
 
+def rows_per_cast(n_features, dtype=np.float64):
+    """Rows of ``n_features`` whose copy in ``dtype`` takes ``_MIXED_CAST_BYTES``.
+
+    The block of a lower-precision ``X`` cast up at once by
+    :func:`upcast_matmul` (and, for a sparse ``X``, by the solvers'
+    ``float64_product``): 2 MB, never a whole large ``X``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.utils._array_api import rows_per_cast
+    >>> rows_per_cast(100)
+    2621
+    """
+    row_bytes = max(1, int(n_features)) * np.dtype(dtype).itemsize
+    return max(1, _MIXED_CAST_BYTES // row_bytes)
+
+
 def upcast_matmul(X, B, *, transpose_a=False):
     """``X @ B`` (or ``X.T @ B``) in the wider precision of the two, for numpy.
 
     A lower-precision ``X`` (float32 rows) meeting wider ``B`` (float64
-    parameters) is cast up a block of rows at a time (at most
-    ``_MIXED_CAST_BYTES``; a large ``X`` is never copied whole) and
+    parameters) is cast up a block of rows at a time (:func:`rows_per_cast`;
+    a large ``X`` is never copied whole) and
     multiplied there with BLAS: numpy multiplies mixed precisions without
     it, 3-7x slower, or promotes the whole ``X``. A transposed product adds
     its blocks' partial sums in the wide precision. Each row's product
@@ -346,11 +364,10 @@ def upcast_matmul(X, B, *, transpose_a=False):
     squeeze = B.ndim == 1
     if squeeze:
         B = B[:, None]
+    step = rows_per_cast(X.shape[1], dtype)
     if transpose_a:
         X = X.T  # the blocks are rows of the data, columns of X here
     n_rows = X.shape[1] if transpose_a else X.shape[0]
-    row_bytes = max(1, X.shape[0] if transpose_a else X.shape[1]) * dtype.itemsize
-    step = max(1, _MIXED_CAST_BYTES // row_bytes)
     if transpose_a:
         out = np.zeros((X.shape[0], B.shape[1]), dtype=dtype)
         for start in range(0, n_rows, step):

@@ -32,10 +32,11 @@ computed from its rows (in each pass) and its gradient summed into the
 coefficients' at once.
 ``X`` is dense numpy or scipy sparse (every product is ``X @ v`` or
 ``X.T @ g``, so a sparse ``X`` is never densified), in its own dtype: the
-products with a float32 ``X`` (:func:`float64_product`,
-:func:`float64_transposed_product`) are float64, computed on float64 copies
-of blocks of rows, never of the whole matrix (numpy and scipy would cast
-all of ``X`` to float64 for a product with the float64 parameters).
+products with a float32 ``X`` are float64, computed on float64 copies of
+blocks of rows, never of the whole matrix
+(:func:`~sklearn_dpfair._solvers._row_blocks.float64_product`; numpy and
+scipy would cast all of ``X`` to float64 for a product with the float64
+parameters).
 """
 
 from dataclasses import dataclass
@@ -44,7 +45,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from .._row_blocks import row_block
+from .._row_blocks import float64_product, row_block
 from ._sgda import softmax_probabilities, softmax_terms
 
 __all__ = [
@@ -53,8 +54,6 @@ __all__ = [
     "block_logits",
     "exact_dual",
     "exact_dual_objective",
-    "float64_product",
-    "float64_transposed_product",
     "refine_full_batch",
     "keeps_terms",
     "row_slices",
@@ -74,66 +73,6 @@ class FullBatchResult:
     converged: bool
     n_iter: int
     objective: float
-
-
-# Entries of X per row block cast to float64 in a product (2 MB a block).
-_PRODUCT_BLOCK = 1 << 18
-
-
-def _row_blocks(X):
-    """``(start, stop)`` of the row blocks of ``X`` for a float64 product."""
-    n, d = X.shape
-    rows = max(1, _PRODUCT_BLOCK // max(d, 1))
-    return [(start, min(start + rows, n)) for start in range(0, n, rows)]
-
-
-def float64_product(X, v):
-    """``X @ v`` in float64, without a float64 copy of a float32 ``X``.
-
-    A float64 ``X`` (dense or sparse) is multiplied as is. Any other dtype
-    is cast to float64 one block of rows at a time: each row's product is
-    that of its float64 copy, and at most one block is copied at once.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair._solvers.fermi._lbfgs import float64_product
-    >>> X = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
-    >>> float64_product(X, np.array([1.0, 0.5]))
-    array([2., 5.])
-    """
-    if X.dtype == np.float64:
-        return X @ v
-    out = np.empty((X.shape[0],) + np.shape(v)[1:], dtype=np.float64)
-    for start, stop in _row_blocks(X):
-        # A CSR block shares the entries of X: only its float64 copy is made.
-        block = row_block(X, slice(start, stop)).astype(np.float64)
-        out[start:stop] = np.asarray(block @ v)
-    return out
-
-
-def float64_transposed_product(X, g):
-    """``X.T @ g`` in float64, without a float64 copy of a float32 ``X``.
-
-    As :func:`float64_product`: a float64 ``X`` as is, any other dtype
-    block of rows by block of rows (the blocks' products are added in row
-    order).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair._solvers.fermi._lbfgs import float64_transposed_product
-    >>> X = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
-    >>> float64_transposed_product(X, np.array([1.0, -1.0]))
-    array([-2., -2.])
-    """
-    if X.dtype == np.float64:
-        return X.T @ g
-    out = np.zeros((X.shape[1],) + np.shape(g)[1:], dtype=np.float64)
-    for start, stop in _row_blocks(X):
-        block = row_block(X, slice(start, stop)).astype(np.float64)
-        out += np.asarray(block.T @ g[start:stop])
-    return out
 
 
 # Bytes of temporaries per row and class of the full-batch terms (logits,
@@ -382,7 +321,9 @@ def exact_dual_objective(
         g_w0 = np.zeros(m)
 
         def gradient(part, grad):
-            g_coef[...] += float64_transposed_product(row_block(X, part), grad)
+            g_coef[...] += float64_product(
+                row_block(X, part), grad, transpose_a=True
+            )
             g_w0[...] += grad.sum(axis=0)
 
         value = _full_batch_terms(
@@ -395,7 +336,7 @@ def exact_dual_objective(
         raw += s * w0
         value = _full_batch_terms(*_in_place(raw), **terms)
         # raw now holds the logit gradient (divided by n).
-        g_coef = float64_transposed_product(X, raw)
+        g_coef = float64_product(X, raw, transpose_a=True)
         g_w0 = s * raw.sum(axis=0)
     g_coef += alpha * coef
     value += 0.5 * alpha * float(np.sum(coef**2))
@@ -560,7 +501,7 @@ def refine_full_batch(
                 sample_weight, keep,
             )
             # z now holds dL/dz (divided by n).
-            g_v = (float64_transposed_product(X, z) + 0.5 * alpha * v) / scale
+            g_v = (float64_product(X, z, transpose_a=True) + 0.5 * alpha * v) / scale
             value += 0.25 * alpha * float(v @ v)
             return value, np.concatenate([g_v, [s * z.sum()]])
         value, grad = exact_dual_objective(

@@ -19,11 +19,11 @@ from ..._loss import SoftmaxLoss
 from ...fairness._disparity import disparity_from_counts, prediction_counts
 from ...fairness._ermi import code_dtype
 from ...utils._array_api import from_host, to_numpy
+from .._row_blocks import float64_product
 from ._lbfgs import (
     FullBatchPenalty,
     block_logits,
     exact_dual,
-    float64_product,
     refine_full_batch,
     row_slices,
     term_rows,

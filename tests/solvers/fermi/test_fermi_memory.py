@@ -24,8 +24,6 @@ from sklearn_dpfair._solvers.fermi import _lbfgs
 from sklearn_dpfair._solvers.fermi._lbfgs import (
     column_scales,
     exact_dual_objective,
-    float64_product,
-    float64_transposed_product,
     keeps_terms,
 )
 
@@ -105,26 +103,6 @@ def test_sparse_column_scales_equal_the_squared_copy(weighted, canonical):
     expected = np.sqrt(squares / (3000 if w is None else w.sum()))
     # Bit for bit: the same additions in the same (row) order.
     np.testing.assert_array_equal(column_scales(X, w), expected)
-
-
-@pytest.mark.parametrize("to_sparse", [False, True])
-@pytest.mark.parametrize("m", [None, 3])
-def test_float32_products_equal_those_of_the_float64_copy(to_sparse, m):
-    rng = np.random.default_rng(2)
-    # More rows than one block of the products (2**18 entries).
-    X = rng.standard_normal((7000, 50)).astype(np.float32)
-    v = rng.standard_normal(50 if m is None else (50, m))
-    g = rng.standard_normal(7000 if m is None else (7000, m))
-    X64 = X.astype(np.float64)
-    if to_sparse:
-        X, X64 = sp.csr_matrix(X), sp.csr_matrix(X64)
-    got, got_t = float64_product(X, v), float64_transposed_product(X, g)
-    assert got.dtype == got_t.dtype == np.float64
-    np.testing.assert_allclose(got, X64 @ v, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(got_t, X64.T @ g, rtol=1e-12, atol=1e-10)
-    # float64 X: the plain products, unchanged.
-    np.testing.assert_array_equal(float64_product(X64, v), X64 @ v)
-    np.testing.assert_array_equal(float64_transposed_product(X64, g), X64.T @ g)
 
 
 @pytest.mark.parametrize("keep", [False, True])
