@@ -54,7 +54,13 @@ from ..utils._array_api import (
     finite_linear_scores,
     narrow_matmul,
 )
-from ._row_blocks import float64_product, row_block, row_blocks, take_rows
+from ._row_blocks import (
+    float64_product,
+    row_block,
+    row_blocks,
+    storage_bytes,
+    take_rows,
+)
 
 __all__ = [
     "LinearModel",
@@ -150,8 +156,7 @@ def stored_row_norms(X, intercept_scaling=0.0):
     True
     """
     if sp.issparse(X):
-        storage = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
-        if X.dtype.itemsize * X.shape[0] > STORED_NORMS_FRACTION * storage:
+        if X.dtype.itemsize * X.shape[0] > STORED_NORMS_FRACTION * storage_bytes(X):
             return None
     return augmented_row_norms(X, intercept_scaling)
 

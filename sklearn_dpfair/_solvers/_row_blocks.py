@@ -32,6 +32,7 @@ __all__ = [
     "float64_product",
     "row_block",
     "row_blocks",
+    "storage_bytes",
     "take_rows",
 ]
 
@@ -63,11 +64,26 @@ def block_rows(X):
     >>> block_rows(sp.csr_matrix((10, 2)))
     1024
     """
-    return _rows_per_block(_storage(X), X.shape[0])
+    return _rows_per_block(storage_bytes(X), X.shape[0])
 
 
-def _storage(X):
-    return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+def storage_bytes(X):
+    """Bytes of a dense ``X``, or of a sparse one's stored entries and indices.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers._row_blocks import storage_bytes
+    >>> storage_bytes(sp.csr_matrix(np.eye(2)))  # 2 float64, 2 + 3 int32
+    36
+    """
+    if sp.issparse(X):
+        return sum(
+            getattr(X, name).nbytes
+            for name in ("data", "indices", "indptr", "row", "col")
+            if hasattr(X, name)
+        )
+    return X.nbytes
 
 
 def _rows_per_block(storage, n_rows):
@@ -190,7 +206,7 @@ def batch_blocks(X, rows=None):
     n_rows = rows.shape[0]
     if not sp.issparse(X):
         return [rows]
-    size = _rows_per_block(_storage(X) * n_rows // max(X.shape[0], 1), n_rows)
+    size = _rows_per_block(storage_bytes(X) * n_rows // max(X.shape[0], 1), n_rows)
     return [rows[start : start + size] for start in range(0, max(n_rows, 1), size)]
 
 

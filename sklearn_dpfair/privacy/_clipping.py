@@ -37,6 +37,7 @@ __all__ = [
     "clip_factors_from_norms",
     "clip_rows_to_norm",
     "clipped_rows",
+    "entry_blocks",
     "finite_rows_mask",
     "per_example_norms",
     "squared_row_norms",
@@ -116,9 +117,20 @@ def _sparse_squared_row_norms(A):
 _REDUCE_BLOCK = 1 << 13
 
 
-def _row_blocks(indptr, max_size):
-    # (start, stop) of consecutive row blocks of at most max_size rows and
-    # about max_size stored entries each (at least one row a block).
+def entry_blocks(indptr, max_size):
+    """``(start, stop)`` of consecutive row blocks of a CSR ``indptr``.
+
+    Each block has at most ``max_size`` rows and about ``max_size`` stored
+    entries (at least one row), so that a pass over the stored entries
+    holds the temporaries of one block, whatever the rows hold.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._clipping import entry_blocks
+    >>> list(entry_blocks(np.array([0, 3, 3, 4, 8]), 3))
+    [(0, 2), (2, 3), (3, 4)]
+    """
     n_rows = indptr.size - 1
     start = 0
     while start < n_rows:
@@ -144,7 +156,7 @@ def _row_reduce(ufunc, values, indptr, transform=None):
     if not values.size:
         return out
     with np.errstate(over="ignore"):
-        for start, stop in _row_blocks(indptr, _REDUCE_BLOCK):
+        for start, stop in entry_blocks(indptr, _REDUCE_BLOCK):
             bounds = indptr[start : stop + 1]
             lo = int(bounds[0])
             if int(bounds[-1]) == lo:
@@ -308,7 +320,7 @@ def _clip_sparse_rows_to_norm(X, bound):
     data = np.empty_like(A.data)
     # A one-time pass: smaller blocks than a reduction's, since a block's
     # half-dozen float64 temporaries weigh a share of a small X.
-    for start, stop in _row_blocks(A.indptr, max(1, _REDUCE_BLOCK // 4)):
+    for start, stop in entry_blocks(A.indptr, max(1, _REDUCE_BLOCK // 4)):
         lo, hi = int(A.indptr[start]), int(A.indptr[stop])
         if hi > lo:
             indptr = A.indptr[start : stop + 1] - A.indptr[start]

@@ -45,7 +45,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from .._row_blocks import float64_product, row_block
+from ...privacy._clipping import entry_blocks
+from .._row_blocks import float64_product, row_block, storage_bytes
 from ._sgda import softmax_probabilities, softmax_terms
 
 __all__ = [
@@ -90,7 +91,7 @@ def term_rows(X, n_classes):
     row and the one or ``m`` float64 a row of the logits the fit stays
     within twice the storage even for a sparse ``X`` of one entry a row.
     """
-    rows = _storage(X) // (8 * _TERM_BYTES * max(int(n_classes), 1))
+    rows = storage_bytes(X) // (8 * _TERM_BYTES * max(int(n_classes), 1))
     return int(min(max(rows, 256), _MAX_TERM_ROWS))
 
 
@@ -101,17 +102,6 @@ _MAX_TERM_ROWS = 1 << 16
 _SPARSE_TERM_SHARE = 4
 
 
-def _storage(X):
-    """Bytes of a dense ``X``, or of a sparse one's stored entries and indices."""
-    if sp.issparse(X):
-        return sum(
-            getattr(X, name).nbytes
-            for name in ("data", "indices", "indptr", "row", "col")
-            if hasattr(X, name)
-        )
-    return X.nbytes
-
-
 def keeps_terms(X, n_logits):
     """Whether the first pass's softmax terms are kept for the second.
 
@@ -119,7 +109,7 @@ def keeps_terms(X, n_logits):
     kept when that is at most 1/8 of the storage of ``X`` (a dense ``X`` of
     some tens of columns), the second pass does not compute them again.
     """
-    return 8 * (2 * n_logits + 1) * X.shape[0] <= _storage(X) // 8
+    return 8 * (2 * n_logits + 1) * X.shape[0] <= storage_bytes(X) // 8
 
 
 _HALF = np.array([-0.5, 0.5])
@@ -411,13 +401,7 @@ def _sparse_column_squares(X, sample_weight=None):
         return np.asarray(X2.sum(axis=0), dtype=np.float64).ravel()
     squares = np.zeros(X.shape[1])
     indptr = X.indptr
-    n_rows = X.shape[0]
-    row = 0
-    while row < n_rows:
-        # Rows [row, end) hold about _SPARSE_BLOCK stored entries (at least one row).
-        stop = indptr[row] + _SPARSE_BLOCK
-        end = int(np.searchsorted(indptr, stop, side="right")) - 1
-        end = min(max(end, row + 1), n_rows)
+    for row, end in entry_blocks(indptr, _SPARSE_BLOCK):
         lo, hi = indptr[row], indptr[end]
         data = X.data[lo:hi]
         block = np.multiply(data, data, dtype=np.float64)
@@ -425,7 +409,6 @@ def _sparse_column_squares(X, sample_weight=None):
             counts = np.diff(indptr[row : end + 1])
             block *= np.repeat(np.asarray(sample_weight)[row:end], counts)
         np.add.at(squares, X.indices[lo:hi], block)
-        row = end
     return squares
 
 
