@@ -49,6 +49,7 @@ import scipy.sparse as sp
 
 from ...fairness._ermi import block_tables, ermi_from_tables
 from ...privacy._clipping import clip_factors_from_norms, finite_rows_mask
+from ...privacy._releases import joint_release
 from ...utils._array_api import (
     array_namespace,
     device_of,
@@ -251,17 +252,23 @@ def sgda_step(model, coef, w0, W, sums, *, regularizer, config, rng):
     coef, w0, W : arrays
     """
     g_coef, g_w0, dual_sum = sums
-    new_coef, new_w0 = model.private_step(
-        coef,
-        w0,
-        g_coef,
-        g_w0,
-        mechanism=config.primal_mechanism,
-        denominator=config.denominator,
-        learning_rate=config.learning_rate,
-        alpha=config.alpha,
-        rng=rng,
-    )
+    # The primal and the rescaled dual sums are one Gaussian release, as the
+    # fit accounts them (the joint noise multiplier).
+    with joint_release():
+        new_coef, new_w0 = model.private_step(
+            coef,
+            w0,
+            g_coef,
+            g_w0,
+            mechanism=config.primal_mechanism,
+            denominator=config.denominator,
+            learning_rate=config.learning_rate,
+            alpha=config.alpha,
+            rng=rng,
+        )
+        noisy_dual = None
+        if regularizer is not None and dual_sum is not None:
+            noisy_dual = config.dual_mechanism.privatize(dual_sum, rng)
     if math.isinf(config.primal_mechanism.clip_norm):
         # Without clipping (the non-private fit) the sum over several rows
         # near the float64 limit can overflow although each term is
@@ -270,10 +277,8 @@ def sgda_step(model, coef, w0, W, sums, *, regularizer, config, rng):
         xp = array_namespace(coef)
         new_coef = xp.where(xp.isfinite(new_coef), new_coef, coef)
         new_w0 = xp.where(xp.isfinite(new_w0), new_w0, w0)
-    if regularizer is not None and dual_sum is not None:
-        W = W + config.dual_learning_rate * (
-            config.dual_mechanism.privatize(dual_sum, rng) / config.denominator
-        )
+    if noisy_dual is not None:
+        W = W + config.dual_learning_rate * (noisy_dual / config.denominator)
         if config.project_dual:
             W = regularizer.project(W)
     return new_coef, new_w0, W

@@ -50,6 +50,7 @@ import numpy as np
 from ...exceptions import PrivacyBudgetError
 from ...privacy import GaussianMechanism, fit_weights, private_quantile
 from ...privacy._accounting import composed_event, epsilon_of, zcdp_event
+from ...privacy._releases import parallel_parts
 from ...privacy._zcdp import ZCDPLedger
 from ._disjoint_batches import disjoint_batches, disjoint_blocks
 from ._dpsgd import fit_heavy_tail_dpsgd
@@ -467,18 +468,21 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
         noise_multiplier = 1.0 / math.sqrt(2.0 * rho_opt) if private else 0.0
         mechanism = GaussianMechanism(2.0 * clip, noise_multiplier)
         batches = disjoint_batches(rng, n, n_batches, batch_size)
-        coef_full = one_pass_loop(
-            X,
-            y,
-            loss,
-            batches=batches,
-            rule=row.rule(problem, n_steps, clip, noise_std),
-            clip_norm=clip,
-            mechanism=mechanism,
-            intercept_scaling=s,
-            rng=rng,
-            sample_weight=weights,
-        )
+        # Each query reads its own batch: parallel composition.
+        with parallel_parts() as parts:
+            coef_full = one_pass_loop(
+                X,
+                y,
+                loss,
+                batches=batches,
+                rule=row.rule(problem, n_steps, clip, noise_std),
+                clip_norm=clip,
+                mechanism=mechanism,
+                intercept_scaling=s,
+                rng=rng,
+                sample_weight=weights,
+                parts=parts,
+            )
         n_iter = n_steps
         # Parallel composition: one record enters one query of the T, so
         # the optimizer's event is one Gaussian release.
