@@ -5,9 +5,9 @@
 :func:`bounded_path` (non-private) solves a path of weights to stationarity
 and keeps the most accurate model meeting the bound on the training data;
 :func:`private_selection` (DP-FERMI) runs one SGDA stage per candidate
-weight of the :func:`selection_schedule` and chooses among them from one Gaussian release of their
-(label, group, prediction) counts, drawn by the selection mechanism of
-:class:`._privacy.FERMIMechanisms`.
+weight of the :func:`selection_schedule` and chooses among them from one
+Gaussian release of their (label, group, prediction) counts, drawn by the
+selection mechanism of :class:`._privacy.FERMIMechanisms`.
 """
 
 import math
