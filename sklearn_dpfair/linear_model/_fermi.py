@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """FERMI: fair (ERMI-regularized) logistic regression, with and without DP."""
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -1099,6 +1100,7 @@ default=None
             classes=self.classes,
             delta=self.delta,
             fit_intercept=self.fit_intercept,
+            private=not (math.isinf(self.epsilon) and self.noise_multiplier is None),
             sensitive_features=sensitive_features,
             groups=self.groups,
         )

@@ -162,6 +162,7 @@ def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
         n_classes=n_classes,
         group_labels=group_labels,
         cell_table=cell_table,
+        weighted=data.weighted,
         max_weight=data.max_weight,
         rng=rng,
     )

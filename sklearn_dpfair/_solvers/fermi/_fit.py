@@ -51,9 +51,9 @@ from ...fairness._marginals import (
     marginals_from_public,
     warn_floored_groups,
 )
-from ...privacy import PrivacyRecord
+from ...privacy import PrivacyRecord, fit_weights
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
-from ...utils._validation import normalized_weights, warn_at_caller
+from ...utils._validation import warn_at_caller
 from ._privacy import (
     DEFAULT_MARGINAL_NOISE,
     MARGINAL_BUDGET_SHARE,
@@ -314,6 +314,7 @@ def fermi_setup(
     n_classes,
     group_labels,
     cell_table,
+    weighted,
     max_weight,
     rng,
 ):
@@ -322,9 +323,10 @@ def fermi_setup(
     Steps 0, 1 and 3 of :func:`fit_fermi` (the noise from public inputs,
     the histogram release, the account), shared by the in-memory and the
     Dask fit: ``cell_table`` (see :func:`_penalty`) is the only access to
-    the data. ``max_weight`` is the largest public sample weight after the
-    rescaling to mean 1 (None: unweighted). Draws from ``rng`` the
-    histogram's noise only.
+    the data. ``weighted`` says whether non-uniform public weights are
+    used; ``max_weight`` bounds them for the auto dual step (1 under
+    privacy, which never reads the data's largest weight). Draws from ``rng``
+    the histogram's noise only.
 
     Returns
     -------
@@ -381,14 +383,14 @@ def fermi_setup(
             sampling_probability=q,
             steps=n_steps,
             dp_event=plan.event,
-            caveats=() if max_weight is None else (_WEIGHTS_CAVEAT,),
+            caveats=(_WEIGHTS_CAVEAT,) if weighted else (),
         )
 
     # "auto": 1/L of the dual block, from the public block weights.
     dual_learning_rate = p.dual_learning_rate
     if dual_learning_rate == "auto":
         dual_learning_rate = auto_dual_step(
-            regularizer, weight_scale * (1.0 if max_weight is None else max_weight)
+            regularizer, weight_scale * max_weight
         )
     return FERMISetup(
         sampling_probability=q,
@@ -568,7 +570,8 @@ def fit_fermi(
     backend : ArrayBackend, default=NUMPY_BACKEND
         Where the solver runs.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
-        Public, non-negative; rescaled to mean 1. It weights each record's
+        Public, non-negative; used as given under privacy (rescaled to mean 1
+        without it, :func:`~sklearn_dpfair.privacy.fit_weights`). It weights each record's
         whole term, loss and penalty, *before* the primal and dual clipping:
         one record's influence stays within the clip norms whatever its
         weight. Uniform weights take the unweighted path exactly. Without
@@ -594,7 +597,8 @@ def fit_fermi(
     """
     p = params
     n_samples = X.shape[0]
-    sample_weight = normalized_weights(sample_weight, n_samples)
+    private = privacy is not None and privacy.budget.is_private
+    sample_weight = fit_weights(sample_weight, n_samples, private=private)
     if sample_weight is not None and p.disparity_bound is not None:
         raise ValueError(
             "non-uniform sample_weight cannot be combined with disparity_bound: "
@@ -614,7 +618,15 @@ def fit_fermi(
         cell_table=_in_memory_cell_table(
             blocks, codes, n_blocks, n_groups, sample_weight, privacy is not None
         ),
-        max_weight=None if sample_weight is None else np.max(sample_weight),
+        weighted=sample_weight is not None,
+        # The dual step's smoothness bound reads the largest weight only
+        # without privacy; a private fit assumes weights of at most 1
+        # (every weighted dual term is clipped whatever its weight).
+        max_weight=(
+            1.0
+            if sample_weight is None or private
+            else float(np.max(sample_weight))
+        ),
         rng=rng,
     )
     q, n_steps, bounded = setup.sampling_probability, setup.n_steps, setup.bounded
