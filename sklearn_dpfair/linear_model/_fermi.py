@@ -664,11 +664,15 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         smallest weight whose noisy training disparity (see
         :class:`FERMIClassifier`) plus a two-standard-deviation margin is at
         most the bound is chosen (least noisy disparity if none is), and the
-        other half of the steps continue at it. The noisy statistics come
-        from one Gaussian release of the (label, group, prediction) counts
-        of the 6 candidates, composed into ``dp_event_`` and calibrated
-        inside the same ``epsilon``. The chosen weight is
-        ``fairness_weight_``, the released statistics ``weight_path_``.
+        other half of the steps continue at it. With fewer than 6 steps
+        (e.g. ``max_iter <= 5`` at ``batch_size >= n``) each stage still
+        needs one, so ``T`` candidates spread over the weights are kept
+        (0 and 32 among them): the fit never runs a step beyond the ``T``
+        accounted. The noisy statistics come from one Gaussian release of
+        the (label, group, prediction) counts of the candidates, composed
+        into ``dp_event_`` and calibrated inside the same ``epsilon``. The
+        chosen weight is ``fairness_weight_``, the released statistics
+        ``weight_path_``.
     opportunity_class : label, default=None
         Advantaged class for equal opportunity (None: ``classes_[1]``).
     eo_weighting : {"label_prior", "uniform"}, default="label_prior"
