@@ -82,8 +82,9 @@ class SGDAResult:
 
     ``coef`` has shape ``(n_features, n_classes)``, ``intercept`` shape
     ``(n_classes,)``, ``dual`` the last dual iterate, all three in the
-    namespace and on the device of ``X``; the curves are per epoch (lists of
-    floats, empty when not recorded).
+    namespace and on the device of ``X``; ``n_steps`` the steps actually run
+    (counted, for the fit's check against its accounted event); the curves
+    are per epoch (lists of floats, empty when not recorded).
     """
 
     coef: object
@@ -449,10 +450,13 @@ def noisy_sgda(
         observed = codes >= 0
         tables = np.zeros((regularizer.n_blocks, regularizer.n_groups, m))
         n_observed = 0
+    steps_run = 0
+
     def step(t, coef, w0):
         # The dual variable and the curves are the loop's state beside
         # (coef, w0).
-        nonlocal W, tables, epoch_loss, epoch_count, n_observed
+        nonlocal W, tables, epoch_loss, epoch_count, n_observed, steps_run
+        steps_run += 1
         # Host indices (for the host-side curves) and their device copy.
         idx = poisson_batch(rng, n_samples, sampling_probability)
         if full_batch:
@@ -532,7 +536,7 @@ def noisy_sgda(
         coef=coef,
         intercept=s * w0,
         dual=W,
-        n_steps=n_steps,
+        n_steps=steps_run,
         loss_curve=loss_curve,
         fairness_curve=fairness_curve,
     )
