@@ -148,11 +148,15 @@ class GaussianMechanism:
         Parameters
         ----------
         blocks : sequence of arrays
+            The blocks of the stacked sum, each privatized by
+            :meth:`privatize` in this order.
         rng : numpy.random.Generator
+            Source of the noise.
 
         Returns
         -------
         noisy_blocks : list of arrays
+            The blocks plus their noise, in order.
 
         Examples
         --------
