@@ -169,6 +169,7 @@ class DPOneHotEncoder(
         Returns
         -------
         self : DPOneHotEncoder
+            The fitted transformer.
         """
         columns = self._columns(X, reset=True)
         n_features = len(columns)
@@ -191,9 +192,14 @@ class DPOneHotEncoder(
             if declared[j] is not None:
                 keys[j] = declared[j]
         self.threshold_ = math.nan
+        mechanism = None
         if discover:
+            # One record holds one category per column: l2 sensitivity sqrt(d).
+            mechanism = dataclasses.replace(
+                plan.gaussian, clip_norm=math.sqrt(len(discover))
+            )
             keys_found, self.threshold_ = self._discover(
-                [columns[j] for j in discover], plan, threshold_delta, rng
+                [columns[j] for j in discover], mechanism, threshold_delta, rng
             )
             for j, found in zip(discover, keys_found):
                 keys[j] = found
@@ -212,7 +218,8 @@ class DPOneHotEncoder(
                 "accountant's delta"
                 if discover
                 else "declared categories only (no private read)"
-            )
+            ),
+            mechanism=mechanism,
         )
         if threshold_delta:
             # The selection is (epsilon, noise delta + threshold delta)-DP.
@@ -220,7 +227,7 @@ class DPOneHotEncoder(
         self._set_privacy_record(record)
         return self
 
-    def _discover(self, columns, plan, threshold_delta, rng):
+    def _discover(self, columns, mechanism, threshold_delta, rng):
         d = len(columns)
         found = []
         offsets = [0]
@@ -233,9 +240,7 @@ class DPOneHotEncoder(
             found.append(order)
             all_counts.extend(counts[k] for k in order)
             offsets.append(offsets[-1] + len(order))
-        # One record holds one category per column: l2 sensitivity sqrt(d).
-        mechanism = dataclasses.replace(plan.gaussian, clip_norm=math.sqrt(d))
-        if plan.is_private:
+        if mechanism.noise_multiplier > 0:
             threshold = gaussian_threshold(mechanism.noise_std, threshold_delta, d)
         else:
             threshold = -math.inf
@@ -291,6 +296,7 @@ class DPOneHotEncoder(
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to transform.
 
         Returns
         -------
@@ -320,10 +326,12 @@ class DPOneHotEncoder(
         Parameters
         ----------
         input_features : array-like of str or None, default=None
+            Input feature names (``feature_names_in_`` or ``x0, x1, ...`` when None).
 
         Returns
         -------
         feature_names_out : ndarray of str
+            One name per output column.
         """
         check_is_fitted(self)
         input_features = _check_feature_names_in(self, input_features)

@@ -38,6 +38,7 @@ class DPSimpleImputer(
     epsilon : float, default=1.0
         Target epsilon; ``np.inf`` computes the exact statistic.
     delta : float, default=1e-5
+        Target delta in (0, 1).
     accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
         ``strategy="median"`` needs "rdp".
     random_state : None, int, RandomState or Generator, default=None
@@ -112,6 +113,7 @@ class DPSimpleImputer(
         Returns
         -------
         self : DPSimpleImputer
+            The fitted transformer.
         """
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
         n_features = X.shape[1]
@@ -149,10 +151,12 @@ class DPSimpleImputer(
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to transform.
 
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_features)
+            Clipped to ``bounds_``, missing values filled.
         """
         check_is_fitted(self)
         X = validate_data(

@@ -73,7 +73,7 @@ class ReleasePlan:
         """False at ``epsilon=inf``."""
         return self.budget.is_private
 
-    def record(self, description, *, caveats=()):
+    def record(self, description, *, caveats=(), mechanism=None):
         """The :class:`~sklearn_dpfair.privacy.PrivacyRecord` of the fit.
 
         Parameters
@@ -81,6 +81,9 @@ class ReleasePlan:
         description : str
             The mechanism, in words.
         caveats : tuple of str, default=()
+        mechanism : GaussianMechanism or None, default=None
+            The Gaussian mechanism the fit ran, when its sensitivity is not
+            the plan's 1 (same noise multiplier); None: the plan's.
 
         Returns
         -------
@@ -89,7 +92,9 @@ class ReleasePlan:
             :class:`~sklearn_dpfair.exceptions.PrivacyBudgetError` on an
             overspend (a bug).
         """
-        mechanism = self.gaussian or GaussianMechanism(clip_norm=1.0, noise_multiplier=0.0)
+        mechanism = mechanism or self.gaussian or GaussianMechanism(
+            clip_norm=1.0, noise_multiplier=0.0
+        )
         budget = PrivacyBudget(
             self.budget.epsilon, self.budget.delta, self.accountant
         )

@@ -53,6 +53,7 @@ class DPQuantileTransformer(
     epsilon : float, default=1.0
         Target epsilon; ``np.inf`` computes the exact quantiles.
     delta : float, default=1e-5
+        Target delta in (0, 1).
     accountant : {"rdp"} or PrivacyLedger, default="rdp"
         The quantiles are zCDP releases, interpreted by the RDP accountant.
     random_state : None, int, RandomState or Generator, default=None
@@ -128,6 +129,7 @@ class DPQuantileTransformer(
         Returns
         -------
         self : DPQuantileTransformer
+            The fitted transformer.
         """
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
         n_features = X.shape[1]
@@ -170,6 +172,7 @@ class DPQuantileTransformer(
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to transform.
 
         Returns
         -------

@@ -168,6 +168,7 @@ class DPStandardScaler(
         Returns
         -------
         self : DPStandardScaler
+            The fitted transformer.
         """
         X = validate_data(
             self, X, dtype=np.float64, ensure_all_finite="allow-nan"
@@ -241,6 +242,7 @@ class DPStandardScaler(
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to transform.
 
         Returns
         -------
@@ -260,10 +262,12 @@ class DPStandardScaler(
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to transform.
 
         Returns
         -------
         X_original : ndarray of shape (n_samples, n_features)
+            ``X * scale_ + mean_``.
         """
         check_is_fitted(self)
         X = validate_data(
