@@ -18,8 +18,10 @@ from sklearn_dpfair import (
     SemiDPLinearRegression,
 )
 from sklearn_dpfair.preprocessing import (
+    DPKBinsDiscretizer,
     DPQuantileTransformer,
     DPSimpleImputer,
+    DPSplineTransformer,
     DPStandardScaler,
 )
 from sklearn_dpfair.utils import all_estimators
@@ -74,6 +76,8 @@ _WITH_PUBLIC_BOUNDS = [
     DPSimpleImputer(bounds=(-1e3, 1e3)),
     DPSimpleImputer(bounds=(-1e3, 1e3), strategy="median"),
     DPQuantileTransformer(bounds=(-1e3, 1e3)),
+    DPKBinsDiscretizer(bounds=(-1e3, 1e3)),
+    DPSplineTransformer(bounds=(-1e3, 1e3)),
 ]
 
 

@@ -8,14 +8,18 @@ Each transformer reads the private rows under its own (``epsilon``,
 (``output_bounds_``, ``output_norm_bound_``) for the next step to use.
 """
 
+from ._discretizer import DPKBinsDiscretizer
 from ._encoder import DPOneHotEncoder
 from ._imputer import DPSimpleImputer
 from ._quantile_transformer import DPQuantileTransformer
 from ._scaler import DPStandardScaler
+from ._spline import DPSplineTransformer
 
 __all__ = [
+    "DPKBinsDiscretizer",
     "DPOneHotEncoder",
     "DPQuantileTransformer",
     "DPSimpleImputer",
+    "DPSplineTransformer",
     "DPStandardScaler",
 ]

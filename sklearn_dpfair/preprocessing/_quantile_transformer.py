@@ -11,9 +11,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
-from ._bounds import bounded_grid, check_bounds
+from ._bounds import check_bounds
 from ._plan import plan_releases
-from ._quantiles import column_quantiles
+from ._quantiles import quantile_edges
 
 __all__ = ["DPQuantileTransformer"]
 
@@ -141,17 +141,9 @@ class DPQuantileTransformer(
             gaussian=False, n_quantiles=interior.size * n_features,
         )
         rng = self._start_fit(X.shape[0], uses_delta=False)
-        clipped = np.clip(X, lower, upper)
-        if plan.is_private:
-            grids = [bounded_grid(lo, hi) for lo, hi in zip(lower, upper)]
-            inner = column_quantiles(clipped, interior, grids, plan.quantile_rho, rng)
-            quantiles = np.vstack([lower, inner, upper])
-        else:
-            # scikit-learn's quantiles: the observed range as end points.
-            quantiles = column_quantiles(clipped, self.references_, None, np.inf, None)
-            empty = np.isnan(quantiles).all(axis=0)
-            quantiles[:, empty] = np.linspace(lower, upper, self.n_quantiles)[:, empty]
-        self.quantiles_ = np.maximum.accumulate(quantiles, axis=0)
+        self.quantiles_ = quantile_edges(
+            X, lower, upper, self.n_quantiles, plan.quantile_rho, rng
+        )
         self.bounds_ = np.column_stack([lower, upper])
         low, high = (0.0, 1.0)
         if self.output_distribution == "normal":
