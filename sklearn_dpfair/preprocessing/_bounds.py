@@ -117,7 +117,5 @@ def bounded_grid(lower, upper):
 #: Candidates of ``bounds="auto"``: signed, 1e-8 to 1e8 in magnitude, 50 a
 #: decade, and 0.
 AUTO_GRID = np.unique(
-    np.concatenate(
-        [-np.geomspace(1e-8, 1e8, 801), [0.0], np.geomspace(1e-8, 1e8, 801)]
-    )
+    np.concatenate([-np.geomspace(1e-8, 1e8, 801), [0.0], np.geomspace(1e-8, 1e8, 801)])
 )

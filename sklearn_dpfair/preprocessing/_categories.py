@@ -44,7 +44,7 @@ def key_of(value):
         return MISSING
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         value = value.item() if isinstance(value, np.generic) else value
-        if value != value:  # NaN
+        if value != value:  # noqa: PLR0124 (NaN, of any Real type)
             return MISSING
         return value
     if isinstance(value, np.generic):

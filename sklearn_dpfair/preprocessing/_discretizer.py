@@ -133,12 +133,17 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         lower, upper = check_bounds(self.bounds, n_features)
         quantile = self.strategy == "quantile"
         plan = plan_releases(
-            self.epsilon, self.delta, self._accountant_kind(),
-            gaussian=False, n_quantiles=(self.n_bins - 1) * n_features if quantile else 0,
+            self.epsilon,
+            self.delta,
+            self._accountant_kind(),
+            gaussian=False,
+            n_quantiles=(self.n_bins - 1) * n_features if quantile else 0,
         )
         rng = self._start_fit(X.shape[0], uses_delta=False)
         if quantile:
-            edges = quantile_edges(X, lower, upper, self.n_bins + 1, plan.quantile_rho, rng)
+            edges = quantile_edges(
+                X, lower, upper, self.n_bins + 1, plan.quantile_rho, rng
+            )
         else:
             edges = np.linspace(lower, upper, self.n_bins + 1)
         self.bin_edges_ = np.empty(n_features, dtype=object)

@@ -15,7 +15,6 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ..privacy import PrivacyBudget
 from ..privacy._ledger import PrivacyLedger
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
@@ -34,9 +33,7 @@ OTHER = "infrequent_sklearn"
 _THRESHOLD_DELTA_SHARE = 0.5
 
 
-class DPOneHotEncoder(
-    PrivateTransformerMixin, TransformerMixin, BaseEstimator
-):
+class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
     """One-hot encode categorical columns; unknown categories found privately.
 
     Declared categories (``categories=[[...], ...]``) are public: fitting
@@ -183,7 +180,9 @@ class DPOneHotEncoder(
         threshold_delta = self.delta * _THRESHOLD_DELTA_SHARE if discover else 0.0
         # The plan, from public quantities: which columns are discovered.
         plan = plan_releases(
-            self.epsilon, self.delta - threshold_delta, self._accountant_kind(),
+            self.epsilon,
+            self.delta - threshold_delta,
+            self._accountant_kind(),
             gaussian=bool(discover),
         )
         rng = self._start_fit(len(columns[0]), uses_delta=bool(discover))
@@ -312,7 +311,10 @@ class DPOneHotEncoder(
             width = len(index) + other
             block = np.zeros((n, width))
             codes = np.array(
-                [index.get(k, len(index) if other else -1) for k in column_keys(column)],
+                [
+                    index.get(k, len(index) if other else -1)
+                    for k in column_keys(column)
+                ],
                 dtype=np.intp,
             )
             rows = np.flatnonzero(codes >= 0)

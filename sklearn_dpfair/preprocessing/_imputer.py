@@ -120,8 +120,11 @@ class DPSimpleImputer(
         lower, upper = check_bounds(self.bounds, n_features)
         mean = self.strategy == "mean"
         plan = plan_releases(
-            self.epsilon, self.delta, self._accountant_kind(),
-            gaussian=mean, n_quantiles=0 if mean else n_features,
+            self.epsilon,
+            self.delta,
+            self._accountant_kind(),
+            gaussian=mean,
+            n_quantiles=0 if mean else n_features,
         )
         rng = self._start_fit(X.shape[0], uses_delta=mean)
         centre, half = (lower + upper) / 2.0, (upper - lower) / 2.0

@@ -73,6 +73,4 @@ def noisy_moments(X, lower, upper, mechanism, rng, *, order=2):
         parts.append(np.square(u).sum(axis=0))
     stacked = np.concatenate([w * p for w, p in zip(weights, parts)])
     noisy = mechanism.privatize(stacked, rng)
-    return tuple(
-        noisy[k * d : (k + 1) * d] / weights[k] for k in range(len(parts))
-    )
+    return tuple(noisy[k * d : (k + 1) * d] / weights[k] for k in range(len(parts)))

@@ -92,12 +92,12 @@ class ReleasePlan:
             :class:`~sklearn_dpfair.exceptions.PrivacyBudgetError` on an
             overspend (a bug).
         """
-        mechanism = mechanism or self.gaussian or GaussianMechanism(
-            clip_norm=1.0, noise_multiplier=0.0
+        mechanism = (
+            mechanism
+            or self.gaussian
+            or GaussianMechanism(clip_norm=1.0, noise_multiplier=0.0)
         )
-        budget = PrivacyBudget(
-            self.budget.epsilon, self.budget.delta, self.accountant
-        )
+        budget = PrivacyBudget(self.budget.epsilon, self.budget.delta, self.accountant)
         if isinstance(self.dp_event, dp_accounting.NoOpDpEvent):
             return PrivacyRecord.from_event(
                 self.dp_event,
@@ -160,16 +160,24 @@ def plan_releases(
         mechanism = GaussianMechanism(clip_norm=1.0, noise_multiplier=0.0)
         event = non_private_event() if (gaussian or n_quantiles) else no_op_event()
         return ReleasePlan(
-            mechanism if gaussian else None, math.inf, n_quantiles, event,
-            accountant, budget,
+            mechanism if gaussian else None,
+            math.inf,
+            n_quantiles,
+            event,
+            accountant,
+            budget,
         )
     if not gaussian and not n_quantiles:
         return ReleasePlan(None, math.inf, 0, no_op_event(), accountant, budget)
     if not n_quantiles:
         mechanism = budget.gaussian(1.0)
         return ReleasePlan(
-            mechanism, math.inf, 0, gaussian_event(mechanism.noise_multiplier),
-            accountant, budget,
+            mechanism,
+            math.inf,
+            0,
+            gaussian_event(mechanism.noise_multiplier),
+            accountant,
+            budget,
         )
     if accountant != ZCDP_ACCOUNTANT:
         raise ValueError(
@@ -190,6 +198,10 @@ def plan_releases(
         )
         events.append(gaussian_event(mechanism.noise_multiplier))
     return ReleasePlan(
-        mechanism, exponential_mechanism_rho(epsilon0), n_quantiles,
-        composed_event(events), ZCDP_ACCOUNTANT, budget,
+        mechanism,
+        exponential_mechanism_rho(epsilon0),
+        n_quantiles,
+        composed_event(events),
+        ZCDP_ACCOUNTANT,
+        budget,
     )

@@ -137,8 +137,11 @@ class DPQuantileTransformer(
         self.references_ = np.linspace(0.0, 1.0, self.n_quantiles)
         interior = self.references_[1:-1]
         plan = plan_releases(
-            self.epsilon, self.delta, self._accountant_kind(),
-            gaussian=False, n_quantiles=interior.size * n_features,
+            self.epsilon,
+            self.delta,
+            self._accountant_kind(),
+            gaussian=False,
+            n_quantiles=interior.size * n_features,
         )
         rng = self._start_fit(X.shape[0], uses_delta=False)
         self.quantiles_ = quantile_edges(

@@ -56,9 +56,7 @@ def column_quantiles(X, levels, grids, rho, rng):
         column = X[:, j]
         if math.isinf(rho):
             observed = column[~np.isnan(column)]
-            out[:, j] = (
-                np.quantile(observed, levels) if observed.size else np.nan
-            )
+            out[:, j] = np.quantile(observed, levels) if observed.size else np.nan
             continue
         observed = column[~np.isnan(column)]
         for k, q in enumerate(levels):

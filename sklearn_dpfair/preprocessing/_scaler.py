@@ -170,9 +170,7 @@ class DPStandardScaler(
         self : DPStandardScaler
             The fitted transformer.
         """
-        X = validate_data(
-            self, X, dtype=np.float64, ensure_all_finite="allow-nan"
-        )
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
         n_features = X.shape[1]
         auto = isinstance(self.bounds, str)
         if auto:
@@ -182,7 +180,9 @@ class DPStandardScaler(
         needs_moments = self.with_mean or self.with_std
         # The plan: public quantities only (shape, parameters).
         plan = plan_releases(
-            self.epsilon, self.delta, self._accountant_kind(),
+            self.epsilon,
+            self.delta,
+            self._accountant_kind(),
             gaussian=needs_moments,
             n_quantiles=2 * n_features if auto else 0,
             quantile_share=self.auto_share,
@@ -234,7 +234,9 @@ class DPStandardScaler(
         # public margin so the column has a positive width.
         same = upper <= lower
         margin = np.maximum(np.abs(lower), 1.0) * 1e-3
-        return np.where(same, lower - margin, lower), np.where(same, upper + margin, upper)
+        return np.where(same, lower - margin, lower), np.where(
+            same, upper + margin, upper
+        )
 
     def transform(self, X):
         """Clip to ``bounds_`` and standardize.
@@ -283,8 +285,7 @@ def _check_levels(levels):
         or not 0 < levels[0] < levels[1] < 1
     ):
         raise ValueError(
-            "auto_quantiles must be two increasing levels in (0, 1), got "
-            f"{levels!r}."
+            f"auto_quantiles must be two increasing levels in (0, 1), got {levels!r}."
         )
     return [float(q) for q in levels]
 

@@ -148,13 +148,17 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
         lower, upper = check_bounds(self.bounds, n_features)
         quantile = self.knots == "quantile"
         plan = plan_releases(
-            self.epsilon, self.delta, self._accountant_kind(),
+            self.epsilon,
+            self.delta,
+            self._accountant_kind(),
             gaussian=False,
             n_quantiles=(self.n_knots - 2) * n_features if quantile else 0,
         )
         rng = self._start_fit(X.shape[0], uses_delta=False)
         if quantile:
-            knots = quantile_edges(X, lower, upper, self.n_knots, plan.quantile_rho, rng)
+            knots = quantile_edges(
+                X, lower, upper, self.n_knots, plan.quantile_rho, rng
+            )
             knots = _strictly_increasing(knots, upper - lower)
         else:
             knots = np.linspace(lower, upper, self.n_knots)
@@ -162,7 +166,9 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
         self.bounds_ = np.column_stack([lower, upper])
         # Built and fitted on the knots only: a data-independent transform.
         self.spline_ = SplineTransformer(
-            knots=knots, degree=self.degree, include_bias=self.include_bias,
+            knots=knots,
+            degree=self.degree,
+            include_bias=self.include_bias,
             extrapolation="constant",
         ).fit(knots)
         self.n_features_out_ = self.spline_.n_features_out_

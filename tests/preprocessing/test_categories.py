@@ -16,4 +16,8 @@ def test_every_missing_value_is_one_category():
 
 def test_canonical_order_depends_on_the_set_only():
     keys = ["b", 2, MISSING, "a", 1.5]
-    assert canonical_order(keys) == canonical_order(reversed(keys)) == [1.5, 2, "a", "b", MISSING]
+    assert (
+        canonical_order(keys)
+        == canonical_order(reversed(keys))
+        == [1.5, 2, "a", "b", MISSING]
+    )

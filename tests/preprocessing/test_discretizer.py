@@ -27,14 +27,18 @@ def test_edge_utilities_move_by_at_most_their_sensitivity(
     levels = [0.25, 0.5, 0.75] * 3
     assert n == 9
     for k in range(n):
-        assert selection_sensitivities[k] == quantile_sensitivity(levels[k], "add_remove")
+        assert selection_sensitivities[k] == quantile_sensitivity(
+            levels[k], "add_remove"
+        )
         moved = np.max(np.abs(selection_scores[n + k] - selection_scores[k]))
         assert moved <= selection_sensitivities[k] + 1e-12
 
 
 def test_epsilon_recomputed_from_the_event_meets_the_target(ordinary_data):
     kb = DPKBinsDiscretizer(bounds=BOUNDS, epsilon=0.3).fit(ordinary_data)
-    assert epsilon_of(kb.dp_event_, kb.delta_, "rdp") == pytest.approx(kb.epsilon_, rel=1e-9)
+    assert epsilon_of(kb.dp_event_, kb.delta_, "rdp") == pytest.approx(
+        kb.epsilon_, rel=1e-9
+    )
     assert kb.epsilon_ <= 0.3 * (1 + 1e-9)
 
 
@@ -61,7 +65,11 @@ def test_loose_bounds_give_bins_of_equal_counts_and_utility_rises():
         worst = []
         for seed in range(5):
             kb = DPKBinsDiscretizer(
-                bounds=(0, 1e7), n_bins=4, encode="ordinal", epsilon=eps, random_state=seed
+                bounds=(0, 1e7),
+                n_bins=4,
+                encode="ordinal",
+                epsilon=eps,
+                random_state=seed,
             ).fit(income)
             counts = np.bincount(kb.transform(income)[:, 0].astype(int), minlength=4)
             worst.append(np.abs(counts / 5000 - 0.25).max())
@@ -73,4 +81,6 @@ def test_loose_bounds_give_bins_of_equal_counts_and_utility_rises():
 def test_output_is_within_the_declared_bounds(ordinary_data):
     kb = DPKBinsDiscretizer(bounds=BOUNDS, encode="ordinal", random_state=0)
     out = kb.fit(ordinary_data).transform(np.array([[-1e300, 1e300, 50.0]]))
-    assert np.all(out >= kb.output_bounds_[:, 0]) and np.all(out <= kb.output_bounds_[:, 1])
+    assert np.all(out >= kb.output_bounds_[:, 0]) and np.all(
+        out <= kb.output_bounds_[:, 1]
+    )

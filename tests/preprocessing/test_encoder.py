@@ -97,7 +97,9 @@ def test_declared_categories_cost_nothing(privatized_sums):
     ).fit(X)
     assert enc.epsilon_ == 0.0 and enc.dp_event_.__class__.__name__ == "NoOpDpEvent"
     assert not privatized_sums
-    out = enc.transform(pd.DataFrame({"colour": ["green"], "size": [2], "city": [None]}))
+    out = enc.transform(
+        pd.DataFrame({"colour": ["green"], "size": [2], "city": [None]})
+    )
     # green is undeclared: the other column of "colour".
     np.testing.assert_array_equal(out, [[0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0]])
 

@@ -35,7 +35,9 @@ def test_median_utilities_move_by_at_most_one_half(
 
 @pytest.mark.parametrize("strategy", ["mean", "median"])
 def test_epsilon_recomputed_from_the_event_meets_the_target(strategy, missing_data):
-    imp = DPSimpleImputer(bounds=BOUNDS, strategy=strategy, epsilon=0.5).fit(missing_data)
+    imp = DPSimpleImputer(bounds=BOUNDS, strategy=strategy, epsilon=0.5).fit(
+        missing_data
+    )
     assert epsilon_of(imp.dp_event_, imp.delta_, "rdp") == pytest.approx(
         imp.epsilon_, rel=1e-9
     )
@@ -65,7 +67,9 @@ def test_utility_rises_with_epsilon(strategy):
                 abs(
                     DPSimpleImputer(
                         bounds=BOUNDS, strategy=strategy, epsilon=eps, random_state=s
-                    ).fit(X).statistics_[0]
+                    )
+                    .fit(X)
+                    .statistics_[0]
                     - truth
                 )
                 for s in range(10)

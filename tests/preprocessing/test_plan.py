@@ -13,7 +13,11 @@ from sklearn_dpfair.privacy._accounting import epsilon_of
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 8.0])
 def test_planned_event_meets_the_target(epsilon, n_quantiles, gaussian):
     plan = plan_releases(
-        epsilon, 1e-6, "rdp", gaussian=gaussian, n_quantiles=n_quantiles,
+        epsilon,
+        1e-6,
+        "rdp",
+        gaussian=gaussian,
+        n_quantiles=n_quantiles,
         quantile_share=0.3,
     )
     spent = epsilon_of(plan.dp_event, 1e-6, "rdp")
@@ -24,7 +28,9 @@ def test_planned_event_meets_the_target(epsilon, n_quantiles, gaussian):
 
 
 def test_the_quantile_share_is_what_the_quantiles_get():
-    plan = plan_releases(1.0, 1e-6, "rdp", gaussian=True, n_quantiles=4, quantile_share=0.25)
+    plan = plan_releases(
+        1.0, 1e-6, "rdp", gaussian=True, n_quantiles=4, quantile_share=0.25
+    )
     gaussian_rho = 0.5 / plan.gaussian.noise_multiplier**2
     total = 4 * plan.quantile_rho + gaussian_rho
     assert 4 * plan.quantile_rho == pytest.approx(0.25 * total, rel=1e-9)

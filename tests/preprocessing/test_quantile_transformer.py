@@ -42,7 +42,7 @@ def test_epsilon_recomputed_from_the_event_meets_the_target(missing_data):
 def test_epsilon_inf_is_scikit_learn_on_data_within_the_bounds(distribution):
     rng = np.random.default_rng(0)
     X = rng.lognormal(3.0, 0.5, size=(500, 2))
-    kwargs = dict(n_quantiles=20, output_distribution=distribution)
+    kwargs = {"n_quantiles": 20, "output_distribution": distribution}
     ours = DPQuantileTransformer(bounds=BOUNDS, epsilon=np.inf, **kwargs).fit(X)
     ref = QuantileTransformer(**kwargs).fit(X)
     np.testing.assert_allclose(ours.quantiles_, ref.quantiles_, rtol=1e-12)
@@ -75,7 +75,9 @@ def test_utility_rises_with_epsilon():
                 np.abs(
                     DPQuantileTransformer(
                         bounds=BOUNDS, n_quantiles=5, epsilon=eps, random_state=s
-                    ).fit(X).quantiles_[1:-1, 0]
+                    )
+                    .fit(X)
+                    .quantiles_[1:-1, 0]
                     - exact
                 ).mean()
                 for s in range(10)

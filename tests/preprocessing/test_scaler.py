@@ -11,7 +11,6 @@ from sklearn_dpfair.preprocessing import DPStandardScaler
 from sklearn_dpfair.privacy._accounting import epsilon_of
 from sklearn_dpfair.privacy._quantile import quantile_sensitivity
 
-
 BOUNDS = (0.0, 100.0)
 
 
@@ -53,7 +52,9 @@ def test_auto_bounds_utilities_move_by_at_most_their_sensitivity(
     assert n == 2 * X.shape[1]
     levels = [0.25, 0.75] * X.shape[1]
     for k in range(n):
-        assert selection_sensitivities[k] == quantile_sensitivity(levels[k], "add_remove")
+        assert selection_sensitivities[k] == quantile_sensitivity(
+            levels[k], "add_remove"
+        )
         moved = np.max(np.abs(selection_scores[n + k] - selection_scores[k]))
         assert moved <= selection_sensitivities[k] + 1e-12
 
@@ -114,7 +115,9 @@ def test_epsilon_inf_is_scikit_learn_on_data_within_the_bounds(bounds):
     # Sums of 300 values: a few ulps of the data's scale.
     np.testing.assert_allclose(ours.mean_, ref.mean_, rtol=1e-10)
     np.testing.assert_allclose(ours.scale_, ref.scale_, rtol=1e-10)
-    np.testing.assert_allclose(ours.transform(X), ref.transform(X), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        ours.transform(X), ref.transform(X), rtol=1e-9, atol=1e-12
+    )
     assert math.isinf(ours.epsilon_)
 
 

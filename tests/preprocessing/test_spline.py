@@ -47,7 +47,9 @@ def test_epsilon_inf_is_scikit_learn_quantile_knots():
     assert math.isinf(ours.epsilon_)
 
 
-def test_uniform_knots_cost_nothing_and_outputs_are_bounded(selection_scores, ordinary_data):
+def test_uniform_knots_cost_nothing_and_outputs_are_bounded(
+    selection_scores, ordinary_data
+):
     spl = DPSplineTransformer(bounds=BOUNDS, knots="uniform").fit(ordinary_data)
     assert spl.epsilon_ == 0.0 and not selection_scores
     out = spl.transform(np.array([[-1e300, 1e300, 50.0]]))
