@@ -191,3 +191,30 @@ def test_user_noise_overspend_is_impossible():
     except PrivacyBudgetError:  # pragma: no cover - would be a bug
         pytest.fail("calibrated plan overspent")
     assert scaler.epsilon_ <= 1e-3 * (1 + 1e-9)
+
+
+def test_auto_bounds_are_robust_to_one_outlier():
+    # One record at 1e9 moves each quartile's utility by at most 3/4: the
+    # fences stay near the bulk (normal(50, 10): about [16, 84]).
+    X = np.random.default_rng(4).normal(50.0, 10.0, size=(5000, 1))
+    X[0] = 1e9
+    for seed in range(5):
+        scaler = DPStandardScaler(bounds="auto", random_state=seed).fit(X)
+        lower, upper = scaler.bounds_[0]
+        assert 0.0 < lower < 30.0 and 70.0 < upper < 120.0
+
+
+def test_in_a_pipeline_with_a_private_classifier():
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_dpfair import DPLogisticRegression
+
+    rng = np.random.default_rng(5)
+    Z = rng.normal(size=(3000, 2))
+    y = (Z[:, 0] - Z[:, 1] > 0).astype(int)
+    X = Z * [100.0, 1e-3] + [500.0, 0.0]
+    pipe = make_pipeline(
+        DPStandardScaler(bounds=[(0, 1000), (-0.005, 0.005)], epsilon=0.2),
+        DPLogisticRegression(epsilon=0.8, classes=[0, 1]),
+    ).set_output(transform="pandas")
+    assert pipe.fit(X, y).score(X, y) > 0.9
