@@ -266,7 +266,7 @@ def test_scikit_learn_checks_pass_for_the_frank_wolfe_solver():
     ).__sklearn_tags__().input_tags.sparse
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        results = check_estimator(clf, on_fail=None)
+        results = check_estimator(clf, on_fail=None, on_skip=None)
     failed = {r["check_name"] for r in results if r["status"] == "failed"}
     # A private fit clips each record's weighted gradient once, so a record
     # of weight k is one record, not k duplicates (tests/test_common.py).
