@@ -105,12 +105,18 @@ eg_point = point(eg.predict(X_test, random_state=0))
 
 # %%
 # The frontier: lower left is better. Each marker of a curve is one bound.
+# Points can coincide (DP-FERMI at eps=3 lands on ExponentiatedGradient's
+# point): the single points are large hollow markers drawn below the curves'
+# small filled ones, so a marker inside another shows both.
 fig, ax = plt.subplots(figsize=(6.5, 4.5))
 for (name, pts), marker in zip(curves.items(), "osv^"):
     gaps, errors = zip(*pts)
-    ax.plot(gaps, errors, marker=marker, label=name)
-ax.plot(*plain, "kX", markersize=10, label="LogisticRegression (unconstrained)")
-ax.plot(*eg_point, "r*", markersize=14, label="ExponentiatedGradient")
+    ax.plot(gaps, errors, marker=marker, markersize=5, label=name, zorder=3)
+ax.plot(*plain, "kX", markersize=12, markerfacecolor="none", zorder=2,
+        label="LogisticRegression (unconstrained)")
+# Purple: the curves take the first four default colours (red is eps=3's).
+ax.plot(*eg_point, "*", color="tab:purple", markersize=20, markerfacecolor="none",
+        markeredgewidth=1.5, zorder=2, label="ExponentiatedGradient")
 ax.set_xlabel("demographic parity difference (test)")
 ax.set_ylabel("test error")
 ax.set_title("Adult: accuracy-fairness frontier")

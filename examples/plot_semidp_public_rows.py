@@ -127,6 +127,14 @@ import matplotlib.pyplot as plt
 fractions = [0.006, 0.01, 0.02, 0.05, 0.1, 0.2]
 solvers = {"semidp-gd (auto)": {}, "dp-gd": {"solver": "dp-gd"},
            "public-only": {"solver": "public-only"}}
+# Curves can coincide (at epsilon = 0.5, semidp-gd lies on dp-gd): large
+# hollow circles under small filled squares on a dashed line show both.
+styles = {
+    "semidp-gd (auto)": dict(marker="o", markersize=10, markerfacecolor="none",
+                             linewidth=2.5, zorder=2),
+    "dp-gd": dict(marker="s", markersize=4, linestyle="--", zorder=3),
+    "public-only": dict(marker="^", markersize=6, linestyle=":", zorder=3),
+}
 fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
 for ax, eps in zip(axes, [0.1, 0.5]):
     for label, params in solvers.items():
@@ -137,7 +145,7 @@ for ax, eps in zip(axes, [0.1, 0.5]):
             model = make_model(epsilon=eps, **params)
             model.fit(X, y, sample_weight=mask.astype(float), public_mask=mask)
             errors.append(test_mse(model))
-        ax.plot(fractions, errors, marker="o", label=label)
+        ax.plot(fractions, errors, label=label, **styles[label])
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("fraction of public rows")

@@ -33,14 +33,23 @@ def main(argv=None):
         type=float,
         nargs="+",
         default=None,
-        help="privacy budgets to train at (default: 0.1 0.5 1 4)",
+        help="privacy budgets to train at (default: 0.1 1 4)",
     )
     demo.add_argument(
-        "--seed", type=int, default=None, help="seed (default: OS entropy)"
+        "--seed", type=int, default=None,
+        help="seed of the first run, run r uses seed + r (default: OS entropy)",
+    )
+    demo.add_argument(
+        "--runs", type=int, default=None,
+        help="fits of each private model, for a mean and spread (default: 3)",
     )
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from ._demo import DEFAULT_EPSILONS, run_demo
+        from ._demo import DEFAULT_EPSILONS, N_RUNS, run_demo
 
-        run_demo(epsilons=args.epsilon or DEFAULT_EPSILONS, random_state=args.seed)
+        run_demo(
+            epsilons=args.epsilon or DEFAULT_EPSILONS,
+            random_state=args.seed,
+            n_runs=N_RUNS if args.runs is None else args.runs,
+        )
     return 0

@@ -21,8 +21,11 @@ from .linear_model import DPFERMIClassifier, DPLogisticRegression, FERMIClassifi
 
 __all__ = ["DEMO_ROWS", "REFERENCE_ROWS", "DemoRow", "run_demo"]
 
-DEFAULT_EPSILONS = (0.1, 0.5, 1.0, 4.0)
+DEFAULT_EPSILONS = (0.1, 1.0, 4.0)
 DELTA = 1e-5
+# Runs of each private model: enough for a spread, within ~30 s in all.
+N_RUNS = 3
+SKLEARN_NAME = "sklearn LogisticRegression (non-private)"
 
 
 @dataclass(frozen=True)
@@ -87,24 +90,42 @@ def _timed_fit(estimator, X, y, **fit_params):
     return time.perf_counter() - start
 
 
-def run_demo(epsilons=DEFAULT_EPSILONS, random_state=None, file=None):
+def _seeds(random_state, n_runs):
+    # Run r of a seeded demo uses random_state + r; unseeded runs draw their
+    # noise from OS entropy, each its own.
+    if random_state is None:
+        return [None] * n_runs
+    return [int(random_state) + r for r in range(n_runs)]
+
+
+def run_demo(epsilons=DEFAULT_EPSILONS, random_state=None, file=None, n_runs=N_RUNS):
     """Train every demo estimator at several epsilons and print a table.
+
+    Each private model is trained ``n_runs`` times (fresh noise each time)
+    and the table shows the mean and standard deviation of its test scores;
+    the non-private rows are one fit each.
 
     Parameters
     ----------
-    epsilons : sequence of float, default=(0.1, 0.5, 1.0, 4.0)
+    epsilons : sequence of float, default=(0.1, 1.0, 4.0)
         Privacy budgets to train at (delta = 1e-5).
     random_state : int or None, default=None
-        Seed for reproducible runs; None draws noise from OS entropy.
+        Seed of the first run (run ``r`` uses ``random_state + r``), for
+        reproducible runs; None draws noise from OS entropy.
     file : file-like, default=None
         Where to print (standard output by default).
+    n_runs : int, default=3
+        Fits of each private model at each epsilon.
 
     Returns
     -------
     rows : list of dict
-        One dict per fit: model, epsilon, epsilon spent, accuracy, DP gap by
-        sex, fit time in seconds.
+        One dict per fit: model, epsilon, epsilon spent (recomputed by
+        dp-accounting from the model's ``dp_event_``), run, accuracy, DP gap
+        by sex, fit time in seconds.
     """
+    if int(n_runs) < 1:
+        raise ValueError(f"n_runs must be a positive integer; got {n_runs!r}.")
     out = file or sys.stdout
     print("Loading the bundled UCI Adult data (30,162 train / 15,060 test rows)...",
           file=out, flush=True)
@@ -115,48 +136,94 @@ def run_demo(epsilons=DEFAULT_EPSILONS, random_state=None, file=None):
     seconds = _timed_fit(reference, X, y)
     y_pred = reference.predict(X_test)
     rows.append(
-        dict(model="sklearn LogisticRegression (non-private)", epsilon=math.inf,
-             epsilon_spent=math.inf, accuracy=np.mean(y_pred == y_test),
-             dp_gap=_dp_gap(y_pred, sex_test), seconds=seconds)
+        dict(model=SKLEARN_NAME, epsilon=math.inf, epsilon_spent=math.inf, run=0,
+             accuracy=np.mean(y_pred == y_test), dp_gap=_dp_gap(y_pred, sex_test),
+             seconds=seconds)
     )
-    jobs = [(row, math.inf) for row in REFERENCE_ROWS]
-    jobs += [(row, eps) for row in DEMO_ROWS for eps in epsilons]
-    for i, (row, eps) in enumerate(jobs, 1):
-        print(f"[{i}/{len(jobs)}] {row.name} at epsilon={eps:g} ...", file=out,
+    seeds = _seeds(random_state, int(n_runs))
+    jobs = [(row, math.inf, [random_state]) for row in REFERENCE_ROWS]
+    jobs += [(row, eps, seeds) for row in DEMO_ROWS for eps in epsilons]
+    for i, (row, eps, job_seeds) in enumerate(jobs, 1):
+        runs = f" x {len(job_seeds)} runs" if len(job_seeds) > 1 else ""
+        print(f"[{i}/{len(jobs)}] {row.name} at epsilon={eps:g}{runs} ...", file=out,
               flush=True)
-        estimator = row.make(eps).set_params(random_state=random_state)
-        fit_params = {"sensitive_features": sex} if row.uses_sensitive_features else {}
-        seconds = _timed_fit(estimator, X, y, **fit_params)
-        y_pred = estimator.predict(X_test)
-        rows.append(
-            dict(model=row.name, epsilon=eps,
-                 epsilon_spent=getattr(estimator, "epsilon_", math.inf),
-                 accuracy=np.mean(y_pred == y_test),
-                 dp_gap=_dp_gap(y_pred, sex_test), seconds=seconds)
-        )
+        for run, seed in enumerate(job_seeds):
+            estimator = row.make(eps).set_params(random_state=seed)
+            fit_params = (
+                {"sensitive_features": sex} if row.uses_sensitive_features else {}
+            )
+            seconds = _timed_fit(estimator, X, y, **fit_params)
+            y_pred = estimator.predict(X_test)
+            record = getattr(estimator, "privacy_record_", None)
+            rows.append(
+                dict(model=row.name, epsilon=eps,
+                     epsilon_spent=(
+                         math.inf if record is None else record.recompute_epsilon()
+                     ),
+                     run=run, accuracy=np.mean(y_pred == y_test),
+                     dp_gap=_dp_gap(y_pred, sex_test), seconds=seconds)
+            )
     print(file=out)
     print(_format(rows), file=out)
+    # Two standard errors of a test accuracy near scikit-learn's: what the
+    # 15,060 test rows can resolve.
+    accuracy = rows[0]["accuracy"]
+    resolution = 2.0 * math.sqrt(accuracy * (1.0 - accuracy) / len(y_test))
     print(
-        "\nepsilon spent is recomputed by dp-accounting from each model's dp_event_ "
-        f"(delta = {DELTA:g}, add/remove-one adjacency). dp_gap: demographic "
-        "parity difference by sex on the test set. Features come from the public "
-        "codebook and census ranges (datasets.make_adult_preprocessor), so the "
-        "preprocessing learns nothing from the private rows. (The README's "
-        "benchmark table standardizes with a StandardScaler fit on the training "
-        "rows, as published comparisons do; that scaling is outside the "
-        "guarantee, and its accuracies are up to 0.006 higher.)",
+        f"\naccuracy, dp_gap: mean +- standard deviation over {int(n_runs)} runs "
+        "with fresh noise for each private model (the non-private rows are one "
+        "fit each). spent: epsilon recomputed by dp-accounting from each model's "
+        f"dp_event_ (delta = {DELTA:g}, add/remove-one adjacency), shown to the "
+        "digit where it departs from the target. dp_gap: demographic parity "
+        "difference by sex on the test set. Private models at epsilon >= 1 can "
+        "match or edge past scikit-learn here because clipping, noise and "
+        "iterate averaging act as regularization, and accuracy differences "
+        f"below {resolution:.4f} (two standard errors of {len(y_test):,} test "
+        "rows) are within the test set's sampling noise, not a gain from "
+        "privacy. Features come from the public codebook and census ranges "
+        "(datasets.make_adult_preprocessor), so the preprocessing learns "
+        "nothing from the private rows. (The README's benchmark table "
+        "standardizes with a StandardScaler fit on the training rows, as "
+        "published comparisons do; that scaling is outside the guarantee, and "
+        "its accuracies are up to 0.006 higher.)",
         file=out,
     )
     return rows
 
 
+def _spent_text(spent, target):
+    """``spent`` with the fewest digits (3 at least) that tell it from ``target``."""
+    if not math.isfinite(spent) or spent == target:
+        return f"{spent:.3g}"
+    for digits in range(3, 18):
+        text = f"{spent:.{digits}g}"
+        if text != f"{target:.{digits}g}" and float(text) != target:
+            return text
+    return repr(spent)
+
+
+def _mean_sd(values):
+    if len(values) == 1:
+        return f"{values[0]:.4f}"
+    return f"{np.mean(values):.4f} +- {np.std(values, ddof=1):.4f}"
+
+
 def _format(rows):
-    header = f"{'model':<50} {'epsilon':>8} {'spent':>8} {'accuracy':>9} " \
-             f"{'dp_gap':>7} {'fit [s]':>8}"
-    lines = [header, "-" * len(header)]
+    groups = {}
     for r in rows:
+        groups.setdefault((r["model"], r["epsilon"]), []).append(r)
+    header = (
+        f"{'model':<50} {'epsilon':>7} {'spent':>15} {'runs':>4} "
+        f"{'accuracy':>16} {'dp_gap':>16} {'fit [s]':>7}"
+    )
+    lines = [header, "-" * len(header)]
+    for (model, eps), runs in groups.items():
+        # The plan is public: every run of a model spends the same epsilon.
+        spent = max(r["epsilon_spent"] for r in runs)
         lines.append(
-            f"{r['model']:<50} {r['epsilon']:>8.3g} {r['epsilon_spent']:>8.3g} "
-            f"{r['accuracy']:>9.4f} {r['dp_gap']:>7.4f} {r['seconds']:>8.2f}"
+            f"{model:<50} {eps:>7.3g} {_spent_text(spent, eps):>15} {len(runs):>4} "
+            f"{_mean_sd([r['accuracy'] for r in runs]):>16} "
+            f"{_mean_sd([r['dp_gap'] for r in runs]):>16} "
+            f"{np.mean([r['seconds'] for r in runs]):>7.2f}"
         )
     return "\n".join(lines)

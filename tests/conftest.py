@@ -29,7 +29,10 @@ def dask_client():
     """
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+        n_workers=2, processes=True, threads_per_worker=1,
+        # Any free port: None still binds the default 8787, and warns
+        # where another cluster holds it.
+        dashboard_address=":0",
     )
     with distributed.Client(cluster) as client:
         yield client

@@ -82,7 +82,10 @@ def test_classifier_predictions_are_finite_for_any_finite_input(name, cls, n_out
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
     assert np.all(log_proba <= 0.0)
     assert set(labels) <= set(est.classes_)
-    # Ordinary rows: exactly the plain formulas, bit for bit.
+    # Ordinary rows: exactly the plain formulas, bit for bit. Legitimate
+    # although the scores are products computed on another stack of rows:
+    # every term (small dyadic features times coefficients of -3 .. 4) and
+    # every partial sum is exact, so no summation order can change them.
     n = ORDINARY.shape[0]
     plain = ORDINARY @ est.coef_.T + est.intercept_
     if n_outputs == 1:
@@ -101,6 +104,7 @@ def test_regressor_predictions_are_finite_for_any_finite_input(name, cls):
         pred = est.predict(X)
     assert pred.shape == (X.shape[0],) and np.isfinite(pred).all()
     n = ORDINARY.shape[0]
+    # Bit for bit: exact terms and partial sums, as for the classifiers.
     np.testing.assert_array_equal(pred[:n], ORDINARY @ est.coef_ + est.intercept_)
     # Saturated beyond the largest float, accurate below it.
     assert pred[n] == -BIG or pred[n] == BIG

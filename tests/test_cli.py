@@ -1,16 +1,18 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
+import io
+import math
 import subprocess
 import sys
 
 import pytest
 
 from sklearn_dpfair._cli import main
-from sklearn_dpfair._demo import DEMO_ROWS, REFERENCE_ROWS
+from sklearn_dpfair._demo import DEMO_ROWS, REFERENCE_ROWS, _spent_text, run_demo
 
 
 def test_demo_prints_a_row_per_model_and_budget(capsys):
-    assert main(["demo", "--epsilon", "1", "--seed", "0"]) == 0
+    assert main(["demo", "--epsilon", "1", "--seed", "0", "--runs", "2"]) == 0
     out = capsys.readouterr().out
     assert "sklearn LogisticRegression (non-private)" in out
     for row in DEMO_ROWS + REFERENCE_ROWS:
@@ -18,8 +20,39 @@ def test_demo_prints_a_row_per_model_and_budget(capsys):
     n_jobs = len(DEMO_ROWS) + len(REFERENCE_ROWS)
     assert f"[{n_jobs}/{n_jobs}]" in out  # progress indication
     dp_line = next(line for line in out.splitlines() if line.startswith("DPLogistic"))
-    accuracy = float(dp_line.split()[3])
-    assert accuracy > 0.83
+    # model, epsilon, spent, runs, accuracy mean +- sd, dp_gap mean +- sd, time
+    _, eps, spent, runs, acc_mean, pm, acc_sd = dp_line.split()[:7]
+    assert (float(eps), int(runs), pm) == (1.0, 2, "+-")
+    assert float(acc_mean) > 0.83 and 0.0 <= float(acc_sd) < 0.01
+    # The spent epsilon reads differently from the target (it is below it).
+    assert spent != eps and float(spent) < 1.0
+    # The comparison with scikit-learn is explained, and the spread named.
+    assert "sampling noise" in out and "over 2 runs" in out
+
+
+def test_demo_rows_are_one_per_fit_and_seeded_runs_differ():
+    rows = run_demo(epsilons=[1.0], random_state=0, file=io.StringIO(), n_runs=2)
+    dp = [r for r in rows if r["model"] == DEMO_ROWS[0].name]
+    assert [r["run"] for r in dp] == [0, 1]
+    # Runs 0 and 1 use seeds 0 and 1: different noise, the same plan.
+    assert dp[0]["accuracy"] != dp[1]["accuracy"]
+    assert dp[0]["epsilon_spent"] == dp[1]["epsilon_spent"] <= 1.0
+    with pytest.raises(ValueError, match="n_runs"):
+        run_demo(epsilons=[1.0], file=io.StringIO(), n_runs=0)
+
+
+@pytest.mark.parametrize(
+    "spent, target, text",
+    [
+        (0.09999999999870923, 0.1, "0.099999999999"),
+        (0.9998885629515197, 1.0, "0.9999"),
+        (3.999999488291308, 4.0, "3.999999"),
+        (0.5, 0.5, "0.5"),
+        (math.inf, math.inf, "inf"),
+    ],
+)
+def test_spent_epsilon_is_printed_until_it_departs_from_the_target(spent, target, text):
+    assert _spent_text(spent, target) == text
 
 
 def test_module_entry_point_shows_help():

@@ -186,7 +186,12 @@ def test_sparse_row_blocks_give_the_dense_fit(params, weighted, density, monkeyp
     )
     np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-10, atol=1e-12)
     assert sparse.intercept_ == pytest.approx(dense.intercept_, rel=1e-10, abs=1e-12)
-    assert (sparse.alpha_, sparse.t_) == (dense.alpha_, dense.t_)
+    # alpha_ is a smooth function of public sums (Gram matrix, row norms)
+    # whose additions the dense BLAS product and the sparse blocks order
+    # differently: equal to round-off, like the coefficients, not bit for
+    # bit. The step count is an integer.
+    assert sparse.alpha_ == pytest.approx(dense.alpha_, rel=1e-10)
+    assert sparse.t_ == dense.t_
 
 
 @pytest.mark.parametrize("s", [1.0, 0.0])

@@ -1,0 +1,72 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The published mapping of expected failures makes check_estimator pass."""
+
+import pytest
+from sklearn.utils.estimator_checks import check_estimator
+
+from sklearn_dpfair import DPLogisticRegression, FERMIClassifier
+from sklearn_dpfair.utils import all_estimators
+from sklearn_dpfair.utils.estimator_checks import expected_failed_checks
+
+# What docs/install.rst states, estimator by estimator, at the defaults:
+# the checks that fail (by design), and those listed that pass (vacuously).
+_FAIL_AT_DEFAULTS = {
+    "DPFERMIClassifier": {
+        "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weight_equivalence_on_sparse_data",
+    },
+    "DPLogisticRegression": {
+        "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weight_equivalence_on_sparse_data",
+    },
+    "SemiDPLinearRegression": {
+        "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weight_equivalence_on_sparse_data",
+    },
+    "FERMIClassifier": set(),
+    "HeavyTailDPRegressor": set(),
+}
+
+
+def test_every_public_estimator_is_described():
+    assert set(_FAIL_AT_DEFAULTS) == {name for name, _ in all_estimators()}
+
+
+@pytest.mark.filterwarnings("ignore::sklearn_dpfair.exceptions.PrivacyLeakWarning")
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name, cls", all_estimators(), ids=lambda v: str(v))
+def test_check_estimator_passes_with_the_mapping(name, cls):
+    # Exactly the call the documentation gives users (about 2 s each).
+    est = cls()
+    mapping = expected_failed_checks(est)
+    results = check_estimator(est, expected_failed_checks=mapping, on_skip=None)
+    status = {r["check_name"]: r["status"] for r in results}
+    assert "failed" not in status.values()
+    # The mapping is precise: it names checks that exist, each with a reason,
+    # and what fails at the defaults is exactly what the docs say.
+    assert set(mapping) <= set(status)
+    assert all(isinstance(v, str) and len(v) > 40 for v in mapping.values())
+    assert {c for c, s in status.items() if s == "xfail"} == _FAIL_AT_DEFAULTS[name]
+    # HeavyTailDPRegressor's entries pass vacuously at the defaults (too few
+    # rows for its minimum epsilon * n_samples), as their reason says.
+    for check in set(mapping) - _FAIL_AT_DEFAULTS[name]:
+        assert status[check] == "passed" and "vacuously" in mapping[check]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn_dpfair.exceptions.PrivacyLeakWarning")
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_without_the_mapping_check_estimator_raises():
+    # The failure the mapping is for (so the test above cannot pass vacuously).
+    with pytest.raises(AssertionError):
+        check_estimator(DPLogisticRegression(), on_skip=None)
+
+
+def test_fermi_classifier_is_listed_only_when_it_clips():
+    assert expected_failed_checks(FERMIClassifier()) == {}
+    clipped = expected_failed_checks(FERMIClassifier(clip_norm=1.0))
+    assert set(clipped) == {
+        "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weight_equivalence_on_sparse_data",
+    }
+    assert expected_failed_checks(object()) == {}
