@@ -20,7 +20,7 @@ from ..privacy._accounting import (
 )
 from ..privacy._clipping import clip_rows_to_norm
 from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
-from ..privacy._record import PrivacyRecord
+from ..privacy._record import WEIGHTS_CAVEAT, PrivacyRecord
 from ..privacy._zcdp import ZCDP_ACCOUNTANT, rho_for_epsilon
 from ..utils._array_api import NUMPY_BACKEND
 from ..utils._validation import normalized_weights
@@ -64,10 +64,6 @@ _SINGLE_GAUSSIAN_ACCOUNTANT = "pld"
 _FW_PUBLIC_N = (
     "fw_steps=None: the step count is computed from n, which is public "
     "(as DP-SGD's sampling rate); the selections themselves do not use n"
-)
-_WEIGHTS_CAVEAT = (
-    "sample_weight is public; each record's weighted gradient is clipped, "
-    "so the guarantee is per record, not per unit of weight"
 )
 
 
@@ -207,7 +203,7 @@ def dp_sgd_setup(n_samples, n_features, n_outputs, params, budget, *, weighted):
         adjacency="add_remove",
         sampling_probability=q,
         steps=n_steps,
-        caveats=(_WEIGHTS_CAVEAT,) if weighted else (),
+        caveats=(WEIGHTS_CAVEAT,) if weighted else (),
     )
     return DPSGDSetup(q, n_steps, mechanism, learning_rate, record)
 
@@ -313,11 +309,9 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
     max_weight = 1.0 if weights is None else float(np.max(weights))
     caveats = ()
     if weights is not None:
-        caveats = (
-            *caveats,
-            "sample_weight is public; the sensitivity is scaled by the largest "
-            f"weight (rescaled to mean 1: {max_weight:.6g})",
-        )
+        # The sensitivity grows with the largest weight; the record's
+        # clip_norm is that sensitivity.
+        caveats = (*caveats, WEIGHTS_CAVEAT)
     # Sparse X is clipped through its stored entries and stays sparse;
     # float32 stays float32.
     X = clip_rows_to_norm(X, feature_norm_bound)
@@ -414,7 +408,7 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
     caveats = ()
     weights = normalized_weights(sample_weight, n_samples)
     if weights is not None:
-        caveats = (*caveats, _WEIGHTS_CAVEAT)
+        caveats = (*caveats, WEIGHTS_CAVEAT)
     bound, bound_caveats = resolve_feature_inf_bound(params.feature_inf_bound, X)
     caveats = (*caveats, *bound_caveats)
     if not l1_radius * bound <= _MAX_PREDICTION_BOUND:

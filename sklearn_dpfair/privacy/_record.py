@@ -5,10 +5,18 @@
 import math
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
 from ..exceptions import PrivacyBudgetError
 from ._accounting import epsilon_of
 
-__all__ = ["SEEDED_TEXT", "PrivacyRecord", "check_budget"]
+__all__ = [
+    "SEEDED_TEXT",
+    "WEIGHTS_CAVEAT",
+    "PrivacyRecord",
+    "check_budget",
+    "weights_caveats",
+]
 
 #: What the summary of a seeded fit says (also used by the report).
 SEEDED_TEXT = (
@@ -16,6 +24,20 @@ SEEDED_TEXT = (
     "a private release (the guarantee above holds only while the seed stays "
     "secret and is used for no other fit); refit with random_state=None to "
     "release."
+)
+
+#: The caveat of every fit given non-uniform ``sample_weight``, whatever the
+#: estimator or solver (:func:`weights_caveats`). An estimator cannot know where
+#: its weights came from: a reduction such as fairlearn's ExponentiatedGradient
+#: computes them from the private labels and groups of every record, so one
+#: record then moves every weight, which no per-record guarantee covers.
+WEIGHTS_CAVEAT = (
+    "sample_weight is public: the weights are treated as public inputs and "
+    "used as given, so the guarantee protects one record with its own weight "
+    "while every other record keeps its weight; weights computed from the "
+    "private data (for example fairlearn's ExponentiatedGradient reweighting "
+    "by the private labels and groups) change with every record and are "
+    "outside the guarantee"
 )
 
 # Slack when comparing a spent epsilon with the budget: a calibrated sigma is
@@ -153,6 +175,36 @@ class PrivacyRecord:
         for caveat in self.caveats:
             lines.append(f"Caveat: {caveat} (not covered by the guarantee).")
         return "\n".join(lines)
+
+
+def weights_caveats(sample_weight):
+    """The weights caveat when ``sample_weight`` holds non-uniform weights.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+        The weights passed to ``fit`` (or None).
+
+    Returns
+    -------
+    caveats : tuple of str
+        ``(WEIGHTS_CAVEAT,)`` for non-uniform weights, ``()`` for None or
+        uniform weights (which fit exactly as no weights).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._record import weights_caveats
+    >>> weights_caveats([2.0, 2.0, 2.0])
+    ()
+    >>> weights_caveats([1.0, 3.0])[0].startswith("sample_weight is public")
+    True
+    """
+    if sample_weight is None:
+        return ()
+    weights = np.asarray(sample_weight)
+    if weights.size == 0 or np.all(weights == weights.flat[0]):
+        return ()
+    return (WEIGHTS_CAVEAT,)
 
 
 def check_budget(record, epsilon, *, calibrated):

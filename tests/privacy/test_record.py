@@ -4,6 +4,7 @@
 
 import dataclasses
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from sklearn_dpfair import (
 from sklearn_dpfair.privacy import PrivacyRecord
 from sklearn_dpfair.privacy._accounting import gaussian_event
 from sklearn_dpfair.privacy._random import noise_seed
+from sklearn_dpfair.privacy._record import WEIGHTS_CAVEAT, weights_caveats
 
 NOT_A_RELEASE = "not a private release"
 
@@ -120,3 +122,98 @@ def test_every_private_estimator_marks_seeded_fits(make):
 def test_record_replace_keeps_the_seed():
     rec = dataclasses.replace(_record(seed="s"), caveats=("x",))
     assert rec.seed == "s"
+
+
+# -- sample weights ------------------------------------------------------------
+
+
+def _weighted_fit(make, weights):
+    X, y = make_regression(n_samples=200, n_features=3, random_state=0)
+    est = make()
+    fit_kw = {"sample_weight": weights}
+    if isinstance(est, (DPLogisticRegression, DPFERMIClassifier)):
+        y = (y > 0).astype(int)
+    if isinstance(est, DPFERMIClassifier):
+        fit_kw["sensitive_features"] = (X[:, 0] > 0).astype(int)
+    if isinstance(est, SemiDPLinearRegression):
+        fit_kw["public_mask"] = np.arange(200) < 60
+    return est.fit(X, y, **fit_kw)
+
+
+_WEIGHTED_ESTIMATORS = {
+    "dp-sgd": lambda: DPLogisticRegression(classes=[0, 1], max_iter=1),
+    "output-perturbation": lambda: DPLogisticRegression(
+        classes=[0, 1],
+        solver="output-perturbation",
+        alpha=1.0,
+        feature_norm_bound=1.0,
+    ),
+    "frank-wolfe": lambda: DPLogisticRegression(
+        classes=[0, 1], solver="dp-frank-wolfe", l1_radius=1.0, feature_inf_bound=5.0
+    ),
+    "DPFERMIClassifier": lambda: DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], max_iter=1
+    ),
+    "SemiDPLinearRegression": lambda: SemiDPLinearRegression(),
+    "HeavyTailDPRegressor": lambda: HeavyTailDPRegressor(),
+}
+
+
+@pytest.mark.parametrize(
+    "make", list(_WEIGHTED_ESTIMATORS.values()), ids=list(_WEIGHTED_ESTIMATORS)
+)
+def test_non_uniform_weights_carry_the_one_weights_caveat(make):
+    weights = np.random.default_rng(0).uniform(0.5, 2.0, size=200)
+    fitted = _weighted_fit(make, weights)
+    # One text, the same for every estimator and solver, once.
+    assert fitted.privacy_caveats_.count(WEIGHTS_CAVEAT) == 1
+    assert not [
+        c for c in fitted.privacy_caveats_ if "weight" in c and c != WEIGHTS_CAVEAT
+    ]
+    summary = fitted.privacy_summary()
+    assert "treated as public inputs" in summary
+    assert "computed from the private data" in summary
+    # Uniform weights fit as no weights, and say nothing about weights.
+    uniform = _weighted_fit(make, np.full(200, 3.0))
+    assert WEIGHTS_CAVEAT not in uniform.privacy_caveats_
+
+
+def test_weights_caveats_only_for_non_uniform_weights():
+    assert weights_caveats(None) == ()
+    assert weights_caveats(np.ones(4)) == ()
+    assert weights_caveats(np.array([1.0, 1.0, 2.0])) == (WEIGHTS_CAVEAT,)
+
+
+class _WeightsSeen(DPLogisticRegression):
+    """DPLogisticRegression that keeps the sample_weight its fit was given."""
+
+    def fit(self, X, y, sample_weight=None):
+        self.weights_seen_ = sample_weight
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+def test_exponentiated_gradient_inner_fits_say_their_weights_are_outside():
+    # fairlearn's reduction computes each inner fit's sample_weight from the
+    # private labels and groups: every inner fit given non-uniform weights
+    # must say, in its record and summary, that such weights are outside the
+    # guarantee.
+    pytest.importorskip("fairlearn")
+    from fairlearn.reductions import DemographicParity, ExponentiatedGradient
+
+    X, y = make_classification(n_samples=300, n_features=4, random_state=0)
+    group = (X[:, 1] > 0).astype(int)
+    eg = ExponentiatedGradient(
+        _WeightsSeen(classes=[0, 1], max_iter=2), DemographicParity(), max_iter=4
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # fairlearn's own pandas warnings
+        eg.fit(X, y, sensitive_features=group)
+    weighted = [
+        p for p in eg.predictors_ if np.ptp(np.asarray(p.weights_seen_)) > 0
+    ]
+    assert weighted  # the reduction did reweight
+    for predictor in weighted:
+        assert WEIGHTS_CAVEAT in predictor.privacy_caveats_
+        summary = predictor.privacy_summary()
+        assert "ExponentiatedGradient" in summary
+        assert "outside the guarantee" in summary

@@ -49,6 +49,7 @@ from ...fairness._marginals import (
     warn_floored_groups,
 )
 from ...privacy import PrivacyRecord
+from ...privacy._record import WEIGHTS_CAVEAT
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
 from ...utils._validation import normalized_weights, warn_at_caller
 from .._schedules import sgd_schedule
@@ -83,11 +84,6 @@ __all__ = [
     "released_fit",
 ]
 
-_WEIGHTS_CAVEAT = (
-    "sample_weight is public; each record's weighted terms are clipped, so "
-    "the guarantee is per record, not per unit of weight; the group "
-    "histogram counts records unweighted"
-)
 _MECHANISM = (
     "DP-FERMI: noisy SGDA, {steps} steps at Poisson rate {q:.6g}; each step "
     "releases the per-example-clipped primal sum (clip {clip:.6g}, noise "
@@ -380,7 +376,7 @@ def fermi_setup(
             dp_event=fermi_event(
                 noise.effective, q, n_steps, noise.marginal, noise.selection
             ),
-            caveats=() if max_weight is None else (_WEIGHTS_CAVEAT,),
+            caveats=() if max_weight is None else (WEIGHTS_CAVEAT,),
         )
 
     # "auto": 1/L of the dual block, from the public block weights.
