@@ -19,7 +19,12 @@ from sklearn_dpfair import (
 from sklearn_dpfair.privacy import PrivacyRecord
 from sklearn_dpfair.privacy._accounting import gaussian_event
 from sklearn_dpfair.privacy._random import noise_seed
-from sklearn_dpfair.privacy._record import WEIGHTS_CAVEAT, weights_caveats
+from sklearn_dpfair.privacy._record import (
+    ADJACENCY_CONVERSION,
+    PUBLIC_ROWS_CAVEAT,
+    WEIGHTS_CAVEAT,
+    weights_caveats,
+)
 
 NOT_A_RELEASE = "not a private release"
 
@@ -217,3 +222,86 @@ def test_exponentiated_gradient_inner_fits_say_their_weights_are_outside():
         summary = predictor.privacy_summary()
         assert "ExponentiatedGradient" in summary
         assert "outside the guarantee" in summary
+
+
+# -- the summary in plain words --------------------------------------------------
+
+
+def _sentences(paragraph):
+    # Sentences end with ". " or the final "."; numbers such as 1e-05 hold no
+    # ". ".
+    return paragraph.rstrip(".").split(". ")
+
+
+@pytest.mark.parametrize("adjacency", ["add_remove", "replace_one"])
+def test_summary_leads_with_plain_words_then_the_technical_record(adjacency):
+    rec = dataclasses.replace(_record(), adjacency=adjacency)
+    text = str(rec)
+    plain, technical = text.split("\n\nTechnical record:\n")
+    assert plain == rec.plain_language() and technical == rec.technical_text()
+    assert len(_sentences(plain)) == 3
+    # What is protected, against whom, what is public, what is not covered.
+    assert "features, label or target, sensitive group and sample weight" in plain
+    assert "anyone who sees the released model or its outputs" in plain
+    assert "Public, and not protected:" in plain and "number of training" in plain
+    assert "Not covered: the checks of the input before training" in plain
+    # The technical record is unchanged after its header.
+    assert technical.startswith(f"({rec.epsilon:.4g}, 1e-05)-differential privacy")
+
+
+def test_replace_one_states_the_conversion_and_what_it_does_not_hide():
+    replace = dataclasses.replace(_record(), adjacency="replace_one")
+    add_remove = _record()
+    assert ADJACENCY_CONVERSION in replace.technical_text()
+    assert "(2 eps, (1 + e^eps) delta)" in ADJACENCY_CONVERSION
+    assert "does not by itself hide whether a record is present" in (
+        ADJACENCY_CONVERSION
+    )
+    assert "replaced by any other record" in replace.plain_language()
+    assert "whether a record is present at all" in replace.plain_language()
+    assert ADJACENCY_CONVERSION not in str(add_remove)
+    assert "left out" in add_remove.plain_language()
+
+
+def test_plain_words_name_the_caveats_and_a_seeded_fit():
+    rec = _record(
+        caveats=(WEIGHTS_CAVEAT, "label set inferred from the private data"),
+        seed="abc",
+    )
+    plain = rec.plain_language()
+    assert "sample weights computed from the private data" in plain
+    assert "the 1 further caveat listed below" in plain
+    assert "seeded, so it is not a private release" in plain
+    assert len(_sentences(plain)) == 3
+    infinite = dataclasses.replace(_record(), epsilon=float("inf"))
+    assert "not differentially private" in infinite.plain_language()
+
+
+@pytest.mark.parametrize(
+    "make, replace_one",
+    [
+        (lambda: DPLogisticRegression(classes=[0, 1], max_iter=1), False),
+        (lambda: SemiDPLinearRegression(), True),
+        (lambda: HeavyTailDPRegressor(solver="localized"), True),
+        (lambda: HeavyTailDPRegressor(solver="dp-sgd"), False),
+    ],
+    ids=["DPLogisticRegression", "SemiDPLinearRegression", "localized", "dp-sgd"],
+)
+def test_every_replace_one_fit_states_the_conversion(make, replace_one):
+    fitted = _weighted_fit(make, None)
+    summary = fitted.privacy_summary()
+    assert summary.startswith("In plain words:")
+    assert (fitted.adjacency_ == "replace_one") == replace_one
+    assert (ADJACENCY_CONVERSION in summary) == replace_one
+
+
+def test_semi_dp_says_that_public_rows_are_not_protected():
+    fitted = _weighted_fit(lambda: SemiDPLinearRegression(), None)
+    assert PUBLIC_ROWS_CAVEAT in fitted.privacy_caveats_
+    plain = fitted.privacy_record_.plain_language()
+    assert "each private training record" in plain
+    assert "the rows marked public" in plain
+    every_row_private = _weighted_fit(
+        lambda: SemiDPLinearRegression(solver="dp-gd"), None
+    )
+    assert PUBLIC_ROWS_CAVEAT not in every_row_private.privacy_caveats_
