@@ -464,8 +464,10 @@ class PrivacyLedger:
             delta = max(e.delta for e in entries)
         if not 0 < delta < 1:
             raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+        if _shared_seeds(entries):
+            return math.inf  # shared noise: not independent releases
         converted = [e.dp_event for e in entries if e.adjacency != target]
-        if not converted or _shared_seeds(entries):
+        if not converted:
             return epsilon_of(self.dp_event(), delta, self.kind)
         native = [e.dp_event for e in entries if e.adjacency == target]
         return _replace_one_total(native, converted, delta, self.kind)

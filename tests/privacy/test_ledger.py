@@ -228,6 +228,10 @@ def test_mixed_ledger_composes_under_replace_one(kind):
     summary = ledger.summary(adjacency="replace_one")
     assert "1 add/remove release(s) converted to replace-one" in summary
     assert "under replace-one adjacency" in summary
+    # Two releases that share a seed are not composed, converted or not.
+    ledger.record(gaussian_event(2.0), delta=1e-5, seed="s", adjacency="replace_one")
+    ledger.record(gaussian_event(2.0), delta=1e-5, seed="s")
+    assert ledger.total_epsilon(adjacency="replace_one") == np.inf
 
 
 def test_replace_one_fits_and_add_remove_fits_in_one_ledger(data):
