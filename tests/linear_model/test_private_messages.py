@@ -149,3 +149,15 @@ def test_a_single_group_is_not_printed(cls):
     assert any("single group" in t for t in texts)
     for text in texts:
         _assert_hidden(text, SECRET_GROUP)
+
+
+def test_inferred_classes_are_not_printed_for_a_wrong_opportunity_class():
+    X, y, s = _data()
+    y = np.where(y == 1, SECRET_LABEL, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the inferred label set's own warning
+        with pytest.raises(ValueError, match="is not one of the classes") as exc:
+            DPFERMIClassifier(
+                constraint="equal_opportunity", opportunity_class=5, **FAST
+            ).fit(X, y, sensitive_features=s)
+    _assert_hidden(_message(exc), SECRET_LABEL)
