@@ -11,6 +11,7 @@ probabilities and log-probabilities are computed from those scores without
 """
 
 import dataclasses
+import functools
 import math
 from numbers import Real
 
@@ -19,8 +20,10 @@ import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .exceptions import PrivacyAccountingError
 from .privacy._ledger import PrivacyLedger
 from .privacy._random import noise_seed
+from .privacy._releases import check_releases, logged_releases
 from .utils._array_api import (
     array_namespace,
     finite_linear_scores,
@@ -59,7 +62,19 @@ class PrivateEstimatorMixin:
     (:func:`~sklearn_dpfair.privacy._random.noise_seed`) and says that it is
     not a private release, and a ledger refuses to compose it with a fit
     that drew the same noise.
+
+    Every ``fit`` a subclass defines is checked (:func:`_releases_checked`):
+    the releases its mechanisms made must be exactly those its ``dp_event_``
+    accounts, or it raises and the estimator is left as it was before.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # Also a fit inherited from a base that is not private itself
+        # (DPFERMIClassifier's, from the FERMI base).
+        fit = getattr(cls, "fit", None)
+        if fit is not None and not getattr(fit, "releases_checked", False):
+            cls.fit = _releases_checked(fit)
 
     def _accountant_kind(self):
         """Name of the dp-accounting accountant ("rdp" or "pld") to use.
@@ -113,6 +128,36 @@ class PrivateEstimatorMixin:
         # Private fits draw noise: two unseeded fits differ by design.
         tags.non_deterministic = True
         return tags
+
+
+def _releases_checked(fit):
+    """Wrap ``fit``: what runs is what is accounted, checked before it returns.
+
+    The releases of the fit's mechanisms are logged
+    (:func:`~sklearn_dpfair.privacy._releases.logged_releases`) and compared
+    with the ``dp_event`` of the record the fit set; on a mismatch the
+    estimator's attributes are restored to those it had before ``fit`` (no
+    half-fitted model, nothing released) and
+    :class:`~sklearn_dpfair.exceptions.PrivacyAccountingError` is raised.
+    """
+
+    @functools.wraps(fit)
+    def checked_fit(self, *args, **kwargs):
+        before = dict(vars(self))
+        with logged_releases() as log:
+            result = fit(self, *args, **kwargs)
+        record = getattr(self, "privacy_record_", None)
+        if record is not None and record is not before.get("privacy_record_"):
+            try:
+                check_releases(log, record.dp_event, what=f"{type(self).__name__}.fit")
+            except PrivacyAccountingError:
+                vars(self).clear()
+                vars(self).update(before)
+                raise
+        return result
+
+    checked_fit.releases_checked = True
+    return checked_fit
 
 
 class LinearRegressorMixin(RegressorMixin):

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Warnings and errors raised by :mod:`sklearn_dpfair`."""
 
-__all__ = ["PrivacyLeakWarning", "PrivacyBudgetError"]
+__all__ = ["PrivacyAccountingError", "PrivacyBudgetError", "PrivacyLeakWarning"]
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -30,5 +30,21 @@ class PrivacyBudgetError(ValueError):
     --------
     >>> from sklearn_dpfair.exceptions import PrivacyBudgetError
     >>> issubclass(PrivacyBudgetError, ValueError)
+    True
+    """
+
+
+class PrivacyAccountingError(RuntimeError):
+    """A fit's releases differ from what its privacy record accounts.
+
+    Raised before the fit returns, so that nothing is released: a fit that
+    ran one noisy release more (or less) than its ``dp_event_`` describes
+    would claim a guarantee it does not have. It is always a bug in
+    :mod:`sklearn_dpfair`, never a problem of the data.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.exceptions import PrivacyAccountingError
+    >>> issubclass(PrivacyAccountingError, RuntimeError)
     True
     """

@@ -130,7 +130,7 @@ class DaskTrainingData:
     classes: np.ndarray
     caveats: tuple
     weighted: bool
-    max_weight: float | None = None  # largest weight once rescaled to mean 1
+    max_weight: float = 1.0  # the weights' bound for the auto dual step
     groups: np.ndarray | None = None  # the group set (fair fits)
 
     @property
@@ -239,7 +239,8 @@ def _load_partition(
         weights = np.asarray(weights, dtype=np.float64).ravel()
         if not np.all(np.isfinite(weights)) or np.any(weights < 0):
             raise ValueError("sample_weight must be finite and non-negative.")
-        # The in-memory rescaling to mean 1: w / max(w) * n / sum(w / max(w)).
+        # fit_weights' rule: (1, 1) under privacy (as given); without it the
+        # in-memory rescaling to mean 1, w / max(w) * n / sum(w / max(w)).
         weights = weights / weight_scale[0] * weight_scale[1]
     codes = None
     if groups is not None:
@@ -267,27 +268,33 @@ def distribute_training_data(
     classes,
     delta,
     fit_intercept,
+    private,
     sensitive_features=None,
     groups=None,
 ):
     """Persist the partitions of a Dask fit, each once on its worker.
 
     Nothing row-sized comes back to the driver: the label set (when it is
-    inferred, with a ``PrivacyLeakWarning``), the maximum and sum of the
-    public weights, and the partition lengths are the only values computed.
+    inferred, with a ``PrivacyLeakWarning``), the range of the public
+    weights (their validation; without privacy also their sum), and the
+    partition lengths are the only values computed.
 
     Parameters
     ----------
     X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
     y : dask or in-memory array-like of shape (n_samples,)
     sample_weight : dask or in-memory array-like of shape (n_samples,) or None
-        Public weights (rescaled to mean 1; uniform weights are dropped).
+        Public weights, used as given by a private fit and rescaled to mean
+        1 without privacy (:func:`~sklearn_dpfair.privacy.fit_weights`);
+        weights that are the unweighted fit are dropped.
     classes : array-like or None
         The public label set; None infers it from ``y``, with a warning.
     delta : float
         Checked against ``1/n``.
     fit_intercept : bool
         Whether the rows are augmented with ``s = 1``.
+    private : bool
+        Whether the fit is private: it then reads nothing from the weights.
     sensitive_features : dask or in-memory array-like of shape (n_samples,) \
             or (n_samples, n_columns), default=None
         Group membership of a fair fit, encoded on the workers against
@@ -333,8 +340,13 @@ def distribute_training_data(
             raise ValueError("sample_weight must be finite and non-negative.")
         if not w_max > 0:
             raise ValueError("sample_weight are all zero: there is nothing to fit.")
-        if w_min != w_max:
-            # Public weights: their maximum and sum are public too.
+        if private and not (w_min == w_max == 1.0):
+            # As given (fit_weights): nothing the analysis fixes is read
+            # from the weights.
+            weight_scale = (1.0, 1.0)
+            weight_blocks = list(w.to_delayed().ravel())
+        elif not private and w_min != w_max:
+            # Without privacy, the in-memory rescaling to mean 1.
             w_sum = float((w / w_max).sum().compute())
             weight_scale = (float(w_max), n_samples / w_sum)
             weight_blocks = list(w.to_delayed().ravel())
@@ -394,7 +406,9 @@ def distribute_training_data(
         classes=classes,
         caveats=caveats,
         weighted=weight_scale is not None,
-        max_weight=None if weight_scale is None else weight_scale[1],
+        # The auto dual step's bound on the weights: 1 under privacy (the
+        # data's largest weight is never read), the rescaled maximum without.
+        max_weight=1.0 if weight_scale is None or private else weight_scale[1],
         groups=None if sensitive_features is None else groups,
     )
 

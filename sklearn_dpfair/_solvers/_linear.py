@@ -398,8 +398,8 @@ class LinearModel:
         coefficient block's noise is drawn first; without an intercept the
         intercept block's noise is still drawn and the block returned as 0.
         """
-        g_coef = mechanism.privatize(g_coef, rng) / denominator
-        g_w0 = mechanism.privatize(g_w0, rng) / denominator
+        g_coef, g_w0 = mechanism.privatize_blocks((g_coef, g_w0), rng)
+        g_coef, g_w0 = g_coef / denominator, g_w0 / denominator
         if not self.has_intercept:
             g_w0 = g_w0 * 0.0
         return g_coef, g_w0

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from ..privacy import GaussianMechanism
+from ..privacy import GaussianMechanism, capped_weights, fit_weights
 from ..privacy._accounting import (
     composed_event,
     gaussian_event,
@@ -23,7 +23,6 @@ from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
 from ..privacy._record import WEIGHTS_CAVEAT, PrivacyRecord
 from ..privacy._zcdp import ZCDP_ACCOUNTANT, rho_for_epsilon
 from ..utils._array_api import NUMPY_BACKEND
-from ..utils._validation import normalized_weights
 from ._frank_wolfe import (
     INTERCEPT_BOUND,
     INTERCEPT_RHO_SHARE,
@@ -233,14 +232,15 @@ def fit_dp_sgd(
     array API dispatch kept the input's). Noise and batches are drawn from
     ``rng`` on the host for every backend.
 
-    ``sample_weight`` (public, non-negative, or None) is rescaled to mean 1;
-    each record's *weighted* gradient is clipped, so the sensitivity stays
-    the clip norm whatever a weight is. Uniform weights take the unweighted
-    path exactly. The rescaling constant ``mean(sample_weight)`` is public,
-    like ``n`` under this adjacency.
+    ``sample_weight`` (public, non-negative, or None) is used as given
+    (:func:`~sklearn_dpfair.privacy.fit_weights`; rescaled to mean 1 only in
+    the non-private limit): each record's *weighted* gradient is clipped, so
+    the sensitivity stays the clip norm whatever a weight is, and the sum is
+    divided by the public expected batch size. Weights of 1 take the
+    unweighted path exactly.
     """
     n_samples = X.shape[0]
-    weights = normalized_weights(sample_weight, n_samples)
+    weights = fit_weights(sample_weight, n_samples, private=budget.is_private)
     setup = dp_sgd_setup(
         n_samples,
         X.shape[1],
@@ -295,23 +295,31 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
     sensitivity ``2 L / (alpha n)``, plus ``2 tol`` for the certified solver
     error.
 
-    ``sample_weight`` (public) is rescaled to mean 1 and weights each
-    example's loss, whose Lipschitz constant becomes ``w_i L``: the
-    sensitivity is then ``2 max(w) L / (alpha n)`` (the weights are public,
-    so their maximum is), and uniform weights are the unweighted fit.
+    ``sample_weight`` (public) weights each example's loss, whose Lipschitz
+    constant becomes ``w_i L``. A private fit caps each weight at 1
+    (:func:`~sklearn_dpfair.privacy.capped_weights`), so every weighted loss
+    is ``L``-Lipschitz and the sensitivity stays ``2 L / (alpha n)`` whatever
+    the records bring; the largest weight of the data is never read. The
+    non-private limit rescales the weights to mean 1 (scikit-learn's
+    weighted average).
     """
     if budget.noise_multiplier is not None:
         raise ValueError("Output perturbation calibrates its own noise.")
     feature_norm_bound, alpha, tol = params.feature_norm_bound, params.alpha, params.tol
     n_samples = X.shape[0]
     s = 1.0 if params.fit_intercept else 0.0
-    weights = normalized_weights(sample_weight, n_samples)
-    max_weight = 1.0 if weights is None else float(np.max(weights))
+    weights = fit_weights(sample_weight, n_samples, private=budget.is_private)
     caveats = ()
-    if weights is not None:
-        # The sensitivity grows with the largest weight; the record's
-        # clip_norm is that sensitivity.
-        caveats = (*caveats, WEIGHTS_CAVEAT)
+    description = "output perturbation (certified L2-regularized ERM + Gaussian)"
+    if budget.is_private:
+        # A weight above 1 counts as 1: each weighted loss stays L-Lipschitz.
+        weights = capped_weights(weights)
+        max_weight = 1.0
+        if weights is not None:
+            caveats = (*caveats, WEIGHTS_CAVEAT)
+            description = description[:-1] + "; each sample weight capped at 1)"
+    else:
+        max_weight = 1.0 if weights is None else float(np.max(weights))
     # Sparse X is clipped through its stored entries and stays sparse;
     # float32 stays float32.
     X = clip_rows_to_norm(X, feature_norm_bound)
@@ -347,7 +355,7 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
         mechanism = GaussianMechanism(clip_norm=sensitivity, noise_multiplier=0.0)
     record = budget.account(
         mechanism,
-        description="output perturbation (certified L2-regularized ERM + Gaussian)",
+        description=description,
         adjacency="replace_one",
         steps=1,
         caveats=caveats,
@@ -390,9 +398,9 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
     ``ZCDpEvent`` s of its selections, accounted with RDP. ``X`` may be a
     scipy.sparse matrix; it is never densified. The default step count reads
     ``n`` (a caveat says so); the selections do not. ``sample_weight``
-    (public) is rescaled to mean 1; each
-    record's weighted raw gradient is clipped back to ``[-1, 1]``, so the
-    score sensitivity is unchanged; uniform weights are the unweighted fit.
+    (public) is used as given (rescaled to mean 1 only without privacy);
+    each record's weighted raw gradient is clipped back to ``[-1, 1]``, so the
+    score sensitivity is unchanged; weights of 1 are the unweighted fit.
     """
     if budget.noise_multiplier is not None:
         raise ValueError(
@@ -406,7 +414,9 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
     )
     n_samples, n_features = X.shape
     caveats = ()
-    weights = normalized_weights(sample_weight, n_samples)
+    weights = fit_weights(
+        sample_weight, n_samples, private=not math.isinf(budget.epsilon)
+    )
     if weights is not None:
         caveats = (*caveats, WEIGHTS_CAVEAT)
     bound, bound_caveats = resolve_feature_inf_bound(params.feature_inf_bound, X)

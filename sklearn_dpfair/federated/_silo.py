@@ -19,6 +19,7 @@ from .._solvers._linear import LinearModel
 from .._solvers._sampling import poisson_batch
 from ..exceptions import PrivacyBudgetError
 from ..privacy import PrivacyRecord, check_noise_generator
+from ..privacy._releases import ReleaseLog, check_releases, logged_releases
 from ._accounting import SiloPrivacy
 from ._config import FederationConfig
 
@@ -193,6 +194,9 @@ class SiloWorker:
         self._row_norms = self._model.row_norms(X)
         self._rounds_used = 0
         self._last_round = -1
+        # The silo's own releases, checked against its own record (ISRL-DP
+        # is a guarantee per silo): never passed on to the driver's log.
+        self._releases = ReleaseLog()
 
     def message(self, model, round_index):
         """Answer one round: the silo's noisy clipped gradient at ``model``.
@@ -234,13 +238,19 @@ class SiloWorker:
             )
         steps = self._config.local_steps
         total = np.zeros_like(w)
-        for _ in range(steps):
-            g = self._noisy_gradient(w)
-            total += g
-            if steps > 1:
-                # Local steps update a private copy; only the average noisy
-                # gradient leaves the silo (post-processing of the releases).
-                w -= self._config.step_size_local * g
+        with logged_releases(self._releases, propagate=False):
+            for _ in range(steps):
+                g = self._noisy_gradient(w)
+                total += g
+                if steps > 1:
+                    # Local steps update a private copy; only the average
+                    # noisy gradient leaves the silo (post-processing).
+                    w -= self._config.step_size_local * g
+        # Never more releases than the silo's record accounts.
+        check_releases(
+            self._releases, self._record.dp_event, what=f"silo {self.silo_id!r}",
+            at_most=True,
+        )
         self._rounds_used += 1
         self._last_round = round_index
         return SiloMessage(self.silo_id, int(round_index), total / steps)

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """FERMI: fair (ERMI-regularized) logistic regression, with and without DP."""
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -24,6 +25,7 @@ from .._solvers._distributed import (
 )
 from .._solvers.fermi._dask import fit_fermi_dask
 from .._solvers.fermi._fit import FairPrivacy, FERMIParams, fit_fermi
+from .._solvers.fermi._plan import fermi_plan_key
 from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
 from ..fairness._constraints import advantaged_class_index
@@ -662,11 +664,15 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         smallest weight whose noisy training disparity (see
         :class:`FERMIClassifier`) plus a two-standard-deviation margin is at
         most the bound is chosen (least noisy disparity if none is), and the
-        other half of the steps continue at it. The noisy statistics come
-        from one Gaussian release of the (label, group, prediction) counts
-        of the 6 candidates, composed into ``dp_event_`` and calibrated
-        inside the same ``epsilon``. The chosen weight is
-        ``fairness_weight_``, the released statistics ``weight_path_``.
+        other half of the steps continue at it. With fewer than 6 steps
+        (e.g. ``max_iter <= 5`` at ``batch_size >= n``) each stage still
+        needs one, so ``T`` candidates spread over the weights are kept
+        (0 and 32 among them): the fit never runs a step beyond the ``T``
+        accounted. The noisy statistics come from one Gaussian release of
+        the (label, group, prediction) counts of the candidates, composed
+        into ``dp_event_`` and calibrated inside the same ``epsilon``. The
+        chosen weight is ``fairness_weight_``, the released statistics
+        ``weight_path_``.
     opportunity_class : label, default=None
         Advantaged class for equal opportunity (None: ``classes_[1]``).
     eo_weighting : {"label_prior", "uniform"}, default="label_prior"
@@ -1013,8 +1019,26 @@ default=None
         if self.record_training_loss:
             warn_at_caller(_CURVES_RECORDED, PrivacyLeakWarning)
             caveats = [*caveats, "training loss and ERMI curves recorded"]
+        return self._fair_privacy(caveats), self.record_training_loss, caveats
+
+    def _privacy_plan_key(self, n_samples, n_groups):
+        """The public key of the releases a fit on ``n_samples`` rows makes.
+
+        From the parameters only, through the same mapping as :meth:`fit`
+        (:meth:`_fair_privacy`, :meth:`_fermi_params`): the private search
+        plans a candidate with it, so its plan is the fit's event.
+        """
+        return fermi_plan_key(
+            self._fair_privacy(()),
+            self._fermi_params(None, False),
+            n_samples=n_samples,
+            n_groups=n_groups,
+        )
+
+    def _fair_privacy(self, caveats):
+        """The :class:`FairPrivacy` of the parameters (public inputs only)."""
         public = None if isinstance(self.group_marginals, str) else self.group_marginals
-        privacy = FairPrivacy(
+        return FairPrivacy(
             budget=PrivacyBudget(
                 epsilon=float(self.epsilon),
                 delta=float(self.delta),
@@ -1027,7 +1051,6 @@ default=None
             selection_noise_multiplier=_declared(self.selection_noise_multiplier),
             public_marginals=public,
         )
-        return privacy, self.record_training_loss, caveats
 
     def _set_result_privacy(self, result):
         self._set_privacy_record(result.record)
@@ -1081,6 +1104,7 @@ default=None
             classes=self.classes,
             delta=self.delta,
             fit_intercept=self.fit_intercept,
+            private=not (math.isinf(self.epsilon) and self.noise_multiplier is None),
             sensitive_features=sensitive_features,
             groups=self.groups,
         )

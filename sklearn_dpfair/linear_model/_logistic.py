@@ -603,6 +603,7 @@ default=None
             classes=self.classes,
             delta=self.delta,
             fit_intercept=self.fit_intercept,
+            private=not (math.isinf(self.epsilon) and self.noise_multiplier is None),
         )
         try:
             result = fit_dp_sgd_dask(

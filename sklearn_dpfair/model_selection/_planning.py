@@ -5,20 +5,22 @@
 A private selection must be calibrated before it runs, so it needs the
 ``dp_event_`` that a candidate *will* record when trained with a budget
 ``t``. The events depend on public quantities only (the number of training
-rows, the schedule, the declared group set), and the solvers compute them
-with the same calibration functions called here. The search checks after
-each fit that the fitted ``dp_event_`` equals the planned one, so a drift
-between this module and a solver is an error, never a silent overspend.
+rows, the schedule, the declared group set), and the plan is made by the
+functions the fits themselves build their events with: DP-SGD's budget
+calibration and mechanism event
+(:meth:`~sklearn_dpfair.privacy.PrivacyBudget.gaussian`), DP-FERMI's
+release plan (:func:`sklearn_dpfair._solvers.fermi._plan.plan_from_key`,
+on the key the estimator computes with its own fit's parameter mapping).
+The search still checks after each fit that the fitted ``dp_event_``
+equals the planned one, so a drift is an error, never a silent overspend.
 """
 
 from dataclasses import dataclass
 
-from .._solvers.fermi._fit import calibrate_fermi_noise, fermi_event, histogram_noise
 from .._solvers._schedules import sgd_schedule
+from .._solvers.fermi._plan import plan_from_key
 from ..linear_model import DPFERMIClassifier, DPLogisticRegression
-from ..privacy._accounting import noisy_sgd_event
 from ..privacy import PrivacyBudget
-from ..privacy._calibration import calibrate_noise_multiplier
 
 __all__ = ["CandidatePlan", "plan_candidate"]
 
@@ -44,19 +46,14 @@ class CandidatePlan:
 
     def event(self, t, delta):
         """The ``dp_event_`` of this candidate trained with ``epsilon=t``."""
+        budget = PrivacyBudget(float(t), delta, _ACCOUNTANT)
         if self.kind == "dp-sgd":
             _, q, steps = self.signature
-            sigma = calibrate_noise_multiplier(float(t), delta, q, steps, _ACCOUNTANT)
-            return noisy_sgd_event(sigma, q, steps)
-        _, q, steps, active, dual_ratio, marginal_noise, public = self.signature
-        z_marg = 0.0
-        if active and not public:
-            budget = PrivacyBudget(float(t), delta, _ACCOUNTANT)
-            z_marg = histogram_noise(budget, marginal_noise)
-        sigma_eff = calibrate_fermi_noise(
-            float(t), delta, q, steps, z_marg, _ACCOUNTANT
-        )
-        return fermi_event(sigma_eff, q, steps, z_marg)
+            # The fit's own calibration and event (dp_sgd_setup).
+            mechanism = budget.gaussian(1.0, sampling_probability=q, steps=steps)
+            return mechanism.event(sampling_probability=q, steps=steps)
+        _, key = self.signature
+        return plan_from_key(key, budget).event
 
 
 def plan_candidate(estimator, n_train, n_groups):
@@ -93,19 +90,11 @@ def plan_candidate(estimator, n_train, n_groups):
         q, steps = sgd_schedule(n_train, estimator.batch_size, estimator.max_iter)
         return CandidatePlan(("dp-sgd", q, steps), "dp-sgd")
     if isinstance(estimator, DPFERMIClassifier):
-        q, steps = sgd_schedule(n_train, estimator.batch_size, estimator.max_iter)
-        active = estimator.fairness_weight > 0 and n_groups > 1
-        marginal = estimator.marginal_noise_multiplier
-        signature = (
-            "fermi",
-            q,
-            steps,
-            active,
-            float(estimator.dual_noise_ratio),
-            None if marginal == "auto" else float(marginal),
-            not isinstance(estimator.group_marginals, str),
-        )
-        return CandidatePlan(signature, "fermi")
+        # The fit's own key: every public input of its event but the budget
+        # (the schedule, the weight-selection stages, the noise ratios, the
+        # marginals), so equal keys are equal events at every budget.
+        key = estimator._privacy_plan_key(n_train, n_groups)
+        return CandidatePlan(("fermi", key), "fermi")
     if hasattr(estimator, "_set_privacy_record"):
         raise TypeError(
             f"PrivateHyperparameterSearch cannot plan the privacy cost of "

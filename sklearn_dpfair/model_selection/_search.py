@@ -337,8 +337,12 @@ class PrivateHyperparameterSearch(
                     "The search's event is interpreted by the RDP accountant "
                     "only: use PrivacyLedger(kind='rdp')."
                 )
-        if not hasattr(self.estimator, "_set_privacy_record"):
-            # The plan below says the same; failing before reading anything.
+        if not hasattr(self.estimator, "_set_privacy_record") or (
+            "classes" not in self.estimator.get_params()
+        ):
+            # The plan below says the same (a non-private estimator, or a
+            # private one it cannot plan, such as a regressor); failing
+            # before reading anything.
             plan_candidate(self.estimator, 1, 1)
         if getattr(self.estimator, "classes", None) is None:
             raise ValueError(

@@ -17,6 +17,7 @@ from ._mechanism import GaussianMechanism
 from ._quantile import noisy_histogram, private_quantile
 from ._random import check_noise_generator
 from ._record import PrivacyRecord
+from ._weights import capped_weights, fit_weights
 
 __all__ = [
     "GaussianMechanism",
@@ -26,8 +27,10 @@ __all__ = [
     "PrivacyRecord",
     "calibrate_noise",
     "calibrate_noise_multiplier",
+    "capped_weights",
     "check_noise_generator",
     "epsilon_of",
+    "fit_weights",
     "noisy_histogram",
     "noise_multiplier_for_gaussian",
     "private_quantile",

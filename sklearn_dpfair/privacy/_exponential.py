@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._accounting import exponential_mechanism_event, exponential_mechanism_rho
+from ._releases import log_release
 
 __all__ = ["ExponentialMechanism", "epsilon_per_selection"]
 
@@ -144,6 +145,8 @@ class ExponentialMechanism:
         scores = np.asarray(scores, dtype=np.float64)
         if math.isinf(self.epsilon):
             return int(np.argmax(scores))
+        # Accounted as its zCDP guarantee (exponential_mechanism_event).
+        log_release("zcdp", exponential_mechanism_rho(self.epsilon))
         # Gumbel-max: one standard Gumbel per candidate, in O(n_candidates).
         logits = scores * (self.epsilon / (2.0 * self.sensitivity))
         logits += rng.gumbel(size=scores.shape[0])

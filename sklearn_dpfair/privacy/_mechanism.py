@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._accounting import noisy_sgd_event
+from ._releases import log_release
 from ..utils._array_api import from_host
 
 __all__ = ["GaussianMechanism", "observe_privatize"]
@@ -123,6 +124,7 @@ class GaussianMechanism:
             Same shape, namespace and device as ``clipped_sum``; float64
             (float32 sums are promoted by the float64 noise).
         """
+        self._log()
         observer = _OBSERVER.get()
         if observer is not None:
             # White-box audit only (observe_privatize): never set in a fit.
@@ -130,6 +132,50 @@ class GaussianMechanism:
             observer.after_noise(self, noisy)
             return noisy
         return self._add_noise(clipped_sum, rng)
+
+    def privatize_blocks(self, blocks, rng):
+        """Privatize the blocks of one stacked sum: one release.
+
+        The blocks (for example a linear model's coefficient and intercept
+        gradients) together form the sum whose sensitivity is ``clip_norm``;
+        each gets its own noise, drawn in order (the draws of one Gaussian
+        vector of the stacked shape), and the release is logged once.
+
+        Parameters
+        ----------
+        blocks : sequence of arrays
+        rng : numpy.random.Generator
+
+        Returns
+        -------
+        noisy_blocks : list of arrays
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_dpfair.privacy import GaussianMechanism
+        >>> a, b = GaussianMechanism(1.0, 0.0).privatize_blocks(
+        ...     [np.ones(2), np.zeros(1)], np.random.default_rng(0))
+        >>> a, b
+        (array([1., 1.]), array([0.]))
+        """
+        self._log()
+        observer = _OBSERVER.get()
+        noisy_blocks = []
+        for block in blocks:
+            if observer is not None:
+                noisy = self._add_noise(observer.before_noise(self, block), rng)
+                observer.after_noise(self, noisy)
+            else:
+                noisy = self._add_noise(block, rng)
+            noisy_blocks.append(noisy)
+        return noisy_blocks
+
+    def _log(self):
+        # A mechanism without noise releases nothing private: its event is
+        # non-private, which claims nothing.
+        if self.noise_multiplier > 0:
+            log_release("gaussian", self.noise_multiplier)
 
     def event(self, *, sampling_probability=1.0, steps=1):
         """The ``DpEvent`` of ``steps`` releases of this mechanism.
@@ -188,6 +234,7 @@ class GaussianMechanism:
         >>> bool(np.allclose(noisy, noisy.T))
         True
         """
+        self._log()
         if self.noise_multiplier == 0:
             return matrix
         d = matrix.shape[0]

@@ -29,7 +29,7 @@ SEEDED_TEXT = (
     "release."
 )
 
-#: The caveat of every fit given non-uniform ``sample_weight``, whatever the
+#: The caveat of every weighted fit (weights not all 1), whatever the
 #: estimator or solver (:func:`weights_caveats`). An estimator cannot know where
 #: its weights came from: a reduction such as fairlearn's ExponentiatedGradient
 #: computes them from the private labels and groups of every record, so one
@@ -320,7 +320,7 @@ class PrivacyRecord:
 
 
 def weights_caveats(sample_weight):
-    """The weights caveat when ``sample_weight`` holds non-uniform weights.
+    """The weights caveat when ``sample_weight`` weights the fit.
 
     Parameters
     ----------
@@ -330,13 +330,14 @@ def weights_caveats(sample_weight):
     Returns
     -------
     caveats : tuple of str
-        ``(WEIGHTS_CAVEAT,)`` for non-uniform weights, ``()`` for None or
-        uniform weights (which fit exactly as no weights).
+        ``(WEIGHTS_CAVEAT,)`` unless the weights are None or all exactly 1
+        (the unweighted fit): a private fit uses weights as given, so even
+        uniform weights ``c != 1`` scale every term.
 
     Examples
     --------
     >>> from sklearn_dpfair.privacy._record import weights_caveats
-    >>> weights_caveats([2.0, 2.0, 2.0])
+    >>> weights_caveats([1.0, 1.0, 1.0])
     ()
     >>> weights_caveats([1.0, 3.0])[0].startswith("sample_weight is public")
     True
@@ -344,7 +345,7 @@ def weights_caveats(sample_weight):
     if sample_weight is None:
         return ()
     weights = np.asarray(sample_weight)
-    if weights.size == 0 or np.all(weights == weights.flat[0]):
+    if np.all(weights == 1.0):
         return ()
     return (WEIGHTS_CAVEAT,)
 

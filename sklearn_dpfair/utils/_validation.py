@@ -14,7 +14,6 @@ from ._sklearn_compat import check_sample_weight
 __all__ = [
     "check_delta_for_n",
     "check_public_weights",
-    "normalized_weights",
     "resolve_classes",
     "warn_at_caller",
 ]
@@ -172,33 +171,6 @@ def check_public_weights(sample_weight, X):
         raise ValueError("sample_weight are all zero: there is nothing to fit.")
     return weights
 
-
-
-def normalized_weights(sample_weight, n_samples):
-    """Public weights rescaled to mean 1 (None stays None).
-
-    Uniform weights become exactly 1, so they reproduce the unweighted fit.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair.utils._validation import normalized_weights
-    >>> normalized_weights(np.array([2.0, 2.0, 8.0]), 3)
-    array([0.5, 0.5, 2. ])
-    >>> normalized_weights(np.array([1e308, 1e308, 0.0]), 3)
-    array([1.5, 1.5, 0. ])
-    """
-    if sample_weight is None:
-        return None
-    weights = np.asarray(sample_weight, dtype=np.float64)
-    # Divided by the largest weight first, so that the sum neither overflows
-    # (weights near 1e308) nor the ratio does (subnormal weights): the
-    # rescaled weights are finite, in [0, n].
-    weights = weights / np.max(weights)
-    weights *= n_samples / weights.sum()
-    if np.all(weights == weights[0]):
-        return None
-    return weights
 
 def check_delta_for_n(delta, n_samples):
     """Warn when ``delta >= 1/n``: such a delta allows publishing a record outright."""

@@ -387,10 +387,38 @@ def test_uniform_sample_weight_reproduces_the_unweighted_fit():
         HeavyTailDPRegressor().fit(X, y, sample_weight=np.zeros(2000))
     with pytest.raises(ValueError, match="[Nn]egative"):
         HeavyTailDPRegressor().fit(X, y, sample_weight=np.full(2000, -1.0))
-    a = HeavyTailDPRegressor(random_state=0).fit(X, y, sample_weight=np.full(2000, 3.0))
-    b = HeavyTailDPRegressor(random_state=0).fit(X, y)
-    np.testing.assert_array_equal(a.coef_, b.coef_)
-    assert a.intercept_ == b.intercept_
+    # Private fits use the weights as given: weights of 1 are the unweighted
+    # fit. Without privacy any uniform weights are (mean-1 rescaling).
+    for epsilon, value in ((1.0, 1.0), (np.inf, 3.0)):
+        a = HeavyTailDPRegressor(random_state=0, epsilon=epsilon).fit(
+            X, y, sample_weight=np.full(2000, value)
+        )
+        b = HeavyTailDPRegressor(random_state=0, epsilon=epsilon).fit(X, y)
+        np.testing.assert_array_equal(a.coef_, b.coef_)
+        assert a.intercept_ == b.intercept_
+
+
+@pytest.mark.parametrize("heavy", [5.0, 1e6])
+def test_adding_a_heavy_record_moves_the_first_release_by_at_most_its_sensitivity(
+    heavy, privatized_sums
+):
+    # Add/remove, the record bringing its weight: the fit's first release
+    # (the target's private histogram) sees the same state on both sides, so
+    # its pre-noise counts may differ by that record's count only (at most
+    # 1; the old mean-1 rescaling moved them by ~990 at weight 1e6).
+    X, y, _ = _data(np.random.default_rng(4), n=2000)
+    w = np.ones(2000)
+    first = []
+    for Xf, yf, wf in (
+        (X, y, w),
+        (np.vstack([X, X[:1] + 3.0]), np.append(y, 1e4), np.append(w, heavy)),
+    ):
+        privatized_sums.clear()
+        HeavyTailDPRegressor(epsilon=1.0, random_state=0).fit(
+            Xf, yf, sample_weight=wf
+        )
+        first.append(privatized_sums[0])
+    assert np.linalg.norm(first[0] - first[1]) <= 1.0 + 1e-9
 
 
 def test_non_uniform_sample_weight_is_used():

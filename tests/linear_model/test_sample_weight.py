@@ -1,6 +1,13 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Public sample weights: weighted before clipped, uniform == unweighted."""
+"""Public sample weights: a record is (x, y, w); weighted, then clipped.
+
+Private fits use the weights as given and divide by public quantities only
+(:func:`sklearn_dpfair.privacy.fit_weights`), so adding, removing or
+changing one weighted record moves every pre-noise sum by at most its clip;
+the non-private limit keeps scikit-learn's weighted average (uniform weights
+are the unweighted fit, a weight of 2 is a duplicated row).
+"""
 
 import numpy as np
 import pytest
@@ -14,6 +21,7 @@ from sklearn_dpfair import (
 from sklearn_dpfair._loss import BinaryLogisticLoss
 from sklearn_dpfair._solvers._sgd import noisy_sgd
 from sklearn_dpfair.privacy._mechanism import GaussianMechanism
+from sklearn_dpfair.privacy._record import WEIGHTS_CAVEAT
 
 pytestmark = pytest.mark.filterwarnings("ignore:delta=.*is not smaller")
 
@@ -45,13 +53,17 @@ def _one_noiseless_step(X, y, weights, clip_norm):
     return -X.shape[0] * np.concatenate([result.coef.ravel(), result.intercept])
 
 
-@pytest.mark.parametrize("value", [1.0, 3.0, 0.25])
-def test_uniform_weights_are_the_unweighted_fit_bit_for_bit(value):
+@pytest.mark.parametrize(
+    "epsilon, value", [(1.0, 1.0), (np.inf, 1.0), (np.inf, 3.0), (np.inf, 0.25)]
+)
+def test_uniform_weights_are_the_unweighted_fit_bit_for_bit(epsilon, value):
+    # Private: weights of 1 are the unweighted fit. Non-private: any uniform
+    # weights are (the weighted average is rescaled to mean 1).
     X, y = _data()
-    est = DPLogisticRegression(classes=[0, 1], random_state=0)
-    plain = est.fit(X, y)
+    params = dict(classes=[0, 1], random_state=0, epsilon=epsilon)
+    plain = DPLogisticRegression(**params).fit(X, y)
     coef, intercept = plain.coef_.copy(), plain.intercept_.copy()
-    weighted = DPLogisticRegression(classes=[0, 1], random_state=0).fit(
+    weighted = DPLogisticRegression(**params).fit(
         X, y, sample_weight=np.full(X.shape[0], value)
     )
     np.testing.assert_array_equal(weighted.coef_, coef)
@@ -91,6 +103,50 @@ def test_a_heavy_record_moves_the_clipped_sum_by_at_most_the_clip(heavy):
     assert np.linalg.norm(diff) <= clip * (1 + 1e-9)
     # Clipping really binds: unclipped, the weight would show.
     assert np.linalg.norm(diff) > 0.5 * clip
+
+
+def _first_full_batch_sum(X, y, w, privatized_sums, clip=1.0):
+    """The pre-noise clipped sum of a private DP-SGD fit's first step."""
+    privatized_sums.clear()
+    DPLogisticRegression(
+        classes=[0, 1], batch_size="full", max_iter=1, clip_norm=clip,
+        random_state=0,
+    ).fit(X, y, sample_weight=w)
+    # The coefficient block, then the intercept block: one stacked release.
+    return np.concatenate([privatized_sums[0].ravel(), privatized_sums[1].ravel()])
+
+
+@pytest.mark.parametrize("heavy", [1.0, 5.0, 20.0, 100.0, 1e6])
+def test_adding_a_weighted_record_moves_the_dp_sgd_sum_by_at_most_the_clip(
+    heavy, privatized_sums
+):
+    # Add/remove adjacency, where the record brings its own weight: no
+    # normalizer may be read from the weights (the old mean-1 rescaling
+    # moved this sum by 0.50 / 1.0 / 8.3 / 44 / 499 clip norms).
+    X, y = _data(n=50)
+    w = np.ones(X.shape[0])
+    without = _first_full_batch_sum(X, y, w, privatized_sums)
+    X_add = np.vstack([X, np.full((1, X.shape[1]), 3.0)])
+    y_add = np.append(y, 0)
+    with_it = _first_full_batch_sum(X_add, y_add, np.append(w, heavy), privatized_sums)
+    assert np.linalg.norm(with_it - without) <= 1.0 * (1 + 1e-9)
+
+
+def test_removing_or_reweighting_a_record_moves_the_dp_sgd_sum_by_at_most_the_clip(
+    privatized_sums,
+):
+    X, y = _data(n=60)
+    w = np.linspace(0.5, 2.0, X.shape[0])
+    w[7] = 50.0
+    base = _first_full_batch_sum(X, y, w, privatized_sums)
+    keep = np.arange(X.shape[0]) != 7
+    removed = _first_full_batch_sum(X[keep], y[keep], w[keep], privatized_sums)
+    reweighted_w = w.copy()
+    reweighted_w[7] = 0.01
+    reweighted = _first_full_batch_sum(X, y, reweighted_w, privatized_sums)
+    assert np.linalg.norm(base - removed) <= 1.0 * (1 + 1e-9)
+    # Replacing a record (here only its weight) is a remove and an add.
+    assert np.linalg.norm(base - reweighted) <= 2.0 * (1 + 1e-9)
 
 
 def test_zero_weight_drops_the_records_gradient():
@@ -136,38 +192,43 @@ def _op(**params):
     )
 
 
-def test_output_perturbation_weights_scale_the_sensitivity_by_the_largest():
+@pytest.mark.parametrize("heavy", [0.5, 3.0, 1e6])
+def test_output_perturbation_sensitivity_never_reads_the_weights(heavy):
+    # The record carries its weight: a sensitivity read from max(w) would
+    # differ between neighbours (the old rule gave 0.028 against 28). Each
+    # weight is capped at 1 instead, so the sensitivity is the unweighted one.
     X, y = _data()
     plain = _op().fit(X, y)
-    uniform = _op().fit(X, y, sample_weight=np.full(X.shape[0], 2.0))
-    np.testing.assert_array_equal(uniform.coef_, plain.coef_)
     w = np.ones(X.shape[0])
-    w[:100] = 3.0  # rescaled to mean 1: the largest weight is 1.5
+    w[-1] = heavy
     weighted = _op().fit(X, y, sample_weight=w)
-    tol_part = 2.0 * plain.tol
-    assert weighted.privacy_record_.clip_norm - tol_part == pytest.approx(
-        1.5 * (plain.privacy_record_.clip_norm - tol_part)
-    )
+    assert weighted.privacy_record_.clip_norm == plain.privacy_record_.clip_norm
+    assert weighted.privacy_record_.dp_event == plain.privacy_record_.dp_event
+    assert "capped at 1" in weighted.privacy_record_.mechanism
+    assert WEIGHTS_CAVEAT in weighted.privacy_record_.caveats
 
 
-def test_output_perturbation_heavy_record_moves_the_minimizer_within_sensitivity():
-    # Replace-one with public weights: the heavy record's (x, y) changes, the
-    # weight vector does not. Noiseless fits (epsilon = inf) release the
-    # certified minimizers, whose distance the sensitivity bounds.
+def test_output_perturbation_heavy_record_moves_the_minimizer_within_sensitivity(
+    monkeypatch,
+):
+    # Replace-one, the record's weight travelling with it: (5, 0) at weight
+    # 50 against (-5, 1) at weight 1. The private fit's noiseless minimizers
+    # (its noise removed by a zero draw) are within the sensitivity.
+    import sklearn_dpfair._solvers._private_fit as private_fit
+
+    monkeypatch.setattr(private_fit, "output_perturbation", lambda W, **_: W)
     X, y = _data(n=80)
-    w = np.ones(X.shape[0])
-    w[-1] = 50.0
     fits = []
-    for x_last, y_last in ((5.0, 0), (-5.0, 1)):
+    for x_last, y_last, w_last in ((5.0, 0, 50.0), (-5.0, 1, 1.0)):
         Xn, yn = X.copy(), y.copy()
         Xn[-1], yn[-1] = x_last, y_last
-        fits.append(_op(epsilon=np.inf).fit(Xn, yn, sample_weight=w))
+        w = np.ones(X.shape[0])
+        w[-1] = w_last
+        fits.append(_op().fit(Xn, yn, sample_weight=w))
     params = [np.r_[f.coef_.ravel(), f.intercept_] for f in fits]
     sensitivity = fits[0].privacy_record_.clip_norm
+    assert fits[1].privacy_record_.clip_norm == sensitivity
     assert np.linalg.norm(params[0] - params[1]) <= sensitivity
-    # Without the weight in the bound, this pair would exceed it.
-    unweighted = _op(epsilon=np.inf).fit(X, y).privacy_record_.clip_norm
-    assert np.linalg.norm(params[0] - params[1]) > unweighted
 
 
 def test_silos_refuse_non_uniform_weights():
@@ -193,8 +254,13 @@ def _fw(**params):
 def test_frank_wolfe_uniform_weights_are_the_unweighted_fit_bit_for_bit():
     X, y = _data()
     plain = _fw().fit(X, y)
-    weighted = _fw().fit(X, y, sample_weight=np.full(X.shape[0], 7.0))
+    weighted = _fw().fit(X, y, sample_weight=np.ones(X.shape[0]))
     np.testing.assert_array_equal(weighted.coef_, plain.coef_)
+    plain_limit = _fw(epsilon=np.inf).fit(X, y)
+    uniform_limit = _fw(epsilon=np.inf).fit(
+        X, y, sample_weight=np.full(X.shape[0], 7.0)
+    )
+    np.testing.assert_array_equal(uniform_limit.coef_, plain_limit.coef_)
     w = np.ones(X.shape[0])
     w[:50] = 4.0
     assert not np.array_equal(_fw().fit(X, y, sample_weight=w).coef_, plain.coef_)
@@ -276,12 +342,14 @@ def _fair_data(n=300, seed=0):
     return X, y, group
 
 
-@pytest.mark.parametrize("cls", [FERMIClassifier, DPFERMIClassifier])
-def test_fermi_uniform_weights_are_the_unweighted_fit_bit_for_bit(cls):
+@pytest.mark.parametrize(
+    "cls, value", [(FERMIClassifier, 2.5), (DPFERMIClassifier, 1.0)]
+)
+def test_fermi_uniform_weights_are_the_unweighted_fit_bit_for_bit(cls, value):
     X, y, group = _fair_data()
     plain = cls(random_state=0).fit(X, y, sensitive_features=group)
     weighted = cls(random_state=0).fit(
-        X, y, sample_weight=np.full(X.shape[0], 2.5), sensitive_features=group
+        X, y, sample_weight=np.full(X.shape[0], value), sensitive_features=group
     )
     np.testing.assert_array_equal(weighted.coef_, plain.coef_)
     np.testing.assert_array_equal(weighted.intercept_, plain.intercept_)
@@ -304,18 +372,14 @@ def test_fermi_weight_two_is_a_duplicated_row_without_privacy():
     np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("removed", [False, True])
 def test_dp_fermi_heavy_record_moves_each_noisy_sum_by_at_most_its_clip(
-    monkeypatch, privatized_sums
+    removed, privatized_sums
 ):
-    # Neighbouring data sets: the last record at weight 1e6, or dropped
-    # (weight 0). The weights are used as given (no rescaling to mean 1, a
-    # public constant) so that the two fits differ in that record only; a
-    # spy on the mechanism captures the clipped sums before the noise.
-    import sklearn_dpfair._solvers.fermi._fit as fair_fit
-
-    monkeypatch.setattr(
-        fair_fit, "normalized_weights", lambda w, n: np.asarray(w, dtype=float)
-    )
+    # Neighbouring data sets: the last record at weight 1e6, or absent
+    # (dropped, or at weight 0). A private fit uses the weights as given, so
+    # the two fits differ in that record only; a spy on the mechanism
+    # captures the clipped sums before the noise.
     X, y, group = _fair_data(n=100)
     X[-1] = 1e3
     primal_clip, dual_clip = 0.5, 0.3
@@ -323,6 +387,8 @@ def test_dp_fermi_heavy_record_moves_each_noisy_sum_by_at_most_its_clip(
     for heavy in (1e6, 0.0):
         w = np.ones(X.shape[0])
         w[-1] = heavy
+        rows = slice(None) if heavy or not removed else slice(0, -1)
+        X, y, group, w = X[rows], y[rows], group[rows], w[rows]
         privatized_sums.clear()
         DPFERMIClassifier(
             clip_norm=primal_clip,
@@ -355,12 +421,17 @@ def _regression_data(n=400, seed=0):
 
 
 @pytest.mark.parametrize("solver", ["semidp-gd", "semidp-sgd", "dp-gd"])
-def test_semidp_uniform_weights_are_the_unweighted_fit_bit_for_bit(solver):
+@pytest.mark.parametrize("epsilon, value", [(1.0, 1.0), (np.inf, 4.0)])
+def test_semidp_uniform_weights_are_the_unweighted_fit_bit_for_bit(
+    solver, epsilon, value
+):
     X, y, public = _regression_data()
-    params = dict(solver=solver, random_state=0, adjacency="add_remove")
+    params = dict(
+        solver=solver, random_state=0, adjacency="add_remove", epsilon=epsilon
+    )
     plain = SemiDPLinearRegression(**params).fit(X, y, public_mask=public)
     weighted = SemiDPLinearRegression(**params).fit(
-        X, y, sample_weight=np.full(X.shape[0], 4.0), public_mask=public
+        X, y, sample_weight=np.full(X.shape[0], value), public_mask=public
     )
     np.testing.assert_array_equal(weighted.coef_, plain.coef_)
     np.testing.assert_array_equal(weighted.intercept_, plain.intercept_)
@@ -385,17 +456,12 @@ def test_semidp_weights_change_the_fit_and_public_only_refuses_them():
 
 @pytest.mark.parametrize("heavy", [1e6, 1e12])
 def test_semidp_heavy_row_moves_the_private_sum_by_at_most_the_clip(
-    heavy, monkeypatch, privatized_sums
+    heavy, privatized_sums
 ):
-    # Neighbouring data sets: the last row at a huge weight, or dropped
-    # (weight 0); weights are used as given (no rescaling to mean 1) so the
-    # two fits differ in that row only. A spy on the mechanism captures the
-    # clipped private sum of the first step before its noise.
-    import sklearn_dpfair._solvers.semi_dp._fit as semidp_fit
-
-    monkeypatch.setattr(
-        semidp_fit, "normalized_weights", lambda w, n: np.asarray(w, dtype=float)
-    )
+    # Neighbouring data sets: the last row at a huge weight, or at weight 0;
+    # a private fit uses the weights as given, so the two fits differ in that
+    # row only. A spy on the mechanism captures the clipped private sum of
+    # the first step before its noise.
     X, y, _ = _regression_data(n=50)
     X[-1], y[-1] = 1e3, -1e3
     clip = 0.8
@@ -416,14 +482,15 @@ def test_semidp_heavy_row_moves_the_private_sum_by_at_most_the_clip(
     "weights", [[1e308, 1e308, 1.0, 1.0], [1e-320, 2e-320, 0.0, 1e-320]]
 )
 def test_extreme_weights_are_rescaled_to_finite_weights(weights):
-    from sklearn_dpfair.utils._validation import normalized_weights
+    from sklearn_dpfair.privacy import fit_weights
 
     w = np.array(weights * 50)
-    scaled = normalized_weights(w, w.size)
+    scaled = fit_weights(w, w.size, private=False)
     assert scaled is not None and np.all(np.isfinite(scaled))
     assert scaled.mean() == pytest.approx(1.0)
     X, y = _data()
-    fit = DPLogisticRegression(classes=[0, 1], random_state=0).fit(
-        X, y, sample_weight=w
-    )
-    assert np.all(np.isfinite(fit.coef_))
+    for epsilon in (1.0, np.inf):
+        fit = DPLogisticRegression(
+            classes=[0, 1], random_state=0, epsilon=epsilon
+        ).fit(X, y, sample_weight=w)
+        assert np.all(np.isfinite(fit.coef_))

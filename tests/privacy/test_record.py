@@ -134,7 +134,8 @@ def test_record_replace_keeps_the_seed():
 
 def _weighted_fit(make, weights):
     X, y = make_regression(n_samples=200, n_features=3, random_state=0)
-    est = make()
+    # Seeded so that the test does not depend on a draw.
+    est = make().set_params(random_state=0)
     fit_kw = {"sample_weight": weights}
     if isinstance(est, (DPLogisticRegression, DPFERMIClassifier)):
         y = (y > 0).astype(int)
@@ -178,15 +179,17 @@ def test_non_uniform_weights_carry_the_one_weights_caveat(make):
     summary = fitted.privacy_summary()
     assert "treated as public inputs" in summary
     assert "computed from the private data" in summary
-    # Uniform weights fit as no weights, and say nothing about weights.
-    uniform = _weighted_fit(make, np.full(200, 3.0))
-    assert WEIGHTS_CAVEAT not in uniform.privacy_caveats_
+    # Weights of 1 fit as no weights, and say nothing about weights.
+    ones = _weighted_fit(make, np.ones(200))
+    assert WEIGHTS_CAVEAT not in ones.privacy_caveats_
 
 
-def test_weights_caveats_only_for_non_uniform_weights():
+def test_weights_caveats_for_every_weighted_fit():
     assert weights_caveats(None) == ()
     assert weights_caveats(np.ones(4)) == ()
     assert weights_caveats(np.array([1.0, 1.0, 2.0])) == (WEIGHTS_CAVEAT,)
+    # Private fits use weights as given: uniform weights of 3 scale the terms.
+    assert weights_caveats(np.full(4, 3.0)) == (WEIGHTS_CAVEAT,)
 
 
 class _WeightsSeen(DPLogisticRegression):

@@ -6,10 +6,11 @@
 (thesis Algorithm 9); with it, DP-FERMI under record-level add/remove
 adjacency (thesis Algorithm 10):
 
-0. fix the noise *before* reading the data (:func:`._privacy.resolve_noise`:
+0. fix the releases *before* reading the data (:func:`._plan.fermi_plan`:
    one joint Gaussian for the primal and dual blocks of every step, composed
    with the Gaussian histogram of the (block, group) cells and, under
-   ``disparity_bound``, the selection's count release);
+   ``disparity_bound``, the selection's count release, with the steps of
+   each stage of the weight path);
 1. release the noisy cell counts through the histogram mechanism and turn
    them into floored group marginals and block weights (post-processing,
    :mod:`sklearn_dpfair.fairness._marginals`);
@@ -17,7 +18,9 @@ adjacency (thesis Algorithm 10):
    of ``backend`` (labels, groups and the histogram stay on the host);
 3. :meth:`~sklearn_dpfair.privacy.PrivacyBudget.account` turns the composed
    event into the :class:`~sklearn_dpfair.privacy.PrivacyRecord` and checks
-   the budget.
+   the budget; before returning, the fit checks that the SGDA steps it ran
+   and the count tables it released are those of the plan (what runs is
+   what is accounted), and raises otherwise.
 
 The record describes exactly the event given to the accountant. Its
 ``noise_multiplier`` is ``sigma_eff`` and its ``clip_norm`` the sensitivity
@@ -48,11 +51,10 @@ from ...fairness._marginals import (
     marginals_from_public,
     warn_floored_groups,
 )
-from ...privacy import PrivacyRecord
+from ...privacy import PrivacyRecord, fit_weights
 from ...privacy._record import WEIGHTS_CAVEAT
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
-from ...utils._validation import normalized_weights, warn_at_caller
-from .._schedules import sgd_schedule
+from ...utils._validation import warn_at_caller
 from ._privacy import (
     DEFAULT_MARGINAL_NOISE,
     MARGINAL_BUDGET_SHARE,
@@ -63,8 +65,8 @@ from ._privacy import (
     fermi_event,
     histogram_mechanism,
     histogram_noise,
-    resolve_noise,
 )
+from ._plan import fermi_plan
 from ._problem import FairProblem, run_sgda
 from ._weight_search import PRIVATE_BOUND_WEIGHTS, bounded_path, private_selection
 
@@ -281,7 +283,8 @@ class FERMISetup:
     The schedule ``q``, ``T``; whether there is a fairness term and a
     ``disparity_bound`` selection; the noise; the regularizer, marginals and
     weight scale (from the released histogram); the dual clip norm; the
-    mechanisms; the record (None without privacy); the dual step size.
+    mechanisms; the record (None without privacy); the dual step size; the
+    :class:`._plan.FERMIPlan` every release of the fit follows.
     """
 
     sampling_probability: float
@@ -296,6 +299,7 @@ class FERMISetup:
     mechanisms: FERMIMechanisms
     record: PrivacyRecord | None
     dual_learning_rate: float
+    plan: object = None
 
 
 def fermi_setup(
@@ -306,6 +310,7 @@ def fermi_setup(
     n_classes,
     group_labels,
     cell_table,
+    weighted,
     max_weight,
     rng,
 ):
@@ -314,22 +319,21 @@ def fermi_setup(
     Steps 0, 1 and 3 of :func:`fit_fermi` (the noise from public inputs,
     the histogram release, the account), shared by the in-memory and the
     Dask fit: ``cell_table`` (see :func:`_penalty`) is the only access to
-    the data. ``max_weight`` is the largest public sample weight after the
-    rescaling to mean 1 (None: unweighted). Draws from ``rng`` the
-    histogram's noise only.
+    the data. ``weighted`` says whether non-uniform public weights are
+    used; ``max_weight`` bounds them for the auto dual step (1 under
+    privacy, which never reads the data's largest weight). Draws from ``rng``
+    the histogram's noise only.
 
     Returns
     -------
     setup : FERMISetup
     """
     p = params
-    n_groups = len(group_labels)
-    q, n_steps = sgd_schedule(n_samples, p.batch_size, p.epochs)
-    bounded = p.disparity_bound is not None and n_groups > 1
-    active = (p.fairness_weight > 0 or bounded) and n_groups > 1
-
-    # 0. The noise, from public inputs, before any data-dependent step.
-    noise = resolve_noise(privacy, q, n_steps, active=active, bounded=bounded)
+    # 0. The plan (schedule, stages, noise, event), from public inputs,
+    # before any data-dependent step.
+    plan = fermi_plan(privacy, p, n_samples=n_samples, n_groups=len(group_labels))
+    q, n_steps, noise = plan.sampling_probability, plan.n_steps, plan.noise
+    active, bounded = plan.key.active, plan.key.bounded
 
     # 1. Group marginals (private histogram, public values, or exact counts).
     regularizer, ps, weight_scale = _penalty(
@@ -354,7 +358,7 @@ def fermi_setup(
     else:
         dual_clip = math.inf
     mechanisms = FERMIMechanisms.build(
-        noise, primal_clip, dual_clip, len(PRIVATE_BOUND_WEIGHTS)
+        noise, primal_clip, dual_clip, max(plan.n_candidates, 1)
     )
     record = None
     if privacy is not None:
@@ -369,21 +373,20 @@ def fermi_setup(
                 n_steps=n_steps,
                 active=active,
                 dual_clip_declared=p.dual_clip_norm is not None,
+                n_candidates=plan.n_candidates,
             ),
             adjacency="add_remove",
             sampling_probability=q,
             steps=n_steps,
-            dp_event=fermi_event(
-                noise.effective, q, n_steps, noise.marginal, noise.selection
-            ),
-            caveats=() if max_weight is None else (WEIGHTS_CAVEAT,),
+            dp_event=plan.event,
+            caveats=(WEIGHTS_CAVEAT,) if weighted else (),
         )
 
     # "auto": 1/L of the dual block, from the public block weights.
     dual_learning_rate = p.dual_learning_rate
     if dual_learning_rate == "auto":
         dual_learning_rate = auto_dual_step(
-            regularizer, weight_scale * (1.0 if max_weight is None else max_weight)
+            regularizer, weight_scale * max_weight
         )
     return FERMISetup(
         sampling_probability=q,
@@ -398,10 +401,13 @@ def fermi_setup(
         mechanisms=mechanisms,
         record=record,
         dual_learning_rate=dual_learning_rate,
+        plan=plan,
     )
 
 
-def _describe(mechanisms, noise, *, q, n_steps, active, dual_clip_declared):
+def _describe(
+    mechanisms, noise, *, q, n_steps, active, dual_clip_declared, n_candidates
+):
     """The record's mechanism text: every release, with its public parameters."""
     text = _MECHANISM.format(
         steps=n_steps,
@@ -424,11 +430,34 @@ def _describe(mechanisms, noise, *, q, n_steps, active, dual_clip_declared):
         text += _MARGINALS.format(z=noise.marginal)
     if noise.selection > 0:
         text += _SELECTION.format(
-            k=len(PRIVATE_BOUND_WEIGHTS),
+            k=n_candidates,
             z=noise.selection,
             std=mechanisms.selection.noise_std,
         )
     return text
+
+
+def check_releases(plan, steps_run, tables_released):
+    """Raise unless a fit ran the SGDA steps and count releases of ``plan``.
+
+    What runs is what is accounted: the event holds ``plan.n_steps`` noisy
+    steps and ``plan.n_candidates`` count tables (one Gaussian of
+    sensitivity ``sqrt(k)``); a fit that ran other numbers returns nothing.
+    Both numbers are public (functions of the schedule), so the check
+    depends on no private value.
+
+    Raises
+    ------
+    RuntimeError
+        If the numbers differ.
+    """
+    if (steps_run, tables_released) != (plan.n_steps, plan.n_candidates):
+        raise RuntimeError(
+            f"The FERMI fit ran {steps_run} noisy steps and released "
+            f"{tables_released} count tables, but its privacy event accounts "
+            f"{plan.n_steps} and {plan.n_candidates}; nothing is released. "
+            "This is a bug, please report it."
+        )
 
 
 def released_fit(
@@ -537,7 +566,8 @@ def fit_fermi(
     backend : ArrayBackend, default=NUMPY_BACKEND
         Where the solver runs.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
-        Public, non-negative; rescaled to mean 1. It weights each record's
+        Public, non-negative; used as given under privacy (rescaled to mean 1
+        without it, :func:`~sklearn_dpfair.privacy.fit_weights`). It weights each record's
         whole term, loss and penalty, *before* the primal and dual clipping:
         one record's influence stays within the clip norms whatever its
         weight. Uniform weights take the unweighted path exactly. Without
@@ -563,7 +593,8 @@ def fit_fermi(
     """
     p = params
     n_samples = X.shape[0]
-    sample_weight = normalized_weights(sample_weight, n_samples)
+    private = privacy is not None and privacy.budget.is_private
+    sample_weight = fit_weights(sample_weight, n_samples, private=private)
     if sample_weight is not None and p.disparity_bound is not None:
         raise ValueError(
             "non-uniform sample_weight cannot be combined with disparity_bound: "
@@ -583,7 +614,15 @@ def fit_fermi(
         cell_table=_in_memory_cell_table(
             blocks, codes, n_blocks, n_groups, sample_weight, privacy is not None
         ),
-        max_weight=None if sample_weight is None else np.max(sample_weight),
+        weighted=sample_weight is not None,
+        # The dual step's smoothness bound reads the largest weight only
+        # without privacy; a private fit assumes weights of at most 1
+        # (every weighted dual term is clipped whatever its weight).
+        max_weight=(
+            1.0
+            if sample_weight is None or private
+            else float(np.max(sample_weight))
+        ),
         rng=rng,
     )
     q, n_steps, bounded = setup.sampling_probability, setup.n_steps, setup.bounded
@@ -630,21 +669,22 @@ def fit_fermi(
         extra.update(path_extra)
         curves = ([], [])
     elif bounded:
-        coef_m, w0_m, W, curves, path_extra = private_selection(
+        coef_m, w0_m, W, curves, path_extra, releases = private_selection(
             problem,
             float(p.disparity_bound),
             sgda_common,
-            n_steps=n_steps,
-            epochs=p.epochs,
+            schedule=setup.plan.selection,
             tables=mechanisms.selection,
             rng=rng,
         )
         extra.update(path_extra)
+        check_releases(setup.plan, *releases)
     else:
         coef_m, w0_m, W, result = run_sgda(
             problem, sgda_common, p.fairness_weight, n_steps, p.epochs
         )
         curves = (result.loss_curve, result.fairness_curve)
+        check_releases(setup.plan, result.n_steps, 0)
         if privacy is None and p.final_phase == "lbfgs":
             lam = p.fairness_weight
             refined = problem.refine(lam, to_numpy(coef_m), to_numpy(w0_m))

@@ -53,6 +53,7 @@ __all__ = [
     "fermi_event",
     "histogram_mechanism",
     "histogram_noise",
+    "noise_of",
     "resolve_noise",
 ]
 
@@ -258,21 +259,49 @@ def resolve_noise(privacy, sampling_probability, steps, *, active, bounded):
     """
     if privacy is None:
         return FERMINoise()
-    budget = privacy.budget
-    r = privacy.dual_noise_ratio
+    return noise_of(
+        privacy.budget,
+        sampling_probability,
+        steps,
+        active=active,
+        bounded=bounded,
+        dual_noise_ratio=privacy.dual_noise_ratio,
+        marginal_noise_multiplier=privacy.marginal_noise_multiplier,
+        selection_noise_multiplier=privacy.selection_noise_multiplier,
+        public_marginals=privacy.public_marginals is not None,
+    )
+
+
+def noise_of(
+    budget,
+    sampling_probability,
+    steps,
+    *,
+    active,
+    bounded,
+    dual_noise_ratio,
+    marginal_noise_multiplier,
+    selection_noise_multiplier,
+    public_marginals,
+):
+    """:func:`resolve_noise` of a private fit, from its public inputs one by one.
+
+    Everything the noise (hence the event) depends on is an argument:
+    ``budget`` and the scalars of :class:`._plan.FERMIPlanKey`, so a plan
+    made from the key alone is the fit's.
+    """
+    r = dual_noise_ratio
     joint = math.sqrt(1.0 + r**-2) if active else 1.0
     # The histogram is noised whenever the fit is private: a finite budget,
     # or a user-given noise multiplier (whose epsilon_ is then reported).
-    private_marginals = (
-        active and privacy.public_marginals is None and budget.is_private
-    )
+    private_marginals = active and not public_marginals and budget.is_private
     z_marg = (
-        histogram_noise(budget, privacy.marginal_noise_multiplier)
+        histogram_noise(budget, marginal_noise_multiplier)
         if private_marginals
         else 0.0
     )
     z_sel = (
-        histogram_noise(budget, privacy.selection_noise_multiplier)
+        histogram_noise(budget, selection_noise_multiplier)
         if bounded and budget.is_private
         else 0.0
     )

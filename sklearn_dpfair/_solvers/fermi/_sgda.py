@@ -49,6 +49,7 @@ import scipy.sparse as sp
 
 from ...fairness._ermi import block_tables, ermi_from_tables
 from ...privacy._clipping import clip_factors_from_norms, finite_rows_mask
+from ...privacy._releases import joint_release
 from ...utils._array_api import (
     array_namespace,
     device_of,
@@ -81,8 +82,9 @@ class SGDAResult:
 
     ``coef`` has shape ``(n_features, n_classes)``, ``intercept`` shape
     ``(n_classes,)``, ``dual`` the last dual iterate, all three in the
-    namespace and on the device of ``X``; the curves are per epoch (lists of
-    floats, empty when not recorded).
+    namespace and on the device of ``X``; ``n_steps`` the steps actually run
+    (counted, for the fit's check against its accounted event); the curves
+    are per epoch (lists of floats, empty when not recorded).
     """
 
     coef: object
@@ -251,17 +253,23 @@ def sgda_step(model, coef, w0, W, sums, *, regularizer, config, rng):
     coef, w0, W : arrays
     """
     g_coef, g_w0, dual_sum = sums
-    new_coef, new_w0 = model.private_step(
-        coef,
-        w0,
-        g_coef,
-        g_w0,
-        mechanism=config.primal_mechanism,
-        denominator=config.denominator,
-        learning_rate=config.learning_rate,
-        alpha=config.alpha,
-        rng=rng,
-    )
+    # The primal and the rescaled dual sums are one Gaussian release, as the
+    # fit accounts them (the joint noise multiplier).
+    with joint_release():
+        new_coef, new_w0 = model.private_step(
+            coef,
+            w0,
+            g_coef,
+            g_w0,
+            mechanism=config.primal_mechanism,
+            denominator=config.denominator,
+            learning_rate=config.learning_rate,
+            alpha=config.alpha,
+            rng=rng,
+        )
+        noisy_dual = None
+        if regularizer is not None and dual_sum is not None:
+            noisy_dual = config.dual_mechanism.privatize(dual_sum, rng)
     if math.isinf(config.primal_mechanism.clip_norm):
         # Without clipping (the non-private fit) the sum over several rows
         # near the float64 limit can overflow although each term is
@@ -270,10 +278,8 @@ def sgda_step(model, coef, w0, W, sums, *, regularizer, config, rng):
         xp = array_namespace(coef)
         new_coef = xp.where(xp.isfinite(new_coef), new_coef, coef)
         new_w0 = xp.where(xp.isfinite(new_w0), new_w0, w0)
-    if regularizer is not None and dual_sum is not None:
-        W = W + config.dual_learning_rate * (
-            config.dual_mechanism.privatize(dual_sum, rng) / config.denominator
-        )
+    if noisy_dual is not None:
+        W = W + config.dual_learning_rate * (noisy_dual / config.denominator)
         if config.project_dual:
             W = regularizer.project(W)
     return new_coef, new_w0, W
@@ -444,10 +450,13 @@ def noisy_sgda(
         observed = codes >= 0
         tables = np.zeros((regularizer.n_blocks, regularizer.n_groups, m))
         n_observed = 0
+    steps_run = 0
+
     def step(t, coef, w0):
         # The dual variable and the curves are the loop's state beside
         # (coef, w0).
-        nonlocal W, tables, epoch_loss, epoch_count, n_observed
+        nonlocal W, tables, epoch_loss, epoch_count, n_observed, steps_run
+        steps_run += 1
         # Host indices (for the host-side curves) and their device copy.
         idx = poisson_batch(rng, n_samples, sampling_probability)
         if full_batch:
@@ -527,7 +536,7 @@ def noisy_sgda(
         coef=coef,
         intercept=s * w0,
         dual=W,
-        n_steps=n_steps,
+        n_steps=steps_run,
         loss_curve=loss_curve,
         fairness_curve=fairness_curve,
     )

@@ -5,12 +5,13 @@
 :func:`bounded_path` (non-private) solves a path of weights to stationarity
 and keeps the most accurate model meeting the bound on the training data;
 :func:`private_selection` (DP-FERMI) runs one SGDA stage per candidate
-weight and chooses among them from one Gaussian release of their
-(label, group, prediction) counts, drawn by the selection mechanism of
-:class:`._privacy.FERMIMechanisms`.
+weight of the :func:`selection_schedule` and chooses among them from one
+Gaussian release of their (label, group, prediction) counts, drawn by the
+selection mechanism of :class:`._privacy.FERMIMechanisms`.
 """
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,8 +26,10 @@ __all__ = [
     "BOUND_START",
     "PRIVATE_BOUND_WEIGHTS",
     "SELECTION_SHARE",
+    "SelectionSchedule",
     "bounded_path",
     "private_selection",
+    "selection_schedule",
 ]
 
 # Weights of the non-private disparity_bound search: 0, then doubling from
@@ -150,17 +153,98 @@ _BOUND_NOT_MET = (
 )
 
 
-def private_selection(problem, bound, sgda_common, *, n_steps, epochs, tables, rng):
+@dataclass(frozen=True)
+class SelectionSchedule:
+    """The steps of a private weight selection, fixed before the data are read.
+
+    ``weights`` are the candidate weights (increasing), ``stage_steps`` the
+    noisy SGDA steps of each candidate stage (each at least one),
+    ``rest_steps`` the steps at the chosen weight; ``n_steps`` is their sum,
+    the ``T`` of the accounted event. The epochs are the curves' (no privacy
+    role).
+    """
+
+    weights: tuple
+    stage_steps: tuple
+    stage_epochs: int
+    rest_steps: int
+    rest_epochs: int
+
+    @property
+    def n_candidates(self):
+        """Number of candidate models whose counts the selection releases."""
+        return len(self.weights)
+
+    @property
+    def n_steps(self):
+        """Noisy SGDA steps the selection runs in all."""
+        return sum(self.stage_steps) + self.rest_steps
+
+
+def selection_schedule(n_steps, epochs):
+    """The :class:`SelectionSchedule` of ``n_steps`` noisy steps (public inputs only).
+
+    DP-FERMI (thesis Algorithm 10) runs a number ``T`` of noisy SGDA steps
+    fixed in advance, and the noise is calibrated to exactly ``T`` of them:
+    the weight path only divides those ``T`` steps among its stages, so it
+    never runs more. A stage needs one step to move away from its
+    predecessor, so with fewer steps than ``PRIVATE_BOUND_WEIGHTS`` the path
+    keeps ``min(K, T)`` candidates, spread over the whole range of weights
+    (its first and last, so a bound the largest weight meets stays within
+    reach), instead of giving each of the ``K`` stages a step the budget
+    never paid for. The first ``max(round(SELECTION_SHARE T), k)`` steps are
+    split evenly among the ``k`` stages; the remaining ones continue at the
+    chosen weight.
+
+    Parameters
+    ----------
+    n_steps : int
+        The public ``T`` of the fit (at least 1).
+    epochs : int
+        The public number of epochs (for the curves only).
+
+    Returns
+    -------
+    schedule : SelectionSchedule
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.fermi._weight_search import selection_schedule
+    >>> s = selection_schedule(3, 3)
+    >>> s.weights, s.stage_steps, s.rest_steps
+    ((0.0, 4.0, 32.0), (1, 1, 1), 0)
+    >>> selection_schedule(20, 1).stage_steps
+    (2, 1, 2, 2, 1, 2)
+    """
+    n_steps = int(n_steps)
+    if n_steps < 1:
+        raise ValueError(f"A weight selection needs at least one step, got {n_steps}.")
+    n_weights = len(PRIVATE_BOUND_WEIGHTS)
+    k = min(n_weights, n_steps)
+    picks = np.round(np.linspace(0, n_weights - 1, k)).astype(int) if k > 1 else [0]
+    weights = tuple(PRIVATE_BOUND_WEIGHTS[i] for i in picks)
+    first = max(int(round(SELECTION_SHARE * n_steps)), k)
+    cuts = np.round(np.linspace(0, first, k + 1)).astype(int)
+    return SelectionSchedule(
+        weights=weights,
+        stage_steps=tuple(int(b - a) for a, b in zip(cuts[:-1], cuts[1:])),
+        stage_epochs=max(1, round(SELECTION_SHARE * epochs / k)),
+        rest_steps=n_steps - first,
+        rest_epochs=max(1, epochs - round(SELECTION_SHARE * epochs)),
+    )
+
+
+def private_selection(problem, bound, sgda_common, *, schedule, tables, rng):
     """Private choice of the weight: a staged SGDA path, a noisy selection, a finish.
 
-    The ``T`` noisy steps (fixed in advance) are used in two phases. The
-    first ``SELECTION_SHARE`` of them is split into one stage per weight of
-    ``PRIVATE_BOUND_WEIGHTS`` (increasing), each warm-started where the
-    previous one ended; every stage's iterate is post-processing of the
-    noisy sums, free. Choosing among them reads the data once more: the
-    (label, group, prediction) counts of all ``K`` candidates on the
+    The ``T`` noisy steps (fixed in advance) are used in two phases, as
+    ``schedule`` (:func:`selection_schedule`) divides them. The first phase
+    runs one stage per candidate weight (increasing), each warm-started
+    where the previous one ended; every stage's iterate is post-processing
+    of the noisy sums, free. Choosing among them reads the data once more:
+    the (label, group, prediction) counts of all ``k`` candidates on the
     training set are released with Gaussian noise (a record moves one cell
-    of each table: L2 sensitivity ``sqrt(K)``, accounted as
+    of each table: L2 sensitivity ``sqrt(k)``, accounted as
     ``Gaussian(z_sel)`` in ``dp_event_``, drawn by ``tables``). The
     smallest weight whose noisy
     disparity plus a margin of two noise standard deviations of the
@@ -172,25 +256,27 @@ def private_selection(problem, bound, sgda_common, *, n_steps, epochs, tables, r
     their noise. The remaining steps continue at the chosen weight from the
     chosen candidate. The selection is adaptive, which the composition of
     the accountant covers.
+
+    Returns ``(coef, w0, W, curves, extra, releases)``; ``releases`` is
+    ``(steps run, count tables released)``, for the fit's check against
+    its accounted event.
     """
-    weights = PRIVATE_BOUND_WEIGHTS
+    weights = schedule.weights
     k = len(weights)
-    first = max(int(round(SELECTION_SHARE * n_steps)), k)
-    cuts = np.round(np.linspace(0, first, k + 1)).astype(int)
-    stage_epochs = max(1, round(SELECTION_SHARE * epochs / k))
     loss_curve, fairness_curve = [], []
+    steps_run = 0
 
     def run(lam, steps, n_epochs, init):
-        coef, w0, W, res = run_sgda(
-            problem, sgda_common, lam, max(int(steps), 1), n_epochs, init
-        )
+        nonlocal steps_run
+        coef, w0, W, res = run_sgda(problem, sgda_common, lam, steps, n_epochs, init)
+        steps_run += res.n_steps
         loss_curve.extend(res.loss_curve)
         fairness_curve.extend(res.fairness_curve)
         return (coef, w0, W)
 
     init, candidates = None, []
-    for lam, a, b in zip(weights, cuts[:-1], cuts[1:]):
-        init = run(lam, b - a, stage_epochs, init)
+    for lam, steps in zip(weights, schedule.stage_steps):
+        init = run(lam, steps, schedule.stage_epochs, init)
         candidates.append(init)
     # ``tables``: one record moves one cell of each of the k tables, L2
     # sensitivity sqrt(k) (FERMIMechanisms.selection).
@@ -219,14 +305,15 @@ def private_selection(problem, bound, sgda_common, *, n_steps, epochs, tables, r
         else min(range(k), key=lambda i: path[i]["training_disparity"])
     )
     lam = weights[best]
-    rest = n_steps - first
     coef, w0, W = candidates[best]
-    if rest > 0:
-        rest_epochs = max(1, epochs - round(SELECTION_SHARE * epochs))
-        coef, w0, W = run(lam, rest, rest_epochs, candidates[best])
+    if schedule.rest_steps > 0:
+        coef, w0, W = run(
+            lam, schedule.rest_steps, schedule.rest_epochs, candidates[best]
+        )
     extra = {
         "fairness_weight": float(lam),
         "disparity": path[best]["training_disparity"],
         "path": path,
     }
-    return coef, w0, W, (loss_curve, fairness_curve), extra
+    releases = (steps_run, len(path))
+    return coef, w0, W, (loss_curve, fairness_curve), extra, releases

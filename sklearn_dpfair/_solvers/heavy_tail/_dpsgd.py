@@ -62,6 +62,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 from ...privacy import (
     GaussianMechanism,
     calibrate_noise,
+    fit_weights,
     noisy_histogram,
     private_quantile,
 )
@@ -74,7 +75,6 @@ from ...privacy._accounting import (
 )
 from ...privacy._clipping import canonical_csr, squared_row_norms
 from ...privacy._zcdp import ZCDPLedger
-from ...utils._validation import normalized_weights
 from ...privacy._quantile import POSITIVE_EDGES, SIGNED_DECADE_EDGES
 from ._private_quantile import histogram_quantiles, histogram_support
 from ._intercept_mean import intercept_mean_noise_std, private_intercept_step
@@ -467,7 +467,8 @@ def fit_heavy_tail_dpsgd(
         means ``epsilon_of(rho-zCDP, delta)``.
     rng : numpy.random.Generator
     sample_weight : ndarray of shape (n_samples,) or None, default=None
-        Public non-negative weights, normalized to mean 1 here; each
+        Public non-negative weights, used as given under privacy (rescaled
+        to mean 1 without it, :func:`~sklearn_dpfair.privacy.fit_weights`); each
         record's weighted gradient is clipped.
     l2 : float, default=0.0
         Ridge strength on the coefficients (data-independent), in the
@@ -483,7 +484,7 @@ def fit_heavy_tail_dpsgd(
     s = 1.0 if config.fit_intercept else 0.0
     rho, delta, accountant = config.rho, budget.delta, budget.accountant
     private = not math.isinf(rho)
-    weights = normalized_weights(sample_weight, n)
+    weights = fit_weights(sample_weight, n, private=private)
     if private and config.clip_norm == "theory":
         raise ValueError(
             "clip_norm='theory' belongs to the one-pass solvers; use "

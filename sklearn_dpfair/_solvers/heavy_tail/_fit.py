@@ -48,10 +48,10 @@ from typing import Callable
 import numpy as np
 
 from ...exceptions import PrivacyBudgetError
-from ...privacy import GaussianMechanism, private_quantile
+from ...privacy import GaussianMechanism, fit_weights, private_quantile
 from ...privacy._accounting import composed_event, epsilon_of, zcdp_event
+from ...privacy._releases import parallel_parts
 from ...privacy._zcdp import ZCDPLedger
-from ...utils._validation import normalized_weights
 from ._disjoint_batches import disjoint_batches, disjoint_blocks
 from ._dpsgd import fit_heavy_tail_dpsgd
 from ._localized import (
@@ -358,10 +358,11 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
     s = 1.0 if config.fit_intercept else 0.0
     d = n_features + int(config.fit_intercept)
     private = not math.isinf(rho)
-    # Public weights, mean 1 (None when uniform: the unweighted fit). Each
-    # record's weighted gradient (and second-moment term) is clipped; the
-    # private medians count a record at most once under privacy.
-    weights = normalized_weights(sample_weight, n)
+    # Public weights, as given under privacy (fit_weights: nothing is read
+    # from them; None when all are 1). Each record's weighted gradient (and
+    # second-moment term) is clipped; the private medians count a record at
+    # most once.
+    weights = fit_weights(sample_weight, n, private=private)
 
     # 1. Budget, planned before any data access.
     ledger = ZCDPLedger(rho)
@@ -467,18 +468,21 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
         noise_multiplier = 1.0 / math.sqrt(2.0 * rho_opt) if private else 0.0
         mechanism = GaussianMechanism(2.0 * clip, noise_multiplier)
         batches = disjoint_batches(rng, n, n_batches, batch_size)
-        coef_full = one_pass_loop(
-            X,
-            y,
-            loss,
-            batches=batches,
-            rule=row.rule(problem, n_steps, clip, noise_std),
-            clip_norm=clip,
-            mechanism=mechanism,
-            intercept_scaling=s,
-            rng=rng,
-            sample_weight=weights,
-        )
+        # Each query reads its own batch: parallel composition.
+        with parallel_parts() as parts:
+            coef_full = one_pass_loop(
+                X,
+                y,
+                loss,
+                batches=batches,
+                rule=row.rule(problem, n_steps, clip, noise_std),
+                clip_norm=clip,
+                mechanism=mechanism,
+                intercept_scaling=s,
+                rng=rng,
+                sample_weight=weights,
+                parts=parts,
+            )
         n_iter = n_steps
         # Parallel composition: one record enters one query of the T, so
         # the optimizer's event is one Gaussian release.

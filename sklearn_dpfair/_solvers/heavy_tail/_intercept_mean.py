@@ -73,7 +73,7 @@ def private_intercept_step(X, y, coef, intercept, clip, rho, rng, sample_weight=
     rng : numpy.random.Generator
         Source of the noise.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
-        Public weights (normalized to mean 1); each record's *weighted*
+        Public weights (:func:`~sklearn_dpfair.privacy.fit_weights`); each record's *weighted*
         gradient is clipped.
 
     Returns

@@ -26,6 +26,7 @@ import numpy as np
 
 from ...privacy._accounting import noisy_sgd_event, non_private_event
 from ...privacy._mechanism import GaussianMechanism
+from ...privacy._releases import parallel_parts
 from ._one_pass import LocalizedStep, one_pass_loop
 
 __all__ = [
@@ -217,25 +218,38 @@ def localized_subgradient(
     w : ndarray of shape (n_features + 1,)
     """
     w_prev = np.zeros(X.shape[1] + 1)
-    for phase, idx in zip(phases, blocks):
-        # Sequential composition inside the phase: rho / T_i per step, each
-        # on the whole block (read once).
-        mechanism = GaussianMechanism(
-            2.0 * phase.clip_norm, phase_noise_multiplier(phase, rho)
-        )
-        w_prev = one_pass_loop(
-            X[idx],
-            y[idx],
-            loss,
-            # Lazily: a list of the T_i steps (about 4.5 per row in the first
-            # phase) would weigh twice a sparse X of one entry per row.
-            batches=itertools.repeat(None, phase.n_steps),
-            rule=LocalizedStep(phase, w_prev, radius),
-            clip_norm=phase.clip_norm,
-            mechanism=mechanism,
-            intercept_scaling=intercept_scaling,
-            rng=rng,
-            start=w_prev,
-            sample_weight=None if sample_weight is None else sample_weight[idx],
-        )
+    # The phases read disjoint blocks: parallel composition across phases.
+    with parallel_parts() as parts:
+        for i, (phase, idx) in enumerate(zip(phases, blocks)):
+            with parts.part(i):
+                w_prev = _phase(
+                    X, y, loss, phase, idx, w_prev, rho, radius,
+                    intercept_scaling, rng, sample_weight,
+                )
     return w_prev
+
+
+def _phase(
+    X, y, loss, phase, idx, w_prev, rho, radius, intercept_scaling, rng, sample_weight
+):
+    """One phase of Algorithm 7 on its block of rows; its last iterate."""
+    # Sequential composition inside the phase: rho / T_i per step, each on
+    # the whole block (read once).
+    mechanism = GaussianMechanism(
+        2.0 * phase.clip_norm, phase_noise_multiplier(phase, rho)
+    )
+    return one_pass_loop(
+        X[idx],
+        y[idx],
+        loss,
+        # Lazily: a list of the T_i steps (about 4.5 per row in the first
+        # phase) would weigh twice a sparse X of one entry per row.
+        batches=itertools.repeat(None, phase.n_steps),
+        rule=LocalizedStep(phase, w_prev, radius),
+        clip_norm=phase.clip_norm,
+        mechanism=mechanism,
+        intercept_scaling=intercept_scaling,
+        rng=rng,
+        start=w_prev,
+        sample_weight=None if sample_weight is None else sample_weight[idx],
+    )

@@ -26,6 +26,8 @@ as private as one query); a phase of Algorithm 7 gives it the same block
 ``T_i`` times (sequential composition inside the phase).
 """
 
+import contextlib
+
 import numpy as np
 
 from ._mean_oracle import clipped_gradient_mean
@@ -207,6 +209,7 @@ def one_pass_loop(
     rng,
     start=None,
     sample_weight=None,
+    parts=None,
 ):
     """Run ``rule`` on MeanOracle1's answers, one query per batch; return its result.
 
@@ -232,6 +235,10 @@ def one_pass_loop(
         First iterate (a copy is used); None: the public ``w_0 = 0``.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
         Public weights, applied to each gradient before it is clipped.
+    parts : object or None, default=None
+        From :func:`~sklearn_dpfair.privacy._releases.parallel_parts` when
+        the batches are disjoint: each query is logged as its own part.
+        None: the queries compose sequentially.
 
     Returns
     -------
@@ -255,17 +262,18 @@ def one_pass_loop(
     w = np.zeros(X.shape[1] + 1) if start is None else start.copy()
     rule.start(w)
     for t, idx in enumerate(batches, start=1):
-        grad = clipped_gradient_mean(
-            X,
-            y,
-            rule.query(t),
-            loss,
-            clip_norm=clip_norm,
-            mechanism=mechanism,
-            intercept_scaling=intercept_scaling,
-            rng=rng,
-            sample_weight=sample_weight,
-            rows=idx,
-        )
+        with contextlib.nullcontext() if parts is None else parts.part(t):
+            grad = clipped_gradient_mean(
+                X,
+                y,
+                rule.query(t),
+                loss,
+                clip_norm=clip_norm,
+                mechanism=mechanism,
+                intercept_scaling=intercept_scaling,
+                rng=rng,
+                sample_weight=sample_weight,
+                rows=idx,
+            )
         rule.update(t, grad)
     return rule.result()

@@ -121,7 +121,7 @@ def private_curvature(
     c_beta, c_mu : float, default=1.0
         Loss-specific factors on the two eigenvalues.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
-        Public weights (mean 1) of the rows' terms ``w_i x~_i x~_i^T``; each
+        Public weights (:func:`~sklearn_dpfair.privacy.fit_weights`) of the rows' terms ``w_i x~_i x~_i^T``; each
         *weighted* term is clipped to Frobenius norm ``C_S``, and the median
         counts each row with weight ``min(w_i, 1)``. None: unweighted.
 

@@ -50,10 +50,10 @@ from ...privacy import (
     PrivacyBudget,
     PrivacyRecord,
     calibrate_noise_multiplier,
+    fit_weights,
 )
 from ...privacy._accounting import no_op_event
 from ...privacy._record import WEIGHTS_CAVEAT
-from ...utils._validation import normalized_weights
 from ._public_geometry import (
     newton_preconditioner,
     pda_md_preconditioner,
@@ -362,7 +362,8 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
     rng : numpy.random.Generator
         Source of the noise and of the Poisson batches.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
-        Public weights, rescaled to mean 1; each multiplies its row's
+        Public weights, used as given under privacy (rescaled to mean 1
+        without it, :func:`~sklearn_dpfair.privacy.fit_weights`); each multiplies its row's
         residual before it is clipped, in the private and the public
         gradient sums, so the iterations converge to the minimizer of the
         weighted objective and one private row still moves a sum by at most
@@ -376,7 +377,9 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
     fit : SemiDPFit
     """
     solver = params.solver
-    weights = normalized_weights(sample_weight, X.shape[0])
+    weights = fit_weights(
+        sample_weight, X.shape[0], private=params.budget.is_private
+    )
     if weights is not None and solver == "public-only":
         raise ValueError(
             "solver='public-only' does not take non-uniform sample_weight (its "

@@ -1,0 +1,169 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The release plan of a FERMI fit, from public quantities alone.
+
+Every noisy release of a DP-FERMI fit (thesis Algorithm 10, with the
+weight selection of :mod:`._weight_search`) is fixed here before any data
+are read: the schedule ``q``, ``T``, the stages of a ``disparity_bound``
+selection, the noise multipliers and the composed event. The fit builds
+its record from :func:`fermi_plan` and checks what it ran against it; a
+private hyperparameter search plans a candidate with :func:`plan_from_key`
+on the same key, so a search's plan and a fit's event cannot disagree.
+"""
+
+from dataclasses import dataclass
+
+from .._schedules import sgd_schedule
+from ._privacy import FERMINoise, fermi_event, noise_of
+from ._weight_search import selection_schedule
+
+__all__ = ["FERMIPlan", "FERMIPlanKey", "fermi_plan", "fermi_plan_key", "plan_from_key"]
+
+
+@dataclass(frozen=True)
+class FERMIPlanKey:
+    """Every public input of a FERMI fit's event except the budget.
+
+    Two fits with equal keys and equal budgets make the same releases and
+    record the same ``dp_event_``: :func:`plan_from_key` reads nothing else.
+    ``private`` is False for the non-private fit (no releases).
+    """
+
+    private: bool
+    sampling_probability: float
+    n_steps: int
+    epochs: int
+    active: bool
+    bounded: bool
+    dual_noise_ratio: float = 1.0
+    marginal_noise_multiplier: float | None = None
+    selection_noise_multiplier: float | None = None
+    public_marginals: bool = False
+
+
+@dataclass(frozen=True)
+class FERMIPlan:
+    """What a FERMI fit will release, fixed before the data are read.
+
+    ``selection`` is the :class:`._weight_search.SelectionSchedule` of a
+    ``disparity_bound`` fit (None otherwise); its steps add up to
+    ``n_steps``. ``event`` is the ``dp_event_`` of the fit.
+    """
+
+    key: FERMIPlanKey
+    noise: FERMINoise
+    selection: object = None
+
+    @property
+    def sampling_probability(self):
+        """The Poisson rate ``q`` of every noisy step."""
+        return self.key.sampling_probability
+
+    @property
+    def n_steps(self):
+        """The number ``T`` of noisy SGDA steps, all accounted."""
+        return self.key.n_steps
+
+    @property
+    def n_candidates(self):
+        """Candidate models whose counts the selection releases (0: none)."""
+        return 0 if self.selection is None else self.selection.n_candidates
+
+    @property
+    def event(self):
+        """The composed ``dp_event_`` of the fit (:func:`._privacy.fermi_event`)."""
+        return fermi_event(
+            self.noise.effective,
+            self.key.sampling_probability,
+            self.key.n_steps,
+            self.noise.marginal,
+            self.noise.selection,
+        )
+
+
+def fermi_plan_key(privacy, params, *, n_samples, n_groups):
+    """The :class:`FERMIPlanKey` of a fit (public inputs only).
+
+    Parameters
+    ----------
+    privacy : FairPrivacy or None
+        None is the non-private fit. Its budget is not read.
+    params : FERMIParams
+        Public hyperparameters (the schedule, ``fairness_weight`` and
+        ``disparity_bound``; the constraint is not read).
+    n_samples : int
+        Number of training rows (public under add/remove adjacency, as in
+        every fit of this package).
+    n_groups : int
+        Number of declared groups.
+
+    Returns
+    -------
+    key : FERMIPlanKey
+    """
+    q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
+    bounded = params.disparity_bound is not None and n_groups > 1
+    active = (params.fairness_weight > 0 or bounded) and n_groups > 1
+    common = dict(
+        sampling_probability=q,
+        n_steps=n_steps,
+        epochs=int(params.epochs),
+        active=active,
+        bounded=bounded,
+    )
+    if privacy is None:
+        return FERMIPlanKey(private=False, **common)
+    declared = privacy.marginal_noise_multiplier, privacy.selection_noise_multiplier
+    return FERMIPlanKey(
+        private=True,
+        dual_noise_ratio=float(privacy.dual_noise_ratio),
+        marginal_noise_multiplier=None if declared[0] is None else float(declared[0]),
+        selection_noise_multiplier=None if declared[1] is None else float(declared[1]),
+        public_marginals=privacy.public_marginals is not None,
+        **common,
+    )
+
+
+def plan_from_key(key, budget):
+    """The :class:`FERMIPlan` of ``key`` under ``budget`` (a ``PrivacyBudget``).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
+    >>> from sklearn_dpfair._solvers.fermi._plan import FERMIPlanKey, plan_from_key
+    >>> key = FERMIPlanKey(True, 1.0, 2, 2, active=True, bounded=True)
+    >>> plan = plan_from_key(key, PrivacyBudget(2.0, 1e-5))
+    >>> plan.selection.weights, plan.selection.n_steps
+    ((0.0, 32.0), 2)
+    >>> plan.event.events[1].count
+    2
+    """
+    if not key.private:
+        noise = FERMINoise()
+    else:
+        noise = noise_of(
+            budget,
+            key.sampling_probability,
+            key.n_steps,
+            active=key.active,
+            bounded=key.bounded,
+            dual_noise_ratio=key.dual_noise_ratio,
+            marginal_noise_multiplier=key.marginal_noise_multiplier,
+            selection_noise_multiplier=key.selection_noise_multiplier,
+            public_marginals=key.public_marginals,
+        )
+    selection = selection_schedule(key.n_steps, key.epochs) if key.bounded else None
+    if selection is not None and selection.n_steps != key.n_steps:
+        # The schedule only divides the T accounted steps (selection_schedule).
+        raise RuntimeError("the weight selection's stages do not add up to T")
+    return FERMIPlan(key=key, noise=noise, selection=selection)
+
+
+def fermi_plan(privacy, params, *, n_samples, n_groups):
+    """The :class:`FERMIPlan` of a fit: :func:`plan_from_key` of its key.
+
+    Parameters are those of :func:`fermi_plan_key`; the budget is
+    ``privacy.budget``.
+    """
+    key = fermi_plan_key(privacy, params, n_samples=n_samples, n_groups=n_groups)
+    return plan_from_key(key, None if privacy is None else privacy.budget)

@@ -1,0 +1,403 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What runs is what is accounted: a fit's releases, checked against its event.
+
+A fit is planned before it reads the data (its mechanisms, their noise and
+how many times each is used) and accounted from that plan: the ``DpEvent``
+its record holds. A bug that runs one release more than planned (a loop
+bound read from the data, a search that gives every candidate a step) would
+release more than the record says, silently. So every release a mechanism of
+this package makes is logged in the context of the fit that made it
+(:func:`logged_releases`), and before a fit returns, the log is compared with
+the releases its ``dp_event`` describes (:func:`check_releases`): the same
+number of releases of each kind and noise level. A mismatch raises
+:class:`~sklearn_dpfair.exceptions.PrivacyAccountingError` and the fit
+releases nothing.
+
+What a release is, by kind:
+
+* ``("gaussian", z)``: one Gaussian release of noise multiplier ``z``
+  (``GaussianDpEvent(z)``, Poisson-subsampled or not): one noisy sum, or one
+  stacked sum privatized block by block
+  (:meth:`~sklearn_dpfair.privacy.GaussianMechanism.privatize_blocks`);
+* ``("zcdp", rho)``: one release accounted by its zCDP guarantee
+  (``ZCDpEvent(rho)``; an exponential-mechanism selection is
+  ``epsilon0^2 / 8``-zCDP).
+
+A ``NonPrivateDpEvent`` (``epsilon = inf``) claims nothing, so it is matched
+by any releases; a ``NoOpDpEvent`` by none; private selection's
+``RepeatAndSelectDpEvent`` runs a random number of fits, each checked by its
+own ``fit``. The Poisson sampling rate and
+the sensitivity of each release are not in the log: they are fixed by the
+mechanism objects and the schedule the plan built, which the same fit uses.
+
+Releases are compared by their privacy loss per record: a Gaussian release
+of noise multiplier ``z`` is the ``1 / (2 z^2)``-zCDP release its
+``GaussianDpEvent`` or ``ZCDpEvent`` accounts (Bun and Steinke, 2016,
+Proposition 1.6), so a fit may account a Gaussian sum as a zCDP part.
+Releases on disjoint rows compose in parallel (one record is in one part):
+:func:`parallel_parts` logs each part on its own and hands the enclosing log
+only its worst part, as the accounting does. A federated fit's ISRL-DP
+record is per silo: each silo checks its own releases against its own record
+(:class:`~sklearn_dpfair.federated.Silo`), and the estimator's fit, which
+sees no silo's releases, says so with :func:`mark_unchecked`.
+"""
+
+import collections
+import contextlib
+import contextvars
+import math
+
+import dp_accounting
+from dp_accounting.dp_event import RepeatAndSelectDpEvent
+
+from ..exceptions import PrivacyAccountingError
+
+__all__ = [
+    "ReleaseLog",
+    "check_releases",
+    "expected_releases",
+    "log_release",
+    "joint_release",
+    "logged_releases",
+    "mark_unchecked",
+    "parallel_parts",
+]
+
+_LOG = contextvars.ContextVar("sklearn_dpfair_release_log", default=None)
+
+
+class ReleaseLog:
+    """The releases made in one fit's context: ``(kind, level) -> count``."""
+
+    def __init__(self):
+        self.counts = collections.Counter()
+        self.unchecked = None  # why the check does not apply, if it does not
+
+    def add(self, kind, level, count=1):
+        self.counts[(kind, float(level))] += count
+
+
+def log_release(kind, level):
+    """Note one release in the current fit's log (no-op outside a fit).
+
+    Parameters
+    ----------
+    kind : {"gaussian", "zcdp"}
+        What the release is accounted as.
+    level : float
+        Its noise multiplier (``"gaussian"``) or zCDP ``rho`` (``"zcdp"``).
+    """
+    log = _LOG.get()
+    if log is not None:
+        log.add(kind, level)
+
+
+def mark_unchecked(reason):
+    """Say that the current fit's releases cannot be checked against its event.
+
+    For the solver families whose events the log cannot yet match (see the
+    module docstring); the reason is kept on the log.
+
+    Parameters
+    ----------
+    reason : str
+    """
+    log = _LOG.get()
+    if log is not None:
+        log.unchecked = reason
+
+
+def _loss(kind, level):
+    """zCDP ``rho`` of one release (``inf`` for a noiseless Gaussian)."""
+    if kind == "gaussian":
+        return math.inf if level == 0 else 0.5 / level**2
+    return level
+
+
+def _canonical(counts):
+    # Keyed by rho to 12 significant digits: a fit's zCDP parts and the
+    # noise multipliers its mechanisms use are computed along different
+    # float paths from the same budget.
+    out = collections.Counter()
+    for (kind, level), n in counts.items():
+        out[float(f"{_loss(kind, level):.12g}")] += n
+    return out
+
+
+class _Parts:
+    """The parts of :func:`parallel_parts`, each with its own log, by key."""
+
+    def __init__(self):
+        self.logs = {}
+
+    @contextlib.contextmanager
+    def part(self, key):
+        """Log the releases of the ``with`` block into part ``key``."""
+        log = self.logs.setdefault(key, ReleaseLog())
+        with logged_releases(log, propagate=False):
+            yield log
+
+    def worst(self):
+        """The part with the largest total loss (the first on ties)."""
+        worst, worst_loss = ReleaseLog(), -1.0
+        for log in self.logs.values():
+            loss = sum(_loss(*k) * n for k, n in log.counts.items())
+            if loss > worst_loss:
+                worst, worst_loss = log, loss
+        return worst
+
+
+@contextlib.contextmanager
+def joint_release(accounted=None):
+    """Gaussian noise on the blocks of one jointly accounted sum: one release.
+
+    Mechanisms with their own clips and noise multipliers ``z_k`` privatize
+    the blocks of one sum (DP-FERMI's primal and rescaled dual gradients);
+    the pair is the Gaussian mechanism of noise multiplier
+    ``(sum_k z_k^-2)^(-1/2)`` on the stacked sum of sensitivity 1 in units
+    of each block's clip, as the fit accounts it. The ``with`` block's
+    releases reach the enclosing log as that one release.
+
+    Parameters
+    ----------
+    accounted : float or None, default=None
+        The joint noise multiplier the fit accounts for this release, when
+        it is fixed in advance: the blocks released must then lose no more
+        than it (a step that skips a block releases less), and the release
+        is logged at that level. None: the level the blocks compose to.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy import GaussianMechanism
+    >>> from sklearn_dpfair.privacy._releases import joint_release, logged_releases
+    >>> rng = np.random.default_rng(0)
+    >>> with logged_releases() as log:
+    ...     with joint_release():
+    ...         _ = GaussianMechanism(1.0, 3.0).privatize(np.zeros(2), rng)
+    ...         _ = GaussianMechanism(5.0, 4.0).privatize(np.zeros(1), rng)
+    >>> dict(log.counts)
+    {('gaussian', 2.4): 1}
+    """
+    with logged_releases(propagate=False) as parts:
+        yield
+    precision = sum(n / level**2 for (kind, level), n in parts.counts.items())
+    if any(kind != "gaussian" for kind, _ in parts.counts):
+        raise PrivacyAccountingError(
+            "A joint release composes Gaussian blocks only; this is a bug in "
+            "sklearn_dpfair."
+        )
+    if accounted is not None and accounted > 0:
+        if precision > accounted**-2 * (1 + 1e-9):
+            raise PrivacyAccountingError(
+                "A joint release lost more than its accounted noise multiplier "
+                f"{accounted:.6g}; nothing is released. This is a bug in "
+                "sklearn_dpfair: please report it."
+            )
+        log_release("gaussian", accounted)
+    elif precision > 0:
+        log_release("gaussian", float(f"{precision ** -0.5:.15g}"))
+
+
+@contextlib.contextmanager
+def parallel_parts():
+    """Releases on disjoint sets of rows: parallel composition.
+
+    Each part (``parts.part(key)``, a ``with`` block; the same key may be
+    entered many times) is logged on its own. A record takes part in one
+    part only, so when the block ends the enclosing log receives the worst
+    part's releases, as the fit's event accounts (McSherry, 2009, Theorem 4).
+
+    Yields
+    ------
+    parts : object
+        With a ``part(key)`` context manager.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy import GaussianMechanism
+    >>> from sklearn_dpfair.privacy._releases import logged_releases, parallel_parts
+    >>> mechanism, rng = GaussianMechanism(1.0, 2.0), np.random.default_rng(0)
+    >>> with logged_releases() as log:
+    ...     with parallel_parts() as parts:
+    ...         for batch in range(3):
+    ...             with parts.part(batch):
+    ...                 _ = mechanism.privatize(np.zeros(2), rng)
+    >>> dict(log.counts)
+    {('gaussian', 2.0): 1}
+    """
+    parts = _Parts()
+    yield parts
+    parent = _LOG.get()
+    if parent is not None:
+        parent.counts.update(parts.worst().counts)
+
+
+@contextlib.contextmanager
+def logged_releases(log=None, *, propagate=True):
+    """Log the releases made inside the ``with`` block.
+
+    Nested blocks (a fit inside a search's fit) log their own releases and
+    pass them on to the enclosing log when they end, so that the outer fit
+    is checked against everything it ran.
+
+    Parameters
+    ----------
+    log : ReleaseLog or None, default=None
+        The log to add to (a silo keeps one across its rounds); None starts
+        a new one.
+    propagate : bool, default=True
+        Whether the enclosing log receives these releases when the block
+        ends (False for releases accounted elsewhere: a silo's own record,
+        a part of :func:`parallel_parts`).
+
+    Yields
+    ------
+    log : ReleaseLog
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy import GaussianMechanism
+    >>> from sklearn_dpfair.privacy._releases import logged_releases
+    >>> with logged_releases() as log:
+    ...     _ = GaussianMechanism(1.0, 2.0).privatize(np.zeros(3), np.random.default_rng(0))
+    >>> dict(log.counts)
+    {('gaussian', 2.0): 1}
+    """
+    parent = _LOG.get()
+    log = ReleaseLog() if log is None else log
+    token = _LOG.set(log)
+    try:
+        yield log
+    finally:
+        _LOG.reset(token)
+        if parent is not None and propagate:
+            parent.counts.update(log.counts)
+            if log.unchecked is not None:
+                parent.unchecked = log.unchecked
+
+
+def expected_releases(event):
+    """The releases ``event`` describes, or None when it claims nothing.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+
+    Returns
+    -------
+    counts : collections.Counter or None
+        ``(kind, level) -> count``; None for an event that fixes no count:
+        one containing a ``NonPrivateDpEvent`` (it claims nothing) or a
+        ``RepeatAndSelectDpEvent`` (a random number of runs).
+
+    Raises
+    ------
+    PrivacyAccountingError
+        For an event kind this check does not know.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy import GaussianMechanism
+    >>> from sklearn_dpfair.privacy._releases import expected_releases
+    >>> dict(expected_releases(
+    ...     GaussianMechanism(1.0, 2.0).event(sampling_probability=0.1, steps=3)))
+    {('gaussian', 2.0): 3}
+    """
+    if isinstance(event, dp_accounting.NonPrivateDpEvent):
+        return None
+    if isinstance(event, RepeatAndSelectDpEvent):
+        # Private selection repeats its runs a random number of times
+        # (Papernot and Steinke, 2022): no count to match. Each run is a
+        # fit of its own, checked against its own event when it returns.
+        return None
+    if isinstance(event, dp_accounting.NoOpDpEvent):
+        return collections.Counter()
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return collections.Counter({("gaussian", float(event.noise_multiplier)): 1})
+    if isinstance(event, dp_accounting.ZCDpEvent):
+        return collections.Counter({("zcdp", float(event.rho)): 1})
+    if isinstance(event, dp_accounting.PoissonSampledDpEvent):
+        return expected_releases(event.event)
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        inner = expected_releases(event.event)
+        if inner is None:
+            return None
+        return collections.Counter({k: v * event.count for k, v in inner.items()})
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        total = collections.Counter()
+        for part in event.events:
+            inner = expected_releases(part)
+            if inner is None:
+                return None
+            total.update(inner)
+        return total
+    raise PrivacyAccountingError(
+        f"No release check knows the event {type(event).__name__}; this is a "
+        "bug in sklearn_dpfair."
+    )
+
+
+def check_releases(log, event, *, what, at_most=False):
+    """Raise unless the releases in ``log`` are exactly those of ``event``.
+
+    Parameters
+    ----------
+    log : ReleaseLog
+        What the fit ran (:func:`logged_releases`).
+    event : dp_accounting.DpEvent
+        What the fit's record accounts.
+    what : str
+        The fit, for the message.
+    at_most : bool, default=False
+        Accept fewer releases than accounted (a silo that answered fewer
+        rounds than its record covers); never more.
+
+    Raises
+    ------
+    PrivacyAccountingError
+        When a release of some kind and noise level ran more or fewer times
+        than accounted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy import GaussianMechanism
+    >>> from sklearn_dpfair.privacy._releases import check_releases, logged_releases
+    >>> mechanism = GaussianMechanism(1.0, 2.0)
+    >>> with logged_releases() as log:
+    ...     for _ in range(2):
+    ...         _ = mechanism.privatize(np.zeros(3), np.random.default_rng(0))
+    >>> check_releases(log, mechanism.event(steps=2), what="example")
+    >>> check_releases(log, mechanism.event(steps=1), what="example")
+    Traceback (most recent call last):
+    ...
+    sklearn_dpfair.exceptions.PrivacyAccountingError: example ran releases ...
+    """
+    if log.unchecked is not None:
+        return
+    expected = expected_releases(event)
+    if expected is None:
+        return
+    ran, accounted = _canonical(+log.counts), _canonical(+expected)
+    fewer = all(accounted[k] >= n for k, n in ran.items())
+    if ran != accounted and not (at_most and fewer):
+        # Counts and noise levels are public (they are the plan's), so the
+        # message may show them.
+        raise PrivacyAccountingError(
+            f"{what} ran releases {_describe(log.counts)} but its record "
+            f"accounts {_describe(expected)}; nothing is released. This is a bug in "
+            "sklearn_dpfair: please report it."
+        )
+
+
+def _describe(counts):
+    counts = +counts
+    if not counts:
+        return "none"
+    return ", ".join(
+        f"{n} x {kind}({level:.6g})" for (kind, level), n in sorted(counts.items())
+    )

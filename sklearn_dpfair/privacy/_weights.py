@@ -1,0 +1,120 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What a sample weight means in a private fit: one rule for every solver.
+
+A record is everything a row brings, its weight included: a neighbouring
+dataset adds, removes or replaces ``(x_i, y_i, g_i, w_i)`` whole. So no
+quantity the privacy analysis treats as fixed may be computed from the
+weights of the data being fitted: not a normalizer such as ``mean(w)`` (one
+added record of weight ``1e6`` would rescale every other record's term and
+move a noisy sum by hundreds of clip norms), not ``max(w)``.
+
+The rule, applied by :func:`fit_weights` and nowhere else:
+
+* **Private fits use the weights as given.** Each weighted per-record term
+  is clipped *after* weighting (the clip factor is computed from the norm of
+  ``w_i g_i``), so a record's contribution is bounded by the clip norm
+  whatever its weight, and every noisy sum is divided by public quantities
+  only (the public count ``n`` or the expected batch size ``q n``). A weight
+  above 1 can raise a record's term only up to the clip norm; a weight of 0
+  removes it. Uniform weights of 1 are the unweighted fit bit for bit;
+  uniform weights ``c != 1`` scale every term by ``c`` (as they scale the
+  loss against the penalty in scikit-learn's linear models).
+* **Where the analysis bounds a term without clipping it** (the Lipschitz
+  constant of output perturbation's weighted loss, a record's share of a
+  count), each weight is capped at 1 (:func:`capped_weights`): a record
+  never counts for more than an unweighted one.
+* **The non-private limit** (``epsilon=inf``) reads nothing private, so it
+  keeps scikit-learn's weighted average: weights rescaled to mean 1, under
+  which a weight of ``k`` is ``k`` duplicated rows (scikit-learn's
+  sample-weight equivalence checks).
+
+The weights themselves are public inputs: a record's weight may not be
+computed from private data (for example fairlearn's reweighting from private
+labels and groups), or the guarantee does not cover it.
+"""
+
+import numpy as np
+
+__all__ = ["capped_weights", "fit_weights"]
+
+
+def fit_weights(sample_weight, n_samples, *, private):
+    """The weights a fit multiplies its per-record terms by.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+        Validated public weights (finite, non-negative, not all zero).
+    n_samples : int
+        Number of rows of the fit.
+    private : bool
+        Whether the fit is private. A private fit uses the weights as given
+        (nothing is read from them); the non-private limit rescales them to
+        mean 1.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_samples,) or None
+        float64; None when the weights are all exactly 1 (private) or
+        uniform (non-private): the unweighted fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._weights import fit_weights
+    >>> fit_weights(np.array([2.0, 2.0, 8.0]), 3, private=True)
+    array([2., 2., 8.])
+    >>> fit_weights(np.array([2.0, 2.0, 8.0]), 3, private=False)
+    array([0.5, 0.5, 2. ])
+    >>> fit_weights(np.ones(3), 3, private=True) is None
+    True
+    >>> fit_weights(np.array([1e308, 1e308, 0.0]), 3, private=False)
+    array([1.5, 1.5, 0. ])
+    """
+    if sample_weight is None:
+        return None
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    if private:
+        if np.all(weights == 1.0):
+            return None
+        return weights
+    # Divided by the largest weight first, so that the sum neither overflows
+    # (weights near 1e308) nor the ratio does (subnormal weights): the
+    # rescaled weights are finite, in [0, n].
+    weights = weights / np.max(weights)
+    weights *= n_samples / weights.sum()
+    if np.all(weights == weights[0]):
+        return None
+    return weights
+
+
+def capped_weights(weights, cap=1.0):
+    """``min(w_i, cap)``: a record's weight bounded by a public constant.
+
+    For the analyses that bound a weighted term without clipping it (a
+    weighted loss's Lipschitz constant, a record's share of a count): with
+    the cap at 1, a weighted record is bounded as an unweighted one.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_samples,) or None
+        Non-negative weights (:func:`fit_weights`).
+    cap : float, default=1.0
+        Public upper bound of each weight.
+
+    Returns
+    -------
+    capped : ndarray of shape (n_samples,) or None
+        A new array (None stays None).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._weights import capped_weights
+    >>> capped_weights(np.array([0.5, 1.0, 1e6]))
+    array([0.5, 1. , 1. ])
+    """
+    if weights is None:
+        return None
+    return np.minimum(weights, cap)

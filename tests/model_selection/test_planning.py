@@ -1,0 +1,175 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""A search's plan of each candidate is the event the candidate's fit records."""
+
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+
+from sklearn_dpfair import (
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    HeavyTailDPRegressor,
+    PrivateHyperparameterSearch,
+    SemiDPLinearRegression,
+)
+from sklearn_dpfair.model_selection._planning import plan_candidate
+
+N_SAMPLES = 600
+CONSTRAINTS = ["demographic_parity", "equalized_odds", "equal_opportunity"]
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=N_SAMPLES, n_features=5, random_state=0)
+    return X, y, (X[:, 0] > 0).astype(int)
+
+
+def _fermi(**params):
+    return DPFERMIClassifier(classes=[0, 1], groups=[0, 1], **params)
+
+
+# Every estimator configuration the search plans: (estimator, routes groups).
+CONFIGURATIONS = {
+    "dp-sgd full batch": (
+        DPLogisticRegression(classes=[0, 1], batch_size="full", max_iter=2),
+        False,
+    ),
+    "dp-sgd subsampled": (
+        DPLogisticRegression(classes=[0, 1], batch_size=128, max_iter=1),
+        False,
+    ),
+    "fermi no fairness term": (_fermi(fairness_weight=0.0, max_iter=1), True),
+    "fermi weighted": (_fermi(fairness_weight=2.0, max_iter=2, batch_size=256), True),
+    "fermi no groups": (_fermi(fairness_weight=2.0, max_iter=1), False),
+    "fermi public marginals": (
+        _fermi(
+            fairness_weight=2.0, max_iter=1, group_marginals=np.array([0.5, 0.5])
+        ),
+        True,
+    ),
+    "fermi declared noise": (
+        _fermi(
+            max_iter=2,
+            batch_size=10_000,
+            disparity_bound=0.1,
+            marginal_noise_multiplier=30.0,
+            selection_noise_multiplier=25.0,
+        ),
+        True,
+    ),
+    # disparity_bound gives a fairness term even at fairness_weight=0.
+    "fermi bound, weight 0": (
+        _fermi(fairness_weight=0.0, max_iter=3, batch_size=10_000, disparity_bound=0.1),
+        True,
+    ),
+    **{
+        f"fermi bound {c} T={t}": (
+            _fermi(constraint=c, max_iter=t, batch_size=10_000, disparity_bound=0.1),
+            True,
+        )
+        for c in CONSTRAINTS
+        for t in (1, 2, 3)
+    },
+    "fermi bound subsampled": (
+        _fermi(max_iter=2, batch_size=200, disparity_bound=0.1), True
+    ),
+}
+
+
+def _search(estimator, routed, **kwargs):
+    estimator = clone(estimator)
+    if routed:
+        estimator.set_fit_request(sensitive_features=True)
+    return PrivateHyperparameterSearch(
+        estimator, {"alpha": [0.0, 1e-3]}, epsilon=3.0, n_runs=2, random_state=0,
+        **kwargs,
+    )
+
+
+def _fit(est, data, routed):
+    X, y, groups = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.fit(X, y, **({"sensitive_features": groups} if routed else {}))
+
+
+@pytest.mark.parametrize("name", list(CONFIGURATIONS))
+def test_planned_event_is_the_fitted_event(data, name):
+    estimator, routed = CONFIGURATIONS[name]
+    # A private search over the configuration runs: each of its runs checks
+    # the fitted dp_event_ against the plan (and raises on a difference).
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = _search(estimator, routed)
+        _fit(search, data, routed)
+    n_train = N_SAMPLES - int(round(search.validation_fraction * N_SAMPLES))
+    n_groups = 2 if routed else 1
+    t = search.run_epsilon_
+    planned = plan_candidate(search.best_estimator_, n_train, n_groups).event(t, 1e-5)
+    assert search.best_estimator_.dp_event_ == planned
+    assert search.epsilon_ <= 3.0
+    # The same at another budget, fitted outside the search on all rows.
+    est = clone(estimator).set_params(epsilon=1.3, delta=1e-5, accountant="rdp")
+    with sklearn.config_context(enable_metadata_routing=True):
+        _fit(est, data, routed)
+    plan = plan_candidate(est, N_SAMPLES, n_groups)
+    assert est.dp_event_ == plan.event(1.3, 1e-5)
+
+
+@pytest.mark.parametrize("constraint", CONSTRAINTS)
+def test_search_over_the_disparity_bound(data, constraint):
+    X, y, groups = data
+    estimator = _fermi(
+        constraint=constraint, max_iter=2, batch_size=256, disparity_bound=0.1
+    )
+    with sklearn.config_context(enable_metadata_routing=True):
+        estimator.set_fit_request(sensitive_features=True)
+        search = PrivateHyperparameterSearch(
+            estimator,
+            {"disparity_bound": [0.05, 0.1]},
+            epsilon=3.0,
+            random_state=0,
+            scoring="accuracy-dp-gap",
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search.fit(X, y, sensitive_features=groups)
+    best = search.best_estimator_
+    # Both bounds cost the same: one training event (with its selection
+    # release) and the score.
+    training, score = search.dp_event_.event.events
+    assert training == best.dp_event_
+    hist, sgda, selection = training.events
+    assert selection.noise_multiplier == best.selection_noise_multiplier_ > 0
+    assert sgda.count == best.t_
+    assert search.epsilon_ <= 3.0
+
+
+@pytest.mark.parametrize(
+    "estimator, error, match",
+    [
+        (
+            DPLogisticRegression(classes=[0, 1], solver="output-perturbation"),
+            ValueError,
+            "dp-sgd",
+        ),
+        (
+            DPLogisticRegression(classes=[0, 1], solver="dp-frank-wolfe"),
+            ValueError,
+            "dp-sgd",
+        ),
+        (SemiDPLinearRegression(), TypeError, "cannot plan"),
+        (HeavyTailDPRegressor(), TypeError, "cannot plan"),
+    ],
+)
+def test_configurations_it_cannot_plan_are_refused_before_the_data(
+    estimator, error, match
+):
+    search = PrivateHyperparameterSearch(estimator, {"alpha": [0.0]}, epsilon=1.0)
+    # Refused when planned, before any candidate is fitted.
+    with pytest.raises(error, match=match):
+        search.fit(np.zeros((40, 2)), np.arange(40) % 2)

@@ -1,0 +1,151 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The release plan of a FERMI fit: weight-selection stages, key, event, check."""
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair._solvers.fermi import _fit, _weight_search
+from sklearn_dpfair._solvers.fermi._fit import FERMIParams, check_releases, fit_fermi
+from sklearn_dpfair._solvers.fermi._plan import (
+    FERMIPlanKey,
+    fermi_plan,
+    fermi_plan_key,
+    plan_from_key,
+)
+from sklearn_dpfair._solvers.fermi._privacy import FairPrivacy
+from sklearn_dpfair._solvers.fermi._weight_search import (
+    PRIVATE_BOUND_WEIGHTS,
+    selection_schedule,
+)
+from sklearn_dpfair.fairness import DemographicParity
+from sklearn_dpfair.privacy import PrivacyBudget
+
+GROUPS = np.array([0, 1])
+
+
+@pytest.mark.parametrize("n_steps", range(1, 41))
+def test_selection_stages_divide_exactly_the_accounted_steps(n_steps):
+    s = selection_schedule(n_steps, epochs=3)
+    k = min(len(PRIVATE_BOUND_WEIGHTS), n_steps)
+    # Every stage runs (at least one step), and no step beyond T runs.
+    assert s.n_steps == sum(s.stage_steps) + s.rest_steps == n_steps
+    assert s.n_candidates == len(s.stage_steps) == k
+    assert min(s.stage_steps) >= 1 and s.rest_steps >= 0
+    # Candidates: increasing weights of the path, its ends kept.
+    assert set(s.weights) <= set(PRIVATE_BOUND_WEIGHTS)
+    assert list(s.weights) == sorted(set(s.weights))
+    assert s.weights[0] == 0.0
+    if k > 1:
+        assert s.weights[-1] == PRIVATE_BOUND_WEIGHTS[-1]
+
+
+def test_long_schedules_keep_every_candidate_and_half_the_steps():
+    s = selection_schedule(100, epochs=10)
+    assert s.weights == PRIVATE_BOUND_WEIGHTS
+    assert sum(s.stage_steps) == 50 and s.rest_steps == 50
+
+
+@pytest.mark.parametrize("n_steps", [0, -1])
+def test_a_selection_needs_a_step(n_steps):
+    with pytest.raises(ValueError, match="at least one step"):
+        selection_schedule(n_steps, epochs=1)
+
+
+def _params(**kwargs):
+    return FERMIParams(constraint=DemographicParity(), **kwargs)
+
+
+@pytest.mark.parametrize(
+    "batch_size, epochs", [(1000, 1), (1000, 2), (1000, 3), ("full", 5), (100, 2)]
+)
+def test_plan_event_counts_every_step_and_the_selection(batch_size, epochs):
+    privacy = FairPrivacy(PrivacyBudget(2.0, 1e-5))
+    params = _params(disparity_bound=0.05, batch_size=batch_size, epochs=epochs)
+    plan = fermi_plan(privacy, params, n_samples=300, n_groups=2)
+    hist, sgda, selection = plan.event.events
+    assert sgda.count == plan.n_steps == plan.selection.n_steps
+    assert selection.noise_multiplier == plan.noise.selection > 0
+    assert hist.noise_multiplier == plan.noise.marginal > 0
+    assert plan.n_candidates == min(len(PRIVATE_BOUND_WEIGHTS), plan.n_steps)
+
+
+def test_plan_key_holds_everything_but_the_budget():
+    params = _params(disparity_bound=0.05, batch_size=100, epochs=2)
+    key = fermi_plan_key(
+        FairPrivacy(PrivacyBudget(1.0, 1e-5)), params, n_samples=300, n_groups=2
+    )
+    other = fermi_plan_key(
+        FairPrivacy(PrivacyBudget(3.0, 1e-6, "pld")), params, n_samples=300, n_groups=2
+    )
+    assert key == other and hash(key) == hash(other)
+    budget = PrivacyBudget(2.0, 1e-5)
+    assert plan_from_key(key, budget) == fermi_plan(
+        FairPrivacy(budget), params, n_samples=300, n_groups=2
+    )
+    # Without groups there is neither a fairness term nor a selection.
+    alone = fermi_plan_key(
+        FairPrivacy(budget), params, n_samples=300, n_groups=1
+    )
+    assert not (alone.active or alone.bounded)
+    assert fermi_plan_key(None, params, n_samples=300, n_groups=2).private is False
+
+
+def test_non_private_plan_releases_nothing():
+    key = FERMIPlanKey(False, 1.0, 3, 3, active=True, bounded=True)
+    plan = plan_from_key(key, None)
+    assert plan.noise.effective == 0.0 and plan.n_candidates == 3
+
+
+def test_check_releases_refuses_any_other_count():
+    plan = fermi_plan(
+        FairPrivacy(PrivacyBudget(2.0, 1e-5)),
+        _params(disparity_bound=0.05, batch_size=1000, epochs=2),
+        n_samples=300,
+        n_groups=2,
+    )
+    check_releases(plan, 2, 2)
+    for steps, tables in [(6, 6), (3, 2), (2, 1)]:
+        with pytest.raises(RuntimeError, match="nothing is released"):
+            check_releases(plan, steps, tables)
+
+
+def _data(n=300, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, d)) + codes[:, None]
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0.5).astype(np.intp)
+    return X, y, codes
+
+
+def test_a_fit_that_runs_an_unaccounted_step_returns_nothing(monkeypatch):
+    # A weight search that ran one step more than its schedule: the fit
+    # must raise, not return a model whose record undercounts.
+    original = _weight_search.selection_schedule
+
+    def one_more(n_steps, epochs):
+        s = original(n_steps, epochs)
+        stages = (s.stage_steps[0] + 1, *s.stage_steps[1:])
+        return type(s)(s.weights, stages, s.stage_epochs, s.rest_steps, s.rest_epochs)
+
+    X, y, codes = _data()
+    params = _params(disparity_bound=0.05, batch_size=1000, epochs=2, clip_norm=1.0)
+    privacy = FairPrivacy(PrivacyBudget(2.0, 1e-5))
+    fit = fit_fermi(
+        X, y, codes, GROUPS, params, n_classes=2, rng=np.random.default_rng(0),
+        privacy=privacy,
+    )
+    assert fit.record.steps == 2
+
+    def run_more(problem, bound, common, *, schedule, tables, rng):
+        return original_selection(
+            problem, bound, common, schedule=one_more(2, 2), tables=tables, rng=rng
+        )
+
+    original_selection = _fit.private_selection
+    monkeypatch.setattr(_fit, "private_selection", run_more)
+    with pytest.raises(RuntimeError, match="ran 3 noisy steps"):
+        fit_fermi(
+            X, y, codes, GROUPS, params, n_classes=2, rng=np.random.default_rng(0),
+            privacy=privacy,
+        )
