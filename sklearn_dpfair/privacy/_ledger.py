@@ -534,7 +534,8 @@ class PrivacyLedger:
         lines.append(
             f"Total: epsilon = {total} at delta = {delta:.3g} over {len(entries)} "
             f"release(s), composed with dp-accounting ({self.kind.upper()}), "
-            f"under {_RELATION_TEXT[target]} adjacency; the sum of the per-fit epsilons is {naive:.4g}."
+            f"under {_RELATION_TEXT[target]} adjacency; the sum of the per-fit "
+            f"epsilons is {naive:.4g}."
         )
         return "\n".join(lines)
 

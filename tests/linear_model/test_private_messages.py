@@ -45,7 +45,10 @@ def _assert_hidden(text, *secrets):
     [
         lambda: DPLogisticRegression(classes=[0, 1], **FAST),
         lambda: DPLogisticRegression(
-            classes=[0, 1], solver="dp-frank-wolfe", l1_radius=1.0, feature_inf_bound=5.0
+            classes=[0, 1],
+            solver="dp-frank-wolfe",
+            l1_radius=1.0,
+            feature_inf_bound=5.0,
         ),
         lambda: DPLogisticRegression(
             classes=[0, 1],
