@@ -38,6 +38,7 @@ _PUBLIC_MODULES = [
     "sklearn_dpfair.fairness",
     "sklearn_dpfair.audit",
     "sklearn_dpfair.federated",
+    "sklearn_dpfair.preprocessing",
     "sklearn_dpfair.report",
 ]
 

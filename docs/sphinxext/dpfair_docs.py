@@ -27,6 +27,7 @@ EXAMPLE_TIME_LIMIT = float(os.environ.get("DPFAIR_EXAMPLE_TIME_LIMIT", "60"))
 # Sections come in this order; modules not listed follow alphabetically.
 _MODULE_ORDER = [
     "linear_model",
+    "preprocessing",
     "fairness",
     "metrics",
     "report",

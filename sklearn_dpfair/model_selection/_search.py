@@ -5,7 +5,6 @@
 import math
 import secrets
 import textwrap
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -40,6 +39,7 @@ from ..utils._sklearn_compat import (
     routing_enabled,
     safe_indexing,
 )
+from ..utils._validation import warn_at_caller
 from ._planning import SEARCH_OWNED_PARAMS, plan_candidate
 from ._runs import best_of_runs
 from ._scoring import SCORINGS, noisy_score
@@ -481,7 +481,8 @@ class PrivateHyperparameterSearch(
             score=score,
         )
         for w in run_warnings:
-            warnings.warn(w.message, w.category, stacklevel=3)
+            # At the user's line, however deep the search's own frames are.
+            warn_at_caller(str(w.message), w.category)
         caveats = list(est.privacy_caveats_)
         if self.random_state is not None:
             caveats.append("random_state set: the search's randomness is reproducible")

@@ -26,6 +26,9 @@ __all__ = ["GaussianMechanism", "observe_privatize"]
 # variable, not a module global, so that an audit in one thread never sees
 # the fits of another.
 _OBSERVER = contextvars.ContextVar("sklearn_dpfair_privatize_observer", default=None)
+# True while privatize_blocks privatizes the blocks of one release, which it
+# logs once.
+_IN_BLOCKS = contextvars.ContextVar("sklearn_dpfair_in_blocks", default=False)
 
 
 @contextlib.contextmanager
@@ -124,7 +127,8 @@ class GaussianMechanism:
             Same shape, namespace and device as ``clipped_sum``; float64
             (float32 sums are promoted by the float64 noise).
         """
-        self._log()
+        if not _IN_BLOCKS.get():
+            self._log()
         observer = _OBSERVER.get()
         if observer is not None:
             # White-box audit only (observe_privatize): never set in a fit.
@@ -144,11 +148,15 @@ class GaussianMechanism:
         Parameters
         ----------
         blocks : sequence of arrays
+            The blocks of the stacked sum, each privatized by
+            :meth:`privatize` in this order.
         rng : numpy.random.Generator
+            Source of the noise.
 
         Returns
         -------
         noisy_blocks : list of arrays
+            The blocks plus their noise, in order.
 
         Examples
         --------
@@ -160,16 +168,11 @@ class GaussianMechanism:
         (array([1., 1.]), array([0.]))
         """
         self._log()
-        observer = _OBSERVER.get()
-        noisy_blocks = []
-        for block in blocks:
-            if observer is not None:
-                noisy = self._add_noise(observer.before_noise(self, block), rng)
-                observer.after_noise(self, noisy)
-            else:
-                noisy = self._add_noise(block, rng)
-            noisy_blocks.append(noisy)
-        return noisy_blocks
+        token = _IN_BLOCKS.set(True)
+        try:
+            return [self.privatize(block, rng) for block in blocks]
+        finally:
+            _IN_BLOCKS.reset(token)
 
     def _log(self):
         # A mechanism without noise releases nothing private: its event is

@@ -57,6 +57,7 @@ __all__ = [
     "ReleaseLog",
     "check_releases",
     "expected_releases",
+    "forgo_release",
     "log_release",
     "joint_release",
     "logged_releases",
@@ -91,6 +92,25 @@ def log_release(kind, level):
     log = _LOG.get()
     if log is not None:
         log.add(kind, level)
+
+
+def forgo_release(kind, level):
+    """Note a planned release that the fit decided not to make.
+
+    A fit may skip a release after an earlier one (a quantile whose grid a
+    noisy histogram could not place): a decision that depends on the data
+    through released values only, so the plan, and with it the record, must
+    still account the release (the record is the same on neighbouring
+    datasets). The log then counts it as made, and the fit is checked
+    exactly.
+
+    Parameters
+    ----------
+    kind, level
+        As in :func:`log_release`; ``inf`` (no privacy) notes nothing.
+    """
+    if not math.isinf(level):
+        log_release(kind, level)
 
 
 def mark_unchecked(reason):
@@ -138,14 +158,29 @@ class _Parts:
         with logged_releases(log, propagate=False):
             yield log
 
-    def worst(self):
-        """The part with the largest total loss (the first on ties)."""
-        worst, worst_loss = ReleaseLog(), -1.0
-        for log in self.logs.values():
-            loss = sum(_loss(*k) * n for k, n in log.counts.items())
-            if loss > worst_loss:
-                worst, worst_loss = log, loss
-        return worst
+    def worst(self, accounted=None):
+        """The part a record fares worst in: ``accounted``'s, or the largest.
+
+        Parts whose losses tie up to rounding (localization's phases are all
+        ``rho``-zCDP by construction) are equally the worst; the fit names
+        the one its event describes, which no part may exceed.
+        """
+        totals = {
+            key: sum(_loss(*k) * n for k, n in log.counts.items())
+            for key, log in self.logs.items()
+        }
+        if not totals:
+            return ReleaseLog()
+        if accounted is None:
+            return self.logs[max(totals, key=totals.get)]
+        worst = totals.get(accounted, 0.0)
+        if any(loss > worst * (1 + 1e-9) for loss in totals.values()):
+            raise PrivacyAccountingError(
+                f"Part {accounted!r} of a parallel composition is accounted, "
+                "but another part lost more; nothing is released. This is a "
+                "bug in sklearn_dpfair: please report it."
+            )
+        return self.logs.get(accounted, ReleaseLog())
 
 
 @contextlib.contextmanager
@@ -201,13 +236,20 @@ def joint_release(accounted=None):
 
 
 @contextlib.contextmanager
-def parallel_parts():
+def parallel_parts(accounted=None):
     """Releases on disjoint sets of rows: parallel composition.
 
     Each part (``parts.part(key)``, a ``with`` block; the same key may be
     entered many times) is logged on its own. A record takes part in one
     part only, so when the block ends the enclosing log receives the worst
     part's releases, as the fit's event accounts (McSherry, 2009, Theorem 4).
+
+    Parameters
+    ----------
+    accounted : hashable or None, default=None
+        The key of the part the fit's event describes, when parts may tie;
+        it must lose at least as much as every other part. None: the part
+        with the largest loss.
 
     Yields
     ------
@@ -232,7 +274,7 @@ def parallel_parts():
     yield parts
     parent = _LOG.get()
     if parent is not None:
-        parent.counts.update(parts.worst().counts)
+        parent.counts.update(parts.worst(accounted).counts)
 
 
 @contextlib.contextmanager

@@ -56,8 +56,8 @@ def fit_weights(sample_weight, n_samples, *, private):
     Returns
     -------
     weights : ndarray of shape (n_samples,) or None
-        float64; None when the weights are all exactly 1 (private) or
-        uniform (non-private): the unweighted fit.
+        The weights in float64; None when they are all exactly 1 (private)
+        or uniform (non-private): the unweighted fit.
 
     Examples
     --------

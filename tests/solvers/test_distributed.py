@@ -46,7 +46,10 @@ def _config(loss, q, clip_norm, s=1.0, entropy=123):
 
 
 def _persist(X, y, chunks, **kw):
-    kw = {"classes": [0, 1, 2], "delta": 1e-5, "fit_intercept": True, **kw}
+    kw = {
+        "classes": [0, 1, 2], "delta": 1e-5, "fit_intercept": True, "private": True,
+        **kw,
+    }
     return distribute_training_data(
         da.from_array(X, chunks=(chunks, -1)),
         da.from_array(y, chunks=chunks),

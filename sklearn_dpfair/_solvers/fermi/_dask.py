@@ -34,7 +34,7 @@ from .._distributed import partition_rng, sum_over_partitions
 from .._linear import LinearModel
 from .._sampling import poisson_batch
 from .._sgd import tail_averaged
-from ._fit import check_releases, fermi_setup, released_fit
+from ._fit import fermi_setup, released_fit
 from ._sgda import SGDAStepConfig, fair_terms, logits, sgda_step, softmax_terms
 
 __all__ = ["fit_fermi_dask"]
@@ -199,12 +199,9 @@ def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
         dtype=dtype,
     )
 
-    steps_run = 0
-
     def step(t, coef, w0):
         # The dual variable is the loop's state beside (coef, w0).
-        nonlocal W, steps_run
-        steps_run += 1
+        nonlocal W
         sums = sum_over_partitions(
             data, _partition_step, coef=coef, w0=w0, W=W, step=t, config=config
         )
@@ -224,7 +221,6 @@ def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
 
     last, average = tail_averaged(step, coef, w0, n_steps=n_steps)
     coef, w0 = average if p.return_iterate == "average" else last
-    check_releases(setup.plan, steps_run, 0)
     return released_fit(
         coef,
         w0,

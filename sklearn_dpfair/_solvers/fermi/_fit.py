@@ -18,9 +18,10 @@ adjacency (thesis Algorithm 10):
    of ``backend`` (labels, groups and the histogram stay on the host);
 3. :meth:`~sklearn_dpfair.privacy.PrivacyBudget.account` turns the composed
    event into the :class:`~sklearn_dpfair.privacy.PrivacyRecord` and checks
-   the budget; before returning, the fit checks that the SGDA steps it ran
-   and the count tables it released are those of the plan (what runs is
-   what is accounted), and raises otherwise.
+   the budget; every step's primal and dual noise is one joint release and
+   the k count tables one release, so that the estimator's release check
+   (:mod:`sklearn_dpfair.privacy._releases`) matches them against the event
+   before the fit returns.
 
 The record describes exactly the event given to the accountant. Its
 ``noise_multiplier`` is ``sigma_eff`` and its ``clip_norm`` the sensitivity
@@ -437,29 +438,6 @@ def _describe(
     return text
 
 
-def check_releases(plan, steps_run, tables_released):
-    """Raise unless a fit ran the SGDA steps and count releases of ``plan``.
-
-    What runs is what is accounted: the event holds ``plan.n_steps`` noisy
-    steps and ``plan.n_candidates`` count tables (one Gaussian of
-    sensitivity ``sqrt(k)``); a fit that ran other numbers returns nothing.
-    Both numbers are public (functions of the schedule), so the check
-    depends on no private value.
-
-    Raises
-    ------
-    RuntimeError
-        If the numbers differ.
-    """
-    if (steps_run, tables_released) != (plan.n_steps, plan.n_candidates):
-        raise RuntimeError(
-            f"The FERMI fit ran {steps_run} noisy steps and released "
-            f"{tables_released} count tables, but its privacy event accounts "
-            f"{plan.n_steps} and {plan.n_candidates}; nothing is released. "
-            "This is a bug, please report it."
-        )
-
-
 def released_fit(
     coef_m,
     w0_m,
@@ -669,7 +647,7 @@ def fit_fermi(
         extra.update(path_extra)
         curves = ([], [])
     elif bounded:
-        coef_m, w0_m, W, curves, path_extra, releases = private_selection(
+        coef_m, w0_m, W, curves, path_extra = private_selection(
             problem,
             float(p.disparity_bound),
             sgda_common,
@@ -678,13 +656,11 @@ def fit_fermi(
             rng=rng,
         )
         extra.update(path_extra)
-        check_releases(setup.plan, *releases)
     else:
         coef_m, w0_m, W, result = run_sgda(
             problem, sgda_common, p.fairness_weight, n_steps, p.epochs
         )
         curves = (result.loss_curve, result.fairness_curve)
-        check_releases(setup.plan, result.n_steps, 0)
         if privacy is None and p.final_phase == "lbfgs":
             lam = p.fairness_weight
             refined = problem.refine(lam, to_numpy(coef_m), to_numpy(w0_m))

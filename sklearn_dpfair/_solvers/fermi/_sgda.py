@@ -82,9 +82,8 @@ class SGDAResult:
 
     ``coef`` has shape ``(n_features, n_classes)``, ``intercept`` shape
     ``(n_classes,)``, ``dual`` the last dual iterate, all three in the
-    namespace and on the device of ``X``; ``n_steps`` the steps actually run
-    (counted, for the fit's check against its accounted event); the curves
-    are per epoch (lists of floats, empty when not recorded).
+    namespace and on the device of ``X``; the curves are per epoch (lists of
+    floats, empty when not recorded).
     """
 
     coef: object
@@ -236,6 +235,21 @@ class SGDAStepConfig:
     alpha: float
     project_dual: bool
 
+    @property
+    def joint_noise_multiplier(self):
+        """``(sigma_theta^-2 + sigma_w^-2)^(-1/2)``: one step's accounted noise.
+
+        The primal and the rescaled dual blocks with their own noise
+        multipliers are one Gaussian release of this multiplier (their
+        Renyi divergences add); ``sigma_theta`` alone without a dual block.
+        """
+        precision = sum(
+            m.noise_multiplier**-2
+            for m in (self.primal_mechanism, self.dual_mechanism)
+            if m is not None and m.noise_multiplier > 0
+        )
+        return precision**-0.5 if precision > 0 else 0.0
+
 
 def sgda_step(model, coef, w0, W, sums, *, regularizer, config, rng):
     """The private update of one SGDA step from its clipped sums (steps 5-6).
@@ -254,8 +268,9 @@ def sgda_step(model, coef, w0, W, sums, *, regularizer, config, rng):
     """
     g_coef, g_w0, dual_sum = sums
     # The primal and the rescaled dual sums are one Gaussian release, as the
-    # fit accounts them (the joint noise multiplier).
-    with joint_release():
+    # fit accounts them (the joint noise multiplier), also on a step of the
+    # weight path that skips the dual block (it then releases less).
+    with joint_release(config.joint_noise_multiplier):
         new_coef, new_w0 = model.private_step(
             coef,
             w0,
@@ -450,13 +465,10 @@ def noisy_sgda(
         observed = codes >= 0
         tables = np.zeros((regularizer.n_blocks, regularizer.n_groups, m))
         n_observed = 0
-    steps_run = 0
-
     def step(t, coef, w0):
         # The dual variable and the curves are the loop's state beside
         # (coef, w0).
-        nonlocal W, tables, epoch_loss, epoch_count, n_observed, steps_run
-        steps_run += 1
+        nonlocal W, tables, epoch_loss, epoch_count, n_observed
         # Host indices (for the host-side curves) and their device copy.
         idx = poisson_batch(rng, n_samples, sampling_probability)
         if full_batch:
@@ -536,7 +548,7 @@ def noisy_sgda(
         coef=coef,
         intercept=s * w0,
         dual=W,
-        n_steps=steps_run,
+        n_steps=n_steps,
         loss_curve=loss_curve,
         fairness_curve=fairness_curve,
     )

@@ -257,19 +257,14 @@ def private_selection(problem, bound, sgda_common, *, schedule, tables, rng):
     chosen candidate. The selection is adaptive, which the composition of
     the accountant covers.
 
-    Returns ``(coef, w0, W, curves, extra, releases)``; ``releases`` is
-    ``(steps run, count tables released)``, for the fit's check against
-    its accounted event.
+    Returns ``(coef, w0, W, curves, extra)``.
     """
     weights = schedule.weights
     k = len(weights)
     loss_curve, fairness_curve = [], []
-    steps_run = 0
 
     def run(lam, steps, n_epochs, init):
-        nonlocal steps_run
         coef, w0, W, res = run_sgda(problem, sgda_common, lam, steps, n_epochs, init)
-        steps_run += res.n_steps
         loss_curve.extend(res.loss_curve)
         fairness_curve.extend(res.fairness_curve)
         return (coef, w0, W)
@@ -279,11 +274,15 @@ def private_selection(problem, bound, sgda_common, *, schedule, tables, rng):
         init = run(lam, steps, schedule.stage_epochs, init)
         candidates.append(init)
     # ``tables``: one record moves one cell of each of the k tables, L2
-    # sensitivity sqrt(k) (FERMIMechanisms.selection).
+    # sensitivity sqrt(k) (FERMIMechanisms.selection): the k tables are the
+    # blocks of one release.
     std = tables.noise_std
+    noisy_tables = tables.privatize_blocks(
+        [problem.counts(to_numpy(coef), to_numpy(w0)) for coef, w0, _ in candidates],
+        rng,
+    )
     path = []
-    for lam, (coef, w0, _) in zip(weights, candidates):
-        counts = tables.privatize(problem.counts(to_numpy(coef), to_numpy(w0)), rng)
+    for lam, counts in zip(weights, noisy_tables):
         total = max(float(np.maximum(counts, 0.0).sum()), 1.0)
         correct = float(np.maximum(np.einsum("yry->", counts), 0.0))
         path.append(
@@ -315,5 +314,4 @@ def private_selection(problem, bound, sgda_common, *, schedule, tables, rng):
         "disparity": path[best]["training_disparity"],
         "path": path,
     }
-    releases = (steps_run, len(path))
-    return coef, w0, W, (loss_curve, fairness_curve), extra, releases
+    return coef, w0, W, (loss_curve, fairness_curve), extra

@@ -74,6 +74,7 @@ from ...privacy._accounting import (
     zcdp_event,
 )
 from ...privacy._clipping import canonical_csr, squared_row_norms
+from ...privacy._releases import forgo_release
 from ...privacy._zcdp import ZCDPLedger
 from ...privacy._quantile import POSITIVE_EDGES, SIGNED_DECADE_EDGES
 from ._private_quantile import histogram_quantiles, histogram_support
@@ -347,6 +348,10 @@ def _private_target_scales(y, s, rhos, weights, rng):
     )
     support = histogram_support(counts, threshold, SIGNED_DECADE_EDGES)
     if support is None:
+        # The location and scale releases are planned, hence accounted,
+        # whatever the histogram shows: skipped, not unaccounted.
+        for name in ("target_location", "target_scale") if s else ("target_scale",):
+            forgo_release("zcdp", rhos[name])
         return 0.0, 1.0
     low, high = support
     width = high - low

@@ -218,8 +218,10 @@ def localized_subgradient(
     w : ndarray of shape (n_features + 1,)
     """
     w_prev = np.zeros(X.shape[1] + 1)
-    # The phases read disjoint blocks: parallel composition across phases.
-    with parallel_parts() as parts:
+    # The phases read disjoint blocks: parallel composition across phases,
+    # accounted as the phase localized_phase_events describes.
+    _, accounted = localized_phase_events(phases, rho)
+    with parallel_parts(accounted) as parts:
         for i, (phase, idx) in enumerate(zip(phases, blocks)):
             with parts.part(i):
                 w_prev = _phase(

@@ -5,8 +5,9 @@
 import numpy as np
 import pytest
 
+from sklearn_dpfair import DPFERMIClassifier
 from sklearn_dpfair._solvers.fermi import _fit, _weight_search
-from sklearn_dpfair._solvers.fermi._fit import FERMIParams, check_releases, fit_fermi
+from sklearn_dpfair._solvers.fermi._fit import FERMIParams, fit_fermi
 from sklearn_dpfair._solvers.fermi._plan import (
     FERMIPlanKey,
     fermi_plan,
@@ -18,6 +19,7 @@ from sklearn_dpfair._solvers.fermi._weight_search import (
     PRIVATE_BOUND_WEIGHTS,
     selection_schedule,
 )
+from sklearn_dpfair.exceptions import PrivacyAccountingError
 from sklearn_dpfair.fairness import DemographicParity
 from sklearn_dpfair.privacy import PrivacyBudget
 
@@ -97,19 +99,6 @@ def test_non_private_plan_releases_nothing():
     assert plan.noise.effective == 0.0 and plan.n_candidates == 3
 
 
-def test_check_releases_refuses_any_other_count():
-    plan = fermi_plan(
-        FairPrivacy(PrivacyBudget(2.0, 1e-5)),
-        _params(disparity_bound=0.05, batch_size=1000, epochs=2),
-        n_samples=300,
-        n_groups=2,
-    )
-    check_releases(plan, 2, 2)
-    for steps, tables in [(6, 6), (3, 2), (2, 1)]:
-        with pytest.raises(RuntimeError, match="nothing is released"):
-            check_releases(plan, steps, tables)
-
-
 def _data(n=300, d=4, seed=0):
     rng = np.random.default_rng(seed)
     codes = rng.integers(0, 2, n)
@@ -144,8 +133,10 @@ def test_a_fit_that_runs_an_unaccounted_step_returns_nothing(monkeypatch):
 
     original_selection = _fit.private_selection
     monkeypatch.setattr(_fit, "private_selection", run_more)
-    with pytest.raises(RuntimeError, match="ran 3 noisy steps"):
-        fit_fermi(
-            X, y, codes, GROUPS, params, n_classes=2, rng=np.random.default_rng(0),
-            privacy=privacy,
-        )
+    est = DPFERMIClassifier(
+        epsilon=2.0, disparity_bound=0.05, batch_size=1000, max_iter=2,
+        clip_norm=1.0, classes=[0, 1], groups=list(GROUPS),
+    )
+    with pytest.raises(PrivacyAccountingError, match="3 x gaussian"):
+        est.fit(X, y, sensitive_features=codes)
+    assert not hasattr(est, "coef_")

@@ -1,0 +1,352 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""One-hot encoding with declared categories or privately discovered ones."""
+
+import dataclasses
+import math
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import (
+    _check_feature_names_in,
+    check_array,
+    check_is_fitted,
+    validate_data,
+)
+
+from ..privacy._ledger import PrivacyLedger
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ._base import PrivateTransformerMixin
+from ._categories import MISSING, canonical_order, column_keys, key_of, public_value
+from ._partition import gaussian_threshold, select_partitions
+from ._plan import plan_releases
+
+__all__ = ["DPOneHotEncoder"]
+
+#: Name of the column that collects rare and unseen categories, as
+#: scikit-learn names its infrequent category.
+OTHER = "infrequent_sklearn"
+
+# Share of delta spent on the threshold (the rest on the Gaussian counts), as
+# Google's GaussianPartitionSelection splits it.
+_THRESHOLD_DELTA_SHARE = 0.5
+
+
+class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
+    """One-hot encode categorical columns; unknown categories found privately.
+
+    Declared categories (``categories=[[...], ...]``) are public: fitting
+    reads no private value and costs nothing (``epsilon_ == 0``, a
+    ``NoOpDpEvent``). With ``categories="auto"`` the categories are found by
+    differentially private partition selection (Gaussian thresholding, as
+    PipelineDP and Google's ``GaussianPartitionSelection``): the counts of
+    the categories present, all columns in one Gaussian release of
+    sensitivity ``sqrt(n_features)``, keep those whose noisy count exceeds
+    ``1 + sigma Phi^-1(1 - threshold_delta / n_features)``; half of
+    ``delta`` goes to the noise, half to the threshold. Rare categories,
+    and any category unseen at ``transform``, go to one
+    ``"infrequent_sklearn"`` column per feature (``handle_unknown="other"``)
+    or to all zeros (``"ignore"``).
+
+    Missing values (None, NaN) are one category, as in scikit-learn. Every
+    output is 0 or 1 (``output_bounds_``), with at most one 1 per input
+    column (``output_norm_bound_``).
+
+    Read more in the :ref:`User Guide <preprocessing>`.
+
+    Parameters
+    ----------
+    categories : "auto" or list of array-like, default="auto"
+        ``"auto"``: find the categories of every column privately. A list:
+        the public categories of each column (NaN or None declares the
+        missing category).
+    handle_unknown : {"other", "ignore"}, default="other"
+        Where rare and unseen categories go: an ``"infrequent_sklearn"``
+        column per feature, or nowhere (all zeros).
+    min_frequency : int, default=None
+        Also drop discovered categories whose noisy count is below it
+        (post-processing of the released counts).
+    max_categories : int, default=None
+        Keep at most this many output columns per feature, the ``"other"``
+        column included, the largest noisy counts first (post-processing).
+    epsilon : float, default=1.0
+        Target epsilon of the discovery; ``np.inf`` keeps every category
+        present.
+    delta : float, default=1e-5
+        Target delta of the discovery (noise and threshold together).
+    accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
+        dp-accounting accountant of the noisy counts. A ledger is refused
+        for discovery: it composes dp-accounting events, which cannot hold
+        the threshold's delta.
+    random_state : None, int, RandomState or Generator, default=None
+        None draws the noise from OS entropy (a release); anything else is a
+        seed (not a release).
+
+    Attributes
+    ----------
+    categories_ : list of ndarray
+        The categories of each feature (declared or released), in canonical
+        order (numbers, then strings, then the missing value as NaN).
+    threshold_ : float
+        The noisy-count threshold of the discovery (``-inf`` without
+        privacy, NaN when every column was declared).
+    threshold_delta_ : float
+        The part of ``delta_`` spent on the threshold.
+    output_bounds_ : ndarray of shape (n_features_out, 2)
+    output_norm_bound_ : float
+    epsilon_, delta_, dp_event_, adjacency_, privacy_record_
+        The guarantee (add/remove adjacency). ``epsilon_`` is the
+        accountant's epsilon of ``dp_event_`` at ``delta_ - threshold_delta_``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    See Also
+    --------
+    sklearn.preprocessing.OneHotEncoder : The non-private encoder.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.preprocessing import DPOneHotEncoder
+    >>> X = np.array([["a"] * 500 + ["b"] * 300 + ["rare"]], dtype=object).T
+    >>> enc = DPOneHotEncoder(random_state=0).fit(X)
+    >>> enc.categories_
+    [array(['a', 'b'], dtype=object)]
+    >>> enc.transform([["a"], ["rare"], ["new"]])
+    array([[1., 0., 0.],
+           [0., 0., 1.],
+           [0., 0., 1.]])
+    >>> list(enc.get_feature_names_out())
+    ['x0_a', 'x0_b', 'x0_infrequent_sklearn']
+    >>> DPOneHotEncoder(categories=[["a", "b"]]).fit(X).epsilon_
+    0.0
+    """
+
+    _parameter_constraints = {
+        "categories": [StrOptions({"auto"}), list],
+        "handle_unknown": [StrOptions({"other", "ignore"})],
+        "min_frequency": [Interval(Integral, 1, None, closed="left"), None],
+        "max_categories": [Interval(Integral, 1, None, closed="left"), None],
+        **PrivateTransformerMixin._privacy_constraints,
+    }
+
+    def __init__(
+        self,
+        *,
+        categories="auto",
+        handle_unknown="other",
+        min_frequency=None,
+        max_categories=None,
+        epsilon=1.0,
+        delta=1e-5,
+        accountant="rdp",
+        random_state=None,
+    ):
+        self.categories = categories
+        self.handle_unknown = handle_unknown
+        self.min_frequency = min_frequency
+        self.max_categories = max_categories
+        self.epsilon = epsilon
+        self.delta = delta
+        self.accountant = accountant
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Declare or discover the categories of each column.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Private rows; strings, numbers, None or NaN.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : DPOneHotEncoder
+            The fitted transformer.
+        """
+        columns = self._columns(X, reset=True)
+        n_features = len(columns)
+        declared = self._declared(n_features)
+        discover = [j for j in range(n_features) if declared[j] is None]
+        if discover and isinstance(self.accountant, PrivacyLedger):
+            raise ValueError(
+                "accountant: a PrivacyLedger cannot hold the threshold delta of "
+                "category discovery; pass 'rdp' or 'pld', or declare categories."
+            )
+        threshold_delta = self.delta * _THRESHOLD_DELTA_SHARE if discover else 0.0
+        # The plan, from public quantities: which columns are discovered.
+        plan = plan_releases(
+            self.epsilon,
+            self.delta - threshold_delta,
+            self._accountant_kind(),
+            gaussian=bool(discover),
+        )
+        rng = self._start_fit(len(columns[0]), uses_delta=bool(discover))
+        keys = [None] * n_features
+        for j in range(n_features):
+            if declared[j] is not None:
+                keys[j] = declared[j]
+        self.threshold_ = math.nan
+        mechanism = None
+        if discover:
+            # One record holds one category per column: l2 sensitivity sqrt(d).
+            mechanism = dataclasses.replace(
+                plan.gaussian, clip_norm=math.sqrt(len(discover))
+            )
+            keys_found, self.threshold_ = self._discover(
+                [columns[j] for j in discover], mechanism, threshold_delta, rng
+            )
+            for j, found in zip(discover, keys_found):
+                keys[j] = found
+        self._keys = keys
+        self._index = [{k: i for i, k in enumerate(ks)} for ks in keys]
+        self.categories_ = [public_value(ks) for ks in keys]
+        self.threshold_delta_ = threshold_delta
+        n_out = sum(len(ks) + (self.handle_unknown == "other") for ks in keys)
+        self._set_output_bounds(np.zeros(n_out), np.ones(n_out))
+        self.output_norm_bound_ = math.sqrt(n_features)
+        record = plan.record(
+            "DPOneHotEncoder: "
+            + (
+                f"Gaussian-thresholding partition selection of {len(discover)} "
+                f"column(s), threshold delta {threshold_delta:.3g} added to the "
+                "accountant's delta"
+                if discover
+                else "declared categories only (no private read)"
+            ),
+            mechanism=mechanism,
+        )
+        if threshold_delta:
+            # The selection is (epsilon, noise delta + threshold delta)-DP.
+            record = dataclasses.replace(record, delta=self.delta)
+        self._set_privacy_record(record)
+        return self
+
+    def _discover(self, columns, mechanism, threshold_delta, rng):
+        d = len(columns)
+        found = []
+        offsets = [0]
+        all_counts = []
+        for column in columns:
+            counts = {}
+            for k in column_keys(column):
+                counts[k] = counts.get(k, 0) + 1
+            order = canonical_order(counts)
+            found.append(order)
+            all_counts.extend(counts[k] for k in order)
+            offsets.append(offsets[-1] + len(order))
+        if mechanism.noise_multiplier > 0:
+            threshold = gaussian_threshold(mechanism.noise_std, threshold_delta, d)
+        else:
+            threshold = -math.inf
+        kept, noisy = select_partitions(
+            np.asarray(all_counts, dtype=np.float64), mechanism, rng, threshold
+        )
+        if self.min_frequency is not None:
+            kept &= noisy >= self.min_frequency
+        out = []
+        for j, order in enumerate(found):
+            lo, hi = offsets[j], offsets[j + 1]
+            keep = np.flatnonzero(kept[lo:hi])
+            limit = self.max_categories
+            if limit is not None:
+                limit -= self.handle_unknown == "other"
+                # Largest released counts first; ties by canonical order.
+                best = keep[np.argsort(-noisy[lo:hi][keep], kind="stable")]
+                keep = np.sort(best[: max(limit, 0)])
+            out.append([order[i] for i in keep])
+        return out, threshold
+
+    def _declared(self, n_features):
+        if self.categories == "auto":
+            return [None] * n_features
+        if len(self.categories) != n_features:
+            raise ValueError(
+                f"categories has {len(self.categories)} entries for {n_features} "
+                "features."
+            )
+        declared = []
+        for cats in self.categories:
+            keys = [key_of(v) for v in np.asarray(cats, dtype=object).ravel()]
+            if len(set(keys)) != len(keys):
+                raise ValueError("categories must not repeat a value in a column.")
+            declared.append(keys)
+        return declared
+
+    def _columns(self, X, *, reset):
+        # Columns as object arrays, their values untouched (strings, numbers,
+        # None, NaN), as scikit-learn's encoders read them.
+        if not hasattr(X, "iloc"):
+            X = check_array(X, dtype=None, ensure_all_finite=False)
+        validate_data(self, X, reset=reset, skip_check_array=True)
+        if hasattr(X, "iloc"):
+            if X.shape[0] == 0:
+                check_array(np.empty((0, X.shape[1])))
+            return [X.iloc[:, j].to_numpy(dtype=object) for j in range(X.shape[1])]
+        return [X[:, j] for j in range(X.shape[1])]
+
+    def transform(self, X):
+        """One-hot encode ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to transform.
+
+        Returns
+        -------
+        X_out : ndarray of shape (n_samples, n_features_out)
+            Zeros and ones.
+        """
+        check_is_fitted(self)
+        columns = self._columns(X, reset=False)
+        n = len(columns[0])
+        other = self.handle_unknown == "other"
+        blocks = []
+        for index, column in zip(self._index, columns):
+            width = len(index) + other
+            block = np.zeros((n, width))
+            codes = np.array(
+                [
+                    index.get(k, len(index) if other else -1)
+                    for k in column_keys(column)
+                ],
+                dtype=np.intp,
+            )
+            rows = np.flatnonzero(codes >= 0)
+            block[rows, codes[rows]] = 1.0
+            blocks.append(block)
+        return np.hstack(blocks) if blocks else np.zeros((n, 0))
+
+    def get_feature_names_out(self, input_features=None):
+        """Output feature names: ``{feature}_{category}``, then the other column.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input feature names (``feature_names_in_`` or ``x0, x1, ...`` when None).
+
+        Returns
+        -------
+        feature_names_out : ndarray of str
+            One name per output column.
+        """
+        check_is_fitted(self)
+        input_features = _check_feature_names_in(self, input_features)
+        names = []
+        for feature, keys in zip(input_features, self._keys):
+            names += [f"{feature}_{'nan' if k is MISSING else k}" for k in keys]
+            if self.handle_unknown == "other":
+                names.append(f"{feature}_{OTHER}")
+        return np.asarray(names, dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.input_tags.two_d_array = True
+        return tags

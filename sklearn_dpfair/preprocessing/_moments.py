@@ -1,0 +1,76 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Noisy per-column counts, clipped sums and sums of squares: one Gaussian release.
+
+Each column ``j`` is clipped to its public ``[lo_j, hi_j]``, centred at the
+public midpoint ``m_j`` and divided by the public half-width ``r_j``, so a
+record's value ``u_j`` lies in ``[-1, 1]`` (0 when missing). A record adds
+``(w_0 o_j, w_1 u_j, w_2 u_j^2)_j`` to the stacked vector of counts, sums
+and sums of squares, where ``o_j`` says whether ``x_j`` is observed and
+``w_k = sqrt(share_k / d)``: its l2 norm is at most
+``sqrt(sum_k share_k) = 1`` whatever the record holds (huge, missing or
+constant values included). Adding or removing a record therefore moves the
+stacked vector by at most 1 in l2 norm, and one Gaussian mechanism of
+sensitivity 1 releases all of it (the bounded mean and variance of Dwork
+and Roth, 2014, Section 3.5, and of Biswas, Dong, Kamath and Ullman, 2020,
+with the count released rather than assumed public). Division happens after
+the release (post-processing).
+"""
+
+import math
+
+import numpy as np
+
+__all__ = ["MOMENT_SHARES", "noisy_moments"]
+
+#: Shares of the squared sensitivity given to (counts, sums, sums of
+#: squares): the count matters least (it divides the other two, and is
+#: large), the sums and squares equally.
+MOMENT_SHARES = {1: (0.2, 0.8), 2: (0.1, 0.45, 0.45)}
+
+
+def noisy_moments(X, lower, upper, mechanism, rng, *, order=2):
+    """Noisy counts and clipped moments of each column, in one release.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Private rows; NaN is missing.
+    lower, upper : ndarray of shape (n_features,)
+        Public bounds.
+    mechanism : GaussianMechanism
+        Of ``clip_norm=1`` (the stacked vector's sensitivity).
+    rng : numpy.random.Generator
+    order : {1, 2}, default=2
+        Release sums only (1) or sums and sums of squares (2).
+
+    Returns
+    -------
+    count, sum_u[, sum_u2] : ndarrays of shape (n_features,)
+        Noisy count of observed values, and noisy sums of ``u`` (and
+        ``u^2``), in units of the half-width around the midpoint.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy import GaussianMechanism
+    >>> from sklearn_dpfair.preprocessing._moments import noisy_moments
+    >>> X = np.array([[0.0], [10.0], [np.nan]])
+    >>> n, s1, s2 = noisy_moments(X, np.array([0.0]), np.array([10.0]),
+    ...                           GaussianMechanism(1.0, 0.0), None)
+    >>> n, s1, s2
+    (array([2.]), array([0.]), array([2.]))
+    """
+    shares = MOMENT_SHARES[order]
+    d = X.shape[1]
+    weights = [math.sqrt(s / d) for s in shares]
+    centre, half = (lower + upper) / 2.0, (upper - lower) / 2.0
+    observed = ~np.isnan(X)
+    # Missing values contribute 0 to the sums (and their observed flag 0).
+    u = np.where(observed, (np.clip(X, lower, upper) - centre) / half, 0.0)
+    parts = [observed.sum(axis=0, dtype=np.float64), u.sum(axis=0)]
+    if order == 2:
+        parts.append(np.square(u).sum(axis=0))
+    stacked = np.concatenate([w * p for w, p in zip(weights, parts)])
+    noisy = mechanism.privatize(stacked, rng)
+    return tuple(noisy[k * d : (k + 1) * d] / weights[k] for k in range(len(parts)))

@@ -1,0 +1,307 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Standardization with a private mean and variance of clipped columns."""
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ._base import PrivateTransformerMixin
+from ._bounds import AUTO_GRID, AUTO_RANGE, check_bounds
+from ._moments import noisy_moments
+from ._plan import plan_releases
+from ._quantiles import column_quantiles
+
+__all__ = ["DPStandardScaler"]
+
+# Variance floor, as a fraction of the squared width: a near-constant private
+# column must not be divided by noise (in units of the half-width: (2e-3)^2).
+_RELATIVE_STD_FLOOR = 1e-3
+
+
+class DPStandardScaler(
+    PrivateTransformerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
+):
+    """Standardize columns with a differentially private mean and variance.
+
+    Each column is clipped to public bounds; the counts, clipped sums and
+    sums of squares of all columns are released together by one Gaussian
+    mechanism (sensitivity 1 after a public rescaling, whatever one record
+    holds), and ``transform`` returns ``(clip(x) - mean_) / scale_``.
+    ``bounds="auto"`` first spends a declared share of the budget on private
+    quartiles of every column, over a public grid of ``[-1e8, 1e8]``, and
+    clips at fences ``auto_fence`` interquartile ranges beyond them (Tukey's
+    fences: robust, one outlier cannot widen them). Quartiles rather than
+    extreme quantiles because the exponential mechanism needs about
+    ``q n epsilon0 >> log(#candidates)`` to place the ``q``-quantile in the
+    data rather than anywhere on the grid.
+
+    The output bound is declared: ``output_bounds_[j]`` is
+    ``((lo_j - mean_j) / scale_j, (hi_j - mean_j) / scale_j)``, computed from
+    released quantities only, and ``output_norm_bound_`` bounds the l2 norm
+    of any transformed row; a downstream private estimator may take either
+    as its public feature bound.
+
+    Missing values (NaN) are ignored in ``fit`` and kept in ``transform``,
+    as in scikit-learn's ``StandardScaler``.
+
+    Read more in the :ref:`User Guide <preprocessing>`.
+
+    Parameters
+    ----------
+    bounds : array-like of shape (2,) or (n_features, 2), or "auto"
+        Public ``(lower, upper)`` of every column, or of each. ``"auto"``:
+        fences around the private quantiles ``auto_quantiles`` of each
+        column, at a share ``auto_share`` of the budget (the exact minimum
+        and maximum at ``epsilon=inf``, where nothing is clipped).
+    epsilon : float, default=1.0
+        Target epsilon; ``np.inf`` computes the exact statistics of the
+        clipped columns.
+    delta : float, default=1e-5
+        Target delta in (0, 1).
+    with_mean : bool, default=True
+        Subtract the mean.
+    with_std : bool, default=True
+        Divide by the standard deviation.
+    auto_share : float, default=0.2
+        Share of the zCDP budget spent on the bounds when ``bounds="auto"``.
+    auto_quantiles : tuple of float, default=(0.25, 0.75)
+        Levels ``(a, b)`` of the private quantiles when ``bounds="auto"``.
+    auto_fence : float, default=2.0
+        The bounds are ``q_a - f (q_b - q_a)`` and ``q_b + f (q_b - q_a)``
+        (``f = 2``: about 3.4 standard deviations of a normal column).
+    accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
+        dp-accounting accountant; ``bounds="auto"`` needs "rdp".
+    random_state : None, int, RandomState or Generator, default=None
+        None draws the noise from OS entropy (a release); anything else is a
+        seed (a reproducible fit, not a release).
+
+    Attributes
+    ----------
+    mean_ : ndarray of shape (n_features,)
+        Released mean of the clipped columns (0 without ``with_mean``).
+    var_ : ndarray of shape (n_features,) or None
+        Released variance, floored at ``(width / 1000)^2`` (None without
+        ``with_std``).
+    scale_ : ndarray of shape (n_features,)
+        ``sqrt(var_)`` (1 without ``with_std``).
+    bounds_ : ndarray of shape (n_features, 2)
+        The bounds used (public, or released by the private quantiles).
+    output_bounds_ : ndarray of shape (n_features, 2)
+        Bounds of each transformed column.
+    output_norm_bound_ : float
+        Bound on the l2 norm of a transformed row.
+    epsilon_, delta_, dp_event_, adjacency_, privacy_record_
+        The guarantee, as accounted by dp-accounting (add/remove adjacency).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined when ``X`` has string column names.
+
+    See Also
+    --------
+    sklearn.preprocessing.StandardScaler : The non-private scaler.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.preprocessing import DPStandardScaler
+    >>> X = np.random.default_rng(0).normal(50.0, 10.0, size=(5000, 2))
+    >>> scaler = DPStandardScaler(bounds=(0.0, 100.0), epsilon=1.0,
+    ...                           random_state=0).fit(X)
+    >>> bool(np.all(np.abs(scaler.mean_ - 50.0) < 1.0))
+    True
+    >>> bool(np.all(np.abs(scaler.scale_ - 10.0) < 1.0))
+    True
+    >>> scaler.epsilon_ <= 1.0
+    True
+    """
+
+    _parameter_constraints = {
+        "bounds": ["array-like", StrOptions({"auto"})],
+        "with_mean": ["boolean"],
+        "with_std": ["boolean"],
+        "auto_share": [Interval(Real, 0, 1, closed="neither")],
+        "auto_quantiles": [tuple],
+        "auto_fence": [Interval(Real, 0, None, closed="left")],
+        **PrivateTransformerMixin._privacy_constraints,
+    }
+
+    def __init__(
+        self,
+        bounds,
+        *,
+        epsilon=1.0,
+        delta=1e-5,
+        with_mean=True,
+        with_std=True,
+        auto_share=0.2,
+        auto_quantiles=(0.25, 0.75),
+        auto_fence=2.0,
+        accountant="rdp",
+        random_state=None,
+    ):
+        self.bounds = bounds
+        self.epsilon = epsilon
+        self.delta = delta
+        self.with_mean = with_mean
+        self.with_std = with_std
+        self.auto_share = auto_share
+        self.auto_quantiles = auto_quantiles
+        self.auto_fence = auto_fence
+        self.accountant = accountant
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Release the mean and variance of the clipped columns of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Private rows; NaN is missing.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : DPStandardScaler
+            The fitted transformer.
+        """
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
+        n_features = X.shape[1]
+        auto = isinstance(self.bounds, str)
+        if auto:
+            levels = _check_levels(self.auto_quantiles)
+        else:
+            lower, upper = check_bounds(self.bounds, n_features)
+        needs_moments = self.with_mean or self.with_std
+        # The plan: public quantities only (shape, parameters).
+        plan = plan_releases(
+            self.epsilon,
+            self.delta,
+            self._accountant_kind(),
+            gaussian=needs_moments,
+            n_quantiles=2 * n_features if auto else 0,
+            quantile_share=self.auto_share,
+        )
+        rng = self._start_fit(X.shape[0], uses_delta=True)
+        if auto:
+            lower, upper = self._auto_bounds(X, levels, plan.quantile_rho, rng)
+        self.bounds_ = np.column_stack([lower, upper])
+        centre, half = (lower + upper) / 2.0, (upper - lower) / 2.0
+        mean_u, var_u = np.zeros(n_features), np.ones(n_features)
+        if needs_moments:
+            order = 2 if self.with_std else 1
+            moments = noisy_moments(X, lower, upper, plan.gaussian, rng, order=order)
+            mean_u, var_u = _mean_and_variance(*moments, private=plan.is_private)
+        self.mean_ = centre + half * mean_u if self.with_mean else np.zeros(n_features)
+        self.var_, self.scale_ = None, np.ones(n_features)
+        if self.with_std:
+            self.var_ = np.square(half) * var_u
+            scale = np.sqrt(self.var_)
+            # A zero variance (exact statistics of a constant column) scales
+            # by 1, as scikit-learn does.
+            self.scale_ = np.where(scale > 0, scale, 1.0)
+        self._set_output_bounds(
+            (lower - self.mean_) / self.scale_, (upper - self.mean_) / self.scale_
+        )
+        what = "bounds from private quantiles, then " if auto else ""
+        self._set_privacy_record(
+            plan.record(
+                f"DPStandardScaler: {what}clipped counts, sums and sums of "
+                "squares of all columns, one Gaussian release"
+            )
+        )
+        return self
+
+    def _auto_bounds(self, X, levels, rho, rng):
+        if np.isinf(rho):
+            # Without privacy: the observed range (nothing is clipped).
+            with np.errstate(all="ignore"):
+                lower, upper = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+            empty = np.isnan(lower)
+            lower, upper = np.where(empty, -1.0, lower), np.where(empty, 1.0, upper)
+        else:
+            grids = [AUTO_GRID] * X.shape[1]
+            lower, upper = column_quantiles(X, levels, grids, rho, rng)
+            spread = (upper - lower) * self.auto_fence
+            lower, upper = lower - spread, upper + spread
+        lower, upper = np.clip(lower, *AUTO_RANGE), np.clip(upper, *AUTO_RANGE)
+        # A released pair may coincide (a constant column): widen it by a
+        # public margin so the column has a positive width.
+        same = upper <= lower
+        margin = np.maximum(np.abs(lower), 1.0) * 1e-3
+        return np.where(same, lower - margin, lower), np.where(
+            same, upper + margin, upper
+        )
+
+    def transform(self, X):
+        """Clip to ``bounds_`` and standardize.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to transform.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features)
+            Within ``output_bounds_`` column by column (NaN kept).
+        """
+        check_is_fitted(self)
+        X = validate_data(
+            self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False
+        )
+        clipped = np.clip(X, self.bounds_[:, 0], self.bounds_[:, 1])
+        return (clipped - self.mean_) / self.scale_
+
+    def inverse_transform(self, X):
+        """Undo the standardization (not the clipping).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to transform.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+            ``X * scale_ + mean_``.
+        """
+        check_is_fitted(self)
+        X = validate_data(
+            self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False
+        )
+        return X * self.scale_ + self.mean_
+
+
+def _check_levels(levels):
+    if (
+        len(levels) != 2
+        or not all(isinstance(q, Real) for q in levels)
+        or not 0 < levels[0] < levels[1] < 1
+    ):
+        raise ValueError(
+            f"auto_quantiles must be two increasing levels in (0, 1), got {levels!r}."
+        )
+    return [float(q) for q in levels]
+
+
+def _mean_and_variance(count, sum_u, sum_u2=None, *, private):
+    """Mean and variance in half-width units, from the released sums."""
+    if sum_u2 is None:
+        sum_u2 = np.zeros_like(sum_u)
+    if not private:
+        n = np.maximum(count, 1.0)
+        mean = sum_u / n
+        return mean, np.maximum(sum_u2 / n - np.square(mean), 0.0)
+    # Post-processing of noisy releases: a count below 1, a mean outside the
+    # bounds and a variance outside [floor, 1] are each impossible for the
+    # true statistics, so projecting onto them only removes noise.
+    n = np.maximum(count, 1.0)
+    mean = np.clip(sum_u / n, -1.0, 1.0)
+    var = sum_u2 / n - np.square(mean)
+    return mean, np.clip(var, (2.0 * _RELATIVE_STD_FLOOR) ** 2, 1.0)

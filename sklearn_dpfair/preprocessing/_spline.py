@@ -1,0 +1,243 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""B-spline features on private quantile knots (or public uniform ones)."""
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.preprocessing import SplineTransformer
+from sklearn.utils.validation import (
+    _check_feature_names_in,
+    check_is_fitted,
+    validate_data,
+)
+
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ._base import PrivateTransformerMixin
+from ._bounds import check_bounds
+from ._plan import plan_releases
+from ._quantiles import quantile_edges
+
+__all__ = ["DPSplineTransformer"]
+
+# Knots must increase strictly: released quantiles that coincide are moved
+# apart by this fraction of the width (post-processing).
+_KNOT_GAP = 1e-9
+
+
+class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
+    """B-spline features of each column on private quantile knots.
+
+    ``knots="quantile"`` releases the ``n_knots - 2`` inner knots of each
+    column as private quantiles (exponential mechanism on a public grid of
+    the bounds); ``knots="uniform"`` spaces them evenly over the public
+    bounds and reads no private value (``epsilon_ == 0``). The features are
+    those of scikit-learn's ``SplineTransformer`` with these explicit knots
+    (a data-independent transform), on values clipped to the bounds, so
+    every output lies in ``[0, 1]`` (B-splines are non-negative and sum to
+    1): ``output_bounds_``.
+
+    Read more in the :ref:`User Guide <preprocessing>`.
+
+    Parameters
+    ----------
+    bounds : array-like of shape (2,) or (n_features, 2)
+        Public ``(lower, upper)`` of every column, or of each: the first and
+        last knots.
+    n_knots : int, default=5
+        Number of knots, end points included (>= 3).
+    degree : int, default=3
+        Degree of the polynomial pieces.
+    knots : {"quantile", "uniform"}, default="quantile"
+    include_bias : bool, default=True
+        Keep all ``n_knots + degree - 1`` splines of each column (else drop
+        the last, as scikit-learn does).
+    epsilon : float, default=1.0
+        Target epsilon; ``np.inf`` computes the exact quantiles (those of
+        scikit-learn's ``knots="quantile"``).
+    delta : float, default=1e-5
+        Target delta in (0, 1).
+    accountant : {"rdp"} or PrivacyLedger, default="rdp"
+        The quantiles are zCDP releases, interpreted by the RDP accountant.
+    random_state : None, int, RandomState or Generator, default=None
+        None draws the noise from OS entropy (a release); anything else is a
+        seed (not a release).
+
+    Attributes
+    ----------
+    knots_ : ndarray of shape (n_knots, n_features)
+        The knots used.
+    spline_ : sklearn.preprocessing.SplineTransformer
+        The non-private transformer built on ``knots_`` (fitted on them, not
+        on the data).
+    n_features_out_ : int
+    output_bounds_ : ndarray of shape (n_features_out_, 2)
+    output_norm_bound_ : float
+    epsilon_, delta_, dp_event_, adjacency_, privacy_record_
+        The guarantee (add/remove adjacency).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    See Also
+    --------
+    sklearn.preprocessing.SplineTransformer : The non-private transformer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.preprocessing import DPSplineTransformer
+    >>> X = np.random.default_rng(0).normal(50, 10, size=(5000, 1))
+    >>> spl = DPSplineTransformer(bounds=(0, 100), random_state=0).fit(X)
+    >>> spl.transform(X).shape
+    (5000, 7)
+    >>> bool(np.allclose(spl.transform(X).sum(axis=1), 1.0))
+    True
+    """
+
+    _parameter_constraints = {
+        "bounds": ["array-like"],
+        "n_knots": [Interval(Integral, 3, None, closed="left")],
+        "degree": [Interval(Integral, 0, None, closed="left")],
+        "knots": [StrOptions({"quantile", "uniform"})],
+        "include_bias": ["boolean"],
+        **PrivateTransformerMixin._privacy_constraints,
+    }
+
+    def __init__(
+        self,
+        bounds,
+        *,
+        n_knots=5,
+        degree=3,
+        knots="quantile",
+        include_bias=True,
+        epsilon=1.0,
+        delta=1e-5,
+        accountant="rdp",
+        random_state=None,
+    ):
+        self.bounds = bounds
+        self.n_knots = n_knots
+        self.degree = degree
+        self.knots = knots
+        self.include_bias = include_bias
+        self.epsilon = epsilon
+        self.delta = delta
+        self.accountant = accountant
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Release the knots of each column.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Private rows.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : DPSplineTransformer
+            The fitted transformer.
+        """
+        X = validate_data(self, X, dtype=np.float64)
+        n_features = X.shape[1]
+        lower, upper = check_bounds(self.bounds, n_features)
+        quantile = self.knots == "quantile"
+        plan = plan_releases(
+            self.epsilon,
+            self.delta,
+            self._accountant_kind(),
+            gaussian=False,
+            n_quantiles=(self.n_knots - 2) * n_features if quantile else 0,
+        )
+        rng = self._start_fit(X.shape[0], uses_delta=False)
+        if quantile:
+            knots = quantile_edges(
+                X, lower, upper, self.n_knots, plan.quantile_rho, rng
+            )
+            knots = _strictly_increasing(knots, upper - lower)
+        else:
+            knots = np.linspace(lower, upper, self.n_knots)
+        self.knots_ = knots
+        self.bounds_ = np.column_stack([lower, upper])
+        # Built and fitted on the knots only: a data-independent transform.
+        self.spline_ = SplineTransformer(
+            knots=knots,
+            degree=self.degree,
+            include_bias=self.include_bias,
+            extrapolation="constant",
+        ).fit(knots)
+        self.n_features_out_ = self.spline_.n_features_out_
+        self._set_output_bounds(
+            np.zeros(self.n_features_out_), np.ones(self.n_features_out_)
+        )
+        # The splines of a column sum to at most 1: its squared norm too.
+        self.output_norm_bound_ = float(np.sqrt(n_features))
+        what = (
+            "private quantile knots (exponential mechanism on public grids)"
+            if quantile
+            else "uniform knots of the public bounds (no private read)"
+        )
+        self._set_privacy_record(plan.record(f"DPSplineTransformer: {what}"))
+        return self
+
+    def transform(self, X):
+        """B-spline features of the clipped columns.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to transform.
+
+        Returns
+        -------
+        X_out : ndarray of shape (n_samples, n_features_out_)
+            Within ``[0, 1]``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        # Clipped to the first and last knots: the features of a value
+        # beyond the bounds are those of the bound.
+        X = np.clip(X, self.knots_[0], self.knots_[-1])
+        return self.spline_.transform(X)
+
+    def get_feature_names_out(self, input_features=None):
+        """Output feature names, ``{feature}_sp_{k}`` as scikit-learn names them.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input feature names (``feature_names_in_`` or ``x0, x1, ...`` when None).
+
+        Returns
+        -------
+        feature_names_out : ndarray of str
+            One name per output column.
+        """
+        check_is_fitted(self)
+        names = _check_feature_names_in(self, input_features)
+        return self.spline_.get_feature_names_out(names)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+def _strictly_increasing(knots, width):
+    """Move coinciding knots apart, keeping the first and last in place."""
+    first, last = knots[0].copy(), knots[-1].copy()
+    # A column whose end points coincide (a constant column without
+    # privacy) gets a width of its own.
+    last = np.where(last > first, last, first + width * _KNOT_GAP * knots.shape[0])
+    knots = knots.copy()
+    for k in range(1, knots.shape[0]):
+        knots[k] = np.maximum(knots[k], knots[k - 1] + width * _KNOT_GAP)
+    # Knots pushed past the last one: rescale into [first, last].
+    knots = first + (knots - first) * ((last - first) / (knots[-1] - first))
+    knots[-1] = last
+    return knots

@@ -1,0 +1,191 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+from sklearn.preprocessing import OneHotEncoder
+
+from sklearn_dpfair.preprocessing import DPOneHotEncoder
+from sklearn_dpfair.preprocessing._categories import MISSING, canonical_order, key_of
+from sklearn_dpfair.privacy import PrivacyLedger
+from sklearn_dpfair.privacy._accounting import epsilon_of
+
+
+def _frame(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "colour": rng.choice(["red", "green", "blue"], n, p=[0.5, 0.3, 0.2]),
+            "size": rng.choice([1, 2, 3], n),
+            "city": rng.choice(["Oslo", None, "Lima"], n),
+        }
+    )
+
+
+# Records added to D: an unseen category in each column, a missing value,
+# a value already common, a one-of-a-kind string.
+NEW_RECORDS = {
+    "unseen": ["violet", 99, "Quito"],
+    "missing": [None, np.nan, None],
+    "common": ["red", 1, "Oslo"],
+    "one_of_a_kind": ["x" * 1000, -1, "\u00e9"],
+}
+
+
+def _counts_by_key(X):
+    """Exact counts of each (column, category), in the encoder's order."""
+    out = {}
+    for j, name in enumerate(X.columns):
+        keys = [key_of(v) for v in X[name].to_numpy(dtype=object)]
+        for k in canonical_order(set(keys)):
+            out[(j, k)] = keys.count(k)
+    return out
+
+
+@pytest.mark.parametrize("record", list(NEW_RECORDS.values()), ids=list(NEW_RECORDS))
+def test_one_record_moves_the_counts_by_its_sensitivity(privatized_sums, record):
+    # Partition selection: a record holds one category per column, so the
+    # counts of the categories present move by at most sqrt(d) in l2 norm,
+    # and a category absent from D has count exactly 1 in D'.
+    X = _frame()
+    Z = pd.concat([X, pd.DataFrame([record], columns=X.columns)], ignore_index=True)
+    fits = [DPOneHotEncoder(random_state=0).fit(data) for data in (X, Z)]
+    sensitivity = fits[0].privacy_record_.clip_norm
+    assert sensitivity == pytest.approx(math.sqrt(X.shape[1]))
+    before, after = privatized_sums
+    keys_before, keys_after = list(_counts_by_key(X)), list(_counts_by_key(Z))
+    # The spied vectors are the counts in the canonical order.
+    np.testing.assert_array_equal(before, list(_counts_by_key(X).values()))
+    np.testing.assert_array_equal(after, list(_counts_by_key(Z).values()))
+    diff = dict(zip(keys_after, after))
+    for key, count in zip(keys_before, before):
+        diff[key] -= count
+    moved = np.array(list(diff.values()))
+    assert np.linalg.norm(moved) <= sensitivity + 1e-12
+    new = set(keys_after) - set(keys_before)
+    assert all(diff[key] == 1 for key in new)
+
+
+def test_the_threshold_keeps_a_single_record_category_with_probability_delta():
+    enc = DPOneHotEncoder(epsilon=1.0, delta=1e-6).fit(_frame())
+    d = 3
+    record = enc.privacy_record_
+    sigma = record.noise_multiplier * record.clip_norm
+    # P(1 + N(0, sigma^2) > tau) for each of a record's d categories.
+    p_keep = norm.sf((enc.threshold_ - 1.0) / sigma)
+    assert d * p_keep == pytest.approx(enc.threshold_delta_, rel=1e-6)
+    assert enc.threshold_delta_ == pytest.approx(0.5e-6)
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+def test_epsilon_recomputed_from_the_event_meets_the_target(accountant):
+    enc = DPOneHotEncoder(epsilon=0.7, delta=1e-5, accountant=accountant).fit(_frame())
+    noise_delta = enc.delta_ - enc.threshold_delta_
+    recomputed = epsilon_of(enc.dp_event_, noise_delta, accountant)
+    assert recomputed == pytest.approx(enc.epsilon_, rel=1e-9)
+    assert enc.epsilon_ <= 0.7 * (1 + 1e-9)
+    assert enc.delta_ == 1e-5 and enc.adjacency_ == "add_remove"
+
+
+def test_declared_categories_cost_nothing(privatized_sums):
+    X = _frame()
+    enc = DPOneHotEncoder(
+        categories=[["blue", "red"], [1, 2, 3], ["Lima", "Oslo", None]]
+    ).fit(X)
+    assert enc.epsilon_ == 0.0 and enc.dp_event_.__class__.__name__ == "NoOpDpEvent"
+    assert not privatized_sums
+    out = enc.transform(
+        pd.DataFrame({"colour": ["green"], "size": [2], "city": [None]})
+    )
+    # green is undeclared: the other column of "colour".
+    np.testing.assert_array_equal(out, [[0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0]])
+
+
+def test_epsilon_inf_is_scikit_learn():
+    X = _frame()
+    X.loc[3, "colour"] = "rare"
+    ours = DPOneHotEncoder(epsilon=np.inf, handle_unknown="ignore").fit(X)
+    ref = OneHotEncoder(handle_unknown="ignore", sparse_output=False).fit(X)
+    test = _frame(50, seed=1)
+    test.loc[0, "colour"] = "unseen"
+    np.testing.assert_array_equal(ours.transform(test), ref.transform(test))
+    assert list(ours.get_feature_names_out()) == list(ref.get_feature_names_out())
+    for a, b in zip(ours.categories_, ref.categories_):
+        assert [str(v) for v in a] == [str(v) for v in b]
+    assert math.isinf(ours.epsilon_)
+
+
+def test_rare_and_unseen_categories_go_to_other():
+    X = pd.DataFrame({"c": ["a"] * 300 + ["b"] * 200 + ["rare"]})
+    enc = DPOneHotEncoder(random_state=0).fit(X)
+    assert list(enc.categories_[0]) == ["a", "b"]
+    out = enc.transform(pd.DataFrame({"c": ["rare", "never", "a"]}))
+    np.testing.assert_array_equal(out, [[0, 0, 1], [0, 0, 1], [1, 0, 0]])
+    ignore = DPOneHotEncoder(handle_unknown="ignore", random_state=0).fit(X)
+    np.testing.assert_array_equal(
+        ignore.transform(pd.DataFrame({"c": ["rare", "b"]})), [[0, 0], [0, 1]]
+    )
+
+
+def test_utility_rises_with_epsilon():
+    # Categories of Zipf-like frequencies: more budget finds more of them.
+    counts = np.array([2000, 800, 300, 120, 50, 20, 8, 3])
+    X = pd.DataFrame({"c": np.repeat([f"c{i}" for i in range(len(counts))], counts)})
+    found = [
+        np.mean(
+            [
+                len(DPOneHotEncoder(epsilon=eps, random_state=s).fit(X).categories_[0])
+                for s in range(10)
+            ]
+        )
+        for eps in (0.05, 0.5, 5.0)
+    ]
+    assert found[0] < found[1] < found[2] <= len(counts)
+
+
+def test_missing_values_are_a_category():
+    X = pd.DataFrame({"c": ["a"] * 300 + [None] * 200})
+    enc = DPOneHotEncoder(random_state=0).fit(X)
+    assert enc._keys[0] == ["a", MISSING]
+    assert list(enc.get_feature_names_out()) == ["c_a", "c_nan", "c_infrequent_sklearn"]
+    np.testing.assert_array_equal(
+        enc.transform(pd.DataFrame({"c": [np.nan, None, "a"]})),
+        [[0, 1, 0], [0, 1, 0], [1, 0, 0]],
+    )
+
+
+def test_max_categories_and_min_frequency_post_process_the_counts():
+    X = pd.DataFrame({"c": ["a"] * 500 + ["b"] * 300 + ["c"] * 100})
+    top = DPOneHotEncoder(max_categories=3, random_state=0).fit(X)
+    assert list(top.categories_[0]) == ["a", "b"]
+    frequent = DPOneHotEncoder(min_frequency=200, random_state=0).fit(X)
+    assert list(frequent.categories_[0]) == ["a", "b"]
+
+
+def test_dataframe_output_and_bounds():
+    X = _frame()
+    enc = DPOneHotEncoder(random_state=0).set_output(transform="pandas").fit(X)
+    out = enc.transform(X)
+    assert list(out.columns) == list(enc.get_feature_names_out())
+    assert enc.output_bounds_.shape == (out.shape[1], 2)
+    assert np.all(out.to_numpy().sum(axis=1) == X.shape[1])
+    assert enc.output_norm_bound_ == pytest.approx(math.sqrt(X.shape[1]))
+
+
+def test_a_ledger_is_refused_for_discovery_only():
+    X = _frame()
+    with pytest.raises(ValueError, match="accountant"):
+        DPOneHotEncoder(accountant=PrivacyLedger()).fit(X)
+    declared = [["blue"], [1], ["Oslo"]]
+    DPOneHotEncoder(categories=declared, accountant=PrivacyLedger()).fit(X)
+
+
+def test_releases_match_the_event():
+    releases = pytest.importorskip("sklearn_dpfair.privacy._releases")
+    with releases.logged_releases() as log:
+        enc = DPOneHotEncoder().fit(_frame())
+    releases.check_releases(log, enc.dp_event_, what="test")
+    assert sum(log.counts.values()) == 1

@@ -1,0 +1,96 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+import math
+
+import numpy as np
+import pytest
+from sklearn.impute import SimpleImputer
+
+from sklearn_dpfair.preprocessing import DPSimpleImputer
+from sklearn_dpfair.privacy._accounting import epsilon_of
+
+BOUNDS = (0.0, 100.0)
+
+
+def test_mean_one_record_moves_the_released_vector_by_at_most_one(
+    privatized_sums, neighbours
+):
+    for Z in neighbours:
+        DPSimpleImputer(bounds=BOUNDS, random_state=0).fit(Z)
+    before, after = privatized_sums
+    assert np.linalg.norm(after - before) <= 1.0 + 1e-12
+
+
+def test_median_utilities_move_by_at_most_one_half(
+    selection_scores, selection_sensitivities, neighbours
+):
+    for Z in neighbours:
+        DPSimpleImputer(bounds=BOUNDS, strategy="median", random_state=0).fit(Z)
+    n = len(selection_scores) // 2
+    assert n == 3 and selection_sensitivities == [0.5] * 6
+    for k in range(n):
+        moved = np.max(np.abs(selection_scores[n + k] - selection_scores[k]))
+        assert moved <= 0.5 + 1e-12
+
+
+@pytest.mark.parametrize("strategy", ["mean", "median"])
+def test_epsilon_recomputed_from_the_event_meets_the_target(strategy, missing_data):
+    imp = DPSimpleImputer(bounds=BOUNDS, strategy=strategy, epsilon=0.5).fit(
+        missing_data
+    )
+    assert epsilon_of(imp.dp_event_, imp.delta_, "rdp") == pytest.approx(
+        imp.epsilon_, rel=1e-9
+    )
+    assert imp.epsilon_ <= 0.5 * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("strategy", ["mean", "median"])
+def test_epsilon_inf_is_scikit_learn_on_data_within_the_bounds(strategy):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.0, 100.0, size=(301, 3))
+    X[rng.random(301) < 0.2, 1] = np.nan
+    ours = DPSimpleImputer(bounds=BOUNDS, strategy=strategy, epsilon=np.inf).fit(X)
+    ref = SimpleImputer(strategy=strategy).fit(X)
+    np.testing.assert_allclose(ours.statistics_, ref.statistics_, rtol=1e-12)
+    np.testing.assert_allclose(ours.transform(X), ref.transform(X), rtol=1e-12)
+    assert math.isinf(ours.epsilon_)
+
+
+@pytest.mark.parametrize("strategy", ["mean", "median"])
+def test_utility_rises_with_epsilon(strategy):
+    rng = np.random.default_rng(1)
+    X = rng.normal(40.0, 10.0, size=(1000, 1))
+    truth = np.median(X) if strategy == "median" else X.mean()
+    errors = [
+        np.mean(
+            [
+                abs(
+                    DPSimpleImputer(
+                        bounds=BOUNDS, strategy=strategy, epsilon=eps, random_state=s
+                    )
+                    .fit(X)
+                    .statistics_[0]
+                    - truth
+                )
+                for s in range(10)
+            ]
+        )
+        for eps in (0.02, 0.2, 2.0)
+    ]
+    assert errors[0] > errors[1] > errors[2]
+
+
+def test_output_is_clipped_and_filled(missing_data):
+    imp = DPSimpleImputer(bounds=BOUNDS, random_state=0).fit(missing_data)
+    out = imp.transform(np.array([[np.nan, 1e300, -5.0]]))
+    assert not np.isnan(out).any()
+    assert np.all(out >= 0.0) and np.all(out <= 100.0)
+    np.testing.assert_array_equal(imp.output_bounds_, [BOUNDS] * 3)
+
+
+def test_an_all_missing_column_is_kept():
+    # scikit-learn drops it (a shape read from the data); the private
+    # imputer keeps every column and fills it with a released value.
+    X = np.column_stack([np.arange(10.0), np.full(10, np.nan)])
+    out = DPSimpleImputer(bounds=BOUNDS, random_state=0).fit_transform(X)
+    assert out.shape == X.shape and not np.isnan(out).any()

@@ -1,0 +1,33 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+import itertools
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair.preprocessing._moments import MOMENT_SHARES, noisy_moments
+from sklearn_dpfair.privacy import GaussianMechanism
+
+NO_NOISE = GaussianMechanism(clip_norm=1.0, noise_multiplier=0.0)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_every_record_contributes_at_most_one_in_norm(order, privatized_sums):
+    # All rows built from the extremes of [0, 10] and NaN, for 3 columns: the
+    # stacked contribution of any single row has l2 norm <= 1.
+    values = [0.0, 10.0, 5.0, np.nan, 1e300, -1e300]
+    lower, upper = np.zeros(3), np.full(3, 10.0)
+    for row in itertools.product(values, repeat=3):
+        noisy_moments(np.array([row]), lower, upper, NO_NOISE, None, order=order)
+    norms = [np.linalg.norm(v) for v in privatized_sums]
+    assert max(norms) == pytest.approx(1.0) and max(norms) <= 1.0 + 1e-12
+    assert sum(MOMENT_SHARES[order]) == pytest.approx(1.0)
+
+
+def test_moments_without_noise_are_exact():
+    X = np.array([[1.0, np.nan], [3.0, 4.0], [20.0, 6.0]])
+    count, s1, s2 = noisy_moments(X, np.zeros(2), np.full(2, 10.0), NO_NOISE, None)
+    np.testing.assert_allclose(count, [3, 2])
+    # u = (clip(x) - 5) / 5: column 0 -> -0.8, -0.4, 1.
+    np.testing.assert_allclose(s1, [-0.2, 0.0], atol=1e-12)
+    np.testing.assert_allclose(s2, [0.64 + 0.16 + 1.0, 0.04 + 0.04], rtol=1e-12)

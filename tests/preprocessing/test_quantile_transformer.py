@@ -1,0 +1,105 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+import math
+
+import numpy as np
+import pytest
+from sklearn.preprocessing import QuantileTransformer
+
+from sklearn_dpfair.preprocessing import DPQuantileTransformer
+from sklearn_dpfair.privacy._accounting import epsilon_of
+from sklearn_dpfair.privacy._quantile import quantile_sensitivity
+
+BOUNDS = (0.0, 100.0)
+
+
+def test_utilities_move_by_at_most_their_sensitivity(
+    selection_scores, selection_sensitivities, neighbours
+):
+    for Z in neighbours:
+        DPQuantileTransformer(bounds=BOUNDS, n_quantiles=5, random_state=0).fit(Z)
+    n = len(selection_scores) // 2
+    levels = [0.25, 0.5, 0.75] * 3
+    assert n == 9
+    for k in range(n):
+        assert selection_sensitivities[k] == quantile_sensitivity(
+            levels[k], "add_remove"
+        )
+        moved = np.max(np.abs(selection_scores[n + k] - selection_scores[k]))
+        assert moved <= selection_sensitivities[k] + 1e-12
+
+
+def test_epsilon_recomputed_from_the_event_meets_the_target(missing_data):
+    qt = DPQuantileTransformer(bounds=BOUNDS, epsilon=0.5).fit(missing_data)
+    assert epsilon_of(qt.dp_event_, qt.delta_, "rdp") == pytest.approx(
+        qt.epsilon_, rel=1e-9
+    )
+    assert qt.epsilon_ <= 0.5 * (1 + 1e-9)
+    assert qt.dp_event_.count == 8 * 3
+
+
+@pytest.mark.parametrize("distribution", ["uniform", "normal"])
+def test_epsilon_inf_is_scikit_learn_on_data_within_the_bounds(distribution):
+    rng = np.random.default_rng(0)
+    X = rng.lognormal(3.0, 0.5, size=(500, 2))
+    kwargs = {"n_quantiles": 20, "output_distribution": distribution}
+    ours = DPQuantileTransformer(bounds=BOUNDS, epsilon=np.inf, **kwargs).fit(X)
+    ref = QuantileTransformer(**kwargs).fit(X)
+    np.testing.assert_allclose(ours.quantiles_, ref.quantiles_, rtol=1e-12)
+    test = rng.lognormal(3.0, 0.6, size=(200, 2))
+    np.testing.assert_allclose(ours.transform(test), ref.transform(test), atol=1e-9)
+    assert math.isinf(ours.epsilon_)
+
+
+def test_loose_public_bounds_still_give_useful_quantiles():
+    # Income-like column, public range [0, 1e7]: the median is found within
+    # a few percent although the range is 200 times the median.
+    rng = np.random.default_rng(1)
+    income = rng.lognormal(10.8, 0.8, size=(5000, 1))
+    errors = []
+    for seed in range(5):
+        qt = DPQuantileTransformer(
+            bounds=(0.0, 1e7), n_quantiles=5, epsilon=1.0, random_state=seed
+        ).fit(income)
+        errors.append(abs(math.log(qt.quantiles_[2, 0] / np.median(income))))
+    assert np.median(errors) < 0.05
+
+
+def test_utility_rises_with_epsilon():
+    rng = np.random.default_rng(2)
+    X = rng.normal(50.0, 10.0, size=(2000, 1))
+    exact = np.quantile(X, np.linspace(0, 1, 5)[1:-1])
+    errors = [
+        np.mean(
+            [
+                np.abs(
+                    DPQuantileTransformer(
+                        bounds=BOUNDS, n_quantiles=5, epsilon=eps, random_state=s
+                    )
+                    .fit(X)
+                    .quantiles_[1:-1, 0]
+                    - exact
+                ).mean()
+                for s in range(10)
+            ]
+        )
+        for eps in (0.01, 0.1, 1.0)
+    ]
+    assert errors[0] > errors[1] > errors[2]
+
+
+@pytest.mark.parametrize("distribution", ["uniform", "normal"])
+def test_output_is_within_the_declared_bounds(distribution, ordinary_data):
+    qt = DPQuantileTransformer(
+        bounds=BOUNDS, output_distribution=distribution, random_state=0
+    ).fit(ordinary_data)
+    out = qt.transform(np.array([[-1e300, 1e300, 50.0], [0.0, 100.0, np.nan]]))
+    finite = out[~np.isnan(out)]
+    assert np.all(finite >= qt.output_bounds_[0, 0])
+    assert np.all(finite <= qt.output_bounds_[0, 1])
+    assert np.isnan(out[1, 2])
+
+
+def test_pld_is_refused():
+    with pytest.raises(ValueError, match="accountant"):
+        DPQuantileTransformer(bounds=BOUNDS, accountant="pld").fit(np.ones((5, 1)))

@@ -1,0 +1,220 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+import math
+
+import numpy as np
+import pytest
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_dpfair.exceptions import PrivacyBudgetError
+from sklearn_dpfair.preprocessing import DPStandardScaler
+from sklearn_dpfair.privacy._accounting import epsilon_of
+from sklearn_dpfair.privacy._quantile import quantile_sensitivity
+
+BOUNDS = (0.0, 100.0)
+
+
+@pytest.mark.parametrize("with_std", [True, False])
+def test_one_record_moves_the_released_vector_by_at_most_one(
+    privatized_sums, neighbours, with_std
+):
+    # The stacked (counts, sums, squares) vector is released by a Gaussian
+    # mechanism of sensitivity 1: the pre-noise vectors of neighbours differ
+    # by at most 1 in l2 norm, whatever the added record holds.
+    for Z in neighbours:
+        scaler = DPStandardScaler(bounds=BOUNDS, with_std=with_std, random_state=0)
+        scaler.fit(Z)
+    before, after = privatized_sums
+    assert before.shape == after.shape
+    assert scaler.privacy_record_.clip_norm == 1.0
+    assert np.linalg.norm(after - before) <= 1.0 + 1e-12
+
+
+def test_the_sensitivity_bound_is_reached(privatized_sums, ordinary_data):
+    # A record at a bound of every column moves the vector by exactly 1:
+    # the declared sensitivity is tight, not slack.
+    X = ordinary_data
+    for Z in (X, np.vstack([X, [[100.0, 0.0, 100.0]]])):
+        DPStandardScaler(bounds=BOUNDS, random_state=0).fit(Z)
+    before, after = privatized_sums
+    np.testing.assert_allclose(np.linalg.norm(after - before), 1.0, rtol=1e-12)
+
+
+def test_auto_bounds_utilities_move_by_at_most_their_sensitivity(
+    selection_scores, selection_sensitivities, neighbours
+):
+    # Each private quartile's utility (exponential mechanism) moves by at
+    # most max(q, 1 - q) between add/remove neighbours.
+    X = neighbours[0]
+    for Z in neighbours:
+        DPStandardScaler(bounds="auto", random_state=0).fit(Z)
+    n = len(selection_scores) // 2
+    assert n == 2 * X.shape[1]
+    levels = [0.25, 0.75] * X.shape[1]
+    for k in range(n):
+        assert selection_sensitivities[k] == quantile_sensitivity(
+            levels[k], "add_remove"
+        )
+        moved = np.max(np.abs(selection_scores[n + k] - selection_scores[k]))
+        assert moved <= selection_sensitivities[k] + 1e-12
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+@pytest.mark.parametrize("epsilon", [0.3, 1.0, 4.0])
+def test_epsilon_recomputed_from_the_event_meets_the_target(
+    epsilon, accountant, missing_data
+):
+    X = missing_data
+    scaler = DPStandardScaler(bounds=BOUNDS, epsilon=epsilon, accountant=accountant)
+    scaler.fit(X)
+    recomputed = epsilon_of(scaler.dp_event_, scaler.delta_, accountant)
+    assert recomputed == pytest.approx(scaler.epsilon_, rel=1e-9)
+    assert scaler.epsilon_ <= epsilon * (1 + 1e-9)
+    assert scaler.adjacency_ == "add_remove"
+
+
+def test_auto_bounds_are_accounted_in_the_same_event(ordinary_data):
+    scaler = DPStandardScaler(bounds="auto", epsilon=1.0).fit(ordinary_data)
+    assert epsilon_of(scaler.dp_event_, scaler.delta_, "rdp") <= 1.0 * (1 + 1e-9)
+    # Six quartiles (two per column) and one Gaussian release.
+    quartiles, gaussian = scaler.dp_event_.events
+    assert quartiles.count == 6
+    assert gaussian.noise_multiplier > 0
+
+
+def test_auto_bounds_need_the_rdp_accountant():
+    with pytest.raises(ValueError, match="accountant"):
+        DPStandardScaler(bounds="auto", accountant="pld").fit(np.ones((5, 2)))
+
+
+@pytest.mark.parametrize(
+    "bounds", [(1.0, 1.0), (0.0, np.inf), [(0, 1), (0, 1), (0, 1)], "wide"]
+)
+def test_bad_bounds_name_the_parameter(bounds):
+    with pytest.raises(ValueError, match="bounds"):
+        DPStandardScaler(bounds=bounds).fit(np.ones((5, 2)))
+
+
+def test_releases_match_the_event(missing_data):
+    releases = pytest.importorskip("sklearn_dpfair.privacy._releases")
+    X = missing_data
+    for bounds in (BOUNDS, "auto"):
+        with releases.logged_releases() as log:
+            scaler = DPStandardScaler(bounds=bounds).fit(X)
+        releases.check_releases(log, scaler.dp_event_, what="test")
+        assert sum(log.counts.values()) == (7 if bounds == "auto" else 1)
+
+
+@pytest.mark.parametrize("bounds", [BOUNDS, "auto"])
+def test_epsilon_inf_is_scikit_learn_on_data_within_the_bounds(bounds):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(1.0, 99.0, size=(300, 3)) * np.array([1.0, 0.01, 1.0])
+    X[rng.random(300) < 0.1, 0] = np.nan
+    ours = DPStandardScaler(bounds=bounds, epsilon=np.inf).fit(X)
+    ref = StandardScaler().fit(X)
+    # Sums of 300 values: a few ulps of the data's scale.
+    np.testing.assert_allclose(ours.mean_, ref.mean_, rtol=1e-10)
+    np.testing.assert_allclose(ours.scale_, ref.scale_, rtol=1e-10)
+    np.testing.assert_allclose(
+        ours.transform(X), ref.transform(X), rtol=1e-9, atol=1e-12
+    )
+    assert math.isinf(ours.epsilon_)
+
+
+def test_utility_rises_with_epsilon():
+    rng = np.random.default_rng(2)
+    X = rng.normal(30.0, 8.0, size=(2000, 2))
+    truth_mean, truth_std = X.mean(axis=0), X.std(axis=0)
+    errors = []
+    for epsilon in (0.05, 0.5, 5.0):
+        fits = [
+            DPStandardScaler(bounds=BOUNDS, epsilon=epsilon, random_state=seed).fit(X)
+            for seed in range(10)
+        ]
+        errors.append(
+            np.mean(
+                [
+                    np.abs(f.mean_ - truth_mean).mean()
+                    + np.abs(f.scale_ - truth_std).mean()
+                    for f in fits
+                ]
+            )
+        )
+    assert errors[0] > errors[1] > errors[2]
+    # Noise of about 0.1 at epsilon = 5 on a column of scale 8 (width 100).
+    assert errors[2] < 0.5
+
+
+def test_output_is_within_the_declared_bounds(ordinary_data):
+    X = ordinary_data
+    scaler = DPStandardScaler(bounds=BOUNDS, epsilon=0.5, random_state=3).fit(X)
+    wild = np.array([[1e300, -1e300, 0.0], [-5.0, 500.0, 100.0], [50.0, 50.0, 50.0]])
+    out = scaler.transform(wild)
+    lower, upper = scaler.output_bounds_.T
+    assert np.all(out >= lower - 1e-12) and np.all(out <= upper + 1e-12)
+    assert np.all(np.linalg.norm(out, axis=1) <= scaler.output_norm_bound_ + 1e-12)
+    # The bounds are reached at the input bounds (public, post-processed).
+    np.testing.assert_allclose(
+        scaler.transform(np.array([[0.0, 0.0, 0.0], [100.0, 100.0, 100.0]])),
+        scaler.output_bounds_.T,
+    )
+
+
+def test_missing_values_are_kept(missing_data):
+    X = missing_data
+    out = DPStandardScaler(bounds=BOUNDS, random_state=0).fit(X).transform(X)
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(X))
+
+
+def test_a_noisy_near_constant_column_is_never_divided_by_noise():
+    # The variance is floored at (width / 1000)^2 whatever the noise draws.
+    X = np.full((50, 1), 42.0)
+    for seed in range(20):
+        scaler = DPStandardScaler(bounds=BOUNDS, epsilon=0.1, random_state=seed).fit(X)
+        assert scaler.scale_[0] >= 0.1 - 1e-12
+        assert np.isfinite(scaler.output_norm_bound_)
+
+
+def test_nothing_to_release_costs_nothing(privatized_sums, ordinary_data):
+    scaler = DPStandardScaler(bounds=BOUNDS, with_mean=False, with_std=False).fit(
+        ordinary_data
+    )
+    assert scaler.epsilon_ == 0.0 and not privatized_sums
+    np.testing.assert_array_equal(scaler.scale_, 1.0)
+
+
+def test_user_noise_overspend_is_impossible():
+    # The plan is calibrated by the accountant: a tiny epsilon is met, never
+    # exceeded (PrivacyBudgetError would signal a bug).
+    try:
+        scaler = DPStandardScaler(bounds=BOUNDS, epsilon=1e-3).fit(np.ones((10, 1)))
+    except PrivacyBudgetError:  # pragma: no cover - would be a bug
+        pytest.fail("calibrated plan overspent")
+    assert scaler.epsilon_ <= 1e-3 * (1 + 1e-9)
+
+
+def test_auto_bounds_are_robust_to_one_outlier():
+    # One record at 1e9 moves each quartile's utility by at most 3/4: the
+    # fences stay near the bulk (normal(50, 10): about [16, 84]).
+    X = np.random.default_rng(4).normal(50.0, 10.0, size=(5000, 1))
+    X[0] = 1e9
+    for seed in range(5):
+        scaler = DPStandardScaler(bounds="auto", random_state=seed).fit(X)
+        lower, upper = scaler.bounds_[0]
+        assert 0.0 < lower < 30.0 and 70.0 < upper < 120.0
+
+
+def test_in_a_pipeline_with_a_private_classifier():
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_dpfair import DPLogisticRegression
+
+    rng = np.random.default_rng(5)
+    Z = rng.normal(size=(3000, 2))
+    y = (Z[:, 0] - Z[:, 1] > 0).astype(int)
+    X = Z * [100.0, 1e-3] + [500.0, 0.0]
+    pipe = make_pipeline(
+        DPStandardScaler(bounds=[(0, 1000), (-0.005, 0.005)], epsilon=0.2),
+        DPLogisticRegression(epsilon=0.8, classes=[0, 1]),
+    ).set_output(transform="pandas")
+    assert pipe.fit(X, y).score(X, y) > 0.9
