@@ -118,7 +118,9 @@ class PrivateEstimatorMixin:
         Returns
         -------
         summary : str
-            Epsilon, delta, adjacency, mechanism, noise and caveats.
+            The guarantee in plain words (what is protected, against whom,
+            what is public, what is not covered), then the technical record:
+            epsilon, delta, adjacency, mechanism, noise and caveats.
         """
         check_is_fitted(self, "privacy_record_")
         return str(self.privacy_record_)

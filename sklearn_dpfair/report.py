@@ -32,7 +32,7 @@ from sklearn.utils import check_consistent_length
 from sklearn.utils.validation import check_is_fitted
 
 from .privacy._ledger import PrivacyLedger
-from .privacy._record import PrivacyRecord
+from .privacy._record import ADJACENCY_CONVERSION, PrivacyRecord, plain_language
 
 __all__ = ["ModelReport", "privacy_report"]
 
@@ -94,8 +94,11 @@ class ModelReport:
         ``clip_norm``, ``sampling_rate``, ``steps`` (None where unknown),
         ``seeded`` (True when the fit's noise is reproducible from its
         ``random_state``, so that it is not a private release; None where
-        unknown), ``summary`` (the estimator's own statement), ``caveats`` (list of
-        str) and ``extra`` (dict of estimator-specific privacy attributes).
+        unknown), ``plain`` (the guarantee in two or three plain sentences:
+        what is protected and against whom, what is public, what is not
+        covered), ``summary`` (the estimator's own statement, led by
+        ``plain``), ``caveats`` (list of str) and ``extra`` (dict of
+        estimator-specific privacy attributes).
     metric_frame : fairlearn.metrics.MetricFrame, default=None
         Metrics per sensitive group; None when no sensitive features were
         given.
@@ -152,16 +155,20 @@ class ModelReport:
         Returns
         -------
         frame : pandas.DataFrame
-            One row per quantity (epsilon, delta, adjacency, mechanism,
-            accountant, noise multiplier, sensitivity, sampling rate, steps,
-            then the estimator-specific extras and caveats), column
-            ``"value"``. Unknown quantities are omitted.
+            One row per quantity (the plain-language statement, epsilon,
+            delta, adjacency, mechanism, accountant, noise multiplier,
+            sensitivity, sampling rate, steps, then the estimator-specific
+            extras and caveats), column ``"value"``. Unknown quantities are
+            omitted.
         """
-        rows = {
-            label: self.privacy[key]
+        rows = {}
+        if self.privacy.get("plain") is not None:
+            rows["in plain words"] = self.privacy["plain"]
+        rows.update(
+            (label, self.privacy[key])
             for key, label in _PRIVACY_FIELDS.items()
             if self.privacy.get(key) is not None
-        }
+        )
         if self.privacy.get("seeded"):
             rows["seeded fit"] = _SEEDED_ROW
         if "epsilon_recomputed" in self.privacy:
@@ -242,8 +249,8 @@ class ModelReport:
         Returns
         -------
         text : str
-            The privacy statement, the notes, the overall metrics and the
-            per-group table.
+            The privacy statement (in plain words first, then the technical
+            record), the notes, the overall metrics and the per-group table.
         """
         lines = [f"Model report: {self.estimator_name}", "", "Privacy", "-------"]
         lines.append(self.privacy["summary"])
@@ -474,6 +481,7 @@ def _privacy_of(estimator):
     if isinstance(record, PrivacyRecord):
         return {
             "private": not math.isinf(record.epsilon),
+            "plain": record.plain_language(),
             "epsilon": record.epsilon,
             "delta": record.delta,
             "adjacency": record.adjacency,
@@ -506,13 +514,25 @@ def _privacy_of(estimator):
             "caveats": list(fitted["privacy_caveats_"] or []),
             "extra": extra,
         }
+        privacy["plain"] = plain_language(
+            epsilon, privacy["delta"], privacy["adjacency"], privacy["caveats"]
+        )
         privacy["summary"] = (
+            f"{privacy['plain']}\n\nTechnical record:\n"
             f"(epsilon={epsilon:.4g}, delta={privacy['delta']})-differential "
             f"privacy, adjacency {privacy['adjacency']}."
         )
+        if privacy["adjacency"] == "replace_one" and not math.isinf(epsilon):
+            privacy["summary"] += f"\n{ADJACENCY_CONVERSION}"
         return privacy
+    plain = (
+        f"In plain words: {type(estimator).__name__} is not a private "
+        "estimator, so nothing protects the training records: its fitted "
+        "parameters may reveal any of them."
+    )
     return {
         "private": False,
+        "plain": plain,
         "epsilon": math.inf,
         "delta": None,
         "adjacency": None,
@@ -524,9 +544,8 @@ def _privacy_of(estimator):
         "steps": None,
         "seeded": None,
         "summary": (
-            f"No differential privacy: {type(estimator).__name__} is not a "
-            "private estimator, and its fitted parameters may reveal any "
-            "training record."
+            f"{plain}\n\nTechnical record:\nNo differential privacy: "
+            f"{type(estimator).__name__} is not a private estimator."
         ),
         "caveats": [],
         "extra": extra,

@@ -379,3 +379,31 @@ def test_search_report_states_what_a_shared_ledger_spent(data):
     assert "7 training fits" in note
     assert f"{ledger.total_epsilon():.4g}" in note
     assert "training releases only" in note
+
+
+def test_report_leads_with_plain_words(fitted, data):
+    X, y, sensitive = data
+    report = privacy_report(fitted, X, y, sensitive_features=sensitive["sex"])
+    plain = fitted.privacy_record_.plain_language()
+    assert report.privacy["plain"] == plain
+    text = report.to_text()
+    # The plain statement comes first in the privacy section, then the
+    # technical record, then the metrics.
+    privacy_section = text.split("Privacy\n-------\n", 1)[1]
+    assert privacy_section.startswith(plain + "\n\nTechnical record:\n")
+    assert text.index("Technical record:") < text.index("Metrics")
+    assert report.privacy_frame().index[0] == "in plain words"
+    assert "In plain words:" in report._repr_html_()
+
+
+def test_plain_words_without_a_record_and_without_privacy(data):
+    X, y, _ = data
+    Xr, yr = make_regression(n_samples=50, n_features=3, random_state=0)
+    attributes_only = privacy_report(_LedgerRegressor().fit(Xr, yr))
+    assert attributes_only.privacy["plain"].startswith("In plain words:")
+    assert "replaced by any other record" in attributes_only.privacy["plain"]
+    # Its adjacency is replace-one: the summary says how to compare it.
+    assert "(2 eps, (1 + e^eps) delta)" in attributes_only.to_text()
+    non_private = privacy_report(LogisticRegression().fit(X, y))
+    assert "nothing protects the training records" in non_private.privacy["plain"]
+    assert non_private.to_text().count("In plain words:") == 1

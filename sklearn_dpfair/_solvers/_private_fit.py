@@ -20,7 +20,7 @@ from ..privacy._accounting import (
 )
 from ..privacy._clipping import clip_rows_to_norm
 from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
-from ..privacy._record import PrivacyRecord
+from ..privacy._record import WEIGHTS_CAVEAT, PrivacyRecord
 from ..privacy._zcdp import ZCDP_ACCOUNTANT, rho_for_epsilon
 from ..utils._array_api import NUMPY_BACKEND
 from ._frank_wolfe import (
@@ -63,14 +63,6 @@ _SINGLE_GAUSSIAN_ACCOUNTANT = "pld"
 _FW_PUBLIC_N = (
     "fw_steps=None: the step count is computed from n, which is public "
     "(as DP-SGD's sampling rate); the selections themselves do not use n"
-)
-_WEIGHTS_CAVEAT = (
-    "sample_weight is public; each record's weighted gradient is clipped, "
-    "so the guarantee is per record, not per unit of weight"
-)
-_CAPPED_WEIGHTS_CAVEAT = (
-    "sample_weight is public; each weight is capped at 1 (a weighted loss is "
-    "then as Lipschitz as an unweighted one), so the guarantee is per record"
 )
 
 
@@ -210,7 +202,7 @@ def dp_sgd_setup(n_samples, n_features, n_outputs, params, budget, *, weighted):
         adjacency="add_remove",
         sampling_probability=q,
         steps=n_steps,
-        caveats=(_WEIGHTS_CAVEAT,) if weighted else (),
+        caveats=(WEIGHTS_CAVEAT,) if weighted else (),
     )
     return DPSGDSetup(q, n_steps, mechanism, learning_rate, record)
 
@@ -318,12 +310,14 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
     s = 1.0 if params.fit_intercept else 0.0
     weights = fit_weights(sample_weight, n_samples, private=budget.is_private)
     caveats = ()
+    description = "output perturbation (certified L2-regularized ERM + Gaussian)"
     if budget.is_private:
         # A weight above 1 counts as 1: each weighted loss stays L-Lipschitz.
         weights = capped_weights(weights)
         max_weight = 1.0
         if weights is not None:
-            caveats = (*caveats, _CAPPED_WEIGHTS_CAVEAT)
+            caveats = (*caveats, WEIGHTS_CAVEAT)
+            description = description[:-1] + "; each sample weight capped at 1)"
     else:
         max_weight = 1.0 if weights is None else float(np.max(weights))
     # Sparse X is clipped through its stored entries and stays sparse;
@@ -361,7 +355,7 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
         mechanism = GaussianMechanism(clip_norm=sensitivity, noise_multiplier=0.0)
     record = budget.account(
         mechanism,
-        description="output perturbation (certified L2-regularized ERM + Gaussian)",
+        description=description,
         adjacency="replace_one",
         steps=1,
         caveats=caveats,
@@ -424,7 +418,7 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
         sample_weight, n_samples, private=not math.isinf(budget.epsilon)
     )
     if weights is not None:
-        caveats = (*caveats, _WEIGHTS_CAVEAT)
+        caveats = (*caveats, WEIGHTS_CAVEAT)
     bound, bound_caveats = resolve_feature_inf_bound(params.feature_inf_bound, X)
     caveats = (*caveats, *bound_caveats)
     if not l1_radius * bound <= _MAX_PREDICTION_BOUND:

@@ -240,7 +240,8 @@ def advantaged_class_index(classes, opportunity_class):
     if hits.size != 1:
         raise ValueError(
             f"opportunity_class={opportunity_class!r} is not one of the "
-            f"classes {classes.tolist()}."
+            "classes (the classes are not shown: read from y, they are "
+            "private; declare them with classes=[...])."
         )
     return int(hits[0])
 

@@ -48,7 +48,7 @@ _NO_SENSITIVE = (
     "fairness term and {name} fits plain (L2-regularized) logistic regression."
 )
 _ONE_GROUP = (
-    "sensitive_features holds a single group ({group!r}): there is no fairness "
+    "sensitive_features holds a single group: there is no fairness "
     "term and {name} fits plain (L2-regularized) logistic regression."
 )
 _GROUPS_INFERRED = (
@@ -57,7 +57,7 @@ _GROUPS_INFERRED = (
     "guarantee. Pass groups=[...] to declare it."
 )
 _MISSING_UNDER_DP = (
-    "sensitive_features has {n} missing values (None/NaN). DPFERMIClassifier "
+    "sensitive_features has missing values (None/NaN). DPFERMIClassifier "
     "has no private treatment of missing sensitive values: drop or impute "
     "those rows (FERMIClassifier handles them by reweighting)."
 )
@@ -286,7 +286,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             raise ValueError("Every value of sensitive_features is missing (None/NaN).")
         if encoding.n_groups == 1:
             warn_at_caller(
-                _ONE_GROUP.format(group=encoding.groups[0], name=name),
+                _ONE_GROUP.format(name=name),
                 UserWarning,
             )
         return encoding.codes, encoding.groups, caveats
@@ -1011,7 +1011,7 @@ default=None
         )
         n_missing = int(np.count_nonzero(codes < 0))
         if n_missing:
-            raise ValueError(_MISSING_UNDER_DP.format(n=n_missing))
+            raise ValueError(_MISSING_UNDER_DP)
         return codes, labels, caveats
 
     def _privacy(self, n_samples, caveats):
@@ -1115,7 +1115,7 @@ default=None
                 groups = np.array([None], dtype=object)
             elif groups.size == 1:
                 warn_at_caller(
-                    _ONE_GROUP.format(group=groups[0], name="DPFERMIClassifier"),
+                    _ONE_GROUP.format(name="DPFERMIClassifier"),
                     UserWarning,
                 )
             constraint = make_constraint(

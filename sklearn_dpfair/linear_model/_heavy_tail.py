@@ -23,6 +23,7 @@ from .._solvers.heavy_tail._fit import (
 )
 from ..privacy import PrivacyBudget
 from ..privacy._random import check_noise_generator
+from ..privacy._record import weights_caveats
 from ..privacy._zcdp import ZCDP_ACCOUNTANT, rho_for_epsilon
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
@@ -511,7 +512,12 @@ default=None
             rho = rho_for_epsilon(float(self.epsilon), float(self.delta))
             epsilon_target = float(self.epsilon)
         config = self._config(clip_norm, rho)
-        budget = PrivacyBudget(epsilon_target, float(self.delta), ZCDP_ACCOUNTANT)
+        budget = PrivacyBudget(
+            epsilon_target,
+            float(self.delta),
+            ZCDP_ACCOUNTANT,
+            caveats=weights_caveats(weights),
+        )
         result = fit_heavy_tail(
             X,
             y,

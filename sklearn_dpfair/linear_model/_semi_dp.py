@@ -21,6 +21,7 @@ from .._solvers.semi_dp import (
     fit_semidp,
 )
 from ..privacy import PrivacyBudget, check_noise_generator
+from ..privacy._record import PUBLIC_ROWS_CAVEAT
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
@@ -455,7 +456,15 @@ default=None
             name: getattr(self, name) for name in SEMIDP_HYPERPARAMETERS
         }
         params = SemiDPParams(
-            budget=PrivacyBudget(self.epsilon, self.delta, self._accountant_kind()),
+            budget=PrivacyBudget(
+                self.epsilon,
+                self.delta,
+                self._accountant_kind(),
+                # Only dp-gd treats the public rows as private.
+                caveats=(
+                    (PUBLIC_ROWS_CAVEAT,) if n_public and solver != "dp-gd" else ()
+                ),
+            ),
             **{**hyperparameters, "solver": solver},
         )
         result = fit_semidp(X, y, mask, params, rng=rng, sample_weight=weights)

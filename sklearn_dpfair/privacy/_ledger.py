@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 from ._accounting import (
     ACCOUNTANTS,
+    ADJACENCIES,
     composed_event,
     epsilon_of,
     is_dp_event,
@@ -60,6 +61,27 @@ __all__ = ["LedgerEntry", "PrivacyLedger"]
 # Each journal record is a 4-byte big-endian length followed by the pickled
 # entry, written with a single ``write`` on a file opened in append mode.
 _HEADER = struct.Struct(">I")
+
+_MIXED = (
+    "The ledger holds releases stated under different neighbouring relations "
+    "({relations}); their events cannot be composed into one guarantee as "
+    "they are. Pass adjacency='replace_one' to state the total under "
+    "replace-one, the add/remove releases converted by group privacy "
+    "(add/remove (eps, delta) implies replace-one (2 eps, (1 + e^eps) "
+    "delta)), or use one ledger per relation."
+)
+_NO_ADD_REMOVE = (
+    "The ledger holds replace-one releases, which cannot be stated under "
+    "add_remove: replace-one bounds datasets of the same size only and "
+    "implies no add/remove guarantee. Pass adjacency='replace_one' (or None "
+    "when every release shares one relation)."
+)
+# Slack of the group-privacy conversion's delta search: the converted
+# releases are accounted at delta_A = budget / (1 + e^(eps + margin)), which
+# is feasible as soon as eps(delta_A) <= eps + margin.
+_CONVERSION_MARGIN = 0.1
+_RELATION_TEXT = {"add_remove": "add/remove", "replace_one": "replace-one"}
+_CONVERSION_TRIES = 60
 
 
 @dataclass(frozen=True)
@@ -110,7 +132,7 @@ class LedgerEntry:
 
 
 class PrivacyLedger:
-    """Accountant object that totals the privacy spent by many fits.
+    r"""Accountant object that totals the privacy spent by many fits.
 
     Pass it as the ``accountant`` parameter of private estimators. Each
     successful fit records its ``dp_event_`` here; :meth:`total_epsilon`
@@ -165,8 +187,20 @@ class PrivacyLedger:
     released and the number of candidates is randomized, the tighter
     analysis of Papernot and Steinke (dp-accounting's
     ``RepeatAndSelectDpEvent``) applies instead; this ledger does not assume
-    it. Fits stated under different neighbouring relations cannot be
-    composed, and :meth:`total_epsilon` refuses to.
+    it.
+
+    Fits stated under different neighbouring relations (``add_remove`` and
+    ``replace_one``, e.g. ``DPLogisticRegression`` and
+    ``SemiDPLinearRegression``) are not composed as they are:
+    :meth:`total_epsilon` refuses unless ``adjacency="replace_one"`` asks
+    for the total under replace-one. Then the add/remove releases are
+    composed together and converted by group privacy for two records (a
+    replacement is a removal then an addition): add/remove
+    :math:`(\varepsilon, \delta)` implies replace-one
+    :math:`(2\varepsilon, (1 + e^{\varepsilon})\delta)`; the converted part
+    and the composed replace-one releases add up by basic composition, each
+    with half of the total delta. No conversion goes the other way:
+    replace-one bounds only datasets of the same size.
 
     Examples
     --------
@@ -358,14 +392,22 @@ class PrivacyLedger:
             recorded, an empty composition when none was), or a
             ``NonPrivateDpEvent`` when two releases shared a seed (see
             :meth:`shared_seeds`): their noise is not independent.
+
+        Raises
+        ------
+        ValueError
+            If the releases were stated under different neighbouring
+            relations: no one event describes them (see
+            :meth:`total_epsilon` for a converted total).
         """
         entries = self.entries
+        _target_adjacency(entries, None)
         if _shared_seeds(entries):
             return non_private_event()
         return composed_event([e.dp_event for e in entries])
 
-    def total_epsilon(self, delta=None):
-        """Total epsilon of every recorded release, composed by dp-accounting.
+    def total_epsilon(self, delta=None, *, adjacency=None):
+        r"""Total epsilon of every recorded release, composed by dp-accounting.
 
         Parameters
         ----------
@@ -373,6 +415,17 @@ class PrivacyLedger:
             Delta of the total guarantee. None uses the largest delta among
             the recorded releases, so the total is stated at the same delta
             the user chose for each fit.
+        adjacency : {"add_remove", "replace_one"} or None, default=None
+            Neighbouring relation of the total. None requires every release
+            to share one relation, and states the total under it.
+            ``"replace_one"`` also composes releases stated under add/remove:
+            they are composed together and converted by group privacy
+            (add/remove :math:`(\varepsilon_A, \delta_A)` implies
+            replace-one :math:`(2\varepsilon_A, (1 + e^{\varepsilon_A})
+            \delta_A)`), then added to the composed replace-one releases,
+            each part within half of ``delta`` (all of it when there are no
+            replace-one releases). ``"add_remove"`` refuses replace-one
+            releases: nothing converts them.
 
         Returns
         -------
@@ -381,30 +434,54 @@ class PrivacyLedger:
             or if two fits shared a seed (:meth:`shared_seeds`), since their
             noise is then the same and the releases do not compose as
             independent ones.
+
+        Raises
+        ------
+        ValueError
+            If the releases were stated under different relations and
+            ``adjacency`` is None, or if ``adjacency="add_remove"`` and a
+            release was stated under replace-one.
+
+        Examples
+        --------
+        >>> from sklearn_dpfair.privacy import PrivacyLedger
+        >>> from sklearn_dpfair.privacy._accounting import gaussian_event
+        >>> ledger = PrivacyLedger()
+        >>> _ = ledger.record(gaussian_event(4.0), delta=1e-5)
+        >>> _ = ledger.record(gaussian_event(4.0), delta=1e-5, adjacency="replace_one")
+        >>> ledger.total_epsilon()
+        Traceback (most recent call last):
+        ...
+        ValueError: The ledger holds releases stated under different ...
+        >>> round(ledger.total_epsilon(adjacency="replace_one"), 2)
+        3.32
         """
         entries = self.entries
-        adjacencies = sorted({e.adjacency for e in entries})
-        if len(adjacencies) > 1:
-            raise ValueError(
-                "The ledger holds releases stated under different neighbouring "
-                f"relations {adjacencies}; their events cannot be composed into "
-                "one guarantee. Use one ledger per relation."
-            )
+        target = _target_adjacency(entries, adjacency)
         if not entries:
             return 0.0
         if delta is None:
             delta = max(e.delta for e in entries)
         if not 0 < delta < 1:
             raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
-        return epsilon_of(self.dp_event(), delta, self.kind)
+        if _shared_seeds(entries):
+            return math.inf  # shared noise: not independent releases
+        converted = [e.dp_event for e in entries if e.adjacency != target]
+        if not converted:
+            return epsilon_of(self.dp_event(), delta, self.kind)
+        native = [e.dp_event for e in entries if e.adjacency == target]
+        return _replace_one_total(native, converted, delta, self.kind)
 
-    def summary(self, delta=None):
+    def summary(self, delta=None, *, adjacency=None):
         """Human-readable total: number of releases and total epsilon.
 
         Parameters
         ----------
         delta : float or None, default=None
             As in :meth:`total_epsilon`.
+        adjacency : {"add_remove", "replace_one"} or None, default=None
+            As in :meth:`total_epsilon`; releases under different relations
+            without ``adjacency`` give a total that says why it is missing.
 
         Returns
         -------
@@ -420,7 +497,18 @@ class PrivacyLedger:
         ]
         if delta is None:
             delta = max(e.delta for e in entries)
-        epsilon = self.total_epsilon(delta)
+        try:
+            target = _target_adjacency(entries, adjacency)
+        except ValueError as exc:
+            lines.append(f"Total: not composable. {exc}")
+            return "\n".join(lines)
+        epsilon = self.total_epsilon(delta, adjacency=adjacency)
+        n_converted = sum(e.adjacency != target for e in entries)
+        if n_converted:
+            lines.append(
+                f"{n_converted} add/remove release(s) converted to replace-one "
+                "by group privacy: (eps, delta) -> (2 eps, (1 + e^eps) delta)."
+            )
         naive = sum(e.epsilon for e in entries if e.epsilon is not None)
         shared = _shared_seeds(entries)
         if shared:
@@ -445,8 +533,9 @@ class PrivacyLedger:
             )
         lines.append(
             f"Total: epsilon = {total} at delta = {delta:.3g} over {len(entries)} "
-            f"release(s), composed with dp-accounting ({self.kind.upper()}); "
-            f"the sum of the per-fit epsilons is {naive:.4g}."
+            f"release(s), composed with dp-accounting ({self.kind.upper()}), "
+            f"under {_RELATION_TEXT[target]} adjacency; the sum of the per-fit "
+            f"epsilons is {naive:.4g}."
         )
         return "\n".join(lines)
 
@@ -463,6 +552,66 @@ class PrivacyLedger:
             f"PrivacyLedger(kind={self.kind!r}, fits={n_fits}, "
             f"total_epsilon={total} at delta={delta:.3g})"
         )
+
+
+def _target_adjacency(entries, adjacency):
+    """The relation a total over ``entries`` is stated under, or raise."""
+    relations = sorted({e.adjacency for e in entries})
+    if adjacency is None:
+        if len(relations) > 1:
+            raise ValueError(_MIXED.format(relations=" and ".join(relations)))
+        return relations[0] if relations else "add_remove"
+    if adjacency not in ADJACENCIES:
+        raise ValueError(
+            f"adjacency must be one of {ADJACENCIES} or None, got {adjacency!r}."
+        )
+    if adjacency == "add_remove" and "replace_one" in relations:
+        raise ValueError(_NO_ADD_REMOVE)
+    unknown = set(relations) - set(ADJACENCIES)
+    if unknown:
+        raise ValueError(
+            f"The ledger holds releases under {sorted(unknown)}, which cannot "
+            f"be converted to {adjacency}."
+        )
+    return adjacency
+
+
+def _replace_one_total(native, converted, delta, kind):
+    """Replace-one epsilon at ``delta`` of replace-one and add/remove events.
+
+    The add/remove events, composed, are (eps_A, delta_A)-DP under
+    add/remove, hence (2 eps_A, (1 + e^eps_A) delta_A)-DP under replace-one
+    (group privacy for the two records a replacement changes). Basic
+    composition with the composed replace-one events, at the delta left,
+    gives the total.
+    """
+    budget = delta / 2 if native else delta
+    eps_a, used = _group_of_two(composed_event(converted), budget, kind)
+    if math.isinf(eps_a) or not native:
+        return 2 * eps_a
+    return epsilon_of(composed_event(native), delta - used, kind) + 2 * eps_a
+
+
+def _group_of_two(event, budget, kind):
+    """``(eps_A, (1 + e^eps_A) delta_A)`` of ``event`` with the latter <= budget.
+
+    Searches delta_A = budget / (1 + e^(eps + margin)) from the epsilon at
+    budget / 2 (a lower bound: 1 + e^eps >= 2), raising the epsilon it
+    starts from until the accountant's epsilon at delta_A is within the
+    margin; every returned pair is checked, so the search only costs
+    tightness, never soundness. ``inf`` when no pair is found.
+    """
+    eps = epsilon_of(event, budget / 2, kind)
+    for _ in range(_CONVERSION_TRIES):
+        if eps + _CONVERSION_MARGIN > 700:  # e^eps overflows: nothing useful
+            return math.inf, budget
+        delta_a = budget / (1 + math.exp(eps + _CONVERSION_MARGIN))
+        eps_a = epsilon_of(event, delta_a, kind)
+        used = (1 + math.exp(eps_a)) * delta_a
+        if used <= budget:
+            return eps_a, used
+        eps = eps_a
+    return math.inf, budget
 
 
 def _shared_seeds(entries):

@@ -5,10 +5,21 @@
 import math
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
 from ..exceptions import PrivacyBudgetError
 from ._accounting import epsilon_of
 
-__all__ = ["SEEDED_TEXT", "PrivacyRecord", "check_budget"]
+__all__ = [
+    "ADJACENCY_CONVERSION",
+    "PUBLIC_ROWS_CAVEAT",
+    "SEEDED_TEXT",
+    "WEIGHTS_CAVEAT",
+    "PrivacyRecord",
+    "check_budget",
+    "plain_language",
+    "weights_caveats",
+]
 
 #: What the summary of a seeded fit says (also used by the report).
 SEEDED_TEXT = (
@@ -16,6 +27,27 @@ SEEDED_TEXT = (
     "a private release (the guarantee above holds only while the seed stays "
     "secret and is used for no other fit); refit with random_state=None to "
     "release."
+)
+
+#: The caveat of every weighted fit (weights not all 1), whatever the
+#: estimator or solver (:func:`weights_caveats`). An estimator cannot know where
+#: its weights came from: a reduction such as fairlearn's ExponentiatedGradient
+#: computes them from the private labels and groups of every record, so one
+#: record then moves every weight, which no per-record guarantee covers.
+WEIGHTS_CAVEAT = (
+    "sample_weight is public: the weights are treated as public inputs and "
+    "used as given, so the guarantee protects one record with its own weight "
+    "while every other record keeps its weight; weights computed from the "
+    "private data (for example fairlearn's ExponentiatedGradient reweighting "
+    "by the private labels and groups) change with every record and are "
+    "outside the guarantee"
+)
+
+#: The caveat of a fit that reads rows declared public (``public_mask``):
+#: semi-private learning protects the private rows only.
+PUBLIC_ROWS_CAVEAT = (
+    "the rows marked public in public_mask are not protected: only the "
+    "private rows are"
 )
 
 # Slack when comparing a spent epsilon with the budget: a calibrated sigma is
@@ -27,6 +59,107 @@ _ADJACENCY_TEXT = {
     "add_remove": "adding or removing one record (n treated as public)",
     "replace_one": "replacing one record (n public)",
 }
+
+#: How a replace-one guarantee compares with an add/remove one. A replacement
+#: is a removal followed by an addition, so group privacy for two records
+#: (Dwork and Roth 2014, Theorem 2.2, with delta) turns add/remove
+#: (eps, delta) into replace-one (2 eps, (1 + e^eps) delta); nothing turns
+#: replace-one into add/remove, since it bounds datasets of one size only.
+ADJACENCY_CONVERSION = (
+    "Comparing adjacencies: add/remove (eps, delta) implies replace-one "
+    "(2 eps, (1 + e^eps) delta), so an add/remove fit at epsilon e compares "
+    "with a replace-one fit at 2e. Replace-one (eps, delta) bounds only "
+    "datasets of the same size: it protects against changing a record, but "
+    "does not by itself hide whether a record is present when n is public, "
+    "and implies no add/remove guarantee."
+)
+
+# What "one record" is compared against, in plain words, per adjacency.
+_PLAIN_NEIGHBOUR = {
+    "add_remove": "than if it had been left out",
+    "replace_one": "than if it had been replaced by any other record",
+}
+
+
+def plain_language(epsilon, delta, adjacency, caveats=(), seeded=False):
+    """The guarantee in two or three plain sentences, for a non-specialist.
+
+    What is protected and against whom, what is public, what is not
+    covered. Shared by :meth:`PrivacyRecord.plain_language` and the report
+    of estimators that set their privacy attributes without a record.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The guarantee.
+    adjacency : str or None
+        The neighbouring relation (``"add_remove"`` or ``"replace_one"``).
+    caveats : sequence of str, default=()
+        The record's caveats.
+    seeded : bool, default=False
+        Whether the fit's noise is reproducible from a seed.
+
+    Returns
+    -------
+    text : str
+        One paragraph.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._record import plain_language
+    >>> print(plain_language(1.0, 1e-5, "add_remove"))  # doctest: +ELLIPSIS
+    In plain words: each training record (one person's features, ...
+    """
+    if math.isinf(epsilon):
+        return (
+            "In plain words: this fit is not differentially private "
+            "(epsilon = inf), so the released model may reveal any training "
+            "record."
+        )
+    neighbour = _PLAIN_NEIGHBOUR.get(adjacency, "than if it had been changed")
+    public_rows = PUBLIC_ROWS_CAVEAT in caveats
+    which = "each private training record" if public_rows else "each training record"
+    protected = (
+        f"In plain words: {which} (one person's features, label or target, "
+        "sensitive group and sample weight) is protected against anyone who "
+        "sees the released model or its outputs, who can learn little more "
+        f"about it {neighbour} (epsilon = {epsilon:.3g}, delta = {delta:.3g}; "
+        "a smaller epsilon is stronger)."
+    )
+    public = (
+        "Public, and not protected: "
+        + ("the rows marked public, " if public_rows else "")
+        + "the parameters declared to the estimator (such as epsilon, delta, "
+        "the label set, the groups and the bounds) and the number of training "
+        "records."
+    )
+    not_covered = ["the checks of the input before training"]
+    others = [c for c in caveats if c not in (WEIGHTS_CAVEAT, PUBLIC_ROWS_CAVEAT)]
+    if WEIGHTS_CAVEAT in caveats:
+        not_covered.append(
+            "sample weights computed from the private data (weights are taken "
+            "as given)"
+        )
+    if adjacency == "replace_one":
+        not_covered.append(
+            "whether a record is present at all (the guarantee is for "
+            "replacing a record; the number of records is public)"
+        )
+    if others:
+        not_covered.append(
+            f"the {len(others)} further caveat{'s' if len(others) > 1 else ''} "
+            "listed below"
+        )
+    if len(not_covered) > 1:
+        listed = ", ".join(not_covered[:-1]) + " and " + not_covered[-1]
+    else:
+        listed = not_covered[0]
+    covered = f"Not covered: {listed}."
+    if seeded:
+        covered = covered[:-1] + (
+            "; and this fit was seeded, so it is not a private release."
+        )
+    return " ".join((protected, public, covered))
 
 
 @dataclass(frozen=True)
@@ -105,6 +238,60 @@ class PrivacyRecord:
         """Whether the noise is reproducible from a seed (not a release)."""
         return self.seed is not None
 
+    def plain_language(self):
+        """The guarantee in two or three plain sentences.
+
+        What is protected and against whom, what is public and what is not
+        covered, for a reader who is not a privacy specialist (a
+        data-protection officer); :meth:`technical_text` is the rest.
+
+        Returns
+        -------
+        text : str
+            One paragraph.
+        """
+        return plain_language(
+            self.epsilon, self.delta, self.adjacency, self.caveats, self.seeded
+        )
+
+    def technical_text(self):
+        """The technical record: guarantee, adjacency, mechanism, noise, caveats.
+
+        Returns
+        -------
+        text : str
+            One statement per line.
+        """
+        if math.isinf(self.epsilon):
+            head = "No differential privacy (epsilon = inf): non-private fit."
+        else:
+            head = (
+                f"({self.epsilon:.4g}, {self.delta:.3g})-differential privacy "
+                f"with respect to {_ADJACENCY_TEXT[self.adjacency]}."
+            )
+        lines = [head]
+        if self.adjacency == "replace_one" and not math.isinf(self.epsilon):
+            lines.append(ADJACENCY_CONVERSION)
+        if self.seeded:
+            lines.append(SEEDED_TEXT)
+        lines.append(f"Mechanism: {self.mechanism}.")
+        if self.noise_multiplier:
+            detail = f"Noise multiplier {self.noise_multiplier:.4g}"
+            if self.clip_norm is not None:
+                detail += f" x sensitivity {self.clip_norm:.4g}"
+            if self.sampling_probability is not None:
+                detail += f", Poisson sampling rate {self.sampling_probability:.4g}"
+            if self.steps is not None:
+                detail += f", {self.steps} steps"
+            lines.append(detail + ".")
+        lines.append(f"Accounted with dp-accounting ({self.accountant.upper()}).")
+        for caveat in self.caveats:
+            if "guarantee" in caveat or "not protected" in caveat:
+                lines.append(f"Caveat: {caveat}.")
+            else:
+                lines.append(f"Caveat: {caveat} (not covered by the guarantee).")
+        return "\n".join(lines)
+
     def recompute_epsilon(self):
         """Recompute epsilon from ``dp_event`` with dp-accounting.
 
@@ -129,30 +316,38 @@ class PrivacyRecord:
         return d
 
     def __str__(self):
-        if math.isinf(self.epsilon):
-            head = "No differential privacy (epsilon = inf): non-private fit."
-        else:
-            head = (
-                f"({self.epsilon:.4g}, {self.delta:.3g})-differential privacy "
-                f"with respect to {_ADJACENCY_TEXT[self.adjacency]}."
-            )
-        lines = [head]
-        if self.seeded:
-            lines.append(SEEDED_TEXT)
-        lines.append(f"Mechanism: {self.mechanism}.")
-        if self.noise_multiplier:
-            detail = f"Noise multiplier {self.noise_multiplier:.4g}"
-            if self.clip_norm is not None:
-                detail += f" x sensitivity {self.clip_norm:.4g}"
-            if self.sampling_probability is not None:
-                detail += f", Poisson sampling rate {self.sampling_probability:.4g}"
-            if self.steps is not None:
-                detail += f", {self.steps} steps"
-            lines.append(detail + ".")
-        lines.append(f"Accounted with dp-accounting ({self.accountant.upper()}).")
-        for caveat in self.caveats:
-            lines.append(f"Caveat: {caveat} (not covered by the guarantee).")
-        return "\n".join(lines)
+        return f"{self.plain_language()}\n\nTechnical record:\n{self.technical_text()}"
+
+
+def weights_caveats(sample_weight):
+    """The weights caveat when ``sample_weight`` weights the fit.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+        The weights passed to ``fit`` (or None).
+
+    Returns
+    -------
+    caveats : tuple of str
+        ``(WEIGHTS_CAVEAT,)`` unless the weights are None or all exactly 1
+        (the unweighted fit): a private fit uses weights as given, so even
+        uniform weights ``c != 1`` scale every term.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._record import weights_caveats
+    >>> weights_caveats([1.0, 1.0, 1.0])
+    ()
+    >>> weights_caveats([1.0, 3.0])[0].startswith("sample_weight is public")
+    True
+    """
+    if sample_weight is None:
+        return ()
+    weights = np.asarray(sample_weight)
+    if np.all(weights == 1.0):
+        return ()
+    return (WEIGHTS_CAVEAT,)
 
 
 def check_budget(record, epsilon, *, calibrated):

@@ -136,6 +136,17 @@ _CLASSES_INFERRED = (
     "The label set (including which rare labels occur) is then not covered by "
     "the differential privacy guarantee. Pass classes=[...] to declare it."
 )
+# Validation is outside the guarantee, but its messages need not publish the
+# private values that failed it: they name the problem and the parameter.
+_UNDECLARED_LABELS = (
+    "y contains labels that are not in the declared classes (the labels are "
+    "not shown: they are private). Declare every possible label in classes, "
+    "or drop the rows whose label is outside it."
+)
+_ONE_CLASS = (
+    "y contains only one class; a classifier needs at least two. Declare the "
+    "label set with classes=[...] if other labels are possible."
+)
 
 
 def check_public_weights(sample_weight, X):
@@ -196,19 +207,13 @@ def resolve_classes(classes, y):
         pos = np.clip(pos, 0, sorted_classes.size - 1)
         unknown = sorted_classes[pos] != y
         if np.any(unknown):
-            raise ValueError(
-                "y contains labels that are not in the declared classes: "
-                f"{np.unique(y[unknown])[:10].tolist()}."
-            )
+            # The message names the problem, not the labels: they are private.
+            raise ValueError(_UNDECLARED_LABELS)
         return classes_, order[pos], caveats
 
     warn_at_caller(_CLASSES_INFERRED, PrivacyLeakWarning)
     caveats.append("label set inferred from the private data")
     classes_, y_encoded = np.unique(y, return_inverse=True)
     if classes_.size < 2:
-        raise ValueError(
-            "y contains only one class "
-            f"({classes_[0]!r}); a classifier needs at least two. Declare the "
-            "label set with classes=[...] if other labels are possible."
-        )
+        raise ValueError(_ONE_CLASS)
     return classes_, y_encoded, caveats

@@ -64,7 +64,7 @@ def test_declared_groups_fix_order_and_keep_absent_groups():
     assert enc.declared
     assert enc.groups.tolist() == ["m", "x", "f"]
     assert enc.codes.tolist() == [0, 2, 0]
-    with pytest.raises(ValueError, match="not in the declared groups: 'z'"):
+    with pytest.raises(ValueError, match="not in the declared groups"):
         encode_sensitive_features(["m", "z"], groups=["m", "f"])
     with pytest.raises(ValueError, match="duplicate"):
         encode_sensitive_features(["m"], groups=["m", "m"])

@@ -21,6 +21,7 @@ from sklearn_dpfair import (
 from sklearn_dpfair._loss import BinaryLogisticLoss
 from sklearn_dpfair._solvers._sgd import noisy_sgd
 from sklearn_dpfair.privacy._mechanism import GaussianMechanism
+from sklearn_dpfair.privacy._record import WEIGHTS_CAVEAT
 
 pytestmark = pytest.mark.filterwarnings("ignore:delta=.*is not smaller")
 
@@ -203,7 +204,8 @@ def test_output_perturbation_sensitivity_never_reads_the_weights(heavy):
     weighted = _op().fit(X, y, sample_weight=w)
     assert weighted.privacy_record_.clip_norm == plain.privacy_record_.clip_norm
     assert weighted.privacy_record_.dp_event == plain.privacy_record_.dp_event
-    assert any("capped at 1" in c for c in weighted.privacy_record_.caveats)
+    assert "capped at 1" in weighted.privacy_record_.mechanism
+    assert WEIGHTS_CAVEAT in weighted.privacy_record_.caveats
 
 
 def test_output_perturbation_heavy_record_moves_the_minimizer_within_sensitivity(

@@ -14,10 +14,11 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV, cross_validate
 
-from sklearn_dpfair import DPLogisticRegression
+from sklearn_dpfair import DPLogisticRegression, SemiDPLinearRegression
 from sklearn_dpfair.privacy import PrivacyLedger
 from sklearn_dpfair.privacy._accounting import (
     _RDP_ORDERS,
+    epsilon_of,
     gaussian_event,
     noisy_sgd_event,
 )
@@ -163,12 +164,92 @@ def test_non_private_fit_makes_the_total_infinite(data):
     assert "inf" in ledger.summary()
 
 
-def test_mixed_adjacency_is_refused():
-    ledger = PrivacyLedger()
+def _mixed_ledger(kind="rdp"):
+    ledger = PrivacyLedger(kind)
     ledger.record(gaussian_event(2.0), delta=1e-5, adjacency="add_remove")
     ledger.record(gaussian_event(2.0), delta=1e-5, adjacency="replace_one")
-    with pytest.raises(ValueError, match="different neighbouring relations"):
+    return ledger
+
+
+def test_mixed_adjacency_is_refused():
+    ledger = _mixed_ledger()
+    with pytest.raises(ValueError, match="different neighbouring relations") as exc:
         ledger.total_epsilon()
+    # The message names both relations and the option that converts.
+    message = str(exc.value)
+    assert "add_remove and replace_one" in message
+    assert "adjacency='replace_one'" in message
+    assert "(2 eps, (1 + e^eps) delta)" in message
+    with pytest.raises(ValueError, match="different neighbouring relations"):
+        ledger.dp_event()
+    assert "not composable" in ledger.summary()
+    assert "not composable" in repr(ledger)
+    # Nothing turns replace-one into add/remove.
+    with pytest.raises(ValueError, match="implies no add/remove guarantee"):
+        ledger.total_epsilon(adjacency="add_remove")
+    with pytest.raises(ValueError, match="adjacency must be one of"):
+        ledger.total_epsilon(adjacency="zero_out")
+
+
+@pytest.mark.parametrize("kind", ["rdp", "pld"])
+def test_add_remove_releases_convert_to_replace_one_by_group_privacy(kind):
+    # One Gaussian of noise multiplier z for a sum of sensitivity 1 under
+    # add/remove: under replace-one its sensitivity is 2, so its exact
+    # replace-one event is a Gaussian of multiplier z / 2. The group-privacy
+    # conversion is an upper bound of that exact epsilon, and by the formula
+    # it is 2 eps(delta_A) with (1 + e^eps) delta_A <= delta.
+    z, delta = 3.0, 1e-5
+    ledger = PrivacyLedger(kind)
+    ledger.record(gaussian_event(z), delta=delta)
+    converted = ledger.total_epsilon(adjacency="replace_one")
+    exact = epsilon_of(gaussian_event(z / 2), delta, kind)
+    assert exact <= converted
+    # At most twice the add/remove epsilon at a delta (1 + e^eps) e^0.1
+    # times smaller: the conversion's search costs little.
+    eps = epsilon_of(gaussian_event(z), delta, kind)
+    smaller = delta / (1 + np.exp(eps + 0.5))
+    assert 2 * eps < converted <= 2 * epsilon_of(gaussian_event(z), smaller, kind)
+    # Under its own relation the ledger's total is unchanged.
+    assert ledger.total_epsilon() == pytest.approx(eps, rel=1e-12)
+    assert ledger.total_epsilon(adjacency="add_remove") == ledger.total_epsilon()
+
+
+@pytest.mark.parametrize("kind", ["rdp", "pld"])
+def test_mixed_ledger_composes_under_replace_one(kind):
+    ledger = _mixed_ledger(kind)
+    total = ledger.total_epsilon(adjacency="replace_one")
+    replace_one_alone = epsilon_of(gaussian_event(2.0), 1e-5, kind)
+    add_remove_alone = PrivacyLedger(kind)
+    add_remove_alone.record(gaussian_event(2.0), delta=1e-5)
+    converted_alone = add_remove_alone.total_epsilon(adjacency="replace_one")
+    # Basic composition of the two parts, each at half the delta: above
+    # either part at the full delta, and finite.
+    assert max(replace_one_alone, converted_alone) < total < np.inf
+    summary = ledger.summary(adjacency="replace_one")
+    assert "1 add/remove release(s) converted to replace-one" in summary
+    assert "under replace-one adjacency" in summary
+    # Two releases that share a seed are not composed, converted or not.
+    ledger.record(gaussian_event(2.0), delta=1e-5, seed="s", adjacency="replace_one")
+    ledger.record(gaussian_event(2.0), delta=1e-5, seed="s")
+    assert ledger.total_epsilon(adjacency="replace_one") == np.inf
+
+
+def test_replace_one_fits_and_add_remove_fits_in_one_ledger(data):
+    # SemiDPLinearRegression (replace-one) and DPLogisticRegression
+    # (add/remove) recorded into one ledger: refused, then converted.
+    X, y = data
+    ledger = PrivacyLedger()
+    _clf(ledger, max_iter=2).fit(X, y)
+    SemiDPLinearRegression(accountant=ledger, max_iter=2).fit(
+        X, y.astype(float), public_mask=np.arange(X.shape[0]) < 100
+    )
+    assert sorted(e.adjacency for e in ledger.entries) == [
+        "add_remove",
+        "replace_one",
+    ]
+    with pytest.raises(ValueError, match="adjacency='replace_one'"):
+        ledger.total_epsilon()
+    assert np.isfinite(ledger.total_epsilon(adjacency="replace_one"))
 
 
 def test_default_delta_is_the_largest_recorded():

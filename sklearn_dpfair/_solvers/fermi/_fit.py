@@ -53,6 +53,7 @@ from ...fairness._marginals import (
     warn_floored_groups,
 )
 from ...privacy import PrivacyRecord, fit_weights
+from ...privacy._record import WEIGHTS_CAVEAT
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
 from ...utils._validation import warn_at_caller
 from ._privacy import (
@@ -86,11 +87,6 @@ __all__ = [
     "released_fit",
 ]
 
-_WEIGHTS_CAVEAT = (
-    "sample_weight is public; each record's weighted terms are clipped, so "
-    "the guarantee is per record, not per unit of weight; the group "
-    "histogram counts records unweighted"
-)
 _MECHANISM = (
     "DP-FERMI: noisy SGDA, {steps} steps at Poisson rate {q:.6g}; each step "
     "releases the per-example-clipped primal sum (clip {clip:.6g}, noise "
@@ -384,7 +380,7 @@ def fermi_setup(
             sampling_probability=q,
             steps=n_steps,
             dp_event=plan.event,
-            caveats=(_WEIGHTS_CAVEAT,) if weighted else (),
+            caveats=(WEIGHTS_CAVEAT,) if weighted else (),
         )
 
     # "auto": 1/L of the dual block, from the public block weights.

@@ -53,6 +53,7 @@ from ...privacy import (
     fit_weights,
 )
 from ...privacy._accounting import no_op_event
+from ...privacy._record import WEIGHTS_CAVEAT
 from ._public_geometry import (
     newton_preconditioner,
     pda_md_preconditioner,
@@ -290,12 +291,6 @@ def _thesis_alpha(geometry, *, step_noise_var, n_steps, n_private):
     return inverse_variance_weight(v_pub, v_priv)[0]
 
 
-_WEIGHTS_CAVEAT = (
-    "sample_weight is public; each row's weighted residual is clipped, so "
-    "the guarantee is per record, not per unit of weight"
-)
-
-
 def public_hyperparameters(X_public, y_public, *, n_private, params):
     """Choose ``alpha``, the learning rate and the steps from public rows only.
 
@@ -390,7 +385,7 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
             "solver='public-only' does not take non-uniform sample_weight (its "
             "output is the unweighted public warm start)."
         )
-    caveats = () if weights is None else (_WEIGHTS_CAVEAT,)
+    caveats = () if weights is None else (WEIGHTS_CAVEAT,)
     # Only the public block is copied (the public statistics need it); the
     # private rows are read from X through the mask by the solver.
     Xp, yp = X[public_mask], y[public_mask]
