@@ -405,7 +405,8 @@ def distribute_training_data(
         dtype=dtype,
         classes=classes,
         caveats=caveats,
-        weighted=weight_scale is not None,
+        # Passed (public), not "not all 1": the record may not depend on them.
+        weighted=sample_weight is not None,
         # The auto dual step's bound on the weights: 1 under privacy (the
         # data's largest weight is never read), the rescaled maximum without.
         max_weight=1.0 if weight_scale is None or private else weight_scale[1],

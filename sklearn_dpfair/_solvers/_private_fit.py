@@ -247,7 +247,8 @@ def fit_dp_sgd(
         loss.n_outputs,
         params,
         budget,
-        weighted=weights is not None,
+        # Passed, not "not all 1": the record may not depend on the weights.
+        weighted=sample_weight is not None,
     )
     mechanism, q, n_steps = setup.mechanism, setup.sampling_probability, setup.n_steps
     if sp.issparse(X) and not backend.is_numpy:
@@ -315,7 +316,7 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
         # A weight above 1 counts as 1: each weighted loss stays L-Lipschitz.
         weights = capped_weights(weights)
         max_weight = 1.0
-        if weights is not None:
+        if sample_weight is not None:
             caveats = (*caveats, WEIGHTS_CAVEAT)
             description = description[:-1] + "; each sample weight capped at 1)"
     else:
@@ -417,7 +418,7 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
     weights = fit_weights(
         sample_weight, n_samples, private=not math.isinf(budget.epsilon)
     )
-    if weights is not None:
+    if sample_weight is not None:
         caveats = (*caveats, WEIGHTS_CAVEAT)
     bound, bound_caveats = resolve_feature_inf_bound(params.feature_inf_bound, X)
     caveats = (*caveats, *bound_caveats)

@@ -330,22 +330,21 @@ def weights_caveats(sample_weight):
     Returns
     -------
     caveats : tuple of str
-        ``(WEIGHTS_CAVEAT,)`` unless the weights are None or all exactly 1
-        (the unweighted fit): a private fit uses weights as given, so even
-        uniform weights ``c != 1`` scale every term.
+        ``(WEIGHTS_CAVEAT,)`` whenever weights are passed, whatever their
+        values: the record is released, so what it says may depend on the
+        caller's choice to pass weights (public) but never on the weights a
+        record brings (weights all 1 except one record's would otherwise
+        tell its neighbours apart).
 
     Examples
     --------
     >>> from sklearn_dpfair.privacy._record import weights_caveats
-    >>> weights_caveats([1.0, 1.0, 1.0])
+    >>> weights_caveats(None)
     ()
-    >>> weights_caveats([1.0, 3.0])[0].startswith("sample_weight is public")
+    >>> weights_caveats([1.0, 1.0])[0].startswith("sample_weight is public")
     True
     """
     if sample_weight is None:
-        return ()
-    weights = np.asarray(sample_weight)
-    if np.all(weights == 1.0):
         return ()
     return (WEIGHTS_CAVEAT,)
 

@@ -572,12 +572,15 @@ def fit_fermi(
     p = params
     n_samples = X.shape[0]
     private = privacy is not None and privacy.budget.is_private
-    sample_weight = fit_weights(sample_weight, n_samples, private=private)
-    if sample_weight is not None and p.disparity_bound is not None:
+    # Whether weights were passed (public), never what they hold, decides
+    # the refusal and the record.
+    weighted = sample_weight is not None
+    if weighted and p.disparity_bound is not None:
         raise ValueError(
-            "non-uniform sample_weight cannot be combined with disparity_bound: "
-            "the weight selection is not weighted."
+            "sample_weight cannot be combined with disparity_bound: the weight "
+            "selection is not weighted."
         )
+    sample_weight = fit_weights(sample_weight, n_samples, private=private)
     n_groups = len(group_labels)
     constraint = p.constraint
     n_blocks = constraint.n_blocks(n_classes)
@@ -592,7 +595,7 @@ def fit_fermi(
         cell_table=_in_memory_cell_table(
             blocks, codes, n_blocks, n_groups, sample_weight, privacy is not None
         ),
-        weighted=sample_weight is not None,
+        weighted=weighted,
         # The dual step's smoothness bound reads the largest weight only
         # without privacy; a private fit assumes weights of at most 1
         # (every weighted dual term is clipped whatever its weight).

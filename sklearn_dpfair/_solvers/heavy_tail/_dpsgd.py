@@ -629,7 +629,7 @@ def fit_heavy_tail_dpsgd(
         adjacency=_ADJACENCY,
         description=(
             "DP-SGD (Poisson-subsampled Gaussian, per-example clipping"
-            + (" of the weighted gradients" if weights is not None else "")
+            + (" of the weighted gradients" if sample_weight is not None else "")
             + "; the recorded noise multiplier, clip (in the units of y times "
             "x; the steps run on y scaled by the private scale, with the clip "
             "scaled alike), sampling rate and steps are its event's, accounted "

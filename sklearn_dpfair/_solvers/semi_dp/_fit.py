@@ -377,15 +377,17 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
     fit : SemiDPFit
     """
     solver = params.solver
+    # Whether weights were passed (public), never what they hold, decides
+    # the refusal and the record.
+    if sample_weight is not None and solver == "public-only":
+        raise ValueError(
+            "solver='public-only' does not take sample_weight (its output is "
+            "the unweighted public warm start)."
+        )
+    caveats = () if sample_weight is None else (WEIGHTS_CAVEAT,)
     weights = fit_weights(
         sample_weight, X.shape[0], private=params.budget.is_private
     )
-    if weights is not None and solver == "public-only":
-        raise ValueError(
-            "solver='public-only' does not take non-uniform sample_weight (its "
-            "output is the unweighted public warm start)."
-        )
-    caveats = () if weights is None else (WEIGHTS_CAVEAT,)
     # Only the public block is copied (the public statistics need it); the
     # private rows are read from X through the mask by the solver.
     Xp, yp = X[public_mask], y[public_mask]
