@@ -183,7 +183,7 @@ def dp_sgd_setup(n_samples, n_features, n_outputs, params, budget, *, weighted):
     budget : PrivacyBudget
         Privacy inputs.
     weighted : bool
-        Whether non-uniform public sample weights are used (a caveat).
+        Whether public sample weights were passed (a caveat, whatever they hold).
 
     Returns
     -------

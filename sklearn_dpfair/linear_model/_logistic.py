@@ -483,13 +483,13 @@ default=None
         )
         check_classification_targets(y)
         weights = check_public_weights(sample_weight, X)
-        if weights is not None and np.ptp(weights) > 0:
-            if silos is not None:
-                # The silos' local fits and server weights are not weighted.
-                raise ValueError(
-                    "non-uniform sample_weight cannot be combined with silos "
-                    "(federated DP-SGD)."
-                )
+        if weights is not None and silos is not None:
+            # The silos' local fits and server weights are not weighted. The
+            # refusal reads whether weights were passed, never their values:
+            # how a fit ends may not depend on one record's weight.
+            raise ValueError(
+                "sample_weight cannot be combined with silos (federated DP-SGD)."
+            )
         # Labels are public metadata handled on the host; only X is large.
         classes, y_encoded, caveats = resolve_classes(self.classes, to_numpy(y))
         check_delta_for_n(self.delta, X.shape[0])

@@ -408,8 +408,8 @@ default=None
             one private row moves a noisy sum by at most the clip norm
             whatever its weight; the iterations converge to the minimizer
             of the weighted objective. The public warm start, preconditioner and
-            tuning stay unweighted (solver "public-only" refuses non-uniform
-            weights). Uniform weights give exactly the unweighted fit.
+            tuning stay unweighted (solver "public-only" refuses
+            sample_weight). Weights of 1 give exactly the unweighted fit.
         public_mask : array-like of bool, shape (n_samples,), default=None
             True for public rows. Routable with
             ``set_fit_request(public_mask=True)``, so CV splitters slice it

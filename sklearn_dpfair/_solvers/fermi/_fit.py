@@ -320,8 +320,8 @@ def fermi_setup(
     Steps 0, 1 and 3 of :func:`fit_fermi` (the noise from public inputs,
     the histogram release, the account), shared by the in-memory and the
     Dask fit: ``cell_table`` (see :func:`_penalty`) is the only access to
-    the data. ``weighted`` says whether non-uniform public weights are
-    used; ``max_weight`` bounds them for the auto dual step (1 under
+    the data. ``weighted`` says whether public weights were passed (whatever they
+    hold); ``max_weight`` bounds them for the auto dual step (1 under
     privacy, which never reads the data's largest weight). Draws from ``rng``
     the histogram's noise only.
 

@@ -369,8 +369,8 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
         weighted objective and one private row still moves a sum by at most
         the clip. The public statistics (warm start, preconditioner, tuning)
         are unweighted: they shape the path, not the fixed point; hence
-        "public-only", whose output *is* the warm start, refuses non-uniform
-        weights.
+        "public-only", whose output *is* the warm start, refuses
+        sample_weight.
 
     Returns
     -------
