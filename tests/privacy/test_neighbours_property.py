@@ -24,6 +24,17 @@ guarantee needs:
   valid; scores and regression predictions are never NaN and are finite
   wherever their exact value is within the float range (beyond it, +-inf is
   the correctly rounded value);
+* **first release within its sensitivity**: a spy records what every
+  release sees before its noise (the sum a ``GaussianMechanism`` privatizes,
+  the scores an ``ExponentialMechanism`` selects from). Both worlds share
+  the seed, so their first releases are computed from the same state, and
+  the guarantee needs their pre-noise values to differ by at most the
+  mechanism's own sensitivity (its ``clip_norm``: the L2 distance of the
+  sums; its ``sensitivity``: the largest change of a score), twice that for
+  ``D + z0`` and ``D + z1`` under add/remove (two steps apart). A first
+  release drawn from a Poisson batch is compared between worlds of the same
+  ``n`` only (the batch rate reads ``n``, so ``D`` and ``D + z1`` draw
+  different batches);
 * **same privacy record**: ``epsilon_``, ``delta_``, ``dp_event_``,
   ``noise_multiplier_``, ``adjacency_`` and every field of
   ``privacy_record_`` (caveats in any order) are identical in both worlds,
@@ -46,15 +57,24 @@ are ``D + z0`` and ``D + z1``; with ``add_remove`` they are ``D`` and
 nothing else). :class:`FERMIClassifier` is not private: only its release is
 checked for finiteness.
 
+A record is everything a row brings, its weight included, so the weighted
+scenarios pass ``sample_weight`` and the differing record brings its own
+weight (``1e6`` added, ``50`` removed, ``1`` changed to ``1e6``): nothing the
+analysis treats as fixed may be read from the weights of the data being
+fitted (a normalizer such as ``mean(w)`` moved a DP-SGD sum by 499 clip
+norms when a record of weight ``1e6`` was added).
+
 Each fit uses small ``n`` and few steps. CI runs a fixed list of named
 scenarios for every configuration plus a few random combinations per
 configuration; ``DPFAIR_FULL=1`` runs many more random combinations.
 """
 
+import contextlib
 import functools
 import os
 import warnings
 from dataclasses import dataclass
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -68,10 +88,13 @@ from sklearn_dpfair import (
     HeavyTailDPRegressor,
     SemiDPLinearRegression,
 )
+from sklearn_dpfair._solvers import _sampling
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
 from sklearn_dpfair.linear_model import FERMIClassifier
-from sklearn_dpfair.privacy import PrivacyRecord
+from sklearn_dpfair.privacy import GaussianMechanism, PrivacyRecord
 from sklearn_dpfair.privacy._accounting import gaussian_event
+from sklearn_dpfair.privacy._exponential import ExponentialMechanism
+from sklearn_dpfair.privacy._mechanism import observe_privatize
 
 FULL = os.environ.get("DPFAIR_FULL") == "1"
 # Random combinations per configuration, on top of the named scenarios. CI
@@ -124,6 +147,10 @@ class Config:
     adjacency: str | None  # None: not private
     per_record: str | None = None
     private_estimates: tuple = ()
+    # How many privatize calls make up the first release: DP-SGD privatizes
+    # the coefficient and the intercept blocks of one clipped sum (one clip
+    # for both) in two calls (see first_release).
+    first_release: int = 1
 
 
 def _lr(**kw):
@@ -141,9 +168,19 @@ _FW = dict(
 )
 
 CONFIGS = [
-    Config("lr-dpsgd-binary", _lr(classes=[0, 1], **_SGD), "binary", "add_remove"),
     Config(
-        "lr-dpsgd-3class", _lr(classes=[0, 1, 2], **_SGD), "multiclass", "add_remove"
+        "lr-dpsgd-binary",
+        _lr(classes=[0, 1], **_SGD),
+        "binary",
+        "add_remove",
+        first_release=2,
+    ),
+    Config(
+        "lr-dpsgd-3class",
+        _lr(classes=[0, 1, 2], **_SGD),
+        "multiclass",
+        "add_remove",
+        first_release=2,
     ),
     Config("lr-outpert-binary", _lr(classes=[0, 1], **_OP), "binary", "replace_one"),
     Config(
@@ -159,6 +196,7 @@ CONFIGS = [
         "binary",
         "add_remove",
         per_record="silos",
+        first_release=2,
     ),
     Config(
         "lr-silos-3class",
@@ -166,6 +204,7 @@ CONFIGS = [
         "multiclass",
         "add_remove",
         per_record="silos",
+        first_release=2,
     ),
     Config(
         "lr-silos-secure-aggregation",
@@ -173,6 +212,7 @@ CONFIGS = [
         "binary",
         "add_remove",
         per_record="silos",
+        first_release=2,
     ),
     Config(
         "semidp-gd",
@@ -222,6 +262,10 @@ CONFIGS = [
         "binary",
         "add_remove",
         per_record="sensitive_features",
+        # Nothing to estimate first: the first release is DP-SGDA's first
+        # step, the coefficient and intercept blocks of the primal gradient
+        # and the dual gradient, released jointly.
+        first_release=3,
     ),
     Config(
         "dpfermi-eo-3class",
@@ -297,7 +341,9 @@ class Scenario:
     attribute. ``z0``/``z1`` are the records of the two worlds, one value
     name per coordinate ("row0" copies the first row of ``D``); ``y0``/``y1``
     their targets (a label index, or a value for regression); ``g0``/``g1``
-    their group.
+    their group. ``weights`` is "none" (no ``sample_weight``), "ones" or
+    "spread" (``D``'s weights spread over ``[0.5, 2]``); ``w0``/``w1`` are
+    the weights the two records bring with them.
     """
 
     base: str = "normal"
@@ -312,6 +358,9 @@ class Scenario:
     n: int = 60
     d: int = 2
     seed: int = 0
+    weights: str = "none"
+    w0: float = 1.0
+    w1: float = 1.0
 
 
 def _row(values, d, first_row):
@@ -382,21 +431,42 @@ def _target(config, value):
     return int(value) % n_classes
 
 
+def _weights(sc, n):
+    """The weights of ``D`` (None: the fit gets no ``sample_weight``)."""
+    if sc.weights == "none":
+        return None
+    if sc.weights == "ones":
+        return np.ones(n)
+    return np.linspace(0.5, 2.0, n)  # "spread"
+
+
 def build_worlds(config, sc):
-    """The datasets ``D``, ``D + z0`` and ``D + z1`` as ``(X, y, fit_params)``."""
+    """The datasets ``D``, ``D + z0`` and ``D + z1`` as ``(X, y, fit_params)``.
+
+    A record brings its weight with it: ``D + z`` appends ``z``'s weight to
+    ``D``'s.
+    """
     X, y, g = _base(config, sc)
-    worlds = {"D": (X, y, _params(config, _per_record(config, len(X), g)))}
-    differing = (("D+z0", sc.z0, sc.y0, sc.g0), ("D+z1", sc.z1, sc.y1, sc.g1))
-    for tag, z, zy, zg in differing:
+    w = _weights(sc, len(X))
+    worlds = {"D": (X, y, _params(config, _per_record(config, len(X), g), w))}
+    differing = (
+        ("D+z0", sc.z0, sc.y0, sc.g0, sc.w0),
+        ("D+z1", sc.z1, sc.y1, sc.g1, sc.w1),
+    )
+    for tag, z, zy, zg, zw in differing:
         Xw = np.vstack([X, _row(z, sc.d, X[0])])
         yw = np.append(y, _target(config, zy)).astype(y.dtype)
         per = _per_record(config, len(X), g, canary_group=zg)
-        worlds[tag] = (Xw, yw, _params(config, per))
+        ww = None if w is None else np.append(w, zw)
+        worlds[tag] = (Xw, yw, _params(config, per, ww))
     return worlds
 
 
-def _params(config, per):
-    return {} if per is None else {config.per_record: per}
+def _params(config, per, weights=None):
+    params = {} if per is None else {config.per_record: per}
+    if weights is not None:
+        params["sample_weight"] = weights
+    return params
 
 
 # -- running a fit and reading what it releases ----------------------------------
@@ -407,6 +477,51 @@ class Outcome:
     error: tuple | None  # (type name, message)
     warnings: list
     estimator: object = None
+    releases: list = ()  # what the fit released, before the noise: _Releases
+
+
+class _Releases:
+    """A white-box spy: what every release of a fit sees, before its noise.
+
+    Events in the order the fit makes them: ``("gaussian", clip_norm, sum,
+    id(mechanism))`` for each :meth:`GaussianMechanism.privatize` call
+    (through the audit hook :func:`observe_privatize`, which passes the sum
+    on unchanged), ``("selection", sensitivity, scores)`` for each
+    :meth:`ExponentialMechanism.select` draw and ``("sample",)`` for each
+    Poisson batch drawn. Values are float64 copies.
+    """
+
+    def __init__(self):
+        self.events = []
+
+    def before_noise(self, mechanism, clipped_sum):
+        value = np.array(clipped_sum, dtype=float)
+        self.events.append(("gaussian", mechanism.clip_norm, value, id(mechanism)))
+        return clipped_sum
+
+    def after_noise(self, mechanism, noisy_sum):
+        pass
+
+    @contextlib.contextmanager
+    def watching(self):
+        original_select = ExponentialMechanism.select
+        original_sample = _sampling._bernoulli_successes
+
+        def select(mechanism, scores, rng):
+            scores_copy = np.array(scores, dtype=float)
+            self.events.append(("selection", mechanism.sensitivity, scores_copy))
+            return original_select(mechanism, scores, rng)
+
+        def sample(*args, **kwargs):
+            self.events.append(("sample",))
+            return original_sample(*args, **kwargs)
+
+        with (
+            observe_privatize(self),
+            mock.patch.object(ExponentialMechanism, "select", select),
+            mock.patch.object(_sampling, "_bernoulli_successes", sample),
+        ):
+            yield self
 
 
 # A warning that reads only the released model (HeavyTailDPRegressor's
@@ -418,7 +533,8 @@ _POST_PROCESSING = "this check reads only the released coefficients"
 def _fit(config, data):
     X, y, params = data
     est = config.make()
-    with warnings.catch_warnings(record=True) as caught:
+    releases = _Releases()
+    with warnings.catch_warnings(record=True) as caught, releases.watching():
         warnings.simplefilter("always")
         try:
             est.fit(X, y, **params)
@@ -434,7 +550,7 @@ def _fit(config, data):
             if _POST_PROCESSING not in str(w.message)
         }
     )
-    return Outcome(error, seen, est)
+    return Outcome(error, seen, est, releases.events)
 
 
 def _numbers(value):
@@ -574,7 +690,117 @@ def _diff(a, b):
 
 
 #: The checks, from the most to the least fundamental.
-CHECKS = ("ending", "finite", "record", "warnings", "predictions")
+CHECKS = ("ending", "finite", "record", "sums", "warnings", "predictions")
+
+
+@dataclass(frozen=True)
+class FirstRelease:
+    """A fit's first release before its noise, and the sensitivity it claims.
+
+    ``kind`` is "gaussian" or "selection". A Gaussian release has one part
+    per mechanism: ``values[k]`` is the sum its mechanism privatizes,
+    ``bounds[k]`` that mechanism's ``clip_norm``, and the distance is L2. A
+    selection has one part: the scores, bounded by the utility sensitivity,
+    and the distance is the largest change of one score. ``sampled`` says
+    whether a Poisson batch was drawn before it.
+    """
+
+    kind: str
+    bounds: tuple
+    values: tuple
+    sampled: bool
+
+    def distances(self, other):
+        out = []
+        for mine, theirs in zip(self.values, other.values):
+            diff = (mine - theirs).ravel()
+            if self.kind == "selection":
+                out.append(float(np.max(np.abs(diff), initial=0.0)))
+            else:
+                out.append(float(np.linalg.norm(diff)))
+        return out
+
+    def shapes(self):
+        return tuple(v.shape for v in self.values)
+
+    def in_units(self):
+        """Each part divided by its sensitivity (whose bound is then 1)."""
+        values = tuple(v / b for v, b in zip(self.values, self.bounds))
+        return FirstRelease(self.kind, (1.0,) * len(values), values, self.sampled)
+
+
+def first_release(config, events):
+    """The first release among a fit's ``_Releases`` events (None if none).
+
+    Both worlds share the seed, so their first releases are computed from the
+    same state: everything after one depends on its noisy output, which
+    differs between the worlds whatever the sensitivity. ``first_release``
+    Gaussian calls in a row make one release: the blocks one mechanism
+    privatizes stack into one sum of sensitivity its clip (DP-SGD's
+    coefficient and intercept blocks); blocks of different mechanisms
+    released jointly (DP-FERMI's primal and dual gradients) are each bounded
+    by their own clip.
+    """
+    for i, event in enumerate(events):
+        if event[0] == "sample":
+            continue
+        sampled = any(e[0] == "sample" for e in events[:i])
+        if event[0] == "selection":
+            return FirstRelease("selection", (event[1],), (event[2],), sampled)
+        blocks = events[i : i + config.first_release]
+        if len(blocks) < config.first_release or any(
+            e[0] != "gaussian" for e in blocks
+        ):
+            raise AssertionError(
+                f"{config.name}: expected {config.first_release} Gaussian "
+                f"blocks, got {[e[:2] for e in blocks]}"
+            )
+        parts = {}  # by mechanism (its id), in order
+        for _, clip, value, mechanism in blocks:
+            parts.setdefault(mechanism, (clip, []))[1].append(value.ravel())
+        bounds = tuple(clip for clip, _ in parts.values())
+        values = tuple(np.concatenate(v) for _, v in parts.values())
+        return FirstRelease("gaussian", bounds, values, sampled)
+    return None
+
+
+def _sum_findings(config, outcomes, a, b, steps):
+    """The first releases of worlds ``a`` and ``b``, ``steps`` neighbours apart.
+
+    Each part's pre-noise value may differ by ``steps`` times its
+    sensitivity (and a relative 1e-9 for the rounding of a sum of n terms).
+    """
+    ra = first_release(config, outcomes[a].releases)
+    rb = first_release(config, outcomes[b].releases)
+    if ra is None or rb is None:
+        return []
+    if (
+        a == "D"
+        and ra.bounds != rb.bounds
+        and all(bound > 0 for bound in ra.bounds + rb.bounds)
+    ):
+        # n differs between D and D + z1, and a release that averages over
+        # the public n (Frank-Wolfe's scores, sensitivity c / n) scales its
+        # value and its sensitivity alike: compared in units of their own
+        # sensitivity, the worlds are one record (at most 1) apart.
+        ra, rb = ra.in_units(), rb.in_units()
+    if (ra.kind, ra.bounds, ra.shapes()) != (rb.kind, rb.bounds, rb.shapes()):
+        return [
+            f"{a} first released a {ra.kind} {ra.shapes()} of sensitivity "
+            f"{ra.bounds}, {b} a {rb.kind} {rb.shapes()} of sensitivity {rb.bounds}"
+        ]
+    if ra.sampled and a == "D":
+        # The batch rate q = batch_size / n reads the (public) n, which
+        # differs between D and D + z1: their Poisson batches differ in rows
+        # other than the record, so their sums are not comparable. The pair
+        # D + z0 ~ D + z1 (same n, same batches) is checked instead.
+        return []
+    return [
+        f"{a} vs {b}: the first release ({ra.kind}, part {k}) moved by "
+        f"{distance:.6g}, over {steps} x its sensitivity {bound:.6g}"
+        for k, (distance, bound) in enumerate(zip(ra.distances(rb), ra.bounds))
+        if not distance <= steps * bound * (1 + 1e-9)
+    ]
 
 
 def neighbour_findings(config, sc, probe=PROBE):
@@ -628,6 +854,14 @@ def neighbour_findings(config, sc, probe=PROBE):
         r0, r1 = privacy_description(config, e0), privacy_description(config, e1)
         if r0 != r1:
             found["record"].append(f"D+z0 vs D+z1: {_diff(r0, r1)}")
+
+    # Pre-noise sums: D ~ D + z1 is one step; D + z0 ~ D + z1 is one step
+    # under replace-one, and two under add/remove (remove z0, add z1; even
+    # at weight 0 a record still counts where a release ignores weights).
+    for a, b in pairs if private else ():
+        steps = 2 if a == "D+z0" and config.adjacency == "add_remove" else 1
+        if outcomes[a].error is None and outcomes[b].error is None:
+            found["sums"] += _sum_findings(config, outcomes, a, b, steps)
     return outcomes, found
 
 
@@ -684,24 +918,87 @@ REGRESSION_SCENARIOS = {
 }
 
 
-def _scenarios():
+# Weighted neighbours, for every configuration: D is weighted (weights in
+# [0.5, 2]) and the record brings its own weight. n = 31: with the
+# configurations' seed, the record (the last row) is in the first Poisson
+# batch of DP-SGD, DP-SGDA and semi-DP SGD, so that their first sums see it
+# (test_weighted_record_is_in_the_first_release checks that it stays so).
+_W = dict(weights="spread", n=31)
+WEIGHTED_SCENARIOS = {
+    # add a record of weight 1e6 (D ~ D + z1); D + z0 ~ D + z1 replaces its
+    # twin of weight 0 by it
+    "add-weight-1e6": Scenario(
+        z0=(3.0, -1.0), z1=(3.0, -1.0), y0=0, y1=0, w0=0.0, w1=1e6, **_W
+    ),
+    # remove a heavy record (D + z1 ~ D); D + z0 ~ D + z1 replaces it by an
+    # ordinary one
+    "remove-weight-50": Scenario(
+        z0=(-1.0, 0.5), z1=(2.0, 1.0), y0=1, y1=1, w0=1.0, w1=50.0, **_W
+    ),
+    # change one record's weight from 1 to 1e6 (D + z0 ~ D + z1): a neighbour
+    # under replace-one, two steps under add/remove
+    "reweight-1-to-1e6": Scenario(
+        z0=(2.0, -1.0), z1=(2.0, -1.0), y0=1, y1=1, w0=1.0, w1=1e6, **_W
+    ),
+    # a huge record at a huge weight: its weighted term overflows unless the
+    # clip factor is computed with care
+    "huge-record-weight-1e300": Scenario(z1=(MAX, -1.0), y1=1, w1=1e300, **_W),
+    # D's weights are all 1: the weights are uniform in D + z0, not in D + z1
+    "unit-weights-add-1e6": Scenario(
+        z0=(2.0, -1.0), z1=(2.0, -1.0), y0=1, y1=1, w0=1.0, w1=1e6,
+        weights="ones", n=31,
+    ),
+}
+
+
+# Fails on the package today, so marked as an expected failure (strict: it
+# must be unmarked when fixed): whether the weights are all 1 is read from the
+# data, and an added record's weight changes it. The privacy record then
+# differs between neighbours (a weights caveat, or the mechanism's text, only
+# when the weights are not all 1), and silos, which refuse non-uniform
+# weights, fit on D and raise on D + z1. The one-pass heavy-tail solvers and
+# the non-private FERMI pass.
+UNIT_WEIGHTS_DIFFER = "unit-weights-add-1e6"
+_UNIT_WEIGHTS_PASS = {
+    "heavytail-sgd",
+    "heavytail-acsa",
+    "heavytail-prox",
+    "heavytail-localized",
+    "heavytail-sgd-declared",
+    "fermi-nonprivate",
+}
+
+
+def _scenarios(mark_known=False):
     for config in CONFIGS:
         named = dict(SCENARIOS)
         if config.task == "regression":
             named.update(REGRESSION_SCENARIOS)
+        named.update(WEIGHTED_SCENARIOS)
         for name, sc in named.items():
             if sc.groups != "balanced" and config.per_record != "sensitive_features":
                 continue  # the group scenarios need a sensitive attribute
             if sc.labels == "single_class" and config.task == "regression":
                 continue
-            yield pytest.param(config, sc, id=f"{config.name}-{name}")
+            marks = ()
+            if (
+                mark_known
+                and name == UNIT_WEIGHTS_DIFFER
+                and config.name not in _UNIT_WEIGHTS_PASS
+            ):
+                marks = pytest.mark.xfail(
+                    strict=True,
+                    reason="the privacy record or the silos' refusal reads "
+                    "whether the weights are all 1",
+                )
+            yield pytest.param(config, sc, id=f"{config.name}-{name}", marks=marks)
 
 
 SCENARIO_PARAMS = list(_scenarios())
 ORDINARY_SCENARIO = Scenario(z1=(0.5, -0.5), z0=(-0.5, 0.5))
 
 
-@pytest.mark.parametrize("config, scenario", SCENARIO_PARAMS)
+@pytest.mark.parametrize("config, scenario", list(_scenarios(mark_known=True)))
 def test_neighbouring_scenario(config, scenario):
     check_neighbours(config, scenario)
 
@@ -720,6 +1017,26 @@ def test_ordinary_neighbours_fit(config):
     outcomes = check_neighbours(config, ORDINARY_SCENARIO)
     for tag, out in outcomes.items():
         assert out.error is None, f"{config.name} [{tag}]: {out.error}"
+
+
+@pytest.mark.parametrize(
+    "config",
+    [c for c in CONFIGS if c.adjacency is not None and c.per_record != "silos"],
+    ids=lambda c: c.name,
+)
+def test_weighted_record_is_in_the_first_release(config):
+    # The sums check is not vacuous: a record of weight 1e6 and its twin of
+    # weight 0 give different first releases (the record is in the first
+    # Poisson batch), except where the first release does not read it.
+    # Silos refuse non-uniform weights (all worlds end with that error).
+    sc = WEIGHTED_SCENARIOS["add-weight-1e6"]
+    outcomes = check_neighbours(config, sc)
+    r0, r1 = (
+        first_release(config, outcomes[tag].releases) for tag in ("D+z0", "D+z1")
+    )
+    # One-pass SGD's first step reads the first rows only.
+    unread = config.name == "heavytail-sgd-declared"
+    assert (max(r0.distances(r1)) == 0) == unread, (config.name, r0.distances(r1))
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
@@ -743,6 +1060,16 @@ class _Leaky(RegressorMixin, BaseEstimator):
             warnings.warn("a huge record is present", UserWarning, stacklevel=2)
         with np.errstate(over="ignore"):
             total = 10.0 * X.sum(axis=0)
+        # A sum of terms clipped to norm 1, released by the Gaussian mechanism
+        # (replace-one sensitivity 2); the leak scales every term by a factor
+        # read from the data, as a weight normalizer did.
+        rows = np.clip(X, -1e6, 1e6)
+        terms = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1.0)
+        if self.leak == "sums":
+            terms *= 1.0 + float(huge)
+        GaussianMechanism(2.0, 1.0).privatize(
+            terms.sum(axis=0), np.random.default_rng(0)
+        )
         self.coef_ = total if self.leak == "finite" else np.clip(total, -1, 1)
         self.intercept_ = 0.0
         sigma = 2.0 if self.leak == "record" and huge else 1.0
@@ -796,6 +1123,9 @@ BASES = ("normal", "constant_column", "all_equal", "duplicated", "tiny", "huge_r
 LABELS = ("balanced", "single_class")
 REGRESSION_LABELS = ("normal", "constant", "huge")
 GROUPS = ("balanced", "single_group", "alone")
+# Weights a record may bring (0 adds nothing to a weighted sum; 5e-324 is
+# the smallest subnormal).
+WEIGHTS = (0.0, 5e-324, 0.5, 1.0, 50.0, 1e6, 1e300)
 
 
 @st.composite
@@ -817,6 +1147,12 @@ def scenarios(draw, config):
     base = draw(st.sampled_from(BASES))
     labels = draw(st.sampled_from(REGRESSION_LABELS if regression else LABELS))
     groups = draw(st.sampled_from(GROUPS)) if fair else "balanced"
+    # Unit weights in D ("ones") are left to the named scenario
+    # UNIT_WEIGHTS_DIFFER, an expected failure today.
+    weights = draw(st.sampled_from(("none", "spread")))
+    w0, w1 = (1.0, 1.0) if weights == "none" else tuple(
+        draw(st.sampled_from(WEIGHTS)) for _ in range(2)
+    )
     return Scenario(
         base=base,
         labels=labels,
@@ -830,6 +1166,9 @@ def scenarios(draw, config):
         n=draw(st.sampled_from([40, 64, 100])),
         d=d,
         seed=draw(st.integers(0, 2**16)),
+        weights=weights,
+        w0=w0,
+        w1=w1,
     )
 
 
