@@ -944,6 +944,7 @@ WEIGHTED_SCENARIOS = {
     # clip factor is computed with care
     "huge-record-weight-1e300": Scenario(z1=(MAX, -1.0), y1=1, w1=1e300, **_W),
     # D's weights are all 1: the weights are uniform in D + z0, not in D + z1
+    # (a record or refusal that read "all 1" told them apart)
     "unit-weights-add-1e6": Scenario(
         z0=(2.0, -1.0), z1=(2.0, -1.0), y0=1, y1=1, w0=1.0, w1=1e6,
         weights="ones", n=31,
@@ -951,25 +952,7 @@ WEIGHTED_SCENARIOS = {
 }
 
 
-# Fails on the package today, so marked as an expected failure (strict: it
-# must be unmarked when fixed): whether the weights are all 1 is read from the
-# data, and an added record's weight changes it. The privacy record then
-# differs between neighbours (a weights caveat, or the mechanism's text, only
-# when the weights are not all 1), and silos, which refuse non-uniform
-# weights, fit on D and raise on D + z1. The one-pass heavy-tail solvers and
-# the non-private FERMI pass.
-UNIT_WEIGHTS_DIFFER = "unit-weights-add-1e6"
-_UNIT_WEIGHTS_PASS = {
-    "heavytail-sgd",
-    "heavytail-acsa",
-    "heavytail-prox",
-    "heavytail-localized",
-    "heavytail-sgd-declared",
-    "fermi-nonprivate",
-}
-
-
-def _scenarios(mark_known=False):
+def _scenarios():
     for config in CONFIGS:
         named = dict(SCENARIOS)
         if config.task == "regression":
@@ -980,25 +963,14 @@ def _scenarios(mark_known=False):
                 continue  # the group scenarios need a sensitive attribute
             if sc.labels == "single_class" and config.task == "regression":
                 continue
-            marks = ()
-            if (
-                mark_known
-                and name == UNIT_WEIGHTS_DIFFER
-                and config.name not in _UNIT_WEIGHTS_PASS
-            ):
-                marks = pytest.mark.xfail(
-                    strict=True,
-                    reason="the privacy record or the silos' refusal reads "
-                    "whether the weights are all 1",
-                )
-            yield pytest.param(config, sc, id=f"{config.name}-{name}", marks=marks)
+            yield pytest.param(config, sc, id=f"{config.name}-{name}")
 
 
 SCENARIO_PARAMS = list(_scenarios())
 ORDINARY_SCENARIO = Scenario(z1=(0.5, -0.5), z0=(-0.5, 0.5))
 
 
-@pytest.mark.parametrize("config, scenario", list(_scenarios(mark_known=True)))
+@pytest.mark.parametrize("config, scenario", SCENARIO_PARAMS)
 def test_neighbouring_scenario(config, scenario):
     check_neighbours(config, scenario)
 
@@ -1147,9 +1119,7 @@ def scenarios(draw, config):
     base = draw(st.sampled_from(BASES))
     labels = draw(st.sampled_from(REGRESSION_LABELS if regression else LABELS))
     groups = draw(st.sampled_from(GROUPS)) if fair else "balanced"
-    # Unit weights in D ("ones") are left to the named scenario
-    # UNIT_WEIGHTS_DIFFER, an expected failure today.
-    weights = draw(st.sampled_from(("none", "spread")))
+    weights = draw(st.sampled_from(("none", "spread", "ones")))
     w0, w1 = (1.0, 1.0) if weights == "none" else tuple(
         draw(st.sampled_from(WEIGHTS)) for _ in range(2)
     )
