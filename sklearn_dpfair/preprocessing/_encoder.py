@@ -20,7 +20,6 @@ from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
 from ._categories import MISSING, canonical_order, column_keys, key_of, public_value
 from ._partition import gaussian_threshold, select_partitions
-from ._plan import plan_releases
 
 __all__ = ["DPOneHotEncoder"]
 
@@ -179,13 +178,9 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             )
         threshold_delta = self.delta * _THRESHOLD_DELTA_SHARE if discover else 0.0
         # The plan, from public quantities: which columns are discovered.
-        plan = plan_releases(
-            self.epsilon,
-            self.delta - threshold_delta,
-            self._accountant_kind(),
-            gaussian=bool(discover),
+        plan, rng = self._plan_fit(
+            len(columns[0]), gaussian=bool(discover), delta=self.delta - threshold_delta
         )
-        rng = self._start_fit(len(columns[0]), uses_delta=bool(discover))
         keys = [None] * n_features
         for j in range(n_features):
             if declared[j] is not None:
@@ -207,8 +202,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         self.categories_ = [public_value(ks) for ks in keys]
         self.threshold_delta_ = threshold_delta
         n_out = sum(len(ks) + (self.handle_unknown == "other") for ks in keys)
-        self._set_output_bounds(np.zeros(n_out), np.ones(n_out))
-        self.output_norm_bound_ = math.sqrt(n_features)
+        self._set_unit_output_bounds(n_out, n_features)
         record = plan.record(
             "DPOneHotEncoder: "
             + (
