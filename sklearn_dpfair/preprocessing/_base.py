@@ -1,12 +1,25 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""What every private transformer shares: parameters, bookkeeping, output bounds."""
+"""What every private transformer shares: parameters, the fit's plan, output bounds.
+
+A transformer's fit is validate, plan (from public quantities only), read
+the data through the planned mechanisms, record. The steps every
+transformer takes the same way live here: the validation of its float
+columns and their public bounds, the plan and the fit's generator, the
+edges of the transformers that cut each column (private quantiles or
+uniform edges of the bounds), and the privacy record.
+"""
 
 import numpy as np
+from sklearn.utils import get_tags
+from sklearn.utils.validation import validate_data
 
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..privacy._random import check_noise_generator
 from ..utils._validation import check_delta_for_n
+from ._bounds import check_bounds
+from ._plan import plan_releases
+from ._quantiles import column_edges
 
 __all__ = ["PrivateTransformerMixin"]
 
@@ -26,16 +39,102 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         for name in ("epsilon", "delta", "accountant", "random_state")
     }
 
-    def _start_fit(self, n_samples, uses_delta):
-        """The fit's generator; warns when ``delta >= 1 / n_samples``."""
-        if uses_delta and np.isfinite(self.epsilon):
+    def _validate_floats(self, X, *, reset):
+        """``X`` as float64; NaN (missing) allowed where the tags allow it."""
+        allow_nan = get_tags(self).input_tags.allow_nan
+        return validate_data(
+            self,
+            X,
+            dtype=np.float64,
+            ensure_all_finite="allow-nan" if allow_nan else True,
+            reset=reset,
+        )
+
+    def _validate_bounded(self, X):
+        """The fit's ``X`` and its public per-column ``lower, upper`` bounds.
+
+        ``bounds="auto"`` (bounds released by the fit itself) gives None.
+        """
+        X = self._validate_floats(X, reset=True)
+        if isinstance(self.bounds, str):
+            return X, None, None
+        return X, *check_bounds(self.bounds, X.shape[1])
+
+    def _plan_fit(
+        self,
+        n_samples,
+        *,
+        gaussian=False,
+        n_quantiles=0,
+        quantile_share=0.0,
+        delta=None,
+        uses_delta=None,
+    ):
+        """The fit's :class:`~._plan.ReleasePlan` and generator.
+
+        Made from public quantities only, before the data is read. ``delta``
+        is the accountant's (the user's unless a share of it is spent
+        otherwise); a user's ``delta >= 1 / n_samples`` warns when the fit
+        releases a Gaussian sum (or when ``uses_delta``).
+        """
+        plan = plan_releases(
+            self.epsilon,
+            self.delta if delta is None else delta,
+            self._accountant_kind(),
+            gaussian=gaussian,
+            n_quantiles=n_quantiles,
+            quantile_share=quantile_share,
+        )
+        if (gaussian if uses_delta is None else uses_delta) and np.isfinite(
+            self.epsilon
+        ):
             check_delta_for_n(self.delta, n_samples)
-        return check_noise_generator(self.random_state)
+        return plan, check_noise_generator(self.random_state)
+
+    def _fit_edges(self, X, n_edges, *, quantile):
+        """Validate, plan and release ``n_edges`` edges of each column.
+
+        The fit of the transformers that cut each column at edges (bins,
+        knots, reference quantiles): private quantiles of the clipped
+        column at levels ``0, 1/(n_edges - 1), ..., 1`` (``quantile``; the
+        ``n_edges - 2`` interior ones cost budget) or uniform edges of the
+        public bounds (no private read). Sets ``bounds_``.
+
+        Returns
+        -------
+        edges : ndarray of shape (n_edges, n_features)
+        plan : ReleasePlan
+        """
+        X, lower, upper = self._validate_bounded(X)
+        n_features = X.shape[1]
+        plan, rng = self._plan_fit(
+            X.shape[0], n_quantiles=(n_edges - 2) * n_features if quantile else 0
+        )
+        self.bounds_ = np.column_stack([lower, upper])
+        edges = column_edges(
+            X, lower, upper, n_edges, plan.quantile_rho, rng, quantile=quantile
+        )
+        return edges, plan
+
+    def _record_fit(self, plan, what, **kwargs):
+        """Account the fit as ``plan`` says and set the privacy attributes."""
+        record = plan.record(f"{type(self).__name__}: {what}", **kwargs)
+        self._set_privacy_record(record)
 
     def _set_output_bounds(self, lower, upper):
         self.output_bounds_ = np.column_stack([lower, upper]).astype(np.float64)
         largest = np.max(np.abs(self.output_bounds_), axis=1)
         self.output_norm_bound_ = float(np.sqrt(np.sum(np.square(largest))))
+
+    def _set_unit_output_bounds(self, n_outputs, n_features):
+        """Outputs in ``[0, 1]`` that sum to at most 1 over each input column.
+
+        One-hot columns and B-splines: the outputs of one input column have
+        a squared l2 norm of at most 1, so a row's norm is at most
+        ``sqrt(n_features)``.
+        """
+        self._set_output_bounds(np.zeros(n_outputs), np.ones(n_outputs))
+        self.output_norm_bound_ = float(np.sqrt(n_features))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

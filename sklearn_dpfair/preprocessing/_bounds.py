@@ -14,7 +14,13 @@ width of the range (Smith, 2011; Gillenwater, Joseph and Kulesza, 2021).
 
 import numpy as np
 
-__all__ = ["AUTO_GRID", "AUTO_RANGE", "bounded_grid", "check_bounds"]
+__all__ = [
+    "AUTO_GRID",
+    "AUTO_RANGE",
+    "bounded_grid",
+    "centre_and_half_width",
+    "check_bounds",
+]
 
 #: The public range of ``bounds="auto"``: values beyond it are clipped.
 AUTO_RANGE = (-1e8, 1e8)
@@ -71,6 +77,19 @@ def check_bounds(bounds, n_features, name="bounds"):
     if not (b[:, 0] < b[:, 1]).all():
         raise ValueError(f"{name} must have lower < upper in every column.")
     return b[:, 0].copy(), b[:, 1].copy()
+
+
+def centre_and_half_width(lower, upper):
+    """Midpoint and half-width of public bounds: ``x = centre + half * u``, ``u`` in [-1, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.preprocessing._bounds import centre_and_half_width
+    >>> centre_and_half_width(np.array([0.0]), np.array([10.0]))
+    (array([5.]), array([5.]))
+    """
+    return (lower + upper) / 2.0, (upper - lower) / 2.0
 
 
 def bounded_grid(lower, upper):

@@ -6,17 +6,10 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import (
-    _check_feature_names_in,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
-from ._bounds import check_bounds
-from ._plan import plan_releases
-from ._quantiles import quantile_edges
 
 __all__ = ["DPKBinsDiscretizer"]
 
@@ -128,41 +121,23 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         self : DPKBinsDiscretizer
             The fitted transformer.
         """
-        X = validate_data(self, X, dtype=np.float64)
-        n_features = X.shape[1]
-        lower, upper = check_bounds(self.bounds, n_features)
         quantile = self.strategy == "quantile"
-        plan = plan_releases(
-            self.epsilon,
-            self.delta,
-            self._accountant_kind(),
-            gaussian=False,
-            n_quantiles=(self.n_bins - 1) * n_features if quantile else 0,
-        )
-        rng = self._start_fit(X.shape[0], uses_delta=False)
-        if quantile:
-            edges = quantile_edges(
-                X, lower, upper, self.n_bins + 1, plan.quantile_rho, rng
-            )
-        else:
-            edges = np.linspace(lower, upper, self.n_bins + 1)
+        edges, plan = self._fit_edges(X, self.n_bins + 1, quantile=quantile)
+        n_features = edges.shape[1]
         self.bin_edges_ = np.empty(n_features, dtype=object)
         for j in range(n_features):
             self.bin_edges_[j] = edges[:, j]
         self.n_bins_ = np.full(n_features, self.n_bins, dtype=np.intp)
-        self.bounds_ = np.column_stack([lower, upper])
         if self.encode == "ordinal":
             self._set_output_bounds(np.zeros(n_features), self.n_bins_ - 1.0)
         else:
-            n_out = self.n_bins * n_features
-            self._set_output_bounds(np.zeros(n_out), np.ones(n_out))
-            self.output_norm_bound_ = float(np.sqrt(n_features))
+            self._set_unit_output_bounds(self.n_bins * n_features, n_features)
         what = (
             "private quantile edges (exponential mechanism on public grids)"
             if quantile
             else "uniform edges of the public bounds (no private read)"
         )
-        self._set_privacy_record(plan.record(f"DPKBinsDiscretizer: {what}"))
+        self._record_fit(plan, what)
         return self
 
     def transform(self, X):
@@ -179,7 +154,7 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
             Bin indices (``"ordinal"``) or their one-hot columns.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._validate_floats(X, reset=False)
         # As scikit-learn: a value equal to an inner edge goes to the bin on
         # its right; values beyond the end points to the first or last bin.
         codes = np.column_stack(

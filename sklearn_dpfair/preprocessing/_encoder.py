@@ -20,7 +20,6 @@ from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
 from ._categories import MISSING, canonical_order, column_keys, key_of, public_value
 from ._partition import gaussian_threshold, select_partitions
-from ._plan import plan_releases
 
 __all__ = ["DPOneHotEncoder"]
 
@@ -44,7 +43,10 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
     the categories present, all columns in one Gaussian release of
     sensitivity ``sqrt(n_features)``, keep those whose noisy count exceeds
     ``1 + sigma Phi^-1(1 - threshold_delta / n_features)``; half of
-    ``delta`` goes to the noise, half to the threshold. Rare categories,
+    ``delta`` goes to the noise (``delta_``, what the accountant is given),
+    half to the threshold (``threshold_delta_``, spent outside
+    ``dp_event_``): the selection is
+    ``(epsilon_, delta_ + threshold_delta_)``-DP. Rare categories,
     and any category unseen at ``transform``, go to one
     ``"infrequent_sklearn"`` column per feature (``handle_unknown="other"``)
     or to all zeros (``"ignore"``).
@@ -92,12 +94,16 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         The noisy-count threshold of the discovery (``-inf`` without
         privacy, NaN when every column was declared).
     threshold_delta_ : float
-        The part of ``delta_`` spent on the threshold.
+        The delta spent on the threshold, in addition to ``delta_``
+        (``delta_ + threshold_delta_ == delta``); 0 when nothing is
+        thresholded (declared categories, or ``epsilon=inf``).
     output_bounds_ : ndarray of shape (n_features_out, 2)
     output_norm_bound_ : float
     epsilon_, delta_, dp_event_, adjacency_, privacy_record_
-        The guarantee (add/remove adjacency). ``epsilon_`` is the
-        accountant's epsilon of ``dp_event_`` at ``delta_ - threshold_delta_``.
+        The guarantee of the noisy counts (add/remove adjacency), as the
+        accountant computes it: ``epsilon_`` is its epsilon of ``dp_event_``
+        at ``delta_`` (``privacy_record_.recompute_epsilon()``). The
+        selection as a whole is ``(epsilon_, delta_ + threshold_delta_)``-DP.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
 
@@ -177,15 +183,14 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
                 "accountant: a PrivacyLedger cannot hold the threshold delta of "
                 "category discovery; pass 'rdp' or 'pld', or declare categories."
             )
-        threshold_delta = self.delta * _THRESHOLD_DELTA_SHARE if discover else 0.0
-        # The plan, from public quantities: which columns are discovered.
-        plan = plan_releases(
-            self.epsilon,
-            self.delta - threshold_delta,
-            self._accountant_kind(),
-            gaussian=bool(discover),
+        # Without privacy nothing is thresholded and no delta is set apart.
+        thresholded = bool(discover) and math.isfinite(self.epsilon)
+        threshold_delta = self.delta * _THRESHOLD_DELTA_SHARE if thresholded else 0.0
+        # The plan, from public quantities: which columns are discovered. The
+        # accountant is given the noise's share of delta only.
+        plan, rng = self._plan_fit(
+            len(columns[0]), gaussian=bool(discover), delta=self.delta - threshold_delta
         )
-        rng = self._start_fit(len(columns[0]), uses_delta=bool(discover))
         keys = [None] * n_features
         for j in range(n_features):
             if declared[j] is not None:
@@ -207,23 +212,21 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         self.categories_ = [public_value(ks) for ks in keys]
         self.threshold_delta_ = threshold_delta
         n_out = sum(len(ks) + (self.handle_unknown == "other") for ks in keys)
-        self._set_output_bounds(np.zeros(n_out), np.ones(n_out))
-        self.output_norm_bound_ = math.sqrt(n_features)
-        record = plan.record(
-            "DPOneHotEncoder: "
-            + (
+        self._set_unit_output_bounds(n_out, n_features)
+        what = "declared categories only (no private read)"
+        if discover:
+            what = (
                 f"Gaussian-thresholding partition selection of {len(discover)} "
-                f"column(s), threshold delta {threshold_delta:.3g} added to the "
-                "accountant's delta"
-                if discover
-                else "declared categories only (no private read)"
-            ),
-            mechanism=mechanism,
-        )
+                "column(s)"
+            )
         if threshold_delta:
-            # The selection is (epsilon, noise delta + threshold delta)-DP.
-            record = dataclasses.replace(record, delta=self.delta)
-        self._set_privacy_record(record)
+            # The threshold is outside the event: (epsilon, noise delta +
+            # threshold delta)-DP by the union bound (see ._partition).
+            what += (
+                f"; the threshold spends a further delta of {threshold_delta:.3g}"
+                f" (the selection is (epsilon, delta + {threshold_delta:.3g})-DP)"
+            )
+        self._record_fit(plan, what, mechanism=mechanism)
         return self
 
     def _discover(self, columns, mechanism, threshold_delta, rng):

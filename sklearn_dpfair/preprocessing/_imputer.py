@@ -4,14 +4,13 @@
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn_compat import StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
-from ._bounds import bounded_grid, check_bounds
-from ._moments import noisy_moments
-from ._plan import plan_releases
-from ._quantiles import column_quantiles
+from ._bounds import centre_and_half_width
+from ._moments import mean_and_variance, noisy_moments
+from ._quantiles import bounded_quantiles
 
 __all__ = ["DPSimpleImputer"]
 
@@ -115,37 +114,27 @@ class DPSimpleImputer(
         self : DPSimpleImputer
             The fitted transformer.
         """
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
-        n_features = X.shape[1]
-        lower, upper = check_bounds(self.bounds, n_features)
+        X, lower, upper = self._validate_bounded(X)
         mean = self.strategy == "mean"
-        plan = plan_releases(
-            self.epsilon,
-            self.delta,
-            self._accountant_kind(),
-            gaussian=mean,
-            n_quantiles=0 if mean else n_features,
+        plan, rng = self._plan_fit(
+            X.shape[0], gaussian=mean, n_quantiles=0 if mean else X.shape[1]
         )
-        rng = self._start_fit(X.shape[0], uses_delta=mean)
-        centre, half = (lower + upper) / 2.0, (upper - lower) / 2.0
+        centre, half = centre_and_half_width(lower, upper)
         if mean:
-            count, sum_u = noisy_moments(X, lower, upper, plan.gaussian, rng, order=1)
-            # A count below 1 is noise (post-processing); the mean of values
-            # in the bounds lies in them.
-            stats = centre + half * np.clip(sum_u / np.maximum(count, 1.0), -1.0, 1.0)
-            if not plan.is_private:
-                stats = np.where(count > 0, stats, centre)
+            moments = noisy_moments(X, lower, upper, plan.gaussian, rng, order=1)
+            mean_u, _ = mean_and_variance(*moments, private=plan.is_private)
+            # A column with no observed value has a mean of 0 without
+            # privacy: its midpoint.
+            stats = centre + half * mean_u
             what = "clipped counts and sums of all columns, one Gaussian release"
         else:
-            grids = [bounded_grid(lo, hi) for lo, hi in zip(lower, upper)]
-            clipped = np.clip(X, lower, upper)
-            stats = column_quantiles(clipped, [0.5], grids, plan.quantile_rho, rng)[0]
+            stats = bounded_quantiles(X, lower, upper, [0.5], plan.quantile_rho, rng)[0]
             stats = np.where(np.isnan(stats), centre, stats)
             what = "one private median per column (exponential mechanism)"
         self.statistics_ = stats
         self.bounds_ = np.column_stack([lower, upper])
         self._set_output_bounds(lower, upper)
-        self._set_privacy_record(plan.record(f"DPSimpleImputer: {what}"))
+        self._record_fit(plan, what)
         return self
 
     def transform(self, X):
@@ -162,8 +151,6 @@ class DPSimpleImputer(
             Clipped to ``bounds_``, missing values filled.
         """
         check_is_fitted(self)
-        X = validate_data(
-            self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False
-        )
+        X = self._validate_floats(X, reset=False)
         clipped = np.clip(X, self.bounds_[:, 0], self.bounds_[:, 1])
         return np.where(np.isnan(clipped), self.statistics_, clipped)

@@ -21,7 +21,13 @@ import math
 
 import numpy as np
 
-__all__ = ["MOMENT_SHARES", "noisy_moments"]
+from ._bounds import centre_and_half_width
+
+__all__ = ["MOMENT_SHARES", "mean_and_variance", "noisy_moments"]
+
+# Variance floor, as a fraction of the squared width: a near-constant private
+# column must not be divided by noise (in units of the half-width: (2e-3)^2).
+_RELATIVE_STD_FLOOR = 1e-3
 
 #: Shares of the squared sensitivity given to (counts, sums, sums of
 #: squares): the count matters least (it divides the other two, and is
@@ -64,7 +70,7 @@ def noisy_moments(X, lower, upper, mechanism, rng, *, order=2):
     shares = MOMENT_SHARES[order]
     d = X.shape[1]
     weights = [math.sqrt(s / d) for s in shares]
-    centre, half = (lower + upper) / 2.0, (upper - lower) / 2.0
+    centre, half = centre_and_half_width(lower, upper)
     observed = ~np.isnan(X)
     # Missing values contribute 0 to the sums (and their observed flag 0).
     u = np.where(observed, (np.clip(X, lower, upper) - centre) / half, 0.0)
@@ -74,3 +80,46 @@ def noisy_moments(X, lower, upper, mechanism, rng, *, order=2):
     stacked = np.concatenate([w * p for w, p in zip(weights, parts)])
     noisy = mechanism.privatize(stacked, rng)
     return tuple(noisy[k * d : (k + 1) * d] / weights[k] for k in range(len(parts)))
+
+
+def mean_and_variance(count, sum_u, sum_u2=None, *, private):
+    """Mean and variance in half-width units, from the released sums.
+
+    Parameters
+    ----------
+    count, sum_u : ndarray of shape (n_features,)
+        Released count of observed values and sum of ``u``
+        (:func:`noisy_moments`).
+    sum_u2 : ndarray of shape (n_features,) or None, default=None
+        Released sum of ``u^2`` (None: no variance is wanted; the returned
+        one is then meaningless).
+    private : bool
+        Whether the sums are noisy (then projected on what the true
+        statistics can be).
+
+    Returns
+    -------
+    mean, var : ndarray of shape (n_features,)
+        The mean in ``[-1, 1]`` (0 for a column with no observed value) and
+        the variance (floored at ``(2e-3)^2`` and at most 1 under privacy).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.preprocessing._moments import mean_and_variance
+    >>> mean_and_variance(np.array([4.0]), np.array([2.0]), np.array([2.0]),
+    ...                   private=True)
+    (array([0.5]), array([0.25]))
+    """
+    if sum_u2 is None:
+        sum_u2 = np.zeros_like(sum_u)
+    n = np.maximum(count, 1.0)
+    if not private:
+        mean = sum_u / n
+        return mean, np.maximum(sum_u2 / n - np.square(mean), 0.0)
+    # Post-processing of noisy releases: a count below 1, a mean outside the
+    # bounds and a variance outside [floor, 1] are each impossible for the
+    # true statistics, so projecting onto them only removes noise.
+    mean = np.clip(sum_u / n, -1.0, 1.0)
+    var = sum_u2 / n - np.square(mean)
+    return mean, np.clip(var, (2.0 * _RELATIVE_STD_FLOOR) ** 2, 1.0)

@@ -36,7 +36,7 @@ from ..privacy._accounting import (
     non_private_event,
 )
 from ..privacy._quantile import em_epsilon
-from ..privacy._zcdp import ZCDP_ACCOUNTANT, rho_for_epsilon
+from ..privacy._zcdp import ZCDP_ACCOUNTANT, gaussian_noise_std, rho_for_epsilon
 
 __all__ = ["ReleasePlan", "plan_releases"]
 
@@ -194,7 +194,7 @@ def plan_releases(
     mechanism = None
     if gaussian:
         mechanism = GaussianMechanism(
-            clip_norm=1.0, noise_multiplier=1.0 / math.sqrt(2.0 * (1.0 - share) * rho)
+            clip_norm=1.0, noise_multiplier=gaussian_noise_std(1.0, (1.0 - share) * rho)
         )
         events.append(gaussian_event(mechanism.noise_multiplier))
     return ReleasePlan(

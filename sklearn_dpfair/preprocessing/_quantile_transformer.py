@@ -7,13 +7,10 @@ from numbers import Integral
 import numpy as np
 from scipy import stats
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
-from ._bounds import check_bounds
-from ._plan import plan_releases
-from ._quantiles import quantile_edges
 
 __all__ = ["DPQuantileTransformer"]
 
@@ -131,33 +128,17 @@ class DPQuantileTransformer(
         self : DPQuantileTransformer
             The fitted transformer.
         """
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
-        n_features = X.shape[1]
-        lower, upper = check_bounds(self.bounds, n_features)
+        self.quantiles_, plan = self._fit_edges(X, self.n_quantiles, quantile=True)
         self.references_ = np.linspace(0.0, 1.0, self.n_quantiles)
-        interior = self.references_[1:-1]
-        plan = plan_releases(
-            self.epsilon,
-            self.delta,
-            self._accountant_kind(),
-            gaussian=False,
-            n_quantiles=interior.size * n_features,
-        )
-        rng = self._start_fit(X.shape[0], uses_delta=False)
-        self.quantiles_ = quantile_edges(
-            X, lower, upper, self.n_quantiles, plan.quantile_rho, rng
-        )
-        self.bounds_ = np.column_stack([lower, upper])
         low, high = (0.0, 1.0)
         if self.output_distribution == "normal":
             high = float(stats.norm.ppf(1 - _BOUNDS_THRESHOLD))
             low = -high
+        n_features = self.quantiles_.shape[1]
         self._set_output_bounds(np.full(n_features, low), np.full(n_features, high))
-        self._set_privacy_record(
-            plan.record(
-                "DPQuantileTransformer: private quantiles of each column "
-                "(exponential mechanism on public grids)"
-            )
+        self._record_fit(
+            plan,
+            "private quantiles of each column (exponential mechanism on public grids)",
         )
         return self
 
@@ -175,9 +156,7 @@ class DPQuantileTransformer(
             Within ``output_bounds_`` (NaN kept).
         """
         check_is_fitted(self)
-        X = validate_data(
-            self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False
-        )
+        X = self._validate_floats(X, reset=False)
         out = np.empty_like(X)
         for j in range(X.shape[1]):
             out[:, j] = self._transform_column(X[:, j], self.quantiles_[:, j])

@@ -17,8 +17,9 @@ import math
 import numpy as np
 
 from ..privacy import private_quantile
+from ._bounds import bounded_grid
 
-__all__ = ["column_quantiles"]
+__all__ = ["bounded_quantiles", "column_edges", "column_quantiles"]
 
 
 def column_quantiles(X, levels, grids, rho, rng):
@@ -53,12 +54,10 @@ def column_quantiles(X, levels, grids, rho, rng):
     n_features = X.shape[1]
     out = np.empty((len(levels), n_features))
     for j in range(n_features):
-        column = X[:, j]
+        observed = X[~np.isnan(X[:, j]), j]
         if math.isinf(rho):
-            observed = column[~np.isnan(column)]
             out[:, j] = np.quantile(observed, levels) if observed.size else np.nan
             continue
-        observed = column[~np.isnan(column)]
         for k, q in enumerate(levels):
             out[k, j] = private_quantile(
                 observed, q, rho, rng, grid=grids[j], adjacency="add_remove"
@@ -66,16 +65,58 @@ def column_quantiles(X, levels, grids, rho, rng):
     return np.sort(out, axis=0)
 
 
-def quantile_edges(X, lower, upper, n_edges, rho, rng):
-    """Edges at levels ``0, 1/(n_edges - 1), ..., 1`` of each column.
+def bounded_quantiles(X, lower, upper, levels, rho, rng):
+    """Private ``levels``-quantiles of each column clipped to its public bounds.
 
-    Under privacy the end points are the public bounds and the interior
-    edges private quantiles of the clipped column (``n_edges - 2`` draws per
-    column, each of budget ``rho``), on a grid of the bounds
-    (:func:`~sklearn_dpfair.preprocessing._bounds.bounded_grid`). Without
-    privacy (``rho=inf``) they are the exact quantiles, the observed minimum
-    and maximum included, as scikit-learn computes them (the bounds'
-    uniform edges for a column with no observed value).
+    Each draw is on the public grid of the column's bounds
+    (:func:`~sklearn_dpfair.preprocessing._bounds.bounded_grid`), fine in
+    linear and log scale; without privacy (``rho=inf``) the quantiles are
+    exact and no grid is built.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Private rows; NaN is missing and ignored.
+    lower, upper : ndarray of shape (n_features,)
+        Public bounds.
+    levels : sequence of float
+        Quantile levels in [0, 1] (in (0, 1) under privacy).
+    rho : float
+        zCDP budget of each draw.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    quantiles : ndarray of shape (len(levels), n_features)
+        Sorted in each column; NaN for a column with no observed value at
+        ``rho=inf``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.preprocessing._quantiles import bounded_quantiles
+    >>> X = np.array([[-5.0], [1.0], [2.0], [30.0]])
+    >>> bounded_quantiles(X, np.array([0.0]), np.array([10.0]), [0, 1], np.inf, None)
+    array([[ 0.],
+           [10.]])
+    """
+    grids = None
+    if not math.isinf(rho):
+        grids = [bounded_grid(lo, hi) for lo, hi in zip(lower, upper)]
+    return column_quantiles(np.clip(X, lower, upper), levels, grids, rho, rng)
+
+
+def column_edges(X, lower, upper, n_edges, rho, rng, *, quantile=True):
+    """Edges at levels ``0, 1/(n_edges - 1), ..., 1`` of each column, or uniform ones.
+
+    With ``quantile``, under privacy the end points are the public bounds
+    and the interior edges private quantiles of the clipped column
+    (:func:`bounded_quantiles`, ``n_edges - 2`` draws per column, each of
+    budget ``rho``); without privacy (``rho=inf``) they are the exact
+    quantiles, the observed minimum and maximum included, as scikit-learn
+    computes them (the bounds' uniform edges for a column with no observed
+    value). Without ``quantile`` they cut the public bounds into equal
+    widths and no private value is read.
 
     Parameters
     ----------
@@ -86,8 +127,10 @@ def quantile_edges(X, lower, upper, n_edges, rho, rng):
     n_edges : int
         Number of edges, end points included (>= 2).
     rho : float
-        zCDP budget of each interior draw.
+        zCDP budget of each interior draw (unused without ``quantile``).
     rng : numpy.random.Generator
+    quantile : bool, default=True
+        Quantile edges, or uniform edges of the bounds.
 
     Returns
     -------
@@ -97,23 +140,27 @@ def quantile_edges(X, lower, upper, n_edges, rho, rng):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair.preprocessing._quantiles import quantile_edges
+    >>> from sklearn_dpfair.preprocessing._quantiles import column_edges
     >>> X = np.arange(1.0, 10.0)[:, None]
-    >>> quantile_edges(X, np.array([0.0]), np.array([10.0]), 3, np.inf, None)
+    >>> lower, upper = np.array([0.0]), np.array([10.0])
+    >>> column_edges(X, lower, upper, 3, np.inf, None)
     array([[1.],
            [5.],
            [9.]])
+    >>> column_edges(X, lower, upper, 3, np.inf, None, quantile=False)
+    array([[ 0.],
+           [ 5.],
+           [10.]])
     """
-    from ._bounds import bounded_grid
-
+    uniform = np.linspace(lower, upper, n_edges)
+    if not quantile:
+        return uniform
     levels = np.linspace(0.0, 1.0, n_edges)
-    clipped = np.clip(X, lower, upper)
     if math.isinf(rho):
-        edges = column_quantiles(clipped, levels, None, math.inf, None)
+        edges = bounded_quantiles(X, lower, upper, levels, rho, rng)
         empty = np.isnan(edges).all(axis=0)
-        edges[:, empty] = np.linspace(lower, upper, n_edges)[:, empty]
+        edges[:, empty] = uniform[:, empty]
     else:
-        grids = [bounded_grid(lo, hi) for lo, hi in zip(lower, upper)]
-        inner = column_quantiles(clipped, levels[1:-1], grids, rho, rng)
+        inner = bounded_quantiles(X, lower, upper, levels[1:-1], rho, rng)
         edges = np.vstack([lower, inner, upper])
     return np.maximum.accumulate(edges, axis=0)

@@ -6,20 +6,15 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
-from ._bounds import AUTO_GRID, AUTO_RANGE, check_bounds
-from ._moments import noisy_moments
-from ._plan import plan_releases
+from ._bounds import AUTO_GRID, AUTO_RANGE, centre_and_half_width
+from ._moments import mean_and_variance, noisy_moments
 from ._quantiles import column_quantiles
 
 __all__ = ["DPStandardScaler"]
-
-# Variance floor, as a fraction of the squared width: a near-constant private
-# column must not be divided by noise (in units of the half-width: (2e-3)^2).
-_RELATIVE_STD_FLOOR = 1e-3
 
 
 class DPStandardScaler(
@@ -170,33 +165,28 @@ class DPStandardScaler(
         self : DPStandardScaler
             The fitted transformer.
         """
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
+        X, lower, upper = self._validate_bounded(X)
         n_features = X.shape[1]
-        auto = isinstance(self.bounds, str)
+        auto = lower is None
         if auto:
             levels = _check_levels(self.auto_quantiles)
-        else:
-            lower, upper = check_bounds(self.bounds, n_features)
         needs_moments = self.with_mean or self.with_std
-        # The plan: public quantities only (shape, parameters).
-        plan = plan_releases(
-            self.epsilon,
-            self.delta,
-            self._accountant_kind(),
+        plan, rng = self._plan_fit(
+            X.shape[0],
             gaussian=needs_moments,
             n_quantiles=2 * n_features if auto else 0,
             quantile_share=self.auto_share,
+            uses_delta=True,
         )
-        rng = self._start_fit(X.shape[0], uses_delta=True)
         if auto:
             lower, upper = self._auto_bounds(X, levels, plan.quantile_rho, rng)
         self.bounds_ = np.column_stack([lower, upper])
-        centre, half = (lower + upper) / 2.0, (upper - lower) / 2.0
+        centre, half = centre_and_half_width(lower, upper)
         mean_u, var_u = np.zeros(n_features), np.ones(n_features)
         if needs_moments:
             order = 2 if self.with_std else 1
             moments = noisy_moments(X, lower, upper, plan.gaussian, rng, order=order)
-            mean_u, var_u = _mean_and_variance(*moments, private=plan.is_private)
+            mean_u, var_u = mean_and_variance(*moments, private=plan.is_private)
         self.mean_ = centre + half * mean_u if self.with_mean else np.zeros(n_features)
         self.var_, self.scale_ = None, np.ones(n_features)
         if self.with_std:
@@ -209,11 +199,10 @@ class DPStandardScaler(
             (lower - self.mean_) / self.scale_, (upper - self.mean_) / self.scale_
         )
         what = "bounds from private quantiles, then " if auto else ""
-        self._set_privacy_record(
-            plan.record(
-                f"DPStandardScaler: {what}clipped counts, sums and sums of "
-                "squares of all columns, one Gaussian release"
-            )
+        self._record_fit(
+            plan,
+            f"{what}clipped counts, sums and sums of squares of all columns, "
+            "one Gaussian release",
         )
         return self
 
@@ -252,9 +241,7 @@ class DPStandardScaler(
             Within ``output_bounds_`` column by column (NaN kept).
         """
         check_is_fitted(self)
-        X = validate_data(
-            self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False
-        )
+        X = self._validate_floats(X, reset=False)
         clipped = np.clip(X, self.bounds_[:, 0], self.bounds_[:, 1])
         return (clipped - self.mean_) / self.scale_
 
@@ -272,9 +259,7 @@ class DPStandardScaler(
             ``X * scale_ + mean_``.
         """
         check_is_fitted(self)
-        X = validate_data(
-            self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False
-        )
+        X = self._validate_floats(X, reset=False)
         return X * self.scale_ + self.mean_
 
 
@@ -288,20 +273,3 @@ def _check_levels(levels):
             f"auto_quantiles must be two increasing levels in (0, 1), got {levels!r}."
         )
     return [float(q) for q in levels]
-
-
-def _mean_and_variance(count, sum_u, sum_u2=None, *, private):
-    """Mean and variance in half-width units, from the released sums."""
-    if sum_u2 is None:
-        sum_u2 = np.zeros_like(sum_u)
-    if not private:
-        n = np.maximum(count, 1.0)
-        mean = sum_u / n
-        return mean, np.maximum(sum_u2 / n - np.square(mean), 0.0)
-    # Post-processing of noisy releases: a count below 1, a mean outside the
-    # bounds and a variance outside [floor, 1] are each impossible for the
-    # true statistics, so projecting onto them only removes noise.
-    n = np.maximum(count, 1.0)
-    mean = np.clip(sum_u / n, -1.0, 1.0)
-    var = sum_u2 / n - np.square(mean)
-    return mean, np.clip(var, (2.0 * _RELATIVE_STD_FLOOR) ** 2, 1.0)

@@ -7,17 +7,10 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.preprocessing import SplineTransformer
-from sklearn.utils.validation import (
-    _check_feature_names_in,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
-from ._bounds import check_bounds
-from ._plan import plan_releases
-from ._quantiles import quantile_edges
 
 __all__ = ["DPSplineTransformer"]
 
@@ -143,27 +136,11 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
         self : DPSplineTransformer
             The fitted transformer.
         """
-        X = validate_data(self, X, dtype=np.float64)
-        n_features = X.shape[1]
-        lower, upper = check_bounds(self.bounds, n_features)
         quantile = self.knots == "quantile"
-        plan = plan_releases(
-            self.epsilon,
-            self.delta,
-            self._accountant_kind(),
-            gaussian=False,
-            n_quantiles=(self.n_knots - 2) * n_features if quantile else 0,
-        )
-        rng = self._start_fit(X.shape[0], uses_delta=False)
+        knots, plan = self._fit_edges(X, self.n_knots, quantile=quantile)
         if quantile:
-            knots = quantile_edges(
-                X, lower, upper, self.n_knots, plan.quantile_rho, rng
-            )
-            knots = _strictly_increasing(knots, upper - lower)
-        else:
-            knots = np.linspace(lower, upper, self.n_knots)
+            knots = _strictly_increasing(knots, self.bounds_[:, 1] - self.bounds_[:, 0])
         self.knots_ = knots
-        self.bounds_ = np.column_stack([lower, upper])
         # Built and fitted on the knots only: a data-independent transform.
         self.spline_ = SplineTransformer(
             knots=knots,
@@ -172,17 +149,14 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
             extrapolation="constant",
         ).fit(knots)
         self.n_features_out_ = self.spline_.n_features_out_
-        self._set_output_bounds(
-            np.zeros(self.n_features_out_), np.ones(self.n_features_out_)
-        )
-        # The splines of a column sum to at most 1: its squared norm too.
-        self.output_norm_bound_ = float(np.sqrt(n_features))
+        # The splines of a column are non-negative and sum to 1.
+        self._set_unit_output_bounds(self.n_features_out_, knots.shape[1])
         what = (
             "private quantile knots (exponential mechanism on public grids)"
             if quantile
             else "uniform knots of the public bounds (no private read)"
         )
-        self._set_privacy_record(plan.record(f"DPSplineTransformer: {what}"))
+        self._record_fit(plan, what)
         return self
 
     def transform(self, X):
@@ -199,7 +173,7 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
             Within ``[0, 1]``.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._validate_floats(X, reset=False)
         # Clipped to the first and last knots: the features of a value
         # beyond the bounds are those of the bound.
         X = np.clip(X, self.knots_[0], self.knots_[-1])

@@ -83,11 +83,13 @@ def test_the_threshold_keeps_a_single_record_category_with_probability_delta():
 @pytest.mark.parametrize("accountant", ["rdp", "pld"])
 def test_epsilon_recomputed_from_the_event_meets_the_target(accountant):
     enc = DPOneHotEncoder(epsilon=0.7, delta=1e-5, accountant=accountant).fit(_frame())
-    noise_delta = enc.delta_ - enc.threshold_delta_
-    recomputed = epsilon_of(enc.dp_event_, noise_delta, accountant)
+    # The accountant is given the noise's delta; the threshold's is apart.
+    recomputed = epsilon_of(enc.dp_event_, enc.delta_, accountant)
     assert recomputed == pytest.approx(enc.epsilon_, rel=1e-9)
+    assert enc.privacy_record_.recompute_epsilon() == pytest.approx(enc.epsilon_)
     assert enc.epsilon_ <= 0.7 * (1 + 1e-9)
-    assert enc.delta_ == 1e-5 and enc.adjacency_ == "add_remove"
+    assert enc.delta_ + enc.threshold_delta_ == pytest.approx(1e-5, rel=1e-12)
+    assert enc.delta_ == pytest.approx(0.5e-5) and enc.adjacency_ == "add_remove"
 
 
 def test_declared_categories_cost_nothing(privatized_sums):
