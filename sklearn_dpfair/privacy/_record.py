@@ -186,17 +186,17 @@ class PrivacyRecord:
         Number of noisy releases composed.
     caveats : tuple of str
         Quantities read from the private data that the guarantee does not cover.
-    declared_counts : tuple of (str, int) pairs, default=()
-        Counts the fit took as declared public values instead of reading
-        them from the data (e.g. ``(("n_private", 1000),)``); empty: the
-        counts are read from the data, treated as public under add/remove
-        (:mod:`~sklearn_dpfair.privacy._counts`).
     seed : str or None, default=None
         Fingerprint of the seed of a seeded fit (``random_state`` not None,
         see :func:`~sklearn_dpfair.privacy.check_noise_generator`): its noise
         is reproducible from the seed, so the fit is not a private release,
         and fits with the same fingerprint drew the same noise. None when
         the noise came from fresh OS entropy.
+    declared_counts : tuple of (str, int) pairs, default=()
+        Counts the fit took as declared public values instead of reading
+        them from the data (e.g. ``(("n_private", 1000),)``); empty: the
+        counts are read from the data, treated as public under add/remove
+        (:mod:`~sklearn_dpfair.privacy._counts`).
 
     Examples
     --------
