@@ -24,13 +24,14 @@ reaches a noisy sum.
 Exact in the working precision. The bound holds for the values actually
 summed, not only up to rounding. Norms of lower-precision (float32) rows are
 accumulated in float64 and rounded *up* to the rows' dtype (an upper bound,
-also for subnormal results); clip factors are always float64; and when a
-clipped term is computed from float32 values its bound is shrunk to
+also for subnormal results); clip factors are computed in float64; and
+when a clipped term is computed from float32 values its bound is shrunk to
 ``C (1 - 2 eps)`` (``eps = 2^-23`` of float32, :func:`clip_margin`), which
-absorbs the float32 roundings left, at most ``1.5 eps`` relative (a float32
-row norm's final ``+ s^2`` and square root; the factor and the product of
-a clipped row rounded back to float32), so the float64 norm of every
-clipped float32 term is at most ``C``. Float64 terms keep the plain
+absorbs the float32 roundings left, less than ``2 eps`` relative together
+(a float32 row norm's final ``+ s^2`` and square root, ``0.75 eps``; a
+factor stored in float32 and the product of a row rounded back to float32,
+``0.5 eps`` each), so the float64 norm of every clipped float32 term is at
+most ``C``. Float64 terms keep the plain
 factors ``min(1, C / ||z||)`` bit for bit (their rounding is ``1e-16``
 relative).
 
