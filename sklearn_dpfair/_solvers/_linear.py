@@ -118,14 +118,21 @@ def augmented_row_norms(X, intercept_scaling=0.0):
             norms = np.sqrt(squares, out=squares)
         else:
             norms = xp.sqrt(squares + s**2)
-    if not bool(xp.any(xp.isinf(norms))):
+    # Rows whose squared norm overflowed, or (without the constant s) fell
+    # below the smallest normal float: a tiny nonzero row must not get norm
+    # 0, or its term with a huge residual would escape the clip.
+    rescue = xp.isinf(norms)
+    if not s:
+        rescue = rescue | (norms < float(xp.finfo(norms.dtype).smallest_normal) ** 0.5)
+    if not bool(xp.any(rescue)):
         return norms
-    # Only rows whose squared norm overflowed: hypot(||x||, s) scaled by the
-    # (stable) norm, finite unless the norm itself exceeds the largest float.
-    stable = stable_row_norms(X)
-    safe = xp.where(xp.isinf(norms), stable, xp.ones_like(stable))
-    rescued = safe * xp.sqrt(1.0 + (s / safe) ** 2)
-    return xp.where(xp.isinf(norms), rescued, norms)
+    # Those rows only: hypot(||x||, s) scaled by the (stable) norm, finite
+    # unless the norm itself exceeds the largest float.
+    rescued = stable_row_norms(X[rescue])
+    if s:  # then only overflowed rows, whose stable norm is > 0
+        rescued = rescued * xp.sqrt(1.0 + (s / rescued) ** 2)
+    norms[rescue] = rescued
+    return norms
 
 
 #: A sparse ``X``'s row norms are kept for a run when they weigh at most

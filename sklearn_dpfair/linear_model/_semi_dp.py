@@ -178,6 +178,22 @@ class SemiDPLinearRegression(
     adjacency : {"replace_one", "add_remove"}, default="replace_one"
         Neighbouring relation on private rows. "replace_one" (the thesis's
         Definition 14) doubles the sensitivity, hence the noise.
+    n_private : int or None, default=None
+        The declared, public number of private records. None (the
+        convention of every estimator here): the count of private rows in
+        the data is treated as public, and the fit divides its noisy sums
+        by it, derives ``alpha``, the tuning and semidp-sgd's sampling rate
+        from it. Under ``adjacency="add_remove"`` an added or removed row
+        changes that count, which the guarantee does not cover (see
+        "Counts treated as public" in the User Guide: at a claimed
+        ``epsilon = 1`` one step is in truth ``epsilon`` 2.2 to 3 or more).
+        An int is used instead for every division, ``alpha``, the tuning
+        and the sampling rate, whatever the data hold, so no count is read
+        from the data and the guarantee is exactly the stated one; the
+        record says so. Poisson batches still sample each private row with
+        the rate ``batch_size / n_private``, and ``n_private_`` is the
+        declared value. A declared value far from the true count only costs
+        utility (the mean gradient is scaled by the ratio).
     accountant : {"pld", "rdp"} or PrivacyLedger, default="pld"
         dp-accounting accountant; PLD is exact for composed Gaussians.
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
@@ -219,7 +235,9 @@ default=None
     n_public_ : int
         Number of public rows.
     n_private_ : int
-        Number of private rows.
+        Number of private records the fit used: the declared ``n_private``
+        when given (the data's count is then never released), else the
+        private rows of the data.
     epsilon_ : float
         Epsilon spent on the private rows, computed from ``dp_event_``.
     delta_ : float
@@ -323,6 +341,7 @@ default=None
         "public_ridge": [Interval(Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
         "adjacency": [StrOptions({"replace_one", "add_remove"})],
+        "n_private": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -341,6 +360,7 @@ default=None
         public_ridge=1e-6,
         fit_intercept=True,
         adjacency="replace_one",
+        n_private=None,
         accountant="pld",
         random_state=None,
     ):
@@ -357,6 +377,7 @@ default=None
         self.public_ridge = public_ridge
         self.fit_intercept = fit_intercept
         self.adjacency = adjacency
+        self.n_private = n_private
         self.accountant = accountant
         self.random_state = random_state
 
@@ -481,7 +502,7 @@ default=None
             None if result.choice is None else result.choice.predicted_excess_risk
         )
         self.n_public_ = n_public
-        self.n_private_ = n_private
+        self.n_private_ = params.private_count(n_private)
         self._set_privacy_record(result.record)
         return self
 

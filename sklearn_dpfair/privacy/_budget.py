@@ -109,6 +109,7 @@ class PrivacyBudget:
         dp_event=None,
         caveats=(),
         accountant=None,
+        declared_counts=(),
     ):
         """The record of a fit whose releases all went through ``mechanism``.
 
@@ -135,6 +136,9 @@ class PrivacyBudget:
         accountant : {"rdp", "pld"} or None, default=None
             Overrides the budget's accountant for this event (e.g. PLD, exact
             for a single Gaussian).
+        declared_counts : tuple of (str, int) pairs, default=()
+            Counts the fit took as declared public values, none read from
+            the data (:attr:`PrivacyRecord.declared_counts`).
 
         Returns
         -------
@@ -164,6 +168,7 @@ class PrivacyBudget:
             sampling_probability=sampling_probability,
             steps=steps,
             caveats=(*self.caveats, *caveats),
+            declared_counts=tuple(declared_counts),
         )
         # An overshoot names the multiplier the user passed, which a fit may
         # turn into the accounted one (DP-FERMI's joint multiplier).

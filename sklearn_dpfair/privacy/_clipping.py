@@ -15,9 +15,25 @@ term (``u_i = [x_i, s]``); the linear-model layer
 
 Whatever one record holds, its clipped contribution is finite with norm at
 most the clip bound (privacy needs nothing else). Norms are computed so that
-they do not overflow for huge finite rows, and a term that is still not
-finite is given the fixed, data-independent contribution 0
-(:func:`clipped_rows`): ``0 * inf`` never reaches a noisy sum.
+they neither overflow for huge finite rows nor underflow to 0 for tiny
+nonzero ones (a zero norm would leave a tiny row times a huge residual
+unclipped), and a term that is still not finite is given the fixed,
+data-independent contribution 0 (:func:`clipped_rows`): ``0 * inf`` never
+reaches a noisy sum.
+
+Exact in the working precision. The bound holds for the values actually
+summed, not only up to rounding. Norms of lower-precision (float32) rows are
+accumulated in float64 and rounded *up* to the rows' dtype (an upper bound,
+also for subnormal results); clip factors are computed in float64; and
+when a clipped term is computed from float32 values its bound is shrunk to
+``C (1 - 2 eps)`` (``eps = 2^-23`` of float32, :func:`clip_margin`), which
+absorbs the float32 roundings left, less than ``2 eps`` relative together
+(a float32 row norm's final ``+ s^2`` and square root, ``0.75 eps``; a
+factor stored in float32 and the product of a row rounded back to float32,
+``0.5 eps`` each), so the float64 norm of every clipped float32 term is at
+most ``C``. Float64 terms keep the plain
+factors ``min(1, C / ||z||)`` bit for bit (their rounding is ``1e-16``
+relative).
 
 Written against the array API: the functions compute in the namespace and on
 the device of their inputs (numpy, or torch on a GPU); sparse inputs are
@@ -29,11 +45,18 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils._array_api import array_namespace, device_of, rowwise_dot
+from ..utils._array_api import (
+    array_namespace,
+    device_of,
+    is_numpy_namespace,
+    rows_per_cast,
+    rowwise_dot,
+)
 
 __all__ = [
     "canonical_csr",
     "clip_factors",
+    "clip_margin",
     "clip_factors_from_norms",
     "clip_rows_to_norm",
     "clipped_rows",
@@ -46,38 +69,138 @@ __all__ = [
 
 
 def stable_row_norms(A):
-    """Euclidean norms of the rows of ``A`` that do not overflow for huge rows.
+    """Euclidean norms of the rows of ``A`` that neither overflow nor underflow.
 
     The plain ``sqrt(sum_j a_ij^2)`` overflows to ``inf`` once a row holds an
-    entry above ~1.3e154 (float64); such rows are recomputed as
-    ``m sqrt(sum_j (a_ij / m)^2)`` with ``m = max_j |a_ij|``, which is ``inf``
-    only if the norm itself exceeds the largest float. Other rows keep the
-    plain (faster, bit-for-bit unchanged) result.
+    entry above ~1.3e154 (float64), and is 0 (or loses its precision) for a
+    nonzero row whose squares underflow (entries below ~1.5e-154). Such rows
+    are recomputed as ``m sqrt(sum_j (a_ij / m)^2)`` with
+    ``m = max_j |a_ij|``, which is ``inf`` only if the norm itself exceeds
+    the largest float. Other rows keep the plain (faster, bit-for-bit
+    unchanged) result. Lower-precision rows (float32) are accumulated in
+    float64, where their squares can neither overflow nor underflow, and the
+    norm is rounded up to their dtype (:func:`clip_margin`).
 
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_dpfair.privacy._clipping import stable_row_norms
-    >>> stable_row_norms(np.array([[3.0, 4.0], [3e200, 4e200]]))
-    array([5.e+000, 5.e+200])
+    >>> stable_row_norms(np.array([[3.0, 4.0], [3e200, 4e200], [3e-200, 4e-200]]))
+    array([5.e+000, 5.e+200, 5.e-200])
     """
     if sp.issparse(A):
         return _sparse_stable_row_norms(A)
     xp = array_namespace(A)
+    if _is_narrow(xp, A.dtype):
+        return _rounded_up(xp, xp.sqrt(_wide_squared_row_norms(A)), A.dtype)
     # The plain attempt may overflow (that is what is checked next); numpy
     # must not warn about it: a warning would depend on the data.
-    with np.errstate(over="ignore"):
-        norms = xp.sqrt(rowwise_dot(A, A))
-    overflowed = xp.isinf(norms)
-    if not bool(xp.any(overflowed)):
+    with np.errstate(over="ignore", under="ignore"):
+        squares = rowwise_dot(A, A)
+    norms = xp.sqrt(squares)
+    rescue = xp.isinf(norms) | (squares < _tiny(xp, squares.dtype))
+    if not bool(xp.any(rescue)):
         return norms
-    rows = A[overflowed]
+    rows = A[rescue]
     scale = xp.max(xp.abs(rows), axis=1)
     safe_scale = xp.where(scale > 0, scale, xp.ones_like(scale))
     scaled = rows / safe_scale[:, None]
-    with np.errstate(over="ignore"):  # inf only if the norm exceeds the max
+    with np.errstate(over="ignore", under="ignore"):  # inf only past the max
         rescued = safe_scale * xp.sqrt(rowwise_dot(scaled, scaled))
-    return _scatter_like(norms, overflowed, rescued)
+    return _scatter_like(norms, rescue, rescued)
+
+
+#: The clip bound of a term computed from lower-precision values is
+#: ``C (1 - CLIP_MARGIN_EPS eps)``, ``eps`` the machine epsilon of the
+#: narrowest dtype (see the module docstring).
+CLIP_MARGIN_EPS = 2
+
+
+def clip_margin(*like):
+    """``1 - 2 eps`` of the narrowest dtype below float64 among ``like``, else 1.0.
+
+    The factor on a clip bound that keeps terms computed from
+    lower-precision values inside the bound after their last roundings
+    (float32: ``1 - 2.4e-7``). 1.0 when every dtype is float64, so float64
+    clipping is unchanged.
+
+    Parameters
+    ----------
+    *like : arrays (any namespace, or sparse) or numpy dtypes
+        What the clipped terms are computed from.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._clipping import clip_margin
+    >>> clip_margin(np.float64), clip_margin(np.ones(2, np.float32)) < 1.0
+    (1.0, True)
+    """
+    eps = 0.0
+    for item in like:
+        info = _finfo(item)
+        if info.bits < 64:
+            eps = max(eps, float(info.eps))
+    return 1.0 - CLIP_MARGIN_EPS * eps
+
+
+def _finfo(item):
+    # finfo of a numpy dtype, or of an array's dtype in its own namespace.
+    if isinstance(item, (np.dtype, type)):
+        return np.finfo(item)
+    if isinstance(item.dtype, np.dtype):
+        return np.finfo(item.dtype)
+    return array_namespace(item).finfo(item.dtype)
+
+
+def _is_narrow(xp, dtype):
+    # A floating dtype below float64 (float32, float16).
+    return xp.finfo(dtype).bits < 64
+
+
+def _tiny(xp, dtype):
+    # The smallest normal number of ``dtype``: a square below it underflowed.
+    return float(xp.finfo(dtype).smallest_normal)
+
+
+def _wide_squared_row_norms(A):
+    # Squared row norms of a dense lower-precision ``A`` accumulated in
+    # float64 (exact squares, no overflow nor underflow), without a float64
+    # copy of A: numpy's einsum casts as it goes; other namespaces cast a
+    # block of rows at a time.
+    xp = array_namespace(A)
+    if is_numpy_namespace(xp):
+        return np.einsum("ij,ij->i", A, A, dtype=np.float64)
+    step = rows_per_cast(A.shape[1])
+    parts = []
+    for start in range(0, A.shape[0], step):
+        block = xp.astype(A[start : min(start + step, A.shape[0]), ...], xp.float64)
+        parts.append(rowwise_dot(block, block))
+    if not parts:
+        return xp.zeros(0, dtype=xp.float64, device=device_of(A))
+    return parts[0] if len(parts) == 1 else xp.concat(parts)
+
+
+def _rounded_up(xp, values, dtype):
+    # float64 ``values`` (non-negative) in ``dtype``, rounded up: an upper
+    # bound of each value, also where the result is subnormal (rounding to
+    # nearest could halve a tiny norm, or make it 0). Past the largest
+    # float of ``dtype`` it is inf, without a warning.
+    if values.dtype == dtype:
+        return values
+    with np.errstate(over="ignore"):
+        out = xp.astype(values, dtype)
+    if is_numpy_namespace(xp):
+        # No n-length float64 temporary: the comparison casts by buffers,
+        # and the rounded-down entries move up in place.
+        below = np.less(out, values)
+        np.nextafter(out, np.inf, out=out, where=below)
+        return out
+    below = xp.astype(out, values.dtype) < values
+    if bool(xp.any(below)):
+        up = xp.nextafter(out, xp.full_like(out, math.inf))
+        out = xp.where(below, up, out)
+    return out
 
 
 def canonical_csr(A):
@@ -106,8 +229,17 @@ def canonical_csr(A):
 def _sparse_squared_row_norms(A):
     # Sums of squares of the stored entries of each row of a canonical CSR
     # matrix (no dense row is formed). Overflow is expected for huge rows
-    # and rescued by the callers; numpy must not warn.
-    return _row_reduce(np.add, A.data, A.indptr, transform=np.square)
+    # and rescued by the callers; numpy must not warn. Lower precision is
+    # accumulated in float64 and rounded up (as dense rows).
+    if not _is_narrow(np, A.dtype):
+        return _row_reduce(np.add, A.data, A.indptr, transform=np.square)
+    return _row_reduce(
+        np.add, A.data, A.indptr, transform=_wide_square, round_up_to=A.dtype
+    )
+
+
+def _wide_square(values):
+    return np.square(values, dtype=np.float64)
 
 
 # Stored entries (and rows) per block of rows in _row_reduce: the
@@ -140,7 +272,7 @@ def entry_blocks(indptr, max_size):
         start = stop
 
 
-def _row_reduce(ufunc, values, indptr, transform=None):
+def _row_reduce(ufunc, values, indptr, transform=None, round_up_to=None, finish=None):
     # ``ufunc`` over each row's stored values (CSR ``indptr``), of
     # ``transform(values)`` if given; 0 for an empty row. Block of rows by
     # block of rows, so that the temporaries (the transformed values, the
@@ -151,11 +283,15 @@ def _row_reduce(ufunc, values, indptr, transform=None):
     # the next row starts, which for the rows before an empty one is still
     # its own end; an empty row gets the next row's first value, zeroed
     # after. Each row is reduced as a whole, so blocks do not change sums.
+    # ``finish`` (e.g. a square root) then maps each block's results, and
+    # ``round_up_to`` (a narrower dtype) stores them rounded up
+    # (_rounded_up): a float64 reduction of float32 rows holds float64
+    # values for one block only.
     dtype = values.dtype if transform is None else transform(values[:0]).dtype
-    out = np.zeros(indptr.size - 1, dtype=dtype)
+    out = np.zeros(indptr.size - 1, dtype=dtype if round_up_to is None else round_up_to)
     if not values.size:
         return out
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", under="ignore"):
         for start, stop in entry_blocks(indptr, _REDUCE_BLOCK):
             bounds = indptr[start : stop + 1]
             lo = int(bounds[0])
@@ -167,9 +303,17 @@ def _row_reduce(ufunc, values, indptr, transform=None):
             empty = bounds[1:] == bounds[:-1]
             last = empty.size - 1 - int(np.argmin(empty[::-1]))
             segment = out[start : start + last + 1]
+            if round_up_to is not None:
+                segment = np.empty(last + 1, dtype=dtype)
             starts = np.subtract(bounds[: last + 1], lo, dtype=np.intp)
             ufunc.reduceat(block, starts, out=segment)
             segment[empty[: last + 1]] = 0
+            if finish is not None:
+                segment = finish(segment)
+            if round_up_to is not None:
+                out[start : start + last + 1] = _rounded_up(np, segment, round_up_to)
+            elif finish is not None:
+                out[start : start + last + 1] = segment
     return out
 
 
@@ -177,9 +321,19 @@ def _sparse_stable_row_norms(A):
     # stable_row_norms for a CSR matrix: the same plain attempt and the same
     # rescue of the overflowed rows, on the stored entries only.
     A = canonical_csr(A)
-    with np.errstate(over="ignore"):
-        norms = np.sqrt(_sparse_squared_row_norms(A))
-    overflowed = np.isinf(norms)
+    if _is_narrow(np, A.dtype):
+        return _row_reduce(
+            np.add, A.data, A.indptr, transform=_wide_square,
+            round_up_to=A.dtype, finish=np.sqrt,
+        )
+    with np.errstate(over="ignore", under="ignore"):
+        squares = _sparse_squared_row_norms(A)
+    norms = np.sqrt(squares)
+    # Overflowed, or underflowed on a row with stored entries (an empty
+    # row's 0 is exact).
+    overflowed = np.isinf(norms) | (
+        (squares < _tiny(np, squares.dtype)) & (np.diff(A.indptr) > 0)
+    )
     if not overflowed.any():
         return norms
     rows = A[overflowed]
@@ -190,7 +344,7 @@ def _sparse_stable_row_norms(A):
          rows.indptr),
         shape=rows.shape,
     )
-    with np.errstate(over="ignore"):  # inf only if the norm exceeds the max
+    with np.errstate(over="ignore", under="ignore"):  # inf only past the max
         rescued = safe_scale * np.sqrt(_sparse_squared_row_norms(scaled))
     out = norms.copy()
     out[overflowed] = rescued
@@ -202,7 +356,8 @@ def squared_row_norms(A):
 
     Sparse rows use their stored entries only (duplicates summed first). A
     huge row overflows to ``inf`` without a numpy warning (the callers
-    rescue it with :func:`stable_row_norms`).
+    rescue it with :func:`stable_row_norms`). Lower-precision rows
+    (float32) are accumulated in float64 and rounded up to their dtype.
 
     Examples
     --------
@@ -213,7 +368,10 @@ def squared_row_norms(A):
     """
     if sp.issparse(A):
         return _sparse_squared_row_norms(canonical_csr(A))
-    with np.errstate(over="ignore"):
+    xp = array_namespace(A)
+    if _is_narrow(xp, A.dtype):
+        return _rounded_up(xp, _wide_squared_row_norms(A), A.dtype)
+    with np.errstate(over="ignore", under="ignore"):
         return rowwise_dot(A, A)
 
 
@@ -247,8 +405,11 @@ def clip_rows_to_norm(X, bound):
     """Rows of ``X`` projected onto the ball of radius ``bound`` (overflow-safe).
 
     Each row becomes ``x min(1, bound / ||x||)``, a data-independent map (the
-    bound is public) after which every row has norm at most ``bound`` (up to
-    the rounding of ``X``'s dtype). A row whose squared norm overflows
+    bound is public) after which every row has norm at most ``bound``: for
+    float32 rows, the float64 norm of the float32 row returned (the bound is
+    ``bound (1 - 2 eps)`` there, :func:`clip_margin`, so the final rounding
+    stays inside; float64 rows are within their own rounding, ``1e-16``
+    relative). A row whose squared norm overflows
     (entries above ~1.3e154 in float64) is not sent to zero by an ``inf``
     norm: it is rescaled as ``u min(m, bound / ||u||)`` with
     ``m = max_j |x_j|`` and ``u = x / m``, i.e. projected onto the ball like
@@ -266,8 +427,9 @@ def clip_rows_to_norm(X, bound):
     -------
     X_clipped : ndarray or CSR matrix of shape (n_samples, n_features)
         In ``X``'s dtype (float32 stays float32); the norms and factors are
-        computed in float64, so a float32 row ends within ``R (1 + eps)``
-        (``eps`` of float32) of the ball, from the final rounding only.
+        computed in float64, and a float32 row is scaled to at most
+        ``R (1 - 2 eps)``, so that after its rounding to float32 its norm is
+        at most ``R``.
 
     Examples
     --------
@@ -290,7 +452,10 @@ def clip_rows_to_norm(X, bound):
             # float64 copy of X), so that the factors are not off by the
             # rounding of a float32 sum; squares of float32 cannot overflow.
             norms = np.sqrt(np.einsum("ij,ij->i", X, X, dtype=np.float64))
-        factors = _ball_factors(norms, bound)
+        # Lower precision: scaled inside a slightly smaller ball, so the
+        # rounding of the factor and of each product to X's dtype (at most
+        # 2^-24 relative each in float32) stays inside the ball.
+        factors = _ball_factors(norms, bound * clip_margin(X))
         clipped = X * factors.astype(X.dtype, copy=False)[:, None]
     overflowed = np.isinf(norms)
     if overflowed.any():
@@ -318,6 +483,9 @@ def _clip_sparse_rows_to_norm(X, bound):
     # matrix (those of X when X is canonical), which nothing writes.
     A = canonical_csr(X)
     data = np.empty_like(A.data)
+    # The smaller ball of lower precision (as dense rows): the clipped
+    # values are rounded back to X's dtype.
+    bound = bound * clip_margin(A.dtype)
     # A one-time pass: smaller blocks than a reduction's, since a block's
     # half-dozen float64 temporaries weigh a share of a small X.
     for start, stop in entry_blocks(A.indptr, max(1, _REDUCE_BLOCK // 4)):
@@ -365,7 +533,12 @@ def clip_factors(raw_gradient, row_norms, clip_norm):
 
     The factors are float64 whatever the input precision: the clipped sum
     they weight is then accumulated in float64 too, which is what the numpy
-    solver has always done.
+    solver has always done. When either input is of lower precision
+    (float32 residuals or row norms) the bound is ``C (1 - 2 eps)``
+    (:func:`clip_margin`): the term ``c_i r_i u_i^T`` computed from those
+    values then has norm at most ``C`` (the row norms of float32 rows are
+    upper bounds to within their final ``+ s^2`` and square root,
+    :func:`squared_row_norms`).
 
     Parameters
     ----------
@@ -397,15 +570,18 @@ def clip_factors(raw_gradient, row_norms, clip_norm):
             device=device_of(raw_gradient),
         )
     norms = per_example_norms(raw_gradient, row_norms)
-    return clip_factors_from_norms(norms, clip_norm)
+    return clip_factors_from_norms(
+        norms, clip_norm, margin=clip_margin(raw_gradient, row_norms)
+    )
 
 
 def per_example_norms(raw_gradient, row_norms):
     """Norms ``||r_i|| ||u_i||`` of rank-one terms ``u_i r_i^T``, never ``nan``.
 
-    Float64 whatever the input precision. Both factors' norms are
-    overflow-safe (a float32 product that overflows is recomputed in
-    float64); a zero gradient has norm 0 even on a row whose norm overflowed
+    Float64 whatever the input precision: the gradient norms are computed in
+    float64 (a float32 gradient is widened first, ``n x K`` values), with
+    neither overflow nor underflow, and multiplied by the row norms in
+    float64; a zero gradient has norm 0 even on a row whose norm overflowed
     (no ``0 * inf``); a non-finite gradient has norm ``inf``, which
     :func:`clip_factors_from_norms` turns into the factor 0.
 
@@ -430,17 +606,14 @@ def per_example_norms(raw_gradient, row_norms):
     # The product overflows to inf for a huge record (factor 0 below) and is
     # 0 * inf = nan for a zero gradient on an unbounded row (fixed below):
     # both expected, so numpy must not warn (a warning would depend on data).
-    with np.errstate(over="ignore", invalid="ignore"):
-        gradient_norms = stable_row_norms(raw_gradient)
-        norms = gradient_norms * row_norms
-        norms = xp.astype(norms, xp.float64, copy=False)
-        if gradient_norms.dtype != xp.float64 and bool(xp.any(xp.isinf(norms))):
-            # A float32 product that overflowed may still be a float64
-            # number: clip that record rather than give it factor 0.
-            wide = xp.astype(gradient_norms, xp.float64) * xp.astype(
-                row_norms, xp.float64
-            )
-            norms = xp.where(xp.isinf(norms), wide, norms)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        norms = _wide_gradient_norms(xp, raw_gradient)
+        if is_numpy_namespace(xp):
+            # In place: n-length float64 arrays weigh as much as a sparse X
+            # of one stored entry per row.
+            np.multiply(norms, row_norms, out=norms)
+        else:
+            norms = norms * xp.astype(row_norms, xp.float64, copy=False)
     # A row whose norm overflows to inf with an exactly-zero raw gradient
     # gives 0 * inf = nan; its gradient is zero, so its norm is zero.
     zero_gradient = xp.all(raw_gradient == 0, axis=1)
@@ -450,10 +623,31 @@ def per_example_norms(raw_gradient, row_norms):
     return xp.where(xp.isnan(norms), xp.full_like(norms, math.inf), norms)
 
 
-def clip_factors_from_norms(norms, clip_norm):
-    """``min(1, C / norm)`` for given per-example norms (finite ``C``).
+def _wide_gradient_norms(xp, raw_gradient):
+    # Float64 norms of the rows of ``raw_gradient``: a lower-precision
+    # gradient is widened first (its squares then neither overflow nor
+    # underflow), and one output's norm is its exact absolute value.
+    if not _is_narrow(xp, raw_gradient.dtype):
+        return stable_row_norms(raw_gradient)
+    if raw_gradient.shape[1] == 1:
+        return xp.astype(xp.abs(raw_gradient[:, 0]), xp.float64)
+    return stable_row_norms(xp.astype(raw_gradient, xp.float64))
 
-    Computed as ``C / max(norm, C)``, which never divides by a tiny number
+
+def clip_factors_from_norms(norms, clip_norm, *, margin=None):
+    """``min(1, C' / norm)`` for given per-example norms (finite ``C``).
+
+    ``C' = margin C``: by default ``margin = clip_margin(norms)``, 1 for
+    float64 norms (``C' = C``) and ``1 - 2 eps`` for lower-precision norms
+    (:func:`clip_margin`), so that a term scaled by its factor from those
+    values stays within ``C``; a caller whose norms are float64 but whose
+    terms are made of lower-precision values passes that margin. Numpy
+    lower-precision norms give factors in their own dtype, each computed in
+    float64 and rounded once (no n-length float64 copy: with few stored
+    entries per row it would outweigh a sparse X); the margin covers that
+    rounding. Otherwise the factors are float64.
+
+    Computed as ``C' / max(norm, C')``, which never divides by a tiny number
     (``C / tiny`` overflows for ``C > 1``): it is exactly 1.0 for rows inside
     the ball, 1.0 for a zero norm, and 0 for a norm that is ``inf`` or
     ``nan`` (a record whose contribution could not be computed contributes
@@ -467,13 +661,24 @@ def clip_factors_from_norms(norms, clip_norm):
     array([1. , 1. , 0.5, 0. , 0. ])
     """
     xp = array_namespace(norms)
+    if margin is None:
+        margin = clip_margin(norms)
+    if margin != 1.0:
+        clip_norm = clip_norm * margin
     if xp is np or isinstance(norms, np.ndarray):
         # In place: one n-length array (with few stored entries per row,
-        # each temporary of n weighs as much as a sparse X).
+        # each temporary of n weighs as much as a sparse X); the division
+        # in float64 whatever the norms' dtype (cast by buffers).
         factors = np.clip(norms, clip_norm, None)
-        np.divide(clip_norm, factors, out=factors)
+        np.divide(clip_norm, factors, out=factors, dtype=np.float64)
+        if factors.dtype != np.float64:
+            # C' rounded to the norms' dtype by the clip may sit below C':
+            # a row inside the ball keeps factor 1, not 1 + 2^-24.
+            np.minimum(factors, 1.0, out=factors)
         factors[np.isnan(factors)] = 0.0
         return factors
+    if _is_narrow(xp, norms.dtype):
+        norms = xp.astype(norms, xp.float64)
     factors = clip_norm / xp.clip(norms, clip_norm, None)
     return xp.where(xp.isnan(factors), xp.zeros_like(factors), factors)
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..exceptions import PrivacyBudgetError
 from ._accounting import epsilon_of
+from ._counts import adjacency_text
 
 __all__ = [
     "ADJACENCY_CONVERSION",
@@ -55,10 +56,6 @@ PUBLIC_ROWS_CAVEAT = (
 # a user passes the calibrated noise multiplier back in).
 _BUDGET_RTOL = 1e-9
 
-_ADJACENCY_TEXT = {
-    "add_remove": "adding or removing one record (n treated as public)",
-    "replace_one": "replacing one record (n public)",
-}
 
 #: How a replace-one guarantee compares with an add/remove one. A replacement
 #: is a removal followed by an addition, so group privacy for two records
@@ -195,6 +192,11 @@ class PrivacyRecord:
         is reproducible from the seed, so the fit is not a private release,
         and fits with the same fingerprint drew the same noise. None when
         the noise came from fresh OS entropy.
+    declared_counts : tuple of (str, int) pairs, default=()
+        Counts the fit took as declared public values instead of reading
+        them from the data (e.g. ``(("n_private", 1000),)``); empty: the
+        counts are read from the data, treated as public under add/remove
+        (:mod:`~sklearn_dpfair.privacy._counts`).
 
     Examples
     --------
@@ -220,6 +222,7 @@ class PrivacyRecord:
     steps: int | None = None
     caveats: tuple = field(default_factory=tuple)
     seed: str | None = None
+    declared_counts: tuple = field(default_factory=tuple)
 
     @classmethod
     def from_event(cls, dp_event, *, delta, accountant, **kwargs):
@@ -267,7 +270,8 @@ class PrivacyRecord:
         else:
             head = (
                 f"({self.epsilon:.4g}, {self.delta:.3g})-differential privacy "
-                f"with respect to {_ADJACENCY_TEXT[self.adjacency]}."
+                "with respect to "
+                f"{adjacency_text(self.adjacency, self.declared_counts)}."
             )
         lines = [head]
         if self.adjacency == "replace_one" and not math.isinf(self.epsilon):

@@ -525,3 +525,112 @@ def test_float32_solve_makes_no_float64_copy_of_x(monkeypatch):
     mask = np.arange(40_000) < 1000
     SemiDPLinearRegression(random_state=0, max_iter=3).fit(X, y, public_mask=mask)
     assert peaks[0] < 0.5 * X.nbytes
+
+
+# Counts: treated as public by default, declared with n_private.
+
+
+def _small_pair(seed=0, n_pub=40, n_priv=20, d=3):
+    """40 public and 20 private rows, and the add/remove neighbour (one more
+    private row, far from the others)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n_pub + n_priv, d))
+    y = X @ np.ones(d) + 0.5 * rng.standard_normal(n_pub + n_priv)
+    mask = np.arange(n_pub + n_priv) < n_pub
+    X_add = np.vstack([X, 50.0 * np.ones((1, d))])
+    y_add = np.append(y, -500.0)
+    return (X, y, mask), (X_add, y_add, np.append(mask, False))
+
+
+def _spied_fit(monkeypatch, params, X, y, mask):
+    """Fit, recording the pre-noise private sums and the solver's divisor."""
+    from sklearn_dpfair._solvers.semi_dp import _solver
+
+    sums, divisors = [], []
+    original_privatize = _solver._privatize_columns
+    original_solve = _semidp_fit.semidp_gradient_descent
+
+    def privatize(total, mechanisms, rngs, cols):
+        sums.append(np.array(total))
+        return original_privatize(total, mechanisms, rngs, cols)
+
+    def solve(data, W0, **kwargs):
+        count = kwargs.get("private_count")
+        q = kwargs["sampling_probability"]
+        divisors.append(q * (data.n_private if count is None else count))
+        return original_solve(data, W0, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(_solver, "_privatize_columns", privatize)
+        patch.setattr(_semidp_fit, "semidp_gradient_descent", solve)
+        reg = SemiDPLinearRegression(random_state=0, **params).fit(
+            X, y, public_mask=mask
+        )
+    return reg, sums, divisors
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"solver": "semidp-gd"},
+        {"solver": "semidp-gd", "preconditioner": None},
+        {"solver": "semidp-sgd", "batch_size": 10, "max_iter": 1},
+        {"solver": "dp-gd"},
+    ],
+    ids=["semidp-gd", "plain", "semidp-sgd", "dp-gd"],
+)
+def test_declared_n_private_makes_every_count_public(params, monkeypatch):
+    # Add/remove neighbours: the pre-noise sums differ by at most the
+    # recorded sensitivity, and every count the fit divides by or tunes from
+    # is the declared one, so everything but the sums is equal.
+    params = {**params, "adjacency": "add_remove", "n_private": 25, "clip_norm": 1.0}
+    (X, y, mask), (X_add, y_add, mask_add) = _small_pair()
+    fits = [_spied_fit(monkeypatch, params, *data) for data in
+            ((X, y, mask), (X_add, y_add, mask_add))]
+    (reg, sums, divisors), (reg_add, sums_add, divisors_add) = fits
+    q = reg.privacy_record_.sampling_probability or 1.0
+    assert divisors == divisors_add == [pytest.approx(q * 25)]
+    if params["solver"] == "semidp-sgd":
+        assert q == pytest.approx(10 / 25)
+    record, record_add = reg.privacy_record_, reg_add.privacy_record_
+    assert record == record_add
+    assert record.declared_counts == (("n_private", 25),)
+    assert "no count is read from the data" in str(record)
+    assert "treated as public" not in str(record)
+    for name in ("alpha_", "learning_rate_", "t_", "n_iter_", "n_private_"):
+        assert getattr(reg, name) == getattr(reg_add, name), name
+    assert reg.n_private_ == 25
+    if params["solver"] != "semidp-sgd":
+        # Full batch: the same steps on both; each sum moves by <= C.
+        # The first step is at the same (public) warm start on both; after
+        # it the parameters differ (post-processing of the first release).
+        assert len(sums) == len(sums_add) == reg.t_
+        gap = np.linalg.norm(sums[0] - sums_add[0])
+        assert 0.5 * record.clip_norm < gap <= record.clip_norm * (1 + 1e-12)
+
+
+def test_default_treats_the_private_count_as_public(monkeypatch):
+    (X, y, mask), (X_add, y_add, mask_add) = _small_pair()
+    params = {"adjacency": "add_remove"}
+    reg, _, divisors = _spied_fit(monkeypatch, params, X, y, mask)
+    reg_add, _, divisors_add = _spied_fit(monkeypatch, params, X_add, y_add, mask_add)
+    # The divisor is read from the data: it moves with the added row.
+    assert (divisors, divisors_add) == ([20.0], [21.0])
+    assert (reg.n_private_, reg_add.n_private_) == (20, 21)
+    assert reg.privacy_record_.declared_counts == ()
+    assert "(n treated as public)" in str(reg.privacy_record_)
+
+
+def test_declared_n_private_scales_the_step_not_the_data():
+    # Every division is by the declared count: with the sum's noise forced
+    # to zero-free identity, one plain step from 0 without public rows is
+    # -lr * (noisy sum) / (C n_private), whatever the number of rows.
+    X, y, _, _ = _problem(n=200, n_pub=0)
+    ones = np.ones(200, dtype=bool)
+    est = dict(solver="semidp-gd", preconditioner=None, max_iter=1,
+               learning_rate=1.0, epsilon=np.inf, public_ridge=0.0)
+    small = SemiDPLinearRegression(n_private=100, **est).fit(X, y, public_mask=~ones)
+    large = SemiDPLinearRegression(n_private=400, **est).fit(X, y, public_mask=~ones)
+    # epsilon = inf: no clipping, no noise, so the step is the data's sum
+    # divided by the declared count: 4x smaller with a 4x larger count.
+    np.testing.assert_allclose(small.coef_, 4.0 * large.coef_, rtol=1e-10)

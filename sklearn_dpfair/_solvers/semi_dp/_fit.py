@@ -20,7 +20,11 @@ Order of work, so that nothing private is read before it is needed:
    against the budget.
 
 Adjacency. Only private rows are protected (semi-DP, thesis Definition 14);
-which rows are public, and the counts, are public. Under ``"replace_one"``
+which rows are public is public. The number of private rows is treated as
+public (the package's one convention, ``privacy/_counts.py``) unless the
+params declare it (``n_private``): then every division, ``alpha``, the
+tuning and the sampling rate use the declared value and no count is read
+from the data. Under ``"replace_one"``
 one private row moves a clipped sum by ``2 C``, under ``"add_remove"`` by
 ``C``. The noise std is ``z * sensitivity`` and the event is
 ``GaussianDpEvent(z)`` accounted under add/remove, i.e. the factor 2 is
@@ -146,11 +150,26 @@ class SemiDPParams:
     public_ridge: float = 1e-6
     fit_intercept: bool = True
     adjacency: str = "replace_one"
+    n_private: int | None = None
 
     @property
     def clip(self):
         """The clip threshold applied: ``inf`` (no clipping) without privacy."""
         return float(self.clip_norm) if self.budget.is_private else math.inf
+
+    def private_count(self, n_private_rows):
+        """The count of private records every division and choice uses.
+
+        The declared ``n_private`` when given (a public value: no count is
+        read from the data); otherwise the rows in the data, treated as
+        public (:mod:`~sklearn_dpfair.privacy._counts`).
+        """
+        return n_private_rows if self.n_private is None else int(self.n_private)
+
+    @property
+    def declared_counts(self):
+        """The record's declared counts: ``(("n_private", n),)`` or empty."""
+        return () if self.n_private is None else (("n_private", int(self.n_private)),)
 
     @property
     def sensitivity(self):
@@ -261,6 +280,7 @@ def _account(params, mechanism, q, steps, caveats=()):
         steps=steps,
         dp_event=dp_event,
         caveats=caveats,
+        declared_counts=params.declared_counts,
     )
 
 
@@ -392,7 +412,9 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
     # private rows are read from X through the mask by the solver.
     Xp, yp = X[public_mask], y[public_mask]
     n_public = Xp.shape[0]
-    n_private = X.shape[0] - n_public
+    # The count every division, the sampling rate and the tuning use: the
+    # declared n_private, or the private rows of the data treated as public.
+    n_private = params.private_count(X.shape[0] - n_public)
     s = 1.0 if params.fit_intercept else 0.0
     geometry = public_geometry(
         _float64_public(Xp), np.asarray(yp, dtype=np.float64), intercept_scaling=s,
@@ -484,6 +506,7 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
         preconditioner=P,
         rngs=[rng],
         tail_fraction=TAIL_FRACTION,
+        private_count=n_private,
     )
     epochs = _sgd_epochs(params) if solver == "semidp-sgd" else steps
     return _result(

@@ -231,6 +231,7 @@ def semidp_gradient_descent(
     preconditioner,
     rngs,
     tail_fraction,
+    private_count=None,
 ):
     """Run ``K`` semi-DP gradient descents and return their averaged iterates.
 
@@ -258,6 +259,12 @@ def semidp_gradient_descent(
         Source of each column's noise (and batches).
     tail_fraction : float
         Fraction of each column's last iterates that are averaged.
+    private_count : int or None, default=None
+        The public count of private records that the noisy sum is divided
+        by (times the sampling rate): a declared value, so that no count is
+        read from the data; None uses the private rows of ``data`` (treated
+        as public). Poisson batches are drawn among the rows of ``data``
+        either way.
 
     Returns
     -------
@@ -284,7 +291,9 @@ def semidp_gradient_descent(
             excluded = ~np.asarray(data.private_rows, dtype=bool)
         else:
             private_index = np.flatnonzero(data.private_rows)
-    expected_private = sampling_probability * n_private
+    expected_private = sampling_probability * (
+        n_private if private_count is None else private_count
+    )
     has_public = Xp.shape[0] > 0
     # Public rows in blocks sized for the whole X (they are a part of it).
     public_block_rows = block_rows(Xq) if sp.issparse(Xq) else None
