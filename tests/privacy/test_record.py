@@ -168,7 +168,7 @@ _WEIGHTED_ESTIMATORS = {
 @pytest.mark.parametrize(
     "make", list(_WEIGHTED_ESTIMATORS.values()), ids=list(_WEIGHTED_ESTIMATORS)
 )
-def test_non_uniform_weights_carry_the_one_weights_caveat(make):
+def test_passed_weights_carry_the_one_weights_caveat(make):
     weights = np.random.default_rng(0).uniform(0.5, 2.0, size=200)
     fitted = _weighted_fit(make, weights)
     # One text, the same for every estimator and solver, once.
@@ -179,14 +179,16 @@ def test_non_uniform_weights_carry_the_one_weights_caveat(make):
     summary = fitted.privacy_summary()
     assert "treated as public inputs" in summary
     assert "computed from the private data" in summary
-    # Weights of 1 fit as no weights, and say nothing about weights.
+    # Weights of 1 carry the same caveat: the record may not depend on the
+    # weights a record brings (all 1, or one of them not).
     ones = _weighted_fit(make, np.ones(200))
-    assert WEIGHTS_CAVEAT not in ones.privacy_caveats_
+    assert ones.privacy_record_.caveats == fitted.privacy_record_.caveats
 
 
 def test_weights_caveats_for_every_weighted_fit():
     assert weights_caveats(None) == ()
-    assert weights_caveats(np.ones(4)) == ()
+    # Passed weights, whatever they hold.
+    assert weights_caveats(np.ones(4)) == (WEIGHTS_CAVEAT,)
     assert weights_caveats(np.array([1.0, 1.0, 2.0])) == (WEIGHTS_CAVEAT,)
     # Private fits use weights as given: uniform weights of 3 scale the terms.
     assert weights_caveats(np.full(4, 3.0)) == (WEIGHTS_CAVEAT,)
