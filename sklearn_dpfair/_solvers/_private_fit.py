@@ -32,6 +32,7 @@ from ._frank_wolfe import (
     score_sensitivity,
     selection_budget_shares,
 )
+from ._non_private import minimize_linear, non_private_record
 from ._output_perturbation import (
     MAX_FALLBACK_STEPS,
     certified_regularized_erm,
@@ -231,8 +232,11 @@ def fit_dp_sgd(
     ``params`` (:class:`DPSGDParams`) holds the public hyperparameters and
     ``budget`` (:class:`~sklearn_dpfair.privacy.PrivacyBudget`) the privacy
     inputs. ``epsilon = inf`` with ``noise_multiplier=None`` is the
-    non-private limit: no noise and no clipping, the same loop as the
-    private fit.
+    non-private limit: on the host (numpy) backend the full-batch L-BFGS-B
+    solve of the same objective
+    (:func:`~sklearn_dpfair._solvers._non_private.minimize_linear`), with no
+    noise and no clipping, whatever the columns' scales; on an array-API
+    device the same loop as the private fit without noise or clipping.
 
     ``backend`` (an :class:`~sklearn_dpfair.utils._array_api.ArrayBackend`)
     says where the solver runs; ``X`` and ``y`` are moved there once, and the
@@ -258,6 +262,13 @@ def fit_dp_sgd(
         weighted=weights is not None,
     )
     mechanism, q, n_steps = setup.mechanism, setup.sampling_probability, setup.n_steps
+    if not budget.is_private and backend.is_numpy:
+        # The non-private limit: the full-batch solver of the same objective
+        # (a fixed step size chosen for unit-scale data diverges on raw
+        # columns).
+        return _non_private_fit(
+            X, y, loss, params.alpha, params.fit_intercept, weights, setup.record
+        )
     if sp.issparse(X) and not backend.is_numpy:
         raise TypeError(
             "Sparse input X is supported on the host (numpy) only; got "
@@ -494,3 +505,27 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
         feature_bound=bound,
     )
     return LinearFit(result.coef.T.copy(), result.intercept, n_steps, record)
+
+
+def _non_private_fit(
+    X, y, loss, alpha, fit_intercept, weights, record, *, penalize_intercept=False
+):
+    """The non-private limit of a linear fit: its objective minimized exactly."""
+    fit = minimize_linear(
+        X,
+        np.asarray(y),
+        loss,
+        n_outputs=loss.n_outputs,
+        alpha=alpha,
+        fit_intercept=fit_intercept,
+        sample_weight=weights,
+        penalize_intercept=penalize_intercept,
+    )
+    # float32 X gives float32 coefficients, as scikit-learn's linear models do.
+    dtype = X.dtype
+    return LinearFit(
+        fit.coef.T.astype(dtype),
+        fit.intercept.astype(dtype),
+        fit.n_iter,
+        non_private_record(record),
+    )

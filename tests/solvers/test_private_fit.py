@@ -8,6 +8,7 @@ import dp_accounting
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.linear_model import LogisticRegression
 
 from sklearn_dpfair._loss import BinaryLogisticLoss, SoftmaxLoss
 from sklearn_dpfair._solvers._output_perturbation import certified_regularized_erm
@@ -113,17 +114,34 @@ def test_dp_sgd_user_noise_within_budget_is_recorded_as_given():
     assert rec.epsilon < 1.0
 
 
-def test_dp_sgd_at_infinite_epsilon_is_the_same_loop_without_noise_or_clipping():
+def test_dp_sgd_at_infinite_epsilon_is_the_full_batch_minimizer():
+    # The non-private limit minimizes the objective DP-SGD approximates,
+    # (1/n) sum_i l_i + (alpha/2) ||coef||^2, not the private loop without
+    # noise (whose fixed step size is chosen for unit-scale data): the same
+    # model as scikit-learn's lbfgs at C = 1 / (alpha n).
     X, y = _data()
     fit = _sgd(X, y, epsilon=math.inf, seed=3)
     assert fit.record.noise_multiplier == 0.0
     assert math.isinf(fit.record.clip_norm) and math.isinf(fit.record.epsilon)
+    assert fit.record.mechanism.startswith("non-private limit")
+    assert fit.record.steps is None
+    ref = LogisticRegression(C=1.0 / (SGD["alpha"] * X.shape[0]), tol=1e-10)
+    ref.fit(X, y)
+    np.testing.assert_allclose(fit.coef, ref.coef_, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(fit.intercept, ref.intercept_, rtol=1e-5, atol=1e-7)
+
+
+def test_dp_sgd_with_user_noise_at_infinite_epsilon_runs_the_private_loop():
+    # noise_multiplier=0 at epsilon = inf is a private budget (the user's
+    # noise, accounted): the DP-SGD loop, clipping included.
+    X, y = _data()
+    fit = _sgd(X, y, epsilon=math.inf, noise_multiplier=0.0, seed=3)
     q, steps = 50 / 300, fit.n_steps
     plain = noisy_sgd(
         X,
         y,
         BinaryLogisticLoss(),
-        mechanism=GaussianMechanism(clip_norm=math.inf, noise_multiplier=0.0),
+        mechanism=GaussianMechanism(clip_norm=1.0, noise_multiplier=0.0),
         sampling_probability=q,
         n_steps=steps,
         learning_rate=0.5,
