@@ -209,7 +209,8 @@ def minimize_linear(
     K = int(n_outputs)
     s = 1.0 if fit_intercept else 0.0
     model = LinearModel(n_outputs=K, intercept_scaling=s)
-    mean, scale = column_moments(X, sample_weight, center=fit_intercept)
+    with np.errstate(all="ignore"):
+        mean, scale = column_moments(X, sample_weight, center=fit_intercept)
     split = l1 > 0
     n_beta = d * K
 
@@ -272,7 +273,8 @@ def minimize_linear(
         x0.append(c0)
         bounds += [(None, None)] * K
     x0 = np.concatenate(x0)
-    start = objective(x0)[0]
+    with np.errstate(all="ignore"):
+        start = objective(x0)[0]
     # F / F(start): tolerances independent of the scale of y.
     norm = start if np.isfinite(start) and start > 0 else 1.0
 
@@ -280,12 +282,38 @@ def minimize_linear(
         value, grad = objective(x)
         return value / norm, grad / norm
 
-    result = scipy.optimize.minimize(
-        normalized,
+    with np.errstate(all="ignore"):
+        # A huge record may overflow the objective (its squares, inf - inf):
+        # the solver then stops, and a non-finite point is not returned.
+        result = _lbfgs(normalized, x0, bounds if split else None, max_iter, tol)
+    x = result.x
+    finite = bool(np.all(np.isfinite(x)))
+    if not finite:
+        x = x0
+    gradient = np.max(np.abs(result.jac)) if result.jac.size else 0.0
+    converged = finite and (
+        result.status == 0 or (result.status == 2 and gradient <= _STATIONARY)
+    )
+    if not converged:
+        warn_at_caller(
+            "The non-private (epsilon=inf) full-batch L-BFGS-B solve did not "
+            f"converge after {result.nit} iterations ({result.message}); "
+            "the data may be separable, overflow float64, or the penalty be "
+            "too small.",
+            ConvergenceWarning,
+        )
+    coef, intercept = to_user(*unpack(x))
+    return NonPrivateFit(coef, intercept, int(result.nit), bool(converged))
+
+
+def _lbfgs(fun, x0, bounds, max_iter, tol):
+    """scipy's L-BFGS-B with the module's tolerances."""
+    return scipy.optimize.minimize(
+        fun,
         x0,
         jac=True,
         method="L-BFGS-B",
-        bounds=bounds if split else None,
+        bounds=bounds,
         options={
             "maxiter": int(max_iter),
             "maxfun": 2 * int(max_iter) + 20,
@@ -293,17 +321,6 @@ def minimize_linear(
             "ftol": 64 * np.finfo(float).eps,
         },
     )
-    gradient = np.max(np.abs(result.jac)) if result.jac.size else 0.0
-    converged = result.status == 0 or (result.status == 2 and gradient <= _STATIONARY)
-    if not converged:
-        warn_at_caller(
-            "The non-private (epsilon=inf) full-batch L-BFGS-B solve did not "
-            f"converge after {result.nit} iterations ({result.message}); "
-            "the data may be separable, or the penalty too small.",
-            ConvergenceWarning,
-        )
-    coef, intercept = to_user(*unpack(result.x))
-    return NonPrivateFit(coef, intercept, int(result.nit), bool(converged))
 
 
 def minimize_pinball(
@@ -433,30 +450,30 @@ NON_PRIVATE_DESCRIPTION = (
 )
 
 
-def non_private_record(record, solver="L-BFGS-B"):
+def non_private_record(record, steps, solver="L-BFGS-B"):
     """``record`` re-described for the non-private limit (event unchanged).
 
     The event stays the ``NonPrivateDpEvent`` the accountant was given; the
-    mechanism text says that the full-batch solver ran, and the private
-    schedule's sampling rate and step count, which did not run, are
-    dropped.
+    mechanism text says that the full-batch solver ran, ``steps`` are its
+    full-batch iterations (no sampling), in place of the private schedule,
+    which did not run.
 
     Examples
     --------
     >>> import math
-    >>> from sklearn_dpfair.privacy import GaussianMechanism, PrivacyBudget
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
     >>> from sklearn_dpfair._solvers._non_private import non_private_record
     >>> budget = PrivacyBudget(math.inf, 1e-5)
     >>> record = budget.account(
     ...     budget.gaussian(1.0), description="DP-SGD", adjacency="add_remove",
     ...     sampling_probability=0.1, steps=10)
-    >>> new = non_private_record(record)
-    >>> new.steps is None, new.mechanism.startswith("non-private limit")
-    (True, True)
+    >>> new = non_private_record(record, 7)
+    >>> new.steps, new.sampling_probability, new.mechanism[:17]
+    (7, None, 'non-private limit')
     """
     return replace(
         record,
         mechanism=NON_PRIVATE_DESCRIPTION.format(solver=solver, private=record.mechanism),
         sampling_probability=None,
-        steps=None,
+        steps=int(steps),
     )

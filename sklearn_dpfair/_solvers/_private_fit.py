@@ -527,5 +527,5 @@ def _non_private_fit(
         fit.coef.T.astype(dtype),
         fit.intercept.astype(dtype),
         fit.n_iter,
-        non_private_record(record),
+        non_private_record(record, fit.n_iter),
     )

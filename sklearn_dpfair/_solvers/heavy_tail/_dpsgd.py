@@ -617,7 +617,7 @@ def fit_heavy_tail_dpsgd(
         steps=n_steps,
     )
     if not private:
-        record = non_private_record(record)
+        record = non_private_record(record, n_steps)
         q = 1.0
     return HeavyTailFit(
         coef=coef,

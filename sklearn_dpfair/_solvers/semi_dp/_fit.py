@@ -67,6 +67,8 @@ from ._public_tuning import (
     norm_quantiles,
 )
 from ._solver import SemiDPData, semidp_gradient_descent
+from ..._loss import SquaredLoss
+from .._non_private import minimize_linear, non_private_record
 
 __all__ = [
     "SEMIDP_HYPERPARAMETERS",
@@ -382,6 +384,9 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
     fit : SemiDPFit
     """
     solver = params.solver
+    if not params.budget.is_private and solver != "public-only":
+        # The non-private limit: OLS on all rows by the full-batch solver.
+        return _non_private_fit(X, y, public_mask, params, sample_weight)
     weights = fit_weights(
         sample_weight, X.shape[0], private=params.budget.is_private
     )
@@ -529,3 +534,30 @@ def _result(params, geometry, s, a, lr, schedule, record, choice, dtype):
         record=record,
         choice=choice,
     )
+
+
+def _non_private_fit(X, y, public_mask, params, sample_weight):
+    """The non-private limit: the weighted least squares of all rows."""
+    weights = fit_weights(sample_weight, X.shape[0], private=False)
+    s = 1.0 if params.fit_intercept else 0.0
+    Xp = X[public_mask]
+    geometry = public_geometry(
+        _float64_public(Xp), np.asarray(y[public_mask], dtype=np.float64),
+        intercept_scaling=s, ridge=params.public_ridge, n_features=X.shape[1],
+    )
+    d = X.shape[1]
+    fit = minimize_linear(
+        X, np.asarray(y, dtype=np.float64), SquaredLoss(),
+        fit_intercept=bool(s), sample_weight=weights,
+        coef_init=geometry.warm_start[:d],
+        intercept_init=[s * geometry.warm_start[d]] if s else None,
+    )
+    record = non_private_record(
+        _account(params, params.budget.gaussian(params.sensitivity), 1.0, None),
+        fit.n_iter,
+    )
+    result = _result(
+        np.append(fit.coef[:, 0], fit.intercept[0] if s else []), geometry, s,
+        np.nan, np.nan, (fit.n_iter, fit.n_iter), record, None, X.dtype,
+    )
+    return result
