@@ -52,14 +52,17 @@ from ._linear import LinearModel, as_rows
 from ._row_blocks import float64_product
 
 __all__ = [
+    "LBFGS_SOLVER",
     "MAX_ITER",
     "NON_PRIVATE_DESCRIPTION",
     "TOL",
     "NonPrivateFit",
     "column_moments",
+    "minimize_fair_objective",
     "minimize_linear",
     "minimize_pinball",
     "minimize_regression",
+    "minimize_standardized",
     "non_private_record",
 ]
 
@@ -168,9 +171,8 @@ def minimize_linear(
     y : ndarray of shape (n_samples,)
         Targets (class codes for the classification losses).
     loss : object
-        With ``loss(y, raw)`` and ``raw_gradient(y, raw)``; smooth (or at
-        least with a subgradient, see :func:`minimize_pinball` for the
-        piecewise-linear ones).
+        With ``loss(y, raw)`` and ``raw_gradient(y, raw)``; smooth (see
+        :func:`minimize_pinball` for the piecewise-linear ones).
     n_outputs : int, default=1
         ``K``.
     alpha : float, default=0.0
@@ -205,10 +207,77 @@ def minimize_linear(
     """
     X = as_rows(X)
     y = np.asarray(y)
+    K = int(n_outputs)
+    model = LinearModel(n_outputs=K, intercept_scaling=1.0 if fit_intercept else 0.0)
+
+    def data_term(coef, intercept):
+        W = np.vstack([coef, intercept[None, :]])
+        value, grad = model.loss_gradient(
+            W, X, y, loss, alpha=0.0, sample_weight=sample_weight
+        )
+        g_int = grad[-1]
+        if penalize_intercept and fit_intercept and alpha:
+            value += 0.5 * alpha * float(np.sum(intercept * intercept))
+            g_int = g_int + alpha * intercept
+        return value, grad[:-1], g_int
+
+    return minimize_standardized(
+        data_term,
+        X,
+        n_outputs=K,
+        alpha=alpha,
+        l1=l1,
+        fit_intercept=fit_intercept,
+        sample_weight=sample_weight,
+        coef_init=coef_init,
+        intercept_init=intercept_init,
+        max_iter=max_iter,
+        tol=tol,
+    )
+
+
+def minimize_standardized(
+    data_term,
+    X,
+    *,
+    n_outputs=1,
+    alpha=0.0,
+    l1=0.0,
+    fit_intercept=True,
+    sample_weight=None,
+    coef_init=None,
+    intercept_init=None,
+    max_iter=MAX_ITER,
+    tol=TOL,
+):
+    """L-BFGS-B on ``data_term + penalties`` in standardized coordinates.
+
+    The driver of :func:`minimize_linear`, for any objective of a linear
+    model's ``(coef, intercept)``: ``data_term(coef, intercept)`` returns the
+    value and its gradients ``(value, g_coef (d, K), g_intercept (K,))`` in
+    the user's units; the solver runs in ``beta = coef * sd`` and
+    ``c = b + mu . coef`` (``mu``, ``sd`` from :func:`column_moments` of
+    ``X``, weighted), adds ``(alpha/2) ||coef||^2 + l1 ||coef||_1``, and
+    maps the minimizer back.
+
+    Returns
+    -------
+    fit : NonPrivateFit
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._non_private import minimize_standardized
+    >>> X = np.array([[1e5], [1e5 + 1e-3]])
+    >>> def term(coef, b):  # (x . coef + b - 1)^2 / 2 at x = 1e5 + 1e-3
+    ...     r = X[1] @ coef + b - 1.0
+    ...     return 0.5 * float(r @ r), np.outer(X[1], r), r
+    >>> fit = minimize_standardized(term, X)
+    >>> bool(abs(X[1] @ fit.coef[:, 0] + fit.intercept[0] - 1.0) < 1e-6)
+    True
+    """
     n, d = X.shape
     K = int(n_outputs)
-    s = 1.0 if fit_intercept else 0.0
-    model = LinearModel(n_outputs=K, intercept_scaling=s)
     with np.errstate(all="ignore"):
         mean, scale = column_moments(X, sample_weight, center=fit_intercept)
     split = l1 > 0
@@ -231,14 +300,7 @@ def minimize_linear(
     def objective(x):
         beta, c = unpack(x)
         coef, intercept = to_user(beta, c)
-        W = np.vstack([coef, intercept[None, :]])
-        value, grad = model.loss_gradient(
-            W, X, y, loss, alpha=0.0, sample_weight=sample_weight
-        )
-        g_coef, g_int = grad[:-1], grad[-1]
-        if penalize_intercept and fit_intercept and alpha:
-            value += 0.5 * alpha * float(np.sum(intercept * intercept))
-            g_int = g_int + alpha * intercept
+        value, g_coef, g_int = data_term(coef, intercept)
         # Chain rule through coef = beta / sd, b = c - mu . coef.
         g_beta = (g_coef - mean[:, None] * g_int[None, :]) / scale[:, None]
         if alpha:
@@ -442,21 +504,24 @@ def minimize_regression(
 #: How a record of the non-private limit describes what ran.
 NON_PRIVATE_DESCRIPTION = (
     "non-private limit (epsilon=inf, no noise_multiplier): nothing is "
-    "released privately, so the fit runs the deterministic full-batch "
-    "solver of the same objective instead of the private one ({solver}; "
-    "columns standardized inside the solver, coefficients in the user's "
-    "units), with no noise and no clipping; the private fit would run: "
-    "{private}"
+    "released privately, so the fit is solved by the deterministic "
+    "full-batch solver of the same objective ({solver}), with no noise and "
+    "no clipping in it; the private mechanism it stands for: {private}"
+)
+
+#: The solver :func:`minimize_linear` runs, as records name it.
+LBFGS_SOLVER = (
+    "L-BFGS-B in standardized columns, coefficients mapped back to the "
+    "user's units"
 )
 
 
-def non_private_record(record, steps, solver="L-BFGS-B"):
+def non_private_record(record, steps, solver=LBFGS_SOLVER):
     """``record`` re-described for the non-private limit (event unchanged).
 
     The event stays the ``NonPrivateDpEvent`` the accountant was given; the
-    mechanism text says that the full-batch solver ran, ``steps`` are its
-    full-batch iterations (no sampling), in place of the private schedule,
-    which did not run.
+    mechanism text says that the full-batch solver ``solver`` ran, and
+    ``steps`` are the full-batch iterations that ran (no sampling).
 
     Examples
     --------
@@ -476,4 +541,72 @@ def non_private_record(record, steps, solver="L-BFGS-B"):
         mechanism=NON_PRIVATE_DESCRIPTION.format(solver=solver, private=record.mechanism),
         sampling_probability=None,
         steps=int(steps),
+    )
+
+
+def minimize_fair_objective(problem, fairness_weight, coef, w0):
+    """DP-FERMI's non-private limit: its full-batch objective, minimized.
+
+    The soft-ERMI-regularized loss with the dual at its closed-form maximiser
+    (:func:`~sklearn_dpfair._solvers.fermi._lbfgs.exact_dual_objective`, the
+    objective FERMI's own full-batch phase minimizes), by
+    :func:`minimize_standardized` warm-started at ``(coef, w0)``: centred and
+    scaled columns, so that an offset of ``1e5`` under a spread of ``1e-3``
+    does not hide a coefficient from the solver (a root-mean-square scaling
+    leaves that column collinear with the intercept).
+
+    Parameters
+    ----------
+    problem : FairProblem
+        The fit's problem (rows, labels, cells, weights, regularizer).
+    fairness_weight : float
+    coef : ndarray of shape (n_features, n_classes)
+    w0 : ndarray of shape (n_classes,)
+
+    Returns
+    -------
+    result : FullBatchResult
+        ``stationarity`` is 0 when the solve converged to its tolerance,
+        inf otherwise (a ``ConvergenceWarning`` was raised).
+    """
+    # Imported here: the FERMI solvers import this module's siblings.
+    from .fermi._lbfgs import FullBatchResult, exact_dual_objective
+
+    X = problem.X_host
+    s = float(problem.intercept_scaling)
+    d, m = np.shape(coef)
+
+    def data_term(coef_, intercept):
+        w0_ = intercept / s if s else np.zeros(m)
+        value, grad = exact_dual_objective(
+            np.concatenate([coef_.ravel(), w0_]),
+            X,
+            problem.y,
+            regularizer=problem.regularizer,
+            cells=problem.cells,
+            fairness_weight=fairness_weight,
+            alpha=problem.params.alpha,
+            intercept_scaling=s,
+            weight_scale=problem.weight_scale,
+            sample_weight=problem.sample_weight,
+        )
+        g_int = grad[d * m :] / s if s else np.zeros(m)
+        return value, grad[: d * m].reshape(d, m), g_int
+
+    fit = minimize_standardized(
+        data_term,
+        X,
+        n_outputs=m,
+        fit_intercept=bool(s),
+        sample_weight=problem.sample_weight,
+        coef_init=np.asarray(coef, dtype=np.float64),
+        intercept_init=s * np.asarray(w0, dtype=np.float64),
+    )
+    return FullBatchResult(
+        coef=fit.coef,
+        w0=fit.intercept / s if s else np.zeros(m),
+        stationarity=0.0 if fit.converged else float("inf"),
+        converged=fit.converged,
+        n_iter=fit.n_iter,
+        objective=float("nan"),
     )

@@ -36,6 +36,7 @@ row whose logits overflow the fixed contribution 0 (no numpy warning).
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -51,6 +52,7 @@ from ...fairness._marginals import (
 from ...privacy import PrivacyRecord, fit_weights
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
 from ...utils._validation import warn_at_caller
+from .._non_private import minimize_fair_objective
 from .._schedules import sgd_schedule
 from ._privacy import (
     DEFAULT_MARGINAL_NOISE,
@@ -661,9 +663,13 @@ def fit_fermi(
             problem, sgda_common, p.fairness_weight, n_steps, p.epochs
         )
         curves = (result.loss_curve, result.fairness_curve)
-        if privacy is None and p.final_phase == "lbfgs":
+        if not private and p.final_phase == "lbfgs":
             lam = p.fairness_weight
-            refined = problem.refine(lam, to_numpy(coef_m), to_numpy(w0_m))
+            # DP-FERMI's non-private limit: its objective on any columns.
+            refine = problem.refine if privacy is None else partial(
+                minimize_fair_objective, problem
+            )
+            refined = refine(lam, to_numpy(coef_m), to_numpy(w0_m))
             coef_m, w0_m = refined.coef, refined.w0
             W = problem.dual_at(lam, coef_m, w0_m)
             extra.update(
@@ -673,7 +679,7 @@ def fit_fermi(
             )
         if privacy is None:
             extra["disparity"] = problem.disparity(to_numpy(coef_m), to_numpy(w0_m))
-    if privacy is None and extra.get("converged") is False:
+    if not private and extra.get("converged") is False:
         warn_at_caller(
             _NOT_CONVERGED.format(
                 stat=extra["stationarity"], tol=p.tol, it=extra["n_final_iter"]
