@@ -54,6 +54,7 @@ from ._row_blocks import float64_product
 __all__ = [
     "LBFGS_SOLVER",
     "MAX_ITER",
+    "POLISH_MAX_PARAMS",
     "NON_PRIVATE_DESCRIPTION",
     "TOL",
     "NonPrivateFit",
@@ -76,6 +77,14 @@ MAX_ITER = 1000
 #: Tight, so that a weight of ``k`` and ``k`` duplicated rows give the same
 #: model to the precision scikit-learn's sample-weight checks ask.
 TOL = 1e-10
+
+#: Problems with at most this many parameters end with a few
+#: Newton steps on the gradient (:func:`_newton_polish`): L-BFGS-B's line
+#: search stops where the objective's rounding hides its decrease.
+POLISH_MAX_PARAMS = 128
+
+# The polish stops at a gradient this small (float64 rounding of the sums).
+_POLISHED = 1e-14
 
 # A failed line search (L-BFGS-B's "ABNORMAL" stop) at a gradient this small
 # is the end of float64 progress, not a failure to converge.
@@ -159,8 +168,8 @@ def minimize_linear(
     coef_init=None,
     intercept_init=None,
     penalize_intercept=False,
-    max_iter=MAX_ITER,
-    tol=TOL,
+    max_iter=None,
+    tol=None,
 ):
     """Minimize ``F`` (module docstring) with L-BFGS-B in standardized coordinates.
 
@@ -188,8 +197,10 @@ def minimize_linear(
     penalize_intercept : bool, default=False
         Add ``(alpha/2) b^2`` (the objective of output perturbation, which
         needs it strongly convex in every coordinate).
-    max_iter : int, default=MAX_ITER
-    tol : float, default=TOL
+    max_iter : int, default=None
+        :data:`MAX_ITER` when None.
+    tol : float, default=None
+        :data:`TOL` when None.
 
     Returns
     -------
@@ -210,16 +221,12 @@ def minimize_linear(
     K = int(n_outputs)
     model = LinearModel(n_outputs=K, intercept_scaling=1.0 if fit_intercept else 0.0)
 
-    def data_term(coef, intercept):
+    def data_term(rows, coef, intercept):
         W = np.vstack([coef, intercept[None, :]])
         value, grad = model.loss_gradient(
-            W, X, y, loss, alpha=0.0, sample_weight=sample_weight
+            W, rows, y, loss, alpha=0.0, sample_weight=sample_weight
         )
-        g_int = grad[-1]
-        if penalize_intercept and fit_intercept and alpha:
-            value += 0.5 * alpha * float(np.sum(intercept * intercept))
-            g_int = g_int + alpha * intercept
-        return value, grad[:-1], g_int
+        return value, grad[:-1], grad[-1]
 
     return minimize_standardized(
         data_term,
@@ -231,6 +238,7 @@ def minimize_linear(
         sample_weight=sample_weight,
         coef_init=coef_init,
         intercept_init=intercept_init,
+        penalize_intercept=penalize_intercept,
         max_iter=max_iter,
         tol=tol,
     )
@@ -247,18 +255,26 @@ def minimize_standardized(
     sample_weight=None,
     coef_init=None,
     intercept_init=None,
-    max_iter=MAX_ITER,
-    tol=TOL,
+    penalize_intercept=False,
+    max_iter=None,
+    tol=None,
 ):
     """L-BFGS-B on ``data_term + penalties`` in standardized coordinates.
 
     The driver of :func:`minimize_linear`, for any objective of a linear
-    model's ``(coef, intercept)``: ``data_term(coef, intercept)`` returns the
-    value and its gradients ``(value, g_coef (d, K), g_intercept (K,))`` in
-    the user's units; the solver runs in ``beta = coef * sd`` and
-    ``c = b + mu . coef`` (``mu``, ``sd`` from :func:`column_moments` of
-    ``X``, weighted), adds ``(alpha/2) ||coef||^2 + l1 ||coef||_1``, and
-    maps the minimizer back.
+    model's predictions: ``data_term(rows, coef, intercept)`` returns the
+    value at the predictions ``rows coef + intercept`` and its gradients
+    ``(value, g_coef (d, K), g_intercept (K,))``. The solver runs in
+    ``beta = coef * sd`` and ``c = b + mu . coef`` (``mu``, ``sd`` from
+    :func:`column_moments` of ``X``, weighted), adds
+    ``(alpha/2) ||coef||^2 + l1 ||coef||_1`` (and ``(alpha/2) b^2`` with
+    ``penalize_intercept``), and maps the minimizer back.
+
+    A dense ``X`` is centred once (a float64 copy, ``rows = X - mu``, with
+    the intercept ``c``): the products ``x coef`` of a column with offset
+    ``1e5`` and spread ``1e-3`` would otherwise round at ``1e-6`` of a
+    prediction and stall the line search. A sparse ``X`` is never densified
+    (``rows = X``, the intercept ``c - mu . coef``).
 
     Returns
     -------
@@ -269,12 +285,12 @@ def minimize_standardized(
     >>> import numpy as np
     >>> from sklearn_dpfair._solvers._non_private import minimize_standardized
     >>> X = np.array([[1e5], [1e5 + 1e-3]])
-    >>> def term(coef, b):  # (x . coef + b - 1)^2 / 2 at x = 1e5 + 1e-3
-    ...     r = X[1] @ coef + b - 1.0
-    ...     return 0.5 * float(r @ r), np.outer(X[1], r), r
+    >>> def term(rows, coef, b):  # sum_i (x_i . coef + b - i)^2 / 2
+    ...     r = rows @ coef + b - np.array([[0.0], [1.0]])
+    ...     return 0.5 * float(np.sum(r * r)), rows.T @ r, r.sum(axis=0)
     >>> fit = minimize_standardized(term, X)
-    >>> bool(abs(X[1] @ fit.coef[:, 0] + fit.intercept[0] - 1.0) < 1e-6)
-    True
+    >>> np.round(X @ fit.coef[:, 0] + fit.intercept[0], 6)
+    array([0., 1.])
     """
     n, d = X.shape
     K = int(n_outputs)
@@ -297,15 +313,28 @@ def minimize_standardized(
         coef = beta / scale[:, None]
         return coef, c - mean @ coef
 
+    if fit_intercept and not sp.issparse(X):
+        with np.errstate(all="ignore"):
+            rows = np.asarray(X, dtype=np.float64) - mean
+        offset = np.zeros(d)
+    else:
+        rows, offset = X, mean
+
     def objective(x):
         beta, c = unpack(x)
-        coef, intercept = to_user(beta, c)
-        value, g_coef, g_int = data_term(coef, intercept)
-        # Chain rule through coef = beta / sd, b = c - mu . coef.
-        g_beta = (g_coef - mean[:, None] * g_int[None, :]) / scale[:, None]
+        coef = beta / scale[:, None]
+        value, g_coef, g_int = data_term(rows, coef, c - offset @ coef)
+        # Chain rule through coef = beta / sd and the intercept c - offset . coef.
+        g_beta = (g_coef - offset[:, None] * g_int[None, :]) / scale[:, None]
         if alpha:
             value += 0.5 * alpha * float(np.sum(coef * coef))
             g_beta = g_beta + alpha * coef / scale[:, None]
+        if penalize_intercept and fit_intercept and alpha:
+            # (alpha/2) b^2 of the user's intercept b = c - mu . coef.
+            b = c - mean @ coef
+            value += 0.5 * alpha * float(b @ b)
+            g_int = g_int + alpha * b
+            g_beta = g_beta - alpha * mean[:, None] * b[None, :] / scale[:, None]
         if split:
             p, m = x[:n_beta], x[n_beta : 2 * n_beta]
             weight = np.repeat(l1 / scale, K)
@@ -353,6 +382,13 @@ def minimize_standardized(
     if not finite:
         x = x0
     gradient = np.max(np.abs(result.jac)) if result.jac.size else 0.0
+    # Not along a flat direction (an unpenalized softmax's common shift),
+    # which the steps could wander along.
+    small = x.size <= POLISH_MAX_PARAMS
+    flat = K > 1 and not alpha
+    if finite and not flat and not split and 0 < gradient and small:
+        with np.errstate(all="ignore"):
+            x, gradient = _newton_polish(normalized, x, result.jac)
     converged = finite and (
         result.status == 0 or (result.status == 2 and gradient <= _STATIONARY)
     )
@@ -368,8 +404,49 @@ def minimize_standardized(
     return NonPrivateFit(coef, intercept, int(result.nit), bool(converged))
 
 
+def _newton_polish(fun, x, grad, steps=3):
+    """A few Newton steps on the gradient alone, from L-BFGS-B's end point.
+
+    L-BFGS-B's line search reads the objective, whose float64 rounding
+    (about ``1e-16`` of it) stops it near a gradient of ``1e-8``; the
+    gradient itself is accurate far below that. Newton's step
+    ``-H^{-1} g`` with ``H`` from central differences of the gradient
+    (``2 p`` gradients for ``p`` parameters, so at most
+    :data:`POLISH_MAX_PARAMS` of them; usually one step) is kept
+    while it shrinks the gradient, so that two fits of the same objective
+    (a weight of 2 and a duplicated row) agree to near float64 precision.
+    """
+    p = x.size
+    best = float(np.max(np.abs(grad)))
+    for _ in range(steps):
+        if best <= _POLISHED:
+            break
+        h = 1e-5 * np.maximum(1.0, np.abs(x))
+        H = np.empty((p, p))
+        for j in range(p):
+            e = np.zeros(p)
+            e[j] = h[j]
+            H[:, j] = (fun(x + e)[1] - fun(x - e)[1]) / (2 * h[j])
+        H = 0.5 * (H + H.T)
+        try:
+            # Directions of curvature below 1e-8 of the largest (a softmax's
+            # common shift, the differences' rounding) are left alone.
+            step = np.linalg.lstsq(H, grad, rcond=1e-8)[0]
+        except np.linalg.LinAlgError:
+            break
+        candidate = x - step
+        new_grad = fun(candidate)[1]
+        size = float(np.max(np.abs(new_grad)))
+        if not (np.all(np.isfinite(candidate)) and size < best):
+            break
+        x, grad, best = candidate, new_grad, size
+    return x, best
+
+
 def _lbfgs(fun, x0, bounds, max_iter, tol):
     """scipy's L-BFGS-B with the module's tolerances."""
+    max_iter = MAX_ITER if max_iter is None else max_iter
+    tol = TOL if tol is None else tol
     return scipy.optimize.minimize(
         fun,
         x0,
@@ -380,7 +457,9 @@ def _lbfgs(fun, x0, bounds, max_iter, tol):
             "maxiter": int(max_iter),
             "maxfun": 2 * int(max_iter) + 20,
             "gtol": float(tol),
-            "ftol": 64 * np.finfo(float).eps,
+            # No stop on a small decrease: only the gradient tolerance (or
+            # the cap, or a line search that fails at float64 precision).
+            "ftol": 0.0,
         },
     )
 
@@ -477,7 +556,8 @@ def minimize_regression(
     >>> from sklearn_dpfair._loss import AbsoluteLoss
     >>> from sklearn_dpfair._solvers._non_private import minimize_regression
     >>> X = np.arange(5.0)[:, None]
-    >>> fit = minimize_regression(X, np.array([0.0, 1.0, 20.0, 3.0, 4.0]), AbsoluteLoss())
+    >>> y = np.array([0.0, 1.0, 20.0, 3.0, 4.0])
+    >>> fit = minimize_regression(X, y, AbsoluteLoss())
     >>> float(np.round(fit.coef[0, 0], 6))
     1.0
     """
@@ -516,12 +596,13 @@ LBFGS_SOLVER = (
 )
 
 
-def non_private_record(record, steps, solver=LBFGS_SOLVER):
+def non_private_record(record, steps, solver=LBFGS_SOLVER, *, sampling=None):
     """``record`` re-described for the non-private limit (event unchanged).
 
     The event stays the ``NonPrivateDpEvent`` the accountant was given; the
     mechanism text says that the full-batch solver ``solver`` ran, and
-    ``steps`` are the full-batch iterations that ran (no sampling).
+    ``steps`` (at the sampling rate ``sampling``; None: full batch) are the
+    iterations that ran.
 
     Examples
     --------
@@ -538,8 +619,10 @@ def non_private_record(record, steps, solver=LBFGS_SOLVER):
     """
     return replace(
         record,
-        mechanism=NON_PRIVATE_DESCRIPTION.format(solver=solver, private=record.mechanism),
-        sampling_probability=None,
+        mechanism=NON_PRIVATE_DESCRIPTION.format(
+            solver=solver, private=record.mechanism
+        ),
+        sampling_probability=sampling,
         steps=int(steps),
     )
 
@@ -576,11 +659,11 @@ def minimize_fair_objective(problem, fairness_weight, coef, w0):
     s = float(problem.intercept_scaling)
     d, m = np.shape(coef)
 
-    def data_term(coef_, intercept):
+    def data_term(rows, coef_, intercept):
         w0_ = intercept / s if s else np.zeros(m)
         value, grad = exact_dual_objective(
             np.concatenate([coef_.ravel(), w0_]),
-            X,
+            rows,
             problem.y,
             regularizer=problem.regularizer,
             cells=problem.cells,

@@ -314,6 +314,11 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
     sensitivity ``2 L / (alpha n)``, plus ``2 tol`` for the certified solver
     error.
 
+    ``epsilon = inf`` is the non-private limit: the same L2-regularized
+    objective on the unclipped rows, minimized by the full-batch solver
+    (:func:`~sklearn_dpfair._solvers._non_private.minimize_linear`), whatever
+    the columns' scales.
+
     ``sample_weight`` (public) weights each example's loss, whose Lipschitz
     constant becomes ``w_i L``. A private fit caps each weight at 1
     (:func:`~sklearn_dpfair.privacy.capped_weights`), so every weighted loss
@@ -337,9 +342,6 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
             caveats = (*caveats, _CAPPED_WEIGHTS_CAVEAT)
     else:
         max_weight = 1.0 if weights is None else float(np.max(weights))
-    # Sparse X is clipped through its stored entries and stays sparse;
-    # float32 stays float32.
-    X = clip_rows_to_norm(X, feature_norm_bound)
     radius = feature_norm_bound
     if X.dtype != np.float64:
         # The clipped float32 rows may exceed R by their final rounding
@@ -367,8 +369,8 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
     budget = replace(budget, accountant=_SINGLE_GAUSSIAN_ACCOUNTANT)
     mechanism = budget.gaussian(sensitivity)
     if not budget.is_private:
-        # No noise, but the rows are still clipped: the record keeps the
-        # minimizer's sensitivity.
+        # No noise; the record keeps the sensitivity the private fit would
+        # have (the non-private limit clips nothing).
         mechanism = GaussianMechanism(clip_norm=sensitivity, noise_multiplier=0.0)
     record = budget.account(
         mechanism,
@@ -380,6 +382,17 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
         # PLD accountant treats exactly.
         dp_event=gaussian_event(mechanism.noise_multiplier),
     )
+    if not budget.is_private:
+        # The non-private limit: the same regularized objective on the rows
+        # as given (the public bound need not hold: nothing is released
+        # privately), by the full-batch solver.
+        return _non_private_fit(
+            X, y, loss, alpha, params.fit_intercept, weights, record,
+            penalize_intercept=True,
+        )
+    # Sparse X is clipped through its stored entries and stays sparse;
+    # float32 stays float32.
+    X = clip_rows_to_norm(X, feature_norm_bound)
     W = certified_regularized_erm(
         X,
         y,

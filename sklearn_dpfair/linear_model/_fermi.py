@@ -652,8 +652,14 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
     Parameters
     ----------
     epsilon : float, default=1.0
-        Privacy budget. ``np.inf`` removes the noise but keeps the clipping:
-        the fit then equals :class:`FERMIClassifier` with the same clip norms.
+        Privacy budget. ``np.inf`` (without ``noise_multiplier``) is the
+        non-private limit: the noiseless SGDA steps, then a full-batch
+        L-BFGS-B solve of the same objective (the dual at its closed-form
+        maximiser) in standardized columns, so that raw columns of any scale
+        reach its minimizer (a ``ConvergenceWarning`` if it stops short).
+        ``epsilon=np.inf, noise_multiplier=0`` runs the private loop without
+        noise: it equals :class:`FERMIClassifier` with the same clip norms
+        and ``full_batch_phase=None``.
     delta : float, default=1e-5
         Privacy parameter delta in (0, 1); keep it well below ``1/n_samples``.
     constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
@@ -1053,7 +1059,12 @@ default=None
         record = result.record
         if self._non_private_limit() and result.converged is not None:
             # The full-batch phase ran (in memory; a Dask fit has none).
-            record = non_private_record(record, record.steps, _FERMI_LIMIT_SOLVER)
+            record = non_private_record(
+                record,
+                record.steps,
+                _FERMI_LIMIT_SOLVER,
+                sampling=record.sampling_probability,
+            )
         self._set_privacy_record(record)
         # The record holds the joint (effective) multiplier; the attribute
         # keeps the meaning of the noise_multiplier parameter.

@@ -45,6 +45,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import scipy.sparse as sp
 
+from ..._loss import SquaredLoss
 from ...privacy import (
     GaussianMechanism,
     PrivacyBudget,
@@ -53,6 +54,7 @@ from ...privacy import (
     fit_weights,
 )
 from ...privacy._accounting import no_op_event
+from .._non_private import minimize_linear, non_private_record
 from ._public_geometry import (
     newton_preconditioner,
     pda_md_preconditioner,
@@ -67,8 +69,6 @@ from ._public_tuning import (
     norm_quantiles,
 )
 from ._solver import SemiDPData, semidp_gradient_descent
-from ..._loss import SquaredLoss
-from .._non_private import minimize_linear, non_private_record
 
 __all__ = [
     "SEMIDP_HYPERPARAMETERS",
