@@ -650,7 +650,8 @@ def minimize_fair_objective(problem, fairness_weight, coef, w0):
     -------
     result : FullBatchResult
         ``stationarity`` is 0 when the solve converged to its tolerance,
-        inf otherwise (a ``ConvergenceWarning`` was raised).
+        inf otherwise (:func:`minimize_standardized` then raised the
+        ``ConvergenceWarning``).
     """
     # Imported here: the FERMI solvers import this module's siblings.
     from .fermi._lbfgs import FullBatchResult, exact_dual_objective

@@ -228,3 +228,16 @@ def test_output_perturbation_clips_no_row_without_privacy():
     ).fit(X, y)
     assert _log_loss(clf, X, y) <= PARITY * _log_loss(_lbfgs(X, y), X, y)
     assert clf.privacy_record_.mechanism.startswith("non-private limit")
+
+
+@pytest.mark.parametrize("container", ["float32", "csr"])
+def test_dp_fermi_float32_and_sparse_rows(container):
+    X, y = _raw_classification()
+    X = X[:, [0, 1, 3]]
+    groups = (X[:, 2] > 0).astype(int)
+    A = X.astype(np.float32) if container == "float32" else sp.csr_matrix(X)
+    clf = DPFERMIClassifier(
+        epsilon=np.inf, fairness_weight=0.0, classes=[0, 1], groups=[0, 1],
+        random_state=0,
+    ).fit(A, y, sensitive_features=groups)
+    assert _log_loss(clf, X, y) <= PARITY * _log_loss(_lbfgs(X, y), X, y)

@@ -679,7 +679,7 @@ def fit_fermi(
             )
         if privacy is None:
             extra["disparity"] = problem.disparity(to_numpy(coef_m), to_numpy(w0_m))
-    if not private and extra.get("converged") is False:
+    if privacy is None and extra.get("converged") is False:
         warn_at_caller(
             _NOT_CONVERGED.format(
                 stat=extra["stationarity"], tol=p.tol, it=extra["n_final_iter"]
