@@ -32,6 +32,7 @@ from ._frank_wolfe import (
     score_sensitivity,
     selection_budget_shares,
 )
+from ._non_private import minimize_linear, non_private_record
 from ._output_perturbation import (
     MAX_FALLBACK_STEPS,
     certified_regularized_erm,
@@ -223,8 +224,11 @@ def fit_dp_sgd(
     ``params`` (:class:`DPSGDParams`) holds the public hyperparameters and
     ``budget`` (:class:`~sklearn_dpfair.privacy.PrivacyBudget`) the privacy
     inputs. ``epsilon = inf`` with ``noise_multiplier=None`` is the
-    non-private limit: no noise and no clipping, the same loop as the
-    private fit.
+    non-private limit: on the host (numpy) backend the full-batch L-BFGS-B
+    solve of the same objective
+    (:func:`~sklearn_dpfair._solvers._non_private.minimize_linear`), with no
+    noise and no clipping, whatever the columns' scales; on an array-API
+    device the same loop as the private fit without noise or clipping.
 
     ``backend`` (an :class:`~sklearn_dpfair.utils._array_api.ArrayBackend`)
     says where the solver runs; ``X`` and ``y`` are moved there once, and the
@@ -251,6 +255,13 @@ def fit_dp_sgd(
         weighted=sample_weight is not None,
     )
     mechanism, q, n_steps = setup.mechanism, setup.sampling_probability, setup.n_steps
+    if not budget.is_private and backend.is_numpy:
+        # The non-private limit: the full-batch solver of the same objective
+        # (a fixed step size chosen for unit-scale data diverges on raw
+        # columns).
+        return _non_private_fit(
+            X, y, loss, params.alpha, params.fit_intercept, weights, setup.record
+        )
     if sp.issparse(X) and not backend.is_numpy:
         raise TypeError(
             "Sparse input X is supported on the host (numpy) only; got "
@@ -296,6 +307,11 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
     sensitivity ``2 L / (alpha n)``, plus ``2 tol`` for the certified solver
     error.
 
+    ``epsilon = inf`` is the non-private limit: the same L2-regularized
+    objective on the unclipped rows, minimized by the full-batch solver
+    (:func:`~sklearn_dpfair._solvers._non_private.minimize_linear`), whatever
+    the columns' scales.
+
     ``sample_weight`` (public) weights each example's loss, whose Lipschitz
     constant becomes ``w_i L``. A private fit caps each weight at 1
     (:func:`~sklearn_dpfair.privacy.capped_weights`), so every weighted loss
@@ -321,9 +337,6 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
             description = description[:-1] + "; each sample weight capped at 1)"
     else:
         max_weight = 1.0 if weights is None else float(np.max(weights))
-    # Sparse X is clipped through its stored entries and stays sparse;
-    # float32 stays float32.
-    X = clip_rows_to_norm(X, feature_norm_bound)
     radius = feature_norm_bound
     if X.dtype != np.float64:
         # The clipped float32 rows may exceed R by their final rounding
@@ -351,8 +364,8 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
     budget = replace(budget, accountant=_SINGLE_GAUSSIAN_ACCOUNTANT)
     mechanism = budget.gaussian(sensitivity)
     if not budget.is_private:
-        # No noise, but the rows are still clipped: the record keeps the
-        # minimizer's sensitivity.
+        # No noise; the record keeps the sensitivity the private fit would
+        # have (the non-private limit clips nothing).
         mechanism = GaussianMechanism(clip_norm=sensitivity, noise_multiplier=0.0)
     record = budget.account(
         mechanism,
@@ -364,6 +377,17 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
         # PLD accountant treats exactly.
         dp_event=gaussian_event(mechanism.noise_multiplier),
     )
+    if not budget.is_private:
+        # The non-private limit: the same regularized objective on the rows
+        # as given (the public bound need not hold: nothing is released
+        # privately), by the full-batch solver.
+        return _non_private_fit(
+            X, y, loss, alpha, params.fit_intercept, weights, record,
+            penalize_intercept=True,
+        )
+    # Sparse X is clipped through its stored entries and stays sparse;
+    # float32 stays float32.
+    X = clip_rows_to_norm(X, feature_norm_bound)
     W = certified_regularized_erm(
         X,
         y,
@@ -489,3 +513,27 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
         feature_bound=bound,
     )
     return LinearFit(result.coef.T.copy(), result.intercept, n_steps, record)
+
+
+def _non_private_fit(
+    X, y, loss, alpha, fit_intercept, weights, record, *, penalize_intercept=False
+):
+    """The non-private limit of a linear fit: its objective minimized exactly."""
+    fit = minimize_linear(
+        X,
+        np.asarray(y),
+        loss,
+        n_outputs=loss.n_outputs,
+        alpha=alpha,
+        fit_intercept=fit_intercept,
+        sample_weight=weights,
+        penalize_intercept=penalize_intercept,
+    )
+    # float32 X gives float32 coefficients, as scikit-learn's linear models do.
+    dtype = X.dtype
+    return LinearFit(
+        fit.coef.T.astype(dtype),
+        fit.intercept.astype(dtype),
+        fit.n_iter,
+        non_private_record(record, fit.n_iter),
+    )

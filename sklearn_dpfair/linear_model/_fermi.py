@@ -23,6 +23,7 @@ from .._solvers._distributed import (
     refuse_dask_input,
     set_dask_input_features,
 )
+from .._solvers._non_private import non_private_record
 from .._solvers.fermi._dask import fit_fermi_dask
 from .._solvers.fermi._fit import FairPrivacy, FERMIParams, fit_fermi
 from .._solvers.fermi._plan import fermi_plan_key
@@ -73,6 +74,13 @@ _CURVES_RECORDED = (
 )
 
 # Parameters both estimators pass to the solver under their own name.
+# How the record of DP-FERMI's non-private limit names what ran.
+_FERMI_LIMIT_SOLVER = (
+    "the noiseless SGDA steps as a warm start, then L-BFGS-B on the "
+    "full-batch objective with the dual at its closed-form maximiser, in "
+    "standardized columns"
+)
+
 _SOLVER_PARAMS = (
     "fairness_weight",
     "disparity_bound",
@@ -645,8 +653,14 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
     Parameters
     ----------
     epsilon : float, default=1.0
-        Privacy budget. ``np.inf`` removes the noise but keeps the clipping:
-        the fit then equals :class:`FERMIClassifier` with the same clip norms.
+        Privacy budget. ``np.inf`` (without ``noise_multiplier``) is the
+        non-private limit: the noiseless SGDA steps, then a full-batch
+        L-BFGS-B solve of the same objective (the dual at its closed-form
+        maximiser) in standardized columns, so that raw columns of any scale
+        reach its minimizer (a ``ConvergenceWarning`` if it stops short).
+        ``epsilon=np.inf, noise_multiplier=0`` runs the private loop without
+        noise: it equals :class:`FERMIClassifier` with the same clip norms
+        and ``full_batch_phase=None``.
     delta : float, default=1e-5
         Privacy parameter delta in (0, 1); keep it well below ``1/n_samples``.
     constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
@@ -1052,8 +1066,28 @@ default=None
             public_marginals=public,
         )
 
+    def _non_private_limit(self):
+        return math.isinf(self.epsilon) and self.noise_multiplier is None
+
+    def _solver_options(self):
+        if not self._non_private_limit():
+            return {}
+        # The non-private limit ends with a full-batch L-BFGS phase on the
+        # same objective, in standardized columns (it converges on any
+        # columns; the solver module's tolerance and iteration cap).
+        return {"final_phase": "lbfgs"}
+
     def _set_result_privacy(self, result):
-        self._set_privacy_record(result.record)
+        record = result.record
+        if self._non_private_limit() and result.converged is not None:
+            # The full-batch phase ran (in memory; a Dask fit has none).
+            record = non_private_record(
+                record,
+                record.steps,
+                _FERMI_LIMIT_SOLVER,
+                sampling=record.sampling_probability,
+            )
+        self._set_privacy_record(record)
         # The record holds the joint (effective) multiplier; the attribute
         # keeps the meaning of the noise_multiplier parameter.
         self.noise_multiplier_ = result.noise.primal

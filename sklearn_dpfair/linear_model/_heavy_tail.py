@@ -84,7 +84,11 @@ class HeavyTailDPRegressor(
     epsilon : float, default=1.0
         Target epsilon of (epsilon, delta)-DP. The zCDP budget is the largest
         rho that dp-accounting certifies for it. ``np.inf`` fits without
-        privacy through the same solver. Ignored when ``rho`` is set.
+        privacy: with "dp-sgd" (and "auto" without an l1 penalty) the same
+        objective is minimized by a full-batch solver (L-BFGS-B, or the
+        quantile-regression linear program for the absolute and quantile
+        losses) on any columns' scales, with a ``ConvergenceWarning`` if it
+        stops short. Ignored when ``rho`` is set.
     delta : float, default=1e-5
         Target delta in (0, 1); keep it well below ``1/n_samples``.
     rho : float, default=None
@@ -317,7 +321,7 @@ default=None
     private medians and scales count each record with its rescaled weight
     capped at 1. Uniform weights give exactly the unweighted fit. With
     "dp-sgd" and without privacy (``epsilon=np.inf``) nothing is clipped and
-    a weight of 2 is exactly a duplicated row.
+    a weight of 2 is a duplicated row (up to the solver's tolerance).
 
     Small samples: "dp-sgd" needs ``epsilon * n_samples >= max(100,
     10 (n_features + 1))`` (a public rule); below it the private scales

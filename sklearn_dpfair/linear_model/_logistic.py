@@ -77,8 +77,11 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
     Parameters
     ----------
     epsilon : float, default=1.0
-        Privacy budget. ``np.inf`` gives the non-private fit through the same
-        solver (no noise, no clipping).
+        Privacy budget. ``np.inf`` (without ``noise_multiplier``) gives the
+        non-private fit: with "dp-sgd", the full-batch L-BFGS-B minimizer of
+        the same objective on any columns' scales (no noise, no clipping, no
+        step size; a ``ConvergenceWarning`` if it stops short); the other
+        solvers run their own exact solvers without noise.
     delta : float, default=1e-5
         Privacy parameter delta in (0, 1); keep it well below ``1/n_samples``.
     solver : {"dp-sgd", "output-perturbation", "dp-frank-wolfe"}, \

@@ -112,8 +112,11 @@ class SemiDPLinearRegression(
     Parameters
     ----------
     epsilon : float, default=1.0
-        Privacy budget for the private rows. ``np.inf`` runs the same
-        iteration without noise and without clipping.
+        Privacy budget for the private rows. ``np.inf`` is the non-private
+        limit: (weighted) least squares on all rows, solved by a full-batch
+        L-BFGS-B in standardized columns (any columns' scales; a
+        ``ConvergenceWarning`` if it stops short); ``alpha_`` and
+        ``learning_rate_`` are then nan.
     delta : float, default=1e-5
         Privacy parameter delta in (0, 1).
     solver : {"semidp-gd", "semidp-sgd", "dp-gd", "public-only", "pda-md"}, \

@@ -284,7 +284,10 @@ def test_fairlearn_metrics_accept_predictions():
 # -- DPFERMIClassifier -------------------------------------------------------
 
 
-def test_infinite_epsilon_equals_fermi_with_the_same_clipping(global_random_seed):
+def test_zero_noise_equals_fermi_with_the_same_clipping(global_random_seed):
+    # noise_multiplier=0 at epsilon = inf is the private loop without noise
+    # (epsilon = inf alone is the non-private limit, which ends with a
+    # full-batch solve: tests/solvers/test_non_private.py).
     X, y, s = _biased(global_random_seed)
     common = {
         "fairness_weight": 8.0,
@@ -297,9 +300,9 @@ def test_infinite_epsilon_equals_fermi_with_the_same_clipping(global_random_seed
         "random_state": global_random_seed,
         "return_iterate": "average",
     }
-    dp = DPFERMIClassifier(epsilon=math.inf, **DECLARED, **common).fit(
-        X, y, sensitive_features=s
-    )
+    dp = DPFERMIClassifier(
+        epsilon=math.inf, noise_multiplier=0.0, **DECLARED, **common
+    ).fit(X, y, sensitive_features=s)
     # Clipped gradients are no objective's: the full-batch phase is off.
     plain = FERMIClassifier(full_batch_phase=None, **common).fit(
         X, y, sensitive_features=s

@@ -57,7 +57,10 @@ def test_non_private_full_batch_equals_in_memory(
     y = y + (X[:, 2] > 1) if n_classes == 3 else y
     w = w if weighted else None
     kw = dict(
+        # noise_multiplier=0: the SGDA loop (epsilon = inf alone ends the
+        # in-memory fit with a full-batch solve, which a Dask fit does not run).
         epsilon=np.inf,
+        noise_multiplier=0.0,
         batch_size="full",
         max_iter=8,
         classes=np.arange(n_classes),
@@ -292,8 +295,8 @@ def test_intersectional_groups_from_several_columns(dask_client, small):
     sf = sf.astype(object)
     groups = [("F", "a"), ("F", "b"), ("M", "a"), ("M", "b")]
     kw = dict(
-        epsilon=np.inf, batch_size="full", max_iter=3, classes=[0, 1],
-        groups=groups, clip_norm=1.0,
+        epsilon=np.inf, noise_multiplier=0.0, batch_size="full", max_iter=3,
+        classes=[0, 1], groups=groups, clip_norm=1.0,
     )
     memory = DPFERMIClassifier(**kw).fit(X, y, sensitive_features=sf)
     Xd, yd, sfd = _dask(X, y, sf)

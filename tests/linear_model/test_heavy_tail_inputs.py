@@ -7,7 +7,6 @@ import pytest
 import scipy.sparse as sp
 
 from sklearn_dpfair import HeavyTailDPRegressor
-from sklearn_dpfair._solvers.heavy_tail import _dpsgd
 from sklearn_dpfair._solvers.heavy_tail._private_curvature import private_curvature
 
 SOLVERS = [
@@ -70,17 +69,6 @@ def test_sparse_fit_never_densifies_x(params, monkeypatch):
         monkeypatch.setattr(cls, "toarray", guarded(cls.toarray))
         monkeypatch.setattr(cls, "todense", guarded(cls.todense))
     HeavyTailDPRegressor(random_state=0, **params).fit(Xs, y)
-
-
-def test_wide_sparse_non_private_step_uses_lanczos(monkeypatch):
-    # Above _DENSE_GRAM_MAX parameters the (d + 1)^2 second moment is never
-    # formed; the Lanczos top eigenvalue matches the dense one.
-    X, _ = _data(n=400, d=30, density=0.2)
-    w = np.random.default_rng(0).uniform(0.5, 2.0, size=400)
-    dense = _dpsgd._non_private_step(X, 1.0, w)
-    monkeypatch.setattr(_dpsgd, "_DENSE_GRAM_MAX", 0)
-    lanczos = _dpsgd._non_private_step(sp.csr_matrix(X), 1.0, w)
-    assert lanczos == pytest.approx(dense, rel=1e-8)
 
 
 def test_sparse_private_curvature_clips_a_huge_row_like_dense():

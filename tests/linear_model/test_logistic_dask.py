@@ -93,11 +93,17 @@ def test_non_private_full_batch_equals_in_memory(
     dask_client, small, weighted, n_classes
 ):
     # No noise, no sampling: the same gradient sums, added in another order.
+    # (noise_multiplier=0: the DP-SGD loop; epsilon = inf alone is the
+    # in-memory full-batch solve, which a Dask fit does not run.)
     X, y, w = small
     y = y + (X[:, 2] > 1) if n_classes == 3 else y
     w = w if weighted else None
     kw = dict(
-        epsilon=np.inf, batch_size="full", max_iter=8, classes=np.arange(n_classes)
+        epsilon=np.inf,
+        noise_multiplier=0.0,
+        batch_size="full",
+        max_iter=8,
+        classes=np.arange(n_classes),
     )
     memory = DPLogisticRegression(**kw).fit(X, y, sample_weight=w)
     Xd, yd = _dask(X, y)

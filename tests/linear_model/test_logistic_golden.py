@@ -42,6 +42,10 @@ _BINARY, _THREE = [0, 1], [0, 1, 2]
 # calibration. Every schedule parameter is explicit, so a change of defaults
 # does not move the golden values.
 _PRIVATE = {"epsilon": np.inf}
+# The DP-SGD loop without noise and with a clip no gradient reaches: the
+# loop these values were recorded with at epsilon = inf (epsilon = inf
+# alone now runs the full-batch solver instead).
+_NOISELESS = {"epsilon": np.inf, "noise_multiplier": 0.0, "clip_norm": 1e300}
 
 # name: (data (n, d, n_outputs, data seed, dtype), estimator params, random_state)
 _CONFIGS = {
@@ -106,14 +110,14 @@ _CONFIGS = {
     ),
     "multiclass_float32_nonprivate": (
         (500, 4, 3, 8, "float32"),
-        {"classes": _THREE, "epsilon": np.inf, "max_iter": 5, "learning_rate": 1.0},
+        {"classes": _THREE, "max_iter": 5, "learning_rate": 1.0, **_NOISELESS},
         0,
     ),
     "nonprivate_full_batch": (
         (400, 3, 3, 5, "float64"),
         {
             "classes": _THREE,
-            "epsilon": np.inf,
+            **_NOISELESS,
             "batch_size": "full",
             "max_iter": 20,
             "learning_rate": 1.0,
@@ -252,5 +256,11 @@ def test_dp_sgd_coefficients_match_golden_values(name):
     clf = DPLogisticRegression(random_state=seed, **params).fit(X, y)
     coef, intercept = _GOLDEN[name]
     assert clf.coef_.dtype == X.dtype
-    np.testing.assert_allclose(clf.coef_, coef, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(clf.intercept_, intercept, rtol=1e-9, atol=1e-12)
+    rtol = 1e-9
+    if name == "multiclass_float32_nonprivate":
+        # Recorded without clipping; the noiseless loop now passes through
+        # the (inactive) clip, whose float64 factors round float32 products
+        # differently: within 2e-7, a float32 ulp or two.
+        rtol = 1e-6
+    np.testing.assert_allclose(clf.coef_, coef, rtol=rtol, atol=1e-12)
+    np.testing.assert_allclose(clf.intercept_, intercept, rtol=rtol, atol=1e-12)

@@ -61,7 +61,13 @@ _CONFIGS = {
     "multiclass-float32": (3, np.float32, {"clip_norm": 0.5}),
     "no-intercept-l2": (2, np.float64, {"fit_intercept": False, "alpha": 0.01}),
     "full-batch": (3, np.float64, {"batch_size": "full", "max_iter": 30}),
-    "non-private": (2, np.float64, {"epsilon": np.inf}),
+    # The DP-SGD loop without noise or active clipping (epsilon = inf alone
+    # is the host's full-batch solver).
+    "non-private": (
+        2,
+        np.float64,
+        {"epsilon": np.inf, "noise_multiplier": 0.0, "clip_norm": 1e300},
+    ),
 }
 
 

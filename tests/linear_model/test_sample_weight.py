@@ -181,8 +181,11 @@ def test_non_private_weight_two_is_a_duplicated_row():
     weighted = DPLogisticRegression(**params).fit(X, y, sample_weight=w)
     X_rep, y_rep = np.vstack([X, X[:5]]), np.append(y, y[:5])
     repeated = DPLogisticRegression(**params).fit(X_rep, y_rep)
-    np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-10)
-    np.testing.assert_allclose(weighted.intercept_, repeated.intercept_, rtol=1e-10)
+    # The same objective, minimized by L-BFGS-B to its gradient tolerance
+    # (1e-10 of the normalized objective) along paths that differ by the
+    # rounding of their sums: the minimizers agree to about 1e-8.
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-7)
+    np.testing.assert_allclose(weighted.intercept_, repeated.intercept_, rtol=1e-7)
 
 
 def _op(**params):

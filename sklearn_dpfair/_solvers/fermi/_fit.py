@@ -40,6 +40,7 @@ row whose logits overflow the fixed contribution 0 (no numpy warning).
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -56,6 +57,7 @@ from ...privacy import PrivacyRecord, fit_weights
 from ...privacy._record import WEIGHTS_CAVEAT
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
 from ...utils._validation import warn_at_caller
+from .._non_private import minimize_fair_objective
 from ._privacy import (
     DEFAULT_MARGINAL_NOISE,
     MARGINAL_BUDGET_SHARE,
@@ -664,9 +666,13 @@ def fit_fermi(
             problem, sgda_common, p.fairness_weight, n_steps, p.epochs
         )
         curves = (result.loss_curve, result.fairness_curve)
-        if privacy is None and p.final_phase == "lbfgs":
+        if not private and p.final_phase == "lbfgs":
             lam = p.fairness_weight
-            refined = problem.refine(lam, to_numpy(coef_m), to_numpy(w0_m))
+            # DP-FERMI's non-private limit: its objective on any columns.
+            refine = problem.refine if privacy is None else partial(
+                minimize_fair_objective, problem
+            )
+            refined = refine(lam, to_numpy(coef_m), to_numpy(w0_m))
             coef_m, w0_m = refined.coef, refined.w0
             W = problem.dual_at(lam, coef_m, w0_m)
             extra.update(

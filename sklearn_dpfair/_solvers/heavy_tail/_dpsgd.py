@@ -35,9 +35,12 @@ Order of calls in :func:`fit_heavy_tail_dpsgd`:
    given, project it on that ball (post-processing);
 6. describe the run: the composed event, under add/remove adjacency.
 
-Without privacy the scales are exact and the steps are full-batch gradient
-descent without clipping or projection, so the fit converges to the
-(weighted) least-squares or Huber solution whatever the data's units.
+Without privacy the scales are exact and the steps are replaced by the
+full-batch solver of :mod:`~sklearn_dpfair._solvers._non_private` on the
+same objective (L-BFGS-B in standardized coordinates; the linear program of
+the quantile loss for the absolute and pinball losses), without clipping or
+projection, so the fit is the (weighted) least-squares, Huber or quantile
+solution whatever the data's units.
 
 Why multi-pass DP-SGD next to the one-pass solvers: privacy amplification
 by Poisson sampling plus RDP composition over several epochs buys far less
@@ -56,8 +59,6 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, eigsh
 
 from ...privacy import (
     GaussianMechanism,
@@ -73,15 +74,15 @@ from ...privacy._accounting import (
     non_private_event,
     zcdp_event,
 )
-from ...privacy._clipping import canonical_csr, squared_row_norms
+from ...privacy._clipping import squared_row_norms
 from ...privacy._releases import forgo_release
 from ...privacy._zcdp import ZCDPLedger
 from ...privacy._quantile import POSITIVE_EDGES, SIGNED_DECADE_EDGES
 from ._private_quantile import histogram_quantiles, histogram_support
 from ._intercept_mean import intercept_mean_noise_std, private_intercept_step
-from ._mean_oracle import scaled_augmented_gram
 from ._projections import project_ball
 from ._result import HeavyTailFit
+from .._non_private import minimize_regression, non_private_record
 from .._schedules import sgd_schedule
 from .._sgd import noisy_sgd
 
@@ -113,7 +114,6 @@ class DPSGDSchedule:
     tuning_max: float
     min_signal: float
     min_signal_per_param: float
-    non_private_steps: int
     intercept_fraction: float
     intercept_clip_factor: float
     intercept_max_noise: float
@@ -174,7 +174,6 @@ DPSGD_SCHEDULE = DPSGDSchedule(
     tuning_max=0.5,
     min_signal=100.0,
     min_signal_per_param=10.0,
-    non_private_steps=1000,
     intercept_fraction=0.1,
     intercept_clip_factor=3.0,
     intercept_max_noise=0.05,
@@ -402,42 +401,6 @@ def _private_row_scale(X, s, rho, weights, rng):
     return max(row_median, float(POSITIVE_EDGES[1]))
 
 
-# Above this many parameters the sparse non-private step uses a Lanczos
-# solver on ``A^T A`` instead of forming the dense (d + 1)^2 second moment.
-_DENSE_GRAM_MAX = 2000
-
-
-def _sparse_top_eigenvalue(X, s, weights):
-    """Top eigenvalue of ``[X, s]^T W [X, s] / n`` without densifying ``X``."""
-    n, d = X.shape
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-    if d + 1 <= _DENSE_GRAM_MAX:
-        gram = scaled_augmented_gram(X, s, np.sqrt(w))
-        return np.linalg.eigvalsh(gram / n)[-1]
-    X = canonical_csr(X).astype(np.float64)
-    Xw = sp.diags(w) @ X
-
-    def matvec(v):
-        v = np.ravel(v)
-        u = X @ v[:d] + s * v[d]
-        return np.append(Xw.T @ u, s * (w @ u)) / n
-
-    op = LinearOperator((d + 1, d + 1), matvec=matvec, dtype=np.float64)
-    return eigsh(op, k=1, which="LA", return_eigenvectors=False)[0]
-
-
-def _non_private_step(X, s, weights):
-    """Inverse top eigenvalue of the rows' (weighted) second moment (epsilon = inf)."""
-    if sp.issparse(X):
-        top = _sparse_top_eigenvalue(X, s, weights)
-        return 1.0 / max(top, np.finfo(float).tiny)
-    Xt = np.hstack([X, np.full((X.shape[0], 1), s)]) if s else X
-    Xt = Xt.astype(np.float64, copy=False)
-    Xw = Xt * np.sqrt(weights)[:, None] if weights is not None else Xt
-    top = np.linalg.eigvalsh(Xw.T @ Xw / X.shape[0])[-1]
-    return 1.0 / max(top, np.finfo(float).tiny)
-
-
 # Floating-point events of one record (a huge row's prediction or norm
 # overflowing) are handled explicitly; they must not surface as
 # data-dependent warnings.
@@ -465,8 +428,9 @@ def fit_heavy_tail_dpsgd(
     config : HeavyTailConfig
         Public hyperparameters (clip, radius, max_iter, tuning_fraction) and
         the zCDP budget ``rho`` the shares are planned in; ``inf`` is the
-        non-private limit (exact scales, no clipping, no noise, full-batch
-        gradient descent).
+        non-private limit (exact scales, no clipping, no noise: the
+        objective minimized by the full-batch solver of
+        :mod:`~sklearn_dpfair._solvers._non_private`).
     budget : PrivacyBudget
         Target (epsilon, delta); ``epsilon=inf`` with a finite ``rho``
         means ``epsilon_of(rho-zCDP, delta)``.
@@ -506,13 +470,6 @@ def fit_heavy_tail_dpsgd(
             return _zero_model(n_features, budget, config, n)
     plan = dpsgd_plan(n, config.max_iter, schedule)
     q, n_steps = plan.sampling_probability, plan.n_steps
-    if not private:
-        # The non-private limit: deterministic full-batch gradient descent,
-        # long enough to converge on ordinary data (and with a weight of 2
-        # exactly equivalent to a duplicated row).
-        q = 1.0
-        if config.max_iter == "auto":
-            n_steps = max(n_steps, schedule.non_private_steps)
 
     # 1. Budget, planned before any data access: the target's histogram
     # (location and scale) and the rows' (their scale).
@@ -576,24 +533,33 @@ def fit_heavy_tail_dpsgd(
         sigma, clip_scaled = 0.0, math.inf
         if config.clip_norm not in ("auto", "theory"):
             clip_scaled = float(config.clip_norm) / scale
-        learning_rate = _non_private_step(X, s, weights)
+        learning_rate = None
         event = sgd_event = non_private_event()
 
     # Each record's raw gradient is weighted before it is clipped (noisy_sgd's
     # sample_weight), so its clipped term stays within the clip norm.
-    result = noisy_sgd(
-        X,
-        y_scaled,
-        loss,
-        mechanism=GaussianMechanism(clip_norm=clip_scaled, noise_multiplier=sigma),
-        sampling_probability=q,
-        n_steps=n_steps,
-        learning_rate=learning_rate,
-        alpha=l2,
-        intercept_scaling=s,
-        rng=rng,
-        sample_weight=weights,
-    )
+    if not private:
+        # The non-private limit: the same objective in the same units,
+        # minimized by the full-batch solver (no step size to get wrong on
+        # raw columns).
+        result = minimize_regression(
+            X, y_scaled, loss, alpha=l2, fit_intercept=bool(s), sample_weight=weights
+        )
+        n_steps = result.n_iter
+    else:
+        result = noisy_sgd(
+            X,
+            y_scaled,
+            loss,
+            mechanism=GaussianMechanism(clip_norm=clip_scaled, noise_multiplier=sigma),
+            sampling_probability=q,
+            n_steps=n_steps,
+            learning_rate=learning_rate,
+            alpha=l2,
+            intercept_scaling=s,
+            rng=rng,
+            sample_weight=weights,
+        )
     w0 = float(result.intercept[0]) if s else 0.0
     intercept_clip_scaled = None
     if correct:
@@ -621,6 +587,8 @@ def fit_heavy_tail_dpsgd(
     tuning_rho = {k: v for k, v in ledger.spent.items() if k != "optimizer"}
     if not private:
         tuning_rho = {}
+    if not private:
+        q = None
     record = budget.account(
         # The mechanism in the units of y (the steps ran on the scaled
         # target with the clip scaled alike: the same noise multiplier).
@@ -653,6 +621,9 @@ def fit_heavy_tail_dpsgd(
         sampling_probability=q,
         steps=n_steps,
     )
+    if not private:
+        record = non_private_record(record, n_steps)
+        q = 1.0
     return HeavyTailFit(
         coef=coef,
         intercept=intercept,
@@ -668,7 +639,7 @@ def fit_heavy_tail_dpsgd(
         optimizer_epsilon=epsilon_of(sgd_event, delta, accountant),
         target_location=float(location),
         target_scale=float(scale),
-        learning_rate=float(learning_rate),
+        learning_rate=None if learning_rate is None else float(learning_rate),
     )
 
 

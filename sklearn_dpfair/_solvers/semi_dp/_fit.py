@@ -49,6 +49,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import scipy.sparse as sp
 
+from ..._loss import SquaredLoss
 from ...privacy import (
     GaussianMechanism,
     PrivacyBudget,
@@ -58,6 +59,7 @@ from ...privacy import (
 )
 from ...privacy._accounting import no_op_event
 from ...privacy._record import WEIGHTS_CAVEAT
+from .._non_private import minimize_linear, non_private_record
 from ._public_geometry import (
     newton_preconditioner,
     pda_md_preconditioner,
@@ -405,6 +407,9 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
             "the unweighted public warm start)."
         )
     caveats = () if sample_weight is None else (WEIGHTS_CAVEAT,)
+    if not params.budget.is_private and solver != "public-only":
+        # The non-private limit: OLS on all rows by the full-batch solver.
+        return _non_private_fit(X, y, public_mask, params, sample_weight, caveats)
     weights = fit_weights(
         sample_weight, X.shape[0], private=params.budget.is_private
     )
@@ -549,3 +554,32 @@ def _result(params, geometry, s, a, lr, schedule, record, choice, dtype):
         record=record,
         choice=choice,
     )
+
+
+def _non_private_fit(X, y, public_mask, params, sample_weight, caveats):
+    """The non-private limit: the weighted least squares of all rows."""
+    weights = fit_weights(sample_weight, X.shape[0], private=False)
+    s = 1.0 if params.fit_intercept else 0.0
+    Xp = X[public_mask]
+    geometry = public_geometry(
+        _float64_public(Xp), np.asarray(y[public_mask], dtype=np.float64),
+        intercept_scaling=s, ridge=params.public_ridge, n_features=X.shape[1],
+    )
+    d = X.shape[1]
+    fit = minimize_linear(
+        X, np.asarray(y, dtype=np.float64), SquaredLoss(),
+        fit_intercept=bool(s), sample_weight=weights,
+        coef_init=geometry.warm_start[:d],
+        intercept_init=[s * geometry.warm_start[d]] if s else None,
+    )
+    record = non_private_record(
+        _account(
+            params, params.budget.gaussian(params.sensitivity), 1.0, None, caveats
+        ),
+        fit.n_iter,
+    )
+    result = _result(
+        np.append(fit.coef[:, 0], fit.intercept[0] if s else []), geometry, s,
+        np.nan, np.nan, (fit.n_iter, fit.n_iter), record, None, X.dtype,
+    )
+    return result

@@ -1,0 +1,696 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The non-private limit: a deterministic full-batch solver, on any columns.
+
+A private fit whose budget is not private (``epsilon=inf`` and no user
+``noise_multiplier``) releases nothing private, so it may read the data's
+statistics and iterate until it converges: it is the *non-private
+counterpart* of the estimator, the minimizer of the same weighted objective
+the private solver approximates,
+
+``F(coef, b) = (1/n) sum_i w_i l(y_i, x_i coef + b)
++ (alpha/2) ||coef||^2 + l1 ||coef||_1``
+
+(the intercept is never penalized). A private solver's step size and clip
+are public quantities chosen for data of unit scale; on raw columns (a
+year, an income, a lab value: offsets and scales from 1e-3 to 1e5) the same
+loop run without noise diverges or stalls, which is not what ``epsilon=inf``
+promises.
+
+The solver (:func:`minimize_linear`) is scipy's L-BFGS-B on ``F``, its
+gradient from the linear layer
+(:meth:`~sklearn_dpfair._solvers._linear.LinearModel.loss_gradient`, so
+dense, CSR and float32 ``X`` are read as by every other solver, never
+densified nor cast as a whole). It is scale-free: it runs in standardized
+coordinates ``beta = coef * sd`` and ``c = b + mu . coef`` (``mu``, ``sd``
+the weighted column means and standard deviations, read from the data:
+nothing is private here), so that the raw predictions are
+``(X - mu) (beta / sd) + c`` without ever centring ``X``; the coefficients
+are mapped back to the user's units. An l1 term is handled by splitting
+``beta = p - m`` with ``p, m >= 0`` (L-BFGS-B's bounds). The objective is
+divided by its value at the start, so that the tolerances do not depend on
+the scale of ``y``. Nonsmooth losses (absolute, pinball) are linear
+programs and are solved exactly by :func:`minimize_pinball` (HiGHS, as
+scikit-learn's ``QuantileRegressor``).
+
+When the solver stops before it converges (:data:`MAX_ITER` iterations, or
+a line search that fails away from a stationary point) it warns with a
+:class:`~sklearn.exceptions.ConvergenceWarning`, as scikit-learn's lbfgs
+solvers do. That warning depends on the data; it is raised only in the
+non-private limit, where nothing is private.
+"""
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.optimize
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+
+from ..utils._validation import warn_at_caller
+from ._linear import LinearModel, as_rows
+from ._row_blocks import float64_product
+
+__all__ = [
+    "LBFGS_SOLVER",
+    "MAX_ITER",
+    "POLISH_MAX_PARAMS",
+    "NON_PRIVATE_DESCRIPTION",
+    "TOL",
+    "NonPrivateFit",
+    "column_moments",
+    "minimize_fair_objective",
+    "minimize_linear",
+    "minimize_pinball",
+    "minimize_regression",
+    "minimize_standardized",
+    "non_private_record",
+]
+
+#: Iteration cap of the L-BFGS-B solve (an internal constant: the private
+#: estimators' ``max_iter`` counts noisy steps or epochs, not solver
+#: iterations).
+MAX_ITER = 1000
+
+#: L-BFGS-B's tolerance on the projected gradient of the normalized
+#: objective ``F / F(start)`` in standardized coordinates (its largest entry).
+#: Tight, so that a weight of ``k`` and ``k`` duplicated rows give the same
+#: model to the precision scikit-learn's sample-weight checks ask.
+TOL = 1e-10
+
+#: Problems with at most this many parameters end with a few
+#: Newton steps on the gradient (:func:`_newton_polish`): L-BFGS-B's line
+#: search stops where the objective's rounding hides its decrease.
+POLISH_MAX_PARAMS = 128
+
+# The polish stops at a gradient this small (float64 rounding of the sums).
+_POLISHED = 1e-14
+
+# A failed line search (L-BFGS-B's "ABNORMAL" stop) at a gradient this small
+# is the end of float64 progress, not a failure to converge.
+_STATIONARY = 1e-6
+
+# Entries per block of the dense moments (2 MB of float64):
+# no n x d float64 temporary of a float32 X.
+_BLOCK_ENTRIES = 1 << 18
+
+
+@dataclass
+class NonPrivateFit:
+    """The minimizer: ``coef`` ``(n_features, K)`` and ``intercept`` ``(K,)``.
+
+    float64; ``n_iter`` the solver's iterations, ``converged`` whether it
+    met its tolerance.
+    """
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    n_iter: int
+    converged: bool
+
+
+def column_moments(X, sample_weight=None, *, center=True):
+    """Weighted column means and standard deviations of ``X`` (float64).
+
+    Two passes (the mean, then the centred squares), so that a column
+    shifted by ``1e5`` with a spread of ``1e-3`` keeps its spread (the
+    one-pass ``E[x^2] - E[x]^2`` would cancel to noise). Without ``center``
+    the means are 0 and the scales the root mean squares. A constant (or
+    empty) column gets the scale 1. Dense or CSR ``X`` (stored entries only,
+    never densified); a float32 ``X`` is cast a block at a time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._non_private import column_moments
+    >>> X = np.array([[1e5 + 1e-3, 2.0], [1e5 - 1e-3, 2.0]])
+    >>> mean, scale = column_moments(X)
+    >>> scale
+    array([0.001, 1.   ])
+    """
+    n, d = X.shape
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
+    total = w.sum()
+    if center:
+        mean = float64_product(X, w[:, None], transpose_a=True)[:, 0] / total
+    else:
+        mean = np.zeros(d)
+    if sp.issparse(X):
+        X = as_rows(X)
+        rows = np.repeat(np.arange(n), np.diff(X.indptr))
+        cols = X.indices
+        values = X.data.astype(np.float64)
+        # sum_i w_i (x_ij - mu_j)^2: the stored entries' terms, corrected
+        # for the mean's share, plus mu_j^2 for every row.
+        terms = w[rows] * ((values - mean[cols]) ** 2 - mean[cols] ** 2)
+        second = np.bincount(cols, weights=terms, minlength=d) + total * mean**2
+    else:
+        second = np.zeros(d)
+        step = max(1, _BLOCK_ENTRIES // max(d, 1))
+        for start in range(0, n, step):
+            block = np.asarray(X[start : start + step], dtype=np.float64) - mean
+            second += w[start : start + step] @ (block * block)
+    scale = np.sqrt(np.maximum(second, 0.0) / total)
+    scale[~(scale > 0) | ~np.isfinite(scale)] = 1.0
+    return mean, scale
+
+
+def minimize_linear(
+    X,
+    y,
+    loss,
+    *,
+    n_outputs=1,
+    alpha=0.0,
+    l1=0.0,
+    fit_intercept=True,
+    sample_weight=None,
+    coef_init=None,
+    intercept_init=None,
+    penalize_intercept=False,
+    max_iter=None,
+    tol=None,
+):
+    """Minimize ``F`` (module docstring) with L-BFGS-B in standardized coordinates.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+        Dense numpy or CSR/CSC; float32 stays float32 (read by blocks).
+    y : ndarray of shape (n_samples,)
+        Targets (class codes for the classification losses).
+    loss : object
+        With ``loss(y, raw)`` and ``raw_gradient(y, raw)``; smooth (see
+        :func:`minimize_pinball` for the piecewise-linear ones).
+    n_outputs : int, default=1
+        ``K``.
+    alpha : float, default=0.0
+        L2 penalty on the coefficients.
+    l1 : float, default=0.0
+        l1 penalty on the coefficients.
+    fit_intercept : bool, default=True
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Weights of the losses (the non-private limit's: mean 1,
+        :func:`~sklearn_dpfair.privacy.fit_weights`).
+    coef_init, intercept_init : ndarray or None, default=None
+        Warm start (in the user's units); zeros when None.
+    penalize_intercept : bool, default=False
+        Add ``(alpha/2) b^2`` (the objective of output perturbation, which
+        needs it strongly convex in every coordinate).
+    max_iter : int, default=None
+        :data:`MAX_ITER` when None.
+    tol : float, default=None
+        :data:`TOL` when None.
+
+    Returns
+    -------
+    fit : NonPrivateFit
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._loss import SquaredLoss
+    >>> from sklearn_dpfair._solvers._non_private import minimize_linear
+    >>> X = np.array([[1000.0], [1001.0], [1002.0]])
+    >>> fit = minimize_linear(X, np.array([1.0, 3.0, 5.0]), SquaredLoss())
+    >>> np.round(fit.coef.ravel(), 6), np.round(fit.intercept, 3)
+    (array([2.]), array([-1999.]))
+    """
+    X = as_rows(X)
+    y = np.asarray(y)
+    K = int(n_outputs)
+    model = LinearModel(n_outputs=K, intercept_scaling=1.0 if fit_intercept else 0.0)
+
+    def data_term(rows, coef, intercept):
+        W = np.vstack([coef, intercept[None, :]])
+        value, grad = model.loss_gradient(
+            W, rows, y, loss, alpha=0.0, sample_weight=sample_weight
+        )
+        return value, grad[:-1], grad[-1]
+
+    return minimize_standardized(
+        data_term,
+        X,
+        n_outputs=K,
+        alpha=alpha,
+        l1=l1,
+        fit_intercept=fit_intercept,
+        sample_weight=sample_weight,
+        coef_init=coef_init,
+        intercept_init=intercept_init,
+        penalize_intercept=penalize_intercept,
+        max_iter=max_iter,
+        tol=tol,
+    )
+
+
+def minimize_standardized(
+    data_term,
+    X,
+    *,
+    n_outputs=1,
+    alpha=0.0,
+    l1=0.0,
+    fit_intercept=True,
+    sample_weight=None,
+    coef_init=None,
+    intercept_init=None,
+    penalize_intercept=False,
+    max_iter=None,
+    tol=None,
+):
+    """L-BFGS-B on ``data_term + penalties`` in standardized coordinates.
+
+    The driver of :func:`minimize_linear`, for any objective of a linear
+    model's predictions: ``data_term(rows, coef, intercept)`` returns the
+    value at the predictions ``rows coef + intercept`` and its gradients
+    ``(value, g_coef (d, K), g_intercept (K,))``. The solver runs in
+    ``beta = coef * sd`` and ``c = b + mu . coef`` (``mu``, ``sd`` from
+    :func:`column_moments` of ``X``, weighted), adds
+    ``(alpha/2) ||coef||^2 + l1 ||coef||_1`` (and ``(alpha/2) b^2`` with
+    ``penalize_intercept``), and maps the minimizer back.
+
+    A dense ``X`` is centred once (a float64 copy, ``rows = X - mu``, with
+    the intercept ``c``): the products ``x coef`` of a column with offset
+    ``1e5`` and spread ``1e-3`` would otherwise round at ``1e-6`` of a
+    prediction and stall the line search. A sparse ``X`` is never densified
+    (``rows = X``, the intercept ``c - mu . coef``).
+
+    Returns
+    -------
+    fit : NonPrivateFit
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._non_private import minimize_standardized
+    >>> X = np.array([[1e5], [1e5 + 1e-3]])
+    >>> def term(rows, coef, b):  # sum_i (x_i . coef + b - i)^2 / 2
+    ...     r = rows @ coef + b - np.array([[0.0], [1.0]])
+    ...     return 0.5 * float(np.sum(r * r)), rows.T @ r, r.sum(axis=0)
+    >>> fit = minimize_standardized(term, X)
+    >>> np.round(X @ fit.coef[:, 0] + fit.intercept[0], 6)
+    array([0., 1.])
+    """
+    n, d = X.shape
+    K = int(n_outputs)
+    with np.errstate(all="ignore"):
+        mean, scale = column_moments(X, sample_weight, center=fit_intercept)
+    split = l1 > 0
+    n_beta = d * K
+
+    def unpack(x):
+        if split:
+            beta = (x[:n_beta] - x[n_beta : 2 * n_beta]).reshape(d, K)
+            rest = x[2 * n_beta :]
+        else:
+            beta = x[:n_beta].reshape(d, K)
+            rest = x[n_beta:]
+        c = rest if fit_intercept else np.zeros(K)
+        return beta, c
+
+    def to_user(beta, c):
+        coef = beta / scale[:, None]
+        return coef, c - mean @ coef
+
+    if fit_intercept and not sp.issparse(X):
+        with np.errstate(all="ignore"):
+            rows = np.asarray(X, dtype=np.float64) - mean
+        offset = np.zeros(d)
+    else:
+        rows, offset = X, mean
+
+    def objective(x):
+        beta, c = unpack(x)
+        coef = beta / scale[:, None]
+        value, g_coef, g_int = data_term(rows, coef, c - offset @ coef)
+        # Chain rule through coef = beta / sd and the intercept c - offset . coef.
+        g_beta = (g_coef - offset[:, None] * g_int[None, :]) / scale[:, None]
+        if alpha:
+            value += 0.5 * alpha * float(np.sum(coef * coef))
+            g_beta = g_beta + alpha * coef / scale[:, None]
+        if penalize_intercept and fit_intercept and alpha:
+            # (alpha/2) b^2 of the user's intercept b = c - mu . coef.
+            b = c - mean @ coef
+            value += 0.5 * alpha * float(b @ b)
+            g_int = g_int + alpha * b
+            g_beta = g_beta - alpha * mean[:, None] * b[None, :] / scale[:, None]
+        if split:
+            p, m = x[:n_beta], x[n_beta : 2 * n_beta]
+            weight = np.repeat(l1 / scale, K)
+            value += float(weight @ (p + m))
+            g_beta = g_beta.ravel()
+            parts = [g_beta + weight, -g_beta + weight]
+        else:
+            parts = [g_beta.ravel()]
+        if fit_intercept:
+            parts.append(g_int)
+        return value, np.concatenate(parts)
+
+    beta0 = np.zeros((d, K))
+    c0 = np.zeros(K)
+    if coef_init is not None:
+        coef0 = np.asarray(coef_init, dtype=np.float64).reshape(d, K)
+        beta0 = coef0 * scale[:, None]
+        b0 = np.zeros(K) if intercept_init is None else intercept_init
+        c0 = np.asarray(b0, dtype=np.float64).reshape(K) + mean @ coef0
+    if split:
+        x0 = [np.maximum(beta0, 0.0).ravel(), np.maximum(-beta0, 0.0).ravel()]
+        bounds = [(0.0, None)] * (2 * n_beta)
+    else:
+        x0 = [beta0.ravel()]
+        bounds = [(None, None)] * n_beta
+    if fit_intercept:
+        x0.append(c0)
+        bounds += [(None, None)] * K
+    x0 = np.concatenate(x0)
+    with np.errstate(all="ignore"):
+        start = objective(x0)[0]
+    # F / F(start): tolerances independent of the scale of y.
+    norm = start if np.isfinite(start) and start > 0 else 1.0
+
+    def normalized(x):
+        value, grad = objective(x)
+        return value / norm, grad / norm
+
+    with np.errstate(all="ignore"):
+        # A huge record may overflow the objective (its squares, inf - inf):
+        # the solver then stops, and a non-finite point is not returned.
+        result = _lbfgs(normalized, x0, bounds if split else None, max_iter, tol)
+    x = result.x
+    finite = bool(np.all(np.isfinite(x)))
+    if not finite:
+        x = x0
+    gradient = np.max(np.abs(result.jac)) if result.jac.size else 0.0
+    # Not along a flat direction (an unpenalized softmax's common shift),
+    # which the steps could wander along.
+    small = x.size <= POLISH_MAX_PARAMS
+    flat = K > 1 and not alpha
+    if finite and not flat and not split and 0 < gradient and small:
+        with np.errstate(all="ignore"):
+            x, gradient = _newton_polish(normalized, x, result.jac)
+    converged = finite and (
+        result.status == 0 or (result.status == 2 and gradient <= _STATIONARY)
+    )
+    if not converged:
+        warn_at_caller(
+            "The non-private (epsilon=inf) full-batch L-BFGS-B solve did not "
+            f"converge after {result.nit} iterations ({result.message}); "
+            "the data may be separable, overflow float64, or the penalty be "
+            "too small.",
+            ConvergenceWarning,
+        )
+    coef, intercept = to_user(*unpack(x))
+    return NonPrivateFit(coef, intercept, int(result.nit), bool(converged))
+
+
+def _newton_polish(fun, x, grad, steps=3):
+    """A few Newton steps on the gradient alone, from L-BFGS-B's end point.
+
+    L-BFGS-B's line search reads the objective, whose float64 rounding
+    (about ``1e-16`` of it) stops it near a gradient of ``1e-8``; the
+    gradient itself is accurate far below that. Newton's step
+    ``-H^{-1} g`` with ``H`` from central differences of the gradient
+    (``2 p`` gradients for ``p`` parameters, so at most
+    :data:`POLISH_MAX_PARAMS` of them; usually one step) is kept
+    while it shrinks the gradient, so that two fits of the same objective
+    (a weight of 2 and a duplicated row) agree to near float64 precision.
+    """
+    p = x.size
+    best = float(np.max(np.abs(grad)))
+    for _ in range(steps):
+        if best <= _POLISHED:
+            break
+        h = 1e-5 * np.maximum(1.0, np.abs(x))
+        H = np.empty((p, p))
+        for j in range(p):
+            e = np.zeros(p)
+            e[j] = h[j]
+            H[:, j] = (fun(x + e)[1] - fun(x - e)[1]) / (2 * h[j])
+        H = 0.5 * (H + H.T)
+        try:
+            # Directions of curvature below 1e-8 of the largest (a softmax's
+            # common shift, the differences' rounding) are left alone.
+            step = np.linalg.lstsq(H, grad, rcond=1e-8)[0]
+        except np.linalg.LinAlgError:
+            break
+        candidate = x - step
+        new_grad = fun(candidate)[1]
+        size = float(np.max(np.abs(new_grad)))
+        if not (np.all(np.isfinite(candidate)) and size < best):
+            break
+        x, grad, best = candidate, new_grad, size
+    return x, best
+
+
+def _lbfgs(fun, x0, bounds, max_iter, tol):
+    """scipy's L-BFGS-B with the module's tolerances."""
+    max_iter = MAX_ITER if max_iter is None else max_iter
+    tol = TOL if tol is None else tol
+    return scipy.optimize.minimize(
+        fun,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        bounds=bounds,
+        options={
+            "maxiter": int(max_iter),
+            "maxfun": 2 * int(max_iter) + 20,
+            "gtol": float(tol),
+            # No stop on a small decrease: only the gradient tolerance (or
+            # the cap, or a line search that fails at float64 precision).
+            "ftol": 0.0,
+        },
+    )
+
+
+def minimize_pinball(
+    X, y, quantile, *, l1=0.0, fit_intercept=True, sample_weight=None
+):
+    """Exact minimizer of the weighted pinball loss (a linear program).
+
+    ``(1/n) sum_i w_i rho_q(y_i - x_i coef - b) + l1 ||coef||_1``, solved by
+    HiGHS as scikit-learn's ``QuantileRegressor`` does (the absolute loss is
+    ``quantile=0.5``, twice the pinball loss: the same minimizer). Exact up
+    to HiGHS' tolerances and free of any step size; ``X`` dense or sparse
+    (the constraint matrix stays sparse). A solve that fails warns with a
+    :class:`~sklearn.exceptions.ConvergenceWarning` and returns zeros.
+
+    Returns
+    -------
+    fit : NonPrivateFit
+        ``coef`` of shape ``(n_features, 1)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._non_private import minimize_pinball
+    >>> X = np.arange(5.0)[:, None]
+    >>> fit = minimize_pinball(X, 2 * X.ravel() + 1, 0.5)
+    >>> np.round(fit.coef.ravel(), 6), np.round(fit.intercept, 6)
+    (array([2.]), array([1.]))
+    """
+    n, d = X.shape
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
+    # Standardized coordinates, as minimize_linear's: beta = coef * sd and
+    # the intercept c = b + mu . coef. A dense X is centred (HiGHS' own
+    # scaling does not undo an offset of 1e5 under a spread of 1e-3); a
+    # sparse one is only scaled (centring would densify it).
+    center = fit_intercept and not sp.issparse(X)
+    mean, scale = column_moments(X, w, center=center)
+    keep = w > 0
+    # Rows of weight 0 do not enter the program (as in QuantileRegressor).
+    y, w = np.asarray(y, dtype=np.float64)[keep], w[keep]
+    if sp.issparse(X):
+        Xs = sp.csr_matrix(as_rows(X)[keep], dtype=np.float64) @ sp.diags(1.0 / scale)
+    else:
+        Xs = sp.csr_matrix((np.asarray(X, dtype=np.float64)[keep] - mean) / scale)
+    m = Xs.shape[0]
+    # p = [beta, (c)] = p+ - p-, and [p+, p-, u+, u-] >= 0 with
+    # Xs beta + c + u+ - u- = y.
+    penalty = float(l1) * n / scale
+    if fit_intercept:
+        A = sp.hstack([Xs, np.ones((m, 1))], format="csr")
+        penalty = np.concatenate([penalty, [0.0]])
+    else:
+        A = Xs
+    n_par = A.shape[1]
+    eye = sp.eye(m, format="csr")
+    A_eq = sp.hstack([A, -A, eye, -eye], format="csr")
+    cost = np.concatenate([penalty, penalty, quantile * w, (1.0 - quantile) * w]) / n
+    b_eq = y
+    result = scipy.optimize.linprog(
+        c=cost, A_eq=A_eq, b_eq=b_eq, method="highs", bounds=(0, None)
+    )
+    if not result.success:
+        warn_at_caller(
+            "The non-private (epsilon=inf) quantile regression linear program "
+            f"did not solve ({result.message}).",
+            ConvergenceWarning,
+        )
+        return NonPrivateFit(np.zeros((d, 1)), np.zeros(1), 0, False)
+    params = result.x[:n_par] - result.x[n_par : 2 * n_par]
+    coef = (params[:d] / scale).reshape(d, 1)
+    # The raw predictions are (X - mu) coef + c.
+    intercept = params[d] - mean @ coef[:, 0] if fit_intercept else 0.0
+    return NonPrivateFit(
+        coef, np.asarray(intercept, float).reshape(1), int(result.nit), True
+    )
+
+
+def minimize_regression(
+    X, y, loss, *, alpha=0.0, l1=0.0, fit_intercept=True, sample_weight=None
+):
+    """The non-private minimizer of a regression loss: smooth or piecewise linear.
+
+    The pinball and absolute losses (``raw_smoothness`` infinite) without an
+    L2 penalty are linear programs, solved exactly by
+    :func:`minimize_pinball` (the absolute loss at ``quantile=0.5``: half of
+    it, the same minimizer); every other case by :func:`minimize_linear`
+    (with an L2 penalty a nonsmooth loss is minimized by L-BFGS-B on its
+    subgradient, which may stop short with a ``ConvergenceWarning``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._loss import AbsoluteLoss
+    >>> from sklearn_dpfair._solvers._non_private import minimize_regression
+    >>> X = np.arange(5.0)[:, None]
+    >>> y = np.array([0.0, 1.0, 20.0, 3.0, 4.0])
+    >>> fit = minimize_regression(X, y, AbsoluteLoss())
+    >>> float(np.round(fit.coef[0, 0], 6))
+    1.0
+    """
+    if np.isinf(loss.raw_smoothness) and not alpha:
+        return minimize_pinball(
+            X,
+            y,
+            getattr(loss, "quantile", 0.5),
+            l1=l1,
+            fit_intercept=fit_intercept,
+            sample_weight=sample_weight,
+        )
+    return minimize_linear(
+        X,
+        y,
+        loss,
+        alpha=alpha,
+        l1=l1,
+        fit_intercept=fit_intercept,
+        sample_weight=sample_weight,
+    )
+
+
+#: How a record of the non-private limit describes what ran.
+NON_PRIVATE_DESCRIPTION = (
+    "non-private limit (epsilon=inf, no noise_multiplier): nothing is "
+    "released privately, so the fit is solved by the deterministic "
+    "full-batch solver of the same objective ({solver}), with no noise and "
+    "no clipping in it; the private mechanism it stands for: {private}"
+)
+
+#: The solver :func:`minimize_linear` runs, as records name it.
+LBFGS_SOLVER = (
+    "L-BFGS-B in standardized columns, coefficients mapped back to the "
+    "user's units"
+)
+
+
+def non_private_record(record, steps, solver=LBFGS_SOLVER, *, sampling=None):
+    """``record`` re-described for the non-private limit (event unchanged).
+
+    The event stays the ``NonPrivateDpEvent`` the accountant was given; the
+    mechanism text says that the full-batch solver ``solver`` ran, and
+    ``steps`` (at the sampling rate ``sampling``; None: full batch) are the
+    iterations that ran.
+
+    Examples
+    --------
+    >>> import math
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
+    >>> from sklearn_dpfair._solvers._non_private import non_private_record
+    >>> budget = PrivacyBudget(math.inf, 1e-5)
+    >>> record = budget.account(
+    ...     budget.gaussian(1.0), description="DP-SGD", adjacency="add_remove",
+    ...     sampling_probability=0.1, steps=10)
+    >>> new = non_private_record(record, 7)
+    >>> new.steps, new.sampling_probability, new.mechanism[:17]
+    (7, None, 'non-private limit')
+    """
+    return replace(
+        record,
+        mechanism=NON_PRIVATE_DESCRIPTION.format(
+            solver=solver, private=record.mechanism
+        ),
+        sampling_probability=sampling,
+        steps=int(steps),
+    )
+
+
+def minimize_fair_objective(problem, fairness_weight, coef, w0):
+    """DP-FERMI's non-private limit: its full-batch objective, minimized.
+
+    The soft-ERMI-regularized loss with the dual at its closed-form maximiser
+    (:func:`~sklearn_dpfair._solvers.fermi._lbfgs.exact_dual_objective`, the
+    objective FERMI's own full-batch phase minimizes), by
+    :func:`minimize_standardized` warm-started at ``(coef, w0)``: centred and
+    scaled columns, so that an offset of ``1e5`` under a spread of ``1e-3``
+    does not hide a coefficient from the solver (a root-mean-square scaling
+    leaves that column collinear with the intercept).
+
+    Parameters
+    ----------
+    problem : FairProblem
+        The fit's problem (rows, labels, cells, weights, regularizer).
+    fairness_weight : float
+    coef : ndarray of shape (n_features, n_classes)
+    w0 : ndarray of shape (n_classes,)
+
+    Returns
+    -------
+    result : FullBatchResult
+        ``stationarity`` is 0 when the solve converged to its tolerance,
+        inf otherwise (:func:`minimize_standardized` then raised the
+        ``ConvergenceWarning``).
+    """
+    # Imported here: the FERMI solvers import this module's siblings.
+    from .fermi._lbfgs import FullBatchResult, exact_dual_objective
+
+    X = problem.X_host
+    s = float(problem.intercept_scaling)
+    d, m = np.shape(coef)
+
+    def data_term(rows, coef_, intercept):
+        w0_ = intercept / s if s else np.zeros(m)
+        value, grad = exact_dual_objective(
+            np.concatenate([coef_.ravel(), w0_]),
+            rows,
+            problem.y,
+            regularizer=problem.regularizer,
+            cells=problem.cells,
+            fairness_weight=fairness_weight,
+            alpha=problem.params.alpha,
+            intercept_scaling=s,
+            weight_scale=problem.weight_scale,
+            sample_weight=problem.sample_weight,
+        )
+        g_int = grad[d * m :] / s if s else np.zeros(m)
+        return value, grad[: d * m].reshape(d, m), g_int
+
+    fit = minimize_standardized(
+        data_term,
+        X,
+        n_outputs=m,
+        fit_intercept=bool(s),
+        sample_weight=problem.sample_weight,
+        coef_init=np.asarray(coef, dtype=np.float64),
+        intercept_init=s * np.asarray(w0, dtype=np.float64),
+    )
+    return FullBatchResult(
+        coef=fit.coef,
+        w0=fit.intercept / s if s else np.zeros(m),
+        stationarity=0.0 if fit.converged else float("inf"),
+        converged=fit.converged,
+        n_iter=fit.n_iter,
+        objective=float("nan"),
+    )

@@ -1,0 +1,226 @@
+"""The non-private limit's full-batch solvers (sklearn_dpfair._solvers._non_private)."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LinearRegression, LogisticRegression, QuantileRegressor
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_dpfair._loss import (
+    AbsoluteLoss,
+    BinaryLogisticLoss,
+    PinballLoss,
+    SoftmaxLoss,
+    SquaredLoss,
+)
+from sklearn_dpfair._solvers._non_private import (
+    column_moments,
+    minimize_linear,
+    minimize_pinball,
+    minimize_regression,
+    non_private_record,
+)
+from sklearn_dpfair.privacy import PrivacyBudget
+
+# Columns as a user has them: a price, a count in the ten thousands, a
+# timestamp-like column (offset 1e5, spread 1e-3), a unit-scale one.
+SCALES = np.array([100.0, 1e4, 1e-3, 1.0])
+SHIFTS = np.array([500.0, 0.0, 1e5, 0.0])
+BETA = np.array([1.0, -0.8, 0.6, 0.4])
+
+
+def _raw(n=2000, seed=0, task="classification", k=2):
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((n, 4))
+    if task == "classification":
+        if k == 2:
+            y = (rng.random(n) < 1 / (1 + np.exp(-(Z @ BETA)))).astype(float)
+        else:
+            logits = Z @ rng.standard_normal((4, k))
+            p = np.exp(logits - logits.max(1, keepdims=True))
+            p /= p.sum(1, keepdims=True)
+            y = np.array([rng.choice(k, p=row) for row in p]).astype(float)
+    else:
+        y = 150 + 40 * (Z @ BETA) + 40 * rng.standard_t(3, size=n)
+    return Z * SCALES + SHIFTS, y
+
+
+def _log_loss(coef, intercept, X, y):
+    z = X @ coef[:, 0] + intercept[0]
+    return float(np.mean(np.logaddexp(0, z) - y * z))
+
+
+def test_column_moments_keep_a_tiny_spread_under_a_huge_offset():
+    X, _ = _raw()
+    mean, scale = column_moments(X)
+    np.testing.assert_allclose(mean, X.mean(0), rtol=1e-12)
+    # The one-pass E[x^2] - E[x]^2 of column 2 is ~1e10 - 1e10: noise.
+    np.testing.assert_allclose(scale, X.std(0), rtol=1e-6)
+    assert 0.9e-3 < scale[2] < 1.1e-3
+
+
+def test_column_moments_of_sparse_rows_equal_the_dense_ones():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 5)) * (rng.random((300, 5)) < 0.3) + 0.0
+    X[:, 4] = 0.0  # an empty column gets the scale 1
+    w = rng.uniform(0.5, 2.0, 300)
+    dense = column_moments(X, w)
+    sparse = column_moments(sp.csr_matrix(X), w)
+    for a, b in zip(dense, sparse):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14)
+    assert dense[1][4] == 1.0
+
+
+def test_logistic_minimizer_on_raw_columns_is_lbfgs_on_standardized_ones():
+    X, y = _raw()
+    fit = minimize_linear(X, y, BinaryLogisticLoss())
+    assert fit.converged
+    ref = make_pipeline(StandardScaler(), LogisticRegression(C=np.inf, tol=1e-10))
+    ref.fit(X, y)
+    ours = _log_loss(fit.coef, fit.intercept, X, y)
+    rows = np.arange(len(y)), y.astype(int)
+    theirs = float(np.mean(-np.log(ref.predict_proba(X)[rows])))
+    assert ours <= theirs * (1 + 1e-6)
+    # The same model in the user's units.
+    np.testing.assert_allclose(
+        X @ fit.coef[:, 0] + fit.intercept[0], ref.decision_function(X), atol=1e-4
+    )
+
+
+def test_softmax_minimizer_matches_multinomial_lbfgs():
+    X, y = _raw(k=3)
+    fit = minimize_linear(X, y, SoftmaxLoss(3), n_outputs=3)
+    ref = make_pipeline(StandardScaler(), LogisticRegression(C=np.inf, tol=1e-10))
+    ref.fit(X, y)
+    raw = X @ fit.coef + fit.intercept
+    rows = np.arange(len(y)), y.astype(int)
+    ours = np.mean(np.logaddexp.reduce(raw, axis=1) - raw[rows])
+    theirs = np.mean(-np.log(ref.predict_proba(X)[rows]))
+    assert ours <= theirs * (1 + 1e-6)
+
+
+def test_least_squares_on_raw_columns_is_ols():
+    X, y = _raw(task="regression")
+    fit = minimize_regression(X, y, SquaredLoss())
+    ref = make_pipeline(StandardScaler(), LinearRegression()).fit(X, y)
+    pred = X @ fit.coef[:, 0] + fit.intercept[0]
+    assert np.mean((y - pred) ** 2) <= np.mean((y - ref.predict(X)) ** 2) * (1 + 1e-8)
+
+
+@pytest.mark.parametrize("loss, q", [(AbsoluteLoss(), 0.5), (PinballLoss(0.8), 0.8)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_pinball_linear_program_is_quantile_regression(loss, q, sparse):
+    X, y = _raw(n=600, task="regression")
+    if sparse:
+        X = X[:, [0, 1, 3]]  # sparse rows are scaled, not centred
+    ref = make_pipeline(
+        StandardScaler(), QuantileRegressor(quantile=q, alpha=0.0, solver="highs")
+    ).fit(X, y)
+    fit = minimize_regression(sp.csr_matrix(X) if sparse else X, y, loss)
+
+    def pinball(pred):
+        r = y - pred
+        return np.mean(np.maximum(q * r, (q - 1) * r))
+
+    ours = pinball(X @ fit.coef[:, 0] + fit.intercept[0])
+    assert ours <= pinball(ref.predict(X)) * (1 + 1e-6)
+
+
+def test_l1_penalty_is_handled_by_split_bounds():
+    # l1 large enough to zero the weak columns: the l1-penalized minimizer
+    # (checked by its optimality conditions in standardized units).
+    X, y = _raw(task="regression")
+    mean, scale = column_moments(X)
+    Xs = (X - mean) / scale
+    fit = minimize_linear(Xs, y, SquaredLoss(), l1=20.0)
+    beta = fit.coef[:, 0]
+    resid = y - Xs @ beta - fit.intercept[0]
+    grad = -(Xs.T @ resid) / len(y)
+    active = beta != 0
+    np.testing.assert_allclose(grad[active], -20.0 * np.sign(beta[active]), atol=1e-3)
+    assert np.all(np.abs(grad[~active]) <= 20.0 + 1e-3)
+
+
+def test_sparse_and_float32_rows_give_the_dense_float64_minimizer():
+    X, y = _raw()
+    X = X[:, [0, 1, 3]]  # float32 cannot hold the 1e5 + 1e-3 column
+    dense = minimize_linear(X, y, BinaryLogisticLoss())
+    X32 = X.astype(np.float32)
+    for A in (sp.csr_matrix(X), X32, sp.csr_matrix(X32)):
+        other = minimize_linear(A, y, BinaryLogisticLoss())
+        loss_ratio = _log_loss(other.coef, other.intercept, X, y) / _log_loss(
+            dense.coef, dense.intercept, X, y
+        )
+        assert loss_ratio <= 1 + 1e-6
+
+
+def test_separable_data_warn_as_scikit_learn_does():
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    y = np.array([0.0, 0.0, 1.0, 1.0])
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        fit = minimize_linear(X, y, BinaryLogisticLoss(), max_iter=20)
+    assert not fit.converged and np.all(np.isfinite(fit.coef))
+
+
+def test_a_converged_solve_does_not_warn():
+    X, y = _raw()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        assert minimize_linear(X, y, BinaryLogisticLoss()).converged
+
+
+def test_an_overflowing_record_returns_the_start_with_a_warning():
+    X, y = _raw(n=200, task="regression")
+    X[0] = 1e200
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = minimize_linear(X, y, SquaredLoss())
+    assert np.all(np.isfinite(fit.coef)) and np.all(np.isfinite(fit.intercept))
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+def test_weights_are_duplicated_rows():
+    X, y = _raw(n=300)
+    w = np.random.default_rng(1).integers(0, 4, 300)
+    weighted = minimize_linear(
+        X, y, BinaryLogisticLoss(), sample_weight=w * 300 / w.sum()
+    )
+    repeated = minimize_linear(
+        np.repeat(X, w, 0), np.repeat(y, w), BinaryLogisticLoss()
+    )
+    np.testing.assert_allclose(
+        X @ weighted.coef[:, 0] + weighted.intercept[0],
+        X @ repeated.coef[:, 0] + repeated.intercept[0],
+        rtol=1e-6,
+        atol=1e-6,
+    )
+
+
+def test_minimize_pinball_drops_zero_weight_rows():
+    X, y = _raw(n=300, task="regression")
+    w = np.ones(300)
+    w[:50] = 0.0
+    a = minimize_pinball(X, y, 0.5, sample_weight=w)
+    b = minimize_pinball(X[50:], y[50:], 0.5)
+    np.testing.assert_allclose(
+        X @ a.coef[:, 0] + a.intercept, X @ b.coef[:, 0] + b.intercept, atol=1e-6
+    )
+
+
+def test_the_record_says_the_full_batch_solver_ran():
+    budget = PrivacyBudget(np.inf, 1e-5)
+    record = budget.account(
+        budget.gaussian(1.0),
+        description="DP-SGD",
+        adjacency="add_remove",
+        sampling_probability=0.1,
+        steps=100,
+    )
+    new = non_private_record(record, 12)
+    assert new.dp_event == record.dp_event and np.isinf(new.epsilon)
+    assert "full-batch solver" in new.mechanism and "DP-SGD" in new.mechanism
+    assert (new.steps, new.sampling_probability) == (12, None)
