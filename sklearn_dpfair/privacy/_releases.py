@@ -27,9 +27,10 @@ What a release is, by kind:
 A ``NonPrivateDpEvent`` (``epsilon = inf``) claims nothing, so it is matched
 by any releases; a ``NoOpDpEvent`` by none; private selection's
 ``RepeatAndSelectDpEvent`` runs a random number of fits, each checked by its
-own ``fit``. The Poisson sampling rate and
-the sensitivity of each release are not in the log: they are fixed by the
-mechanism objects and the schedule the plan built, which the same fit uses.
+own ``fit``. The Poisson sampling rate and the sensitivity of each release
+are not in the log: they are fixed by the mechanism objects and the schedule
+the plan built, which the same fit uses (the neighbouring-dataset tests
+check the sums against the sensitivities).
 
 Releases are compared by their privacy loss per record: a Gaussian release
 of noise multiplier ``z`` is the ``1 / (2 z^2)``-zCDP release its
@@ -39,7 +40,7 @@ Releases on disjoint rows compose in parallel (one record is in one part):
 :func:`parallel_parts` logs each part on its own and hands the enclosing log
 only its worst part, as the accounting does. A federated fit's ISRL-DP
 record is per silo: each silo checks its own releases against its own record
-(:class:`~sklearn_dpfair.federated.Silo`), and the estimator's fit, which
+(:class:`~sklearn_dpfair.federated.SiloWorker`), and the estimator's fit, which
 sees no silo's releases, says so with :func:`mark_unchecked`.
 """
 
@@ -58,8 +59,8 @@ __all__ = [
     "check_releases",
     "expected_releases",
     "forgo_release",
-    "log_release",
     "joint_release",
+    "log_release",
     "logged_releases",
     "mark_unchecked",
     "parallel_parts",
