@@ -58,7 +58,7 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
     epsilon_, delta_, dp_event_, adjacency_, privacy_record_
         The guarantee (add/remove adjacency).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
     See Also
     --------

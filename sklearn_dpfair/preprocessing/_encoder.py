@@ -105,7 +105,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         at ``delta_`` (``privacy_record_.recompute_epsilon()``). The
         selection as a whole is ``(epsilon_, delta_ + threshold_delta_)``-DP.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
     See Also
     --------

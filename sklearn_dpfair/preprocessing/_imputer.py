@@ -55,7 +55,7 @@ class DPSimpleImputer(
     epsilon_, delta_, dp_event_, adjacency_, privacy_record_
         The guarantee (add/remove adjacency).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
     See Also
     --------

@@ -92,7 +92,7 @@ class DPStandardScaler(
     epsilon_, delta_, dp_event_, adjacency_, privacy_record_
         The guarantee, as accounted by dp-accounting (add/remove adjacency).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined when ``X`` has string column names.
 
     See Also

@@ -65,12 +65,12 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
         The non-private transformer built on ``knots_`` (fitted on them, not
         on the data).
     n_features_out_ : int
-    output_bounds_ : ndarray of shape (n_features_out_, 2)
+    output_bounds_ : ndarray of shape (`n_features_out_`, 2)
     output_norm_bound_ : float
     epsilon_, delta_, dp_event_, adjacency_, privacy_record_
         The guarantee (add/remove adjacency).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
     See Also
     --------
@@ -169,7 +169,7 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
 
         Returns
         -------
-        X_out : ndarray of shape (n_samples, n_features_out_)
+        X_out : ndarray of shape (n_samples, `n_features_out_`)
             Within ``[0, 1]``.
         """
         check_is_fitted(self)
