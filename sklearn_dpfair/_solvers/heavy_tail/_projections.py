@@ -57,6 +57,11 @@ def project_two_balls(w, radius, center, local_radius):
     if np.linalg.norm(second) <= radius:
         return second
     gap = np.linalg.norm(center)
+    if gap == 0:
+        # Concentric balls (reached only through rounding of the two tests
+        # above, e.g. equal radii): their intersection is the smaller one.
+        # The plane construction below would divide by zero.
+        return project_ball(w, min(radius, local_radius))
     u = center / gap
     # Distance from the origin, along u, of the plane holding both spheres.
     a = (gap**2 + radius**2 - local_radius**2) / (2.0 * gap)

@@ -3,6 +3,7 @@
 """The one-pass heavy-tail solvers: disjoint batches, projections, convergence."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -172,6 +173,17 @@ def test_project_two_balls_is_the_exact_projection(global_random_seed):
             x = project_ball(y_ + b, local, center)
             b = y_ + b - x
         np.testing.assert_allclose(p, x, atol=1e-5)
+
+
+def test_project_two_balls_of_equal_concentric_radii_is_finite():
+    # Equal radii around the origin: the projection onto one ball rounds to
+    # just outside the other, and the plane construction divided 0 by 0
+    # (a NaN iterate and a RuntimeWarning; a localized fit hit it).
+    w = np.array([0.85604718, 1.59144994, -1.70409694, 9.21781022, 3.34461034])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = project_two_balls(w, 10.0, np.zeros(5), 10.0)
+    np.testing.assert_allclose(p, w * 10.0 / np.linalg.norm(w), rtol=1e-15)
 
 
 def test_prox_elastic_net_leaves_the_intercept():
