@@ -197,11 +197,26 @@ def _current_client():
         raise ValueError(_NO_CLIENT) from exc
 
 
+def _has_string_extension_dtype(obj):
+    """Whether a Dask Series or DataFrame holds a pandas string extension dtype."""
+    import pandas as pd
+
+    dtypes = [obj.dtype] if obj.ndim == 1 else list(obj.dtypes)
+    return any(
+        pd.api.types.is_extension_array_dtype(t) and pd.api.types.is_string_dtype(t)
+        for t in dtypes
+    )
+
+
 def _as_dask_array(obj, name, row_chunks=None):
     """A Dask array of ``obj`` (a Dask array, DataFrame or Series, or in-memory)."""
     import dask.array as da
 
     if hasattr(obj, "to_dask_array"):
+        if _has_string_extension_dtype(obj):
+            # pandas >= 3 stores strings in an extension dtype, which Dask
+            # converts to object with a warning: convert first, as it would.
+            obj = obj.astype(object)
         # Partition lengths are public row counts; computing them reads no
         # value of the records.
         obj = obj.to_dask_array(lengths=True)

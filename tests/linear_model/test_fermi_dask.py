@@ -151,6 +151,8 @@ def test_adult_accuracy_and_fairness_match_in_memory(dask_client, adult_split):
     assert abs(dask[1] - memory[1]) < 0.05
 
 
+# String group labels in a pandas >= 3 string dtype: no conversion warning.
+@pytest.mark.filterwarnings("error::UserWarning")
 def test_dataframe_input(dask_client, small, no_driver_arrays):
     dd = pytest.importorskip("dask.dataframe")
     pd = pytest.importorskip("pandas")
