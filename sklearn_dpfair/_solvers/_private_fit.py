@@ -20,7 +20,7 @@ from ..privacy._accounting import (
 )
 from ..privacy._clipping import clip_rows_to_norm
 from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
-from ..privacy._record import WEIGHTS_CAVEAT, PrivacyRecord
+from ..privacy._record import WEIGHTS_CAVEAT, PrivacyRecord, weights_caveats
 from ..privacy._zcdp import ZCDP_ACCOUNTANT, rho_for_epsilon
 from ..utils._array_api import NUMPY_BACKEND
 from ._frank_wolfe import (
@@ -332,8 +332,8 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
         # A weight above 1 counts as 1: each weighted loss stays L-Lipschitz.
         weights = capped_weights(weights)
         max_weight = 1.0
+        caveats = weights_caveats(sample_weight)
         if sample_weight is not None:
-            caveats = (*caveats, WEIGHTS_CAVEAT)
             description = description[:-1] + "; each sample weight capped at 1)"
     else:
         max_weight = 1.0 if weights is None else float(np.max(weights))
@@ -438,12 +438,10 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
         params.n_steps,
     )
     n_samples, n_features = X.shape
-    caveats = ()
     weights = fit_weights(
         sample_weight, n_samples, private=not math.isinf(budget.epsilon)
     )
-    if sample_weight is not None:
-        caveats = (*caveats, WEIGHTS_CAVEAT)
+    caveats = weights_caveats(sample_weight)
     bound, bound_caveats = resolve_feature_inf_bound(params.feature_inf_bound, X)
     caveats = (*caveats, *bound_caveats)
     if not l1_radius * bound <= _MAX_PREDICTION_BOUND:

@@ -58,7 +58,7 @@ from ...privacy import (
     fit_weights,
 )
 from ...privacy._accounting import no_op_event
-from ...privacy._record import WEIGHTS_CAVEAT
+from ...privacy._record import weights_caveats
 from .._non_private import minimize_linear, non_private_record
 from ._public_geometry import (
     newton_preconditioner,
@@ -406,7 +406,7 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
             "solver='public-only' does not take sample_weight (its output is "
             "the unweighted public warm start)."
         )
-    caveats = () if sample_weight is None else (WEIGHTS_CAVEAT,)
+    caveats = weights_caveats(sample_weight)
     if not params.budget.is_private and solver != "public-only":
         # The non-private limit: OLS on all rows by the full-batch solver.
         return _non_private_fit(X, y, public_mask, params, sample_weight, caveats)
