@@ -29,10 +29,12 @@ replicate draws every cell as Poisson (the sampling error of a test set
 drawn from a population; conditional on a rate's denominator its numerator
 is then binomial, as under multinomial sampling), adds fresh Gaussian noise
 of the released standard deviation (the DP noise), and recomputes every
-quantity as above; the interval is the replicates' percentile interval.
-A quantity that is NaN in a replicate counts as the lowest value of its
-range for the lower bound and the highest for the upper bound, so an
-interval widens to the whole range as the quantity becomes unmeasurable.
+quantity, and the interval is the replicates' percentile interval. In the
+replicates a rate is computed whenever its clamped denominator is positive
+(the NaN rule above is for the reported value: a ratio of tiny noisy counts
+is spread over the whole range, and so widens the interval as it should);
+a quantity that is still NaN in a replicate counts as the lowest value of
+its range for the lower bound and the highest for the upper bound.
 """
 
 import numpy as np
@@ -117,7 +119,7 @@ def _with_overall(tables):
     return np.concatenate([tables, tables.sum(axis=-2, keepdims=True)], axis=-2)
 
 
-def metric_values(tables, metric, cell_std):
+def metric_values(tables, metric, cell_std, min_sds=MIN_DENOMINATOR_SDS):
     """One metric for every group and overall, from (noisy) tables.
 
     Parameters
@@ -128,6 +130,9 @@ def metric_values(tables, metric, cell_std):
         One of :data:`METRICS`.
     cell_std : float
         Standard deviation of the noise of one group's cell (0: exact).
+    min_sds : float, default=MIN_DENOMINATOR_SDS
+        A rate is NaN unless its clamped denominator is above this many
+        standard deviations of the denominator's noise (and above 0).
 
     Returns
     -------
@@ -153,7 +158,7 @@ def metric_values(tables, metric, cell_std):
     if denominator is None:
         return top
     bottom = clamped[..., list(denominator)].sum(axis=-1)
-    measurable = bottom > MIN_DENOMINATOR_SDS * std * np.sqrt(len(denominator))
+    measurable = bottom > min_sds * std * np.sqrt(len(denominator))
     return np.divide(
         top, bottom, out=np.full(top.shape, np.nan), where=measurable & (bottom > 0)
     )

@@ -85,10 +85,14 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
     Confidence intervals include both the sampling error of the evaluation
     rows and the DP noise: a parametric bootstrap (Ferrando, Wang and
     Sheldon, 2022) redraws every count as Poisson around the clamped noisy
-    count and adds fresh Gaussian noise of the released scale, ``n_boot``
-    times, and takes percentile intervals. A replicate where a quantity is
-    NaN counts as the far end of its range, so the interval of an
-    unmeasurable quantity is the whole range.
+    count (plus half a count) and adds fresh Gaussian noise of the released
+    scale, ``n_boot`` times, and takes percentile intervals. In the
+    replicates a rate is computed whenever its denominator is positive, so
+    the interval of a rate over a few noisy rows spreads over most of
+    ``[0, 1]``; a replicate where a quantity is undefined counts as the far
+    end of its range. In simulation the 95% intervals hold the population
+    rate 93% to 96% of the time at ``epsilon=1`` for groups of 100 to
+    10,000 rows (User Guide).
 
     Read more in the :ref:`User Guide <private_metrics>`.
 
@@ -369,9 +373,11 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
 
     # -- values -----------------------------------------------------------------
 
-    def _values(self, tables):
+    def _values(self, tables, min_sds=MIN_DENOMINATOR_SDS):
         """Metric name -> array (..., n_groups + 1) of groups then overall."""
-        return {m: metric_values(tables, m, self.noise_std_) for m in self.metrics_}
+        return {
+            m: metric_values(tables, m, self.noise_std_, min_sds) for m in self.metrics_
+        }
 
     def _single(self):
         return isinstance(self.metrics, str)
@@ -395,7 +401,9 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         """(lower, upper) of ``reduce(metric, values)`` over the replicates."""
         check_is_fitted(self)
         lows, highs = [], []
-        for metric, values in self._values(self._replicates).items():
+        # Replicates compute every rate with a positive denominator (see
+        # metric_values): tiny denominators widen the interval themselves.
+        for metric, values in self._values(self._replicates, min_sds=0.0).items():
             low, high = percentile_interval(
                 reduce(metric, values), self.confidence_level, _range(metric, reduce)
             )
@@ -560,7 +568,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
 
     # -- fairness gaps ----------------------------------------------------------
 
-    def _gap(self, tables, kind, method):
+    def _gap(self, tables, kind, method, min_sds=MIN_DENOMINATOR_SDS):
         how = f"difference_{_check_method(method)}"
         rates = (
             ["selection_rate"]
@@ -570,7 +578,10 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
                 "false_positive_rate",
             ]
         )
-        gaps = [compare(metric_values(tables, r, self.noise_std_), how) for r in rates]
+        gaps = [
+            compare(metric_values(tables, r, self.noise_std_, min_sds), how)
+            for r in rates
+        ]
         # Equalized odds is the worse of the two gaps; NaN if either is.
         return np.maximum.reduce(gaps)
 
@@ -581,7 +592,9 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
     def _gap_ci(self, kind, method):
         check_is_fitted(self)
         low, high = percentile_interval(
-            self._gap(self._replicates, kind, method), self.confidence_level, (0.0, 1.0)
+            self._gap(self._replicates, kind, method, min_sds=0.0),
+            self.confidence_level,
+            (0.0, 1.0),
         )
         return float(low), float(high)
 

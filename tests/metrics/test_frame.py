@@ -338,10 +338,9 @@ def test_empty_and_tiny_groups_give_nan_with_a_note_not_an_error():
     assert not exact.by_group.loc["tiny"].isna().any()  # exact: 5 rows suffice
     assert noisy.by_group.loc["empty"].isna().all()
     assert not noisy.by_group.loc[["a", "b"]].isna().any().any()
-    # Unmeasurable: the interval is the whole range of a rate; 5 rows are
-    # not much better (noise of std 4 on each count).
-    assert (lower.loc["empty"] == 0).all() and (upper.loc["empty"] == 1).all()
-    assert ((upper - lower).loc["tiny"] > 0.9).all()
+    # Unmeasurable: the interval spans nearly the whole range of a rate; 5
+    # rows are no better (noise of std 4 on each count).
+    assert ((upper - lower).loc[["tiny", "empty"]] > 0.9).all().all()
     assert any("empty" in note and "too small" in note for note in noisy.notes_)
     assert any("empty" in note and "is 0" in note for note in exact.notes_)
     # NaN groups are skipped by the comparisons, as in fairlearn.
@@ -479,6 +478,8 @@ def test_interval_coverage_full(n, epsilon):
 
 
 def test_group_of_five_shows_nothing_at_epsilon_one():
-    _, widths = _coverage(5, 1.0, 40, seed=2)
-    # Intervals span the whole range of every rate.
-    assert min(min(w) for w in widths.values()) >= 0.99
+    coverage, widths = _coverage(5, 1.0, 40, seed=2)
+    # Intervals span (nearly) the whole range of every rate, and still hold
+    # the population rate.
+    assert min(np.median(w) for w in widths.values()) >= 0.9
+    assert min(coverage.values()) >= 0.9
