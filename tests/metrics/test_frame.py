@@ -483,3 +483,16 @@ def test_group_of_five_shows_nothing_at_epsilon_one():
     # the population rate.
     assert min(np.median(w) for w in widths.values()) >= 0.9
     assert min(coverage.values()) >= 0.9
+
+
+def test_interval_of_a_small_exact_group_does_not_collapse():
+    # Five rows, all predicted right: without the half count per cell the
+    # bootstrap would never draw an error and the accuracy interval would be
+    # [1, 1], claiming certainty from five rows.
+    y = np.array([0, 0, 1, 0, 1])
+    frame = PrivateMetricFrame(
+        ["g"], metrics="accuracy", epsilon=np.inf, random_state=0
+    ).fit(y, y, sensitive_features=["g"] * 5)
+    lower, upper = frame.overall_ci
+    assert frame.overall == 1.0 and upper == 1.0
+    assert lower < 0.8
