@@ -66,16 +66,8 @@ def _index(labels, values, name, strict=True):
     return order[pos]
 
 
-def _blocks(
-    y_true,
-    y_pred,
-    y_proba,
-    sensitive_features,
-    labels,
-    constraint,
-    opportunity_class,
-    weighting,
-):
+def _blocks(y_true, y_pred, y_proba, sensitive_features, labels, constraint,
+            opportunity_class, weighting):
     """Return ``(proba, blocks, codes, n_groups, cons, n_blocks)``.
 
     ``blocks[i]`` is the block (true label cell) of row ``i`` that
@@ -157,14 +149,8 @@ def ermi_score(
     0.0
     """
     proba, blocks, codes, n_groups, cons, n_blocks = _blocks(
-        y_true,
-        y_pred,
-        y_proba,
-        sensitive_features,
-        labels,
-        constraint,
-        opportunity_class,
-        weighting,
+        y_true, y_pred, y_proba, sensitive_features, labels, constraint,
+        opportunity_class, weighting,
     )
     return constrained_ermi(proba, blocks, codes, n_groups, cons, n_blocks=n_blocks)
 
@@ -217,14 +203,8 @@ def renyi_correlation(
     1.0
     """
     proba, blocks, codes, n_groups, _, n_blocks = _blocks(
-        y_true,
-        y_pred,
-        y_proba,
-        sensitive_features,
-        labels,
-        constraint,
-        opportunity_class,
-        "label_prior",
+        y_true, y_pred, y_proba, sensitive_features, labels, constraint,
+        opportunity_class, "label_prior",
     )
     # Demographic parity: one block holding every row.
     values = [
