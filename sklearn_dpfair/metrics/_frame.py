@@ -147,6 +147,9 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         Why each NaN value of ``by_group`` and ``overall`` is NaN.
     epsilon_, delta_, dp_event_, noise_multiplier_, adjacency_, privacy_record_
         The guarantee, as accounted by dp-accounting (add/remove adjacency).
+        :meth:`privacy_plan` gives the same event before any data is read
+        (its ``n_samples`` and ``n_features`` do not enter it; pass any
+        positive ints).
 
     See Also
     --------
@@ -231,29 +234,28 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
 
     # -- the release ------------------------------------------------------------
 
-    def _budget(self):
-        return PrivacyBudget(
-            float(self.epsilon), float(self.delta), self._accountant_kind()
-        )
-
-    def _privacy_plan_event(self, n_samples=None, n_features=None, **public_counts):
-        """The ``DpEvent`` a fit will record, from the parameters alone.
+    def _plan(self):
+        """The mechanism and record of a fit, from the parameters alone.
 
         Neither the number of rows nor anything else about the data enters
-        it: one Gaussian release of sensitivity 1.
-
-        Parameters
-        ----------
-        n_samples, n_features : int or None
-            Ignored (accepted for the common plan interface).
-        **public_counts
-            Ignored.
-
-        Returns
-        -------
-        event : dp_accounting.DpEvent
+        them: one Gaussian release of sensitivity 1, accounted as one
+        ``GaussianDpEvent`` (non-private at ``epsilon=inf``).
         """
-        return gaussian_event(self._budget().gaussian(1.0).noise_multiplier)
+        budget = PrivacyBudget(
+            float(self.epsilon), float(self.delta), self._accountant_kind()
+        )
+        mechanism = budget.gaussian(1.0)
+        record = budget.account(
+            mechanism,
+            description=_DESCRIPTION,
+            adjacency="add_remove",
+            dp_event=gaussian_event(mechanism.noise_multiplier),
+        )
+        return mechanism, record
+
+    def _planned_record(self, n_samples, n_features):
+        """The record a fit will set; ``n_samples`` and ``n_features`` unused."""
+        return self._plan()[1]
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, y_true, y_pred, *, sensitive_features):
@@ -293,9 +295,9 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
             raise ValueError(_MISSING_GROUP)
 
         # The plan, from the parameters only, before any count is formed.
-        budget = self._budget()
-        mechanism = budget.gaussian(1.0)
-        if budget.is_private:
+        mechanism, record = self._plan()
+        private = mechanism.noise_multiplier > 0
+        if private:
             check_delta_for_n(self.delta, n_samples)
         rng = check_noise_generator(self.random_state)
 
@@ -307,20 +309,13 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         self.groups_ = encoding.groups
         self.classes_ = classes
         self.metrics_ = list(metrics)
-        self.noise_std_ = float(mechanism.noise_std) if budget.is_private else 0.0
+        self.noise_std_ = float(mechanism.noise_std) if private else 0.0
         self.counts_ = pd.DataFrame(
             noisy, index=self._group_index(sensitive_features), columns=list(CELLS)
         )
         # Post-processing of the release: the bootstrap reads only `noisy`.
         self._replicates = bootstrap_tables(noisy, self.noise_std_, self.n_boot, rng)
-        self._set_privacy_record(
-            budget.account(
-                mechanism,
-                description=_DESCRIPTION,
-                adjacency="add_remove",
-                dp_event=gaussian_event(mechanism.noise_multiplier),
-            )
-        )
+        self._set_privacy_record(record)
         self.notes_ = self._nan_notes()
         return self
 

@@ -180,14 +180,19 @@ def test_epsilon_recomputed_from_dp_event(accountant, epsilon):
     assert frame.adjacency_ == "add_remove"
 
 
-def test_plan_event_is_the_fitted_event():
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+def test_plan_is_the_fitted_event(accountant):
     rng = np.random.default_rng(0)
     y_true, y_pred, s = _data(300, rng)
     for epsilon in (0.5, 2.0, np.inf):
-        frame = PrivateMetricFrame(GROUPS, epsilon=epsilon)
-        planned = frame._privacy_plan_event(n_samples=300, n_features=0)
+        frame = PrivateMetricFrame(GROUPS, epsilon=epsilon, accountant=accountant)
+        plan = frame.privacy_plan(300, 1)
         frame.fit(y_true, y_pred, sensitive_features=s)
-        assert planned == frame.dp_event_
+        assert plan.dp_event == frame.dp_event_
+        assert plan.epsilon == frame.epsilon_
+        assert plan.adjacency == frame.adjacency_ == "add_remove"
+        # The number of rows does not enter the event.
+        assert frame.privacy_plan(7, 1).dp_event == plan.dp_event
 
 
 def test_fit_makes_exactly_the_accounted_release():
