@@ -21,7 +21,7 @@ from ..privacy._accounting import (
 from ..privacy._clipping import clip_rows_to_norm
 from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
 from ..privacy._record import WEIGHTS_CAVEAT, PrivacyRecord
-from ..privacy._zcdp import ZCDP_ACCOUNTANT, rho_for_epsilon
+from ..privacy._zcdp import ZCDP_ACCOUNTANT
 from ..utils._array_api import NUMPY_BACKEND
 from ._frank_wolfe import (
     INTERCEPT_BOUND,
@@ -304,7 +304,15 @@ class OutputPerturbationSetup:
 
 
 def output_perturbation_setup(
-    n_samples, loss, params, budget, *, weighted, dtype=np.float64, max_weight=1.0
+    n_samples,
+    n_features,
+    loss,
+    params,
+    budget,
+    *,
+    weighted,
+    dtype=np.float64,
+    max_weight=1.0,
 ):
     """Sensitivity, mechanism and record of output perturbation (public inputs).
 
@@ -312,6 +320,10 @@ def output_perturbation_setup(
     ``2 L / (alpha n) + 2 tol`` (Chaudhuri, Monteleoni and Sarwate 2011,
     Corollary 8, plus the certified solver error), with ``L`` the Lipschitz
     constant of one example's loss on rows clipped to ``feature_norm_bound``.
+    The release is Gaussian (calibrated and accounted with PLD), or, when
+    ``budget.delta == 0``, Laplace on every coordinate with the l1
+    sensitivity ``sqrt(p)`` times that (``p`` coefficients, Cauchy-Schwarz):
+    pure epsilon-DP.
     Under privacy every weight is capped at 1 (``max_weight=1``); the
     non-private limit passes the data's largest weight, which then only
     describes the solve.
@@ -320,6 +332,8 @@ def output_perturbation_setup(
     ----------
     n_samples : int
         Number of rows (public under replace-one adjacency).
+    n_features : int
+        Number of columns (the coefficients' count, for the l1 sensitivity).
     loss : object
         The pointwise loss (its raw Lipschitz and smoothness constants).
     params : OutputPerturbationParams
@@ -372,6 +386,20 @@ def output_perturbation_setup(
     # public (row bound, loss constants, alpha, n, tol).
     sensitivity = 2.0 * lipschitz / (alpha * n_samples) + 2.0 * tol
     budget = replace(budget, accountant=_SINGLE_GAUSSIAN_ACCOUNTANT)
+    if budget.delta == 0:
+        n_params = (n_features + 1) * loss.n_outputs
+        mechanism = budget.laplace(math.sqrt(n_params) * sensitivity)
+        record = budget.account(
+            mechanism,
+            description=description.replace(
+                "+ Gaussian", "+ Laplace noise on every coefficient, pure epsilon-DP"
+            ),
+            adjacency="replace_one",
+            steps=1,
+            caveats=caveats,
+            dp_event=mechanism.event(),
+        )
+        return OutputPerturbationSetup(mechanism, record, smoothness)
     mechanism = budget.gaussian(sensitivity)
     if not budget.is_private:
         # No noise; the record keeps the sensitivity the private fit would
@@ -430,6 +458,7 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
         max_weight = 1.0 if weights is None else float(np.max(weights))
     setup = output_perturbation_setup(
         n_samples,
+        X.shape[1],
         loss,
         params,
         budget,
@@ -526,10 +555,14 @@ def frank_wolfe_setup(
             f"exceeds {_MAX_PREDICTION_BOUND:g}: the linear predictions could "
             "overflow. Rescale the features or lower l1_radius."
         )
-    rho = rho_for_epsilon(budget.epsilon, budget.delta)
-    # rho = inf (no privacy) stays inf in both shares.
-    intercept_rho = INTERCEPT_RHO_SHARE * rho if fit_intercept else 0.0
-    coef_rho = (1.0 - INTERCEPT_RHO_SHARE) * rho if fit_intercept else rho
+    # rho = inf (no privacy) stays inf in both parts.
+    parts = budget.split(
+        {"coef": 1.0 - INTERCEPT_RHO_SHARE, "intercept": INTERCEPT_RHO_SHARE}
+        if fit_intercept
+        else {"coef": 1.0}
+    )
+    coef_rho = parts["coef"].rho
+    intercept_rho = parts["intercept"].rho if fit_intercept else 0.0
     if n_steps is None:
         caveats = (*caveats, _FW_PUBLIC_N)
         n_steps = auto_frank_wolfe_steps(

@@ -86,7 +86,10 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         step size; a ``ConvergenceWarning`` if it stops short); the other
         solvers run their own exact solvers without noise.
     delta : float, default=1e-5
-        Privacy parameter delta in (0, 1); keep it well below ``1/n_samples``.
+        Privacy parameter delta in [0, 1); keep it well below ``1/n_samples``.
+        ``delta=0`` asks for pure epsilon-DP, which
+        ``solver="output-perturbation"`` gives with Laplace noise (the
+        other solvers need ``delta > 0``).
     solver : {"dp-sgd", "output-perturbation", "dp-frank-wolfe"}, \
 default="dp-sgd"
         Private training algorithm. Every solver accepts scipy.sparse
@@ -305,6 +308,8 @@ default=None
 
     _parameter_constraints = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
+        # 0: pure epsilon-DP (output perturbation only; checked in fit).
+        "delta": [Interval(Real, 0, 1, closed="left")],
         "solver": [StrOptions({"dp-sgd", "output-perturbation", "dp-frank-wolfe"})],
         "clip_norm": [Interval(Real, 0, None, closed="neither")],
         "noise_multiplier": [Interval(Real, 0, None, closed="left"), None],
@@ -425,6 +430,7 @@ default=None
         self : DPLogisticRegression
             The fitted estimator.
         """
+        self._check_pure(silos)
         if silos is not None and self.solver != "dp-sgd":
             raise ValueError("silos= needs solver='dp-sgd' (federated DP-SGD).")
         if silos is not None and self.device == "cuda":
@@ -573,6 +579,15 @@ default=None
             fit_intercept=self.fit_intercept,
         )
 
+    def _check_pure(self, silos=None):
+        """delta = 0 (pure epsilon-DP) only where a Laplace release gives it."""
+        if self.delta == 0 and (self.solver != "output-perturbation" or silos is not None):
+            raise ValueError(
+                "delta=0 (pure epsilon-DP) is available with "
+                "solver='output-perturbation' only (Laplace noise); the other "
+                "solvers' Gaussian or zCDP releases need delta > 0."
+            )
+
     def _frank_wolfe_params(self):
         """Public hyperparameters of the private Frank-Wolfe fit."""
         return FrankWolfeParams(
@@ -602,6 +617,7 @@ default=None
         (``silos=``) are planned per silo by their own accounting and have no
         single central plan.
         """
+        self._check_pure()
         if self.classes is not None:
             declared = len(self.classes)
             if n_classes is not None and n_classes != declared:
@@ -645,7 +661,12 @@ default=None
                 "feature_norm_bound."
             )
         return output_perturbation_setup(
-            n_samples, loss, self._output_perturbation_params(), budget, weighted=False
+            n_samples,
+            n_features,
+            loss,
+            self._output_perturbation_params(),
+            budget,
+            weighted=False,
         ).record
 
     def _dp_sgd_budget(self, caveats):
