@@ -17,12 +17,15 @@ from ..privacy import GaussianMechanism, capped_weights, fit_weights
 from ..privacy._accounting import (
     composed_event,
     gaussian_event,
+    noisy_sgd_event,
 )
+from ..privacy._calibration import calibrate_noise
 from ..privacy._clipping import clip_rows_to_norm
 from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
 from ..privacy._record import WEIGHTS_CAVEAT, PrivacyRecord
 from ..privacy._zcdp import ZCDP_ACCOUNTANT
-from ..utils._array_api import NUMPY_BACKEND
+from ..utils._array_api import NUMPY_BACKEND, to_numpy
+from ._feature_scaling import fit_feature_scaling
 from ._frank_wolfe import (
     INTERCEPT_BOUND,
     INTERCEPT_RHO_SHARE,
@@ -169,7 +172,9 @@ class DPSGDSetup:
     record: PrivacyRecord
 
 
-def dp_sgd_setup(n_samples, n_features, n_outputs, params, budget, *, weighted):
+def dp_sgd_setup(
+    n_samples, n_features, n_outputs, params, budget, *, weighted, prior=None
+):
     """Schedule, mechanism, step size and record of a DP-SGD fit.
 
     From public quantities only (``n`` is public under add/remove
@@ -189,25 +194,59 @@ def dp_sgd_setup(n_samples, n_features, n_outputs, params, budget, *, weighted):
         Privacy inputs.
     weighted : bool
         Whether public sample weights were passed (a caveat, whatever they hold).
+    prior : ScalingPlan or None, default=None
+        Releases made before the steps (private column scales): the steps'
+        noise is calibrated so that the composition of both meets the
+        budget, accounted with RDP (which reads their zCDP events).
 
     Returns
     -------
     setup : DPSGDSetup
     """
     q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
-    mechanism = budget.gaussian(params.clip_norm, sampling_probability=q, steps=n_steps)
+    prior_event = None if prior is None else prior.event
+    if prior_event is not None and budget.is_calibrated:
+        budget = replace(budget, accountant=ZCDP_ACCOUNTANT)
+        sigma = calibrate_noise(
+            lambda z: composed_event(
+                [prior_event, noisy_sgd_event(z, q, n_steps)]
+            ),
+            budget.epsilon,
+            budget.delta,
+            budget.accountant,
+        )
+        mechanism = GaussianMechanism(params.clip_norm, sigma)
+    elif prior_event is not None:
+        raise ValueError(
+            "A fixed noise_multiplier cannot be combined with private feature "
+            "scales: pass feature_bounds, or feature_scaling=None."
+        )
+    else:
+        mechanism = budget.gaussian(
+            params.clip_norm, sampling_probability=q, steps=n_steps
+        )
     learning_rate = params.learning_rate
     if learning_rate == "auto":
         learning_rate = auto_learning_rate(
             mechanism.noise_multiplier, q, n_samples, (n_features + 1) * n_outputs
         )
+    description = "DP-SGD (Poisson-subsampled Gaussian, per-example clipping)"
+    if prior is not None and prior.describe():
+        description += "; " + prior.describe()
     record = budget.account(
         mechanism,
-        description="DP-SGD (Poisson-subsampled Gaussian, per-example clipping)",
+        description=description,
         adjacency="add_remove",
         sampling_probability=q,
         steps=n_steps,
         caveats=(WEIGHTS_CAVEAT,) if weighted else (),
+        dp_event=(
+            None
+            if prior_event is None
+            else composed_event(
+                [prior_event, mechanism.event(sampling_probability=q, steps=n_steps)]
+            )
+        ),
     )
     return DPSGDSetup(q, n_steps, mechanism, learning_rate, record)
 
@@ -222,6 +261,7 @@ def fit_dp_sgd(
     rng,
     backend=NUMPY_BACKEND,
     sample_weight=None,
+    scaling=None,
 ):
     """DP-SGD with Poisson sampling and per-sample clipping (add/remove adjacency).
 
@@ -246,6 +286,11 @@ def fit_dp_sgd(
     the sensitivity stays the clip norm whatever a weight is, and the sum is
     divided by the public expected batch size. Weights of 1 take the
     unweighted path exactly.
+
+    ``scaling`` (a :class:`~._feature_scaling.ScalingPlan`, from public
+    inputs) maps the columns to unit scale first, by public bounds or by
+    private robust statistics whose releases the fit's event composes; the
+    coefficients are returned in the user's units.
     """
     n_samples = X.shape[0]
     weights = fit_weights(sample_weight, n_samples, private=budget.is_private)
@@ -257,8 +302,12 @@ def fit_dp_sgd(
         budget,
         # Passed, not "not all 1": the record may not depend on the weights.
         weighted=sample_weight is not None,
+        prior=scaling,
     )
     mechanism, q, n_steps = setup.mechanism, setup.sampling_probability, setup.n_steps
+    scales = None if scaling is None else fit_feature_scaling(X, scaling, rng)
+    if scales is not None:
+        X = scales.transform(X)
     if not budget.is_private and backend.is_numpy:
         # The non-private limit: the full-batch solver of the same objective
         # (a fixed step size chosen for unit-scale data diverges on raw
@@ -286,9 +335,14 @@ def fit_dp_sgd(
             None if weights is None else backend.asarray(weights, dtype=X.dtype)
         ),
     )
+    coef, intercept = result.coef.T, result.intercept
+    if scales is not None:
+        coef, intercept = scales.coefficients_in_user_units(
+            to_numpy(coef), to_numpy(intercept)
+        )
     return LinearFit(
-        backend.to_output(result.coef.T),
-        backend.to_output(result.intercept),
+        backend.to_output(coef),
+        backend.to_output(intercept),
         n_steps,
         setup.record,
     )

@@ -24,6 +24,7 @@ from .._solvers._distributed import (
     is_dask_collection,
     set_dask_input_features,
 )
+from .._solvers._feature_scaling import plan_feature_scaling
 from .._solvers._private_fit import (
     DPSGDParams,
     FrankWolfeParams,
@@ -146,6 +147,26 @@ default="dp-sgd"
     tol : float, default=1e-6
         Certified distance of the solve to the exact minimizer
         (output-perturbation); it adds ``2 tol`` to the sensitivity.
+    feature_scaling : {"auto"} or None, default=None
+        Central ``"dp-sgd"`` fits only. ``"auto"`` maps every column to unit
+        scale before the steps and reports ``coef_`` in the user's units:
+        by ``feature_bounds`` when given (public, no budget), else by
+        private robust statistics (a median, then quantiles of the centred
+        column, on a public log-scale grid) that spend 10% of the zCDP
+        budget, composed into the same ``dp_event_`` (the steps' noise is
+        calibrated to the rest; accounted with RDP). Use it on raw columns
+        (ages, incomes, years): with the fixed clip norm and step size of
+        DP-SGD, a column of large magnitude otherwise saturates every
+        clipped gradient. Sparse ``X`` is scaled by ``feature_bounds`` only.
+        None: the columns are used as given (right for columns already on a
+        unit scale: on Adult's 97 standardized columns the private scales
+        cost 0.01-0.03 accuracy at epsilon = 1, the quantiles of its rare
+        one-hot columns being ties that no grid resolves).
+    feature_bounds : array-like of shape (n_features, 2), default=None
+        Public ``(lower, upper)`` range of every column, for
+        ``feature_scaling="auto"``: the column is mapped by its midpoint and
+        half-width (values outside are not clipped; the gradient clip
+        bounds their influence).
     accountant : {"rdp", "pld"}, default="rdp"
         dp-accounting accountant for DP-SGD. Output perturbation (one
         Gaussian) is always accounted with PLD, which is exact for it;
@@ -330,6 +351,8 @@ default=None
         "feature_inf_bound": [Interval(Real, 0, None, closed="neither"), None],
         "fw_steps": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="neither")],
+        "feature_scaling": [StrOptions({"auto"}), None],
+        "feature_bounds": ["array-like", None],
         "device": [StrOptions(set(DEVICE_OPTIONS))],
         "silo_epsilon": [
             Interval(Real, 0, None, closed="neither"),
@@ -362,6 +385,8 @@ default=None
         feature_inf_bound=None,
         fw_steps=None,
         tol=1e-6,
+        feature_scaling=None,
+        feature_bounds=None,
         accountant="rdp",
         random_state=None,
         device="cpu",
@@ -387,6 +412,8 @@ default=None
         self.feature_inf_bound = feature_inf_bound
         self.fw_steps = fw_steps
         self.tol = tol
+        self.feature_scaling = feature_scaling
+        self.feature_bounds = feature_bounds
         self.accountant = accountant
         self.random_state = random_state
         self.device = device
@@ -541,6 +568,7 @@ default=None
                 rng=rng,
                 backend=backend,
                 sample_weight=weights,
+                scaling=self._scaling_plan(X.shape[1], sgd_budget, sp.issparse(X)),
             )
             n_iter = self.max_iter
         elif frank_wolfe:
@@ -588,6 +616,17 @@ default=None
                 "solvers' Gaussian or zCDP releases need delta > 0."
             )
 
+    def _scaling_plan(self, n_features, budget, sparse=False):
+        """How the central DP-SGD fit scales its columns (public inputs only)."""
+        return plan_feature_scaling(
+            self.feature_scaling,
+            self.feature_bounds,
+            n_features,
+            budget,
+            sparse=sparse,
+            fit_intercept=self.fit_intercept,
+        )
+
     def _frank_wolfe_params(self):
         """Public hyperparameters of the private Frank-Wolfe fit."""
         return FrankWolfeParams(
@@ -631,13 +670,15 @@ default=None
             raise ValueError(f"n_classes must be >= 2; got {n_classes}.")
         loss = self._loss_for(np.arange(n_classes))
         if self.solver == "dp-sgd":
+            budget = self._dp_sgd_budget(())
             return dp_sgd_setup(
                 n_samples,
                 n_features,
                 loss.n_outputs,
                 self._dp_sgd_params(),
-                self._dp_sgd_budget(()),
+                budget,
                 weighted=False,
+                prior=self._scaling_plan(n_features, budget),
             ).record
         budget = PrivacyBudget(self.epsilon, self.delta)
         if self.solver == "dp-frank-wolfe":
