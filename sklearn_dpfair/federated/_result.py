@@ -34,6 +34,9 @@ class FederatedFit:
         Central guarantee conditional on secure aggregation, when asked for.
     execution : str
         "local" or "dask".
+    shuffle_record : ShuffleRecord or None
+        With ``shuffle=True``: the central guarantee conditional on a
+        trusted shuffler (beside ``privacy_record``, the ISRL-DP one).
     transcript : list of SiloMessage or None
         Everything the server received, when asked for.
 
@@ -61,6 +64,7 @@ class FederatedFit:
     central_record: PrivacyRecord | None = None
     execution: str = "local"
     transcript: list | None = field(default=None, repr=False)
+    shuffle_record: object | None = None
 
     @property
     def silo_epsilon(self):

@@ -195,6 +195,11 @@ default=None
         Federated mode only: also report ``central_epsilon_``, the guarantee
         that holds *if* the server sees only the weighted sum of the messages
         (secure aggregation deployed; not provided by this library).
+    shuffle : bool, default=False
+        Federated mode only: the shuffle-model protocol (one Laplace-noised
+        record per silo per round, reports shuffled by a trusted shuffler);
+        ``shuffle_epsilon_`` reports the amplified guarantee beside the
+        ISRL-DP one. See :mod:`sklearn_dpfair.federated`.
 
     Attributes
     ----------
@@ -333,6 +338,7 @@ default=None
         "server_weights": [StrOptions({"uniform", "size"}), Mapping],
         "execution": [StrOptions({"local", "dask"})],
         "secure_aggregation": ["boolean"],
+        "shuffle": ["boolean"],
     }
 
     def __init__(
@@ -362,6 +368,7 @@ default=None
         server_weights="uniform",
         execution="local",
         secure_aggregation=False,
+        shuffle=False,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -387,6 +394,7 @@ default=None
         self.server_weights = server_weights
         self.execution = execution
         self.secure_aggregation = secure_aggregation
+        self.shuffle = shuffle
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, *, silos=None):
@@ -516,6 +524,7 @@ default=None
                     server_weights=self.server_weights,
                     execution=self.execution,
                     secure_aggregation=self.secure_aggregation,
+                    shuffle=self.shuffle,
                 ),
                 silos=silos,
                 rng=rng,
