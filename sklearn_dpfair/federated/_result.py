@@ -34,11 +34,11 @@ class FederatedFit:
         Central guarantee conditional on secure aggregation, when asked for.
     execution : str
         "local" or "dask".
+    transcript : list of SiloMessage or None
+        Everything the server received, when asked for.
     shuffle_record : ShuffleRecord or None
         With ``shuffle=True``: the central guarantee conditional on a
         trusted shuffler (beside ``privacy_record``, the ISRL-DP one).
-    transcript : list of SiloMessage or None
-        Everything the server received, when asked for.
 
     Examples
     --------

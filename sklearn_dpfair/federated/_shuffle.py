@@ -68,6 +68,7 @@ __all__ = [
     "ShuffledSilo",
     "calibrate_local_epsilon",
     "isrl_shuffle_epsilon",
+    "local_epsilon_for_shuffle_budget",
     "shuffle_isrl_record",
     "shuffle_record",
 ]
@@ -141,7 +142,9 @@ def isrl_shuffle_epsilon(eps0, n_records, rounds, delta):
     """
     if math.isinf(eps0):
         return math.inf
-    return _pld_replace_one(_rr_event(sample_one_epsilon(eps0, n_records), rounds), delta)
+    return _pld_replace_one(
+        _rr_event(sample_one_epsilon(eps0, n_records), rounds), delta
+    )
 
 
 def calibrate_local_epsilon(sizes, epsilons, deltas, rounds, *, tol=1e-4):
@@ -175,9 +178,7 @@ def calibrate_local_epsilon(sizes, epsilons, deltas, rounds, *, tol=1e-4):
     """
     # Silos with the same (size, budget) constrain eps0 alike: check once.
     finite = {
-        (sizes[s], epsilons[s], deltas[s])
-        for s in sizes
-        if math.isfinite(epsilons[s])
+        (sizes[s], epsilons[s], deltas[s]) for s in sizes if math.isfinite(epsilons[s])
     }
     if not finite:
         return math.inf
@@ -425,8 +426,7 @@ class ShuffledSilo:
             1.0 / X.shape[0],
         ):
             raise ValueError(
-                f"silo {silo_id!r}: its record was made for another size or "
-                "schedule."
+                f"silo {silo_id!r}: its record was made for another size or schedule."
             )
         self.silo_id = silo_id
         self._X, self._y = X.astype(np.float64, copy=False), y
@@ -476,7 +476,9 @@ class ShuffledSilo:
         i = int(self._rng.integers(self._X.shape[0]))
         x = self._X[i : i + 1]
         r = np.asarray(
-            self._loss.raw_gradient(self._y[i : i + 1], model_.raw_predictions(x, coef, w0)),
+            self._loss.raw_gradient(
+                self._y[i : i + 1], model_.raw_predictions(x, coef, w0)
+            ),
             dtype=np.float64,
         )[0]
         row = np.append(x[0], model_.intercept_scaling)
@@ -606,8 +608,12 @@ def fit_shuffled(
     caveats = tuple(caveats)
     records = {
         sid: shuffle_isrl_record(
-            eps0, sizes[sid], config.rounds, deltas[sid],
-            clip_norm=config.clip_norm, caveats=caveats,
+            eps0,
+            sizes[sid],
+            config.rounds,
+            deltas[sid],
+            clip_norm=config.clip_norm,
+            caveats=caveats,
         )
         for sid in ids
     }
@@ -621,8 +627,13 @@ def fit_shuffled(
         config = dataclasses.replace(config, learning_rate=lr)
     silos = {
         sid: ShuffledSilo(
-            silo_data[sid][0], silo_data[sid][1], loss=loss, config=config,
-            eps0=eps0, record=records[sid], silo_id=sid,
+            silo_data[sid][0],
+            silo_data[sid][1],
+            loss=loss,
+            config=config,
+            eps0=eps0,
+            record=records[sid],
+            silo_id=sid,
             random_state=_child_generator(rng),
         )
         for sid in ids
@@ -631,7 +642,9 @@ def fit_shuffled(
     # The server only ever sees slots 0..N-1 of anonymous reports, with
     # equal weights.
     server = Server(
-        n_features, loss.n_outputs, config=config,
+        n_features,
+        loss.n_outputs,
+        config=config,
         weights=dict.fromkeys(range(len(ids)), 1.0),
     )
     transcript = [] if record_transcript else None
@@ -645,14 +658,24 @@ def fit_shuffled(
     coef, intercept = server.coefficients()
 
     delta = max(deltas.values())
-    worst = max(ids, key=lambda s: isrl_shuffle_epsilon(eps0, sizes[s], config.rounds, delta))
+    worst = max(
+        ids, key=lambda s: isrl_shuffle_epsilon(eps0, sizes[s], config.rounds, delta)
+    )
     record = shuffle_isrl_record(
-        eps0, sizes[worst], config.rounds, delta, clip_norm=config.clip_norm,
+        eps0,
+        sizes[worst],
+        config.rounds,
+        delta,
+        clip_norm=config.clip_norm,
         caveats=caveats,
     )
     central = shuffle_record(
-        eps0, n_silos=len(ids), n_min=min(sizes.values()), rounds=config.rounds,
-        delta=delta, caveats=caveats,
+        eps0,
+        n_silos=len(ids),
+        n_min=min(sizes.values()),
+        rounds=config.rounds,
+        delta=delta,
+        caveats=caveats,
     )
     if seed is not None:
         import dataclasses
@@ -669,3 +692,51 @@ def fit_shuffled(
         transcript=transcript,
         shuffle_record=central,
     )
+
+
+def local_epsilon_for_shuffle_budget(
+    epsilon, delta, *, n_silos, n_min, rounds, tol=1e-3
+):
+    """The largest ``eps0`` whose shuffle guarantee is within ``(epsilon, delta)``.
+
+    For planning a run whose budget is stated under the shuffle trust model
+    (public inputs only); pass the ISRL-DP epsilons it implies
+    (:func:`isrl_shuffle_epsilon`) as the silos' budgets.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Target of :func:`shuffle_record`.
+    n_silos, n_min, rounds : int
+    tol : float, default=1e-3
+        Relative width of the bisection bracket (the lower end is kept).
+
+    Returns
+    -------
+    eps0 : float
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.federated._shuffle import (
+    ...     local_epsilon_for_shuffle_budget, shuffle_record)
+    >>> eps0 = local_epsilon_for_shuffle_budget(1.0, 1e-5, n_silos=300, n_min=100,
+    ...                                         rounds=50)
+    >>> shuffle_record(eps0, n_silos=300, n_min=100, rounds=50, delta=1e-5).epsilon <= 1.0
+    True
+    """
+
+    def fits(eps0):
+        rec = shuffle_record(
+            eps0, n_silos=n_silos, n_min=n_min, rounds=rounds, delta=delta
+        )
+        return rec.epsilon <= epsilon
+
+    lo, hi = 0.0, 1.0
+    while fits(hi):
+        lo, hi = hi, 2.0 * hi
+        if hi > 64.0:
+            return lo
+    while hi - lo > tol * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo

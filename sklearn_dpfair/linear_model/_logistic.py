@@ -253,6 +253,11 @@ default=None
         that holds only if the server sees nothing but the aggregate.
     central_privacy_record_ : PrivacyRecord or None
         The record of that conditional guarantee.
+    shuffle_epsilon_ : float or None
+        With ``shuffle=True``: the epsilon (at ``delta_``) that holds only
+        with a trusted shuffler; ``epsilon_`` is then the ISRL-DP one.
+    shuffle_privacy_record_ : ShuffleRecord or None
+        The record of that conditional guarantee.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)

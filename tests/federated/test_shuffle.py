@@ -58,7 +58,9 @@ def test_shuffle_epsilon_within_the_authors_bracket():
     # sum lies between, and below the closed form (0.5378 in their code).
     eps = shuffle_epsilon(10**5, 4.0, 1e-6)
     assert 0.1675385583317841 <= eps <= 0.172790550755978
-    assert eps < closed_form_shuffle_epsilon(10**5, 4.0, 1e-6) < 0.5378040242374512 + 1e-3
+    assert (
+        eps < closed_form_shuffle_epsilon(10**5, 4.0, 1e-6) < 0.5378040242374512 + 1e-3
+    )
 
 
 def test_shuffle_epsilon_is_a_valid_epsilon():
@@ -107,7 +109,9 @@ def test_compose_matches_pld_of_pure_dp():
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     ref = (
-        pld.from_randomized_response(2 / (1 + math.exp(0.2)), 2, value_discretization_interval=1e-4)
+        pld.from_randomized_response(
+            2 / (1 + math.exp(0.2)), 2, value_discretization_interval=1e-4
+        )
         .self_compose(50)
         .get_epsilon_for_delta(1e-6)
     )
@@ -120,7 +124,12 @@ def _silo(X, y, eps0=1.0, rounds=3, seed=0):
     )
     rec = shuffle_isrl_record(eps0, len(X), rounds, 1e-6 / len(X), clip_norm=1.0)
     return ShuffledSilo(
-        X, y, loss=BinaryLogisticLoss(), config=config, eps0=eps0, record=rec,
+        X,
+        y,
+        loss=BinaryLogisticLoss(),
+        config=config,
+        eps0=eps0,
+        record=rec,
         random_state=seed,
     )
 
@@ -162,8 +171,13 @@ def test_eps_inf_parity_with_plain_gradient_descent():
         rounds=4, sampling_probability=1.0, learning_rate=0.5, tail_fraction=1.0
     )
     fit = fit_federated(
-        data, loss=BinaryLogisticLoss(), config=config, silo_epsilon=math.inf,
-        silo_delta=0.5, shuffle=True, random_state=0,
+        data,
+        loss=BinaryLogisticLoss(),
+        config=config,
+        silo_epsilon=math.inf,
+        silo_delta=0.5,
+        shuffle=True,
+        random_state=0,
     )
     w, b, iterates = np.zeros(2), 0.0, []
     for _ in range(4):
@@ -180,8 +194,14 @@ def test_server_sees_only_anonymous_slots():
     data = _data()
     config = FederationConfig(rounds=3, sampling_probability=1.0, learning_rate=1.0)
     fit = fit_federated(
-        data, loss=BinaryLogisticLoss(), config=config, silo_epsilon=2.0,
-        silo_delta=1e-5, shuffle=True, random_state=0, record_transcript=True,
+        data,
+        loss=BinaryLogisticLoss(),
+        config=config,
+        silo_epsilon=2.0,
+        silo_delta=1e-5,
+        shuffle=True,
+        random_state=0,
+        record_transcript=True,
     )
     assert len(fit.transcript) == 3 * 6
     for r in range(3):
@@ -207,8 +227,13 @@ def test_shuffle_refuses_what_it_cannot_account(kwargs):
     name = next(iter(kwargs))
     with pytest.raises(ValueError, match=name):
         fit_federated(
-            _data(), loss=BinaryLogisticLoss(), config=config, silo_epsilon=1.0,
-            silo_delta=1e-5, shuffle=True, **kwargs,
+            _data(),
+            loss=BinaryLogisticLoss(),
+            config=config,
+            silo_epsilon=1.0,
+            silo_delta=1e-5,
+            shuffle=True,
+            **kwargs,
         )
 
 
@@ -218,8 +243,12 @@ def test_shuffle_refuses_local_steps():
     )
     with pytest.raises(ValueError, match="local_steps"):
         fit_federated(
-            _data(), loss=BinaryLogisticLoss(), config=config, silo_epsilon=1.0,
-            silo_delta=1e-5, shuffle=True,
+            _data(),
+            loss=BinaryLogisticLoss(),
+            config=config,
+            silo_epsilon=1.0,
+            silo_delta=1e-5,
+            shuffle=True,
         )
 
 
