@@ -584,12 +584,53 @@ def write_shuffle_rst(rows, amp, seeds, epochs, path):
             f"   * - {k[0]}",
             f"     - {k[1]:g}",
             f"     - {k[2]}",
-            f"     - {acc.mean():.4f} ± {acc.std():.4f}",
+            f"     - {acc.mean():.4f} ± {acc.std():.4f}"
+            if len(rs) > 1
+            else f"     - {acc.mean():.4f} (1 seed)",
             f"     - {np.mean([r['isrl'] for r in rs]):.3f}",
             "     - n/a (not shuffled)" if sh is None else f"     - {sh:.3f}",
             "     - Gaussian (not LDP)" if e0 is None else f"     - {e0:.3f}",
             f"     - {np.mean([r['seconds'] for r in rs]):.1f}",
         ]
+    lines += [
+        "",
+        "Accuracy gained by the shuffled runs over ISRL-DP MB-SGD (same seeds):",
+        "",
+    ]
+    base_name = "ISRL-DP MB-SGD (Gaussian, Poisson batches)"
+    gains = []
+    for k in keys:
+        if k[2] == base_name:
+            continue
+        ours = {
+            r["seed"]: r["acc"]
+            for r in rows
+            if (r["split"], r["eps"], r["method"]) == k
+        }
+        base = {
+            r["seed"]: r["acc"]
+            for r in rows
+            if (r["split"], r["eps"], r["method"]) == (k[0], k[1], base_name)
+        }
+        gain = np.mean([ours[s_] - base[s_] for s_ in ours])
+        gains.append(gain)
+        lines.append(f"* {k[0]}, epsilon = {k[1]:g}, {k[2]}: {gain:+.4f}")
+    lines += [
+        "",
+        "Reading: with ten silos a round shuffles ten reports, too few clones "
+        "for the bound to amplify (the one-round table below), so the shuffle "
+        "epsilon is no smaller than the ISRL-DP one; with 200 silos it is, and "
+        "the shuffled runs meet the baseline's epsilon under the shuffle trust "
+        "model with a larger ISRL-DP epsilon (no trusted party). "
+        + (
+            "Every shuffled run is less accurate than ISRL-DP MB-SGD: its reports "
+            "are single records with Laplace noise on an L1-clipped gradient (pure "
+            "local DP, which the numerical bound needs), against Poisson batches "
+            "with Gaussian noise."
+            if all(g < 0 for g in gains)
+            else "Some shuffled runs gain accuracy (see the list)."
+        ),
+    ]
     lines += [
         "",
         ".. list-table:: Epsilon of ONE shuffled round in a silo's whole input "

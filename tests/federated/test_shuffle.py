@@ -211,6 +211,13 @@ def test_server_sees_only_anonymous_slots():
     assert "no trusted" in fit.privacy_record.mechanism
     assert "CONDITIONAL" in fit.shuffle_record.trust_model
     assert fit.privacy_record.epsilon <= 2.0
+    # epsilon recomputed from what each fitted record holds.
+    assert recompute_isrl_epsilon(fit.privacy_record) == pytest.approx(
+        fit.privacy_record.epsilon, rel=1e-9
+    )
+    assert fit.shuffle_record.recompute_epsilon() == pytest.approx(
+        fit.shuffle_record.epsilon, rel=1e-9
+    )
 
 
 @pytest.mark.parametrize(
