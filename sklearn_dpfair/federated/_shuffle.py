@@ -43,6 +43,7 @@ Both hold at once, so with a shuffler the released model is private at the
 smaller of the two epsilons.
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -279,7 +280,10 @@ class ShuffleRecord:
     trust_model : str
     population : str
     composition : str
+    adjacency : str
     caveats : tuple of str
+    seed : str or None
+        Fingerprint of the seed of a seeded fit (not a private release).
 
     Examples
     --------
@@ -310,6 +314,7 @@ class ShuffleRecord:
     )
     adjacency: str = "replace_one"
     caveats: tuple = field(default_factory=tuple)
+    seed: str | None = None
 
     def recompute_epsilon(self):
         """Recompute ``epsilon`` from ``eps0``, the counts and the deltas.
@@ -607,20 +612,21 @@ def fit_shuffled(
     eps0 = calibrate_local_epsilon(sizes, epsilons, deltas, config.rounds)
     caveats = tuple(caveats)
     records = {
-        sid: shuffle_isrl_record(
-            eps0,
-            sizes[sid],
-            config.rounds,
-            deltas[sid],
-            clip_norm=config.clip_norm,
-            caveats=caveats,
+        sid: dataclasses.replace(
+            shuffle_isrl_record(
+                eps0,
+                sizes[sid],
+                config.rounds,
+                deltas[sid],
+                clip_norm=config.clip_norm,
+                caveats=caveats,
+            ),
+            seed=seed,
         )
         for sid in ids
     }
     n_features = np.shape(silo_data[ids[0]][0])[1]
     if config.learning_rate == "auto":
-        import dataclasses
-
         lr = shuffle_learning_rate(
             eps0, len(ids), sum(sizes.values()), (n_features + 1) * loss.n_outputs
         )
@@ -677,10 +683,8 @@ def fit_shuffled(
         delta=delta,
         caveats=caveats,
     )
-    if seed is not None:
-        import dataclasses
-
-        record = dataclasses.replace(record, seed=seed)
+    record = dataclasses.replace(record, seed=seed)
+    central = dataclasses.replace(central, seed=seed)
     return FederatedFit(
         coef=coef,
         intercept=intercept,

@@ -277,3 +277,28 @@ def test_estimator_routes_shuffle_and_reports_both_guarantees():
         clf.set_fit_request(silos=True)
         res = cross_validate(clf, X, y, cv=2, params={"silos": silos})
     assert res["test_score"].shape == (2,)
+
+
+def test_seeded_records_say_so_and_utility_rises_with_epsilon():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2000, 2))
+    y = (X[:, 0] > 0).astype(float)
+    data = {s: (X[s::10], y[s::10]) for s in range(10)}
+    config = FederationConfig(rounds=300, sampling_probability=1.0)
+    acc = {}
+    for eps in (0.02, math.inf):
+        fit = fit_federated(
+            data,
+            loss=BinaryLogisticLoss(),
+            config=config,
+            silo_epsilon=eps,
+            silo_delta=1e-5,
+            shuffle=True,
+            random_state=0,
+        )
+        acc[eps] = np.mean(((X @ fit.coef.T)[:, 0] + fit.intercept[0] > 0) == y)
+        assert fit.privacy_record.seed is not None
+        assert fit.shuffle_record.seed == fit.privacy_record.seed
+        assert all(r.privacy_record.seed for r in fit.silo_reports.values())
+    assert acc[math.inf] > 0.95
+    assert acc[math.inf] > acc[0.02] + 0.05
