@@ -85,10 +85,11 @@ def log_release(kind, level):
 
     Parameters
     ----------
-    kind : {"gaussian", "zcdp"}
+    kind : {"gaussian", "zcdp", "laplace"}
         What the release is accounted as.
     level : float
-        Its noise multiplier (``"gaussian"``) or zCDP ``rho`` (``"zcdp"``).
+        Its noise multiplier (``"gaussian"``, ``"laplace"``) or zCDP
+        ``rho`` (``"zcdp"``).
     """
     log = _LOG.get()
     if log is not None:
@@ -142,7 +143,11 @@ def _canonical(counts):
     # float paths from the same budget.
     out = collections.Counter()
     for (kind, level), n in counts.items():
-        out[float(f"{_loss(kind, level):.12g}")] += n
+        if kind == "laplace":
+            # A pure-DP release: its own kind, by its epsilon.
+            out[("laplace", float(f"{1.0 / level:.12g}"))] += n
+        else:
+            out[float(f"{_loss(kind, level):.12g}")] += n
     return out
 
 
@@ -193,7 +198,11 @@ def joint_release(accounted=None):
     the pair is the Gaussian mechanism of noise multiplier
     ``(sum_k z_k^-2)^(-1/2)`` on the stacked sum of sensitivity 1 in units
     of each block's clip, as the fit accounts it. The ``with`` block's
-    releases reach the enclosing log as that one release.
+    releases reach the enclosing log as that one release. The same holds for
+    Gaussian releases made one after another, each possibly chosen from the
+    previous ones (full-batch noisy gradient descent): they compose to the
+    Gaussian of multiplier ``(sum_t z_t^-2)^(-1/2)`` exactly (Gaussian DP
+    composition, Dong, Roth and Su 2022, Corollary 3.3).
 
     Parameters
     ----------
@@ -363,6 +372,8 @@ def expected_releases(event):
         return collections.Counter({("gaussian", float(event.noise_multiplier)): 1})
     if isinstance(event, dp_accounting.ZCDpEvent):
         return collections.Counter({("zcdp", float(event.rho)): 1})
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        return collections.Counter({("laplace", float(event.noise_multiplier)): 1})
     if isinstance(event, dp_accounting.PoissonSampledDpEvent):
         return expected_releases(event.event)
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
