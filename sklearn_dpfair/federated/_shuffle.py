@@ -53,8 +53,9 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
 from .._solvers._linear import LinearModel
 from .._solvers._schedules import auto_learning_rate
-from ..exceptions import PrivacyAccountingError, PrivacyBudgetError
-from ..privacy import PrivacyRecord, check_noise_generator
+from ..exceptions import PrivacyBudgetError
+from ..privacy import LaplaceMechanism, PrivacyRecord, check_noise_generator
+from ..privacy._releases import ReleaseLog, check_releases, logged_releases
 from ._amplification import (
     _PLD_DISCRETIZATION,
     compose_epsilon_delta,
@@ -439,13 +440,19 @@ class ShuffledSilo:
         self._eps0 = float(eps0)
         self._clip = math.inf if math.isinf(eps0) else float(config.clip_norm)
         # Replacing the one sampled record moves the clipped gradient by at
-        # most 2C in L1: Laplace of scale 2C / eps0 is eps0-DP.
-        self._scale = 0.0 if math.isinf(eps0) else 2.0 * self._clip / self._eps0
+        # most 2C in L1: Laplace of scale 2C / eps0 is eps0-DP (noise
+        # multiplier 1 / eps0 of the l1 sensitivity 2C).
+        self._mechanism = LaplaceMechanism(
+            sensitivity=2.0 * self._clip if math.isfinite(self._clip) else 1.0,
+            noise_multiplier=0.0 if math.isinf(eps0) else 1.0 / self._eps0,
+        )
+        # The plan the record accounts: one Laplace release per report.
+        self._planned = self._mechanism.event(steps=config.rounds)
+        self._releases = ReleaseLog()
         self._model = LinearModel(loss.n_outputs, config.intercept_scaling)
         self._rng = check_noise_generator(random_state)
         self._rounds_used = 0
         self._last_round = -1
-        self._noise_draws = 0
 
     def message(self, model, round_index):
         """One report: the noisy clipped gradient of one uniformly drawn record.
@@ -493,18 +500,19 @@ class ShuffledSilo:
         l1 = float(np.sum(np.abs(row / m)) * np.sum(np.abs(r)))
         factor = m if l1 == 0 else min(m, self._clip / l1)
         g = np.outer(row / m, r) * factor
-        if self._scale > 0:
-            g = g + self._rng.laplace(0.0, self._scale, size=g.shape)
-            self._noise_draws += 1
+        with logged_releases(self._releases, propagate=False):
+            g = self._mechanism.privatize(g, self._rng)
+        # What runs is what is accounted: never more Laplace releases, or
+        # another noise level, than the plan of one per report.
+        check_releases(
+            self._releases,
+            self._planned,
+            what=f"silo {self.silo_id!r}",
+            at_most=True,
+        )
         if not model_.has_intercept:
             g[-1] = 0.0  # post-processing: the intercept row carries no data
         g[:-1] += model_.penalty_gradient(coef, self._config.alpha)
-        if self._scale > 0 and self._noise_draws != self._rounds_used + 1:
-            # What runs is what is accounted: one Laplace draw per report.
-            raise PrivacyAccountingError(
-                f"silo {self.silo_id!r} drew noise {self._noise_draws} times for "
-                f"{self._rounds_used + 1} reports; nothing is released."
-            )
         self._rounds_used += 1
         self._last_round = round_index
         return SiloMessage(self.silo_id, int(round_index), g)

@@ -302,3 +302,16 @@ def test_seeded_records_say_so_and_utility_rises_with_epsilon():
         assert all(r.privacy_record.seed for r in fit.silo_reports.values())
     assert acc[math.inf] > 0.95
     assert acc[math.inf] > acc[0.02] + 0.05
+
+
+def test_silo_checks_its_laplace_releases_against_the_plan():
+    from sklearn_dpfair.exceptions import PrivacyAccountingError
+    from sklearn_dpfair.privacy import LaplaceMechanism
+
+    silo = _silo(np.ones((4, 2)), np.array([0.0, 1.0, 0.0, 1.0]), rounds=3)
+    w = np.zeros((3, 1))
+    silo.message(w, 0)
+    # A plan of one release at another noise level: the next report is refused.
+    silo._planned = LaplaceMechanism(2.0, 0.5).event(steps=1)
+    with pytest.raises(PrivacyAccountingError):
+        silo.message(w, 1)
