@@ -222,6 +222,11 @@ default=None
         Federated mode only: also report ``central_epsilon_``, the guarantee
         that holds *if* the server sees only the weighted sum of the messages
         (secure aggregation deployed; not provided by this library).
+    shuffle : bool, default=False
+        Federated mode only: the shuffle-model protocol (one Laplace-noised
+        record per silo per round, reports shuffled by a trusted shuffler);
+        ``shuffle_epsilon_`` reports the amplified guarantee beside the
+        ISRL-DP one. See :mod:`sklearn_dpfair.federated`.
 
     Attributes
     ----------
@@ -274,6 +279,11 @@ default=None
         With ``secure_aggregation=True``: the central epsilon (at ``delta_``)
         that holds only if the server sees nothing but the aggregate.
     central_privacy_record_ : PrivacyRecord or None
+        The record of that conditional guarantee.
+    shuffle_epsilon_ : float or None
+        With ``shuffle=True``: the epsilon (at ``delta_``) that holds only
+        with a trusted shuffler; ``epsilon_`` is then the ISRL-DP one.
+    shuffle_privacy_record_ : ShuffleRecord or None
         The record of that conditional guarantee.
     n_features_in_ : int
         Number of features seen during fit.
@@ -364,6 +374,7 @@ default=None
         "server_weights": [StrOptions({"uniform", "size"}), Mapping],
         "execution": [StrOptions({"local", "dask"})],
         "secure_aggregation": ["boolean"],
+        "shuffle": ["boolean"],
     }
 
     def __init__(
@@ -395,6 +406,7 @@ default=None
         server_weights="uniform",
         execution="local",
         secure_aggregation=False,
+        shuffle=False,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -422,6 +434,7 @@ default=None
         self.server_weights = server_weights
         self.execution = execution
         self.secure_aggregation = secure_aggregation
+        self.shuffle = shuffle
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, *, silos=None):
@@ -552,6 +565,7 @@ default=None
                     server_weights=self.server_weights,
                     execution=self.execution,
                     secure_aggregation=self.secure_aggregation,
+                    shuffle=self.shuffle,
                 ),
                 silos=silos,
                 rng=rng,
