@@ -17,12 +17,13 @@ from sklearn.utils._metadata_requests import (
     process_routing,
 )
 from sklearn.utils.metaestimators import _BaseComposition, available_if
-from sklearn.utils.validation import _num_features, _num_samples, check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..exceptions import PrivacyAccountingError, PrivacyBudgetError
 from ..privacy._ledger import PrivacyLedger
 from ..privacy._plan import PrivacyPlan, check_public_count
+from ..privacy._random import check_noise_generator, noise_seed
 from ..privacy._record import PrivacyRecord
 from ..privacy._releases import log_release, logged_releases, mark_unchecked
 from ._bounds import declared_output_bound, flowing_bound
@@ -112,6 +113,11 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         composition (``"rdp"`` interprets every event kind of the package;
         ``"pld"`` cannot interpret private quantiles). A ledger records the
         composed fit once.
+    random_state : None, int, RandomState or Generator, default=None
+        None: every step draws its noise as its own ``random_state`` says
+        (OS entropy at their defaults: a release). Anything else is a seed
+        from which a seed for each private step is drawn: the fit is then
+        seeded, not a private release.
 
     Attributes
     ----------
@@ -163,16 +169,25 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         "delta": PRIVACY_PARAMETER_CONSTRAINTS["delta"],
         "budget_shares": [dict, None],
         "accountant": PRIVACY_PARAMETER_CONSTRAINTS["accountant"],
+        "random_state": PRIVACY_PARAMETER_CONSTRAINTS["random_state"],
     }
 
     def __init__(
-        self, steps, *, epsilon=1.0, delta=1e-5, budget_shares=None, accountant="rdp"
+        self,
+        steps,
+        *,
+        epsilon=1.0,
+        delta=1e-5,
+        budget_shares=None,
+        accountant="rdp",
+        random_state=None,
     ):
         self.steps = steps
         self.epsilon = epsilon
         self.delta = delta
         self.budget_shares = budget_shares
         self.accountant = accountant
+        self.random_state = random_state
 
     # -- parameters, as sklearn's Pipeline ---------------------------------
 
@@ -182,10 +197,12 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         Parameters
         ----------
         deep : bool, default=True
+            Also return the parameters of the steps.
 
         Returns
         -------
         params : dict
+            Parameter names mapped to their values.
         """
         return self._get_params("steps", deep=deep)
 
@@ -195,10 +212,12 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         Parameters
         ----------
         **params : dict
+            Parameters of the pipeline, or of a step as ``step__param``.
 
         Returns
         -------
         self : PrivatePipeline
+            This pipeline.
         """
         self._set_params("steps", **params)
         return self
@@ -275,6 +294,11 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         plans = dict(named)
         budgets = {}
         params = {}
+        seeds = (
+            None
+            if self.random_state is None
+            else check_noise_generator(self.random_state)
+        )
         for unit in units:
             planner = planners[unit.path]
             if unit.path in shares:
@@ -292,8 +316,11 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                     unit.estimator.delta,
                 )
                 plan = planner.own_plan()
-            if "accountant" in unit.estimator.get_params(deep=False):
+            own = unit.estimator.get_params(deep=False)
+            if "accountant" in own:
                 params[f"{unit.path}__accountant"] = kind
+            if seeds is not None and "random_state" in own:
+                params[f"{unit.path}__random_state"] = int(seeds.integers(0, 2**32))
             budgets[unit.path] = {
                 "share": share,
                 "epsilon": eps_i,
@@ -433,6 +460,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             Private training rows (raw: strings and missing values are for
             the transformers to handle).
         y : array-like of shape (n_samples,), default=None
+            Targets, for a supervised final step.
         **params : dict
             ``step__param`` for a step's fit; other keywords
             (``sensitive_features``, ``public_mask``, ``sample_weight``) go to
@@ -442,11 +470,21 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         Returns
         -------
         self : PrivatePipeline
+            This pipeline.
         """
         self._validate_params()
         self._check_steps()
         routed = self._route(params)
-        n_samples, n_features = _num_samples(X), _num_features(X)
+        # Shape and emptiness only: the steps validate their own columns.
+        checked = check_array(
+            X,
+            accept_sparse=True,
+            dtype=None,
+            ensure_all_finite=False,
+            ensure_min_samples=1,
+            ensure_min_features=1,
+        )
+        n_samples, n_features = checked.shape
         schema = None
         if hasattr(X, "columns"):
             schema = {"columns": list(X.columns), "frame": X.iloc[:0]}
@@ -531,12 +569,15 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             mechanism=plan.mechanism,
             noise_multiplier=0.0,
             caveats=tuple(caveats),
-            seed="; ".join(seeds) or None,
+            seed=noise_seed(self.random_state)
+            if self.random_state is not None
+            else "; ".join(seeds) or None,
         )
         return record
 
     def _set_privacy_record(self, record):
-        # The steps' seeds, not the pipeline's (it has no random_state).
+        # The record's seed is the pipeline's, or else its steps' (set in
+        # _record), not noise_seed(random_state=None).
         self.privacy_record_ = record
         self.epsilon_ = record.epsilon
         self.delta_ = record.delta
@@ -553,6 +594,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         Returns
         -------
         summary : str
+            The record's summary, then one line per private step.
         """
         check_is_fitted(self, "privacy_record_")
         lines = [str(self.privacy_record_), "", "Budget per step:"]
@@ -573,6 +615,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         Returns
         -------
         routing : MetadataRouter
+            Where ``fit`` and ``score`` metadata go.
         """
         router = MetadataRouter(owner=self)
         for name, est in self.steps:
@@ -595,13 +638,15 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
 
         Parameters
         ----------
-        X : array-like
+        X : array-like of shape (n_samples, n_features)
+            Rows in the input format of the first step.
         **params : dict
             Passed to the final estimator's ``predict``.
 
         Returns
         -------
-        y_pred : ndarray
+        y_pred : ndarray of shape (n_samples,)
+            The final estimator's predictions.
         """
         check_is_fitted(self)
         return self.pipeline_.predict(X, **params)
@@ -612,11 +657,13 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
 
         Parameters
         ----------
-        X : array-like
+        X : array-like of shape (n_samples, n_features)
+            Rows in the input format of the first step.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            Probability of each class, ordered as ``classes_``.
         """
         check_is_fitted(self)
         return self.pipeline_.predict_proba(X)
@@ -627,11 +674,13 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
 
         Parameters
         ----------
-        X : array-like
+        X : array-like of shape (n_samples, n_features)
+            Rows in the input format of the first step.
 
         Returns
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probability of each class.
         """
         check_is_fitted(self)
         return self.pipeline_.predict_log_proba(X)
@@ -642,11 +691,13 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
 
         Parameters
         ----------
-        X : array-like
+        X : array-like of shape (n_samples, n_features)
+            Rows in the input format of the first step.
 
         Returns
         -------
-        scores : ndarray
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The final estimator's decision function.
         """
         check_is_fitted(self)
         return self.pipeline_.decision_function(X)
@@ -657,14 +708,36 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
 
         Parameters
         ----------
-        X : array-like
+        X : array-like of shape (n_samples, n_features)
+            Rows in the input format of the first step.
 
         Returns
         -------
-        Xt : ndarray
+        Xt : ndarray of shape (n_samples, n_features_out)
+            The transformed rows.
         """
         check_is_fitted(self)
         return self.pipeline_.transform(X)
+
+    @available_if(_final_has("transform"))
+    def fit_transform(self, X, y=None, **params):
+        """Fit (as :meth:`fit`), then transform ``X`` with every fitted step.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows in the input format of the first step.
+        y : array-like of shape (n_samples,), default=None
+            Targets, for a supervised final step.
+        **params : dict
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        Xt : ndarray of shape (n_samples, n_features_out)
+            The transformed rows.
+        """
+        return self.fit(X, y, **params).transform(X)
 
     @available_if(_final_has("score"))
     def score(self, X, y=None, sample_weight=None):
@@ -672,13 +745,17 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
 
         Parameters
         ----------
-        X : array-like
-        y : array-like, default=None
-        sample_weight : array-like, default=None
+        X : array-like of shape (n_samples, n_features)
+            Rows in the input format of the first step.
+        y : array-like of shape (n_samples,), default=None
+            Targets, for a supervised final step.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the final estimator's score.
 
         Returns
         -------
         score : float
+            The final estimator's score.
         """
         check_is_fitted(self)
         if sample_weight is None:
@@ -691,10 +768,12 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         Parameters
         ----------
         input_features : array-like of str or None, default=None
+            Input column names; None: those seen in ``fit``.
 
         Returns
         -------
         names : ndarray of str
+            Names of the output columns.
         """
         check_is_fitted(self)
         return self.pipeline_.get_feature_names_out(input_features)
@@ -726,8 +805,15 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             tags.transformer_tags = final_tags.transformer_tags
             tags.target_tags.required = final_tags.target_tags.required
         if not _is_passthrough(first):
-            # Missing values and strings are for the first step to take.
-            tags.input_tags.allow_nan = get_tags(first).input_tags.allow_nan
+            # Missing values and strings are for the first step to take, and
+            # missing values must be imputed before a final step that
+            # refuses them.
+            imputed = any("Imputer" in type(est).__name__ for _, est in self.steps[:-1])
+            tags.input_tags.allow_nan = get_tags(first).input_tags.allow_nan and (
+                imputed
+                or _is_passthrough(final)
+                or get_tags(final).input_tags.allow_nan
+            )
             tags.input_tags.string = get_tags(first).input_tags.string
         return tags
 
@@ -836,7 +922,12 @@ def _describe(budgets, adjacency, additional):
 
 
 def make_private_pipeline(
-    *steps, epsilon=1.0, delta=1e-5, budget_shares=None, accountant="rdp"
+    *steps,
+    epsilon=1.0,
+    delta=1e-5,
+    budget_shares=None,
+    accountant="rdp",
+    random_state=None,
 ):
     """Build a :class:`PrivatePipeline`, naming the steps after their classes.
 
@@ -851,10 +942,14 @@ def make_private_pipeline(
     budget_shares : dict or None, default=None
         ``{step name: share}`` (names are the lower-cased class names).
     accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
+        The accountant of every step and of the composition.
+    random_state : None, int, RandomState or Generator, default=None
+        None: each step's own; else the seed of every private step's seed.
 
     Returns
     -------
     pipeline : PrivatePipeline
+        The unfitted pipeline.
 
     Examples
     --------
@@ -875,4 +970,5 @@ def make_private_pipeline(
         delta=delta,
         budget_shares=budget_shares,
         accountant=accountant,
+        random_state=random_state,
     )

@@ -496,3 +496,38 @@ def test_epsilon_inf_matches_the_non_private_pipeline_on_raw_data():
     # all-zero "other" column): the same minimum, to the solvers' tolerance.
     assert ours <= theirs * 1.01
     assert np.mean(private.predict(df) == reference.predict(df)) > 0.99
+
+
+def test_pipeline_seed_seeds_every_step():
+    X, y = _raw_array()
+    pipe = make_private_pipeline(
+        DPStandardScaler(bounds=ARRAY_BOUNDS),
+        DPLogisticRegression(classes=[0, 1], max_iter=2),
+        random_state=0,
+    )
+    first = _fit(pipe, X, y).decision_function(X)
+    second = _fit(clone(pipe), X, y).decision_function(X)
+    np.testing.assert_array_equal(first, second)
+    assert pipe.privacy_record_.seeded
+    assert pipe.named_steps["dpstandardscaler"].random_state is None
+
+
+def test_the_fit_is_checked_against_the_composed_event(monkeypatch):
+    # Were the scaler's releases handed on unconverted, the pipeline's fit
+    # would run releases its replace-one event does not account.
+    from sklearn_dpfair.exceptions import PrivacyAccountingError
+    from sklearn_dpfair.pipeline import _pipeline
+
+    X, _ = _raw_array()
+    y = X[:, 0] - 500.0
+    pipe = make_private_pipeline(
+        DPStandardScaler(bounds=ARRAY_BOUNDS), SemiDPLinearRegression()
+    )
+    monkeypatch.setattr(
+        _pipeline, "replace_one_release", lambda kind, level: (kind, level)
+    )
+    with pytest.raises(
+        PrivacyAccountingError, match="PrivatePipeline.fit ran releases"
+    ):
+        _fit(pipe, X, y)
+    assert not hasattr(pipe, "pipeline_")
