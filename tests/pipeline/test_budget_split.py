@@ -4,6 +4,8 @@
 
 import dp_accounting
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sklearn_dpfair.pipeline._budget_split import (
     calibrate_scale,
@@ -111,3 +113,41 @@ def test_common_scale_spends_the_budget(epsilon):
     assert dict(named)["a"].epsilon == pytest.approx(
         epsilon_of(dict(named)["a"].dp_event, 2e-6), rel=1e-12
     )
+
+
+_SETTINGS = {
+    "deadline": None,
+    "derandomize": True,
+    "suppress_health_check": [HealthCheck.too_slow],
+}
+
+
+@settings(max_examples=15, **_SETTINGS)
+@given(
+    # Parts' epsilons of at least 0.03: below, the RDP orders (up to 1024)
+    # cannot certify a Gaussian at these deltas.
+    epsilon=st.floats(0.5, 8.0),
+    delta=st.sampled_from([1e-6, 1e-5]),
+    weights=st.lists(st.floats(0.2, 1.0), min_size=1, max_size=4),
+    zcdp=st.booleans(),
+)
+def test_split_never_overshoots_and_spends_the_budget(epsilon, delta, weights, zcdp):
+    # Gaussian parts, the first one a zCDP part (as a private quantile's).
+    shares = {f"p{i}": w / sum(weights) for i, w in enumerate(weights)}
+
+    def plan_at(path, eps, dlt):
+        plan = _gaussian_plan(eps, dlt)
+        if zcdp and path == "p0":
+            z = plan.dp_event.noise_multiplier
+            return PrivacyPlan(
+                estimator="Q",
+                dp_event=dp_accounting.ZCDpEvent(1 / (2 * z * z)),
+                delta=dlt,
+                accountant="rdp",
+                adjacency="add_remove",
+                mechanism="zCDP",
+            )
+        return plan
+
+    _, _, composed = calibrate_scale(plan_at, shares, epsilon, delta, "rdp")
+    assert epsilon * (1 - 5e-3) <= composed[-1] <= epsilon

@@ -531,3 +531,27 @@ def test_the_fit_is_checked_against_the_composed_event(monkeypatch):
     ):
         _fit(pipe, X, y)
     assert not hasattr(pipe, "pipeline_")
+
+
+def test_utility_rises_with_epsilon():
+    # Output perturbation after a private scaler, on raw-scale columns.
+    X, y = _raw_array(n=4000)
+    accuracy = {}
+    for epsilon in (0.1, 8.0):
+        scores = []
+        for seed in range(3):
+            pipe = make_private_pipeline(
+                DPStandardScaler(bounds=ARRAY_BOUNDS),
+                DPLogisticRegression(
+                    classes=[0, 1], solver="output-perturbation", alpha=0.01
+                ),
+                epsilon=epsilon,
+                # Even shares: the scaler's epsilon stays within what the
+                # RDP orders certify at the smaller budget.
+                budget_shares={"dpstandardscaler": 1, "dplogisticregression": 1},
+                random_state=seed,
+            )
+            scores.append(_fit(pipe, X, y).score(X, y))
+        accuracy[epsilon] = np.median(scores)
+    assert accuracy[8.0] > 0.9
+    assert accuracy[8.0] > accuracy[0.1] + 0.1
