@@ -33,7 +33,7 @@ from ._budget_split import (
     replace_one_release,
     resolve_shares,
 )
-from ._steps import fitted_part, walk_steps
+from ._steps import column_transformer_paths, fitted_part, walk_steps
 
 __all__ = ["PrivatePipeline", "make_private_pipeline"]
 
@@ -51,6 +51,7 @@ class _Layout:
     budgets: dict
     params: dict
     flowing: tuple | None
+    scale: float
 
 
 def _final_has(attr):
@@ -362,8 +363,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 f"The pipeline's plan spends epsilon={plan.epsilon:.6g}, more than "
                 f"{self.epsilon:g}; this is a bug, please report it."
             )
-        self._budget_scale = scale
-        return _Layout(plan, budgets, params, flowing), final_name
+        return _Layout(plan, budgets, params, flowing, scale), final_name
 
     def privacy_plan(
         self, n_samples, n_features, *, feature_names=None, **public_counts
@@ -500,6 +500,11 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             ]
         )
         pipeline.set_params(**layout.params)
+        # Blocks fitted in other processes would release outside this
+        # fit's release log: a ColumnTransformer's blocks run here.
+        pipeline.set_params(
+            **{f"{path}__n_jobs": None for path in column_transformer_paths(pipeline)}
+        )
         convert = plan.adjacency == "replace_one"
         Xt = X
         for name, step in pipeline.steps[:-1]:
@@ -528,7 +533,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 ) from exc
         self.pipeline_ = pipeline
         self.step_budgets_ = layout.budgets
-        self.budget_scale_ = self._budget_scale
+        self.budget_scale_ = layout.scale
         self.additional_delta_ = plan.additional_delta
         self._set_privacy_record(self._record(plan, pipeline))
         return self
@@ -901,7 +906,10 @@ def _relog_replace_one(log):
 def _describe(budgets, adjacency, additional):
     parts = []
     for path, budget in budgets.items():
-        parts.append(f"{path} ({budget['plan'].mechanism})")
+        parts.append(
+            f"{path} (epsilon {budget['epsilon']:.4g}, delta {budget['delta']:.3g}: "
+            f"{budget['plan'].mechanism})"
+        )
     text = "Private pipeline, sequential composition of: " + "; ".join(
         parts or ["nothing"]
     )

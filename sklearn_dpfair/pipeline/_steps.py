@@ -34,7 +34,13 @@ from sklearn.preprocessing import (
 
 from .._base import PrivateEstimatorMixin
 
-__all__ = ["DP_REPLACEMENTS", "PrivateUnit", "fitted_part", "walk_steps"]
+__all__ = [
+    "DP_REPLACEMENTS",
+    "PrivateUnit",
+    "column_transformer_paths",
+    "fitted_part",
+    "walk_steps",
+]
 
 #: The private replacement of each estimator that learns from the rows.
 DP_REPLACEMENTS = {
@@ -308,3 +314,18 @@ def fitted_part(fitted, path):
         else:  # pragma: no cover - paths come from walk_steps
             raise KeyError(path)
     return obj
+
+
+def column_transformer_paths(pipeline, prefix=""):
+    """Parameter paths of every ``ColumnTransformer`` inside ``pipeline``."""
+    paths = []
+    for name, est in pipeline.steps:
+        path = f"{prefix}{name}"
+        if isinstance(est, Pipeline):
+            paths.extend(column_transformer_paths(est, f"{path}__"))
+        elif isinstance(est, ColumnTransformer):
+            paths.append(path)
+            for block, sub, _ in est.transformers:
+                if isinstance(sub, Pipeline):
+                    paths.extend(column_transformer_paths(sub, f"{path}__{block}__"))
+    return paths

@@ -555,3 +555,36 @@ def test_utility_rises_with_epsilon():
         accuracy[epsilon] = np.median(scores)
     assert accuracy[8.0] > 0.9
     assert accuracy[8.0] > accuracy[0.1] + 0.1
+
+
+def test_column_transformer_blocks_run_in_this_process():
+    # Blocks fitted by other processes would release outside the fit's
+    # release log, and the fit's check would refuse the pipeline.
+    X, y = _raw_array()
+    columns = ColumnTransformer(
+        [
+            ("a", DPStandardScaler(bounds=ARRAY_BOUNDS[:1]), [0]),
+            ("b", DPStandardScaler(bounds=ARRAY_BOUNDS[1:]), [1, 2]),
+        ],
+        n_jobs=2,
+    )
+    pipe = PrivatePipeline(
+        [
+            ("columns", columns),
+            (
+                "model",
+                DPLogisticRegression(
+                    classes=[0, 1], solver="output-perturbation", alpha=0.1
+                ),
+            ),
+        ]
+    )
+    plan = pipe.privacy_plan(N, 3)
+    _fit(pipe, X, y)
+    _assert_planned(plan, pipe, 1.0)
+    assert columns.n_jobs == 2
+    # The output bound of a ColumnTransformer: the l2 norm of its blocks'.
+    fitted = pipe.pipeline_.named_steps["columns"].named_transformers_
+    assert pipe.pipeline_[-1].feature_norm_bound == pytest.approx(
+        math.hypot(fitted["a"].output_norm_bound_, fitted["b"].output_norm_bound_)
+    )
