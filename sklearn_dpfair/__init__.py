@@ -9,6 +9,7 @@ from .linear_model import (
     FERMIClassifier,
     HeavyTailDPRegressor,
     SemiDPLinearRegression,
+    SemiLocalDPLinearRegression,
 )
 from .model_selection import PrivateHyperparameterSearch
 from .report import ModelReport, privacy_report
@@ -25,6 +26,7 @@ __all__ = [
     "PrivacyLeakWarning",
     "PrivateHyperparameterSearch",
     "SemiDPLinearRegression",
+    "SemiLocalDPLinearRegression",
     "__version__",
     "privacy_report",
 ]
