@@ -92,7 +92,10 @@ default=None
     intercept_ : float
         Intercept (0.0 if ``fit_intercept=False``).
     coef_public_ : ndarray of shape (n_features,)
-        Coefficients of the public start.
+        Coefficients of the public start (least squares on the public rows;
+        the fitted model at ``epsilon=np.inf``).
+    intercept_public_ : float
+        Intercept of the public start.
     learning_rate_ : float
         Step size used (nan at ``epsilon=np.inf``).
     radius_ : float
@@ -263,6 +266,7 @@ default=None
         self.coef_ = result.coef
         self.intercept_ = result.intercept
         self.coef_public_ = result.warm_start
+        self.intercept_public_ = result.warm_start_intercept
         self.learning_rate_ = result.learning_rate
         self.radius_ = result.radius
         self.message_norm_ = result.message_norm

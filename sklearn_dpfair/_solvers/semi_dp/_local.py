@@ -188,6 +188,7 @@ class LocalFit:
     radius: float
     message_norm: float
     record: PrivacyRecord
+    warm_start_intercept: float = 0.0
     randomizer: object = None
     extras: dict = field(default_factory=dict)
 
@@ -345,7 +346,9 @@ def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
             clip_norm=None,
             steps=None,
         )
-        return LocalFit(coef, intercept, coef, math.nan, math.nan, math.nan, record)
+        return LocalFit(
+            coef, intercept, coef, math.nan, math.nan, math.nan, record, intercept
+        )
 
     Xa = _augment(X, params.fit_intercept)
     dim = Xa.shape[1]
@@ -402,12 +405,20 @@ def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
     w_bar = total / n
     if params.fit_intercept:
         coef, intercept = w_bar[:-1], float(w_bar[-1])
-        start = w0[:-1]
+        start, start_intercept = w0[:-1], float(w0[-1])
     else:
-        coef, intercept, start = w_bar, 0.0, w0
+        coef, intercept, start, start_intercept = w_bar, 0.0, w0, 0.0
     check_budget(record, epsilon, calibrated=True)
     return LocalFit(
-        coef, intercept, start, eta, radius, message_norm, record, randomizer=unit
+        coef,
+        intercept,
+        start,
+        eta,
+        radius,
+        message_norm,
+        record,
+        start_intercept,
+        randomizer=unit,
     )
 
 

@@ -41,6 +41,7 @@ depends on ``epsilon`` and ``d`` only (public).
 response, ``m = (e^eps - 1) / (e^eps + 1)``.
 """
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -236,6 +237,16 @@ class PrivUnit:
         cap = _cap_for(run - eps0, alpha)
         return cls(run, dim, eps0, cap, math.exp(-neg_log_m(fraction)))
 
+    @functools.cached_property
+    def _level(self):
+        # What each message logs: the event's pure epsilon.
+        return pure_epsilon_of(self.event)
+
+    @functools.cached_property
+    def _tail(self):
+        # A, the cap's share of the sphere.
+        return math.exp(_log_cap_share(self.cap, (self.dim - 1) / 2.0))
+
     @property
     def event(self):
         """The ``DpEvent`` of one message (binary randomized response)."""
@@ -281,7 +292,7 @@ class PrivUnit:
         message : ndarray of shape (dim,)
             Of norm ``1 / m``.
         """
-        log_release("epsilon", pure_epsilon_of(self.event))
+        log_release("epsilon", self._level)
         # z = 0 with probability q = 1 - p, drawn against q itself: where q
         # is below float resolution the complement is drawn at least as
         # often as planned, which only lowers the loss (*).
@@ -293,7 +304,7 @@ class PrivUnit:
         # t = <V, v>; s = (1 - t) / 2 ~ Beta(alpha, alpha) restricted to the
         # cap (s <= cap) or to its complement, drawn by inverting the Beta
         # CDF (Algorithm 12, lines 2-7).
-        tail = math.exp(_log_cap_share(self.cap, alpha))
+        tail = self._tail
         u = rng.random()
         if z:
             s = special.betaincinv(alpha, alpha, u * tail)
