@@ -375,10 +375,13 @@ def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
     with parallel_parts() as parts:
         for i in order:
             x = Xa[i]
+            # A residual or weighted residual beyond float64 is inf (or nan),
+            # which unit_direction maps to a unit vector, without a warning
+            # that would depend on the record.
             with np.errstate(over="ignore", invalid="ignore"):
                 residual = float(np.dot(w, x)) - float(y[i])
-            if weights is not None:
-                residual *= weights[i]
+                if weights is not None:
+                    residual = float(residual * weights[i])
             u, r = unit_direction(x, residual, C)
             if public_mask[i]:
                 if u is None:

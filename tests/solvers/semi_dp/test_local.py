@@ -187,3 +187,21 @@ def test_public_radius_estimate_shrinks_with_public_rows():
         Xa = _local._augment(X, True)
         radii.append(_local._public_start(Xa[mask], y[mask], params, 4)[1])
     assert radii[0] > radii[1] > radii[2] > 0
+
+
+@pytest.mark.parametrize("weight", [1e300, MAX, 0.0])
+def test_huge_weight_on_a_private_record_raises_no_warning(weight):
+    # A weighted residual beyond float64 is inf: mapped to a unit vector
+    # without numpy's overflow warning, which would depend on the record.
+    X, y, mask = _data(n=40)
+    y = y.copy()
+    y[-1] = 1e307  # a finite residual whose weighted value overflows
+    weights = np.ones(40)
+    weights[-1] = weight
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = fit_semi_local(
+            X, y, mask, LocalParams(epsilon=2.0), rng=np.random.default_rng(0),
+            sample_weight=weights,
+        )
+    assert np.isfinite(fit.coef).all()
