@@ -148,8 +148,8 @@ class LocalPrivacyRecord(PrivacyRecord):
         lines.append(f"Mechanism: {self.mechanism}.")
         if self.steps is not None:
             lines.append(
-                f"{self.steps} private messages, each of norm "
-                f"{self.clip_norm:.4g} / m, one per private record."
+                f"{self.steps} private messages, one per private record, each "
+                f"of norm C / m with C = clip_norm = {self.clip_norm:.4g}."
             )
         if not math.isinf(self.epsilon):
             lines.append(
@@ -361,6 +361,15 @@ def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
     C = float(params.clip_norm)
     unit = PrivUnit.calibrated(epsilon, dim) if n_private else None
     message_norm = C / unit.m if unit is not None else C
+    if unit is not None:
+        # Public: PrivUnit's parameters depend on epsilon and the dimension.
+        record = replace(
+            record,
+            mechanism=(
+                f"{_MECHANISM}; PrivUnit in dimension {dim} with p = "
+                f"{unit.p:.6g}, gamma = {unit.gamma:.6g}, m = {unit.m:.6g}"
+            ),
+        )
     public_norm = message_norm if params.public_gradient == "rescale" else C
     if params.learning_rate == "auto":
         eta = radius / math.sqrt(n_private * message_norm**2 + n_public * public_norm**2)
