@@ -76,9 +76,13 @@ class SemiLocalDPLinearRegression(
         thesis's Algorithm 13; its step size then assumes a norm ``C``).
     fit_intercept : bool, default=True
         Fit an intercept through a constant column inside each gradient.
-    public_ridge : float, default=1e-6
+    public_ridge : float or "auto", default="auto"
         Ridge of the public warm start, relative to the public Gram
-        matrix's mean diagonal.
+        matrix's mean diagonal (columns scaled by their public maximum; the
+        intercept is not penalized). "auto": chosen by generalized
+        cross-validation on the public rows (free). The thesis starts from
+        public least squares, which ``public_ridge`` near 0 gives; with
+        barely more public rows than coefficients it overfits.
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
 default=None
         None (the default) draws the randomizers' coins from fresh OS
@@ -96,6 +100,8 @@ default=None
         the fitted model at ``epsilon=np.inf``).
     intercept_public_ : float
         Intercept of the public start.
+    public_ridge_ : float
+        The relative ridge of the public start (nan at ``epsilon=np.inf``).
     learning_rate_ : float
         Step size used (nan at ``epsilon=np.inf``).
     radius_ : float
@@ -183,7 +189,7 @@ default=None
         "radius": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "public_gradient": [StrOptions({"clip", "rescale", "raw"})],
         "fit_intercept": ["boolean"],
-        "public_ridge": [Interval(Real, 0, None, closed="left")],
+        "public_ridge": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "random_state": ["random_state", np.random.Generator],
     }
 
@@ -196,7 +202,7 @@ default=None
         radius="auto",
         public_gradient="clip",
         fit_intercept=True,
-        public_ridge=1e-6,
+        public_ridge="auto",
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -267,6 +273,7 @@ default=None
         self.intercept_ = result.intercept
         self.coef_public_ = result.warm_start
         self.intercept_public_ = result.warm_start_intercept
+        self.public_ridge_ = result.public_ridge
         self.learning_rate_ = result.learning_rate
         self.radius_ = result.radius
         self.message_norm_ = result.message_norm

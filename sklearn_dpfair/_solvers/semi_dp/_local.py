@@ -174,7 +174,7 @@ class LocalParams:
     radius: object = "auto"
     public_gradient: str = "clip"
     fit_intercept: bool = True
-    public_ridge: float = 1e-6
+    public_ridge: object = "auto"
 
 
 @dataclass
@@ -189,6 +189,7 @@ class LocalFit:
     message_norm: float
     record: PrivacyRecord
     warm_start_intercept: float = 0.0
+    public_ridge: float = math.nan
     randomizer: object = None
     extras: dict = field(default_factory=dict)
 
@@ -252,37 +253,60 @@ def _augment(X, fit_intercept):
     return np.hstack([X, np.ones((X.shape[0], 1), dtype=X.dtype)])
 
 
-def _public_start(Xp, yp, params, dim):
-    """Public ridge start and the public estimate of ``D`` (None if too few rows).
+#: Relative ridges ``public_ridge="auto"`` chooses among (times the public
+#: Gram matrix's mean diagonal, on columns scaled by their public maximum).
+PUBLIC_RIDGE_GRID = (1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
+
+
+def _public_start(Xp, yp, params, dim, fit_intercept=False):
+    """Public ridge start, its relative ridge, and the public estimate of ``D``.
 
     Public rows only. Columns are scaled by their largest public magnitude
     before the Gram matrix is formed, so huge public values do not
     overflow; a public block that still gives no finite solution starts
-    from zero.
+    from zero. ``public_ridge="auto"`` picks the ridge by generalized
+    cross-validation on the public rows (Golub, Heath and Wahba, 1979): the
+    thesis starts from public least squares (Appendix A.4.1.3, "warm
+    start"), which overfits when public rows barely outnumber the
+    coefficients. The intercept column is not penalized. ``D`` is None
+    with fewer than ``dim + 2`` public rows.
     """
     n_pub = Xp.shape[0]
+    grid = PUBLIC_RIDGE_GRID if params.public_ridge == "auto" else (params.public_ridge,)
     if n_pub == 0:
-        return np.zeros(dim), None
+        return np.zeros(dim), float(grid[0]), None
     scale = np.max(np.abs(Xp), axis=0)
     scale[~(scale > 0) | ~np.isfinite(scale)] = 1.0
+    penalty = np.ones(dim)
+    if fit_intercept:
+        penalty[-1] = 0.0
     with np.errstate(all="ignore"):
         Z = Xp / scale
         gram = Z.T @ Z
-        # Ridge relative to the Gram's mean diagonal.
-        ridge = params.public_ridge * max(float(np.trace(gram)) / dim, 1e-300)
         if not np.isfinite(gram).all() or not np.isfinite(yp).all():
-            return np.zeros(dim), None
-        inv = np.linalg.pinv(gram + ridge * np.eye(dim))
-        w0 = (inv @ (Z.T @ yp)) / scale
+            return np.zeros(dim), float(grid[0]), None
+        base = max(float(np.trace(gram)) / dim, 1e-300)
+        best = None
+        for relative in grid:
+            inv = np.linalg.pinv(gram + relative * base * np.diag(penalty))
+            v = inv @ (Z.T @ yp)
+            resid = yp - Z @ v
+            dof = float(np.trace(inv @ gram))
+            rss = float(resid @ resid)
+            gcv = n_pub * rss / (n_pub - dof) ** 2 if n_pub - dof > 0.5 else math.inf
+            if best is None or gcv < best[0]:
+                best = (gcv, relative, inv, v, rss, dof)
+        _, relative, inv, v, rss, dof = best
+        w0 = v / scale
         if not np.isfinite(w0).all():
-            return np.zeros(dim), None
+            return np.zeros(dim), float(relative), None
         if n_pub < dim + 2:
-            return w0, None
-        resid = yp - Xp @ w0
-        s2 = float(resid @ resid) / (n_pub - dim)
-        # tr((X' X)^-1) in the original units: inv is for X / scale.
+            return w0, float(relative), None
+        s2 = rss / max(n_pub - dof, 1.0)
+        # tr((X' X + ridge)^-1) in the original units: inv is for X / scale.
         radius = math.sqrt(max(s2 * float(np.sum(np.diag(inv) / scale**2)), 0.0))
-    return w0, (radius if radius > 0 and math.isfinite(radius) else None)
+    radius = radius if radius > 0 and math.isfinite(radius) else None
+    return w0, float(relative), radius
 
 
 def _least_squares(X, y, weights, fit_intercept):
@@ -352,7 +376,9 @@ def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
 
     Xa = _augment(X, params.fit_intercept)
     dim = Xa.shape[1]
-    w0, public_radius = _public_start(Xa[public_mask], y[public_mask], params, dim)
+    w0, ridge, public_radius = _public_start(
+        Xa[public_mask], y[public_mask], params, dim, params.fit_intercept
+    )
     radius = (
         float(params.radius)
         if params.radius != "auto"
@@ -430,6 +456,7 @@ def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
         message_norm,
         record,
         start_intercept,
+        public_ridge=ridge,
         randomizer=unit,
     )
 

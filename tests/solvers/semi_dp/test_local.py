@@ -185,7 +185,7 @@ def test_public_radius_estimate_shrinks_with_public_rows():
         mask = np.arange(400) < n_pub
         params = LocalParams(epsilon=1.0)
         Xa = _local._augment(X, True)
-        radii.append(_local._public_start(Xa[mask], y[mask], params, 4)[1])
+        radii.append(_local._public_start(Xa[mask], y[mask], params, 4, True)[2])
     assert radii[0] > radii[1] > radii[2] > 0
 
 
@@ -205,3 +205,25 @@ def test_huge_weight_on_a_private_record_raises_no_warning(weight):
             sample_weight=weights,
         )
     assert np.isfinite(fit.coef).all()
+
+
+def test_public_ridge_auto_is_chosen_on_public_rows_only():
+    # GCV on the public rows: a well-determined public fit keeps a small
+    # ridge; a fixed value is used as given; private rows never change it.
+    X, y, _ = _data(n=2000, d=5)
+    mask = np.arange(2000) < 1500
+    Xa = _local._augment(X, True)
+    auto = _local._public_start(Xa[mask], y[mask], LocalParams(epsilon=1.0), 6, True)
+    assert auto[1] in _local.PUBLIC_RIDGE_GRID and auto[1] <= 1e-3
+    fixed = _local._public_start(
+        Xa[mask], y[mask], LocalParams(epsilon=1.0, public_ridge=0.5), 6, True
+    )
+    assert fixed[1] == 0.5
+    y2 = y.copy()
+    y2[~mask] = 1e6
+    fits = [
+        fit_semi_local(X, t, mask, LocalParams(epsilon=1.0), rng=np.random.default_rng(0))
+        for t in (y, y2)
+    ]
+    assert fits[0].public_ridge == fits[1].public_ridge
+    np.testing.assert_array_equal(fits[0].warm_start, fits[1].warm_start)
