@@ -221,6 +221,10 @@ default=None
         private record, whatever ``n_features``.
         """
         check_local_epsilon(self.epsilon)
+        if not 0 <= int(n_public) <= int(n_samples):
+            raise ValueError(
+                f"n_public must be between 0 and n_samples={n_samples}, got {n_public}."
+            )
         return local_plan_event(self.epsilon, int(n_samples) - int(n_public))
 
     @_fit_context(prefer_skip_nested_validation=True)

@@ -82,6 +82,11 @@ def test_planned_event_is_the_fitted_event(params, n_public):
     assert plan == est.dp_event_
 
 
+def test_plan_refuses_impossible_counts():
+    with pytest.raises(ValueError, match="n_public"):
+        SemiLocalDPLinearRegression()._privacy_plan_event(10, 3, n_public=11)
+
+
 def test_record_states_the_local_model():
     X, y, mask, _ = _gaussian(n=300)
     est = SemiLocalDPLinearRegression(epsilon=1.0, random_state=0)
