@@ -15,7 +15,7 @@ from .._solvers.semi_dp._local import (
     LocalParams,
     check_local_epsilon,
     fit_semi_local,
-    local_plan_event,
+    planned_local_record,
 )
 from ..privacy import check_noise_generator
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
@@ -214,18 +214,35 @@ default=None
         self.public_ridge = public_ridge
         self.random_state = random_state
 
-    def _privacy_plan_event(self, n_samples, n_features, *, n_public=0):
-        """The ``DpEvent`` a fit on ``n_samples`` rows, ``n_public`` public, records.
+    _plan_public_counts = ("n_public",)
+
+    def _params(self):
+        return LocalParams(
+            epsilon=self.epsilon,
+            clip_norm=self.clip_norm,
+            learning_rate=self.learning_rate,
+            radius=self.radius,
+            public_gradient=self.public_gradient,
+            fit_intercept=self.fit_intercept,
+            public_ridge=self.public_ridge,
+        )
+
+    def _planned_record(self, n_samples, n_features, n_public=0):
+        """The record of a fit on ``n_samples`` rows, ``n_public`` of them public.
 
         From the parameters and the public counts only: one message per
-        private record, whatever ``n_features``.
+        private record (unweighted; a weighted fit adds the weights caveat
+        to the same event).
         """
         check_local_epsilon(self.epsilon)
-        if not 0 <= int(n_public) <= int(n_samples):
-            raise ValueError(
-                f"n_public must be between 0 and n_samples={n_samples}, got {n_public}."
-            )
-        return local_plan_event(self.epsilon, int(n_samples) - int(n_public))
+        if n_public > n_samples:
+            raise ValueError(f"n_public={n_public} exceeds n_samples={n_samples}.")
+        return planned_local_record(
+            self._params(),
+            n_samples - n_public,
+            n_public,
+            n_features + int(self.fit_intercept),
+        )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, *, public_mask=None):
@@ -263,16 +280,9 @@ default=None
         weights = check_public_weights(sample_weight, X)
         check_local_epsilon(self.epsilon)
         rng = check_noise_generator(self.random_state)
-        params = LocalParams(
-            epsilon=self.epsilon,
-            clip_norm=self.clip_norm,
-            learning_rate=self.learning_rate,
-            radius=self.radius,
-            public_gradient=self.public_gradient,
-            fit_intercept=self.fit_intercept,
-            public_ridge=self.public_ridge,
+        result = fit_semi_local(
+            X, y, mask, self._params(), rng=rng, sample_weight=weights
         )
-        result = fit_semi_local(X, y, mask, params, rng=rng, sample_weight=weights)
         self.coef_ = result.coef
         self.intercept_ = result.intercept
         self.coef_public_ = result.warm_start

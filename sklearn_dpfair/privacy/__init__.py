@@ -12,8 +12,10 @@ from ._calibration import (
     calibrate_noise_multiplier,
     noise_multiplier_for_gaussian,
 )
+from ._laplace import LaplaceMechanism
 from ._ledger import LedgerEntry, PrivacyLedger
 from ._mechanism import GaussianMechanism
+from ._plan import PrivacyPlan
 from ._quantile import noisy_histogram, private_quantile
 from ._random import check_noise_generator
 from ._record import PrivacyRecord
@@ -21,9 +23,11 @@ from ._weights import capped_weights, fit_weights
 
 __all__ = [
     "GaussianMechanism",
+    "LaplaceMechanism",
     "LedgerEntry",
     "PrivacyLedger",
     "PrivacyBudget",
+    "PrivacyPlan",
     "PrivacyRecord",
     "calibrate_noise",
     "calibrate_noise_multiplier",

@@ -90,11 +90,12 @@ def log_release(kind, level):
 
     Parameters
     ----------
-    kind : {"gaussian", "zcdp", "epsilon"}
+    kind : {"gaussian", "zcdp", "laplace", "epsilon"}
         What the release is accounted as.
     level : float
-        Its noise multiplier (``"gaussian"``), zCDP ``rho`` (``"zcdp"``) or
-        pure epsilon (``"epsilon"``).
+        Its noise multiplier (``"gaussian"``, ``"laplace"``), zCDP ``rho``
+        (``"zcdp"``) or pure epsilon (``"epsilon"``: a local randomizer's
+        message).
     """
     log = _LOG.get()
     if log is not None:
@@ -149,8 +150,14 @@ def _canonical(counts):
     # own key (no conversion to zCDP is exact).
     out = collections.Counter()
     for (kind, level), n in counts.items():
-        loss = float(f"{_loss(kind, level):.12g}")
-        out[("epsilon", loss) if kind == "epsilon" else loss] += n
+        if kind == "laplace":
+            # A pure-DP release: its own kind, by its epsilon.
+            out[("laplace", float(f"{1.0 / level:.12g}"))] += n
+        elif kind == "epsilon":
+            # A local randomizer's pure-DP message, by its epsilon.
+            out[("epsilon", float(f"{level:.12g}"))] += n
+        else:
+            out[float(f"{_loss(kind, level):.12g}")] += n
     return out
 
 
@@ -225,7 +232,11 @@ def joint_release(accounted=None):
     the pair is the Gaussian mechanism of noise multiplier
     ``(sum_k z_k^-2)^(-1/2)`` on the stacked sum of sensitivity 1 in units
     of each block's clip, as the fit accounts it. The ``with`` block's
-    releases reach the enclosing log as that one release.
+    releases reach the enclosing log as that one release. The same holds for
+    Gaussian releases made one after another, each possibly chosen from the
+    previous ones (full-batch noisy gradient descent): they compose to the
+    Gaussian of multiplier ``(sum_t z_t^-2)^(-1/2)`` exactly (Gaussian DP
+    composition, Dong, Roth and Su 2022, Corollary 3.3).
 
     Parameters
     ----------
@@ -395,6 +406,8 @@ def expected_releases(event):
         return collections.Counter({("gaussian", float(event.noise_multiplier)): 1})
     if isinstance(event, dp_accounting.ZCDpEvent):
         return collections.Counter({("zcdp", float(event.rho)): 1})
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        return collections.Counter({("laplace", float(event.noise_multiplier)): 1})
     if isinstance(event, dp_accounting.RandomizedResponseDpEvent):
         return collections.Counter({("epsilon", pure_epsilon_of(event)): 1})
     if isinstance(event, dp_accounting.PoissonSampledDpEvent):

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """SemiLocalDPLinearRegression: its record, its plan, its limits and its utility."""
 
+import dataclasses
 import math
 import warnings
 
@@ -75,16 +76,24 @@ def test_epsilon_is_recomputed_from_the_recorded_event():
 def test_planned_event_is_the_fitted_event(params, n_public):
     X, y, mask, _ = _gaussian(n=500, n_public=n_public)
     est = SemiLocalDPLinearRegression(random_state=0, **params)
-    plan = est._privacy_plan_event(500, 5, n_public=n_public)
+    plan = est.privacy_plan(500, 5, n_public=n_public)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # no public_mask
         est.fit(X, y, public_mask=mask if n_public else None)
-    assert plan == est.dp_event_
+    assert plan.dp_event == est.dp_event_
+    assert plan.epsilon == est.epsilon_ and plan.delta == est.delta_ == 0.0
+    assert plan.adjacency == est.adjacency_
+    plan.check_fitted(est)
+    # The whole planned record is the fitted one, but for the seed.
+    planned = est._planned_record(500, 5, n_public=n_public)
+    assert planned == dataclasses.replace(est.privacy_record_, seed=None)
 
 
 def test_plan_refuses_impossible_counts():
     with pytest.raises(ValueError, match="n_public"):
-        SemiLocalDPLinearRegression()._privacy_plan_event(10, 3, n_public=11)
+        SemiLocalDPLinearRegression().privacy_plan(10, 3, n_public=11)
+    with pytest.raises(TypeError, match="n_groups"):
+        SemiLocalDPLinearRegression().privacy_plan(10, 3, n_groups=2)
 
 
 def test_record_states_the_local_model():

@@ -83,6 +83,7 @@ __all__ = [
     "check_local_epsilon",
     "fit_semi_local",
     "local_plan_event",
+    "planned_local_record",
     "unit_direction",
 ]
 
@@ -210,6 +211,52 @@ def local_plan_event(epsilon, n_private):
     if n_private == 0:
         return no_op_event()
     return local_epsilon_event(_randomizer_epsilon(epsilon))
+
+
+def planned_local_record(params, n_private, n_public, dim, caveats=None):
+    """The record of a fit with ``params`` on these counts (public inputs only).
+
+    ``dim`` is ``n_features`` plus the intercept column. The randomizer's
+    parameters depend on ``epsilon`` and ``dim`` only; ``caveats`` None:
+    those of an unweighted fit.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.semi_dp._local import (
+    ...     LocalParams, planned_local_record)
+    >>> record = planned_local_record(LocalParams(epsilon=1.0), 90, 10, 3)
+    >>> record.epsilon, record.delta, record.steps
+    (1.0, 0.0, 90)
+    """
+    epsilon = float(params.epsilon)
+    if caveats is None:
+        caveats = (PUBLIC_ROWS_CAVEAT,) if n_public else ()
+    mechanism = _MECHANISM
+    if n_private and not math.isinf(epsilon):
+        unit = PrivUnit.calibrated(epsilon, dim)
+        mechanism += (
+            f"; PrivUnit in dimension {dim} with p = {unit.p:.6g}, "
+            f"gamma = {unit.gamma:.6g}, m = {unit.m:.6g}"
+        )
+    record = LocalPrivacyRecord.from_event(
+        local_plan_event(epsilon, n_private),
+        delta=0.0,
+        accountant="pld",
+        adjacency="replace_one",
+        mechanism=mechanism,
+        noise_multiplier=0.0,
+        clip_norm=float(params.clip_norm),
+        steps=n_private,
+        caveats=tuple(caveats),
+    )
+    if math.isinf(epsilon):
+        record = replace(
+            record,
+            mechanism="non-private limit: least squares on all rows",
+            clip_norm=None,
+            steps=None,
+        )
+    return record
 
 
 def _randomizer_epsilon(epsilon):
@@ -350,32 +397,15 @@ def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
     if sample_weight is not None:
         weights = np.asarray(sample_weight, dtype=np.float64)
         weights = weights / weights.mean()
-    event = local_plan_event(epsilon, n_private)
-    record = LocalPrivacyRecord.from_event(
-        event,
-        delta=0.0,
-        accountant="pld",
-        adjacency="replace_one",
-        mechanism=_MECHANISM,
-        noise_multiplier=0.0,
-        clip_norm=float(params.clip_norm),
-        steps=n_private,
-        caveats=caveats,
-    )
+    dim = n_features + int(params.fit_intercept)
+    record = planned_local_record(params, n_private, n_public, dim, caveats)
     if math.isinf(epsilon):
         coef, intercept = _least_squares(X, y, weights, params.fit_intercept)
-        record = replace(
-            record,
-            mechanism="non-private limit: least squares on all rows",
-            clip_norm=None,
-            steps=None,
-        )
         return LocalFit(
             coef, intercept, coef, math.nan, math.nan, math.nan, record, intercept
         )
 
     Xa = _augment(X, params.fit_intercept)
-    dim = Xa.shape[1]
     w0, ridge, public_radius = _public_start(
         Xa[public_mask], y[public_mask], params, dim, params.fit_intercept
     )
@@ -387,15 +417,6 @@ def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
     C = float(params.clip_norm)
     unit = PrivUnit.calibrated(epsilon, dim) if n_private else None
     message_norm = C / unit.m if unit is not None else C
-    if unit is not None:
-        # Public: PrivUnit's parameters depend on epsilon and the dimension.
-        record = replace(
-            record,
-            mechanism=(
-                f"{_MECHANISM}; PrivUnit in dimension {dim} with p = "
-                f"{unit.p:.6g}, gamma = {unit.gamma:.6g}, m = {unit.m:.6g}"
-            ),
-        )
     public_norm = message_norm if params.public_gradient == "rescale" else C
     if params.learning_rate == "auto":
         eta = radius / math.sqrt(n_private * message_norm**2 + n_public * public_norm**2)
