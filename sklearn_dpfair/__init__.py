@@ -9,6 +9,7 @@ from .linear_model import (
     FERMIClassifier,
     HeavyTailDPRegressor,
     SemiDPLinearRegression,
+    SemiLocalDPLinearRegression,
 )
 from .model_selection import PrivateHyperparameterSearch
 from .pipeline import PrivatePipeline, make_private_pipeline
@@ -27,6 +28,7 @@ __all__ = [
     "PrivateHyperparameterSearch",
     "PrivatePipeline",
     "SemiDPLinearRegression",
+    "SemiLocalDPLinearRegression",
     "__version__",
     "make_private_pipeline",
     "privacy_report",

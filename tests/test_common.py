@@ -16,6 +16,7 @@ from sklearn_dpfair import (
     DPLogisticRegression,
     HeavyTailDPRegressor,
     SemiDPLinearRegression,
+    SemiLocalDPLinearRegression,
 )
 from sklearn_dpfair.pipeline import PrivatePipeline
 from sklearn_dpfair.preprocessing import (
@@ -48,6 +49,7 @@ _NON_PRIVATE_LIMITS = [
     DPLogisticRegression(epsilon=np.inf, batch_size="full"),
     DPFERMIClassifier(epsilon=np.inf, batch_size="full", clip_norm=1e6),
     SemiDPLinearRegression(epsilon=np.inf),
+    SemiLocalDPLinearRegression(epsilon=np.inf),
     HeavyTailDPRegressor(epsilon=np.inf),
 ]
 
