@@ -28,10 +28,15 @@ from .._solvers._private_fit import (
     DPSGDParams,
     FrankWolfeParams,
     OutputPerturbationParams,
+    dp_newton_setup,
+    dp_sgd_setup,
     fit_dp_frank_wolfe,
+    fit_dp_newton,
     fit_dp_sgd,
     fit_output_perturbation,
 )
+from .._solvers._newton import NewtonParams
+from .._solvers._progress import progress_printer
 from ..federated._fit import SiloOptions, fit_silos, silo_attributes
 from ..privacy import PrivacyBudget
 from ..privacy._ledger import PrivacyLedger
@@ -53,7 +58,7 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
     Binary problems fit one logit; three or more classes fit a multinomial
     (softmax) model jointly, never one-vs-rest with a split budget.
 
-    Three solvers:
+    Four solvers:
 
     * ``"dp-sgd"`` (default): noisy clipped minibatch SGD with Poisson
       sampling. Each example's gradient is clipped to ``clip_norm`` and
@@ -71,6 +76,16 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
       square root, and ``coef_`` has at most ``fw_steps`` nonzeros: for wide
       (one-hot, hashed) data with a sparse truth. Accepts scipy.sparse ``X``
       without densifying it. Guarantee under add/remove adjacency.
+    * ``"dp-newton"``: a few full-batch private Newton steps by the
+      double-noise mechanism (Ganesh, Haghifam, Steinke and Thakurta,
+      NeurIPS 2023): each step releases a noisy gradient, a noisy Hessian
+      trace (which sets the shift ``lambda``) and a noisy regularized Newton
+      direction. Rows are clipped to ``feature_norm_bound`` (required).
+      Binary problems only. ``newton_steps`` passes over the data instead of
+      DP-SGD's ``max_iter`` epochs of random row gathers: at ``n = 1e6``,
+      ``d = 100`` it fits several times faster than DP-SGD with the same
+      accuracy; on small data (UCI Adult) or small ``epsilon n`` DP-SGD is
+      more accurate. Guarantee under add/remove adjacency.
 
     Read more in the :ref:`User Guide <dplogreg>`.
 
@@ -84,7 +99,7 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         solvers run their own exact solvers without noise.
     delta : float, default=1e-5
         Privacy parameter delta in (0, 1); keep it well below ``1/n_samples``.
-    solver : {"dp-sgd", "output-perturbation", "dp-frank-wolfe"}, \
+    solver : {"dp-sgd", "output-perturbation", "dp-frank-wolfe", "dp-newton"}, \
 default="dp-sgd"
         Private training algorithm. Every solver accepts scipy.sparse
         ``X`` without densifying it.
@@ -120,7 +135,7 @@ default="dp-sgd"
         guarantee does not cover which labels occur.
     feature_norm_bound : float, default=None
         Public bound ``R`` on the row norms, enforced by clipping rows
-        (output-perturbation only; required there).
+        (output-perturbation and dp-newton; required there).
     l1_radius : float, default=None
         Radius ``r`` of the constraint ``||w||_1 <= r`` over the coefficients
         (dp-frank-wolfe; required there; the intercept has its own bound
@@ -137,11 +152,20 @@ default="dp-sgd"
         ``T = 0.08 (B r n sqrt(8 rho) / ln J)^(2/3)``, with ``rho`` the zCDP
         budget of the selections and ``J`` the number of vertices, capped at
         1000: public quantities only (``n`` is public).
+    newton_steps : int, default=5
+        Number of private Newton steps (dp-newton), each one pass over the
+        data and three Gaussian releases; fixed before the data are read.
+    curvature : {"upper-bound", "hessian"}, default="upper-bound"
+        Curvature matrix of the Newton steps (dp-newton). "upper-bound": the
+        logistic curvature bound ``X^T X / (4 n)``, computed once, so every
+        later step costs two matrix-vector products; "hessian": the Hessian
+        at each iterate (one ``n d^2`` product per step, fewer steps needed
+        at large ``epsilon``). Same privacy cost.
     tol : float, default=1e-6
         Certified distance of the solve to the exact minimizer
         (output-perturbation); it adds ``2 tol`` to the sensitivity.
     accountant : {"rdp", "pld"}, default="rdp"
-        dp-accounting accountant for DP-SGD. Output perturbation (one
+        dp-accounting accountant for DP-SGD and dp-newton. Output perturbation (one
         Gaussian) is always accounted with PLD, which is exact for it;
         dp-frank-wolfe (zCDP selections) always with RDP, so a
         ``PrivacyLedger`` passed with it must be of kind "rdp".
@@ -195,6 +219,12 @@ default=None
         Federated mode only: also report ``central_epsilon_``, the guarantee
         that holds *if* the server sees only the weighted sum of the messages
         (secure aggregation deployed; not provided by this library).
+    verbose : int, default=0
+        With ``verbose > 0`` the dp-sgd and dp-newton fits print one line
+        per epoch (or Newton step) to stdout: the step, the norm of the
+        released noisy gradient (a loss proxy computed from released values
+        only, so it costs no privacy) and the elapsed time. Nothing private
+        is printed.
 
     Attributes
     ----------
@@ -302,7 +332,9 @@ default=None
 
     _parameter_constraints = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
-        "solver": [StrOptions({"dp-sgd", "output-perturbation", "dp-frank-wolfe"})],
+        "solver": [
+            StrOptions({"dp-sgd", "output-perturbation", "dp-frank-wolfe", "dp-newton"})
+        ],
         "clip_norm": [Interval(Real, 0, None, closed="neither")],
         "noise_multiplier": [Interval(Real, 0, None, closed="left"), None],
         "batch_size": [
@@ -321,6 +353,8 @@ default=None
         "l1_radius": [Interval(Real, 0, None, closed="neither"), None],
         "feature_inf_bound": [Interval(Real, 0, None, closed="neither"), None],
         "fw_steps": [Interval(Integral, 1, None, closed="left"), None],
+        "newton_steps": [Interval(Integral, 1, None, closed="left")],
+        "curvature": [StrOptions({"upper-bound", "hessian"})],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "device": [StrOptions(set(DEVICE_OPTIONS))],
         "silo_epsilon": [
@@ -333,6 +367,7 @@ default=None
         "server_weights": [StrOptions({"uniform", "size"}), Mapping],
         "execution": [StrOptions({"local", "dask"})],
         "secure_aggregation": ["boolean"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -353,6 +388,8 @@ default=None
         l1_radius=None,
         feature_inf_bound=None,
         fw_steps=None,
+        newton_steps=5,
+        curvature="upper-bound",
         tol=1e-6,
         accountant="rdp",
         random_state=None,
@@ -362,6 +399,7 @@ default=None
         server_weights="uniform",
         execution="local",
         secure_aggregation=False,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -378,6 +416,8 @@ default=None
         self.l1_radius = l1_radius
         self.feature_inf_bound = feature_inf_bound
         self.fw_steps = fw_steps
+        self.newton_steps = newton_steps
+        self.curvature = curvature
         self.tol = tol
         self.accountant = accountant
         self.random_state = random_state
@@ -387,6 +427,7 @@ default=None
         self.server_weights = server_weights
         self.execution = execution
         self.secure_aggregation = secure_aggregation
+        self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, *, silos=None):
@@ -432,6 +473,12 @@ default=None
             raise ValueError(
                 "execution='dask' runs the silos of a federated fit; pass silos=, "
                 "or pass X as a Dask collection (central DP-SGD on its workers)."
+            )
+        if self.solver == "dp-newton" and self.feature_norm_bound is None:
+            raise ValueError(
+                "solver='dp-newton' needs feature_norm_bound, a public bound on "
+                "the row norms (rows are clipped to it; it sets the sensitivity "
+                "of the gradient and of the Hessian)."
             )
         if self.solver == "output-perturbation":
             if self.alpha <= 0:
@@ -532,8 +579,28 @@ default=None
                 rng=rng,
                 backend=backend,
                 sample_weight=weights,
+                progress=progress_printer(self.verbose, type(self).__name__, "epoch"),
             )
             n_iter = self.max_iter
+        elif self.solver == "dp-newton":
+            result = fit_dp_newton(
+                X if sp.issparse(X) else to_numpy(X),
+                to_numpy(y_encoded),
+                loss,
+                self._newton_params(),
+                PrivacyBudget(
+                    self.epsilon,
+                    self.delta,
+                    self._accountant_kind(),
+                    caveats=tuple(caveats),
+                ),
+                rng=rng,
+                sample_weight=weights,
+                progress=progress_printer(
+                    self.verbose, type(self).__name__, "Newton step"
+                ),
+            )
+            n_iter = result.n_steps  # each step is one pass over the data
         elif frank_wolfe:
             result = fit_dp_frank_wolfe(
                 X,
@@ -579,6 +646,56 @@ default=None
             learning_rate=self.learning_rate,
             alpha=self.alpha,
             fit_intercept=self.fit_intercept,
+        )
+
+    def _newton_params(self):
+        """Public hyperparameters of the dp-newton fit."""
+        return NewtonParams(
+            feature_norm_bound=self.feature_norm_bound,
+            n_steps=self.newton_steps,
+            alpha=self.alpha,
+            fit_intercept=self.fit_intercept,
+            curvature=self.curvature,
+        )
+
+    def _privacy_plan_event(self, n_samples, n_features, **public_counts):
+        """The ``DpEvent`` a central fit on ``n_samples`` rows will record.
+
+        Computed from the parameters and the public shape only (no data):
+        the event the fit's ``dp_event_`` equals. ``public_counts`` are
+        accepted for the common interface; the dp-sgd, dp-newton and
+        output-perturbation events depend on none of them.
+
+        Parameters
+        ----------
+        n_samples, n_features : int
+            Public shape of the training data.
+        **public_counts : int
+            Other public counts (unused here).
+
+        Returns
+        -------
+        event : dp_accounting.DpEvent
+        """
+        budget = PrivacyBudget(
+            self.epsilon,
+            self.delta,
+            self._accountant_kind(),
+            self.noise_multiplier if self.solver == "dp-sgd" else None,
+        )
+        if self.solver == "dp-sgd":
+            setup = dp_sgd_setup(
+                n_samples, n_features, 1, self._dp_sgd_params(), budget, weighted=False
+            )
+            return setup.record.dp_event
+        if self.solver == "dp-newton":
+            plan, _ = dp_newton_setup(
+                n_samples, n_features, self._newton_params(), budget, weighted=False
+            )
+            return plan.dp_event
+        raise NotImplementedError(
+            f"No privacy plan for solver={self.solver!r} yet; its event is "
+            "recorded by fit."
         )
 
     def _dp_sgd_budget(self, caveats):
