@@ -487,7 +487,12 @@ def noisy_newton(X, y, newton_plan, params, *, rng, sample_weight=None, progress
             rows, y, w, scale, s, sample_weight, curvature=mode, buffer=buffer
         )
         H = H if H_step is None else H_step
-        g_noisy = newton_plan.gradient.privatize(g, rng)
+        # One release in the linear-model layout (coefficient block, then
+        # intercept): what the gradient-canary audit observes.
+        coef_part, intercept_part = newton_plan.gradient.privatize_blocks(
+            [g[:-1, None], g[-1:]], rng
+        )
+        g_noisy = np.concatenate([coef_part[:, 0], intercept_part])
         trace_noisy = float(newton_plan.trace.privatize(np.array([np.trace(H)]), rng)[0])
         shift = shift_from_trace(
             trace_noisy,

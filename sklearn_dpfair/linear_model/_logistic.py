@@ -588,11 +588,14 @@ default=None
                 to_numpy(y_encoded),
                 loss,
                 self._newton_params(),
+                # A noise_multiplier is refused by the plan (it calibrates
+                # its three releases per step itself).
                 PrivacyBudget(
                     self.epsilon,
                     self.delta,
                     self._accountant_kind(),
-                    caveats=tuple(caveats),
+                    self.noise_multiplier,
+                    tuple(caveats),
                 ),
                 rng=rng,
                 sample_weight=weights,
@@ -681,7 +684,7 @@ default=None
             self.epsilon,
             self.delta,
             self._accountant_kind(),
-            self.noise_multiplier if self.solver == "dp-sgd" else None,
+            self.noise_multiplier,
         )
         if self.solver == "dp-sgd":
             setup = dp_sgd_setup(
