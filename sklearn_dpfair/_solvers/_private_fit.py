@@ -41,7 +41,7 @@ from ._output_perturbation import (
     guaranteed_certificate_steps,
     output_perturbation,
 )
-from ._schedules import auto_learning_rate, sgd_schedule
+from ._schedules import auto_learning_rate, resolve_epochs, sgd_schedule
 from ._sgd import noisy_sgd
 
 __all__ = [
@@ -82,8 +82,9 @@ class DPSGDParams:
     batch_size : int, "auto" or "full"
         Expected batch size ``q n`` (see
         :func:`~sklearn_dpfair._solvers._schedules.sgd_schedule`).
-    epochs : int
-        Expected passes over the data; ``T = ceil(epochs / q)`` steps.
+    epochs : int or "auto"
+        Expected passes over the data; ``T = ceil(epochs / q)`` steps
+        ("auto": :func:`~sklearn_dpfair._solvers._schedules.auto_epochs`).
     learning_rate : float or "auto"
         Constant step size; "auto" derives it from public quantities.
     alpha : float
@@ -289,7 +290,11 @@ def fit_dp_sgd(
         sample_weight=(
             None if weights is None else backend.asarray(weights, dtype=X.dtype)
         ),
-        progress=None if progress is None else progress.per(n_steps, params.epochs),
+        progress=(
+            None
+            if progress is None
+            else progress.per(n_steps, resolve_epochs(params.epochs, n_samples))
+        ),
     )
     return LinearFit(
         backend.to_output(result.coef.T),

@@ -36,6 +36,7 @@ from .._solvers._private_fit import (
     fit_output_perturbation,
 )
 from .._solvers._newton import NewtonParams
+from .._solvers._schedules import resolve_epochs
 from .._solvers._progress import progress_printer
 from ..federated._fit import SiloOptions, fit_silos, silo_attributes
 from ..privacy import PrivacyBudget
@@ -113,10 +114,15 @@ default="dp-sgd"
     batch_size : int, "auto" or "full", default="auto"
         Expected Poisson batch size (dp-sgd). "auto" uses 5% of the rows (at
         least 256); "full" runs noisy full-batch gradient descent.
-    max_iter : int, default=20
+    max_iter : int or "auto", default="auto"
         Number of epochs (dp-sgd). The number of noisy steps is
         ``ceil(max_iter / q)`` with ``q = batch_size / n_samples``; it is fixed
         before the data are read (no early stopping on private data).
+        "auto" takes ``min(20, max(2, ceil(1e6 / n_samples)))`` epochs: 20 up
+        to 50,000 rows (tuned on UCI Adult), fewer beyond, where the noise
+        and the batches are small enough that few passes converge (2 from
+        500,000 rows; see :ref:`the scale benchmark <bench_scale>`). Only
+        the public ``n_samples`` is read.
     learning_rate : float or "auto", default="auto"
         Constant step size (dp-sgd). "auto" sets it from public quantities
         only: ``min(8, 0.2 / r)`` with ``r = sigma sqrt(n_params) / (q n)`` the
@@ -341,7 +347,7 @@ default=None
             Interval(Integral, 1, None, closed="left"),
             StrOptions({"auto", "full"}),
         ],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "learning_rate": [
             Interval(Real, 0, None, closed="neither"),
             StrOptions({"auto"}),
@@ -379,7 +385,7 @@ default=None
         clip_norm=1.0,
         noise_multiplier=None,
         batch_size="auto",
-        max_iter=20,
+        max_iter="auto",
         learning_rate="auto",
         alpha=0.0,
         fit_intercept=True,
@@ -568,7 +574,7 @@ default=None
                 rng=rng,
                 seeded=self.random_state is not None,
             )
-            n_iter = self.max_iter
+            n_iter = resolve_epochs(self.max_iter, X.shape[0])
         elif self.solver == "dp-sgd":
             result = fit_dp_sgd(
                 X,
@@ -581,7 +587,7 @@ default=None
                 sample_weight=weights,
                 progress=progress_printer(self.verbose, type(self).__name__, "epoch"),
             )
-            n_iter = self.max_iter
+            n_iter = resolve_epochs(self.max_iter, X.shape[0])
         elif self.solver == "dp-newton":
             result = fit_dp_newton(
                 X if sp.issparse(X) else to_numpy(X),
@@ -738,7 +744,9 @@ default=None
             )
         finally:
             data.release()
-        return self._set_fitted(data.classes, result, self.max_iter)
+        return self._set_fitted(
+            data.classes, result, resolve_epochs(self.max_iter, data.n_samples)
+        )
 
     def _set_fitted(self, classes, result, n_iter):
         self.classes_ = classes
