@@ -56,6 +56,7 @@ __all__ = [
     "fit_dp_newton",
     "fit_dp_sgd",
     "fit_output_perturbation",
+    "output_perturbation_event",
 ]
 
 # l1_radius * feature bound bounds every linear prediction |w . x~|; beyond
@@ -375,12 +376,8 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
     # The noise is chosen before the data are touched: the sensitivity is
     # public (row bound, loss constants, alpha, n, tol).
     sensitivity = 2.0 * lipschitz / (alpha * n_samples) + 2.0 * tol
+    mechanism = _output_perturbation_mechanism(budget, sensitivity)
     budget = replace(budget, accountant=_SINGLE_GAUSSIAN_ACCOUNTANT)
-    mechanism = budget.gaussian(sensitivity)
-    if not budget.is_private:
-        # No noise; the record keeps the sensitivity the private fit would
-        # have (the non-private limit clips nothing).
-        mechanism = GaussianMechanism(clip_norm=sensitivity, noise_multiplier=0.0)
     record = budget.account(
         mechanism,
         description=description,
@@ -417,6 +414,34 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
     # float64, then cast), as scikit-learn's linear models do.
     dtype = X.dtype
     return LinearFit(W[:-1].T.astype(dtype), (s * W[-1]).astype(dtype), None, record)
+
+
+def _output_perturbation_mechanism(budget, sensitivity):
+    """The one Gaussian of output perturbation, calibrated with PLD."""
+    budget = replace(budget, accountant=_SINGLE_GAUSSIAN_ACCOUNTANT)
+    if not budget.is_private:
+        # No noise; the record keeps the sensitivity the private fit would
+        # have (the non-private limit clips nothing).
+        return GaussianMechanism(clip_norm=sensitivity, noise_multiplier=0.0)
+    return budget.gaussian(sensitivity)
+
+
+def output_perturbation_event(budget):
+    """The event an output-perturbation fit records, from the budget only.
+
+    One Gaussian whose multiplier the budget calibrates (PLD) whatever the
+    sensitivity; non-private at ``epsilon = inf``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers._private_fit import output_perturbation_event
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
+    >>> output_perturbation_event(PrivacyBudget(1.0, 1e-5))
+    GaussianDpEvent(noise_multiplier=3.73...)
+    """
+    if budget.noise_multiplier is not None:
+        raise ValueError("Output perturbation calibrates its own noise.")
+    return gaussian_event(_output_perturbation_mechanism(budget, 1.0).noise_multiplier)
 
 
 def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):

@@ -34,6 +34,7 @@ from .._solvers._private_fit import (
     fit_dp_newton,
     fit_dp_sgd,
     fit_output_perturbation,
+    output_perturbation_event,
 )
 from .._solvers._newton import NewtonParams
 from .._solvers._schedules import resolve_epochs
@@ -673,7 +674,9 @@ default=None
         Computed from the parameters and the public shape only (no data):
         the event the fit's ``dp_event_`` equals. ``public_counts`` are
         accepted for the common interface; the dp-sgd, dp-newton and
-        output-perturbation events depend on none of them.
+        output-perturbation events depend on none of them. dp-frank-wolfe
+        raises ``NotImplementedError``: its step count may read the data's
+        feature bound, and its selections the number of classes.
 
         Parameters
         ----------
@@ -702,6 +705,8 @@ default=None
                 n_samples, n_features, self._newton_params(), budget, weighted=False
             )
             return plan.dp_event
+        if self.solver == "output-perturbation":
+            return output_perturbation_event(budget)
         raise NotImplementedError(
             f"No privacy plan for solver={self.solver!r} yet; its event is "
             "recorded by fit."

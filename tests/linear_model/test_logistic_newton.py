@@ -39,13 +39,6 @@ def test_planned_event_is_the_fitted_event(curvature, sparse, weighted):
     assert clf.n_iter_ == 4 == clf.t_
 
 
-def test_dp_sgd_planned_event_is_the_fitted_event():
-    X, y, _, _ = _data(n=1000)
-    clf = DPLogisticRegression(classes=[0, 1], max_iter=3, random_state=0)
-    planned = clf._privacy_plan_event(*X.shape)
-    assert clf.fit(X, y).dp_event_ == planned
-
-
 def test_utility_rises_with_epsilon():
     X, y, X_test, y_test = _data()
     scores = {
