@@ -43,9 +43,9 @@ import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _adult import machine_description  # noqa: E402
+from _adult import machine_description
 
-from sklearn_dpfair import DPLogisticRegression  # noqa: E402
+from sklearn_dpfair import DPLogisticRegression
 
 N_TEST = 20_000
 DENSITY = 0.1

@@ -70,8 +70,8 @@ from ._row_blocks import row_block, row_blocks
 
 __all__ = [
     "CURVATURE_BOUND",
-    "ClippedRows",
     "MAX_FEATURES",
+    "ClippedRows",
     "NewtonParams",
     "NewtonPlan",
     "clipped_rows",

@@ -32,7 +32,7 @@ from ._frank_wolfe import (
     score_sensitivity,
     selection_budget_shares,
 )
-from ._newton import NewtonParams, noisy_newton
+from ._newton import noisy_newton
 from ._newton import plan as newton_plan
 from ._non_private import minimize_linear, non_private_record
 from ._output_perturbation import (

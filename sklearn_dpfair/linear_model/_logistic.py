@@ -24,6 +24,7 @@ from .._solvers._distributed import (
     is_dask_collection,
     set_dask_input_features,
 )
+from .._solvers._newton import NewtonParams
 from .._solvers._private_fit import (
     DPSGDParams,
     FrankWolfeParams,
@@ -36,9 +37,8 @@ from .._solvers._private_fit import (
     fit_output_perturbation,
     output_perturbation_event,
 )
-from .._solvers._newton import NewtonParams
-from .._solvers._schedules import resolve_epochs
 from .._solvers._progress import progress_printer
+from .._solvers._schedules import resolve_epochs
 from ..federated._fit import SiloOptions, fit_silos, silo_attributes
 from ..privacy import PrivacyBudget
 from ..privacy._ledger import PrivacyLedger
