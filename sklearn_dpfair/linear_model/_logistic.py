@@ -35,7 +35,8 @@ from .._solvers._private_fit import (
     fit_dp_newton,
     fit_dp_sgd,
     fit_output_perturbation,
-    output_perturbation_event,
+    frank_wolfe_setup,
+    output_perturbation_setup,
 )
 from .._solvers._progress import progress_printer
 from .._solvers._schedules import resolve_epochs
@@ -616,13 +617,7 @@ default=None
                 X,
                 y_encoded,
                 loss,
-                FrankWolfeParams(
-                    l1_radius=self.l1_radius,
-                    feature_inf_bound=self.feature_inf_bound,
-                    n_steps=self.fw_steps,
-                    alpha=self.alpha,
-                    fit_intercept=self.fit_intercept,
-                ),
+                self._frank_wolfe_params(),
                 PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
                 rng=rng,
                 sample_weight=weights,
@@ -633,12 +628,7 @@ default=None
                 X,
                 y_encoded,
                 loss,
-                OutputPerturbationParams(
-                    feature_norm_bound=self.feature_norm_bound,
-                    alpha=self.alpha,
-                    tol=self.tol,
-                    fit_intercept=self.fit_intercept,
-                ),
+                self._output_perturbation_params(),
                 PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
                 rng=rng,
                 sample_weight=weights,
@@ -668,49 +658,94 @@ default=None
             curvature=self.curvature,
         )
 
-    def _privacy_plan_event(self, n_samples, n_features, **public_counts):
-        """The ``DpEvent`` a central fit on ``n_samples`` rows will record.
+    def _frank_wolfe_params(self):
+        """Public hyperparameters of the private Frank-Wolfe fit."""
+        return FrankWolfeParams(
+            l1_radius=self.l1_radius,
+            feature_inf_bound=self.feature_inf_bound,
+            n_steps=self.fw_steps,
+            alpha=self.alpha,
+            fit_intercept=self.fit_intercept,
+        )
 
-        Computed from the parameters and the public shape only (no data):
-        the event the fit's ``dp_event_`` equals. ``public_counts`` are
-        accepted for the common interface; the dp-sgd, dp-newton and
-        output-perturbation events depend on none of them. dp-frank-wolfe
-        raises ``NotImplementedError``: its step count may read the data's
-        feature bound, and its selections the number of classes.
+    def _output_perturbation_params(self):
+        """Public hyperparameters of the output-perturbation fit."""
+        return OutputPerturbationParams(
+            feature_norm_bound=self.feature_norm_bound,
+            alpha=self.alpha,
+            tol=self.tol,
+            fit_intercept=self.fit_intercept,
+        )
 
-        Parameters
-        ----------
-        n_samples, n_features : int
-            Public shape of the training data.
-        **public_counts : int
-            Other public counts (unused here).
+    _plan_public_counts = ("n_classes",)
 
-        Returns
-        -------
-        event : dp_accounting.DpEvent
+    def _planned_record(self, n_samples, n_features, n_classes=None):
+        """The record of a central fit, by the set-up functions of :meth:`fit`.
+
+        ``n_classes`` (public) is the size of the label set: that of
+        ``classes`` when it is declared, else 2 unless given. Federated fits
+        (``silos=``) are planned per silo by their own accounting and have no
+        single central plan.
         """
-        budget = PrivacyBudget(
-            self.epsilon,
-            self.delta,
-            self._accountant_kind(),
-            self.noise_multiplier,
-        )
+        if self.classes is not None:
+            declared = len(self.classes)
+            if n_classes is not None and n_classes != declared:
+                raise ValueError(
+                    f"n_classes={n_classes} disagrees with the {declared} "
+                    "declared classes."
+                )
+            n_classes = declared
+        n_classes = 2 if n_classes is None else n_classes
+        if n_classes < 2:
+            raise ValueError(f"n_classes must be >= 2; got {n_classes}.")
+        loss = self._loss_for(np.arange(n_classes))
         if self.solver == "dp-sgd":
-            setup = dp_sgd_setup(
-                n_samples, n_features, 1, self._dp_sgd_params(), budget, weighted=False
-            )
-            return setup.record.dp_event
+            return dp_sgd_setup(
+                n_samples,
+                n_features,
+                loss.n_outputs,
+                self._dp_sgd_params(),
+                self._dp_sgd_budget(()),
+                weighted=False,
+            ).record
         if self.solver == "dp-newton":
-            plan, _ = dp_newton_setup(
-                n_samples, n_features, self._newton_params(), budget, weighted=False
+            if self.feature_norm_bound is None:
+                raise ValueError(
+                    "A plan of solver='dp-newton' needs feature_norm_bound."
+                )
+            if n_classes != 2:
+                raise ValueError("solver='dp-newton' fits binary problems only.")
+            return dp_newton_setup(
+                n_samples,
+                n_features,
+                self._newton_params(),
+                self._dp_sgd_budget(()),
+                weighted=False,
+            )[1]
+        budget = PrivacyBudget(self.epsilon, self.delta)
+        if self.solver == "dp-frank-wolfe":
+            if self.l1_radius is None or self.feature_inf_bound is None:
+                raise ValueError(
+                    "A plan of solver='dp-frank-wolfe' needs l1_radius and "
+                    "feature_inf_bound: with feature_inf_bound=None the step "
+                    "count is read from the data."
+                )
+            return frank_wolfe_setup(
+                n_samples,
+                n_features,
+                loss.n_outputs,
+                self._frank_wolfe_params(),
+                budget,
+                weighted=False,
+            ).record
+        if self.alpha <= 0 or self.feature_norm_bound is None:
+            raise ValueError(
+                "A plan of solver='output-perturbation' needs alpha > 0 and "
+                "feature_norm_bound."
             )
-            return plan.dp_event
-        if self.solver == "output-perturbation":
-            return output_perturbation_event(budget)
-        raise NotImplementedError(
-            f"No privacy plan for solver={self.solver!r} yet; its event is "
-            "recorded by fit."
-        )
+        return output_perturbation_setup(
+            n_samples, loss, self._output_perturbation_params(), budget, weighted=False
+        ).record
 
     def _dp_sgd_budget(self, caveats):
         """Privacy inputs of the central DP-SGD fits."""

@@ -30,7 +30,7 @@ def _newton(**kw):
 def test_planned_event_is_the_fitted_event(curvature, sparse, weighted):
     X, y, _, _ = _data(n=1000)
     clf = _newton(epsilon=0.7, newton_steps=4, curvature=curvature, random_state=0)
-    planned = clf._privacy_plan_event(*X.shape)
+    planned = clf.privacy_plan(*X.shape).dp_event
     fit_X = sp.csr_matrix(X) if sparse else X
     weights = np.linspace(0.5, 2.0, len(y)) if weighted else None
     clf.fit(fit_X, y, sample_weight=weights)

@@ -32,13 +32,13 @@ def test_auto_keeps_twenty_epochs_up_to_fifty_thousand_rows():
 
 
 def test_estimator_plans_and_reports_the_resolved_epochs():
-    clf = DPLogisticRegression(classes=[0, 1], random_state=0)
+    clf = DPLogisticRegression(classes=[0, 1], delta=1e-7, random_state=0)
     # 2 epochs of q = 0.05 at a million rows: 40 steps, planned without data.
-    event = clf._privacy_plan_event(10**6, 100)
+    event = clf.privacy_plan(10**6, 100).dp_event
     assert event.count == 40
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200_000, 2))
     y = (X[:, 0] > 0).astype(int)
     clf.fit(X, y)
     assert clf.n_iter_ == 5 and clf.t_ == 100
-    assert clf.dp_event_ == clf._privacy_plan_event(*X.shape)
+    assert clf.dp_event_ == clf.privacy_plan(*X.shape).dp_event
