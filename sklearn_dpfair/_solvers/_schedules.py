@@ -50,7 +50,7 @@ def auto_epochs(n_samples):
 
 
 def resolve_epochs(epochs, n_samples):
-    """``epochs`` as an int: :func:`auto_epochs` for "auto".
+    """``epochs`` as given, or :func:`auto_epochs` of ``n_samples`` for "auto".
 
     Examples
     --------
@@ -58,7 +58,8 @@ def resolve_epochs(epochs, n_samples):
     >>> resolve_epochs(7, 10**6), resolve_epochs("auto", 10**6)
     (7, 2)
     """
-    return auto_epochs(n_samples) if epochs == "auto" else int(epochs)
+    # Other solvers pass fractional epochs: kept as they are.
+    return auto_epochs(n_samples) if isinstance(epochs, str) else epochs
 
 
 def sgd_schedule(n_samples, batch_size, epochs):
