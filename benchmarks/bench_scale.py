@@ -13,7 +13,7 @@ logistic model with ``||w|| = 3``; a held-out test set of 20,000 rows;
 (``max_iter="auto"``), and
 ``solver="dp-newton"`` with ``feature_norm_bound = 1.5 sqrt(d q)``
 (``q`` the density: the norm of a typical row, a public choice made from
-how the features are scaled, never from the data) at its defaults (5
+how the features are scaled, never from the data) at its defaults (10
 steps, curvature bound) and with ``curvature="hessian"``. Each private fit
 is seeded (0..S-1). Reports fit seconds, the ratio to lbfgs, test accuracy
 and, for the private fits, the accuracy difference to the DP-SGD default.
