@@ -11,6 +11,7 @@ from .linear_model import (
     SemiDPLinearRegression,
 )
 from .model_selection import PrivateHyperparameterSearch
+from .pipeline import PrivatePipeline, make_private_pipeline
 from .report import ModelReport, privacy_report
 
 __version__ = "0.1.0"
@@ -24,7 +25,9 @@ __all__ = [
     "PrivacyBudgetError",
     "PrivacyLeakWarning",
     "PrivateHyperparameterSearch",
+    "PrivatePipeline",
     "SemiDPLinearRegression",
     "__version__",
+    "make_private_pipeline",
     "privacy_report",
 ]
