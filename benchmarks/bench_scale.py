@@ -97,9 +97,10 @@ def scale(args):
                 bound = 1.5 * math.sqrt(d * (DENSITY if sparse else 1.0))
                 rows = {"sgd20": [], "sgd": [], "newton": [], "hessian": []}
                 for seed in range(args.seeds):
-                    common = dict(
-                        epsilon=1.0, delta=1e-6, classes=[0, 1], random_state=seed
-                    )
+                    common = {
+                        "epsilon": 1.0, "delta": 1e-6, "classes": [0, 1],
+                        "random_state": seed,
+                    }
                     fits = {
                         # The default before max_iter="auto": the reference.
                         "sgd20": DPLogisticRegression(max_iter=20, **common),

@@ -21,7 +21,7 @@ from sklearn_dpfair._solvers._schedules import (
 )
 def test_auto_epochs_fall_with_n(n, epochs):
     assert auto_epochs(n) == epochs
-    q, steps = sgd_schedule(n, "auto", "auto")
+    _, steps = sgd_schedule(n, "auto", "auto")
     assert steps == sgd_schedule(n, "auto", epochs)[1]
 
 
