@@ -58,6 +58,9 @@ CLASSIFIERS = [
         classes=[0, 1], solver="dp-frank-wolfe", l1_radius=1.0,
         feature_inf_bound=600.0, fw_steps=5,
     ),
+    DPLogisticRegression(
+        classes=[0, 1], solver="dp-newton", feature_norm_bound=600.0, newton_steps=3
+    ),
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2),
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, disparity_bound=0.05),
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, fairness_weight=0.0),

@@ -35,6 +35,8 @@ from ._frank_wolfe import (
     score_sensitivity,
     selection_budget_shares,
 )
+from ._newton import noisy_newton
+from ._newton import plan as newton_plan
 from ._non_private import minimize_linear, non_private_record
 from ._output_perturbation import (
     MAX_FALLBACK_STEPS,
@@ -42,7 +44,7 @@ from ._output_perturbation import (
     guaranteed_certificate_steps,
     output_perturbation,
 )
-from ._schedules import auto_learning_rate, sgd_schedule
+from ._schedules import auto_learning_rate, resolve_epochs, sgd_schedule
 from ._sgd import noisy_sgd
 
 __all__ = [
@@ -53,8 +55,10 @@ __all__ = [
     "LinearFit",
     "OutputPerturbationParams",
     "OutputPerturbationSetup",
+    "dp_newton_setup",
     "dp_sgd_setup",
     "fit_dp_frank_wolfe",
+    "fit_dp_newton",
     "fit_dp_sgd",
     "fit_output_perturbation",
     "frank_wolfe_setup",
@@ -85,8 +89,9 @@ class DPSGDParams:
     batch_size : int, "auto" or "full"
         Expected batch size ``q n`` (see
         :func:`~sklearn_dpfair._solvers._schedules.sgd_schedule`).
-    epochs : int
-        Expected passes over the data; ``T = ceil(epochs / q)`` steps.
+    epochs : int or "auto"
+        Expected passes over the data; ``T = ceil(epochs / q)`` steps
+        ("auto": :func:`~sklearn_dpfair._solvers._schedules.auto_epochs`).
     learning_rate : float or "auto"
         Constant step size; "auto" derives it from public quantities.
     alpha : float
@@ -262,6 +267,7 @@ def fit_dp_sgd(
     backend=NUMPY_BACKEND,
     sample_weight=None,
     scaling=None,
+    progress=None,
 ):
     """DP-SGD with Poisson sampling and per-sample clipping (add/remove adjacency).
 
@@ -286,6 +292,9 @@ def fit_dp_sgd(
     the sensitivity stays the clip norm whatever a weight is, and the sum is
     divided by the public expected batch size. Weights of 1 take the
     unweighted path exactly.
+
+    ``progress`` (a :class:`~sklearn_dpfair._solvers._progress.Progress` or
+    None) prints one line per expected epoch from released iterates only.
 
     ``scaling`` (a :class:`~._feature_scaling.ScalingPlan`, from public
     inputs) maps the columns to unit scale first, by public bounds or by
@@ -333,6 +342,11 @@ def fit_dp_sgd(
         rng=rng,
         sample_weight=(
             None if weights is None else backend.asarray(weights, dtype=X.dtype)
+        ),
+        progress=(
+            None
+            if progress is None
+            else progress.per(n_steps, resolve_epochs(params.epochs, n_samples))
         ),
     )
     coef, intercept = result.coef.T, result.intercept
@@ -719,6 +733,85 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
     )
     return LinearFit(
         result.coef.T.copy(), result.intercept, setup.n_steps, setup.record
+    )
+
+
+_NEWTON_DESCRIPTION = (
+    "private Newton steps, double-noise mechanism (Ganesh et al. 2023): per "
+    "step a Gaussian gradient, a Gaussian Hessian trace and a Gaussian on the "
+    "regularized Newton direction; rows clipped to feature_norm_bound"
+)
+
+
+def dp_newton_setup(n_samples, n_features, params, budget, *, weighted):
+    """Plan and record of a double-noise Newton fit, from public quantities.
+
+    ``n`` is public (the divisor of every mean, add/remove adjacency). The
+    plan (:func:`~sklearn_dpfair._solvers._newton.plan`) calibrates the
+    ``3 T`` Gaussian releases with the budget's accountant; the record
+    accounts their composed event.
+
+    Returns
+    -------
+    plan : NewtonPlan
+    record : PrivacyRecord
+    """
+    plan = newton_plan(n_samples, n_features, params, budget)
+    caveats = (WEIGHTS_CAVEAT,) if weighted else ()
+    description = _NEWTON_DESCRIPTION
+    if weighted:
+        description += "; each sample weight capped at 1"
+    record = budget.account(
+        plan.gradient,
+        description=description,
+        adjacency="add_remove",
+        steps=plan.n_steps,
+        dp_event=plan.dp_event,
+        caveats=caveats,
+    )
+    return plan, replace(record, noise_multiplier=plan.noise_multiplier)
+
+
+def fit_dp_newton(X, y, loss, params, budget, *, rng, sample_weight=None, progress=None):
+    """Private Newton steps by the double-noise mechanism (add/remove adjacency).
+
+    Binary logistic loss only. Rows are clipped to the public
+    ``params.feature_norm_bound`` (never read from the data); public sample
+    weights are capped at 1 (:func:`~sklearn_dpfair.privacy.capped_weights`:
+    the sensitivities are bounded, not clipped). ``epsilon = inf`` is the
+    non-private limit: the full-batch L-BFGS-B minimizer of the same
+    objective on the unclipped rows, as for DP-SGD. ``X`` may be dense or
+    CSR (never densified; the Hessian is ``(d + 1) x (d + 1)`` dense).
+    """
+    if loss.n_outputs != 1:
+        raise ValueError(
+            "solver='dp-newton' fits binary problems only (two classes); use "
+            "solver='dp-sgd' for three or more classes."
+        )
+    n_samples, n_features = X.shape
+    plan, record = dp_newton_setup(
+        n_samples, n_features, params, budget, weighted=sample_weight is not None
+    )
+    weights = fit_weights(sample_weight, n_samples, private=budget.is_private)
+    if not budget.is_private:
+        return _non_private_fit(
+            X, y, loss, params.alpha, params.fit_intercept, weights, record
+        )
+    dtype = X.dtype
+    coef, intercept = noisy_newton(
+        X,
+        np.asarray(y, dtype=np.float64),
+        plan,
+        params,
+        rng=rng,
+        sample_weight=capped_weights(weights),
+        progress=progress,
+    )
+    return LinearFit(
+        coef[:, None].T.astype(dtype),
+        np.array([intercept], dtype=dtype),
+        plan.n_steps,
+        record,
     )
 
 

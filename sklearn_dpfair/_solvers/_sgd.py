@@ -38,6 +38,7 @@ of a Dask collection (:mod:`._distributed`). The noise, the division and
 the update are then the same code on the same driver.
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,6 +80,7 @@ def noisy_sgd(
     rng,
     tail_fraction=0.5,
     sample_weight=None,
+    progress=None,
 ):
     """Run DP-SGD on a linear model and return the tail-averaged iterate.
 
@@ -117,6 +119,8 @@ def noisy_sgd(
         record's raw gradient is multiplied by its weight *before* clipping,
         so a record's clipped term stays within the clip norm whatever its
         weight. None is the unweighted loop.
+    progress : Progress or None, default=None
+        Called after every step (:func:`sgd_loop`).
 
     Returns
     -------
@@ -166,6 +170,7 @@ def noisy_sgd(
         alpha=alpha,
         rng=rng,
         tail_fraction=tail_fraction,
+        progress=progress,
     )
 
 
@@ -182,6 +187,7 @@ def sgd_loop(
     alpha,
     rng,
     tail_fraction=0.5,
+    progress=None,
 ):
     """The DP-SGD loop around a clipped-sum function (steps 5-8).
 
@@ -209,6 +215,10 @@ def sgd_loop(
         Source of the noise.
     tail_fraction : float, default=0.5
         Fraction of the last iterates that are averaged.
+    progress : Progress or None, default=None
+        ``progress(t + 1, proxy)`` after step ``t``, with ``proxy`` the norm
+        of the released update divided by the step size (the noisy
+        gradient, penalty included): computed from released iterates only.
 
     Returns
     -------
@@ -217,7 +227,7 @@ def sgd_loop(
 
     def step(t, coef, w0):
         g_coef, g_w0 = clipped_sum(t, coef, w0)
-        return model.private_step(
+        new = model.private_step(
             coef,
             w0,
             g_coef,
@@ -228,6 +238,11 @@ def sgd_loop(
             alpha=alpha,
             rng=rng,
         )
+        if progress is not None:
+            xp = array_namespace(coef)
+            moved = float(xp.sum((new[0] - coef) ** 2) + xp.sum((new[1] - w0) ** 2))
+            progress(t + 1, math.sqrt(moved) / learning_rate)
+        return new
 
     _, (coef, w0) = tail_averaged(
         step, coef, w0, n_steps=n_steps, tail_fraction=tail_fraction

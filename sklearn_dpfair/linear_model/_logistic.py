@@ -24,18 +24,23 @@ from .._solvers._distributed import (
     is_dask_collection,
     set_dask_input_features,
 )
+from .._solvers._newton import NewtonParams
 from .._solvers._feature_scaling import plan_feature_scaling
 from .._solvers._private_fit import (
     DPSGDParams,
     FrankWolfeParams,
     OutputPerturbationParams,
+    dp_newton_setup,
     dp_sgd_setup,
     fit_dp_frank_wolfe,
+    fit_dp_newton,
     fit_dp_sgd,
     fit_output_perturbation,
     frank_wolfe_setup,
     output_perturbation_setup,
 )
+from .._solvers._progress import progress_printer
+from .._solvers._schedules import resolve_epochs
 from ..federated._fit import SiloOptions, fit_silos, silo_attributes
 from ..privacy import PrivacyBudget
 from ..privacy._ledger import PrivacyLedger
@@ -57,7 +62,7 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
     Binary problems fit one logit; three or more classes fit a multinomial
     (softmax) model jointly, never one-vs-rest with a split budget.
 
-    Three solvers:
+    Four solvers:
 
     * ``"dp-sgd"`` (default): noisy clipped minibatch SGD with Poisson
       sampling. Each example's gradient is clipped to ``clip_norm`` and
@@ -75,6 +80,16 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
       square root, and ``coef_`` has at most ``fw_steps`` nonzeros: for wide
       (one-hot, hashed) data with a sparse truth. Accepts scipy.sparse ``X``
       without densifying it. Guarantee under add/remove adjacency.
+    * ``"dp-newton"``: a few full-batch private Newton steps by the
+      double-noise mechanism (Ganesh, Haghifam, Steinke and Thakurta,
+      NeurIPS 2023): each step releases a noisy gradient, a noisy Hessian
+      trace (which sets the shift ``lambda``) and a noisy regularized Newton
+      direction. Rows are clipped to ``feature_norm_bound`` (required).
+      Binary problems only. ``newton_steps`` passes over the data instead of
+      DP-SGD's ``max_iter`` epochs of random row gathers: at ``n = 1e6``,
+      ``d = 100`` it fits several times faster than DP-SGD with the same
+      accuracy; on small data (UCI Adult) or small ``epsilon n`` DP-SGD is
+      more accurate. Guarantee under add/remove adjacency.
 
     Read more in the :ref:`User Guide <dplogreg>`.
 
@@ -91,7 +106,7 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         ``delta=0`` asks for pure epsilon-DP, which
         ``solver="output-perturbation"`` gives with Laplace noise (the
         other solvers need ``delta > 0``).
-    solver : {"dp-sgd", "output-perturbation", "dp-frank-wolfe"}, \
+    solver : {"dp-sgd", "output-perturbation", "dp-frank-wolfe", "dp-newton"}, \
 default="dp-sgd"
         Private training algorithm. Every solver accepts scipy.sparse
         ``X`` without densifying it.
@@ -105,10 +120,15 @@ default="dp-sgd"
     batch_size : int, "auto" or "full", default="auto"
         Expected Poisson batch size (dp-sgd). "auto" uses 5% of the rows (at
         least 256); "full" runs noisy full-batch gradient descent.
-    max_iter : int, default=20
+    max_iter : int or "auto", default="auto"
         Number of epochs (dp-sgd). The number of noisy steps is
         ``ceil(max_iter / q)`` with ``q = batch_size / n_samples``; it is fixed
         before the data are read (no early stopping on private data).
+        "auto" takes ``min(20, max(2, ceil(1e6 / n_samples)))`` epochs: 20 up
+        to 50,000 rows (tuned on UCI Adult), fewer beyond, where the noise
+        and the batches are small enough that few passes converge (2 from
+        500,000 rows; see :ref:`the scale benchmark <bench_scale>`). Only
+        the public ``n_samples`` is read.
     learning_rate : float or "auto", default="auto"
         Constant step size (dp-sgd). "auto" sets it from public quantities
         only: ``min(8, 0.2 / r)`` with ``r = sigma sqrt(n_params) / (q n)`` the
@@ -127,7 +147,7 @@ default="dp-sgd"
         guarantee does not cover which labels occur.
     feature_norm_bound : float, default=None
         Public bound ``R`` on the row norms, enforced by clipping rows
-        (output-perturbation only; required there).
+        (output-perturbation and dp-newton; required there).
     l1_radius : float, default=None
         Radius ``r`` of the constraint ``||w||_1 <= r`` over the coefficients
         (dp-frank-wolfe; required there; the intercept has its own bound
@@ -144,6 +164,17 @@ default="dp-sgd"
         ``T = 0.08 (B r n sqrt(8 rho) / ln J)^(2/3)``, with ``rho`` the zCDP
         budget of the selections and ``J`` the number of vertices, capped at
         1000: public quantities only (``n`` is public).
+    newton_steps : int, default=10
+        Number of private Newton steps (dp-newton), each one pass over the
+        data and three Gaussian releases; fixed before the data are read.
+        On synthetic data (n = 1e4 to 1e5, d = 20 or 100, epsilon = 1) 10
+        steps were more accurate than 3 or 5 and within 0.001 of 15.
+    curvature : {"upper-bound", "hessian"}, default="upper-bound"
+        Curvature matrix of the Newton steps (dp-newton). "upper-bound": the
+        logistic curvature bound ``X^T X / (4 n)``, computed once, so every
+        later step costs two matrix-vector products; "hessian": the Hessian
+        at each iterate (one ``n d^2`` product per step, fewer steps needed
+        at large ``epsilon``). Same privacy cost.
     tol : float, default=1e-6
         Certified distance of the solve to the exact minimizer
         (output-perturbation); it adds ``2 tol`` to the sensitivity.
@@ -168,7 +199,7 @@ default="dp-sgd"
         half-width (values outside are not clipped; the gradient clip
         bounds their influence).
     accountant : {"rdp", "pld"}, default="rdp"
-        dp-accounting accountant for DP-SGD. Output perturbation (one
+        dp-accounting accountant for DP-SGD and dp-newton. Output perturbation (one
         Gaussian) is always accounted with PLD, which is exact for it;
         dp-frank-wolfe (zCDP selections) always with RDP, so a
         ``PrivacyLedger`` passed with it must be of kind "rdp".
@@ -227,6 +258,12 @@ default=None
         record per silo per round, reports shuffled by a trusted shuffler);
         ``shuffle_epsilon_`` reports the amplified guarantee beside the
         ISRL-DP one. See :mod:`sklearn_dpfair.federated`.
+    verbose : int, default=0
+        With ``verbose > 0`` the dp-sgd and dp-newton fits print one line
+        per epoch (or Newton step) to stdout: the step, the norm of the
+        released noisy gradient (a loss proxy computed from released values
+        only, so it costs no privacy) and the elapsed time. Nothing private
+        is printed.
 
     Attributes
     ----------
@@ -341,14 +378,16 @@ default=None
         **PRIVACY_PARAMETER_CONSTRAINTS,
         # 0: pure epsilon-DP (output perturbation only; checked in fit).
         "delta": [Interval(Real, 0, 1, closed="left")],
-        "solver": [StrOptions({"dp-sgd", "output-perturbation", "dp-frank-wolfe"})],
+        "solver": [
+            StrOptions({"dp-sgd", "output-perturbation", "dp-frank-wolfe", "dp-newton"})
+        ],
         "clip_norm": [Interval(Real, 0, None, closed="neither")],
         "noise_multiplier": [Interval(Real, 0, None, closed="left"), None],
         "batch_size": [
             Interval(Integral, 1, None, closed="left"),
             StrOptions({"auto", "full"}),
         ],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "learning_rate": [
             Interval(Real, 0, None, closed="neither"),
             StrOptions({"auto"}),
@@ -360,6 +399,8 @@ default=None
         "l1_radius": [Interval(Real, 0, None, closed="neither"), None],
         "feature_inf_bound": [Interval(Real, 0, None, closed="neither"), None],
         "fw_steps": [Interval(Integral, 1, None, closed="left"), None],
+        "newton_steps": [Interval(Integral, 1, None, closed="left")],
+        "curvature": [StrOptions({"upper-bound", "hessian"})],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "feature_scaling": [StrOptions({"auto"}), None],
         "feature_bounds": ["array-like", None],
@@ -375,6 +416,7 @@ default=None
         "execution": [StrOptions({"local", "dask"})],
         "secure_aggregation": ["boolean"],
         "shuffle": ["boolean"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -386,7 +428,7 @@ default=None
         clip_norm=1.0,
         noise_multiplier=None,
         batch_size="auto",
-        max_iter=20,
+        max_iter="auto",
         learning_rate="auto",
         alpha=0.0,
         fit_intercept=True,
@@ -395,6 +437,8 @@ default=None
         l1_radius=None,
         feature_inf_bound=None,
         fw_steps=None,
+        newton_steps=10,
+        curvature="upper-bound",
         tol=1e-6,
         feature_scaling=None,
         feature_bounds=None,
@@ -407,6 +451,7 @@ default=None
         execution="local",
         secure_aggregation=False,
         shuffle=False,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -423,6 +468,8 @@ default=None
         self.l1_radius = l1_radius
         self.feature_inf_bound = feature_inf_bound
         self.fw_steps = fw_steps
+        self.newton_steps = newton_steps
+        self.curvature = curvature
         self.tol = tol
         self.feature_scaling = feature_scaling
         self.feature_bounds = feature_bounds
@@ -435,6 +482,7 @@ default=None
         self.execution = execution
         self.secure_aggregation = secure_aggregation
         self.shuffle = shuffle
+        self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, *, silos=None):
@@ -481,6 +529,12 @@ default=None
             raise ValueError(
                 "execution='dask' runs the silos of a federated fit; pass silos=, "
                 "or pass X as a Dask collection (central DP-SGD on its workers)."
+            )
+        if self.solver == "dp-newton" and self.feature_norm_bound is None:
+            raise ValueError(
+                "solver='dp-newton' needs feature_norm_bound, a public bound on "
+                "the row norms (rows are clipped to it; it sets the sensitivity "
+                "of the gradient and of the Hessian)."
             )
         if self.solver == "output-perturbation":
             if self.alpha <= 0:
@@ -571,7 +625,7 @@ default=None
                 rng=rng,
                 seeded=self.random_state is not None,
             )
-            n_iter = self.max_iter
+            n_iter = resolve_epochs(self.max_iter, X.shape[0])
         elif self.solver == "dp-sgd":
             result = fit_dp_sgd(
                 X,
@@ -582,9 +636,32 @@ default=None
                 rng=rng,
                 backend=backend,
                 sample_weight=weights,
+                progress=progress_printer(self.verbose, type(self).__name__, "epoch"),
                 scaling=self._scaling_plan(X.shape[1], sgd_budget, sp.issparse(X)),
             )
-            n_iter = self.max_iter
+            n_iter = resolve_epochs(self.max_iter, X.shape[0])
+        elif self.solver == "dp-newton":
+            result = fit_dp_newton(
+                X if sp.issparse(X) else to_numpy(X),
+                to_numpy(y_encoded),
+                loss,
+                self._newton_params(),
+                # A noise_multiplier is refused by the plan (it calibrates
+                # its three releases per step itself).
+                PrivacyBudget(
+                    self.epsilon,
+                    self.delta,
+                    self._accountant_kind(),
+                    self.noise_multiplier,
+                    tuple(caveats),
+                ),
+                rng=rng,
+                sample_weight=weights,
+                progress=progress_printer(
+                    self.verbose, type(self).__name__, "Newton step"
+                ),
+            )
+            n_iter = result.n_steps  # each step is one pass over the data
         elif frank_wolfe:
             result = fit_dp_frank_wolfe(
                 X,
@@ -619,6 +696,16 @@ default=None
             learning_rate=self.learning_rate,
             alpha=self.alpha,
             fit_intercept=self.fit_intercept,
+        )
+
+    def _newton_params(self):
+        """Public hyperparameters of the dp-newton fit."""
+        return NewtonParams(
+            feature_norm_bound=self.feature_norm_bound,
+            n_steps=self.newton_steps,
+            alpha=self.alpha,
+            fit_intercept=self.fit_intercept,
+            curvature=self.curvature,
         )
 
     def _check_pure(self, silos=None):
@@ -694,6 +781,20 @@ default=None
                 weighted=False,
                 prior=self._scaling_plan(n_features, budget),
             ).record
+        if self.solver == "dp-newton":
+            if self.feature_norm_bound is None:
+                raise ValueError(
+                    "A plan of solver='dp-newton' needs feature_norm_bound."
+                )
+            if n_classes != 2:
+                raise ValueError("solver='dp-newton' fits binary problems only.")
+            return dp_newton_setup(
+                n_samples,
+                n_features,
+                self._newton_params(),
+                self._dp_sgd_budget(()),
+                weighted=False,
+            )[1]
         budget = PrivacyBudget(self.epsilon, self.delta)
         if self.solver == "dp-frank-wolfe":
             if self.l1_radius is None or self.feature_inf_bound is None:
@@ -761,7 +862,9 @@ default=None
             )
         finally:
             data.release()
-        return self._set_fitted(data.classes, result, self.max_iter)
+        return self._set_fitted(
+            data.classes, result, resolve_epochs(self.max_iter, data.n_samples)
+        )
 
     def _set_fitted(self, classes, result, n_iter):
         self.classes_ = classes

@@ -165,6 +165,28 @@ def test_gradient_canary_audit_flags_halved_noise_in_dpsgd(monkeypatch, data):
     assert broken.violation, str(broken)
 
 
+def test_gradient_canary_audit_flags_halved_noise_in_dp_newton(monkeypatch, data):
+    # The canary sits in the noisy gradient of every Newton step (full
+    # batch: it enters with probability 1); the claim also covers the trace
+    # and direction releases, which the canary does not see, so the gradient
+    # holds 70% of the budget. At epsilon = 1 halving the noise is beyond
+    # what 2,000 trials per world can certify; at epsilon = 4 it is not.
+    X, y = data
+    clf = DPLogisticRegression(
+        solver="dp-newton", feature_norm_bound=2.0, epsilon=4.0, classes=[0, 1]
+    )
+    kw = dict(n_runs=20, n_canaries=200, sampling_probability=1.0)
+    honest = audit_gradient_canary(clf, X, y, **kw)
+    assert honest.conclusive and not honest.violation
+    monkeypatch.setattr(
+        GaussianMechanism,
+        "noise_std",
+        property(lambda self: 0.5 * self.noise_multiplier * self.clip_norm),
+    )
+    broken = audit_gradient_canary(clf, X, y, **kw)
+    assert broken.violation, str(broken)
+
+
 def test_gradient_canary_audit_explains_what_it_cannot_audit(data):
     X, y = data
     with pytest.raises(ValueError, match="no privacy claim"):

@@ -162,6 +162,9 @@ def _lr(**kw):
 # scores of huge records overflow (records are compared at any budget).
 _SGD = dict(epsilon=8.0, max_iter=5, batch_size=16)
 _OP = dict(solver="output-perturbation", alpha=0.1, feature_norm_bound=1.0)
+_NEWTON = dict(
+    solver="dp-newton", epsilon=8.0, feature_norm_bound=1.0, newton_steps=3
+)
 _FERMI = dict(epsilon=8.0, max_iter=5, batch_size=16, random_state=0)
 _FW = dict(
     solver="dp-frank-wolfe", epsilon=8.0, l1_radius=5.0, feature_inf_bound=1.0,
@@ -188,6 +191,15 @@ CONFIGS = [
         "lr-outpert-3class", _lr(classes=[0, 1, 2], **_OP), "multiclass", "replace_one"
     ),
     Config("lr-fw-binary", _lr(classes=[0, 1], **_FW), "binary", "add_remove"),
+    # The first release is the noisy gradient, in the coefficient and
+    # intercept blocks of one mechanism (sensitivity 1 / n, normalized rows).
+    Config(
+        "lr-newton-binary",
+        _lr(classes=[0, 1], **_NEWTON),
+        "binary",
+        "add_remove",
+        first_release=2,
+    ),
     Config(
         "lr-fw-3class", _lr(classes=[0, 1, 2], **_FW), "multiclass", "add_remove"
     ),

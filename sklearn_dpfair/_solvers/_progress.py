@@ -1,0 +1,91 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Progress lines of a long fit (``verbose=``), from released values only.
+
+scikit-learn's convention: with ``verbose > 0`` a fit prints one line per
+epoch (or outer iteration) to stdout, with a loss proxy and the elapsed
+time. A private fit may print only what it releases anyway: the proxy is
+the norm of a released noisy gradient (or of the released update divided
+by the step size), post-processing of the releases, so printing it costs no
+privacy. No unreleased value (a loss, an accuracy, a clip count) is ever
+printed. Solvers take a :class:`Progress` (or None) and call it once per
+step; it prints once per ``every`` steps.
+"""
+
+import dataclasses
+import math
+import sys
+import time
+
+__all__ = ["Progress", "progress_printer"]
+
+
+@dataclasses.dataclass
+class Progress:
+    """Print ``[name] unit k: released-gradient norm g, t s`` every ``every`` steps.
+
+    Parameters
+    ----------
+    name : str
+        Prefix of each line (the estimator's class name).
+    unit : str
+        What one line counts ("epoch", "Newton step").
+    every : int, default=1
+        Steps per line (the steps of one epoch for minibatch SGD).
+    total : int or None, default=None
+        The last step, always reported (it may end a partial epoch).
+    stream : file-like or None, default=None
+        Where lines go; None is ``sys.stdout`` at call time.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers._progress import Progress
+    >>> progress = Progress("Model", "epoch", every=2, total=5, clock=lambda: 0.0)
+    >>> for step in range(1, 6):
+    ...     progress(step, 0.5)
+    [Model] epoch 1: released-gradient norm 0.5, 0.00 s
+    [Model] epoch 2: released-gradient norm 0.5, 0.00 s
+    [Model] epoch 3: released-gradient norm 0.5, 0.00 s
+    """
+
+    name: str
+    unit: str
+    every: int = 1
+    total: int | None = None
+    stream: object = None
+    clock: object = time.perf_counter
+
+    def __post_init__(self):
+        self.start = self.clock()
+
+    def per(self, n_steps, n_lines):
+        """The same printer for ``n_steps`` steps in about ``n_lines`` lines."""
+        every = max(1, math.ceil(n_steps / max(1, n_lines)))
+        return dataclasses.replace(self, every=every, total=int(n_steps))
+
+    def __call__(self, step, proxy):
+        """Report step ``step`` (1-based) with the released proxy ``proxy``."""
+        if step % self.every and step != self.total:
+            return
+        stream = sys.stdout if self.stream is None else self.stream
+        elapsed = self.clock() - self.start
+        print(
+            f"[{self.name}] {self.unit} {-(-step // self.every)}: "
+            f"released-gradient norm {proxy:.4g}, {elapsed:.2f} s",
+            file=stream,
+            flush=True,
+        )
+
+
+def progress_printer(verbose, name, unit):
+    """A :class:`Progress` when ``verbose > 0``, else None (no cost).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers._progress import progress_printer
+    >>> progress_printer(0, "Model", "epoch") is None
+    True
+    """
+    if not verbose:
+        return None
+    return Progress(name, unit)

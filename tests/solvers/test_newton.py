@@ -1,0 +1,224 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Double-noise private Newton steps: sensitivities, plan, accounting, releases."""
+
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sklearn_dpfair._loss import BinaryLogisticLoss, SoftmaxLoss
+from sklearn_dpfair._solvers._newton import (
+    CURVATURE_BOUND,
+    MAX_FEATURES,
+    NewtonParams,
+    _statistics,
+    clipped_rows,
+    direction_sensitivity,
+    newton_event,
+    noisy_newton,
+    plan,
+)
+from sklearn_dpfair._solvers._private_fit import fit_dp_newton
+from sklearn_dpfair.privacy import PrivacyBudget
+from sklearn_dpfair.privacy._accounting import epsilon_of
+from sklearn_dpfair.privacy._releases import logged_releases
+from sklearn_dpfair.privacy._weights import capped_weights
+
+R = 2.0
+# Floating-point slack on the bounds: sums of n terms in float64.
+SLACK = 1 + 1e-9
+
+
+def _data(n=200, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * 1.5
+    y = (rng.random(n) < 0.5).astype(float)
+    return X, y
+
+
+# Records a neighbour may add, whatever they hold: overflowing, huge but
+# finite, zero, on the ball's edge; with weights that the fit caps at 1.
+ADVERSARIAL = [
+    (np.full(5, 1e300), 1.0, None),
+    (np.full(5, -1e154), 0.0, None),
+    (np.zeros(5), 1.0, None),
+    (np.array([R, 0, 0, 0, 0]), 0.0, None),
+    (np.array([1e6, -3, 2, 0, 1]), 1.0, 1e6),
+    (np.array([-0.1, 0.2, 0.3, -5, 1]), 0.0, 0.0),
+]
+
+
+def _sums(X, y, w, weights, curvature, fit_intercept=True):
+    """Sums (not means) of the gradient and curvature terms, normalized rows."""
+    params = NewtonParams(R, 1, 0.0, fit_intercept=fit_intercept)
+    g, H = _statistics(
+        clipped_rows(X, R),
+        y,
+        w,
+        params.row_bound,
+        params.intercept_scaling,
+        capped_weights(weights),
+        curvature=curvature,
+    )
+    n = X.shape[0]
+    return g * n, H * n
+
+
+@pytest.mark.parametrize("curvature", [True, "bound"])
+@pytest.mark.parametrize("record", range(len(ADVERSARIAL)))
+@pytest.mark.parametrize("sparse", [False, True])
+def test_each_release_moves_by_at_most_its_sensitivity(curvature, record, sparse):
+    # Add/remove one record at a public divisor n: the gradient sum moves by
+    # <= 1 (normalized rows, |r| <= 1), the trace by <= beta, and the
+    # regularized direction, for any released g~, by <= Delta_d.
+    X, y = _data()
+    x_new, y_new, w_new = ADVERSARIAL[record]
+    X2, y2 = np.vstack([X, x_new]), np.append(y, y_new)
+    weights = None if w_new is None else np.append(np.ones(len(y)), w_new)
+    if sparse:
+        X, X2 = sp.csr_matrix(X), sp.csr_matrix(X2)
+    rng = np.random.default_rng(record)
+    n = 200
+    for _ in range(3):
+        w = rng.normal(size=6) * 3
+        g1, H1 = _sums(X, y, w, None if weights is None else weights[:-1], curvature)
+        g2, H2 = _sums(X2, y2, w, weights, curvature)
+        assert np.all(np.isfinite(g2)) and np.all(np.isfinite(H2))
+        assert np.linalg.norm(g2 - g1) <= SLACK
+        assert abs(np.trace(H2) - np.trace(H1)) <= CURVATURE_BOUND * SLACK
+        # The change of H is PSD and rank one, of norm <= beta.
+        assert np.linalg.eigvalsh(H2 - H1)[0] >= -1e-9
+        assert np.linalg.norm(H2 - H1, 2) <= CURVATURE_BOUND * SLACK
+        g_released = rng.normal(size=6)
+        for shift in (1.0 / n, 1e-2, 0.3):
+            d1 = np.linalg.solve(H1 / n + shift * np.eye(6), g_released)
+            d2 = np.linalg.solve(H2 / n + shift * np.eye(6), g_released)
+            bound = direction_sensitivity(np.linalg.norm(g_released), shift, n)
+            assert np.linalg.norm(d2 - d1) <= bound * SLACK
+
+
+def test_the_direction_bound_is_attained_up_to_a_constant():
+    # Not vacuous: a rank-one change along g~ moves the direction by a
+    # sizeable fraction of Delta_d.
+    n, shift = 100, 1e-2
+    g = np.array([1.0, 0.0])
+    H1 = np.zeros((2, 2))
+    H2 = CURVATURE_BOUND / n * np.outer(g, g)
+    moved = np.linalg.norm(
+        np.linalg.solve(H2 + shift * np.eye(2), g)
+        - np.linalg.solve(H1 + shift * np.eye(2), g)
+    )
+    assert moved == pytest.approx(direction_sensitivity(1.0, shift, n))
+
+
+def test_clipped_rows_read_as_projected_rows():
+    X = np.array([[3.0, 4.0], [0.3, 0.4], [1e300, -1e300], [0.0, 0.0]])
+    rows = clipped_rows(X, 1.0)
+    assert rows.factors.tolist()[:2] == pytest.approx([0.2, 1.0])
+    assert rows.factors[2] == 0.0 and rows.overflowed.tolist() == [2]
+    assert np.linalg.norm(rows.extra, axis=1) == pytest.approx([1.0])
+    X32 = X[:2].astype(np.float32)
+    f32 = clipped_rows(X32, 1.0).factors
+    # float32 rows scaled inside the ball by their rounding margin.
+    assert np.all(np.linalg.norm(X32 * f32[:, None], axis=1) <= 1.0)
+
+
+def test_plan_is_calibrated_and_matches_its_event():
+    params = NewtonParams(R, 4, 0.0)
+    budget = PrivacyBudget(1.0, 1e-5)
+    p = plan(10_000, 5, params, budget)
+    assert p.gradient.clip_norm == pytest.approx(1e-4)
+    assert p.trace.clip_norm == pytest.approx(CURVATURE_BOUND * 1e-4)
+    # 3 T releases composing to one Gaussian of multiplier sigma.
+    z = [p.gradient.noise_multiplier, p.trace.noise_multiplier,
+         p.direction_noise_multiplier]
+    assert sum(4 / zk**2 for zk in z) == pytest.approx(p.noise_multiplier**-2)
+    assert epsilon_of(p.dp_event, 1e-5, "rdp") <= 1.0
+    # Tight: 1% less noise overspends.
+    looser = newton_event(0.99 * p.noise_multiplier, 4, params.shares())
+    assert epsilon_of(looser, 1e-5, "rdp") > 1.0
+    # More steps, same budget: more noise per release.
+    assert plan(10_000, 5, NewtonParams(R, 8, 0.0), budget).gradient.noise_multiplier > (
+        p.gradient.noise_multiplier
+    )
+
+
+def test_plan_refusals_are_decided_from_public_values():
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        plan(100, 3, NewtonParams(R, 2, 0.0), PrivacyBudget(1.0, 1e-5, "rdp", 2.0))
+    with pytest.raises(ValueError, match="n_features"):
+        plan(100, MAX_FEATURES + 1, NewtonParams(R, 2, 0.0), PrivacyBudget(1.0, 1e-5))
+    X, y = _data()
+    with pytest.raises(ValueError, match="binary"):
+        fit_dp_newton(
+            X, y, SoftmaxLoss(3), NewtonParams(R, 2, 0.0), PrivacyBudget(1.0, 1e-5),
+            rng=np.random.default_rng(0),
+        )
+
+
+@pytest.mark.parametrize("curvature", ["hessian", "upper-bound"])
+def test_fit_releases_exactly_its_planned_event(curvature):
+    X, y = _data(n=500)
+    params = NewtonParams(R, 3, 1e-3, curvature=curvature)
+    budget = PrivacyBudget(2.0, 1e-5)
+    with logged_releases() as log:
+        fit = fit_dp_newton(
+            X, y, BinaryLogisticLoss(), params, budget, rng=np.random.default_rng(0)
+        )
+    p = plan(500, 5, params, budget)
+    assert fit.record.dp_event == p.dp_event
+    assert isinstance(p.dp_event, dp_accounting.ComposedDpEvent)
+    assert sum(log.counts.values()) == 9
+    assert dict(log.counts) == {
+        ("gaussian", p.gradient.noise_multiplier): 3,
+        ("gaussian", p.trace.noise_multiplier): 3,
+        ("gaussian", p.direction_noise_multiplier): 3,
+    }
+    assert fit.record.epsilon <= 2.0 and fit.record.adjacency == "add_remove"
+    assert fit.coef.shape == (1, 5) and fit.intercept.shape == (1,)
+
+
+def test_sparse_input_gives_the_dense_fit():
+    X, y = _data(n=300)
+    X[np.abs(X) < 1.0] = 0.0
+    args = (BinaryLogisticLoss(), NewtonParams(R, 3, 0.0), PrivacyBudget(1.0, 1e-5))
+    dense = fit_dp_newton(X, y, *args, rng=np.random.default_rng(0))
+    sparse = fit_dp_newton(sp.csr_matrix(X), y, *args, rng=np.random.default_rng(0))
+    np.testing.assert_allclose(sparse.coef, dense.coef, rtol=1e-8, atol=1e-10)
+
+
+def test_weights_are_capped_at_one():
+    # A weight above 1 counts as 1 (the sensitivities are bounded, not
+    # clipped): weights of 1 and of 50 give the same fit.
+    X, y = _data(n=300)
+    args = (BinaryLogisticLoss(), NewtonParams(R, 2, 0.0), PrivacyBudget(1.0, 1e-5))
+    ones = fit_dp_newton(
+        X, y, *args, rng=np.random.default_rng(0), sample_weight=np.full(300, 1.0)
+    )
+    big = fit_dp_newton(
+        X, y, *args, rng=np.random.default_rng(0), sample_weight=np.full(300, 50.0)
+    )
+    np.testing.assert_allclose(big.coef, ones.coef, rtol=1e-10)
+    assert any("sample_weight" in c for c in big.record.caveats)
+
+
+def test_noiseless_steps_converge_to_the_minimizer():
+    # The update itself (no noise, Hessian, no shift beyond 1/n) is Newton's
+    # method: it reaches the unregularized minimizer of the clipped data.
+    from scipy.optimize import minimize
+
+    X, y = _data(n=400, d=3)
+    X = X / np.maximum(1.0, np.linalg.norm(X, axis=1) / R)[:, None]  # in the ball
+    params = NewtonParams(R, 12, 0.0, curvature="hessian")
+    p = plan(400, 3, params, PrivacyBudget(math.inf, 1e-5))
+    coef, intercept = noisy_newton(X, y, p, params, rng=np.random.default_rng(0))
+
+    def objective(v):
+        z = X @ v[:3] + v[3]
+        return np.mean(np.logaddexp(0, z) - y * z)
+
+    ref = minimize(objective, np.zeros(4), method="BFGS", options={"gtol": 1e-10}).x
+    np.testing.assert_allclose(np.append(coef, intercept), ref, atol=1e-3)

@@ -1,0 +1,44 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Public DP-SGD schedules: the number of epochs chosen from n."""
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair import DPLogisticRegression
+from sklearn_dpfair._solvers._schedules import (
+    AUTO_EPOCHS_MAX,
+    auto_epochs,
+    resolve_epochs,
+    sgd_schedule,
+)
+
+
+@pytest.mark.parametrize(
+    "n, epochs",
+    [(300, 20), (30_162, 20), (50_000, 20), (50_001, 20), (100_000, 10),
+     (200_000, 5), (500_000, 2), (10**7, 2)],
+)
+def test_auto_epochs_fall_with_n(n, epochs):
+    assert auto_epochs(n) == epochs
+    _, steps = sgd_schedule(n, "auto", "auto")
+    assert steps == sgd_schedule(n, "auto", epochs)[1]
+
+
+def test_auto_keeps_twenty_epochs_up_to_fifty_thousand_rows():
+    # UCI Adult (30,162 rows) and every smaller fit are unchanged.
+    assert all(auto_epochs(n) == AUTO_EPOCHS_MAX for n in (1, 1000, 30_162, 50_000))
+    assert resolve_epochs(20, 10**6) == 20
+
+
+def test_estimator_plans_and_reports_the_resolved_epochs():
+    clf = DPLogisticRegression(classes=[0, 1], delta=1e-7, random_state=0)
+    # 2 epochs of q = 0.05 at a million rows: 40 steps, planned without data.
+    event = clf.privacy_plan(10**6, 100).dp_event
+    assert event.count == 40
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200_000, 2))
+    y = (X[:, 0] > 0).astype(int)
+    clf.fit(X, y)
+    assert clf.n_iter_ == 5 and clf.t_ == 100
+    assert clf.dp_event_ == clf.privacy_plan(*X.shape).dp_event
