@@ -11,6 +11,7 @@ from .linear_model import (
     SemiDPLinearRegression,
 )
 from .model_selection import PrivateHyperparameterSearch
+from .neural import DPMLPClassifier
 from .report import ModelReport, privacy_report
 
 __version__ = "0.1.0"
@@ -18,6 +19,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DPFERMIClassifier",
     "DPLogisticRegression",
+    "DPMLPClassifier",
     "FERMIClassifier",
     "HeavyTailDPRegressor",
     "ModelReport",

@@ -14,6 +14,7 @@ from sklearn.utils.estimator_checks import (
 from sklearn_dpfair import (
     DPFERMIClassifier,
     DPLogisticRegression,
+    DPMLPClassifier,
     HeavyTailDPRegressor,
     SemiDPLinearRegression,
 )
@@ -48,6 +49,8 @@ _NON_PRIVATE_LIMITS = [
     DPFERMIClassifier(epsilon=np.inf, batch_size="full", clip_norm=1e6),
     SemiDPLinearRegression(epsilon=np.inf),
     HeavyTailDPRegressor(epsilon=np.inf),
+    # The same minibatch loop without noise or clipping; full batches.
+    DPMLPClassifier(epsilon=np.inf, batch_size="full"),
 ]
 
 

@@ -217,7 +217,7 @@ def fit_dp_network(
     )
     sizes = layer_sizes(n_features, params.hidden_layer_sizes, loss.n_outputs)
     dtype = np.float32 if "float32" in str(X.dtype) else np.float64
-    init_W, init_b = init_parameters(sizes, params.activation, rng, dtype)
+    init_W, init_b = init_parameters(sizes, params.activation, _init_rng(rng), dtype)
     X = backend.asarray(X)
     result = noisy_network_sgd(
         X,
@@ -245,3 +245,20 @@ def fit_dp_network(
         setup.n_steps,
         record,
     )
+
+
+def _init_rng(rng):
+    """An independent child of the fit's generator for the initialization.
+
+    Spawning reads the generator's seed sequence, not its stream, so the
+    batches and the noise are drawn from ``rng`` exactly as a linear model's
+    DP-SGD draws them for the same seed (the same first batch, for one), and
+    the initialization is still fixed by the seed on every backend.
+    """
+    try:
+        return rng.spawn(1)[0]
+    except TypeError:
+        # A generator built without a seed sequence cannot spawn: the
+        # initialization is then the first draws of its stream.
+        return rng
+

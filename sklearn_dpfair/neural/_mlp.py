@@ -384,6 +384,7 @@ default=None
         proba : ndarray of shape (n_samples, n_classes)
             Probability of each class; finite for finite ``X``.
         """
+        check_is_fitted(self)
         return self._loss_for(self.classes_).predict_proba(self._raw(X))
 
     def predict_log_proba(self, X):
@@ -399,6 +400,7 @@ default=None
         log_proba : ndarray of shape (n_samples, n_classes)
             Log-probability of each class; finite for finite ``X``.
         """
+        check_is_fitted(self)
         loss = self._loss_for(self.classes_)
         raw = self._raw(X)
         proba = loss.predict_proba(raw)
@@ -424,6 +426,7 @@ default=None
         y_pred : ndarray of shape (n_samples,)
             The most probable class of each sample.
         """
+        check_is_fitted(self)
         proba = self.predict_proba(X)
         return self.classes_[to_numpy(array_namespace(proba).argmax(proba, axis=1))]
 

@@ -91,8 +91,8 @@ def init_parameters(sizes, activation, rng, dtype=np.float64):
     Bengio, 2010): every weight and bias uniform on ``[-r, r]`` with
     ``r = sqrt(6 / (fan_in + fan_out))`` (``sqrt(2 / ...)`` for the logistic
     activation). It reads the layer widths only, never the data, and is
-    drawn from the fit's generator before any batch or noise, so a seed
-    gives the same start on every backend.
+    drawn on the host from a generator the fit derives from its seed, so a
+    seed gives the same start on every backend.
 
     Parameters
     ----------

@@ -19,9 +19,9 @@ Per step ``t = 1..T``, the order of the linear models' loop
 8. accumulate the average of the last half of the iterates
    (post-processing).
 
-The initialization is drawn first from the same generator, then the
-batches and the noise, on the host: a seed gives the same network, batches
-and noise on numpy and on torch.
+The initialization (from a child of the fit's generator), the batches and
+the noise are drawn on the host: a seed gives the same network, batches and
+noise on numpy and on torch.
 """
 
 from dataclasses import dataclass
