@@ -40,6 +40,7 @@ to ``inf``) gets clip factor 0 and contributes nothing.
 """
 
 import math
+from itertools import pairwise
 
 import numpy as np
 
@@ -81,7 +82,7 @@ def n_parameters(sizes):
     >>> n_parameters([4, 8, 1])
     49
     """
-    return sum((fan_in + 1) * fan_out for fan_in, fan_out in zip(sizes, sizes[1:]))
+    return sum((fan_in + 1) * fan_out for fan_in, fan_out in pairwise(sizes))
 
 
 def init_parameters(sizes, activation, rng, dtype=np.float64):
@@ -120,7 +121,7 @@ def init_parameters(sizes, activation, rng, dtype=np.float64):
     """
     factor = 2.0 if activation == "logistic" else 6.0
     weights, biases = [], []
-    for fan_in, fan_out in zip(sizes, sizes[1:]):
+    for fan_in, fan_out in pairwise(sizes):
         bound = math.sqrt(factor / (fan_in + fan_out))
         weights.append(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(dtype))
         biases.append(rng.uniform(-bound, bound, fan_out).astype(dtype))

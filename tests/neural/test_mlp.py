@@ -136,7 +136,7 @@ def test_uniform_unit_weights_are_the_unweighted_fit(moons):
 def test_pipeline_routes_sample_weight(moons):
     X, _, y, _ = moons
     w = np.random.default_rng(0).uniform(0.0, 2.0, len(y))
-    kw = dict(classes=[0, 1], max_iter=3, random_state=0)
+    kw = {"classes": [0, 1], "max_iter": 3, "random_state": 0}
     with sklearn.config_context(enable_metadata_routing=True):
         pipe = make_pipeline(
             StandardScaler().set_fit_request(sample_weight=False),
@@ -189,3 +189,24 @@ def test_bad_hidden_layer_sizes(moons, sizes):
     X, _, y, _ = moons
     with pytest.raises(ValueError, match="hidden_layer_sizes"):
         DPMLPClassifier(hidden_layer_sizes=sizes, classes=[0, 1]).fit(X, y)
+
+
+def test_numpy_path_never_imports_torch():
+    # device="cpu" is numpy: a fit and a prediction never import torch, so
+    # they work where it is not installed.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import numpy as np\n"
+        "from sklearn_dpfair.neural import DPMLPClassifier\n"
+        "X = np.random.default_rng(0).normal(size=(300, 3)); y = (X[:, 0] > 0) * 1\n"
+        "est = DPMLPClassifier((4,), classes=[0, 1], max_iter=2, random_state=0)\n"
+        "est.fit(X, y).predict(X[:2])\n"
+        "print('torch' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "False"

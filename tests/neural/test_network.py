@@ -118,7 +118,7 @@ def test_ghost_norms_match_autograd(activation, n_outputs):
 def test_clipped_sum_is_the_sum_of_clipped_per_example_gradients():
     X, y, loss, W, b = _problem(2, 3, activation="relu")
     weight = np.array([0.0, 1.0, 2.5, 1.0, 1e3, 0.5, 1.0])
-    explicit, inputs, deltas = _per_example_terms(X, y, loss, W, b, "relu", weight)
+    explicit, _, _ = _per_example_terms(X, y, loss, W, b, "relu", weight)
     clip = 0.3
     norms = np.linalg.norm(explicit, axis=1)
     expected = (explicit * np.minimum(1.0, clip / np.maximum(norms, 1e-300))[:, None]).sum(0)
