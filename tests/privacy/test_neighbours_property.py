@@ -580,7 +580,8 @@ def _numbers(value):
         return np.array([float(value)])
     if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
         return value.astype(float).ravel()
-    if isinstance(value, dict | list):
+    layers = isinstance(value, list) and all(isinstance(v, np.ndarray) for v in value)
+    if isinstance(value, dict) or (layers and value):
         # A dict of per-silo numbers, or a network's list of layer arrays.
         values = value.values() if isinstance(value, dict) else value
         parts = [_numbers(v) for v in values]
