@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .exceptions import PrivacyAccountingError
 from .privacy._ledger import PrivacyLedger
+from .privacy._plan import PrivacyPlan, check_public_count
 from .privacy._random import noise_seed
 from .privacy._releases import check_releases, logged_releases
 from .utils._array_api import (
@@ -75,6 +76,82 @@ class PrivateEstimatorMixin:
         fit = getattr(cls, "fit", None)
         if fit is not None and not getattr(fit, "releases_checked", False):
             cls.fit = _releases_checked(fit)
+
+    #: Public counts besides ``n_samples`` and ``n_features`` that
+    #: :meth:`privacy_plan` accepts (e.g. ``("n_groups",)``).
+    _plan_public_counts = ()
+
+    def privacy_plan(self, n_samples, n_features, **public_counts):
+        """The privacy event a fit on ``n_samples`` rows will record.
+
+        Made from the parameters and the public counts only, before any
+        data is read, by the functions ``fit`` builds its record with: for
+        a fit with the same parameters on ``n_samples`` rows and
+        ``n_features`` columns, ``plan.dp_event`` equals ``dp_event_`` and
+        ``plan.epsilon`` equals ``epsilon_``. Private searches, pipelines
+        and ledgers read it to compose fits before running them.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of training rows (public under add/remove adjacency, as
+            in every fit of this package).
+        n_features : int
+            Number of columns.
+        **public_counts : int
+            The other public counts the estimator's event depends on, where
+            it has some (see the estimator's ``privacy_plan`` notes).
+
+        Returns
+        -------
+        plan : PrivacyPlan
+            Its ``dp_event``, ``epsilon``, ``delta``, ``accountant``,
+            ``adjacency`` and a description of the releases.
+
+        Raises
+        ------
+        ValueError
+            If a parameter is invalid, or the event depends on a quantity
+            that is read from the data (then no plan can be made before the
+            data is read; the message names the public parameter to set).
+        TypeError
+            For a public count this estimator does not take.
+        """
+        self._validate_params()
+        n_samples = check_public_count(n_samples, "n_samples")
+        n_features = check_public_count(n_features, "n_features")
+        unknown = sorted(set(public_counts) - set(self._plan_public_counts))
+        if unknown:
+            accepted = ", ".join(self._plan_public_counts) or "none"
+            raise TypeError(
+                f"{type(self).__name__}.privacy_plan() got unexpected public "
+                f"count(s) {', '.join(unknown)}; it accepts: {accepted}."
+            )
+        public_counts = {
+            name: check_public_count(value, name, minimum=0)
+            for name, value in public_counts.items()
+        }
+        record = self._planned_record(n_samples, n_features, **public_counts)
+        return PrivacyPlan.from_record(
+            record,
+            estimator=type(self).__name__,
+            additional_delta=self._planned_additional_delta(n_features),
+            public=(
+                ("n_samples", n_samples),
+                ("n_features", n_features),
+                *sorted(public_counts.items()),
+            ),
+        )
+
+    def _planned_record(self, n_samples, n_features, **public_counts):
+        """The record a fit on ``n_samples`` rows will set (public inputs only)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} does not implement _planned_record."
+        )
+
+    def _planned_additional_delta(self, n_features):
+        """Delta a fit spends outside its event (union bound); 0 for most."""
+        return 0.0
 
     def _accountant_kind(self):
         """Name of the dp-accounting accountant ("rdp" or "pld") to use.

@@ -20,7 +20,7 @@ from ..privacy._accounting import (
 )
 from ..privacy._clipping import clip_rows_to_norm
 from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
-from ..privacy._record import WEIGHTS_CAVEAT, PrivacyRecord, weights_caveats
+from ..privacy._record import WEIGHTS_CAVEAT, PrivacyRecord
 from ..privacy._zcdp import ZCDP_ACCOUNTANT, rho_for_epsilon
 from ..utils._array_api import NUMPY_BACKEND
 from ._frank_wolfe import (
@@ -46,12 +46,16 @@ __all__ = [
     "DPSGDParams",
     "DPSGDSetup",
     "FrankWolfeParams",
+    "FrankWolfeSetup",
     "LinearFit",
     "OutputPerturbationParams",
+    "OutputPerturbationSetup",
     "dp_sgd_setup",
     "fit_dp_frank_wolfe",
     "fit_dp_sgd",
     "fit_output_perturbation",
+    "frank_wolfe_setup",
+    "output_perturbation_setup",
 ]
 
 # l1_radius * feature bound bounds every linear prediction |w . x~|; beyond
@@ -290,58 +294,64 @@ def fit_dp_sgd(
     )
 
 
-def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=None):
-    """Certified L2-regularized ERM plus one Gaussian (replace-one adjacency).
+@dataclass(frozen=True)
+class OutputPerturbationSetup:
+    """What output perturbation fixes before it reads the data."""
 
-    ``params`` (:class:`OutputPerturbationParams`) holds the public
-    hyperparameters, ``budget`` the privacy inputs; the single Gaussian is
-    calibrated and accounted with PLD (exact for it) whatever the budget's
-    accountant, and the noise is never the user's (``noise_multiplier`` of
-    the budget must be None).
+    mechanism: GaussianMechanism
+    record: PrivacyRecord
+    smoothness: float
 
-    Rows are first clipped to ``feature_norm_bound`` (a data-independent map
-    that cannot overflow, see
-    :func:`~sklearn_dpfair.privacy._clipping.clip_rows_to_norm`), so that one
-    example's loss is ``L = raw_lipschitz * sqrt(R^2 + s^2)`` Lipschitz
-    whatever the record holds; the minimizer then has replace-one
-    sensitivity ``2 L / (alpha n)``, plus ``2 tol`` for the certified solver
-    error.
 
-    ``epsilon = inf`` is the non-private limit: the same L2-regularized
-    objective on the unclipped rows, minimized by the full-batch solver
-    (:func:`~sklearn_dpfair._solvers._non_private.minimize_linear`), whatever
-    the columns' scales.
+def output_perturbation_setup(
+    n_samples, loss, params, budget, *, weighted, dtype=np.float64, max_weight=1.0
+):
+    """Sensitivity, mechanism and record of output perturbation (public inputs).
 
-    ``sample_weight`` (public) weights each example's loss, whose Lipschitz
-    constant becomes ``w_i L``. A private fit caps each weight at 1
-    (:func:`~sklearn_dpfair.privacy.capped_weights`), so every weighted loss
-    is ``L``-Lipschitz and the sensitivity stays ``2 L / (alpha n)`` whatever
-    the records bring; the largest weight of the data is never read. The
-    non-private limit rescales the weights to mean 1 (scikit-learn's
-    weighted average).
+    The replace-one sensitivity of the certified minimizer is
+    ``2 L / (alpha n) + 2 tol`` (Chaudhuri, Monteleoni and Sarwate 2011,
+    Corollary 8, plus the certified solver error), with ``L`` the Lipschitz
+    constant of one example's loss on rows clipped to ``feature_norm_bound``.
+    Under privacy every weight is capped at 1 (``max_weight=1``); the
+    non-private limit passes the data's largest weight, which then only
+    describes the solve.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows (public under replace-one adjacency).
+    loss : object
+        The pointwise loss (its raw Lipschitz and smoothness constants).
+    params : OutputPerturbationParams
+        Public hyperparameters.
+    budget : PrivacyBudget
+        Privacy inputs; a user noise multiplier is refused.
+    weighted : bool
+        Whether public sample weights were passed (a caveat, whatever they hold).
+    dtype : dtype, default=np.float64
+        The dtype the rows are clipped in.
+    max_weight : float, default=1.0
+        Bound on the weights the solve uses.
+
+    Returns
+    -------
+    setup : OutputPerturbationSetup
     """
     if budget.noise_multiplier is not None:
         raise ValueError("Output perturbation calibrates its own noise.")
     feature_norm_bound, alpha, tol = params.feature_norm_bound, params.alpha, params.tol
-    n_samples = X.shape[0]
     s = 1.0 if params.fit_intercept else 0.0
-    weights = fit_weights(sample_weight, n_samples, private=budget.is_private)
     caveats = ()
     description = "output perturbation (certified L2-regularized ERM + Gaussian)"
     if budget.is_private:
-        # A weight above 1 counts as 1: each weighted loss stays L-Lipschitz.
-        weights = capped_weights(weights)
-        max_weight = 1.0
-        caveats = weights_caveats(sample_weight)
-        if sample_weight is not None:
+        caveats = (WEIGHTS_CAVEAT,) if weighted else ()
+        if weighted:
             description = description[:-1] + "; each sample weight capped at 1)"
-    else:
-        max_weight = 1.0 if weights is None else float(np.max(weights))
     radius = feature_norm_bound
-    if X.dtype != np.float64:
+    if dtype != np.float64:
         # The clipped float32 rows may exceed R by their final rounding
         # (clip_rows_to_norm): the Lipschitz bound covers it.
-        radius = feature_norm_bound * (1.0 + 2.0 * float(np.finfo(X.dtype).eps))
+        radius = feature_norm_bound * (1.0 + 2.0 * float(np.finfo(dtype).eps))
     row_bound = math.hypot(radius, s)
     # A weighted example's loss is w_i L-Lipschitz and w_i beta-smooth.
     lipschitz = max_weight * loss.raw_lipschitz * row_bound
@@ -377,6 +387,57 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
         # PLD accountant treats exactly.
         dp_event=gaussian_event(mechanism.noise_multiplier),
     )
+    return OutputPerturbationSetup(mechanism, record, smoothness)
+
+
+def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=None):
+    """Certified L2-regularized ERM plus one Gaussian (replace-one adjacency).
+
+    ``params`` (:class:`OutputPerturbationParams`) holds the public
+    hyperparameters, ``budget`` the privacy inputs; the single Gaussian is
+    calibrated and accounted with PLD (exact for it) whatever the budget's
+    accountant, and the noise is never the user's (``noise_multiplier`` of
+    the budget must be None).
+
+    Rows are first clipped to ``feature_norm_bound`` (a data-independent map
+    that cannot overflow, see
+    :func:`~sklearn_dpfair.privacy._clipping.clip_rows_to_norm`), so that one
+    example's loss is ``L = raw_lipschitz * sqrt(R^2 + s^2)`` Lipschitz
+    whatever the record holds; the minimizer then has replace-one
+    sensitivity ``2 L / (alpha n)``, plus ``2 tol`` for the certified solver
+    error.
+
+    ``epsilon = inf`` is the non-private limit: the same L2-regularized
+    objective on the unclipped rows, minimized by the full-batch solver
+    (:func:`~sklearn_dpfair._solvers._non_private.minimize_linear`), whatever
+    the columns' scales.
+
+    ``sample_weight`` (public) weights each example's loss, whose Lipschitz
+    constant becomes ``w_i L``. A private fit caps each weight at 1
+    (:func:`~sklearn_dpfair.privacy.capped_weights`), so every weighted loss
+    is ``L``-Lipschitz and the sensitivity stays ``2 L / (alpha n)`` whatever
+    the records bring; the largest weight of the data is never read. The
+    non-private limit rescales the weights to mean 1 (scikit-learn's
+    weighted average).
+    """
+    n_samples = X.shape[0]
+    weights = fit_weights(sample_weight, n_samples, private=budget.is_private)
+    if budget.is_private:
+        # A weight above 1 counts as 1: each weighted loss stays L-Lipschitz.
+        weights = capped_weights(weights)
+        max_weight = 1.0
+    else:
+        max_weight = 1.0 if weights is None else float(np.max(weights))
+    setup = output_perturbation_setup(
+        n_samples,
+        loss,
+        params,
+        budget,
+        weighted=sample_weight is not None,
+        dtype=X.dtype,
+        max_weight=max_weight,
+    )
+    mechanism, record, alpha = setup.mechanism, setup.record, params.alpha
     if not budget.is_private:
         # The non-private limit: the same regularized objective on the rows
         # as given (the public bound need not hold: nothing is released
@@ -387,15 +448,16 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
         )
     # Sparse X is clipped through its stored entries and stays sparse;
     # float32 stays float32.
-    X = clip_rows_to_norm(X, feature_norm_bound)
+    X = clip_rows_to_norm(X, params.feature_norm_bound)
+    s = 1.0 if params.fit_intercept else 0.0
     W = certified_regularized_erm(
         X,
         y,
         loss,
         alpha=alpha,
         intercept_scaling=s,
-        tol=tol,
-        smoothness=smoothness,
+        tol=params.tol,
+        smoothness=setup.smoothness,
         sample_weight=weights,
     )
     W = output_perturbation(W, mechanism=mechanism, rng=rng)
@@ -405,27 +467,46 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
     return LinearFit(W[:-1].T.astype(dtype), (s * W[-1]).astype(dtype), None, record)
 
 
-def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
-    """Private Frank-Wolfe over the l1 ball of radius ``l1_radius`` (add/remove).
+@dataclass(frozen=True)
+class FrankWolfeSetup:
+    """What private Frank-Wolfe fixes before it reads the data."""
 
-    ``params`` (:class:`FrankWolfeParams`) holds the public hyperparameters,
-    ``budget`` the privacy inputs (its accountant is replaced by RDP, the
-    one that reads zCDP events; a user noise multiplier is refused).
+    n_steps: int
+    mechanisms: list
+    intercept_mechanisms: list | None
+    record: PrivacyRecord
 
-    Features are clipped coordinate-wise to ``feature_inf_bound`` (inferred
-    from ``X`` with a ``PrivacyLeakWarning`` when None); the intercept lives
-    in its own ball of radius ``INTERCEPT_BOUND``. The budget is converted to
-    zCDP (``rho``, certified by dp-accounting); the coefficient selections
-    get ``rho`` (less ``INTERCEPT_RHO_SHARE`` of it with an intercept, which
-    the intercept selections get), split over the ``T`` steps in proportion
-    to ``(t + 1)^2`` (``selection_budget_shares``; each selection
-    ``epsilon0_t^2 / 8``-zCDP). The fit is described by the composed
-    ``ZCDpEvent`` s of its selections, accounted with RDP. ``X`` may be a
-    scipy.sparse matrix; it is never densified. The default step count reads
-    ``n`` (a caveat says so); the selections do not. ``sample_weight``
-    (public) is used as given (rescaled to mean 1 only without privacy);
-    each record's weighted raw gradient is clipped back to ``[-1, 1]``, so the
-    score sensitivity is unchanged; weights of 1 are the unweighted fit.
+
+def frank_wolfe_setup(
+    n_samples, n_features, n_outputs, params, budget, *, weighted, caveats=()
+):
+    """Step count, selection mechanisms and record of private Frank-Wolfe.
+
+    From public quantities only: ``params.feature_inf_bound`` must be set
+    (the fit resolves None from the data first, with a caveat). The budget
+    is converted to zCDP (the largest ``rho`` dp-accounting certifies for
+    it); the coefficient selections get ``rho`` (less
+    ``INTERCEPT_RHO_SHARE`` of it with an intercept, which the intercept
+    selections get), split over the ``T`` steps in proportion to
+    ``(t + 1)^2`` (Talwar, Thakurta and Zhang 2015, Algorithm 2, with the
+    budget schedule of :func:`._frank_wolfe.selection_budget_shares`).
+
+    Parameters
+    ----------
+    n_samples, n_features, n_outputs : int
+        Shape of the problem (public).
+    params : FrankWolfeParams
+        Public hyperparameters, ``feature_inf_bound`` set.
+    budget : PrivacyBudget
+        Privacy inputs; a user noise multiplier is refused.
+    weighted : bool
+        Whether public sample weights were passed.
+    caveats : tuple of str, default=()
+        Caveats of the caller (an inferred feature bound).
+
+    Returns
+    -------
+    setup : FrankWolfeSetup
     """
     if budget.noise_multiplier is not None:
         raise ValueError(
@@ -437,20 +518,14 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
         params.fit_intercept,
         params.n_steps,
     )
-    n_samples, n_features = X.shape
-    weights = fit_weights(
-        sample_weight, n_samples, private=not math.isinf(budget.epsilon)
-    )
-    caveats = weights_caveats(sample_weight)
-    bound, bound_caveats = resolve_feature_inf_bound(params.feature_inf_bound, X)
-    caveats = (*caveats, *bound_caveats)
+    bound = params.feature_inf_bound
+    caveats = (*((WEIGHTS_CAVEAT,) if weighted else ()), *caveats)
     if not l1_radius * bound <= _MAX_PREDICTION_BOUND:
         raise ValueError(
             f"l1_radius * feature_inf_bound = {l1_radius * bound:g} "
             f"exceeds {_MAX_PREDICTION_BOUND:g}: the linear predictions could "
             "overflow. Rescale the features or lower l1_radius."
         )
-    n_outputs = loss.n_outputs
     rho = rho_for_epsilon(budget.epsilon, budget.delta)
     # rho = inf (no privacy) stays inf in both shares.
     intercept_rho = INTERCEPT_RHO_SHARE * rho if fit_intercept else 0.0
@@ -495,22 +570,69 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
         # dp-accounting reads ZCDpEvent with RDP only.
         accountant=ZCDP_ACCOUNTANT,
     )
+    return FrankWolfeSetup(n_steps, mechanisms, intercept_mechanisms, record)
+
+
+def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
+    """Private Frank-Wolfe over the l1 ball of radius ``l1_radius`` (add/remove).
+
+    ``params`` (:class:`FrankWolfeParams`) holds the public hyperparameters,
+    ``budget`` the privacy inputs (its accountant is replaced by RDP, the
+    one that reads zCDP events; a user noise multiplier is refused).
+
+    Features are clipped coordinate-wise to ``feature_inf_bound`` (inferred
+    from ``X`` with a ``PrivacyLeakWarning`` when None); the intercept lives
+    in its own ball of radius ``INTERCEPT_BOUND``. The budget is converted to
+    zCDP (``rho``, certified by dp-accounting); the coefficient selections
+    get ``rho`` (less ``INTERCEPT_RHO_SHARE`` of it with an intercept, which
+    the intercept selections get), split over the ``T`` steps in proportion
+    to ``(t + 1)^2`` (``selection_budget_shares``; each selection
+    ``epsilon0_t^2 / 8``-zCDP). The fit is described by the composed
+    ``ZCDpEvent`` s of its selections, accounted with RDP. ``X`` may be a
+    scipy.sparse matrix; it is never densified. The default step count reads
+    ``n`` (a caveat says so); the selections do not. ``sample_weight``
+    (public) is used as given (rescaled to mean 1 only without privacy);
+    each record's weighted raw gradient is clipped back to ``[-1, 1]``, so the
+    score sensitivity is unchanged; weights of 1 are the unweighted fit.
+    """
+    if budget.noise_multiplier is not None:
+        raise ValueError(
+            "noise_multiplier does not apply to solver='dp-frank-wolfe': its "
+            "selections are calibrated from epsilon and delta."
+        )
+    n_samples, n_features = X.shape
+    weights = fit_weights(
+        sample_weight, n_samples, private=not math.isinf(budget.epsilon)
+    )
+    bound, bound_caveats = resolve_feature_inf_bound(params.feature_inf_bound, X)
+    setup = frank_wolfe_setup(
+        n_samples,
+        n_features,
+        loss.n_outputs,
+        replace(params, feature_inf_bound=bound),
+        budget,
+        weighted=sample_weight is not None,
+        caveats=bound_caveats,
+    )
+    fit_intercept = params.fit_intercept
     result = private_frank_wolfe(
         X,
         # In X's dtype, read by blocks: the labels are exact in any float.
         np.asarray(y),
         loss,
-        l1_radius=float(l1_radius),
-        mechanisms=mechanisms,
+        l1_radius=float(params.l1_radius),
+        mechanisms=setup.mechanisms,
         rng=rng,
         intercept_bound=INTERCEPT_BOUND if fit_intercept else None,
-        intercept_mechanisms=intercept_mechanisms,
+        intercept_mechanisms=setup.intercept_mechanisms,
         alpha=params.alpha,
         sample_weight=weights,
         # Clipped by the solver: a sparse X is not copied (clipped as read).
         feature_bound=bound,
     )
-    return LinearFit(result.coef.T.copy(), result.intercept, n_steps, record)
+    return LinearFit(
+        result.coef.T.copy(), result.intercept, setup.n_steps, setup.record
+    )
 
 
 def _non_private_fit(

@@ -26,12 +26,12 @@ from .._solvers._distributed import (
 from .._solvers._non_private import non_private_record
 from .._solvers.fermi._dask import fit_fermi_dask
 from .._solvers.fermi._fit import FairPrivacy, FERMIParams, fit_fermi
-from .._solvers.fermi._plan import fermi_plan_key
+from .._solvers.fermi._plan import fermi_plan_key, plan_from_key
 from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
 from ..fairness._constraints import advantaged_class_index
 from ..fairness._ermi import code_dtype, compact_codes
-from ..privacy import PrivacyBudget, check_noise_generator
+from ..privacy import PrivacyBudget, PrivacyRecord, check_noise_generator
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
@@ -1047,6 +1047,43 @@ default=None
             self._fermi_params(None, False),
             n_samples=n_samples,
             n_groups=n_groups,
+        )
+
+    _plan_public_counts = ("n_groups",)
+
+    def _planned_record(self, n_samples, n_features, n_groups=None):
+        """The record's event of a fit on ``n_samples`` rows (public inputs only).
+
+        ``n_groups`` is the number of groups the fit sees: that of the
+        declared ``groups`` by default, 1 for a fit without
+        ``sensitive_features``. The event is that of :meth:`fit`'s plan
+        (:func:`~sklearn_dpfair._solvers.fermi._plan.plan_from_key` of
+        :meth:`_privacy_plan_key`).
+        """
+        if n_groups is None:
+            n_groups = 1 if self.groups is None else len(self.groups)
+        privacy = self._fair_privacy(())
+        plan = plan_from_key(
+            self._privacy_plan_key(n_samples, max(n_groups, 1)), privacy.budget
+        )
+        return PrivacyRecord.from_event(
+            plan.event,
+            delta=privacy.budget.delta,
+            accountant=privacy.budget.accountant,
+            adjacency="add_remove",
+            mechanism=(
+                "DP-FERMI (thesis Algorithm 10): noisy SGDA, "
+                f"{plan.n_steps} steps at Poisson rate "
+                f"{plan.sampling_probability:.4g}"
+                + (
+                    f", {plan.n_candidates} candidate weights selected privately"
+                    if plan.n_candidates
+                    else ""
+                )
+            ),
+            noise_multiplier=plan.noise.effective,
+            sampling_probability=plan.sampling_probability,
+            steps=plan.n_steps,
         )
 
     def _fair_privacy(self, caveats):

@@ -28,9 +28,12 @@ from .._solvers._private_fit import (
     DPSGDParams,
     FrankWolfeParams,
     OutputPerturbationParams,
+    dp_sgd_setup,
     fit_dp_frank_wolfe,
     fit_dp_sgd,
     fit_output_perturbation,
+    frank_wolfe_setup,
+    output_perturbation_setup,
 )
 from ..federated._fit import SiloOptions, fit_silos, silo_attributes
 from ..privacy import PrivacyBudget
@@ -539,13 +542,7 @@ default=None
                 X,
                 y_encoded,
                 loss,
-                FrankWolfeParams(
-                    l1_radius=self.l1_radius,
-                    feature_inf_bound=self.feature_inf_bound,
-                    n_steps=self.fw_steps,
-                    alpha=self.alpha,
-                    fit_intercept=self.fit_intercept,
-                ),
+                self._frank_wolfe_params(),
                 PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
                 rng=rng,
                 sample_weight=weights,
@@ -556,12 +553,7 @@ default=None
                 X,
                 y_encoded,
                 loss,
-                OutputPerturbationParams(
-                    feature_norm_bound=self.feature_norm_bound,
-                    alpha=self.alpha,
-                    tol=self.tol,
-                    fit_intercept=self.fit_intercept,
-                ),
+                self._output_perturbation_params(),
                 PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
                 rng=rng,
                 sample_weight=weights,
@@ -580,6 +572,81 @@ default=None
             alpha=self.alpha,
             fit_intercept=self.fit_intercept,
         )
+
+    def _frank_wolfe_params(self):
+        """Public hyperparameters of the private Frank-Wolfe fit."""
+        return FrankWolfeParams(
+            l1_radius=self.l1_radius,
+            feature_inf_bound=self.feature_inf_bound,
+            n_steps=self.fw_steps,
+            alpha=self.alpha,
+            fit_intercept=self.fit_intercept,
+        )
+
+    def _output_perturbation_params(self):
+        """Public hyperparameters of the output-perturbation fit."""
+        return OutputPerturbationParams(
+            feature_norm_bound=self.feature_norm_bound,
+            alpha=self.alpha,
+            tol=self.tol,
+            fit_intercept=self.fit_intercept,
+        )
+
+    _plan_public_counts = ("n_classes",)
+
+    def _planned_record(self, n_samples, n_features, n_classes=None):
+        """The record of a central fit, by the set-up functions of :meth:`fit`.
+
+        ``n_classes`` (public) is the size of the label set: that of
+        ``classes`` when it is declared, else 2 unless given. Federated fits
+        (``silos=``) are planned per silo by their own accounting and have no
+        single central plan.
+        """
+        if self.classes is not None:
+            declared = len(self.classes)
+            if n_classes is not None and n_classes != declared:
+                raise ValueError(
+                    f"n_classes={n_classes} disagrees with the {declared} "
+                    "declared classes."
+                )
+            n_classes = declared
+        n_classes = 2 if n_classes is None else n_classes
+        if n_classes < 2:
+            raise ValueError(f"n_classes must be >= 2; got {n_classes}.")
+        loss = self._loss_for(np.arange(n_classes))
+        if self.solver == "dp-sgd":
+            return dp_sgd_setup(
+                n_samples,
+                n_features,
+                loss.n_outputs,
+                self._dp_sgd_params(),
+                self._dp_sgd_budget(()),
+                weighted=False,
+            ).record
+        budget = PrivacyBudget(self.epsilon, self.delta)
+        if self.solver == "dp-frank-wolfe":
+            if self.l1_radius is None or self.feature_inf_bound is None:
+                raise ValueError(
+                    "A plan of solver='dp-frank-wolfe' needs l1_radius and "
+                    "feature_inf_bound: with feature_inf_bound=None the step "
+                    "count is read from the data."
+                )
+            return frank_wolfe_setup(
+                n_samples,
+                n_features,
+                loss.n_outputs,
+                self._frank_wolfe_params(),
+                budget,
+                weighted=False,
+            ).record
+        if self.alpha <= 0 or self.feature_norm_bound is None:
+            raise ValueError(
+                "A plan of solver='output-perturbation' needs alpha > 0 and "
+                "feature_norm_bound."
+            )
+        return output_perturbation_setup(
+            n_samples, loss, self._output_perturbation_params(), budget, weighted=False
+        ).record
 
     def _dp_sgd_budget(self, caveats):
         """Privacy inputs of the central DP-SGD fits."""

@@ -19,6 +19,7 @@ from .._solvers.semi_dp import (
     SEMIDP_SOLVERS,
     SemiDPParams,
     fit_semidp,
+    planned_record,
 )
 from ..privacy import PrivacyBudget, check_noise_generator
 from ..privacy._record import PUBLIC_ROWS_CAVEAT
@@ -416,6 +417,48 @@ default=None
                 "adjacency='add_remove' or the full-batch solver='semidp-gd'."
             )
 
+    def _semidp_params(self, solver, n_public):
+        """The public inputs of the fit (:class:`SemiDPParams`)."""
+        # Every public hyperparameter of the fit is the estimator parameter
+        # of the same name; the solver is given by its current name.
+        hyperparameters = {
+            name: getattr(self, name) for name in SEMIDP_HYPERPARAMETERS
+        }
+        return SemiDPParams(
+            budget=PrivacyBudget(
+                self.epsilon,
+                self.delta,
+                self._accountant_kind(),
+                # Only dp-gd treats the public rows as private.
+                caveats=(
+                    (PUBLIC_ROWS_CAVEAT,) if n_public and solver != "dp-gd" else ()
+                ),
+            ),
+            **{**hyperparameters, "solver": solver},
+        )
+
+    _plan_public_counts = ("n_public",)
+
+    def _planned_record(self, n_samples, n_features, n_public=0):
+        """The record of a fit on ``n_samples`` rows, ``n_public`` of them public.
+
+        By the schedule, mechanism and account of the fit
+        (:func:`~sklearn_dpfair._solvers.semi_dp.planned_record`); a step
+        count tuned on the public rows (``max_iter="auto"`` with the public
+        preconditioner) cannot be planned from counts and raises.
+        """
+        if n_public > n_samples:
+            raise ValueError(
+                f"n_public={n_public} exceeds n_samples={n_samples}."
+            )
+        solver = canonical_solver(self.solver)
+        n_private = n_samples - n_public
+        self._check_solver_options(solver, n_public, n_private)
+        params = self._semidp_params(solver, n_public)
+        return planned_record(
+            params, n_private=params.private_count(n_private), n_public=n_public
+        )
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, *, public_mask=None):
         """Fit the model; only rows with ``public_mask == False`` are protected.
@@ -474,23 +517,7 @@ default=None
         check_delta_for_n(self.delta, X.shape[0])
         rng = check_noise_generator(self.random_state)
 
-        # Every public hyperparameter of the fit is the estimator parameter
-        # of the same name; the solver is given by its current name.
-        hyperparameters = {
-            name: getattr(self, name) for name in SEMIDP_HYPERPARAMETERS
-        }
-        params = SemiDPParams(
-            budget=PrivacyBudget(
-                self.epsilon,
-                self.delta,
-                self._accountant_kind(),
-                # Only dp-gd treats the public rows as private.
-                caveats=(
-                    (PUBLIC_ROWS_CAVEAT,) if n_public and solver != "dp-gd" else ()
-                ),
-            ),
-            **{**hyperparameters, "solver": solver},
-        )
+        params = self._semidp_params(solver, n_public)
         result = fit_semidp(X, y, mask, params, rng=rng, sample_weight=weights)
 
         self.solver_ = solver

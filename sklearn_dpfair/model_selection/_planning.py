@@ -4,23 +4,18 @@
 
 A private selection must be calibrated before it runs, so it needs the
 ``dp_event_`` that a candidate *will* record when trained with a budget
-``t``. The events depend on public quantities only (the number of training
-rows, the schedule, the declared group set), and the plan is made by the
-functions the fits themselves build their events with: DP-SGD's budget
-calibration and mechanism event
-(:meth:`~sklearn_dpfair.privacy.PrivacyBudget.gaussian`), DP-FERMI's
-release plan (:func:`sklearn_dpfair._solvers.fermi._plan.plan_from_key`,
-on the key the estimator computes with its own fit's parameter mapping).
-The search still checks after each fit that the fitted ``dp_event_``
-equals the planned one, so a drift is an error, never a silent overspend.
+``t``. Every private estimator (and private pipeline) states it itself:
+``privacy_plan(n_samples, n_features, **public_counts)`` is built from its
+parameters and public counts by the same functions its fit builds its
+record with. The search reads nothing else about a candidate, so any
+private estimator can be searched, and still checks after each fit that the
+fitted ``dp_event_`` equals the planned one: a drift is an error, never a
+silent overspend.
 """
 
-from dataclasses import dataclass
+import math
 
-from .._solvers._schedules import sgd_schedule
-from .._solvers.fermi._plan import plan_from_key
-from ..linear_model import DPFERMIClassifier, DPLogisticRegression
-from ..privacy import PrivacyBudget
+from sklearn.base import clone
 
 __all__ = ["CandidatePlan", "plan_candidate"]
 
@@ -32,78 +27,104 @@ SEARCH_OWNED_PARAMS = ("epsilon", "delta", "accountant", "random_state")
 _ACCOUNTANT = "rdp"
 
 
-@dataclass(frozen=True)
 class CandidatePlan:
     """How one candidate's training event depends on its budget ``t``.
-
-    ``signature`` names the public quantities the event depends on besides
-    ``t``: candidates with equal signatures have equal events at every
-    ``t`` (a grid over ``alpha`` or ``clip_norm`` has one signature).
-    """
-
-    signature: tuple
-    kind: str
-
-    def event(self, t, delta):
-        """The ``dp_event_`` of this candidate trained with ``epsilon=t``."""
-        budget = PrivacyBudget(float(t), delta, _ACCOUNTANT)
-        if self.kind == "dp-sgd":
-            _, q, steps = self.signature
-            # The fit's own calibration and event (dp_sgd_setup).
-            mechanism = budget.gaussian(1.0, sampling_probability=q, steps=steps)
-            return mechanism.event(sampling_probability=q, steps=steps)
-        _, key = self.signature
-        return plan_from_key(key, budget).event
-
-
-def plan_candidate(estimator, n_train, n_groups):
-    """The :class:`CandidatePlan` of ``estimator`` trained on ``n_train`` rows.
 
     Parameters
     ----------
     estimator : estimator
-        A candidate (the search's estimator with one grid point set).
-    n_train : int
-        Number of training rows (public, as in every fit of this package).
-    n_groups : int
-        Number of declared groups routed to the fit (1 if none).
+        The candidate (the search's estimator with one grid point set).
+    n_train, n_features : int
+        The shape of the training split (public).
+    counts : dict
+        The other public counts its plan takes (``n_groups``, ...).
+    """
+
+    def __init__(self, estimator, n_train, n_features, counts):
+        self.estimator = estimator
+        self.n_train = n_train
+        self.n_features = n_features
+        self.counts = dict(counts)
+        self._events = {}
+
+    def plan(self, t, delta):
+        """The candidate's :class:`~sklearn_dpfair.privacy.PrivacyPlan` at budget ``t``."""
+        est = clone(self.estimator).set_params(
+            epsilon=float(t), delta=float(delta), accountant=_ACCOUNTANT
+        )
+        return est.privacy_plan(self.n_train, self.n_features, **self.counts)
+
+    def event(self, t, delta):
+        """The ``dp_event_`` of this candidate trained with ``epsilon=t``."""
+        key = (float(t), float(delta))
+        if key not in self._events:
+            self._events[key] = self.plan(t, delta).dp_event
+        return self._events[key]
+
+
+def plan_candidate(estimator, n_train, n_features, counts, *, delta):
+    """The :class:`CandidatePlan` of ``estimator`` trained on ``n_train`` rows.
+
+    Checks, before any row is read, that the candidate can be planned: a
+    private estimator (it has ``privacy_plan``), whose budget the search
+    can set (no fixed ``noise_multiplier``), whose guarantee is stated
+    under add/remove adjacency (the selection's), and whose plan can be made
+    from counts.
+
+    Parameters
+    ----------
+    estimator : estimator
+        A candidate.
+    n_train, n_features : int
+        Shape of the training split.
+    counts : dict
+        Public counts available to the plan (``n_groups``, ``n_public``,
+        ``n_classes``); those the estimator does not take are not passed.
+    delta : float
+        The search's delta (a plan is made at it, to check the candidate).
 
     Raises
     ------
     TypeError
-        For a non-private estimator, or a private one the search cannot plan.
+        For a non-private estimator.
     ValueError
-        For a private estimator whose budget the search cannot set.
+        For a private one the search cannot plan (the message says why).
     """
-    if isinstance(estimator, (DPLogisticRegression, DPFERMIClassifier)):
-        if estimator.noise_multiplier is not None:
-            raise ValueError(
-                "The search sets each candidate's budget itself: leave "
-                "noise_multiplier=None in the estimator and the grid."
-            )
-    if isinstance(estimator, DPLogisticRegression):
-        if estimator.solver != "dp-sgd":
-            raise ValueError(
-                "PrivateHyperparameterSearch supports DPLogisticRegression with "
-                "solver='dp-sgd' (add/remove adjacency) only."
-            )
-        q, steps = sgd_schedule(n_train, estimator.batch_size, estimator.max_iter)
-        return CandidatePlan(("dp-sgd", q, steps), "dp-sgd")
-    if isinstance(estimator, DPFERMIClassifier):
-        # The fit's own key: every public input of its event but the budget
-        # (the schedule, the weight-selection stages, the noise ratios, the
-        # marginals), so equal keys are equal events at every budget.
-        key = estimator._privacy_plan_key(n_train, n_groups)
-        return CandidatePlan(("fermi", key), "fermi")
-    if hasattr(estimator, "_set_privacy_record"):
+    name = type(estimator).__name__
+    if not hasattr(estimator, "privacy_plan"):
         raise TypeError(
-            f"PrivateHyperparameterSearch cannot plan the privacy cost of "
-            f"{type(estimator).__name__} yet; it supports DPLogisticRegression "
-            "and DPFERMIClassifier."
+            f"{name} is not a differentially private estimator: a private "
+            "search can only select among private candidates (estimators "
+            "and pipelines with a privacy_plan)."
         )
-    raise TypeError(
-        f"{type(estimator).__name__} is not a differentially private estimator: "
-        "a private search can only select among private candidates "
-        "(DPLogisticRegression, DPFERMIClassifier)."
-    )
-
+    params = estimator.get_params()
+    if params.get("noise_multiplier") is not None:
+        raise ValueError(
+            "The search sets each candidate's budget itself: leave "
+            "noise_multiplier=None in the estimator and the grid."
+        )
+    accepted = getattr(estimator, "_plan_public_counts", None)
+    if accepted is not None:
+        counts = {k: v for k, v in counts.items() if k in accepted}
+    plan = CandidatePlan(estimator, n_train, n_features, counts)
+    try:
+        # The adjacency and the public inputs a plan needs do not depend on
+        # the budget; epsilon = inf cannot overspend.
+        probe = plan.plan(math.inf, delta)
+    except NotImplementedError as exc:
+        raise ValueError(
+            f"{name} cannot state its privacy plan yet, so the search cannot "
+            "calibrate it."
+        ) from exc
+    except ValueError as exc:
+        raise ValueError(
+            f"The search cannot plan {name} before reading the data: {exc}"
+        ) from exc
+    if probe.adjacency != "add_remove":
+        raise ValueError(
+            f"{name} is private under {probe.adjacency} adjacency, but the "
+            "private selection is accounted under add/remove: choose a "
+            "solver or adjacency with add/remove guarantees (e.g. "
+            "DPLogisticRegression(solver='dp-sgd'))."
+        )
+    return plan

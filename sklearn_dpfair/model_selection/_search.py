@@ -9,7 +9,13 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MetaEstimatorMixin,
+    clone,
+    is_classifier,
+)
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils import indexable
 from sklearn.utils.metadata_routing import (
@@ -337,14 +343,17 @@ class PrivateHyperparameterSearch(
                     "The search's event is interpreted by the RDP accountant "
                     "only: use PrivacyLedger(kind='rdp')."
                 )
-        if not hasattr(self.estimator, "_set_privacy_record") or (
-            "classes" not in self.estimator.get_params()
-        ):
-            # The plan below says the same (a non-private estimator, or a
-            # private one it cannot plan, such as a regressor); failing
-            # before reading anything.
-            plan_candidate(self.estimator, 1, 1)
-        if getattr(self.estimator, "classes", None) is None:
+        if not hasattr(self.estimator, "privacy_plan"):
+            # Failing before reading anything.
+            plan_candidate(self.estimator, 1, 1, {}, delta=float(self.delta))
+        if not is_classifier(self.estimator):
+            raise ValueError(
+                f"The private scores ({', '.join(SCORINGS)}) are "
+                f"classification scores; {type(self.estimator).__name__} is "
+                "not a classifier."
+            )
+        classes = _declared_classes(self.estimator)
+        if classes is None:
             raise ValueError(
                 "Declare the public label set in the estimator (classes=[...]): "
                 "a private search does not read it from the data."
@@ -392,7 +401,7 @@ class PrivateHyperparameterSearch(
                     "scoring='accuracy-dp-gap' needs sensitive_features: route it "
                     "to the estimator (set_fit_request(sensitive_features=True))."
                 )
-            if len(self.estimator.classes) != 2:
+            if len(classes) != 2:
                 raise ValueError("scoring='accuracy-dp-gap' needs a binary problem.")
 
         # Plan every candidate before reading the data (public inputs only).
@@ -401,13 +410,14 @@ class PrivateHyperparameterSearch(
             base.get_params()["groups"] is None
         ):
             base.set_params(groups=groups)  # declared in the search
+        delta = float(self.delta)
+        n_features = int(np.shape(X)[1])
+        counts = {"n_groups": n_groups, "n_classes": len(classes)}
         estimators, plans = [], []
         for params in candidates:
             est = clone(base).set_params(**params)
             estimators.append(est)
-            plans.append(plan_candidate(est, n_train, n_groups))
-        distinct = list({plan.signature: plan for plan in plans}.values())
-        delta = float(self.delta)
+            plans.append(plan_candidate(est, n_train, n_features, counts, delta=delta))
         mean_runs = float(
             _AUTO_RUNS_PER_CANDIDATE * len(candidates)
             if self.n_runs == "auto"
@@ -420,18 +430,44 @@ class PrivateHyperparameterSearch(
         def score_noise(t):
             return _score_noise_multiplier(t, delta, self.score_budget_share)
 
-        def run_event(t):
-            parts = [plan.event(t, delta) for plan in distinct]
+        # Candidates with equal events at the target budget share their event
+        # at every budget in practice (same schedule, same public inputs);
+        # the composed run event is recomputed exactly below at the chosen
+        # budget, from every candidate's own plan.
+        signatures = {}
+        for plan in plans:
+            try:
+                signature = repr(plan.event(float(self.epsilon), delta))
+            except ValueError:
+                # Unaffordable at the whole budget: kept apart, and the
+                # calibration below says the budget is too small.
+                signature = id(plan)
+            signatures.setdefault(signature, plan)
+        distinct = list(signatures.values())
+
+        def run_event(t, plans=distinct):
+            parts = []
+            for plan in plans:
+                event = plan.event(t, delta)
+                if event not in parts:
+                    parts.append(event)
             return composed_event([*parts, gaussian_event(score_noise(t))])
 
-        run_epsilon, event = calibrate_selection(
-            run_event,
-            float(self.epsilon),
-            delta,
-            mean_runs,
-            shape,
-            hi=float(self.epsilon),
-        )
+        def calibrate(run_event):
+            return calibrate_selection(
+                run_event,
+                float(self.epsilon),
+                delta,
+                mean_runs,
+                shape,
+                hi=float(self.epsilon),
+            )
+
+        run_epsilon, event = calibrate(run_event)
+        if run_event(run_epsilon, plans) != run_event(run_epsilon):
+            # The grouping by signature missed a difference: calibrate on
+            # every candidate's own event (exact, slower).
+            run_epsilon, event = calibrate(lambda t: run_event(t, plans))
         z_score = score_noise(run_epsilon)
 
         rng, seed_source = self._generators()
@@ -453,7 +489,7 @@ class PrivateHyperparameterSearch(
             if seed_source is None
             else [int(s.generate_state(1)[0]) for s in seed_source.spawn(n_runs)]
         )
-        positive_label = np.asarray(self.estimator.classes)[-1]
+        positive_label = np.asarray(classes)[-1]
 
         def score(y_pred):
             return noisy_score(
@@ -549,6 +585,16 @@ def _score_noise_multiplier(run_epsilon, delta, share):
     """
     rho = rho_for_epsilon_simple(run_epsilon, delta)
     return 1.0 / math.sqrt(2.0 * share * rho)
+
+
+def _declared_classes(estimator):
+    """The public label set declared in ``estimator`` (or its final step)."""
+    params = estimator.get_params()
+    if "classes" in params:
+        return params["classes"]
+    # A pipeline: the final step's ``classes``.
+    declared = [v for k, v in params.items() if k.endswith("__classes")]
+    return declared[-1] if declared else None
 
 
 def _split_params(params, n_samples, indices):

@@ -60,36 +60,47 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
             return X, None, None
         return X, *check_bounds(self.bounds, X.shape[1])
 
-    def _plan_fit(
-        self,
-        n_samples,
-        *,
-        gaussian=False,
-        n_quantiles=0,
-        quantile_share=0.0,
-        delta=None,
-        uses_delta=None,
-    ):
+    def _release_spec(self, n_features):
+        """What a fit on ``n_features`` columns releases (public inputs only).
+
+        A dict of :func:`~._plan.plan_releases` arguments: ``gaussian`` (one
+        joint Gaussian sum), ``n_quantiles``, ``quantile_share`` and, when
+        the accountant's delta is not the user's, ``delta``; ``uses_delta``
+        says whether a user's ``delta >= 1 / n_samples`` should warn.
+        """
+        raise NotImplementedError
+
+    def _release_plan(self, n_features):
+        """The :class:`~._plan.ReleasePlan` of a fit on ``n_features`` columns."""
+        spec = dict(self._release_spec(n_features))
+        spec.pop("uses_delta", None)
+        delta = spec.pop("delta", self.delta)
+        return plan_releases(self.epsilon, delta, self._accountant_kind(), **spec)
+
+    def _plan_fit(self, n_samples, n_features):
         """The fit's :class:`~._plan.ReleasePlan` and generator.
 
-        Made from public quantities only, before the data is read. ``delta``
-        is the accountant's (the user's unless a share of it is spent
-        otherwise); a user's ``delta >= 1 / n_samples`` warns when the fit
-        releases a Gaussian sum (or when ``uses_delta``).
+        Made from public quantities only, before the data is read, by
+        :meth:`_release_spec` (the plan :meth:`privacy_plan` reports). A
+        user's ``delta >= 1 / n_samples`` warns when the fit releases a
+        Gaussian sum (or when the spec's ``uses_delta``).
         """
-        plan = plan_releases(
-            self.epsilon,
-            self.delta if delta is None else delta,
-            self._accountant_kind(),
-            gaussian=gaussian,
-            n_quantiles=n_quantiles,
-            quantile_share=quantile_share,
-        )
-        if (gaussian if uses_delta is None else uses_delta) and np.isfinite(
-            self.epsilon
-        ):
+        spec = self._release_spec(n_features)
+        plan = self._release_plan(n_features)
+        uses_delta = spec.get("uses_delta", spec.get("gaussian", False))
+        if uses_delta and np.isfinite(self.epsilon):
             check_delta_for_n(self.delta, n_samples)
         return plan, check_noise_generator(self.random_state)
+
+    def _planned_record(self, n_samples, n_features):
+        """The record's event of a fit (the plan of :meth:`_plan_fit`)."""
+        return self._release_plan(n_features).record(
+            f"{type(self).__name__}: planned releases"
+        )
+
+    def _edges_spec(self, n_features, n_edges, *, quantile):
+        """The release spec of :meth:`_fit_edges`: the interior quantiles."""
+        return {"gaussian": False, "n_quantiles": (n_edges - 2) * n_features if quantile else 0}
 
     def _fit_edges(self, X, n_edges, *, quantile):
         """Validate, plan and release ``n_edges`` edges of each column.
@@ -107,9 +118,7 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         """
         X, lower, upper = self._validate_bounded(X)
         n_features = X.shape[1]
-        plan, rng = self._plan_fit(
-            X.shape[0], n_quantiles=(n_edges - 2) * n_features if quantile else 0
-        )
+        plan, rng = self._plan_fit(X.shape[0], n_features)
         self.bounds_ = np.column_stack([lower, upper])
         edges = column_edges(
             X, lower, upper, n_edges, plan.quantile_rho, rng, quantile=quantile

@@ -106,6 +106,9 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
+    def _release_spec(self, n_features):
+        return self._edges_spec(n_features, self.n_bins + 1, quantile=self.strategy == "quantile")
+
     def fit(self, X, y=None):
         """Release the bin edges of each column.
 

@@ -159,6 +159,27 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
+    def _threshold_delta(self, discovers):
+        """The delta the threshold of category discovery spends (0: none)."""
+        # Without privacy nothing is thresholded and no delta is set apart.
+        thresholded = discovers and math.isfinite(self.epsilon)
+        return self.delta * _THRESHOLD_DELTA_SHARE if thresholded else 0.0
+
+    def _planned_additional_delta(self, n_features):
+        # The threshold's delta (threshold_delta_), outside the event.
+        return self._threshold_delta(
+            any(cats is None for cats in self._declared(n_features))
+        )
+
+    def _release_spec(self, n_features):
+        # Undeclared columns are discovered through one Gaussian histogram;
+        # the accountant is given the noise's share of delta only.
+        discovers = any(cats is None for cats in self._declared(n_features))
+        return {
+            "gaussian": discovers,
+            "delta": self.delta - self._threshold_delta(discovers),
+        }
+
     def fit(self, X, y=None):
         """Declare or discover the categories of each column.
 
@@ -183,14 +204,9 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
                 "accountant: a PrivacyLedger cannot hold the threshold delta of "
                 "category discovery; pass 'rdp' or 'pld', or declare categories."
             )
-        # Without privacy nothing is thresholded and no delta is set apart.
-        thresholded = bool(discover) and math.isfinite(self.epsilon)
-        threshold_delta = self.delta * _THRESHOLD_DELTA_SHARE if thresholded else 0.0
-        # The plan, from public quantities: which columns are discovered. The
-        # accountant is given the noise's share of delta only.
-        plan, rng = self._plan_fit(
-            len(columns[0]), gaussian=bool(discover), delta=self.delta - threshold_delta
-        )
+        threshold_delta = self._threshold_delta(bool(discover))
+        # The plan, from public quantities: which columns are discovered.
+        plan, rng = self._plan_fit(len(columns[0]), n_features)
         keys = [None] * n_features
         for j in range(n_features):
             if declared[j] is not None:

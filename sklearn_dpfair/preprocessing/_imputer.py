@@ -99,6 +99,11 @@ class DPSimpleImputer(
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
+    def _release_spec(self, n_features):
+        # The mean: one Gaussian sum; the median: one quantile a column.
+        mean = self.strategy == "mean"
+        return {"gaussian": mean, "n_quantiles": 0 if mean else n_features}
+
     def fit(self, X, y=None):
         """Release the fill value of each column.
 
@@ -116,9 +121,7 @@ class DPSimpleImputer(
         """
         X, lower, upper = self._validate_bounded(X)
         mean = self.strategy == "mean"
-        plan, rng = self._plan_fit(
-            X.shape[0], gaussian=mean, n_quantiles=0 if mean else X.shape[1]
-        )
+        plan, rng = self._plan_fit(X.shape[0], X.shape[1])
         centre, half = centre_and_half_width(lower, upper)
         if mean:
             moments = noisy_moments(X, lower, upper, plan.gaussian, rng, order=1)

@@ -150,6 +150,16 @@ class DPStandardScaler(
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
+    def _release_spec(self, n_features):
+        # Private bounds ("auto"): two quantiles a column.
+        auto = isinstance(self.bounds, str)
+        return {
+            "gaussian": bool(self.with_mean or self.with_std),
+            "n_quantiles": 2 * n_features if auto else 0,
+            "quantile_share": self.auto_share,
+            "uses_delta": True,
+        }
+
     def fit(self, X, y=None):
         """Release the mean and variance of the clipped columns of ``X``.
 
@@ -171,13 +181,7 @@ class DPStandardScaler(
         if auto:
             levels = _check_levels(self.auto_quantiles)
         needs_moments = self.with_mean or self.with_std
-        plan, rng = self._plan_fit(
-            X.shape[0],
-            gaussian=needs_moments,
-            n_quantiles=2 * n_features if auto else 0,
-            quantile_share=self.auto_share,
-            uses_delta=True,
-        )
+        plan, rng = self._plan_fit(X.shape[0], n_features)
         if auto:
             lower, upper = self._auto_bounds(X, levels, plan.quantile_rho, rng)
         self.bounds_ = np.column_stack([lower, upper])

@@ -121,6 +121,9 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
+    def _release_spec(self, n_features):
+        return self._edges_spec(n_features, self.n_knots, quantile=self.knots == "quantile")
+
     def fit(self, X, y=None):
         """Release the knots of each column.
 

@@ -14,6 +14,7 @@ from ._calibration import (
 )
 from ._ledger import LedgerEntry, PrivacyLedger
 from ._mechanism import GaussianMechanism
+from ._plan import PrivacyPlan
 from ._quantile import noisy_histogram, private_quantile
 from ._random import check_noise_generator
 from ._record import PrivacyRecord
@@ -24,6 +25,7 @@ __all__ = [
     "LedgerEntry",
     "PrivacyLedger",
     "PrivacyBudget",
+    "PrivacyPlan",
     "PrivacyRecord",
     "calibrate_noise",
     "calibrate_noise_multiplier",

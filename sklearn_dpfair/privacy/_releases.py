@@ -193,7 +193,11 @@ def joint_release(accounted=None):
     the pair is the Gaussian mechanism of noise multiplier
     ``(sum_k z_k^-2)^(-1/2)`` on the stacked sum of sensitivity 1 in units
     of each block's clip, as the fit accounts it. The ``with`` block's
-    releases reach the enclosing log as that one release.
+    releases reach the enclosing log as that one release. The same holds for
+    Gaussian releases made one after another, each possibly chosen from the
+    previous ones (full-batch noisy gradient descent): they compose to the
+    Gaussian of multiplier ``(sum_t z_t^-2)^(-1/2)`` exactly (Gaussian DP
+    composition, Dong, Roth and Su 2022, Corollary 3.3).
 
     Parameters
     ----------

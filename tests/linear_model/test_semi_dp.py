@@ -361,11 +361,23 @@ def test_privacy_record_fields_rebuild_the_event(params):
     X, y, mask, _ = _problem(n=1200, n_pub=200)
     est = SemiDPLinearRegression(random_state=0, **params).fit(X, y, public_mask=mask)
     rec = est.privacy_record_
+    q = 1.0 if rec.sampling_probability is None else rec.sampling_probability
     if rec.steps == 0:
         rebuilt = no_op_event()
         assert rec.clip_norm is None and rec.noise_multiplier == 0
+    elif q >= 1.0 and np.isfinite(est.epsilon):
+        # Full batch: the T Gaussian steps of multiplier z are accounted as
+        # the one Gaussian of multiplier z / sqrt(T) they compose to (GDP).
+        single = rec.dp_event.noise_multiplier
+        assert single == pytest.approx(rec.noise_multiplier / np.sqrt(rec.steps))
+        composed = noisy_sgd_event(rec.noise_multiplier, q, rec.steps)
+        # The same guarantee; PLD discretizes the composition (a bound).
+        assert epsilon_of(composed, rec.delta, rec.accountant) == pytest.approx(
+            rec.epsilon, rel=2e-3
+        )
+        assert "accounted as the one Gaussian" in rec.mechanism
+        rebuilt = rec.dp_event
     else:
-        q = 1.0 if rec.sampling_probability is None else rec.sampling_probability
         rebuilt = noisy_sgd_event(rec.noise_multiplier, q, rec.steps)
     assert rebuilt == rec.dp_event
     assert epsilon_of(rebuilt, rec.delta, rec.accountant) == rec.epsilon

@@ -78,6 +78,14 @@ CONFIGURATIONS = {
     "fermi bound subsampled": (
         _fermi(max_iter=2, batch_size=200, disparity_bound=0.1), True
     ),
+    # Any solver with an add/remove plan: Frank-Wolfe with public bounds.
+    "frank-wolfe": (
+        DPLogisticRegression(
+            classes=[0, 1], solver="dp-frank-wolfe", l1_radius=2.0,
+            feature_inf_bound=3.0, fw_steps=4,
+        ),
+        False,
+    ),
 }
 
 
@@ -109,14 +117,17 @@ def test_planned_event_is_the_fitted_event(data, name):
     n_train = N_SAMPLES - int(round(search.validation_fraction * N_SAMPLES))
     n_groups = 2 if routed else 1
     t = search.run_epsilon_
-    planned = plan_candidate(search.best_estimator_, n_train, n_groups).event(t, 1e-5)
+    counts = {"n_groups": n_groups}
+    planned = plan_candidate(
+        search.best_estimator_, n_train, 5, counts, delta=1e-5
+    ).event(t, 1e-5)
     assert search.best_estimator_.dp_event_ == planned
     assert search.epsilon_ <= 3.0
     # The same at another budget, fitted outside the search on all rows.
     est = clone(estimator).set_params(epsilon=1.3, delta=1e-5, accountant="rdp")
     with sklearn.config_context(enable_metadata_routing=True):
         _fit(est, data, routed)
-    plan = plan_candidate(est, N_SAMPLES, n_groups)
+    plan = plan_candidate(est, N_SAMPLES, 5, counts, delta=1e-5)
     assert est.dp_event_ == plan.event(1.3, 1e-5)
 
 
@@ -153,23 +164,35 @@ def test_search_over_the_disparity_bound(data, constraint):
     "estimator, error, match",
     [
         (
-            DPLogisticRegression(classes=[0, 1], solver="output-perturbation"),
+            DPLogisticRegression(
+                classes=[0, 1], solver="output-perturbation", feature_norm_bound=1.0,
+                alpha=0.1,
+            ),
             ValueError,
-            "dp-sgd",
+            "replace_one adjacency, but the private selection is accounted "
+            "under add/remove",
         ),
         (
-            DPLogisticRegression(classes=[0, 1], solver="dp-frank-wolfe"),
+            # The step count would be read from the data's feature bound.
+            DPLogisticRegression(
+                classes=[0, 1], solver="dp-frank-wolfe", l1_radius=1.0
+            ),
             ValueError,
-            "dp-sgd",
+            "cannot plan DPLogisticRegression before reading the data",
         ),
-        (SemiDPLinearRegression(), TypeError, "cannot plan"),
-        (HeavyTailDPRegressor(), TypeError, "cannot plan"),
+        (
+            DPLogisticRegression(classes=[0, 1], noise_multiplier=2.0),
+            ValueError,
+            "noise_multiplier=None",
+        ),
+        (SemiDPLinearRegression(), ValueError, "not a classifier"),
+        (HeavyTailDPRegressor(), ValueError, "not a classifier"),
     ],
 )
 def test_configurations_it_cannot_plan_are_refused_before_the_data(
     estimator, error, match
 ):
-    search = PrivateHyperparameterSearch(estimator, {"alpha": [0.0]}, epsilon=1.0)
+    search = PrivateHyperparameterSearch(estimator, {"tol": [1e-4]}, epsilon=1.0)
     # Refused when planned, before any candidate is fitted.
     with pytest.raises(error, match=match):
         search.fit(np.zeros((40, 2)), np.arange(40) % 2)

@@ -10,6 +10,7 @@ from ._fit import (
     SemiDPFit,
     SemiDPParams,
     fit_semidp,
+    planned_record,
     public_hyperparameters,
     semidp_noise_multiplier,
 )

@@ -42,6 +42,7 @@ the checks read the public rows, the counts and the parameters only, and the
 solver maps a private row whose terms overflow to the fixed contribution 0.
 """
 
+import contextlib
 import functools
 import math
 from dataclasses import dataclass, fields
@@ -57,8 +58,9 @@ from ...privacy import (
     calibrate_noise_multiplier,
     fit_weights,
 )
-from ...privacy._accounting import no_op_event
+from ...privacy._accounting import gaussian_event, no_op_event
 from ...privacy._record import weights_caveats
+from ...privacy._releases import joint_release
 from .._non_private import minimize_linear, non_private_record
 from ._public_geometry import (
     newton_preconditioner,
@@ -82,6 +84,7 @@ __all__ = [
     "SemiDPFit",
     "SemiDPParams",
     "fit_semidp",
+    "planned_record",
     "public_hyperparameters",
     "semidp_noise_multiplier",
 ]
@@ -262,6 +265,24 @@ def _step_noise_variance(params, geometry, q, n_private):
     return step_noise_var
 
 
+def _full_batch_event(params, steps):
+    """The event of ``steps`` full-batch Gaussian sums of one fit.
+
+    ``T`` Gaussian releases of multiplier ``z sqrt(T)`` are exactly one
+    Gaussian release of multiplier ``z`` (Gaussian DP composes as
+    ``mu = sqrt(sum mu_t^2)``: Dong, Roth and Su 2022, Corollary 3.3), so
+    the fit is accounted as that one release: the event does not depend on
+    ``T``, which a fit may tune on its public rows. ``steps=None`` (not
+    known yet) needs a calibrated budget.
+    """
+    budget = params.budget
+    if budget.noise_multiplier is None:
+        z = semidp_noise_multiplier(budget, 1.0, 1)
+    else:
+        z = float(budget.noise_multiplier) / math.sqrt(steps)
+    return gaussian_event(z)
+
+
 def _account(params, mechanism, q, steps, caveats=()):
     """The record of the run: exactly the event given to the accountant."""
     name = params.solver
@@ -271,11 +292,19 @@ def _account(params, mechanism, q, steps, caveats=()):
         # no private sum released, hence no sensitivity.
         mechanism = GaussianMechanism(clip_norm=None, noise_multiplier=0.0)
         dp_event = no_op_event()
-    elif name == "semidp-sgd" and q >= 1.0:
-        name = "semidp-sgd-full"
+    elif params.budget.is_private and q >= 1.0:
+        dp_event = _full_batch_event(params, steps)
+        if name == "semidp-sgd":
+            name = "semidp-sgd-full"
+    description = _MECHANISM_NAME[name]
+    if dp_event is not None and name != "public-only":
+        description += (
+            "; its full-batch Gaussian steps are accounted as the one Gaussian "
+            f"of multiplier {dp_event.noise_multiplier:.4g} they compose to"
+        )
     return params.budget.account(
         mechanism,
-        description=_MECHANISM_NAME[name],
+        description=description,
         adjacency=params.adjacency,
         # Full batch involves no sampling; the summary then omits the rate.
         sampling_probability=q if q < 1.0 else None,
@@ -284,6 +313,73 @@ def _account(params, mechanism, q, steps, caveats=()):
         caveats=caveats,
         declared_counts=params.declared_counts,
     )
+
+
+def _mechanism(params, q, steps):
+    """The Gaussian mechanism of ``steps`` private sums at Poisson rate ``q``."""
+    return GaussianMechanism(
+        clip_norm=params.sensitivity,
+        noise_multiplier=semidp_noise_multiplier(params.budget, q, steps),
+    )
+
+
+def planned_record(params, *, n_private, n_public):
+    """The record of :func:`fit_semidp`, from public inputs only.
+
+    The same schedule, mechanism and account as the fit, for ``n_private``
+    private and ``n_public`` public rows (``n_private`` is the count the
+    fit divides by: the declared one when ``params.n_private`` is set).
+
+    Parameters
+    ----------
+    params : SemiDPParams
+        Public hyperparameters and the budget.
+    n_private, n_public : int
+        The counts of the fit.
+
+    Returns
+    -------
+    record : PrivacyRecord
+
+    Raises
+    ------
+    ValueError
+        When the number of steps is tuned on the public rows
+        (``max_iter="auto"`` with the public preconditioner): it is public,
+        but not a function of counts, so no plan precedes the public rows.
+    """
+    solver = params.solver
+    if solver == "public-only":
+        return _account(params, None, 1.0, 0)
+    if not params.budget.is_private:
+        return non_private_record(
+            _account(params, params.budget.gaussian(params.sensitivity), 1.0, None),
+            0,
+        )
+    q, steps = _schedule(params, n_private)
+    if steps is None:
+        tuned = (
+            solver in ("semidp-gd", "semidp-sgd")
+            and params.preconditioner == "public"
+            and n_public
+        )
+        if not tuned:
+            steps = DEFAULT_MAX_ITER
+        elif params.budget.noise_multiplier is not None:
+            raise ValueError(
+                "max_iter='auto' is chosen from the public rows, and with a "
+                "fixed noise_multiplier the event depends on it: set max_iter "
+                "to an int to plan this fit from counts."
+            )
+        else:
+            # The step count is tuned on the public rows, but the full-batch
+            # event does not depend on it (_full_batch_event).
+            single = GaussianMechanism(
+                clip_norm=params.sensitivity,
+                noise_multiplier=semidp_noise_multiplier(params.budget, 1.0, 1),
+            )
+            return _account(params, single, 1.0, None)
+    return _account(params, _mechanism(params, q, steps), q, steps)
 
 
 def _plain_learning_rate(geometry, clip_norm):
@@ -482,10 +578,7 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
         if solver == "pda-md" and n_public:
             P = pda_md_preconditioner(_float64_public(Xp), s, 1)
 
-    mechanism = GaussianMechanism(
-        clip_norm=params.sensitivity,
-        noise_multiplier=semidp_noise_multiplier(params.budget, q, steps),
-    )
+    mechanism = _mechanism(params, q, steps)
     record = _account(params, mechanism, q, steps, caveats)
     data = SemiDPData(
         X_private=X,
@@ -498,21 +591,29 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
         private_weights=weights,
         public_weights=None if weights is None else weights[public_mask],
     )
-    result = semidp_gradient_descent(
-        data,
-        geometry.warm_start[:, None],
-        mechanisms=[mechanism],
-        alpha=np.array([a]),
-        learning_rate=np.array([lr]),
-        n_steps=np.array([steps]),
-        clip_norm=clip,
-        public_clipping=public_clip,
-        sampling_probability=q,
-        preconditioner=P,
-        rngs=[rng],
-        tail_fraction=TAIL_FRACTION,
-        private_count=n_private,
-    )
+    full_batch = q >= 1.0 and params.budget.is_private
+    with (
+        # The T full-batch Gaussian sums are accounted as the one Gaussian
+        # they compose to (_full_batch_event).
+        joint_release(accounted=record.dp_event.noise_multiplier)
+        if full_batch
+        else contextlib.nullcontext()
+    ):
+        result = semidp_gradient_descent(
+            data,
+            geometry.warm_start[:, None],
+            mechanisms=[mechanism],
+            alpha=np.array([a]),
+            learning_rate=np.array([lr]),
+            n_steps=np.array([steps]),
+            clip_norm=clip,
+            public_clipping=public_clip,
+            sampling_probability=q,
+            preconditioner=P,
+            rngs=[rng],
+            tail_fraction=TAIL_FRACTION,
+            private_count=n_private,
+        )
     epochs = _sgd_epochs(params) if solver == "semidp-sgd" else steps
     return _result(
         result.params[:, 0], geometry, s, a, lr, (steps, epochs), record, choice,

@@ -18,6 +18,7 @@ from sklearn_dpfair.exceptions import PrivacyBudgetError
 from sklearn_dpfair.privacy import PrivacyBudget, calibrate_noise_multiplier
 from sklearn_dpfair.privacy._accounting import (
     epsilon_of,
+    gaussian_event,
     no_op_event,
     noisy_sgd_event,
 )
@@ -73,7 +74,15 @@ def test_record_is_the_event_given_to_the_accountant(solver, kwargs):
     fit = _fit(solver, **kwargs)
     rec = fit.record
     q = 1.0 if rec.sampling_probability is None else rec.sampling_probability
-    assert rec.dp_event == noisy_sgd_event(rec.noise_multiplier, q, rec.steps)
+    if q < 1.0:
+        assert rec.dp_event == noisy_sgd_event(rec.noise_multiplier, q, rec.steps)
+    else:
+        # Full batch: T Gaussian steps of multiplier z sqrt(T) are accounted
+        # as the one Gaussian of multiplier z they compose to (Gaussian DP),
+        # z being the one-release calibration, whatever T.
+        single = semidp_noise_multiplier(PrivacyBudget(1.0, 1e-5, "pld"), 1.0, 1)
+        assert rec.dp_event == gaussian_event(single)
+        assert rec.noise_multiplier == pytest.approx(single * math.sqrt(rec.steps))
     # The record's epsilon is recomputed from its own event, within budget.
     assert rec.recompute_epsilon() == rec.epsilon
     assert rec.epsilon <= 1.0 * (1 + 1e-9)

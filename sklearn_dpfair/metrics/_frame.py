@@ -1,0 +1,712 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Group metrics of a binary classifier from one private release of its confusion counts."""
+
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
+from ..fairness._sensitive import encode_sensitive_features
+from ..privacy import PrivacyBudget
+from ..privacy._accounting import gaussian_event
+from ..privacy._random import check_noise_generator
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._validation import check_delta_for_n
+from ._confusion import (
+    CELLS,
+    METRICS,
+    MIN_DENOMINATOR_SDS,
+    bootstrap_tables,
+    compare,
+    confusion_table,
+    metric_values,
+    percentile_interval,
+)
+
+__all__ = ["PrivateMetricFrame"]
+
+#: The metrics of a frame built with ``metrics=None``.
+DEFAULT_METRICS = (
+    "accuracy",
+    "selection_rate",
+    "true_positive_rate",
+    "false_positive_rate",
+)
+
+_DESCRIPTION = (
+    "PrivateMetricFrame: per-group confusion counts (TP, FP, TN, FN), one "
+    "Gaussian release of L2 sensitivity 1"
+)
+# Messages name the parameter and the problem, never a private value.
+_UNDECLARED_LABELS = (
+    "{name} contains labels that are not in the declared classes (the labels "
+    "are not shown: they are private). Declare both labels in classes=(negative, "
+    "positive), or drop the rows whose label is outside it."
+)
+_MISSING_GROUP = (
+    "sensitive_features has missing values (None/NaN). Every row must belong "
+    "to a declared group: declare a group for the missing values (for example "
+    "'unknown') and fill them with it, or drop those rows."
+)
+_COMPARE_METHODS = ("between_groups", "to_overall")
+
+
+class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
+    """Differentially private group metrics of a binary classifier.
+
+    fairlearn's :class:`~fairlearn.metrics.MetricFrame` for the metrics that
+    are ratios of confusion counts (accuracy, selection rate, true and false
+    positive rates, group sizes) and the fairness gaps built from them
+    (demographic parity and equalized odds differences). ``fit`` releases
+    the per-group counts ``(TP, FP, TN, FN)`` of the private evaluation rows
+    with one Gaussian mechanism, under its own ``(epsilon, delta)``;
+    ``overall``, ``by_group``, :meth:`difference`, :meth:`ratio`,
+    :meth:`group_min`, :meth:`group_max` and the confidence intervals are
+    post-processing of those counts and cost nothing more.
+
+    Every record (its group, true label and prediction) adds one to exactly
+    one of the ``4 * len(groups)`` counts, so the count vector has L2
+    sensitivity 1 under add/remove adjacency (the guarantee stated here) and
+    ``sqrt(2)`` under replace-one. The group set and the label pair are
+    public and declared; nothing about them is read from the data. The
+    number of rows is not used: every rate is a ratio of noisy counts.
+
+    Noisy counts are clamped at 0 before they enter a ratio, so every rate
+    is in ``[0, 1]``. A rate whose noisy denominator is not above
+    ``MIN_DENOMINATOR_SDS = 2`` standard deviations of its noise is NaN (the
+    group is too small to measure it at this epsilon); :attr:`notes_` says
+    which and why. Differences and ratios skip NaN groups, as fairlearn's
+    do.
+
+    Confidence intervals include both the sampling error of the evaluation
+    rows and the DP noise: a parametric bootstrap (Ferrando, Wang and
+    Sheldon, 2022) redraws every count as Poisson around the clamped noisy
+    count (plus half a count) and adds fresh Gaussian noise of the released
+    scale, ``n_boot`` times, and takes percentile intervals. In the
+    replicates a rate is computed whenever its denominator is positive, so
+    the interval of a rate over a few noisy rows spreads over most of
+    ``[0, 1]``; a replicate where a quantity is undefined counts as the far
+    end of its range. In simulation the 95% intervals hold the population
+    rate 92% to 100% of the time at ``epsilon=1`` for groups of 5 to 10,000
+    rows (User Guide).
+
+    Read more in the :ref:`User Guide <private_metrics>`.
+
+    Parameters
+    ----------
+    groups : array-like of shape (n_groups,)
+        The declared, public group set: every value ``sensitive_features``
+        may take (tuples for several columns). Groups without rows are kept
+        (their rates are NaN). A value outside it raises ``ValueError``.
+    classes : array-like of shape (2,), default=(0, 1)
+        The declared label pair ``(negative, positive)`` of ``y_true`` and
+        ``y_pred``; the second is the positive label (selection rate, TPR,
+        FPR).
+    metrics : str or list of str, default=None
+        Among ``"accuracy"``, ``"selection_rate"``, ``"true_positive_rate"``,
+        ``"false_positive_rate"`` and ``"count"``. None: the first four. A
+        single name makes ``overall`` a scalar and ``by_group`` a Series, as
+        in fairlearn; a list makes them a Series and a DataFrame.
+    epsilon : float, default=1.0
+        Target epsilon of the release; ``np.inf`` gives fairlearn's exact
+        values.
+    delta : float, default=1e-5
+        Target delta in (0, 1).
+    confidence_level : float, default=0.95
+        Coverage of the intervals (``*_ci``).
+    n_boot : int, default=1000
+        Bootstrap replicates for the intervals.
+    accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
+        dp-accounting accountant that calibrates the noise; a
+        :class:`~sklearn_dpfair.privacy.PrivacyLedger` records the release
+        (and names the accountant). ``"pld"`` is exact for one Gaussian and
+        adds about 8% less noise.
+    random_state : None, int, RandomState or Generator, default=None
+        None draws the noise from OS entropy (a release); anything else is a
+        seed (reproducible, not a release).
+
+    Attributes
+    ----------
+    counts_ : pandas.DataFrame of shape (n_groups, 4)
+        The released noisy counts, columns ``TP, FP, TN, FN`` (not clamped;
+        they may be negative or fractional).
+    noise_std_ : float
+        Standard deviation of the Gaussian noise on each count (0 at
+        ``epsilon=inf``).
+    groups_ : ndarray of shape (n_groups,)
+        The declared groups.
+    classes_ : ndarray of shape (2,)
+        The declared ``(negative, positive)`` labels.
+    metrics_ : list of str
+        The metrics computed.
+    notes_ : list of str
+        Why each NaN value of ``by_group`` and ``overall`` is NaN.
+    epsilon_, delta_, dp_event_, noise_multiplier_, adjacency_, privacy_record_
+        The guarantee, as accounted by dp-accounting (add/remove adjacency).
+        :meth:`privacy_plan` gives the same event before any data is read
+        (its ``n_samples`` and ``n_features`` do not enter it; pass any
+        positive ints).
+
+    See Also
+    --------
+    fairlearn.metrics.MetricFrame : The non-private frame, for any metric.
+
+    Notes
+    -----
+    What it costs: one Gaussian release of sensitivity 1 at ``(epsilon,
+    delta)``; at ``epsilon=1, delta=1e-5`` every count carries noise of
+    standard deviation about 4.0 (3.7 with ``accountant="pld"``), whatever
+    the number of rows. A rate over a denominator of ``m`` rows is then off
+    by about ``4 sqrt(2) / m`` from the DP noise alone: 0.001 for a group of
+    5,000 rows, 0.06 for 100 rows, and nothing can be said about a group of
+    5 rows (its rates are NaN and their intervals are ``[0, 1]``). The User
+    Guide gives the interval widths.
+
+    ``sample_weight`` is not accepted: a weighted count has the sensitivity
+    of the largest weight.
+
+    References
+    ----------
+    Ferrando, C., Wang, S. and Sheldon, D. (2022). Parametric bootstrap for
+    differentially private confidence intervals. AISTATS.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.metrics import PrivateMetricFrame
+    >>> rng = np.random.default_rng(0)
+    >>> sex = rng.choice(["F", "M"], size=20000)
+    >>> y_true = rng.integers(0, 2, size=20000)
+    >>> y_pred = np.where(rng.random(20000) < 0.8, y_true, 1 - y_true)
+    >>> frame = PrivateMetricFrame(
+    ...     groups=["F", "M"], metrics=["selection_rate", "true_positive_rate"],
+    ...     epsilon=1.0, random_state=0)
+    >>> frame = frame.fit(y_true, y_pred, sensitive_features=sex)
+    >>> frame.by_group["selection_rate"].round(2).tolist()
+    [0.49, 0.5]
+    >>> frame.by_group["true_positive_rate"].round(2).tolist()
+    [0.8, 0.81]
+    >>> frame.epsilon_ <= 1.0
+    True
+    >>> lower, upper = frame.by_group_ci
+    >>> bool((upper - lower).max().max() < 0.03)
+    True
+    """
+
+    _parameter_constraints = {
+        "groups": ["array-like"],
+        "classes": ["array-like"],
+        "metrics": [StrOptions(set(METRICS)), list, tuple, None],
+        "confidence_level": [Interval(Real, 0, 1, closed="neither")],
+        "n_boot": [Interval(Integral, 1, None, closed="left")],
+        **{
+            name: PRIVACY_PARAMETER_CONSTRAINTS[name]
+            for name in ("epsilon", "delta", "accountant", "random_state")
+        },
+    }
+
+    def __init__(
+        self,
+        groups,
+        *,
+        classes=(0, 1),
+        metrics=None,
+        epsilon=1.0,
+        delta=1e-5,
+        confidence_level=0.95,
+        n_boot=1000,
+        accountant="rdp",
+        random_state=None,
+    ):
+        self.groups = groups
+        self.classes = classes
+        self.metrics = metrics
+        self.epsilon = epsilon
+        self.delta = delta
+        self.confidence_level = confidence_level
+        self.n_boot = n_boot
+        self.accountant = accountant
+        self.random_state = random_state
+
+    # -- the release ------------------------------------------------------------
+
+    def _plan(self):
+        """The mechanism and record of a fit, from the parameters alone.
+
+        Neither the number of rows nor anything else about the data enters
+        them: one Gaussian release of sensitivity 1, accounted as one
+        ``GaussianDpEvent`` (non-private at ``epsilon=inf``).
+        """
+        budget = PrivacyBudget(
+            float(self.epsilon), float(self.delta), self._accountant_kind()
+        )
+        mechanism = budget.gaussian(1.0)
+        record = budget.account(
+            mechanism,
+            description=_DESCRIPTION,
+            adjacency="add_remove",
+            dp_event=gaussian_event(mechanism.noise_multiplier),
+        )
+        return mechanism, record
+
+    def _planned_record(self, n_samples, n_features):
+        """The record a fit will set; ``n_samples`` and ``n_features`` unused."""
+        return self._plan()[1]
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, y_true, y_pred, *, sensitive_features):
+        """Release the noisy per-group confusion counts of the predictions.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,)
+            True labels, each one of ``classes``.
+        y_pred : array-like of shape (n_samples,)
+            Predicted labels, each one of ``classes``.
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
+            Group of every row, each one of ``groups``.
+
+        Returns
+        -------
+        self : PrivateMetricFrame
+            The fitted frame.
+        """
+        metrics = self._check_metrics()
+        classes = self._check_classes()
+        y_true = column_or_1d(y_true, warn=True)
+        y_pred = column_or_1d(y_pred, warn=True)
+        n_samples = y_true.shape[0]
+        if y_pred.shape[0] != n_samples:
+            raise ValueError(
+                f"y_pred has {y_pred.shape[0]} rows but y_true has {n_samples}."
+            )
+        if n_samples == 0:
+            raise ValueError("y_true is empty; pass at least one row.")
+        true_positive = _is_positive(y_true, classes, "y_true")
+        pred_positive = _is_positive(y_pred, classes, "y_pred")
+        encoding = encode_sensitive_features(
+            sensitive_features, n_samples=n_samples, groups=self._check_groups()
+        )
+        if encoding.n_missing:
+            raise ValueError(_MISSING_GROUP)
+
+        # The plan, from the parameters only, before any count is formed.
+        mechanism, record = self._plan()
+        private = mechanism.noise_multiplier > 0
+        if private:
+            check_delta_for_n(self.delta, n_samples)
+        rng = check_noise_generator(self.random_state)
+
+        exact = confusion_table(
+            encoding.codes, true_positive, pred_positive, encoding.n_groups
+        )
+        noisy = mechanism.privatize(exact.ravel(), rng).reshape(exact.shape)
+
+        self.groups_ = encoding.groups
+        self.classes_ = classes
+        self.metrics_ = list(metrics)
+        self.noise_std_ = float(mechanism.noise_std) if private else 0.0
+        self.counts_ = pd.DataFrame(
+            noisy, index=self._group_index(sensitive_features), columns=list(CELLS)
+        )
+        # Post-processing of the release: the bootstrap reads only `noisy`.
+        self._replicates = bootstrap_tables(noisy, self.noise_std_, self.n_boot, rng)
+        self._set_privacy_record(record)
+        self.notes_ = self._nan_notes()
+        return self
+
+    # -- validation -------------------------------------------------------------
+
+    def _check_metrics(self):
+        if self.metrics is None:
+            return DEFAULT_METRICS
+        names = [self.metrics] if isinstance(self.metrics, str) else list(self.metrics)
+        unknown = [m for m in names if not isinstance(m, str) or m not in METRICS]
+        if unknown or not names:
+            raise ValueError(
+                f"metrics must be one of {METRICS} or a non-empty list of them "
+                f"(the metrics that are ratios of confusion counts); got {unknown or names!r}."
+            )
+        if len(set(names)) != len(names):
+            raise ValueError(f"metrics contains duplicates: {names!r}.")
+        return names
+
+    def _check_classes(self):
+        classes = np.asarray(self.classes)
+        if classes.ndim != 1 or classes.size != 2 or classes[0] == classes[1]:
+            raise ValueError(
+                "classes must be two distinct labels (negative, positive); got "
+                f"{self.classes!r}."
+            )
+        return classes
+
+    def _check_groups(self):
+        groups = self.groups
+        if isinstance(groups, str) or np.ndim(groups) == 0 or len(groups) == 0:
+            raise ValueError(
+                "groups must be a non-empty list of the declared group labels; "
+                f"got {groups!r}."
+            )
+        return groups
+
+    def _group_index(self, sensitive_features):
+        names = None
+        if isinstance(sensitive_features, pd.DataFrame):
+            names = [str(c) for c in sensitive_features.columns]
+        elif isinstance(sensitive_features, pd.Series) and sensitive_features.name:
+            names = [str(sensitive_features.name)]
+        if isinstance(self.groups_[0], tuple):
+            names = names or [
+                f"sensitive_feature_{i}" for i in range(len(self.groups_[0]))
+            ]
+            return pd.MultiIndex.from_tuples(list(self.groups_), names=names)
+        return pd.Index(self.groups_, name=(names or ["sensitive_feature_0"])[0])
+
+    # -- values -----------------------------------------------------------------
+
+    def _values(self, tables, min_sds=MIN_DENOMINATOR_SDS):
+        """Metric name -> array (..., n_groups + 1) of groups then overall."""
+        return {
+            m: metric_values(tables, m, self.noise_std_, min_sds) for m in self.metrics_
+        }
+
+    def _single(self):
+        return isinstance(self.metrics, str)
+
+    def _as_overall(self, row):
+        if self._single():
+            return float(row[0])
+        return pd.Series(row, index=self.metrics_, dtype=float)
+
+    def _as_by_group(self, columns):
+        frame = pd.DataFrame(
+            np.column_stack(columns), index=self.counts_.index, columns=self.metrics_
+        )
+        return frame[self.metrics_[0]] if self._single() else frame
+
+    def _point(self):
+        check_is_fitted(self)
+        return self._values(self.counts_.to_numpy())
+
+    def _intervals(self, reduce):
+        """(lower, upper) of ``reduce(metric, values)`` over the replicates."""
+        check_is_fitted(self)
+        lows, highs = [], []
+        # Replicates compute every rate with a positive denominator (see
+        # metric_values): tiny denominators widen the interval themselves.
+        for metric, values in self._values(self._replicates, min_sds=0.0).items():
+            low, high = percentile_interval(
+                reduce(metric, values), self.confidence_level, _range(metric, reduce)
+            )
+            lows.append(low)
+            highs.append(high)
+        return lows, highs
+
+    @property
+    def overall(self):
+        """Every metric on all rows (a scalar for a single metric).
+
+        Returns
+        -------
+        overall : float or pandas.Series
+            Per metric (a float for a single metric).
+        """
+        return self._as_overall([v[-1] for v in self._point().values()])
+
+    @property
+    def by_group(self):
+        """Every metric per group (a Series for a single metric).
+
+        Returns
+        -------
+        by_group : pandas.Series or pandas.DataFrame
+            Groups as rows, metrics as columns.
+        """
+        return self._as_by_group([v[:-1] for v in self._point().values()])
+
+    @property
+    def overall_ci(self):
+        """``(lower, upper)`` confidence bounds of :attr:`overall`.
+
+        Returns
+        -------
+        lower, upper : float or pandas.Series
+            The bounds at ``confidence_level``, per metric.
+        """
+        lows, highs = self._intervals(lambda metric, values: values[..., -1])
+        return self._as_overall(lows), self._as_overall(highs)
+
+    @property
+    def by_group_ci(self):
+        """``(lower, upper)`` confidence bounds of :attr:`by_group`.
+
+        Returns
+        -------
+        lower, upper : pandas.Series or pandas.DataFrame
+            The bounds at ``confidence_level``, per group and metric.
+        """
+        lows, highs = self._intervals(lambda metric, values: values[..., :-1])
+        return self._as_by_group(lows), self._as_by_group(highs)
+
+    def _compared(self, how):
+        values = self._point()
+        return self._as_overall([compare(v, how) for v in values.values()])
+
+    def _compared_ci(self, how):
+        lows, highs = self._intervals(_Compare(how))
+        return self._as_overall(lows), self._as_overall(highs)
+
+    def group_min(self):
+        """Smallest value of each metric over the groups (NaN groups skipped).
+
+        Returns
+        -------
+        group_min : float or pandas.Series
+            Per metric (a float for a single metric).
+        """
+        return self._compared("group_min")
+
+    def group_max(self):
+        """Largest value of each metric over the groups (NaN groups skipped).
+
+        Returns
+        -------
+        group_max : float or pandas.Series
+            Per metric (a float for a single metric).
+        """
+        return self._compared("group_max")
+
+    def difference(self, method="between_groups"):
+        """Largest difference of each metric between groups, or to overall.
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+            ``group_max - group_min``, or the largest ``|group - overall|``.
+
+        Returns
+        -------
+        difference : float or pandas.Series
+            Per metric (a float for a single metric).
+        """
+        return self._compared(f"difference_{_check_method(method)}")
+
+    def ratio(self, method="between_groups"):
+        """Smallest ratio of each metric between groups, or to overall.
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+            ``group_min / group_max``, or the smallest of
+            ``min(group / overall, overall / group)``.
+
+        Returns
+        -------
+        ratio : float or pandas.Series
+            Per metric (a float for a single metric).
+        """
+        return self._compared(f"ratio_{_check_method(method)}")
+
+    def group_min_ci(self):
+        """``(lower, upper)`` confidence bounds of :meth:`group_min`.
+
+        Returns
+        -------
+        lower, upper : float or pandas.Series
+            The bounds at ``confidence_level``, per metric.
+        """
+        return self._compared_ci("group_min")
+
+    def group_max_ci(self):
+        """``(lower, upper)`` confidence bounds of :meth:`group_max`.
+
+        Returns
+        -------
+        lower, upper : float or pandas.Series
+            The bounds at ``confidence_level``, per metric.
+        """
+        return self._compared_ci("group_max")
+
+    def difference_ci(self, method="between_groups"):
+        """``(lower, upper)`` confidence bounds of :meth:`difference`.
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+            As in :meth:`difference`.
+
+        Returns
+        -------
+        lower, upper : float or pandas.Series
+            The bounds at ``confidence_level``, per metric.
+        """
+        return self._compared_ci(f"difference_{_check_method(method)}")
+
+    def ratio_ci(self, method="between_groups"):
+        """``(lower, upper)`` confidence bounds of :meth:`ratio`.
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+            As in :meth:`ratio`.
+
+        Returns
+        -------
+        lower, upper : float or pandas.Series
+            The bounds at ``confidence_level``, per metric.
+        """
+        return self._compared_ci(f"ratio_{_check_method(method)}")
+
+    # -- fairness gaps ----------------------------------------------------------
+
+    def _gap(self, tables, kind, method, min_sds=MIN_DENOMINATOR_SDS):
+        how = f"difference_{_check_method(method)}"
+        rates = (
+            ["selection_rate"]
+            if kind == "dp"
+            else [
+                "true_positive_rate",
+                "false_positive_rate",
+            ]
+        )
+        gaps = [
+            compare(metric_values(tables, r, self.noise_std_, min_sds), how)
+            for r in rates
+        ]
+        # Equalized odds is the worse of the two gaps; NaN if either is.
+        return np.maximum.reduce(gaps)
+
+    def _gap_point(self, kind, method):
+        check_is_fitted(self)
+        return float(self._gap(self.counts_.to_numpy(), kind, method))
+
+    def _gap_ci(self, kind, method):
+        check_is_fitted(self)
+        low, high = percentile_interval(
+            self._gap(self._replicates, kind, method, min_sds=0.0),
+            self.confidence_level,
+            (0.0, 1.0),
+        )
+        return float(low), float(high)
+
+    def demographic_parity_difference(self, method="between_groups"):
+        """The selection-rate gap (fairlearn's ``demographic_parity_difference``).
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+            As in :meth:`difference`.
+
+        Returns
+        -------
+        difference : float
+            ``group_max - group_min`` (or to overall) of the selection rate.
+        """
+        return self._gap_point("dp", method)
+
+    def equalized_odds_difference(self, method="between_groups"):
+        """The worse TPR or FPR gap (fairlearn's ``equalized_odds_difference``).
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+            As in :meth:`difference`.
+
+        Returns
+        -------
+        difference : float
+            ``max`` of the true- and false-positive-rate differences
+            (fairlearn's ``agg="worst_case"``); NaN if either is NaN.
+        """
+        return self._gap_point("eo", method)
+
+    def demographic_parity_difference_ci(self, method="between_groups"):
+        """``(lower, upper)`` confidence bounds of :meth:`demographic_parity_difference`.
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+            As in :meth:`difference`.
+
+        Returns
+        -------
+        lower, upper : float
+            The bounds at ``confidence_level``.
+        """
+        return self._gap_ci("dp", method)
+
+    def equalized_odds_difference_ci(self, method="between_groups"):
+        """``(lower, upper)`` confidence bounds of :meth:`equalized_odds_difference`.
+
+        Parameters
+        ----------
+        method : {"between_groups", "to_overall"}, default="between_groups"
+            As in :meth:`difference`.
+
+        Returns
+        -------
+        lower, upper : float
+            The bounds at ``confidence_level``.
+        """
+        return self._gap_ci("eo", method)
+
+    # -- explanations -----------------------------------------------------------
+
+    def _nan_notes(self):
+        """Why each NaN point value is NaN (from the released counts only)."""
+        notes = []
+        names = [*map(str, self.counts_.index), "overall"]
+        for metric, values in self._point().items():
+            for name, value in zip(names, values):
+                if np.isnan(value):
+                    notes.append(
+                        f"{metric} of {name} is NaN: its noisy denominator is not "
+                        f"above {MIN_DENOMINATOR_SDS:g} standard deviations of its "
+                        f"noise (each count's noise std is {self.noise_std_:.3g}), "
+                        "so the group is too small to measure it at this epsilon."
+                        if self.noise_std_ > 0
+                        else f"{metric} of {name} is NaN: its denominator is 0."
+                    )
+        return notes
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = True
+        return tags
+
+
+class _Compare:
+    """Reduce the replicates of a metric by one comparison (picklable)."""
+
+    def __init__(self, how):
+        self.how = how
+
+    def __call__(self, metric, values):
+        return compare(values, self.how)
+
+
+def _range(metric, reduce):
+    """The values a (reduced) metric can take, for its NaN replicates."""
+    if metric == "count" and not (
+        isinstance(reduce, _Compare) and reduce.how.startswith("ratio")
+    ):
+        return (0.0, np.inf)
+    return (0.0, 1.0)
+
+
+def _check_method(method):
+    if method not in _COMPARE_METHODS:
+        raise ValueError(f"method must be one of {_COMPARE_METHODS}; got {method!r}.")
+    return method
+
+
+def _is_positive(y, classes, name):
+    """Whether each label is the positive class; refuse undeclared labels."""
+    negative, positive = y == classes[0], y == classes[1]
+    if not np.all(negative | positive):
+        raise ValueError(_UNDECLARED_LABELS.format(name=name))
+    return np.asarray(positive, dtype=bool)

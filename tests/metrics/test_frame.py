@@ -1,0 +1,503 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""PrivateMetricFrame: its release, its accounting, its values and intervals.
+
+* privacy: the count vector moves by exactly one cell between add/remove
+  neighbours (L2 distance 1) and by at most two (distance sqrt(2)) under
+  replace-one, whatever the record holds; an undeclared group or label is
+  refused without being shown; the record is the same on neighbours; the
+  fit makes exactly the release its event accounts; epsilon recomputed from
+  ``dp_event_`` (and by dp-accounting's PLD accountant directly) is within
+  the budget; the plan hook gives the fitted event;
+* correctness: ``epsilon=inf`` equals fairlearn's ``MetricFrame`` and
+  fairness functions exactly (rates of integer counts are one division);
+  error falls as epsilon rises; denominators near zero give NaN with a note,
+  never an exception;
+* intervals: their coverage of the population rate, by simulation (a light
+  form by default, the full grid with ``DPFAIR_FULL=1``).
+"""
+
+import math
+import os
+import warnings
+
+import dp_accounting
+import numpy as np
+import pandas as pd
+import pytest
+from dp_accounting import pld
+from fairlearn.metrics import (
+    MetricFrame,
+    demographic_parity_difference,
+    equalized_odds_difference,
+    false_positive_rate,
+    selection_rate,
+    true_positive_rate,
+)
+from sklearn.base import clone
+from sklearn.metrics import accuracy_score
+
+from sklearn_dpfair.metrics import PrivateMetricFrame
+from sklearn_dpfair.metrics._confusion import metric_values
+from sklearn_dpfair.privacy import PrivacyLedger, epsilon_of
+from sklearn_dpfair.privacy._mechanism import observe_privatize
+from sklearn_dpfair.privacy._releases import logged_releases
+
+FULL = os.environ.get("DPFAIR_FULL") == "1"
+GROUPS = ["a", "b", "c"]
+FAIRLEARN_METRICS = {
+    "accuracy": accuracy_score,
+    "selection_rate": selection_rate,
+    "true_positive_rate": true_positive_rate,
+    "false_positive_rate": false_positive_rate,
+}
+
+
+def _data(n, rng, groups=GROUPS, p=None):
+    s = rng.choice(groups, size=n, p=p)
+    y_true = rng.integers(0, 2, size=n)
+    y_pred = np.where(rng.random(n) < 0.75, y_true, 1 - y_true)
+    return y_true, y_pred, s
+
+
+class _Spy:
+    """Keeps the vector every privatize call sees before its noise."""
+
+    def __init__(self):
+        self.sums = []
+
+    def before_noise(self, mechanism, clipped_sum):
+        self.sums.append((mechanism, np.array(clipped_sum, copy=True)))
+        return clipped_sum
+
+    def after_noise(self, mechanism, noisy_sum):
+        pass
+
+
+def _released_vector(frame, y_true, y_pred, s):
+    with observe_privatize(_Spy()) as spy:
+        frame.fit(y_true, y_pred, sensitive_features=s)
+    assert len(spy.sums) == 1
+    mechanism, vector = spy.sums[0]
+    assert mechanism.clip_norm == 1.0
+    return vector
+
+
+# -- privacy -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("adjacency", ["add", "remove", "replace"])
+def test_count_vector_sensitivity_on_neighbours(adjacency, global_random_seed):
+    rng = np.random.default_rng(global_random_seed)
+    frame = PrivateMetricFrame(GROUPS, epsilon=1.0, random_state=0)
+    for _ in range(20):
+        n = int(rng.integers(1, 40))
+        # Skewed groups, so that some are empty or have one row.
+        y_true, y_pred, s = _data(n, rng, p=[0.9, 0.09, 0.01])
+        record = (int(rng.integers(2)), int(rng.integers(2)), rng.choice(GROUPS))
+        if adjacency == "add":
+            other = (
+                np.append(y_true, record[0]),
+                np.append(y_pred, record[1]),
+                np.append(s, record[2]),
+            )
+        elif adjacency == "remove":
+            i = int(rng.integers(n))
+            if n == 1:
+                continue
+            other = tuple(np.delete(a, i) for a in (y_true, y_pred, s))
+        else:
+            i = int(rng.integers(n))
+            other = tuple(a.copy() for a in (y_true, y_pred, s))
+            for array, value in zip(other, record):
+                array[i] = value
+        first = _released_vector(frame, y_true, y_pred, s)
+        record_first = frame.privacy_record_
+        second = _released_vector(frame, *other)
+        squared = int(np.sum((first - second) ** 2))  # integer counts: exact
+        if adjacency == "replace":
+            assert squared in (0, 2)  # L2 distance <= sqrt(2)
+        else:
+            assert squared == 1  # one cell, by one: L2 sensitivity 1
+        assert np.abs(first - second).max() <= 1
+        # The record is fixed before the data is read: the same on both.
+        assert frame.privacy_record_ == record_first
+
+
+def test_undeclared_group_of_one_record_is_refused_without_showing_it():
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(50, rng)
+    s = s.astype(object)
+    s[7] = "only-one-of-a-kind"
+    frame = PrivateMetricFrame(GROUPS, random_state=0)
+    with pytest.raises(ValueError, match="sensitive_features") as info:
+        frame.fit(y_true, y_pred, sensitive_features=s)
+    assert "only-one-of-a-kind" not in str(info.value)
+    assert not hasattr(frame, "counts_")
+
+
+@pytest.mark.parametrize("name", ["y_true", "y_pred"])
+def test_undeclared_label_is_refused_without_showing_it(name):
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(50, rng)
+    data = {"y_true": y_true, "y_pred": y_pred}
+    data[name] = data[name].copy()
+    data[name][3] = 97
+    with pytest.raises(ValueError, match=name) as info:
+        PrivateMetricFrame(GROUPS).fit(
+            data["y_true"], data["y_pred"], sensitive_features=s
+        )
+    assert "97" not in str(info.value)
+
+
+def test_string_labels_with_declared_classes():
+    y_true = np.array(["no", "yes", "yes", "no"])
+    y_pred = np.array(["no", "yes", "no", "no"])
+    frame = PrivateMetricFrame(
+        ["x"], classes=["no", "yes"], epsilon=np.inf, metrics="true_positive_rate"
+    ).fit(y_true, y_pred, sensitive_features=["x"] * 4)
+    assert frame.overall == 0.5
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+@pytest.mark.parametrize("epsilon", [0.3, 1.0, 4.0])
+def test_epsilon_recomputed_from_dp_event(accountant, epsilon):
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(500, rng)
+    frame = PrivateMetricFrame(
+        GROUPS, epsilon=epsilon, delta=1e-6, accountant=accountant
+    ).fit(y_true, y_pred, sensitive_features=s)
+    assert frame.dp_event_ == dp_accounting.GaussianDpEvent(frame.noise_multiplier_)
+    assert frame.privacy_record_.clip_norm == 1.0
+    assert frame.noise_std_ == frame.noise_multiplier_
+    recomputed = epsilon_of(frame.dp_event_, frame.delta_, accountant)
+    assert recomputed == frame.epsilon_ <= epsilon * (1 + 1e-9)
+    # dp-accounting's PLD accountant, built independently, is the tightest
+    # valid bound: the claim is never below it.
+    reference = pld.PLDAccountant()
+    reference.compose(dp_accounting.GaussianDpEvent(frame.noise_multiplier_))
+    assert frame.epsilon_ >= reference.get_epsilon(1e-6) * (1 - 1e-3)
+    assert frame.adjacency_ == "add_remove"
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+def test_plan_is_the_fitted_event(accountant):
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(300, rng)
+    for epsilon in (0.5, 2.0, np.inf):
+        frame = PrivateMetricFrame(GROUPS, epsilon=epsilon, accountant=accountant)
+        plan = frame.privacy_plan(300, 1)
+        frame.fit(y_true, y_pred, sensitive_features=s)
+        assert plan.dp_event == frame.dp_event_
+        assert plan.epsilon == frame.epsilon_
+        assert plan.adjacency == frame.adjacency_ == "add_remove"
+        # The number of rows does not enter the event.
+        assert frame.privacy_plan(7, 1).dp_event == plan.dp_event
+
+
+def test_fit_makes_exactly_the_accounted_release():
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(300, rng)
+    frame = PrivateMetricFrame(GROUPS, epsilon=1.0)
+    with logged_releases() as log:
+        frame.fit(y_true, y_pred, sensitive_features=s)
+    assert dict(log.counts) == {("gaussian", frame.noise_multiplier_): 1}
+    # Reading every value and interval afterwards releases nothing more.
+    with logged_releases() as log:
+        frame.by_group, frame.overall, frame.by_group_ci, frame.difference_ci()
+        frame.equalized_odds_difference_ci()
+    assert not log.counts
+
+
+def test_ledger_records_the_release():
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(300, rng)
+    ledger = PrivacyLedger()
+    frame = PrivateMetricFrame(GROUPS, epsilon=1.0, accountant=ledger)
+    frame.fit(y_true, y_pred, sensitive_features=s)
+    frame.fit(y_true, y_pred, sensitive_features=s)
+    assert len(ledger) == 2
+    assert {e.source for e in ledger.entries} == {"PrivateMetricFrame"}
+    assert ledger.entries[0].dp_event == frame.dp_event_
+    assert frame.epsilon_ < ledger.total_epsilon() < 2 * frame.epsilon_
+    assert clone(frame).accountant is ledger
+
+
+def test_unseeded_fits_draw_fresh_noise_and_seeded_fits_repeat():
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(300, rng)
+    fit = lambda seed: PrivateMetricFrame(GROUPS, random_state=seed).fit(
+        y_true, y_pred, sensitive_features=s
+    )
+    assert not fit(None).counts_.equals(fit(None).counts_)
+    assert fit(3).counts_.equals(fit(3).counts_)
+    assert fit(None).privacy_record_.seed is None
+    assert fit(3).privacy_record_.seed is not None
+
+
+# -- values ----------------------------------------------------------------------
+
+
+def _fairlearn_frame(y_true, y_pred, s, metrics=FAIRLEARN_METRICS):
+    return MetricFrame(
+        metrics=metrics, y_true=y_true, y_pred=y_pred, sensitive_features=s
+    )
+
+
+def test_parity_with_fairlearn_at_epsilon_inf(global_random_seed):
+    rng = np.random.default_rng(global_random_seed)
+    y_true, y_pred, s = _data(997, rng)
+    s = pd.Series(s, name="group")
+    ours = PrivateMetricFrame(["c", "a", "b"], epsilon=np.inf).fit(
+        y_true, y_pred, sensitive_features=s
+    )
+    theirs = _fairlearn_frame(y_true, y_pred, s)
+    # Every value is a ratio of integer counts, one division in both: equal
+    # to the last bit (no reduction of floats in between).
+    by_group = ours.by_group.loc[theirs.by_group.index]
+    assert by_group.index.name == "group"
+    np.testing.assert_array_equal(by_group.to_numpy(), theirs.by_group.to_numpy())
+    np.testing.assert_array_equal(ours.overall.to_numpy(), theirs.overall.to_numpy())
+    for name in ("group_min", "group_max"):
+        np.testing.assert_array_equal(
+            getattr(ours, name)().to_numpy(), getattr(theirs, name)().to_numpy()
+        )
+    for method in ("between_groups", "to_overall"):
+        np.testing.assert_array_equal(
+            ours.difference(method).to_numpy(), theirs.difference(method).to_numpy()
+        )
+        np.testing.assert_array_equal(
+            ours.ratio(method).to_numpy(), theirs.ratio(method).to_numpy()
+        )
+        assert ours.demographic_parity_difference(method) == (
+            demographic_parity_difference(
+                y_true, y_pred, sensitive_features=s, method=method
+            )
+        )
+        assert ours.equalized_odds_difference(method) == equalized_odds_difference(
+            y_true, y_pred, sensitive_features=s, method=method
+        )
+    assert ours.epsilon_ == math.inf and ours.noise_std_ == 0.0
+    np.testing.assert_array_equal(
+        ours.counts_.sum(axis=1).loc[theirs.by_group.index].to_numpy(),
+        s.value_counts().loc[theirs.by_group.index].to_numpy(),
+    )
+
+
+def test_parity_single_metric_and_intersectional_groups():
+    rng = np.random.default_rng(1)
+    y_true, y_pred, sex = _data(600, rng, groups=["F", "M"])
+    race = rng.choice(["u", "v"], size=600)
+    sf = pd.DataFrame({"sex": sex, "race": race})
+    groups = [(a, b) for a in ("F", "M") for b in ("u", "v")]
+    ours = PrivateMetricFrame(groups, metrics="selection_rate", epsilon=np.inf).fit(
+        y_true, y_pred, sensitive_features=sf
+    )
+    theirs = _fairlearn_frame(y_true, y_pred, sf, metrics=selection_rate)
+    assert isinstance(ours.overall, float) and ours.overall == theirs.overall
+    assert list(ours.by_group.index.names) == ["sex", "race"]
+    np.testing.assert_array_equal(
+        ours.by_group.loc[theirs.by_group.index].to_numpy(),
+        theirs.by_group.to_numpy(),
+    )
+    assert ours.difference() == theirs.difference()
+
+
+def test_error_falls_as_epsilon_rises():
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(3000, rng)
+    truth = PrivateMetricFrame(GROUPS, epsilon=np.inf).fit(
+        y_true, y_pred, sensitive_features=s
+    )
+    errors = []
+    for epsilon in (0.1, 1.0, 10.0):
+        runs = [
+            PrivateMetricFrame(GROUPS, epsilon=epsilon, n_boot=1, random_state=seed)
+            .fit(y_true, y_pred, sensitive_features=s)
+            .by_group
+            for seed in range(30)
+        ]
+        # An unmeasurable (NaN) rate counts as the largest error, 1.
+        errors.append(
+            np.mean([np.abs(r - truth.by_group).fillna(1.0).to_numpy() for r in runs])
+        )
+    # The noise scales about as 1/epsilon: factors of 10 leave a wide margin.
+    assert errors[0] > 2 * errors[1] > 4 * errors[2]
+
+
+def test_empty_and_tiny_groups_give_nan_with_a_note_not_an_error():
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(3000, rng, groups=["a", "b"])
+    s = s.astype(object)
+    s[:5] = "tiny"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exact = PrivateMetricFrame(["a", "b", "tiny", "empty"], epsilon=np.inf).fit(
+            y_true, y_pred, sensitive_features=s
+        )
+        noisy = PrivateMetricFrame(
+            ["a", "b", "tiny", "empty"], epsilon=1.0, random_state=0
+        ).fit(y_true, y_pred, sensitive_features=s)
+        lower, upper = noisy.by_group_ci
+    assert exact.by_group.loc["empty"].isna().all()
+    assert not exact.by_group.loc["tiny"].isna().any()  # exact: 5 rows suffice
+    assert noisy.by_group.loc["empty"].isna().all()
+    assert not noisy.by_group.loc[["a", "b"]].isna().any().any()
+    # Unmeasurable: the interval spans nearly the whole range of a rate; 5
+    # rows are no better (noise of std 4 on each count).
+    assert ((upper - lower).loc[["tiny", "empty"]] > 0.9).all().all()
+    assert any("empty" in note and "too small" in note for note in noisy.notes_)
+    assert any("empty" in note and "is 0" in note for note in exact.notes_)
+    # NaN groups are skipped by the comparisons, as in fairlearn.
+    assert not np.isnan(noisy.difference()).any()
+
+
+def test_rates_stay_in_range_for_any_noisy_table():
+    rng = np.random.default_rng(0)
+    tables = rng.normal(0, 5, size=(2000, 3, 4)) + rng.integers(0, 6, size=(1, 3, 4))
+    for metric in ("accuracy", "selection_rate", "true_positive_rate"):
+        values = metric_values(tables, metric, 5.0)
+        finite = values[~np.isnan(values)]
+        assert finite.size and finite.min() >= 0 and finite.max() <= 1
+
+
+def test_counts_are_released_unclamped():
+    y_true, y_pred = np.zeros(4, dtype=int), np.zeros(4, dtype=int)
+    frame = PrivateMetricFrame(["x"], epsilon=0.1, random_state=0).fit(
+        y_true, y_pred, sensitive_features=["x"] * 4
+    )
+    # Three of the four cells are 0 before the noise; the released values
+    # are not clamped (clamping is post-processing, inside the rates).
+    assert (frame.counts_.to_numpy() < 0).any()
+    assert list(frame.counts_.columns) == ["TP", "FP", "TN", "FN"]
+
+
+# -- parameters ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "params, fit_args, name",
+    [
+        ({"metrics": ["accuracy", "auc"]}, {}, "metrics"),
+        ({"metrics": []}, {}, "metrics"),
+        ({"metrics": [accuracy_score]}, {}, "metrics"),
+        ({"classes": [0, 1, 2]}, {}, "classes"),
+        ({"classes": [1, 1]}, {}, "classes"),
+        ({"groups": []}, {}, "groups"),
+        ({"groups": "a"}, {}, "groups"),
+        ({"groups": ["a", "a", "b", "c"]}, {}, "groups"),
+        ({"confidence_level": 1.5}, {}, "confidence_level"),
+        ({"n_boot": 0}, {}, "n_boot"),
+        ({"epsilon": -1.0}, {}, "epsilon"),
+        ({"delta": 1.0}, {}, "delta"),
+        ({}, {"y_pred": [0, 1]}, "y_pred"),
+        ({}, {"sensitive_features": [None] + ["a"] * 9}, "sensitive_features"),
+        ({}, {"sensitive_features": ["a"] * 3}, "sensitive_features"),
+    ],
+)
+def test_bad_input_errors_name_the_parameter(params, fit_args, name):
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(10, rng)
+    args = {"y_true": y_true, "y_pred": y_pred, "sensitive_features": s, **fit_args}
+    frame = PrivateMetricFrame(**{"groups": GROUPS, **params})
+    with pytest.raises(ValueError, match=name):
+        frame.fit(
+            args["y_true"],
+            args["y_pred"],
+            sensitive_features=args["sensitive_features"],
+        )
+
+
+def test_bad_method_and_unfitted_access():
+    frame = PrivateMetricFrame(GROUPS)
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        _ = frame.by_group
+    rng = np.random.default_rng(0)
+    frame.fit(*_data(30, rng)[:2], sensitive_features=_data(30, rng)[2])
+    with pytest.raises(ValueError, match="method"):
+        frame.difference(method="pairwise")
+    with pytest.raises(ValueError, match="method"):
+        frame.ratio_ci(method="pairwise")
+
+
+def test_fit_does_not_change_parameters():
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(100, rng)
+    frame = PrivateMetricFrame(GROUPS, metrics="accuracy")
+    before = frame.get_params()
+    frame.fit(y_true, y_pred, sensitive_features=s)
+    assert frame.get_params() == before
+    assert "PrivateMetricFrame" in frame.privacy_summary()
+
+
+# -- intervals -------------------------------------------------------------------
+
+# Cell probabilities (TP, FP, TN, FN) of one group's population.
+_CELL_P = np.array([0.25, 0.1, 0.5, 0.15])
+_TRUTH = {
+    "accuracy": 0.75,
+    "selection_rate": 0.35,
+    "true_positive_rate": 0.25 / 0.4,
+    "false_positive_rate": 0.1 / 0.6,
+}
+
+
+def _coverage(n, epsilon, n_sims, seed):
+    """Share of simulated evaluations whose interval holds each population rate."""
+    rng = np.random.default_rng(seed)
+    cells = rng.multinomial(n, _CELL_P, size=n_sims)
+    hits = {m: 0 for m in _TRUTH}
+    widths = {m: [] for m in _TRUTH}
+    for sim in range(n_sims):
+        # Rows in the drawn cells: (y_true, y_pred) per cell TP, FP, TN, FN.
+        y_true = np.repeat([1, 0, 0, 1], cells[sim])
+        y_pred = np.repeat([1, 1, 0, 0], cells[sim])
+        frame = PrivateMetricFrame(
+            ["g"], epsilon=epsilon, n_boot=400, random_state=seed * 10_000 + sim
+        ).fit(y_true, y_pred, sensitive_features=np.full(n, "g"))
+        lower, upper = frame.overall_ci
+        for m, truth in _TRUTH.items():
+            hits[m] += lower[m] <= truth <= upper[m]
+            widths[m].append(upper[m] - lower[m])
+    return {m: hits[m] / n_sims for m in _TRUTH}, widths
+
+
+def test_interval_coverage_light():
+    # 120 simulations: a 95% interval covering 95% gives >= 0.88 with
+    # probability above 0.998 (binomial tail), for each metric.
+    coverage, widths = _coverage(1000, 1.0, 120, seed=0)
+    assert min(coverage.values()) >= 0.88, coverage
+    assert max(np.median(w) for w in widths.values()) < 0.15
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FULL, reason="the coverage grid runs with DPFAIR_FULL=1")
+@pytest.mark.parametrize("n", [20, 100, 1000, 10000])
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, np.inf])
+def test_interval_coverage_full(n, epsilon):
+    coverage, _ = _coverage(n, epsilon, 400, seed=1)
+    # 400 simulations: standard error 0.011 at 0.95; 0.91 is 3.6 of them.
+    assert min(coverage.values()) >= 0.91, coverage
+
+
+def test_group_of_five_shows_nothing_at_epsilon_one():
+    coverage, widths = _coverage(5, 1.0, 40, seed=2)
+    # Intervals span (nearly) the whole range of every rate, and still hold
+    # the population rate.
+    assert min(np.median(w) for w in widths.values()) >= 0.9
+    assert min(coverage.values()) >= 0.9
+
+
+def test_interval_of_a_small_exact_group_does_not_collapse():
+    # Five rows, all predicted right: without the half count per cell the
+    # bootstrap would never draw an error and the accuracy interval would be
+    # [1, 1], claiming certainty from five rows.
+    y = np.array([0, 0, 1, 0, 1])
+    frame = PrivateMetricFrame(
+        ["g"], metrics="accuracy", epsilon=np.inf, random_state=0
+    ).fit(y, y, sensitive_features=["g"] * 5)
+    lower, upper = frame.overall_ci
+    assert frame.overall == 1.0 and upper == 1.0
+    assert lower < 0.8

@@ -1,0 +1,238 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""``privacy_plan``: the event of a fit, known before the data is read.
+
+For every private estimator and solver, the plan made from the parameters
+and public counts is the event the fit records (same ``DpEvent``, epsilon,
+delta and adjacency), on raw-scale data whose content the plan never saw.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair.exceptions import PrivacyAccountingError
+from sklearn_dpfair.linear_model import (
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    SemiDPLinearRegression,
+)
+from sklearn_dpfair.preprocessing import (
+    DPKBinsDiscretizer,
+    DPOneHotEncoder,
+    DPQuantileTransformer,
+    DPSimpleImputer,
+    DPSplineTransformer,
+    DPStandardScaler,
+)
+from sklearn_dpfair.privacy import PrivacyPlan
+
+N, D = 600, 3
+BOUNDS = [(-50.0, 550.0)] * D
+
+
+def _data(seed=0):
+    rng = np.random.default_rng(seed)
+    # Raw-scale columns: an offset of 500 and mixed units.
+    X = rng.normal(size=(N, D)) * [1.0, 10.0, 100.0] + [500.0, 0.0, 0.0]
+    y = (X[:, 0] - 500.0 + 0.1 * X[:, 1] > 0).astype(int)
+    groups = rng.integers(0, 2, N)
+    return X, y, groups
+
+
+CLASSIFIERS = [
+    DPLogisticRegression(classes=[0, 1], max_iter=3),
+    DPLogisticRegression(classes=[0, 1], max_iter=3, accountant="pld"),
+    DPLogisticRegression(classes=[0, 1], max_iter=3, epsilon=math.inf),
+    DPLogisticRegression(
+        classes=[0, 1], solver="output-perturbation", feature_norm_bound=600.0,
+        alpha=0.1,
+    ),
+    DPLogisticRegression(
+        classes=[0, 1], solver="dp-frank-wolfe", l1_radius=1.0,
+        feature_inf_bound=600.0,
+    ),
+    DPLogisticRegression(
+        classes=[0, 1], solver="dp-frank-wolfe", l1_radius=1.0,
+        feature_inf_bound=600.0, fw_steps=5,
+    ),
+    DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2),
+    DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, disparity_bound=0.05),
+    DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, fairness_weight=0.0),
+]
+
+
+def _ids(estimators):
+    return [
+        f"{type(e).__name__}-{'-'.join(f'{k}={v}' for k, v in sorted(e.get_params().items()) if k in ('solver', 'accountant', 'epsilon', 'disparity_bound', 'fairness_weight', 'fw_steps', 'bounds', 'strategy', 'max_iter', 'n_private', 'categories'))}"
+        for e in estimators
+    ]
+
+
+def _assert_planned(plan, est):
+    assert isinstance(plan, PrivacyPlan)
+    assert plan.dp_event == est.dp_event_
+    assert plan.adjacency == est.adjacency_
+    assert plan.delta == est.delta_
+    assert plan.accountant == est.privacy_record_.accountant
+    # Both computed by the same accountant from the same event.
+    assert plan.epsilon == est.epsilon_ or (
+        math.isinf(plan.epsilon) and math.isinf(est.epsilon_)
+    )
+    plan.check_fitted(est)
+
+
+@pytest.mark.parametrize("estimator", CLASSIFIERS, ids=_ids(CLASSIFIERS))
+def test_classifier_plan_is_the_fitted_event(estimator):
+    X, y, groups = _data()
+    plan = estimator.privacy_plan(N, D)
+    fit_kwargs = (
+        {"sensitive_features": groups} if isinstance(estimator, DPFERMIClassifier) else {}
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConvergenceWarning of short fits
+        estimator.fit(X, y, **fit_kwargs)
+    _assert_planned(plan, estimator)
+    # The plan does not read the data: another dataset, the same fitted event.
+    X2, y2, groups2 = _data(seed=1)
+    fit_kwargs = {k: groups2 for k in fit_kwargs}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        estimator.fit(X2 * 3.0, y2, **fit_kwargs)
+    _assert_planned(plan, estimator)
+
+
+def test_fermi_plan_without_groups_takes_one_group():
+    X, y, _ = _data()
+    est = DPFERMIClassifier(classes=[0, 1], max_iter=2)
+    plan = est.privacy_plan(N, D, n_groups=1)
+    with pytest.warns(UserWarning, match="one group"):
+        est.fit(X, y)
+    _assert_planned(plan, est)
+    default = DPFERMIClassifier(classes=[0, 1], max_iter=2).privacy_plan(N, D)
+    assert default.dp_event == plan.dp_event
+
+
+SEMI_DP = [
+    SemiDPLinearRegression(),
+    SemiDPLinearRegression(max_iter=7),
+    SemiDPLinearRegression(solver="semidp-sgd", adjacency="add_remove"),
+    SemiDPLinearRegression(solver="dp-gd"),
+    SemiDPLinearRegression(solver="pda-md"),
+    SemiDPLinearRegression(solver="public-only"),
+    SemiDPLinearRegression(n_private=N, max_iter=5),
+    SemiDPLinearRegression(epsilon=math.inf),
+]
+
+
+@pytest.mark.parametrize("estimator", SEMI_DP, ids=_ids(SEMI_DP))
+def test_semi_dp_plan_is_the_fitted_event(estimator):
+    X, _, _ = _data()
+    y = X @ [1.0, 0.5, 0.01] + np.random.default_rng(3).normal(size=N)
+    mask = np.zeros(N, dtype=bool)
+    mask[:60] = True
+    plan = estimator.privacy_plan(N, D, n_public=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        estimator.fit(X, y, public_mask=mask)
+    _assert_planned(plan, estimator)
+
+
+TRANSFORMERS = [
+    DPStandardScaler(bounds=BOUNDS),
+    DPStandardScaler(bounds="auto"),
+    DPStandardScaler(bounds=BOUNDS, epsilon=math.inf),
+    DPSimpleImputer(bounds=BOUNDS),
+    DPSimpleImputer(bounds=BOUNDS, strategy="median"),
+    DPQuantileTransformer(bounds=BOUNDS),
+    DPKBinsDiscretizer(bounds=BOUNDS),
+    DPKBinsDiscretizer(bounds=BOUNDS, strategy="uniform"),
+    DPSplineTransformer(bounds=BOUNDS),
+    DPOneHotEncoder(),
+    DPOneHotEncoder(categories=[[0, 1]] * D),
+]
+
+
+@pytest.mark.parametrize("transformer", TRANSFORMERS, ids=_ids(TRANSFORMERS))
+def test_transformer_plan_is_the_fitted_event(transformer):
+    X, _, _ = _data()
+    if isinstance(transformer, DPOneHotEncoder):
+        X = (X > np.median(X, axis=0)).astype(int)
+    plan = transformer.privacy_plan(N, D)
+    transformer.fit(X)
+    _assert_planned(plan, transformer)
+    extra = getattr(transformer, "threshold_delta_", 0.0)
+    assert plan.total_delta == transformer.delta_ + extra
+
+
+def test_plan_names_the_public_inputs():
+    plan = DPFERMIClassifier(groups=["a", "b", "c"]).privacy_plan(1000, 4)
+    assert dict(plan.public) == {"n_samples": 1000, "n_features": 4}
+    plan = SemiDPLinearRegression(max_iter=3).privacy_plan(100, 2, n_public=10)
+    assert dict(plan.public)["n_public"] == 10
+    text = str(plan)
+    assert "n_public=10" in text and "SemiDPLinearRegression" in text
+
+
+@pytest.mark.parametrize(
+    "estimator, args, kwargs, error, match",
+    [
+        (DPLogisticRegression(), (0, 3), {}, ValueError, "n_samples must be >= 1"),
+        (DPLogisticRegression(), (10.5, 3), {}, TypeError, "n_samples must be an int"),
+        (DPLogisticRegression(), (10, 3), {"n_groups": 2}, TypeError, "n_groups"),
+        (
+            DPLogisticRegression(classes=[0, 1]),
+            (10, 3),
+            {"n_classes": 3},
+            ValueError,
+            "disagrees",
+        ),
+        (
+            DPLogisticRegression(solver="dp-frank-wolfe", l1_radius=1.0),
+            (10, 3),
+            {},
+            ValueError,
+            "feature_inf_bound",
+        ),
+        (DPLogisticRegression(epsilon=-1.0), (10, 3), {}, ValueError, "epsilon"),
+        (
+            SemiDPLinearRegression(),
+            (10, 3),
+            {"n_public": 11},
+            ValueError,
+            "exceeds n_samples",
+        ),
+    ],
+)
+def test_plan_refuses_bad_inputs(estimator, args, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        estimator.privacy_plan(*args, **kwargs)
+
+
+def test_check_fitted_catches_a_drift():
+    X, y, _ = _data()
+    est = DPLogisticRegression(classes=[0, 1], max_iter=2).fit(X, y)
+    other = DPLogisticRegression(classes=[0, 1], max_iter=3).privacy_plan(N, D)
+    with pytest.raises(PrivacyAccountingError, match="planned"):
+        other.check_fitted(est)
+    # A plan for another n is another event (the sampling rate differs).
+    assert DPLogisticRegression(classes=[0, 1], max_iter=2).privacy_plan(
+        N + 1, D
+    ).dp_event != est.dp_event_
+
+
+def test_frank_wolfe_plan_depends_on_the_class_count():
+    # The auto step count reads the number of vertices, 2 d K.
+    est = DPLogisticRegression(
+        solver="dp-frank-wolfe", l1_radius=1.0, feature_inf_bound=1.0
+    )
+    binary, multi = est.privacy_plan(5000, 3), est.privacy_plan(5000, 3, n_classes=4)
+    assert binary.dp_event != multi.dp_event
+    X, _, _ = _data()
+    y = np.random.default_rng(0).integers(0, 4, N)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.set_params(classes=[0, 1, 2, 3]).fit(np.clip(X / 600.0, -1, 1), y)
+    assert est.privacy_plan(N, D).dp_event == est.dp_event_
