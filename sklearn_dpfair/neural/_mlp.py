@@ -297,37 +297,36 @@ default=None
         self._set_privacy_record(result.record)
         return self
 
-    def _privacy_plan_event(self, n_samples, n_features, **public_counts):
-        """The ``dp_event_`` a fit on ``n_samples`` rows will record.
+    _plan_public_counts = ("n_classes",)
 
-        From the parameters and public counts only (no data is read): the
-        same plan the fit builds. The event depends on the schedule and the
-        budget, not on the number of features or classes.
+    def _planned_record(self, n_samples, n_features, n_classes=None):
+        """The record a fit on ``n_samples`` rows will set, from public inputs.
 
-        Parameters
-        ----------
-        n_samples, n_features : int
-            Shape of the training data.
-        **public_counts : int
-            ``n_classes`` (default 2, or the declared label set's size);
-            other counts are ignored.
-
-        Returns
-        -------
-        event : dp_accounting.DpEvent
+        Built by the set-up :meth:`fit` accounts with; read through
+        :meth:`privacy_plan`. ``n_classes`` (public) is the size of the label
+        set: that of ``classes`` when it is declared, else 2 unless given.
+        The event depends on the schedule and the budget only, not on the
+        architecture, the number of features or the number of classes.
         """
-        n_classes = public_counts.get(
-            "n_classes", 2 if self.classes is None else len(self.classes)
-        )
-        setup = network_setup(
-            int(n_samples),
-            int(n_features),
-            1 if n_classes <= 2 else int(n_classes),
+        if self.classes is not None:
+            declared = len(self.classes)
+            if n_classes is not None and n_classes != declared:
+                raise ValueError(
+                    f"n_classes={n_classes} disagrees with the {declared} "
+                    "declared classes."
+                )
+            n_classes = declared
+        n_classes = 2 if n_classes is None else n_classes
+        if n_classes < 2:
+            raise ValueError(f"n_classes must be >= 2; got {n_classes}.")
+        return network_setup(
+            n_samples,
+            n_features,
+            self._loss_for(np.arange(n_classes)).n_outputs,
             self._params(self._hidden_layer_sizes()),
             self._budget(()),
             weighted=False,
-        )
-        return setup.record.dp_event
+        ).record
 
     def _hidden_layer_sizes(self):
         sizes = self.hidden_layer_sizes

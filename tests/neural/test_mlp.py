@@ -44,11 +44,22 @@ def test_planned_event_is_the_fitted_event(params, n_classes, weighted):
     est = DPMLPClassifier(
         hidden_layer_sizes=(8,), classes=np.arange(n_classes), random_state=0
     ).set_params(**params)
-    planned = est._privacy_plan_event(700, 4, n_classes=n_classes)
+    plan = est.privacy_plan(700, 4, n_classes=n_classes)
     est.fit(X, y, sample_weight=w)
-    assert planned == est.dp_event_
+    assert plan.dp_event == est.dp_event_
+    assert plan.epsilon == est.epsilon_ or np.isinf(est.epsilon_)
+    assert (plan.delta, plan.adjacency) == (est.delta_, est.adjacency_)
+    plan.check_fitted(est)
     # The plan reads no data: the fitted estimator plans the same event.
-    assert est._privacy_plan_event(700, 4) == est.dp_event_
+    assert est.privacy_plan(700, 4).dp_event == est.dp_event_
+
+
+def test_plan_refuses_a_class_count_that_disagrees():
+    est = DPMLPClassifier(classes=[0, 1, 2])
+    with pytest.raises(ValueError, match="n_classes=2 disagrees"):
+        est.privacy_plan(100, 3, n_classes=2)
+    with pytest.raises(TypeError, match="n_groups"):
+        est.privacy_plan(100, 3, n_groups=2)
 
 
 def test_record_is_true_to_the_accountant(moons):
@@ -210,3 +221,21 @@ def test_numpy_path_never_imports_torch():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "False"
+
+
+def test_private_search_over_networks(moons):
+    # The search plans every candidate from its privacy_plan and accounts
+    # for the selection: the whole run stays within its epsilon.
+    from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
+
+    X, _, y, _ = moons
+    search = PrivateHyperparameterSearch(
+        DPMLPClassifier(classes=[0, 1], max_iter=2),
+        {"hidden_layer_sizes": [(4,), (16,)], "clip_norm": [0.5, 2.0]},
+        epsilon=2.0,
+        random_state=0,
+    ).fit(X, y)
+    assert search.epsilon_ <= 2.0 * (1 + 1e-9)
+    assert isinstance(search.best_estimator_, DPMLPClassifier)
+    assert search.best_params_["hidden_layer_sizes"] in [(4,), (16,)]
+    assert search.predict(X).shape == y.shape
