@@ -19,12 +19,13 @@ norm factorizes:
 
 (the "ghost norm" identity, Goodfellow 2015, "Efficient per-example gradient
 computations"; Li et al. 2022, "Large language models can be strong
-differentially private learners", Sec. 4). The squared norm of example
-``i``'s *full* gradient, all layers jointly, is therefore
+differentially private learners", Sec. 4). The norm of example ``i``'s
+*full* gradient, all layers jointly, is therefore
 
-    ``sum_l (||a_{l-1,i}||^2 + 1) ||delta_{l,i}||^2``,
+    ``sqrt(sum_l (||a_{l-1,i}||^2 + 1) ||delta_{l,i}||^2)``,
 
-``O(sum_l n_l)`` per example. With the clip factors
+``O(sum_l n_l)`` per example, computed with the privacy core's overflow-
+and underflow-safe row norms. With the clip factors
 ``c_i = min(1, C / ||g_i||)`` the clipped sum of layer ``l`` is one matrix
 product, ``A_{l-1}^T (c * Delta_l)`` (and ``sum_i c_i delta_{l,i}`` for the
 bias): the per-example gradients (``n_params`` numbers per example) are
@@ -35,8 +36,9 @@ Every function takes arrays of one namespace (numpy, or torch through
 clipped term is finite and within the clip norm: pre-activations that
 overflow are recomputed by a scaled product and saturated
 (:func:`~sklearn_dpfair.utils._array_api.finite_linear_scores`), and a record
-whose squared gradient norm is not finite (an activation of ``1e300`` squares
-to ``inf``) gets clip factor 0 and contributes nothing.
+whose gradient norm is not finite (an error that overflowed in the backward
+pass, a product of norms beyond the largest float) gets clip factor 0 and
+contributes nothing.
 """
 
 import math
@@ -44,6 +46,11 @@ from itertools import pairwise
 
 import numpy as np
 
+from ..privacy._clipping import (
+    clip_factors_from_norms,
+    finite_rows_mask,
+    stable_row_norms,
+)
 from ..utils._array_api import array_namespace, finite_linear_scores
 
 __all__ = [
@@ -54,7 +61,8 @@ __all__ = [
     "forward",
     "init_parameters",
     "layer_sizes",
-    "per_example_squared_norms",
+    "n_parameters",
+    "per_example_norms",
 ]
 
 #: The hidden-layer activations, scikit-learn's ``MLPClassifier`` names.
@@ -247,12 +255,18 @@ def backward(inputs, pre_activations, weights, raw_gradient, activation):
     return deltas[::-1]
 
 
-def per_example_squared_norms(inputs, deltas):
-    """``||g_i||^2`` of every example's full gradient, by the ghost-norm identity.
+def per_example_norms(inputs, deltas):
+    """``||g_i||`` of every example's full gradient, by the ghost-norm identity.
 
-    ``sum_l (||a_{l-1,i}||^2 + 1) ||delta_{l,i}||^2``: the squared Frobenius
+    ``sqrt(sum_l ||[a_{l-1,i}, 1]||^2 ||delta_{l,i}||^2)``: the Frobenius
     norm of the stacked per-example gradients of every weight and bias,
-    computed from the layers' inputs and errors only.
+    computed from the layers' inputs and errors only. Each factor is an
+    overflow- and underflow-safe row norm of the privacy core
+    (:func:`~sklearn_dpfair.privacy._clipping.stable_row_norms`: float32
+    rows accumulated in float64 and rounded up), the layers' products are
+    float64, and their combination is again a stable norm, so the result is
+    the norm of the values actually summed (within float64 rounding, never
+    0 for a nonzero term whose squares underflow), or ``inf``.
 
     Parameters
     ----------
@@ -263,59 +277,78 @@ def per_example_squared_norms(inputs, deltas):
 
     Returns
     -------
-    squared_norms : array of shape (n_samples,)
-        ``inf`` or ``nan`` where a term overflows.
+    norms : array of shape (n_samples,)
+        float64; ``inf`` for an example whose gradient has a non-finite
+        entry or a norm beyond the largest float.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_dpfair.neural._network import per_example_squared_norms
-    >>> a = [np.array([[3.0, 4.0]])]
-    >>> d = [np.array([[2.0]])]
-    >>> per_example_squared_norms(a, d)  # (25 + 1) * 4
-    array([104.])
+    >>> from sklearn_dpfair.neural._network import per_example_norms
+    >>> a = [np.array([[3.0, 4.0], [3e200, 4e200]])]
+    >>> d = [np.array([[2.0], [1e-200]])]
+    >>> per_example_norms(a, d)  # sqrt(26) * 2, sqrt(25e400 + 1) * 1e-200
+    array([10.19803903,  5.        ])
     """
     xp = array_namespace(deltas[0])
-    total = None
-    with np.errstate(over="ignore", invalid="ignore"):
-        for a, delta in zip(inputs, deltas):
-            term = (xp.sum(a * a, axis=1) + 1.0) * xp.sum(delta * delta, axis=1)
-            total = term if total is None else total + term
-    return total
+    ok = None
+    for a, delta in zip(inputs, deltas):
+        finite = finite_rows_mask(a) & finite_rows_mask(delta)
+        ok = finite if ok is None else ok & finite
+    layer_norms = []
+    for a, delta in zip(inputs, deltas):
+        # Rows with a non-finite entry are zeroed first: the stable norms
+        # then never compute inf / inf (a warning that would depend on
+        # the record); those rows get norm inf below.
+        a = xp.where(ok[:, None], a, xp.zeros_like(a))
+        delta = xp.where(ok[:, None], delta, xp.zeros_like(delta))
+        a_norms = xp.astype(stable_row_norms(a), xp.float64)
+        delta_norms = xp.astype(stable_row_norms(delta), xp.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            # ||[a, 1]|| ||delta||: inf past the largest float, nan for a
+            # norm beyond it times 0 (norm inf below, a zero term anyway).
+            layer_norms.append(
+                xp.hypot(a_norms, xp.ones_like(a_norms)) * delta_norms
+            )
+    stacked = xp.stack(layer_norms, axis=1)
+    ok = ok & finite_rows_mask(stacked)
+    stacked = xp.where(ok[:, None], stacked, xp.zeros_like(stacked))
+    norms = stable_row_norms(stacked)
+    return xp.where(ok, norms, xp.full_like(norms, math.inf))
 
 
-def clip_factors(squared_norms, clip_norm):
+def clip_factors(norms, clip_norm, *, margin=1.0):
     """``c_i = min(1, C / ||g_i||)``; 0 where the norm is not finite.
 
+    The privacy core's factors
+    (:func:`~sklearn_dpfair.privacy._clipping.clip_factors_from_norms`),
+    with ``margin`` on the bound for terms made of lower-precision values.
     ``clip_norm = inf`` (the non-private limit) gives 1 for every finite
-    norm. A record whose gradient norm overflowed contributes nothing: its
-    term is then 0, within any clip norm.
+    norm. A record whose gradient norm is not finite contributes nothing:
+    its term is then 0, within any clip norm.
 
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_dpfair.neural._network import clip_factors
-    >>> clip_factors(np.array([0.25, 4.0, 0.0, np.inf, np.nan]), 1.0)
+    >>> clip_factors(np.array([0.5, 2.0, 0.0, np.inf, np.nan]), 1.0)
     array([1. , 0.5, 1. , 0. , 0. ])
     """
-    xp = array_namespace(squared_norms)
-    finite = xp.isfinite(squared_norms)
-    safe = xp.where(finite, squared_norms, xp.zeros_like(squared_norms))
-    norms = xp.sqrt(safe)
-    ones = xp.ones_like(norms)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # C / 0 = inf is capped at 1.
-        factors = xp.minimum(ones, clip_norm / norms)
-    return xp.where(finite, factors, xp.zeros_like(factors))
+    if math.isinf(clip_norm):
+        xp = array_namespace(norms)
+        finite = xp.isfinite(norms)
+        return xp.where(finite, xp.ones_like(norms), xp.zeros_like(norms))
+    return clip_factors_from_norms(norms, clip_norm, margin=margin)
 
 
 def clipped_gradient_sums(inputs, deltas, factors):
     """``sum_i c_i a~_{l-1,i} delta_{l,i}^T`` for every layer: the clipped sum.
 
-    Rows with factor 0 are zeroed in both operands first, so an overflowed
-    record contributes exactly 0 (never ``0 * inf``). For the others each
-    product ``|a_j c delta_k| <= c ||a~|| ||delta|| <= C``: every term is
-    finite.
+    Computed in float64 (the precision of the factors and the noise). Rows
+    with factor 0 are zeroed in both operands first, so a record whose norm
+    was not finite contributes exactly 0 (never ``0 * inf``). For the
+    others each product ``|a_j c delta_k| <= c ||a~|| ||delta|| <= C``:
+    every term is finite.
 
     Parameters
     ----------
@@ -326,7 +359,7 @@ def clipped_gradient_sums(inputs, deltas, factors):
 
     Returns
     -------
-    weight_sums, bias_sums : lists of arrays
+    weight_sums, bias_sums : lists of float64 arrays
         Shapes of the weights and biases. Changing one example moves the
         stacked sums by at most the clip norm in Euclidean norm.
 
@@ -341,9 +374,12 @@ def clipped_gradient_sums(inputs, deltas, factors):
     (array([3., 4.]), array([1.]))
     """
     xp = array_namespace(factors)
+    factors = xp.astype(factors, xp.float64)
     keep = (factors > 0)[:, None]
     weight_sums, bias_sums = [], []
     for a, delta in zip(inputs, deltas):
+        delta = xp.astype(delta, xp.float64)
+        a = xp.astype(a, xp.float64)
         scaled = xp.where(keep, delta, xp.zeros_like(delta)) * factors[:, None]
         a = xp.where(keep, a, xp.zeros_like(a))
         weight_sums.append(xp.matmul(xp.permute_dims(a, (1, 0)), scaled))

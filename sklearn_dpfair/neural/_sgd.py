@@ -29,13 +29,14 @@ from dataclasses import dataclass
 from .._solvers._linear import weighted_raw_gradient
 from .._solvers._sampling import poisson_batch
 from .._solvers._schedules import tail_start
+from ..privacy._clipping import clip_margin
 from ..utils._array_api import array_namespace
 from ._network import (
     backward,
     clip_factors,
     clipped_gradient_sums,
     forward,
-    per_example_squared_norms,
+    per_example_norms,
 )
 
 __all__ = ["NetworkSGDResult", "clipped_network_gradient", "noisy_network_sgd"]
@@ -81,7 +82,9 @@ def clipped_network_gradient(
     inputs, pre_activations, raw = forward(X, weights, biases, activation)
     raw_gradient = weighted_raw_gradient(loss.raw_gradient(y, raw), sample_weight)
     deltas = backward(inputs, pre_activations, weights, raw_gradient, activation)
-    factors = clip_factors(per_example_squared_norms(inputs, deltas), clip_norm)
+    # Terms made of float32 values get the core's margin on the bound.
+    margin = clip_margin(X, raw_gradient)
+    factors = clip_factors(per_example_norms(inputs, deltas), clip_norm, margin=margin)
     return clipped_gradient_sums(inputs, deltas, factors)
 
 

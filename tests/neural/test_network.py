@@ -19,7 +19,7 @@ from sklearn_dpfair.neural._network import (
     forward,
     init_parameters,
     layer_sizes,
-    per_example_squared_norms,
+    per_example_norms,
 )
 from sklearn_dpfair.neural._sgd import clipped_network_gradient
 
@@ -77,9 +77,9 @@ def test_per_example_gradients_match_finite_differences(activation, n_outputs):
     numeric = _finite_difference_gradients(X, y, loss, W, b, activation)
     # Central differences with h = 1e-6 on O(1) losses: error ~1e-9.
     np.testing.assert_allclose(explicit, numeric, rtol=1e-6, atol=1e-7)
-    ghost = per_example_squared_norms(inputs, deltas)
+    ghost = per_example_norms(inputs, deltas)
     np.testing.assert_allclose(
-        ghost, np.sum(numeric**2, axis=1), rtol=1e-6, atol=1e-10
+        ghost, np.linalg.norm(numeric, axis=1), rtol=1e-6, atol=1e-10
     )
 
 
@@ -90,7 +90,7 @@ def test_ghost_norms_match_autograd(activation, n_outputs):
     X, y, loss, W, b = _problem(1, n_outputs, hidden=(6,), activation=activation)
     inputs, pre, raw = forward(X, W, b, activation)
     deltas = backward(inputs, pre, W, loss.raw_gradient(y, raw), activation)
-    ghost = per_example_squared_norms(inputs, deltas)
+    ghost = per_example_norms(inputs, deltas) ** 2
     act = {
         "identity": lambda z: z,
         "logistic": torch.sigmoid,
@@ -153,12 +153,20 @@ ADVERSARIAL = [
 ]
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("activation", ACTIVATIONS)
 @pytest.mark.parametrize("record", ADVERSARIAL, ids=lambda r: f"{r[0][0]:g}-w{r[2]:g}")
-def test_one_adversarial_record_moves_the_sum_by_at_most_the_clip(activation, record):
+def test_one_adversarial_record_moves_the_sum_by_at_most_the_clip(
+    activation, record, dtype
+):
     X, y, loss, W, b = _problem(4, 3, n=20, activation=activation)
+    X = X.astype(dtype)
+    W, b = [v.astype(dtype) for v in W], [v.astype(dtype) for v in b]
     weight = np.ones(X.shape[0])
     features, label, w = record
+    # The record's extremes in the data's dtype (float32: up to 3.4e38).
+    big = float(np.finfo(dtype).max)
+    features = np.clip(features, -big, big).astype(dtype)
     X1 = np.vstack([X, features])
     y1 = np.append(y, float(label))
     w1 = np.append(weight, w)
@@ -183,13 +191,56 @@ def test_one_adversarial_record_moves_the_sum_by_at_most_the_clip(activation, re
 def test_clip_factors_zero_the_records_that_overflow():
     inputs = [np.array([[1e300, 0.0], [1.0, 1.0]])]
     deltas = [np.array([[1e10], [1.0]])]
-    sq = per_example_squared_norms(inputs, deltas)
-    assert not np.isfinite(sq[0]) and sq[1] == pytest.approx(3.0)
-    factors = clip_factors(sq, 1.0)
+    norms = per_example_norms(inputs, deltas)
+    assert norms[0] == np.inf and norms[1] == pytest.approx(np.sqrt(3.0))
+    factors = clip_factors(norms, 1.0)
     np.testing.assert_allclose(factors, [0.0, 1 / np.sqrt(3.0)])
     gW, gb = clipped_gradient_sums(inputs, deltas, factors)
     np.testing.assert_allclose(gW[0].ravel(), [1 / np.sqrt(3.0)] * 2)
     np.testing.assert_allclose(gb[0], [1 / np.sqrt(3.0)])
+
+
+def _exact_norm(v):
+    # Scaled first: no overflow or underflow of the squares.
+    v = np.asarray(v, dtype=np.float64)
+    m = np.max(np.abs(v)) if v.size else 0.0
+    return 0.0 if m == 0 else m * np.sqrt(np.sum((v / m) ** 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_clipped_terms_within_the_bound_at_extreme_magnitudes(dtype):
+    # Activations and errors whose squares overflow or underflow (the plain
+    # sum of squares would give norm inf, or 0 for a nonzero term): every
+    # clipped term, its norm computed exactly from the values summed, is
+    # within the clip norm, and no term that could be computed is dropped.
+    rng = np.random.default_rng(0)
+    info = np.finfo(dtype)
+    top, bottom = np.log10(float(info.max)) / 2 + 1, np.log10(float(info.tiny)) / 2 - 1
+    n = 400
+    a = (rng.choice([-1, 1], (n, 3)) * 10.0 ** rng.uniform(bottom, top, (n, 3))).astype(dtype)
+    d1 = (rng.choice([-1, 1], (n, 2)) * 10.0 ** rng.uniform(bottom, top, (n, 2))).astype(dtype)
+    h = (rng.choice([-1, 1], (n, 2)) * 10.0 ** rng.uniform(bottom, 1, (n, 2))).astype(dtype)
+    d2 = (rng.choice([-1, 1], (n, 1)) * 10.0 ** rng.uniform(bottom, 0, (n, 1))).astype(dtype)
+    inputs, deltas = [a, h], [d1, d2]
+    clip = 1.0
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        norms = per_example_norms(inputs, deltas)
+        factors = clip_factors(norms, clip, margin=1.0 - 2 * float(info.eps))
+    exact = np.array(
+        [
+            np.hypot(
+                _exact_norm([*a[i], 1.0]) * _exact_norm(d1[i]),
+                _exact_norm([*h[i], 1.0]) * _exact_norm(d2[i]),
+            )
+            for i in range(n)
+        ]
+    )
+    finite = np.isfinite(exact)
+    assert finite.sum() > n // 2  # the test covers computable terms
+    # The computed norm bounds the exact one (float64 rounding at most).
+    assert np.all(norms[finite] >= exact[finite] * (1 - 1e-14))
+    assert np.all(factors[finite] > 0)
+    assert np.all(factors * np.where(finite, exact, 0.0) <= clip * (1 + 1e-14))
 
 
 def test_forward_is_finite_for_any_finite_input():
