@@ -163,8 +163,9 @@ default=None
 
     Whatever one record holds (features of ``1e300``, say), its clipped
     gradient is finite with norm at most ``clip_norm``: pre-activations that
-    overflow are recomputed and saturated, and a record whose gradient norm
-    still overflows contributes 0. Predictions are finite for any finite
+    overflow are recomputed and saturated, the norms are overflow- and
+    underflow-safe (the privacy core's), and a record whose gradient norm is
+    not finite contributes 0. Predictions are finite for any finite
     input.
 
     The initialization (Glorot uniform, as scikit-learn's) and the step

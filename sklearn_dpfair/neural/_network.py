@@ -291,28 +291,22 @@ def per_example_norms(inputs, deltas):
     array([10.19803903,  5.        ])
     """
     xp = array_namespace(deltas[0])
-    ok = None
-    for a, delta in zip(inputs, deltas):
-        finite = finite_rows_mask(a) & finite_rows_mask(delta)
-        ok = finite if ok is None else ok & finite
     layer_norms = []
-    for a, delta in zip(inputs, deltas):
-        # Rows with a non-finite entry are zeroed first: the stable norms
-        # then never compute inf / inf (a warning that would depend on
-        # the record); those rows get norm inf below.
-        a = xp.where(ok[:, None], a, xp.zeros_like(a))
-        delta = xp.where(ok[:, None], delta, xp.zeros_like(delta))
-        a_norms = xp.astype(stable_row_norms(a), xp.float64)
-        delta_norms = xp.astype(stable_row_norms(delta), xp.float64)
-        with np.errstate(over="ignore", invalid="ignore"):
+    # A row with a non-finite entry gets a non-finite norm here (the stable
+    # norm's rescaling computes inf / inf for it, silently: a warning would
+    # depend on the record), and norm inf below. Checking the norms, not
+    # the activations, costs O(n L) instead of a pass over every layer.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for a, delta in zip(inputs, deltas):
+            a_norms = _float64(xp, stable_row_norms(a))
+            delta_norms = _float64(xp, stable_row_norms(delta))
             # ||[a, 1]|| ||delta||: inf past the largest float, nan for a
             # norm beyond it times 0 (norm inf below, a zero term anyway).
-            layer_norms.append(
-                xp.hypot(a_norms, xp.ones_like(a_norms)) * delta_norms
-            )
+            layer_norms.append(xp.hypot(a_norms, xp.ones_like(a_norms)) * delta_norms)
     stacked = xp.stack(layer_norms, axis=1)
-    ok = ok & finite_rows_mask(stacked)
-    stacked = xp.where(ok[:, None], stacked, xp.zeros_like(stacked))
+    ok = finite_rows_mask(stacked)
+    if not bool(xp.all(ok)):
+        stacked = xp.where(ok[:, None], stacked, xp.zeros_like(stacked))
     norms = stable_row_norms(stacked)
     return xp.where(ok, norms, xp.full_like(norms, math.inf))
 
@@ -374,14 +368,23 @@ def clipped_gradient_sums(inputs, deltas, factors):
     (array([3., 4.]), array([1.]))
     """
     xp = array_namespace(factors)
-    factors = xp.astype(factors, xp.float64)
-    keep = (factors > 0)[:, None]
+    factors = _float64(xp, factors)
+    keep = factors > 0
+    all_kept = bool(xp.all(keep))
+    keep = keep[:, None]
     weight_sums, bias_sums = [], []
     for a, delta in zip(inputs, deltas):
-        delta = xp.astype(delta, xp.float64)
-        a = xp.astype(a, xp.float64)
-        scaled = xp.where(keep, delta, xp.zeros_like(delta)) * factors[:, None]
-        a = xp.where(keep, a, xp.zeros_like(a))
+        delta, a = _float64(xp, delta), _float64(xp, a)
+        if not all_kept:
+            delta = xp.where(keep, delta, xp.zeros_like(delta))
+            a = xp.where(keep, a, xp.zeros_like(a))
+        scaled = delta * factors[:, None]
         weight_sums.append(xp.matmul(xp.permute_dims(a, (1, 0)), scaled))
         bias_sums.append(xp.sum(scaled, axis=0))
     return weight_sums, bias_sums
+
+
+def _float64(xp, a):
+    """``a`` in float64, without a copy when it already is."""
+    return a if a.dtype == xp.float64 else xp.astype(a, xp.float64)
+
