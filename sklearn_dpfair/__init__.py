@@ -12,6 +12,7 @@ from .linear_model import (
 )
 from .model_selection import PrivateHyperparameterSearch
 from .neural import DPMLPClassifier
+from .pipeline import PrivatePipeline, make_private_pipeline
 from .report import ModelReport, privacy_report
 
 __version__ = "0.1.0"
@@ -26,7 +27,9 @@ __all__ = [
     "PrivacyBudgetError",
     "PrivacyLeakWarning",
     "PrivateHyperparameterSearch",
+    "PrivatePipeline",
     "SemiDPLinearRegression",
     "__version__",
+    "make_private_pipeline",
     "privacy_report",
 ]

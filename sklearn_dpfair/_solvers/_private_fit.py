@@ -17,12 +17,15 @@ from ..privacy import GaussianMechanism, capped_weights, fit_weights
 from ..privacy._accounting import (
     composed_event,
     gaussian_event,
+    noisy_sgd_event,
 )
+from ..privacy._calibration import calibrate_noise
 from ..privacy._clipping import clip_rows_to_norm
 from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
 from ..privacy._record import WEIGHTS_CAVEAT, PrivacyRecord
-from ..privacy._zcdp import ZCDP_ACCOUNTANT, rho_for_epsilon
-from ..utils._array_api import NUMPY_BACKEND
+from ..privacy._zcdp import ZCDP_ACCOUNTANT
+from ..utils._array_api import NUMPY_BACKEND, to_numpy
+from ._feature_scaling import fit_feature_scaling
 from ._frank_wolfe import (
     INTERCEPT_BOUND,
     INTERCEPT_RHO_SHARE,
@@ -169,7 +172,9 @@ class DPSGDSetup:
     record: PrivacyRecord
 
 
-def dp_sgd_setup(n_samples, n_features, n_outputs, params, budget, *, weighted):
+def dp_sgd_setup(
+    n_samples, n_features, n_outputs, params, budget, *, weighted, prior=None
+):
     """Schedule, mechanism, step size and record of a DP-SGD fit.
 
     From public quantities only (``n`` is public under add/remove
@@ -189,25 +194,59 @@ def dp_sgd_setup(n_samples, n_features, n_outputs, params, budget, *, weighted):
         Privacy inputs.
     weighted : bool
         Whether public sample weights were passed (a caveat, whatever they hold).
+    prior : ScalingPlan or None, default=None
+        Releases made before the steps (private column scales): the steps'
+        noise is calibrated so that the composition of both meets the
+        budget, accounted with RDP (which reads their zCDP events).
 
     Returns
     -------
     setup : DPSGDSetup
     """
     q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
-    mechanism = budget.gaussian(params.clip_norm, sampling_probability=q, steps=n_steps)
+    prior_event = None if prior is None else prior.event
+    if prior_event is not None and budget.is_calibrated:
+        budget = replace(budget, accountant=ZCDP_ACCOUNTANT)
+        sigma = calibrate_noise(
+            lambda z: composed_event(
+                [prior_event, noisy_sgd_event(z, q, n_steps)]
+            ),
+            budget.epsilon,
+            budget.delta,
+            budget.accountant,
+        )
+        mechanism = GaussianMechanism(params.clip_norm, sigma)
+    elif prior_event is not None:
+        raise ValueError(
+            "A fixed noise_multiplier cannot be combined with private feature "
+            "scales: pass feature_bounds, or feature_scaling=None."
+        )
+    else:
+        mechanism = budget.gaussian(
+            params.clip_norm, sampling_probability=q, steps=n_steps
+        )
     learning_rate = params.learning_rate
     if learning_rate == "auto":
         learning_rate = auto_learning_rate(
             mechanism.noise_multiplier, q, n_samples, (n_features + 1) * n_outputs
         )
+    description = "DP-SGD (Poisson-subsampled Gaussian, per-example clipping)"
+    if prior is not None and prior.describe():
+        description += "; " + prior.describe()
     record = budget.account(
         mechanism,
-        description="DP-SGD (Poisson-subsampled Gaussian, per-example clipping)",
+        description=description,
         adjacency="add_remove",
         sampling_probability=q,
         steps=n_steps,
         caveats=(WEIGHTS_CAVEAT,) if weighted else (),
+        dp_event=(
+            None
+            if prior_event is None
+            else composed_event(
+                [prior_event, mechanism.event(sampling_probability=q, steps=n_steps)]
+            )
+        ),
     )
     return DPSGDSetup(q, n_steps, mechanism, learning_rate, record)
 
@@ -222,6 +261,7 @@ def fit_dp_sgd(
     rng,
     backend=NUMPY_BACKEND,
     sample_weight=None,
+    scaling=None,
 ):
     """DP-SGD with Poisson sampling and per-sample clipping (add/remove adjacency).
 
@@ -246,6 +286,11 @@ def fit_dp_sgd(
     the sensitivity stays the clip norm whatever a weight is, and the sum is
     divided by the public expected batch size. Weights of 1 take the
     unweighted path exactly.
+
+    ``scaling`` (a :class:`~._feature_scaling.ScalingPlan`, from public
+    inputs) maps the columns to unit scale first, by public bounds or by
+    private robust statistics whose releases the fit's event composes; the
+    coefficients are returned in the user's units.
     """
     n_samples = X.shape[0]
     weights = fit_weights(sample_weight, n_samples, private=budget.is_private)
@@ -257,8 +302,12 @@ def fit_dp_sgd(
         budget,
         # Passed, not "not all 1": the record may not depend on the weights.
         weighted=sample_weight is not None,
+        prior=scaling,
     )
     mechanism, q, n_steps = setup.mechanism, setup.sampling_probability, setup.n_steps
+    scales = None if scaling is None else fit_feature_scaling(X, scaling, rng)
+    if scales is not None:
+        X = scales.transform(X)
     if not budget.is_private and backend.is_numpy:
         # The non-private limit: the full-batch solver of the same objective
         # (a fixed step size chosen for unit-scale data diverges on raw
@@ -286,9 +335,14 @@ def fit_dp_sgd(
             None if weights is None else backend.asarray(weights, dtype=X.dtype)
         ),
     )
+    coef, intercept = result.coef.T, result.intercept
+    if scales is not None:
+        coef, intercept = scales.coefficients_in_user_units(
+            to_numpy(coef), to_numpy(intercept)
+        )
     return LinearFit(
-        backend.to_output(result.coef.T),
-        backend.to_output(result.intercept),
+        backend.to_output(coef),
+        backend.to_output(intercept),
         n_steps,
         setup.record,
     )
@@ -304,7 +358,15 @@ class OutputPerturbationSetup:
 
 
 def output_perturbation_setup(
-    n_samples, loss, params, budget, *, weighted, dtype=np.float64, max_weight=1.0
+    n_samples,
+    n_features,
+    loss,
+    params,
+    budget,
+    *,
+    weighted,
+    dtype=np.float64,
+    max_weight=1.0,
 ):
     """Sensitivity, mechanism and record of output perturbation (public inputs).
 
@@ -312,6 +374,10 @@ def output_perturbation_setup(
     ``2 L / (alpha n) + 2 tol`` (Chaudhuri, Monteleoni and Sarwate 2011,
     Corollary 8, plus the certified solver error), with ``L`` the Lipschitz
     constant of one example's loss on rows clipped to ``feature_norm_bound``.
+    The release is Gaussian (calibrated and accounted with PLD), or, when
+    ``budget.delta == 0``, Laplace on every coordinate with the l1
+    sensitivity ``sqrt(p)`` times that (``p`` coefficients, Cauchy-Schwarz):
+    pure epsilon-DP.
     Under privacy every weight is capped at 1 (``max_weight=1``); the
     non-private limit passes the data's largest weight, which then only
     describes the solve.
@@ -320,6 +386,8 @@ def output_perturbation_setup(
     ----------
     n_samples : int
         Number of rows (public under replace-one adjacency).
+    n_features : int
+        Number of columns (the coefficients' count, for the l1 sensitivity).
     loss : object
         The pointwise loss (its raw Lipschitz and smoothness constants).
     params : OutputPerturbationParams
@@ -372,6 +440,20 @@ def output_perturbation_setup(
     # public (row bound, loss constants, alpha, n, tol).
     sensitivity = 2.0 * lipschitz / (alpha * n_samples) + 2.0 * tol
     budget = replace(budget, accountant=_SINGLE_GAUSSIAN_ACCOUNTANT)
+    if budget.delta == 0:
+        n_params = (n_features + 1) * loss.n_outputs
+        mechanism = budget.laplace(math.sqrt(n_params) * sensitivity)
+        record = budget.account(
+            mechanism,
+            description=description.replace(
+                "+ Gaussian", "+ Laplace noise on every coefficient, pure epsilon-DP"
+            ),
+            adjacency="replace_one",
+            steps=1,
+            caveats=caveats,
+            dp_event=mechanism.event(),
+        )
+        return OutputPerturbationSetup(mechanism, record, smoothness)
     mechanism = budget.gaussian(sensitivity)
     if not budget.is_private:
         # No noise; the record keeps the sensitivity the private fit would
@@ -430,6 +512,7 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
         max_weight = 1.0 if weights is None else float(np.max(weights))
     setup = output_perturbation_setup(
         n_samples,
+        X.shape[1],
         loss,
         params,
         budget,
@@ -526,10 +609,14 @@ def frank_wolfe_setup(
             f"exceeds {_MAX_PREDICTION_BOUND:g}: the linear predictions could "
             "overflow. Rescale the features or lower l1_radius."
         )
-    rho = rho_for_epsilon(budget.epsilon, budget.delta)
-    # rho = inf (no privacy) stays inf in both shares.
-    intercept_rho = INTERCEPT_RHO_SHARE * rho if fit_intercept else 0.0
-    coef_rho = (1.0 - INTERCEPT_RHO_SHARE) * rho if fit_intercept else rho
+    # rho = inf (no privacy) stays inf in both parts.
+    parts = budget.split(
+        {"coef": 1.0 - INTERCEPT_RHO_SHARE, "intercept": INTERCEPT_RHO_SHARE}
+        if fit_intercept
+        else {"coef": 1.0}
+    )
+    coef_rho = parts["coef"].rho
+    intercept_rho = parts["intercept"].rho if fit_intercept else 0.0
     if n_steps is None:
         caveats = (*caveats, _FW_PUBLIC_N)
         n_steps = auto_frank_wolfe_steps(

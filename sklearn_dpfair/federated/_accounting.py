@@ -38,8 +38,8 @@ _SECURE_AGGREGATION_MECHANISM = (
 )
 _SECURE_AGGREGATION_CAVEAT = (
     "a server that sees more than the aggregate (this guarantee assumes secure "
-    "aggregation or a shuffler is really deployed; otherwise only the per-silo "
-    "ISRL-DP guarantee holds)"
+    "aggregation is really deployed; a shuffler is not enough, it shows every "
+    "message; otherwise only the per-silo ISRL-DP guarantee holds)"
 )
 
 

@@ -24,6 +24,7 @@ from ._config import FederationConfig
 from ._execution import make_execution
 from ._result import FederatedFit
 from ._server import Server
+from ._shuffle import fit_shuffled
 from ._silos import resolve_server_weights
 
 __all__ = [
@@ -46,6 +47,7 @@ def fit_federated(
     execution="local",
     client=None,
     secure_aggregation=False,
+    shuffle=False,
     random_state=None,
     record_transcript=False,
     caveats=(),
@@ -82,6 +84,16 @@ def fit_federated(
     secure_aggregation : bool, default=False
         Also compute the central guarantee that holds *if* the server only
         sees the weighted sum of the messages (MB-SGD only).
+    shuffle : bool, default=False
+        Run the shuffle-model protocol (:mod:`._shuffle`): each round every
+        silo sends the Laplace-noised, L1-clipped gradient of one record
+        drawn uniformly, a trusted shuffler permutes the reports and strips
+        their senders, and the server averages them with equal weights. The
+        silos' budgets stay ISRL-DP budgets (``privacy_record``); the
+        guarantee amplified by shuffling, conditional on the shuffler, is
+        ``shuffle_record``. Needs ``server_weights="uniform"``,
+        ``execution="local"``, no ``noise_multiplier`` and no
+        ``secure_aggregation``.
     random_state : None, int, RandomState or Generator, default=None
         Seeds every silo's generator; None uses OS entropy (a release). A
         seed makes the run reproducible and marks every returned record as
@@ -114,6 +126,30 @@ def fit_federated(
     >>> bool(fit.coef[0, 0] > 1.0)
     True
     """
+    if shuffle:
+        forced = {
+            "server_weights": server_weights != "uniform",
+            "noise_multiplier": noise_multiplier is not None,
+            "execution": execution != "local",
+            "secure_aggregation": bool(secure_aggregation),
+        }
+        bad = [name for name, on in forced.items() if on]
+        if bad:
+            raise ValueError(
+                f"shuffle=True cannot be combined with {bad}: anonymous reports "
+                "are averaged with equal weights, their noise is calibrated to "
+                "the silos' budgets, and the shuffler runs in this process."
+            )
+        return fit_shuffled(
+            silo_data,
+            loss=loss,
+            config=config,
+            silo_epsilon=silo_epsilon,
+            silo_delta=silo_delta,
+            random_state=random_state,
+            record_transcript=record_transcript,
+            caveats=caveats,
+        )
     rng = check_noise_generator(random_state)
     sizes = check_federation(silo_data, config, secure_aggregation=secure_aggregation)
     weights = resolve_server_weights(server_weights, sizes)

@@ -42,6 +42,8 @@ class SiloOptions:
     secure_aggregation : bool, default=False
         Also compute the central guarantee conditional on secure
         aggregation.
+    shuffle : bool, default=False
+        Run the shuffle-model protocol (trusted shuffler).
 
     Examples
     --------
@@ -58,6 +60,7 @@ class SiloOptions:
     server_weights: str | Mapping = "uniform"
     execution: str = "local"
     secure_aggregation: bool = False
+    shuffle: bool = False
 
     def driver_kwargs(self, budget):
         """The keyword arguments of :func:`fit_federated` for ``budget``.
@@ -141,6 +144,8 @@ def silo_attributes(fit):
         "server_weights_",
         "central_epsilon_",
         "central_privacy_record_",
+        "shuffle_epsilon_",
+        "shuffle_privacy_record_",
     )
     if not isinstance(fit, FederatedFit):
         return dict.fromkeys(names)
@@ -155,5 +160,7 @@ def silo_attributes(fit):
         fit.server_weights,
         None if central is None else central.epsilon,
         central,
+        None if fit.shuffle_record is None else fit.shuffle_record.epsilon,
+        fit.shuffle_record,
     )
     return dict(zip(names, values))

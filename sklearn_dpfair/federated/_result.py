@@ -36,6 +36,9 @@ class FederatedFit:
         "local" or "dask".
     transcript : list of SiloMessage or None
         Everything the server received, when asked for.
+    shuffle_record : ShuffleRecord or None
+        With ``shuffle=True``: the central guarantee conditional on a
+        trusted shuffler (beside ``privacy_record``, the ISRL-DP one).
 
     Examples
     --------
@@ -61,6 +64,7 @@ class FederatedFit:
     central_record: PrivacyRecord | None = None
     execution: str = "local"
     transcript: list | None = field(default=None, repr=False)
+    shuffle_record: object | None = None
 
     @property
     def silo_epsilon(self):

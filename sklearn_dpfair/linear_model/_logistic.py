@@ -24,6 +24,7 @@ from .._solvers._distributed import (
     is_dask_collection,
     set_dask_input_features,
 )
+from .._solvers._feature_scaling import plan_feature_scaling
 from .._solvers._private_fit import (
     DPSGDParams,
     FrankWolfeParams,
@@ -86,7 +87,10 @@ class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEst
         step size; a ``ConvergenceWarning`` if it stops short); the other
         solvers run their own exact solvers without noise.
     delta : float, default=1e-5
-        Privacy parameter delta in (0, 1); keep it well below ``1/n_samples``.
+        Privacy parameter delta in [0, 1); keep it well below ``1/n_samples``.
+        ``delta=0`` asks for pure epsilon-DP, which
+        ``solver="output-perturbation"`` gives with Laplace noise (the
+        other solvers need ``delta > 0``).
     solver : {"dp-sgd", "output-perturbation", "dp-frank-wolfe"}, \
 default="dp-sgd"
         Private training algorithm. Every solver accepts scipy.sparse
@@ -143,6 +147,26 @@ default="dp-sgd"
     tol : float, default=1e-6
         Certified distance of the solve to the exact minimizer
         (output-perturbation); it adds ``2 tol`` to the sensitivity.
+    feature_scaling : {"auto"} or None, default=None
+        Central ``"dp-sgd"`` fits only. ``"auto"`` maps every column to unit
+        scale before the steps and reports ``coef_`` in the user's units:
+        by ``feature_bounds`` when given (public, no budget), else by
+        private robust statistics (a median, then quantiles of the centred
+        column, on a public log-scale grid) that spend 10% of the zCDP
+        budget, composed into the same ``dp_event_`` (the steps' noise is
+        calibrated to the rest; accounted with RDP). Use it on raw columns
+        (ages, incomes, years): with the fixed clip norm and step size of
+        DP-SGD, a column of large magnitude otherwise saturates every
+        clipped gradient. Sparse ``X`` is scaled by ``feature_bounds`` only.
+        None: the columns are used as given (right for columns already on a
+        unit scale: on Adult's 97 standardized columns the private scales
+        cost 0.01-0.03 accuracy at epsilon = 1, the quantiles of its rare
+        one-hot columns being ties that no grid resolves).
+    feature_bounds : array-like of shape (n_features, 2), default=None
+        Public ``(lower, upper)`` range of every column, for
+        ``feature_scaling="auto"``: the column is mapped by its midpoint and
+        half-width (values outside are not clipped; the gradient clip
+        bounds their influence).
     accountant : {"rdp", "pld"}, default="rdp"
         dp-accounting accountant for DP-SGD. Output perturbation (one
         Gaussian) is always accounted with PLD, which is exact for it;
@@ -198,6 +222,11 @@ default=None
         Federated mode only: also report ``central_epsilon_``, the guarantee
         that holds *if* the server sees only the weighted sum of the messages
         (secure aggregation deployed; not provided by this library).
+    shuffle : bool, default=False
+        Federated mode only: the shuffle-model protocol (one Laplace-noised
+        record per silo per round, reports shuffled by a trusted shuffler);
+        ``shuffle_epsilon_`` reports the amplified guarantee beside the
+        ISRL-DP one. See :mod:`sklearn_dpfair.federated`.
 
     Attributes
     ----------
@@ -250,6 +279,11 @@ default=None
         With ``secure_aggregation=True``: the central epsilon (at ``delta_``)
         that holds only if the server sees nothing but the aggregate.
     central_privacy_record_ : PrivacyRecord or None
+        The record of that conditional guarantee.
+    shuffle_epsilon_ : float or None
+        With ``shuffle=True``: the epsilon (at ``delta_``) that holds only
+        with a trusted shuffler; ``epsilon_`` is then the ISRL-DP one.
+    shuffle_privacy_record_ : ShuffleRecord or None
         The record of that conditional guarantee.
     n_features_in_ : int
         Number of features seen during fit.
@@ -305,6 +339,8 @@ default=None
 
     _parameter_constraints = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
+        # 0: pure epsilon-DP (output perturbation only; checked in fit).
+        "delta": [Interval(Real, 0, 1, closed="left")],
         "solver": [StrOptions({"dp-sgd", "output-perturbation", "dp-frank-wolfe"})],
         "clip_norm": [Interval(Real, 0, None, closed="neither")],
         "noise_multiplier": [Interval(Real, 0, None, closed="left"), None],
@@ -325,6 +361,8 @@ default=None
         "feature_inf_bound": [Interval(Real, 0, None, closed="neither"), None],
         "fw_steps": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="neither")],
+        "feature_scaling": [StrOptions({"auto"}), None],
+        "feature_bounds": ["array-like", None],
         "device": [StrOptions(set(DEVICE_OPTIONS))],
         "silo_epsilon": [
             Interval(Real, 0, None, closed="neither"),
@@ -336,6 +374,7 @@ default=None
         "server_weights": [StrOptions({"uniform", "size"}), Mapping],
         "execution": [StrOptions({"local", "dask"})],
         "secure_aggregation": ["boolean"],
+        "shuffle": ["boolean"],
     }
 
     def __init__(
@@ -357,6 +396,8 @@ default=None
         feature_inf_bound=None,
         fw_steps=None,
         tol=1e-6,
+        feature_scaling=None,
+        feature_bounds=None,
         accountant="rdp",
         random_state=None,
         device="cpu",
@@ -365,6 +406,7 @@ default=None
         server_weights="uniform",
         execution="local",
         secure_aggregation=False,
+        shuffle=False,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -382,6 +424,8 @@ default=None
         self.feature_inf_bound = feature_inf_bound
         self.fw_steps = fw_steps
         self.tol = tol
+        self.feature_scaling = feature_scaling
+        self.feature_bounds = feature_bounds
         self.accountant = accountant
         self.random_state = random_state
         self.device = device
@@ -390,6 +434,7 @@ default=None
         self.server_weights = server_weights
         self.execution = execution
         self.secure_aggregation = secure_aggregation
+        self.shuffle = shuffle
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, *, silos=None):
@@ -425,6 +470,7 @@ default=None
         self : DPLogisticRegression
             The fitted estimator.
         """
+        self._check_pure(silos)
         if silos is not None and self.solver != "dp-sgd":
             raise ValueError("silos= needs solver='dp-sgd' (federated DP-SGD).")
         if silos is not None and self.device == "cuda":
@@ -519,6 +565,7 @@ default=None
                     server_weights=self.server_weights,
                     execution=self.execution,
                     secure_aggregation=self.secure_aggregation,
+                    shuffle=self.shuffle,
                 ),
                 silos=silos,
                 rng=rng,
@@ -535,6 +582,7 @@ default=None
                 rng=rng,
                 backend=backend,
                 sample_weight=weights,
+                scaling=self._scaling_plan(X.shape[1], sgd_budget, sp.issparse(X)),
             )
             n_iter = self.max_iter
         elif frank_wolfe:
@@ -573,6 +621,26 @@ default=None
             fit_intercept=self.fit_intercept,
         )
 
+    def _check_pure(self, silos=None):
+        """delta = 0 (pure epsilon-DP) only where a Laplace release gives it."""
+        if self.delta == 0 and (self.solver != "output-perturbation" or silos is not None):
+            raise ValueError(
+                "delta=0 (pure epsilon-DP) is available with "
+                "solver='output-perturbation' only (Laplace noise); the other "
+                "solvers' Gaussian or zCDP releases need delta > 0."
+            )
+
+    def _scaling_plan(self, n_features, budget, sparse=False):
+        """How the central DP-SGD fit scales its columns (public inputs only)."""
+        return plan_feature_scaling(
+            self.feature_scaling,
+            self.feature_bounds,
+            n_features,
+            budget,
+            sparse=sparse,
+            fit_intercept=self.fit_intercept,
+        )
+
     def _frank_wolfe_params(self):
         """Public hyperparameters of the private Frank-Wolfe fit."""
         return FrankWolfeParams(
@@ -602,6 +670,7 @@ default=None
         (``silos=``) are planned per silo by their own accounting and have no
         single central plan.
         """
+        self._check_pure()
         if self.classes is not None:
             declared = len(self.classes)
             if n_classes is not None and n_classes != declared:
@@ -615,13 +684,15 @@ default=None
             raise ValueError(f"n_classes must be >= 2; got {n_classes}.")
         loss = self._loss_for(np.arange(n_classes))
         if self.solver == "dp-sgd":
+            budget = self._dp_sgd_budget(())
             return dp_sgd_setup(
                 n_samples,
                 n_features,
                 loss.n_outputs,
                 self._dp_sgd_params(),
-                self._dp_sgd_budget(()),
+                budget,
                 weighted=False,
+                prior=self._scaling_plan(n_features, budget),
             ).record
         budget = PrivacyBudget(self.epsilon, self.delta)
         if self.solver == "dp-frank-wolfe":
@@ -645,7 +716,12 @@ default=None
                 "feature_norm_bound."
             )
         return output_perturbation_setup(
-            n_samples, loss, self._output_perturbation_params(), budget, weighted=False
+            n_samples,
+            n_features,
+            loss,
+            self._output_perturbation_params(),
+            budget,
+            weighted=False,
         ).record
 
     def _dp_sgd_budget(self, caveats):

@@ -36,7 +36,7 @@ from ..privacy._accounting import (
     non_private_event,
 )
 from ..privacy._quantile import em_epsilon
-from ..privacy._zcdp import ZCDP_ACCOUNTANT, gaussian_noise_std, rho_for_epsilon
+from ..privacy._zcdp import ZCDP_ACCOUNTANT
 
 __all__ = ["ReleasePlan", "plan_releases"]
 
@@ -184,18 +184,18 @@ def plan_releases(
             "accountant='pld' cannot interpret the zCDP events of private "
             "quantiles; use accountant='rdp' (exact for these releases)."
         )
-    rho = rho_for_epsilon(budget.epsilon, budget.delta)
     share = float(quantile_share) if gaussian else 1.0
-    quantile_rho = share * rho / n_quantiles
+    parts = budget.split(
+        {"quantiles": share, **({"moments": 1.0 - share} if gaussian else {})}
+    )
+    quantile_rho = parts["quantiles"].rho / n_quantiles
     # The exponential mechanism is parameterized by epsilon0; its rho is
     # recomputed from it so that the event is exactly what the draw logs.
     epsilon0 = em_epsilon(quantile_rho)
     events = [exponential_mechanism_event(epsilon0, steps=n_quantiles)]
     mechanism = None
     if gaussian:
-        mechanism = GaussianMechanism(
-            clip_norm=1.0, noise_multiplier=gaussian_noise_std(1.0, (1.0 - share) * rho)
-        )
+        mechanism = parts["moments"].gaussian(1.0)
         events.append(gaussian_event(mechanism.noise_multiplier))
     return ReleasePlan(
         mechanism,

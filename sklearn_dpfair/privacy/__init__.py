@@ -12,6 +12,7 @@ from ._calibration import (
     calibrate_noise_multiplier,
     noise_multiplier_for_gaussian,
 )
+from ._laplace import LaplaceMechanism
 from ._ledger import LedgerEntry, PrivacyLedger
 from ._mechanism import GaussianMechanism
 from ._plan import PrivacyPlan
@@ -22,6 +23,7 @@ from ._weights import capped_weights, fit_weights
 
 __all__ = [
     "GaussianMechanism",
+    "LaplaceMechanism",
     "LedgerEntry",
     "PrivacyLedger",
     "PrivacyBudget",

@@ -43,6 +43,8 @@ __all__ = [
     "non_private_event",
     "noisy_sgd_event",
     "is_dp_event",
+    "laplace_event",
+    "pure_epsilon",
     "zcdp_event",
     "zcdp_composition",
 ]
@@ -116,6 +118,52 @@ def noisy_sgd_event(noise_multiplier, sampling_probability, steps):
     return dp_accounting.SelfComposedDpEvent(step, steps)
 
 
+def laplace_event(noise_multiplier, steps=1):
+    """``steps`` Laplace releases of scale ``noise_multiplier`` x the l1 sensitivity.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._accounting import epsilon_of, laplace_event
+    >>> epsilon_of(laplace_event(0.5, steps=2), 0.0)
+    4.0
+    """
+    if noise_multiplier == 0:
+        return non_private_event()
+    event = dp_accounting.LaplaceDpEvent(float(noise_multiplier))
+    return event if steps == 1 else dp_accounting.SelfComposedDpEvent(event, int(steps))
+
+
+def pure_epsilon(event):
+    """The epsilon of ``event`` at ``delta = 0``, or None if it has none.
+
+    Only Laplace releases (and no-ops) are pure: their epsilons add up under
+    composition, which is exact at ``delta = 0`` (Dwork and Roth 2014,
+    Theorem 3.16, with equality for the worst-case pair of every Laplace
+    release). dp-accounting does not state ``delta = 0`` guarantees (its
+    PLD returns ``inf`` there), so this sum is the accountant of a pure fit;
+    any other release (Gaussian, zCDP, sampled) has no pure epsilon.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+
+    Returns
+    -------
+    epsilon : float or None
+    """
+    if isinstance(event, dp_accounting.NoOpDpEvent):
+        return 0.0
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        return 1.0 / event.noise_multiplier
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        inner = pure_epsilon(event.event)
+        return None if inner is None else inner * event.count
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        parts = [pure_epsilon(e) for e in event.events]
+        return None if any(p is None for p in parts) else math.fsum(parts)
+    return None
+
+
 def composed_event(events):
     """Sequential composition of several events."""
     events = tuple(events)
@@ -144,7 +192,8 @@ def epsilon_of(event, delta, accountant="rdp"):
     event : dp_accounting.DpEvent
         Description of the mechanism.
     delta : float
-        Target delta in (0, 1).
+        Target delta in [0, 1); 0 (pure DP) for Laplace releases only
+        (:func:`pure_epsilon`).
     accountant : {"rdp", "pld"}, default="rdp"
         Which dp-accounting accountant interprets the event.
 
@@ -159,6 +208,16 @@ def epsilon_of(event, delta, accountant="rdp"):
     >>> round(epsilon_of(gaussian_event(1.0), 1e-5, accountant="pld"), 2)
     4.38
     """
+    if delta == 0:
+        if isinstance(event, dp_accounting.NonPrivateDpEvent):
+            return math.inf
+        epsilon = pure_epsilon(event)
+        if epsilon is None:
+            raise ValueError(
+                "delta=0 (pure epsilon-DP) is stated for Laplace releases "
+                f"only; {type(event).__name__} needs delta > 0."
+            )
+        return epsilon
     try:
         return _epsilon_of_cached(event, float(delta), accountant)
     except TypeError:

@@ -16,9 +16,12 @@ Every private fit goes through the same three steps, in this order:
 import math
 from dataclasses import dataclass, replace
 
+from ._accounting import epsilon_of, zcdp_event
 from ._calibration import calibrate_noise_multiplier
+from ._laplace import LaplaceMechanism
 from ._mechanism import GaussianMechanism
 from ._record import PrivacyRecord, check_budget
+from ._zcdp import gaussian_noise_std, rho_for_epsilon
 
 __all__ = ["PrivacyBudget"]
 
@@ -40,6 +43,11 @@ class PrivacyBudget:
         Noise the user fixed; None lets :meth:`gaussian` calibrate it.
     caveats : tuple of str, default=()
         Public-data caveats every record of this fit carries.
+    rho : float or None, default=None
+        Set on the parts :meth:`split` hands out: the zCDP budget of this
+        part, to which its mechanisms are calibrated exactly (the parts
+        compose by adding their rho). Not a user parameter: zCDP is the
+        accountant's unit for splitting one budget.
 
     Examples
     --------
@@ -60,6 +68,7 @@ class PrivacyBudget:
     accountant: str = "rdp"
     noise_multiplier: float | None = None
     caveats: tuple = ()
+    rho: float | None = None
 
     @property
     def is_private(self):
@@ -70,6 +79,77 @@ class PrivacyBudget:
     def is_calibrated(self):
         """Whether the library, not the user, chooses the noise."""
         return self.noise_multiplier is None
+
+    def split(self, shares):
+        """Hand the parts of one fit sub-budgets that compose to this one.
+
+        The budget is converted once to the largest zCDP ``rho`` that
+        dp-accounting certifies as ``(epsilon, delta)``-DP
+        (:func:`~sklearn_dpfair.privacy._zcdp.rho_for_epsilon`); part ``k``
+        gets ``shares[k] * rho``. zCDP composes additively (Bun and Steinke
+        2016, Lemma 2.3), so whatever the parts release with mechanisms
+        calibrated to their ``rho`` (:meth:`gaussian`, or an exponential
+        mechanism of that rho), the composed event is within this budget;
+        the fit's record composes the parts' events and the accountant
+        checks it.
+
+        Parameters
+        ----------
+        shares : dict of str to float
+            Each part's share, in [0, 1], summing to at most 1.
+
+        Returns
+        -------
+        parts : dict of str to PrivacyBudget
+            One per share, each with its ``rho`` and the ``epsilon`` that
+            rho certifies alone at ``delta``; the budget's accountant is
+            replaced by RDP (the one that reads zCDP). ``rho = inf`` parts
+            for a non-private budget.
+
+        Raises
+        ------
+        ValueError
+            For a negative share, shares summing to more than 1, or a
+            budget with a user noise multiplier.
+
+        Examples
+        --------
+        >>> from sklearn_dpfair.privacy import PrivacyBudget
+        >>> parts = PrivacyBudget(1.0, 1e-5).split({"scales": 0.1, "steps": 0.9})
+        >>> round(parts["scales"].rho / parts["steps"].rho, 6)
+        0.111111
+        >>> parts["steps"].epsilon < 1.0
+        True
+        """
+        values = {name: float(share) for name, share in shares.items()}
+        if any(not 0.0 <= v <= 1.0 for v in values.values()):
+            raise ValueError(f"shares must lie in [0, 1]; got {shares!r}.")
+        if math.fsum(values.values()) > 1.0 + 1e-12:
+            raise ValueError(f"shares must sum to at most 1; got {shares!r}.")
+        if self.noise_multiplier is not None:
+            raise ValueError(
+                "A budget with a fixed noise_multiplier cannot be split: its "
+                "noise is the user's."
+            )
+        if self.rho is not None:
+            rho = self.rho
+        elif not self.is_private:
+            rho = math.inf
+        else:
+            rho = rho_for_epsilon(self.epsilon, self.delta)
+        parts = {}
+        for name, share in values.items():
+            part_rho = share * rho if share > 0 else 0.0
+            if math.isinf(part_rho):
+                part_epsilon = math.inf
+            elif part_rho == 0:
+                part_epsilon = 0.0
+            else:
+                part_epsilon = epsilon_of(zcdp_event(part_rho), self.delta, "rdp")
+            parts[name] = replace(
+                self, epsilon=part_epsilon, accountant="rdp", rho=part_rho
+            )
+        return parts
 
     def gaussian(self, clip_norm, *, sampling_probability=1.0, steps=1):
         """The Gaussian mechanism of ``steps`` noisy sums of clip ``clip_norm``.
@@ -88,8 +168,18 @@ class PrivacyBudget:
             ``noise_multiplier=0`` and ``clip_norm=inf`` (no clipping) when
             the fit is not private.
         """
-        if not self.is_private:
+        if not self.is_private or (self.rho is not None and math.isinf(self.rho)):
             return GaussianMechanism(clip_norm=math.inf, noise_multiplier=0.0)
+        if self.rho is not None:
+            # A part of a split: exactly rho-zCDP over its steps, which zCDP
+            # does not amplify by subsampling.
+            if sampling_probability < 1.0:
+                raise ValueError(
+                    "A part of a split budget calibrates full-batch Gaussian "
+                    "releases only (zCDP has no subsampling amplification)."
+                )
+            sigma = gaussian_noise_std(1.0, self.rho / steps)
+            return GaussianMechanism(clip_norm=clip_norm, noise_multiplier=sigma)
         if self.noise_multiplier is not None:
             sigma = float(self.noise_multiplier)
         else:
@@ -97,6 +187,37 @@ class PrivacyBudget:
                 self.epsilon, self.delta, sampling_probability, steps, self.accountant
             )
         return GaussianMechanism(clip_norm=clip_norm, noise_multiplier=sigma)
+
+    def laplace(self, sensitivity, *, steps=1):
+        """The Laplace mechanism of ``steps`` releases of l1 ``sensitivity``.
+
+        Pure differential privacy: each release gets ``epsilon / steps``
+        (the epsilons of Laplace releases add up, exactly at ``delta = 0``),
+        so the fit is ``(epsilon, 0)``-DP whatever ``delta`` says.
+
+        Parameters
+        ----------
+        sensitivity : float
+            The l1 sensitivity of each release.
+        steps : int, default=1
+            Number of releases.
+
+        Returns
+        -------
+        mechanism : LaplaceMechanism
+            No noise when the budget is not private.
+
+        Examples
+        --------
+        >>> from sklearn_dpfair.privacy import PrivacyBudget
+        >>> PrivacyBudget(2.0, 0.0).laplace(1.0, steps=4).noise_multiplier
+        2.0
+        """
+        if not self.is_private:
+            return LaplaceMechanism(sensitivity=sensitivity, noise_multiplier=0.0)
+        if self.noise_multiplier is not None:
+            return LaplaceMechanism(sensitivity, float(self.noise_multiplier))
+        return LaplaceMechanism(sensitivity, steps / self.epsilon)
 
     def account(
         self,

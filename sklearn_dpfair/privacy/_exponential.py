@@ -99,6 +99,9 @@ class ExponentialMechanism:
         """Gumbel scale ``2 / epsilon0`` in units of the score sensitivity."""
         return 0.0 if math.isinf(self.epsilon) else 2.0 / self.epsilon
 
+    #: The sensitivity bounds every candidate's score change (sup norm).
+    norm = "linf"
+
     @property
     def clip_norm(self):
         """The score sensitivity (the name the privacy record uses)."""

@@ -12,6 +12,7 @@ pays a single context-variable lookup and behaves exactly as before.
 
 import contextlib
 import contextvars
+import typing
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +21,33 @@ from ._accounting import noisy_sgd_event
 from ._releases import log_release
 from ..utils._array_api import from_host
 
-__all__ = ["GaussianMechanism", "observe_privatize"]
+__all__ = ["GaussianMechanism", "Mechanism", "observe_privatize"]
+
+
+@typing.runtime_checkable
+class Mechanism(typing.Protocol):
+    """What every mechanism of the privacy core states about itself.
+
+    ``sensitivity`` (in the norm named by ``norm``: ``"l2"`` for the
+    Gaussian, ``"l1"`` for the Laplace, ``"linf"`` over the candidates'
+    scores for the exponential mechanism), ``noise_multiplier`` (the noise
+    in units of the sensitivity) and ``event(steps=...)``, the ``DpEvent``
+    of its releases. Its release method logs every release for the
+    run-time check (:mod:`._releases`): ``privatize`` for the additive
+    mechanisms, ``select`` for the exponential one. A new mechanism is one
+    class with these members, its event in :mod:`._accounting`, and its
+    release kind in :mod:`._releases`.
+    """
+
+    norm: str
+
+    @property
+    def sensitivity(self): ...
+
+    @property
+    def noise_multiplier(self): ...
+
+    def event(self, *, steps=1): ...
 
 # The audit observer of the current context (None outside audits). A context
 # variable, not a module global, so that an audit in one thread never sees
@@ -104,6 +131,13 @@ class GaussianMechanism:
 
     clip_norm: float
     noise_multiplier: float
+    #: The norm the sensitivity is measured in.
+    norm = "l2"
+
+    @property
+    def sensitivity(self):
+        """The l2 sensitivity of the released sum (``clip_norm``)."""
+        return self.clip_norm
 
     @property
     def noise_std(self):

@@ -5,7 +5,6 @@
 import math
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
 
 from ..exceptions import PrivacyBudgetError
 from ._accounting import epsilon_of
@@ -288,7 +287,13 @@ class PrivacyRecord:
             if self.steps is not None:
                 detail += f", {self.steps} steps"
             lines.append(detail + ".")
-        lines.append(f"Accounted with dp-accounting ({self.accountant.upper()}).")
+        if self.delta == 0 and not math.isinf(self.epsilon):
+            lines.append(
+                "Pure epsilon-DP: the epsilons of the Laplace releases add up "
+                "(exact at delta = 0, which dp-accounting does not state)."
+            )
+        else:
+            lines.append(f"Accounted with dp-accounting ({self.accountant.upper()}).")
         for caveat in self.caveats:
             if "guarantee" in caveat or "not protected" in caveat:
                 lines.append(f"Caveat: {caveat}.")

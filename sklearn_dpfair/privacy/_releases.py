@@ -85,10 +85,11 @@ def log_release(kind, level):
 
     Parameters
     ----------
-    kind : {"gaussian", "zcdp"}
+    kind : {"gaussian", "zcdp", "laplace"}
         What the release is accounted as.
     level : float
-        Its noise multiplier (``"gaussian"``) or zCDP ``rho`` (``"zcdp"``).
+        Its noise multiplier (``"gaussian"``, ``"laplace"``) or zCDP
+        ``rho`` (``"zcdp"``).
     """
     log = _LOG.get()
     if log is not None:
@@ -142,7 +143,11 @@ def _canonical(counts):
     # float paths from the same budget.
     out = collections.Counter()
     for (kind, level), n in counts.items():
-        out[float(f"{_loss(kind, level):.12g}")] += n
+        if kind == "laplace":
+            # A pure-DP release: its own kind, by its epsilon.
+            out[("laplace", float(f"{1.0 / level:.12g}"))] += n
+        else:
+            out[float(f"{_loss(kind, level):.12g}")] += n
     return out
 
 
@@ -367,6 +372,8 @@ def expected_releases(event):
         return collections.Counter({("gaussian", float(event.noise_multiplier)): 1})
     if isinstance(event, dp_accounting.ZCDpEvent):
         return collections.Counter({("zcdp", float(event.rho)): 1})
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        return collections.Counter({("laplace", float(event.noise_multiplier)): 1})
     if isinstance(event, dp_accounting.PoissonSampledDpEvent):
         return expected_releases(event.event)
     if isinstance(event, dp_accounting.SelfComposedDpEvent):

@@ -101,3 +101,47 @@ def test_account_without_privacy_records_infinite_epsilon():
         budget.gaussian(1.0), description="plain SGD", adjacency="add_remove"
     )
     assert math.isinf(rec.epsilon) and rec.noise_multiplier == 0.0
+
+
+def test_split_parts_compose_within_the_budget():
+    from sklearn_dpfair.privacy._accounting import composed_event, epsilon_of
+    from sklearn_dpfair.privacy._zcdp import rho_for_epsilon
+
+    budget = PrivacyBudget(1.0, 1e-5, "pld")
+    parts = budget.split({"scales": 0.1, "steps": 0.6, "intercept": 0.3})
+    rho = rho_for_epsilon(1.0, 1e-5)
+    assert sum(p.rho for p in parts.values()) == pytest.approx(rho, rel=1e-12)
+    assert all(p.accountant == "rdp" for p in parts.values())
+    # Each part's Gaussians, calibrated to its rho, compose within (1, 1e-5).
+    events = [
+        parts["scales"].gaussian(1.0).event(),
+        parts["steps"].gaussian(1.0, steps=5).event(steps=5),
+        parts["intercept"].gaussian(2.0).event(),
+    ]
+    assert epsilon_of(composed_event(events), 1e-5, "rdp") <= 1.0
+    # A part alone certifies less than the whole.
+    assert parts["scales"].epsilon < parts["steps"].epsilon < 1.0
+    assert parts["steps"].gaussian(1.0, steps=5).noise_multiplier == pytest.approx(
+        math.sqrt(5 / (2 * 0.6 * rho))
+    )
+
+
+@pytest.mark.parametrize(
+    "shares, match",
+    [({"a": 0.7, "b": 0.4}, "sum to at most 1"), ({"a": -0.1}, "lie in")],
+)
+def test_split_refuses_bad_shares(shares, match):
+    with pytest.raises(ValueError, match=match):
+        PrivacyBudget(1.0, 1e-5).split(shares)
+
+
+def test_split_of_a_non_private_or_user_noise_budget():
+    parts = PrivacyBudget(math.inf, 1e-5).split({"a": 0.5, "b": 0.5})
+    assert all(math.isinf(p.rho) and math.isinf(p.epsilon) for p in parts.values())
+    assert parts["a"].gaussian(1.0).noise_multiplier == 0.0
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        PrivacyBudget(1.0, 1e-5, noise_multiplier=2.0).split({"a": 1.0})
+    with pytest.raises(ValueError, match="subsampling"):
+        PrivacyBudget(1.0, 1e-5).split({"a": 1.0})["a"].gaussian(
+            1.0, sampling_probability=0.1
+        )

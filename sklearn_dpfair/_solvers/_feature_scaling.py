@@ -1,0 +1,247 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Per-column location and scale of raw features, public or private.
+
+Private solvers with a clip norm and a step size chosen from public
+constants (DP-SGD) assume columns of unit scale: on raw columns (a year
+near 2000, an income in the tens of thousands) the largest column
+saturates every clipped gradient and the model learns nothing. This module
+maps each column to ``(x - location) / scale`` before the solver runs, and
+maps the coefficients back to the user's units afterwards, so the model is
+linear in the raw columns. The location and scale are either
+
+* public: the midpoint and half-width of declared ``feature_bounds``
+  (no budget spent); or
+* private: robust statistics from private quantiles, computed with a
+  declared share of the fit's budget inside the same ``dp_event_``. A
+  column is first located by its private median on a public log-scale grid
+  (:data:`~sklearn_dpfair.preprocessing._bounds.AUTO_GRID`, relative
+  resolution ~5%), then its spread is read from private quantiles of the
+  centred column on the same grid (so an offset of 500 or 1e5 does not cost
+  resolution): the scale is the interquartile range over 1.349 (the normal's),
+  or the 10-90% range over 2.563 where the quartiles coincide. Quantiles of
+  the exponential mechanism (Smith 2011) are robust: one outlier, or a
+  loose public range, cannot move them far.
+
+The quantile machinery (:func:`~sklearn_dpfair.preprocessing._quantiles.column_quantiles`,
+its grid and its zCDP accounting) is the one the private transformers use.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..preprocessing._bounds import AUTO_GRID, check_bounds
+from ..preprocessing._quantiles import column_quantiles
+from ..privacy._accounting import composed_event, exponential_mechanism_event
+from ..privacy._accounting import exponential_mechanism_rho
+from ..privacy._quantile import em_epsilon
+from ..utils._array_api import to_numpy
+
+__all__ = [
+    "SCALING_SHARE",
+    "FeatureScaling",
+    "ScalingPlan",
+    "fit_feature_scaling",
+    "plan_feature_scaling",
+]
+
+#: Default share of the fit's zCDP budget spent on private scales.
+SCALING_SHARE = 0.1
+
+# Levels of the centred column's quantiles: quartiles, and 10/90% for
+# columns whose quartiles coincide (mostly-constant or binary columns).
+_SPREAD_LEVELS = (0.1, 0.25, 0.75, 0.9)
+# The normal's interquartile range and 10-90% range, in standard deviations.
+_IQR_SD, _IDR_SD = 1.3489795003921634, 2.5631031310892007
+# Scales below this fraction of the location's magnitude are rounding of
+# the grid, not spread (a constant column): the column is scaled by 1.
+_QUANTILES_PER_COLUMN = 1 + len(_SPREAD_LEVELS)
+
+
+@dataclass(frozen=True)
+class ScalingPlan:
+    """How a fit scales its columns, fixed before the data is read.
+
+    ``mode`` is ``"none"``, ``"bounds"`` (public) or ``"private"``; for the
+    latter ``quantile_rho`` is the zCDP budget of each of the
+    ``n_quantiles`` draws and ``event`` their composed event (None
+    otherwise).
+    """
+
+    mode: str
+    n_features: int
+    lower: np.ndarray | None = None
+    upper: np.ndarray | None = None
+    quantile_rho: float = math.inf
+    n_quantiles: int = 0
+    event: object = None
+    share: float = 0.0
+    center: bool = True
+
+    def describe(self):
+        """One phrase for the privacy record."""
+        if self.mode == "bounds":
+            return "columns scaled by the declared feature_bounds (public, no budget)"
+        if self.mode == "private":
+            return (
+                f"columns scaled by private robust statistics: {self.n_quantiles} "
+                "private quantiles (exponential mechanism on a public grid), "
+                f"{self.share:.0%} of the zCDP budget"
+            )
+        return ""
+
+
+@dataclass(frozen=True)
+class FeatureScaling:
+    """The released per-column ``location`` and ``scale`` of a fit."""
+
+    location: np.ndarray
+    scale: np.ndarray
+
+    def transform(self, X):
+        """``(X - location) / scale`` (a sparse ``X`` has location 0)."""
+        if sp.issparse(X):
+            return (X @ sp.diags(1.0 / self.scale)).astype(X.dtype)
+        X = to_numpy(X)
+        return ((X - self.location) / self.scale).astype(X.dtype, copy=False)
+
+    def coefficients_in_user_units(self, coef, intercept):
+        """Map a model of the scaled columns to the raw ones.
+
+        ``w . (x - m) / s + b = (w / s) . x + (b - (w / s) . m)``.
+
+        Parameters
+        ----------
+        coef : ndarray of shape (n_outputs, n_features)
+        intercept : ndarray of shape (n_outputs,)
+
+        Returns
+        -------
+        coef, intercept : ndarrays
+            In the dtype of ``coef``.
+        """
+        raw = np.asarray(coef, dtype=np.float64) / self.scale
+        shift = raw @ self.location
+        dtype = np.asarray(coef).dtype
+        return raw.astype(dtype), (np.asarray(intercept, dtype=np.float64) - shift).astype(
+            dtype
+        )
+
+
+def plan_feature_scaling(
+    mode,
+    feature_bounds,
+    n_features,
+    budget,
+    share=SCALING_SHARE,
+    *,
+    sparse=False,
+    fit_intercept=True,
+):
+    """The :class:`ScalingPlan` of a fit (public inputs only).
+
+    Parameters
+    ----------
+    mode : {"auto", None}
+        "auto": public ``feature_bounds`` when given, else private scales
+        under privacy, else none (the non-private limit solves in
+        standardized coordinates itself). None: no scaling.
+    feature_bounds : array-like of shape (n_features, 2) or None
+        Public per-column ``(lower, upper)``.
+    n_features : int
+    budget : PrivacyBudget
+        The fit's budget; ``share`` of its zCDP rho goes to the quantiles.
+    share : float, default=SCALING_SHARE
+    sparse : bool, default=False
+        Whether ``X`` is sparse (a public layout): sparse columns are
+        scaled by public bounds only (private quantiles would densify them).
+    fit_intercept : bool, default=True
+        Without an intercept the columns are scaled but not centred (a
+        centred model would need one).
+
+    Returns
+    -------
+    plan : ScalingPlan
+    """
+    # The non-private limit solves in standardized coordinates itself.
+    if mode is None or not budget.is_private:
+        return ScalingPlan("none", n_features)
+    center = fit_intercept and not sparse
+    if feature_bounds is not None:
+        lower, upper = check_bounds(feature_bounds, n_features)
+        return ScalingPlan(
+            "bounds", n_features, np.asarray(lower), np.asarray(upper), center=center
+        )
+    if sparse:
+        return ScalingPlan("none", n_features)
+    if budget.noise_multiplier is not None:
+        raise ValueError(
+            "A fixed noise_multiplier cannot be combined with private feature "
+            "scales: pass feature_bounds, or feature_scaling=None."
+        )
+    n_quantiles = _QUANTILES_PER_COLUMN * n_features
+    rho = budget.split({"scales": share})["scales"].rho
+    # The exponential mechanism is parameterized by epsilon0; its rho is
+    # recomputed from it so that the event is exactly what the draws log.
+    epsilon0 = em_epsilon(rho / n_quantiles)
+    return ScalingPlan(
+        "private",
+        n_features,
+        quantile_rho=exponential_mechanism_rho(epsilon0),
+        n_quantiles=n_quantiles,
+        event=composed_event([exponential_mechanism_event(epsilon0, steps=n_quantiles)]),
+        share=share,
+        center=center,
+    )
+
+
+def fit_feature_scaling(X, plan, rng):
+    """Release the location and scale of every column as ``plan`` says.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+        Private rows (read only through the planned quantiles).
+    plan : ScalingPlan
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    scaling : FeatureScaling or None
+        None when the plan scales nothing.
+    """
+    d = plan.n_features
+    if plan.mode == "none":
+        return None
+    if plan.mode == "bounds":
+        location = 0.5 * (plan.lower + plan.upper) if plan.center else np.zeros(d)
+        half = 0.5 * (plan.upper - plan.lower)
+        if not plan.center:
+            half = np.maximum(np.abs(plan.lower), np.abs(plan.upper))
+        return FeatureScaling(location, np.where(half > 0, half, 1.0))
+    grids = [AUTO_GRID] * d
+    dense = np.asarray(to_numpy(X), dtype=np.float64)
+    # The clip to the grid's range keeps every value's rank finite; the
+    # draws read ranks only.
+    dense = np.clip(dense, AUTO_GRID[0], AUTO_GRID[-1])
+    centre = column_quantiles(dense, [0.5], grids, plan.quantile_rho, rng)[0]
+    spread = column_quantiles(
+        dense - centre, _SPREAD_LEVELS, grids, plan.quantile_rho, rng
+    )
+    quantile = dict(zip(_SPREAD_LEVELS, spread))
+    q25, q75 = quantile[0.25], quantile[0.75]
+    scale = (q75 - q25) / _IQR_SD
+    if 0.1 in quantile:
+        scale = np.where(scale > 0, scale, (quantile[0.9] - quantile[0.1]) / _IDR_SD)
+    # Still 0 (a constant column, or one value in 90% of rows): its spread
+    # is below the grid's resolution; scale by the location's magnitude.
+    fallback = np.maximum(np.abs(centre), 1.0)
+    scale = np.where(scale > 0, scale, fallback)
+    location = centre + 0.5 * (q25 + q75) if plan.center else np.zeros(d)
+    if not plan.center:
+        # Scaled only: the spread around 0, not around the centre.
+        scale = np.maximum(scale, np.abs(centre))
+    return FeatureScaling(location, scale)

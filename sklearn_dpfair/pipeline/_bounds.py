@@ -1,0 +1,79 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Public bounds on what a fitted step outputs, for the final estimator.
+
+A private transformer declares, once fitted, a bound on each output column
+(``output_bounds_``) and on the l2 norm of every transformed row
+(``output_norm_bound_``), computed from its released statistics and public
+parameters only. Handing them to the final estimator's feature bound is
+post-processing of released values: it costs no budget.
+"""
+
+import math
+
+import numpy as np
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder
+
+__all__ = ["FLOWING_BOUNDS", "declared_output_bound", "flowing_bound"]
+
+#: ``(class name, solver) -> (parameter, kind)``: the feature bounds a final
+#: estimator takes from the step before it when left at None; ``kind`` is
+#: ``"norm"`` (l2 norm of a row) or ``"inf"`` (largest absolute entry).
+FLOWING_BOUNDS = {
+    ("DPLogisticRegression", "output-perturbation"): ("feature_norm_bound", "norm"),
+    ("DPLogisticRegression", "dp-frank-wolfe"): ("feature_inf_bound", "inf"),
+}
+
+
+def flowing_bound(estimator):
+    """``(parameter, kind)`` the estimator takes from upstream, or None."""
+    key = (type(estimator).__name__, getattr(estimator, "solver", None))
+    spec = FLOWING_BOUNDS.get(key)
+    if spec is None or getattr(estimator, spec[0]) is not None:
+        return None
+    return spec
+
+
+def declared_output_bound(step):
+    """``{"norm": ..., "inf": ...}`` declared by a fitted step, or None.
+
+    Parameters
+    ----------
+    step : fitted transformer, "passthrough" or None
+
+    Returns
+    -------
+    bounds : dict or None
+        None when the step declares no bound (a passthrough of raw columns,
+        a ``FunctionTransformer``).
+    """
+    if hasattr(step, "output_norm_bound_") and hasattr(step, "output_bounds_"):
+        return {
+            "norm": float(step.output_norm_bound_),
+            "inf": float(np.max(np.abs(step.output_bounds_))),
+        }
+    if isinstance(step, Pipeline):
+        for _, sub in reversed(step.steps):
+            if sub is None or (isinstance(sub, str) and sub == "passthrough"):
+                continue
+            return declared_output_bound(sub)
+        return None
+    if isinstance(step, OneHotEncoder):
+        # At most one 1 per input column (zeros for an ignored unknown).
+        return {"norm": math.sqrt(step.n_features_in_), "inf": 1.0}
+    if isinstance(step, ColumnTransformer):
+        norms, infs = [], []
+        for _, sub, _ in step.transformers_:
+            if isinstance(sub, str) and sub == "drop":
+                continue
+            bound = declared_output_bound(sub)
+            if bound is None:
+                return None
+            norms.append(bound["norm"])
+            infs.append(bound["inf"])
+        if not norms:
+            return None
+        return {"norm": math.sqrt(sum(n * n for n in norms)), "inf": max(infs)}
+    return None

@@ -1,0 +1,982 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""A pipeline whose private steps share one (epsilon, delta), planned before the fit."""
+
+import math
+from dataclasses import dataclass
+
+import dp_accounting
+import numpy as np
+from sklearn.base import clone
+from sklearn.pipeline import Pipeline, _name_estimators
+from sklearn.utils import Bunch, get_tags
+from sklearn.utils._metadata_requests import (
+    MetadataRouter,
+    MethodMapping,
+    _routing_enabled,
+    process_routing,
+)
+from sklearn.utils.metaestimators import _BaseComposition, available_if
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
+from ..exceptions import PrivacyAccountingError, PrivacyBudgetError
+from ..privacy._ledger import PrivacyLedger
+from ..privacy._plan import PrivacyPlan, check_public_count
+from ..privacy._random import check_noise_generator, noise_seed
+from ..privacy._record import PrivacyRecord
+from ..privacy._releases import log_release, logged_releases, mark_unchecked
+from ._bounds import declared_output_bound, flowing_bound
+from ._budget_split import (
+    calibrate_scale,
+    compose_plans,
+    replace_one_release,
+    resolve_shares,
+)
+from ._steps import column_transformer_paths, fitted_part, walk_steps
+
+__all__ = ["PrivatePipeline", "make_private_pipeline"]
+
+# Two widths (and two bounds) at which a part whose input is only known after
+# an upstream fit is planned: equal events mean the plan does not read it.
+_PROBE_WIDTHS = (1, 7)
+_PROBE_BOUNDS = (1.0, 10.0)
+
+
+@dataclass
+class _Layout:
+    """The budgeted plan of one fit: per-part budgets, plans and the composition."""
+
+    plan: PrivacyPlan
+    budgets: dict
+    params: dict
+    flowing: tuple | None
+    scale: float
+
+
+def _final_has(attr):
+    def check(self):
+        final = self.steps[-1][1]
+        return hasattr(final, attr)
+
+    return check
+
+
+def _is_passthrough(est):
+    return est is None or (isinstance(est, str) and est == "passthrough")
+
+
+class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
+    """A pipeline whose private steps share one (epsilon, delta) budget.
+
+    Before any row is read (from ``n_samples`` and the columns only), the
+    budget is split over the private steps: each gets ``delta`` times its
+    share, and ``epsilon`` times its share times a common scale, the
+    largest for which the sequential composition of every step's planned
+    ``DpEvent``, interpreted by one accountant, spends at most
+    ``epsilon`` (composition, not the sum of the steps' epsilons, so the
+    scale is usually above 1). The fit then runs on clones of the steps
+    with these budgets, checks that each step released exactly what it
+    planned (``PrivacyPlan.check_fitted``) and that the releases of the
+    whole fit are those of the composed event ``dp_event_``.
+
+    Steps whose fit reads no row are free: ``"passthrough"``, a
+    ``FunctionTransformer``, ``OneHotEncoder`` / ``OrdinalEncoder`` with
+    declared categories, ``SplineTransformer`` with declared knots, and
+    ``Pipeline`` / ``ColumnTransformer`` of free and private steps (the
+    private transformers of a ``ColumnTransformer`` read the same rows, so
+    they compose sequentially, each with its own share). A step that learns
+    from the rows without a plan (``StandardScaler``, ``PCA``, a
+    ``OneHotEncoder`` with ``categories="auto"``, ...) is refused, naming
+    its private replacement.
+
+    Read more in the :ref:`User Guide <pipeline>`.
+
+    Parameters
+    ----------
+    steps : list of (str, estimator)
+        As in :class:`sklearn.pipeline.Pipeline`; the last one is the final
+        estimator. The objects are never modified: the fit uses clones.
+    epsilon : float, default=1.0
+        Total epsilon of the whole fit (``np.inf``: every step non-private).
+    delta : float, default=1e-5
+        Total delta, the steps' additional deltas (the threshold of a
+        private category discovery) included.
+    budget_shares : dict or None, default=None
+        ``{step name or path: share}`` (a path such as
+        ``"columns__num"`` addresses a block of a ``ColumnTransformer``; a
+        step's share is split evenly among its private blocks); normalized
+        to sum to 1, every private step must have one. None: the final
+        estimator gets 85% when private preprocessing precedes it, the
+        preprocessing steps share the rest evenly.
+    accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
+        The accountant that calibrates every step and interprets the
+        composition (``"rdp"`` interprets every event kind of the package;
+        ``"pld"`` cannot interpret private quantiles). A ledger records the
+        composed fit once.
+    random_state : None, int, RandomState or Generator, default=None
+        None: every step draws its noise as its own ``random_state`` says
+        (OS entropy at their defaults: a release). Anything else is a seed
+        from which a seed for each private step is drawn: the fit is then
+        seeded, not a private release.
+
+    Attributes
+    ----------
+    pipeline_ : sklearn.pipeline.Pipeline
+        The fitted clones of the steps, with their budgets.
+    step_budgets_ : dict
+        Per private step (by path): its ``share``, ``epsilon``, ``delta``
+        and ``plan`` (its :class:`~sklearn_dpfair.privacy.PrivacyPlan`).
+    epsilon_, delta_, dp_event_, adjacency_, privacy_record_
+        The guarantee of the whole fit: ``dp_event_`` is the composition of
+        the steps' events, ``epsilon_`` what the accountant gives for it at
+        ``delta_`` (the total delta less the steps' additional deltas).
+    additional_delta_ : float
+        Delta spent outside ``dp_event_``; the fit is
+        ``(epsilon_, delta_ + additional_delta_)``-DP.
+    budget_scale_ : float
+        The common scale of the steps' epsilons.
+    classes_ : ndarray
+        The final estimator's classes (classifiers).
+    n_features_in_ : int
+    feature_names_in_ : ndarray
+
+    See Also
+    --------
+    make_private_pipeline : Build one, naming the steps after their classes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.linear_model import DPLogisticRegression
+    >>> from sklearn_dpfair.pipeline import make_private_pipeline
+    >>> from sklearn_dpfair.preprocessing import DPStandardScaler
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 3)) * [1, 10, 100] + [500, 0, 0]
+    >>> y = (X[:, 0] > 500).astype(int)
+    >>> pipe = make_private_pipeline(
+    ...     DPStandardScaler(bounds=[(490, 510), (-40, 40), (-400, 400)]),
+    ...     DPLogisticRegression(classes=[0, 1]),
+    ...     epsilon=1.0, delta=1e-5).fit(X, y)
+    >>> pipe.epsilon_ <= 1.0
+    True
+    >>> sorted(pipe.step_budgets_)
+    ['dplogisticregression', 'dpstandardscaler']
+    """
+
+    _parameter_constraints = {
+        "steps": [list],
+        "epsilon": PRIVACY_PARAMETER_CONSTRAINTS["epsilon"],
+        "delta": PRIVACY_PARAMETER_CONSTRAINTS["delta"],
+        "budget_shares": [dict, None],
+        "accountant": PRIVACY_PARAMETER_CONSTRAINTS["accountant"],
+        "random_state": PRIVACY_PARAMETER_CONSTRAINTS["random_state"],
+    }
+
+    def __init__(
+        self,
+        steps,
+        *,
+        epsilon=1.0,
+        delta=1e-5,
+        budget_shares=None,
+        accountant="rdp",
+        random_state=None,
+    ):
+        self.steps = steps
+        self.epsilon = epsilon
+        self.delta = delta
+        self.budget_shares = budget_shares
+        self.accountant = accountant
+        self.random_state = random_state
+
+    # -- parameters, as sklearn's Pipeline ---------------------------------
+
+    def get_params(self, deep=True):
+        """Parameters of the pipeline and, with ``deep``, of its steps (``step__param``).
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also return the parameters of the steps.
+
+        Returns
+        -------
+        params : dict
+            Parameter names mapped to their values.
+        """
+        return self._get_params("steps", deep=deep)
+
+    def set_params(self, **params):
+        """Set parameters, those of the steps addressed as ``step__param``.
+
+        Parameters
+        ----------
+        **params : dict
+            Parameters of the pipeline, or of a step as ``step__param``.
+
+        Returns
+        -------
+        self : PrivatePipeline
+            This pipeline.
+        """
+        self._set_params("steps", **params)
+        return self
+
+    @property
+    def named_steps(self):
+        """The steps (as given, unfitted) by name."""
+        return Bunch(**dict(self.steps))
+
+    def _check_steps(self):
+        names, estimators = zip(*self.steps) if self.steps else ((), ())
+        if not self.steps:
+            raise ValueError("steps must hold at least one (name, estimator) pair.")
+        self._validate_names(names)
+        for name, est in self.steps[:-1]:
+            if _is_passthrough(est):
+                continue
+            if not (hasattr(est, "fit") and hasattr(est, "transform")):
+                raise TypeError(
+                    f"Step {name!r} ({type(est).__name__}) is not a transformer "
+                    "(fit and transform): every step but the last must be one."
+                )
+        final = estimators[-1]
+        if _is_passthrough(final) or not hasattr(final, "fit"):
+            raise TypeError(
+                f"The last step {names[-1]!r} must be an estimator with fit; got "
+                f"{final!r}."
+            )
+
+    # -- the plan ------------------------------------------------------------
+
+    def _kind(self):
+        return getattr(self.accountant, "kind", self.accountant)
+
+    def _layout(self, n_samples, n_features, schema, final_counts):
+        """Split the budget and plan every private part (public inputs only)."""
+        units, _ = walk_steps(self.steps, n_features, names=schema)
+        kind = self._kind()
+        final_name = self.steps[-1][0]
+        planners = {}
+        flowing = None
+        for unit in units:
+            est = clone(unit.estimator)
+            if not hasattr(est, "privacy_plan"):  # pragma: no cover - mixin has it
+                raise ValueError(f"Step {unit.path!r} has no privacy_plan.")
+            counts = final_counts if unit.final else {}
+            extra = {}
+            if unit.final and len(self.steps) > 1:
+                flowing = flowing_bound(est)
+                if flowing is not None:
+                    extra = {flowing[0]: _PROBE_BOUNDS[0]}
+            planners[unit.path] = _Planner(unit, est, n_samples, counts, kind, extra)
+        # Parts that spend nothing at their own parameters (declared
+        # categories) are planned as they are and get no share.
+        budgeted = [u for u in units if not planners[u.path].is_free()]
+        shares = resolve_shares(budgeted, self.budget_shares)
+        for unit in budgeted:
+            planner = planners[unit.path]
+            probe_eps = (
+                self.epsilon * shares[unit.path] if math.isfinite(self.epsilon) else 1.0
+            )
+            probe = (probe_eps, self.delta * shares[unit.path])
+            if unit.n_features is None:
+                planner.check_width_free(*probe)
+            if unit.final and flowing is not None:
+                planner.check_bound_free(flowing[0], *probe)
+        scale, named, composed = calibrate_scale(
+            lambda path, eps, delta: planners[path].plan(eps, delta),
+            shares,
+            self.epsilon,
+            self.delta,
+            kind,
+        )
+        plans = dict(named)
+        budgets = {}
+        params = {}
+        seeds = (
+            None
+            if self.random_state is None
+            else check_noise_generator(self.random_state)
+        )
+        for unit in units:
+            planner = planners[unit.path]
+            if unit.path in shares:
+                share = shares[unit.path]
+                eps_i = scale * share * self.epsilon
+                delta_i = share * self.delta
+                params.update(
+                    {f"{unit.path}__epsilon": eps_i, f"{unit.path}__delta": delta_i}
+                )
+                plan = plans[unit.path]
+            else:
+                share, eps_i, delta_i = (
+                    0.0,
+                    unit.estimator.epsilon,
+                    unit.estimator.delta,
+                )
+                plan = planner.own_plan()
+            own = unit.estimator.get_params(deep=False)
+            if "accountant" in own:
+                params[f"{unit.path}__accountant"] = kind
+            if seeds is not None and "random_state" in own:
+                params[f"{unit.path}__random_state"] = int(seeds.integers(0, 2**32))
+            budgets[unit.path] = {
+                "share": share,
+                "epsilon": eps_i,
+                "delta": delta_i,
+                "plan": plan,
+            }
+        named_all = [(path, b["plan"]) for path, b in budgets.items()]
+        event, adjacency, accounting_delta, additional, _ = composed
+        if any(b["share"] == 0.0 for b in budgets.values()):
+            # Free parts planned at their own parameters join the composition
+            # (their events are no-ops, which the composition drops).
+            event, adjacency, accounting_delta, additional, _ = compose_plans(
+                named_all, self.delta, kind
+            )
+        if isinstance(self.accountant, PrivacyLedger) and additional > 0:
+            raise ValueError(
+                "accountant: a PrivacyLedger cannot hold the additional delta of a "
+                "private category discovery; pass 'rdp' or 'pld', or declare the "
+                "categories."
+            )
+        mechanism = _describe(budgets, adjacency, additional)
+        plan = PrivacyPlan(
+            estimator=type(self).__name__,
+            dp_event=event,
+            delta=accounting_delta,
+            accountant=kind,
+            adjacency=adjacency,
+            mechanism=mechanism,
+            public=(
+                ("n_samples", n_samples),
+                ("n_features", n_features),
+                *sorted(final_counts.items()),
+            ),
+            steps=tuple(named_all),
+            additional_delta=additional,
+        )
+        if plan.epsilon > self.epsilon * (1 + 1e-9):  # pragma: no cover - a bug
+            raise PrivacyBudgetError(
+                f"The pipeline's plan spends epsilon={plan.epsilon:.6g}, more than "
+                f"{self.epsilon:g}; this is a bug, please report it."
+            )
+        return _Layout(plan, budgets, params, flowing, scale), final_name
+
+    def privacy_plan(
+        self, n_samples, n_features, *, feature_names=None, **public_counts
+    ):
+        """The composed privacy event a fit on ``n_samples`` rows will record.
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of training rows.
+        n_features : int
+            Number of input columns.
+        feature_names : sequence of str or None, default=None
+            Column names, where a ``ColumnTransformer`` selects by name.
+        **public_counts : int
+            Public counts of the final estimator (``n_classes``,
+            ``n_groups``, ``n_public``).
+
+        Returns
+        -------
+        plan : PrivacyPlan
+            Its ``steps`` hold each private step's plan at its budget.
+        """
+        self._validate_params()
+        self._check_steps()
+        n_samples = check_public_count(n_samples, "n_samples")
+        n_features = check_public_count(n_features, "n_features")
+        schema = None
+        if feature_names is not None:
+            import pandas as pd
+
+            schema = {
+                "columns": list(feature_names),
+                "frame": pd.DataFrame(columns=list(feature_names)),
+            }
+        layout, _ = self._layout(n_samples, n_features, schema, dict(public_counts))
+        return layout.plan
+
+    # -- fit -----------------------------------------------------------------
+
+    def _route(self, params):
+        names = [name for name, _ in self.steps]
+        final = names[-1]
+        if _routing_enabled():
+            routed = process_routing(self, "fit", **params)
+            return {
+                name: dict(routed[name].fit) if name in routed else {} for name in names
+            }
+        routed = {name: {} for name in names}
+        for key, value in params.items():
+            step, sep, param = key.partition("__")
+            if sep and step in routed:
+                routed[step][param] = value
+            else:
+                # Plain keywords (sensitive_features, public_mask,
+                # sample_weight) go to the final estimator.
+                routed[final][key] = value
+        return routed
+
+    def _final_counts(self, y, final_params):
+        """Public counts the final estimator's plan takes, as its fit will see them."""
+        final = self.steps[-1][1]
+        accepted = getattr(final, "_plan_public_counts", ())
+        counts = {}
+        mask = final_params.get("public_mask")
+        if "n_public" in accepted and mask is not None:
+            counts["n_public"] = int(np.count_nonzero(np.asarray(mask)))
+        # Undeclared label or group sets are read by the estimator itself,
+        # which warns and records the caveat; its plan must count the same.
+        if (
+            "n_classes" in accepted
+            and getattr(final, "classes", None) is None
+            and y is not None
+        ):
+            counts["n_classes"] = max(len(np.unique(np.asarray(y))), 2)
+        groups = final_params.get("sensitive_features")
+        if (
+            "n_groups" in accepted
+            and getattr(final, "groups", None) is None
+            and groups is not None
+        ):
+            groups = np.asarray(groups)
+            counts["n_groups"] = len(
+                np.unique(groups, axis=0) if groups.ndim > 1 else np.unique(groups)
+            )
+        return counts
+
+    def fit(self, X, y=None, **params):
+        """Plan the budget, then fit clones of the steps with their budgets.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Private training rows (raw: strings and missing values are for
+            the transformers to handle).
+        y : array-like of shape (n_samples,), default=None
+            Targets, for a supervised final step.
+        **params : dict
+            ``step__param`` for a step's fit; other keywords
+            (``sensitive_features``, ``public_mask``, ``sample_weight``) go to
+            the final estimator. With metadata routing enabled, the steps'
+            ``set_fit_request`` decide.
+
+        Returns
+        -------
+        self : PrivatePipeline
+            This pipeline.
+        """
+        self._validate_params()
+        self._check_steps()
+        routed = self._route(params)
+        # Shape and emptiness only: the steps validate their own columns.
+        checked = check_array(
+            X,
+            accept_sparse=True,
+            dtype=None,
+            ensure_all_finite=False,
+            ensure_min_samples=1,
+            ensure_min_features=1,
+        )
+        n_samples, n_features = checked.shape
+        schema = None
+        if hasattr(X, "columns"):
+            schema = {"columns": list(X.columns), "frame": X.iloc[:0]}
+        final_name = self.steps[-1][0]
+        layout, _ = self._layout(
+            n_samples, n_features, schema, self._final_counts(y, routed[final_name])
+        )
+        plan = layout.plan
+        pipeline = Pipeline(
+            [
+                (name, est if isinstance(est, str) or est is None else clone(est))
+                for name, est in self.steps
+            ]
+        )
+        pipeline.set_params(**layout.params)
+        # Blocks fitted in other processes would release outside this
+        # fit's release log: a ColumnTransformer's blocks run here.
+        pipeline.set_params(
+            **{f"{path}__n_jobs": None for path in column_transformer_paths(pipeline)}
+        )
+        convert = plan.adjacency == "replace_one"
+        Xt = X
+        for name, step in pipeline.steps[:-1]:
+            if _is_passthrough(step):
+                continue
+            step_convert = convert and any(
+                b["plan"].adjacency != plan.adjacency
+                for path, b in layout.budgets.items()
+                if path == name or path.startswith(f"{name}__")
+            )
+            with logged_releases(propagate=not step_convert) as log:
+                Xt = step.fit_transform(Xt, y, **routed[name])
+            if step_convert:
+                _relog_replace_one(log)
+        final = pipeline.steps[-1][1]
+        if layout.flowing is not None:
+            self._set_flowing_bound(pipeline, final, layout.flowing)
+        final.fit(Xt, y, **routed[final_name])
+        for path, budget in layout.budgets.items():
+            fitted = fitted_part(pipeline, path)
+            try:
+                budget["plan"].check_fitted(fitted)
+            except PrivacyAccountingError as exc:
+                raise PrivacyAccountingError(
+                    f"Step {path!r} of the pipeline: {exc}"
+                ) from exc
+        self.pipeline_ = pipeline
+        self.step_budgets_ = layout.budgets
+        self.budget_scale_ = layout.scale
+        self.additional_delta_ = plan.additional_delta
+        self._set_privacy_record(self._record(plan, pipeline))
+        return self
+
+    def _set_flowing_bound(self, pipeline, final, flowing):
+        param, kind = flowing
+        previous = None
+        for _, step in reversed(pipeline.steps[:-1]):
+            if not _is_passthrough(step):
+                previous = step
+                break
+        bound = None if previous is None else declared_output_bound(previous)
+        if bound is None or not math.isfinite(bound[kind]) or bound[kind] <= 0:
+            raise ValueError(
+                f"The final step {pipeline.steps[-1][0]!r} ({type(final).__name__}) "
+                f"has {param}=None and the step before it declares no output "
+                "bound (only the private transformers, OneHotEncoder and "
+                f"ColumnTransformers of these do); set {param} on the final step."
+            )
+        final.set_params(**{param: bound[kind]})
+
+    def _record(self, plan, pipeline):
+        caveats = []
+        seeds = []
+        for path in self.step_budgets_:
+            fitted = fitted_part(pipeline, path)
+            for caveat in getattr(fitted, "privacy_caveats_", ()):
+                if caveat not in caveats:
+                    caveats.append(caveat)
+            seed = getattr(getattr(fitted, "privacy_record_", None), "seed", None)
+            if seed is not None:
+                seeds.append(f"{path}={seed}")
+        record = PrivacyRecord.from_event(
+            plan.dp_event,
+            delta=plan.delta,
+            accountant=plan.accountant,
+            adjacency=plan.adjacency,
+            mechanism=plan.mechanism,
+            noise_multiplier=0.0,
+            caveats=tuple(caveats),
+            seed=noise_seed(self.random_state)
+            if self.random_state is not None
+            else "; ".join(seeds) or None,
+        )
+        return record
+
+    def _set_privacy_record(self, record):
+        # The record's seed is the pipeline's, or else its steps' (set in
+        # _record), not noise_seed(random_state=None).
+        self.privacy_record_ = record
+        self.epsilon_ = record.epsilon
+        self.delta_ = record.delta
+        self.dp_event_ = record.dp_event
+        self.noise_multiplier_ = record.noise_multiplier
+        self.adjacency_ = record.adjacency
+        self.privacy_caveats_ = list(record.caveats)
+        if isinstance(self.accountant, PrivacyLedger):
+            self._record_in_ledger(self.accountant, record, seed=record.seed)
+
+    def privacy_summary(self):
+        """The guarantee of the whole fit, then the budget of each private step.
+
+        Returns
+        -------
+        summary : str
+            The record's summary, then one line per private step.
+        """
+        check_is_fitted(self, "privacy_record_")
+        lines = [str(self.privacy_record_), "", "Budget per step:"]
+        for path, budget in self.step_budgets_.items():
+            plan = budget["plan"]
+            lines.append(
+                f"  {path}: share {budget['share']:.3g}, epsilon {budget['epsilon']:.4g}, "
+                f"delta {budget['delta']:.3g} (alone: ({plan.epsilon:.4g}, "
+                f"{plan.total_delta:.3g})-DP, {plan.adjacency}) -- {plan.mechanism}"
+            )
+        return "\n".join(lines)
+
+    # -- metadata routing ----------------------------------------------------
+
+    def get_metadata_routing(self):
+        """Route ``fit`` metadata to the steps that request it.
+
+        Returns
+        -------
+        routing : MetadataRouter
+            Where ``fit`` and ``score`` metadata go.
+        """
+        router = MetadataRouter(owner=self)
+        for name, est in self.steps:
+            if _is_passthrough(est) or isinstance(est, str):
+                continue
+            mapping = MethodMapping().add(caller="fit", callee="fit")
+            if name == self.steps[-1][0]:
+                mapping = mapping.add(caller="score", callee="score")
+            router.add(**{name: est}, method_mapping=mapping)
+        return router
+
+    # -- delegation ------------------------------------------------------------
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "pipeline_")
+
+    @available_if(_final_has("predict"))
+    def predict(self, X, **params):
+        """Predict with the fitted pipeline.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows in the input format of the first step.
+        **params : dict
+            Passed to the final estimator's ``predict``.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The final estimator's predictions.
+        """
+        check_is_fitted(self)
+        return self.pipeline_.predict(X, **params)
+
+    @available_if(_final_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the fitted pipeline.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows in the input format of the first step.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probability of each class, ordered as ``classes_``.
+        """
+        check_is_fitted(self)
+        return self.pipeline_.predict_proba(X)
+
+    @available_if(_final_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log class probabilities of the fitted pipeline.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows in the input format of the first step.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probability of each class.
+        """
+        check_is_fitted(self)
+        return self.pipeline_.predict_log_proba(X)
+
+    @available_if(_final_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of the fitted pipeline.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows in the input format of the first step.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The final estimator's decision function.
+        """
+        check_is_fitted(self)
+        return self.pipeline_.decision_function(X)
+
+    @available_if(_final_has("transform"))
+    def transform(self, X):
+        """Transform with every fitted step.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows in the input format of the first step.
+
+        Returns
+        -------
+        Xt : ndarray of shape (n_samples, n_features_out)
+            The transformed rows.
+        """
+        check_is_fitted(self)
+        return self.pipeline_.transform(X)
+
+    @available_if(_final_has("transform"))
+    def fit_transform(self, X, y=None, **params):
+        """Fit (as :meth:`fit`), then transform ``X`` with every fitted step.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows in the input format of the first step.
+        y : array-like of shape (n_samples,), default=None
+            Targets, for a supervised final step.
+        **params : dict
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        Xt : ndarray of shape (n_samples, n_features_out)
+            The transformed rows.
+        """
+        return self.fit(X, y, **params).transform(X)
+
+    @available_if(_final_has("score"))
+    def score(self, X, y=None, sample_weight=None):
+        """Score of the final estimator on the transformed ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows in the input format of the first step.
+        y : array-like of shape (n_samples,), default=None
+            Targets, for a supervised final step.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the final estimator's score.
+
+        Returns
+        -------
+        score : float
+            The final estimator's score.
+        """
+        check_is_fitted(self)
+        if sample_weight is None:
+            return self.pipeline_.score(X, y)
+        return self.pipeline_.score(X, y, sample_weight=sample_weight)
+
+    def get_feature_names_out(self, input_features=None):
+        """Output feature names of the fitted pipeline (transformers).
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input column names; None: those seen in ``fit``.
+
+        Returns
+        -------
+        names : ndarray of str
+            Names of the output columns.
+        """
+        check_is_fitted(self)
+        return self.pipeline_.get_feature_names_out(input_features)
+
+    @property
+    def classes_(self):
+        """The final estimator's classes."""
+        return self.pipeline_.steps[-1][1].classes_
+
+    @property
+    def n_features_in_(self):
+        """Number of input columns seen in ``fit``."""
+        return self.pipeline_.n_features_in_
+
+    @property
+    def feature_names_in_(self):
+        """Input column names seen in ``fit`` (DataFrame input)."""
+        return self.pipeline_.feature_names_in_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        final, first = self.steps[-1][1], self.steps[0][1]
+        if not _is_passthrough(final):
+            # A classifier, regressor or transformer as its final step is.
+            final_tags = get_tags(final)
+            tags.estimator_type = final_tags.estimator_type
+            tags.classifier_tags = final_tags.classifier_tags
+            tags.regressor_tags = final_tags.regressor_tags
+            tags.transformer_tags = final_tags.transformer_tags
+            tags.target_tags.required = final_tags.target_tags.required
+        if not _is_passthrough(first):
+            # Missing values and strings are for the first step to take, and
+            # missing values must be imputed before a final step that
+            # refuses them.
+            imputed = any("Imputer" in type(est).__name__ for _, est in self.steps[:-1])
+            tags.input_tags.allow_nan = get_tags(first).input_tags.allow_nan and (
+                imputed
+                or _is_passthrough(final)
+                or get_tags(final).input_tags.allow_nan
+            )
+            tags.input_tags.string = get_tags(first).input_tags.string
+        return tags
+
+
+class _Planner:
+    """Plans of one private part at any budget, on a private clone."""
+
+    def __init__(self, unit, estimator, n_samples, counts, kind, extra):
+        self.unit = unit
+        self.estimator = estimator
+        self.n_samples = n_samples
+        self.counts = counts
+        self.kind = kind
+        self.extra = extra
+        self.width = (
+            unit.n_features if unit.n_features is not None else _PROBE_WIDTHS[0]
+        )
+
+    def _plan(self, width=None, **params):
+        est = self.estimator
+        if "accountant" in est.get_params(deep=False):
+            params["accountant"] = self.kind
+        est.set_params(**self.extra, **params)
+        try:
+            return est.privacy_plan(
+                self.n_samples, self.width if width is None else width, **self.counts
+            )
+        except NotImplementedError as exc:
+            raise ValueError(
+                f"Step {self.unit.path!r} ({type(est).__name__}) has no privacy "
+                "plan yet, so its budget cannot be composed before the fit; fit "
+                "it outside a private pipeline."
+            ) from exc
+
+    def own_plan(self):
+        original = self.unit.estimator
+        return self._plan(epsilon=original.epsilon, delta=original.delta)
+
+    def is_free(self):
+        return isinstance(self.own_plan().dp_event, dp_accounting.NoOpDpEvent)
+
+    def plan(self, epsilon, delta):
+        return self._plan(epsilon=epsilon, delta=delta)
+
+    def check_width_free(self, epsilon, delta):
+        events = [
+            self._plan(width=w, epsilon=epsilon, delta=delta).dp_event
+            for w in _PROBE_WIDTHS
+        ]
+        if events[0] != events[1]:
+            raise ValueError(
+                f"Step {self.unit.path!r} ({type(self.estimator).__name__}) is "
+                "planned from its number of input columns, which is only known "
+                "after an earlier step's private fit (categories discovered by "
+                "DPOneHotEncoder(categories='auto'), a FunctionTransformer with "
+                "a func, a selection the schema does not resolve). Declare the "
+                "categories (or the columns) upstream, so the width is public."
+            )
+
+    def check_bound_free(self, param, epsilon, delta):
+        events = []
+        for bound in _PROBE_BOUNDS:
+            self.extra = {param: bound}
+            events.append(self._plan(epsilon=epsilon, delta=delta).dp_event)
+        self.extra = {param: _PROBE_BOUNDS[0]}
+        if events[0] != events[1]:
+            raise ValueError(
+                f"The final step {self.unit.path!r} ({type(self.estimator).__name__})"
+                f" has {param}=None, but its plan depends on {param}, which the "
+                "step before it declares only after its private fit. Set "
+                f"{param} on the final step."
+            )
+
+
+def _relog_replace_one(log):
+    """Hand the enclosing fit ``log``'s releases as their replace-one conversions."""
+    if log.unchecked is not None:
+        mark_unchecked(log.unchecked)
+    for (kind, level), count in log.counts.items():
+        kind, level = replace_one_release(kind, level)
+        for _ in range(count):
+            log_release(kind, level)
+
+
+def _describe(budgets, adjacency, additional):
+    parts = []
+    for path, budget in budgets.items():
+        parts.append(
+            f"{path} (epsilon {budget['epsilon']:.4g}, delta {budget['delta']:.3g}: "
+            f"{budget['plan'].mechanism})"
+        )
+    text = "Private pipeline, sequential composition of: " + "; ".join(
+        parts or ["nothing"]
+    )
+    if adjacency == "replace_one" and any(
+        b["plan"].adjacency == "add_remove" for b in budgets.values()
+    ):
+        text += (
+            "; the add/remove steps converted to replace-one by group privacy of "
+            "two records (Gaussian noise multiplier halved, zCDP rho times 4)"
+        )
+    if additional:
+        text += (
+            f"; a further delta of {additional:.3g} is spent outside the event "
+            "(category thresholds): the fit is (epsilon, delta + "
+            f"{additional:.3g})-DP"
+        )
+    return text
+
+
+def make_private_pipeline(
+    *steps,
+    epsilon=1.0,
+    delta=1e-5,
+    budget_shares=None,
+    accountant="rdp",
+    random_state=None,
+):
+    """Build a :class:`PrivatePipeline`, naming the steps after their classes.
+
+    Parameters
+    ----------
+    *steps : estimators
+        The steps, the last one the final estimator.
+    epsilon : float, default=1.0
+        Total epsilon of the whole fit.
+    delta : float, default=1e-5
+        Total delta of the whole fit.
+    budget_shares : dict or None, default=None
+        ``{step name: share}`` (names are the lower-cased class names).
+    accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
+        The accountant of every step and of the composition.
+    random_state : None, int, RandomState or Generator, default=None
+        None: each step's own; else the seed of every private step's seed.
+
+    Returns
+    -------
+    pipeline : PrivatePipeline
+        The unfitted pipeline.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.linear_model import DPLogisticRegression
+    >>> from sklearn_dpfair.pipeline import make_private_pipeline
+    >>> from sklearn_dpfair.preprocessing import DPStandardScaler
+    >>> pipe = make_private_pipeline(
+    ...     DPStandardScaler(bounds=(-10, 10)), DPLogisticRegression(classes=[0, 1]))
+    >>> [name for name, _ in pipe.steps]
+    ['dpstandardscaler', 'dplogisticregression']
+    >>> plan = pipe.privacy_plan(5000, 4)
+    >>> plan.epsilon <= 1.0, [name for name, _ in plan.steps]
+    (True, ['dpstandardscaler', 'dplogisticregression'])
+    """
+    return PrivatePipeline(
+        _name_estimators(steps),
+        epsilon=epsilon,
+        delta=delta,
+        budget_shares=budget_shares,
+        accountant=accountant,
+        random_state=random_state,
+    )

@@ -1,0 +1,331 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Which steps of a pipeline read the private rows, and how wide their outputs are.
+
+A step is one of three kinds:
+
+* **private**: a private estimator or transformer of this package, with a
+  ``privacy_plan``; it is given a share of the pipeline's budget;
+* **free**: a step whose fit reads no row (``"passthrough"``, a
+  ``FunctionTransformer``, an encoder with declared categories, a
+  ``SplineTransformer`` with declared knots), or a ``Pipeline`` /
+  ``ColumnTransformer`` of free and private steps, whose private parts are
+  budgeted one by one;
+* anything else learns from the rows without a plan, and is refused with the
+  name of its private replacement.
+
+The walk also computes each private part's input width from public
+information only (the number of columns, declared categories, knots and
+bins, and the column selections of a ``ColumnTransformer``), or ``None``
+when the width is only known after a fit (categories discovered privately).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.compose import ColumnTransformer, make_column_selector
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import (
+    FunctionTransformer,
+    OneHotEncoder,
+    OrdinalEncoder,
+    SplineTransformer,
+)
+
+from .._base import PrivateEstimatorMixin
+
+__all__ = [
+    "DP_REPLACEMENTS",
+    "PrivateUnit",
+    "column_transformer_paths",
+    "fitted_part",
+    "walk_steps",
+]
+
+#: The private replacement of each estimator that learns from the rows.
+DP_REPLACEMENTS = {
+    "StandardScaler": "sklearn_dpfair.preprocessing.DPStandardScaler",
+    "MinMaxScaler": "sklearn_dpfair.preprocessing.DPStandardScaler (with public bounds)",
+    "RobustScaler": "sklearn_dpfair.preprocessing.DPQuantileTransformer",
+    "SimpleImputer": "sklearn_dpfair.preprocessing.DPSimpleImputer",
+    "OneHotEncoder": (
+        "sklearn_dpfair.preprocessing.DPOneHotEncoder, or OneHotEncoder with "
+        "declared categories=[...]"
+    ),
+    "OrdinalEncoder": "OrdinalEncoder with declared categories=[...]",
+    "QuantileTransformer": "sklearn_dpfair.preprocessing.DPQuantileTransformer",
+    "KBinsDiscretizer": "sklearn_dpfair.preprocessing.DPKBinsDiscretizer",
+    "SplineTransformer": (
+        "sklearn_dpfair.preprocessing.DPSplineTransformer, or SplineTransformer "
+        "with declared knots (an array)"
+    ),
+    "LogisticRegression": "sklearn_dpfair.linear_model.DPLogisticRegression",
+    "FERMIClassifier": "sklearn_dpfair.linear_model.DPFERMIClassifier",
+    "LinearRegression": "sklearn_dpfair.linear_model.SemiDPLinearRegression",
+    "Ridge": "sklearn_dpfair.linear_model.SemiDPLinearRegression",
+}
+
+
+@dataclass
+class PrivateUnit:
+    """One private part of a pipeline: a step, or a block of a ColumnTransformer.
+
+    Attributes
+    ----------
+    path : str
+        Its address in the pipeline's parameters (``"scale"`` or
+        ``"columns__num"``), the key of its budget share.
+    estimator : estimator
+        The (unfitted) part as the user gave it.
+    n_features : int or None
+        Its input width, from public information; None when only a fit
+        (a private discovery upstream) can tell.
+    final : bool
+        Whether it is the pipeline's final estimator.
+    """
+
+    path: str
+    estimator: object
+    n_features: int | None
+    final: bool = False
+
+
+def _refuse(path, estimator, why="learns from the private rows without a privacy plan"):
+    name = type(estimator).__name__
+    replacement = DP_REPLACEMENTS.get(name)
+    hint = (
+        f" Use {replacement} instead."
+        if replacement
+        else (
+            " Replace it by a private estimator of sklearn_dpfair, or by a "
+            "transformer whose parameters are all public."
+        )
+    )
+    raise ValueError(
+        f"Step {path!r} ({name}) {why}: fitting it would release statistics "
+        f"of the private rows outside the pipeline's guarantee.{hint}"
+    )
+
+
+def _declared(categories):
+    return not isinstance(categories, str)
+
+
+def _encoder_is_free(encoder):
+    # Infrequent-category grouping counts the rows, even with declared
+    # categories.
+    return (
+        _declared(encoder.categories)
+        and getattr(encoder, "min_frequency", None) is None
+        and getattr(encoder, "max_categories", None) is None
+    )
+
+
+def _free_width(est, n_in):
+    """Output width of a free leaf step (None: not computable before a fit)."""
+    if isinstance(est, FunctionTransformer):
+        return n_in if est.func is None else None
+    if isinstance(est, OrdinalEncoder):
+        return len(est.categories)
+    if isinstance(est, OneHotEncoder):
+        if est.drop is not None:
+            return None
+        return sum(len(c) for c in est.categories)
+    if isinstance(est, SplineTransformer):
+        n_knots = np.asarray(est.knots).shape[0]
+        n_splines = (
+            n_knots - 1 if est.extrapolation == "periodic" else n_knots + est.degree - 1
+        )
+        if n_in is None:
+            return None
+        return n_in * (n_splines - (not est.include_bias))
+    return None
+
+
+def _is_free_leaf(est):
+    if isinstance(est, FunctionTransformer):
+        return True
+    if isinstance(est, (OneHotEncoder, OrdinalEncoder)):
+        return _encoder_is_free(est)
+    if isinstance(est, SplineTransformer):
+        return not isinstance(est.knots, str)
+    return False
+
+
+def _free_leaf_refusal(path, est):
+    if isinstance(est, (OneHotEncoder, OrdinalEncoder)) and _declared(est.categories):
+        _refuse(
+            path,
+            est,
+            "groups infrequent categories (min_frequency / max_categories) by "
+            "counting the private rows",
+        )
+    _refuse(path, est)
+
+
+def _private_width(est, n_in):
+    """Output width of a private transformer from its public parameters."""
+    name = type(est).__name__
+    if n_in is None:
+        return None
+    if name in ("DPStandardScaler", "DPSimpleImputer", "DPQuantileTransformer"):
+        return n_in
+    if name == "DPKBinsDiscretizer":
+        return n_in if est.encode == "ordinal" else n_in * est.n_bins
+    if name == "DPSplineTransformer":
+        return n_in * (est.n_knots + est.degree - 1 - (not est.include_bias))
+    if name == "DPOneHotEncoder":
+        if isinstance(est.categories, str):
+            return None
+        other = est.handle_unknown == "other"
+        if est.max_categories is not None or est.min_frequency is not None:
+            return None
+        return sum(len(c) + other for c in est.categories)
+    return None
+
+
+def _column_indices(key, n_in, names):
+    """Indices a ColumnTransformer block selects, from public schema only."""
+    if n_in is None:
+        return None
+    if isinstance(key, make_column_selector):
+        if names is None or names.get("frame") is None:
+            return None
+        # The selector reads the column names and dtypes only: give it no row.
+        key = key(names["frame"])
+    columns = None if names is None else list(names["columns"])
+    if callable(key):
+        return None
+    if isinstance(key, slice):
+        if isinstance(key.start, str) or isinstance(key.stop, str):
+            if columns is None:
+                return None
+            start = 0 if key.start is None else columns.index(key.start)
+            stop = len(columns) if key.stop is None else columns.index(key.stop) + 1
+            return list(range(start, stop))
+        return list(range(n_in))[key]
+    keys = [key] if np.isscalar(key) else list(np.asarray(key).ravel())
+    if not keys:
+        return []
+    if all(isinstance(k, (bool, np.bool_)) for k in keys):
+        return [i for i, k in enumerate(keys) if k]
+    if all(isinstance(k, (int, np.integer)) for k in keys):
+        return [int(k) % n_in for k in keys]
+    if all(isinstance(k, str) for k in keys):
+        if columns is None or any(k not in columns for k in keys):
+            return None
+        return [columns.index(k) for k in keys]
+    return None
+
+
+def walk_steps(steps, n_features, *, names=None, prefix="", final=True):
+    """Classify ``steps`` and list their private parts with their input widths.
+
+    Parameters
+    ----------
+    steps : list of (str, estimator)
+        The steps of a pipeline (or of a nested one).
+    n_features : int or None
+        Width of the input.
+    names : dict or None, default=None
+        ``{"columns": names, "frame": empty DataFrame}`` of a DataFrame input
+        (public schema), for ColumnTransformer selections by name.
+    prefix : str, default=""
+        Parameter path of the enclosing step.
+    final : bool, default=True
+        Whether the last step is the pipeline's final estimator.
+
+    Returns
+    -------
+    units : list of PrivateUnit
+    n_out : int or None
+        Output width of the last step when it is a transformer.
+
+    Raises
+    ------
+    ValueError
+        Naming the first step that learns from the rows without a plan.
+    """
+    units = []
+    width = n_features
+    for i, (name, est) in enumerate(steps):
+        path = f"{prefix}{name}"
+        is_last = final and i == len(steps) - 1
+        sub, width = _walk_one(path, est, width, names if i == 0 else None, is_last)
+        units.extend(sub)
+    return units, width
+
+
+def _walk_one(path, est, n_in, names, is_last):
+    if est is None or (isinstance(est, str) and est == "passthrough"):
+        return [], n_in
+    if isinstance(est, str) and est == "drop":
+        return [], 0
+    if isinstance(est, PrivateEstimatorMixin):
+        return [PrivateUnit(path, est, n_in, final=is_last)], _private_width(est, n_in)
+    if isinstance(est, Pipeline):
+        return walk_steps(
+            est.steps, n_in, names=names, prefix=f"{path}__", final=is_last
+        )
+    if isinstance(est, ColumnTransformer):
+        return _walk_columns(path, est, n_in, names)
+    if _is_free_leaf(est):
+        return [], _free_width(est, n_in)
+    _free_leaf_refusal(path, est)
+
+
+def _walk_columns(path, ct, n_in, names):
+    units = []
+    width = 0
+    used = set()
+    known = True
+    blocks = list(ct.transformers)
+    for block_name, est, key in blocks:
+        cols = _column_indices(key, n_in, names)
+        known = known and cols is not None
+        if cols is not None:
+            used.update(cols)
+        sub, w = _walk_one(
+            f"{path}__{block_name}",
+            est,
+            None if cols is None else len(cols),
+            None,
+            False,
+        )
+        units.extend(sub)
+        width = None if (w is None or width is None) else width + w
+    remainder = ct.remainder
+    n_rest = n_in - len(used) if (known and n_in is not None) else None
+    if not (isinstance(remainder, str) and remainder == "drop"):
+        sub, w = _walk_one(f"{path}__remainder", remainder, n_rest, None, False)
+        units.extend(sub)
+        width = None if (w is None or width is None) else width + w
+    return units, width
+
+
+def fitted_part(fitted, path):
+    """The fitted part of a fitted pipeline at parameter path ``path``."""
+    obj = fitted
+    for part in path.split("__"):
+        if isinstance(obj, Pipeline):
+            obj = obj.named_steps[part]
+        elif isinstance(obj, ColumnTransformer):
+            obj = obj.named_transformers_[part]
+        else:  # pragma: no cover - paths come from walk_steps
+            raise KeyError(path)
+    return obj
+
+
+def column_transformer_paths(pipeline, prefix=""):
+    """Parameter paths of every ``ColumnTransformer`` inside ``pipeline``."""
+    paths = []
+    for name, est in pipeline.steps:
+        path = f"{prefix}{name}"
+        if isinstance(est, Pipeline):
+            paths.extend(column_transformer_paths(est, f"{path}__"))
+        elif isinstance(est, ColumnTransformer):
+            paths.append(path)
+            for block, sub, _ in est.transformers:
+                if isinstance(sub, Pipeline):
+                    paths.extend(column_transformer_paths(sub, f"{path}__{block}__"))
+    return paths

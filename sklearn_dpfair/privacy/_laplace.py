@@ -1,0 +1,100 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The Laplace mechanism on a vector of bounded l1 sensitivity: pure epsilon-DP.
+
+Adding i.i.d. ``Laplace(0, b)`` noise to every coordinate of a vector whose
+l1 norm changes by at most ``Delta_1`` between neighbouring datasets is
+``Delta_1 / b``-differentially private with ``delta = 0`` (Dwork, McSherry,
+Nissim and Smith 2006, Proposition 1; Dwork and Roth 2014, Theorem 3.6).
+Its event is dp-accounting's ``LaplaceDpEvent(b / Delta_1)``; a single
+coordinate at distance ``Delta_1`` is its worst case, which is exactly the
+event's one-dimensional Laplace.
+"""
+
+from dataclasses import dataclass
+
+
+from ..utils._array_api import from_host
+from ._accounting import laplace_event
+from ._releases import log_release
+
+__all__ = ["LaplaceMechanism"]
+
+
+@dataclass(frozen=True)
+class LaplaceMechanism:
+    """Add ``Laplace(0, noise_multiplier * sensitivity)`` to every coordinate.
+
+    Parameters
+    ----------
+    sensitivity : float
+        The l1 sensitivity of the released vector.
+    noise_multiplier : float
+        Noise scale ``b`` in units of ``sensitivity``; one release is
+        ``1 / noise_multiplier``-DP (``delta = 0``). 0: no noise (no privacy).
+
+    Attributes
+    ----------
+    norm : str
+        ``"l1"``: the norm the sensitivity is measured in.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy import LaplaceMechanism
+    >>> mech = LaplaceMechanism(sensitivity=2.0, noise_multiplier=0.5)
+    >>> mech.event()
+    LaplaceDpEvent(noise_multiplier=0.5)
+    >>> mech.privatize(np.zeros(3), np.random.default_rng(0)).shape
+    (3,)
+    """
+
+    sensitivity: float
+    noise_multiplier: float
+    norm = "l1"
+
+    @property
+    def clip_norm(self):
+        """The sensitivity (the name every mechanism of the package shares)."""
+        return self.sensitivity
+
+    @property
+    def noise_scale(self):
+        """The Laplace scale ``b`` of each coordinate."""
+        return self.noise_multiplier * self.sensitivity
+
+    def privatize(self, vector, rng):
+        """Return ``vector`` plus i.i.d. Laplace noise drawn from ``rng``.
+
+        Parameters
+        ----------
+        vector : array
+            The released statistic (numpy or an array-API array).
+        rng : numpy.random.Generator
+            Source of the noise (drawn on the host in float64).
+
+        Returns
+        -------
+        noisy : array
+            Same shape, namespace and device as ``vector``.
+        """
+        if self.noise_multiplier == 0:
+            return vector
+        log_release("laplace", float(self.noise_multiplier))
+        noise = rng.laplace(0.0, self.noise_scale, size=tuple(vector.shape))
+        return vector + from_host(noise, vector)
+
+    def event(self, *, steps=1):
+        """The ``DpEvent`` of ``steps`` releases.
+
+        Parameters
+        ----------
+        steps : int, default=1
+            Number of releases composed.
+
+        Returns
+        -------
+        event : dp_accounting.DpEvent
+            Laplace events, or the non-private event without noise.
+        """
+        return laplace_event(self.noise_multiplier, steps)

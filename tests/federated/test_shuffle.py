@@ -1,0 +1,317 @@
+"""Shuffle-model federated learning: the amplification bound and the protocol."""
+
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+from scipy import stats
+
+from sklearn_dpfair import DPLogisticRegression
+from sklearn_dpfair._loss import BinaryLogisticLoss
+from sklearn_dpfair.exceptions import PrivacyBudgetError
+from sklearn_dpfair.federated import FederationConfig, fit_federated
+from sklearn_dpfair.federated._amplification import (
+    closed_form_shuffle_epsilon,
+    compose_epsilon_delta,
+    shuffle_delta,
+    shuffle_epsilon,
+)
+from sklearn_dpfair.federated._shuffle import (
+    ShuffledSilo,
+    isrl_shuffle_epsilon,
+    recompute_isrl_epsilon,
+    shuffle_isrl_record,
+    shuffle_record,
+)
+
+
+def _brute_force_delta(n, eps0, eps):
+    """Hockey-stick divergence of the FMT 2021 pair by full enumeration."""
+    a, e = math.exp(eps0) / (math.exp(eps0) + 1), math.exp(eps)
+    d_pq = d_qp = 0.0
+    for c in range(n):
+        w = stats.binom.pmf(c, n - 1, math.exp(-eps0))
+        b = stats.binom.pmf(np.arange(c + 1), c, 0.5)
+        b_here, b_shift = np.r_[b, 0.0], np.r_[0.0, b]
+        p = a * b_here + (1 - a) * b_shift
+        q = (1 - a) * b_here + a * b_shift
+        d_pq += w * np.maximum(p - e * q, 0).sum()
+        d_qp += w * np.maximum(q - e * p, 0).sum()
+    return max(d_pq, d_qp)
+
+
+@pytest.mark.parametrize(
+    "n, eps0, eps", [(50, 1.0, 0.3), (10, 2.0, 1.0), (200, 3.0, 0.5), (7, 0.5, 0.05)]
+)
+def test_shuffle_delta_equals_enumeration(n, eps0, eps):
+    # The CDF-cutoff sum is the divergence itself, not an approximation.
+    assert shuffle_delta(n, eps0, eps) == pytest.approx(
+        _brute_force_delta(n, eps0, eps), rel=1e-9, abs=1e-15
+    )
+
+
+def test_shuffle_epsilon_within_the_authors_bracket():
+    # apple/ml-shuffling-amplification README: n = 1e5 reports, eps0 = 4,
+    # delta = 1e-6 gives eps between 0.1675385583317841 (lower) and
+    # 0.172790550755978 (upper) with their stepped computation; the exact
+    # sum lies between, and below the closed form (0.5378 in their code).
+    eps = shuffle_epsilon(10**5, 4.0, 1e-6)
+    assert 0.1675385583317841 <= eps <= 0.172790550755978
+    assert (
+        eps < closed_form_shuffle_epsilon(10**5, 4.0, 1e-6) < 0.5378040242374512 + 1e-3
+    )
+
+
+def test_shuffle_epsilon_is_a_valid_epsilon():
+    eps = shuffle_epsilon(1000, 2.0, 1e-6)
+    assert shuffle_delta(1000, 2.0, eps) <= 1e-6
+    assert shuffle_delta(1000, 2.0, 0.99 * eps) > 1e-6
+
+
+def test_more_silos_smaller_epsilon():
+    eps = [shuffle_epsilon(n, 1.0, 1e-6) for n in (100, 1000, 10000)]
+    assert eps[0] > eps[1] > eps[2]
+    recs = [
+        shuffle_record(2.0, n_silos=n, n_min=100, rounds=20, delta=1e-5).epsilon
+        for n in (100, 1000, 10000)
+    ]
+    assert recs[0] > recs[1] > recs[2]
+
+
+def test_few_silos_no_amplification():
+    # With ten silos the bound gives (almost) nothing: we do not claim more.
+    assert shuffle_epsilon(10, 1.0, 1e-6) == pytest.approx(1.0, rel=1e-5)
+
+
+def test_shuffle_record_recomputed_from_its_fields():
+    rec = shuffle_record(2.0, n_silos=2000, n_min=300, rounds=40, delta=1e-5)
+    assert rec.recompute_epsilon() == pytest.approx(rec.epsilon, rel=1e-9)
+    assert rec.round_delta * rec.rounds < rec.delta
+    assert "trusted shuffler" in rec.trust_model
+
+
+def test_isrl_record_recomputed_and_grows_with_rounds():
+    # dp-accounting's PLDAccountant composes a self-composed
+    # RandomizedResponseDpEvent once; the record must count every round.
+    one = isrl_shuffle_epsilon(3.0, 200, 1, 1e-6)
+    many = isrl_shuffle_epsilon(3.0, 200, 400, 1e-6)
+    assert many > 5 * one
+    rec = shuffle_isrl_record(3.0, 200, 400, 1e-6, clip_norm=1.0)
+    assert recompute_isrl_epsilon(rec) == pytest.approx(rec.epsilon, rel=1e-9)
+    assert rec.adjacency == "replace_one"
+    assert isinstance(rec.dp_event, dp_accounting.SelfComposedDpEvent)
+
+
+def test_compose_matches_pld_of_pure_dp():
+    # (eps, 0) composition through the (eps, delta) route equals dp-accounting's
+    # randomized response composition.
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    ref = (
+        pld.from_randomized_response(
+            2 / (1 + math.exp(0.2)), 2, value_discretization_interval=1e-4
+        )
+        .self_compose(50)
+        .get_epsilon_for_delta(1e-6)
+    )
+    assert compose_epsilon_delta(0.2, 0.0, 50, 1e-6) == pytest.approx(ref, rel=1e-3)
+
+
+def _silo(X, y, eps0=1.0, rounds=3, seed=0):
+    config = FederationConfig(
+        rounds=rounds, sampling_probability=1.0, learning_rate=1.0, clip_norm=1.0
+    )
+    rec = shuffle_isrl_record(eps0, len(X), rounds, 1e-6 / len(X), clip_norm=1.0)
+    return ShuffledSilo(
+        X,
+        y,
+        loss=BinaryLogisticLoss(),
+        config=config,
+        eps0=eps0,
+        record=rec,
+        random_state=seed,
+    )
+
+
+@pytest.mark.parametrize("other", [[[1e300, -1e300]], [[0.0, 0.0]], [[-3.0, 7.0]]])
+def test_neighbouring_records_move_a_report_by_at_most_2C(other):
+    # Same seed: same noise; the reports differ only by the clipped gradients.
+    w = np.array([[0.3], [-0.2], [0.1]])
+    a = _silo(np.array([[2.0, 5.0]]), np.array([1.0])).message(w, 0).gradient
+    b = _silo(np.array(other), np.array([0.0])).message(w, 0).gradient
+    assert np.isfinite(b).all()
+    assert np.abs(a - b).sum() <= 2.0 + 1e-9
+
+
+def test_silo_refuses_more_reports_than_accounted():
+    silo = _silo(np.ones((4, 2)), np.array([0.0, 1.0, 0.0, 1.0]), rounds=2)
+    w = np.zeros((3, 1))
+    silo.message(w, 0)
+    silo.message(w, 1)
+    with pytest.raises(PrivacyBudgetError):
+        silo.message(w, 2)
+
+
+def _data(n_silos=6, per=40, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_silos * per, 3))
+    y = (X[:, 0] > 0).astype(float)
+    return {s: (X[s::n_silos], y[s::n_silos]) for s in range(n_silos)}
+
+
+def test_eps_inf_parity_with_plain_gradient_descent():
+    # One record per silo and no noise: each round is exact full-batch GD on
+    # the pooled records, whatever the shuffler's order.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(5, 2))
+    y = np.array([0.0, 1.0, 1.0, 0.0, 1.0])
+    data = {s: (X[s : s + 1], y[s : s + 1]) for s in range(5)}
+    config = FederationConfig(
+        rounds=4, sampling_probability=1.0, learning_rate=0.5, tail_fraction=1.0
+    )
+    fit = fit_federated(
+        data,
+        loss=BinaryLogisticLoss(),
+        config=config,
+        silo_epsilon=math.inf,
+        silo_delta=0.5,
+        shuffle=True,
+        random_state=0,
+    )
+    w, b, iterates = np.zeros(2), 0.0, []
+    for _ in range(4):
+        r = 1 / (1 + np.exp(-(X @ w + b))) - y
+        w, b = w - 0.5 * (X.T @ r) / 5, b - 0.5 * r.mean()
+        iterates.append(np.r_[w, b])
+    ref = np.mean(iterates, axis=0)
+    np.testing.assert_allclose(fit.coef[0], ref[:2], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(fit.intercept, ref[2:], rtol=1e-10, atol=1e-12)
+    assert math.isinf(fit.shuffle_record.epsilon)
+
+
+def test_server_sees_only_anonymous_slots():
+    data = _data()
+    config = FederationConfig(rounds=3, sampling_probability=1.0, learning_rate=1.0)
+    fit = fit_federated(
+        data,
+        loss=BinaryLogisticLoss(),
+        config=config,
+        silo_epsilon=2.0,
+        silo_delta=1e-5,
+        shuffle=True,
+        random_state=0,
+        record_transcript=True,
+    )
+    assert len(fit.transcript) == 3 * 6
+    for r in range(3):
+        slots = [m.silo_id for m in fit.transcript if m.round_index == r]
+        assert slots == list(range(6))
+    # Both guarantees, each labelled with its trust model.
+    assert "no trusted" in fit.privacy_record.mechanism
+    assert "CONDITIONAL" in fit.shuffle_record.trust_model
+    assert fit.privacy_record.epsilon <= 2.0
+    # epsilon recomputed from what each fitted record holds.
+    assert recompute_isrl_epsilon(fit.privacy_record) == pytest.approx(
+        fit.privacy_record.epsilon, rel=1e-9
+    )
+    assert fit.shuffle_record.recompute_epsilon() == pytest.approx(
+        fit.shuffle_record.epsilon, rel=1e-9
+    )
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"server_weights": "size"},
+        {"noise_multiplier": 1.0},
+        {"execution": "dask"},
+        {"secure_aggregation": True},
+    ],
+)
+def test_shuffle_refuses_what_it_cannot_account(kwargs):
+    config = FederationConfig(rounds=2, sampling_probability=1.0, learning_rate=1.0)
+    name = next(iter(kwargs))
+    with pytest.raises(ValueError, match=name):
+        fit_federated(
+            _data(),
+            loss=BinaryLogisticLoss(),
+            config=config,
+            silo_epsilon=1.0,
+            silo_delta=1e-5,
+            shuffle=True,
+            **kwargs,
+        )
+
+
+def test_shuffle_refuses_local_steps():
+    config = FederationConfig(
+        rounds=2, sampling_probability=1.0, learning_rate=1.0, local_steps=2
+    )
+    with pytest.raises(ValueError, match="local_steps"):
+        fit_federated(
+            _data(),
+            loss=BinaryLogisticLoss(),
+            config=config,
+            silo_epsilon=1.0,
+            silo_delta=1e-5,
+            shuffle=True,
+        )
+
+
+def test_estimator_routes_shuffle_and_reports_both_guarantees():
+    import sklearn
+    from sklearn.model_selection import cross_validate
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    silos = np.arange(1200) % 6
+    clf = DPLogisticRegression(
+        classes=[0, 1], epsilon=2.0, shuffle=True, max_iter=1, random_state=0
+    )
+    clf.fit(X, y, silos=silos)
+    assert clf.epsilon_ <= 2.0
+    assert clf.shuffle_epsilon_ == clf.shuffle_privacy_record_.epsilon
+    with sklearn.config_context(enable_metadata_routing=True):
+        clf.set_fit_request(silos=True)
+        res = cross_validate(clf, X, y, cv=2, params={"silos": silos})
+    assert res["test_score"].shape == (2,)
+
+
+def test_seeded_records_say_so_and_utility_rises_with_epsilon():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(2000, 2))
+    y = (X[:, 0] > 0).astype(float)
+    data = {s: (X[s::10], y[s::10]) for s in range(10)}
+    config = FederationConfig(rounds=300, sampling_probability=1.0)
+    acc = {}
+    for eps in (0.02, math.inf):
+        fit = fit_federated(
+            data,
+            loss=BinaryLogisticLoss(),
+            config=config,
+            silo_epsilon=eps,
+            silo_delta=1e-5,
+            shuffle=True,
+            random_state=0,
+        )
+        acc[eps] = np.mean(((X @ fit.coef.T)[:, 0] + fit.intercept[0] > 0) == y)
+        assert fit.privacy_record.seed is not None
+        assert fit.shuffle_record.seed == fit.privacy_record.seed
+        assert all(r.privacy_record.seed for r in fit.silo_reports.values())
+    assert acc[math.inf] > 0.95
+    assert acc[math.inf] > acc[0.02] + 0.05
+
+
+def test_silo_checks_its_laplace_releases_against_the_plan():
+    from sklearn_dpfair.exceptions import PrivacyAccountingError
+    from sklearn_dpfair.privacy import LaplaceMechanism
+
+    silo = _silo(np.ones((4, 2)), np.array([0.0, 1.0, 0.0, 1.0]), rounds=3)
+    w = np.zeros((3, 1))
+    silo.message(w, 0)
+    # A plan of one release at another noise level: the next report is refused.
+    silo._planned = LaplaceMechanism(2.0, 0.5).event(steps=1)
+    with pytest.raises(PrivacyAccountingError):
+        silo.message(w, 1)

@@ -1,0 +1,132 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Column scales of raw features: public bounds or private robust statistics."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.linear_model import LogisticRegression
+
+from sklearn_dpfair import DPLogisticRegression
+from sklearn_dpfair._solvers._feature_scaling import (
+    FeatureScaling,
+    fit_feature_scaling,
+    plan_feature_scaling,
+)
+from sklearn_dpfair.privacy import PrivacyBudget
+from sklearn_dpfair.privacy._accounting import epsilon_of
+
+# Raw columns: an offset of 500, a scale of 1e4 with an offset of 1e5, a
+# scale of 1e-3, and a unit column (the synthetic table of the raw-data page).
+SCALES, OFFSETS = np.array([100.0, 1e4, 1e-3, 1.0]), np.array([500.0, 1e5, 0.0, 0.0])
+
+
+def _raw(n, seed):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, 4))
+    y = (Z @ [1.0, -1.0, 0.5, 0.0] + rng.logistic(size=n) > 0).astype(int)
+    return Z * SCALES + OFFSETS, y
+
+
+def test_coefficients_in_user_units_give_the_same_scores():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3)) * [10.0, 1e3, 1e-2] + [5.0, -2e4, 1.0]
+    scaling = FeatureScaling(np.array([5.0, -2e4, 1.0]), np.array([10.0, 1e3, 1e-2]))
+    coef, intercept = rng.normal(size=(2, 3)), rng.normal(size=2)
+    raw_coef, raw_intercept = scaling.coefficients_in_user_units(coef, intercept)
+    np.testing.assert_allclose(
+        X @ raw_coef.T + raw_intercept,
+        scaling.transform(X) @ coef.T + intercept,
+        rtol=1e-9,
+        atol=1e-9,
+    )
+
+
+def test_public_bounds_spend_nothing():
+    budget = PrivacyBudget(1.0, 1e-5)
+    plan = plan_feature_scaling("auto", [(0, 1000), (0, 2e5), (-1, 1), (-5, 5)], 4, budget)
+    assert plan.mode == "bounds" and plan.event is None
+    X, y = _raw(2000, 0)
+    scaled = DPLogisticRegression(
+        classes=[0, 1], feature_scaling="auto",
+        feature_bounds=[(0, 1000), (0, 2e5), (-1, 1), (-5, 5)],
+    ).fit(X, y)
+    plain = DPLogisticRegression(classes=[0, 1]).fit(X, y)
+    assert scaled.dp_event_ == plain.dp_event_
+    assert "declared feature_bounds" in scaled.privacy_record_.mechanism
+
+
+def test_private_scales_are_composed_into_the_event():
+    X, y = _raw(3000, 0)
+    est = DPLogisticRegression(classes=[0, 1], feature_scaling="auto", max_iter=5)
+    plan = est.privacy_plan(3000, 4)
+    est.fit(X, y)
+    assert est.dp_event_ == plan.dp_event
+    scales_event, steps_event = est.dp_event_.events
+    # 5 exponential-mechanism quantiles a column, then the DP-SGD steps.
+    assert scales_event.count == 5 * 4
+    assert epsilon_of(est.dp_event_, 1e-5, "rdp") == est.epsilon_ <= 1.0 + 1e-9
+    assert est.privacy_record_.accountant == "rdp"
+    assert "private robust statistics" in est.privacy_record_.mechanism
+    # The steps alone spend less than the whole: the scales cost budget.
+    assert epsilon_of(steps_event, 1e-5, "rdp") < est.epsilon_
+
+
+def test_private_scales_fit_raw_columns_at_epsilon_one():
+    X, y = _raw(15_000, 0)
+    X_test, y_test = _raw(15_000, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = LogisticRegression(max_iter=2000).fit(X, y).score(X_test, y_test)
+    plain = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X, y)
+    scaled = DPLogisticRegression(
+        classes=[0, 1], feature_scaling="auto", random_state=0
+    ).fit(X, y)
+    # Without scales the 1e5 column saturates every clipped gradient.
+    assert plain.score(X_test, y_test) < 0.55
+    assert scaled.score(X_test, y_test) >= reference - 0.02
+
+
+def test_scales_stay_finite_on_adversarial_columns():
+    X, _ = _raw(500, 0)
+    X[0] = [1e300, -1e300, 1e-300, 0.0]  # one extreme record
+    X[:, 3] = 7.0  # a constant column
+    plan = plan_feature_scaling("auto", None, 4, PrivacyBudget(1.0, 1e-5))
+    scaling = fit_feature_scaling(X, plan, np.random.default_rng(0))
+    assert np.all(np.isfinite(scaling.location)) and np.all(scaling.scale > 0)
+    assert np.all(np.isfinite(scaling.transform(X[1:])))
+
+
+def test_sparse_columns_are_scaled_by_bounds_only():
+    budget = PrivacyBudget(1.0, 1e-5)
+    assert plan_feature_scaling("auto", None, 3, budget, sparse=True).mode == "none"
+    plan = plan_feature_scaling("auto", [(0, 10)] * 3, 3, budget, sparse=True)
+    scaling = fit_feature_scaling(None, plan, None)
+    X = sp.random(20, 3, density=0.3, format="csr", random_state=0) * 10
+    out = scaling.transform(X)
+    assert sp.issparse(out) and out.nnz == X.nnz
+    np.testing.assert_allclose(out.toarray(), X.toarray() / 10.0)
+
+
+def test_without_intercept_columns_are_not_centred():
+    plan = plan_feature_scaling(
+        "auto", [(400.0, 600.0)], 1, PrivacyBudget(1.0, 1e-5), fit_intercept=False
+    )
+    scaling = fit_feature_scaling(None, plan, None)
+    assert scaling.location.tolist() == [0.0] and scaling.scale.tolist() == [600.0]
+
+
+def test_no_scaling_without_privacy_or_when_off():
+    assert plan_feature_scaling("auto", None, 2, PrivacyBudget(math.inf, 1e-5)).mode == "none"
+    assert plan_feature_scaling(None, [(0, 1)] * 2, 2, PrivacyBudget(1.0, 1e-5)).mode == "none"
+
+
+def test_a_fixed_noise_multiplier_refuses_private_scales():
+    X, y = _raw(500, 0)
+    with pytest.raises(ValueError, match="feature_bounds"):
+        DPLogisticRegression(
+            classes=[0, 1], feature_scaling="auto", noise_multiplier=5.0, epsilon=50.0
+        ).fit(X, y)
