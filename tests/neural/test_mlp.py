@@ -257,6 +257,6 @@ def test_private_pipeline_composes_the_network_plan():
     ).fit(X, y)
     assert pipe.epsilon_ <= 2.0 * (1 + 1e-9)
     network = pipe.step_budgets_["dpmlpclassifier"]
-    assert network["plan"].dp_event == pipe[-1].dp_event_
+    assert network["plan"].dp_event == pipe.pipeline_[-1].dp_event_
     # A nonlinear boundary (a disc) on raw-scale columns; measured 0.979.
     assert pipe.score(X, y) > 0.9
