@@ -9,6 +9,7 @@ from .linear_model import (
     FERMIClassifier,
     HeavyTailDPRegressor,
     SemiDPLinearRegression,
+    SemiLocalDPLinearRegression,
 )
 from .model_selection import PrivateHyperparameterSearch
 from .neural import DPMLPClassifier
@@ -29,6 +30,7 @@ __all__ = [
     "PrivateHyperparameterSearch",
     "PrivatePipeline",
     "SemiDPLinearRegression",
+    "SemiLocalDPLinearRegression",
     "__version__",
     "make_private_pipeline",
     "privacy_report",

@@ -17,6 +17,7 @@ from sklearn_dpfair import (
     DPMLPClassifier,
     HeavyTailDPRegressor,
     SemiDPLinearRegression,
+    SemiLocalDPLinearRegression,
 )
 from sklearn_dpfair.pipeline import PrivatePipeline
 from sklearn_dpfair.preprocessing import (
@@ -49,6 +50,7 @@ _NON_PRIVATE_LIMITS = [
     DPLogisticRegression(epsilon=np.inf, batch_size="full"),
     DPFERMIClassifier(epsilon=np.inf, batch_size="full", clip_norm=1e6),
     SemiDPLinearRegression(epsilon=np.inf),
+    SemiLocalDPLinearRegression(epsilon=np.inf),
     HeavyTailDPRegressor(epsilon=np.inf),
     # The same minibatch loop without noise or clipping; full batches.
     DPMLPClassifier(epsilon=np.inf, batch_size="full"),

@@ -11,6 +11,7 @@ benchmark, ``benchmarks/bench_memory.py``, not a unit test.
 import pickle
 import warnings
 
+import dp_accounting
 import numpy as np
 import pytest
 from dp_accounting import pld, rdp
@@ -110,7 +111,13 @@ def _direct_epsilon(event, delta, accountant):
     if accountant == "rdp":
         acc = rdp.RdpAccountant(orders=_RDP_ORDERS)
     else:
-        acc = pld.PLDAccountant(value_discretization_interval=_PLD_VALUE_DISCRETIZATION)
+        # A local message (randomized response) is defined under replace-one.
+        relation = dp_accounting.NeighboringRelation
+        local = "RandomizedResponse" in repr(event)
+        acc = pld.PLDAccountant(
+            relation.REPLACE_ONE if local else relation.ADD_OR_REMOVE_ONE,
+            value_discretization_interval=_PLD_VALUE_DISCRETIZATION,
+        )
     acc.compose(event)
     return acc.get_epsilon(delta)
 

@@ -56,8 +56,10 @@ def claimed_profile(claims, nominal_delta, deltas="auto"):
         if events:
             deltas += [d for d in DEFAULT_AUDIT_DELTAS if d > nominal_delta]
     deltas = sorted({float(d) for d in deltas})
-    if any(not 0 < d < 1 for d in deltas):
-        raise ValueError(f"audit deltas must lie in (0, 1), got {deltas}.")
+    # delta = 0: a pure claim (a local randomizer's), whose epsilon at 0
+    # the PLD accountant gives.
+    if any(not 0 <= d < 1 for d in deltas):
+        raise ValueError(f"audit deltas must lie in [0, 1), got {deltas}.")
     profile = {}
     for d in deltas:
         values = []

@@ -7,6 +7,7 @@ from ._heavy_tail import HeavyTailDPRegressor
 from ._logistic import DPLogisticRegression
 from ._semi_dp import SemiDPLinearRegression
 from ._semi_dp_tuning import semidp_hyperparameters
+from ._semi_local_dp import SemiLocalDPLinearRegression
 
 __all__ = [
     "DPFERMIClassifier",
@@ -14,5 +15,6 @@ __all__ = [
     "FERMIClassifier",
     "HeavyTailDPRegressor",
     "SemiDPLinearRegression",
+    "SemiLocalDPLinearRegression",
     "semidp_hyperparameters",
 ]

@@ -77,16 +77,57 @@ _RDP_ORDERS = tuple(
 _PLD_VALUE_DISCRETIZATION = 1e-4
 
 
-def _make_accountant(accountant):
+def _make_accountant(accountant, event=None):
     if accountant == "rdp":
         return rdp.RdpAccountant(orders=_RDP_ORDERS)
     if accountant == "pld":
         return pld.PLDAccountant(
-            value_discretization_interval=_PLD_VALUE_DISCRETIZATION
+            _pld_relation(event),
+            value_discretization_interval=_PLD_VALUE_DISCRETIZATION,
         )
     raise ValueError(
         f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}."
     )
+
+
+def _pld_relation(event):
+    """Add/remove, unless ``event`` holds a local randomizer's message.
+
+    A local randomizer (randomized response, or an ``epsilon``-DP
+    randomizer accounted as the binary randomized response that dominates
+    it) is private with respect to replacing the one input it randomizes;
+    dp-accounting's PLD interprets ``RandomizedResponseDpEvent`` under
+    replace-one only. Gaussian events composed with it are then read under
+    replace-one too, which doubles their sensitivity: pessimistic, never
+    optimistic.
+    """
+    relation = dp_accounting.NeighboringRelation
+    local = _holds_randomized_response(event)
+    return relation.REPLACE_ONE if local else relation.ADD_OR_REMOVE_ONE
+
+
+def _holds_randomized_response(event):
+    if isinstance(event, dp_accounting.RandomizedResponseDpEvent):
+        return True
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return any(_holds_randomized_response(e) for e in event.events)
+    return _holds_randomized_response(event.event) if hasattr(event, "event") else False
+
+
+def _unrolled(event):
+    """``event`` with every self-composition of randomized response written out.
+
+    dp-accounting 0.6's PLD accountant ignores the count of a
+    ``SelfComposedDpEvent`` around a ``RandomizedResponseDpEvent`` (it
+    composes one); an explicit ``ComposedDpEvent`` is composed in full.
+    """
+    if isinstance(event, dp_accounting.SelfComposedDpEvent) and (
+        _holds_randomized_response(event.event)
+    ):
+        return dp_accounting.ComposedDpEvent((_unrolled(event.event),) * event.count)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return dp_accounting.ComposedDpEvent(tuple(_unrolled(e) for e in event.events))
+    return event
 
 
 def is_dp_event(event):
@@ -192,8 +233,10 @@ def epsilon_of(event, delta, accountant="rdp"):
     event : dp_accounting.DpEvent
         Description of the mechanism.
     delta : float
-        Target delta in [0, 1); 0 (pure DP) for Laplace releases only
-        (:func:`pure_epsilon`).
+        Target delta in [0, 1); 0 (pure DP) for Laplace releases
+        (:func:`pure_epsilon`) and for local randomizers' messages
+        (``RandomizedResponseDpEvent``, whose PLD dp-accounting interprets
+        at ``delta = 0`` under replace-one).
     accountant : {"rdp", "pld"}, default="rdp"
         Which dp-accounting accountant interprets the event.
 
@@ -208,7 +251,7 @@ def epsilon_of(event, delta, accountant="rdp"):
     >>> round(epsilon_of(gaussian_event(1.0), 1e-5, accountant="pld"), 2)
     4.38
     """
-    if delta == 0:
+    if delta == 0 and not _holds_randomized_response(event):
         if isinstance(event, dp_accounting.NonPrivateDpEvent):
             return math.inf
         epsilon = pure_epsilon(event)
@@ -233,7 +276,9 @@ def _epsilon_of_cached(event, delta, accountant):
         return math.inf
     if isinstance(event, dp_accounting.NoOpDpEvent):
         return 0.0
-    acc = _make_accountant(accountant)
+    acc = _make_accountant(accountant, event)
+    if _holds_randomized_response(event):
+        event = _unrolled(event)
     if not acc.supports(event):
         raise ValueError(f"The {accountant!r} accountant cannot interpret {event!r}.")
     with _quiet_absl():

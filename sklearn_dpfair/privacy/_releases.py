@@ -22,7 +22,11 @@ What a release is, by kind:
   (:meth:`~sklearn_dpfair.privacy.GaussianMechanism.privatize_blocks`);
 * ``("zcdp", rho)``: one release accounted by its zCDP guarantee
   (``ZCDpEvent(rho)``; an exponential-mechanism selection is
-  ``epsilon0^2 / 8``-zCDP).
+  ``epsilon0^2 / 8``-zCDP);
+* ``("epsilon", eps)``: one pure ``eps``-DP local randomizer's message
+  (``RandomizedResponseDpEvent`` over 2 buckets, the pair that dominates
+  every ``eps``-DP mechanism: :func:`pure_epsilon_of`). Pure and zCDP
+  losses are not converted into each other: they are matched by kind.
 
 A ``NonPrivateDpEvent`` (``epsilon = inf``) claims nothing, so it is matched
 by any releases; a ``NoOpDpEvent`` by none; private selection's
@@ -64,6 +68,7 @@ __all__ = [
     "logged_releases",
     "mark_unchecked",
     "parallel_parts",
+    "pure_epsilon_of",
 ]
 
 _LOG = contextvars.ContextVar("sklearn_dpfair_release_log", default=None)
@@ -85,11 +90,12 @@ def log_release(kind, level):
 
     Parameters
     ----------
-    kind : {"gaussian", "zcdp", "laplace"}
+    kind : {"gaussian", "zcdp", "laplace", "epsilon"}
         What the release is accounted as.
     level : float
-        Its noise multiplier (``"gaussian"``, ``"laplace"``) or zCDP
-        ``rho`` (``"zcdp"``).
+        Its noise multiplier (``"gaussian"``, ``"laplace"``), zCDP ``rho``
+        (``"zcdp"``) or pure epsilon (``"epsilon"``: a local randomizer's
+        message).
     """
     log = _LOG.get()
     if log is not None:
@@ -140,15 +146,43 @@ def _loss(kind, level):
 def _canonical(counts):
     # Keyed by rho to 12 significant digits: a fit's zCDP parts and the
     # noise multipliers its mechanisms use are computed along different
-    # float paths from the same budget.
+    # float paths from the same budget. Pure-epsilon releases keep their
+    # own key (no conversion to zCDP is exact).
     out = collections.Counter()
     for (kind, level), n in counts.items():
         if kind == "laplace":
             # A pure-DP release: its own kind, by its epsilon.
             out[("laplace", float(f"{1.0 / level:.12g}"))] += n
+        elif kind == "epsilon":
+            # A local randomizer's pure-DP message, by its epsilon.
+            out[("epsilon", float(f"{level:.12g}"))] += n
         else:
             out[float(f"{_loss(kind, level):.12g}")] += n
     return out
+
+
+def pure_epsilon_of(event):
+    """Pure epsilon of a ``RandomizedResponseDpEvent``: ``log(1 + k (1 - p) / p)``.
+
+    Randomized response over ``k`` buckets with noise parameter ``p`` keeps
+    the input with probability ``1 - p + p / k`` and outputs any other
+    bucket with probability ``p / k``: the ratio of the two is its
+    epsilon under replace-one. With ``k = 2`` it is the pair that dominates
+    every ``epsilon``-DP mechanism (Kairouz, Oh and Viswanath, 2015,
+    Theorem 2.2), so a local randomizer that is ``epsilon``-DP is accounted
+    as this event and logged as ``("epsilon", pure_epsilon_of(event))``.
+
+    Examples
+    --------
+    >>> import math
+    >>> import dp_accounting
+    >>> from sklearn_dpfair.privacy._releases import pure_epsilon_of
+    >>> event = dp_accounting.RandomizedResponseDpEvent(2 / (1 + math.e), 2)
+    >>> round(pure_epsilon_of(event), 12)
+    1.0
+    """
+    p, k = float(event.noise_parameter), int(event.num_buckets)
+    return math.log1p(k * (1.0 - p) / p)
 
 
 class _Parts:
@@ -374,6 +408,8 @@ def expected_releases(event):
         return collections.Counter({("zcdp", float(event.rho)): 1})
     if isinstance(event, dp_accounting.LaplaceDpEvent):
         return collections.Counter({("laplace", float(event.noise_multiplier)): 1})
+    if isinstance(event, dp_accounting.RandomizedResponseDpEvent):
+        return collections.Counter({("epsilon", pure_epsilon_of(event)): 1})
     if isinstance(event, dp_accounting.PoissonSampledDpEvent):
         return expected_releases(event.event)
     if isinstance(event, dp_accounting.SelfComposedDpEvent):

@@ -36,11 +36,9 @@ _PRIVATE = {
     "DPFERMIClassifier": _WEIGHT_IS_ONE_RECORD,
     "DPMLPClassifier": _WEIGHT_IS_ONE_RECORD,
     "SemiDPLinearRegression": _WEIGHT_IS_ONE_RECORD,
+    "SemiLocalDPLinearRegression": _WEIGHT_IS_ONE_RECORD,
     "HeavyTailDPRegressor": _SMALL_DATA,
 }
-
-# Estimators that take dense X only.
-_DENSE_ONLY = {"DPMLPClassifier"}
 
 
 def expected_failed_checks(estimator):
@@ -97,7 +95,6 @@ def expected_failed_checks(estimator):
         reason = _CLIPPED_WEIGHTS
     else:
         return {}
-    if name in _DENSE_ONLY:
-        # Sparse X is refused, so scikit-learn skips the sparse check.
-        return dict.fromkeys(_SAMPLE_WEIGHT_CHECKS[:1], reason)
-    return dict.fromkeys(_SAMPLE_WEIGHT_CHECKS, reason)
+    # The sparse check runs only on estimators that take sparse input.
+    sparse = estimator.__sklearn_tags__().input_tags.sparse
+    return dict.fromkeys(_SAMPLE_WEIGHT_CHECKS[: 2 if sparse else 1], reason)

@@ -1,0 +1,191 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""SemiLocalDPLinearRegression: its record, its plan, its limits and its utility."""
+
+import dataclasses
+import math
+import warnings
+
+import dp_accounting
+import numpy as np
+import pytest
+from dp_accounting import pld
+from sklearn.linear_model import LinearRegression
+
+from sklearn_dpfair import SemiDPLinearRegression, SemiLocalDPLinearRegression
+from sklearn_dpfair.privacy import epsilon_of
+
+
+def _gaussian(n=3000, d=5, n_public=300, seed=0):
+    # The thesis's Gaussian setting (Appendix A.4.1), smaller: x ~ N(0, I),
+    # w* ~ N(0, I), y ~ N(<w*, x>, 0.5^2).
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(d)
+    X = rng.standard_normal((n, d))
+    y = X @ w + 0.5 * rng.standard_normal(n)
+    return X, y, np.arange(n) < n_public, w
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_infinite_epsilon_is_least_squares_on_raw_columns(fit_intercept, weighted):
+    rng = np.random.default_rng(1)
+    # Columns on different scales and offsets: raw units, no scaling (the
+    # design's condition number stays ~1e4, so that the two least-squares
+    # solvers' rank cut-offs agree).
+    X = rng.standard_normal((200, 3)) * [1e-2, 1.0, 1e2] + [0.5, -2.0, 10.0]
+    y = X @ [1e2, 2.0, 1e-2] + 7.0 + rng.standard_normal(200)
+    weights = rng.uniform(0.5, 2.0, 200) if weighted else None
+    mask = np.arange(200) < 20
+    ours = SemiLocalDPLinearRegression(epsilon=np.inf, fit_intercept=fit_intercept)
+    ours.fit(X, y, weights, public_mask=mask)
+    ref = LinearRegression(fit_intercept=fit_intercept).fit(X, y, weights)
+    # Both solve the same (centred) least squares by SVD; different LAPACK
+    # paths agree to ~cond * 1e-16.
+    np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-7)
+    assert ours.intercept_ == pytest.approx(ref.intercept_, rel=1e-7, abs=1e-7)
+    assert math.isinf(ours.epsilon_)
+
+
+def test_epsilon_is_recomputed_from_the_recorded_event():
+    X, y, mask, _ = _gaussian(n=500)
+    for eps in (0.3, 1.0, 3.3, 20.0):
+        est = SemiLocalDPLinearRegression(epsilon=eps, random_state=0).fit(
+            X, y, public_mask=mask
+        )
+        assert isinstance(est.dp_event_, dp_accounting.RandomizedResponseDpEvent)
+        assert est.delta_ == 0.0 and est.adjacency_ == "replace_one"
+        assert est.privacy_record_.recompute_epsilon() == est.epsilon_
+        # Independently: dp-accounting's PLD under replace-one.
+        acc = pld.PLDAccountant(dp_accounting.NeighboringRelation.REPLACE_ONE)
+        acc.compose(est.dp_event_)
+        assert acc.get_epsilon(0.0) == pytest.approx(est.epsilon_, abs=1e-12)
+        assert eps - 2e-4 <= est.epsilon_ <= eps * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(
+    "params, n_public",
+    [
+        ({}, 300),
+        ({"epsilon": 0.2}, 0),
+        ({"epsilon": 8.0, "fit_intercept": False}, 30),
+        ({"epsilon": np.inf}, 300),
+        ({"epsilon": 2.0}, 500),  # every row public: nothing private
+    ],
+)
+def test_planned_event_is_the_fitted_event(params, n_public):
+    X, y, mask, _ = _gaussian(n=500, n_public=n_public)
+    est = SemiLocalDPLinearRegression(random_state=0, **params)
+    plan = est.privacy_plan(500, 5, n_public=n_public)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # no public_mask
+        est.fit(X, y, public_mask=mask if n_public else None)
+    assert plan.dp_event == est.dp_event_
+    assert plan.epsilon == est.epsilon_ and plan.delta == est.delta_ == 0.0
+    assert plan.adjacency == est.adjacency_
+    plan.check_fitted(est)
+    # The whole planned record is the fitted one, but for the seed.
+    planned = est._planned_record(500, 5, n_public=n_public)
+    assert planned == dataclasses.replace(est.privacy_record_, seed=None)
+
+
+def test_plan_refuses_impossible_counts():
+    with pytest.raises(ValueError, match="n_public"):
+        SemiLocalDPLinearRegression().privacy_plan(10, 3, n_public=11)
+    with pytest.raises(TypeError, match="n_groups"):
+        SemiLocalDPLinearRegression().privacy_plan(10, 3, n_groups=2)
+
+
+def test_record_states_the_local_model():
+    X, y, mask, _ = _gaussian(n=300)
+    est = SemiLocalDPLinearRegression(epsilon=1.0, random_state=0)
+    est.fit(X, y, public_mask=mask)
+    summary = est.privacy_summary()
+    assert "local model" in summary and "server" in summary
+    assert "Definition 24" in summary
+    assert "rows marked public" in summary
+
+
+def test_utility_rises_with_epsilon():
+    X, y, mask, w = _gaussian(n=4000, n_public=120)
+    errors = []
+    for eps in (0.5, 4.0, 64.0):
+        errs = [
+            np.sum(
+                (
+                    SemiLocalDPLinearRegression(epsilon=eps, clip_norm=3.0, random_state=s)
+                    .fit(X, y, public_mask=mask)
+                    .coef_
+                    - w
+                )
+                ** 2
+            )
+            for s in range(4)
+        ]
+        errors.append(np.mean(errs))
+    assert errors[0] > errors[1] > errors[2]
+
+
+def test_private_rows_improve_on_the_public_start():
+    # n_pub / n = 3 %: the private messages move the public start towards
+    # the minimizer (averaged over seeds).
+    X, y, mask, w = _gaussian(n=4000, n_public=120)
+    start, final = [], []
+    for s in range(4):
+        est = SemiLocalDPLinearRegression(epsilon=8.0, clip_norm=3.0, random_state=s)
+        est.fit(X, y, public_mask=mask)
+        start.append(np.sum((est.coef_public_ - w) ** 2))
+        final.append(np.sum((est.coef_ - w) ** 2))
+    assert np.mean(final) < np.mean(start)
+
+
+def test_weights_of_one_fit_as_no_weights_and_carry_the_caveat():
+    X, y, mask, _ = _gaussian(n=300)
+    plain = SemiLocalDPLinearRegression(random_state=0).fit(X, y, public_mask=mask)
+    ones = SemiLocalDPLinearRegression(random_state=0).fit(
+        X, y, np.ones(300), public_mask=mask
+    )
+    # Same draws, residuals multiplied by exactly 1.0.
+    np.testing.assert_allclose(ones.coef_, plain.coef_, rtol=1e-12)
+    assert any("sample_weight is public" in c for c in ones.privacy_caveats_)
+    assert ones.dp_event_ == plain.dp_event_
+
+
+def test_no_public_mask_warns_and_is_pure_local_dp():
+    X, y, _, _ = _gaussian(n=300)
+    with pytest.warns(UserWarning, match="public_mask was not given"):
+        est = SemiLocalDPLinearRegression(random_state=0).fit(X, y)
+    assert est.n_public_ == 0 and est.n_private_ == 300
+    assert est.radius_ == 1.0
+    assert not est.privacy_caveats_
+
+
+def test_budget_above_the_float_range_is_refused_clearly():
+    X, y, mask, _ = _gaussian(n=100)
+    with pytest.raises(ValueError, match="epsilon=1000"):
+        SemiLocalDPLinearRegression(epsilon=1000.0).fit(X, y, public_mask=mask)
+
+
+def test_public_mask_is_validated():
+    X, y, _, _ = _gaussian(n=100)
+    with pytest.raises(TypeError, match="public_mask must be a boolean"):
+        SemiLocalDPLinearRegression().fit(X, y, public_mask=np.ones(100))
+
+
+def test_two_local_fits_compose_under_replace_one():
+    # Two pure 1-DP messages per record compose to at most 2 (the PLD of two
+    # binary randomized responses at delta = 1e-6 is just below it).
+    X, y, mask, _ = _gaussian(n=300, n_public=30)
+    events = [
+        SemiLocalDPLinearRegression(epsilon=1.0).fit(X, y, public_mask=mask).dp_event_
+        for _ in range(2)
+    ]
+    total = epsilon_of(dp_accounting.ComposedDpEvent(tuple(events)), 1e-6, "pld")
+    assert 1.9 < total <= 2.0 + 1e-9
+
+
+def test_central_semi_dp_and_local_share_the_public_mask_convention():
+    X, y, mask, _ = _gaussian(n=400)
+    local = SemiLocalDPLinearRegression(random_state=0).fit(X, y, public_mask=mask)
+    central = SemiDPLinearRegression(random_state=0).fit(X, y, public_mask=mask)
+    assert local.n_public_ == central.n_public_ == 300
