@@ -12,6 +12,7 @@ from .linear_model import (
     SemiLocalDPLinearRegression,
 )
 from .model_selection import PrivateHyperparameterSearch
+from .neural import DPMLPClassifier
 from .pipeline import PrivatePipeline, make_private_pipeline
 from .report import ModelReport, privacy_report
 
@@ -20,6 +21,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DPFERMIClassifier",
     "DPLogisticRegression",
+    "DPMLPClassifier",
     "FERMIClassifier",
     "HeavyTailDPRegressor",
     "ModelReport",

@@ -14,6 +14,7 @@ from sklearn.utils.estimator_checks import (
 from sklearn_dpfair import (
     DPFERMIClassifier,
     DPLogisticRegression,
+    DPMLPClassifier,
     HeavyTailDPRegressor,
     SemiDPLinearRegression,
     SemiLocalDPLinearRegression,
@@ -51,6 +52,8 @@ _NON_PRIVATE_LIMITS = [
     SemiDPLinearRegression(epsilon=np.inf),
     SemiLocalDPLinearRegression(epsilon=np.inf),
     HeavyTailDPRegressor(epsilon=np.inf),
+    # The same minibatch loop without noise or clipping; full batches.
+    DPMLPClassifier(epsilon=np.inf, batch_size="full"),
 ]
 
 

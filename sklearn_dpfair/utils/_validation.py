@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from ..exceptions import PrivacyLeakWarning
+from ._array_api import to_numpy
 from ._sklearn_compat import check_sample_weight
 
 __all__ = [
@@ -164,8 +165,10 @@ def check_public_weights(sample_weight, X):
     """
     if sample_weight is None:
         return None
-    weights = check_sample_weight(
-        sample_weight, X, dtype=np.float64, ensure_non_negative=True
+    # Host numpy, like the labels (public metadata): with array API dispatch
+    # scikit-learn returns them in X's namespace.
+    weights = to_numpy(
+        check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     )
     if not np.any(weights > 0):
         raise ValueError("sample_weight are all zero: there is nothing to fit.")

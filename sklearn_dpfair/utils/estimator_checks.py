@@ -34,6 +34,7 @@ _SMALL_DATA = (
 _PRIVATE = {
     "DPLogisticRegression": _WEIGHT_IS_ONE_RECORD,
     "DPFERMIClassifier": _WEIGHT_IS_ONE_RECORD,
+    "DPMLPClassifier": _WEIGHT_IS_ONE_RECORD,
     "SemiDPLinearRegression": _WEIGHT_IS_ONE_RECORD,
     "SemiLocalDPLinearRegression": _WEIGHT_IS_ONE_RECORD,
     "HeavyTailDPRegressor": _SMALL_DATA,

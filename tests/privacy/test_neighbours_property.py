@@ -85,6 +85,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, is_classifier
 from sklearn_dpfair import (
     DPFERMIClassifier,
     DPLogisticRegression,
+    DPMLPClassifier,
     HeavyTailDPRegressor,
     SemiDPLinearRegression,
     SemiLocalDPLinearRegression,
@@ -226,6 +227,24 @@ CONFIGS = [
         "add_remove",
         per_record="silos",
         first_release=2,
+    ),
+    # A network's first release is one stacked sum: the weight blocks of
+    # every layer, then the bias blocks (one clip for all of them).
+    Config(
+        "mlp-binary",
+        lambda: DPMLPClassifier((4,), classes=[0, 1], random_state=0, **_SGD),
+        "binary",
+        "add_remove",
+        first_release=4,
+    ),
+    Config(
+        "mlp-3class",
+        lambda: DPMLPClassifier(
+            (4, 3), "tanh", classes=[0, 1, 2], random_state=0, **_SGD
+        ),
+        "multiclass",
+        "add_remove",
+        first_release=6,
     ),
     Config(
         "semidp-gd",
@@ -584,8 +603,11 @@ def _numbers(value):
         return np.array([float(value)])
     if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
         return value.astype(float).ravel()
-    if isinstance(value, dict):
-        parts = [_numbers(v) for v in value.values()]
+    layers = isinstance(value, list) and all(isinstance(v, np.ndarray) for v in value)
+    if isinstance(value, dict) or (layers and value):
+        # A dict of per-silo numbers, or a network's list of layer arrays.
+        values = value.values() if isinstance(value, dict) else value
+        parts = [_numbers(v) for v in values]
         parts = [p for p in parts if p is not None]
         return np.concatenate(parts) if parts else None
     return None
@@ -610,6 +632,9 @@ def _score_may_overflow(est, probe):
     the largest float the score must be finite; beyond it, the correctly
     rounded score may be +-inf (never NaN).
     """
+    if not hasattr(est, "coef_"):
+        # A network saturates every layer: its scores are always finite.
+        return np.zeros(len(probe), dtype=bool)
     coef = np.atleast_2d(np.asarray(est.coef_, dtype=float))
     intercept = np.abs(np.asarray(est.intercept_, dtype=float)).max()
     with np.errstate(all="ignore"):
@@ -642,7 +667,11 @@ def _prediction_findings(est, probe):
                 found.append(f"predict_proba on finite rows: {proba.tolist()}")
             elif not np.allclose(proba.sum(axis=1), 1.0):
                 found.append(f"predict_proba rows do not sum to 1: {proba.tolist()}")
-            scores = est.decision_function(probe)
+            scores = (
+                est.decision_function(probe)
+                if hasattr(est, "decision_function")
+                else est.predict_log_proba(probe)
+            )
             if _bad_scores(scores, may_overflow):
                 found.append(f"decision_function on finite rows: {scores.tolist()}")
             if not set(est.predict(probe)) <= set(est.classes_):

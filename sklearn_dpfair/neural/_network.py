@@ -1,0 +1,390 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""A dense feed-forward network: forward pass, backward pass, ghost norms.
+
+The network has layers ``l = 1..L`` with weights ``W_l`` of shape
+``(n_{l-1}, n_l)`` and biases ``b_l`` of shape ``(n_l,)``. For a batch of
+rows ``A_0 = X``, ``Z_l = A_{l-1} W_l + b_l`` and ``A_l = f(Z_l)`` for the
+hidden layers (``f`` the activation); the last layer's ``Z_L`` are the raw
+scores the loss reads (logits).
+
+Per-example gradients without materializing them. Backpropagation gives,
+for every example ``i`` and layer ``l``, the error ``delta_{l,i}``
+(``dloss_i / dZ_{l,i}``, shape ``(n_l,)``). Example ``i``'s gradient with
+respect to ``[W_l; b_l]`` is the outer product ``a~_{l-1,i} delta_{l,i}^T``
+of the augmented activation ``a~ = [a, 1]`` and the error, whose Frobenius
+norm factorizes:
+
+    ``||a~ delta^T||_F = ||a~|| ||delta||``
+
+(the "ghost norm" identity, Goodfellow 2015, "Efficient per-example gradient
+computations"; Li et al. 2022, "Large language models can be strong
+differentially private learners", Sec. 4). The norm of example ``i``'s
+*full* gradient, all layers jointly, is therefore
+
+    ``sqrt(sum_l (||a_{l-1,i}||^2 + 1) ||delta_{l,i}||^2)``,
+
+``O(sum_l n_l)`` per example, computed with the privacy core's overflow-
+and underflow-safe row norms. With the clip factors
+``c_i = min(1, C / ||g_i||)`` the clipped sum of layer ``l`` is one matrix
+product, ``A_{l-1}^T (c * Delta_l)`` (and ``sum_i c_i delta_{l,i}`` for the
+bias): the per-example gradients (``n_params`` numbers per example) are
+never formed.
+
+Every function takes arrays of one namespace (numpy, or torch through
+``array-api-compat``) and computes there. Whatever a record holds, its
+clipped term is finite and within the clip norm: pre-activations that
+overflow are recomputed by a scaled product and saturated
+(:func:`~sklearn_dpfair.utils._array_api.finite_linear_scores`), and a record
+whose gradient norm is not finite (an error that overflowed in the backward
+pass, a product of norms beyond the largest float) gets clip factor 0 and
+contributes nothing.
+"""
+
+import math
+from itertools import pairwise
+
+import numpy as np
+
+from ..privacy._clipping import (
+    clip_factors_from_norms,
+    finite_rows_mask,
+    stable_row_norms,
+)
+from ..utils._array_api import array_namespace, finite_linear_scores
+
+__all__ = [
+    "ACTIVATIONS",
+    "backward",
+    "clip_factors",
+    "clipped_gradient_sums",
+    "forward",
+    "init_parameters",
+    "layer_sizes",
+    "n_parameters",
+    "per_example_norms",
+]
+
+#: The hidden-layer activations, scikit-learn's ``MLPClassifier`` names.
+ACTIVATIONS = ("identity", "logistic", "tanh", "relu")
+
+
+def layer_sizes(n_features, hidden_layer_sizes, n_outputs):
+    """``[n_features, *hidden_layer_sizes, n_outputs]``: the widths of the layers.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.neural._network import layer_sizes
+    >>> layer_sizes(4, (8, 3), 1)
+    [4, 8, 3, 1]
+    """
+    return [int(n_features), *(int(h) for h in hidden_layer_sizes), int(n_outputs)]
+
+
+def n_parameters(sizes):
+    """Number of weights and biases of a network with layer widths ``sizes``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.neural._network import n_parameters
+    >>> n_parameters([4, 8, 1])
+    49
+    """
+    return sum((fan_in + 1) * fan_out for fan_in, fan_out in pairwise(sizes))
+
+
+def init_parameters(sizes, activation, rng, dtype=np.float64):
+    """Glorot-uniform weights and biases, drawn on the host from ``rng``.
+
+    The initialization of scikit-learn's ``MLPClassifier`` (Glorot and
+    Bengio, 2010): every weight and bias uniform on ``[-r, r]`` with
+    ``r = sqrt(6 / (fan_in + fan_out))`` (``sqrt(2 / ...)`` for the logistic
+    activation). It reads the layer widths only, never the data, and is
+    drawn on the host from a generator the fit derives from its seed, so a
+    seed gives the same start on every backend.
+
+    Parameters
+    ----------
+    sizes : list of int
+        Layer widths (:func:`layer_sizes`).
+    activation : str
+        One of :data:`ACTIVATIONS`.
+    rng : numpy.random.Generator
+        The fit's generator.
+    dtype : numpy dtype, default=np.float64
+
+    Returns
+    -------
+    weights, biases : lists of ndarray
+        ``weights[l]`` of shape ``(sizes[l], sizes[l + 1])``, ``biases[l]`` of
+        shape ``(sizes[l + 1],)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.neural._network import init_parameters
+    >>> W, b = init_parameters([3, 5, 1], "relu", np.random.default_rng(0))
+    >>> [w.shape for w in W], [v.shape for v in b]
+    ([(3, 5), (5, 1)], [(5,), (1,)])
+    """
+    factor = 2.0 if activation == "logistic" else 6.0
+    weights, biases = [], []
+    for fan_in, fan_out in pairwise(sizes):
+        bound = math.sqrt(factor / (fan_in + fan_out))
+        weights.append(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(dtype))
+        biases.append(rng.uniform(-bound, bound, fan_out).astype(dtype))
+    return weights, biases
+
+
+def _activate(xp, z, activation):
+    if activation == "relu":
+        return xp.maximum(z, xp.zeros_like(z))
+    if activation == "tanh":
+        return xp.tanh(z)
+    if activation == "logistic":
+        # 1 / (1 + exp(-z)) overflows (harmlessly, to 0) for z < -709; the
+        # tanh form is exact and never overflows.
+        return 0.5 * (xp.tanh(0.5 * z) + 1.0)
+    return z
+
+
+def _derivative(xp, z, a, activation):
+    """``f'(z)`` from the pre-activation ``z`` and the activation ``a = f(z)``."""
+    if activation == "relu":
+        return xp.astype(z > 0, z.dtype)
+    if activation == "tanh":
+        return 1.0 - a * a
+    if activation == "logistic":
+        return a * (1.0 - a)
+    return xp.ones_like(z)
+
+
+def forward(X, weights, biases, activation):
+    """Forward pass: every layer's input and the raw output scores.
+
+    Pre-activations that overflow (or are ``inf - inf``) are recomputed by a
+    scaled product and saturated to the largest float, so every returned
+    array is finite for finite ``X`` and parameters.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+    weights, biases : lists of arrays
+        The parameters, in ``X``'s namespace.
+    activation : str
+        Activation of the hidden layers.
+
+    Returns
+    -------
+    inputs : list of arrays
+        ``inputs[l]`` is the input of layer ``l + 1``: ``X``, then the
+        hidden activations.
+    pre_activations : list of arrays
+        ``Z_l`` of the hidden layers (what the activation derivative reads).
+    raw : array of shape (n_samples, n_outputs)
+        The output layer's scores.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.neural._network import forward
+    >>> W = [np.array([[1.0, -1.0]]), np.array([[1.0], [1.0]])]
+    >>> b = [np.zeros(2), np.zeros(1)]
+    >>> _, _, raw = forward(np.array([[2.0], [-3.0]]), W, b, "relu")
+    >>> raw.ravel()
+    array([2., 3.])
+    """
+    xp = array_namespace(X)
+    inputs, pre_activations = [X], []
+    a = X
+    n_layers = len(weights)
+    for layer, (W, b) in enumerate(zip(weights, biases)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = xp.matmul(a, W) + b
+        z = finite_linear_scores(z, a, W, b)
+        if layer == n_layers - 1:
+            return inputs, pre_activations, z
+        a = _activate(xp, z, activation)
+        pre_activations.append(z)
+        inputs.append(a)
+    raise ValueError("A network needs at least one layer.")
+
+
+def backward(inputs, pre_activations, weights, raw_gradient, activation):
+    """Backpropagation: every layer's per-example errors ``delta_l``.
+
+    Parameters
+    ----------
+    inputs, pre_activations : lists of arrays
+        From :func:`forward`.
+    weights : list of arrays
+        The weights (biases do not enter the backward pass).
+    raw_gradient : array of shape (n_samples, n_outputs)
+        ``dloss_i / dZ_L``, the loss derivative of every example (already
+        multiplied by its public weight, if any).
+    activation : str
+        Activation of the hidden layers.
+
+    Returns
+    -------
+    deltas : list of arrays
+        ``deltas[l]`` of shape ``(n_samples, n_{l+1})``: example ``i``'s
+        error at the output of layer ``l + 1``. Rows are not necessarily
+        finite for an extreme record (a product of saturated values may
+        overflow); :func:`clip_factors` gives such rows factor 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.neural._network import backward, forward
+    >>> W = [np.array([[1.0, -1.0]]), np.array([[1.0], [1.0]])]
+    >>> b = [np.zeros(2), np.zeros(1)]
+    >>> inputs, pre, raw = forward(np.array([[2.0]]), W, b, "relu")
+    >>> [d.tolist() for d in backward(inputs, pre, W, np.ones((1, 1)), "relu")]
+    [[[1.0, 0.0]], [[1.0]]]
+    """
+    xp = array_namespace(raw_gradient)
+    delta = raw_gradient
+    deltas = [delta]
+    for layer in range(len(weights) - 1, 0, -1):
+        z, a = pre_activations[layer - 1], inputs[layer]
+        with np.errstate(over="ignore", invalid="ignore"):
+            delta = xp.matmul(delta, xp.permute_dims(weights[layer], (1, 0)))
+            delta = delta * _derivative(xp, z, a, activation)
+        deltas.append(delta)
+    return deltas[::-1]
+
+
+def per_example_norms(inputs, deltas):
+    """``||g_i||`` of every example's full gradient, by the ghost-norm identity.
+
+    ``sqrt(sum_l ||[a_{l-1,i}, 1]||^2 ||delta_{l,i}||^2)``: the Frobenius
+    norm of the stacked per-example gradients of every weight and bias,
+    computed from the layers' inputs and errors only. Each factor is an
+    overflow- and underflow-safe row norm of the privacy core
+    (:func:`~sklearn_dpfair.privacy._clipping.stable_row_norms`: float32
+    rows accumulated in float64 and rounded up), the layers' products are
+    float64, and their combination is again a stable norm, so the result is
+    the norm of the values actually summed (within float64 rounding, never
+    0 for a nonzero term whose squares underflow), or ``inf``.
+
+    Parameters
+    ----------
+    inputs : list of arrays
+        The layers' inputs (:func:`forward`).
+    deltas : list of arrays
+        The layers' errors (:func:`backward`).
+
+    Returns
+    -------
+    norms : array of shape (n_samples,)
+        float64; ``inf`` for an example whose gradient has a non-finite
+        entry or a norm beyond the largest float.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.neural._network import per_example_norms
+    >>> a = [np.array([[3.0, 4.0], [3e200, 4e200]])]
+    >>> d = [np.array([[2.0], [1e-200]])]
+    >>> per_example_norms(a, d)  # sqrt(26) * 2, sqrt(25e400 + 1) * 1e-200
+    array([10.19803903,  5.        ])
+    """
+    xp = array_namespace(deltas[0])
+    layer_norms = []
+    # A row with a non-finite entry gets a non-finite norm here (the stable
+    # norm's rescaling computes inf / inf for it, silently: a warning would
+    # depend on the record), and norm inf below. Checking the norms, not
+    # the activations, costs O(n L) instead of a pass over every layer.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for a, delta in zip(inputs, deltas):
+            a_norms = _float64(xp, stable_row_norms(a))
+            delta_norms = _float64(xp, stable_row_norms(delta))
+            # ||[a, 1]|| ||delta||: inf past the largest float, nan for a
+            # norm beyond it times 0 (norm inf below, a zero term anyway).
+            layer_norms.append(xp.hypot(a_norms, xp.ones_like(a_norms)) * delta_norms)
+    stacked = xp.stack(layer_norms, axis=1)
+    ok = finite_rows_mask(stacked)
+    if not bool(xp.all(ok)):
+        stacked = xp.where(ok[:, None], stacked, xp.zeros_like(stacked))
+    norms = stable_row_norms(stacked)
+    return xp.where(ok, norms, xp.full_like(norms, math.inf))
+
+
+def clip_factors(norms, clip_norm, *, margin=1.0):
+    """``c_i = min(1, C / ||g_i||)``; 0 where the norm is not finite.
+
+    The privacy core's factors
+    (:func:`~sklearn_dpfair.privacy._clipping.clip_factors_from_norms`),
+    with ``margin`` on the bound for terms made of lower-precision values.
+    ``clip_norm = inf`` (the non-private limit) gives 1 for every finite
+    norm. A record whose gradient norm is not finite contributes nothing:
+    its term is then 0, within any clip norm.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.neural._network import clip_factors
+    >>> clip_factors(np.array([0.5, 2.0, 0.0, np.inf, np.nan]), 1.0)
+    array([1. , 0.5, 1. , 0. , 0. ])
+    """
+    if math.isinf(clip_norm):
+        xp = array_namespace(norms)
+        finite = xp.isfinite(norms)
+        return xp.where(finite, xp.ones_like(norms), xp.zeros_like(norms))
+    return clip_factors_from_norms(norms, clip_norm, margin=margin)
+
+
+def clipped_gradient_sums(inputs, deltas, factors):
+    """``sum_i c_i a~_{l-1,i} delta_{l,i}^T`` for every layer: the clipped sum.
+
+    Computed in float64 (the precision of the factors and the noise). Rows
+    with factor 0 are zeroed in both operands first, so a record whose norm
+    was not finite contributes exactly 0 (never ``0 * inf``). For the
+    others each product ``|a_j c delta_k| <= c ||a~|| ||delta|| <= C``:
+    every term is finite.
+
+    Parameters
+    ----------
+    inputs, deltas : lists of arrays
+        From :func:`forward` and :func:`backward`.
+    factors : array of shape (n_samples,)
+        Clip factors (:func:`clip_factors`).
+
+    Returns
+    -------
+    weight_sums, bias_sums : lists of float64 arrays
+        Shapes of the weights and biases. Changing one example moves the
+        stacked sums by at most the clip norm in Euclidean norm.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.neural._network import clipped_gradient_sums
+    >>> a = [np.array([[3.0, 4.0], [1.0, 0.0]])]
+    >>> d = [np.array([[2.0], [1.0]])]
+    >>> gW, gb = clipped_gradient_sums(a, d, np.array([0.5, 0.0]))
+    >>> gW[0].ravel(), gb[0]
+    (array([3., 4.]), array([1.]))
+    """
+    xp = array_namespace(factors)
+    factors = _float64(xp, factors)
+    keep = factors > 0
+    all_kept = bool(xp.all(keep))
+    keep = keep[:, None]
+    weight_sums, bias_sums = [], []
+    for a, delta in zip(inputs, deltas):
+        delta, a = _float64(xp, delta), _float64(xp, a)
+        if not all_kept:
+            delta = xp.where(keep, delta, xp.zeros_like(delta))
+            a = xp.where(keep, a, xp.zeros_like(a))
+        scaled = delta * factors[:, None]
+        weight_sums.append(xp.matmul(xp.permute_dims(a, (1, 0)), scaled))
+        bias_sums.append(xp.sum(scaled, axis=0))
+    return weight_sums, bias_sums
+
+
+def _float64(xp, a):
+    """``a`` in float64, without a copy when it already is."""
+    return a if a.dtype == xp.float64 else xp.astype(a, xp.float64)
+
