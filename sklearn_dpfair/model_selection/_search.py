@@ -102,9 +102,12 @@ class PrivateHyperparameterSearch(
 
     Parameters
     ----------
-    estimator : DPLogisticRegression or DPFERMIClassifier
-        The private classifier to tune. Its ``epsilon``, ``delta``,
-        ``accountant`` and ``random_state`` are set by the search.
+    estimator : private classifier or PrivatePipeline
+        The private classifier (or private pipeline ending in one) to tune:
+        anything with a ``privacy_plan`` stated under add/remove adjacency
+        and a declared ``classes``. Its ``epsilon``, ``delta``,
+        ``accountant`` and ``random_state`` are set by the search; a
+        pipeline's parameters are addressed as ``step__param``.
     param_grid : dict or list of dict
         Lists of values per parameter, as in ``GridSearchCV``; the candidates
         are its points. Parameters that change the privacy cost (``max_iter``,

@@ -196,3 +196,29 @@ def test_configurations_it_cannot_plan_are_refused_before_the_data(
     # Refused when planned, before any candidate is fitted.
     with pytest.raises(error, match=match):
         search.fit(np.zeros((40, 2)), np.arange(40) % 2)
+
+
+def test_search_over_a_private_pipeline_on_raw_columns():
+    from sklearn_dpfair.pipeline import make_private_pipeline
+    from sklearn_dpfair.preprocessing import DPStandardScaler
+
+    X, y = make_classification(n_samples=3000, n_features=4, random_state=0)
+    X = X * [1.0, 100.0, 1e4, 1e-3] + [500.0, 0.0, 1e5, 0.0]
+    pipe = make_private_pipeline(
+        DPStandardScaler(bounds=[(490, 510), (-500, 500), (5e4, 1.5e5), (-0.01, 0.01)]),
+        DPLogisticRegression(classes=[0, 1], max_iter=5),
+    )
+    search = PrivateHyperparameterSearch(
+        pipe, {"dplogisticregression__alpha": [0.0, 1e-3]}, epsilon=2.0,
+        n_runs=2, random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    assert search.epsilon_ <= 2.0
+    best = search.best_estimator_
+    # The selected pipeline's fit is the planned one (checked by each run too).
+    n_train = 3000 - int(round(search.validation_fraction * 3000))
+    plan = plan_candidate(best, n_train, 4, {}, delta=1e-5)
+    assert best.dp_event_ == plan.event(search.run_epsilon_, 1e-5)
+    assert search.score(X, y) > 0.8
