@@ -38,6 +38,7 @@ __all__ = [
     "LinearClassifierMixin",
     "LinearRegressorMixin",
     "PrivateEstimatorMixin",
+    "ScoreClassifierMixin",
 ]
 
 #: Constraints of the privacy parameters every private estimator shares.
@@ -286,44 +287,14 @@ def _sparse_linear_scores(X, coef, intercept):
     return scores.ravel() if scores.shape[1] == 1 else scores
 
 
-class LinearClassifierMixin(ClassifierMixin):
-    """Prediction for linear classifiers with ``coef_`` of shape (K or 1, d).
+class ScoreClassifierMixin(ClassifierMixin):
+    """Labels and probabilities from raw scores and a loss.
 
-    Binary problems keep one row of coefficients (the logit of
-    ``classes_[1]``), as in scikit-learn's ``LogisticRegression``.
+    A subclass defines ``_raw(X)`` (the scores, shape (n_samples, 1) for a
+    binary problem or (n_samples, n_classes)) and ``_loss_for_prediction()``
+    (the loss whose link maps scores to probabilities): linear models and
+    networks alike.
     """
-
-    def decision_function(self, X):
-        """Raw scores: logits of ``classes_[1]`` (binary) or of each class.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples to score.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            Raw linear scores; finite for finite ``X`` (a score beyond the
-            largest float is saturated to it).
-        """
-        check_is_fitted(self)
-        # Scores are computed where the coefficients live: numpy by default,
-        # X's namespace and device for fits under array_api_dispatch.
-        # Sparse X is accepted here (a model is numpy once fitted); fit
-        # decides which solvers take it.
-        X = validate_data(
-            self, X, reset=False, dtype=input_float_dtypes(X), accept_sparse="csr"
-        )
-        if sp.issparse(X):
-            return _sparse_linear_scores(X, self.coef_, self.intercept_)
-        xp = array_namespace(X, self.coef_)
-        scores = _dense_linear_scores(xp, X, self.coef_.T, self.intercept_)
-        return xp.reshape(scores, (-1,)) if scores.shape[1] == 1 else scores
-
-    def _raw(self, X):
-        scores = self.decision_function(X)
-        return scores[:, None] if scores.ndim == 1 else scores
 
     def predict(self, X):
         """Predicted class labels.
@@ -385,4 +356,44 @@ class LinearClassifierMixin(ClassifierMixin):
         # A probability that underflowed to 0: its log-softmax instead of
         # log(0) = -inf (other entries keep their value, bit for bit).
         return xp.where(finite, log_proba, loss.predict_log_proba(raw))
+
+
+class LinearClassifierMixin(ScoreClassifierMixin):
+    """Prediction for linear classifiers with ``coef_`` of shape (K or 1, d).
+
+    Binary problems keep one row of coefficients (the logit of
+    ``classes_[1]``), as in scikit-learn's ``LogisticRegression``.
+    """
+
+    def decision_function(self, X):
+        """Raw scores: logits of ``classes_[1]`` (binary) or of each class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples to score.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Raw linear scores; finite for finite ``X`` (a score beyond the
+            largest float is saturated to it).
+        """
+        check_is_fitted(self)
+        # Scores are computed where the coefficients live: numpy by default,
+        # X's namespace and device for fits under array_api_dispatch.
+        # Sparse X is accepted here (a model is numpy once fitted); fit
+        # decides which solvers take it.
+        X = validate_data(
+            self, X, reset=False, dtype=input_float_dtypes(X), accept_sparse="csr"
+        )
+        if sp.issparse(X):
+            return _sparse_linear_scores(X, self.coef_, self.intercept_)
+        xp = array_namespace(X, self.coef_)
+        scores = _dense_linear_scores(xp, X, self.coef_.T, self.intercept_)
+        return xp.reshape(scores, (-1,)) if scores.shape[1] == 1 else scores
+
+    def _raw(self, X):
+        scores = self.decision_function(X)
+        return scores[:, None] if scores.ndim == 1 else scores
 

@@ -5,11 +5,15 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
+from .._base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    PrivateEstimatorMixin,
+    ScoreClassifierMixin,
+)
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
 from ..privacy import PrivacyBudget
 from ..privacy._random import check_noise_generator
@@ -32,7 +36,7 @@ from ._network import ACTIVATIONS, forward
 __all__ = ["DPMLPClassifier"]
 
 
-class DPMLPClassifier(ClassifierMixin, PrivateEstimatorMixin, BaseEstimator):
+class DPMLPClassifier(ScoreClassifierMixin, PrivateEstimatorMixin, BaseEstimator):
     """Multilayer perceptron classifier trained with (epsilon, delta)-DP-SGD.
 
     A dense feed-forward network (scikit-learn's ``MLPClassifier``
@@ -371,64 +375,8 @@ default=None
         biases = [xp.astype(b, X.dtype) for b in self.intercepts_]
         return forward(X, weights, biases, self.activation)[2]
 
-    def predict_proba(self, X):
-        """Class probabilities, columns ordered as ``classes_``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples to score.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Probability of each class; finite for finite ``X``.
-        """
-        check_is_fitted(self)
-        return self._loss_for(self.classes_).predict_proba(self._raw(X))
-
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples to score.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Log-probability of each class; finite for finite ``X``.
-        """
-        check_is_fitted(self)
-        loss = self._loss_for(self.classes_)
-        raw = self._raw(X)
-        proba = loss.predict_proba(raw)
-        xp = array_namespace(proba)
-        with np.errstate(divide="ignore"):
-            log_proba = xp.log(proba)
-        finite = xp.isfinite(log_proba)
-        if bool(xp.all(finite)):
-            return log_proba
-        # A probability that underflowed to 0: its log-softmax instead.
-        return xp.where(finite, log_proba, loss.predict_log_proba(raw))
-
-    def predict(self, X):
-        """Predicted class labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples to classify.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            The most probable class of each sample.
-        """
-        check_is_fitted(self)
-        proba = self.predict_proba(X)
-        return self.classes_[to_numpy(array_namespace(proba).argmax(proba, axis=1))]
+    def _loss_for_prediction(self):
+        return self._loss_for(self.classes_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
