@@ -472,6 +472,54 @@ class PrivacyLedger:
         native = [e.dp_event for e in entries if e.adjacency == target]
         return _replace_one_total(native, converted, delta, self.kind)
 
+    def total_epsilon_with(self, plan, delta=None, *, adjacency=None):
+        """The total epsilon if the fit ``plan`` describes were recorded too.
+
+        Reads the plan only (``estimator.privacy_plan(n_samples,
+        n_features)``), so a budget can be checked before a fit reads any
+        row; nothing is recorded.
+
+        Parameters
+        ----------
+        plan : PrivacyPlan
+            The planned fit.
+        delta : float or None, default=None
+            As in :meth:`total_epsilon` (None: the largest delta among the
+            recorded releases and the plan).
+        adjacency : {"add_remove", "replace_one"} or None, default=None
+            As in :meth:`total_epsilon`.
+
+        Returns
+        -------
+        epsilon : float
+            The total epsilon of the recorded releases and the plan.
+
+        Examples
+        --------
+        >>> from sklearn_dpfair import DPLogisticRegression
+        >>> from sklearn_dpfair.privacy import PrivacyLedger
+        >>> ledger = PrivacyLedger()
+        >>> plan = DPLogisticRegression(epsilon=1.0, max_iter=3).privacy_plan(5000, 4)
+        >>> ledger.total_epsilon_with(plan) <= 1.0, len(ledger)
+        (True, 0)
+        """
+        trial = PrivacyLedger(self.kind)
+        for entry in self.entries:
+            trial.record(
+                entry.dp_event,
+                delta=entry.delta,
+                adjacency=entry.adjacency,
+                source=entry.source,
+                seed=entry.seed,
+            )
+        trial.record(
+            plan.dp_event,
+            delta=plan.total_delta if plan.total_delta > 0 else plan.delta,
+            adjacency=plan.adjacency,
+            source=plan.estimator,
+        )
+        return trial.total_epsilon(delta, adjacency=adjacency)
+
     def summary(self, delta=None, *, adjacency=None):
         """Human-readable total: number of releases and total epsilon.
 

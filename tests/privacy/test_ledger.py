@@ -459,3 +459,29 @@ def test_repr_shows_the_number_of_fits_and_the_total():
     text = repr(ledger)
     assert "fits=2" in text
     assert f"total_epsilon={ledger.total_epsilon():.4g} at delta=1e-05" in text
+
+
+def test_total_epsilon_with_a_plan_matches_the_fit_it_plans():
+    import warnings
+
+    import numpy as np
+
+    from sklearn_dpfair import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3)) * [1.0, 100.0, 1e4]
+    y = (X[:, 0] > 0).astype(int)
+    ledger = PrivacyLedger()
+    first = DPLogisticRegression(classes=[0, 1], max_iter=3, accountant=ledger)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first.fit(X, y)
+    second = DPLogisticRegression(classes=[0, 1], max_iter=5, epsilon=0.5)
+    predicted = ledger.total_epsilon_with(second.privacy_plan(2000, 3))
+    assert len(ledger) == 1  # nothing recorded by asking
+    second.set_params(accountant=ledger)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        second.fit(X, y)
+    assert ledger.total_epsilon() == predicted
+    assert predicted > first.epsilon_
