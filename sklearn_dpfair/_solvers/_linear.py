@@ -20,7 +20,7 @@ Gradients. The gradient of one example is the outer product
 ``g_i = x~_i r_i^T`` of the augmented row and the loss derivative
 ``r_i = dl/d(raw)`` (one entry per output). Its Frobenius norm factorizes,
 ``||g_i|| = ||r_i|| ||x~_i||``
-(:func:`~sklearn_dpfair.privacy._clipping.per_example_norms`),
+(:func:`~sklearn_dpfair._solvers._rows.per_example_norms`),
 so the clip factor of every example costs ``O(K)`` given the row norms, and
 the clipped sum is one matrix product ``X_B^T (c * R_B)``
 (:func:`clipped_gradient_sum`): no ``n x d`` gradient matrix is formed.
@@ -40,12 +40,18 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..privacy._clipping import (
+from ._rows import (
+
     canonical_csr,
+
     clipped_rows,
+
     per_example_norms,
+
     squared_row_norms,
+
     stable_row_norms,
+
 )
 from ..utils._array_api import (
     array_namespace,
@@ -245,7 +251,7 @@ def clipped_gradient_sum(X, raw_gradient, row_norms, clip_norm, intercept_scalin
     Changing one example moves the stacked sum by at most ``clip_norm`` in
     Frobenius norm; that is the sensitivity the Gaussian noise is calibrated
     to under add/remove adjacency. A record whose raw gradient is not finite
-    contributes 0 (:func:`~sklearn_dpfair.privacy._clipping.clipped_rows`).
+    contributes 0 (:func:`~sklearn_dpfair._solvers._rows.clipped_rows`).
 
     Examples
     --------
@@ -350,7 +356,7 @@ class LinearModel:
     def gradient_norms(self, X, raw_gradient, row_norms=None):
         """Per-example gradient norms ``||r_i|| ||[x_i, s]||``, never ``nan``.
 
-        See :func:`~sklearn_dpfair.privacy._clipping.per_example_norms`;
+        See :func:`~sklearn_dpfair._solvers._rows.per_example_norms`;
         ``row_norms`` defaults to :meth:`row_norms` of ``X``.
         """
         if row_norms is None:

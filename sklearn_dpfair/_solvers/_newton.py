@@ -65,7 +65,8 @@ import scipy.sparse as sp
 from ..privacy import GaussianMechanism
 from ..privacy._accounting import composed_event, noisy_sgd_event
 from ..privacy._calibration import calibrate_noise
-from ..privacy._clipping import clip_margin, clip_rows_to_norm, squared_row_norms
+from ..privacy._clipping import clip_margin
+from ._rows import clip_rows_to_norm, squared_row_norms
 from ._row_blocks import row_block, row_blocks
 
 __all__ = [
@@ -299,7 +300,7 @@ class ClippedRows:
     itself: a clipped copy would double the memory, and numpy's row norms
     cost more than a pass). Rows whose squared norm overflows get
     ``f = 0`` and ``keep = False`` there, and are read from ``extra``, their
-    overflow-safe projection (:func:`~sklearn_dpfair.privacy._clipping.clip_rows_to_norm`).
+    overflow-safe projection (:func:`~sklearn_dpfair._solvers._rows.clip_rows_to_norm`).
     A sparse ``X`` is clipped through its stored entries (one copy of its
     data), ``factors`` is None.
     """

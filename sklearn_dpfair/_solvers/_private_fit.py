@@ -20,7 +20,7 @@ from ..privacy._accounting import (
     noisy_sgd_event,
 )
 from ..privacy._calibration import calibrate_noise
-from ..privacy._clipping import clip_rows_to_norm
+from ._rows import clip_rows_to_norm
 from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
 from ..privacy._record import WEIGHTS_CAVEAT, PrivacyRecord
 from ..privacy._zcdp import ZCDP_ACCOUNTANT
@@ -497,7 +497,7 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
 
     Rows are first clipped to ``feature_norm_bound`` (a data-independent map
     that cannot overflow, see
-    :func:`~sklearn_dpfair.privacy._clipping.clip_rows_to_norm`), so that one
+    :func:`~sklearn_dpfair._solvers._rows.clip_rows_to_norm`), so that one
     example's loss is ``L = raw_lipschitz * sqrt(R^2 + s^2)`` Lipschitz
     whatever the record holds; the minimizer then has replace-one
     sensitivity ``2 L / (alpha n)``, plus ``2 tol`` for the certified solver

@@ -46,11 +46,9 @@ from itertools import pairwise
 
 import numpy as np
 
-from ..privacy._clipping import (
-    clip_factors_from_norms,
-    finite_rows_mask,
-    stable_row_norms,
-)
+from ..privacy._clipping import clip_factors_from_norms
+
+from .._solvers._rows import finite_rows_mask, stable_row_norms
 from ..utils._array_api import array_namespace, finite_linear_scores
 
 __all__ = [
@@ -262,7 +260,7 @@ def per_example_norms(inputs, deltas):
     norm of the stacked per-example gradients of every weight and bias,
     computed from the layers' inputs and errors only. Each factor is an
     overflow- and underflow-safe row norm of the privacy core
-    (:func:`~sklearn_dpfair.privacy._clipping.stable_row_norms`: float32
+    (:func:`~sklearn_dpfair._solvers._rows.stable_row_norms`: float32
     rows accumulated in float64 and rounded up), the layers' products are
     float64, and their combination is again a stable norm, so the result is
     the norm of the values actually summed (within float64 rounding, never

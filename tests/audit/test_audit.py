@@ -24,7 +24,8 @@ from sklearn_dpfair.audit import (
     make_neighbours,
 )
 from sklearn_dpfair.audit._synthetic import UnsupportedFitArgument, synthetic_inputs
-from sklearn_dpfair.privacy import GaussianMechanism, _clipping
+from sklearn_dpfair._solvers import _rows
+from sklearn_dpfair.privacy import GaussianMechanism
 from sklearn_dpfair.privacy._accounting import gaussian_event
 from sklearn_dpfair.utils import all_estimators
 
@@ -48,12 +49,12 @@ def _halve_noise(monkeypatch):
 
 def _disable_clipping(monkeypatch):
     """Every per-example clip factor 1; the noise still scaled to the clip norm."""
-    original = _clipping.clip_factors
+    original = _rows.clip_factors
 
     def no_clipping(raw_gradient, row_norms, clip_norm):
         return original(raw_gradient, row_norms, np.inf)
 
-    monkeypatch.setattr(_clipping, "clip_factors", no_clipping)
+    monkeypatch.setattr(_rows, "clip_factors", no_clipping)
 
 
 # -- mechanism -------------------------------------------------------------------------

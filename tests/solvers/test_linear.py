@@ -22,7 +22,7 @@ from sklearn_dpfair._solvers._linear import (
     take_rows,
 )
 from sklearn_dpfair.privacy import GaussianMechanism
-from sklearn_dpfair.privacy._clipping import clipped_rows
+from sklearn_dpfair._solvers._rows import clipped_rows
 
 HUGE_ROWS = np.array(
     [[1.7e308, 0.0], [1e200, -1e200], [1e-300, 0.0], [0.0, 0.0], [3.0, 4.0]]

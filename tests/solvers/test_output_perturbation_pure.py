@@ -16,7 +16,7 @@ from sklearn_dpfair._solvers._private_fit import (
     output_perturbation_setup,
 )
 from sklearn_dpfair.privacy import LaplaceMechanism, PrivacyBudget
-from sklearn_dpfair.privacy._clipping import clip_rows_to_norm
+from sklearn_dpfair._solvers._rows import clip_rows_to_norm
 
 R, ALPHA, N, D = 2.0, 0.05, 300, 4
 

@@ -27,7 +27,7 @@ from sklearn_dpfair.privacy import (
     noise_multiplier_for_gaussian,
 )
 from sklearn_dpfair.privacy import _budget
-from sklearn_dpfair.privacy._clipping import clip_rows_to_norm
+from sklearn_dpfair._solvers._rows import clip_rows_to_norm
 from sklearn_dpfair.privacy._mechanism import observe_privatize
 
 

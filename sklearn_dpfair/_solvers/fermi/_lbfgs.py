@@ -45,7 +45,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from ...privacy._clipping import entry_blocks
+from .._rows import entry_blocks
 from .._row_blocks import float64_product, row_block, storage_bytes
 from ._sgda import softmax_probabilities, softmax_terms
 

@@ -48,7 +48,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...fairness._ermi import block_tables, ermi_from_tables
-from ...privacy._clipping import clip_factors_from_norms, finite_rows_mask
+from ...privacy._clipping import clip_factors_from_norms
+from .._rows import finite_rows_mask
 from ...privacy._releases import joint_release
 from ...utils._array_api import (
     array_namespace,

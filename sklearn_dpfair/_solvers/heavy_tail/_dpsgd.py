@@ -74,7 +74,7 @@ from ...privacy._accounting import (
     non_private_event,
     zcdp_event,
 )
-from ...privacy._clipping import squared_row_norms
+from .._rows import squared_row_norms
 from ...privacy._releases import forgo_release
 from ...privacy._zcdp import ZCDPLedger
 from ...privacy._quantile import POSITIVE_EDGES, SIGNED_DECADE_EDGES

@@ -32,12 +32,9 @@ silenced, because a warning that depends on one record is itself a leak.
 import numpy as np
 import scipy.sparse as sp
 
-from ...privacy._clipping import (
-    canonical_csr,
-    clip_factors_from_norms,
-    finite_rows_mask,
-    stable_row_norms,
-)
+from ...privacy._clipping import clip_factors_from_norms
+
+from .._rows import canonical_csr, finite_rows_mask, stable_row_norms
 from .._linear import LinearModel, weighted_raw_gradient
 from .._row_blocks import batch_block, batch_blocks, row_block, row_blocks
 

@@ -22,7 +22,7 @@ sensitivity is at most the matrix's Frobenius sensitivity.
 Whatever one record holds, its term ``x^_i x^_i^T`` is finite with Frobenius
 norm at most ``C_S``: a row whose squared norm overflows is scaled by
 ``sqrt(C_S) / ||x~_i||`` with the overflow-safe norm
-(:func:`~sklearn_dpfair.privacy._clipping.stable_row_norms`), never by a
+(:func:`~sklearn_dpfair._solvers._rows.stable_row_norms`), never by a
 factor computed from ``inf``.
 """
 
@@ -33,12 +33,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...privacy import GaussianMechanism, private_quantile
-from ...privacy._clipping import (
-    canonical_csr,
-    clip_factors_from_norms,
-    squared_row_norms,
-    stable_row_norms,
-)
+from ...privacy._clipping import clip_factors_from_norms
+from .._rows import canonical_csr, squared_row_norms, stable_row_norms
 from ...privacy._zcdp import gaussian_noise_std
 from .._linear import augmented_row_norms
 from ._mean_oracle import scaled_augmented_gram

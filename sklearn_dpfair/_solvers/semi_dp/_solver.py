@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ...privacy._clipping import clipped_rows
+from .._rows import clipped_rows
 from .._linear import clipped_gradient_sum, row_norms_of, stored_row_norms
 from .._row_blocks import block_rows, row_block, row_blocks
 from .._sampling import poisson_batch
@@ -120,7 +120,7 @@ def _clipped_sum(X, R, row_norms, clip_norm, s, excluded=None):
 
     ``R`` holds the per-row raw gradients (residuals) of the ``K`` columns;
     each (row, column) pair is clipped separately with the factorized norm
-    ``|r_ik| ||x~_i||`` (:func:`~sklearn_dpfair.privacy._clipping.clipped_rows`),
+    ``|r_ik| ||x~_i||`` (:func:`~sklearn_dpfair._solvers._rows.clipped_rows`),
     so one row moves column ``k`` by at most ``C``: a residual that is not
     finite contributes exactly 0, and each entry ``c_ik r_ik x_ij`` is finite
     even for a huge ``x_ij``. Rows flagged in ``excluded`` get weight exactly

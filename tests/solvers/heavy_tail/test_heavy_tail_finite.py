@@ -27,7 +27,7 @@ from sklearn_dpfair.privacy._quantile import (
     quantile_utility,
 )
 from sklearn_dpfair.privacy import GaussianMechanism
-from sklearn_dpfair.privacy._clipping import per_example_norms
+from sklearn_dpfair._solvers._rows import per_example_norms
 
 # (row, target) of one crafted record; d = 2 features.
 CRAFTED = [

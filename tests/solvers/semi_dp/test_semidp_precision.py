@@ -18,7 +18,7 @@ from sklearn_dpfair.privacy import GaussianMechanism
 def extreme_rows(rng, n, d, dtype=np.float32):
     """Finite rows that are huge, tiny (subnormal), mixed or ordinary.
 
-    As in ``tests/privacy/test_clipping_precision.py``.
+    As in ``tests/solvers/test_rows_precision.py``.
     """
     info = np.finfo(dtype)
     top = np.log10(float(info.max)) - 0.5 - np.log10(d)

@@ -13,10 +13,9 @@ import pytest
 import scipy.sparse as sp
 
 from sklearn_dpfair._solvers._linear import LinearModel, augmented_row_norms
-from sklearn_dpfair.privacy._clipping import (
+from sklearn_dpfair.privacy._clipping import clip_factors_from_norms, clip_margin
+from sklearn_dpfair._solvers._rows import (
     clip_factors,
-    clip_factors_from_norms,
-    clip_margin,
     clip_rows_to_norm,
     clipped_rows,
     stable_row_norms,

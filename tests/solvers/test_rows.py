@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sklearn_dpfair._solvers._linear import augmented_row_norms
-from sklearn_dpfair.privacy._clipping import clip_factors
+from sklearn_dpfair._solvers._rows import clip_factors
 
 
 def test_zero_gradient_has_factor_one():
@@ -22,7 +22,7 @@ def test_infinite_clip_norm_disables_clipping():
 def test_sparse_row_norms_equal_dense_ones_for_huge_and_empty_rows(fmt, dtype):
     import scipy.sparse as sp
 
-    from sklearn_dpfair.privacy._clipping import stable_row_norms
+    from sklearn_dpfair._solvers._rows import stable_row_norms
 
     big = np.finfo(dtype).max / 2
     X = np.array(
@@ -53,7 +53,7 @@ def test_sparse_row_norms_with_empty_rows_match_dense(dense):
     # and each other row its own entries, wherever the empty rows are.
     import scipy.sparse as sp
 
-    from sklearn_dpfair.privacy._clipping import squared_row_norms
+    from sklearn_dpfair._solvers._rows import squared_row_norms
 
     X = np.array(dense)
     np.testing.assert_array_equal(
@@ -74,7 +74,7 @@ def test_sparse_row_norms_allocate_no_index_copy():
 
     import scipy.sparse as sp
 
-    from sklearn_dpfair.privacy._clipping import squared_row_norms
+    from sklearn_dpfair._solvers._rows import squared_row_norms
 
     n = 200_000
     rows = np.arange(n)
@@ -97,7 +97,7 @@ def test_sparse_row_reduction_is_the_same_for_every_block_size(monkeypatch, bloc
     # reduction whatever the block size, with empty rows anywhere.
     import scipy.sparse as sp
 
-    from sklearn_dpfair.privacy import _clipping
+    from sklearn_dpfair._solvers import _rows as _clipping
 
     rng = np.random.default_rng(0)
     dense = rng.standard_normal((60, 9)) * (rng.random((60, 9)) < 0.3)

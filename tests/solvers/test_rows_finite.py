@@ -5,11 +5,16 @@ import pytest
 
 import scipy.sparse as sp
 
-from sklearn_dpfair.privacy._clipping import (
-    clip_factors_from_norms,
+from sklearn_dpfair.privacy._clipping import clip_factors_from_norms
+
+from sklearn_dpfair._solvers._rows import (
+
     clip_rows_to_norm,
+
     squared_row_norms,
+
     stable_row_norms,
+
 )
 
 HUGE_ROWS = np.array(
@@ -114,7 +119,7 @@ def test_sparse_rows_clipped_block_by_block_are_the_same(monkeypatch, block):
     # A sparse X is projected one block of rows at a time (no n- or
     # nnz-length temporaries); every row's clipped values are those of the
     # whole-matrix pass, huge (overflowed) and empty rows included.
-    from sklearn_dpfair.privacy import _clipping
+    from sklearn_dpfair._solvers import _rows as _clipping
 
     rng = np.random.default_rng(0)
     dense = rng.standard_normal((40, 5)) * (rng.random((40, 5)) < 0.5)
