@@ -84,6 +84,8 @@ _FERMI_LIMIT_SOLVER = (
 _SOLVER_PARAMS = (
     "fairness_weight",
     "disparity_bound",
+    "max_fairness_weight",
+    "min_group_size",
     "clip_norm",
     "dual_clip_norm",
     "batch_size",
@@ -108,6 +110,8 @@ _FERMI_CONSTRAINTS = {
     ],
     "fairness_weight": [Interval(Real, 0, None, closed="left")],
     "disparity_bound": [Interval(Real, 0, 1, closed="left"), None],
+    "max_fairness_weight": [Interval(Real, 0, None, closed="left")],
+    "min_group_size": [Interval(Integral, 0, None, closed="left")],
     "opportunity_class": "no_validation",
     "eo_weighting": [StrOptions({"label_prior", "uniform"})],
     "alpha": [Interval(Real, 0, None, closed="left")],
@@ -262,6 +266,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         self.fairness_weight_ = result.fairness_weight
         self.learning_rate_, self.dual_learning_rate_ = result.step_sizes
         self.weight_path_ = result.path if self.disparity_bound is not None else None
+        self.bound_met_ = result.bound_met
         self._set_result_privacy(result)
         self._set_result_diagnostics(result)
         return self
@@ -370,12 +375,31 @@ class FERMIClassifier(_BaseFERMI):
         targets fairlearn's ``demographic_parity_difference``,
         ``equalized_odds_difference``, or the true-positive-rate difference)
         is at most the bound. The search solves a path of weights to
-        stationarity (0, then doubling from 1/2 to 1024 until the bound is
-        met, then 4 bisections), warm-starting each from the previous one;
-        for binary targets each model's decision threshold (one for all
-        groups: prediction never reads the group) is also chosen on the
-        training data. The chosen weight is ``fairness_weight_``, the path
-        ``weight_path_``. fairlearn's ``difference_bound``, on training data.
+        stationarity (0, then doubling from 1/2 to ``max_fairness_weight``
+        until the bound is met, then 4 bisections), warm-starting each from
+        the previous one, and stops doubling early once a feasible model is
+        in hand and three more doublings improved neither the disparity nor
+        the error; for binary targets each model's decision threshold (one
+        for all groups: prediction never reads the group) is also chosen on
+        the training data, so a binary bound is always met (at worst by a
+        near-constant predictor). The chosen weight is ``fairness_weight_``,
+        the path ``weight_path_``; ``bound_met_`` says whether the bound
+        was met, and a warning names the bound, the least training
+        disparity reached and what to try when it was not. Groups with
+        fewer than ``min_group_size`` rows in a compared cell are left out
+        of the bounded disparity. fairlearn's ``difference_bound``, on
+        training data.
+    max_fairness_weight : float, default=1024.0
+        Largest weight the ``disparity_bound`` search tries (unused
+        without it).
+    min_group_size : int, default=30
+        Under ``disparity_bound``, a group with fewer training rows than
+        this in a cell the disparity compares (the group for demographic
+        parity; the group within a true label for equalized odds and equal
+        opportunity) is left out of the bounded disparity, with a warning
+        naming it: a handful of rows gives rates too noisy to bound, and
+        bounding them drives the model towards a constant. The group still
+        enters the fairness penalty. 0 bounds every group.
     opportunity_class : label, default=None
         Advantaged class for ``constraint="equal_opportunity"``; None uses
         ``classes_[1]`` for binary targets (error otherwise).
@@ -497,6 +521,9 @@ default=None
         Under ``disparity_bound``: every weight tried, with its training
         error and disparity (after its threshold), the threshold, its
         disparity at threshold 0, stationarity and iterations.
+    bound_met_ : bool or None
+        Under ``disparity_bound``, whether the returned model's training
+        disparity is at most the bound (None without it).
     stationarity_ : float or None
         Largest gradient coordinate of the full-batch objective at the
         returned model (None without the full-batch phase); saturated at the
@@ -564,6 +591,8 @@ default=None
         constraint="demographic_parity",
         fairness_weight=4.0,
         disparity_bound=None,
+        max_fairness_weight=1024.0,
+        min_group_size=30,
         opportunity_class=None,
         eo_weighting="label_prior",
         alpha=0.0,
@@ -587,6 +616,8 @@ default=None
         self.constraint = constraint
         self.fairness_weight = fairness_weight
         self.disparity_bound = disparity_bound
+        self.max_fairness_weight = max_fairness_weight
+        self.min_group_size = min_group_size
         self.opportunity_class = opportunity_class
         self.eo_weighting = eo_weighting
         self.alpha = alpha
@@ -673,20 +704,39 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         data spends privacy too.
     disparity_bound : float in [0, 1), default=None
         If set, the weight is chosen privately (``fairness_weight`` is then
-        ignored): half of the ``T`` noisy steps run one stage per weight
-        0, 2, 4, 8, 16, 32, each continuing from the previous one; the
-        smallest weight whose noisy training disparity (see
+        ignored): the ``T`` noisy steps run one stage per candidate weight
+        (0, then doubling from 2 to ``max_fairness_weight``: 0, 2, ..., 64
+        by default), each continuing from the previous one; the smallest
+        weight whose noisy training disparity (see
         :class:`FERMIClassifier`) plus a two-standard-deviation margin is at
-        most the bound is chosen (least noisy disparity if none is), and the
-        other half of the steps continue at it. With fewer than 6 steps
-        (e.g. ``max_iter <= 5`` at ``batch_size >= n``) each stage still
-        needs one, so ``T`` candidates spread over the weights are kept
-        (0 and 32 among them): the fit never runs a step beyond the ``T``
+        most the bound is chosen and returned as it was measured, with
+        ``bound_met_`` True. If none is, the one of least noisy disparity is
+        returned, ``bound_met_`` is False and a warning gives the bound, that
+        noisy disparity and what to try (it prints released values only).
+        ``bound_met_`` is a statistical statement: the exact training
+        disparity is below the bound with high probability, not surely.
+        With fewer steps than candidates (e.g. ``max_iter <= 6`` at
+        ``batch_size >= n``) each stage still needs one, so ``T``
+        candidates spread over the weights are kept (0 and the maximum
+        among them): the fit never runs a step beyond the ``T``
         accounted. The noisy statistics come from one Gaussian release of
         the (label, group, prediction) counts of the candidates, composed
         into ``dp_event_`` and calibrated inside the same ``epsilon``. The
         chosen weight is ``fairness_weight_``, the released statistics
         ``weight_path_``.
+    max_fairness_weight : float, default=64.0
+        Public largest candidate weight under ``disparity_bound``: the
+        candidates are 0 and the doublings from 2 up to it (7 by default).
+        More candidates raise the selection's sensitivity ``sqrt(k)`` and
+        divide the steps among more stages.
+    min_group_size : int, default=30
+        Under ``disparity_bound``, a group whose cell count (as the fit
+        knows it under privacy: the *released noisy* histogram count, or the
+        declared ``group_marginals`` times ``n_samples``; never an exact
+        private count) is below this in a cell the disparity compares is
+        left out of the selection's disparity and margin, with a warning
+        naming it (post-processing of the release). The group still enters
+        the fairness penalty. 0 bounds every group.
     opportunity_class : label, default=None
         Advantaged class for equal opportunity (None: ``classes_[1]``).
     eo_weighting : {"label_prior", "uniform"}, default="label_prior"
@@ -732,7 +782,8 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         a Gaussian that alone spends a quarter of ``epsilon``, so small budgets
         leave most of epsilon to the model steps.
     selection_noise_multiplier : float or "auto", default="auto"
-        Noise multiplier (in units of the L2 sensitivity ``sqrt(6)``) of the
+        Noise multiplier (in units of the L2 sensitivity ``sqrt(k)``, ``k``
+        the number of candidates, 7 by default) of the
         count release that selects the weight under ``disparity_bound``;
         "auto" applies the rule of ``marginal_noise_multiplier``. Unused
         without ``disparity_bound``.
@@ -826,6 +877,10 @@ default=None
     weight_path_ : list of dict or None
         Under ``disparity_bound``: each candidate weight with its noisy
         training error and disparity (post-processing of the release).
+    bound_met_ : bool or None
+        Under ``disparity_bound``, whether the chosen candidate's noisy
+        training disparity plus its noise margin is at most the bound
+        (post-processing of the release; None without it).
     training_disparity_ : float or None
         Under ``disparity_bound``, the chosen candidate's noisy training
         disparity; None otherwise (it would read the private data).
@@ -945,6 +1000,8 @@ default=None
         constraint="demographic_parity",
         fairness_weight=8.0,
         disparity_bound=None,
+        max_fairness_weight=64.0,
+        min_group_size=30,
         opportunity_class=None,
         eo_weighting="label_prior",
         alpha=0.0,
@@ -975,6 +1032,8 @@ default=None
         self.constraint = constraint
         self.fairness_weight = fairness_weight
         self.disparity_bound = disparity_bound
+        self.max_fairness_weight = max_fairness_weight
+        self.min_group_size = min_group_size
         self.opportunity_class = opportunity_class
         self.eo_weighting = eo_weighting
         self.alpha = alpha

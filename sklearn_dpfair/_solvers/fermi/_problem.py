@@ -52,6 +52,9 @@ class FairProblem:
     weight_scale: float
     params: object  # FERMIParams: the public hyperparameters
     sample_weight: object = None  # public, mean 1, or None
+    # (n_blocks, n_groups) cells a disparity bound measures (None: all);
+    # from public or released counts under privacy.
+    measured: object = None
 
     @property
     def constraint(self):
@@ -132,7 +135,9 @@ class FairProblem:
         return total
 
     def disparity(self, coef, w0):
-        return disparity_from_counts(self.counts(coef, w0), self.constraint)
+        return disparity_from_counts(
+            self.counts(coef, w0), self.constraint, self.measured
+        )
 
     @np.errstate(over="ignore", invalid="ignore")
     def best_threshold(self, coef, w0, bound):
@@ -167,7 +172,9 @@ class FairProblem:
         wrong_neg = neg.size - np.searchsorted(neg, cands, side="right")
         errors = wrong_neg + np.searchsorted(pos, cands, side="right")
         errors = errors / max(self.y.size, 1)
-        disp = np.array([disparity_from_counts(c, self.constraint) for c in counts])
+        disp = np.array(
+            [disparity_from_counts(c, self.constraint, self.measured) for c in counts]
+        )
         feasible = disp <= bound
         if np.any(feasible):
             i = int(np.argmin(np.where(feasible, errors, np.inf)))
