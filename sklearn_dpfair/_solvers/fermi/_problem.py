@@ -89,7 +89,11 @@ class FairProblem:
     def _parts(self):
         return row_slices(self.X_host.shape[0], self.rows)
 
-    def refine(self, lam, coef, w0):
+    def refine(self, lam, coef, w0, tol=None):
+        """The full-batch phase at weight ``lam`` from ``(coef, w0)``.
+
+        ``tol`` (default: the parameters') is its stationarity target.
+        """
         return refine_full_batch(
             self.X_host,
             self.y,
@@ -100,7 +104,7 @@ class FairProblem:
             intercept_scaling=self.intercept_scaling,
             coef=np.asarray(coef, dtype=np.float64),
             w0=np.asarray(w0, dtype=np.float64),
-            tol=self.params.tol,
+            tol=self.params.tol if tol is None else tol,
             max_iter=self.params.final_max_iter,
             weight_scale=self.weight_scale,
             sample_weight=self.sample_weight,
