@@ -20,6 +20,7 @@ than a public ``min_group_size``, whose rates are too noisy to bound
 import numpy as np
 
 __all__ = [
+    "disparities",
     "disparity_from_counts",
     "disparity_margin",
     "hard_disparity",
@@ -83,21 +84,43 @@ def disparity_from_counts(counts, constraint, measured=None):
     >>> round(disparity_from_counts(counts, make_constraint("demographic_parity")), 3)
     0.2
     """
+    return float(disparities(counts, constraint, measured))
+
+
+def disparities(counts, constraint, measured=None):
+    """:func:`disparity_from_counts` of a stack of tables, vectorized.
+
+    ``counts`` has shape ``(..., n_classes, n_groups, n_classes)``; the
+    result has the leading shape (a 0-d array for one table).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness import make_constraint
+    >>> from sklearn_dpfair.fairness._disparity import disparities
+    >>> counts = np.zeros((2, 2, 2, 2))
+    >>> counts[0, :, 0] = [[4, 1], [1, 4]]
+    >>> counts[0, :, 1] = [[5, 0], [2, 3]]
+    >>> counts[1] = counts[0][..., ::-1]
+    >>> disparities(counts, make_constraint("demographic_parity")).round(3).tolist()
+    [0.2, 0.2]
+    """
     counts = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
     if constraint.name == "equal_opportunity":
         a = constraint.class_index
-        blocks = counts[[a]][:, :, [a]]
-        totals = counts[[a]].sum(axis=2, keepdims=True)
+        blocks = counts[..., [a], :, :][..., [a]]
+        totals = counts[..., [a], :, :].sum(axis=-1, keepdims=True)
     else:
         # Demographic parity: one block of all labels; equalized odds: one
         # per label.
         dp = constraint.name == "demographic_parity"
-        blocks = counts.sum(axis=0, keepdims=True) if dp else counts
-        totals = blocks.sum(axis=2, keepdims=True)
+        blocks = counts.sum(axis=-3, keepdims=True) if dp else counts
+        totals = blocks.sum(axis=-1, keepdims=True)
     keep = totals >= 1.0
     if measured is not None:
         keep = keep & np.asarray(measured, dtype=bool)[:, :, None]
-    rates = np.where(keep, blocks / np.maximum(totals, 1.0), np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = np.where(keep, blocks / np.maximum(totals, 1.0), np.nan)
     return _range(rates)
 
 
@@ -131,10 +154,17 @@ def disparity_margin(counts, constraint, noise_std, measured=None):
 
 
 def _range(rates):
+    """Largest between-group range of ``rates`` ``(..., blocks, groups, classes)``.
+
+    Groups with a NaN rate (empty or left out) do not enter; 0 where no
+    block compares two groups.
+    """
     with np.errstate(invalid="ignore"):
-        hi, lo = np.nanmax(rates, axis=1), np.nanmin(rates, axis=1)
-    spread = hi - lo
-    return float(np.nanmax(spread)) if np.any(np.isfinite(spread)) else 0.0
+        hi = np.fmax.reduce(rates, axis=-2, initial=-np.inf)
+        lo = np.fmin.reduce(rates, axis=-2, initial=np.inf)
+        spread = np.where(np.isfinite(hi) & np.isfinite(lo), hi - lo, -np.inf)
+    out = np.max(spread, axis=(-2, -1))
+    return np.where(np.isfinite(out), out, 0.0)
 
 
 def hard_disparity(y_pred, y, codes, constraint, n_classes, n_groups):

@@ -16,7 +16,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._loss import SoftmaxLoss
-from ...fairness._disparity import disparity_from_counts, prediction_counts
+from ...fairness._disparity import (
+    disparities,
+    disparity_from_counts,
+    prediction_counts,
+)
 from ...fairness._ermi import code_dtype
 from ...utils._array_api import from_host, to_numpy
 from .._row_blocks import float64_product
@@ -138,6 +142,19 @@ class FairProblem:
             )
         return total
 
+    def measure(self, coef, w0):
+        """``(training error, disparity)`` of the hard predictions, in one pass."""
+        pred = self.predict(coef, w0)
+        counts = prediction_counts(
+            pred,
+            self.y.astype(np.intp),
+            self.codes.astype(np.intp),
+            self.n_classes,
+            self.n_groups,
+        )
+        error = float(np.mean(pred != self.y))
+        return error, disparity_from_counts(counts, self.constraint, self.measured)
+
     def disparity(self, coef, w0):
         return disparity_from_counts(
             self.counts(coef, w0), self.constraint, self.measured
@@ -176,9 +193,7 @@ class FairProblem:
         wrong_neg = neg.size - np.searchsorted(neg, cands, side="right")
         errors = wrong_neg + np.searchsorted(pos, cands, side="right")
         errors = errors / max(self.y.size, 1)
-        disp = np.array(
-            [disparity_from_counts(c, self.constraint, self.measured) for c in counts]
-        )
+        disp = disparities(counts, self.constraint, self.measured)
         feasible = disp <= bound
         if np.any(feasible):
             i = int(np.argmin(np.where(feasible, errors, np.inf)))

@@ -51,6 +51,9 @@ STALL_DOUBLINGS = 3
 # solution differs by a few rows), and only the chosen model is then
 # polished to the target, warm-started: about half the L-BFGS iterations.
 PATH_TOLERANCE = 10.0
+# The bisection stops once the most accurate feasible model is within this
+# training error of the infeasible end of the bracket.
+BRACKET_GAIN = 1e-3
 POLISHES = 2
 # Default public maximum of the private search (DPFERMIClassifier's
 # max_fairness_weight); its candidates are 0 and the doublings from 2.
@@ -98,11 +101,11 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
 
     def solve(lam, start, tol=path_tol):
         fit = problem.refine(lam, *start, tol=tol)
-        pred = problem.predict(fit.coef, fit.w0)
+        error, disparity = problem.measure(fit.coef, fit.w0)
         point = {
             "fairness_weight": float(lam),
-            "training_error": float(np.mean(pred != problem.y)),
-            "training_disparity": problem.disparity(fit.coef, fit.w0),
+            "training_error": error,
+            "training_disparity": disparity,
             "threshold": 0.0,
             "stationarity": fit.stationarity,
             "converged": fit.converged,
@@ -110,6 +113,7 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
         }
         # The weight's own disparity (threshold 0) drives the search.
         point["disparity_at_zero_threshold"] = point["training_disparity"]
+        point["error_at_zero_threshold"] = point["training_error"]
         if problem.n_classes == 2:
             shift, error, disparity = problem.best_threshold(fit.coef, fit.w0, bound)
             if disparity <= bound and (
@@ -148,10 +152,19 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
             # The public maximum itself is the last weight tried.
             lam = max_weight if lam < max_weight < 2.0 * lam else 2.0 * lam
     if hi is not None and lo is not None:
+        at = {p["fairness_weight"]: p for p in path}
         for _ in range(BOUND_BISECTIONS):
+            # Early exit once the bound is bracketed this tightly: the
+            # error of the model at ``lo`` (infeasible at threshold 0) is
+            # what a weight inside the bracket could at best approach, and
+            # the best feasible model already has it within BRACKET_GAIN.
+            reach = at[lo]["error_at_zero_threshold"]
+            if _least_feasible_error(path, bound) - reach <= BRACKET_GAIN:
+                break
             mid = math.sqrt(lo * hi) if lo > 0 else hi / 2.0
             point, sol = solve(mid, models[lo])
             models[mid] = sol
+            at[mid] = point
             if point["disparity_at_zero_threshold"] <= bound:
                 hi = mid
             else:
