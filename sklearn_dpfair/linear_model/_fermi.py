@@ -383,8 +383,8 @@ class FERMIClassifier(_BaseFERMI):
         doubling from 1/2 to ``max_fairness_weight``
         until the bound is met, then 4 bisections), warm-starting each from
         the previous one, and stops doubling early once a feasible model is
-        in hand and three more doublings improved neither the disparity nor
-        the error; for binary targets each model's decision threshold (one
+        in hand and three doublings from 32 on improved neither the
+        disparity nor the error; for binary targets each model's decision threshold (one
         for all groups: prediction never reads the group) is also chosen on
         the training data, so a binary bound is always met (at worst by a
         near-constant predictor). The chosen weight is ``fairness_weight_``,
