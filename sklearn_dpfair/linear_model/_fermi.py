@@ -957,7 +957,11 @@ default=None
     ``classes``, groups outside ``groups``, missing sensitive values) raises
     before anything is computed and is outside the guarantee; after it, no
     exception or warning depends on the private data (a group or a class
-    that is empty, or a single record, changes nothing but the numbers).
+    that is empty, or a single record, changes nothing but the numbers),
+    except the two ``disparity_bound`` warnings (a bound not met, a group
+    below ``min_group_size``): they are post-processing of released values
+    (the selection's noisy counts, the noisy histogram or the declared
+    marginals), covered by the guarantee, and print released values only.
 
     Dask collections (``X``, ``y``, ``sample_weight``,
     ``sensitive_features``) are fitted on their workers: per-partition cell
