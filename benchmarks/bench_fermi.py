@@ -765,8 +765,11 @@ def plot(res):
 
 # -- frontier across representations (disparity_bound vs fairlearn) ----------
 
-BOUNDS = [0.05, 0.02, 0.01, 0.005]
+# 0.005 is left out of the frontier since its EG fits are the slowest (the
+# shared 2-core machine; earlier runs in the git history have it).
+BOUNDS = [0.05, 0.02, 0.01]
 DP_EPSILONS = [0.5, 1.0, 3.0]
+DP_BOUND = 0.02
 REPRESENTATIONS = {
     "numeric": "numeric columns standardized, one-hot as is (the protocol)",
     "standard_all": "StandardScaler on every column, one-hot included",
@@ -804,67 +807,99 @@ def _point(method, bound, pred, data, sec, **extra):
             "time": sec, **extra}
 
 
+def _train_gap(est, data, con):
+    """Exact training gap of ``est`` for ``con`` (evaluation, not a release)."""
+    X_tr, y_tr, s_tr = data[:3]
+    return evaluate(est.predict(X_tr), y_tr, s_tr)[con]
+
+
 def run_frontier(rep, constraints=("dp",), with_gridsearch=True, with_dp=True):
-    """One representation: LR, FERMI(disparity_bound), EG, GridSearch, TO, DPFERMI."""
+    """One representation: LR, FERMI(disparity_bound and fixed), EG, GridSearch,
+    TO, DPFERMI(disparity_bound). Every fit's wall and CPU seconds are
+    measured in this process, so FERMI's times are read as ratios to
+    ExponentiatedGradient's."""
     from fairlearn.postprocessing import ThresholdOptimizer
     from fairlearn.reductions import GridSearch
 
     data = load_representation(rep)
     X_tr, y_tr, s_tr, X_te, y_te, s_te = data
     rows = []
-    lr, sec, _ = timed_fit(LogisticRegression(max_iter=3000), X_tr, y_tr)
-    rows.append(_point("LogisticRegression", None, lr.predict(X_te), data, sec))
+    lr, sec, cpu = timed_fit(LogisticRegression(max_iter=3000), X_tr, y_tr)
+    rows.append(_point("LogisticRegression", None, lr.predict(X_te), data, sec, cpu=cpu))
     print(f"[{rep}] LR: {rows[-1]}", flush=True)
     for con in constraints:
         name = "demographic_parity" if con == "dp" else "equalized_odds"
         fl_con = DemographicParity if con == "dp" else EqualizedOdds
-        to, sec, _ = timed_fit(
+        to, sec, cpu = timed_fit(
             ThresholdOptimizer(estimator=LogisticRegression(max_iter=3000),
                                constraints=name, predict_method="predict_proba"),
             X_tr, y_tr, sensitive_features=s_tr,
         )
         pred = to.predict(X_te, sensitive_features=s_te, random_state=FAIRLEARN_SEED)
         rows.append(_point(f"ThresholdOptimizer[{con}] (group at predict)", None,
-                           pred, data, sec))
+                           pred, data, sec, cpu=cpu))
+        print(f"[{rep}] {rows[-1]}", flush=True)
+        # The fixed-weight fit with the defaults (fairness_weight=4).
+        est, sec, cpu = timed_fit(
+            FERMIClassifier(constraint=name, random_state=0),
+            X_tr, y_tr, sensitive_features=s_tr,
+        )
+        rows.append(_point(f"FERMI fixed[{con}]", None, est.predict(X_te), data, sec,
+                           cpu=cpu, weight=est.fairness_weight_,
+                           train_disparity=est.training_disparity_))
         print(f"[{rep}] {rows[-1]}", flush=True)
         for bound in BOUNDS:
-            est, sec, _ = timed_fit(
-                FERMIClassifier(constraint=name, disparity_bound=bound,
-                                random_state=0),
-                X_tr, y_tr, sensitive_features=s_tr,
-            )
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always")
+                est, sec, cpu = timed_fit(
+                    FERMIClassifier(constraint=name, disparity_bound=bound,
+                                    random_state=0),
+                    X_tr, y_tr, sensitive_features=s_tr,
+                )
             rows.append(_point(f"FERMI[{con}]", bound, est.predict(X_te), data, sec,
-                               weight=est.fairness_weight_,
-                               train_disparity=est.training_disparity_))
+                               cpu=cpu, weight=est.fairness_weight_,
+                               train_disparity=est.training_disparity_,
+                               bound_met=bool(est.bound_met_),
+                               warned=any("is not met" in str(w.message)
+                                          for w in said)))
             print(f"[{rep}] {rows[-1]}", flush=True)
-            eg, sec, _ = timed_fit(
+            eg, sec, cpu = timed_fit(
                 ExponentiatedGradient(LogisticRegression(max_iter=1000),
                                       fl_con(difference_bound=bound)),
                 X_tr, y_tr, sensitive_features=s_tr,
             )
             pred = eg.predict(X_te, random_state=FAIRLEARN_SEED)
-            rows.append(_point(f"ExponentiatedGradient[{con}]", bound, pred, data, sec))
+            rows.append(_point(f"ExponentiatedGradient[{con}]", bound, pred, data, sec,
+                               cpu=cpu))
             print(f"[{rep}] {rows[-1]}", flush=True)
             if with_gridsearch:
-                gs, sec, _ = timed_fit(
+                gs, sec, cpu = timed_fit(
                     GridSearch(LogisticRegression(max_iter=1000),
                                fl_con(difference_bound=bound), grid_size=10),
                     X_tr, y_tr, sensitive_features=s_tr,
                 )
                 rows.append(_point(f"GridSearch[{con}]", bound, gs.predict(X_te),
-                                   data, sec))
+                                   data, sec, cpu=cpu))
                 print(f"[{rep}] {rows[-1]}", flush=True)
-    if with_dp:
-        for eps in DP_EPSILONS:
-            params = {**DPFERMI_PARAMS, "epsilon": eps}
-            est, sec, _ = timed_fit(
-                DPFERMIClassifier(disparity_bound=0.02, random_state=0, **params),
-                X_tr, y_tr, sensitive_features=s_tr,
-            )
-            rows.append(_point(f"DPFERMI eps={eps:g}", 0.02, est.predict(X_te), data,
-                               sec, weight=est.fairness_weight_,
-                               epsilon=est.epsilon_))
-            print(f"[{rep}] {rows[-1]}", flush=True)
+        if with_dp:
+            for eps in DP_EPSILONS:
+                params = {**DPFERMI_PARAMS, "epsilon": eps}
+                with warnings.catch_warnings(record=True) as said:
+                    warnings.simplefilter("always")
+                    est, sec, cpu = timed_fit(
+                        DPFERMIClassifier(constraint=name, disparity_bound=DP_BOUND,
+                                          random_state=0, **params),
+                        X_tr, y_tr, sensitive_features=s_tr,
+                    )
+                rows.append(_point(
+                    f"DPFERMI[{con}] eps={eps:g}", DP_BOUND, est.predict(X_te), data,
+                    sec, cpu=cpu, weight=est.fairness_weight_, epsilon=est.epsilon_,
+                    bound_met=bool(est.bound_met_),
+                    warned=any("is not met" in str(w.message) for w in said),
+                    noisy_train_disparity=est.training_disparity_,
+                    train_disparity=_train_gap(est, data, con),
+                ))
+                print(f"[{rep}] {rows[-1]}", flush=True)
     return rows
 
 
@@ -893,6 +928,64 @@ def _fmt(v, spec=".4f"):
     return "" if v is None else format(v, spec)
 
 
+def _ratio(f, e):
+    return f / e if e > 0 else math.inf
+
+
+def frontier_verdicts(rep, rows):
+    """The targets of the frontier for one representation: ``(target,
+    measured, verdict)``."""
+    by = {(r["method"], r["bound"]): r for r in rows}
+    out = []
+    for con in ("dp", "eo"):
+        egs = [by[k] for k in by if k[0] == f"ExponentiatedGradient[{con}]"]
+        for b in BOUNDS:
+            f = by.get((f"FERMI[{con}]", b))
+            e = by.get((f"ExponentiatedGradient[{con}]", b))
+            if f is None or e is None:
+                continue
+            met = f["train_disparity"] <= b + 0.002
+            said = (not f["bound_met"]) and f["warned"]
+            wall, cpu = _ratio(f["time"], e["time"]), _ratio(f["cpu"], e["cpu"])
+            out.append((
+                f"{rep}, {con.upper()} bound {b:g}: FERMI training gap <= bound "
+                "(+0.002) or a warning; fit <= 1/5 of EG's time",
+                f"train gap {f['train_disparity']:.4f} (bound_met_ "
+                f"{f['bound_met']}); test error {f['error']:.4f} vs EG "
+                f"{e['error']:.4f}; time ratio {wall:.3f} wall, {cpu:.3f} CPU "
+                f"({f['time']:.2f} s vs {e['time']:.2f} s)",
+                ("bound met" if met else "said not met" if said else "NOT MET")
+                + ("; time met" if min(wall, cpu) <= 0.2 else "; time not met"),
+            ))
+        fixed = by.get((f"FERMI fixed[{con}]", None))
+        if fixed is not None and egs:
+            e_wall = float(np.median([e["time"] for e in egs]))
+            e_cpu = float(np.median([e["cpu"] for e in egs]))
+            wall, cpu = _ratio(fixed["time"], e_wall), _ratio(fixed["cpu"], e_cpu)
+            out.append((
+                f"{rep}, {con.upper()}: fixed-weight FERMI fit <= 1/10 of EG's "
+                "(median over the bounds)",
+                f"ratio {wall:.3f} wall, {cpu:.3f} CPU ({fixed['time']:.2f} s vs "
+                f"{e_wall:.2f} s)",
+                "met" if min(wall, cpu) <= 0.1 else "not met",
+            ))
+        d = by.get((f"DPFERMI[{con}] eps=1", DP_BOUND))
+        if d is not None:
+            ok = d["train_disparity"] <= DP_BOUND + 0.01
+            said = (not d["bound_met"]) and d["warned"]
+            out.append((
+                f"{rep}, {con.upper()}: DPFERMI at eps=1, bound {DP_BOUND:g}: "
+                "exact training gap <= bound + 0.01, or a warning",
+                f"exact train gap {d['train_disparity']:.4f}, noisy "
+                f"{d['noisy_train_disparity']:.4f} (bound_met_ {d['bound_met']}); "
+                f"test error {d['error']:.4f}, test gap {d[con]:.4f}, weight "
+                f"{d['weight']:g}",
+                ("met" if ok and d["bound_met"] else "said not met" if said
+                 else "met (not certified)" if ok else "NOT MET"),
+            ))
+    return out
+
+
 def write_frontier_report(results, elapsed):
     """``docs/benchmarks/fermi_frontier.inc``: the frontier tables and verdicts."""
     out = [
@@ -904,21 +997,32 @@ def write_frontier_report(results, elapsed):
         f"fits, ``random_state={FAIRLEARN_SEED}`` for the randomized predictions "
         "of ExponentiatedGradient and ThresholdOptimizer): fairlearn's fits are "
         "slow on this machine, so there is no spread over seeds. Run time "
-        f"{elapsed / 60:.1f} min. Generated by ``benchmarks/bench_fermi.py "
-        "--frontier`` (then ``--frontier --constraints eo --no-dp`` for the EO "
-        "rows); raw rows in ``benchmarks/fermi_frontier.json``.",
+        f"{elapsed / 60:.1f} min (the last representation's run; each is run "
+        "alone, ``benchmarks/bench_fermi.py --frontier REP --constraints dp eo "
+        "--no-gridsearch``, to keep each run short on the shared machine, so "
+        "GridSearch has no rows); bounds "
+        f"{', '.join(format(b, 'g') for b in BOUNDS)} (0.005 left out for time). "
+        "Raw rows in ``benchmarks/fermi_frontier.json``.",
         "",
         "FERMIClassifier runs with its defaults and ``disparity_bound=b`` "
         "(training gap <= b; the weight and, for binary targets, one shared "
-        "threshold chosen on the training set); fairlearn's ExponentiatedGradient "
-        "and GridSearch (``grid_size=10``) wrap ``LogisticRegression`` with "
+        "threshold chosen on the training set), and once at its default fixed "
+        "weight (``FERMI fixed``); fairlearn's ExponentiatedGradient "
+        "wraps ``LogisticRegression`` with "
         "``DemographicParity(difference_bound=b)`` (``EqualizedOdds`` for the "
         "EO rows); ThresholdOptimizer "
         "post-processes logistic regression and **uses the group at predict "
         "time**; DPFERMIClassifier (benchmark settings above, "
-        "``disparity_bound=0.02``) chooses its weight privately inside each "
-        "epsilon. Test error and DP / EO gaps of hard test predictions; the "
-        "train gap is FERMI's for its constraint; fit times in seconds.",
+        f"``disparity_bound={DP_BOUND:g}``, the row's constraint) chooses its "
+        "weight privately inside each epsilon. Test error and DP / EO gaps of "
+        "hard test predictions; the train gap is the exact training gap of "
+        "the returned model for the row's constraint (for DP-FERMI an "
+        "evaluation by the benchmark, not a release; ``bound_met_`` is the "
+        "fit's own, noisy, verdict). Times are wall and CPU seconds of this "
+        "process: the machine is shared, so read FERMI's as ratios to "
+        "ExponentiatedGradient's measured beside them (a time verdict takes "
+        "the smaller of the wall and CPU ratios; the CPU ratio is the one "
+        "other jobs' load does not move).",
         "",
     ]
     verdicts = []
@@ -933,10 +1037,13 @@ def write_frontier_report(results, elapsed):
             "     - test DP gap",
             "     - test EO gap",
             "     - train gap",
+            "     - bound_met_",
             "     - weight",
             "     - fit (s)",
+            "     - CPU (s)",
         ]
         for r in rows:
+            met = r.get("bound_met")
             out += [
                 f"   * - {r['method']}",
                 f"     - {_fmt(r['bound'], 'g')}",
@@ -944,46 +1051,15 @@ def write_frontier_report(results, elapsed):
                 f"     - {r['dp']:.4f}",
                 f"     - {r['eo']:.4f}",
                 f"     - {_fmt(r.get('train_disparity'))}",
+                f"     - {'' if met is None else met}",
                 f"     - {_fmt(r.get('weight'), '.3g')}",
                 f"     - {r['time']:.2f}",
+                f"     - {_fmt(r.get('cpu'), '.2f')}",
             ]
         out += ["", f".. image:: fermi_frontier_{rep}.png", "   :width: 480", ""]
         if any("[eo]" in r["method"] for r in rows):
             out += [f".. image:: fermi_frontier_{rep}_eo.png", "   :width: 480", ""]
-        by = {(r["method"], r["bound"]): r for r in rows}
-        for con, b in [(c, b) for c in ("dp", "eo") for b in BOUNDS]:
-            f = by.get((f"FERMI[{con}]", b))
-            e = by.get((f"ExponentiatedGradient[{con}]", b))
-            if f is None or e is None:
-                continue
-            ok_err = f["error"] <= e["error"] + 0.002
-            ok_gap = f[con] <= e[con]
-            ok_time = f["time"] <= e["time"] / 10
-            failed = [
-                w
-                for w, ok in (("error", ok_err), ("gap", ok_gap), ("time", ok_time))
-                if not ok
-            ]
-            verdicts.append(
-                (
-                    f"{rep}, {con.upper()} bound {b:g}: FERMI error <= EG + 0.002 "
-                    "at no larger gap, in <= 1/10 of its time",
-                    f"FERMI {f['error']:.4f} at {f[con]:.4f} in {f['time']:.1f} s; "
-                    f"EG {e['error']:.4f} at {e[con]:.4f} in {e['time']:.1f} s",
-                    "met" if not failed else f"not met ({', '.join(failed)})",
-                )
-            )
-        d = by.get(("DPFERMI eps=1", 0.02))
-        if d is not None:
-            ok = d["dp"] <= 0.02 and d["error"] <= 0.177
-            verdicts.append(
-                (
-                    f"{rep}: DPFERMI at eps=1 reaches DP gap <= 0.02 at error <= 0.177",
-                    f"error {d['error']:.4f} at DP gap {d['dp']:.4f} "
-                    f"(weight {d['weight']:g})",
-                    "met" if ok else "not met",
-                )
-            )
+        verdicts += frontier_verdicts(rep, rows)
     out += [
         ".. list-table:: Targets of the frontier",
         "   :header-rows: 1",
@@ -1021,7 +1097,8 @@ def plot_frontiers(results, constraint="dp"):
             r
             for r in rows
             if r["method"] == "LogisticRegression"
-            or r["method"].startswith("DPFERMI")
+            or r["method"].startswith(f"DPFERMI[{constraint}]")
+            or r["method"] == f"FERMI fixed[{constraint}]"
             or r["method"].startswith(f"ThresholdOptimizer[{constraint}]")
         ]
         for r, marker in zip(singles, "XPDv<>p"):

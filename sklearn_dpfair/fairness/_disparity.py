@@ -11,15 +11,20 @@ classes and the blocks of the constraint:
 
 For binary targets these are fairlearn's ``demographic_parity_difference``,
 ``equalized_odds_difference`` and the true-positive-rate difference. Groups
-without a row in a block do not enter that block's range.
+without a row in a block do not enter that block's range, nor do the
+(block, group) cells a ``measured`` mask leaves out: cells with fewer rows
+than a public ``min_group_size``, whose rates are too noisy to bound
+(:func:`measured_cells`).
 """
 
 import numpy as np
 
 __all__ = [
+    "disparities",
     "disparity_from_counts",
     "disparity_margin",
     "hard_disparity",
+    "measured_cells",
     "prediction_counts",
 ]
 
@@ -36,11 +41,37 @@ def prediction_counts(y_pred, y, codes, n_classes, n_groups):
     return counts.reshape(n_classes, n_groups, n_classes).astype(np.float64)
 
 
-def disparity_from_counts(counts, constraint):
+def measured_cells(cell_counts, min_group_size):
+    """Which (block, group) cells a disparity bound measures.
+
+    Parameters
+    ----------
+    cell_counts : ndarray of shape (n_blocks, n_groups)
+        Rows per cell of the constraint's blocks (exact, released noisy, or
+        declared public frequencies times ``n``).
+    min_group_size : int
+        Public size below which a cell's rates are not bounded.
+
+    Returns
+    -------
+    measured : ndarray of bool, shape (n_blocks, n_groups)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness._disparity import measured_cells
+    >>> measured_cells(np.array([[500.0, 4.0, 31.0]]), 30).tolist()
+    [[True, False, True]]
+    """
+    return np.asarray(cell_counts, dtype=np.float64) >= float(min_group_size)
+
+
+def disparity_from_counts(counts, constraint, measured=None):
     """Disparity of the predictions summarised by ``counts`` (possibly noisy).
 
     Noisy counts are clipped at 0 first; a (block, group) cell whose total
-    is below 1 is treated as empty.
+    is below 1 is treated as empty, and so is a cell ``measured`` (bool,
+    ``(n_blocks, n_groups)``, see :func:`measured_cells`) leaves out.
 
     Examples
     --------
@@ -53,31 +84,54 @@ def disparity_from_counts(counts, constraint):
     >>> round(disparity_from_counts(counts, make_constraint("demographic_parity")), 3)
     0.2
     """
+    return float(disparities(counts, constraint, measured))
+
+
+def disparities(counts, constraint, measured=None):
+    """:func:`disparity_from_counts` of a stack of tables, vectorized.
+
+    ``counts`` has shape ``(..., n_classes, n_groups, n_classes)``; the
+    result has the leading shape (a 0-d array for one table).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.fairness import make_constraint
+    >>> from sklearn_dpfair.fairness._disparity import disparities
+    >>> counts = np.zeros((2, 2, 2, 2))
+    >>> counts[0, :, 0] = [[4, 1], [1, 4]]
+    >>> counts[0, :, 1] = [[5, 0], [2, 3]]
+    >>> counts[1] = counts[0][..., ::-1]
+    >>> disparities(counts, make_constraint("demographic_parity")).round(3).tolist()
+    [0.2, 0.2]
+    """
     counts = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
-    if constraint.name == "demographic_parity":
-        blocks = counts.sum(axis=0, keepdims=True)
-    elif constraint.name == "equal_opportunity":
+    if constraint.name == "equal_opportunity":
         a = constraint.class_index
-        blocks = counts[[a]][:, :, [a]] / np.maximum(
-            counts[[a]].sum(axis=2, keepdims=True), 1.0
-        )
-        blocks = np.where(counts[[a]].sum(axis=2, keepdims=True) >= 1.0, blocks, np.nan)
-        return _range(blocks)
+        blocks = counts[..., [a], :, :][..., [a]]
+        totals = counts[..., [a], :, :].sum(axis=-1, keepdims=True)
     else:
-        blocks = counts
-    totals = blocks.sum(axis=2, keepdims=True)
-    rates = np.where(totals >= 1.0, blocks / np.maximum(totals, 1.0), np.nan)
+        # Demographic parity: one block of all labels; equalized odds: one
+        # per label.
+        dp = constraint.name == "demographic_parity"
+        blocks = counts.sum(axis=-3, keepdims=True) if dp else counts
+        totals = blocks.sum(axis=-1, keepdims=True)
+    keep = totals >= 1.0
+    if measured is not None:
+        keep = keep & np.asarray(measured, dtype=bool)[:, :, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = np.where(keep, blocks / np.maximum(totals, 1.0), np.nan)
     return _range(rates)
 
 
-def disparity_margin(counts, constraint, noise_std):
-    """Two noise standard deviations of the smallest group's rate.
+def disparity_margin(counts, constraint, noise_std, measured=None):
+    """Two noise standard deviations of the smallest measured group's rate.
 
     ``counts`` are noisy counts with per-cell noise ``noise_std``; a rate
     of a group with ``N`` rows then has noise of order ``noise_std / N``.
     The smallest (noisy, clipped at 1) ``N`` among the (block, group)
-    cells the disparity compares sets the margin, post-processing of the
-    release.
+    cells the disparity compares (those ``measured`` keeps, all by
+    default) sets the margin, post-processing of the release.
 
     Examples
     --------
@@ -93,14 +147,24 @@ def disparity_margin(counts, constraint, noise_std):
         totals = totals.sum(axis=0, keepdims=True)
     elif constraint.name == "equal_opportunity":
         totals = totals[[constraint.class_index]]
-    return float(2.0 * noise_std / max(float(totals.min()), 1.0))
+    if measured is not None:
+        totals = totals[np.asarray(measured, dtype=bool)]
+    smallest = float(totals.min()) if totals.size else 1.0
+    return float(2.0 * noise_std / max(smallest, 1.0))
 
 
 def _range(rates):
+    """Largest between-group range of ``rates`` ``(..., blocks, groups, classes)``.
+
+    Groups with a NaN rate (empty or left out) do not enter; 0 where no
+    block compares two groups.
+    """
     with np.errstate(invalid="ignore"):
-        hi, lo = np.nanmax(rates, axis=1), np.nanmin(rates, axis=1)
-    spread = hi - lo
-    return float(np.nanmax(spread)) if np.any(np.isfinite(spread)) else 0.0
+        hi = np.fmax.reduce(rates, axis=-2, initial=-np.inf)
+        lo = np.fmin.reduce(rates, axis=-2, initial=np.inf)
+        spread = np.where(np.isfinite(hi) & np.isfinite(lo), hi - lo, -np.inf)
+    out = np.max(spread, axis=(-2, -1))
+    return np.where(np.isfinite(out), out, 0.0)
 
 
 def hard_disparity(y_pred, y, codes, constraint, n_classes, n_groups):

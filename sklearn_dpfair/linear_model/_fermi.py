@@ -84,6 +84,8 @@ _FERMI_LIMIT_SOLVER = (
 _SOLVER_PARAMS = (
     "fairness_weight",
     "disparity_bound",
+    "max_fairness_weight",
+    "min_group_size",
     "clip_norm",
     "dual_clip_norm",
     "batch_size",
@@ -108,6 +110,8 @@ _FERMI_CONSTRAINTS = {
     ],
     "fairness_weight": [Interval(Real, 0, None, closed="left")],
     "disparity_bound": [Interval(Real, 0, 1, closed="left"), None],
+    "max_fairness_weight": [Interval(Real, 0, None, closed="left")],
+    "min_group_size": [Interval(Integral, 0, None, closed="left")],
     "opportunity_class": "no_validation",
     "eo_weighting": [StrOptions({"label_prior", "uniform"})],
     "alpha": [Interval(Real, 0, None, closed="left")],
@@ -233,7 +237,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
     def _fermi_params(self, constraint, record_curves):
         return FERMIParams(
             constraint=constraint,
-            epochs=self.max_iter,
+            epochs=self._epochs(),
             record_curves=record_curves,
             **{name: getattr(self, name) for name in _SOLVER_PARAMS},
             **self._solver_options(),
@@ -255,13 +259,14 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         self.dual_coef_ = result.dual
         self.groups_ = group_labels
         self.group_marginals_ = result.group_marginals
-        self.n_iter_ = self.max_iter
+        self.n_iter_ = self._epochs()
         self.t_ = result.n_steps
         self.loss_curve_ = result.loss_curve if record_curves else None
         self.fairness_curve_ = result.fairness_curve if record_curves else None
         self.fairness_weight_ = result.fairness_weight
         self.learning_rate_, self.dual_learning_rate_ = result.step_sizes
         self.weight_path_ = result.path if self.disparity_bound is not None else None
+        self.bound_met_ = result.bound_met
         self._set_result_privacy(result)
         self._set_result_diagnostics(result)
         return self
@@ -269,6 +274,10 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
     # -- hooks (non-private defaults) -------------------------------------
     def _check_params(self):
         pass
+
+    def _epochs(self):
+        """Number of SGDA epochs (the resolved ``max_iter``)."""
+        return int(self.max_iter)
 
     def _resolve_classes(self, y):
         # Codes by chunks (compact_codes): np.unique's inverse would form
@@ -369,13 +378,33 @@ class FERMIClassifier(_BaseFERMI):
         largest between-group difference of a prediction rate; for binary
         targets fairlearn's ``demographic_parity_difference``,
         ``equalized_odds_difference``, or the true-positive-rate difference)
-        is at most the bound. The search solves a path of weights to
-        stationarity (0, then doubling from 1/2 to 1024 until the bound is
-        met, then 4 bisections), warm-starting each from the previous one;
-        for binary targets each model's decision threshold (one for all
-        groups: prediction never reads the group) is also chosen on the
-        training data. The chosen weight is ``fairness_weight_``, the path
-        ``weight_path_``. fairlearn's ``difference_bound``, on training data.
+        is at most the bound. The search solves a path of weights (to
+        ``10 * tol``, the chosen one then polished to ``tol``; 0, then
+        doubling from 1/2 to ``max_fairness_weight``
+        until the bound is met, then 4 bisections), warm-starting each from
+        the previous one, and stops doubling early once a feasible model is
+        in hand and three doublings from 32 on improved neither the
+        disparity nor the error; for binary targets each model's decision threshold (one
+        for all groups: prediction never reads the group) is also chosen on
+        the training data, so a binary bound is always met (at worst by a
+        near-constant predictor). The chosen weight is ``fairness_weight_``,
+        the path ``weight_path_``; ``bound_met_`` says whether the bound
+        was met, and a warning names the bound, the least training
+        disparity reached and what to try when it was not. Groups with
+        fewer than ``min_group_size`` rows in a compared cell are left out
+        of the bounded disparity. fairlearn's ``difference_bound``, on
+        training data.
+    max_fairness_weight : float, default=1024.0
+        Largest weight the ``disparity_bound`` search tries (unused
+        without it).
+    min_group_size : int, default=30
+        Under ``disparity_bound``, a group with fewer training rows than
+        this in a cell the disparity compares (the group for demographic
+        parity; the group within a true label for equalized odds and equal
+        opportunity) is left out of the bounded disparity, with a warning
+        naming it: a handful of rows gives rates too noisy to bound, and
+        bounding them drives the model towards a constant. The group still
+        enters the fairness penalty. 0 bounds every group.
     opportunity_class : label, default=None
         Advantaged class for ``constraint="equal_opportunity"``; None uses
         ``classes_[1]`` for binary targets (error otherwise).
@@ -392,8 +421,13 @@ class FERMIClassifier(_BaseFERMI):
         with probability ``batch_size / n_samples`` (Poisson sampling, as in
         :class:`DPFERMIClassifier`). "full" runs deterministic full-batch
         gradient descent-ascent.
-    max_iter : int, default=20
-        Number of epochs; ``ceil(max_iter * n_samples / batch_size)`` steps.
+    max_iter : int or "auto", default="auto"
+        Number of SGDA epochs; ``ceil(max_iter * n_samples / batch_size)``
+        steps. "auto" is 1 with the full-batch phase (the SGDA epochs only
+        warm-start it: on UCI Adult one epoch gives the same model, within
+        its tolerance, as 20, at about half the fit time) and 20 without
+        it. Under ``disparity_bound`` no SGDA epoch runs (the path starts
+        from 0 and warm-starts itself).
     learning_rate : float, default=1.0
         Constant step size of the model (descent) step of SGDA (gradients
         are means over the batch). With large weights or feature norms SGDA
@@ -497,6 +531,9 @@ default=None
         Under ``disparity_bound``: every weight tried, with its training
         error and disparity (after its threshold), the threshold, its
         disparity at threshold 0, stationarity and iterations.
+    bound_met_ : bool or None
+        Under ``disparity_bound``, whether the returned model's training
+        disparity is at most the bound (None without it).
     stationarity_ : float or None
         Largest gradient coordinate of the full-batch objective at the
         returned model (None without the full-batch phase); saturated at the
@@ -552,6 +589,7 @@ default=None
 
     _parameter_constraints = {
         **_FERMI_CONSTRAINTS,
+        "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "dual_update": [StrOptions({"sgda", "exact"})],
         "full_batch_phase": [StrOptions({"lbfgs"}), None],
         "tol": [Interval(Real, 0, None, closed="neither")],
@@ -564,12 +602,14 @@ default=None
         constraint="demographic_parity",
         fairness_weight=4.0,
         disparity_bound=None,
+        max_fairness_weight=1024.0,
+        min_group_size=30,
         opportunity_class=None,
         eo_weighting="label_prior",
         alpha=0.0,
         fit_intercept=True,
         batch_size=512,
-        max_iter=20,
+        max_iter="auto",
         learning_rate=1.0,
         dual_learning_rate=0.1,
         dual_update="sgda",
@@ -587,6 +627,8 @@ default=None
         self.constraint = constraint
         self.fairness_weight = fairness_weight
         self.disparity_bound = disparity_bound
+        self.max_fairness_weight = max_fairness_weight
+        self.min_group_size = min_group_size
         self.opportunity_class = opportunity_class
         self.eo_weighting = eo_weighting
         self.alpha = alpha
@@ -618,6 +660,11 @@ default=None
                 "disparity_bound needs full_batch_phase='lbfgs': the weight is "
                 "chosen among models solved to stationarity."
             )
+
+    def _epochs(self):
+        if self.max_iter != "auto":
+            return int(self.max_iter)
+        return 1 if self.full_batch_phase == "lbfgs" else 20
 
     def _solver_options(self):
         return {
@@ -673,20 +720,39 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         data spends privacy too.
     disparity_bound : float in [0, 1), default=None
         If set, the weight is chosen privately (``fairness_weight`` is then
-        ignored): half of the ``T`` noisy steps run one stage per weight
-        0, 2, 4, 8, 16, 32, each continuing from the previous one; the
-        smallest weight whose noisy training disparity (see
+        ignored): the ``T`` noisy steps run one stage per candidate weight
+        (0, then doubling from 2 to ``max_fairness_weight``: 0, 2, ..., 64
+        by default), each continuing from the previous one; the smallest
+        weight whose noisy training disparity (see
         :class:`FERMIClassifier`) plus a two-standard-deviation margin is at
-        most the bound is chosen (least noisy disparity if none is), and the
-        other half of the steps continue at it. With fewer than 6 steps
-        (e.g. ``max_iter <= 5`` at ``batch_size >= n``) each stage still
-        needs one, so ``T`` candidates spread over the weights are kept
-        (0 and 32 among them): the fit never runs a step beyond the ``T``
+        most the bound is chosen and returned as it was measured, with
+        ``bound_met_`` True. If none is, the one of least noisy disparity is
+        returned, ``bound_met_`` is False and a warning gives the bound, that
+        noisy disparity and what to try (it prints released values only).
+        ``bound_met_`` is a statistical statement: the exact training
+        disparity is below the bound with high probability, not surely.
+        With fewer steps than candidates (e.g. ``max_iter <= 6`` at
+        ``batch_size >= n``) each stage still needs one, so ``T``
+        candidates spread over the weights are kept (0 and the maximum
+        among them): the fit never runs a step beyond the ``T``
         accounted. The noisy statistics come from one Gaussian release of
         the (label, group, prediction) counts of the candidates, composed
         into ``dp_event_`` and calibrated inside the same ``epsilon``. The
         chosen weight is ``fairness_weight_``, the released statistics
         ``weight_path_``.
+    max_fairness_weight : float, default=64.0
+        Public largest candidate weight under ``disparity_bound``: the
+        candidates are 0 and the doublings from 2 up to it (7 by default).
+        More candidates raise the selection's sensitivity ``sqrt(k)`` and
+        divide the steps among more stages.
+    min_group_size : int, default=30
+        Under ``disparity_bound``, a group whose cell count (as the fit
+        knows it under privacy: the *released noisy* histogram count, or the
+        declared ``group_marginals`` times ``n_samples``; never an exact
+        private count) is below this in a cell the disparity compares is
+        left out of the selection's disparity and margin, with a warning
+        naming it (post-processing of the release). The group still enters
+        the fairness penalty. 0 bounds every group.
     opportunity_class : label, default=None
         Advantaged class for equal opportunity (None: ``classes_[1]``).
     eo_weighting : {"label_prior", "uniform"}, default="label_prior"
@@ -732,7 +798,8 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         a Gaussian that alone spends a quarter of ``epsilon``, so small budgets
         leave most of epsilon to the model steps.
     selection_noise_multiplier : float or "auto", default="auto"
-        Noise multiplier (in units of the L2 sensitivity ``sqrt(6)``) of the
+        Noise multiplier (in units of the L2 sensitivity ``sqrt(k)``, ``k``
+        the number of candidates, 7 by default) of the
         count release that selects the weight under ``disparity_bound``;
         "auto" applies the rule of ``marginal_noise_multiplier``. Unused
         without ``disparity_bound``.
@@ -826,6 +893,10 @@ default=None
     weight_path_ : list of dict or None
         Under ``disparity_bound``: each candidate weight with its noisy
         training error and disparity (post-processing of the release).
+    bound_met_ : bool or None
+        Under ``disparity_bound``, whether the chosen candidate's noisy
+        training disparity plus its noise margin is at most the bound
+        (post-processing of the release; None without it).
     training_disparity_ : float or None
         Under ``disparity_bound``, the chosen candidate's noisy training
         disparity; None otherwise (it would read the private data).
@@ -886,7 +957,11 @@ default=None
     ``classes``, groups outside ``groups``, missing sensitive values) raises
     before anything is computed and is outside the guarantee; after it, no
     exception or warning depends on the private data (a group or a class
-    that is empty, or a single record, changes nothing but the numbers).
+    that is empty, or a single record, changes nothing but the numbers),
+    except the two ``disparity_bound`` warnings (a bound not met, a group
+    below ``min_group_size``): they are post-processing of released values
+    (the selection's noisy counts, the noisy histogram or the declared
+    marginals), covered by the guarantee, and print released values only.
 
     Dask collections (``X``, ``y``, ``sample_weight``,
     ``sensitive_features``) are fitted on their workers: per-partition cell
@@ -945,6 +1020,8 @@ default=None
         constraint="demographic_parity",
         fairness_weight=8.0,
         disparity_bound=None,
+        max_fairness_weight=64.0,
+        min_group_size=30,
         opportunity_class=None,
         eo_weighting="label_prior",
         alpha=0.0,
@@ -975,6 +1052,8 @@ default=None
         self.constraint = constraint
         self.fairness_weight = fairness_weight
         self.disparity_bound = disparity_bound
+        self.max_fairness_weight = max_fairness_weight
+        self.min_group_size = min_group_size
         self.opportunity_class = opportunity_class
         self.eo_weighting = eo_weighting
         self.alpha = alpha

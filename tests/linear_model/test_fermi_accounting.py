@@ -17,6 +17,7 @@ from dp_accounting import dp_event
 from dp_accounting.rdp import RdpAccountant
 
 from sklearn_dpfair import DPFERMIClassifier
+from sklearn_dpfair._solvers.fermi._weight_search import PRIVATE_BOUND_WEIGHTS
 from sklearn_dpfair.privacy import GaussianMechanism
 
 N, D, EPSILON, DELTA = 300, 4, 2.0, 1e-5
@@ -129,7 +130,7 @@ def test_disparity_bound_releases_exactly_the_accounted_event(
         and m.clip_norm == pytest.approx(math.sqrt(k))
     ]
     assert len(histograms) == 1
-    assert len(tables) == k == min(6, steps)
+    assert len(tables) == k == min(len(PRIVATE_BOUND_WEIGHTS), steps)
     assert est.fairness_weight_ in [p["fairness_weight"] for p in est.weight_path_]
     # The epsilon of the releases counted, by dp-accounting itself, is
     # within the target (calibration is to 1e-3 relative, from below).

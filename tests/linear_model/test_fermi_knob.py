@@ -223,19 +223,22 @@ def test_multiclass_intersectional_converges_at_large_weight(constraint):
     assert est.predict_proba(X * 20.0).shape == (X.shape[0], 3)
 
 
-def test_unreachable_bound_warns_and_returns_the_fairest_model(monkeypatch):
-    import sklearn_dpfair._solvers.fermi._weight_search as weight_search
-
-    # A short search (weights up to 1) cannot reach a tight bound here
-    # (three classes: no shared-threshold fallback).
-    monkeypatch.setattr(weight_search, "BOUND_MAX", 1.0)
+def test_unreachable_bound_warns_and_returns_the_fairest_model():
+    # A short search (weights up to the public maximum 1) cannot reach a
+    # tight bound here (three classes: no shared-threshold fallback).
     X, y, s = synthetic(3, correlation=2.0, n_classes=3)
-    with pytest.warns(UserWarning, match="No fairness_weight"):
-        est = FERMIClassifier(disparity_bound=0.001, random_state=0).fit(
-            X, y, sensitive_features=s
-        )
+    with pytest.warns(UserWarning, match="0.001 is not met") as record:
+        est = FERMIClassifier(
+            disparity_bound=0.001, max_fairness_weight=1.0, random_state=0
+        ).fit(X, y, sensitive_features=s)
+    assert max(p["fairness_weight"] for p in est.weight_path_) == 1.0
     least = min(p["training_disparity"] for p in est.weight_path_)
     assert est.training_disparity_ == least
+    assert est.bound_met_ is False
+    # The message names the least disparity reached, and points at this file.
+    (warning,) = [w for w in record if "is not met" in str(w.message)]
+    assert f"{least:.4g}" in str(warning.message)
+    assert warning.filename == __file__
 
 
 def test_binary_bound_uses_a_shared_threshold_when_the_weight_cannot():

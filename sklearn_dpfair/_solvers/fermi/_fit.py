@@ -46,6 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from ...fairness._disparity import measured_cells
 from ...fairness._ermi import ERMIRegularizer, code_dtype
 from ...fairness._marginals import (
     cell_counts,
@@ -71,7 +72,12 @@ from ._privacy import (
 )
 from ._plan import fermi_plan
 from ._problem import FairProblem, run_sgda
-from ._weight_search import PRIVATE_BOUND_WEIGHTS, bounded_path, private_selection
+from ._weight_search import (
+    PRIVATE_BOUND_MAX,
+    PRIVATE_BOUND_WEIGHTS,
+    bounded_path,
+    private_selection,
+)
 
 __all__ = [
     "DEFAULT_MARGINAL_NOISE",
@@ -131,6 +137,8 @@ class FERMIParams:
     constraint: object
     fairness_weight: float = 4.0
     disparity_bound: float | None = None
+    max_fairness_weight: float = PRIVATE_BOUND_MAX
+    min_group_size: int = 0
     clip_norm: float | None = None
     dual_clip_norm: float | None = None
     batch_size: int | str = 512
@@ -177,6 +185,8 @@ class FERMIFit:
     converged: bool | None = None
     n_final_iter: int = 0
     disparity: float | None = None
+    bound_met: bool | None = None
+    small_groups: tuple = ()
     path: list = field(default_factory=list)
     step_sizes: tuple = (None, None)
 
@@ -195,6 +205,26 @@ _NOT_CONVERGED = (
     "max|grad| = {stat:.3g} > tol = {tol:g} after {it} L-BFGS iterations. "
     "Increase max_full_batch_iter, or scale the features."
 )
+
+
+_SMALL_GROUPS = (
+    "disparity_bound: group(s) {groups} have fewer than min_group_size={size} "
+    "rows in a cell the bound compares ({basis}); their rates are too noisy to "
+    "bound and are left out of the training disparity (they still enter the "
+    "fairness penalty). Lower min_group_size to bound them too."
+)
+_SMALL_BASIS = {
+    "exact": "training counts",
+    "released": "by the released noisy group counts, not exact ones",
+    "public": "by the declared group_marginals times n_samples",
+}
+
+
+def _small_groups(measured, group_labels):
+    """Labels of the groups with a cell that ``measured`` leaves out."""
+    if measured is None:
+        return []
+    return [g for g, kept in zip(group_labels, measured.all(axis=0)) if not kept]
 
 
 def auto_dual_step(regularizer, weight_scale):
@@ -235,19 +265,23 @@ def _penalty(
     count). ``cell_table()`` returns the exact ``(counts, n_observed)``
     (computed in memory, or added up from the partitions of a Dask
     collection); it is called only when the data's counts are needed.
-    Returns ``(regularizer or None, marginals or None, weight_scale)``;
-    ``weight_scale`` is ``n / n_observed``.
+    Returns ``(regularizer or None, marginals or None, weight_scale,
+    cells or None)``; ``weight_scale`` is ``n / n_observed`` and ``cells``
+    the ``(n_blocks, n_groups)`` rows per cell the marginals came from (the
+    exact counts, the released noisy ones, or the declared frequencies
+    times ``n``): what ``min_group_size`` compares, public under privacy.
     """
     n_groups = len(group_labels)
     constraint, floor = params.constraint, params.min_group_frequency
     if n_groups < 1 or not (active or privacy is None):
-        return None, None, 1.0
+        return None, None, 1.0, None
     weight_scale = 1.0
     if privacy is not None and privacy.public_marginals is not None:
         table = marginals_from_public(
             privacy.public_marginals, n_classes, n_groups, constraint
         )
         ps, block_freq = marginals_from_counts(table, 1.0, floor)
+        counts = table * n_samples
     else:
         counts, n_observed = cell_table()
         if privacy is None:
@@ -261,7 +295,7 @@ def _penalty(
         if active
         else None
     )
-    return regularizer, ps, weight_scale
+    return regularizer, ps, weight_scale, counts
 
 
 def _in_memory_cell_table(blocks, codes, n_blocks, n_groups, sample_weight, private):
@@ -303,6 +337,7 @@ class FERMISetup:
     record: PrivacyRecord | None
     dual_learning_rate: float
     plan: object = None
+    measured: np.ndarray | None = None
 
 
 def fermi_setup(
@@ -339,7 +374,7 @@ def fermi_setup(
     active, bounded = plan.key.active, plan.key.bounded
 
     # 1. Group marginals (private histogram, public values, or exact counts).
-    regularizer, ps, weight_scale = _penalty(
+    regularizer, ps, weight_scale, cells = _penalty(
         privacy,
         p,
         n_classes,
@@ -405,6 +440,11 @@ def fermi_setup(
         record=record,
         dual_learning_rate=dual_learning_rate,
         plan=plan,
+        measured=(
+            measured_cells(cells, p.min_group_size)
+            if bounded and cells is not None
+            else None
+        ),
     )
 
 
@@ -626,7 +666,22 @@ def fit_fermi(
         weight_scale=weight_scale,
         params=p,
         sample_weight=sample_weight,
+        measured=setup.measured,
     )
+    small = _small_groups(setup.measured, group_labels)
+    if small:
+        warn_at_caller(
+            _SMALL_GROUPS.format(
+                groups=", ".join(str(g) for g in small),
+                size=p.min_group_size,
+                basis=_SMALL_BASIS[
+                    "exact" if privacy is None
+                    else "public" if privacy.public_marginals is not None
+                    else "released"
+                ],
+            ),
+            UserWarning,
+        )
     sgda_common = dict(
         blocks=blocks,
         codes=codes,
@@ -648,7 +703,9 @@ def fit_fermi(
     )
     extra = {}
     if bounded and privacy is None:
-        coef_m, w0_m, W, path_extra = bounded_path(problem, float(p.disparity_bound))
+        coef_m, w0_m, W, path_extra = bounded_path(
+            problem, float(p.disparity_bound), float(p.max_fairness_weight)
+        )
         extra.update(path_extra)
         curves = ([], [])
     elif bounded:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .._schedules import sgd_schedule
 from ._privacy import FERMINoise, fermi_event, noise_of
-from ._weight_search import selection_schedule
+from ._weight_search import PRIVATE_BOUND_MAX, selection_schedule
 
 __all__ = ["FERMIPlan", "FERMIPlanKey", "fermi_plan", "fermi_plan_key", "plan_from_key"]
 
@@ -27,6 +27,8 @@ class FERMIPlanKey:
     Two fits with equal keys and equal budgets make the same releases and
     record the same ``dp_event_``: :func:`plan_from_key` reads nothing else.
     ``private`` is False for the non-private fit (no releases).
+    ``max_weight`` is the public largest candidate weight of a
+    ``disparity_bound`` selection (it sets the number of candidates).
     """
 
     private: bool
@@ -39,6 +41,7 @@ class FERMIPlanKey:
     marginal_noise_multiplier: float | None = None
     selection_noise_multiplier: float | None = None
     public_marginals: bool = False
+    max_weight: float = PRIVATE_BOUND_MAX
 
 
 @dataclass(frozen=True)
@@ -89,8 +92,9 @@ def fermi_plan_key(privacy, params, *, n_samples, n_groups):
     privacy : FairPrivacy or None
         None is the non-private fit. Its budget is not read.
     params : FERMIParams
-        Public hyperparameters (the schedule, ``fairness_weight`` and
-        ``disparity_bound``; the constraint is not read).
+        Public hyperparameters (the schedule, ``fairness_weight``,
+        ``disparity_bound`` and ``max_fairness_weight``; the constraint is
+        not read).
     n_samples : int
         Number of training rows (public under add/remove adjacency, as in
         every fit of this package).
@@ -110,6 +114,7 @@ def fermi_plan_key(privacy, params, *, n_samples, n_groups):
         epochs=int(params.epochs),
         active=active,
         bounded=bounded,
+        max_weight=float(params.max_fairness_weight),
     )
     if privacy is None:
         return FERMIPlanKey(private=False, **common)
@@ -134,7 +139,7 @@ def plan_from_key(key, budget):
     >>> key = FERMIPlanKey(True, 1.0, 2, 2, active=True, bounded=True)
     >>> plan = plan_from_key(key, PrivacyBudget(2.0, 1e-5))
     >>> plan.selection.weights, plan.selection.n_steps
-    ((0.0, 32.0), 2)
+    ((0.0, 64.0), 2)
     >>> plan.event.events[1].count
     2
     """
@@ -152,7 +157,11 @@ def plan_from_key(key, budget):
             selection_noise_multiplier=key.selection_noise_multiplier,
             public_marginals=key.public_marginals,
         )
-    selection = selection_schedule(key.n_steps, key.epochs) if key.bounded else None
+    selection = (
+        selection_schedule(key.n_steps, key.epochs, key.max_weight)
+        if key.bounded
+        else None
+    )
     if selection is not None and selection.n_steps != key.n_steps:
         # The schedule only divides the T accounted steps (selection_schedule).
         raise RuntimeError("the weight selection's stages do not add up to T")

@@ -16,7 +16,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._loss import SoftmaxLoss
-from ...fairness._disparity import disparity_from_counts, prediction_counts
+from ...fairness._disparity import (
+    disparities,
+    disparity_from_counts,
+    prediction_counts,
+)
 from ...fairness._ermi import code_dtype
 from ...utils._array_api import from_host, to_numpy
 from .._row_blocks import float64_product
@@ -52,6 +56,9 @@ class FairProblem:
     weight_scale: float
     params: object  # FERMIParams: the public hyperparameters
     sample_weight: object = None  # public, mean 1, or None
+    # (n_blocks, n_groups) cells a disparity bound measures (None: all);
+    # from public or released counts under privacy.
+    measured: object = None
 
     @property
     def constraint(self):
@@ -86,7 +93,11 @@ class FairProblem:
     def _parts(self):
         return row_slices(self.X_host.shape[0], self.rows)
 
-    def refine(self, lam, coef, w0):
+    def refine(self, lam, coef, w0, tol=None):
+        """The full-batch phase at weight ``lam`` from ``(coef, w0)``.
+
+        ``tol`` (default: the parameters') is its stationarity target.
+        """
         return refine_full_batch(
             self.X_host,
             self.y,
@@ -97,7 +108,7 @@ class FairProblem:
             intercept_scaling=self.intercept_scaling,
             coef=np.asarray(coef, dtype=np.float64),
             w0=np.asarray(w0, dtype=np.float64),
-            tol=self.params.tol,
+            tol=self.params.tol if tol is None else tol,
             max_iter=self.params.final_max_iter,
             weight_scale=self.weight_scale,
             sample_weight=self.sample_weight,
@@ -131,8 +142,23 @@ class FairProblem:
             )
         return total
 
+    def measure(self, coef, w0):
+        """``(training error, disparity)`` of the hard predictions, in one pass."""
+        pred = self.predict(coef, w0)
+        counts = prediction_counts(
+            pred,
+            self.y.astype(np.intp),
+            self.codes.astype(np.intp),
+            self.n_classes,
+            self.n_groups,
+        )
+        error = float(np.mean(pred != self.y))
+        return error, disparity_from_counts(counts, self.constraint, self.measured)
+
     def disparity(self, coef, w0):
-        return disparity_from_counts(self.counts(coef, w0), self.constraint)
+        return disparity_from_counts(
+            self.counts(coef, w0), self.constraint, self.measured
+        )
 
     @np.errstate(over="ignore", invalid="ignore")
     def best_threshold(self, coef, w0, bound):
@@ -167,7 +193,7 @@ class FairProblem:
         wrong_neg = neg.size - np.searchsorted(neg, cands, side="right")
         errors = wrong_neg + np.searchsorted(pos, cands, side="right")
         errors = errors / max(self.y.size, 1)
-        disp = np.array([disparity_from_counts(c, self.constraint) for c in counts])
+        disp = disparities(counts, self.constraint, self.measured)
         feasible = disp <= bound
         if np.any(feasible):
             i = int(np.argmin(np.where(feasible, errors, np.inf)))

@@ -7,7 +7,8 @@ and keeps the most accurate model meeting the bound on the training data;
 :func:`private_selection` (DP-FERMI) runs one SGDA stage per candidate
 weight of the :func:`selection_schedule` and chooses among them from one
 Gaussian release of their (label, group, prediction) counts, drawn by the
-selection mechanism of :class:`._privacy.FERMIMechanisms`.
+selection mechanism of :class:`._privacy.FERMIMechanisms`. Both report
+whether the bound was met (``bound_met``) and warn when it was not.
 """
 
 import math
@@ -24,34 +25,67 @@ __all__ = [
     "BOUND_BISECTIONS",
     "BOUND_MAX",
     "BOUND_START",
+    "PRIVATE_BOUND_MAX",
     "PRIVATE_BOUND_WEIGHTS",
     "SELECTION_SHARE",
+    "STALL_DOUBLINGS",
     "SelectionSchedule",
     "bounded_path",
     "private_selection",
+    "private_weights",
     "selection_schedule",
 ]
 
 # Weights of the non-private disparity_bound search: 0, then doubling from
-# 1/2 to 1024, then bisection (4 halvings of log2: the weight to ~4%).
+# 1/2 to the public maximum (FERMIClassifier's max_fairness_weight, 1024 by
+# default), then bisection (4 halvings of log2: the weight to ~4%).
 BOUND_START, BOUND_MAX, BOUND_BISECTIONS = 0.5, 1024.0, 4
-# Candidate weights of the private search: one SGDA stage each, in this
-# order (continuation: each stage starts where the previous one ended).
-PRIVATE_BOUND_WEIGHTS = (0.0, 2.0, 4.0, 8.0, 16.0, 32.0)
-# Share of the T noisy steps spent on the candidate stages; the rest
-# continues at the chosen weight.
-SELECTION_SHARE = 0.5
+# The doubling stops early once a feasible model is in hand and neither the
+# hard disparity at threshold 0 nor the least error of a feasible model has
+# improved for this many doublings: past its minimum the hard disparity
+# rises again with the weight (the soft ERMI keeps falling while
+# probabilities gather at the boundary), so larger weights only cost solves.
+STALL_DOUBLINGS = 3
+# Stalls count only from this weight on: below it the hard equalized-odds
+# gap is not monotone even at stationary points (on B-spline Adult features
+# it rises from 0.5 to 2 and falls again by 16), so an early exit there
+# would stop before the weights that meet the bound.
+STALL_FROM = 32.0
+# The path's weights are solved to PATH_TOLERANCE times the stationarity
+# target (enough to place the weight: the hard disparity of the looser
+# solution differs by a few rows), and only the chosen model is then
+# polished to the target, warm-started: about half the L-BFGS iterations.
+PATH_TOLERANCE = 10.0
+# The bisection stops once the most accurate feasible model is within this
+# training error of the infeasible end of the bracket.
+BRACKET_GAIN = 1e-3
+POLISHES = 2
+# Default public maximum of the private search (DPFERMIClassifier's
+# max_fairness_weight); its candidates are 0 and the doublings from 2.
+PRIVATE_BOUND_MAX = 64.0
+# Candidate weights of the private search with the default maximum: one
+# SGDA stage each, in this order (continuation: each stage starts where the
+# previous one ended).
+PRIVATE_BOUND_WEIGHTS = (0.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+# Share of the T noisy steps spent on the candidate stages. All of them:
+# the selected candidate is returned as it was measured, so its released
+# disparity describes the returned model (a continuation after the
+# selection would move it away from what was measured).
+SELECTION_SHARE = 1.0
 
 
-def bounded_path(problem, bound):
+def bounded_path(problem, bound, max_weight=BOUND_MAX):
     """Most accurate model on the weight path whose training disparity is <= bound.
 
     Non-private. Each weight is solved to stationarity by the full-batch
     phase, warm-started at the previous solution (continuation). The path
     starts at 0 and doubles the weight from ``BOUND_START`` until the hard
-    training disparity meets ``bound`` (or ``BOUND_MAX``), then bisects
-    (geometrically) between the last weight above the bound and the first
-    one below it. Why a search and not a Lagrangian dual step on the
+    training disparity meets ``bound`` or ``max_weight`` (a public
+    parameter) is passed, then bisects (geometrically) between the last
+    weight above the bound and the first one below it. The doubling stops
+    early once some model of the path (after its threshold) is feasible and
+    the disparity at threshold 0 has not improved for ``STALL_DOUBLINGS``
+    weights. Why a search and not a Lagrangian dual step on the
     weight: the weight is the multiplier of the *soft* ERMI, not of the
     hard disparity being bounded, and at large weights the solution's hard
     disparity rises again while its soft ERMI keeps falling (predictions
@@ -60,20 +94,23 @@ def bounded_path(problem, bound):
     converge to there. Along the path the training loss grows with the
     weight (a property of penalized minimizers), so the smallest weight
     meeting the bound is the most accurate, which the bisection locates.
-    Returns ``(coef, w0, W, extra)``; with no weight meeting the bound, the
-    model of least disparity, with a warning.
+    Returns ``(coef, w0, W, extra)``; ``extra["bound_met"]`` says whether a
+    model met the bound. With none, the model of least disparity, with a
+    warning that names the bound, that disparity and what to try.
     """
     d, m = problem.X_host.shape[1], problem.n_classes
     coef, w0 = np.zeros((d, m)), np.zeros(m)
     path = []
 
-    def solve(lam, start):
-        fit = problem.refine(lam, *start)
-        pred = problem.predict(fit.coef, fit.w0)
+    path_tol = PATH_TOLERANCE * problem.params.tol
+
+    def solve(lam, start, tol=path_tol):
+        fit = problem.refine(lam, *start, tol=tol)
+        error, disparity = problem.measure(fit.coef, fit.w0)
         point = {
             "fairness_weight": float(lam),
-            "training_error": float(np.mean(pred != problem.y)),
-            "training_disparity": problem.disparity(fit.coef, fit.w0),
+            "training_error": error,
+            "training_disparity": disparity,
             "threshold": 0.0,
             "stationarity": fit.stationarity,
             "converged": fit.converged,
@@ -81,6 +118,7 @@ def bounded_path(problem, bound):
         }
         # The weight's own disparity (threshold 0) drives the search.
         point["disparity_at_zero_threshold"] = point["training_disparity"]
+        point["error_at_zero_threshold"] = point["training_error"]
         if problem.n_classes == 2:
             shift, error, disparity = problem.best_threshold(fit.coef, fit.w0, bound)
             if disparity <= bound and (
@@ -96,37 +134,92 @@ def bounded_path(problem, bound):
     models = {0.0: start}
     lo = hi = None
     lam = 0.0
-    if point["disparity_at_zero_threshold"] > bound:
-        lam = BOUND_START
-        while lam <= BOUND_MAX:
+    if point["disparity_at_zero_threshold"] > bound and max_weight > 0:
+        lam = min(BOUND_START, max_weight)
+        least, stalled = point["disparity_at_zero_threshold"], 0
+        best_error = _least_feasible_error(path, bound)
+        while lam <= max_weight:
             lo = path[-1]["fairness_weight"]
             point, start = solve(lam, start)
             models[lam] = start
             if point["disparity_at_zero_threshold"] <= bound:
                 hi = lam
                 break
-            lam *= 2.0
+            error = _least_feasible_error(path, bound)
+            if (
+                lam < STALL_FROM
+                or point["disparity_at_zero_threshold"] < least
+                or error < best_error
+            ):
+                stalled = 0
+            else:
+                stalled += 1
+            least = min(least, point["disparity_at_zero_threshold"])
+            best_error = min(best_error, error)
+            if (
+                lam >= STALL_FROM
+                and stalled >= STALL_DOUBLINGS
+                and math.isfinite(best_error)
+            ):
+                break
+            # The public maximum itself is the last weight tried.
+            lam = max_weight if lam < max_weight < 2.0 * lam else 2.0 * lam
     if hi is not None and lo is not None:
+        at = {p["fairness_weight"]: p for p in path}
         for _ in range(BOUND_BISECTIONS):
+            # Early exit once the bound is bracketed this tightly: the
+            # error of the model at ``lo`` (infeasible at threshold 0) is
+            # what a weight inside the bracket could at best approach, and
+            # the best feasible model already has it within BRACKET_GAIN.
+            reach = at[lo]["error_at_zero_threshold"]
+            if _least_feasible_error(path, bound) - reach <= BRACKET_GAIN:
+                break
             mid = math.sqrt(lo * hi) if lo > 0 else hi / 2.0
             point, sol = solve(mid, models[lo])
             models[mid] = sol
+            at[mid] = point
             if point["disparity_at_zero_threshold"] <= bound:
                 hi = mid
             else:
                 lo = mid
-    feasible = [p for p in path if p["training_disparity"] <= bound]
-    if feasible:
-        best = min(
-            feasible, key=lambda p: (p["training_error"], p["training_disparity"])
+    def most_accurate():
+        feasible = [p for p in path if p["training_disparity"] <= bound]
+        return min(
+            feasible,
+            key=lambda p: (p["training_error"], p["training_disparity"]),
+            default=None,
         )
-    else:
+
+    best, discarded, tried = most_accurate(), 0, set()
+    # Polish the chosen weight to the stationarity target; its point
+    # (threshold, error, disparity) is measured again on the polished
+    # model, which replaces the path's if it still meets the bound. The
+    # most accurate feasible point is then chosen again (at most POLISHES
+    # times: a polished point may lose a few rows of accuracy to a
+    # neighbour).
+    for _ in range(POLISHES):
+        if best is None or best["fairness_weight"] in tried:
+            break
+        lam = best["fairness_weight"]
+        tried.add(lam)
+        polished, sol = solve(lam, models[lam], problem.params.tol)
+        path.pop()
+        if polished["training_disparity"] <= bound:
+            polished["n_iter"] += best["n_iter"]
+            path[path.index(best)] = polished
+            models[lam] = sol
+        else:
+            discarded += polished["n_iter"]
+        best = most_accurate()
+    feasible = best is not None
+    if not feasible:
         best = min(path, key=lambda p: p["training_disparity"])
         warn_at_caller(
             _BOUND_NOT_MET.format(
                 bound=bound,
                 best=best["training_disparity"],
                 lam=best["fairness_weight"],
+                top=max(p["fairness_weight"] for p in path),
             ),
             UserWarning,
         )
@@ -139,17 +232,39 @@ def bounded_path(problem, bound):
         "fairness_weight": lam,
         "stationarity": best["stationarity"],
         "converged": best["converged"],
-        "n_final_iter": sum(p["n_iter"] for p in path),
+        "n_final_iter": sum(p["n_iter"] for p in path) + discarded,
         "disparity": best["training_disparity"],
+        "bound_met": bool(feasible),
         "path": path,
     }
     return coef, w0, problem.dual_at(lam, coef, w0), extra
 
 
+def _least_feasible_error(path, bound):
+    """Least training error of a feasible point of ``path`` (inf if none)."""
+    errors = [p["training_error"] for p in path if p["training_disparity"] <= bound]
+    return min(errors, default=math.inf)
+
+
+# Messages are constants so that tests match them.
 _BOUND_NOT_MET = (
-    "No fairness_weight up to 1024 gives a training disparity <= "
-    "disparity_bound={bound:g}; returning the model of least training "
-    "disparity ({best:.4g}, fairness_weight={lam:g})."
+    "disparity_bound={bound:g} is not met: no fairness_weight up to {top:g} "
+    "gives a training disparity <= {bound:g}. The least training disparity "
+    "reached is {best:.4g} (fairness_weight={lam:g}); that model is returned "
+    "and bound_met_ is False. Try a larger max_fairness_weight, a looser "
+    "bound, min_group_size to leave out groups too small to measure, or "
+    "richer features."
+)
+_PRIVATE_BOUND_NOT_MET = (
+    "disparity_bound={bound:g} is not met: no candidate fairness_weight up to "
+    "{top:g} has a noisy training disparity plus its noise margin <= "
+    "{bound:g}. The least noisy training disparity is {best:.3g} "
+    "(fairness_weight={lam:g}, noise margin {margin:.3g}); that model is "
+    "returned and bound_met_ is False. These are released noisy statistics, "
+    "not exact values. Try a looser bound, a larger epsilon, a smaller "
+    "selection_noise_multiplier (more of epsilon to the selection), a larger "
+    "max_fairness_weight, or min_group_size to leave out groups too small to "
+    "measure."
 )
 
 
@@ -181,20 +296,45 @@ class SelectionSchedule:
         return sum(self.stage_steps) + self.rest_steps
 
 
-def selection_schedule(n_steps, epochs):
+def private_weights(max_weight=PRIVATE_BOUND_MAX):
+    """Candidate weights of the private search up to the public ``max_weight``.
+
+    0, then the doublings from 2 below ``max_weight``, then ``max_weight``
+    itself (a maximum below 2 gives ``(0, max_weight)``).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.fermi._weight_search import private_weights
+    >>> private_weights(64.0)
+    (0.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+    >>> private_weights(20.0)
+    (0.0, 2.0, 4.0, 8.0, 16.0, 20.0)
+    """
+    max_weight = float(max_weight)
+    weights, lam = [0.0], 2.0
+    while lam < max_weight:
+        weights.append(lam)
+        lam *= 2.0
+    if max_weight > 0:
+        weights.append(max_weight)
+    return tuple(weights)
+
+
+def selection_schedule(n_steps, epochs, max_weight=PRIVATE_BOUND_MAX):
     """The :class:`SelectionSchedule` of ``n_steps`` noisy steps (public inputs only).
 
     DP-FERMI (thesis Algorithm 10) runs a number ``T`` of noisy SGDA steps
     fixed in advance, and the noise is calibrated to exactly ``T`` of them:
     the weight path only divides those ``T`` steps among its stages, so it
-    never runs more. A stage needs one step to move away from its
-    predecessor, so with fewer steps than ``PRIVATE_BOUND_WEIGHTS`` the path
+    never runs more. The ``K`` candidates are :func:`private_weights` of
+    the public ``max_weight``. A stage needs one step to move away from its
+    predecessor, so with fewer steps than ``K`` the path
     keeps ``min(K, T)`` candidates, spread over the whole range of weights
     (its first and last, so a bound the largest weight meets stays within
     reach), instead of giving each of the ``K`` stages a step the budget
     never paid for. The first ``max(round(SELECTION_SHARE T), k)`` steps are
-    split evenly among the ``k`` stages; the remaining ones continue at the
-    chosen weight.
+    split evenly among the ``k`` stages; the remaining ones (none with the
+    default share) continue at the chosen weight.
 
     Parameters
     ----------
@@ -202,6 +342,8 @@ def selection_schedule(n_steps, epochs):
         The public ``T`` of the fit (at least 1).
     epochs : int
         The public number of epochs (for the curves only).
+    max_weight : float, default=PRIVATE_BOUND_MAX
+        The public largest candidate weight.
 
     Returns
     -------
@@ -212,52 +354,57 @@ def selection_schedule(n_steps, epochs):
     >>> from sklearn_dpfair._solvers.fermi._weight_search import selection_schedule
     >>> s = selection_schedule(3, 3)
     >>> s.weights, s.stage_steps, s.rest_steps
-    ((0.0, 4.0, 32.0), (1, 1, 1), 0)
+    ((0.0, 8.0, 64.0), (1, 1, 1), 0)
     >>> selection_schedule(20, 1).stage_steps
-    (2, 1, 2, 2, 1, 2)
+    (3, 3, 3, 2, 3, 3, 3)
     """
     n_steps = int(n_steps)
     if n_steps < 1:
         raise ValueError(f"A weight selection needs at least one step, got {n_steps}.")
-    n_weights = len(PRIVATE_BOUND_WEIGHTS)
+    candidates = private_weights(max_weight)
+    n_weights = len(candidates)
     k = min(n_weights, n_steps)
     picks = np.round(np.linspace(0, n_weights - 1, k)).astype(int) if k > 1 else [0]
-    weights = tuple(PRIVATE_BOUND_WEIGHTS[i] for i in picks)
-    first = max(int(round(SELECTION_SHARE * n_steps)), k)
+    weights = tuple(candidates[i] for i in picks)
+    first = min(max(int(round(SELECTION_SHARE * n_steps)), k), n_steps)
     cuts = np.round(np.linspace(0, first, k + 1)).astype(int)
+    rest = n_steps - first
     return SelectionSchedule(
         weights=weights,
         stage_steps=tuple(int(b - a) for a, b in zip(cuts[:-1], cuts[1:])),
         stage_epochs=max(1, round(SELECTION_SHARE * epochs / k)),
-        rest_steps=n_steps - first,
-        rest_epochs=max(1, epochs - round(SELECTION_SHARE * epochs)),
+        rest_steps=rest,
+        rest_epochs=max(1, epochs - round(SELECTION_SHARE * epochs)) if rest else 0,
     )
 
 
 def private_selection(problem, bound, sgda_common, *, schedule, tables, rng):
-    """Private choice of the weight: a staged SGDA path, a noisy selection, a finish.
+    """Private choice of the weight: a staged SGDA path and a noisy selection.
 
-    The ``T`` noisy steps (fixed in advance) are used in two phases, as
-    ``schedule`` (:func:`selection_schedule`) divides them. The first phase
-    runs one stage per candidate weight (increasing), each warm-started
-    where the previous one ended; every stage's iterate is post-processing
-    of the noisy sums, free. Choosing among them reads the data once more:
-    the (label, group, prediction) counts of all ``k`` candidates on the
-    training set are released with Gaussian noise (a record moves one cell
-    of each table: L2 sensitivity ``sqrt(k)``, accounted as
-    ``Gaussian(z_sel)`` in ``dp_event_``, drawn by ``tables``). The
-    smallest weight whose noisy
-    disparity plus a margin of two noise standard deviations of the
-    smallest group's rate (:func:`disparity_margin`) is <= bound is chosen
-    (least noisy disparity if none): along
-    the path accuracy falls as the weight grows, so the smallest feasible
-    weight is the most accurate, and this rule does not rest on noisy error
+    The ``T`` noisy steps (fixed in advance) are divided as ``schedule``
+    (:func:`selection_schedule`) says. One stage runs per candidate weight
+    (increasing), each warm-started where the previous one ended; every
+    stage's iterate is post-processing of the noisy sums, free. Choosing
+    among them reads the data once more: the (label, group, prediction)
+    counts of all ``k`` candidates on the training set are released with
+    Gaussian noise (a record moves one cell of each table: L2 sensitivity
+    ``sqrt(k)``, accounted as ``Gaussian(z_sel)`` in ``dp_event_``, drawn by
+    ``tables``). The smallest weight whose noisy disparity plus a margin of
+    two noise standard deviations of the smallest measured group's rate
+    (:func:`disparity_margin`) is <= bound is chosen: along the path
+    accuracy falls as the weight grows, so the smallest feasible weight is
+    the most accurate, and this rule does not rest on noisy error
     estimates, whose differences between neighbouring weights are below
-    their noise. The remaining steps continue at the chosen weight from the
-    chosen candidate. The selection is adaptive, which the composition of
-    the accountant covers.
+    their noise. With none, the least noisy disparity is chosen, with a
+    warning (post-processing of the release: it prints released values
+    only). The cells measured are ``problem.measured`` (from the released
+    histogram or the declared marginals, public). The chosen candidate is
+    returned as measured (``rest_steps`` 0 with the default share; any
+    remaining steps continue at the chosen weight). The selection is
+    adaptive, which the composition of the accountant covers.
 
-    Returns ``(coef, w0, W, curves, extra)``.
+    Returns ``(coef, w0, W, curves, extra)``; ``extra["bound_met"]`` says
+    whether the chosen candidate passed the noisy test.
     """
     weights = schedule.weights
     k = len(weights)
@@ -281,6 +428,7 @@ def private_selection(problem, bound, sgda_common, *, schedule, tables, rng):
         [problem.counts(to_numpy(coef), to_numpy(w0)) for coef, w0, _ in candidates],
         rng,
     )
+    measured = problem.measured
     path = []
     for lam, counts in zip(weights, noisy_tables):
         total = max(float(np.maximum(counts, 0.0).sum()), 1.0)
@@ -289,8 +437,12 @@ def private_selection(problem, bound, sgda_common, *, schedule, tables, rng):
             {
                 "fairness_weight": float(lam),
                 "training_error": float(min(max(1.0 - correct / total, 0.0), 1.0)),
-                "training_disparity": disparity_from_counts(counts, problem.constraint),
-                "margin": disparity_margin(counts, problem.constraint, std),
+                "training_disparity": disparity_from_counts(
+                    counts, problem.constraint, measured
+                ),
+                "margin": disparity_margin(
+                    counts, problem.constraint, std, measured
+                ),
             }
         )
     feasible = [
@@ -298,11 +450,20 @@ def private_selection(problem, bound, sgda_common, *, schedule, tables, rng):
         for i, p in enumerate(path)
         if p["training_disparity"] + p["margin"] <= bound
     ]
-    best = (
-        feasible[0]
-        if feasible
-        else min(range(k), key=lambda i: path[i]["training_disparity"])
-    )
+    if feasible:
+        best = feasible[0]
+    else:
+        best = min(range(k), key=lambda i: path[i]["training_disparity"])
+        warn_at_caller(
+            _PRIVATE_BOUND_NOT_MET.format(
+                bound=bound,
+                top=weights[-1],
+                best=path[best]["training_disparity"],
+                lam=weights[best],
+                margin=path[best]["margin"],
+            ),
+            UserWarning,
+        )
     lam = weights[best]
     coef, w0, W = candidates[best]
     if schedule.rest_steps > 0:
@@ -312,6 +473,7 @@ def private_selection(problem, bound, sgda_common, *, schedule, tables, rng):
     extra = {
         "fairness_weight": float(lam),
         "disparity": path[best]["training_disparity"],
+        "bound_met": bool(feasible),
         "path": path,
     }
     return coef, w0, W, (loss_curve, fairness_curve), extra

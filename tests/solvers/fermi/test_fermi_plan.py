@@ -42,10 +42,25 @@ def test_selection_stages_divide_exactly_the_accounted_steps(n_steps):
         assert s.weights[-1] == PRIVATE_BOUND_WEIGHTS[-1]
 
 
-def test_long_schedules_keep_every_candidate_and_half_the_steps():
+def test_long_schedules_keep_every_candidate_and_spend_every_step_on_them():
+    # The chosen candidate is returned as it was measured: no step runs
+    # after the selection, so its released disparity describes the model.
     s = selection_schedule(100, epochs=10)
     assert s.weights == PRIVATE_BOUND_WEIGHTS
-    assert sum(s.stage_steps) == 50 and s.rest_steps == 50
+    assert sum(s.stage_steps) == 100 and s.rest_steps == 0
+
+
+@pytest.mark.parametrize("max_weight", [1.0, 20.0, 64.0, 256.0])
+def test_candidates_reach_the_public_maximum_weight(max_weight):
+    s = selection_schedule(100, epochs=10, max_weight=max_weight)
+    assert s.weights[0] == 0.0 and s.weights[-1] == max_weight
+    assert list(s.weights) == sorted(set(s.weights))
+    key = FERMIPlanKey(
+        True, 0.5, 100, 10, active=True, bounded=True, max_weight=max_weight
+    )
+    plan = plan_from_key(key, PrivacyBudget(1.0, 1e-5))
+    assert plan.selection.weights == s.weights
+    assert plan.n_candidates == len(s.weights)
 
 
 @pytest.mark.parametrize("n_steps", [0, -1])

@@ -1,0 +1,73 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Disparity of hard predictions: vectorized tables and left-out cells."""
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair.fairness import make_constraint
+from sklearn_dpfair.fairness._disparity import (
+    disparities,
+    disparity_from_counts,
+    disparity_margin,
+    hard_disparity,
+    measured_cells,
+    prediction_counts,
+)
+
+CONSTRAINTS = ["demographic_parity", "equalized_odds", "equal_opportunity"]
+
+
+def _constraint(name):
+    return make_constraint(
+        name, class_index=1 if name == "equal_opportunity" else None
+    )
+
+
+@pytest.mark.parametrize("name", CONSTRAINTS)
+def test_stacked_tables_give_each_table_its_disparity(name):
+    rng = np.random.default_rng(0)
+    tables = rng.integers(0, 40, size=(25, 3, 4, 3)).astype(float)
+    tables[3, :, 2] = 0.0  # an empty group
+    tables[4] = 0.0  # an empty table
+    con = _constraint(name)
+    stacked = disparities(tables, con)
+    assert stacked.shape == (25,)
+    one_by_one = [disparity_from_counts(t, con) for t in tables]
+    np.testing.assert_array_equal(stacked, one_by_one)
+    assert stacked[4] == 0.0
+
+
+@pytest.mark.parametrize("name", CONSTRAINTS)
+def test_a_left_out_group_is_as_if_absent(name):
+    rng = np.random.default_rng(1)
+    n = 600
+    y, pred = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    codes = rng.integers(0, 3, n)
+    con = _constraint(name)
+    counts = prediction_counts(pred, y, codes, 2, 3)
+    n_blocks = con.n_blocks(2)
+    measured = np.ones((n_blocks, 3), dtype=bool)
+    measured[:, 2] = False
+    keep = codes < 2
+    without = hard_disparity(pred[keep], y[keep], codes[keep], con, 2, 2)
+    assert disparity_from_counts(counts, con, measured) == pytest.approx(without)
+
+
+def test_measured_cells_and_the_margin_of_the_smallest_measured_cell():
+    counts = np.zeros((2, 3, 2))
+    counts[:, 0] = [[250, 250], [250, 250]]  # group 0: 1000 rows
+    counts[:, 1] = [[100, 100], [100, 100]]  # group 1: 400 rows
+    counts[:, 2] = [[1, 1], [1, 2]]  # group 2: 5 rows
+    dp = make_constraint("demographic_parity")
+    cells = counts.sum(axis=(0, 2))[None, :]
+    measured = measured_cells(cells, 30)
+    assert measured.tolist() == [[True, True, False]]
+    assert disparity_margin(counts, dp, 10.0) == pytest.approx(2 * 10.0 / 5)
+    assert disparity_margin(counts, dp, 10.0, measured) == pytest.approx(
+        2 * 10.0 / 400
+    )
+    # Nothing measured: no rate to compare, no margin beyond one row's.
+    none = np.zeros_like(measured)
+    assert disparity_from_counts(counts, dp, none) == 0.0
+    assert disparity_margin(counts, dp, 10.0, none) == pytest.approx(20.0)
