@@ -673,7 +673,9 @@ _NEAR_RADIUS = 0.9
 
 def _radius_hit(result, config):
     """The warning text when the released model lies on the public radius, else None."""
-    if config.radius is None and result.solver == "dp-sgd":
+    if config.radius is None and (result.solver == "dp-sgd" or math.isinf(config.rho)):
+        # No bound: "dp-sgd" needs none, and the non-private limit of the
+        # one-pass solvers drops their default one.
         return None
     radius = config.radius
     which = "public"

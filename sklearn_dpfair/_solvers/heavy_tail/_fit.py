@@ -49,10 +49,16 @@ import numpy as np
 
 from ...exceptions import PrivacyBudgetError
 from ...privacy import GaussianMechanism, fit_weights, private_quantile
-from ...privacy._accounting import composed_event, epsilon_of, zcdp_event
+from ...privacy._accounting import (
+    composed_event,
+    epsilon_of,
+    non_private_event,
+    zcdp_event,
+)
 from ...privacy._releases import parallel_parts
 from ...privacy._zcdp import ZCDPLedger
 from ._disjoint_batches import disjoint_batches, disjoint_blocks
+from .._non_private import minimize_regression, non_private_record
 from ._dpsgd import fit_heavy_tail_dpsgd
 from ._localized import (
     localized_phase_events,
@@ -62,6 +68,7 @@ from ._localized import (
 )
 from ._mean_oracle import gradient_norms_at_zero
 from ._result import HeavyTailFit
+from ._projections import project_ball
 from ._one_pass import AcceleratedStep, ProximalStep, StichAveraging, one_pass_loop
 from ._private_curvature import CURVATURE_SCALE_SHARE, private_curvature
 from ._schedules import (
@@ -351,6 +358,10 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
         return fit_heavy_tail_dpsgd(
             X, y, loss, config, budget, rng, sample_weight=sample_weight, l2=l2
         )
+    if math.isinf(config.rho):
+        # The same refusals of public parameters as a private fit.
+        _plan_budget(ZCDPLedger(math.inf), config, math.inf)
+        return _fit_non_private(X, y, loss, config, budget, sample_weight)
     if config.radius is None:
         config = replace(config, radius=ONE_PASS_RADIUS)
     rho = config.rho
@@ -532,6 +543,57 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
             if private
             else math.inf
         ),
+    )
+
+
+def _fit_non_private(X, y, loss, config, budget, sample_weight):
+    """The one-pass solvers' non-private limit: their objective, minimized.
+
+    Without privacy nothing is released, so the fit is the (weighted) loss
+    plus the penalty minimized by the deterministic full-batch solver
+    (:func:`~sklearn_dpfair._solvers._non_private.minimize_regression`:
+    L-BFGS-B in standardized columns, or the quantile-regression linear
+    program) instead of the one-pass loop, whose default radius (10), clip
+    and step sizes assume data of unit scale: the least-squares, Huber or
+    quantile solution on any columns, with a ``ConvergenceWarning`` if the
+    solver stops short. A declared ``radius`` projects the solution on its
+    ball (post-processing, as "dp-sgd" does); the default one binds nothing.
+    """
+    n, n_features = X.shape
+    s = 1.0 if config.fit_intercept else 0.0
+    weights = fit_weights(sample_weight, n, private=False)
+    l1, l2 = _penalty_parts(config)
+    fit = minimize_regression(
+        X, y, loss, alpha=l2, l1=l1, fit_intercept=bool(s), sample_weight=weights
+    )
+    coef = fit.coef[:, 0]
+    intercept = float(fit.intercept[0]) if s else 0.0
+    if config.radius is not None:
+        full = project_ball(np.append(coef, intercept / s if s else 0.0), config.radius)
+        coef, intercept = full[:-1], float(s * full[-1])
+    solver = config.solver if config.solver != "auto" else "prox"
+    row = ONE_PASS_SOLVERS.get(solver)
+    name = row.description if row is not None else _LOCALIZED_NAME
+    record = budget.account(
+        GaussianMechanism(clip_norm=math.inf, noise_multiplier=0.0),
+        description=name,
+        adjacency="replace_one",
+        steps=1,
+        dp_event=non_private_event(),
+    )
+    return HeavyTailFit(
+        coef=coef,
+        intercept=intercept,
+        solver=solver,
+        n_iter=int(fit.n_iter),
+        batch_size=int(n),
+        clip_norm=math.inf,
+        noise_std=0.0,
+        smoothness=None,
+        strong_convexity=None,
+        rho_spent={},
+        record=non_private_record(record, fit.n_iter),
+        optimizer_epsilon=math.inf,
     )
 
 
