@@ -471,7 +471,7 @@ def minimize_l1_ball(
     >>> fit = minimize_l1_ball(X, np.array([2.0, 1.0, 3.0]), SquaredLoss(), 1.5,
     ...                        fit_intercept=False)
     >>> np.round(fit.coef.ravel(), 4)
-    array([1. , 0.5])
+    array([1.25, 0.25])
     """
     radius = float(radius)
     n_iter = 0
