@@ -273,12 +273,17 @@ def test_record_fields_rebuild_the_accounted_event(solver):
     )
     record = reg.privacy_record_
     if solver == "dp-sgd":
-        # Only the scales and the intercept step are zCDP releases.
+        # Only the scales and the intercept step are zCDP releases (a
+        # per-column entry is d releases of rho / d: the same zCDP total, so
+        # the auditor's one event per entry gives the same epsilon).
         assert set(reg.rho_spent_) == {
             "target_range",
             "target_location",
             "target_scale",
             "row_norm_histogram",
+            "feature_range",
+            "feature_location",
+            "feature_scale",
             "intercept_mean",
         }
         assert record.clip_norm == reg.clip_norm_

@@ -59,7 +59,7 @@ from ...privacy._releases import parallel_parts
 from ...privacy._zcdp import ZCDPLedger
 from ._disjoint_batches import disjoint_batches, disjoint_blocks
 from .._non_private import minimize_regression, non_private_record
-from ._dpsgd import fit_heavy_tail_dpsgd
+from ._dpsgd import fit_heavy_tail_dpsgd, plan_dpsgd
 from ._localized import (
     localized_phase_events,
     localized_plan,
@@ -91,6 +91,7 @@ __all__ = [
     "HeavyTailConfig",
     "HeavyTailFit",
     "fit_heavy_tail",
+    "planned_event",
 ]
 
 # Huber's population Hessian is E[1{|res| <= t} x~ x~^T]: its top eigenvalue
@@ -134,6 +135,7 @@ class HeavyTailConfig:
     l1_ratio: float
     fit_intercept: bool
     rho: float = math.inf
+    feature_bounds: object = "auto"
 
 
 # The one-pass solvers project every iterate on a public ball and use its
@@ -323,6 +325,48 @@ def _cap_steps(n_steps, n, d, eps, config, n_extra_batches):
     return int(max(1, min(n_steps, limit)))
 
 
+def _runs_dpsgd(config):
+    return config.solver == "dp-sgd" or (
+        config.solver == "auto" and config.penalty not in _NON_SMOOTH_PENALTIES
+    )
+
+
+def planned_event(n_samples, n_features, config, budget, *, sparse=False):
+    """The ``DpEvent`` a fit on ``n_samples`` rows will record, from public inputs.
+
+    "dp-sgd": :func:`~._dpsgd.plan_dpsgd`'s event, the plan the fit runs.
+    One-pass solvers: the zCDP events of the ledger's private estimates and
+    the optimizer's one Gaussian release of noise multiplier
+    ``1 / sqrt(2 rho_opt)`` (parallel composition over disjoint batches).
+    Without privacy the non-private event. The localized solver is not
+    covered: its recorded event is the self-composition of the steps of
+    one phase, whose count follows from a private scale (its epsilon does
+    not, each phase being ``rho_opt``-zCDP).
+
+    Returns
+    -------
+    event : dp_accounting.DpEvent
+    """
+    if _runs_dpsgd(config):
+        return plan_dpsgd(n_samples, n_features, config, budget, sparse=sparse).event
+    if math.isinf(config.rho):
+        return non_private_event()
+    ledger = ZCDPLedger(config.rho)
+    _plan_budget(ledger, config, 0.5 * config.tuning_fraction * config.rho)
+    rho_opt = ledger.allocate_rest("optimizer")
+    # The solver the fit resolves: "auto" reaches here with an l1 penalty
+    # only ("prox"); the localized one is the fallback of "auto" without a
+    # curvature, or asked for.
+    if config.solver == "localized":
+        raise NotImplementedError(
+            "The localized solver's recorded event (the steps of one phase) "
+            "depends on a private scale; its plan is not computed in advance."
+        )
+    tuning = [zcdp_event(r) for name, r in ledger.spent.items() if name != "optimizer"]
+    optimizer = GaussianMechanism(1.0, 1.0 / math.sqrt(2.0 * rho_opt)).event(steps=1)
+    return composed_event([*tuning, optimizer])
+
+
 # One record's overflow (a huge row times w, inf - inf) must not show as a
 # warning: its results are handled explicitly (non-finite terms contribute
 # 0), and a warning that depends on one record is a leak.
@@ -351,9 +395,7 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
     -------
     fit : HeavyTailFit
     """
-    if config.solver == "dp-sgd" or (
-        config.solver == "auto" and config.penalty not in _NON_SMOOTH_PENALTIES
-    ):
+    if _runs_dpsgd(config):
         _, l2 = _penalty_parts(config)
         return fit_heavy_tail_dpsgd(
             X, y, loss, config, budget, rng, sample_weight=sample_weight, l2=l2
