@@ -1,5 +1,6 @@
 """The non-private limit's full-batch solvers (sklearn_dpfair._solvers._non_private)."""
 
+import itertools
 import warnings
 
 import numpy as np
@@ -258,7 +259,7 @@ def test_l1_ball_loss_does_not_increase_with_the_radius():
         _log_loss(*_coef_intercept(minimize_l1_ball(X, y, BinaryLogisticLoss(), r)), X, y)
         for r in (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
     ]
-    assert all(a >= b - 1e-12 for a, b in zip(losses, losses[1:]))
+    assert all(a >= b - 1e-12 for a, b in itertools.pairwise(losses))
 
 
 def _coef_intercept(fit):

@@ -601,7 +601,7 @@ def _fit_non_private(X, y, loss, config, budget, sample_weight):
     solver stops short. A declared ``radius`` projects the solution on its
     ball (post-processing, as "dp-sgd" does); the default one binds nothing.
     """
-    n, n_features = X.shape
+    n = X.shape[0]
     s = 1.0 if config.fit_intercept else 0.0
     weights = fit_weights(sample_weight, n, private=False)
     l1, l2 = _penalty_parts(config)
