@@ -90,11 +90,13 @@ class HeavyTailDPRegressor(
     epsilon : float, default=1.0
         Target epsilon of (epsilon, delta)-DP. The zCDP budget is the largest
         rho that dp-accounting certifies for it. ``np.inf`` fits without
-        privacy: with "dp-sgd" (and "auto" without an l1 penalty) the same
-        objective is minimized by a full-batch solver (L-BFGS-B, or the
+        privacy: with every solver the same objective (loss and penalty) is
+        minimized by a full-batch solver (L-BFGS-B, or the
         quantile-regression linear program for the absolute and quantile
         losses) on any columns' scales, with a ``ConvergenceWarning`` if it
-        stops short. Ignored when ``rho`` is set.
+        stops short; the one-pass solvers' default radius does not apply
+        (a declared ``radius`` projects the solution, as with "dp-sgd").
+        Ignored when ``rho`` is set.
     delta : float, default=1e-5
         Target delta in (0, 1); keep it well below ``1/n_samples``.
     rho : float, default=None
@@ -141,8 +143,9 @@ class HeavyTailDPRegressor(
         Public radius of the l2 ball (coefficients and intercept together)
         the model is projected on. None: no bound with "dp-sgd" (its privacy
         never relied on one), and 10 (in the data's units: put the data on a
-        known scale) for the one-pass solvers, which project every iterate.
-        "dp-sgd" projects its averaged iterate (post-processing). When the
+        known scale) for the one-pass solvers, which project every iterate
+        (not without privacy, see ``epsilon``). "dp-sgd" projects its
+        averaged iterate (post-processing). When the
         released model lies on the ball, a warning says so: the check reads
         only the released coefficients.
     moment_order : float, default=2.0
