@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -308,3 +309,37 @@ def test_record_fields_rebuild_the_accounted_event(solver):
             assert reg.noise_std_ == pytest.approx(
                 record.clip_norm * record.noise_multiplier / reg.batch_size_
             )
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"epsilon": 0.3},
+        {"rho": 0.05},
+        {"clip_norm": 5.0},
+        {"fit_intercept": False},
+        {"feature_bounds": None},
+        {"feature_bounds": (-10.0, 10.0)},
+        {"loss": "huber"},
+        {"solver": "sgd"},
+        {"solver": "acsa"},
+        {"solver": "prox", "penalty": "l1", "alpha": 0.01},
+        {"epsilon": np.inf},
+        {"epsilon": np.inf, "solver": "sgd"},
+    ],
+    ids=repr,
+)
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_the_plan_from_public_counts_is_the_recorded_event(params, sparse):
+    # What the privacy plan says before any data is read (the rows' and
+    # columns' counts, the format) is the event the fit records.
+    rng = np.random.default_rng(0)
+    X = rng.standard_t(5, size=(3000, 4)) * [1.0, 100.0, 1e-2, 5.0] + [0, 500, 0, 1]
+    y = X @ [1.0, 0.01, 50.0, -1.0] + rng.standard_t(3, size=3000)
+    A = sp.csr_matrix(X) if sparse else X
+    reg = HeavyTailDPRegressor(random_state=0, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reg.fit(A, y)
+    assert reg._privacy_plan_event(*X.shape, sparse=sparse) == reg.dp_event_
