@@ -540,8 +540,8 @@ def private_section(rows, before=None, ols=None):
 
 
 PRIVATE_NOTES = """\
-Reading. The default spends a declared part of the fit's own budget (five
-of the eleven parts of the scales' share, ``tuning_fraction`` raised to
+Reading. The default spends a declared part of the fit's own budget (seven
+of the thirteen parts of the scales' share, ``tuning_fraction`` raised to
 ``150 / (epsilon n)``: 0.49 of rho at epsilon = 1 on 309 rows) on each
 column's range, median and median absolute deviation, the median and MAD
 on grids placed by a noisy decade histogram of the column (``feature_range``,

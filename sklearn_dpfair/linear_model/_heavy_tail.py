@@ -192,9 +192,12 @@ class HeavyTailDPRegressor(
         solvers: split equally between the clip scale (if
         ``clip_norm="auto"``) and the curvature (if "auto"). "dp-sgd":
         raised to ``150 / (epsilon n)`` (at most 0.5) on small samples, and
-        split in six parts between the private scales: the range of ``y``
-        (one), its median (three), its median absolute deviation (one) and
-        the median squared row norm (one). The private intercept step of
+        split in parts between the private scales: the range of ``y``
+        (one), its median (three), its median absolute deviation (one), the
+        median squared row norm (one) and, where the per-column scales are
+        planned (``feature_bounds``), the columns' ranges (five), medians
+        (one) and median absolute deviations (one), each shared by the
+        columns: thirteen parts, or six. The private intercept step of
         "dp-sgd" has its own fixed share of the budget, outside this one.
     mode : {"practical", "theory"}, default="practical"
         ``"theory"`` uses the thesis' exact constants (needs
@@ -392,7 +395,7 @@ or None, default="auto"
     left as is: declare such columns' ranges with ``feature_bounds`` where
     they are known. On scikit-learn's ``load_diabetes(scaled=False)`` at
     ``epsilon = 1`` the median test error of 7 fits fell from 1.06x to
-    0.76x that of the constant predictor (``docs/benchmarks/raw.rst``).
+    0.74x that of the constant predictor (``docs/benchmarks/raw.rst``).
 
     References
     ----------

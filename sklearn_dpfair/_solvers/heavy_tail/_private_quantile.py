@@ -25,6 +25,8 @@ _KEEP_SIGMAS = 4.0
 # positive data) then add ~0.02 sigma each, not the ~0.4 sigma of their
 # clipped noise, while a bin thinner than this loses little mass.
 _INNER_SIGMAS = 2.5
+# histogram_mode_run accepts its fullest bin from this many.
+_MODE_SIGMAS = 5.0
 
 
 def histogram_support(counts, threshold, edges=SIGNED_DECADE_EDGES):
@@ -61,9 +63,11 @@ def histogram_mode_run(counts, threshold, edges=SIGNED_DECADE_EDGES):
 
     The bin with the largest count and the contiguous bins on either side
     that reach ``threshold`` (post-processing only); an outer bin is read as
-    its finite edge. None when the largest count is below ``threshold``
-    (the chance that one of a few dozen empty bins reaches 4 noise standard
-    deviations is about 1e-3). Unlike :func:`histogram_support`, which spans every bin
+    its finite edge. None when the largest count is below ``5 / 4`` of
+    ``threshold`` (5 noise standard deviations: an empty bin reaches 4 with
+    probability ~3e-5, so one of a few dozen does about once in a thousand
+    columns, and a range read off it is decades off; 5 is ~100 times
+    rarer). Unlike :func:`histogram_support`, which spans every bin
     above the threshold, the fullest bin is found whatever the noise level
     (a report-noisy-max): a noisy bin far from the data does not stretch
     the range over decades.
@@ -76,13 +80,15 @@ def histogram_mode_run(counts, threshold, edges=SIGNED_DECADE_EDGES):
     >>> from sklearn_dpfair.privacy._quantile import SIGNED_DECADE_EDGES
     >>> counts = np.zeros(len(SIGNED_DECADE_EDGES) - 1)
     >>> counts[[27, 28, 33]] = [120.0, 180.0, 150.0]  # [10, 100), [100, 1e3), far
-    >>> histogram_mode_run(counts, 150.0)
+    >>> histogram_mode_run(counts, 140.0)
     (100.0, 1000.0)
     >>> histogram_mode_run(counts, 100.0)
     (10.0, 1000.0)
+    >>> histogram_mode_run(counts, 150.0) is None  # 180 < 5 sigma = 187.5
+    True
     """
     top = int(np.argmax(counts))
-    if not counts[top] >= threshold:
+    if not counts[top] >= threshold * _MODE_SIGMAS / _KEEP_SIGMAS:
         return None
     first = last = top
     while first > 0 and counts[first - 1] >= threshold:

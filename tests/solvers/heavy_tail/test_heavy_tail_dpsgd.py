@@ -80,18 +80,18 @@ def test_tuning_costs_noise_inside_the_same_budget(epsilon):
     assert epsilon * 0.99 <= fit.record.epsilon <= epsilon
     assert fit.record.recompute_epsilon() == fit.record.epsilon
     # Only the scales and the intercept step are zCDP releases: 10% of the
-    # planned rho in eleven parts, three of them for the location of y and
-    # three for the columns' ranges (the d per-column releases of an entry
+    # planned rho in thirteen parts, three of them for the location of y and
+    # five for the columns' ranges (the d per-column releases of an entry
     # together), and the intercept step's own 10%.
     rho = rho_for_epsilon(epsilon, 1e-5)
-    part = 0.1 * rho / 11
+    part = 0.1 * rho / 13
     assert fit.rho_spent == pytest.approx(
         {
             "target_range": part,
             "target_location": 3 * part,
             "target_scale": part,
             "row_norm_histogram": part,
-            "feature_range": 3 * part,
+            "feature_range": 5 * part,
             "feature_location": part,
             "feature_scale": part,
             "intercept_mean": DPSGD_SCHEDULE.intercept_fraction * rho,
