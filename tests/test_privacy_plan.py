@@ -17,6 +17,7 @@ from sklearn_dpfair.exceptions import PrivacyAccountingError
 from sklearn_dpfair.linear_model import (
     DPFERMIClassifier,
     DPLogisticRegression,
+    HeavyTailDPRegressor,
     SemiDPLinearRegression,
 )
 from sklearn_dpfair.preprocessing import (
@@ -141,6 +142,32 @@ def test_semi_dp_plan_is_the_fitted_event(estimator):
         warnings.simplefilter("ignore")
         estimator.fit(X, y, public_mask=mask)
     _assert_planned(plan, estimator)
+
+
+HEAVY_TAIL = [
+    HeavyTailDPRegressor(),
+    HeavyTailDPRegressor(feature_bounds=None),
+    HeavyTailDPRegressor(solver="sgd"),
+    HeavyTailDPRegressor(penalty="l1", alpha=0.1),
+    HeavyTailDPRegressor(loss="huber"),
+    HeavyTailDPRegressor(epsilon=math.inf),
+]
+
+
+@pytest.mark.parametrize("estimator", HEAVY_TAIL, ids=_ids(HEAVY_TAIL))
+def test_heavy_tail_plan_is_the_fitted_event(estimator):
+    X, _, _ = _data()
+    y = X @ [0.01, 0.5, 0.001] + np.random.default_rng(4).standard_t(2, size=N)
+    plan = estimator.privacy_plan(N, D)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        estimator.fit(X, y)
+    _assert_planned(plan, estimator)
+
+
+def test_heavy_tail_localized_has_no_plan():
+    with pytest.raises(ValueError, match="private scale"):
+        HeavyTailDPRegressor(solver="localized").privacy_plan(N, D)
 
 
 TRANSFORMERS = [

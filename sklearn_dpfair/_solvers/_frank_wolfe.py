@@ -46,6 +46,11 @@ predictions ``Z`` (``n K`` float64) and the labels: at one stored entry per
 row, about 1.3 times the CSR storage, against 2.9 (4.1 in float32) with
 the clipped CSC copy; each step about 2.5 times as long there (1.7 times
 at ten entries per row).
+
+The non-private limit (``epsilon=inf``) does not run this loop: its public
+feature bound, intercept bound and step count assume columns of unit scale,
+so the fit minimizes the same objective over the same l1 ball exactly
+(:func:`~sklearn_dpfair._solvers._non_private.minimize_l1_ball`).
 """
 
 import math

@@ -31,7 +31,10 @@ are mapped back to the user's units. An l1 term is handled by splitting
 divided by its value at the start, so that the tolerances do not depend on
 the scale of ``y``. Nonsmooth losses (absolute, pinball) are linear
 programs and are solved exactly by :func:`minimize_pinball` (HiGHS, as
-scikit-learn's ``QuantileRegressor``).
+scikit-learn's ``QuantileRegressor``). A constraint ``||coef||_1 <= r`` (the
+l1 ball of private Frank-Wolfe) is met through its Lagrangian
+(:func:`minimize_l1_ball`): the l1-penalized minimizer at the multiplier
+whose solution lies on the sphere.
 
 When the solver stops before it converges (:data:`MAX_ITER` iterations, or
 a line search that fails away from a stationary point) it warns with a
@@ -40,6 +43,8 @@ solvers do. That warning depends on the data; it is raised only in the
 non-private limit, where nothing is private.
 """
 
+import math
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -52,14 +57,16 @@ from ._linear import LinearModel, as_rows
 from ._row_blocks import float64_product
 
 __all__ = [
+    "L1_BALL_SOLVER",
     "LBFGS_SOLVER",
     "MAX_ITER",
-    "POLISH_MAX_PARAMS",
     "NON_PRIVATE_DESCRIPTION",
+    "POLISH_MAX_PARAMS",
     "TOL",
     "NonPrivateFit",
     "column_moments",
     "minimize_fair_objective",
+    "minimize_l1_ball",
     "minimize_linear",
     "minimize_pinball",
     "minimize_regression",
@@ -404,6 +411,153 @@ def minimize_standardized(
     return NonPrivateFit(coef, intercept, int(result.nit), bool(converged))
 
 
+# The l1-ball solve stops when ||coef||_1 is within this relative distance
+# of the radius (inside it), or when the multiplier's bracket is this narrow.
+_L1_BALL_RTOL = 1e-6
+# Multipliers tried at most (bracketing, then bisection in log scale).
+_L1_BALL_MAX_SOLVES = 80
+
+
+def minimize_l1_ball(
+    X,
+    y,
+    loss,
+    radius,
+    *,
+    n_outputs=1,
+    alpha=0.0,
+    fit_intercept=True,
+    sample_weight=None,
+):
+    """Minimize ``F`` (module docstring, ``l1 = 0``) over ``{||coef||_1 <= radius}``.
+
+    The objective of private Frank-Wolfe without its privacy: the
+    (weighted) loss plus ``(alpha/2) ||coef||^2`` over the l1 ball of the
+    coefficients in the user's units (all ``d K`` entries), the intercept
+    free. If the unconstrained minimizer (:func:`minimize_linear`) lies in
+    the ball it is the answer; otherwise the constraint binds and, by
+    Lagrange duality for this convex problem, the constrained minimizer is
+    the l1-penalized one ``coef(lam)`` at the multiplier ``lam`` with
+    ``||coef(lam)||_1 = radius``. ``||coef(lam)||_1`` does not increase with
+    ``lam`` (it is 0 from ``lam = ||grad_coef F(0, b_0)||_inf`` on), so
+    ``lam`` is bracketed by doubling and found by bisection in log scale,
+    each solve warm-started at the last; the feasible end of the bracket is
+    returned, within a relative ``1e-6`` of the sphere. Each solve is
+    :func:`minimize_linear`'s, so the columns' scales do not matter; one
+    that stops short warns with a ``ConvergenceWarning`` (once).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    loss : object
+        Smooth loss, as :func:`minimize_linear` takes it.
+    radius : float
+        The l1 radius ``r > 0`` of the coefficients' ball.
+    n_outputs, alpha, fit_intercept, sample_weight
+        As in :func:`minimize_linear`.
+
+    Returns
+    -------
+    fit : NonPrivateFit
+        ``n_iter`` sums the iterations of every solve.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._loss import SquaredLoss
+    >>> from sklearn_dpfair._solvers._non_private import minimize_l1_ball
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> fit = minimize_l1_ball(X, np.array([2.0, 1.0, 3.0]), SquaredLoss(), 1.5,
+    ...                        fit_intercept=False)
+    >>> np.round(fit.coef.ravel(), 4)
+    array([1.25, 0.25])
+    """
+    radius = float(radius)
+    n_iter = 0
+    stopped_short = []
+
+    def solve(l1, coef=None, intercept=None):
+        nonlocal n_iter
+        # Each solve's own warning is replaced by one for the whole solve.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fit = minimize_linear(
+                X, y, loss, n_outputs=n_outputs, alpha=alpha, l1=l1,
+                fit_intercept=fit_intercept, sample_weight=sample_weight,
+                coef_init=coef, intercept_init=intercept,
+            )
+        n_iter += fit.n_iter
+        return fit
+
+    def l1_norm(fit):
+        return float(np.sum(np.abs(fit.coef)))
+
+    free = solve(0.0)
+    if l1_norm(free) <= radius:
+        if not free.converged:
+            stopped_short.append(True)
+        result = free
+    else:
+        # The l1 path from above: lam_hi (feasible) and lam_lo (outside).
+        lo_fit, lam_lo = free, 0.0
+        # A first multiplier of the size of the loss' gradient at 0 (in the
+        # user's units: the scale the penalty acts in).
+        lam = _gradient_scale(X, y, loss, n_outputs, fit_intercept, sample_weight)
+        hi_fit = None
+        for _ in range(_L1_BALL_MAX_SOLVES):
+            fit = solve(lam, lo_fit.coef, lo_fit.intercept)
+            if l1_norm(fit) <= radius:
+                hi_fit, lam_hi = fit, lam
+                break
+            lo_fit, lam_lo = fit, lam
+            lam *= 4.0
+        if hi_fit is None:
+            # Not bracketed (an overflowing objective): the zero model is in
+            # the ball.
+            stopped_short.append(True)
+            K = int(n_outputs)
+            result = NonPrivateFit(
+                np.zeros((X.shape[1], K)), np.zeros(K), n_iter, False
+            )
+        else:
+            for _ in range(_L1_BALL_MAX_SOLVES):
+                if l1_norm(hi_fit) >= (1.0 - _L1_BALL_RTOL) * radius:
+                    break
+                if lam_lo > 0 and lam_hi / lam_lo <= 1.0 + _L1_BALL_RTOL:
+                    break
+                lam = math.sqrt(lam_lo * lam_hi) if lam_lo > 0 else 0.25 * lam_hi
+                fit = solve(lam, hi_fit.coef, hi_fit.intercept)
+                if l1_norm(fit) <= radius:
+                    hi_fit, lam_hi = fit, lam
+                else:
+                    lam_lo = lam
+            result = hi_fit
+            if not hi_fit.converged:
+                stopped_short.append(True)
+    if stopped_short:
+        warn_at_caller(
+            "The non-private (epsilon=inf) l1-ball solve did not converge "
+            "(an L-BFGS-B solve of its Lagrangian stopped short); the data may "
+            "be separable, overflow float64, or the penalty be too small.",
+            ConvergenceWarning,
+        )
+    return NonPrivateFit(result.coef, result.intercept, n_iter, not stopped_short)
+
+
+def _gradient_scale(X, y, loss, n_outputs, fit_intercept, sample_weight):
+    """``||grad_coef F(0, 0)||_inf``, the data term's gradient at the zero model."""
+    K = int(n_outputs)
+    model = LinearModel(n_outputs=K, intercept_scaling=1.0 if fit_intercept else 0.0)
+    W = np.zeros((X.shape[1] + 1, K))
+    with np.errstate(all="ignore"):
+        _, grad = model.loss_gradient(
+            W, as_rows(X), np.asarray(y), loss, alpha=0.0, sample_weight=sample_weight
+        )
+    value = float(np.max(np.abs(grad[:-1]))) if grad[:-1].size else 0.0
+    return value if np.isfinite(value) and value > 0 else 1.0
+
+
 def _newton_polish(fun, x, grad, steps=3):
     """A few Newton steps on the gradient alone, from L-BFGS-B's end point.
 
@@ -592,6 +746,15 @@ NON_PRIVATE_DESCRIPTION = (
 #: The solver :func:`minimize_linear` runs, as records name it.
 LBFGS_SOLVER = (
     "L-BFGS-B in standardized columns, coefficients mapped back to the "
+    "user's units"
+)
+
+
+#: The solver :func:`minimize_l1_ball` runs, as records name it.
+L1_BALL_SOLVER = (
+    "L-BFGS-B on the Lagrangian of the l1 ball (the l1-penalized objective "
+    "at the multiplier that puts the solution on the ball's surface, found by "
+    "bisection), in standardized columns, coefficients mapped back to the "
     "user's units"
 )
 

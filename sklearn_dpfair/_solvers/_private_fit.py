@@ -37,7 +37,12 @@ from ._frank_wolfe import (
 )
 from ._newton import noisy_newton
 from ._newton import plan as newton_plan
-from ._non_private import minimize_linear, non_private_record
+from ._non_private import (
+    L1_BALL_SOLVER,
+    minimize_l1_ball,
+    minimize_linear,
+    non_private_record,
+)
 from ._output_perturbation import (
     MAX_FALLBACK_STEPS,
     certified_regularized_erm,
@@ -695,6 +700,10 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
     (public) is used as given (rescaled to mean 1 only without privacy);
     each record's weighted raw gradient is clipped back to ``[-1, 1]``, so the
     score sensitivity is unchanged; weights of 1 are the unweighted fit.
+    Without privacy (``epsilon=inf``) the same objective over the same l1
+    ball is minimized exactly instead
+    (:func:`~._non_private.minimize_l1_ball`): no feature clipping, no
+    intercept bound, no step count, on any columns' scales.
     """
     if budget.noise_multiplier is not None:
         raise ValueError(
@@ -716,6 +725,18 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
         caveats=bound_caveats,
     )
     fit_intercept = params.fit_intercept
+    if not budget.is_private:
+        # The non-private limit: the same objective over the same l1 ball,
+        # minimized exactly (no clipped features, no intercept bound, no
+        # step count: see minimize_l1_ball).
+        fit = minimize_l1_ball(
+            X, np.asarray(y), loss, params.l1_radius, n_outputs=loss.n_outputs,
+            alpha=params.alpha, fit_intercept=fit_intercept, sample_weight=weights,
+        )
+        return LinearFit(
+            fit.coef.T.astype(X.dtype), fit.intercept.astype(X.dtype), fit.n_iter,
+            non_private_record(setup.record, fit.n_iter, L1_BALL_SOLVER),
+        )
     result = private_frank_wolfe(
         X,
         # In X's dtype, read by blocks: the labels are exact in any float.

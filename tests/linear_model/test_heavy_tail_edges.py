@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -273,12 +274,17 @@ def test_record_fields_rebuild_the_accounted_event(solver):
     )
     record = reg.privacy_record_
     if solver == "dp-sgd":
-        # Only the scales and the intercept step are zCDP releases.
+        # Only the scales and the intercept step are zCDP releases (a
+        # per-column entry is d releases of rho / d: the same zCDP total, so
+        # the auditor's one event per entry gives the same epsilon).
         assert set(reg.rho_spent_) == {
             "target_range",
             "target_location",
             "target_scale",
             "row_norm_histogram",
+            "feature_range",
+            "feature_location",
+            "feature_scale",
             "intercept_mean",
         }
         assert record.clip_norm == reg.clip_norm_
@@ -303,3 +309,37 @@ def test_record_fields_rebuild_the_accounted_event(solver):
             assert reg.noise_std_ == pytest.approx(
                 record.clip_norm * record.noise_multiplier / reg.batch_size_
             )
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"epsilon": 0.3},
+        {"rho": 0.05},
+        {"clip_norm": 5.0},
+        {"fit_intercept": False},
+        {"feature_bounds": None},
+        {"feature_bounds": (-10.0, 10.0)},
+        {"loss": "huber"},
+        {"solver": "sgd"},
+        {"solver": "acsa"},
+        {"solver": "prox", "penalty": "l1", "alpha": 0.01},
+        {"epsilon": np.inf},
+        {"epsilon": np.inf, "solver": "sgd"},
+    ],
+    ids=repr,
+)
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_the_plan_from_public_counts_is_the_recorded_event(params, sparse):
+    # What the privacy plan says before any data is read (the rows' and
+    # columns' counts, the format) is the event the fit records.
+    rng = np.random.default_rng(0)
+    X = rng.standard_t(5, size=(3000, 4)) * [1.0, 100.0, 1e-2, 5.0] + [0, 500, 0, 1]
+    y = X @ [1.0, 0.01, 50.0, -1.0] + rng.standard_t(3, size=3000)
+    A = sp.csr_matrix(X) if sparse else X
+    reg = HeavyTailDPRegressor(random_state=0, **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reg.fit(A, y)
+    assert reg._privacy_plan_event(*X.shape, sparse=sparse) == reg.dp_event_

@@ -13,11 +13,13 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.optimize
 import scipy.sparse as sp
 from sklearn.datasets import load_diabetes
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import (
     HuberRegressor,
+    Lasso,
     LinearRegression,
     LogisticRegression,
     QuantileRegressor,
@@ -241,3 +243,173 @@ def test_dp_fermi_float32_and_sparse_rows(container):
         random_state=0,
     ).fit(A, y, sensitive_features=groups)
     assert _log_loss(clf, X, y) <= PARITY * _log_loss(_lbfgs(X, y), X, y)
+
+
+def _l1_ball_reference(X, y, radius):
+    """The minimum of the mean log-loss over ``{||coef||_1 <= radius}`` (intercept free).
+
+    An independent solver: SLSQP on ``coef = (p - m) / sd`` with ``p, m >= 0``
+    and the linear constraint ``sum (p + m) / sd <= radius``, in centred and
+    scaled columns (the same problem, so its optimum is the reference).
+    """
+    n, d = X.shape
+    mu, sd = X.mean(axis=0), X.std(axis=0)
+    Xs = (X - mu) / sd
+
+    def f(v):
+        beta, c = v[:d] - v[d : 2 * d], v[2 * d]
+        z = Xs @ beta + c
+        g = (1 / (1 + np.exp(-z)) - y) / n
+        gb = Xs.T @ g
+        return np.mean(np.logaddexp(0, z) - y * z), np.r_[gb, -gb, g.sum()]
+
+    constraint = {
+        "type": "ineq",
+        "fun": lambda v: radius - np.sum((v[:d] + v[d : 2 * d]) / sd),
+        "jac": lambda v: np.r_[-1 / sd, -1 / sd, 0.0],
+    }
+    res = scipy.optimize.minimize(
+        f, np.zeros(2 * d + 1), jac=True, method="SLSQP",
+        bounds=[(0, None)] * (2 * d) + [(None, None)], constraints=[constraint],
+        options={"ftol": 1e-14, "maxiter": 1000},
+    )
+    assert res.success
+    return res.fun
+
+
+@pytest.mark.parametrize("container", ["dense", "csr"])
+@pytest.mark.parametrize("radius", [1e4, 1.0, 0.01])
+def test_frank_wolfe_is_the_l1_ball_optimum_on_raw_columns(radius, container):
+    # The non-private limit of private Frank-Wolfe is its objective over its
+    # l1 ball (the public radius in the user's units; the intercept free,
+    # the features unclipped). Radius 1e4: the ball does not bind and the
+    # reference is lbfgs; 1.0 and 0.01 bind (the unconstrained l1 norm is
+    # 600), the reference SLSQP on the ball. The private loop without noise
+    # (1000 Frank-Wolfe steps, features clipped, |b| <= 5) failed every case.
+    X, y = _raw_classification()
+    if container == "csr":
+        X = X[:, [0, 1, 3]]
+    reference = (
+        _log_loss(_lbfgs(X, y), X, y) if radius > 1e3
+        else _l1_ball_reference(X, y, radius)
+    )
+    A = sp.csr_matrix(X) if container == "csr" else X
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = DPLogisticRegression(
+            epsilon=np.inf, solver="dp-frank-wolfe", l1_radius=radius,
+            feature_inf_bound=1.0, classes=[0, 1],
+        ).fit(A, y)
+    assert np.abs(clf.coef_).sum() <= radius * (1 + 1e-9)
+    assert _log_loss(clf, X, y) <= PARITY * reference
+    assert clf.privacy_record_.mechanism.startswith("non-private limit")
+    assert clf.epsilon_ == np.inf
+
+
+def test_frank_wolfe_multinomial_on_raw_columns():
+    X, y = _raw_classification()
+    y = y + (X[:, 3] > 1)
+    ref = _lbfgs(X, y)
+    clf = DPLogisticRegression(
+        epsilon=np.inf, solver="dp-frank-wolfe", l1_radius=1e4,
+        feature_inf_bound=1.0, classes=[0, 1, 2],
+    ).fit(X, y)
+    proba = clf.predict_proba(X)[np.arange(len(y)), y]
+    ref_proba = ref.predict_proba(X)[np.arange(len(y)), y]
+    assert -np.mean(np.log(proba)) <= PARITY * -np.mean(np.log(ref_proba))
+
+
+def test_frank_wolfe_l1_ball_solve_warns_when_it_stops_short(monkeypatch):
+    monkeypatch.setattr(_non_private, "MAX_ITER", 2)
+    X, y = _raw_classification(n=500)
+    with pytest.warns(ConvergenceWarning, match="l1-ball solve did not converge"):
+        DPLogisticRegression(
+            epsilon=np.inf, solver="dp-frank-wolfe", l1_radius=1.0,
+            feature_inf_bound=1.0, classes=[0, 1],
+        ).fit(X, y)
+
+
+_ONE_PASS = ["sgd", "acsa", "prox", "localized"]
+# The one-pass solvers that need a curvature take it declared with the
+# nonsmooth losses (their private estimate is for smooth losses only);
+# without privacy the solve does not use it.
+_CURVATURE = {"smoothness": 1.0, "strong_convexity": 0.1}
+
+
+@pytest.mark.parametrize("solver", _ONE_PASS)
+@pytest.mark.parametrize("data", ["synthetic", "diabetes"])
+def test_one_pass_squared_loss_is_ols(solver, data):
+    # Before: the one-pass loops without noise, projected on their default
+    # radius 10 in the data's units: 1.7-1.9x the OLS training MSE on raw
+    # diabetes ("acsa", "prox", "localized"), with a radius warning.
+    X, y = _raw_regression() if data == "synthetic" else _diabetes()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reg = HeavyTailDPRegressor(epsilon=np.inf, solver=solver).fit(X, y)
+    assert _mse(reg, X, y) <= PARITY * _mse(_ols(X, y), X, y)
+    assert reg.solver_ == solver and reg.radius_hit_ is None
+    assert reg.privacy_record_.mechanism.startswith("non-private limit")
+    assert reg.epsilon_ == np.inf
+
+
+@pytest.mark.parametrize("solver", _ONE_PASS)
+@pytest.mark.parametrize("data", ["synthetic", "diabetes"])
+def test_one_pass_huber_loss_is_huber_regression(solver, data):
+    # huber_threshold is in the units of y with the one-pass solvers.
+    X, y = _raw_regression() if data == "synthetic" else _diabetes()
+    ref = make_pipeline(
+        StandardScaler(), HuberRegressor(epsilon=1.35, alpha=0.0, max_iter=10_000)
+    ).fit(X, y)
+    threshold = 1.35 * ref[-1].scale_
+    reg = HeavyTailDPRegressor(
+        epsilon=np.inf, solver=solver, loss="huber", huber_threshold=threshold
+    ).fit(X, y)
+    assert _huber(reg, X, y, threshold) <= PARITY * _huber(ref, X, y, threshold)
+
+
+@pytest.mark.parametrize("solver", _ONE_PASS)
+@pytest.mark.parametrize("loss, q", [("absolute_error", 0.5), ("quantile", 0.8)])
+def test_one_pass_pinball_losses_are_quantile_regression(solver, loss, q):
+    X, y = _diabetes()
+    ref = make_pipeline(
+        StandardScaler(), QuantileRegressor(quantile=q, alpha=0.0, solver="highs")
+    ).fit(X, y)
+    kwargs = {} if solver == "localized" else _CURVATURE
+    reg = HeavyTailDPRegressor(
+        epsilon=np.inf, solver=solver, loss=loss, quantile=q, **kwargs
+    ).fit(X, y)
+    assert _pinball(reg, X, y, q) <= PARITY * _pinball(ref, X, y, q)
+
+
+def test_prox_l1_penalty_is_the_lasso_on_raw_columns():
+    # The l1-penalized squared loss: scikit-learn's Lasso minimizes
+    # (1/2n) ||y - X w - b||^2 + alpha ||w||_1, our objective with the
+    # penalty on the coefficients in the user's units.
+    X, y = _diabetes()
+    alpha = 2.0
+    ref = Lasso(alpha=alpha, tol=1e-12, max_iter=1_000_000).fit(X, y)
+
+    def objective(model):
+        return 0.5 * _mse(model, X, y) + alpha * np.abs(model.coef_).sum()
+
+    reg = HeavyTailDPRegressor(epsilon=np.inf, penalty="l1", alpha=alpha).fit(X, y)
+    assert reg.solver_ == "prox"
+    assert objective(reg) <= PARITY * objective(ref)
+    assert np.count_nonzero(reg.coef_) < X.shape[1]  # the l1 term binds
+
+
+def test_one_pass_non_private_limit_keeps_the_public_refusals():
+    # A refusal that reads public parameters only is the same with or
+    # without privacy.
+    X, y = _diabetes()
+    with pytest.raises(ValueError, match="smoothness='auto'"):
+        HeavyTailDPRegressor(
+            epsilon=np.inf, solver="sgd", loss="absolute_error"
+        ).fit(X, y)
+
+
+def test_one_pass_non_private_limit_warns_when_it_stops_short(monkeypatch):
+    monkeypatch.setattr(_non_private, "MAX_ITER", 2)
+    X, y = _diabetes()
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        HeavyTailDPRegressor(epsilon=np.inf, solver="acsa").fit(X, y)

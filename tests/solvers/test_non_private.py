@@ -1,5 +1,6 @@
 """The non-private limit's full-batch solvers (sklearn_dpfair._solvers._non_private)."""
 
+import itertools
 import warnings
 
 import numpy as np
@@ -19,6 +20,7 @@ from sklearn_dpfair._loss import (
 )
 from sklearn_dpfair._solvers._non_private import (
     column_moments,
+    minimize_l1_ball,
     minimize_linear,
     minimize_pinball,
     minimize_regression,
@@ -224,3 +226,41 @@ def test_the_record_says_the_full_batch_solver_ran():
     assert new.dp_event == record.dp_event and np.isinf(new.epsilon)
     assert "full-batch solver" in new.mechanism and "DP-SGD" in new.mechanism
     assert (new.steps, new.sampling_probability) == (12, None)
+
+
+@pytest.mark.parametrize("radius", [1e3, 1.0, 1e-2, 1e-4])
+def test_l1_ball_solution_is_certified_by_its_duality_gap(radius):
+    # The constrained minimizer over {||coef||_1 <= r}: inside the ball the
+    # free minimizer (l1 norm 600 here); on it, a point whose Frank-Wolfe
+    # gap <g, coef> + r ||g||_inf (g the coefficients' gradient, the
+    # intercept at its optimum) bounds F(coef) - F* by convexity (Jaggi,
+    # 2013): certified within 1e-5 of the loss.
+    X, y = _raw()
+    fit = minimize_l1_ball(X, y, BinaryLogisticLoss(), radius)
+    coef = fit.coef[:, 0]
+    assert fit.converged
+    if radius > 600:
+        free = minimize_linear(X, y, BinaryLogisticLoss())
+        np.testing.assert_allclose(coef, free.coef[:, 0], rtol=1e-6)
+        return
+    assert (1 - 1e-3) * radius <= np.abs(coef).sum() <= radius
+    mean = X.mean(axis=0)
+    z = (X - mean) @ coef + fit.intercept[0] + mean @ coef
+    r = (1 / (1 + np.exp(-z)) - y) / len(y)
+    assert abs(r.sum()) <= 1e-6 * np.abs(r).sum()  # the intercept is free
+    g = (X - mean).T @ r  # centred: the intercept's own direction removed
+    gap = g @ coef + radius * np.max(np.abs(g))
+    assert 0 <= gap <= 1e-5 * _log_loss(fit.coef, fit.intercept, X, y)
+
+
+def test_l1_ball_loss_does_not_increase_with_the_radius():
+    X, y = _raw(n=800)
+    losses = [
+        _log_loss(*_coef_intercept(minimize_l1_ball(X, y, BinaryLogisticLoss(), r)), X, y)
+        for r in (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+    ]
+    assert all(a >= b - 1e-12 for a, b in itertools.pairwise(losses))
+
+
+def _coef_intercept(fit):
+    return fit.coef, fit.intercept

@@ -6,7 +6,7 @@ Order of calls in :func:`fit_heavy_tail_dpsgd`:
 
 0. below a public minimum of ``epsilon * n`` (:func:`minimum_signal`)
    release the public zero model without reading the data;
-1. fix the schedule (Poisson rate ``q``, steps ``T``) from ``n`` only and
+1. :func:`plan_dpsgd`: fix the schedule (Poisson rate ``q``, steps ``T``) from ``n`` only and
    split the zCDP budget ``rho`` in a
    :class:`~sklearn_dpfair.privacy._zcdp.ZCDPLedger` *before* reading data:
    a share (``tuning_fraction``, raised for small ``epsilon * n`` by
@@ -15,7 +15,10 @@ Order of calls in :func:`fit_heavy_tail_dpsgd`:
 2. the private scales (each rho-zCDP): the range, median and median
    absolute deviation of ``y`` (a noisy decade histogram, Gaussian
    mechanism, then two exponential mechanisms on grids bounded by the
-   range) and the median squared row norm (a noisy histogram);
+   range), the same three of each column of a dense ``X`` where
+   :func:`features_scalable` plans them (or the centre and half-width of
+   declared bounds, at no cost), and the median squared row norm of the
+   standardized rows (a noisy histogram);
 3. calibrate the DP-SGD noise multiplier numerically so that the
    *composition* of the scales' ``ZCDpEvent`` and the Poisson-subsampled
    Gaussian steps meets the (epsilon, delta) target under the RDP
@@ -31,8 +34,8 @@ Order of calls in :func:`fit_heavy_tail_dpsgd`:
    intercept (:mod:`._intercept_mean`: the clipped mean of the residuals,
    on its own zCDP share planned in step 1 and composed in step 3), which
    removes the clipping bias skewed residuals leave on the intercept; map
-   the model back to the units of ``y`` and, only if a public ``radius`` is
-   given, project it on that ball (post-processing);
+   the model back to the units of ``x`` and ``y`` and, only if a public
+   ``radius`` is given, project it on that ball (post-processing);
 6. describe the run: the composed event, under add/remove adjacency.
 
 Without privacy the scales are exact and the steps are replaced by the
@@ -59,6 +62,7 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sp
 
 from ...privacy import (
     GaussianMechanism,
@@ -78,7 +82,11 @@ from .._rows import squared_row_norms
 from ...privacy._releases import forgo_release
 from ...privacy._zcdp import ZCDPLedger
 from ...privacy._quantile import POSITIVE_EDGES, SIGNED_DECADE_EDGES
-from ._private_quantile import histogram_quantiles, histogram_support
+from ._private_quantile import (
+    histogram_mode_run,
+    histogram_quantiles,
+    histogram_support,
+)
 from ._intercept_mean import intercept_mean_noise_std, private_intercept_step
 from ._projections import project_ball
 from ._result import HeavyTailFit
@@ -88,12 +96,21 @@ from .._sgd import noisy_sgd
 
 __all__ = [
     "DPSGD_SCHEDULE",
+    "FEATURE_SCALE_NAMES",
+    "DPSGDBudgetPlan",
     "DPSGDPlan",
     "auto_clip_factor",
+    "bounds_location_scale",
     "dpsgd_plan",
+    "features_scalable",
     "fit_heavy_tail_dpsgd",
     "intercept_clip",
     "minimum_signal",
+    "plan_dpsgd",
+    "private_feature_scales",
+    "private_location_scale",
+    "standardized",
+    "tuning_events",
     "tuning_share",
     "unit_gradient",
 ]
@@ -313,6 +330,34 @@ _MAD_TO_SD = 0.6745
 # Candidates of the private median and MAD of y, on the range the coarse
 # histogram shows data in.
 _LOCATION_POINTS, _SCALE_POINTS, _SCALE_DECADES = 201, 121, 5
+# The MAD grid of y reaches 1e-5 of its range; a feature's is linear (see
+# private_location_scale): a scale far below a column's spread makes its
+# other rows huge in standardized units, and the noise on its coefficient
+# with them (a log grid down to a hundredth of the range gave fits at 3-15x
+# the constant predictor's MSE on 300 standardized rows).
+_SCALE_FLOOR = 10.0**-_SCALE_DECADES
+# Budget parts (as _SCALE_PARTS) of the per-column range, location and
+# scale, each shared by the d columns, and the rows needed per noise
+# standard deviation of a column's range histogram (features_scalable).
+# Chosen on scikit-learn's raw diabetes data (309 training rows, 10
+# columns) at epsilon = 1 with seeds 100..114, disjoint from the recorded
+# seeds 0..6 (median test MSE over the constant predictor's, share of fits
+# below it): with the range read as the span of every bin above 4 sigma,
+# parts (1, 1, 1) 1.07 / 20% (one fit at 400x: a column's range missed,
+# its raw units kept) and (3, 3, 3) 0.93 / 73%; with the fullest bin kept
+# from 2.5 sigma, (1, 1, 1) 0.87 / 80% and (2, 1, 1) 0.87 / 87%, but at
+# epsilon = 0.5 an empty bin's noise won and fits reached 1e12x; kept from
+# 4 sigma under the rule n >= 6 sigma, (2, 1, 1) 0.89 / 67% and
+# (3, 1, 1) 0.89 / 87%; with the MAD on a linear grid and the fullest bin
+# kept from 5 sigma (the small-n benchmark's 200-row fits reached 7x the
+# constant's otherwise), (3, 1, 1) 0.90 / 87%, (4, 1, 1) 0.82 / 67%,
+# (4, 2, 1) 0.86 / 80%, (5, 1, 1) 0.82 / 87% (worst 1.08). n >= 8 sigma
+# planned no per-column release at epsilon = 1 (1.03, the columns as
+# given); at epsilon = 0.5 neither rule plans one.
+_FEATURE_PARTS = (5.0, 1.0, 1.0)
+_FEATURE_MIN_SIGMAS = 6.0
+# The bin of the signed decade edges around 0.
+_ZERO_BIN = 1e-8
 # The location grid reaches this share of the range beyond it on each side
 # (the range's decade bins may miss a thin side of the data).
 _LOCATION_MARGIN = 0.25
@@ -323,64 +368,242 @@ _SCALE_PARTS = {
     "target_location": 3.0,
     "target_scale": 1.0,
     "row_norm_histogram": 1.0,
+    "feature_range": _FEATURE_PARTS[0],
+    "feature_location": _FEATURE_PARTS[1],
+    "feature_scale": _FEATURE_PARTS[2],
 }
+#: Budget entries of the per-column scales (each the total of ``d`` releases).
+FEATURE_SCALE_NAMES = ("feature_range", "feature_location", "feature_scale")
+
+
+def tuning_events(spent, n_features):
+    """The zCDP events of the private scales in ``spent`` (the ledger's entries).
+
+    One ``ZCDpEvent`` per release: the per-column entries are ``d`` releases
+    of ``rho / d`` each, the others one release of their ``rho``; the
+    optimizer's share is not a release.
+    """
+    events = []
+    for name, rho in spent.items():
+        if name == "optimizer":
+            continue
+        if name in FEATURE_SCALE_NAMES:
+            events += [zcdp_event(rho / n_features)] * n_features
+        else:
+            events.append(zcdp_event(rho))
+    return events
+
+
+def features_scalable(
+    n_samples, n_features, tuning_fraction, epsilon, rho, names,
+    schedule=DPSGD_SCHEDULE,
+):
+    """Whether the per-column scales are planned (a public rule).
+
+    Each column's range is the fullest bin of a noisy decade histogram
+    (:func:`~._private_quantile.histogram_mode_run`), kept if it reaches
+    4 noise standard deviations ``sigma`` (``1 / sqrt(2 rho_j)``, ``rho_j``
+    the column's share of the "feature_range" entry), and its median and
+    MAD are drawn at the same order of budget. The scales are planned only
+    when ``n >= 6 sigma`` (:data:`_FEATURE_MIN_SIGMAS`): a column within
+    one decade then reaches the threshold with room to spare, one split
+    over two about evenly may not (it then keeps its own units). Below it
+    (a small ``epsilon n`` or many columns) every column is used as given.
+    Reads ``n``, ``d``, the budget and the public shares only.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import (
+    ...     FEATURE_SCALE_NAMES, features_scalable)
+    >>> names = ["target_range", "target_location", "target_scale",
+    ...          "row_norm_histogram", *FEATURE_SCALE_NAMES]
+    >>> features_scalable(10_000, 10, 0.1, 1.0, 0.0306, names)
+    True
+    >>> features_scalable(100, 10, 0.1, 1.0, 0.0306, names)
+    False
+    """
+    share = tuning_share(tuning_fraction, epsilon, n_samples, schedule)
+    parts = sum(_SCALE_PARTS[name] for name in names)
+    rho_column = share * rho * _SCALE_PARTS["feature_range"] / parts / n_features
+    sigma = 1.0 / math.sqrt(2.0 * rho_column)
+    return n_samples >= _FEATURE_MIN_SIGMAS * sigma
+
+
+def bounds_location_scale(bounds, with_location):
+    """Location and scale of declared ``(lower, upper)`` bounds: no privacy spent.
+
+    The centre and half-width, so that a column within its bounds is within
+    ``[-1, 1]``; without a location (no intercept, or a sparse ``X`` that
+    centring would densify) the largest absolute bound.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import bounds_location_scale
+    >>> bounds_location_scale((np.array([0.0, -1.0]), np.array([10.0, 3.0])), True)
+    (array([5., 1.]), array([5., 2.]))
+    """
+    lower, upper = (np.asarray(b, dtype=np.float64) for b in bounds)
+    if with_location:
+        return (lower + upper) / 2.0, (upper - lower) / 2.0
+    return np.zeros_like(lower), np.maximum(np.abs(lower), np.abs(upper))
+
+
+def standardized(X, location, scale):
+    """``(X - location) / scale`` (a float64 copy), or ``X`` itself when trivial.
+
+    A sparse ``X`` (whose location is 0) keeps its structure: only its
+    stored entries are scaled, in a copy of its data. Every entry stays
+    finite: a huge value divided by a scale below 1 would overflow to
+    ``inf`` (whose products are NaN), so it is saturated at the largest
+    float, which the solver's overflow handling then treats as any huge row.
+    """
+    if not (np.any(location) or np.any(scale != 1.0)):
+        return X
+    largest = np.finfo(np.float64).max
+    # The overflow is handled here (saturated), not a warning about a record.
+    with np.errstate(over="ignore"):
+        if sp.issparse(X):
+            X = X.tocsr(copy=True).astype(np.float64)
+            X.data /= scale[X.indices]
+            np.clip(X.data, -largest, largest, out=X.data)
+            return X
+        Z = np.asarray(X, dtype=np.float64) - location
+        Z /= scale
+    return np.clip(Z, -largest, largest, out=Z)
 
 
 def _private_target_scales(y, s, rhos, weights, rng):
     """Private location and scale of ``y`` (three zCDP releases).
 
-    1. a noisy histogram of ``y`` on signed decade bins (Gaussian
-       mechanism) gives the finite range ``[low, high]`` its bulk lies in;
-    2. the median of ``y`` (exponential mechanism) on a linear grid over
-       that range widened by a quarter of its width on both sides (0 without intercept:
-       ``y`` cannot be shifted then);
-    3. the median absolute deviation from it (exponential mechanism) on a
-       log grid over ``width * 1e-5 .. width``.
+    :func:`private_location_scale` with the target's budget entries.
+    """
+    return private_location_scale(
+        y,
+        {
+            "range": rhos["target_range"],
+            "location": rhos.get("target_location", 0.0),
+            "scale": rhos["target_scale"],
+        },
+        bool(s),
+        weights,
+        rng,
+    )
+
+
+def private_location_scale(
+    values, rhos, with_location, weights, rng, *, linear_scale_grid=False,
+    zero_bulk_unscaled=False, range_of=histogram_support,
+):
+    """Private location and scale of one column of values (three zCDP releases).
+
+    1. a noisy histogram on signed decade bins (Gaussian mechanism,
+       ``rhos["range"]``) gives the finite range ``[low, high]`` its bulk
+       lies in;
+    2. the median (exponential mechanism, ``rhos["location"]``) on a linear
+       grid over that range widened by a quarter of its width on both sides
+       (0 without ``with_location``: the column cannot be shifted then);
+    3. the median absolute deviation from it (exponential mechanism,
+       ``rhos["scale"]``) on a log grid over ``width * 1e-5 .. width``, or
+       with ``linear_scale_grid`` a linear one over ``width / 121 ..
+       width``, divided by 0.6745 (a normal's sd).
 
     The grids of 2 and 3 are public given the release of 1, and bounded: a
     small sample gives a rough location and scale, never one decades off.
-    If no decade rises above the noise, the public defaults (0, 1) are used.
-    Without privacy every step is exact (its best grid point).
+    The linear grid keeps a draw in the mechanism's low tail (its rank
+    error at a small budget) and a column tied at its location for half its
+    rows or more (an indicator, a rounded value: every candidate below the
+    next value then has the same utility) at a few hundredths of the range
+    at least, not decades below the spread. If no decade rises above
+    the noise, or (with ``zero_bulk_unscaled``) the bulk lies in the bin
+    around 0 (a mostly-zero column, whose other values no bin shows), the
+    public defaults (0, 1) are used and the planned releases are forgone
+    (still accounted). Without privacy every step is exact (its best grid
+    point). Each release reads one value per record, each weight capped at
+    1: the sensitivities are those of :mod:`sklearn_dpfair.privacy._quantile`
+    whatever the record holds.
+
+    Returns
+    -------
+    location, scale : float
     """
     counts, threshold = noisy_histogram(
-        y, rhos["target_range"], rng, SIGNED_DECADE_EDGES, weights=weights
+        values, rhos["range"], rng, SIGNED_DECADE_EDGES, weights=weights
     )
-    support = histogram_support(counts, threshold, SIGNED_DECADE_EDGES)
-    if support is None:
+    support = range_of(counts, threshold, SIGNED_DECADE_EDGES)
+    zero_bulk = support is not None and -_ZERO_BIN <= support[0] <= support[1] <= _ZERO_BIN
+    if support is None or (zero_bulk_unscaled and zero_bulk):
         # The location and scale releases are planned, hence accounted,
         # whatever the histogram shows: skipped, not unaccounted.
-        for name in ("target_location", "target_scale") if s else ("target_scale",):
+        for name in ("location", "scale") if with_location else ("scale",):
             forgo_release("zcdp", rhos[name])
         return 0.0, 1.0
     low, high = support
     width = high - low
     location = 0.0
-    if s:
+    if with_location:
         margin = _LOCATION_MARGIN * width
         grid = np.linspace(low - margin, high + margin, _LOCATION_POINTS)
         location = private_quantile(
-            y,
+            values,
             0.5,
-            rhos["target_location"],
+            rhos["location"],
             rng,
             grid=grid,
             weights=weights,
             adjacency=_ADJACENCY,
         )
-    grid = np.geomspace(width * 10.0**-_SCALE_DECADES, width, _SCALE_POINTS)
+    if linear_scale_grid:
+        grid = np.linspace(width / _SCALE_POINTS, width, _SCALE_POINTS)
+    else:
+        grid = np.geomspace(width * _SCALE_FLOOR, width, _SCALE_POINTS)
     # In place: one n-length temporary, not two.
-    deviations = y - location
+    deviations = values - location
     np.abs(deviations, out=deviations)
     mad = private_quantile(
         deviations,
         0.5,
-        rhos["target_scale"],
+        rhos["scale"],
         rng,
         grid=grid,
         weights=weights,
         adjacency=_ADJACENCY,
     )
     return float(location), float(mad / _MAD_TO_SD)
+
+
+def private_feature_scales(X, rhos, with_location, weights, rng):
+    """Private per-column location and scale of a dense ``X`` (``3 d`` zCDP releases).
+
+    :func:`private_location_scale` on each column, each release of column
+    ``j`` spending ``rhos[name] / d`` (the entries of ``rhos``: "range",
+    "location", "scale", each the total of its ``d`` releases), with the
+    scale on a linear grid (at least a 121st of the column's range), the
+    range from the column's fullest histogram bin
+    (:func:`~._private_quantile.histogram_mode_run`), and a mostly-zero
+    column left unscaled.
+    One record moves each release by its own sensitivity; the ``d``
+    releases of an entry compose (``d`` zCDP parts of ``rho / d``).
+
+    Returns
+    -------
+    location, scale : ndarray of shape (n_features,)
+    """
+    d = X.shape[1]
+    per_column = {name: rho / d for name, rho in rhos.items()}
+    location, scale = np.zeros(d), np.ones(d)
+    for j in range(d):
+        location[j], scale[j] = private_location_scale(
+            np.array(X[:, j], dtype=np.float64),
+            per_column,
+            with_location,
+            weights,
+            rng,
+            linear_scale_grid=True,
+            zero_bulk_unscaled=True,
+            range_of=histogram_mode_run,
+        )
+    return location, scale
 
 
 def _private_row_scale(X, s, rho, weights, rng):
@@ -399,6 +622,132 @@ def _private_row_scale(X, s, rho, weights, rng):
     median = histogram_quantiles(counts, threshold, (0.5,), POSITIVE_EDGES)
     row_median = float(X.shape[1] + s**2) if median is None else median[0]
     return max(row_median, float(POSITIVE_EDGES[1]))
+
+
+@dataclass(frozen=True)
+class DPSGDBudgetPlan:
+    """Everything a "dp-sgd" fit fixes before it reads the data (:func:`plan_dpsgd`).
+
+    ``event`` is the ``DpEvent`` the fit records (the no-op event of the
+    public zero model, the non-private event without privacy); ``names``
+    the private scales' ledger entries, ``ledger`` their zCDP shares.
+    """
+
+    budget: object
+    target: float
+    zero_model: bool
+    ledger: object = None
+    names: tuple = ()
+    correct: bool = False
+    scale_features: bool = False
+    scale_features_asked: bool = False
+    sampling_probability: float = 1.0
+    n_steps: int = 0
+    noise_multiplier: float = 0.0
+    steps_event: object = None
+    event: object = None
+
+
+def plan_dpsgd(
+    n_samples, n_features, config, budget, *, sparse=False, schedule=DPSGD_SCHEDULE
+):
+    """The plan of a "dp-sgd" fit, from public quantities only.
+
+    Reads the number of rows and columns, whether ``X`` is sparse (its
+    format), the public configuration and the budget: the schedule, the
+    ledger of the private scales (the per-column ones where
+    :func:`features_scalable` allows them), whether the intercept step
+    runs, and the noise multiplier calibrated so that the composition of
+    the scales' zCDP events and the subsampled Gaussian steps meets the
+    target. The fit runs this plan; the estimator's privacy plan is its
+    ``event``.
+
+    Returns
+    -------
+    plan : DPSGDBudgetPlan
+    """
+    n, s = n_samples, 1.0 if config.fit_intercept else 0.0
+    rho, delta, accountant = config.rho, budget.delta, budget.accountant
+    private = not math.isinf(rho)
+    target = math.inf
+    if private:
+        target = budget.epsilon
+        if math.isinf(target):
+            # rho was given directly: its (epsilon, delta) is the target.
+            target = epsilon_of(zcdp_event(rho), delta, accountant)
+        budget = replace(budget, epsilon=target)
+        if target * n < minimum_signal(n_features + s**2, schedule):
+            return DPSGDBudgetPlan(
+                budget=budget, target=target, zero_model=True, event=no_op_event()
+            )
+    schedule_plan = dpsgd_plan(n, config.max_iter, schedule)
+    q, n_steps = schedule_plan.sampling_probability, schedule_plan.n_steps
+
+    # The target's histogram (location and scale) and the rows' (their
+    # scale); per-column scales from public facts only: a privacy budget,
+    # the automatic clip (a float clip is in the units of x), no declared
+    # bounds, a dense X (centring would densify a sparse one).
+    ledger = ZCDPLedger(rho)
+    names = ["target_range", "target_scale", "row_norm_histogram"]
+    if s:
+        names.insert(1, "target_location")
+    asked = isinstance(config.feature_bounds, str)
+    scale_features = private and config.clip_norm == "auto" and asked and not sparse
+    feature_names = [
+        name for name in FEATURE_SCALE_NAMES if s or name != "feature_location"
+    ]
+    if scale_features:
+        scale_features = features_scalable(
+            n, n_features, config.tuning_fraction, target, rho,
+            [*names, *feature_names], schedule,
+        )
+    if scale_features:
+        names += feature_names
+    if private:
+        if config.tuning_fraction <= 0:
+            raise ValueError(
+                "tuning_fraction must be positive with solver='dp-sgd': the "
+                "scales of the target and of the rows are private estimates."
+            )
+        share = tuning_share(config.tuning_fraction, target, n, schedule)
+        parts = sum(_SCALE_PARTS[name] for name in names)
+        for name in names:
+            ledger.allocate(name, share * rho * _SCALE_PARTS[name] / parts)
+    correct = _corrects_intercept(private, s, config, target, rho, n, schedule)
+    if correct:
+        ledger.allocate("intercept_mean", schedule.intercept_fraction * rho)
+    ledger.allocate_rest("optimizer")
+
+    sigma, event = 0.0, non_private_event()
+    steps = event
+    if private:
+        tuning = composed_event(tuning_events(ledger.spent, n_features))
+
+        def steps_event(sigma):
+            return GaussianMechanism(1.0, sigma).event(
+                sampling_probability=q, steps=n_steps
+            )
+
+        def make_event(sigma):
+            return composed_event([tuning, steps_event(sigma)])
+
+        sigma = calibrate_noise(make_event, target, delta, accountant)
+        steps, event = steps_event(sigma), make_event(sigma)
+    return DPSGDBudgetPlan(
+        budget=budget,
+        target=target,
+        zero_model=False,
+        ledger=ledger,
+        names=tuple(names),
+        correct=correct,
+        scale_features=scale_features,
+        scale_features_asked=asked,
+        sampling_probability=q,
+        n_steps=n_steps,
+        noise_multiplier=sigma,
+        steps_event=steps,
+        event=event,
+    )
 
 
 # Floating-point events of one record (a huge row's prediction or norm
@@ -459,60 +808,45 @@ def fit_heavy_tail_dpsgd(
             "clip_norm='theory' belongs to the one-pass solvers; use "
             "'auto' or a float with solver='dp-sgd'."
         )
-    target = math.inf
-    if private:
-        target = budget.epsilon
-        if math.isinf(target):
-            # rho was given directly: its (epsilon, delta) is the target.
-            target = epsilon_of(zcdp_event(rho), delta, accountant)
-        budget = replace(budget, epsilon=target)
-        if target * n < minimum_signal(n_features + s**2, schedule):
-            return _zero_model(n_features, budget, config, n)
-    plan = dpsgd_plan(n, config.max_iter, schedule)
+    # 1. The plan, from public quantities only (before any data access).
+    plan = plan_dpsgd(
+        n, n_features, config, budget, sparse=sp.issparse(X), schedule=schedule
+    )
+    if plan.zero_model:
+        return _zero_model(n_features, plan.budget, config, n)
+    budget, target, ledger = plan.budget, plan.target, plan.ledger
+    names, correct, scale_features = plan.names, plan.correct, plan.scale_features
     q, n_steps = plan.sampling_probability, plan.n_steps
-
-    # 1. Budget, planned before any data access: the target's histogram
-    # (location and scale) and the rows' (their scale).
-    ledger = ZCDPLedger(rho)
-    names = ["target_range", "target_scale", "row_norm_histogram"]
-    if s:
-        names.insert(1, "target_location")
-    if private:
-        if config.tuning_fraction <= 0:
-            raise ValueError(
-                "tuning_fraction must be positive with solver='dp-sgd': the "
-                "scales of the target and of the rows are private estimates."
-            )
-        share = tuning_share(config.tuning_fraction, target, n, schedule)
-        parts = sum(_SCALE_PARTS[name] for name in names)
-        for name in names:
-            ledger.allocate(name, share * rho * _SCALE_PARTS[name] / parts)
-    correct = _corrects_intercept(private, s, config, target, rho, n, schedule)
-    if correct:
-        ledger.allocate("intercept_mean", schedule.intercept_fraction * rho)
-    ledger.allocate_rest("optimizer")
 
     # 2. Private scales; 3. noise calibrated on the composed event. The
     # weights count each record at most once under privacy (the quantiles
     # and histograms cap them at 1); without privacy they are multiplicities.
     rhos = {name: ledger.spent.get(name, math.inf) for name in names}
     location, scale = _private_target_scales(y, s, rhos, weights, rng)
-    row_median = _private_row_scale(X, s, rhos["row_norm_histogram"], weights, rng)
+    x_location, x_scale = np.zeros(n_features), np.ones(n_features)
+    if scale_features:
+        x_location, x_scale = private_feature_scales(
+            X,
+            {
+                name[len("feature_"):]: rhos[name]
+                for name in names
+                if name.startswith("feature_")
+            },
+            bool(s),
+            weights,
+            rng,
+        )
+    elif private and not (config.feature_bounds is None or plan.scale_features_asked):
+        x_location, x_scale = bounds_location_scale(
+            config.feature_bounds, bool(s) and not sp.issparse(X)
+        )
+    # The steps run on the standardized columns (a copy: dense, float64, or
+    # a CSR matrix of the scaled entries); the model is mapped back below.
+    Z = standardized(X, x_location, x_scale)
+    row_median = _private_row_scale(Z, s, rhos["row_norm_histogram"], weights, rng)
     y_scaled = (y - location) / scale
     if private:
-        tuning = composed_event(
-            [zcdp_event(r) for k, r in ledger.spent.items() if k != "optimizer"]
-        )
-
-        def steps_event(sigma):
-            return GaussianMechanism(1.0, sigma).event(
-                sampling_probability=q, steps=n_steps
-            )
-
-        def make_event(sigma):
-            return composed_event([tuning, steps_event(sigma)])
-
-        sigma = calibrate_noise(make_event, target, delta, accountant)
+        sigma = plan.noise_multiplier
         if config.clip_norm == "auto":
             # In units of the scaled target: the loss's gradient at a
             # residual of one scale unit, times the typical row norm.
@@ -527,8 +861,7 @@ def fit_heavy_tail_dpsgd(
             clip_scaled = float(config.clip_norm) / scale
         per_coordinate = row_median / (n_features + s**2)
         learning_rate = min(schedule.step_max, schedule.step_scale / per_coordinate)
-        sgd_event = steps_event(sigma)
-        event = make_event(sigma)
+        sgd_event, event = plan.steps_event, plan.event
     else:
         sigma, clip_scaled = 0.0, math.inf
         if config.clip_norm not in ("auto", "theory"):
@@ -548,7 +881,7 @@ def fit_heavy_tail_dpsgd(
         n_steps = result.n_iter
     else:
         result = noisy_sgd(
-            X,
+            Z,
             y_scaled,
             loss,
             mechanism=GaussianMechanism(clip_norm=clip_scaled, noise_multiplier=sigma),
@@ -567,7 +900,7 @@ def fit_heavy_tail_dpsgd(
         # residuals: one private Newton step towards their mean.
         intercept_clip_scaled = intercept_clip(target, n, config.moment_order, schedule)
         w0 += private_intercept_step(
-            X,
+            Z,
             y_scaled,
             result.coef[:, 0],
             w0,
@@ -577,7 +910,11 @@ def fit_heavy_tail_dpsgd(
             sample_weight=weights,
         )
     # Back to the units of y (post-processing): y = location + scale * y'.
-    coef = scale * result.coef[:, 0]
+    # beta on z = (x - x_location) / x_scale is beta / x_scale on x, with the
+    # intercept shifted by -x_location . (beta / x_scale).
+    beta = result.coef[:, 0] / x_scale
+    w0 = w0 - float(x_location @ beta) if s else w0
+    coef = scale * beta
     intercept = location + scale * w0
     coef, intercept = _project(coef, intercept, s, config.radius)
     clip = clip_scaled * scale
@@ -640,6 +977,8 @@ def fit_heavy_tail_dpsgd(
         target_location=float(location),
         target_scale=float(scale),
         learning_rate=None if learning_rate is None else float(learning_rate),
+        feature_location=x_location,
+        feature_scale=x_scale,
     )
 
 

@@ -49,11 +49,17 @@ import numpy as np
 
 from ...exceptions import PrivacyBudgetError
 from ...privacy import GaussianMechanism, fit_weights, private_quantile
-from ...privacy._accounting import composed_event, epsilon_of, zcdp_event
+from ...privacy._accounting import (
+    composed_event,
+    epsilon_of,
+    non_private_event,
+    zcdp_event,
+)
 from ...privacy._releases import parallel_parts
 from ...privacy._zcdp import ZCDPLedger
 from ._disjoint_batches import disjoint_batches, disjoint_blocks
-from ._dpsgd import fit_heavy_tail_dpsgd
+from .._non_private import minimize_regression, non_private_record
+from ._dpsgd import fit_heavy_tail_dpsgd, plan_dpsgd
 from ._localized import (
     localized_phase_events,
     localized_plan,
@@ -62,6 +68,7 @@ from ._localized import (
 )
 from ._mean_oracle import gradient_norms_at_zero
 from ._result import HeavyTailFit
+from ._projections import project_ball
 from ._one_pass import AcceleratedStep, ProximalStep, StichAveraging, one_pass_loop
 from ._private_curvature import CURVATURE_SCALE_SHARE, private_curvature
 from ._schedules import (
@@ -84,6 +91,7 @@ __all__ = [
     "HeavyTailConfig",
     "HeavyTailFit",
     "fit_heavy_tail",
+    "planned_event",
 ]
 
 # Huber's population Hessian is E[1{|res| <= t} x~ x~^T]: its top eigenvalue
@@ -127,6 +135,7 @@ class HeavyTailConfig:
     l1_ratio: float
     fit_intercept: bool
     rho: float = math.inf
+    feature_bounds: object = "auto"
 
 
 # The one-pass solvers project every iterate on a public ball and use its
@@ -316,6 +325,48 @@ def _cap_steps(n_steps, n, d, eps, config, n_extra_batches):
     return int(max(1, min(n_steps, limit)))
 
 
+def _runs_dpsgd(config):
+    return config.solver == "dp-sgd" or (
+        config.solver == "auto" and config.penalty not in _NON_SMOOTH_PENALTIES
+    )
+
+
+def planned_event(n_samples, n_features, config, budget, *, sparse=False):
+    """The ``DpEvent`` a fit on ``n_samples`` rows will record, from public inputs.
+
+    "dp-sgd": :func:`~._dpsgd.plan_dpsgd`'s event, the plan the fit runs.
+    One-pass solvers: the zCDP events of the ledger's private estimates and
+    the optimizer's one Gaussian release of noise multiplier
+    ``1 / sqrt(2 rho_opt)`` (parallel composition over disjoint batches).
+    Without privacy the non-private event. The localized solver is not
+    covered: its recorded event is the self-composition of the steps of
+    one phase, whose count follows from a private scale (its epsilon does
+    not, each phase being ``rho_opt``-zCDP).
+
+    Returns
+    -------
+    event : dp_accounting.DpEvent
+    """
+    if _runs_dpsgd(config):
+        return plan_dpsgd(n_samples, n_features, config, budget, sparse=sparse).event
+    if math.isinf(config.rho):
+        return non_private_event()
+    ledger = ZCDPLedger(config.rho)
+    _plan_budget(ledger, config, 0.5 * config.tuning_fraction * config.rho)
+    rho_opt = ledger.allocate_rest("optimizer")
+    # The solver the fit resolves: "auto" reaches here with an l1 penalty
+    # only ("prox"); the localized one is the fallback of "auto" without a
+    # curvature, or asked for.
+    if config.solver == "localized":
+        raise NotImplementedError(
+            "The localized solver's recorded event (the steps of one phase) "
+            "depends on a private scale; its plan is not computed in advance."
+        )
+    tuning = [zcdp_event(r) for name, r in ledger.spent.items() if name != "optimizer"]
+    optimizer = GaussianMechanism(1.0, 1.0 / math.sqrt(2.0 * rho_opt)).event(steps=1)
+    return composed_event([*tuning, optimizer])
+
+
 # One record's overflow (a huge row times w, inf - inf) must not show as a
 # warning: its results are handled explicitly (non-finite terms contribute
 # 0), and a warning that depends on one record is a leak.
@@ -344,13 +395,15 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
     -------
     fit : HeavyTailFit
     """
-    if config.solver == "dp-sgd" or (
-        config.solver == "auto" and config.penalty not in _NON_SMOOTH_PENALTIES
-    ):
+    if _runs_dpsgd(config):
         _, l2 = _penalty_parts(config)
         return fit_heavy_tail_dpsgd(
             X, y, loss, config, budget, rng, sample_weight=sample_weight, l2=l2
         )
+    if math.isinf(config.rho):
+        # The same refusals of public parameters as a private fit.
+        _plan_budget(ZCDPLedger(math.inf), config, math.inf)
+        return _fit_non_private(X, y, loss, config, budget, sample_weight)
     if config.radius is None:
         config = replace(config, radius=ONE_PASS_RADIUS)
     rho = config.rho
@@ -532,6 +585,57 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
             if private
             else math.inf
         ),
+    )
+
+
+def _fit_non_private(X, y, loss, config, budget, sample_weight):
+    """The one-pass solvers' non-private limit: their objective, minimized.
+
+    Without privacy nothing is released, so the fit is the (weighted) loss
+    plus the penalty minimized by the deterministic full-batch solver
+    (:func:`~sklearn_dpfair._solvers._non_private.minimize_regression`:
+    L-BFGS-B in standardized columns, or the quantile-regression linear
+    program) instead of the one-pass loop, whose default radius (10), clip
+    and step sizes assume data of unit scale: the least-squares, Huber or
+    quantile solution on any columns, with a ``ConvergenceWarning`` if the
+    solver stops short. A declared ``radius`` projects the solution on its
+    ball (post-processing, as "dp-sgd" does); the default one binds nothing.
+    """
+    n = X.shape[0]
+    s = 1.0 if config.fit_intercept else 0.0
+    weights = fit_weights(sample_weight, n, private=False)
+    l1, l2 = _penalty_parts(config)
+    fit = minimize_regression(
+        X, y, loss, alpha=l2, l1=l1, fit_intercept=bool(s), sample_weight=weights
+    )
+    coef = fit.coef[:, 0]
+    intercept = float(fit.intercept[0]) if s else 0.0
+    if config.radius is not None:
+        full = project_ball(np.append(coef, intercept / s if s else 0.0), config.radius)
+        coef, intercept = full[:-1], float(s * full[-1])
+    solver = config.solver if config.solver != "auto" else "prox"
+    row = ONE_PASS_SOLVERS.get(solver)
+    name = row.description if row is not None else _LOCALIZED_NAME
+    record = budget.account(
+        GaussianMechanism(clip_norm=math.inf, noise_multiplier=0.0),
+        description=name,
+        adjacency="replace_one",
+        steps=1,
+        dp_event=non_private_event(),
+    )
+    return HeavyTailFit(
+        coef=coef,
+        intercept=intercept,
+        solver=solver,
+        n_iter=int(fit.n_iter),
+        batch_size=int(n),
+        clip_norm=math.inf,
+        noise_std=0.0,
+        smoothness=None,
+        strong_convexity=None,
+        rho_spent={},
+        record=non_private_record(record, fit.n_iter),
+        optimizer_epsilon=math.inf,
     )
 
 

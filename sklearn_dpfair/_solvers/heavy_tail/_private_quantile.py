@@ -16,7 +16,7 @@ import numpy as np
 
 from ...privacy._quantile import SIGNED_DECADE_EDGES, SIGNED_EDGES
 
-__all__ = ["histogram_quantiles", "histogram_support"]
+__all__ = ["histogram_mode_run", "histogram_quantiles", "histogram_support"]
 
 # noisy_histogram's threshold is this many noise standard deviations.
 _KEEP_SIGMAS = 4.0
@@ -25,6 +25,8 @@ _KEEP_SIGMAS = 4.0
 # positive data) then add ~0.02 sigma each, not the ~0.4 sigma of their
 # clipped noise, while a bin thinner than this loses little mass.
 _INNER_SIGMAS = 2.5
+# histogram_mode_run accepts its fullest bin from this many.
+_MODE_SIGMAS = 5.0
 
 
 def histogram_support(counts, threshold, edges=SIGNED_DECADE_EDGES):
@@ -53,6 +55,49 @@ def histogram_support(counts, threshold, edges=SIGNED_DECADE_EDGES):
     finite = edges[np.isfinite(edges)]
     low = edges[above[0]] if np.isfinite(edges[above[0]]) else finite[0]
     high = edges[above[-1] + 1] if np.isfinite(edges[above[-1] + 1]) else finite[-1]
+    return float(low), float(high)
+
+
+def histogram_mode_run(counts, threshold, edges=SIGNED_DECADE_EDGES):
+    """Finite range ``(low, high)`` of the (noisy) histogram's fullest bins.
+
+    The bin with the largest count and the contiguous bins on either side
+    that reach ``threshold`` (post-processing only); an outer bin is read as
+    its finite edge. None when the largest count is below ``5 / 4`` of
+    ``threshold`` (5 noise standard deviations: an empty bin reaches 4 with
+    probability ~3e-5, so one of a few dozen does about once in a thousand
+    columns, and a range read off it is decades off; 5 is ~100 times
+    rarer). Unlike :func:`histogram_support`, which spans every bin
+    above the threshold, the fullest bin is found whatever the noise level
+    (a report-noisy-max): a noisy bin far from the data does not stretch
+    the range over decades.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.heavy_tail._private_quantile import (
+    ...     histogram_mode_run)
+    >>> from sklearn_dpfair.privacy._quantile import SIGNED_DECADE_EDGES
+    >>> counts = np.zeros(len(SIGNED_DECADE_EDGES) - 1)
+    >>> counts[[27, 28, 33]] = [120.0, 180.0, 150.0]  # [10, 100), [100, 1e3), far
+    >>> histogram_mode_run(counts, 140.0)
+    (100.0, 1000.0)
+    >>> histogram_mode_run(counts, 100.0)
+    (10.0, 1000.0)
+    >>> histogram_mode_run(counts, 150.0) is None  # 180 < 5 sigma = 187.5
+    True
+    """
+    top = int(np.argmax(counts))
+    if not counts[top] >= threshold * _MODE_SIGMAS / _KEEP_SIGMAS:
+        return None
+    first = last = top
+    while first > 0 and counts[first - 1] >= threshold:
+        first -= 1
+    while last < counts.size - 1 and counts[last + 1] >= threshold:
+        last += 1
+    finite = edges[np.isfinite(edges)]
+    low = edges[first] if np.isfinite(edges[first]) else finite[0]
+    high = edges[last + 1] if np.isfinite(edges[last + 1]) else finite[-1]
     return float(low), float(high)
 
 

@@ -37,3 +37,5 @@ class HeavyTailFit:
     target_scale: float = 1.0
     fallback: str | None = None
     learning_rate: float | None = None
+    feature_location: np.ndarray | None = None
+    feature_scale: np.ndarray | None = None

@@ -80,15 +80,20 @@ def test_tuning_costs_noise_inside_the_same_budget(epsilon):
     assert epsilon * 0.99 <= fit.record.epsilon <= epsilon
     assert fit.record.recompute_epsilon() == fit.record.epsilon
     # Only the scales and the intercept step are zCDP releases: 10% of the
-    # planned rho in six parts, three of them for the location, and the
-    # intercept step's own 10%.
+    # planned rho in thirteen parts, three of them for the location of y and
+    # five for the columns' ranges (the d per-column releases of an entry
+    # together), and the intercept step's own 10%.
     rho = rho_for_epsilon(epsilon, 1e-5)
+    part = 0.1 * rho / 13
     assert fit.rho_spent == pytest.approx(
         {
-            "target_range": 0.1 * rho / 6,
-            "target_location": 0.1 * rho / 2,
-            "target_scale": 0.1 * rho / 6,
-            "row_norm_histogram": 0.1 * rho / 6,
+            "target_range": part,
+            "target_location": 3 * part,
+            "target_scale": part,
+            "row_norm_histogram": part,
+            "feature_range": 5 * part,
+            "feature_location": part,
+            "feature_scale": part,
             "intercept_mean": DPSGD_SCHEDULE.intercept_fraction * rho,
         },
         rel=1e-12,
@@ -147,9 +152,10 @@ def test_projection_on_the_public_ball():
 
 
 def test_scales_use_the_add_remove_sensitivity_of_the_record(selection_sensitivities):
-    # The fit is accounted under add/remove adjacency, so its two
-    # exponential-mechanism quantiles (median of y, MAD) draw with that
-    # adjacency's utility sensitivity max(q, 1 - q) = 1/2, not 1.
+    # The fit is accounted under add/remove adjacency, so its
+    # exponential-mechanism quantiles (the median and MAD of y and of each
+    # column) draw with that adjacency's utility sensitivity
+    # max(q, 1 - q) = 1/2, not 1.
     X, y, _ = _data(n=2000)
     fit = fit_heavy_tail_dpsgd(
         X,
@@ -160,4 +166,4 @@ def test_scales_use_the_add_remove_sensitivity_of_the_record(selection_sensitivi
         np.random.default_rng(0),
     )
     assert fit.record.adjacency == "add_remove"
-    assert selection_sensitivities == [0.5, 0.5]
+    assert selection_sensitivities == [0.5] * (2 + 2 * X.shape[1])

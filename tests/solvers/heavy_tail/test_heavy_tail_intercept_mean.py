@@ -116,13 +116,16 @@ def test_accounting_composes_the_step_with_the_scales_and_the_steps():
     assert fit.rho_spent["intercept_mean"] == pytest.approx(
         DPSGD_SCHEDULE.intercept_fraction * rho
     )
-    # The composed event holds one zCDP event per private scale and the step,
-    # next to the subsampled Gaussian steps, and meets the target.
+    # The composed event holds one zCDP event per private release (each
+    # per-column entry is d releases: the range, location and scale of each
+    # column) and the step, next to the subsampled Gaussian steps, and meets
+    # the target.
     event = fit.record.dp_event
     assert isinstance(event, dp_accounting.ComposedDpEvent)
     zcdp = list(event.events[0].events)
-    assert len(zcdp) == len(fit.rho_spent) == 5
-    assert sorted(e.rho for e in zcdp) == pytest.approx(sorted(fit.rho_spent.values()))
+    assert len(fit.rho_spent) == 8
+    assert len(zcdp) == 5 + 3 * X.shape[1]
+    assert sum(e.rho for e in zcdp) == pytest.approx(sum(fit.rho_spent.values()))
     assert fit.record.epsilon <= epsilon
     assert epsilon_of(event, 1e-5, "rdp") == pytest.approx(fit.record.epsilon)
     assert "intercept" in fit.record.mechanism
