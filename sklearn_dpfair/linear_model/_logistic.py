@@ -294,10 +294,11 @@ default=None
         released.
     t_ : int or None
         Number of noisy steps (dp-sgd) or of private selections
-        (dp-frank-wolfe).
+        (dp-frank-wolfe); at ``epsilon=inf``, the iterations of the exact
+        solver that ran instead.
     n_nonzero_ : int
-        Number of nonzero entries of ``coef_`` (at most ``t_`` for
-        dp-frank-wolfe).
+        Number of nonzero entries of ``coef_`` (at most ``t_`` for a
+        private dp-frank-wolfe fit).
     silos_ : list or None
         Silo ids of a federated fit, sorted; None for a central fit.
     silo_epsilon_ : dict or None
