@@ -520,6 +520,16 @@ default=None
             The fitted estimator.
         """
         self._check_pure(silos)
+        if self.feature_scaling is not None and (
+            silos is not None or is_dask_collection(X) or self.solver != "dp-sgd"
+        ):
+            # The scales are released by the central in-memory DP-SGD fit;
+            # the other fits would ignore them silently.
+            raise ValueError(
+                "feature_scaling='auto' applies to central in-memory fits with "
+                "solver='dp-sgd' (no silos=, no Dask collection); pass "
+                "feature_scaling=None."
+            )
         if silos is not None and self.solver != "dp-sgd":
             raise ValueError("silos= needs solver='dp-sgd' (federated DP-SGD).")
         if silos is not None and self.device == "cuda":

@@ -130,3 +130,18 @@ def test_a_fixed_noise_multiplier_refuses_private_scales():
         DPLogisticRegression(
             classes=[0, 1], feature_scaling="auto", noise_multiplier=5.0, epsilon=50.0
         ).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"solver": "output-perturbation", "feature_norm_bound": 1.0, "alpha": 0.1},
+        {"solver": "dp-frank-wolfe", "l1_radius": 1.0, "feature_inf_bound": 1.0},
+    ],
+)
+def test_feature_scaling_is_refused_where_it_would_be_ignored(params):
+    X, y = _raw(200, 0)
+    est = DPLogisticRegression(classes=[0, 1], feature_scaling="auto", **params)
+    with pytest.raises(ValueError, match="feature_scaling"):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")
