@@ -520,16 +520,7 @@ default=None
             The fitted estimator.
         """
         self._check_pure(silos)
-        if self.feature_scaling is not None and (
-            silos is not None or is_dask_collection(X) or self.solver != "dp-sgd"
-        ):
-            # The scales are released by the central in-memory DP-SGD fit;
-            # the other fits would ignore them silently.
-            raise ValueError(
-                "feature_scaling='auto' applies to central in-memory fits with "
-                "solver='dp-sgd' (no silos=, no Dask collection); pass "
-                "feature_scaling=None."
-            )
+        self._check_scaling(silos is not None or is_dask_collection(X))
         if silos is not None and self.solver != "dp-sgd":
             raise ValueError("silos= needs solver='dp-sgd' (federated DP-SGD).")
         if silos is not None and self.device == "cuda":
@@ -719,6 +710,18 @@ default=None
             curvature=self.curvature,
         )
 
+    def _check_scaling(self, distributed=False):
+        """Private column scales are released by central in-memory DP-SGD only."""
+        if self.feature_scaling is not None and (
+            distributed or self.solver != "dp-sgd"
+        ):
+            # The other fits would ignore the scales silently.
+            raise ValueError(
+                "feature_scaling='auto' applies to central in-memory fits with "
+                "solver='dp-sgd' (no silos=, no Dask collection); pass "
+                "feature_scaling=None."
+            )
+
     def _check_pure(self, silos=None):
         """delta = 0 (pure epsilon-DP) only where a Laplace release gives it."""
         if self.delta == 0 and (self.solver != "output-perturbation" or silos is not None):
@@ -769,6 +772,7 @@ default=None
         single central plan.
         """
         self._check_pure()
+        self._check_scaling()
         if self.classes is not None:
             declared = len(self.classes)
             if n_classes is not None and n_classes != declared:

@@ -145,3 +145,5 @@ def test_feature_scaling_is_refused_where_it_would_be_ignored(params):
     with pytest.raises(ValueError, match="feature_scaling"):
         est.fit(X, y)
     assert not hasattr(est, "coef_")
+    with pytest.raises(ValueError, match="feature_scaling"):
+        est.privacy_plan(200, 4)
