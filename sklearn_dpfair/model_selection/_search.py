@@ -4,6 +4,7 @@
 
 import math
 import secrets
+from dataclasses import dataclass
 import textwrap
 from numbers import Integral, Real
 
@@ -407,71 +408,17 @@ class PrivateHyperparameterSearch(
             if len(classes) != 2:
                 raise ValueError("scoring='accuracy-dp-gap' needs a binary problem.")
 
-        # Plan every candidate before reading the data (public inputs only).
-        base = clone(self.estimator)
-        if sensitive is not None and "groups" in base.get_params() and (
-            base.get_params()["groups"] is None
-        ):
-            base.set_params(groups=groups)  # declared in the search
+        # Plan every candidate and the selection before reading the data
+        # (public inputs only).
+        selection = self._selection_plan(
+            candidates, n_train, int(np.shape(X)[1]), n_groups, classes, groups,
+            grouped=sensitive is not None,
+        )
+        estimators, plans = selection.estimators, selection.plans
+        run_epsilon, event, z_score = (
+            selection.run_epsilon, selection.event, selection.score_noise
+        )
         delta = float(self.delta)
-        n_features = int(np.shape(X)[1])
-        counts = {"n_groups": n_groups, "n_classes": len(classes)}
-        estimators, plans = [], []
-        for params in candidates:
-            est = clone(base).set_params(**params)
-            estimators.append(est)
-            plans.append(plan_candidate(est, n_train, n_features, counts, delta=delta))
-        mean_runs = float(
-            _AUTO_RUNS_PER_CANDIDATE * len(candidates)
-            if self.n_runs == "auto"
-            else self.n_runs
-        )
-        shape = float(
-            RUN_DISTRIBUTIONS.get(self.runs_distribution, self.runs_distribution)
-        )
-
-        def score_noise(t):
-            return _score_noise_multiplier(t, delta, self.score_budget_share)
-
-        # Candidates with equal events at the target budget share their event
-        # at every budget in practice (same schedule, same public inputs);
-        # the composed run event is recomputed exactly below at the chosen
-        # budget, from every candidate's own plan.
-        signatures = {}
-        for plan in plans:
-            try:
-                signature = repr(plan.event(float(self.epsilon), delta))
-            except ValueError:
-                # Unaffordable at the whole budget: kept apart, and the
-                # calibration below says the budget is too small.
-                signature = id(plan)
-            signatures.setdefault(signature, plan)
-        distinct = list(signatures.values())
-
-        def run_event(t, plans=distinct):
-            parts = []
-            for plan in plans:
-                event = plan.event(t, delta)
-                if event not in parts:
-                    parts.append(event)
-            return composed_event([*parts, gaussian_event(score_noise(t))])
-
-        def calibrate(run_event):
-            return calibrate_selection(
-                run_event,
-                float(self.epsilon),
-                delta,
-                mean_runs,
-                shape,
-                hi=float(self.epsilon),
-            )
-
-        run_epsilon, event = calibrate(run_event)
-        if run_event(run_epsilon, plans) != run_event(run_epsilon):
-            # The grouping by signature missed a difference: calibrate on
-            # every candidate's own event (exact, slower).
-            run_epsilon, event = calibrate(lambda t: run_event(t, plans))
-        z_score = score_noise(run_epsilon)
 
         rng, seed_source = self._generators()
         perm = rng.permutation(n_samples)
@@ -486,7 +433,7 @@ class PrivateHyperparameterSearch(
                 safe_indexing(sensitive, val_idx), n_samples=n_val, groups=groups
             ).codes
 
-        n_runs = sample_number_of_runs(mean_runs, shape, rng)
+        n_runs = sample_number_of_runs(selection.mean_runs, selection.shape, rng)
         run_seeds = (
             [None] * n_runs
             if seed_source is None
@@ -549,6 +496,117 @@ class PrivateHyperparameterSearch(
         self._set_privacy_record(record)
         return self
 
+    def _selection_plan(
+        self, candidates, n_train, n_features, n_groups, classes, groups, *, grouped
+    ):
+        """The candidates' plans and the calibrated selection (public inputs only).
+
+        Returns a :class:`_SelectionPlan`: the candidate estimators, their
+        :class:`~._planning.CandidatePlan` s, the per-run budget, the
+        selection's event and the scores' noise multiplier.
+        """
+        base = clone(self.estimator)
+        if grouped and "groups" in base.get_params() and (
+            base.get_params()["groups"] is None
+        ):
+            base.set_params(groups=groups)  # declared in the search
+        delta = float(self.delta)
+        counts = {"n_groups": n_groups, "n_classes": len(classes)}
+        estimators, plans = [], []
+        for params in candidates:
+            est = clone(base).set_params(**params)
+            estimators.append(est)
+            plans.append(plan_candidate(est, n_train, n_features, counts, delta=delta))
+        mean_runs = float(
+            _AUTO_RUNS_PER_CANDIDATE * len(candidates)
+            if self.n_runs == "auto"
+            else self.n_runs
+        )
+        shape = float(
+            RUN_DISTRIBUTIONS.get(self.runs_distribution, self.runs_distribution)
+        )
+
+        def score_noise(t):
+            return _score_noise_multiplier(t, delta, self.score_budget_share)
+
+        # Candidates with equal events at the target budget share their event
+        # at every budget in practice (same schedule, same public inputs);
+        # the composed run event is recomputed exactly below at the chosen
+        # budget, from every candidate's own plan.
+        signatures = {}
+        for plan in plans:
+            try:
+                signature = repr(plan.event(float(self.epsilon), delta))
+            except ValueError:
+                # Unaffordable at the whole budget: kept apart, and the
+                # calibration below says the budget is too small.
+                signature = id(plan)
+            signatures.setdefault(signature, plan)
+        distinct = list(signatures.values())
+
+        def run_event(t, plans=distinct):
+            parts = []
+            for plan in plans:
+                event = plan.event(t, delta)
+                if event not in parts:
+                    parts.append(event)
+            return composed_event([*parts, gaussian_event(score_noise(t))])
+
+        def calibrate(run_event):
+            return calibrate_selection(
+                run_event,
+                float(self.epsilon),
+                delta,
+                mean_runs,
+                shape,
+                hi=float(self.epsilon),
+            )
+
+        run_epsilon, event = calibrate(run_event)
+        if run_event(run_epsilon, plans) != run_event(run_epsilon):
+            # The grouping by signature missed a difference: calibrate on
+            # every candidate's own event (exact, slower).
+            run_epsilon, event = calibrate(lambda t: run_event(t, plans))
+        return _SelectionPlan(
+            estimators, plans, run_epsilon, event, score_noise(run_epsilon),
+            mean_runs, shape,
+        )
+
+
+    _plan_public_counts = ("n_groups",)
+
+    def _planned_record(self, n_samples, n_features, n_groups=None):
+        """The record of a search on ``n_samples`` rows (public inputs only).
+
+        ``n_groups``: the declared groups routed to the fit (default: those
+        declared when ``scoring="accuracy-dp-gap"``, else 1).
+        """
+        candidates = self._candidates()
+        classes = _declared_classes(self.estimator)
+        if classes is None:
+            raise ValueError(
+                "Declare the public label set in the estimator (classes=[...])."
+            )
+        groups = self.groups if self.groups is not None else getattr(
+            self.estimator, "groups", None
+        )
+        if n_groups is None:
+            grouped = self.scoring == "accuracy-dp-gap" and groups is not None
+            n_groups = len(groups) if grouped else 1
+        n_val = int(round(self.validation_fraction * n_samples))
+        selection = self._selection_plan(
+            candidates, n_samples - n_val, n_features, n_groups, classes, groups,
+            grouped=n_groups > 1,
+        )
+        return PrivacyRecord.from_event(
+            selection.event,
+            delta=float(self.delta),
+            accountant="rdp",
+            adjacency="add_remove",
+            mechanism=_MECHANISM,
+            noise_multiplier=selection.score_noise,
+        )
+
     def _accountant_kind(self):
         return "rdp"
 
@@ -575,6 +633,19 @@ class PrivateHyperparameterSearch(
         "Raw scores of the selected model.",
         "scores : ndarray\n    Decision function of ``best_estimator_``.",
     )
+
+
+@dataclass(frozen=True)
+class _SelectionPlan:
+    """What a search fixes before it reads the data."""
+
+    estimators: list
+    plans: list
+    run_epsilon: float
+    event: object
+    score_noise: float
+    mean_runs: float
+    shape: float
 
 
 def _score_noise_multiplier(run_epsilon, delta, share):

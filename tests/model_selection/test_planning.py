@@ -222,3 +222,17 @@ def test_search_over_a_private_pipeline_on_raw_columns():
     plan = plan_candidate(best, n_train, 4, {}, delta=1e-5)
     assert best.dp_event_ == plan.event(search.run_epsilon_, 1e-5)
     assert search.score(X, y) > 0.8
+
+
+def test_the_search_itself_has_a_plan(data):
+    X, y, groups = data
+    estimator = DPLogisticRegression(classes=[0, 1], max_iter=2)
+    search = PrivateHyperparameterSearch(
+        estimator, {"alpha": [0.0, 1e-3]}, epsilon=2.0, n_runs=2, random_state=0
+    )
+    plan = search.privacy_plan(N_SAMPLES, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    assert plan.dp_event == search.dp_event_
+    assert plan.epsilon == search.epsilon_ <= 2.0
