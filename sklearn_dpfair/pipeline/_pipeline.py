@@ -852,6 +852,12 @@ class _Planner:
                 "plan yet, so its budget cannot be composed before the fit; fit "
                 "it outside a private pipeline."
             ) from exc
+        except ValueError as exc:
+            # A configuration whose event depends on the data: say which step.
+            raise ValueError(
+                f"Step {self.unit.path!r} ({type(est).__name__}) has no privacy "
+                f"plan before the fit: {exc}"
+            ) from exc
 
     def own_plan(self):
         original = self.unit.estimator
