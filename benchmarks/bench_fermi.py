@@ -950,7 +950,7 @@ def frontier_verdicts(rep, rows):
             out.append((
                 f"{rep}, {con.upper()} bound {b:g}: FERMI training gap <= bound "
                 "(+0.002) or a warning; fit <= 1/5 of EG's time",
-                f"train gap {f['train_disparity']:.4f} (bound_met_ "
+                f"train gap {f['train_disparity']:.4f} (``bound_met_`` "
                 f"{f['bound_met']}); test error {f['error']:.4f} vs EG "
                 f"{e['error']:.4f}; time ratio {wall:.3f} wall, {cpu:.3f} CPU "
                 f"({f['time']:.2f} s vs {e['time']:.2f} s)",
@@ -977,7 +977,7 @@ def frontier_verdicts(rep, rows):
                 f"{rep}, {con.upper()}: DPFERMI at eps=1, bound {DP_BOUND:g}: "
                 "exact training gap <= bound + 0.01, or a warning",
                 f"exact train gap {d['train_disparity']:.4f}, noisy "
-                f"{d['noisy_train_disparity']:.4f} (bound_met_ {d['bound_met']}); "
+                f"{d['noisy_train_disparity']:.4f} (``bound_met_`` {d['bound_met']}); "
                 f"test error {d['error']:.4f}, test gap {d[con]:.4f}, weight "
                 f"{d['weight']:g}",
                 ("met" if ok and d["bound_met"] else "said not met" if said
@@ -1037,7 +1037,7 @@ def write_frontier_report(results, elapsed):
             "     - test DP gap",
             "     - test EO gap",
             "     - train gap",
-            "     - bound_met_",
+            "     - ``bound_met_``",
             "     - weight",
             "     - fit (s)",
             "     - CPU (s)",
