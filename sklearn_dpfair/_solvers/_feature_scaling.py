@@ -56,8 +56,7 @@ SCALING_SHARE = 0.1
 _SPREAD_LEVELS = (0.1, 0.25, 0.75, 0.9)
 # The normal's interquartile range and 10-90% range, in standard deviations.
 _IQR_SD, _IDR_SD = 1.3489795003921634, 2.5631031310892007
-# Scales below this fraction of the location's magnitude are rounding of
-# the grid, not spread (a constant column): the column is scaled by 1.
+# Draws a column: its median, then the spread levels of the centred column.
 _QUANTILES_PER_COLUMN = 1 + len(_SPREAD_LEVELS)
 
 

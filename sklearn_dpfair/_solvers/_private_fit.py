@@ -215,7 +215,9 @@ def dp_sgd_setup(
     """
     q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
     prior_event = None if prior is None else prior.event
-    if prior_event is not None and budget.is_calibrated:
+    if prior_event is not None:
+        # Private scales come with a calibrated budget only (the scaling
+        # plan refuses a user noise multiplier).
         budget = replace(budget, accountant=ZCDP_ACCOUNTANT)
         sigma = calibrate_noise(
             lambda z: composed_event(
@@ -226,11 +228,6 @@ def dp_sgd_setup(
             budget.accountant,
         )
         mechanism = GaussianMechanism(params.clip_norm, sigma)
-    elif prior_event is not None:
-        raise ValueError(
-            "A fixed noise_multiplier cannot be combined with private feature "
-            "scales: pass feature_bounds, or feature_scaling=None."
-        )
     else:
         mechanism = budget.gaussian(
             params.clip_norm, sampling_probability=q, steps=n_steps

@@ -17,11 +17,11 @@ from .._base import (
 from .._loss import AbsoluteLoss, HuberLoss, PinballLoss, SquaredLoss
 from .._solvers._distributed import refuse_dask_input
 from .._solvers.heavy_tail._fit import (
-    _NON_SMOOTH_PENALTIES,
     ONE_PASS_RADIUS,
     HeavyTailConfig,
     fit_heavy_tail,
     planned_event,
+    runs_dpsgd,
 )
 from ..privacy import PrivacyBudget, PrivacyRecord
 from ..privacy._random import check_noise_generator
@@ -577,18 +577,8 @@ or None, default="auto"
         # and not in its neighbour would reveal the record.
         check_delta_for_n(self.delta, n_samples)
 
-        if self.rho is not None:
-            # The zCDP budget given directly: its (epsilon, delta) is derived.
-            rho, epsilon_target = float(self.rho), math.inf
-        else:
-            rho = rho_for_epsilon(float(self.epsilon), float(self.delta))
-            epsilon_target = float(self.epsilon)
-        config = self._config(clip_norm, rho, X.shape[1])
-        budget = PrivacyBudget(
-            epsilon_target,
-            float(self.delta),
-            ZCDP_ACCOUNTANT,
-            caveats=weights_caveats(weights),
+        config, budget = self._config_and_budget(
+            clip_norm, X.shape[1], caveats=weights_caveats(weights)
         )
         result = fit_heavy_tail(
             X,
@@ -620,7 +610,7 @@ or None, default="auto"
         self.noise_std_ = result.noise_std
         self.smoothness_ = result.smoothness
         self.strong_convexity_ = result.strong_convexity
-        self.rho_ = rho
+        self.rho_ = config.rho
         self.rho_spent_ = result.rho_spent
         self.optimizer_epsilon_ = result.optimizer_epsilon
         self.target_location_ = result.target_location
@@ -656,14 +646,21 @@ or None, default="auto"
         """
         clip_norm = self._clip_norm()
         self._check_public_parameters(clip_norm)
+        config, budget = self._config_and_budget(clip_norm, int(n_features))
+        return planned_event(int(n_samples), int(n_features), config, budget, sparse=sparse)
+
+    def _config_and_budget(self, clip_norm, n_features, caveats=()):
+        """The fit's :class:`HeavyTailConfig` and (epsilon, delta) target."""
         if self.rho is not None:
+            # The zCDP budget given directly: its (epsilon, delta) is derived.
             rho, epsilon_target = float(self.rho), math.inf
         else:
             rho = rho_for_epsilon(float(self.epsilon), float(self.delta))
             epsilon_target = float(self.epsilon)
-        budget = PrivacyBudget(epsilon_target, float(self.delta), ZCDP_ACCOUNTANT)
-        config = self._config(clip_norm, rho, int(n_features))
-        return planned_event(int(n_samples), int(n_features), config, budget, sparse=sparse)
+        budget = PrivacyBudget(
+            epsilon_target, float(self.delta), ZCDP_ACCOUNTANT, caveats=caveats
+        )
+        return self._config(clip_norm, rho, n_features), budget
 
     def _planned_record(self, n_samples, n_features):
         """The record's event of a fit (:meth:`_privacy_plan_event`)."""
@@ -672,10 +669,8 @@ or None, default="auto"
         except NotImplementedError as exc:
             # A recorded event that depends on a private value has no plan.
             raise ValueError(str(exc)) from exc
-        solver = self.solver
-        if solver == "auto":
-            smooth = self.penalty not in _NON_SMOOTH_PENALTIES
-            solver = "dp-sgd" if smooth else "one-pass"
+        config, _ = self._config_and_budget(self._clip_norm(), int(n_features))
+        solver = "dp-sgd" if runs_dpsgd(config) else config.solver
         return PrivacyRecord.from_event(
             event,
             delta=float(self.delta),

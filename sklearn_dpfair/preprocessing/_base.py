@@ -70,9 +70,9 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         """
         raise NotImplementedError
 
-    def _release_plan(self, n_features):
+    def _release_plan(self, n_features, spec=None):
         """The :class:`~._plan.ReleasePlan` of a fit on ``n_features`` columns."""
-        spec = dict(self._release_spec(n_features))
+        spec = dict(self._release_spec(n_features) if spec is None else spec)
         spec.pop("uses_delta", None)
         delta = spec.pop("delta", self.delta)
         return plan_releases(self.epsilon, delta, self._accountant_kind(), **spec)
@@ -86,7 +86,7 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         Gaussian sum (or when the spec's ``uses_delta``).
         """
         spec = self._release_spec(n_features)
-        plan = self._release_plan(n_features)
+        plan = self._release_plan(n_features, spec)
         uses_delta = spec.get("uses_delta", spec.get("gaussian", False))
         if uses_delta and np.isfinite(self.epsilon):
             check_delta_for_n(self.delta, n_samples)

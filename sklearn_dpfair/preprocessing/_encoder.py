@@ -165,16 +165,18 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         thresholded = discovers and math.isfinite(self.epsilon)
         return self.delta * _THRESHOLD_DELTA_SHARE if thresholded else 0.0
 
+    def _discovers(self, n_features):
+        """Whether some column's categories are undeclared (found privately)."""
+        return any(cats is None for cats in self._declared(n_features))
+
     def _planned_additional_delta(self, n_features):
         # The threshold's delta (threshold_delta_), outside the event.
-        return self._threshold_delta(
-            any(cats is None for cats in self._declared(n_features))
-        )
+        return self._threshold_delta(self._discovers(n_features))
 
     def _release_spec(self, n_features):
         # Undeclared columns are discovered through one Gaussian histogram;
         # the accountant is given the noise's share of delta only.
-        discovers = any(cats is None for cats in self._declared(n_features))
+        discovers = self._discovers(n_features)
         return {
             "gaussian": discovers,
             "delta": self.delta - self._threshold_delta(discovers),

@@ -92,6 +92,7 @@ __all__ = [
     "HeavyTailFit",
     "fit_heavy_tail",
     "planned_event",
+    "runs_dpsgd",
 ]
 
 # Huber's population Hessian is E[1{|res| <= t} x~ x~^T]: its top eigenvalue
@@ -325,7 +326,8 @@ def _cap_steps(n_steps, n, d, eps, config, n_extra_batches):
     return int(max(1, min(n_steps, limit)))
 
 
-def _runs_dpsgd(config):
+def runs_dpsgd(config):
+    """Whether ``config`` runs multi-pass DP-SGD ("auto" with a smooth penalty)."""
     return config.solver == "dp-sgd" or (
         config.solver == "auto" and config.penalty not in _NON_SMOOTH_PENALTIES
     )
@@ -347,7 +349,7 @@ def planned_event(n_samples, n_features, config, budget, *, sparse=False):
     -------
     event : dp_accounting.DpEvent
     """
-    if _runs_dpsgd(config):
+    if runs_dpsgd(config):
         return plan_dpsgd(n_samples, n_features, config, budget, sparse=sparse).event
     if math.isinf(config.rho):
         return non_private_event()
@@ -395,7 +397,7 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
     -------
     fit : HeavyTailFit
     """
-    if _runs_dpsgd(config):
+    if runs_dpsgd(config):
         _, l2 = _penalty_parts(config)
         return fit_heavy_tail_dpsgd(
             X, y, loss, config, budget, rng, sample_weight=sample_weight, l2=l2

@@ -323,6 +323,15 @@ def _mechanism(params, q, steps):
     )
 
 
+def _tunes_on_public_rows(params, n_public):
+    """Whether the fit chooses alpha, the step size and T on its public rows."""
+    return bool(
+        params.solver in ("semidp-gd", "semidp-sgd")
+        and params.preconditioner == "public"
+        and n_public
+    )
+
+
 def planned_record(params, *, n_private, n_public):
     """The record of :func:`fit_semidp`, from public inputs only.
 
@@ -358,12 +367,7 @@ def planned_record(params, *, n_private, n_public):
         )
     q, steps = _schedule(params, n_private)
     if steps is None:
-        tuned = (
-            solver in ("semidp-gd", "semidp-sgd")
-            and params.preconditioner == "public"
-            and n_public
-        )
-        if not tuned:
+        if not _tunes_on_public_rows(params, n_public):
             steps = DEFAULT_MAX_ITER
         elif params.budget.noise_multiplier is not None:
             raise ValueError(
@@ -539,11 +543,7 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
     P = None
     a = _fixed_alpha(params, n_private, n_public)
 
-    if (
-        solver in ("semidp-gd", "semidp-sgd")
-        and params.preconditioner == "public"
-        and n_public
-    ):
+    if _tunes_on_public_rows(params, n_public):
         choice = choose_hyperparameters(
             geometry,
             clip_norm=clip,

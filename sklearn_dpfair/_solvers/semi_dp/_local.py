@@ -62,7 +62,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ...privacy import PrivacyRecord
-from ...privacy._accounting import epsilon_of, no_op_event, non_private_event
+from ...privacy._accounting import no_op_event, non_private_event
 from ...privacy._counts import adjacency_text
 from ...privacy._record import (
     ADJACENCY_CONVERSION,
