@@ -94,7 +94,7 @@ def run(n, workers, chunk, epochs, compare, fermi=False):
     from sklearn_dpfair import DPLogisticRegression
     from sklearn_dpfair._loss import BinaryLogisticLoss
     from sklearn_dpfair._solvers import _distributed
-    from sklearn_dpfair._solvers._private_fit import DPSGDParams
+    from sklearn_dpfair._solvers._private_fit import DPSGDParams, dp_sgd_setup
     from sklearn_dpfair._solvers._schedules import sgd_schedule
     from sklearn_dpfair.privacy import PrivacyBudget, check_noise_generator
 
@@ -141,9 +141,15 @@ def run(n, workers, chunk, epochs, compare, fermi=False):
     fit = _distributed.fit_dp_sgd_dask(
         data,
         BinaryLogisticLoss(),
-        DPSGDParams(clip_norm=1.0, batch_size="auto", epochs=epochs,
-                    learning_rate="auto", alpha=0.0),
-        PrivacyBudget(EPSILON, DELTA),
+        dp_sgd_setup(
+            data.n_samples,
+            data.n_features,
+            1,
+            DPSGDParams(clip_norm=1.0, batch_size="auto", epochs=epochs,
+                        learning_rate="auto", alpha=0.0),
+            PrivacyBudget(EPSILON, DELTA),
+            weighted=data.weighted,
+        ),
         rng=check_noise_generator(None),
     )
     elapsed = time.perf_counter() - t0

@@ -47,7 +47,7 @@ from sklearn.utils.validation import check_array, column_or_1d, validate_data
 from ..fairness import encode_sensitive_features
 from ..utils._validation import check_delta_for_n, resolve_classes
 from ._linear import LinearModel, take_rows, weighted_raw_gradient
-from ._private_fit import LinearFit, dp_sgd_setup
+from ._private_fit import LinearFit, check_planned_shape
 from ._sampling import poisson_batch
 from ._sgd import sgd_loop
 
@@ -537,10 +537,10 @@ def _clipped_sum(data, coef, w0, step, config):
     )
 
 
-def fit_dp_sgd_dask(data, loss, params, budget, *, rng):
+def fit_dp_sgd_dask(data, loss, setup, *, rng):
     """DP-SGD on persisted Dask partitions; noise added once on the driver.
 
-    The same schedule, mechanism, record and update as
+    Executes the same set-up (schedule, mechanism, record) and update as
     :func:`~sklearn_dpfair._solvers._private_fit.fit_dp_sgd`: ``T =
     ceil(epochs / q)`` steps, each the Gaussian mechanism on the sum of the
     partitions' clipped sums, divided by the expected batch size ``q n``;
@@ -552,10 +552,11 @@ def fit_dp_sgd_dask(data, loss, params, budget, *, rng):
         From :func:`distribute_training_data`.
     loss : object
         Pointwise loss with ``n_outputs`` and ``raw_gradient(y, raw)``.
-    params : DPSGDParams
-        Public hyperparameters, as for ``fit_dp_sgd``.
-    budget : PrivacyBudget
-        Privacy inputs (with the caveats of ``data``, the label set's).
+    setup : DPSGDSetup
+        The plan of the fit
+        (:func:`~sklearn_dpfair._solvers._private_fit.dp_sgd_setup` for
+        ``data.n_samples`` rows of ``data.n_features`` columns, with the
+        caveats of ``data``, the label set's).
     rng : numpy.random.Generator
         The fit's generator: the noise, and the root of the partitions'
         streams.
@@ -564,14 +565,8 @@ def fit_dp_sgd_dask(data, loss, params, budget, *, rng):
     -------
     fit : LinearFit
     """
-    setup = dp_sgd_setup(
-        data.n_samples,
-        data.n_features,
-        loss.n_outputs,
-        params,
-        budget,
-        weighted=data.weighted,
-    )
+    check_planned_shape(setup, (data.n_samples, data.n_features))
+    params = setup.params
     model = LinearModel(
         loss.n_outputs, intercept_scaling=1.0 if params.fit_intercept else 0.0
     )

@@ -126,7 +126,6 @@ def resolve_feature_inf_bound(bound, X):
     """
     if bound is not None:
         return float(bound), []
-    # resolve <- fit_dp_frank_wolfe <- fit <- _fit_context <- the caller.
     warn_at_caller(_BOUND_INFERRED, PrivacyLeakWarning)
     data = X.data if sp.issparse(X) else X
     largest = float(np.max(np.abs(data))) if data.size else 0.0

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
+from ..exceptions import PrivacyAccountingError
 from ..privacy import GaussianMechanism, capped_weights, fit_weights
 from ..privacy._accounting import (
     composed_event,
@@ -53,6 +54,7 @@ from ._schedules import auto_learning_rate, resolve_epochs, sgd_schedule
 from ._sgd import noisy_sgd
 
 __all__ = [
+    "DPNewtonSetup",
     "DPSGDParams",
     "DPSGDSetup",
     "FrankWolfeParams",
@@ -60,6 +62,7 @@ __all__ = [
     "LinearFit",
     "OutputPerturbationParams",
     "OutputPerturbationSetup",
+    "check_planned_shape",
     "dp_newton_setup",
     "dp_sgd_setup",
     "fit_dp_frank_wolfe",
@@ -171,15 +174,56 @@ class LinearFit:
     record: PrivacyRecord
 
 
+def check_planned_shape(setup, shape):
+    """Raise unless the data have the shape the fit's set-up was planned for.
+
+    A set-up (the solver-level plan of a fit: its mechanisms, schedule and
+    record) is made from public ``(n_samples, n_features)`` before any row is
+    read; running it on other data would release what was never accounted.
+
+    Parameters
+    ----------
+    setup : DPSGDSetup, OutputPerturbationSetup, FrankWolfeSetup or DPNewtonSetup
+        The plan the fit executes.
+    shape : tuple of int
+        ``(n_samples, n_features)`` of the validated data.
+
+    Raises
+    ------
+    PrivacyAccountingError
+        If the shapes differ (a bug of the caller, never a property of the
+        data's values).
+    """
+    planned = (setup.n_samples, setup.n_features)
+    if tuple(shape) != planned:
+        raise PrivacyAccountingError(
+            f"The fit was planned for data of shape {planned} but received "
+            f"{tuple(shape)}: its releases would not be the accounted ones. "
+            "This is a bug: please report it."
+        )
+
+
 @dataclass(frozen=True)
 class DPSGDSetup:
-    """What a DP-SGD fit fixes before it reads the data (:func:`dp_sgd_setup`)."""
+    """What a DP-SGD fit fixes before it reads the data (:func:`dp_sgd_setup`).
+
+    The solver-level plan :func:`fit_dp_sgd` executes: the schedule, the
+    mechanism, the step size and the record, for ``n_samples`` rows of
+    ``n_features`` columns, with the public ``params`` and ``budget`` they
+    were made from and the column ``scaling`` plan whose releases the record
+    composes (None: the columns are used as given).
+    """
 
     sampling_probability: float
     n_steps: int
     mechanism: GaussianMechanism
     learning_rate: float
     record: PrivacyRecord
+    n_samples: int | None = None
+    n_features: int | None = None
+    params: DPSGDParams | None = None
+    budget: object = None
+    scaling: object = None
 
 
 def dp_sgd_setup(
@@ -255,27 +299,39 @@ def dp_sgd_setup(
             )
         ),
     )
-    return DPSGDSetup(q, n_steps, mechanism, learning_rate, record)
+    return DPSGDSetup(
+        q,
+        n_steps,
+        mechanism,
+        learning_rate,
+        record,
+        n_samples=n_samples,
+        n_features=n_features,
+        params=params,
+        budget=budget,
+        scaling=prior,
+    )
 
 
 def fit_dp_sgd(
     X,
     y,
     loss,
-    params,
-    budget,
+    setup,
     *,
     rng,
     backend=NUMPY_BACKEND,
     sample_weight=None,
-    scaling=None,
     progress=None,
 ):
     """DP-SGD with Poisson sampling and per-sample clipping (add/remove adjacency).
 
-    ``params`` (:class:`DPSGDParams`) holds the public hyperparameters and
-    ``budget`` (:class:`~sklearn_dpfair.privacy.PrivacyBudget`) the privacy
-    inputs. ``epsilon = inf`` with ``noise_multiplier=None`` is the
+    Executes ``setup`` (:class:`DPSGDSetup`, from :func:`dp_sgd_setup`: the
+    schedule, mechanism, step size and record planned from public
+    quantities before this call) on ``X``, which must have the planned shape
+    (:func:`check_planned_shape`); every noisy sum is made by the planned
+    mechanism, so the release check of the estimator sees exactly the
+    planned releases. ``epsilon = inf`` with ``noise_multiplier=None`` is the
     non-private limit: on the host (numpy) backend the full-batch L-BFGS-B
     solve of the same objective
     (:func:`~sklearn_dpfair._solvers._non_private.minimize_linear`), with no
@@ -298,23 +354,15 @@ def fit_dp_sgd(
     ``progress`` (a :class:`~sklearn_dpfair._solvers._progress.Progress` or
     None) prints one line per expected epoch from released iterates only.
 
-    ``scaling`` (a :class:`~._feature_scaling.ScalingPlan`, from public
-    inputs) maps the columns to unit scale first, by public bounds or by
-    private robust statistics whose releases the fit's event composes; the
-    coefficients are returned in the user's units.
+    ``setup.scaling`` (a :class:`~._feature_scaling.ScalingPlan`, from public
+    inputs, or None) maps the columns to unit scale first, by public bounds
+    or by private robust statistics whose releases the fit's event composes;
+    the coefficients are returned in the user's units.
     """
+    check_planned_shape(setup, X.shape)
+    params, budget, scaling = setup.params, setup.budget, setup.scaling
     n_samples = X.shape[0]
     weights = fit_weights(sample_weight, n_samples, private=budget.is_private)
-    setup = dp_sgd_setup(
-        n_samples,
-        X.shape[1],
-        loss.n_outputs,
-        params,
-        budget,
-        # Passed, not "not all 1": the record may not depend on the weights.
-        weighted=sample_weight is not None,
-        prior=scaling,
-    )
     mechanism, q, n_steps = setup.mechanism, setup.sampling_probability, setup.n_steps
     scales = None if scaling is None else fit_feature_scaling(X, scaling, rng)
     if scales is not None:
@@ -366,11 +414,22 @@ def fit_dp_sgd(
 
 @dataclass(frozen=True)
 class OutputPerturbationSetup:
-    """What output perturbation fixes before it reads the data."""
+    """What output perturbation fixes before it reads the data.
+
+    The solver-level plan :func:`fit_output_perturbation` executes: the one
+    mechanism (Gaussian, or Laplace for pure epsilon-DP), the record, the
+    smoothness bound of the certified solve, and the public shape, dtype,
+    ``params`` and ``budget`` they were made from.
+    """
 
     mechanism: GaussianMechanism
     record: PrivacyRecord
     smoothness: float
+    n_samples: int | None = None
+    n_features: int | None = None
+    params: OutputPerturbationParams | None = None
+    budget: object = None
+    dtype: object = np.float64
 
 
 def output_perturbation_setup(
@@ -394,9 +453,9 @@ def output_perturbation_setup(
     ``budget.delta == 0``, Laplace on every coordinate with the l1
     sensitivity ``sqrt(p)`` times that (``p`` coefficients, Cauchy-Schwarz):
     pure epsilon-DP.
-    Under privacy every weight is capped at 1 (``max_weight=1``); the
-    non-private limit passes the data's largest weight, which then only
-    describes the solve.
+    Under privacy every weight is capped at 1 (``max_weight=1``), so the
+    set-up never reads the weights; the non-private limit solves with the
+    weights as given and its record keeps the planned (capped) constants.
 
     Parameters
     ----------
@@ -456,6 +515,7 @@ def output_perturbation_setup(
     # public (row bound, loss constants, alpha, n, tol).
     sensitivity = 2.0 * lipschitz / (alpha * n_samples) + 2.0 * tol
     budget = replace(budget, accountant=_SINGLE_GAUSSIAN_ACCOUNTANT)
+    planned = (n_samples, n_features, params, budget, dtype)
     if budget.delta == 0:
         n_params = (n_features + 1) * loss.n_outputs
         mechanism = budget.laplace(math.sqrt(n_params) * sensitivity)
@@ -469,7 +529,9 @@ def output_perturbation_setup(
             caveats=caveats,
             dp_event=mechanism.event(),
         )
-        return OutputPerturbationSetup(mechanism, record, smoothness)
+        return OutputPerturbationSetup(
+            mechanism, record, smoothness, *planned
+        )
     mechanism = budget.gaussian(sensitivity)
     if not budget.is_private:
         # No noise; the record keeps the sensitivity the private fit would
@@ -485,17 +547,17 @@ def output_perturbation_setup(
         # PLD accountant treats exactly.
         dp_event=gaussian_event(mechanism.noise_multiplier),
     )
-    return OutputPerturbationSetup(mechanism, record, smoothness)
+    return OutputPerturbationSetup(mechanism, record, smoothness, *planned)
 
 
-def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=None):
+def fit_output_perturbation(X, y, loss, setup, *, rng, sample_weight=None):
     """Certified L2-regularized ERM plus one Gaussian (replace-one adjacency).
 
-    ``params`` (:class:`OutputPerturbationParams`) holds the public
-    hyperparameters, ``budget`` the privacy inputs; the single Gaussian is
-    calibrated and accounted with PLD (exact for it) whatever the budget's
-    accountant, and the noise is never the user's (``noise_multiplier`` of
-    the budget must be None).
+    Executes ``setup`` (:class:`OutputPerturbationSetup`, from
+    :func:`output_perturbation_setup`, planned from public quantities before
+    this call) on ``X`` of the planned shape and dtype. The single Gaussian
+    is calibrated and accounted with PLD (exact for it) whatever the
+    budget's accountant, and the noise is never the user's.
 
     Rows are first clipped to ``feature_norm_bound`` (a data-independent map
     that cannot overflow, see
@@ -518,24 +580,18 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
     non-private limit rescales the weights to mean 1 (scikit-learn's
     weighted average).
     """
+    check_planned_shape(setup, X.shape)
+    params, budget = setup.params, setup.budget
+    if np.dtype(X.dtype) != np.dtype(setup.dtype):
+        raise PrivacyAccountingError(
+            f"Output perturbation was planned for {np.dtype(setup.dtype)} rows "
+            f"but received {np.dtype(X.dtype)}. This is a bug: please report it."
+        )
     n_samples = X.shape[0]
     weights = fit_weights(sample_weight, n_samples, private=budget.is_private)
     if budget.is_private:
         # A weight above 1 counts as 1: each weighted loss stays L-Lipschitz.
         weights = capped_weights(weights)
-        max_weight = 1.0
-    else:
-        max_weight = 1.0 if weights is None else float(np.max(weights))
-    setup = output_perturbation_setup(
-        n_samples,
-        X.shape[1],
-        loss,
-        params,
-        budget,
-        weighted=sample_weight is not None,
-        dtype=X.dtype,
-        max_weight=max_weight,
-    )
     mechanism, record, alpha = setup.mechanism, setup.record, params.alpha
     if not budget.is_private:
         # The non-private limit: the same regularized objective on the rows
@@ -568,12 +624,22 @@ def fit_output_perturbation(X, y, loss, params, budget, *, rng, sample_weight=No
 
 @dataclass(frozen=True)
 class FrankWolfeSetup:
-    """What private Frank-Wolfe fixes before it reads the data."""
+    """What private Frank-Wolfe fixes before it reads the data.
+
+    The solver-level plan :func:`fit_dp_frank_wolfe` executes: the step
+    count, one exponential mechanism per selection, the record, and the
+    public shape, ``params`` (with the feature bound set) and ``budget``
+    they were made from.
+    """
 
     n_steps: int
     mechanisms: list
     intercept_mechanisms: list | None
     record: PrivacyRecord
+    n_samples: int | None = None
+    n_features: int | None = None
+    params: FrankWolfeParams | None = None
+    budget: object = None
 
 
 def frank_wolfe_setup(
@@ -673,27 +739,37 @@ def frank_wolfe_setup(
         # dp-accounting reads ZCDpEvent with RDP only.
         accountant=ZCDP_ACCOUNTANT,
     )
-    return FrankWolfeSetup(n_steps, mechanisms, intercept_mechanisms, record)
+    return FrankWolfeSetup(
+        n_steps,
+        mechanisms,
+        intercept_mechanisms,
+        record,
+        n_samples=n_samples,
+        n_features=n_features,
+        params=params,
+        budget=budget,
+    )
 
 
-def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
+def fit_dp_frank_wolfe(X, y, loss, setup, *, rng, sample_weight=None):
     """Private Frank-Wolfe over the l1 ball of radius ``l1_radius`` (add/remove).
 
-    ``params`` (:class:`FrankWolfeParams`) holds the public hyperparameters,
-    ``budget`` the privacy inputs (its accountant is replaced by RDP, the
-    one that reads zCDP events; a user noise multiplier is refused).
+    Executes ``setup`` (:class:`FrankWolfeSetup`, from
+    :func:`frank_wolfe_setup`, planned before this call from public
+    quantities and a feature bound: the user's, or one resolved from ``X``
+    with a ``PrivacyLeakWarning`` and a caveat by
+    :func:`~._frank_wolfe.resolve_feature_inf_bound`) on ``X`` of the
+    planned shape.
 
-    Features are clipped coordinate-wise to ``feature_inf_bound`` (inferred
-    from ``X`` with a ``PrivacyLeakWarning`` when None); the intercept lives
-    in its own ball of radius ``INTERCEPT_BOUND``. The budget is converted to
-    zCDP (``rho``, certified by dp-accounting); the coefficient selections
-    get ``rho`` (less ``INTERCEPT_RHO_SHARE`` of it with an intercept, which
-    the intercept selections get), split over the ``T`` steps in proportion
-    to ``(t + 1)^2`` (``selection_budget_shares``; each selection
-    ``epsilon0_t^2 / 8``-zCDP). The fit is described by the composed
-    ``ZCDpEvent`` s of its selections, accounted with RDP. ``X`` may be a
-    scipy.sparse matrix; it is never densified. The default step count reads
-    ``n`` (a caveat says so); the selections do not. ``sample_weight``
+    Features are clipped coordinate-wise to ``feature_inf_bound``; the
+    intercept lives in its own ball of radius ``INTERCEPT_BOUND``. The
+    budget is converted to zCDP (``rho``, certified by dp-accounting); the
+    coefficient selections get ``rho`` (less ``INTERCEPT_RHO_SHARE`` of it
+    with an intercept, which the intercept selections get), split over the
+    ``T`` steps in proportion to ``(t + 1)^2`` (``selection_budget_shares``;
+    each selection ``epsilon0_t^2 / 8``-zCDP). The fit is described by the
+    composed ``ZCDpEvent`` s of its selections, accounted with RDP. ``X`` may
+    be a scipy.sparse matrix; it is never densified. ``sample_weight``
     (public) is used as given (rescaled to mean 1 only without privacy);
     each record's weighted raw gradient is clipped back to ``[-1, 1]``, so the
     score sensitivity is unchanged; weights of 1 are the unweighted fit.
@@ -702,25 +778,12 @@ def fit_dp_frank_wolfe(X, y, loss, params, budget, *, rng, sample_weight=None):
     (:func:`~._non_private.minimize_l1_ball`): no feature clipping, no
     intercept bound, no step count, on any columns' scales.
     """
-    if budget.noise_multiplier is not None:
-        raise ValueError(
-            "noise_multiplier does not apply to solver='dp-frank-wolfe': its "
-            "selections are calibrated from epsilon and delta."
-        )
-    n_samples, n_features = X.shape
+    check_planned_shape(setup, X.shape)
+    params, budget = setup.params, setup.budget
     weights = fit_weights(
-        sample_weight, n_samples, private=not math.isinf(budget.epsilon)
+        sample_weight, X.shape[0], private=not math.isinf(budget.epsilon)
     )
-    bound, bound_caveats = resolve_feature_inf_bound(params.feature_inf_bound, X)
-    setup = frank_wolfe_setup(
-        n_samples,
-        n_features,
-        loss.n_outputs,
-        replace(params, feature_inf_bound=bound),
-        budget,
-        weighted=sample_weight is not None,
-        caveats=bound_caveats,
-    )
+    bound = params.feature_inf_bound
     fit_intercept = params.fit_intercept
     if not budget.is_private:
         # The non-private limit: the same objective over the same l1 ball,
@@ -761,6 +824,24 @@ _NEWTON_DESCRIPTION = (
 )
 
 
+@dataclass(frozen=True)
+class DPNewtonSetup:
+    """What a double-noise Newton fit fixes before it reads the data.
+
+    The solver-level plan :func:`fit_dp_newton` executes: the calibrated
+    releases (:class:`~sklearn_dpfair._solvers._newton.NewtonPlan`), the
+    record, and the public shape, ``params`` and ``budget`` they were made
+    from.
+    """
+
+    plan: object
+    record: PrivacyRecord
+    n_samples: int
+    n_features: int
+    params: object
+    budget: object
+
+
 def dp_newton_setup(n_samples, n_features, params, budget, *, weighted):
     """Plan and record of a double-noise Newton fit, from public quantities.
 
@@ -771,8 +852,7 @@ def dp_newton_setup(n_samples, n_features, params, budget, *, weighted):
 
     Returns
     -------
-    plan : NewtonPlan
-    record : PrivacyRecord
+    setup : DPNewtonSetup
     """
     plan = newton_plan(n_samples, n_features, params, budget)
     caveats = (WEIGHTS_CAVEAT,) if weighted else ()
@@ -787,30 +867,37 @@ def dp_newton_setup(n_samples, n_features, params, budget, *, weighted):
         dp_event=plan.dp_event,
         caveats=caveats,
     )
-    return plan, replace(record, noise_multiplier=plan.noise_multiplier)
+    return DPNewtonSetup(
+        plan,
+        replace(record, noise_multiplier=plan.noise_multiplier),
+        n_samples,
+        n_features,
+        params,
+        budget,
+    )
 
 
-def fit_dp_newton(X, y, loss, params, budget, *, rng, sample_weight=None, progress=None):
+def fit_dp_newton(X, y, loss, setup, *, rng, sample_weight=None, progress=None):
     """Private Newton steps by the double-noise mechanism (add/remove adjacency).
 
-    Binary logistic loss only. Rows are clipped to the public
-    ``params.feature_norm_bound`` (never read from the data); public sample
-    weights are capped at 1 (:func:`~sklearn_dpfair.privacy.capped_weights`:
-    the sensitivities are bounded, not clipped). ``epsilon = inf`` is the
-    non-private limit: the full-batch L-BFGS-B minimizer of the same
-    objective on the unclipped rows, as for DP-SGD. ``X`` may be dense or
-    CSR (never densified; the Hessian is ``(d + 1) x (d + 1)`` dense).
+    Executes ``setup`` (:class:`DPNewtonSetup`, from :func:`dp_newton_setup`)
+    on ``X`` of the planned shape. Binary logistic loss only. Rows are
+    clipped to the public ``params.feature_norm_bound`` (never read from the
+    data); public sample weights are capped at 1
+    (:func:`~sklearn_dpfair.privacy.capped_weights`: the sensitivities are
+    bounded, not clipped). ``epsilon = inf`` is the non-private limit: the
+    full-batch L-BFGS-B minimizer of the same objective on the unclipped
+    rows, as for DP-SGD. ``X`` may be dense or CSR (never densified; the
+    Hessian is ``(d + 1) x (d + 1)`` dense).
     """
     if loss.n_outputs != 1:
         raise ValueError(
             "solver='dp-newton' fits binary problems only (two classes); use "
             "solver='dp-sgd' for three or more classes."
         )
-    n_samples, n_features = X.shape
-    plan, record = dp_newton_setup(
-        n_samples, n_features, params, budget, weighted=sample_weight is not None
-    )
-    weights = fit_weights(sample_weight, n_samples, private=budget.is_private)
+    check_planned_shape(setup, X.shape)
+    plan, record, params, budget = setup.plan, setup.record, setup.params, setup.budget
+    weights = fit_weights(sample_weight, X.shape[0], private=budget.is_private)
     if not budget.is_private:
         return _non_private_fit(
             X, y, loss, params.alpha, params.fit_intercept, weights, record

@@ -4,6 +4,7 @@
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -26,6 +27,7 @@ from .._solvers._distributed import (
 )
 from .._solvers._newton import NewtonParams
 from .._solvers._feature_scaling import plan_feature_scaling
+from .._solvers._frank_wolfe import resolve_feature_inf_bound
 from .._solvers._private_fit import (
     DPSGDParams,
     FrankWolfeParams,
@@ -605,16 +607,13 @@ default=None
         y_encoded = backend.asarray(y_encoded, dtype=X.dtype)
         rng = check_noise_generator(self.random_state)
 
-        # The DP-SGD parameters, central or federated.
-        sgd_params = self._dp_sgd_params()
-        sgd_budget = self._dp_sgd_budget(caveats)
         if silos is not None:
             result = fit_silos(
                 to_numpy(X),
                 to_numpy(y_encoded),
                 loss,
-                sgd_params,
-                sgd_budget,
+                self._dp_sgd_params(),
+                self._dp_sgd_budget(caveats),
                 SiloOptions(
                     silo_epsilon=self.silo_epsilon,
                     silo_delta=self.silo_delta,
@@ -627,19 +626,38 @@ default=None
                 rng=rng,
                 seeded=self.random_state is not None,
             )
-            n_iter = resolve_epochs(self.max_iter, X.shape[0])
-        elif self.solver == "dp-sgd":
+            return self._set_fitted(
+                classes, result, resolve_epochs(self.max_iter, X.shape[0])
+            )
+        feature_inf_bound, bound_caveats = None, ()
+        if frank_wolfe:
+            # A bound read from X (feature_inf_bound=None) is a documented
+            # leak: a PrivacyLeakWarning and a caveat in the record.
+            feature_inf_bound, bound_caveats = resolve_feature_inf_bound(
+                self.feature_inf_bound, X
+            )
+        # The plan of the fit, from public quantities (the shape, the number
+        # of classes, whether weights were passed), made by the same method
+        # as privacy_plan(); the solver executes it and nothing else.
+        setup = self._solver_setup(
+            *X.shape,
+            loss,
+            weighted=weights is not None,
+            caveats=(*caveats, *bound_caveats),
+            sparse=sp.issparse(X),
+            dtype=X.dtype,
+            feature_inf_bound=feature_inf_bound,
+        )
+        if self.solver == "dp-sgd":
             result = fit_dp_sgd(
                 X,
                 y_encoded,
                 loss,
-                sgd_params,
-                sgd_budget,
+                setup,
                 rng=rng,
                 backend=backend,
                 sample_weight=weights,
                 progress=progress_printer(self.verbose, type(self).__name__, "epoch"),
-                scaling=self._scaling_plan(X.shape[1], sgd_budget, sp.issparse(X)),
             )
             n_iter = resolve_epochs(self.max_iter, X.shape[0])
         elif self.solver == "dp-newton":
@@ -647,16 +665,7 @@ default=None
                 X if sp.issparse(X) else to_numpy(X),
                 to_numpy(y_encoded),
                 loss,
-                self._newton_params(),
-                # A noise_multiplier is refused by the plan (it calibrates
-                # its three releases per step itself).
-                PrivacyBudget(
-                    self.epsilon,
-                    self.delta,
-                    self._accountant_kind(),
-                    self.noise_multiplier,
-                    tuple(caveats),
-                ),
+                setup,
                 rng=rng,
                 sample_weight=weights,
                 progress=progress_printer(
@@ -666,24 +675,12 @@ default=None
             n_iter = result.n_steps  # each step is one pass over the data
         elif frank_wolfe:
             result = fit_dp_frank_wolfe(
-                X,
-                y_encoded,
-                loss,
-                self._frank_wolfe_params(),
-                PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
-                rng=rng,
-                sample_weight=weights,
+                X, y_encoded, loss, setup, rng=rng, sample_weight=weights
             )
             n_iter = result.n_steps  # each step is one pass over the data
         else:
             result = fit_output_perturbation(
-                X,
-                y_encoded,
-                loss,
-                self._output_perturbation_params(),
-                PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
-                rng=rng,
-                sample_weight=weights,
+                X, y_encoded, loss, setup, rng=rng, sample_weight=weights
             )
             n_iter = None
 
@@ -784,18 +781,6 @@ default=None
         n_classes = 2 if n_classes is None else n_classes
         if n_classes < 2:
             raise ValueError(f"n_classes must be >= 2; got {n_classes}.")
-        loss = self._loss_for(np.arange(n_classes))
-        if self.solver == "dp-sgd":
-            budget = self._dp_sgd_budget(())
-            return dp_sgd_setup(
-                n_samples,
-                n_features,
-                loss.n_outputs,
-                self._dp_sgd_params(),
-                budget,
-                weighted=False,
-                prior=self._scaling_plan(n_features, budget),
-            ).record
         if self.solver == "dp-newton":
             if self.feature_norm_bound is None:
                 raise ValueError(
@@ -803,42 +788,88 @@ default=None
                 )
             if n_classes != 2:
                 raise ValueError("solver='dp-newton' fits binary problems only.")
+        if self.solver == "dp-frank-wolfe" and (
+            self.l1_radius is None or self.feature_inf_bound is None
+        ):
+            raise ValueError(
+                "A plan of solver='dp-frank-wolfe' needs l1_radius and "
+                "feature_inf_bound: with feature_inf_bound=None the step "
+                "count is read from the data."
+            )
+        if self.solver == "output-perturbation" and (
+            self.alpha <= 0 or self.feature_norm_bound is None
+        ):
+            raise ValueError(
+                "A plan of solver='output-perturbation' needs alpha > 0 and "
+                "feature_norm_bound."
+            )
+        return self._solver_setup(
+            n_samples, n_features, self._loss_for(np.arange(n_classes))
+        ).record
+
+    def _solver_setup(
+        self,
+        n_samples,
+        n_features,
+        loss,
+        *,
+        weighted=False,
+        caveats=(),
+        sparse=False,
+        dtype=np.float64,
+        feature_inf_bound=None,
+    ):
+        """The solver-level plan of a central fit, from public quantities only.
+
+        One method for :meth:`fit` and :meth:`privacy_plan`, so that what
+        runs is what was planned: the shape, the loss (the number of
+        classes), whether public weights were passed, the caveats of the
+        label set, whether X is sparse and its dtype (for the clipping
+        margin of output perturbation), and the resolved Frank-Wolfe feature
+        bound.
+        """
+        if self.solver == "dp-sgd":
+            budget = self._dp_sgd_budget(caveats)
+            return dp_sgd_setup(
+                n_samples,
+                n_features,
+                loss.n_outputs,
+                self._dp_sgd_params(),
+                budget,
+                weighted=weighted,
+                prior=self._scaling_plan(n_features, budget, sparse),
+            )
+        if self.solver == "dp-newton":
+            # A noise_multiplier is refused by the plan (it calibrates its
+            # three releases per step itself).
             return dp_newton_setup(
                 n_samples,
                 n_features,
                 self._newton_params(),
-                self._dp_sgd_budget(()),
-                weighted=False,
-            )[1]
-        budget = PrivacyBudget(self.epsilon, self.delta)
+                self._dp_sgd_budget(caveats),
+                weighted=weighted,
+            )
         if self.solver == "dp-frank-wolfe":
-            if self.l1_radius is None or self.feature_inf_bound is None:
-                raise ValueError(
-                    "A plan of solver='dp-frank-wolfe' needs l1_radius and "
-                    "feature_inf_bound: with feature_inf_bound=None the step "
-                    "count is read from the data."
-                )
+            params = self._frank_wolfe_params()
+            if feature_inf_bound is not None:
+                params = replace(params, feature_inf_bound=feature_inf_bound)
             return frank_wolfe_setup(
                 n_samples,
                 n_features,
                 loss.n_outputs,
-                self._frank_wolfe_params(),
-                budget,
-                weighted=False,
-            ).record
-        if self.alpha <= 0 or self.feature_norm_bound is None:
-            raise ValueError(
-                "A plan of solver='output-perturbation' needs alpha > 0 and "
-                "feature_norm_bound."
+                params,
+                PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
+                weighted=weighted,
             )
         return output_perturbation_setup(
             n_samples,
             n_features,
             loss,
             self._output_perturbation_params(),
-            budget,
-            weighted=False,
-        ).record
+            PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
+            weighted=weighted,
+            dtype=dtype,
+        )
 
     def _dp_sgd_budget(self, caveats):
         """Privacy inputs of the central DP-SGD fits."""
@@ -868,11 +899,17 @@ default=None
             private=not (math.isinf(self.epsilon) and self.noise_multiplier is None),
         )
         try:
+            loss = self._loss_for(data.classes)
             result = fit_dp_sgd_dask(
                 data,
-                self._loss_for(data.classes),
-                self._dp_sgd_params(),
-                self._dp_sgd_budget(data.caveats),
+                loss,
+                self._solver_setup(
+                    data.n_samples,
+                    data.n_features,
+                    loss,
+                    weighted=data.weighted,
+                    caveats=data.caveats,
+                ),
                 rng=check_noise_generator(self.random_state),
             )
         finally:

@@ -21,7 +21,16 @@ from sklearn_dpfair._solvers._newton import (
     noisy_newton,
     plan,
 )
-from sklearn_dpfair._solvers._private_fit import fit_dp_newton
+from sklearn_dpfair._solvers._private_fit import dp_newton_setup
+from sklearn_dpfair._solvers._private_fit import fit_dp_newton as _fit_planned
+
+
+def fit_dp_newton(X, y, loss, params, budget, *, rng, sample_weight=None):
+    """The fit of the set-up planned for X's shape (as the estimator runs it)."""
+    setup = dp_newton_setup(
+        *X.shape, params, budget, weighted=sample_weight is not None
+    )
+    return _fit_planned(X, y, loss, setup, rng=rng, sample_weight=sample_weight)
 from sklearn_dpfair.privacy import PrivacyBudget
 from sklearn_dpfair.privacy._accounting import epsilon_of
 from sklearn_dpfair.privacy._releases import logged_releases

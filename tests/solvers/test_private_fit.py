@@ -15,8 +15,10 @@ from sklearn_dpfair._solvers._output_perturbation import certified_regularized_e
 from sklearn_dpfair._solvers._private_fit import (
     DPSGDParams,
     OutputPerturbationParams,
+    dp_sgd_setup,
     fit_dp_sgd,
     fit_output_perturbation,
+    output_perturbation_setup,
 )
 from sklearn_dpfair._solvers._sgd import noisy_sgd
 from sklearn_dpfair.exceptions import PrivacyBudgetError
@@ -50,25 +52,29 @@ OP = dict(feature_norm_bound=1.0, alpha=0.1, tol=1e-9, fit_intercept=True)
 
 
 def _sgd(X, y, loss=None, *, epsilon=1.0, noise_multiplier=None, seed=0):
-    return fit_dp_sgd(
-        X,
-        y,
-        BinaryLogisticLoss() if loss is None else loss,
+    loss = BinaryLogisticLoss() if loss is None else loss
+    setup = dp_sgd_setup(
+        *X.shape,
+        loss.n_outputs,
         DPSGDParams(**SGD),
         PrivacyBudget(epsilon, 1e-5, "rdp", noise_multiplier),
-        rng=np.random.default_rng(seed),
+        weighted=False,
     )
+    return fit_dp_sgd(X, y, loss, setup, rng=np.random.default_rng(seed))
 
 
 def _op(X, y, *, epsilon=1.0, seed=0, sample_weight=None, budget=None):
-    return fit_output_perturbation(
-        X,
-        y,
-        BinaryLogisticLoss(),
+    loss = BinaryLogisticLoss()
+    setup = output_perturbation_setup(
+        *X.shape,
+        loss,
         OutputPerturbationParams(**OP),
         PrivacyBudget(epsilon, 1e-5) if budget is None else budget,
-        rng=np.random.default_rng(seed),
-        sample_weight=sample_weight,
+        weighted=sample_weight is not None,
+        dtype=X.dtype,
+    )
+    return fit_output_perturbation(
+        X, y, loss, setup, rng=np.random.default_rng(seed), sample_weight=sample_weight
     )
 
 
@@ -329,3 +335,49 @@ def test_float32_sensitivity_covers_the_rounding_of_the_clipped_rows():
     rec32 = _op(X, y, epsilon=math.inf).record
     rec64 = _op(X.astype(np.float64), y, epsilon=math.inf).record
     assert rec64.clip_norm < rec32.clip_norm <= rec64.clip_norm * (1 + 4 * eps32)
+
+
+# -- the set-up is the plan the fit executes ---------------------------------------
+
+
+@pytest.mark.parametrize("solver", ["dp-sgd", "output-perturbation"])
+def test_a_fit_refuses_data_of_another_shape_than_planned(solver):
+    # The plan is made from the public shape before any row is read; running
+    # it on other data would release what was never accounted.
+    from sklearn_dpfair.exceptions import PrivacyAccountingError
+
+    X, y = _data(n=300)
+    loss = BinaryLogisticLoss()
+    budget = PrivacyBudget(1.0, 1e-5)
+    if solver == "dp-sgd":
+        setup = dp_sgd_setup(301, X.shape[1], 1, DPSGDParams(**SGD), budget, weighted=False)
+        run = fit_dp_sgd
+    else:
+        setup = output_perturbation_setup(
+            300, X.shape[1] + 1, loss, OutputPerturbationParams(**OP), budget, weighted=False
+        )
+        run = fit_output_perturbation
+    with pytest.raises(PrivacyAccountingError, match="planned for data of shape"):
+        run(X, y, loss, setup, rng=np.random.default_rng(0))
+
+
+def test_the_estimator_fit_and_plan_share_one_setup(monkeypatch):
+    # fit() obtains its mechanisms from the set-up privacy_plan() is built
+    # from: the same method, called once per fit with the public shape.
+    from sklearn_dpfair.linear_model import DPLogisticRegression
+
+    X, y = _data(n=400)
+    calls = []
+    original = DPLogisticRegression._solver_setup
+
+    def spy(self, *args, **kwargs):
+        setup = original(self, *args, **kwargs)
+        calls.append(setup)
+        return setup
+
+    monkeypatch.setattr(DPLogisticRegression, "_solver_setup", spy)
+    est = DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    (setup,) = calls
+    assert (setup.n_samples, setup.n_features) == X.shape
+    assert setup.record.dp_event == est.dp_event_
+    assert est.privacy_plan(*X.shape).dp_event == est.dp_event_
