@@ -61,6 +61,7 @@ import scipy.sparse as sp
 
 from ..exceptions import PrivacyLeakWarning
 from ..utils._validation import warn_at_caller
+from ._linear import raw_predictions
 from ._row_blocks import row_blocks
 
 __all__ = [
@@ -337,9 +338,7 @@ def vertex_scores(
     >>> (u + 0.0).tolist(), (u_b + 0.0).tolist()  # +-r e_0; +-r_b
     ([0.5, -0.5], [0.0, 0.0])
     """
-    Z = np.asarray(X @ coef)
-    if intercept is not None:
-        Z = Z + intercept
+    Z = raw_predictions(X, coef, 0.0 if intercept is None else intercept)
     return scores_from_predictions(
         X, y, loss, Z, coef, l1_radius=l1_radius,
         intercept_bound=intercept_bound if intercept is not None else None,
