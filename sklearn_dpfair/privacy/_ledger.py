@@ -289,7 +289,8 @@ class PrivacyLedger:
         dp_event : dp_accounting.DpEvent
             The event of the release.
         delta : float
-            Delta the release was stated at, in (0, 1).
+            Delta the release was stated at, in [0, 1); 0 for a pure
+            epsilon-DP release (Laplace), whose epsilons add up exactly.
         adjacency : str, default="add_remove"
             Neighbouring relation of the release's guarantee.
         epsilon : float or None, default=None
@@ -310,8 +311,11 @@ class PrivacyLedger:
             raise TypeError(
                 f"dp_event must be a dp_accounting DpEvent, got {type(dp_event)!r}."
             )
-        if not 0 < delta < 1:
-            raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+        if not 0 <= delta < 1:
+            raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
+        if delta == 0:
+            # Raises for an event with no pure epsilon (a Gaussian).
+            epsilon_of(dp_event, 0.0, self.kind)
         entry = LedgerEntry(
             dp_event=dp_event,
             delta=float(delta),
@@ -462,8 +466,8 @@ class PrivacyLedger:
             return 0.0
         if delta is None:
             delta = max(e.delta for e in entries)
-        if not 0 < delta < 1:
-            raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+        if not 0 <= delta < 1:
+            raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
         if _shared_seeds(entries):
             return math.inf  # shared noise: not independent releases
         converted = [e.dp_event for e in entries if e.adjacency != target]

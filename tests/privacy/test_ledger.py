@@ -266,6 +266,9 @@ def test_record_validates_its_input():
     with pytest.raises(TypeError, match="DpEvent"):
         ledger.record("gaussian", delta=1e-5)
     with pytest.raises(ValueError, match="delta"):
+        ledger.record(gaussian_event(1.0), delta=1.0)
+    # delta = 0 is a claim of pure DP, which a Gaussian does not make.
+    with pytest.raises(ValueError, match="needs delta > 0"):
         ledger.record(gaussian_event(1.0), delta=0.0)
 
 
@@ -485,3 +488,24 @@ def test_total_epsilon_with_a_plan_matches_the_fit_it_plans():
         second.fit(X, y)
     assert ledger.total_epsilon() == predicted
     assert predicted > first.epsilon_
+
+
+def test_pure_releases_are_ledgered_and_their_epsilons_add_up():
+    # delta = 0 (Laplace output perturbation) is recorded, and the pure
+    # total is the exact sum of the epsilons; with a Gaussian fit beside it
+    # the total is stated at that fit's delta.
+    from sklearn_dpfair.linear_model import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    ledger = PrivacyLedger("pld")
+    for _ in range(2):
+        DPLogisticRegression(
+            solver="output-perturbation", delta=0, epsilon=0.5, classes=[0, 1],
+            feature_norm_bound=3.0, alpha=0.1, accountant=ledger,
+        ).fit(X, y)
+    assert [e.delta for e in ledger.entries] == [0.0, 0.0]
+    assert ledger.total_epsilon() == pytest.approx(1.0, rel=1e-12)
+    with pytest.raises(ValueError, match=r"\[0, 1\)"):
+        ledger.record(ledger.entries[0].dp_event, delta=-1e-9)
