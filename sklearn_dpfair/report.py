@@ -327,6 +327,10 @@ def privacy_report(
         A fitted estimator, pipeline or search.
     X : array-like of shape (n_samples, n_features), default=None
         Evaluation data. Without it, the report holds the guarantee only.
+        The metrics on it are exact (fairlearn's ``MetricFrame``), hence not
+        covered by any guarantee if these rows are private: the report says
+        so, and :class:`~sklearn_dpfair.metrics.PrivateMetricFrame` is the
+        private alternative.
     y : array-like of shape (n_samples,), default=None
         True labels or targets of ``X``. Without them only the metrics of
         the predictions alone (selection rate, mean prediction, count) are
@@ -383,6 +387,8 @@ default=None
         metric_frame, overall = _metrics_of(
             estimator, final, X, y, sensitive_features, metrics
         )
+        if privacy["private"]:
+            notes = [*notes, _EXACT_METRICS_NOTE]
     elif y is not None or sensitive_features is not None:
         raise ValueError("y and sensitive_features need the evaluation data X.")
     return ModelReport(
@@ -392,6 +398,14 @@ default=None
         overall=overall,
         notes=notes,
     )
+
+
+_EXACT_METRICS_NOTE = (
+    "The metrics are computed exactly on the evaluation rows passed, not "
+    "privately: if those rows are private, the metrics are releases outside "
+    "the guarantee above. sklearn_dpfair.metrics.PrivateMetricFrame releases "
+    "per-group metrics under its own (epsilon, delta)."
+)
 
 
 def _final_estimator(estimator):

@@ -407,3 +407,13 @@ def test_plain_words_without_a_record_and_without_privacy(data):
     non_private = privacy_report(LogisticRegression().fit(X, y))
     assert "nothing protects the training records" in non_private.privacy["plain"]
     assert non_private.to_text().count("In plain words:") == 1
+
+
+def test_exact_metrics_of_a_private_model_are_flagged_as_outside_the_guarantee(data):
+    X, y = data[:2] if isinstance(data, tuple) else data
+    from sklearn_dpfair import DPLogisticRegression
+
+    clf = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y)
+    assert not any("PrivateMetricFrame" in n for n in privacy_report(clf).notes)
+    report = privacy_report(clf, X, y, sensitive_features=X[:, 0] > 0)
+    assert any("PrivateMetricFrame" in n for n in report.notes)
