@@ -76,6 +76,7 @@ _PERTURBATIONS = (
     "tiny",
     "big",
     "constant_column",
+    "raw_scale",
     # dtypes and containers
     "float32",
     "int",
@@ -97,6 +98,17 @@ _PERTURBATIONS = (
     "param_long",
     "param_dtype",
 )
+
+
+# Raw units: column j is scaled by RAW_SCALES[j] and offset by RAW_OFFSETS[j]
+# (a year-like 1e5 known to 1e-3, a price-like 500 spread by 1e4, ...).
+RAW_SCALES = (1e-3, 1e4, 100.0)
+RAW_OFFSETS = (1e5, 500.0, 0.0)
+
+
+def _raw_scale(X):
+    cols = np.arange(X.shape[1]) % len(RAW_SCALES)
+    return X * np.take(RAW_SCALES, cols) + np.take(RAW_OFFSETS, cols)
 
 
 @st.composite
@@ -127,6 +139,8 @@ def bad_inputs(draw, estimator):
             mask = rng.random(X.shape) < draw(st.sampled_from([0.1, 1.0]))
             X[mask] = _SPECIALS[special]
             finite_X = finite_X and special not in ("nan", "inf", "-inf")
+    if "raw_scale" in perturbations and X.size:
+        X = _raw_scale(X)
     if "constant_column" in perturbations and X.size:
         X[:, 0] = draw(st.sampled_from([0.0, 3.0]))
 
@@ -351,3 +365,25 @@ def test_extreme_finite_values(name, cls):
                 else:
                     _check_fitted(fresh, X, finite=True)
             _params_equal(before, _snapshot(fresh))
+
+
+@pytest.mark.parametrize(
+    "name, cls", all_estimators(), ids=[n for n, _ in all_estimators()]
+)
+def test_raw_scale_columns(name, cls):
+    # Columns in their units (offsets 1e5 and 500, spreads 1e-3 to 1e4) fit
+    # to a finite model with finite predictions, or are refused clearly.
+    est = cls()
+    if "random_state" in est.get_params():
+        est.set_params(random_state=0)
+    try:
+        X, y, params, _ = synthetic_inputs(est, n_samples=40, n_features=3)
+    except UnsupportedFitArgument as exc:
+        pytest.skip(f"cannot synthesize fit argument {exc}")
+    X = _raw_scale(X)
+    before = _snapshot(est)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y, **params)
+        _check_fitted(est, X, finite=True)
+    _params_equal(before, _snapshot(est))

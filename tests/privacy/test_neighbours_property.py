@@ -403,6 +403,15 @@ class Scenario:
     weights: str = "none"
     w0: float = 1.0
     w1: float = 1.0
+    units: str = "standard"
+
+
+# Raw-scale columns ("units": "raw"): column j of D is
+# RAW_SCALES[j] * N(0, 1) + RAW_OFFSETS[j] (a year-like offset of 1e5 with
+# a spread of 1e-3, a price-like 500 with a spread of 1e4, a plain column),
+# before any base modification, as real tables come.
+RAW_SCALES = (1e-3, 1e4, 1.0)
+RAW_OFFSETS = (1e5, 500.0, 0.0)
 
 
 def _row(values, d, first_row):
@@ -415,6 +424,9 @@ def _base(config, sc):
     rng = np.random.default_rng(sc.seed)
     n, d = sc.n, sc.d
     X = rng.standard_normal((n, d))
+    if sc.units == "raw":
+        cols = np.arange(d) % len(RAW_SCALES)
+        X = X * np.take(RAW_SCALES, cols) + np.take(RAW_OFFSETS, cols)
     if sc.base == "constant_column":
         X[:, 0] = 3.0
     elif sc.base == "all_equal":
@@ -939,6 +951,11 @@ def check_neighbours(config, sc, checks=NEIGHBOUR_CHECKS):
 
 # -- named scenarios (always run) ------------------------------------------------
 
+#: Raw-scale neighbours: the record is an ordinary row in the same units.
+RAW_SCENARIO = Scenario(
+    units="raw", z0=("row0",), z1=(1e5 + 2e-3, 500.0 - 2e4), y0=0, y1=1
+)
+
 SCENARIOS = {
     # one huge finite row (a NaN model in one world only is epsilon = inf)
     "huge-record": Scenario(z1=(MAX, 0.0)),
@@ -959,6 +976,10 @@ SCENARIOS = {
     "single-group": Scenario(groups="single_group", g0=0, g1=0, z1=(MAX, 1.0)),
     "alone-in-group": Scenario(groups="alone", g0=0, g1=1, z1=(1.0, 1.0)),
     "alone-in-group-huge": Scenario(groups="alone", g0=0, g1=1, z1=(MAX, -MAX)),
+    # raw-scale columns (offsets 1e5 and 500, spreads 1e-3 and 1e4): an
+    # ordinary record in the same units, and a huge adversarial one
+    "raw-scale": RAW_SCENARIO,
+    "raw-scale-huge-record": Scenario(units="raw", z1=(MAX, -1e308), y1=0),
 }
 # Regressors: huge targets, on ordinary and on huge features.
 REGRESSION_SCENARIOS = {
@@ -1004,7 +1025,28 @@ WEIGHTED_SCENARIOS = {
 }
 
 
-def _scenarios():
+# SemiDPLinearRegression's public error model (thesis Section 4.4's excess
+# risk, which picks alpha, the step size and the number of steps from the
+# public rows) overflows on raw-scale columns: its prediction is inf for
+# every candidate, so the first candidate is taken; on 2,000 such rows the
+# default fit's training MSE is ~2e4 against least squares' ~1.1. The
+# released predicted_excess_risk_ is the non-finite number the check sees
+# (the same in both worlds: public rows only, so no leak).
+_SEMIDP_RAW = (
+    "SemiDPLinearRegression's public error model overflows on raw-scale "
+    "columns: predicted_excess_risk_ is inf and the hyperparameter choice "
+    "falls back to the first candidate"
+)
+#: (configuration, scenario) pairs that fail a neighbour check today: bugs in
+#: the package, kept visible (strict: the mark fails once they are fixed).
+KNOWN_FAILURES = {
+    (config, scenario): _SEMIDP_RAW
+    for config in ("semidp-gd", "semidp-sgd")
+    for scenario in ("raw-scale", "raw-scale-huge-record")
+}
+
+
+def _scenarios(known=None):
     for config in CONFIGS:
         named = dict(SCENARIOS)
         if config.task == "regression":
@@ -1015,14 +1057,19 @@ def _scenarios():
                 continue  # the group scenarios need a sensitive attribute
             if sc.labels == "single_class" and config.task == "regression":
                 continue
-            yield pytest.param(config, sc, id=f"{config.name}-{name}")
+            reason = (known or {}).get((config.name, name))
+            marks = (
+                () if reason is None else pytest.mark.xfail(strict=True, reason=reason)
+            )
+            yield pytest.param(config, sc, id=f"{config.name}-{name}", marks=marks)
 
 
 SCENARIO_PARAMS = list(_scenarios())
+NEIGHBOUR_PARAMS = list(_scenarios(KNOWN_FAILURES))
 ORDINARY_SCENARIO = Scenario(z1=(0.5, -0.5), z0=(-0.5, 0.5))
 
 
-@pytest.mark.parametrize("config, scenario", SCENARIO_PARAMS)
+@pytest.mark.parametrize("config, scenario", NEIGHBOUR_PARAMS)
 def test_neighbouring_scenario(config, scenario):
     check_neighbours(config, scenario)
 
@@ -1068,6 +1115,46 @@ def test_weighted_record_is_in_the_first_release(config):
     # One-pass SGD's first step reads the first rows only.
     unread = config.name == "heavytail-sgd-declared"
     assert (max(r0.distances(r1)) == 0) == unread, (config.name, r0.distances(r1))
+
+
+def _plan_counts(config, params):
+    """The public counts a plan takes from the per-record fit argument."""
+    if config.per_record == "public_mask":
+        return {"n_public": int(np.count_nonzero(params["public_mask"]))}
+    return {}  # classes and groups are declared
+
+
+# Plans that need a quantity only the fit reads: the localized solver's
+# private scale has no plan (privacy_plan refuses it, naming the parameter).
+_UNPLANNED = ("heavytail-localized",)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [c for c in CONFIGS if c.adjacency is not None],
+    ids=lambda c: c.name,
+)
+def test_raw_scale_fit_is_the_planned_event(config):
+    # On raw-scale columns (offsets 1e5 and 500, spreads 1e-3 and 1e4) every
+    # world fits, so the run-time release check passed (a fit whose releases
+    # differ from its dp_event_ raises), and the plan made from the
+    # parameters and public counts alone is the event each world recorded.
+    # (Finiteness and the first release's sensitivity: the "raw-scale"
+    # scenario above.)
+    outcomes, _ = _cached_findings(config.name, RAW_SCENARIO)
+    worlds = build_worlds(config, RAW_SCENARIO)
+    for tag, out in outcomes.items():
+        assert out.error is None, f"{config.name} [{tag}]: {out.error}"
+        X, _, params = worlds[tag]
+        est = config.make()
+        if config.name in _UNPLANNED:
+            with pytest.raises(ValueError):
+                est.privacy_plan(*X.shape, **_plan_counts(config, params))
+            continue
+        plan = est.privacy_plan(*X.shape, **_plan_counts(config, params))
+        assert plan.dp_event == out.estimator.dp_event_, (config.name, tag)
+        assert plan.adjacency == out.estimator.adjacency_
+        plan.check_fitted(out.estimator)
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
@@ -1179,6 +1266,7 @@ def scenarios(draw, config):
     labels = draw(st.sampled_from(REGRESSION_LABELS if regression else LABELS))
     groups = draw(st.sampled_from(GROUPS)) if fair else "balanced"
     weights = draw(st.sampled_from(("none", "spread", "ones")))
+    units = draw(st.sampled_from(("standard", "raw")))
     w0, w1 = (1.0, 1.0) if weights == "none" else tuple(
         draw(st.sampled_from(WEIGHTS)) for _ in range(2)
     )
@@ -1198,6 +1286,7 @@ def scenarios(draw, config):
         weights=weights,
         w0=w0,
         w1=w1,
+        units=units,
     )
 
 
