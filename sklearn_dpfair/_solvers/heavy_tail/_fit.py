@@ -678,7 +678,7 @@ def fit_heavy_tail(
                 rng=rng,
                 sample_weight=weights,
                 parts=parts,
-                progress=None if progress is None else progress.per(n_steps, 10),
+                progress=None if progress is None else progress.per(n_steps, n_steps),
             )
         n_iter = n_steps
         # Parallel composition: one record enters one query of the T, so
