@@ -22,6 +22,11 @@ pytest.importorskip("array_api_compat")
 
 _CUDA = torch.cuda.is_available()
 
+# numpy functions applied to a torch tensor convert it to the host and warn
+# (a CUDA tensor cannot be converted at all): every step must stay in the
+# tensor's namespace.
+pytestmark = pytest.mark.filterwarnings("error:__array_wrap__:DeprecationWarning")
+
 
 @pytest.fixture(autouse=True)
 def _single_torch_thread():
@@ -74,6 +79,27 @@ def test_torch_cpu_matches_numpy(dispatch, params):
     assert reg.epsilon_ == ref.epsilon_
     assert reg.dp_event_ == ref.dp_event_
     assert reg.noise_multiplier_ == ref.noise_multiplier_
+
+
+def test_steps_run_on_the_backend(dispatch, monkeypatch):
+    # The DP-SGD loop receives torch tensors under dispatch (numpy without).
+    from sklearn_dpfair._solvers.heavy_tail import _dpsgd
+
+    seen = []
+    original = _dpsgd.noisy_sgd
+
+    def spy(X, y, loss, **kwargs):
+        seen.append((type(X), type(y), type(kwargs["sample_weight"])))
+        return original(X, y, loss, **kwargs)
+
+    monkeypatch.setattr(_dpsgd, "noisy_sgd", spy)
+    X, y, w = _data()
+    HeavyTailDPRegressor(random_state=0, device="auto").fit(
+        torch.asarray(X), torch.asarray(y), sample_weight=torch.asarray(w)
+    )
+    with sklearn.config_context(array_api_dispatch=False):
+        HeavyTailDPRegressor(random_state=0).fit(X, y, sample_weight=w)
+    assert seen == [(torch.Tensor,) * 3, (np.ndarray,) * 3]
 
 
 def test_torch_cpu_matches_numpy_float32(dispatch):
