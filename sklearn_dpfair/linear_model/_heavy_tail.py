@@ -214,8 +214,9 @@ class HeavyTailDPRegressor(
         planned (``feature_bounds``), the columns' ranges (five), medians
         (one) and median absolute deviations (one), each shared by the
         columns: thirteen parts, or six (:meth:`PrivacyBudget.split
-        <sklearn_dpfair.privacy.PrivacyBudget.split>` hands them out). The private intercept step of
-        "dp-sgd" has its own fixed share of the budget, outside this one.
+        <sklearn_dpfair.privacy.PrivacyBudget.split>` hands them out). The
+        private intercept step of "dp-sgd" has its own fixed share of the
+        budget, outside this one.
     mode : {"practical", "theory"}, default="practical"
         ``"theory"`` uses the thesis' exact constants (needs
         ``moment_bound``); ``"practical"`` anchors them on private estimates
@@ -751,7 +752,7 @@ or None, default="auto"
         return setup
 
     def _setup(self, clip_norm, n_samples, n_features, *, sparse=False, caveats=()):
-        """The set-up of a fit (config, budget and its split, event): fit and plan alike.
+        """The set-up of a fit (config, budget, split, event): fit and plan alike.
 
         The one place where the parameters become a
         :class:`~sklearn_dpfair._solvers.heavy_tail._fit.HeavyTailSetup`,

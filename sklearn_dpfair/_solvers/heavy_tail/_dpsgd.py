@@ -428,7 +428,8 @@ def features_scalable(
     """
     share = tuning_share(tuning_fraction, budget.epsilon, n_samples, schedule)
     parts = sum(_SCALE_PARTS[name] for name in names)
-    part = budget.split({"feature_range": share * _SCALE_PARTS["feature_range"] / parts})
+    ranges = share * _SCALE_PARTS["feature_range"] / parts
+    part = budget.split({"feature_range": ranges})
     rho_column = part["feature_range"].rho / n_features
     sigma = 1.0 / math.sqrt(2.0 * rho_column)
     return n_samples >= _FEATURE_MIN_SIGMAS * sigma
@@ -665,7 +666,7 @@ class DPSGDBudgetPlan:
         return math.inf if part is None else part.rho
 
     def steps_mechanism(self, clip_norm):
-        """The Gaussian mechanism of the steps at ``clip_norm``: the calibrated noise."""
+        """The steps' Gaussian mechanism at ``clip_norm``, of the calibrated noise."""
         return _fixed_noise(self.budget, self.noise_multiplier).gaussian(
             clip_norm,
             sampling_probability=self.sampling_probability,
@@ -1040,7 +1041,7 @@ def fit_heavy_tail_dpsgd(
 
 
 def _steps_on(backend, Z, y, loss, *, sample_weight, **params):
-    """The private steps (:func:`~sklearn_dpfair._solvers._sgd.noisy_sgd`) on ``backend``.
+    """The private steps (:func:`~sklearn_dpfair._solvers._sgd.noisy_sgd`) on a backend.
 
     The rows, targets and weights move to the backend's device once; the
     loop draws its batches and noise on the host from ``rng`` whatever the

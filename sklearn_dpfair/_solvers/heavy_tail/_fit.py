@@ -359,7 +359,7 @@ def runs_dpsgd(config):
 
 
 def zcdp_budget(rho, delta, *, caveats=()):
-    """The (epsilon, delta) budget that ``rho``-zCDP certifies, split in ``rho`` exactly.
+    """The (epsilon, delta) budget that ``rho``-zCDP certifies, split in ``rho``.
 
     For the deprecated ``rho=`` of ``HeavyTailDPRegressor``: its epsilon is
     what dp-accounting's RDP accountant gives ``ZCDpEvent(rho)`` at
@@ -432,7 +432,7 @@ class HeavyTailSetup:
 
 
 def heavy_tail_setup(n_samples, n_features, config, budget, *, sparse=False):
-    """The set-up of a heavy-tail fit on ``n_samples`` x ``n_features``, from public inputs.
+    """The set-up of a heavy-tail fit on ``n_samples`` rows, from public inputs only.
 
     "dp-sgd": :func:`~._dpsgd.plan_dpsgd`'s plan (add/remove adjacency).
     One-pass solvers (replace-one adjacency): the split of ``budget``
@@ -500,7 +500,9 @@ def heavy_tail_setup(n_samples, n_features, config, budget, *, sparse=False):
     # "auto" reaches here with an l1 penalty only ("prox"); the localized
     # solver's steps per phase follow from a private scale.
     if config.solver != "localized":
-        tuning = [zcdp_event(part.rho) for name, part in parts.items() if name != "optimizer"]
+        tuning = [
+            zcdp_event(part.rho) for name, part in parts.items() if name != "optimizer"
+        ]
         optimizer = parts["optimizer"].gaussian(1.0).event(steps=1)
         event = composed_event([*tuning, optimizer])
     return HeavyTailSetup(

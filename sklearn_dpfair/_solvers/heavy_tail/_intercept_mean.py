@@ -53,7 +53,9 @@ def intercept_mean_noise_std(clip, rho, n_samples):
 
 
 @np.errstate(over="ignore", invalid="ignore")
-def private_intercept_step(X, y, coef, intercept, clip, budget, rng, sample_weight=None):
+def private_intercept_step(
+    X, y, coef, intercept, clip, budget, rng, sample_weight=None
+):
     """Private Newton step on the intercept of the squared loss.
 
     Parameters
