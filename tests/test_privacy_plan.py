@@ -151,6 +151,14 @@ HEAVY_TAIL = [
     HeavyTailDPRegressor(penalty="l1", alpha=0.1),
     HeavyTailDPRegressor(loss="huber"),
     HeavyTailDPRegressor(epsilon=math.inf),
+    HeavyTailDPRegressor(solver="acsa"),
+    HeavyTailDPRegressor(solver="sgd", clip_norm=2.0, fit_intercept=False),
+    HeavyTailDPRegressor(solver="sgd", epsilon=math.inf),
+    # Below the public minimum of epsilon * n: the public zero model.
+    HeavyTailDPRegressor(epsilon=0.05),
+    # The deprecated zCDP budget (a FutureWarning, the same plan as before).
+    HeavyTailDPRegressor(rho=0.05),
+    HeavyTailDPRegressor(rho=0.05, solver="prox", penalty="l1", alpha=0.1),
 ]
 
 
@@ -158,7 +166,9 @@ HEAVY_TAIL = [
 def test_heavy_tail_plan_is_the_fitted_event(estimator):
     X, _, _ = _data()
     y = X @ [0.01, 0.5, 0.001] + np.random.default_rng(4).standard_t(2, size=N)
-    plan = estimator.privacy_plan(N, D)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        plan = estimator.privacy_plan(N, D)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         estimator.fit(X, y)

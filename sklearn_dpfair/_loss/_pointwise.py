@@ -224,7 +224,9 @@ class HuberLoss:
 
     def raw_gradient(self, y, raw):
         """Per-sample gradient in raw space, shape ``(n_samples, 1)``."""
-        return np.clip(raw - y[:, None], -self.threshold, self.threshold)
+        # In raw's namespace: the DP-SGD steps may run on torch.
+        xp = array_namespace(raw)
+        return xp.clip(raw - y[:, None], -self.threshold, self.threshold)
 
 
 class AbsoluteLoss:
@@ -253,7 +255,7 @@ class AbsoluteLoss:
 
     def raw_gradient(self, y, raw):
         """Per-sample (sub)gradient in raw space, shape ``(n_samples, 1)``."""
-        return np.sign(raw - y[:, None])
+        return array_namespace(raw).sign(raw - y[:, None])
 
 
 class PinballLoss:
@@ -294,4 +296,5 @@ class PinballLoss:
 
     def raw_gradient(self, y, raw):
         """Per-sample (sub)gradient in raw space, shape ``(n_samples, 1)``."""
-        return (raw - y[:, None] > 0).astype(raw.dtype) - self.quantile
+        xp = array_namespace(raw)
+        return xp.astype(raw - y[:, None] > 0, raw.dtype) - self.quantile

@@ -6,6 +6,7 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
@@ -16,18 +17,21 @@ from .._base import (
 )
 from .._loss import AbsoluteLoss, HuberLoss, PinballLoss, SquaredLoss
 from .._solvers._distributed import refuse_dask_input
+from .._solvers._progress import progress_printer
 from .._solvers.heavy_tail._fit import (
     ONE_PASS_RADIUS,
     HeavyTailConfig,
     fit_heavy_tail,
-    planned_event,
-    runs_dpsgd,
+    heavy_tail_setup,
+    solver_runs_dpsgd,
+    zcdp_budget,
 )
 from ..privacy import PrivacyBudget, PrivacyRecord
 from ..privacy._random import check_noise_generator
 from ..privacy._record import weights_caveats
 from ..preprocessing._bounds import check_bounds
-from ..privacy._zcdp import ZCDP_ACCOUNTANT, rho_for_epsilon
+from ..privacy._zcdp import ZCDP_ACCOUNTANT
+from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
@@ -39,6 +43,9 @@ __all__ = ["HeavyTailDPRegressor"]
 
 # The solvers need two disjoint batches at least (Algorithm 27 uses T + 1).
 _MIN_SAMPLES = 2
+# scikit-learn's deprecation cycle: removed two minor releases after the one
+# that deprecates it.
+_RHO_DEPRECATED_IN, _RHO_REMOVED_IN = "0.1.0", "0.3.0"
 
 
 class HeavyTailDPRegressor(
@@ -101,7 +108,15 @@ class HeavyTailDPRegressor(
     delta : float, default=1e-5
         Target delta in (0, 1); keep it well below ``1/n_samples``.
     rho : float, default=None
-        The zCDP budget, used directly instead of (``epsilon``, ``delta``).
+        The zCDP budget, used directly instead of (``epsilon``, ``delta``):
+        the fit's budget is then the (epsilon, ``delta``) that dp-accounting
+        certifies for ``rho``-zCDP, split in shares of ``rho``.
+
+        .. deprecated:: 0.1.0
+           ``rho`` is deprecated in 0.1.0 and will be removed in 0.3.0 (a
+           ``FutureWarning`` says so when it is set). Pass ``epsilon`` and
+           ``delta``, the budget every estimator takes: zCDP stays the
+           accountant's internal unit for splitting it.
     loss : {"squared_error", "huber", "absolute_error", "quantile"}, \
             default="squared_error"
         Per-sample loss. ``"huber"`` bounds the gradient's dependence on
@@ -198,8 +213,10 @@ class HeavyTailDPRegressor(
         median squared row norm (one) and, where the per-column scales are
         planned (``feature_bounds``), the columns' ranges (five), medians
         (one) and median absolute deviations (one), each shared by the
-        columns: thirteen parts, or six. The private intercept step of
-        "dp-sgd" has its own fixed share of the budget, outside this one.
+        columns: thirteen parts, or six (:meth:`PrivacyBudget.split
+        <sklearn_dpfair.privacy.PrivacyBudget.split>` hands them out). The
+        private intercept step of "dp-sgd" has its own fixed share of the
+        budget, outside this one.
     mode : {"practical", "theory"}, default="practical"
         ``"theory"`` uses the thesis' exact constants (needs
         ``moment_bound``); ``"practical"`` anchors them on private estimates
@@ -238,6 +255,27 @@ or None, default="auto"
         not clipped. None: the columns as given. Ignored by the one-pass
         solvers and without privacy (the full-batch solver is
         scale-free).
+    device : {"cpu", "cuda", "auto"}, default="cpu"
+        Where the "dp-sgd" steps run, as in ``DPLogisticRegression``: "cpu"
+        is numpy, "cuda" the same loop in PyTorch on the current GPU (the
+        optional extra ``sklearn-dpfair[torch]``), "auto" "cuda" when
+        PyTorch sees a GPU, else "cpu". The private scales, the intercept
+        step and the non-private limit run on the host (a few passes over
+        the data against the steps' twenty); the batches and the noise are
+        drawn on the host from the same generator on every backend, so a
+        seed gives the same coefficients up to floating-point round-off.
+        With ``sklearn.set_config(array_api_dispatch=True)`` and an
+        array-API ``X`` (e.g. a torch tensor) the steps run where ``X``
+        lives, and ``device`` must be "auto" or X's device type. Fitted
+        arrays are numpy. The one-pass solvers ("sgd", "acsa", "prox",
+        "localized") run on the CPU only: "cuda" (or dispatched non-numpy
+        input) raises a ValueError naming the solver, and "auto" selects
+        the CPU for them. Sparse ``X`` runs on the CPU.
+    verbose : int, default=0
+        With ``verbose > 0`` the fit prints one line per expected epoch of
+        "dp-sgd" (one per query of "sgd", "acsa" and "prox"): the norm of
+        the released noisy update and the elapsed time, post-processing of
+        the releases only (no loss, no clip count).
 
     Attributes
     ----------
@@ -288,8 +326,10 @@ or None, default="auto"
         every iterate was capped). None otherwise (always
         None for "dp-sgd" without a radius). Post-processing of the release.
     rho_ : float
-        zCDP budget the fit was planned in (``rho``, or the largest rho
-        dp-accounting certifies for (``epsilon``, ``delta``)). The one-pass
+        zCDP budget the fit was planned in (the largest rho dp-accounting
+        certifies for (``epsilon``, ``delta``), the unit
+        :meth:`PrivacyBudget.split <sklearn_dpfair.privacy.PrivacyBudget.split>`
+        hands shares of; or the deprecated ``rho``). The one-pass
         solvers' fits are ``rho_``-zCDP. With "dp-sgd" it only fixes the
         medians' shares and the calibration target: the fit's guarantee is
         (``epsilon_``, ``delta_``), not a zCDP bound.
@@ -471,6 +511,8 @@ or None, default="auto"
         "tuning_fraction": [Interval(Real, 0, 1, closed="left")],
         "mode": [StrOptions({"practical", "theory"})],
         "feature_bounds": ["array-like", StrOptions({"auto"}), None],
+        "device": [StrOptions(set(DEVICE_OPTIONS))],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -500,6 +542,8 @@ or None, default="auto"
         random_state=None,
         clip_threshold=None,
         feature_bounds="auto",
+        device="cpu",
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -525,6 +569,8 @@ or None, default="auto"
         self.random_state = random_state
         self.clip_threshold = clip_threshold
         self.feature_bounds = feature_bounds
+        self.device = device
+        self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -551,6 +597,7 @@ or None, default="auto"
         )
         clip_norm = self._clip_norm()
         self._check_public_parameters(clip_norm)
+        backend = self._backend(X)
         # One C-ordered copy up front (at most 2x the data) when X is
         # F-ordered, as DataFrames give, and CSC becomes CSR once: the
         # solvers gather batch rows. float32 X stays float32 (coef_ too); the
@@ -559,12 +606,16 @@ or None, default="auto"
             self,
             X,
             y,
-            dtype=[np.float64, np.float32],
+            dtype=backend.input_float_dtypes,
             accept_sparse="csr",
             y_numeric=True,
             order="C",
         )
-        y = y.astype(np.float64, copy=False)
+        # The private scales, the intercept step and the non-private limit
+        # run on the host; only the steps move to the backend's device.
+        if not sp.issparse(X):
+            X = to_numpy(X)
+        y = to_numpy(y).astype(np.float64, copy=False)
         n_samples = X.shape[0]
         if n_samples < _MIN_SAMPLES:
             raise ValueError(
@@ -577,24 +628,33 @@ or None, default="auto"
         # and not in its neighbour would reveal the record.
         check_delta_for_n(self.delta, n_samples)
 
-        config, budget = self._config_and_budget(
-            clip_norm, X.shape[1], caveats=weights_caveats(weights)
+        setup = self._setup(
+            clip_norm,
+            n_samples,
+            X.shape[1],
+            sparse=sp.issparse(X),
+            caveats=weights_caveats(weights),
         )
         result = fit_heavy_tail(
             X,
             y,
             self._make_loss(),
-            config,
-            budget,
+            setup,
             check_noise_generator(self.random_state),
             sample_weight=weights,
+            backend=backend,
+            progress=progress_printer(
+                self.verbose,
+                type(self).__name__,
+                "epoch" if setup.solver == "dp-sgd" else "query",
+            ),
         )
         if result.fallback is not None:
             warn_at_caller(
                 result.fallback[0].upper() + result.fallback[1:] + ".",
                 UserWarning,
             )
-        hit = _radius_hit(result, config)
+        hit = _radius_hit(result, setup.config, setup.is_private)
         self.radius_hit_ = hit
         if hit is not None:
             # A function of the released coefficients only (post-processing):
@@ -610,7 +670,7 @@ or None, default="auto"
         self.noise_std_ = result.noise_std
         self.smoothness_ = result.smoothness
         self.strong_convexity_ = result.strong_convexity
-        self.rho_ = config.rho
+        self.rho_ = setup.total_rho
         self.rho_spent_ = result.rho_spent
         self.optimizer_epsilon_ = result.optimizer_epsilon
         self.target_location_ = result.target_location
@@ -627,13 +687,45 @@ or None, default="auto"
         self._set_privacy_record(result.record)
         return self
 
+    def _backend(self, X):
+        """Where the steps run: ``device`` for "dp-sgd", the CPU for the others."""
+        sparse = sp.issparse(X)
+        if sparse and self.device == "cuda":
+            raise TypeError(
+                "Sparse input X runs on the CPU only; use device='cpu' or "
+                "pass a dense array."
+            )
+        on_array_api = solver_runs_dpsgd(self.solver, self.penalty)
+        if not on_array_api and self.device == "cuda":
+            raise ValueError(
+                f"device='cuda': solver={self._one_pass_name()!r} runs on the "
+                "CPU only (its disjoint-batch queries and private curvature "
+                "are numpy code); use device='cpu' or 'auto', or "
+                "solver='dp-sgd', which runs on GPUs."
+            )
+        try:
+            # Sparse X runs on the host: "auto" picks the CPU for it.
+            return resolve_backend(
+                X, "cpu" if sparse else self.device, array_api_solver=on_array_api
+            )
+        except ValueError as exc:
+            if on_array_api:
+                raise
+            raise ValueError(
+                f"solver={self._one_pass_name()!r} runs on the CPU only: {exc}"
+            ) from exc
+
+    def _one_pass_name(self):
+        # "auto" picks "prox" when it does not pick "dp-sgd".
+        return "prox" if self.solver == "auto" else self.solver
+
     def _privacy_plan_event(self, n_samples, n_features, *, sparse=False):
         """The ``DpEvent`` a fit on ``n_samples`` x ``n_features`` will record.
 
         From the parameters and these public counts only (and whether ``X``
         is sparse, which decides whether the columns are centred and
-        scaled privately): the plan the fit runs (see Notes). Not available
-        for ``solver="localized"``.
+        scaled privately): the plan the fit runs (:meth:`_setup`, see
+        Notes). Not available for ``solver="localized"``.
 
         Parameters
         ----------
@@ -644,41 +736,61 @@ or None, default="auto"
         -------
         event : dp_accounting.DpEvent
         """
+        return self._planned_setup(n_samples, n_features, sparse=sparse).event
+
+    def _planned_setup(self, n_samples, n_features, *, sparse=False):
         clip_norm = self._clip_norm()
         self._check_public_parameters(clip_norm)
-        config, budget = self._config_and_budget(clip_norm, int(n_features))
-        return planned_event(int(n_samples), int(n_features), config, budget, sparse=sparse)
+        setup = self._setup(clip_norm, int(n_samples), int(n_features), sparse=sparse)
+        if setup.event is None:
+            # A recorded event that depends on a private value has no plan.
+            raise ValueError(
+                "The localized solver's recorded event (the steps of one "
+                "phase) depends on a private scale; its plan is not computed "
+                "in advance."
+            )
+        return setup
 
-    def _config_and_budget(self, clip_norm, n_features, caveats=()):
-        """The fit's :class:`HeavyTailConfig` and (epsilon, delta) target."""
-        if self.rho is not None:
-            # The zCDP budget given directly: its (epsilon, delta) is derived.
-            rho, epsilon_target = float(self.rho), math.inf
-        else:
-            rho = rho_for_epsilon(float(self.epsilon), float(self.delta))
-            epsilon_target = float(self.epsilon)
-        budget = PrivacyBudget(
-            epsilon_target, float(self.delta), ZCDP_ACCOUNTANT, caveats=caveats
+    def _setup(self, clip_norm, n_samples, n_features, *, sparse=False, caveats=()):
+        """The set-up of a fit (config, budget, split, event): fit and plan alike.
+
+        The one place where the parameters become a
+        :class:`~sklearn_dpfair._solvers.heavy_tail._fit.HeavyTailSetup`,
+        from public quantities only.
+        """
+        config = self._config(clip_norm, n_features)
+        budget = self._budget(caveats)
+        return heavy_tail_setup(n_samples, n_features, config, budget, sparse=sparse)
+
+    def _budget(self, caveats=()):
+        """The fit's (epsilon, delta) :class:`~sklearn_dpfair.privacy.PrivacyBudget`."""
+        if self.rho is None:
+            return PrivacyBudget(
+                float(self.epsilon),
+                float(self.delta),
+                ZCDP_ACCOUNTANT,
+                caveats=tuple(caveats),
+            )
+        warn_at_caller(
+            "The parameter 'rho' of HeavyTailDPRegressor is deprecated in "
+            f"{_RHO_DEPRECATED_IN} and will be removed in {_RHO_REMOVED_IN}; "
+            f"pass epsilon and delta instead (rho={self.rho!r} is fitted as "
+            "the (epsilon, delta) budget that dp-accounting certifies for it).",
+            FutureWarning,
         )
-        return self._config(clip_norm, rho, n_features), budget
+        return zcdp_budget(float(self.rho), float(self.delta), caveats=caveats)
 
     def _planned_record(self, n_samples, n_features):
-        """The record's event of a fit (:meth:`_privacy_plan_event`)."""
-        try:
-            event = self._privacy_plan_event(n_samples, n_features)
-        except NotImplementedError as exc:
-            # A recorded event that depends on a private value has no plan.
-            raise ValueError(str(exc)) from exc
-        config, _ = self._config_and_budget(self._clip_norm(), int(n_features))
-        solver = "dp-sgd" if runs_dpsgd(config) else config.solver
+        """The record's event of a fit (:meth:`_setup`, as the fit's)."""
+        setup = self._planned_setup(n_samples, n_features)
         return PrivacyRecord.from_event(
-            event,
+            setup.event,
             delta=float(self.delta),
             accountant=ZCDP_ACCOUNTANT,
             # DP-SGD's Poisson steps are add/remove; the one-pass solvers'
             # disjoint batches replace one record.
-            adjacency="add_remove" if solver == "dp-sgd" else "replace_one",
-            mechanism=f"HeavyTailDPRegressor ({solver}): planned releases",
+            adjacency=setup.adjacency,
+            mechanism=f"HeavyTailDPRegressor ({setup.solver}): planned releases",
             noise_multiplier=0.0,
         )
 
@@ -754,7 +866,7 @@ or None, default="auto"
             return AbsoluteLoss()
         return PinballLoss(self.quantile)
 
-    def _config(self, clip_norm, rho, n_features):
+    def _config(self, clip_norm, n_features):
         bounds = self.feature_bounds
         if bounds is not None and not isinstance(bounds, str):
             bounds = check_bounds(bounds, n_features, "feature_bounds")
@@ -775,7 +887,6 @@ or None, default="auto"
             alpha=float(self.alpha),
             l1_ratio=float(self.l1_ratio),
             fit_intercept=bool(self.fit_intercept),
-            rho=rho,
             feature_bounds=bounds,
         )
 
@@ -797,9 +908,9 @@ or None, default="auto"
 _NEAR_RADIUS = 0.9
 
 
-def _radius_hit(result, config):
+def _radius_hit(result, config, private):
     """The warning text when the released model lies on the public radius, else None."""
-    if config.radius is None and (result.solver == "dp-sgd" or math.isinf(config.rho)):
+    if config.radius is None and (result.solver == "dp-sgd" or not private):
         # No bound: "dp-sgd" needs none, and the non-private limit of the
         # one-pass solvers drops their default one.
         return None

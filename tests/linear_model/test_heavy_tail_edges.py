@@ -39,6 +39,13 @@ CRAFTED = {
 }
 
 
+# rho= is deprecated: the tests below keep its behaviour covered until it is
+# removed (tests/solvers/heavy_tail/test_heavy_tail_budget.py checks the warning).
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:The parameter 'rho' of HeavyTailDPRegressor is deprecated:FutureWarning"
+)
+
+
 def _params(solver):
     params = {"solver": solver, "random_state": 0}
     if solver == "prox":

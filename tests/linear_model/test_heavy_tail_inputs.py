@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from sklearn_dpfair import HeavyTailDPRegressor
+from sklearn_dpfair._solvers.heavy_tail._fit import zcdp_budget
 from sklearn_dpfair._solvers.heavy_tail._private_curvature import private_curvature
 
 SOLVERS = [
@@ -17,6 +18,11 @@ SOLVERS = [
     {"solver": "prox", "penalty": "l1", "alpha": 0.01},
     {"solver": "localized", "loss": "absolute_error"},
 ]
+
+
+def _parts(rho_scale, rho_matrix):
+    """The curvature's two budget parts, of these zCDP rhos (inf: exact)."""
+    return zcdp_budget(rho_scale, 1e-5), zcdp_budget(rho_matrix, 1e-5)
 
 
 def _data(n=3000, d=6, density=0.4, seed=0):
@@ -78,9 +84,9 @@ def test_sparse_fit_never_densifies_x(params, monkeypatch):
 def test_sparse_private_curvature_clips_a_huge_row_like_dense():
     X, _ = _data(n=2000, d=4)
     X[0] = [1e200, 0.0, -1e200, 0.0]
-    dense = private_curvature(X, 1.0, 0.05, 0.2, np.random.default_rng(0))
+    dense = private_curvature(X, 1.0, *_parts(0.05, 0.2), np.random.default_rng(0))
     sparse = private_curvature(
-        sp.csr_matrix(X), 1.0, 0.05, 0.2, np.random.default_rng(0)
+        sp.csr_matrix(X), 1.0, *_parts(0.05, 0.2), np.random.default_rng(0)
     )
     assert np.isfinite(sparse.smoothness) and np.isfinite(sparse.strong_convexity)
     assert sparse.smoothness == pytest.approx(dense.smoothness, rel=1e-9)

@@ -7,9 +7,10 @@ Order of calls in :func:`fit_heavy_tail_dpsgd`:
 0. below a public minimum of ``epsilon * n`` (:func:`minimum_signal`)
    release the public zero model without reading the data;
 1. :func:`plan_dpsgd`: fix the schedule (Poisson rate ``q``, steps ``T``) from ``n`` only and
-   split the zCDP budget ``rho`` in a
-   :class:`~sklearn_dpfair.privacy._zcdp.ZCDPLedger` *before* reading data:
-   a share (``tuning_fraction``, raised for small ``epsilon * n`` by
+   split the (epsilon, delta) budget with
+   :meth:`~sklearn_dpfair.privacy.PrivacyBudget.split` *before* reading
+   data (its parts compose in zCDP, the accountant's unit): a share
+   (``tuning_fraction``, raised for small ``epsilon * n`` by
    :func:`tuning_share`) for the private scales, the rest for the
    optimizer;
 2. the private scales (each rho-zCDP): the range, median and median
@@ -49,8 +50,9 @@ Why multi-pass DP-SGD next to the one-pass solvers: privacy amplification
 by Poisson sampling plus RDP composition over several epochs buys far less
 noise per step than one-pass zCDP under replace-one adjacency, which is
 what the benchmark (``benchmarks/bench_heavytail.py``) measures.
-The ledger's "optimizer" entry is only the *share* of the zCDP budget
-``rho(epsilon, delta)`` left to it when planning: the Poisson-subsampled
+The budget's "optimizer" part is only the *share* of the budget left to it
+when planning (:meth:`~sklearn_dpfair.privacy.PrivacyBudget.split`, whose
+unit is zCDP's ``rho``): the Poisson-subsampled
 Gaussian steps are not a zCDP release of that rho (their noise is calibrated
 on the composed event, under RDP). So the fit reports ``rho_spent`` for the
 scales only, which are zCDP, and the optimizer's own (epsilon, delta) from
@@ -59,13 +61,12 @@ is certified at (epsilon, delta).
 """
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
 
 from ...privacy import (
-    GaussianMechanism,
     calibrate_noise,
     fit_weights,
     noisy_histogram,
@@ -80,7 +81,6 @@ from ...privacy._accounting import (
 )
 from .._rows import squared_row_norms
 from ...privacy._releases import forgo_release
-from ...privacy._zcdp import ZCDPLedger
 from ...privacy._quantile import POSITIVE_EDGES, SIGNED_DECADE_EDGES
 from ._private_quantile import (
     histogram_mode_run,
@@ -93,6 +93,7 @@ from ._result import HeavyTailFit
 from .._non_private import minimize_regression, non_private_record
 from .._schedules import sgd_schedule
 from .._sgd import noisy_sgd
+from ...utils._array_api import NUMPY_BACKEND, to_numpy
 
 __all__ = [
     "DPSGD_SCHEDULE",
@@ -282,7 +283,7 @@ def intercept_clip(epsilon, n_samples, moment_order, schedule=DPSGD_SCHEDULE):
     )
 
 
-def _corrects_intercept(private, s, config, target, rho, n, schedule):
+def _corrects_intercept(s, config, budget, n, schedule):
     """Whether the fit spends a share on the private intercept step (public).
 
     Only with an intercept, the squared loss (whose minimizer is the mean the
@@ -291,12 +292,13 @@ def _corrects_intercept(private, s, config, target, rho, n, schedule):
     ``schedule.intercept_max_noise`` target-scale units (at a smaller
     ``epsilon * n`` its noise is a sizeable part of the target's scale).
     """
-    if not (private and s and config.loss_name == "squared_error"):
+    if not (budget.is_private and s and config.loss_name == "squared_error"):
         return False
     if schedule.intercept_fraction <= 0:
         return False
-    clip = intercept_clip(target, n, config.moment_order, schedule)
-    noise = intercept_mean_noise_std(clip, schedule.intercept_fraction * rho, n)
+    clip = intercept_clip(budget.epsilon, n, config.moment_order, schedule)
+    part = budget.split({"intercept_mean": schedule.intercept_fraction})
+    noise = intercept_mean_noise_std(clip, part["intercept_mean"].rho, n)
     return noise <= schedule.intercept_max_noise
 
 
@@ -377,7 +379,7 @@ FEATURE_SCALE_NAMES = ("feature_range", "feature_location", "feature_scale")
 
 
 def tuning_events(spent, n_features):
-    """The zCDP events of the private scales in ``spent`` (the ledger's entries).
+    """The zCDP events of the private scales in ``spent`` (each part's ``rho``).
 
     One ``ZCDpEvent`` per release: the per-column entries are ``d`` releases
     of ``rho / d`` each, the others one release of their ``rho``; the
@@ -395,15 +397,15 @@ def tuning_events(spent, n_features):
 
 
 def features_scalable(
-    n_samples, n_features, tuning_fraction, epsilon, rho, names,
-    schedule=DPSGD_SCHEDULE,
+    n_samples, n_features, tuning_fraction, budget, names, schedule=DPSGD_SCHEDULE
 ):
     """Whether the per-column scales are planned (a public rule).
 
     Each column's range is the fullest bin of a noisy decade histogram
     (:func:`~._private_quantile.histogram_mode_run`), kept if it reaches
     4 noise standard deviations ``sigma`` (``1 / sqrt(2 rho_j)``, ``rho_j``
-    the column's share of the "feature_range" entry), and its median and
+    the zCDP unit of the column's share of the "feature_range" part of
+    ``budget``, :meth:`~sklearn_dpfair.privacy.PrivacyBudget.split`), and its median and
     MAD are drawn at the same order of budget. The scales are planned only
     when ``n >= 6 sigma`` (:data:`_FEATURE_MIN_SIGMAS`): a column within
     one decade then reaches the threshold with room to spare, one split
@@ -415,16 +417,20 @@ def features_scalable(
     --------
     >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import (
     ...     FEATURE_SCALE_NAMES, features_scalable)
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
     >>> names = ["target_range", "target_location", "target_scale",
     ...          "row_norm_histogram", *FEATURE_SCALE_NAMES]
-    >>> features_scalable(10_000, 10, 0.1, 1.0, 0.0306, names)
+    >>> budget = PrivacyBudget(1.0, 1e-5)
+    >>> features_scalable(10_000, 10, 0.1, budget, names)
     True
-    >>> features_scalable(100, 10, 0.1, 1.0, 0.0306, names)
+    >>> features_scalable(100, 10, 0.1, budget, names)
     False
     """
-    share = tuning_share(tuning_fraction, epsilon, n_samples, schedule)
+    share = tuning_share(tuning_fraction, budget.epsilon, n_samples, schedule)
     parts = sum(_SCALE_PARTS[name] for name in names)
-    rho_column = share * rho * _SCALE_PARTS["feature_range"] / parts / n_features
+    ranges = share * _SCALE_PARTS["feature_range"] / parts
+    part = budget.split({"feature_range": ranges})
+    rho_column = part["feature_range"].rho / n_features
     sigma = 1.0 / math.sqrt(2.0 * rho_column)
     return n_samples >= _FEATURE_MIN_SIGMAS * sigma
 
@@ -630,13 +636,15 @@ class DPSGDBudgetPlan:
 
     ``event`` is the ``DpEvent`` the fit records (the no-op event of the
     public zero model, the non-private event without privacy); ``names``
-    the private scales' ledger entries, ``ledger`` their zCDP shares.
+    the private scales' parts, ``parts`` the sub-budgets
+    :meth:`~sklearn_dpfair.privacy.PrivacyBudget.split` handed them (the
+    intercept step's and the optimizer's share included).
     """
 
     budget: object
     target: float
     zero_model: bool
-    ledger: object = None
+    parts: dict = field(default_factory=dict)
     names: tuple = ()
     correct: bool = False
     scale_features: bool = False
@@ -647,6 +655,36 @@ class DPSGDBudgetPlan:
     steps_event: object = None
     event: object = None
 
+    @property
+    def spent(self):
+        """The zCDP ``rho`` of every part, in planning order."""
+        return {name: part.rho for name, part in self.parts.items()}
+
+    def rho(self, name):
+        """The zCDP ``rho`` of part ``name`` (``inf`` where none was planned)."""
+        part = self.parts.get(name)
+        return math.inf if part is None else part.rho
+
+    def steps_mechanism(self, clip_norm):
+        """The steps' Gaussian mechanism at ``clip_norm``, of the calibrated noise."""
+        return _fixed_noise(self.budget, self.noise_multiplier).gaussian(
+            clip_norm,
+            sampling_probability=self.sampling_probability,
+            steps=self.n_steps,
+        )
+
+
+def _fixed_noise(budget, noise_multiplier):
+    """``budget`` whose Gaussian mechanisms have ``noise_multiplier``.
+
+    The steps' noise is calibrated on the *composed* event (the scales' zCDP
+    parts and the subsampled steps), which :meth:`PrivacyBudget.gaussian`
+    alone does not see: the plan fixes it, and every mechanism of the steps
+    (the one that draws, the one the record describes) comes from this
+    budget, as a user's fixed ``noise_multiplier`` would.
+    """
+    return replace(budget, noise_multiplier=float(noise_multiplier), rho=None)
+
 
 def plan_dpsgd(
     n_samples, n_features, config, budget, *, sparse=False, schedule=DPSGD_SCHEDULE
@@ -655,31 +693,25 @@ def plan_dpsgd(
 
     Reads the number of rows and columns, whether ``X`` is sparse (its
     format), the public configuration and the budget: the schedule, the
-    ledger of the private scales (the per-column ones where
-    :func:`features_scalable` allows them), whether the intercept step
-    runs, and the noise multiplier calibrated so that the composition of
-    the scales' zCDP events and the subsampled Gaussian steps meets the
-    target. The fit runs this plan; the estimator's privacy plan is its
-    ``event``.
+    split of the budget between the private scales (the per-column ones
+    where :func:`features_scalable` allows them), the intercept step where
+    it runs and the optimizer, and the noise multiplier calibrated so that
+    the composition of the scales' zCDP events and the subsampled Gaussian
+    steps meets the target. The fit runs this plan; the estimator's privacy
+    plan is its ``event``.
 
     Returns
     -------
     plan : DPSGDBudgetPlan
     """
     n, s = n_samples, 1.0 if config.fit_intercept else 0.0
-    rho, delta, accountant = config.rho, budget.delta, budget.accountant
-    private = not math.isinf(rho)
-    target = math.inf
-    if private:
-        target = budget.epsilon
-        if math.isinf(target):
-            # rho was given directly: its (epsilon, delta) is the target.
-            target = epsilon_of(zcdp_event(rho), delta, accountant)
-        budget = replace(budget, epsilon=target)
-        if target * n < minimum_signal(n_features + s**2, schedule):
-            return DPSGDBudgetPlan(
-                budget=budget, target=target, zero_model=True, event=no_op_event()
-            )
+    delta, accountant = budget.delta, budget.accountant
+    private = budget.is_private
+    target = budget.epsilon if private else math.inf
+    if private and target * n < minimum_signal(n_features + s**2, schedule):
+        return DPSGDBudgetPlan(
+            budget=budget, target=target, zero_model=True, event=no_op_event()
+        )
     schedule_plan = dpsgd_plan(n, config.max_iter, schedule)
     q, n_steps = schedule_plan.sampling_probability, schedule_plan.n_steps
 
@@ -687,7 +719,6 @@ def plan_dpsgd(
     # scale); per-column scales from public facts only: a privacy budget,
     # the automatic clip (a float clip is in the units of x), no declared
     # bounds, a dense X (centring would densify a sparse one).
-    ledger = ZCDPLedger(rho)
     names = ["target_range", "target_scale", "row_norm_histogram"]
     if s:
         names.insert(1, "target_location")
@@ -698,11 +729,12 @@ def plan_dpsgd(
     ]
     if scale_features:
         scale_features = features_scalable(
-            n, n_features, config.tuning_fraction, target, rho,
+            n, n_features, config.tuning_fraction, budget,
             [*names, *feature_names], schedule,
         )
     if scale_features:
         names += feature_names
+    shares = {}
     if private:
         if config.tuning_fraction <= 0:
             raise ValueError(
@@ -712,21 +744,27 @@ def plan_dpsgd(
         share = tuning_share(config.tuning_fraction, target, n, schedule)
         parts = sum(_SCALE_PARTS[name] for name in names)
         for name in names:
-            ledger.allocate(name, share * rho * _SCALE_PARTS[name] / parts)
-    correct = _corrects_intercept(private, s, config, target, rho, n, schedule)
+            shares[name] = share * _SCALE_PARTS[name] / parts
+    correct = _corrects_intercept(s, config, budget, n, schedule)
     if correct:
-        ledger.allocate("intercept_mean", schedule.intercept_fraction * rho)
-    ledger.allocate_rest("optimizer")
+        shares["intercept_mean"] = schedule.intercept_fraction
+    # The optimizer's part is only a planning share: its noise is
+    # calibrated on the composed event below, not to its rho.
+    shares["optimizer"] = max(0.0, 1.0 - math.fsum(shares.values()))
+    split = budget.split(shares)
 
     sigma, event = 0.0, non_private_event()
     steps = event
     if private:
-        tuning = composed_event(tuning_events(ledger.spent, n_features))
+        tuning = composed_event(
+            tuning_events({k: v.rho for k, v in split.items()}, n_features)
+        )
 
         def steps_event(sigma):
-            return GaussianMechanism(1.0, sigma).event(
-                sampling_probability=q, steps=n_steps
+            mechanism = _fixed_noise(budget, sigma).gaussian(
+                1.0, sampling_probability=q, steps=n_steps
             )
+            return mechanism.event(sampling_probability=q, steps=n_steps)
 
         def make_event(sigma):
             return composed_event([tuning, steps_event(sigma)])
@@ -737,7 +775,7 @@ def plan_dpsgd(
         budget=budget,
         target=target,
         zero_model=False,
-        ledger=ledger,
+        parts=split,
         names=tuple(names),
         correct=correct,
         scale_features=scale_features,
@@ -765,6 +803,9 @@ def fit_heavy_tail_dpsgd(
     sample_weight=None,
     l2=0.0,
     schedule=DPSGD_SCHEDULE,
+    plan=None,
+    backend=NUMPY_BACKEND,
+    progress=None,
 ):
     """Fit with multi-pass DP-SGD and a private clip (see the module docstring).
 
@@ -775,14 +816,13 @@ def fit_heavy_tail_dpsgd(
     loss : object
         Pointwise loss with ``raw_gradient``, applied to the scaled target.
     config : HeavyTailConfig
-        Public hyperparameters (clip, radius, max_iter, tuning_fraction) and
-        the zCDP budget ``rho`` the shares are planned in; ``inf`` is the
+        Public hyperparameters (clip, radius, max_iter, tuning_fraction).
+    budget : PrivacyBudget
+        Target (epsilon, delta), split between the scales, the intercept
+        step and the steps by :func:`plan_dpsgd`; ``epsilon=inf`` is the
         non-private limit (exact scales, no clipping, no noise: the
         objective minimized by the full-batch solver of
         :mod:`~sklearn_dpfair._solvers._non_private`).
-    budget : PrivacyBudget
-        Target (epsilon, delta); ``epsilon=inf`` with a finite ``rho``
-        means ``epsilon_of(rho-zCDP, delta)``.
     rng : numpy.random.Generator
     sample_weight : ndarray of shape (n_samples,) or None, default=None
         Public non-negative weights, used as given under privacy (rescaled
@@ -793,6 +833,19 @@ def fit_heavy_tail_dpsgd(
         scaled problem.
     schedule : DPSGDSchedule, default=DPSGD_SCHEDULE
         Public constants.
+    plan : DPSGDBudgetPlan or None, default=None
+        The plan :func:`plan_dpsgd` made for this ``X``, ``config`` and
+        ``budget`` (the estimator's set-up); None makes it here.
+    backend : ArrayBackend, default=NUMPY_BACKEND
+        Where the private steps run
+        (:func:`~sklearn_dpfair.utils._array_api.resolve_backend`): the
+        standardized rows move there once; the private scales, the
+        intercept step and the non-private limit run on the host, and the
+        batches and noise are drawn on the host from ``rng`` on every
+        backend.
+    progress : Progress or None, default=None
+        Progress printer of the steps (one line per expected epoch, the
+        norm of the released update).
 
     Returns
     -------
@@ -800,8 +853,8 @@ def fit_heavy_tail_dpsgd(
     """
     n, n_features = X.shape
     s = 1.0 if config.fit_intercept else 0.0
-    rho, delta, accountant = config.rho, budget.delta, budget.accountant
-    private = not math.isinf(rho)
+    delta, accountant = budget.delta, budget.accountant
+    private = budget.is_private
     weights = fit_weights(sample_weight, n, private=private)
     if private and config.clip_norm == "theory":
         raise ValueError(
@@ -809,19 +862,20 @@ def fit_heavy_tail_dpsgd(
             "'auto' or a float with solver='dp-sgd'."
         )
     # 1. The plan, from public quantities only (before any data access).
-    plan = plan_dpsgd(
-        n, n_features, config, budget, sparse=sp.issparse(X), schedule=schedule
-    )
+    if plan is None:
+        plan = plan_dpsgd(
+            n, n_features, config, budget, sparse=sp.issparse(X), schedule=schedule
+        )
     if plan.zero_model:
         return _zero_model(n_features, plan.budget, config, n)
-    budget, target, ledger = plan.budget, plan.target, plan.ledger
+    budget, target = plan.budget, plan.target
     names, correct, scale_features = plan.names, plan.correct, plan.scale_features
     q, n_steps = plan.sampling_probability, plan.n_steps
 
     # 2. Private scales; 3. noise calibrated on the composed event. The
     # weights count each record at most once under privacy (the quantiles
     # and histograms cap them at 1); without privacy they are multiplicities.
-    rhos = {name: ledger.spent.get(name, math.inf) for name in names}
+    rhos = {name: plan.rho(name) for name in names}
     location, scale = _private_target_scales(y, s, rhos, weights, rng)
     x_location, x_scale = np.zeros(n_features), np.ones(n_features)
     if scale_features:
@@ -880,11 +934,12 @@ def fit_heavy_tail_dpsgd(
         )
         n_steps = result.n_iter
     else:
-        result = noisy_sgd(
+        result = _steps_on(
+            backend,
             Z,
             y_scaled,
             loss,
-            mechanism=GaussianMechanism(clip_norm=clip_scaled, noise_multiplier=sigma),
+            mechanism=plan.steps_mechanism(clip_scaled),
             sampling_probability=q,
             n_steps=n_steps,
             learning_rate=learning_rate,
@@ -892,6 +947,9 @@ def fit_heavy_tail_dpsgd(
             intercept_scaling=s,
             rng=rng,
             sample_weight=weights,
+            progress=None if progress is None else progress.per(
+                n_steps, max(1, round(q * n_steps))
+            ),
         )
     w0 = float(result.intercept[0]) if s else 0.0
     intercept_clip_scaled = None
@@ -905,7 +963,7 @@ def fit_heavy_tail_dpsgd(
             result.coef[:, 0],
             w0,
             intercept_clip_scaled,
-            ledger.spent["intercept_mean"],
+            plan.parts["intercept_mean"],
             rng,
             sample_weight=weights,
         )
@@ -919,9 +977,9 @@ def fit_heavy_tail_dpsgd(
     coef, intercept = _project(coef, intercept, s, config.radius)
     clip = clip_scaled * scale
 
-    # Only the scales are zCDP releases; the optimizer's entry of the
-    # ledger was a planning share, not a zCDP bound of the subsampled steps.
-    tuning_rho = {k: v for k, v in ledger.spent.items() if k != "optimizer"}
+    # Only the scales are zCDP releases; the optimizer's part of the
+    # split was a planning share, not a zCDP bound of the subsampled steps.
+    tuning_rho = {k: v for k, v in plan.spent.items() if k != "optimizer"}
     if not private:
         tuning_rho = {}
     if not private:
@@ -929,7 +987,7 @@ def fit_heavy_tail_dpsgd(
     record = budget.account(
         # The mechanism in the units of y (the steps ran on the scaled
         # target with the clip scaled alike: the same noise multiplier).
-        GaussianMechanism(clip_norm=float(clip), noise_multiplier=sigma),
+        _fixed_noise(budget, sigma).gaussian(float(clip)),
         dp_event=event,
         adjacency=_ADJACENCY,
         description=(
@@ -979,6 +1037,32 @@ def fit_heavy_tail_dpsgd(
         learning_rate=None if learning_rate is None else float(learning_rate),
         feature_location=x_location,
         feature_scale=x_scale,
+    )
+
+
+def _steps_on(backend, Z, y, loss, *, sample_weight, **params):
+    """The private steps (:func:`~sklearn_dpfair._solvers._sgd.noisy_sgd`) on a backend.
+
+    The rows, targets and weights move to the backend's device once; the
+    loop draws its batches and noise on the host from ``rng`` whatever the
+    backend, so one seed gives the same draws everywhere. The result comes
+    back to the host (numpy): the intercept step and the map back to the
+    user's units are post-processing there.
+    """
+    if backend.is_numpy:
+        return noisy_sgd(Z, y, loss, sample_weight=sample_weight, **params)
+    result = noisy_sgd(
+        backend.asarray(Z),
+        backend.asarray(y, dtype=Z.dtype),
+        loss,
+        sample_weight=(
+            None if sample_weight is None
+            else backend.asarray(sample_weight, dtype=Z.dtype)
+        ),
+        **params,
+    )
+    return replace(
+        result, coef=to_numpy(result.coef), intercept=to_numpy(result.intercept)
     )
 
 
@@ -1037,7 +1121,8 @@ def _zero_model(n_features, budget, config, n):
         "without reading the data"
     )
     record = budget.account(
-        GaussianMechanism(clip_norm=None, noise_multiplier=0.0),
+        # Nothing is released: a mechanism of no noise and no sensitivity.
+        _fixed_noise(budget, 0.0).gaussian(None),
         dp_event=no_op_event(),
         adjacency=_ADJACENCY,
         description="none: " + message,

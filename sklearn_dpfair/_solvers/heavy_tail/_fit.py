@@ -4,14 +4,16 @@
 
 ``solver="dp-sgd"`` (and ``"auto"`` without an l1/elastic-net penalty) is
 handed to the multi-pass DP-SGD of :mod:`._dpsgd`, accounted
-under add/remove adjacency. Order of calls for the one-pass solvers in
-:func:`fit_heavy_tail`:
+under add/remove adjacency. Both obtain their set-up from
+:func:`heavy_tail_setup`, from public quantities only: the estimator's
+privacy plan and its fit read the same :class:`HeavyTailSetup`. Order of
+calls for the one-pass solvers in :func:`fit_heavy_tail`:
 
-1. split the rho-zCDP budget ``config.rho`` in a
-   :class:`~sklearn_dpfair.privacy._zcdp.ZCDPLedger`
-   *before* reading data: ``tuning_fraction / 2`` for each private auto
-   estimate that is needed (the clip scale, the curvature), the rest for the
-   optimizer;
+1. (the set-up) split the (epsilon, delta) budget with
+   :meth:`~sklearn_dpfair.privacy.PrivacyBudget.split` *before* reading
+   data: ``tuning_fraction / 2`` for each private auto estimate that is
+   needed (the clip scale, the curvature), the rest for the optimizer; the
+   parts compose in zCDP, the accountant's unit;
 2. private auto estimates: the median per-sample gradient norm at the
    public start ``w_0 = 0`` (exponential mechanism) and the extreme
    eigenvalues of the rows' second moment (Gaussian mechanism);
@@ -22,7 +24,8 @@ under add/remove adjacency. Order of calls for the one-pass solvers in
    optimizer's own event, composed. The optimizer's queries read disjoint
    rows (parallel composition), so its event is what one record goes
    through: one Gaussian release of noise multiplier ``1 / sqrt(2 rho)``
-   (at sensitivity ``2 C``) for "sgd", "acsa" and "prox"; the ``T_i``
+   (at sensitivity ``2 C``, ``rho`` the optimizer part's) for "sgd",
+   "acsa" and "prox"; the ``T_i``
    self-composed Gaussian steps of one phase for "localized". The record's
    ``noise_multiplier``, ``clip_norm`` and ``steps`` are that event's;
    :meth:`~sklearn_dpfair.privacy.PrivacyBudget.account` builds it and
@@ -42,13 +45,13 @@ whole fit, since their results are handled explicitly.
 """
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
 
 from ...exceptions import PrivacyBudgetError
-from ...privacy import GaussianMechanism, fit_weights, private_quantile
+from ...privacy import PrivacyBudget, fit_weights, private_quantile
 from ...privacy._accounting import (
     composed_event,
     epsilon_of,
@@ -56,18 +59,20 @@ from ...privacy._accounting import (
     zcdp_event,
 )
 from ...privacy._releases import parallel_parts
-from ...privacy._zcdp import ZCDPLedger
+from ...privacy._zcdp import ZCDP_ACCOUNTANT
 from ._disjoint_batches import disjoint_batches, disjoint_blocks
 from .._non_private import minimize_regression, non_private_record
-from ._dpsgd import fit_heavy_tail_dpsgd, plan_dpsgd
+from ._dpsgd import DPSGDBudgetPlan, fit_heavy_tail_dpsgd, plan_dpsgd
 from ._localized import (
     localized_phase_events,
     localized_plan,
     localized_subgradient,
+    phase_mechanism,
     phase_noise_multiplier,
 )
 from ._mean_oracle import gradient_norms_at_zero
 from ._result import HeavyTailFit
+from ...utils._array_api import NUMPY_BACKEND
 from ._projections import project_ball
 from ._one_pass import AcceleratedStep, ProximalStep, StichAveraging, one_pass_loop
 from ._private_curvature import CURVATURE_SCALE_SHARE, private_curvature
@@ -90,9 +95,12 @@ __all__ = [
     "ONE_PASS_SOLVERS",
     "HeavyTailConfig",
     "HeavyTailFit",
+    "HeavyTailSetup",
     "fit_heavy_tail",
-    "planned_event",
+    "heavy_tail_setup",
     "runs_dpsgd",
+    "solver_runs_dpsgd",
+    "zcdp_budget",
 ]
 
 # Huber's population Hessian is E[1{|res| <= t} x~ x~^T]: its top eigenvalue
@@ -114,9 +122,8 @@ _NON_SMOOTH_PENALTIES = frozenset({"l1", "elasticnet"})
 class HeavyTailConfig:
     """The public hyperparameters of a heavy-tail fit (see ``HeavyTailDPRegressor``).
 
-    ``rho`` is the zCDP budget the fit is planned in (``inf``: non-private);
-    the (epsilon, delta) target travels in the fit's
-    :class:`~sklearn_dpfair.privacy.PrivacyBudget`.
+    The privacy budget is not among them: it travels in the fit's
+    :class:`~sklearn_dpfair.privacy.PrivacyBudget` only.
     """
 
     loss_name: str
@@ -135,7 +142,6 @@ class HeavyTailConfig:
     alpha: float
     l1_ratio: float
     fit_intercept: bool
-    rho: float = math.inf
     feature_bounds: object = "auto"
 
 
@@ -247,8 +253,14 @@ def _curvature_needs(config):
     return True, True
 
 
-def _plan_budget(ledger, config, tuning_rho):
-    """Reserve the auto estimates' shares; return which estimates run."""
+def _plan_budget(config, tuning_share):
+    """The auto estimates' shares of the budget, and which estimates run.
+
+    Returns ``(shares, needs_median, needs_curvature)``: ``tuning_share``
+    for the clip scale's median, the same split between the curvature's
+    row-norm median and its noisy matrix; the optimizer's rest is added by
+    the caller.
+    """
     want_beta, want_mu = _curvature_needs(config)
     needs_curvature = (want_beta and config.smoothness == "auto") or (
         want_mu and config.strong_convexity == "auto"
@@ -270,12 +282,13 @@ def _plan_budget(ledger, config, tuning_rho):
             "tuning_fraction must be positive when clip_norm, smoothness "
             "or strong_convexity is 'auto': each private estimate needs budget."
         )
+    shares = {}
     if needs_median:
-        ledger.allocate("clip_median", tuning_rho)
+        shares["clip_median"] = tuning_share
     if needs_curvature:
-        ledger.allocate("curvature_scale", CURVATURE_SCALE_SHARE * tuning_rho)
-        ledger.allocate("curvature_matrix", (1 - CURVATURE_SCALE_SHARE) * tuning_rho)
-    return needs_median, needs_curvature
+        shares["curvature_scale"] = CURVATURE_SCALE_SHARE * tuning_share
+        shares["curvature_matrix"] = (1 - CURVATURE_SCALE_SHARE) * tuning_share
+    return shares, needs_median, needs_curvature
 
 
 def _resolve_curvature(config, estimate):
@@ -326,54 +339,191 @@ def _cap_steps(n_steps, n, d, eps, config, n_extra_batches):
     return int(max(1, min(n_steps, limit)))
 
 
-def runs_dpsgd(config):
-    """Whether ``config`` runs multi-pass DP-SGD ("auto" with a smooth penalty)."""
-    return config.solver == "dp-sgd" or (
-        config.solver == "auto" and config.penalty not in _NON_SMOOTH_PENALTIES
+def solver_runs_dpsgd(solver, penalty):
+    """Whether ``solver`` runs multi-pass DP-SGD ("auto" with a smooth ``penalty``).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.heavy_tail._fit import solver_runs_dpsgd
+    >>> solver_runs_dpsgd("auto", None), solver_runs_dpsgd("auto", "l1")
+    (True, False)
+    """
+    return solver == "dp-sgd" or (
+        solver == "auto" and penalty not in _NON_SMOOTH_PENALTIES
     )
 
 
-def planned_event(n_samples, n_features, config, budget, *, sparse=False):
-    """The ``DpEvent`` a fit on ``n_samples`` rows will record, from public inputs.
+def runs_dpsgd(config):
+    """Whether ``config`` runs multi-pass DP-SGD (:func:`solver_runs_dpsgd`)."""
+    return solver_runs_dpsgd(config.solver, config.penalty)
 
-    "dp-sgd": :func:`~._dpsgd.plan_dpsgd`'s event, the plan the fit runs.
-    One-pass solvers: the zCDP events of the ledger's private estimates and
-    the optimizer's one Gaussian release of noise multiplier
-    ``1 / sqrt(2 rho_opt)`` (parallel composition over disjoint batches).
-    Without privacy the non-private event. The localized solver is not
-    covered: its recorded event is the self-composition of the steps of
-    one phase, whose count follows from a private scale (its epsilon does
-    not, each phase being ``rho_opt``-zCDP).
+
+def zcdp_budget(rho, delta, *, caveats=()):
+    """The (epsilon, delta) budget that ``rho``-zCDP certifies, split in ``rho``.
+
+    For the deprecated ``rho=`` of ``HeavyTailDPRegressor``: its epsilon is
+    what dp-accounting's RDP accountant gives ``ZCDpEvent(rho)`` at
+    ``delta``, and :meth:`~sklearn_dpfair.privacy.PrivacyBudget.split`
+    hands out shares of ``rho`` itself (its accountant's unit), so a fit
+    planned in ``rho`` is unchanged. ``rho = inf`` is the non-private
+    budget.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.heavy_tail._fit import zcdp_budget
+    >>> budget = zcdp_budget(0.05, 1e-5)
+    >>> budget.split({"optimizer": 1.0})["optimizer"].rho
+    0.05
+    """
+    if math.isinf(rho):
+        return PrivacyBudget(
+            math.inf, delta, ZCDP_ACCOUNTANT, caveats=tuple(caveats), rho=math.inf
+        )
+    epsilon = epsilon_of(zcdp_event(rho), delta, ZCDP_ACCOUNTANT)
+    return PrivacyBudget(
+        epsilon, delta, ZCDP_ACCOUNTANT, caveats=tuple(caveats), rho=float(rho)
+    )
+
+
+@dataclass(frozen=True)
+class HeavyTailSetup:
+    """Everything a heavy-tail fit fixes before it reads the data.
+
+    Made by :func:`heavy_tail_setup` from public quantities only; the fit
+    runs it and the estimator's privacy plan reads its ``event``.
+
+    ``dpsgd`` is the plan of the "dp-sgd" solver (None for the one-pass
+    solvers); ``parts`` the one-pass solvers' sub-budgets (the private
+    estimates' and the optimizer's, from
+    :meth:`~sklearn_dpfair.privacy.PrivacyBudget.split`; empty without
+    privacy); ``event`` the ``DpEvent`` the fit will record, None where it
+    follows from a private scale (the localized solver's phases).
+    """
+
+    config: HeavyTailConfig
+    budget: PrivacyBudget
+    solver: str
+    adjacency: str
+    event: object
+    dpsgd: DPSGDBudgetPlan | None = None
+    parts: dict = field(default_factory=dict)
+    needs_median: bool = False
+    needs_curvature: bool = False
+
+    @property
+    def is_private(self):
+        """Whether the fit releases anything private."""
+        return self.budget.is_private
+
+    def rho(self, name):
+        """The zCDP ``rho`` of part ``name`` (``inf`` without privacy)."""
+        part = self.parts.get(name)
+        return math.inf if part is None else part.rho
+
+    @property
+    def spent(self):
+        """The zCDP ``rho`` of every part, in planning order."""
+        return {name: part.rho for name, part in self.parts.items()}
+
+    @property
+    def total_rho(self):
+        """The zCDP ``rho`` the budget is split in (its accountant's unit)."""
+        return self.budget.split({"total": 1.0})["total"].rho
+
+
+def heavy_tail_setup(n_samples, n_features, config, budget, *, sparse=False):
+    """The set-up of a heavy-tail fit on ``n_samples`` rows, from public inputs only.
+
+    "dp-sgd": :func:`~._dpsgd.plan_dpsgd`'s plan (add/remove adjacency).
+    One-pass solvers (replace-one adjacency): the split of ``budget``
+    between the private estimates and the optimizer, and the event: the
+    zCDP events of the estimates composed with the optimizer's one Gaussian
+    release of noise multiplier ``1 / sqrt(2 rho_opt)`` (parallel
+    composition over disjoint batches). Without privacy the non-private
+    event. The localized solver's event is None: its recorded event is the
+    self-composition of the steps of one phase, whose count follows from a
+    private scale (its epsilon does not, each phase being ``rho_opt``-zCDP).
+
+    Parameters
+    ----------
+    n_samples, n_features : int
+        Public counts.
+    config : HeavyTailConfig
+        Public hyperparameters.
+    budget : PrivacyBudget
+        The fit's (epsilon, delta) budget, accountant and caveats.
+    sparse : bool, default=False
+        Whether ``X`` is sparse (its format is public).
 
     Returns
     -------
-    event : dp_accounting.DpEvent
+    setup : HeavyTailSetup
+
+    Raises
+    ------
+    ValueError
+        For public parameters the solver refuses.
+    PrivacyBudgetError
+        When the private estimates leave the optimizer no budget.
     """
     if runs_dpsgd(config):
-        return plan_dpsgd(n_samples, n_features, config, budget, sparse=sparse).event
-    if math.isinf(config.rho):
-        return non_private_event()
-    ledger = ZCDPLedger(config.rho)
-    _plan_budget(ledger, config, 0.5 * config.tuning_fraction * config.rho)
-    rho_opt = ledger.allocate_rest("optimizer")
-    # The solver the fit resolves: "auto" reaches here with an l1 penalty
-    # only ("prox"); the localized one is the fallback of "auto" without a
-    # curvature, or asked for.
-    if config.solver == "localized":
-        raise NotImplementedError(
-            "The localized solver's recorded event (the steps of one phase) "
-            "depends on a private scale; its plan is not computed in advance."
+        plan = plan_dpsgd(n_samples, n_features, config, budget, sparse=sparse)
+        return HeavyTailSetup(
+            config=config,
+            budget=budget,
+            solver="dp-sgd",
+            adjacency="add_remove",
+            event=plan.event,
+            dpsgd=plan,
         )
-    tuning = [zcdp_event(r) for name, r in ledger.spent.items() if name != "optimizer"]
-    optimizer = GaussianMechanism(1.0, 1.0 / math.sqrt(2.0 * rho_opt)).event(steps=1)
-    return composed_event([*tuning, optimizer])
+    private = budget.is_private
+    # The same refusals of public parameters with and without privacy.
+    shares, needs_median, needs_curvature = _plan_budget(
+        config, 0.5 * config.tuning_fraction
+    )
+    solver = config.solver if config.solver != "auto" else "prox"
+    if not private:
+        return HeavyTailSetup(
+            config=config,
+            budget=budget,
+            solver=solver,
+            adjacency="replace_one",
+            event=non_private_event(),
+        )
+    shares["optimizer"] = max(0.0, 1.0 - math.fsum(shares.values()))
+    parts = budget.split(shares)
+    if not parts["optimizer"].rho > 0:
+        raise PrivacyBudgetError("tuning_fraction leaves no budget for the optimizer.")
+    if _is_infinite(config.clip_norm):
+        raise ValueError("clip_norm=inf is only allowed without privacy.")
+    event = None
+    # "auto" reaches here with an l1 penalty only ("prox"); the localized
+    # solver's steps per phase follow from a private scale.
+    if config.solver != "localized":
+        tuning = [
+            zcdp_event(part.rho) for name, part in parts.items() if name != "optimizer"
+        ]
+        optimizer = parts["optimizer"].gaussian(1.0).event(steps=1)
+        event = composed_event([*tuning, optimizer])
+    return HeavyTailSetup(
+        config=config,
+        budget=budget,
+        solver=solver,
+        adjacency="replace_one",
+        event=event,
+        parts=parts,
+        needs_median=needs_median,
+        needs_curvature=needs_curvature,
+    )
 
 
 # One record's overflow (a huge row times w, inf - inf) must not show as a
 # warning: its results are handled explicitly (non-finite terms contribute
 # 0), and a warning that depends on one record is a leak.
 @np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore")
-def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
+def fit_heavy_tail(
+    X, y, loss, setup, rng, sample_weight=None, *, backend=NUMPY_BACKEND, progress=None
+):
     """Fit a heavy-tail-robust private linear model (see the module docstring).
 
     Parameters
@@ -382,55 +532,50 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
     y : ndarray of shape (n_samples,)
     loss : object
         Pointwise loss.
-    config : HeavyTailConfig
-        Public hyperparameters, the zCDP budget ``rho`` included.
-    budget : PrivacyBudget
-        The (epsilon, delta) target checked after the fit (``epsilon=inf``
-        when ``rho`` was given directly), the accountant and the caveats.
+    setup : HeavyTailSetup
+        :func:`heavy_tail_setup` for this ``X``: the public hyperparameters,
+        the (epsilon, delta) budget checked after the fit and its split.
     rng : numpy.random.Generator
         Source of all randomness.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
         Public weights: each record's gradient is weighted before it is
         clipped (every solver); uniform weights are the unweighted fit.
+    backend : ArrayBackend, default=NUMPY_BACKEND
+        Where the "dp-sgd" steps run (the one-pass solvers run on the host).
+    progress : Progress or None, default=None
+        Progress printer of the "dp-sgd" steps and the one-pass queries.
 
     Returns
     -------
     fit : HeavyTailFit
     """
-    if runs_dpsgd(config):
+    config, budget = setup.config, setup.budget
+    if setup.dpsgd is not None:
         _, l2 = _penalty_parts(config)
         return fit_heavy_tail_dpsgd(
-            X, y, loss, config, budget, rng, sample_weight=sample_weight, l2=l2
+            X, y, loss, config, budget, rng, sample_weight=sample_weight, l2=l2,
+            plan=setup.dpsgd, backend=backend, progress=progress,
         )
-    if math.isinf(config.rho):
-        # The same refusals of public parameters as a private fit.
-        _plan_budget(ZCDPLedger(math.inf), config, math.inf)
+    if not setup.is_private:
         return _fit_non_private(X, y, loss, config, budget, sample_weight)
     if config.radius is None:
         config = replace(config, radius=ONE_PASS_RADIUS)
-    rho = config.rho
     n, n_features = X.shape
     s = 1.0 if config.fit_intercept else 0.0
     d = n_features + int(config.fit_intercept)
-    private = not math.isinf(rho)
     # Public weights, as given under privacy (fit_weights: nothing is read
     # from them; None when all are 1). Each record's weighted gradient (and
     # second-moment term) is clipped; the private medians count a record at
     # most once.
-    weights = fit_weights(sample_weight, n, private=private)
+    weights = fit_weights(sample_weight, n, private=True)
 
-    # 1. Budget, planned before any data access.
-    ledger = ZCDPLedger(rho)
-    tuning_rho = 0.5 * config.tuning_fraction * rho if private else math.inf
-    needs_median, needs_curvature = _plan_budget(ledger, config, tuning_rho)
-    rho_opt = ledger.allocate_rest("optimizer")
-    eps = zcdp_eps(rho_opt) if private else math.inf
-    if private and rho_opt <= 0:
-        raise PrivacyBudgetError("tuning_fraction leaves no budget for the optimizer.")
-    if private and _is_infinite(config.clip_norm):
-        raise ValueError("clip_norm=inf is only allowed without privacy.")
+    # 1. Budget, planned before any data access (the set-up).
+    needs_median, needs_curvature = setup.needs_median, setup.needs_curvature
+    optimizer_budget = setup.parts["optimizer"]
+    rho_opt = optimizer_budget.rho
+    eps = zcdp_eps(rho_opt)
 
-    # 2. Private auto estimates (each spends its ledger entry).
+    # 2. Private auto estimates (each spends its part of the budget).
     median = None
     if needs_median:
         # The n norms are not kept past the quantile (with few stored entries
@@ -438,7 +583,7 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
         median = private_quantile(
             gradient_norms_at_zero(X, y, loss, s, sample_weight=weights),
             0.5,
-            ledger.spent["clip_median"],
+            setup.rho("clip_median"),
             rng,
             # Capped at 1 there under privacy: a record counts at most once.
             weights=weights,
@@ -449,8 +594,8 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
         estimate = private_curvature(
             X,
             s,
-            ledger.spent["curvature_scale"],
-            ledger.spent["curvature_matrix"],
+            setup.parts["curvature_scale"],
+            setup.parts["curvature_matrix"],
             rng,
             c_beta=c_beta,
             c_mu=c_mu,
@@ -489,8 +634,8 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
     # 3-4. Plan and run the solver.
     if row is None:
         coef_full, plan = _run_localized(
-            X, y, loss, config, rng, d, eps, scale, median, rho_opt, fixed_steps, s,
-            weights,
+            X, y, loss, config, rng, d, eps, scale, median, optimizer_budget,
+            fixed_steps, s, weights,
         )
         n_iter = sum(phase.n_steps for phase in plan)
         batch_size = plan[0].n_rows
@@ -498,13 +643,11 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
         noise_std = mean_oracle_sigma(clip, batch_size, eps) * math.sqrt(
             plan[0].n_steps
         )
-        optimizer_event, index = localized_phase_events(plan, rho_opt)
+        optimizer_event, index = localized_phase_events(plan, optimizer_budget)
         described = plan[index]
-        mechanism = GaussianMechanism(
-            2.0 * described.clip_norm, phase_noise_multiplier(described, rho_opt)
-        )
+        mechanism = phase_mechanism(described, optimizer_budget)
         steps = described.n_steps
-        mechanism_text = _localized_text(plan, index, rho_opt)
+        mechanism_text = _localized_text(plan, index, optimizer_budget)
     else:
         problem = _Problem(config, n, d, eps, beta, mu, scale)
         n_steps = fixed_steps if fixed_steps is not None else row.n_steps(problem)
@@ -519,9 +662,9 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
         clip = _clip_for(config, snr_factor(solver, eps, n, d, n_steps), median)
         noise_std = mean_oracle_sigma(clip, batch_size, eps)
         # Replace-one sensitivity of a clipped sum: 2 C; one query per
-        # record, so each gets the whole optimizer budget.
-        noise_multiplier = 1.0 / math.sqrt(2.0 * rho_opt) if private else 0.0
-        mechanism = GaussianMechanism(2.0 * clip, noise_multiplier)
+        # record, so each gets the whole optimizer part (noise multiplier
+        # 1 / sqrt(2 rho_opt)).
+        mechanism = optimizer_budget.gaussian(2.0 * clip)
         batches = disjoint_batches(rng, n, n_batches, batch_size)
         # Each query reads its own batch: parallel composition.
         with parallel_parts() as parts:
@@ -537,6 +680,7 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
                 rng=rng,
                 sample_weight=weights,
                 parts=parts,
+                progress=None if progress is None else progress.per(n_steps, n_steps),
             )
         n_iter = n_steps
         # Parallel composition: one record enters one query of the T, so
@@ -555,17 +699,17 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
         )
 
     # 5. Describe the run: the private estimates' zCDP events, then the
-    # optimizer's own event, which the record's fields describe.
-    if private:
+    # optimizer's own event, which the record's fields describe (the
+    # set-up's event where it was planned).
+    event = setup.event
+    if event is None:
         tuning = [
-            zcdp_event(r) for name, r in ledger.spent.items() if name != "optimizer"
+            zcdp_event(r) for name, r in setup.spent.items() if name != "optimizer"
         ]
         event = composed_event([*tuning, optimizer_event])
-    else:
-        event = ledger.dp_event()
     record = budget.account(
         mechanism,
-        description=f"{mechanism_text}; rho-zCDP budget {_format_ledger(ledger.spent)}",
+        description=f"{mechanism_text}; rho-zCDP budget {_format_ledger(setup.spent)}",
         adjacency="replace_one",
         steps=int(steps),
         dp_event=event,
@@ -580,13 +724,9 @@ def fit_heavy_tail(X, y, loss, config, budget, rng, sample_weight=None):
         noise_std=float(noise_std),
         smoothness=beta,
         strong_convexity=mu,
-        rho_spent=ledger.spent,
+        rho_spent=setup.spent,
         record=record,
-        optimizer_epsilon=(
-            epsilon_of(optimizer_event, budget.delta, budget.accountant)
-            if private
-            else math.inf
-        ),
+        optimizer_epsilon=epsilon_of(optimizer_event, budget.delta, budget.accountant),
     )
 
 
@@ -619,7 +759,8 @@ def _fit_non_private(X, y, loss, config, budget, sample_weight):
     row = ONE_PASS_SOLVERS.get(solver)
     name = row.description if row is not None else _LOCALIZED_NAME
     record = budget.account(
-        GaussianMechanism(clip_norm=math.inf, noise_multiplier=0.0),
+        # The non-private budget's mechanism: no noise, no clipping.
+        budget.gaussian(math.inf),
         description=name,
         adjacency="replace_one",
         steps=1,
@@ -656,7 +797,7 @@ def _acsa_eta(config, n, d, n_steps, beta, diameter, clip, noise_std, scale):
 
 
 def _run_localized(
-    X, y, loss, config, rng, d, eps, scale, median, rho_opt, fixed_steps, s, weights
+    X, y, loss, config, rng, d, eps, scale, median, budget, fixed_steps, s, weights
 ):
     n = X.shape[0]
     if n < 4:
@@ -688,7 +829,7 @@ def _run_localized(
         loss,
         phases=plan,
         blocks=blocks,
-        rho=rho_opt,
+        budget=budget,
         radius=config.radius,
         intercept_scaling=s,
         rng=rng,
@@ -701,10 +842,10 @@ def _is_infinite(value):
     return not isinstance(value, str) and math.isinf(value)
 
 
-def _localized_text(plan, index, rho):
+def _localized_text(plan, index, budget):
     phases = "; ".join(
         f"{phase.n_rows} rows, {phase.n_steps} steps, noise multiplier "
-        f"{phase_noise_multiplier(phase, rho):.4g}"
+        f"{phase_noise_multiplier(phase, budget):.4g}"
         for phase in plan
     )
     return (

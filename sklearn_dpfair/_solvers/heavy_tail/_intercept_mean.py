@@ -29,7 +29,6 @@ Gaussian noise of std ``tau / sqrt(2 rho)`` makes the release rho-zCDP
 
 import numpy as np
 
-from ...privacy import GaussianMechanism
 from ...privacy._zcdp import gaussian_noise_std
 from .._linear import raw_predictions
 from .._row_blocks import row_block, row_blocks
@@ -54,7 +53,9 @@ def intercept_mean_noise_std(clip, rho, n_samples):
 
 
 @np.errstate(over="ignore", invalid="ignore")
-def private_intercept_step(X, y, coef, intercept, clip, rho, rng, sample_weight=None):
+def private_intercept_step(
+    X, y, coef, intercept, clip, budget, rng, sample_weight=None
+):
     """Private Newton step on the intercept of the squared loss.
 
     Parameters
@@ -68,8 +69,10 @@ def private_intercept_step(X, y, coef, intercept, clip, rho, rng, sample_weight=
     clip : float
         Clip ``tau`` of each record's gradient in the intercept (finite,
         positive).
-    rho : float
-        zCDP budget of the release.
+    budget : PrivacyBudget
+        The release's part of the fit's budget
+        (:meth:`~sklearn_dpfair.privacy.PrivacyBudget.split`): its Gaussian
+        mechanism of sensitivity ``clip`` (no noise when not private).
     rng : numpy.random.Generator
         Source of the noise.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
@@ -86,14 +89,18 @@ def private_intercept_step(X, y, coef, intercept, clip, rho, rng, sample_weight=
     >>> import numpy as np
     >>> from sklearn_dpfair._solvers.heavy_tail._intercept_mean import (
     ...     private_intercept_step)
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
     >>> X, y = np.zeros((4, 1)), np.array([1.0, 1.0, 1.0, 9.0])
     >>> rng = np.random.default_rng(0)
-    >>> private_intercept_step(X, y, np.zeros(1), 0.0, 2.0, np.inf, rng)
+    >>> non_private = PrivacyBudget(np.inf, 1e-5)
+    >>> private_intercept_step(X, y, np.zeros(1), 0.0, 2.0, non_private, rng)
     1.25
     """
     # In X's precision, as the steps' parameters: a float64 coef would make
     # the product promote a float32 X to a float64 copy of all of it.
     coef = np.asarray(coef, dtype=X.dtype)[:, None]
+    # The mechanism comes from the planned part, before the data is read.
+    mechanism = budget.gaussian(clip)
     total = 0.0
     # By blocks of rows: no n-length temporaries for a sparse X.
     for rows in row_blocks(X):
@@ -104,7 +111,5 @@ def private_intercept_step(X, y, coef, intercept, clip, rho, rng, sample_weight=
         # A non-finite gradient (a record beyond float range) contributes 0.
         terms = np.where(np.isfinite(gradient), np.clip(gradient, -clip, clip), 0.0)
         total += float(np.sum(terms))
-    sigma = gaussian_noise_std(1.0, rho)
-    mechanism = GaussianMechanism(clip_norm=clip, noise_multiplier=sigma)
     noisy = mechanism.privatize(np.array([total]), rng)
     return float(-noisy[0] / X.shape[0])

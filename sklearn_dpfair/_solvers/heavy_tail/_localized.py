@@ -25,7 +25,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...privacy._accounting import noisy_sgd_event, non_private_event
-from ...privacy._mechanism import GaussianMechanism
 from ...privacy._releases import parallel_parts
 from ._one_pass import LocalizedStep, one_pass_loop
 
@@ -34,6 +33,7 @@ __all__ = [
     "localized_phase_events",
     "localized_plan",
     "localized_subgradient",
+    "phase_mechanism",
     "phase_noise_multiplier",
 ]
 
@@ -120,26 +120,38 @@ def localized_plan(n_used, d, eps, k, *, diameter, scale, clips, max_steps=None)
     return phases
 
 
-def phase_noise_multiplier(phase, rho):
-    """Noise multiplier of each step of a phase: ``sqrt(T_i / (2 rho))``.
+def phase_mechanism(phase, budget):
+    """The Gaussian mechanism of each step of a phase, from the run's budget.
 
     Each of the phase's ``T_i`` steps is a Gaussian release of its clipped
-    sum (replace-one sensitivity ``2 C_i``) and gets ``rho / T_i`` by
-    sequential composition, so the phase is ``rho``-zCDP.
+    sum (replace-one sensitivity ``2 C_i``) and gets ``rho / T_i`` of the
+    budget's zCDP ``rho`` by sequential composition
+    (:meth:`~sklearn_dpfair.privacy.PrivacyBudget.gaussian` with ``T_i``
+    steps: noise multiplier ``sqrt(T_i / (2 rho))``), so the phase is
+    ``rho``-zCDP. No noise when the budget is not private.
+    """
+    return budget.gaussian(2.0 * phase.clip_norm, steps=phase.n_steps)
+
+
+def phase_noise_multiplier(phase, budget):
+    """Noise multiplier of each step of a phase: ``sqrt(T_i / (2 rho))``.
+
+    That of :func:`phase_mechanism`.
 
     Examples
     --------
     >>> from sklearn_dpfair._solvers.heavy_tail._localized import (
     ...     LocalizedPhase, phase_noise_multiplier)
-    >>> phase_noise_multiplier(LocalizedPhase(4, 8, 1.0, 1.0, 1.0, 1.0), 1.0)
-    2.0
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
+    >>> part = PrivacyBudget(8.0, 1e-5).split({"optimizer": 1.0})["optimizer"]
+    >>> phase = LocalizedPhase(4, 8, 1.0, 1.0, 1.0, 1.0)
+    >>> round(phase_noise_multiplier(phase, part) ** 2 * 2 * part.rho, 9)
+    8.0
     """
-    if math.isinf(rho):
-        return 0.0
-    return math.sqrt(phase.n_steps / (2.0 * rho))
+    return phase_mechanism(phase, budget).noise_multiplier
 
 
-def localized_phase_events(phases, rho):
+def localized_phase_events(phases, budget):
     """The accounting event of Algorithm 7 and the phase it describes.
 
     The phases read disjoint blocks of rows, so one record takes part in one
@@ -153,8 +165,8 @@ def localized_phase_events(phases, rho):
     Parameters
     ----------
     phases : list of LocalizedPhase
-    rho : float
-        zCDP budget of the run.
+    budget : PrivacyBudget
+        The run's part of the fit's budget (each phase gets all of it).
 
     Returns
     -------
@@ -170,19 +182,23 @@ def localized_phase_events(phases, rho):
     ...     localized_phase_events, localized_plan)
     >>> plan = localized_plan(8, 2, 1.0, 2.0, diameter=2.0, scale=1.0,
     ...                       clips=[1.0, 1.0, 1.0])
-    >>> event, j = localized_phase_events(plan, 0.5)
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
+    >>> part = PrivacyBudget(1.0, 1e-5).split({"optimizer": 0.9})["optimizer"]
+    >>> event, j = localized_phase_events(plan, part)
     >>> event.count == plan[j].n_steps
     True
     """
-    if math.isinf(rho):
+    if phase_noise_multiplier(phases[0], budget) == 0:
         return non_private_event(), 0
     losses = [
-        phase.n_steps / (2.0 * phase_noise_multiplier(phase, rho) ** 2)
+        phase.n_steps / (2.0 * phase_noise_multiplier(phase, budget) ** 2)
         for phase in phases
     ]
     index = int(np.argmax(losses))
     phase = phases[index]
-    event = noisy_sgd_event(phase_noise_multiplier(phase, rho), 1.0, phase.n_steps)
+    event = noisy_sgd_event(
+        phase_noise_multiplier(phase, budget), 1.0, phase.n_steps
+    )
     return event, index
 
 
@@ -193,7 +209,7 @@ def localized_subgradient(
     *,
     phases,
     blocks,
-    rho,
+    budget,
     radius,
     intercept_scaling,
     rng,
@@ -209,9 +225,10 @@ def localized_subgradient(
         From :func:`localized_plan`.
     blocks : list of ndarray
         Disjoint row indices, one block per phase.
-    rho : float
-        zCDP budget of the run (each phase gets all of it, by parallel
-        composition; each step ``rho / T_i``).
+    budget : PrivacyBudget
+        The run's part of the fit's budget (each phase gets all of it, by
+        parallel composition; each step ``rho / T_i`` of its zCDP ``rho``:
+        :func:`phase_mechanism`).
 
     Returns
     -------
@@ -220,26 +237,25 @@ def localized_subgradient(
     w_prev = np.zeros(X.shape[1] + 1)
     # The phases read disjoint blocks: parallel composition across phases,
     # accounted as the phase localized_phase_events describes.
-    _, accounted = localized_phase_events(phases, rho)
+    _, accounted = localized_phase_events(phases, budget)
     with parallel_parts(accounted) as parts:
         for i, (phase, idx) in enumerate(zip(phases, blocks)):
             with parts.part(i):
                 w_prev = _phase(
-                    X, y, loss, phase, idx, w_prev, rho, radius,
+                    X, y, loss, phase, idx, w_prev, budget, radius,
                     intercept_scaling, rng, sample_weight,
                 )
     return w_prev
 
 
 def _phase(
-    X, y, loss, phase, idx, w_prev, rho, radius, intercept_scaling, rng, sample_weight
+    X, y, loss, phase, idx, w_prev, budget, radius, intercept_scaling, rng,
+    sample_weight,
 ):
     """One phase of Algorithm 7 on its block of rows; its last iterate."""
     # Sequential composition inside the phase: rho / T_i per step, each on
     # the whole block (read once).
-    mechanism = GaussianMechanism(
-        2.0 * phase.clip_norm, phase_noise_multiplier(phase, rho)
-    )
+    mechanism = phase_mechanism(phase, budget)
     return one_pass_loop(
         X[idx],
         y[idx],

@@ -210,6 +210,7 @@ def one_pass_loop(
     start=None,
     sample_weight=None,
     parts=None,
+    progress=None,
 ):
     """Run ``rule`` on MeanOracle1's answers, one query per batch; return its result.
 
@@ -239,6 +240,9 @@ def one_pass_loop(
         From :func:`~sklearn_dpfair.privacy._releases.parallel_parts` when
         the batches are disjoint: each query is logged as its own part.
         None: the queries compose sequentially.
+    progress : Progress or None, default=None
+        Called after every query with the norm of its released noisy mean
+        (:mod:`~sklearn_dpfair._solvers._progress`).
 
     Returns
     -------
@@ -276,4 +280,7 @@ def one_pass_loop(
                 rows=idx,
             )
         rule.update(t, grad)
+        if progress is not None:
+            # The norm of the released noisy mean: post-processing.
+            progress(t, float(np.linalg.norm(grad)))
     return rule.result()

@@ -32,10 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ...privacy import GaussianMechanism, private_quantile
+from ...privacy import private_quantile
 from ...privacy._clipping import clip_factors_from_norms
 from .._rows import canonical_csr, squared_row_norms, stable_row_norms
-from ...privacy._zcdp import gaussian_noise_std
 from .._linear import augmented_row_norms
 from ._mean_oracle import scaled_augmented_gram
 
@@ -92,8 +91,8 @@ def _weighted_row_scale(X, s, rho_scale, rng, weights):
 def private_curvature(
     X,
     intercept_scaling,
-    rho_scale,
-    rho_matrix,
+    scale_budget,
+    matrix_budget,
     rng,
     *,
     c_beta=1.0,
@@ -108,10 +107,13 @@ def private_curvature(
         Private rows.
     intercept_scaling : float
         Constant appended to each row (0: none).
-    rho_scale : float
-        zCDP budget of the row-norm median (``inf``: exact).
-    rho_matrix : float
-        zCDP budget of the noisy matrix (``inf``: no noise).
+    scale_budget : PrivacyBudget
+        The row-norm median's part of the fit's budget
+        (:meth:`~sklearn_dpfair.privacy.PrivacyBudget.split`; its zCDP
+        ``rho``, ``inf`` when not private: exact).
+    matrix_budget : PrivacyBudget
+        The noisy matrix's part: its Gaussian mechanism (no noise when not
+        private).
     rng : numpy.random.Generator
         Source of the noise.
     c_beta, c_mu : float, default=1.0
@@ -129,8 +131,11 @@ def private_curvature(
     --------
     >>> import numpy as np
     >>> from sklearn_dpfair._solvers.heavy_tail._private_curvature import private_curvature
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
     >>> X = np.random.default_rng(0).normal(size=(20000, 3))
-    >>> est = private_curvature(X, 1.0, 0.01, 0.04, np.random.default_rng(1))
+    >>> parts = PrivacyBudget(2.0, 1e-5).split({"scale": 0.1, "matrix": 0.4})
+    >>> est = private_curvature(
+    ...     X, 1.0, parts["scale"], parts["matrix"], np.random.default_rng(1))
     >>> bool(0.5 < est.strong_convexity <= est.smoothness < 2.0)
     True
     """
@@ -138,7 +143,7 @@ def private_curvature(
     s = float(intercept_scaling)
     if sample_weight is not None:
         row_scale, row_clip = _weighted_row_scale(
-            X, s, rho_scale, rng, sample_weight
+            X, s, scale_budget.rho, rng, sample_weight
         )
         if sp.issparse(X):
             second_moment = scaled_augmented_gram(X, s, row_scale) / n
@@ -162,7 +167,7 @@ def private_curvature(
                 # A huge row's squared norm overflows to inf: no warning.
                 sq_norms = np.einsum("ij,ij->i", rows, rows)
         # An overflowed squared norm (inf) counts as above the public grid.
-        median = private_quantile(sq_norms, 0.5, rho_scale, rng)
+        median = private_quantile(sq_norms, 0.5, scale_budget.rho, rng)
         row_clip = _ROW_CLIP_FACTOR * median
         # min(1, C_S / ||x~||^2) as C_S / max(||x~||^2, C_S): never divides
         # by a tiny number, so no overflow for a zero row.
@@ -186,10 +191,11 @@ def private_curvature(
             second_moment = clipped.T @ clipped / n
     d = second_moment.shape[0]
     # The symmetric Gaussian mechanism (replace-one sensitivity 2 C_S / n).
-    noise_multiplier = gaussian_noise_std(1.0, rho_matrix)
-    mechanism = GaussianMechanism(2.0 * row_clip / n, noise_multiplier)
+    mechanism = matrix_budget.gaussian(2.0 * row_clip / n)
     second_moment = mechanism.privatize_symmetric(second_moment, rng)
-    sigma = mechanism.noise_std
+    # Without noise the margin is 0 (the non-private mechanism's sensitivity
+    # is unbounded).
+    sigma = mechanism.noise_std if mechanism.noise_multiplier else 0.0
     eigenvalues = np.linalg.eigvalsh(second_moment)
     margin = _SPECTRAL_MARGIN * sigma * math.sqrt(d)
     # beta is an upper bound (a step 1/beta must not overshoot); mu is a

@@ -66,7 +66,7 @@ def test_tuning_costs_noise_inside_the_same_budget(epsilon):
         X,
         y,
         SquaredLoss(),
-        _config(rho=rho_for_epsilon(epsilon, 1e-5)),
+        _config(),
         PrivacyBudget(epsilon, 1e-5),
         np.random.default_rng(0),
     )
@@ -108,7 +108,7 @@ def test_non_private_limit_is_unclipped_least_squares():
         X,
         y,
         SquaredLoss(),
-        _config(rho=math.inf),
+        _config(),
         PrivacyBudget(math.inf, 1e-5),
         np.random.default_rng(0),
     )
@@ -129,7 +129,7 @@ def test_clip_follows_the_private_median_and_outliers_are_clipped():
         X,
         y,
         SquaredLoss(),
-        _config(rho=rho_for_epsilon(1.0, 1e-5)),
+        _config(),
         PrivacyBudget(1.0, 1e-5),
         np.random.default_rng(0),
     )
@@ -144,7 +144,7 @@ def test_projection_on_the_public_ball():
         X,
         100.0 * y,
         SquaredLoss(),
-        _config(radius=0.5, rho=rho_for_epsilon(1.0, 1e-5)),
+        _config(radius=0.5),
         PrivacyBudget(1.0, 1e-5),
         np.random.default_rng(0),
     )
@@ -161,7 +161,7 @@ def test_scales_use_the_add_remove_sensitivity_of_the_record(selection_sensitivi
         X,
         y,
         SquaredLoss(),
-        _config(rho=rho_for_epsilon(1.0, 1e-5)),
+        _config(),
         PrivacyBudget(1.0, 1e-5),
         np.random.default_rng(0),
     )

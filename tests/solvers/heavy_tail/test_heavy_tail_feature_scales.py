@@ -27,6 +27,7 @@ from sklearn_dpfair._solvers.heavy_tail._dpsgd import (
     standardized,
 )
 from sklearn_dpfair.privacy import _exponential, _mechanism
+from sklearn_dpfair.privacy import PrivacyBudget
 from sklearn_dpfair.privacy._accounting import epsilon_of
 
 
@@ -158,9 +159,9 @@ def test_feature_bounds_are_validated():
 def test_the_scales_are_planned_from_public_counts_only():
     # A small epsilon * n: the column histograms could not show the data,
     # so no per-column release is planned (the columns are used as given).
-    assert features_scalable(309, 10, 0.1, 1.0, 0.0306, _names())
-    assert not features_scalable(309, 10, 0.1, 0.5, 0.0085, _names())
-    assert not features_scalable(309, 40, 0.1, 1.0, 0.0306, _names())
+    assert features_scalable(309, 10, 0.1, PrivacyBudget(1.0, 1e-5), _names())
+    assert not features_scalable(309, 10, 0.1, PrivacyBudget(0.5, 1e-5), _names())
+    assert not features_scalable(309, 40, 0.1, PrivacyBudget(1.0, 1e-5), _names())
     (X, _, y, _) = _raw_diabetes()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from sklearn_dpfair._loss import HuberLoss, PinballLoss, SquaredLoss
+from sklearn_dpfair._solvers.heavy_tail._fit import zcdp_budget
 from sklearn_dpfair._solvers.heavy_tail._mean_oracle import (
     clipped_gradient_mean,
     gradient_norms_at_zero,
@@ -40,6 +41,11 @@ CRAFTED = [
     ([1e200, 1e200], 1e308),
     ([-1.7e308, 1.7e308], -1.7e308),
 ]
+
+
+def _parts(rho_scale, rho_matrix):
+    """The curvature's two budget parts, of these zCDP rhos (inf: exact)."""
+    return zcdp_budget(rho_scale, 1e-5), zcdp_budget(rho_matrix, 1e-5)
 
 
 def _batch(rng, n=64):
@@ -160,7 +166,9 @@ def test_curvature_clips_an_overflowing_row_like_any_other():
         X2[0] = scale * np.array([1.0, -2.0, 0.5])
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            est = private_curvature(X2, 1.0, 0.05, 0.2, np.random.default_rng(4))
+            est = private_curvature(
+                X2, 1.0, *_parts(0.05, 0.2), np.random.default_rng(4)
+            )
         assert math.isfinite(est.smoothness) and math.isfinite(est.strong_convexity)
         estimates.append((est.smoothness, est.strong_convexity, est.row_clip))
     np.testing.assert_allclose(estimates[0], estimates[1], rtol=1e-12)
@@ -172,13 +180,13 @@ def test_curvature_term_of_a_crafted_row_is_within_its_bound():
     # top eigenvalue by at most 2 C_S / n.
     rng = np.random.default_rng(1)
     X = rng.normal(size=(300, 2))
-    base = private_curvature(X, 1.0, math.inf, math.inf, None)
+    base = private_curvature(X, 1.0, *_parts(math.inf, math.inf), None)
     for row, _ in CRAFTED:
         X2 = X.copy()
         X2[0] = row
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            est = private_curvature(X2, 1.0, math.inf, math.inf, None)
+            est = private_curvature(X2, 1.0, *_parts(math.inf, math.inf), None)
         assert math.isfinite(est.smoothness)
         bound = 2 * max(base.row_clip, est.row_clip) / X.shape[0]
         if est.row_clip == base.row_clip:

@@ -15,6 +15,7 @@ from sklearn_dpfair._solvers.heavy_tail._dpsgd import (
     fit_heavy_tail_dpsgd,
     intercept_clip,
 )
+from sklearn_dpfair._solvers.heavy_tail._fit import zcdp_budget
 from sklearn_dpfair._solvers.heavy_tail._intercept_mean import (
     intercept_mean_noise_std,
     private_intercept_step,
@@ -23,6 +24,8 @@ from sklearn_dpfair.privacy import PrivacyBudget, epsilon_of
 from sklearn_dpfair.privacy._zcdp import rho_for_epsilon
 
 from heavy_tail_config import dpsgd_config
+
+_NON_PRIVATE = zcdp_budget(math.inf, 1e-5)
 
 
 
@@ -38,7 +41,8 @@ def _skewed(n, seed=0, d=3):
 def _clipped_sum(X, y, coef, intercept, clip, weights=None):
     """The noiseless sum of the step (rho = inf): -step * n."""
     step = private_intercept_step(
-        X, y, coef, intercept, clip, math.inf, None, sample_weight=weights
+        X, y, coef, intercept, clip, zcdp_budget(math.inf, 1e-5), None,
+        sample_weight=weights,
     )
     return -step * X.shape[0]
 
@@ -78,7 +82,8 @@ def test_noise_std_is_the_clip_over_sqrt_two_rho_over_n():
     rho, clip = 0.02, 3.0
     steps = [
         private_intercept_step(
-            X, y, np.ones(3), 1.0, clip, rho, np.random.default_rng(seed)
+            X, y, np.ones(3), 1.0, clip, zcdp_budget(rho, 1e-5),
+            np.random.default_rng(seed),
         )
         for seed in range(400)
     ]
@@ -92,17 +97,18 @@ def test_step_removes_most_of_the_clipping_bias_of_skewed_noise():
     # At the true coefficients and the residuals' median (where clipped
     # steps on skewed noise settle), the step moves towards the mean 1.0.
     median = 1.0 + np.median(y - X @ np.ones(3) - 1.0)
-    step = private_intercept_step(X, y, np.ones(3), median, 30.0, math.inf, None)
+    step = private_intercept_step(
+        X, y, np.ones(3), median, 30.0, zcdp_budget(math.inf, 1e-5), None
+    )
     assert abs(median + step - 1.0) < 0.2 * abs(median - 1.0)
 
 
 def _fit(X, y, epsilon, **config):
-    rho = rho_for_epsilon(epsilon, 1e-5)
     return fit_heavy_tail_dpsgd(
         X,
         y,
         SquaredLoss(),
-        dpsgd_config(rho=rho, **config),
+        dpsgd_config(**config),
         PrivacyBudget(epsilon, 1e-5),
         np.random.default_rng(0),
     )
@@ -185,10 +191,10 @@ def test_step_keeps_float32_x_in_float32(sparse):
     y = rng.standard_normal(40_000)
     coef = rng.standard_normal(50)
     X32 = X.astype(np.float32)
-    step64 = private_intercept_step(X, y, coef, 0.1, 3.0, np.inf, None)
+    step64 = private_intercept_step(X, y, coef, 0.1, 3.0, _NON_PRIVATE, None)
     tracemalloc.start()
     try:
-        step32 = private_intercept_step(X32, y, coef, 0.1, 3.0, np.inf, None)
+        step32 = private_intercept_step(X32, y, coef, 0.1, 3.0, _NON_PRIVATE, None)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

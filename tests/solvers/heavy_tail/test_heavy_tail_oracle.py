@@ -13,11 +13,17 @@ from sklearn_dpfair._solvers.heavy_tail._mean_oracle import (
     clipped_gradient_mean,
     mean_oracle,
 )
+from sklearn_dpfair._solvers.heavy_tail._fit import zcdp_budget
 from sklearn_dpfair._solvers.heavy_tail._private_curvature import private_curvature
 from sklearn_dpfair.privacy._quantile import LOG_GRID, private_quantile
 from sklearn_dpfair.privacy import GaussianMechanism
 
 FULL = bool(os.environ.get("DPFAIR_FULL"))
+
+
+def _parts(rho_scale, rho_matrix):
+    """The curvature's two budget parts, of these zCDP rhos (inf: exact)."""
+    return zcdp_budget(rho_scale, 1e-5), zcdp_budget(rho_matrix, 1e-5)
 
 
 def _oracle_mechanism(clip, eps):
@@ -192,11 +198,11 @@ def test_private_quantile_upper_level():
 def test_private_curvature_exact_and_noisy():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(50000, 4)) * np.array([1.0, 1.0, 2.0, 0.5])
-    exact = private_curvature(X, 1.0, math.inf, math.inf, rng)
+    exact = private_curvature(X, 1.0, *_parts(math.inf, math.inf), rng)
     # Rows are clipped at twice the median squared norm: a mild shrinkage.
     assert 2.5 < exact.smoothness <= 4.05
     assert 0.2 < exact.strong_convexity <= 0.26
-    noisy = [private_curvature(X, 1.0, 0.01, 0.04, rng) for _ in range(5)]
+    noisy = [private_curvature(X, 1.0, *_parts(0.01, 0.04), rng) for _ in range(5)]
     assert all(est.smoothness >= exact.smoothness for est in noisy)
     kappas = [est.smoothness / max(est.strong_convexity, 1e-12) for est in noisy]
     assert np.median(kappas) < 3 * exact.smoothness / exact.strong_convexity

@@ -17,6 +17,7 @@ from sklearn_dpfair._solvers.heavy_tail._one_pass import (
 )
 from sklearn_dpfair._solvers.heavy_tail._disjoint_batches import disjoint_batches, disjoint_blocks
 from sklearn_dpfair._solvers.heavy_tail._schedules import stich_schedule
+from sklearn_dpfair._solvers.heavy_tail._fit import zcdp_budget
 from sklearn_dpfair._solvers.heavy_tail._localized import (
     LocalizedPhase,
     localized_plan,
@@ -99,7 +100,7 @@ def test_localized_phases_are_disjoint():
         PinballLoss(0.5),
         phases=plan,
         blocks=blocks,
-        rho=0.5,
+        budget=zcdp_budget(0.5, 1e-5),
         radius=10.0,
         intercept_scaling=1.0,
         rng=rng,
@@ -198,7 +199,8 @@ def test_localized_memory_does_not_grow_with_its_steps():
 
     X, y, _ = _problem(np.random.default_rng(0), n=4)
     phase = LocalizedPhase(4, 4_000, 0.01, 1.0, 10.0, 3.0)
-    kwargs = dict(phases=[phase], blocks=[np.arange(4)], rho=1.0, radius=10.0,
+    kwargs = dict(phases=[phase], blocks=[np.arange(4)],
+                  budget=zcdp_budget(1.0, 1e-5), radius=10.0,
                   intercept_scaling=1.0)
     localized_subgradient(X, y, SquaredLoss(), rng=np.random.default_rng(0), **kwargs)
     tracemalloc.start()
