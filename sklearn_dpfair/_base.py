@@ -27,6 +27,7 @@ from .privacy._random import noise_seed
 from .privacy._releases import check_releases, logged_releases
 from .utils._array_api import (
     array_namespace,
+    device_of,
     finite_linear_scores,
     input_float_dtypes,
     to_numpy,
@@ -258,12 +259,20 @@ class LinearRegressorMixin(RegressorMixin):
             the largest float is saturated to it).
         """
         check_is_fitted(self)
+        # Predictions are computed in X's namespace and on its device (a
+        # torch tensor under array_api_dispatch); the model moves there.
         X = validate_data(
-            self, X, reset=False, dtype=[np.float64, np.float32], accept_sparse="csr"
+            self, X, reset=False, dtype=input_float_dtypes(X), accept_sparse="csr"
         )
         if sp.issparse(X):
             return _sparse_linear_scores(X, self.coef_[None, :], self.intercept_)
-        return _dense_linear_scores(np, X, self.coef_, self.intercept_)
+        xp = array_namespace(X)
+        if xp is np:
+            return _dense_linear_scores(np, X, self.coef_, self.intercept_)
+        device = device_of(X)
+        coef = xp.asarray(to_numpy(self.coef_), dtype=X.dtype, device=device)
+        intercept = xp.asarray(to_numpy(self.intercept_), dtype=X.dtype, device=device)
+        return _dense_linear_scores(xp, X, coef, intercept)
 
 
 def _dense_linear_scores(xp, X, coef, intercept):

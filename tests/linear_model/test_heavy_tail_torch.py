@@ -166,3 +166,16 @@ def test_cuda_matches_numpy(params):
     np.testing.assert_allclose(reg.coef_, ref.coef_, rtol=0, atol=1e-8)
     assert reg.intercept_ == pytest.approx(ref.intercept_, rel=0, abs=1e-8)
     assert reg.epsilon_ == ref.epsilon_
+
+
+def test_predict_takes_torch_input_under_dispatch(dispatch):
+    # A regressor's predictions are computed in X's namespace and on its
+    # device; the (numpy) model moves there.
+    X, y, _ = _data(n=500)
+    est = HeavyTailDPRegressor(epsilon=1.0, random_state=0).fit(X, y)
+    Xt = torch.asarray(X)
+    pred = est.predict(Xt)
+    assert isinstance(pred, torch.Tensor) and pred.device == Xt.device
+    with sklearn.config_context(array_api_dispatch=False):
+        expected = est.predict(X)
+    np.testing.assert_allclose(pred.numpy(), expected, rtol=1e-12, atol=1e-12)
