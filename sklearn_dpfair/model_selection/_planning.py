@@ -15,7 +15,6 @@ silent overspend.
 
 import math
 
-import dp_accounting
 from sklearn.base import clone
 
 __all__ = ["CandidatePlan", "plan_candidate", "with_budget"]
@@ -67,19 +66,6 @@ class CandidatePlan:
             self._events[key] = self.plan(t, delta).dp_event
         return self._events[key]
 
-    def run_event(self, t, delta):
-        """:meth:`event` as the search's RDP accountant composes it.
-
-        The same event, except that a pure ``epsilon``-DP local randomizer's
-        message (``RandomizedResponseDpEvent``, which dp-accounting's RDP
-        accountant reads under replace-one only, while the search's
-        accountant is built once for every event) is accounted by the
-        ``epsilon^2 / 2``-zCDP guarantee every ``epsilon``-DP mechanism has
-        (Bun and Steinke 2016, Proposition 1.4), under any neighbouring
-        relation.
-        """
-        return _rdp_readable(self.event(t, delta))
-
 
 def with_budget(estimator, t, delta, **params):
     """A clone of ``estimator`` trained with budget ``(t, delta)`` by the RDP accountant.
@@ -103,26 +89,6 @@ def with_budget(estimator, t, delta, **params):
         **params,
     }
     return clone(estimator).set_params(**{k: v for k, v in values.items() if k in own})
-
-
-def _rdp_readable(event):
-    """``event`` with each randomized response replaced by its zCDP bound."""
-    if isinstance(event, dp_accounting.RandomizedResponseDpEvent):
-        k, p = event.num_buckets, event.noise_parameter
-        # The ratio of the most to the least likely output on two inputs.
-        epsilon = math.inf if p == 0 else math.log1p(k * (1.0 - p) / p)
-        return dp_accounting.ZCDpEvent(epsilon * epsilon / 2.0)
-    # Anything else is returned as it is (the same object, so that an event
-    # with no local message is compared and cached unchanged).
-    if isinstance(event, dp_accounting.ComposedDpEvent):
-        parts = [_rdp_readable(e) for e in event.events]
-        if any(a is not b for a, b in zip(parts, event.events)):
-            return dp_accounting.ComposedDpEvent(type(event.events)(parts))
-    if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        inner = _rdp_readable(event.event)
-        if inner is not event.event:
-            return dp_accounting.SelfComposedDpEvent(inner, event.count)
-    return event
 
 
 def accepted_counts(estimator):

@@ -243,10 +243,10 @@ class PrivateHyperparameterSearch(
     :class:`~sklearn_dpfair.linear_model.SemiLocalDPLinearRegression`) give a
     replace-one search: the theorem holds for any neighbouring relation, and
     the scores' sensitivities are those of replacing a row (``sqrt(5)`` for
-    ``"accuracy-dp-gap"``). A local randomizer's message enters the
-    selection's account as the ``epsilon^2 / 2``-zCDP bound of any
-    ``epsilon``-DP mechanism (Bun and Steinke 2016), and the search itself
-    is central: its validation rows are scored by whoever runs it.
+    ``"accuracy-dp-gap"``). A local randomizer's message is accounted by its
+    own Renyi divergence (dp-accounting reads randomized response under
+    replace-one), and the search itself is central: its validation rows are
+    scored by whoever runs it.
 
     Parallel runs (``n_jobs``) collect their warnings and the search emits
     each distinct one once, as sequential runs do; a threading joblib
@@ -667,7 +667,7 @@ class PrivateHyperparameterSearch(
         def run_event(t, plans=distinct):
             parts = []
             for plan in plans:
-                event = plan.run_event(t, delta)
+                event = plan.event(t, delta)
                 if event not in parts:
                     parts.append(event)
             return composed_event([*parts, gaussian_event(score_noise(t))])

@@ -138,6 +138,10 @@ def test_regressor_search_records_its_plan(data, name):
     counts = {"n_public": n_public}
     planned = plan_candidate(best, n_train, D, counts, delta=search.delta)
     assert best.dp_event_ == planned.event(search.run_epsilon_, search.delta)
+    # Each run composes the candidate's own event (a local randomizer's
+    # message included, read by the RDP accountant under replace-one) and
+    # the score's Gaussian.
+    assert best.dp_event_ in search.dp_event_.event.events
     if semi:
         assert best.n_public_ == n_public
     # Negative mean error: in [-score_bound, 0]; the model predicts well.
