@@ -19,7 +19,9 @@ from sklearn_dpfair.linear_model import (
     DPLogisticRegression,
     HeavyTailDPRegressor,
     SemiDPLinearRegression,
+    SemiLocalDPLinearRegression,
 )
+from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
 from sklearn_dpfair.preprocessing import (
     DPKBinsDiscretizer,
     DPOneHotEncoder,
@@ -178,6 +180,37 @@ def test_heavy_tail_plan_is_the_fitted_event(estimator):
 def test_heavy_tail_localized_has_no_plan():
     with pytest.raises(ValueError, match="private scale"):
         HeavyTailDPRegressor(solver="localized").privacy_plan(N, D)
+
+
+SEARCHES = [
+    # A private search over regressors: its plan is the whole search's event.
+    (
+        SemiDPLinearRegression(adjacency="add_remove", max_iter=3),
+        {"clip_norm": [0.5, 2.0]},
+        True,
+    ),
+    (SemiLocalDPLinearRegression(), {"clip_norm": [0.5, 2.0]}, True),
+    (HeavyTailDPRegressor(max_iter=20), {"loss": ["squared_error", "huber"]}, False),
+]
+
+
+@pytest.mark.parametrize(
+    "estimator, grid, semi", SEARCHES, ids=[type(e).__name__ for e, _, _ in SEARCHES]
+)
+def test_regressor_search_plan_is_the_fitted_event(estimator, grid, semi):
+    X, _, _ = _data()
+    y = X @ [0.01, 0.5, 0.001] + np.random.default_rng(5).normal(size=N)
+    mask = np.zeros(N, dtype=bool)
+    mask[:60] = semi
+    search = PrivateHyperparameterSearch(
+        estimator, grid, epsilon=2.0, score_bound=10.0, n_runs=2, random_state=0
+    )
+    plan = search.privacy_plan(N, D, n_public=int(mask.sum()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y, **({"public_mask": mask} if semi else {}))
+    _assert_planned(plan, search)
+    assert search.epsilon_ <= 2.0
 
 
 TRANSFORMERS = [

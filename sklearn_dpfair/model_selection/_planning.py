@@ -17,10 +17,17 @@ import math
 
 from sklearn.base import clone
 
-__all__ = ["CandidatePlan", "plan_candidate"]
+__all__ = ["CandidatePlan", "plan_candidate", "with_budget"]
 
-#: Parameters the search sets itself on every candidate.
+#: Parameters the search sets itself on every candidate (those it has).
 SEARCH_OWNED_PARAMS = ("epsilon", "delta", "accountant", "random_state")
+
+#: Parameters that would fix a candidate's noise or budget whatever epsilon
+#: the search gives it.
+_FIXED_BUDGET_PARAMS = ("noise_multiplier", "rho")
+
+# A finite budget at which every plannable candidate can be planned.
+_FINITE_PROBE = 10.0
 
 # The selection is accounted with the RDP accountant (the only one that
 # interprets RepeatAndSelectDpEvent), so every candidate calibrates with it.
@@ -49,9 +56,7 @@ class CandidatePlan:
 
     def plan(self, t, delta):
         """The candidate's :class:`~sklearn_dpfair.privacy.PrivacyPlan` at budget ``t``."""
-        est = clone(self.estimator).set_params(
-            epsilon=float(t), delta=float(delta), accountant=_ACCOUNTANT
-        )
+        est = with_budget(self.estimator, t, delta)
         return est.privacy_plan(self.n_train, self.n_features, **self.counts)
 
     def event(self, t, delta):
@@ -62,14 +67,52 @@ class CandidatePlan:
         return self._events[key]
 
 
+def with_budget(estimator, t, delta, **params):
+    """A clone of ``estimator`` trained with budget ``(t, delta)`` by the RDP accountant.
+
+    Only the parameters it has are set: a pure-DP estimator has no
+    ``delta``, a zCDP one no ``accountant``. ``params`` (``random_state``)
+    likewise.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.linear_model import SemiLocalDPLinearRegression
+    >>> from sklearn_dpfair.model_selection._planning import with_budget
+    >>> with_budget(SemiLocalDPLinearRegression(), 0.5, 1e-5).epsilon
+    0.5
+    """
+    own = estimator.get_params(deep=False)
+    values = {
+        "epsilon": float(t),
+        "delta": float(delta),
+        "accountant": _ACCOUNTANT,
+        **params,
+    }
+    return clone(estimator).set_params(**{k: v for k, v in values.items() if k in own})
+
+
+def accepted_counts(estimator):
+    """The public counts ``estimator.privacy_plan`` takes.
+
+    A private pipeline passes its final step's counts on, but only those
+    its fit reads from the metadata (``n_public`` from ``public_mask``):
+    its plan of declared classes and groups takes none.
+    """
+    steps = getattr(estimator, "steps", None)
+    if steps:
+        final = getattr(steps[-1][1], "_plan_public_counts", ())
+        return tuple(c for c in final if c == "n_public")
+    return tuple(getattr(estimator, "_plan_public_counts", ()))
+
+
 def plan_candidate(estimator, n_train, n_features, counts, *, delta):
     """The :class:`CandidatePlan` of ``estimator`` trained on ``n_train`` rows.
 
     Checks, before any row is read, that the candidate can be planned: a
     private estimator (it has ``privacy_plan``), whose budget the search
-    can set (no fixed ``noise_multiplier``), whose guarantee is stated
-    under add/remove adjacency (the selection's), and whose plan can be made
-    from counts.
+    can set (no fixed ``noise_multiplier`` or ``rho``), whose guarantee
+    is stated under add/remove or replace-one adjacency (the search's is
+    the candidates' own), and whose plan can be made from counts.
 
     Parameters
     ----------
@@ -79,7 +122,8 @@ def plan_candidate(estimator, n_train, n_features, counts, *, delta):
         Shape of the training split.
     counts : dict
         Public counts available to the plan (``n_groups``, ``n_public``,
-        ``n_classes``); those the estimator does not take are not passed.
+        ``n_classes``); those the estimator does not take are not passed
+        (:func:`accepted_counts`).
     delta : float
         The search's delta (a plan is made at it, to check the candidate).
 
@@ -98,19 +142,30 @@ def plan_candidate(estimator, n_train, n_features, counts, *, delta):
             "and pipelines with a privacy_plan)."
         )
     params = estimator.get_params()
-    if params.get("noise_multiplier") is not None:
-        raise ValueError(
-            "The search sets each candidate's budget itself: leave "
-            "noise_multiplier=None in the estimator and the grid."
+    for fixed in _FIXED_BUDGET_PARAMS:
+        set_ = sorted(
+            k
+            for k, v in params.items()
+            if (k == fixed or k.endswith(f"__{fixed}")) and v is not None
         )
-    accepted = getattr(estimator, "_plan_public_counts", None)
-    if accepted is not None:
-        counts = {k: v for k, v in counts.items() if k in accepted}
+        if set_:
+            raise ValueError(
+                "The search sets each candidate's budget itself: leave "
+                f"{set_[0]}=None in the estimator and the grid."
+            )
+    if "epsilon" not in estimator.get_params(deep=False):
+        raise TypeError(f"{name} has no epsilon parameter for the search to set.")
+    accepted = accepted_counts(estimator)
+    counts = {k: v for k, v in counts.items() if k in accepted and v is not None}
     plan = CandidatePlan(estimator, n_train, n_features, counts)
     try:
         # The adjacency and the public inputs a plan needs do not depend on
-        # the budget; epsilon = inf cannot overspend.
+        # the budget; epsilon = inf cannot overspend. A private fit may
+        # still need a private value to plan (a finite budget shows it);
+        # a large one cannot be too small for the candidate's own
+        # calibration, which the selection's calibration reports instead.
         probe = plan.plan(math.inf, delta)
+        plan.plan(_FINITE_PROBE, delta)
     except NotImplementedError as exc:
         raise ValueError(
             f"{name} cannot state its privacy plan yet, so the search cannot "
@@ -120,11 +175,10 @@ def plan_candidate(estimator, n_train, n_features, counts, *, delta):
         raise ValueError(
             f"The search cannot plan {name} before reading the data: {exc}"
         ) from exc
-    if probe.adjacency != "add_remove":
+    if probe.adjacency not in ("add_remove", "replace_one"):  # pragma: no cover
         raise ValueError(
-            f"{name} is private under {probe.adjacency} adjacency, but the "
-            "private selection is accounted under add/remove: choose a "
-            "solver or adjacency with add/remove guarantees (e.g. "
-            "DPLogisticRegression(solver='dp-sgd'))."
+            f"{name} is private under {probe.adjacency} adjacency, which the "
+            "private selection does not account."
         )
+    plan.adjacency = probe.adjacency
     return plan

@@ -7,29 +7,72 @@ the score's noise come in calibrated (see :mod:`sklearn_dpfair.privacy._selectio
 What leaves :func:`best_of_runs` is the best run only, as the analysis of
 Papernot and Steinke requires: no other run's model or score, and not the
 number of runs.
+
+Every random choice of a run (its candidate, the seed of its fit, the
+generator of its score's noise) is drawn by :func:`draw_runs` before any run
+starts, so the runs are independent tasks: run one after another or in
+parallel (``n_jobs``), a seeded search selects the same run.
 """
 
+import secrets
 import warnings
+from dataclasses import dataclass
 
-from sklearn.base import clone
+import numpy as np
+from joblib import Parallel, delayed
 
-__all__ = ["best_of_runs"]
+from ._planning import with_budget
+
+__all__ = ["Run", "best_of_runs", "draw_runs"]
+
+
+@dataclass(frozen=True)
+class Run:
+    """The random choices of one run, fixed before it starts."""
+
+    candidate: int
+    fit_seed: object  # int, or None for OS entropy
+    noise_seed: object  # SeedSequence or int entropy of the score's noise
+
+
+def draw_runs(n_runs, n_candidates, rng, seed_source):
+    """The ``n_runs`` runs' candidates and seeds, drawn before any run.
+
+    Parameters
+    ----------
+    n_runs, n_candidates : int
+    rng : numpy.random.Generator
+        Picks the candidates (uniformly).
+    seed_source : numpy.random.SeedSequence or None
+        Seeds each run's fit and score noise; None: OS entropy (a release).
+
+    Returns
+    -------
+    runs : list of Run
+    """
+    picks = rng.integers(n_candidates, size=n_runs)
+    if seed_source is None:
+        return [Run(int(c), None, secrets.randbits(128)) for c in picks]
+    runs = []
+    for c, child in zip(picks, seed_source.spawn(n_runs)):
+        fit_seq, noise_seq = child.spawn(2)
+        runs.append(Run(int(c), int(fit_seq.generate_state(1)[0]), noise_seq))
+    return runs
 
 
 def best_of_runs(
     candidates,
     plans,
+    runs,
     *,
-    n_runs,
     run_epsilon,
     delta,
-    run_seeds,
-    rng,
     train,
     X_val,
     score,
+    n_jobs=None,
 ):
-    """Run ``n_runs`` random candidates and return the best run.
+    """Run ``runs`` and return the best one.
 
     Parameters
     ----------
@@ -37,20 +80,18 @@ def best_of_runs(
         Unfitted candidates (the grid points).
     plans : list of CandidatePlan
         Each candidate's planned training event.
-    n_runs : int
-        Number of runs (secret).
+    runs : list of Run
+        The runs (their number is secret).
     run_epsilon, delta : float
         Budget of each candidate fit.
-    run_seeds : list
-        ``random_state`` of each run's fit (None: OS entropy).
-    rng : numpy.random.Generator
-        Picks the candidates (and is passed to ``score``).
     train : tuple
         ``(X_train, y_train, fit_params)`` of every candidate fit.
     X_val : array-like
         Validation rows the candidates predict.
     score : callable
-        ``score(y_pred) -> float``, the private (noisy) validation score.
+        ``score(y_pred, rng) -> float``, the private (noisy) validation score.
+    n_jobs : int or None, default=None
+        Runs in parallel (joblib); the result does not depend on it.
 
     Returns
     -------
@@ -60,43 +101,64 @@ def best_of_runs(
         Its candidate.
     estimator : estimator
         Its fitted model.
+    warnings : list of warnings.WarningMessage-like
+        The runs' distinct warnings, ``(category, message)`` each once.
 
     Raises
     ------
     RuntimeError
         If a fitted ``dp_event_`` differs from the plan (then nothing leaves).
     """
-    X_train, y_train, fit_params = train
+    outcomes = Parallel(n_jobs=n_jobs)(
+        delayed(_one_run)(
+            candidates[run.candidate],
+            plans[run.candidate],
+            run,
+            run_epsilon=run_epsilon,
+            delta=delta,
+            train=train,
+            X_val=X_val,
+            score=score,
+        )
+        for run in runs
+    )
     best = None
-    # The runs' warnings are collected and each distinct one re-emitted once
-    # by the caller: one warning per run would publish the number of runs.
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for seed in run_seeds[:n_runs]:
-            c = int(rng.integers(len(candidates)))
-            est = clone(candidates[c]).set_params(
-                epsilon=run_epsilon, delta=delta, accountant="rdp", random_state=seed
-            )
-            est.fit(X_train, y_train, **fit_params)
-            planned = plans[c].event(run_epsilon, delta)
-            if est.dp_event_ != planned:
-                raise RuntimeError(
-                    f"{type(est).__name__} recorded {est.dp_event_!r}, not the "
-                    f"planned {planned!r}; nothing is released. This is a bug, "
-                    "please report it."
-                )
-            value = score(est.predict(X_val))
-            if best is None or value > best[0]:
-                best = (value, c, est)
+    caught = []
+    for run, (value, est, run_warnings) in zip(runs, outcomes):
+        caught.extend(run_warnings)
+        # Ties go to the earliest run, as in a sequential loop.
+        if best is None or value > best[0]:
+            best = (value, run.candidate, est)
     return (*best, _distinct(caught))
 
 
+def _one_run(candidate, plan, run, *, run_epsilon, delta, train, X_val, score):
+    """Train, check and score one run; its warnings are returned, not shown.
+
+    One warning per run would publish the number of runs: the caller
+    re-emits each distinct one once.
+    """
+    X_train, y_train, fit_params = train
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = with_budget(candidate, run_epsilon, delta, random_state=run.fit_seed)
+        est.fit(X_train, y_train, **fit_params)
+        planned = plan.event(run_epsilon, delta)
+        if est.dp_event_ != planned:
+            raise RuntimeError(
+                f"{type(est).__name__} recorded {est.dp_event_!r}, not the "
+                f"planned {planned!r}; nothing is released. This is a bug, "
+                "please report it."
+            )
+        value = score(est.predict(X_val), np.random.default_rng(run.noise_seed))
+    return value, est, [(w.category, str(w.message)) for w in caught]
+
+
 def _distinct(caught):
-    """The recorded warnings, each (category, message) once, in order."""
+    """The recorded ``(category, message)`` pairs, each once, in order."""
     seen, out = set(), []
-    for w in caught:
-        key = (w.category, str(w.message))
+    for key in caught:
         if key not in seen:
             seen.add(key)
-            out.append(w)
+            out.append(key)
     return out

@@ -2,19 +2,33 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Differentially private validation scores of a fitted candidate.
 
-A score is computed from a vector of counts on the private validation rows,
+A score is computed from a vector of sums over the private validation rows,
 released once through the Gaussian mechanism; everything after the noise is
-post-processing. Under add/remove adjacency one validation row changes
+post-processing. Each sum's per-record term is bounded by a public quantity
+whatever the record holds, which gives the L2 sensitivity of the vector
+under the search's neighbouring relation:
 
-* ``"accuracy"``: the count of correct predictions by at most 1 (L2
-  sensitivity 1);
-* ``"accuracy-dp-gap"``: the correct count, its group's size and its group's
-  count of positive predictions, each by at most 1 (L2 sensitivity
-  ``sqrt(3)``), whatever the row holds.
+* ``"accuracy"``: the count of correct predictions; one row changes it by
+  at most 1 (sensitivity 1, add/remove or replace-one).
+* ``"accuracy-dp-gap"``: the correct count, the size of each declared group
+  and its count of positive predictions. Adding or removing a row changes
+  three of them by at most 1 each (sensitivity ``sqrt(3)``); replacing a
+  row changes the correct count by 1 and two groups' sizes and positive
+  counts by 1 each (sensitivity ``sqrt(5)``).
+* ``"neg_mean_absolute_error"``, ``"neg_mean_squared_error"``
+  (regression): the sum over the validation rows of each row's error
+  ``min(|y - y_pred|, b)`` or ``min(|y - y_pred|, sqrt(b))^2``, with ``b``
+  the public ``score_bound``. Every term lies in ``[0, b]`` whatever the
+  row holds (a huge or non-finite residual counts ``b``), so one row changes
+  the sum by at most ``b`` under add/remove and under replace-one
+  (sensitivity ``b``).
 
-The score is ``noisy_correct / m`` (``m`` validation rows, public like every
-``n`` in this package), minus ``gap_penalty`` times the demographic-parity
-gap of the noisy per-group positive rates for ``"accuracy-dp-gap"``.
+The score is ``noisy_sum / m`` (``m`` validation rows, public like every
+``n`` in this package): the noisy accuracy minus ``gap_penalty`` times the
+demographic-parity gap of the noisy per-group positive rates for
+``"accuracy-dp-gap"``, and minus the noisy mean error, clipped to
+``[0, b]``, for the regression scores (higher is better, as in
+scikit-learn's ``neg_*`` scorers).
 """
 
 import math
@@ -23,15 +37,57 @@ import numpy as np
 
 from ..privacy._mechanism import GaussianMechanism
 
-__all__ = ["SCORINGS", "noisy_score", "score_counts", "score_sensitivity"]
+__all__ = [
+    "CLASSIFICATION_SCORINGS",
+    "REGRESSION_SCORINGS",
+    "SCORINGS",
+    "noisy_score",
+    "score_counts",
+    "score_sensitivity",
+]
 
+#: Scores of classifiers' predictions.
+CLASSIFICATION_SCORINGS = ("accuracy", "accuracy-dp-gap")
+#: Scores of regressors' predictions (need a public ``score_bound``).
+REGRESSION_SCORINGS = ("neg_mean_absolute_error", "neg_mean_squared_error")
 #: Scores the search can privatize.
-SCORINGS = ("accuracy", "accuracy-dp-gap")
+SCORINGS = CLASSIFICATION_SCORINGS + REGRESSION_SCORINGS
 
 
-def score_sensitivity(scoring):
-    """L2 sensitivity of the count vector behind ``scoring``."""
-    return 1.0 if scoring == "accuracy" else math.sqrt(3.0)
+def score_sensitivity(scoring, adjacency="add_remove", score_bound=None):
+    """L2 sensitivity of the vector of sums behind ``scoring``.
+
+    Parameters
+    ----------
+    scoring : str
+        One of :data:`SCORINGS`.
+    adjacency : {"add_remove", "replace_one"}, default="add_remove"
+        Neighbouring relation of the search.
+    score_bound : float, default=None
+        The public bound ``b`` on a row's error (regression scorings).
+
+    Returns
+    -------
+    sensitivity : float
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.model_selection._scoring import score_sensitivity
+    >>> round(score_sensitivity("accuracy-dp-gap", "replace_one") ** 2, 12)
+    5.0
+    >>> score_sensitivity("neg_mean_absolute_error", score_bound=10.0)
+    10.0
+    """
+    if scoring in REGRESSION_SCORINGS:
+        if score_bound is None:
+            raise ValueError(
+                f"scoring={scoring!r} needs the public score_bound (the largest "
+                "error one validation row may count)."
+            )
+        return float(score_bound)
+    if scoring == "accuracy":
+        return 1.0
+    return math.sqrt(5.0 if adjacency == "replace_one" else 3.0)
 
 
 def noisy_score(
@@ -45,15 +101,17 @@ def noisy_score(
     n_groups=0,
     positive_label=None,
     gap_penalty=1.0,
+    adjacency="add_remove",
+    score_bound=None,
 ):
     """One private score of a candidate's predictions on the validation rows.
 
     Parameters
     ----------
     y_true, y_pred : ndarray of shape (m,)
-        Validation labels and the candidate's predictions.
-    scoring : {"accuracy", "accuracy-dp-gap"}
-        What to score.
+        Validation labels (or targets) and the candidate's predictions.
+    scoring : str
+        One of :data:`SCORINGS`.
     noise_multiplier : float
         Noise standard deviation in units of :func:`score_sensitivity`.
     rng : numpy.random.Generator
@@ -67,6 +125,10 @@ def noisy_score(
         The label whose rate the demographic-parity gap compares.
     gap_penalty : float, default=1.0
         Weight of the gap in the score.
+    adjacency : {"add_remove", "replace_one"}, default="add_remove"
+        Neighbouring relation the noise is calibrated under.
+    score_bound : float, default=None
+        Public bound on one row's error (regression scorings).
 
     Returns
     -------
@@ -81,6 +143,10 @@ def noisy_score(
     >>> noisy_score(y, y, scoring="accuracy", noise_multiplier=0.0,
     ...             rng=np.random.default_rng(0))
     1.0
+    >>> noisy_score(np.array([0.0, 1.0]), np.array([0.5, 1e300]),
+    ...             scoring="neg_mean_absolute_error", score_bound=2.0,
+    ...             noise_multiplier=0.0, rng=np.random.default_rng(0))
+    -1.25
     """
     counts = score_counts(
         y_true,
@@ -89,12 +155,17 @@ def noisy_score(
         group_codes=group_codes,
         n_groups=n_groups,
         positive_label=positive_label,
+        score_bound=score_bound,
     )
     mechanism = GaussianMechanism(
-        clip_norm=score_sensitivity(scoring), noise_multiplier=noise_multiplier
+        clip_norm=score_sensitivity(scoring, adjacency, score_bound),
+        noise_multiplier=noise_multiplier,
     )
     counts = mechanism.privatize(counts, rng)
-    accuracy = float(np.clip(counts[0] / len(y_true), 0.0, 1.0))
+    m = len(y_true)
+    if scoring in REGRESSION_SCORINGS:
+        return -float(np.clip(counts[0] / m, 0.0, float(score_bound)))
+    accuracy = float(np.clip(counts[0] / m, 0.0, 1.0))
     if scoring == "accuracy":
         return accuracy
     sizes, positives = counts[1 : 1 + n_groups], counts[1 + n_groups :]
@@ -103,15 +174,52 @@ def noisy_score(
     return accuracy - gap_penalty * gap
 
 
+def bounded_errors(y_true, y_pred, *, scoring, score_bound):
+    """Each row's error, in ``[0, score_bound]`` whatever the row holds.
+
+    ``min(|r|, b)`` or ``min(|r|, sqrt(b))^2`` of the residual ``r``: the
+    residual is capped before it is squared, so nothing overflows, and a
+    residual that is not a number (an infinite target against an infinite
+    prediction) counts ``b``. No warning is raised on any value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.model_selection._scoring import bounded_errors
+    >>> bounded_errors(np.array([0.0, 1e308, np.inf]),
+    ...                np.array([1.0, -1e308, np.inf]),
+    ...                scoring="neg_mean_squared_error", score_bound=4.0).tolist()
+    [1.0, 4.0, 4.0]
+    """
+    bound = float(score_bound)
+    cap = bound if scoring == "neg_mean_absolute_error" else math.sqrt(bound)
+    with np.errstate(over="ignore", invalid="ignore"):
+        residual = np.abs(
+            np.asarray(y_true, dtype=np.float64) - np.asarray(y_pred, dtype=np.float64)
+        )
+    capped = np.where(np.isnan(residual), cap, np.minimum(residual, cap))
+    errors = capped if scoring == "neg_mean_absolute_error" else capped * capped
+    # sqrt(b)^2 may round a hair above b: keep every term within its bound.
+    return np.minimum(errors, bound)
+
+
 def score_counts(
-    y_true, y_pred, *, scoring, group_codes=None, n_groups=0, positive_label=None
+    y_true,
+    y_pred,
+    *,
+    scoring,
+    group_codes=None,
+    n_groups=0,
+    positive_label=None,
+    score_bound=None,
 ):
-    """The count vector behind a score, before noise.
+    """The vector of sums behind a score, before noise.
 
     ``[correct]`` for ``"accuracy"``; ``[correct, size_g..., positives_g...]``
     over the declared groups for ``"accuracy-dp-gap"`` (rows of no declared
-    group, code ``-1``, count in ``correct`` only). Its L2 sensitivity under
-    add/remove of one row is :func:`score_sensitivity`.
+    group, code ``-1``, count in ``correct`` only); ``[sum of bounded
+    errors]`` (:func:`bounded_errors`) for the regression scorings. Its L2
+    sensitivity is :func:`score_sensitivity`.
 
     Examples
     --------
@@ -122,6 +230,11 @@ def score_counts(
     ...              n_groups=2, positive_label=1).tolist()
     [2.0, 1.0, 1.0, 1.0, 1.0]
     """
+    if scoring in REGRESSION_SCORINGS:
+        errors = bounded_errors(
+            y_true, y_pred, scoring=scoring, score_bound=score_bound
+        )
+        return np.array([float(np.sum(errors))])
     correct = float(np.count_nonzero(np.asarray(y_true) == np.asarray(y_pred)))
     if scoring == "accuracy":
         return np.array([correct])

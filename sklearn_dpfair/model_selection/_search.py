@@ -4,21 +4,22 @@
 
 import math
 import secrets
-from dataclasses import dataclass
 import textwrap
+from dataclasses import dataclass
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
-    ClassifierMixin,
     MetaEstimatorMixin,
     clone,
     is_classifier,
+    is_regressor,
 )
 from sklearn.model_selection import ParameterGrid
-from sklearn.utils import indexable
+from sklearn.utils import get_tags, indexable
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
@@ -48,8 +49,13 @@ from ..utils._sklearn_compat import (
 )
 from ..utils._validation import warn_at_caller
 from ._planning import SEARCH_OWNED_PARAMS, plan_candidate
-from ._runs import best_of_runs
-from ._scoring import SCORINGS, noisy_score
+from ._runs import best_of_runs, draw_runs
+from ._scoring import (
+    CLASSIFICATION_SCORINGS,
+    REGRESSION_SCORINGS,
+    SCORINGS,
+    noisy_score,
+)
 
 __all__ = ["PrivateHyperparameterSearch"]
 
@@ -84,7 +90,7 @@ def _delegate_to_selected(method, summary, returns):
 
 
 class PrivateHyperparameterSearch(
-    ClassifierMixin, MetaEstimatorMixin, PrivateEstimatorMixin, BaseEstimator
+    MetaEstimatorMixin, PrivateEstimatorMixin, BaseEstimator
 ):
     """Hyperparameter search with one differential privacy guarantee for all of it.
 
@@ -103,11 +109,15 @@ class PrivateHyperparameterSearch(
 
     Parameters
     ----------
-    estimator : private classifier or PrivatePipeline
-        The private classifier (or private pipeline ending in one) to tune:
-        anything with a ``privacy_plan`` stated under add/remove adjacency
-        and a declared ``classes``. Its ``epsilon``, ``delta``,
-        ``accountant`` and ``random_state`` are set by the search; a
+    estimator : private classifier, private regressor or PrivatePipeline
+        The private estimator (or private pipeline ending in one) to tune:
+        anything with a ``privacy_plan`` that can be made from public counts,
+        stated under add/remove or replace-one adjacency (one for the whole
+        grid: the search's guarantee is stated under it). A classifier
+        declares its ``classes``; nothing is asked of a regressor but the
+        search's ``score_bound``. Its ``epsilon``, ``delta``,
+        ``accountant`` and ``random_state`` (those it has) are set by the
+        search; a fixed ``noise_multiplier`` or ``rho`` is refused; a
         pipeline's parameters are addressed as ``step__param``.
     param_grid : dict or list of dict
         Lists of values per parameter, as in ``GridSearchCV``; the candidates
@@ -118,10 +128,24 @@ class PrivateHyperparameterSearch(
         Budget of the whole search.
     delta : float, default=1e-5
         Delta of the whole search.
-    scoring : {"accuracy", "accuracy-dp-gap"}, default="accuracy"
-        Private validation score: accuracy, or accuracy minus ``gap_penalty``
-        times the demographic-parity gap between the declared groups (binary
-        problems; needs ``sensitive_features``).
+    scoring : {"accuracy", "accuracy-dp-gap", "neg_mean_absolute_error", \
+            "neg_mean_squared_error"} or None, default=None
+        Private validation score. Classifiers: accuracy (None), or accuracy
+        minus ``gap_penalty`` times the demographic-parity gap between the
+        declared groups (binary problems; needs ``sensitive_features``).
+        Regressors: minus the mean of each validation row's error capped at
+        ``score_bound``, ``min(|y - y_pred|, score_bound)`` (None) or
+        ``min(|y - y_pred|, sqrt(score_bound))^2``.
+    score_bound : float or None, default=None
+        Regressors only, and required for them: the public largest error one
+        validation row may count, in the score's units (those of ``y`` for
+        the absolute error, of ``y`` squared for the squared error), for
+        instance the width of the targets' known range. It is the L2
+        sensitivity of the noisy error sum under either neighbouring
+        relation (every row's term lies in ``[0, score_bound]`` whatever it
+        holds, a huge or infinite target included); never read from the
+        data. Smaller bounds mean less noise, but errors above them count
+        only the bound.
     gap_penalty : float, default=1.0
         Weight of the gap in ``"accuracy-dp-gap"``.
     validation_fraction : float, default=0.2
@@ -148,6 +172,12 @@ class PrivateHyperparameterSearch(
         None draws the split, the runs, the candidates and all noise from
         fresh OS entropy: use it for releases. A seed makes them reproducible
         (not a private release).
+    n_jobs : int or None, default=None
+        Runs trained and scored in parallel (joblib; None is 1, -1 all
+        processors). Every run's candidate, fit seed and score noise are
+        drawn before the runs are dispatched, so a seeded search selects the
+        same run with any ``n_jobs``. Costs no privacy; the running time
+        still grows with the secret number of runs.
 
     Attributes
     ----------
@@ -163,10 +193,14 @@ class PrivateHyperparameterSearch(
         Noise of the scores, in units of their sensitivity.
     n_candidates_ : int
         Number of grid points.
+    candidate_plans_ : dict of ndarray
+        The candidates' planned training costs at ``run_epsilon_``, one entry
+        per grid point, in the shape of ``GridSearchCV.cv_results_`` (see
+        :meth:`candidate_plans`): public, no score in it.
     classes_ : ndarray
-        Class labels of the selected model.
+        Class labels of the selected model (classifiers only).
     epsilon_, delta_, dp_event_, adjacency_, privacy_record_, privacy_caveats_
-        The guarantee of the whole search (add/remove adjacency).
+        The guarantee of the whole search, under the candidates' adjacency.
     noise_multiplier_ : float
         Same as ``score_noise_multiplier_``.
     n_features_in_ : int
@@ -195,8 +229,29 @@ class PrivateHyperparameterSearch(
     distinct warning of the runs is emitted once, but the search's running
     time grows with the number of runs.
 
-    Returning the selected run's model (trained on the training split) costs
-    nothing more; refitting it on all rows would be another release.
+    Refit. There is no ``refit`` parameter: ``best_estimator_`` is the
+    selected run's model, trained with ``run_epsilon_`` on the training
+    split (every row ``public_mask`` marks public, and the private rows not
+    drawn for validation). It is the released run, so it is inside
+    ``dp_event_`` and costs nothing more. Refitting ``best_params_`` on all
+    rows (``GridSearchCV``'s ``refit=True``) would be another release, not
+    in ``dp_event_``: plan it with the estimator's ``privacy_plan`` and
+    compose both in a :class:`~sklearn_dpfair.privacy.PrivacyLedger`.
+
+    Replace-one candidates (output perturbation, the one-pass heavy-tail
+    solvers, semi-DP regression's default, the locally private
+    :class:`~sklearn_dpfair.linear_model.SemiLocalDPLinearRegression`) give a
+    replace-one search: the theorem holds for any neighbouring relation, and
+    the scores' sensitivities are those of replacing a row (``sqrt(5)`` for
+    ``"accuracy-dp-gap"``). A local randomizer's message is accounted by its
+    own Renyi divergence (dp-accounting reads randomized response under
+    replace-one), and the search itself is central: its validation rows are
+    scored by whoever runs it.
+
+    Parallel runs (``n_jobs``) collect their warnings and the search emits
+    each distinct one once, as sequential runs do; a threading joblib
+    backend is not supported for this (``warnings.catch_warnings`` is not
+    thread-safe): use the default process-based one.
 
     References
     ----------
@@ -207,6 +262,8 @@ class PrivateHyperparameterSearch(
 
     Examples
     --------
+    A classifier:
+
     >>> from sklearn.datasets import make_classification
     >>> from sklearn_dpfair import DPLogisticRegression
     >>> from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
@@ -219,6 +276,26 @@ class PrivateHyperparameterSearch(
     True
     >>> sorted(search.best_params_)
     ['clip_norm']
+
+    A regressor, with public rows, scored by its error capped at a public
+    bound:
+
+    >>> import numpy as np
+    >>> from sklearn_dpfair import SemiDPLinearRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((3000, 3))
+    >>> y = X @ [1.0, -2.0, 0.5] + 0.5 * rng.standard_normal(3000)
+    >>> search = PrivateHyperparameterSearch(
+    ...     SemiDPLinearRegression(adjacency="add_remove", max_iter=5),
+    ...     {"clip_norm": [0.5, 2.0]}, epsilon=2.0, score_bound=5.0,
+    ...     random_state=0)
+    >>> search.privacy_plan(3000, 3, n_public=300).epsilon <= 2.0
+    True
+    >>> search = search.fit(X, y, public_mask=np.arange(3000) < 300)
+    >>> search.adjacency_, search.epsilon_ <= 2.0
+    ('add_remove', True)
+    >>> -5.0 <= search.best_score_ <= 0.0  # minus a noisy mean absolute error
+    True
     """
 
     _parameter_constraints = {
@@ -226,7 +303,8 @@ class PrivateHyperparameterSearch(
         "param_grid": [dict, list],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
-        "scoring": [StrOptions(set(SCORINGS))],
+        "scoring": [StrOptions(set(SCORINGS)), None],
+        "score_bound": [Interval(Real, 0, None, closed="neither"), None],
         "gap_penalty": [Interval(Real, 0, None, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_runs": [Interval(Real, 1, None, closed="left"), StrOptions({"auto"})],
@@ -238,6 +316,7 @@ class PrivateHyperparameterSearch(
         "groups": ["array-like", None],
         "accountant": [StrOptions({"rdp"}), PrivacyLedger],
         "random_state": [Interval(Integral, 0, None, closed="left"), None],
+        "n_jobs": [Integral, None],
     }
 
     def __init__(
@@ -247,7 +326,8 @@ class PrivateHyperparameterSearch(
         *,
         epsilon=1.0,
         delta=1e-5,
-        scoring="accuracy",
+        scoring=None,
+        score_bound=None,
         gap_penalty=1.0,
         validation_fraction=0.2,
         n_runs="auto",
@@ -256,12 +336,14 @@ class PrivateHyperparameterSearch(
         groups=None,
         accountant="rdp",
         random_state=None,
+        n_jobs=None,
     ):
         self.estimator = estimator
         self.param_grid = param_grid
         self.epsilon = epsilon
         self.delta = delta
         self.scoring = scoring
+        self.score_bound = score_bound
         self.gap_penalty = gap_penalty
         self.validation_fraction = validation_fraction
         self.n_runs = n_runs
@@ -270,6 +352,7 @@ class PrivateHyperparameterSearch(
         self.groups = groups
         self.accountant = accountant
         self.random_state = random_state
+        self.n_jobs = n_jobs
 
     # -- metadata routing -----------------------------------------------------
 
@@ -328,12 +411,14 @@ class PrivateHyperparameterSearch(
         X : array-like of shape (n_samples, n_features)
             Training data (private).
         y : array-like of shape (n_samples,)
-            Labels.
+            Labels (classifiers) or targets (regressors).
         **fit_params : dict
             Metadata routed to the estimator's ``fit`` (for instance
-            ``sensitive_features``, with metadata routing enabled and
-            ``estimator.set_fit_request(sensitive_features=True)``).
-            Sample-aligned values are split with the rows.
+            ``sensitive_features`` or ``public_mask``, with metadata routing
+            enabled and ``estimator.set_fit_request(...)``; without routing
+            they are passed to the estimator's ``fit`` as they are).
+            Sample-aligned values are split with the rows; rows marked by
+            ``public_mask`` all go to the training split.
 
         Returns
         -------
@@ -350,18 +435,8 @@ class PrivateHyperparameterSearch(
         if not hasattr(self.estimator, "privacy_plan"):
             # Failing before reading anything.
             plan_candidate(self.estimator, 1, 1, {}, delta=float(self.delta))
-        if not is_classifier(self.estimator):
-            raise ValueError(
-                f"The private scores ({', '.join(SCORINGS)}) are "
-                f"classification scores; {type(self.estimator).__name__} is "
-                "not a classifier."
-            )
-        classes = _declared_classes(self.estimator)
-        if classes is None:
-            raise ValueError(
-                "Declare the public label set in the estimator (classes=[...]): "
-                "a private search does not read it from the data."
-            )
+        task = self._task()
+        classes = _declared_classes(self.estimator) if task == "classification" else None
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y "
@@ -381,25 +456,21 @@ class PrivateHyperparameterSearch(
             raise ValueError(
                 f"X has {n_samples} rows but y has {num_samples(y)}."
             )
-        n_val = int(round(self.validation_fraction * n_samples))
-        n_train = n_samples - n_val
-        if n_val < 1 or n_train < 1:
-            raise ValueError(
-                f"validation_fraction={self.validation_fraction} leaves an empty "
-                f"training or validation split of n_samples={n_samples} rows."
-            )
+        public = _public_rows(routed.get("public_mask"), n_samples)
+        n_val, n_train = self._split_sizes(n_samples, len(public))
 
         sensitive = routed.get("sensitive_features")
         groups = self.groups if self.groups is not None else getattr(
             self.estimator, "groups", None
         )
-        if sensitive is not None and groups is None:
+        if sensitive is not None and groups is None and task == "classification":
             raise ValueError(
                 "Declare the public group set (groups=[...] in the search or the "
                 "estimator): a private search does not read it from the data."
             )
-        n_groups = len(groups) if sensitive is not None else 1
-        if self.scoring == "accuracy-dp-gap":
+        n_groups = len(groups) if sensitive is not None and groups is not None else 1
+        scoring = self._scoring(task)
+        if scoring == "accuracy-dp-gap":
             if sensitive is None:
                 raise ValueError(
                     "scoring='accuracy-dp-gap' needs sensitive_features: route it "
@@ -411,94 +482,136 @@ class PrivateHyperparameterSearch(
         # Plan every candidate and the selection before reading the data
         # (public inputs only).
         selection = self._selection_plan(
-            candidates, n_train, int(np.shape(X)[1]), n_groups, classes, groups,
+            candidates, n_train, int(np.shape(X)[1]),
+            _counts(n_groups, classes, len(public)), groups,
             grouped=sensitive is not None,
-        )
-        estimators, plans = selection.estimators, selection.plans
-        run_epsilon, event, z_score = (
-            selection.run_epsilon, selection.event, selection.score_noise
         )
         delta = float(self.delta)
 
         rng, seed_source = self._generators()
-        perm = rng.permutation(n_samples)
-        val_idx, train_idx = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+        # The split is public randomness: the validation rows are drawn
+        # among the private rows (public rows, few and most useful to the
+        # semi-private estimators, are all trained on).
+        private = np.setdiff1d(np.arange(n_samples), public, assume_unique=True)
+        perm = rng.permutation(len(private))
+        val_idx = np.sort(private[perm[:n_val]])
+        train_idx = np.sort(np.concatenate([private[perm[n_val:]], public]))
         train_params = _split_params(routed, n_samples, train_idx)
         X_train, y_train = safe_indexing(X, train_idx), safe_indexing(y, train_idx)
         X_val = safe_indexing(X, val_idx)
         y_val = np.asarray(safe_indexing(y, val_idx))
         codes = None
-        if self.scoring == "accuracy-dp-gap":
+        if scoring == "accuracy-dp-gap":
             codes = encode_sensitive_features(
                 safe_indexing(sensitive, val_idx), n_samples=n_val, groups=groups
             ).codes
 
         n_runs = sample_number_of_runs(selection.mean_runs, selection.shape, rng)
-        run_seeds = (
-            [None] * n_runs
-            if seed_source is None
-            else [int(s.generate_state(1)[0]) for s in seed_source.spawn(n_runs)]
+        runs = draw_runs(n_runs, len(candidates), rng, seed_source)
+        score_fn = partial(
+            noisy_score,
+            y_val,
+            scoring=scoring,
+            noise_multiplier=selection.score_noise,
+            group_codes=codes,
+            n_groups=0 if groups is None else len(groups),
+            positive_label=None if classes is None else np.asarray(classes)[-1],
+            gap_penalty=self.gap_penalty,
+            adjacency=selection.adjacency,
+            score_bound=self.score_bound,
         )
-        positive_label = np.asarray(classes)[-1]
-
-        def score(y_pred):
-            return noisy_score(
-                y_val,
-                y_pred,
-                scoring=self.scoring,
-                noise_multiplier=z_score,
-                rng=rng,
-                group_codes=codes,
-                n_groups=0 if groups is None else len(groups),
-                positive_label=positive_label,
-                gap_penalty=self.gap_penalty,
-            )
 
         score, c, est, run_warnings = best_of_runs(
-            estimators,
-            plans,
-            n_runs=n_runs,
-            run_epsilon=run_epsilon,
+            selection.estimators,
+            selection.plans,
+            runs,
+            run_epsilon=selection.run_epsilon,
             delta=delta,
-            run_seeds=run_seeds,
-            rng=rng,
             train=(X_train, y_train, train_params),
             X_val=X_val,
-            score=score,
+            score=_ScoreWithRng(score_fn),
+            n_jobs=self.n_jobs,
         )
-        for w in run_warnings:
+        for category, message in run_warnings:
             # At the user's line, however deep the search's own frames are.
-            warn_at_caller(str(w.message), w.category)
+            warn_at_caller(message, category)
         caveats = list(est.privacy_caveats_)
         if self.random_state is not None:
             caveats.append("random_state set: the search's randomness is reproducible")
-        record = PrivacyRecord.from_event(
-            event,
-            delta=delta,
-            accountant="rdp",
-            adjacency="add_remove",
-            mechanism=_MECHANISM,
-            noise_multiplier=z_score,
-            steps=None,
-            caveats=tuple(caveats),
-        )
+        record = self._record(selection, caveats=tuple(caveats))
         check_budget(record, float(self.epsilon), calibrated=True)
         self.best_estimator_ = est
         self.best_params_ = dict(candidates[c])
         self.best_score_ = score
-        self.run_epsilon_ = run_epsilon
-        self.score_noise_multiplier_ = z_score
+        self.run_epsilon_ = selection.run_epsilon
+        self.score_noise_multiplier_ = selection.score_noise
         self.n_candidates_ = len(candidates)
-        self.classes_ = est.classes_
+        self.candidate_plans_ = _plan_table(candidates, selection, delta)
+        if task == "classification":
+            self.classes_ = est.classes_
         self.n_features_in_ = est.n_features_in_
         if hasattr(est, "feature_names_in_"):
             self.feature_names_in_ = est.feature_names_in_
         self._set_privacy_record(record)
         return self
 
-    def _selection_plan(
-        self, candidates, n_train, n_features, n_groups, classes, groups, *, grouped
-    ):
+    def _task(self):
+        """"classification" or "regression", from the estimator's tags."""
+        if is_classifier(self.estimator):
+            if _declared_classes(self.estimator) is None:
+                raise ValueError(
+                    "Declare the public label set in the estimator "
+                    "(classes=[...]): a private search does not read it from "
+                    "the data."
+                )
+            return "classification"
+        if is_regressor(self.estimator):
+            return "regression"
+        raise ValueError(
+            f"{type(self.estimator).__name__} is neither a classifier nor a "
+            "regressor: the private scores compare predictions with y."
+        )
+
+    def _scoring(self, task):
+        """The scoring of ``task``, checked against its public inputs."""
+        scoring = self.scoring
+        if scoring is None:
+            scoring = "accuracy" if task == "classification" else (
+                "neg_mean_absolute_error"
+            )
+        allowed = CLASSIFICATION_SCORINGS if task == "classification" else (
+            REGRESSION_SCORINGS
+        )
+        if scoring not in allowed:
+            raise ValueError(
+                f"scoring={scoring!r} scores {'regressors' if task == 'classification' else 'classifiers'}; "
+                f"{type(self.estimator).__name__} is a "
+                f"{'classifier' if task == 'classification' else 'regressor'}: "
+                f"use one of {', '.join(allowed)}."
+            )
+        if task == "regression" and self.score_bound is None:
+            raise ValueError(
+                "score_bound is required to score a regressor privately: the "
+                "public largest error one validation row may count (in units "
+                "of y for neg_mean_absolute_error, of y squared for "
+                "neg_mean_squared_error), e.g. the width of the targets' "
+                "known range. It is not read from the data."
+            )
+        return scoring
+
+    def _split_sizes(self, n_samples, n_public):
+        """Sizes of the validation and training splits (public counts only)."""
+        n_val = int(round(self.validation_fraction * n_samples))
+        n_train = n_samples - n_val
+        if n_val < 1 or n_train < 1 or n_val > n_samples - n_public:
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction} leaves an empty "
+                f"training or validation split of n_samples={n_samples} rows "
+                f"({n_public} public, all trained on)."
+            )
+        return n_val, n_train
+
+    def _selection_plan(self, candidates, n_train, n_features, counts, groups, *, grouped):
         """The candidates' plans and the calibrated selection (public inputs only).
 
         Returns a :class:`_SelectionPlan`: the candidate estimators, their
@@ -511,12 +624,19 @@ class PrivateHyperparameterSearch(
         ):
             base.set_params(groups=groups)  # declared in the search
         delta = float(self.delta)
-        counts = {"n_groups": n_groups, "n_classes": len(classes)}
         estimators, plans = [], []
         for params in candidates:
             est = clone(base).set_params(**params)
             estimators.append(est)
             plans.append(plan_candidate(est, n_train, n_features, counts, delta=delta))
+        relations = sorted({plan.adjacency for plan in plans})
+        if len(relations) > 1:
+            raise ValueError(
+                "The candidates are private under different neighbouring "
+                f"relations ({', '.join(relations)}); one selection states one: "
+                "keep the grid within one (for instance one solver)."
+            )
+        (adjacency,) = relations
         mean_runs = float(
             _AUTO_RUNS_PER_CANDIDATE * len(candidates)
             if self.n_runs == "auto"
@@ -569,43 +689,104 @@ class PrivateHyperparameterSearch(
             run_epsilon, event = calibrate(lambda t: run_event(t, plans))
         return _SelectionPlan(
             estimators, plans, run_epsilon, event, score_noise(run_epsilon),
-            mean_runs, shape,
+            mean_runs, shape, adjacency,
         )
 
+    def _record(self, selection, caveats=()):
+        """The search's :class:`~sklearn_dpfair.privacy.PrivacyRecord`."""
+        return PrivacyRecord.from_event(
+            selection.event,
+            delta=float(self.delta),
+            accountant="rdp",
+            adjacency=selection.adjacency,
+            mechanism=_MECHANISM,
+            noise_multiplier=selection.score_noise,
+            steps=None,
+            caveats=tuple(caveats),
+        )
 
-    _plan_public_counts = ("n_groups",)
+    _plan_public_counts = ("n_groups", "n_public")
 
-    def _planned_record(self, n_samples, n_features, n_groups=None):
-        """The record of a search on ``n_samples`` rows (public inputs only).
-
-        ``n_groups``: the declared groups routed to the fit (default: those
-        declared when ``scoring="accuracy-dp-gap"``, else 1).
-        """
+    def _public_selection(self, n_samples, n_features, n_groups=None, n_public=0):
+        """The :class:`_SelectionPlan` of a fit on these public counts."""
         candidates = self._candidates()
-        classes = _declared_classes(self.estimator)
-        if classes is None:
-            raise ValueError(
-                "Declare the public label set in the estimator (classes=[...])."
-            )
+        task = self._task()
+        classes = _declared_classes(self.estimator) if task == "classification" else None
+        self._scoring(task)
         groups = self.groups if self.groups is not None else getattr(
             self.estimator, "groups", None
         )
         if n_groups is None:
             grouped = self.scoring == "accuracy-dp-gap" and groups is not None
             n_groups = len(groups) if grouped else 1
-        n_val = int(round(self.validation_fraction * n_samples))
-        selection = self._selection_plan(
-            candidates, n_samples - n_val, n_features, n_groups, classes, groups,
-            grouped=n_groups > 1,
+        _, n_train = self._split_sizes(n_samples, n_public)
+        return self._selection_plan(
+            candidates, n_train, n_features, _counts(n_groups, classes, n_public),
+            groups, grouped=n_groups > 1,
         )
-        return PrivacyRecord.from_event(
-            selection.event,
-            delta=float(self.delta),
-            accountant="rdp",
-            adjacency="add_remove",
-            mechanism=_MECHANISM,
-            noise_multiplier=selection.score_noise,
+
+    def _planned_record(self, n_samples, n_features, n_groups=None, n_public=0):
+        """The record of a search on ``n_samples`` rows (public inputs only).
+
+        ``n_groups``: the declared groups routed to the fit (default: those
+        declared when ``scoring="accuracy-dp-gap"``, else 1); ``n_public``:
+        the rows ``public_mask`` marks (all trained on).
+        """
+        return self._record(
+            self._public_selection(n_samples, n_features, n_groups, n_public)
         )
+
+    def candidate_plans(self, n_samples, n_features, **public_counts):
+        """The candidates' planned training costs, before any row is read.
+
+        A table in the shape of ``GridSearchCV.cv_results_`` (a dict of
+        arrays, one entry per grid point: ``pandas.DataFrame`` reads it)
+        made from the parameters and public counts only, so it costs no
+        privacy. After ``fit``, ``candidate_plans_`` is the same table for
+        the data the search was fitted on.
+
+        Parameters
+        ----------
+        n_samples, n_features : int
+            Shape of the data the search will be fitted on.
+        **public_counts : int
+            ``n_groups`` (routed declared groups), ``n_public`` (rows
+            ``public_mask`` marks).
+
+        Returns
+        -------
+        table : dict of ndarray
+            ``params`` (dicts), one ``param_<name>`` column per searched
+            parameter, ``epsilon`` (each candidate fit's own epsilon at
+            ``delta`` when trained with the per-run budget), ``delta``,
+            ``adjacency``, ``mechanism`` (the candidate's plan), and the
+            search's ``run_epsilon`` and ``score_noise_multiplier``. The
+            whole search's epsilon is ``privacy_plan(...).epsilon``.
+
+        Examples
+        --------
+        >>> from sklearn_dpfair import DPLogisticRegression
+        >>> from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
+        >>> search = PrivateHyperparameterSearch(
+        ...     DPLogisticRegression(classes=[0, 1], batch_size="full"),
+        ...     {"max_iter": [1, 3]}, epsilon=2.0)
+        >>> table = search.candidate_plans(2000, 5)
+        >>> table["param_max_iter"].tolist(), table["adjacency"].tolist()
+        ([1, 3], ['add_remove', 'add_remove'])
+        >>> bool((table["epsilon"] <= table["run_epsilon"] * (1 + 1e-9)).all())
+        True
+        """
+        self._validate_params()
+        unknown = sorted(set(public_counts) - set(self._plan_public_counts))
+        if unknown:
+            raise TypeError(
+                f"candidate_plans() got unexpected public count(s) {unknown}; "
+                f"it accepts: {', '.join(self._plan_public_counts)}."
+            )
+        selection = self._public_selection(
+            int(n_samples), int(n_features), **public_counts
+        )
+        return _plan_table(self._candidates(), selection, float(self.delta))
 
     def _accountant_kind(self):
         return "rdp"
@@ -615,6 +796,39 @@ class PrivateHyperparameterSearch(
         inner = getattr(self.estimator, "accountant", None)
         if isinstance(inner, PrivacyLedger) and inner is not self.accountant:
             self._record_in_ledger(inner, record)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # A classifier or regressor as the estimator it tunes is.
+        inner = get_tags(self.estimator)
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = inner.classifier_tags
+        tags.regressor_tags = inner.regressor_tags
+        return tags
+
+    def score(self, X, y, sample_weight=None):
+        """The selected model's ``score`` (accuracy, or R^2 for a regressor).
+
+        Not private: computed without noise on the rows given (use public
+        or test rows; each score of private rows is a release).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            True labels or targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
+
+        Returns
+        -------
+        score : float
+            ``best_estimator_.score(X, y)``.
+        """
+        check_is_fitted(self, "best_estimator_")
+        kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+        return self.best_estimator_.score(X, y, **kwargs)
 
     # -- delegation -------------------------------------------------------------
 
@@ -646,6 +860,65 @@ class _SelectionPlan:
     score_noise: float
     mean_runs: float
     shape: float
+    adjacency: str
+
+
+class _ScoreWithRng:
+    """``score(y_pred, rng)``: the noisy score with a run's own generator.
+
+    A class (not a closure) so that joblib's worker processes can receive it.
+    """
+
+    def __init__(self, score):
+        self.score = score
+
+    def __call__(self, y_pred, rng):
+        return self.score(y_pred, rng=rng)
+
+
+def _counts(n_groups, classes, n_public):
+    """The public counts a candidate's plan may take."""
+    return {
+        "n_groups": n_groups,
+        "n_classes": None if classes is None else len(classes),
+        "n_public": n_public,
+    }
+
+
+def _public_rows(public_mask, n_samples):
+    """Indices of the rows ``public_mask`` marks public (public input)."""
+    if public_mask is None:
+        return np.arange(0, dtype=np.intp)
+    mask = np.asarray(public_mask)
+    if mask.shape != (n_samples,) or mask.dtype != bool:
+        raise ValueError(
+            f"public_mask must be a boolean array of shape ({n_samples},), got "
+            f"shape {mask.shape} and dtype {mask.dtype}."
+        )
+    return np.flatnonzero(mask)
+
+
+def _plan_table(candidates, selection, delta):
+    """The candidates' plans at the per-run budget, as a dict of arrays."""
+    names = sorted({k for c in candidates for k in c})
+    plans = [p.plan(selection.run_epsilon, delta) for p in selection.plans]
+    table = {"params": _objects([dict(c) for c in candidates])}
+    for name in names:
+        table[f"param_{name}"] = _objects([c.get(name) for c in candidates])
+    table["epsilon"] = np.array([p.epsilon for p in plans], dtype=float)
+    table["delta"] = np.array([p.delta for p in plans], dtype=float)
+    table["adjacency"] = np.array([p.adjacency for p in plans], dtype=object)
+    table["mechanism"] = np.array([p.mechanism for p in plans], dtype=object)
+    n = len(candidates)
+    table["run_epsilon"] = np.full(n, selection.run_epsilon)
+    table["score_noise_multiplier"] = np.full(n, selection.score_noise)
+    return table
+
+
+def _objects(values):
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def _score_noise_multiplier(run_epsilon, delta, share):

@@ -79,7 +79,10 @@ _PLD_VALUE_DISCRETIZATION = 1e-4
 
 def _make_accountant(accountant, event=None):
     if accountant == "rdp":
-        return rdp.RdpAccountant(orders=_RDP_ORDERS)
+        # The relation under which dp-accounting reads the event, as for PLD.
+        return rdp.RdpAccountant(
+            orders=_RDP_ORDERS, neighboring_relation=_pld_relation(event)
+        )
     if accountant == "pld":
         return pld.PLDAccountant(
             _pld_relation(event),

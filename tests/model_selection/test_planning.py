@@ -164,15 +164,6 @@ def test_search_over_the_disparity_bound(data, constraint):
     "estimator, error, match",
     [
         (
-            DPLogisticRegression(
-                classes=[0, 1], solver="output-perturbation", feature_norm_bound=1.0,
-                alpha=0.1,
-            ),
-            ValueError,
-            "replace_one adjacency, but the private selection is accounted "
-            "under add/remove",
-        ),
-        (
             # The step count would be read from the data's feature bound.
             DPLogisticRegression(
                 classes=[0, 1], solver="dp-frank-wolfe", l1_radius=1.0
@@ -185,8 +176,9 @@ def test_search_over_the_disparity_bound(data, constraint):
             ValueError,
             "noise_multiplier=None",
         ),
-        (SemiDPLinearRegression(), ValueError, "not a classifier"),
-        (HeavyTailDPRegressor(), ValueError, "not a classifier"),
+        # A regressor's private score needs its public error bound.
+        (SemiDPLinearRegression(), ValueError, "score_bound is required"),
+        (HeavyTailDPRegressor(), ValueError, "score_bound is required"),
     ],
 )
 def test_configurations_it_cannot_plan_are_refused_before_the_data(
@@ -236,3 +228,24 @@ def test_the_search_itself_has_a_plan(data):
         search.fit(X, y)
     assert plan.dp_event == search.dp_event_
     assert plan.epsilon == search.epsilon_ <= 2.0
+
+
+def test_replace_one_candidates_give_a_replace_one_search(data):
+    X, y, _ = data
+    # Output perturbation is private under replace-one only: the selection
+    # (Papernot and Steinke's theorem holds for any neighbouring relation)
+    # is then stated under replace-one, its score's sensitivity with it.
+    estimator = DPLogisticRegression(
+        classes=[0, 1], solver="output-perturbation", feature_norm_bound=5.0
+    )
+    search = PrivateHyperparameterSearch(
+        estimator, {"alpha": [0.1, 1.0]}, epsilon=2.0, n_runs=2, random_state=0
+    )
+    plan = search.privacy_plan(N_SAMPLES, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    assert search.adjacency_ == plan.adjacency == "replace_one"
+    assert search.best_estimator_.adjacency_ == "replace_one"
+    assert plan.dp_event == search.dp_event_
+    assert search.epsilon_ <= 2.0

@@ -38,6 +38,7 @@ _RELEASED = {
     "run_epsilon_",
     "score_noise_multiplier_",
     "n_candidates_",
+    "candidate_plans_",  # public: the candidates' plans at the per-run budget
     "classes_",
     "n_features_in_",
     "epsilon_",
@@ -148,6 +149,7 @@ def test_no_noiseless_private_score_escapes(data, fitted):
 def test_score_counts_have_the_stated_sensitivity():
     # Neighbouring validation sets (one row added), whatever the row holds.
     rng = np.random.default_rng(0)
+    largest = {"accuracy": 0.0, "accuracy-dp-gap": 0.0}
     for scoring in ("accuracy", "accuracy-dp-gap"):
         for _ in range(200):
             m = int(rng.integers(1, 30))
@@ -157,6 +159,18 @@ def test_score_counts_have_the_stated_sensitivity():
             full = score_counts(y_true, y_pred, group_codes=codes, **kw)
             less = score_counts(y_true[:m], y_pred[:m], group_codes=codes[:m], **kw)
             assert np.linalg.norm(full - less) <= score_sensitivity(scoring) + 1e-12
+            # Replace-one: the last row by another whatever it holds.
+            other = score_counts(
+                np.append(y_true[:m], 1 - y_true[m]),
+                y_pred,
+                group_codes=np.append(codes[:m], (codes[m] + 2) % 4 - 1),
+                **kw,
+            )
+            change = np.linalg.norm(full - other)
+            assert change <= score_sensitivity(scoring, "replace_one") + 1e-12
+            largest[scoring] = max(largest[scoring], change)
+    # The replace-one bound is reached (sqrt(3) would be too small).
+    assert largest == {"accuracy": 1.0, "accuracy-dp-gap": pytest.approx(5**0.5)}
 
 
 def test_noisy_score_is_noisy_and_post_processed():
