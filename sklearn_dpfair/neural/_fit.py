@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._solvers._private_fit import DPSGDParams, dp_sgd_setup
+from .._solvers._schedules import resolve_epochs
 from ..privacy import fit_weights
 from ..utils._array_api import NUMPY_BACKEND
 from ._network import init_parameters, layer_sizes, n_parameters
@@ -94,7 +95,9 @@ class NetworkFit:
     record: object
 
 
-def auto_network_learning_rate(noise_multiplier, sampling_probability, n_samples, n_params):
+def auto_network_learning_rate(
+    noise_multiplier, sampling_probability, n_samples, n_params
+):
     """Constant step size of a network's DP-SGD from public quantities only.
 
     Parameters
@@ -171,7 +174,16 @@ def network_setup(n_samples, n_features, n_outputs, params, budget, *, weighted)
 
 
 def fit_dp_network(
-    X, y, loss, params, budget, *, rng, backend=NUMPY_BACKEND, sample_weight=None
+    X,
+    y,
+    loss,
+    params,
+    budget,
+    *,
+    rng,
+    backend=NUMPY_BACKEND,
+    sample_weight=None,
+    progress=None,
 ):
     """DP-SGD with Poisson sampling and per-example clipping of a dense network.
 
@@ -199,6 +211,9 @@ def fit_dp_network(
         Where the loop runs.
     sample_weight : array of shape (n_samples,) or None, default=None
         Public weights (:func:`~sklearn_dpfair.privacy.fit_weights`).
+    progress : Progress or None, default=None
+        Prints about one line per epoch from released quantities
+        (:mod:`sklearn_dpfair._solvers._progress`).
 
     Returns
     -------
@@ -235,6 +250,11 @@ def fit_dp_network(
         sample_weight=(
             None if weights is None else backend.asarray(weights, dtype=X.dtype)
         ),
+        progress=(
+            None
+            if progress is None
+            else progress.per(setup.n_steps, resolve_epochs(params.epochs, n_samples))
+        ),
     )
     record = setup.record
     if not budget.is_private:
@@ -261,4 +281,3 @@ def _init_rng(rng):
         # A generator built without a seed sequence cannot spawn: the
         # initialization is then the first draws of its stream.
         return rng
-
