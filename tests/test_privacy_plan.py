@@ -69,6 +69,10 @@ CLASSIFIERS = [
     DPMLPClassifier((8,), classes=[0, 1], max_iter=2),
     DPMLPClassifier((8,), classes=[0, 1], max_iter=2, accountant="pld"),
     DPMLPClassifier((8,), classes=[0, 1], max_iter=2, epsilon=math.inf),
+    DPMLPClassifier((8,), classes=[0, 1], max_iter=2, feature_scaling="auto"),
+    DPMLPClassifier(
+        (8,), classes=[0, 1], max_iter=2, feature_scaling="auto", feature_bounds=BOUNDS
+    ),
 ]
 
 

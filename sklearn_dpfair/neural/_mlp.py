@@ -17,6 +17,7 @@ from .._base import (
     ScoreClassifierMixin,
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
+from .._solvers._feature_scaling import plan_feature_scaling
 from .._solvers._progress import progress_printer
 from ..federated._fit import SiloOptions, plan_silos, silo_attributes
 from ..privacy import PrivacyBudget
@@ -113,6 +114,19 @@ default=None
         lives. The initialization, batches and noise are drawn on the host
         from the same generator on every backend, so a seed gives the same
         network up to floating-point round-off.
+    feature_scaling : {"auto"} or None, default=None
+        "auto" maps every column to unit scale before training, as
+        :class:`~sklearn_dpfair.linear_model.DPLogisticRegression` does: by
+        the declared ``feature_bounds`` (public, no budget), else by private
+        robust location and scale (private quantiles on a public grid,
+        10% of the zCDP budget, composed into ``dp_event_``); the first
+        layer is mapped back so the network reads raw columns. None trains
+        on the columns as given (scale them publicly first). Without
+        privacy the columns are always standardized exactly. Central
+        in-memory fits only (not with ``silos``).
+    feature_bounds : array-like of shape (n_features, 2), default=None
+        Public per-column ``(lower, upper)`` used by
+        ``feature_scaling="auto"`` instead of private scales.
     silo_epsilon : float or dict, default=None
         Federated mode (``fit(X, y, silos=...)``) only: the budget of every
         silo, or a dict from silo id to budget; None uses ``epsilon``. Each
@@ -261,6 +275,8 @@ default=None
         "alpha": [Interval(Real, 0, None, closed="left")],
         "classes": ["array-like", None],
         "device": [StrOptions(set(DEVICE_OPTIONS))],
+        "feature_scaling": [StrOptions({"auto"}), None],
+        "feature_bounds": ["array-like", None],
         "silo_epsilon": [
             Interval(Real, 0, None, closed="neither"),
             Options(Real, {math.inf}),
@@ -291,6 +307,8 @@ default=None
         accountant="rdp",
         random_state=None,
         device="cpu",
+        feature_scaling=None,
+        feature_bounds=None,
         silo_epsilon=None,
         silo_delta=None,
         server_weights="uniform",
@@ -312,6 +330,8 @@ default=None
         self.accountant = accountant
         self.random_state = random_state
         self.device = device
+        self.feature_scaling = feature_scaling
+        self.feature_bounds = feature_bounds
         self.silo_epsilon = silo_epsilon
         self.silo_delta = silo_delta
         self.server_weights = server_weights
@@ -349,6 +369,7 @@ default=None
         hidden = self._hidden_layer_sizes()
         if silos is not None and self.device == "cuda":
             raise ValueError("silos run on the CPU (numpy); use device='cpu'.")
+        self._check_scaling(silos is not None)
         if silos is None and self.execution == "dask":
             raise ValueError(
                 "execution='dask' runs the silos of a federated fit; pass silos=."
@@ -392,6 +413,7 @@ default=None
                 backend=backend,
                 sample_weight=weights,
                 progress=progress_printer(self.verbose, type(self).__name__, "epoch"),
+                scaling=self._scaling_plan(X.shape[1], self._budget(caveats)),
             )
         self.classes_ = classes
         self.coefs_ = result.weights
@@ -431,6 +453,7 @@ default=None
         n_classes = 2 if n_classes is None else n_classes
         if n_classes < 2:
             raise ValueError(f"n_classes must be >= 2; got {n_classes}.")
+        self._check_scaling(n_silos is not None)
         if n_silos is not None:
             if n_silos < 1:
                 raise ValueError(f"n_silos must be >= 1; got {n_silos}.")
@@ -441,14 +464,31 @@ default=None
                 self._silo_options(),
                 n_silos=n_silos,
             )
+        budget = self._budget(())
         return network_setup(
             n_samples,
             n_features,
             self._loss_for(np.arange(n_classes)).n_outputs,
             self._params(self._hidden_layer_sizes()),
-            self._budget(()),
+            budget,
             weighted=False,
+            prior=self._scaling_plan(n_features, budget),
         ).record
+
+    def _check_scaling(self, federated):
+        """Private column scales are released by central fits only."""
+        if self.feature_scaling is not None and federated:
+            # The silos would ignore the scales silently.
+            raise ValueError(
+                "feature_scaling='auto' applies to central fits (no silos=); "
+                "pass feature_scaling=None."
+            )
+
+    def _scaling_plan(self, n_features, budget):
+        """How the central fit scales its columns (public inputs only)."""
+        return plan_feature_scaling(
+            self.feature_scaling, self.feature_bounds, n_features, budget
+        )
 
     def _hidden_layer_sizes(self):
         sizes = self.hidden_layer_sizes
