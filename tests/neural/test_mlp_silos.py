@@ -266,3 +266,28 @@ def test_verbose_prints_released_quantities_per_epoch(digits, capsys):
     )
     _clf(max_iter=3).fit(X, y)
     assert capsys.readouterr().out == ""
+
+
+def test_dask_execution_gives_the_local_network(digits):
+    # The network's silo step travels to the workers with its silo; a seed
+    # gives the same messages, hence the same network, as in-process silos.
+    distributed = pytest.importorskip("distributed")
+    X, y, silos, _, _ = digits
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=False,
+            dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
+        remote = _clf(max_iter=2, execution="dask").fit(X, y, silos=silos)
+    local = _clf(max_iter=2).fit(X, y, silos=silos)
+    for a, b in zip(
+        remote.coefs_ + remote.intercepts_, local.coefs_ + local.intercepts_
+    ):
+        # Same code, data, batches and noise; only a BLAS reduction order on
+        # another thread could differ, far below this tolerance.
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    assert remote.dp_event_ == local.dp_event_
