@@ -22,6 +22,7 @@ from sklearn_dpfair.linear_model import (
     SemiLocalDPLinearRegression,
 )
 from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
+from sklearn_dpfair.neural import DPMLPClassifier
 from sklearn_dpfair.preprocessing import (
     DPKBinsDiscretizer,
     DPOneHotEncoder,
@@ -67,6 +68,13 @@ CLASSIFIERS = [
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2),
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, disparity_bound=0.05),
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, fairness_weight=0.0),
+    DPMLPClassifier((8,), classes=[0, 1], max_iter=2),
+    DPMLPClassifier((8,), classes=[0, 1], max_iter=2, accountant="pld"),
+    DPMLPClassifier((8,), classes=[0, 1], max_iter=2, epsilon=math.inf),
+    DPMLPClassifier((8,), classes=[0, 1], max_iter=2, feature_scaling="auto"),
+    DPMLPClassifier(
+        (8,), classes=[0, 1], max_iter=2, feature_scaling="auto", feature_bounds=BOUNDS
+    ),
 ]
 
 
@@ -107,6 +115,24 @@ def test_classifier_plan_is_the_fitted_event(estimator):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         estimator.fit(X2 * 3.0, y2, **fit_kwargs)
+    _assert_planned(plan, estimator)
+
+
+FEDERATED = [
+    DPMLPClassifier((8,), classes=[0, 1], max_iter=2),
+    DPMLPClassifier((8,), classes=[0, 1], max_iter=2, silo_epsilon=3.0, accountant="pld"),
+    DPMLPClassifier((8,), classes=[0, 1], max_iter=2, secure_aggregation=True),
+]
+
+
+@pytest.mark.parametrize("estimator", FEDERATED, ids=_ids(FEDERATED))
+def test_federated_plan_is_the_fitted_event(estimator):
+    # privacy_plan(..., n_silos=) plans fit(..., silos=): the ISRL-DP record
+    # of the worst silo, the same whatever the silo sizes.
+    X, y, _ = _data()
+    silos = np.repeat([0, 1, 2], [100, 200, 300])
+    plan = estimator.privacy_plan(N, D, n_silos=3)
+    estimator.fit(X, y, silos=silos)
     _assert_planned(plan, estimator)
 
 

@@ -8,7 +8,9 @@ respect to that silo's records, against an untrusted server (Lowy's thesis,
 chapter 3). :class:`SiloWorker` and :class:`Server` are the two halves of the
 protocol; :func:`fit_federated` runs them in this process or on a
 ``dask.distributed`` cluster, and is what
-``DPLogisticRegression(...).fit(X, y, silos=...)`` uses.
+``DPLogisticRegression(...).fit(X, y, silos=...)`` uses;
+``DPMLPClassifier(...).fit(X, y, silos=...)`` runs the same federation with
+a network's silo step (``network=``).
 """
 
 from ._accounting import SiloPrivacy, silo_privacy

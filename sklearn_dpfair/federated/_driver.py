@@ -51,6 +51,7 @@ def fit_federated(
     random_state=None,
     record_transcript=False,
     caveats=(),
+    network=None,
 ):
     """Train a linear model across silos with inter-silo record-level DP.
 
@@ -103,6 +104,13 @@ def fit_federated(
         Keep every message the server received (for audits and tests).
     caveats : sequence of str, default=()
         Caveats to carry into the privacy records.
+    network : object, default=None
+        Train a non-linear model instead (see :class:`SiloWorker`): its
+        ``initial_parameters`` are the first broadcast, its
+        ``auto_learning_rate(noise_multiplier, q, n)`` resolves
+        ``learning_rate="auto"``, and the fit returns the tail-averaged
+        ``parameters`` (``coef`` and ``intercept`` are then None). Not with
+        ``shuffle``.
 
     Returns
     -------
@@ -132,13 +140,15 @@ def fit_federated(
             "noise_multiplier": noise_multiplier is not None,
             "execution": execution != "local",
             "secure_aggregation": bool(secure_aggregation),
+            "network": network is not None,
         }
         bad = [name for name, on in forced.items() if on]
         if bad:
             raise ValueError(
                 f"shuffle=True cannot be combined with {bad}: anonymous reports "
                 "are averaged with equal weights, their noise is calibrated to "
-                "the silos' budgets, and the shuffler runs in this process."
+                "the silos' budgets, the shuffler runs in this process, and "
+                "its one-record reports are a linear model's."
             )
         return fit_shuffled(
             silo_data,
@@ -169,6 +179,7 @@ def fit_federated(
         seed=noise_seed(rng) if random_state is not None else None,
         record_transcript=record_transcript,
         caveats=caveats,
+        network=network,
     )
 
 
@@ -298,6 +309,7 @@ def run_federation(
     secure_aggregation=False,
     record_transcript=False,
     caveats=(),
+    network=None,
 ):
     """Run the rounds of a checked federation whose privacy is resolved.
 
@@ -317,7 +329,7 @@ def run_federation(
         The fit's generator; every silo gets a child stream of it.
     seed : str or None
         Fingerprint of ``rng``'s seed; every record then carries it.
-    execution, client, secure_aggregation, record_transcript, caveats
+    execution, client, secure_aggregation, record_transcript, caveats, network
         As in :func:`fit_federated`.
 
     Returns
@@ -330,7 +342,11 @@ def run_federation(
     n_features = np.shape(next(iter(silo_data.values()))[0])[1]
     if config.learning_rate == "auto":
         config = _resolve_auto_learning_rate(
-            config, privacy, weights, n_params=(n_features + 1) * loss.n_outputs
+            config,
+            privacy,
+            weights,
+            n_params=(n_features + 1) * loss.n_outputs,
+            rule=None if network is None else network.auto_learning_rate,
         )
     silo_kwargs = {
         sid: dict(
@@ -341,10 +357,17 @@ def run_federation(
             privacy=privacy[sid],
             silo_id=sid,
             random_state=_child_generator(rng),
+            network=network,
         )
         for sid in privacy
     }
-    server = Server(n_features, loss.n_outputs, config=config, weights=weights)
+    server = Server(
+        n_features,
+        loss.n_outputs,
+        config=config,
+        weights=weights,
+        initial_model=None if network is None else network.initial_parameters,
+    )
     transcript = [] if record_transcript else None
     runner = make_execution(execution, silo_kwargs, client)
     try:
@@ -357,11 +380,17 @@ def run_federation(
     finally:
         runner.close()
 
-    coef, intercept = server.coefficients()
+    if network is None:
+        coef, intercept = server.coefficients()
+        parameters = None
+    else:
+        coef = intercept = None
+        parameters = server.tail_average()
     caveats = tuple(caveats)
     return FederatedFit(
         coef=coef,
         intercept=intercept,
+        parameters=parameters,
         rounds=config.rounds,
         silo_reports=reports,
         server_weights=server.weights,
@@ -382,15 +411,17 @@ def _child_generator(rng):
     return np.random.default_rng(rng.integers(0, 2**32, size=4, dtype=np.uint64))
 
 
-def _resolve_auto_learning_rate(config, privacy, weights, *, n_params):
+def _resolve_auto_learning_rate(config, privacy, weights, *, n_params, rule=None):
     """Concrete step size for ``learning_rate="auto"`` from public quantities.
 
     The central rule looks at the noise std on the averaged gradient in
     units of the clip norm, ``sigma / (q n)``. The server's averaged message
     carries ``sqrt(sum_i (p_i sigma_i / (q n_i))^2)``; it is expressed as an
     equivalent noise multiplier on the pooled ``n`` and handed to the same
-    rule, so federated and central fits pick their step the same way. The
-    ``sigma_i`` are the silos' resolved noise multipliers.
+    rule (``auto_learning_rate`` with ``n_params``, or a network's
+    ``rule(noise_multiplier, q, n)``), so federated and central fits pick
+    their step the same way.
+    The ``sigma_i`` are the silos' resolved noise multipliers.
     """
     q = config.sampling_probability
     n = sum(p.n_samples for p in privacy.values())
@@ -400,5 +431,8 @@ def _resolve_auto_learning_rate(config, privacy, weights, *, n_params):
             for s, p in privacy.items()
         )
     )
-    lr = auto_learning_rate(aggregate * q * n, q, n, n_params)
+    if rule is None:
+        lr = auto_learning_rate(aggregate * q * n, q, n, n_params)
+    else:
+        lr = rule(aggregate * q * n, q, n)
     return dataclasses.replace(config, learning_rate=lr)

@@ -14,12 +14,20 @@ from dataclasses import dataclass
 
 from .._solvers._schedules import sgd_schedule
 from ..privacy._releases import mark_unchecked
+from ._accounting import isrl_record, silo_privacy
 from ._config import FederationConfig
 from ._driver import fit_federated
 from ._result import FederatedFit
+from ._silo import SiloReport
 from ._silos import split_by_silo
 
-__all__ = ["SiloOptions", "fit_silos", "silo_attributes"]
+__all__ = [
+    "SiloOptions",
+    "federation_config",
+    "fit_silos",
+    "plan_silos",
+    "silo_attributes",
+]
 
 _SILOS_PUBLIC_CAVEAT = "silo membership and silo sizes (treated as public metadata)"
 
@@ -78,47 +86,106 @@ class SiloOptions:
         }
 
 
-def fit_silos(X, y, loss, params, budget, options, *, silos, rng, seeded):
-    """The federated fit of a linear estimator (``fit(X, y, silos=...)``).
+def federation_config(n_samples, params, budget):
+    """The public schedule of a federated fit on ``n_samples`` pooled rows.
 
-    ``params`` (``DPSGDParams``) and ``budget``
-    (:class:`~sklearn_dpfair.privacy.PrivacyBudget`) are those that the
-    central :func:`~sklearn_dpfair._solvers._private_fit.fit_dp_sgd` takes;
-    ``options`` (:class:`SiloOptions`) holds the federation's own. The
-    sampling rate and the number of rounds come from ``sgd_schedule`` on the
-    pooled size ``n`` (``q = batch_size / n`` in every silo,
+    The sampling rate and the number of rounds come from ``sgd_schedule`` on
+    the pooled size ``n`` (``q = batch_size / n`` in every silo,
     ``R = ceil(epochs / q)``: each silo makes ``epochs`` expected passes over
-    its rows); the budget's accountant is every silo's, its
-    ``noise_multiplier`` (if any) is forced in every silo, and its
-    ``epsilon`` / ``delta`` are the default silo budgets. ``silos`` is the
-    silo id of every row (public metadata). ``rng`` is the fit's generator
-    and ``seeded`` whether it came from a seed (``random_state`` not None);
-    the records say so.
+    its rows); clip norm, step size and penalty are ``params``'; the
+    accountant is ``budget``'s. A network's parameters hold their own biases
+    (``params`` without ``fit_intercept``).
     """
-    # ISRL-DP is a guarantee per silo: each silo checks its own releases
-    # against its own record (Silo.message), and none reaches this fit's log.
-    mark_unchecked("federated: each silo checks its own releases")
-    ids, rows = split_by_silo(silos, X.shape[0])
-    q, rounds = sgd_schedule(X.shape[0], params.batch_size, params.epochs)
-    config = FederationConfig(
+    q, rounds = sgd_schedule(n_samples, params.batch_size, params.epochs)
+    return FederationConfig(
         rounds=rounds,
         sampling_probability=q,
         clip_norm=params.clip_norm,
         learning_rate=params.learning_rate,
         alpha=params.alpha,
-        fit_intercept=params.fit_intercept,
+        fit_intercept=getattr(params, "fit_intercept", True),
         accountant=budget.accountant,
     )
+
+
+def fit_silos(X, y, loss, params, budget, options, *, silos, rng, seeded, network=None):
+    """The federated fit of an estimator (``fit(X, y, silos=...)``).
+
+    ``params`` (``DPSGDParams``, or a network's ``MLPParams``) and ``budget``
+    (:class:`~sklearn_dpfair.privacy.PrivacyBudget`) are those that the
+    central DP-SGD fit takes; ``options`` (:class:`SiloOptions`) holds the
+    federation's own. The schedule is :func:`federation_config`'s; the
+    budget's accountant is every silo's, its ``noise_multiplier`` (if any)
+    is forced in every silo, and its ``epsilon`` / ``delta`` are the default
+    silo budgets. ``silos`` is the silo id of every row (public metadata).
+    ``rng`` is the fit's generator and ``seeded`` whether it came from a
+    seed (``random_state`` not None); the records say so. ``network`` (see
+    :func:`fit_federated`) trains a non-linear model.
+    """
+    # ISRL-DP is a guarantee per silo: each silo checks its own releases
+    # against its own record (Silo.message), and none reaches this fit's log.
+    mark_unchecked("federated: each silo checks its own releases")
+    ids, rows = split_by_silo(silos, X.shape[0])
+    extra = {} if network is None else {"network": network}
     return fit_federated(
         {sid: (X[r], y[r]) for sid, r in zip(ids, rows)},
         loss=loss,
-        config=config,
+        config=federation_config(X.shape[0], params, budget),
         # A seeded fit's generator is its seed (read, never advanced); an
         # unseeded one is fresh OS entropy, as fit_federated draws for None.
         random_state=rng if seeded else None,
         caveats=(*budget.caveats, _SILOS_PUBLIC_CAVEAT),
         **options.driver_kwargs(budget),
+        **extra,
     )
+
+
+def plan_silos(n_samples, params, budget, options, *, n_silos):
+    """The record :func:`fit_silos` sets on ``n_samples`` rows in ``n_silos`` silos.
+
+    From public inputs only, by the fit's own functions: the schedule of
+    :func:`federation_config`, one silo's set-up by
+    :func:`~sklearn_dpfair.federated.silo_privacy` and the fit's record by
+    :func:`~sklearn_dpfair.federated._accounting.isrl_record`. With one
+    budget for every silo, every silo's event is the same (its noise
+    depends on the shared rate, the rounds and the budget, not on its size),
+    so the fitted record is this one whatever the silo sizes; the silo-size
+    check here assumes silos of equal size (the fit checks each real one).
+
+    Raises
+    ------
+    ValueError
+        If the silo budgets are per-silo mappings (which silos the data holds
+        decides the worst one) or ``shuffle`` is on (its own record).
+    """
+    if isinstance(options.silo_epsilon, Mapping) or isinstance(
+        options.silo_delta, Mapping
+    ):
+        raise ValueError(
+            "A federated plan needs one silo_epsilon and one silo_delta for every "
+            "silo: with per-silo mappings the worst silo depends on which silos "
+            "the data holds."
+        )
+    if options.shuffle:
+        raise ValueError("A federated plan of shuffle=True is not available.")
+    config = federation_config(n_samples, params, budget)
+    kwargs = options.driver_kwargs(budget)
+    privacy = silo_privacy(
+        n_samples // n_silos,
+        kwargs["silo_epsilon"],
+        kwargs["silo_delta"],
+        config,
+        noise_multiplier=kwargs["noise_multiplier"],
+    )
+    # What an untouched silo reports after answering every round.
+    report = SiloReport(
+        None,
+        privacy.n_samples,
+        privacy.noise_multiplier,
+        config.rounds,
+        privacy.record,
+    )
+    return isrl_record({None: report}, config, (*budget.caveats, _SILOS_PUBLIC_CAVEAT))
 
 
 def silo_attributes(fit):

@@ -17,10 +17,10 @@ class FederatedFit:
 
     Parameters
     ----------
-    coef : ndarray of shape (n_outputs, n_features)
-        Tail-averaged coefficients.
-    intercept : ndarray of shape (n_outputs,)
-        Intercepts.
+    coef : ndarray of shape (n_outputs, n_features) or None
+        Tail-averaged coefficients (None for a network).
+    intercept : ndarray of shape (n_outputs,) or None
+        Intercepts (None for a network).
     rounds : int
         Rounds run by the server.
     silo_reports : dict
@@ -39,6 +39,9 @@ class FederatedFit:
     shuffle_record : ShuffleRecord or None
         With ``shuffle=True``: the central guarantee conditional on a
         trusted shuffler (beside ``privacy_record``, the ISRL-DP one).
+    parameters : ndarray or None
+        With ``network=``: the tail-averaged parameters, in the network's
+        layout (its ``parameter_shape``).
 
     Examples
     --------
@@ -65,6 +68,7 @@ class FederatedFit:
     execution: str = "local"
     transcript: list | None = field(default=None, repr=False)
     shuffle_record: object | None = None
+    parameters: np.ndarray | None = None
 
     @property
     def silo_epsilon(self):

@@ -35,6 +35,11 @@ class Server:
         The public schedule shared with the silos.
     weights : Mapping
         Silo id to positive public weight; normalized to sum to one.
+    initial_model : ndarray, default=None
+        The first model broadcast (public, data independent); None is the
+        linear model's zeros of shape ``(n_features + 1, n_outputs)``. A
+        network starts from its random initialization (zeros would leave
+        its hidden units identical).
 
     Examples
     --------
@@ -49,7 +54,7 @@ class Server:
     array([-0.25, -0.25, -0.25])
     """
 
-    def __init__(self, n_features, n_outputs, *, config, weights):
+    def __init__(self, n_features, n_outputs, *, config, weights, initial_model=None):
         if not isinstance(config, FederationConfig):
             raise TypeError(
                 f"config must be a FederationConfig; got {type(config).__name__}."
@@ -64,7 +69,10 @@ class Server:
             raise ValueError("weights must give every silo a positive finite weight.")
         self._weights = {s: float(w) / total for s, w in weights.items()}
         self._config = config
-        self._model = np.zeros((int(n_features) + 1, int(n_outputs)))
+        if initial_model is None:
+            self._model = np.zeros((int(n_features) + 1, int(n_outputs)))
+        else:
+            self._model = np.array(initial_model, dtype=np.float64)
         self._model_sum = np.zeros_like(self._model)
         self._n_averaged = 0
         self._tail_start = tail_start(config.rounds, config.tail_fraction)
@@ -139,7 +147,17 @@ class Server:
         intercept : ndarray of shape (n_outputs,)
             Intercepts (``s * w_0``; zeros without intercept).
         """
+        avg = self.tail_average()
+        return avg[:-1].T.copy(), self._config.intercept_scaling * avg[-1]
+
+    def tail_average(self):
+        """The average of the last ``tail_fraction`` of the models, as stepped.
+
+        Returns
+        -------
+        model : ndarray
+            The shape of the broadcast model.
+        """
         if self._n_averaged == 0:
             raise RuntimeError("no round of the averaging tail has run yet.")
-        avg = self._model_sum / self._n_averaged
-        return avg[:-1].T.copy(), self._config.intercept_scaling * avg[-1]
+        return self._model_sum / self._n_averaged

@@ -125,6 +125,16 @@ class SiloWorker:
         Name of the silo, copied into its messages.
     random_state : int, Generator or None, default=None
         Source of the silo's batches and noise; None uses OS entropy.
+    network : object, default=None
+        A non-linear model's silo step instead of the linear model's: an
+        object with ``parameter_shape`` (the shape of the model the server
+        broadcasts) and ``noisy_gradient(X, y, w, *, mechanism, denominator,
+        alpha, rng)`` returning the noisy clipped mean gradient of the rows
+        ``X`` at ``w`` (each record's full gradient clipped to
+        ``mechanism.clip_norm``, one Gaussian release of the stacked sum),
+        e.g. :class:`~sklearn_dpfair.neural._federated.NetworkSiloModel`.
+        The batches, the message budget and the release checks are the
+        same.
 
     Examples
     --------
@@ -146,7 +156,16 @@ class SiloWorker:
     """
 
     def __init__(
-        self, X, y, *, loss, config, privacy, silo_id=None, random_state=None
+        self,
+        X,
+        y,
+        *,
+        loss,
+        config,
+        privacy,
+        silo_id=None,
+        random_state=None,
+        network=None,
     ):
         if not isinstance(config, FederationConfig):
             raise TypeError(
@@ -189,9 +208,14 @@ class SiloWorker:
         self._config = config
         self._record = record
         self._mechanism = privacy.mechanism
-        self._model = LinearModel(loss.n_outputs, config.intercept_scaling)
+        self._network = network
         self._rng = check_noise_generator(random_state)
-        self._row_norms = self._model.row_norms(X)
+        if network is None:
+            self._model = LinearModel(loss.n_outputs, config.intercept_scaling)
+            self._row_norms = self._model.row_norms(X)
+            self._shape = (X.shape[1] + 1, loss.n_outputs)
+        else:
+            self._shape = tuple(network.parameter_shape)
         self._rounds_used = 0
         self._last_round = -1
         # The silo's own releases, checked against its own record (ISRL-DP
@@ -205,7 +229,7 @@ class SiloWorker:
         ----------
         model : array-like of shape (n_features + 1, n_outputs)
             The server's current model (coefficient rows, then the scaled
-            intercept row); public.
+            intercept row; a network's ``parameter_shape``); public.
         round_index : int
             The round being answered; must increase from call to call.
 
@@ -229,12 +253,11 @@ class SiloWorker:
                 f"silo {self.silo_id!r}: round {round_index} is not after the "
                 f"last round answered ({self._last_round})."
             )
-        n_features, k = self._X.shape[1], self._loss.n_outputs
         w = np.array(model, dtype=np.float64)
-        if w.shape != (n_features + 1, k) or not np.isfinite(w).all():
+        if w.shape != self._shape or not np.isfinite(w).all():
             raise ValueError(
                 f"silo {self.silo_id!r}: the model must be a finite array of "
-                f"shape {(n_features + 1, k)}; got {w.shape}."
+                f"shape {self._shape}; got {w.shape}."
             )
         steps = self._config.local_steps
         total = np.zeros_like(w)
@@ -264,9 +287,20 @@ class SiloWorker:
         size ``q n`` (a public constant: the realized ``|B|`` would leak
         under add/remove adjacency), plus the data-independent L2 term.
         """
-        config, model = self._config, self._model
+        config = self._config
         n = self._X.shape[0]
         idx = poisson_batch(self._rng, n, config.sampling_probability)
+        if self._network is not None:
+            return self._network.noisy_gradient(
+                self._X[idx],
+                self._y[idx],
+                w,
+                mechanism=self._mechanism,
+                denominator=config.sampling_probability * n,
+                alpha=config.alpha,
+                rng=self._rng,
+            )
+        model = self._model
         Xb = self._X[idx]
         coef, w0 = model.split(w)
         raw_grad = self._loss.raw_gradient(

@@ -15,9 +15,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._solvers._feature_scaling import FeatureScaling, fit_feature_scaling
 from .._solvers._private_fit import DPSGDParams, dp_sgd_setup
+from .._solvers._schedules import resolve_epochs
 from ..privacy import fit_weights
-from ..utils._array_api import NUMPY_BACKEND
+from ..utils._array_api import NUMPY_BACKEND, to_numpy
 from ._network import init_parameters, layer_sizes, n_parameters
 from ._sgd import noisy_network_sgd
 
@@ -49,7 +51,8 @@ AUTO_LEARNING_RATE_MAX = 4.0
 NON_PRIVATE_LEARNING_RATE = 1.0
 _NON_PRIVATE_DESCRIPTION = (
     "non-private limit (epsilon=inf, no noise_multiplier): the same minibatch "
-    "SGD on Poisson batches, without noise and without clipping"
+    "SGD on Poisson batches, without noise and without clipping, on columns "
+    "standardized by their exact mean and standard deviation"
 )
 
 
@@ -94,7 +97,9 @@ class NetworkFit:
     record: object
 
 
-def auto_network_learning_rate(noise_multiplier, sampling_probability, n_samples, n_params):
+def auto_network_learning_rate(
+    noise_multiplier, sampling_probability, n_samples, n_params
+):
     """Constant step size of a network's DP-SGD from public quantities only.
 
     Parameters
@@ -128,12 +133,17 @@ def auto_network_learning_rate(noise_multiplier, sampling_probability, n_samples
     return min(AUTO_LEARNING_RATE_MAX, AUTO_LEARNING_RATE_SCALE / noise_ratio)
 
 
-def network_setup(n_samples, n_features, n_outputs, params, budget, *, weighted):
+def network_setup(
+    n_samples, n_features, n_outputs, params, budget, *, weighted, prior=None
+):
     """Schedule, mechanism, step size and record of a network's DP-SGD fit.
 
     From public quantities only: the linear models' plan
     (:func:`~sklearn_dpfair._solvers._private_fit.dp_sgd_setup`) for the same
-    schedule and budget, with the network's "auto" step size.
+    schedule and budget, with the network's "auto" step size. ``prior`` (a
+    :class:`~sklearn_dpfair._solvers._feature_scaling.ScalingPlan` or None)
+    is the column scaling released before the steps, composed into the
+    event as the linear models compose it.
 
     Returns
     -------
@@ -150,7 +160,13 @@ def network_setup(n_samples, n_features, n_outputs, params, budget, *, weighted)
         alpha=params.alpha,
     )
     setup = dp_sgd_setup(
-        n_samples, n_features, n_outputs, sgd_params, budget, weighted=weighted
+        n_samples,
+        n_features,
+        n_outputs,
+        sgd_params,
+        budget,
+        weighted=weighted,
+        prior=prior,
     )
     if params.learning_rate == "auto":
         sizes = layer_sizes(n_features, params.hidden_layer_sizes, n_outputs)
@@ -171,7 +187,17 @@ def network_setup(n_samples, n_features, n_outputs, params, budget, *, weighted)
 
 
 def fit_dp_network(
-    X, y, loss, params, budget, *, rng, backend=NUMPY_BACKEND, sample_weight=None
+    X,
+    y,
+    loss,
+    params,
+    budget,
+    *,
+    rng,
+    backend=NUMPY_BACKEND,
+    sample_weight=None,
+    progress=None,
+    scaling=None,
 ):
     """DP-SGD with Poisson sampling and per-example clipping of a dense network.
 
@@ -199,6 +225,17 @@ def fit_dp_network(
         Where the loop runs.
     sample_weight : array of shape (n_samples,) or None, default=None
         Public weights (:func:`~sklearn_dpfair.privacy.fit_weights`).
+    progress : Progress or None, default=None
+        Prints about one line per epoch from released quantities
+        (:mod:`sklearn_dpfair._solvers._progress`).
+    scaling : ScalingPlan or None, default=None
+        Per-column location and scale, public (declared bounds) or private
+        (robust quantiles whose releases the event composes,
+        :mod:`sklearn_dpfair._solvers._feature_scaling`); the network is
+        trained on the scaled columns and its first layer is mapped back to
+        the user's units. Without privacy the columns are always
+        standardized by their exact (weighted) mean and standard deviation:
+        the step size 1.0 assumes unit-scale inputs, and nothing is released.
 
     Returns
     -------
@@ -214,7 +251,13 @@ def fit_dp_network(
         budget,
         # Passed, not "not all 1": the record may not depend on the weights.
         weighted=sample_weight is not None,
+        prior=scaling,
     )
+    scales = None if scaling is None else fit_feature_scaling(X, scaling, rng)
+    if scales is None and not budget.is_private:
+        scales = _exact_standardization(to_numpy(X), weights)
+    if scales is not None:
+        X = scales.transform(X)
     sizes = layer_sizes(n_features, params.hidden_layer_sizes, loss.n_outputs)
     dtype = np.float32 if "float32" in str(X.dtype) else np.float64
     init_W, init_b = init_parameters(sizes, params.activation, _init_rng(rng), dtype)
@@ -235,15 +278,43 @@ def fit_dp_network(
         sample_weight=(
             None if weights is None else backend.asarray(weights, dtype=X.dtype)
         ),
+        progress=(
+            None
+            if progress is None
+            else progress.per(setup.n_steps, resolve_epochs(params.epochs, n_samples))
+        ),
     )
     record = setup.record
     if not budget.is_private:
         record = replace(record, mechanism=_NON_PRIVATE_DESCRIPTION)
+    weights, biases = result.weights, result.biases
+    if scales is not None:
+        # w . (x - m) / s + b for every first-layer unit, in the raw units.
+        coef, intercept = scales.coefficients_in_user_units(
+            to_numpy(weights[0]).T, to_numpy(biases[0])
+        )
+        weights = [backend.asarray(coef.T.copy()), *weights[1:]]
+        biases = [backend.asarray(intercept), *biases[1:]]
     return NetworkFit(
-        [backend.to_output(W) for W in result.weights],
-        [backend.to_output(b) for b in result.biases],
+        [backend.to_output(W) for W in weights],
+        [backend.to_output(b) for b in biases],
         setup.n_steps,
         record,
+    )
+
+
+def _exact_standardization(X, weights=None):
+    """Weighted mean and standard deviation of every column (non-private only).
+
+    Weighted as the fit weighs its rows, so that integer weights and
+    repeated rows give the same columns.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    location = np.average(X, axis=0, weights=weights)
+    scale = np.sqrt(np.average((X - location) ** 2, axis=0, weights=weights))
+    finite = np.isfinite(scale) & (scale > 0)
+    return FeatureScaling(
+        np.where(np.isfinite(location), location, 0.0), np.where(finite, scale, 1.0)
     )
 
 
@@ -261,4 +332,3 @@ def _init_rng(rng):
         # A generator built without a seed sequence cannot spawn: the
         # initialization is then the first draws of its stream.
         return rng
-

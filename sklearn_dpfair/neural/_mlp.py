@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Differentially private multilayer perceptron classifier (DP-SGD)."""
 
+import math
+from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,6 +17,9 @@ from .._base import (
     ScoreClassifierMixin,
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
+from .._solvers._feature_scaling import plan_feature_scaling
+from .._solvers._progress import progress_printer
+from ..federated._fit import SiloOptions, plan_silos, silo_attributes
 from ..privacy import PrivacyBudget
 from ..privacy._random import check_noise_generator
 from ..utils._array_api import (
@@ -24,12 +29,13 @@ from ..utils._array_api import (
     resolve_backend,
     to_numpy,
 )
-from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
     check_public_weights,
     resolve_classes,
 )
+from ._federated import fit_network_silos
 from ._fit import MLPParams, fit_dp_network, network_setup
 from ._network import ACTIVATIONS, forward
 
@@ -108,6 +114,42 @@ default=None
         lives. The initialization, batches and noise are drawn on the host
         from the same generator on every backend, so a seed gives the same
         network up to floating-point round-off.
+    feature_scaling : {"auto"} or None, default=None
+        "auto" maps every column to unit scale before training, as
+        :class:`~sklearn_dpfair.linear_model.DPLogisticRegression` does: by
+        the declared ``feature_bounds`` (public, no budget), else by private
+        robust location and scale (private quantiles on a public grid,
+        10% of the zCDP budget, composed into ``dp_event_``); the first
+        layer is mapped back so the network reads raw columns. None trains
+        on the columns as given (scale them publicly first). Without
+        privacy the columns are always standardized exactly. Central
+        in-memory fits only (not with ``silos``).
+    feature_bounds : array-like of shape (n_features, 2), default=None
+        Public per-column ``(lower, upper)`` used by
+        ``feature_scaling="auto"`` instead of private scales.
+    silo_epsilon : float or dict, default=None
+        Federated mode (``fit(X, y, silos=...)``) only: the budget of every
+        silo, or a dict from silo id to budget; None uses ``epsilon``. Each
+        silo's messages are ``(silo_epsilon, silo_delta)``-DP in its own
+        records against an untrusted server (ISRL-DP).
+    silo_delta : float or dict, default=None
+        Federated mode only: delta of every silo (or dict per silo), each
+        below ``1 / n_i``; None uses ``delta``.
+    server_weights : {"uniform", "size"} or dict, default="uniform"
+        Federated mode only: public weights of the silos' messages in the
+        server's average: equal, proportional to the silo sizes (public
+        metadata), or a dict from silo id to a positive weight.
+    execution : {"local", "dask"}, default="local"
+        Federated mode only: run the silos in this process, or as actors on
+        the workers of the current ``dask.distributed`` client.
+    secure_aggregation : bool, default=False
+        Federated mode only: also report ``central_epsilon_``, the guarantee
+        that holds *if* the server only sees the weighted sum of the silos'
+        messages (conditional; ``epsilon_`` stays the ISRL-DP one).
+    verbose : int, default=0
+        With ``verbose > 0`` print one line per epoch (central fits): the
+        norm of the released noisy update divided by the step size and the
+        elapsed time; released quantities only, so free of privacy cost.
 
     Attributes
     ----------
@@ -146,6 +188,11 @@ default=None
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string column names.
+    silos_ : list or None
+        The silo ids of a federated fit (None for a central fit); the other
+        ``silo_*`` attributes, ``server_weights_``, ``central_epsilon_`` and
+        ``central_privacy_record_`` are as in
+        :class:`~sklearn_dpfair.linear_model.DPLogisticRegression`.
 
     See Also
     --------
@@ -176,6 +223,18 @@ default=None
     size are public choices that read the layer widths, ``n`` and the
     budget only.
 
+    With ``fit(X, y, silos=...)`` the network is trained across silos with
+    inter-silo record-level DP (Noisy ISRL-DP minibatch SGD, Lowy's thesis,
+    Alg. 14, the phase-length-1 case of its non-convex ISRL-DP
+    FedProx-SPIDER, Sec. 3.3): every round each silo clips its records'
+    full gradients as above, adds its own noise (its own accountant,
+    Poisson rate ``q`` and ``ceil(max_iter / q)`` rounds, as the central
+    schedule on the pooled ``n``) and sends the noisy mean; the untrusted
+    server averages the messages with public weights and steps from the
+    same initialization a central fit would use. ``epsilon_``/``delta_``
+    then hold for a record of any silo (the worst silo at the largest
+    delta); :meth:`privacy_plan` plans it with ``n_silos=``.
+
     References
     ----------
     .. [1] Abadi et al., "Deep Learning with Differential Privacy", CCS 2016.
@@ -197,7 +256,10 @@ default=None
 
     _parameter_constraints = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
-        "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
+        "hidden_layer_sizes": [
+            "array-like",
+            Interval(Integral, 1, None, closed="left"),
+        ],
         "activation": [StrOptions(set(ACTIVATIONS))],
         "clip_norm": [Interval(Real, 0, None, closed="neither")],
         "noise_multiplier": [Interval(Real, 0, None, closed="left"), None],
@@ -213,6 +275,19 @@ default=None
         "alpha": [Interval(Real, 0, None, closed="left")],
         "classes": ["array-like", None],
         "device": [StrOptions(set(DEVICE_OPTIONS))],
+        "feature_scaling": [StrOptions({"auto"}), None],
+        "feature_bounds": ["array-like", None],
+        "silo_epsilon": [
+            Interval(Real, 0, None, closed="neither"),
+            Options(Real, {math.inf}),
+            Mapping,
+            None,
+        ],
+        "silo_delta": [Interval(Real, 0, 1, closed="neither"), Mapping, None],
+        "server_weights": [StrOptions({"uniform", "size"}), Mapping],
+        "execution": [StrOptions({"local", "dask"})],
+        "secure_aggregation": ["boolean"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -232,6 +307,14 @@ default=None
         accountant="rdp",
         random_state=None,
         device="cpu",
+        feature_scaling=None,
+        feature_bounds=None,
+        silo_epsilon=None,
+        silo_delta=None,
+        server_weights="uniform",
+        execution="local",
+        secure_aggregation=False,
+        verbose=0,
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
@@ -247,9 +330,17 @@ default=None
         self.accountant = accountant
         self.random_state = random_state
         self.device = device
+        self.feature_scaling = feature_scaling
+        self.feature_bounds = feature_bounds
+        self.silo_epsilon = silo_epsilon
+        self.silo_delta = silo_delta
+        self.server_weights = server_weights
+        self.execution = execution
+        self.secure_aggregation = secure_aggregation
+        self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, *, silos=None):
         """Fit the network with differential privacy.
 
         Parameters
@@ -264,7 +355,11 @@ default=None
             record's loss derivative is multiplied by its weight *before* its
             gradient is clipped, so one record moves a noisy sum by at most
             ``clip_norm`` whatever its weight. Rescaled to mean 1 at
-            ``epsilon=inf``.
+            ``epsilon=inf``. Not with ``silos``.
+        silos : array-like of shape (n_samples,), default=None
+            Silo id of every row (public metadata). If given, the network is
+            trained across silos with inter-silo record-level DP (see
+            ``silo_epsilon``); route it with ``set_fit_request(silos=True)``.
 
         Returns
         -------
@@ -272,25 +367,54 @@ default=None
             The fitted estimator.
         """
         hidden = self._hidden_layer_sizes()
-        backend = resolve_backend(X, self.device, array_api_solver=True)
-        X, y = validate_data(
-            self, X, y, dtype=backend.input_float_dtypes, order="C"
+        if silos is not None and self.device == "cuda":
+            raise ValueError("silos run on the CPU (numpy); use device='cpu'.")
+        self._check_scaling(silos is not None)
+        if silos is None and self.execution == "dask":
+            raise ValueError(
+                "execution='dask' runs the silos of a federated fit; pass silos=."
+            )
+        backend = resolve_backend(
+            X, "cpu" if silos is not None else self.device, array_api_solver=True
         )
+        X, y = validate_data(self, X, y, dtype=backend.input_float_dtypes, order="C")
         check_classification_targets(y)
         weights = check_public_weights(sample_weight, X)
+        if weights is not None and silos is not None:
+            # Reads whether weights were passed, never their values.
+            raise ValueError(
+                "sample_weight cannot be combined with silos (federated DP-SGD)."
+            )
         classes, y_encoded, caveats = resolve_classes(self.classes, to_numpy(y))
         check_delta_for_n(self.delta, X.shape[0])
         loss = self._loss_for(classes)
-        result = fit_dp_network(
-            X,
-            y_encoded,
-            loss,
-            self._params(hidden),
-            self._budget(caveats),
-            rng=check_noise_generator(self.random_state),
-            backend=backend,
-            sample_weight=weights,
-        )
+        rng = check_noise_generator(self.random_state)
+        federated = None
+        if silos is not None:
+            federated, result = fit_network_silos(
+                to_numpy(X).astype(np.float64, copy=False),
+                np.asarray(y_encoded, dtype=np.float64),
+                loss,
+                self._params(hidden),
+                self._budget(caveats),
+                self._silo_options(),
+                silos=silos,
+                rng=rng,
+                seeded=self.random_state is not None,
+            )
+        else:
+            result = fit_dp_network(
+                X,
+                y_encoded,
+                loss,
+                self._params(hidden),
+                self._budget(caveats),
+                rng=rng,
+                backend=backend,
+                sample_weight=weights,
+                progress=progress_printer(self.verbose, type(self).__name__, "epoch"),
+                scaling=self._scaling_plan(X.shape[1], self._budget(caveats)),
+            )
         self.classes_ = classes
         self.coefs_ = result.weights
         self.intercepts_ = result.biases
@@ -300,18 +424,23 @@ default=None
         self.n_iter_ = self.max_iter
         self.t_ = result.n_steps
         self._set_privacy_record(result.record)
+        for name, value in silo_attributes(federated).items():
+            setattr(self, name, value)
         return self
 
-    _plan_public_counts = ("n_classes",)
+    _plan_public_counts = ("n_classes", "n_silos")
 
-    def _planned_record(self, n_samples, n_features, n_classes=None):
+    def _planned_record(self, n_samples, n_features, n_classes=None, n_silos=None):
         """The record a fit on ``n_samples`` rows will set, from public inputs.
 
         Built by the set-up :meth:`fit` accounts with; read through
         :meth:`privacy_plan`. ``n_classes`` (public) is the size of the label
         set: that of ``classes`` when it is declared, else 2 unless given.
-        The event depends on the schedule and the budget only, not on the
-        architecture, the number of features or the number of classes.
+        ``n_silos`` plans a federated fit (``fit(..., silos=...)``) on that
+        many silos, by the federated fit's own accounting; it needs one
+        ``silo_epsilon`` and ``silo_delta`` for every silo. The event depends
+        on the schedule and the budget only, not on the architecture, the
+        number of features or the number of classes.
         """
         if self.classes is not None:
             declared = len(self.classes)
@@ -324,14 +453,42 @@ default=None
         n_classes = 2 if n_classes is None else n_classes
         if n_classes < 2:
             raise ValueError(f"n_classes must be >= 2; got {n_classes}.")
+        self._check_scaling(n_silos is not None)
+        if n_silos is not None:
+            if n_silos < 1:
+                raise ValueError(f"n_silos must be >= 1; got {n_silos}.")
+            return plan_silos(
+                n_samples,
+                self._params(self._hidden_layer_sizes()),
+                self._budget(()),
+                self._silo_options(),
+                n_silos=n_silos,
+            )
+        budget = self._budget(())
         return network_setup(
             n_samples,
             n_features,
             self._loss_for(np.arange(n_classes)).n_outputs,
             self._params(self._hidden_layer_sizes()),
-            self._budget(()),
+            budget,
             weighted=False,
+            prior=self._scaling_plan(n_features, budget),
         ).record
+
+    def _check_scaling(self, federated):
+        """Private column scales are released by central fits only."""
+        if self.feature_scaling is not None and federated:
+            # The silos would ignore the scales silently.
+            raise ValueError(
+                "feature_scaling='auto' applies to central fits (no silos=); "
+                "pass feature_scaling=None."
+            )
+
+    def _scaling_plan(self, n_features, budget):
+        """How the central fit scales its columns (public inputs only)."""
+        return plan_feature_scaling(
+            self.feature_scaling, self.feature_bounds, n_features, budget
+        )
 
     def _hidden_layer_sizes(self):
         sizes = self.hidden_layer_sizes
@@ -352,6 +509,15 @@ default=None
             epochs=self.max_iter,
             learning_rate=self.learning_rate,
             alpha=self.alpha,
+        )
+
+    def _silo_options(self):
+        return SiloOptions(
+            silo_epsilon=self.silo_epsilon,
+            silo_delta=self.silo_delta,
+            server_weights=self.server_weights,
+            execution=self.execution,
+            secure_aggregation=self.secure_aggregation,
         )
 
     def _budget(self, caveats):

@@ -24,6 +24,7 @@ the noise are drawn on the host: a seed gives the same network, batches and
 noise on numpy and on torch.
 """
 
+import math
 from dataclasses import dataclass
 
 from .._solvers._linear import weighted_raw_gradient
@@ -104,6 +105,7 @@ def noisy_network_sgd(
     rng,
     tail_fraction=0.5,
     sample_weight=None,
+    progress=None,
 ):
     """Run DP-SGD on a dense network and return the tail-averaged parameters.
 
@@ -135,6 +137,10 @@ def noisy_network_sgd(
         Fraction of the last iterates averaged.
     sample_weight : array of shape (n_samples,) or None, default=None
         Public weights (X's namespace), applied before clipping.
+    progress : Progress or None, default=None
+        ``progress(t + 1, proxy)`` after step ``t``, with ``proxy`` the norm
+        of the released update divided by the step size (the noisy
+        gradient, penalty included): computed from released iterates only.
 
     Returns
     -------
@@ -161,6 +167,7 @@ def noisy_network_sgd(
         )
         # One release: the stacked sum, whose sensitivity is the clip norm.
         noisy = mechanism.privatize_blocks([*g_weights, *g_biases], rng)
+        previous = [*weights, *biases]
         weights = [
             W - learning_rate * (xp.astype(g, W.dtype) / denominator + alpha * W)
             for W, g in zip(weights, noisy[:n_layers])
@@ -169,6 +176,12 @@ def noisy_network_sgd(
             b - learning_rate * xp.astype(g, b.dtype) / denominator
             for b, g in zip(biases, noisy[n_layers:])
         ]
+        if progress is not None:
+            moved = sum(
+                float(xp.sum((new - old) ** 2))
+                for new, old in zip([*weights, *biases], previous)
+            )
+            progress(t + 1, math.sqrt(moved) / learning_rate)
         if t >= tail_from:
             params = [*weights, *biases]
             sums = params if sums is None else [s + p for s, p in zip(sums, params)]

@@ -1,0 +1,187 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""A dense network trained across silos with inter-silo record-level DP.
+
+Noisy ISRL-DP minibatch SGD on a non-convex model (Lowy's thesis, Sec. 3.3:
+its ISRL-DP FedProx-SPIDER with phase length 1 is this algorithm, the
+thesis's "ISRL-DP MB-SGD" baseline on MNIST with a 64-unit perceptron).
+Every round each silo draws a Poisson batch of its own records, clips every
+record's *full* network gradient to ``C`` (the central fit's ghost norms,
+:func:`~sklearn_dpfair.neural._sgd.clipped_network_gradient`), adds its own
+Gaussian noise to the stacked sum and sends the sum divided by its expected
+batch size ``q n_i``; the untrusted server averages the messages and steps.
+The federation (schedule, silo privacy, server, records, Dask execution) is
+the linear models' (:mod:`sklearn_dpfair.federated`); only the silo step and
+the model's layout differ, and they live here.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..federated._fit import fit_silos
+from ._fit import NetworkFit, _init_rng, auto_network_learning_rate
+from ._network import init_parameters, layer_sizes, n_parameters
+from ._sgd import clipped_network_gradient
+
+__all__ = ["NetworkSiloModel", "fit_network_silos"]
+
+
+@dataclass(frozen=True)
+class NetworkSiloModel:
+    """The network's part of a federation: layout, start, silo step.
+
+    The model the server broadcasts is the flat vector of every layer's
+    weights (row-major), then every layer's biases.
+
+    Parameters
+    ----------
+    sizes : tuple of int
+        Layer widths, input and output included.
+    activation : str
+        Activation of the hidden layers.
+    loss : object
+        Output loss (binary logistic or softmax).
+    initial_parameters : ndarray of shape (n_params,)
+        The first broadcast: the public random initialization.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._loss import BinaryLogisticLoss
+    >>> from sklearn_dpfair.neural._federated import NetworkSiloModel
+    >>> net = NetworkSiloModel.initialized(
+    ...     [3, 4, 1], "relu", BinaryLogisticLoss(), np.random.default_rng(0))
+    >>> net.parameter_shape
+    (21,)
+    >>> W, b = net.unflatten(net.initial_parameters)
+    >>> [w.shape for w in W], [v.shape for v in b]
+    ([(3, 4), (4, 1)], [(4,), (1,)])
+    """
+
+    sizes: tuple
+    activation: str
+    loss: object
+    initial_parameters: np.ndarray
+
+    @classmethod
+    def initialized(cls, sizes, activation, loss, rng):
+        """The network with the central fit's Glorot start drawn from ``rng``."""
+        weights, biases = init_parameters(sizes, activation, rng, np.float64)
+        return cls(tuple(sizes), activation, loss, _flatten(weights, biases))
+
+    @property
+    def parameter_shape(self):
+        """``(n_params,)``: the shape of the broadcast model."""
+        return (n_parameters(self.sizes),)
+
+    def unflatten(self, w):
+        """Split the flat vector ``w`` into the layers' weights and biases."""
+        weights, biases, start = [], [], 0
+        pairs = list(zip(self.sizes[:-1], self.sizes[1:]))
+        for fan_in, fan_out in pairs:
+            weights.append(w[start : start + fan_in * fan_out].reshape(fan_in, fan_out))
+            start += fan_in * fan_out
+        for _, fan_out in pairs:
+            biases.append(w[start : start + fan_out])
+            start += fan_out
+        return weights, biases
+
+    def auto_learning_rate(self, noise_multiplier, sampling_probability, n_samples):
+        """The central network's "auto" step size (public quantities only)."""
+        return auto_network_learning_rate(
+            noise_multiplier,
+            sampling_probability,
+            n_samples,
+            n_parameters(self.sizes),
+        )
+
+    def noisy_gradient(self, X, y, w, *, mechanism, denominator, alpha, rng):
+        """One silo release: the noisy clipped mean gradient of the batch.
+
+        The batch's per-example gradients of all the weights and biases
+        jointly are clipped to ``mechanism.clip_norm`` (ghost norms, no
+        per-example gradient formed), the stacked sum gets one Gaussian
+        release (weights' blocks first, as in central DP-SGD), is divided by
+        the public ``denominator`` (``q n_i``) and gets the data-independent
+        L2 term ``alpha W`` on the weights.
+
+        Parameters
+        ----------
+        X : ndarray of shape (batch, n_features)
+            The silo's Poisson batch.
+        y : ndarray of shape (batch,)
+            Its encoded targets.
+        w : ndarray of shape (n_params,)
+            The broadcast model.
+        mechanism : GaussianMechanism
+            The silo's clip norm and noise.
+        denominator : float
+            Expected batch size ``q n_i`` (public).
+        alpha : float
+            L2 penalty on the weights.
+        rng : numpy.random.Generator
+            The silo's generator.
+
+        Returns
+        -------
+        gradient : ndarray of shape (n_params,)
+        """
+        weights, biases = self.unflatten(w)
+        g_weights, g_biases = clipped_network_gradient(
+            np.asarray(X, dtype=np.float64),
+            np.asarray(y, dtype=np.float64),
+            self.loss,
+            weights,
+            biases,
+            activation=self.activation,
+            clip_norm=mechanism.clip_norm,
+        )
+        noisy = mechanism.privatize_blocks([*g_weights, *g_biases], rng)
+        n_layers = len(weights)
+        return _flatten(
+            [g / denominator + alpha * W for g, W in zip(noisy[:n_layers], weights)],
+            [g / denominator for g in noisy[n_layers:]],
+        )
+
+
+def fit_network_silos(X, y, loss, params, budget, options, *, silos, rng, seeded):
+    """Federated ISRL-DP fit of a dense network (``fit(X, y, silos=...)``).
+
+    The linear models' federated fit
+    (:func:`~sklearn_dpfair.federated._fit.fit_silos`: schedule, per-silo
+    budgets and accountants, server weights, execution, records) with the
+    network's silo step (:class:`NetworkSiloModel`), started from the
+    initialization a central fit with the same seed would use.
+
+    Returns
+    -------
+    fit : FederatedFit
+        With ``parameters`` (flat) and the silos' reports and records.
+    network : NetworkSiloModel
+        The layout, to unflatten ``parameters``.
+    """
+    sizes = layer_sizes(X.shape[1], params.hidden_layer_sizes, loss.n_outputs)
+    network = NetworkSiloModel.initialized(
+        sizes, params.activation, loss, _init_rng(rng)
+    )
+    fit = fit_silos(
+        X,
+        y,
+        loss,
+        params,
+        budget,
+        options,
+        silos=silos,
+        rng=rng,
+        seeded=seeded,
+        network=network,
+    )
+    weights, biases = network.unflatten(fit.parameters)
+    return fit, NetworkFit(
+        [W.copy() for W in weights], [b.copy() for b in biases], fit.rounds, fit.record
+    )
+
+
+def _flatten(weights, biases):
+    return np.concatenate([np.ravel(a) for a in (*weights, *biases)])
