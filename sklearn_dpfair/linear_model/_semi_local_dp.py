@@ -11,6 +11,7 @@ from sklearn.utils.validation import validate_data
 
 from .._base import LinearRegressorMixin, PrivateEstimatorMixin
 from .._solvers._distributed import refuse_dask_input
+from .._solvers._progress import progress_printer
 from .._solvers.semi_dp._local import (
     LocalParams,
     check_local_epsilon,
@@ -88,6 +89,12 @@ default=None
         None (the default) draws the randomizers' coins from fresh OS
         entropy: the only setting for a private release. Anything else is
         a seed for tests and experiments (the record says so).
+    verbose : int, default=0
+        With ``verbose > 0`` the fit prints about ten lines over its one
+        pass to stdout: the rows visited, the norm of the mean step since
+        the previous line (private messages are released by their senders
+        and public steps are public: printing it costs no privacy) and the
+        elapsed time.
 
     Attributes
     ----------
@@ -191,6 +198,7 @@ default=None
         "fit_intercept": ["boolean"],
         "public_ridge": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "random_state": ["random_state", np.random.Generator],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -204,6 +212,7 @@ default=None
         fit_intercept=True,
         public_ridge="auto",
         random_state=None,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.clip_norm = clip_norm
@@ -213,6 +222,7 @@ default=None
         self.fit_intercept = fit_intercept
         self.public_ridge = public_ridge
         self.random_state = random_state
+        self.verbose = verbose
 
     _plan_public_counts = ("n_public",)
 
@@ -281,7 +291,13 @@ default=None
         check_local_epsilon(self.epsilon)
         rng = check_noise_generator(self.random_state)
         result = fit_semi_local(
-            X, y, mask, self._params(), rng=rng, sample_weight=weights
+            X,
+            y,
+            mask,
+            self._params(),
+            rng=rng,
+            sample_weight=weights,
+            progress=progress_printer(self.verbose, type(self).__name__, "row"),
         )
         self.coef_ = result.coef
         self.intercept_ = result.intercept

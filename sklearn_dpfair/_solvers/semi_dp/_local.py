@@ -369,7 +369,13 @@ def _least_squares(X, y, weights, fit_intercept):
     return coef, y_mean - float(x_mean @ coef)
 
 
-def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
+# Lines printed by a verbose fit over its one pass.
+_PROGRESS_LINES = 10
+
+
+def fit_semi_local(
+    X, y, public_mask, params, *, rng, sample_weight=None, progress=None
+):
     """Run Algorithm 13 on ``X, y`` (float64) and describe it.
 
     Parameters
@@ -382,6 +388,10 @@ def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
     sample_weight : ndarray or None
         Public weights, rescaled to mean 1; each multiplies its row's
         residual before the row's gradient is made a unit vector.
+    progress : Progress or None, default=None
+        Prints, about ten times in the pass, the norm of the mean step
+        since the previous line: private messages are released by their
+        senders and public steps are public, so it costs no privacy.
 
     Returns
     -------
@@ -428,8 +438,11 @@ def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
     w = w0.copy()
     total = np.zeros(dim)
     order = rng.permutation(n)
+    if progress is not None:
+        progress = progress.per(n, _PROGRESS_LINES)
+        block, block_steps = np.zeros(dim), 0
     with parallel_parts() as parts:
-        for i in order:
+        for position, i in enumerate(order, start=1):
             x = Xa[i]
             # A residual or weighted residual beyond float64 is inf (or nan),
             # which unit_direction maps to a unit vector, without a warning
@@ -461,6 +474,13 @@ def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
             if step is not None:
                 w = w - eta * step
             total += w
+            if progress is not None:
+                if step is not None:
+                    block += step
+                block_steps += 1
+                if position % progress.every == 0 or position == n:
+                    progress(position, float(np.linalg.norm(block)) / block_steps)
+                    block, block_steps = np.zeros(dim), 0
     w_bar = total / n
     if params.fit_intercept:
         coef, intercept = w_bar[:-1], float(w_bar[-1])
