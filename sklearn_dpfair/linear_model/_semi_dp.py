@@ -220,8 +220,9 @@ class SemiDPLinearRegression(
 
         The model is fitted on the scaled columns and ``coef_``,
         ``intercept_`` and ``coef_public_`` are reported in the user's units.
-        Sparse ``X`` is scaled without centring, by ``feature_bounds`` or
-        the public rows only. None: the columns are used as given. No
+        Sparse ``X`` is scaled by ``feature_bounds`` only, without centring
+        (a scaled copy of its stored values otherwise would break the sparse
+        fit's memory bound). None: the columns are used as given. No
         effect with ``epsilon=np.inf`` (the non-private solver is
         scale-free) or ``solver="public-only"``.
     feature_bounds : array-like of shape (n_features, 2), default=None

@@ -130,13 +130,19 @@ def test_private_scale_draws_use_the_fits_adjacency(monkeypatch):
     assert seen and set(seen) == {"replace_one"}
 
 
-def test_sparse_raw_columns_use_public_rows_without_centring():
+def test_sparse_columns_are_scaled_by_declared_bounds_only():
     sp = pytest.importorskip("scipy.sparse")
     X, y = _raw(3000, 0)
+    X = X - OFFSETS  # sparse columns are not centred
     public = np.arange(len(y)) < 300
     Xs = sp.csr_matrix(X)
-    dense = SemiDPLinearRegression(random_state=0).fit(X, y, public_mask=public)
-    sparse = SemiDPLinearRegression(random_state=0).fit(Xs, y, public_mask=public)
+    bounds = np.column_stack([-4 * SCALES, 4 * SCALES])
+    default = SemiDPLinearRegression(random_state=0).fit(Xs, y, public_mask=public)
+    assert "scaled" not in default.privacy_record_.mechanism
+    bounded = SemiDPLinearRegression(random_state=0, feature_bounds=bounds)
+    bounded.fit(Xs, y, public_mask=public)
+    assert "feature_bounds" in bounded.privacy_record_.mechanism
     X_test, y_test = _raw(3000, 1)
-    assert _mse(sparse, X_test, y_test) < 0.5 * np.var(y_test)
-    assert dense.dp_event_ == sparse.dp_event_
+    X_test = X_test - OFFSETS
+    assert _mse(bounded, X_test, y_test) < _mse(default, X_test, y_test)
+    assert default.dp_event_ == bounded.dp_event_

@@ -83,7 +83,7 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False):
         Public counts of the fit.
     sparse : bool, default=False
         Whether ``X`` is sparse (a public layout): sparse columns are scaled
-        without centring, and never by private quantiles.
+        by ``feature_bounds`` only, without centring.
 
     Returns
     -------
@@ -100,6 +100,11 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False):
         or params.solver == "public-only"
         or not budget.is_private
     ):
+        return ScalingPlan("none", n_features)
+    if sparse and params.feature_bounds is None:
+        # Sparse columns are scaled by declared bounds only (as every
+        # estimator of the package): a scaled copy of the stored values
+        # would break the sparse fit's memory bound (twice the storage).
         return ScalingPlan("none", n_features)
     if params.feature_bounds is None and n_public >= MIN_PUBLIC_SCALE_ROWS:
         return ScalingPlan(PUBLIC_ROWS_MODE, n_features, center=center)
@@ -144,9 +149,12 @@ def fit_semidp_scaling(X, public_mask, plan, rng):
         return fit_feature_scaling(X, plan, rng)
     Xp = X[public_mask]
     if sp.issparse(Xp):
-        Xp = Xp.astype(np.float64)
-        mean = np.asarray(Xp.mean(axis=0)).ravel()
-        square = np.asarray(Xp.multiply(Xp).mean(axis=0)).ravel()
+        # Column sums of the stored values (no second sparse matrix).
+        n_pub, d = Xp.shape
+        values = Xp.data.astype(np.float64)
+        mean = np.bincount(Xp.indices, weights=values, minlength=d) / n_pub
+        values **= 2
+        square = np.bincount(Xp.indices, weights=values, minlength=d) / n_pub
     else:
         Xp = np.asarray(Xp, dtype=np.float64)
         mean = Xp.mean(axis=0)
@@ -173,13 +181,22 @@ def scaled_rows(X, scaling):
     hold two temporaries, and promote float32 rows to float64). A sparse
     ``X`` is scaled without centring (its location is 0).
     """
+    big = np.finfo(X.dtype).max
     if sp.issparse(X):
-        return scaling.transform(X)
+        # Only the stored values are new; the index arrays are shared.
+        # One new array of the stored values: the gathered inverse scales,
+        # multiplied in place.
+        data = (1.0 / scaling.scale).astype(X.dtype)[X.indices]
+        with np.errstate(over="ignore"):
+            data *= X.data
+        np.clip(data, -big, big, out=data)
+        return sp.csr_matrix(
+            (data, X.indices, X.indptr), shape=X.shape, copy=False
+        )
     # A huge private value divided by a small scale overflows: saturated to
     # the dtype's largest value, silently (a warning would depend on the
     # private rows), so every scaled record stays finite and goes through
     # the solver's clipping like any huge record.
-    big = np.finfo(X.dtype).max
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.subtract(X, scaling.location.astype(X.dtype), dtype=X.dtype)
         out /= scaling.scale.astype(X.dtype)
