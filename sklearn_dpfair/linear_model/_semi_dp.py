@@ -209,7 +209,7 @@ class SemiDPLinearRegression(
         * by ``feature_bounds`` when given (midpoint and half-width; public,
           no budget);
         * else by the mean and standard deviation of the public rows when
-          there are at least 20 of them: public rows are public by this
+          there are at least 5 of them: public rows are public by this
           estimator's contract, so their statistics cost no privacy (like
           the public warm start and preconditioner);
         * else (fewer public rows) by private robust statistics (a private

