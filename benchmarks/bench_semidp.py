@@ -54,13 +54,13 @@ from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import train_test_split
 
 from sklearn_dpfair import SemiDPLinearRegression
+from sklearn_dpfair._solvers.semi_dp import semidp_noise_multiplier
 from sklearn_dpfair._solvers.semi_dp._public_geometry import (
     pda_md_preconditioner,
     public_geometry,
 )
 from sklearn_dpfair._solvers.semi_dp._public_tuning import TAIL_FRACTION
 from sklearn_dpfair._solvers.semi_dp._solver import SemiDPData, semidp_gradient_descent
-from sklearn_dpfair._solvers.semi_dp import semidp_noise_multiplier
 from sklearn_dpfair.privacy import GaussianMechanism, PrivacyBudget
 
 DELTA = 1e-5
@@ -447,10 +447,12 @@ def run_raw(seeds, docs):
                     elapsed = time.perf_counter() - t0
                 test = float(np.mean((est.predict(X_test) - y_test) ** 2))
                 rows.append(
-                    dict(data=name, epsilon=eps, method=label, seed=seed,
-                         n_public=int(mask.sum()), test_mse=test, ols_mse=ref,
-                         constant_mse=const, epsilon_spent=float(est.epsilon_),
-                         fit_s=elapsed)
+                    {
+                        "data": name, "epsilon": eps, "method": label,
+                        "seed": seed, "n_public": int(mask.sum()),
+                        "test_mse": test, "ols_mse": ref, "constant_mse": const,
+                        "epsilon_spent": float(est.epsilon_), "fit_s": elapsed,
+                    }
                 )
     with open(docs / "semidp_raw.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -505,30 +507,34 @@ def raw_section(rows, seeds):
         ]
     lines += [
         "",
-        "Diabetes: scikit-learn's ``load_diabetes(scaled=False)``, a 70/30 split "
-        "per seed, 20% of the training rows public. Synthetic: six columns "
-        "with scales 1e-3 to 1e4 and offsets 500 and 1e5, y = x.beta + "
-        "N(0, 0.5^2) + 100 on the standardized columns (Bayes MSE 0.25), "
-        "20,000 training rows, 5% public. Least squares is solved in "
-        "standardized columns. Defaults otherwise (replace-one adjacency, "
-        "delta = 1e-5, clip norm 1). Raw numbers: ``semidp_raw.csv``.",
+        (
+            "Diabetes: scikit-learn's ``load_diabetes(scaled=False)``, a 70/30 split "
+            "per seed, 20% of the training rows public. Synthetic: six columns "
+            "with scales 1e-3 to 1e4 and offsets 500 and 1e5, y = x.beta + "
+            "N(0, 0.5^2) + 100 on the standardized columns (Bayes MSE 0.25), "
+            "20,000 training rows, 5% public. Least squares is solved in "
+            "standardized columns. Defaults otherwise (replace-one adjacency, "
+            "delta = 1e-5, clip norm 1). Raw numbers: ``semidp_raw.csv``."
+        ),
         "",
-        "Reading: at epsilon = inf every configuration is least squares (the "
-        "non-private solver is scale-free). At epsilon = 1 the public rows' "
-        "scales are free and bring the synthetic fit to least squares, from "
-        "as few as 10 public rows; on diabetes (67 public rows) they help a "
-        "little. With 10 public rows the warm start and the public tuning "
-        "themselves are unreliable on diabetes (the unscaled fit diverges). "
-        "Without public rows the scales are private (10% of the zCDP budget "
-        "over 5 quantiles per column) and, at these sizes, not usable: on "
-        "diabetes (309 rows) each draw's epsilon0 is about 0.02, so the "
-        "quantiles are close to uniform on the public grid (a located age of "
-        "-1.1, a scale near 1e-8) and the fit diverges; on the synthetic "
-        "columns (20,000 rows) the grid's 5% relative resolution cannot "
-        "resolve a spread of 100 at an offset of 1e5, and 20 bounded steps "
-        "from zero cannot reach the target's offset of 100 either. Mark a "
-        "few rows public (5 suffice for the free scales) or declare "
-        "``feature_bounds``.",
+        (
+            "Reading: at epsilon = inf every configuration is least squares (the "
+            "non-private solver is scale-free). At epsilon = 1 the public rows' "
+            "scales are free and bring the synthetic fit to least squares, from "
+            "as few as 10 public rows; on diabetes (67 public rows) they help a "
+            "little. With 10 public rows the warm start and the public tuning "
+            "themselves are unreliable on diabetes (the unscaled fit diverges). "
+            "Without public rows the scales are private (10% of the zCDP budget "
+            "over 5 quantiles per column) and, at these sizes, not usable: on "
+            "diabetes (309 rows) each draw's epsilon0 is about 0.02, so the "
+            "quantiles are close to uniform on the public grid (a located age of "
+            "-1.1, a scale near 1e-8) and the fit diverges; on the synthetic "
+            "columns (20,000 rows) the grid's 5% relative resolution cannot "
+            "resolve a spread of 100 at an offset of 1e5, and 20 bounded steps "
+            "from zero cannot reach the target's offset of 100 either. Mark a "
+            "few rows public (5 suffice for the free scales) or declare "
+            "``feature_bounds``."
+        ),
         "",
     ]
     return lines

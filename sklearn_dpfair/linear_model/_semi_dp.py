@@ -269,7 +269,8 @@ default=None
     intercept_ : float
         Intercept (0.0 if ``fit_intercept=False``).
     coef_public_ : ndarray of shape (n_features,)
-        Coefficients of the public warm start.
+        Coefficients of the public warm start (in the user's units, like
+        ``coef_``).
     solver_ : str
         The solver that ran, by its hyphenated name (also when ``solver``
         was given in a deprecated underscore spelling).
@@ -344,9 +345,12 @@ default=None
 
     Adversarial records. Each private row's term ``psi_i`` is finite with
     norm at most ``C`` whatever the row holds: norms are computed without
-    overflow, and a row whose residual ``x~_i^T w - y_i`` is not finite
-    (features or target near the float64 limit) contributes exactly 0 to
-    that step's sum (public rows likewise). Input validation (shapes,
+    overflow, a prediction ``x~_i^T w`` that overflows is saturated to the
+    largest float (features near the float64 limit; the row is then
+    clipped like any other), and a row whose residual is still not finite
+    contributes exactly 0 to that step's sum (public rows likewise). With
+    the default ``feature_scaling``, a scaled value beyond the float range
+    is saturated the same way. Input validation (shapes,
     NaN/inf, ``public_mask``) and the checks of the solver options read only
     shapes, counts, parameters and public rows; after them no exception or
     warning depends on the private rows.

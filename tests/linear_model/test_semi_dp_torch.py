@@ -1,11 +1,10 @@
 """SemiDPLinearRegression on PyTorch through the array API: same noise, same batches."""
 
-import io
 import contextlib
+import io
 
 import numpy as np
 import pytest
-import sklearn
 
 from sklearn_dpfair import SemiDPLinearRegression, SemiLocalDPLinearRegression
 from sklearn_dpfair.linear_model import _semi_dp

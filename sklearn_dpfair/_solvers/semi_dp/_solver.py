@@ -35,12 +35,13 @@ recomputed from the rows read instead of stored.
 
 Adversarial rows. Whatever a private row holds (features or target near the
 float64 limit), its term in the noisy sum is finite with norm at most the
-clip bound: norms are computed without overflow, a residual that is not
-finite (``x~_i^T w - y_i`` overflowed) gives the row the fixed contribution
-0, and numpy's floating-point warnings are silenced inside the solver (their
-firing would depend on the private rows). Public rows go through the same
-clipped (or unclipped) sums, so a non-finite public residual also
-contributes 0.
+clip bound: norms are computed without overflow, a product ``x~_i^T w``
+that overflows is saturated to the dtype's largest value by the linear
+layer's ``raw_predictions`` (the row is then clipped like any other), a
+residual that is still not finite (``inf - inf``) gives the row the fixed
+contribution 0, and numpy's floating-point warnings are silenced inside the
+solver (their firing would depend on the private rows). Public rows go
+through the same clipped (or unclipped) sums.
 
 Backends. The sums over rows (residuals, clip factors, clipped sums) run
 in the namespace and on the device of the data (numpy, or torch on the CPU
@@ -58,7 +59,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, to_numpy
-from .._rows import clipped_rows
 from .._linear import (
     clipped_gradient_sum,
     raw_predictions,
@@ -66,6 +66,7 @@ from .._linear import (
     stored_row_norms,
 )
 from .._row_blocks import block_rows, row_block, row_blocks
+from .._rows import clipped_rows
 from .._sampling import poisson_batch
 from .._schedules import tail_start
 
