@@ -74,6 +74,7 @@ from ...privacy._record import (
 )
 from ...privacy._releases import parallel_parts
 from ._privunit import MAX_LOCAL_EPSILON, PrivUnit, local_epsilon_event
+from ._scaling import public_scaling, scaled_rows
 
 __all__ = [
     "DEFAULT_RADIUS",
@@ -176,6 +177,10 @@ class LocalParams:
     public_gradient: str = "clip"
     fit_intercept: bool = True
     public_ridge: object = "auto"
+    #: ``"auto"``: columns scaled by declared bounds or the public rows
+    #: (free; no central private quantiles under the local trust model).
+    feature_scaling: object = None
+    feature_bounds: object = field(default=None, compare=False)
 
 
 @dataclass
@@ -415,6 +420,18 @@ def fit_semi_local(
             coef, intercept, coef, math.nan, math.nan, math.nan, record, intercept
         )
 
+    # Raw columns: scaled by declared bounds or the public rows (free), so
+    # that no column saturates every clipped gradient; the model is mapped
+    # back to the user's units at the end.
+    scales = public_scaling(
+        X,
+        public_mask,
+        feature_scaling=params.feature_scaling,
+        feature_bounds=params.feature_bounds,
+        fit_intercept=params.fit_intercept,
+    )
+    if scales is not None:
+        X = scaled_rows(X, scales)
     Xa = _augment(X, params.fit_intercept)
     w0, ridge, public_radius = _public_start(
         Xa[public_mask], y[public_mask], params, dim, params.fit_intercept
@@ -487,6 +504,16 @@ def fit_semi_local(
         start, start_intercept = w0[:-1], float(w0[-1])
     else:
         coef, intercept, start, start_intercept = w_bar, 0.0, w0, 0.0
+    if scales is not None:
+        (coef,), (intercept,) = scales.coefficients_in_user_units(
+            coef[None, :], [intercept]
+        )
+        (start,), (start_intercept,) = scales.coefficients_in_user_units(
+            np.asarray(start)[None, :], [start_intercept]
+        )
+        intercept, start_intercept = float(intercept), float(start_intercept)
+        if not params.fit_intercept:
+            intercept = start_intercept = 0.0
     check_budget(record, epsilon, calibrated=True)
     return LocalFit(
         coef,

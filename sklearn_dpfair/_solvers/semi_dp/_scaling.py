@@ -37,6 +37,7 @@ import dataclasses
 import numpy as np
 import scipy.sparse as sp
 
+from ...preprocessing._bounds import check_bounds
 from .._feature_scaling import (
     FeatureScaling,
     ScalingPlan,
@@ -49,6 +50,7 @@ __all__ = [
     "PUBLIC_ROWS_MODE",
     "fit_semidp_scaling",
     "plan_semidp_scaling",
+    "public_scaling",
     "scaled_rows",
 ]
 
@@ -206,3 +208,27 @@ def scaled_rows(X, scaling):
         out /= scaling.scale.astype(X.dtype)
     np.clip(out, -big, big, out=out)
     return out
+
+
+def public_scaling(X, public_mask, *, feature_scaling, feature_bounds, fit_intercept):
+    """Column scales that cost nothing: declared bounds, else the public rows.
+
+    For fits whose trust model has no curator to compute private quantiles
+    (semi-local DP: every private person randomizes their own message).
+    None when neither is available (fewer than
+    :data:`MIN_PUBLIC_SCALE_ROWS` public rows and no bounds) or
+    ``feature_scaling`` is None. Dense ``X`` only.
+    """
+    if feature_scaling is None:
+        return None
+    d = X.shape[1]
+    if feature_bounds is not None:
+        lower, upper = check_bounds(feature_bounds, d)
+        plan = ScalingPlan(
+            "bounds", d, np.asarray(lower), np.asarray(upper), center=fit_intercept
+        )
+        return fit_feature_scaling(X, plan, None)
+    if int(np.count_nonzero(public_mask)) < MIN_PUBLIC_SCALE_ROWS:
+        return None
+    plan = ScalingPlan(PUBLIC_ROWS_MODE, d, center=bool(fit_intercept))
+    return fit_semidp_scaling(X, public_mask, plan, None)
