@@ -53,7 +53,7 @@ from sklearn.datasets import load_diabetes
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import train_test_split
 
-from sklearn_dpfair import SemiDPLinearRegression
+from sklearn_dpfair import SemiDPLinearRegression, SemiLocalDPLinearRegression
 from sklearn_dpfair._solvers.semi_dp import semidp_noise_multiplier
 from sklearn_dpfair._solvers.semi_dp._public_geometry import (
     pda_md_preconditioner,
@@ -436,10 +436,21 @@ def run_raw(seeds, docs):
                     ("no public rows: unscaled", None, none),
                 )
             ]
-            for eps, label, scaling, mask in configs:
-                est = SemiDPLinearRegression(
-                    epsilon=eps, feature_scaling=scaling, random_state=seed
+            configs += [
+                (eps, f"semi-local: {label}", scaling, public)
+                for eps in (1.0, math.inf)
+                for label, scaling in (
+                    ("public-row scales (default)", "auto"),
+                    ("unscaled", None),
                 )
+            ]
+            for eps, label, scaling, mask in configs:
+                cls = (
+                    SemiLocalDPLinearRegression
+                    if label.startswith("semi-local")
+                    else SemiDPLinearRegression
+                )
+                est = cls(epsilon=eps, feature_scaling=scaling, random_state=seed)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     t0 = time.perf_counter()
@@ -472,6 +483,10 @@ def raw_section(rows, seeds):
         "",
         "Raw columns: scales from the public rows",
         "----------------------------------------",
+        "",
+        "Rows marked semi-local are :class:`~sklearn_dpfair.SemiLocalDPLinearRegression`",
+        "(epsilon-semi-LDP, one PrivUnit message per private record), which",
+        "scales by the public rows or declared bounds only.",
         "",
         "The clipped gradients are clipped in the columns' units, so on raw",
         "columns the largest column saturates every clip. By default the",
