@@ -96,9 +96,9 @@ def test_feature_bounds_are_used_and_cost_nothing():
 def test_few_public_rows_spend_budget_on_private_scales(adjacency):
     X, y = _raw(4000, 0)
     public = np.arange(len(y)) < MIN_PUBLIC_SCALE_ROWS - 1
-    est = SemiDPLinearRegression(
-        max_iter=10, adjacency=adjacency, random_state=0
-    ).fit(X, y, public_mask=public)
+    est = SemiDPLinearRegression(max_iter=10, adjacency=adjacency, random_state=0)
+    with pytest.warns(UserWarning, match="public rows for 7 parameters"):
+        est.fit(X, y, public_mask=public)
     record = est.privacy_record_
     assert "private quantiles" in record.mechanism
     assert record.accountant == "rdp"
