@@ -29,6 +29,14 @@ Usage::
     python benchmarks/bench_semidp.py            # full run (about 1 hour)
     python benchmarks/bench_semidp.py --quick    # smoke run (d = 100)
     python benchmarks/bench_semidp.py --report   # rebuild table/plots from CSV
+    python benchmarks/bench_semidp.py --raw      # raw-column section (~1 min)
+
+``--raw`` measures the estimator on unstandardized columns:
+scikit-learn's ``load_diabetes(scaled=False)`` and synthetic columns with
+offsets 500 and 1e5 and scales 1e-3 to 1e4, at epsilon 1 and inf, with the
+default column scaling (by the public rows), without it, and with too few
+public rows (private scales), against least squares; it writes
+``semidp_raw.csv`` and the raw-column section of the docs page.
 """
 
 import argparse
@@ -41,16 +49,18 @@ import time
 from pathlib import Path
 
 import numpy as np
+from sklearn.datasets import load_diabetes
 from sklearn.linear_model import LinearRegression
+from sklearn.model_selection import train_test_split
 
-from sklearn_dpfair import SemiDPLinearRegression
+from sklearn_dpfair import SemiDPLinearRegression, SemiLocalDPLinearRegression
+from sklearn_dpfair._solvers.semi_dp import semidp_noise_multiplier
 from sklearn_dpfair._solvers.semi_dp._public_geometry import (
     pda_md_preconditioner,
     public_geometry,
 )
 from sklearn_dpfair._solvers.semi_dp._public_tuning import TAIL_FRACTION
 from sklearn_dpfair._solvers.semi_dp._solver import SemiDPData, semidp_gradient_descent
-from sklearn_dpfair._solvers.semi_dp import semidp_noise_multiplier
 from sklearn_dpfair.privacy import GaussianMechanism, PrivacyBudget
 
 DELTA = 1e-5
@@ -312,7 +322,10 @@ def write_report(csv_path, docs, note):
         best, (gap, gap_se, _) = paired_gap(table, ratio, eps)
         lines.append(f"     - {gap:+.4f} ± {gap_se:.4f} (vs {best})")
     lines += ["", note, ""]
-    (docs / "semidp.rst").write_text("\n".join(lines))
+    page = docs / "semidp.rst"
+    raw = page.read_text() if page.exists() else ""
+    raw = raw[raw.index(RAW_MARK):] if RAW_MARK in raw else ""
+    page.write_text("\n".join(lines) + ("\n" + raw if raw else ""))
     plot(points, stats, docs)
     return verdict
 
@@ -358,6 +371,198 @@ def plot(points, stats, docs):
     fig.savefig(docs / "semidp_test_mse.png", dpi=110)
 
 
+# --- Raw columns -----------------------------------------------------------
+
+RAW_SCALES = np.array([1e-3, 1e-1, 1.0, 1e2, 1e4, 1e3])
+RAW_OFFSETS = np.array([0.0, 500.0, 0.0, 1e5, 0.0, 500.0])
+RAW_BETA = np.array([1.0, -2.0, 0.5, 0.0, 1.5, -1.0])
+RAW_MARK = ".. raw-columns section (written by bench_semidp.py --raw)"
+
+
+def _raw_synthetic(seed, n=20_000):
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((2 * n, RAW_BETA.size))
+    y = Z @ RAW_BETA + NOISE_SD * rng.standard_normal(2 * n) + 100.0
+    X = Z * RAW_SCALES + RAW_OFFSETS
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def _raw_diabetes(seed):
+    X, y = load_diabetes(return_X_y=True, scaled=False)
+    return train_test_split(X, y, test_size=0.3, random_state=seed)
+
+
+def _least_squares_mse(X, y, X_test, y_test):
+    # In standardized columns (the same model; a direct solve on the raw
+    # columns is ill-conditioned at these scales).
+    m, s = X.mean(0), X.std(0)
+    A = np.column_stack([(X - m) / s, np.ones(len(y))])
+    w = np.linalg.lstsq(A, y, rcond=None)[0]
+    pred = np.column_stack([(X_test - m) / s, np.ones(len(y_test))]) @ w
+    return float(np.mean((pred - y_test) ** 2))
+
+
+def run_raw(seeds, docs):
+    """Test MSE on raw columns; returns the rows written to ``semidp_raw.csv``."""
+    import warnings
+
+    rows = []
+    for seed in range(seeds):
+        for name, data in (
+            ("diabetes (raw)", _raw_diabetes(seed)),
+            ("synthetic (raw)", _raw_synthetic(seed)),
+        ):
+            X, X_test, y, y_test = (
+                (data[0], data[1], data[2], data[3])
+                if name.startswith("diabetes")
+                else (data[0], data[2], data[1], data[3])
+            )
+            rng = np.random.default_rng(1000 + seed)
+            public = rng.random(len(y)) < (0.2 if name.startswith("diabetes") else 0.05)
+            few = np.zeros(len(y), dtype=bool)
+            few[rng.choice(len(y), 10, replace=False)] = True
+            none = np.zeros(len(y), dtype=bool)
+            ref = _least_squares_mse(X, y, X_test, y_test)
+            const = float(np.mean((y.mean() - y_test) ** 2))
+            configs = [
+                (eps, label, scaling, mask)
+                for eps in (1.0, math.inf)
+                for label, scaling, mask in (
+                    ("public-row scales (default)", "auto", public),
+                    ("unscaled", None, public),
+                    ("10 public rows: public-row scales", "auto", few),
+                    ("10 public rows: unscaled", None, few),
+                    ("no public rows: private scales", "auto", none),
+                    ("no public rows: unscaled", None, none),
+                )
+            ]
+            configs += [
+                (eps, f"semi-local: {label}", scaling, public)
+                for eps in (1.0, math.inf)
+                for label, scaling in (
+                    ("public-row scales (default)", "auto"),
+                    ("unscaled", None),
+                )
+            ]
+            for eps, label, scaling, mask in configs:
+                cls = (
+                    SemiLocalDPLinearRegression
+                    if label.startswith("semi-local")
+                    else SemiDPLinearRegression
+                )
+                est = cls(epsilon=eps, feature_scaling=scaling, random_state=seed)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    t0 = time.perf_counter()
+                    est.fit(X, y, public_mask=mask)
+                    elapsed = time.perf_counter() - t0
+                test = float(np.mean((est.predict(X_test) - y_test) ** 2))
+                rows.append(
+                    {
+                        "data": name, "epsilon": eps, "method": label,
+                        "seed": seed, "n_public": int(mask.sum()),
+                        "test_mse": test, "ols_mse": ref, "constant_mse": const,
+                        "epsilon_spent": float(est.epsilon_), "fit_s": elapsed,
+                    }
+                )
+    with open(docs / "semidp_raw.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return rows
+
+
+def raw_section(rows, seeds):
+    """The RST section of the raw-column results (medians over seeds)."""
+    keys = sorted(
+        {(r["data"], r["epsilon"], r["method"]) for r in rows},
+        key=lambda k: (k[0], -k[1] if math.isfinite(k[1]) else -1e9, k[2]),
+    )
+    lines = [
+        RAW_MARK,
+        "",
+        "Raw columns: scales from the public rows",
+        "----------------------------------------",
+        "",
+        "Rows marked semi-local are :class:`~sklearn_dpfair.SemiLocalDPLinearRegression`",
+        "(epsilon-semi-LDP, one PrivUnit message per private record), which",
+        "scales by the public rows or declared bounds only.",
+        "",
+        "The clipped gradients are clipped in the columns' units, so on raw",
+        "columns the largest column saturates every clip. By default the",
+        "estimator scales each column by the mean and standard deviation of",
+        "the public rows (public by its contract: no budget), by declared",
+        "``feature_bounds`` when given, or, with fewer than 20 public rows, by",
+        "private quantiles whose cost is composed into ``dp_event_``.",
+        "",
+        f".. list-table:: Test MSE on raw columns (median over {seeds} seeds)",
+        "   :header-rows: 1",
+        "",
+        "   * - data",
+        "     - epsilon",
+        "     - column scales",
+        "     - public rows",
+        "     - test MSE",
+        "     - / least squares",
+        "     - constant predictor",
+    ]
+    for data, eps, method in keys:
+        sel = [r for r in rows if (r["data"], r["epsilon"], r["method"]) == (data, eps, method)]
+        med = float(np.median([r["test_mse"] for r in sel]))
+        ref = float(np.median([r["ols_mse"] for r in sel]))
+        const = float(np.median([r["constant_mse"] for r in sel]))
+        lines += [
+            f"   * - {data}",
+            f"     - {eps:g}",
+            f"     - {method}",
+            f"     - {int(np.median([r['n_public'] for r in sel]))}",
+            f"     - {med:.4g}",
+            f"     - {med / ref:.3f}",
+            f"     - {const:.4g}",
+        ]
+    lines += [
+        "",
+        (
+            "Diabetes: scikit-learn's ``load_diabetes(scaled=False)``, a 70/30 split "
+            "per seed, 20% of the training rows public. Synthetic: six columns "
+            "with scales 1e-3 to 1e4 and offsets 500 and 1e5, y = x.beta + "
+            "N(0, 0.5^2) + 100 on the standardized columns (Bayes MSE 0.25), "
+            "20,000 training rows, 5% public. Least squares is solved in "
+            "standardized columns. Defaults otherwise (replace-one adjacency, "
+            "delta = 1e-5, clip norm 1). Raw numbers: ``semidp_raw.csv``."
+        ),
+        "",
+        (
+            "Reading: at epsilon = inf every configuration is least squares (the "
+            "non-private solver is scale-free). At epsilon = 1 the public rows' "
+            "scales are free and bring the synthetic fit to least squares, from "
+            "as few as 10 public rows; on diabetes (67 public rows) they help a "
+            "little. With 10 public rows the warm start and the public tuning "
+            "themselves are unreliable on diabetes (the unscaled fit diverges). "
+            "Without public rows the scales are private (10% of the zCDP budget "
+            "over 5 quantiles per column) and, at these sizes, not usable: on "
+            "diabetes (309 rows) each draw's epsilon0 is about 0.02, so the "
+            "quantiles are close to uniform on the public grid (a located age of "
+            "-1.1, a scale near 1e-8) and the fit diverges; on the synthetic "
+            "columns (20,000 rows) the grid's 5% relative resolution cannot "
+            "resolve a spread of 100 at an offset of 1e5, and 20 bounded steps "
+            "from zero cannot reach the target's offset of 100 either. Mark a "
+            "few rows public (5 suffice for the free scales) or declare "
+            "``feature_bounds``."
+        ),
+        "",
+    ]
+    return lines
+
+
+def write_raw_section(docs, rows, seeds):
+    page = docs / "semidp.rst"
+    text = page.read_text() if page.exists() else ""
+    if RAW_MARK in text:
+        text = text[: text.index(RAW_MARK)]
+    page.write_text(text.rstrip("\n") + "\n\n" + "\n".join(raw_section(rows, seeds)))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run, d = 100")
@@ -365,7 +570,14 @@ def main():
     parser.add_argument("--report", action="store_true", help="only rebuild the report")
     parser.add_argument("--csv", default=None)
     parser.add_argument("--extra-note", default="", help="appended to the report")
+    parser.add_argument("--raw", action="store_true", help="only the raw-column section")
     args = parser.parse_args()
+    if args.raw:
+        seeds = 7 if args.seeds == 3 else args.seeds
+        rows = run_raw(seeds, DOCS)
+        write_raw_section(DOCS, rows, seeds)
+        print("\n".join(raw_section(rows, seeds)))
+        return
     docs = DOCS if not args.quick else Path(os.environ.get("TMPDIR", "/tmp"))
     docs.mkdir(parents=True, exist_ok=True)
     if args.csv is None:

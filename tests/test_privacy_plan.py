@@ -156,7 +156,34 @@ SEMI_DP = [
     SemiDPLinearRegression(solver="public-only"),
     SemiDPLinearRegression(n_private=N, max_iter=5),
     SemiDPLinearRegression(epsilon=math.inf),
+    SemiDPLinearRegression(feature_scaling=None),
+    SemiDPLinearRegression(feature_bounds=[[-5.0, 5.0]] * D, max_iter=4),
+    SemiDPLinearRegression(device="auto", verbose=0, max_iter=3),
 ]
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        SemiDPLinearRegression(),
+        SemiDPLinearRegression(max_iter=4),
+        SemiDPLinearRegression(solver="semidp-sgd", adjacency="add_remove"),
+        SemiDPLinearRegression(solver="dp-gd", max_iter=3),
+    ],
+    ids=lambda e: repr(e),
+)
+def test_semi_dp_plan_with_private_scales_is_the_fitted_event(estimator):
+    # Too few public rows (3) for their scales: private quantiles, composed.
+    X, _, _ = _data()
+    y = X @ [1.0, 0.5, 0.01] + np.random.default_rng(3).normal(size=N)
+    mask = np.zeros(N, dtype=bool)
+    mask[:3] = True
+    plan = estimator.privacy_plan(N, D, n_public=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        estimator.fit(X, y, public_mask=mask)
+    assert "private quantiles" in estimator.privacy_record_.mechanism
+    _assert_planned(plan, estimator)
 
 
 @pytest.mark.parametrize("estimator", SEMI_DP, ids=_ids(SEMI_DP))

@@ -79,6 +79,8 @@ class ScalingPlan:
     event: object = None
     share: float = 0.0
     center: bool = True
+    #: The neighbouring relation the quantile draws are accounted under.
+    adjacency: str = "add_remove"
 
     def describe(self):
         """One phrase for the privacy record."""
@@ -226,9 +228,11 @@ def fit_feature_scaling(X, plan, rng):
     # The clip to the grid's range keeps every value's rank finite; the
     # draws read ranks only.
     dense = np.clip(dense, AUTO_GRID[0], AUTO_GRID[-1])
-    centre = column_quantiles(dense, [0.5], grids, plan.quantile_rho, rng)[0]
+    centre = column_quantiles(
+        dense, [0.5], grids, plan.quantile_rho, rng, plan.adjacency
+    )[0]
     spread = column_quantiles(
-        dense - centre, _SPREAD_LEVELS, grids, plan.quantile_rho, rng
+        dense - centre, _SPREAD_LEVELS, grids, plan.quantile_rho, rng, plan.adjacency
     )
     quantile = dict(zip(_SPREAD_LEVELS, spread))
     q25, q75 = quantile[0.25], quantile[0.75]

@@ -5,6 +5,7 @@
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
@@ -14,6 +15,7 @@ from .._base import (
     PrivateEstimatorMixin,
 )
 from .._solvers._distributed import refuse_dask_input
+from .._solvers._progress import progress_printer
 from .._solvers.semi_dp import (
     SEMIDP_HYPERPARAMETERS,
     SEMIDP_SOLVERS,
@@ -23,6 +25,7 @@ from .._solvers.semi_dp import (
 )
 from ..privacy import PrivacyBudget, check_noise_generator
 from ..privacy._record import PUBLIC_ROWS_CAVEAT
+from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
@@ -198,8 +201,55 @@ class SemiDPLinearRegression(
         the rate ``batch_size / n_private``, and ``n_private_`` is the
         declared value. A declared value far from the true count only costs
         utility (the mean gradient is scaled by the ratio).
+    feature_scaling : {"auto"} or None, default="auto"
+        How the columns are brought to a common scale before the clipped
+        steps (raw columns such as ages, incomes or years otherwise let the
+        column of largest magnitude saturate every clip). ``"auto"``:
+
+        * by ``feature_bounds`` when given (midpoint and half-width; public,
+          no budget);
+        * else by the mean and standard deviation of the public rows when
+          there are at least 5 of them: public rows are public by this
+          estimator's contract, so their statistics cost no privacy (like
+          the public warm start and preconditioner);
+        * else (fewer public rows) by private robust statistics (a private
+          median, then private quantiles of the centred column, on a public
+          log-scale grid) that spend 10% of the zCDP budget, composed into
+          the same ``dp_event_`` (the steps' noise is calibrated to the rest
+          and accounted with RDP) and named in the record.
+
+        The model is fitted on the scaled columns and ``coef_``,
+        ``intercept_`` and ``coef_public_`` are reported in the user's units.
+        Sparse ``X`` is scaled by ``feature_bounds`` only, without centring
+        (a scaled copy of its stored values otherwise would break the sparse
+        fit's memory bound). None: the columns are used as given. No
+        effect with ``epsilon=np.inf`` (the non-private solver is
+        scale-free) or ``solver="public-only"``.
+    feature_bounds : array-like of shape (n_features, 2), default=None
+        Public ``(lower, upper)`` range of every column, for
+        ``feature_scaling="auto"`` (values outside are not clipped; the
+        gradient clip bounds their influence).
+    device : {"cpu", "cuda", "auto"}, default="cpu"
+        Where the sums over rows of the private solvers run. "cpu" is
+        numpy. "cuda" runs the same solver through the array API in PyTorch
+        on the current GPU (optional extra
+        ``pip install 'sklearn-dpfair[torch]'``); "auto" is "cuda" when
+        PyTorch sees a GPU, else "cpu". The public statistics, the Poisson
+        batches and the noise are computed or drawn on the host from the
+        same generator on every backend, so a seed gives the same
+        coefficients up to floating-point round-off. Fitted arrays are numpy
+        either way. Sparse ``X`` runs on the CPU ("auto" selects it, "cuda"
+        raises a TypeError); ``epsilon=np.inf`` and "public-only" run on the
+        CPU.
+    verbose : int, default=0
+        With ``verbose > 0`` the private solvers print one line per epoch
+        to stdout: the epoch, the norm of the released step gradient (the
+        noisy private mean gradient combined with the public one: released
+        values only, so printing it costs no privacy) and the elapsed time.
     accountant : {"pld", "rdp"} or PrivacyLedger, default="pld"
         dp-accounting accountant; PLD is exact for composed Gaussians.
+        Private feature scales (see ``feature_scaling``) are accounted with
+        RDP, which reads their zCDP events.
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
 default=None
         None (the default) draws the noise from fresh OS entropy: the only
@@ -219,7 +269,8 @@ default=None
     intercept_ : float
         Intercept (0.0 if ``fit_intercept=False``).
     coef_public_ : ndarray of shape (n_features,)
-        Coefficients of the public warm start.
+        Coefficients of the public warm start (in the user's units, like
+        ``coef_``).
     solver_ : str
         The solver that ran, by its hyphenated name (also when ``solver``
         was given in a deprecated underscore spelling).
@@ -294,9 +345,12 @@ default=None
 
     Adversarial records. Each private row's term ``psi_i`` is finite with
     norm at most ``C`` whatever the row holds: norms are computed without
-    overflow, and a row whose residual ``x~_i^T w - y_i`` is not finite
-    (features or target near the float64 limit) contributes exactly 0 to
-    that step's sum (public rows likewise). Input validation (shapes,
+    overflow, a prediction ``x~_i^T w`` that overflows is saturated to the
+    largest float (features near the float64 limit; the row is then
+    clipped like any other), and a row whose residual is still not finite
+    contributes exactly 0 to that step's sum (public rows likewise). With
+    the default ``feature_scaling``, a scaled value beyond the float range
+    is saturated the same way. Input validation (shapes,
     NaN/inf, ``public_mask``) and the checks of the solver options read only
     shapes, counts, parameters and public rows; after them no exception or
     warning depends on the private rows.
@@ -346,6 +400,10 @@ default=None
         "fit_intercept": ["boolean"],
         "adjacency": [StrOptions({"replace_one", "add_remove"})],
         "n_private": [Interval(Integral, 1, None, closed="left"), None],
+        "feature_scaling": [StrOptions({"auto"}), None],
+        "feature_bounds": ["array-like", None],
+        "device": [StrOptions(set(DEVICE_OPTIONS))],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -365,6 +423,10 @@ default=None
         fit_intercept=True,
         adjacency="replace_one",
         n_private=None,
+        feature_scaling="auto",
+        feature_bounds=None,
+        device="cpu",
+        verbose=0,
         accountant="pld",
         random_state=None,
     ):
@@ -382,6 +444,10 @@ default=None
         self.fit_intercept = fit_intercept
         self.adjacency = adjacency
         self.n_private = n_private
+        self.feature_scaling = feature_scaling
+        self.feature_bounds = feature_bounds
+        self.device = device
+        self.verbose = verbose
         self.accountant = accountant
         self.random_state = random_state
 
@@ -456,7 +522,10 @@ default=None
         self._check_solver_options(solver, n_public, n_private)
         params = self._semidp_params(solver, n_public)
         return planned_record(
-            params, n_private=params.private_count(n_private), n_public=n_public
+            params,
+            n_private=params.private_count(n_private),
+            n_public=n_public,
+            n_features=n_features,
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -498,15 +567,29 @@ default=None
         # F-ordered, as DataFrames give: the solvers gather batch rows. Sparse
         # X becomes CSR once (at most 2x the sparse storage); float32 stays
         # float32.
+        if sp.issparse(X) and self.device == "cuda":
+            raise TypeError(
+                "Sparse input X runs on the CPU only; use device='cpu' or "
+                "pass a dense array."
+            )
+        backend = resolve_backend(
+            X,
+            # Sparse X runs on the host: "auto" picks the CPU for it.
+            "cpu" if sp.issparse(X) else self.device,
+        )
         X, y = validate_data(
             self,
             X,
             y,
             accept_sparse="csr",
-            dtype=[np.float64, np.float32],
+            dtype=backend.input_float_dtypes,
             y_numeric=True,
             order="C",
         )
+        # The public statistics, the scales and the step run on the host;
+        # the solver moves the rows to the backend's device once.
+        if not sp.issparse(X):
+            X, y = to_numpy(X), to_numpy(y)
         y = y.astype(X.dtype, copy=False)
         mask = check_public_mask(public_mask, X.shape[0])
         weights = check_public_weights(sample_weight, X)
@@ -518,7 +601,16 @@ default=None
         rng = check_noise_generator(self.random_state)
 
         params = self._semidp_params(solver, n_public)
-        result = fit_semidp(X, y, mask, params, rng=rng, sample_weight=weights)
+        result = fit_semidp(
+            X,
+            y,
+            mask,
+            params,
+            rng=rng,
+            sample_weight=weights,
+            backend=backend,
+            progress=progress_printer(self.verbose, type(self).__name__, "epoch"),
+        )
 
         self.solver_ = solver
         self.coef_ = result.coef

@@ -11,6 +11,7 @@ from sklearn.utils.validation import validate_data
 
 from .._base import LinearRegressorMixin, PrivateEstimatorMixin
 from .._solvers._distributed import refuse_dask_input
+from .._solvers._progress import progress_printer
 from .._solvers.semi_dp._local import (
     LocalParams,
     check_local_epsilon,
@@ -88,6 +89,27 @@ default=None
         None (the default) draws the randomizers' coins from fresh OS
         entropy: the only setting for a private release. Anything else is
         a seed for tests and experiments (the record says so).
+    feature_scaling : {"auto"} or None, default="auto"
+        ``"auto"``: every column is mapped to ``(x - location) / scale``
+        before the pass, by ``feature_bounds`` when given (midpoint and
+        half-width), else by the mean and standard deviation of the public
+        rows when there are at least 5 of them (public by this estimator's
+        contract: no budget); ``coef_``, ``intercept_``, ``coef_public_``
+        and ``intercept_public_`` are reported in the user's units. Raw
+        columns (a year, an income) otherwise make one column dominate every
+        unit gradient direction. With fewer public rows and no bounds the
+        columns are used as given: no curator may compute private quantiles
+        under the local trust model. None: never scaled. No effect with
+        ``epsilon=np.inf``.
+    feature_bounds : array-like of shape (n_features, 2), default=None
+        Public ``(lower, upper)`` range of every column, for
+        ``feature_scaling="auto"``.
+    verbose : int, default=0
+        With ``verbose > 0`` the fit prints about ten lines over its one
+        pass to stdout: the rows visited, the norm of the mean step since
+        the previous line (private messages are released by their senders
+        and public steps are public: printing it costs no privacy) and the
+        elapsed time.
 
     Attributes
     ----------
@@ -191,6 +213,9 @@ default=None
         "fit_intercept": ["boolean"],
         "public_ridge": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "random_state": ["random_state", np.random.Generator],
+        "feature_scaling": [StrOptions({"auto"}), None],
+        "feature_bounds": ["array-like", None],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -204,6 +229,9 @@ default=None
         fit_intercept=True,
         public_ridge="auto",
         random_state=None,
+        feature_scaling="auto",
+        feature_bounds=None,
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.clip_norm = clip_norm
@@ -213,6 +241,9 @@ default=None
         self.fit_intercept = fit_intercept
         self.public_ridge = public_ridge
         self.random_state = random_state
+        self.feature_scaling = feature_scaling
+        self.feature_bounds = feature_bounds
+        self.verbose = verbose
 
     _plan_public_counts = ("n_public",)
 
@@ -225,6 +256,8 @@ default=None
             public_gradient=self.public_gradient,
             fit_intercept=self.fit_intercept,
             public_ridge=self.public_ridge,
+            feature_scaling=self.feature_scaling,
+            feature_bounds=self.feature_bounds,
         )
 
     def _planned_record(self, n_samples, n_features, n_public=0):
@@ -281,7 +314,13 @@ default=None
         check_local_epsilon(self.epsilon)
         rng = check_noise_generator(self.random_state)
         result = fit_semi_local(
-            X, y, mask, self._params(), rng=rng, sample_weight=weights
+            X,
+            y,
+            mask,
+            self._params(),
+            rng=rng,
+            sample_weight=weights,
+            progress=progress_printer(self.verbose, type(self).__name__, "row"),
         )
         self.coef_ = result.coef
         self.intercept_ = result.intercept

@@ -22,7 +22,7 @@ from ._bounds import bounded_grid
 __all__ = ["bounded_quantiles", "column_edges", "column_quantiles"]
 
 
-def column_quantiles(X, levels, grids, rho, rng):
+def column_quantiles(X, levels, grids, rho, rng, adjacency="add_remove"):
     """Private ``levels``-quantiles of each column, on its grid.
 
     Parameters
@@ -37,6 +37,9 @@ def column_quantiles(X, levels, grids, rho, rng):
         zCDP budget of each draw; ``inf`` gives the exact quantile
         (``numpy.nanquantile``, linear interpolation), no grid.
     rng : numpy.random.Generator
+    adjacency : {"add_remove", "replace_one"}, default="add_remove"
+        The neighbouring relation the draws are accounted under (their
+        utility sensitivity, :func:`~sklearn_dpfair.privacy._quantile.quantile_sensitivity`).
 
     Returns
     -------
@@ -60,7 +63,7 @@ def column_quantiles(X, levels, grids, rho, rng):
             continue
         for k, q in enumerate(levels):
             out[k, j] = private_quantile(
-                observed, q, rho, rng, grid=grids[j], adjacency="add_remove"
+                observed, q, rho, rng, grid=grids[j], adjacency=adjacency
             )
     return np.sort(out, axis=0)
 

@@ -107,7 +107,8 @@ def test_private_rows_reach_the_fit_only_through_the_iteration(monkeypatch):
 
     monkeypatch.setattr(_semidp_fit, "public_geometry", spy)
     X, y, mask, _ = _problem()
-    SemiDPLinearRegression(random_state=0).fit(X, y, public_mask=mask)
+    # Unscaled columns: the public statistics then read the public rows as given.
+    SemiDPLinearRegression(random_state=0, feature_scaling=None).fit(X, y, public_mask=mask)
     np.testing.assert_array_equal(seen[0], X[mask])
 
 
@@ -453,9 +454,9 @@ def _sparse_problem(n=1500, d=40, n_pub=200, density=0.1, seed=0):
 @pytest.mark.parametrize("fmt", ["csr", "csc"])
 def test_sparse_input_equals_dense_for_the_same_seed(params, fmt):
     X, y, mask = _sparse_problem()
-    dense = SemiDPLinearRegression(random_state=3, **params).fit(X, y, public_mask=mask)
+    dense = SemiDPLinearRegression(random_state=3, feature_scaling=None, **params).fit(X, y, public_mask=mask)
     Xs = sp.csr_matrix(X) if fmt == "csr" else sp.csc_matrix(X)
-    sparse = SemiDPLinearRegression(random_state=3, **params).fit(Xs, y, public_mask=mask)
+    sparse = SemiDPLinearRegression(random_state=3, feature_scaling=None, **params).fit(Xs, y, public_mask=mask)
     np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-10, atol=1e-12)
     assert sparse.intercept_ == pytest.approx(dense.intercept_, rel=1e-10, abs=1e-12)
     assert sparse.privacy_record_ == dense.privacy_record_
@@ -502,8 +503,8 @@ def test_sparse_rows_are_never_densified(monkeypatch):
 def test_float32_stays_float32(params, sparse):
     X, y, mask = _sparse_problem()
     X32 = X.astype(np.float32)
-    ref = SemiDPLinearRegression(random_state=3, **params).fit(X, y, public_mask=mask)
-    reg = SemiDPLinearRegression(random_state=3, **params).fit(
+    ref = SemiDPLinearRegression(random_state=3, feature_scaling=None, **params).fit(X, y, public_mask=mask)
+    reg = SemiDPLinearRegression(random_state=3, feature_scaling=None, **params).fit(
         sp.csr_matrix(X32) if sparse else X32, y, public_mask=mask
     )
     assert reg.coef_.dtype == np.float32

@@ -45,7 +45,7 @@ solver maps a private row whose terms overflow to the fixed contribution 0.
 import contextlib
 import functools
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -58,9 +58,18 @@ from ...privacy import (
     calibrate_noise_multiplier,
     fit_weights,
 )
-from ...privacy._accounting import gaussian_event, no_op_event
+from ...privacy._accounting import (
+    composed_event,
+    gaussian_event,
+    no_op_event,
+    noisy_sgd_event,
+)
+from ...privacy._calibration import calibrate_noise
 from ...privacy._record import weights_caveats
 from ...privacy._releases import joint_release
+from ...privacy._zcdp import ZCDP_ACCOUNTANT
+from ...utils._array_api import NUMPY_BACKEND
+from .._feature_scaling import ScalingPlan
 from .._non_private import minimize_linear, non_private_record
 from ._public_geometry import (
     newton_preconditioner,
@@ -75,6 +84,8 @@ from ._public_tuning import (
     inverse_variance_weight,
     norm_quantiles,
 )
+from ._scaling import describe as describe_scaling
+from ._scaling import fit_semidp_scaling, plan_semidp_scaling, scaled_rows
 from ._solver import SemiDPData, semidp_gradient_descent
 
 __all__ = [
@@ -83,10 +94,12 @@ __all__ = [
     "SENSITIVITY_FACTOR",
     "SemiDPFit",
     "SemiDPParams",
+    "SemiDPSetup",
     "fit_semidp",
     "planned_record",
     "public_hyperparameters",
     "semidp_noise_multiplier",
+    "semidp_setup",
 ]
 
 #: Sensitivity of a clipped sum in units of the clip norm, per adjacency.
@@ -156,6 +169,10 @@ class SemiDPParams:
     fit_intercept: bool = True
     adjacency: str = "replace_one"
     n_private: int | None = None
+    #: ``"auto"``: columns scaled before the solve (``_scaling``); None: not.
+    feature_scaling: str | None = None
+    #: Public ``(lower, upper)`` of every column, or None.
+    feature_bounds: object = field(default=None, compare=False)
 
     @property
     def clip(self):
@@ -251,21 +268,114 @@ def semidp_noise_multiplier(budget, sampling_probability, steps):
     )
 
 
-def _step_noise_variance(params, geometry, q, n_private):
+def _step_noise_variance(geometry, q, n_private, adjacency, noise_multiplier_of):
     """``T -> tau^2``: the per-coordinate variance of the privacy noise on the
     C-normalized private mean gradient, in the scale-free coordinates of the
     model (public inputs only)."""
     scale = float(np.mean(1.0 / geometry.scale))
-    factor = SENSITIVITY_FACTOR[params.adjacency]
+    factor = SENSITIVITY_FACTOR[adjacency]
 
     def step_noise_var(steps):
-        z = semidp_noise_multiplier(params.budget, q, steps)
+        z = noise_multiplier_of(steps)
         return (factor * z / (q * n_private)) ** 2 * scale
 
     return step_noise_var
 
 
-def _full_batch_event(params, steps):
+@dataclass(frozen=True)
+class SemiDPSetup:
+    """What a semi-private fit fixes before it reads a private value.
+
+    Built by :func:`semidp_setup` from parameters and public counts only;
+    the fit and the estimator's plan both obtain it there.
+
+    Attributes
+    ----------
+    params : SemiDPParams
+    scaling : ScalingPlan
+        How the columns are scaled (``_scaling``); its event, if any, is
+        composed into the record's.
+    sampling_probability : float
+        Poisson rate of the private rows in each step (1: full batch).
+    n_steps : int or None
+        Number of noisy steps; None while it is still to be tuned on the
+        public rows (the full-batch event does not depend on it).
+    mechanism : GaussianMechanism or None
+        The Gaussian mechanism of each private sum (None without steps).
+    record : PrivacyRecord or None
+        Exactly what the accountant is given (None until the steps are
+        known, when a fixed noise multiplier makes the event depend on them).
+    single_multiplier : float or None
+        Full batch: the noise multiplier of the one Gaussian the ``T`` steps
+        compose to (what ``joint_release`` checks); None otherwise.
+    """
+
+    params: SemiDPParams
+    scaling: ScalingPlan
+    sampling_probability: float
+    n_steps: int | None
+    mechanism: GaussianMechanism | None
+    record: PrivacyRecord
+    single_multiplier: float | None = None
+
+    def noise_multiplier_of(self, steps):
+        """The per-step noise multiplier of a run of ``steps`` steps."""
+        return _noise_multiplier(self.params, self.scaling, self.sampling_probability, steps)
+
+    def for_steps(self, steps, caveats=()):
+        """The same set-up once the number of steps is known (tuned)."""
+        return _finish(self.params, self.scaling, self.sampling_probability, steps, caveats)
+
+
+def _prior_budget(params, scaling):
+    """The budget the steps are accounted under: RDP when private scales
+    (zCDP events) come first, else the params' own."""
+    if scaling.event is None:
+        return params.budget
+    return replace(params.budget, accountant=ZCDP_ACCOUNTANT)
+
+
+def _noise_multiplier(params, scaling, q, steps):
+    """Per-step noise multiplier of ``steps`` sums at rate ``q``, after the
+    scaling's releases (if any)."""
+    budget = params.budget
+    if scaling.event is None:
+        return semidp_noise_multiplier(budget, q, steps)
+    if q >= 1.0:
+        return math.sqrt(steps) * _single_after(params, scaling)
+    prior = scaling.event
+    return calibrate_noise(
+        lambda z: composed_event([prior, noisy_sgd_event(z, q, steps)]),
+        budget.epsilon,
+        budget.delta,
+        ZCDP_ACCOUNTANT,
+    )
+
+
+def _single_after(params, scaling):
+    """Full batch: the one Gaussian's multiplier after the scaling's releases."""
+    budget = params.budget
+    if scaling.event is None:
+        return semidp_noise_multiplier(budget, 1.0, 1)
+    key = (budget, scaling.n_quantiles, scaling.quantile_rho, scaling.share)
+    if key not in _SINGLE_CACHE:
+        prior = scaling.event
+        _SINGLE_CACHE[key] = calibrate_noise(
+            lambda z: composed_event([prior, gaussian_event(z)]),
+            budget.epsilon,
+            budget.delta,
+            ZCDP_ACCOUNTANT,
+        )
+    return _SINGLE_CACHE[key]
+
+
+# The full-batch calibration after private scales, by budget and plan (the
+# RDP search is the slow part of a small fit's set-up, and the tuning asks
+# for several step counts).
+_SINGLE_CACHE = {}
+
+
+def _full_batch_event(params, scaling, steps):
     """The event of ``steps`` full-batch Gaussian sums of one fit.
 
     ``T`` Gaussian releases of multiplier ``z sqrt(T)`` are exactly one
@@ -277,15 +387,17 @@ def _full_batch_event(params, steps):
     """
     budget = params.budget
     if budget.noise_multiplier is None:
-        z = semidp_noise_multiplier(budget, 1.0, 1)
+        z = _single_after(params, scaling)
     else:
         z = float(budget.noise_multiplier) / math.sqrt(steps)
     return gaussian_event(z)
 
 
-def _account(params, mechanism, q, steps, caveats=()):
+def _account(params, mechanism, q, steps, caveats=(), scaling=None):
     """The record of the run: exactly the event given to the accountant."""
     name = params.solver
+    scaling = ScalingPlan("none", 0) if scaling is None else scaling
+    budget = _prior_budget(params, scaling)
     dp_event = None
     if name == "public-only":
         # The output does not depend on private rows: a no-op (epsilon 0),
@@ -293,7 +405,7 @@ def _account(params, mechanism, q, steps, caveats=()):
         mechanism = GaussianMechanism(clip_norm=None, noise_multiplier=0.0)
         dp_event = no_op_event()
     elif params.budget.is_private and q >= 1.0:
-        dp_event = _full_batch_event(params, steps)
+        dp_event = _full_batch_event(params, scaling, steps)
         if name == "semidp-sgd":
             name = "semidp-sgd-full"
     description = _MECHANISM_NAME[name]
@@ -302,7 +414,17 @@ def _account(params, mechanism, q, steps, caveats=()):
             "; its full-batch Gaussian steps are accounted as the one Gaussian "
             f"of multiplier {dp_event.noise_multiplier:.4g} they compose to"
         )
-    return params.budget.account(
+    if describe_scaling(scaling):
+        description += "; " + describe_scaling(scaling)
+    if scaling.event is not None:
+        steps_event = (
+            dp_event
+            if dp_event is not None
+            else mechanism.event(sampling_probability=q, steps=steps)
+        )
+        # The private scales are released first, then the steps.
+        dp_event = composed_event([scaling.event, steps_event])
+    return budget.account(
         mechanism,
         description=description,
         adjacency=params.adjacency,
@@ -315,11 +437,11 @@ def _account(params, mechanism, q, steps, caveats=()):
     )
 
 
-def _mechanism(params, q, steps):
+def _mechanism(params, scaling, q, steps):
     """The Gaussian mechanism of ``steps`` private sums at Poisson rate ``q``."""
     return GaussianMechanism(
         clip_norm=params.sensitivity,
-        noise_multiplier=semidp_noise_multiplier(params.budget, q, steps),
+        noise_multiplier=_noise_multiplier(params, scaling, q, steps),
     )
 
 
@@ -332,12 +454,86 @@ def _tunes_on_public_rows(params, n_public):
     )
 
 
-def planned_record(params, *, n_private, n_public):
+def semidp_setup(params, *, n_private, n_public, n_features, sparse=False, caveats=()):
+    """The :class:`SemiDPSetup` of a fit, from public inputs only.
+
+    The one place where the scaling, the schedule, the mechanism and the
+    record of a semi-private fit are decided: :func:`fit_semidp` and the
+    estimator's plan (:func:`planned_record`) both call it.
+
+    Parameters
+    ----------
+    params : SemiDPParams
+        Public hyperparameters and the budget.
+    n_private, n_public, n_features : int
+        The counts of the fit (``n_private`` the one it divides by: the
+        declared one when ``params.n_private`` is set).
+    sparse : bool, default=False
+        Whether ``X`` is sparse (a public layout; it decides the scaling).
+    caveats : tuple of str, default=()
+        Caveats of the fit besides the budget's (sample weights).
+
+    Returns
+    -------
+    setup : SemiDPSetup
+        ``n_steps`` is None when the steps are tuned on the public rows
+        (then :meth:`SemiDPSetup.for_steps` completes it).
+
+        Its ``record`` is None too when, besides, a fixed noise multiplier
+        makes the event depend on the tuned steps.
+    """
+    scaling = plan_semidp_scaling(params, n_features, n_public, sparse=sparse)
+    solver = params.solver
+    if solver == "public-only":
+        return SemiDPSetup(
+            params, scaling, 1.0, 0, None, _account(params, None, 1.0, 0, caveats)
+        )
+    if not params.budget.is_private:
+        record = non_private_record(
+            _account(
+                params, params.budget.gaussian(params.sensitivity), 1.0, None, caveats
+            ),
+            0,
+        )
+        return SemiDPSetup(params, scaling, 1.0, None, None, record)
+    q, steps = _schedule(params, n_private)
+    if steps is None and not _tunes_on_public_rows(params, n_public):
+        steps = DEFAULT_MAX_ITER
+    if steps is not None:
+        return _finish(params, scaling, q, steps, caveats)
+    if params.budget.noise_multiplier is not None:
+        # With a fixed multiplier the event depends on the tuned steps: the
+        # record waits for them (SemiDPSetup.for_steps).
+        return SemiDPSetup(params, scaling, 1.0, None, None, None)
+    # The step count is tuned on the public rows, but the full-batch event
+    # does not depend on it (_full_batch_event).
+    single = GaussianMechanism(
+        clip_norm=params.sensitivity,
+        noise_multiplier=_single_after(params, scaling),
+    )
+    record = _account(params, single, 1.0, None, caveats, scaling)
+    return SemiDPSetup(
+        params, scaling, 1.0, None, None, record, single.noise_multiplier
+    )
+
+
+def _finish(params, scaling, q, steps, caveats):
+    """The set-up of ``steps`` noisy sums at rate ``q``."""
+    mechanism = _mechanism(params, scaling, q, steps)
+    record = _account(params, mechanism, q, steps, caveats, scaling)
+    single = _single_after(params, scaling) if q >= 1.0 else None
+    if single is not None and params.budget.noise_multiplier is not None:
+        single = float(params.budget.noise_multiplier) / math.sqrt(steps)
+    return SemiDPSetup(params, scaling, q, steps, mechanism, record, single)
+
+
+def planned_record(params, *, n_private, n_public, n_features=1):
     """The record of :func:`fit_semidp`, from public inputs only.
 
-    The same schedule, mechanism and account as the fit, for ``n_private``
-    private and ``n_public`` public rows (``n_private`` is the count the
-    fit divides by: the declared one when ``params.n_private`` is set).
+    The :attr:`SemiDPSetup.record` of :func:`semidp_setup`, for
+    ``n_private`` private and ``n_public`` public rows (``n_private`` is the
+    count the fit divides by: the declared one when ``params.n_private`` is
+    set) of dense data.
 
     Parameters
     ----------
@@ -345,6 +541,8 @@ def planned_record(params, *, n_private, n_public):
         Public hyperparameters and the budget.
     n_private, n_public : int
         The counts of the fit.
+    n_features : int, default=1
+        The number of columns (the private scales draw quantiles of each).
 
     Returns
     -------
@@ -354,36 +552,19 @@ def planned_record(params, *, n_private, n_public):
     ------
     ValueError
         When the number of steps is tuned on the public rows
-        (``max_iter="auto"`` with the public preconditioner): it is public,
-        but not a function of counts, so no plan precedes the public rows.
+        (``max_iter="auto"`` with the public preconditioner) and a fixed
+        noise multiplier makes the event depend on it.
     """
-    solver = params.solver
-    if solver == "public-only":
-        return _account(params, None, 1.0, 0)
-    if not params.budget.is_private:
-        return non_private_record(
-            _account(params, params.budget.gaussian(params.sensitivity), 1.0, None),
-            0,
+    record = semidp_setup(
+        params, n_private=n_private, n_public=n_public, n_features=n_features
+    ).record
+    if record is None:
+        raise ValueError(
+            "max_iter='auto' is chosen from the public rows, and with a "
+            "fixed noise_multiplier the event depends on it: set max_iter "
+            "to an int to plan this fit from counts."
         )
-    q, steps = _schedule(params, n_private)
-    if steps is None:
-        if not _tunes_on_public_rows(params, n_public):
-            steps = DEFAULT_MAX_ITER
-        elif params.budget.noise_multiplier is not None:
-            raise ValueError(
-                "max_iter='auto' is chosen from the public rows, and with a "
-                "fixed noise_multiplier the event depends on it: set max_iter "
-                "to an int to plan this fit from counts."
-            )
-        else:
-            # The step count is tuned on the public rows, but the full-batch
-            # event does not depend on it (_full_batch_event).
-            single = GaussianMechanism(
-                clip_norm=params.sensitivity,
-                noise_multiplier=semidp_noise_multiplier(params.budget, 1.0, 1),
-            )
-            return _account(params, single, 1.0, None)
-    return _account(params, _mechanism(params, q, steps), q, steps)
+    return record
 
 
 def _plain_learning_rate(geometry, clip_norm):
@@ -437,7 +618,13 @@ def public_hyperparameters(X_public, y_public, *, n_private, params):
         clip_norm=params.clip,
         public_clipping=False,
         n_private=n_private,
-        step_noise_var_of=_step_noise_variance(params, geometry, 1.0, n_private),
+        step_noise_var_of=_step_noise_variance(
+            geometry,
+            1.0,
+            n_private,
+            params.adjacency,
+            functools.partial(semidp_noise_multiplier, params.budget, 1.0),
+        ),
     )
     return geometry, choice
 
@@ -469,7 +656,17 @@ def _fixed_alpha(params, n_private, n_public):
     return None if params.alpha == "auto" else float(params.alpha)
 
 
-def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
+def fit_semidp(
+    X,
+    y,
+    public_mask,
+    params,
+    *,
+    rng,
+    sample_weight=None,
+    backend=NUMPY_BACKEND,
+    progress=None,
+):
     """Fit a semi-private linear regression; see ``SemiDPLinearRegression``.
 
     Parameters
@@ -493,6 +690,13 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
         are unweighted: they shape the path, not the fixed point; hence
         "public-only", whose output *is* the warm start, refuses
         sample_weight.
+    backend : ArrayBackend, default=NUMPY_BACKEND
+        Where the private and public sums of the steps run
+        (:func:`~sklearn_dpfair.utils._array_api.resolve_backend`); the
+        public statistics, the noise, the batches and the step run on the
+        host for every backend, so a seed gives the same noise and batches.
+    progress : Progress or None, default=None
+        Prints the norm of each released step gradient (``verbose``).
 
     Returns
     -------
@@ -507,19 +711,34 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
             "the unweighted public warm start)."
         )
     caveats = weights_caveats(sample_weight)
-    if not params.budget.is_private and solver != "public-only":
-        # The non-private limit: OLS on all rows by the full-batch solver.
-        return _non_private_fit(X, y, public_mask, params, sample_weight, caveats)
-    weights = fit_weights(
-        sample_weight, X.shape[0], private=params.budget.is_private
-    )
-    # Only the public block is copied (the public statistics need it); the
-    # private rows are read from X through the mask by the solver.
-    Xp, yp = X[public_mask], y[public_mask]
-    n_public = Xp.shape[0]
+    n_public = int(np.count_nonzero(public_mask))
     # The count every division, the sampling rate and the tuning use: the
     # declared n_private, or the private rows of the data treated as public.
     n_private = params.private_count(X.shape[0] - n_public)
+    setup = semidp_setup(
+        params,
+        n_private=n_private,
+        n_public=n_public,
+        n_features=X.shape[1],
+        sparse=sp.issparse(X),
+        caveats=caveats,
+    )
+    if not params.budget.is_private and solver != "public-only":
+        # The non-private limit: OLS on all rows by the full-batch solver.
+        return _non_private_fit(X, y, public_mask, params, sample_weight, setup)
+    weights = fit_weights(
+        sample_weight, X.shape[0], private=params.budget.is_private
+    )
+    # Scale the columns first (public rows, public bounds, or the planned
+    # private quantiles); the model is mapped back to the user's units.
+    scales = fit_semidp_scaling(X, public_mask, setup.scaling, rng)
+    if scales is not None:
+        # One scaled copy of the rows (the fit's peak memory is then about
+        # twice the data).
+        X = scaled_rows(X, scales)
+    # Only the public block is copied (the public statistics need it); the
+    # private rows are read from X through the mask by the solver.
+    Xp, yp = X[public_mask], y[public_mask]
     s = 1.0 if params.fit_intercept else 0.0
     geometry = public_geometry(
         _float64_public(Xp), np.asarray(yp, dtype=np.float64), intercept_scaling=s,
@@ -529,14 +748,15 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
     clip = params.clip
 
     if solver == "public-only":
-        record = _account(params, None, 1.0, 0)
         return _result(
-            geometry.warm_start, geometry, s, np.nan, np.nan, (0, 0), record, None,
-            X.dtype,
+            geometry.warm_start, geometry, s, np.nan, np.nan, (0, 0), setup.record,
+            None, X.dtype, scales,
         )
 
-    q, fixed_steps = _schedule(params, n_private)
-    step_noise_var = _step_noise_variance(params, geometry, q, n_private)
+    q, fixed_steps = setup.sampling_probability, setup.n_steps
+    step_noise_var = _step_noise_variance(
+        geometry, q, n_private, params.adjacency, setup.noise_multiplier_of
+    )
     use_public_gradient = solver in ("semidp-gd", "semidp-sgd", "dp-gd") and n_public
     public_clip = solver == "dp-gd" or params.public_clipping == "clip"
     choice = None
@@ -562,7 +782,7 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
         )
         P = newton_preconditioner(geometry, [a], [choice.curvature], public_curv)
     else:
-        steps = DEFAULT_MAX_ITER if fixed_steps is None else fixed_steps
+        steps = fixed_steps
         lr = (
             _plain_learning_rate(geometry, clip)
             if params.learning_rate == "auto"
@@ -578,8 +798,10 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
         if solver == "pda-md" and n_public:
             P = pda_md_preconditioner(_float64_public(Xp), s, 1)
 
-    mechanism = _mechanism(params, q, steps)
-    record = _account(params, mechanism, q, steps, caveats)
+    if setup.n_steps is None:
+        # The steps were tuned on the public rows: the same set-up, completed.
+        setup = setup.for_steps(steps, caveats)
+    record = setup.record
     data = SemiDPData(
         X_private=X,
         y_private=y,
@@ -592,17 +814,18 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
         public_weights=None if weights is None else weights[public_mask],
     )
     full_batch = q >= 1.0 and params.budget.is_private
+    epochs = _sgd_epochs(params) if solver == "semidp-sgd" else steps
     with (
         # The T full-batch Gaussian sums are accounted as the one Gaussian
         # they compose to (_full_batch_event).
-        joint_release(accounted=record.dp_event.noise_multiplier)
+        joint_release(accounted=setup.single_multiplier)
         if full_batch
         else contextlib.nullcontext()
     ):
         result = semidp_gradient_descent(
             data,
             geometry.warm_start[:, None],
-            mechanisms=[mechanism],
+            mechanisms=[setup.mechanism],
             alpha=np.array([a]),
             learning_rate=np.array([lr]),
             n_steps=np.array([steps]),
@@ -613,11 +836,12 @@ def fit_semidp(X, y, public_mask, params, *, rng, sample_weight=None):
             rngs=[rng],
             tail_fraction=TAIL_FRACTION,
             private_count=n_private,
+            backend=backend,
+            progress=None if progress is None else progress.per(steps, epochs),
         )
-    epochs = _sgd_epochs(params) if solver == "semidp-sgd" else steps
     return _result(
         result.params[:, 0], geometry, s, a, lr, (steps, epochs), record, choice,
-        X.dtype,
+        X.dtype, scales,
     )
 
 
@@ -640,14 +864,26 @@ def _float64_public(X_public):
     return np.asarray(X_public, dtype=np.float64)
 
 
-def _result(params, geometry, s, a, lr, schedule, record, choice, dtype):
-    """``schedule`` is ``(n_steps, n_epochs)``."""
+def _result(params, geometry, s, a, lr, schedule, record, choice, dtype, scales=None):
+    """``schedule`` is ``(n_steps, n_epochs)``; ``scales`` maps the model of
+    the scaled columns back to the user's units."""
     steps, epochs = schedule
     n_coef = params.shape[0] - (1 if s else 0)
+    coef, intercept = params[:n_coef], float(s * params[n_coef]) if s else 0.0
+    warm_coef = geometry.warm_start[:n_coef]
+    if scales is not None:
+        coef, (intercept,) = scales.coefficients_in_user_units(
+            np.asarray(coef, dtype=np.float64)[None, :], [intercept]
+        )
+        coef = coef[0]
+        warm_coef = scales.coefficients_in_user_units(
+            warm_coef[None, :], [0.0]
+        )[0][0]
+        intercept = float(intercept) if s else 0.0
     return SemiDPFit(
-        coef=params[:n_coef].astype(dtype, copy=True),
-        intercept=float(s * params[n_coef]) if s else 0.0,
-        warm_start_coef=geometry.warm_start[:n_coef].copy(),
+        coef=np.asarray(coef).astype(dtype, copy=True),
+        intercept=intercept,
+        warm_start_coef=np.array(warm_coef, copy=True),
         alpha=float(a),
         learning_rate=float(lr),
         n_steps=int(steps),
@@ -657,7 +893,7 @@ def _result(params, geometry, s, a, lr, schedule, record, choice, dtype):
     )
 
 
-def _non_private_fit(X, y, public_mask, params, sample_weight, caveats):
+def _non_private_fit(X, y, public_mask, params, sample_weight, setup):
     """The non-private limit: the weighted least squares of all rows."""
     weights = fit_weights(sample_weight, X.shape[0], private=False)
     s = 1.0 if params.fit_intercept else 0.0
@@ -673,12 +909,8 @@ def _non_private_fit(X, y, public_mask, params, sample_weight, caveats):
         coef_init=geometry.warm_start[:d],
         intercept_init=[s * geometry.warm_start[d]] if s else None,
     )
-    record = non_private_record(
-        _account(
-            params, params.budget.gaussian(params.sensitivity), 1.0, None, caveats
-        ),
-        fit.n_iter,
-    )
+    # The set-up's record, with the iterations the full-batch solver ran.
+    record = replace(setup.record, steps=fit.n_iter)
     result = _result(
         np.append(fit.coef[:, 0], fit.intercept[0] if s else []), geometry, s,
         np.nan, np.nan, (fit.n_iter, fit.n_iter), record, None, X.dtype,

@@ -74,6 +74,7 @@ from ...privacy._record import (
 )
 from ...privacy._releases import parallel_parts
 from ._privunit import MAX_LOCAL_EPSILON, PrivUnit, local_epsilon_event
+from ._scaling import public_scaling, scaled_rows
 
 __all__ = [
     "DEFAULT_RADIUS",
@@ -176,6 +177,10 @@ class LocalParams:
     public_gradient: str = "clip"
     fit_intercept: bool = True
     public_ridge: object = "auto"
+    #: ``"auto"``: columns scaled by declared bounds or the public rows
+    #: (free; no central private quantiles under the local trust model).
+    feature_scaling: object = None
+    feature_bounds: object = field(default=None, compare=False)
 
 
 @dataclass
@@ -369,7 +374,13 @@ def _least_squares(X, y, weights, fit_intercept):
     return coef, y_mean - float(x_mean @ coef)
 
 
-def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
+# Lines printed by a verbose fit over its one pass.
+_PROGRESS_LINES = 10
+
+
+def fit_semi_local(
+    X, y, public_mask, params, *, rng, sample_weight=None, progress=None
+):
     """Run Algorithm 13 on ``X, y`` (float64) and describe it.
 
     Parameters
@@ -382,6 +393,10 @@ def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
     sample_weight : ndarray or None
         Public weights, rescaled to mean 1; each multiplies its row's
         residual before the row's gradient is made a unit vector.
+    progress : Progress or None, default=None
+        Prints, about ten times in the pass, the norm of the mean step
+        since the previous line: private messages are released by their
+        senders and public steps are public, so it costs no privacy.
 
     Returns
     -------
@@ -405,6 +420,18 @@ def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
             coef, intercept, coef, math.nan, math.nan, math.nan, record, intercept
         )
 
+    # Raw columns: scaled by declared bounds or the public rows (free), so
+    # that no column saturates every clipped gradient; the model is mapped
+    # back to the user's units at the end.
+    scales = public_scaling(
+        X,
+        public_mask,
+        feature_scaling=params.feature_scaling,
+        feature_bounds=params.feature_bounds,
+        fit_intercept=params.fit_intercept,
+    )
+    if scales is not None:
+        X = scaled_rows(X, scales)
     Xa = _augment(X, params.fit_intercept)
     w0, ridge, public_radius = _public_start(
         Xa[public_mask], y[public_mask], params, dim, params.fit_intercept
@@ -428,8 +455,11 @@ def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
     w = w0.copy()
     total = np.zeros(dim)
     order = rng.permutation(n)
+    if progress is not None:
+        progress = progress.per(n, _PROGRESS_LINES)
+        block, block_steps = np.zeros(dim), 0
     with parallel_parts() as parts:
-        for i in order:
+        for position, i in enumerate(order, start=1):
             x = Xa[i]
             # A residual or weighted residual beyond float64 is inf (or nan),
             # which unit_direction maps to a unit vector, without a warning
@@ -461,12 +491,29 @@ def fit_semi_local(X, y, public_mask, params, *, rng, sample_weight=None):
             if step is not None:
                 w = w - eta * step
             total += w
+            if progress is not None:
+                if step is not None:
+                    block += step
+                block_steps += 1
+                if position % progress.every == 0 or position == n:
+                    progress(position, float(np.linalg.norm(block)) / block_steps)
+                    block, block_steps = np.zeros(dim), 0
     w_bar = total / n
     if params.fit_intercept:
         coef, intercept = w_bar[:-1], float(w_bar[-1])
         start, start_intercept = w0[:-1], float(w0[-1])
     else:
         coef, intercept, start, start_intercept = w_bar, 0.0, w0, 0.0
+    if scales is not None:
+        (coef,), (intercept,) = scales.coefficients_in_user_units(
+            coef[None, :], [intercept]
+        )
+        (start,), (start_intercept,) = scales.coefficients_in_user_units(
+            np.asarray(start)[None, :], [start_intercept]
+        )
+        intercept, start_intercept = float(intercept), float(start_intercept)
+        if not params.fit_intercept:
+            intercept = start_intercept = 0.0
     check_budget(record, epsilon, calibrated=True)
     return LocalFit(
         coef,

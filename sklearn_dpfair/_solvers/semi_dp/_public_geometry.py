@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...utils._validation import warn_at_caller
-from .._linear import augmented_row_norms
+from .._linear import augmented_row_norms, raw_predictions
 from .._row_blocks import row_block, row_blocks
 
 __all__ = [
@@ -135,12 +135,14 @@ def _augmented_matvec_t(X, v, s):
 
 
 def _augmented_matvec(X, w, s):
-    """``X~ w`` for the augmented rows ``[x, s]`` and ``w = [coef, w0]``."""
+    """``X~ w`` for the augmented rows ``[x, s]`` and ``w = [coef, w0]``.
+
+    The linear layer's :func:`~sklearn_dpfair._solvers._linear.raw_predictions`
+    (dense or CSR rows, finite on huge records).
+    """
     if not s:
-        return X @ w
-    out = X @ w[:-1]
-    out += float(s) * w[-1]
-    return out
+        return raw_predictions(X, w[:, None])[:, 0]
+    return raw_predictions(X, w[:-1, None], float(s) * w[-1])[:, 0]
 
 
 def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):

@@ -35,15 +35,22 @@ recomputed from the rows read instead of stored.
 
 Adversarial rows. Whatever a private row holds (features or target near the
 float64 limit), its term in the noisy sum is finite with norm at most the
-clip bound: norms are computed without overflow, a residual that is not
-finite (``x~_i^T w - y_i`` overflowed) gives the row the fixed contribution
-0, and numpy's floating-point warnings are silenced inside the solver (their
-firing would depend on the private rows). Public rows go through the same
-clipped (or unclipped) sums, so a non-finite public residual also
-contributes 0.
+clip bound: norms are computed without overflow, a product ``x~_i^T w``
+that overflows is saturated to the dtype's largest value by the linear
+layer's ``raw_predictions`` (the row is then clipped like any other), a
+residual that is still not finite (``inf - inf``) gives the row the fixed
+contribution 0, and numpy's floating-point warnings are silenced inside the
+solver (their firing would depend on the private rows). Public rows go
+through the same clipped (or unclipped) sums.
 
-Array-API note: every numerical step is a whole-array expression in a small
-function, so a torch port only needs the namespace swapped.
+Backends. The sums over rows (residuals, clip factors, clipped sums) run
+in the namespace and on the device of the data (numpy, or torch on the CPU
+or a GPU through the array API: the ``backend`` of the fit); everything
+else (the Poisson batches and the noise, both drawn from the fit's numpy
+generator, the public preconditioner, the step and the running average)
+runs on the host in float64 on ``(p, K)`` arrays. A seed therefore gives
+the same batches and the same noise on every backend, and the iterates
+differ by floating-point round-off only.
 """
 
 from dataclasses import dataclass
@@ -51,9 +58,15 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._rows import clipped_rows
-from .._linear import clipped_gradient_sum, row_norms_of, stored_row_norms
+from ...utils._array_api import NUMPY_BACKEND, array_namespace, to_numpy
+from .._linear import (
+    clipped_gradient_sum,
+    raw_predictions,
+    row_norms_of,
+    stored_row_norms,
+)
 from .._row_blocks import block_rows, row_block, row_blocks
+from .._rows import clipped_rows
 from .._sampling import poisson_batch
 from .._schedules import tail_start
 
@@ -107,12 +120,16 @@ class SemiDPResult:
 
 
 def _raw_residuals(X, y, W, s):
-    """``X~ W - y`` for the stacked parameters ``W`` of shape ``(p, K)``."""
+    """``X~ W - y`` for the stacked parameters ``W`` of shape ``(p, K)``.
+
+    The linear layer's :func:`~sklearn_dpfair._solvers._linear.raw_predictions`:
+    a product that overflows on a huge finite row is saturated to the
+    dtype's largest value instead of ``inf`` (the row's term is then
+    clipped like any other; it stays finite and within the clip).
+    """
     n_features = X.shape[1]
-    raw = X @ W[:n_features]
-    if s:
-        raw += s * W[n_features]
-    return raw - y[:, None]
+    intercept = s * W[n_features] if s else 0.0
+    return raw_predictions(X, W[:n_features], intercept) - y[:, None]
 
 
 def _clipped_sum(X, R, row_norms, clip_norm, s, excluded=None):
@@ -135,25 +152,31 @@ def _clipped_sum(X, R, row_norms, clip_norm, s, excluded=None):
     terms that are already clipped (``clip_norm=inf`` there: no second
     clipping, non-finite terms still 0).
     """
+    xp = array_namespace(R)
     if R.shape[1] == 1:
         weighted = clipped_rows(R, row_norms, clip_norm)
     else:
-        weighted = np.column_stack(
+        weighted = xp.stack(
             [
-                clipped_rows(R[:, [k]], row_norms, clip_norm)[:, 0]
+                clipped_rows(R[:, k : k + 1], row_norms, clip_norm)[:, 0]
                 for k in range(R.shape[1])
-            ]
+            ],
+            axis=1,
         )
     if excluded is not None:
         weighted[excluded] = 0.0
-    if X.dtype == np.float64:
+    if X.dtype == xp.float64 or (sp.issparse(X) and X.dtype == np.float64):
         coef_block, intercept_block = clipped_gradient_sum(
             X, weighted, None, np.inf, s
         )
     else:
         coef_block, intercept_block = _blockwise_sum(X, weighted, s)
+    # The (p, K) sum goes to the host in float64: the noise, the step and
+    # the average are computed there on every backend.
+    coef_block = np.asarray(to_numpy(coef_block), dtype=np.float64)
     if not s:
         return coef_block
+    intercept_block = np.asarray(to_numpy(intercept_block), dtype=np.float64)
     return np.vstack([coef_block, intercept_block[None, :]])
 
 
@@ -177,8 +200,8 @@ def _blockwise_sum(X, weighted, s):
         coef, intercept = clipped_gradient_sum(
             row_block(X, rows), weighted[rows], None, np.inf, s
         )
-        coef_block += coef
-        intercept_block += intercept
+        coef_block += to_numpy(coef)
+        intercept_block += to_numpy(intercept)
     return coef_block, intercept_block
 
 
@@ -232,6 +255,8 @@ def semidp_gradient_descent(
     rngs,
     tail_fraction,
     private_count=None,
+    backend=NUMPY_BACKEND,
+    progress=None,
 ):
     """Run ``K`` semi-DP gradient descents and return their averaged iterates.
 
@@ -265,6 +290,12 @@ def semidp_gradient_descent(
         read from the data; None uses the private rows of ``data`` (treated
         as public). Poisson batches are drawn among the rows of ``data``
         either way.
+    backend : ArrayBackend, default=NUMPY_BACKEND
+        Where the sums over rows run (dense ``X`` only off numpy); the
+        batches, the noise and the step are drawn and computed on the host.
+    progress : Progress or None, default=None
+        Called after each step with the norm of column 0's released step
+        gradient ``G`` (noisy private sum and public sum: released values).
 
     Returns
     -------
@@ -275,6 +306,15 @@ def semidp_gradient_descent(
     # float32 data keep float32 iterates and residuals; the clipped sums,
     # the noise, the step and the running average are float64.
     dtype = np.float32 if Xq.dtype == np.float32 else np.float64
+    if not backend.is_numpy:
+        if sp.issparse(Xq):
+            raise TypeError(
+                "Sparse X runs on the host (numpy) only; use device='cpu' or "
+                "a dense X."
+            )
+        # The rows move to the device once; only (p, K) arrays travel after.
+        Xq, yq = backend.asarray(Xq), backend.asarray(yq)
+        Xp, yp = backend.asarray(Xp), backend.asarray(yp)
     W = np.array(W0, dtype=dtype, copy=True)
     alpha = np.asarray(alpha, dtype=float)
     learning_rate = np.asarray(learning_rate, dtype=float)
@@ -288,9 +328,18 @@ def semidp_gradient_descent(
     excluded, private_index = None, None
     if data.private_rows is not None:
         if sampling_probability >= 1.0:
-            excluded = ~np.asarray(data.private_rows, dtype=bool)
+            excluded = backend.asarray(~np.asarray(data.private_rows, dtype=bool))
         else:
             private_index = np.flatnonzero(data.private_rows)
+    private_weights = data.private_weights
+    public_weights = data.public_weights
+    if not backend.is_numpy:
+        private_weights = (
+            None if private_weights is None else backend.asarray(private_weights)
+        )
+        public_weights = (
+            None if public_weights is None else backend.asarray(public_weights)
+        )
     expected_private = sampling_probability * (
         n_private if private_count is None else private_count
     )
@@ -304,17 +353,19 @@ def semidp_gradient_descent(
     for t in range(int(n_steps.max(initial=0))):
         cols = np.flatnonzero(n_steps > t)
         Wa = W[:, cols]
+        # The iterates go to the data's device in the data's dtype.
+        Wd = Wa if backend.is_numpy else backend.asarray(Wa)
         if sampling_probability >= 1.0:
             private_sum = _rows_clipped_sum(
-                Xq, yq, Wa, row_norms_q, clip_norm, s, data.private_weights, excluded
+                Xq, yq, Wd, row_norms_q, clip_norm, s, private_weights, excluded
             )
         else:
             private_sum = np.column_stack(
                 [
                     _poisson_sum(
-                        Xq, yq, Wa[:, [j]], row_norms_q, clip_norm, s,
+                        Xq, yq, Wd[:, j : j + 1], row_norms_q, clip_norm, s,
                         sampling_probability, rngs[k], n_private, private_index,
-                        data.private_weights,
+                        private_weights,
                     )
                     for j, k in enumerate(cols)
                 ]
@@ -325,10 +376,14 @@ def semidp_gradient_descent(
         G = alpha[cols] * noisy_sum / (scale * expected_private)
         if has_public:
             public_sum = _rows_clipped_sum(
-                Xp, yp, Wa, row_norms_p, public_clip, s, data.public_weights,
+                Xp, yp, Wd, row_norms_p, public_clip, s, public_weights,
                 rows_per_block=public_block_rows,
             )
             G += (1.0 - alpha[cols]) * public_sum / (scale * Xp.shape[0])
+        if progress is not None and cols.size and cols[0] == 0:
+            # G is the released noisy private sum plus the public sum:
+            # printing its norm is post-processing.
+            progress(t + 1, float(np.linalg.norm(G[:, 0])))
         if preconditioner is not None:
             G = preconditioner.apply(G, cols)
         step = Wa - learning_rate[cols] * G
@@ -351,13 +406,19 @@ def _poisson_sum(
     The batch is drawn among the ``n_private`` private rows; ``private_index``
     (None: the identity) maps it to rows of ``Xq``, so only the batch is copied.
     """
+    # Drawn on the host from the fit's generator whatever the backend.
     idx = poisson_batch(rng, n_private, q)
     if private_index is not None:
         idx = private_index[idx]
-    Xb = Xq[idx]
-    R = _raw_residuals(Xb, yq[idx], w, s)
+    xp = array_namespace(w)
+    if xp is not np:
+        idx = xp.asarray(idx, device=w.device)
+        Xb, yb = xp.take(Xq, idx, axis=0), xp.take(yq, idx, axis=0)
+    else:
+        Xb, yb = Xq[idx], yq[idx]
+    R = _raw_residuals(Xb, yb, w, s)
     if weights is not None:
-        R *= weights[idx][:, None]
+        R *= (weights[idx] if xp is np else xp.take(weights, idx, axis=0))[:, None]
     return _clipped_sum(
         Xb, R, row_norms_of(Xb, idx, row_norms, s), clip_norm, s
     )[:, 0]

@@ -122,9 +122,15 @@ def test_fit_allocates_far_less_than_a_copy_of_the_private_rows(params):
     mask = np.arange(n) % 5 == 0
     # Explicit hyperparameters: the "auto" grid's fixed-size tables would
     # dominate the allocations at this small n (not at 1e6 rows).
+    # Unscaled columns (feature_scaling=None): no copy of the rows at all.
     reg = SemiDPLinearRegression(
-        adjacency="add_remove", max_iter=3, random_state=0, **params
+        adjacency="add_remove", max_iter=3, random_state=0, feature_scaling=None,
+        **params,
     )
+    assert _fit_peak(reg, X, y, mask) < 0.5 * X.nbytes
+
+
+def _fit_peak(reg, X, y, mask):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # A first fit fills the memoized noise calibration, whose accountant
@@ -136,7 +142,24 @@ def test_fit_allocates_far_less_than_a_copy_of_the_private_rows(params):
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
-    assert peak < 0.5 * X.nbytes, peak / X.nbytes
+    return peak
+
+
+def test_scaled_fit_makes_one_copy_of_the_rows():
+    # Scaling the columns (the default) costs one scaled copy of X (two
+    # temporaries would be 2x, a float64 copy of float32 rows 2x too), plus
+    # the public block's statistics in float64 (0.4x of float32 rows here).
+    rng = np.random.default_rng(0)
+    n, d = 20_000, 50
+    for dtype in (np.float64, np.float32):
+        X = (rng.standard_normal((n, d)) * 100 + 500).astype(dtype)
+        y = X @ rng.standard_normal(d) + rng.standard_normal(n)
+        mask = np.arange(n) % 5 == 0
+        reg = SemiDPLinearRegression(
+            adjacency="add_remove", max_iter=3, random_state=0, alpha=0.8,
+            learning_rate=0.5,
+        )
+        assert _fit_peak(reg, X, y, mask) < 1.8 * X.nbytes
 
 
 def _sparse_problem(n, dtype, seed=0, d=100, density=0.01):
@@ -178,12 +201,14 @@ def test_sparse_row_blocks_give_the_dense_fit(params, weighted, density, monkeyp
     weights = None
     if weighted:
         weights = np.random.default_rng(1).uniform(0.5, 2.0, X.shape[0])
-    dense = SemiDPLinearRegression(random_state=3, **params).fit(
-        X.toarray(), y, public_mask=mask, sample_weight=weights
-    )
-    sparse = SemiDPLinearRegression(random_state=3, **params).fit(
-        X, y, public_mask=mask, sample_weight=weights
-    )
+    # Unscaled: a dense X is scaled with centring, a sparse one without, so
+    # the scaled fits are two different (equally valid) models.
+    dense = SemiDPLinearRegression(
+        random_state=3, feature_scaling=None, **params
+    ).fit(X.toarray(), y, public_mask=mask, sample_weight=weights)
+    sparse = SemiDPLinearRegression(
+        random_state=3, feature_scaling=None, **params
+    ).fit(X, y, public_mask=mask, sample_weight=weights)
     np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-10, atol=1e-12)
     assert sparse.intercept_ == pytest.approx(dense.intercept_, rel=1e-10, abs=1e-12)
     # alpha_ is a smooth function of public sums (Gram matrix, row norms)

@@ -1,0 +1,234 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Column scales of a semi-private regression: free from public rows.
+
+The clipped gradients of the semi-DP solvers are clipped in the units of
+the columns: on raw columns (a year near 2000, an income in the tens of
+thousands, a lab value of order 1e-3) the column of largest magnitude
+saturates every clip and the others are learned from what is left. The fit
+therefore maps every column to ``(x - location) / scale`` first and reports
+the coefficients in the user's units (a linear model of the scaled columns
+is a linear model of the raw ones).
+
+Where the scales come from, in order (all fixed before the data is read,
+from parameters and public counts):
+
+* ``feature_bounds``, when declared: the midpoint and half-width (public, no
+  budget), as every estimator of the package;
+* the public rows, when there are at least :data:`MIN_PUBLIC_SCALE_ROWS` of
+  them: their mean and standard deviation. Public rows are public by the
+  estimator's contract (semi-DP protects the private rows only, Lowy's
+  thesis Definition 14), so these statistics cost no privacy, exactly as
+  the public warm start and preconditioner do;
+* otherwise private robust statistics (a private median, then private
+  quantiles of the centred column) from the package's one feature-scaling
+  machinery (:mod:`~sklearn_dpfair._solvers._feature_scaling`), with a
+  declared share of the budget, composed into the fit's ``dp_event_``.
+
+The private quantiles are exponential-mechanism draws whose utility
+sensitivity is that of the fit's adjacency (1 under replace-one, where one
+replaced record moves a rank count by at most 1; ``max(q, 1 - q)`` under
+add/remove), so each draw is ``epsilon0``-DP under the relation the fit
+states, and its event is the planned one.
+"""
+
+import dataclasses
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...preprocessing._bounds import check_bounds
+from .._feature_scaling import (
+    FeatureScaling,
+    ScalingPlan,
+    fit_feature_scaling,
+    plan_feature_scaling,
+)
+
+__all__ = [
+    "MIN_PUBLIC_SCALE_ROWS",
+    "PUBLIC_ROWS_MODE",
+    "fit_semidp_scaling",
+    "plan_semidp_scaling",
+    "public_scaling",
+    "scaled_rows",
+]
+
+#: Public rows needed to estimate the columns' scales from them. With 5
+#: rows a standard deviation is within about 35% (``1 / sqrt(2 (n - 1))``)
+#: of the population's, enough for scaling a clip, and the mean locates a
+#: column exactly where the private median's public grid (about 5% of the
+#: column's magnitude) cannot: on raw synthetic columns with a 1e5 offset,
+#: 10 public rows gave a test MSE of 0.251 (least squares 0.249) with public
+#: scales against 4.25 with private ones. Below 5 rows, the scales are private.
+MIN_PUBLIC_SCALE_ROWS = 5
+
+#: The :class:`~sklearn_dpfair._solvers._feature_scaling.ScalingPlan` mode of
+#: scales taken from the public rows.
+PUBLIC_ROWS_MODE = "public-rows"
+
+_PUBLIC_ROWS_TEXT = (
+    "columns scaled by the public rows' mean and standard deviation (public "
+    "by the estimator's contract, no budget)"
+)
+
+# A column constant on the public rows keeps unit scale (the public rows
+# say nothing about its spread).
+_SCALE_FLOOR = 1e-300
+
+
+def plan_semidp_scaling(params, n_features, n_public, *, sparse=False):
+    """The :class:`ScalingPlan` of a semi-private fit (public inputs only).
+
+    Parameters
+    ----------
+    params : SemiDPParams
+        ``feature_scaling``, ``feature_bounds``, the budget, the adjacency
+        and ``fit_intercept`` decide it.
+    n_features, n_public : int
+        Public counts of the fit.
+    sparse : bool, default=False
+        Whether ``X`` is sparse (a public layout): sparse columns are scaled
+        by ``feature_bounds`` only, without centring.
+
+    Returns
+    -------
+    plan : ScalingPlan
+        Mode ``"none"``, ``"bounds"``, :data:`PUBLIC_ROWS_MODE` or
+        ``"private"``.
+    """
+    center = bool(params.fit_intercept) and not sparse
+    budget = params.budget
+    # Public-only fits use the public rows alone, and the non-private limit
+    # solves in standardized coordinates itself: nothing to scale.
+    if (
+        params.feature_scaling is None
+        or params.solver == "public-only"
+        or not budget.is_private
+    ):
+        return ScalingPlan("none", n_features)
+    if sparse and params.feature_bounds is None:
+        # Sparse columns are scaled by declared bounds only (as every
+        # estimator of the package): a scaled copy of the stored values
+        # would break the sparse fit's memory bound (twice the storage).
+        return ScalingPlan("none", n_features)
+    if params.feature_bounds is None and n_public >= MIN_PUBLIC_SCALE_ROWS:
+        return ScalingPlan(PUBLIC_ROWS_MODE, n_features, center=center)
+    plan = plan_feature_scaling(
+        "auto",
+        params.feature_bounds,
+        n_features,
+        budget,
+        sparse=sparse,
+        fit_intercept=params.fit_intercept,
+    )
+    if plan.mode == "private":
+        # The draws' utility sensitivity is that of the fit's adjacency.
+        plan = dataclasses.replace(plan, adjacency=params.adjacency)
+    return plan
+
+
+def describe(plan):
+    """The record's phrase of ``plan`` ("" when nothing is scaled)."""
+    if plan.mode == PUBLIC_ROWS_MODE:
+        return _PUBLIC_ROWS_TEXT
+    return plan.describe()
+
+
+def fit_semidp_scaling(X, public_mask, plan, rng):
+    """Release (or compute, from public rows) the columns' location and scale.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse CSR matrix of shape (n_samples, n_features)
+    public_mask : ndarray of bool of shape (n_samples,)
+    plan : ScalingPlan
+    rng : numpy.random.Generator
+        Source of the private quantile draws (private plans only).
+
+    Returns
+    -------
+    scaling : FeatureScaling or None
+        None when the plan scales nothing.
+    """
+    if plan.mode != PUBLIC_ROWS_MODE:
+        return fit_feature_scaling(X, plan, rng)
+    Xp = X[public_mask]
+    if sp.issparse(Xp):
+        # Column sums of the stored values (no second sparse matrix).
+        n_pub, d = Xp.shape
+        values = Xp.data.astype(np.float64)
+        mean = np.bincount(Xp.indices, weights=values, minlength=d) / n_pub
+        values **= 2
+        square = np.bincount(Xp.indices, weights=values, minlength=d) / n_pub
+    else:
+        Xp = np.asarray(Xp, dtype=np.float64)
+        mean = Xp.mean(axis=0)
+        square = None
+    if plan.center:
+        spread = Xp.std(axis=0) if square is None else np.sqrt(
+            np.maximum(square - mean**2, 0.0)
+        )
+        location = mean
+    else:
+        # Scaled only: the root mean square, the spread around 0.
+        spread = np.sqrt(
+            np.mean(Xp**2, axis=0) if square is None else square
+        )
+        location = np.zeros(X.shape[1])
+    scale = np.where(spread > _SCALE_FLOOR, spread, 1.0)
+    return FeatureScaling(location, scale)
+
+
+def scaled_rows(X, scaling):
+    """``(X - location) / scale`` in ``X``'s dtype, with one new array.
+
+    The fit's one copy of the rows (:meth:`FeatureScaling.transform` would
+    hold two temporaries, and promote float32 rows to float64). A sparse
+    ``X`` is scaled without centring (its location is 0).
+    """
+    big = np.finfo(X.dtype).max
+    if sp.issparse(X):
+        # Only the stored values are new; the index arrays are shared.
+        # One new array of the stored values: the gathered inverse scales,
+        # multiplied in place.
+        data = (1.0 / scaling.scale).astype(X.dtype)[X.indices]
+        with np.errstate(over="ignore"):
+            data *= X.data
+        np.clip(data, -big, big, out=data)
+        return sp.csr_matrix(
+            (data, X.indices, X.indptr), shape=X.shape, copy=False
+        )
+    # A huge private value divided by a small scale overflows: saturated to
+    # the dtype's largest value, silently (a warning would depend on the
+    # private rows), so every scaled record stays finite and goes through
+    # the solver's clipping like any huge record.
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.subtract(X, scaling.location.astype(X.dtype), dtype=X.dtype)
+        out /= scaling.scale.astype(X.dtype)
+    np.clip(out, -big, big, out=out)
+    return out
+
+
+def public_scaling(X, public_mask, *, feature_scaling, feature_bounds, fit_intercept):
+    """Column scales that cost nothing: declared bounds, else the public rows.
+
+    For fits whose trust model has no curator to compute private quantiles
+    (semi-local DP: every private person randomizes their own message).
+    None when neither is available (fewer than
+    :data:`MIN_PUBLIC_SCALE_ROWS` public rows and no bounds) or
+    ``feature_scaling`` is None. Dense ``X`` only.
+    """
+    if feature_scaling is None:
+        return None
+    d = X.shape[1]
+    if feature_bounds is not None:
+        lower, upper = check_bounds(feature_bounds, d)
+        plan = ScalingPlan(
+            "bounds", d, np.asarray(lower), np.asarray(upper), center=fit_intercept
+        )
+        return fit_feature_scaling(X, plan, None)
+    if int(np.count_nonzero(public_mask)) < MIN_PUBLIC_SCALE_ROWS:
+        return None
+    plan = ScalingPlan(PUBLIC_ROWS_MODE, d, center=bool(fit_intercept))
+    return fit_semidp_scaling(X, public_mask, plan, None)

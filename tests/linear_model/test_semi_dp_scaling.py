@@ -1,0 +1,174 @@
+"""SemiDPLinearRegression on raw columns: public-row, declared and private scales."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_diabetes
+
+from sklearn_dpfair import SemiDPLinearRegression
+from sklearn_dpfair._solvers.semi_dp._scaling import MIN_PUBLIC_SCALE_ROWS
+
+# Columns with offsets 500 and 1e5 and scales 1e-3 to 1e4 (years, prices,
+# lab values): the regime where an unscaled clip saturates on one column.
+SCALES = np.array([1e-3, 1e-1, 1.0, 1e2, 1e4, 1e3])
+OFFSETS = np.array([0.0, 500.0, 0.0, 1e5, 0.0, 500.0])
+BETA = np.array([1.0, -2.0, 0.5, 0.0, 1.5, -1.0])
+
+
+def _raw(n, seed):
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((n, BETA.size))
+    y = Z @ BETA + 0.5 * rng.standard_normal(n) + 100.0
+    return Z * SCALES + OFFSETS, y
+
+
+def _ols_mse(X, y, X_test, y_test):
+    # Least squares in standardized columns (the same model; a direct
+    # solve on the raw columns is ill-conditioned at these scales).
+    m, s = X.mean(0), X.std(0)
+    A = np.column_stack([(X - m) / s, np.ones(len(y))])
+    w = np.linalg.lstsq(A, y, rcond=None)[0]
+    pred = np.column_stack([(X_test - m) / s, np.ones(len(y_test))]) @ w
+    return np.mean((pred - y_test) ** 2)
+
+
+def _mse(est, X, y):
+    return float(np.mean((est.predict(X) - y) ** 2))
+
+
+def test_public_row_scales_fix_raw_columns_at_finite_epsilon():
+    # Unscaled, the 1e5-offset column saturates every clip: test MSE 0.36-0.41
+    # (noise variance 0.25); with the public rows' scales it is within 2%.
+    X, y = _raw(20_000, 0)
+    X_test, y_test = _raw(20_000, 1)
+    public = np.arange(len(y)) < 1000
+    scaled = SemiDPLinearRegression(epsilon=1.0, random_state=0)
+    scaled.fit(X, y, public_mask=public)
+    raw = SemiDPLinearRegression(epsilon=1.0, feature_scaling=None, random_state=0)
+    raw.fit(X, y, public_mask=public)
+    ols = _ols_mse(X, y, X_test, y_test)
+    assert _mse(scaled, X_test, y_test) <= 1.02 * ols
+    assert _mse(raw, X_test, y_test) > 1.2 * ols
+    # Coefficients are in the user's units.
+    np.testing.assert_allclose(scaled.coef_ * SCALES, BETA, atol=0.05)
+    # Public scales cost nothing: the event is the unscaled fit's.
+    assert scaled.dp_event_ == raw.dp_event_
+    assert "public rows' mean and standard deviation" in scaled.privacy_record_.mechanism
+
+
+def test_epsilon_inf_matches_ols_on_raw_columns():
+    X, y = _raw(5000, 0)
+    X_test, y_test = _raw(5000, 1)
+    public = np.arange(len(y)) < 500
+    est = SemiDPLinearRegression(epsilon=math.inf).fit(X, y, public_mask=public)
+    assert _mse(est, X_test, y_test) <= 1.01 * _ols_mse(X, y, X_test, y_test)
+
+
+def test_raw_diabetes_at_epsilon_one_beats_unscaled():
+    X, y = load_diabetes(return_X_y=True, scaled=False)
+    public = np.random.default_rng(0).random(len(y)) < 0.2
+    scaled, raw = [], []
+    for seed in range(5):
+        for out, scaling in ((scaled, "auto"), (raw, None)):
+            est = SemiDPLinearRegression(
+                epsilon=1.0, feature_scaling=scaling, random_state=seed
+            ).fit(X, y, public_mask=public)
+            out.append(_mse(est, X, y))
+    assert np.median(scaled) < np.median(raw)
+
+
+def test_feature_bounds_are_used_and_cost_nothing():
+    X, y = _raw(4000, 0)
+    public = np.arange(len(y)) < 200
+    bounds = np.column_stack([OFFSETS - 4 * SCALES, OFFSETS + 4 * SCALES])
+    est = SemiDPLinearRegression(feature_bounds=bounds, random_state=0)
+    est.fit(X, y, public_mask=public)
+    assert "feature_bounds" in est.privacy_record_.mechanism
+    plain = SemiDPLinearRegression(feature_scaling=None, random_state=0)
+    plain.fit(X, y, public_mask=public)
+    assert est.dp_event_ == plain.dp_event_
+    assert est.epsilon_ <= 1.0
+
+
+@pytest.mark.parametrize("adjacency", ["replace_one", "add_remove"])
+def test_few_public_rows_spend_budget_on_private_scales(adjacency):
+    X, y = _raw(4000, 0)
+    public = np.arange(len(y)) < MIN_PUBLIC_SCALE_ROWS - 1
+    est = SemiDPLinearRegression(max_iter=10, adjacency=adjacency, random_state=0)
+    with pytest.warns(UserWarning, match="public rows for 7 parameters"):
+        est.fit(X, y, public_mask=public)
+    record = est.privacy_record_
+    assert "private quantiles" in record.mechanism
+    assert record.accountant == "rdp"
+    # Within the budget, composed with the steps in one event.
+    assert est.epsilon_ <= 1.0 + 1e-9
+    assert type(est.dp_event_).__name__ == "ComposedDpEvent"
+    plan = est.privacy_plan(len(y), X.shape[1], n_public=int(public.sum()))
+    assert plan.dp_event == est.dp_event_
+    # Whatever the private scales, the model predicts finitely.
+    X_test, _ = _raw(4000, 1)
+    assert np.all(np.isfinite(est.predict(X_test)))
+
+
+def test_private_scale_draws_use_the_fits_adjacency(monkeypatch):
+    from sklearn_dpfair.preprocessing import _quantiles
+
+    seen = []
+    real = _quantiles.private_quantile
+
+    def spy(*args, adjacency, **kwargs):
+        seen.append(adjacency)
+        return real(*args, adjacency=adjacency, **kwargs)
+
+    monkeypatch.setattr(_quantiles, "private_quantile", spy)
+    X, y = _raw(500, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        SemiDPLinearRegression(max_iter=3, random_state=0).fit(X, y)
+    assert seen and set(seen) == {"replace_one"}
+
+
+def test_sparse_columns_are_scaled_by_declared_bounds_only():
+    sp = pytest.importorskip("scipy.sparse")
+    X, y = _raw(3000, 0)
+    X = X - OFFSETS  # sparse columns are not centred
+    public = np.arange(len(y)) < 300
+    Xs = sp.csr_matrix(X)
+    bounds = np.column_stack([-4 * SCALES, 4 * SCALES])
+    default = SemiDPLinearRegression(random_state=0).fit(Xs, y, public_mask=public)
+    assert "scaled" not in default.privacy_record_.mechanism
+    bounded = SemiDPLinearRegression(random_state=0, feature_bounds=bounds)
+    bounded.fit(Xs, y, public_mask=public)
+    assert "feature_bounds" in bounded.privacy_record_.mechanism
+    X_test, y_test = _raw(3000, 1)
+    X_test = X_test - OFFSETS
+    assert _mse(bounded, X_test, y_test) < _mse(default, X_test, y_test)
+    assert default.dp_event_ == bounded.dp_event_
+
+
+def test_semi_local_scales_raw_columns_by_public_rows():
+    # Unscaled, the raw columns make the local fit diverge (test MSE ~1e9 at
+    # epsilon = 1); with the public rows' scales it is within 2% of least
+    # squares, at no privacy cost (the record is the unscaled fit's).
+    from sklearn_dpfair import SemiLocalDPLinearRegression
+
+    X, y = _raw(20_000, 0)
+    X_test, y_test = _raw(20_000, 1)
+    public = np.arange(len(y)) < 1000
+    scaled = SemiLocalDPLinearRegression(random_state=0).fit(X, y, public_mask=public)
+    raw = SemiLocalDPLinearRegression(random_state=0, feature_scaling=None)
+    raw.fit(X, y, public_mask=public)
+    ols = _ols_mse(X, y, X_test, y_test)
+    assert _mse(scaled, X_test, y_test) <= 1.02 * ols
+    assert _mse(raw, X_test, y_test) > 10 * ols
+    assert scaled.dp_event_ == raw.dp_event_
+    assert scaled.epsilon_ == raw.epsilon_
+    # Too few public rows and no bounds: no scaling (no curator for private
+    # quantiles under local DP), the columns used as given.
+    few = np.arange(len(y)) < 3
+    a = SemiLocalDPLinearRegression(random_state=0).fit(X, y, public_mask=few)
+    b = SemiLocalDPLinearRegression(random_state=0, feature_scaling=None)
+    b.fit(X, y, public_mask=few)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
