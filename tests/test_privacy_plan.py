@@ -65,12 +65,21 @@ CLASSIFIERS = [
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2),
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, disparity_bound=0.05),
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, fairness_weight=0.0),
+    # 600 * 0.05 < 20 * (3 + 1): small_budget="auto" plans the intercept-only
+    # release (and "fit" the model).
+    DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, epsilon=0.05),
+    DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], max_iter=2, epsilon=0.05, disparity_bound=0.05
+    ),
+    DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], max_iter=2, epsilon=0.05, small_budget="fit"
+    ),
 ]
 
 
 def _ids(estimators):
     return [
-        f"{type(e).__name__}-{'-'.join(f'{k}={v}' for k, v in sorted(e.get_params().items()) if k in ('solver', 'accountant', 'epsilon', 'disparity_bound', 'fairness_weight', 'fw_steps', 'bounds', 'strategy', 'max_iter', 'n_private', 'categories'))}"
+        f"{type(e).__name__}-{'-'.join(f'{k}={v}' for k, v in sorted(e.get_params().items()) if k in ('solver', 'accountant', 'epsilon', 'disparity_bound', 'fairness_weight', 'small_budget', 'fw_steps', 'bounds', 'strategy', 'max_iter', 'n_private', 'categories'))}"
         for e in estimators
     ]
 
