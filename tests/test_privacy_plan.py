@@ -65,7 +65,7 @@ CLASSIFIERS = [
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2),
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, disparity_bound=0.05),
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, fairness_weight=0.0),
-    # 600 * 0.05 < 20 * (3 + 1): small_budget="auto" plans the intercept-only
+    # 600 * 0.05 < 15 * (3 + 1): small_budget="auto" plans the intercept-only
     # release (and "fit" the model).
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, epsilon=0.05),
     DPFERMIClassifier(

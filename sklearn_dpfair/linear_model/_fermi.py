@@ -827,7 +827,7 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         order of ``groups`` and ``classes``.
     small_budget : {"auto", "fit"}, default="auto"
         What a budget too small to buy a useful model does. "auto": when
-        ``n_samples * epsilon < 20 * (n_features + 1) * (n_classes - 1)``
+        ``n_samples * epsilon < 15 * (n_features + 1) * (n_classes - 1)``
         (a public rule, decided before the data are read; below it DP-FERMI's
         defaults predicted worse on held-out data than the majority class on
         Adult, German credit and COMPAS), the fit releases the

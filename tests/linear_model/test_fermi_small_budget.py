@@ -8,7 +8,7 @@ import pytest
 
 from sklearn_dpfair import DPFERMIClassifier
 
-# 300 rows of 40 columns at epsilon = 1: 300 < 20 * 41, so "auto" falls back.
+# 300 rows of 40 columns at epsilon = 1: 300 < 15 * 41, so "auto" falls back.
 N, D = 300, 40
 
 
@@ -38,7 +38,7 @@ def test_falls_back_with_a_warning_and_the_planned_event():
     est, msgs = _fit(X, y, s)
     assert est.intercept_only_ is True
     assert len(msgs) == 1
-    assert f"{N} * 1 = {N}" in msgs[0] and f"20 * {D + 1}" in msgs[0]
+    assert f"{N} * 1 = {N}" in msgs[0] and f"15 * {D + 1}" in msgs[0]
     np.testing.assert_array_equal(est.coef_, 0.0)
     # Majority class (0, at 70%) everywhere.
     np.testing.assert_array_equal(est.predict(X), 0)

@@ -418,7 +418,6 @@ def test_dp_fermi_heavy_record_moves_each_noisy_sum_by_at_most_its_clip(
             classes=[0, 1],
             groups=[0, 1],
             random_state=0,
-            small_budget="fit",  # the SGDA sums, below the intercept-only rule
         ).fit(X, y, sample_weight=w, sensitive_features=group)
         # One step: the primal coefficient and intercept blocks, then the dual.
         assert len(privatized_sums) == 3
