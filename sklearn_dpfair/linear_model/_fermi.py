@@ -17,15 +17,15 @@ from .._base import (
     PrivateEstimatorMixin,
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
-from .._solvers._intercept_only import small_budget_message
-from .._solvers._progress import progress_printer
 from .._solvers._distributed import (
     distribute_training_data,
     is_dask_collection,
     refuse_dask_input,
     set_dask_input_features,
 )
+from .._solvers._intercept_only import small_budget_message
 from .._solvers._non_private import non_private_record
+from .._solvers._progress import progress_printer
 from .._solvers.fermi._dask import fit_fermi_dask
 from .._solvers.fermi._fit import FairPrivacy, FERMIParams, fit_fermi
 from .._solvers.fermi._plan import (
