@@ -668,6 +668,8 @@ def write_report(res, seeds, quick, elapsed):
         "",
         ".. include:: fermi_frontier.inc",
         "",
+        ".. include:: fermi_small_budget.inc",
+        "",
         ".. list-table:: Targets",
         "   :header-rows: 1",
         "",

@@ -80,7 +80,7 @@ CLASSIFIERS = [
 
 def _ids(estimators):
     return [
-        f"{type(e).__name__}-{'-'.join(f'{k}={v}' for k, v in sorted(e.get_params().items()) if k in ('solver', 'accountant', 'epsilon', 'disparity_bound', 'fairness_weight', 'fw_steps', 'bounds', 'strategy', 'max_iter', 'n_private', 'categories'))}"
+        f"{type(e).__name__}-{'-'.join(f'{k}={v}' for k, v in sorted(e.get_params().items()) if k in ('solver', 'accountant', 'epsilon', 'disparity_bound', 'fairness_weight', 'small_budget', 'fw_steps', 'bounds', 'strategy', 'max_iter', 'n_private', 'categories'))}"
         for e in estimators
     ]
 
@@ -145,6 +145,24 @@ def test_fermi_plan_without_groups_takes_one_group():
     _assert_planned(plan, est)
     default = DPFERMIClassifier(classes=[0, 1], max_iter=2).privacy_plan(N, D)
     assert default.dp_event == plan.dp_event
+
+
+# 600 * 0.05 < 15 * (3 + 1): small_budget="auto" plans the intercept-only
+# release (and "fit" the model).
+SMALL_BUDGET = [
+    DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, epsilon=0.05),
+    DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], max_iter=2, epsilon=0.05, disparity_bound=0.05
+    ),
+    DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], max_iter=2, epsilon=0.05, small_budget="fit"
+    ),
+]
+
+
+@pytest.mark.parametrize("estimator", SMALL_BUDGET, ids=_ids(SMALL_BUDGET))
+def test_small_budget_plan_is_the_fitted_event(estimator):
+    test_classifier_plan_is_the_fitted_event(estimator)
 
 
 SEMI_DP = [

@@ -23,10 +23,16 @@ from .._solvers._distributed import (
     refuse_dask_input,
     set_dask_input_features,
 )
+from .._solvers._intercept_only import small_budget_message
 from .._solvers._non_private import non_private_record
+from .._solvers._progress import progress_printer
 from .._solvers.fermi._dask import fit_fermi_dask
 from .._solvers.fermi._fit import FairPrivacy, FERMIParams, fit_fermi
-from .._solvers.fermi._plan import fermi_plan_key, plan_from_key
+from .._solvers.fermi._plan import (
+    RECORDS_PER_PARAMETER,
+    fermi_plan_key,
+    plan_from_key,
+)
 from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
 from ..fairness._constraints import advantaged_class_index
@@ -130,6 +136,7 @@ _FERMI_CONSTRAINTS = {
     "return_iterate": [StrOptions({"last", "average"})],
     "random_state": PRIVACY_PARAMETER_CONSTRAINTS["random_state"],
     "device": [StrOptions(set(DEVICE_OPTIONS))],
+    "verbose": ["verbose"],
 }
 
 
@@ -228,6 +235,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             privacy=privacy,
             backend=backend,
             sample_weight=weights,
+            progress=progress_printer(self.verbose, type(self).__name__, "epoch"),
         )
 
         return self._set_fitted(
@@ -494,6 +502,12 @@ default=None
         noise are drawn on the host from the same generator on every backend,
         so a seed gives the same coefficients up to floating-point round-off.
         Sparse ``X`` runs on the CPU ("auto" picks it, "cuda" is refused).
+    verbose : int, default=0
+        With ``verbose > 0`` the fit prints about one line per SGDA epoch to
+        stdout: the epoch, the norm of the released model update divided by
+        the learning rate (under DP-FERMI, post-processing of the noisy
+        primal sums: no private value is printed) and the elapsed time. A
+        ``disparity_bound`` fit prints the epochs of each stage.
 
     Attributes
     ----------
@@ -623,6 +637,7 @@ default=None
         max_full_batch_iter=1000,
         random_state=None,
         device="cpu",
+        verbose=0,
     ):
         self.constraint = constraint
         self.fairness_weight = fairness_weight
@@ -648,6 +663,7 @@ default=None
         self.max_full_batch_iter = max_full_batch_iter
         self.random_state = random_state
         self.device = device
+        self.verbose = verbose
 
     def _check_params(self):
         if self.dual_update == "exact" and self.batch_size != "full":
@@ -809,6 +825,20 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         of shape ``(n_groups,)`` for demographic parity, the joint
         ``P(Y=y, S=r)`` of shape ``(n_classes, n_groups)`` otherwise, in the
         order of ``groups`` and ``classes``.
+    small_budget : {"auto", "fit"}, default="auto"
+        What a budget too small to buy a useful model does. "auto": when
+        ``n_samples * epsilon < 15 * (n_features + 1) * (n_classes - 1)``
+        (a public rule, decided before the data are read; below it DP-FERMI's
+        defaults predicted worse on held-out data than the majority class on
+        Adult, German credit and COMPAS), the fit releases the
+        intercept-only model instead: the label counts through one Gaussian
+        mechanism calibrated to the whole ``(epsilon, delta)`` (sensitivity 1
+        under add/remove adjacency), ``coef_`` 0, the intercepts the
+        log-frequencies of the noisy counts, ``intercept_only_`` True and a
+        ``UserWarning`` naming the rule. It predicts one class for every row,
+        so a ``disparity_bound`` is then met exactly. ``privacy_plan`` plans
+        the same release. "fit" always fits the model. The rule does not
+        apply with ``epsilon=np.inf`` or a given ``noise_multiplier``.
     groups : array-like, default=None
         Declared public group set (labels; tuples for several columns). None
         reads it from the data, with a
@@ -840,6 +870,12 @@ default=None
         Batches and every noise draw come from the host generator on every
         backend, so a seed gives the same coefficients up to round-off.
         Sparse ``X`` runs on the CPU.
+    verbose : int, default=0
+        With ``verbose > 0`` the fit prints about one line per SGDA epoch to
+        stdout: the epoch, the norm of the released model update divided by
+        the learning rate (under DP-FERMI, post-processing of the noisy
+        primal sums: no private value is printed) and the elapsed time. A
+        ``disparity_bound`` fit prints the epochs of each stage.
 
     Attributes
     ----------
@@ -899,7 +935,12 @@ default=None
         (post-processing of the release; None without it).
     training_disparity_ : float or None
         Under ``disparity_bound``, the chosen candidate's noisy training
-        disparity; None otherwise (it would read the private data).
+        disparity; None otherwise (it would read the private data). 0 for
+        the intercept-only model (exact: it predicts one class).
+    intercept_only_ : bool
+        Whether ``small_budget="auto"`` released the intercept-only model
+        (then ``dp_event_`` is that of the label histogram alone, ``t_`` is
+        0 and the SGDA attributes are 0 or None).
     dual_clip_norm_ : float
         Dual clip norm used.
     sampling_probability_ : float
@@ -1007,6 +1048,7 @@ default=None
             StrOptions({"auto"}),
         ],
         "group_marginals": [StrOptions({"private"}), "array-like"],
+        "small_budget": [StrOptions({"auto", "fit"})],
         "groups": ["array-like", None],
         "classes": ["array-like", None],
         "record_training_loss": ["boolean"],
@@ -1039,6 +1081,7 @@ default=None
         marginal_noise_multiplier="auto",
         selection_noise_multiplier="auto",
         group_marginals="private",
+        small_budget="auto",
         groups=None,
         classes=None,
         accountant="rdp",
@@ -1046,6 +1089,7 @@ default=None
         return_iterate="average",
         random_state=None,
         device="cpu",
+        verbose=0,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -1071,6 +1115,7 @@ default=None
         self.marginal_noise_multiplier = marginal_noise_multiplier
         self.selection_noise_multiplier = selection_noise_multiplier
         self.group_marginals = group_marginals
+        self.small_budget = small_budget
         self.groups = groups
         self.classes = classes
         self.accountant = accountant
@@ -1078,6 +1123,7 @@ default=None
         self.return_iterate = return_iterate
         self.random_state = random_state
         self.device = device
+        self.verbose = verbose
 
     def _check_params(self):
         if self.dual_projection is None and self.dual_clip_norm is None:
@@ -1114,7 +1160,7 @@ default=None
             caveats = [*caveats, "training loss and ERMI curves recorded"]
         return self._fair_privacy(caveats), self.record_training_loss, caveats
 
-    def _privacy_plan_key(self, n_samples, n_groups):
+    def _privacy_plan_key(self, n_samples, n_groups, n_features, n_classes):
         """The public key of the releases a fit on ``n_samples`` rows makes.
 
         From the parameters only, through the same mapping as :meth:`fit`
@@ -1126,25 +1172,36 @@ default=None
             self._fermi_params(None, False),
             n_samples=n_samples,
             n_groups=n_groups,
+            n_features=n_features,
+            n_classes=n_classes,
         )
 
-    _plan_public_counts = ("n_groups",)
+    _plan_public_counts = ("n_groups", "n_classes")
 
-    def _planned_record(self, n_samples, n_features, n_groups=None):
+    def _planned_record(self, n_samples, n_features, n_groups=None, n_classes=None):
         """The record's event of a fit on ``n_samples`` rows (public inputs only).
 
         ``n_groups`` is the number of groups the fit sees: that of the
         declared ``groups`` by default, 1 for a fit without
-        ``sensitive_features``. The event is that of :meth:`fit`'s plan
+        ``sensitive_features``; ``n_classes`` that of the declared
+        ``classes`` (2 when none are declared). The event is that of
+        :meth:`fit`'s plan
         (:func:`~sklearn_dpfair._solvers.fermi._plan.plan_from_key` of
-        :meth:`_privacy_plan_key`).
+        :meth:`_privacy_plan_key`), the intercept-only release included.
         """
         if n_groups is None:
             n_groups = 1 if self.groups is None else len(self.groups)
+        if n_classes is None:
+            n_classes = 2 if self.classes is None else len(self.classes)
         privacy = self._fair_privacy(())
         plan = plan_from_key(
-            self._privacy_plan_key(n_samples, max(n_groups, 1)), privacy.budget
+            self._privacy_plan_key(
+                n_samples, max(n_groups, 1), n_features, max(n_classes, 2)
+            ),
+            privacy.budget,
         )
+        if plan.fallback is not None:
+            return plan.fallback.record
         return PrivacyRecord.from_event(
             plan.event,
             delta=privacy.budget.delta,
@@ -1187,11 +1244,11 @@ default=None
 
     def _solver_options(self):
         if not self._non_private_limit():
-            return {}
+            return {"small_budget": self.small_budget}
         # The non-private limit ends with a full-batch L-BFGS phase on the
         # same objective, in standardized columns (it converges on any
         # columns; the solver module's tolerance and iteration cap).
-        return {"final_phase": "lbfgs"}
+        return {"final_phase": "lbfgs", "small_budget": self.small_budget}
 
     def _set_result_privacy(self, result):
         record = result.record
@@ -1217,6 +1274,20 @@ default=None
         self.dual_clip_norm_ = result.dual_clip_norm
         self.sampling_probability_ = result.record.sampling_probability
         self.accountant_ = result.record.accountant
+        self.intercept_only_ = result.intercept_only
+        if result.intercept_only:
+            # Public inputs only: the rule decided before the data were read.
+            warn_at_caller(
+                small_budget_message(
+                    "DPFERMIClassifier",
+                    result.n_samples,
+                    self.n_features_in_,
+                    self.classes_.size,
+                    float(self.epsilon),
+                    RECORDS_PER_PARAMETER,
+                ),
+                UserWarning,
+            )
 
     @property
     def sampling_rate_(self):

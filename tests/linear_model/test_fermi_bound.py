@@ -233,7 +233,7 @@ def test_dpfermi_candidates_reach_the_public_maximum(max_weight):
     weights = [p["fairness_weight"] for p in est.weight_path_]
     assert weights[0] == 0.0 and weights[-1] == max_weight
     # The planned event (public key and budget only) is the fitted one.
-    key = est._privacy_plan_key(X.shape[0], 2)
+    key = est._privacy_plan_key(X.shape[0], 2, X.shape[1], 2)
     assert key.max_weight == max_weight
     plan = plan_from_key(key, PrivacyBudget(1.0, est.delta))
     assert plan.event == est.dp_event_

@@ -200,6 +200,18 @@ def test_options_that_read_the_whole_set_are_refused(dask_client, small):
         )
 
 
+def test_a_planned_intercept_only_fit_is_refused(dask_client, small):
+    # 3000 * 0.01 < 15 * 6: small_budget="auto" plans the intercept-only
+    # release, which a Dask fit does not make; "fit" runs the SGDA.
+    X, y, s, _ = small
+    Xd, yd, sd = _dask(X, y, s)
+    kw = dict(epsilon=0.01, classes=[0, 1], groups=[0, 1], max_iter=1)
+    with pytest.raises(ValueError, match="small_budget='fit'"):
+        DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sd)
+    est = DPFERMIClassifier(small_budget="fit", **kw).fit(Xd, yd, sensitive_features=sd)
+    assert est.intercept_only_ is False
+
+
 def test_fermi_classifier_refuses_dask_input(small):
     # No client needed: the refusal comes before any computation.
     X, y, s, _ = small

@@ -159,6 +159,7 @@ def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
         privacy,
         p,
         n_samples=data.n_samples,
+        n_features=data.n_features,
         n_classes=n_classes,
         group_labels=group_labels,
         cell_table=cell_table,
@@ -166,6 +167,13 @@ def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
         max_weight=data.max_weight,
         rng=rng,
     )
+    if setup.fallback is not None:
+        # Planned, so refused before any row was read.
+        raise ValueError(
+            "small_budget='auto' would release the intercept-only model, which "
+            "DPFERMIClassifier does not fit on Dask input: pass "
+            "small_budget='fit', or raise epsilon."
+        )
     regularizer = setup.regularizer if setup.active else None
     mechanisms = setup.mechanisms
     model = LinearModel(n_classes, p.intercept_scaling)

@@ -58,6 +58,7 @@ from ...privacy import PrivacyRecord, fit_weights
 from ...privacy._record import WEIGHTS_CAVEAT
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
 from ...utils._validation import warn_at_caller
+from .._intercept_only import fit_intercept_only
 from .._non_private import minimize_fair_objective
 from ._privacy import (
     DEFAULT_MARGINAL_NOISE,
@@ -132,6 +133,9 @@ class FERMIParams:
     ``final_phase``, ``tol`` and ``final_max_iter`` are the non-private
     full-batch phase's). ``constraint`` is a
     :func:`~sklearn_dpfair.fairness.make_constraint` object.
+    ``small_budget="auto"`` lets a private fit release the intercept-only
+    model when the public rule of :mod:`.._intercept_only` says the budget
+    cannot buy more (``"fit"``: never).
     """
 
     constraint: object
@@ -155,6 +159,7 @@ class FERMIParams:
     final_phase: str | None = None
     tol: float = 1e-4
     final_max_iter: int = 1000
+    small_budget: str = "fit"
 
     @property
     def intercept_scaling(self):
@@ -189,6 +194,8 @@ class FERMIFit:
     small_groups: tuple = ()
     path: list = field(default_factory=list)
     step_sizes: tuple = (None, None)
+    intercept_only: bool = False
+    n_samples: int | None = None
 
 
 def _binary_layout(coef, intercept):
@@ -339,12 +346,18 @@ class FERMISetup:
     plan: object = None
     measured: np.ndarray | None = None
 
+    @property
+    def fallback(self):
+        """The intercept-only release of the plan, or None (:mod:`._plan`)."""
+        return None if self.plan is None else self.plan.fallback
+
 
 def fermi_setup(
     privacy,
     params,
     *,
     n_samples,
+    n_features,
     n_classes,
     group_labels,
     cell_table,
@@ -360,7 +373,8 @@ def fermi_setup(
     the data. ``weighted`` says whether public weights were passed (whatever they
     hold); ``max_weight`` bounds them for the auto dual step (1 under
     privacy, which never reads the data's largest weight). Draws from ``rng``
-    the histogram's noise only.
+    the histogram's noise only. When the plan releases the intercept-only
+    model (``setup.fallback``), nothing is read and nothing drawn here.
 
     Returns
     -------
@@ -369,9 +383,32 @@ def fermi_setup(
     p = params
     # 0. The plan (schedule, stages, noise, event), from public inputs,
     # before any data-dependent step.
-    plan = fermi_plan(privacy, p, n_samples=n_samples, n_groups=len(group_labels))
+    plan = fermi_plan(
+        privacy,
+        p,
+        n_samples=n_samples,
+        n_groups=len(group_labels),
+        n_features=n_features,
+        n_classes=n_classes,
+    )
     q, n_steps, noise = plan.sampling_probability, plan.n_steps, plan.noise
     active, bounded = plan.key.active, plan.key.bounded
+    if plan.fallback is not None:
+        return FERMISetup(
+            sampling_probability=q,
+            n_steps=0,
+            active=False,
+            bounded=bounded,
+            noise=noise,
+            regularizer=None,
+            group_marginals=None,
+            weight_scale=1.0,
+            dual_clip_norm=math.inf,
+            mechanisms=None,
+            record=plan.fallback.record,
+            dual_learning_rate=p.dual_learning_rate,
+            plan=plan,
+        )
 
     # 1. Group marginals (private histogram, public values, or exact counts).
     regularizer, ps, weight_scale, cells = _penalty(
@@ -547,6 +584,48 @@ def released_fit(
     )
 
 
+def intercept_only_fit(
+    setup, y, *, params, n_features, n_classes, n_groups, rng, backend, dtype
+):
+    """The :class:`FERMIFit` of the intercept-only release (``setup.fallback``).
+
+    The noisy label histogram gives the intercepts (post-processing,
+    :func:`~sklearn_dpfair._solvers._intercept_only.fit_intercept_only`);
+    the coefficients and the dual are 0. A constant model predicts one
+    class for every row, so its training disparity is exactly 0 under every
+    constraint: a ``disparity_bound`` is met whatever the data hold.
+    """
+    intercept, _ = fit_intercept_only(setup.fallback, y, rng)
+    coef = np.zeros((n_classes, n_features))
+    if n_classes == 2:
+        coef, intercept = coef[:1], intercept[1:] - intercept[:1]
+    dual = np.zeros((params.constraint.n_blocks(n_classes), n_groups, n_classes))
+    if params.constraint.name != "equalized_odds":
+        dual = dual[0]
+
+    def out(a, dt):
+        return backend.to_output(backend.asarray(a, dtype=dt))
+
+    bounded = params.disparity_bound is not None and setup.bounded
+    return FERMIFit(
+        coef=out(coef, dtype),
+        intercept=out(intercept, dtype),
+        dual=out(dual, np.float64),
+        group_marginals=None,
+        n_steps=0,
+        loss_curve=[],
+        fairness_curve=[],
+        record=setup.record,
+        noise=setup.noise,
+        fairness_weight=0.0,
+        disparity=0.0 if bounded else None,
+        bound_met=True if bounded else None,
+        step_sizes=(None, None),
+        intercept_only=True,
+        n_samples=int(np.asarray(y).shape[0]),
+    )
+
+
 def fit_fermi(
     X,
     y,
@@ -559,6 +638,7 @@ def fit_fermi(
     privacy=None,
     backend=NUMPY_BACKEND,
     sample_weight=None,
+    progress=None,
 ):
     """Fit an ERMI-regularized softmax model by (noisy) SGDA.
 
@@ -595,6 +675,9 @@ def fit_fermi(
         duplicated row); with privacy the histogram counts records
         unweighted (sensitivity 1 per record). Not combined with
         ``disparity_bound``.
+    progress : Progress or None, default=None
+        ``verbose`` lines of the SGDA epochs (released values only; see
+        :func:`._sgda.noisy_sgda`).
 
     Returns
     -------
@@ -632,6 +715,7 @@ def fit_fermi(
         privacy,
         p,
         n_samples=n_samples,
+        n_features=X.shape[1],
         n_classes=n_classes,
         group_labels=group_labels,
         cell_table=_in_memory_cell_table(
@@ -648,6 +732,11 @@ def fit_fermi(
         ),
         rng=rng,
     )
+    if setup.fallback is not None:
+        return intercept_only_fit(
+            setup, y, params=p, n_features=X.shape[1], n_classes=n_classes,
+            n_groups=n_groups, rng=rng, backend=backend, dtype=X.dtype,
+        )
     q, n_steps, bounded = setup.sampling_probability, setup.n_steps, setup.bounded
     regularizer, weight_scale = setup.regularizer, setup.weight_scale
     mechanisms, dual_learning_rate = setup.mechanisms, setup.dual_learning_rate
@@ -700,6 +789,7 @@ def fit_fermi(
         record_curves=p.record_curves,
         constraint=constraint,
         sample_weight=sample_weight,
+        progress=progress,
     )
     extra = {}
     if bounded and privacy is None:

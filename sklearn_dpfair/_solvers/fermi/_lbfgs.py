@@ -114,6 +114,15 @@ def keeps_terms(X, n_logits):
 
 _HALF = np.array([-0.5, 0.5])
 
+# Correction pairs L-BFGS keeps (scipy's default is 10). At large fairness
+# weights the objective is ill-conditioned along a few directions and a longer
+# memory of curvature saves iterations: on Adult (StandardScaler on every
+# column) the disparity_bound paths take 131 instead of 170 iterations
+# (equalized odds, bound 0.01), 96 instead of 120 (0.02), at the same chosen
+# weights. Each pair costs O(d m) memory and time, nothing against the
+# O(n d m) products of one evaluation.
+LBFGS_MEMORY = 50
+
 
 @dataclass(frozen=True)
 class FullBatchPenalty:
@@ -412,6 +421,27 @@ def _sparse_column_squares(X, sample_weight=None):
     return squares
 
 
+def _last_point_cached(fun):
+    """``fun`` that returns its last result again when asked at the same point.
+
+    L-BFGS-B evaluates its starting point, which the phase has just
+    evaluated to check it is finite, and the phase evaluates the returned
+    point, which L-BFGS-B evaluated last: two of the roughly ten evaluations
+    of a warm-started solve of the weight path, each two passes over ``X``.
+    The point is compared exactly, so the values are those of a new call.
+    """
+    last = {}
+
+    def cached(u):
+        if "u" in last and np.array_equal(u, last["u"]):
+            return last["value"], last["grad"].copy()
+        value, grad = fun(u)
+        last.update(u=np.array(u, copy=True), value=value, grad=grad.copy())
+        return value, grad
+
+    return cached
+
+
 @np.errstate(over="ignore", invalid="ignore", divide="ignore")
 def refine_full_batch(
     X,
@@ -507,6 +537,7 @@ def refine_full_batch(
         u0 = np.concatenate([(coef[:, 1] - coef[:, 0]) * scale, [w0[1] - w0[0]]])
     else:
         u0 = np.concatenate([(coef * scale[:, None]).ravel(), w0])
+    fun = _last_point_cached(fun)
     start_value, start_grad = fun(u0)
     if not (np.isfinite(start_value) and np.all(np.isfinite(start_grad))):
         # The objective overflows (a record near the largest float): the
@@ -530,6 +561,7 @@ def refine_full_batch(
             "gtol": float(tol),
             "ftol": 64 * np.finfo(float).eps,
             "maxls": 50,
+            "maxcor": LBFGS_MEMORY,
         },
     )
     u = res.x

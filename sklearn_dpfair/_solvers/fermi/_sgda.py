@@ -332,6 +332,7 @@ def noisy_sgda(
     tail_fraction=0.5,
     init=None,
     sample_weight=None,
+    progress=None,
 ):
     """Run (noisy) SGDA on ``min_theta max_W mean_i [l_i + lambda psi_i]``.
 
@@ -393,6 +394,11 @@ def noisy_sgda(
         multiplied by ``w_i`` and its penalty weight too, *before* the primal
         and the dual terms are clipped, so one record's influence stays
         within the clip norms whatever its weight. None is unweighted.
+    progress : Progress or None, default=None
+        Prints about one line an epoch
+        (:mod:`sklearn_dpfair._solvers._progress`): the norm of the released
+        model update divided by the step size, post-processing of the noisy
+        primal sum (no private value).
 
     Returns
     -------
@@ -460,6 +466,8 @@ def noisy_sgda(
     sw = None if sample_weight is None else from_host(sample_weight, y)
 
     ends = _epoch_ends(n_steps, epochs)
+    if progress is not None:
+        progress = progress.per(n_steps, epochs)
     loss_curve, fairness_curve = [], []
     epoch_loss, epoch_count = 0.0, 0
     if fair and record_curves:
@@ -519,7 +527,7 @@ def noisy_sgda(
         g_coef, g_w0 = model.clipped_gradient_sum(
             Xb, grad, norms_b, primal_mechanism.clip_norm
         )
-        coef, w0, W = sgda_step(
+        new_coef, new_w0, W = sgda_step(
             model,
             coef,
             w0,
@@ -529,6 +537,12 @@ def noisy_sgda(
             config=step_config,
             rng=rng,
         )
+        if progress is not None:
+            moved = float(
+                xp.sum((new_coef - coef) ** 2) + xp.sum((new_w0 - w0) ** 2)
+            )
+            progress(t + 1, math.sqrt(moved) / learning_rate)
+        coef, w0 = new_coef, new_w0
 
         if record_curves and t in ends:
             loss_curve.append(epoch_loss / max(epoch_count, 1))

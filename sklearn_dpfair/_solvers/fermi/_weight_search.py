@@ -57,8 +57,13 @@ STALL_FROM = 32.0
 # polished to the target, warm-started: about half the L-BFGS iterations.
 PATH_TOLERANCE = 10.0
 # The bisection stops once the most accurate feasible model is within this
-# training error of the infeasible end of the bracket.
-BRACKET_GAIN = 1e-3
+# training error of the infeasible end of the bracket. On Adult (four feature
+# representations, bounds 0.02 and 0.01, demographic parity and equalized
+# odds) 2e-3 instead of 1e-3 chose the same or a more accurate training model
+# in all 12 fits, with up to a quarter fewer L-BFGS iterations (DP 0.01 on
+# standardized columns: 72 instead of 95): the bisection's midpoints, once
+# this close, rarely beat the thresholded model already in hand.
+BRACKET_GAIN = 2e-3
 POLISHES = 2
 # Default public maximum of the private search (DPFERMIClassifier's
 # max_fairness_weight); its candidates are 0 and the doublings from 2.

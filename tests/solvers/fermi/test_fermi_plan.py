@@ -69,6 +69,11 @@ def test_a_selection_needs_a_step(n_steps):
         selection_schedule(n_steps, epochs=1)
 
 
+# The public shape of the planned fits (FERMIParams' small_budget="fit": no
+# intercept-only decision).
+_SHAPE = dict(n_features=3, n_classes=2)
+
+
 def _params(**kwargs):
     return FERMIParams(constraint=DemographicParity(), **kwargs)
 
@@ -79,7 +84,7 @@ def _params(**kwargs):
 def test_plan_event_counts_every_step_and_the_selection(batch_size, epochs):
     privacy = FairPrivacy(PrivacyBudget(2.0, 1e-5))
     params = _params(disparity_bound=0.05, batch_size=batch_size, epochs=epochs)
-    plan = fermi_plan(privacy, params, n_samples=300, n_groups=2)
+    plan = fermi_plan(privacy, params, n_samples=300, n_groups=2, **_SHAPE)
     hist, sgda, selection = plan.event.events
     assert sgda.count == plan.n_steps == plan.selection.n_steps
     assert selection.noise_multiplier == plan.noise.selection > 0
@@ -90,22 +95,31 @@ def test_plan_event_counts_every_step_and_the_selection(batch_size, epochs):
 def test_plan_key_holds_everything_but_the_budget():
     params = _params(disparity_bound=0.05, batch_size=100, epochs=2)
     key = fermi_plan_key(
-        FairPrivacy(PrivacyBudget(1.0, 1e-5)), params, n_samples=300, n_groups=2
+        FairPrivacy(PrivacyBudget(1.0, 1e-5)),
+        params,
+        n_samples=300,
+        n_groups=2,
+        **_SHAPE,
     )
     other = fermi_plan_key(
-        FairPrivacy(PrivacyBudget(3.0, 1e-6, "pld")), params, n_samples=300, n_groups=2
+        FairPrivacy(PrivacyBudget(3.0, 1e-6, "pld")),
+        params,
+        n_samples=300,
+        n_groups=2,
+        **_SHAPE,
     )
     assert key == other and hash(key) == hash(other)
     budget = PrivacyBudget(2.0, 1e-5)
     assert plan_from_key(key, budget) == fermi_plan(
-        FairPrivacy(budget), params, n_samples=300, n_groups=2
+        FairPrivacy(budget), params, n_samples=300, n_groups=2, **_SHAPE
     )
     # Without groups there is neither a fairness term nor a selection.
     alone = fermi_plan_key(
-        FairPrivacy(budget), params, n_samples=300, n_groups=1
+        FairPrivacy(budget), params, n_samples=300, n_groups=1, **_SHAPE
     )
     assert not (alone.active or alone.bounded)
-    assert fermi_plan_key(None, params, n_samples=300, n_groups=2).private is False
+    non_private = fermi_plan_key(None, params, n_samples=300, n_groups=2, **_SHAPE)
+    assert non_private.private is False
 
 
 def test_non_private_plan_releases_nothing():

@@ -1,0 +1,93 @@
+"""The intercept-only release a small budget affords (_solvers/_intercept_only)."""
+
+import math
+
+import numpy as np
+import pytest
+from dp_accounting import GaussianDpEvent
+
+from sklearn_dpfair._solvers._intercept_only import (
+    affords_model,
+    fit_intercept_only,
+    intercept_only_setup,
+    n_parameters,
+    small_budget_message,
+)
+from sklearn_dpfair.privacy import PrivacyBudget, epsilon_of
+
+
+@pytest.mark.parametrize(
+    "n, d, k, eps, expected",
+    [
+        (1960, 97, 2, 1.0, True),  # exactly 20 * 98
+        (1959, 97, 2, 1.0, False),
+        (300, 97, 2, 10.0, True),
+        (3000, 97, 3, 1.0, False),  # 20 * 98 * 2 = 3920
+        (10**6, 10**6, 2, 1.0, False),
+    ],
+)
+def test_rule_is_n_epsilon_against_parameters(n, d, k, eps, expected):
+    assert affords_model(n, d, k, PrivacyBudget(eps, 1e-5), 20.0) is expected
+
+
+def test_rule_leaves_uncalibrated_budgets_alone():
+    # epsilon = inf, or a user-given noise multiplier: the user chose the mechanism.
+    assert affords_model(10, 1000, 2, PrivacyBudget(math.inf, 1e-5), 20.0)
+    assert affords_model(
+        10, 1000, 2, PrivacyBudget(1.0, 1e-5, noise_multiplier=3.0), 20.0
+    )
+
+
+def test_n_parameters():
+    assert n_parameters(0, 2) == 1
+    assert n_parameters(9, 4) == 30
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+@pytest.mark.parametrize("eps", [0.1, 1.0, 4.0])
+def test_setup_is_one_gaussian_calibrated_to_the_budget(eps, accountant):
+    setup = intercept_only_setup(PrivacyBudget(eps, 1e-5, accountant=accountant), 3)
+    z = setup.mechanism.noise_multiplier
+    assert setup.mechanism.sensitivity == 1.0
+    assert setup.record.adjacency == "add_remove"
+    # Accountant cross-check: the event is one Gaussian of that multiplier,
+    # and its epsilon is within the budget but not far below it (calibrated).
+    spent_one = epsilon_of(GaussianDpEvent(z), 1e-5, accountant)
+    assert spent_one == pytest.approx(setup.record.epsilon, rel=1e-9)
+    spent = epsilon_of(setup.event, 1e-5, accountant)
+    assert spent <= eps * (1 + 1e-9)
+    assert spent >= 0.95 * eps
+
+
+def test_neighbours_move_one_count_by_one():
+    # Same noise draws: the released counts of add/remove neighbours differ by
+    # one unit vector (L2 sensitivity 1), whatever label the record holds.
+    setup = intercept_only_setup(PrivacyBudget(1.0, 1e-5), 3)
+    y = np.array([0, 0, 1, 2, 2, 2])
+    _, base = fit_intercept_only(setup, y, np.random.default_rng(5))
+    for label in range(3):
+        _, more = fit_intercept_only(
+            setup, np.append(y, label), np.random.default_rng(5)
+        )
+        diff = more - base
+        np.testing.assert_allclose(diff, np.eye(3)[label], atol=1e-9)
+
+
+def test_intercepts_finite_and_ordered():
+    setup = intercept_only_setup(PrivacyBudget(1.0, 1e-5), 2)
+    # Empty class: its noisy count may be negative; the floor keeps it finite.
+    intercept, _ = fit_intercept_only(setup, np.zeros(50, int), np.random.default_rng(0))
+    assert np.all(np.isfinite(intercept))
+    assert intercept[0] > intercept[1]
+    y = np.array([1] * 800 + [0] * 200)
+    intercept, _ = fit_intercept_only(setup, y, np.random.default_rng(1))
+    np.testing.assert_allclose(np.exp(intercept).sum(), 1.0)
+    assert abs(np.exp(intercept[1]) - 0.8) < 0.05
+
+
+def test_message_names_the_public_rule_only():
+    msg = small_budget_message("Est", 300, 97, 2, 1.0, 20.0)
+    assert "300 * 1 = 300" in msg
+    assert "20 * 98 = 1960" in msg
+    assert "small_budget='fit'" in msg
+    assert "intercept_only_" in msg
