@@ -29,11 +29,19 @@ the noise each calibrates at each epsilon, the epsilon both accountings
 give for the Poisson fit's noise, seconds per epoch (calibration excluded:
 it is memoized and timed apart) and test accuracy.
 
+Protocol (``wide``): the same data at ``d = 1000`` (CSR by default, 10%
+density), one seed: fit seconds of lbfgs, ``SGDClassifier``, DP-SGD at its
+defaults and dp-newton (curvature bound), each fitted again under
+``tracemalloc`` for its peak of traced memory beyond the data (numpy and
+scipy buffers are traced; the timed fit runs without it), and test
+accuracy.
+
 Usage::
 
     python benchmarks/bench_scale.py scale --n 1e4 1e5 --d 20 100 --seeds 3
     python benchmarks/bench_scale.py epochs --n 1e4 1e5 --seeds 3
     python benchmarks/bench_scale.py sampling --n 2e5 1e6 --epsilons 0.1 1 8
+    python benchmarks/bench_scale.py wide --n 1e4 1e5 --d 1000 --formats csr
 
 Machine load changes the ratios less than the seconds (both sides of a
 ratio run in the same process, one after the other).
@@ -219,9 +227,65 @@ def sampling(args):
             )
 
 
+def _peak_mb(estimator, X, y):
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        estimator.fit(X, y)
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def _data_mb(X):
+    if sp.issparse(X):
+        return (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) / 2**20
+    return X.nbytes / 2**20
+
+
+def wide(args):
+    print(f"# bench_scale wide, {machine_description()}", flush=True)
+    print("| n | d | X | data MB | lbfgs s | SGDClassifier / lbfgs "
+          "| DP-SGD auto / lbfgs | dp-newton / lbfgs "
+          "| peak MB: lbfgs / SGDClassifier / DP-SGD / dp-newton "
+          "| acc: lbfgs / SGDClassifier / DP-SGD / dp-newton |")
+    print("|" + "---|" * 10)
+    for n in args.n:
+        n = int(n)
+        for d in args.d:
+            for sparse in args.formats:
+                X, y, Xt, yt = synthetic(n, d, sparse=sparse)
+                bound = 1.5 * math.sqrt(d * (DENSITY if sparse else 1.0))
+                common = {"epsilon": 1.0, "delta": 1e-6, "classes": [0, 1],
+                          "random_state": 0}
+                makers = [
+                    lambda: LogisticRegression(max_iter=1000),
+                    lambda: SGDClassifier(loss="log_loss", random_state=0),
+                    lambda: DPLogisticRegression(**common),
+                    lambda: DPLogisticRegression(
+                        solver="dp-newton", feature_norm_bound=bound, **common
+                    ),
+                ]
+                times, peaks, accs = [], [], []
+                for make in makers:
+                    seconds, est = _timed(make(), X, y)
+                    times.append(seconds)
+                    accs.append(est.score(Xt, yt))
+                    peaks.append(_peak_mb(make(), X, y))
+                print(
+                    f"| {n:.0e} | {d} | {'CSR' if sparse else 'dense'} "
+                    f"| {_data_mb(X):.0f} | {times[0]:.2f} "
+                    + "".join(f"| {t / times[0]:.2f} " for t in times[1:])
+                    + "| " + " / ".join(f"{p:.0f}" for p in peaks)
+                    + " | " + " / ".join(f"{a:.4f}" for a in accs) + " |",
+                    flush=True,
+                )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=["scale", "epochs", "sampling"])
+    parser.add_argument("mode", choices=["scale", "epochs", "sampling", "wide"])
     parser.add_argument("--n", type=float, nargs="+", default=[1e4, 1e5])
     parser.add_argument("--d", type=int, nargs="+", default=[20, 100])
     parser.add_argument(
@@ -238,7 +302,7 @@ def main():
     args = parser.parse_args()
     args.formats = [f == "csr" for f in args.formats]
     warnings.simplefilter("ignore", UserWarning)
-    {"scale": scale, "epochs": epochs, "sampling": sampling}[args.mode](args)
+    {"scale": scale, "epochs": epochs, "sampling": sampling, "wide": wide}[args.mode](args)
 
 
 if __name__ == "__main__":
