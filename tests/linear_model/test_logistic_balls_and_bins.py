@@ -123,3 +123,11 @@ def test_gradient_canary_audit_flags_halved_noise(monkeypatch, data):
     )
     broken = audit_gradient_canary(clf, X, y, n_runs=20, n_canaries=200)
     assert broken.violation, str(broken)
+
+
+def test_refused_on_a_dask_collection(data):
+    # The Dask workers draw Poisson batches: refused before any client is needed.
+    da = pytest.importorskip("dask.array")
+    X, y = data
+    with pytest.raises(ValueError, match="batch_sampling"):
+        _clf().fit(da.from_array(X, chunks=100), da.from_array(y, chunks=100))
