@@ -14,7 +14,12 @@ scikit-learn's LogisticRegression (lbfgs) fitted in the same process, both
 Also runs the sweep that chose the defaults (``--sweep``): a validation split
 of the *training* file, never the test file.
 
+And the small-budget sweep of public schedule choices (``--small-eps``):
+epsilon in {0.05, 0.1}, 5 seeds, on the same validation split (25% of the
+training file), each choice against the defaults.
+
 Usage: python benchmarks/bench_dplogreg.py [--quick] [--seeds 5] [--sweep]
+[--small-eps]
 """
 
 import argparse
@@ -118,6 +123,58 @@ def sweep():
                       f"val_acc={np.mean(accs):.4f}", flush=True)
 
 
+def small_eps_sweep(seeds=5):
+    """Public schedule choices at epsilon 0.05 and 0.1 (training file only)."""
+    import sklearn_dpfair._solvers._schedules as schedules
+    import sklearn_dpfair._solvers._sgd as sgd
+
+    X, y, _, _, _, _ = adult_arrays()
+    Xa, Xv, ya, yv = train_test_split(X, y, test_size=0.25, random_state=0)
+    n = len(ya)
+    tail_start, lr_scale = sgd.tail_start, schedules.AUTO_LEARNING_RATE_SCALE
+    # (name, estimator parameters, tail fraction, learning-rate scale)
+    choices = [
+        ("defaults", {}, 0.5, lr_scale),
+        ("accountant='pld'", dict(accountant="pld"), 0.5, lr_scale),
+        ("balls-and-bins", dict(batch_sampling="balls_and_bins"), 0.5, lr_scale),
+        ("tail 0.75", {}, 0.75, lr_scale),
+        ("tail 0.9", {}, 0.9, lr_scale),
+        ("batch 2.5%, pld", dict(accountant="pld", batch_size=int(0.025 * n)), 0.5,
+         lr_scale),
+        ("batch 10%", dict(batch_size=int(0.1 * n)), 0.5, lr_scale),
+        ("batch 20%", dict(batch_size=int(0.2 * n)), 0.5, lr_scale),
+        ("batch 10%, 40 epochs", dict(batch_size=int(0.1 * n), max_iter=40), 0.5,
+         lr_scale),
+        ("full batch, 40 epochs", dict(batch_size="full", max_iter=40), 0.5,
+         lr_scale),
+        ("40 epochs", dict(max_iter=40), 0.5, lr_scale),
+        ("30 epochs, pld", dict(max_iter=30, accountant="pld"), 0.5, lr_scale),
+        ("lr scale 0.1, pld", dict(accountant="pld"), 0.5, 0.1),
+        ("lr scale 0.3, pld", dict(accountant="pld"), 0.5, 0.3),
+        ("clip 0.5, pld", dict(accountant="pld", clip_norm=0.5), 0.5, lr_scale),
+        ("clip 2, pld", dict(accountant="pld", clip_norm=2.0), 0.5, lr_scale),
+        ("alpha 1e-3, pld", dict(accountant="pld", alpha=1e-3), 0.5, lr_scale),
+        ("alpha 1e-2, pld", dict(accountant="pld", alpha=1e-2), 0.5, lr_scale),
+        ("alpha 3e-2, pld", dict(accountant="pld", alpha=3e-2), 0.5, lr_scale),
+    ]
+    try:
+        for name, params, tail, scale in choices:
+            sgd.tail_start = lambda T, _f, _tail=tail: tail_start(T, _tail)
+            schedules.AUTO_LEARNING_RATE_SCALE = scale
+            cells = []
+            for eps in (0.05, 0.1):
+                accs = [
+                    DPLogisticRegression(
+                        epsilon=eps, classes=[0, 1], random_state=seed, **params
+                    ).fit(Xa, ya).score(Xv, yv)
+                    for seed in range(seeds)
+                ]
+                cells.append(f"{np.mean(accs):.4f}")
+            print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+    finally:
+        sgd.tail_start, schedules.AUTO_LEARNING_RATE_SCALE = tail_start, lr_scale
+
+
 def write_rst(rows, sk_acc, sk_time, n_seeds):
     lines = [
         "DPLogisticRegression on UCI Adult",
@@ -173,8 +230,12 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--small-eps", action="store_true")
     args = parser.parse_args()
     warnings.simplefilter("ignore", UserWarning)
+    if args.small_eps:
+        small_eps_sweep(args.seeds)
+        return
     if args.sweep:
         sweep()
         return

@@ -22,10 +22,26 @@ Protocol (``epochs``): the same data, DP-SGD with ``max_iter`` in
 {2, 5, 10, 20} at epsilon in {0.1, 1, 8}: the accuracy each number of
 epochs loses against 20.
 
+Protocol (``sampling``): the same dense data, d = 100, DP-SGD at 2 epochs
+(20 steps each) with Poisson batches (the default, RDP accountant) and with
+``batch_sampling="balls_and_bins"`` (random-allocation PLD, pld-accounting):
+the noise each calibrates at each epsilon, the epsilon both accountings
+give for the Poisson fit's noise, seconds per epoch (calibration excluded:
+it is memoized and timed apart) and test accuracy.
+
+Protocol (``wide``): the same data at ``d = 1000`` (CSR by default, 10%
+density), one seed: fit seconds of lbfgs, ``SGDClassifier``, DP-SGD at its
+defaults and dp-newton (curvature bound), each fitted again under
+``tracemalloc`` for its peak of traced memory beyond the data (numpy and
+scipy buffers are traced; the timed fit runs without it), and test
+accuracy.
+
 Usage::
 
     python benchmarks/bench_scale.py scale --n 1e4 1e5 --d 20 100 --seeds 3
     python benchmarks/bench_scale.py epochs --n 1e4 1e5 --seeds 3
+    python benchmarks/bench_scale.py sampling --n 2e5 1e6 --epsilons 0.1 1 8
+    python benchmarks/bench_scale.py wide --n 1e4 1e5 --d 1000 --formats csr
 
 Machine load changes the ratios less than the seconds (both sides of a
 ratio run in the same process, one after the other).
@@ -165,9 +181,111 @@ def epochs(args):
             )
 
 
+def sampling(args):
+    from sklearn_dpfair.privacy import calibrate_noise_multiplier
+    from sklearn_dpfair.privacy._accounting import epsilon_of, noisy_sgd_event
+    from sklearn_dpfair.privacy._random_allocation import (
+        calibrate_allocation_noise,
+        random_allocation_event,
+    )
+
+    print(f"# bench_scale sampling, {machine_description()}", flush=True)
+    print("| n | epsilon | sigma Poisson RDP / PLD | sigma balls-and-bins "
+          "| eps of the Poisson-RDP sigma: Poisson PLD / allocation "
+          "| calibration s | s/epoch Poisson | s/epoch b&b "
+          "| accuracy Poisson | accuracy b&b |")
+    print("|" + "---|" * 10)
+    t, n_epochs, delta = 20, 2, 1e-6
+    for n in args.n:
+        n = int(n)
+        X, y, Xt, yt = synthetic(n, 100, sparse=False)
+        for eps in args.epsilons:
+            s_rdp = calibrate_noise_multiplier(eps, delta, 1 / t, t * n_epochs, "rdp")
+            s_pld = calibrate_noise_multiplier(eps, delta, 1 / t, t * n_epochs, "pld")
+            start = time.perf_counter()
+            s_bb = calibrate_allocation_noise(eps, delta, t, n_epochs)
+            calibration = time.perf_counter() - start
+            e_pld = epsilon_of(noisy_sgd_event(s_rdp, 1 / t, t * n_epochs), delta, "pld")
+            e_alloc = epsilon_of(random_allocation_event(s_rdp, t, n_epochs), delta, "pld")
+            cells = []
+            for sampling in ("poisson", "balls_and_bins"):
+                seconds, est = _timed(
+                    DPLogisticRegression(
+                        epsilon=eps, delta=delta, classes=[0, 1], max_iter=n_epochs,
+                        batch_sampling=sampling, random_state=0,
+                    ),
+                    X,
+                    y,
+                )
+                cells.append((seconds / n_epochs, est.score(Xt, yt)))
+            print(
+                f"| {n:.0e} | {eps} | {s_rdp:.3f} / {s_pld:.3f} | {s_bb:.3f} "
+                f"| {e_pld:.3f} / {e_alloc:.3f} | {calibration:.1f} "
+                f"| {cells[0][0]:.2f} | {cells[1][0]:.2f} "
+                f"| {cells[0][1]:.4f} | {cells[1][1]:.4f} |",
+                flush=True,
+            )
+
+
+def _peak_mb(estimator, X, y):
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        estimator.fit(X, y)
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def _data_mb(X):
+    if sp.issparse(X):
+        return (X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) / 2**20
+    return X.nbytes / 2**20
+
+
+def wide(args):
+    print(f"# bench_scale wide, {machine_description()}", flush=True)
+    print("| n | d | X | data MB | lbfgs s | SGDClassifier / lbfgs "
+          "| DP-SGD auto / lbfgs | dp-newton / lbfgs "
+          "| peak MB: lbfgs / SGDClassifier / DP-SGD / dp-newton "
+          "| acc: lbfgs / SGDClassifier / DP-SGD / dp-newton |")
+    print("|" + "---|" * 10)
+    for n in args.n:
+        n = int(n)
+        for d in args.d:
+            for sparse in args.formats:
+                X, y, Xt, yt = synthetic(n, d, sparse=sparse)
+                bound = 1.5 * math.sqrt(d * (DENSITY if sparse else 1.0))
+                common = {"epsilon": 1.0, "delta": 1e-6, "classes": [0, 1],
+                          "random_state": 0}
+                makers = [
+                    lambda: LogisticRegression(max_iter=1000),
+                    lambda: SGDClassifier(loss="log_loss", random_state=0),
+                    lambda: DPLogisticRegression(**common),
+                    lambda: DPLogisticRegression(
+                        solver="dp-newton", feature_norm_bound=bound, **common
+                    ),
+                ]
+                times, peaks, accs = [], [], []
+                for make in makers:
+                    seconds, est = _timed(make(), X, y)
+                    times.append(seconds)
+                    accs.append(est.score(Xt, yt))
+                    peaks.append(_peak_mb(make(), X, y))
+                print(
+                    f"| {n:.0e} | {d} | {'CSR' if sparse else 'dense'} "
+                    f"| {_data_mb(X):.0f} | {times[0]:.2f} "
+                    + "".join(f"| {t / times[0]:.2f} " for t in times[1:])
+                    + "| " + " / ".join(f"{p:.0f}" for p in peaks)
+                    + " | " + " / ".join(f"{a:.4f}" for a in accs) + " |",
+                    flush=True,
+                )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=["scale", "epochs"])
+    parser.add_argument("mode", choices=["scale", "epochs", "sampling", "wide"])
     parser.add_argument("--n", type=float, nargs="+", default=[1e4, 1e5])
     parser.add_argument("--d", type=int, nargs="+", default=[20, 100])
     parser.add_argument(
@@ -184,7 +302,7 @@ def main():
     args = parser.parse_args()
     args.formats = [f == "csr" for f in args.formats]
     warnings.simplefilter("ignore", UserWarning)
-    (scale if args.mode == "scale" else epochs)(args)
+    {"scale": scale, "epochs": epochs, "sampling": sampling, "wide": wide}[args.mode](args)
 
 
 if __name__ == "__main__":

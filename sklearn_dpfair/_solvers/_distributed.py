@@ -567,6 +567,11 @@ def fit_dp_sgd_dask(data, loss, setup, *, rng):
     """
     check_planned_shape(setup, (data.n_samples, data.n_features))
     params = setup.params
+    if setup.batches_per_epoch is not None:
+        # The workers draw Poisson batches only.
+        raise ValueError(
+            "A Dask fit samples Poisson batches; use batch_sampling='poisson'."
+        )
     model = LinearModel(
         loss.n_outputs, intercept_scaling=1.0 if params.fit_intercept else 0.0
     )

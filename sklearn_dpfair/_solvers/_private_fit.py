@@ -106,6 +106,9 @@ class DPSGDParams:
         L2 penalty on the coefficients.
     fit_intercept : bool, default=True
         Whether an intercept is fitted (intercept scaling 1, else 0).
+    batch_sampling : {"poisson", "balls_and_bins"}, default="poisson"
+        How batches are drawn, and so how the run is accounted
+        (:mod:`._balls_and_bins` for the second).
     """
 
     clip_norm: float
@@ -114,6 +117,7 @@ class DPSGDParams:
     learning_rate: object
     alpha: float
     fit_intercept: bool = True
+    batch_sampling: str = "poisson"
 
 
 @dataclass(frozen=True)
@@ -224,6 +228,8 @@ class DPSGDSetup:
     params: DPSGDParams | None = None
     budget: object = None
     scaling: object = None
+    #: None for Poisson batches; ``t`` for balls-and-bins batches.
+    batches_per_epoch: int | None = None
 
 
 def dp_sgd_setup(
@@ -257,6 +263,19 @@ def dp_sgd_setup(
     -------
     setup : DPSGDSetup
     """
+    if params.batch_sampling == "balls_and_bins":
+        # Its own schedule, event and accountant (random allocation).
+        from ._balls_and_bins import balls_and_bins_setup
+
+        return balls_and_bins_setup(
+            n_samples,
+            n_features,
+            n_outputs,
+            params,
+            budget,
+            weighted=weighted,
+            prior=prior,
+        )
     q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
     prior_event = None if prior is None else prior.event
     if prior_event is not None:
@@ -398,6 +417,7 @@ def fit_dp_sgd(
             if progress is None
             else progress.per(n_steps, resolve_epochs(params.epochs, n_samples))
         ),
+        batches_per_epoch=setup.batches_per_epoch,
     )
     coef, intercept = result.coef.T, result.intercept
     if scales is not None:

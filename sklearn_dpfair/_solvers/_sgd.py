@@ -46,7 +46,7 @@ import scipy.sparse as sp
 
 from ..utils._array_api import array_namespace, device_of
 from ._linear import LinearModel, as_rows, take_rows, weighted_raw_gradient
-from ._sampling import poisson_batch
+from ._sampling import BallsAndBinsBatches, poisson_batch
 from ._schedules import tail_start
 
 __all__ = ["NoisySGDResult", "noisy_sgd", "sgd_loop", "tail_averaged"]
@@ -81,6 +81,7 @@ def noisy_sgd(
     tail_fraction=0.5,
     sample_weight=None,
     progress=None,
+    batches_per_epoch=None,
 ):
     """Run DP-SGD on a linear model and return the tail-averaged iterate.
 
@@ -121,6 +122,12 @@ def noisy_sgd(
         weight. None is the unweighted loop.
     progress : Progress or None, default=None
         Called after every step (:func:`sgd_loop`).
+    batches_per_epoch : int or None, default=None
+        None: Poisson batches at rate ``sampling_probability``. An int ``t``:
+        balls-and-bins batches instead (each row in exactly one of the ``t``
+        batches of every epoch, :class:`~._sampling.BallsAndBinsBatches`),
+        with ``sampling_probability = 1 / t`` giving the public expected
+        batch size ``n / t`` the sums are divided by.
 
     Returns
     -------
@@ -142,12 +149,20 @@ def noisy_sgd(
     # q = 1 uses every row's norm at every step: computed once.
     row_norms = model.row_norms(X) if full_batch else model.stored_row_norms(X)
 
+    if batches_per_epoch is None:
+
+        def draw_batch(rng, t, like):
+            return poisson_batch(rng, n_samples, sampling_probability, like=like)
+
+    else:
+        draw_batch = BallsAndBinsBatches(n_samples, batches_per_epoch)
+
     def clipped_sum(t, coef, w0):
         if full_batch:
             # q = 1 takes every row without drawing: no copy of X is needed.
             Xb, yb, norms_b, wb = X, y, row_norms, sample_weight
         else:
-            idx = poisson_batch(rng, n_samples, sampling_probability, like=y)
+            idx = draw_batch(rng, t, like=y)
             Xb = take_rows(X, idx)
             yb = xp.take(y, idx, axis=0)
             norms_b = model.row_norms_of(Xb, idx, row_norms)

@@ -23,7 +23,11 @@ canary record seen through the final model.
 from ._audit import audit_estimator, audit_mechanism, canary_statistic
 from ._bounds import clopper_pearson, epsilon_ceiling, epsilon_from_error_bounds
 from ._distinguish import audit_scores
-from ._gradient_canary import audit_gradient_canary, canary_log_likelihood_ratio
+from ._gradient_canary import (
+    audit_gradient_canary,
+    canary_allocation_log_likelihood_ratio,
+    canary_log_likelihood_ratio,
+)
 from ._neighbours import Dataset, Neighbours, make_canary, make_neighbours
 from ._result import AuditResult
 
@@ -35,6 +39,7 @@ __all__ = [
     "audit_gradient_canary",
     "audit_mechanism",
     "audit_scores",
+    "canary_allocation_log_likelihood_ratio",
     "canary_log_likelihood_ratio",
     "canary_statistic",
     "clopper_pearson",

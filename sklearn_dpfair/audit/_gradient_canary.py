@@ -62,7 +62,11 @@ from ..utils._array_api import from_host, to_numpy
 from ._distinguish import audit_scores
 from ._fits import fit_clone, require_claim
 
-__all__ = ["audit_gradient_canary", "canary_log_likelihood_ratio"]
+__all__ = [
+    "audit_gradient_canary",
+    "canary_allocation_log_likelihood_ratio",
+    "canary_log_likelihood_ratio",
+]
 
 
 def canary_log_likelihood_ratio(observations, noise_multiplier, sampling_probability):
@@ -109,6 +113,55 @@ def canary_log_likelihood_ratio(observations, noise_multiplier, sampling_probabi
     return np.logaddexp(log_out, math.log(q) + a).sum(axis=0)
 
 
+def canary_allocation_log_likelihood_ratio(observations, noise_multiplier, steps_per_epoch):
+    """Log-likelihood ratio "in" vs "out" of a canary under random allocation.
+
+    Balls-and-bins batches put an "in" canary in exactly one of the
+    ``steps_per_epoch`` steps of every epoch, uniformly and independently
+    across epochs (the sampling that
+    :class:`~sklearn_dpfair.privacy._random_allocation.RandomAllocationDpEvent`
+    accounts); the Neyman-Pearson statistic of a trace is then, per epoch,
+    the log of the average over its steps of the Gaussian likelihood ratio,
+    summed over the epochs.
+
+    Parameters
+    ----------
+    observations : array-like of shape (n_steps,) or (n_steps, n_canaries)
+        Noisy sums at the canary's coordinate, divided by the clip norm;
+        ``n_steps`` a multiple of ``steps_per_epoch``.
+    noise_multiplier : float or array-like of shape (n_steps,)
+        Declared noise multiplier of each step.
+    steps_per_epoch : int
+        Steps per epoch ``t``.
+
+    Returns
+    -------
+    llr : float or ndarray of shape (n_canaries,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.audit import canary_allocation_log_likelihood_ratio
+    >>> # One step per epoch: the canary is in every step.
+    >>> float(canary_allocation_log_likelihood_ratio([1.0, 0.0], 1.0, 1))
+    0.0
+    """
+    x = np.asarray(observations, dtype=float)
+    t = int(steps_per_epoch)
+    if t < 1 or x.shape[0] % t:
+        raise ValueError(
+            f"{x.shape[0]} steps are not whole epochs of {steps_per_epoch!r} steps."
+        )
+    sigma = np.asarray(noise_multiplier, dtype=float)
+    if np.any(~np.isfinite(sigma)) or np.any(sigma <= 0):
+        raise ValueError("The noise multiplier must be positive and finite.")
+    if x.ndim == 2 and sigma.ndim == 1:
+        sigma = sigma[:, None]
+    a = (2.0 * x - 1.0) / (2.0 * sigma**2)
+    a = np.broadcast_to(a, x.shape).reshape((x.shape[0] // t, t) + x.shape[1:])
+    return (np.logaddexp.reduce(a, axis=1) - math.log(t)).sum(axis=0)
+
+
 class _CanaryObserver:
     """Inserts the canaries into, and reads them from, the primal noisy sums.
 
@@ -118,13 +171,16 @@ class _CanaryObserver:
     (intercept block, dual block, histograms) pass untouched.
     """
 
-    def __init__(self, n_features, inside, sampling_probability, rng):
+    def __init__(self, n_features, inside, sampling_probability, rng, steps_per_epoch=None):
         self.first = n_features - inside.size
         self.n_features = n_features
         self.inside = inside
         self.q = sampling_probability
         self.rng = rng
         self.traces, self.sigmas = [], []
+        # Random allocation: each canary's step in the current epoch.
+        self.steps_per_epoch = steps_per_epoch
+        self._slot = None
 
     def _is_target(self, a):
         return len(a.shape) == 2 and a.shape[0] == self.n_features
@@ -150,7 +206,13 @@ class _CanaryObserver:
                 "estimator does not treat an all-zero feature as carrying no "
                 "gradient, so the Dirac canary is not isolated."
             )
-        coins = self.inside & (self.rng.random(self.inside.size) < self.q)
+        if self.steps_per_epoch is None:
+            coins = self.inside & (self.rng.random(self.inside.size) < self.q)
+        else:
+            step = len(self.traces) % self.steps_per_epoch
+            if step == 0:
+                self._slot = self.rng.integers(self.steps_per_epoch, size=self.inside.size)
+            coins = self.inside & (self._slot == step)
         canary = np.zeros(tuple(clipped_sum.shape))
         canary[self.first :, 0] = coins * mechanism.clip_norm
         return clipped_sum + from_host(canary, clipped_sum)
@@ -170,10 +232,12 @@ def _with_zero_columns(X, n_canaries):
     return np.hstack([X, np.zeros((X.shape[0], n_canaries))])
 
 
-def _canary_run(estimator, X, y, fit_params, inside, q, fit_seed, canary_seed):
+def _canary_run(
+    estimator, X, y, fit_params, inside, q, fit_seed, canary_seed, steps_per_epoch=None
+):
     """One fit with the canaries; their statistics, and world of each."""
     observer = _CanaryObserver(
-        X.shape[1], inside, q, np.random.default_rng(canary_seed)
+        X.shape[1], inside, q, np.random.default_rng(canary_seed), steps_per_epoch
     )
     with observe_privatize(observer):
         fit_clone(estimator, X, y, fit_params, fit_seed)
@@ -182,6 +246,10 @@ def _canary_run(estimator, X, y, fit_params, inside, q, fit_seed, canary_seed):
             f"{type(estimator).__name__} released no noisy gradient sum over "
             "its coefficients: the gradient-canary audit applies to DP-SGD-type "
             "solvers (noisy clipped gradient steps of a linear model)."
+        )
+    if steps_per_epoch is not None:
+        return canary_allocation_log_likelihood_ratio(
+            np.stack(observer.traces), np.array(observer.sigmas), steps_per_epoch
         )
     return canary_log_likelihood_ratio(
         np.stack(observer.traces), np.array(observer.sigmas), q
@@ -310,7 +378,12 @@ def audit_gradient_canary(
             f"{type(estimator).__name__}'s guarantee is stated for "
             f"{getattr(probe, 'adjacency_', None)!r}."
         )
-    if sampling_probability == "auto":
+    # Balls-and-bins fits: the canary is allocated to one step per epoch,
+    # as their event states (no Poisson rate).
+    steps_per_epoch = getattr(probe.dp_event_, "steps_per_epoch", None)
+    if steps_per_epoch is not None:
+        q = 1.0 / steps_per_epoch
+    elif sampling_probability == "auto":
         q = getattr(probe.privacy_record_, "sampling_probability", None)
         if q is None:
             raise ValueError(
@@ -329,7 +402,15 @@ def audit_gradient_canary(
 
     tasks = (
         delayed(_canary_run)(
-            estimator, X_aug, y, fit_params, inside(r), q, fit_seeds[r], canary_seeds[r]
+            estimator,
+            X_aug,
+            y,
+            fit_params,
+            inside(r),
+            q,
+            fit_seeds[r],
+            canary_seeds[r],
+            steps_per_epoch,
         )
         for r in range(n_runs)
     )

@@ -31,6 +31,8 @@ import dp_accounting
 import numpy as np
 from dp_accounting import pld, rdp
 
+from ._random_allocation import RandomAllocationDpEvent, allocation_epsilon
+
 __all__ = [
     "ACCOUNTANTS",
     "ADJACENCIES",
@@ -264,6 +266,15 @@ def epsilon_of(event, delta, accountant="rdp"):
                 f"only; {type(event).__name__} needs delta > 0."
             )
         return epsilon
+    if isinstance(event, RandomAllocationDpEvent):
+        # Balls-and-bins epochs: read by pld-accounting's random-allocation
+        # PLD (its own module); dp-accounting has no such event.
+        if accountant != "pld":
+            raise ValueError(
+                "A random-allocation (balls-and-bins) event is accounted with "
+                f"its PLD; use accountant='pld', not {accountant!r}."
+            )
+        return allocation_epsilon(event, float(delta))
     try:
         return _epsilon_of_cached(event, float(delta), accountant)
     except TypeError:

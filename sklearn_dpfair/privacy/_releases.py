@@ -57,6 +57,7 @@ import dp_accounting
 from dp_accounting.dp_event import RepeatAndSelectDpEvent
 
 from ..exceptions import PrivacyAccountingError
+from ._random_allocation import RandomAllocationDpEvent
 
 __all__ = [
     "ReleaseLog",
@@ -410,6 +411,10 @@ def expected_releases(event):
         return collections.Counter({("laplace", float(event.noise_multiplier)): 1})
     if isinstance(event, dp_accounting.RandomizedResponseDpEvent):
         return collections.Counter({("epsilon", pure_epsilon_of(event)): 1})
+    if isinstance(event, RandomAllocationDpEvent):
+        return collections.Counter(
+            {("gaussian", float(event.noise_multiplier)): event.n_releases}
+        )
     if isinstance(event, dp_accounting.PoissonSampledDpEvent):
         return expected_releases(event.event)
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
