@@ -68,6 +68,21 @@ CLASSIFIERS = [
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2),
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, disparity_bound=0.05),
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, fairness_weight=0.0),
+    DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], max_iter=2, feature_scaling="auto"
+    ),
+    DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], max_iter=2, feature_scaling="auto",
+        accountant="pld",
+    ),
+    DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], max_iter=2, feature_scaling="auto",
+        disparity_bound=0.05,
+    ),
+    DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], max_iter=2, feature_scaling="auto",
+        feature_bounds=BOUNDS,
+    ),
     DPMLPClassifier((8,), classes=[0, 1], max_iter=2),
     DPMLPClassifier((8,), classes=[0, 1], max_iter=2, accountant="pld"),
     DPMLPClassifier((8,), classes=[0, 1], max_iter=2, epsilon=math.inf),
@@ -80,7 +95,7 @@ CLASSIFIERS = [
 
 def _ids(estimators):
     return [
-        f"{type(e).__name__}-{'-'.join(f'{k}={v}' for k, v in sorted(e.get_params().items()) if k in ('solver', 'accountant', 'epsilon', 'disparity_bound', 'fairness_weight', 'small_budget', 'fw_steps', 'bounds', 'strategy', 'max_iter', 'n_private', 'categories'))}"
+        f"{type(e).__name__}-{'-'.join(f'{k}={v}' for k, v in sorted(e.get_params().items()) if k in ('solver', 'accountant', 'epsilon', 'disparity_bound', 'fairness_weight', 'small_budget', 'fw_steps', 'feature_scaling', 'bounds', 'strategy', 'max_iter', 'n_private', 'categories'))}"
         for e in estimators
     ]
 

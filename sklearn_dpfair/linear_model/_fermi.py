@@ -3,6 +3,7 @@
 """FERMI: fair (ERMI-regularized) logistic regression, with and without DP."""
 
 import math
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -23,6 +24,7 @@ from .._solvers._distributed import (
     refuse_dask_input,
     set_dask_input_features,
 )
+from .._solvers._feature_scaling import plan_feature_scaling
 from .._solvers._intercept_only import small_budget_message
 from .._solvers._non_private import non_private_record
 from .._solvers._progress import progress_printer
@@ -38,6 +40,7 @@ from ..fairness import encode_sensitive_features, make_constraint
 from ..fairness._constraints import advantaged_class_index
 from ..fairness._ermi import code_dtype, compact_codes
 from ..privacy import PrivacyBudget, PrivacyRecord, check_noise_generator
+from ..privacy._zcdp import ZCDP_ACCOUNTANT
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
@@ -222,7 +225,9 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             class_index=self._opportunity_index(classes),
             weighting=self.eo_weighting,
         )
-        privacy, record_curves, caveats = self._privacy(n_samples, caveats)
+        privacy, record_curves, caveats = self._privacy(
+            n_samples, caveats, n_features=X.shape[1], sparse=sp.issparse(X)
+        )
         params = self._fermi_params(constraint, record_curves)
         result = fit_fermi(
             X,
@@ -324,7 +329,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             return None
         return advantaged_class_index(classes, self.opportunity_class)
 
-    def _privacy(self, n_samples, caveats):
+    def _privacy(self, n_samples, caveats, n_features=None, sparse=False):
         return None, True, caveats
 
     def _set_result_privacy(self, result):
@@ -876,6 +881,25 @@ default=None
         the learning rate (under DP-FERMI, post-processing of the noisy
         primal sums: no private value is printed) and the elapsed time. A
         ``disparity_bound`` fit prints the epochs of each stage.
+    feature_scaling : {"auto"} or None, default=None
+        In-memory fits only. ``"auto"`` maps every column to unit scale
+        before the SGDA steps and reports ``coef_`` in the user's units: by
+        ``feature_bounds`` when given (public, no budget), else by private
+        robust statistics (a median, then quantiles of the centred column,
+        on a public log-scale grid) that spend 10% of the zCDP budget,
+        composed into the same ``dp_event_`` (the steps' noise is
+        calibrated to the rest; accounted with RDP whatever ``accountant``
+        says). Use it on raw columns (ages, incomes, years): with the fixed
+        clip norm and step sizes of noisy SGDA a column of large magnitude
+        otherwise saturates every clipped gradient. Sparse ``X`` needs
+        ``feature_bounds``. The non-private limit (``epsilon=np.inf``)
+        ignores it (its full-batch phase solves in standardized columns).
+        None: the columns are used as given.
+    feature_bounds : array-like of shape (n_features, 2), default=None
+        Public ``(lower, upper)`` range of every column, for
+        ``feature_scaling="auto"``: the column is mapped by its midpoint and
+        half-width (values outside are not clipped; the gradient clip
+        bounds their influence).
 
     Attributes
     ----------
@@ -1052,6 +1076,8 @@ default=None
         "groups": ["array-like", None],
         "classes": ["array-like", None],
         "record_training_loss": ["boolean"],
+        "feature_scaling": [StrOptions({"auto"}), None],
+        "feature_bounds": ["array-like", None],
     }
 
     def __init__(
@@ -1090,6 +1116,8 @@ default=None
         random_state=None,
         device="cpu",
         verbose=0,
+        feature_scaling=None,
+        feature_bounds=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -1124,6 +1152,8 @@ default=None
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
+        self.feature_scaling = feature_scaling
+        self.feature_bounds = feature_bounds
 
     def _check_params(self):
         if self.dual_projection is None and self.dual_clip_norm is None:
@@ -1153,12 +1183,13 @@ default=None
             raise ValueError(_MISSING_UNDER_DP)
         return codes, labels, caveats
 
-    def _privacy(self, n_samples, caveats):
+    def _privacy(self, n_samples, caveats, n_features=None, sparse=False):
         check_delta_for_n(self.delta, n_samples)
         if self.record_training_loss:
             warn_at_caller(_CURVES_RECORDED, PrivacyLeakWarning)
             caveats = [*caveats, "training loss and ERMI curves recorded"]
-        return self._fair_privacy(caveats), self.record_training_loss, caveats
+        privacy = self._fair_privacy(caveats, n_features, sparse)
+        return privacy, self.record_training_loss, caveats
 
     def _privacy_plan_key(self, n_samples, n_groups, n_features, n_classes):
         """The public key of the releases a fit on ``n_samples`` rows makes.
@@ -1168,7 +1199,7 @@ default=None
         plans a candidate with it, so its plan is the fit's event.
         """
         return fermi_plan_key(
-            self._fair_privacy(()),
+            self._fair_privacy((), n_features),
             self._fermi_params(None, False),
             n_samples=n_samples,
             n_groups=n_groups,
@@ -1193,7 +1224,7 @@ default=None
             n_groups = 1 if self.groups is None else len(self.groups)
         if n_classes is None:
             n_classes = 2 if self.classes is None else len(self.classes)
-        privacy = self._fair_privacy(())
+        privacy = self._fair_privacy((), n_features)
         plan = plan_from_key(
             self._privacy_plan_key(
                 n_samples, max(n_groups, 1), n_features, max(n_classes, 2)
@@ -1216,27 +1247,65 @@ default=None
                     if plan.n_candidates
                     else ""
                 )
+                + (
+                    "; " + privacy.scaling.describe()
+                    if privacy.scaling is not None and privacy.scaling.describe()
+                    else ""
+                )
             ),
             noise_multiplier=plan.noise.effective,
             sampling_probability=plan.sampling_probability,
             steps=plan.n_steps,
         )
 
-    def _fair_privacy(self, caveats):
-        """The :class:`FairPrivacy` of the parameters (public inputs only)."""
+    def _fair_privacy(self, caveats, n_features, sparse=False):
+        """The :class:`FairPrivacy` of the parameters (public inputs only).
+
+        ``n_features`` and whether ``X`` is ``sparse`` (public layout) fix
+        the column scaling plan
+        (:func:`~sklearn_dpfair._solvers._feature_scaling.plan_feature_scaling`).
+        """
         public = None if isinstance(self.group_marginals, str) else self.group_marginals
+        budget = PrivacyBudget(
+            epsilon=float(self.epsilon),
+            delta=float(self.delta),
+            accountant=self._accountant_kind(),
+            noise_multiplier=self.noise_multiplier,
+            caveats=tuple(caveats),
+        )
+        if (
+            self.feature_scaling is not None
+            and sparse
+            and self.feature_bounds is None
+            and budget.is_private
+        ):
+            # Private quantiles would densify the columns; the scaling
+            # would be skipped silently.
+            raise ValueError(
+                "feature_scaling='auto' on sparse X needs public feature_bounds "
+                "(private quantiles are computed for dense X only); pass "
+                "feature_bounds, or feature_scaling=None."
+            )
+        scaling = plan_feature_scaling(
+            self.feature_scaling,
+            self.feature_bounds,
+            n_features,
+            budget,
+            sparse=sparse,
+            fit_intercept=self.fit_intercept,
+        )
+        if scaling.event is not None:
+            # The quantiles' zCDP event is read by the RDP accountant (as
+            # DP-SGD's private scales are); the steps' noise is calibrated
+            # to what they leave (calibrate_fermi_noise's prior event).
+            budget = replace(budget, accountant=ZCDP_ACCOUNTANT)
         return FairPrivacy(
-            budget=PrivacyBudget(
-                epsilon=float(self.epsilon),
-                delta=float(self.delta),
-                accountant=self._accountant_kind(),
-                noise_multiplier=self.noise_multiplier,
-                caveats=tuple(caveats),
-            ),
+            budget=budget,
             dual_noise_ratio=float(self.dual_noise_ratio),
             marginal_noise_multiplier=_declared(self.marginal_noise_multiplier),
             selection_noise_multiplier=_declared(self.selection_noise_multiplier),
             public_marginals=public,
+            scaling=None if scaling.mode == "none" else scaling,
         )
 
     def _non_private_limit(self):
@@ -1305,6 +1374,7 @@ default=None
     def _fit_dask(self, X, y, sample_weight, sensitive_features):
         """DP-FERMI on Dask collections; the rows stay on the workers."""
         for what, refused in (
+            ("feature_scaling='auto'", self.feature_scaling is not None),
             ("disparity_bound", self.disparity_bound is not None),
             ("record_training_loss=True", self.record_training_loss),
             ("device='cuda'", self.device == "cuda"),

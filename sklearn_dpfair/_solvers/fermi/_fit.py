@@ -58,6 +58,7 @@ from ...privacy import PrivacyRecord, fit_weights
 from ...privacy._record import WEIGHTS_CAVEAT
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
 from ...utils._validation import warn_at_caller
+from .._feature_scaling import fit_feature_scaling
 from .._intercept_only import fit_intercept_only
 from .._non_private import minimize_fair_objective
 from ._privacy import (
@@ -449,6 +450,7 @@ def fermi_setup(
                 active=active,
                 dual_clip_declared=p.dual_clip_norm is not None,
                 n_candidates=plan.n_candidates,
+                scaling=privacy.scaling,
             ),
             adjacency="add_remove",
             sampling_probability=q,
@@ -486,7 +488,15 @@ def fermi_setup(
 
 
 def _describe(
-    mechanisms, noise, *, q, n_steps, active, dual_clip_declared, n_candidates
+    mechanisms,
+    noise,
+    *,
+    q,
+    n_steps,
+    active,
+    dual_clip_declared,
+    n_candidates,
+    scaling=None,
 ):
     """The record's mechanism text: every release, with its public parameters."""
     text = _MECHANISM.format(
@@ -514,6 +524,8 @@ def _describe(
             z=noise.selection,
             std=mechanisms.selection.noise_std,
         )
+    if scaling is not None and scaling.describe():
+        text += "; " + scaling.describe()
     return text
 
 
@@ -530,6 +542,7 @@ def released_fit(
     extra=None,
     backend=NUMPY_BACKEND,
     like=None,
+    scales=None,
 ):
     """The :class:`FERMIFit` of a solved model, in the estimators' layout.
 
@@ -540,6 +553,9 @@ def released_fit(
     is an array where the solver ran (host arrays are moved next to it);
     ``setup`` (:class:`FERMISetup`) gives the marginals, noise and record,
     ``extra`` the fields the final phase or the weight selection set.
+    ``scales`` (a
+    :class:`~sklearn_dpfair._solvers._feature_scaling.FeatureScaling` or
+    None) maps a model of the scaled columns back to the user's units.
     """
     if like is not None:
         coef_m, w0_m = _on_backend(coef_m, like), _on_backend(w0_m, like)
@@ -547,6 +563,13 @@ def released_fit(
     coef = coef_m.T
     if n_classes == 2:
         coef, intercept = _binary_layout(coef_m, intercept)
+    if scales is not None:
+        # Post-processing of the released model: w.(x - m)/s + b is linear
+        # in the raw x.
+        host = scales.coefficients_in_user_units(to_numpy(coef), to_numpy(intercept))
+        coef, intercept = (
+            host if like is None else (_on_backend(a, like) for a in host)
+        )
     coef, intercept = backend.to_output(coef), backend.to_output(intercept)
     if W is not None and W.shape[0] > 0:
         dual = backend.to_output(W if like is None else _on_backend(W, like))
@@ -737,6 +760,13 @@ def fit_fermi(
             setup, y, params=p, n_features=X.shape[1], n_classes=n_classes,
             n_groups=n_groups, rng=rng, backend=backend, dtype=X.dtype,
         )
+    # Private per-column scales (public bounds, or private quantiles the
+    # plan's event composes first): the SGDA steps' fixed clip norms and
+    # step sizes assume unit-scale columns.
+    scaling = None if privacy is None else privacy.scaling
+    scales = None if scaling is None else fit_feature_scaling(X, scaling, rng)
+    if scales is not None:
+        X = scales.transform(X)
     q, n_steps, bounded = setup.sampling_probability, setup.n_steps, setup.bounded
     regularizer, weight_scale = setup.regularizer, setup.weight_scale
     mechanisms, dual_learning_rate = setup.mechanisms, setup.dual_learning_rate
@@ -849,4 +879,5 @@ def fit_fermi(
         extra=extra,
         backend=backend,
         like=problem.y_solver,
+        scales=scales,
     )

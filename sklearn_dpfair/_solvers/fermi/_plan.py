@@ -50,6 +50,10 @@ class FERMIPlanKey:
     buy more than the intercept-only model (``small_budget="auto"``,
     :func:`~sklearn_dpfair._solvers._intercept_only.affords_model`); the
     fit then releases the label histogram of ``n_classes`` counts only.
+    ``prior_event`` is the (hashable) event of the private column scales
+    released before the steps
+    (:func:`~sklearn_dpfair._solvers._feature_scaling.plan_feature_scaling`),
+    None when the columns are used as given or scaled by public bounds.
     """
 
     private: bool
@@ -65,6 +69,7 @@ class FERMIPlanKey:
     max_weight: float = PRIVATE_BOUND_MAX
     intercept_only: bool = False
     n_classes: int = 2
+    prior_event: object = None
 
 
 @dataclass(frozen=True)
@@ -110,6 +115,7 @@ class FERMIPlan:
             self.key.n_steps,
             self.noise.marginal,
             self.noise.selection,
+            self.key.prior_event,
         )
 
 
@@ -162,6 +168,7 @@ def fermi_plan_key(privacy, params, *, n_samples, n_groups, n_features, n_classe
         marginal_noise_multiplier=None if declared[0] is None else float(declared[0]),
         selection_noise_multiplier=None if declared[1] is None else float(declared[1]),
         public_marginals=privacy.public_marginals is not None,
+        prior_event=privacy.prior_event,
         **common,
     )
 
@@ -199,6 +206,7 @@ def plan_from_key(key, budget):
             marginal_noise_multiplier=key.marginal_noise_multiplier,
             selection_noise_multiplier=key.selection_noise_multiplier,
             public_marginals=key.public_marginals,
+            prior_event=key.prior_event,
         )
     selection = (
         selection_schedule(key.n_steps, key.epochs, key.max_weight)

@@ -5,6 +5,10 @@
 DP-FERMI (thesis Algorithm 10, here under record-level
 add/remove adjacency) releases, in this order:
 
+0. under ``feature_scaling="auto"`` without public bounds, the private
+   quantiles of every column (the zCDP event of
+   :func:`~sklearn_dpfair._solvers._feature_scaling.plan_feature_scaling`,
+   the *prior* event);
 1. a Gaussian histogram of the (block, group) cells (sensitivity 1, noise
    multiplier ``z_hist``), unless the marginals are declared public;
 2. ``T`` steps of Poisson-subsampled noisy SGDA: the clipped primal sum
@@ -80,6 +84,14 @@ class FairPrivacy:
     marginal_noise_multiplier: float | None = None
     selection_noise_multiplier: float | None = None
     public_marginals: np.ndarray | None = None
+    #: The :class:`~sklearn_dpfair._solvers._feature_scaling.ScalingPlan` of
+    #: the columns (None: the columns are used as given).
+    scaling: object = None
+
+    @property
+    def prior_event(self):
+        """The event of the releases before the steps (private scales), or None."""
+        return None if self.scaling is None else self.scaling.event
 
 
 @dataclass(frozen=True)
@@ -177,22 +189,30 @@ def calibrate_fermi_noise(
     marginal_noise,
     accountant,
     selection_noise=0.0,
+    prior_event=None,
 ):
     """Smallest joint noise multiplier ``sigma_eff`` meeting the budget.
 
-    The event is :func:`fermi_event`; memoized (public inputs only).
+    The event is :func:`fermi_event`, ``prior_event`` (the private column
+    scales' releases, or None) composed first, so the steps get what the
+    scales leave; memoized (public inputs only: the events are hashable).
 
     Raises
     ------
     ValueError
         If the histogram (and the selection) alone spend the budget.
     """
-    if marginal_noise > 0 or selection_noise > 0:
+    if marginal_noise > 0 or selection_noise > 0 or prior_event is not None:
         fixed = [gaussian_event(z) for z in (marginal_noise, selection_noise) if z > 0]
+        if prior_event is not None:
+            fixed.insert(0, prior_event)
         spent = epsilon_of(composed_event(fixed), delta, accountant)
         if spent >= target_epsilon:
             what = (
-                f"The private group marginals alone (marginal_noise_multiplier="
+                "The private feature scales and the private releases before "
+                "the steps"
+                if prior_event is not None
+                else f"The private group marginals alone (marginal_noise_multiplier="
                 f"{marginal_noise:g})"
                 if not selection_noise
                 else f"The private group marginals (marginal_noise_multiplier="
@@ -207,21 +227,32 @@ def calibrate_fermi_noise(
 
     def make_event(sigma):
         return fermi_event(
-            sigma, sampling_probability, steps, marginal_noise, selection_noise
+            sigma,
+            sampling_probability,
+            steps,
+            marginal_noise,
+            selection_noise,
+            prior_event,
         )
 
     return calibrate_noise(make_event, target_epsilon, delta, accountant)
 
 
 def fermi_event(
-    sigma_eff, sampling_probability, steps, marginal_noise, selection_noise=0.0
+    sigma_eff,
+    sampling_probability,
+    steps,
+    marginal_noise,
+    selection_noise=0.0,
+    prior_event=None,
 ):
     """dp-accounting event of one DP-FERMI fit.
 
-    ``Composed[Gaussian(marginal_noise), SelfComposed(PoissonSampled(q,
-    Gaussian(sigma_eff)), T), Gaussian(selection_noise)]``, the first part
-    omitted when ``marginal_noise`` is 0 (public or no marginals) and the
-    last when ``selection_noise`` is 0 (no ``disparity_bound``).
+    ``Composed[prior, Gaussian(marginal_noise), SelfComposed(PoissonSampled(q,
+    Gaussian(sigma_eff)), T), Gaussian(selection_noise)]``, the prior (the
+    private column scales' quantiles) omitted when ``prior_event`` is None,
+    the marginals when ``marginal_noise`` is 0 (public or no marginals) and
+    the last part when ``selection_noise`` is 0 (no ``disparity_bound``).
 
     Examples
     --------
@@ -232,7 +263,9 @@ def fermi_event(
     if sigma_eff == 0:
         return non_private_event()
     sgda = noisy_sgd_event(sigma_eff, sampling_probability, steps)
-    parts = [gaussian_event(marginal_noise)] if marginal_noise > 0 else []
+    parts = [] if prior_event is None else [prior_event]
+    if marginal_noise > 0:
+        parts.append(gaussian_event(marginal_noise))
     parts.append(sgda)
     if selection_noise > 0:
         parts.append(gaussian_event(selection_noise))
@@ -269,6 +302,7 @@ def resolve_noise(privacy, sampling_probability, steps, *, active, bounded):
         marginal_noise_multiplier=privacy.marginal_noise_multiplier,
         selection_noise_multiplier=privacy.selection_noise_multiplier,
         public_marginals=privacy.public_marginals is not None,
+        prior_event=privacy.prior_event,
     )
 
 
@@ -283,6 +317,7 @@ def noise_of(
     marginal_noise_multiplier,
     selection_noise_multiplier,
     public_marginals,
+    prior_event=None,
 ):
     """:func:`resolve_noise` of a private fit, from its public inputs one by one.
 
@@ -319,6 +354,7 @@ def noise_of(
             z_marg,
             budget.accountant,
             z_sel,
+            prior_event,
         )
         sigma_theta = sigma_eff * joint
     if sigma_eff == 0:
