@@ -46,6 +46,7 @@ __all__ = [
     "ScalingPlan",
     "fit_feature_scaling",
     "plan_feature_scaling",
+    "quantiles_resolvable",
 ]
 
 #: Default share of the fit's zCDP budget spent on private scales.
@@ -141,6 +142,7 @@ def plan_feature_scaling(
     *,
     sparse=False,
     fit_intercept=True,
+    n_samples=None,
 ):
     """The :class:`ScalingPlan` of a fit (public inputs only).
 
@@ -162,6 +164,11 @@ def plan_feature_scaling(
     fit_intercept : bool, default=True
         Without an intercept the columns are scaled but not centred (a
         centred model would need one).
+    n_samples : int or None, default=None
+        Public number of rows the quantiles read. When given, private
+        scales are planned only where the draws can resolve a quantile
+        (:func:`quantiles_resolvable`); otherwise the columns are used as
+        given and nothing is spent (None: no such check).
 
     Returns
     -------
@@ -188,6 +195,8 @@ def plan_feature_scaling(
     # The exponential mechanism is parameterized by epsilon0; its rho is
     # recomputed from it so that the event is exactly what the draws log.
     epsilon0 = em_epsilon(rho / n_quantiles)
+    if n_samples is not None and not quantiles_resolvable(n_samples, epsilon0):
+        return ScalingPlan("none", n_features)
     return ScalingPlan(
         "private",
         n_features,
@@ -197,6 +206,36 @@ def plan_feature_scaling(
         share=share,
         center=center,
     )
+
+
+# A private quantile must land within this fraction of the rows of its level
+# for the quartiles (a quarter of the rows apart) to tell a spread.
+_RANK_TOLERANCE = 0.1
+# Failure probability of that rank bound per draw.
+_RANK_FAILURE = 0.1
+
+
+def quantiles_resolvable(n_samples, epsilon0):
+    """Whether exponential-mechanism quantiles on ``n_samples`` rows resolve a spread.
+
+    The exponential mechanism over the ``G`` candidates of the public grid,
+    with a utility of sensitivity at most 1, returns a candidate whose rank
+    is within ``(2 / epsilon0) ln(G / beta)`` of the target's with
+    probability ``1 - beta`` (McSherry and Talwar 2007, Theorem 6). When
+    that is more than a tenth of the rows, the quartiles are noise: a scale
+    drawn from them can be a tiny fraction of the column's spread, and
+    dividing by it multiplies the coefficient's noise (raw diabetes, 442
+    rows: fits at 1e14 times the constant predictor's error). A public
+    rule of ``n_samples`` and the per-draw ``epsilon0``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers._feature_scaling import quantiles_resolvable
+    >>> quantiles_resolvable(30000, 0.007), quantiles_resolvable(442, 0.017)
+    (True, False)
+    """
+    error = 2.0 / epsilon0 * math.log(AUTO_GRID.size / _RANK_FAILURE)
+    return error <= _RANK_TOLERANCE * n_samples
 
 
 def fit_feature_scaling(X, plan, rng):

@@ -799,7 +799,7 @@ default=None
                 "solvers' Gaussian or zCDP releases need delta > 0."
             )
 
-    def _scaling_plan(self, n_features, budget, sparse=False):
+    def _scaling_plan(self, n_features, budget, sparse=False, n_samples=None):
         """How the central DP-SGD fit scales its columns (public inputs only)."""
         return plan_feature_scaling(
             self.feature_scaling,
@@ -808,6 +808,7 @@ default=None
             budget,
             sparse=sparse,
             fit_intercept=self.fit_intercept,
+            n_samples=n_samples,
         )
 
     def _frank_wolfe_params(self):
@@ -953,7 +954,7 @@ default=None
                 self._dp_sgd_params(),
                 budget,
                 weighted=weighted,
-                prior=self._scaling_plan(n_features, budget, sparse),
+                prior=self._scaling_plan(n_features, budget, sparse, n_samples),
             )
         if self.solver == "dp-newton":
             # A noise_multiplier is refused by the plan (it calibrates its

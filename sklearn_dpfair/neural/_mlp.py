@@ -413,7 +413,9 @@ default=None
                 backend=backend,
                 sample_weight=weights,
                 progress=progress_printer(self.verbose, type(self).__name__, "epoch"),
-                scaling=self._scaling_plan(X.shape[1], self._budget(caveats)),
+                scaling=self._scaling_plan(
+                    X.shape[1], self._budget(caveats), X.shape[0]
+                ),
             )
         self.classes_ = classes
         self.coefs_ = result.weights
@@ -472,7 +474,7 @@ default=None
             self._params(self._hidden_layer_sizes()),
             budget,
             weighted=False,
-            prior=self._scaling_plan(n_features, budget),
+            prior=self._scaling_plan(n_features, budget, n_samples),
         ).record
 
     def _check_scaling(self, federated):
@@ -484,10 +486,14 @@ default=None
                 "pass feature_scaling=None."
             )
 
-    def _scaling_plan(self, n_features, budget):
+    def _scaling_plan(self, n_features, budget, n_samples=None):
         """How the central fit scales its columns (public inputs only)."""
         return plan_feature_scaling(
-            self.feature_scaling, self.feature_bounds, n_features, budget
+            self.feature_scaling,
+            self.feature_bounds,
+            n_features,
+            budget,
+            n_samples=n_samples,
         )
 
     def _hidden_layer_sizes(self):

@@ -94,7 +94,9 @@ def test_feature_bounds_are_used_and_cost_nothing():
 
 @pytest.mark.parametrize("adjacency", ["replace_one", "add_remove"])
 def test_few_public_rows_spend_budget_on_private_scales(adjacency):
-    X, y = _raw(4000, 0)
+    # Enough rows for the private quartiles to resolve a spread
+    # (quantiles_resolvable); the next test has too few.
+    X, y = _raw(12000, 0)
     public = np.arange(len(y)) < MIN_PUBLIC_SCALE_ROWS - 1
     est = SemiDPLinearRegression(max_iter=10, adjacency=adjacency, random_state=0)
     with pytest.warns(UserWarning, match="public rows for 7 parameters"):
@@ -112,6 +114,19 @@ def test_few_public_rows_spend_budget_on_private_scales(adjacency):
     assert np.all(np.isfinite(est.predict(X_test)))
 
 
+def test_too_few_rows_for_private_quantiles_scale_nothing():
+    # A public rule of n and the per-draw budget: on 500 rows the quartiles
+    # would be noise (a tiny scale multiplies the coefficients' noise), so
+    # no budget goes to them and the plan says so before the data are read.
+    X, y = _raw(500, 0)
+    est = SemiDPLinearRegression(max_iter=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    assert "private quantiles" not in est.privacy_record_.mechanism
+    assert est.privacy_plan(500, X.shape[1]).dp_event == est.dp_event_
+
+
 def test_private_scale_draws_use_the_fits_adjacency(monkeypatch):
     from sklearn_dpfair.preprocessing import _quantiles
 
@@ -123,7 +138,7 @@ def test_private_scale_draws_use_the_fits_adjacency(monkeypatch):
         return real(*args, adjacency=adjacency, **kwargs)
 
     monkeypatch.setattr(_quantiles, "private_quantile", spy)
-    X, y = _raw(500, 0)
+    X, y = _raw(12000, 0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         SemiDPLinearRegression(max_iter=3, random_state=0).fit(X, y)

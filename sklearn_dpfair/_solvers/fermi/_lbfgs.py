@@ -120,8 +120,35 @@ _HALF = np.array([-0.5, 0.5])
 # column) the disparity_bound paths take 131 instead of 170 iterations
 # (equalized odds, bound 0.01), 96 instead of 120 (0.02), at the same chosen
 # weights. Each pair costs O(d m) memory and time, nothing against the
-# O(n d m) products of one evaluation.
+# O(n d m) products of one evaluation -- unless X is sparse with many
+# columns, or small, where the workspace of 50 pairs can outweigh X itself:
+# the memory is then cut (down to scipy's 10) to fit in 1/16 of X's
+# storage (lbfgs_memory).
 LBFGS_MEMORY = 50
+_MIN_LBFGS_MEMORY = 10
+
+
+def lbfgs_memory(X, n_params):
+    """Correction pairs for ``n_params`` unknowns: up to 50, in 1/16 of X's storage.
+
+    L-BFGS-B's workspace for ``m`` pairs is about ``2 m p + 11 m^2 + 8 m``
+    floats (scipy's ``lbfgsb`` work arrays); the largest ``m`` in ``[10, 50]``
+    whose workspace fits in 1/16 of X's storage is used, so that a
+    small or very sparse X does not pay for a memory it cannot use.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.fermi._lbfgs import lbfgs_memory
+    >>> lbfgs_memory(np.ones((100000, 10)), 11), lbfgs_memory(np.ones((10, 10)), 11)
+    (50, 10)
+    """
+    p = max(int(n_params), 1)
+    room = storage_bytes(X) / 16
+    for m in range(LBFGS_MEMORY, _MIN_LBFGS_MEMORY, -1):
+        if 8 * (2 * m * p + 11 * m * m + 8 * m) <= room:
+            return m
+    return _MIN_LBFGS_MEMORY
 
 
 @dataclass(frozen=True)
@@ -561,7 +588,7 @@ def refine_full_batch(
             "gtol": float(tol),
             "ftol": 64 * np.finfo(float).eps,
             "maxls": 50,
-            "maxcor": LBFGS_MEMORY,
+            "maxcor": lbfgs_memory(X, u0.size),
         },
     )
     u = res.x

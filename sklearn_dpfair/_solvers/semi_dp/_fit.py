@@ -482,7 +482,9 @@ def semidp_setup(params, *, n_private, n_public, n_features, sparse=False, cavea
         Its ``record`` is None too when, besides, a fixed noise multiplier
         makes the event depend on the tuned steps.
     """
-    scaling = plan_semidp_scaling(params, n_features, n_public, sparse=sparse)
+    scaling = plan_semidp_scaling(
+        params, n_features, n_public, sparse=sparse, n_samples=n_private + n_public
+    )
     solver = params.solver
     if solver == "public-only":
         return SemiDPSetup(

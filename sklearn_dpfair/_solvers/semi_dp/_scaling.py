@@ -77,7 +77,7 @@ _PUBLIC_ROWS_TEXT = (
 _SCALE_FLOOR = 1e-300
 
 
-def plan_semidp_scaling(params, n_features, n_public, *, sparse=False):
+def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples=None):
     """The :class:`ScalingPlan` of a semi-private fit (public inputs only).
 
     Parameters
@@ -121,6 +121,7 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False):
         budget,
         sparse=sparse,
         fit_intercept=params.fit_intercept,
+        n_samples=n_samples,
     )
     if plan.mode == "private":
         # The draws' utility sensitivity is that of the fit's adjacency.
