@@ -32,7 +32,6 @@ from ._frank_wolfe import (
     INTERCEPT_RHO_SHARE,
     auto_frank_wolfe_steps,
     private_frank_wolfe,
-    resolve_feature_inf_bound,
     score_sensitivity,
     selection_budget_shares,
 )

@@ -51,7 +51,7 @@ from .._solvers._private_fit import (
 )
 from .._solvers._progress import progress_printer
 from .._solvers._schedules import resolve_epochs
-from ..federated._fit import SiloOptions, fit_silos, silo_attributes
+from ..federated._fit import SiloOptions, fit_silos, plan_silos, silo_attributes
 from ..privacy import PrivacyBudget
 from ..privacy._ledger import PrivacyLedger
 from ..privacy._random import check_noise_generator
@@ -670,14 +670,7 @@ default=None
                 loss,
                 self._dp_sgd_params(),
                 self._dp_sgd_budget(caveats),
-                SiloOptions(
-                    silo_epsilon=self.silo_epsilon,
-                    silo_delta=self.silo_delta,
-                    server_weights=self.server_weights,
-                    execution=self.execution,
-                    secure_aggregation=self.secure_aggregation,
-                    shuffle=self.shuffle,
-                ),
+                self._silo_options(),
                 silos=silos,
                 rng=rng,
                 seeded=self.random_state is not None,
@@ -744,6 +737,17 @@ default=None
             n_iter = None
 
         return self._set_fitted(classes, result, n_iter)
+
+    def _silo_options(self):
+        """The federated fit's public options (``silos=``)."""
+        return SiloOptions(
+            silo_epsilon=self.silo_epsilon,
+            silo_delta=self.silo_delta,
+            server_weights=self.server_weights,
+            execution=self.execution,
+            secure_aggregation=self.secure_aggregation,
+            shuffle=self.shuffle,
+        )
 
     def _dp_sgd_params(self):
         """Public hyperparameters of the central DP-SGD fits (in memory, Dask)."""
@@ -830,19 +834,31 @@ default=None
             fit_intercept=self.fit_intercept,
         )
 
-    _plan_public_counts = ("n_classes",)
+    _plan_public_counts = ("n_classes", "n_silos")
 
-    def _planned_record(self, n_samples, n_features, n_classes=None):
-        """The record of a central fit, by the set-up functions of :meth:`fit`.
+    def _planned_record(self, n_samples, n_features, n_classes=None, n_silos=None):
+        """The record of a fit, by the set-up functions of :meth:`fit`.
 
         ``n_classes`` (public) is the size of the label set: that of
-        ``classes`` when it is declared, else 2 unless given. Federated fits
-        (``silos=``) are planned per silo by their own accounting and have no
-        single central plan.
+        ``classes`` when it is declared, else 2 unless given. ``n_silos``
+        plans a federated fit (``fit(..., silos=...)``) on that many silos by
+        the federated fit's own accounting
+        (:func:`~sklearn_dpfair.federated._fit.plan_silos`); it needs one
+        ``silo_epsilon`` and ``silo_delta`` for every silo.
         """
-        self._check_pure()
-        self._check_scaling()
-        self._check_batch_sampling()
+        self._check_pure(None if n_silos is None else "silos")
+        self._check_scaling(n_silos is not None)
+        self._check_batch_sampling(n_silos is not None)
+        if n_silos is not None:
+            if self.solver != "dp-sgd":
+                raise ValueError("silos= needs solver='dp-sgd' (federated DP-SGD).")
+            return plan_silos(
+                n_samples,
+                self._dp_sgd_params(),
+                self._dp_sgd_budget(()),
+                self._silo_options(),
+                n_silos=n_silos,
+            )
         if self.classes is not None:
             declared = len(self.classes)
             if n_classes is not None and n_classes != declared:

@@ -19,7 +19,6 @@ from sklearn.datasets import load_diabetes
 from sklearn.model_selection import train_test_split
 
 from sklearn_dpfair import HeavyTailDPRegressor
-from sklearn_dpfair._solvers.heavy_tail import _dpsgd
 from sklearn_dpfair._solvers.heavy_tail._dpsgd import (
     FEATURE_SCALE_NAMES,
     features_scalable,

@@ -1,0 +1,41 @@
+"""DPLogisticRegression.privacy_plan(n_silos=) is the federated fit's event."""
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair.linear_model import DPLogisticRegression
+
+
+def _data(n=1200, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"accountant": "pld"}, {"silo_epsilon": 2.0, "silo_delta": 1e-5}],
+)
+def test_plan_with_n_silos_is_the_fitted_federated_event(kwargs):
+    X, y = _data()
+    silos = np.arange(len(y)) % 4  # four silos of 300 rows
+    est = DPLogisticRegression(
+        epsilon=1.0, classes=[0, 1], max_iter=2, random_state=0, **kwargs
+    )
+    plan = est.privacy_plan(len(y), X.shape[1], n_silos=4)
+    est.fit(X, y, silos=silos)
+    assert plan.dp_event == est.dp_event_
+    assert plan.epsilon == pytest.approx(est.epsilon_, rel=1e-12)
+    assert plan.adjacency == est.adjacency_
+
+
+def test_a_federated_plan_refuses_what_the_federated_fit_refuses():
+    with pytest.raises(ValueError, match="dp-sgd"):
+        DPLogisticRegression(
+            solver="output-perturbation", feature_norm_bound=1.0, alpha=0.1
+        ).privacy_plan(1000, 3, n_silos=2)
+    with pytest.raises(ValueError, match="per-silo|one silo_epsilon"):
+        DPLogisticRegression(silo_epsilon={0: 1.0, 1: 2.0}).privacy_plan(
+            1000, 3, n_silos=2
+        )
