@@ -191,13 +191,8 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             is_dask_collection(a) for a in (X, y, sample_weight, sensitive_features)
         ):
             return self._fit_dask(X, y, sample_weight, sensitive_features)
-        if sp.issparse(X) and self.device == "cuda":
-            raise TypeError(
-                "Sparse input X runs on the CPU only; use device='cpu' or "
-                "pass a dense array."
-            )
-        # Sparse X runs on the host: "auto" picks the CPU for it.
-        backend = resolve_backend(X, "cpu" if sp.issparse(X) else self.device)
+        # Sparse X runs on the host (resolve_backend refuses "cuda" for it).
+        backend = resolve_backend(X, self.device)
         # CSC becomes CSR once (at most 2x the sparse storage), and an
         # F-ordered array (as DataFrames give) one C-ordered copy: the solver
         # gathers batch rows.

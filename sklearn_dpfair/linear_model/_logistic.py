@@ -623,16 +623,9 @@ default=None
                 )
         if sp.issparse(X) and silos is not None:
             raise TypeError("silos= (federated DP-SGD) does not accept sparse X.")
-        if sp.issparse(X) and self.device == "cuda":
-            raise TypeError(
-                "Sparse input X runs on the CPU only; use device='cpu' or "
-                "pass a dense array."
-            )
+        # Sparse X runs on the host (resolve_backend refuses "cuda" for it).
         backend = resolve_backend(
-            X,
-            # Sparse X runs on the host: "auto" picks the CPU for it.
-            "cpu" if sp.issparse(X) else self.device,
-            array_api_solver=self.solver == "dp-sgd",
+            X, self.device, array_api_solver=self.solver == "dp-sgd"
         )
         X, y = validate_data(
             self,

@@ -567,16 +567,8 @@ default=None
         # F-ordered, as DataFrames give: the solvers gather batch rows. Sparse
         # X becomes CSR once (at most 2x the sparse storage); float32 stays
         # float32.
-        if sp.issparse(X) and self.device == "cuda":
-            raise TypeError(
-                "Sparse input X runs on the CPU only; use device='cpu' or "
-                "pass a dense array."
-            )
-        backend = resolve_backend(
-            X,
-            # Sparse X runs on the host: "auto" picks the CPU for it.
-            "cpu" if sp.issparse(X) else self.device,
-        )
+        # Sparse X runs on the host (resolve_backend refuses "cuda" for it).
+        backend = resolve_backend(X, self.device)
         X, y = validate_data(
             self,
             X,

@@ -34,6 +34,7 @@ every backend, and the coefficients agree up to floating-point round-off.
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 import scipy.sparse
 import scipy.special
 import sklearn
@@ -751,6 +752,9 @@ def resolve_backend(X, device="cpu", *, array_api_solver=True):
         the CPU for ``device="auto"`` and raises for ``"cuda"`` or dispatched
         non-numpy input.
 
+    A scipy.sparse ``X`` runs on the host: ``"auto"`` picks the CPU for it,
+    and ``"cuda"`` raises a ``TypeError``.
+
     Returns
     -------
     backend : ArrayBackend
@@ -765,6 +769,8 @@ def resolve_backend(X, device="cpu", *, array_api_solver=True):
         Unknown ``device``, no CUDA device visible, ``device`` contradicting
         the device of dispatched input, or a numpy-only solver asked to run
         elsewhere.
+    TypeError
+        A sparse ``X`` with ``device="cuda"``.
 
     Examples
     --------
@@ -777,6 +783,13 @@ def resolve_backend(X, device="cpu", *, array_api_solver=True):
         raise ValueError(
             f"device must be one of {sorted(DEVICE_OPTIONS)}; got {device!r}."
         )
+    if sp.issparse(X):
+        if device == "cuda":
+            raise TypeError(
+                "Sparse input X runs on the CPU only; use device='cpu' or "
+                "pass a dense array."
+            )
+        device = "cpu"
     if sklearn.get_config()["array_api_dispatch"] and _is_array_api_array(X):
         xp = array_namespace(X)
         if not is_numpy_namespace(xp):
