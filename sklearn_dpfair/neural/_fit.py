@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._solvers._feature_scaling import FeatureScaling, fit_feature_scaling
-from .._solvers._private_fit import DPSGDParams, dp_sgd_setup
+from .._solvers._private_fit import DPSGDParams, check_planned_shape, dp_sgd_setup
 from .._solvers._schedules import resolve_epochs
 from ..privacy import fit_weights
 from ..utils._array_api import NUMPY_BACKEND, to_numpy
@@ -176,13 +176,7 @@ def network_setup(
             n_samples,
             n_parameters(sizes),
         )
-        setup = type(setup)(
-            setup.sampling_probability,
-            setup.n_steps,
-            setup.mechanism,
-            learning_rate,
-            setup.record,
-        )
+        setup = replace(setup, learning_rate=learning_rate)
     return setup
 
 
@@ -190,14 +184,13 @@ def fit_dp_network(
     X,
     y,
     loss,
+    setup,
     params,
-    budget,
     *,
     rng,
     backend=NUMPY_BACKEND,
     sample_weight=None,
     progress=None,
-    scaling=None,
 ):
     """DP-SGD with Poisson sampling and per-example clipping of a dense network.
 
@@ -215,10 +208,12 @@ def fit_dp_network(
         Encoded targets.
     loss : object
         Output loss (binary logistic or softmax).
+    setup : DPSGDSetup
+        The plan of the fit (:func:`network_setup` for ``X``'s shape): the
+        schedule, mechanism, step size and record, the budget and the column
+        scaling; the fit refuses data of another shape.
     params : MLPParams
-        Public hyperparameters.
-    budget : PrivacyBudget
-        Privacy inputs.
+        Public hyperparameters (the architecture and the penalty).
     rng : numpy.random.Generator
         Source of the initialization, the batches and the noise.
     backend : ArrayBackend, default=NUMPY_BACKEND
@@ -228,31 +223,24 @@ def fit_dp_network(
     progress : Progress or None, default=None
         Prints about one line per epoch from released quantities
         (:mod:`sklearn_dpfair._solvers._progress`).
-    scaling : ScalingPlan or None, default=None
-        Per-column location and scale, public (declared bounds) or private
-        (robust quantiles whose releases the event composes,
-        :mod:`sklearn_dpfair._solvers._feature_scaling`); the network is
-        trained on the scaled columns and its first layer is mapped back to
-        the user's units. Without privacy the columns are always
-        standardized by their exact (weighted) mean and standard deviation:
-        the step size 1.0 assumes unit-scale inputs, and nothing is released.
+
+    ``setup.scaling`` (a ScalingPlan or None) gives the per-column location
+    and scale, public (declared bounds) or private (robust quantiles whose
+    releases the event composes,
+    :mod:`sklearn_dpfair._solvers._feature_scaling`); the network is trained
+    on the scaled columns and its first layer is mapped back to the user's
+    units. Without privacy the columns are always standardized by their
+    exact (weighted) mean and standard deviation: the step size 1.0 assumes
+    unit-scale inputs, and nothing is released.
 
     Returns
     -------
     fit : NetworkFit
     """
+    check_planned_shape(setup, X.shape)
+    budget, scaling = setup.budget, setup.scaling
     n_samples, n_features = X.shape
     weights = fit_weights(sample_weight, n_samples, private=budget.is_private)
-    setup = network_setup(
-        n_samples,
-        n_features,
-        loss.n_outputs,
-        params,
-        budget,
-        # Passed, not "not all 1": the record may not depend on the weights.
-        weighted=sample_weight is not None,
-        prior=scaling,
-    )
     scales = None if scaling is None else fit_feature_scaling(X, scaling, rng)
     if scales is None and not budget.is_private:
         scales = _exact_standardization(to_numpy(X), weights)

@@ -403,19 +403,23 @@ default=None
                 seeded=self.random_state is not None,
             )
         else:
+            # The plan of the fit, by the method privacy_plan() calls.
+            setup = self._network_setup(
+                *X.shape,
+                loss.n_outputs,
+                caveats=caveats,
+                weighted=weights is not None,
+            )
             result = fit_dp_network(
                 X,
                 y_encoded,
                 loss,
+                setup,
                 self._params(hidden),
-                self._budget(caveats),
                 rng=rng,
                 backend=backend,
                 sample_weight=weights,
                 progress=progress_printer(self.verbose, type(self).__name__, "epoch"),
-                scaling=self._scaling_plan(
-                    X.shape[1], self._budget(caveats), X.shape[0]
-                ),
             )
         self.classes_ = classes
         self.coefs_ = result.weights
@@ -466,16 +470,28 @@ default=None
                 self._silo_options(),
                 n_silos=n_silos,
             )
-        budget = self._budget(())
+        return self._network_setup(
+            n_samples, n_features, self._loss_for(np.arange(n_classes)).n_outputs
+        ).record
+
+    def _network_setup(
+        self, n_samples, n_features, n_outputs, *, caveats=(), weighted=False
+    ):
+        """The plan of a central fit, from public inputs (for fit and the plan).
+
+        Whether public weights were passed and the label set's caveats only
+        change the record's caveats, never its event.
+        """
+        budget = self._budget(caveats)
         return network_setup(
             n_samples,
             n_features,
-            self._loss_for(np.arange(n_classes)).n_outputs,
+            n_outputs,
             self._params(self._hidden_layer_sizes()),
             budget,
-            weighted=False,
+            weighted=weighted,
             prior=self._scaling_plan(n_features, budget, n_samples),
-        ).record
+        )
 
     def _check_scaling(self, federated):
         """Private column scales are released by central fits only."""

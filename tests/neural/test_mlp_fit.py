@@ -1,0 +1,36 @@
+"""The network's DP-SGD fit executes the set-up planned before the data."""
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair._loss import BinaryLogisticLoss
+from sklearn_dpfair.exceptions import PrivacyAccountingError
+from sklearn_dpfair.neural._fit import MLPParams, fit_dp_network, network_setup
+from sklearn_dpfair.privacy import PrivacyBudget
+
+PARAMS = MLPParams(
+    hidden_layer_sizes=(4,),
+    activation="relu",
+    clip_norm=1.0,
+    batch_size="auto",
+    epochs=1,
+    learning_rate="auto",
+    alpha=0.0,
+)
+
+
+def test_the_network_fit_executes_its_plan_and_refuses_another_shape():
+    # Data of another shape than planned would make releases never accounted.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(float)
+    budget = PrivacyBudget(1.0, 1e-5)
+    setup = network_setup(201, 3, 1, PARAMS, budget, weighted=False)
+    with pytest.raises(PrivacyAccountingError, match="planned for data of shape"):
+        fit_dp_network(X, y, BinaryLogisticLoss(), setup, PARAMS, rng=rng)
+    setup = network_setup(200, 3, 1, PARAMS, budget, weighted=False)
+    # The "auto" step size is the network's, and the plan keeps its inputs.
+    assert (setup.n_samples, setup.n_features, setup.budget) == (200, 3, budget)
+    fit = fit_dp_network(X, y, BinaryLogisticLoss(), setup, PARAMS, rng=rng)
+    assert fit.record.dp_event == setup.record.dp_event
+    assert fit.n_steps == setup.n_steps
