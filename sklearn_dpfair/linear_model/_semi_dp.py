@@ -22,9 +22,10 @@ from .._solvers.semi_dp import (
     SemiDPParams,
     fit_semidp,
     planned_record,
+    semidp_setup,
 )
 from ..privacy import PrivacyBudget, check_noise_generator
-from ..privacy._record import PUBLIC_ROWS_CAVEAT
+from ..privacy._record import PUBLIC_ROWS_CAVEAT, weights_caveats
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
@@ -593,11 +594,20 @@ default=None
         rng = check_noise_generator(self.random_state)
 
         params = self._semidp_params(solver, n_public)
+        # The plan of the fit, by the function privacy_plan() reads.
+        setup = semidp_setup(
+            params,
+            n_private=params.private_count(n_private),
+            n_public=n_public,
+            n_features=X.shape[1],
+            sparse=sp.issparse(X),
+            caveats=weights_caveats(weights),
+        )
         result = fit_semidp(
             X,
             y,
             mask,
-            params,
+            setup,
             rng=rng,
             sample_weight=weights,
             backend=backend,

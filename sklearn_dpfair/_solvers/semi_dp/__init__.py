@@ -9,10 +9,12 @@ from ._fit import (
     SENSITIVITY_FACTOR,
     SemiDPFit,
     SemiDPParams,
+    SemiDPSetup,
     fit_semidp,
     planned_record,
     public_hyperparameters,
     semidp_noise_multiplier,
+    semidp_setup,
 )
 
 # The package exports what its fit module does.

@@ -58,6 +58,7 @@ from ...privacy import (
     calibrate_noise_multiplier,
     fit_weights,
 )
+from ...exceptions import PrivacyAccountingError
 from ...privacy._accounting import (
     composed_event,
     gaussian_event,
@@ -317,14 +318,43 @@ class SemiDPSetup:
     mechanism: GaussianMechanism | None
     record: PrivacyRecord
     single_multiplier: float | None = None
+    n_private: int | None = None
+    n_public: int | None = None
+    n_features: int | None = None
+    caveats: tuple = ()
 
     def noise_multiplier_of(self, steps):
         """The per-step noise multiplier of a run of ``steps`` steps."""
         return _noise_multiplier(self.params, self.scaling, self.sampling_probability, steps)
 
-    def for_steps(self, steps, caveats=()):
+    def for_steps(self, steps):
         """The same set-up once the number of steps is known (tuned)."""
-        return _finish(self.params, self.scaling, self.sampling_probability, steps, caveats)
+        finished = _finish(
+            self.params, self.scaling, self.sampling_probability, steps, self.caveats
+        )
+        return replace(
+            finished,
+            n_private=self.n_private,
+            n_public=self.n_public,
+            n_features=self.n_features,
+            caveats=self.caveats,
+        )
+
+    def check_data(self, X, public_mask):
+        """Raise unless ``X`` and its mask have the counts this set-up planned."""
+        n_public = int(np.count_nonzero(public_mask))
+        counts = (
+            self.params.private_count(X.shape[0] - n_public),
+            n_public,
+            X.shape[1],
+        )
+        planned = (self.n_private, self.n_public, self.n_features)
+        if counts != planned:
+            raise PrivacyAccountingError(
+                f"The fit was planned for (n_private, n_public, n_features) = "
+                f"{planned} but received {counts}: its releases would not be "
+                "the accounted ones. This is a bug: please report it."
+            )
 
 
 def _prior_budget(params, scaling):
@@ -457,6 +487,9 @@ def _tunes_on_public_rows(params, n_public):
 def semidp_setup(params, *, n_private, n_public, n_features, sparse=False, caveats=()):
     """The :class:`SemiDPSetup` of a fit, from public inputs only.
 
+    It keeps the counts and caveats it was made from: :func:`fit_semidp`
+    executes it on data of these counts only.
+
     The one place where the scaling, the schedule, the mechanism and the
     record of a semi-private fit are decided: :func:`fit_semidp` and the
     estimator's plan (:func:`planned_record`) both call it.
@@ -482,6 +515,25 @@ def semidp_setup(params, *, n_private, n_public, n_features, sparse=False, cavea
         Its ``record`` is None too when, besides, a fixed noise multiplier
         makes the event depend on the tuned steps.
     """
+    setup = _semidp_setup(
+        params,
+        n_private=n_private,
+        n_public=n_public,
+        n_features=n_features,
+        sparse=sparse,
+        caveats=caveats,
+    )
+    return replace(
+        setup,
+        n_private=n_private,
+        n_public=n_public,
+        n_features=n_features,
+        caveats=tuple(caveats),
+    )
+
+
+def _semidp_setup(params, *, n_private, n_public, n_features, sparse, caveats):
+    """The body of :func:`semidp_setup` (without the counts it records)."""
     scaling = plan_semidp_scaling(
         params, n_features, n_public, sparse=sparse, n_samples=n_private + n_public
     )
@@ -662,7 +714,7 @@ def fit_semidp(
     X,
     y,
     public_mask,
-    params,
+    setup,
     *,
     rng,
     sample_weight=None,
@@ -678,8 +730,10 @@ def fit_semidp(
     y : ndarray of shape (n_samples,)
     public_mask : ndarray of bool of shape (n_samples,)
         True for the public rows.
-    params : SemiDPParams
-        Public hyperparameters and the privacy budget.
+    setup : SemiDPSetup
+        The plan of the fit (:func:`semidp_setup`, from the parameters, the
+        counts and whether weights were passed): the scaling, schedule,
+        mechanism and record; data of other counts are refused.
     rng : numpy.random.Generator
         Source of the noise and of the Poisson batches.
     sample_weight : ndarray of shape (n_samples,) or None, default=None
@@ -704,6 +758,7 @@ def fit_semidp(
     -------
     fit : SemiDPFit
     """
+    params = setup.params
     solver = params.solver
     # Whether weights were passed (public), never what they hold, decides
     # the refusal and the record.
@@ -712,19 +767,10 @@ def fit_semidp(
             "solver='public-only' does not take sample_weight (its output is "
             "the unweighted public warm start)."
         )
-    caveats = weights_caveats(sample_weight)
-    n_public = int(np.count_nonzero(public_mask))
+    setup.check_data(X, public_mask)
     # The count every division, the sampling rate and the tuning use: the
     # declared n_private, or the private rows of the data treated as public.
-    n_private = params.private_count(X.shape[0] - n_public)
-    setup = semidp_setup(
-        params,
-        n_private=n_private,
-        n_public=n_public,
-        n_features=X.shape[1],
-        sparse=sp.issparse(X),
-        caveats=caveats,
-    )
+    n_private, n_public = setup.n_private, setup.n_public
     if not params.budget.is_private and solver != "public-only":
         # The non-private limit: OLS on all rows by the full-batch solver.
         return _non_private_fit(X, y, public_mask, params, sample_weight, setup)
@@ -802,7 +848,7 @@ def fit_semidp(
 
     if setup.n_steps is None:
         # The steps were tuned on the public rows: the same set-up, completed.
-        setup = setup.for_steps(steps, caveats)
+        setup = setup.for_steps(steps)
     record = setup.record
     data = SemiDPData(
         X_private=X,

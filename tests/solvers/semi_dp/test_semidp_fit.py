@@ -9,10 +9,12 @@ import pytest
 
 from sklearn_dpfair._solvers.semi_dp import (
     SemiDPParams,
-    fit_semidp,
     public_hyperparameters,
     semidp_noise_multiplier,
+    semidp_setup,
 )
+from sklearn_dpfair._solvers.semi_dp import fit_semidp as _fit_planned
+from sklearn_dpfair.privacy._record import weights_caveats
 from sklearn_dpfair._solvers.semi_dp import _fit as semidp_fit
 from sklearn_dpfair.exceptions import PrivacyBudgetError
 from sklearn_dpfair.privacy import PrivacyBudget, calibrate_noise_multiplier
@@ -22,6 +24,31 @@ from sklearn_dpfair.privacy._accounting import (
     no_op_event,
     noisy_sgd_event,
 )
+
+
+def fit_semidp(X, y, mask, params, *, rng, sample_weight=None):
+    """The fit of the set-up planned for these counts (as the estimator runs it)."""
+    n_public = int(mask.sum())
+    setup = semidp_setup(
+        params,
+        n_private=params.private_count(len(y) - n_public),
+        n_public=n_public,
+        n_features=X.shape[1],
+        caveats=weights_caveats(sample_weight),
+    )
+    return _fit_planned(X, y, mask, setup, rng=rng, sample_weight=sample_weight)
+
+
+def test_a_fit_refuses_counts_other_than_planned():
+    from sklearn_dpfair.exceptions import PrivacyAccountingError
+
+    X, y, mask = _problem()
+    params = SemiDPParams(budget=PrivacyBudget(1.0, 1e-5, "pld"))
+    setup = semidp_setup(
+        params, n_private=1300, n_public=201, n_features=X.shape[1]
+    )  # the data hold 200 public rows
+    with pytest.raises(PrivacyAccountingError, match="planned for"):
+        _fit_planned(X, y, mask, setup, rng=np.random.default_rng(0))
 
 
 def _problem(n=1500, d=4, n_pub=200, seed=0):
