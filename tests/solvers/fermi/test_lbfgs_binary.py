@@ -43,14 +43,14 @@ def test_binary_refine_matches_the_two_logit_objective(weighted):
     y = (X[:, 0] + rng.standard_normal(n) > 0).astype(np.int8)
     codes = rng.integers(0, 2, n)
     reg = ERMIRegularizer(np.full((1, 2), 0.5), np.ones(1), 2)
-    kw = dict(
-        regularizer=reg,
-        cells=reg.row_cells(np.zeros(n, dtype=int), codes),
-        fairness_weight=8.0,
-        alpha=0.0,
-        intercept_scaling=1.0,
-        sample_weight=rng.random(n) * 2 if weighted else None,
-    )
+    kw = {
+        "regularizer": reg,
+        "cells": reg.row_cells(np.zeros(n, dtype=int), codes),
+        "fairness_weight": 8.0,
+        "alpha": 0.0,
+        "intercept_scaling": 1.0,
+        "sample_weight": rng.random(n) * 2 if weighted else None,
+    }
     fit = refine_full_batch(
         X, y, coef=np.zeros((d, 2)), w0=np.zeros(2), tol=1e-6, max_iter=500, **kw
     )

@@ -42,11 +42,11 @@ def test_doublings_are_solved_looser_and_the_chosen_weight_to_tol(
     ).fit(X, y, sensitive_features=s)
     assert est.bound_met_
     assert est.stationarity_ <= est.tol
-    ratios = dict(
-        doubling=_weight_search.DOUBLING_TOLERANCE,
-        path=_weight_search.PATH_TOLERANCE,
-        polish=1.0,
-    )
+    ratios = {
+        "doubling": _weight_search.DOUBLING_TOLERANCE,
+        "path": _weight_search.PATH_TOLERANCE,
+        "polish": 1.0,
+    }
     assert ratios["doubling"] > ratios["path"] > ratios["polish"]
     assert calls[0] == (0.0, pytest.approx(ratios["path"]))
     # The doublings: 1/2, 1, 2, ... up to where the bound was bracketed.
