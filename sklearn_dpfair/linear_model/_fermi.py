@@ -386,8 +386,9 @@ class FERMIClassifier(_BaseFERMI):
         largest between-group difference of a prediction rate; for binary
         targets fairlearn's ``demographic_parity_difference``,
         ``equalized_odds_difference``, or the true-positive-rate difference)
-        is at most the bound. The search solves a path of weights (to
-        ``10 * tol``, the chosen one then polished to ``tol``; 0, then
+        is at most the bound. The search solves a path of weights (the
+        doublings to ``40 * tol``, 0 and the bisections to ``10 * tol``,
+        the chosen one then polished to ``tol``; 0, then
         doubling from 1/2 to ``max_fairness_weight``
         until the bound is met, then 4 bisections), warm-starting each from
         the previous one, and stops doubling early once a feasible model is

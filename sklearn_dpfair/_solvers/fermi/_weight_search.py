@@ -56,6 +56,19 @@ STALL_FROM = 32.0
 # solution differs by a few rows), and only the chosen model is then
 # polished to the target, warm-started: about half the L-BFGS iterations.
 PATH_TOLERANCE = 10.0
+# The doubling weights (from 1/2 on) are solved looser still, to
+# DOUBLING_TOLERANCE times the target: they only bracket the bound (and
+# feed the stall test); the weight is placed by the bisection, at
+# PATH_TOLERANCE, and the chosen one polished to the target. On Adult
+# (StandardScaler on every column: demographic parity at bounds 0.05, 0.02,
+# 0.01 and equalized odds at 0.02, 0.01; MinMax equalized odds 0.01; B-spline
+# demographic parity 0.01) 40 instead of 10 chose the same weights, with
+# test errors within 2e-4 and 6-29% fewer L-BFGS iterations (equalized
+# odds 0.01: 105 instead of 131). The weight-0 solve stays at
+# PATH_TOLERANCE: solved looser, the whole path starts elsewhere (on the
+# B-spline features the bisection then settled on weight 8 instead of 5.7,
+# 0.002 less accurate).
+DOUBLING_TOLERANCE = 40.0
 # The bisection stops once the most accurate feasible model is within this
 # training error of the infeasible end of the bracket. On Adult (four feature
 # representations, bounds 0.02 and 0.01, demographic parity and equalized
@@ -82,8 +95,11 @@ SELECTION_SHARE = 1.0
 def bounded_path(problem, bound, max_weight=BOUND_MAX):
     """Most accurate model on the weight path whose training disparity is <= bound.
 
-    Non-private. Each weight is solved to stationarity by the full-batch
-    phase, warm-started at the previous solution (continuation). The path
+    Non-private. Each weight is solved by the full-batch phase,
+    warm-started at the previous solution (continuation): the doubling
+    weights to ``DOUBLING_TOLERANCE`` times ``tol``, 0 and the bisection's
+    to ``PATH_TOLERANCE`` times, the chosen one then polished to ``tol``
+    (stationarity). The path
     starts at 0 and doubles the weight from ``BOUND_START`` until the hard
     training disparity meets ``bound`` or ``max_weight`` (a public
     parameter) is passed, then bisects (geometrically) between the last
@@ -108,6 +124,7 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
     path = []
 
     path_tol = PATH_TOLERANCE * problem.params.tol
+    doubling_tol = DOUBLING_TOLERANCE * problem.params.tol
 
     def solve(lam, start, tol=path_tol):
         fit = problem.refine(lam, *start, tol=tol)
@@ -145,7 +162,7 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
         best_error = _least_feasible_error(path, bound)
         while lam <= max_weight:
             lo = path[-1]["fairness_weight"]
-            point, start = solve(lam, start)
+            point, start = solve(lam, start, doubling_tol)
             models[lam] = start
             if point["disparity_at_zero_threshold"] <= bound:
                 hi = lam

@@ -1,0 +1,64 @@
+"""Tolerances of the non-private weight path (_weight_search.bounded_path)."""
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair import FERMIClassifier
+from sklearn_dpfair._solvers.fermi import _weight_search
+from sklearn_dpfair._solvers.fermi._problem import FairProblem
+
+
+def _synthetic(seed, n=2000, correlation=1.5):
+    # The label and a proxy feature depend on a binary group.
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, 2, n)
+    u = rng.normal(size=n) + correlation * (s - 0.5)
+    y = (u + 0.5 * rng.normal(size=n) > 0).astype(int)
+    X = np.column_stack(
+        [u + 0.3 * rng.normal(size=n), rng.normal(size=n) + correlation * s,
+         rng.normal(size=(n, 3))]
+    )
+    return X, y, s
+
+
+@pytest.mark.parametrize("constraint", ["demographic_parity", "equalized_odds"])
+def test_doublings_are_solved_looser_and_the_chosen_weight_to_tol(
+    monkeypatch, constraint
+):
+    # The doubling weights only bracket the bound: solved to
+    # DOUBLING_TOLERANCE * tol; weight 0 and the bisection's midpoints to
+    # PATH_TOLERANCE * tol; the returned weight is polished to tol.
+    calls = []
+    refine = FairProblem.refine
+
+    def spy(self, lam, coef, w0, tol=None):
+        calls.append((float(lam), tol / self.params.tol))
+        return refine(self, lam, coef, w0, tol=tol)
+
+    monkeypatch.setattr(FairProblem, "refine", spy)
+    X, y, s = _synthetic(0)
+    est = FERMIClassifier(
+        constraint=constraint, disparity_bound=0.01, random_state=0
+    ).fit(X, y, sensitive_features=s)
+    assert est.bound_met_
+    assert est.stationarity_ <= est.tol
+    ratios = {
+        "doubling": _weight_search.DOUBLING_TOLERANCE,
+        "path": _weight_search.PATH_TOLERANCE,
+        "polish": 1.0,
+    }
+    assert ratios["doubling"] > ratios["path"] > ratios["polish"]
+    assert calls[0] == (0.0, pytest.approx(ratios["path"]))
+    # The doublings: 1/2, 1, 2, ... up to where the bound was bracketed.
+    lam, i = _weight_search.BOUND_START, 1
+    while i < len(calls) and calls[i][0] == lam:
+        assert calls[i][1] == pytest.approx(ratios["doubling"]), calls
+        lam, i = 2.0 * lam, i + 1
+    assert i > 1, calls
+    # Then the bisection (weights strictly inside the bracket, at the path
+    # tolerance) and the polish of the chosen weight at tol.
+    rest = calls[i:]
+    polished = [c for c in rest if c[1] == pytest.approx(ratios["polish"])]
+    assert polished and est.fairness_weight_ in [c[0] for c in polished]
+    for c in rest:
+        assert c in polished or c[1] == pytest.approx(ratios["path"]), calls
