@@ -66,7 +66,6 @@ from ...privacy._accounting import (
     noisy_sgd_event,
 )
 from ...privacy._calibration import calibrate_noise
-from ...privacy._record import weights_caveats
 from ...privacy._releases import joint_release
 from ...privacy._zcdp import ZCDP_ACCOUNTANT
 from ...utils._array_api import NUMPY_BACKEND
