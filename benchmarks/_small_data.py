@@ -5,7 +5,8 @@
 Each loader returns ``X, y, s`` (numpy; y in {0, 1}, s the group codes):
 one-hot categorical columns and standardized numeric ones, the statistics
 taken on the whole file (a benchmark protocol, outside any DP guarantee).
-Files are those under ``/work/shared/data`` (or ``$SKDPFAIR_DATA``).
+Files are those under ``../shared/data`` beside the repository (or
+``$SKDPFAIR_DATA``).
 """
 
 import os
@@ -13,7 +14,12 @@ import os
 import numpy as np
 import pandas as pd
 
-DATA = os.environ.get("SKDPFAIR_DATA", "/work/shared/data")
+DATA = os.environ.get(
+    "SKDPFAIR_DATA",
+    os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "shared", "data"
+    ),
+)
 
 
 def _encode(frame, categorical, numeric):
