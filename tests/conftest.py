@@ -150,3 +150,36 @@ def selection_scores(monkeypatch):
         monkeypatch, ExponentialMechanism, "select",
         lambda _, scores: np.array(scores, dtype=float),
     )
+
+
+@pytest.fixture
+def dispatch(monkeypatch):
+    """scikit-learn's array API dispatch, as a user turns it on."""
+    import sklearn
+
+    # scikit-learn refuses dispatch unless scipy's flag is set; our code never
+    # hands non-numpy arrays to scipy, so setting it late is harmless here.
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    try:
+        context = sklearn.config_context(array_api_dispatch=True)
+        context.__enter__()
+    except ImportError as exc:  # no array-api-compat, or scipy too old
+        pytest.skip(f"scikit-learn cannot dispatch here: {exc}")
+    try:
+        yield
+    finally:
+        context.__exit__(None, None, None)
+
+
+@pytest.fixture
+def single_torch_thread():
+    """One torch thread for the test (restored after it).
+
+    Small problems: torch's OpenMP threads only add barrier waits (~40 ms per
+    matmul on a loaded 2-core CI machine).
+    """
+    torch = pytest.importorskip("torch")
+    n_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n_threads)

@@ -442,15 +442,6 @@ def torch_cpu_backend(torch, monkeypatch):
     return backend
 
 
-@pytest.fixture
-def dispatch(monkeypatch):
-    # scikit-learn refuses dispatch unless scipy's flag is set; the solver
-    # never hands non-numpy arrays to scipy.
-    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
-    with sklearn.config_context(array_api_dispatch=True):
-        yield
-
-
 def _assert_same_privacy(a, b):
     if isinstance(a, DPFERMIClassifier):
         assert a.epsilon_ == b.epsilon_

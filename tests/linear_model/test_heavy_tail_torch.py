@@ -25,24 +25,10 @@ _CUDA = torch.cuda.is_available()
 # numpy functions applied to a torch tensor convert it to the host and warn
 # (a CUDA tensor cannot be converted at all): every step must stay in the
 # tensor's namespace.
-pytestmark = pytest.mark.filterwarnings("error:__array_wrap__:DeprecationWarning")
-
-
-@pytest.fixture(autouse=True)
-def _single_torch_thread():
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n_threads)
-
-
-@pytest.fixture
-def dispatch(monkeypatch):
-    # scikit-learn refuses dispatch unless scipy's flag is set; the fit
-    # never hands non-numpy arrays to scipy.
-    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
-    with sklearn.config_context(array_api_dispatch=True):
-        yield
+pytestmark = [
+    pytest.mark.filterwarnings("error:__array_wrap__:DeprecationWarning"),
+    pytest.mark.usefixtures("single_torch_thread"),
+]
 
 
 def _data(n=2000, seed=0):

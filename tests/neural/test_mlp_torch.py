@@ -21,20 +21,8 @@ pytest.importorskip("array_api_compat")
 _ATOL = {np.float64: 1e-10, np.float32: 1e-4}
 _CUDA = torch.cuda.is_available()
 
-
-@pytest.fixture(autouse=True)
-def _single_torch_thread():
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n_threads)
-
-
-@pytest.fixture
-def dispatch(monkeypatch):
-    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
-    with sklearn.config_context(array_api_dispatch=True):
-        yield
+# One torch thread per test (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("single_torch_thread")
 
 
 def _data(n_classes, dtype, n=600, d=5):

@@ -6,7 +6,6 @@ import sys
 
 import numpy as np
 import pytest
-import sklearn
 
 from sklearn_dpfair.utils._array_api import (
     NUMPY_BACKEND,
@@ -29,23 +28,6 @@ from sklearn_dpfair.utils._array_api import (
     to_numpy,
     upcast_matmul,
 )
-
-
-@pytest.fixture
-def dispatch(monkeypatch):
-    """scikit-learn's array API dispatch, as a user turns it on."""
-    # scikit-learn refuses dispatch unless scipy's flag is set; our code never
-    # hands non-numpy arrays to scipy, so setting it late is harmless here.
-    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
-    try:
-        context = sklearn.config_context(array_api_dispatch=True)
-        context.__enter__()
-    except ImportError as exc:  # no array-api-compat, or scipy too old
-        pytest.skip(f"scikit-learn cannot dispatch here: {exc}")
-    try:
-        yield
-    finally:
-        context.__exit__(None, None, None)
 
 
 @pytest.fixture
