@@ -21,8 +21,8 @@ from ..privacy._random_allocation import (
     require_pld_accounting,
 )
 from ..privacy._record import WEIGHTS_CAVEAT
-from ._private_fit import DPSGDSetup
-from ._schedules import auto_learning_rate, resolve_epochs, sgd_schedule
+from ._private_fit import DPSGDSetup, resolved_learning_rate, with_scaling
+from ._schedules import resolve_epochs, sgd_schedule
 
 __all__ = ["balls_and_bins_schedule", "balls_and_bins_setup"]
 
@@ -102,19 +102,16 @@ def balls_and_bins_setup(
         mechanism = GaussianMechanism(params.clip_norm, sigma)
     q = 1.0 / steps_per_epoch
     n_steps = steps_per_epoch * n_epochs
-    learning_rate = params.learning_rate
-    if learning_rate == "auto":
-        learning_rate = auto_learning_rate(
-            mechanism.noise_multiplier, q, n_samples, (n_features + 1) * n_outputs
-        )
-    description = (
+    learning_rate = resolved_learning_rate(
+        params, mechanism, q, n_samples, n_features, n_outputs
+    )
+    description = with_scaling(
         "DP-SGD (balls-and-bins batches: each record in exactly one of "
         f"{steps_per_epoch} steps per epoch, {n_epochs} epochs; per-example "
         "clipping; random-allocation PLD from pld-accounting, Feldman and "
-        "Shenfeld 2026)"
+        "Shenfeld 2026)",
+        prior,
     )
-    if prior is not None and prior.describe():
-        description += "; " + prior.describe()
     record = budget.account(
         mechanism,
         description=description,

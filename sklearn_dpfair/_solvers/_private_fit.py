@@ -231,6 +231,22 @@ class DPSGDSetup:
     batches_per_epoch: int | None = None
 
 
+def resolved_learning_rate(params, mechanism, q, n_samples, n_features, n_outputs):
+    """``params.learning_rate``, or the "auto" step of the calibrated mechanism."""
+    if params.learning_rate != "auto":
+        return params.learning_rate
+    return auto_learning_rate(
+        mechanism.noise_multiplier, q, n_samples, (n_features + 1) * n_outputs
+    )
+
+
+def with_scaling(description, prior):
+    """A record's description, with the column scaling's phrase if any."""
+    if prior is not None and prior.describe():
+        return description + "; " + prior.describe()
+    return description
+
+
 def dp_sgd_setup(
     n_samples, n_features, n_outputs, params, budget, *, weighted, prior=None
 ):
@@ -294,14 +310,12 @@ def dp_sgd_setup(
         mechanism = budget.gaussian(
             params.clip_norm, sampling_probability=q, steps=n_steps
         )
-    learning_rate = params.learning_rate
-    if learning_rate == "auto":
-        learning_rate = auto_learning_rate(
-            mechanism.noise_multiplier, q, n_samples, (n_features + 1) * n_outputs
-        )
-    description = "DP-SGD (Poisson-subsampled Gaussian, per-example clipping)"
-    if prior is not None and prior.describe():
-        description += "; " + prior.describe()
+    learning_rate = resolved_learning_rate(
+        params, mechanism, q, n_samples, n_features, n_outputs
+    )
+    description = with_scaling(
+        "DP-SGD (Poisson-subsampled Gaussian, per-example clipping)", prior
+    )
     record = budget.account(
         mechanism,
         description=description,
