@@ -34,6 +34,7 @@ __all__ = [
     "InterceptOnlySetup",
     "affords_model",
     "fit_intercept_only",
+    "intercept_only_model",
     "intercept_only_setup",
     "n_parameters",
     "small_budget_message",
@@ -219,3 +220,44 @@ def fit_intercept_only(setup, y, rng):
     )
     floored = np.maximum(counts, 1.0)
     return np.log(floored / floored.sum()), counts
+
+
+def intercept_only_model(setup, y, rng, n_features):
+    """The released linear model: zero coefficients and the noisy intercepts.
+
+    Binary problems keep one row (the logit of the second class), as the
+    package's linear classifiers do.
+
+    Parameters
+    ----------
+    setup : InterceptOnlySetup
+        From :func:`intercept_only_setup`.
+    y : ndarray of shape (n_samples,)
+        Class indices.
+    rng : numpy.random.Generator
+        Source of the noise.
+    n_features : int
+        Number of columns of the model.
+
+    Returns
+    -------
+    coef : ndarray of shape (1, n_features) or (n_classes, n_features)
+    intercept : ndarray of shape (1,) or (n_classes,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
+    >>> from sklearn_dpfair._solvers._intercept_only import (
+    ...     intercept_only_model, intercept_only_setup)
+    >>> setup = intercept_only_setup(PrivacyBudget(1.0, 1e-5), 2)
+    >>> coef, intercept = intercept_only_model(
+    ...     setup, np.array([0] * 700 + [1] * 300), np.random.default_rng(0), 3)
+    >>> coef.shape, bool(intercept[0] < 0)
+    ((1, 3), True)
+    """
+    intercept, _ = fit_intercept_only(setup, y, rng)
+    coef = np.zeros((setup.n_classes, n_features))
+    if setup.n_classes == 2:
+        coef, intercept = coef[:1], intercept[1:] - intercept[:1]
+    return coef, intercept

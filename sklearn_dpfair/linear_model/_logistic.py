@@ -31,7 +31,7 @@ from .._solvers._frank_wolfe import resolve_feature_inf_bound
 from .._solvers._intercept_only import (
     InterceptOnlySetup,
     affords_model,
-    fit_intercept_only,
+    intercept_only_model,
     intercept_only_setup,
     small_budget_message,
 )
@@ -924,13 +924,7 @@ default=None
             feature_inf_bound=feature_inf_bound,
         )
         n_classes = max(loss.n_outputs, 2)
-        small = PrivacyBudget(
-            self.epsilon,
-            self.delta,
-            self._accountant_kind(),
-            self.noise_multiplier,
-            tuple(caveats),
-        )
+        small = self._dp_sgd_budget(caveats)
         if (
             self.small_budget == "auto"
             and self.delta > 0
@@ -1051,8 +1045,8 @@ default=None
 
     def _fit_intercept_only(self, setup, shape, dtype, y_encoded, rng):
         """The planned label histogram, as a linear model with zero coefficients."""
-        intercepts, _ = fit_intercept_only(
-            setup, to_numpy(y_encoded).astype(np.intp), rng
+        coef, intercepts = intercept_only_model(
+            setup, to_numpy(y_encoded).astype(np.intp), rng, shape[1]
         )
         n_samples, n_features = shape
         # Public inputs only: the rule decided before the data were read.
@@ -1067,11 +1061,9 @@ default=None
             ),
             UserWarning,
         )
-        if setup.n_classes == 2:
-            # One row: the logit of classes_[1].
-            intercepts = intercepts[1:] - intercepts[:1]
-        coef = np.zeros((intercepts.size, n_features), dtype=dtype)
-        return LinearFit(coef, intercepts.astype(dtype), None, setup.record)
+        return LinearFit(
+            coef.astype(dtype), intercepts.astype(dtype), None, setup.record
+        )
 
     def _set_fitted(self, classes, result, n_iter):
         self.intercept_only_ = n_iter == 0

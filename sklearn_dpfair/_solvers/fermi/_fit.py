@@ -59,7 +59,7 @@ from ...privacy._record import WEIGHTS_CAVEAT
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
 from ...utils._validation import warn_at_caller
 from .._feature_scaling import fit_feature_scaling
-from .._intercept_only import fit_intercept_only
+from .._intercept_only import intercept_only_model
 from .._non_private import minimize_fair_objective
 from ._privacy import (
     DEFAULT_MARGINAL_NOISE,
@@ -613,15 +613,12 @@ def intercept_only_fit(
     """The :class:`FERMIFit` of the intercept-only release (``setup.fallback``).
 
     The noisy label histogram gives the intercepts (post-processing,
-    :func:`~sklearn_dpfair._solvers._intercept_only.fit_intercept_only`);
+    :func:`~sklearn_dpfair._solvers._intercept_only.intercept_only_model`);
     the coefficients and the dual are 0. A constant model predicts one
     class for every row, so its training disparity is exactly 0 under every
     constraint: a ``disparity_bound`` is met whatever the data hold.
     """
-    intercept, _ = fit_intercept_only(setup.fallback, y, rng)
-    coef = np.zeros((n_classes, n_features))
-    if n_classes == 2:
-        coef, intercept = coef[:1], intercept[1:] - intercept[:1]
+    coef, intercept = intercept_only_model(setup.fallback, y, rng, n_features)
     dual = np.zeros((params.constraint.n_blocks(n_classes), n_groups, n_classes))
     if params.constraint.name != "equalized_odds":
         dual = dual[0]
