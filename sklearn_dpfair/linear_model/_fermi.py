@@ -1184,7 +1184,7 @@ default=None
         if self.record_training_loss:
             warn_at_caller(_CURVES_RECORDED, PrivacyLeakWarning)
             caveats = [*caveats, "training loss and ERMI curves recorded"]
-        privacy = self._fair_privacy(caveats, n_features, sparse)
+        privacy = self._fair_privacy(caveats, n_features, sparse, n_samples)
         return privacy, self.record_training_loss, caveats
 
     def _privacy_plan_key(self, n_samples, n_groups, n_features, n_classes):
@@ -1195,7 +1195,7 @@ default=None
         plans a candidate with it, so its plan is the fit's event.
         """
         return fermi_plan_key(
-            self._fair_privacy((), n_features),
+            self._fair_privacy((), n_features, n_samples=n_samples),
             self._fermi_params(None, False),
             n_samples=n_samples,
             n_groups=n_groups,
@@ -1220,7 +1220,7 @@ default=None
             n_groups = 1 if self.groups is None else len(self.groups)
         if n_classes is None:
             n_classes = 2 if self.classes is None else len(self.classes)
-        privacy = self._fair_privacy((), n_features)
+        privacy = self._fair_privacy((), n_features, n_samples=n_samples)
         plan = plan_from_key(
             self._privacy_plan_key(
                 n_samples, max(n_groups, 1), n_features, max(n_classes, 2)
@@ -1254,11 +1254,11 @@ default=None
             steps=plan.n_steps,
         )
 
-    def _fair_privacy(self, caveats, n_features, sparse=False):
+    def _fair_privacy(self, caveats, n_features, sparse=False, n_samples=None):
         """The :class:`FairPrivacy` of the parameters (public inputs only).
 
-        ``n_features`` and whether ``X`` is ``sparse`` (public layout) fix
-        the column scaling plan
+        ``n_features``, ``n_samples`` and whether ``X`` is ``sparse`` (public
+        layout) fix the column scaling plan
         (:func:`~sklearn_dpfair._solvers._feature_scaling.plan_feature_scaling`).
         """
         public = None if isinstance(self.group_marginals, str) else self.group_marginals
@@ -1289,6 +1289,7 @@ default=None
             budget,
             sparse=sparse,
             fit_intercept=self.fit_intercept,
+            n_samples=n_samples,
         )
         if scaling.event is not None:
             # The quantiles' zCDP event is read by the RDP accountant (as
