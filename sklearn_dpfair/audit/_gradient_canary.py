@@ -70,6 +70,20 @@ __all__ = [
 ]
 
 
+def _step_log_ratios(x, noise_multiplier):
+    """Per-step log-likelihood ratio of N(1, sigma^2) against N(0, sigma^2).
+
+    ``(2 x - 1) / (2 sigma^2)`` for each observation ``x`` (in clip-norm
+    units), with one declared ``sigma`` per step (or one for all).
+    """
+    sigma = np.asarray(noise_multiplier, dtype=float)
+    if np.any(~np.isfinite(sigma)) or np.any(sigma <= 0):
+        raise ValueError("The noise multiplier must be positive and finite.")
+    if x.ndim == 2 and sigma.ndim == 1:
+        sigma = sigma[:, None]
+    return (2.0 * x - 1.0) / (2.0 * sigma**2)
+
+
 def canary_log_likelihood_ratio(observations, noise_multiplier, sampling_probability):
     """Log-likelihood ratio "canary in" vs "out" of one canary's trace.
 
@@ -104,12 +118,7 @@ def canary_log_likelihood_ratio(observations, noise_multiplier, sampling_probabi
     q = float(sampling_probability)
     if not 0 < q <= 1:
         raise ValueError(f"sampling_probability must be in (0, 1], got {q!r}.")
-    sigma = np.asarray(noise_multiplier, dtype=float)
-    if np.any(~np.isfinite(sigma)) or np.any(sigma <= 0):
-        raise ValueError("The noise multiplier must be positive and finite.")
-    if x.ndim == 2 and sigma.ndim == 1:
-        sigma = sigma[:, None]
-    a = (2.0 * x - 1.0) / (2.0 * sigma**2)
+    a = _step_log_ratios(x, noise_multiplier)
     log_out = math.log1p(-q) if q < 1 else -math.inf
     return np.logaddexp(log_out, math.log(q) + a).sum(axis=0)
 
@@ -155,12 +164,7 @@ def canary_allocation_log_likelihood_ratio(observations, noise_multiplier, steps
         raise ValueError(
             f"{x.shape[0]} steps are not whole epochs of {steps_per_epoch!r} steps."
         )
-    sigma = np.asarray(noise_multiplier, dtype=float)
-    if np.any(~np.isfinite(sigma)) or np.any(sigma <= 0):
-        raise ValueError("The noise multiplier must be positive and finite.")
-    if x.ndim == 2 and sigma.ndim == 1:
-        sigma = sigma[:, None]
-    a = (2.0 * x - 1.0) / (2.0 * sigma**2)
+    a = _step_log_ratios(x, noise_multiplier)
     a = np.broadcast_to(a, x.shape).reshape((x.shape[0] // t, t) + x.shape[1:])
     return (np.logaddexp.reduce(a, axis=1) - math.log(t)).sum(axis=0)
 
