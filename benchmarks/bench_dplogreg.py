@@ -18,8 +18,14 @@ And the small-budget sweep of public schedule choices (``--small-eps``):
 epsilon in {0.05, 0.1}, 5 seeds, on the same validation split (25% of the
 training file), each choice against the defaults.
 
+And the small-budget ideas (``--small-eps-ideas validation|test``): iterate
+averages (post-processing), the PLD accountant, L2 rules of the public
+``epsilon n``, dp-newton, and the noise-free floor of the schedule, at every
+epsilon of the grid, 5 seeds; chosen on the validation split, then read on
+the test file.
+
 Usage: python benchmarks/bench_dplogreg.py [--quick] [--seeds 5] [--sweep]
-[--small-eps]
+[--small-eps] [--small-eps-ideas {validation,test}]
 """
 
 import argparse
@@ -175,6 +181,108 @@ def small_eps_sweep(seeds=5):
         sgd.tail_start, schedules.AUTO_LEARNING_RATE_SCALE = tail_start, lr_scale
 
 
+def _ema_average(decay):
+    """``tail_averaged`` returning an exponential moving average of the iterates.
+
+    ``decay(T)`` is the EMA factor for ``T`` steps; post-processing of the
+    released iterates, as the tail average it replaces.
+    """
+
+    def tail_averaged(step, coef, w0, *, n_steps, tail_fraction=0.5):
+        beta = decay(n_steps)
+        avg_coef, avg_w0 = coef, w0
+        for t in range(n_steps):
+            coef, w0 = step(t, coef, w0)
+            avg_coef = beta * avg_coef + (1 - beta) * coef
+            avg_w0 = beta * avg_w0 + (1 - beta) * w0
+        return (coef, w0), (avg_coef, avg_w0)
+
+    return tail_averaged
+
+
+def _weighted_average(step, coef, w0, *, n_steps, tail_fraction=0.5):
+    """``tail_averaged`` returning the average of all iterates, iterate t weighted t."""
+    sum_coef, sum_w0, total = 0 * coef, 0 * w0, 0.0
+    for t in range(n_steps):
+        coef, w0 = step(t, coef, w0)
+        sum_coef, sum_w0 = sum_coef + (t + 1) * coef, sum_w0 + (t + 1) * w0
+        total += t + 1
+    return (coef, w0), (sum_coef / total, sum_w0 / total)
+
+
+def small_eps_ideas(split="validation", seeds=5, epsilons=(0.05, 0.1, 0.5, 1.0, 8.0)):
+    """Ideas for small budgets, each at every epsilon (5 seeds).
+
+    ``split="validation"`` fits 75% of the training file and scores the
+    other 25% (where choices are made); ``"test"`` fits the training file
+    and scores the test file (where they are only read). Parameters depend
+    on the public ``epsilon`` and ``n`` only. The last row is a diagnostic,
+    not a private fit: the same schedule and noise multiplier with the noise
+    removed from every step (the optimization floor of the schedule).
+    """
+    import sklearn_dpfair._solvers._linear as linear
+    import sklearn_dpfair._solvers._sgd as sgd
+
+    X, y, X_test, y_test, _, _ = adult_arrays()
+    if split == "validation":
+        X, X_test, y, y_test = train_test_split(X, y, test_size=0.25, random_state=0)
+    pld = {"accountant": "pld"}
+    # (name, parameters from (epsilon, n), replacement of sgd.tail_averaged,
+    # or "noise-free" for the diagnostic row)
+    ideas = [
+        ("defaults (RDP, average of the last half)", lambda e, n: {}, None),
+        ("accountant='pld'", lambda e, n: pld, None),
+        ("pld, EMA of the iterates (1 - 5/T)", lambda e, n: pld,
+         _ema_average(lambda T: 1 - 5 / T)),
+        ("pld, EMA of the iterates (1 - 10/T)", lambda e, n: pld,
+         _ema_average(lambda T: 1 - 10 / T)),
+        ("pld, all iterates weighted t", lambda e, n: pld, _weighted_average),
+        ("pld, alpha = 10 / (eps n)",
+         lambda e, n: dict(pld, alpha=10 / (e * n)), None),
+        ("pld, alpha = 1e4 / (eps n)^2",
+         lambda e, n: dict(pld, alpha=1e4 / (e * n) ** 2), None),
+        ("rdp, alpha = 1e4 / (eps n)^2",
+         lambda e, n: {"alpha": 1e4 / (e * n) ** 2}, None),
+        ("dp-newton, feature_norm_bound 6, pld",
+         lambda e, n: dict(pld, solver="dp-newton", feature_norm_bound=6.0), None),
+    ]
+    tail_averaged = sgd.tail_averaged
+    privatize = linear.LinearModel.privatize_gradient
+
+    def noise_free(self, g_coef, g_w0, *, mechanism, denominator, rng):
+        # The planned releases are still made (the release check sees them);
+        # the step then uses the clipped sum without its noise.
+        privatize(
+            self, g_coef, g_w0, mechanism=mechanism, denominator=denominator, rng=rng
+        )
+        return g_coef / denominator, g_w0 / denominator
+
+    ideas.append(("diagnostic: pld, alpha 1e4 / (eps n)^2, noise removed",
+                  lambda e, n: dict(pld, alpha=1e4 / (e * n) ** 2), "noise-free"))
+    print(f"| idea ({split}, {seeds} seeds) | "
+          + " | ".join(f"eps = {e:g}" for e in epsilons) + " |", flush=True)
+    try:
+        for name, params, patch in ideas:
+            sgd.tail_averaged = patch if callable(patch) else tail_averaged
+            linear.LinearModel.privatize_gradient = (
+                noise_free if patch == "noise-free" else privatize
+            )
+            cells = []
+            for eps in epsilons:
+                accs = [
+                    DPLogisticRegression(
+                        epsilon=eps, classes=[0, 1], random_state=seed,
+                        **params(eps, len(y)),
+                    ).fit(X, y).score(X_test, y_test)
+                    for seed in range(seeds)
+                ]
+                cells.append(f"{np.mean(accs):.4f} ± {np.std(accs):.4f}")
+            print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+    finally:
+        sgd.tail_averaged = tail_averaged
+        linear.LinearModel.privatize_gradient = privatize
+
+
 def write_rst(rows, sk_acc, sk_time, n_seeds):
     lines = [
         "DPLogisticRegression on UCI Adult",
@@ -231,8 +339,12 @@ def main():
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--small-eps", action="store_true")
+    parser.add_argument("--small-eps-ideas", choices=["validation", "test"])
     args = parser.parse_args()
     warnings.simplefilter("ignore", UserWarning)
+    if args.small_eps_ideas:
+        small_eps_ideas(args.small_eps_ideas, args.seeds)
+        return
     if args.small_eps:
         small_eps_sweep(args.seeds)
         return
