@@ -317,3 +317,18 @@ def test_torch_cpu_matches_numpy_for_network(monkeypatch):
                 assert got.dp_event_ == ref.dp_event_
     finally:
         torch.set_num_threads(n_threads)
+
+
+def test_intercept_only_release_is_a_constant_network():
+    X, y, s = _nonlinear(200, seed=9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        est = DPFERMIClassifier(
+            hidden_layer_sizes=(5,), epsilon=0.05, classes=[0, 1], groups=[0, 1],
+            random_state=0,
+        ).fit(X, y, sensitive_features=s)
+    assert est.intercept_only_
+    assert [W.shape for W in est.coefs_] == [(4, 5), (5, 1)]
+    assert not any(np.any(W) for W in est.coefs_)
+    assert not hasattr(est, "coef_")
+    assert np.unique(est.predict(X)).size == 1

@@ -650,9 +650,20 @@ def intercept_only_fit(
         return backend.to_output(backend.asarray(a, dtype=dt))
 
     bounded = params.disparity_bound is not None and setup.bounded
+    coefs = intercepts = None
+    if params.hidden_layer_sizes:
+        # The same constant model as a network: every weight 0, the output
+        # biases the intercepts (post-processing of the same release).
+        sizes = [n_features, *params.hidden_layer_sizes, coef.shape[0]]
+        coefs = [out(np.zeros((a, b)), dtype) for a, b in zip(sizes[:-1], sizes[1:])]
+        intercepts = [out(np.zeros(b), dtype) for b in sizes[1:-1]]
+        intercepts.append(out(intercept, dtype))
+        coef = intercept = None
     return FERMIFit(
-        coef=out(coef, dtype),
-        intercept=out(intercept, dtype),
+        coef=None if coef is None else out(coef, dtype),
+        intercept=None if intercept is None else out(intercept, dtype),
+        coefs=coefs,
+        intercepts=intercepts,
         dual=out(dual, np.float64),
         group_marginals=None,
         n_steps=0,
