@@ -32,8 +32,8 @@ from .._solvers.fermi._dask import fit_fermi_dask
 from .._solvers.fermi._fit import FairPrivacy, FERMIParams, fit_fermi
 from .._solvers.fermi._plan import (
     RECORDS_PER_PARAMETER,
+    fermi_plan,
     fermi_plan_key,
-    plan_from_key,
 )
 from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
@@ -256,13 +256,16 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             n_samples, caveats, n_features=X.shape[1], sparse=sp.issparse(X)
         )
         params = self._fermi_params(constraint, record_curves)
+        plan = self._fermi_plan(
+            privacy, params, n_samples, X.shape[1], len(group_labels), classes.size
+        )
         result = fit_fermi(
             X,
             y_encoded,
             codes,
             group_labels,
+            plan,
             params,
-            n_classes=classes.size,
             rng=check_noise_generator(self.random_state),
             privacy=privacy,
             backend=backend,
@@ -282,6 +285,23 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             hidden_layer_sizes=self._hidden_layer_sizes(),
             **{name: getattr(self, name) for name in _SOLVER_PARAMS},
             **self._solver_options(),
+        )
+
+    @staticmethod
+    def _fermi_plan(privacy, params, n_samples, n_features, n_groups, n_classes):
+        """The releases of a fit, from public inputs only (before any row is read).
+
+        The one place a fit and :meth:`privacy_plan` get their plan from
+        (:func:`~sklearn_dpfair._solvers.fermi._plan.fermi_plan`); the
+        solver runs it and refuses data of another shape.
+        """
+        return fermi_plan(
+            privacy,
+            params,
+            n_samples=n_samples,
+            n_groups=n_groups,
+            n_features=n_features,
+            n_classes=n_classes,
         )
 
     def _fit_dask(self, X, y, sample_weight, sensitive_features):
@@ -1372,19 +1392,21 @@ default=None
         ``sensitive_features``; ``n_classes`` that of the declared
         ``classes`` (2 when none are declared). The event is that of
         :meth:`fit`'s plan
-        (:func:`~sklearn_dpfair._solvers.fermi._plan.plan_from_key` of
-        :meth:`_privacy_plan_key`), the intercept-only release included.
+        (:meth:`_fermi_plan`, as :meth:`fit` makes it), the intercept-only
+        release included.
         """
         if n_groups is None:
             n_groups = 1 if self.groups is None else len(self.groups)
         if n_classes is None:
             n_classes = 2 if self.classes is None else len(self.classes)
         privacy = self._fair_privacy((), n_features, n_samples=n_samples)
-        plan = plan_from_key(
-            self._privacy_plan_key(
-                n_samples, max(n_groups, 1), n_features, max(n_classes, 2)
-            ),
-            privacy.budget,
+        plan = self._fermi_plan(
+            privacy,
+            self._fermi_params(None, False),
+            n_samples,
+            n_features,
+            max(n_groups, 1),
+            max(n_classes, 2),
         )
         if plan.fallback is not None:
             return plan.fallback.record
@@ -1573,11 +1595,20 @@ default=None
             privacy, _, _ = self._privacy(
                 data.n_samples, [*data.caveats, *caveats]
             )
+            params = self._fermi_params(constraint, False)
+            plan = self._fermi_plan(
+                privacy,
+                params,
+                data.n_samples,
+                data.n_features,
+                len(groups),
+                classes.size,
+            )
             result = fit_fermi_dask(
                 data,
-                self._fermi_params(constraint, False),
+                plan,
+                params,
                 privacy,
-                n_classes=classes.size,
                 group_labels=groups,
                 rng=check_noise_generator(self.random_state),
             )

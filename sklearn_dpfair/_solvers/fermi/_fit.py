@@ -6,8 +6,9 @@
 (thesis Algorithm 9); with it, DP-FERMI under record-level add/remove
 adjacency (thesis Algorithm 10):
 
-0. fix the releases *before* reading the data (:func:`._plan.fermi_plan`:
-   one joint Gaussian for the primal and dual blocks of every step, composed
+0. the caller fixes the releases *before* the data are read
+   (:func:`._plan.fermi_plan`, passed in as ``plan``: one joint Gaussian
+   for the primal and dual blocks of every step, composed
    with the Gaussian histogram of the (block, group) cells and, under
    ``disparity_bound``, the selection's count release, with the steps of
    each stage of the weight path);
@@ -73,7 +74,6 @@ from ._privacy import (
     histogram_noise,
 )
 from ._model import initial_network
-from ._plan import fermi_plan
 from ._problem import FairProblem, run_sgda
 from ._weight_search import (
     PRIVATE_BOUND_MAX,
@@ -361,24 +361,24 @@ class FERMISetup:
 
 
 def fermi_setup(
+    plan,
     privacy,
     params,
     *,
-    n_samples,
-    n_features,
-    n_classes,
     group_labels,
     cell_table,
     weighted,
     max_weight,
     rng,
 ):
-    """Noise, private marginals, mechanisms and record of a FERMI fit.
+    """Private marginals, mechanisms and record of a FERMI fit that runs ``plan``.
 
-    Steps 0, 1 and 3 of :func:`fit_fermi` (the noise from public inputs,
-    the histogram release, the account), shared by the in-memory and the
-    Dask fit: ``cell_table`` (see :func:`_penalty`) is the only access to
-    the data. ``weighted`` says whether public weights were passed (whatever they
+    Steps 1 and 3 of :func:`fit_fermi` (the histogram release, the account),
+    shared by the in-memory and the Dask fit. ``plan`` (a
+    :class:`._plan.FERMIPlan` from :func:`._plan.fermi_plan`, made from
+    public inputs before the data are read) fixes the schedule, the noise
+    and the event; nothing here re-derives them. ``cell_table`` (see
+    :func:`_penalty`) is the only access to the data. ``weighted`` says whether public weights were passed (whatever they
     hold); ``max_weight`` bounds them for the auto dual step (1 under
     privacy, which never reads the data's largest weight). Draws from ``rng``
     the histogram's noise only. When the plan releases the intercept-only
@@ -389,16 +389,7 @@ def fermi_setup(
     setup : FERMISetup
     """
     p = params
-    # 0. The plan (schedule, stages, noise, event), from public inputs,
-    # before any data-dependent step.
-    plan = fermi_plan(
-        privacy,
-        p,
-        n_samples=n_samples,
-        n_groups=len(group_labels),
-        n_features=n_features,
-        n_classes=n_classes,
-    )
+    n_samples, n_classes = plan.shape[0], plan.n_classes
     q, n_steps, noise = plan.sampling_probability, plan.n_steps, plan.noise
     active, bounded = plan.key.active, plan.key.bounded
     if plan.fallback is not None:
@@ -685,9 +676,9 @@ def fit_fermi(
     y,
     codes,
     group_labels,
+    plan,
     params,
     *,
-    n_classes,
     rng,
     privacy=None,
     backend=NUMPY_BACKEND,
@@ -709,10 +700,14 @@ def fit_fermi(
         ``privacy``.
     group_labels : ndarray of shape (n_groups,)
         The (declared) group set.
+    plan : FERMIPlan
+        The releases of the fit, made before the data are read by
+        :func:`._plan.fermi_plan` from ``privacy``, ``params`` and the public
+        ``(n_samples, n_features, n_groups, n_classes)``; the fit refuses data
+        of another shape (:meth:`._plan.FERMIPlan.check_data`) and runs the
+        plan's schedule and noise.
     params : FERMIParams
-        Public hyperparameters.
-    n_classes : int
-        Number of (declared) classes.
+        Public hyperparameters (those the plan was made from).
     rng : numpy.random.Generator
         Batches and every noise draw.
     privacy : FairPrivacy or None, default=None
@@ -750,6 +745,8 @@ def fit_fermi(
     """
     p = params
     n_samples = X.shape[0]
+    plan.check_data(n_samples, X.shape[1], len(group_labels))
+    n_classes = plan.n_classes
     private = privacy is not None and privacy.budget.is_private
     # Whether weights were passed (public), never what they hold, decides
     # the refusal and the record.
@@ -766,11 +763,9 @@ def fit_fermi(
     # One small code a row (block_index gives intp), held for the whole fit.
     blocks = constraint.block_index(y).astype(code_dtype(n_blocks))
     setup = fermi_setup(
+        plan,
         privacy,
         p,
-        n_samples=n_samples,
-        n_features=X.shape[1],
-        n_classes=n_classes,
         group_labels=group_labels,
         cell_table=_in_memory_cell_table(
             blocks, codes, n_blocks, n_groups, sample_weight, privacy is not None
