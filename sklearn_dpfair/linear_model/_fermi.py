@@ -39,9 +39,9 @@ from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
 from ..fairness._constraints import advantaged_class_index
 from ..fairness._ermi import code_dtype, compact_codes
+from ..neural._network import ACTIVATIONS, forward
 from ..privacy import PrivacyBudget, PrivacyRecord, check_noise_generator
 from ..privacy._zcdp import ZCDP_ACCOUNTANT
-from ..neural._network import ACTIVATIONS, forward
 from ..utils._array_api import (
     DEVICE_OPTIONS,
     array_namespace,
@@ -321,7 +321,9 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             self.__dict__.pop(name, None)
         if result.coefs is not None:
             self.coefs_ = [xp.astype(W, dtype, copy=False) for W in result.coefs]
-            self.intercepts_ = [xp.astype(b, dtype, copy=False) for b in result.intercepts]
+            self.intercepts_ = [
+                xp.astype(b, dtype, copy=False) for b in result.intercepts
+            ]
             self.n_layers_ = len(self.coefs_) + 1
             self.out_activation_ = "logistic" if classes.size == 2 else "softmax"
         else:
@@ -624,9 +626,11 @@ default=None
         Widths of the hidden layers, scikit-learn's ``MLPClassifier``
         convention. ``()`` is the linear model (``coef_``, ``intercept_``);
         otherwise a dense network whose softmax output has one logit per
-        class, trained on the same objective (the ERMI term, its dual and
-        the full-batch phase, now over the flattened network parameters, are unchanged: the model only changes the logits and
-        their gradients, backpropagated through the layers). Its start is
+        class, trained on the same objective: the ERMI term, its dual and
+        the SGDA and full-batch phases are unchanged (the latter runs over
+        the flattened network parameters); the model only changes the
+        logits and their gradients, backpropagated through the layers. Its
+        start is
         scikit-learn's Glorot-uniform initialization, drawn from the fit's
         seed. The fitted network is ``coefs_``, ``intercepts_``. Needs a
         dense ``X``. ``alpha`` penalizes every layer's weights;
@@ -1044,9 +1048,10 @@ default=None
         Widths of the hidden layers, scikit-learn's ``MLPClassifier``
         convention. ``()`` is the linear model (``coef_``, ``intercept_``);
         otherwise a dense network whose softmax output has one logit per
-        class, trained on the same objective (the ERMI term, its dual and
-        every release and its accounting are unchanged: the model only changes the logits and
-        their gradients, backpropagated through the layers). Its start is
+        class, trained on the same objective: the ERMI term, its dual and
+        every release and its accounting are unchanged; the model only
+        changes the logits and their gradients, backpropagated through the
+        layers. Its start is
         scikit-learn's Glorot-uniform initialization, drawn from the fit's
         seed. The fitted network is ``coefs_``, ``intercepts_``. Each
         example's gradient over all the layers jointly is clipped to

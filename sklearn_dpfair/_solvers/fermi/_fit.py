@@ -878,8 +878,10 @@ def fit_fermi(
             lam = p.fairness_weight
             # DP-FERMI's non-private limit: its objective on any columns.
             # A network's phase is its own (on the given columns).
-            refine = problem.refine if privacy is None or network is not None else partial(
-                minimize_fair_objective, problem
+            refine = (
+                problem.refine
+                if privacy is None or network is not None
+                else partial(minimize_fair_objective, problem)
             )
             refined = refine(lam, to_numpy(coef_m), to_numpy(w0_m))
             coef_m, w0_m = refined.coef, refined.w0
