@@ -213,8 +213,6 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         if any(
             is_dask_collection(a) for a in (X, y, sample_weight, sensitive_features)
         ):
-            if hidden:
-                raise ValueError(_NETWORK_DASK.format(hidden=self.hidden_layer_sizes))
             return self._fit_dask(X, y, sample_weight, sensitive_features)
         if hidden and sp.issparse(X):
             # Refused from the layout alone, before any value is read.
@@ -1556,6 +1554,8 @@ default=None
 
     def _fit_dask(self, X, y, sample_weight, sensitive_features):
         """DP-FERMI on Dask collections; the rows stay on the workers."""
+        if self._hidden_layer_sizes():
+            raise ValueError(_NETWORK_DASK.format(hidden=self.hidden_layer_sizes))
         for what, refused in (
             ("feature_scaling='auto'", self.feature_scaling is not None),
             ("disparity_bound", self.disparity_bound is not None),
