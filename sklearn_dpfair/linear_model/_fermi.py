@@ -96,6 +96,12 @@ _FERMI_LIMIT_SOLVER = (
     "full-batch objective with the dual at its closed-form maximiser, in "
     "standardized columns"
 )
+# ... and with hidden layers (the network's phase works in the given columns).
+_FERMI_LIMIT_NETWORK_SOLVER = (
+    "the noiseless SGDA steps as a warm start, then L-BFGS-B on the "
+    "full-batch objective over the network's weights and biases with the "
+    "dual at its closed-form maximiser, in the given columns"
+)
 
 _SOLVER_PARAMS = (
     "fairness_weight",
@@ -547,7 +553,7 @@ class FERMIClassifier(_BaseFERMI):
         warm-start it: on UCI Adult one epoch gives the same model, within
         its tolerance, as 20, at about half the fit time) and 20 without
         it. Under ``disparity_bound`` no SGDA epoch runs (the path starts
-        from 0 and warm-starts itself).
+        from 0, a network from its initialization, and warm-starts itself).
     learning_rate : float, default=1.0
         Constant step size of the model (descent) step of SGDA (gradients
         are means over the batch). With large weights or feature norms SGDA
@@ -1507,7 +1513,11 @@ default=None
             record = non_private_record(
                 record,
                 record.steps,
-                _FERMI_LIMIT_SOLVER,
+                (
+                    _FERMI_LIMIT_NETWORK_SOLVER
+                    if self._hidden_layer_sizes()
+                    else _FERMI_LIMIT_SOLVER
+                ),
                 sampling=record.sampling_probability,
             )
         self._set_privacy_record(record)

@@ -377,3 +377,15 @@ def test_intercept_only_release_is_a_constant_network():
     assert not any(np.any(W) for W in est.coefs_)
     assert not hasattr(est, "coef_")
     assert np.unique(est.predict(X)).size == 1
+
+
+def test_non_private_limit_record_names_the_network_phase():
+    X, y, s = _nonlinear(200, seed=10)
+    est = _fit_quiet(
+        DPFERMIClassifier(
+            hidden_layer_sizes=(3,), epsilon=np.inf, classes=[0, 1], groups=[0, 1],
+            max_iter=2, random_state=0,
+        ),
+        X, y, s,
+    )
+    assert "network's weights and biases" in est.privacy_record_.mechanism
