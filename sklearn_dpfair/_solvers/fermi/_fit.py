@@ -62,6 +62,7 @@ from ...utils._validation import warn_at_caller
 from .._feature_scaling import fit_feature_scaling
 from .._intercept_only import intercept_only_model
 from .._non_private import minimize_fair_objective
+from ._model import initial_network
 from ._privacy import (
     DEFAULT_MARGINAL_NOISE,
     MARGINAL_BUDGET_SHARE,
@@ -73,7 +74,6 @@ from ._privacy import (
     histogram_mechanism,
     histogram_noise,
 )
-from ._model import initial_network
 from ._problem import FairProblem, run_sgda
 from ._weight_search import (
     PRIVATE_BOUND_MAX,
