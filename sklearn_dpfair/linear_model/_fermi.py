@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
@@ -39,9 +39,16 @@ from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
 from ..fairness._constraints import advantaged_class_index
 from ..fairness._ermi import code_dtype, compact_codes
+from ..neural._network import ACTIVATIONS, forward
 from ..privacy import PrivacyBudget, PrivacyRecord, check_noise_generator
 from ..privacy._zcdp import ZCDP_ACCOUNTANT
-from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
+from ..utils._array_api import (
+    DEVICE_OPTIONS,
+    array_namespace,
+    input_float_dtypes,
+    resolve_backend,
+    to_numpy,
+)
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
@@ -89,6 +96,12 @@ _FERMI_LIMIT_SOLVER = (
     "full-batch objective with the dual at its closed-form maximiser, in "
     "standardized columns"
 )
+# ... and with hidden layers (the network's phase works in the given columns).
+_FERMI_LIMIT_NETWORK_SOLVER = (
+    "the noiseless SGDA steps as a warm start, then L-BFGS-B on the "
+    "full-batch objective over the network's weights and biases with the "
+    "dual at its closed-form maximiser, in the given columns"
+)
 
 _SOLVER_PARAMS = (
     "fairness_weight",
@@ -105,6 +118,7 @@ _SOLVER_PARAMS = (
     "dual_projection",
     "min_group_frequency",
     "return_iterate",
+    "activation",
 )
 
 
@@ -140,7 +154,21 @@ _FERMI_CONSTRAINTS = {
     "random_state": PRIVACY_PARAMETER_CONSTRAINTS["random_state"],
     "device": [StrOptions(set(DEVICE_OPTIONS))],
     "verbose": ["verbose"],
+    "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
+    "activation": [StrOptions(set(ACTIVATIONS))],
 }
+
+_NETWORK_SPARSE = (
+    "{name} with hidden_layer_sizes={hidden!r} needs a dense X: the network "
+    "is not fitted on sparse input (its first layer would densify it). Pass "
+    "X.toarray(), or hidden_layer_sizes=() for the linear model, which takes "
+    "sparse X."
+)
+_NETWORK_DASK = (
+    "DPFERMIClassifier fits a Dask collection with the linear model only; "
+    "hidden_layer_sizes={hidden!r} is not available on Dask input. Pass "
+    "hidden_layer_sizes=(), or an in-memory X."
+)
 
 
 class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
@@ -187,10 +215,18 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             The fitted estimator.
         """
         self._check_params()
+        hidden = self._hidden_layer_sizes()
         if any(
             is_dask_collection(a) for a in (X, y, sample_weight, sensitive_features)
         ):
             return self._fit_dask(X, y, sample_weight, sensitive_features)
+        if hidden and sp.issparse(X):
+            # Refused from the layout alone, before any value is read.
+            raise TypeError(
+                _NETWORK_SPARSE.format(
+                    name=type(self).__name__, hidden=self.hidden_layer_sizes
+                )
+            )
         # Sparse X runs on the host (resolve_backend refuses "cuda" for it).
         backend = resolve_backend(X, self.device)
         # CSC becomes CSR once (at most 2x the sparse storage), and an
@@ -250,6 +286,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             constraint=constraint,
             epochs=self._epochs(),
             record_curves=record_curves,
+            hidden_layer_sizes=self._hidden_layer_sizes(),
             **{name: getattr(self, name) for name in _SOLVER_PARAMS},
             **self._solver_options(),
         )
@@ -282,8 +319,20 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
 
     def _set_fitted(self, xp, dtype, classes, group_labels, result, record_curves):
         self.classes_ = classes
-        self.coef_ = xp.astype(result.coef, dtype, copy=False)
-        self.intercept_ = xp.astype(result.intercept, dtype, copy=False)
+        # One model's attributes: a refit drops the other model's.
+        for name in ("coef_", "intercept_", "coefs_", "intercepts_", "n_layers_",
+                     "out_activation_"):
+            self.__dict__.pop(name, None)
+        if result.coefs is not None:
+            self.coefs_ = [xp.astype(W, dtype, copy=False) for W in result.coefs]
+            self.intercepts_ = [
+                xp.astype(b, dtype, copy=False) for b in result.intercepts
+            ]
+            self.n_layers_ = len(self.coefs_) + 1
+            self.out_activation_ = "logistic" if classes.size == 2 else "softmax"
+        else:
+            self.coef_ = xp.astype(result.coef, dtype, copy=False)
+            self.intercept_ = xp.astype(result.intercept, dtype, copy=False)
         self.dual_coef_ = result.dual
         self.groups_ = group_labels
         self.group_marginals_ = result.group_marginals
@@ -298,6 +347,49 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         self._set_result_privacy(result)
         self._set_result_diagnostics(result)
         return self
+
+    def _hidden_layer_sizes(self):
+        """``hidden_layer_sizes`` as a tuple of positive ints (``()``: linear)."""
+        sizes = self.hidden_layer_sizes
+        sizes = [sizes] if isinstance(sizes, Integral) else list(sizes)
+        if not all(isinstance(h, Integral) and h > 0 for h in sizes):
+            raise ValueError(
+                "hidden_layer_sizes must be positive integers; got "
+                f"{self.hidden_layer_sizes!r}."
+            )
+        return tuple(int(h) for h in sizes)
+
+    def decision_function(self, X):
+        """Raw scores: logits of ``classes_[1]`` (binary) or of each class.
+
+        The linear model's ``X coef_.T + intercept_``, or with hidden layers
+        the output of the network ``coefs_``, ``intercepts_`` (dense ``X``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples to score (sparse only for the linear model).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Finite for finite ``X`` (saturated at the largest float).
+        """
+        check_is_fitted(self)
+        if not hasattr(self, "coefs_"):
+            return super().decision_function(X)
+        if sp.issparse(X):
+            raise TypeError(
+                _NETWORK_SPARSE.format(
+                    name=type(self).__name__, hidden=self.hidden_layer_sizes
+                )
+            )
+        X = validate_data(self, X, reset=False, dtype=input_float_dtypes(X))
+        xp = array_namespace(X, self.coefs_[0])
+        weights = [xp.astype(W, X.dtype) for W in self.coefs_]
+        biases = [xp.astype(b, X.dtype) for b in self.intercepts_]
+        scores = forward(X, weights, biases, self.activation)[2]
+        return xp.reshape(scores, (-1,)) if scores.shape[1] == 1 else scores
 
     # -- hooks (non-private defaults) -------------------------------------
     def _check_params(self):
@@ -359,8 +451,13 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # Both estimators take sparse X (CSR/CSC) without densifying it.
-        tags.input_tags.sparse = True
+        # Both estimators take sparse X (CSR/CSC) without densifying it;
+        # the network needs a dense X.
+        try:
+            tags.input_tags.sparse = self._hidden_layer_sizes() == ()
+        except (TypeError, ValueError):
+            # An invalid value: fit names it.
+            pass
         return tags
 
     def _loss_for_prediction(self):
@@ -456,7 +553,7 @@ class FERMIClassifier(_BaseFERMI):
         warm-start it: on UCI Adult one epoch gives the same model, within
         its tolerance, as 20, at about half the fit time) and 20 without
         it. Under ``disparity_bound`` no SGDA epoch runs (the path starts
-        from 0 and warm-starts itself).
+        from 0, a network from its initialization, and warm-starts itself).
     learning_rate : float, default=1.0
         Constant step size of the model (descent) step of SGDA (gradients
         are means over the batch). With large weights or feature norms SGDA
@@ -529,13 +626,44 @@ default=None
         the learning rate (under DP-FERMI, post-processing of the noisy
         primal sums: no private value is printed) and the elapsed time. A
         ``disparity_bound`` fit prints the epochs of each stage.
+    hidden_layer_sizes : array-like of int, default=()
+        Widths of the hidden layers, scikit-learn's ``MLPClassifier``
+        convention. ``()`` is the linear model (``coef_``, ``intercept_``);
+        otherwise a dense network whose softmax output has one logit per
+        class, trained on the same objective: the ERMI term, its dual and
+        the SGDA and full-batch phases are unchanged (the latter runs over
+        the flattened network parameters); the model only changes the
+        logits and their gradients, backpropagated through the layers. Its
+        start is
+        scikit-learn's Glorot-uniform initialization, drawn from the fit's
+        seed. The fitted network is ``coefs_``, ``intercepts_``. Needs a
+        dense ``X``. ``alpha`` penalizes every layer's weights;
+        ``fit_intercept=False`` fits no bias in any layer. The full-batch
+        phase works in the given columns (no per-column preconditioning:
+        standardize them) and on a non-convex objective may stop at
+        ``max_full_batch_iter`` with a ``ConvergenceWarning``.
+    activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
+        Activation of the hidden layers (unused without them).
 
     Attributes
     ----------
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Coefficients; one row (logit of ``classes_[1]``) for binary targets.
+        Linear model only.
     intercept_ : ndarray of shape (1,) or (n_classes,)
-        Intercepts.
+        Intercepts. Linear model only.
+    coefs_ : list of ndarray
+        With ``hidden_layer_sizes``: ``coefs_[l]`` of shape
+        ``(n_l, n_{l+1})``, the weights of layer ``l + 1``; the last layer
+        has one output (the logit of ``classes_[1]``) for binary targets.
+    intercepts_ : list of ndarray
+        With ``hidden_layer_sizes``: the biases, ``intercepts_[l]`` of shape
+        ``(n_{l+1},)``.
+    n_layers_ : int
+        With ``hidden_layer_sizes``: number of layers, input and output
+        included.
+    out_activation_ : {"logistic", "softmax"}
+        With ``hidden_layer_sizes``: the output activation.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     dual_coef_ : ndarray of shape (n_groups, n_classes) or \
@@ -659,6 +787,8 @@ default=None
         random_state=None,
         device="cpu",
         verbose=0,
+        hidden_layer_sizes=(),
+        activation="relu",
     ):
         self.constraint = constraint
         self.fairness_weight = fairness_weight
@@ -685,6 +815,8 @@ default=None
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
 
     def _check_params(self):
         if self.dual_update == "exact" and self.batch_size != "full":
@@ -916,13 +1048,45 @@ default=None
         ``feature_scaling="auto"``: the column is mapped by its midpoint and
         half-width (values outside are not clipped; the gradient clip
         bounds their influence).
+    hidden_layer_sizes : array-like of int, default=()
+        Widths of the hidden layers, scikit-learn's ``MLPClassifier``
+        convention. ``()`` is the linear model (``coef_``, ``intercept_``);
+        otherwise a dense network whose softmax output has one logit per
+        class, trained on the same objective: the ERMI term, its dual and
+        every release and its accounting are unchanged; the model only
+        changes the logits and their gradients, backpropagated through the
+        layers. Its start is
+        scikit-learn's Glorot-uniform initialization, drawn from the fit's
+        seed. The fitted network is ``coefs_``, ``intercepts_``. Each
+        example's gradient over all the layers jointly is clipped to
+        ``clip_norm`` (its norm from the ghost-norm identity, without
+        forming per-example gradients), so the noise, ``dp_event_`` and the
+        record are those of the linear model. ``alpha`` penalizes every
+        layer's weights; ``fit_intercept=False`` fits no bias. With
+        ``feature_scaling`` the first layer is reported in the user's units.
+        Needs a dense ``X`` (a Dask collection is refused).
+    activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
+        Activation of the hidden layers (unused without them).
 
     Attributes
     ----------
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        Coefficients.
+        Coefficients. Linear model only.
     intercept_ : ndarray of shape (1,) or (n_classes,)
-        Intercepts.
+        Intercepts. Linear model only.
+    coefs_ : list of ndarray
+        With ``hidden_layer_sizes``: ``coefs_[l]`` of shape
+        ``(n_l, n_{l+1})``, the weights of layer ``l + 1`` (the first in the
+        user's units under ``feature_scaling``); one output for binary
+        targets.
+    intercepts_ : list of ndarray
+        With ``hidden_layer_sizes``: the biases, ``intercepts_[l]`` of shape
+        ``(n_{l+1},)``.
+    n_layers_ : int
+        With ``hidden_layer_sizes``: number of layers, input and output
+        included.
+    out_activation_ : {"logistic", "softmax"}
+        With ``hidden_layer_sizes``: the output activation.
     classes_ : ndarray of shape (n_classes,)
         The label set (declared, or inferred with a warning).
     dual_coef_ : ndarray
@@ -1134,6 +1298,8 @@ default=None
         verbose=0,
         feature_scaling=None,
         feature_bounds=None,
+        hidden_layer_sizes=(),
+        activation="relu",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -1170,6 +1336,8 @@ default=None
         self.verbose = verbose
         self.feature_scaling = feature_scaling
         self.feature_bounds = feature_bounds
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
 
     def _check_params(self):
         if self.dual_projection is None and self.dual_clip_norm is None:
@@ -1345,7 +1513,11 @@ default=None
             record = non_private_record(
                 record,
                 record.steps,
-                _FERMI_LIMIT_SOLVER,
+                (
+                    _FERMI_LIMIT_NETWORK_SOLVER
+                    if self._hidden_layer_sizes()
+                    else _FERMI_LIMIT_SOLVER
+                ),
                 sampling=record.sampling_probability,
             )
         self._set_privacy_record(record)
@@ -1392,6 +1564,8 @@ default=None
 
     def _fit_dask(self, X, y, sample_weight, sensitive_features):
         """DP-FERMI on Dask collections; the rows stay on the workers."""
+        if self._hidden_layer_sizes():
+            raise ValueError(_NETWORK_DASK.format(hidden=self.hidden_layer_sizes))
         for what, refused in (
             ("feature_scaling='auto'", self.feature_scaling is not None),
             ("disparity_bound", self.disparity_bound is not None),

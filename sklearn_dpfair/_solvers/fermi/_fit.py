@@ -62,6 +62,7 @@ from ...utils._validation import warn_at_caller
 from .._feature_scaling import fit_feature_scaling
 from .._intercept_only import intercept_only_model
 from .._non_private import minimize_fair_objective
+from ._model import initial_network
 from ._privacy import (
     DEFAULT_MARGINAL_NOISE,
     MARGINAL_BUDGET_SHARE,
@@ -161,6 +162,8 @@ class FERMIParams:
     tol: float = 1e-4
     final_max_iter: int = 1000
     small_budget: str = "fit"
+    hidden_layer_sizes: tuple = ()
+    activation: str = "relu"
 
     @property
     def intercept_scaling(self):
@@ -197,6 +200,10 @@ class FERMIFit:
     step_sizes: tuple = (None, None)
     intercept_only: bool = False
     n_samples: int | None = None
+    # A network's weights and biases (lists, scikit-learn's MLPClassifier
+    # layout); ``coef`` and ``intercept`` are then None.
+    coefs: list | None = None
+    intercepts: list | None = None
 
 
 def _binary_layout(coef, intercept):
@@ -534,6 +541,7 @@ def released_fit(
     backend=NUMPY_BACKEND,
     like=None,
     scales=None,
+    network=None,
 ):
     """The :class:`FERMIFit` of a solved model, in the estimators' layout.
 
@@ -547,13 +555,25 @@ def released_fit(
     ``scales`` (a
     :class:`~sklearn_dpfair._solvers._feature_scaling.FeatureScaling` or
     None) maps a model of the scaled columns back to the user's units.
+    ``network`` (:class:`._model.NetworkFairModel` or None): ``coef_m`` and
+    ``w0_m`` are its flat parameters, released as ``coefs`` and
+    ``intercepts`` (:meth:`~._model.NetworkFairModel.release`).
     """
-    if like is not None:
+    coefs = intercepts = None
+    if network is not None:
+        coefs, intercepts = (
+            [backend.to_output(backend.asarray(a)) for a in part]
+            for part in network.release(coef_m, w0_m, n_classes, scales)
+        )
+        coef_m, w0_m, scales = None, None, None
+    elif like is not None:
         coef_m, w0_m = _on_backend(coef_m, like), _on_backend(w0_m, like)
-    intercept = params.intercept_scaling * w0_m
-    coef = coef_m.T
-    if n_classes == 2:
-        coef, intercept = _binary_layout(coef_m, intercept)
+    coef = intercept = None
+    if network is None:
+        intercept = params.intercept_scaling * w0_m
+        coef = coef_m.T
+        if n_classes == 2:
+            coef, intercept = _binary_layout(coef_m, intercept)
     if scales is not None:
         # Post-processing of the released model: w.(x - m)/s + b is linear
         # in the raw x.
@@ -561,7 +581,8 @@ def released_fit(
         coef, intercept = (
             host if like is None else (_on_backend(a, like) for a in host)
         )
-    coef, intercept = backend.to_output(coef), backend.to_output(intercept)
+    if network is None:
+        coef, intercept = backend.to_output(coef), backend.to_output(intercept)
     if W is not None and W.shape[0] > 0:
         dual = backend.to_output(W if like is None else _on_backend(W, like))
     else:
@@ -587,6 +608,8 @@ def released_fit(
         record=setup.record,
         noise=setup.noise,
         dual_clip_norm=setup.dual_clip_norm,
+        coefs=coefs,
+        intercepts=intercepts,
         **{
             "fairness_weight": float(params.fairness_weight),
             "step_sizes": (
@@ -618,9 +641,20 @@ def intercept_only_fit(
         return backend.to_output(backend.asarray(a, dtype=dt))
 
     bounded = params.disparity_bound is not None and setup.bounded
+    coefs = intercepts = None
+    if params.hidden_layer_sizes:
+        # The same constant model as a network: every weight 0, the output
+        # biases the intercepts (post-processing of the same release).
+        sizes = [n_features, *params.hidden_layer_sizes, coef.shape[0]]
+        coefs = [out(np.zeros((a, b)), dtype) for a, b in zip(sizes[:-1], sizes[1:])]
+        intercepts = [out(np.zeros(b), dtype) for b in sizes[1:-1]]
+        intercepts.append(out(intercept, dtype))
+        coef = intercept = None
     return FERMIFit(
-        coef=out(coef, dtype),
-        intercept=out(intercept, dtype),
+        coef=None if coef is None else out(coef, dtype),
+        intercept=None if intercept is None else out(intercept, dtype),
+        coefs=coefs,
+        intercepts=intercepts,
         dual=out(dual, np.float64),
         group_marginals=None,
         n_steps=0,
@@ -762,6 +796,9 @@ def fit_fermi(
     q, n_steps, bounded = setup.sampling_probability, setup.n_steps, setup.bounded
     regularizer, weight_scale = setup.regularizer, setup.weight_scale
     mechanisms, dual_learning_rate = setup.mechanisms, setup.dual_learning_rate
+    # The network of hidden_layer_sizes (None: the linear model), its start
+    # drawn from a child of rng (no draw of rng's own stream).
+    network = initial_network(p, X.shape[1], n_classes, rng)
 
     # 2. Solve (on the backend; batches and noise still come from rng).
     problem = FairProblem(
@@ -778,6 +815,7 @@ def fit_fermi(
         params=p,
         sample_weight=sample_weight,
         measured=setup.measured,
+        network=network,
     )
     small = _small_groups(setup.measured, group_labels)
     if small:
@@ -812,6 +850,7 @@ def fit_fermi(
         constraint=constraint,
         sample_weight=sample_weight,
         progress=progress,
+        model=network,
     )
     extra = {}
     if bounded and privacy is None:
@@ -838,8 +877,11 @@ def fit_fermi(
         if not private and p.final_phase == "lbfgs":
             lam = p.fairness_weight
             # DP-FERMI's non-private limit: its objective on any columns.
-            refine = problem.refine if privacy is None else partial(
-                minimize_fair_objective, problem
+            # A network's phase is its own (on the given columns).
+            refine = (
+                problem.refine
+                if privacy is None or network is not None
+                else partial(minimize_fair_objective, problem)
             )
             refined = refine(lam, to_numpy(coef_m), to_numpy(w0_m))
             coef_m, w0_m = refined.coef, refined.w0
@@ -872,4 +914,5 @@ def fit_fermi(
         backend=backend,
         like=problem.y_solver,
         scales=scales,
+        network=network,
     )

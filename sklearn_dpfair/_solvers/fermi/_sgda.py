@@ -1,19 +1,22 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Noisy stochastic gradient descent-ascent (SGDA) for ERMI-regularized linear models.
+"""Noisy stochastic gradient descent-ascent (SGDA) for ERMI-regularized models.
 
 Thesis Algorithm 9 (FERMI) and its private version (thesis Algorithm 10),
 in one loop; the non-private fit is the same loop with zero noise. Order of
 calls in :func:`noisy_sgda`, per step ``t = 1..T``:
 
 1. sample a Poisson batch ``B_t`` (each row with probability ``q``);
-2. logits ``Z = X_B Theta + s w_0`` and probabilities ``F = softmax(Z)``;
+2. logits ``Z = X_B Theta + s w_0`` (or a network's output, :mod:`._model`)
+   and probabilities ``F = softmax(Z)``;
 3. (``dual_update="exact"``, full batch only) set ``W`` to its maximiser;
 4. logit-space gradient ``G = (F - e_y) + lambda w_i F * (c - <c, F>)``;
 5. primal block, a linear model on ``[x_i, s]``
    (:class:`~sklearn_dpfair._solvers._linear.LinearModel`): clip factors
    from ``||G_i|| ||[x_i, s]||``, clipped sum ``[X_B, s]^T (a * G)``,
-   Gaussian noise, divide by ``q n``, L2 step;
+   Gaussian noise, divide by ``q n``, L2 step (a network: its layers'
+   errors by backpropagation of ``G``, clip factors from the ghost norms of
+   every example's gradient over all the layers, the same release);
 6. dual block (simultaneous: it uses ``Theta_t`` and ``W_t``): per-sample
    dual gradients clipped by their factorized norms, summed, noised, divided
    by ``q n``; projected ascent step (NOT scaled by lambda: same fixed
@@ -49,21 +52,21 @@ import scipy.sparse as sp
 
 from ...fairness._ermi import block_tables, ermi_from_tables
 from ...privacy._clipping import clip_factors_from_norms
-from .._rows import finite_rows_mask
 from ...privacy._releases import joint_release
 from ...utils._array_api import (
     array_namespace,
     device_of,
     from_host,
-    narrow_matmul,
     row_max,
     row_sums,
     rowwise_dot,
     to_numpy,
 )
-from .._linear import LinearModel, as_rows, take_rows
+from .._linear import as_rows, take_rows
+from .._rows import finite_rows_mask
 from .._sampling import poisson_batch
 from .._sgd import tail_averaged
+from ._model import fair_model, logits
 
 __all__ = [
     "SGDAResult",
@@ -175,16 +178,6 @@ def softmax_probabilities(raw):
            [0. , 0. ]])
     """
     return _softmax_parts(raw)[-1]
-
-
-def logits(Xb, coef, w0, s):
-    """``X_B Theta + s w_0`` for a dense (any namespace) or CSR batch.
-
-    Not saturated: a row that overflows is zeroed by :func:`softmax_terms`.
-    """
-    if sp.issparse(Xb):
-        return np.asarray(Xb @ coef) + s * w0
-    return narrow_matmul(Xb, coef) + s * w0
 
 
 def _epoch_ends(n_steps, epochs):
@@ -333,6 +326,7 @@ def noisy_sgda(
     init=None,
     sample_weight=None,
     progress=None,
+    model=None,
 ):
     """Run (noisy) SGDA on ``min_theta max_W mean_i [l_i + lambda psi_i]``.
 
@@ -399,6 +393,10 @@ def noisy_sgda(
         (:mod:`sklearn_dpfair._solvers._progress`): the norm of the released
         model update divided by the step size, post-processing of the noisy
         primal sum (no private value).
+    model : NetworkFairModel or None, default=None
+        The primal block (:mod:`._model`): None is the linear model on
+        ``[x_i, s]``; a network starts at its initialization, and ``coef``
+        and ``intercept`` are then its flattened weights and biases.
 
     Returns
     -------
@@ -420,9 +418,12 @@ def noisy_sgda(
     n_samples = X.shape[0]
     m = loss.n_outputs
     dtype = X.dtype
-    # The primal block is a linear model on the augmented rows [x_i, s]:
-    # its clipped, noisy gradient and step are the linear layer's.
-    model = LinearModel(m, float(intercept_scaling))
+    # The primal block: a linear model on the augmented rows [x_i, s] (its
+    # clipped, noisy gradient and step are the linear layer's), or a network
+    # (_model: ghost-norm clipping of all its layers jointly).
+    if model is not None and sparse:
+        raise TypeError("A network (hidden_layer_sizes) needs a dense X.")
+    model = fair_model(model, m, intercept_scaling)
     coef, w0 = model.zeros(X)
     s = model.intercept_scaling
     row_norms = model.stored_row_norms(X)
@@ -497,7 +498,7 @@ def noisy_sgda(
             b_blk, b_grp, b_wt, b_isq = regularizer.batch_constants(
                 cells_b, weight_scale if sw_b is None else weight_scale * sw_b
             )
-        raw = logits(Xb, coef, w0, s)
+        raw, cache = model.forward(Xb, coef, w0)
         proba, grad, sample_loss = softmax_terms(raw, yb, with_loss=record_curves)
         if sw_b is not None:
             # Weighted before it is clipped (model.noisy_gradient).
@@ -524,8 +525,8 @@ def noisy_sgda(
                 dual_clip_norm=dual_clip if dual_update != "exact" else None,
             )
 
-        g_coef, g_w0 = model.clipped_gradient_sum(
-            Xb, grad, norms_b, primal_mechanism.clip_norm
+        g_coef, g_w0 = model.primal_sum(
+            Xb, grad, norms_b, cache, primal_mechanism.clip_norm
         )
         new_coef, new_w0, W = sgda_step(
             model,
