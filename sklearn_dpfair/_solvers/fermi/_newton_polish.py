@@ -25,7 +25,8 @@ part, one rank per (block, group) cell:
 with ``x~ = [x, s]``, ``d_i = sw_i sigma'_i + lambda w_i sigma''_i
 dPhi/da_{r_i}`` and ``J_b`` the rows ``sum_{i in cell} w_i sigma'_i x~_i``
 of the block's cells. For a model of some hundred coefficients it is formed
-explicitly, in one pass of ``X^T diag(d) X`` over blocks of rows.
+explicitly, block of rows by block (a pass for the cell sums, one for
+``X^T diag(d) X``), with temporaries of one block.
 
 Why not plain Newton steps: at a large fairness weight the objective is
 not convex (the ``sigma''`` term) and very ill-conditioned, and its
@@ -106,34 +107,28 @@ def _hessian_rows(X):
     return int(max(256, -(-n // 16)))
 
 
-def _weighted_products(X, d, cell_weights=None, index=None, n_cells=0):
-    """``X^T diag(d) X``, ``X^T d`` and the cells' ``X^T M`` (float64), by row blocks.
+def _add_weighted_products(out, block, d, cell_weights=None, index=None):
+    """Add ``B^T diag(d) B``, ``B^T d`` and the cells' ``B^T M`` of a block ``B``.
 
-    ``M`` (n x n_cells) holds ``cell_weights[i]`` in row ``i``'s column
-    ``index[i]``; it is formed one block of rows at a time.
+    ``out`` is ``(gram, xd, xm)`` (float64); ``M`` (rows x n_cells) holds
+    ``cell_weights[i]`` in row ``i``'s column ``index[i]``. A float32 block
+    is cast alone; a sparse product is added entry by entry (never
+    densified).
     """
-    p = X.shape[1]
-    gram, xd = np.zeros((p, p)), np.zeros(p)
-    xm = np.zeros((p, n_cells))
-    for part in _row_slices(X.shape[0], _hessian_rows(X)):
-        block = row_block(X, part)
-        if block.dtype != np.float64:
-            block = block.astype(np.float64)
-        dd = d[part]
-        if sp.issparse(block):
-            # The (d x d) sparse product is added entry by entry: no
-            # sparse matrix is ever densified.
-            prod = sp.coo_matrix(block.T @ sp.csr_matrix(block.multiply(dd[:, None])))
-            prod.sum_duplicates()
-            gram[prod.row, prod.col] += prod.data
-        else:
-            gram += block.T @ (block * dd[:, None])
-        xd += np.asarray(block.T @ dd).ravel()
-        if n_cells:
-            M = np.zeros((dd.size, n_cells))
-            M[np.arange(dd.size), index[part]] = cell_weights[part]
-            xm += np.asarray(block.T @ M)
-    return gram, xd, xm
+    gram, xd, xm = out
+    if block.dtype != np.float64:
+        block = block.astype(np.float64)
+    if sp.issparse(block):
+        prod = sp.coo_matrix(block.T @ sp.csr_matrix(block.multiply(d[:, None])))
+        prod.sum_duplicates()
+        gram[prod.row, prod.col] += prod.data
+    else:
+        gram += block.T @ (block * d[:, None])
+    xd += np.asarray(block.T @ d).ravel()
+    if cell_weights is not None:
+        M = np.zeros((d.size, xm.shape[1]))
+        M[np.arange(d.size), index] = cell_weights
+        xm += np.asarray(block.T @ M)
 
 
 def _block_phi_derivatives(a, N, inv_p):
@@ -190,49 +185,68 @@ def binary_exact_dual_hessian(
     n, d = X.shape
     s = float(intercept_scaling)
     v = u[:d] / scale
-    z = float64_product(X, v)
-    z += s * u[d]
-    if not np.all(np.isfinite(z)):
-        return None
-    p = expit(z)
-    dp = p * (1.0 - p)
-    diag = dp if sample_weight is None else dp * sample_weight
     lam = float(fairness_weight)
-    low_rank = None
-    if regularizer is not None and cells is not None and lam > 0:
-        row_scale = weight_scale
-        if sample_weight is not None:
-            row_scale = weight_scale * sample_weight
-        blk, grp, wt, _ = regularizer.batch_constants(cells, row_scale)
+    fair = regularizer is not None and cells is not None and lam > 0
+    parts = _row_slices(n, _hessian_rows(X))
+
+    def rows(part):
+        # Per block of rows: sigma, sigma', and the penalty's constants.
+        z = float64_product(row_block(X, part), v)
+        z += s * u[d]
+        p = expit(z)
+        sw = None if sample_weight is None else sample_weight[part]
+        if not fair:
+            return z, p, sw, None, None
+        row_scale = weight_scale if sw is None else weight_scale * sw
+        blk, grp, wt, _ = regularizer.batch_constants(cells[part], row_scale)
+        # Rows without a term have weight 0 (and dummy cell (0, 0)).
+        return z, p, sw, wt, blk * regularizer.n_groups + grp
+
+    if fair:
         n_blocks, n_groups = regularizer.n_blocks, regularizer.n_groups
         n_cells = n_blocks * n_groups
-        # Rows without a term have weight 0 (and dummy cell (0, 0)).
-        index = blk * n_groups + grp
-        shape = (n_blocks, n_groups)
-        a = np.bincount(index, weights=wt * p, minlength=n_cells).reshape(shape)
-        N = np.bincount(index, weights=wt, minlength=n_cells).reshape(shape)
+        # First pass: the cell sums a and N of the module docstring.
+        a, N = np.zeros(n_cells), np.zeros(n_cells)
+        for part in parts:
+            z, p, _, wt, index = rows(part)
+            if not np.all(np.isfinite(z)):
+                return None
+            a += np.bincount(index, weights=wt * p, minlength=n_cells)
+            N += np.bincount(index, weights=wt, minlength=n_cells)
+        a, N = a.reshape(n_blocks, n_groups), N.reshape(n_blocks, n_groups)
         inv_p = regularizer.inv_sqrt_marginals**2
         grads = np.zeros((n_blocks, n_groups))
         hessians = []
-        low_rank = True
         for b in range(n_blocks):
             grads[b], Hb = _block_phi_derivatives(a[b], N[b], inv_p[b])
             hessians.append(Hb)
-        # d/dz_i of dPhi/da_{r_i} w_i sigma'_i: the diagonal part.
-        diag = diag + lam * wt * dp * (1.0 - 2.0 * p) * grads.ravel()[index]
-    if low_rank is None:
-        gram, xd, _ = _weighted_products(X, diag)
-    else:
-        gram, xd, xm = _weighted_products(X, diag, wt * dp, index, n_cells)
+        grads = grads.ravel()
+    out = (np.zeros((d, d)), np.zeros(d), np.zeros((d, n_cells if fair else 0)))
+    diag_sum, cell_dp = 0.0, np.zeros(n_cells if fair else 0)
+    for part in parts:
+        z, p, sw, wt, index = rows(part)
+        if not np.all(np.isfinite(z)):
+            return None
+        dp = p * (1.0 - p)
+        diag = dp if sw is None else dp * sw
+        if fair:
+            # d/dz_i of dPhi/da_{r_i} w_i sigma'_i: the diagonal part.
+            diag = diag + lam * wt * dp * (1.0 - 2.0 * p) * grads[index]
+            cell_dp += np.bincount(index, weights=wt * dp, minlength=n_cells)
+            _add_weighted_products(out, row_block(X, part), diag, wt * dp, index)
+        else:
+            _add_weighted_products(out, row_block(X, part), diag)
+        diag_sum += float(np.sum(diag))
+    gram, xd, xm = out
     H = np.empty((d + 1, d + 1))
     H[:d, :d] = gram
     H[:d, d] = H[d, :d] = s * xd
-    H[d, d] = s * s * float(np.sum(diag))
-    if low_rank is not None:
+    H[d, d] = s * s * diag_sum
+    if fair:
         # J: one row per cell, the sum over its rows of w_i sigma'_i x~_i.
         J = np.empty((n_cells, d + 1))
         J[:, :d] = xm.T
-        J[:, d] = s * np.bincount(index, weights=wt * dp, minlength=n_cells)
+        J[:, d] = s * cell_dp
         for b in range(n_blocks):
             Jb = J[b * n_groups : (b + 1) * n_groups]
             H += lam * (Jb.T @ hessians[b] @ Jb)
