@@ -47,6 +47,7 @@ from scipy.optimize import minimize
 
 from .._rows import entry_blocks
 from .._row_blocks import float64_product, row_block, storage_bytes
+from ._newton_polish import polish_binary
 from ._sgda import softmax_probabilities, softmax_terms
 
 __all__ = [
@@ -563,6 +564,7 @@ def refine_full_batch(
     max_iter,
     weight_scale=1.0,
     sample_weight=None,
+    second_order=False,
 ):
     """Minimise :func:`exact_dual_objective` by L-BFGS from ``(coef, w0)``.
 
@@ -579,7 +581,11 @@ def refine_full_batch(
     ``converged`` whether it is at most ``tol``. Where the objective or its
     gradient is not finite (rows near the float64 limit, whose products
     overflow), or L-BFGS ends no lower than it started, the starting point
-    is returned, not converged.
+    is returned, not converged. With ``second_order`` a binary model of few
+    coefficients is first polished by L-BFGS in the metric of the exact
+    Hessian (:func:`~._newton_polish.polish_binary`: the same objective,
+    stopping rule and coordinates), plain L-BFGS finishing where it stops
+    short.
     """
     d, m = coef.shape
     s = float(intercept_scaling)
@@ -656,13 +662,25 @@ def refine_full_batch(
             n_iter=0,
             objective=min(float(np.nan_to_num(start_value, nan=_LARGEST)), _LARGEST),
         )
+    u_start, steps = u0, 0
+    if second_order and binary:
+        polished = polish_binary(
+            fun, u0, start_value, start_grad, X, tol=tol, max_iter=max_iter,
+            maxcor=lbfgs_memory(X, u0.size), scale=scale, intercept_scaling=s,
+            regularizer=regularizer, cells=cells, fairness_weight=fairness_weight,
+            alpha=alpha, weight_scale=weight_scale, sample_weight=sample_weight,
+        )
+        if polished is not None:
+            # L-BFGS-B returns at once (no iteration) where the point
+            # already meets gtol; its evaluation is cached.
+            u_start, steps = polished.u, polished.n_iter
     res = minimize(
         fun,
-        u0,
+        u_start,
         jac=True,
         method="L-BFGS-B",
         options={
-            "maxiter": int(max_iter),
+            "maxiter": int(max_iter) - steps,
             "gtol": float(tol),
             "ftol": 64 * np.finfo(float).eps,
             "maxls": 50,
@@ -682,6 +700,6 @@ def refine_full_batch(
         w0=full[d * m :],
         stationarity=stationarity,
         converged=bool(stationarity <= tol),
-        n_iter=int(res.nit),
+        n_iter=int(res.nit) + steps,
         objective=float(value),
     )

@@ -96,10 +96,12 @@ class FairProblem:
     def _parts(self):
         return row_slices(self.X_host.shape[0], self.rows)
 
-    def refine(self, lam, coef, w0, tol=None):
+    def refine(self, lam, coef, w0, tol=None, second_order=False):
         """The full-batch phase at weight ``lam`` from ``(coef, w0)``.
 
-        ``tol`` (default: the parameters') is its stationarity target.
+        ``tol`` (default: the parameters') is its stationarity target;
+        ``second_order`` searches in the metric of the exact Hessian where
+        it applies (:mod:`._newton_polish`).
         """
         if self.network is not None:
             return self.network.refine(self, lam, coef, w0, tol)
@@ -117,6 +119,7 @@ class FairProblem:
             max_iter=self.params.final_max_iter,
             weight_scale=self.weight_scale,
             sample_weight=self.sample_weight,
+            second_order=second_order,
         )
 
     def start(self):

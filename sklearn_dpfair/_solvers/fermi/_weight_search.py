@@ -125,8 +125,8 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
     path_tol = PATH_TOLERANCE * problem.params.tol
     doubling_tol = DOUBLING_TOLERANCE * problem.params.tol
 
-    def solve(lam, start, tol=path_tol):
-        fit = problem.refine(lam, *start, tol=tol)
+    def solve(lam, start, tol=path_tol, second_order=False):
+        fit = problem.refine(lam, *start, tol=tol, second_order=second_order)
         error, disparity = problem.measure(fit.coef, fit.w0)
         point = {
             "fairness_weight": float(lam),
@@ -223,7 +223,10 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
             break
         lam = best["fairness_weight"]
         tried.add(lam)
-        polished, sol = solve(lam, models[lam], problem.params.tol)
+        # In the metric of the exact Hessian where it applies (binary
+        # linear model): the same stationarity target in about half the
+        # L-BFGS iterations at a large weight.
+        polished, sol = solve(lam, models[lam], problem.params.tol, second_order=True)
         path.pop()
         if polished["training_disparity"] <= bound:
             polished["n_iter"] += best["n_iter"]

@@ -31,9 +31,11 @@ def test_doublings_are_solved_looser_and_the_chosen_weight_to_tol(
     calls = []
     refine = FairProblem.refine
 
-    def spy(self, lam, coef, w0, tol=None):
+    def spy(self, lam, coef, w0, tol=None, **options):
         calls.append((float(lam), tol / self.params.tol))
-        return refine(self, lam, coef, w0, tol=tol)
+        # Only the polish at tol searches in the Hessian's metric.
+        assert options.get("second_order", False) == (tol == self.params.tol)
+        return refine(self, lam, coef, w0, tol=tol, **options)
 
     monkeypatch.setattr(FairProblem, "refine", spy)
     X, y, s = _synthetic(0)
