@@ -39,7 +39,7 @@ from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
 from ..fairness._constraints import advantaged_class_index
 from ..fairness._ermi import code_dtype, compact_codes
-from ..neural._network import ACTIVATIONS, forward
+from ..neural._network import ACTIVATIONS, check_hidden_layer_sizes, forward
 from ..privacy import PrivacyBudget, PrivacyRecord, check_noise_generator
 from ..privacy._zcdp import ZCDP_ACCOUNTANT
 from ..utils._array_api import (
@@ -350,14 +350,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
 
     def _hidden_layer_sizes(self):
         """``hidden_layer_sizes`` as a tuple of positive ints (``()``: linear)."""
-        sizes = self.hidden_layer_sizes
-        sizes = [sizes] if isinstance(sizes, Integral) else list(sizes)
-        if not all(isinstance(h, Integral) and h > 0 for h in sizes):
-            raise ValueError(
-                "hidden_layer_sizes must be positive integers; got "
-                f"{self.hidden_layer_sizes!r}."
-            )
-        return tuple(int(h) for h in sizes)
+        return check_hidden_layer_sizes(self.hidden_layer_sizes)
 
     def decision_function(self, X):
         """Raw scores: logits of ``classes_[1]`` (binary) or of each class.

@@ -37,7 +37,7 @@ from ..utils._validation import (
 )
 from ._federated import fit_network_silos
 from ._fit import MLPParams, fit_dp_network, network_setup
-from ._network import ACTIVATIONS, forward
+from ._network import ACTIVATIONS, check_hidden_layer_sizes, forward
 
 __all__ = ["DPMLPClassifier"]
 
@@ -513,14 +513,8 @@ default=None
         )
 
     def _hidden_layer_sizes(self):
-        sizes = self.hidden_layer_sizes
-        sizes = [sizes] if isinstance(sizes, Integral) else list(sizes)
-        if not all(isinstance(h, Integral) and h > 0 for h in sizes):
-            raise ValueError(
-                "hidden_layer_sizes must be positive integers; got "
-                f"{self.hidden_layer_sizes!r}."
-            )
-        return tuple(int(h) for h in sizes)
+        """``hidden_layer_sizes`` as a tuple of positive ints (``()``: linear)."""
+        return check_hidden_layer_sizes(self.hidden_layer_sizes)
 
     def _params(self, hidden):
         return MLPParams(

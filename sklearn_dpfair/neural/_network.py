@@ -43,17 +43,18 @@ contributes nothing.
 
 import math
 from itertools import pairwise
+from numbers import Integral
 
 import numpy as np
 
-from ..privacy._clipping import clip_factors_from_norms
-
 from .._solvers._rows import finite_rows_mask, stable_row_norms
+from ..privacy._clipping import clip_factors_from_norms
 from ..utils._array_api import array_namespace, finite_linear_scores
 
 __all__ = [
     "ACTIVATIONS",
     "backward",
+    "check_hidden_layer_sizes",
     "clip_factors",
     "clipped_gradient_sums",
     "forward",
@@ -65,6 +66,32 @@ __all__ = [
 
 #: The hidden-layer activations, scikit-learn's ``MLPClassifier`` names.
 ACTIVATIONS = ("identity", "logistic", "tanh", "relu")
+
+
+def check_hidden_layer_sizes(hidden_layer_sizes):
+    """``hidden_layer_sizes`` as a tuple of positive ints (``()``: no hidden layer).
+
+    scikit-learn's ``MLPClassifier`` convention: an int is one layer.
+
+    Raises
+    ------
+    ValueError
+        If a width is not a positive integer (the message names the parameter).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.neural._network import check_hidden_layer_sizes
+    >>> check_hidden_layer_sizes(8), check_hidden_layer_sizes([16, 4])
+    ((8,), (16, 4))
+    """
+    sizes = hidden_layer_sizes
+    sizes = [sizes] if isinstance(sizes, Integral) else list(sizes)
+    if not all(isinstance(h, Integral) and h > 0 for h in sizes):
+        raise ValueError(
+            "hidden_layer_sizes must be positive integers; got "
+            f"{hidden_layer_sizes!r}."
+        )
+    return tuple(int(h) for h in sizes)
 
 
 def layer_sizes(n_features, hidden_layer_sizes, n_outputs):
