@@ -999,10 +999,10 @@ def write_frontier_report(results, elapsed):
         f"fits, ``random_state={FAIRLEARN_SEED}`` for the randomized predictions "
         "of ExponentiatedGradient and ThresholdOptimizer): fairlearn's fits are "
         "slow on this machine, so there is no spread over seeds. Run time "
-        f"{elapsed / 60:.1f} min (the last representation's run; each is run "
-        "alone, ``benchmarks/bench_fermi.py --frontier REP --constraints dp eo "
-        "--no-gridsearch``, to keep each run short on the shared machine, so "
-        "GridSearch has no rows); bounds "
+        f"{elapsed / 60:.1f} min (``benchmarks/bench_fermi.py --frontier "
+        "[REP ...] --constraints dp eo --no-gridsearch``, GridSearch left out "
+        "for time, so it has no rows; a run on some representations keeps the "
+        "others' rows of the JSON file); bounds "
         f"{', '.join(format(b, 'g') for b in BOUNDS)} (0.005 left out for time). "
         "Raw rows in ``benchmarks/fermi_frontier.json``.",
         "",
