@@ -1061,6 +1061,13 @@ def main():
     parser.add_argument(
         "--constraints", nargs="+", default=["dp", "eo"], choices=["dp", "eo"]
     )
+    parser.add_argument(
+        "--bounds",
+        nargs="+",
+        type=float,
+        default=FRONTIER_BOUNDS,
+        help="frontier: disparity bounds (default %(default)s)",
+    )
     parser.add_argument("--out", default=None)
     parser.add_argument(
         "--report",
@@ -1082,7 +1089,7 @@ def main():
                 if quick
                 else args.methods,
                 ["dp"] if quick else args.constraints,
-                [FRONTIER_DP_BOUND] if quick else FRONTIER_BOUNDS,
+                [FRONTIER_DP_BOUND] if quick else args.bounds,
                 [0],
                 [0] if quick else list(range(args.seeds)),
                 out,
