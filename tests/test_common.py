@@ -13,6 +13,7 @@ from sklearn.utils.estimator_checks import (
 
 from sklearn_dpfair import (
     DPFERMIClassifier,
+    FERMIClassifier,
     DPLogisticRegression,
     DPMLPClassifier,
     HeavyTailDPRegressor,
@@ -107,6 +108,19 @@ _PIPELINE_NOISY_CHECKS = {
 }
 
 
+# The FERMI estimators with hidden layers (a dense network): small and fast
+# (a few full-batch iterations, two SGDA epochs); the checks' tiny data sets
+# stop the non-convex full-batch phase early, with its ConvergenceWarning.
+# A little L2 keeps the separable checks' logits within float32's exp range
+# (a float32 probability that underflows to 0 has log -inf, its log-softmax
+# not). The private one fits its network whatever the budget buys
+# (small_budget="fit"), so the checks exercise it.
+_NETWORKS = [
+    FERMIClassifier(hidden_layer_sizes=(4,), alpha=1e-2, max_full_batch_iter=30),
+    DPFERMIClassifier(hidden_layer_sizes=(4,), max_iter=2, small_budget="fit"),
+]
+
+
 def _is_private(estimator):
     return getattr(estimator, "epsilon", np.inf) != np.inf
 
@@ -123,7 +137,8 @@ def _instances():
     # Every estimator is checked at its defaults, with a fixed seed set by
     # the checks themselves (set_random_state), then the non-private limits.
     return [cls() for _, cls in all_estimators()] + [
-        clone(est) for est in _NON_PRIVATE_LIMITS + _WITH_PUBLIC_BOUNDS + _PIPELINES
+        clone(est)
+        for est in _NON_PRIVATE_LIMITS + _WITH_PUBLIC_BOUNDS + _PIPELINES + _NETWORKS
     ]
 
 

@@ -83,6 +83,11 @@ CLASSIFIERS = [
         classes=[0, 1], groups=[0, 1], max_iter=2, feature_scaling="auto",
         feature_bounds=BOUNDS,
     ),
+    DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, hidden_layer_sizes=(8,)),
+    DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], max_iter=2, hidden_layer_sizes=(8,),
+        disparity_bound=0.05, feature_scaling="auto",
+    ),
     DPMLPClassifier((8,), classes=[0, 1], max_iter=2),
     DPMLPClassifier((8,), classes=[0, 1], max_iter=2, accountant="pld"),
     DPMLPClassifier((8,), classes=[0, 1], max_iter=2, epsilon=math.inf),
@@ -95,7 +100,7 @@ CLASSIFIERS = [
 
 def _ids(estimators):
     return [
-        f"{type(e).__name__}-{'-'.join(f'{k}={v}' for k, v in sorted(e.get_params().items()) if k in ('solver', 'accountant', 'epsilon', 'disparity_bound', 'fairness_weight', 'small_budget', 'fw_steps', 'feature_scaling', 'bounds', 'strategy', 'max_iter', 'n_private', 'categories'))}"
+        f"{type(e).__name__}-{'-'.join(f'{k}={v}' for k, v in sorted(e.get_params().items()) if k in ('solver', 'accountant', 'epsilon', 'disparity_bound', 'fairness_weight', 'small_budget', 'fw_steps', 'feature_scaling', 'bounds', 'strategy', 'max_iter', 'n_private', 'categories', 'hidden_layer_sizes'))}"
         for e in estimators
     ]
 

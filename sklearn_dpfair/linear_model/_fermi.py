@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
@@ -32,8 +32,8 @@ from .._solvers.fermi._dask import fit_fermi_dask
 from .._solvers.fermi._fit import FairPrivacy, FERMIParams, fit_fermi
 from .._solvers.fermi._plan import (
     RECORDS_PER_PARAMETER,
+    fermi_plan,
     fermi_plan_key,
-    plan_from_key,
 )
 from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
@@ -41,7 +41,14 @@ from ..fairness._constraints import advantaged_class_index
 from ..fairness._ermi import code_dtype, compact_codes
 from ..privacy import PrivacyBudget, PrivacyRecord, check_noise_generator
 from ..privacy._zcdp import ZCDP_ACCOUNTANT
-from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
+from ..neural._network import ACTIVATIONS, forward
+from ..utils._array_api import (
+    DEVICE_OPTIONS,
+    array_namespace,
+    input_float_dtypes,
+    resolve_backend,
+    to_numpy,
+)
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
@@ -105,6 +112,7 @@ _SOLVER_PARAMS = (
     "dual_projection",
     "min_group_frequency",
     "return_iterate",
+    "activation",
 )
 
 
@@ -140,7 +148,21 @@ _FERMI_CONSTRAINTS = {
     "random_state": PRIVACY_PARAMETER_CONSTRAINTS["random_state"],
     "device": [StrOptions(set(DEVICE_OPTIONS))],
     "verbose": ["verbose"],
+    "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
+    "activation": [StrOptions(set(ACTIVATIONS))],
 }
+
+_NETWORK_SPARSE = (
+    "{name} with hidden_layer_sizes={hidden!r} needs a dense X: the network "
+    "is not fitted on sparse input (its first layer would densify it). Pass "
+    "X.toarray(), or hidden_layer_sizes=() for the linear model, which takes "
+    "sparse X."
+)
+_NETWORK_DASK = (
+    "DPFERMIClassifier fits a Dask collection with the linear model only; "
+    "hidden_layer_sizes={hidden!r} is not available on Dask input. Pass "
+    "hidden_layer_sizes=(), or an in-memory X."
+)
 
 
 class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
@@ -187,10 +209,20 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             The fitted estimator.
         """
         self._check_params()
+        hidden = self._hidden_layer_sizes()
         if any(
             is_dask_collection(a) for a in (X, y, sample_weight, sensitive_features)
         ):
+            if hidden:
+                raise ValueError(_NETWORK_DASK.format(hidden=self.hidden_layer_sizes))
             return self._fit_dask(X, y, sample_weight, sensitive_features)
+        if hidden and sp.issparse(X):
+            # Refused from the layout alone, before any value is read.
+            raise TypeError(
+                _NETWORK_SPARSE.format(
+                    name=type(self).__name__, hidden=self.hidden_layer_sizes
+                )
+            )
         # Sparse X runs on the host (resolve_backend refuses "cuda" for it).
         backend = resolve_backend(X, self.device)
         # CSC becomes CSR once (at most 2x the sparse storage), and an
@@ -224,13 +256,16 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             n_samples, caveats, n_features=X.shape[1], sparse=sp.issparse(X)
         )
         params = self._fermi_params(constraint, record_curves)
+        plan = self._fermi_plan(
+            privacy, params, n_samples, X.shape[1], len(group_labels), classes.size
+        )
         result = fit_fermi(
             X,
             y_encoded,
             codes,
             group_labels,
+            plan,
             params,
-            n_classes=classes.size,
             rng=check_noise_generator(self.random_state),
             privacy=privacy,
             backend=backend,
@@ -247,8 +282,26 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             constraint=constraint,
             epochs=self._epochs(),
             record_curves=record_curves,
+            hidden_layer_sizes=self._hidden_layer_sizes(),
             **{name: getattr(self, name) for name in _SOLVER_PARAMS},
             **self._solver_options(),
+        )
+
+    @staticmethod
+    def _fermi_plan(privacy, params, n_samples, n_features, n_groups, n_classes):
+        """The releases of a fit, from public inputs only (before any row is read).
+
+        The one place a fit and :meth:`privacy_plan` get their plan from
+        (:func:`~sklearn_dpfair._solvers.fermi._plan.fermi_plan`); the
+        solver runs it and refuses data of another shape.
+        """
+        return fermi_plan(
+            privacy,
+            params,
+            n_samples=n_samples,
+            n_groups=n_groups,
+            n_features=n_features,
+            n_classes=n_classes,
         )
 
     def _fit_dask(self, X, y, sample_weight, sensitive_features):
@@ -262,8 +315,18 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
 
     def _set_fitted(self, xp, dtype, classes, group_labels, result, record_curves):
         self.classes_ = classes
-        self.coef_ = xp.astype(result.coef, dtype, copy=False)
-        self.intercept_ = xp.astype(result.intercept, dtype, copy=False)
+        # One model's attributes: a refit drops the other model's.
+        for name in ("coef_", "intercept_", "coefs_", "intercepts_", "n_layers_",
+                     "out_activation_"):
+            self.__dict__.pop(name, None)
+        if result.coefs is not None:
+            self.coefs_ = [xp.astype(W, dtype, copy=False) for W in result.coefs]
+            self.intercepts_ = [xp.astype(b, dtype, copy=False) for b in result.intercepts]
+            self.n_layers_ = len(self.coefs_) + 1
+            self.out_activation_ = "logistic" if classes.size == 2 else "softmax"
+        else:
+            self.coef_ = xp.astype(result.coef, dtype, copy=False)
+            self.intercept_ = xp.astype(result.intercept, dtype, copy=False)
         self.dual_coef_ = result.dual
         self.groups_ = group_labels
         self.group_marginals_ = result.group_marginals
@@ -278,6 +341,49 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         self._set_result_privacy(result)
         self._set_result_diagnostics(result)
         return self
+
+    def _hidden_layer_sizes(self):
+        """``hidden_layer_sizes`` as a tuple of positive ints (``()``: linear)."""
+        sizes = self.hidden_layer_sizes
+        sizes = [sizes] if isinstance(sizes, Integral) else list(sizes)
+        if not all(isinstance(h, Integral) and h > 0 for h in sizes):
+            raise ValueError(
+                "hidden_layer_sizes must be positive integers; got "
+                f"{self.hidden_layer_sizes!r}."
+            )
+        return tuple(int(h) for h in sizes)
+
+    def decision_function(self, X):
+        """Raw scores: logits of ``classes_[1]`` (binary) or of each class.
+
+        The linear model's ``X coef_.T + intercept_``, or with hidden layers
+        the output of the network ``coefs_``, ``intercepts_`` (dense ``X``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples to score (sparse only for the linear model).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Finite for finite ``X`` (saturated at the largest float).
+        """
+        check_is_fitted(self)
+        if not hasattr(self, "coefs_"):
+            return super().decision_function(X)
+        if sp.issparse(X):
+            raise TypeError(
+                _NETWORK_SPARSE.format(
+                    name=type(self).__name__, hidden=self.hidden_layer_sizes
+                )
+            )
+        X = validate_data(self, X, reset=False, dtype=input_float_dtypes(X))
+        xp = array_namespace(X, self.coefs_[0])
+        weights = [xp.astype(W, X.dtype) for W in self.coefs_]
+        biases = [xp.astype(b, X.dtype) for b in self.intercepts_]
+        scores = forward(X, weights, biases, self.activation)[2]
+        return xp.reshape(scores, (-1,)) if scores.shape[1] == 1 else scores
 
     # -- hooks (non-private defaults) -------------------------------------
     def _check_params(self):
@@ -339,8 +445,13 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # Both estimators take sparse X (CSR/CSC) without densifying it.
-        tags.input_tags.sparse = True
+        # Both estimators take sparse X (CSR/CSC) without densifying it;
+        # the network needs a dense X.
+        try:
+            tags.input_tags.sparse = self._hidden_layer_sizes() == ()
+        except (TypeError, ValueError):
+            # An invalid value: fit names it.
+            pass
         return tags
 
     def _loss_for_prediction(self):
@@ -509,13 +620,42 @@ default=None
         the learning rate (under DP-FERMI, post-processing of the noisy
         primal sums: no private value is printed) and the elapsed time. A
         ``disparity_bound`` fit prints the epochs of each stage.
+    hidden_layer_sizes : array-like of int, default=()
+        Widths of the hidden layers, scikit-learn's ``MLPClassifier``
+        convention. ``()`` is the linear model (``coef_``, ``intercept_``);
+        otherwise a dense network whose softmax output has one logit per
+        class, trained on the same objective (the ERMI term, its dual and
+        the full-batch phase, now over the flattened network parameters, are unchanged: the model only changes the logits and
+        their gradients, backpropagated through the layers). Its start is
+        scikit-learn's Glorot-uniform initialization, drawn from the fit's
+        seed. The fitted network is ``coefs_``, ``intercepts_``. Needs a
+        dense ``X``. ``alpha`` penalizes every layer's weights;
+        ``fit_intercept=False`` fits no bias in any layer. The full-batch
+        phase works in the given columns (no per-column preconditioning:
+        standardize them) and on a non-convex objective may stop at
+        ``max_full_batch_iter`` with a ``ConvergenceWarning``.
+    activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
+        Activation of the hidden layers (unused without them).
 
     Attributes
     ----------
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Coefficients; one row (logit of ``classes_[1]``) for binary targets.
+        Linear model only.
     intercept_ : ndarray of shape (1,) or (n_classes,)
-        Intercepts.
+        Intercepts. Linear model only.
+    coefs_ : list of ndarray
+        With ``hidden_layer_sizes``: ``coefs_[l]`` of shape
+        ``(n_l, n_{l+1})``, the weights of layer ``l + 1``; the last layer
+        has one output (the logit of ``classes_[1]``) for binary targets.
+    intercepts_ : list of ndarray
+        With ``hidden_layer_sizes``: the biases, ``intercepts_[l]`` of shape
+        ``(n_{l+1},)``.
+    n_layers_ : int
+        With ``hidden_layer_sizes``: number of layers, input and output
+        included.
+    out_activation_ : {"logistic", "softmax"}
+        With ``hidden_layer_sizes``: the output activation.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     dual_coef_ : ndarray of shape (n_groups, n_classes) or \
@@ -639,6 +779,8 @@ default=None
         random_state=None,
         device="cpu",
         verbose=0,
+        hidden_layer_sizes=(),
+        activation="relu",
     ):
         self.constraint = constraint
         self.fairness_weight = fairness_weight
@@ -665,6 +807,8 @@ default=None
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
 
     def _check_params(self):
         if self.dual_update == "exact" and self.batch_size != "full":
@@ -896,13 +1040,44 @@ default=None
         ``feature_scaling="auto"``: the column is mapped by its midpoint and
         half-width (values outside are not clipped; the gradient clip
         bounds their influence).
+    hidden_layer_sizes : array-like of int, default=()
+        Widths of the hidden layers, scikit-learn's ``MLPClassifier``
+        convention. ``()`` is the linear model (``coef_``, ``intercept_``);
+        otherwise a dense network whose softmax output has one logit per
+        class, trained on the same objective (the ERMI term, its dual and
+        every release and its accounting are unchanged: the model only changes the logits and
+        their gradients, backpropagated through the layers). Its start is
+        scikit-learn's Glorot-uniform initialization, drawn from the fit's
+        seed. The fitted network is ``coefs_``, ``intercepts_``. Each
+        example's gradient over all the layers jointly is clipped to
+        ``clip_norm`` (its norm from the ghost-norm identity, without
+        forming per-example gradients), so the noise, ``dp_event_`` and the
+        record are those of the linear model. ``alpha`` penalizes every
+        layer's weights; ``fit_intercept=False`` fits no bias. With
+        ``feature_scaling`` the first layer is reported in the user's units.
+        Needs a dense ``X`` (a Dask collection is refused).
+    activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
+        Activation of the hidden layers (unused without them).
 
     Attributes
     ----------
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        Coefficients.
+        Coefficients. Linear model only.
     intercept_ : ndarray of shape (1,) or (n_classes,)
-        Intercepts.
+        Intercepts. Linear model only.
+    coefs_ : list of ndarray
+        With ``hidden_layer_sizes``: ``coefs_[l]`` of shape
+        ``(n_l, n_{l+1})``, the weights of layer ``l + 1`` (the first in the
+        user's units under ``feature_scaling``); one output for binary
+        targets.
+    intercepts_ : list of ndarray
+        With ``hidden_layer_sizes``: the biases, ``intercepts_[l]`` of shape
+        ``(n_{l+1},)``.
+    n_layers_ : int
+        With ``hidden_layer_sizes``: number of layers, input and output
+        included.
+    out_activation_ : {"logistic", "softmax"}
+        With ``hidden_layer_sizes``: the output activation.
     classes_ : ndarray of shape (n_classes,)
         The label set (declared, or inferred with a warning).
     dual_coef_ : ndarray
@@ -1114,6 +1289,8 @@ default=None
         verbose=0,
         feature_scaling=None,
         feature_bounds=None,
+        hidden_layer_sizes=(),
+        activation="relu",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -1150,6 +1327,8 @@ default=None
         self.verbose = verbose
         self.feature_scaling = feature_scaling
         self.feature_bounds = feature_bounds
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
 
     def _check_params(self):
         if self.dual_projection is None and self.dual_clip_norm is None:
@@ -1213,19 +1392,21 @@ default=None
         ``sensitive_features``; ``n_classes`` that of the declared
         ``classes`` (2 when none are declared). The event is that of
         :meth:`fit`'s plan
-        (:func:`~sklearn_dpfair._solvers.fermi._plan.plan_from_key` of
-        :meth:`_privacy_plan_key`), the intercept-only release included.
+        (:meth:`_fermi_plan`, as :meth:`fit` makes it), the intercept-only
+        release included.
         """
         if n_groups is None:
             n_groups = 1 if self.groups is None else len(self.groups)
         if n_classes is None:
             n_classes = 2 if self.classes is None else len(self.classes)
         privacy = self._fair_privacy((), n_features, n_samples=n_samples)
-        plan = plan_from_key(
-            self._privacy_plan_key(
-                n_samples, max(n_groups, 1), n_features, max(n_classes, 2)
-            ),
-            privacy.budget,
+        plan = self._fermi_plan(
+            privacy,
+            self._fermi_params(None, False),
+            n_samples,
+            n_features,
+            max(n_groups, 1),
+            max(n_classes, 2),
         )
         if plan.fallback is not None:
             return plan.fallback.record
@@ -1414,11 +1595,20 @@ default=None
             privacy, _, _ = self._privacy(
                 data.n_samples, [*data.caveats, *caveats]
             )
+            params = self._fermi_params(constraint, False)
+            plan = self._fermi_plan(
+                privacy,
+                params,
+                data.n_samples,
+                data.n_features,
+                len(groups),
+                classes.size,
+            )
             result = fit_fermi_dask(
                 data,
-                self._fermi_params(constraint, False),
+                plan,
+                params,
                 privacy,
-                n_classes=classes.size,
                 group_labels=groups,
                 rng=check_noise_generator(self.random_state),
             )

@@ -8,6 +8,12 @@ import numpy as np
 from sklearn.utils import check_X_y
 
 from .._solvers.semi_dp import SemiDPParams, public_hyperparameters
+from .._solvers.semi_dp._scaling import (
+    PUBLIC_ROWS_MODE,
+    fit_semidp_scaling,
+    plan_semidp_scaling,
+    scaled_rows,
+)
 from ..privacy import PrivacyBudget
 from ..utils._sklearn_compat import Interval, Options, StrOptions, validate_params
 
@@ -26,6 +32,8 @@ __all__ = ["semidp_hyperparameters"]
         "adjacency": [StrOptions({"replace_one", "add_remove"})],
         "accountant": [StrOptions({"pld", "rdp"})],
         "public_ridge": [Interval(Real, 0, None, closed="left")],
+        "feature_scaling": [StrOptions({"auto"}), None],
+        "feature_bounds": ["array-like", None],
     },
     prefer_skip_nested_validation=True,
 )
@@ -41,6 +49,8 @@ def semidp_hyperparameters(
     adjacency="replace_one",
     accountant="pld",
     public_ridge=1e-6,
+    feature_scaling="auto",
+    feature_bounds=None,
 ):
     """Choose ``alpha``, ``learning_rate`` and ``max_iter`` from public rows only.
 
@@ -81,6 +91,16 @@ def semidp_hyperparameters(
         Accountant used to calibrate the noise of each candidate.
     public_ridge : float, default=1e-6
         Ridge of the public warm start.
+    feature_scaling : {"auto"} or None, default="auto"
+        The fit's ``feature_scaling``: the candidates are ranked on the
+        public rows in the columns the fit solves in, scaled by
+        ``feature_bounds`` when given, else by the public rows' mean and
+        standard deviation (when the fit would draw private scales, from
+        fewer public rows than it needs, the rows are ranked as given).
+        Pass the value the fit will use; the choice is not transferable
+        between scaled and unscaled fits.
+    feature_bounds : array-like of shape (n_features, 2), default=None
+        The fit's public ``(lower, upper)`` of every column.
 
     Returns
     -------
@@ -109,7 +129,20 @@ def semidp_hyperparameters(
         public_ridge=public_ridge,
         fit_intercept=fit_intercept,
         adjacency=adjacency,
+        feature_scaling=feature_scaling,
+        feature_bounds=feature_bounds,
     )
+    # The fit ranks its candidates on its scaled public rows: scale these
+    # as its plan says (bounds or public-row statistics, both free).
+    n_public = X_public.shape[0]
+    plan = plan_semidp_scaling(
+        params, X_public.shape[1], n_public, n_samples=n_public + n_private
+    )
+    if plan.mode in ("bounds", PUBLIC_ROWS_MODE):
+        scales = fit_semidp_scaling(
+            X_public, np.ones(n_public, dtype=bool), plan, rng=None
+        )
+        X_public = scaled_rows(X_public, scales)
     geometry, choice = public_hyperparameters(
         X_public, y_public, n_private=n_private, params=params
     )

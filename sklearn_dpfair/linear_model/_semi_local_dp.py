@@ -16,7 +16,7 @@ from .._solvers.semi_dp._local import (
     LocalParams,
     check_local_epsilon,
     fit_semi_local,
-    planned_local_record,
+    local_setup,
 )
 from ..privacy import check_noise_generator
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
@@ -267,14 +267,19 @@ default=None
         private record (unweighted; a weighted fit adds the weights caveat
         to the same event).
         """
-        check_local_epsilon(self.epsilon)
         if n_public > n_samples:
             raise ValueError(f"n_public={n_public} exceeds n_samples={n_samples}.")
-        return planned_local_record(
+        return self._local_setup(n_samples, n_features, n_public).record
+
+    def _local_setup(self, n_samples, n_features, n_public, weighted=False):
+        """The set-up :meth:`fit` runs and :meth:`privacy_plan` reads (public inputs)."""
+        check_local_epsilon(self.epsilon)
+        return local_setup(
             self._params(),
             n_samples - n_public,
             n_public,
-            n_features + int(self.fit_intercept),
+            n_features,
+            weighted=weighted,
         )
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -311,13 +316,18 @@ default=None
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         mask = check_public_mask(public_mask, X.shape[0])
         weights = check_public_weights(sample_weight, X)
-        check_local_epsilon(self.epsilon)
+        setup = self._local_setup(
+            X.shape[0],
+            X.shape[1],
+            int(np.count_nonzero(mask)),
+            weighted=weights is not None,
+        )
         rng = check_noise_generator(self.random_state)
         result = fit_semi_local(
             X,
             y,
             mask,
-            self._params(),
+            setup,
             rng=rng,
             sample_weight=weights,
             progress=progress_printer(self.verbose, type(self).__name__, "row"),

@@ -264,6 +264,34 @@ def test_helper_matches_the_estimator_choice():
     np.testing.assert_array_equal(fixed.coef_, reg.coef_)
 
 
+@pytest.mark.parametrize("bounds", [False, True])
+def test_helper_matches_the_estimator_choice_on_raw_columns(bounds):
+    # Raw units (an offset of 500, spreads from 1e-3 to 1e3): the fit ranks
+    # its candidates on scaled public rows, and so must the helper, or the
+    # parameters it returns are not the fit's.
+    X, y, mask, _ = _problem()
+    X = X * np.array([1e3, 1e-3, 1.0][: X.shape[1]] + [1.0] * (X.shape[1] - 3))
+    X[:, 0] += 500.0
+    kwargs = {}
+    if bounds:
+        lo, hi = X.min(axis=0) - 1.0, X.max(axis=0) + 1.0
+        kwargs["feature_bounds"] = np.column_stack([lo, hi])
+    params = semidp_hyperparameters(
+        X[mask], y[mask], n_private=int((~mask).sum()), epsilon=1.0, **kwargs
+    )
+    reg = SemiDPLinearRegression(epsilon=1.0, random_state=0, **kwargs).fit(
+        X, y, public_mask=mask
+    )
+    assert (params["alpha"], params["learning_rate"], params["max_iter"]) == (
+        reg.alpha_, reg.learning_rate_, reg.n_iter_
+    )
+    unscaled = semidp_hyperparameters(
+        X[mask], y[mask], n_private=int((~mask).sum()), epsilon=1.0,
+        feature_scaling=None,
+    )
+    assert unscaled["predicted_test_mse"] != params["predicted_test_mse"]
+
+
 # -- neighbouring datasets built by hand ---------------------------------------
 
 SOLVERS = ["semidp-gd", "semidp-sgd", "dp-gd", "pda-md"]

@@ -323,6 +323,24 @@ CONFIGS = [
         # and the dual gradient, released jointly.
         first_release=3,
     ),
+    # The network's primal block (every layer's weights, then every bias)
+    # is clipped jointly to clip_norm by its ghost norms: the first release
+    # is the first step's weights, biases and dual blocks (public marginals).
+    Config(
+        "dpfermi-mlp",
+        lambda: DPFERMIClassifier(
+            classes=[0, 1],
+            groups=[0, 1],
+            group_marginals=[0.5, 0.5],
+            dual_clip_norm=2.0,
+            hidden_layer_sizes=(4,),
+            **{**_FERMI, "clip_norm": 0.05},
+        ),
+        "binary",
+        "add_remove",
+        per_record="sensitive_features",
+        first_release=3,
+    ),
     Config(
         "dpfermi-eo-3class",
         lambda: DPFERMIClassifier(

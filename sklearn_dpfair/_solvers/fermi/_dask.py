@@ -115,7 +115,7 @@ def _partition_step(part, index, *, coef, w0, W, step, config):
     return partition_sgda_sums(part, coef, w0, W, config=config, rng=rng)
 
 
-def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
+def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng):
     """DP-FERMI on persisted Dask partitions; every noise added once on the driver.
 
     Parameters
@@ -123,13 +123,14 @@ def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
     data : DaskTrainingData
         From :func:`~sklearn_dpfair._solvers._distributed.distribute_training_data`
         with ``sensitive_features`` (or without: one group, no fairness term).
+    plan : FERMIPlan
+        The releases of the fit (:func:`._plan.fermi_plan`, public inputs
+        only); data of another shape are refused before any row is read.
     params : FERMIParams
         Public hyperparameters (``dual_update="sgda"``, no final phase, no
         ``disparity_bound``, no curves).
     privacy : FairPrivacy
         The privacy inputs.
-    n_classes : int
-        Number of declared classes.
     group_labels : ndarray
         The group set.
     rng : numpy.random.Generator
@@ -143,6 +144,8 @@ def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
     p = params
     constraint = p.constraint
     n_groups = len(group_labels)
+    plan.check_data(data.n_samples, data.n_features, n_groups)
+    n_classes = plan.n_classes
     n_blocks = constraint.n_blocks(n_classes)
 
     def cell_table():
@@ -156,11 +159,9 @@ def fit_fermi_dask(data, params, privacy, *, n_classes, group_labels, rng):
         return counts, int(n_observed)
 
     setup = fermi_setup(
+        plan,
         privacy,
         p,
-        n_samples=data.n_samples,
-        n_features=data.n_features,
-        n_classes=n_classes,
         group_labels=group_labels,
         cell_table=cell_table,
         weighted=data.weighted,

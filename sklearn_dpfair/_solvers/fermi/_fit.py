@@ -6,8 +6,9 @@
 (thesis Algorithm 9); with it, DP-FERMI under record-level add/remove
 adjacency (thesis Algorithm 10):
 
-0. fix the releases *before* reading the data (:func:`._plan.fermi_plan`:
-   one joint Gaussian for the primal and dual blocks of every step, composed
+0. the caller fixes the releases *before* the data are read
+   (:func:`._plan.fermi_plan`, passed in as ``plan``: one joint Gaussian
+   for the primal and dual blocks of every step, composed
    with the Gaussian histogram of the (block, group) cells and, under
    ``disparity_bound``, the selection's count release, with the steps of
    each stage of the weight path);
@@ -72,7 +73,7 @@ from ._privacy import (
     histogram_mechanism,
     histogram_noise,
 )
-from ._plan import fermi_plan
+from ._model import initial_network
 from ._problem import FairProblem, run_sgda
 from ._weight_search import (
     PRIVATE_BOUND_MAX,
@@ -161,6 +162,8 @@ class FERMIParams:
     tol: float = 1e-4
     final_max_iter: int = 1000
     small_budget: str = "fit"
+    hidden_layer_sizes: tuple = ()
+    activation: str = "relu"
 
     @property
     def intercept_scaling(self):
@@ -197,6 +200,10 @@ class FERMIFit:
     step_sizes: tuple = (None, None)
     intercept_only: bool = False
     n_samples: int | None = None
+    # A network's weights and biases (lists, scikit-learn's MLPClassifier
+    # layout); ``coef`` and ``intercept`` are then None.
+    coefs: list | None = None
+    intercepts: list | None = None
 
 
 def _binary_layout(coef, intercept):
@@ -354,24 +361,24 @@ class FERMISetup:
 
 
 def fermi_setup(
+    plan,
     privacy,
     params,
     *,
-    n_samples,
-    n_features,
-    n_classes,
     group_labels,
     cell_table,
     weighted,
     max_weight,
     rng,
 ):
-    """Noise, private marginals, mechanisms and record of a FERMI fit.
+    """Private marginals, mechanisms and record of a FERMI fit that runs ``plan``.
 
-    Steps 0, 1 and 3 of :func:`fit_fermi` (the noise from public inputs,
-    the histogram release, the account), shared by the in-memory and the
-    Dask fit: ``cell_table`` (see :func:`_penalty`) is the only access to
-    the data. ``weighted`` says whether public weights were passed (whatever they
+    Steps 1 and 3 of :func:`fit_fermi` (the histogram release, the account),
+    shared by the in-memory and the Dask fit. ``plan`` (a
+    :class:`._plan.FERMIPlan` from :func:`._plan.fermi_plan`, made from
+    public inputs before the data are read) fixes the schedule, the noise
+    and the event; nothing here re-derives them. ``cell_table`` (see
+    :func:`_penalty`) is the only access to the data. ``weighted`` says whether public weights were passed (whatever they
     hold); ``max_weight`` bounds them for the auto dual step (1 under
     privacy, which never reads the data's largest weight). Draws from ``rng``
     the histogram's noise only. When the plan releases the intercept-only
@@ -382,16 +389,7 @@ def fermi_setup(
     setup : FERMISetup
     """
     p = params
-    # 0. The plan (schedule, stages, noise, event), from public inputs,
-    # before any data-dependent step.
-    plan = fermi_plan(
-        privacy,
-        p,
-        n_samples=n_samples,
-        n_groups=len(group_labels),
-        n_features=n_features,
-        n_classes=n_classes,
-    )
+    n_samples, n_classes = plan.shape[0], plan.n_classes
     q, n_steps, noise = plan.sampling_probability, plan.n_steps, plan.noise
     active, bounded = plan.key.active, plan.key.bounded
     if plan.fallback is not None:
@@ -543,6 +541,7 @@ def released_fit(
     backend=NUMPY_BACKEND,
     like=None,
     scales=None,
+    network=None,
 ):
     """The :class:`FERMIFit` of a solved model, in the estimators' layout.
 
@@ -556,13 +555,25 @@ def released_fit(
     ``scales`` (a
     :class:`~sklearn_dpfair._solvers._feature_scaling.FeatureScaling` or
     None) maps a model of the scaled columns back to the user's units.
+    ``network`` (:class:`._model.NetworkFairModel` or None): ``coef_m`` and
+    ``w0_m`` are its flat parameters, released as ``coefs`` and
+    ``intercepts`` (:meth:`~._model.NetworkFairModel.release`).
     """
-    if like is not None:
+    coefs = intercepts = None
+    if network is not None:
+        coefs, intercepts = (
+            [backend.to_output(backend.asarray(a)) for a in part]
+            for part in network.release(coef_m, w0_m, n_classes, scales)
+        )
+        coef_m, w0_m, scales = None, None, None
+    elif like is not None:
         coef_m, w0_m = _on_backend(coef_m, like), _on_backend(w0_m, like)
-    intercept = params.intercept_scaling * w0_m
-    coef = coef_m.T
-    if n_classes == 2:
-        coef, intercept = _binary_layout(coef_m, intercept)
+    coef = intercept = None
+    if network is None:
+        intercept = params.intercept_scaling * w0_m
+        coef = coef_m.T
+        if n_classes == 2:
+            coef, intercept = _binary_layout(coef_m, intercept)
     if scales is not None:
         # Post-processing of the released model: w.(x - m)/s + b is linear
         # in the raw x.
@@ -570,7 +581,8 @@ def released_fit(
         coef, intercept = (
             host if like is None else (_on_backend(a, like) for a in host)
         )
-    coef, intercept = backend.to_output(coef), backend.to_output(intercept)
+    if network is None:
+        coef, intercept = backend.to_output(coef), backend.to_output(intercept)
     if W is not None and W.shape[0] > 0:
         dual = backend.to_output(W if like is None else _on_backend(W, like))
     else:
@@ -596,6 +608,8 @@ def released_fit(
         record=setup.record,
         noise=setup.noise,
         dual_clip_norm=setup.dual_clip_norm,
+        coefs=coefs,
+        intercepts=intercepts,
         **{
             "fairness_weight": float(params.fairness_weight),
             "step_sizes": (
@@ -627,9 +641,20 @@ def intercept_only_fit(
         return backend.to_output(backend.asarray(a, dtype=dt))
 
     bounded = params.disparity_bound is not None and setup.bounded
+    coefs = intercepts = None
+    if params.hidden_layer_sizes:
+        # The same constant model as a network: every weight 0, the output
+        # biases the intercepts (post-processing of the same release).
+        sizes = [n_features, *params.hidden_layer_sizes, coef.shape[0]]
+        coefs = [out(np.zeros((a, b)), dtype) for a, b in zip(sizes[:-1], sizes[1:])]
+        intercepts = [out(np.zeros(b), dtype) for b in sizes[1:-1]]
+        intercepts.append(out(intercept, dtype))
+        coef = intercept = None
     return FERMIFit(
-        coef=out(coef, dtype),
-        intercept=out(intercept, dtype),
+        coef=None if coef is None else out(coef, dtype),
+        intercept=None if intercept is None else out(intercept, dtype),
+        coefs=coefs,
+        intercepts=intercepts,
         dual=out(dual, np.float64),
         group_marginals=None,
         n_steps=0,
@@ -651,9 +676,9 @@ def fit_fermi(
     y,
     codes,
     group_labels,
+    plan,
     params,
     *,
-    n_classes,
     rng,
     privacy=None,
     backend=NUMPY_BACKEND,
@@ -675,10 +700,14 @@ def fit_fermi(
         ``privacy``.
     group_labels : ndarray of shape (n_groups,)
         The (declared) group set.
+    plan : FERMIPlan
+        The releases of the fit, made before the data are read by
+        :func:`._plan.fermi_plan` from ``privacy``, ``params`` and the public
+        ``(n_samples, n_features, n_groups, n_classes)``; the fit refuses data
+        of another shape (:meth:`._plan.FERMIPlan.check_data`) and runs the
+        plan's schedule and noise.
     params : FERMIParams
-        Public hyperparameters.
-    n_classes : int
-        Number of (declared) classes.
+        Public hyperparameters (those the plan was made from).
     rng : numpy.random.Generator
         Batches and every noise draw.
     privacy : FairPrivacy or None, default=None
@@ -716,6 +745,8 @@ def fit_fermi(
     """
     p = params
     n_samples = X.shape[0]
+    plan.check_data(n_samples, X.shape[1], len(group_labels))
+    n_classes = plan.n_classes
     private = privacy is not None and privacy.budget.is_private
     # Whether weights were passed (public), never what they hold, decides
     # the refusal and the record.
@@ -732,11 +763,9 @@ def fit_fermi(
     # One small code a row (block_index gives intp), held for the whole fit.
     blocks = constraint.block_index(y).astype(code_dtype(n_blocks))
     setup = fermi_setup(
+        plan,
         privacy,
         p,
-        n_samples=n_samples,
-        n_features=X.shape[1],
-        n_classes=n_classes,
         group_labels=group_labels,
         cell_table=_in_memory_cell_table(
             blocks, codes, n_blocks, n_groups, sample_weight, privacy is not None
@@ -767,6 +796,9 @@ def fit_fermi(
     q, n_steps, bounded = setup.sampling_probability, setup.n_steps, setup.bounded
     regularizer, weight_scale = setup.regularizer, setup.weight_scale
     mechanisms, dual_learning_rate = setup.mechanisms, setup.dual_learning_rate
+    # The network of hidden_layer_sizes (None: the linear model), its start
+    # drawn from a child of rng (no draw of rng's own stream).
+    network = initial_network(p, X.shape[1], n_classes, rng)
 
     # 2. Solve (on the backend; batches and noise still come from rng).
     problem = FairProblem(
@@ -783,6 +815,7 @@ def fit_fermi(
         params=p,
         sample_weight=sample_weight,
         measured=setup.measured,
+        network=network,
     )
     small = _small_groups(setup.measured, group_labels)
     if small:
@@ -817,6 +850,7 @@ def fit_fermi(
         constraint=constraint,
         sample_weight=sample_weight,
         progress=progress,
+        model=network,
     )
     extra = {}
     if bounded and privacy is None:
@@ -843,7 +877,8 @@ def fit_fermi(
         if not private and p.final_phase == "lbfgs":
             lam = p.fairness_weight
             # DP-FERMI's non-private limit: its objective on any columns.
-            refine = problem.refine if privacy is None else partial(
+            # A network's phase is its own (on the given columns).
+            refine = problem.refine if privacy is None or network is not None else partial(
                 minimize_fair_objective, problem
             )
             refined = refine(lam, to_numpy(coef_m), to_numpy(w0_m))
@@ -877,4 +912,5 @@ def fit_fermi(
         backend=backend,
         like=problem.y_solver,
         scales=scales,
+        network=network,
     )

@@ -11,8 +11,9 @@ private hyperparameter search plans a candidate with :func:`plan_from_key`
 on the same key, so a search's plan and a fit's event cannot disagree.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from ...exceptions import PrivacyAccountingError
 from .._intercept_only import affords_model, intercept_only_setup
 from .._schedules import sgd_schedule
 from ._privacy import FERMINoise, fermi_event, noise_of
@@ -81,13 +82,44 @@ class FERMIPlan:
     ``n_steps``. ``fallback`` is the
     :class:`~sklearn_dpfair._solvers._intercept_only.InterceptOnlySetup` of
     a fit that releases the intercept-only model (no SGDA step then).
-    ``event`` is the ``dp_event_`` of the fit.
+    ``event`` is the ``dp_event_`` of the fit. ``shape`` is the public
+    ``(n_samples, n_features, n_groups, n_classes)`` the plan was made for
+    (None for a plan made from a key alone, as a search plans a candidate):
+    :meth:`check_data` refuses to run it on anything else.
     """
 
     key: FERMIPlanKey
     noise: FERMINoise
     selection: object = None
     fallback: object = None
+    shape: tuple | None = None
+
+    @property
+    def n_classes(self):
+        """The number of (declared) classes the plan was made for."""
+        return None if self.shape is None else self.shape[3]
+
+    def check_data(self, n_samples, n_features, n_groups):
+        """Raise unless the data have the public shape the plan was made for.
+
+        The classes are the plan's (:attr:`n_classes`): the fit encodes
+        labels against them.
+
+        Raises
+        ------
+        PrivacyAccountingError
+            If they differ (a bug of the caller, never a property of the
+            data's values): the fit's releases would not be the planned ones.
+        """
+        received = (n_samples, n_features, n_groups)
+        planned = None if self.shape is None else tuple(self.shape[:3])
+        if received != planned:
+            raise PrivacyAccountingError(
+                "The FERMI fit was planned for (n_samples, n_features, "
+                f"n_groups) = {planned} but received {received}: "
+                "its releases would not be the accounted ones. This is a bug: "
+                "please report it."
+            )
 
     @property
     def sampling_probability(self):
@@ -223,7 +255,8 @@ def fermi_plan(privacy, params, *, n_samples, n_groups, n_features, n_classes):
     """The :class:`FERMIPlan` of a fit: :func:`plan_from_key` of its key.
 
     Parameters are those of :func:`fermi_plan_key`; the budget is
-    ``privacy.budget``.
+    ``privacy.budget``. The plan keeps the public shape it was made for
+    (:meth:`FERMIPlan.check_data`).
     """
     key = fermi_plan_key(
         privacy,
@@ -233,4 +266,5 @@ def fermi_plan(privacy, params, *, n_samples, n_groups, n_features, n_classes):
         n_features=n_features,
         n_classes=n_classes,
     )
-    return plan_from_key(key, None if privacy is None else privacy.budget)
+    plan = plan_from_key(key, None if privacy is None else privacy.budget)
+    return replace(plan, shape=(n_samples, n_features, n_groups, n_classes))

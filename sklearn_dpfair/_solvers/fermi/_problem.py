@@ -32,7 +32,7 @@ from ._lbfgs import (
     row_slices,
     term_rows,
 )
-from ._sgda import noisy_sgda
+from ._sgda import noisy_sgda, softmax_probabilities
 
 __all__ = ["THRESHOLD_GRID", "FairProblem", "run_sgda"]
 
@@ -59,6 +59,9 @@ class FairProblem:
     # (n_blocks, n_groups) cells a disparity bound measures (None: all);
     # from public or released counts under privacy.
     measured: object = None
+    # The network of a fit with hidden layers (_model.NetworkFairModel),
+    # None for the linear model; (coef, w0) are then its flat parameters.
+    network: object = None
 
     @property
     def constraint(self):
@@ -98,6 +101,8 @@ class FairProblem:
 
         ``tol`` (default: the parameters') is its stationarity target.
         """
+        if self.network is not None:
+            return self.network.refine(self, lam, coef, w0, tol)
         return refine_full_batch(
             self.X_host,
             self.y,
@@ -114,9 +119,20 @@ class FairProblem:
             sample_weight=self.sample_weight,
         )
 
+    def start(self):
+        """The model the non-private weight path starts from (host float64)."""
+        if self.network is not None:
+            return self.network.host_start()
+        d, m = self.X_host.shape[1], self.n_classes
+        return np.zeros((d, m)), np.zeros(m)
+
+    def _block_logits(self, coef, w0, rows):
+        if self.network is not None:
+            return self.network.host_logits(self.X_host, coef, w0, rows)
+        return block_logits(self.X_host, coef, w0, self.intercept_scaling, rows)
+
     def _block_predictions(self, coef, w0, rows):
-        raw = block_logits(self.X_host, coef, w0, self.intercept_scaling, rows)
-        return np.argmax(raw, axis=1)
+        return np.argmax(self._block_logits(coef, w0, rows), axis=1)
 
     def predict(self, coef, w0):
         """Hard predictions (class indices, one small code a row)."""
@@ -171,8 +187,12 @@ class FairProblem:
         of the feasible candidate of least training error (``t`` = 0 on
         ties), or of least disparity when none is feasible.
         """
-        z = float64_product(self.X_host, coef[:, 1] - coef[:, 0])
-        z = z + self.intercept_scaling * (w0[1] - w0[0])
+        if self.network is not None:
+            raw = self._block_logits(coef, w0, slice(None))
+            z = raw[:, 1] - raw[:, 0]
+        else:
+            z = float64_product(self.X_host, coef[:, 1] - coef[:, 0])
+            z = z + self.intercept_scaling * (w0[1] - w0[0])
         z = np.where(np.isfinite(z), z, 0.0)
         q = np.unique(np.quantile(z, np.linspace(0.0, 1.0, THRESHOLD_GRID)))
         cands = np.concatenate(
@@ -206,6 +226,14 @@ class FairProblem:
     def dual_at(self, lam, coef, w0):
         if self.regularizer is None or lam <= 0:
             return None
+        if self.network is not None:
+            return FullBatchPenalty(
+                self.regularizer, self.cells, self.weight_scale, block=self.rows
+            ).dual(
+                lambda rows: softmax_probabilities(self._block_logits(coef, w0, rows)),
+                self.X_host.shape[0],
+                self.sample_weight,
+            )
         return exact_dual(
             self.X_host,
             np.asarray(coef),

@@ -61,9 +61,10 @@ from ...utils._array_api import (
     rowwise_dot,
     to_numpy,
 )
-from .._linear import LinearModel, as_rows, take_rows
+from .._linear import as_rows, take_rows
 from .._sampling import poisson_batch
 from .._sgd import tail_averaged
+from ._model import fair_model, logits
 
 __all__ = [
     "SGDAResult",
@@ -175,16 +176,6 @@ def softmax_probabilities(raw):
            [0. , 0. ]])
     """
     return _softmax_parts(raw)[-1]
-
-
-def logits(Xb, coef, w0, s):
-    """``X_B Theta + s w_0`` for a dense (any namespace) or CSR batch.
-
-    Not saturated: a row that overflows is zeroed by :func:`softmax_terms`.
-    """
-    if sp.issparse(Xb):
-        return np.asarray(Xb @ coef) + s * w0
-    return narrow_matmul(Xb, coef) + s * w0
 
 
 def _epoch_ends(n_steps, epochs):
@@ -333,6 +324,7 @@ def noisy_sgda(
     init=None,
     sample_weight=None,
     progress=None,
+    model=None,
 ):
     """Run (noisy) SGDA on ``min_theta max_W mean_i [l_i + lambda psi_i]``.
 
@@ -399,6 +391,10 @@ def noisy_sgda(
         (:mod:`sklearn_dpfair._solvers._progress`): the norm of the released
         model update divided by the step size, post-processing of the noisy
         primal sum (no private value).
+    model : NetworkFairModel or None, default=None
+        The primal block (:mod:`._model`): None is the linear model on
+        ``[x_i, s]``; a network starts at its initialization, and ``coef``
+        and ``intercept`` are then its flattened weights and biases.
 
     Returns
     -------
@@ -420,9 +416,12 @@ def noisy_sgda(
     n_samples = X.shape[0]
     m = loss.n_outputs
     dtype = X.dtype
-    # The primal block is a linear model on the augmented rows [x_i, s]:
-    # its clipped, noisy gradient and step are the linear layer's.
-    model = LinearModel(m, float(intercept_scaling))
+    # The primal block: a linear model on the augmented rows [x_i, s] (its
+    # clipped, noisy gradient and step are the linear layer's), or a network
+    # (_model: ghost-norm clipping of all its layers jointly).
+    if model is not None and sparse:
+        raise TypeError("A network (hidden_layer_sizes) needs a dense X.")
+    model = fair_model(model, m, intercept_scaling)
     coef, w0 = model.zeros(X)
     s = model.intercept_scaling
     row_norms = model.stored_row_norms(X)
@@ -497,7 +496,7 @@ def noisy_sgda(
             b_blk, b_grp, b_wt, b_isq = regularizer.batch_constants(
                 cells_b, weight_scale if sw_b is None else weight_scale * sw_b
             )
-        raw = logits(Xb, coef, w0, s)
+        raw, cache = model.forward(Xb, coef, w0)
         proba, grad, sample_loss = softmax_terms(raw, yb, with_loss=record_curves)
         if sw_b is not None:
             # Weighted before it is clipped (model.noisy_gradient).
@@ -524,8 +523,8 @@ def noisy_sgda(
                 dual_clip_norm=dual_clip if dual_update != "exact" else None,
             )
 
-        g_coef, g_w0 = model.clipped_gradient_sum(
-            Xb, grad, norms_b, primal_mechanism.clip_norm
+        g_coef, g_w0 = model.primal_sum(
+            Xb, grad, norms_b, cache, primal_mechanism.clip_norm
         )
         new_coef, new_w0, W = sgda_step(
             model,

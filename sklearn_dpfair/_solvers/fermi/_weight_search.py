@@ -119,8 +119,7 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
     model met the bound. With none, the model of least disparity, with a
     warning that names the bound, that disparity and what to try.
     """
-    d, m = problem.X_host.shape[1], problem.n_classes
-    coef, w0 = np.zeros((d, m)), np.zeros(m)
+    coef, w0 = problem.start()
     path = []
 
     path_tol = PATH_TOLERANCE * problem.params.tol
@@ -248,8 +247,11 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
     coef, w0 = models[best["fairness_weight"]]
     lam = best["fairness_weight"]
     # The chosen shared threshold t on the logit of class 1: predict 1 iff
-    # (x coef_1 + b_1) - (x coef_0 + b_0) > t.
-    w0 = w0 + np.array([0.5, -0.5]) * best["threshold"] if best["threshold"] else w0
+    # (x coef_1 + b_1) - (x coef_0 + b_0) > t. The output biases are the
+    # last two entries of w0 (a network's too).
+    if best["threshold"]:
+        w0 = np.array(w0, dtype=float)
+        w0[-2:] += np.array([0.5, -0.5]) * best["threshold"]
     extra = {
         "fairness_weight": lam,
         "stationarity": best["stationarity"],

@@ -61,6 +61,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ...exceptions import PrivacyAccountingError
 from ...privacy import PrivacyRecord
 from ...privacy._accounting import no_op_event, non_private_event
 from ...privacy._counts import adjacency_text
@@ -68,9 +69,9 @@ from ...privacy._record import (
     ADJACENCY_CONVERSION,
     SEEDED_TEXT,
     PUBLIC_ROWS_CAVEAT,
+    WEIGHTS_CAVEAT,
     check_budget,
     plain_language,
-    weights_caveats,
 )
 from ...privacy._releases import parallel_parts
 from ._privunit import MAX_LOCAL_EPSILON, PrivUnit, local_epsilon_event
@@ -81,10 +82,11 @@ __all__ = [
     "LOCAL_ADJACENCY_TEXT",
     "LocalParams",
     "LocalPrivacyRecord",
+    "LocalSetup",
     "check_local_epsilon",
     "fit_semi_local",
     "local_plan_event",
-    "planned_local_record",
+    "local_setup",
     "unit_direction",
 ]
 
@@ -218,25 +220,71 @@ def local_plan_event(epsilon, n_private):
     return local_epsilon_event(_randomizer_epsilon(epsilon))
 
 
-def planned_local_record(params, n_private, n_public, dim, caveats=None):
-    """The record of a fit with ``params`` on these counts (public inputs only).
+@dataclass(frozen=True)
+class LocalSetup:
+    """What a semi-local fit fixes before it reads a row (:func:`local_setup`).
 
-    ``dim`` is ``n_features`` plus the intercept column. The randomizer's
-    parameters depend on ``epsilon`` and ``dim`` only; ``caveats`` None:
-    those of an unweighted fit.
+    The public counts and width it was made for, whether public weights are
+    passed, the calibrated randomizer (None without private rows or at
+    ``epsilon = inf``) and the record: :func:`fit_semi_local` runs this
+    randomizer, records this record and refuses data of other counts.
+    """
+
+    params: LocalParams
+    n_private: int
+    n_public: int
+    n_features: int
+    weighted: bool
+    randomizer: object
+    record: PrivacyRecord
+
+    def check_data(self, X, public_mask, sample_weight):
+        """Raise unless the data have the counts the set-up was made for.
+
+        ``public_mask`` is public (which rows are public is the caller's
+        declaration), so counting it reads nothing private.
+
+        Raises
+        ------
+        PrivacyAccountingError
+            If they differ (a bug of the caller, never a property of the
+            data's values).
+        """
+        n_public = int(np.count_nonzero(public_mask))
+        received = (
+            X.shape[0] - n_public, n_public, X.shape[1], sample_weight is not None
+        )
+        planned = (self.n_private, self.n_public, self.n_features, self.weighted)
+        if received != planned:
+            raise PrivacyAccountingError(
+                "The semi-local fit was planned for (n_private, n_public, "
+                f"n_features, weighted) = {planned} but received {received}: its "
+                "record would not be the accounted one. This is a bug: please "
+                "report it."
+            )
+
+
+def local_setup(params, n_private, n_public, n_features, *, weighted=False):
+    """The set-up of a fit with ``params`` on these counts (public inputs only).
+
+    The randomizer's parameters depend on ``epsilon`` and the width
+    ``n_features`` (plus the intercept column) only; ``weighted`` (whether
+    public weights are passed, never what they hold) adds the weights caveat.
 
     Examples
     --------
-    >>> from sklearn_dpfair._solvers.semi_dp._local import (
-    ...     LocalParams, planned_local_record)
-    >>> record = planned_local_record(LocalParams(epsilon=1.0), 90, 10, 3)
-    >>> record.epsilon, record.delta, record.steps
+    >>> from sklearn_dpfair._solvers.semi_dp._local import LocalParams, local_setup
+    >>> setup = local_setup(LocalParams(epsilon=1.0), 90, 10, 2)
+    >>> setup.record.epsilon, setup.record.delta, setup.record.steps
     (1.0, 0.0, 90)
     """
     epsilon = float(params.epsilon)
-    if caveats is None:
-        caveats = (PUBLIC_ROWS_CAVEAT,) if n_public else ()
+    dim = n_features + int(params.fit_intercept)
+    caveats = (PUBLIC_ROWS_CAVEAT,) if n_public else ()
+    if weighted:
+        caveats += (WEIGHTS_CAVEAT,)
     mechanism = _MECHANISM
+    unit = None
     if n_private and not math.isinf(epsilon):
         unit = PrivUnit.calibrated(epsilon, dim)
         mechanism += (
@@ -252,7 +300,7 @@ def planned_local_record(params, n_private, n_public, dim, caveats=None):
         noise_multiplier=0.0,
         clip_norm=float(params.clip_norm),
         steps=n_private,
-        caveats=tuple(caveats),
+        caveats=caveats,
     )
     if math.isinf(epsilon):
         record = replace(
@@ -261,7 +309,15 @@ def planned_local_record(params, n_private, n_public, dim, caveats=None):
             clip_norm=None,
             steps=None,
         )
-    return record
+    return LocalSetup(
+        params=params,
+        n_private=int(n_private),
+        n_public=int(n_public),
+        n_features=int(n_features),
+        weighted=bool(weighted),
+        randomizer=unit,
+        record=record,
+    )
 
 
 def _randomizer_epsilon(epsilon):
@@ -379,16 +435,19 @@ _PROGRESS_LINES = 10
 
 
 def fit_semi_local(
-    X, y, public_mask, params, *, rng, sample_weight=None, progress=None
+    X, y, public_mask, setup, *, rng, sample_weight=None, progress=None
 ):
-    """Run Algorithm 13 on ``X, y`` (float64) and describe it.
+    """Run Algorithm 13 on ``X, y`` (float64) as ``setup`` planned it.
 
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
     y : ndarray of shape (n_samples,)
     public_mask : ndarray of bool
-    params : LocalParams
+    setup : LocalSetup
+        From :func:`local_setup` on the public counts, before any row is
+        read: its randomizer runs and its record is the fit's. Data of
+        other counts are refused.
     rng : numpy.random.Generator
     sample_weight : ndarray or None
         Public weights, rescaled to mean 1; each multiplies its row's
@@ -402,18 +461,16 @@ def fit_semi_local(
     -------
     fit : LocalFit
     """
+    setup.check_data(X, public_mask, sample_weight)
+    params, record, unit = setup.params, setup.record, setup.randomizer
     n, n_features = X.shape
-    n_public = int(public_mask.sum())
-    n_private = n - n_public
+    n_private, n_public = setup.n_private, setup.n_public
     epsilon = float(params.epsilon)
-    caveats = (PUBLIC_ROWS_CAVEAT,) if n_public else ()
-    caveats += weights_caveats(sample_weight)
     weights = None
     if sample_weight is not None:
         weights = np.asarray(sample_weight, dtype=np.float64)
         weights = weights / weights.mean()
     dim = n_features + int(params.fit_intercept)
-    record = planned_local_record(params, n_private, n_public, dim, caveats)
     if math.isinf(epsilon):
         coef, intercept = _least_squares(X, y, weights, params.fit_intercept)
         return LocalFit(
@@ -442,7 +499,6 @@ def fit_semi_local(
         else (DEFAULT_RADIUS if public_radius is None else public_radius)
     )
     C = float(params.clip_norm)
-    unit = PrivUnit.calibrated(epsilon, dim) if n_private else None
     message_norm = C / unit.m if unit is not None else C
     public_norm = message_norm if params.public_gradient == "rescale" else C
     if params.learning_rate == "auto":

@@ -16,6 +16,7 @@ from sklearn_dpfair._solvers.fermi._fit import (
     fermi_event,
     fit_fermi,
 )
+from sklearn_dpfair._solvers.fermi._plan import fermi_plan
 from sklearn_dpfair._solvers.fermi._privacy import resolve_noise
 from sklearn_dpfair.exceptions import PrivacyBudgetError
 from sklearn_dpfair.fairness import DemographicParity, EqualizedOdds
@@ -53,13 +54,22 @@ def _privacy(epsilon=1.0, noise_multiplier=None, **kw):
 
 
 def _fit(X, y, codes, params=None, privacy=None, seed=0, **kw):
+    params = params or _params()
+    plan = fermi_plan(
+        privacy,
+        params,
+        n_samples=X.shape[0],
+        n_groups=len(GROUPS),
+        n_features=X.shape[1],
+        n_classes=2,
+    )
     return fit_fermi(
         X,
         y,
         codes,
         GROUPS,
-        params or _params(),
-        n_classes=2,
+        plan,
+        params,
         rng=np.random.default_rng(seed),
         privacy=privacy,
         **kw,

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The release plan of a FERMI fit: weight-selection stages, key, event, check."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -110,7 +112,8 @@ def test_plan_key_holds_everything_but_the_budget():
     )
     assert key == other and hash(key) == hash(other)
     budget = PrivacyBudget(2.0, 1e-5)
-    assert plan_from_key(key, budget) == fermi_plan(
+    # The fit's plan is the key's, plus the public shape it runs on.
+    assert replace(plan_from_key(key, budget), shape=(300, 3, 2, 2)) == fermi_plan(
         FairPrivacy(budget), params, n_samples=300, n_groups=2, **_SHAPE
     )
     # Without groups there is neither a fairness term nor a selection.
@@ -149,8 +152,12 @@ def test_a_fit_that_runs_an_unaccounted_step_returns_nothing(monkeypatch):
     X, y, codes = _data()
     params = _params(disparity_bound=0.05, batch_size=1000, epochs=2, clip_norm=1.0)
     privacy = FairPrivacy(PrivacyBudget(2.0, 1e-5))
+    plan = fermi_plan(
+        privacy, params, n_samples=X.shape[0], n_groups=2, n_features=X.shape[1],
+        n_classes=2,
+    )
     fit = fit_fermi(
-        X, y, codes, GROUPS, params, n_classes=2, rng=np.random.default_rng(0),
+        X, y, codes, GROUPS, plan, params, rng=np.random.default_rng(0),
         privacy=privacy,
     )
     assert fit.record.steps == 2
@@ -169,3 +176,65 @@ def test_a_fit_that_runs_an_unaccounted_step_returns_nothing(monkeypatch):
     with pytest.raises(PrivacyAccountingError, match="3 x gaussian"):
         est.fit(X, y, sensitive_features=codes)
     assert not hasattr(est, "coef_")
+
+
+@pytest.mark.parametrize("private", [False, True])
+@pytest.mark.parametrize(
+    "planned",
+    [
+        dict(n_samples=299, n_groups=2, n_features=4),
+        dict(n_samples=300, n_groups=2, n_features=5),
+        dict(n_samples=300, n_groups=3, n_features=4),
+    ],
+)
+def test_fit_fermi_refuses_data_of_another_shape_than_planned(private, planned):
+    # The plan is made from public (n, d, groups, classes) before the data
+    # are read; running it on other data would release what was never
+    # accounted, so the solver refuses before reading a row.
+    X, y, codes = _data()
+    params = _params(batch_size=100, epochs=1)
+    privacy = FairPrivacy(PrivacyBudget(2.0, 1e-5)) if private else None
+    plan = fermi_plan(privacy, params, n_classes=2, **planned)
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(PrivacyAccountingError, match="planned for"):
+        fit_fermi(X, y, codes, GROUPS, plan, params, rng=rng, privacy=privacy)
+    assert rng.bit_generator.state == state
+
+
+def test_a_plan_made_from_a_key_alone_cannot_be_run():
+    # A search plans candidates from keys; such a plan has no shape and
+    # must not be executable.
+    X, y, codes = _data()
+    params = _params(batch_size=100, epochs=1)
+    key = fermi_plan_key(None, params, n_samples=300, n_groups=2, **_SHAPE)
+    with pytest.raises(PrivacyAccountingError, match="planned for"):
+        fit_fermi(
+            X, y, codes, GROUPS, plan_from_key(key, None), params,
+            rng=np.random.default_rng(0),
+        )
+
+
+@pytest.mark.parametrize("disparity_bound", [None, 0.05])
+def test_estimator_runs_the_plan_it_makes_once(monkeypatch, disparity_bound):
+    # fit and privacy_plan share one method; fit calls it once and runs it.
+    from sklearn_dpfair.linear_model import _fermi as estimator_module
+
+    X, y, codes = _data()
+    made = []
+    original = estimator_module.fermi_plan
+
+    def spy(*args, **kwargs):
+        made.append(original(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(estimator_module, "fermi_plan", spy)
+    est = DPFERMIClassifier(
+        epsilon=2.0, disparity_bound=disparity_bound, batch_size=100,
+        max_iter=2, clip_norm=1.0, classes=[0, 1], groups=list(GROUPS),
+        random_state=0,
+    ).fit(X, y, sensitive_features=codes)
+    assert len(made) == 1
+    assert made[0].shape == (300, 4, 2, 2)
+    assert made[0].event == est.dp_event_
+    assert est.privacy_plan(300, 4).dp_event == est.dp_event_

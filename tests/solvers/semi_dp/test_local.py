@@ -14,6 +14,7 @@ from sklearn_dpfair._solvers.semi_dp import _local
 from sklearn_dpfair._solvers.semi_dp._local import (
     LocalParams,
     fit_semi_local,
+    local_setup,
     unit_direction,
 )
 from sklearn_dpfair._solvers.semi_dp._privunit import PrivUnit
@@ -24,6 +25,16 @@ MAX = np.finfo(np.float64).max
 # underflow, subnormals.
 EXTREMES = (MAX, -MAX, 1e308, -1.7e308, 1e200, 1.4e154, 1e-300, 5e-324, 0.0)
 HUGE_TARGETS = (MAX, -MAX, 1e308, -1e200, 1.4e154, 0.0)
+
+
+def _run(X, y, mask, params, **kwargs):
+    # The set-up is made from the public counts before the fit reads a row.
+    n_public = int(np.count_nonzero(mask))
+    setup = local_setup(
+        params, X.shape[0] - n_public, n_public, X.shape[1],
+        weighted=kwargs.get("sample_weight") is not None,
+    )
+    return fit_semi_local(X, y, mask, setup, **kwargs)
 
 
 @pytest.mark.parametrize("value", EXTREMES)
@@ -71,7 +82,7 @@ def _spied_fit(X, y, mask, **kw):
     spy = _Spy()
     params = LocalParams(epsilon=2.0, clip_norm=1.5, **kw)
     with mock.patch.object(PrivUnit, "randomize", autospec=True, side_effect=spy):
-        fit = fit_semi_local(X, y, mask, params, rng=np.random.default_rng(0))
+        fit = _run(X, y, mask, params, rng=np.random.default_rng(0))
     return fit, spy
 
 
@@ -115,7 +126,7 @@ def test_each_private_record_speaks_once_and_public_rows_never():
 
     X_marked = X.copy()
     with mock.patch.object(PrivUnit, "randomize", autospec=True, side_effect=counting):
-        fit_semi_local(
+        _run(
             X_marked, y, mask, LocalParams(epsilon=1.0), rng=np.random.default_rng(0)
         )
     assert len(calls) == int((~mask).sum())
@@ -159,7 +170,7 @@ def test_step_size_is_the_thesis_choice():
     # eta = D / sqrt(n_priv (C/m)^2 + n_pub C^2) (proof of Proposition 30).
     X, y, mask = _data(n=80)
     params = LocalParams(epsilon=2.0, clip_norm=1.5, radius=0.7)
-    fit = fit_semi_local(X, y, mask, params, rng=np.random.default_rng(0))
+    fit = _run(X, y, mask, params, rng=np.random.default_rng(0))
     n_pub, n_priv = int(mask.sum()), int((~mask).sum())
     expected = 0.7 / math.sqrt(n_priv * fit.message_norm**2 + n_pub * 1.5**2)
     assert fit.learning_rate == pytest.approx(expected, rel=1e-12)
@@ -171,7 +182,7 @@ def test_public_gradient_modes_run_and_stay_finite(mode):
     X, y, mask = _data(n=80)
     X = X.copy()
     X[0] = [1e200, -1e200, 1e200]  # a public row whose raw gradient overflows
-    fit = fit_semi_local(
+    fit = _run(
         X, y, mask, LocalParams(epsilon=2.0, public_gradient=mode),
         rng=np.random.default_rng(0),
     )
@@ -200,7 +211,7 @@ def test_huge_weight_on_a_private_record_raises_no_warning(weight):
     weights[-1] = weight
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        fit = fit_semi_local(
+        fit = _run(
             X, y, mask, LocalParams(epsilon=2.0), rng=np.random.default_rng(0),
             sample_weight=weights,
         )
@@ -222,8 +233,52 @@ def test_public_ridge_auto_is_chosen_on_public_rows_only():
     y2 = y.copy()
     y2[~mask] = 1e6
     fits = [
-        fit_semi_local(X, t, mask, LocalParams(epsilon=1.0), rng=np.random.default_rng(0))
+        _run(X, t, mask, LocalParams(epsilon=1.0), rng=np.random.default_rng(0))
         for t in (y, y2)
     ]
     assert fits[0].public_ridge == fits[1].public_ridge
     np.testing.assert_array_equal(fits[0].warm_start, fits[1].warm_start)
+
+
+@pytest.mark.parametrize(
+    "change", ["one more private row", "one more public row", "a column", "weights"]
+)
+def test_fit_refuses_data_of_other_counts_than_planned(change):
+    X, y, _ = _data(n=60)
+    mask = np.zeros(60, dtype=bool)
+    mask[:10] = True
+    setup = local_setup(LocalParams(epsilon=1.0), 50, 10, X.shape[1])
+    weights = None
+    if change == "one more private row":
+        X, y, mask = X[:-1], y[:-1], mask[:-1]
+    elif change == "one more public row":
+        mask = mask.copy()
+        mask[10] = True
+    elif change == "a column":
+        X = np.hstack([X, X[:, :1]])
+    else:
+        weights = np.ones(60)
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(PrivacyAccountingError, match="planned for"):
+        fit_semi_local(X, y, mask, setup, rng=rng, sample_weight=weights)
+    assert rng.bit_generator.state == state
+
+
+def test_estimator_plan_is_the_fit_set_up():
+    X, y, _ = _data(n=60)
+    mask = np.zeros(60, dtype=bool)
+    mask[:10] = True
+    est = SemiLocalDPLinearRegression(epsilon=1.0, random_state=0)
+    with mock.patch.object(
+        _local, "PrivUnit", wraps=PrivUnit
+    ) as spy:
+        est.fit(X, y, public_mask=mask)
+    # One randomizer a fit (the event's epsilon is calibrated in dimension
+    # 1): the set-up's randomizer is the one that runs.
+    width = X.shape[1] + 1
+    calls = [c for c in spy.calibrated.call_args_list if c.args[1] == width]
+    assert len(calls) == 1
+    plan = est.privacy_plan(60, X.shape[1], n_public=10)
+    assert plan.dp_event == est.dp_event_
+    assert est.privacy_record_.mechanism == plan.mechanism
