@@ -32,8 +32,21 @@ curator) and scikit-learn's ``MLPClassifier``.
 (``sklearn_dpfair.neural._fit``): a validation split of the *training* file,
 never the test file.
 
+``--frontier``: the fairness frontier on Adult (split and metrics of
+``bench_fermi.py``, whose loaders and helpers it imports) with two
+preprocessings, the package's public preprocessor and ``standard_all``
+(``StandardScaler`` on every column): ``FERMIClassifier`` linear and with
+``hidden_layer_sizes=(64,)`` over ``disparity_bound`` (DP and EO),
+fairlearn's ``ExponentiatedGradient`` around ``HistGradientBoostingClassifier``,
+``ThresholdOptimizer`` (which uses the group at predict time), unconstrained
+references, and ``DPFERMIClassifier`` linear and with a network at
+epsilon 1 and 3. Rows are merged into ``benchmarks/neural_frontier.json``
+(``--methods``, ``--reps``, ``--constraints``, ``--bounds`` run a part;
+``--report`` writes ``docs/benchmarks/neural_frontier.rst`` and its plot
+from the JSON; ``--quick`` is a smoke run into a temporary file).
+
 Usage: python benchmarks/bench_neural.py [--seeds 3] [--sweep | --opacus |
---federated] [--write]
+--federated | --frontier [--quick] [--report]] [--write]
 """
 
 import argparse
