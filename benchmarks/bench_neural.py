@@ -359,8 +359,7 @@ def _alpha_tag(alpha):
 
 def select_alpha(alphas, bound=FRONTIER_DP_BOUND, rep="public"):
     """Choose the network's L2 weight on a validation split of the TRAINING
-    file (never the test file): the least validation error among the alphas
-    whose validation DP gap is at most ``bound`` (all alphas if none is)."""
+    file (never the test file); see :func:`_alpha_choices`."""
     from bench_fermi import evaluate, timed_fit
 
     from sklearn_dpfair import FERMIClassifier
@@ -384,9 +383,25 @@ def select_alpha(alphas, bound=FRONTIER_DP_BOUND, rep="public"):
         )
         scores.append({"alpha": alpha, **evaluate(est.predict(Xv), yv, sv), "cpu": cpu})
         print(f"alpha={alpha:g}: validation {scores[-1]}", flush=True)
+    return {
+        "rep": rep,
+        "bound": bound,
+        "scores": scores,
+        **_alpha_choices(scores, bound),
+    }
+
+
+def _alpha_choices(scores, bound):
+    """The least validation error (``chosen``: every fit's *training* gap is
+    already bounded, and a validation gap of ~7,500 rows has a standard error
+    about 0.01, too noisy to filter on), and the same among the alphas whose
+    validation gap is at most the bound (``chosen_gap_filtered``, the rule
+    first written, reported beside it)."""
     ok = [r for r in scores if r["dp"] <= bound] or scores
-    best = min(ok, key=lambda r: r["error"])
-    return {"rep": rep, "bound": bound, "scores": scores, "chosen": best["alpha"]}
+    return {
+        "chosen": min(scores, key=lambda r: r["error"])["alpha"],
+        "chosen_gap_filtered": min(ok, key=lambda r: r["error"])["alpha"],
+    }
 
 
 def _frontier_rows(rep, methods, constraints, bounds, seeds, dp_seeds, mlp_alpha=0.0):
@@ -757,6 +772,7 @@ def write_frontier(out):
         lines += [f"   * - ``{rep}``", f"     - {text}", f"     - {word}"]
     lines += [""]
     for sel in selection:
+        sel.update(_alpha_choices(sel["scores"], sel["bound"]))
         scores = "; ".join(
             f"alpha {r['alpha']:g}: error {r['error']:.4f}, DP gap {r['dp']:.4f}"
             for r in sel["scores"]
@@ -764,9 +780,15 @@ def write_frontier(out):
         lines += [
             f"The network's ``alpha`` of the ``alpha=`` rows was chosen on a "
             f"validation split of the *training* file (75/25, stratified, "
-            f"``{sel['rep']}``, ``disparity_bound={sel['bound']:g}``; the test "
-            f"file is not read): {scores}; chosen {sel['chosen']:g} (least "
-            "validation error at validation DP gap <= the bound).",
+            f"``{sel['rep']}``, ``disparity_bound={sel['bound']:g}``, seed 0; "
+            f"the test file is not read): {scores}. Chosen: {sel['chosen']:g}, "
+            "the least validation error. The rule first written also asked for "
+            "a validation DP gap <= the bound and would have chosen "
+            f"{sel['chosen_gap_filtered']:g}; it was dropped after these "
+            "validation numbers were seen (never a test number), because every "
+            "fit already bounds its *training* gap and a validation gap on "
+            "7,541 rows is noise at the third decimal (its standard error is "
+            "about 0.01). The same alpha is used on ``standard_all``.",
             "",
         ]
     lines += [FRONTIER_READING, ""]
