@@ -13,9 +13,9 @@ from sklearn.utils.estimator_checks import (
 
 from sklearn_dpfair import (
     DPFERMIClassifier,
-    FERMIClassifier,
     DPLogisticRegression,
     DPMLPClassifier,
+    FERMIClassifier,
     HeavyTailDPRegressor,
     SemiDPLinearRegression,
     SemiLocalDPLinearRegression,

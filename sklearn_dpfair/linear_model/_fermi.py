@@ -39,9 +39,9 @@ from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
 from ..fairness._constraints import advantaged_class_index
 from ..fairness._ermi import code_dtype, compact_codes
+from ..neural._network import ACTIVATIONS, forward
 from ..privacy import PrivacyBudget, PrivacyRecord, check_noise_generator
 from ..privacy._zcdp import ZCDP_ACCOUNTANT
-from ..neural._network import ACTIVATIONS, forward
 from ..utils._array_api import (
     DEVICE_OPTIONS,
     array_namespace,
@@ -95,6 +95,12 @@ _FERMI_LIMIT_SOLVER = (
     "the noiseless SGDA steps as a warm start, then L-BFGS-B on the "
     "full-batch objective with the dual at its closed-form maximiser, in "
     "standardized columns"
+)
+# ... and with hidden layers (the network's phase works in the given columns).
+_FERMI_LIMIT_NETWORK_SOLVER = (
+    "the noiseless SGDA steps as a warm start, then L-BFGS-B on the "
+    "full-batch objective over the network's weights and biases with the "
+    "dual at its closed-form maximiser, in the given columns"
 )
 
 _SOLVER_PARAMS = (
@@ -213,8 +219,6 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         if any(
             is_dask_collection(a) for a in (X, y, sample_weight, sensitive_features)
         ):
-            if hidden:
-                raise ValueError(_NETWORK_DASK.format(hidden=self.hidden_layer_sizes))
             return self._fit_dask(X, y, sample_weight, sensitive_features)
         if hidden and sp.issparse(X):
             # Refused from the layout alone, before any value is read.
@@ -321,7 +325,9 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             self.__dict__.pop(name, None)
         if result.coefs is not None:
             self.coefs_ = [xp.astype(W, dtype, copy=False) for W in result.coefs]
-            self.intercepts_ = [xp.astype(b, dtype, copy=False) for b in result.intercepts]
+            self.intercepts_ = [
+                xp.astype(b, dtype, copy=False) for b in result.intercepts
+            ]
             self.n_layers_ = len(self.coefs_) + 1
             self.out_activation_ = "logistic" if classes.size == 2 else "softmax"
         else:
@@ -547,7 +553,7 @@ class FERMIClassifier(_BaseFERMI):
         warm-start it: on UCI Adult one epoch gives the same model, within
         its tolerance, as 20, at about half the fit time) and 20 without
         it. Under ``disparity_bound`` no SGDA epoch runs (the path starts
-        from 0 and warm-starts itself).
+        from 0, a network from its initialization, and warm-starts itself).
     learning_rate : float, default=1.0
         Constant step size of the model (descent) step of SGDA (gradients
         are means over the batch). With large weights or feature norms SGDA
@@ -624,9 +630,11 @@ default=None
         Widths of the hidden layers, scikit-learn's ``MLPClassifier``
         convention. ``()`` is the linear model (``coef_``, ``intercept_``);
         otherwise a dense network whose softmax output has one logit per
-        class, trained on the same objective (the ERMI term, its dual and
-        the full-batch phase, now over the flattened network parameters, are unchanged: the model only changes the logits and
-        their gradients, backpropagated through the layers). Its start is
+        class, trained on the same objective: the ERMI term, its dual and
+        the SGDA and full-batch phases are unchanged (the latter runs over
+        the flattened network parameters); the model only changes the
+        logits and their gradients, backpropagated through the layers. Its
+        start is
         scikit-learn's Glorot-uniform initialization, drawn from the fit's
         seed. The fitted network is ``coefs_``, ``intercepts_``. Needs a
         dense ``X``. ``alpha`` penalizes every layer's weights;
@@ -1044,9 +1052,10 @@ default=None
         Widths of the hidden layers, scikit-learn's ``MLPClassifier``
         convention. ``()`` is the linear model (``coef_``, ``intercept_``);
         otherwise a dense network whose softmax output has one logit per
-        class, trained on the same objective (the ERMI term, its dual and
-        every release and its accounting are unchanged: the model only changes the logits and
-        their gradients, backpropagated through the layers). Its start is
+        class, trained on the same objective: the ERMI term, its dual and
+        every release and its accounting are unchanged; the model only
+        changes the logits and their gradients, backpropagated through the
+        layers. Its start is
         scikit-learn's Glorot-uniform initialization, drawn from the fit's
         seed. The fitted network is ``coefs_``, ``intercepts_``. Each
         example's gradient over all the layers jointly is clipped to
@@ -1504,7 +1513,11 @@ default=None
             record = non_private_record(
                 record,
                 record.steps,
-                _FERMI_LIMIT_SOLVER,
+                (
+                    _FERMI_LIMIT_NETWORK_SOLVER
+                    if self._hidden_layer_sizes()
+                    else _FERMI_LIMIT_SOLVER
+                ),
                 sampling=record.sampling_probability,
             )
         self._set_privacy_record(record)
@@ -1551,6 +1564,8 @@ default=None
 
     def _fit_dask(self, X, y, sample_weight, sensitive_features):
         """DP-FERMI on Dask collections; the rows stay on the workers."""
+        if self._hidden_layer_sizes():
+            raise ValueError(_NETWORK_DASK.format(hidden=self.hidden_layer_sizes))
         for what, refused in (
             ("feature_scaling='auto'", self.feature_scaling is not None),
             ("disparity_bound", self.disparity_bound is not None),

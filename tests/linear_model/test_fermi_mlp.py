@@ -71,10 +71,17 @@ def test_multiclass_network():
     s = rng.integers(0, 2, 300)
     est = _fit_quiet(
         DPFERMIClassifier(
-            hidden_layer_sizes=(5,), epsilon=np.inf, classes=[0, 1, 2],
-            groups=[0, 1], constraint="equalized_odds", max_iter=3, random_state=0,
+            hidden_layer_sizes=(5,),
+            epsilon=np.inf,
+            classes=[0, 1, 2],
+            groups=[0, 1],
+            constraint="equalized_odds",
+            max_iter=3,
+            random_state=0,
         ),
-        X, y, s,
+        X,
+        y,
+        s,
     )
     assert est.coefs_[-1].shape == (5, 3) and est.out_activation_ == "softmax"
     assert est.decision_function(X).shape == (300, 3)
@@ -99,7 +106,7 @@ def test_sparse_input_refused_naming_hidden_layer_sizes(cls, monkeypatch):
         raise AssertionError("the data were read before the refusal")
 
     monkeypatch.setattr(_fermi, "validate_data", no_read)
-    with pytest.raises(TypeError, match="hidden_layer_sizes"):
+    with pytest.raises(TypeError, match="hidden_layer_sizes=.*needs a dense X"):
         cls(hidden_layer_sizes=(4,)).fit(sp.csr_matrix(X), y, sensitive_features=s)
 
 
@@ -127,25 +134,39 @@ def test_parity_with_mlpclassifier_without_fairness():
     X, y, s = _nonlinear(1200, seed=2)
     Xtr, ytr, str_, Xte, yte = X[:600], y[:600], s[:600], X[600:], y[600:]
     ref = MLPClassifier(
-        hidden_layer_sizes=(32,), solver="lbfgs", alpha=1e-2, max_iter=2000,
+        hidden_layer_sizes=(32,),
+        solver="lbfgs",
+        alpha=1e-2,
+        max_iter=2000,
         random_state=0,
     ).fit(Xtr, ytr)
     acc_ref = _accuracy(ref, Xte, yte)
     assert acc_ref > 0.85  # a linear model stays near 0.6 on the ring
     fermi = _fit_quiet(
         FERMIClassifier(
-            hidden_layer_sizes=(32,), fairness_weight=0, alpha=1e-2 / 600,
+            hidden_layer_sizes=(32,),
+            fairness_weight=0,
+            alpha=1e-2 / 600,
             random_state=0,
         ),
-        Xtr, ytr, str_,
+        Xtr,
+        ytr,
+        str_,
     )
     assert _accuracy(fermi, Xte, yte) >= acc_ref - 0.01 - 1e-12
     dp = _fit_quiet(
         DPFERMIClassifier(
-            hidden_layer_sizes=(32,), fairness_weight=0, alpha=1e-2 / 600,
-            epsilon=np.inf, classes=[0, 1], groups=[0, 1], random_state=0,
+            hidden_layer_sizes=(32,),
+            fairness_weight=0,
+            alpha=1e-2 / 600,
+            epsilon=np.inf,
+            classes=[0, 1],
+            groups=[0, 1],
+            random_state=0,
         ),
-        Xtr, ytr, str_,
+        Xtr,
+        ytr,
+        str_,
     )
     assert _accuracy(dp, Xte, yte) >= acc_ref - 0.01 - 1e-12
     linear = _fit_quiet(
@@ -158,7 +179,9 @@ def test_disparity_bound_met_by_network():
     X, y, s = _nonlinear(500, seed=3, shift=1.0)
     plain = _fit_quiet(
         FERMIClassifier(hidden_layer_sizes=(8,), fairness_weight=0, random_state=0),
-        X, y, s,
+        X,
+        y,
+        s,
     )
     pred = plain.predict(X)
     gap = abs(pred[s == 0].mean() - pred[s == 1].mean())
@@ -166,10 +189,14 @@ def test_disparity_bound_met_by_network():
     assert gap > 2 * bound
     est = _fit_quiet(
         FERMIClassifier(
-            hidden_layer_sizes=(8,), disparity_bound=bound, max_full_batch_iter=200,
+            hidden_layer_sizes=(8,),
+            disparity_bound=bound,
+            max_full_batch_iter=200,
             random_state=0,
         ),
-        X, y, s,
+        X,
+        y,
+        s,
     )
     assert est.bound_met_ and est.training_disparity_ <= bound
     pred = est.predict(X)
@@ -181,8 +208,12 @@ def test_disparity_bound_met_by_network():
 def test_private_network_with_and_without_disparity_bound():
     X, y, s = _nonlinear(2000, seed=4, shift=1.0)
     common = dict(
-        hidden_layer_sizes=(8,), epsilon=2.0, classes=[0, 1], groups=[0, 1],
-        max_iter=3, random_state=0,
+        hidden_layer_sizes=(8,),
+        epsilon=2.0,
+        classes=[0, 1],
+        groups=[0, 1],
+        max_iter=3,
+        random_state=0,
     )
     est = DPFERMIClassifier(**common).fit(X, y, sensitive_features=s)
     linear = DPFERMIClassifier(**{**common, "hidden_layer_sizes": ()}).fit(
@@ -207,7 +238,9 @@ def test_routing_through_pipeline_with_hidden_layers():
 
     X, y, s = _nonlinear(400, seed=5, shift=1.0)
     params = dict(
-        hidden_layer_sizes=(6,), fairness_weight=16.0, random_state=0,
+        hidden_layer_sizes=(6,),
+        fairness_weight=16.0,
+        random_state=0,
         max_full_batch_iter=100,
     )
     with sklearn.config_context(enable_metadata_routing=True):
@@ -239,8 +272,12 @@ def test_routing_through_pipeline_with_hidden_layers():
 def test_seeded_fits_repeat_and_float32():
     X, y, s = _nonlinear(300, seed=6)
     params = dict(
-        hidden_layer_sizes=(5,), epsilon=1.0, classes=[0, 1], groups=[0, 1],
-        max_iter=2, random_state=3,
+        hidden_layer_sizes=(5,),
+        epsilon=1.0,
+        classes=[0, 1],
+        groups=[0, 1],
+        max_iter=2,
+        random_state=3,
     )
     a = DPFERMIClassifier(**params).fit(X, y, sensitive_features=s)
     b = DPFERMIClassifier(**params).fit(X, y, sensitive_features=s)
@@ -258,8 +295,13 @@ def test_feature_scaling_reports_first_layer_in_user_units():
     Xraw = 100.0 * X + 50.0
     bounds = np.column_stack([Xraw.min(0) - 1, Xraw.max(0) + 1])
     common = dict(
-        hidden_layer_sizes=(4,), activation="identity", epsilon=4.0,
-        classes=[0, 1], groups=[0, 1], max_iter=2, random_state=0,
+        hidden_layer_sizes=(4,),
+        activation="identity",
+        epsilon=4.0,
+        classes=[0, 1],
+        groups=[0, 1],
+        max_iter=2,
+        random_state=0,
     )
     raw = DPFERMIClassifier(
         **common, feature_scaling="auto", feature_bounds=bounds
@@ -324,7 +366,10 @@ def test_intercept_only_release_is_a_constant_network():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         est = DPFERMIClassifier(
-            hidden_layer_sizes=(5,), epsilon=0.05, classes=[0, 1], groups=[0, 1],
+            hidden_layer_sizes=(5,),
+            epsilon=0.05,
+            classes=[0, 1],
+            groups=[0, 1],
             random_state=0,
         ).fit(X, y, sensitive_features=s)
     assert est.intercept_only_
@@ -332,3 +377,15 @@ def test_intercept_only_release_is_a_constant_network():
     assert not any(np.any(W) for W in est.coefs_)
     assert not hasattr(est, "coef_")
     assert np.unique(est.predict(X)).size == 1
+
+
+def test_non_private_limit_record_names_the_network_phase():
+    X, y, s = _nonlinear(200, seed=10)
+    est = _fit_quiet(
+        DPFERMIClassifier(
+            hidden_layer_sizes=(3,), epsilon=np.inf, classes=[0, 1], groups=[0, 1],
+            max_iter=2, random_state=0,
+        ),
+        X, y, s,
+    )
+    assert "network's weights and biases" in est.privacy_record_.mechanism

@@ -62,6 +62,7 @@ from ...utils._validation import warn_at_caller
 from .._feature_scaling import fit_feature_scaling
 from .._intercept_only import intercept_only_model
 from .._non_private import minimize_fair_objective
+from ._model import initial_network
 from ._privacy import (
     DEFAULT_MARGINAL_NOISE,
     MARGINAL_BUDGET_SHARE,
@@ -73,7 +74,6 @@ from ._privacy import (
     histogram_mechanism,
     histogram_noise,
 )
-from ._model import initial_network
 from ._problem import FairProblem, run_sgda
 from ._weight_search import (
     PRIVATE_BOUND_MAX,
@@ -878,8 +878,10 @@ def fit_fermi(
             lam = p.fairness_weight
             # DP-FERMI's non-private limit: its objective on any columns.
             # A network's phase is its own (on the given columns).
-            refine = problem.refine if privacy is None or network is not None else partial(
-                minimize_fair_objective, problem
+            refine = (
+                problem.refine
+                if privacy is None or network is not None
+                else partial(minimize_fair_objective, problem)
             )
             refined = refine(lam, to_numpy(coef_m), to_numpy(w0_m))
             coef_m, w0_m = refined.coef, refined.w0

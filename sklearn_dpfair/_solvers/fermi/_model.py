@@ -32,13 +32,13 @@ respect to the logits backpropagates through the layers (Danskin's
 theorem, as for the linear model).
 """
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
+from ...neural._fit import _init_rng
 from ...neural._network import (
     backward,
     clip_factors,
@@ -49,7 +49,6 @@ from ...neural._network import (
     per_example_norms,
 )
 from ...privacy._clipping import clip_margin
-from ...neural._fit import _init_rng
 from ...utils._array_api import array_namespace, device_of, narrow_matmul, to_numpy
 from .._linear import LinearModel
 from .._row_blocks import row_block
@@ -98,7 +97,7 @@ class LinearFairModel(LinearModel):
 
 @dataclass(frozen=True, eq=False)
 class NetworkFairModel:
-    """A dense network (:mod:`sklearn_dpfair.neural._network`) as the FERMI solver sees it.
+    """A dense network (:mod:`sklearn_dpfair.neural._network`) in the FERMI solver.
 
     Parameters
     ----------
@@ -144,7 +143,9 @@ class NetworkFairModel:
         weights, biases = [], []
         i = j = 0
         for fan_in, fan_out in zip(self.sizes[:-1], self.sizes[1:]):
-            weights.append(xp.reshape(coef[i : i + fan_in * fan_out], (fan_in, fan_out)))
+            weights.append(
+                xp.reshape(coef[i : i + fan_in * fan_out], (fan_in, fan_out))
+            )
             biases.append(w0[j : j + fan_out])
             i += fan_in * fan_out
             j += fan_out
@@ -240,7 +241,13 @@ class NetworkFairModel:
         """
         # The full-batch terms of the linear phase (imported here: that
         # module imports the SGDA loop, which imports this one).
-        from ._lbfgs import _full_batch_terms, _in_place, _penalty, keeps_terms, term_rows
+        from ._lbfgs import (
+            _full_batch_terms,
+            _in_place,
+            _penalty,
+            keeps_terms,
+            term_rows,
+        )
 
         X = np.asarray(problem.X_host, dtype=np.float64)
         n = X.shape[0]
@@ -253,7 +260,9 @@ class NetworkFairModel:
             *_in_place(raw),
             n=n,
             y=problem.y,
-            penalty=_penalty(problem.regularizer, problem.cells, problem.weight_scale, rows),
+            penalty=_penalty(
+                problem.regularizer, problem.cells, problem.weight_scale, rows
+            ),
             fairness_weight=fairness_weight,
             rows=rows,
             sample_weight=problem.sample_weight,
@@ -290,9 +299,14 @@ class NetworkFairModel:
         start_value, start_grad = fun(theta0)
         if not (np.isfinite(start_value) and np.all(np.isfinite(start_grad))):
             return FullBatchResult(
-                coef=theta0[:nw], w0=theta0[nw:], stationarity=_LARGEST,
-                converged=False, n_iter=0,
-                objective=min(float(np.nan_to_num(start_value, nan=_LARGEST)), _LARGEST),
+                coef=theta0[:nw],
+                w0=theta0[nw:],
+                stationarity=_LARGEST,
+                converged=False,
+                n_iter=0,
+                objective=min(
+                    float(np.nan_to_num(start_value, nan=_LARGEST)), _LARGEST
+                ),
             )
         res = minimize(
             fun,
@@ -310,7 +324,9 @@ class NetworkFairModel:
         theta = res.x
         value, grad = fun(theta)
         finite = (
-            np.isfinite(value) and np.all(np.isfinite(grad)) and np.all(np.isfinite(theta))
+            np.isfinite(value)
+            and np.all(np.isfinite(grad))
+            and np.all(np.isfinite(theta))
         )
         if not finite or value > start_value:
             theta, value, grad = theta0, start_value, start_grad
@@ -362,6 +378,21 @@ def initial_network(params, n_features, n_classes, rng):
     noise draws of ``rng`` are those of the linear fit of the same seed),
     from the layer widths only, on the host: the same start on every
     backend.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.fermi._fit import FERMIParams
+    >>> from sklearn_dpfair._solvers.fermi._model import initial_network
+    >>> params = FERMIParams(constraint=None, hidden_layer_sizes=(4,))
+    >>> net = initial_network(params, 3, 2, np.random.default_rng(0))
+    >>> net.sizes, net.n_weights
+    ((3, 4, 2), 20)
+    >>> coef, w0 = net.host_start()
+    >>> [W.shape for W in net.unflatten(coef, w0)[0]]
+    [(3, 4), (4, 2)]
+    >>> initial_network(FERMIParams(constraint=None), 3, 2, None) is None
+    True
     """
     hidden = tuple(params.hidden_layer_sizes)
     if not hidden:

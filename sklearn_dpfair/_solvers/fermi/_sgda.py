@@ -1,19 +1,22 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Noisy stochastic gradient descent-ascent (SGDA) for ERMI-regularized linear models.
+"""Noisy stochastic gradient descent-ascent (SGDA) for ERMI-regularized models.
 
 Thesis Algorithm 9 (FERMI) and its private version (thesis Algorithm 10),
 in one loop; the non-private fit is the same loop with zero noise. Order of
 calls in :func:`noisy_sgda`, per step ``t = 1..T``:
 
 1. sample a Poisson batch ``B_t`` (each row with probability ``q``);
-2. logits ``Z = X_B Theta + s w_0`` and probabilities ``F = softmax(Z)``;
+2. logits ``Z = X_B Theta + s w_0`` (or a network's output, :mod:`._model`)
+   and probabilities ``F = softmax(Z)``;
 3. (``dual_update="exact"``, full batch only) set ``W`` to its maximiser;
 4. logit-space gradient ``G = (F - e_y) + lambda w_i F * (c - <c, F>)``;
 5. primal block, a linear model on ``[x_i, s]``
    (:class:`~sklearn_dpfair._solvers._linear.LinearModel`): clip factors
    from ``||G_i|| ||[x_i, s]||``, clipped sum ``[X_B, s]^T (a * G)``,
-   Gaussian noise, divide by ``q n``, L2 step;
+   Gaussian noise, divide by ``q n``, L2 step (a network: its layers'
+   errors by backpropagation of ``G``, clip factors from the ghost norms of
+   every example's gradient over all the layers, the same release);
 6. dual block (simultaneous: it uses ``Theta_t`` and ``W_t``): per-sample
    dual gradients clipped by their factorized norms, summed, noised, divided
    by ``q n``; projected ascent step (NOT scaled by lambda: same fixed
@@ -49,19 +52,18 @@ import scipy.sparse as sp
 
 from ...fairness._ermi import block_tables, ermi_from_tables
 from ...privacy._clipping import clip_factors_from_norms
-from .._rows import finite_rows_mask
 from ...privacy._releases import joint_release
 from ...utils._array_api import (
     array_namespace,
     device_of,
     from_host,
-    narrow_matmul,
     row_max,
     row_sums,
     rowwise_dot,
     to_numpy,
 )
 from .._linear import as_rows, take_rows
+from .._rows import finite_rows_mask
 from .._sampling import poisson_batch
 from .._sgd import tail_averaged
 from ._model import fair_model, logits

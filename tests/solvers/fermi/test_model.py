@@ -201,7 +201,10 @@ def _problem(net, X, y, codes, lam_reg=True, alpha=0.0):
         regularizer=reg,
         weight_scale=1.0,
         params=FERMIParams(
-            constraint=constraint, alpha=alpha, tol=1e-6, final_max_iter=500,
+            constraint=constraint,
+            alpha=alpha,
+            tol=1e-6,
+            final_max_iter=500,
             hidden_layer_sizes=net.sizes[1:-1],
         ),
         network=net,
@@ -218,7 +221,7 @@ def test_full_batch_objective_gradient_matches_finite_differences():
     codes = rng.integers(0, 2, 40)
     problem = _problem(net, X, y, codes, alpha=0.1)
     theta = np.concatenate(net.host_start())
-    value, grad = net.objective(theta, problem, 2.0)
+    _, grad = net.objective(theta, problem, 2.0)
     h = 1e-6
     numeric = np.array(
         [
