@@ -914,7 +914,7 @@ def plot_frontier(results):
     )
     styles = (
         FRONTIER_STYLES[:2]
-        + [(v, v, "s--", colour) for v, colour in zip(variants, ("C7", "C8", "C9"))]
+        + [(v, v, "s--", colour) for v, colour in zip(variants, ("C9", "C8", "C7"))]
         + FRONTIER_STYLES[2:]
     )
     for i, rep in enumerate(reps):
@@ -1194,6 +1194,13 @@ def main():
         help="frontier: choose the network's alpha among these on a validation "
         "split of the training file (stored in the JSON)",
     )
+    parser.add_argument(
+        "--grid-seeds",
+        type=int,
+        default=1,
+        help="frontier: seeds of the frontier rows (default 1; the DP-FERMI rows "
+        "use --seeds)",
+    )
     parser.add_argument("--out", default=None)
     parser.add_argument(
         "--report",
@@ -1223,7 +1230,7 @@ def main():
                 else args.methods,
                 ["dp"] if quick else args.constraints,
                 [FRONTIER_DP_BOUND] if quick else args.bounds,
-                [0],
+                [0] if quick else list(range(args.grid_seeds)),
                 [0] if quick else list(range(args.seeds)),
                 out,
                 args.mlp_alpha,
