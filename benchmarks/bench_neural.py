@@ -610,7 +610,7 @@ official Adult train (30,162 rows) and test (15,060 rows) files with
 missing rows dropped, sensitive attribute ``sex`` (not a feature), test
 error and fairlearn's ``demographic_parity_difference`` /
 ``equalized_odds_difference`` of the hard test predictions (bench_fermi's
-``evaluate``). The target (issue "beyond linear models"): **MLP FERMI beats
+``evaluate``). The target: **MLP FERMI beats
 linear FERMI's test error by at least 0.003 at test DP gap <= 0.012**.
 
 Two preprocessings (the same rows, the same split):
