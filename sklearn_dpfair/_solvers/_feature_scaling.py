@@ -160,7 +160,8 @@ def plan_feature_scaling(
     share : float, default=SCALING_SHARE
     sparse : bool, default=False
         Whether ``X`` is sparse (a public layout): sparse columns are
-        scaled by public bounds only (private quantiles would densify them).
+        scaled by public bounds only (private quantiles would densify them),
+        and ``"auto"`` without ``feature_bounds`` is refused.
     fit_intercept : bool, default=True
         Without an intercept the columns are scaled but not centred (a
         centred model would need one).
@@ -184,7 +185,13 @@ def plan_feature_scaling(
             "bounds", n_features, np.asarray(lower), np.asarray(upper), center=center
         )
     if sparse:
-        return ScalingPlan("none", n_features)
+        # Private quantiles are drawn from dense columns only; planning
+        # nothing would ignore the request silently.
+        raise ValueError(
+            "feature_scaling='auto' on sparse X needs public feature_bounds "
+            "(private quantiles are computed for dense X only); pass "
+            "feature_bounds, or feature_scaling=None."
+        )
     if budget.noise_multiplier is not None:
         raise ValueError(
             "A fixed noise_multiplier cannot be combined with private feature "

@@ -1452,19 +1452,6 @@ default=None
             noise_multiplier=self.noise_multiplier,
             caveats=tuple(caveats),
         )
-        if (
-            self.feature_scaling is not None
-            and sparse
-            and self.feature_bounds is None
-            and budget.is_private
-        ):
-            # Private quantiles would densify the columns; the scaling
-            # would be skipped silently.
-            raise ValueError(
-                "feature_scaling='auto' on sparse X needs public feature_bounds "
-                "(private quantiles are computed for dense X only); pass "
-                "feature_bounds, or feature_scaling=None."
-            )
         scaling = plan_feature_scaling(
             self.feature_scaling,
             self.feature_bounds,

@@ -102,7 +102,12 @@ def test_scales_stay_finite_on_adversarial_columns():
 
 def test_sparse_columns_are_scaled_by_bounds_only():
     budget = PrivacyBudget(1.0, 1e-5)
-    assert plan_feature_scaling("auto", None, 3, budget, sparse=True).mode == "none"
+    # Asked for scales that cannot be drawn: refused, not skipped silently.
+    with pytest.raises(ValueError, match="sparse X needs public feature_bounds"):
+        plan_feature_scaling("auto", None, 3, budget, sparse=True)
+    # The non-private limit scales nothing, whatever the layout.
+    unbounded = PrivacyBudget(np.inf, 1e-5)
+    assert plan_feature_scaling("auto", None, 3, unbounded, sparse=True).mode == "none"
     plan = plan_feature_scaling("auto", [(0, 10)] * 3, 3, budget, sparse=True)
     scaling = fit_feature_scaling(None, plan, None)
     X = sp.random(20, 3, density=0.3, format="csr", random_state=0) * 10
@@ -147,3 +152,23 @@ def test_feature_scaling_is_refused_where_it_would_be_ignored(params):
     assert not hasattr(est, "coef_")
     with pytest.raises(ValueError, match="feature_scaling"):
         est.privacy_plan(200, 4)
+
+
+def test_dp_logistic_regression_refuses_sparse_auto_scaling_without_bounds():
+    # Before, the fit planned no scaling and ran unscaled (as if
+    # feature_scaling=None), where DPFERMIClassifier refused: one rule now,
+    # decided from the layout before any value is read.
+    from sklearn_dpfair import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = sp.random(200, 4, density=0.5, format="csr", random_state=0) * 50
+    y = rng.integers(0, 2, 200)
+    est = DPLogisticRegression(epsilon=1.0, feature_scaling="auto", random_state=0)
+    with pytest.raises(ValueError, match="feature_bounds"):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")
+    bounded = DPLogisticRegression(
+        epsilon=1.0, feature_scaling="auto", feature_bounds=[(0, 50)] * 4,
+        random_state=0,
+    ).fit(X, y)
+    assert np.all(np.isfinite(bounded.coef_))
