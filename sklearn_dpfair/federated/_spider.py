@@ -38,7 +38,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..privacy import GaussianMechanism
-from ..privacy._accounting import composed_event, non_private_event, noisy_sgd_event
+from ..privacy._accounting import composed_event, noisy_sgd_event, non_private_event
 from ..privacy._calibration import calibrate_noise
 
 __all__ = ["SpiderRounds", "SpiderSchedule", "spider_mechanism"]

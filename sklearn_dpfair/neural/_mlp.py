@@ -314,7 +314,10 @@ default=None
         "secure_aggregation": ["boolean"],
         "silo_algorithm": [StrOptions({"mb-sgd", "spider"})],
         "spider_period": [Interval(Integral, 1, None, closed="left")],
-        "spider_smoothness": [Interval(Real, 0, None, closed="neither")],
+        "spider_smoothness": [
+            Interval(Real, 0, None, closed="neither"),
+            Options(Real, {math.inf}),
+        ],
         "verbose": ["verbose"],
     }
 

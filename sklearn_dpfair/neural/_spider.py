@@ -28,7 +28,9 @@ __all__ = ["clipped_difference_sum", "clipped_per_example_gradients"]
 _CHUNK_ENTRIES = 1 << 22
 
 
-def clipped_per_example_gradients(X, y, loss, weights, biases, *, activation, clip_norm):
+def clipped_per_example_gradients(
+    X, y, loss, weights, biases, *, activation, clip_norm
+):
     """Every row's full gradient clipped to ``clip_norm``, flat.
 
     The clip factors are the central fit's (ghost norms,
@@ -148,12 +150,14 @@ def clipped_difference_sum(
     chunk = max(1, _CHUNK_ENTRIES // n_params)
     for start in range(0, X.shape[0], chunk):
         rows = slice(start, start + chunk)
-        kwargs = dict(activation=activation, clip_norm=clip_norm)
+        kwargs = {"activation": activation, "clip_norm": clip_norm}
         with np.errstate(over="ignore", invalid="ignore"):
             # C = inf only: a difference of unclipped gradients may overflow;
             # its norm is then inf and its factor 0 (no warning on a record).
             d = clipped_per_example_gradients(X[rows], y[rows], loss, *now, **kwargs)
-            d -= clipped_per_example_gradients(X[rows], y[rows], loss, *before, **kwargs)
+            d -= clipped_per_example_gradients(
+                X[rows], y[rows], loss, *before, **kwargs
+            )
             factors = clip_factors(stable_row_norms(d), difference_clip)
         if not bool(np.all(factors > 0)):
             d[factors == 0] = 0.0  # may hold inf or nan (C = inf only)
