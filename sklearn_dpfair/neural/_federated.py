@@ -12,7 +12,10 @@ Gaussian noise to the stacked sum and sends the sum divided by its expected
 batch size ``q n_i``; the untrusted server averages the messages and steps.
 The federation (schedule, silo privacy, server, records, Dask execution) is
 the linear models' (:mod:`sklearn_dpfair.federated`); only the silo step and
-the model's layout differ, and they live here.
+the model's layout differ, and they live here. With a SPIDER schedule
+(``silo_algorithm="spider"``: the thesis's Alg. 4 with ``q > 1``,
+:mod:`sklearn_dpfair.federated._spider`) the rounds between two such
+anchor rounds release :meth:`NetworkSiloModel.noisy_difference` instead.
 """
 
 from dataclasses import dataclass
