@@ -118,7 +118,10 @@ def silo_privacy(
     silo's own accountant (dp-accounting), or ``noise_multiplier`` when
     given (then checked against the budget, blaming that parameter); with
     ``epsilon = inf`` and no ``noise_multiplier`` the silo neither clips nor
-    adds noise. A pure function of public inputs.
+    adds noise. With ``config.spider`` the silo's event composes SPIDER's
+    two kinds of rounds and the multiplier is its anchor rounds' ``z1``
+    (:func:`~sklearn_dpfair.federated._spider.spider_mechanism`). A pure
+    function of public inputs.
 
     Parameters
     ----------
