@@ -142,6 +142,17 @@ FEDERATED = [
     DPMLPClassifier((8,), classes=[0, 1], max_iter=2),
     DPMLPClassifier((8,), classes=[0, 1], max_iter=2, silo_epsilon=3.0, accountant="pld"),
     DPMLPClassifier((8,), classes=[0, 1], max_iter=2, secure_aggregation=True),
+    DPMLPClassifier(
+        (8,), classes=[0, 1], max_iter=2, silo_algorithm="spider", spider_period=3
+    ),
+    DPMLPClassifier(
+        (8,),
+        classes=[0, 1],
+        max_iter=2,
+        silo_algorithm="spider",
+        spider_smoothness=math.inf,
+        accountant="pld",
+    ),
 ]
 
 

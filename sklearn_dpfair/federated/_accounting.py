@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..privacy import GaussianMechanism, PrivacyBudget, PrivacyRecord, epsilon_of
 from ._silos import check_silo_size, per_silo_budget
+from ._spider import spider_mechanism
 
 __all__ = [
     "ISRL_MECHANISM",
@@ -31,6 +32,15 @@ __all__ = [
 ISRL_MECHANISM = (
     "ISRL-DP noisy minibatch SGD: each silo's messages are a Poisson-subsampled "
     "Gaussian mechanism in that silo's own records (untrusted server)"
+)
+_SPIDER_MECHANISM = (
+    "ISRL-DP FedProx-SPIDER (Lowy's thesis, Alg. 4, prox = identity), phase "
+    "length q = {period}: each silo's messages are Poisson-subsampled Gaussian "
+    "mechanisms in that silo's own records (untrusted server): every q-th round "
+    "the noisy mean of gradients clipped to C (noise multiplier z1), the other "
+    "rounds the noisy mean of per-record gradient differences clipped to c_r = "
+    "min({smoothness:g} ||w_r - w_(r-1)||, 2C) (public: broadcast models), noise "
+    "std z2 c_r with z2 = sqrt(q) z1"
 )
 _SECURE_AGGREGATION_MECHANISM = (
     "CONDITIONAL on secure aggregation (the server sees only the weighted sum "
@@ -108,7 +118,10 @@ def silo_privacy(
     silo's own accountant (dp-accounting), or ``noise_multiplier`` when
     given (then checked against the budget, blaming that parameter); with
     ``epsilon = inf`` and no ``noise_multiplier`` the silo neither clips nor
-    adds noise. A pure function of public inputs.
+    adds noise. With ``config.spider`` the silo's event composes SPIDER's
+    two kinds of rounds and the multiplier is its anchor rounds' ``z1``
+    (:func:`~sklearn_dpfair.federated._spider.spider_mechanism`). A pure
+    function of public inputs.
 
     Parameters
     ----------
@@ -150,6 +163,14 @@ def silo_privacy(
         float(epsilon), float(delta), config.accountant, noise_multiplier
     )
     q, steps = config.sampling_probability, config.noisy_steps
+    if config.spider is not None:
+        # Two kinds of rounds, one composed event (federated/_spider.py).
+        mechanism, event = spider_mechanism(
+            budget, config.clip_norm, q, steps, config.spider
+        )
+        description = _SPIDER_MECHANISM.format(**vars(config.spider))
+        record = _account(budget, mechanism, description, q=q, steps=steps, event=event)
+        return SiloPrivacy(int(n_samples), mechanism, record)
     mechanism = budget.gaussian(config.clip_norm, sampling_probability=q, steps=steps)
     record = _account(budget, mechanism, ISRL_MECHANISM, q=q, steps=steps)
     return SiloPrivacy(int(n_samples), mechanism, record)
@@ -251,8 +272,9 @@ def isrl_record(reports, config, caveats, seed=None):
     mechanism = GaussianMechanism(rec.clip_norm, worst.noise_multiplier)
     q, steps, event = rec.sampling_probability, rec.steps, rec.dp_event
     budget = _federation_budget(delta, config, caveats)
+    # The worst silo's own description: what its rounds released.
     return _account(
-        budget, mechanism, ISRL_MECHANISM, q=q, steps=steps, event=event, seed=seed
+        budget, mechanism, rec.mechanism, q=q, steps=steps, event=event, seed=seed
     )
 
 

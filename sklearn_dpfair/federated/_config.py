@@ -7,6 +7,7 @@ import numbers
 from dataclasses import dataclass
 
 from ..privacy._accounting import ACCOUNTANTS
+from ._spider import SpiderSchedule
 
 __all__ = ["FederationConfig"]
 
@@ -60,6 +61,10 @@ class FederationConfig:
         server iterates.
     accountant : {"rdp", "pld"}, default="rdp"
         dp-accounting accountant each silo uses for its own budget.
+    spider : SpiderSchedule or None, default=None
+        Run ISRL-DP FedProx-SPIDER (Lowy's thesis, Alg. 4) with this phase
+        length and smoothness instead of minibatch SGD: a network's
+        federation only, ``local_steps=1``.
 
     Examples
     --------
@@ -79,6 +84,7 @@ class FederationConfig:
     local_learning_rate: float | None = None
     tail_fraction: float = 0.5
     accountant: str = "rdp"
+    spider: SpiderSchedule | None = None
 
     def __post_init__(self):
         _positive_int("rounds", self.rounds)
@@ -103,6 +109,14 @@ class FederationConfig:
         if not 0.0 < self.tail_fraction <= 1.0:
             raise ValueError(
                 f"tail_fraction must be in (0, 1]; got {self.tail_fraction!r}."
+            )
+        if self.spider is not None and (
+            not isinstance(self.spider, SpiderSchedule) or self.local_steps != 1
+        ):
+            raise ValueError(
+                "spider must be a SpiderSchedule, with local_steps=1 (one "
+                f"release per round); got {self.spider!r}, local_steps="
+                f"{self.local_steps}."
             )
         if self.accountant not in ACCOUNTANTS:
             raise ValueError(

@@ -141,6 +141,7 @@ def fit_federated(
             "execution": execution != "local",
             "secure_aggregation": bool(secure_aggregation),
             "network": network is not None,
+            "spider": config.spider is not None,
         }
         bad = [name for name, on in forced.items() if on]
         if bad:
@@ -282,6 +283,11 @@ def check_federation(silo_data, config, *, secure_aggregation=False):
         )
     if not silo_data:
         raise ValueError("silo_data is empty: a federation needs at least one silo.")
+    if secure_aggregation and config.spider is not None:
+        raise ValueError(
+            "secure_aggregation accounting is derived for minibatch SGD; SPIDER's "
+            "difference rounds have their own sensitivity."
+        )
     if secure_aggregation and config.local_steps > 1:
         raise ValueError(
             "secure_aggregation accounting is derived for one noisy gradient per "

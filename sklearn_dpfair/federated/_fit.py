@@ -20,6 +20,7 @@ from ._driver import fit_federated
 from ._result import FederatedFit
 from ._silo import SiloReport
 from ._silos import split_by_silo
+from ._spider import SpiderSchedule
 
 __all__ = [
     "SiloOptions",
@@ -52,6 +53,9 @@ class SiloOptions:
         aggregation.
     shuffle : bool, default=False
         Run the shuffle-model protocol (trusted shuffler).
+    spider : SpiderSchedule or None, default=None
+        Run ISRL-DP FedProx-SPIDER instead of minibatch SGD (a network's
+        federation): part of the schedule, :func:`federation_config`'s.
 
     Examples
     --------
@@ -69,6 +73,7 @@ class SiloOptions:
     execution: str = "local"
     secure_aggregation: bool = False
     shuffle: bool = False
+    spider: SpiderSchedule | None = None
 
     def driver_kwargs(self, budget):
         """The keyword arguments of :func:`fit_federated` for ``budget``.
@@ -78,15 +83,16 @@ class SiloOptions:
         every silo.
         """
         silo_epsilon, silo_delta = self.silo_epsilon, self.silo_delta
+        options = {k: v for k, v in vars(self).items() if k != "spider"}
         return {
-            **vars(self),
+            **options,
             "silo_epsilon": budget.epsilon if silo_epsilon is None else silo_epsilon,
             "silo_delta": budget.delta if silo_delta is None else silo_delta,
             "noise_multiplier": budget.noise_multiplier,
         }
 
 
-def federation_config(n_samples, params, budget):
+def federation_config(n_samples, params, budget, spider=None):
     """The public schedule of a federated fit on ``n_samples`` pooled rows.
 
     The sampling rate and the number of rounds come from ``sgd_schedule`` on
@@ -94,7 +100,9 @@ def federation_config(n_samples, params, budget):
     ``R = ceil(epochs / q)``: each silo makes ``epochs`` expected passes over
     its rows); clip norm, step size and penalty are ``params``'; the
     accountant is ``budget``'s. A network's parameters hold their own biases
-    (``params`` without ``fit_intercept``).
+    (``params`` without ``fit_intercept``). ``spider`` (a
+    :class:`~sklearn_dpfair.federated._spider.SpiderSchedule` or None) runs
+    SPIDER's rounds on the same schedule.
     """
     q, rounds = sgd_schedule(n_samples, params.batch_size, params.epochs)
     return FederationConfig(
@@ -105,6 +113,7 @@ def federation_config(n_samples, params, budget):
         alpha=params.alpha,
         fit_intercept=getattr(params, "fit_intercept", True),
         accountant=budget.accountant,
+        spider=spider,
     )
 
 
@@ -130,7 +139,7 @@ def fit_silos(X, y, loss, params, budget, options, *, silos, rng, seeded, networ
     return fit_federated(
         {sid: (X[r], y[r]) for sid, r in zip(ids, rows)},
         loss=loss,
-        config=federation_config(X.shape[0], params, budget),
+        config=federation_config(X.shape[0], params, budget, options.spider),
         # A seeded fit's generator is its seed (read, never advanced); an
         # unseeded one is fresh OS entropy, as fit_federated draws for None.
         random_state=rng if seeded else None,
@@ -168,7 +177,7 @@ def plan_silos(n_samples, params, budget, options, *, n_silos):
         )
     if options.shuffle:
         raise ValueError("A federated plan of shuffle=True is not available.")
-    config = federation_config(n_samples, params, budget)
+    config = federation_config(n_samples, params, budget, options.spider)
     kwargs = options.driver_kwargs(budget)
     privacy = silo_privacy(
         n_samples // n_silos,

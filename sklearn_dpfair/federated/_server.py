@@ -23,7 +23,10 @@ class Server:
     takes one step ``w <- w - learning_rate * sum_i p_i m_i``. Everything it
     does is post-processing of differentially private messages, so it costs
     no privacy. The returned model is the average of the last
-    ``tail_fraction`` of its iterates.
+    ``tail_fraction`` of its iterates. With ``config.spider`` (ISRL-DP
+    FedProx-SPIDER, Lowy's thesis, Alg. 4) the averaged message ``H_r``
+    restarts the estimate ``h_r = H_r`` in anchor rounds and is added to
+    it, ``h_r = h_{r-1} + H_r``, in the others; the step uses ``h_r``.
 
     Parameters
     ----------
@@ -76,6 +79,7 @@ class Server:
         self._model_sum = np.zeros_like(self._model)
         self._n_averaged = 0
         self._tail_start = tail_start(config.rounds, config.tail_fraction)
+        self._estimate = None  # SPIDER's h_r
         self.round_index = 0
 
     @property
@@ -127,10 +131,20 @@ class Server:
         # depend on the order in which messages arrive (local vs Dask).
         by_silo = {msg.silo_id: msg.gradient for msg in messages}
         present = [s for s in self._weights if s in by_silo]
+        if self._config.spider is not None and len(present) != len(self._weights):
+            # h_r = h_(r-1) + H_r averages the same silos every round.
+            raise ValueError(
+                f"round {self.round_index}: SPIDER needs every silo's message."
+            )
         mass = math.fsum(self._weights[s] for s in present)
         g = np.zeros_like(self._model)
         for s in present:
             g += (self._weights[s] / mass) * by_silo[s]
+        spider = self._config.spider
+        if spider is not None:
+            if not spider.is_anchor(self.round_index):
+                g = self._estimate + g
+            self._estimate = g
         self._model = self._model - self._config.learning_rate * g
         if self.round_index >= self._tail_start:
             self._model_sum += self._model

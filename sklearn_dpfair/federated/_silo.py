@@ -22,6 +22,7 @@ from ..privacy import PrivacyRecord, check_noise_generator
 from ..privacy._releases import ReleaseLog, check_releases, logged_releases
 from ._accounting import SiloPrivacy
 from ._config import FederationConfig
+from ._spider import SpiderRounds
 
 __all__ = ["SiloMessage", "SiloReport", "SiloWorker"]
 
@@ -134,7 +135,9 @@ class SiloWorker:
         ``mechanism.clip_norm``, one Gaussian release of the stacked sum),
         e.g. :class:`~sklearn_dpfair.neural._federated.NetworkSiloModel`.
         The batches, the message budget and the release checks are the
-        same.
+        same. With ``config.spider`` it also needs ``noisy_difference``
+        (ISRL-DP FedProx-SPIDER's difference rounds,
+        :class:`~sklearn_dpfair.federated._spider.SpiderRounds`).
 
     Examples
     --------
@@ -194,6 +197,11 @@ class SiloWorker:
                 f"sampling rate, noisy steps) = {accounted}, not for "
                 f"{(X.shape[0], config.sampling_probability, config.noisy_steps)}."
             )
+        if config.spider is not None and network is None:
+            raise ValueError(
+                "SPIDER rounds (config.spider) need a network's silo step "
+                "(network=...); a linear model runs minibatch SGD."
+            )
         if config.local_steps > 1 and config.local_learning_rate is None:
             if config.learning_rate == "auto":
                 raise ValueError(
@@ -209,6 +217,11 @@ class SiloWorker:
         self._record = record
         self._mechanism = privacy.mechanism
         self._network = network
+        self._spider = (
+            None
+            if config.spider is None
+            else SpiderRounds(config.spider, privacy.mechanism)
+        )
         self._rng = check_noise_generator(random_state)
         if network is None:
             self._model = LinearModel(loss.n_outputs, config.intercept_scaling)
@@ -263,7 +276,7 @@ class SiloWorker:
         total = np.zeros_like(w)
         with logged_releases(self._releases, propagate=False):
             for _ in range(steps):
-                g = self._noisy_gradient(w)
+                g = self._noisy_gradient(w, round_index)
                 total += g
                 if steps > 1:
                     # Local steps update a private copy; only the average
@@ -278,7 +291,7 @@ class SiloWorker:
         self._last_round = round_index
         return SiloMessage(self.silo_id, int(round_index), total / steps)
 
-    def _noisy_gradient(self, w):
+    def _noisy_gradient(self, w, round_index):
         """One noisy clipped gradient of the stacked parameters ``w``.
 
         A Poisson batch of rate ``q``, the clipped sum of its per-example
@@ -290,6 +303,18 @@ class SiloWorker:
         config = self._config
         n = self._X.shape[0]
         idx = poisson_batch(self._rng, n, config.sampling_probability)
+        if self._spider is not None:
+            # An anchor or a difference round of SPIDER (Lowy, Alg. 4).
+            return self._spider.release(
+                self._network,
+                self._X[idx],
+                self._y[idx],
+                w,
+                round_index,
+                denominator=config.sampling_probability * n,
+                alpha=config.alpha,
+                rng=self._rng,
+            )
         if self._network is not None:
             return self._network.noisy_gradient(
                 self._X[idx],

@@ -12,7 +12,10 @@ Gaussian noise to the stacked sum and sends the sum divided by its expected
 batch size ``q n_i``; the untrusted server averages the messages and steps.
 The federation (schedule, silo privacy, server, records, Dask execution) is
 the linear models' (:mod:`sklearn_dpfair.federated`); only the silo step and
-the model's layout differ, and they live here.
+the model's layout differ, and they live here. With a SPIDER schedule
+(``silo_algorithm="spider"``: the thesis's Alg. 4 with ``q > 1``,
+:mod:`sklearn_dpfair.federated._spider`) the rounds between two such
+anchor rounds release :meth:`NetworkSiloModel.noisy_difference` instead.
 """
 
 from dataclasses import dataclass
@@ -23,6 +26,7 @@ from ..federated._fit import fit_silos
 from ._fit import NetworkFit, _init_rng, auto_network_learning_rate
 from ._network import init_parameters, layer_sizes, n_parameters
 from ._sgd import clipped_network_gradient
+from ._spider import clipped_difference_sum
 
 __all__ = ["NetworkSiloModel", "fit_network_silos"]
 
@@ -143,6 +147,57 @@ class NetworkSiloModel:
             [g / denominator + alpha * W for g, W in zip(noisy[:n_layers], weights)],
             [g / denominator for g in noisy[n_layers:]],
         )
+
+    def noisy_difference(
+        self, X, y, w, w_previous, *, clip_norm, mechanism, denominator, alpha, rng
+    ):
+        """One SPIDER difference release: the noisy mean gradient change.
+
+        Every row's ``clip_C(g(w)) - clip_C(g(w_previous))`` is clipped to
+        ``mechanism.clip_norm`` (the round's public ``c_r``,
+        :func:`~sklearn_dpfair.neural._spider.clipped_difference_sum`), the
+        sum gets one Gaussian release of std ``z2 c_r``, is divided by the
+        public ``denominator`` and gets the data-independent change of the
+        L2 term, ``alpha (W - W_previous)`` (Lowy's thesis, Alg. 4, line 11).
+
+        Parameters
+        ----------
+        X : ndarray of shape (batch, n_features)
+            The silo's Poisson batch.
+        y : ndarray of shape (batch,)
+            Its encoded targets.
+        w, w_previous : ndarray of shape (n_params,)
+            This round's and the previous round's broadcast models.
+        clip_norm : float
+            ``C``, every gradient's clip.
+        mechanism : GaussianMechanism
+            The round's difference clip ``c_r`` and noise multiplier ``z2``.
+        denominator : float
+            Expected batch size ``q n_i`` (public).
+        alpha : float
+            L2 penalty on the weights.
+        rng : numpy.random.Generator
+            The silo's generator.
+
+        Returns
+        -------
+        difference : ndarray of shape (n_params,)
+        """
+        now, before = self.unflatten(w), self.unflatten(w_previous)
+        total = clipped_difference_sum(
+            np.asarray(X, dtype=np.float64),
+            np.asarray(y, dtype=np.float64),
+            self.loss,
+            now,
+            before,
+            activation=self.activation,
+            clip_norm=clip_norm,
+            difference_clip=mechanism.clip_norm,
+        )
+        out = mechanism.privatize(total, rng) / denominator
+        n_weights = sum(W.size for W in now[0])
+        out[:n_weights] += alpha * (w[:n_weights] - w_previous[:n_weights])
+        return out
 
 
 def fit_network_silos(X, y, loss, params, budget, options, *, silos, rng, seeded):

@@ -237,6 +237,20 @@ CONFIGS = [
         "add_remove",
         first_release=4,
     ),
+    # ISRL-DP FedProx-SPIDER: the first release is an anchor round's stacked
+    # sum; the difference rounds that follow run on the same worlds (every
+    # property but the first release's sensitivity holds for them too).
+    Config(
+        "mlp-silos-spider",
+        lambda: DPMLPClassifier(
+            (4,), classes=[0, 1], random_state=0, silo_algorithm="spider",
+            spider_period=2, **_SGD,
+        ),
+        "binary",
+        "add_remove",
+        per_record="silos",
+        first_release=4,
+    ),
     Config(
         "mlp-3class",
         lambda: DPMLPClassifier(
@@ -1154,6 +1168,10 @@ def _plan_counts(config, params):
     """The public counts a plan takes from the per-record fit argument."""
     if config.per_record == "public_mask":
         return {"n_public": int(np.count_nonzero(params["public_mask"]))}
+    if config.per_record == "silos":
+        # A federated fit is planned as one (its event may differ from a
+        # central fit's: SPIDER's two kinds of rounds).
+        return {"n_silos": len(set(params["silos"]))}
     return {}  # classes and groups are declared
 
 
