@@ -329,13 +329,18 @@ def _penalty(
         counts = table * n_samples
     else:
         counts, n_observed = cell_table()
-        if privacy is None:
-            warn_floored_groups(counts, floor, group_labels, constraint)
-        else:
+        if privacy is not None:
             counts = histogram.privatize(counts, rng)
         ps, block_freq = marginals_from_counts(counts, n_observed, floor)
         weight_scale = n_samples / (n_observed if n_observed > 0 else 1)
     kept = penalty_cells(counts, params.min_group_size) if active else None
+    if privacy is None:
+        # The floor warning reads the groups the penalty keeps (a left-out
+        # group has its own warning): one warning per cause.
+        cols = slice(None) if kept is None else kept.all(axis=0)
+        warn_floored_groups(
+            counts[:, cols], floor, np.asarray(group_labels)[cols], constraint
+        )
     if kept is not None:
         ps = _kept_marginals(counts, kept, n_samples, floor)
     regularizer = (

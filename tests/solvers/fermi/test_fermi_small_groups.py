@@ -133,3 +133,21 @@ def test_fit_without_small_groups_is_unchanged(estimator):
     b = make(0).fit(X, y, sensitive_features=s)
     assert np.array_equal(a.coef_, b.coef_)
     assert np.array_equal(a.intercept_, b.intercept_)
+
+
+def test_a_left_out_group_is_not_also_reported_as_floored():
+    # 2 rows of 3,502 (frequency below min_group_frequency=1e-3): left out of
+    # the penalty, so the floor (which it no longer reaches) is not reported.
+    X, y, s = _data([2000, 1500, 2])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        FERMIClassifier(random_state=0, max_iter=2).fit(X, y, sensitive_features=s)
+    messages = [str(w.message) for w in caught]
+    assert len(_small_warnings(caught)) == 1
+    assert not [m for m in messages if "training frequency below" in m]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        FERMIClassifier(random_state=0, max_iter=2, min_group_size=0).fit(
+            X, y, sensitive_features=s
+        )
+    assert [str(w.message) for w in caught if "training frequency below" in str(w.message)]
