@@ -508,6 +508,21 @@ class ERMIRegularizer:
             )
         return out.reshape(total.shape)
 
+    def hold_left_out(self, W):
+        """``W`` with the entries of the left-out cells at 0 (``kept``).
+
+        The box projection does it already; a fit without it
+        (``dual_projection=None``) calls this so that the dual noise of a
+        left-out cell never enters the penalty's ``colsum(W_b^2)``.
+        """
+        if self.kept is None:
+            return W
+        xp = array_namespace(W)
+        kept = self.kept[:, :, None]
+        if not is_numpy_namespace(xp):
+            kept = from_host(kept, W)
+        return xp.where(kept, W, xp.zeros_like(W))
+
     def project(self, W):
         """Box projection ``0 <= W[b, r, j] <= 1 / sqrt(Ps[b, r])``.
 

@@ -151,3 +151,20 @@ def test_a_left_out_group_is_not_also_reported_as_floored():
             X, y, sensitive_features=s
         )
     assert [str(w.message) for w in caught if "training frequency below" in str(w.message)]
+
+
+def test_left_out_dual_stays_zero_without_the_box():
+    # dual_projection=None: no box holds a left-out cell's dual at 0, so the
+    # step does (its noise would enter every row's colsum(W_b^2) otherwise).
+    X, y, s = _data([1000, 997, 3])
+    est = DPFERMIClassifier(
+        epsilon=1.0, classes=[0, 1], groups=[0, 1, 2],
+        group_marginals=[0.5, 0.4985, 0.0015], dual_projection=None,
+        dual_clip_norm=1.0,
+        random_state=0, max_iter=3,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y, sensitive_features=s)
+    assert np.all(est.dual_coef_[2] == 0.0)
+    assert np.any(est.dual_coef_[:2] != 0.0)
