@@ -280,13 +280,29 @@ class ERMIRegularizer:
         Weight ``w_b`` of the terms of block ``b``.
     n_classes : int
         Number of model outputs ``m``.
+    kept : ndarray of bool, shape (n_blocks, n_groups), default=None
+        The cells that enter the penalty (None: all). A left-out cell's rows
+        have no penalty term (as a missing group's), its dual entries are
+        held at 0 (box ``[0, 0]``) and its marginal is not read; the kept
+        marginals of a block must sum to 1 among themselves. The penalty is
+        then, per block, ``P(kept | b)`` times the ERMI of the prediction and
+        the group *conditional on a kept group*: the min-max form of thesis
+        Eq. (5.1) on that sub-population, still a well-defined ERMI (zero
+        exactly when the prediction is independent of the kept groups).
     """
 
-    def __init__(self, group_marginals, block_weights, n_classes):
+    def __init__(self, group_marginals, block_weights, n_classes, kept=None):
         self.group_marginals = np.asarray(group_marginals, dtype=np.float64)
         self.block_weights = np.asarray(block_weights, dtype=np.float64)
         self.n_classes = int(n_classes)
-        self.inv_sqrt_marginals = 1.0 / np.sqrt(self.group_marginals)
+        self.kept = None if kept is None else np.asarray(kept, dtype=bool)
+        if self.kept is None:
+            self.inv_sqrt_marginals = 1.0 / np.sqrt(self.group_marginals)
+        else:
+            # 1 / sqrt(Ps) of a left-out cell is 0: its box is [0, 0] and
+            # its dual gradient and maximiser vanish.
+            safe = np.where(self.kept, self.group_marginals, 1.0)
+            self.inv_sqrt_marginals = np.where(self.kept, 1.0 / np.sqrt(safe), 0.0)
         # 1 / sqrt(Ps) (the box bounds) copied to each device the solver has
         # run on (a (n_blocks, n_groups, 1) array: one copy per fit, not per
         # step).
@@ -313,6 +329,8 @@ class ERMIRegularizer:
         missing completely at random).
         """
         active = (blocks >= 0) & (codes >= 0)
+        if self.kept is not None:
+            active &= self.kept[np.where(active, blocks, 0), np.where(active, codes, 0)]
         blk = np.where(active, blocks, 0).astype(np.intp)
         grp = np.where(active, codes, 0).astype(np.intp)
         weight = np.where(active, self.block_weights[blk] * scale, 0.0)
@@ -337,6 +355,10 @@ class ERMIRegularizer:
         cells *= self.n_groups
         cells += np.asarray(codes).astype(cells.dtype, copy=False)
         cells[(np.asarray(blocks) < 0) | (np.asarray(codes) < 0)] = n_cells
+        if self.kept is not None:
+            # Rows of a left-out cell have no term either.
+            left_out = np.append(~self.kept.ravel(), False)
+            cells[left_out[cells.astype(np.intp)]] = n_cells
         return cells
 
     def _tables(self, like):
@@ -353,6 +375,8 @@ class ERMIRegularizer:
             blk, grp = np.divmod(np.arange(n_cells + 1, dtype=np.intp), self.n_groups)
             blk[-1] = grp[-1] = 0
             weight = np.append(self.block_weights[blk[:-1]], 0.0)
+            if self.kept is not None:
+                weight[:-1] = np.where(self.kept.ravel(), weight[:-1], 0.0)
             isq = self.inv_sqrt_marginals[blk, grp]
             tables = tuple(from_host(t, like) for t in (blk, grp, weight, isq))
             self._device_tables[key] = tables
@@ -484,6 +508,21 @@ class ERMIRegularizer:
             )
         return out.reshape(total.shape)
 
+    def hold_left_out(self, W):
+        """``W`` with the entries of the left-out cells at 0 (``kept``).
+
+        The box projection does it already; a fit without it
+        (``dual_projection=None``) calls this so that the dual noise of a
+        left-out cell never enters the penalty's ``colsum(W_b^2)``.
+        """
+        if self.kept is None:
+            return W
+        xp = array_namespace(W)
+        kept = self.kept[:, :, None]
+        if not is_numpy_namespace(xp):
+            kept = from_host(kept, W)
+        return xp.where(kept, W, xp.zeros_like(W))
+
     def project(self, W):
         """Box projection ``0 <= W[b, r, j] <= 1 / sqrt(Ps[b, r])``.
 
@@ -502,6 +541,16 @@ class ERMIRegularizer:
         ``||W_b diag(F)||_F <= max_j ||W_b[:, j]|| <= sqrt(sum_r 1/Ps[b, r])``
         and ``||e_s F^T|| / sqrt(Ps) <= 1 / sqrt(min_r Ps[b, r])``.
         """
+        if self.kept is not None:
+            # Over the kept cells (a left-out cell's dual entries stay 0);
+            # 1 when no cell is kept (every dual gradient is then 0).
+            inv = self.inv_sqrt_marginals**2
+            per_block = (
+                2.0
+                * self.block_weights
+                * (np.sqrt(inv.sum(axis=1)) + np.sqrt(inv.max(axis=1)))
+            )
+            return float(per_block.max()) if np.any(per_block > 0) else 1.0
         per_block = (
             2.0
             * self.block_weights

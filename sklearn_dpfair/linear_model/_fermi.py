@@ -517,13 +517,15 @@ class FERMIClassifier(_BaseFERMI):
         Largest weight the ``disparity_bound`` search tries (unused
         without it).
     min_group_size : int, default=30
-        Under ``disparity_bound``, a group with fewer training rows than
-        this in a cell the disparity compares (the group for demographic
-        parity; the group within a true label for equalized odds and equal
-        opportunity) is left out of the bounded disparity, with a warning
-        naming it: a handful of rows gives rates too noisy to bound, and
-        bounding them drives the model towards a constant. The group still
-        enters the fairness penalty. 0 bounds every group.
+        A group with fewer training rows than this in a cell the constraint
+        compares (the group for demographic parity; the group within a true
+        label for equalized odds and equal opportunity) is left out of the
+        fairness penalty in that cell (and, under ``disparity_bound``, of
+        the bounded disparity), with one warning naming it: a handful of
+        rows gives marginals and rates too noisy to use, and they drive the
+        model towards a constant. Its rows still enter the loss; the penalty
+        is then the ERMI of the prediction and the group given a kept group
+        (a block with a single kept group has none). 0 keeps every group.
     opportunity_class : label, default=None
         Advantaged class for ``constraint="equal_opportunity"``; None uses
         ``classes_[1]`` for binary targets (error otherwise).
@@ -666,7 +668,8 @@ default=None
         Group labels (tuples for several sensitive columns).
     group_marginals_ : ndarray of shape (n_groups,) or (n_classes, n_groups)
         ``P(S = r)`` (or ``P(S = r | Y = y)`` for equalized odds) used by the
-        penalty, after the floor.
+        penalty, after the floor; among the groups kept by
+        ``min_group_size`` (0 for a group left out).
     n_iter_ : int
         Number of epochs.
     t_ : int
@@ -908,13 +911,16 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         More candidates raise the selection's sensitivity ``sqrt(k)`` and
         divide the steps among more stages.
     min_group_size : int, default=30
-        Under ``disparity_bound``, a group whose cell count (as the fit
-        knows it under privacy: the *released noisy* histogram count, or the
-        declared ``group_marginals`` times ``n_samples``; never an exact
-        private count) is below this in a cell the disparity compares is
-        left out of the selection's disparity and margin, with a warning
-        naming it (post-processing of the release). The group still enters
-        the fairness penalty. 0 bounds every group.
+        A group whose cell count (as the fit knows it under privacy: the
+        *released noisy* histogram count, or the declared
+        ``group_marginals`` times ``n_samples``; never an exact private
+        count) is below this in a cell the constraint compares is left out
+        of the fairness penalty in that cell (and, under
+        ``disparity_bound``, of the selection's disparity and margin), with
+        one warning naming it (post-processing of the release). Its rows
+        still enter the loss. A tiny group's noisy marginal sets the dual
+        box and clip norm (``1 / sqrt(P_s)``), whose noise then pushes
+        every row towards one class. 0 keeps every group.
     opportunity_class : label, default=None
         Advantaged class for equal opportunity (None: ``classes_[1]``).
     eo_weighting : {"label_prior", "uniform"}, default="label_prior"
@@ -1087,8 +1093,10 @@ default=None
     groups_ : ndarray of shape (n_groups,)
         The group set (declared, or inferred with a warning).
     group_marginals_ : ndarray or None
-        The privatized (or declared) marginals used; None when no fairness
-        term was fitted (then nothing is released about the groups).
+        The privatized (or declared) marginals used, among the groups kept
+        by ``min_group_size`` (0 for a group left out); None when no
+        fairness term was fitted (then nothing is released about the
+        groups).
     n_iter_ : int
         Number of epochs.
     t_ : int
@@ -1196,10 +1204,11 @@ default=None
     before anything is computed and is outside the guarantee; after it, no
     exception or warning depends on the private data (a group or a class
     that is empty, or a single record, changes nothing but the numbers),
-    except the two ``disparity_bound`` warnings (a bound not met, a group
-    below ``min_group_size``): they are post-processing of released values
-    (the selection's noisy counts, the noisy histogram or the declared
-    marginals), covered by the guarantee, and print released values only.
+    except the ``disparity_bound`` warning (a bound not met) and the
+    ``min_group_size`` one (a group below it): they are post-processing of
+    released values (the selection's noisy counts, the noisy histogram or
+    the declared marginals), covered by the guarantee, and print released
+    values only.
 
     Dask collections (``X``, ``y``, ``sample_weight``,
     ``sensitive_features``) are fitted on their workers: per-partition cell

@@ -50,7 +50,16 @@ def _fit(est, X, y, s):
             outcome = est.fit(X, y, sensitive_features=s)
         except (ValueError, TypeError) as exc:
             outcome = (type(exc), str(exc))
-    return outcome, sorted({(w.category.__name__, str(w.message)) for w in caught})
+    # The min_group_size warning names the groups whose *released* noisy
+    # count is small: post-processing of the histogram, covered by the
+    # guarantee and documented; it may differ between worlds.
+    return outcome, sorted(
+        {
+            (w.category.__name__, str(w.message))
+            for w in caught
+            if "fewer than min_group_size" not in str(w.message)
+        }
+    )
 
 
 def _assert_released_finite(est):

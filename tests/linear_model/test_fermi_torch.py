@@ -79,6 +79,8 @@ _CONFIGS = {
             "alpha": 0.01,
             "record_training_loss": True,
             "random_state": 3,
+            # Golden values of the solver with every cell in the penalty.
+            "min_group_size": 0,
         },
     ),
     "dp_eopp_public_f32": (
@@ -123,6 +125,8 @@ _CONFIGS = {
             "fairness_weight": 2.0,
             "random_state": 1,
             "full_batch_phase": None,
+            # Golden values of the solver with every cell in the penalty.
+            "min_group_size": 0,
         },
     ),
     "fermi_missing_clipped_f32": (

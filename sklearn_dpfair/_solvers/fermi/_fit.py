@@ -35,7 +35,8 @@ the histogram's noise multiplier (sensitivity 1). The event is
 
 No exception or warning after input validation depends on the private
 data: the budget checks read public inputs only, the floored-marginal
-warning is issued by the non-private fit alone, and the solver gives a data
+warning is issued by the non-private fit alone, the ``min_group_size``
+warning reads the released (or declared) counts only, and the solver gives a data
 row whose logits overflow the fixed contribution 0 (no numpy warning).
 """
 
@@ -223,11 +224,16 @@ _NOT_CONVERGED = (
 
 
 _SMALL_GROUPS = (
-    "disparity_bound: group(s) {groups} have fewer than min_group_size={size} "
-    "rows in a cell the bound compares ({basis}); their rates are too noisy to "
-    "bound and are left out of the training disparity (they still enter the "
-    "fairness penalty). Lower min_group_size to bound them too."
+    "group(s) {groups} have fewer than min_group_size={size} rows in a cell "
+    "the constraint compares ({basis}): too few to measure, they are left out "
+    "of {what} (their rows still enter the loss). Lower min_group_size to "
+    "include them."
 )
+_SMALL_WHAT = {
+    (True, False): "the fairness penalty",
+    (False, True): "the bounded training disparity",
+    (True, True): "the fairness penalty and the bounded training disparity",
+}
 _SMALL_BASIS = {
     "exact": "training counts",
     "released": "by the released noisy group counts, not exact ones",
@@ -240,6 +246,30 @@ def _small_groups(measured, group_labels):
     if measured is None:
         return []
     return [g for g, kept in zip(group_labels, measured.all(axis=0)) if not kept]
+
+
+def _warn_small_groups(setup, group_labels, min_group_size, basis):
+    """One warning naming the groups left out for their size (if any).
+
+    Which groups is post-processing of public or released counts
+    (:func:`penalty_cells`, the bound's ``measured`` cells); the message
+    prints their labels and the public size only.
+    """
+    kept = None if setup.regularizer is None else setup.regularizer.kept
+    penalty = _small_groups(kept, group_labels)
+    bound = _small_groups(setup.measured, group_labels)
+    if not (penalty or bound):
+        return
+    groups = [g for g in group_labels if g in penalty or g in bound]
+    warn_at_caller(
+        _SMALL_GROUPS.format(
+            groups=", ".join(str(g) for g in groups),
+            size=min_group_size,
+            basis=_SMALL_BASIS[basis],
+            what=_SMALL_WHAT[bool(penalty), bool(bound)],
+        ),
+        UserWarning,
+    )
 
 
 def auto_dual_step(regularizer, weight_scale):
@@ -299,18 +329,75 @@ def _penalty(
         counts = table * n_samples
     else:
         counts, n_observed = cell_table()
-        if privacy is None:
-            warn_floored_groups(counts, floor, group_labels, constraint)
-        else:
+        if privacy is not None:
             counts = histogram.privatize(counts, rng)
         ps, block_freq = marginals_from_counts(counts, n_observed, floor)
         weight_scale = n_samples / (n_observed if n_observed > 0 else 1)
+    kept = penalty_cells(counts, params.min_group_size) if active else None
+    if privacy is None:
+        # The floor warning reads the groups the penalty keeps (a left-out
+        # group has its own warning): one warning per cause.
+        cols = slice(None) if kept is None else kept.all(axis=0)
+        warn_floored_groups(
+            counts[:, cols], floor, np.asarray(group_labels)[cols], constraint
+        )
+    if kept is not None:
+        ps = _kept_marginals(counts, kept, n_samples, floor)
     regularizer = (
-        ERMIRegularizer(ps, constraint.block_weights(block_freq), n_classes)
+        ERMIRegularizer(ps, constraint.block_weights(block_freq), n_classes, kept)
         if active
         else None
     )
     return regularizer, ps, weight_scale, counts
+
+
+def penalty_cells(counts, min_group_size):
+    """The (block, group) cells of the ERMI penalty, or None for all of them.
+
+    A cell with fewer than ``min_group_size`` rows (``counts``: exact, the
+    released noisy ones, or the declared frequencies times ``n``; public
+    under privacy) is left out, and so is every cell of a block with fewer
+    than two kept cells. Why: the min-max form of ERMI (thesis Eq. (5.1),
+    ``max_W -Tr(W P_yhat W^T) + 2 Tr(W P_{yhat,s} P_s^{-1/2}) - 1``) weighs
+    group ``r`` by ``1 / sqrt(P_s(r))``, and the dual box and the dual clip
+    norm grow as ``1 / sqrt(min_r P_s(r))``: a group of a handful of rows
+    (or a noisy marginal floored near 0) turns the dual noise into a
+    penalty ``-sum_r W[r, j]^2`` on a random class for every row, and
+    pushes the model towards a constant, often the minority class. Merging
+    the small groups into one would keep their rows in the penalty, but
+    the merged cell's count is a sum of noisy counts that may itself be
+    below the size; leaving them out keeps the objective an ERMI (of the
+    prediction and the group conditional on a kept group,
+    :class:`~sklearn_dpfair.fairness._ermi.ERMIRegularizer`), with
+    marginals measured on at least ``min_group_size`` rows. A block with
+    one kept group has ERMI 0 for every model: its dual would carry noise
+    only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.fermi._fit import penalty_cells
+    >>> penalty_cells(np.array([[500.0, 4.0, 31.0], [40.0, 2.0, 9.0]]), 30).tolist()
+    [[True, False, True], [False, False, False]]
+    >>> penalty_cells(np.array([[500.0, 40.0]]), 30) is None
+    True
+    """
+    kept = measured_cells(counts, min_group_size)
+    kept &= kept.sum(axis=1, keepdims=True) >= 2
+    return None if kept.all() else kept
+
+
+def _kept_marginals(counts, kept, n_samples, floor):
+    """Group marginals among the kept cells of each block (0 elsewhere).
+
+    The floored marginals of :func:`marginals_from_counts` on the kept
+    counts alone, renormalized over the kept cells: the law of the group
+    given a kept group, as :class:`ERMIRegularizer` reads it.
+    """
+    ps, _ = marginals_from_counts(np.where(kept, counts, 0.0), n_samples, floor)
+    ps = np.where(kept, ps, 0.0)
+    totals = ps.sum(axis=1, keepdims=True)
+    return np.divide(ps, totals, out=np.zeros_like(ps), where=totals > 0)
 
 
 def _in_memory_cell_table(blocks, codes, n_blocks, n_groups, sample_weight, private):
@@ -463,7 +550,7 @@ def fermi_setup(
         dual_learning_rate = auto_dual_step(
             regularizer, weight_scale * max_weight
         )
-    return FERMISetup(
+    setup = FERMISetup(
         sampling_probability=q,
         n_steps=n_steps,
         active=active,
@@ -483,6 +570,15 @@ def fermi_setup(
             else None
         ),
     )
+    _warn_small_groups(
+        setup,
+        group_labels,
+        p.min_group_size,
+        "exact" if privacy is None
+        else "public" if privacy.public_marginals is not None
+        else "released",
+    )
+    return setup
 
 
 def _describe(
@@ -817,20 +913,6 @@ def fit_fermi(
         measured=setup.measured,
         network=network,
     )
-    small = _small_groups(setup.measured, group_labels)
-    if small:
-        warn_at_caller(
-            _SMALL_GROUPS.format(
-                groups=", ".join(str(g) for g in small),
-                size=p.min_group_size,
-                basis=_SMALL_BASIS[
-                    "exact" if privacy is None
-                    else "public" if privacy.public_marginals is not None
-                    else "released"
-                ],
-            ),
-            UserWarning,
-        )
     sgda_common = dict(
         blocks=blocks,
         codes=codes,

@@ -291,6 +291,8 @@ def sgda_step(model, coef, w0, W, sums, *, regularizer, config, rng):
         W = W + config.dual_learning_rate * (noisy_dual / config.denominator)
         if config.project_dual:
             W = regularizer.project(W)
+        else:
+            W = regularizer.hold_left_out(W)
     return new_coef, new_w0, W
 
 

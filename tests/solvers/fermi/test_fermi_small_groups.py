@@ -1,0 +1,170 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Groups below min_group_size leave the ERMI penalty (penalty_cells)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
+from sklearn_dpfair._solvers.fermi._fit import penalty_cells
+
+
+def _data(sizes, seed=0, d=3):
+    """Rows of groups 0, 1, ... of the given sizes, labels tied to the group."""
+    rng = np.random.default_rng(seed)
+    s = np.repeat(np.arange(len(sizes)), sizes)
+    X = rng.normal(size=(s.size, d)) + 0.5 * s[:, None]
+    y = (X[:, 0] + 0.5 * s + rng.normal(size=s.size) > 0.5).astype(int)
+    return X, y, s
+
+
+def _small_warnings(caught):
+    return [str(w.message) for w in caught if "min_group_size" in str(w.message)]
+
+
+def test_penalty_cells_leaves_out_small_cells_and_single_group_blocks():
+    counts = np.array([[500.0, 4.0, 31.0], [40.0, 2.0, 9.0], [30.0, 30.0, 29.9]])
+    assert penalty_cells(counts, 30).tolist() == [
+        [True, False, True],
+        [False, False, False],  # one kept group: its ERMI is 0 for any model
+        [True, True, False],
+    ]
+    assert penalty_cells(counts, 0) is None
+    # Noisy counts may be negative: left out like any small count.
+    assert penalty_cells(np.array([[-3.0, 100.0, 80.0]]), 30).tolist() == [
+        [False, True, True]
+    ]
+
+
+def test_left_out_rows_have_no_penalty_term():
+    # Two tiny groups of 5 rows, or one of 10 (the same rows): both are left
+    # out, so the penalty (of groups 0 and 1 only) and the fit are the same.
+    # With every group in the penalty (min_group_size=0) they differ.
+    X, y, s = _data([400, 300, 5, 5], seed=1)
+    merged = np.where(s == 3, 2, s)
+    params = dict(fairness_weight=8.0, random_state=0, max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = FERMIClassifier(**params).fit(X, y, sensitive_features=s)
+        b = FERMIClassifier(**params).fit(X, y, sensitive_features=merged)
+        a0 = FERMIClassifier(min_group_size=0, **params).fit(X, y, sensitive_features=s)
+        b0 = FERMIClassifier(min_group_size=0, **params).fit(
+            X, y, sensitive_features=merged
+        )
+    # Same sums over the same kept rows in the same order: only the number
+    # of (empty) cells differs, so round-off is at most a few ulps.
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-10, atol=1e-12)
+    assert not np.allclose(a0.coef_, b0.coef_, rtol=1e-4)
+    # The left-out groups' marginals are 0, the kept ones the law given a
+    # kept group, and their dual entries are 0.
+    assert a.group_marginals_[2:].tolist() == [0.0, 0.0]
+    assert a.group_marginals_[:2] == pytest.approx([400 / 700, 300 / 700])
+    assert np.all(a.dual_coef_[2:] == 0.0)
+
+
+@pytest.mark.parametrize("bound", [None, 0.05])
+def test_one_warning_names_the_small_group(bound):
+    X, y, s = _data([400, 300, 5])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        FERMIClassifier(
+            fairness_weight=4.0, disparity_bound=bound, random_state=0, max_iter=3
+        ).fit(X, y, sensitive_features=s)
+    small = _small_warnings(caught)
+    assert len(small) == 1
+    assert small[0].startswith("group(s) 2 have fewer than min_group_size=30")
+    what = (
+        "the fairness penalty (their"
+        if bound is None
+        else "the fairness penalty and the bounded training disparity"
+    )
+    assert what in small[0]
+
+
+def test_private_fit_reads_the_released_counts_and_bounds_the_dual_by_kept_groups():
+    # Declared public marginals (so the test is deterministic): group 2 is
+    # 0.15% of 2,000 rows, below 30. It leaves the penalty; the dual box and
+    # the dual clip norm are those of groups 0 and 1 alone (1/sqrt(0.0015)
+    # would have set them before).
+    X, y, s = _data([1000, 997, 3])
+    est = DPFERMIClassifier(
+        epsilon=1.0,
+        classes=[0, 1],
+        groups=[0, 1, 2],
+        group_marginals=[0.5, 0.4985, 0.0015],
+        random_state=0,
+        max_iter=3,
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y, sensitive_features=s)
+    small = _small_warnings(caught)
+    assert len(small) == 1 and "declared group_marginals" in small[0]
+    ps = est.group_marginals_
+    assert ps[2] == 0.0 and ps[:2].sum() == pytest.approx(1.0)
+    assert np.all(est.dual_coef_[2] == 0.0)
+    kept = ps[:2]
+    bound = 2.0 * (np.sqrt(np.sum(1.0 / kept)) + 1.0 / np.sqrt(kept.min()))
+    assert est.dual_clip_norm_ == pytest.approx(bound, rel=1e-12)
+
+
+@pytest.mark.parametrize("estimator", ["FERMI", "DPFERMI"])
+def test_fit_without_small_groups_is_unchanged(estimator):
+    # No group below the size: the penalty is built exactly as with
+    # min_group_size=0 (no cell left out), so the same operations run in the
+    # same order and the coefficients are equal bit for bit.
+    X, y, s = _data([400, 300, 250], seed=2)
+    if estimator == "FERMI":
+        make = lambda m: FERMIClassifier(  # noqa: E731
+            fairness_weight=4.0, random_state=0, max_iter=3, min_group_size=m
+        )
+    else:
+        make = lambda m: DPFERMIClassifier(  # noqa: E731
+            epsilon=3.0, classes=[0, 1], groups=[0, 1, 2], random_state=0,
+            max_iter=3, min_group_size=m,
+        )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a = make(30).fit(X, y, sensitive_features=s)
+    assert _small_warnings(caught) == []
+    b = make(0).fit(X, y, sensitive_features=s)
+    assert np.array_equal(a.coef_, b.coef_)
+    assert np.array_equal(a.intercept_, b.intercept_)
+
+
+def test_a_left_out_group_is_not_also_reported_as_floored():
+    # 2 rows of 3,502 (frequency below min_group_frequency=1e-3): left out of
+    # the penalty, so the floor (which it no longer reaches) is not reported.
+    X, y, s = _data([2000, 1500, 2])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        FERMIClassifier(random_state=0, max_iter=2).fit(X, y, sensitive_features=s)
+    messages = [str(w.message) for w in caught]
+    assert len(_small_warnings(caught)) == 1
+    assert not [m for m in messages if "training frequency below" in m]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        FERMIClassifier(random_state=0, max_iter=2, min_group_size=0).fit(
+            X, y, sensitive_features=s
+        )
+    assert [str(w.message) for w in caught if "training frequency below" in str(w.message)]
+
+
+def test_left_out_dual_stays_zero_without_the_box():
+    # dual_projection=None: no box holds a left-out cell's dual at 0, so the
+    # step does (its noise would enter every row's colsum(W_b^2) otherwise).
+    X, y, s = _data([1000, 997, 3])
+    est = DPFERMIClassifier(
+        epsilon=1.0, classes=[0, 1], groups=[0, 1, 2],
+        group_marginals=[0.5, 0.4985, 0.0015], dual_projection=None,
+        dual_clip_norm=1.0,
+        random_state=0, max_iter=3,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y, sensitive_features=s)
+    assert np.all(est.dual_coef_[2] == 0.0)
+    assert np.any(est.dual_coef_[:2] != 0.0)
