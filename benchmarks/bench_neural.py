@@ -357,35 +357,65 @@ def _alpha_tag(alpha):
     return f" alpha={alpha:g}" if alpha else ""
 
 
-def select_alpha(alphas, bound=FRONTIER_DP_BOUND, rep="public"):
-    """Choose the network's L2 weight on a validation split of the TRAINING
-    file (never the test file); see :func:`_alpha_choices`."""
+def select_alpha(alphas, bound=FRONTIER_DP_BOUND, rep="public", widths=None):
+    """Choose the network's L2 weight (and width) on a validation split of the
+    TRAINING file (never the test file); see :func:`_alpha_choices`.
+
+    Linear FERMI at the same bound is fitted on the same split as the
+    validation reference; every score also records the fit's training error
+    on the 75% it was fitted on, its chosen weight, training gap, L-BFGS
+    iterations and how many ``ConvergenceWarning`` it raised (what the
+    question of a default ``alpha`` for networks needs).
+    """
     from bench_fermi import evaluate, timed_fit
+    from sklearn.exceptions import ConvergenceWarning
 
     from sklearn_dpfair import FERMIClassifier
 
-    X, y, s = frontier_data(rep)[:3]
+    X, y, s = frontier_data(rep)[:3]  # the test rows are not used
     Xa, Xv, ya, yv, sa, sv = train_test_split(
         X, y, s, test_size=0.25, random_state=0, stratify=y
     )
-    scores = []
-    for alpha in alphas:
-        est, sec, cpu = timed_fit(
-            FERMIClassifier(
-                disparity_bound=bound,
-                hidden_layer_sizes=HIDDEN,
-                alpha=alpha,
-                random_state=0,
+
+    def score(est, **tag):
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            est, sec, cpu = timed_fit(est, Xa, ya, sensitive_features=sa)
+        row = {
+            **tag,
+            **evaluate(est.predict(Xv), yv, sv),
+            "train_error": float(np.mean(est.predict(Xa) != ya)),
+            "weight": float(est.fairness_weight_),
+            "train_disparity": est.training_disparity_,
+            "n_full_batch_iter": int(est.n_full_batch_iter_),
+            "convergence_warnings": sum(
+                issubclass(w.category, ConvergenceWarning) for w in said
             ),
-            Xa,
-            ya,
-            sensitive_features=sa,
-        )
-        scores.append({"alpha": alpha, **evaluate(est.predict(Xv), yv, sv), "cpu": cpu})
-        print(f"alpha={alpha:g}: validation {scores[-1]}", flush=True)
+            "cpu": cpu,
+        }
+        print(f"[{rep}] validation {row}", flush=True)
+        return row
+
+    linear = score(FERMIClassifier(disparity_bound=bound, random_state=0))
+    scores = []
+    for width in widths or [HIDDEN[0]]:
+        for alpha in alphas:
+            scores.append(
+                score(
+                    FERMIClassifier(
+                        disparity_bound=bound,
+                        hidden_layer_sizes=(width,),
+                        alpha=alpha,
+                        random_state=0,
+                    ),
+                    alpha=alpha,
+                    width=width,
+                )
+            )
     return {
         "rep": rep,
         "bound": bound,
+        "linear": linear,
         "scores": scores,
         **_alpha_choices(scores, bound),
     }
@@ -398,8 +428,10 @@ def _alpha_choices(scores, bound):
     validation gap is at most the bound (``chosen_gap_filtered``, the rule
     first written, reported beside it)."""
     ok = [r for r in scores if r["dp"] <= bound] or scores
+    best = min(scores, key=lambda r: r["error"])
     return {
-        "chosen": min(scores, key=lambda r: r["error"])["alpha"],
+        "chosen": best["alpha"],
+        "chosen_width": best.get("width", HIDDEN[0]),
         "chosen_gap_filtered": min(ok, key=lambda r: r["error"])["alpha"],
     }
 
@@ -1260,6 +1292,19 @@ def main():
         "split of the training file (stored in the JSON)",
     )
     parser.add_argument(
+        "--select-rep",
+        default="public",
+        choices=list(FRONTIER_REPS),
+        help="frontier: the preprocessing of --select-alpha",
+    )
+    parser.add_argument(
+        "--select-widths",
+        nargs="+",
+        type=int,
+        default=None,
+        help="frontier: hidden widths of --select-alpha (default: 64 only)",
+    )
+    parser.add_argument(
         "--grid-seeds",
         type=int,
         default=1,
@@ -1280,9 +1325,12 @@ def main():
                 tempfile.gettempdir(), "neural_frontier_quick.json"
             )
         if args.select_alpha:
-            chosen = select_alpha(args.select_alpha)
+            rep = args.select_rep
+            chosen = select_alpha(args.select_alpha, rep=rep, widths=args.select_widths)
+            # One stored selection per preprocessing ("select" is public's).
+            method = "select" if rep == "public" else f"select {rep}"
             _merge_row(
-                out, "_alpha_selection", {"method": "select", "bound": None, **chosen}
+                out, "_alpha_selection", {"method": method, "bound": None, **chosen}
             )
             print(chosen, flush=True)
             return
