@@ -861,7 +861,7 @@ def _selection_text(sel):
     """The paragraph of one validation choice of the network's settings."""
 
     def setting(r):
-        width = f"width {r['width']}, " if "width" in r else ""
+        width = f"width {r['width']}, " if r.get("width", HIDDEN[0]) != HIDDEN[0] else ""
         return f"{width}alpha {r['alpha']:g}"
 
     def numbers(r):
@@ -869,7 +869,7 @@ def _selection_text(sel):
         if "train_error" in r:
             text += (
                 f" (training error {r['train_error']:.4f}, weight {r['weight']:.3g},"
-                f" {r['convergence_warnings']} ConvergenceWarning)"
+                f" ConvergenceWarnings {r['convergence_warnings']})"
             )
         return text
 
@@ -880,6 +880,13 @@ def _selection_text(sel):
         f"``disparity_bound={sel['bound']:g}``, seed 0; the test file is not "
         f"read): "
     )
+    if sel.get("extra"):
+        return (
+            f"Further fits on the same validation split of ``{sel['rep']}``, made "
+            "after its choice for the question of a default ``alpha`` for "
+            f"networks (not used for any row): linear FERMI {numbers(sel['linear'])};"
+            f" network {scores}."
+        )
     if sel["rep"] == "public":
         return (
             head + f"{scores}. Chosen: {sel['chosen']:g}, the least validation "
@@ -1044,28 +1051,41 @@ def plot_frontier(results):
 FRONTIER_READING = """\
 Reading (the numbers of the tables below, one seed unless a +- is shown).
 
-* **The target is met on the public preprocessor only with a regularized
-  network, and missed on** ``standard_all``. On ``public``, the network
-  with ``alpha=1e-3`` (chosen on the validation split above) reaches test
-  error 0.1747 +- 0.0003 at test DP gap 0.0084 +- 0.0018 (3 seeds,
-  ``disparity_bound=0.012``) against linear FERMI's 0.1805 at 0.0076 (the
-  same for the 3 seeds: its bounded fit draws no batch): 0.0058 better,
-  over the 0.003 asked;
-  at bound 0.008 it is 0.1756 at gap 0.0030 against 0.1817 at 0.0051. On
-  ``standard_all`` the same alpha gives 0.1772 at gap 0.0060 (bound 0.012)
-  against linear FERMI's 0.1730 at 0.0067 (bound 0.008): the network is
-  *worse* by 0.004 there (an L2 weight chosen for the public columns, in
-  [-1, 1] and 0/1, is not the one for columns standardized one-hot
-  included, whose rare categories take values up to about 170; no alpha was
-  selected for ``standard_all``).
+* **The target is met on the public preprocessor with a regularized
+  network, and missed narrowly on** ``standard_all``. On ``public``, the
+  network with ``alpha=1e-3`` (chosen on the validation split above)
+  reaches test error 0.1747 +- 0.0003 at test DP gap 0.0084 +- 0.0018 (3
+  seeds, ``disparity_bound=0.012``) against linear FERMI's 0.1805 at 0.0076
+  (the same for the 3 seeds: its bounded fit draws no batch): 0.0058
+  better, over the 0.003 asked; at bound 0.008 it is 0.1756 at gap 0.0030
+  against 0.1817 at 0.0051. On ``standard_all`` public's alpha gives 0.1772
+  at gap 0.0060 (bound 0.012), 0.004 *worse* than linear FERMI's 0.1730 at
+  0.0067 (bound 0.008). With the alpha chosen on ``standard_all``'s own
+  validation split (above: ``alpha=1e-2``, 0.0040 below linear FERMI's
+  validation error there) the network reaches 0.1703 +- 0.0001 at test DP
+  gap 0.0102 +- 0.0010 (3 seeds, bound 0.012): 0.0028 below linear FERMI's
+  least error under the gap (0.1730, bound 0.008), short of the 0.003
+  asked. Against linear FERMI at the same bound 0.012 (0.1734 at 0.0112)
+  the difference is 0.0032, but the target reads the least error over the
+  bounds, so it is missed. At bound 0.008 the network gives 0.1724 at gap
+  0.0060, at 0.02 0.1687 at 0.0191. Columns standardized one-hot included
+  (rare categories take values up to about 170) need a ten times larger L2
+  weight than the public columns, in [-1, 1] and 0/1.
 * **At its defaults** (``alpha=0``, the L-BFGS phase run to its tolerance)
   the network overfits: its *training* gap meets the bound (0.0106 at bound
   0.012) but its test error is 0.195-0.206 and its test DP gap 0.017-0.058,
   worse than the linear model on both counts and both preprocessings. The
   parameter's default is the linear model's; with hidden layers a positive
-  ``alpha`` is needed.
+  ``alpha`` is needed. On the validation splits above (one seed, bound
+  0.012), ``alpha=0`` gives error 0.2152 on ``public`` and 0.2098 on
+  ``standard_all`` at training errors 0.131 and 0.120 (it fits the training
+  rows and the bound, not the population); ``alpha=3e-3`` gives 0.1748 and
+  0.1733 (training errors 0.170 and 0.153), the least validation error on
+  ``public`` and 0.0026 above the least on ``standard_all`` (``1e-2``);
+  ``1e-3`` gives 0.1770 and 0.1794, ``1e-4`` (scikit-learn's
+  ``MLPClassifier`` default) 0.1953 and 0.2042.
 * **Time.** A bounded network fit costs 55-120 CPU seconds with
-  ``alpha=1e-3`` (130-230 at ``alpha=0``) against under 2 for linear FERMI:
+  ``alpha=1e-3`` or ``1e-2`` (130-230 at ``alpha=0``) against under 2 for linear FERMI:
   the bound's weight path runs the full-batch phase once per weight tried.
 * **ExponentiatedGradient with a boosted base model** is far more accurate
   (0.141-0.155 for DP) but with 10 iterations its randomized classifier does
@@ -1105,8 +1125,10 @@ Reading (the numbers of the tables below, one seed unless a +- is shown).
 * Not measured, for time: the default network at bound 0.05 and on
   ``standard_all`` at bounds other than 0.012, the default network under
   EO, the regularized network under EO at bounds 0.02 and 0.008, and
-  ExponentiatedGradient under EO at 0.02 and 0.008; more seeds than one
-  for the frontier rows except the public DP rows at bound 0.012.\
+  ExponentiatedGradient under EO at 0.02 and 0.008, the network with
+  ``alpha=1e-2`` under EO and on ``public``; other widths than 64; more
+  seeds than one for the frontier rows except the DP rows of the chosen
+  networks at bound 0.012.\
 """
 
 FRONTIER_PENDING = """\
