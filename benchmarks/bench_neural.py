@@ -482,35 +482,65 @@ def _alpha_tag(alpha):
     return f" alpha={alpha:g}" if alpha else ""
 
 
-def select_alpha(alphas, bound=FRONTIER_DP_BOUND, rep="public"):
-    """Choose the network's L2 weight on a validation split of the TRAINING
-    file (never the test file); see :func:`_alpha_choices`."""
+def select_alpha(alphas, bound=FRONTIER_DP_BOUND, rep="public", widths=None):
+    """Choose the network's L2 weight (and width) on a validation split of the
+    TRAINING file (never the test file); see :func:`_alpha_choices`.
+
+    Linear FERMI at the same bound is fitted on the same split as the
+    validation reference; every score also records the fit's training error
+    on the 75% it was fitted on, its chosen weight, training gap, L-BFGS
+    iterations and how many ``ConvergenceWarning`` it raised (what the
+    question of a default ``alpha`` for networks needs).
+    """
     from bench_fermi import evaluate, timed_fit
+    from sklearn.exceptions import ConvergenceWarning
 
     from sklearn_dpfair import FERMIClassifier
 
-    X, y, s = frontier_data(rep)[:3]
+    X, y, s = frontier_data(rep)[:3]  # the test rows are not used
     Xa, Xv, ya, yv, sa, sv = train_test_split(
         X, y, s, test_size=0.25, random_state=0, stratify=y
     )
-    scores = []
-    for alpha in alphas:
-        est, sec, cpu = timed_fit(
-            FERMIClassifier(
-                disparity_bound=bound,
-                hidden_layer_sizes=HIDDEN,
-                alpha=alpha,
-                random_state=0,
+
+    def score(est, **tag):
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            est, sec, cpu = timed_fit(est, Xa, ya, sensitive_features=sa)
+        row = {
+            **tag,
+            **evaluate(est.predict(Xv), yv, sv),
+            "train_error": float(np.mean(est.predict(Xa) != ya)),
+            "weight": float(est.fairness_weight_),
+            "train_disparity": est.training_disparity_,
+            "n_full_batch_iter": int(est.n_full_batch_iter_),
+            "convergence_warnings": sum(
+                issubclass(w.category, ConvergenceWarning) for w in said
             ),
-            Xa,
-            ya,
-            sensitive_features=sa,
-        )
-        scores.append({"alpha": alpha, **evaluate(est.predict(Xv), yv, sv), "cpu": cpu})
-        print(f"alpha={alpha:g}: validation {scores[-1]}", flush=True)
+            "cpu": cpu,
+        }
+        print(f"[{rep}] validation {row}", flush=True)
+        return row
+
+    linear = score(FERMIClassifier(disparity_bound=bound, random_state=0))
+    scores = []
+    for width in widths or [HIDDEN[0]]:
+        for alpha in alphas:
+            scores.append(
+                score(
+                    FERMIClassifier(
+                        disparity_bound=bound,
+                        hidden_layer_sizes=(width,),
+                        alpha=alpha,
+                        random_state=0,
+                    ),
+                    alpha=alpha,
+                    width=width,
+                )
+            )
     return {
         "rep": rep,
         "bound": bound,
+        "linear": linear,
         "scores": scores,
         **_alpha_choices(scores, bound),
     }
@@ -523,8 +553,10 @@ def _alpha_choices(scores, bound):
     validation gap is at most the bound (``chosen_gap_filtered``, the rule
     first written, reported beside it)."""
     ok = [r for r in scores if r["dp"] <= bound] or scores
+    best = min(scores, key=lambda r: r["error"])
     return {
-        "chosen": min(scores, key=lambda r: r["error"])["alpha"],
+        "chosen": best["alpha"],
+        "chosen_width": best.get("width", HIDDEN[0]),
         "chosen_gap_filtered": min(ok, key=lambda r: r["error"])["alpha"],
     }
 
@@ -898,24 +930,7 @@ def write_frontier(out):
     lines += [""]
     for sel in selection:
         sel.update(_alpha_choices(sel["scores"], sel["bound"]))
-        scores = "; ".join(
-            f"alpha {r['alpha']:g}: error {r['error']:.4f}, DP gap {r['dp']:.4f}"
-            for r in sel["scores"]
-        )
-        lines += [
-            f"The network's ``alpha`` of the ``alpha=`` rows was chosen on a "
-            f"validation split of the *training* file (75/25, stratified, "
-            f"``{sel['rep']}``, ``disparity_bound={sel['bound']:g}``, seed 0; "
-            f"the test file is not read): {scores}. Chosen: {sel['chosen']:g}, "
-            "the least validation error. The rule first written also asked for "
-            "a validation DP gap <= the bound and would have chosen "
-            f"{sel['chosen_gap_filtered']:g}; it was dropped after these "
-            "validation numbers were seen (never a test number), because every "
-            "fit already bounds its *training* gap and a validation gap on "
-            "7,541 rows is noise at the third decimal (its standard error is "
-            "about 0.01). The same alpha is used on ``standard_all``.",
-            "",
-        ]
+        lines += [_selection_text(sel), ""]
     lines += [FRONTIER_READING, ""]
     if any(met is None for _, _, met in verdicts) or not any(
         r["method"].startswith("DP-FERMI MLP")
@@ -965,6 +980,58 @@ def write_frontier(out):
     with open(FRONTIER_PAGE, "w") as fh:
         fh.write("\n".join(lines))
     plot_frontier(results)
+
+
+def _selection_text(sel):
+    """The paragraph of one validation choice of the network's settings."""
+
+    def setting(r):
+        width = f"width {r['width']}, " if r.get("width", HIDDEN[0]) != HIDDEN[0] else ""
+        return f"{width}alpha {r['alpha']:g}"
+
+    def numbers(r):
+        text = f"error {r['error']:.4f}, DP gap {r['dp']:.4f}"
+        if "train_error" in r:
+            text += (
+                f" (training error {r['train_error']:.4f}, weight {r['weight']:.3g},"
+                f" ConvergenceWarnings {r['convergence_warnings']})"
+            )
+        return text
+
+    scores = "; ".join(f"{setting(r)}: {numbers(r)}" for r in sel["scores"])
+    head = (
+        f"The network's settings of the ``alpha=`` rows on ``{sel['rep']}`` were "
+        f"chosen on a validation split of the *training* file (75/25, stratified, "
+        f"``disparity_bound={sel['bound']:g}``, seed 0; the test file is not "
+        f"read): "
+    )
+    if sel.get("extra"):
+        return (
+            f"Further fits on the same validation split of ``{sel['rep']}``, made "
+            "after its choice for the question of a default ``alpha`` for "
+            f"networks (not used for any row): linear FERMI {numbers(sel['linear'])};"
+            f" network {scores}."
+        )
+    if sel["rep"] == "public":
+        return (
+            head + f"{scores}. Chosen: {sel['chosen']:g}, the least validation "
+            "error. The rule first written also asked for a validation DP gap <= "
+            f"the bound and would have chosen {sel['chosen_gap_filtered']:g}; it "
+            "was dropped after these validation numbers were seen (never a test "
+            "number), because every fit already bounds its *training* gap and a "
+            "validation gap on 7,541 rows is noise at the third decimal (its "
+            "standard error is about 0.01)."
+        )
+    lin = sel["linear"]
+    return (
+        head + f"linear FERMI {numbers(lin)}; network (width 64 unless said) "
+        f"{scores}. The rule, written before these numbers were seen: the least "
+        "validation error (the rule of ``public``; the choice among the settings "
+        "whose validation gap is at most the bound, reported beside it: "
+        f"alpha {sel['chosen_gap_filtered']:g}); widths 32 and 128 only if the "
+        "chosen network's validation error were not 0.003 below linear FERMI's. "
+        f"Chosen: width {sel['chosen_width']}, alpha {sel['chosen']:g}."
+    )
 
 
 def _fmt_opt(v, spec=".4f"):
@@ -1109,28 +1176,41 @@ def plot_frontier(results):
 FRONTIER_READING = """\
 Reading (the numbers of the tables below, one seed unless a +- is shown).
 
-* **The target is met on the public preprocessor only with a regularized
-  network, and missed on** ``standard_all``. On ``public``, the network
-  with ``alpha=1e-3`` (chosen on the validation split above) reaches test
-  error 0.1747 +- 0.0003 at test DP gap 0.0084 +- 0.0018 (3 seeds,
-  ``disparity_bound=0.012``) against linear FERMI's 0.1805 at 0.0076 (the
-  same for the 3 seeds: its bounded fit draws no batch): 0.0058 better,
-  over the 0.003 asked;
-  at bound 0.008 it is 0.1756 at gap 0.0030 against 0.1817 at 0.0051. On
-  ``standard_all`` the same alpha gives 0.1772 at gap 0.0060 (bound 0.012)
-  against linear FERMI's 0.1730 at 0.0067 (bound 0.008): the network is
-  *worse* by 0.004 there (an L2 weight chosen for the public columns, in
-  [-1, 1] and 0/1, is not the one for columns standardized one-hot
-  included, whose rare categories take values up to about 170; no alpha was
-  selected for ``standard_all``).
+* **The target is met on the public preprocessor with a regularized
+  network, and missed narrowly on** ``standard_all``. On ``public``, the
+  network with ``alpha=1e-3`` (chosen on the validation split above)
+  reaches test error 0.1747 +- 0.0003 at test DP gap 0.0084 +- 0.0018 (3
+  seeds, ``disparity_bound=0.012``) against linear FERMI's 0.1805 at 0.0076
+  (the same for the 3 seeds: its bounded fit draws no batch): 0.0058
+  better, over the 0.003 asked; at bound 0.008 it is 0.1756 at gap 0.0030
+  against 0.1817 at 0.0051. On ``standard_all`` public's alpha gives 0.1772
+  at gap 0.0060 (bound 0.012), 0.004 *worse* than linear FERMI's 0.1730 at
+  0.0067 (bound 0.008). With the alpha chosen on ``standard_all``'s own
+  validation split (above: ``alpha=1e-2``, 0.0040 below linear FERMI's
+  validation error there) the network reaches 0.1703 +- 0.0001 at test DP
+  gap 0.0102 +- 0.0010 (3 seeds, bound 0.012): 0.0028 below linear FERMI's
+  least error under the gap (0.1730, bound 0.008), short of the 0.003
+  asked. Against linear FERMI at the same bound 0.012 (0.1734 at 0.0112)
+  the difference is 0.0032, but the target reads the least error over the
+  bounds, so it is missed. At bound 0.008 the network gives 0.1724 at gap
+  0.0060, at 0.02 0.1687 at 0.0191. Columns standardized one-hot included
+  (rare categories take values up to about 170) need a ten times larger L2
+  weight than the public columns, in [-1, 1] and 0/1.
 * **At its defaults** (``alpha=0``, the L-BFGS phase run to its tolerance)
   the network overfits: its *training* gap meets the bound (0.0106 at bound
   0.012) but its test error is 0.195-0.206 and its test DP gap 0.017-0.058,
   worse than the linear model on both counts and both preprocessings. The
   parameter's default is the linear model's; with hidden layers a positive
-  ``alpha`` is needed.
+  ``alpha`` is needed. On the validation splits above (one seed, bound
+  0.012), ``alpha=0`` gives error 0.2152 on ``public`` and 0.2098 on
+  ``standard_all`` at training errors 0.131 and 0.120 (it fits the training
+  rows and the bound, not the population); ``alpha=3e-3`` gives 0.1748 and
+  0.1733 (training errors 0.170 and 0.153), the least validation error on
+  ``public`` and 0.0026 above the least on ``standard_all`` (``1e-2``);
+  ``1e-3`` gives 0.1770 and 0.1794, ``1e-4`` (scikit-learn's
+  ``MLPClassifier`` default) 0.1953 and 0.2042.
 * **Time.** A bounded network fit costs 55-120 CPU seconds with
-  ``alpha=1e-3`` (130-230 at ``alpha=0``) against under 2 for linear FERMI:
+  ``alpha=1e-3`` or ``1e-2`` (130-230 at ``alpha=0``) against under 2 for linear FERMI:
   the bound's weight path runs the full-batch phase once per weight tried.
 * **ExponentiatedGradient with a boosted base model** is far more accurate
   (0.141-0.155 for DP) but with 10 iterations its randomized classifier does
@@ -1170,8 +1250,10 @@ Reading (the numbers of the tables below, one seed unless a +- is shown).
 * Not measured, for time: the default network at bound 0.05 and on
   ``standard_all`` at bounds other than 0.012, the default network under
   EO, the regularized network under EO at bounds 0.02 and 0.008, and
-  ExponentiatedGradient under EO at 0.02 and 0.008; more seeds than one
-  for the frontier rows except the public DP rows at bound 0.012.\
+  ExponentiatedGradient under EO at 0.02 and 0.008, the network with
+  ``alpha=1e-2`` under EO and on ``public``; other widths than 64; more
+  seeds than one for the frontier rows except the DP rows of the chosen
+  networks at bound 0.012.\
 """
 
 FRONTIER_PENDING = """\
@@ -1395,6 +1477,19 @@ def main():
         "split of the training file (stored in the JSON)",
     )
     parser.add_argument(
+        "--select-rep",
+        default="public",
+        choices=list(FRONTIER_REPS),
+        help="frontier: the preprocessing of --select-alpha",
+    )
+    parser.add_argument(
+        "--select-widths",
+        nargs="+",
+        type=int,
+        default=None,
+        help="frontier: hidden widths of --select-alpha (default: 64 only)",
+    )
+    parser.add_argument(
         "--grid-seeds",
         type=int,
         default=1,
@@ -1415,9 +1510,12 @@ def main():
                 tempfile.gettempdir(), "neural_frontier_quick.json"
             )
         if args.select_alpha:
-            chosen = select_alpha(args.select_alpha)
+            rep = args.select_rep
+            chosen = select_alpha(args.select_alpha, rep=rep, widths=args.select_widths)
+            # One stored selection per preprocessing ("select" is public's).
+            method = "select" if rep == "public" else f"select {rep}"
             _merge_row(
-                out, "_alpha_selection", {"method": "select", "bound": None, **chosen}
+                out, "_alpha_selection", {"method": method, "bound": None, **chosen}
             )
             print(chosen, flush=True)
             return
