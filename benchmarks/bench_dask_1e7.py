@@ -28,7 +28,9 @@ imported the package, ``worker_import_s``):
    ``persist_s`` is the part of the fit spent drawing, validating and
    persisting the partitions (timed by wrapping the estimator's call of
    ``distribute_training_data``), ``steps_s = fit_s - persist_s`` the rest
-   and ``s_per_step`` its share per step;
+   and ``s_per_step`` its share per step; the CPU seconds of the worker
+   process and of the driver in each part (``*_cpu_s``: less sensitive
+   than wall time to other jobs on the machine);
 3. peak resident memory (``ru_maxrss``) of the driver after the fit and of
    the worker process (the partitions live there), and the worker's
    resident memory before the fit;
@@ -39,14 +41,26 @@ imported the package, ``worker_import_s``):
    epochs: the seconds in ``partial_fit`` alone and the seconds drawing;
 6. with ``--lbfgs``: scikit-learn's ``LogisticRegression`` (lbfgs,
    ``max_iter=1000``) on all the blocks drawn into one in-memory float32
-   array (``4 n d`` bytes in the driver); the driver's peak RSS after it.
+   array (``4 n d`` bytes in the driver); the driver's peak RSS after it;
+7. with ``--lbfgs --memory-dp``: the same ``DPLogisticRegression`` (same
+   seed) fitted on that in-memory array: what the Dask path costs over the
+   in-memory one.
+
+With ``--persist-first`` the blocks are drawn into the workers' memory
+(``client.persist([X, y])``, ``persist_first_s``) before the fit, which then
+reads them where they are. Without it the fit computes the lazy collection
+itself, and (measured) draws every block twice: the estimator computes
+``X``'s and ``y``'s blocks through two separately optimised graphs, so
+their shared upstream task runs once for each.
 
 Results are appended as one JSON line to ``--out``.
 
 Usage::
 
     nice -n 10 env OMP_NUM_THREADS=1 python benchmarks/bench_dask_1e7.py \\
-        --n 10000000 --sgd --lbfgs
+        --n 10000000 --sgd --lbfgs --memory-dp
+    nice -n 10 env OMP_NUM_THREADS=1 python benchmarks/bench_dask_1e7.py \
+        --n 10000000 --persist-first
 """
 
 import argparse
@@ -120,6 +134,18 @@ def _import_package():
     import sklearn_dpfair._solvers._distributed  # noqa: F401
 
 
+def _cpu_s():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _worker_cpu_s():
+    """CPU seconds of the worker processes so far (summed)."""
+    import distributed
+
+    return sum(distributed.get_client().run(_cpu_s).values())
+
+
 def _worker_rss():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, _rss_mib()
 
@@ -143,6 +169,8 @@ def _timed_persist():
             return inner(*args, **kwargs)
         finally:
             timed.seconds = time.perf_counter() - t0
+            timed.worker_cpu_s = _worker_cpu_s()
+            timed.driver_cpu_s = _cpu_s()
 
     timed.__wrapped__, timed.seconds = inner, math.nan
     _logistic.distribute_training_data = timed
@@ -176,7 +204,7 @@ def run(args):
         "threads_per_worker": args.threads, "epsilon": args.epsilon,
         "delta": args.delta, "max_iter": max_iter, "q": q, "steps": steps,
         "tasks": steps * len(sizes), "bayes_accuracy": bayes,
-        "driver_rss_start_mib": _rss_mib(),
+        "driver_rss_start_mib": _rss_mib(), "load_average_start": os.getloadavg(),
     }
 
     cluster = distributed.LocalCluster(
@@ -190,17 +218,27 @@ def run(args):
         t0 = time.perf_counter()
         client.run(_import_package)
         result["worker_import_s"] = time.perf_counter() - t0
+        worker_cpu0 = _worker_cpu_s()
         t0 = time.perf_counter()
         counts = client.gather(client.map(
             _block_rows, range(len(sizes)), sizes, w=w, seed=seed, pure=False
         ))
         result["gen_s"] = time.perf_counter() - t0
+        result["gen_worker_cpu_s"] = _worker_cpu_s() - worker_cpu0
         assert sum(counts) == n
         result["worker_rss_before_fit_mib"] = sum(
             r[1] for r in client.run(_worker_rss).values()
         )
 
         X, y = lazy_data(n, chunk, w, seed)
+        if args.persist_first:
+            # Drawn once into the workers' memory, X and y together; the fit
+            # then validates and keeps the blocks already there.
+            t0 = time.perf_counter()
+            X, y = client.persist([X, y])
+            distributed.wait([X, y])
+            result["persist_first_s"] = time.perf_counter() - t0
+        result["persist_first"] = args.persist_first
         persist = _timed_persist()
         model = DPLogisticRegression(
             epsilon=args.epsilon, delta=args.delta, classes=[0, 1],
@@ -211,9 +249,17 @@ def run(args):
         t0 = time.perf_counter()
         model.privacy_plan(n, D)
         result["calibrate_s"] = time.perf_counter() - t0
+        cpu0, worker_cpu0 = _cpu_s(), _worker_cpu_s()
         t0 = time.perf_counter()
         model.fit(X, y)
         result["fit_s"] = time.perf_counter() - t0
+        cpu1, worker_cpu1 = _cpu_s(), _worker_cpu_s()
+        # CPU seconds: less sensitive than wall time to the other jobs on
+        # the machine's cores.
+        result["persist_worker_cpu_s"] = persist.worker_cpu_s - worker_cpu0
+        result["persist_driver_cpu_s"] = persist.driver_cpu_s - cpu0
+        result["steps_worker_cpu_s"] = worker_cpu1 - persist.worker_cpu_s
+        result["steps_driver_cpu_s"] = cpu1 - persist.driver_cpu_s
         assert model.t_ == steps, (model.t_, steps)
         result["epochs"] = model.n_iter_
         result["fit_minus_gen_s"] = result["fit_s"] - result["gen_s"]
@@ -232,17 +278,19 @@ def run(args):
 
     if args.sgd:
         sgd = SGDClassifier(loss="log_loss", random_state=0)
-        t_fit = t_gen = 0.0
+        t_fit = t_gen = c_fit = 0.0
         for _ in range(max(1, math.ceil(epochs - 1e-9))):
             for index, rows in enumerate(sizes):
                 t0 = time.perf_counter()
                 Xb, yb = block(index, rows, w, seed)
                 t_gen += time.perf_counter() - t0
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 sgd.partial_fit(Xb, yb, classes=[0, 1])
                 t_fit += time.perf_counter() - t0
+                c_fit += time.process_time() - c0
         result["sgd_passes"] = max(1, math.ceil(epochs - 1e-9))
         result["sgd_partial_fit_s"] = t_fit
+        result["sgd_partial_fit_cpu_s"] = c_fit
         result["sgd_draw_s"] = t_gen
         result["sgd_accuracy"] = float(sgd.score(X_test, y_test))
         result["driver_peak_rss_after_sgd_mib"] = _maxrss_mib()
@@ -260,14 +308,28 @@ def run(args):
             start += rows
         result["lbfgs_draw_s"] = time.perf_counter() - t0
         lbfgs = LogisticRegression(max_iter=1000)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             lbfgs.fit(X_mem, y_mem)
         result["lbfgs_s"] = time.perf_counter() - t0
+        result["lbfgs_cpu_s"] = time.process_time() - c0
         result["lbfgs_n_iter"] = int(lbfgs.n_iter_[0])
         result["lbfgs_accuracy"] = float(lbfgs.score(X_test, y_test))
         result["driver_peak_rss_after_lbfgs_mib"] = _maxrss_mib()
+        if args.memory_dp:
+            # The same estimator and seed on the same rows in memory (the
+            # calibration is memoized from the Dask fit's).
+            memory = DPLogisticRegression(
+                epsilon=args.epsilon, delta=args.delta, classes=[0, 1],
+                max_iter=max_iter, random_state=0,
+            )
+            t0, c0 = time.perf_counter(), time.process_time()
+            memory.fit(X_mem, y_mem)
+            result["memory_dp_s"] = time.perf_counter() - t0
+            result["memory_dp_cpu_s"] = time.process_time() - c0
+            result["memory_dp_accuracy"] = float(memory.score(X_test, y_test))
+            result["driver_peak_rss_after_memory_dp_mib"] = _maxrss_mib()
         del X_mem, y_mem
     return result
 
@@ -284,8 +346,12 @@ def main():
     parser.add_argument("--max-iter", type=int, default=None,
                         help="DP-SGD epochs (default: the estimator's 'auto')")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--persist-first", action="store_true",
+                        help="persist X and y on the workers before the fit")
     parser.add_argument("--sgd", action="store_true")
     parser.add_argument("--lbfgs", action="store_true")
+    parser.add_argument("--memory-dp", action="store_true",
+                        help="with --lbfgs: also the private fit in memory")
     parser.add_argument("--out", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "dask_results_1e7.jsonl"))
     args = parser.parse_args()
