@@ -49,6 +49,7 @@ from ..utils._validation import check_delta_for_n, resolve_classes
 from ._linear import LinearModel, take_rows, weighted_raw_gradient
 from ._private_fit import LinearFit, check_planned_shape
 from ._sampling import poisson_batch
+from ._schedules import resolve_epochs
 from ._sgd import sgd_loop
 
 __all__ = [
@@ -359,12 +360,12 @@ def distribute_training_data(
             # As given (fit_weights): nothing the analysis fixes is read
             # from the weights.
             weight_scale = (1.0, 1.0)
-            weight_blocks = list(w.to_delayed().ravel())
+            weight_blocks = list(w.to_delayed(optimize_graph=False).ravel())
         elif not private and w_min != w_max:
             # Without privacy, the in-memory rescaling to mean 1.
             w_sum = float((w / w_max).sum().compute())
             weight_scale = (float(w_max), n_samples / w_sum)
-            weight_blocks = list(w.to_delayed().ravel())
+            weight_blocks = list(w.to_delayed(optimize_graph=False).ravel())
     sensitive_blocks = [None] * len(row_chunks)
     if sensitive_features is not None:
         sf = _as_dask_array(sensitive_features, "sensitive_features", row_chunks)
@@ -383,16 +384,20 @@ def distribute_training_data(
             ).groups
         if sf.ndim == 2:
             sf = sf.rechunk({1: -1})
-        sensitive_blocks = list(sf.to_delayed().ravel())
+        sensitive_blocks = list(sf.to_delayed(optimize_graph=False).ravel())
     s = 1.0 if fit_intercept else 0.0
+    # Every block below is taken with optimize_graph=False: each array's own
+    # optimization would rename (fuse) the tasks it shares with the others,
+    # and one compute would then run the shared upstream work (reading or
+    # drawing a block that yields both X and y) once per array.
     # Keys unique to this fit: a previous fit on the same data releasing its
     # partitions must not cancel these.
     load = dask.delayed(_load_partition, pure=False)
     parts = [
         load(xb, yb, wb, classes, weight_scale, s, sb, groups)
         for xb, yb, wb, sb in zip(
-            X.to_delayed().ravel(),
-            y.to_delayed().ravel(),
+            X.to_delayed(optimize_graph=False).ravel(),
+            y.to_delayed(optimize_graph=False).ravel(),
             weight_blocks,
             sensitive_blocks,
         )
@@ -537,7 +542,7 @@ def _clipped_sum(data, coef, w0, step, config):
     )
 
 
-def fit_dp_sgd_dask(data, loss, setup, *, rng):
+def fit_dp_sgd_dask(data, loss, setup, *, rng, progress=None):
     """DP-SGD on persisted Dask partitions; noise added once on the driver.
 
     Executes the same set-up (schedule, mechanism, record) and update as
@@ -560,6 +565,9 @@ def fit_dp_sgd_dask(data, loss, setup, *, rng):
     rng : numpy.random.Generator
         The fit's generator: the noise, and the root of the partitions'
         streams.
+    progress : Progress or None, default=None
+        Told after every epoch, from released quantities only, as in the
+        in-memory fit (:func:`~sklearn_dpfair._solvers._sgd.sgd_loop`).
 
     Returns
     -------
@@ -603,5 +611,12 @@ def fit_dp_sgd_dask(data, loss, setup, *, rng):
         learning_rate=setup.learning_rate,
         alpha=params.alpha,
         rng=rng,
+        progress=(
+            None
+            if progress is None
+            else progress.per(
+                setup.n_steps, resolve_epochs(params.epochs, data.n_samples)
+            )
+        ),
     )
     return LinearFit(result.coef.T, result.intercept, setup.n_steps, setup.record)

@@ -1615,6 +1615,7 @@ default=None
                 privacy,
                 group_labels=groups,
                 rng=check_noise_generator(self.random_state),
+                progress=progress_printer(self.verbose, type(self).__name__, "epoch"),
             )
         finally:
             data.release()

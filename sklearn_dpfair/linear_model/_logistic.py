@@ -1036,7 +1036,11 @@ default=None
                     "small_budget='fit' to fit the model anyway."
                 )
             result = fit_dp_sgd_dask(
-                data, loss, setup, rng=check_noise_generator(self.random_state)
+                data,
+                loss,
+                setup,
+                rng=check_noise_generator(self.random_state),
+                progress=progress_printer(self.verbose, type(self).__name__, "epoch"),
             )
         finally:
             data.release()

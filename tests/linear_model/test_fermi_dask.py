@@ -329,3 +329,20 @@ def test_float32_stays_float32(dask_client, small):
     clf.fit(Xd, yd, sensitive_features=sd)
     assert clf.coef_.dtype == clf.intercept_.dtype == np.float32
     assert np.all(np.isfinite(clf.coef_))
+
+
+def test_verbose_prints_about_one_line_per_epoch_and_changes_nothing(
+    dask_client, small, capsys
+):
+    X, y, s, _ = small
+    Xd, yd, sd = _dask(X, y, s)
+    kw = dict(classes=[0, 1], groups=[0, 1], max_iter=3, random_state=0)
+    quiet = DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sd)
+    assert capsys.readouterr().out == ""
+    loud = DPFERMIClassifier(verbose=1, **kw).fit(Xd, yd, sensitive_features=sd)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        f"[DPFERMIClassifier] epoch {e}" for e in (1, 2, 3)
+    ]
+    # Printing reads released quantities only: the same seeded fit.
+    np.testing.assert_allclose(loud.coef_, quiet.coef_, rtol=1e-12, atol=1e-15)

@@ -218,3 +218,41 @@ def test_driver_memory_does_not_grow_with_n(dask_client):
     finally:
         tracemalloc.stop()
     assert peak < 8 * 2**20
+
+
+def test_verbose_prints_one_line_per_epoch_and_changes_nothing(
+    dask_client, small, capsys
+):
+    X, y, _ = small
+    Xd, yd = _dask(X, y)
+    kw = dict(classes=[0, 1], max_iter=3, random_state=0)
+    quiet = DPLogisticRegression(**kw).fit(Xd, yd)
+    assert capsys.readouterr().out == ""
+    loud = DPLogisticRegression(verbose=1, **kw).fit(Xd, yd)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        f"[DPLogisticRegression] epoch {e}" for e in (1, 2, 3)
+    ]
+    # Printing reads released quantities only: the same seeded fit.
+    np.testing.assert_allclose(loud.coef_, quiet.coef_, rtol=1e-12, atol=1e-15)
+
+
+def test_shared_upstream_of_X_and_y_is_computed_once(dask_client, tmp_path):
+    # One task per block yields both X and y (a file read once for both, as
+    # a DataFrame's partitions do): the fit must run it once per block, not
+    # once per array.
+    dask = pytest.importorskip("dask")
+    log = tmp_path / "calls"
+
+    def block(i):
+        # A closure: shipped to the worker processes by value.
+        with open(log, "a") as f:
+            f.write(f"{i}\n")
+        X = np.random.default_rng(i).normal(size=(500, 3))
+        return X, (X[:, 0] > 0).astype(int)
+
+    pairs = [dask.delayed(block, nout=2, pure=False)(i) for i in range(4)]
+    Xd = da.concatenate([da.from_delayed(p[0], (500, 3), float) for p in pairs])
+    yd = da.concatenate([da.from_delayed(p[1], (500,), int) for p in pairs])
+    DPLogisticRegression(classes=[0, 1], max_iter=1, random_state=0).fit(Xd, yd)
+    assert sorted(log.read_text().split()) == ["0", "1", "2", "3"]

@@ -25,6 +25,7 @@ selection and the training curves read the whole training set at once and
 are refused on Dask input by the estimator.
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,7 +116,7 @@ def _partition_step(part, index, *, coef, w0, W, step, config):
     return partition_sgda_sums(part, coef, w0, W, config=config, rng=rng)
 
 
-def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng):
+def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=None):
     """DP-FERMI on persisted Dask partitions; every noise added once on the driver.
 
     Parameters
@@ -136,6 +137,9 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng):
     rng : numpy.random.Generator
         The fit's generator: the histogram's and the steps' noise, and the
         root of the partitions' streams.
+    progress : Progress or None, default=None
+        Told about once per epoch with the norm of the released primal move
+        over the step size, as in the in-memory SGDA loop.
 
     Returns
     -------
@@ -208,6 +212,9 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng):
         dtype=dtype,
     )
 
+    if progress is not None:
+        progress = progress.per(n_steps, p.epochs)
+
     def step(t, coef, w0):
         # The dual variable is the loop's state beside (coef, w0).
         nonlocal W
@@ -216,7 +223,7 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng):
         )
         if regularizer is None:
             sums = (sums[0], sums[1], None)
-        coef, w0, W = sgda_step(
+        new_coef, new_w0, W = sgda_step(
             model,
             coef,
             w0,
@@ -226,7 +233,10 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng):
             config=step_config,
             rng=rng,
         )
-        return coef, w0
+        if progress is not None:
+            moved = float(np.sum((new_coef - coef) ** 2) + np.sum((new_w0 - w0) ** 2))
+            progress(t + 1, math.sqrt(moved) / p.learning_rate)
+        return new_coef, new_w0
 
     last, average = tail_averaged(step, coef, w0, n_steps=n_steps)
     coef, w0 = average if p.return_iterate == "average" else last
