@@ -209,18 +209,41 @@ def _has_string_extension_dtype(obj):
     )
 
 
-def _as_dask_array(obj, name, row_chunks=None):
-    """A Dask array of ``obj`` (a Dask array, DataFrame or Series, or in-memory)."""
+def _frame_lengths(*objs):
+    """Partition lengths of the Dask DataFrames and Series among ``objs``.
+
+    Computed together, in one pass: ``X`` and ``y`` taken from one frame
+    share its partitions, which are then read once rather than once per
+    input. Keyed by ``id``; other inputs are absent. Partition lengths are
+    public row counts: computing them reads no value of the records.
+    """
+    import dask
+
+    frames = [obj for obj in objs if hasattr(obj, "to_dask_array")]
+    lengths = dask.compute(*[obj.map_partitions(len) for obj in frames])
+    return {
+        id(obj): tuple(int(n) for n in counts)
+        for obj, counts in zip(frames, lengths)
+    }
+
+
+def _as_dask_array(obj, name, row_chunks=None, lengths=None):
+    """A Dask array of ``obj`` (a Dask array, DataFrame or Series, or in-memory).
+
+    ``lengths`` maps ``id(obj)`` of a Dask DataFrame or Series to its
+    partition lengths (:func:`_frame_lengths`); one not in it computes them.
+    """
     import dask.array as da
 
     if hasattr(obj, "to_dask_array"):
+        known = (lengths or {}).get(id(obj), True)
         if _has_string_extension_dtype(obj):
             # pandas >= 3 stores strings in an extension dtype, which Dask
             # converts to object with a warning: convert first, as it would.
             obj = obj.astype(object)
         # Partition lengths are public row counts; computing them reads no
         # value of the records.
-        obj = obj.to_dask_array(lengths=True)
+        obj = obj.to_dask_array(lengths=known)
     elif not isinstance(obj, da.Array):
         if row_chunks is None:
             raise TypeError(f"{name} must be a Dask array or DataFrame.")
@@ -329,13 +352,14 @@ def distribute_training_data(
     import distributed
 
     client = _current_client()
-    X = _as_dask_array(X, "X")
+    lengths = _frame_lengths(X, y, sample_weight, sensitive_features)
+    X = _as_dask_array(X, "X", lengths=lengths)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-d; got a Dask array of shape {X.shape}.")
     # Whole rows in every block: a partition is a set of records.
     X = X.rechunk({1: -1})
     row_chunks = X.chunks[0]
-    y = _as_dask_array(y, "y", row_chunks)
+    y = _as_dask_array(y, "y", row_chunks, lengths)
     caveats = ()
     if classes is None:
         # The label set is a few values, computed on the cluster.
@@ -349,7 +373,7 @@ def distribute_training_data(
     weight_blocks = [None] * len(row_chunks)
     weight_scale = None
     if sample_weight is not None:
-        w = _as_dask_array(sample_weight, "sample_weight", row_chunks)
+        w = _as_dask_array(sample_weight, "sample_weight", row_chunks, lengths)
         w = w.astype(np.float64)
         w_max, w_min = dask.compute(w.max(), w.min())
         if not (np.isfinite(w_max) and np.isfinite(w_min) and w_min >= 0):
@@ -368,7 +392,9 @@ def distribute_training_data(
             weight_blocks = list(w.to_delayed(optimize_graph=False).ravel())
     sensitive_blocks = [None] * len(row_chunks)
     if sensitive_features is not None:
-        sf = _as_dask_array(sensitive_features, "sensitive_features", row_chunks)
+        sf = _as_dask_array(
+            sensitive_features, "sensitive_features", row_chunks, lengths
+        )
         if groups is None:
             if sf.ndim != 1 and not (sf.ndim == 2 and sf.shape[1] == 1):
                 raise ValueError(

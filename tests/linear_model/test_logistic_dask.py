@@ -256,3 +256,30 @@ def test_shared_upstream_of_X_and_y_is_computed_once(dask_client, tmp_path):
     yd = da.concatenate([da.from_delayed(p[1], (500,), int) for p in pairs])
     DPLogisticRegression(classes=[0, 1], max_iter=1, random_state=0).fit(Xd, yd)
     assert sorted(log.read_text().split()) == ["0", "1", "2", "3"]
+
+
+def test_dataframe_partitions_are_read_once_for_their_lengths(dask_client, tmp_path):
+    # X and y taken from one Dask DataFrame: their partition lengths are
+    # counted in one pass (one read per partition), then the fit reads each
+    # partition once per projected input (X's columns, y's column).
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    log = tmp_path / "reads"
+
+    def read(i):
+        # A closure: shipped to the worker processes by value.
+        with open(log, "a") as f:
+            f.write(f"{i}\n")
+        rng = np.random.default_rng(i)
+        frame = pd.DataFrame(rng.normal(size=(500, 3)), columns=["a", "b", "c"])
+        frame["y"] = (frame["a"] > 0).astype(int)
+        return frame
+
+    frame = dd.from_map(read, range(4))
+    log.unlink(missing_ok=True)  # the metadata read at construction
+    DPLogisticRegression(classes=[0, 1], max_iter=1, random_state=0).fit(
+        frame[["a", "b", "c"]], frame["y"]
+    )
+    reads = log.read_text().split()
+    assert sorted(set(reads)) == ["0", "1", "2", "3"]
+    assert len(reads) <= 3 * 4
