@@ -17,6 +17,8 @@ import math
 import sys
 import time
 
+from ..utils._array_api import array_namespace
+
 __all__ = ["Progress", "progress_printer"]
 
 
@@ -63,9 +65,27 @@ class Progress:
         every = max(1, math.ceil(n_steps / max(1, n_lines)))
         return dataclasses.replace(self, every=every, total=int(n_steps))
 
+    def _reports(self, step):
+        """Whether step ``step`` (1-based) prints a line."""
+        return not (step % self.every and step != self.total)
+
+    def moved(self, step, before, after, learning_rate):
+        """Report step ``step`` with the released update's norm over the step size.
+
+        ``before`` and ``after`` are the parameters around the step, as
+        matching sequences of arrays of one array-API namespace (``(coef,
+        intercept)``, or a network's layers); the norm is computed only for a
+        step that prints.
+        """
+        if not self._reports(step):
+            return
+        xp = array_namespace(before[0])
+        moved = sum(float(xp.sum((new - old) ** 2)) for new, old in zip(after, before))
+        self(step, math.sqrt(moved) / learning_rate)
+
     def __call__(self, step, proxy):
         """Report step ``step`` (1-based) with the released proxy ``proxy``."""
-        if step % self.every and step != self.total:
+        if not self._reports(step):
             return
         stream = sys.stdout if self.stream is None else self.stream
         elapsed = self.clock() - self.start

@@ -38,7 +38,6 @@ of a Dask collection (:mod:`._distributed`). The noise, the division and
 the update are then the same code on the same driver.
 """
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -254,9 +253,7 @@ def sgd_loop(
             rng=rng,
         )
         if progress is not None:
-            xp = array_namespace(coef)
-            moved = float(xp.sum((new[0] - coef) ** 2) + xp.sum((new[1] - w0) ** 2))
-            progress(t + 1, math.sqrt(moved) / learning_rate)
+            progress.moved(t + 1, (coef, w0), new, learning_rate)
         return new
 
     _, (coef, w0) = tail_averaged(

@@ -24,7 +24,6 @@ the noise are drawn on the host: a seed gives the same network, batches and
 noise on numpy and on torch.
 """
 
-import math
 from dataclasses import dataclass
 
 from .._solvers._linear import weighted_raw_gradient
@@ -177,11 +176,7 @@ def noisy_network_sgd(
             for b, g in zip(biases, noisy[n_layers:])
         ]
         if progress is not None:
-            moved = sum(
-                float(xp.sum((new - old) ** 2))
-                for new, old in zip([*weights, *biases], previous)
-            )
-            progress(t + 1, math.sqrt(moved) / learning_rate)
+            progress.moved(t + 1, previous, [*weights, *biases], learning_rate)
         if t >= tail_from:
             params = [*weights, *biases]
             sums = params if sums is None else [s + p for s, p in zip(sums, params)]

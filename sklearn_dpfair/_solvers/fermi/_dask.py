@@ -25,7 +25,6 @@ selection and the training curves read the whole training set at once and
 are refused on Dask input by the estimator.
 """
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -234,8 +233,7 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
             rng=rng,
         )
         if progress is not None:
-            moved = float(np.sum((new_coef - coef) ** 2) + np.sum((new_w0 - w0) ** 2))
-            progress(t + 1, math.sqrt(moved) / p.learning_rate)
+            progress.moved(t + 1, (coef, w0), (new_coef, new_w0), p.learning_rate)
         return new_coef, new_w0
 
     last, average = tail_averaged(step, coef, w0, n_steps=n_steps)

@@ -541,10 +541,7 @@ def noisy_sgda(
             rng=rng,
         )
         if progress is not None:
-            moved = float(
-                xp.sum((new_coef - coef) ** 2) + xp.sum((new_w0 - w0) ** 2)
-            )
-            progress(t + 1, math.sqrt(moved) / learning_rate)
+            progress.moved(t + 1, (coef, w0), (new_coef, new_w0), learning_rate)
         coef, w0 = new_coef, new_w0
 
         if record_curves and t in ends:
