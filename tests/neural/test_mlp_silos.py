@@ -268,11 +268,14 @@ def test_verbose_prints_released_quantities_per_epoch(digits, capsys):
     assert capsys.readouterr().out == ""
 
 
-def test_dask_execution_gives_the_local_network(digits):
-    # The network's silo step travels to the workers with its silo; a seed
-    # gives the same messages, hence the same network, as in-process silos.
+@pytest.mark.parametrize("silo_algorithm", ["mb-sgd", "spider"])
+def test_dask_execution_gives_the_local_network(digits, silo_algorithm):
+    # The network's silo step (and SPIDER's per-silo state, the previous
+    # broadcast model) travels to the workers with its silo; a seed gives the
+    # same messages, hence the same network, as in-process silos.
     distributed = pytest.importorskip("distributed")
     X, y, silos, _, _ = digits
+    kw = {"max_iter": 2, "silo_algorithm": silo_algorithm}
     with (
         distributed.LocalCluster(
             n_workers=2,
@@ -282,8 +285,8 @@ def test_dask_execution_gives_the_local_network(digits):
         ) as cluster,
         distributed.Client(cluster),
     ):
-        remote = _clf(max_iter=2, execution="dask").fit(X, y, silos=silos)
-    local = _clf(max_iter=2).fit(X, y, silos=silos)
+        remote = _clf(**kw, execution="dask").fit(X, y, silos=silos)
+    local = _clf(**kw).fit(X, y, silos=silos)
     for a, b in zip(
         remote.coefs_ + remote.intercepts_, local.coefs_ + local.intercepts_
     ):

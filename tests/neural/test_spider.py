@@ -423,28 +423,3 @@ def test_spider_learns_under_privacy(digits):
     X, y, silos, X_test, y_test = digits
     clf = _clf(epsilon=8.0, max_iter=10).fit(X, y, silos=silos)
     assert clf.score(X_test, y_test) > 0.75
-
-
-def test_dask_execution_gives_the_local_spider_network(digits):
-    # Each silo's SPIDER state (the previous broadcast model) lives with its
-    # worker: a seed gives the same messages as in-process silos.
-    distributed = pytest.importorskip("distributed")
-    X, y, silos, _, _ = digits
-    with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=False,
-            dashboard_address=None,
-        ) as cluster,
-        distributed.Client(cluster),
-    ):
-        remote = _clf(max_iter=2, execution="dask").fit(X, y, silos=silos)
-    local = _clf(max_iter=2).fit(X, y, silos=silos)
-    for a, b in zip(
-        remote.coefs_ + remote.intercepts_, local.coefs_ + local.intercepts_
-    ):
-        # Same code, data, batches and noise; only a BLAS reduction order on
-        # another thread could differ, far below this tolerance.
-        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
-    assert remote.dp_event_ == local.dp_event_
