@@ -538,25 +538,19 @@ class ERMIRegularizer:
     def dual_gradient_bound(self):
         """Bound on ``||h_i||_F`` for any ``W`` in the box (so clipping never binds).
 
-        ``||W_b diag(F)||_F <= max_j ||W_b[:, j]|| <= sqrt(sum_r 1/Ps[b, r])``
-        and ``||e_s F^T|| / sqrt(Ps) <= 1 / sqrt(min_r Ps[b, r])``.
+        ``||h_i||^2 = 4 w_i^2 sum_j F_ij^2 (sum_{r != s} W[b, r, j]^2
+        + (W[b, s, j] - 1 / sqrt(Ps[b, s]))^2)``. In the box every entry
+        ``W[b, r, j]`` lies in ``[0, 1 / sqrt(Ps[b, r])]``, so each bracket
+        is at most ``sum_r 1 / Ps[b, r]`` (for the record's own group ``s``
+        the difference of two numbers of that interval), and
+        ``sum_j F_ij^2 <= 1`` on the simplex: ``||h_i|| <= 2 w_b
+        sqrt(sum_r 1 / Ps[b, r])``. The bound is attained (``F_i`` on one
+        class, ``W[b, s, j] = 0`` and ``W[b, r, j] = 1 / sqrt(Ps[b, r])``
+        for the other groups), so no smaller clip norm leaves every
+        gradient unclipped. A left-out cell has ``1 / sqrt(Ps) = 0`` (box
+        ``[0, 0]``) and adds nothing; 1 when no cell is kept (every dual
+        gradient is then 0).
         """
-        if self.kept is not None:
-            # Over the kept cells (a left-out cell's dual entries stay 0);
-            # 1 when no cell is kept (every dual gradient is then 0).
-            inv = self.inv_sqrt_marginals**2
-            per_block = (
-                2.0
-                * self.block_weights
-                * (np.sqrt(inv.sum(axis=1)) + np.sqrt(inv.max(axis=1)))
-            )
-            return float(per_block.max()) if np.any(per_block > 0) else 1.0
-        per_block = (
-            2.0
-            * self.block_weights
-            * (
-                np.sqrt(np.sum(1.0 / self.group_marginals, axis=1))
-                + 1.0 / np.sqrt(self.group_marginals.min(axis=1))
-            )
-        )
-        return float(per_block.max())
+        inv = self.inv_sqrt_marginals**2
+        per_block = 2.0 * self.block_weights * np.sqrt(inv.sum(axis=1))
+        return float(per_block.max()) if np.any(per_block > 0) else 1.0

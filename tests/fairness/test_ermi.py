@@ -188,6 +188,43 @@ def test_dual_norms_and_bound_match_explicit_per_sample_gradients(global_random_
 
 
 @pytest.mark.parametrize("constraint", CONSTRAINTS, ids=lambda c: repr(c))
+def test_dual_gradient_bound_is_attained_and_never_exceeded(constraint):
+    # The bound is the supremum of ||h_i|| over the box and the simplex: a
+    # row whose prediction is one class, in a block whose dual holds its own
+    # group at 0 and every other group at its box's upper end, reaches it
+    # (so a smaller clip norm would clip); random duals, including the box's
+    # corners, and random predictions never exceed it.
+    rng = np.random.default_rng(0)
+    n, m, k = 60, 3, 4
+    _y, codes, blocks, reg, _ = _problem(rng, n, m, k, constraint)
+    # Weight scale 1: a private fit's (its groups are never missing).
+    blk, grp, wt, isq = reg.sample_constants(blocks, codes, 1.0)
+    bound = reg.dual_gradient_bound()
+    best = 0.0
+    for b in range(reg.n_blocks):
+        rows = np.flatnonzero((blk == b) & (wt > 0))
+        if rows.size == 0:
+            continue
+        i = rows[0]
+        W = np.tile(reg.inv_sqrt_marginals[:, :, None], (1, 1, m))
+        W[b, grp[i], :] = 0.0
+        F = np.zeros((n, m))
+        F[:, 0] = 1.0
+        norms = reg.dual_gradient_norms(F, reg.coefficients(W, blk, grp, isq), isq, wt)
+        expected = 2.0 * wt[i] * np.sqrt(np.sum(reg.inv_sqrt_marginals[b] ** 2))
+        assert norms[i] == pytest.approx(expected, rel=1e-12)
+        best = max(best, norms[i])
+    assert best == pytest.approx(bound, rel=1e-12)
+    for _ in range(20):
+        upper = reg.inv_sqrt_marginals[:, :, None]
+        W = reg.project(rng.integers(0, 2, size=reg.init_dual().shape) * upper)
+        W = np.where(rng.random(W.shape) < 0.5, W, rng.random(W.shape) * upper)
+        F = softmax(rng.normal(size=(n, m)) * 5, axis=1)
+        norms = reg.dual_gradient_norms(F, reg.coefficients(W, blk, grp, isq), isq, wt)
+        assert norms.max() <= bound * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("constraint", CONSTRAINTS, ids=lambda c: repr(c))
 @pytest.mark.parametrize("weighted", [False, True])
 def test_cell_codes_give_the_per_row_constants(constraint, weighted):
     # One small code a row and per-cell tables give the rows of
