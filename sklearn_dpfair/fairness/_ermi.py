@@ -418,27 +418,16 @@ class ERMIRegularizer:
         """Per-sample ``psi_i = w_i (<c_i, F_i> - 1)``."""
         return weight * (rowwise_dot(coef, proba) - 1.0)
 
-    def dual_gradient_norms(self, proba, coef, inv_sqrt, weight):
-        """Frobenius norms of the per-sample dual gradients ``h_i``.
+    def cell_term_norms(self, proba, weight):
+        """Norms ``||w_i F_i||`` of the per-sample terms of :meth:`cell_sums`.
 
-        ``h_i = w_i (-2 W_b diag(F_i) + 2 e_s F_i^T / sqrt(Ps))`` is supported
-        on block ``b_i``; expanding the square gives
-        ``||h_i||^2 = 4 w_i^2 sum_j F_ij^2 (colsum(W_b^2)_j
-        - 2 W[b,s,j] / sqrt(Ps) + 1 / Ps) = 4 w_i^2 sum_j F_ij^2 (1 / Ps - c_ij)``
-        with the coefficients ``c_i`` of :meth:`coefficients`, which the
-        primal step has already computed: no ``h_i`` is formed, and ``W`` is
-        not read again.
-
-        The norm reads no feature: it is finite for every record, since
-        ``F_i`` lies in the simplex (the solver gives a row whose logits
-        overflowed ``F_i = 0``, hence ``h_i = 0``), the marginals are floored
-        and ``W`` stays in the box; a norm that is still not finite gets clip
-        factor 0 (:func:`~sklearn_dpfair.privacy._clipping.clip_factors_from_norms`).
+        Finite for every record: ``F_i`` lies in the simplex (the solver
+        gives a row whose logits overflowed ``F_i = 0``), so the norm is at
+        most ``|w_i|``; a norm that is still not finite gets clip factor 0
+        (:func:`~sklearn_dpfair.privacy._clipping.clip_factors_from_norms`).
         """
         xp = array_namespace(proba)
-        sq = 4.0 * weight**2 * rowwise_dot(proba**2, (inv_sqrt**2)[:, None] - coef)
-        # clip(., 0, None) equals maximum(., 0) bit for bit, and takes a scalar.
-        return xp.sqrt(xp.clip(sq, 0.0, None))
+        return xp.abs(weight) * xp.sqrt(rowwise_dot(proba, proba))
 
     def _cell_sums(self, values, blk, grp):
         """Per-(block, group) sums of ``values``: ``(n_blocks, n_groups, m)``."""
@@ -460,17 +449,36 @@ class ERMIRegularizer:
             )
         return self._device_inv_sqrt[key]
 
-    def dual_gradient_sum(self, W, proba, blk, grp, factor):
-        """``sum_i factor_i h_i`` (``factor`` = weight x clip factor), shape of ``W``.
+    def cell_sums(self, proba, blk, grp, factor):
+        """``sum_i factor_i F_i`` per (block, group) cell: ``(n_blocks, n_groups, m)``.
 
-        One scatter of ``factor_i F_i`` into the (block, group) cells gives
-        both terms: ``1 / sqrt(Ps)`` is constant on a cell, and a block's sum
-        is the sum of its cells.
+        The dual gradient's sufficient statistic
+        (:meth:`dual_gradient_from_cells`). One record adds ``factor_i F_i``
+        to its own cell only, so with ``factor_i`` = weight x clip factor
+        the sums move by at most the clip norm when a record is added or
+        removed, whatever ``W`` and the marginals are.
+        """
+        return self._cell_sums(factor[:, None] * proba, blk, grp)
+
+    def dual_gradient_from_cells(self, W, cells):
+        """``sum_i factor_i h_i`` from the cell sums of ``factor_i F_i``.
+
+        ``h_i = w_i (-2 W_b diag(F_i) + 2 e_s F_i^T / sqrt(Ps))`` (the dual
+        gradient of ``psi_i``, thesis Eq. (5.1)) is linear in ``F_i`` with
+        coefficients constant on a (block, group) cell: a block's sum is
+        ``-2 W_b * colsum + 2 cells / sqrt(Ps)`` with ``colsum`` the sum of
+        the block's cells. Applied to released noisy cell sums it is
+        post-processing.
         """
         xp = array_namespace(W)
-        cells = self._cell_sums(factor[:, None] * proba, blk, grp)
         f_sum = xp.sum(cells, axis=1, keepdims=True)  # (n_blocks, 1, m)
         return -2.0 * W * f_sum + 2.0 * cells * self._cell_inv_sqrt(W)
+
+    def dual_gradient_sum(self, W, proba, blk, grp, factor):
+        """``sum_i factor_i h_i`` (``factor`` = weight x clip factor), shape of ``W``."""
+        return self.dual_gradient_from_cells(
+            W, self.cell_sums(proba, blk, grp, factor)
+        )
 
     def dual_maximizer(self, proba, blk, grp, weight):
         """Exact ``argmax_W Psi``: ``W*[b, r, j] = P(S=r | Yhat=j, b) / sqrt(Ps[b, r])``.
@@ -535,22 +543,14 @@ class ERMIRegularizer:
             return np.clip(W, 0.0, self.inv_sqrt_marginals[:, :, None])
         return xp.minimum(xp.clip(W, 0.0, None), self._cell_inv_sqrt(W))
 
-    def dual_gradient_bound(self):
-        """Bound on ``||h_i||_F`` for any ``W`` in the box (so clipping never binds).
+    def cell_sum_bound(self):
+        """Bound on ``||w_i F_i||`` for weights of at most 1 (so clipping never binds).
 
-        ``||h_i||^2 = 4 w_i^2 sum_j F_ij^2 (sum_{r != s} W[b, r, j]^2
-        + (W[b, s, j] - 1 / sqrt(Ps[b, s]))^2)``. In the box every entry
-        ``W[b, r, j]`` lies in ``[0, 1 / sqrt(Ps[b, r])]``, so each bracket
-        is at most ``sum_r 1 / Ps[b, r]`` (for the record's own group ``s``
-        the difference of two numbers of that interval), and
-        ``sum_j F_ij^2 <= 1`` on the simplex: ``||h_i|| <= 2 w_b
-        sqrt(sum_r 1 / Ps[b, r])``. The bound is attained (``F_i`` on one
-        class, ``W[b, s, j] = 0`` and ``W[b, r, j] = 1 / sqrt(Ps[b, r])``
-        for the other groups), so no smaller clip norm leaves every
-        gradient unclipped. A left-out cell has ``1 / sqrt(Ps) = 0`` (box
-        ``[0, 0]``) and adds nothing; 1 when no cell is kept (every dual
-        gradient is then 0).
+        ``||F_i|| <= 1`` on the simplex and ``w_i`` is the record's block
+        weight (times a public weight of at most 1), so the largest block
+        weight over the blocks with a kept cell; 1 when no cell is kept
+        (every term is then 0).
         """
-        inv = self.inv_sqrt_marginals**2
-        per_block = 2.0 * self.block_weights * np.sqrt(inv.sum(axis=1))
-        return float(per_block.max()) if np.any(per_block > 0) else 1.0
+        kept = self.inv_sqrt_marginals.max(axis=1) > 0
+        weights = self.block_weights[kept]
+        return float(weights.max()) if weights.size and weights.max() > 0 else 1.0

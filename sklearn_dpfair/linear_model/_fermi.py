@@ -574,7 +574,9 @@ class FERMIClassifier(_BaseFERMI):
         it, with ``full_batch_phase=None``, to reproduce
         :class:`DPFERMIClassifier` without noise.
     dual_clip_norm : float, default=None
-        Optional per-sample clipping of the dual gradient (None: off).
+        Optional per-sample clipping of the dual's statistic, each record's
+        weighted predicted probabilities ``w_i F_i`` in its (block, group)
+        cell (None: off).
     return_iterate : {"last", "average"}, default="average"
         Return the last iterate or the average of the last half of the
         iterates (smoother with constant step sizes).
@@ -942,17 +944,25 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         is ``1 / (2 w_max)`` (see :class:`FERMIClassifier`), computed from
         the released or declared marginals only.
     dual_projection : "box" or None, default="box"
-        Box projection of ``W``; it also bounds the dual sensitivity. None
-        requires ``dual_clip_norm``.
+        Project ``W`` onto ``0 <= W[r, j] <= 1/sqrt(P(S=r))``, a box that
+        always contains the maximiser. The dual's releases do not depend on
+        it: their sensitivity is ``dual_clip_norm``'s whatever ``W`` is.
     min_group_frequency : float, default=0.01
         Public floor ``rho_min`` on the (privatized) group marginals.
     clip_norm : float, default=5.0
         Per-example clip norm of the model gradient (loss plus fairness
         term), the sensitivity of the primal sum.
     dual_clip_norm : float, default=None
-        Per-example clip norm of the dual gradient. None uses the bound
-        implied by the box projection and the floored marginals, so the
-        dual gradient is never clipped.
+        Per-example clip norm of the dual's release. Each step releases the
+        noisy per-(block, group) sums of the weighted predicted
+        probabilities ``w_i F_i``, from which the dual gradient is computed
+        (post-processing): one record adds ``w_i F_i``, of norm at most its
+        block weight ``w_i``, to its own cell. None uses the largest block
+        weight, so no term is clipped; the sensitivity is then ``2 sqrt(
+        sum_r 1 / P(S=r))`` times smaller than that of the per-example dual
+        gradients of thesis Algorithm 10 at the same noise multiplier, and
+        each group's row of the dual gets its own ``1 / sqrt(P(S=r))`` of
+        the noise.
     noise_multiplier : float, default=None
         Model-step noise multiplier ``sigma_theta``; None calibrates it from
         ``(epsilon, delta)``. A given value that overspends the budget raises
@@ -1340,13 +1350,6 @@ default=None
         self.feature_bounds = feature_bounds
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
-
-    def _check_params(self):
-        if self.dual_projection is None and self.dual_clip_norm is None:
-            raise ValueError(
-                "dual_projection=None leaves the dual variable unbounded: set "
-                "dual_clip_norm to bound the dual sensitivity."
-            )
 
     def _resolve_classes(self, y):
         # The label set and its checks from the distinct labels; the codes

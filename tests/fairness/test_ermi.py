@@ -163,65 +163,64 @@ def test_gradients_match_finite_differences(global_random_seed, constraint):
         assert dual[idx] == pytest.approx(fd, abs=1e-6)
 
 
-def test_dual_norms_and_bound_match_explicit_per_sample_gradients(global_random_seed):
+def test_dual_gradient_from_cells_matches_explicit_per_sample_gradients(
+    global_random_seed,
+):
     rng = np.random.default_rng(global_random_seed)
     n, m, k = 40, 3, 4
     constraint = EqualizedOdds()
     _y, _codes, _blocks, reg, (blk, grp, wt, isq) = _problem(rng, n, m, k, constraint)
     W = reg.project(rng.random(reg.init_dual().shape) * 3)
     F = softmax(rng.normal(size=(n, m)) * 3, axis=1)
-    norms = reg.dual_gradient_norms(F, reg.coefficients(W, blk, grp, isq), isq, wt)
-    explicit = np.zeros(n)
+    total = np.zeros_like(W)
     for i in range(
         n
     ):  # the definition: h_i = w_i (-2 W_b diag(F_i) + 2 e_s F_i^T / sqrt(Ps))
         h_i = -2 * W[blk[i]] * F[i][None, :]
         h_i[grp[i]] += 2 * F[i] * isq[i]
-        explicit[i] = wt[i] * np.linalg.norm(h_i)
-        # The clipped sum with factor 1 on one row is that row's gradient.
+        total[blk[i]] += wt[i] * h_i
+        # The statistic of one row is its weighted prediction in its cell.
         one = np.zeros(n)
         one[i] = wt[i]
-        got = reg.dual_gradient_sum(W, F, blk, grp, one)[blk[i]]
+        cells = reg.cell_sums(F, blk, grp, one)
+        expected = np.zeros_like(W)
+        expected[blk[i], grp[i]] = wt[i] * F[i]
+        np.testing.assert_allclose(cells, expected, atol=1e-15)
+        got = reg.dual_gradient_from_cells(W, cells)[blk[i]]
         np.testing.assert_allclose(got, wt[i] * h_i, atol=1e-12)
-    np.testing.assert_allclose(norms, explicit, rtol=1e-10, atol=1e-12)
-    assert norms.max() <= reg.dual_gradient_bound() + 1e-12
+    np.testing.assert_allclose(
+        reg.dual_gradient_sum(W, F, blk, grp, wt), total, rtol=1e-10, atol=1e-12
+    )
+    norms = reg.cell_term_norms(F, wt)
+    np.testing.assert_allclose(norms, wt * np.linalg.norm(F, axis=1), rtol=1e-12)
 
 
 @pytest.mark.parametrize("constraint", CONSTRAINTS, ids=lambda c: repr(c))
-def test_dual_gradient_bound_is_attained_and_never_exceeded(constraint):
-    # The bound is the supremum of ||h_i|| over the box and the simplex: a
-    # row whose prediction is one class, in a block whose dual holds its own
-    # group at 0 and every other group at its box's upper end, reaches it
-    # (so a smaller clip norm would clip); random duals, including the box's
-    # corners, and random predictions never exceed it.
+def test_cell_sums_move_by_at_most_the_bound_whatever_the_record(constraint):
+    # Adding one record to a batch moves the released statistic by its
+    # weighted prediction in its own cell: at most the largest block weight
+    # (attained by a one-hot prediction in the heaviest block), whatever the
+    # dual W and the marginals are; a record whose logits overflowed
+    # (F = 0) or whose group is left out moves nothing.
     rng = np.random.default_rng(0)
     n, m, k = 60, 3, 4
     _y, codes, blocks, reg, _ = _problem(rng, n, m, k, constraint)
     # Weight scale 1: a private fit's (its groups are never missing).
-    blk, grp, wt, isq = reg.sample_constants(blocks, codes, 1.0)
-    bound = reg.dual_gradient_bound()
-    best = 0.0
-    for b in range(reg.n_blocks):
-        rows = np.flatnonzero((blk == b) & (wt > 0))
-        if rows.size == 0:
-            continue
-        i = rows[0]
-        W = np.tile(reg.inv_sqrt_marginals[:, :, None], (1, 1, m))
-        W[b, grp[i], :] = 0.0
-        F = np.zeros((n, m))
-        F[:, 0] = 1.0
-        norms = reg.dual_gradient_norms(F, reg.coefficients(W, blk, grp, isq), isq, wt)
-        expected = 2.0 * wt[i] * np.sqrt(np.sum(reg.inv_sqrt_marginals[b] ** 2))
-        assert norms[i] == pytest.approx(expected, rel=1e-12)
-        best = max(best, norms[i])
-    assert best == pytest.approx(bound, rel=1e-12)
-    for _ in range(20):
-        upper = reg.inv_sqrt_marginals[:, :, None]
-        W = reg.project(rng.integers(0, 2, size=reg.init_dual().shape) * upper)
-        W = np.where(rng.random(W.shape) < 0.5, W, rng.random(W.shape) * upper)
-        F = softmax(rng.normal(size=(n, m)) * 5, axis=1)
-        norms = reg.dual_gradient_norms(F, reg.coefficients(W, blk, grp, isq), isq, wt)
-        assert norms.max() <= bound * (1 + 1e-12)
+    blk, grp, wt, _isq = reg.sample_constants(blocks, codes, 1.0)
+    bound = reg.cell_sum_bound()
+    assert bound == pytest.approx(reg.block_weights.max(), rel=1e-15)
+    F = softmax(rng.normal(size=(n, m)) * 5, axis=1)
+    base = reg.cell_sums(F, blk, grp, wt)
+    moved = []
+    for proba in (np.eye(m)[0], np.full(m, 1.0 / m), np.zeros(m), np.eye(m)[-1]):
+        for i in range(n):
+            with_row = reg.cell_sums(
+                np.vstack([F, proba]), np.append(blk, blk[i]),
+                np.append(grp, grp[i]), np.append(wt, wt[i]),
+            )
+            moved.append(np.linalg.norm(with_row - base))
+    assert max(moved) <= bound * (1 + 1e-12)
+    assert max(moved) == pytest.approx(bound, rel=1e-12)
 
 
 @pytest.mark.parametrize("constraint", CONSTRAINTS, ids=lambda c: repr(c))

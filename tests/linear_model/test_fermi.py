@@ -441,12 +441,21 @@ def test_no_fairness_term_releases_nothing_about_groups():
     assert clf.dual_noise_multiplier_ == 0.0
 
 
-def test_dual_projection_none_needs_a_dual_clip_norm():
+def test_dual_sensitivity_does_not_need_the_box():
+    # The released cell sums move by at most a record's block weight
+    # whatever W is, so a fit without the box needs no declared dual clip
+    # norm: the default is the largest block weight (1 for demographic
+    # parity), with or without the projection.
     X, y, s = _biased(0, n=300)
-    with pytest.raises(ValueError, match="dual_clip_norm"):
-        DPFERMIClassifier(dual_projection=None, **DECLARED).fit(
+    fits = [
+        DPFERMIClassifier(dual_projection=proj, random_state=0, **DECLARED).fit(
             X, y, sensitive_features=s
         )
+        for proj in ("box", None)
+    ]
+    for est in fits:
+        assert est.dual_clip_norm_ == 1.0
+    assert fits[0].dp_event_ == fits[1].dp_event_
 
 
 def test_utility_rises_with_epsilon():

@@ -219,7 +219,7 @@ def test_privacy_record_fields_rebuild_the_event(params):
         else:
             # Post-processing of the released histogram: named, not printed,
             # so that the record of neighbouring datasets is the same.
-            assert "clip set by the box and the released marginals" in rec.mechanism
+            assert "clip the largest block weight, from the released marginals" in rec.mechanism
     if est.marginal_noise_multiplier_ > 0:
         assert f"noise multiplier {est.marginal_noise_multiplier_:.6g})" in (
             rec.mechanism

@@ -12,7 +12,8 @@ record-level add/remove adjacency) decomposes over the rows as DP-SGD does
 2. per SGDA step, each partition draws its own Poisson rows (each with
    probability ``q``, from ``SeedSequence(root, spawn_key=(p, t))``),
    computes their logit gradients with the ERMI term, and returns its
-   clipped primal sum (clip ``C``) and its clipped dual sum (clip ``C_w``);
+   clipped primal sum (clip ``C``) and its clipped cell sums of the
+   weighted predictions, the dual's statistic (clip ``C_w``);
 3. the driver adds the partition sums and applies :func:`._sgda.sgda_step`,
    the in-memory update: the primal noise, then the dual noise, once each,
    divided by the expected batch size ``q n``.
@@ -73,7 +74,7 @@ def partition_sgda_sums(part, coef, w0, W, *, config, rng):
 
     Returns
     -------
-    g_coef, g_w0, dual_sum : ndarray
+    g_coef, g_w0, cell_sums : ndarray
         Shapes ``(n_features, m)``, ``(m,)`` and that of ``W``.
     """
     model = config.model
@@ -89,14 +90,14 @@ def partition_sgda_sums(part, coef, w0, W, *, config, rng):
     if wb is not None:
         # Weighted before it is clipped.
         grad = grad * wb.astype(grad.dtype)[:, None]
-    dual_sum = np.zeros_like(W)
+    cell_sums = np.zeros_like(W)
     regularizer = config.regularizer
     if regularizer is not None:
         scale = config.weight_scale if wb is None else config.weight_scale * wb
         constants = regularizer.sample_constants(
             config.constraint.block_index(yb), part.codes[idx], scale
         )
-        grad, dual_sum = fair_terms(
+        grad, cell_sums = fair_terms(
             regularizer,
             W,
             proba,
@@ -106,7 +107,7 @@ def partition_sgda_sums(part, coef, w0, W, *, config, rng):
             dual_clip_norm=config.dual_clip_norm,
         )
     g_coef, g_w0 = model.clipped_gradient_sum(Xb, grad, norms_b, config.clip_norm)
-    return g_coef, g_w0, dual_sum
+    return g_coef, g_w0, cell_sums
 
 
 def _partition_step(part, index, *, coef, w0, W, step, config):

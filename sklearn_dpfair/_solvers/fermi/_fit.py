@@ -105,7 +105,9 @@ _MECHANISM = (
     "multiplier {sigma_theta:.6g})"
 )
 _DUAL = (
-    " and dual sum (clip {dual_clip}, noise multiplier {sigma_w:.6g}), "
+    " and the per-(block, group) sums of the weighted predicted "
+    "probabilities, the dual gradient's statistic (clip {dual_clip}, noise "
+    "multiplier {sigma_w:.6g}), "
     "accounted as one Gaussian of noise multiplier "
     "(sigma_theta^-2 + sigma_w^-2)^(-1/2) = {sigma_eff:.6g} and sensitivity "
     "clip * sqrt(1 + (sigma_theta / sigma_w)^2) = {sensitivity:.6g}"
@@ -114,7 +116,7 @@ _DUAL = (
 # value is post-processing of the released histogram, so it is named, not
 # printed (the record stays a function of public inputs; the value is
 # dual_clip_norm_).
-_DUAL_CLIP_FROM_MARGINALS = "set by the box and the released marginals"
+_DUAL_CLIP_FROM_MARGINALS = "the largest block weight, from the released marginals"
 
 _SELECTION = (
     " + Gaussian release of the (label, group, prediction) counts of the "
@@ -509,13 +511,14 @@ def fermi_setup(
         rng=rng,
     )
 
-    # Clip norms: the dual one defaults to the bound implied by the box
-    # (computed from the released marginals: post-processing), i.e. no clipping.
+    # Clip norms: the dual one defaults to the bound on a record's weighted
+    # prediction (the largest block weight, computed from the released
+    # marginals: post-processing), i.e. no clipping.
     primal_clip = math.inf if p.clip_norm is None else float(p.clip_norm)
     if p.dual_clip_norm is not None:
         dual_clip = float(p.dual_clip_norm)
     elif privacy is not None and regularizer is not None:
-        dual_clip = regularizer.dual_gradient_bound()
+        dual_clip = regularizer.cell_sum_bound()
     else:
         dual_clip = math.inf
     mechanisms = FERMIMechanisms.build(

@@ -12,8 +12,11 @@ add/remove adjacency) releases, in this order:
 1. a Gaussian histogram of the (block, group) cells (sensitivity 1, noise
    multiplier ``z_hist``), unless the marginals are declared public;
 2. ``T`` steps of Poisson-subsampled noisy SGDA: the clipped primal sum
-   (clip ``C``, noise ``sigma_theta C``) and the clipped dual sum (clip
-   ``C_w``, noise ``sigma_w C_w``) of the same batch. Rescaling the dual sum
+   (clip ``C``, noise ``sigma_theta C``) and the dual block of the same
+   batch: the per-(block, group) sums of the weighted predictions
+   ``w_i F_i``, from which the dual gradient is computed (each term clipped
+   to ``C_w``, by default the largest block weight, which it never exceeds;
+   noise ``sigma_w C_w``). Rescaling the dual sum
    to the primal noise scale makes the pair one Gaussian mechanism of
    sensitivity ``C sqrt(1 + (sigma_theta / sigma_w)^2)`` and noise
    multiplier ``sigma_eff = (sigma_theta^-2 + sigma_w^-2)^(-1/2)``;

@@ -189,20 +189,28 @@ def _epoch_ends(n_steps, epochs):
 def fair_terms(
     regularizer, W, proba, grad, constants, *, fairness_weight, dual_clip_norm
 ):
-    """The ERMI part of one batch: logit gradient and clipped dual sum.
+    """The ERMI part of one batch: logit gradient and clipped cell sums.
 
     Adds ``lambda w_i F_i * (c_i - <c_i, F_i>)`` to the logit-space gradient
     ``grad`` (step 4) and, unless ``dual_clip_norm`` is None (the exact dual
-    update), returns the sum of the per-sample dual gradients, each
-    weighted and clipped to ``dual_clip_norm`` by its factorized norm (step
-    6, before noise). ``constants`` are the batch rows' ``(block, group,
+    update), returns the dual gradient's sufficient statistic: the
+    per-(block, group) sums of the weighted predictions ``w_i F_i``, each
+    term clipped to ``dual_clip_norm`` (step 6, before noise;
+    :meth:`~sklearn_dpfair.fairness._ermi.ERMIRegularizer.dual_gradient_from_cells`
+    turns the noisy sums into the ascent direction). Releasing these sums
+    rather than the clipped dual gradients ``h_i`` (thesis Algorithm 10)
+    is the same Gaussian release at the same noise multiplier, with a
+    sensitivity of ``max w_i`` instead of ``||h_i||``'s bound
+    ``2 w sqrt(sum_r 1 / P_s(r))``, and the noise then reaches each group's
+    row of the dual scaled by its own ``1 / sqrt(P_s(r))`` rather than the
+    sum over groups. ``constants`` are the batch rows' ``(block, group,
     weight, 1/sqrt(Ps))``. Shared by the in-memory loop and the partitions
     of a Dask fit.
 
     Returns
     -------
     grad : array of shape (batch, m)
-    dual_sum : array of the shape of ``W``, or None
+    cell_sums : array of the shape of ``W``, or None
     """
     blk, grp, wt, isq = constants
     c = regularizer.coefficients(W, blk, grp, isq)
@@ -212,9 +220,9 @@ def fair_terms(
     if math.isinf(dual_clip_norm):
         factor = wt
     else:
-        norms = regularizer.dual_gradient_norms(proba, c, isq, wt)
+        norms = regularizer.cell_term_norms(proba, wt)
         factor = wt * clip_factors_from_norms(norms, dual_clip_norm)
-    return grad, regularizer.dual_gradient_sum(W, proba, blk, grp, factor)
+    return grad, regularizer.cell_sums(proba, blk, grp, factor)
 
 
 @dataclass(frozen=True)
@@ -248,8 +256,9 @@ class SGDAStepConfig:
 def sgda_step(model, coef, w0, W, sums, *, regularizer, config, rng):
     """The private update of one SGDA step from its clipped sums (steps 5-6).
 
-    ``sums`` is ``(g_coef, g_w0, dual_sum)``: the clipped primal sum of the
-    batch and its clipped dual sum (None without an ascent step), computed
+    ``sums`` is ``(g_coef, g_w0, cell_sums)``: the clipped primal sum of the
+    batch and its clipped cell sums (:func:`fair_terms`; None without an
+    ascent step), computed
     in memory or added up from the partitions of a Dask collection. The
     primal block is noised and stepped by the linear layer
     (:meth:`~sklearn_dpfair._solvers._linear.LinearModel.private_step`),
@@ -260,7 +269,7 @@ def sgda_step(model, coef, w0, W, sums, *, regularizer, config, rng):
     -------
     coef, w0, W : arrays
     """
-    g_coef, g_w0, dual_sum = sums
+    g_coef, g_w0, cell_sums = sums
     # The primal and the rescaled dual sums are one Gaussian release, as the
     # fit accounts them (the joint noise multiplier), also on a step of the
     # weight path that skips the dual block (it then releases less).
@@ -276,9 +285,9 @@ def sgda_step(model, coef, w0, W, sums, *, regularizer, config, rng):
             alpha=config.alpha,
             rng=rng,
         )
-        noisy_dual = None
-        if regularizer is not None and dual_sum is not None:
-            noisy_dual = config.dual_mechanism.privatize(dual_sum, rng)
+        noisy_cells = None
+        if regularizer is not None and cell_sums is not None:
+            noisy_cells = config.dual_mechanism.privatize(cell_sums, rng)
     if math.isinf(config.primal_mechanism.clip_norm):
         # Without clipping (the non-private fit) the sum over several rows
         # near the float64 limit can overflow although each term is
@@ -287,8 +296,12 @@ def sgda_step(model, coef, w0, W, sums, *, regularizer, config, rng):
         xp = array_namespace(coef)
         new_coef = xp.where(xp.isfinite(new_coef), new_coef, coef)
         new_w0 = xp.where(xp.isfinite(new_w0), new_w0, w0)
-    if noisy_dual is not None:
-        W = W + config.dual_learning_rate * (noisy_dual / config.denominator)
+    if noisy_cells is not None:
+        # The released cell sums (noise on a cell no record can reach set
+        # back to its exact 0: post-processing) give the ascent direction.
+        noisy_cells = regularizer.hold_left_out(noisy_cells)
+        direction = regularizer.dual_gradient_from_cells(W, noisy_cells)
+        W = W + config.dual_learning_rate * (direction / config.denominator)
         if config.project_dual:
             W = regularizer.project(W)
         else:
@@ -513,11 +526,11 @@ def noisy_sgda(
                     to_numpy(proba), blocks[idx], codes[idx], *tables.shape[:2]
                 )
                 n_observed += int(np.count_nonzero(observed[idx]))
-        dual_sum = None
+        cell_sums = None
         if fair:
             if dual_update == "exact":
                 W = regularizer.dual_maximizer(proba, b_blk, b_grp, b_wt)
-            grad, dual_sum = fair_terms(
+            grad, cell_sums = fair_terms(
                 regularizer,
                 W,
                 proba,
@@ -535,7 +548,7 @@ def noisy_sgda(
             coef,
             w0,
             W,
-            (g_coef, g_w0, dual_sum),
+            (g_coef, g_w0, cell_sums),
             regularizer=regularizer if fair else None,
             config=step_config,
             rng=rng,

@@ -188,7 +188,9 @@ def _histogram_inputs(monkeypatch):
     original = GaussianMechanism.privatize
 
     def spy(self, clipped_sum, rng):
-        if self.clip_norm == 1.0 and self.noise_multiplier > 0:
+        # The histogram's mechanism: sensitivity 1 and the test's histogram
+        # noise multiplier (the dual's cell sums also have sensitivity 1).
+        if self.clip_norm == 1.0 and self.noise_multiplier == _HISTOGRAM_Z:
             captured.append(np.array(clipped_sum, dtype=float))
         return original(self, clipped_sum, rng)
 
@@ -196,12 +198,15 @@ def _histogram_inputs(monkeypatch):
     return captured
 
 
+_HISTOGRAM_Z = 30.0
+
+
 @pytest.mark.parametrize("constraint", [DemographicParity(), EqualizedOdds()])
 def test_histogram_sensitivity_on_neighbouring_datasets(monkeypatch, constraint):
     captured = _histogram_inputs(monkeypatch)
     X, y, codes = _data(n=200)
     params = _params(constraint=constraint, clip_norm=10.0)
-    privacy = _privacy(marginal_noise_multiplier=30.0, epsilon=5.0)
+    privacy = _privacy(marginal_noise_multiplier=_HISTOGRAM_Z, epsilon=5.0)
     for i in (0, 17, 199):
         keep = np.arange(X.shape[0]) != i
         captured.clear()

@@ -91,7 +91,7 @@ def _reference_step(
 ):
     """One FERMI/DP-FERMI step written per sample, as the research code does."""
     m = theta.shape[1]
-    g_theta, g_b, g_W = np.zeros_like(theta), np.zeros_like(b), np.zeros_like(W)
+    g_theta, g_b, cells = np.zeros_like(theta), np.zeros_like(b), np.zeros_like(W)
     for i in idx:
         z = X[i] @ theta + b
         F = softmax(z)
@@ -102,10 +102,11 @@ def _reference_step(
         factor = min(1.0, clip / norm) if norm > 0 else 1.0
         g_theta += factor * gt
         g_b += factor * gb
-        h = -2 * W * F[None, :]
-        h[codes[i]] += 2 * F / np.sqrt(Ps[codes[i]])
-        hn = np.linalg.norm(h)
-        g_W += (min(1.0, dual_clip / hn) if hn > 0 else 1.0) * h
+        # The dual's statistic: the clipped prediction in the row's cell.
+        fn = np.linalg.norm(F)
+        cells[codes[i]] += (min(1.0, dual_clip / fn) if fn > 0 else 1.0) * F
+    # The summed dual gradients h_i = -2 W diag(F_i) + 2 e_s F_i^T / sqrt(Ps).
+    g_W = -2 * W * cells.sum(0)[None, :] + 2 * cells / np.sqrt(Ps)[:, None]
     theta = theta - lr * g_theta / denominator
     b = b - lr * g_b / denominator
     W = W + dual_lr * g_W / denominator
@@ -233,7 +234,8 @@ def test_noise_has_the_calibrated_scale():
 
 def test_clipped_sums_have_bounded_sensitivity(global_random_seed):
     # Adding one record moves the clipped primal sum by <= C and the clipped
-    # dual sum by <= C_w, whatever the record (the add/remove sensitivity).
+    # cell sums (the dual's statistic) by <= C_w, whatever the record (the
+    # add/remove sensitivity).
     rng = np.random.default_rng(global_random_seed)
     X, y, codes = _data(rng, n=30, d=4, m=3)
     reg, _blocks = _regularizer(DemographicParity(), y, codes, 3, 3)
@@ -268,10 +270,10 @@ def test_clipped_sums_have_bounded_sensitivity(global_random_seed):
             rng=np.random.default_rng(0),
             record_curves=False,
         )
-        # From theta = 0, W = 0: the step equals minus (plus) the mean sums.
-        sums.append(
-            (np.vstack([res.coef, res.intercept]) * yy.size, res.dual * yy.size)
-        )
+        # From theta = 0, W = 0: the primal step is minus the mean sum and
+        # the dual step 2 (mean cell sums) / sqrt(Ps).
+        cells = res.dual[0] * yy.size * np.sqrt(reg.group_marginals[0])[:, None] / 2
+        sums.append((np.vstack([res.coef, res.intercept]) * yy.size, cells))
     assert np.linalg.norm(sums[1][0] - sums[0][0]) <= clip + 1e-9
     assert np.linalg.norm(sums[1][1] - sums[0][1]) <= dual_clip + 1e-9
 
