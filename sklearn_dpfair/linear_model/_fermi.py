@@ -852,11 +852,14 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
 
     The descent-ascent of :class:`FERMIClassifier` made private: each step
     samples a Poisson batch, clips every example's model gradient to
-    ``clip_norm`` and its dual gradient to ``dual_clip_norm``, and adds
-    Gaussian noise to both sums, which are released together and accounted
-    as one Gaussian mechanism. The group marginals that scale the penalty are
-    privatized by a Gaussian histogram (or declared public). Noise is
-    calibrated numerically with dp-accounting for the whole composition.
+    ``clip_norm``, adds its predicted probabilities to its (label, group)
+    cell (the dual gradient's statistic, each term within
+    ``dual_clip_norm``), and adds Gaussian noise to both sums, which are
+    released together and accounted as one Gaussian mechanism; the dual
+    step is computed from the noisy cell sums. The group marginals that
+    scale the penalty are privatized by a Gaussian histogram (or declared
+    public). Noise is calibrated numerically with dp-accounting for the
+    whole composition.
 
     The guarantee covers whole records (features, label and sensitive
     attributes) under add/remove adjacency, stronger than the papers'
@@ -1195,8 +1198,10 @@ default=None
     -----
     Per step: ``g_i = [x_i, 1] G_i^T`` with the logit-space gradient
     ``G_i = (F_i - e_{y_i}) + lambda w_i F_i * (c_i - <c_i, F_i>)``, clipped
-    through the factorized norm ``||[x_i, 1]|| ||G_i||``; the dual gradients
-    ``h_i`` are clipped by their closed-form norms; both sums get Gaussian
+    through the factorized norm ``||[x_i, 1]|| ||G_i||``; the cell terms
+    ``w_i F_i`` (norm at most the block weight ``w_i``) are clipped to
+    ``dual_clip_norm`` and summed per (block, group) cell, from which the
+    dual gradient ``sum_i h_i`` is computed after the noise; both sums get Gaussian
     noise (``sigma_theta C``, ``sigma_w C_w``) and are divided by the
     expected batch size. Scaling each block by its noise shows the pair is a
     single Gaussian mechanism with noise multiplier

@@ -229,7 +229,7 @@ def joint_release(accounted=None):
     """Gaussian noise on the blocks of one jointly accounted sum: one release.
 
     Mechanisms with their own clips and noise multipliers ``z_k`` privatize
-    the blocks of one sum (DP-FERMI's primal and rescaled dual gradients);
+    the blocks of one sum (DP-FERMI's primal gradients and rescaled dual cell sums);
     the pair is the Gaussian mechanism of noise multiplier
     ``(sum_k z_k^-2)^(-1/2)`` on the stacked sum of sensitivity 1 in units
     of each block's clip, as the fit accounts it. The ``with`` block's
