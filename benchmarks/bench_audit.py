@@ -75,7 +75,8 @@ from sklearn_dpfair.audit._synthetic import (  # noqa: E402
     UnsupportedFitArgument,
     synthetic_inputs,
 )
-from sklearn_dpfair.privacy import GaussianMechanism, _clipping  # noqa: E402
+from sklearn_dpfair._solvers import _rows  # noqa: E402
+from sklearn_dpfair.privacy import GaussianMechanism  # noqa: E402
 from sklearn_dpfair.privacy._accounting import gaussian_event  # noqa: E402
 from sklearn_dpfair.privacy._calibration import (  # noqa: E402
     noise_multiplier_for_gaussian,
@@ -95,18 +96,28 @@ SKIPPED = []
 def broken(variant):
     """The deliberately broken variants, applied to the shared privacy core."""
     saved_std = GaussianMechanism.noise_std
-    saved_clip = _clipping.clip_factors
+    saved_clip = _rows.clip_factors
+    # The row layer's clip factor, in every module that holds it (the FERMI
+    # model imports it by name).
+    holders = [
+        module
+        for name, module in list(sys.modules.items())
+        if name.startswith("sklearn_dpfair")
+        and getattr(module, "clip_factors", None) is saved_clip
+    ]
     if variant == "halved noise":
         GaussianMechanism.noise_std = property(
             lambda self: 0.5 * self.noise_multiplier * self.clip_norm
         )
     elif variant == "no clipping":
-        _clipping.clip_factors = lambda r, norms, c: saved_clip(r, norms, np.inf)
+        for module in holders:
+            module.clip_factors = lambda r, norms, c: saved_clip(r, norms, np.inf)
     try:
         yield
     finally:
         GaussianMechanism.noise_std = saved_std
-        _clipping.clip_factors = saved_clip
+        for module in holders:
+            module.clip_factors = saved_clip
 
 
 def row(group, subject, variant, result, seconds):

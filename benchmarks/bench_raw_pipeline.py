@@ -593,12 +593,12 @@ the frequent categories only (at epsilon = 1, 6-7 of workclass's 8, 6-8 of
 education's 16, 11 of occupation's 14, 1 of native-country's 41 in two
 fits checked); the rest fold into one "other" column per feature, at no
 visible cost. ``DPFERMIClassifier`` (demographic parity): the pipeline is
-level with or above (a) (+0.0028 / +0.0009 / +0.0000) at test DP gaps of
-0.005-0.012, against 0.17-0.18 for the unconstrained models, for about
+level with or above (a) (+0.0027 / +0.0008 / +0.0000) at test DP gaps of
+0.005-0.011, against 0.17-0.18 for the unconstrained models, for about
 0.023 accuracy.
 
 **COMPAS**: the pipeline is behind (a) by 0.075 / 0.018 / 0.006
-(``DPLogisticRegression``) and 0.055 / 0.013 / 0.012 (``DPFERMIClassifier``)
+(``DPLogisticRegression``) and 0.054 / 0.017 / 0.011 (``DPFERMIClassifier``)
 at epsilon = 0.5 / 1 / 2, with a spread of 0.01-0.04 over seeds, while free
 preprocessing is within 0.005 of (a) for ``DPLogisticRegression``: the loss
 is the budget share, not the transformers' form. Four private preprocessing
@@ -622,7 +622,7 @@ more, are the remedies.
 its parameter count) releases the intercept-only model where the budget
 buys no better one: on COMPAS with free preprocessing at epsilon = 0.5 and
 1 (all 389 charge descriptions kept, so some 400 columns) it predicts the
-majority class (0.545, where the fitted model had 0.629 / 0.648), and on
+majority class (0.545, where the fitted model had 0.631 / 0.650), and on
 German credit at epsilon <= 1 in every column (0.700, the majority class).
 
 **German credit** (700 training rows): at epsilon <= 1 (a) with
