@@ -1239,10 +1239,10 @@ Reading (the numbers of the tables below, one seed unless a +- is shown).
   bounds yet.
 * **DP-FERMI with a network** at epsilon 1 and 3 is no better than the
   linear DP-FERMI under the bound: with ``disparity_bound=0.012`` (weight
-  chosen privately) it gives 0.1857 / 0.1820 on ``public`` against the
-  linear model's 0.1830 / 0.1805 (test DP gaps 0.011 / 0.004 against 0.007
-  / 0.007, their seed sd 0.002-0.009). At the default ``fairness_weight=8``
-  the network is more accurate (0.1768 / 0.1736) but the weight constrains
+  chosen privately) it gives 0.1853 / 0.1821 on ``public`` against the
+  linear model's 0.1830 / 0.1806 (test DP gaps 0.010 / 0.004 against 0.006
+  / 0.007, their seed sd 0.001-0.009). At the default ``fairness_weight=8``
+  the network is more accurate (0.1766 / 0.1735) but the weight constrains
   it much less (test DP gap 0.048 / 0.032 against the linear model's 0.010):
   a weight tuned for the linear model is not one for the network. The
   ``standard_all`` DP-FERMI numbers use noiseless statistics of the private
