@@ -149,13 +149,15 @@ def write(rows, n_seeds, out=OUT):
         "groups, two of fewer than 35 rows in the whole file; a group whose "
         "released count is below ``min_group_size=30`` leaves the fairness "
         "penalty) the defaults, where they fit a model, lose to the majority "
-        f"class in the mean of seeds at {cells(c_mean)} (by up to "
-        f"{max((r[7] - r[9] for r in compas), default=0):+.3f}) and in their "
-        f"worst seed at {cells(c_worst)} (by up to "
-        f"{max((r[11] for r in compas), default=0):+.3f}): the dual's noise, "
-        "whose clip norm is set by the box ``1 / sqrt(P_s)`` of the smallest "
-        "kept group, times ``fairness_weight=8`` (at ``fairness_weight=0`` "
-        "the model beats the majority). On the synthetic data, whose "
+        + (
+            f"class in the mean of seeds at {cells(c_mean)}"
+            + (f" (by up to {max(r[7] - r[9] for r in c_mean):+.3f})" if c_mean else "")
+            + f" and in their worst seed at {cells(c_worst)}"
+            + (f" (by up to {max(r[11] for r in c_worst):+.3f})" if c_worst else "")
+            if c_mean or c_worst
+            else "class in no cell, neither in the mean of seeds nor in any seed"
+        )
+        + ". On the synthetic data, whose "
         "signal is strong, the fallback costs up to "
         f"{cost[7] - cost[6]:.3f} ({cost[0]}, n={cost[2]}, epsilon={cost[3]:g}): "
         "a public rule cannot see the signal. DPLogisticRegression's defaults "
