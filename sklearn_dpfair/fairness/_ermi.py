@@ -474,12 +474,6 @@ class ERMIRegularizer:
         f_sum = xp.sum(cells, axis=1, keepdims=True)  # (n_blocks, 1, m)
         return -2.0 * W * f_sum + 2.0 * cells * self._cell_inv_sqrt(W)
 
-    def dual_gradient_sum(self, W, proba, blk, grp, factor):
-        """``sum_i factor_i h_i`` (``factor`` = weight x clip factor), shape of ``W``."""
-        return self.dual_gradient_from_cells(
-            W, self.cell_sums(proba, blk, grp, factor)
-        )
-
     def dual_maximizer(self, proba, blk, grp, weight):
         """Exact ``argmax_W Psi``: ``W*[b, r, j] = P(S=r | Yhat=j, b) / sqrt(Ps[b, r])``.
 
@@ -487,7 +481,7 @@ class ERMIRegularizer:
         are never predicted (an empty column of the joint law).
         """
         return self.maximizer_from_cells(
-            self._cell_sums(weight[:, None] * proba, blk, grp)
+            self.cell_sums(proba, blk, grp, weight)
         )
 
     def maximizer_from_cells(self, cells):

@@ -1201,8 +1201,8 @@ default=None
     through the factorized norm ``||[x_i, 1]|| ||G_i||``; the cell terms
     ``w_i F_i`` (norm at most the block weight ``w_i``) are clipped to
     ``dual_clip_norm`` and summed per (block, group) cell, from which the
-    dual gradient ``sum_i h_i`` is computed after the noise; both sums get Gaussian
-    noise (``sigma_theta C``, ``sigma_w C_w``) and are divided by the
+    dual gradient ``sum_i h_i`` is computed after the noise; both sums get
+    Gaussian noise (``sigma_theta C``, ``sigma_w C_w``) and are divided by the
     expected batch size. Scaling each block by its noise shows the pair is a
     single Gaussian mechanism with noise multiplier
     ``effective_noise_multiplier_``; with the histogram it forms
