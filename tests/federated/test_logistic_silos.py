@@ -112,6 +112,18 @@ def test_infinite_epsilon_matches_non_private_reference(data):
     assert np.mean(clf.predict(X) == ref.predict(X)) >= 0.97
 
 
+def test_float32_input_gives_a_float32_model(data):
+    # As a central fit: the coefficients and the probabilities are in X's
+    # precision, and the model is the float64 fit's up to float32 rounding
+    # of the inputs.
+    X, y, silos = data
+    clf32 = _clf().fit(X.astype(np.float32), y, silos=silos)
+    clf64 = _clf().fit(X, y, silos=silos)
+    assert clf32.coef_.dtype == np.float32 and clf32.intercept_.dtype == np.float32
+    assert clf32.predict_proba(X.astype(np.float32)).dtype == np.float32
+    np.testing.assert_allclose(clf32.coef_, clf64.coef_, rtol=1e-3, atol=1e-4)
+
+
 def test_utility_rises_with_epsilon(data):
     X, y, silos = data
     scores = {

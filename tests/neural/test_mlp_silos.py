@@ -200,6 +200,17 @@ def test_seed_reproduces_and_unseeded_fits_differ(digits):
     assert c.privacy_record_.seed is None
 
 
+def test_float32_input_gives_a_float32_network(digits):
+    # As a central fit: the weights are in X's precision, and the network is
+    # the float64 fit's up to float32 rounding of the inputs.
+    X, y, silos, _, _ = digits
+    net32 = _clf(max_iter=2).fit(X.astype(np.float32), y, silos=silos)
+    net64 = _clf(max_iter=2).fit(X, y, silos=silos)
+    assert {W.dtype for W in net32.coefs_ + net32.intercepts_} == {np.dtype(np.float32)}
+    for W32, W64 in zip(net32.coefs_, net64.coefs_):
+        np.testing.assert_allclose(W32, W64, rtol=1e-3, atol=1e-4)
+
+
 def test_secure_aggregation_is_reported_as_conditional(digits):
     X, y, silos, _, _ = digits
     clf = _clf(max_iter=2, secure_aggregation=True).fit(X, y, silos=silos)
