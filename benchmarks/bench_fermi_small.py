@@ -15,11 +15,30 @@ class. ``r = n epsilon / ((d + 1)(K - 1))`` is the rule's statistic
 
 Writes ``docs/benchmarks/fermi_small_budget.inc``.
 
+``--ideas`` measures, on seeds 100 to 111 (disjoint from the table's), what
+three remedies for the cells where the defaults lose to the majority class
+would do, with each fit's held-out DP gap beside its error (the constant has
+gap 0, so a remedy that gains error by dropping fairness is no remedy):
+fewer epochs (``max_iter=3``), a smaller dual step
+(``dual_learning_rate=0.01``), and a private choice between the model and
+the constant: the two-vector ``(M - n_1, M - n_0)`` (``M`` the model's
+training errors, ``n_c`` the count of class ``c``; L2 sensitivity 1 under
+add/remove: a record of class ``c`` moves the coordinate of the other
+constant by ``-1`` if the model is right on it, and its own by ``+1`` if
+not) released through a Gaussian of multiplier
+``sigma_1 / sqrt(f)`` (``sigma_1``: one Gaussian's multiplier for the
+whole budget), the model fitted at the ``epsilon`` that leaves the
+composition at the budget (bisection on dp-accounting's RDP epsilon of the
+composed event), the better constant released when its noisy coordinate
+is above 0. The non-private fit (``epsilon = inf``, same ``fairness_weight``) is the
+reference. Writes ``docs/benchmarks/fermi_small_ideas.inc``.
+
 Usage::
 
     python benchmarks/bench_fermi_small.py            # 5 seeds (about 3 min)
     python benchmarks/bench_fermi_small.py --quick    # 1 seed
     python benchmarks/bench_fermi_small.py --datasets COMPAS --out /tmp/c.inc
+    python benchmarks/bench_fermi_small.py --ideas    # about 10 min
 """
 
 import argparse
@@ -32,9 +51,20 @@ from _small_data import load_compas, load_german, make_synthetic
 
 from sklearn_dpfair import DPFERMIClassifier, DPLogisticRegression
 from sklearn_dpfair._solvers.fermi._plan import RECORDS_PER_PARAMETER
+from sklearn_dpfair.privacy import noise_multiplier_for_gaussian
+from sklearn_dpfair.privacy._accounting import epsilon_of, gaussian_event
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "docs", "benchmarks", "fermi_small_budget.inc")
+IDEAS_OUT = os.path.join(HERE, "..", "docs", "benchmarks", "fermi_small_ideas.inc")
+IDEAS_SEEDS = range(100, 112)
+IDEAS_CELLS = (
+    ("COMPAS", 300, 1.0), ("COMPAS", 700, 0.3), ("COMPAS", 700, 1.0),
+    ("COMPAS", 2000, 0.3), ("German", 700, 3.0), ("Adult", 700, 3.0),
+    ("Adult", 3000, 1.0),
+)
+SELECTION_SHARES = (0.1, 0.25)
+DELTA = 1e-5
 
 
 def datasets():
@@ -167,18 +197,157 @@ def write(rows, n_seeds, out=OUT):
         f.write("\n".join(lines) + "\n")
 
 
+def _test_gap(y_pred, s, min_rows=30):
+    """Largest difference of positive rates between held-out groups of >= 30 rows."""
+    rates = [y_pred[s == g].mean() for g in np.unique(s) if np.sum(s == g) >= min_rows]
+    return float(max(rates) - min(rates))
+
+
+def _selection_epsilon(fermi, n, d, n_groups, eps, share):
+    """The model's epsilon and the selection's multiplier composing to ``eps``.
+
+    The selection's Gaussian gets ``sigma_1 / sqrt(share)``; the model's
+    epsilon is bisected so that dp-accounting's RDP epsilon of the composed
+    events (the model's planned event, then the Gaussian) is at most ``eps``.
+    """
+    import dp_accounting
+
+    sigma = noise_multiplier_for_gaussian(eps, DELTA) / np.sqrt(share)
+
+    def composed(eps_model):
+        plan = fermi.set_params(epsilon=eps_model).privacy_plan(
+            n, d, n_groups=n_groups, n_classes=2
+        )
+        event = dp_accounting.ComposedDpEvent([plan.dp_event, gaussian_event(sigma)])
+        return epsilon_of(event, DELTA, accountant="rdp")
+
+    lo, hi = 1e-3 * eps, eps
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if composed(mid) <= eps else (lo, mid)
+    return lo, sigma
+
+
+def run_ideas(seeds=IDEAS_SEEDS, cells=IDEAS_CELLS):
+    data = {name: (X, y, s) for name, X, y, s in datasets()}
+    variants = [("defaults", {}), ("max_iter=3", {"max_iter": 3}),
+                ("dual_learning_rate=0.01", {"dual_learning_rate": 0.01}),
+                ("epsilon=inf (reference)", {"epsilon": np.inf})]
+    rows = []
+    for name, n, eps in cells:
+        X, y, s = data[name]
+        groups = list(range(int(s.max()) + 1))
+        out = {v: ([], []) for v, _ in variants}
+        out.update({f"private choice, f={f:g}": ([], []) for f in SELECTION_SHARES})
+        chosen_constant = dict.fromkeys(SELECTION_SHARES, 0)
+        split = {
+            f: _selection_epsilon(
+                DPFERMIClassifier(classes=[0, 1], groups=groups, small_budget="fit",
+                                  delta=DELTA),
+                n, X.shape[1], len(groups), eps, f,
+            )
+            for f in SELECTION_SHARES
+        }
+        for seed in seeds:
+            perm = np.random.default_rng(seed).permutation(len(y))
+            tr, te = perm[:n], perm[n:]
+            majority = int(np.mean(y[tr]) >= 0.5)
+            const_err = {c: float(np.mean(y[te] != c)) for c in (0, 1)}
+
+            def fit(**params):
+                return DPFERMIClassifier(
+                    **{"epsilon": eps, **params}, classes=[0, 1], groups=groups,
+                    small_budget="fit", delta=DELTA, random_state=seed,
+                ).fit(X[tr], y[tr], sensitive_features=s[tr])
+
+            for v, params in variants:
+                pred = fit(**params).predict(X[te])
+                out[v][0].append(np.mean(pred != y[te]) - const_err[majority])
+                out[v][1].append(_test_gap(pred, s[te]))
+            noise = np.random.default_rng([seed, 7])
+            for f in SELECTION_SHARES:
+                eps_model, sigma = split[f]
+                model = fit(epsilon=eps_model)
+                errors = np.sum(model.predict(X[tr]) != y[tr])
+                n1 = int(np.sum(y[tr]))
+                released = np.array([errors - n1, errors - (n - n1)]) + sigma * noise.normal(size=2)
+                # Coordinate c is the model's errors minus constant c's: the
+                # constant of the largest is the best, and beats the model
+                # when that coordinate is positive.
+                c = int(np.argmax(released))
+                key = f"private choice, f={f:g}"
+                if released[c] > 0:
+                    chosen_constant[f] += 1
+                    out[key][0].append(const_err[c] - const_err[majority])
+                    out[key][1].append(0.0)
+                else:
+                    pred = model.predict(X[te])
+                    out[key][0].append(np.mean(pred != y[te]) - const_err[majority])
+                    out[key][1].append(_test_gap(pred, s[te]))
+        for v, (diff, gap) in out.items():
+            note = ""
+            if v.startswith("private choice"):
+                f = float(v.split("=")[1])
+                note = (f"model at epsilon {split[f][0]:.3g}, selection multiplier "
+                        f"{split[f][1]:.3g}; constant chosen in {chosen_constant[f]} "
+                        f"of {len(seeds)}")
+            rows.append((name, n, eps, v, float(np.mean(diff)), float(np.max(diff)),
+                         float(np.mean(np.asarray(diff) > 0)), float(np.mean(gap)), note))
+            print(rows[-1], flush=True)
+    return rows
+
+
+def write_ideas(rows, n_seeds, out=IDEAS_OUT):
+    head = ("dataset", "n", "epsilon", "fit", "mean (model - majority)",
+            "worst seed", "share of seeds that lose", "held-out DP gap", "note")
+    lines = [
+        ".. Generated by benchmarks/bench_fermi_small.py --ideas; do not edit.",
+        "",
+        ".. rubric:: Small budgets: remedies measured, none adopted",
+        "",
+        f"DP-FERMI's defaults (``fairness_weight=8``, ``small_budget=\"fit\"``) and "
+        f"three remedies, {n_seeds} seeds (100 to {99 + n_seeds}, disjoint from the "
+        "table above), held-out error minus the training majority class's and the "
+        "held-out demographic-parity gap over groups of at least 30 held-out rows "
+        "(the constant's gap is 0). ``epsilon=inf`` is the non-private fit at the "
+        "same weight. The private choice releases the model's and the constants' "
+        "training errors (one Gaussian, sensitivity 1, composed with the model's "
+        "event inside the same epsilon by dp-accounting) and keeps the constant "
+        "when it looks better.",
+        "",
+        ".. list-table::",
+        "   :header-rows: 1",
+        "",
+        "   * - " + "\n     - ".join(head),
+    ]
+    for name, n, eps, v, mean, worst, lose, gap, note in rows:
+        cells = (name, str(n), f"{eps:g}", v, f"{mean:+.3f}", f"{worst:+.3f}",
+                 f"{lose:.2f}", f"{gap:.3f}", note or "")
+        lines.append("   * - " + "\n     - ".join(cells))
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--datasets", default=None,
                         help="comma-separated names to run (default: all)")
-    parser.add_argument("--out", default=OUT)
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--ideas", action="store_true",
+                        help="measure the remedies (writes fermi_small_ideas.inc)")
     args = parser.parse_args()
+    if args.ideas:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rows = run_ideas()
+        write_ideas(rows, len(IDEAS_SEEDS), args.out or IDEAS_OUT)
+        return
     seeds = range(1 if args.quick else 5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rows = run(seeds, names=None if args.datasets is None else args.datasets.split(","))
-    write(rows, len(seeds), args.out)
+    write(rows, len(seeds), args.out or OUT)
 
 
 if __name__ == "__main__":
