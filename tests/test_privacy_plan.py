@@ -188,6 +188,9 @@ SMALL_BUDGET = [
     DPFERMIClassifier(
         classes=[0, 1], groups=[0, 1], max_iter=2, epsilon=0.05, small_budget="fit"
     ),
+    # 600 * 0.3 is between 15 and 100 times (3 + 1): the model, then the
+    # private choice between it and the constants.
+    DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, epsilon=0.3),
 ]
 
 

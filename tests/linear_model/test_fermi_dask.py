@@ -346,3 +346,18 @@ def test_verbose_prints_about_one_line_per_epoch_and_changes_nothing(
     ]
     # Printing reads released quantities only: the same seeded fit.
     np.testing.assert_allclose(loud.coef_, quiet.coef_, rtol=1e-12, atol=1e-15)
+
+
+def test_a_planned_private_choice_is_refused(dask_client, small):
+    # Between 15 and 100 records of n * epsilon per parameter, "auto" plans
+    # the private comparison with the constants, which a Dask fit does not
+    # make: refused before any row is read; "fit" runs the SGDA.
+    X, y, s, _ = small
+    Xd, yd, sd = _dask(X, y, s)
+    n_params = X.shape[1] + 1
+    epsilon = 50 * n_params / X.shape[0]
+    kw = dict(epsilon=epsilon, classes=[0, 1], groups=[0, 1], max_iter=1)
+    with pytest.raises(ValueError, match="compare the model privately"):
+        DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sd)
+    est = DPFERMIClassifier(small_budget="fit", **kw).fit(Xd, yd, sensitive_features=sd)
+    assert est.constant_comparison_ is None

@@ -1,12 +1,15 @@
-"""DPFERMIClassifier(small_budget=): the intercept-only model a small budget affords."""
+"""DPFERMIClassifier(small_budget=): the constant model a small budget affords."""
 
 import math
 import warnings
 
 import numpy as np
 import pytest
+from dp_accounting import GaussianDpEvent
 
 from sklearn_dpfair import DPFERMIClassifier
+from sklearn_dpfair._solvers._constant_choice import choice_noise
+from sklearn_dpfair.privacy import PrivacyBudget
 
 # 300 rows of 40 columns at epsilon = 1: 300 < 15 * 41, so "auto" falls back.
 N, D = 300, 40
@@ -103,3 +106,86 @@ def test_float32_and_proba():
     assert est.coef_.dtype == np.float32
     proba = est.predict_proba(X[:3])
     np.testing.assert_allclose(proba, np.tile(proba[0], (3, 1)))
+
+
+# 300 * 3 = 900 is between 15 * 41 and 100 * 41: the model is trained, then
+# compared privately with the constants.
+CHOICE_EPSILON = 3.0
+
+
+def _force_predictions(monkeypatch, value):
+    # A model that predicts one class everywhere, whatever it learned: the
+    # comparison then sees its true (bad) training errors.
+    monkeypatch.setattr(
+        "sklearn_dpfair._solvers.fermi._fit._training_predictions",
+        lambda fit, X, params, n_classes: np.full(X.shape[0], value),
+    )
+
+
+def test_in_between_the_fit_plans_and_makes_the_private_choice():
+    X, y, s = _data()
+    est, msgs = _fit(X, y, s, epsilon=CHOICE_EPSILON)
+    assert est.constant_comparison_.shape == (2,)
+    assert est.t_ > 0
+    assert est.epsilon_ <= CHOICE_EPSILON
+    assert est.privacy_plan(N, D).dp_event == est.dp_event_
+    assert est.dp_event_.events[-1] == GaussianDpEvent(
+        choice_noise(PrivacyBudget(CHOICE_EPSILON, 1e-5))
+    )
+    assert "private choice between the model and the constants" in (
+        est.privacy_record_.mechanism
+    )
+    # "fit" keeps the model and releases no comparison: a smaller event.
+    kept, _ = _fit(X, y, s, epsilon=CHOICE_EPSILON, small_budget="fit")
+    assert kept.constant_comparison_ is None
+    assert len(kept.dp_event_.events) == len(est.dp_event_.events) - 1
+    # A budget of 100 records per parameter and more: no choice.
+    large, _ = _fit(X, y, s, epsilon=20.0)
+    assert large.constant_comparison_ is None and not large.intercept_only_
+
+
+def test_a_model_worse_than_a_constant_is_replaced_by_it(monkeypatch):
+    X, y, s = _data()
+    _force_predictions(monkeypatch, 1)  # the minority class, on every row
+    est, msgs = _fit(X, y, s, epsilon=CHOICE_EPSILON)
+    assert est.intercept_only_ is True
+    assert len(msgs) == 1 and "released a constant model" in msgs[0]
+    np.testing.assert_array_equal(est.coef_, 0.0)
+    np.testing.assert_array_equal(est.predict(X), 0)  # the majority class
+    # The steps ran and stay accounted: the event is the planned one.
+    assert est.t_ > 0
+    assert est.privacy_plan(N, D).dp_event == est.dp_event_
+    # The intercept is the noisy log-odds of the released comparison.
+    frequency = np.mean(y)
+    assert abs(1 / (1 + np.exp(-est.intercept_[0])) - frequency) < 0.1
+
+
+def test_a_model_better_than_the_constants_is_kept():
+    # Labels a linear function of the first column: the model wins by far.
+    X, _, s = _data()
+    y = (X[:, 0] > 0.5).astype(int)
+    est, msgs = _fit(X, y, s, epsilon=CHOICE_EPSILON)
+    assert est.intercept_only_ is False and not msgs
+    assert np.max(est.constant_comparison_) < 0
+    assert np.any(est.coef_ != 0)
+
+
+def test_the_chosen_constant_of_a_network_is_a_constant_network(monkeypatch):
+    X, y, s = _data()
+    _force_predictions(monkeypatch, 1)
+    est, msgs = _fit(X, y, s, epsilon=CHOICE_EPSILON, hidden_layer_sizes=(4,))
+    assert est.intercept_only_ and msgs
+    assert all(np.all(W == 0) for W in est.coefs_)
+    np.testing.assert_array_equal(est.predict(X), 0)
+    assert est.privacy_plan(N, D).dp_event == est.dp_event_
+
+
+def test_multiclass_choice(monkeypatch):
+    X, y, s = _data(n_classes=3)
+    _force_predictions(monkeypatch, 2)  # the rarest class
+    est, msgs = _fit(X, y, s, epsilon=CHOICE_EPSILON * 2)
+    assert est.constant_comparison_.shape == (3,)
+    assert est.intercept_only_ and msgs
+    assert est.coef_.shape == (3, D)
+    np.testing.assert_array_equal(est.predict(X), 0)
+    assert est.privacy_plan(N, D, n_classes=3).dp_event == est.dp_event_

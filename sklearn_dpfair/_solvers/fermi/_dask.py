@@ -149,6 +149,13 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
     constraint = p.constraint
     n_groups = len(group_labels)
     plan.check_data(data.n_samples, data.n_features, n_groups)
+    if plan.key.constant_choice:
+        # Planned, so refused before any row is read.
+        raise ValueError(
+            "small_budget='auto' would compare the model privately with the "
+            "constants at this budget, which DPFERMIClassifier does not do on "
+            "Dask input: pass small_budget='fit', or raise epsilon."
+        )
     n_classes = plan.n_classes
     n_blocks = constraint.n_blocks(n_classes)
 

@@ -41,7 +41,7 @@ row whose logits overflow the fixed contribution 0 (no numpy warning).
 """
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
@@ -56,12 +56,15 @@ from ...fairness._marginals import (
     marginals_from_public,
     warn_floored_groups,
 )
+from ...neural._network import forward
 from ...privacy import PrivacyRecord, fit_weights
 from ...privacy._record import WEIGHTS_CAVEAT
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
 from ...utils._validation import warn_at_caller
+from .._constant_choice import choice_mechanism, choose_constant, constant_comparison
 from .._feature_scaling import fit_feature_scaling
 from .._intercept_only import intercept_only_model
+from .._linear import raw_predictions
 from .._non_private import minimize_fair_objective
 from ._model import initial_network
 from ._privacy import (
@@ -118,6 +121,13 @@ _DUAL = (
 # dual_clip_norm_).
 _DUAL_CLIP_FROM_MARGINALS = "the largest block weight, from the released marginals"
 
+_CHOICE = (
+    "; then the private choice between the model and the constants: the "
+    "model's training errors minus each constant's, one Gaussian release "
+    "(L2 sensitivity sqrt(max(K - 1, 1)) under add/remove adjacency, noise "
+    "multiplier {z:.6g}), the better constant released instead of the model "
+    "when the noisy comparison finds one better (post-processing)"
+)
 _SELECTION = (
     " + Gaussian release of the (label, group, prediction) counts of the "
     "{k} candidate models of the fairness_weight path on the training data "
@@ -207,6 +217,10 @@ class FERMIFit:
     # layout); ``coef`` and ``intercept`` are then None.
     coefs: list | None = None
     intercepts: list | None = None
+    # The released comparison of the model with the constants (None: not
+    # made) and whether it chose a constant (:mod:`.._constant_choice`).
+    constant_comparison: np.ndarray | None = None
+    chose_constant: bool = False
 
 
 def _binary_layout(coef, intercept):
@@ -621,6 +635,8 @@ def _describe(
             z=noise.selection,
             std=mechanisms.selection.noise_std,
         )
+    if noise.choice > 0:
+        text += _CHOICE.format(z=noise.choice)
     if scaling is not None and scaling.describe():
         text += "; " + scaling.describe()
     return text
@@ -732,29 +748,18 @@ def intercept_only_fit(
     constraint: a ``disparity_bound`` is met whatever the data hold.
     """
     coef, intercept = intercept_only_model(setup.fallback, y, rng, n_features)
-    dual = np.zeros((params.constraint.n_blocks(n_classes), n_groups, n_classes))
-    if params.constraint.name != "equalized_odds":
-        dual = dual[0]
-
-    def out(a, dt):
-        return backend.to_output(backend.asarray(a, dtype=dt))
-
-    bounded = params.disparity_bound is not None and setup.bounded
-    coefs = intercepts = None
-    if params.hidden_layer_sizes:
-        # The same constant model as a network: every weight 0, the output
-        # biases the intercepts (post-processing of the same release).
-        sizes = [n_features, *params.hidden_layer_sizes, coef.shape[0]]
-        coefs = [out(np.zeros((a, b)), dtype) for a, b in zip(sizes[:-1], sizes[1:])]
-        intercepts = [out(np.zeros(b), dtype) for b in sizes[1:-1]]
-        intercepts.append(out(intercept, dtype))
-        coef = intercept = None
     return FERMIFit(
-        coef=None if coef is None else out(coef, dtype),
-        intercept=None if intercept is None else out(intercept, dtype),
-        coefs=coefs,
-        intercepts=intercepts,
-        dual=out(dual, np.float64),
+        **_constant_model(
+            coef,
+            intercept,
+            params=params,
+            n_features=n_features,
+            n_classes=n_classes,
+            n_groups=n_groups,
+            bounded=params.disparity_bound is not None and setup.bounded,
+            backend=backend,
+            dtype=dtype,
+        ),
         group_marginals=None,
         n_steps=0,
         loss_curve=[],
@@ -762,11 +767,100 @@ def intercept_only_fit(
         record=setup.record,
         noise=setup.noise,
         fairness_weight=0.0,
-        disparity=0.0 if bounded else None,
-        bound_met=True if bounded else None,
         step_sizes=(None, None),
         intercept_only=True,
         n_samples=int(np.asarray(y).shape[0]),
+    )
+
+
+def _constant_model(
+    coef, intercept, *, params, n_features, n_classes, n_groups, bounded, backend, dtype
+):
+    """The :class:`FERMIFit` fields of a constant model (post-processing).
+
+    ``coef`` (zeros) and ``intercept`` in the linear layout become the
+    network's when the fit has hidden layers (every weight 0, the output
+    biases the intercepts); the dual is 0. A constant model predicts one
+    class for every row, so its training disparity is exactly 0 under every
+    constraint: a ``disparity_bound`` is met whatever the data hold.
+    """
+    dual = np.zeros((params.constraint.n_blocks(n_classes), n_groups, n_classes))
+    if params.constraint.name != "equalized_odds":
+        dual = dual[0]
+
+    def out(a, dt):
+        return backend.to_output(backend.asarray(a, dtype=dt))
+
+    coefs = intercepts = None
+    if params.hidden_layer_sizes:
+        sizes = [n_features, *params.hidden_layer_sizes, coef.shape[0]]
+        coefs = [out(np.zeros((a, b)), dtype) for a, b in zip(sizes[:-1], sizes[1:])]
+        intercepts = [out(np.zeros(b), dtype) for b in sizes[1:-1]]
+        intercepts.append(out(intercept, dtype))
+        coef = intercept = None
+    return dict(
+        coef=None if coef is None else out(coef, dtype),
+        intercept=None if intercept is None else out(intercept, dtype),
+        coefs=coefs,
+        intercepts=intercepts,
+        dual=out(dual, np.float64),
+        disparity=0.0 if bounded else None,
+        bound_met=True if bounded else None,
+    )
+
+
+def _training_predictions(fit, X, params, n_classes):
+    """Class indices the released model predicts on the training rows (host)."""
+    if fit.coefs is not None:
+        xp = array_namespace(X)
+        weights = [xp.asarray(W, dtype=X.dtype) for W in fit.coefs]
+        biases = [xp.asarray(b, dtype=X.dtype) for b in fit.intercepts]
+        scores = to_numpy(forward(X, weights, biases, params.activation)[2])
+    else:
+        X_host = X if sp.issparse(X) else to_numpy(X)
+        scores = raw_predictions(
+            X_host, to_numpy(fit.coef).T.astype(np.float64), to_numpy(fit.intercept)
+        )
+    if n_classes == 2:
+        return (scores[:, 0] > 0).astype(np.intp)
+    return np.argmax(scores, axis=1)
+
+
+def privately_choose_constant(fit, X, y, setup, *, params, n_classes, n_groups, rng, backend):
+    """Release the comparison of ``fit`` with the constants; keep the better.
+
+    One Gaussian release (:mod:`.._constant_choice`, planned in the fit's
+    event) of the model's training errors minus each constant's; when the
+    noisy comparison finds a constant better, that constant (intercepts
+    from the same release) replaces the model. Everything after the
+    release is post-processing.
+    """
+    mechanism = choice_mechanism(setup.noise.choice, n_classes)
+    exact = constant_comparison(y, _training_predictions(fit, X, params, n_classes), n_classes)
+    noisy = np.asarray(to_numpy(mechanism.privatize(exact, rng)), dtype=np.float64)
+    choice = choose_constant(noisy, X.shape[0])
+    if choice.constant is None:
+        return replace(fit, constant_comparison=noisy)
+    intercept = choice.log_frequencies
+    coef = np.zeros((n_classes, X.shape[1]))
+    if n_classes == 2:
+        coef, intercept = coef[:1], intercept[1:] - intercept[:1]
+    return replace(
+        fit,
+        **_constant_model(
+            coef,
+            intercept,
+            params=params,
+            n_features=X.shape[1],
+            n_classes=n_classes,
+            n_groups=n_groups,
+            bounded=params.disparity_bound is not None and setup.bounded,
+            backend=backend,
+            dtype=X.dtype,
+        ),
+        intercept_only=True,
+        chose_constant=True,
+        constant_comparison=noisy,
     )
 
 
@@ -890,6 +984,7 @@ def fit_fermi(
     # step sizes assume unit-scale columns.
     scaling = None if privacy is None else privacy.scaling
     scales = None if scaling is None else fit_feature_scaling(X, scaling, rng)
+    X_user = X
     if scales is not None:
         X = scales.transform(X)
     q, n_steps, bounded = setup.sampling_probability, setup.n_steps, setup.bounded
@@ -986,7 +1081,7 @@ def fit_fermi(
             ConvergenceWarning,
         )
 
-    return released_fit(
+    fit = released_fit(
         coef_m,
         w0_m,
         W if regularizer is not None else None,
@@ -1001,3 +1096,9 @@ def fit_fermi(
         scales=scales,
         network=network,
     )
+    if plan.key.constant_choice:
+        fit = privately_choose_constant(
+            fit, X_user, y, setup, params=p, n_classes=n_classes,
+            n_groups=n_groups, rng=rng, backend=backend,
+        )
+    return fit

@@ -14,6 +14,7 @@ on the same key, so a search's plan and a fit's event cannot disagree.
 from dataclasses import dataclass, replace
 
 from ...exceptions import PrivacyAccountingError
+from .._constant_choice import chooses_privately
 from .._intercept_only import affords_model, intercept_only_setup
 from .._schedules import sgd_schedule
 from ._privacy import FERMINoise, fermi_event, noise_of
@@ -51,6 +52,11 @@ class FERMIPlanKey:
     buy more than the intercept-only model (``small_budget="auto"``,
     :func:`~sklearn_dpfair._solvers._intercept_only.affords_model`); the
     fit then releases the label histogram of ``n_classes`` counts only.
+    ``constant_choice`` is the public rule's decision that the fit, once
+    its model is trained, privately compares it with the constants and
+    releases the better
+    (:func:`~sklearn_dpfair._solvers._constant_choice.chooses_privately`):
+    one more Gaussian in the event.
     ``prior_event`` is the (hashable) event of the private column scales
     released before the steps
     (:func:`~sklearn_dpfair._solvers._feature_scaling.plan_feature_scaling`),
@@ -71,6 +77,7 @@ class FERMIPlanKey:
     intercept_only: bool = False
     n_classes: int = 2
     prior_event: object = None
+    constant_choice: bool = False
 
 
 @dataclass(frozen=True)
@@ -148,6 +155,7 @@ class FERMIPlan:
             self.noise.marginal,
             self.noise.selection,
             self.key.prior_event,
+            self.noise.choice,
         )
 
 
@@ -192,9 +200,13 @@ def fermi_plan_key(privacy, params, *, n_samples, n_groups, n_features, n_classe
     intercept_only = params.small_budget == "auto" and not affords_model(
         n_samples, n_features, n_classes, privacy.budget, RECORDS_PER_PARAMETER
     )
+    constant_choice = params.small_budget == "auto" and chooses_privately(
+        n_samples, n_features, n_classes, privacy.budget, RECORDS_PER_PARAMETER
+    )
     return FERMIPlanKey(
         private=True,
         intercept_only=intercept_only,
+        constant_choice=constant_choice,
         n_classes=int(n_classes),
         dual_noise_ratio=float(privacy.dual_noise_ratio),
         marginal_noise_multiplier=None if declared[0] is None else float(declared[0]),
@@ -239,6 +251,7 @@ def plan_from_key(key, budget):
             selection_noise_multiplier=key.selection_noise_multiplier,
             public_marginals=key.public_marginals,
             prior_event=key.prior_event,
+            constant_choice=key.constant_choice,
         )
     selection = (
         selection_schedule(key.n_steps, key.epochs, key.max_weight)

@@ -49,6 +49,7 @@ from ...privacy._accounting import (
     noisy_sgd_event,
     non_private_event,
 )
+from .._constant_choice import choice_noise
 
 __all__ = [
     "DEFAULT_MARGINAL_NOISE",
@@ -103,8 +104,9 @@ class FERMINoise:
 
     ``primal`` is ``sigma_theta``, ``dual`` ``sigma_w``, ``effective``
     ``sigma_eff`` (the accountant's), ``marginal`` the histogram's,
-    ``selection`` the selection counts'; ``joint`` is
-    ``sigma_theta / sigma_eff``, the factor by which the primal clip norm
+    ``selection`` the selection counts', ``choice`` the comparison of the
+    model with the constants (:mod:`.._constant_choice`; 0: none); ``joint``
+    is ``sigma_theta / sigma_eff``, the factor by which the primal clip norm
     grows into the sensitivity of the jointly released pair.
     """
 
@@ -114,6 +116,7 @@ class FERMINoise:
     marginal: float = 0.0
     selection: float = 0.0
     joint: float = 1.0
+    choice: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -193,6 +196,7 @@ def calibrate_fermi_noise(
     accountant,
     selection_noise=0.0,
     prior_event=None,
+    choice_noise=0.0,
 ):
     """Smallest joint noise multiplier ``sigma_eff`` meeting the budget.
 
@@ -205,8 +209,17 @@ def calibrate_fermi_noise(
     ValueError
         If the histogram (and the selection) alone spend the budget.
     """
-    if marginal_noise > 0 or selection_noise > 0 or prior_event is not None:
-        fixed = [gaussian_event(z) for z in (marginal_noise, selection_noise) if z > 0]
+    if (
+        marginal_noise > 0
+        or selection_noise > 0
+        or choice_noise > 0
+        or prior_event is not None
+    ):
+        fixed = [
+            gaussian_event(z)
+            for z in (marginal_noise, selection_noise, choice_noise)
+            if z > 0
+        ]
         if prior_event is not None:
             fixed.insert(0, prior_event)
         spent = epsilon_of(composed_event(fixed), delta, accountant)
@@ -236,6 +249,7 @@ def calibrate_fermi_noise(
             marginal_noise,
             selection_noise,
             prior_event,
+            choice_noise,
         )
 
     return calibrate_noise(make_event, target_epsilon, delta, accountant)
@@ -248,14 +262,18 @@ def fermi_event(
     marginal_noise,
     selection_noise=0.0,
     prior_event=None,
+    choice_noise=0.0,
 ):
     """dp-accounting event of one DP-FERMI fit.
 
     ``Composed[prior, Gaussian(marginal_noise), SelfComposed(PoissonSampled(q,
-    Gaussian(sigma_eff)), T), Gaussian(selection_noise)]``, the prior (the
-    private column scales' quantiles) omitted when ``prior_event`` is None,
-    the marginals when ``marginal_noise`` is 0 (public or no marginals) and
-    the last part when ``selection_noise`` is 0 (no ``disparity_bound``).
+    Gaussian(sigma_eff)), T), Gaussian(selection_noise),
+    Gaussian(choice_noise)]``, the prior (the private column scales'
+    quantiles) omitted when ``prior_event`` is None, the marginals when
+    ``marginal_noise`` is 0 (public or no marginals), the selection when
+    ``selection_noise`` is 0 (no ``disparity_bound``) and the last part when
+    ``choice_noise`` is 0 (no private choice between the model and the
+    constants).
 
     Examples
     --------
@@ -272,6 +290,8 @@ def fermi_event(
     parts.append(sgda)
     if selection_noise > 0:
         parts.append(gaussian_event(selection_noise))
+    if choice_noise > 0:
+        parts.append(gaussian_event(choice_noise))
     return composed_event(parts) if len(parts) > 1 else sgda
 
 
@@ -321,6 +341,7 @@ def noise_of(
     selection_noise_multiplier,
     public_marginals,
     prior_event=None,
+    constant_choice=False,
 ):
     """:func:`resolve_noise` of a private fit, from its public inputs one by one.
 
@@ -343,6 +364,8 @@ def noise_of(
         if bounded and budget.is_private
         else 0.0
     )
+    # The plan's rule makes the choice for calibrated finite budgets only.
+    z_choice = choice_noise(budget) if constant_choice else 0.0
     if budget.noise_multiplier is not None:
         sigma_theta = float(budget.noise_multiplier)
         sigma_eff = sigma_theta / joint
@@ -358,10 +381,11 @@ def noise_of(
             budget.accountant,
             z_sel,
             prior_event,
+            z_choice,
         )
         sigma_theta = sigma_eff * joint
     if sigma_eff == 0:
-        z_marg = z_sel = 0.0
+        z_marg = z_sel = z_choice = 0.0
     return FERMINoise(
         primal=sigma_theta,
         dual=r * sigma_theta if active else 0.0,
@@ -369,4 +393,5 @@ def noise_of(
         marginal=z_marg,
         selection=z_sel,
         joint=joint,
+        choice=z_choice,
     )
