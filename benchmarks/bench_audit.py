@@ -17,7 +17,8 @@ confidence. Three groups of rows:
    (epsilon = 1 or its default), on synthetic data with the default canary
    of ``make_canary``, correct and with the two broken variants applied to
    the shared privacy core (``GaussianMechanism`` noise halved;
-   ``clip_factors`` returning 1). The broken variants patch the running
+   ``clip_factors_from_norms`` returning 1 for every finite norm, in every
+   module that holds it). The broken variants patch the running
    process, so they run sequentially, and only for estimators whose 1,000
    fits take under two minutes. These canaries are not worst-case: a
    broken variant that is *not* flagged here only shows the limits of a
@@ -48,6 +49,7 @@ Usage: python benchmarks/bench_audit.py [--quick] [--runs 1000] [--jobs 2]
 import argparse
 import contextlib
 import datetime
+import importlib
 import os
 import sys
 import time
@@ -75,13 +77,13 @@ from sklearn_dpfair.audit._synthetic import (  # noqa: E402
     UnsupportedFitArgument,
     synthetic_inputs,
 )
-from sklearn_dpfair._solvers import _rows  # noqa: E402
-from sklearn_dpfair.privacy import GaussianMechanism  # noqa: E402
+from sklearn_dpfair.privacy import GaussianMechanism, _clipping  # noqa: E402
 from sklearn_dpfair.privacy._accounting import gaussian_event  # noqa: E402
 from sklearn_dpfair.privacy._calibration import (  # noqa: E402
     noise_multiplier_for_gaussian,
 )
 from sklearn_dpfair.utils import all_estimators  # noqa: E402
+from sklearn_dpfair.utils._array_api import array_namespace  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "docs", "benchmarks")
 # Runs of the bare Gaussian-mechanism audits: microseconds each, so many.
@@ -92,32 +94,73 @@ COMMAND = "python benchmarks/bench_audit.py"
 SKIPPED = []
 
 
+# The modules that clip through the privacy core's clip factor (the row
+# layer, the network's layers, DP-FERMI's dual cell sums, the heavy-tail
+# mean oracle and curvature), imported here so that the "no clipping"
+# variant finds them in ``sys.modules`` and patches every one.
+CLIPPING_MODULES = (
+    "sklearn_dpfair._solvers._rows",
+    "sklearn_dpfair.neural._network",
+    "sklearn_dpfair._solvers.fermi._sgda",
+    "sklearn_dpfair._solvers.heavy_tail._mean_oracle",
+    "sklearn_dpfair._solvers.heavy_tail._private_curvature",
+)
+# Those the "no clipping" variant must reach: a move of the clip factor out
+# of them fails the benchmark instead of silently auditing unbroken fits.
+REQUIRED_CLIPPING_MODULES = CLIPPING_MODULES[:3]
+for _name in CLIPPING_MODULES:
+    importlib.import_module(_name)
+
+
+def _unclipped_factors(saved):
+    """``clip_factors_from_norms`` that never clips: 1 for a finite norm, else 0.
+
+    In the namespace, dtype and device of the real factors (it calls the real
+    function for them, then overwrites them), so the fits run unchanged except
+    for the clip; a non-finite norm keeps the factor 0 the core gives it.
+    """
+
+    def factors(norms, clip_norm, *, margin=None):
+        real = saved(norms, clip_norm, margin=margin)
+        xp = array_namespace(real)
+        if isinstance(real, np.ndarray):
+            return np.where(np.isfinite(norms), 1.0, 0.0).astype(real.dtype)
+        finite = xp.isfinite(norms)
+        return xp.where(finite, xp.ones_like(real), xp.zeros_like(real))
+
+    return factors
+
+
 @contextlib.contextmanager
 def broken(variant):
     """The deliberately broken variants, applied to the shared privacy core."""
     saved_std = GaussianMechanism.noise_std
-    saved_clip = _rows.clip_factors
-    # The row layer's clip factor, in every module that holds it (the FERMI
-    # model imports it by name).
+    saved_clip = _clipping.clip_factors_from_norms
+    # The privacy core's clip factor, in every module that holds it (they
+    # import it by name): every clipped per-example term goes through it.
     holders = [
-        module
+        (name, module)
         for name, module in list(sys.modules.items())
         if name.startswith("sklearn_dpfair")
-        and getattr(module, "clip_factors", None) is saved_clip
+        and getattr(module, "clip_factors_from_norms", None) is saved_clip
     ]
     if variant == "halved noise":
         GaussianMechanism.noise_std = property(
             lambda self: 0.5 * self.noise_multiplier * self.clip_norm
         )
     elif variant == "no clipping":
-        for module in holders:
-            module.clip_factors = lambda r, norms, c: saved_clip(r, norms, np.inf)
+        missing = set(REQUIRED_CLIPPING_MODULES) - {name for name, _ in holders}
+        if missing:
+            raise RuntimeError(f"no clipping would not reach {sorted(missing)}")
+        unclipped = _unclipped_factors(saved_clip)
+        for _, module in holders:
+            module.clip_factors_from_norms = unclipped
     try:
         yield
     finally:
         GaussianMechanism.noise_std = saved_std
-        for module in holders:
-            module.clip_factors = saved_clip
+        for _, module in holders:
+            module.clip_factors_from_norms = saved_clip
 
 
 def row(group, subject, variant, result, seconds):
