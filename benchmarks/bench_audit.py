@@ -44,6 +44,7 @@ Writes ``docs/benchmarks/audit.rst`` and ``docs/benchmarks/audit_margins.png``.
 
 Usage: python benchmarks/bench_audit.py [--quick] [--runs 1000] [--jobs 2]
        [--wb-runs 1000] [--canaries 400] [--only white-box]
+       [--estimators NAME[,NAME]] [--variants VARIANT[,VARIANT]]
 """
 
 import argparse
@@ -251,9 +252,11 @@ def dpsgd_rows(n_runs):
     return rows
 
 
-def estimator_rows(n_runs, n_jobs):
+def estimator_rows(n_runs, n_jobs, names=None, variants=VARIANTS):
     rows = []
     for name, cls in all_estimators():
+        if names is not None and name not in names:
+            continue
         est = cls()
         if "random_state" in est.get_params():
             est.set_params(random_state=0)
@@ -284,7 +287,7 @@ def estimator_rows(n_runs, n_jobs):
             warnings.simplefilter("ignore")
             clone(est).fit(X, y, **params)
         fit_seconds = time.perf_counter() - start
-        for variant in VARIANTS:
+        for variant in variants:
             # The broken variants patch this process only, so they run
             # sequentially; skipped where that would take over ~2 minutes.
             if variant != "correct" and fit_seconds * n_runs > 120:
@@ -354,6 +357,23 @@ def whitebox_rows(n_runs, n_canaries):
     return rows
 
 
+def table_lines(r):
+    """One row of the page's black-box table (list-table lines)."""
+    return [
+        f"   * - {r['group']}",
+        f"     - {r['subject']}",
+        f"     - {r['variant']}",
+        f"     - {r['claim']}",
+        f"     - {r['audit_delta']:.0e}",
+        f"     - {r['claimed']:.3f}",
+        f"     - {r['lower']:.3f}",
+        f"     - {r['nominal_lower']:.3f}",
+        f"     - {r['ceiling']:.2f}",
+        f"     - {flagged(r)}",
+        f"     - {r['seconds']:.1f}",
+    ]
+
+
 def write_rst(rows, wb_rows, n_runs, wb_runs, n_canaries, wall):
     lines = [
         "Empirical privacy audits",
@@ -396,19 +416,7 @@ def write_rst(rows, wb_rows, n_runs, wb_runs, n_canaries, wall):
         "     - seconds",
     ]
     for r in rows:
-        lines += [
-            f"   * - {r['group']}",
-            f"     - {r['subject']}",
-            f"     - {r['variant']}",
-            f"     - {r['claim']}",
-            f"     - {r['audit_delta']:.0e}",
-            f"     - {r['claimed']:.3f}",
-            f"     - {r['lower']:.3f}",
-            f"     - {r['nominal_lower']:.3f}",
-            f"     - {r['ceiling']:.2f}",
-            f"     - {flagged(r)}",
-            f"     - {r['seconds']:.1f}",
-        ]
+        lines += table_lines(r)
     correct = [r for r in rows if r["variant"] == "correct"]
     broken_rows = [r for r in rows if r["variant"] != "correct"]
     false_alarms = sum(r["violation"] for r in correct)
@@ -580,7 +588,30 @@ def main():
         "--only", choices=["all", "white-box"], default="all",
         help="white-box: only group 4, printed, no file",
     )
+    parser.add_argument(
+        "--estimators",
+        help="comma-separated estimator names: only their group-3 rows, "
+        "printed as table rows, no file",
+    )
+    parser.add_argument(
+        "--variants",
+        default=",".join(VARIANTS),
+        help="comma-separated variants for --estimators (default: all three)",
+    )
     args = parser.parse_args()
+    if args.estimators:
+        variants = tuple(v.strip() for v in args.variants.split(","))
+        unknown = set(variants) - set(VARIANTS)
+        if unknown:
+            parser.error(f"--variants: unknown {sorted(unknown)}; use {VARIANTS}")
+        names = {n.strip() for n in args.estimators.split(",")}
+        start = time.perf_counter()
+        rows = estimator_rows(
+            100 if args.quick else args.runs, args.jobs, names, variants
+        )
+        print("\n".join(line for r in rows for line in table_lines(r)))
+        print(f"done in {(time.perf_counter() - start) / 60:.1f} min")
+        return
     global COMMAND
     COMMAND = " ".join(["python benchmarks/bench_audit.py"] + sys.argv[1:])
     n_runs = 100 if args.quick else args.runs
