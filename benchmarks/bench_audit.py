@@ -17,7 +17,8 @@ confidence. Three groups of rows:
    (epsilon = 1 or its default), on synthetic data with the default canary
    of ``make_canary``, correct and with the two broken variants applied to
    the shared privacy core (``GaussianMechanism`` noise halved;
-   ``clip_factors`` returning 1). The broken variants patch the running
+   ``clip_factors_from_norms`` returning 1 for every finite norm, in every
+   module that holds it). The broken variants patch the running
    process, so they run sequentially, and only for estimators whose 1,000
    fits take under two minutes. These canaries are not worst-case: a
    broken variant that is *not* flagged here only shows the limits of a
@@ -43,11 +44,13 @@ Writes ``docs/benchmarks/audit.rst`` and ``docs/benchmarks/audit_margins.png``.
 
 Usage: python benchmarks/bench_audit.py [--quick] [--runs 1000] [--jobs 2]
        [--wb-runs 1000] [--canaries 400] [--only white-box]
+       [--estimators NAME[,NAME]] [--variants VARIANT[,VARIANT]]
 """
 
 import argparse
 import contextlib
 import datetime
+import importlib
 import os
 import sys
 import time
@@ -75,13 +78,13 @@ from sklearn_dpfair.audit._synthetic import (  # noqa: E402
     UnsupportedFitArgument,
     synthetic_inputs,
 )
-from sklearn_dpfair._solvers import _rows  # noqa: E402
-from sklearn_dpfair.privacy import GaussianMechanism  # noqa: E402
+from sklearn_dpfair.privacy import GaussianMechanism, _clipping  # noqa: E402
 from sklearn_dpfair.privacy._accounting import gaussian_event  # noqa: E402
 from sklearn_dpfair.privacy._calibration import (  # noqa: E402
     noise_multiplier_for_gaussian,
 )
 from sklearn_dpfair.utils import all_estimators  # noqa: E402
+from sklearn_dpfair.utils._array_api import array_namespace  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "docs", "benchmarks")
 # Runs of the bare Gaussian-mechanism audits: microseconds each, so many.
@@ -92,32 +95,73 @@ COMMAND = "python benchmarks/bench_audit.py"
 SKIPPED = []
 
 
+# The modules that clip through the privacy core's clip factor (the row
+# layer, the network's layers, DP-FERMI's dual cell sums, the heavy-tail
+# mean oracle and curvature), imported here so that the "no clipping"
+# variant finds them in ``sys.modules`` and patches every one.
+CLIPPING_MODULES = (
+    "sklearn_dpfair._solvers._rows",
+    "sklearn_dpfair.neural._network",
+    "sklearn_dpfair._solvers.fermi._sgda",
+    "sklearn_dpfair._solvers.heavy_tail._mean_oracle",
+    "sklearn_dpfair._solvers.heavy_tail._private_curvature",
+)
+# Those the "no clipping" variant must reach: a move of the clip factor out
+# of them fails the benchmark instead of silently auditing unbroken fits.
+REQUIRED_CLIPPING_MODULES = CLIPPING_MODULES[:3]
+for _name in CLIPPING_MODULES:
+    importlib.import_module(_name)
+
+
+def _unclipped_factors(saved):
+    """``clip_factors_from_norms`` that never clips: 1 for a finite norm, else 0.
+
+    In the namespace, dtype and device of the real factors (it calls the real
+    function for them, then overwrites them), so the fits run unchanged except
+    for the clip; a non-finite norm keeps the factor 0 the core gives it.
+    """
+
+    def factors(norms, clip_norm, *, margin=None):
+        real = saved(norms, clip_norm, margin=margin)
+        xp = array_namespace(real)
+        if isinstance(real, np.ndarray):
+            return np.where(np.isfinite(norms), 1.0, 0.0).astype(real.dtype)
+        finite = xp.isfinite(norms)
+        return xp.where(finite, xp.ones_like(real), xp.zeros_like(real))
+
+    return factors
+
+
 @contextlib.contextmanager
 def broken(variant):
     """The deliberately broken variants, applied to the shared privacy core."""
     saved_std = GaussianMechanism.noise_std
-    saved_clip = _rows.clip_factors
-    # The row layer's clip factor, in every module that holds it (the FERMI
-    # model imports it by name).
+    saved_clip = _clipping.clip_factors_from_norms
+    # The privacy core's clip factor, in every module that holds it (they
+    # import it by name): every clipped per-example term goes through it.
     holders = [
-        module
+        (name, module)
         for name, module in list(sys.modules.items())
         if name.startswith("sklearn_dpfair")
-        and getattr(module, "clip_factors", None) is saved_clip
+        and getattr(module, "clip_factors_from_norms", None) is saved_clip
     ]
     if variant == "halved noise":
         GaussianMechanism.noise_std = property(
             lambda self: 0.5 * self.noise_multiplier * self.clip_norm
         )
     elif variant == "no clipping":
-        for module in holders:
-            module.clip_factors = lambda r, norms, c: saved_clip(r, norms, np.inf)
+        missing = set(REQUIRED_CLIPPING_MODULES) - {name for name, _ in holders}
+        if missing:
+            raise RuntimeError(f"no clipping would not reach {sorted(missing)}")
+        unclipped = _unclipped_factors(saved_clip)
+        for _, module in holders:
+            module.clip_factors_from_norms = unclipped
     try:
         yield
     finally:
         GaussianMechanism.noise_std = saved_std
-        for module in holders:
-            module.clip_factors = saved_clip
+        for _, module in holders:
+            module.clip_factors_from_norms = saved_clip
 
 
 def row(group, subject, variant, result, seconds):
@@ -208,9 +252,11 @@ def dpsgd_rows(n_runs):
     return rows
 
 
-def estimator_rows(n_runs, n_jobs):
+def estimator_rows(n_runs, n_jobs, names=None, variants=VARIANTS):
     rows = []
     for name, cls in all_estimators():
+        if names is not None and name not in names:
+            continue
         est = cls()
         if "random_state" in est.get_params():
             est.set_params(random_state=0)
@@ -241,7 +287,7 @@ def estimator_rows(n_runs, n_jobs):
             warnings.simplefilter("ignore")
             clone(est).fit(X, y, **params)
         fit_seconds = time.perf_counter() - start
-        for variant in VARIANTS:
+        for variant in variants:
             # The broken variants patch this process only, so they run
             # sequentially; skipped where that would take over ~2 minutes.
             if variant != "correct" and fit_seconds * n_runs > 120:
@@ -311,6 +357,23 @@ def whitebox_rows(n_runs, n_canaries):
     return rows
 
 
+def table_lines(r):
+    """One row of the page's black-box table (list-table lines)."""
+    return [
+        f"   * - {r['group']}",
+        f"     - {r['subject']}",
+        f"     - {r['variant']}",
+        f"     - {r['claim']}",
+        f"     - {r['audit_delta']:.0e}",
+        f"     - {r['claimed']:.3f}",
+        f"     - {r['lower']:.3f}",
+        f"     - {r['nominal_lower']:.3f}",
+        f"     - {r['ceiling']:.2f}",
+        f"     - {flagged(r)}",
+        f"     - {r['seconds']:.1f}",
+    ]
+
+
 def write_rst(rows, wb_rows, n_runs, wb_runs, n_canaries, wall):
     lines = [
         "Empirical privacy audits",
@@ -353,19 +416,7 @@ def write_rst(rows, wb_rows, n_runs, wb_runs, n_canaries, wall):
         "     - seconds",
     ]
     for r in rows:
-        lines += [
-            f"   * - {r['group']}",
-            f"     - {r['subject']}",
-            f"     - {r['variant']}",
-            f"     - {r['claim']}",
-            f"     - {r['audit_delta']:.0e}",
-            f"     - {r['claimed']:.3f}",
-            f"     - {r['lower']:.3f}",
-            f"     - {r['nominal_lower']:.3f}",
-            f"     - {r['ceiling']:.2f}",
-            f"     - {flagged(r)}",
-            f"     - {r['seconds']:.1f}",
-        ]
+        lines += table_lines(r)
     correct = [r for r in rows if r["variant"] == "correct"]
     broken_rows = [r for r in rows if r["variant"] != "correct"]
     false_alarms = sum(r["violation"] for r in correct)
@@ -537,7 +588,30 @@ def main():
         "--only", choices=["all", "white-box"], default="all",
         help="white-box: only group 4, printed, no file",
     )
+    parser.add_argument(
+        "--estimators",
+        help="comma-separated estimator names: only their group-3 rows, "
+        "printed as table rows, no file",
+    )
+    parser.add_argument(
+        "--variants",
+        default=",".join(VARIANTS),
+        help="comma-separated variants for --estimators (default: all three)",
+    )
     args = parser.parse_args()
+    if args.estimators:
+        variants = tuple(v.strip() for v in args.variants.split(","))
+        unknown = set(variants) - set(VARIANTS)
+        if unknown:
+            parser.error(f"--variants: unknown {sorted(unknown)}; use {VARIANTS}")
+        names = {n.strip() for n in args.estimators.split(",")}
+        start = time.perf_counter()
+        rows = estimator_rows(
+            100 if args.quick else args.runs, args.jobs, names, variants
+        )
+        print("\n".join(line for r in rows for line in table_lines(r)))
+        print(f"done in {(time.perf_counter() - start) / 60:.1f} min")
+        return
     global COMMAND
     COMMAND = " ".join(["python benchmarks/bench_audit.py"] + sys.argv[1:])
     n_runs = 100 if args.quick else args.runs
