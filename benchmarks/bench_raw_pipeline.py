@@ -48,11 +48,12 @@ the transformers at ``epsilon=inf`` draw no noise, and the non-private
 references are seeded: the page reproduces.
 
 Run ``python benchmarks/bench_raw_pipeline.py`` (writes
-``docs/benchmarks/raw_pipeline.rst``); ``--quick`` for a smoke run. On a
-shared 2-core machine each table ran on its own (``--tables adult --json
-adult.json``, 1.5-4.5 min each) and the page was written from the three
-(``--from-json``); ``benchmarks/raw_pipeline_results.json`` holds the rows
-of the page.
+``docs/benchmarks/raw_pipeline.rst``); ``--quick`` for a smoke run. The
+page was last written by one whole run (``--json
+benchmarks/raw_pipeline_results.json``, 1.6 min on a shared 2-core
+machine), and that file holds its rows; tables can also run on their own
+(``--tables adult --json adult.json``) and the page be joined from them
+(``--from-json``).
 """
 
 import argparse
