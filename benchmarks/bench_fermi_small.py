@@ -12,7 +12,8 @@ private choice of ``sklearn_dpfair._solvers._constant_choice``), of
 ``DPLogisticRegression``'s defaults, and of the training majority class,
 averaged over seeds, and the worst seed's difference from the majority
 class. ``r = n epsilon / ((d + 1)(K - 1))`` is the rules' statistic
-(DP-FERMI falls back below 15 and chooses privately below 100).
+(DP-FERMI falls back below 15, and chooses privately up to ``n epsilon =
+2500 (K - 1)``).
 
 Writes ``docs/benchmarks/fermi_small_budget.inc``.
 
@@ -51,7 +52,7 @@ from _adult import adult_arrays
 from _small_data import load_compas, load_german, make_synthetic
 
 from sklearn_dpfair import DPFERMIClassifier, DPLogisticRegression
-from sklearn_dpfair._solvers._constant_choice import CHOICE_RECORDS_PER_PARAMETER
+from sklearn_dpfair._solvers._constant_choice import CHOICE_RECORDS
 from sklearn_dpfair._solvers.fermi._plan import RECORDS_PER_PARAMETER
 from sklearn_dpfair.privacy import noise_multiplier_for_gaussian
 from sklearn_dpfair.privacy._accounting import epsilon_of, gaussian_event
@@ -135,7 +136,7 @@ def write(rows, n_seeds, out=OUT):
         f"Held-out error, mean of {n_seeds} seeds (training rows drawn at random, "
         f"the rest held out). ``r = n epsilon / (d + 1)``; ``small_budget=\"auto\"`` "
         f"releases the intercept-only model when ``r < {RECORDS_PER_PARAMETER:g}``, "
-        f"and up to ``r < {CHOICE_RECORDS_PER_PARAMETER:g}`` trains the model, then "
+        f"and up to ``n epsilon < {CHOICE_RECORDS:g}`` trains the model, then "
         "chooses privately between it and the constants (the number of seeds in "
         "which a constant was chosen; blank: no choice made). "
         "``worst``: the largest per-seed difference from the majority class.",

@@ -33,7 +33,7 @@ from ._intercept_only import affords_model
 
 __all__ = [
     "CHOICE_BUDGET_SHARE",
-    "CHOICE_RECORDS_PER_PARAMETER",
+    "CHOICE_RECORDS",
     "ConstantChoice",
     "choice_mechanism",
     "choice_noise",
@@ -45,9 +45,8 @@ __all__ = [
 
 _MESSAGE = (
     "{name}: small_budget='auto' released a constant model (coef_ is 0 and "
-    "{attribute} is True): at n_samples * epsilon below {c:g} * (n_features "
-    "+ 1) * (n_classes - 1) the fit compares its model privately with the "
-    "constants (a share {share:g} of the budget, accounted in dp_event_), and "
+    "{attribute} is True): at n_samples * epsilon below {c:g} * (n_classes "
+    "- 1) the fit compares its model privately with the constants (a share {share:g} of the budget, accounted in dp_event_), and "
     "the noisy comparison found a constant better on the training data. "
     "Raise epsilon, use fewer features, or pass small_budget='fit' to keep "
     "the model."
@@ -55,16 +54,18 @@ _MESSAGE = (
 
 # The budgets in which the choice is made: from the intercept-only rule's
 # threshold (below it the constant is released outright) up to
-# CHOICE_RECORDS_PER_PARAMETER records per free parameter, where DP-FERMI's
-# defaults lost to the majority class in some held-out seed
-# (benchmarks/bench_fermi_small.py --ideas, seeds 100-111: COMPAS at
-# n * epsilon up to 54 (d + 1), German credit at 34 (d + 1)) and never did
-# above 70 (d + 1) on the benchmark's datasets. The share is the one chosen
-# on those seeds: 0.1 of epsilon (as one Gaussian's multiplier over
-# sqrt(0.1)) cost the Adult cells 0.002 in mean held-out error and took the
-# COMPAS cells' worst seed from +0.077 above the majority class to 0.000;
-# 0.25 cost more and gained nothing.
-CHOICE_RECORDS_PER_PARAMETER = 100.0
+# n * epsilon < CHOICE_RECORDS * (n_classes - 1). DP-FERMI's defaults lost to
+# the majority class in some held-out seed up to n * epsilon = 2,100 (German
+# credit, n = 700, epsilon = 3; COMPAS up to 700; benchmarks/
+# bench_fermi_small.py and its --ideas seeds 100-111) and in none above it.
+# The bound is on n * epsilon alone, not per parameter, so that a fit's event
+# does not depend on its number of columns in this range: a private pipeline
+# whose encoder discovers its categories plans the final step before that
+# number is known. The share is the one chosen on seeds 100-111: 0.1 of
+# epsilon (as one Gaussian's multiplier over sqrt(0.1)) cost the Adult cells
+# 0.002 in mean held-out error and took the COMPAS cells' worst seed from
+# +0.077 above the majority class to 0.000; 0.25 cost more and gained nothing.
+CHOICE_RECORDS = 2500.0
 CHOICE_BUDGET_SHARE = 0.1
 
 
@@ -72,25 +73,23 @@ def chooses_privately(n_samples, n_features, n_classes, budget, records_per_para
     """Whether a fit makes the private choice (a public rule).
 
     True when the budget affords the model (:func:`._intercept_only.affords_model`
-    with the estimator's ``records_per_parameter``) but not
-    :data:`CHOICE_RECORDS_PER_PARAMETER` records per parameter, for a budget
-    the library calibrates.
+    with the estimator's ``records_per_parameter``) and ``n_samples *
+    epsilon < CHOICE_RECORDS * (n_classes - 1)``, for a budget the library
+    calibrates.
 
     Examples
     --------
     >>> from sklearn_dpfair.privacy import PrivacyBudget
     >>> from sklearn_dpfair._solvers._constant_choice import chooses_privately
     >>> [chooses_privately(n, 12, 2, PrivacyBudget(0.3, 1e-5), 15.0)
-    ...  for n in (300, 700, 6000)]
+    ...  for n in (300, 700, 9000)]
     [False, True, False]
     """
     if not affords_model(n_samples, n_features, n_classes, budget, records_per_parameter):
         return False
     if not budget.is_private or not budget.is_calibrated or math.isinf(budget.epsilon):
         return False
-    return not affords_model(
-        n_samples, n_features, n_classes, budget, CHOICE_RECORDS_PER_PARAMETER
-    )
+    return n_samples * budget.epsilon < CHOICE_RECORDS * max(int(n_classes) - 1, 1)
 
 
 def choice_noise(budget, share=CHOICE_BUDGET_SHARE):
@@ -183,7 +182,7 @@ def choice_message(name, attribute="intercept_only_"):
     return _MESSAGE.format(
         name=name,
         attribute=attribute,
-        c=CHOICE_RECORDS_PER_PARAMETER,
+        c=CHOICE_RECORDS,
         share=CHOICE_BUDGET_SHARE,
     )
 

@@ -349,9 +349,9 @@ def test_verbose_prints_about_one_line_per_epoch_and_changes_nothing(
 
 
 def test_a_planned_private_choice_is_refused(dask_client, small):
-    # Between 15 and 100 records of n * epsilon per parameter, "auto" plans
-    # the private comparison with the constants, which a Dask fit does not
-    # make: refused before any row is read; "fit" runs the SGDA.
+    # Between 15 records of n * epsilon per parameter and n * epsilon = 2500,
+    # "auto" plans the private comparison with the constants, which a Dask
+    # fit does not make: refused before any row is read; "fit" runs the SGDA.
     X, y, s, _ = small
     Xd, yd, sd = _dask(X, y, s)
     n_params = X.shape[1] + 1

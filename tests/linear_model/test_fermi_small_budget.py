@@ -108,7 +108,7 @@ def test_float32_and_proba():
     np.testing.assert_allclose(proba, np.tile(proba[0], (3, 1)))
 
 
-# 300 * 3 = 900 is between 15 * 41 and 100 * 41: the model is trained, then
+# 300 * 3 = 900 is between 15 * 41 and 2500: the model is trained, then
 # compared privately with the constants.
 CHOICE_EPSILON = 3.0
 
@@ -139,8 +139,8 @@ def test_in_between_the_fit_plans_and_makes_the_private_choice():
     kept, _ = _fit(X, y, s, epsilon=CHOICE_EPSILON, small_budget="fit")
     assert kept.constant_comparison_ is None
     assert len(kept.dp_event_.events) == len(est.dp_event_.events) - 1
-    # A budget of 100 records per parameter and more: no choice.
-    large, _ = _fit(X, y, s, epsilon=20.0)
+    # n * epsilon of 2500 and more: no choice.
+    large, _ = _fit(X, y, s, epsilon=9.0)
     assert large.constant_comparison_ is None and not large.intercept_only_
 
 

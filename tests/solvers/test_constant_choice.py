@@ -64,18 +64,26 @@ def test_noisy_counts_are_floored_at_one_record():
 
 
 @pytest.mark.parametrize(
-    "n, eps, expected",
+    "n, eps, k, expected",
     [
-        (300, 0.3, False),  # below 15 (d + 1): the intercept-only model instead
-        (700, 0.3, True),
-        (4000, 0.3, True),
-        (6000, 0.3, False),  # 100 (d + 1) and above: the model alone
-        (700, math.inf, False),
+        (300, 0.3, 2, False),  # below 15 (d + 1): the intercept-only model
+        (700, 0.3, 2, True),
+        (8333, 0.3, 2, True),  # n * epsilon = 2499.9
+        (8334, 0.3, 2, False),  # 2500 and above: the model alone
+        (8334, 0.3, 3, True),  # 2500 (K - 1) for K classes
+        (700, math.inf, 2, False),
     ],
 )
-def test_the_choice_is_made_between_the_two_thresholds(n, eps, expected):
-    # d = 12: 15 * 13 = 195 and 100 * 13 = 1300 records of n * epsilon.
-    assert chooses_privately(n, 12, 2, PrivacyBudget(eps, 1e-5), 15.0) is expected
+def test_the_choice_is_made_between_the_two_thresholds(n, eps, k, expected):
+    # d = 12: the intercept-only rule's threshold is 15 * 13 (K - 1).
+    assert chooses_privately(n, 12, k, PrivacyBudget(eps, 1e-5), 15.0) is expected
+
+
+def test_the_choice_does_not_depend_on_the_width_above_the_fallback():
+    # A pipeline plans its final step before an encoder's categories fix the
+    # width: every width that affords the model gets the same decision.
+    budget = PrivacyBudget(1.0, 1e-5)
+    assert {chooses_privately(2000, d, 2, budget, 15.0) for d in (1, 7, 50)} == {True}
 
 
 def test_no_choice_for_a_user_given_noise_multiplier():
