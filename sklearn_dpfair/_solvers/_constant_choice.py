@@ -38,6 +38,7 @@ __all__ = [
     "choice_mechanism",
     "choice_noise",
     "chooses_privately",
+    "comparison_sensitivity",
     "constant_comparison",
     "choose_constant",
     "choice_message",
@@ -46,7 +47,8 @@ __all__ = [
 _MESSAGE = (
     "{name}: small_budget='auto' released a constant model (coef_ is 0 and "
     "{attribute} is True): at n_samples * epsilon below {c:g} * (n_classes "
-    "- 1) the fit compares its model privately with the constants (a share {share:g} of the budget, accounted in dp_event_), and "
+    "- 1) the fit compares its model privately with the constants (a share "
+    "{share:g} of the budget, accounted in dp_event_), and "
     "the noisy comparison found a constant better on the training data. "
     "Raise epsilon, use fewer features, or pass small_budget='fit' to keep "
     "the model."
@@ -85,7 +87,10 @@ def chooses_privately(n_samples, n_features, n_classes, budget, records_per_para
     ...  for n in (300, 700, 9000)]
     [False, True, False]
     """
-    if not affords_model(n_samples, n_features, n_classes, budget, records_per_parameter):
+    affords = affords_model(
+        n_samples, n_features, n_classes, budget, records_per_parameter
+    )
+    if not affords:
         return False
     if not budget.is_private or not budget.is_calibrated or math.isinf(budget.epsilon):
         return False
@@ -93,7 +98,7 @@ def chooses_privately(n_samples, n_features, n_classes, budget, records_per_para
 
 
 def choice_noise(budget, share=CHOICE_BUDGET_SHARE):
-    """Noise multiplier of the comparison: one whole-budget Gaussian's over ``sqrt(share)``.
+    """The comparison's noise multiplier: a whole-budget Gaussian's over ``sqrt(share)``.
 
     A Gaussian's zCDP cost is ``1 / (2 z^2)``, so this multiplier costs
     ``share`` of what a Gaussian calibrated alone to the whole

@@ -826,7 +826,9 @@ def _training_predictions(fit, X, params, n_classes):
     return np.argmax(scores, axis=1)
 
 
-def privately_choose_constant(fit, X, y, setup, *, params, n_classes, n_groups, rng, backend):
+def privately_choose_constant(
+    fit, X, y, setup, *, params, n_classes, n_groups, rng, backend
+):
     """Release the comparison of ``fit`` with the constants; keep the better.
 
     One Gaussian release (:mod:`.._constant_choice`, planned in the fit's
@@ -836,7 +838,8 @@ def privately_choose_constant(fit, X, y, setup, *, params, n_classes, n_groups, 
     release is post-processing.
     """
     mechanism = choice_mechanism(setup.noise.choice, n_classes)
-    exact = constant_comparison(y, _training_predictions(fit, X, params, n_classes), n_classes)
+    predicted = _training_predictions(fit, X, params, n_classes)
+    exact = constant_comparison(y, predicted, n_classes)
     noisy = np.asarray(to_numpy(mechanism.privatize(exact, rng)), dtype=np.float64)
     choice = choose_constant(noisy, X.shape[0])
     if choice.constant is None:
