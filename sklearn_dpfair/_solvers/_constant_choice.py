@@ -41,18 +41,7 @@ __all__ = [
     "comparison_sensitivity",
     "constant_comparison",
     "choose_constant",
-    "choice_message",
 ]
-
-_MESSAGE = (
-    "{name}: small_budget='auto' released a constant model (coef_ is 0 and "
-    "{attribute} is True): at n_samples * epsilon below {c:g} * (n_classes "
-    "- 1) the fit compares its model privately with the constants (a share "
-    "{share:g} of the budget, accounted in dp_event_), and "
-    "the noisy comparison found a constant better on the training data. "
-    "Raise epsilon, use fewer features, or pass small_budget='fit' to keep "
-    "the model."
-)
 
 # The budgets in which the choice is made: from the intercept-only rule's
 # threshold (below it the constant is released outright) up to
@@ -177,19 +166,6 @@ class ConstantChoice:
     def log_frequencies(self):
         """Intercepts of the constant model: log of the noisy class frequencies."""
         return np.log(self.counts / self.counts.sum())
-
-
-def choice_message(name, attribute="intercept_only_"):
-    """The warning of a fit whose private choice released a constant.
-
-    Its only private input is the released choice (post-processing).
-    """
-    return _MESSAGE.format(
-        name=name,
-        attribute=attribute,
-        c=CHOICE_RECORDS,
-        share=CHOICE_BUDGET_SHARE,
-    )
 
 
 def choose_constant(noisy_comparison, n_samples):

@@ -333,8 +333,11 @@ def test_sampling_rate_is_a_deprecated_alias_of_sampling_probability():
 
 def test_privacy_record_is_recomputable_with_dp_accounting():
     X, y, s = _biased(0)
+    # small_budget="fit": the histogram and the steps alone (at n * epsilon
+    # = 2000 "auto" would also compare the model with the constants).
     clf = DPFERMIClassifier(
-        epsilon=1.0, delta=1e-5, random_state=0, **DECLARED, **FAST
+        epsilon=1.0, delta=1e-5, random_state=0, small_budget="fit", **DECLARED,
+        **FAST,
     ).fit(X, y, sensitive_features=s)
     assert clf.epsilon_ <= 1.0
     assert clf.epsilon_ == pytest.approx(1.0, rel=1e-2)
@@ -366,7 +369,8 @@ def test_privacy_record_is_recomputable_with_dp_accounting():
 def test_public_marginals_spend_no_budget_on_the_histogram():
     X, y, s = _biased(0)
     clf = DPFERMIClassifier(
-        group_marginals=[3, 1], random_state=0, **DECLARED, **FAST
+        group_marginals=[3, 1], random_state=0, small_budget="fit", **DECLARED,
+        **FAST,
     ).fit(X, y, sensitive_features=s)
     np.testing.assert_allclose(clf.group_marginals_, [0.75, 0.25])
     assert isinstance(clf.dp_event_, dp_accounting.SelfComposedDpEvent)
@@ -374,6 +378,7 @@ def test_public_marginals_spend_no_budget_on_the_histogram():
         constraint="equalized_odds",
         group_marginals=np.ones((2, 2)),
         random_state=0,
+        small_budget="fit",
         **DECLARED,
         **FAST,
     ).fit(X, y, sensitive_features=s)
@@ -434,7 +439,7 @@ def test_overspending_noise_multiplier_raises():
 def test_no_fairness_term_releases_nothing_about_groups():
     X, y, s = _biased(0)
     clf = DPFERMIClassifier(
-        fairness_weight=0.0, random_state=0, **DECLARED, **FAST
+        fairness_weight=0.0, random_state=0, small_budget="fit", **DECLARED, **FAST
     ).fit(X, y, sensitive_features=s)
     assert isinstance(clf.dp_event_, dp_accounting.SelfComposedDpEvent)
     assert clf.group_marginals_ is None

@@ -71,6 +71,9 @@ def _fit(data, **params):
         epsilon=EPSILON,
         delta=DELTA,
         clip_norm=1.0,
+        # The steps and the selection only (at these budgets "auto" would
+        # also compare the model with the constants: one more release).
+        small_budget="fit",
         random_state=0,
         **params,
     )

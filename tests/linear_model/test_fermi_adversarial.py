@@ -172,6 +172,7 @@ def _rebuilt(est):
         rec.sampling_probability,
         rec.steps,
         est.marginal_noise_multiplier_,
+        choice_noise=est.choice_noise_multiplier_,
     )
 
 

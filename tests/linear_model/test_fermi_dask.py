@@ -85,7 +85,7 @@ def test_same_record_as_in_memory(dask_client, small):
     X, y, s, w = small
     kw = dict(
         epsilon=0.8, delta=1e-6, classes=[0, 1], groups=[0, 1], batch_size=300,
-        max_iter=3,
+        max_iter=3, small_budget="fit",  # the choice is not made on Dask input
     )
     memory = DPFERMIClassifier(**kw).fit(X, y, sample_weight=w, sensitive_features=s)
     Xd, yd, sd, wd = _dask(X, y, s, w)

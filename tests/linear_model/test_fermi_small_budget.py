@@ -149,7 +149,8 @@ def test_a_model_worse_than_a_constant_is_replaced_by_it(monkeypatch):
     _force_predictions(monkeypatch, 1)  # the minority class, on every row
     est, msgs = _fit(X, y, s, epsilon=CHOICE_EPSILON)
     assert est.intercept_only_ is True
-    assert len(msgs) == 1 and "released a constant model" in msgs[0]
+    # No warning: its presence would differ between neighbouring datasets.
+    assert not msgs
     np.testing.assert_array_equal(est.coef_, 0.0)
     np.testing.assert_array_equal(est.predict(X), 0)  # the majority class
     # The steps ran and stay accounted: the event is the planned one.
@@ -174,7 +175,7 @@ def test_the_chosen_constant_of_a_network_is_a_constant_network(monkeypatch):
     X, y, s = _data()
     _force_predictions(monkeypatch, 1)
     est, msgs = _fit(X, y, s, epsilon=CHOICE_EPSILON, hidden_layer_sizes=(4,))
-    assert est.intercept_only_ and msgs
+    assert est.intercept_only_ and not msgs
     assert all(np.all(W == 0) for W in est.coefs_)
     np.testing.assert_array_equal(est.predict(X), 0)
     assert est.privacy_plan(N, D).dp_event == est.dp_event_
@@ -185,7 +186,7 @@ def test_multiclass_choice(monkeypatch):
     _force_predictions(monkeypatch, 2)  # the rarest class
     est, msgs = _fit(X, y, s, epsilon=CHOICE_EPSILON * 2)
     assert est.constant_comparison_.shape == (3,)
-    assert est.intercept_only_ and msgs
+    assert est.intercept_only_ and not msgs
     assert est.coef_.shape == (3, D)
     np.testing.assert_array_equal(est.predict(X), 0)
     assert est.privacy_plan(N, D, n_classes=3).dp_event == est.dp_event_

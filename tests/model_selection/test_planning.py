@@ -135,7 +135,8 @@ def test_planned_event_is_the_fitted_event(data, name):
 def test_search_over_the_disparity_bound(data, constraint):
     X, y, groups = data
     estimator = _fermi(
-        constraint=constraint, max_iter=2, batch_size=256, disparity_bound=0.1
+        constraint=constraint, max_iter=2, batch_size=256, disparity_bound=0.1,
+        small_budget="fit",  # the training event without the constant choice
     )
     with sklearn.config_context(enable_metadata_routing=True):
         estimator.set_fit_request(sensitive_features=True)
