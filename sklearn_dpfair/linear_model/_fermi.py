@@ -1023,8 +1023,9 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         error elsewhere on the benchmark's real data
         (``benchmarks/bench_fermi_small.py``). "fit" always fits
         the model and makes no choice. Neither rule applies with
-        ``epsilon=np.inf`` or a given ``noise_multiplier``; the choice is
-        not made on Dask input (see ``fit``).
+        ``epsilon=np.inf`` or a given ``noise_multiplier``. A Dask fit does
+        not make the choice: in its range it is refused before any row is
+        read (pass ``small_budget="fit"``).
     groups : array-like, default=None
         Declared public group set (labels; tuples for several columns). None
         reads it from the data, with a
