@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..privacy import GaussianMechanism, noise_multiplier_for_gaussian
-from ._intercept_only import affords_model
+from ._intercept_only import affords_model, library_calibrates, log_frequencies
 
 __all__ = [
     "CHOICE_BUDGET_SHARE",
@@ -76,12 +76,9 @@ def chooses_privately(n_samples, n_features, n_classes, budget, records_per_para
     ...  for n in (300, 700, 9000)]
     [False, True, False]
     """
-    affords = affords_model(
+    if not library_calibrates(budget) or not affords_model(
         n_samples, n_features, n_classes, budget, records_per_parameter
-    )
-    if not affords:
-        return False
-    if not budget.is_private or not budget.is_calibrated or math.isinf(budget.epsilon):
+    ):
         return False
     return n_samples * budget.epsilon < CHOICE_RECORDS * max(int(n_classes) - 1, 1)
 
@@ -165,7 +162,7 @@ class ConstantChoice:
     @property
     def log_frequencies(self):
         """Intercepts of the constant model: log of the noisy class frequencies."""
-        return np.log(self.counts / self.counts.sum())
+        return log_frequencies(self.counts)
 
 
 def choose_constant(noisy_comparison, n_samples):

@@ -33,9 +33,12 @@ from ..privacy import GaussianMechanism, PrivacyRecord
 __all__ = [
     "InterceptOnlySetup",
     "affords_model",
+    "constant_linear_model",
     "fit_intercept_only",
     "intercept_only_model",
     "intercept_only_setup",
+    "library_calibrates",
+    "log_frequencies",
     "n_parameters",
     "small_budget_message",
 ]
@@ -100,12 +103,31 @@ def affords_model(n_samples, n_features, n_classes, budget, records_per_paramete
     >>> affords_model(2000, 97, 2, PrivacyBudget(1.0, 1e-5), 20.0)
     True
     """
-    if not budget.is_private or not budget.is_calibrated:
-        return True
-    if math.isinf(budget.epsilon):
+    if not library_calibrates(budget):
         return True
     need = records_per_parameter * n_parameters(n_features, n_classes)
     return n_samples * budget.epsilon >= need
+
+
+def library_calibrates(budget):
+    """Whether the library calibrates the fit's noise to a finite ``epsilon``.
+
+    False for a non-private budget, ``epsilon = inf`` or a user-given noise
+    multiplier (the user chose the mechanism): the small-budget rules then
+    leave the fit alone.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
+    >>> from sklearn_dpfair._solvers._intercept_only import library_calibrates
+    >>> library_calibrates(PrivacyBudget(1.0, 1e-5))
+    True
+    >>> library_calibrates(PrivacyBudget(float("inf"), 1e-5))
+    False
+    """
+    return (
+        budget.is_private and budget.is_calibrated and not math.isinf(budget.epsilon)
+    )
 
 
 def small_budget_message(
@@ -218,8 +240,45 @@ def fit_intercept_only(setup, y, rng):
         setup.mechanism.privatize(exact[: setup.n_classes].astype(np.float64), rng),
         dtype=np.float64,
     )
-    floored = np.maximum(counts, 1.0)
-    return np.log(floored / floored.sum()), counts
+    return log_frequencies(counts), counts
+
+
+def log_frequencies(counts):
+    """Log-frequencies of noisy class counts, each floored at one record.
+
+    The floor is a public constant: post-processing that keeps every value
+    finite whatever the noise drew.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._intercept_only import log_frequencies
+    >>> np.exp(log_frequencies(np.array([3.0, -2.0]))).round(2)
+    array([0.75, 0.25])
+    """
+    floored = np.maximum(np.asarray(counts, dtype=np.float64), 1.0)
+    return np.log(floored / floored.sum())
+
+
+def constant_linear_model(log_frequency, n_features):
+    """Zero coefficients and the intercepts of a constant linear model.
+
+    Binary problems keep one row (the logit of the second class), as the
+    package's linear classifiers do.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._intercept_only import constant_linear_model
+    >>> coef, intercept = constant_linear_model(np.log([0.75, 0.25]), 3)
+    >>> coef.shape, intercept.round(3)
+    ((1, 3), array([-1.099]))
+    """
+    log_frequency = np.asarray(log_frequency, dtype=np.float64)
+    coef = np.zeros((log_frequency.shape[0], n_features))
+    if log_frequency.shape[0] == 2:
+        return coef[:1], log_frequency[1:] - log_frequency[:1]
+    return coef, log_frequency
 
 
 def intercept_only_model(setup, y, rng, n_features):
@@ -257,7 +316,4 @@ def intercept_only_model(setup, y, rng, n_features):
     ((1, 3), True)
     """
     intercept, _ = fit_intercept_only(setup, y, rng)
-    coef = np.zeros((setup.n_classes, n_features))
-    if setup.n_classes == 2:
-        coef, intercept = coef[:1], intercept[1:] - intercept[:1]
-    return coef, intercept
+    return constant_linear_model(intercept, n_features)

@@ -117,8 +117,8 @@ def _force_predictions(monkeypatch, value):
     # A model that predicts one class everywhere, whatever it learned: the
     # comparison then sees its true (bad) training errors.
     monkeypatch.setattr(
-        "sklearn_dpfair._solvers.fermi._fit._training_predictions",
-        lambda fit, X, params, n_classes: np.full(X.shape[0], value),
+        "sklearn_dpfair._solvers.fermi._problem.FairProblem.predict",
+        lambda problem, coef, w0: np.full(problem.X_host.shape[0], value),
     )
 
 

@@ -56,15 +56,13 @@ from ...fairness._marginals import (
     marginals_from_public,
     warn_floored_groups,
 )
-from ...neural._network import forward
 from ...privacy import PrivacyRecord, fit_weights
 from ...privacy._record import WEIGHTS_CAVEAT
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
 from ...utils._validation import warn_at_caller
 from .._constant_choice import choice_mechanism, choose_constant, constant_comparison
 from .._feature_scaling import fit_feature_scaling
-from .._intercept_only import intercept_only_model
-from .._linear import raw_predictions
+from .._intercept_only import constant_linear_model, intercept_only_model
 from .._non_private import minimize_fair_objective
 from ._model import initial_network
 from ._privacy import (
@@ -809,57 +807,38 @@ def _constant_model(
     )
 
 
-def _training_predictions(fit, X, params, n_classes):
-    """Class indices the released model predicts on the training rows (host)."""
-    if fit.coefs is not None:
-        xp = array_namespace(X)
-        weights = [xp.asarray(W, dtype=X.dtype) for W in fit.coefs]
-        biases = [xp.asarray(b, dtype=X.dtype) for b in fit.intercepts]
-        scores = to_numpy(forward(X, weights, biases, params.activation)[2])
-    else:
-        X_host = X if sp.issparse(X) else to_numpy(X)
-        scores = raw_predictions(
-            X_host, to_numpy(fit.coef).T.astype(np.float64), to_numpy(fit.intercept)
-        )
-    if n_classes == 2:
-        return (scores[:, 0] > 0).astype(np.intp)
-    return np.argmax(scores, axis=1)
-
-
 def privately_choose_constant(
-    fit, X, y, setup, *, params, n_classes, n_groups, rng, backend
+    fit, predicted, y, setup, *, params, n_features, n_classes, n_groups, rng,
+    backend, dtype,
 ):
     """Release the comparison of ``fit`` with the constants; keep the better.
 
-    One Gaussian release (:mod:`.._constant_choice`, planned in the fit's
-    event) of the model's training errors minus each constant's; when the
-    noisy comparison finds a constant better, that constant (intercepts
-    from the same release) replaces the model. Everything after the
-    release is post-processing.
+    ``predicted`` are the class indices ``fit`` predicts on the training
+    rows (:meth:`._problem.FairProblem.predict`). One Gaussian release
+    (:mod:`.._constant_choice`, planned in the fit's event) of the model's
+    training errors minus each constant's; when the noisy comparison finds
+    a constant better, that constant (intercepts from the same release)
+    replaces the model. Everything after the release is post-processing.
     """
     mechanism = choice_mechanism(setup.noise.choice, n_classes)
-    predicted = _training_predictions(fit, X, params, n_classes)
     exact = constant_comparison(y, predicted, n_classes)
     noisy = np.asarray(to_numpy(mechanism.privatize(exact, rng)), dtype=np.float64)
-    choice = choose_constant(noisy, X.shape[0])
+    choice = choose_constant(noisy, predicted.shape[0])
     if choice.constant is None:
         return replace(fit, constant_comparison=noisy)
-    intercept = choice.log_frequencies
-    coef = np.zeros((n_classes, X.shape[1]))
-    if n_classes == 2:
-        coef, intercept = coef[:1], intercept[1:] - intercept[:1]
+    coef, intercept = constant_linear_model(choice.log_frequencies, n_features)
     return replace(
         fit,
         **_constant_model(
             coef,
             intercept,
             params=params,
-            n_features=X.shape[1],
+            n_features=n_features,
             n_classes=n_classes,
             n_groups=n_groups,
             bounded=params.disparity_bound is not None and setup.bounded,
             backend=backend,
-            dtype=X.dtype,
+            dtype=dtype,
         ),
         intercept_only=True,
         chose_constant=True,
@@ -987,7 +966,6 @@ def fit_fermi(
     # step sizes assume unit-scale columns.
     scaling = None if privacy is None else privacy.scaling
     scales = None if scaling is None else fit_feature_scaling(X, scaling, rng)
-    X_user = X
     if scales is not None:
         X = scales.transform(X)
     q, n_steps, bounded = setup.sampling_probability, setup.n_steps, setup.bounded
@@ -1100,8 +1078,12 @@ def fit_fermi(
         network=network,
     )
     if plan.key.constant_choice:
+        # The training predictions of the released model, computed where
+        # the solver ran (its columns, by blocks of rows).
+        predicted = problem.predict(to_numpy(coef_m), to_numpy(w0_m))
         fit = privately_choose_constant(
-            fit, X_user, y, setup, params=p, n_classes=n_classes,
-            n_groups=n_groups, rng=rng, backend=backend,
+            fit, predicted, y, setup, params=p, n_features=X.shape[1],
+            n_classes=n_classes, n_groups=n_groups, rng=rng, backend=backend,
+            dtype=X.dtype,
         )
     return fit
