@@ -10,7 +10,7 @@ federation to the driver (:func:`fit_federated`'s code path) and turns its
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .._solvers._schedules import sgd_schedule
 from ..privacy._releases import mark_unchecked
@@ -136,7 +136,7 @@ def fit_silos(X, y, loss, params, budget, options, *, silos, rng, seeded, networ
     mark_unchecked("federated: each silo checks its own releases")
     ids, rows = split_by_silo(silos, X.shape[0])
     extra = {} if network is None else {"network": network}
-    return fit_federated(
+    fit = fit_federated(
         {sid: (X[r], y[r]) for sid, r in zip(ids, rows)},
         loss=loss,
         config=federation_config(X.shape[0], params, budget, options.spider),
@@ -146,6 +146,16 @@ def fit_silos(X, y, loss, params, budget, options, *, silos, rng, seeded, networ
         caveats=(*budget.caveats, _SILOS_PUBLIC_CAVEAT),
         **options.driver_kwargs(budget),
         **extra,
+    )
+    if fit.coef is None:
+        return fit
+    # The server averages in float64; the linear model is returned in X's
+    # precision, as a central fit returns it (rounding a release is
+    # post-processing).
+    return replace(
+        fit,
+        coef=fit.coef.astype(X.dtype, copy=False),
+        intercept=fit.intercept.astype(X.dtype, copy=False),
     )
 
 

@@ -658,9 +658,8 @@ default=None
         rng = check_noise_generator(self.random_state)
 
         if silos is not None:
-            X_host = to_numpy(X)
             result = fit_silos(
-                X_host,
+                to_numpy(X),
                 to_numpy(y_encoded),
                 loss,
                 self._dp_sgd_params(),
@@ -669,14 +668,6 @@ default=None
                 silos=silos,
                 rng=rng,
                 seeded=self.random_state is not None,
-            )
-            # The server averages in float64; the model is returned in X's
-            # precision, as a central fit returns it (rounding the released
-            # coefficients is post-processing).
-            result = replace(
-                result,
-                coef=result.coef.astype(X_host.dtype, copy=False),
-                intercept=result.intercept.astype(X_host.dtype, copy=False),
             )
             return self._set_fitted(
                 classes, result, resolve_epochs(self.max_iter, X.shape[0])

@@ -209,13 +209,18 @@ def fit_network_silos(X, y, loss, params, budget, options, *, silos, rng, seeded
     network's silo step (:class:`NetworkSiloModel`), started from the
     initialization a central fit with the same seed would use.
 
+    The silos train in float64; the weights are returned in ``X``'s
+    precision, as a central fit returns them (post-processing).
+
     Returns
     -------
     fit : FederatedFit
         With ``parameters`` (flat) and the silos' reports and records.
-    network : NetworkSiloModel
-        The layout, to unflatten ``parameters``.
+    network : NetworkFit
+        The weights and biases, in ``X``'s precision.
     """
+    dtype = X.dtype
+    X = np.asarray(X, dtype=np.float64)
     sizes = layer_sizes(X.shape[1], params.hidden_layer_sizes, loss.n_outputs)
     network = NetworkSiloModel.initialized(
         sizes, params.activation, loss, _init_rng(rng)
@@ -234,7 +239,10 @@ def fit_network_silos(X, y, loss, params, budget, options, *, silos, rng, seeded
     )
     weights, biases = network.unflatten(fit.parameters)
     return fit, NetworkFit(
-        [W.copy() for W in weights], [b.copy() for b in biases], fit.rounds, fit.record
+        [W.astype(dtype) for W in weights],
+        [b.astype(dtype) for b in biases],
+        fit.rounds,
+        fit.record,
     )
 
 

@@ -431,7 +431,7 @@ default=None
         federated = None
         if silos is not None:
             federated, result = fit_network_silos(
-                to_numpy(X).astype(np.float64, copy=False),
+                to_numpy(X),
                 np.asarray(y_encoded, dtype=np.float64),
                 loss,
                 self._params(hidden),
@@ -463,12 +463,6 @@ default=None
         self.classes_ = classes
         self.coefs_ = result.weights
         self.intercepts_ = result.biases
-        if federated is not None:
-            # The silos train in float64; the network is returned in X's
-            # precision, as a central fit returns it (post-processing).
-            dtype = to_numpy(X).dtype
-            self.coefs_ = [W.astype(dtype, copy=False) for W in self.coefs_]
-            self.intercepts_ = [b.astype(dtype, copy=False) for b in self.intercepts_]
         self.n_layers_ = len(hidden) + 2
         self.n_outputs_ = loss.n_outputs
         self.out_activation_ = "logistic" if loss.n_outputs == 1 else "softmax"

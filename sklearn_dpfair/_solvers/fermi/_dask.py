@@ -149,8 +149,14 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
     constraint = p.constraint
     n_groups = len(group_labels)
     plan.check_data(data.n_samples, data.n_features, n_groups)
+    # The small-budget releases are planned, so refused before any row is read.
+    if plan.fallback is not None:
+        raise ValueError(
+            "small_budget='auto' would release the intercept-only model, which "
+            "DPFERMIClassifier does not fit on Dask input: pass "
+            "small_budget='fit', or raise epsilon."
+        )
     if plan.key.constant_choice:
-        # Planned, so refused before any row is read.
         raise ValueError(
             "small_budget='auto' would compare the model privately with the "
             "constants at this budget, which DPFERMIClassifier does not do on "
@@ -179,13 +185,6 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
         max_weight=data.max_weight,
         rng=rng,
     )
-    if setup.fallback is not None:
-        # Planned, so refused before any row was read.
-        raise ValueError(
-            "small_budget='auto' would release the intercept-only model, which "
-            "DPFERMIClassifier does not fit on Dask input: pass "
-            "small_budget='fit', or raise epsilon."
-        )
     regularizer = setup.regularizer if setup.active else None
     mechanisms = setup.mechanisms
     model = LinearModel(n_classes, p.intercept_scaling)
