@@ -218,6 +218,10 @@ def calibrate_allocation_noise(target_epsilon, delta, steps_per_epoch, epochs):
         return 0.0
     from ._calibration import calibrate_noise_multiplier
 
+    if steps_per_epoch == 1:
+        # Every record in every step (random_allocation_event's plain
+        # self-composed Gaussian): dp-accounting's PLD reads it exactly.
+        return calibrate_noise_multiplier(target_epsilon, delta, 1.0, epochs, "pld")
     start = calibrate_noise_multiplier(
         target_epsilon, delta, 1.0 / steps_per_epoch, steps_per_epoch * epochs, "pld"
     )

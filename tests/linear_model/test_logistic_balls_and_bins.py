@@ -132,3 +132,24 @@ def test_refused_on_a_dask_collection(data):
     X, y = data
     with pytest.raises(ValueError, match="batch_sampling"):
         _clf().fit(da.from_array(X, chunks=100), da.from_array(y, chunks=100))
+
+
+def test_one_batch_per_epoch_is_the_self_composed_gaussian():
+    # 300 rows and the "auto" batch (at least 256 rows): one step per epoch,
+    # every record in every step; its calibration once crashed on the
+    # allocation accountant, which does not read that event.
+    pytest.importorskip("PLD_accounting")
+    import dp_accounting
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPLogisticRegression(
+        epsilon=2.0, classes=[0, 1], batch_sampling="balls_and_bins",
+        small_budget="fit", random_state=0,
+    ).fit(X, y)
+    event = clf.dp_event_
+    assert isinstance(event, dp_accounting.SelfComposedDpEvent)
+    assert event.count == clf.t_
+    assert clf.epsilon_ <= 2.0 and clf.privacy_record_.recompute_epsilon() == clf.epsilon_
+    assert clf.privacy_plan(300, 4).dp_event == event
