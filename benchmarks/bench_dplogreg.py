@@ -24,8 +24,16 @@ averages (post-processing), the PLD accountant, L2 rules of the public
 epsilon of the grid, 5 seeds; chosen on the validation split, then read on
 the test file.
 
+And the decision threshold (``--threshold-ideas validation|test``): the
+fitted model as is, a non-private oracle threshold on its decision function
+(a diagnostic), and a private prototype choosing the threshold from one
+Gaussian release of per-class histograms of the decision function, at
+epsilon in {0.05, 0.1, 0.5}, 5 seeds; writes
+docs/benchmarks/small_eps_threshold.inc (the test run appends its tables).
+
 Usage: python benchmarks/bench_dplogreg.py [--quick] [--seeds 5] [--sweep]
 [--small-eps] [--small-eps-ideas {validation,test}]
+[--threshold-ideas {validation,test}]
 """
 
 import argparse
@@ -283,6 +291,275 @@ def small_eps_ideas(split="validation", seeds=5, epsilons=(0.05, 0.1, 0.5, 1.0, 
         linear.LinearModel.privatize_gradient = privatize
 
 
+def _oracle_threshold(scores, y):
+    """The threshold maximizing the accuracy of ``scores >= t`` on ``(scores, y)``.
+
+    Non-private (it reads the labels directly): a diagnostic of the headroom.
+    Cuts are taken at midpoints between consecutive sorted scores (and below
+    the smallest, above the largest); among tied cuts, the one closest to 0.
+    """
+    order = np.argsort(scores, kind="stable")
+    s, yy = scores[order], y[order]
+    # Accuracy of the cut before position k: negatives among the first k plus
+    # positives from k on.
+    neg_before = np.concatenate([[0], np.cumsum(yy == 0)])
+    pos_from = np.concatenate([np.cumsum((yy == 1)[::-1])[::-1], [0]])
+    correct = neg_before + pos_from
+    cuts = np.concatenate([[s[0] - 1.0], (s[:-1] + s[1:]) / 2, [s[-1] + 1.0]])
+    # A cut between equal scores separates nothing: keep only real ones.
+    valid = np.concatenate([[True], s[1:] > s[:-1], [True]])
+    correct = np.where(valid, correct, -1)
+    best = np.flatnonzero(correct == correct.max())
+    return float(cuts[best[np.argmin(np.abs(cuts[best]))]])
+
+
+def _bin_index(scores, edges):
+    """Bin of each score on the public grid, rows outside clipped to the end bins."""
+    return np.clip(np.searchsorted(edges, scores, side="right") - 1, 0, len(edges) - 2)
+
+
+def _threshold_from_histograms(h0, h1):
+    """The cut ``k`` (predict 1 from bin ``k`` on) maximizing the histograms' accuracy.
+
+    ``accuracy(k) = sum(h0[:k]) + sum(h1[k:])``; post-processing of the
+    (noisy) histograms. Among tied cuts, the one closest to the middle of the
+    grid (threshold 0 on a symmetric grid).
+    """
+    correct = np.concatenate([[0.0], np.cumsum(h0)]) + np.concatenate(
+        [np.cumsum(h1[::-1])[::-1], [0.0]]
+    )
+    best = np.flatnonzero(correct == correct.max())
+    return int(best[np.argmin(np.abs(best - len(h0) / 2))])
+
+
+def threshold_ideas(split="validation", seeds=5, epsilons=(0.05, 0.1, 0.5),
+                    shares=(0.05, 0.1), n_bins=40, bound=6.0):
+    """Decision threshold (intercept) of the fitted model at small budgets.
+
+    ``split="validation"`` fits 75% of the training file and scores the other
+    25%; ``"test"`` fits the training file and scores the test file. Two
+    bases: the defaults, and ``accountant='pld'`` with ``alpha = 1e4 /
+    (epsilon n)^2``. For each, per epsilon and seed:
+
+    * *as is*: the fitted model, threshold 0 on its decision function;
+    * *oracle* (a non-private diagnostic): the accuracy-optimal threshold of
+      the decision function on the fit's own training rows, chosen from
+      their labels without noise, applied to the scored rows; also the same
+      oracle restricted to the public grid's edges, and an optimistic bound:
+      the threshold chosen on the scored rows themselves;
+    * *private, share s*: a benchmark-side prototype. The budget is split
+      in zCDP shares: one Gaussian histogram release with noise multiplier
+      ``z = z_1 / sqrt(s)`` (``z_1`` the PLD-calibrated multiplier of one
+      Gaussian spending the whole ``(epsilon, delta)``), and the DP-SGD steps
+      with the noise multiplier calibrated (dp-accounting, the base's
+      accountant) so that the composition of the steps and that Gaussian
+      meets ``(epsilon, delta)``, passed as ``noise_multiplier=``. After the
+      fit (adaptive composition: the model is a release), the per-class
+      histograms of the decision function on the training rows over a
+      public grid of ``n_bins`` bins on ``[-bound, bound]`` (rows outside
+      clipped to the end bins) are released once with that Gaussian: under
+      add/remove a record moves one count of its class's histogram by one,
+      an L2 sensitivity of 1 for the two histograms together. The threshold
+      is the grid edge maximizing the noisy training accuracy
+      (post-processing). Also the same fit at threshold 0 (what the share
+      costs the steps).
+
+    Every parameter depends on the public epsilon and n only.
+    """
+    from sklearn_dpfair._solvers._constant_choice import choice_noise
+    from sklearn_dpfair.privacy import PrivacyBudget
+    from sklearn_dpfair.privacy._accounting import (
+        composed_event,
+        epsilon_of,
+        gaussian_event,
+        noisy_sgd_event,
+    )
+    from sklearn_dpfair.privacy._calibration import calibrate_noise
+
+    X, y, X_test, y_test, _, _ = adult_arrays()
+    if split == "validation":
+        X, X_test, y, y_test = train_test_split(X, y, test_size=0.25, random_state=0)
+    n, d = X.shape
+    delta = 1e-5
+    edges = np.linspace(-bound, bound, n_bins + 1)
+    bases = [
+        ("defaults (RDP)", lambda e: {}),
+        ("accountant='pld', alpha = 1e4 / (epsilon n)^2",
+         lambda e: {"accountant": "pld", "alpha": 1e4 / (e * n) ** 2}),
+    ]
+    results = {}
+    for base_name, params in bases:
+        for eps in epsilons:
+            cell = {k: [] for k in ("as_is", "oracle", "shift", "grid_oracle",
+                                    "scored_oracle")}
+            for s in shares:
+                cell[f"private_{s}"] = []
+                cell[f"share_fit_{s}"] = []
+                cell[f"private_shift_{s}"] = []
+            accountant = params(eps).get("accountant", "rdp")
+            plan = DPLogisticRegression(
+                epsilon=eps, delta=delta, classes=[0, 1], **params(eps)
+            ).privacy_plan(n, d).dp_event
+            q, steps = plan.event.sampling_probability, plan.count
+            sigmas = {}
+            for s in shares:
+                z = choice_noise(PrivacyBudget(eps, delta), share=s)
+                sigma = calibrate_noise(
+                    lambda sg, _z=z, _q=q, _t=steps: composed_event(
+                        [noisy_sgd_event(sg, _q, _t), gaussian_event(_z)]
+                    ),
+                    eps, delta, accountant,
+                )
+                sigmas[s] = (sigma, z)
+            for seed in range(seeds):
+                clf = DPLogisticRegression(
+                    epsilon=eps, delta=delta, classes=[0, 1], random_state=seed,
+                    **params(eps),
+                ).fit(X, y)
+                cell["as_is"].append(clf.score(X_test, y_test))
+                t = _oracle_threshold(clf.decision_function(X), y)
+                cell["oracle"].append(
+                    np.mean((clf.decision_function(X_test) >= t) == y_test)
+                )
+                cell["shift"].append(t)
+                t_scored = _oracle_threshold(clf.decision_function(X_test), y_test)
+                cell["scored_oracle"].append(
+                    np.mean((clf.decision_function(X_test) >= t_scored) == y_test)
+                )
+                bins_train = _bin_index(clf.decision_function(X), edges)
+                bins_test = _bin_index(clf.decision_function(X_test), edges)
+                h0 = np.bincount(bins_train[y == 0], minlength=n_bins).astype(float)
+                h1 = np.bincount(bins_train[y == 1], minlength=n_bins).astype(float)
+                k = _threshold_from_histograms(h0, h1)
+                cell["grid_oracle"].append(np.mean((bins_test >= k) == y_test))
+                for s in shares:
+                    sigma, z = sigmas[s]
+                    priv = DPLogisticRegression(
+                        epsilon=eps, delta=delta, classes=[0, 1], random_state=seed,
+                        noise_multiplier=sigma, **params(eps),
+                    ).fit(X, y)
+                    # What ran is what is accounted: the steps as planned,
+                    # composed with the histogram's Gaussian, within budget.
+                    assert priv.dp_event_ == noisy_sgd_event(sigma, q, steps)
+                    total = epsilon_of(
+                        composed_event([priv.dp_event_, gaussian_event(z)]),
+                        delta, accountant,
+                    )
+                    assert total <= eps * (1 + 1e-6), (total, eps)
+                    cell[f"share_fit_{s}"].append(priv.score(X_test, y_test))
+                    bins_train = _bin_index(priv.decision_function(X), edges)
+                    bins_test = _bin_index(priv.decision_function(X_test), edges)
+                    # Seeded noise (a seeded fit is not a release).
+                    rng = np.random.default_rng([seed, 7919])
+                    h0 = np.bincount(bins_train[y == 0], minlength=n_bins) + z * rng.normal(
+                        size=n_bins
+                    )
+                    h1 = np.bincount(bins_train[y == 1], minlength=n_bins) + z * rng.normal(
+                        size=n_bins
+                    )
+                    k = _threshold_from_histograms(h0, h1)
+                    cell[f"private_{s}"].append(np.mean((bins_test >= k) == y_test))
+                    cell[f"private_shift_{s}"].append(edges[k])
+            cell["sigmas"] = {s: (round(v[0], 2), round(v[1], 1)) for s, v in sigmas.items()}
+            cell["sigma_base"] = round(clf.noise_multiplier_, 2)
+            results[(base_name, eps)] = cell
+            print(base_name, eps, {
+                k: (f"{np.mean(v):.4f} ± {np.std(v):.4f}" if isinstance(v, list) else v)
+                for k, v in cell.items()
+            }, flush=True)
+    _write_threshold_inc(results, split, seeds, epsilons, shares, n, n_bins, bound,
+                         [b for b, _ in bases])
+    return results
+
+
+def _write_threshold_inc(results, split, seeds, epsilons, shares, n, n_bins, bound,
+                         base_names):
+    """Append (or write) the tables of :func:`threshold_ideas` to the .inc."""
+    path = os.path.join(OUT, "small_eps_threshold.inc")
+    where = "validation" if split == "validation" else "test"
+    what = (
+        f"validation split (fit on 75% of the training file, n = {n:,}; scored on the other 25%)"
+        if split == "validation"
+        else f"test file (fit on the training file, n = {n:,}; scored on the test file)"
+    )
+
+    def ms(v):
+        return f"{np.mean(v):.4f} ± {np.std(v):.4f}"
+
+    def gain(c, key):
+        return ms(np.subtract(c[key], c["as_is"]))
+
+    lines = [
+        f".. Written by benchmarks/bench_dplogreg.py --threshold-ideas {split}.",
+        "",
+        (f"{where.capitalize()} accuracy, {what}; {seeds} seeds; delta = 1e-5. "
+        "*Oracle* rows are non-private diagnostics: the accuracy-optimal "
+        "threshold on the fitted model's decision function, chosen from the "
+        "labels of its own training rows without noise (minus the intercept "
+        "shift it amounts to), and an optimistic bound chosen on the scored "
+        "rows themselves. *Private* rows are a benchmark-side prototype, "
+        "not in the library: the steps' noise multiplier is recalibrated "
+        "(dp-accounting, the base's accountant) so that the steps composed "
+        "with one Gaussian of multiplier ``z_1 / sqrt(s)`` (``z_1``: one "
+        "Gaussian spending the whole budget; a zCDP share ``s``) meet "
+        "(epsilon, delta); that Gaussian releases the per-class histograms of "
+        f"the decision function on the training rows over a public grid of {n_bins} "
+        f"bins on [-{bound:g}, {bound:g}] (end bins take the rows outside; L2 "
+        "sensitivity 1 under add/remove), and the threshold is the grid edge "
+        "maximizing the noisy training accuracy. Gains are paired by seed, "
+        "against the base as fitted."),
+        "",
+    ]
+    for base in base_names:
+        rows = [
+            (f"{where}: as fitted (threshold 0)", lambda c: ms(c["as_is"])),
+            (f"{where}, oracle (non-private): training-optimal threshold",
+             lambda c: ms(c["oracle"])),
+            ("oracle (non-private): its threshold (minus the intercept shift)",
+             lambda c: ms(c["shift"])),
+            (f"{where}, oracle (non-private): same, on the grid's edges",
+             lambda c: ms(c["grid_oracle"])),
+            ((f"{where}, optimistic bound (non-private): threshold chosen on the "
+              "scored rows themselves"), lambda c: ms(c["scored_oracle"])),
+            (f"{where} gain of the oracle (non-private)",
+             lambda c: gain(c, "oracle")),
+            (f"{where} gain of the optimistic bound (non-private)",
+             lambda c: gain(c, "scored_oracle")),
+        ]
+        for s in shares:
+            rows += [
+                (f"{where}, private: steps at share {1 - s:g}, threshold 0",
+                 lambda c, s=s: ms(c[f"share_fit_{s}"])),
+                (f"{where}, private: share {s:g} on the histograms, noisy-optimal threshold",
+                 lambda c, s=s: ms(c[f"private_{s}"])),
+                (f"private, share {s:g}: its threshold",
+                 lambda c, s=s: ms(c[f"private_shift_{s}"])),
+                (f"{where} gain, private, share {s:g}",
+                 lambda c, s=s: gain(c, f"private_{s}")),
+            ]
+        rows.append((
+            "noise multipliers: steps alone; steps and histogram per share",
+            lambda c: f"{c['sigma_base']:g}; " + "; ".join(
+                f"s={s:g}: {v[0]:g} and {v[1]:g}" for s, v in c["sigmas"].items()
+            ),
+        ))
+        lines += [
+            f"Base: {base}.",
+            "",
+            ".. list-table::",
+            "   :header-rows: 1",
+            "",
+            "   * - measurement",
+        ] + [f"     - epsilon = {e:g}" for e in epsilons]
+        for label, fn in rows:
+            lines.append(f"   * - {label}")
+            lines += [f"     - {fn(results[(base, e)])}" for e in epsilons]
+        lines.append("")
+    mode = "w" if split == "validation" else "a"
+    with open(path, mode) as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
 def write_rst(rows, sk_acc, sk_time, n_seeds):
     lines = [
         "DPLogisticRegression on UCI Adult",
@@ -340,8 +617,12 @@ def main():
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--small-eps", action="store_true")
     parser.add_argument("--small-eps-ideas", choices=["validation", "test"])
+    parser.add_argument("--threshold-ideas", choices=["validation", "test"])
     args = parser.parse_args()
     warnings.simplefilter("ignore", UserWarning)
+    if args.threshold_ideas:
+        threshold_ideas(args.threshold_ideas, args.seeds)
+        return
     if args.small_eps_ideas:
         small_eps_ideas(args.small_eps_ideas, args.seeds)
         return
