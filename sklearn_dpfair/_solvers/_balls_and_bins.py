@@ -63,13 +63,15 @@ def balls_and_bins_setup(
     ``sampling_probability = 1 / batches_per_epoch`` (the sums are divided
     by the public expected batch ``n / t``). The record's event is a
     :class:`~sklearn_dpfair.privacy._random_allocation.RandomAllocationDpEvent`
-    accounted with its PLD (accountant ``"pld"``), never a Poisson event.
+    accounted with its PLD (accountant ``"pld"``), never a Poisson event;
+    with one step per epoch, the self-composed Gaussian (dp-accounting's
+    PLD, no ``pld-accounting`` needed).
 
     Raises
     ------
     ImportError
-        If the optional ``pld-accounting`` is missing (a private fit needs
-        it to state epsilon).
+        If the optional ``pld-accounting`` is missing (a private fit of more
+        than one step per epoch needs it to state epsilon).
     ValueError
         With private feature scales (their zCDP releases would have to be
         composed with the allocation's PLD, which is not implemented) or a
@@ -91,7 +93,10 @@ def balls_and_bins_setup(
     if not budget.is_private:
         mechanism = GaussianMechanism(clip_norm=math.inf, noise_multiplier=0.0)
     else:
-        require_pld_accounting()
+        if steps_per_epoch > 1:
+            # One batch per epoch is the self-composed Gaussian, which
+            # dp-accounting reads itself.
+            require_pld_accounting()
         sigma = (
             float(budget.noise_multiplier)
             if budget.noise_multiplier is not None
@@ -109,7 +114,11 @@ def balls_and_bins_setup(
         "DP-SGD (balls-and-bins batches: each record in exactly one of "
         f"{steps_per_epoch} steps per epoch, {n_epochs} epochs; per-example "
         "clipping; random-allocation PLD from pld-accounting, Feldman and "
-        "Shenfeld 2026)",
+        "Shenfeld 2026)"
+        if steps_per_epoch > 1
+        else "DP-SGD (balls-and-bins batches of one step per epoch: every "
+        f"record in each of the {n_epochs} full-batch steps; per-example "
+        "clipping; the self-composed Gaussian, dp-accounting PLD)",
         prior,
     )
     record = budget.account(

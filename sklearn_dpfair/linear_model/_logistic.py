@@ -156,7 +156,9 @@ default="dp-sgd"
         exactly as a Gaussian *random allocation* (Feldman and Shenfeld,
         ICML 2026) by the optional package ``pld-accounting``
         (``pip install pld-accounting==2.0``), with its PLD whatever
-        ``accountant`` says; whole epochs (``max_iter`` rounded up). Often a
+        ``accountant`` says (with ``t = 1``, every row in every step: the
+        self-composed Gaussian, by dp-accounting's PLD); whole epochs
+        (``max_iter`` rounded up). Often a
         smaller noise for the same budget at larger epsilon (1.43 instead of
         1.73 at epsilon = 1, 20 steps per epoch, 2 epochs), the same at
         small epsilon; the same cost per epoch (see
