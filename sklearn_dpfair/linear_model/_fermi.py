@@ -1162,6 +1162,9 @@ default=None
         (0 without ``disparity_bound``).
     fairness_weight_ : float
         The weight used: ``fairness_weight`` or the privately chosen one.
+        When ``small_budget="auto"`` releases a constant instead of the
+        trained model (``intercept_only_``), it is still the weight the
+        steps trained with; the released constant has no fairness term.
     learning_rate_ : float
         Primal step size used.
     dual_learning_rate_ : float
