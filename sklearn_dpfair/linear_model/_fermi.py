@@ -634,7 +634,12 @@ default=None
         start is
         scikit-learn's Glorot-uniform initialization, drawn from the fit's
         seed. The fitted network is ``coefs_``, ``intercepts_``. Needs a
-        dense ``X``. ``alpha`` penalizes every layer's weights;
+        dense ``X``. ``alpha`` penalizes every layer's weights; pass a
+        positive one (its default 0 is the linear model's): at 0 the
+        full-batch phase fits the training rows, and on Adult the network's
+        test error was 0.015-0.033 above the linear model's, against
+        0.003-0.006 below it with ``alpha`` between 1e-3 and 1e-2 chosen on a
+        validation split for the columns at hand (:ref:`fermi_network`);
         ``fit_intercept=False`` fits no bias in any layer. The full-batch
         phase works in the given columns (no per-column preconditioning:
         standardize them) and on a non-convex objective may stop at
