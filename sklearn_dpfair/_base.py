@@ -32,6 +32,7 @@ from .utils._array_api import (
     input_float_dtypes,
     to_numpy,
 )
+from .utils._redact import redacted_error
 from .utils._sklearn_compat import Interval, Options, StrOptions
 
 __all__ = [
@@ -220,13 +221,24 @@ def _releases_checked(fit):
     estimator's attributes are restored to those it had before ``fit`` (no
     half-fitted model, nothing released) and
     :class:`~sklearn_dpfair.exceptions.PrivacyAccountingError` is raised.
+    A ValueError or TypeError whose message would print private values
+    (third-party validation: :mod:`~sklearn_dpfair.utils._redact`) leaves
+    ``fit`` with those values redacted.
     """
 
     @functools.wraps(fit)
     def checked_fit(self, *args, **kwargs):
         before = dict(vars(self))
-        with logged_releases() as log:
-            result = fit(self, *args, **kwargs)
+        try:
+            with logged_releases() as log:
+                result = fit(self, *args, **kwargs)
+        except (ValueError, TypeError) as exc:
+            # A third-party validation message may print the rows
+            # (redacted_error); the original, chained, would print them too.
+            redacted = redacted_error(exc)
+            if redacted is None:
+                raise
+            raise redacted from None
         record = getattr(self, "privacy_record_", None)
         if record is not None and record is not before.get("privacy_record_"):
             try:

@@ -1,0 +1,78 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Error messages of third-party validation that would echo private values.
+
+A private fit validates its input with scikit-learn and numpy, whose
+messages sometimes print the offending data: ``check_array`` prints a 1-D
+``X`` whole ("Expected 2D array, got 1D array instead: array=[...]"), and a
+string that does not parse as a number is quoted ("could not convert string
+to float: 'x'"). Such a message leaves the fit in tracebacks and logs, where
+the guarantee does not reach. The fit's wrapper
+(:func:`sklearn_dpfair._base._releases_checked`) passes every such message
+through :func:`redact_private_values` before it leaves ``fit``; the messages
+this package writes itself never print a private value.
+"""
+
+import re
+
+__all__ = ["redact_private_values", "redacted_error"]
+
+_NOT_SHOWN = "(not shown: private values)"
+
+_PATTERNS = (
+    # sklearn.utils.check_array on 1-D or scalar input.
+    (re.compile(r"array=.*?\.\n(?=Reshape)", re.S), f"array={_NOT_SHOWN}.\n"),
+    # numpy and Python number parsing.
+    (
+        re.compile(
+            r"(could not convert string to (?:float|int|complex)"
+            r"|invalid literal for \w+\(\) with base \d+): .+"
+        ),
+        rf"\1: {_NOT_SHOWN}",
+    ),
+)
+
+
+def redact_private_values(message):
+    """``message`` with the private values known messages print replaced.
+
+    Parameters
+    ----------
+    message : str
+
+    Returns
+    -------
+    redacted : str
+        The same text where no pattern matched.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.utils._redact import redact_private_values
+    >>> redact_private_values("could not convert string to float: 'Alice'")
+    'could not convert string to float: (not shown: private values)'
+    >>> print(redact_private_values(
+    ...     "Expected 2D array, got 1D array instead:\\narray=[52. 17.].\\n"
+    ...     "Reshape your data either using array.reshape(-1, 1)"))
+    Expected 2D array, got 1D array instead:
+    array=(not shown: private values).
+    Reshape your data either using array.reshape(-1, 1)
+    """
+    for pattern, replacement in _PATTERNS:
+        message = pattern.sub(replacement, message)
+    return message
+
+
+def redacted_error(exc):
+    """An exception like ``exc`` whose message is redacted, or None if unchanged.
+
+    Its type is ``exc``'s where that type takes a message alone, else the
+    nearest of ValueError and TypeError.
+    """
+    message = str(exc)
+    redacted = redact_private_values(message)
+    if redacted == message:
+        return None
+    try:
+        return type(exc)(redacted)
+    except Exception:
+        return (TypeError if isinstance(exc, TypeError) else ValueError)(redacted)

@@ -1,0 +1,56 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Third-party error messages that would print private values, redacted."""
+
+import numpy as np
+import pytest
+from sklearn.utils.validation import check_array
+
+from sklearn_dpfair.utils._redact import redact_private_values, redacted_error
+
+
+def _message_of(call):
+    with pytest.raises((ValueError, TypeError)) as info:
+        call()
+    return str(info.value)
+
+
+def test_check_array_on_one_column_prints_no_value():
+    raw = _message_of(lambda: check_array(np.array([4242.5, 4243.5])))
+    assert "4242.5" in raw  # scikit-learn's own message prints the rows
+    redacted = redact_private_values(raw)
+    assert "4242" not in redacted
+    assert redacted.startswith("Expected 2D array, got 1D array instead")
+    assert "Reshape your data" in redacted
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: np.array(["1.5", "Alice Smith"]).astype(float),
+        lambda: float("Alice Smith"),
+        lambda: int("Alice Smith"),
+    ],
+)
+def test_unparsable_strings_are_not_quoted(call):
+    raw = _message_of(call)
+    assert "Alice" in raw
+    assert "Alice" not in redact_private_values(raw)
+
+
+def test_other_messages_pass_unchanged():
+    message = "Input X contains NaN.\nDPLogisticRegression does not accept it."
+    assert redact_private_values(message) == message
+    assert redacted_error(ValueError(message)) is None
+
+
+def test_redacted_error_keeps_the_type_where_it_can():
+    error = redacted_error(TypeError("could not convert string to float: 'x'"))
+    assert type(error) is TypeError and "'x'" not in str(error)
+
+    class Picky(ValueError):
+        def __init__(self, a, b):
+            super().__init__(f"could not convert string to float: {a}{b}")
+
+    error = redacted_error(Picky("'se", "cret'"))
+    assert type(error) is ValueError and "secret" not in str(error)
