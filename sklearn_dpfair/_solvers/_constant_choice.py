@@ -29,7 +29,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..privacy import GaussianMechanism, noise_multiplier_for_gaussian
-from ._intercept_only import affords_model, library_calibrates, log_frequencies
+from ._intercept_only import (
+    affords_model,
+    label_counts,
+    library_calibrates,
+    log_frequencies,
+)
 
 __all__ = [
     "CHOICE_BUDGET_SHARE",
@@ -41,6 +46,7 @@ __all__ = [
     "comparison_sensitivity",
     "constant_comparison",
     "choose_constant",
+    "comparison_from_counts",
 ]
 
 # The budgets in which the choice is made: from the intercept-only rule's
@@ -139,10 +145,25 @@ def constant_comparison(y, y_pred, n_classes):
     array([ 0., -2.])
     """
     y = np.asarray(y, dtype=np.intp)
-    errors = float(np.count_nonzero(y != np.asarray(y_pred, dtype=np.intp)))
-    counts = np.bincount(y, minlength=n_classes)[:n_classes].astype(np.float64)
-    # Constant c is wrong on every row of another class.
-    return errors - (y.shape[0] - counts)
+    errors = np.count_nonzero(y != np.asarray(y_pred, dtype=np.intp))
+    return comparison_from_counts(errors, label_counts(y, n_classes), y.shape[0])
+
+
+def comparison_from_counts(errors, class_counts, n_samples):
+    """:func:`constant_comparison` from the model's error count and the class counts.
+
+    Constant ``c`` is wrong on every row of another class, ``n - n_c`` of
+    them. Counts of disjoint parts of the rows add up to the whole's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._constant_choice import comparison_from_counts
+    >>> comparison_from_counts(1, np.array([3, 1]), 4)
+    array([ 0., -2.])
+    """
+    counts = np.asarray(class_counts, dtype=np.float64)
+    return float(errors) - (float(n_samples) - counts)
 
 
 @dataclass(frozen=True)

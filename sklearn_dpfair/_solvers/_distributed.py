@@ -46,6 +46,8 @@ from sklearn.utils.validation import check_array, column_or_1d, validate_data
 
 from ..fairness import encode_sensitive_features
 from ..utils._validation import check_delta_for_n, resolve_classes
+from ._constant_choice import comparison_from_counts
+from ._intercept_only import label_counts
 from ._linear import LinearModel, take_rows, weighted_raw_gradient
 from ._private_fit import LinearFit, check_planned_shape
 from ._sampling import poisson_batch
@@ -559,6 +561,45 @@ def sum_over_partitions(data, task, **kwargs):
         for acc, a in zip(total, part):
             acc += a
     return tuple(total)
+
+
+def _label_counts(part, index, *, n_classes):
+    """Worker task: the class counts of one partition."""
+    return (label_counts(part.y, n_classes),)
+
+
+def partition_label_counts(data, n_classes):
+    """The exact class counts of the whole collection, added up on the driver.
+
+    What the intercept-only release privatizes
+    (:mod:`._intercept_only`); only ``n_classes`` numbers per partition
+    travel.
+    """
+    return sum_over_partitions(data, _label_counts, n_classes=n_classes)[0]
+
+
+def _errors_and_counts(part, index, *, model, coef, w0, n_classes):
+    """Worker task: a linear model's training errors and the class counts."""
+    predicted = np.argmax(model.raw_predictions(part.X, coef, w0), axis=1)
+    y = part.y.astype(np.intp)
+    return (
+        np.array([np.count_nonzero(predicted != y)], dtype=np.float64),
+        label_counts(y, n_classes),
+    )
+
+
+def partition_constant_comparison(data, model, coef, w0, n_classes):
+    """The private choice's exact comparison of a model with ``n_classes`` logits.
+
+    :func:`._constant_choice.constant_comparison` of the whole collection:
+    its workers count the model's errors (the class of the largest logit of
+    ``model.raw_predictions``) and the classes of their rows, and the driver
+    adds the counts up.
+    """
+    errors, counts = sum_over_partitions(
+        data, _errors_and_counts, model=model, coef=coef, w0=w0, n_classes=n_classes
+    )
+    return comparison_from_counts(errors[0], counts, data.n_samples)
 
 
 def _clipped_sum(data, coef, w0, step, config):

@@ -37,6 +37,7 @@ __all__ = [
     "fit_intercept_only",
     "intercept_only_model",
     "intercept_only_setup",
+    "label_counts",
     "library_calibrates",
     "log_frequencies",
     "n_parameters",
@@ -202,16 +203,33 @@ def intercept_only_setup(budget, n_classes, *, caveats=()):
     return InterceptOnlySetup(int(n_classes), mechanism, record)
 
 
-def fit_intercept_only(setup, y, rng):
+def label_counts(y, n_classes):
+    """The exact count of each class index ``0 .. n_classes - 1`` in ``y``.
+
+    Counts of disjoint parts of the rows (a Dask fit's partitions) add up
+    to the whole's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._intercept_only import label_counts
+    >>> label_counts(np.array([0, 2, 2]), 3)
+    array([1., 0., 2.])
+    """
+    exact = np.bincount(np.asarray(y, dtype=np.intp), minlength=n_classes)
+    return exact[:n_classes].astype(np.float64)
+
+
+def fit_intercept_only(setup, counts, rng):
     """Release the label histogram and return the intercepts of its frequencies.
 
     Parameters
     ----------
     setup : InterceptOnlySetup
         From :func:`intercept_only_setup`.
-    y : ndarray of shape (n_samples,)
-        Class indices ``0 .. n_classes - 1`` (labels outside the declared
-        set were refused by validation).
+    counts : ndarray of shape (n_classes,)
+        The exact class counts (:func:`label_counts`; labels outside the
+        declared set were refused by validation).
     rng : numpy.random.Generator
         Source of the noise.
 
@@ -228,19 +246,17 @@ def fit_intercept_only(setup, y, rng):
     >>> import numpy as np
     >>> from sklearn_dpfair.privacy import PrivacyBudget
     >>> from sklearn_dpfair._solvers._intercept_only import (
-    ...     fit_intercept_only, intercept_only_setup)
+    ...     fit_intercept_only, intercept_only_setup, label_counts)
     >>> setup = intercept_only_setup(PrivacyBudget(1.0, 1e-5), 2)
     >>> y = np.array([0] * 700 + [1] * 300)
-    >>> intercept, counts = fit_intercept_only(setup, y, np.random.default_rng(0))
+    >>> intercept, counts = fit_intercept_only(
+    ...     setup, label_counts(y, 2), np.random.default_rng(0))
     >>> bool(intercept[0] > intercept[1])
     True
     """
-    exact = np.bincount(np.asarray(y, dtype=np.intp), minlength=setup.n_classes)
-    counts = np.asarray(
-        setup.mechanism.privatize(exact[: setup.n_classes].astype(np.float64), rng),
-        dtype=np.float64,
-    )
-    return log_frequencies(counts), counts
+    exact = np.asarray(counts, dtype=np.float64)
+    noisy = np.asarray(setup.mechanism.privatize(exact, rng), dtype=np.float64)
+    return log_frequencies(noisy), noisy
 
 
 def log_frequencies(counts):
@@ -281,7 +297,7 @@ def constant_linear_model(log_frequency, n_features):
     return coef, log_frequency
 
 
-def intercept_only_model(setup, y, rng, n_features):
+def intercept_only_model(setup, counts, rng, n_features):
     """The released linear model: zero coefficients and the noisy intercepts.
 
     Binary problems keep one row (the logit of the second class), as the
@@ -291,8 +307,8 @@ def intercept_only_model(setup, y, rng, n_features):
     ----------
     setup : InterceptOnlySetup
         From :func:`intercept_only_setup`.
-    y : ndarray of shape (n_samples,)
-        Class indices.
+    counts : ndarray of shape (n_classes,)
+        The exact class counts (:func:`label_counts`).
     rng : numpy.random.Generator
         Source of the noise.
     n_features : int
@@ -311,9 +327,9 @@ def intercept_only_model(setup, y, rng, n_features):
     ...     intercept_only_model, intercept_only_setup)
     >>> setup = intercept_only_setup(PrivacyBudget(1.0, 1e-5), 2)
     >>> coef, intercept = intercept_only_model(
-    ...     setup, np.array([0] * 700 + [1] * 300), np.random.default_rng(0), 3)
+    ...     setup, np.array([700.0, 300.0]), np.random.default_rng(0), 3)
     >>> coef.shape, bool(intercept[0] < 0)
     ((1, 3), True)
     """
-    intercept, _ = fit_intercept_only(setup, y, rng)
+    intercept, _ = fit_intercept_only(setup, counts, rng)
     return constant_linear_model(intercept, n_features)

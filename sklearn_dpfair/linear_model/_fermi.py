@@ -1028,9 +1028,9 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         error elsewhere on the benchmark's real data
         (``benchmarks/bench_fermi_small.py``). "fit" always fits
         the model and makes no choice. Neither rule applies with
-        ``epsilon=np.inf`` or a given ``noise_multiplier``. A Dask fit does
-        not make the choice: in its range it is refused before any row is
-        read (pass ``small_budget="fit"``).
+        ``epsilon=np.inf`` or a given ``noise_multiplier``. A Dask fit
+        makes the same releases: its workers count their rows' classes (and
+        the released model's errors) and the driver adds the counts.
     groups : array-like, default=None
         Declared public group set (labels; tuples for several columns). None
         reads it from the data, with a

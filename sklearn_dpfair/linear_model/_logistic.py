@@ -23,6 +23,7 @@ from .._solvers._distributed import (
     distribute_training_data,
     fit_dp_sgd_dask,
     is_dask_collection,
+    partition_label_counts,
     set_dask_input_features,
 )
 from .._solvers._newton import NewtonParams
@@ -33,6 +34,7 @@ from .._solvers._intercept_only import (
     affords_model,
     intercept_only_model,
     intercept_only_setup,
+    label_counts,
     small_budget_message,
 )
 from .._solvers._private_fit import (
@@ -308,8 +310,8 @@ default=None
         noisy counts, ``intercept_only_`` True and a ``UserWarning`` naming
         the rule. ``privacy_plan`` plans the same release. "fit" always fits
         the model. The rule does not apply with ``epsilon=np.inf``, a given
-        ``noise_multiplier``, ``delta=0`` or ``silos``; a Dask fit that it
-        would reduce to the intercept-only model is refused.
+        ``noise_multiplier``, ``delta=0`` or ``silos``. A Dask fit makes
+        the same release from its workers' class counts.
     verbose : int, default=0
         With ``verbose > 0`` the dp-sgd and dp-newton fits print one line
         per epoch (or Newton step) to stdout: the step, the norm of the
@@ -694,7 +696,8 @@ default=None
             feature_inf_bound=feature_inf_bound,
         )
         if isinstance(setup, InterceptOnlySetup):
-            result = self._fit_intercept_only(setup, X.shape, X.dtype, y_encoded, rng)
+            counts = label_counts(to_numpy(y_encoded), setup.n_classes)
+            result = self._fit_intercept_only(setup, X.shape, X.dtype, counts, rng)
             n_iter = 0
         elif self.solver == "dp-sgd":
             result = fit_dp_sgd(
@@ -1031,12 +1034,16 @@ default=None
                 caveats=data.caveats,
             )
             if isinstance(setup, InterceptOnlySetup):
-                raise ValueError(
-                    "small_budget='auto' plans the intercept-only model for this "
-                    "budget (a public rule of n_samples, n_features, n_classes and "
-                    "epsilon), which a Dask fit does not release; pass "
-                    "small_budget='fit' to fit the model anyway."
+                # The planned label histogram: the workers count their rows'
+                # classes, the driver adds the counts and makes the release.
+                result = self._fit_intercept_only(
+                    setup,
+                    (data.n_samples, data.n_features),
+                    data.dtype,
+                    partition_label_counts(data, setup.n_classes),
+                    check_noise_generator(self.random_state),
                 )
+                return self._set_fitted(data.classes, result, 0)
             result = fit_dp_sgd_dask(
                 data,
                 loss,
@@ -1050,11 +1057,13 @@ default=None
             data.classes, result, resolve_epochs(self.max_iter, data.n_samples)
         )
 
-    def _fit_intercept_only(self, setup, shape, dtype, y_encoded, rng):
-        """The planned label histogram, as a linear model with zero coefficients."""
-        coef, intercepts = intercept_only_model(
-            setup, to_numpy(y_encoded).astype(np.intp), rng, shape[1]
-        )
+    def _fit_intercept_only(self, setup, shape, dtype, counts, rng):
+        """The planned label histogram, as a linear model with zero coefficients.
+
+        ``counts`` are the exact class counts, in memory or added up over a
+        Dask collection's partitions.
+        """
+        coef, intercepts = intercept_only_model(setup, counts, rng, shape[1])
         n_samples, n_features = shape
         # Public inputs only: the rule decided before the data were read.
         warn_at_caller(

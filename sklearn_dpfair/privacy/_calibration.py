@@ -103,10 +103,17 @@ def calibrate_noise(make_event, target_epsilon, delta, accountant="rdp"):
         moved = abs(new - log_sigma)
         log_sigma, value = new, new_value
         if log_sigma == hi and value > 0:
+            hint = (
+                " The RDP accountant's orders (up to 1024) cannot certify "
+                "epsilon below about 0.01 whatever the noise: "
+                "accountant='pld' can."
+                if accountant == "rdp" and target_epsilon < 0.02
+                else ""
+            )
             raise ValueError(
                 f"epsilon={target_epsilon} at delta={delta} cannot be reached "
                 f"with a noise multiplier <= {_SIGMA_MAX:g}; raise epsilon or "
-                "delta, or take fewer steps."
+                f"delta, or take fewer steps.{hint}"
             )
         if (log_sigma == lo and value <= 0) or moved < _LOG_SIGMA_XTOL:
             break

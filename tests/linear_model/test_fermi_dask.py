@@ -85,7 +85,7 @@ def test_same_record_as_in_memory(dask_client, small):
     X, y, s, w = small
     kw = dict(
         epsilon=0.8, delta=1e-6, classes=[0, 1], groups=[0, 1], batch_size=300,
-        max_iter=3, small_budget="fit",  # the choice is not made on Dask input
+        max_iter=3, small_budget="fit",  # the model's own record (no choice)
     )
     memory = DPFERMIClassifier(**kw).fit(X, y, sample_weight=w, sensitive_features=s)
     Xd, yd, sd, wd = _dask(X, y, s, w)
@@ -200,14 +200,22 @@ def test_options_that_read_the_whole_set_are_refused(dask_client, small):
         )
 
 
-def test_a_planned_intercept_only_fit_is_refused(dask_client, small):
+def test_a_planned_intercept_only_fit_releases_the_histogram(dask_client, small):
     # 3000 * 0.01 < 15 * 6: small_budget="auto" plans the intercept-only
-    # release, which a Dask fit does not make; "fit" runs the SGDA.
+    # release; the workers count the classes, the driver makes the release:
+    # the in-memory fit's record, warning and (same seed, same draw) model.
     X, y, s, _ = small
     Xd, yd, sd = _dask(X, y, s)
-    kw = dict(epsilon=0.01, classes=[0, 1], groups=[0, 1], max_iter=1)
-    with pytest.raises(ValueError, match="small_budget='fit'"):
-        DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sd)
+    kw = dict(epsilon=0.01, classes=[0, 1], groups=[0, 1], max_iter=1, random_state=0)
+    with pytest.warns(UserWarning, match="intercept-only"):
+        dask = DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sd)
+    with pytest.warns(UserWarning, match="intercept-only"):
+        memory = DPFERMIClassifier(**kw).fit(X, y, sensitive_features=s)
+    assert dask.intercept_only_ and not np.any(dask.coef_)
+    assert dask.privacy_record_ == memory.privacy_record_
+    # Integer counts, the same noise draw: the same intercepts.
+    np.testing.assert_allclose(dask.intercept_, memory.intercept_, rtol=1e-12)
+    assert dask.privacy_plan(3000, X.shape[1]).dp_event == dask.dp_event_
     est = DPFERMIClassifier(small_budget="fit", **kw).fit(Xd, yd, sensitive_features=sd)
     assert est.intercept_only_ is False
 
@@ -348,16 +356,23 @@ def test_verbose_prints_about_one_line_per_epoch_and_changes_nothing(
     np.testing.assert_allclose(loud.coef_, quiet.coef_, rtol=1e-12, atol=1e-15)
 
 
-def test_a_planned_private_choice_is_refused(dask_client, small):
+def test_a_planned_private_choice_is_made(dask_client, small):
     # Between 15 records of n * epsilon per parameter and n * epsilon = 2500,
-    # "auto" plans the private comparison with the constants, which a Dask
-    # fit does not make: refused before any row is read; "fit" runs the SGDA.
+    # "auto" trains the model, then compares it privately with the
+    # constants: the in-memory fit's record, from the workers' counts.
     X, y, s, _ = small
     Xd, yd, sd = _dask(X, y, s)
     n_params = X.shape[1] + 1
     epsilon = 50 * n_params / X.shape[0]
-    kw = dict(epsilon=epsilon, classes=[0, 1], groups=[0, 1], max_iter=1)
-    with pytest.raises(ValueError, match="compare the model privately"):
-        DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sd)
+    kw = dict(epsilon=epsilon, classes=[0, 1], groups=[0, 1], max_iter=1, random_state=0)
+    dask = DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sd)
+    memory = DPFERMIClassifier(**kw).fit(X, y, sensitive_features=s)
+    assert dask.constant_comparison_.shape == (2,)
+    assert dask.choice_noise_multiplier_ == memory.choice_noise_multiplier_ > 0
+    assert dask.privacy_record_ == memory.privacy_record_
+    assert dask.privacy_plan(3000, X.shape[1]).dp_event == dask.dp_event_
+    # Labels a function of the features: the trained model beats the
+    # constants by far, and is kept.
+    assert not dask.intercept_only_ and np.max(dask.constant_comparison_) < 0
     est = DPFERMIClassifier(small_budget="fit", **kw).fit(Xd, yd, sensitive_features=sd)
     assert est.constant_comparison_ is None

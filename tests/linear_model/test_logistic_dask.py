@@ -283,3 +283,18 @@ def test_dataframe_partitions_are_read_once_for_their_lengths(dask_client, tmp_p
     reads = log.read_text().split()
     assert sorted(set(reads)) == ["0", "1", "2", "3"]
     assert len(reads) <= 3 * 4
+
+
+def test_a_planned_intercept_only_fit_releases_the_histogram(dask_client, small):
+    # 200 * 0.1 < 5 * 6: small_budget="auto" plans the intercept-only
+    # release; the workers count the classes, the driver makes the release:
+    # the in-memory fit's record, warning and (same seed, same draw) model.
+    X, y = small[0][:200], small[1][:200]
+    kw = dict(epsilon=0.1, delta=1e-3, classes=[0, 1], random_state=0)
+    with pytest.warns(UserWarning, match="intercept-only"):
+        dask = DPLogisticRegression(**kw).fit(*_dask(X, y, chunks=50))
+    with pytest.warns(UserWarning, match="intercept-only"):
+        memory = DPLogisticRegression(**kw).fit(X, y)
+    assert dask.intercept_only_ and not np.any(dask.coef_) and dask.n_iter_ == 0
+    assert dask.privacy_record_ == memory.privacy_record_
+    np.testing.assert_allclose(dask.intercept_, memory.intercept_, rtol=1e-12)

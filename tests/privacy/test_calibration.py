@@ -77,3 +77,13 @@ def test_single_gaussian_is_the_analytic_gaussian():
 def test_unreachable_budget_raises():
     with pytest.raises(ValueError, match="cannot be reached"):
         calibrate_noise_multiplier(1e-6, 1e-12, 1.0, 10**6)
+
+
+def test_a_budget_below_the_rdp_orders_names_the_pld_accountant():
+    # One Gaussian at epsilon = 0.005 (delta = 1e-6) needs RDP orders near
+    # 3000, beyond the grid's 1024: RDP cannot certify it whatever the
+    # noise, PLD can.
+    with pytest.raises(ValueError, match="accountant='pld' can"):
+        calibrate_noise_multiplier(0.005, 1e-6, 1.0, 1, "rdp")
+    z = calibrate_noise_multiplier(0.005, 1e-6, 1.0, 1, "pld")
+    assert epsilon_of(gaussian_event(z), 1e-6, "pld") <= 0.005

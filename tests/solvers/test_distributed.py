@@ -180,3 +180,28 @@ def test_is_dask_collection():
     assert is_dask_collection(da.zeros((3, 2)))
     assert not is_dask_collection(np.zeros((3, 2)))
     assert not is_dask_collection([[1.0]])
+
+
+@pytest.mark.parametrize("chunks", [1000, 333])
+def test_partition_counts_add_up_to_the_in_memory_ones(dask_client, data, chunks):
+    # The small-budget releases' statistics, counted on the workers and
+    # added on the driver (integer counts: exact).
+    from sklearn_dpfair._solvers._constant_choice import constant_comparison
+    from sklearn_dpfair._solvers._intercept_only import label_counts
+
+    X, y = data
+    model = LinearModel(3, 1.0)
+    coef = np.random.default_rng(2).normal(size=(6, 3))
+    w0 = np.array([0.3, -0.1, 0.0])
+    parts = _persist(X, y, chunks)
+    try:
+        counts = _distributed.partition_label_counts(parts, 3)
+        comparison = _distributed.partition_constant_comparison(
+            parts, model, coef, w0, 3
+        )
+    finally:
+        parts.release()
+    np.testing.assert_array_equal(counts, label_counts(y, 3))
+    with np.errstate(over="ignore", invalid="ignore"):
+        predicted = np.argmax(model.raw_predictions(X, coef, w0), axis=1)
+    np.testing.assert_array_equal(comparison, constant_comparison(y, predicted, 3))

@@ -10,6 +10,7 @@ from sklearn_dpfair._solvers._intercept_only import (
     affords_model,
     fit_intercept_only,
     intercept_only_setup,
+    label_counts,
     n_parameters,
     small_budget_message,
 )
@@ -64,10 +65,10 @@ def test_neighbours_move_one_count_by_one():
     # one unit vector (L2 sensitivity 1), whatever label the record holds.
     setup = intercept_only_setup(PrivacyBudget(1.0, 1e-5), 3)
     y = np.array([0, 0, 1, 2, 2, 2])
-    _, base = fit_intercept_only(setup, y, np.random.default_rng(5))
+    _, base = fit_intercept_only(setup, label_counts(y, 3), np.random.default_rng(5))
     for label in range(3):
         _, more = fit_intercept_only(
-            setup, np.append(y, label), np.random.default_rng(5)
+            setup, label_counts(np.append(y, label), 3), np.random.default_rng(5)
         )
         diff = more - base
         np.testing.assert_allclose(diff, np.eye(3)[label], atol=1e-9)
@@ -76,11 +77,13 @@ def test_neighbours_move_one_count_by_one():
 def test_intercepts_finite_and_ordered():
     setup = intercept_only_setup(PrivacyBudget(1.0, 1e-5), 2)
     # Empty class: its noisy count may be negative; the floor keeps it finite.
-    intercept, _ = fit_intercept_only(setup, np.zeros(50, int), np.random.default_rng(0))
+    intercept, _ = fit_intercept_only(
+        setup, label_counts(np.zeros(50, int), 2), np.random.default_rng(0)
+    )
     assert np.all(np.isfinite(intercept))
     assert intercept[0] > intercept[1]
     y = np.array([1] * 800 + [0] * 200)
-    intercept, _ = fit_intercept_only(setup, y, np.random.default_rng(1))
+    intercept, _ = fit_intercept_only(setup, label_counts(y, 2), np.random.default_rng(1))
     np.testing.assert_allclose(np.exp(intercept).sum(), 1.0)
     assert abs(np.exp(intercept[1]) - 0.8) < 0.05
 

@@ -31,11 +31,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...fairness._marginals import cell_counts
-from .._distributed import partition_rng, sum_over_partitions
+from ...utils._array_api import NUMPY_BACKEND
+from .._distributed import (
+    partition_constant_comparison,
+    partition_label_counts,
+    partition_rng,
+    sum_over_partitions,
+)
 from .._linear import LinearModel
 from .._sampling import poisson_batch
 from .._sgd import tail_averaged
-from ._fit import fermi_setup, released_fit
+from ._fit import (
+    fermi_setup,
+    intercept_only_fit,
+    privately_choose_constant,
+    released_fit,
+)
 from ._sgda import SGDAStepConfig, fair_terms, logits, sgda_step, softmax_terms
 
 __all__ = ["fit_fermi_dask"]
@@ -149,19 +160,6 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
     constraint = p.constraint
     n_groups = len(group_labels)
     plan.check_data(data.n_samples, data.n_features, n_groups)
-    # The small-budget releases are planned, so refused before any row is read.
-    if plan.fallback is not None:
-        raise ValueError(
-            "small_budget='auto' would release the intercept-only model, which "
-            "DPFERMIClassifier does not fit on Dask input: pass "
-            "small_budget='fit', or raise epsilon."
-        )
-    if plan.key.constant_choice:
-        raise ValueError(
-            "small_budget='auto' would compare the model privately with the "
-            "constants at this budget, which DPFERMIClassifier does not do on "
-            "Dask input: pass small_budget='fit', or raise epsilon."
-        )
     n_classes = plan.n_classes
     n_blocks = constraint.n_blocks(n_classes)
 
@@ -185,6 +183,19 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
         max_weight=data.max_weight,
         rng=rng,
     )
+    if setup.fallback is not None:
+        # The planned label histogram, from the partitions' class counts.
+        return intercept_only_fit(
+            setup,
+            partition_label_counts(data, n_classes),
+            params=p,
+            n_features=data.n_features,
+            n_classes=n_classes,
+            n_groups=n_groups,
+            rng=rng,
+            backend=NUMPY_BACKEND,
+            dtype=data.dtype,
+        )
     regularizer = setup.regularizer if setup.active else None
     mechanisms = setup.mechanisms
     model = LinearModel(n_classes, p.intercept_scaling)
@@ -245,7 +256,7 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
 
     last, average = tail_averaged(step, coef, w0, n_steps=n_steps)
     coef, w0 = average if p.return_iterate == "average" else last
-    return released_fit(
+    fit = released_fit(
         coef,
         w0,
         W if regularizer is not None else None,
@@ -254,3 +265,20 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
         n_classes=n_classes,
         n_groups=n_groups,
     )
+    if plan.key.constant_choice:
+        # The in-memory fit's private choice; the workers count the
+        # released model's errors and their rows' classes.
+        fit = privately_choose_constant(
+            fit,
+            partition_constant_comparison(data, model, coef, w0, n_classes),
+            data.n_samples,
+            setup,
+            params=p,
+            n_features=data.n_features,
+            n_classes=n_classes,
+            n_groups=n_groups,
+            rng=rng,
+            backend=NUMPY_BACKEND,
+            dtype=data.dtype,
+        )
+    return fit

@@ -62,7 +62,11 @@ from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_nu
 from ...utils._validation import warn_at_caller
 from .._constant_choice import choice_mechanism, choose_constant, constant_comparison
 from .._feature_scaling import fit_feature_scaling
-from .._intercept_only import constant_linear_model, intercept_only_model
+from .._intercept_only import (
+    constant_linear_model,
+    intercept_only_model,
+    label_counts,
+)
 from .._non_private import minimize_fair_objective
 from ._model import initial_network
 from ._privacy import (
@@ -735,17 +739,19 @@ def released_fit(
 
 
 def intercept_only_fit(
-    setup, y, *, params, n_features, n_classes, n_groups, rng, backend, dtype
+    setup, counts, *, params, n_features, n_classes, n_groups, rng, backend, dtype
 ):
     """The :class:`FERMIFit` of the intercept-only release (``setup.fallback``).
 
-    The noisy label histogram gives the intercepts (post-processing,
+    ``counts`` are the exact class counts (in memory, or added up over a
+    Dask collection's partitions). The noisy label histogram gives the
+    intercepts (post-processing,
     :func:`~sklearn_dpfair._solvers._intercept_only.intercept_only_model`);
     the coefficients and the dual are 0. A constant model predicts one
     class for every row, so its training disparity is exactly 0 under every
     constraint: a ``disparity_bound`` is met whatever the data hold.
     """
-    coef, intercept = intercept_only_model(setup.fallback, y, rng, n_features)
+    coef, intercept = intercept_only_model(setup.fallback, counts, rng, n_features)
     return FERMIFit(
         **_constant_model(
             coef,
@@ -767,7 +773,7 @@ def intercept_only_fit(
         fairness_weight=0.0,
         step_sizes=(None, None),
         intercept_only=True,
-        n_samples=int(np.asarray(y).shape[0]),
+        n_samples=int(np.sum(counts)),
     )
 
 
@@ -808,22 +814,23 @@ def _constant_model(
 
 
 def privately_choose_constant(
-    fit, predicted, y, setup, *, params, n_features, n_classes, n_groups, rng,
-    backend, dtype,
+    fit, comparison, n_samples, setup, *, params, n_features, n_classes, n_groups,
+    rng, backend, dtype,
 ):
     """Release the comparison of ``fit`` with the constants; keep the better.
 
-    ``predicted`` are the class indices ``fit`` predicts on the training
-    rows (:meth:`._problem.FairProblem.predict`). One Gaussian release
-    (:mod:`.._constant_choice`, planned in the fit's event) of the model's
-    training errors minus each constant's; when the noisy comparison finds
-    a constant better, that constant (intercepts from the same release)
-    replaces the model. Everything after the release is post-processing.
+    ``comparison`` is the exact
+    :func:`~.._constant_choice.constant_comparison` of the model's
+    predictions on the ``n_samples`` training rows (in memory, or added up
+    over a Dask collection's partitions). One Gaussian release
+    (:mod:`.._constant_choice`, planned in the fit's event) of it; when the
+    noisy comparison finds a constant better, that constant (intercepts from
+    the same release) replaces the model. Everything after the release is
+    post-processing.
     """
     mechanism = choice_mechanism(setup.noise.choice, n_classes)
-    exact = constant_comparison(y, predicted, n_classes)
-    noisy = np.asarray(to_numpy(mechanism.privatize(exact, rng)), dtype=np.float64)
-    choice = choose_constant(noisy, predicted.shape[0])
+    noisy = np.asarray(to_numpy(mechanism.privatize(comparison, rng)), dtype=np.float64)
+    choice = choose_constant(noisy, n_samples)
     if choice.constant is None:
         return replace(fit, constant_comparison=noisy)
     coef, intercept = constant_linear_model(choice.log_frequencies, n_features)
@@ -958,8 +965,9 @@ def fit_fermi(
     )
     if setup.fallback is not None:
         return intercept_only_fit(
-            setup, y, params=p, n_features=X.shape[1], n_classes=n_classes,
-            n_groups=n_groups, rng=rng, backend=backend, dtype=X.dtype,
+            setup, label_counts(to_numpy(y), n_classes), params=p,
+            n_features=X.shape[1], n_classes=n_classes, n_groups=n_groups, rng=rng,
+            backend=backend, dtype=X.dtype,
         )
     # Private per-column scales (public bounds, or private quantiles the
     # plan's event composes first): the SGDA steps' fixed clip norms and
@@ -1082,7 +1090,8 @@ def fit_fermi(
         # the solver ran (its columns, by blocks of rows).
         predicted = problem.predict(to_numpy(coef_m), to_numpy(w0_m))
         fit = privately_choose_constant(
-            fit, predicted, y, setup, params=p, n_features=X.shape[1],
+            fit, constant_comparison(to_numpy(y), predicted, n_classes),
+            predicted.shape[0], setup, params=p, n_features=X.shape[1],
             n_classes=n_classes, n_groups=n_groups, rng=rng, backend=backend,
             dtype=X.dtype,
         )
