@@ -183,18 +183,20 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
         max_weight=data.max_weight,
         rng=rng,
     )
+    # What a constant model's fields need (the small-budget releases).
+    constant = dict(
+        params=p,
+        n_features=data.n_features,
+        n_classes=n_classes,
+        n_groups=n_groups,
+        rng=rng,
+        backend=NUMPY_BACKEND,
+        dtype=data.dtype,
+    )
     if setup.fallback is not None:
         # The planned label histogram, from the partitions' class counts.
         return intercept_only_fit(
-            setup,
-            partition_label_counts(data, n_classes),
-            params=p,
-            n_features=data.n_features,
-            n_classes=n_classes,
-            n_groups=n_groups,
-            rng=rng,
-            backend=NUMPY_BACKEND,
-            dtype=data.dtype,
+            setup, partition_label_counts(data, n_classes), **constant
         )
     regularizer = setup.regularizer if setup.active else None
     mechanisms = setup.mechanisms
@@ -273,12 +275,6 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
             partition_constant_comparison(data, model, coef, w0, n_classes),
             data.n_samples,
             setup,
-            params=p,
-            n_features=data.n_features,
-            n_classes=n_classes,
-            n_groups=n_groups,
-            rng=rng,
-            backend=NUMPY_BACKEND,
-            dtype=data.dtype,
+            **constant,
         )
     return fit
