@@ -49,7 +49,13 @@ from ._output_perturbation import (
     guaranteed_certificate_steps,
     output_perturbation,
 )
-from ._schedules import auto_learning_rate, resolve_epochs, sgd_schedule
+from ._schedules import (
+    auto_learning_rate,
+    check_penalty_step,
+    penalty_capped_learning_rate,
+    resolve_epochs,
+    sgd_schedule,
+)
 from ._sgd import noisy_sgd
 
 __all__ = [
@@ -232,11 +238,20 @@ class DPSGDSetup:
 
 
 def resolved_learning_rate(params, mechanism, q, n_samples, n_features, n_outputs):
-    """``params.learning_rate``, or the "auto" step of the calibrated mechanism."""
+    """``params.learning_rate``, or the "auto" step of the calibrated mechanism.
+
+    Either way stable for the L2 penalty's step: a given rate with
+    ``learning_rate * alpha >= 2`` is refused, the "auto" rate is capped at
+    ``1 / alpha``.
+    """
     if params.learning_rate != "auto":
+        check_penalty_step(params.learning_rate, params.alpha)
         return params.learning_rate
-    return auto_learning_rate(
-        mechanism.noise_multiplier, q, n_samples, (n_features + 1) * n_outputs
+    return penalty_capped_learning_rate(
+        auto_learning_rate(
+            mechanism.noise_multiplier, q, n_samples, (n_features + 1) * n_outputs
+        ),
+        params.alpha,
     )
 
 

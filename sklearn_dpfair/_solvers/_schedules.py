@@ -11,7 +11,15 @@ import math
 
 import numpy as np
 
-__all__ = ["auto_epochs", "auto_learning_rate", "resolve_epochs", "sgd_schedule", "tail_start"]
+__all__ = [
+    "auto_epochs",
+    "auto_learning_rate",
+    "check_penalty_step",
+    "penalty_capped_learning_rate",
+    "resolve_epochs",
+    "sgd_schedule",
+    "tail_start",
+]
 
 # Default expected batch size as a fraction of n, with a floor. Large batches
 # are what DP-SGD wants: the noise on the mean gradient falls as 1/(q n) while
@@ -139,6 +147,52 @@ def auto_learning_rate(noise_multiplier, sampling_probability, n_samples, n_para
         noise_multiplier * math.sqrt(n_params) / (sampling_probability * n_samples)
     )
     return min(AUTO_LEARNING_RATE_MAX, AUTO_LEARNING_RATE_SCALE / noise_ratio)
+
+
+def check_penalty_step(learning_rate, alpha):
+    """Refuse a step size for which the L2 penalty's step diverges.
+
+    The gradient step on ``alpha / 2 ||w||^2`` multiplies the coefficients
+    by ``1 - learning_rate * alpha``; from ``learning_rate * alpha = 2`` on
+    every step amplifies them and the iterates diverge whatever the data
+    (gradient descent on an ``alpha``-smooth quadratic is stable only below
+    ``2 / alpha``). Public parameters only: decided before any row is read.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers._schedules import check_penalty_step
+    >>> check_penalty_step(1.0, 1.5)
+    >>> check_penalty_step(8.0, 0.3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: learning_rate * alpha must be below 2 ...
+    """
+    if alpha > 0 and learning_rate * alpha >= 2.0:
+        raise ValueError(
+            "learning_rate * alpha must be below 2 (got learning_rate="
+            f"{learning_rate!r}, alpha={alpha!r}): each step multiplies the "
+            "coefficients by 1 - learning_rate * alpha, so the iterates would "
+            "diverge. Lower learning_rate or alpha."
+        )
+
+
+def penalty_capped_learning_rate(learning_rate, alpha):
+    """An "auto" step size, capped at ``1 / alpha`` for the L2 penalty's step.
+
+    Beyond ``2 / alpha`` the penalty's step diverges
+    (:func:`check_penalty_step`); at ``1 / alpha`` it is the fastest
+    contraction. A cap, so the step of a fit with ``learning_rate * alpha
+    <= 1`` is unchanged.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers._schedules import penalty_capped_learning_rate
+    >>> penalty_capped_learning_rate(8.0, 0.0), penalty_capped_learning_rate(8.0, 0.5)
+    (8.0, 2.0)
+    """
+    if alpha > 0:
+        return min(learning_rate, 1.0 / alpha)
+    return learning_rate
 
 
 def tail_start(n_steps, tail_fraction):

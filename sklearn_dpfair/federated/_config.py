@@ -6,6 +6,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
+from .._solvers._schedules import check_penalty_step
 from ..privacy._accounting import ACCOUNTANTS
 from ._spider import SpiderSchedule
 
@@ -106,6 +107,9 @@ class FederationConfig:
                 raise ValueError(f"{name} must be a positive float; got {value!r}.")
         if not (0 <= self.alpha < math.inf):
             raise ValueError(f"alpha must be >= 0; got {self.alpha!r}.")
+        for rate in (self.learning_rate, self.local_learning_rate):
+            if rate is not None and rate != "auto":
+                check_penalty_step(rate, self.alpha)
         if not 0.0 < self.tail_fraction <= 1.0:
             raise ValueError(
                 f"tail_fraction must be in (0, 1]; got {self.tail_fraction!r}."

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from .._solvers._schedules import auto_learning_rate
+from .._solvers._schedules import auto_learning_rate, penalty_capped_learning_rate
 from ..privacy import check_noise_generator
 from ..privacy._random import noise_seed
 from ._accounting import isrl_record, resolve_silo_privacy, secure_aggregation_record
@@ -441,4 +441,6 @@ def _resolve_auto_learning_rate(config, privacy, weights, *, n_params, rule=None
         lr = auto_learning_rate(aggregate * q * n, q, n, n_params)
     else:
         lr = rule(aggregate * q * n, q, n)
+    # Capped as the central rule is (the penalty's step diverges beyond 2 / alpha).
+    lr = penalty_capped_learning_rate(lr, config.alpha)
     return dataclasses.replace(config, learning_rate=lr)

@@ -946,7 +946,9 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         Epochs; ``T = ceil(max_iter / q)`` noisy steps, fixed in advance.
     learning_rate : float, default=0.5
         Step size of the model step (a public constant: a smoothness-based
-        step would read the private row norms).
+        step would read the private row norms). Needs ``learning_rate *
+        alpha < 2``, else the penalty's step diverges (a ``ValueError``
+        before the data are read).
     dual_learning_rate : float or "auto", default=0.1
         Step size of the dual ascent step (not multiplied by lambda). "auto"
         is ``1 / (2 w_max)`` (see :class:`FERMIClassifier`), computed from

@@ -171,7 +171,10 @@ default="dp-sgd"
         Constant step size (dp-sgd). "auto" sets it from public quantities
         only: ``min(8, 0.2 / r)`` with ``r = sigma sqrt(n_params) / (q n)`` the
         noise on the averaged gradient relative to ``clip_norm`` (1.0 when
-        ``epsilon=inf``). Tuned once on UCI Adult, never on the data at hand.
+        ``epsilon=inf``), capped at ``1 / alpha``. Tuned once on UCI Adult,
+        never on the data at hand. A given rate needs
+        ``learning_rate * alpha < 2``, else the penalty's step diverges (a
+        ``ValueError`` before the data are read).
     alpha : float, default=0.0
         L2 penalty ``alpha/2 ||w||^2``. Free for dp-sgd and dp-frank-wolfe
         (it is data independent); required positive for output-perturbation,

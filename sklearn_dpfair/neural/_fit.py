@@ -17,7 +17,7 @@ import numpy as np
 
 from .._solvers._feature_scaling import FeatureScaling, fit_feature_scaling
 from .._solvers._private_fit import DPSGDParams, check_planned_shape, dp_sgd_setup
-from .._solvers._schedules import resolve_epochs
+from .._solvers._schedules import penalty_capped_learning_rate, resolve_epochs
 from ..privacy import fit_weights
 from ..utils._array_api import NUMPY_BACKEND, to_numpy
 from ._network import init_parameters, layer_sizes, n_parameters
@@ -154,9 +154,9 @@ def network_setup(
         clip_norm=params.clip_norm,
         batch_size=params.batch_size,
         epochs=params.epochs,
-        # Resolved below: dp_sgd_setup's "auto" counts a linear model's
-        # parameters.
-        learning_rate=1.0 if params.learning_rate == "auto" else params.learning_rate,
+        # "auto" is resolved below (dp_sgd_setup's counts a linear model's
+        # parameters); a given rate is checked there against alpha.
+        learning_rate=params.learning_rate,
         alpha=params.alpha,
     )
     setup = dp_sgd_setup(
@@ -170,11 +170,14 @@ def network_setup(
     )
     if params.learning_rate == "auto":
         sizes = layer_sizes(n_features, params.hidden_layer_sizes, n_outputs)
-        learning_rate = auto_network_learning_rate(
-            setup.mechanism.noise_multiplier,
-            setup.sampling_probability,
-            n_samples,
-            n_parameters(sizes),
+        learning_rate = penalty_capped_learning_rate(
+            auto_network_learning_rate(
+                setup.mechanism.noise_multiplier,
+                setup.sampling_probability,
+                n_samples,
+                n_parameters(sizes),
+            ),
+            params.alpha,
         )
         setup = replace(setup, learning_rate=learning_rate)
     return setup

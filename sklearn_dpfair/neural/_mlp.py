@@ -90,7 +90,10 @@ class DPMLPClassifier(ScoreClassifierMixin, PrivateEstimatorMixin, BaseEstimator
         ``min(4, 0.5 / r)`` with ``r = sigma sqrt(n_params) / (q n)`` the
         noise on the averaged gradient relative to ``clip_norm``; 1.0
         without noise (the gradient is then not clipped: scale the
-        features). Tuned once on UCI Adult, never on the data at hand.
+        features); capped at ``1 / alpha``. Tuned once on UCI Adult, never
+        on the data at hand. A given rate needs ``learning_rate * alpha <
+        2``, else the penalty's step diverges (a ``ValueError`` before the
+        data are read).
     alpha : float, default=1e-4
         L2 penalty ``alpha/2 ||W||^2`` on the weights (not the biases); data
         independent, so free.

@@ -186,9 +186,23 @@ def _allocation_pld(event, coarse):
         loss_discretization=step * (_COARSE_FACTOR if coarse else 1.0),
         convolution_method=pa.ConvolutionMethod.FFT,
     )
-    return pa.gaussian_allocation_pld(
-        params=params, config=config, bound_type=pa.BoundType.DOMINATES
-    )
+    try:
+        return pa.gaussian_allocation_pld(
+            params=params, config=config, bound_type=pa.BoundType.DOMINATES
+        )
+    except ValueError as exc:
+        # pld-accounting's grid can collapse (x_min == x_max) when the loss
+        # step is coarse next to the loss range of one step (many steps per
+        # epoch, large sigma). The coarse grid only speeds up the
+        # calibration's first search: the record's grid takes over there.
+        if coarse:
+            return _allocation_pld(event, False)
+        raise ValueError(
+            "pld-accounting cannot compute the random allocation of "
+            f"noise_multiplier={sigma:.4g} over steps_per_epoch="
+            f"{event.steps_per_epoch} ({exc}). Use batch_sampling='poisson', "
+            "or a larger batch_size (fewer steps per epoch)."
+        ) from exc
 
 
 @functools.lru_cache(maxsize=256)

@@ -370,3 +370,24 @@ def test_workers_receive_the_resolved_noise(monkeypatch):
     assert list(fit.silo_noise_multiplier.values()) == [
         calibrate(e, 1e-5, 0.2, 5, "rdp") for e in (1.0, 2.0, 3.0)
     ]
+
+
+def test_strong_penalty_federated_step_stays_finite_or_is_refused():
+    # The server's step multiplies the coefficients by 1 - learning_rate *
+    # alpha: at epsilon = 8 the "auto" step times alpha = 1 reached 1e196
+    # (alpha = 5: an unclear "the model must be a finite array" error). The
+    # "auto" step is capped at 1 / alpha and a given one is refused.
+    from sklearn_dpfair import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    silos = rng.integers(0, 3, 3000)
+    clf = DPLogisticRegression(
+        alpha=1.0, epsilon=8.0, classes=[0, 1], random_state=0
+    ).fit(X, y, silos=silos)
+    assert np.all(np.abs(clf.coef_) <= 1.0) and clf.score(X, y) > 0.7
+    with pytest.raises(ValueError, match="learning_rate=1.0, alpha=5.0"):
+        DPLogisticRegression(
+            alpha=5.0, learning_rate=1.0, classes=[0, 1]
+        ).privacy_plan(3000, 3, n_silos=3)

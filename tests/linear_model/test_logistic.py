@@ -287,3 +287,21 @@ def test_pandas_input_keeps_feature_names():
     clf = DPLogisticRegression(classes=[0, 1], random_state=0).fit(frame, y)
     np.testing.assert_array_equal(clf.feature_names_in_, ["a", "b", "c", "d"])
     assert clf.predict(frame).shape == (200,)
+
+
+@pytest.mark.parametrize("alpha", [0.3, 1.0, 5.0])
+def test_strong_penalty_with_the_auto_step_converges(alpha):
+    # At epsilon = 8 the "auto" step is 8: uncapped, the penalty's step
+    # multiplied the coefficients by 1 - 8 alpha every step (to 1e32 at
+    # alpha = 0.3, NaN with RuntimeWarnings from alpha = 1).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        clf = DPLogisticRegression(
+            alpha=alpha, epsilon=8.0, classes=[0, 1], random_state=0
+        ).fit(X, y)
+    # The penalized minimizer has |w| < max|grad of the loss| / alpha <= 1 / alpha.
+    assert np.all(np.abs(clf.coef_) <= 1.0 / alpha)
+    assert clf.score(X, y) > 0.7

@@ -34,3 +34,19 @@ def test_the_network_fit_executes_its_plan_and_refuses_another_shape():
     fit = fit_dp_network(X, y, BinaryLogisticLoss(), setup, PARAMS, rng=rng)
     assert fit.record.dp_event == setup.record.dp_event
     assert fit.n_steps == setup.n_steps
+
+
+def test_strong_penalty_with_the_auto_step_stays_finite():
+    # The "auto" step (up to 4 at epsilon = 8) times alpha = 5 made the
+    # weights' penalty step diverge (1e73 after 5 epochs); it is capped at
+    # 1 / alpha.
+    from sklearn_dpfair.neural import DPMLPClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPMLPClassifier(
+        (4,), alpha=5.0, epsilon=8.0, max_iter=5, classes=[0, 1], random_state=0
+    ).fit(X, y)
+    assert all(np.all(np.abs(W) < 10.0) for W in clf.coefs_)
+    assert np.all(np.isfinite(clf.predict_proba(X)))

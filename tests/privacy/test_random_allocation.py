@@ -86,3 +86,23 @@ def test_calibration_meets_the_budget_and_is_tight():
     # Within 1% of the smallest sigma that does.
     assert epsilon_of(random_allocation_event(0.99 * sigma, 5, 2), DELTA, "pld") > 2.0
     assert calibrate_allocation_noise(math.inf, DELTA, 5, 2) == 0.0
+
+
+def test_collapsed_coarse_grid_falls_back_to_the_records_grid():
+    # 3000 steps per epoch at sigma = 5: pld-accounting's coarse grid
+    # collapsed (ValueError "x_max must be greater than x_min"), which
+    # DPLogisticRegression(batch_sampling="balls_and_bins", batch_size=1)
+    # on 3000 rows raised from inside its calibration.
+    pytest.importorskip("PLD_accounting")
+    event = random_allocation_event(5.0, 3000, 1)
+    assert allocation_epsilon(event, 1e-5, coarse=True) == allocation_epsilon(
+        event, 1e-5
+    )
+    sigma = calibrate_allocation_noise(1.0, 1e-5, 3000, 1)
+    assert allocation_epsilon(random_allocation_event(sigma, 3000, 1), 1e-5) <= 1.0
+
+
+def test_a_grid_the_package_cannot_build_is_a_clear_error():
+    pytest.importorskip("PLD_accounting")
+    with pytest.raises(ValueError, match="batch_sampling='poisson'"):
+        allocation_epsilon(random_allocation_event(50.0, 10_000, 1), 1e-5)

@@ -9,6 +9,8 @@ from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair._solvers._schedules import (
     AUTO_EPOCHS_MAX,
     auto_epochs,
+    check_penalty_step,
+    penalty_capped_learning_rate,
     resolve_epochs,
     sgd_schedule,
 )
@@ -42,3 +44,24 @@ def test_estimator_plans_and_reports_the_resolved_epochs():
     clf.fit(X, y)
     assert clf.n_iter_ == 5 and clf.t_ == 100
     assert clf.dp_event_ == clf.privacy_plan(*X.shape).dp_event
+
+
+def test_penalty_step_that_diverges_is_refused_before_the_data():
+    # 1 - learning_rate * alpha <= -1 amplifies the coefficients every step.
+    check_penalty_step(1.0, 1.99)
+    check_penalty_step(50.0, 0.0)
+    with pytest.raises(ValueError, match="learning_rate \\* alpha must be below 2"):
+        check_penalty_step(1.0, 2.0)
+    X = np.zeros((10, 2))
+    y = np.array([0, 1] * 5)
+    est = DPLogisticRegression(alpha=5.0, learning_rate=1.0, classes=[0, 1])
+    with pytest.raises(ValueError, match="learning_rate=1.0, alpha=5.0"):
+        est.privacy_plan(3000, 3)
+    with pytest.raises(ValueError, match="learning_rate=1.0, alpha=5.0"):
+        est.fit(X, y)
+
+
+def test_auto_learning_rate_is_capped_for_the_penalty():
+    assert penalty_capped_learning_rate(8.0, 0.0) == 8.0
+    assert penalty_capped_learning_rate(0.5, 1.0) == 0.5
+    assert penalty_capped_learning_rate(8.0, 0.3) == pytest.approx(1 / 0.3)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from ...exceptions import PrivacyAccountingError
 from .._constant_choice import chooses_privately
 from .._intercept_only import affords_model, intercept_only_setup
-from .._schedules import sgd_schedule
+from .._schedules import check_penalty_step, sgd_schedule
 from ._privacy import FERMINoise, fermi_event, noise_of
 from ._weight_search import PRIVATE_BOUND_MAX, selection_schedule
 
@@ -271,6 +271,10 @@ def fermi_plan(privacy, params, *, n_samples, n_groups, n_features, n_classes):
     ``privacy.budget``. The plan keeps the public shape it was made for
     (:meth:`FERMIPlan.check_data`).
     """
+    if privacy is not None:
+        # The private runs have no full-batch phase to recover from a
+        # diverging penalty step: refused before the data is read.
+        check_penalty_step(params.learning_rate, params.alpha)
     key = fermi_plan_key(
         privacy,
         params,

@@ -206,7 +206,9 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
 
     residual = _augmented_matvec(X_pub, warm_start, s)
     residual -= y_pub
-    dof = float(np.sum(eigvals / (eigvals + ridge)))
+    # Degrees of freedom of the fit: the unseen directions take none (their
+    # coordinate is 0; with ridge = 0 their ratio would be 0 / 0).
+    dof = float(np.sum(np.where(seen, eigvals / np.where(seen, denom, 1.0), 0.0)))
     if n_pub - dof >= 1.0:
         noise_variance = float(residual @ residual) / (n_pub - dof)
     else:

@@ -142,6 +142,9 @@ def clipped_gradient_moments(residual_sd, norms, clip_norm):
     return inside.mean(axis=1) / clip_norm, second.mean(axis=1) / clip_norm**2
 
 
+# A public-only candidate (alpha = 0) in a direction no public row sees (h =
+# 0) has no model (0 / 0): NaN, ranked last by choose_hyperparameters.
+@np.errstate(divide="ignore", invalid="ignore")
 def predicted_excess_risk(
     alpha,
     geometry,

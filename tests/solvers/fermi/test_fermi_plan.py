@@ -238,3 +238,17 @@ def test_estimator_runs_the_plan_it_makes_once(monkeypatch, disparity_bound):
     assert made[0].shape == (300, 4, 2, 2)
     assert made[0].event == est.dp_event_
     assert est.privacy_plan(300, 4).dp_event == est.dp_event_
+
+
+def test_private_plan_refuses_a_diverging_penalty_step():
+    # learning_rate * alpha >= 2: the model step multiplies the weights by
+    # 1 - learning_rate * alpha (1e13 at alpha = 5 with the default 0.5).
+    est = DPFERMIClassifier(alpha=5.0, classes=[0, 1], groups=[0, 1])
+    with pytest.raises(ValueError, match="learning_rate=0.5, alpha=5.0"):
+        est.privacy_plan(3000, 3)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="learning_rate \\* alpha"):
+        est.fit(X, y, sensitive_features=rng.integers(0, 2, 3000))
+    DPFERMIClassifier(alpha=3.9, classes=[0, 1], groups=[0, 1]).privacy_plan(3000, 3)

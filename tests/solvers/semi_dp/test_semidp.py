@@ -147,6 +147,41 @@ def test_public_geometry_without_public_rows():
     assert geo.n_public == 0 and np.all(geo.warm_start == 0) and geo.warm_start.shape == (3,)
 
 
+def test_public_geometry_without_ridge_ignores_unseen_directions():
+    # A zero public column with ridge = 0: its eigenvalue is exactly 0, whose
+    # ratio 0 / 0 made the degrees of freedom NaN (a RuntimeWarning, then a
+    # false "only 10 public rows for 4 parameters" and the target variance).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(10, 3))
+    X[:, 2] = 0.0
+    y = X[:, 0] + 0.5 * rng.normal(size=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        geo = public_geometry(X, y, intercept_scaling=1.0, ridge=0.0, n_features=3)
+    residual = X @ geo.warm_start[:3] + geo.warm_start[3] - y
+    # Three seen directions (two columns and the intercept) of ten rows.
+    assert geo.noise_variance == pytest.approx(residual @ residual / 7, rel=1e-9)
+
+
+def test_tuning_public_only_candidate_on_unseen_directions_ranks_last():
+    # alpha = 0 in a direction no public row sees is 0 / 0 in the risk
+    # model: ranked last, without a numpy RuntimeWarning.
+    geo = public_geometry(
+        np.ones((1, 2)), np.ones(1), intercept_scaling=1.0, ridge=0.0, n_features=2
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        choice = choose_hyperparameters(
+            geo,
+            clip_norm=1.0,
+            public_clipping=True,
+            n_private=1000,
+            step_noise_var_of=lambda t: 1e-4 * t,
+            alphas=[0.0, 0.5],
+        )
+    assert np.isfinite(choice.predicted_excess_risk) and choice.alpha == 0.5
+
+
 def test_newton_preconditioner_inverts_public_hessian():
     X, y, mask, _ = _problem()
     geo = public_geometry(X[mask], y[mask], intercept_scaling=1.0, ridge=0.0, n_features=4)
