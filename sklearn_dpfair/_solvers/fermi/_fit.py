@@ -963,11 +963,20 @@ def fit_fermi(
         ),
         rng=rng,
     )
+    # What a constant model's fields need (the small-budget releases; the
+    # column scaling below keeps X's width and dtype).
+    constant = dict(
+        params=p,
+        n_features=X.shape[1],
+        n_classes=n_classes,
+        n_groups=n_groups,
+        rng=rng,
+        backend=backend,
+        dtype=X.dtype,
+    )
     if setup.fallback is not None:
         return intercept_only_fit(
-            setup, label_counts(to_numpy(y), n_classes), params=p,
-            n_features=X.shape[1], n_classes=n_classes, n_groups=n_groups, rng=rng,
-            backend=backend, dtype=X.dtype,
+            setup, label_counts(to_numpy(y), n_classes), **constant
         )
     # Private per-column scales (public bounds, or private quantiles the
     # plan's event composes first): the SGDA steps' fixed clip norms and
@@ -1090,9 +1099,10 @@ def fit_fermi(
         # the solver ran (its columns, by blocks of rows).
         predicted = problem.predict(to_numpy(coef_m), to_numpy(w0_m))
         fit = privately_choose_constant(
-            fit, constant_comparison(to_numpy(y), predicted, n_classes),
-            predicted.shape[0], setup, params=p, n_features=X.shape[1],
-            n_classes=n_classes, n_groups=n_groups, rng=rng, backend=backend,
-            dtype=X.dtype,
+            fit,
+            constant_comparison(to_numpy(y), predicted, n_classes),
+            predicted.shape[0],
+            setup,
+            **constant,
         )
     return fit
