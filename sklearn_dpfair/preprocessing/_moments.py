@@ -23,11 +23,22 @@ import numpy as np
 
 from ._bounds import centre_and_half_width
 
-__all__ = ["MOMENT_SHARES", "mean_and_variance", "noisy_moments"]
+__all__ = ["MOMENT_SHARES", "mean_and_variance", "moment_noise_stds", "noisy_moments"]
 
 # Variance floor, as a fraction of the squared width: a near-constant private
 # column must not be divided by noise (in units of the half-width: (2e-3)^2).
 _RELATIVE_STD_FLOOR = 1e-3
+
+#: Under privacy the variance is also floored at this many standard deviations
+#: of its own noise. A released variance that the noise could have produced
+#: from nothing says only that the column's variance is small; taking the
+#: noise level for it errs towards a larger scale, which shrinks the column
+#: (harmless to a downstream clipped gradient), where the absolute floor alone
+#: divided by a near-zero scale and blew values up a thousandfold. Measured
+#: on COMPAS's raw columns in a private pipeline (count columns, almost
+#: always 0, at an epsilon target of 0.02-0.1 a step): see
+#: benchmarks/bench_raw_pipeline.py.
+NOISE_FLOOR_STDS = 2.0
 
 #: Shares of the squared sensitivity given to (counts, sums, sums of
 #: squares): the count matters least (it divides the other two, and is
@@ -82,7 +93,27 @@ def noisy_moments(X, lower, upper, mechanism, rng, *, order=2):
     return tuple(noisy[k * d : (k + 1) * d] / weights[k] for k in range(len(parts)))
 
 
-def mean_and_variance(count, sum_u, sum_u2=None, *, private):
+def moment_noise_stds(mechanism, n_features, *, order=2):
+    """Noise standard deviations of the released count, sum and sum of squares.
+
+    :func:`noisy_moments` divides each block of its release by its public
+    weight ``sqrt(share_k / d)``, so block ``k`` carries noise of standard
+    deviation ``noise_std / sqrt(share_k / d)``: a public quantity.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy import GaussianMechanism
+    >>> from sklearn_dpfair.preprocessing._moments import moment_noise_stds
+    >>> [round(s, 2) for s in moment_noise_stds(GaussianMechanism(1.0, 2.0), 1)]
+    [6.32, 2.98, 2.98]
+    """
+    return tuple(
+        mechanism.noise_std / math.sqrt(share / n_features)
+        for share in MOMENT_SHARES[order]
+    )
+
+
+def mean_and_variance(count, sum_u, sum_u2=None, *, private, noise_stds=None):
     """Mean and variance in half-width units, from the released sums.
 
     Parameters
@@ -96,12 +127,19 @@ def mean_and_variance(count, sum_u, sum_u2=None, *, private):
     private : bool
         Whether the sums are noisy (then projected on what the true
         statistics can be).
+    noise_stds : tuple of float or None, default=None
+        The releases' noise standard deviations
+        (:func:`moment_noise_stds`); under privacy the variance is then also
+        floored at ``NOISE_FLOOR_STDS`` standard deviations of its noise
+        (first order in the noise of the sums: ``sqrt(s2^2 + (2 mean
+        s1)^2) / count``).
 
     Returns
     -------
     mean, var : ndarray of shape (n_features,)
         The mean in ``[-1, 1]`` (0 for a column with no observed value) and
-        the variance (floored at ``(2e-3)^2`` and at most 1 under privacy).
+        the variance (floored at ``(2e-3)^2``, and at its noise level when
+        ``noise_stds`` is given, and at most 1 under privacy).
 
     Examples
     --------
@@ -122,4 +160,11 @@ def mean_and_variance(count, sum_u, sum_u2=None, *, private):
     # true statistics, so projecting onto them only removes noise.
     mean = np.clip(sum_u / n, -1.0, 1.0)
     var = sum_u2 / n - np.square(mean)
-    return mean, np.clip(var, (2.0 * _RELATIVE_STD_FLOOR) ** 2, 1.0)
+    floor = np.full_like(var, (2.0 * _RELATIVE_STD_FLOOR) ** 2)
+    if noise_stds is not None and len(noise_stds) == 3:
+        _, std_sum, std_squares = noise_stds
+        # Post-processing of the released count and mean with public noise
+        # levels: no further privacy cost.
+        var_std = np.hypot(std_squares, 2.0 * np.abs(mean) * std_sum) / n
+        floor = np.maximum(floor, NOISE_FLOOR_STDS * var_std)
+    return mean, np.clip(var, np.minimum(floor, 1.0), 1.0)

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
 from ._bounds import AUTO_GRID, AUTO_RANGE, centre_and_half_width
-from ._moments import mean_and_variance, noisy_moments
+from ._moments import mean_and_variance, moment_noise_stds, noisy_moments
 from ._quantiles import column_quantiles
 
 __all__ = ["DPStandardScaler"]
@@ -79,8 +79,11 @@ class DPStandardScaler(
     mean_ : ndarray of shape (n_features,)
         Released mean of the clipped columns (0 without ``with_mean``).
     var_ : ndarray of shape (n_features,) or None
-        Released variance, floored at ``(width / 1000)^2`` (None without
-        ``with_std``).
+        Released variance, floored at ``(width / 1000)^2`` and, under
+        privacy, at twice the standard deviation of its own noise (a
+        variance the noise could have produced from nothing is replaced by
+        the noise level: a larger scale, never a near-zero one); None
+        without ``with_std``.
     scale_ : ndarray of shape (n_features,)
         ``sqrt(var_)`` (1 without ``with_std``).
     bounds_ : ndarray of shape (n_features, 2)
@@ -190,7 +193,11 @@ class DPStandardScaler(
         if needs_moments:
             order = 2 if self.with_std else 1
             moments = noisy_moments(X, lower, upper, plan.gaussian, rng, order=order)
-            mean_u, var_u = mean_and_variance(*moments, private=plan.is_private)
+            mean_u, var_u = mean_and_variance(
+                *moments,
+                private=plan.is_private,
+                noise_stds=moment_noise_stds(plan.gaussian, n_features, order=order),
+            )
         self.mean_ = centre + half * mean_u if self.with_mean else np.zeros(n_features)
         self.var_, self.scale_ = None, np.ones(n_features)
         if self.with_std:

@@ -5,7 +5,13 @@ import itertools
 import numpy as np
 import pytest
 
-from sklearn_dpfair.preprocessing._moments import MOMENT_SHARES, noisy_moments
+from sklearn_dpfair.preprocessing._moments import (
+    MOMENT_SHARES,
+    NOISE_FLOOR_STDS,
+    mean_and_variance,
+    moment_noise_stds,
+    noisy_moments,
+)
 from sklearn_dpfair.privacy import GaussianMechanism
 
 NO_NOISE = GaussianMechanism(clip_norm=1.0, noise_multiplier=0.0)
@@ -31,3 +37,17 @@ def test_moments_without_noise_are_exact():
     # u = (clip(x) - 5) / 5: column 0 -> -0.8, -0.4, 1.
     np.testing.assert_allclose(s1, [-0.2, 0.0], atol=1e-12)
     np.testing.assert_allclose(s2, [0.64 + 0.16 + 1.0, 0.04 + 0.04], rtol=1e-12)
+
+
+def test_the_variance_floor_is_the_noise_level_of_the_variance():
+    stds = moment_noise_stds(GaussianMechanism(1.0, 30.0), 1)
+    count = np.array([1000.0, 1000.0])
+    # Column 0: variance 0.25, far above its noise; column 1: 0.0001, below.
+    sum_u = np.array([0.0, 0.0])
+    sum_u2 = np.array([250.0, 0.1])
+    _, var = mean_and_variance(count, sum_u, sum_u2, private=True, noise_stds=stds)
+    assert var[0] == pytest.approx(0.25)
+    assert var[1] == pytest.approx(NOISE_FLOOR_STDS * stds[2] / 1000.0)
+    # Without the noise levels only the absolute floor applies.
+    _, plain = mean_and_variance(count, sum_u, sum_u2, private=True)
+    assert plain[1] == pytest.approx(1e-4)

@@ -175,6 +175,30 @@ def test_a_noisy_near_constant_column_is_never_divided_by_noise():
         assert np.isfinite(scaler.output_norm_bound_)
 
 
+def test_a_variance_lost_in_noise_takes_the_noise_level_not_the_floor():
+    # A count column that is almost always 0 (a juvenile-felony count) on its
+    # declared range, at a small budget: its true variance is below the noise
+    # of the released one. The absolute floor alone scaled it by about
+    # width / 1000 in most seeds, so its rare non-zero values came out in the
+    # hundreds; the noise-level floor keeps every transformed value moderate,
+    # and the scale never below the public noise level of the variance.
+    rng = np.random.default_rng(0)
+    X = np.where(rng.random((3000, 1)) < 0.03, rng.integers(1, 6, (3000, 1)), 0.0)
+    worst = []
+    for seed in range(10):
+        scaler = DPStandardScaler(bounds=(0.0, 30.0), epsilon=0.05, random_state=seed)
+        out = scaler.fit(X).transform(X)
+        worst.append(np.abs(out).max())
+        assert scaler.var_[0] / 15.0**2 >= (2.0 * 2e-3) ** 2
+    assert max(worst) < 30.0, worst
+
+
+def test_the_noise_level_floor_leaves_a_measured_variance_alone():
+    X = np.random.default_rng(1).normal(50.0, 10.0, size=(20000, 1))
+    scaler = DPStandardScaler(bounds=BOUNDS, epsilon=1.0, random_state=0).fit(X)
+    assert abs(scaler.scale_[0] - 10.0) < 0.5
+
+
 def test_nothing_to_release_costs_nothing(privatized_sums, ordinary_data):
     scaler = DPStandardScaler(bounds=BOUNDS, with_mean=False, with_std=False).fit(
         ordinary_data
