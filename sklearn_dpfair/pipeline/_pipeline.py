@@ -16,6 +16,7 @@ from sklearn.utils._metadata_requests import (
     _routing_enabled,
     process_routing,
 )
+from sklearn.utils._set_output import _safe_set_output
 from sklearn.utils.metaestimators import _BaseComposition, available_if
 from sklearn.utils.validation import check_array, check_is_fitted
 
@@ -227,6 +228,59 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
     def named_steps(self):
         """The steps (as given, unfitted) by name."""
         return Bunch(**dict(self.steps))
+
+    def __len__(self):
+        """The number of steps."""
+        return len(self.steps)
+
+    def __getitem__(self, ind):
+        """A fitted step, or a fitted sub-pipeline for a slice.
+
+        As ``Pipeline`` indexing, but over the fitted clones (``pipeline_``):
+        the fit never touches the steps as given, which ``steps`` and
+        ``named_steps`` return. ``pipe[-1].coef_`` is the final estimator's,
+        ``pipe[:-1].transform(X)`` runs the fitted preprocessing (a
+        scikit-learn ``Pipeline``, outside the private pipeline's record).
+
+        Parameters
+        ----------
+        ind : int, str or slice
+            Position, name or slice of steps.
+
+        Returns
+        -------
+        step : estimator or sklearn.pipeline.Pipeline
+            The fitted step, or a ``Pipeline`` of the fitted steps.
+        """
+        check_is_fitted(
+            self,
+            msg=(
+                "Indexing a PrivatePipeline returns its fitted steps; call fit "
+                "first (the steps as given are in steps and named_steps)."
+            ),
+        )
+        return self.pipeline_[ind]
+
+    def set_output(self, *, transform=None):
+        """Set the output container of every step's ``transform``.
+
+        As ``Pipeline.set_output``: it configures the steps as given (the
+        fit's clones keep their configuration).
+
+        Parameters
+        ----------
+        transform : {"default", "pandas", "polars"} or None, default=None
+            Output container of ``transform``; None leaves it unchanged.
+
+        Returns
+        -------
+        self : PrivatePipeline
+            This pipeline.
+        """
+        for _, step in self.steps:
+            if not _is_passthrough(step):
+                _safe_set_output(step, transform=transform)
+        return self
 
     def _check_steps(self):
         names, estimators = zip(*self.steps) if self.steps else ((), ())

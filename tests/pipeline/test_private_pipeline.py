@@ -12,6 +12,7 @@ import sklearn
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.decomposition import PCA
+from sklearn.exceptions import NotFittedError
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
@@ -594,3 +595,31 @@ def test_column_transformer_blocks_run_in_this_process():
     assert pipe.pipeline_[-1].feature_norm_bound == pytest.approx(
         math.hypot(fitted["a"].output_norm_bound_, fitted["b"].output_norm_bound_)
     )
+
+
+def test_indexing_returns_the_fitted_steps_as_a_pipeline_does():
+    df, y = _raw_frame()
+    pipe = _column_pipeline(DPLogisticRegression(classes=[0, 1]))
+    pipe.set_params(random_state=0)
+    with pytest.raises(NotFittedError, match="steps and named_steps"):
+        pipe[-1]
+    _fit(pipe, df, y)
+    assert len(pipe) == 2
+    assert pipe[-1] is pipe.pipeline_[-1] is pipe["model"]
+    assert pipe[-1].coef_.shape[0] == 1
+    # The given steps are untouched; a slice is the fitted preprocessing.
+    assert not hasattr(pipe.named_steps["model"], "coef_")
+    head = pipe[:-1]
+    assert isinstance(head, Pipeline)
+    assert head.steps[0][1] is pipe.pipeline_.steps[0][1]
+    assert head.transform(df).shape == (len(df), pipe[-1].coef_.shape[1])
+
+
+def test_set_output_reaches_the_fitted_steps():
+    df, y = _raw_frame()
+    pipe = _column_pipeline(DPLogisticRegression(classes=[0, 1]))
+    pipe.set_params(random_state=0).set_output(transform="pandas")
+    _fit(pipe, df, y)
+    out = pipe[:-1].transform(df)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == list(pipe[:-1].get_feature_names_out())
