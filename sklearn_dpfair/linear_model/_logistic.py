@@ -27,7 +27,12 @@ from .._solvers._distributed import (
     set_dask_input_features,
 )
 from .._solvers._newton import NewtonParams
-from .._solvers._feature_scaling import plan_feature_scaling
+from .._solvers._feature_scaling import (
+    plan_feature_scaling,
+    public_feature_scaling,
+    public_scaling_plan,
+    require_public_bounds,
+)
 from .._solvers._frank_wolfe import resolve_feature_inf_bound
 from .._solvers._intercept_only import (
     InterceptOnlySetup,
@@ -585,7 +590,7 @@ default=None
             The fitted estimator.
         """
         self._check_pure(silos)
-        self._check_scaling(silos is not None or is_dask_collection(X))
+        self._check_scaling(self._scaling_path(silos is not None, is_dask_collection(X)))
         self._check_batch_sampling(silos is not None or is_dask_collection(X))
         if silos is not None and self.solver != "dp-sgd":
             raise ValueError("silos= needs solver='dp-sgd' (federated DP-SGD).")
@@ -616,6 +621,15 @@ default=None
                     "public bound on the row norms (rows are clipped to it)."
                 )
         frank_wolfe = self.solver == "dp-frank-wolfe"
+        if frank_wolfe and self.feature_scaling is not None and (
+            self.feature_inf_bound is None
+        ):
+            # A bound read from the data would be read from the raw columns.
+            raise ValueError(
+                "solver='dp-frank-wolfe' with feature_scaling='auto' needs "
+                "feature_inf_bound, the public bound of the scaled columns (1 "
+                "when every value lies within feature_bounds)."
+            )
         if frank_wolfe and self.l1_radius is None:
             raise ValueError(
                 "solver='dp-frank-wolfe' needs l1_radius, the public radius of "
@@ -675,6 +689,10 @@ default=None
                 silos=silos,
                 rng=rng,
                 seeded=self.random_state is not None,
+                # Every silo maps its rows by the same public map.
+                scaling=public_feature_scaling(
+                    self._scaling_plan(X.shape[1], None, where="silos=")
+                ),
             )
             return self._set_fitted(
                 classes, result, resolve_epochs(self.max_iter, X.shape[0])
@@ -784,17 +802,23 @@ default=None
             curvature=self.curvature,
         )
 
-    def _check_scaling(self, distributed=False):
-        """Private column scales are released by central in-memory DP-SGD only."""
-        if self.feature_scaling is not None and (
-            distributed or self.solver != "dp-sgd"
-        ):
-            # The other fits would ignore the scales silently.
-            raise ValueError(
-                "feature_scaling='auto' applies to central in-memory fits with "
-                "solver='dp-sgd' (no silos=, no Dask collection); pass "
-                "feature_scaling=None."
-            )
+    def _scaling_path(self, silos=False, dask=False):
+        """The fit path for the scaling's refusal; None: central in-memory DP-SGD.
+
+        Only that path draws private scales; every other one (silos, Dask,
+        the full-batch solvers) maps the columns by public ``feature_bounds``.
+        """
+        if silos:
+            return "silos="
+        if dask:
+            return "a Dask collection X"
+        if self.solver != "dp-sgd":
+            return f"solver={self.solver!r}"
+        return None
+
+    def _check_scaling(self, where):
+        """Refuse private scales where only public bounds apply (parameters only)."""
+        require_public_bounds(self.feature_scaling, self.feature_bounds, where)
 
     def _check_pure(self, silos=None):
         """delta = 0 (pure epsilon-DP) only where a Laplace release gives it."""
@@ -805,8 +829,27 @@ default=None
                 "solvers' Gaussian or zCDP releases need delta > 0."
             )
 
-    def _scaling_plan(self, n_features, budget, sparse=False, n_samples=None):
-        """How the central DP-SGD fit scales its columns (public inputs only)."""
+    def _scaling_plan(
+        self, n_features, budget, sparse=False, n_samples=None, *, where=None
+    ):
+        """How a fit scales its columns (public inputs only).
+
+        ``where`` (:meth:`_scaling_path`) None: central DP-SGD, public bounds
+        or private scales. Otherwise public bounds only; ``budget`` None (a
+        federated or Dask fit, whose non-private limit still clips) maps
+        them at any epsilon, a full-batch solver's budget maps them under
+        privacy only (its non-private limit solves exactly on any scale).
+        """
+        if where is not None:
+            return public_scaling_plan(
+                self.feature_scaling,
+                self.feature_bounds,
+                n_features,
+                where=where,
+                fit_intercept=self.fit_intercept,
+                sparse=sparse,
+                private=budget is None or budget.is_private,
+            )
         return plan_feature_scaling(
             self.feature_scaling,
             self.feature_bounds,
@@ -849,7 +892,7 @@ default=None
         ``silo_epsilon`` and ``silo_delta`` for every silo.
         """
         self._check_pure(None if n_silos is None else "silos")
-        self._check_scaling(n_silos is not None)
+        self._check_scaling(self._scaling_path(silos=n_silos is not None))
         self._check_batch_sampling(n_silos is not None)
         if n_silos is not None:
             if self.solver != "dp-sgd":
@@ -909,6 +952,7 @@ default=None
         sparse=False,
         dtype=np.float64,
         feature_inf_bound=None,
+        dask=False,
     ):
         """The solver-level plan of a central fit, from public quantities only.
 
@@ -917,7 +961,9 @@ default=None
         classes), whether public weights were passed, the caveats of the
         label set, whether X is sparse and its dtype (for the clipping
         margin of output perturbation), and the resolved Frank-Wolfe feature
-        bound. A budget the public rule of ``small_budget`` finds too small
+        bound (and ``dask``: whether the rows are a Dask collection's, which
+        maps the columns by public bounds only). A budget the public rule of
+        ``small_budget`` finds too small
         plans the intercept-only release instead
         (:func:`~sklearn_dpfair._solvers._intercept_only.affords_model`),
         once the solver's own set-up has validated the parameters.
@@ -931,6 +977,7 @@ default=None
             sparse=sparse,
             dtype=dtype,
             feature_inf_bound=feature_inf_bound,
+            where=self._scaling_path(dask=dask),
         )
         n_classes = max(loss.n_outputs, 2)
         small = self._dp_sgd_budget(caveats)
@@ -955,10 +1002,11 @@ default=None
         sparse,
         dtype,
         feature_inf_bound,
+        where,
     ):
         """The set-up of the model fit of ``solver`` (see :meth:`_solver_setup`)."""
+        budget = self._dp_sgd_budget(caveats)
         if self.solver == "dp-sgd":
-            budget = self._dp_sgd_budget(caveats)
             return dp_sgd_setup(
                 n_samples,
                 n_features,
@@ -966,8 +1014,17 @@ default=None
                 self._dp_sgd_params(),
                 budget,
                 weighted=weighted,
-                prior=self._scaling_plan(n_features, budget, sparse, n_samples),
+                prior=self._scaling_plan(
+                    n_features,
+                    # A Dask fit's non-private limit still clips: mapped.
+                    None if where is not None else budget,
+                    sparse,
+                    n_samples,
+                    where=where,
+                ),
             )
+        # The full-batch solvers: public bounds, mapped under privacy only.
+        scaling = self._scaling_plan(n_features, budget, sparse, where=where)
         if self.solver == "dp-newton":
             # A noise_multiplier is refused by the plan (it calibrates its
             # three releases per step itself).
@@ -975,8 +1032,9 @@ default=None
                 n_samples,
                 n_features,
                 self._newton_params(),
-                self._dp_sgd_budget(caveats),
+                budget,
                 weighted=weighted,
+                scaling=scaling,
             )
         if self.solver == "dp-frank-wolfe":
             params = self._frank_wolfe_params()
@@ -989,6 +1047,7 @@ default=None
                 params,
                 PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
                 weighted=weighted,
+                scaling=scaling,
             )
         return output_perturbation_setup(
             n_samples,
@@ -998,6 +1057,7 @@ default=None
             PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
             weighted=weighted,
             dtype=dtype,
+            scaling=scaling,
         )
 
     def _dp_sgd_budget(self, caveats):
@@ -1026,6 +1086,12 @@ default=None
             delta=self.delta,
             fit_intercept=self.fit_intercept,
             private=not (math.isinf(self.epsilon) and self.noise_multiplier is None),
+            # Every partition maps its rows by the same public map.
+            scaling=public_feature_scaling(
+                self._scaling_plan(
+                    self.n_features_in_, None, where=self._scaling_path(dask=True)
+                )
+            ),
         )
         try:
             loss = self._loss_for(data.classes)
@@ -1035,6 +1101,7 @@ default=None
                 loss,
                 weighted=data.weighted,
                 caveats=data.caveats,
+                dask=True,
             )
             if isinstance(setup, InterceptOnlySetup):
                 # The planned label histogram: the workers count their rows'
