@@ -1670,7 +1670,7 @@ default=None
                 weighting=self.eo_weighting,
             )
             privacy, _, _ = self._privacy(
-                data.n_samples, [*data.caveats, *caveats]
+                data.n_samples, [*data.caveats, *caveats], data.n_features
             )
             # The record names the public map the partitions applied.
             privacy = replace(
