@@ -28,14 +28,16 @@ def main():
     reference = LogisticRegression(max_iter=5000).fit(X, y).score(X_test, y_test)
     print(f"n = {X.shape[0]}, d = {X.shape[1]}, 3 silos; non-private reference "
           f"{reference:.4f}")
-    for label, extra in (
-        ("raw, no scaling", {}),
-        ("raw + census feature_bounds", dict(feature_scaling="auto", feature_bounds=bounds)),
+    scaled = dict(feature_scaling="auto", feature_bounds=bounds)
+    for label, extra, fit_kw in (
+        ("silos, raw, no scaling", {}, dict(silos=silos)),
+        ("silos, raw + census feature_bounds", scaled, dict(silos=silos)),
+        ("central (no silos), raw + census feature_bounds", scaled, {}),
     ):
         t = time.perf_counter()
         scores = [
             DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=s, **extra)
-            .fit(X, y, silos=silos)
+            .fit(X, y, **fit_kw)
             .score(X_test, y_test)
             for s in SEEDS
         ]

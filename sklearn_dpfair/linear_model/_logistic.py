@@ -193,7 +193,10 @@ default="dp-sgd"
         guarantee does not cover which labels occur.
     feature_norm_bound : float, default=None
         Public bound ``R`` on the row norms, enforced by clipping rows
-        (output-perturbation and dp-newton; required there).
+        (output-perturbation and dp-newton; required there). With
+        ``feature_scaling="auto"`` it bounds the rows of the columns mapped
+        by ``feature_bounds`` (``sqrt(n_features)`` holds every row within
+        the bounds).
     l1_radius : float, default=None
         Radius ``r`` of the constraint ``||w||_1 <= r`` over the coefficients
         (dp-frank-wolfe; required there; the intercept has its own bound
@@ -203,7 +206,8 @@ default="dp-sgd"
         Public bound ``B`` on ``|x_ij|`` (dp-frank-wolfe): every feature is
         clipped to ``[-B, B]`` before use. If None it is read from ``X`` with
         a :class:`~sklearn_dpfair.exceptions.PrivacyLeakWarning` and the
-        guarantee does not cover it.
+        guarantee does not cover it. With ``feature_scaling="auto"`` it
+        bounds the columns mapped by ``feature_bounds`` and is required.
     fw_steps : int, default=None
         Number of Frank-Wolfe steps ``T`` (dp-frank-wolfe); ``coef_`` has at
         most ``T`` nonzeros. None sets it from the rate formula
@@ -225,17 +229,31 @@ default="dp-sgd"
         Certified distance of the solve to the exact minimizer
         (output-perturbation); it adds ``2 tol`` to the sensitivity.
     feature_scaling : {"auto"} or None, default=None
-        Central ``"dp-sgd"`` fits only. ``"auto"`` maps every column to unit
-        scale before the steps and reports ``coef_`` in the user's units:
-        by ``feature_bounds`` when given (public, no budget), else by
+        ``"auto"`` maps every column to unit scale before the solver runs
+        and reports ``coef_`` and ``intercept_`` in the user's units: by
+        ``feature_bounds`` when given (public, no budget), else by
         private robust statistics (a median, then quantiles of the centred
         column, on a public log-scale grid) that spend 10% of the zCDP
         budget, composed into the same ``dp_event_`` (the steps' noise is
         calibrated to the rest; accounted with RDP). Use it on raw columns
         (ages, incomes, years): with the fixed clip norm and step size of
-        DP-SGD, a column of large magnitude otherwise saturates every
-        clipped gradient. Sparse ``X`` needs ``feature_bounds`` (a
-        ``ValueError`` otherwise, decided from the layout alone).
+        DP-SGD, or the fixed row bounds of the other solvers, a column of
+        large magnitude otherwise saturates every clipped gradient (or
+        clipped row). Private statistics are drawn by central in-memory
+        ``"dp-sgd"`` fits only; every other fit path takes
+        ``feature_bounds`` (a ``ValueError`` naming them otherwise): the
+        federated fit (``silos=``, every silo maps its own rows by the same
+        public map, at any ``epsilon``: the silos clip even without noise),
+        a Dask collection (every partition maps its rows, at any
+        ``epsilon``), and the ``"dp-newton"``, ``"output-perturbation"`` and
+        ``"dp-frank-wolfe"`` solvers, whose public bounds
+        (``feature_norm_bound``, ``feature_inf_bound``, ``l1_radius``) then
+        apply to the *scaled* columns and coefficients; ``"dp-frank-wolfe"``
+        then needs ``feature_inf_bound`` (1 bounds every value within
+        ``feature_bounds``). The non-private limit of the central solvers
+        (``epsilon=np.inf``, an exact solve on any scale) maps nothing.
+        Sparse ``X`` needs ``feature_bounds`` (a ``ValueError`` otherwise,
+        decided from the layout alone).
         None: the columns are used as given (right for columns already on a
         unit scale: on Adult's 97 standardized columns the private scales
         cost 0.01-0.03 accuracy at epsilon = 1, the quantiles of its rare
@@ -243,8 +261,14 @@ default="dp-sgd"
     feature_bounds : array-like of shape (n_features, 2), default=None
         Public ``(lower, upper)`` range of every column, for
         ``feature_scaling="auto"``: the column is mapped by its midpoint and
-        half-width (values outside are not clipped; the gradient clip
-        bounds their influence).
+        half-width (without an intercept, or for sparse ``X``, divided by
+        its largest magnitude and not centred). The map is public: it reads
+        no data and spends no budget, so ``dp_event_`` is that of the
+        unscaled fit. Values outside are not clipped by the map (a value
+        beyond the float range is rounded to the largest float); the
+        solver's own clip (gradient norm, ``feature_norm_bound``,
+        ``feature_inf_bound``) bounds their influence, as it bounds any
+        record.
     accountant : {"rdp", "pld"}, default="rdp"
         dp-accounting accountant for DP-SGD and dp-newton. Output perturbation (one
         Gaussian) is always accounted with PLD, which is exact for it;
