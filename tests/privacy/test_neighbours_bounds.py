@@ -16,8 +16,9 @@ largest float, then clipped).
 
 import pytest
 
-from sklearn_dpfair import DPLogisticRegression, DPMLPClassifier
+from sklearn_dpfair import DPFERMIClassifier, DPLogisticRegression, DPMLPClassifier
 from test_neighbours_property import (
+    _FERMI,
     _NEWTON,
     _OP,
     _SGD,
@@ -40,6 +41,26 @@ def _lr(**kw):
 
 
 CONFIGS = [
+    # Central DP-SGD, the network and DP-FERMI map by the same FeatureScaling.
+    Config("lr-dpsgd-bounds", _lr(**_SGD), "binary", "add_remove", first_release=2),
+    Config(
+        "mlp-bounds",
+        lambda: DPMLPClassifier((4,), classes=[0, 1], random_state=0, **BOUNDS, **_SGD),
+        "binary",
+        "add_remove",
+        first_release=4,
+    ),
+    Config(
+        "dpfermi-bounds",
+        lambda: DPFERMIClassifier(
+            classes=[0, 1], groups=[0, 1], group_marginals=[0.5, 0.5],
+            dual_clip_norm=2.0, **BOUNDS, **_FERMI,
+        ),
+        "binary",
+        "add_remove",
+        per_record="sensitive_features",
+        first_release=3,
+    ),
     Config("lr-outpert-bounds", _lr(**_OP), "binary", "replace_one"),
     Config("lr-fw-bounds", _lr(**_FW), "binary", "add_remove"),
     Config("lr-newton-bounds", _lr(**_NEWTON), "binary", "add_remove", first_release=2),
