@@ -41,6 +41,7 @@ from ..privacy._quantile import em_epsilon
 from ..utils._array_api import to_numpy
 
 __all__ = [
+    "BOUNDS_DESCRIPTION",
     "SCALING_SHARE",
     "FeatureScaling",
     "ScalingPlan",
@@ -54,6 +55,9 @@ __all__ = [
     "require_public_bounds",
     "scaled_columns",
 ]
+
+#: The record's phrase for columns mapped by public bounds.
+BOUNDS_DESCRIPTION = "columns scaled by the declared feature_bounds (public, no budget)"
 
 #: Default share of the fit's zCDP budget spent on private scales.
 SCALING_SHARE = 0.1
@@ -92,7 +96,7 @@ class ScalingPlan:
     def describe(self):
         """One phrase for the privacy record."""
         if self.mode == "bounds":
-            return "columns scaled by the declared feature_bounds (public, no budget)"
+            return BOUNDS_DESCRIPTION
         if self.mode == "private":
             return (
                 f"columns scaled by private robust statistics: {self.n_quantiles} "

@@ -12,7 +12,7 @@ federation to the driver (:func:`fit_federated`'s code path) and turns its
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from .._solvers._feature_scaling import in_user_units
+from .._solvers._feature_scaling import BOUNDS_DESCRIPTION, in_user_units
 from .._solvers._schedules import sgd_schedule
 from ..privacy._releases import mark_unchecked
 from ._accounting import isrl_record, silo_privacy
@@ -159,6 +159,15 @@ def fit_silos(
         **options.driver_kwargs(budget),
         **extra,
     )
+    if scaling is not None:
+        # What is public: the map every silo applied (no budget, same event).
+        record = fit.privacy_record
+        fit = replace(
+            fit,
+            privacy_record=replace(
+                record, mechanism=f"{record.mechanism}; {BOUNDS_DESCRIPTION}"
+            ),
+        )
     if fit.coef is None:
         return fit
     # The server averages in float64; the linear model is returned in X's

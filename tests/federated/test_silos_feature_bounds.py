@@ -104,6 +104,7 @@ def test_silo_model_in_user_units_and_event_unchanged(data, name):
     plan = scaled.privacy_plan(*X.shape, n_silos=len(SIZES))
     assert scaled.dp_event_ == plain.dp_event_ == plan.dp_event
     assert scaled.silo_noise_multiplier_ == plain.silo_noise_multiplier_
+    assert "declared feature_bounds" in scaled.privacy_record_.mechanism
     assert scaled.epsilon_ == plain.epsilon_
 
 
