@@ -65,6 +65,19 @@ CLASSIFIERS = [
     DPLogisticRegression(
         classes=[0, 1], solver="dp-newton", feature_norm_bound=600.0, newton_steps=3
     ),
+    # Public bounds on the full-batch solvers: a public map, no budget.
+    DPLogisticRegression(
+        classes=[0, 1], solver="output-perturbation", feature_norm_bound=2.0,
+        alpha=0.1, feature_scaling="auto", feature_bounds=BOUNDS,
+    ),
+    DPLogisticRegression(
+        classes=[0, 1], solver="dp-frank-wolfe", l1_radius=1.0,
+        feature_inf_bound=1.0, feature_scaling="auto", feature_bounds=BOUNDS,
+    ),
+    DPLogisticRegression(
+        classes=[0, 1], solver="dp-newton", feature_norm_bound=2.0, newton_steps=3,
+        feature_scaling="auto", feature_bounds=BOUNDS,
+    ),
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2),
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, disparity_bound=0.05),
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, fairness_weight=0.0),

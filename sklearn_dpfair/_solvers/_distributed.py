@@ -47,6 +47,7 @@ from sklearn.utils.validation import check_array, column_or_1d, validate_data
 from ..fairness import encode_sensitive_features
 from ..utils._validation import check_delta_for_n, resolve_classes
 from ._constant_choice import comparison_from_counts
+from ._feature_scaling import in_user_units
 from ._intercept_only import label_counts
 from ._linear import LinearModel, take_rows, weighted_raw_gradient
 from ._private_fit import LinearFit, check_planned_shape
@@ -135,6 +136,9 @@ class DaskTrainingData:
     weighted: bool
     max_weight: float = 1.0  # the weights' bound for the auto dual step
     groups: np.ndarray | None = None  # the group set (fair fits)
+    #: The public column map every partition applied (FeatureScaling or None):
+    #: a model fitted on the partitions is in its scaled units.
+    scaling: object = None
 
     @property
     def n_samples(self):
@@ -264,10 +268,21 @@ def _as_dask_array(obj, name, row_chunks=None, lengths=None):
 
 
 def _load_partition(
-    X, y, weights, classes, weight_scale, intercept_scaling, sensitive=None, groups=None
+    X,
+    y,
+    weights,
+    classes,
+    weight_scale,
+    intercept_scaling,
+    sensitive=None,
+    groups=None,
+    scaling=None,
 ):
     """Validate, encode and keep one partition on its worker."""
     X = check_array(X, dtype=(np.float64, np.float32), order="C", input_name="X")
+    if scaling is not None:
+        # The same public map on every partition (no data read).
+        X = np.ascontiguousarray(scaling.transform(X))
     y = column_or_1d(y)
     if y.shape[0] != X.shape[0]:
         raise ValueError(
@@ -312,6 +327,7 @@ def distribute_training_data(
     private,
     sensitive_features=None,
     groups=None,
+    scaling=None,
 ):
     """Persist the partitions of a Dask fit, each once on its worker.
 
@@ -344,6 +360,11 @@ def distribute_training_data(
         The public group set; None infers it from a one-column
         ``sensitive_features`` (the caller warns: it is read from the
         private data).
+    scaling : FeatureScaling or None, default=None
+        A public column map (of declared ``feature_bounds``) every worker
+        applies to its partition as it loads it; the data record it
+        (``data.scaling``) so that the fit reports the model in the user's
+        units.
 
     Returns
     -------
@@ -422,7 +443,7 @@ def distribute_training_data(
     # partitions must not cancel these.
     load = dask.delayed(_load_partition, pure=False)
     parts = [
-        load(xb, yb, wb, classes, weight_scale, s, sb, groups)
+        load(xb, yb, wb, classes, weight_scale, s, sb, groups, scaling)
         for xb, yb, wb, sb in zip(
             X.to_delayed(optimize_graph=False).ravel(),
             y.to_delayed(optimize_graph=False).ravel(),
@@ -459,6 +480,7 @@ def distribute_training_data(
         # data's largest weight is never read), the rescaled maximum without.
         max_weight=1.0 if weight_scale is None or private else weight_scale[1],
         groups=None if sensitive_features is None else groups,
+        scaling=scaling,
     )
 
 
@@ -686,4 +708,8 @@ def fit_dp_sgd_dask(data, loss, setup, *, rng, progress=None):
             )
         ),
     )
-    return LinearFit(result.coef.T, result.intercept, setup.n_steps, setup.record)
+    # Partitions mapped by a public scaling: the model back in raw units.
+    return in_user_units(
+        LinearFit(result.coef.T, result.intercept, setup.n_steps, setup.record),
+        data.scaling,
+    )

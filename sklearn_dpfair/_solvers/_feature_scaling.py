@@ -28,7 +28,7 @@ its grid and its zCDP accounting) is the one the private transformers use.
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,13 +41,23 @@ from ..privacy._quantile import em_epsilon
 from ..utils._array_api import to_numpy
 
 __all__ = [
+    "BOUNDS_DESCRIPTION",
     "SCALING_SHARE",
     "FeatureScaling",
     "ScalingPlan",
+    "first_layer_in_user_units",
     "fit_feature_scaling",
+    "in_user_units",
     "plan_feature_scaling",
+    "public_feature_scaling",
+    "public_scaling_plan",
     "quantiles_resolvable",
+    "require_public_bounds",
+    "scaled_columns",
 ]
+
+#: The record's phrase for columns mapped by public bounds.
+BOUNDS_DESCRIPTION = "columns scaled by the declared feature_bounds (public, no budget)"
 
 #: Default share of the fit's zCDP budget spent on private scales.
 SCALING_SHARE = 0.1
@@ -86,7 +96,7 @@ class ScalingPlan:
     def describe(self):
         """One phrase for the privacy record."""
         if self.mode == "bounds":
-            return "columns scaled by the declared feature_bounds (public, no budget)"
+            return BOUNDS_DESCRIPTION
         if self.mode == "private":
             return (
                 f"columns scaled by private robust statistics: {self.n_quantiles} "
@@ -104,11 +114,21 @@ class FeatureScaling:
     scale: np.ndarray
 
     def transform(self, X):
-        """``(X - location) / scale`` (a sparse ``X`` has location 0)."""
+        """``(X - location) / scale`` (a sparse ``X`` has location 0).
+
+        Finite whatever ``X`` holds: a value the map would carry past the
+        largest float of ``X``'s dtype (a record far outside public bounds)
+        is rounded to that largest float, so the solver's clip then bounds
+        its term as it bounds any other.
+        """
         if sp.issparse(X):
-            return (X @ sp.diags(1.0 / self.scale)).astype(X.dtype)
+            with np.errstate(over="ignore"):
+                out = X.astype(np.float64) @ sp.diags(1.0 / self.scale)
+                out.data = _finite(out.data, X.dtype)
+            return out.astype(X.dtype)
         X = to_numpy(X)
-        return ((X - self.location) / self.scale).astype(X.dtype, copy=False)
+        with np.errstate(over="ignore"):
+            return _finite((X - self.location) / self.scale, X.dtype)
 
     def coefficients_in_user_units(self, coef, intercept):
         """Map a model of the scaled columns to the raw ones.
@@ -131,6 +151,19 @@ class FeatureScaling:
         return raw.astype(dtype), (np.asarray(intercept, dtype=np.float64) - shift).astype(
             dtype
         )
+
+
+def _finite(values, dtype):
+    """``values`` in ``dtype``, +-inf rounded to its largest finite float."""
+    limit = np.finfo(dtype).max
+    return np.clip(values, -limit, limit).astype(dtype, copy=False)
+
+
+def _bounds_plan(feature_bounds, n_features, center):
+    lower, upper = check_bounds(feature_bounds, n_features)
+    return ScalingPlan(
+        "bounds", n_features, np.asarray(lower), np.asarray(upper), center=center
+    )
 
 
 def plan_feature_scaling(
@@ -180,10 +213,7 @@ def plan_feature_scaling(
         return ScalingPlan("none", n_features)
     center = fit_intercept and not sparse
     if feature_bounds is not None:
-        lower, upper = check_bounds(feature_bounds, n_features)
-        return ScalingPlan(
-            "bounds", n_features, np.asarray(lower), np.asarray(upper), center=center
-        )
+        return _bounds_plan(feature_bounds, n_features, center)
     if sparse:
         # Private quantiles are drawn from dense columns only; planning
         # nothing would ignore the request silently.
@@ -213,6 +243,141 @@ def plan_feature_scaling(
         share=share,
         center=center,
     )
+
+
+def public_scaling_plan(
+    mode,
+    feature_bounds,
+    n_features,
+    *,
+    where,
+    fit_intercept=True,
+    sparse=False,
+    private=True,
+):
+    """The :class:`ScalingPlan` of a fit that takes public bounds only.
+
+    Federated silos, Dask partitions and the full-batch solvers
+    (dp-newton, output perturbation, Frank-Wolfe) scale their columns by
+    the declared ``feature_bounds`` only: the map is public (midpoint and
+    half-width), reads no data and spends no budget, so every silo, every
+    partition and every pass applies the same map and the fit's event is
+    that of the unscaled fit. Private scales would need a distributed
+    private quantile (or one inside the full-batch solver's accounting),
+    which is not built: ``"auto"`` without bounds is refused.
+
+    Parameters
+    ----------
+    mode : {"auto", None}
+    feature_bounds : array-like of shape (n_features, 2) or None
+    n_features : int
+    where : str
+        The fit path, for the refusal's message (e.g. ``"silos="``).
+    fit_intercept : bool, default=True
+        Without an intercept the columns are scaled but not centred.
+    sparse : bool, default=False
+        Whether ``X`` is sparse (scaled, never centred: it stays sparse).
+    private : bool, default=True
+        False for a non-private limit that solves exactly on any columns'
+        scales: nothing is mapped there, as :func:`plan_feature_scaling`
+        maps nothing (the refusal still applies: it reads parameters only).
+
+    Returns
+    -------
+    plan : ScalingPlan
+        Of mode ``"none"`` or ``"bounds"``.
+
+    Raises
+    ------
+    ValueError
+        If ``mode="auto"`` and ``feature_bounds`` is None.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers._feature_scaling import public_scaling_plan
+    >>> plan = public_scaling_plan("auto", [(0, 1000), (-1, 1)], 2, where="silos=")
+    >>> plan.mode, plan.event
+    ('bounds', None)
+    """
+    require_public_bounds(mode, feature_bounds, where)
+    if mode is None or not private:
+        return ScalingPlan("none", n_features)
+    return _bounds_plan(feature_bounds, n_features, fit_intercept and not sparse)
+
+
+def require_public_bounds(mode, feature_bounds, where):
+    """Refuse ``feature_scaling="auto"`` without ``feature_bounds`` on ``where``.
+
+    Reads parameters only (see :func:`public_scaling_plan`); ``where`` None
+    (a central in-memory DP-SGD fit, which can draw private scales) accepts
+    anything.
+    """
+    if where is not None and mode is not None and feature_bounds is None:
+        raise ValueError(
+            f"feature_scaling='auto' with {where} needs public feature_bounds: "
+            "private column scales are drawn by central in-memory "
+            "solver='dp-sgd' fits only. Pass feature_bounds=[(lower, upper), "
+            "...] (one public range a column; the map spends no budget), or "
+            "feature_scaling=None."
+        )
+
+
+def public_feature_scaling(plan):
+    """The :class:`FeatureScaling` of a public ``plan`` (None: no map); no data read."""
+    if plan is None or plan.mode == "none":
+        return None
+    if plan.mode != "bounds":
+        raise ValueError(f"A {plan.mode!r} scaling plan reads the data.")
+    return fit_feature_scaling(None, plan, None)
+
+
+def scaled_columns(X, plan):
+    """``X`` mapped by a public ``plan``, and the map (None: ``X`` as given).
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix
+    plan : ScalingPlan or None
+        Of mode ``"none"`` or ``"bounds"``: the map reads no data.
+
+    Returns
+    -------
+    X : ndarray or scipy.sparse matrix
+        In ``X``'s dtype and layout, finite (:meth:`FeatureScaling.transform`).
+    scaling : FeatureScaling or None
+    """
+    scaling = public_feature_scaling(plan)
+    return (X, None) if scaling is None else (scaling.transform(X), scaling)
+
+
+def in_user_units(fit, scaling):
+    """A linear fit of the scaled columns, with ``coef``/``intercept`` in raw units.
+
+    ``fit`` is any dataclass with ``coef`` ``(n_outputs, n_features)`` and
+    ``intercept`` fields (a ``LinearFit``, a ``FederatedFit``); post-processing
+    of the released model. None coefficients (a network's federated fit)
+    and ``scaling=None`` return ``fit`` unchanged.
+    """
+    if scaling is None or fit.coef is None:
+        return fit
+    coef, intercept = scaling.coefficients_in_user_units(
+        to_numpy(fit.coef), to_numpy(fit.intercept)
+    )
+    return replace(fit, coef=coef, intercept=intercept)
+
+
+def first_layer_in_user_units(weights, biases, scaling):
+    """A network's layers with the first in raw units (``scaling`` may be None).
+
+    ``weights[0]`` has shape ``(n_features, n_units)``: each unit is a linear
+    function of the scaled columns, mapped back as a linear model is.
+    """
+    if scaling is None:
+        return list(weights), list(biases)
+    coef, intercept = scaling.coefficients_in_user_units(
+        np.asarray(weights[0]).T, np.asarray(biases[0])
+    )
+    return [coef.T.copy(), *weights[1:]], [intercept, *biases[1:]]
 
 
 # A private quantile must land within this fraction of the rows of its level

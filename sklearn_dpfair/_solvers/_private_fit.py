@@ -26,7 +26,7 @@ from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
 from ..privacy._record import WEIGHTS_CAVEAT, PrivacyRecord
 from ..privacy._zcdp import ZCDP_ACCOUNTANT
 from ..utils._array_api import NUMPY_BACKEND, to_numpy
-from ._feature_scaling import fit_feature_scaling
+from ._feature_scaling import fit_feature_scaling, in_user_units, scaled_columns
 from ._frank_wolfe import (
     INTERCEPT_BOUND,
     INTERCEPT_RHO_SHARE,
@@ -478,6 +478,8 @@ class OutputPerturbationSetup:
     params: OutputPerturbationParams | None = None
     budget: object = None
     dtype: object = np.float64
+    #: Public column map (a ScalingPlan of feature_bounds) or None.
+    scaling: object = None
 
 
 def output_perturbation_setup(
@@ -490,6 +492,7 @@ def output_perturbation_setup(
     weighted,
     dtype=np.float64,
     max_weight=1.0,
+    scaling=None,
 ):
     """Sensitivity, mechanism and record of output perturbation (public inputs).
 
@@ -523,6 +526,12 @@ def output_perturbation_setup(
         The dtype the rows are clipped in.
     max_weight : float, default=1.0
         Bound on the weights the solve uses.
+    scaling : ScalingPlan or None, default=None
+        Public column map of declared ``feature_bounds``
+        (:func:`~._feature_scaling.public_scaling_plan`), applied before the
+        rows are clipped: ``feature_norm_bound`` bounds the *scaled* rows,
+        and the sensitivity is unchanged (the clip holds whatever a record
+        holds, inside the bounds or not).
 
     Returns
     -------
@@ -538,6 +547,7 @@ def output_perturbation_setup(
         caveats = (WEIGHTS_CAVEAT,) if weighted else ()
         if weighted:
             description = description[:-1] + "; each sample weight capped at 1)"
+    description = with_scaling(description, scaling)
     radius = feature_norm_bound
     if dtype != np.float64:
         # The clipped float32 rows may exceed R by their final rounding
@@ -563,7 +573,7 @@ def output_perturbation_setup(
     # public (row bound, loss constants, alpha, n, tol).
     sensitivity = 2.0 * lipschitz / (alpha * n_samples) + 2.0 * tol
     budget = replace(budget, accountant=_SINGLE_GAUSSIAN_ACCOUNTANT)
-    planned = (n_samples, n_features, params, budget, dtype)
+    planned = (n_samples, n_features, params, budget, dtype, scaling)
     if budget.delta == 0:
         n_params = (n_features + 1) * loss.n_outputs
         mechanism = budget.laplace(math.sqrt(n_params) * sensitivity)
@@ -627,6 +637,10 @@ def fit_output_perturbation(X, y, loss, setup, *, rng, sample_weight=None):
     the records bring; the largest weight of the data is never read. The
     non-private limit rescales the weights to mean 1 (scikit-learn's
     weighted average).
+
+    ``setup.scaling`` (public, or None) maps the columns by declared
+    ``feature_bounds`` before the rows are clipped; the coefficients are
+    returned in the user's units.
     """
     check_planned_shape(setup, X.shape)
     params, budget = setup.params, setup.budget
@@ -641,13 +655,17 @@ def fit_output_perturbation(X, y, loss, setup, *, rng, sample_weight=None):
         # A weight above 1 counts as 1: each weighted loss stays L-Lipschitz.
         weights = capped_weights(weights)
     mechanism, record, alpha = setup.mechanism, setup.record, params.alpha
+    X, scales = scaled_columns(X, setup.scaling)
     if not budget.is_private:
         # The non-private limit: the same regularized objective on the rows
         # as given (the public bound need not hold: nothing is released
         # privately), by the full-batch solver.
-        return _non_private_fit(
-            X, y, loss, alpha, params.fit_intercept, weights, record,
-            penalize_intercept=True,
+        return in_user_units(
+            _non_private_fit(
+                X, y, loss, alpha, params.fit_intercept, weights, record,
+                penalize_intercept=True,
+            ),
+            scales,
         )
     # Sparse X is clipped through its stored entries and stays sparse;
     # float32 stays float32.
@@ -667,7 +685,8 @@ def fit_output_perturbation(X, y, loss, setup, *, rng, sample_weight=None):
     # float32 X gives float32 coefficients (the solve and the noise are
     # float64, then cast), as scikit-learn's linear models do.
     dtype = X.dtype
-    return LinearFit(W[:-1].T.astype(dtype), (s * W[-1]).astype(dtype), None, record)
+    fit = LinearFit(W[:-1].T.astype(dtype), (s * W[-1]).astype(dtype), None, record)
+    return in_user_units(fit, scales)
 
 
 @dataclass(frozen=True)
@@ -688,10 +707,20 @@ class FrankWolfeSetup:
     n_features: int | None = None
     params: FrankWolfeParams | None = None
     budget: object = None
+    #: Public column map (a ScalingPlan of feature_bounds) or None.
+    scaling: object = None
 
 
 def frank_wolfe_setup(
-    n_samples, n_features, n_outputs, params, budget, *, weighted, caveats=()
+    n_samples,
+    n_features,
+    n_outputs,
+    params,
+    budget,
+    *,
+    weighted,
+    caveats=(),
+    scaling=None,
 ):
     """Step count, selection mechanisms and record of private Frank-Wolfe.
 
@@ -716,6 +745,13 @@ def frank_wolfe_setup(
         Whether public sample weights were passed.
     caveats : tuple of str, default=()
         Caveats of the caller (an inferred feature bound).
+    scaling : ScalingPlan or None, default=None
+        Public column map of declared ``feature_bounds``
+        (:func:`~._feature_scaling.public_scaling_plan`), applied before the
+        coordinate clip: ``feature_inf_bound`` bounds the *scaled* columns,
+        and the score sensitivity is unchanged (the clip holds whatever a
+        record holds). ``l1_radius`` constrains the coefficients of the
+        scaled columns.
 
     Returns
     -------
@@ -774,11 +810,12 @@ def frank_wolfe_setup(
     record = budget.account(
         # The record's noise multiplier is the last (least noisy) selection's.
         mechanisms[-1],
-        description=(
+        description=with_scaling(
             "private Frank-Wolfe over the l1 ball (exponential mechanism over "
             "the vertices by Gumbel-max, each selection epsilon0^2/8-zCDP"
             + ("; the intercept's vertex selected likewise" if fit_intercept else "")
-            + ")"
+            + ")",
+            scaling,
         ),
         adjacency="add_remove",
         steps=n_steps,
@@ -796,6 +833,7 @@ def frank_wolfe_setup(
         n_features=n_features,
         params=params,
         budget=budget,
+        scaling=scaling,
     )
 
 
@@ -825,9 +863,13 @@ def fit_dp_frank_wolfe(X, y, loss, setup, *, rng, sample_weight=None):
     ball is minimized exactly instead
     (:func:`~._non_private.minimize_l1_ball`): no feature clipping, no
     intercept bound, no step count, on any columns' scales.
+    ``setup.scaling`` (public, or None) maps the columns by declared
+    ``feature_bounds`` before they are clipped; the coefficients are
+    returned in the user's units.
     """
     check_planned_shape(setup, X.shape)
     params, budget = setup.params, setup.budget
+    X, scales = scaled_columns(X, setup.scaling)
     weights = fit_weights(
         sample_weight, X.shape[0], private=not math.isinf(budget.epsilon)
     )
@@ -841,9 +883,12 @@ def fit_dp_frank_wolfe(X, y, loss, setup, *, rng, sample_weight=None):
             X, np.asarray(y), loss, params.l1_radius, n_outputs=loss.n_outputs,
             alpha=params.alpha, fit_intercept=fit_intercept, sample_weight=weights,
         )
-        return LinearFit(
-            fit.coef.T.astype(X.dtype), fit.intercept.astype(X.dtype), fit.n_iter,
-            non_private_record(setup.record, fit.n_iter, L1_BALL_SOLVER),
+        return in_user_units(
+            LinearFit(
+                fit.coef.T.astype(X.dtype), fit.intercept.astype(X.dtype), fit.n_iter,
+                non_private_record(setup.record, fit.n_iter, L1_BALL_SOLVER),
+            ),
+            scales,
         )
     result = private_frank_wolfe(
         X,
@@ -860,8 +905,9 @@ def fit_dp_frank_wolfe(X, y, loss, setup, *, rng, sample_weight=None):
         # Clipped by the solver: a sparse X is not copied (clipped as read).
         feature_bound=bound,
     )
-    return LinearFit(
-        result.coef.T.copy(), result.intercept, setup.n_steps, setup.record
+    return in_user_units(
+        LinearFit(result.coef.T.copy(), result.intercept, setup.n_steps, setup.record),
+        scales,
     )
 
 
@@ -888,15 +934,21 @@ class DPNewtonSetup:
     n_features: int
     params: object
     budget: object
+    #: Public column map (a ScalingPlan of feature_bounds) or None.
+    scaling: object = None
 
 
-def dp_newton_setup(n_samples, n_features, params, budget, *, weighted):
+def dp_newton_setup(n_samples, n_features, params, budget, *, weighted, scaling=None):
     """Plan and record of a double-noise Newton fit, from public quantities.
 
     ``n`` is public (the divisor of every mean, add/remove adjacency). The
     plan (:func:`~sklearn_dpfair._solvers._newton.plan`) calibrates the
     ``3 T`` Gaussian releases with the budget's accountant; the record
-    accounts their composed event.
+    accounts their composed event. ``scaling`` (a public
+    :class:`~._feature_scaling.ScalingPlan` of declared ``feature_bounds``,
+    or None) maps the columns before the rows are clipped:
+    ``feature_norm_bound`` then bounds the *scaled* rows, and every
+    sensitivity is unchanged.
 
     Returns
     -------
@@ -907,6 +959,7 @@ def dp_newton_setup(n_samples, n_features, params, budget, *, weighted):
     description = _NEWTON_DESCRIPTION
     if weighted:
         description += "; each sample weight capped at 1"
+    description = with_scaling(description, scaling)
     record = budget.account(
         plan.gradient,
         description=description,
@@ -922,6 +975,7 @@ def dp_newton_setup(n_samples, n_features, params, budget, *, weighted):
         n_features,
         params,
         budget,
+        scaling,
     )
 
 
@@ -936,7 +990,9 @@ def fit_dp_newton(X, y, loss, setup, *, rng, sample_weight=None, progress=None):
     bounded, not clipped). ``epsilon = inf`` is the non-private limit: the
     full-batch L-BFGS-B minimizer of the same objective on the unclipped
     rows, as for DP-SGD. ``X`` may be dense or CSR (never densified; the
-    Hessian is ``(d + 1) x (d + 1)`` dense).
+    Hessian is ``(d + 1) x (d + 1)`` dense). ``setup.scaling`` (public, or
+    None) maps the columns by declared ``feature_bounds`` first; the
+    coefficients are returned in the user's units.
     """
     if loss.n_outputs != 1:
         raise ValueError(
@@ -946,9 +1002,13 @@ def fit_dp_newton(X, y, loss, setup, *, rng, sample_weight=None, progress=None):
     check_planned_shape(setup, X.shape)
     plan, record, params, budget = setup.plan, setup.record, setup.params, setup.budget
     weights = fit_weights(sample_weight, X.shape[0], private=budget.is_private)
+    X, scales = scaled_columns(X, setup.scaling)
     if not budget.is_private:
-        return _non_private_fit(
-            X, y, loss, params.alpha, params.fit_intercept, weights, record
+        return in_user_units(
+            _non_private_fit(
+                X, y, loss, params.alpha, params.fit_intercept, weights, record
+            ),
+            scales,
         )
     dtype = X.dtype
     coef, intercept = noisy_newton(
@@ -960,12 +1020,13 @@ def fit_dp_newton(X, y, loss, setup, *, rng, sample_weight=None, progress=None):
         sample_weight=capped_weights(weights),
         progress=progress,
     )
-    return LinearFit(
+    fit = LinearFit(
         coef[:, None].T.astype(dtype),
         np.array([intercept], dtype=dtype),
         plan.n_steps,
         record,
     )
+    return in_user_units(fit, scales)
 
 
 def _non_private_fit(

@@ -12,6 +12,7 @@ federation to the driver (:func:`fit_federated`'s code path) and turns its
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from .._solvers._feature_scaling import BOUNDS_DESCRIPTION, in_user_units
 from .._solvers._schedules import sgd_schedule
 from ..privacy._releases import mark_unchecked
 from ._accounting import isrl_record, silo_privacy
@@ -117,7 +118,9 @@ def federation_config(n_samples, params, budget, spider=None):
     )
 
 
-def fit_silos(X, y, loss, params, budget, options, *, silos, rng, seeded, network=None):
+def fit_silos(
+    X, y, loss, params, budget, options, *, silos, rng, seeded, network=None, scaling=None
+):
     """The federated fit of an estimator (``fit(X, y, silos=...)``).
 
     ``params`` (``DPSGDParams``, or a network's ``MLPParams``) and ``budget``
@@ -130,11 +133,20 @@ def fit_silos(X, y, loss, params, budget, options, *, silos, rng, seeded, networ
     ``rng`` is the fit's generator and ``seeded`` whether it came from a
     seed (``random_state`` not None); the records say so. ``network`` (see
     :func:`fit_federated`) trains a non-linear model.
+
+    ``scaling`` (a public
+    :class:`~sklearn_dpfair._solvers._feature_scaling.FeatureScaling` of
+    declared ``feature_bounds``, or None) maps every silo's rows by the
+    same map before the rounds (no data read, no budget spent); a linear
+    model is returned in the user's units (a network's ``parameters`` stay
+    in the scaled ones: its caller maps the first layer).
     """
     # ISRL-DP is a guarantee per silo: each silo checks its own releases
     # against its own record (Silo.message), and none reaches this fit's log.
     mark_unchecked("federated: each silo checks its own releases")
     ids, rows = split_by_silo(silos, X.shape[0])
+    if scaling is not None:
+        X = scaling.transform(X)
     extra = {} if network is None else {"network": network}
     fit = fit_federated(
         {sid: (X[r], y[r]) for sid, r in zip(ids, rows)},
@@ -147,11 +159,21 @@ def fit_silos(X, y, loss, params, budget, options, *, silos, rng, seeded, networ
         **options.driver_kwargs(budget),
         **extra,
     )
+    if scaling is not None:
+        # What is public: the map every silo applied (no budget, same event).
+        record = fit.privacy_record
+        fit = replace(
+            fit,
+            privacy_record=replace(
+                record, mechanism=f"{record.mechanism}; {BOUNDS_DESCRIPTION}"
+            ),
+        )
     if fit.coef is None:
         return fit
     # The server averages in float64; the linear model is returned in X's
     # precision, as a central fit returns it (rounding a release is
     # post-processing).
+    fit = in_user_units(fit, scaling)
     return replace(
         fit,
         coef=fit.coef.astype(X.dtype, copy=False),

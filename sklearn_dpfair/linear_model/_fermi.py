@@ -24,7 +24,11 @@ from .._solvers._distributed import (
     refuse_dask_input,
     set_dask_input_features,
 )
-from .._solvers._feature_scaling import plan_feature_scaling
+from .._solvers._feature_scaling import (
+    plan_feature_scaling,
+    public_feature_scaling,
+    public_scaling_plan,
+)
 from .._solvers._intercept_only import small_budget_message
 from .._solvers._non_private import non_private_record
 from .._solvers._progress import progress_printer
@@ -1071,7 +1075,7 @@ default=None
         primal sums: no private value is printed) and the elapsed time. A
         ``disparity_bound`` fit prints the epochs of each stage.
     feature_scaling : {"auto"} or None, default=None
-        In-memory fits only. ``"auto"`` maps every column to unit scale
+        ``"auto"`` maps every column to unit scale
         before the SGDA steps and reports ``coef_`` in the user's units: by
         ``feature_bounds`` when given (public, no budget), else by private
         robust statistics (a median, then quantiles of the centred column,
@@ -1083,7 +1087,11 @@ default=None
         otherwise saturates every clipped gradient. Sparse ``X`` needs
         ``feature_bounds``. The non-private limit (``epsilon=np.inf``)
         ignores it (its full-batch phase solves in standardized columns).
-        None: the columns are used as given.
+        A Dask collection ``X`` takes ``feature_bounds`` only (a
+        ``ValueError`` without them: private scales would need a
+        distributed private quantile): every partition maps its rows by
+        their public map, at any ``epsilon``, and ``dp_event_`` is that of
+        the unscaled fit. None: the columns are used as given.
     feature_bounds : array-like of shape (n_features, 2), default=None
         Public ``(lower, upper)`` range of every column, for
         ``feature_scaling="auto"``: the column is mapped by its midpoint and
@@ -1611,7 +1619,6 @@ default=None
         if self._hidden_layer_sizes():
             raise ValueError(_NETWORK_DASK.format(hidden=self.hidden_layer_sizes))
         for what, refused in (
-            ("feature_scaling='auto'", self.feature_scaling is not None),
             ("disparity_bound", self.disparity_bound is not None),
             ("record_training_loss=True", self.record_training_loss),
             ("device='cuda'", self.device == "cuda"),
@@ -1619,6 +1626,16 @@ default=None
             if refused:
                 raise ValueError(_DASK_OPTIONS.format(what=what))
         set_dask_input_features(self, X)
+        # Public bounds only (a ValueError naming them otherwise): every
+        # partition maps its rows by the same map, at any epsilon (the Dask
+        # fit has no full-batch phase that would solve on raw columns).
+        scaling_plan = public_scaling_plan(
+            self.feature_scaling,
+            self.feature_bounds,
+            self.n_features_in_,
+            where="a Dask collection X",
+            fit_intercept=self.fit_intercept,
+        )
         caveats = []
         if sensitive_features is None:
             warn_at_caller(_NO_SENSITIVE.format(name="DPFERMIClassifier"), UserWarning)
@@ -1635,6 +1652,7 @@ default=None
             private=not (math.isinf(self.epsilon) and self.noise_multiplier is None),
             sensitive_features=sensitive_features,
             groups=self.groups,
+            scaling=public_feature_scaling(scaling_plan),
         )
         try:
             classes = data.classes
@@ -1652,7 +1670,12 @@ default=None
                 weighting=self.eo_weighting,
             )
             privacy, _, _ = self._privacy(
-                data.n_samples, [*data.caveats, *caveats]
+                data.n_samples, [*data.caveats, *caveats], data.n_features
+            )
+            # The record names the public map the partitions applied.
+            privacy = replace(
+                privacy,
+                scaling=None if scaling_plan.mode == "none" else scaling_plan,
             )
             params = self._fermi_params(constraint, False)
             plan = self._fermi_plan(

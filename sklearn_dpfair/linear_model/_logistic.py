@@ -27,7 +27,12 @@ from .._solvers._distributed import (
     set_dask_input_features,
 )
 from .._solvers._newton import NewtonParams
-from .._solvers._feature_scaling import plan_feature_scaling
+from .._solvers._feature_scaling import (
+    plan_feature_scaling,
+    public_feature_scaling,
+    public_scaling_plan,
+    require_public_bounds,
+)
 from .._solvers._frank_wolfe import resolve_feature_inf_bound
 from .._solvers._intercept_only import (
     InterceptOnlySetup,
@@ -188,7 +193,10 @@ default="dp-sgd"
         guarantee does not cover which labels occur.
     feature_norm_bound : float, default=None
         Public bound ``R`` on the row norms, enforced by clipping rows
-        (output-perturbation and dp-newton; required there).
+        (output-perturbation and dp-newton; required there). With
+        ``feature_scaling="auto"`` it bounds the rows of the columns mapped
+        by ``feature_bounds`` (``sqrt(n_features)`` holds every row within
+        the bounds).
     l1_radius : float, default=None
         Radius ``r`` of the constraint ``||w||_1 <= r`` over the coefficients
         (dp-frank-wolfe; required there; the intercept has its own bound
@@ -198,7 +206,8 @@ default="dp-sgd"
         Public bound ``B`` on ``|x_ij|`` (dp-frank-wolfe): every feature is
         clipped to ``[-B, B]`` before use. If None it is read from ``X`` with
         a :class:`~sklearn_dpfair.exceptions.PrivacyLeakWarning` and the
-        guarantee does not cover it.
+        guarantee does not cover it. With ``feature_scaling="auto"`` it
+        bounds the columns mapped by ``feature_bounds`` and is required.
     fw_steps : int, default=None
         Number of Frank-Wolfe steps ``T`` (dp-frank-wolfe); ``coef_`` has at
         most ``T`` nonzeros. None sets it from the rate formula
@@ -220,17 +229,31 @@ default="dp-sgd"
         Certified distance of the solve to the exact minimizer
         (output-perturbation); it adds ``2 tol`` to the sensitivity.
     feature_scaling : {"auto"} or None, default=None
-        Central ``"dp-sgd"`` fits only. ``"auto"`` maps every column to unit
-        scale before the steps and reports ``coef_`` in the user's units:
-        by ``feature_bounds`` when given (public, no budget), else by
+        ``"auto"`` maps every column to unit scale before the solver runs
+        and reports ``coef_`` and ``intercept_`` in the user's units: by
+        ``feature_bounds`` when given (public, no budget), else by
         private robust statistics (a median, then quantiles of the centred
         column, on a public log-scale grid) that spend 10% of the zCDP
         budget, composed into the same ``dp_event_`` (the steps' noise is
         calibrated to the rest; accounted with RDP). Use it on raw columns
         (ages, incomes, years): with the fixed clip norm and step size of
-        DP-SGD, a column of large magnitude otherwise saturates every
-        clipped gradient. Sparse ``X`` needs ``feature_bounds`` (a
-        ``ValueError`` otherwise, decided from the layout alone).
+        DP-SGD, or the fixed row bounds of the other solvers, a column of
+        large magnitude otherwise saturates every clipped gradient (or
+        clipped row). Private statistics are drawn by central in-memory
+        ``"dp-sgd"`` fits only; every other fit path takes
+        ``feature_bounds`` (a ``ValueError`` naming them otherwise): the
+        federated fit (``silos=``, every silo maps its own rows by the same
+        public map, at any ``epsilon``: the silos clip even without noise),
+        a Dask collection (every partition maps its rows, at any
+        ``epsilon``), and the ``"dp-newton"``, ``"output-perturbation"`` and
+        ``"dp-frank-wolfe"`` solvers, whose public bounds
+        (``feature_norm_bound``, ``feature_inf_bound``, ``l1_radius``) then
+        apply to the *scaled* columns and coefficients; ``"dp-frank-wolfe"``
+        then needs ``feature_inf_bound`` (1 bounds every value within
+        ``feature_bounds``). The non-private limit of the central solvers
+        (``epsilon=np.inf``, an exact solve on any scale) maps nothing.
+        Sparse ``X`` needs ``feature_bounds`` (a ``ValueError`` otherwise,
+        decided from the layout alone).
         None: the columns are used as given (right for columns already on a
         unit scale: on Adult's 97 standardized columns the private scales
         cost 0.01-0.03 accuracy at epsilon = 1, the quantiles of its rare
@@ -238,8 +261,14 @@ default="dp-sgd"
     feature_bounds : array-like of shape (n_features, 2), default=None
         Public ``(lower, upper)`` range of every column, for
         ``feature_scaling="auto"``: the column is mapped by its midpoint and
-        half-width (values outside are not clipped; the gradient clip
-        bounds their influence).
+        half-width (without an intercept, or for sparse ``X``, divided by
+        its largest magnitude and not centred). The map is public: it reads
+        no data and spends no budget, so ``dp_event_`` is that of the
+        unscaled fit. Values outside are not clipped by the map (a value
+        beyond the float range is rounded to the largest float); the
+        solver's own clip (gradient norm, ``feature_norm_bound``,
+        ``feature_inf_bound``) bounds their influence, as it bounds any
+        record.
     accountant : {"rdp", "pld"}, default="rdp"
         dp-accounting accountant for DP-SGD and dp-newton. Output perturbation (one
         Gaussian) is always accounted with PLD, which is exact for it;
@@ -585,7 +614,7 @@ default=None
             The fitted estimator.
         """
         self._check_pure(silos)
-        self._check_scaling(silos is not None or is_dask_collection(X))
+        self._check_scaling(self._scaling_path(silos is not None, is_dask_collection(X)))
         self._check_batch_sampling(silos is not None or is_dask_collection(X))
         if silos is not None and self.solver != "dp-sgd":
             raise ValueError("silos= needs solver='dp-sgd' (federated DP-SGD).")
@@ -616,6 +645,15 @@ default=None
                     "public bound on the row norms (rows are clipped to it)."
                 )
         frank_wolfe = self.solver == "dp-frank-wolfe"
+        if frank_wolfe and self.feature_scaling is not None and (
+            self.feature_inf_bound is None
+        ):
+            # A bound read from the data would be read from the raw columns.
+            raise ValueError(
+                "solver='dp-frank-wolfe' with feature_scaling='auto' needs "
+                "feature_inf_bound, the public bound of the scaled columns (1 "
+                "when every value lies within feature_bounds)."
+            )
         if frank_wolfe and self.l1_radius is None:
             raise ValueError(
                 "solver='dp-frank-wolfe' needs l1_radius, the public radius of "
@@ -675,6 +713,10 @@ default=None
                 silos=silos,
                 rng=rng,
                 seeded=self.random_state is not None,
+                # Every silo maps its rows by the same public map.
+                scaling=public_feature_scaling(
+                    self._scaling_plan(X.shape[1], None, where="silos=")
+                ),
             )
             return self._set_fitted(
                 classes, result, resolve_epochs(self.max_iter, X.shape[0])
@@ -784,17 +826,23 @@ default=None
             curvature=self.curvature,
         )
 
-    def _check_scaling(self, distributed=False):
-        """Private column scales are released by central in-memory DP-SGD only."""
-        if self.feature_scaling is not None and (
-            distributed or self.solver != "dp-sgd"
-        ):
-            # The other fits would ignore the scales silently.
-            raise ValueError(
-                "feature_scaling='auto' applies to central in-memory fits with "
-                "solver='dp-sgd' (no silos=, no Dask collection); pass "
-                "feature_scaling=None."
-            )
+    def _scaling_path(self, silos=False, dask=False):
+        """The fit path for the scaling's refusal; None: central in-memory DP-SGD.
+
+        Only that path draws private scales; every other one (silos, Dask,
+        the full-batch solvers) maps the columns by public ``feature_bounds``.
+        """
+        if silos:
+            return "silos="
+        if dask:
+            return "a Dask collection X"
+        if self.solver != "dp-sgd":
+            return f"solver={self.solver!r}"
+        return None
+
+    def _check_scaling(self, where):
+        """Refuse private scales where only public bounds apply (parameters only)."""
+        require_public_bounds(self.feature_scaling, self.feature_bounds, where)
 
     def _check_pure(self, silos=None):
         """delta = 0 (pure epsilon-DP) only where a Laplace release gives it."""
@@ -805,8 +853,27 @@ default=None
                 "solvers' Gaussian or zCDP releases need delta > 0."
             )
 
-    def _scaling_plan(self, n_features, budget, sparse=False, n_samples=None):
-        """How the central DP-SGD fit scales its columns (public inputs only)."""
+    def _scaling_plan(
+        self, n_features, budget, sparse=False, n_samples=None, *, where=None
+    ):
+        """How a fit scales its columns (public inputs only).
+
+        ``where`` (:meth:`_scaling_path`) None: central DP-SGD, public bounds
+        or private scales. Otherwise public bounds only; ``budget`` None (a
+        federated or Dask fit, whose non-private limit still clips) maps
+        them at any epsilon, a full-batch solver's budget maps them under
+        privacy only (its non-private limit solves exactly on any scale).
+        """
+        if where is not None:
+            return public_scaling_plan(
+                self.feature_scaling,
+                self.feature_bounds,
+                n_features,
+                where=where,
+                fit_intercept=self.fit_intercept,
+                sparse=sparse,
+                private=budget is None or budget.is_private,
+            )
         return plan_feature_scaling(
             self.feature_scaling,
             self.feature_bounds,
@@ -849,7 +916,7 @@ default=None
         ``silo_epsilon`` and ``silo_delta`` for every silo.
         """
         self._check_pure(None if n_silos is None else "silos")
-        self._check_scaling(n_silos is not None)
+        self._check_scaling(self._scaling_path(silos=n_silos is not None))
         self._check_batch_sampling(n_silos is not None)
         if n_silos is not None:
             if self.solver != "dp-sgd":
@@ -909,6 +976,7 @@ default=None
         sparse=False,
         dtype=np.float64,
         feature_inf_bound=None,
+        dask=False,
     ):
         """The solver-level plan of a central fit, from public quantities only.
 
@@ -917,7 +985,9 @@ default=None
         classes), whether public weights were passed, the caveats of the
         label set, whether X is sparse and its dtype (for the clipping
         margin of output perturbation), and the resolved Frank-Wolfe feature
-        bound. A budget the public rule of ``small_budget`` finds too small
+        bound (and ``dask``: whether the rows are a Dask collection's, which
+        maps the columns by public bounds only). A budget the public rule of
+        ``small_budget`` finds too small
         plans the intercept-only release instead
         (:func:`~sklearn_dpfair._solvers._intercept_only.affords_model`),
         once the solver's own set-up has validated the parameters.
@@ -931,6 +1001,7 @@ default=None
             sparse=sparse,
             dtype=dtype,
             feature_inf_bound=feature_inf_bound,
+            where=self._scaling_path(dask=dask),
         )
         n_classes = max(loss.n_outputs, 2)
         small = self._dp_sgd_budget(caveats)
@@ -955,10 +1026,11 @@ default=None
         sparse,
         dtype,
         feature_inf_bound,
+        where,
     ):
         """The set-up of the model fit of ``solver`` (see :meth:`_solver_setup`)."""
+        budget = self._dp_sgd_budget(caveats)
         if self.solver == "dp-sgd":
-            budget = self._dp_sgd_budget(caveats)
             return dp_sgd_setup(
                 n_samples,
                 n_features,
@@ -966,8 +1038,17 @@ default=None
                 self._dp_sgd_params(),
                 budget,
                 weighted=weighted,
-                prior=self._scaling_plan(n_features, budget, sparse, n_samples),
+                prior=self._scaling_plan(
+                    n_features,
+                    # A Dask fit's non-private limit still clips: mapped.
+                    None if where is not None else budget,
+                    sparse,
+                    n_samples,
+                    where=where,
+                ),
             )
+        # The full-batch solvers: public bounds, mapped under privacy only.
+        scaling = self._scaling_plan(n_features, budget, sparse, where=where)
         if self.solver == "dp-newton":
             # A noise_multiplier is refused by the plan (it calibrates its
             # three releases per step itself).
@@ -975,8 +1056,9 @@ default=None
                 n_samples,
                 n_features,
                 self._newton_params(),
-                self._dp_sgd_budget(caveats),
+                budget,
                 weighted=weighted,
+                scaling=scaling,
             )
         if self.solver == "dp-frank-wolfe":
             params = self._frank_wolfe_params()
@@ -989,6 +1071,7 @@ default=None
                 params,
                 PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
                 weighted=weighted,
+                scaling=scaling,
             )
         return output_perturbation_setup(
             n_samples,
@@ -998,6 +1081,7 @@ default=None
             PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
             weighted=weighted,
             dtype=dtype,
+            scaling=scaling,
         )
 
     def _dp_sgd_budget(self, caveats):
@@ -1026,6 +1110,12 @@ default=None
             delta=self.delta,
             fit_intercept=self.fit_intercept,
             private=not (math.isinf(self.epsilon) and self.noise_multiplier is None),
+            # Every partition maps its rows by the same public map.
+            scaling=public_feature_scaling(
+                self._scaling_plan(
+                    self.n_features_in_, None, where=self._scaling_path(dask=True)
+                )
+            ),
         )
         try:
             loss = self._loss_for(data.classes)
@@ -1035,6 +1125,7 @@ default=None
                 loss,
                 weighted=data.weighted,
                 caveats=data.caveats,
+                dask=True,
             )
             if isinstance(setup, InterceptOnlySetup):
                 # The planned label histogram: the workers count their rows'

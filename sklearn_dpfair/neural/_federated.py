@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._solvers._feature_scaling import first_layer_in_user_units
 from ..federated._fit import fit_silos
 from ._fit import NetworkFit, _init_rng, auto_network_learning_rate
 from ._network import init_parameters, layer_sizes, n_parameters
@@ -200,7 +201,9 @@ class NetworkSiloModel:
         return out
 
 
-def fit_network_silos(X, y, loss, params, budget, options, *, silos, rng, seeded):
+def fit_network_silos(
+    X, y, loss, params, budget, options, *, silos, rng, seeded, scaling=None
+):
     """Federated ISRL-DP fit of a dense network (``fit(X, y, silos=...)``).
 
     The linear models' federated fit
@@ -210,7 +213,10 @@ def fit_network_silos(X, y, loss, params, budget, options, *, silos, rng, seeded
     initialization a central fit with the same seed would use.
 
     The silos train in float64; the weights are returned in ``X``'s
-    precision, as a central fit returns them (post-processing).
+    precision, as a central fit returns them (post-processing). ``scaling``
+    (a public ``FeatureScaling`` of declared ``feature_bounds``, or None)
+    maps every silo's rows alike; the first layer is returned in the
+    user's units.
 
     Returns
     -------
@@ -236,8 +242,11 @@ def fit_network_silos(X, y, loss, params, budget, options, *, silos, rng, seeded
         rng=rng,
         seeded=seeded,
         network=network,
+        scaling=scaling,
     )
-    weights, biases = network.unflatten(fit.parameters)
+    weights, biases = first_layer_in_user_units(
+        *network.unflatten(fit.parameters), scaling
+    )
     return fit, NetworkFit(
         [W.astype(dtype) for W in weights],
         [b.astype(dtype) for b in biases],

@@ -17,7 +17,12 @@ from .._base import (
     ScoreClassifierMixin,
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
-from .._solvers._feature_scaling import plan_feature_scaling
+from .._solvers._feature_scaling import (
+    plan_feature_scaling,
+    public_feature_scaling,
+    public_scaling_plan,
+    require_public_bounds,
+)
 from .._solvers._progress import progress_printer
 from ..federated._fit import SiloOptions, plan_silos, silo_attributes
 from ..federated._spider import SpiderSchedule
@@ -126,11 +131,17 @@ default=None
         10% of the zCDP budget, composed into ``dp_event_``); the first
         layer is mapped back so the network reads raw columns. None trains
         on the columns as given (scale them publicly first). Without
-        privacy the columns are always standardized exactly. Central
-        in-memory fits only (not with ``silos``).
+        privacy a central fit always standardizes the columns exactly.
+        With ``silos`` only the public map of ``feature_bounds`` applies
+        (a ``ValueError`` without them: private scales would need a
+        distributed private quantile): every silo maps its rows by it, at
+        any ``epsilon``, and ``dp_event_`` is that of the unscaled fit.
     feature_bounds : array-like of shape (n_features, 2), default=None
         Public per-column ``(lower, upper)`` used by
-        ``feature_scaling="auto"`` instead of private scales.
+        ``feature_scaling="auto"`` instead of private scales: each column is
+        mapped by its midpoint and half-width (no budget spent; values
+        outside are not clipped by the map, the gradient clip bounds their
+        influence).
     silo_epsilon : float or dict, default=None
         Federated mode (``fit(X, y, silos=...)``) only: the budget of every
         silo, or a dict from silo id to budget; None uses ``epsilon``. Each
@@ -443,6 +454,15 @@ default=None
                 silos=silos,
                 rng=rng,
                 seeded=self.random_state is not None,
+                # Every silo maps its rows by the same public map.
+                scaling=public_feature_scaling(
+                    public_scaling_plan(
+                        self.feature_scaling,
+                        self.feature_bounds,
+                        X.shape[1],
+                        where="silos=",
+                    )
+                ),
             )
         else:
             # The plan of the fit, by the method privacy_plan() calls.
@@ -536,13 +556,10 @@ default=None
         )
 
     def _check_scaling(self, federated):
-        """Private column scales are released by central fits only."""
-        if self.feature_scaling is not None and federated:
-            # The silos would ignore the scales silently.
-            raise ValueError(
-                "feature_scaling='auto' applies to central fits (no silos=); "
-                "pass feature_scaling=None."
-            )
+        """Private column scales are drawn by central fits only; silos take bounds."""
+        require_public_bounds(
+            self.feature_scaling, self.feature_bounds, "silos=" if federated else None
+        )
 
     def _scaling_plan(self, n_features, budget, n_samples=None):
         """How the central fit scales its columns (public inputs only)."""

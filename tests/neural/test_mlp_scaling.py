@@ -75,9 +75,11 @@ def test_public_bounds_spend_nothing(raw):
     assert clf.score(X_test, y_test) > 0.85
 
 
-def test_scaling_is_refused_with_silos(raw):
+def test_private_scales_are_refused_with_silos(raw):
+    # Silos take public feature_bounds only (tests/federated/
+    # test_silos_feature_bounds.py); without them the refusal names them.
     X, y, _, _ = raw
-    with pytest.raises(ValueError, match="feature_scaling='auto' applies to central"):
+    with pytest.raises(ValueError, match="needs public feature_bounds"):
         _clf(feature_scaling="auto").fit(X, y, silos=np.arange(len(y)) % 2)
-    with pytest.raises(ValueError, match="feature_scaling='auto' applies to central"):
+    with pytest.raises(ValueError, match="needs public feature_bounds"):
         _clf(feature_scaling="auto").privacy_plan(len(y), X.shape[1], n_silos=2)

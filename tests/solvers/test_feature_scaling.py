@@ -13,8 +13,11 @@ from sklearn.linear_model import LogisticRegression
 from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair._solvers._feature_scaling import (
     FeatureScaling,
+    first_layer_in_user_units,
     fit_feature_scaling,
     plan_feature_scaling,
+    public_scaling_plan,
+    scaled_columns,
 )
 from sklearn_dpfair.privacy import PrivacyBudget
 from sklearn_dpfair.privacy._accounting import epsilon_of
@@ -144,13 +147,14 @@ def test_a_fixed_noise_multiplier_refuses_private_scales():
         {"solver": "dp-frank-wolfe", "l1_radius": 1.0, "feature_inf_bound": 1.0},
     ],
 )
-def test_feature_scaling_is_refused_where_it_would_be_ignored(params):
+def test_private_scales_are_refused_by_the_full_batch_solvers(params):
+    # They take public feature_bounds only; the refusal names them.
     X, y = _raw(200, 0)
     est = DPLogisticRegression(classes=[0, 1], feature_scaling="auto", **params)
-    with pytest.raises(ValueError, match="feature_scaling"):
+    with pytest.raises(ValueError, match="needs public feature_bounds"):
         est.fit(X, y)
     assert not hasattr(est, "coef_")
-    with pytest.raises(ValueError, match="feature_scaling"):
+    with pytest.raises(ValueError, match="needs public feature_bounds"):
         est.privacy_plan(200, 4)
 
 
@@ -172,3 +176,54 @@ def test_dp_logistic_regression_refuses_sparse_auto_scaling_without_bounds():
         random_state=0,
     ).fit(X, y)
     assert np.all(np.isfinite(bounded.coef_))
+
+
+# -- public bounds on every fit path (silos, Dask, full-batch solvers) ------
+
+
+def test_public_scaling_plan_needs_bounds_and_spends_nothing():
+    with pytest.raises(ValueError, match="silos= needs public feature_bounds"):
+        public_scaling_plan("auto", None, 2, where="silos=")
+    assert public_scaling_plan(None, None, 2, where="silos=").mode == "none"
+    plan = public_scaling_plan("auto", [(-500, 1500), (-2, 2)], 2, where="silos=")
+    assert (plan.mode, plan.event, plan.center) == ("bounds", None, True)
+    # A non-private limit that solves exactly maps nothing (but still refuses).
+    kw = dict(where="solver='dp-newton'", private=False)
+    assert public_scaling_plan("auto", [(0, 1)] * 2, 2, **kw).mode == "none"
+    with pytest.raises(ValueError, match="feature_bounds"):
+        public_scaling_plan("auto", None, 2, **kw)
+    X = np.array([[500.0, 0.0], [1500.0, -2.0]])
+    scaled, scaling = scaled_columns(X, plan)
+    np.testing.assert_allclose(scaled, [[0.0, 0.0], [1.0, -1.0]])
+    np.testing.assert_array_equal(scaling.location, [500.0, 0.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_transform_stays_finite_beyond_the_bounds(dtype):
+    # A record far outside the public bounds: (x - m) / s would overflow
+    # (to inf in float64 past 1.8e308, in float32 past 3.4e38); the map
+    # rounds it to the largest float, which the solvers' clips bound.
+    big = np.finfo(dtype).max
+    scaling = FeatureScaling(np.array([-1e308, 0.0]), np.array([1e-3, 1e-3]))
+    X = np.array([[big, -big], [0.0, 1.0]], dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = scaling.transform(X)
+        out_sparse = scaling.transform(sp.csr_matrix(X))
+    assert out.dtype == dtype and np.all(np.isfinite(out))
+    assert out[0, 0] == big and out[0, 1] == -big
+    assert np.all(np.isfinite(out_sparse.data)) and out_sparse.dtype == dtype
+
+
+def test_first_layer_in_user_units_gives_the_same_hidden_units():
+    rng = np.random.default_rng(0)
+    scaling = FeatureScaling(np.array([500.0, 0.0]), np.array([1000.0, 1.0]))
+    X = rng.normal(size=(20, 2)) * [1000.0, 1.0] + [500.0, 0.0]
+    W = [rng.normal(size=(2, 3)), rng.normal(size=(3, 1))]
+    b = [rng.normal(size=3), rng.normal(size=1)]
+    raw_W, raw_b = first_layer_in_user_units(W, b, scaling)
+    np.testing.assert_allclose(
+        X @ raw_W[0] + raw_b[0], scaling.transform(X) @ W[0] + b[0], rtol=1e-9,
+        atol=1e-9,
+    )
+    assert raw_W[1] is W[1] and raw_b[1] is b[1]

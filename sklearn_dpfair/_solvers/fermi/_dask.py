@@ -266,6 +266,8 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
         params=p,
         n_classes=n_classes,
         n_groups=n_groups,
+        # Partitions mapped by a public scaling: the model in raw units.
+        scales=data.scaling,
     )
     if plan.key.constant_choice:
         # The in-memory fit's private choice; the workers count the

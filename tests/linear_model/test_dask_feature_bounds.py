@@ -1,0 +1,100 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Public feature_bounds on Dask collections (DPLogisticRegression, DPFERMIClassifier).
+
+Every worker maps its partition by the same public map as it loads it; the
+fit's event is the unscaled fit's and the model is in the user's units.
+One LocalCluster with two worker processes (``dask_client``) serves the module.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from sklearn_dpfair import DPFERMIClassifier, DPLogisticRegression
+from sklearn_dpfair._solvers._feature_scaling import FeatureScaling
+
+pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+BOUNDS = [(-2500.0, 3500.0), (-3.0, 3.0)]
+SCALING = FeatureScaling(np.array([500.0, 0.0]), np.array([3000.0, 3.0]))
+
+
+def raw_table(n, seed):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, 2))
+    y = (Z @ [0.7, -1.5] + 0.3 * rng.logistic(size=n) > 0).astype(int)
+    return Z * [1000.0, 1.0] + [500.0, 0.0], y
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = raw_table(4000, 0)
+    X_test, y_test = raw_table(4000, 1)
+    reference = LogisticRegression(max_iter=1000).fit(X, y).score(X_test, y_test)
+    groups = (np.arange(4000) % 2).astype(int)
+    return X, y, groups, X_test, y_test, reference
+
+
+ESTIMATORS = {
+    "logistic": lambda **kw: DPLogisticRegression(
+        classes=[0, 1], random_state=0, max_iter=5, **kw
+    ),
+    "fermi": lambda **kw: DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], random_state=0, max_iter=5, **kw
+    ),
+}
+
+
+def _fit(name, X, y, groups, **kw):
+    Xd = da.from_array(X, chunks=(1000, -1))
+    yd = da.from_array(y, chunks=1000)
+    extra = {}
+    if name == "fermi":
+        extra["sensitive_features"] = da.from_array(groups, chunks=1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ESTIMATORS[name](**kw).fit(Xd, yd, **extra)
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_bounds_rescue_raw_columns_on_dask(dask_client, data, name):
+    # A huge epsilon (almost no noise; the clips still apply).
+    X, y, groups, X_test, y_test, reference = data
+    plain = _fit(name, X, y, groups, epsilon=1e6)
+    scaled = _fit(
+        name, X, y, groups, epsilon=1e6, feature_scaling="auto", feature_bounds=BOUNDS
+    )
+    assert plain.score(X_test, y_test) < reference - 0.1
+    assert scaled.score(X_test, y_test) >= reference - 0.02
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_dask_model_in_user_units_and_event_unchanged(dask_client, data, name):
+    X, y, groups, _, _, _ = data
+    scaled = _fit(name, X, y, groups, feature_scaling="auto", feature_bounds=BOUNDS)
+    manual = _fit(name, SCALING.transform(X), y, groups)
+    coef, intercept = SCALING.coefficients_in_user_units(manual.coef_, manual.intercept_)
+    np.testing.assert_allclose(scaled.coef_, coef, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(scaled.intercept_, intercept, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        scaled.decision_function(X),
+        manual.decision_function(SCALING.transform(X)),
+        rtol=1e-7,
+        atol=1e-7,
+    )
+    plain = _fit(name, X, y, groups)
+    counts = {"n_groups": 2} if name == "fermi" else {}
+    plan = scaled.privacy_plan(*X.shape, **counts)
+    assert scaled.dp_event_ == plain.dp_event_ == plan.dp_event
+    assert "declared feature_bounds" in scaled.privacy_record_.mechanism
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_private_scales_are_refused_on_dask(dask_client, data, name):
+    X, y, groups, _, _, _ = data
+    with pytest.raises(ValueError, match="Dask collection X needs public feature_bounds"):
+        _fit(name, X, y, groups, feature_scaling="auto")
