@@ -927,13 +927,13 @@ default=None
         for a model that is not released).
         """
         setup_args = (n_samples, n_features, loss)
-        setup_kwargs = dict(
-            weighted=weighted,
-            caveats=caveats,
-            sparse=sparse,
-            dtype=dtype,
-            feature_inf_bound=feature_inf_bound,
-        )
+        setup_kwargs = {
+            "weighted": weighted,
+            "caveats": caveats,
+            "sparse": sparse,
+            "dtype": dtype,
+            "feature_inf_bound": feature_inf_bound,
+        }
         n_classes = max(loss.n_outputs, 2)
         small = self._dp_sgd_budget(caveats)
         if (

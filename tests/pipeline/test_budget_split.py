@@ -168,7 +168,9 @@ def _pld_gaussian_plan(epsilon, delta):
 
 
 def test_pld_steps_compose_under_rdp_or_the_refusal_says_why():
-    plan_at = lambda path, eps, delta: _pld_gaussian_plan(eps, delta)  # noqa: E731
+    def plan_at(path, eps, delta):
+        return _pld_gaussian_plan(eps, delta)
+
     # RDP reads the PLD-calibrated Gaussian above its share; a smaller share
     # brings the RDP composition within the budget.
     _, _, composed = calibrate_scale(plan_at, {"a": 1.0}, 0.05, 1e-6, "rdp")
