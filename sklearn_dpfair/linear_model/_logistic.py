@@ -310,8 +310,9 @@ default=None
         instead: the label counts through one Gaussian mechanism calibrated
         to the whole ``(epsilon, delta)`` (sensitivity 1 under add/remove
         adjacency; calibrated and recorded with the PLD accountant, exact
-        for one Gaussian, whatever ``accountant``), ``coef_`` 0, the intercepts the log-frequencies of the
-        noisy counts, ``intercept_only_`` True and a ``UserWarning`` naming
+        for one Gaussian, whatever ``accountant``), ``coef_`` 0, the
+        intercepts the log-frequencies of the noisy counts,
+        ``intercept_only_`` True and a ``UserWarning`` naming
         the rule. ``privacy_plan`` plans the same release. "fit" always fits
         the model. The rule does not apply with ``epsilon=np.inf``, a given
         ``noise_multiplier``, ``delta=0`` or ``silos``. A Dask fit makes
