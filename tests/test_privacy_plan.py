@@ -204,6 +204,28 @@ SMALL_BUDGET = [
     # 600 * 0.3 is between 15 and 100 times (3 + 1): the model, then the
     # private choice between it and the constants.
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, epsilon=0.3),
+    # 600 * 0.02 < 5 * (3 + 1): DPLogisticRegression's intercept-only release.
+    DPLogisticRegression(classes=[0, 1], max_iter=3, epsilon=0.02),
+    DPLogisticRegression(
+        classes=[0, 1], solver="output-perturbation", feature_norm_bound=600.0,
+        alpha=0.1, epsilon=0.02,
+    ),
+    # Below what the default accountant (RDP) certifies: the one Gaussian
+    # histogram is calibrated and recorded with PLD.
+    *(
+        estimator
+        for epsilon in (0.005, 0.001)
+        for estimator in (
+            DPLogisticRegression(classes=[0, 1], epsilon=epsilon, delta=1e-6),
+            DPFERMIClassifier(
+                classes=[0, 1], groups=[0, 1], epsilon=epsilon, delta=1e-6
+            ),
+            DPFERMIClassifier(
+                classes=[0, 1], groups=[0, 1], epsilon=epsilon, delta=1e-6,
+                feature_scaling="auto", disparity_bound=0.05,
+            ),
+        )
+    ),
 ]
 
 

@@ -16,7 +16,12 @@ alone, *before* the data is read (:func:`affords_model`): a fit whose
 intercept-only model instead, the label histogram through one Gaussian
 mechanism of sensitivity 1 under add/remove adjacency (one record moves
 one count by one), calibrated to the whole ``(epsilon, delta)``
-(:func:`intercept_only_setup`, :func:`fit_intercept_only`). Intercepts are
+(:func:`intercept_only_setup`, :func:`fit_intercept_only`). That one
+Gaussian release is calibrated and accounted with dp-accounting's PLD
+accountant, exact for it (the analytic Gaussian mechanism), whatever the
+fit's ``accountant``: RDP's finite orders overstate a single Gaussian's
+epsilon and cannot certify budgets below about 0.01 at all (output
+perturbation's single Gaussian is accounted the same way). Intercepts are
 the log-frequencies of the noisy counts, floored at one record
 (post-processing). The rule's threshold is each estimator's, measured on
 held-out data; the estimators expose it as ``small_budget="auto"`` and let
@@ -24,7 +29,7 @@ users turn it off (``"fit"``).
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -46,9 +51,16 @@ __all__ = [
 
 _DESCRIPTION = (
     "intercept-only model: Gaussian histogram of the {k} label counts "
-    "(L2 sensitivity 1 under add/remove adjacency, noise multiplier {z:.6g}); "
-    "intercepts are the log-frequencies of the noisy counts floored at 1"
+    "(L2 sensitivity 1 under add/remove adjacency, noise multiplier {z:.6g}; "
+    "one Gaussian release, calibrated and accounted with dp-accounting's PLD, "
+    "exact for it, whatever the fit's accountant); intercepts are the "
+    "log-frequencies of the noisy counts floored at 1"
 )
+
+# One Gaussian release: PLD reads it exactly (the analytic Gaussian
+# mechanism, Balle and Wang 2018), where RDP's conversion overstates epsilon
+# and its finite orders cannot certify epsilon below about 0.01.
+_SINGLE_GAUSSIAN_ACCOUNTANT = "pld"
 
 _MESSAGE = (
     "{name}: small_budget='auto' released the intercept-only model (the noisy "
@@ -170,10 +182,19 @@ class InterceptOnlySetup:
 def intercept_only_setup(budget, n_classes, *, caveats=()):
     """Calibrate the label histogram to the whole ``budget``, before the data.
 
+    The histogram is one Gaussian release, so it is calibrated and
+    accounted with dp-accounting's PLD accountant (exact for it) whatever
+    ``budget.accountant`` says; the record's ``accountant`` is ``"pld"`` and
+    its mechanism text says why. A ledger, pipeline or search that composes
+    the fit under RDP reads the same event with RDP (a valid, looser bound:
+    RDP composes any Gaussian event).
+
     Parameters
     ----------
     budget : PrivacyBudget
-        The fit's budget (calibrated: see :func:`affords_model`).
+        The fit's budget: calibrated by the library, finite epsilon, not a
+        part of a split (:func:`library_calibrates`; the rule of
+        :func:`affords_model` plans this release for such budgets only).
     n_classes : int
         Declared number of classes (the histogram's length).
     caveats : tuple of str, default=()
@@ -183,14 +204,35 @@ def intercept_only_setup(budget, n_classes, *, caveats=()):
     -------
     setup : InterceptOnlySetup
 
+    Raises
+    ------
+    ValueError
+        For a budget the library does not calibrate (a user noise
+        multiplier, ``epsilon = inf``) or a part of a split budget (its
+        zCDP share is not an ``(epsilon, delta)`` target).
+
     Examples
     --------
     >>> from sklearn_dpfair.privacy import PrivacyBudget
     >>> from sklearn_dpfair._solvers._intercept_only import intercept_only_setup
     >>> setup = intercept_only_setup(PrivacyBudget(1.0, 1e-5), 2)
     >>> round(setup.mechanism.noise_multiplier, 2), setup.record.epsilon <= 1.0
-    (4.05, True)
+    (3.73, True)
+    >>> setup.record.accountant
+    'pld'
+    >>> tiny = intercept_only_setup(PrivacyBudget(0.001, 1e-6), 2)
+    >>> tiny.record.epsilon <= 0.001
+    True
     """
+    if not library_calibrates(budget) or budget.rho is not None:
+        raise ValueError(
+            "The intercept-only release is calibrated to a finite "
+            "(epsilon, delta) by the library; got a budget with "
+            f"epsilon={budget.epsilon!r}, noise_multiplier="
+            f"{budget.noise_multiplier!r}, rho={budget.rho!r}. This is a bug: "
+            "please report it."
+        )
+    budget = replace(budget, accountant=_SINGLE_GAUSSIAN_ACCOUNTANT)
     mechanism = budget.gaussian(1.0)
     record = budget.account(
         mechanism,

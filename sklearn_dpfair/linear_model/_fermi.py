@@ -1009,8 +1009,10 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         Adult, German credit and COMPAS), the fit releases the
         intercept-only model instead: the label counts through one Gaussian
         mechanism calibrated to the whole ``(epsilon, delta)`` (sensitivity 1
-        under add/remove adjacency), ``coef_`` 0, the intercepts the
-        log-frequencies of the noisy counts, ``intercept_only_`` True and a
+        under add/remove adjacency; calibrated and recorded with the PLD
+        accountant, exact for one Gaussian, whatever ``accountant``),
+        ``coef_`` 0, the intercepts the log-frequencies of the noisy counts,
+        ``intercept_only_`` True and a
         ``UserWarning`` naming the rule. It predicts one class for every row,
         so a ``disparity_bound`` is then met exactly. ``privacy_plan`` plans
         the same release. From there up to ``n_samples * epsilon < 2500 *

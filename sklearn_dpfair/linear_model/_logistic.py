@@ -338,8 +338,10 @@ default=None
         it in none), a central fit releases the intercept-only model
         instead: the label counts through one Gaussian mechanism calibrated
         to the whole ``(epsilon, delta)`` (sensitivity 1 under add/remove
-        adjacency), ``coef_`` 0, the intercepts the log-frequencies of the
-        noisy counts, ``intercept_only_`` True and a ``UserWarning`` naming
+        adjacency; calibrated and recorded with the PLD accountant, exact
+        for one Gaussian, whatever ``accountant``), ``coef_`` 0, the
+        intercepts the log-frequencies of the noisy counts,
+        ``intercept_only_`` True and a ``UserWarning`` naming
         the rule. ``privacy_plan`` plans the same release. "fit" always fits
         the model. The rule does not apply with ``epsilon=np.inf``, a given
         ``noise_multiplier``, ``delta=0`` or ``silos``. A Dask fit makes
@@ -989,20 +991,21 @@ default=None
         maps the columns by public bounds only). A budget the public rule of
         ``small_budget`` finds too small
         plans the intercept-only release instead
-        (:func:`~sklearn_dpfair._solvers._intercept_only.affords_model`),
-        once the solver's own set-up has validated the parameters.
+        (:func:`~sklearn_dpfair._solvers._intercept_only.affords_model`).
+        The rule is decided first, from public counts: only what will run is
+        calibrated. The solver's own set-up still validates its parameters
+        then, without privacy (``validate_only``: no noise is calibrated
+        for a model that is not released).
         """
-        setup = self._model_setup(
-            n_samples,
-            n_features,
-            loss,
-            weighted=weighted,
-            caveats=caveats,
-            sparse=sparse,
-            dtype=dtype,
-            feature_inf_bound=feature_inf_bound,
-            where=self._scaling_path(dask=dask),
-        )
+        setup_args = (n_samples, n_features, loss)
+        setup_kwargs = {
+            "weighted": weighted,
+            "caveats": caveats,
+            "sparse": sparse,
+            "dtype": dtype,
+            "feature_inf_bound": feature_inf_bound,
+            "where": self._scaling_path(dask=dask),
+        }
         n_classes = max(loss.n_outputs, 2)
         small = self._dp_sgd_budget(caveats)
         if (
@@ -1012,8 +1015,9 @@ default=None
                 n_samples, n_features, n_classes, small, _RECORDS_PER_PARAMETER
             )
         ):
+            self._model_setup(*setup_args, **setup_kwargs, validate_only=True)
             return intercept_only_setup(small, n_classes)
-        return setup
+        return self._model_setup(*setup_args, **setup_kwargs)
 
     def _model_setup(
         self,
@@ -1027,9 +1031,15 @@ default=None
         dtype,
         feature_inf_bound,
         where,
+        validate_only=False,
     ):
-        """The set-up of the model fit of ``solver`` (see :meth:`_solver_setup`)."""
-        budget = self._dp_sgd_budget(caveats)
+        """The set-up of the model fit of ``solver`` (see :meth:`_solver_setup`).
+
+        ``validate_only``: the set-up at ``epsilon = inf`` (the parameters'
+        checks, no calibration), for a fit that releases something else.
+        """
+        epsilon = math.inf if validate_only else self.epsilon
+        budget = replace(self._dp_sgd_budget(caveats), epsilon=epsilon)
         if self.solver == "dp-sgd":
             return dp_sgd_setup(
                 n_samples,
@@ -1069,7 +1079,7 @@ default=None
                 n_features,
                 loss.n_outputs,
                 params,
-                PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
+                PrivacyBudget(epsilon, self.delta, caveats=tuple(caveats)),
                 weighted=weighted,
                 scaling=scaling,
             )
@@ -1078,7 +1088,7 @@ default=None
             n_features,
             loss,
             self._output_perturbation_params(),
-            PrivacyBudget(self.epsilon, self.delta, caveats=tuple(caveats)),
+            PrivacyBudget(epsilon, self.delta, caveats=tuple(caveats)),
             weighted=weighted,
             dtype=dtype,
             scaling=scaling,

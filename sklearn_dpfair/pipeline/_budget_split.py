@@ -231,8 +231,28 @@ def calibrate_scale(plan_at, shares, epsilon, delta, accountant):
     f_hi = math.inf
     if best is None:
         lo, hi, f_hi = 0.5, 1.0, composed[-1]
+        at_full = f_hi
         for _ in range(_MAX_HALVINGS):
-            named, composed = at(lo)
+            try:
+                named, composed = at(lo)
+            except ValueError as exc:
+                # A step calibrated by another accountant (one Gaussian by
+                # PLD) can meet its share while this accountant reads the
+                # composition above epsilon; below its calibration range no
+                # smaller share helps. Say so rather than the step's error.
+                hint = (
+                    " The RDP accountant cannot certify epsilon much below "
+                    "0.01 at small delta: accountant='pld' can."
+                    if accountant == "rdp"
+                    else ""
+                )
+                raise ValueError(
+                    f"epsilon={epsilon:g} at delta={delta:g} cannot be met by "
+                    f"the private steps {list(shares)}: at their full shares "
+                    f"the {accountant.upper()} accountant reads their "
+                    f"composition as {at_full:.4g}, and no smaller share can "
+                    f"be planned ({exc}).{hint}"
+                ) from exc
             if composed[-1] <= epsilon:
                 best = (lo, named, composed)
                 break

@@ -5,11 +5,12 @@ import warnings
 
 import numpy as np
 import pytest
-from dp_accounting import GaussianDpEvent
+from dp_accounting import GaussianDpEvent, pld
 
 from sklearn_dpfair import DPFERMIClassifier
 from sklearn_dpfair._solvers._constant_choice import choice_noise
-from sklearn_dpfair.privacy import PrivacyBudget
+from sklearn_dpfair.privacy import GaussianMechanism, PrivacyBudget
+from sklearn_dpfair.privacy._mechanism import observe_privatize
 
 # 300 rows of 40 columns at epsilon = 1: 300 < 15 * 41, so "auto" falls back.
 N, D = 300, 40
@@ -27,8 +28,7 @@ def _fit(X, y, s, **params):
     est = DPFERMIClassifier(
         classes=list(range(int(y.max()) + 1)),
         groups=[0, 1],
-        random_state=0,
-        **params,
+        **{"random_state": 0, **params},
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -190,3 +190,63 @@ def test_multiclass_choice(monkeypatch):
     assert est.coef_.shape == (3, D)
     np.testing.assert_array_equal(est.predict(X), 0)
     assert est.privacy_plan(N, D, n_classes=3).dp_event == est.dp_event_
+
+
+class _Releases:
+    """Audit observer: each privatized sum and its noisy release."""
+
+    def __init__(self):
+        self.seen = []
+
+    def before_noise(self, mechanism, clipped_sum):
+        self.exact = np.array(clipped_sum, dtype=float)
+        return clipped_sum
+
+    def after_noise(self, mechanism, noisy_sum):
+        self.seen.append((mechanism, self.exact, np.array(noisy_sum, dtype=float)))
+
+
+@pytest.mark.parametrize("eps", [0.005, 0.001])
+@pytest.mark.parametrize("params", [{}, {"disparity_bound": 0.05}])
+def test_budgets_below_what_rdp_certifies_release_the_intercept_only_model(
+    eps, params
+):
+    # The default accountant (RDP) cannot certify epsilon below about 0.01:
+    # the one Gaussian histogram used to be calibrated with it and the fit
+    # raised. It is now calibrated and recorded with PLD (exact for it).
+    X, y, s = _data(n=600, d=3)
+    est, msgs = _fit(X, y, s, epsilon=eps, delta=1e-6, **params)
+    assert est.accountant == "rdp"
+    assert est.intercept_only_ is True and len(msgs) == 1 and est.t_ == 0
+    np.testing.assert_array_equal(est.coef_, 0.0)
+    plan = est.privacy_plan(600, 3)
+    assert plan.dp_event == est.dp_event_ and plan.accountant == "pld"
+    z = est.privacy_record_.noise_multiplier
+    assert est.dp_event_ == GaussianMechanism(1.0, z).event()
+    # Within the budget by dp-accounting's PLD, recomputed from dp_event_.
+    accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
+    spent = accountant.compose(est.dp_event_).get_epsilon(1e-6)
+    assert spent <= eps * (1 + 1e-9) and est.epsilon_ <= eps * (1 + 1e-9)
+    assert est.accountant_ == est.privacy_record_.accountant == "pld"
+    assert "Accounted with dp-accounting (PLD)" in est.privacy_summary()
+
+
+@pytest.mark.parametrize("eps", [0.005, 0.001])
+def test_released_counts_have_the_calibrated_spread(eps):
+    # Seeded: 200 fits, each releasing the 2 label counts once; their errors
+    # over z are N(0, 1), so the sample sd of the 400 is 1 within 3.5% (its
+    # standard error 1/sqrt(800)): tolerance 15%, above 4 standard errors.
+    X, y, s = _data(n=600, d=3)
+    observer = _Releases()
+    with observe_privatize(observer):
+        for seed in range(200):
+            _fit(X, y, s, epsilon=eps, delta=1e-6, random_state=seed)
+    assert len(observer.seen) == 200
+    z = {m.noise_multiplier for m, _, _ in observer.seen}
+    assert len(z) == 1 and {m.sensitivity for m, _, _ in observer.seen} == {1.0}
+    (z,) = z
+    for _, exact, _ in observer.seen:
+        np.testing.assert_array_equal(exact, np.bincount(y, minlength=2))
+    errors = np.concatenate([noisy - exact for _, exact, noisy in observer.seen]) / z
+    assert abs(errors.std() - 1.0) < 0.15
+    assert abs(errors.mean()) < 4 / np.sqrt(errors.size)

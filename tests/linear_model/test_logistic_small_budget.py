@@ -1,9 +1,15 @@
 """DPLogisticRegression's small_budget rule: the intercept-only model, planned."""
 
+import warnings
+
 import numpy as np
 import pytest
+from dp_accounting import pld
 
 from sklearn_dpfair.linear_model import DPLogisticRegression
+from sklearn_dpfair.pipeline import make_private_pipeline
+from sklearn_dpfair.privacy import GaussianMechanism, PrivacyLedger, epsilon_of
+from sklearn_dpfair.privacy._mechanism import observe_privatize
 
 SMALL = dict(epsilon=0.1, classes=[0, 1])  # 300 * 0.1 < 5 * 21
 
@@ -68,3 +74,109 @@ def test_multiclass_and_float32():
     proba = est.predict_proba(X[:3])
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
     assert est.privacy_plan(300, 20, n_classes=3).dp_event == est.dp_event_
+
+
+class _Releases:
+    """Audit observer: each privatized sum and its noisy release."""
+
+    def __init__(self):
+        self.seen = []
+
+    def before_noise(self, mechanism, clipped_sum):
+        self.exact = np.array(clipped_sum, dtype=float)
+        return clipped_sum
+
+    def after_noise(self, mechanism, noisy_sum):
+        self.seen.append((mechanism, self.exact, np.array(noisy_sum, dtype=float)))
+
+
+@pytest.mark.parametrize("eps", [0.005, 0.001])
+def test_budgets_below_what_rdp_certifies_release_the_intercept_only_model(eps):
+    # The default accountant (RDP) cannot certify epsilon below about 0.01:
+    # the fit used to calibrate the unused DP-SGD model with it and raise. The
+    # rule is now decided first and the one Gaussian histogram is calibrated
+    # and recorded with PLD (exact for it).
+    X, y = _data(n=600, d=3, shift=0.0)
+    est = DPLogisticRegression(
+        epsilon=eps, delta=1e-6, classes=[0, 1], random_state=0
+    )
+    assert est.accountant == "rdp"
+    plan = est.privacy_plan(600, 3)
+    with pytest.warns(UserWarning, match=r"small_budget='auto' released"):
+        est.fit(X, y)
+    assert est.intercept_only_ and not np.any(est.coef_) and est.n_iter_ == 0
+    assert plan.dp_event == est.dp_event_ and plan.accountant == "pld"
+    z = est.noise_multiplier_
+    assert est.dp_event_ == GaussianMechanism(1.0, z).event()
+    # Within the budget by dp-accounting's PLD, recomputed from dp_event_.
+    accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
+    spent = accountant.compose(est.dp_event_).get_epsilon(1e-6)
+    assert spent <= eps * (1 + 1e-9) and est.epsilon_ <= eps * (1 + 1e-9)
+    assert est.privacy_record_.accountant == "pld"
+    assert "Accounted with dp-accounting (PLD)" in est.privacy_summary()
+    assert "whatever the fit's accountant" in est.privacy_record_.mechanism
+
+
+@pytest.mark.parametrize("eps", [0.005, 0.001])
+def test_released_counts_have_the_calibrated_spread(eps):
+    # Seeded: 200 fits, each releasing the 2 label counts once; their errors
+    # over z are N(0, 1), so the sample sd of the 400 is 1 within 3.5% (its
+    # standard error 1/sqrt(800)): tolerance 15%, above 4 standard errors.
+    X, y = _data(n=600, d=3, shift=0.0)
+    observer = _Releases()
+    with observe_privatize(observer), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for seed in range(200):
+            DPLogisticRegression(
+                epsilon=eps, delta=1e-6, classes=[0, 1], random_state=seed
+            ).fit(X, y)
+    assert len(observer.seen) == 200
+    z = {m.noise_multiplier for m, _, _ in observer.seen}
+    assert len(z) == 1 and {m.sensitivity for m, _, _ in observer.seen} == {1.0}
+    (z,) = z
+    for _, exact, _ in observer.seen:
+        np.testing.assert_array_equal(exact, np.bincount(y, minlength=2))
+    errors = np.concatenate([noisy - exact for _, exact, noisy in observer.seen]) / z
+    assert abs(errors.std() - 1.0) < 0.15
+    assert abs(errors.mean()) < 4 / np.sqrt(errors.size)
+
+
+def test_parameters_are_still_validated_when_the_model_is_not_fitted():
+    # The model's set-up runs without privacy to check its parameters: a
+    # diverging L2 step is refused whatever the budget.
+    X, y = _data(n=600, d=3)
+    est = DPLogisticRegression(
+        epsilon=0.005, delta=1e-6, alpha=10.0, learning_rate=1.0, classes=[0, 1]
+    )
+    with pytest.raises(ValueError, match=r"learning_rate \* alpha must be below 2"):
+        est.fit(X, y)
+
+
+def test_a_ledger_or_pipeline_under_rdp_reads_the_pld_release():
+    # The fit's record is PLD's; a ledger of kind "rdp" composes the same
+    # event with RDP (a valid, looser total), and an RDP pipeline calibrates
+    # the step's share so that the RDP composition meets its epsilon.
+    X, y = _data(n=600, d=3)
+    ledger = PrivacyLedger("rdp")
+    est = DPLogisticRegression(
+        epsilon=0.02, delta=1e-6, classes=[0, 1], accountant=ledger, random_state=0
+    )
+    with pytest.warns(UserWarning, match="small_budget"):
+        est.fit(X, y)
+    assert est.intercept_only_ and est.privacy_record_.accountant == "pld"
+    rdp_reading = epsilon_of(est.dp_event_, 1e-6, "rdp")
+    assert ledger.total_epsilon() == rdp_reading
+    assert est.epsilon_ <= 0.02 < rdp_reading
+    pipe = make_private_pipeline(
+        DPLogisticRegression(classes=[0, 1]), epsilon=0.02, delta=1e-6,
+        random_state=0,
+    )
+    with pytest.warns(UserWarning, match="small_budget"):
+        pipe.fit(X, y)
+    step = pipe.pipeline_[-1]
+    assert step.intercept_only_ and step.privacy_record_.accountant == "pld"
+    assert pipe.epsilon_ == epsilon_of(pipe.dp_event_, 1e-6, "rdp") <= 0.02
+    # Below what RDP certifies, the pipeline refuses and says why.
+    pipe.set_params(epsilon=0.005)
+    with pytest.raises(ValueError, match="accountant='pld' can"):
+        pipe.fit(X, y)

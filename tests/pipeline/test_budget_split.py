@@ -151,3 +151,35 @@ def test_split_never_overshoots_and_spends_the_budget(epsilon, delta, weights, z
 
     _, _, composed = calibrate_scale(plan_at, shares, epsilon, delta, "rdp")
     assert epsilon * (1 - 5e-3) <= composed[-1] <= epsilon
+
+
+def _pld_gaussian_plan(epsilon, delta):
+    # A step that calibrates its one Gaussian with PLD whatever the pipeline's
+    # accountant (the intercept-only release, output perturbation).
+    z = noise_multiplier_for_gaussian(epsilon, delta, accountant="pld")
+    return PrivacyPlan(
+        estimator="G",
+        dp_event=gaussian_event(z),
+        delta=delta,
+        accountant="pld",
+        adjacency="add_remove",
+        mechanism="Gaussian",
+    )
+
+
+def test_pld_steps_compose_under_rdp_or_the_refusal_says_why():
+    def plan_at(path, eps, delta):
+        return _pld_gaussian_plan(eps, delta)
+
+    # RDP reads the PLD-calibrated Gaussian above its share; a smaller share
+    # brings the RDP composition within the budget.
+    _, _, composed = calibrate_scale(plan_at, {"a": 1.0}, 0.05, 1e-6, "rdp")
+    assert 0.05 * (1 - 5e-3) <= composed[-1] <= 0.05
+    assert composed[-1] == epsilon_of(composed[0], 1e-6, "rdp")
+    # Below what RDP certifies for noise multipliers up to 1e5 (about 0.0058
+    # at delta 1e-6), no share helps: a ValueError that names the accountant,
+    # not the step's error at a vanishing share alone.
+    with pytest.raises(ValueError, match=r"RDP accountant reads.*accountant='pld' can"):
+        calibrate_scale(plan_at, {"a": 1.0}, 0.005, 1e-6, "rdp")
+    _, _, composed = calibrate_scale(plan_at, {"a": 1.0}, 0.005, 1e-6, "pld")
+    assert composed[-1] <= 0.005

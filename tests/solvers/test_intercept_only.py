@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from dp_accounting import GaussianDpEvent
+from dp_accounting import GaussianDpEvent, pld
 
 from sklearn_dpfair._solvers._intercept_only import (
     affords_model,
@@ -14,7 +14,7 @@ from sklearn_dpfair._solvers._intercept_only import (
     n_parameters,
     small_budget_message,
 )
-from sklearn_dpfair.privacy import PrivacyBudget, epsilon_of
+from sklearn_dpfair.privacy import GaussianMechanism, PrivacyBudget, epsilon_of
 
 
 @pytest.mark.parametrize(
@@ -44,6 +44,12 @@ def test_n_parameters():
     assert n_parameters(9, 4) == 30
 
 
+def _pld_epsilon(event, delta):
+    """Epsilon of ``event`` by dp-accounting's PLD directly (not the package)."""
+    accountant = pld.PLDAccountant(value_discretization_interval=1e-4)
+    return accountant.compose(event).get_epsilon(delta)
+
+
 @pytest.mark.parametrize("accountant", ["rdp", "pld"])
 @pytest.mark.parametrize("eps", [0.1, 1.0, 4.0])
 def test_setup_is_one_gaussian_calibrated_to_the_budget(eps, accountant):
@@ -51,13 +57,65 @@ def test_setup_is_one_gaussian_calibrated_to_the_budget(eps, accountant):
     z = setup.mechanism.noise_multiplier
     assert setup.mechanism.sensitivity == 1.0
     assert setup.record.adjacency == "add_remove"
+    # One Gaussian: calibrated and recorded with PLD (exact for it) whatever
+    # the budget's accountant, and the record says so.
+    assert setup.record.accountant == "pld"
+    assert "accounted with dp-accounting's PLD" in setup.record.mechanism
+    assert "(PLD)" in setup.record.technical_text()
+    pld_budget = PrivacyBudget(eps, 1e-5, accountant="pld")
+    assert z == intercept_only_setup(pld_budget, 3).mechanism.noise_multiplier
     # Accountant cross-check: the event is one Gaussian of that multiplier,
     # and its epsilon is within the budget but not far below it (calibrated).
-    spent_one = epsilon_of(GaussianDpEvent(z), 1e-5, accountant)
+    spent_one = _pld_epsilon(GaussianDpEvent(z), 1e-5)
     assert spent_one == pytest.approx(setup.record.epsilon, rel=1e-9)
-    spent = epsilon_of(setup.event, 1e-5, accountant)
+    spent = _pld_epsilon(setup.event, 1e-5)
     assert spent <= eps * (1 + 1e-9)
     assert spent >= 0.95 * eps
+    # RDP reads the same event as a valid but looser bound (what a ledger or
+    # pipeline composing under RDP sees).
+    assert epsilon_of(setup.event, 1e-5, "rdp") >= spent
+
+
+@pytest.mark.parametrize("eps", [0.005, 0.001])
+def test_setup_reaches_budgets_rdp_cannot_certify(eps):
+    # RDP's orders cannot certify epsilon below about 0.01 for any noise
+    # (the default accountant refused these budgets); PLD calibrates them.
+    with pytest.raises(ValueError, match="cannot certify epsilon below"):
+        PrivacyBudget(eps, 1e-6).gaussian(1.0)
+    setup = intercept_only_setup(PrivacyBudget(eps, 1e-6), 2)
+    assert setup.record.accountant == "pld"
+    assert setup.event == GaussianMechanism(1.0, setup.mechanism.noise_multiplier).event()
+    spent = _pld_epsilon(setup.event, 1e-6)
+    assert 0.95 * eps <= spent <= eps * (1 + 1e-9)
+    assert setup.record.epsilon == pytest.approx(spent, rel=1e-9)
+
+
+@pytest.mark.parametrize("eps", [0.005, 0.001])
+def test_noisy_counts_have_the_calibrated_spread(eps):
+    # Seeded check: 4000 released counts (2000 releases of 2 classes); their
+    # errors over z * sensitivity are N(0, 1) draws, so the sample sd is 1
+    # within 1.1% (its standard error, 1/sqrt(2 * 4000)): a 5% tolerance is
+    # above 4 standard errors, and the mean within 4/sqrt(4000).
+    setup = intercept_only_setup(PrivacyBudget(eps, 1e-6), 2)
+    z = setup.mechanism.noise_multiplier
+    exact = np.array([400.0, 200.0])
+    rng = np.random.default_rng(12)
+    errors = np.array(
+        [fit_intercept_only(setup, exact, rng)[1] - exact for _ in range(2000)]
+    ).ravel() / z
+    assert abs(errors.std() - 1.0) < 0.05
+    assert abs(errors.mean()) < 4 / np.sqrt(errors.size)
+
+
+def test_setup_refuses_budgets_the_library_does_not_calibrate():
+    # The rule plans the release for library-calibrated budgets only.
+    for budget in (
+        PrivacyBudget(math.inf, 1e-5),
+        PrivacyBudget(1.0, 1e-5, noise_multiplier=3.0),
+        PrivacyBudget(1.0, 1e-5).split({"a": 0.5})["a"],
+    ):
+        with pytest.raises(ValueError, match="This is a bug"):
+            intercept_only_setup(budget, 2)
 
 
 def test_neighbours_move_one_count_by_one():
