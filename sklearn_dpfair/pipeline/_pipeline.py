@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import dp_accounting
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline, _name_estimators
 from sklearn.utils import Bunch, get_tags
@@ -253,9 +254,14 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
     def _kind(self):
         return getattr(self.accountant, "kind", self.accountant)
 
-    def _layout(self, n_samples, n_features, schema, final_counts):
-        """Split the budget and plan every private part (public inputs only)."""
-        units, _ = walk_steps(self.steps, n_features, names=schema)
+    def _layout(self, n_samples, n_features, schema, final_counts, sparse=False):
+        """Split the budget and plan every private part (public inputs only).
+
+        ``sparse``: whether the input is a sparse matrix (public: the
+        container's layout), which with the steps' public parameters fixes
+        the layout each part receives.
+        """
+        units, _ = walk_steps(self.steps, n_features, names=schema, sparse=sparse)
         kind = self._kind()
         final_name = self.steps[-1][0]
         planners = {}
@@ -283,6 +289,8 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             probe = (probe_eps, self.delta * shares[unit.path])
             if unit.n_features is None:
                 planner.check_width_free(*probe)
+            if unit.sparse is None:
+                planner.check_layout_free(*probe)
             if unit.final and flowing is not None:
                 planner.check_bound_free(flowing[0], *probe)
         scale, named, composed = calibrate_scale(
@@ -353,6 +361,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             public=(
                 ("n_samples", n_samples),
                 ("n_features", n_features),
+                *((("sparse", True),) if sparse else ()),
                 *sorted(final_counts.items()),
             ),
             steps=tuple(named_all),
@@ -366,7 +375,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         return _Layout(plan, budgets, params, flowing, scale), final_name
 
     def privacy_plan(
-        self, n_samples, n_features, *, feature_names=None, **public_counts
+        self, n_samples, n_features, *, sparse=False, feature_names=None, **public_counts
     ):
         """The composed privacy event a fit on ``n_samples`` rows will record.
 
@@ -376,6 +385,16 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             Number of training rows.
         n_features : int
             Number of input columns.
+        sparse : bool, default=False
+            Whether ``X`` will be a scipy sparse matrix (a public property
+            of the container). With the steps' public parameters
+            (``sparse_output``, ``sparse_threshold``) it fixes the layout
+            each private step receives, which some final steps' events
+            depend on (see ``privacy_plan`` of the estimators). A final step
+            whose plan depends on a layout that only an upstream fit decides
+            (a ``ColumnTransformer`` stacking sparse blocks by their
+            density) is refused: set ``sparse_threshold=0`` or
+            ``sparse_output``.
         feature_names : sequence of str or None, default=None
             Column names, where a ``ColumnTransformer`` selects by name.
         **public_counts : int
@@ -386,11 +405,28 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         -------
         plan : PrivacyPlan
             Its ``steps`` hold each private step's plan at its budget.
+
+        Examples
+        --------
+        >>> from sklearn.compose import make_column_transformer
+        >>> from sklearn.preprocessing import OneHotEncoder
+        >>> from sklearn_dpfair.linear_model import HeavyTailDPRegressor
+        >>> from sklearn_dpfair.pipeline import make_private_pipeline
+        >>> pipe = make_private_pipeline(
+        ...     OneHotEncoder(categories=[[0, 1, 2]]), HeavyTailDPRegressor())
+        >>> # The encoder outputs a sparse matrix (sparse_output=True): the
+        >>> # regressor is planned as fitted on it, without private scales.
+        >>> plan = pipe.privacy_plan(5000, 1)
+        >>> plan.dp_event == HeavyTailDPRegressor().privacy_plan(
+        ...     5000, 3, sparse=True).dp_event
+        True
         """
         self._validate_params()
         self._check_steps()
         n_samples = check_public_count(n_samples, "n_samples")
         n_features = check_public_count(n_features, "n_features")
+        if not isinstance(sparse, (bool, np.bool_)):
+            raise TypeError(f"sparse must be a bool; got {type(sparse).__name__}.")
         schema = None
         if feature_names is not None:
             import pandas as pd
@@ -399,7 +435,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 "columns": list(feature_names),
                 "frame": pd.DataFrame(columns=list(feature_names)),
             }
-        layout, _ = self._layout(n_samples, n_features, schema, dict(public_counts))
+        layout, _ = self._layout(
+            n_samples, n_features, schema, dict(public_counts), bool(sparse)
+        )
         return layout.plan
 
     # -- fit -----------------------------------------------------------------
@@ -489,8 +527,14 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         if hasattr(X, "columns"):
             schema = {"columns": list(X.columns), "frame": X.iloc[:0]}
         final_name = self.steps[-1][0]
+        # The layout is the container's (a DataFrame of sparse columns is
+        # read as the sparse matrix the steps' validation makes of it).
         layout, _ = self._layout(
-            n_samples, n_features, schema, self._final_counts(y, routed[final_name])
+            n_samples,
+            n_features,
+            schema,
+            self._final_counts(y, routed[final_name]),
+            sp.issparse(checked),
         )
         plan = layout.plan
         pipeline = Pipeline(
@@ -837,15 +881,28 @@ class _Planner:
             unit.n_features if unit.n_features is not None else _PROBE_WIDTHS[0]
         )
 
-    def _plan(self, width=None, **params):
+    def _plan(self, width=None, sparse=None, **params):
         est = self.estimator
         if "accountant" in est.get_params(deep=False):
             params["accountant"] = self.kind
         est.set_params(**self.extra, **params)
+        # An unknown layout (None) is planned dense once check_layout_free
+        # has found that the event does not depend on it.
+        sparse = bool(self.unit.sparse) if sparse is None else sparse
         try:
             return est.privacy_plan(
-                self.n_samples, self.width if width is None else width, **self.counts
+                self.n_samples,
+                self.width if width is None else width,
+                **({"sparse": True} if sparse else {}),
+                **self.counts,
             )
+        except TypeError as exc:
+            if not sparse:
+                raise
+            raise TypeError(
+                f"Step {self.unit.path!r} ({type(est).__name__}) receives a "
+                f"sparse matrix: {exc}"
+            ) from exc
         except NotImplementedError as exc:
             raise ValueError(
                 f"Step {self.unit.path!r} ({type(est).__name__}) has no privacy "
@@ -882,6 +939,26 @@ class _Planner:
                 "DPOneHotEncoder(categories='auto'), a FunctionTransformer with "
                 "a func, a selection the schema does not resolve). Declare the "
                 "categories (or the columns) upstream, so the width is public."
+            )
+
+    def check_layout_free(self, epsilon, delta):
+        dense = self._plan(sparse=False, epsilon=epsilon, delta=delta).dp_event
+        try:
+            csr = self._plan(sparse=True, epsilon=epsilon, delta=delta).dp_event
+        except TypeError:
+            # It refuses sparse X: a sparse input fails in its own fit, before
+            # it reads a row, and a dense one runs the dense plan.
+            return
+        if dense != csr:
+            raise ValueError(
+                f"Step {self.unit.path!r} ({type(self.estimator).__name__}) is "
+                "planned from the layout of its input (dense or sparse), which "
+                "an earlier step decides only during its fit (a "
+                "ColumnTransformer stacks sparse blocks when the rows' density "
+                "is below sparse_threshold; a FunctionTransformer's func). "
+                "Make the layout public (sparse_threshold=0 for a dense "
+                "output, sparse_output=False on the encoders), or give the "
+                "step public feature_bounds."
             )
 
     def check_bound_free(self, param, epsilon, delta):
