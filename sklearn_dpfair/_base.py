@@ -149,8 +149,8 @@ class PrivateEstimatorMixin:
             raise TypeError(f"sparse must be a bool; got {type(sparse).__name__}.")
         if sparse and not self.__sklearn_tags__().input_tags.sparse:
             raise TypeError(
-                f"{type(self).__name__} does not accept sparse X, so there is "
-                "no sparse fit to plan; pass sparse=False."
+                f"{type(self).__name__} does not accept sparse X: its fit "
+                "refuses it, so no sparse fit can be planned."
             )
         layout = {"sparse": bool(sparse)} if self._plan_reads_layout else {}
         unknown = sorted(set(public_counts) - set(self._plan_public_counts))

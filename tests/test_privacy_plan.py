@@ -23,6 +23,7 @@ from sklearn_dpfair.linear_model import (
 )
 from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
 from sklearn_dpfair.neural import DPMLPClassifier
+from sklearn_dpfair.pipeline import PrivatePipeline
 from sklearn_dpfair.preprocessing import (
     DPKBinsDiscretizer,
     DPOneHotEncoder,
@@ -525,3 +526,62 @@ def test_plan_sparse_must_be_a_bool():
         "n_samples": N,
         "n_features": D,
     }
+
+
+SPARSE_SEARCHES = [
+    (HeavyTailDPRegressor(max_iter=20), {"loss": ["squared_error", "huber"]}, 2.0),
+    # A private pipeline candidate plans its final step with the layout.
+    (
+        PrivatePipeline([("reg", HeavyTailDPRegressor(max_iter=20))]),
+        {"reg__loss": ["squared_error", "huber"]},
+        2.0,
+    ),
+    # 3 public rows and a large budget: private quantiles on dense X.
+    (
+        SemiDPLinearRegression(adjacency="add_remove", max_iter=3),
+        {"clip_norm": [0.5, 2.0]},
+        64.0,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "estimator, grid, epsilon",
+    SPARSE_SEARCHES,
+    ids=[type(e).__name__ for e, _, _ in SPARSE_SEARCHES],
+)
+def test_sparse_search_plan_is_the_fitted_event(estimator, grid, epsilon):
+    import scipy.sparse as sp
+
+    X, _, _ = _data()
+    y = X @ [0.01, 0.5, 0.001] + np.random.default_rng(5).normal(size=N)
+    semi = isinstance(estimator, SemiDPLinearRegression)
+    mask = np.zeros(N, dtype=bool)
+    mask[:3] = semi
+    search = PrivateHyperparameterSearch(
+        estimator, grid, epsilon=epsilon, score_bound=10.0, n_runs=2, random_state=0
+    )
+    dense = search.privacy_plan(N, D, n_public=int(mask.sum()))
+    plan = search.privacy_plan(N, D, sparse=True, n_public=int(mask.sum()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(sp.csr_matrix(X), y, **({"public_mask": mask} if semi else {}))
+    _assert_planned(plan, search)
+    # The candidates were planned as fitted on sparse X: no private scales.
+    assert dense.dp_event != plan.dp_event
+    assert search.epsilon_ <= epsilon
+
+
+def test_sparse_search_refuses_a_dense_only_candidate_before_the_fit():
+    import scipy.sparse as sp
+
+    X, _, _ = _data()
+    y = X[:, 1] + np.random.default_rng(6).normal(size=N)
+    search = PrivateHyperparameterSearch(
+        SemiLocalDPLinearRegression(), {"clip_norm": [0.5, 2.0]}, score_bound=10.0
+    )
+    with pytest.raises(TypeError, match="does not accept sparse X"):
+        search.privacy_plan(N, D, sparse=True)
+    with pytest.raises(TypeError, match="does not accept sparse X"):
+        search.fit(sp.csr_matrix(X), y)
+    assert not hasattr(search, "dp_event_")

@@ -864,6 +864,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 or get_tags(final).input_tags.allow_nan
             )
             tags.input_tags.string = get_tags(first).input_tags.string
+            # Sparse X where the first step takes it (the plan carries the
+            # layout through the steps).
+            tags.input_tags.sparse = get_tags(first).input_tags.sparse
         return tags
 
 
