@@ -53,6 +53,7 @@ class _Layout:
     params: dict
     flowing: tuple | None
     scale: float
+    final_sparse: bool | None = None
 
 
 def _final_has(attr):
@@ -372,7 +373,12 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 f"The pipeline's plan spends epsilon={plan.epsilon:.6g}, more than "
                 f"{self.epsilon:g}; this is a bug, please report it."
             )
-        return _Layout(plan, budgets, params, flowing, scale), final_name
+        # The layout the final step was planned with, where the final step
+        # is itself a private part (not a nested pipeline) and it is known.
+        final_sparse = next(
+            (u.sparse for u in units if u.final and u.path == final_name), None
+        )
+        return _Layout(plan, budgets, params, flowing, scale, final_sparse), final_name
 
     def privacy_plan(
         self, n_samples, n_features, *, sparse=False, feature_names=None, **public_counts
@@ -529,12 +535,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         final_name = self.steps[-1][0]
         # The layout is the container's (a DataFrame of sparse columns is
         # read as the sparse matrix the steps' validation makes of it).
+        final_counts = self._final_counts(y, routed[final_name])
         layout, _ = self._layout(
-            n_samples,
-            n_features,
-            schema,
-            self._final_counts(y, routed[final_name]),
-            sp.issparse(checked),
+            n_samples, n_features, schema, final_counts, sp.issparse(checked)
         )
         plan = layout.plan
         pipeline = Pipeline(
@@ -566,6 +569,8 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         final = pipeline.steps[-1][1]
         if layout.flowing is not None:
             self._set_flowing_bound(pipeline, final, layout.flowing)
+        if layout.final_sparse is not None and sp.issparse(Xt) != layout.final_sparse:
+            self._check_final_layout(final, Xt, layout, final_name, final_counts)
         final.fit(Xt, y, **routed[final_name])
         for path, budget in layout.budgets.items():
             fitted = fitted_part(pipeline, path)
@@ -581,6 +586,34 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         self.additional_delta_ = plan.additional_delta
         self._set_privacy_record(self._record(plan, pipeline))
         return self
+
+    @staticmethod
+    def _check_final_layout(final, Xt, layout, final_name, counts):
+        """Refuse, before it reads a row, a final step whose plan the layout changes.
+
+        A FunctionTransformer's func is taken to keep its input's layout;
+        where it does not, the final step runs as planned only if its plan
+        on the layout it gets (a public property of ``Xt``'s container) is
+        the same event.
+        """
+        sparse = sp.issparse(Xt)
+        planned = layout.budgets[final_name]["plan"].dp_event
+        try:
+            same = (
+                final.privacy_plan(*np.shape(Xt), sparse=sparse, **counts).dp_event
+                == planned
+            )
+        except (TypeError, ValueError):
+            same = False
+        if not same:
+            got, was = ("sparse", "dense") if sparse else ("dense", "sparse")
+            raise ValueError(
+                f"The final step {final_name!r} was planned on a {was} input "
+                "(the input's layout, carried by the steps' public parameters), "
+                f"but the steps before it output a {got} one, on which its "
+                "plan differs: a FunctionTransformer's func must return the "
+                "layout it is given."
+            )
 
     def _set_flowing_bound(self, pipeline, final, flowing):
         param, kind = flowing
@@ -958,7 +991,7 @@ class _Planner:
                 "planned from the layout of its input (dense or sparse), which "
                 "an earlier step decides only during its fit (a "
                 "ColumnTransformer stacks sparse blocks when the rows' density "
-                "is below sparse_threshold; a FunctionTransformer's func). "
+                "is below sparse_threshold). "
                 "Make the layout public (sparse_threshold=0 for a dense "
                 "output, sparse_output=False on the encoders), or give the "
                 "step public feature_bounds."

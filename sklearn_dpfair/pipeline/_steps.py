@@ -19,9 +19,11 @@ information only (the number of columns, declared categories, knots and
 bins, and the column selections of a ``ColumnTransformer``), or ``None``
 when the width is only known after a fit (categories discovered privately),
 and its input layout (dense or sparse) from the input's container and the
-steps' public parameters (``sparse_output``, ``sparse_threshold``), or
-``None`` when only a fit can tell (a ``FunctionTransformer`` with a
-``func``, a ``ColumnTransformer`` whose output density decides).
+steps' public parameters (``sparse_output``, ``sparse_threshold``; a
+``FunctionTransformer``'s ``func`` is taken to keep its input's layout, which
+the pipeline checks before its final step reads a row), or ``None`` when
+only a fit can tell (a ``ColumnTransformer`` stacking sparse blocks by the
+rows' density).
 """
 
 from dataclasses import dataclass
@@ -153,7 +155,8 @@ def _free_width(est, n_in):
 def _free_layout(est, sparse_in):
     """Whether a free leaf step outputs a sparse matrix (None: only its fit tells)."""
     if isinstance(est, FunctionTransformer):
-        return sparse_in if est.func is None else None
+        # A func is public code, taken to return the layout it is given.
+        return sparse_in
     if isinstance(est, (OneHotEncoder, SplineTransformer)):
         return bool(est.sparse_output)
     # OrdinalEncoder

@@ -150,8 +150,9 @@ def test_walk_carries_the_layout():
     final = HeavyTailDPRegressor()
     assert layouts([("reg", final)], True) == [True]
     assert layouts([("f", FunctionTransformer()), ("reg", final)], True) == [True]
-    assert layouts([("f", FunctionTransformer(np.abs)), ("reg", final)], False) == [
-        None
+    # A func is taken to keep the layout (checked before the final fit).
+    assert layouts([("f", FunctionTransformer(np.abs)), ("reg", final)], True) == [
+        True
     ]
     assert layouts(
         [("s", DPStandardScaler(bounds=(0.0, 1.0))), ("reg", final)], True
@@ -160,3 +161,32 @@ def test_walk_carries_the_layout():
     assert layouts([("c", _stacked(sparse_threshold=0)), ("reg", final)], True) == [
         False
     ]
+
+
+def _densify(X):
+    return X.toarray()
+
+
+def test_function_transformer_keeps_the_layout_or_is_refused_before_the_final_fit():
+    X, y = _regression(4)
+    keeps = make_private_pipeline(
+        FunctionTransformer(np.abs), HeavyTailDPRegressor(random_state=0)
+    )
+    _fit(keeps, sp.csr_matrix(X), y)
+    assert keeps.dp_event_ == keeps.privacy_plan(N, D, sparse=True).dp_event
+    # A func that densifies: the regressor, planned on sparse X (no private
+    # scales, whatever the width), would spend on private scales; refused
+    # before it reads a row.
+    changes = make_private_pipeline(
+        FunctionTransformer(_densify), HeavyTailDPRegressor(random_state=0)
+    )
+    with pytest.raises(ValueError, match="planned on a sparse input"):
+        _fit(changes, sp.csr_matrix(X), y)
+    assert not hasattr(changes, "dp_event_")
+    # Where the final step's plan does not depend on the layout, it runs.
+    free = make_private_pipeline(
+        FunctionTransformer(_densify),
+        HeavyTailDPRegressor(feature_bounds=None, random_state=0),
+    )
+    _fit(free, sp.csr_matrix(X), y)
+    assert free.dp_event_ == free.privacy_plan(N, D, sparse=True).dp_event
