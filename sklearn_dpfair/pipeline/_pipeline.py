@@ -414,7 +414,6 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
 
         Examples
         --------
-        >>> from sklearn.compose import make_column_transformer
         >>> from sklearn.preprocessing import OneHotEncoder
         >>> from sklearn_dpfair.linear_model import HeavyTailDPRegressor
         >>> from sklearn_dpfair.pipeline import make_private_pipeline
