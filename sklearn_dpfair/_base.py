@@ -84,7 +84,11 @@ class PrivateEstimatorMixin:
     #: :meth:`privacy_plan` accepts (e.g. ``("n_groups",)``).
     _plan_public_counts = ()
 
-    def privacy_plan(self, n_samples, n_features, **public_counts):
+    #: Whether the event depends on X's layout (dense or sparse): then
+    #: :meth:`_planned_record` takes ``sparse=``.
+    _plan_reads_layout = False
+
+    def privacy_plan(self, n_samples, n_features, *, sparse=False, **public_counts):
         """The privacy event a fit on ``n_samples`` rows will record.
 
         Made from the parameters and the public counts only, before any
@@ -101,6 +105,14 @@ class PrivateEstimatorMixin:
             in every fit of this package).
         n_features : int
             Number of columns.
+        sparse : bool, default=False
+            Whether the fit's ``X`` will be a scipy sparse matrix. The
+            layout is a property of the container, not of the records, so
+            the plan may depend on it: estimators that skip their private
+            column scaling on sparse ``X`` (``HeavyTailDPRegressor``,
+            ``SemiDPLinearRegression``) spend nothing on it there; the
+            others' events do not depend on it. An estimator that refuses
+            sparse ``X`` refuses ``sparse=True``.
         **public_counts : int
             The other public counts the estimator's event depends on, where
             it has some (see the estimator's ``privacy_plan`` notes).
@@ -118,11 +130,29 @@ class PrivateEstimatorMixin:
             that is read from the data (then no plan can be made before the
             data is read; the message names the public parameter to set).
         TypeError
-            For a public count this estimator does not take.
+            For a public count this estimator does not take, or
+            ``sparse=True`` where the fit refuses sparse ``X``.
+
+        Examples
+        --------
+        >>> from sklearn_dpfair.linear_model import HeavyTailDPRegressor
+        >>> reg = HeavyTailDPRegressor(epsilon=1.0)
+        >>> dense = reg.privacy_plan(600, 3)
+        >>> csr = reg.privacy_plan(600, 3, sparse=True)  # no private scales
+        >>> dense.dp_event == csr.dp_event
+        False
         """
         self._validate_params()
         n_samples = check_public_count(n_samples, "n_samples")
         n_features = check_public_count(n_features, "n_features")
+        if not isinstance(sparse, (bool, np.bool_)):
+            raise TypeError(f"sparse must be a bool; got {type(sparse).__name__}.")
+        if sparse and not self.__sklearn_tags__().input_tags.sparse:
+            raise TypeError(
+                f"{type(self).__name__} does not accept sparse X: its fit "
+                "refuses it, so no sparse fit can be planned."
+            )
+        layout = {"sparse": bool(sparse)} if self._plan_reads_layout else {}
         unknown = sorted(set(public_counts) - set(self._plan_public_counts))
         if unknown:
             accepted = ", ".join(self._plan_public_counts) or "none"
@@ -134,7 +164,7 @@ class PrivateEstimatorMixin:
             name: check_public_count(value, name, minimum=0)
             for name, value in public_counts.items()
         }
-        record = self._planned_record(n_samples, n_features, **public_counts)
+        record = self._planned_record(n_samples, n_features, **layout, **public_counts)
         return PrivacyPlan.from_record(
             record,
             estimator=type(self).__name__,
@@ -142,6 +172,7 @@ class PrivateEstimatorMixin:
             public=(
                 ("n_samples", n_samples),
                 ("n_features", n_features),
+                *((("sparse", True),) if sparse else ()),
                 *sorted(public_counts.items()),
             ),
         )

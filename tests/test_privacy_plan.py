@@ -23,6 +23,7 @@ from sklearn_dpfair.linear_model import (
 )
 from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
 from sklearn_dpfair.neural import DPMLPClassifier
+from sklearn_dpfair.pipeline import PrivatePipeline
 from sklearn_dpfair.preprocessing import (
     DPKBinsDiscretizer,
     DPOneHotEncoder,
@@ -453,3 +454,169 @@ def test_frank_wolfe_plan_depends_on_the_class_count():
         warnings.simplefilter("ignore")
         est.set_params(classes=[0, 1, 2, 3]).fit(np.clip(X / 600.0, -1, 1), y)
     assert est.privacy_plan(N, D).dp_event == est.dp_event_
+
+
+# Sparse X: the layout is public (the container's, not the records'), and
+# estimators that skip their private column scaling on it plan that fit.
+SPARSE_LAYOUT_DEPENDENT = [
+    # Private location and scale on dense X, public bounds only on sparse X.
+    HeavyTailDPRegressor(),
+    HeavyTailDPRegressor(loss="huber"),
+    HeavyTailDPRegressor(rho=0.05),
+    # Private quantiles on dense X (3 public rows are too few for scales).
+    SemiDPLinearRegression(epsilon=16.0),
+    SemiDPLinearRegression(
+        epsilon=8.0, adjacency="add_remove", batch_size=6000, max_iter=7
+    ),
+]
+SPARSE_LAYOUT_FREE = [
+    HeavyTailDPRegressor(feature_bounds=None),
+    HeavyTailDPRegressor(solver="sgd"),
+    HeavyTailDPRegressor(penalty="l1", alpha=0.1),
+    HeavyTailDPRegressor(epsilon=0.05),
+    SemiDPLinearRegression(),
+    SemiDPLinearRegression(solver="dp-gd", max_iter=3),
+    SemiDPLinearRegression(feature_bounds=[[-5.0, 5.0]] * D, max_iter=4),
+    *CLASSIFIERS[:7],
+    DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2),
+    DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, epsilon=0.05),
+    DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], max_iter=2, feature_scaling="auto",
+        feature_bounds=BOUNDS,
+    ),
+]
+
+
+def _fit_sparse(estimator, dtype=np.float64):
+    """Fit ``estimator`` on CSR X; return the public counts of its plan."""
+    import scipy.sparse as sp
+
+    X, y, groups = _data()
+    kwargs, counts = {}, {}
+    if isinstance(estimator, SemiDPLinearRegression):
+        y = X @ [1.0, 0.5, 0.01] + np.random.default_rng(3).normal(size=N)
+        mask = np.zeros(N, dtype=bool)
+        mask[:3] = True
+        kwargs, counts = {"public_mask": mask}, {"n_public": 3}
+    elif isinstance(estimator, HeavyTailDPRegressor):
+        y = X @ [0.01, 0.5, 0.001] + np.random.default_rng(4).standard_t(2, size=N)
+    elif isinstance(estimator, DPFERMIClassifier):
+        kwargs = {"sensitive_features": groups}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        estimator.fit(sp.csr_matrix(X.astype(dtype)), y, **kwargs)
+    return counts
+
+
+@pytest.mark.parametrize(
+    "estimator", SPARSE_LAYOUT_DEPENDENT, ids=_ids(SPARSE_LAYOUT_DEPENDENT)
+)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_plan_is_the_fitted_event_where_the_layout_matters(estimator, dtype):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        counts = _fit_sparse(estimator, dtype)
+        dense = estimator.privacy_plan(N, D, **counts)
+        plan = estimator.privacy_plan(N, D, sparse=True, **counts)
+    _assert_planned(plan, estimator)
+    # The dense fit spends part of the budget on private scales; the sparse
+    # one does not, so the two plans differ.
+    assert dense.dp_event != plan.dp_event
+    assert ("sparse", True) in plan.public
+
+
+@pytest.mark.parametrize("estimator", SPARSE_LAYOUT_FREE, ids=_ids(SPARSE_LAYOUT_FREE))
+def test_sparse_plan_is_the_fitted_event_where_the_layout_does_not_matter(estimator):
+    counts = _fit_sparse(estimator)
+    plan = estimator.privacy_plan(N, D, sparse=True, **counts)
+    _assert_planned(plan, estimator)
+    assert estimator.privacy_plan(N, D, **counts).dp_event == plan.dp_event
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        DPMLPClassifier((8,), classes=[0, 1]),
+        DPFERMIClassifier(classes=[0, 1], hidden_layer_sizes=(8,)),
+        SemiLocalDPLinearRegression(),
+        DPStandardScaler(bounds=BOUNDS),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_sparse_plan_refused_where_the_fit_refuses_sparse_x(estimator):
+    import scipy.sparse as sp
+
+    with pytest.raises(TypeError, match="does not accept sparse X"):
+        estimator.privacy_plan(N, D, sparse=True)
+    X, y, _ = _data()
+    with pytest.raises(TypeError, match="(?i)sparse"):
+        estimator.fit(sp.csr_matrix(X), y)
+
+
+def test_plan_sparse_must_be_a_bool():
+    with pytest.raises(TypeError, match="sparse must be a bool"):
+        HeavyTailDPRegressor().privacy_plan(N, D, sparse="csr")
+    # The dense plan's public inputs are unchanged.
+    assert dict(HeavyTailDPRegressor().privacy_plan(N, D).public) == {
+        "n_samples": N,
+        "n_features": D,
+    }
+
+
+SPARSE_SEARCHES = [
+    (HeavyTailDPRegressor(max_iter=20), {"loss": ["squared_error", "huber"]}, 2.0),
+    # A private pipeline candidate plans its final step with the layout.
+    (
+        PrivatePipeline([("reg", HeavyTailDPRegressor(max_iter=20))]),
+        {"reg__loss": ["squared_error", "huber"]},
+        2.0,
+    ),
+    # 3 public rows and a large budget: private quantiles on dense X.
+    (
+        SemiDPLinearRegression(adjacency="add_remove", max_iter=3),
+        {"clip_norm": [0.5, 2.0]},
+        64.0,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "estimator, grid, epsilon",
+    SPARSE_SEARCHES,
+    ids=[type(e).__name__ for e, _, _ in SPARSE_SEARCHES],
+)
+def test_sparse_search_plan_is_the_fitted_event(estimator, grid, epsilon):
+    import scipy.sparse as sp
+
+    X, _, _ = _data()
+    y = X @ [0.01, 0.5, 0.001] + np.random.default_rng(5).normal(size=N)
+    semi = isinstance(estimator, SemiDPLinearRegression)
+    mask = np.zeros(N, dtype=bool)
+    mask[:3] = semi
+    search = PrivateHyperparameterSearch(
+        estimator, grid, epsilon=epsilon, score_bound=10.0, n_runs=2, random_state=0
+    )
+    dense = search.privacy_plan(N, D, n_public=int(mask.sum()))
+    plan = search.privacy_plan(N, D, sparse=True, n_public=int(mask.sum()))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(sp.csr_matrix(X), y, **({"public_mask": mask} if semi else {}))
+    _assert_planned(plan, search)
+    # The candidates were planned as fitted on sparse X: no private scales.
+    assert dense.dp_event != plan.dp_event
+    assert search.epsilon_ <= epsilon
+
+
+def test_sparse_search_refuses_a_dense_only_candidate_before_the_fit():
+    import scipy.sparse as sp
+
+    X, _, _ = _data()
+    y = X[:, 1] + np.random.default_rng(6).normal(size=N)
+    search = PrivateHyperparameterSearch(
+        SemiLocalDPLinearRegression(), {"clip_norm": [0.5, 2.0]}, score_bound=10.0
+    )
+    with pytest.raises(TypeError, match="does not accept sparse X"):
+        search.privacy_plan(N, D, sparse=True)
+    with pytest.raises(TypeError, match="does not accept sparse X"):
+        search.fit(sp.csr_matrix(X), y)
+    assert not hasattr(search, "dp_event_")

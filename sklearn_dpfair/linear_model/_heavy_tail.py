@@ -780,9 +780,13 @@ or None, default="auto"
         )
         return zcdp_budget(float(self.rho), float(self.delta), caveats=caveats)
 
-    def _planned_record(self, n_samples, n_features):
+    # Sparse X is scaled by public bounds only (no private location and
+    # scale), so the event depends on the layout.
+    _plan_reads_layout = True
+
+    def _planned_record(self, n_samples, n_features, *, sparse=False):
         """The record's event of a fit (:meth:`_setup`, as the fit's)."""
-        setup = self._planned_setup(n_samples, n_features)
+        setup = self._planned_setup(n_samples, n_features, sparse=sparse)
         return PrivacyRecord.from_event(
             setup.event,
             delta=float(self.delta),

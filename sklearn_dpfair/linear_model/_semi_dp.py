@@ -505,8 +505,11 @@ default=None
         )
 
     _plan_public_counts = ("n_public",)
+    # Sparse X gets no private quantiles (public bounds only), so the event
+    # depends on the layout.
+    _plan_reads_layout = True
 
-    def _planned_record(self, n_samples, n_features, n_public=0):
+    def _planned_record(self, n_samples, n_features, n_public=0, *, sparse=False):
         """The record of a fit on ``n_samples`` rows, ``n_public`` of them public.
 
         By the schedule, mechanism and account of the fit
@@ -527,6 +530,7 @@ default=None
             n_private=params.private_count(n_private),
             n_public=n_public,
             n_features=n_features,
+            sparse=sparse,
         )
 
     @_fit_context(prefer_skip_nested_validation=True)

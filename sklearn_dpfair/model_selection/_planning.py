@@ -5,9 +5,9 @@
 A private selection must be calibrated before it runs, so it needs the
 ``dp_event_`` that a candidate *will* record when trained with a budget
 ``t``. Every private estimator (and private pipeline) states it itself:
-``privacy_plan(n_samples, n_features, **public_counts)`` is built from its
-parameters and public counts by the same functions its fit builds its
-record with. The search reads nothing else about a candidate, so any
+``privacy_plan(n_samples, n_features, sparse=..., **public_counts)`` is
+built from its parameters, the public counts and X's layout by the same
+functions its fit builds its record with. The search reads nothing else about a candidate, so any
 private estimator can be searched, and still checks after each fit that the
 fitted ``dp_event_`` equals the planned one: a drift is an error, never a
 silent overspend.
@@ -45,19 +45,23 @@ class CandidatePlan:
         The shape of the training split (public).
     counts : dict
         The other public counts its plan takes (``n_groups``, ...).
+    sparse : bool, default=False
+        Whether X is a sparse matrix (a public layout).
     """
 
-    def __init__(self, estimator, n_train, n_features, counts):
+    def __init__(self, estimator, n_train, n_features, counts, sparse=False):
         self.estimator = estimator
         self.n_train = n_train
         self.n_features = n_features
         self.counts = dict(counts)
+        self.sparse = bool(sparse)
         self._events = {}
 
     def plan(self, t, delta):
         """The candidate's :class:`~sklearn_dpfair.privacy.PrivacyPlan` at budget ``t``."""
         est = with_budget(self.estimator, t, delta)
-        return est.privacy_plan(self.n_train, self.n_features, **self.counts)
+        layout = {"sparse": True} if self.sparse else {}
+        return est.privacy_plan(self.n_train, self.n_features, **layout, **self.counts)
 
     def event(self, t, delta):
         """The ``dp_event_`` of this candidate trained with ``epsilon=t``."""
@@ -105,7 +109,7 @@ def accepted_counts(estimator):
     return tuple(getattr(estimator, "_plan_public_counts", ()))
 
 
-def plan_candidate(estimator, n_train, n_features, counts, *, delta):
+def plan_candidate(estimator, n_train, n_features, counts, *, delta, sparse=False):
     """The :class:`CandidatePlan` of ``estimator`` trained on ``n_train`` rows.
 
     Checks, before any row is read, that the candidate can be planned: a
@@ -126,11 +130,14 @@ def plan_candidate(estimator, n_train, n_features, counts, *, delta):
         (:func:`accepted_counts`).
     delta : float
         The search's delta (a plan is made at it, to check the candidate).
+    sparse : bool, default=False
+        Whether X is a sparse matrix: the candidate is planned with that
+        layout (its event may depend on it).
 
     Raises
     ------
     TypeError
-        For a non-private estimator.
+        For a non-private estimator, or sparse X for one that refuses it.
     ValueError
         For a private one the search cannot plan (the message says why).
     """
@@ -157,7 +164,7 @@ def plan_candidate(estimator, n_train, n_features, counts, *, delta):
         raise TypeError(f"{name} has no epsilon parameter for the search to set.")
     accepted = accepted_counts(estimator)
     counts = {k: v for k, v in counts.items() if k in accepted and v is not None}
-    plan = CandidatePlan(estimator, n_train, n_features, counts)
+    plan = CandidatePlan(estimator, n_train, n_features, counts, sparse)
     try:
         # The adjacency and the public inputs a plan needs do not depend on
         # the budget; epsilon = inf cannot overspend. A private fit may

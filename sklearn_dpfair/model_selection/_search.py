@@ -408,8 +408,10 @@ class PrivateHyperparameterSearch(
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (private).
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (private). A sparse matrix where the estimator
+            takes one; the candidates are planned with its layout (see
+            ``privacy_plan``'s ``sparse``).
         y : array-like of shape (n_samples,)
             Labels (classifiers) or targets (regressors).
         **fit_params : dict
@@ -442,11 +444,9 @@ class PrivateHyperparameterSearch(
                 f"{type(self).__name__} requires y to be passed, but the target y "
                 "is None."
             )
-        if sp.issparse(X):
-            raise TypeError(
-                "Sparse data was passed, but dense data is required: the private "
-                "estimators fit dense arrays."
-            )
+        # The layout is public (the container's): the candidates are planned
+        # with it; one that refuses sparse X says so before any row is read.
+        sparse = sp.issparse(X)
         X, y = indexable(X, y)
         routed = self._routed_fit_params(fit_params)
         if routed.get("silos") is not None:
@@ -484,7 +484,7 @@ class PrivateHyperparameterSearch(
         selection = self._selection_plan(
             candidates, n_train, int(np.shape(X)[1]),
             _counts(n_groups, classes, len(public)), groups,
-            grouped=sensitive is not None,
+            grouped=sensitive is not None, sparse=sparse,
         )
         delta = float(self.delta)
 
@@ -611,7 +611,9 @@ class PrivateHyperparameterSearch(
             )
         return n_val, n_train
 
-    def _selection_plan(self, candidates, n_train, n_features, counts, groups, *, grouped):
+    def _selection_plan(
+        self, candidates, n_train, n_features, counts, groups, *, grouped, sparse=False
+    ):
         """The candidates' plans and the calibrated selection (public inputs only).
 
         Returns a :class:`_SelectionPlan`: the candidate estimators, their
@@ -628,7 +630,11 @@ class PrivateHyperparameterSearch(
         for params in candidates:
             est = clone(base).set_params(**params)
             estimators.append(est)
-            plans.append(plan_candidate(est, n_train, n_features, counts, delta=delta))
+            plans.append(
+                plan_candidate(
+                    est, n_train, n_features, counts, delta=delta, sparse=sparse
+                )
+            )
         relations = sorted({plan.adjacency for plan in plans})
         if len(relations) > 1:
             raise ValueError(
@@ -706,8 +712,12 @@ class PrivateHyperparameterSearch(
         )
 
     _plan_public_counts = ("n_groups", "n_public")
+    # The candidates are planned with X's layout.
+    _plan_reads_layout = True
 
-    def _public_selection(self, n_samples, n_features, n_groups=None, n_public=0):
+    def _public_selection(
+        self, n_samples, n_features, n_groups=None, n_public=0, *, sparse=False
+    ):
         """The :class:`_SelectionPlan` of a fit on these public counts."""
         candidates = self._candidates()
         task = self._task()
@@ -722,21 +732,26 @@ class PrivateHyperparameterSearch(
         _, n_train = self._split_sizes(n_samples, n_public)
         return self._selection_plan(
             candidates, n_train, n_features, _counts(n_groups, classes, n_public),
-            groups, grouped=n_groups > 1,
+            groups, grouped=n_groups > 1, sparse=sparse,
         )
 
-    def _planned_record(self, n_samples, n_features, n_groups=None, n_public=0):
+    def _planned_record(
+        self, n_samples, n_features, n_groups=None, n_public=0, *, sparse=False
+    ):
         """The record of a search on ``n_samples`` rows (public inputs only).
 
         ``n_groups``: the declared groups routed to the fit (default: those
         declared when ``scoring="accuracy-dp-gap"``, else 1); ``n_public``:
-        the rows ``public_mask`` marks (all trained on).
+        the rows ``public_mask`` marks (all trained on); ``sparse``: whether
+        X is a sparse matrix (the candidates are planned with that layout).
         """
         return self._record(
-            self._public_selection(n_samples, n_features, n_groups, n_public)
+            self._public_selection(
+                n_samples, n_features, n_groups, n_public, sparse=sparse
+            )
         )
 
-    def candidate_plans(self, n_samples, n_features, **public_counts):
+    def candidate_plans(self, n_samples, n_features, *, sparse=False, **public_counts):
         """The candidates' planned training costs, before any row is read.
 
         A table in the shape of ``GridSearchCV.cv_results_`` (a dict of
@@ -749,6 +764,8 @@ class PrivateHyperparameterSearch(
         ----------
         n_samples, n_features : int
             Shape of the data the search will be fitted on.
+        sparse : bool, default=False
+            Whether that X is a sparse matrix (see ``privacy_plan``).
         **public_counts : int
             ``n_groups`` (routed declared groups), ``n_public`` (rows
             ``public_mask`` marks).
@@ -777,6 +794,8 @@ class PrivateHyperparameterSearch(
         True
         """
         self._validate_params()
+        if not isinstance(sparse, (bool, np.bool_)):
+            raise TypeError(f"sparse must be a bool; got {type(sparse).__name__}.")
         unknown = sorted(set(public_counts) - set(self._plan_public_counts))
         if unknown:
             raise TypeError(
@@ -784,7 +803,7 @@ class PrivateHyperparameterSearch(
                 f"it accepts: {', '.join(self._plan_public_counts)}."
             )
         selection = self._public_selection(
-            int(n_samples), int(n_features), **public_counts
+            int(n_samples), int(n_features), sparse=bool(sparse), **public_counts
         )
         return _plan_table(self._candidates(), selection, float(self.delta))
 
@@ -804,6 +823,8 @@ class PrivateHyperparameterSearch(
         tags.estimator_type = inner.estimator_type
         tags.classifier_tags = inner.classifier_tags
         tags.regressor_tags = inner.regressor_tags
+        # Sparse X where the estimator it tunes takes it.
+        tags.input_tags.sparse = inner.input_tags.sparse
         return tags
 
     def score(self, X, y, sample_weight=None):

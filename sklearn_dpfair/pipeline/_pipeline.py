@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import dp_accounting
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline, _name_estimators
 from sklearn.utils import Bunch, get_tags
@@ -53,6 +54,7 @@ class _Layout:
     params: dict
     flowing: tuple | None
     scale: float
+    final_sparse: bool | None = None
 
 
 def _final_has(attr):
@@ -307,9 +309,14 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
     def _kind(self):
         return getattr(self.accountant, "kind", self.accountant)
 
-    def _layout(self, n_samples, n_features, schema, final_counts):
-        """Split the budget and plan every private part (public inputs only)."""
-        units, _ = walk_steps(self.steps, n_features, names=schema)
+    def _layout(self, n_samples, n_features, schema, final_counts, sparse=False):
+        """Split the budget and plan every private part (public inputs only).
+
+        ``sparse``: whether the input is a sparse matrix (public: the
+        container's layout), which with the steps' public parameters fixes
+        the layout each part receives.
+        """
+        units, _ = walk_steps(self.steps, n_features, names=schema, sparse=sparse)
         kind = self._kind()
         final_name = self.steps[-1][0]
         planners = {}
@@ -337,6 +344,8 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             probe = (probe_eps, self.delta * shares[unit.path])
             if unit.n_features is None:
                 planner.check_width_free(*probe)
+            if unit.sparse is None:
+                planner.check_layout_free(*probe)
             if unit.final and flowing is not None:
                 planner.check_bound_free(flowing[0], *probe)
         scale, named, composed = calibrate_scale(
@@ -407,6 +416,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             public=(
                 ("n_samples", n_samples),
                 ("n_features", n_features),
+                *((("sparse", True),) if sparse else ()),
                 *sorted(final_counts.items()),
             ),
             steps=tuple(named_all),
@@ -417,10 +427,15 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 f"The pipeline's plan spends epsilon={plan.epsilon:.6g}, more than "
                 f"{self.epsilon:g}; this is a bug, please report it."
             )
-        return _Layout(plan, budgets, params, flowing, scale), final_name
+        # The layout the final step was planned with, where the final step
+        # is itself a private part (not a nested pipeline) and it is known.
+        final_sparse = next(
+            (u.sparse for u in units if u.final and u.path == final_name), None
+        )
+        return _Layout(plan, budgets, params, flowing, scale, final_sparse), final_name
 
     def privacy_plan(
-        self, n_samples, n_features, *, feature_names=None, **public_counts
+        self, n_samples, n_features, *, sparse=False, feature_names=None, **public_counts
     ):
         """The composed privacy event a fit on ``n_samples`` rows will record.
 
@@ -430,6 +445,16 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             Number of training rows.
         n_features : int
             Number of input columns.
+        sparse : bool, default=False
+            Whether ``X`` will be a scipy sparse matrix (a public property
+            of the container). With the steps' public parameters
+            (``sparse_output``, ``sparse_threshold``) it fixes the layout
+            each private step receives, which some final steps' events
+            depend on (see ``privacy_plan`` of the estimators). A final step
+            whose plan depends on a layout that only an upstream fit decides
+            (a ``ColumnTransformer`` stacking sparse blocks by their
+            density) is refused: set ``sparse_threshold=0`` or
+            ``sparse_output``.
         feature_names : sequence of str or None, default=None
             Column names, where a ``ColumnTransformer`` selects by name.
         **public_counts : int
@@ -440,11 +465,27 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         -------
         plan : PrivacyPlan
             Its ``steps`` hold each private step's plan at its budget.
+
+        Examples
+        --------
+        >>> from sklearn.preprocessing import OneHotEncoder
+        >>> from sklearn_dpfair.linear_model import HeavyTailDPRegressor
+        >>> from sklearn_dpfair.pipeline import make_private_pipeline
+        >>> pipe = make_private_pipeline(
+        ...     OneHotEncoder(categories=[[0, 1, 2]]), HeavyTailDPRegressor())
+        >>> # The encoder outputs a sparse matrix (sparse_output=True): the
+        >>> # regressor is planned as fitted on it, without private scales.
+        >>> plan = pipe.privacy_plan(5000, 1)
+        >>> plan.dp_event == HeavyTailDPRegressor().privacy_plan(
+        ...     5000, 3, sparse=True).dp_event
+        True
         """
         self._validate_params()
         self._check_steps()
         n_samples = check_public_count(n_samples, "n_samples")
         n_features = check_public_count(n_features, "n_features")
+        if not isinstance(sparse, (bool, np.bool_)):
+            raise TypeError(f"sparse must be a bool; got {type(sparse).__name__}.")
         schema = None
         if feature_names is not None:
             import pandas as pd
@@ -453,7 +494,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 "columns": list(feature_names),
                 "frame": pd.DataFrame(columns=list(feature_names)),
             }
-        layout, _ = self._layout(n_samples, n_features, schema, dict(public_counts))
+        layout, _ = self._layout(
+            n_samples, n_features, schema, dict(public_counts), bool(sparse)
+        )
         return layout.plan
 
     # -- fit -----------------------------------------------------------------
@@ -543,8 +586,11 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         if hasattr(X, "columns"):
             schema = {"columns": list(X.columns), "frame": X.iloc[:0]}
         final_name = self.steps[-1][0]
+        # The layout is the container's (a DataFrame of sparse columns is
+        # read as the sparse matrix the steps' validation makes of it).
+        final_counts = self._final_counts(y, routed[final_name])
         layout, _ = self._layout(
-            n_samples, n_features, schema, self._final_counts(y, routed[final_name])
+            n_samples, n_features, schema, final_counts, sp.issparse(checked)
         )
         plan = layout.plan
         pipeline = Pipeline(
@@ -576,6 +622,8 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         final = pipeline.steps[-1][1]
         if layout.flowing is not None:
             self._set_flowing_bound(pipeline, final, layout.flowing)
+        if layout.final_sparse is not None and sp.issparse(Xt) != layout.final_sparse:
+            self._check_final_layout(final, Xt, layout, final_name, final_counts)
         final.fit(Xt, y, **routed[final_name])
         for path, budget in layout.budgets.items():
             fitted = fitted_part(pipeline, path)
@@ -591,6 +639,34 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         self.additional_delta_ = plan.additional_delta
         self._set_privacy_record(self._record(plan, pipeline))
         return self
+
+    @staticmethod
+    def _check_final_layout(final, Xt, layout, final_name, counts):
+        """Refuse, before it reads a row, a final step whose plan the layout changes.
+
+        A FunctionTransformer's func is taken to keep its input's layout;
+        where it does not, the final step runs as planned only if its plan
+        on the layout it gets (a public property of ``Xt``'s container) is
+        the same event.
+        """
+        sparse = sp.issparse(Xt)
+        planned = layout.budgets[final_name]["plan"].dp_event
+        try:
+            same = (
+                final.privacy_plan(*np.shape(Xt), sparse=sparse, **counts).dp_event
+                == planned
+            )
+        except (TypeError, ValueError):
+            same = False
+        if not same:
+            got, was = ("sparse", "dense") if sparse else ("dense", "sparse")
+            raise ValueError(
+                f"The final step {final_name!r} was planned on a {was} input "
+                "(the input's layout, carried by the steps' public parameters), "
+                f"but the steps before it output a {got} one, on which its "
+                "plan differs: a FunctionTransformer's func must return the "
+                "layout it is given."
+            )
 
     def _set_flowing_bound(self, pipeline, final, flowing):
         param, kind = flowing
@@ -874,6 +950,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 or get_tags(final).input_tags.allow_nan
             )
             tags.input_tags.string = get_tags(first).input_tags.string
+            # Sparse X where the first step takes it (the plan carries the
+            # layout through the steps).
+            tags.input_tags.sparse = get_tags(first).input_tags.sparse
         return tags
 
 
@@ -891,15 +970,28 @@ class _Planner:
             unit.n_features if unit.n_features is not None else _PROBE_WIDTHS[0]
         )
 
-    def _plan(self, width=None, **params):
+    def _plan(self, width=None, sparse=None, **params):
         est = self.estimator
         if "accountant" in est.get_params(deep=False):
             params["accountant"] = self.kind
         est.set_params(**self.extra, **params)
+        # An unknown layout (None) is planned dense once check_layout_free
+        # has found that the event does not depend on it.
+        sparse = bool(self.unit.sparse) if sparse is None else sparse
         try:
             return est.privacy_plan(
-                self.n_samples, self.width if width is None else width, **self.counts
+                self.n_samples,
+                self.width if width is None else width,
+                **({"sparse": True} if sparse else {}),
+                **self.counts,
             )
+        except TypeError as exc:
+            if not sparse:
+                raise
+            raise TypeError(
+                f"Step {self.unit.path!r} ({type(est).__name__}) receives a "
+                f"sparse matrix: {exc}"
+            ) from exc
         except NotImplementedError as exc:
             raise ValueError(
                 f"Step {self.unit.path!r} ({type(est).__name__}) has no privacy "
@@ -936,6 +1028,26 @@ class _Planner:
                 "DPOneHotEncoder(categories='auto'), a FunctionTransformer with "
                 "a func, a selection the schema does not resolve). Declare the "
                 "categories (or the columns) upstream, so the width is public."
+            )
+
+    def check_layout_free(self, epsilon, delta):
+        dense = self._plan(sparse=False, epsilon=epsilon, delta=delta).dp_event
+        try:
+            csr = self._plan(sparse=True, epsilon=epsilon, delta=delta).dp_event
+        except TypeError:
+            # It refuses sparse X: a sparse input fails in its own fit, before
+            # it reads a row, and a dense one runs the dense plan.
+            return
+        if dense != csr:
+            raise ValueError(
+                f"Step {self.unit.path!r} ({type(self.estimator).__name__}) is "
+                "planned from the layout of its input (dense or sparse), which "
+                "an earlier step decides only during its fit (a "
+                "ColumnTransformer stacks sparse blocks when the rows' density "
+                "is below sparse_threshold). "
+                "Make the layout public (sparse_threshold=0 for a dense "
+                "output, sparse_output=False on the encoders), or give the "
+                "step public feature_bounds."
             )
 
     def check_bound_free(self, param, epsilon, delta):

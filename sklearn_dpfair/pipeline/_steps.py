@@ -1,6 +1,6 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Which steps of a pipeline read the private rows, and how wide their outputs are.
+"""Which steps of a pipeline read the private rows, and how their outputs look.
 
 A step is one of three kinds:
 
@@ -17,7 +17,13 @@ A step is one of three kinds:
 The walk also computes each private part's input width from public
 information only (the number of columns, declared categories, knots and
 bins, and the column selections of a ``ColumnTransformer``), or ``None``
-when the width is only known after a fit (categories discovered privately).
+when the width is only known after a fit (categories discovered privately),
+and its input layout (dense or sparse) from the input's container and the
+steps' public parameters (``sparse_output``, ``sparse_threshold``; a
+``FunctionTransformer``'s ``func`` is taken to keep its input's layout, which
+the pipeline checks before its final step reads a row), or ``None`` when
+only a fit can tell (a ``ColumnTransformer`` stacking sparse blocks by the
+rows' density).
 """
 
 from dataclasses import dataclass
@@ -82,12 +88,16 @@ class PrivateUnit:
         (a private discovery upstream) can tell.
     final : bool
         Whether it is the pipeline's final estimator.
+    sparse : bool or None
+        Whether its input is a sparse matrix, from public information; None
+        when only a fit upstream can tell.
     """
 
     path: str
     estimator: object
     n_features: int | None
     final: bool = False
+    sparse: bool | None = False
 
 
 def _refuse(path, estimator, why="learns from the private rows without a privacy plan"):
@@ -140,6 +150,17 @@ def _free_width(est, n_in):
             return None
         return n_in * (n_splines - (not est.include_bias))
     return None
+
+
+def _free_layout(est, sparse_in):
+    """Whether a free leaf step outputs a sparse matrix (None: only its fit tells)."""
+    if isinstance(est, FunctionTransformer):
+        # A func is public code, taken to return the layout it is given.
+        return sparse_in
+    if isinstance(est, (OneHotEncoder, SplineTransformer)):
+        return bool(est.sparse_output)
+    # OrdinalEncoder
+    return False
 
 
 def _is_free_leaf(est):
@@ -218,7 +239,7 @@ def _column_indices(key, n_in, names):
     return None
 
 
-def walk_steps(steps, n_features, *, names=None, prefix="", final=True):
+def walk_steps(steps, n_features, *, names=None, prefix="", final=True, sparse=False):
     """Classify ``steps`` and list their private parts with their input widths.
 
     Parameters
@@ -234,6 +255,8 @@ def walk_steps(steps, n_features, *, names=None, prefix="", final=True):
         Parameter path of the enclosing step.
     final : bool, default=True
         Whether the last step is the pipeline's final estimator.
+    sparse : bool or None, default=False
+        Whether the input is a sparse matrix (None: not known).
 
     Returns
     -------
@@ -246,61 +269,87 @@ def walk_steps(steps, n_features, *, names=None, prefix="", final=True):
     ValueError
         Naming the first step that learns from the rows without a plan.
     """
+    units, width, _ = _walk_steps(steps, n_features, names, prefix, final, sparse)
+    return units, width
+
+
+def _walk_steps(steps, n_features, names, prefix, final, sparse):
+    """:func:`walk_steps`, with the output layout of the last step."""
     units = []
     width = n_features
     for i, (name, est) in enumerate(steps):
         path = f"{prefix}{name}"
         is_last = final and i == len(steps) - 1
-        sub, width = _walk_one(path, est, width, names if i == 0 else None, is_last)
-        units.extend(sub)
-    return units, width
-
-
-def _walk_one(path, est, n_in, names, is_last):
-    if est is None or (isinstance(est, str) and est == "passthrough"):
-        return [], n_in
-    if isinstance(est, str) and est == "drop":
-        return [], 0
-    if isinstance(est, PrivateEstimatorMixin):
-        return [PrivateUnit(path, est, n_in, final=is_last)], _private_width(est, n_in)
-    if isinstance(est, Pipeline):
-        return walk_steps(
-            est.steps, n_in, names=names, prefix=f"{path}__", final=is_last
+        sub, width, sparse = _walk_one(
+            path, est, width, names if i == 0 else None, is_last, sparse
         )
+        units.extend(sub)
+    return units, width, sparse
+
+
+def _walk_one(path, est, n_in, names, is_last, sparse):
+    if est is None or (isinstance(est, str) and est == "passthrough"):
+        return [], n_in, sparse
+    if isinstance(est, str) and est == "drop":
+        return [], 0, False
+    if isinstance(est, PrivateEstimatorMixin):
+        # The private transformers of this package output dense arrays.
+        unit = PrivateUnit(path, est, n_in, final=is_last, sparse=sparse)
+        return [unit], _private_width(est, n_in), False
+    if isinstance(est, Pipeline):
+        return _walk_steps(est.steps, n_in, names, f"{path}__", is_last, sparse)
     if isinstance(est, ColumnTransformer):
-        return _walk_columns(path, est, n_in, names)
+        return _walk_columns(path, est, n_in, names, sparse)
     if _is_free_leaf(est):
-        return [], _free_width(est, n_in)
+        return [], _free_width(est, n_in), _free_layout(est, sparse)
     _free_leaf_refusal(path, est)
 
 
-def _walk_columns(path, ct, n_in, names):
+def _walk_columns(path, ct, n_in, names, sparse):
     units = []
     width = 0
     used = set()
     known = True
+    layouts = []
     blocks = list(ct.transformers)
     for block_name, est, key in blocks:
         cols = _column_indices(key, n_in, names)
         known = known and cols is not None
         if cols is not None:
             used.update(cols)
-        sub, w = _walk_one(
+        sub, w, block_sparse = _walk_one(
             f"{path}__{block_name}",
             est,
             None if cols is None else len(cols),
             None,
             False,
+            sparse,
         )
         units.extend(sub)
+        layouts.append(block_sparse)
         width = None if (w is None or width is None) else width + w
     remainder = ct.remainder
     n_rest = n_in - len(used) if (known and n_in is not None) else None
     if not (isinstance(remainder, str) and remainder == "drop"):
-        sub, w = _walk_one(f"{path}__remainder", remainder, n_rest, None, False)
+        sub, w, block_sparse = _walk_one(
+            f"{path}__remainder", remainder, n_rest, None, False, sparse
+        )
         units.extend(sub)
+        layouts.append(block_sparse)
         width = None if (w is None or width is None) else width + w
-    return units, width
+    return units, width, _stacked_layout(ct, layouts)
+
+
+def _stacked_layout(ct, layouts):
+    """Whether a ColumnTransformer's output is sparse (None: its fit decides).
+
+    With a sparse block and ``sparse_threshold > 0``, scikit-learn stacks
+    sparsely when the density of the stacked blocks is below the threshold:
+    a property of the rows, known only during the fit.
+    """
+    if ct.sparse_threshold == 0 or all(layout is False for layout in layouts):
+        return False
+    return None
 
 
 def fitted_part(fitted, path):

@@ -580,13 +580,13 @@ def _finish(params, scaling, q, steps, caveats):
     return SemiDPSetup(params, scaling, q, steps, mechanism, record, single)
 
 
-def planned_record(params, *, n_private, n_public, n_features=1):
+def planned_record(params, *, n_private, n_public, n_features=1, sparse=False):
     """The record of :func:`fit_semidp`, from public inputs only.
 
     The :attr:`SemiDPSetup.record` of :func:`semidp_setup`, for
     ``n_private`` private and ``n_public`` public rows (``n_private`` is the
     count the fit divides by: the declared one when ``params.n_private`` is
-    set) of dense data.
+    set) of dense or sparse data.
 
     Parameters
     ----------
@@ -596,6 +596,9 @@ def planned_record(params, *, n_private, n_public, n_features=1):
         The counts of the fit.
     n_features : int, default=1
         The number of columns (the private scales draw quantiles of each).
+    sparse : bool, default=False
+        Whether X is sparse (a public layout: sparse columns get no private
+        quantiles).
 
     Returns
     -------
@@ -609,7 +612,11 @@ def planned_record(params, *, n_private, n_public, n_features=1):
         noise multiplier makes the event depend on it.
     """
     record = semidp_setup(
-        params, n_private=n_private, n_public=n_public, n_features=n_features
+        params,
+        n_private=n_private,
+        n_public=n_public,
+        n_features=n_features,
+        sparse=sparse,
     ).record
     if record is None:
         raise ValueError(
