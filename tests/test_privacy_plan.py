@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
 from sklearn_dpfair.exceptions import PrivacyAccountingError
 from sklearn_dpfair.linear_model import (
@@ -23,7 +24,7 @@ from sklearn_dpfair.linear_model import (
 )
 from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
 from sklearn_dpfair.neural import DPMLPClassifier
-from sklearn_dpfair.pipeline import PrivatePipeline
+from sklearn_dpfair.pipeline import PrivatePipeline, make_private_pipeline
 from sklearn_dpfair.preprocessing import (
     DPKBinsDiscretizer,
     DPOneHotEncoder,
@@ -551,6 +552,36 @@ def test_sparse_plan_refused_where_the_fit_refuses_sparse_x(estimator):
     X, y, _ = _data()
     with pytest.raises(TypeError, match="(?i)sparse"):
         estimator.fit(sp.csr_matrix(X), y)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        DPLogisticRegression(classes=[0, 1], feature_scaling="auto"),
+        DPFERMIClassifier(classes=[0, 1], groups=[0, 1], feature_scaling="auto"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_sparse_plan_refused_where_private_scales_need_dense_rows(estimator):
+    # The fit refuses private scales on sparse X; so must the plan, before a
+    # private pipeline spends its preprocessing budget on the rows.
+    import scipy.sparse as sp
+
+    with pytest.raises(ValueError, match="sparse X needs public feature_bounds"):
+        estimator.privacy_plan(N, D, sparse=True)
+    X, y, groups = _data()
+    kwargs = (
+        {"sensitive_features": groups}
+        if isinstance(estimator, DPFERMIClassifier)
+        else {}
+    )
+    with pytest.raises(ValueError, match="sparse X needs public feature_bounds"):
+        estimator.fit(sp.csr_matrix(X), y, **kwargs)
+    pipe = make_private_pipeline(clone(estimator), epsilon=1.0)
+    with pytest.raises(ValueError, match="sparse X needs public feature_bounds"):
+        pipe.fit(sp.csr_matrix(X), y, **kwargs)
+    bounded = clone(estimator).set_params(feature_bounds=[(-4.0, 4.0)] * D)
+    assert bounded.privacy_plan(N, D, sparse=True).epsilon <= 1.0
 
 
 def test_plan_sparse_must_be_a_bool():

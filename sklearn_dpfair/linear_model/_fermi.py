@@ -1455,14 +1455,20 @@ default=None
         )
 
     _plan_public_counts = ("n_groups", "n_classes")
+    # Private column scales need dense rows: the plan reads the layout.
+    _plan_reads_layout = True
 
-    def _planned_record(self, n_samples, n_features, n_groups=None, n_classes=None):
+    def _planned_record(
+        self, n_samples, n_features, n_groups=None, n_classes=None, *, sparse=False
+    ):
         """The record's event of a fit on ``n_samples`` rows (public inputs only).
 
         ``n_groups`` is the number of groups the fit sees: that of the
         declared ``groups`` by default, 1 for a fit without
         ``sensitive_features``; ``n_classes`` that of the declared
-        ``classes`` (2 when none are declared). The event is that of
+        ``classes`` (2 when none are declared); ``sparse`` the layout of
+        ``X`` (private column scales need dense rows: a sparse plan is
+        refused as its fit would be). The event is that of
         :meth:`fit`'s plan
         (:meth:`_fermi_plan`, as :meth:`fit` makes it), the intercept-only
         release included.
@@ -1471,7 +1477,7 @@ default=None
             n_groups = 1 if self.groups is None else len(self.groups)
         if n_classes is None:
             n_classes = 2 if self.classes is None else len(self.classes)
-        privacy = self._fair_privacy((), n_features, n_samples=n_samples)
+        privacy = self._fair_privacy((), n_features, sparse, n_samples=n_samples)
         plan = self._fermi_plan(
             privacy,
             self._fermi_params(None, False),

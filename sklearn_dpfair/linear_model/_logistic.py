@@ -906,9 +906,17 @@ default=None
         )
 
     _plan_public_counts = ("n_classes", "n_silos")
+    # Private column scales need dense rows: the plan reads the layout.
+    _plan_reads_layout = True
 
-    def _planned_record(self, n_samples, n_features, n_classes=None, n_silos=None):
+    def _planned_record(
+        self, n_samples, n_features, n_classes=None, n_silos=None, *, sparse=False
+    ):
         """The record of a fit, by the set-up functions of :meth:`fit`.
+
+        ``sparse`` is the layout of ``X``: private column scales need dense
+        rows, so a sparse plan with ``feature_scaling="auto"`` and no
+        ``feature_bounds`` is refused, as its fit would be.
 
         ``n_classes`` (public) is the size of the label set: that of
         ``classes`` when it is declared, else 2 unless given. ``n_silos``
@@ -964,7 +972,7 @@ default=None
                 "feature_norm_bound."
             )
         return self._solver_setup(
-            n_samples, n_features, self._loss_for(np.arange(n_classes))
+            n_samples, n_features, self._loss_for(np.arange(n_classes)), sparse=sparse
         ).record
 
     def _solver_setup(
