@@ -181,8 +181,9 @@ class SemiDPLinearRegression(
         ``learning_rate`` for which that exceeds 2 along some direction
         would make the iterates diverge, and is refused with a ValueError
         naming the largest safe value, before any private sum is taken (the
-        check reads public rows and parameters only); the plain "auto" step
-        is capped at the inverse of its largest eigenvalue.
+        check reads public rows, public weights and parameters only); an
+        "auto" step is capped at the inverse of its largest eigenvalue
+        (which the tuned step of unweighted rows never exceeds).
     batch_size : int or "auto", default="auto"
         Expected Poisson batch of private rows (semidp-sgd only); "auto" is
         5 % of the private rows, at least 256.

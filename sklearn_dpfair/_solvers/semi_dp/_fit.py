@@ -910,21 +910,25 @@ def fit_semidp(
     # The unclipped public gradient's part of a step, from public rows and
     # weights only (and the scales, public or an accounted release): a
     # given step that makes it expand is refused before any private sum is
-    # taken; the plain "auto" step is capped at its Newton step (the tuned
-    # one is at most a full Newton step of a model whose public curvature
-    # is this one, hence below the cap already).
+    # taken; an "auto" step is capped at its Newton step (the tuned one of
+    # unweighted rows is at most a full Newton step of a model whose public
+    # curvature is this one, hence below the cap already; public weights
+    # above 1 raise the curvature beyond the model's).
     public_step = (
         public_step_curvature_of(
             _float64_public(Xp), s, a, clip,
             weights=None if weights is None else weights[public_mask],
             preconditioner=P,
         )
-        if use_public_gradient and not public_clip
+        if use_public_gradient
+        and not public_clip
+        # The tuned step of unweighted rows is below the cap by construction.
+        and (params.learning_rate != "auto" or choice is None or weights is not None)
         else 0.0
     )
     if params.learning_rate != "auto":
         check_public_step(lr, public_step, params, a)
-    elif choice is None and public_step > 0:
+    elif public_step > 0:
         lr = min(lr, 1.0 / public_step)
 
     if setup.n_steps is None:

@@ -135,3 +135,20 @@ def test_public_step_curvature_is_the_top_eigenvalue_of_p_h(sparse):
     assert public_step_curvature(
         Xi, 1.0, weights=w, preconditioner=P
     ) == pytest.approx(expected, rel=1e-8)
+
+
+def test_tuned_auto_step_is_capped_when_public_weights_raise_the_curvature():
+    # The tuned step is a full Newton step of the unweighted public model;
+    # public weights of 10 make the public part ten times steeper, which
+    # the uncapped step turned into divergence (coefficients ~ 3e4).
+    rng = np.random.default_rng(0)
+    n = 2000
+    X = rng.standard_normal((n, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.standard_normal(n)
+    mask = np.arange(n) < 100
+    weights = np.ones(n)
+    weights[mask] = 10.0
+    est = SemiDPLinearRegression(random_state=0, alpha=0.2, clip_norm=0.1)
+    est.fit(X, y, public_mask=mask, sample_weight=weights)
+    np.testing.assert_allclose(est.coef_, [1.0, 2.0, 3.0], atol=0.3)
+    assert est.learning_rate_ < 1.0
