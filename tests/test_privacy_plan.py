@@ -307,6 +307,10 @@ HEAVY_TAIL = [
     # The deprecated zCDP budget (a FutureWarning, the same plan as before).
     HeavyTailDPRegressor(rho=0.05),
     HeavyTailDPRegressor(rho=0.05, solver="prox", penalty="l1", alpha=0.1),
+    # The smoothed quantile and absolute losses: the private lambda_max only.
+    HeavyTailDPRegressor(loss="quantile", quantile=0.8, solver="sgd"),
+    HeavyTailDPRegressor(loss="absolute_error", penalty="l1", alpha=0.1),
+    HeavyTailDPRegressor(loss="quantile", solver="acsa", smoothness=2.0),
 ]
 
 

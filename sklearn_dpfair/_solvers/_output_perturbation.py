@@ -16,6 +16,17 @@ the certificate ``||w - w*|| <= ||grad F(w)|| / alpha``: stopping only once
 ``tol`` *for every dataset*, so the released point is within ``tol`` of a
 mechanism with sensitivity ``2L/(alpha n)``, i.e. a mechanism with
 sensitivity ``2L/(alpha n) + 2 tol``.
+
+How the certificate is reached does not matter to the guarantee (only the
+certified point is released), only whether and how fast: L-BFGS first;
+then, where it stops short (its line search needs ``F`` to decrease, and
+with a small ``alpha`` the last factor of 10 to 100 in ``||grad F||``
+changes ``F`` by less than its float64 resolution), inexact Newton steps
+accepted on ``||grad F||`` alone, which reach ``alpha * tol`` in one or two
+steps where gradient descent at ``1/beta`` would need about ``beta / alpha``
+steps per factor ``e`` (``10^8`` for ``alpha = 0.001`` and rows of norm 600);
+gradient descent last, whose step count the public
+:func:`guaranteed_certificate_steps` bounds.
 """
 
 import math
@@ -37,6 +48,15 @@ __all__ = [
 # (public); the cap only bounds the run time, and where the guaranteed count
 # exceeds it whether the fit fails depends on the data (a recorded caveat).
 MAX_FALLBACK_STEPS = 100_000
+# Newton steps after L-BFGS; each solves its system by conjugate gradients
+# on finite-difference Hessian-vector products (two gradients each), at most
+# _NEWTON_CG_FACTOR times the parameter count of them. From a point L-BFGS
+# left, one or two steps certified every case seen (its stalls at ||grad F||
+# ~ 1e-7 for a target of 1e-9).
+MAX_NEWTON_STEPS = 20
+_NEWTON_CG_FACTOR = 2
+# Halvings of a Newton step before it is given up.
+_NEWTON_BACKTRACKS = 30
 
 
 def _objective(w_flat, X, y, loss, alpha, s, shape, weights=None):
@@ -46,6 +66,69 @@ def _objective(w_flat, X, y, loss, alpha, s, shape, weights=None):
         w_flat.reshape(shape), X, y, loss, alpha=alpha, sample_weight=weights
     )
     return value, grad.ravel()
+
+
+def _gradient(w, args):
+    return _objective(w, *args)[1]
+
+
+def _hessian_product(w, args):
+    """``v -> H v`` of ``F`` at ``w`` by central differences of its gradient.
+
+    The step ``h`` is the cube root of the machine epsilon (relative to
+    ``1 + ||w||``, over ``||v||``): it balances the ``O(h^2)`` truncation
+    against the ``O(eps / h)`` round-off of central differences. Its error
+    only slows the Newton steps; it never touches the certificate, which is
+    the exact gradient's norm.
+    """
+    scale = np.cbrt(np.finfo(float).eps) * (1.0 + np.linalg.norm(w))
+
+    def product(v):
+        norm = np.linalg.norm(v)
+        if norm == 0.0:
+            return np.zeros_like(v)
+        h = scale / norm
+        return (_gradient(w + h * v, args) - _gradient(w - h * v, args)) / (2.0 * h)
+
+    return product
+
+
+def _newton_polish(w, grad, args, target):
+    """Inexact Newton steps while ``||grad F|| > target``, accepted on ``||grad F||``.
+
+    A step is the conjugate-gradient solution of ``H d = -grad`` (Hessian
+    products by :func:`_hessian_product`), halved until the gradient norm
+    decreases; no step that does not decrease it is taken, so the returned
+    point's gradient norm is at most the given one (and the fallback's
+    guarantee, from a point of gradient norm at most the Lipschitz
+    constant, still holds). Unlike a line search on ``F``, it is not
+    stopped by ``F``'s float64 resolution near the minimizer.
+    """
+    from scipy.sparse.linalg import LinearOperator, cg
+
+    norm = np.linalg.norm(grad)
+    for _ in range(MAX_NEWTON_STEPS):
+        if norm <= target:
+            break
+        hessian = LinearOperator(
+            (w.size, w.size), matvec=_hessian_product(w, args), dtype=float
+        )
+        direction, _ = cg(
+            hessian, -grad, rtol=1e-2, maxiter=_NEWTON_CG_FACTOR * w.size
+        )
+        step = 1.0
+        for _ in range(_NEWTON_BACKTRACKS):
+            candidate = w + step * direction
+            candidate_grad = _gradient(candidate, args)
+            candidate_norm = np.linalg.norm(candidate_grad)
+            if candidate_norm < norm:
+                break
+            step *= 0.5
+        else:
+            # No decrease along this direction: leave it to the fallback.
+            break
+        w, grad, norm = candidate, candidate_grad, candidate_norm
+    return w, grad
 
 
 def guaranteed_certificate_steps(*, lipschitz, smoothness, alpha, tol):
@@ -81,6 +164,12 @@ def certified_regularized_erm(
 ):
     """Minimize ``F`` until ``||grad F|| <= alpha * tol`` is certified.
 
+    L-BFGS, then Newton steps accepted on the gradient norm
+    (:func:`_newton_polish`), then gradient descent at step ``1/beta`` for
+    at most :data:`MAX_FALLBACK_STEPS` steps (which
+    :func:`guaranteed_certificate_steps` bounds from public constants); a
+    ``RuntimeError`` where none certifies (see the record's caveat).
+
     ``sample_weight`` (public, mean 1, or None) weights each example's loss;
     ``smoothness`` must then bound the weighted example's curvature. ``X``
     may be dense or a scipy sparse matrix (CSR/CSC: only products with it
@@ -110,6 +199,7 @@ def certified_regularized_erm(
         # at most ||grad F(0)|| <= lipschitz, where the step count of
         # guaranteed_certificate_steps holds for every dataset.
         w, grad = w_zero, grad_zero
+    w, grad = _newton_polish(w, grad, args, target)
     step = 1.0 / (smoothness + alpha)
     n_fallback = 0
     while np.linalg.norm(grad) > target:

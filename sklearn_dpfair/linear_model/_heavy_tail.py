@@ -126,6 +126,10 @@ class HeavyTailDPRegressor(
         Residual where the Huber loss turns linear: in units of the private
         target scale ``target_scale_`` (about the standard deviation of
         ``y``) with "dp-sgd", in units of ``y`` with the one-pass solvers.
+        Also the public half-width ``h`` (units of ``y``) over which the
+        one-pass solvers "sgd", "acsa" and "prox" smooth the
+        ``"absolute_error"`` and ``"quantile"`` losses when
+        ``smoothness="auto"`` (see ``smoothness``).
     quantile : float, default=0.5
         Level in (0, 1) of the quantile loss.
     penalty : {"l2", "l1", "elasticnet"} or None, default=None
@@ -189,11 +193,23 @@ class HeavyTailDPRegressor(
         1.5x better on skewed noise (seeds disjoint from the recorded
         benchmark); larger values clip harder.
     smoothness : float or "auto", default="auto"
-        Smoothness ``beta`` of the population risk of the data term. "auto"
-        estimates it privately (squared and Huber losses only).
+        Smoothness ``beta`` of the population risk of the data term (used by
+        the one-pass solvers "sgd", "acsa" and "prox"). "auto" estimates it
+        privately: the largest eigenvalue of the rows' second moment (a
+        private estimate on a part of ``tuning_fraction``) times the loss's
+        largest curvature. The absolute and quantile losses have none (their
+        risk's curvature is the unknown noise density), so with "auto" these
+        solvers minimize the loss smoothed by a uniform kernel of public
+        half-width ``h = huber_threshold`` (equal to the loss wherever
+        ``|y - x^T w| >= h``, quadratic between; Fernandes, Guerre and Horta
+        2021), whose curvature is ``1 / h`` (absolute) or ``1 / (2 h)``
+        (quantile); a float keeps the unsmoothed loss.
     strong_convexity : float or "auto", default="auto"
         Strong convexity ``mu`` of the population risk of the data term.
-        "auto" estimates it privately (squared and Huber losses only).
+        "auto" estimates it privately for the squared and Huber losses; for
+        the absolute and quantile losses (whose curvature from below is the
+        unknown noise density) it is 0, so that ``mu`` is the L2 penalty's
+        ``alpha`` only. The L2 penalty's strength is added to either value.
     max_iter : int or "auto", default="auto"
         Number of noisy *steps* ``T`` (not epochs, unlike the estimators
         whose ``max_iter`` counts passes over the data): the number of
@@ -892,6 +908,7 @@ or None, default="auto"
             l1_ratio=float(self.l1_ratio),
             fit_intercept=bool(self.fit_intercept),
             feature_bounds=bounds,
+            smoothing_width=float(self.huber_threshold),
         )
 
     def __sklearn_tags__(self):

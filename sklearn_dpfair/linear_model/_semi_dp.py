@@ -174,7 +174,16 @@ class SemiDPLinearRegression(
     learning_rate : float or "auto", default="auto"
         Step size. With ``preconditioner="public"`` it is in units of a full
         Newton step of the model; otherwise it multiplies the C-normalized
-        mean gradient. "auto" picks it from public rows.
+        mean gradient. "auto" picks it from public rows. The unclipped
+        public gradient is C-normalized too, so its part of a step is
+        ``learning_rate * (1 - alpha) / C`` times the public rows'
+        (preconditioned, weighted) second-moment matrix: a given
+        ``learning_rate`` for which that exceeds 2 along some direction
+        would make the iterates diverge, and is refused with a ValueError
+        naming the largest safe value, before any private sum is taken (the
+        check reads public rows, public weights and parameters only); an
+        "auto" step is capped at the inverse of its largest eigenvalue
+        (which the tuned step of unweighted rows never exceeds).
     batch_size : int or "auto", default="auto"
         Expected Poisson batch of private rows (semidp-sgd only); "auto" is
         5 % of the private rows, at least 256.

@@ -385,7 +385,6 @@ def test_non_finite_targets_are_rejected(bad):
         ({"tuning_fraction": 0.0, "solver": "sgd"}, "tuning_fraction"),
         ({"clip_norm": "theory", "moment_bound": 1.0}, "one-pass"),
         ({"solver": "newton"}, "solver"),
-        ({"loss": "absolute_error", "solver": "sgd"}, "smoothness"),
     ],
 )
 def test_bad_parameters_raise_naming_the_parameter(params, match):

@@ -84,3 +84,57 @@ def test_estimator_keeps_float32():
         feature_norm_bound=1.0, random_state=0,
     ).fit(X, y)
     assert clf.coef_.dtype == np.float32 and clf.intercept_.dtype == np.float32
+
+
+def _stalling_problem():
+    # Rows of norm about 63 (bound 600) and alpha = 1e-3: L-BFGS stops at
+    # ||grad F|| ~ 3e-8, where F no longer decreases in float64, short of
+    # the target alpha * tol = 1e-9; gradient descent at 1/beta would need
+    # about beta / alpha ~ 2e8 steps per factor e from there.
+    from sklearn_dpfair._loss import SoftmaxLoss
+    from sklearn_dpfair._solvers._rows import clip_rows_to_norm
+
+    rng = np.random.default_rng(0)
+    X = clip_rows_to_norm(10.0 * rng.normal(size=(3000, 40)), 600.0)
+    y = rng.integers(0, 3, size=3000)
+    return X, y, SoftmaxLoss(3)
+
+
+def test_a_solve_left_short_by_lbfgs_is_certified_by_newton_steps(monkeypatch):
+    import sklearn_dpfair._solvers._output_perturbation as op
+
+    X, y, loss = _stalling_problem()
+    alpha, tol = 1e-3, 1e-6
+    smoothness = loss.raw_smoothness * (600.0**2 + 1.0)
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return _objective(*args, **kwargs)
+
+    monkeypatch.setattr(op, "_objective", counted)
+    # A small fallback cap: the Newton steps, not gradient descent, certify
+    # (the old solve ran all 100 000 fallback steps, minutes, then raised).
+    monkeypatch.setattr(op, "MAX_FALLBACK_STEPS", 1000)
+    W = certified_regularized_erm(
+        X, y, loss, alpha=alpha, intercept_scaling=1.0, tol=tol, smoothness=smoothness
+    )
+    _, g = _objective(W.ravel(), X, y, loss, alpha, 1.0, W.shape)
+    assert np.linalg.norm(g) <= alpha * tol
+    # L-BFGS's few dozen evaluations, then one or two Newton steps.
+    assert len(calls) < 1000
+
+
+def test_the_sweep_configuration_releases_a_model(monkeypatch):
+    import sklearn_dpfair._solvers._output_perturbation as op
+
+    monkeypatch.setattr(op, "MAX_FALLBACK_STEPS", 1000)
+    rng = np.random.default_rng(0)
+    X = 10.0 * rng.normal(size=(3000, 40))
+    y = rng.integers(0, 3, size=3000)
+    est = DPLogisticRegression(
+        solver="output-perturbation", accountant="pld", alpha=0.001,
+        classes=[0, 1, 2], clip_norm=0.01, epsilon=0.05,
+        feature_norm_bound=600.0, small_budget="fit", random_state=773,
+    ).fit(X, y)
+    assert np.all(np.isfinite(est.coef_)) and est.coef_.shape == (3, 40)

@@ -76,6 +76,7 @@ from ...utils._array_api import NUMPY_BACKEND
 from ._projections import project_ball
 from ._one_pass import AcceleratedStep, ProximalStep, StichAveraging, one_pass_loop
 from ._private_curvature import CURVATURE_SCALE_SHARE, private_curvature
+from ._smoothed_loss import smoothed_loss
 from ._schedules import (
     acsa_step_size,
     acsa_steps,
@@ -108,6 +109,10 @@ __all__ = [
 # rows only. 0.5 is a heuristic fraction of non-saturated residuals.
 _CURVATURE_FACTORS = {"squared_error": (1.0, 1.0), "huber": (1.0, 0.5)}
 _SMOOTH_LOSSES = frozenset(_CURVATURE_FACTORS)
+# The piecewise-linear losses: with smoothness="auto" the one-pass solvers
+# run them smoothed over the public width (_smoothed_loss), whose curvature
+# is a public factor times lambda_max(E x~ x~^T).
+_PIECEWISE_LINEAR_LOSSES = frozenset({"absolute_error", "quantile"})
 
 _LOCALIZED_NAME = "localized noisy clipped subgradient method (Lowy's thesis, Alg. 7)"
 
@@ -143,6 +148,9 @@ class HeavyTailConfig:
     l1_ratio: float
     fit_intercept: bool
     feature_bounds: object = "auto"
+    #: Public half-width ``h`` (units of ``y``) of the smoothing of the
+    #: absolute and quantile losses (:mod:`._smoothed_loss`).
+    smoothing_width: float = 1.0
 
 
 # The one-pass solvers project every iterate on a public ball and use its
@@ -253,6 +261,35 @@ def _curvature_needs(config):
     return True, True
 
 
+def smooths_loss(config):
+    """Whether a one-pass fit runs the loss smoothed over ``smoothing_width``.
+
+    The absolute and quantile losses have no public smoothness: with
+    ``smoothness="auto"`` a solver that needs it ("sgd", "acsa", "prox")
+    runs them smoothed (:mod:`._smoothed_loss`), whose smoothness is a
+    public factor times the rows' largest second moment.
+    """
+    want_beta, _ = _curvature_needs(config)
+    return bool(
+        want_beta
+        and config.smoothness == "auto"
+        and config.loss_name in _PIECEWISE_LINEAR_LOSSES
+    )
+
+
+def _curvature_factors(config):
+    """``(c_beta, c_mu)``: the risk's curvature per unit of ``E x~ x~^T``.
+
+    The smoothed absolute and quantile losses: ``(a + b) / (2 h)`` (their
+    largest curvature) and 0 (their smallest is the unknown noise density;
+    the L2 penalty is added by :func:`_resolve_curvature`).
+    """
+    if config.loss_name in _CURVATURE_FACTORS:
+        return _CURVATURE_FACTORS[config.loss_name]
+    slopes = 2.0 if config.loss_name == "absolute_error" else 1.0
+    return slopes / (2.0 * float(config.smoothing_width)), 0.0
+
+
 def _plan_budget(config, tuning_share):
     """The auto estimates' shares of the budget, and which estimates run.
 
@@ -262,20 +299,15 @@ def _plan_budget(config, tuning_share):
     the caller.
     """
     want_beta, want_mu = _curvature_needs(config)
-    needs_curvature = (want_beta and config.smoothness == "auto") or (
-        want_mu and config.strong_convexity == "auto"
-    )
-    if needs_curvature and config.loss_name not in _SMOOTH_LOSSES:
-        if config.solver != "auto":
-            raise ValueError(
-                f"smoothness='auto' and strong_convexity='auto' are only "
-                f"available for the squared_error and huber losses, not "
-                f"loss={config.loss_name!r}, whose population curvature depends "
-                "on the unknown noise density. Pass smoothness and "
-                "strong_convexity, or use solver='localized'."
-            )
-        # solver="auto" falls back to the localized method.
-        needs_curvature = False
+    if config.loss_name in _SMOOTH_LOSSES:
+        needs_curvature = (want_beta and config.smoothness == "auto") or (
+            want_mu and config.strong_convexity == "auto"
+        )
+    else:
+        # The smoothed absolute or quantile loss: its smoothness needs the
+        # private lambda_max; its "auto" strong convexity is the penalty's
+        # (public), so a declared smoothness needs no estimate.
+        needs_curvature = smooths_loss(config)
     needs_median = config.clip_norm == "auto"
     if (needs_median or needs_curvature) and config.tuning_fraction <= 0:
         raise ValueError(
@@ -296,6 +328,10 @@ def _resolve_curvature(config, estimate):
     _, l2 = _penalty_parts(config)
     beta = config.smoothness if config.smoothness != "auto" else None
     mu = config.strong_convexity if config.strong_convexity != "auto" else None
+    if mu is None and config.loss_name in _PIECEWISE_LINEAR_LOSSES:
+        # No public (or estimable) curvature from below: the noise density
+        # at the quantile. The penalty's is added below.
+        mu = 0.0
     if estimate is not None:
         beta = estimate.smoothness if beta is None else beta
         mu = estimate.strong_convexity if mu is None else mu
@@ -568,6 +604,10 @@ def fit_heavy_tail(
     # second-moment term) is clipped; the private medians count a record at
     # most once.
     weights = fit_weights(sample_weight, n, private=True)
+    if smooths_loss(config):
+        # The absolute or quantile loss smoothed over the public width: the
+        # objective of every private step below (and of the clip's median).
+        loss = smoothed_loss(loss, config.smoothing_width)
 
     # 1. Budget, planned before any data access (the set-up).
     needs_median, needs_curvature = setup.needs_median, setup.needs_curvature
@@ -590,7 +630,7 @@ def fit_heavy_tail(
         )
     estimate = None
     if needs_curvature:
-        c_beta, c_mu = _CURVATURE_FACTORS[config.loss_name]
+        c_beta, c_mu = _curvature_factors(config)
         estimate = private_curvature(
             X,
             s,

@@ -38,8 +38,10 @@ sampling_probability or 1, steps)``, or a no-op when ``steps == 0``
 ``inf`` for ``epsilon = inf``, where the private rows are not clipped).
 
 No exception or warning after input validation depends on the private rows:
-the checks read the public rows, the counts and the parameters only, and the
-solver maps a private row whose terms overflow to the fixed contribution 0.
+the checks read the public rows, the counts and the parameters only (among
+them the refusal of a given step size along which the unclipped public
+gradient's step expands, :func:`check_public_step`), and the solver maps a
+private row whose terms overflow to the fixed contribution 0.
 """
 
 import contextlib
@@ -75,6 +77,7 @@ from ._public_geometry import (
     newton_preconditioner,
     pda_md_preconditioner,
     public_geometry,
+    public_step_curvature,
 )
 from ._public_tuning import (
     TAIL_FRACTION,
@@ -639,6 +642,66 @@ def _plain_learning_rate(geometry, clip_norm):
     return PLAIN_NEWTON_FRACTION / float(k[0] * np.mean(geometry.scale))
 
 
+def public_step_curvature_of(X_public, s, alpha, clip_norm, *, weights, preconditioner):
+    """Largest eigenvalue of the public gradient's part of one step, per unit step.
+
+    The solver adds ``(1 - alpha) / C`` times the unclipped public mean
+    gradient (De et al.'s normalization by ``C``; 1 without clipping), so
+    this is ``(1 - alpha) / C`` times
+    :func:`~._public_geometry.public_step_curvature`. Public inputs only.
+    """
+    scale = clip_norm if math.isfinite(clip_norm) else 1.0
+    if alpha >= 1.0:
+        return 0.0
+    return (1.0 - alpha) / scale * public_step_curvature(
+        X_public, s, weights=weights, preconditioner=preconditioner
+    )
+
+
+def check_public_step(learning_rate, curvature, params, alpha):
+    """Refuse a given step size along which the public gradient's step expands.
+
+    Each step multiplies the distance to the public fixed point by
+    ``I - learning_rate * M`` with ``M`` the public part of the step
+    (:func:`public_step_curvature_of`, largest eigenvalue ``curvature``):
+    at ``learning_rate * curvature >= 2`` the iterates grow geometrically
+    until they overflow, whatever the private rows hold (the clipped
+    private term moves a step by a bounded amount). Every input is public
+    (with private column scales, the public rows are read in the scaled
+    units: post-processing of that accounted release), so the refusal
+    reveals nothing else about the private rows.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.semi_dp._fit import check_public_step
+    >>> from sklearn_dpfair._solvers.semi_dp import SemiDPParams
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
+    >>> params = SemiDPParams(budget=PrivacyBudget(1.0, 1e-5, "pld"))
+    >>> check_public_step(1.0, 1.5, params, 0.5)
+    >>> check_public_step(1.0, 50.0, params, 0.5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: learning_rate=1.0 is too large for the public gradient ...
+    """
+    if learning_rate * curvature < 2.0:
+        return
+    bound = 2.0 / curvature
+    other = ", preconditioner='public'" if params.preconditioner is None else ""
+    raise ValueError(
+        f"learning_rate={learning_rate!r} is too large for the public gradient "
+        f"of this fit: with alpha={alpha:.4g}, clip_norm={params.clip_norm!r} "
+        f"and preconditioner={params.preconditioner!r}, each step multiplies "
+        "the distance to the public rows' fit by up to "
+        f"|1 - learning_rate * {curvature:.4g}| > 1 ((1 - alpha) / clip_norm "
+        "times the largest eigenvalue of the public rows' (preconditioned) "
+        "second moments), so the iterates would diverge. Pass a "
+        f"learning_rate below {bound:.4g} (or learning_rate='auto', capped "
+        f"there), a larger alpha or clip_norm{other}, or "
+        "public_clipping='clip'. The check reads the public rows and the "
+        "parameters only."
+    )
+
+
 def _thesis_alpha(geometry, *, step_noise_var, n_steps, n_private):
     """Inverse-variance weight (thesis Prop. 18) for Algorithm 11 in full batch.
 
@@ -837,11 +900,6 @@ def fit_semidp(
         P = newton_preconditioner(geometry, [a], [choice.curvature], public_curv)
     else:
         steps = fixed_steps
-        lr = (
-            _plain_learning_rate(geometry, clip)
-            if params.learning_rate == "auto"
-            else float(params.learning_rate)
-        )
         if a is None:
             a = _thesis_alpha(
                 geometry,
@@ -851,6 +909,34 @@ def fit_semidp(
             )
         if solver == "pda-md" and n_public:
             P = pda_md_preconditioner(_float64_public(Xp), s, 1)
+        lr = (
+            _plain_learning_rate(geometry, clip)
+            if params.learning_rate == "auto"
+            else float(params.learning_rate)
+        )
+    # The unclipped public gradient's part of a step, from public rows and
+    # weights only (and the scales, public or an accounted release): a
+    # given step that makes it expand is refused before any private sum is
+    # taken; an "auto" step is capped at its Newton step (the tuned one of
+    # unweighted rows is at most a full Newton step of a model whose public
+    # curvature is this one, hence below the cap already; public weights
+    # above 1 raise the curvature beyond the model's).
+    public_step = (
+        public_step_curvature_of(
+            _float64_public(Xp), s, a, clip,
+            weights=None if weights is None else weights[public_mask],
+            preconditioner=P,
+        )
+        if use_public_gradient
+        and not public_clip
+        # The tuned step of unweighted rows is below the cap by construction.
+        and (params.learning_rate != "auto" or choice is None or weights is not None)
+        else 0.0
+    )
+    if params.learning_rate != "auto":
+        check_public_step(lr, public_step, params, a)
+    elif public_step > 0:
+        lr = min(lr, 1.0 / public_step)
 
     if setup.n_steps is None:
         # The steps were tuned on the public rows: the same set-up, completed.

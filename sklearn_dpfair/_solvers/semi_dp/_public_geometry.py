@@ -32,6 +32,7 @@ __all__ = [
     "newton_preconditioner",
     "pda_md_preconditioner",
     "public_geometry",
+    "public_step_curvature",
 ]
 
 # Floor on D = diag(H): a feature that is (numerically) zero on every public
@@ -126,6 +127,99 @@ def _gram(X, s):
         H[d, :d] = col
         H[d, d] = float(s) ** 2 * X.shape[0]
     return H
+
+
+# Rows per block of a dense public block in the weighted second moments
+# (a weighted copy of one block at a time, never of the whole block).
+_DENSE_BLOCK_ROWS = 4096
+
+
+def _weighted_gram(X, s, weights):
+    """``X~^T diag(weights) X~`` of the augmented rows, by blocks of rows.
+
+    Each block's weighted rows are a temporary of that block only, so the
+    public rows are never copied whole (dense or CSR).
+    """
+    d = X.shape[1]
+    H = np.zeros((d + 1,) * 2 if s else (d, d))
+    blocks = (
+        row_blocks(X)
+        if sp.issparse(X)
+        else [
+            slice(start, start + _DENSE_BLOCK_ROWS)
+            for start in range(0, X.shape[0], _DENSE_BLOCK_ROWS)
+        ]
+    )
+    for rows in blocks:
+        block = row_block(X, rows)
+        w = np.asarray(weights[rows], dtype=np.float64)
+        if sp.issparse(block):
+            product = (block.T @ block.multiply(w[:, None]).tocsr()).tocoo()
+            np.add.at(H, (product.row, product.col), product.data)
+        else:
+            H[:d, :d] += block.T @ (w[:, None] * block)
+        if s:
+            col = float(s) * np.asarray(block.T @ w).ravel()
+            H[:d, d] += col
+            H[d, :d] += col
+            H[d, d] += float(s) ** 2 * float(w.sum())
+    return H
+
+
+def public_step_curvature(X_pub, intercept_scaling, *, weights=None, preconditioner=None):
+    """Largest eigenvalue of ``P H_w``: the public mean gradient's curvature.
+
+    The unclipped public mean gradient of the squared loss at ``w`` is
+    ``H_w (w - w_pub)`` with ``H_w = X~_pub^T diag(weights) X~_pub / n_pub``
+    (the residuals are weighted before the sum), so a step of size ``eta``
+    on ``(1 - alpha) / C`` times it, preconditioned by ``P``, multiplies the
+    distance to the public fixed point by ``I - eta (1 - alpha) / C P H_w``.
+    Its eigenvalues are those of the symmetric ``P^1/2 H_w P^1/2``: real and
+    non-negative, and the iteration contracts only while ``eta (1 - alpha) /
+    C`` times the largest is below 2 (the private term, clipped, moves a step
+    by a bounded amount and cannot make up for an expansion). Public rows
+    and public weights only.
+
+    Parameters
+    ----------
+    X_pub : ndarray or scipy.sparse CSR matrix of shape (n_public, n_features)
+        Float64 public rows.
+    intercept_scaling : float
+    weights : ndarray of shape (n_public,) or None, default=None
+        The public rows' (public) sample weights; None: unweighted.
+    preconditioner : SpectralPreconditioner or None, default=None
+        ``P`` (its configuration 0); None: the identity.
+
+    Returns
+    -------
+    curvature : float
+        0 without public rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.semi_dp._public_geometry import (
+    ...     public_step_curvature)
+    >>> X = np.array([[1.0], [-1.0]])  # H = [[1, 0], [0, 1]] with the intercept
+    >>> round(public_step_curvature(X, 1.0), 12)
+    1.0
+    >>> round(public_step_curvature(X, 1.0, weights=np.array([3.0, 3.0])), 12)
+    3.0
+    """
+    n_pub = X_pub.shape[0]
+    if n_pub == 0:
+        return 0.0
+    s = float(intercept_scaling)
+    H = _gram(X_pub, s) if weights is None else _weighted_gram(X_pub, s, weights)
+    H /= n_pub
+    if preconditioner is not None:
+        p = H.shape[0]
+        P = preconditioner.apply(np.eye(p), np.zeros(p, dtype=int))
+        # P^1/2 H P^1/2 has the spectrum of P H; P is symmetric PSD.
+        values, vectors = np.linalg.eigh((P + P.T) / 2.0)
+        root = (vectors * np.sqrt(np.maximum(values, 0.0))) @ vectors.T
+        H = root @ H @ root
+    return float(max(np.linalg.eigvalsh((H + H.T) / 2.0)[-1], 0.0))
 
 
 def _augmented_matvec_t(X, v, s):
