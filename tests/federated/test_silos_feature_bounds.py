@@ -12,22 +12,12 @@ import warnings
 
 import numpy as np
 import pytest
+from raw_bounds_data import BOUNDS, SCALING, raw_table
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_dpfair import DPLogisticRegression, DPMLPClassifier
-from sklearn_dpfair._solvers._feature_scaling import FeatureScaling
 
-# A raw column (scale 1000, offset 500) and a unit one; bounds at +-3 sd.
-BOUNDS = [(-2500.0, 3500.0), (-3.0, 3.0)]
-SCALING = FeatureScaling(np.array([500.0, 0.0]), np.array([3000.0, 3.0]))
 SIZES = (900, 1300, 1800)
-
-
-def raw_table(n, seed):
-    rng = np.random.default_rng(seed)
-    Z = rng.normal(size=(n, 2))
-    y = (Z @ [0.7, -1.5] + 0.3 * rng.logistic(size=n) > 0).astype(int)
-    return Z * [1000.0, 1.0] + [500.0, 0.0], y
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 from dp_accounting import GaussianDpEvent, pld
+from release_observer import Releases
 
 from sklearn_dpfair import DPFERMIClassifier
 from sklearn_dpfair._solvers._constant_choice import choice_noise
@@ -192,20 +193,6 @@ def test_multiclass_choice(monkeypatch):
     assert est.privacy_plan(N, D, n_classes=3).dp_event == est.dp_event_
 
 
-class _Releases:
-    """Audit observer: each privatized sum and its noisy release."""
-
-    def __init__(self):
-        self.seen = []
-
-    def before_noise(self, mechanism, clipped_sum):
-        self.exact = np.array(clipped_sum, dtype=float)
-        return clipped_sum
-
-    def after_noise(self, mechanism, noisy_sum):
-        self.seen.append((mechanism, self.exact, np.array(noisy_sum, dtype=float)))
-
-
 @pytest.mark.parametrize("eps", [0.005, 0.001])
 @pytest.mark.parametrize("params", [{}, {"disparity_bound": 0.05}])
 def test_budgets_below_what_rdp_certifies_release_the_intercept_only_model(
@@ -237,7 +224,7 @@ def test_released_counts_have_the_calibrated_spread(eps):
     # over z are N(0, 1), so the sample sd of the 400 is 1 within 3.5% (its
     # standard error 1/sqrt(800)): tolerance 15%, above 4 standard errors.
     X, y, s = _data(n=600, d=3)
-    observer = _Releases()
+    observer = Releases()
     with observe_privatize(observer):
         for seed in range(200):
             _fit(X, y, s, epsilon=eps, delta=1e-6, random_state=seed)

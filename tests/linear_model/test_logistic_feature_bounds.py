@@ -12,14 +12,10 @@ import warnings
 
 import numpy as np
 import pytest
+from raw_bounds_data import BOUNDS, SCALING, raw_table
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_dpfair import DPLogisticRegression
-from sklearn_dpfair._solvers._feature_scaling import FeatureScaling
-
-# A raw column (scale 1000, offset 500) and a unit one; bounds at +-3 sd.
-BOUNDS = [(-2500.0, 3500.0), (-3.0, 3.0)]
-SCALING = FeatureScaling(np.array([500.0, 0.0]), np.array([3000.0, 3.0]))
 
 SOLVERS = {
     # Large coefficients in scaled units: 30 steps to converge from 0.
@@ -31,13 +27,6 @@ SOLVERS = {
         solver="dp-frank-wolfe", feature_inf_bound=1.0, l1_radius=30.0
     ),
 }
-
-
-def raw_table(n, seed):
-    rng = np.random.default_rng(seed)
-    Z = rng.normal(size=(n, 2))
-    y = (Z @ [0.7, -1.5] + 0.3 * rng.logistic(size=n) > 0).astype(int)
-    return Z * [1000.0, 1.0] + [500.0, 0.0], y
 
 
 @pytest.fixture(scope="module")

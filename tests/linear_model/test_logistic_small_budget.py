@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from dp_accounting import pld
+from release_observer import Releases
 
 from sklearn_dpfair.linear_model import DPLogisticRegression
 from sklearn_dpfair.pipeline import make_private_pipeline
@@ -76,20 +77,6 @@ def test_multiclass_and_float32():
     assert est.privacy_plan(300, 20, n_classes=3).dp_event == est.dp_event_
 
 
-class _Releases:
-    """Audit observer: each privatized sum and its noisy release."""
-
-    def __init__(self):
-        self.seen = []
-
-    def before_noise(self, mechanism, clipped_sum):
-        self.exact = np.array(clipped_sum, dtype=float)
-        return clipped_sum
-
-    def after_noise(self, mechanism, noisy_sum):
-        self.seen.append((mechanism, self.exact, np.array(noisy_sum, dtype=float)))
-
-
 @pytest.mark.parametrize("eps", [0.005, 0.001])
 def test_budgets_below_what_rdp_certifies_release_the_intercept_only_model(eps):
     # The default accountant (RDP) cannot certify epsilon below about 0.01:
@@ -123,7 +110,7 @@ def test_released_counts_have_the_calibrated_spread(eps):
     # over z are N(0, 1), so the sample sd of the 400 is 1 within 3.5% (its
     # standard error 1/sqrt(800)): tolerance 15%, above 4 standard errors.
     X, y = _data(n=600, d=3, shift=0.0)
-    observer = _Releases()
+    observer = Releases()
     with observe_privatize(observer), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         for seed in range(200):
