@@ -402,10 +402,11 @@ def test_one_pass_non_private_limit_keeps_the_public_refusals():
     # A refusal that reads public parameters only is the same with or
     # without privacy.
     X, y = _diabetes()
-    with pytest.raises(ValueError, match="smoothness='auto'"):
-        HeavyTailDPRegressor(
-            epsilon=np.inf, solver="sgd", loss="absolute_error"
-        ).fit(X, y)
+    for epsilon in (np.inf, 1.0):
+        with pytest.raises(ValueError, match="penalty='l1' needs solver='prox'"):
+            HeavyTailDPRegressor(
+                epsilon=epsilon, solver="sgd", penalty="l1", alpha=0.1
+            ).fit(X, y)
 
 
 def test_one_pass_non_private_limit_warns_when_it_stops_short(monkeypatch):
