@@ -25,7 +25,15 @@ How that event is read:
   of the Gaussian random allocation (``gaussian_allocation_pld``, both
   directions, pessimistic rounding) as a dp-accounting PLD, and its
   ``get_epsilon_for_delta`` gives epsilon. The record's accountant is
-  ``"pld"``; RDP has no reading of this event here and refuses it.
+  ``"pld"``; RDP has no reading of this event here and refuses it. Its
+  grid (FFT convolution) shrinks with the steps per epoch, else it
+  overstated epsilon by ~log 3 per epoch at 3000 steps; with thousands of
+  steps and sigma below ~0.8 it still overstates (the linear grid cannot
+  follow exp(loss)'s heavy tail): there the calibrated sigma can exceed
+  Poisson's at rate ``1 / t`` by up to ~2x (measured in the scale
+  benchmark's page). The package's geometric convolution follows that tail
+  (0.985 at sigma 0.57, t = 3000, 1 epoch, delta 1e-5, against Poisson's
+  1.0) but costs about a minute per epsilon without numba.
 * the run-time release check: ``t * epochs`` Gaussian releases of the
   event's noise multiplier, like a self-composed Gaussian.
 
@@ -41,24 +49,50 @@ import dp_accounting
 
 __all__ = [
     "ALLOCATION_LOSS_DISCRETIZATION",
+    "ALLOCATION_POINTS_PER_STEP",
+    "ALLOCATION_TAIL_FRACTION",
     "RandomAllocationDpEvent",
     "allocation_epsilon",
+    "allocation_loss_step",
     "calibrate_allocation_noise",
     "random_allocation_event",
     "require_pld_accounting",
 ]
 
 # Loss-grid step of the PLD (pld-accounting's FFT convolution) at noise
-# multiplier sigma: ALLOCATION_LOSS_DISCRETIZATION * min(1, 2 / sigma). The
-# result is an upper bound at any step (pessimistic discretization), but a
-# coarse grid overstates small epsilons (the privacy loss of one step
-# shrinks like 1 / sigma): at sigma = 60, t = 20, 20 epochs, delta = 1e-5 a
-# fixed 1e-3 gives 0.058, this rule 0.0483 and a 3x finer grid 0.0481. At
-# sigma = 2, t = 20, 2 epochs it is within 0.005 of the package's tightest
-# (geometric) convolution (0.618 vs 0.613) for 0.5 s instead of 30 s; a
-# 20-epoch epsilon costs 2-3 s. A function of the event alone, so the record
-# and its recomputation agree.
+# multiplier sigma, t steps per epoch and E epochs: allocation_loss_step =
+# ALLOCATION_LOSS_DISCRETIZATION * min(1, 2 / sigma) * min(1, 10 E / t)
+# (pld-accounting divides the step by E for the epochs' composition, so a
+# factor E here keeps one epoch's grid that of E = 1; without it, t = 3000,
+# E = 5, sigma = 0.65 took 26 s and 0.8 GB for the same epsilon as 7 s).
+# The result is an upper bound at any step (pessimistic discretization), but
+# a coarse grid overstates epsilon:
+# * the privacy loss of one step shrinks like 1 / sigma: at sigma = 60,
+#   t = 20, 20 epochs, delta = 1e-5 a fixed 1e-3 gives 0.058, min(1, 2 /
+#   sigma) 0.0483 and a 3x finer grid 0.0481;
+# * the FFT route (Feldman and Shenfeld's Algorithm for the Gaussian
+#   allocation) sums the t factors exp(loss_i) / t of one epoch on a
+#   *linear* grid whose step is this loss step, each factor rounded up by up
+#   to a step, so the sum (mean 1) is overstated by about t * step / 2 and
+#   the loss by log(1 + t * step / 2). A fixed 1e-3 at t = 3000 rounds every
+#   factor (~3e-4) up to 1e-3: the remove-direction loss sits at log 3 ~ 1.1
+#   whatever sigma, epsilon 3.9 at sigma = 2 against Poisson's 0.028, and
+#   epsilon was not monotone in sigma. Hence the step shrinks like 1 / t
+#   past 10 E steps (t * step / E <= 1e-2): 0.0315 there, 0.0269 at a 10x
+#   finer grid. Up to 10 E steps per epoch the step is as it was.
 ALLOCATION_LOSS_DISCRETIZATION = 1e-3
+# pld-accounting caps the FFT grid at max_grid_fft points, split over the t
+# factors (its default 1e6 leaves 333 points per factor at t = 3000). When
+# sigma is small exp(loss) is heavy-tailed (log-normal of shape 1 / sigma)
+# and the cap, not the step asked for, sets the grid: at sigma = 0.8, t =
+# 3000, 1 epoch, epsilon is 11.1 at 1e6 points, 1.03 at 1e8, 0.225 at 3e5
+# points per factor (Poisson at rate 1 / t: 0.135). The tail truncation,
+# mass moved to an infinite loss and so paid in delta (an upper bound still),
+# is the other limit there: 1e-3 * delta instead of pld-accounting's 1e-12
+# takes that 0.225 to 0.151.
+ALLOCATION_POINTS_PER_STEP = 300_000
+ALLOCATION_TAIL_FRACTION = 1e-3
+_STEPS_FULL_GRID = 10
 
 # Noise multipliers the calibration searches. Below 0.3 the loss grid of a
 # step becomes very wide; budgets that large get 0.3, which is conservative.
@@ -133,6 +167,26 @@ def random_allocation_event(noise_multiplier, steps_per_epoch, epochs):
     return RandomAllocationDpEvent(float(noise_multiplier), steps_per_epoch, epochs)
 
 
+def allocation_loss_step(noise_multiplier, steps_per_epoch, epochs=1):
+    """Loss-grid step of the allocation PLD (see ALLOCATION_LOSS_DISCRETIZATION).
+
+    A function of the event alone, so the record and its recomputation agree.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._random_allocation import allocation_loss_step
+    >>> allocation_loss_step(2.0, 10), allocation_loss_step(2.0, 1000)
+    (0.001, 1e-05)
+    >>> allocation_loss_step(2.0, 1000, epochs=5)
+    5e-05
+    """
+    return (
+        ALLOCATION_LOSS_DISCRETIZATION
+        * min(1.0, 2.0 / float(noise_multiplier))
+        * min(1.0, _STEPS_FULL_GRID * int(epochs) / int(steps_per_epoch))
+    )
+
+
 @functools.lru_cache(maxsize=1024)
 def allocation_epsilon(event, delta, coarse=False):
     """Epsilon of a :class:`RandomAllocationDpEvent` at ``delta`` (pld-accounting).
@@ -165,14 +219,14 @@ def allocation_epsilon(event, delta, coarse=False):
         raise ValueError(
             f"A random-allocation event needs delta in (0, 1); got {delta!r}."
         )
-    pld = _allocation_pld(event, coarse)
+    pld = _allocation_pld(event, coarse, ALLOCATION_TAIL_FRACTION * float(delta))
     return max(0.0, float(pld.get_epsilon_for_delta(float(delta))))
 
 
 # Few kept: a PLD holds its loss grid (up to ~1e6 floats).
 @functools.lru_cache(maxsize=8)
-def _allocation_pld(event, coarse):
-    """The dominating PLD of ``event`` (one convolution; every delta reads it)."""
+def _allocation_pld(event, coarse, tail_truncation):
+    """The dominating PLD of ``event``, tail mass ``tail_truncation`` sent to an infinite loss."""
     pa = require_pld_accounting()
     params = pa.PrivacyParams(
         sigma=float(event.noise_multiplier),
@@ -181,9 +235,19 @@ def _allocation_pld(event, coarse):
         num_epochs=int(event.epochs),
     )
     sigma = float(event.noise_multiplier)
-    step = ALLOCATION_LOSS_DISCRETIZATION * min(1.0, 2.0 / sigma)
+    many_steps = event.steps_per_epoch > _STEPS_FULL_GRID
     config = pa.AllocationSchemeConfig(
-        loss_discretization=step * (_COARSE_FACTOR if coarse else 1.0),
+        loss_discretization=allocation_loss_step(
+            sigma, event.steps_per_epoch, event.epochs
+        )
+        * (_COARSE_FACTOR if coarse else 1.0),
+        # Up to 10 steps per epoch, pld-accounting's own grid cap and tail.
+        max_grid_fft=ALLOCATION_POINTS_PER_STEP * int(event.steps_per_epoch)
+        if many_steps
+        else pa.types.DEFAULT_MAX_GRID_FFT,
+        tail_truncation=max(pa.DEFAULT_TAIL_TRUNCATION, float(tail_truncation))
+        if many_steps
+        else pa.DEFAULT_TAIL_TRUNCATION,
         convolution_method=pa.ConvolutionMethod.FFT,
     )
     try:
@@ -196,7 +260,7 @@ def _allocation_pld(event, coarse):
         # epoch, large sigma). The coarse grid only speeds up the
         # calibration's first search: the record's grid takes over there.
         if coarse:
-            return _allocation_pld(event, False)
+            return _allocation_pld(event, False, tail_truncation)
         raise ValueError(
             "pld-accounting cannot compute the random allocation of "
             f"noise_multiplier={sigma:.4g} over steps_per_epoch="
