@@ -167,7 +167,8 @@ default="dp-sgd"
         self-composed Gaussian, by dp-accounting's PLD); whole epochs
         (``max_iter`` rounded up). Often a
         smaller noise for the same budget at larger epsilon (1.43 instead of
-        1.73 at epsilon = 1, 20 steps per epoch, 2 epochs), the same at
+        1.73 with RDP and 1.59 with PLD at epsilon = 1, delta = 1e-5, 20
+        steps per epoch, 2 epochs), the same at
         small epsilon; the same cost per epoch (see
         :ref:`the scale benchmark <bench_scale>`). Not a fixed-size shuffle,
         which has no tight analysis. Central in-memory fits only, without
