@@ -8,10 +8,8 @@ and spread of the target). Two mechanisms give them:
 
 * :func:`private_quantile`, the exponential mechanism (McSherry and
   Talwar, 2007) on a public grid: it picks ``c`` with probability
-  proportional to ``exp(eps u(c) / (2 Delta))``, where ``u(c_k)`` is minus
-  the distance from ``q n`` to the ranks ``[#{i : v_i <= c_{k-1}},
-  #{i : v_i <= c_k}]`` of the grid cell ending at ``c_k``
-  (:func:`quantile_utility`); it has sensitivity ``Delta`` = 1
+  proportional to ``exp(eps u(c) / (2 Delta))``, where
+  ``u(c) = -| #{i : v_i <= c} - q n |`` has sensitivity ``Delta`` = 1
   under replace-one adjacency and ``max(q, 1 - q)`` under add/remove
   (:func:`quantile_sensitivity`). It
   is eps-DP and, more usefully, eps-bounded-range (Durfee and Rogers, 2019),
