@@ -114,31 +114,15 @@ def quantile_sensitivity(quantile, adjacency="replace_one"):
 
 
 def quantile_utility(values, quantile, grid=LOG_GRID, weights=None, *, weight_cap=None):
-    """Utility of each grid point: minus the rank distance of its grid cell to ``q n``.
+    """Utility ``u(c) = -| #{i : v_i <= c} - q n |`` of each grid point.
 
-    Grid point ``c_k`` stands for the cell ``(c_{k-1}, c_k]`` (the first
-    for everything up to ``c_0``), whose ranks run from
-    ``L_k = #{i : v_i <= c_{k-1}}`` to ``U_k = #{i : v_i <= c_k}``:
-    ``u(c_k) = -dist(q n, [L_k, U_k])``, 0 when the ``q``-quantile lies in
-    the cell (the exponential mechanism over the intervals between
-    candidates, Smith 2011). For values in general position this is
-    ``-| #{i : v_i <= c} - q n |`` up to one cell; it differs where values
-    tie. A column with an atom holding more than ``q`` of its mass
-    (a one-hot column, a count that is almost always 0) has its
-    ``q``-quantile at the atom, and only the cell holding the atom reaches
-    it: with the one-sided count alone every candidate below the atom
-    scored ``-q n`` (their count is 0), as well as the atom's cell (its
-    count is the atom's mass), and the draw landed anywhere on that side of
-    the grid, down to ``-1e8``.
-
-    Finite whatever the values. Replacing one value moves ``L_k`` and
-    ``U_k`` by at most 1 and leaves ``q n``; adding or removing one moves
-    each of ``L_k - q n`` and ``q n - U_k`` by at most ``max(q, 1 - q)``
-    (:func:`quantile_sensitivity`), and so their positive part's maximum.
-    Non-finite values are mapped to ``+inf`` first, a fixed point above
-    every grid candidate. ``weights`` (public) weight the counts, each
-    capped at ``weight_cap`` (1 keeps the sensitivity that; None: as
-    given); None counts every value once.
+    Finite whatever the values; replacing one value changes each count by at
+    most 1 and adding or removing one changes ``count - q n`` by at most
+    ``max(q, 1 - q)`` (:func:`quantile_sensitivity`). Non-finite values
+    are mapped to ``+inf`` first, a fixed point above every grid candidate.
+    ``weights`` (public) weight the counts, each capped at ``weight_cap``
+    (1 keeps the sensitivity that; None: as given); None counts every
+    value once.
 
     Examples
     --------
@@ -160,12 +144,9 @@ def quantile_utility(values, quantile, grid=LOG_GRID, weights=None, *, weight_ca
     per_bin, total = _blockwise_bincount(
         values, first_grid_point_at_or_above, grid.size + 1, weights, weight_cap
     )
-    upper = np.cumsum(per_bin)[:-1]
-    lower = np.concatenate([[0.0], upper[:-1]])
-    target = quantile * total
-    utility = np.empty(grid.size)
-    utility[order] = -np.maximum(np.maximum(lower - target, target - upper), 0.0)
-    return utility
+    counts = np.empty(grid.size)
+    counts[order] = np.cumsum(per_bin)[:-1]
+    return -np.abs(counts - quantile * total)
 
 
 def private_quantile(
