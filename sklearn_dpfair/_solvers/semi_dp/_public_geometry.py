@@ -102,67 +102,53 @@ class PublicGeometry:
             return self.noise_variance / (self.n_public * self.eigvals)
 
 
-def _gram(X, s):
-    """``X~^T X~`` of the augmented rows ``[x, s]``, without building ``X~``.
-
-    Stacking the constant column would copy the public rows (peak memory
-    stays within twice the data); its blocks are ``s X^T 1`` and ``s^2 n`` instead.
-    A sparse ``X`` (CSR) is read by row blocks, each one's sparse product
-    added into the result: converting the whole block to the other
-    compressed format for one product would copy its stored entries, and
-    only the ``p x p`` result is dense.
-    """
-    d = X.shape[1]
-    H = np.zeros((d + 1,) * 2 if s else (d, d))
-    if sp.issparse(X):
-        for rows in row_blocks(X):
-            block = row_block(X, rows)
-            product = (block.T @ block).tocoo()
-            np.add.at(H, (product.row, product.col), product.data)
-    else:
-        H[:d, :d] = X.T @ X
-    if s:
-        col = float(s) * np.asarray(X.sum(axis=0)).ravel()
-        H[:d, d] = col
-        H[d, :d] = col
-        H[d, d] = float(s) ** 2 * X.shape[0]
-    return H
-
-
 # Rows per block of a dense public block in the weighted second moments
 # (a weighted copy of one block at a time, never of the whole block).
 _DENSE_BLOCK_ROWS = 4096
 
 
-def _weighted_gram(X, s, weights):
-    """``X~^T diag(weights) X~`` of the augmented rows, by blocks of rows.
+def _gram(X, s, weights=None):
+    """``X~^T diag(weights) X~`` of the augmented rows ``[x, s]``, without building ``X~``.
 
-    Each block's weighted rows are a temporary of that block only, so the
-    public rows are never copied whole (dense or CSR).
+    Stacking the constant column would copy the public rows (peak memory
+    stays within twice the data); its blocks are ``s X^T w`` and
+    ``s^2 sum(w)`` instead (``w = 1`` without ``weights``). A sparse ``X``
+    (CSR) is read by row blocks, each one's sparse product added into the
+    result: converting the whole block to the other compressed format for
+    one product would copy its stored entries, and only the ``p x p`` result
+    is dense. Weighted dense rows are read by blocks of rows too, so their
+    weighted copy is one block's, never the whole block's.
     """
     d = X.shape[1]
     H = np.zeros((d + 1,) * 2 if s else (d, d))
-    blocks = (
-        row_blocks(X)
-        if sp.issparse(X)
-        else [
-            slice(start, start + _DENSE_BLOCK_ROWS)
-            for start in range(0, X.shape[0], _DENSE_BLOCK_ROWS)
-        ]
-    )
-    for rows in blocks:
-        block = row_block(X, rows)
-        w = np.asarray(weights[rows], dtype=np.float64)
-        if sp.issparse(block):
-            product = (block.T @ block.multiply(w[:, None]).tocsr()).tocoo()
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+    if sp.issparse(X):
+        for rows in row_blocks(X):
+            block = row_block(X, rows)
+            right = (
+                block
+                if weights is None
+                else block.multiply(weights[rows][:, None]).tocsr()
+            )
+            product = (block.T @ right).tocoo()
             np.add.at(H, (product.row, product.col), product.data)
-        else:
+    elif weights is None:
+        H[:d, :d] = X.T @ X
+    else:
+        for start in range(0, X.shape[0], _DENSE_BLOCK_ROWS):
+            block = X[start : start + _DENSE_BLOCK_ROWS]
+            w = weights[start : start + _DENSE_BLOCK_ROWS]
             H[:d, :d] += block.T @ (w[:, None] * block)
-        if s:
-            col = float(s) * np.asarray(block.T @ w).ravel()
-            H[:d, d] += col
-            H[d, :d] += col
-            H[d, d] += float(s) ** 2 * float(w.sum())
+    if s:
+        if weights is None:
+            col, total = X.sum(axis=0), X.shape[0]
+        else:
+            col, total = X.T @ weights, float(weights.sum())
+        col = float(s) * np.asarray(col).ravel()
+        H[:d, d] = col
+        H[d, :d] = col
+        H[d, d] = float(s) ** 2 * total
     return H
 
 
@@ -210,7 +196,7 @@ def public_step_curvature(X_pub, intercept_scaling, *, weights=None, preconditio
     if n_pub == 0:
         return 0.0
     s = float(intercept_scaling)
-    H = _gram(X_pub, s) if weights is None else _weighted_gram(X_pub, s, weights)
+    H = _gram(X_pub, s, weights)
     H /= n_pub
     if preconditioner is not None:
         p = H.shape[0]
