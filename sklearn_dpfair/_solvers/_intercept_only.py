@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..privacy import GaussianMechanism, PrivacyRecord
+from ..privacy._accounting import SINGLE_GAUSSIAN_ACCOUNTANT
 
 __all__ = [
     "InterceptOnlySetup",
@@ -57,10 +58,6 @@ _DESCRIPTION = (
     "log-frequencies of the noisy counts floored at 1"
 )
 
-# One Gaussian release: PLD reads it exactly (the analytic Gaussian
-# mechanism, Balle and Wang 2018), where RDP's conversion overstates epsilon
-# and its finite orders cannot certify epsilon below about 0.01.
-_SINGLE_GAUSSIAN_ACCOUNTANT = "pld"
 
 _MESSAGE = (
     "{name}: small_budget='auto' released the intercept-only model (the noisy "
@@ -232,7 +229,7 @@ def intercept_only_setup(budget, n_classes, *, caveats=()):
             f"{budget.noise_multiplier!r}, rho={budget.rho!r}. This is a bug: "
             "please report it."
         )
-    budget = replace(budget, accountant=_SINGLE_GAUSSIAN_ACCOUNTANT)
+    budget = replace(budget, accountant=SINGLE_GAUSSIAN_ACCOUNTANT)
     mechanism = budget.gaussian(1.0)
     record = budget.account(
         mechanism,

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from ..exceptions import PrivacyAccountingError
 from ..privacy import GaussianMechanism, capped_weights, fit_weights
 from ..privacy._accounting import (
+    SINGLE_GAUSSIAN_ACCOUNTANT,
     composed_event,
     gaussian_event,
     noisy_sgd_event,
@@ -82,9 +83,6 @@ __all__ = [
 # this it could overflow float64 in a partial sum.
 _MAX_PREDICTION_BOUND = 1e300
 
-# A single Gaussian release is accounted with PLD, which is exact for it (the
-# analytic Gaussian mechanism); RDP would overstate epsilon by ~10-20%.
-_SINGLE_GAUSSIAN_ACCOUNTANT = "pld"
 _FW_PUBLIC_N = (
     "fw_steps=None: the step count is computed from n, which is public "
     "(as DP-SGD's sampling rate); the selections themselves do not use n"
@@ -572,7 +570,7 @@ def output_perturbation_setup(
     # The noise is chosen before the data are touched: the sensitivity is
     # public (row bound, loss constants, alpha, n, tol).
     sensitivity = 2.0 * lipschitz / (alpha * n_samples) + 2.0 * tol
-    budget = replace(budget, accountant=_SINGLE_GAUSSIAN_ACCOUNTANT)
+    budget = replace(budget, accountant=SINGLE_GAUSSIAN_ACCOUNTANT)
     planned = (n_samples, n_features, params, budget, dtype, scaling)
     if budget.delta == 0:
         n_params = (n_features + 1) * loss.n_outputs
