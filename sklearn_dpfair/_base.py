@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .exceptions import PrivacyAccountingError
 from .privacy._ledger import PrivacyLedger
-from .privacy._plan import PrivacyPlan, check_public_count
+from .privacy._plan import PrivacyPlan, check_public_count, check_public_layout
 from .privacy._random import noise_seed
 from .privacy._releases import check_releases, logged_releases
 from .utils._array_api import (
@@ -145,8 +145,7 @@ class PrivateEstimatorMixin:
         self._validate_params()
         n_samples = check_public_count(n_samples, "n_samples")
         n_features = check_public_count(n_features, "n_features")
-        if not isinstance(sparse, (bool, np.bool_)):
-            raise TypeError(f"sparse must be a bool; got {type(sparse).__name__}.")
+        sparse = check_public_layout(sparse)
         if sparse and not self.__sklearn_tags__().input_tags.sparse:
             raise TypeError(
                 f"{type(self).__name__} does not accept sparse X: its fit "

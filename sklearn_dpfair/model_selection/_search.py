@@ -31,6 +31,7 @@ from .._base import PrivateEstimatorMixin
 from ..fairness import encode_sensitive_features
 from ..privacy._accounting import composed_event, gaussian_event
 from ..privacy._ledger import PrivacyLedger
+from ..privacy._plan import check_public_layout
 from ..privacy._record import PrivacyRecord, check_budget
 from ..privacy._selection import (
     RUN_DISTRIBUTIONS,
@@ -794,8 +795,7 @@ class PrivateHyperparameterSearch(
         True
         """
         self._validate_params()
-        if not isinstance(sparse, (bool, np.bool_)):
-            raise TypeError(f"sparse must be a bool; got {type(sparse).__name__}.")
+        sparse = check_public_layout(sparse)
         unknown = sorted(set(public_counts) - set(self._plan_public_counts))
         if unknown:
             raise TypeError(

@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..exceptions import PrivacyAccountingError, PrivacyBudgetError
 from ..privacy._ledger import PrivacyLedger
-from ..privacy._plan import PrivacyPlan, check_public_count
+from ..privacy._plan import PrivacyPlan, check_public_count, check_public_layout
 from ..privacy._random import check_noise_generator, noise_seed
 from ..privacy._record import PrivacyRecord
 from ..privacy._releases import log_release, logged_releases, mark_unchecked
@@ -484,8 +484,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         self._check_steps()
         n_samples = check_public_count(n_samples, "n_samples")
         n_features = check_public_count(n_features, "n_features")
-        if not isinstance(sparse, (bool, np.bool_)):
-            raise TypeError(f"sparse must be a bool; got {type(sparse).__name__}.")
+        sparse = check_public_layout(sparse)
         schema = None
         if feature_names is not None:
             import pandas as pd

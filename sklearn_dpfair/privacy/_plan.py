@@ -17,10 +17,12 @@ import math
 from dataclasses import dataclass, field
 from numbers import Integral
 
+import numpy as np
+
 from ..exceptions import PrivacyAccountingError
 from ._accounting import epsilon_of
 
-__all__ = ["PrivacyPlan", "check_public_count"]
+__all__ = ["PrivacyPlan", "check_public_count", "check_public_layout"]
 
 
 def check_public_count(value, name, *, minimum=1):
@@ -44,6 +46,20 @@ def check_public_count(value, name, *, minimum=1):
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}; got {value}.")
     return int(value)
+
+
+def check_public_layout(sparse):
+    """``sparse`` (whether ``X`` is a sparse matrix) as a bool, or a ``TypeError``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._plan import check_public_layout
+    >>> check_public_layout(False)
+    False
+    """
+    if not isinstance(sparse, (bool, np.bool_)):
+        raise TypeError(f"sparse must be a bool; got {type(sparse).__name__}.")
+    return bool(sparse)
 
 
 @dataclass(frozen=True)
