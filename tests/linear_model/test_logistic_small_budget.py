@@ -117,15 +117,7 @@ def test_released_counts_have_the_calibrated_spread(eps):
             DPLogisticRegression(
                 epsilon=eps, delta=1e-6, classes=[0, 1], random_state=seed
             ).fit(X, y)
-    assert len(observer.seen) == 200
-    z = {m.noise_multiplier for m, _, _ in observer.seen}
-    assert len(z) == 1 and {m.sensitivity for m, _, _ in observer.seen} == {1.0}
-    (z,) = z
-    for _, exact, _ in observer.seen:
-        np.testing.assert_array_equal(exact, np.bincount(y, minlength=2))
-    errors = np.concatenate([noisy - exact for _, exact, noisy in observer.seen]) / z
-    assert abs(errors.std() - 1.0) < 0.15
-    assert abs(errors.mean()) < 4 / np.sqrt(errors.size)
+    observer.assert_label_histograms(y, 200)
 
 
 def test_parameters_are_still_validated_when_the_model_is_not_fitted():
