@@ -78,9 +78,8 @@ def noisy_moments(X, lower, upper, mechanism, rng, *, order=2):
     >>> n, s1, s2
     (array([2.]), array([0.]), array([2.]))
     """
-    shares = MOMENT_SHARES[order]
     d = X.shape[1]
-    weights = [math.sqrt(s / d) for s in shares]
+    weights = _block_weights(d, order)
     centre, half = centre_and_half_width(lower, upper)
     observed = ~np.isnan(X)
     # Missing values contribute 0 to the sums (and their observed flag 0).
@@ -108,9 +107,13 @@ def moment_noise_stds(mechanism, n_features, *, order=2):
     [6.32, 2.98, 2.98]
     """
     return tuple(
-        mechanism.noise_std / math.sqrt(share / n_features)
-        for share in MOMENT_SHARES[order]
+        mechanism.noise_std / weight for weight in _block_weights(n_features, order)
     )
+
+
+def _block_weights(n_features, order):
+    """The public weights ``sqrt(share_k / d)`` of the released blocks."""
+    return [math.sqrt(share / n_features) for share in MOMENT_SHARES[order]]
 
 
 def mean_and_variance(count, sum_u, sum_u2=None, *, private, noise_stds=None):
