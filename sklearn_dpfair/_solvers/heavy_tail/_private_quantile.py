@@ -27,6 +27,11 @@ _KEEP_SIGMAS = 4.0
 _INNER_SIGMAS = 2.5
 # histogram_mode_run accepts its fullest bin from this many.
 _MODE_SIGMAS = 5.0
+# histogram_mode_run drops the outer bins of its run that hold together at
+# most this share of the run's (noisy) count on their side: a thin far tail
+# (0.5% of the rows scaled by 100) otherwise stretches a column's range over
+# two decades more, and the scale grid, a share of the range, with it.
+_TAIL_SHARE = 0.01
 
 
 def histogram_support(counts, threshold, edges=SIGNED_DECADE_EDGES):
@@ -70,7 +75,14 @@ def histogram_mode_run(counts, threshold, edges=SIGNED_DECADE_EDGES):
     rarer). Unlike :func:`histogram_support`, which spans every bin
     above the threshold, the fullest bin is found whatever the noise level
     (a report-noisy-max): a noisy bin far from the data does not stretch
-    the range over decades.
+    the range over decades. The run's outer bins that hold together at
+    most 1% of its count on their side are then dropped (never the fullest
+    bin): a few rows far out, which a large sample shows above the noise,
+    do not stretch it either. The bins near 0 between a column's negative
+    and positive values are inside the run, never dropped. The range so
+    read still holds the column's median and, for a column with at most 1%
+    of its rows out there, its median absolute deviation (at most the
+    distance from the median to a quartile, both inside it).
 
     Examples
     --------
@@ -86,6 +98,9 @@ def histogram_mode_run(counts, threshold, edges=SIGNED_DECADE_EDGES):
     (10.0, 1000.0)
     >>> histogram_mode_run(counts, 150.0) is None  # 180 < 5 sigma = 187.5
     True
+    >>> counts[29] = 2.0  # [1e3, 1e4): 0.7% of the run, dropped
+    >>> histogram_mode_run(counts, 1.0)
+    (10.0, 1000.0)
     """
     top = int(np.argmax(counts))
     if not counts[top] >= threshold * _MODE_SIGMAS / _KEEP_SIGMAS:
@@ -95,6 +110,12 @@ def histogram_mode_run(counts, threshold, edges=SIGNED_DECADE_EDGES):
         first -= 1
     while last < counts.size - 1 and counts[last + 1] >= threshold:
         last += 1
+    run = counts[first : last + 1]
+    tail = _TAIL_SHARE * run.sum()
+    # Outer bins whose cumulative count from their end stays within the
+    # tail share go; the fullest bin (top - first) always stays.
+    first += min(int(np.searchsorted(np.cumsum(run), tail, side="right")), top - first)
+    last -= min(int(np.searchsorted(np.cumsum(run[::-1]), tail, side="right")), last - top)
     finite = edges[np.isfinite(edges)]
     low = edges[first] if np.isfinite(edges[first]) else finite[0]
     high = edges[last + 1] if np.isfinite(edges[last + 1]) else finite[-1]

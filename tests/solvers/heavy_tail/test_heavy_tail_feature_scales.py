@@ -214,3 +214,19 @@ def test_mostly_zero_column_is_left_unscaled(monkeypatch):
     assert (location[1], scale[1]) == (0.0, 1.0)
     assert 8.0 < location[0] < 12.0 and 1.0 < scale[0] < 4.0
     assert not math.isnan(scale[0])
+
+
+def test_a_thin_far_tail_does_not_stretch_a_column_scale():
+    # 0.5% of the rows scaled by 100: a large sample shows their decade bins
+    # above the noise. Read as part of the range, they made the scale grid's
+    # step (a 121st of the range) 16 and the scales 12-49, not ~1.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100_000, 3))
+    X[rng.random(100_000) < 0.005] *= 100.0
+    rhos = {"range": 0.3, "location": 0.06, "scale": 0.06}
+    for seed in range(3):
+        location, scale = private_feature_scales(
+            X, rhos, True, None, np.random.default_rng(seed)
+        )
+        assert np.all(np.abs(location) < 0.5)
+        assert np.all((scale > 0.7) & (scale < 1.4)), scale
