@@ -36,8 +36,9 @@ from sklearn_dpfair.utils import all_estimators, expected_failed_checks
 # whose weighted records are clipped once (one record, not k duplicates).
 # They apply to the private default instances only. HeavyTailDPRegressor's
 # entries pass vacuously at its defaults (the checks' 15 rows are below its
-# public minimum epsilon * n_samples, so both fits release the same public
-# zero model); what weights do in its private fit (clipped after weighting)
+# public minimum epsilon * n_samples for a model and too few for the
+# intercept-only model's histogram to show the target, so both fits release
+# coef_ = 0, intercept_ = 0); what weights do in its private fit (clipped after weighting)
 # is tested in tests/linear_model/test_heavy_tail.py. The non-private limit
 # of each estimator runs every check without exemption: _NON_PRIVATE_LIMITS.
 

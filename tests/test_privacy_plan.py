@@ -302,7 +302,7 @@ HEAVY_TAIL = [
     HeavyTailDPRegressor(solver="acsa"),
     HeavyTailDPRegressor(solver="sgd", clip_norm=2.0, fit_intercept=False),
     HeavyTailDPRegressor(solver="sgd", epsilon=math.inf),
-    # Below the public minimum of epsilon * n: the public zero model.
+    # Below the public minimum of epsilon * n: the intercept-only model.
     HeavyTailDPRegressor(epsilon=0.05),
     # The deprecated zCDP budget (a FutureWarning, the same plan as before).
     HeavyTailDPRegressor(rho=0.05),

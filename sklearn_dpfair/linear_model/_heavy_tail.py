@@ -308,7 +308,7 @@ or None, default="auto"
         expected Poisson batch size for "dp-sgd").
     clip_norm_ : float
         The clip norm ``C`` used, in the units of ``y`` times ``x``
-        (0.0 for the public zero model). ``clip_threshold_`` is its
+        (0.0 for the intercept-only and zero models). ``clip_threshold_`` is its
         deprecated alias.
     noise_std_ : float
         Per-coordinate noise standard deviation of each noisy mean gradient.
@@ -320,12 +320,13 @@ or None, default="auto"
         "dp-sgd".
     target_location_ : float
         "dp-sgd": private median of ``y`` (0.0 without intercept or for the
-        public zero model); the fit runs on ``(y - target_location_) /
+        public zero model; the intercept itself for the intercept-only
+        model); the fit runs on ``(y - target_location_) /
         target_scale_``. 0.0 for the one-pass solvers.
     target_scale_ : float
         "dp-sgd": private median absolute deviation of ``y`` / 0.6745 (about
         its standard deviation); 1.0 for the one-pass solvers and the
-        public zero model.
+        intercept-only and zero models.
     feature_location_ : ndarray of shape (n_features,)
         "dp-sgd": the location each column was centred at (private, or the
         centre of ``feature_bounds``); 0 where the columns were used as
@@ -360,7 +361,8 @@ or None, default="auto"
         sum of one release per column) where they are planned, and
         "intercept_mean" for the
         private intercept step (squared loss with an intercept, where it is
-        taken); none for the public zero model): the Poisson-subsampled
+        taken); "target_range" and "target_location" alone for the
+        intercept-only model, none for the public zero model): the Poisson-subsampled
         Gaussian steps are accounted under RDP
         (their own epsilon is ``optimizer_epsilon_``), their noise being
         calibrated so that the composition of all steps meets (``epsilon``,
@@ -423,11 +425,15 @@ or None, default="auto"
     a weight of 2 is a duplicated row (up to the solver's tolerance).
 
     Small samples: "dp-sgd" needs ``epsilon * n_samples >= max(100,
-    10 (n_features + 1))`` (a public rule); below it the private scales
-    cannot be estimated, and the fit releases the public zero model
-    (``coef_ = 0``, ``intercept_ = 0``, ``epsilon_ = 0``) with a warning,
-    without reading the data. This is also what scikit-learn's sample-weight
-    checks meet on their 15-row datasets. Above it, on 30 seeds of small
+    10 (n_features + 1))`` (a public rule) to fit a model; below it the
+    fit releases, with a warning, the intercept-only model: ``coef_ = 0``
+    and ``intercept_`` a private quantile of ``y`` (the median, or the
+    pinball loss's ``quantile``) on the whole budget, or 0 if its range
+    histogram shows no bin above the noise. Without an intercept it
+    releases the public zero model (``coef_ = 0``, ``epsilon_ = 0``)
+    without reading the data. scikit-learn's sample-weight checks fit 15
+    rows: both fits release an intercept of 0 (no bin rises above the
+    noise). Above it, on 30 seeds of small
     data sets (``docs/benchmarks/heavytail_small.rst``), the test error at
     ``epsilon = 1`` stayed within 1.5x that of the constant predictor for
     n >= 300. After validation nothing depends on

@@ -24,8 +24,10 @@ _CLIPPED_WEIGHTS = (
 )
 _SMALL_DATA = (
     "Passes at the defaults only vacuously: the check's 15-row data sets are "
-    "below the public minimum epsilon * n_samples, so both fits release the "
-    "same public zero model. At a larger epsilon * n_samples a weighted record "
+    "below the public minimum epsilon * n_samples for a model, and too few for "
+    "the intercept-only model's range histogram to rise above its noise, so "
+    "both fits release coef_ = 0 and intercept_ = 0. At a larger "
+    "epsilon * n_samples a weighted record "
     "is clipped once (one record, not k duplicated rows) and the check fails "
     "by design."
 )

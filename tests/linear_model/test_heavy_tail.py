@@ -1,12 +1,15 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
 import math
+import warnings
 
 import numpy as np
 import pytest
 from scipy.optimize import minimize
 from sklearn.base import clone
+from sklearn.datasets import load_diabetes
 from sklearn.linear_model import LinearRegression
+from sklearn.model_selection import train_test_split
 
 from sklearn_dpfair import HeavyTailDPRegressor
 from sklearn_dpfair._loss import HuberLoss
@@ -570,17 +573,60 @@ def test_no_radius_hit_inside_the_ball():
     assert fit.radius_hit_ is None
 
 
-def test_below_the_minimum_signal_the_public_zero_model_is_released():
+def test_below_the_minimum_signal_the_intercept_only_model_is_released():
+    X, y = _raw_scale_data(np.random.default_rng(3), 60)
+    with pytest.warns(UserWarning, match="intercept-only model"):
+        reg = HeavyTailDPRegressor(epsilon=1.0, random_state=0).fit(X, y)
+    assert np.all(reg.coef_ == 0)
+    # A private median of y (150 + noise of sd ~80 here), not 0.
+    assert 60.0 < reg.intercept_ < 240.0
+    # Two releases (the range histogram and the quantile), all the budget.
+    assert set(reg.rho_spent_) == {"target_range", "target_location"}
+    assert 0.9 < reg.epsilon_ <= 1.0
+    assert reg.dp_event_ == reg.privacy_plan(*X.shape).dp_event
+    # With more budget per row the same n fits a model.
+    fit = HeavyTailDPRegressor(epsilon=4.0, random_state=0).fit(X, y)
+    assert np.any(fit.coef_ != 0)
+
+
+def test_the_intercept_only_model_beats_predicting_zero_on_a_raw_target():
+    # Raw diabetes (309 rows, 10 columns) at epsilon = 0.25 is below the
+    # minimum: predicting 0 had 5.5x the constant's test MSE.
+    X, y = load_diabetes(return_X_y=True, scaled=False)
+    X, Xt, y, yt = train_test_split(X, y, test_size=0.3, random_state=0)
+    constant = np.mean((yt - y.mean()) ** 2)
+    ratios = []
+    for seed in range(10):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            reg = HeavyTailDPRegressor(epsilon=0.25, random_state=seed).fit(X, y)
+        assert np.all(reg.coef_ == 0)
+        ratios.append(np.mean((reg.predict(Xt) - yt) ** 2) / constant)
+    assert max(ratios) < 1.6 and np.median(ratios) < 1.2
+
+
+@pytest.mark.parametrize("loss, level", [("quantile", 0.9), ("absolute_error", 0.5)])
+def test_the_intercept_only_model_is_the_loss_quantile(loss, level):
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(400, 30)), rng.exponential(100.0, size=400)
+    with pytest.warns(UserWarning, match=f"private {level:g}-quantile"):
+        reg = HeavyTailDPRegressor(
+            epsilon=0.5, loss=loss, quantile=level, random_state=0
+        ).fit(X, y)
+    assert np.all(reg.coef_ == 0)
+    assert abs(np.mean(y <= reg.intercept_) - level) < 0.1
+
+
+def test_without_intercept_below_the_minimum_the_public_zero_model_is_released():
     X, y = _raw_scale_data(np.random.default_rng(3), 60)
     with pytest.warns(UserWarning, match="public zero model"):
-        reg = HeavyTailDPRegressor(epsilon=1.0, random_state=0).fit(X, y)
+        reg = HeavyTailDPRegressor(
+            epsilon=1.0, fit_intercept=False, random_state=0
+        ).fit(X, y)
     assert np.all(reg.coef_ == 0) and reg.intercept_ == 0.0
     # Nothing was read: the record says epsilon = 0 and no budget is spent.
     assert reg.epsilon_ == 0.0 and reg.rho_spent_ == {}
     assert "NoOpDpEvent" in repr(reg.dp_event_)
-    # With more budget per row the same n fits a model.
-    fit = HeavyTailDPRegressor(epsilon=4.0, random_state=0).fit(X, y)
-    assert np.any(fit.coef_ != 0)
 
 
 def test_small_n_is_never_far_worse_than_the_mean():

@@ -77,13 +77,15 @@ def _fit_recording(solver, X, y):
 def _fit(solver, X, y):
     """Fit with every warning an error; return the estimator or the error.
 
-    Two warnings are not about the records and stay warnings: the zero-model
-    fallback reads only ``epsilon`` and ``n`` (public), and the radius
-    warning reads only the released coefficients (post-processing).
+    Two warnings are not about the records and stay warnings: the
+    zero-model and intercept-only fallbacks read only ``epsilon``, ``n`` and
+    the loss (public), and the radius warning reads only the released
+    coefficients (post-processing).
     """
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warnings.filterwarnings("ignore", message=".*public zero model")
+        warnings.filterwarnings("ignore", message=".*intercept-only model")
         warnings.filterwarnings("ignore", message=".*lie on or near the")
         try:
             return HeavyTailDPRegressor(**_params(solver)).fit(X, y)

@@ -16,7 +16,12 @@ import numpy as np
 
 from ...privacy._quantile import SIGNED_DECADE_EDGES, SIGNED_EDGES
 
-__all__ = ["histogram_mode_run", "histogram_quantiles", "histogram_support"]
+__all__ = [
+    "heaviest_run",
+    "histogram_mode_run",
+    "histogram_quantiles",
+    "histogram_support",
+]
 
 # noisy_histogram's threshold is this many noise standard deviations.
 _KEEP_SIGMAS = 4.0
@@ -120,6 +125,35 @@ def histogram_mode_run(counts, threshold, edges=SIGNED_DECADE_EDGES):
     low = edges[first] if np.isfinite(edges[first]) else finite[0]
     high = edges[last + 1] if np.isfinite(edges[last + 1]) else finite[-1]
     return float(low), float(high)
+
+
+def heaviest_run(counts, floor):
+    """Bins ``first..last`` of the contiguous run of bins ``>= floor`` of largest sum.
+
+    Post-processing of a (noisy) histogram. Data fill neighbouring bins,
+    noise isolated ones: a run's total count tells them apart better than
+    its fullest bin. None when no bin reaches ``floor``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.heavy_tail._private_quantile import heaviest_run
+    >>> heaviest_run(np.array([0.0, 3.0, 0.0, 2.5, 2.5, 0.0]), 2.0)
+    (3, 4)
+    >>> heaviest_run(np.zeros(4), 1.0) is None
+    True
+    """
+    best, best_sum, first = None, -np.inf, None
+    for i, count in enumerate(np.append(counts, -np.inf)):
+        if count >= floor:
+            first = i if first is None else first
+            continue
+        if first is not None:
+            total = float(np.sum(counts[first:i]))
+            if total > best_sum:
+                best, best_sum = (first, i - 1), total
+            first = None
+    return best
 
 
 def histogram_quantiles(counts, threshold, levels, edges=SIGNED_EDGES):

@@ -17,7 +17,7 @@ class HeavyTailFit:
 
     ``clip_norm`` is in the units of ``y`` times ``x``; ``smoothness`` and
     ``strong_convexity`` are None for "dp-sgd", ``learning_rate`` None for
-    the one-pass solvers; ``fallback`` says why the public zero model was
+    the one-pass solvers; ``fallback`` says why the intercept-only or public zero model was
     released instead of a fit (None otherwise).
     """
 
