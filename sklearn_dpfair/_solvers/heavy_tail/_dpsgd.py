@@ -1244,23 +1244,7 @@ def _intercept_only_model(y, loss, plan, weights, rng, n_features, config):
         ),
         steps=1,
     )
-    return HeavyTailFit(
-        coef=coef,
-        intercept=intercept,
-        solver="dp-sgd",
-        n_iter=0,
-        batch_size=0.0,
-        clip_norm=0.0,
-        noise_std=0.0,
-        smoothness=None,
-        strong_convexity=None,
-        rho_spent=rhos,
-        record=record,
-        optimizer_epsilon=0.0,
-        target_location=intercept,
-        fallback=message,
-        learning_rate=0.0,
-    )
+    return _constant_fit(coef, intercept, record, message, rho_spent=rhos)
 
 
 def _zero_model(n_features, budget, config, n):
@@ -1280,9 +1264,14 @@ def _zero_model(n_features, budget, config, n):
         description="none: " + message,
         steps=0,
     )
+    return _constant_fit(np.zeros(n_features), 0.0, record, message, rho_spent={})
+
+
+def _constant_fit(coef, intercept, record, fallback, *, rho_spent):
+    """The :class:`HeavyTailFit` of a model released without any step."""
     return HeavyTailFit(
-        coef=np.zeros(n_features),
-        intercept=0.0,
+        coef=coef,
+        intercept=intercept,
         solver="dp-sgd",
         n_iter=0,
         batch_size=0.0,
@@ -1290,9 +1279,10 @@ def _zero_model(n_features, budget, config, n):
         noise_std=0.0,
         smoothness=None,
         strong_convexity=None,
-        rho_spent={},
+        rho_spent=rho_spent,
         record=record,
         optimizer_epsilon=0.0,
-        fallback=message,
+        target_location=intercept,
+        fallback=fallback,
         learning_rate=0.0,
     )

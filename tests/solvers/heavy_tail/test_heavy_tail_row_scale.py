@@ -19,34 +19,34 @@ from sklearn_dpfair.privacy._quantile import POSITIVE_EDGES
 RHO = 7.1e-4
 
 
-def _misses_the_threshold(values, seed):
-    counts, threshold = noisy_histogram(
-        values, RHO, np.random.default_rng(seed), POSITIVE_EDGES
-    )
-    return counts.max() < threshold
+def _readings(X, seeds=range(60)):
+    """How many seeds' histograms miss the threshold, and each seed's median."""
+    values = np.sum(X**2, axis=1) + 1.0
+    missed, medians = 0, []
+    for seed in seeds:
+        counts, threshold = noisy_histogram(
+            values, RHO, np.random.default_rng(seed), POSITIVE_EDGES
+        )
+        missed += counts.max() < threshold
+        medians.append(
+            _private_row_scale(X, 1.0, RHO, None, np.random.default_rng(seed))
+        )
+    return missed, np.array(medians)
 
 
 def test_raw_rows_are_never_read_as_unit_rows():
     X = load_diabetes(return_X_y=True, scaled=False)[0][:309]
     true = np.median(np.sum(X**2, axis=1) + 1.0)  # ~7e4
-    values = np.sum(X**2, axis=1) + 1.0
-    missed, medians = 0, []
-    for seed in range(60):
-        missed += _misses_the_threshold(values, seed)
-        medians.append(_private_row_scale(X, 1.0, RHO, None, np.random.default_rng(seed)))
+    missed, medians = _readings(X)
     # Some seeds fall below the 4-sigma threshold (the case this tests);
     # unit rows would have read 11 there.
     assert missed >= 1
-    assert min(medians) > true / 10 and max(medians) < true * 10
+    assert medians.min() > true / 10 and medians.max() < true * 10
 
 
 def test_unit_rows_stay_unit_rows_below_the_threshold():
     X = np.random.default_rng(0).normal(size=(200, 5))
-    values = np.sum(X**2, axis=1) + 1.0
-    missed, medians = 0, []
-    for seed in range(60):
-        missed += _misses_the_threshold(values, seed)
-        medians.append(_private_row_scale(X, 1.0, RHO, None, np.random.default_rng(seed)))
+    missed, medians = _readings(X)
     assert missed >= 10
     # A spurious bin far above them is rarely read (it slows the fit).
-    assert np.mean(np.array(medians) > 60.0) <= 0.05
+    assert np.mean(medians > 60.0) <= 0.05
