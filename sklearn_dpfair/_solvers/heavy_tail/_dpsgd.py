@@ -1228,7 +1228,8 @@ def _intercept_only_model(y, loss, plan, weights, rng, n_features, config):
         f"epsilon * n_samples = {budget.epsilon * n:.3g} is below the minimum "
         f"{minimum_signal(n_features + 1):.3g} of solver='dp-sgd' for a model: "
         f"the fit released the intercept-only model (coef_ = 0, intercept_ "
-        f"a private {level:g}-quantile of y)"
+        f"a private {level:g}-quantile of y, or 0 where the noisy histogram "
+        "that places it showed no bin above its noise)"
     )
     record = budget.account(
         # The main release: the range histogram's Gaussian mechanism.
