@@ -308,8 +308,8 @@ or None, default="auto"
         expected Poisson batch size for "dp-sgd").
     clip_norm_ : float
         The clip norm ``C`` used, in the units of ``y`` times ``x``
-        (0.0 for the intercept-only and zero models). ``clip_threshold_`` is its
-        deprecated alias.
+        (0.0 for the intercept-only and zero models). ``clip_threshold_``
+        is its deprecated alias.
     noise_std_ : float
         Per-coordinate noise standard deviation of each noisy mean gradient.
     smoothness_ : float or None
@@ -362,8 +362,8 @@ or None, default="auto"
         "intercept_mean" for the
         private intercept step (squared loss with an intercept, where it is
         taken); "target_range" and "target_location" alone for the
-        intercept-only model, none for the public zero model): the Poisson-subsampled
-        Gaussian steps are accounted under RDP
+        intercept-only model, none for the public zero model): the
+        Poisson-subsampled Gaussian steps are accounted under RDP
         (their own epsilon is ``optimizer_epsilon_``), their noise being
         calibrated so that the composition of all steps meets (``epsilon``,
         ``delta``).

@@ -559,7 +559,9 @@ def private_location_scale(
     width = high - low
     location = 0.0
     if with_location:
-        location = _private_quantile_in(values, 0.5, support, rhos["location"], weights, rng)
+        location = _private_quantile_in(
+            values, 0.5, support, rhos["location"], weights, rng
+        )
     if linear_scale_grid:
         grid = np.linspace(width / _SCALE_POINTS, width, _SCALE_POINTS)
     else:
@@ -678,7 +680,9 @@ def _private_row_scale(X, s, rho, weights, rng):
     if run is None:
         return unit_rows
     lower, upper = POSITIVE_EDGES[:-1], POSITIVE_EDGES[1:]
-    near = (upper > unit_rows / _UNIT_ROWS_SPREAD) & (lower < unit_rows * _UNIT_ROWS_SPREAD)
+    near = (upper > unit_rows / _UNIT_ROWS_SPREAD) & (
+        lower < unit_rows * _UNIT_ROWS_SPREAD
+    )
     run_mass = float(np.sum(counts[run[0] : run[1] + 1]))
     if run_mass <= float(np.sum(counts[near])):
         return unit_rows
@@ -1155,8 +1159,8 @@ def minimum_signal(n_params, schedule=DPSGD_SCHEDULE):
     Below it the private scales the fit needs cannot be estimated (the
     histograms' noise and the exponential mechanism's rank error are then a
     large share of ``n``), and the fit releases the intercept-only model
-    instead (the public zero model without an intercept). A public rule: it reads
-    only ``epsilon``, ``n_samples`` and the number of parameters.
+    instead (the public zero model without an intercept). A public rule:
+    it reads only ``epsilon``, ``n_samples`` and the number of parameters.
 
     Examples
     --------

@@ -119,8 +119,10 @@ def histogram_mode_run(counts, threshold, edges=SIGNED_DECADE_EDGES):
     tail = _TAIL_SHARE * run.sum()
     # Outer bins whose cumulative count from their end stays within the
     # tail share go; the fullest bin (top - first) always stays.
-    first += min(int(np.searchsorted(np.cumsum(run), tail, side="right")), top - first)
-    last -= min(int(np.searchsorted(np.cumsum(run[::-1]), tail, side="right")), last - top)
+    dropped_low = int(np.searchsorted(np.cumsum(run), tail, side="right"))
+    dropped_high = int(np.searchsorted(np.cumsum(run[::-1]), tail, side="right"))
+    first += min(dropped_low, top - first)
+    last -= min(dropped_high, last - top)
     finite = edges[np.isfinite(edges)]
     low = edges[first] if np.isfinite(edges[first]) else finite[0]
     high = edges[last + 1] if np.isfinite(edges[last + 1]) else finite[-1]
