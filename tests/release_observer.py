@@ -35,3 +35,29 @@ class Releases:
         errors = np.concatenate([noisy - exact for _, exact, noisy in self.seen]) / z
         assert abs(errors.std() - 1.0) < 0.15
         assert abs(errors.mean()) < 4 / np.sqrt(errors.size)
+
+
+def capture_mechanism_inputs(monkeypatch):
+    """Record the exact input of every Gaussian and exponential release.
+
+    Returns the list the patched mechanisms append to: ``("gaussian",
+    value, clip_norm)`` or ``("exponential", utility, sensitivity)``, in
+    release order; the releases themselves are unchanged.
+    """
+    from sklearn_dpfair.privacy import _exponential, _mechanism
+
+    seen = []
+    privatize = _mechanism.GaussianMechanism.privatize
+    select = _exponential.ExponentialMechanism.select
+
+    def gaussian(self, value, rng):
+        seen.append(("gaussian", np.array(value, dtype=float), self.clip_norm))
+        return privatize(self, value, rng)
+
+    def exponential(self, utility, rng):
+        seen.append(("exponential", np.array(utility, dtype=float), self.sensitivity))
+        return select(self, utility, rng)
+
+    monkeypatch.setattr(_mechanism.GaussianMechanism, "privatize", gaussian)
+    monkeypatch.setattr(_exponential.ExponentialMechanism, "select", exponential)
+    return seen

@@ -15,6 +15,7 @@ import warnings
 import dp_accounting
 import numpy as np
 import pytest
+from release_observer import capture_mechanism_inputs
 from sklearn.datasets import load_diabetes
 from sklearn.model_selection import train_test_split
 
@@ -25,7 +26,6 @@ from sklearn_dpfair._solvers.heavy_tail._dpsgd import (
     private_feature_scales,
     standardized,
 )
-from sklearn_dpfair.privacy import _exponential, _mechanism
 from sklearn_dpfair.privacy import PrivacyBudget
 from sklearn_dpfair.privacy._accounting import epsilon_of
 
@@ -34,25 +34,6 @@ def _raw_diabetes():
     X, y = load_diabetes(return_X_y=True, scaled=False)
     # The split of benchmarks/bench_raw.py.
     return train_test_split(X, y, test_size=0.3, random_state=0)
-
-
-def _capture(monkeypatch):
-    """Record the exact input of every Gaussian and exponential release."""
-    seen = []
-    privatize = _mechanism.GaussianMechanism.privatize
-    select = _exponential.ExponentialMechanism.select
-
-    def gaussian(self, value, rng):
-        seen.append(("gaussian", np.array(value, dtype=float), self.clip_norm))
-        return privatize(self, value, rng)
-
-    def exponential(self, utility, rng):
-        seen.append(("exponential", np.array(utility, dtype=float), self.sensitivity))
-        return select(self, utility, rng)
-
-    monkeypatch.setattr(_mechanism.GaussianMechanism, "privatize", gaussian)
-    monkeypatch.setattr(_exponential.ExponentialMechanism, "select", exponential)
-    return seen
 
 
 _RHOS = {"range": 30.0, "location": 30.0, "scale": 30.0}
@@ -78,7 +59,7 @@ def test_per_column_releases_move_by_their_sensitivity(extra, monkeypatch):
         [rng.normal(500.0, 100.0, 400), np.full(400, 5.0), rng.normal(0, 1e-3, 400)]
     )
     X[:, 1][:150] = 7.0  # a column tied at its median for most rows
-    seen = _capture(monkeypatch)
+    seen = capture_mechanism_inputs(monkeypatch)
     base = private_feature_scales(X, _RHOS, True, None, np.random.default_rng(1))
     before = list(seen)
     seen.clear()

@@ -11,27 +11,9 @@ import warnings
 
 import numpy as np
 import pytest
+from release_observer import capture_mechanism_inputs
 
 from sklearn_dpfair import HeavyTailDPRegressor
-from sklearn_dpfair.privacy import _exponential, _mechanism
-
-
-def _capture(monkeypatch):
-    seen = []
-    privatize = _mechanism.GaussianMechanism.privatize
-    select = _exponential.ExponentialMechanism.select
-
-    def gaussian(self, value, rng):
-        seen.append(("gaussian", np.array(value, dtype=float), self.clip_norm))
-        return privatize(self, value, rng)
-
-    def exponential(self, utility, rng):
-        seen.append(("exponential", np.array(utility, dtype=float), self.sensitivity))
-        return select(self, utility, rng)
-
-    monkeypatch.setattr(_mechanism.GaussianMechanism, "privatize", gaussian)
-    monkeypatch.setattr(_exponential.ExponentialMechanism, "select", exponential)
-    return seen
 
 
 def _fit(X, y, **params):
@@ -49,7 +31,7 @@ def _fit(X, y, **params):
 def test_releases_move_by_their_sensitivity(extra_x, extra_y, weight, monkeypatch):
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(20, 2)), rng.uniform(150.0, 160.0, size=20)
-    seen = _capture(monkeypatch)
+    seen = capture_mechanism_inputs(monkeypatch)
     first = _fit(X, y)
     before = list(seen)
     seen.clear()
