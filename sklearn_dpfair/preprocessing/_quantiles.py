@@ -22,7 +22,9 @@ from ._bounds import bounded_grid
 __all__ = ["bounded_quantiles", "column_edges", "column_quantiles"]
 
 
-def column_quantiles(X, levels, grids, rho, rng, adjacency="add_remove"):
+def column_quantiles(
+    X, levels, grids, rho, rng, adjacency="add_remove", candidates="points"
+):
     """Private ``levels``-quantiles of each column, on its grid.
 
     Parameters
@@ -40,6 +42,9 @@ def column_quantiles(X, levels, grids, rho, rng, adjacency="add_remove"):
     adjacency : {"add_remove", "replace_one"}, default="add_remove"
         The neighbouring relation the draws are accounted under (their
         utility sensitivity, :func:`~sklearn_dpfair.privacy._quantile.quantile_sensitivity`).
+    candidates : {"points", "bins"}, default="points"
+        What each draw picks
+        (:func:`~sklearn_dpfair.privacy._quantile.private_quantile`).
 
     Returns
     -------
@@ -63,7 +68,8 @@ def column_quantiles(X, levels, grids, rho, rng, adjacency="add_remove"):
             continue
         for k, q in enumerate(levels):
             out[k, j] = private_quantile(
-                observed, q, rho, rng, grid=grids[j], adjacency=adjacency
+                observed, q, rho, rng, grid=grids[j], adjacency=adjacency,
+                candidates=candidates,
             )
     return np.sort(out, axis=0)
 

@@ -17,6 +17,16 @@ and spread of the target). Two mechanisms give them:
   budget rho buys ``eps = sqrt(8 rho)``, twice what the generic pure-DP
   conversion ``eps^2 / 2`` (Bun and Steinke, Prop. 1.4) would give. The
   draw is :class:`~sklearn_dpfair.privacy._exponential.ExponentialMechanism`'s.
+  Where one value holds most rows (a one-hot column, a column that is 0
+  for most people) and is not itself a grid point, every candidate on one
+  side of it has the same utility, and the draw is uniform over that side
+  of the grid (up to 1e8 away). ``candidates="bins"`` draws a *bin*
+  ``(c_k, c_k+1]`` between neighbouring grid points instead, with utility
+  ``-dist(q n, [#{v <= c_k}, #{v <= c_k+1}])`` (0 for the bin that holds the
+  quantile, an atom's included), and returns its midpoint: the candidates
+  of Smith (2011), the intervals between order statistics, restricted to a
+  public grid. Its sensitivity is the points' (each endpoint term moves as
+  ``u(c)`` does), so a draw costs the same.
 * :func:`noisy_histogram`, counts in public bins released through the
   :class:`~sklearn_dpfair.privacy.GaussianMechanism` of sensitivity 1.
 
@@ -48,6 +58,7 @@ __all__ = [
     "em_epsilon",
     "noisy_histogram",
     "private_quantile",
+    "quantile_bin_utility",
     "quantile_sensitivity",
     "quantile_utility",
 ]
@@ -113,6 +124,26 @@ def quantile_sensitivity(quantile, adjacency="replace_one"):
     )
 
 
+def _grid_counts(values, grid, weights, weight_cap):
+    """``(#{i : v_i <= c} for c in grid, n)``, both weighted; ``grid`` any order."""
+    grid = np.asarray(grid, dtype=np.float64)
+    order = np.argsort(grid, kind="stable")
+    sorted_grid = grid[order]
+
+    def first_grid_point_at_or_above(block):
+        # #{k : c_k < v}: v <= c_k exactly for the grid points from there on.
+        # A fixed, data-independent image for non-finite values: above the grid.
+        block = np.where(np.isfinite(block), block, np.inf)
+        return np.searchsorted(sorted_grid, block, side="left")
+
+    per_bin, total = _blockwise_bincount(
+        values, first_grid_point_at_or_above, grid.size + 1, weights, weight_cap
+    )
+    counts = np.empty(grid.size)
+    counts[order] = np.cumsum(per_bin)[:-1]
+    return counts, total
+
+
 def quantile_utility(values, quantile, grid=LOG_GRID, weights=None, *, weight_cap=None):
     """Utility ``u(c) = -| #{i : v_i <= c} - q n |`` of each grid point.
 
@@ -131,22 +162,35 @@ def quantile_utility(values, quantile, grid=LOG_GRID, weights=None, *, weight_ca
     >>> quantile_utility(np.array([1.0, 3.0, np.nan]), 0.5, np.array([0.5, 2.0]))
     array([-1.5, -0.5])
     """
-    grid = np.asarray(grid, dtype=np.float64)
-    order = np.argsort(grid, kind="stable")
-    sorted_grid = grid[order]
-
-    def first_grid_point_at_or_above(block):
-        # #{k : c_k < v}: v <= c_k exactly for the grid points from there on.
-        # A fixed, data-independent image for non-finite values: above the grid.
-        block = np.where(np.isfinite(block), block, np.inf)
-        return np.searchsorted(sorted_grid, block, side="left")
-
-    per_bin, total = _blockwise_bincount(
-        values, first_grid_point_at_or_above, grid.size + 1, weights, weight_cap
-    )
-    counts = np.empty(grid.size)
-    counts[order] = np.cumsum(per_bin)[:-1]
+    counts, total = _grid_counts(values, grid, weights, weight_cap)
     return -np.abs(counts - quantile * total)
+
+
+def quantile_bin_utility(
+    values, quantile, grid=LOG_GRID, weights=None, *, weight_cap=None
+):
+    """Utility of each bin ``(c_k, c_k+1]`` between neighbours of a sorted grid.
+
+    ``u_k = -dist(q n, [#{v <= c_k}, #{v <= c_k+1}])``: 0 when the bin holds
+    the ``q``-quantile (the counts below and at its top bracket ``q n``),
+    else how many rows short of it the bin is. Each of ``#{v <= c} - q n``
+    moves by at most the sensitivity of :func:`quantile_utility` when a
+    record is added, removed or replaced, and ``dist(t, [a, b]) = max(a - t,
+    0, t - b)`` moves by no more than its terms: the same sensitivity
+    (:func:`quantile_sensitivity`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._quantile import quantile_bin_utility
+    >>> v = np.array([0.3, 0.3, 0.3, 5.0])  # an atom between grid points
+    >>> quantile_bin_utility(v, 0.25, np.array([-1.0, 0.0, 1.0, 10.0]))
+    array([-1.,  0., -2.])
+    """
+    counts, total = _grid_counts(values, grid, weights, weight_cap)
+    target = quantile * total
+    below, at_top = counts[:-1], counts[1:]
+    return np.minimum(np.minimum(target - below, 0.0), at_top - target)
 
 
 def private_quantile(
@@ -158,6 +202,7 @@ def private_quantile(
     weights=None,
     *,
     adjacency="replace_one",
+    candidates="points",
 ):
     """Exponential-mechanism ``quantile`` of ``values`` on a public grid.
 
@@ -182,11 +227,16 @@ def private_quantile(
         The neighbouring relation the caller accounts the release under; it
         sets the utility's sensitivity (:func:`quantile_sensitivity`: 1, or
         ``max(q, 1 - q)`` under add/remove).
+    candidates : {"points", "bins"}, default="points"
+        "points" draws a grid point (:func:`quantile_utility`); "bins" draws
+        a bin between neighbouring points of the sorted grid
+        (:func:`quantile_bin_utility`) and returns its midpoint, which
+        stays next to a value that holds most rows. The same cost.
 
     Returns
     -------
     value : float
-        A grid point.
+        A grid point, or the midpoint of two neighbouring ones.
 
     Examples
     --------
@@ -198,17 +248,24 @@ def private_quantile(
     True
     """
     sensitivity = quantile_sensitivity(quantile, adjacency)
-    utility = quantile_utility(
-        values, quantile, grid, weights, weight_cap=None if math.isinf(rho) else 1.0
-    )
+    cap = None if math.isinf(rho) else 1.0
+    if candidates == "bins":
+        grid = np.sort(np.asarray(grid, dtype=np.float64))
+        utility = quantile_bin_utility(values, quantile, grid, weights, weight_cap=cap)
+        values_of = 0.5 * (grid[:-1] + grid[1:])
+    elif candidates == "points":
+        utility = quantile_utility(values, quantile, grid, weights, weight_cap=cap)
+        values_of = grid
+    else:
+        raise ValueError(f"candidates must be 'points' or 'bins', got {candidates!r}.")
     if math.isinf(rho):
-        # Ties between grid points go to the middle of the best run.
+        # Ties go to the middle of the best run.
         best = np.flatnonzero(utility == utility.max())
-        return float(grid[best[best.size // 2]])
+        return float(values_of[best[best.size // 2]])
     # Logits eps u / (2 sensitivity) (Gumbel-max): eps-bounded-range, hence
     # rho-zCDP, under the caller's adjacency.
     mechanism = ExponentialMechanism(sensitivity=sensitivity, epsilon=em_epsilon(rho))
-    return float(grid[mechanism.select(utility, rng)])
+    return float(values_of[mechanism.select(utility, rng)])
 
 
 #: Public bin edges of :func:`noisy_histogram` for positive values: 5 bins

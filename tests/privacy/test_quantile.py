@@ -16,6 +16,7 @@ from sklearn_dpfair.privacy._quantile import (
     em_epsilon,
     noisy_histogram,
     private_quantile,
+    quantile_bin_utility,
     quantile_sensitivity,
     quantile_utility,
 )
@@ -225,3 +226,75 @@ def test_private_releases_count_a_heavy_record_once(selection_scores, privatized
     # rho = inf: the weight of 1e6 counts as 1e6 records.
     exact, _ = noisy_histogram(np.append(values, 0.0), np.inf, None, edges, weights)
     assert exact.sum() == pytest.approx(100 + 1e6)
+
+
+@pytest.mark.parametrize("quantile", [0.1, 0.25, 0.5, 0.9])
+def test_bin_utility_sensitivity_on_neighbouring_datasets(quantile):
+    # Bins (c_k, c_k+1] scored by -dist(q n, [#{v <= c_k}, #{v <= c_k+1}]):
+    # the same bound as the points' on add/remove and replace-one
+    # neighbours, with an atom between grid points, huge and non-finite
+    # records among the neighbours.
+    rng = np.random.default_rng(3)
+    grid = np.linspace(-3.0, 3.0, 61)
+    base = np.concatenate([np.full(40, 0.31), rng.normal(size=20)])
+    add_bound = quantile_sensitivity(quantile, "add_remove")
+    u = quantile_bin_utility(base, quantile, grid)
+    assert u.shape == (grid.size - 1,) and np.all(u <= 0.0)
+    worst_add = worst_replace = 0.0
+    for extra in (-10.0, 0.0, 0.31, 0.3, 1e300, np.inf, np.nan):
+        added = quantile_bin_utility(np.append(base, extra), quantile, grid)
+        replaced = quantile_bin_utility(np.append(base[1:], extra), quantile, grid)
+        worst_add = max(worst_add, np.max(np.abs(added - u)))
+        worst_replace = max(worst_replace, np.max(np.abs(replaced - u)))
+    assert worst_add <= add_bound + 1e-12
+    assert worst_replace <= 1.0 + 1e-12
+    assert worst_add > 0.0
+
+
+@pytest.mark.parametrize("quantile", [0.25, 0.5, 0.75])
+def test_bins_locate_a_value_most_rows_hold(quantile):
+    # 80% of the rows hold 0.31, between two grid points; the rest are
+    # spread above 1. The grid points on one side of 0.31 (below it for
+    # the lower quartile, between it and 1 for the others) share the best
+    # utility, so the points' draws land anywhere there; the bins' utility
+    # is 0 for the bin holding 0.31 alone.
+    rng = np.random.default_rng(4)
+    values = np.concatenate([np.full(8000, 0.31), 1.0 + rng.exponential(size=2000)])
+    grid = np.geomspace(1e-6, 1e6, 301)
+    bins = quantile_bin_utility(values, quantile, grid)
+    best = np.flatnonzero(bins == 0.0)
+    assert best.size == 1 and grid[best[0]] < 0.31 <= grid[best[0] + 1]
+    points = quantile_utility(values, quantile, grid)
+    assert np.sum(points == points.max()) >= 10
+    rho = 1e-3
+    drawn = [
+        private_quantile(values, quantile, rho, np.random.default_rng(s),
+                         grid=grid, adjacency="add_remove", candidates=c)
+        for s in range(20) for c in ("bins", "points")
+    ]
+    by_bins, by_points = np.array(drawn[::2]), np.array(drawn[1::2])
+    assert np.all(np.abs(np.log(by_bins / 0.31)) < 0.05)
+    assert np.median(np.abs(np.log(by_points / 0.31))) > 0.2
+
+
+def test_bin_draws_are_epsilon_dp_on_neighbours():
+    # The exact selection probabilities of the bins: no bin's probability
+    # moves by more than e^eps between add/remove neighbours.
+    rho = 0.02
+    grid = np.linspace(-4.0, 4.0, 81)
+    base = np.concatenate([np.full(25, 1.05), np.random.default_rng(5).normal(size=15)])
+    delta = quantile_sensitivity(0.5, "add_remove")
+    p = _selection_probabilities(quantile_bin_utility(base, 0.5, grid), rho, delta)
+    worst = 0.0
+    for extra in (-1e9, 1.05, 0.0, np.inf):
+        u = quantile_bin_utility(np.append(base, extra), 0.5, grid)
+        p_added = _selection_probabilities(u, rho, delta)
+        worst = max(worst, np.max(np.abs(np.log(p_added / p))))
+    assert 0.0 < worst <= em_epsilon(rho) + 1e-9
+
+
+def test_candidates_are_checked():
+    with pytest.raises(ValueError, match="candidates"):
+        private_quantile(
+            np.ones(3), 0.5, 1.0, np.random.default_rng(0), candidates="edges"
+        )
