@@ -18,8 +18,12 @@ linear in the raw columns. The location and scale are either
   (:data:`~sklearn_dpfair.preprocessing._bounds.AUTO_GRID`, relative
   resolution ~5%), then its spread is read from private quantiles of the
   centred column on the same grid (so an offset of 500 or 1e5 does not cost
-  resolution): the scale is the interquartile range over 1.349 (the normal's),
-  or the 10-90% range over 2.563 where the quartiles coincide. Quantiles of
+  resolution): the scale is the interquartile range over 1.349 (the
+  normal's), or the larger of it and the 10-90% range over 2.563 where the
+  budget resolves those levels, and at least the location's magnitude (and
+  1) where the quartiles coincide. Medians and quantiles are drawn as bins
+  between grid points, not grid points, so that a value held by most rows
+  (a one-hot column) is located. Quantiles of
   the exponential mechanism (Smith 2011) are robust: one outlier, or a
   loose public range, cannot move them far.
 
@@ -62,13 +66,12 @@ BOUNDS_DESCRIPTION = "columns scaled by the declared feature_bounds (public, no 
 #: Default share of the fit's zCDP budget spent on private scales.
 SCALING_SHARE = 0.1
 
-# Levels of the centred column's quantiles: quartiles, and 10/90% for
-# columns whose quartiles coincide (mostly-constant or binary columns).
-_SPREAD_LEVELS = (0.1, 0.25, 0.75, 0.9)
+# Levels of the centred column's quantiles: the quartiles, and 10/90% too
+# where the budget resolves them (plan_feature_scaling).
+_QUARTILES = (0.25, 0.75)
+_WIDE_LEVELS = (0.1, 0.25, 0.75, 0.9)
 # The normal's interquartile range and 10-90% range, in standard deviations.
 _IQR_SD, _IDR_SD = 1.3489795003921634, 2.5631031310892007
-# Draws a column: its median, then the spread levels of the centred column.
-_QUANTILES_PER_COLUMN = 1 + len(_SPREAD_LEVELS)
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,8 @@ class ScalingPlan:
     center: bool = True
     #: The neighbouring relation the quantile draws are accounted under.
     adjacency: str = "add_remove"
+    #: Levels of the centred column's quantiles drawn after its median.
+    spread_levels: tuple = _QUARTILES
 
     def describe(self):
         """One phrase for the privacy record."""
@@ -227,13 +232,23 @@ def plan_feature_scaling(
             "A fixed noise_multiplier cannot be combined with private feature "
             "scales: pass feature_bounds, or feature_scaling=None."
         )
-    n_quantiles = _QUANTILES_PER_COLUMN * n_features
     rho = budget.split({"scales": share})["scales"].rho
-    # The exponential mechanism is parameterized by epsilon0; its rho is
-    # recomputed from it so that the event is exactly what the draws log.
-    epsilon0 = em_epsilon(rho / n_quantiles)
-    if n_samples is not None and not quantiles_resolvable(n_samples, epsilon0):
-        return ScalingPlan("none", n_features)
+
+    def per_draw_epsilon(levels):
+        # The exponential mechanism is parameterized by epsilon0; its rho is
+        # recomputed from it so that the event is exactly what the draws log.
+        return em_epsilon(rho / ((1 + len(levels)) * n_features))
+
+    levels = _QUARTILES
+    if n_samples is not None:
+        if not quantiles_resolvable(n_samples, per_draw_epsilon(_QUARTILES)):
+            return ScalingPlan("none", n_features)
+        if quantiles_resolvable(
+            n_samples, per_draw_epsilon(_WIDE_LEVELS), tolerance=_WIDE_TOLERANCE
+        ):
+            levels = _WIDE_LEVELS
+    epsilon0 = per_draw_epsilon(levels)
+    n_quantiles = (1 + len(levels)) * n_features
     return ScalingPlan(
         "private",
         n_features,
@@ -242,6 +257,7 @@ def plan_feature_scaling(
         event=composed_event([exponential_mechanism_event(epsilon0, steps=n_quantiles)]),
         share=share,
         center=center,
+        spread_levels=levels,
     )
 
 
@@ -388,9 +404,14 @@ def first_layer_in_user_units(weights, biases, scaling):
 _RANK_TOLERANCE = 0.25
 # Failure probability of that rank bound per draw.
 _RANK_FAILURE = 0.1
+# The same bound for the 10/90% levels: within a tenth of the rows, so that
+# they are not drawn beyond the data's ends (Adult's 30,162 rows and 97
+# columns at epsilon = 1: 9%; at 0.5: 17%, where 10/90% draws fell up to 1e8
+# beyond the columns of a 4,000-row table at the same 17%).
+_WIDE_TOLERANCE = 0.1
 
 
-def quantiles_resolvable(n_samples, epsilon0):
+def quantiles_resolvable(n_samples, epsilon0, tolerance=_RANK_TOLERANCE):
     """Whether exponential-mechanism quantiles on ``n_samples`` rows resolve a spread.
 
     The exponential mechanism over the ``G`` candidates of the public grid,
@@ -401,7 +422,9 @@ def quantiles_resolvable(n_samples, epsilon0):
     drawn from them can be a tiny fraction of the column's spread, and
     dividing by it multiplies the coefficient's noise (raw diabetes, 442
     rows: fits at 1e14 times the constant predictor's error). A public
-    rule of ``n_samples`` and the per-draw ``epsilon0``.
+    rule of ``n_samples`` and the per-draw ``epsilon0``; ``tolerance`` is the
+    fraction of the rows (a quarter by default; a tenth for the 10/90%
+    levels, which must not be drawn beyond the data's ends).
 
     Examples
     --------
@@ -410,7 +433,7 @@ def quantiles_resolvable(n_samples, epsilon0):
     (True, False)
     """
     error = 2.0 / epsilon0 * math.log(AUTO_GRID.size / _RANK_FAILURE)
-    return error <= _RANK_TOLERANCE * n_samples
+    return error <= tolerance * n_samples
 
 
 def fit_feature_scaling(X, plan, rng):
@@ -442,21 +465,36 @@ def fit_feature_scaling(X, plan, rng):
     # The clip to the grid's range keeps every value's rank finite; the
     # draws read ranks only.
     dense = np.clip(dense, AUTO_GRID[0], AUTO_GRID[-1])
-    centre = column_quantiles(
-        dense, [0.5], grids, plan.quantile_rho, rng, plan.adjacency
-    )[0]
+    # Bins, not grid points: a column that holds one value in most rows (a
+    # one-hot or mostly-zero column) would otherwise give every point on one
+    # side of that value the same utility, and a median or quartile drawn
+    # uniformly up to 1e8 away (private_quantile's candidates).
+    draw = dict(adjacency=plan.adjacency, candidates="bins")
+    centre = column_quantiles(dense, [0.5], grids, plan.quantile_rho, rng, **draw)[0]
     spread = column_quantiles(
-        dense - centre, _SPREAD_LEVELS, grids, plan.quantile_rho, rng, plan.adjacency
+        dense - centre, plan.spread_levels, grids, plan.quantile_rho, rng, **draw
     )
-    quantile = dict(zip(_SPREAD_LEVELS, spread))
+    quantile = dict(zip(plan.spread_levels, spread))
     q25, q75 = quantile[0.25], quantile[0.75]
     scale = (q75 - q25) / _IQR_SD
     if 0.1 in quantile:
-        scale = np.where(scale > 0, scale, (quantile[0.9] - quantile[0.1]) / _IDR_SD)
-    # Still 0 (a constant column, or one value in 90% of rows): its spread
-    # is below the grid's resolution; scale by the location's magnitude.
-    fallback = np.maximum(np.abs(centre), 1.0)
-    scale = np.where(scale > 0, scale, fallback)
+        # A quartile whose level lies within the draw's rank noise of the
+        # share of rows held by one value (a binary, one-hot or mostly-zero
+        # column) is drawn from the empty bins between that value and the
+        # next, at any magnitude: spreads 1e-5 to 1e-2 of the true one on
+        # one-hot Adult columns held by 74% of the rows, whose 10-90% range
+        # was right. No one value's share is near both a quartile's and a
+        # 10/90% level, so the larger range is right (the two agree on a
+        # normal column). Drawn only where these levels cannot fall beyond
+        # the data's ends (plan_feature_scaling): a range drawn from the
+        # empty bins up to 1e8 would shrink an informative column to nothing.
+        scale = np.maximum(scale, (quantile[0.9] - quantile[0.1]) / _IDR_SD)
+    # Quartiles in one bin (one value in at least half of the rows, or a
+    # constant column): a 10/90% level may then lie next to that value's
+    # share too; the location's magnitude (at least 1) bounds the scale
+    # below, which leaves 0/1 and standardized columns as they are.
+    location_size = np.maximum(np.abs(centre), 1.0)
+    scale = np.where(q75 > q25, scale, np.maximum(scale, location_size))
     location = centre + 0.5 * (q25 + q75) if plan.center else np.zeros(d)
     if not plan.center:
         # Scaled only: the spread around 0, not around the centre.
