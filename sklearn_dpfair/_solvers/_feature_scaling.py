@@ -14,16 +14,17 @@ linear in the raw columns. The location and scale are either
   (no budget spent); or
 * private: robust statistics from private quantiles, computed with a
   declared share of the fit's budget inside the same ``dp_event_``. A
-  column is first located by its private median on a public log-scale grid
+  column is located by its private median on a public log-scale grid
   (:data:`~sklearn_dpfair.preprocessing._bounds.AUTO_GRID`, relative
-  resolution ~5%), then its spread is read from private quantiles of the
-  centred column on the same grid (so an offset of 500 or 1e5 does not cost
-  resolution): the scale is the interquartile range over 1.349 (the
-  normal's), or the larger of it and the 10-90% range over 2.563 where the
-  budget resolves those levels, and at least the location's magnitude (and
-  1) where the quartiles coincide. Medians and quantiles are drawn as bins
-  between grid points, not grid points, so that a value held by most rows
-  (a one-hot column) is located. Quantiles of
+  resolution ~5%) and the private median of the centred column on the same
+  grid (so an offset of 500 or 1e5 does not cost resolution), then its
+  spread is read from the private quartiles around that location on a
+  coarser grid: the scale is the interquartile range over 1.349 (the
+  normal's), and at least the location's magnitude (and 1) where a quarter
+  of the rows hold the median's value (a binary, one-hot or mostly-zero
+  column). Every draw picks a bin between grid points, not a grid point,
+  so that a value held by most rows is located (the median of a one-hot
+  column). Quantiles of
   the exponential mechanism (Smith 2011) are robust: one outlier, or a
   loose public range, cannot move them far.
 
@@ -66,12 +67,19 @@ BOUNDS_DESCRIPTION = "columns scaled by the declared feature_bounds (public, no 
 #: Default share of the fit's zCDP budget spent on private scales.
 SCALING_SHARE = 0.1
 
-# Levels of the centred column's quantiles: the quartiles, and 10/90% too
-# where the budget resolves them (plan_feature_scaling).
-_QUARTILES = (0.25, 0.75)
-_WIDE_LEVELS = (0.1, 0.25, 0.75, 0.9)
-# The normal's interquartile range and 10-90% range, in standard deviations.
-_IQR_SD, _IDR_SD = 1.3489795003921634, 2.5631031310892007
+# Draws a column: its median, the median of the centred column, and the
+# quartiles around the second.
+_QUANTILES_PER_COLUMN = 4
+# The normal's interquartile range, in standard deviations.
+_IQR_SD = 1.3489795003921634
+# The spread is drawn on a coarser grid, 5 points a decade (26% bins) where
+# the location's is 50 (5%): between a value held by many rows and its
+# neighbours (40 hours a week, and 35 and 45) every bin is as good as the
+# next when a quantile's level is near that value's share, and 10 times
+# fewer such bins leave the bin of the right answer its chance.
+_SPREAD_GRID = np.concatenate(
+    [-np.geomspace(1e-8, 1e8, 81)[::-1], [0.0], np.geomspace(1e-8, 1e8, 81)]
+)
 
 
 @dataclass(frozen=True)
@@ -95,8 +103,6 @@ class ScalingPlan:
     center: bool = True
     #: The neighbouring relation the quantile draws are accounted under.
     adjacency: str = "add_remove"
-    #: Levels of the centred column's quantiles drawn after its median.
-    spread_levels: tuple = _QUARTILES
 
     def describe(self):
         """One phrase for the privacy record."""
@@ -232,23 +238,13 @@ def plan_feature_scaling(
             "A fixed noise_multiplier cannot be combined with private feature "
             "scales: pass feature_bounds, or feature_scaling=None."
         )
+    n_quantiles = _QUANTILES_PER_COLUMN * n_features
     rho = budget.split({"scales": share})["scales"].rho
-
-    def per_draw_epsilon(levels):
-        # The exponential mechanism is parameterized by epsilon0; its rho is
-        # recomputed from it so that the event is exactly what the draws log.
-        return em_epsilon(rho / ((1 + len(levels)) * n_features))
-
-    levels = _QUARTILES
-    if n_samples is not None:
-        if not quantiles_resolvable(n_samples, per_draw_epsilon(_QUARTILES)):
-            return ScalingPlan("none", n_features)
-        if quantiles_resolvable(
-            n_samples, per_draw_epsilon(_WIDE_LEVELS), tolerance=_WIDE_TOLERANCE
-        ):
-            levels = _WIDE_LEVELS
-    epsilon0 = per_draw_epsilon(levels)
-    n_quantiles = (1 + len(levels)) * n_features
+    # The exponential mechanism is parameterized by epsilon0; its rho is
+    # recomputed from it so that the event is exactly what the draws log.
+    epsilon0 = em_epsilon(rho / n_quantiles)
+    if n_samples is not None and not quantiles_resolvable(n_samples, epsilon0):
+        return ScalingPlan("none", n_features)
     return ScalingPlan(
         "private",
         n_features,
@@ -257,7 +253,6 @@ def plan_feature_scaling(
         event=composed_event([exponential_mechanism_event(epsilon0, steps=n_quantiles)]),
         share=share,
         center=center,
-        spread_levels=levels,
     )
 
 
@@ -404,14 +399,8 @@ def first_layer_in_user_units(weights, biases, scaling):
 _RANK_TOLERANCE = 0.25
 # Failure probability of that rank bound per draw.
 _RANK_FAILURE = 0.1
-# The same bound for the 10/90% levels: within a tenth of the rows, so that
-# they are not drawn beyond the data's ends (Adult's 30,162 rows and 97
-# columns at epsilon = 1: 9%; at 0.5: 17%, where 10/90% draws fell up to 1e8
-# beyond the columns of a 4,000-row table at the same 17%).
-_WIDE_TOLERANCE = 0.1
 
-
-def quantiles_resolvable(n_samples, epsilon0, tolerance=_RANK_TOLERANCE):
+def quantiles_resolvable(n_samples, epsilon0):
     """Whether exponential-mechanism quantiles on ``n_samples`` rows resolve a spread.
 
     The exponential mechanism over the ``G`` candidates of the public grid,
@@ -422,9 +411,7 @@ def quantiles_resolvable(n_samples, epsilon0, tolerance=_RANK_TOLERANCE):
     drawn from them can be a tiny fraction of the column's spread, and
     dividing by it multiplies the coefficient's noise (raw diabetes, 442
     rows: fits at 1e14 times the constant predictor's error). A public
-    rule of ``n_samples`` and the per-draw ``epsilon0``; ``tolerance`` is the
-    fraction of the rows (a quarter by default; a tenth for the 10/90%
-    levels, which must not be drawn beyond the data's ends).
+    rule of ``n_samples`` and the per-draw ``epsilon0``.
 
     Examples
     --------
@@ -433,7 +420,7 @@ def quantiles_resolvable(n_samples, epsilon0, tolerance=_RANK_TOLERANCE):
     (True, False)
     """
     error = 2.0 / epsilon0 * math.log(AUTO_GRID.size / _RANK_FAILURE)
-    return error <= tolerance * n_samples
+    return error <= _RANK_TOLERANCE * n_samples
 
 
 def fit_feature_scaling(X, plan, rng):
@@ -470,31 +457,36 @@ def fit_feature_scaling(X, plan, rng):
     # side of that value the same utility, and a median or quartile drawn
     # uniformly up to 1e8 away (private_quantile's candidates).
     draw = dict(adjacency=plan.adjacency, candidates="bins")
-    centre = column_quantiles(dense, [0.5], grids, plan.quantile_rho, rng, **draw)[0]
-    spread = column_quantiles(
-        dense - centre, plan.spread_levels, grids, plan.quantile_rho, rng, **draw
+    rho = plan.quantile_rho
+    # Located twice: the median on the grid (5%: a year near 2000 to within
+    # 47), then the median of the centred column, whose grid is as fine
+    # near its residual offset (to within 1.1), so that the spread of a
+    # column at a large offset is read around its median.
+    centre = column_quantiles(dense, [0.5], grids, rho, rng, **draw)[0]
+    offset = column_quantiles(dense - centre, [0.5], grids, rho, rng, **draw)[0]
+    centre = centre + offset
+    q25, q75 = column_quantiles(
+        dense - centre, (0.25, 0.75), [_SPREAD_GRID] * d, rho, rng, **draw
     )
-    quantile = dict(zip(plan.spread_levels, spread))
-    q25, q75 = quantile[0.25], quantile[0.75]
     scale = (q75 - q25) / _IQR_SD
-    if 0.1 in quantile:
-        # A quartile whose level lies within the draw's rank noise of the
-        # share of rows held by one value (a binary, one-hot or mostly-zero
-        # column) is drawn from the empty bins between that value and the
-        # next, at any magnitude: spreads 1e-5 to 1e-2 of the true one on
-        # one-hot Adult columns held by 74% of the rows, whose 10-90% range
-        # was right. No one value's share is near both a quartile's and a
-        # 10/90% level, so the larger range is right (the two agree on a
-        # normal column). Drawn only where these levels cannot fall beyond
-        # the data's ends (plan_feature_scaling): a range drawn from the
-        # empty bins up to 1e8 would shrink an informative column to nothing.
-        scale = np.maximum(scale, (quantile[0.9] - quantile[0.1]) / _IDR_SD)
-    # Quartiles in one bin (one value in at least half of the rows, or a
-    # constant column): a 10/90% level may then lie next to that value's
-    # share too; the location's magnitude (at least 1) bounds the scale
-    # below, which leaves 0/1 and standardized columns as they are.
+    # Around the median, a column's quartiles lie on both sides of 0, in
+    # bins of their own. A value held by the median lies within half a bin
+    # of the second median's grid (2.4% of its offset) of 0, and a quartile
+    # drawn in its coarse bin within 1.3 times that: a quartile within 3% of
+    # the offset (or the grid's smallest magnitude) means a quarter of the
+    # rows or more hold the median's value (a binary, one-hot or mostly-zero
+    # column), and the other quartile may lie next to that value's share.
+    # The location's magnitude (at least 1) then bounds the scale below,
+    # which leaves 0/1 and standardized columns as they are. (A spread
+    # under about 0.1% of the location is taken for one value too: below
+    # what the two medians resolve.)
+    near = np.maximum(0.03 * np.abs(offset), _SPREAD_GRID[_SPREAD_GRID > 0][0])
+    one_value = (np.abs(q25) <= near) | (np.abs(q75) <= near)
     location_size = np.maximum(np.abs(centre), 1.0)
-    scale = np.where(q75 > q25, scale, np.maximum(scale, location_size))
+    scale = np.where(one_value, np.maximum(scale, location_size), scale)
+    # Quartiles in one bin that the rule above does not see (a spread below
+    # the coarse grid's resolution at the residual offset): no spread read.
+    scale = np.where(scale > 0, scale, location_size)
     location = centre + 0.5 * (q25 + q75) if plan.center else np.zeros(d)
     if not plan.center:
         # Scaled only: the spread around 0, not around the centre.
