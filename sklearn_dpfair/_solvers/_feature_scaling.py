@@ -400,6 +400,7 @@ _RANK_TOLERANCE = 0.25
 # Failure probability of that rank bound per draw.
 _RANK_FAILURE = 0.1
 
+
 def quantiles_resolvable(n_samples, epsilon0):
     """Whether exponential-mechanism quantiles on ``n_samples`` rows resolve a spread.
 
