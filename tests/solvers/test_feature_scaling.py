@@ -3,8 +3,8 @@
 """Column scales of raw features: public bounds or private robust statistics."""
 
 import math
-from dataclasses import replace
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
