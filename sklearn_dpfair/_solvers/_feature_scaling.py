@@ -42,7 +42,7 @@ from ..preprocessing._bounds import AUTO_GRID, check_bounds
 from ..preprocessing._quantiles import column_quantiles
 from ..privacy._accounting import composed_event, exponential_mechanism_event
 from ..privacy._accounting import exponential_mechanism_rho
-from ..privacy._quantile import em_epsilon
+from ..privacy._quantile import SIGNED_EDGES, em_epsilon
 from ..utils._array_api import to_numpy
 
 __all__ = [
@@ -72,14 +72,13 @@ SCALING_SHARE = 0.1
 _QUANTILES_PER_COLUMN = 4
 # The normal's interquartile range, in standard deviations.
 _IQR_SD = 1.3489795003921634
-# The spread is drawn on a coarser grid, 5 points a decade (26% bins) where
-# the location's is 50 (5%): between a value held by many rows and its
-# neighbours (40 hours a week, and 35 and 45) every bin is as good as the
-# next when a quantile's level is near that value's share, and 10 times
-# fewer such bins leave the bin of the right answer its chance.
-_SPREAD_GRID = np.concatenate(
-    [-np.geomspace(1e-8, 1e8, 81)[::-1], [0.0], np.geomspace(1e-8, 1e8, 81)]
-)
+# The spread is drawn on a coarser grid, 5 points a decade (26% bins; the
+# noisy histograms' signed edges, and 0) where the location's is 50 (5%):
+# between a value held by many rows and its neighbours (40 hours a week,
+# and 35 and 45) every bin is as good as the next when a quantile's level
+# is near that value's share, and 10 times fewer such bins leave the bin of
+# the right answer its chance.
+_SPREAD_GRID = np.union1d(SIGNED_EDGES[1:-1], [0.0])
 
 
 @dataclass(frozen=True)
@@ -478,16 +477,14 @@ def fit_feature_scaling(X, plan, rng):
     # rows or more hold the median's value (a binary, one-hot or mostly-zero
     # column), and the other quartile may lie next to that value's share.
     # The location's magnitude (at least 1) then bounds the scale below,
-    # which leaves 0/1 and standardized columns as they are. (A spread
-    # under about 0.1% of the location is taken for one value too: below
-    # what the two medians resolve.)
+    # which leaves 0/1 and standardized columns as they are; so it does
+    # for quartiles in one bin (a spread below the coarse grid's resolution
+    # at the residual offset). (A spread under about 0.1% of the location
+    # is taken for one value too: below what the two medians resolve.)
     near = np.maximum(0.03 * np.abs(offset), _SPREAD_GRID[_SPREAD_GRID > 0][0])
-    one_value = (np.abs(q25) <= near) | (np.abs(q75) <= near)
+    one_value = (np.abs(q25) <= near) | (np.abs(q75) <= near) | (scale <= 0)
     location_size = np.maximum(np.abs(centre), 1.0)
     scale = np.where(one_value, np.maximum(scale, location_size), scale)
-    # Quartiles in one bin that the rule above does not see (a spread below
-    # the coarse grid's resolution at the residual offset): no spread read.
-    scale = np.where(scale > 0, scale, location_size)
     location = centre + 0.5 * (q25 + q75) if plan.center else np.zeros(d)
     if not plan.center:
         # Scaled only: the spread around 0, not around the centre.

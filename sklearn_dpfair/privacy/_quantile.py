@@ -252,20 +252,20 @@ def private_quantile(
     if candidates == "bins":
         grid = np.sort(np.asarray(grid, dtype=np.float64))
         utility = quantile_bin_utility(values, quantile, grid, weights, weight_cap=cap)
-        values_of = 0.5 * (grid[:-1] + grid[1:])
+        candidate_values = 0.5 * (grid[:-1] + grid[1:])
     elif candidates == "points":
         utility = quantile_utility(values, quantile, grid, weights, weight_cap=cap)
-        values_of = grid
+        candidate_values = grid
     else:
         raise ValueError(f"candidates must be 'points' or 'bins', got {candidates!r}.")
     if math.isinf(rho):
         # Ties go to the middle of the best run.
         best = np.flatnonzero(utility == utility.max())
-        return float(values_of[best[best.size // 2]])
+        return float(candidate_values[best[best.size // 2]])
     # Logits eps u / (2 sensitivity) (Gumbel-max): eps-bounded-range, hence
     # rho-zCDP, under the caller's adjacency.
     mechanism = ExponentialMechanism(sensitivity=sensitivity, epsilon=em_epsilon(rho))
-    return float(values_of[mechanism.select(utility, rng)])
+    return float(candidate_values[mechanism.select(utility, rng)])
 
 
 #: Public bin edges of :func:`noisy_histogram` for positive values: 5 bins
