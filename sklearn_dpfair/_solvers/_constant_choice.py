@@ -47,6 +47,7 @@ __all__ = [
     "constant_comparison",
     "choose_constant",
     "comparison_from_counts",
+    "in_choice_range",
 ]
 
 # The budgets in which the choice is made: from the intercept-only rule's
@@ -82,9 +83,27 @@ def chooses_privately(n_samples, n_features, n_classes, budget, records_per_para
     ...  for n in (300, 700, 9000)]
     [False, True, False]
     """
-    if not library_calibrates(budget) or not affords_model(
+    return affords_model(
         n_samples, n_features, n_classes, budget, records_per_parameter
-    ):
+    ) and in_choice_range(n_samples, n_classes, budget)
+
+
+def in_choice_range(n_samples, n_classes, budget):
+    """Whether ``n_samples * epsilon < CHOICE_RECORDS * (n_classes - 1)`` (public).
+
+    The range where a fitted model's advantage over the best constant
+    depends on the data, for a budget the library calibrates; free of the
+    number of columns (``small_budget="choose"`` makes the choice there
+    whatever that number).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
+    >>> from sklearn_dpfair._solvers._constant_choice import in_choice_range
+    >>> [in_choice_range(n, 2, PrivacyBudget(0.3, 1e-5)) for n in (300, 9000)]
+    [True, False]
+    """
+    if not library_calibrates(budget):
         return False
     return n_samples * budget.epsilon < CHOICE_RECORDS * max(int(n_classes) - 1, 1)
 

@@ -1001,7 +1001,7 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         of shape ``(n_groups,)`` for demographic parity, the joint
         ``P(Y=y, S=r)`` of shape ``(n_classes, n_groups)`` otherwise, in the
         order of ``groups`` and ``classes``.
-    small_budget : {"auto", "fit"}, default="auto"
+    small_budget : {"auto", "choose", "fit"}, default="auto"
         What a budget too small to buy a useful model does. "auto": when
         ``n_samples * epsilon < 15 * (n_features + 1) * (n_classes - 1)``
         (a public rule, decided before the data are read; below it DP-FERMI's
@@ -1034,7 +1034,13 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         this cut the share of fits that lose to the majority class on
         held-out data from 35% to 20%, at a cost of at most 0.003 in mean
         error elsewhere on the benchmark's real data
-        (``benchmarks/bench_fermi_small.py``). "fit" always fits
+        (``benchmarks/bench_fermi_small.py``). "choose" never releases
+        the constant outright: it fits the model and makes the private
+        choice wherever ``n_samples * epsilon < 2500 * (n_classes - 1)``,
+        whatever ``n_features``; a private pipeline runs its final step so
+        when the step's plan was made before the number of columns an
+        encoder discovers was known and "auto" would, at that number,
+        release the intercept-only model. "fit" always fits
         the model and makes no choice. Neither rule applies with
         ``epsilon=np.inf`` or a given ``noise_multiplier``. A Dask fit
         makes the same releases: its workers count their rows' classes (and
@@ -1198,7 +1204,7 @@ default=None
         disparity; None otherwise (it would read the private data). 0 for
         the intercept-only model (exact: it predicts one class).
     intercept_only_ : bool
-        Whether ``small_budget="auto"`` released a constant model: the
+        Whether ``small_budget`` released a constant model: the
         intercept-only model of the public rule (then ``dp_event_`` is that
         of the label histogram alone, ``t_`` is 0 and the SGDA attributes
         are 0 or None), or the constant the private comparison chose (then
@@ -1207,8 +1213,8 @@ default=None
     constant_comparison_ : ndarray of shape (n_classes,) or None
         The released noisy comparison of the trained model with the
         constants (its training errors minus constant ``c``'s, in the order
-        of ``classes_``) when ``small_budget="auto"`` made the private
-        choice; None otherwise.
+        of ``classes_``) when ``small_budget`` ("auto" or "choose") made the
+        private choice; None otherwise.
     choice_noise_multiplier_ : float
         Noise multiplier of that comparison (its last part of ``dp_event_``;
         0 when no choice is made).
@@ -1322,7 +1328,7 @@ default=None
             StrOptions({"auto"}),
         ],
         "group_marginals": [StrOptions({"private"}), "array-like"],
-        "small_budget": [StrOptions({"auto", "fit"})],
+        "small_budget": [StrOptions({"auto", "choose", "fit"})],
         "groups": ["array-like", None],
         "classes": ["array-like", None],
         "record_training_loss": ["boolean"],

@@ -145,6 +145,32 @@ def test_in_between_the_fit_plans_and_makes_the_private_choice():
     assert large.constant_comparison_ is None and not large.intercept_only_
 
 
+def test_choose_makes_the_choice_where_auto_releases_the_constant(monkeypatch):
+    # 300 rows of 40 columns at epsilon = 1: "auto" releases the constant
+    # outright; "choose" trains the model and compares, whatever the width.
+    X, y, s = _data()
+    est, msgs = _fit(X, y, s, small_budget="choose")
+    assert not msgs
+    assert est.t_ > 0 and est.constant_comparison_.shape == (2,)
+    assert est.privacy_plan(N, D).dp_event == est.dp_event_
+    assert est.dp_event_.events[-1] == GaussianDpEvent(
+        choice_noise(PrivacyBudget(1.0, 1e-5))
+    )
+    assert est.epsilon_ <= 1.0
+    # The same event as "auto" at a width whose model the budget affords.
+    narrow, _ = _fit(X[:, :2], y, s)
+    assert narrow.constant_comparison_ is not None
+    assert narrow.dp_event_ == est.dp_event_
+    # A model worse than a constant is still replaced by it.
+    _force_predictions(monkeypatch, 1)
+    worse, msgs = _fit(X, y, s, small_budget="choose")
+    assert worse.intercept_only_ is True and not msgs
+    np.testing.assert_array_equal(worse.predict(X), 0)
+    # n * epsilon of 2500 and more: the model alone, as with "auto".
+    large, _ = _fit(X, y, s, epsilon=9.0, small_budget="choose")
+    assert large.constant_comparison_ is None and not large.intercept_only_
+
+
 def test_a_model_worse_than_a_constant_is_replaced_by_it(monkeypatch):
     X, y, s = _data()
     _force_predictions(monkeypatch, 1)  # the minority class, on every row

@@ -14,6 +14,7 @@ from sklearn_dpfair._solvers._constant_choice import (
     chooses_privately,
     comparison_sensitivity,
     constant_comparison,
+    in_choice_range,
 )
 from sklearn_dpfair.privacy import PrivacyBudget, noise_multiplier_for_gaussian
 
@@ -84,6 +85,15 @@ def test_the_choice_does_not_depend_on_the_width_above_the_fallback():
     # width: every width that affords the model gets the same decision.
     budget = PrivacyBudget(1.0, 1e-5)
     assert {chooses_privately(2000, d, 2, budget, 15.0) for d in (1, 7, 50)} == {True}
+
+
+@pytest.mark.parametrize(
+    "n, eps, k, expected",
+    [(300, 1.0, 2, True), (2499, 1.0, 2, True), (2500, 1.0, 2, False),
+     (2500, 1.0, 3, True), (700, math.inf, 2, False)],
+)
+def test_the_choice_range_reads_no_width(n, eps, k, expected):
+    assert in_choice_range(n, k, PrivacyBudget(eps, 1e-5)) is expected
 
 
 def test_no_choice_for_a_user_given_noise_multiplier():

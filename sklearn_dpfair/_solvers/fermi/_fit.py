@@ -152,7 +152,9 @@ class FERMIParams:
     :func:`~sklearn_dpfair.fairness.make_constraint` object.
     ``small_budget="auto"`` lets a private fit release the intercept-only
     model when the public rule of :mod:`.._intercept_only` says the budget
-    cannot buy more (``"fit"``: never).
+    cannot buy more; ``"choose"`` never releases it outright but makes the
+    private choice of :mod:`.._constant_choice` wherever its range is
+    (``"fit"``: neither).
     """
 
     constraint: object

@@ -14,7 +14,7 @@ on the same key, so a search's plan and a fit's event cannot disagree.
 from dataclasses import dataclass, replace
 
 from ...exceptions import PrivacyAccountingError
-from .._constant_choice import chooses_privately
+from .._constant_choice import chooses_privately, in_choice_range
 from .._intercept_only import affords_model, intercept_only_setup
 from .._schedules import check_penalty_step, sgd_schedule
 from ._privacy import FERMINoise, fermi_event, noise_of
@@ -55,7 +55,9 @@ class FERMIPlanKey:
     ``constant_choice`` is the public rule's decision that the fit, once
     its model is trained, privately compares it with the constants and
     releases the better
-    (:func:`~sklearn_dpfair._solvers._constant_choice.chooses_privately`):
+    (:func:`~sklearn_dpfair._solvers._constant_choice.chooses_privately`;
+    with ``small_budget="choose"``,
+    :func:`~sklearn_dpfair._solvers._constant_choice.in_choice_range`):
     one more Gaussian in the event.
     ``prior_event`` is the (hashable) event of the private column scales
     released before the steps
@@ -200,9 +202,12 @@ def fermi_plan_key(privacy, params, *, n_samples, n_groups, n_features, n_classe
     intercept_only = params.small_budget == "auto" and not affords_model(
         n_samples, n_features, n_classes, privacy.budget, RECORDS_PER_PARAMETER
     )
-    constant_choice = params.small_budget == "auto" and chooses_privately(
-        n_samples, n_features, n_classes, privacy.budget, RECORDS_PER_PARAMETER
-    )
+    if params.small_budget == "choose":
+        constant_choice = in_choice_range(n_samples, n_classes, privacy.budget)
+    else:
+        constant_choice = params.small_budget == "auto" and chooses_privately(
+            n_samples, n_features, n_classes, privacy.budget, RECORDS_PER_PARAMETER
+        )
     return FERMIPlanKey(
         private=True,
         intercept_only=intercept_only,
