@@ -3,6 +3,7 @@
 """A pipeline whose private steps share one (epsilon, delta), planned before the fit."""
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import dp_accounting
@@ -44,6 +45,37 @@ __all__ = ["PrivatePipeline", "make_private_pipeline"]
 _PROBE_WIDTHS = (1, 7)
 _PROBE_BOUNDS = (1.0, 10.0)
 
+# Public parameters whose value makes a step's plan read its number of input
+# columns: (parameter, the value that reads it, a value that does not, what
+# to tell the user). A step's width error names those whose change alone
+# makes its plan width-free.
+_WIDTH_READERS = (
+    (
+        "feature_scaling",
+        "auto",
+        None,
+        "feature_scaling='auto' without feature_bounds splits its budget "
+        "into private quantiles of every column: give feature_bounds, or "
+        "scale the columns upstream (DPStandardScaler) and set "
+        "feature_scaling=None",
+    ),
+    (
+        "small_budget",
+        "auto",
+        "fit",
+        "small_budget='auto' compares n_samples * epsilon with the model's "
+        "number of parameters to choose the intercept-only model: set "
+        "small_budget='fit' (or raise epsilon)",
+    ),
+    (
+        "fw_steps",
+        None,
+        100,
+        "fw_steps=None sets the number of Frank-Wolfe steps from the number "
+        "of vertices (2 per column and class): set fw_steps",
+    ),
+)
+
 
 @dataclass
 class _Layout:
@@ -55,6 +87,9 @@ class _Layout:
     flowing: tuple | None
     scale: float
     final_sparse: bool | None = None
+    #: Whether the final step (a private part) was planned at a probe width:
+    #: its number of input columns is known only after an earlier step's fit.
+    final_width_probed: bool = False
 
 
 def _final_has(attr):
@@ -432,7 +467,11 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         final_sparse = next(
             (u.sparse for u in units if u.final and u.path == final_name), None
         )
-        return _Layout(plan, budgets, params, flowing, scale, final_sparse), final_name
+        probed = any(
+            u.final and u.path == final_name and u.n_features is None for u in units
+        )
+        layout = _Layout(plan, budgets, params, flowing, scale, final_sparse, probed)
+        return layout, final_name
 
     def privacy_plan(
         self, n_samples, n_features, *, sparse=False, feature_names=None, **public_counts
@@ -623,6 +662,8 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             self._set_flowing_bound(pipeline, final, layout.flowing)
         if layout.final_sparse is not None and sp.issparse(Xt) != layout.final_sparse:
             self._check_final_layout(final, Xt, layout, final_name, final_counts)
+        if layout.final_width_probed:
+            self._check_final_width(final, Xt, layout, final_name, final_counts)
         final.fit(Xt, y, **routed[final_name])
         for path, budget in layout.budgets.items():
             fitted = fitted_part(pipeline, path)
@@ -666,6 +707,59 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 "plan differs: a FunctionTransformer's func must return the "
                 "layout it is given."
             )
+
+    @staticmethod
+    def _check_final_width(final, Xt, layout, final_name, counts):
+        """Run the final step as planned when its width was not public.
+
+        Its plan was made at a probe width, found to give the same event as
+        another: ``Xt``'s number of columns is now known (the output of the
+        earlier steps' private releases, or of a data-independent function:
+        public either way), so the step is re-planned on it before it reads a
+        row. A different event is refused, except for one rule: where
+        ``small_budget="auto"`` would now release the intercept-only model
+        (more columns than the budget affords), the planned fit runs instead
+        (``small_budget="choose"``: the model, then the private choice
+        between it and the constants, where the step has it; else "fit"),
+        with a warning, so that what runs is what the pipeline accounted.
+        """
+        planned = layout.budgets[final_name]["plan"].dp_event
+        width = np.shape(Xt)[1]
+
+        def plans_as_planned(**params):
+            final.set_params(**params)
+            try:
+                plan = final.privacy_plan(
+                    *np.shape(Xt), sparse=sp.issparse(Xt), **counts
+                )
+            except (TypeError, ValueError):
+                return False  # no plan there (a value the step does not take)
+            return plan.dp_event == planned
+
+        if plans_as_planned():
+            return
+        if final.get_params(deep=False).get("small_budget") == "auto":
+            for fallback in ("choose", "fit"):
+                if plans_as_planned(small_budget=fallback):
+                    warnings.warn(
+                        f"The final step {final_name!r} ({type(final).__name__}) "
+                        "was planned before its number of input columns was "
+                        f"known; on the {width} columns the earlier steps "
+                        "released, small_budget='auto' would release the "
+                        "intercept-only model, which the pipeline did not plan, "
+                        f"so the planned fit runs (small_budget={fallback!r}). "
+                        "Declare the categories (or the columns) upstream for "
+                        "the rule to apply, or set small_budget on the step.",
+                        UserWarning,
+                        stacklevel=4,
+                    )
+                    return
+        raise ValueError(
+            f"The final step {final_name!r} ({type(final).__name__}) was planned "
+            "before its number of input columns was known, and its plan on the "
+            f"{width} columns the earlier steps released differs. Declare the "
+            "categories (or the columns) upstream, so the width is public."
+        )
 
     def _set_flowing_bound(self, pipeline, final, flowing):
         param, kind = flowing
@@ -1014,20 +1108,44 @@ class _Planner:
     def plan(self, epsilon, delta):
         return self._plan(epsilon=epsilon, delta=delta)
 
-    def check_width_free(self, epsilon, delta):
+    def _width_free(self, epsilon, delta, **params):
         events = [
-            self._plan(width=w, epsilon=epsilon, delta=delta).dp_event
+            self._plan(width=w, epsilon=epsilon, delta=delta, **params).dp_event
             for w in _PROBE_WIDTHS
         ]
-        if events[0] != events[1]:
-            raise ValueError(
-                f"Step {self.unit.path!r} ({type(self.estimator).__name__}) is "
-                "planned from its number of input columns, which is only known "
-                "after an earlier step's private fit (categories discovered by "
-                "DPOneHotEncoder(categories='auto'), a FunctionTransformer with "
-                "a func, a selection the schema does not resolve). Declare the "
-                "categories (or the columns) upstream, so the width is public."
-            )
+        return events[0] == events[1]
+
+    def _width_readers(self, epsilon, delta):
+        """Hints of the step's parameters that alone make its plan read the width."""
+        est = self.estimator
+        own = est.get_params(deep=False)
+        hints = []
+        for param, reads, alternative, hint in _WIDTH_READERS:
+            if param not in own or own[param] != reads:
+                continue
+            try:
+                if self._width_free(epsilon, delta, **{param: alternative}):
+                    hints.append(hint)
+            except ValueError:
+                pass  # the alternative has no plan here: not a fix to offer
+            finally:
+                est.set_params(**{param: own[param]})
+        return hints
+
+    def check_width_free(self, epsilon, delta):
+        if self._width_free(epsilon, delta):
+            return
+        hints = self._width_readers(epsilon, delta)
+        raise ValueError(
+            f"Step {self.unit.path!r} ({type(self.estimator).__name__}) is "
+            "planned from its number of input columns, which is only known "
+            "after an earlier step's private fit (categories discovered by "
+            "DPOneHotEncoder(categories='auto'), a FunctionTransformer with "
+            "a func, a selection the schema does not resolve). "
+            + "".join(f"Its {hint}. " for hint in hints)
+            + "Or declare the categories (or the columns) upstream, so the "
+            "width is public."
+        )
 
     def check_layout_free(self, epsilon, delta):
         dense = self._plan(sparse=False, epsilon=epsilon, delta=delta).dp_event

@@ -336,9 +336,80 @@ def test_width_known_only_after_a_private_discovery():
         ),
     )
     with pytest.raises(
-        ValueError, match="'dplogisticregression'.*number of input columns"
+        ValueError, match="'dplogisticregression'.*number of input columns.*fw_steps"
     ):
         pipe.privacy_plan(N, 2)
+
+
+@pytest.mark.parametrize(
+    "final, n_samples, epsilon, fix",
+    [
+        (
+            DPLogisticRegression(classes=[0, 1], feature_scaling="auto"),
+            N,
+            1.0,
+            {"feature_scaling": None},
+        ),
+        # n epsilon = 90: DP-FERMI's intercept-only rule affords the model's
+        # 2 parameters at width 1, not 8 at width 7.
+        (DPFERMIClassifier(classes=[0, 1]), 300, 0.3, {"small_budget": "fit"}),
+    ],
+)
+def test_width_error_names_the_parameter_that_reads_it(
+    final, n_samples, epsilon, fix
+):
+    pipe = make_private_pipeline(DPOneHotEncoder(), clone(final), epsilon=epsilon)
+    ((param, value),) = fix.items()
+    named = f"Its {param}={final.get_params()[param]!r}"
+    with pytest.raises(ValueError, match=f"number of input columns.*{named}"):
+        pipe.privacy_plan(n_samples, 2)
+    # Changing that parameter makes the plan width-free.
+    pipe.steps[-1][1].set_params(**fix)
+    pipe.privacy_plan(n_samples, 2)
+
+
+def _repeat_columns(X, times):
+    return np.repeat(np.asarray(X, dtype=float), times, axis=1)
+
+
+@pytest.mark.parametrize(
+    "final, fallback",
+    [
+        (DPLogisticRegression(classes=[0, 1], max_iter=2), "fit"),
+        # DP-FERMI's plan at the probe width has the private choice too.
+        (DPFERMIClassifier(classes=[0, 1], groups=["a", "b"], max_iter=2), "choose"),
+    ],
+)
+def test_final_width_known_at_fit_runs_the_planned_model(final, fallback):
+    # A function's output width is not public before the fit: the final step
+    # is planned at a probe width, where n epsilon affords the model; on the
+    # 900 columns it gets, small_budget='auto' would release the constant,
+    # which the pipeline did not account. The planned fit runs, and says so.
+    X, y = _raw_array()
+    groups = np.where(np.arange(N) % 3 == 0, "a", "b")
+    routed = {"sensitive_features": groups} if fallback == "choose" else {}
+    final = clone(final)
+    pipe = make_private_pipeline(
+        FunctionTransformer(_repeat_columns, kw_args={"times": 300}), final
+    )
+    plan = pipe.privacy_plan(N, X.shape[1])
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        pipe.fit(X, y, **routed)
+    (width,) = [w for w in record if "planned before" in str(w.message)]
+    assert "900 columns" in str(width.message)
+    assert f"small_budget={fallback!r}" in str(width.message)
+    assert width.filename == __file__
+    _assert_planned(plan, pipe, 1.0)
+    assert not pipe[-1].intercept_only_ or fallback == "choose"
+    assert pipe[-1].small_budget == fallback and final.small_budget == "auto"
+    # Where the width leaves the plan as it was, nothing is said.
+    pipe.set_params(functiontransformer__kw_args={"times": 2})
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        pipe.fit(X, y, **routed)
+    assert not [w for w in record if "planned before" in str(w.message)]
+    assert pipe[-1].small_budget == "auto"
 
 
 def test_output_bound_flows_to_the_final_estimator():
