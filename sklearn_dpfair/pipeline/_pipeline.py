@@ -46,14 +46,14 @@ _PROBE_WIDTHS = (1, 7)
 _PROBE_BOUNDS = (1.0, 10.0)
 
 # Public parameters whose value makes a step's plan read its number of input
-# columns: (parameter, the value that reads it, a value that does not, what
-# to tell the user). A step's width error names those whose change alone
-# makes its plan width-free.
+# columns: (parameter, the value that reads it, values that may not, in order
+# of preference, what to tell the user given the first that does not). A
+# step's width error names those whose change alone makes its plan width-free.
 _WIDTH_READERS = (
     (
         "feature_scaling",
         "auto",
-        None,
+        (None,),
         "feature_scaling='auto' without feature_bounds splits its budget "
         "into private quantiles of every column: give feature_bounds, or "
         "scale the columns upstream (DPStandardScaler) and set "
@@ -62,15 +62,15 @@ _WIDTH_READERS = (
     (
         "small_budget",
         "auto",
-        "fit",
+        ("choose", "fit"),
         "small_budget='auto' compares n_samples * epsilon with the model's "
         "number of parameters to choose the intercept-only model: set "
-        "small_budget='fit' (or raise epsilon)",
+        "small_budget={value!r} (or raise epsilon)",
     ),
     (
         "fw_steps",
         None,
-        100,
+        (100,),
         "fw_steps=None sets the number of Frank-Wolfe steps from the number "
         "of vertices (2 per column and class): set fw_steps",
     ),
@@ -1120,16 +1120,18 @@ class _Planner:
         est = self.estimator
         own = est.get_params(deep=False)
         hints = []
-        for param, reads, alternative, hint in _WIDTH_READERS:
+        for param, reads, alternatives, hint in _WIDTH_READERS:
             if param not in own or own[param] != reads:
                 continue
-            try:
-                if self._width_free(epsilon, delta, **{param: alternative}):
-                    hints.append(hint)
-            except ValueError:
-                pass  # the alternative has no plan here: not a fix to offer
-            finally:
-                est.set_params(**{param: own[param]})
+            for value in alternatives:
+                try:
+                    if self._width_free(epsilon, delta, **{param: value}):
+                        hints.append(hint.format(value=value))
+                        break
+                except ValueError:
+                    pass  # a value the step does not take, or no plan there
+                finally:
+                    est.set_params(**{param: own[param]})
         return hints
 
     def check_width_free(self, epsilon, delta):

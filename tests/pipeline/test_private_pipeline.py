@@ -350,9 +350,11 @@ def test_width_known_only_after_a_private_discovery():
             1.0,
             {"feature_scaling": None},
         ),
-        # n epsilon = 90: DP-FERMI's intercept-only rule affords the model's
-        # 2 parameters at width 1, not 8 at width 7.
-        (DPFERMIClassifier(classes=[0, 1]), 300, 0.3, {"small_budget": "fit"}),
+        # n epsilon = 90 (30): DP-FERMI's (DPLogisticRegression's)
+        # intercept-only rule affords the model's 2 parameters at width 1,
+        # not 8 at width 7; DP-FERMI's "choose" reads no width.
+        (DPFERMIClassifier(classes=[0, 1]), 300, 0.3, {"small_budget": "choose"}),
+        (DPLogisticRegression(classes=[0, 1]), 100, 0.3, {"small_budget": "fit"}),
     ],
 )
 def test_width_error_names_the_parameter_that_reads_it(
@@ -361,8 +363,9 @@ def test_width_error_names_the_parameter_that_reads_it(
     pipe = make_private_pipeline(DPOneHotEncoder(), clone(final), epsilon=epsilon)
     ((param, value),) = fix.items()
     named = f"Its {param}={final.get_params()[param]!r}"
-    with pytest.raises(ValueError, match=f"number of input columns.*{named}"):
+    with pytest.raises(ValueError, match=f"number of input columns.*{named}") as info:
         pipe.privacy_plan(n_samples, 2)
+    assert f"set {param}={value!r}" in str(info.value)
     # Changing that parameter makes the plan width-free.
     pipe.steps[-1][1].set_params(**fix)
     pipe.privacy_plan(n_samples, 2)
