@@ -1092,10 +1092,18 @@ class _Planner:
                 "it outside a private pipeline."
             ) from exc
         except ValueError as exc:
-            # A configuration whose event depends on the data: say which step.
+            # A configuration whose event depends on the data, or a share too
+            # small to calibrate: say which step, and what the pipeline takes.
+            hint = ""
+            if self.kind == "rdp" and "accountant='pld'" in str(exc):
+                hint = (
+                    " The pipeline sets every step's accountant: pass "
+                    "accountant='pld' to the pipeline, or give this step a "
+                    "larger share with budget_shares."
+                )
             raise ValueError(
                 f"Step {self.unit.path!r} ({type(est).__name__}) has no privacy "
-                f"plan before the fit: {exc}"
+                f"plan before the fit: {exc}{hint}"
             ) from exc
 
     def own_plan(self):

@@ -697,3 +697,17 @@ def test_set_output_reaches_the_fitted_steps():
     out = pipe[:-1].transform(df)
     assert isinstance(out, pd.DataFrame)
     assert list(out.columns) == list(pipe[:-1].get_feature_names_out())
+
+
+def test_a_share_too_small_for_rdp_names_the_pipeline_accountant():
+    # epsilon = 0.05: each of the encoder's blocks gets 0.0025, below what
+    # RDP's orders certify; the error says what to pass to the pipeline.
+    pipe = make_private_pipeline(
+        ColumnTransformer([(c, DPOneHotEncoder(), [c]) for c in CAT_COLUMNS]),
+        DPLogisticRegression(classes=[0, 1]),
+        epsilon=0.05,
+    )
+    with pytest.raises(ValueError, match="pass accountant='pld' to the pipeline"):
+        pipe.privacy_plan(N, 2, feature_names=CAT_COLUMNS)
+    pipe.set_params(accountant="pld")
+    assert pipe.privacy_plan(N, 2, feature_names=CAT_COLUMNS).epsilon <= 0.05
