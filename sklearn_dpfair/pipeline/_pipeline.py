@@ -92,6 +92,37 @@ class _Layout:
     final_width_probed: bool = False
 
 
+def _shape_and_layout(X):
+    """Rows, columns and whether ``X`` is sparse; the steps validate its columns.
+
+    A DataFrame is not converted: a frame that mixes nullable (``Int64``,
+    ``boolean``) and categorical columns of strings cannot be cast to one
+    array, and its steps each read their own columns. One of sparse columns
+    only is the sparse matrix the steps' validation makes of it.
+    """
+    dtypes = getattr(X, "dtypes", None)
+    if hasattr(X, "columns") and not all(
+        type(dtype).__name__ == "SparseDtype" for dtype in dtypes
+    ):
+        n_samples, n_features = X.shape
+        if n_samples < 1 or n_features < 1:
+            raise ValueError(
+                f"X has shape {X.shape}: a private pipeline needs at least one "
+                "row and one column."
+            )
+        return n_samples, n_features, False
+    # Shape and emptiness only.
+    checked = check_array(
+        X,
+        accept_sparse=True,
+        dtype=None,
+        ensure_all_finite=False,
+        ensure_min_samples=1,
+        ensure_min_features=1,
+    )
+    return *checked.shape, sp.issparse(checked)
+
+
 def _final_has(attr):
     def check(self):
         final = self.steps[-1][1]
@@ -610,16 +641,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         self._validate_params()
         self._check_steps()
         routed = self._route(params)
-        # Shape and emptiness only: the steps validate their own columns.
-        checked = check_array(
-            X,
-            accept_sparse=True,
-            dtype=None,
-            ensure_all_finite=False,
-            ensure_min_samples=1,
-            ensure_min_features=1,
-        )
-        n_samples, n_features = checked.shape
+        n_samples, n_features, sparse = _shape_and_layout(X)
         schema = None
         if hasattr(X, "columns"):
             schema = {"columns": list(X.columns), "frame": X.iloc[:0]}
@@ -627,9 +649,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         # The layout is the container's (a DataFrame of sparse columns is
         # read as the sparse matrix the steps' validation makes of it).
         final_counts = self._final_counts(y, routed[final_name])
-        layout, _ = self._layout(
-            n_samples, n_features, schema, final_counts, sp.issparse(checked)
-        )
+        layout, _ = self._layout(n_samples, n_features, schema, final_counts, sparse)
         plan = layout.plan
         pipeline = Pipeline(
             [

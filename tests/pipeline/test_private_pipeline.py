@@ -711,3 +711,38 @@ def test_a_share_too_small_for_rdp_names_the_pipeline_accountant():
         pipe.privacy_plan(N, 2, feature_names=CAT_COLUMNS)
     pipe.set_params(accountant="pld")
     assert pipe.privacy_plan(N, 2, feature_names=CAT_COLUMNS).epsilon <= 0.05
+
+
+def test_nullable_and_categorical_columns_are_not_cast_together():
+    # pandas' nullable dtypes beside a categorical of strings cannot be cast
+    # to one float array; each step reads its own columns.
+    df, y = _raw_frame()
+    frame = df.assign(
+        age=df["age"].astype("Int64"),
+        sex=df["sex"].astype("category"),
+        female=(df["sex"] == "F").astype("boolean"),
+    )
+    frame.loc[::17, "female"] = pd.NA
+    pipe = make_private_pipeline(
+        ColumnTransformer(
+            [
+                ("sex", DPOneHotEncoder(categories=[["F", "M"]]), ["sex"]),
+                (
+                    "num",
+                    make_pipeline(
+                        DPSimpleImputer(bounds=[(0.0, 120.0), (0.0, 1.0)]),
+                        DPStandardScaler(bounds=[(0.0, 120.0), (0.0, 1.0)]),
+                    ),
+                    ["age", "female"],
+                ),
+            ]
+        ),
+        DPLogisticRegression(classes=[0, 1], max_iter=2),
+        random_state=0,
+    )
+    plan = pipe.privacy_plan(N, frame.shape[1], feature_names=list(frame.columns))
+    _fit(pipe, frame, y)
+    _assert_planned(plan, pipe, 1.0)
+    assert set(pipe.predict(frame)) <= {0, 1}
+    with pytest.raises(ValueError, match="at least one row"):
+        pipe.fit(frame.iloc[:0], y[:0])
