@@ -376,3 +376,11 @@ def test_a_planned_private_choice_is_made(dask_client, small):
     assert not dask.intercept_only_ and np.max(dask.constant_comparison_) < 0
     est = DPFERMIClassifier(small_budget="fit", **kw).fit(Xd, yd, sensitive_features=sd)
     assert est.constant_comparison_ is None
+    # "choose" where "auto" releases the constant outright (10 records of
+    # n * epsilon per parameter): the model and the choice, as in memory.
+    kw.update(epsilon=10 * n_params / X.shape[0], small_budget="choose")
+    dask = DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sd)
+    memory = DPFERMIClassifier(**kw).fit(X, y, sensitive_features=s)
+    assert dask.t_ > 0 and dask.constant_comparison_.shape == (2,)
+    assert dask.privacy_record_ == memory.privacy_record_
+    assert dask.privacy_plan(3000, X.shape[1]).dp_event == dask.dp_event_
