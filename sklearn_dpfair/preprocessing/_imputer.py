@@ -2,15 +2,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Imputation of missing values by a private mean or median."""
 
+from numbers import Real
+
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._sklearn_compat import StrOptions, _fit_context
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
 from ._bounds import centre_and_half_width
 from ._moments import mean_and_variance, noisy_moments
-from ._quantiles import bounded_quantiles
+from ._quantiles import bounded_quantiles, check_fence_levels, private_fences
 
 __all__ = ["DPSimpleImputer"]
 
@@ -24,6 +26,12 @@ class DPSimpleImputer(
     clipped to public bounds, of all columns in one Gaussian release.
     ``strategy="median"``: one private quantile per column (exponential
     mechanism on a public grid of the bounds, fine in linear and log scale).
+    ``bounds="auto"`` first spends a declared share of the budget on private
+    quartiles of every column's observed values, over a public grid of
+    ``[-1e8, 1e8]``, and takes fences ``auto_fence`` interquartile ranges
+    beyond them as the bounds (as :class:`DPStandardScaler` does; a column
+    whose interquartile range is under about 5% of its magnitude, a year
+    near 2000, needs declared bounds).
     ``transform`` clips observed values to the bounds and fills the missing
     ones, so ``output_bounds_`` is the bounds.
 
@@ -31,15 +39,27 @@ class DPSimpleImputer(
 
     Parameters
     ----------
-    bounds : array-like of shape (2,) or (n_features, 2)
-        Public ``(lower, upper)`` of every column, or of each.
+    bounds : array-like of shape (2,) or (n_features, 2), or "auto"
+        Public ``(lower, upper)`` of every column, or of each. ``"auto"``:
+        fences around the private quantiles ``auto_quantiles`` of each
+        column (the observed range at ``epsilon=inf``, where nothing is
+        clipped).
     strategy : {"mean", "median"}, default="mean"
     epsilon : float, default=1.0
         Target epsilon; ``np.inf`` computes the exact statistic.
     delta : float, default=1e-5
         Target delta in (0, 1).
+    auto_share : float, default=0.2
+        Share of the zCDP budget spent on the bounds when ``bounds="auto"``
+        and ``strategy="mean"`` (with ``"median"`` every draw gets the same
+        budget: the two fences and the median of each column).
+    auto_quantiles : tuple of float, default=(0.25, 0.75)
+        Levels ``(a, b)`` of the private quantiles when ``bounds="auto"``.
+    auto_fence : float, default=2.0
+        The bounds are ``a - auto_fence (b - a)`` and ``b + auto_fence (b -
+        a)`` in the units of the quantiles.
     accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
-        ``strategy="median"`` needs "rdp".
+        ``strategy="median"`` and ``bounds="auto"`` need "rdp".
     random_state : None, int, RandomState or Generator, default=None
         None draws the noise from OS entropy (a release); anything else is a
         seed (not a release).
@@ -73,11 +93,17 @@ class DPSimpleImputer(
     True
     >>> bool(np.isnan(imp.transform(X)).any())
     False
+    >>> auto = DPSimpleImputer(bounds="auto", random_state=0).fit(X)
+    >>> bool(abs(auto.statistics_[0] - 40.0) < 1.0)
+    True
     """
 
     _parameter_constraints = {
-        "bounds": ["array-like"],
+        "bounds": ["array-like", StrOptions({"auto"})],
         "strategy": [StrOptions({"mean", "median"})],
+        "auto_share": [Interval(Real, 0, 1, closed="neither")],
+        "auto_quantiles": [tuple],
+        "auto_fence": [Interval(Real, 0, None, closed="left")],
         **PrivateTransformerMixin._privacy_constraints,
     }
 
@@ -88,11 +114,17 @@ class DPSimpleImputer(
         strategy="mean",
         epsilon=1.0,
         delta=1e-5,
+        auto_share=0.2,
+        auto_quantiles=(0.25, 0.75),
+        auto_fence=2.0,
         accountant="rdp",
         random_state=None,
     ):
         self.bounds = bounds
         self.strategy = strategy
+        self.auto_share = auto_share
+        self.auto_quantiles = auto_quantiles
+        self.auto_fence = auto_fence
         self.epsilon = epsilon
         self.delta = delta
         self.accountant = accountant
@@ -100,9 +132,16 @@ class DPSimpleImputer(
 
     @_fit_context(prefer_skip_nested_validation=True)
     def _release_spec(self, n_features):
-        # The mean: one Gaussian sum; the median: one quantile a column.
+        # The mean: one Gaussian sum; the median: one quantile a column;
+        # private bounds ("auto"): two more quantiles a column.
         mean = self.strategy == "mean"
-        return {"gaussian": mean, "n_quantiles": 0 if mean else n_features}
+        fences = 2 * n_features if isinstance(self.bounds, str) else 0
+        return {
+            "gaussian": mean,
+            "n_quantiles": fences + (0 if mean else n_features),
+            "quantile_share": self.auto_share,
+            "uses_delta": mean,
+        }
 
     def fit(self, X, y=None):
         """Release the fill value of each column.
@@ -120,8 +159,15 @@ class DPSimpleImputer(
             The fitted transformer.
         """
         X, lower, upper = self._validate_bounded(X)
+        auto = lower is None
+        if auto:
+            levels = check_fence_levels(self.auto_quantiles)
         mean = self.strategy == "mean"
         plan, rng = self._plan_fit(X.shape[0], X.shape[1])
+        if auto:
+            lower, upper = private_fences(
+                X, levels, self.auto_fence, plan.quantile_rho, rng
+            )
         centre, half = centre_and_half_width(lower, upper)
         if mean:
             moments = noisy_moments(X, lower, upper, plan.gaussian, rng, order=1)
@@ -137,6 +183,8 @@ class DPSimpleImputer(
         self.statistics_ = stats
         self.bounds_ = np.column_stack([lower, upper])
         self._set_output_bounds(lower, upper)
+        if auto:
+            what = f"bounds from private quantiles, then {what}"
         self._record_fit(plan, what)
         return self
 

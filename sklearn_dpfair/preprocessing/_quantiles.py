@@ -13,13 +13,20 @@ quantiles of one column.
 """
 
 import math
+from numbers import Real
 
 import numpy as np
 
 from ..privacy import private_quantile
-from ._bounds import bounded_grid
+from ._bounds import AUTO_GRID, AUTO_RANGE, bounded_grid
 
-__all__ = ["bounded_quantiles", "column_edges", "column_quantiles"]
+__all__ = [
+    "bounded_quantiles",
+    "check_fence_levels",
+    "column_edges",
+    "column_quantiles",
+    "private_fences",
+]
 
 
 def column_quantiles(
@@ -173,3 +180,81 @@ def column_edges(X, lower, upper, n_edges, rho, rng, *, quantile=True):
         inner = bounded_quantiles(X, lower, upper, levels[1:-1], rho, rng)
         edges = np.vstack([lower, inner, upper])
     return np.maximum.accumulate(edges, axis=0)
+
+
+def check_fence_levels(levels, name="auto_quantiles"):
+    """Two increasing quantile levels in (0, 1), as floats (a public parameter)."""
+    if (
+        len(levels) != 2
+        or not all(isinstance(q, Real) for q in levels)
+        or not 0 < levels[0] < levels[1] < 1
+    ):
+        raise ValueError(
+            f"{name} must be two increasing levels in (0, 1), got {levels!r}."
+        )
+    return [float(q) for q in levels]
+
+
+def private_fences(X, levels, fence, rho, rng):
+    """Per-column bounds from two private quantiles (``bounds="auto"``).
+
+    Tukey's fences: the quantiles ``levels = (a, b)`` of each column, drawn
+    over the public grid of ``[-1e8, 1e8]`` (:data:`~._bounds.AUTO_GRID`),
+    widened by ``fence`` times their distance on each side, so one outlier
+    cannot move them far. Central quantiles rather than extreme ones: the
+    exponential mechanism needs about ``q n epsilon0 >> log(#candidates)``
+    to place the ``q``-quantile in the data rather than anywhere on the
+    grid. The grid points are 5% apart in magnitude: two quantiles closer
+    than that at the column's location (a year near 2000 with quartiles 7
+    apart) fall between the same two points, and the draws then land
+    anywhere on either side; such columns need declared bounds. (Reading
+    the quartiles around a private median resolves them, but its extra
+    draws cost more accuracy than they gain at the small budgets of a
+    pipeline's preprocessing steps: ``benchmarks/bench_raw_pipeline.py``.)
+    Without privacy (``rho=inf``) the bounds are the observed range
+    (nothing is clipped).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Private rows; NaN is missing and ignored.
+    levels : sequence of two floats
+        :func:`check_fence_levels`.
+    fence : float
+        Widening, in multiples of the quantiles' distance.
+    rho : float
+        zCDP budget of each of the ``2 n_features`` draws.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_features,)
+        Within ``AUTO_RANGE``, ``lower < upper`` (a constant column is
+        widened by a public margin).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.preprocessing._quantiles import private_fences
+    >>> X = np.random.default_rng(0).normal(50.0, 10.0, size=(20000, 1))
+    >>> lower, upper = private_fences(X, (0.25, 0.75), 2.0, 0.01,
+    ...                               np.random.default_rng(1))
+    >>> bool(5 < lower[0] < 30 and 70 < upper[0] < 95)
+    True
+    """
+    if math.isinf(rho):
+        with np.errstate(all="ignore"):
+            lower, upper = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+        empty = np.isnan(lower)
+        lower, upper = np.where(empty, -1.0, lower), np.where(empty, 1.0, upper)
+    else:
+        grids = [AUTO_GRID] * X.shape[1]
+        lower, upper = column_quantiles(X, levels, grids, rho, rng)
+        spread = (upper - lower) * fence
+        lower, upper = lower - spread, upper + spread
+    lower, upper = np.clip(lower, *AUTO_RANGE), np.clip(upper, *AUTO_RANGE)
+    # A released pair may coincide (a constant column): widen it by a
+    # public margin so the column has a positive width.
+    same = upper <= lower
+    margin = np.maximum(np.abs(lower), 1.0) * 1e-3
+    return np.where(same, lower - margin, lower), np.where(same, upper + margin, upper)

@@ -10,9 +10,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
-from ._bounds import AUTO_GRID, AUTO_RANGE, centre_and_half_width
+from ._bounds import centre_and_half_width
 from ._moments import mean_and_variance, moment_noise_stds, noisy_moments
-from ._quantiles import column_quantiles
+from ._quantiles import check_fence_levels, private_fences
 
 __all__ = ["DPStandardScaler"]
 
@@ -32,7 +32,11 @@ class DPStandardScaler(
     fences: robust, one outlier cannot widen them). Quartiles rather than
     extreme quantiles because the exponential mechanism needs about
     ``q n epsilon0 >> log(#candidates)`` to place the ``q``-quantile in the
-    data rather than anywhere on the grid.
+    data rather than anywhere on the grid. The grid is 5% apart in
+    magnitude: a column whose interquartile range is under about 5% of its
+    magnitude (a year near 2000) needs declared bounds (or the estimator's
+    ``feature_scaling="auto"``, which reads its spread around a private
+    median).
 
     The output bound is declared: ``output_bounds_[j]`` is
     ``((lo_j - mean_j) / scale_j, (hi_j - mean_j) / scale_j)``, computed from
@@ -182,11 +186,13 @@ class DPStandardScaler(
         n_features = X.shape[1]
         auto = lower is None
         if auto:
-            levels = _check_levels(self.auto_quantiles)
+            levels = check_fence_levels(self.auto_quantiles)
         needs_moments = self.with_mean or self.with_std
         plan, rng = self._plan_fit(X.shape[0], n_features)
         if auto:
-            lower, upper = self._auto_bounds(X, levels, plan.quantile_rho, rng)
+            lower, upper = private_fences(
+                X, levels, self.auto_fence, plan.quantile_rho, rng
+            )
         self.bounds_ = np.column_stack([lower, upper])
         centre, half = centre_and_half_width(lower, upper)
         mean_u, var_u = np.zeros(n_features), np.ones(n_features)
@@ -216,27 +222,6 @@ class DPStandardScaler(
             "one Gaussian release",
         )
         return self
-
-    def _auto_bounds(self, X, levels, rho, rng):
-        if np.isinf(rho):
-            # Without privacy: the observed range (nothing is clipped).
-            with np.errstate(all="ignore"):
-                lower, upper = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
-            empty = np.isnan(lower)
-            lower, upper = np.where(empty, -1.0, lower), np.where(empty, 1.0, upper)
-        else:
-            grids = [AUTO_GRID] * X.shape[1]
-            lower, upper = column_quantiles(X, levels, grids, rho, rng)
-            spread = (upper - lower) * self.auto_fence
-            lower, upper = lower - spread, upper + spread
-        lower, upper = np.clip(lower, *AUTO_RANGE), np.clip(upper, *AUTO_RANGE)
-        # A released pair may coincide (a constant column): widen it by a
-        # public margin so the column has a positive width.
-        same = upper <= lower
-        margin = np.maximum(np.abs(lower), 1.0) * 1e-3
-        return np.where(same, lower - margin, lower), np.where(
-            same, upper + margin, upper
-        )
 
     def transform(self, X):
         """Clip to ``bounds_`` and standardize.
@@ -273,14 +258,3 @@ class DPStandardScaler(
         X = self._validate_floats(X, reset=False)
         return X * self.scale_ + self.mean_
 
-
-def _check_levels(levels):
-    if (
-        len(levels) != 2
-        or not all(isinstance(q, Real) for q in levels)
-        or not 0 < levels[0] < levels[1] < 1
-    ):
-        raise ValueError(
-            f"auto_quantiles must be two increasing levels in (0, 1), got {levels!r}."
-        )
-    return [float(q) for q in levels]

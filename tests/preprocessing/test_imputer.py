@@ -94,3 +94,60 @@ def test_an_all_missing_column_is_kept():
     X = np.column_stack([np.arange(10.0), np.full(10, np.nan)])
     out = DPSimpleImputer(bounds=BOUNDS, random_state=0).fit_transform(X)
     assert out.shape == X.shape and not np.isnan(out).any()
+
+
+
+def _incomes(n=8000, seed=0, missing=0.3):
+    # A raw column in its units (incomes near 40,000) with missing values.
+    X = np.random.default_rng(seed).lognormal(10.6, 0.5, size=(n, 1))
+    X[np.random.default_rng(seed + 1).random(n) < missing] = np.nan
+    return X
+
+
+@pytest.mark.parametrize("strategy", ["mean", "median"])
+def test_auto_bounds_fill_a_raw_column(strategy):
+    X = _incomes()
+    observed = X[~np.isnan(X)]
+    q25, q75 = np.quantile(observed, [0.25, 0.75])
+    target = np.mean(observed) if strategy == "mean" else np.median(observed)
+    for seed in range(5):
+        imp = DPSimpleImputer(bounds="auto", strategy=strategy, random_state=seed)
+        imp.fit(X)
+        lower, upper = imp.bounds_[0]
+        # Fences about 2 interquartile ranges beyond the quartiles: the
+        # bulk, not the 1e8 range of the public grid.
+        iqr = q75 - q25
+        assert q25 - 4 * iqr < lower < q25 and q75 < upper < q75 + 4 * iqr
+        assert abs(imp.statistics_[0] - target) < 0.03 * target
+        assert imp.epsilon_ <= 1.0 * (1 + 1e-9)
+        assert imp.privacy_plan(*X.shape).dp_event == imp.dp_event_
+        assert "bounds from private quantiles" in imp.privacy_record_.mechanism
+
+
+@pytest.mark.parametrize("strategy", ["mean", "median"])
+def test_auto_bounds_at_epsilon_inf_are_scikit_learn(strategy):
+    # The observed range: nothing is clipped, the exact statistic.
+    X = _incomes(n=500)
+    imp = DPSimpleImputer(bounds="auto", strategy=strategy, epsilon=math.inf).fit(X)
+    reference = SimpleImputer(strategy=strategy).fit(X)
+    np.testing.assert_allclose(imp.statistics_, reference.statistics_, rtol=1e-12)
+    np.testing.assert_allclose(imp.transform(X), reference.transform(X), rtol=1e-12)
+
+
+def test_auto_bounds_utilities_move_by_at_most_their_sensitivity(
+    selection_scores, selection_sensitivities, neighbours
+):
+    # Two quartiles a column for the bounds, then the median to fill with,
+    # each utility moving by at most max(q, 1 - q) between add/remove
+    # neighbours.
+    X = neighbours[0]
+    for Z in neighbours:
+        DPSimpleImputer(bounds="auto", strategy="median", random_state=0).fit(Z)
+    n = len(selection_scores) // 2
+    d = X.shape[1]
+    assert n == 3 * d
+    levels = [0.25, 0.75] * d + [0.5] * d
+    for k in range(n):
+        assert selection_sensitivities[k] == max(levels[k], 1 - levels[k])
+        moved = np.max(np.abs(selection_scores[n + k] - selection_scores[k]))
+        assert moved <= selection_sensitivities[k] + 1e-12
