@@ -10,16 +10,19 @@ edges of the transformers that cut each column (private quantiles or
 uniform edges of the bounds), and the privacy record.
 """
 
+from numbers import Real
+
 import numpy as np
 from sklearn.utils import get_tags
 from sklearn.utils.validation import validate_data
 
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..privacy._random import check_noise_generator
+from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils._validation import check_delta_for_n
 from ._bounds import check_bounds
 from ._plan import plan_releases
-from ._quantiles import column_edges
+from ._quantiles import check_fence_levels, column_edges, private_fences
 
 __all__ = ["PrivateTransformerMixin"]
 
@@ -37,6 +40,13 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
     _privacy_constraints = {
         name: PRIVACY_PARAMETER_CONSTRAINTS[name]
         for name in ("epsilon", "delta", "accountant", "random_state")
+    }
+    # Declared bounds, or "auto": private fences (``_fit_bounds``).
+    _auto_bounds_constraints = {
+        "bounds": ["array-like", StrOptions({"auto"})],
+        "auto_share": [Interval(Real, 0, 1, closed="neither")],
+        "auto_quantiles": [tuple],
+        "auto_fence": [Interval(Real, 0, None, closed="left")],
     }
 
     def _validate_floats(self, X, *, reset):
@@ -59,6 +69,29 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         if isinstance(self.bounds, str):
             return X, None, None
         return X, *check_bounds(self.bounds, X.shape[1])
+
+    def _fit_bounds(self, X):
+        """The fit's ``X``, bounds, plan and generator, for ``bounds`` or "auto".
+
+        Declared bounds are used as given; ``bounds="auto"`` releases them
+        first, as :func:`~._quantiles.private_fences` of the
+        ``auto_quantiles`` at the plan's per-quantile budget (the plan
+        counts their draws: :meth:`_release_spec`).
+
+        Returns
+        -------
+        X, lower, upper, plan, rng, auto
+            ``auto``: whether the bounds were released by this fit.
+        """
+        X, lower, upper = self._validate_bounded(X)
+        auto = lower is None
+        levels = check_fence_levels(self.auto_quantiles) if auto else None
+        plan, rng = self._plan_fit(X.shape[0], X.shape[1])
+        if auto:
+            lower, upper = private_fences(
+                X, levels, self.auto_fence, plan.quantile_rho, rng
+            )
+        return X, lower, upper, plan, rng, auto
 
     def _release_spec(self, n_features):
         """What a fit on ``n_features`` columns releases (public inputs only).

@@ -2,17 +2,16 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Imputation of missing values by a private mean or median."""
 
-from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
 from ._bounds import centre_and_half_width
 from ._moments import mean_and_variance, noisy_moments
-from ._quantiles import bounded_quantiles, check_fence_levels, private_fences
+from ._quantiles import bounded_quantiles
 
 __all__ = ["DPSimpleImputer"]
 
@@ -99,11 +98,8 @@ class DPSimpleImputer(
     """
 
     _parameter_constraints = {
-        "bounds": ["array-like", StrOptions({"auto"})],
+        **PrivateTransformerMixin._auto_bounds_constraints,
         "strategy": [StrOptions({"mean", "median"})],
-        "auto_share": [Interval(Real, 0, 1, closed="neither")],
-        "auto_quantiles": [tuple],
-        "auto_fence": [Interval(Real, 0, None, closed="left")],
         **PrivateTransformerMixin._privacy_constraints,
     }
 
@@ -158,16 +154,8 @@ class DPSimpleImputer(
         self : DPSimpleImputer
             The fitted transformer.
         """
-        X, lower, upper = self._validate_bounded(X)
-        auto = lower is None
-        if auto:
-            levels = check_fence_levels(self.auto_quantiles)
+        X, lower, upper, plan, rng, auto = self._fit_bounds(X)
         mean = self.strategy == "mean"
-        plan, rng = self._plan_fit(X.shape[0], X.shape[1])
-        if auto:
-            lower, upper = private_fences(
-                X, levels, self.auto_fence, plan.quantile_rho, rng
-            )
         centre, half = centre_and_half_width(lower, upper)
         if mean:
             moments = noisy_moments(X, lower, upper, plan.gaussian, rng, order=1)

@@ -2,17 +2,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Standardization with a private mean and variance of clipped columns."""
 
-from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
+from ..utils._sklearn_compat import _fit_context
 from ._base import PrivateTransformerMixin
 from ._bounds import centre_and_half_width
 from ._moments import mean_and_variance, moment_noise_stds, noisy_moments
-from ._quantiles import check_fence_levels, private_fences
 
 __all__ = ["DPStandardScaler"]
 
@@ -122,12 +120,9 @@ class DPStandardScaler(
     """
 
     _parameter_constraints = {
-        "bounds": ["array-like", StrOptions({"auto"})],
+        **PrivateTransformerMixin._auto_bounds_constraints,
         "with_mean": ["boolean"],
         "with_std": ["boolean"],
-        "auto_share": [Interval(Real, 0, 1, closed="neither")],
-        "auto_quantiles": [tuple],
-        "auto_fence": [Interval(Real, 0, None, closed="left")],
         **PrivateTransformerMixin._privacy_constraints,
     }
 
@@ -182,17 +177,9 @@ class DPStandardScaler(
         self : DPStandardScaler
             The fitted transformer.
         """
-        X, lower, upper = self._validate_bounded(X)
+        X, lower, upper, plan, rng, auto = self._fit_bounds(X)
         n_features = X.shape[1]
-        auto = lower is None
-        if auto:
-            levels = check_fence_levels(self.auto_quantiles)
         needs_moments = self.with_mean or self.with_std
-        plan, rng = self._plan_fit(X.shape[0], n_features)
-        if auto:
-            lower, upper = private_fences(
-                X, levels, self.auto_fence, plan.quantile_rho, rng
-            )
         self.bounds_ = np.column_stack([lower, upper])
         centre, half = centre_and_half_width(lower, upper)
         mean_u, var_u = np.zeros(n_features), np.ones(n_features)
