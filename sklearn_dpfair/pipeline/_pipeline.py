@@ -123,6 +123,20 @@ def _shape_and_layout(X):
     return *checked.shape, sp.issparse(checked)
 
 
+def _plans_as_planned(final, Xt, counts, planned):
+    """Whether ``final``'s plan on ``Xt``'s shape and layout is ``planned``'s event.
+
+    Both are public (``Xt`` is what the earlier steps released); a
+    parameter value the step does not take, or a plan it cannot make
+    there, is not.
+    """
+    try:
+        plan = final.privacy_plan(*np.shape(Xt), sparse=sp.issparse(Xt), **counts)
+    except (TypeError, ValueError):
+        return False
+    return plan.dp_event == planned.dp_event
+
+
 def _final_has(attr):
     def check(self):
         final = self.steps[-1][1]
@@ -710,15 +724,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         the same event.
         """
         sparse = sp.issparse(Xt)
-        planned = layout.budgets[final_name]["plan"].dp_event
-        try:
-            same = (
-                final.privacy_plan(*np.shape(Xt), sparse=sparse, **counts).dp_event
-                == planned
-            )
-        except (TypeError, ValueError):
-            same = False
-        if not same:
+        if not _plans_as_planned(final, Xt, counts, layout.budgets[final_name]["plan"]):
             got, was = ("sparse", "dense") if sparse else ("dense", "sparse")
             raise ValueError(
                 f"The final step {final_name!r} was planned on a {was} input "
@@ -743,24 +749,14 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         between it and the constants, where the step has it; else "fit"),
         with a warning, so that what runs is what the pipeline accounted.
         """
-        planned = layout.budgets[final_name]["plan"].dp_event
+        planned = layout.budgets[final_name]["plan"]
         width = np.shape(Xt)[1]
-
-        def plans_as_planned(**params):
-            final.set_params(**params)
-            try:
-                plan = final.privacy_plan(
-                    *np.shape(Xt), sparse=sp.issparse(Xt), **counts
-                )
-            except (TypeError, ValueError):
-                return False  # no plan there (a value the step does not take)
-            return plan.dp_event == planned
-
-        if plans_as_planned():
+        if _plans_as_planned(final, Xt, counts, planned):
             return
         if final.get_params(deep=False).get("small_budget") == "auto":
             for fallback in ("choose", "fit"):
-                if plans_as_planned(small_budget=fallback):
+                final.set_params(small_budget=fallback)
+                if _plans_as_planned(final, Xt, counts, planned):
                     warnings.warn(
                         f"The final step {final_name!r} ({type(final).__name__}) "
                         "was planned before its number of input columns was "
