@@ -45,6 +45,11 @@ __all__ = ["PrivatePipeline", "make_private_pipeline"]
 _PROBE_WIDTHS = (1, 7)
 _PROBE_BOUNDS = (1.0, 10.0)
 
+# The values of small_budget whose plan reads no width, in order of
+# preference: "choose" keeps DP-FERMI's private choice against the constants;
+# the other estimators take "fit" only.
+_SMALL_BUDGET_FALLBACKS = ("choose", "fit")
+
 # Public parameters whose value makes a step's plan read its number of input
 # columns: (parameter, the value that reads it, values that may not, in order
 # of preference, what to tell the user given the first that does not). A
@@ -62,7 +67,7 @@ _WIDTH_READERS = (
     (
         "small_budget",
         "auto",
-        ("choose", "fit"),
+        _SMALL_BUDGET_FALLBACKS,
         "small_budget='auto' compares n_samples * epsilon with the model's "
         "number of parameters to choose the intercept-only model: set "
         "small_budget={value!r} (or raise epsilon)",
@@ -100,9 +105,8 @@ def _shape_and_layout(X):
     array, and its steps each read their own columns. One of sparse columns
     only is the sparse matrix the steps' validation makes of it.
     """
-    dtypes = getattr(X, "dtypes", None)
     if hasattr(X, "columns") and not all(
-        type(dtype).__name__ == "SparseDtype" for dtype in dtypes
+        type(dtype).__name__ == "SparseDtype" for dtype in X.dtypes
     ):
         n_samples, n_features = X.shape
         if n_samples < 1 or n_features < 1:
@@ -754,7 +758,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         if _plans_as_planned(final, Xt, counts, planned):
             return
         if final.get_params(deep=False).get("small_budget") == "auto":
-            for fallback in ("choose", "fit"):
+            for fallback in _SMALL_BUDGET_FALLBACKS:
                 final.set_params(small_budget=fallback)
                 if _plans_as_planned(final, Xt, counts, planned):
                     warnings.warn(
