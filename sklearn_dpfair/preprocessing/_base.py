@@ -22,7 +22,7 @@ from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils._validation import check_delta_for_n
 from ._bounds import check_bounds
 from ._plan import plan_releases
-from ._quantiles import check_fence_levels, column_edges, private_fences
+from ._quantiles import FENCE_DRAWS, check_fence_levels, column_edges, private_fences
 
 __all__ = ["PrivateTransformerMixin"]
 
@@ -69,6 +69,10 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         if isinstance(self.bounds, str):
             return X, None, None
         return X, *check_bounds(self.bounds, X.shape[1])
+
+    def _n_fence_quantiles(self, n_features):
+        """Quantile draws of ``bounds="auto"`` on ``n_features`` columns (or 0)."""
+        return FENCE_DRAWS * n_features if isinstance(self.bounds, str) else 0
 
     def _fit_bounds(self, X):
         """The fit's ``X``, bounds, plan and generator, for ``bounds`` or "auto".

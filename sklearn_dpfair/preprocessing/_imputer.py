@@ -129,12 +129,12 @@ class DPSimpleImputer(
     @_fit_context(prefer_skip_nested_validation=True)
     def _release_spec(self, n_features):
         # The mean: one Gaussian sum; the median: one quantile a column;
-        # private bounds ("auto"): two more quantiles a column.
+        # private bounds ("auto"): the fences' quantiles too.
         mean = self.strategy == "mean"
-        fences = 2 * n_features if isinstance(self.bounds, str) else 0
         return {
             "gaussian": mean,
-            "n_quantiles": fences + (0 if mean else n_features),
+            "n_quantiles": self._n_fence_quantiles(n_features)
+            + (0 if mean else n_features),
             "quantile_share": self.auto_share,
             "uses_delta": mean,
         }

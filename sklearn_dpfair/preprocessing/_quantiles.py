@@ -21,6 +21,7 @@ from ..privacy import private_quantile
 from ._bounds import AUTO_GRID, AUTO_RANGE, bounded_grid
 
 __all__ = [
+    "FENCE_DRAWS",
     "bounded_quantiles",
     "check_fence_levels",
     "column_edges",
@@ -193,6 +194,10 @@ def check_fence_levels(levels, name="auto_quantiles"):
             f"{name} must be two increasing levels in (0, 1), got {levels!r}."
         )
     return [float(q) for q in levels]
+
+
+#: Exponential-mechanism draws of :func:`private_fences`, per column.
+FENCE_DRAWS = 2
 
 
 def private_fences(X, levels, fence, rho, rng):

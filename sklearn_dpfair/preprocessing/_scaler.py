@@ -153,11 +153,10 @@ class DPStandardScaler(
 
     @_fit_context(prefer_skip_nested_validation=True)
     def _release_spec(self, n_features):
-        # Private bounds ("auto"): two quantiles a column.
-        auto = isinstance(self.bounds, str)
+        # Private bounds ("auto"): the fences' quantiles.
         return {
             "gaussian": bool(self.with_mean or self.with_std),
-            "n_quantiles": 2 * n_features if auto else 0,
+            "n_quantiles": self._n_fence_quantiles(n_features),
             "quantile_share": self.auto_share,
             "uses_delta": True,
         }
