@@ -517,9 +517,10 @@ def private_location_scale(
     1. a noisy histogram on signed decade bins (Gaussian mechanism,
        ``rhos["range"]``) gives the finite range ``[low, high]`` its bulk
        lies in;
-    2. the median (exponential mechanism, ``rhos["location"]``) on a linear
-       grid over that range widened by a quarter of its width on both sides
-       (0 without ``with_location``: the column cannot be shifted then);
+    2. the median (exponential mechanism, ``rhos["location"]``) among the
+       bins of a linear grid over that range widened by a quarter of its
+       width on both sides (0 without ``with_location``: the column cannot
+       be shifted then);
     3. the median absolute deviation from it (exponential mechanism,
        ``rhos["scale"]``) on a log grid over ``width * 1e-5 .. width``, or
        with ``linear_scale_grid`` a linear one over ``width / 121 ..
@@ -584,14 +585,23 @@ def private_location_scale(
 def _private_quantile_in(values, level, support, rho, weights, rng):
     """The ``level`` quantile of ``values`` (exponential mechanism, ``rho``-zCDP).
 
-    Drawn on a linear grid over ``support`` (a released range) widened by a
-    quarter of its width on both sides.
+    Drawn among the bins of a linear grid over ``support`` (a released
+    range) widened by a quarter of its width on both sides: the midpoint of
+    the chosen bin. Bins, not points (Smith 2011's intervals on a public
+    grid): values whose whole spread lies between two grid points (a year
+    near 2000 on a grid 67 apart) give every point the same utility, and a
+    draw over points is then uniform over the grid, while the bin that
+    holds the quantile keeps utility 0 (the same sensitivity and cost).
+    Without privacy (``rho=inf``) it is the exact (weighted) quantile.
     """
+    if math.isinf(rho):
+        return float(np.quantile(values, level, weights=weights, method="inverted_cdf"))
     low, high = support
     margin = _LOCATION_MARGIN * (high - low)
     grid = np.linspace(low - margin, high + margin, _LOCATION_POINTS)
     return private_quantile(
-        values, level, rho, rng, grid=grid, weights=weights, adjacency=_ADJACENCY
+        values, level, rho, rng, grid=grid, weights=weights, adjacency=_ADJACENCY,
+        candidates="bins",
     )
 
 
