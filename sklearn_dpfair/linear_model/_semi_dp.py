@@ -228,6 +228,12 @@ class SemiDPLinearRegression(
           the same ``dp_event_`` (the steps' noise is calibrated to the rest
           and accounted with RDP) and named in the record.
 
+        With fewer than 5 public rows the target is scaled as well, by the
+        same private statistics (one more column of the private plan, or
+        alone beside ``feature_bounds``, from the same 10% share): without
+        a public warm start a target far from 0 (an age near 40) is out of
+        the clipped steps' reach.
+
         The model is fitted on the scaled columns and ``coef_``,
         ``intercept_`` and ``coef_public_`` are reported in the user's units.
         Sparse ``X`` is scaled by ``feature_bounds`` only, without centring

@@ -138,9 +138,12 @@ def semidp_hyperparameters(
     plan = plan_semidp_scaling(
         params, X_public.shape[1], n_public, n_samples=n_public + n_private
     )
-    if plan.mode in ("bounds", PUBLIC_ROWS_MODE):
-        scales = fit_semidp_scaling(
-            X_public, np.ones(n_public, dtype=bool), plan, rng=None
+    # (With fewer public rows than the public-row scales need, the fit also
+    # scales the target by private statistics, which no helper can repeat.)
+    columns = plan.column_plan() if getattr(plan, "target", False) else plan
+    if columns.mode in ("bounds", PUBLIC_ROWS_MODE):
+        scales, _ = fit_semidp_scaling(
+            X_public, y_public, np.ones(n_public, dtype=bool), columns, rng=None
         )
         X_public = scaled_rows(X_public, scales)
     geometry, choice = public_hyperparameters(

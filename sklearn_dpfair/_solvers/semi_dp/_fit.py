@@ -88,7 +88,13 @@ from ._public_tuning import (
     norm_quantiles,
 )
 from ._scaling import describe as describe_scaling
-from ._scaling import fit_semidp_scaling, plan_semidp_scaling, scaled_rows
+from ._scaling import (
+    fit_semidp_scaling,
+    plan_semidp_scaling,
+    scaled_rows,
+    scaled_target,
+    target_in_user_units,
+)
 from ._solver import SemiDPData, semidp_gradient_descent
 
 __all__ = [
@@ -848,11 +854,13 @@ def fit_semidp(
     )
     # Scale the columns first (public rows, public bounds, or the planned
     # private quantiles); the model is mapped back to the user's units.
-    scales = fit_semidp_scaling(X, public_mask, setup.scaling, rng)
+    scales, target = fit_semidp_scaling(X, y, public_mask, setup.scaling, rng)
     if scales is not None:
         # One scaled copy of the rows (the fit's peak memory is then about
         # twice the data).
         X = scaled_rows(X, scales)
+    if target is not None:
+        y = scaled_target(y, target)
     # Only the public block is copied (the public statistics need it); the
     # private rows are read from X through the mask by the solver.
     Xp, yp = X[public_mask], y[public_mask]
@@ -867,7 +875,7 @@ def fit_semidp(
     if solver == "public-only":
         return _result(
             geometry.warm_start, geometry, s, np.nan, np.nan, (0, 0), setup.record,
-            None, X.dtype, scales,
+            None, X.dtype, scales, target,
         )
 
     q, fixed_steps = setup.sampling_probability, setup.n_steps
@@ -981,7 +989,7 @@ def fit_semidp(
         )
     return _result(
         result.params[:, 0], geometry, s, a, lr, (steps, epochs), record, choice,
-        X.dtype, scales,
+        X.dtype, scales, target,
     )
 
 
@@ -1004,9 +1012,12 @@ def _float64_public(X_public):
     return np.asarray(X_public, dtype=np.float64)
 
 
-def _result(params, geometry, s, a, lr, schedule, record, choice, dtype, scales=None):
-    """``schedule`` is ``(n_steps, n_epochs)``; ``scales`` maps the model of
-    the scaled columns back to the user's units."""
+def _result(
+    params, geometry, s, a, lr, schedule, record, choice, dtype, scales=None,
+    target=None,
+):
+    """``schedule`` is ``(n_steps, n_epochs)``; ``scales`` and ``target``
+    map the model of the scaled columns and target back to the user's units."""
     steps, epochs = schedule
     n_coef = params.shape[0] - (1 if s else 0)
     coef, intercept = params[:n_coef], float(s * params[n_coef]) if s else 0.0
@@ -1019,6 +1030,10 @@ def _result(params, geometry, s, a, lr, schedule, record, choice, dtype, scales=
         warm_coef = scales.coefficients_in_user_units(
             warm_coef[None, :], [0.0]
         )[0][0]
+        intercept = float(intercept) if s else 0.0
+    if target is not None:
+        coef, intercept = target_in_user_units(coef, intercept, target)
+        warm_coef, _ = target_in_user_units(warm_coef, 0.0, target)
         intercept = float(intercept) if s else 0.0
     return SemiDPFit(
         coef=np.asarray(coef).astype(dtype, copy=True),

@@ -25,6 +25,15 @@ from parameters and public counts):
   machinery (:mod:`~sklearn_dpfair._solvers._feature_scaling`), with a
   declared share of the budget, composed into the fit's ``dp_event_``.
 
+The target gets the same treatment where the public rows cannot anchor it
+(fewer than :data:`MIN_PUBLIC_SCALE_ROWS`): the fit then starts from zero
+with a clipped gradient, and a target far from 0 (an age near 40, a price
+near 3e5) is out of the clipped steps' reach: test RMSE 6x least squares'
+on an age-like target at epsilon = 1 on 5,000 rows. Its location and scale
+are the same private robust statistics, drawn with the columns' (one more
+column of the same plan) or alone beside declared ``feature_bounds``, and
+the model is mapped back to the target's units too.
+
 The private quantiles are exponential-mechanism draws whose utility
 sensitivity is that of the fit's adjacency (1 under replace-one, where one
 replaced record moves a rank count by at most 1; ``max(q, 1 - q)`` under
@@ -48,10 +57,13 @@ from .._feature_scaling import (
 __all__ = [
     "MIN_PUBLIC_SCALE_ROWS",
     "PUBLIC_ROWS_MODE",
+    "SemiDPScalingPlan",
     "fit_semidp_scaling",
     "plan_semidp_scaling",
     "public_scaling",
     "scaled_rows",
+    "scaled_target",
+    "target_in_user_units",
 ]
 
 #: Public rows needed to estimate the columns' scales from them. With 5
@@ -75,6 +87,33 @@ _PUBLIC_ROWS_TEXT = (
 # A column constant on the public rows keeps unit scale (the public rows
 # say nothing about its spread).
 _SCALE_FLOOR = 1e-300
+
+_TARGET_TEXT = "the target scaled by private robust statistics"
+
+
+@dataclasses.dataclass(frozen=True)
+class SemiDPScalingPlan(ScalingPlan):
+    """A :class:`ScalingPlan` that may scale the target too.
+
+    With ``target``, the plan's private draws (``n_quantiles``, ``event``,
+    ``share``) include the target's location and scale: as one more column
+    of a ``"private"`` plan, or alone beside a ``"bounds"`` or ``"none"``
+    map of the columns.
+    """
+
+    target: bool = False
+    #: Whether the target is centred (the fit has an intercept).
+    target_center: bool = True
+
+    def column_plan(self):
+        """The plan of the columns alone (what ``fit_feature_scaling`` reads)."""
+        if not self.target or self.mode == "private":
+            return ScalingPlan(**{
+                f.name: getattr(self, f.name) for f in dataclasses.fields(ScalingPlan)
+            })
+        return ScalingPlan(
+            self.mode, self.n_features, self.lower, self.upper, center=self.center
+        )
 
 
 def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples=None):
@@ -107,41 +146,86 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples
         or not budget.is_private
     ):
         return ScalingPlan("none", n_features)
-    if sparse and params.feature_bounds is None:
-        # Sparse columns are scaled by declared bounds only (as every
-        # estimator of the package): a scaled copy of the stored values
-        # would break the sparse fit's memory bound (twice the storage).
-        return ScalingPlan("none", n_features)
-    if params.feature_bounds is None and n_public >= MIN_PUBLIC_SCALE_ROWS:
-        return ScalingPlan(PUBLIC_ROWS_MODE, n_features, center=center)
-    plan = plan_feature_scaling(
-        "auto",
-        params.feature_bounds,
-        n_features,
-        budget,
-        sparse=sparse,
-        fit_intercept=params.fit_intercept,
+    few_public = n_public < MIN_PUBLIC_SCALE_ROWS
+    if params.feature_bounds is None and not sparse:
+        if not few_public:
+            return ScalingPlan(PUBLIC_ROWS_MODE, n_features, center=center)
+        # Fewer public rows: nothing anchors the target either (the fit
+        # starts from a warm start of a few rows, or zero), so the target is
+        # one more column of the columns' private plan.
+        plan = plan_feature_scaling(
+            "auto", None, n_features + 1, budget,
+            fit_intercept=params.fit_intercept, n_samples=n_samples,
+        )
+        return _with_target(dataclasses.replace(plan, n_features=n_features), plan, params)
+    # Sparse columns are scaled by declared bounds only (as every estimator
+    # of the package): a scaled copy of the stored values would break the
+    # sparse fit's memory bound (twice the storage).
+    columns = (
+        ScalingPlan("none", n_features)
+        if params.feature_bounds is None
+        else plan_feature_scaling(
+            "auto", params.feature_bounds, n_features, budget, sparse=sparse,
+            fit_intercept=params.fit_intercept,
+        )
+    )
+    if not few_public or budget.noise_multiplier is not None:
+        # A fixed noise multiplier leaves no share of the budget to draw
+        # the target's scales with.
+        return columns
+    # Beside a public map (or none) of the columns, the target alone.
+    target = plan_feature_scaling(
+        "auto", None, 1, budget, fit_intercept=params.fit_intercept,
         n_samples=n_samples,
     )
-    if plan.mode == "private":
+    return _with_target(columns, target, params)
+
+
+def _with_target(columns, draws, params):
+    """``columns`` with the private draws of ``draws`` (which scale the target).
+
+    ``draws`` of mode ``"none"`` (too few rows for its quantiles to resolve
+    a spread, :func:`~.._feature_scaling.quantiles_resolvable`) leave the
+    target as given and ``columns`` as planned.
+    """
+    if draws.mode != "private":
+        return columns
+    fields = {f.name: getattr(columns, f.name) for f in dataclasses.fields(ScalingPlan)}
+    fields.update(
+        quantile_rho=draws.quantile_rho,
+        n_quantiles=draws.n_quantiles,
+        event=draws.event,
+        share=draws.share,
         # The draws' utility sensitivity is that of the fit's adjacency.
-        plan = dataclasses.replace(plan, adjacency=params.adjacency)
-    return plan
+        adjacency=params.adjacency,
+    )
+    return SemiDPScalingPlan(**fields, target=True, target_center=draws.center)
 
 
 def describe(plan):
     """The record's phrase of ``plan`` ("" when nothing is scaled)."""
     if plan.mode == PUBLIC_ROWS_MODE:
         return _PUBLIC_ROWS_TEXT
-    return plan.describe()
+    if not getattr(plan, "target", False):
+        return plan.describe()
+    if plan.mode == "private":
+        return plan.describe() + " (the target's location and scale among them)"
+    columns = plan.column_plan().describe()
+    target = (
+        f"{_TARGET_TEXT}: {plan.n_quantiles} private quantiles (exponential "
+        f"mechanism on a public grid), {plan.share:.0%} of the zCDP budget"
+    )
+    return f"{columns}; {target}" if columns else target
 
 
-def fit_semidp_scaling(X, public_mask, plan, rng):
-    """Release (or compute, from public rows) the columns' location and scale.
+def fit_semidp_scaling(X, y, public_mask, plan, rng):
+    """Release (or compute, from public rows) the location and scale of the
+    columns, and of the target where the plan says so.
 
     Parameters
     ----------
     X : ndarray or scipy.sparse CSR matrix of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
     public_mask : ndarray of bool of shape (n_samples,)
     plan : ScalingPlan
     rng : numpy.random.Generator
@@ -150,10 +234,39 @@ def fit_semidp_scaling(X, public_mask, plan, rng):
     Returns
     -------
     scaling : FeatureScaling or None
-        None when the plan scales nothing.
+        Of the columns; None when the plan scales none.
+    target : FeatureScaling or None
+        Of the target (one column); None when the plan leaves it as given.
     """
+    if getattr(plan, "target", False):
+        return _fit_with_target(X, y, plan, rng)
     if plan.mode != PUBLIC_ROWS_MODE:
-        return fit_feature_scaling(X, plan, rng)
+        return fit_feature_scaling(X, plan, rng), None
+    return _public_rows_scaling(X, public_mask, plan), None
+
+
+def _fit_with_target(X, y, plan, rng):
+    y = np.asarray(y, dtype=np.float64)[:, None]
+    if plan.mode == "private":
+        # One plan of d + 1 columns: the same draws, the target last.
+        d = plan.n_features
+        joint = dataclasses.replace(plan.column_plan(), n_features=d + 1)
+        both = fit_feature_scaling(np.column_stack([X, y]), joint, rng)
+        return (
+            FeatureScaling(both.location[:d], both.scale[:d]),
+            FeatureScaling(both.location[d:], both.scale[d:]),
+        )
+    target_plan = ScalingPlan(
+        "private", 1, quantile_rho=plan.quantile_rho, n_quantiles=plan.n_quantiles,
+        event=plan.event, share=plan.share, center=plan.target_center,
+        adjacency=plan.adjacency,
+    )
+    # The columns' map reads no data (declared bounds, or none).
+    columns = fit_feature_scaling(X, plan.column_plan(), rng)
+    return columns, fit_feature_scaling(y, target_plan, rng)
+
+
+def _public_rows_scaling(X, public_mask, plan):
     Xp = X[public_mask]
     if sp.issparse(Xp):
         # Column sums of the stored values (no second sparse matrix).
@@ -211,6 +324,29 @@ def scaled_rows(X, scaling):
     return out
 
 
+def scaled_target(y, target):
+    """``(y - location) / scale`` of the target, in ``y``'s dtype, finite.
+
+    A huge private value over a small scale is saturated to the dtype's
+    largest value, silently, as :func:`scaled_rows` does for the columns.
+    """
+    big = np.finfo(y.dtype).max
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.subtract(y, y.dtype.type(target.location[0]), dtype=y.dtype)
+        out /= y.dtype.type(target.scale[0])
+    return np.clip(out, -big, big, out=out)
+
+
+def target_in_user_units(coef, intercept, target):
+    """A model of the scaled target, in the target's units.
+
+    ``y = location + scale * y'``: every coefficient times the scale, the
+    location added to the intercept (0 without centring).
+    """
+    scale, location = float(target.scale[0]), float(target.location[0])
+    return np.asarray(coef, dtype=np.float64) * scale, intercept * scale + location
+
+
 def public_scaling(X, public_mask, *, feature_scaling, feature_bounds, fit_intercept):
     """Column scales that cost nothing: declared bounds, else the public rows.
 
@@ -232,4 +368,4 @@ def public_scaling(X, public_mask, *, feature_scaling, feature_bounds, fit_inter
     if int(np.count_nonzero(public_mask)) < MIN_PUBLIC_SCALE_ROWS:
         return None
     plan = ScalingPlan(PUBLIC_ROWS_MODE, d, center=bool(fit_intercept))
-    return fit_semidp_scaling(X, public_mask, plan, None)
+    return _public_rows_scaling(X, public_mask, plan)
