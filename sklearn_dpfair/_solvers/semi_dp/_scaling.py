@@ -157,7 +157,8 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples
             "auto", None, n_features + 1, budget,
             fit_intercept=params.fit_intercept, n_samples=n_samples,
         )
-        return _with_target(dataclasses.replace(plan, n_features=n_features), plan, params)
+        columns = dataclasses.replace(plan, n_features=n_features)
+        return _with_target(columns, plan, params)
     # Sparse columns are scaled by declared bounds only (as every estimator
     # of the package): a scaled copy of the stored values would break the
     # sparse fit's memory bound (twice the storage).
