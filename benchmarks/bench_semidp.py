@@ -492,8 +492,9 @@ def raw_section(rows, seeds):
         "columns the largest column saturates every clip. By default the",
         "estimator scales each column by the mean and standard deviation of",
         "the public rows (public by its contract: no budget), by declared",
-        "``feature_bounds`` when given, or, with fewer than 20 public rows, by",
-        "private quantiles whose cost is composed into ``dp_event_``.",
+        "``feature_bounds`` when given, or, with fewer than 5 public rows, by",
+        "private quantiles whose cost is composed into ``dp_event_`` (the",
+        "target's location and scale too, then).",
         "",
         f".. list-table:: Test MSE on raw columns (median over {seeds} seeds)",
         "   :header-rows: 1",
@@ -549,11 +550,15 @@ def raw_section(rows, seeds):
             "epsilon0 (quantiles_resolvable) now spends nothing on them there "
             "and the columns are used as given (the row 'no public rows: "
             "private scales' is then the unscaled fit). On the synthetic "
-            "columns (20,000 rows) the grid's 5% relative resolution cannot "
-            "resolve a spread of 100 at an offset of 1e5, and 20 bounded steps "
-            "from zero cannot reach the target's offset of 100 either. Mark a "
-            "few rows public (5 suffice for the free scales) or declare "
-            "``feature_bounds``."
+            "columns (20,000 rows) two columns' spreads (0.1 at an offset of "
+            "500, 100 at 1e5: 0.1% or less) are below what the two private "
+            "medians resolve, and those columns are used nearly as constants "
+            "(the first has coefficient -2: the rest of the gap). "
+            "Without public rows the target is scaled with the columns (one "
+            "more column of the private plan): before, 20 clipped steps from "
+            "zero could not reach its offset of 100, and the row measured 8594 "
+            "(34,519x least squares). Mark a few rows public (5 suffice for "
+            "the free scales) or declare ``feature_bounds``."
         ),
         "",
     ]
