@@ -247,23 +247,16 @@ def fit_semidp_scaling(X, y, public_mask, plan, rng):
 
 
 def _fit_with_target(X, y, plan, rng):
-    y = np.asarray(y, dtype=np.float64)[:, None]
-    if plan.mode == "private":
-        # One plan of d + 1 columns: the same draws, the target last.
-        d = plan.n_features
-        joint = dataclasses.replace(plan.column_plan(), n_features=d + 1)
-        both = fit_feature_scaling(np.column_stack([X, y]), joint, rng)
-        return (
-            FeatureScaling(both.location[:d], both.scale[:d]),
-            FeatureScaling(both.location[d:], both.scale[d:]),
-        )
+    # The columns' map (private draws, declared bounds, or none), then the
+    # target's draws at the same per-draw budget: the plan's draws, in two
+    # calls rather than one of d + 1 columns, so that no (n, d + 1) copy of
+    # the rows is made.
+    columns = fit_feature_scaling(X, plan.column_plan(), rng)
     target_plan = ScalingPlan(
-        "private", 1, quantile_rho=plan.quantile_rho, n_quantiles=plan.n_quantiles,
-        event=plan.event, share=plan.share, center=plan.target_center,
+        "private", 1, quantile_rho=plan.quantile_rho, center=plan.target_center,
         adjacency=plan.adjacency,
     )
-    # The columns' map reads no data (declared bounds, or none).
-    columns = fit_feature_scaling(X, plan.column_plan(), rng)
+    y = np.asarray(y, dtype=np.float64)[:, None]
     return columns, fit_feature_scaling(y, target_plan, rng)
 
 
