@@ -92,7 +92,6 @@ from ._scaling import (
     fit_semidp_scaling,
     plan_semidp_scaling,
     scaled_rows,
-    scaled_target,
     target_in_user_units,
 )
 from ._solver import SemiDPData, semidp_gradient_descent
@@ -860,7 +859,8 @@ def fit_semidp(
         # twice the data).
         X = scaled_rows(X, scales)
     if target is not None:
-        y = scaled_target(y, target)
+        # The target as one more column: the same finite map.
+        y = scaled_rows(y[:, None], target)[:, 0]
     # Only the public block is copied (the public statistics need it); the
     # private rows are read from X through the mask by the solver.
     Xp, yp = X[public_mask], y[public_mask]
@@ -1030,11 +1030,10 @@ def _result(
         warm_coef = scales.coefficients_in_user_units(
             warm_coef[None, :], [0.0]
         )[0][0]
-        intercept = float(intercept) if s else 0.0
     if target is not None:
         coef, intercept = target_in_user_units(coef, intercept, target)
         warm_coef, _ = target_in_user_units(warm_coef, 0.0, target)
-        intercept = float(intercept) if s else 0.0
+    intercept = float(intercept) if s else 0.0
     return SemiDPFit(
         coef=np.asarray(coef).astype(dtype, copy=True),
         intercept=intercept,

@@ -62,7 +62,6 @@ __all__ = [
     "plan_semidp_scaling",
     "public_scaling",
     "scaled_rows",
-    "scaled_target",
     "target_in_user_units",
 ]
 
@@ -106,14 +105,8 @@ class SemiDPScalingPlan(ScalingPlan):
     target_center: bool = True
 
     def column_plan(self):
-        """The plan of the columns alone (what ``fit_feature_scaling`` reads)."""
-        if not self.target or self.mode == "private":
-            return ScalingPlan(**{
-                f.name: getattr(self, f.name) for f in dataclasses.fields(ScalingPlan)
-            })
-        return ScalingPlan(
-            self.mode, self.n_features, self.lower, self.upper, center=self.center
-        )
+        """This plan without the target: what scales the columns alone."""
+        return dataclasses.replace(self, target=False)
 
 
 def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples=None):
@@ -211,7 +204,8 @@ def describe(plan):
         return plan.describe()
     if plan.mode == "private":
         return plan.describe() + " (the target's location and scale among them)"
-    columns = plan.column_plan().describe()
+    # The columns' phrase: the declared bounds', or none.
+    columns = plan.describe()
     target = (
         f"{_TARGET_TEXT}: {plan.n_quantiles} private quantiles (exponential "
         f"mechanism on a public grid), {plan.share:.0%} of the zCDP budget"
@@ -251,7 +245,7 @@ def _fit_with_target(X, y, plan, rng):
     # target's draws at the same per-draw budget: the plan's draws, in two
     # calls rather than one of d + 1 columns, so that no (n, d + 1) copy of
     # the rows is made.
-    columns = fit_feature_scaling(X, plan.column_plan(), rng)
+    columns = fit_feature_scaling(X, plan, rng)
     target_plan = ScalingPlan(
         "private", 1, quantile_rho=plan.quantile_rho, center=plan.target_center,
         adjacency=plan.adjacency,
@@ -316,19 +310,6 @@ def scaled_rows(X, scaling):
         out /= scaling.scale.astype(X.dtype)
     np.clip(out, -big, big, out=out)
     return out
-
-
-def scaled_target(y, target):
-    """``(y - location) / scale`` of the target, in ``y``'s dtype, finite.
-
-    A huge private value over a small scale is saturated to the dtype's
-    largest value, silently, as :func:`scaled_rows` does for the columns.
-    """
-    big = np.finfo(y.dtype).max
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = np.subtract(y, y.dtype.type(target.location[0]), dtype=y.dtype)
-        out /= y.dtype.type(target.scale[0])
-    return np.clip(out, -big, big, out=out)
 
 
 def target_in_user_units(coef, intercept, target):
