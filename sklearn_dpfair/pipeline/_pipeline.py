@@ -4,7 +4,7 @@
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import dp_accounting
 import numpy as np
@@ -44,6 +44,8 @@ __all__ = ["PrivatePipeline", "make_private_pipeline"]
 # an upstream fit is planned: equal events mean the plan does not read it.
 _PROBE_WIDTHS = (1, 7)
 _PROBE_BOUNDS = (1.0, 10.0)
+#: What a part's plan records as its width when the steps before it release it.
+_WIDTH_SET_BY_EARLIER_STEPS = "set by the earlier steps' releases"
 
 # The values of small_budget whose plan reads no width, in order of
 # preference: "choose" keeps DP-FERMI's private choice against the constants;
@@ -1092,7 +1094,7 @@ class _Planner:
         # has found that the event does not depend on it.
         sparse = bool(self.unit.sparse) if sparse is None else sparse
         try:
-            return est.privacy_plan(
+            plan = est.privacy_plan(
                 self.n_samples,
                 self.width if width is None else width,
                 **({"sparse": True} if sparse else {}),
@@ -1125,6 +1127,18 @@ class _Planner:
                 f"Step {self.unit.path!r} ({type(est).__name__}) has no privacy "
                 f"plan before the fit: {exc}{hint}"
             ) from exc
+        if width is None and self.unit.n_features is None:
+            # Planned at a probe width, which check_width_free found the
+            # event not to depend on: the record names no width it was not
+            # given (the earlier steps' releases set it during the fit).
+            plan = replace(
+                plan,
+                public=tuple(
+                    (name, _WIDTH_SET_BY_EARLIER_STEPS if name == "n_features" else v)
+                    for name, v in plan.public
+                ),
+            )
+        return plan
 
     def own_plan(self):
         original = self.unit.estimator

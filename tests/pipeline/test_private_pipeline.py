@@ -325,6 +325,10 @@ def test_width_known_only_after_a_private_discovery():
     plan = pipe.privacy_plan(N, 2)
     _fit(pipe, df[CAT_COLUMNS], y)
     _assert_planned(plan, pipe, 1.0)
+    # The model's plan was made at a probe width: it records none.
+    public = dict(pipe.step_budgets_["dplogisticregression"]["plan"].public)
+    assert public["n_features"] == "set by the earlier steps' releases"
+    assert dict(pipe.step_budgets_["dponehotencoder"]["plan"].public)["n_features"] == 2
     # Frank-Wolfe's step count reads the number of vertices (2 d K).
     pipe = make_private_pipeline(
         DPOneHotEncoder(),
