@@ -353,7 +353,10 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         """Set the output container of every step's ``transform``.
 
         As ``Pipeline.set_output``: it configures the steps as given (the
-        fit's clones keep their configuration).
+        fit's clones keep their configuration) and, once fitted, the fitted
+        steps (``pipe[:-1].transform`` returns the container set after the
+        fit, as with a scikit-learn ``Pipeline``, whose fitted steps are the
+        steps as given).
 
         Parameters
         ----------
@@ -368,6 +371,8 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         for _, step in self.steps:
             if not _is_passthrough(step):
                 _safe_set_output(step, transform=transform)
+        if hasattr(self, "pipeline_"):
+            self.pipeline_.set_output(transform=transform)
         return self
 
     def _check_steps(self):

@@ -703,6 +703,20 @@ def test_set_output_reaches_the_fitted_steps():
     assert list(out.columns) == list(pipe[:-1].get_feature_names_out())
 
 
+# As scikit-learn's, a step fitted on arrays warns when given a frame.
+@pytest.mark.filterwarnings("ignore:X has feature names")
+def test_set_output_after_the_fit_reaches_the_fitted_steps():
+    # As with a Pipeline, whose fitted steps are the steps as given.
+    df, y = _raw_frame()
+    pipe = _column_pipeline(DPLogisticRegression(classes=[0, 1]))
+    _fit(pipe.set_params(random_state=0), df, y)
+    assert isinstance(pipe[:-1].transform(df), np.ndarray)
+    pipe.set_output(transform="pandas")
+    assert isinstance(pipe[:-1].transform(df), pd.DataFrame)
+    pipe.set_output(transform="default")
+    assert isinstance(pipe[:-1].transform(df), np.ndarray)
+
+
 def test_a_share_too_small_for_rdp_names_the_pipeline_accountant():
     # epsilon = 0.05: each of the encoder's blocks gets 0.0025, below what
     # RDP's orders certify; the error says what to pass to the pipeline.
