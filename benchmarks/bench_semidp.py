@@ -450,7 +450,14 @@ def run_raw(seeds, docs):
                     if label.startswith("semi-local")
                     else SemiDPLinearRegression
                 )
-                est = cls(epsilon=eps, feature_scaling=scaling, random_state=seed)
+                # "unscaled": neither the columns nor (semi-DP) the target.
+                unscaled = {"target_scaling": None} if (
+                    scaling is None and cls is SemiDPLinearRegression
+                ) else {}
+                est = cls(
+                    epsilon=eps, feature_scaling=scaling, random_state=seed,
+                    **unscaled,
+                )
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     t0 = time.perf_counter()

@@ -228,11 +228,8 @@ class SemiDPLinearRegression(
           the same ``dp_event_`` (the steps' noise is calibrated to the rest
           and accounted with RDP) and named in the record.
 
-        With fewer than 5 public rows the target is scaled as well, by the
-        same private statistics (one more column of the private plan, or
-        alone beside ``feature_bounds``, from the same 10% share): without
-        a public warm start a target far from 0 (an age near 40) is out of
-        the clipped steps' reach.
+        With fewer than 5 public rows the target is scaled as well (see
+        ``target_scaling``).
 
         The model is fitted on the scaled columns and ``coef_``,
         ``intercept_`` and ``coef_public_`` are reported in the user's units.
@@ -245,6 +242,20 @@ class SemiDPLinearRegression(
         Public ``(lower, upper)`` range of every column, for
         ``feature_scaling="auto"`` (values outside are not clipped; the
         gradient clip bounds their influence).
+    target_scaling : {"auto"} or None, default="auto"
+        ``"auto"``: with fewer than 5 public rows, the target is brought to
+        unit scale by private robust statistics (its private median and a
+        private quantile of the centred target) and the model reported in
+        its units: without a public warm start a target far from 0 (an age
+        near 40, a price near 3e5) is out of the clipped steps' reach. The
+        draws come from the 10% zCDP share of the private column scales (as
+        one more column) or, beside declared ``feature_bounds``, unscaled
+        columns (``feature_scaling=None``) or a sparse ``X``, take it alone;
+        composed into the same ``dp_event_`` and named in the record. With
+        5 public rows or more the public warm start anchors the target and
+        nothing is spent. None: the target as given (a target already
+        centred and of unit scale). No effect with ``epsilon=np.inf`` or
+        ``solver="public-only"``.
     device : {"cpu", "cuda", "auto"}, default="cpu"
         Where the sums over rows of the private solvers run. "cpu" is
         numpy. "cuda" runs the same solver through the array API in PyTorch
@@ -418,6 +429,7 @@ default=None
         "n_private": [Interval(Integral, 1, None, closed="left"), None],
         "feature_scaling": [StrOptions({"auto"}), None],
         "feature_bounds": ["array-like", None],
+        "target_scaling": [StrOptions({"auto"}), None],
         "device": [StrOptions(set(DEVICE_OPTIONS))],
         "verbose": ["verbose"],
     }
@@ -441,6 +453,7 @@ default=None
         n_private=None,
         feature_scaling="auto",
         feature_bounds=None,
+        target_scaling="auto",
         device="cpu",
         verbose=0,
         accountant="pld",
@@ -462,6 +475,7 @@ default=None
         self.n_private = n_private
         self.feature_scaling = feature_scaling
         self.feature_bounds = feature_bounds
+        self.target_scaling = target_scaling
         self.device = device
         self.verbose = verbose
         self.accountant = accountant

@@ -100,7 +100,13 @@ default=None
         unit gradient direction. With fewer public rows and no bounds the
         columns are used as given: no curator may compute private quantiles
         under the local trust model. None: never scaled. No effect with
-        ``epsilon=np.inf``.
+        ``epsilon=np.inf``. The target is used as given, for the same
+        reason: without public rows a target far from 0 is out of the
+        clipped steps' reach (an age-like target, 40 +- 12, on 20,000
+        standardized rows at ``epsilon=4``: RMSE 3.3-3.4 times least
+        squares', 3 seeds; 1.00 times once mapped to ``(y - 40) / 12`` by a
+        ``TransformedTargetRegressor`` with those public constants, or with
+        50 public rows).
     feature_bounds : array-like of shape (n_features, 2), default=None
         Public ``(lower, upper)`` range of every column, for
         ``feature_scaling="auto"``.

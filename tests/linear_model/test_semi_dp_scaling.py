@@ -290,3 +290,29 @@ def test_sparse_columns_without_bounds_still_get_a_scaled_target():
         est.fit(sp.csr_matrix(X), y, public_mask=np.zeros(len(y), dtype=bool))
     assert "the target scaled by private" in est.privacy_record_.mechanism
     assert _ols_rmse_ratio(est, X, y) < 1.1
+
+
+def test_unscaled_columns_still_get_a_scaled_target():
+    # Columns scaled upstream (feature_scaling=None, as a private pipeline
+    # needs after a category discovery): the target alone takes the share.
+    X, y = _age_target(5000, 5)
+    none = np.zeros(len(y), dtype=bool)
+    fits = {}
+    for target_scaling in ("auto", None):
+        est = SemiDPLinearRegression(
+            feature_scaling=None, target_scaling=target_scaling, random_state=0
+        )
+        fits[target_scaling] = est.fit(X, y, public_mask=none)
+        plans = [est.privacy_plan(len(y), d, n_public=0) for d in (1, 7)]
+        assert plans[0].dp_event == plans[1].dp_event == est.dp_event_
+    mechanism = fits["auto"].privacy_record_.mechanism
+    assert "the target scaled by private robust statistics: 4 private" in mechanism
+    assert _ols_rmse_ratio(fits["auto"], X, y) < 1.1
+    # Without it the fit stays near 0, as before.
+    assert "private quantiles" not in fits[None].privacy_record_.mechanism
+    assert _ols_rmse_ratio(fits[None], X, y) > 3.0
+    # Private column scales without the target's: d columns' draws.
+    est = SemiDPLinearRegression(target_scaling=None, random_state=0)
+    mechanism = est.fit(X, y, public_mask=none).privacy_record_.mechanism
+    assert f"{4 * X.shape[1]} private quantiles" in mechanism
+    assert "target" not in mechanism

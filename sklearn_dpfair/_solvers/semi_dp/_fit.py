@@ -181,6 +181,9 @@ class SemiDPParams:
     feature_scaling: str | None = None
     #: Public ``(lower, upper)`` of every column, or None.
     feature_bounds: object = field(default=None, compare=False)
+    #: ``"auto"``: with fewer public rows than anchor it, the target is
+    #: scaled by private robust statistics (``_scaling``); None: as given.
+    target_scaling: str | None = "auto"
 
     @property
     def clip(self):

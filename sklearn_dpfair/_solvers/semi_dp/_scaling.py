@@ -31,8 +31,9 @@ with a clipped gradient, and a target far from 0 (an age near 40, a price
 near 3e5) is out of the clipped steps' reach: test RMSE 6x least squares'
 on an age-like target at epsilon = 1 on 5,000 rows. Its location and scale
 are the same private robust statistics, drawn with the columns' (one more
-column of the same plan) or alone beside declared ``feature_bounds``, and
-the model is mapped back to the target's units too.
+column of the same plan) or alone beside declared ``feature_bounds`` or
+unscaled columns, and the model is mapped back to the target's units too
+(``target_scaling=None`` leaves the target as given).
 
 The private quantiles are exponential-mechanism draws whose utility
 sensitivity is that of the fit's adjacency (1 under replace-one, where one
@@ -115,8 +116,8 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples
     Parameters
     ----------
     params : SemiDPParams
-        ``feature_scaling``, ``feature_bounds``, the budget, the adjacency
-        and ``fit_intercept`` decide it.
+        ``feature_scaling``, ``feature_bounds``, ``target_scaling``, the
+        budget, the adjacency and ``fit_intercept`` decide it.
     n_features, n_public : int
         Public counts of the fit.
     sparse : bool, default=False
@@ -133,37 +134,37 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples
     budget = params.budget
     # Public-only fits use the public rows alone, and the non-private limit
     # solves in standardized coordinates itself: nothing to scale.
-    if (
-        params.feature_scaling is None
-        or params.solver == "public-only"
-        or not budget.is_private
-    ):
+    if params.solver == "public-only" or not budget.is_private:
         return ScalingPlan("none", n_features)
+    # With fewer public rows nothing anchors the target (the fit starts
+    # from a warm start of a few rows, or zero): it is scaled too.
     few_public = n_public < MIN_PUBLIC_SCALE_ROWS
-    if params.feature_bounds is None and not sparse:
+    with_target = few_public and params.target_scaling is not None
+    scale_columns = params.feature_scaling is not None
+    if scale_columns and params.feature_bounds is None and not sparse:
         if not few_public:
             return ScalingPlan(PUBLIC_ROWS_MODE, n_features, center=center)
-        # Fewer public rows: nothing anchors the target either (the fit
-        # starts from a warm start of a few rows, or zero), so the target is
-        # one more column of the columns' private plan.
+        # The target is one more column of the columns' private plan.
         plan = plan_feature_scaling(
-            "auto", None, n_features + 1, budget,
+            "auto", None, n_features + int(with_target), budget,
             fit_intercept=params.fit_intercept, n_samples=n_samples,
         )
+        if not with_target:
+            return plan
         columns = dataclasses.replace(plan, n_features=n_features)
         return _with_target(columns, plan, params)
     # Sparse columns are scaled by declared bounds only (as every estimator
     # of the package): a scaled copy of the stored values would break the
     # sparse fit's memory bound (twice the storage).
     columns = (
-        ScalingPlan("none", n_features)
-        if params.feature_bounds is None
-        else plan_feature_scaling(
+        plan_feature_scaling(
             "auto", params.feature_bounds, n_features, budget, sparse=sparse,
             fit_intercept=params.fit_intercept,
         )
+        if scale_columns and params.feature_bounds is not None
+        else ScalingPlan("none", n_features)
     )
-    if not few_public or budget.noise_multiplier is not None:
+    if not with_target or budget.noise_multiplier is not None:
         # A fixed noise multiplier leaves no share of the budget to draw
         # the target's scales with.
         return columns
