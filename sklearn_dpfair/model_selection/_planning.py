@@ -13,6 +13,7 @@ fitted ``dp_event_`` equals the planned one: a drift is an error, never a
 silent overspend.
 """
 
+import inspect
 import math
 
 from sklearn.base import clone
@@ -47,20 +48,29 @@ class CandidatePlan:
         The other public counts its plan takes (``n_groups``, ...).
     sparse : bool, default=False
         Whether X is a sparse matrix (a public layout).
+    schema : DataFrame or None, default=None
+        X's columns (names and dtypes, no row) where X is a DataFrame and
+        the candidate is a private pipeline, whose column selections they
+        resolve.
     """
 
-    def __init__(self, estimator, n_train, n_features, counts, sparse=False):
+    def __init__(
+        self, estimator, n_train, n_features, counts, sparse=False, schema=None
+    ):
         self.estimator = estimator
         self.n_train = n_train
         self.n_features = n_features
         self.counts = dict(counts)
         self.sparse = bool(sparse)
+        self.schema = schema
         self._events = {}
 
     def plan(self, t, delta):
         """The candidate's :class:`~sklearn_dpfair.privacy.PrivacyPlan` at budget ``t``."""
         est = with_budget(self.estimator, t, delta)
         layout = {"sparse": True} if self.sparse else {}
+        if self.schema is not None:
+            layout["feature_names"] = self.schema
         return est.privacy_plan(self.n_train, self.n_features, **layout, **self.counts)
 
     def event(self, t, delta):
@@ -109,7 +119,9 @@ def accepted_counts(estimator):
     return tuple(getattr(estimator, "_plan_public_counts", ()))
 
 
-def plan_candidate(estimator, n_train, n_features, counts, *, delta, sparse=False):
+def plan_candidate(
+    estimator, n_train, n_features, counts, *, delta, sparse=False, schema=None
+):
     """The :class:`CandidatePlan` of ``estimator`` trained on ``n_train`` rows.
 
     Checks, before any row is read, that the candidate can be planned: a
@@ -133,6 +145,10 @@ def plan_candidate(estimator, n_train, n_features, counts, *, delta, sparse=Fals
     sparse : bool, default=False
         Whether X is a sparse matrix: the candidate is planned with that
         layout (its event may depend on it).
+    schema : DataFrame or None, default=None
+        X's columns (names and dtypes, no row) where X is a DataFrame: a
+        private pipeline is planned with them (its ColumnTransformer's
+        selections by name or dtype); other candidates ignore them.
 
     Raises
     ------
@@ -164,7 +180,14 @@ def plan_candidate(estimator, n_train, n_features, counts, *, delta, sparse=Fals
         raise TypeError(f"{name} has no epsilon parameter for the search to set.")
     accepted = accepted_counts(estimator)
     counts = {k: v for k, v in counts.items() if k in accepted and v is not None}
-    plan = CandidatePlan(estimator, n_train, n_features, counts, sparse)
+    # A private pipeline's plan takes the frame's columns; an estimator's not.
+    takes_schema = "feature_names" in inspect.signature(
+        estimator.privacy_plan
+    ).parameters
+    plan = CandidatePlan(
+        estimator, n_train, n_features, counts, sparse,
+        schema=schema if takes_schema else None,
+    )
     try:
         # The adjacency and the public inputs a plan needs do not depend on
         # the budget; epsilon = inf cannot overspend. A private fit may

@@ -448,6 +448,9 @@ class PrivateHyperparameterSearch(
         # The layout is public (the container's): the candidates are planned
         # with it; one that refuses sparse X says so before any row is read.
         sparse = sp.issparse(X)
+        # A DataFrame's columns (names and dtypes, no row) are public too: a
+        # private pipeline's column selections are planned with them.
+        schema = X.iloc[:0] if hasattr(X, "iloc") and hasattr(X, "columns") else None
         X, y = indexable(X, y)
         routed = self._routed_fit_params(fit_params)
         if routed.get("silos") is not None:
@@ -485,7 +488,7 @@ class PrivateHyperparameterSearch(
         selection = self._selection_plan(
             candidates, n_train, int(np.shape(X)[1]),
             _counts(n_groups, classes, len(public)), groups,
-            grouped=sensitive is not None, sparse=sparse,
+            grouped=sensitive is not None, sparse=sparse, schema=schema,
         )
         delta = float(self.delta)
 
@@ -613,7 +616,8 @@ class PrivateHyperparameterSearch(
         return n_val, n_train
 
     def _selection_plan(
-        self, candidates, n_train, n_features, counts, groups, *, grouped, sparse=False
+        self, candidates, n_train, n_features, counts, groups, *, grouped,
+        sparse=False, schema=None,
     ):
         """The candidates' plans and the calibrated selection (public inputs only).
 
@@ -633,7 +637,8 @@ class PrivateHyperparameterSearch(
             estimators.append(est)
             plans.append(
                 plan_candidate(
-                    est, n_train, n_features, counts, delta=delta, sparse=sparse
+                    est, n_train, n_features, counts, delta=delta, sparse=sparse,
+                    schema=schema,
                 )
             )
         relations = sorted({plan.adjacency for plan in plans})

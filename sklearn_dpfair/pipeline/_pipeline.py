@@ -44,8 +44,9 @@ __all__ = ["PrivatePipeline", "make_private_pipeline"]
 # an upstream fit is planned: equal events mean the plan does not read it.
 _PROBE_WIDTHS = (1, 7)
 _PROBE_BOUNDS = (1.0, 10.0)
-#: What a part's plan records as its width when the steps before it release it.
-_WIDTH_SET_BY_EARLIER_STEPS = "set by the earlier steps' releases"
+#: What a part's plan records as its width when no public input fixes it (an
+#: earlier step's private release, a selection the schema does not resolve).
+_WIDTH_UNKNOWN = "unknown before the fit"
 
 # The values of small_budget whose plan reads no width, in order of
 # preference: "choose" keeps DP-FERMI's private choice against the constants;
@@ -65,6 +66,14 @@ _WIDTH_READERS = (
         "into private quantiles of every column: give feature_bounds, or "
         "scale the columns upstream (DPStandardScaler) and set "
         "feature_scaling=None",
+    ),
+    (
+        "feature_bounds",
+        "auto",
+        (None,),
+        "feature_bounds='auto' spends part of its budget on a private location "
+        "and scale of every column: scale the columns upstream "
+        "(DPStandardScaler) and set feature_bounds=None",
     ),
     (
         "small_budget",
@@ -550,8 +559,12 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             (a ``ColumnTransformer`` stacking sparse blocks by their
             density) is refused: set ``sparse_threshold=0`` or
             ``sparse_output``.
-        feature_names : sequence of str or None, default=None
-            Column names, where a ``ColumnTransformer`` selects by name.
+        feature_names : sequence of str, DataFrame or None, default=None
+            Column names, where a ``ColumnTransformer`` selects by name; a
+            DataFrame gives its columns' names and dtypes (its rows are not
+            read: ``X.iloc[:0]``), where it selects by dtype
+            (``make_column_selector(dtype_include=...)``), which names
+            alone leave unresolved.
         **public_counts : int
             Public counts of the final estimator (``n_classes``,
             ``n_groups``, ``n_public``).
@@ -581,12 +594,19 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         n_features = check_public_count(n_features, "n_features")
         sparse = check_public_layout(sparse)
         schema = None
-        if feature_names is not None:
+        if hasattr(feature_names, "columns") and hasattr(feature_names, "iloc"):
+            schema = {
+                "columns": list(feature_names.columns),
+                "frame": feature_names.iloc[:0],
+            }
+        elif feature_names is not None:
             import pandas as pd
 
+            # Names without dtypes: a selection by dtype stays unresolved.
             schema = {
                 "columns": list(feature_names),
                 "frame": pd.DataFrame(columns=list(feature_names)),
+                "dtypes_known": False,
             }
         layout, _ = self._layout(
             n_samples, n_features, schema, dict(public_counts), bool(sparse)
@@ -1135,11 +1155,11 @@ class _Planner:
         if width is None and self.unit.n_features is None:
             # Planned at a probe width, which check_width_free found the
             # event not to depend on: the record names no width it was not
-            # given (the earlier steps' releases set it during the fit).
+            # given.
             plan = replace(
                 plan,
                 public=tuple(
-                    (name, _WIDTH_SET_BY_EARLIER_STEPS if name == "n_features" else v)
+                    (name, _WIDTH_UNKNOWN if name == "n_features" else v)
                     for name, v in plan.public
                 ),
             )

@@ -212,6 +212,9 @@ def _column_indices(key, n_in, names):
     if isinstance(key, make_column_selector):
         if names is None or names.get("frame") is None:
             return None
+        by_dtype = key.dtype_include is not None or key.dtype_exclude is not None
+        if by_dtype and not names.get("dtypes_known", True):
+            return None
         # The selector reads the column names and dtypes only: give it no row.
         key = key(names["frame"])
     columns = None if names is None else list(names["columns"])

@@ -217,6 +217,59 @@ def test_search_over_a_private_pipeline_on_raw_columns():
     assert search.score(X, y) > 0.8
 
 
+def test_search_over_a_private_pipeline_selecting_frame_columns():
+    # Declared categories and bounds per selected column: their widths come
+    # from the frame's names (by name) and dtypes (by dtype), which the
+    # candidates are planned with; without them every block was planned at
+    # one column and refused ("categories has 2 entries for 1 features").
+    import pandas as pd
+    from sklearn.compose import make_column_selector, make_column_transformer
+
+    from sklearn_dpfair.pipeline import make_private_pipeline
+    from sklearn_dpfair.preprocessing import DPOneHotEncoder, DPStandardScaler
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    frame = pd.DataFrame(
+        {
+            "age": rng.normal(40, 12, n),
+            "sex": rng.choice(["F", "M"], n),
+            "job": rng.choice(["a", "b", "c"], n),
+            "hours": rng.normal(40, 10, n),
+        }
+    )
+    y = ((frame["age"] - 40) / 12 + (frame["job"] == "a") > 0.3).astype(int)
+    pipe = make_private_pipeline(
+        make_column_transformer(
+            (DPOneHotEncoder(categories=[["F", "M"], ["a", "b", "c"]]), ["sex", "job"]),
+            (
+                DPStandardScaler(bounds=[(0, 100), (0, 100)]),
+                make_column_selector(dtype_include=np.number),
+            ),
+        ),
+        DPLogisticRegression(classes=[0, 1], max_iter=5),
+    )
+    search = PrivateHyperparameterSearch(
+        pipe, {"dplogisticregression__alpha": [0.0, 1e-3]}, epsilon=2.0,
+        n_runs=2, random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(frame, y)
+    assert search.epsilon_ <= 2.0
+    assert search.score(frame, y) > 0.7
+    # The pipeline's own plan: a frame resolves the dtype selection; names
+    # alone leave it unresolved (not guessed from object dtypes), and the
+    # scaler's plan, whose event does not read its width, says so.
+    n_train = n - int(round(search.validation_fraction * n))
+    best = search.best_estimator_
+    for names, width in ((frame.iloc[:0], 2), (list(frame.columns), "unknown")):
+        plan = best.privacy_plan(n_train, 4, feature_names=names)
+        assert plan.dp_event == best.dp_event_
+        scaler = dict(plan.steps)["columntransformer__dpstandardscaler"]
+        assert str(dict(scaler.public)["n_features"]).startswith(str(width))
+
+
 def test_the_search_itself_has_a_plan(data):
     X, y, groups = data
     estimator = DPLogisticRegression(classes=[0, 1], max_iter=2)

@@ -327,7 +327,7 @@ def test_width_known_only_after_a_private_discovery():
     _assert_planned(plan, pipe, 1.0)
     # The model's plan was made at a probe width: it records none.
     public = dict(pipe.step_budgets_["dplogisticregression"]["plan"].public)
-    assert public["n_features"] == "set by the earlier steps' releases"
+    assert public["n_features"] == "unknown before the fit"
     assert dict(pipe.step_budgets_["dponehotencoder"]["plan"].public)["n_features"] == 2
     # Frank-Wolfe's step count reads the number of vertices (2 d K).
     pipe = make_private_pipeline(
@@ -359,6 +359,10 @@ def test_width_known_only_after_a_private_discovery():
         # not 8 at width 7; DP-FERMI's "choose" reads no width.
         (DPFERMIClassifier(classes=[0, 1]), 300, 0.3, {"small_budget": "choose"}),
         (DPLogisticRegression(classes=[0, 1]), 100, 0.3, {"small_budget": "fit"}),
+        # Private column scales: 3 releases a column (HeavyTail), private
+        # quantiles of every column (SemiDP; its target's alone stay).
+        (HeavyTailDPRegressor(), N, 4.0, {"feature_bounds": None}),
+        (SemiDPLinearRegression(), N, 4.0, {"feature_scaling": None}),
     ],
 )
 def test_width_error_names_the_parameter_that_reads_it(
