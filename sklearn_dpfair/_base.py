@@ -88,6 +88,12 @@ class PrivateEstimatorMixin:
     #: :meth:`_planned_record` takes ``sparse=``.
     _plan_reads_layout = False
 
+    #: Whether the event may depend on X's column names and dtypes (a
+    #: search over private pipelines that select DataFrame columns): then
+    #: :meth:`privacy_plan` takes ``feature_names=`` and
+    #: :meth:`_planned_record` ``schema=``.
+    _plan_reads_schema = False
+
     def privacy_plan(self, n_samples, n_features, *, sparse=False, **public_counts):
         """The privacy event a fit on ``n_samples`` rows will record.
 
@@ -115,7 +121,10 @@ class PrivateEstimatorMixin:
             sparse ``X`` refuses ``sparse=True``.
         **public_counts : int
             The other public counts the estimator's event depends on, where
-            it has some (see the estimator's ``privacy_plan`` notes).
+            it has some (see the estimator's ``privacy_plan`` notes). A
+            private search also takes ``feature_names``, X's columns, for
+            private pipelines that select them (see its
+            ``candidate_plans``).
 
         Returns
         -------
@@ -152,6 +161,8 @@ class PrivateEstimatorMixin:
                 "refuses it, so no sparse fit can be planned."
             )
         layout = {"sparse": bool(sparse)} if self._plan_reads_layout else {}
+        if self._plan_reads_schema:
+            layout["schema"] = public_counts.pop("feature_names", None)
         unknown = sorted(set(public_counts) - set(self._plan_public_counts))
         if unknown:
             accepted = ", ".join(self._plan_public_counts) or "none"

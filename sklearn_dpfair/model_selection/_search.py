@@ -718,11 +718,15 @@ class PrivateHyperparameterSearch(
         )
 
     _plan_public_counts = ("n_groups", "n_public")
-    # The candidates are planned with X's layout.
+    # The candidates are planned with X's layout, and private pipelines
+    # with its columns (``feature_names``: names, or a frame's names and
+    # dtypes, as ``PrivatePipeline.privacy_plan`` takes them).
     _plan_reads_layout = True
+    _plan_reads_schema = True
 
     def _public_selection(
-        self, n_samples, n_features, n_groups=None, n_public=0, *, sparse=False
+        self, n_samples, n_features, n_groups=None, n_public=0, *, sparse=False,
+        schema=None,
     ):
         """The :class:`_SelectionPlan` of a fit on these public counts."""
         candidates = self._candidates()
@@ -738,26 +742,32 @@ class PrivateHyperparameterSearch(
         _, n_train = self._split_sizes(n_samples, n_public)
         return self._selection_plan(
             candidates, n_train, n_features, _counts(n_groups, classes, n_public),
-            groups, grouped=n_groups > 1, sparse=sparse,
+            groups, grouped=n_groups > 1, sparse=sparse, schema=schema,
         )
 
     def _planned_record(
-        self, n_samples, n_features, n_groups=None, n_public=0, *, sparse=False
+        self, n_samples, n_features, n_groups=None, n_public=0, *, sparse=False,
+        schema=None,
     ):
         """The record of a search on ``n_samples`` rows (public inputs only).
 
         ``n_groups``: the declared groups routed to the fit (default: those
         declared when ``scoring="accuracy-dp-gap"``, else 1); ``n_public``:
         the rows ``public_mask`` marks (all trained on); ``sparse``: whether
-        X is a sparse matrix (the candidates are planned with that layout).
+        X is a sparse matrix (the candidates are planned with that layout);
+        ``schema``: X's column names or empty frame (``feature_names``).
         """
         return self._record(
             self._public_selection(
-                n_samples, n_features, n_groups, n_public, sparse=sparse
+                n_samples, n_features, n_groups, n_public, sparse=sparse,
+                schema=schema,
             )
         )
 
-    def candidate_plans(self, n_samples, n_features, *, sparse=False, **public_counts):
+    def candidate_plans(
+        self, n_samples, n_features, *, sparse=False, feature_names=None,
+        **public_counts,
+    ):
         """The candidates' planned training costs, before any row is read.
 
         A table in the shape of ``GridSearchCV.cv_results_`` (a dict of
@@ -772,6 +782,13 @@ class PrivateHyperparameterSearch(
             Shape of the data the search will be fitted on.
         sparse : bool, default=False
             Whether that X is a sparse matrix (see ``privacy_plan``).
+        feature_names : sequence of str, DataFrame or None, default=None
+            That X's columns, where the estimator is a private pipeline
+            selecting them by name or dtype (a frame with no row,
+            ``X.iloc[:0]``, gives both; see
+            :meth:`PrivatePipeline.privacy_plan
+            <sklearn_dpfair.pipeline.PrivatePipeline.privacy_plan>`).
+            ``privacy_plan`` takes it too.
         **public_counts : int
             ``n_groups`` (routed declared groups), ``n_public`` (rows
             ``public_mask`` marks).
@@ -808,7 +825,8 @@ class PrivateHyperparameterSearch(
                 f"it accepts: {', '.join(self._plan_public_counts)}."
             )
         selection = self._public_selection(
-            int(n_samples), int(n_features), sparse=bool(sparse), **public_counts
+            int(n_samples), int(n_features), sparse=bool(sparse),
+            schema=feature_names, **public_counts,
         )
         return _plan_table(self._candidates(), selection, float(self.delta))
 

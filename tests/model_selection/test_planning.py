@@ -253,10 +253,14 @@ def test_search_over_a_private_pipeline_selecting_frame_columns():
         pipe, {"dplogisticregression__alpha": [0.0, 1e-3]}, epsilon=2.0,
         n_runs=2, random_state=0,
     )
+    planned = search.privacy_plan(n, 4, feature_names=frame.iloc[:0])
+    table = search.candidate_plans(n, 4, feature_names=frame.iloc[:0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         search.fit(frame, y)
+    assert planned.dp_event == search.dp_event_
     assert search.epsilon_ <= 2.0
+    assert list(table["mechanism"]) == list(search.candidate_plans_["mechanism"])
     assert search.score(frame, y) > 0.7
     # The pipeline's own plan: a frame resolves the dtype selection; names
     # alone leave it unresolved (not guessed from object dtypes), and the
