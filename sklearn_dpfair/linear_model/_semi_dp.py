@@ -43,6 +43,16 @@ NO_PUBLIC_MASK = (
     "public_mask=... (True for rows that may be used without privacy)."
 )
 
+TARGET_LEFT_AS_GIVEN = (
+    "target_scaling='auto': with {n_public} public rows the target would be "
+    "scaled by private statistics, but at n_samples={n} and epsilon={epsilon:g} "
+    "their share of the budget cannot locate it, so the target is used as "
+    "given. A target far from 0 in its units (an age near 40, a price) is "
+    "then out of the clipped steps' reach: bring it near unit scale with "
+    "public constants (TransformedTargetRegressor), mark at least 5 rows "
+    "public, or pass target_scaling=None if it already is."
+)
+
 
 #: Underscore spellings of the solver names, deprecated (removed in the next
 #: release): each maps to its hyphenated name.
@@ -253,8 +263,11 @@ class SemiDPLinearRegression(
         columns (``feature_scaling=None``) or a sparse ``X``, take it alone;
         composed into the same ``dp_event_`` and named in the record. With
         5 public rows or more the public warm start anchors the target and
-        nothing is spent. None: the target as given (a target already
-        centred and of unit scale). No effect with ``epsilon=np.inf`` or
+        nothing is spent. Where the share cannot resolve a spread on so few
+        rows (a public rule of the counts and the budget: German credit's
+        750 rows at ``epsilon=1``), the target is used as given, with a
+        warning. None: the target as given (a target already centred and of
+        unit scale), silently. No effect with ``epsilon=np.inf`` or
         ``solver="public-only"``.
     device : {"cpu", "cuda", "auto"}, default="cpu"
         Where the sums over rows of the private solvers run. "cpu" is
@@ -636,6 +649,14 @@ default=None
             sparse=sp.issparse(X),
             caveats=weights_caveats(weights),
         )
+        if setup.target_left_as_given:
+            # A rule of the counts and the budget: no private value decides it.
+            warn_at_caller(
+                TARGET_LEFT_AS_GIVEN.format(
+                    n_public=n_public, n=X.shape[0], epsilon=self.epsilon
+                ),
+                UserWarning,
+            )
         result = fit_semidp(
             X,
             y,

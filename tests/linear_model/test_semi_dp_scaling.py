@@ -316,3 +316,30 @@ def test_unscaled_columns_still_get_a_scaled_target():
     mechanism = est.fit(X, y, public_mask=none).privacy_record_.mechanism
     assert f"{4 * X.shape[1]} private quantiles" in mechanism
     assert "target" not in mechanism
+
+
+def test_a_target_the_budget_cannot_scale_is_named_in_a_warning():
+    # 300 rows at epsilon = 1: the target's draws cannot resolve a spread
+    # (a public rule), so it is used as given, and the fit says so; a rule
+    # of the counts and the budget, not of any private value.
+    from sklearn_dpfair.linear_model._semi_dp import TARGET_LEFT_AS_GIVEN
+
+    X, y = _age_target(300, 6)
+    none = np.zeros(len(y), dtype=bool)
+    message = TARGET_LEFT_AS_GIVEN.format(n_public=0, n=300, epsilon=1.0)
+    with pytest.warns(UserWarning, match="target_scaling='auto'") as record:
+        est = SemiDPLinearRegression(random_state=0).fit(X, y, public_mask=none)
+    assert message in [str(w.message) for w in record]
+    assert "target" not in est.privacy_record_.mechanism
+    # Declared as given, or afforded (5,000 rows), or anchored: no warning.
+    for params, n, n_public in (
+        ({"target_scaling": None}, 300, 0),
+        ({}, 5000, 0),
+        ({}, 300, MIN_PUBLIC_SCALE_ROWS),
+    ):
+        X, y = _age_target(n, 6)
+        mask = np.arange(n) < n_public
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            SemiDPLinearRegression(random_state=0, **params).fit(X, y, public_mask=mask)
+        assert not any("target_scaling" in str(w.message) for w in caught)

@@ -93,6 +93,7 @@ from ._scaling import (
     plan_semidp_scaling,
     scaled_rows,
     target_in_user_units,
+    target_left_as_given,
 )
 from ._solver import SemiDPData, semidp_gradient_descent
 
@@ -332,6 +333,11 @@ class SemiDPSetup:
     n_public: int | None = None
     n_features: int | None = None
     caveats: tuple = ()
+
+    @property
+    def target_left_as_given(self):
+        """Whether the target's private scales were asked for but not afforded."""
+        return target_left_as_given(self.params, self.n_public or 0, self.scaling)
 
     def noise_multiplier_of(self, steps):
         """The per-step noise multiplier of a run of ``steps`` steps."""

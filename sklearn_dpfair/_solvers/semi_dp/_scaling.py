@@ -64,6 +64,7 @@ __all__ = [
     "public_scaling",
     "scaled_rows",
     "target_in_user_units",
+    "target_left_as_given",
 ]
 
 #: Public rows needed to estimate the columns' scales from them. With 5
@@ -174,6 +175,23 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples
         n_samples=n_samples,
     )
     return _with_target(columns, target, params)
+
+
+def target_left_as_given(params, n_public, plan):
+    """Whether the target's scales were asked for and ``plan`` has none.
+
+    The budget's share then gives draws whose quantiles cannot resolve a
+    spread on this many rows (:func:`~.._feature_scaling.quantiles_resolvable`):
+    a public rule of the counts and the budget, which the fit may say.
+    """
+    asked = (
+        params.target_scaling is not None
+        and n_public < MIN_PUBLIC_SCALE_ROWS
+        and params.budget.is_private
+        and params.budget.noise_multiplier is None
+        and params.solver != "public-only"
+    )
+    return asked and not getattr(plan, "target", False)
 
 
 def _with_target(columns, draws, params):
