@@ -497,7 +497,7 @@ def _privacy_of(estimator):
             "private": not math.isinf(record.epsilon),
             "plain": record.plain_language(),
             "epsilon": record.epsilon,
-            "delta": record.delta,
+            "delta": record.total_delta,
             "adjacency": record.adjacency,
             "mechanism": record.mechanism,
             "accountant": record.accountant,

@@ -844,6 +844,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             mechanism=plan.mechanism,
             noise_multiplier=0.0,
             caveats=tuple(caveats),
+            additional_delta=plan.additional_delta,
             seed=noise_seed(self.random_state)
             if self.random_state is not None
             else "; ".join(seeds) or None,

@@ -10,6 +10,7 @@ edges of the transformers that cut each column (private quantiles or
 uniform edges of the bounds), and the privacy record.
 """
 
+from dataclasses import replace
 from numbers import Real
 
 import numpy as np
@@ -162,9 +163,15 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         )
         return edges, plan
 
-    def _record_fit(self, plan, what, **kwargs):
-        """Account the fit as ``plan`` says and set the privacy attributes."""
+    def _record_fit(self, plan, what, additional_delta=0.0, **kwargs):
+        """Account the fit as ``plan`` says and set the privacy attributes.
+
+        ``additional_delta``: delta spent outside the plan's event (a
+        partition selection's threshold), which the record states.
+        """
         record = plan.record(f"{type(self).__name__}: {what}", **kwargs)
+        if additional_delta:
+            record = replace(record, additional_delta=additional_delta)
         self._set_privacy_record(record)
 
     def _set_output_bounds(self, lower, upper):

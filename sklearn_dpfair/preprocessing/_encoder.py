@@ -244,7 +244,9 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
                 f"; the threshold spends a further delta of {threshold_delta:.3g}"
                 f" (the selection is (epsilon, delta + {threshold_delta:.3g})-DP)"
             )
-        self._record_fit(plan, what, mechanism=mechanism)
+        self._record_fit(
+            plan, what, additional_delta=threshold_delta, mechanism=mechanism
+        )
         return self
 
     def _discover(self, columns, mechanism, threshold_delta, rng):

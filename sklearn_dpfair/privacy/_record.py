@@ -196,6 +196,12 @@ class PrivacyRecord:
         them from the data (e.g. ``(("n_private", 1000),)``); empty: the
         counts are read from the data, treated as public under add/remove
         (:mod:`~sklearn_dpfair.privacy._counts`).
+    additional_delta : float, default=0.0
+        Delta spent outside ``dp_event`` and added by the union bound (the
+        threshold of a private category discovery): the fit is
+        ``(epsilon, delta + additional_delta)``-DP, which the plain-language
+        and technical texts state; ``delta`` is what the accountant was
+        given for ``dp_event``.
 
     Examples
     --------
@@ -222,6 +228,7 @@ class PrivacyRecord:
     caveats: tuple = field(default_factory=tuple)
     seed: str | None = None
     declared_counts: tuple = field(default_factory=tuple)
+    additional_delta: float = 0.0
 
     @classmethod
     def from_event(cls, dp_event, *, delta, accountant, **kwargs):
@@ -234,6 +241,11 @@ class PrivacyRecord:
             dp_event=dp_event,
             **kwargs,
         )
+
+    @property
+    def total_delta(self):
+        """The delta of the guarantee: ``delta + additional_delta``."""
+        return self.delta + self.additional_delta
 
     @property
     def seeded(self):
@@ -253,7 +265,7 @@ class PrivacyRecord:
             One paragraph.
         """
         return plain_language(
-            self.epsilon, self.delta, self.adjacency, self.caveats, self.seeded
+            self.epsilon, self.total_delta, self.adjacency, self.caveats, self.seeded
         )
 
     def technical_text(self):
@@ -268,11 +280,16 @@ class PrivacyRecord:
             head = "No differential privacy (epsilon = inf): non-private fit."
         else:
             head = (
-                f"({self.epsilon:.4g}, {self.delta:.3g})-differential privacy "
-                "with respect to "
+                f"({self.epsilon:.4g}, {self.total_delta:.3g})-differential "
+                "privacy with respect to "
                 f"{adjacency_text(self.adjacency, self.declared_counts)}."
             )
         lines = [head]
+        if self.additional_delta and not math.isinf(self.epsilon):
+            lines.append(
+                f"Delta: {self.delta:.3g} for the accounted event and "
+                f"{self.additional_delta:.3g} spent outside it (union bound)."
+            )
         if self.adjacency == "replace_one" and not math.isinf(self.epsilon):
             lines.append(ADJACENCY_CONVERSION)
         if self.seeded:

@@ -154,6 +154,16 @@ def test_column_transformer_on_raw_frame_plan_is_the_fitted_event():
     encoder = pipe.pipeline_.named_steps["columns"].named_transformers_["cat"]
     assert pipe.additional_delta_ == encoder.threshold_delta_ > 0
     assert pipe.delta_ + pipe.additional_delta_ == pytest.approx(1e-5, rel=1e-12)
+    # The texts state the whole guarantee's delta, not the event's alone
+    # (they said delta = 9.63e-06 for a (epsilon, 1e-05)-DP fit).
+    for record, outside in (
+        (pipe.privacy_record_, pipe.additional_delta_),
+        (encoder.privacy_record_, encoder.threshold_delta_),
+    ):
+        assert record.additional_delta == outside
+        total = f"{record.delta + outside:.3g}"
+        assert f"delta = {total};" in record.plain_language()
+        assert f", {total})-differential privacy" in record.technical_text()
     assert pipe.predict(df).shape == (N,)
     assert pipe.predict_proba(df).shape == (N, 2)
     np.testing.assert_array_equal(pipe.classes_, [0, 1])
