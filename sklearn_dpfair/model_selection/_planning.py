@@ -195,7 +195,7 @@ def plan_candidate(
         # a large one cannot be too small for the candidate's own
         # calibration, which the selection's calibration reports instead.
         probe = plan.plan(math.inf, delta)
-        plan.plan(_FINITE_PROBE, delta)
+        finite = plan.plan(_FINITE_PROBE, delta)
     except NotImplementedError as exc:
         raise ValueError(
             f"{name} cannot state its privacy plan yet, so the search cannot "
@@ -205,6 +205,21 @@ def plan_candidate(
         raise ValueError(
             f"The search cannot plan {name} before reading the data: {exc}"
         ) from exc
+    if finite.additional_delta > 0:
+        # A delta spent outside the event (the threshold of a private
+        # partition selection, a union bound) is spent again in every run
+        # of the selection, whose number is random and unbounded; the
+        # selection's accounting (Papernot and Steinke 2022, through
+        # dp-accounting's RepeatAndSelectDpEvent) takes the runs' events
+        # only, so such a candidate would be under-accounted.
+        raise ValueError(
+            f"{name} spends delta outside its privacy event (the threshold of "
+            "a private category discovery, DPOneHotEncoder(categories='auto')), "
+            "in every run of the search, which the private selection does not "
+            "account: declare the categories (categories=[[...], ...]), or "
+            "discover them once outside the search (a DPOneHotEncoder fitted on "
+            "its own budget, then its categories_ declared)."
+        )
     if probe.adjacency not in ("add_remove", "replace_one"):  # pragma: no cover
         raise ValueError(
             f"{name} is private under {probe.adjacency} adjacency, which the "

@@ -118,8 +118,11 @@ class PrivateHyperparameterSearch(
         declares its ``classes``; nothing is asked of a regressor but the
         search's ``score_bound``. Its ``epsilon``, ``delta``,
         ``accountant`` and ``random_state`` (those it has) are set by the
-        search; a fixed ``noise_multiplier`` or ``rho`` is refused; a
-        pipeline's parameters are addressed as ``step__param``.
+        search; a fixed ``noise_multiplier`` or ``rho`` is refused, and so
+        is a pipeline that discovers categories privately (its threshold's
+        delta, outside its event, would be spent again in every run:
+        declare the categories); a pipeline's parameters are addressed as
+        ``step__param``.
     param_grid : dict or list of dict
         Lists of values per parameter, as in ``GridSearchCV``; the candidates
         are its points. Parameters that change the privacy cost (``max_iter``,

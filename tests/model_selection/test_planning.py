@@ -274,6 +274,43 @@ def test_search_over_a_private_pipeline_selecting_frame_columns():
         assert str(dict(scaler.public)["n_features"]).startswith(str(width))
 
 
+def test_a_candidate_spending_delta_outside_its_event_is_refused():
+    # A private category discovery's threshold spends delta outside the
+    # pipeline's event; every run of the selection would spend it again,
+    # unaccounted (the search's record said (1.99, 1e-5) while each run
+    # spent 3.75e-7 more). Declared categories (here, discovered once on
+    # their own budget) spend none.
+    import pandas as pd
+
+    from sklearn_dpfair.pipeline import make_private_pipeline
+    from sklearn_dpfair.preprocessing import DPOneHotEncoder
+
+    rng = np.random.default_rng(1)
+    n = 3000
+    frame = pd.DataFrame({"job": rng.choice(["a", "b", "c"], n)})
+    y = ((frame["job"] == "a") ^ (rng.random(n) < 0.2)).astype(int)
+
+    def search(encoder):
+        pipe = make_private_pipeline(
+            encoder, DPLogisticRegression(classes=[0, 1], max_iter=5)
+        )
+        return PrivateHyperparameterSearch(
+            pipe, {"dplogisticregression__alpha": [0.0, 1e-3]}, epsilon=2.0,
+            n_runs=2, random_state=0,
+        )
+
+    with pytest.raises(ValueError, match="spends delta outside its privacy event"):
+        search(DPOneHotEncoder()).fit(frame, y)
+    with pytest.raises(ValueError, match="spends delta outside its privacy event"):
+        search(DPOneHotEncoder()).privacy_plan(n, 1)
+    found = DPOneHotEncoder(epsilon=0.5, random_state=0).fit(frame)
+    declared = search(DPOneHotEncoder(categories=found.categories_))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        declared.fit(frame, y)
+    assert declared.epsilon_ <= 2.0
+
+
 def test_the_search_itself_has_a_plan(data):
     X, y, groups = data
     estimator = DPLogisticRegression(classes=[0, 1], max_iter=2)
