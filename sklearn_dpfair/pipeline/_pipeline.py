@@ -152,6 +152,25 @@ def _plans_as_planned(final, Xt, counts, planned):
     return plan.dp_event == planned.dp_event
 
 
+def _column_schema(columns):
+    """The public schema a ``ColumnTransformer``'s selections are resolved by.
+
+    A DataFrame gives its columns' names and dtypes (no row is read); a
+    sequence of names gives the names only, and a selection by dtype then
+    stays unresolved (``"dtypes_known"``).
+    """
+    if hasattr(columns, "columns"):
+        return {"columns": list(columns.columns), "frame": columns.iloc[:0]}
+    import pandas as pd
+
+    names = list(columns)
+    return {
+        "columns": names,
+        "frame": pd.DataFrame(columns=names),
+        "dtypes_known": False,
+    }
+
+
 def _final_has(attr):
     def check(self):
         final = self.steps[-1][1]
@@ -593,21 +612,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         n_samples = check_public_count(n_samples, "n_samples")
         n_features = check_public_count(n_features, "n_features")
         sparse = check_public_layout(sparse)
-        schema = None
-        if hasattr(feature_names, "columns") and hasattr(feature_names, "iloc"):
-            schema = {
-                "columns": list(feature_names.columns),
-                "frame": feature_names.iloc[:0],
-            }
-        elif feature_names is not None:
-            import pandas as pd
-
-            # Names without dtypes: a selection by dtype stays unresolved.
-            schema = {
-                "columns": list(feature_names),
-                "frame": pd.DataFrame(columns=list(feature_names)),
-                "dtypes_known": False,
-            }
+        schema = None if feature_names is None else _column_schema(feature_names)
         layout, _ = self._layout(
             n_samples, n_features, schema, dict(public_counts), bool(sparse)
         )
@@ -687,9 +692,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         self._check_steps()
         routed = self._route(params)
         n_samples, n_features, sparse = _shape_and_layout(X)
-        schema = None
-        if hasattr(X, "columns"):
-            schema = {"columns": list(X.columns), "frame": X.iloc[:0]}
+        schema = _column_schema(X) if hasattr(X, "columns") else None
         final_name = self.steps[-1][0]
         # The layout is the container's (a DataFrame of sparse columns is
         # read as the sparse matrix the steps' validation makes of it).

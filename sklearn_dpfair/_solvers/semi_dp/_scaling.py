@@ -137,10 +137,8 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples
     # solves in standardized coordinates itself: nothing to scale.
     if params.solver == "public-only" or not budget.is_private:
         return ScalingPlan("none", n_features)
-    # With fewer public rows nothing anchors the target (the fit starts
-    # from a warm start of a few rows, or zero): it is scaled too.
     few_public = n_public < MIN_PUBLIC_SCALE_ROWS
-    with_target = few_public and params.target_scaling is not None
+    with_target = _target_asked(params, n_public)
     scale_columns = params.feature_scaling is not None
     if scale_columns and params.feature_bounds is None and not sparse:
         if not few_public:
@@ -165,9 +163,7 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples
         if scale_columns and params.feature_bounds is not None
         else ScalingPlan("none", n_features)
     )
-    if not with_target or budget.noise_multiplier is not None:
-        # A fixed noise multiplier leaves no share of the budget to draw
-        # the target's scales with.
+    if not with_target:
         return columns
     # Beside a public map (or none) of the columns, the target alone.
     target = plan_feature_scaling(
@@ -177,6 +173,24 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples
     return _with_target(columns, target, params)
 
 
+def _target_asked(params, n_public):
+    """Whether the plan draws the target's private scales (a public rule).
+
+    With fewer public rows than :data:`MIN_PUBLIC_SCALE_ROWS` nothing
+    anchors the target (the fit starts from a warm start of a few rows, or
+    zero), so ``target_scaling="auto"`` scales it; a fixed noise multiplier
+    leaves no share of the budget to draw its scales with, and the
+    public-only and non-private fits scale nothing.
+    """
+    return (
+        params.target_scaling is not None
+        and n_public < MIN_PUBLIC_SCALE_ROWS
+        and params.budget.is_private
+        and params.budget.noise_multiplier is None
+        and params.solver != "public-only"
+    )
+
+
 def target_left_as_given(params, n_public, plan):
     """Whether the target's scales were asked for and ``plan`` has none.
 
@@ -184,14 +198,7 @@ def target_left_as_given(params, n_public, plan):
     spread on this many rows (:func:`~.._feature_scaling.quantiles_resolvable`):
     a public rule of the counts and the budget, which the fit may say.
     """
-    asked = (
-        params.target_scaling is not None
-        and n_public < MIN_PUBLIC_SCALE_ROWS
-        and params.budget.is_private
-        and params.budget.noise_multiplier is None
-        and params.solver != "public-only"
-    )
-    return asked and not getattr(plan, "target", False)
+    return _target_asked(params, n_public) and not getattr(plan, "target", False)
 
 
 def _with_target(columns, draws, params):
