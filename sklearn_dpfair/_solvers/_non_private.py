@@ -790,7 +790,9 @@ def non_private_record(record, steps, solver=LBFGS_SOLVER, *, sampling=None):
     )
 
 
-def minimize_fair_objective(problem, fairness_weight, coef, w0):
+def minimize_fair_objective(
+    problem, fairness_weight, coef, w0, *, tol=None, max_iter=None
+):
     """DP-FERMI's non-private limit: its full-batch objective, minimized.
 
     The soft-ERMI-regularized loss with the dual at its closed-form maximiser
@@ -808,6 +810,9 @@ def minimize_fair_objective(problem, fairness_weight, coef, w0):
     fairness_weight : float
     coef : ndarray of shape (n_features, n_classes)
     w0 : ndarray of shape (n_classes,)
+    tol, max_iter : float and int, default=None
+        :func:`minimize_standardized`'s (None: this module's ``TOL`` and
+        ``MAX_ITER``).
 
     Returns
     -------
@@ -848,6 +853,8 @@ def minimize_fair_objective(problem, fairness_weight, coef, w0):
         sample_weight=problem.sample_weight,
         coef_init=np.asarray(coef, dtype=np.float64),
         intercept_init=s * np.asarray(w0, dtype=np.float64),
+        tol=tol,
+        max_iter=max_iter,
     )
     return FullBatchResult(
         coef=fit.coef,

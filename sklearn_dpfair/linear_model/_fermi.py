@@ -96,15 +96,16 @@ _CURVES_RECORDED = (
 # Parameters both estimators pass to the solver under their own name.
 # How the record of DP-FERMI's non-private limit names what ran.
 _FERMI_LIMIT_SOLVER = (
-    "the noiseless SGDA steps as a warm start, then L-BFGS-B on the "
-    "full-batch objective with the dual at its closed-form maximiser, in "
-    "standardized columns"
+    "the noiseless SGDA steps as a warm start (or 0, where its objective is "
+    "lower), then L-BFGS-B on the full-batch objective with the dual at its "
+    "closed-form maximiser, in standardized columns"
 )
 # ... and with hidden layers (the network's phase works in the given columns).
 _FERMI_LIMIT_NETWORK_SOLVER = (
-    "the noiseless SGDA steps as a warm start, then L-BFGS-B on the "
-    "full-batch objective over the network's weights and biases with the "
-    "dual at its closed-form maximiser, in the given columns"
+    "the noiseless SGDA steps as a warm start (or the initialization, where "
+    "its objective is lower), then L-BFGS-B on the full-batch objective over "
+    "the network's weights and biases with the dual at its closed-form "
+    "maximiser, in the given columns"
 )
 
 _SOLVER_PARAMS = (
@@ -588,11 +589,16 @@ class FERMIClassifier(_BaseFERMI):
         After the SGDA epochs, minimize the full-batch objective with the
         dual at its closed-form maximiser (the soft-ERMI-regularized loss;
         its gradient is the SGDA primal gradient at that dual) by L-BFGS,
-        warm-started at the SGDA result, in coordinates scaled by each
-        column's root mean square. Constant SGDA steps oscillate at large
-        weights or large feature norms; this phase converges whatever the
-        weight and the scale. None returns the SGDA iterate (clipping, if
-        set, applies to SGDA only).
+        warm-started at the SGDA result (or at 0 where the SGDA result's
+        objective is higher: on raw columns constant steps overshoot to
+        saturated logits), in coordinates scaled by each column's root mean
+        square; for the linear model it continues in centred, standardized
+        coordinates where a column's offset hid its coefficient from those
+        (a gradient there above 10 ``tol``: a year near 2000, a price near
+        1e5). Constant SGDA steps oscillate at large weights or large
+        feature norms; this phase converges whatever the weight and the
+        scale. None returns the SGDA iterate (clipping, if set, applies to
+        SGDA only).
     tol : float, default=1e-4
         Stationarity of the full-batch phase: it stops when every gradient
         coordinate (in the scaled coordinates) is at most ``tol``.

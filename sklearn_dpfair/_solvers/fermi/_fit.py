@@ -1063,7 +1063,11 @@ def fit_fermi(
                 if privacy is None or network is not None
                 else partial(minimize_fair_objective, problem)
             )
-            refined = refine(lam, to_numpy(coef_m), to_numpy(w0_m))
+            refined = refine(
+                lam, *problem.better_start(lam, to_numpy(coef_m), to_numpy(w0_m))
+            )
+            if privacy is None and network is None:
+                refined = problem.refine_standardized(lam, refined)
             coef_m, w0_m = refined.coef, refined.w0
             W = problem.dual_at(lam, coef_m, w0_m)
             extra.update(
