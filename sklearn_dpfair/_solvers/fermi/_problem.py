@@ -121,18 +121,24 @@ class FairProblem:
         return refine_full_batch(
             self.X_host,
             self.y,
-            regularizer=self.regularizer,
-            cells=self.cells,
             fairness_weight=lam,
-            alpha=self.params.alpha,
-            intercept_scaling=self.intercept_scaling,
             coef=np.asarray(coef, dtype=np.float64),
             w0=np.asarray(w0, dtype=np.float64),
             tol=self.params.tol if tol is None else tol,
             max_iter=self.params.final_max_iter,
+            second_order=second_order,
+            **self._objective_terms(),
+        )
+
+    def _objective_terms(self):
+        # The linear objective's public terms besides the rows and labels.
+        return dict(
+            regularizer=self.regularizer,
+            cells=self.cells,
+            alpha=self.params.alpha,
+            intercept_scaling=self.intercept_scaling,
             weight_scale=self.weight_scale,
             sample_weight=self.sample_weight,
-            second_order=second_order,
         )
 
     def _flat(self, coef, w0):
@@ -148,13 +154,8 @@ class FairProblem:
             self._flat(coef, w0),
             self.X_host,
             self.y,
-            regularizer=self.regularizer,
-            cells=self.cells,
             fairness_weight=lam,
-            alpha=self.params.alpha,
-            intercept_scaling=self.intercept_scaling,
-            weight_scale=self.weight_scale,
-            sample_weight=self.sample_weight,
+            **self._objective_terms(),
         )
 
     def standardized_stationarity(self, lam, coef, w0):
@@ -175,8 +176,10 @@ class FairProblem:
             g_coef = grad[: d * m].reshape(d, m)
             g_int = grad[d * m :] / s if s else np.zeros(m)
             g_beta = (g_coef - mean[:, None] * g_int[None, :]) / scale[:, None]
-            value = float(max(np.max(np.abs(g_beta), initial=0.0),
-                              np.max(np.abs(g_int), initial=0.0)))
+            value = max(
+                float(np.max(np.abs(g_beta), initial=0.0)),
+                float(np.max(np.abs(g_int), initial=0.0)),
+            )
         return value if np.isfinite(value) else np.inf
 
     def refine_standardized(self, lam, refined):
