@@ -100,6 +100,13 @@ _FERMI_LIMIT_SOLVER = (
     "lower), then L-BFGS-B on the full-batch objective with the dual at its "
     "closed-form maximiser, in standardized columns"
 )
+# ... under disparity_bound (FERMIClassifier's weight path).
+_FERMI_LIMIT_PATH_SOLVER = (
+    "FERMIClassifier's weight path: full-batch L-BFGS-B solves of the "
+    "objective (the dual at its closed-form maximiser) from 0 at weights "
+    "doubling up to max_fairness_weight, then bisected, the smallest meeting "
+    "the bound on the exact training disparity"
+)
 # ... and with hidden layers (the network's phase works in the given columns).
 _FERMI_LIMIT_NETWORK_SOLVER = (
     "the noiseless SGDA steps as a warm start (or the initialization, where "
@@ -890,9 +897,11 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         L-BFGS-B solve of the same objective (the dual at its closed-form
         maximiser) in standardized columns, so that raw columns of any scale
         reach its minimizer (a ``ConvergenceWarning`` if it stops short).
-        ``epsilon=np.inf, noise_multiplier=0`` runs the private loop without
-        noise: it equals :class:`FERMIClassifier` with the same clip norms
-        and ``full_batch_phase=None``.
+        Under ``disparity_bound`` it is :class:`FERMIClassifier`'s exact
+        weight path (on ``max_fairness_weight``), not the private
+        selection. ``epsilon=np.inf, noise_multiplier=0`` runs the private
+        loop without noise: it equals :class:`FERMIClassifier` with the same
+        clip norms and ``full_batch_phase=None``.
     delta : float, default=1e-5
         Privacy parameter delta in (0, 1); keep it well below ``1/n_samples``.
     constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
@@ -1578,16 +1587,22 @@ default=None
         record = result.record
         if self._non_private_limit() and result.converged is not None:
             # The full-batch phase ran (in memory; a Dask fit has none).
-            record = non_private_record(
-                record,
-                record.steps,
-                (
-                    _FERMI_LIMIT_NETWORK_SOLVER
-                    if self._hidden_layer_sizes()
-                    else _FERMI_LIMIT_SOLVER
-                ),
-                sampling=record.sampling_probability,
-            )
+            if self.disparity_bound is not None:
+                # No SGDA step ran: the path's L-BFGS iterations, full batch.
+                record = non_private_record(
+                    record, result.n_final_iter, _FERMI_LIMIT_PATH_SOLVER
+                )
+            else:
+                record = non_private_record(
+                    record,
+                    record.steps,
+                    (
+                        _FERMI_LIMIT_NETWORK_SOLVER
+                        if self._hidden_layer_sizes()
+                        else _FERMI_LIMIT_SOLVER
+                    ),
+                    sampling=record.sampling_probability,
+                )
         self._set_privacy_record(record)
         # The record holds the joint (effective) multiplier; the attribute
         # keeps the meaning of the noise_multiplier parameter.

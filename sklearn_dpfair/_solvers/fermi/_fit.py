@@ -1033,7 +1033,11 @@ def fit_fermi(
         model=network,
     )
     extra = {}
-    if bounded and privacy is None:
+    # DP-FERMI's non-private limit releases nothing: it solves the weight
+    # path exactly, as FERMI does (the staged constant-step SGDA of the
+    # private selection does not converge on raw columns).
+    exact_path = privacy is None or (not private and p.final_phase == "lbfgs")
+    if bounded and exact_path:
         coef_m, w0_m, W, path_extra = bounded_path(
             problem, float(p.disparity_bound), float(p.max_fairness_weight)
         )
@@ -1066,7 +1070,7 @@ def fit_fermi(
             refined = refine(
                 lam, *problem.better_start(lam, to_numpy(coef_m), to_numpy(w0_m))
             )
-            if privacy is None and network is None:
+            if privacy is None:
                 refined = problem.refine_standardized(lam, refined)
             coef_m, w0_m = refined.coef, refined.w0
             W = problem.dual_at(lam, coef_m, w0_m)

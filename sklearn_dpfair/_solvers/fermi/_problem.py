@@ -10,8 +10,10 @@ exact dual of a model. :func:`run_sgda` runs the (noisy) SGDA of
 :mod:`._sgda` on it. ``X`` may be dense or scipy sparse (never densified).
 """
 
+import math
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -158,6 +160,12 @@ class FairProblem:
             **self._objective_terms(),
         )
 
+    @cached_property
+    def _column_moments(self):
+        # Read once a fit: a weight path checks every point it solves.
+        center = bool(self.intercept_scaling)
+        return column_moments(self.X_host, self.sample_weight, center=center)
+
     def standardized_stationarity(self, lam, coef, w0):
         """``max |grad|`` of the linear model's objective in standardized coordinates.
 
@@ -170,7 +178,7 @@ class FairProblem:
         s = float(self.intercept_scaling)
         coef = np.asarray(coef, dtype=np.float64)
         d, m = coef.shape
-        mean, scale = column_moments(self.X_host, self.sample_weight, center=bool(s))
+        mean, scale = self._column_moments
         with np.errstate(all="ignore"):
             grad = self._linear_objective(lam, coef, w0)[1]
             g_coef = grad[: d * m].reshape(d, m)
@@ -182,7 +190,7 @@ class FairProblem:
             )
         return value if np.isfinite(value) else np.inf
 
-    def refine_standardized(self, lam, refined):
+    def refine_standardized(self, lam, refined, tol=None):
         """Continue a linear full-batch phase in standardized coordinates if needed.
 
         :meth:`refine` preconditions by each column's root mean square,
@@ -193,16 +201,18 @@ class FairProblem:
         gradient in centred, standardized coordinates
         (:meth:`standardized_stationarity`) exceeds
         ``HIDDEN_GRADIENT_FACTOR * tol``, L-BFGS continues there to ``tol``
-        (:func:`~.._non_private.minimize_fair_objective`); elsewhere
-        ``refined`` is returned as it is. A sparse ``X`` keeps its root
+        (:func:`~.._non_private.minimize_fair_objective`; ``tol`` defaults to
+        the parameters'); elsewhere ``refined`` is returned as it is, and so
+        it is for a network (its phase has no column scaling to correct).
+        A sparse ``X`` keeps its root
         mean square scaling (its columns are not centred; their moments
         would take more memory than the fit's budget of twice its storage),
         and so does a point whose standardized gradient is not finite
         (rows near the largest float).
         """
-        if sp.issparse(self.X_host):
+        if self.network is not None or sp.issparse(self.X_host):
             return refined
-        tol = self.params.tol
+        tol = self.params.tol if tol is None else tol
         stationarity = self.standardized_stationarity(lam, refined.coef, refined.w0)
         if not HIDDEN_GRADIENT_FACTOR * tol < stationarity < np.inf:
             return refined
@@ -255,9 +265,21 @@ class FairProblem:
         from the minimizer it reaches from the start.
         """
         cold = self.start()
-        if self.objective(lam, *cold) < self.objective(lam, coef, w0):
+        if self._start_objective(lam) < self.objective(lam, coef, w0):
             return cold
         return coef, w0
+
+    def _start_objective(self, lam):
+        """:meth:`objective` at :meth:`start`.
+
+        The linear model's start, 0, predicts every class with probability
+        ``1 / m`` whatever the row: a mean loss of ``log m`` (the weights
+        have mean 1), no dependence on the group (an ERMI of 0) and no
+        penalty. A network's is computed.
+        """
+        if self.network is None:
+            return math.log(self.n_classes)
+        return self.objective(lam, *self.start())
 
     def start(self):
         """The model the non-private weight path starts from (host float64)."""

@@ -1,0 +1,97 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""FairProblem's full-batch start and its standardized continuation (raw columns)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from sklearn_dpfair._solvers.fermi._fit import FERMIParams
+from sklearn_dpfair._solvers.fermi._problem import FairProblem
+from sklearn_dpfair.fairness import make_constraint
+from sklearn_dpfair.fairness._ermi import ERMIRegularizer
+
+# A year-like and a price-like column: offsets far above their spreads.
+SCALES = np.array([30.0, 1e-3, 1.0])
+SHIFTS = np.array([1990.0, 1e5, 0.0])
+
+
+def _data(n=2000, m=2, seed=0):
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((n, SCALES.size))
+    logits = Z @ rng.normal(size=(SCALES.size, m)) * 2
+    y = np.argmax(logits + rng.gumbel(size=(n, m)), axis=1)
+    codes = (Z[:, 2] > 0).astype(int)
+    return Z, y, codes
+
+
+def _problem(X, y, codes, m=2, weights=None):
+    constraint = make_constraint("demographic_parity")
+    blocks = constraint.block_index(y)
+    # The group marginals of the fit: weighted as the penalty's terms are.
+    w = np.ones(codes.size) if weights is None else weights
+    groups = np.bincount(codes, weights=w, minlength=2) / w.sum()
+    return FairProblem(
+        X=X,
+        X_solver=X,
+        y=y,
+        codes=codes,
+        blocks=blocks,
+        n_classes=m,
+        n_groups=2,
+        regularizer=ERMIRegularizer(groups[None, :], np.ones(1), m),
+        weight_scale=1.0,
+        params=FERMIParams(constraint=constraint, tol=1e-4, final_max_iter=1000),
+        sample_weight=weights,
+    )
+
+
+@pytest.mark.parametrize("m", [2, 3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_linear_start_objective_is_log_m(m, weighted):
+    # At 0 every class has probability 1/m in every row: mean loss log m
+    # (weights of mean 1), no dependence on the group, no penalty.
+    Z, y, codes = _data(m=m)
+    w = np.random.default_rng(1).uniform(0.1, 3.0, y.size) if weighted else None
+    w = None if w is None else w / w.mean()
+    problem = _problem(Z * SCALES + SHIFTS, y, codes, m=m, weights=w)
+    assert problem._start_objective(4.0) == pytest.approx(math.log(m), rel=1e-12)
+    assert problem.objective(4.0, *problem.start()) == pytest.approx(math.log(m))
+
+
+def test_a_worse_warm_start_is_dropped_and_a_better_one_kept():
+    Z, y, codes = _data()
+    problem = _problem(Z * SCALES + SHIFTS, y, codes)
+    solved = problem.refine(4.0, *problem.start())
+    coef, w0 = solved.coef, solved.w0
+    kept = problem.better_start(4.0, coef, w0)
+    assert kept[0] is coef and kept[1] is w0
+    # Saturated logits, as constant SGDA steps reach on raw columns.
+    saturated = -1e3 * coef
+    assert problem.better_start(4.0, saturated, w0)[0] is not saturated
+    assert not np.any(problem.better_start(4.0, saturated, w0)[0])
+
+
+def test_the_standardized_continuation_reaches_the_minimum_on_raw_columns():
+    Z, y, codes = _data()
+    raw = _problem(Z * SCALES + SHIFTS, y, codes)
+    standard = _problem((Z - Z.mean(axis=0)) / Z.std(axis=0), y, codes)
+    best = standard.refine(4.0, *standard.start()).objective
+    # The root-mean-square preconditioning meets tol in its coordinates
+    # well above the minimum: the 1e-3 column sits at 1e5.
+    rms = raw.refine(4.0, *raw.start())
+    assert rms.converged
+    assert rms.objective > best * 1.01
+    assert raw.standardized_stationarity(4.0, rms.coef, rms.w0) > 10 * raw.params.tol
+    continued = raw.refine_standardized(4.0, rms)
+    assert continued.converged
+    assert continued.stationarity <= raw.params.tol
+    assert continued.objective == pytest.approx(best, rel=1e-4)
+
+
+def test_a_point_stationary_in_standardized_coordinates_is_returned_as_it_is():
+    Z, y, codes = _data()
+    standard = _problem((Z - Z.mean(axis=0)) / Z.std(axis=0), y, codes)
+    solved = standard.refine(4.0, *standard.start())
+    assert standard.refine_standardized(4.0, solved) is solved
