@@ -39,7 +39,7 @@ the same model with the same accounting as an undisturbed one).
 import concurrent.futures
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.utils.validation import check_array, column_or_1d, validate_data
@@ -47,7 +47,7 @@ from sklearn.utils.validation import check_array, column_or_1d, validate_data
 from ..fairness import encode_sensitive_features
 from ..utils._validation import check_delta_for_n, resolve_classes
 from ._constant_choice import comparison_from_counts
-from ._feature_scaling import in_user_units
+from ._feature_scaling import FeatureScaling, in_user_units
 from ._intercept_only import label_counts
 from ._linear import LinearModel, take_rows, weighted_raw_gradient
 from ._private_fit import LinearFit, check_planned_shape
@@ -56,8 +56,11 @@ from ._schedules import resolve_epochs
 from ._sgd import sgd_loop
 
 __all__ = [
+    "EXACT_SCALING_DESCRIPTION",
     "DaskTrainingData",
     "distribute_training_data",
+    "exact_column_scaling",
+    "with_exact_scaling",
     "fit_dp_sgd_dask",
     "is_dask_collection",
     "partition_clipped_sum",
@@ -139,6 +142,8 @@ class DaskTrainingData:
     #: The public column map every partition applied (FeatureScaling or None):
     #: a model fitted on the partitions is in its scaled units.
     scaling: object = None
+    # Whether ``scaling`` is the exact standardization of a non-private fit.
+    exact_scaling: bool = False
 
     @property
     def n_samples(self):
@@ -316,6 +321,60 @@ def _load_partition(
     )
 
 
+#: The record's phrase for the columns of a non-private Dask fit.
+EXACT_SCALING_DESCRIPTION = (
+    "columns standardized by their exact means and standard deviations "
+    "(non-private: nothing is released)"
+)
+
+
+def with_exact_scaling(record, data):
+    """``record``, its mechanism naming the exact standardization if ``data`` has it."""
+    if record is None or not data.exact_scaling:
+        return record
+    return replace(record, mechanism=f"{record.mechanism}; {EXACT_SCALING_DESCRIPTION}")
+
+
+def exact_column_scaling(X, *, center=True):
+    """Every column's exact mean and standard deviation, computed on the cluster.
+
+    The map of a non-private Dask fit. Nothing is released without privacy,
+    and the noiseless steps keep the public step size and clip norm sized
+    for columns of unit scale: on raw columns (a year near 2000, a price
+    near 1e5) their clipped gradients would otherwise never reach the
+    minimizer (log-loss 137 against lbfgs's 0.527 on the raw columns of
+    the tests). Two passes (the means, then the centred squares), so that
+    a column at 1e5 with a spread of 1e-3 keeps its spread. Without
+    ``center`` (no intercept: a centred model would need one) the columns
+    are scaled by their root mean squares. A column of spread 0 or not
+    finite keeps scale 1, a mean that is not finite location 0 (the
+    partitions then refuse such values as the in-memory fit does).
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_samples, n_features)
+
+    Returns
+    -------
+    scaling : FeatureScaling
+    """
+    import dask
+
+    X = X.astype(np.float64)
+    with np.errstate(all="ignore"):
+        mean = (
+            np.asarray(dask.compute(X.mean(axis=0))[0], dtype=np.float64)
+            if center
+            else np.zeros(X.shape[1])
+        )
+        mean = np.where(np.isfinite(mean), mean, 0.0)
+        second = np.asarray(
+            dask.compute(((X - mean) ** 2).mean(axis=0))[0], dtype=np.float64
+        )
+        scale = np.sqrt(second)
+    return FeatureScaling(mean, np.where(np.isfinite(scale) & (scale > 0), scale, 1.0))
+
+
 def distribute_training_data(
     X,
     y,
@@ -364,7 +423,8 @@ def distribute_training_data(
         A public column map (of declared ``feature_bounds``) every worker
         applies to its partition as it loads it; the data record it
         (``data.scaling``) so that the fit reports the model in the user's
-        units.
+        units. Without privacy and without a map, the columns are
+        standardized by their exact moments (:func:`exact_column_scaling`).
 
     Returns
     -------
@@ -381,6 +441,9 @@ def distribute_training_data(
         raise ValueError(f"X must be 2-d; got a Dask array of shape {X.shape}.")
     # Whole rows in every block: a partition is a set of records.
     X = X.rechunk({1: -1})
+    exact_scaling = scaling is None and not private
+    if exact_scaling:
+        scaling = exact_column_scaling(X, center=fit_intercept)
     row_chunks = X.chunks[0]
     y = _as_dask_array(y, "y", row_chunks, lengths)
     caveats = ()
@@ -481,6 +544,7 @@ def distribute_training_data(
         max_weight=1.0 if weight_scale is None or private else weight_scale[1],
         groups=None if sensitive_features is None else groups,
         scaling=scaling,
+        exact_scaling=exact_scaling,
     )
 
 
@@ -710,6 +774,11 @@ def fit_dp_sgd_dask(data, loss, setup, *, rng, progress=None):
     )
     # Partitions mapped by a public scaling: the model back in raw units.
     return in_user_units(
-        LinearFit(result.coef.T, result.intercept, setup.n_steps, setup.record),
+        LinearFit(
+            result.coef.T,
+            result.intercept,
+            setup.n_steps,
+            with_exact_scaling(setup.record, data),
+        ),
         data.scaling,
     )

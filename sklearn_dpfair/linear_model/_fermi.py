@@ -1114,7 +1114,9 @@ default=None
         ``ValueError`` without them: private scales would need a
         distributed private quantile): every partition maps its rows by
         their public map, at any ``epsilon``, and ``dp_event_`` is that of
-        the unscaled fit. None: the columns are used as given.
+        the unscaled fit; without bounds, the non-private limit on Dask
+        standardizes the columns by their exact moments (nothing is
+        released). None: the columns are used as given.
     feature_bounds : array-like of shape (n_features, 2), default=None
         Public ``(lower, upper)`` range of every column, for
         ``feature_scaling="auto"``: the column is mapped by its midpoint and

@@ -252,7 +252,10 @@ default="dp-sgd"
         apply to the *scaled* columns and coefficients; ``"dp-frank-wolfe"``
         then needs ``feature_inf_bound`` (1 bounds every value within
         ``feature_bounds``). The non-private limit of the central solvers
-        (``epsilon=np.inf``, an exact solve on any scale) maps nothing.
+        (``epsilon=np.inf``, an exact solve on any scale) maps nothing; on
+        a Dask collection without bounds it standardizes the columns by
+        their exact moments (nothing is released) and runs the noiseless
+        steps on them.
         Sparse ``X`` needs ``feature_bounds`` (a ``ValueError`` otherwise,
         decided from the layout alone).
         None: the columns are used as given (right for columns already on a

@@ -81,6 +81,36 @@ def test_non_private_full_batch_equals_in_memory(
     assert dask.privacy_record_ == memory.privacy_record_
 
 
+def test_non_private_limit_on_raw_columns_is_the_in_memory_objective(dask_client):
+    # epsilon = inf alone on Dask: the noiseless SGDA on columns the
+    # cluster standardizes by their exact moments (log-loss 166 before),
+    # against the in-memory limit's exact solve, at weights 0 and 8.
+    from sklearn.metrics import log_loss
+
+    from sklearn_dpfair.metrics import ermi_score
+
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((3000, 4))
+    y = (rng.random(3000) < 1 / (1 + np.exp(-(Z @ [1.0, -0.8, 0.6, 0.4])))).astype(int)
+    X = Z * [100.0, 1e4, 1e-3, 1.0] + [500.0, 0.0, 1e5, 0.0]
+    s = (Z[:, 3] > 0).astype(int)
+    for weight in (0.0, 8.0):
+        kw = dict(
+            epsilon=np.inf, fairness_weight=weight, classes=[0, 1], groups=[0, 1],
+            random_state=0,
+        )
+        objective = []
+        for data in ((X, y, s), _dask(X, y, s)):
+            X_fit, y_fit, s_fit = data
+            clf = DPFERMIClassifier(**kw).fit(X_fit, y_fit, sensitive_features=s_fit)
+            proba = clf.predict_proba(X)
+            ermi = ermi_score(None, y_proba=proba, sensitive_features=s)
+            objective.append(log_loss(y, proba) + weight * ermi)
+        memory, dask = objective
+        assert dask <= 1.01 * memory
+        assert "exact means" in clf.privacy_record_.mechanism
+
+
 def test_same_record_as_in_memory(dask_client, small):
     X, y, s, w = small
     kw = dict(

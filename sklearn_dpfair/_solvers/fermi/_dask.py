@@ -26,7 +26,7 @@ selection and the training curves read the whole training set at once and
 are refused on Dask input by the estimator.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from .._distributed import (
     partition_label_counts,
     partition_rng,
     sum_over_partitions,
+    with_exact_scaling,
 )
 from .._linear import LinearModel
 from .._sampling import poisson_batch
@@ -269,6 +270,7 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
         # Partitions mapped by a public scaling: the model in raw units.
         scales=data.scaling,
     )
+    fit = replace(fit, record=with_exact_scaling(fit.record, data))
     if plan.key.constant_choice:
         # The in-memory fit's private choice; the workers count the
         # released model's errors and their rows' classes.
