@@ -47,7 +47,11 @@ from sklearn.utils.validation import check_array, column_or_1d, validate_data
 from ..fairness import encode_sensitive_features
 from ..utils._validation import check_delta_for_n, resolve_classes
 from ._constant_choice import comparison_from_counts
-from ._feature_scaling import FeatureScaling, in_user_units
+from ._feature_scaling import (
+    EXACT_SCALING_DESCRIPTION,
+    FeatureScaling,
+    in_user_units,
+)
 from ._intercept_only import label_counts
 from ._linear import LinearModel, take_rows, weighted_raw_gradient
 from ._private_fit import LinearFit, check_planned_shape
@@ -56,7 +60,6 @@ from ._schedules import resolve_epochs
 from ._sgd import sgd_loop
 
 __all__ = [
-    "EXACT_SCALING_DESCRIPTION",
     "DaskTrainingData",
     "distribute_training_data",
     "exact_column_scaling",
@@ -319,13 +322,6 @@ def _load_partition(
         row_norms=LinearModel(1, intercept_scaling).row_norms(X),
         codes=codes,
     )
-
-
-#: The record's phrase for the columns of a non-private Dask fit.
-EXACT_SCALING_DESCRIPTION = (
-    "columns standardized by their exact means and standard deviations "
-    "(non-private: nothing is released)"
-)
 
 
 def with_exact_scaling(record, data):

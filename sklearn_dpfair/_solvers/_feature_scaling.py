@@ -47,6 +47,7 @@ from ..utils._array_api import to_numpy
 
 __all__ = [
     "BOUNDS_DESCRIPTION",
+    "EXACT_SCALING_DESCRIPTION",
     "SCALING_SHARE",
     "FeatureScaling",
     "ScalingPlan",
@@ -63,6 +64,12 @@ __all__ = [
 
 #: The record's phrase for columns mapped by public bounds.
 BOUNDS_DESCRIPTION = "columns scaled by the declared feature_bounds (public, no budget)"
+
+#: The record's phrase for columns standardized by a fit that releases nothing.
+EXACT_SCALING_DESCRIPTION = (
+    "columns standardized by their exact means and standard deviations "
+    "(non-private: nothing is released)"
+)
 
 #: Default share of the fit's zCDP budget spent on private scales.
 SCALING_SHARE = 0.1

@@ -9,10 +9,19 @@ federation to the driver (:func:`fit_federated`'s code path) and turns its
 :class:`FederatedFit` into the estimator's ``silo_*`` attributes.
 """
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from .._solvers._feature_scaling import BOUNDS_DESCRIPTION, in_user_units
+import scipy.sparse as sp
+
+from .._solvers._feature_scaling import (
+    BOUNDS_DESCRIPTION,
+    EXACT_SCALING_DESCRIPTION,
+    FeatureScaling,
+    in_user_units,
+)
+from .._solvers._non_private import column_moments
 from .._solvers._schedules import sgd_schedule
 from ..privacy._releases import mark_unchecked
 from ._accounting import isrl_record, silo_privacy
@@ -137,14 +146,23 @@ def fit_silos(
     ``scaling`` (a public
     :class:`~sklearn_dpfair._solvers._feature_scaling.FeatureScaling` of
     declared ``feature_bounds``, or None) maps every silo's rows by the
-    same map before the rounds (no data read, no budget spent); a linear
-    model is returned in the user's units (a network's ``parameters`` stay
-    in the scaled ones: its caller maps the first layer).
+    same map before the rounds (no data read, no budget spent). Without
+    it, when no silo is private (every silo's epsilon ``inf``, no noise
+    multiplier: nothing is released), the columns are standardized by
+    their exact moments instead, since the silos' clip norm and step size
+    assume unit-scale columns. A linear model is returned in the user's
+    units (a network's ``parameters`` stay in the scaled ones: its caller
+    maps the first layer by the returned fit's ``scaling``).
     """
     # ISRL-DP is a guarantee per silo: each silo checks its own releases
     # against its own record (Silo.message), and none reaches this fit's log.
     mark_unchecked("federated: each silo checks its own releases")
     ids, rows = split_by_silo(silos, X.shape[0])
+    description = BOUNDS_DESCRIPTION
+    if scaling is None and _no_silo_is_private(budget, options):
+        center = getattr(params, "fit_intercept", True) and not sp.issparse(X)
+        scaling = FeatureScaling(*column_moments(X, center=center))
+        description = EXACT_SCALING_DESCRIPTION
     if scaling is not None:
         X = scaling.transform(X)
     extra = {} if network is None else {"network": network}
@@ -160,13 +178,14 @@ def fit_silos(
         **extra,
     )
     if scaling is not None:
-        # What is public: the map every silo applied (no budget, same event).
+        # The map every silo applied (no budget, same event).
         record = fit.privacy_record
         fit = replace(
             fit,
             privacy_record=replace(
-                record, mechanism=f"{record.mechanism}; {BOUNDS_DESCRIPTION}"
+                record, mechanism=f"{record.mechanism}; {description}"
             ),
+            scaling=scaling,
         )
     if fit.coef is None:
         return fit
@@ -179,6 +198,15 @@ def fit_silos(
         coef=fit.coef.astype(X.dtype, copy=False),
         intercept=fit.intercept.astype(X.dtype, copy=False),
     )
+
+
+def _no_silo_is_private(budget, options):
+    """Whether every silo's budget is ``epsilon = inf`` without a noise multiplier."""
+    if budget.noise_multiplier is not None:
+        return False
+    epsilon = budget.epsilon if options.silo_epsilon is None else options.silo_epsilon
+    values = epsilon.values() if isinstance(epsilon, Mapping) else [epsilon]
+    return all(math.isinf(float(value)) for value in values)
 
 
 def plan_silos(n_samples, params, budget, options, *, n_silos):

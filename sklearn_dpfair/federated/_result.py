@@ -42,6 +42,10 @@ class FederatedFit:
     parameters : ndarray or None
         With ``network=``: the tail-averaged parameters, in the network's
         layout (its ``parameter_shape``).
+    scaling : FeatureScaling or None
+        The column map every silo applied (an estimator's federated fit):
+        ``coef`` and ``intercept`` are in the user's units, ``parameters``
+        in the mapped ones.
 
     Examples
     --------
@@ -69,6 +73,7 @@ class FederatedFit:
     transcript: list | None = field(default=None, repr=False)
     shuffle_record: object | None = None
     parameters: np.ndarray | None = None
+    scaling: object = None
 
     @property
     def silo_epsilon(self):

@@ -244,7 +244,10 @@ default="dp-sgd"
         ``"dp-sgd"`` fits only; every other fit path takes
         ``feature_bounds`` (a ``ValueError`` naming them otherwise): the
         federated fit (``silos=``, every silo maps its own rows by the same
-        public map, at any ``epsilon``: the silos clip even without noise),
+        public map, at any ``epsilon``: the silos clip even without noise;
+        a federation whose silos are all non-private, every silo's
+        ``epsilon`` ``inf`` without ``noise_multiplier``, standardizes the
+        columns by their exact moments instead),
         a Dask collection (every partition maps its rows, at any
         ``epsilon``), and the ``"dp-newton"``, ``"output-perturbation"`` and
         ``"dp-frank-wolfe"`` solvers, whose public bounds

@@ -215,8 +215,9 @@ def fit_network_silos(
     The silos train in float64; the weights are returned in ``X``'s
     precision, as a central fit returns them (post-processing). ``scaling``
     (a public ``FeatureScaling`` of declared ``feature_bounds``, or None)
-    maps every silo's rows alike; the first layer is returned in the
-    user's units.
+    maps every silo's rows alike (without it, a federation of non-private
+    silos standardizes the columns exactly); the first layer is returned
+    in the user's units.
 
     Returns
     -------
@@ -245,7 +246,7 @@ def fit_network_silos(
         scaling=scaling,
     )
     weights, biases = first_layer_in_user_units(
-        *network.unflatten(fit.parameters), scaling
+        *network.unflatten(fit.parameters), fit.scaling
     )
     return fit, NetworkFit(
         [W.astype(dtype) for W in weights],

@@ -131,8 +131,9 @@ default=None
         10% of the zCDP budget, composed into ``dp_event_``); the first
         layer is mapped back so the network reads raw columns. None trains
         on the columns as given (scale them publicly first). Without
-        privacy a central fit always standardizes the columns exactly.
-        With ``silos`` only the public map of ``feature_bounds`` applies
+        privacy a central fit always standardizes the columns exactly, and
+        so does a federation whose silos are all non-private (every silo's
+        ``epsilon`` ``inf``, no ``noise_multiplier``). With ``silos`` only the public map of ``feature_bounds`` applies
         (a ``ValueError`` without them: private scales would need a
         distributed private quantile): every silo maps its rows by it, at
         any ``epsilon``, and ``dp_event_`` is that of the unscaled fit.

@@ -45,21 +45,39 @@ def _fit(name, X, y, silos, **kw):
 
 @pytest.mark.parametrize("name", ESTIMATORS)
 def test_bounds_rescue_raw_columns_in_silos(data, name):
-    # epsilon = inf: no noise, but every silo still clips its gradients, so
-    # the unscaled fit is as broken as a private one (the test can fail).
-    # (The unscaled network's iterates leave the float range on these raw
-    # columns: the silos refuse the non-finite model.)
+    # noise_multiplier=0: no noise, but every silo still clips its
+    # gradients, so the unscaled fit is as broken as a private one (the
+    # test can fail). (The unscaled network's iterates leave the float
+    # range on these raw columns: the silos refuse the non-finite model.)
     X, y, silos, X_test, y_test, reference = data
+    noiseless = dict(epsilon=np.inf, noise_multiplier=0.0)
     try:
-        plain = _fit(name, X, y, silos, epsilon=np.inf).score(X_test, y_test)
+        plain = _fit(name, X, y, silos, **noiseless).score(X_test, y_test)
     except ValueError as error:
         assert name == "mlp" and "must be a finite array" in str(error)
         plain = 0.0
     scaled = _fit(
-        name, X, y, silos, epsilon=np.inf, feature_scaling="auto", feature_bounds=BOUNDS
+        name, X, y, silos, feature_scaling="auto", feature_bounds=BOUNDS, **noiseless
     )
     assert plain < reference - 0.1
     assert scaled.score(X_test, y_test) >= reference - 0.02
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_non_private_silos_standardize_their_columns_exactly(data, name):
+    # epsilon = inf alone in every silo releases nothing: the columns are
+    # standardized by their exact moments (the unscaled fit scored 0.50
+    # before, the network refused its non-finite model), and the record
+    # says so. One private silo keeps the columns as given (the network's
+    # iterates then leave the float range, as above).
+    X, y, silos, X_test, y_test, reference = data
+    exact = _fit(name, X, y, silos, epsilon=np.inf)
+    assert exact.score(X_test, y_test) >= reference - 0.02
+    assert "exact means" in exact.privacy_record_.mechanism
+    if name == "logistic":
+        one_private = {"north": 1.0, "south": np.inf, "west": np.inf}
+        mixed = _fit(name, X, y, silos, epsilon=np.inf, silo_epsilon=one_private)
+        assert "exact means" not in mixed.privacy_record_.mechanism
 
 
 @pytest.mark.parametrize("name", ESTIMATORS)

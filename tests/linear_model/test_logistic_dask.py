@@ -17,6 +17,7 @@ import pytest
 
 from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair._solvers import _distributed
+from sklearn_dpfair._solvers._feature_scaling import EXACT_SCALING_DESCRIPTION
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
 
 distributed = pytest.importorskip("distributed")
@@ -136,7 +137,7 @@ def test_non_private_limit_on_raw_columns_is_lbfgs(dask_client, batch_size):
     reference.fit(X, y)
     ours = log_loss(y, clf.predict_proba(X))
     assert ours <= 1.01 * log_loss(y, reference.predict_proba(X))
-    assert _distributed.EXACT_SCALING_DESCRIPTION in clf.privacy_record_.mechanism
+    assert EXACT_SCALING_DESCRIPTION in clf.privacy_record_.mechanism
 
 
 def test_float32_stays_float32(dask_client, small):
