@@ -63,7 +63,6 @@ __all__ = [
     "DaskTrainingData",
     "distribute_training_data",
     "exact_column_scaling",
-    "with_exact_scaling",
     "fit_dp_sgd_dask",
     "is_dask_collection",
     "partition_clipped_sum",
@@ -71,6 +70,7 @@ __all__ = [
     "refuse_dask_input",
     "set_dask_input_features",
     "sum_over_partitions",
+    "with_exact_scaling",
 ]
 
 _DASK_MISSING = (
