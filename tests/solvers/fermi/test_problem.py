@@ -95,3 +95,24 @@ def test_a_point_stationary_in_standardized_coordinates_is_returned_as_it_is():
     standard = _problem((Z - Z.mean(axis=0)) / Z.std(axis=0), y, codes)
     solved = standard.refine(4.0, *standard.start())
     assert standard.refine_standardized(4.0, solved) is solved
+
+
+@pytest.mark.parametrize("shift", [0.0, 3.0, 1e3])
+@pytest.mark.parametrize("m", [2, 3])
+def test_the_standardized_gradient_is_within_its_bound(shift, m):
+    # The bound that lets well-conditioned columns skip the check: at any
+    # point, max |standardized gradient| <= bound * max |refine's gradient|.
+    Z, y, codes = _data(m=m)
+    X = Z * [1.0, 0.1, 10.0] + shift
+    problem = _problem(X, y, codes, m=m)
+    rng = np.random.default_rng(2)
+    for iters in (1, 3, 10):
+        start = (rng.normal(size=(X.shape[1], m)) * 0.01, rng.normal(size=m))
+        problem.params = FERMIParams(
+            constraint=problem.params.constraint, tol=1e-4, final_max_iter=iters
+        )
+        point = problem.refine(4.0, *start)
+        standardized = problem.standardized_stationarity(4.0, point.coef, point.w0)
+        assert standardized <= problem._hidden_gradient_bound * point.stationarity * (
+            1 + 1e-9
+        )
