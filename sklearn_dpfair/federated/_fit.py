@@ -202,9 +202,10 @@ def fit_silos(
 
 def _no_silo_is_private(budget, options):
     """Whether every silo's budget is ``epsilon = inf`` without a noise multiplier."""
-    if budget.noise_multiplier is not None:
+    silos = options.driver_kwargs(budget)
+    if silos["noise_multiplier"] is not None:
         return False
-    epsilon = budget.epsilon if options.silo_epsilon is None else options.silo_epsilon
+    epsilon = silos["silo_epsilon"]
     values = epsilon.values() if isinstance(epsilon, Mapping) else [epsilon]
     return all(math.isinf(float(value)) for value in values)
 

@@ -1070,8 +1070,6 @@ def fit_fermi(
             refined = refine(
                 lam, *problem.better_start(lam, to_numpy(coef_m), to_numpy(w0_m))
             )
-            if privacy is None:
-                refined = problem.refine_standardized(lam, refined)
             coef_m, w0_m = refined.coef, refined.w0
             W = problem.dual_at(lam, coef_m, w0_m)
             extra.update(

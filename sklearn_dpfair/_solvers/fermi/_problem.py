@@ -116,17 +116,28 @@ class FairProblem:
 
         ``tol`` (default: the parameters') is its stationarity target;
         ``second_order`` searches in the metric of the exact Hessian where
-        it applies (:mod:`._newton_polish`).
+        it applies (:mod:`._newton_polish`). The linear model's phase is
+        :meth:`refine_scaled`, continued by :meth:`refine_standardized`
+        where a column's offset hid a gradient from it.
         """
         if self.network is not None:
             return self.network.refine(self, lam, coef, w0, tol)
+        tol = self.params.tol if tol is None else tol
+        scaled = self.refine_scaled(lam, coef, w0, tol, second_order=second_order)
+        return self.refine_standardized(lam, scaled, tol)
+
+    def refine_scaled(self, lam, coef, w0, tol, second_order=False):
+        """The linear model's L-BFGS in root-mean-square scaled coordinates.
+
+        :func:`~._lbfgs.refine_full_batch` on this problem.
+        """
         return refine_full_batch(
             self.X_host,
             self.y,
             fairness_weight=lam,
             coef=np.asarray(coef, dtype=np.float64),
             w0=np.asarray(w0, dtype=np.float64),
-            tol=self.params.tol if tol is None else tol,
+            tol=tol,
             max_iter=self.params.final_max_iter,
             second_order=second_order,
             **self._objective_terms(),
@@ -168,11 +179,11 @@ class FairProblem:
 
     @cached_property
     def _hidden_gradient_bound(self):
-        """How far the standardized gradient can exceed :meth:`refine`'s (a factor).
+        """How far the standardized gradient can exceed :meth:`refine_scaled`'s.
 
         A coordinate ``j`` of the standardized gradient is
         ``(g_j - mu_j g_b) / sd_j`` with ``|g_j| <= G rms_j`` and
-        ``|g_b| <= G / s`` when every coordinate of :meth:`refine`'s
+        ``|g_b| <= G / s`` when every coordinate of :meth:`refine_scaled`'s
         (coefficients times root mean squares, and the intercept parameter)
         is at most ``G``: so at most ``G max_j (rms_j + |mu_j| / s) / sd_j``
         (and ``G / s`` for the intercept).
@@ -214,7 +225,7 @@ class FairProblem:
     def refine_standardized(self, lam, refined, tol=None):
         """Continue a linear full-batch phase in standardized coordinates if needed.
 
-        :meth:`refine` preconditions by each column's root mean square,
+        :meth:`refine_scaled` preconditions by each column's root mean square,
         which leaves a column of large offset and small spread collinear
         with the intercept: L-BFGS meets ``tol`` there in its coordinates
         while the column's coefficient is still far from its minimizer
@@ -223,15 +234,13 @@ class FairProblem:
         (:meth:`standardized_stationarity`) exceeds
         ``HIDDEN_GRADIENT_FACTOR * tol``, L-BFGS continues there to ``tol``
         (:func:`~.._non_private.minimize_fair_objective`; ``tol`` defaults to
-        the parameters'); elsewhere ``refined`` is returned as it is, and so
-        it is for a network (its phase has no column scaling to correct).
-        A sparse ``X`` keeps its root
-        mean square scaling (its columns are not centred; their moments
-        would take more memory than the fit's budget of twice its storage),
-        and so does a point whose standardized gradient is not finite
-        (rows near the largest float).
+        the parameters'); elsewhere ``refined`` is returned as it is. A
+        sparse ``X`` keeps its root mean square scaling (its columns are not
+        centred; their moments would take more memory than the fit's budget
+        of twice its storage), and so does a point whose standardized
+        gradient is not finite (rows near the largest float).
         """
-        if self.network is not None or sp.issparse(self.X_host):
+        if sp.issparse(self.X_host):
             return refined
         tol = self.params.tol if tol is None else tol
         limit = HIDDEN_GRADIENT_FACTOR * tol

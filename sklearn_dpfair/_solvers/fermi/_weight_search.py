@@ -126,9 +126,7 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
     doubling_tol = DOUBLING_TOLERANCE * problem.params.tol
 
     def solve(lam, start, tol=path_tol, second_order=False):
-        fit = problem.refine_standardized(
-            lam, problem.refine(lam, *start, tol=tol, second_order=second_order), tol
-        )
+        fit = problem.refine(lam, *start, tol=tol, second_order=second_order)
         error, disparity = problem.measure(fit.coef, fit.w0)
         point = {
             "fairness_weight": float(lam),

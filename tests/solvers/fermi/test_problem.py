@@ -80,7 +80,7 @@ def test_the_standardized_continuation_reaches_the_minimum_on_raw_columns():
     best = standard.refine(4.0, *standard.start()).objective
     # The root-mean-square preconditioning meets tol in its coordinates
     # well above the minimum: the 1e-3 column sits at 1e5.
-    rms = raw.refine(4.0, *raw.start())
+    rms = raw.refine_scaled(4.0, *raw.start(), raw.params.tol)
     assert rms.converged
     assert rms.objective > best * 1.01
     assert raw.standardized_stationarity(4.0, rms.coef, rms.w0) > 10 * raw.params.tol
@@ -93,7 +93,7 @@ def test_the_standardized_continuation_reaches_the_minimum_on_raw_columns():
 def test_a_point_stationary_in_standardized_coordinates_is_returned_as_it_is():
     Z, y, codes = _data()
     standard = _problem((Z - Z.mean(axis=0)) / Z.std(axis=0), y, codes)
-    solved = standard.refine(4.0, *standard.start())
+    solved = standard.refine_scaled(4.0, *standard.start(), standard.params.tol)
     assert standard.refine_standardized(4.0, solved) is solved
 
 
@@ -111,7 +111,7 @@ def test_the_standardized_gradient_is_within_its_bound(shift, m):
         problem.params = FERMIParams(
             constraint=problem.params.constraint, tol=1e-4, final_max_iter=iters
         )
-        point = problem.refine(4.0, *start)
+        point = problem.refine_scaled(4.0, *start, problem.params.tol)
         standardized = problem.standardized_stationarity(4.0, point.coef, point.w0)
         assert standardized <= problem._hidden_gradient_bound * point.stationarity * (
             1 + 1e-9
