@@ -44,6 +44,7 @@ from ..privacy._accounting import composed_event, exponential_mechanism_event
 from ..privacy._accounting import exponential_mechanism_rho
 from ..privacy._quantile import SIGNED_EDGES, em_epsilon
 from ..utils._array_api import to_numpy
+from ._non_private import column_moments
 
 __all__ = [
     "BOUNDS_DESCRIPTION",
@@ -51,6 +52,7 @@ __all__ = [
     "SCALING_SHARE",
     "FeatureScaling",
     "ScalingPlan",
+    "exact_feature_scaling",
     "first_layer_in_user_units",
     "fit_feature_scaling",
     "in_user_units",
@@ -337,6 +339,29 @@ def require_public_bounds(mode, feature_bounds, where):
             "...] (one public range a column; the map spends no budget), or "
             "feature_scaling=None."
         )
+
+
+def exact_feature_scaling(X, sample_weight=None, *, center=True):
+    """The columns' exact weighted moments as a :class:`FeatureScaling`.
+
+    For fits that release nothing (``epsilon=inf`` without a noise
+    multiplier): their step sizes, like the private fits', assume columns on
+    a unit scale, and reading the moments costs no budget. Weighted as the
+    fit weighs its rows, so that integer weights and repeated rows give the
+    same columns. ``center=False`` (no intercept to absorb a shift, or a
+    sparse ``X``, which centring would densify) divides by the root mean
+    squares and keeps location 0. A constant column keeps the scale 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._feature_scaling import exact_feature_scaling
+    >>> scaling = exact_feature_scaling(np.array([[1990.0, 1.0], [2010.0, 1.0]]))
+    >>> scaling.location.tolist(), scaling.scale.tolist()
+    ([2000.0, 1.0], [10.0, 1.0])
+    """
+    center = center and not sp.issparse(X)
+    return FeatureScaling(*column_moments(X, sample_weight, center=center))
 
 
 def public_feature_scaling(plan):

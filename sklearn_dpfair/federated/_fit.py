@@ -13,15 +13,12 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-import scipy.sparse as sp
-
 from .._solvers._feature_scaling import (
     BOUNDS_DESCRIPTION,
     EXACT_SCALING_DESCRIPTION,
-    FeatureScaling,
+    exact_feature_scaling,
     in_user_units,
 )
-from .._solvers._non_private import column_moments
 from .._solvers._schedules import sgd_schedule
 from ..privacy._releases import mark_unchecked
 from ._accounting import isrl_record, silo_privacy
@@ -160,8 +157,8 @@ def fit_silos(
     ids, rows = split_by_silo(silos, X.shape[0])
     description = BOUNDS_DESCRIPTION
     if scaling is None and _no_silo_is_private(budget, options):
-        center = getattr(params, "fit_intercept", True) and not sp.issparse(X)
-        scaling = FeatureScaling(*column_moments(X, center=center))
+        center = getattr(params, "fit_intercept", True)
+        scaling = exact_feature_scaling(X, center=center)
         description = EXACT_SCALING_DESCRIPTION
     if scaling is not None:
         X = scaling.transform(X)

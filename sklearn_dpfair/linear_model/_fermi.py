@@ -107,12 +107,14 @@ _FERMI_LIMIT_PATH_SOLVER = (
     "doubling up to max_fairness_weight, then bisected, the smallest meeting "
     "the bound on the exact training disparity"
 )
-# ... and with hidden layers (the network's phase works in the given columns).
+# ... and with hidden layers (both phases on exactly standardized columns).
 _FERMI_LIMIT_NETWORK_SOLVER = (
     "the noiseless SGDA steps as a warm start (or the initialization, where "
     "its objective is lower), then L-BFGS-B on the full-batch objective over "
     "the network's weights and biases with the dual at its closed-form "
-    "maximiser, in the given columns"
+    "maximiser, both on the columns standardized by their exact means and "
+    "standard deviations (nothing is released; the first layer is reported "
+    "in the user's units)"
 )
 
 _SOLVER_PARAMS = (
@@ -651,15 +653,19 @@ default=None
         start is
         scikit-learn's Glorot-uniform initialization, drawn from the fit's
         seed. The fitted network is ``coefs_``, ``intercepts_``. Needs a
-        dense ``X``. ``alpha`` penalizes every layer's weights; pass a
-        positive one (its default 0 is the linear model's): at 0 the
-        full-batch phase fits the training rows, and on Adult the network's
-        test error was 0.015-0.033 above the linear model's, against
-        0.003-0.006 below it with ``alpha`` between 1e-3 and 1e-2 chosen on a
-        validation split for the columns at hand (:ref:`fermi_network`);
-        ``fit_intercept=False`` fits no bias in any layer. The full-batch
-        phase works in the given columns (no per-column preconditioning:
-        standardize them) and on a non-convex objective may stop at
+        dense ``X``. Both phases run on the columns standardized by their
+        exact (weighted) means and standard deviations, as
+        ``DPMLPClassifier``'s non-private fit does (nothing is released;
+        without ``fit_intercept`` divided by their root mean squares, not
+        centred); the first layer is reported in the user's units.
+        ``alpha`` penalizes every layer's weights, the first layer's in the
+        standardized columns; pass a positive one (its default 0 is the
+        linear model's): at 0 the full-batch phase fits the training rows,
+        and on Adult the network's test error was 0.015-0.033 above the
+        linear model's, against 0.003-0.006 below it with ``alpha`` between
+        1e-3 and 1e-2 chosen on a validation split for the columns at hand
+        (:ref:`fermi_network`); ``fit_intercept=False`` fits no bias in any
+        layer. On a non-convex objective the full-batch phase may stop at
         ``max_full_batch_iter`` with a ``ConvergenceWarning``.
     activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
         Activation of the hidden layers (unused without them).
@@ -1137,8 +1143,11 @@ default=None
         forming per-example gradients), so the noise, ``dp_event_`` and the
         record are those of the linear model. ``alpha`` penalizes every
         layer's weights; ``fit_intercept=False`` fits no bias. With
-        ``feature_scaling`` the first layer is reported in the user's units.
-        Needs a dense ``X`` (a Dask collection is refused).
+        ``feature_scaling`` the first layer is reported in the user's units;
+        so it is in the non-private limit (``epsilon=np.inf``), which trains
+        on the columns standardized by their exact moments, as
+        ``FERMIClassifier`` does. Needs a dense ``X`` (a Dask collection is
+        refused).
     activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
         Activation of the hidden layers (unused without them).
 

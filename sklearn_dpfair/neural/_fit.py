@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .._solvers._feature_scaling import FeatureScaling, fit_feature_scaling
+from .._solvers._feature_scaling import exact_feature_scaling, fit_feature_scaling
 from .._solvers._private_fit import DPSGDParams, check_planned_shape, dp_sgd_setup
 from .._solvers._schedules import penalty_capped_learning_rate, resolve_epochs
 from ..privacy import fit_weights
@@ -246,7 +246,7 @@ def fit_dp_network(
     weights = fit_weights(sample_weight, n_samples, private=budget.is_private)
     scales = None if scaling is None else fit_feature_scaling(X, scaling, rng)
     if scales is None and not budget.is_private:
-        scales = _exact_standardization(to_numpy(X), weights)
+        scales = exact_feature_scaling(to_numpy(X), weights)
     if scales is not None:
         X = scales.transform(X)
     sizes = layer_sizes(n_features, params.hidden_layer_sizes, loss.n_outputs)
@@ -291,21 +291,6 @@ def fit_dp_network(
         [backend.to_output(b) for b in biases],
         setup.n_steps,
         record,
-    )
-
-
-def _exact_standardization(X, weights=None):
-    """Weighted mean and standard deviation of every column (non-private only).
-
-    Weighted as the fit weighs its rows, so that integer weights and
-    repeated rows give the same columns.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    location = np.average(X, axis=0, weights=weights)
-    scale = np.sqrt(np.average((X - location) ** 2, axis=0, weights=weights))
-    finite = np.isfinite(scale) & (scale > 0)
-    return FeatureScaling(
-        np.where(np.isfinite(location), location, 0.0), np.where(finite, scale, 1.0)
     )
 
 

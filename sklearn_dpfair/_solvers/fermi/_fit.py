@@ -61,7 +61,7 @@ from ...privacy._record import WEIGHTS_CAVEAT
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
 from ...utils._validation import warn_at_caller
 from .._constant_choice import choice_mechanism, choose_constant, constant_comparison
-from .._feature_scaling import fit_feature_scaling
+from .._feature_scaling import exact_feature_scaling, fit_feature_scaling
 from .._intercept_only import (
     constant_linear_model,
     intercept_only_model,
@@ -993,6 +993,16 @@ def fit_fermi(
     # The network of hidden_layer_sizes (None: the linear model), its start
     # drawn from a child of rng (no draw of rng's own stream).
     network = initial_network(p, X.shape[1], n_classes, rng)
+    if network is not None and scales is None and not private:
+        # A network's phases have no per-column preconditioning, and SGDA's
+        # constant steps assume unit-scale columns: on raw columns (a year,
+        # an income) its first layer saturates and every gradient vanishes.
+        # Without privacy the exact moments cost nothing (as for
+        # DPMLPClassifier's limit); the first layer is mapped back on release.
+        scales = exact_feature_scaling(
+            X, sample_weight, center=bool(p.intercept_scaling)
+        )
+        X = scales.transform(X)
 
     # 2. Solve (on the backend; batches and noise still come from rng).
     problem = FairProblem(
@@ -1061,7 +1071,7 @@ def fit_fermi(
         if not private and p.final_phase == "lbfgs":
             lam = p.fairness_weight
             # DP-FERMI's non-private limit: its objective on any columns.
-            # A network's phase is its own (on the given columns).
+            # A network's phase is its own (on the standardized columns).
             refine = (
                 problem.refine
                 if privacy is None or network is not None
