@@ -61,6 +61,8 @@ from ._sgd import sgd_loop
 
 __all__ = [
     "DaskTrainingData",
+    "NOISELESS_STEPS_DESCRIPTION",
+    "as_run_record",
     "distribute_training_data",
     "exact_column_scaling",
     "fit_dp_sgd_dask",
@@ -70,8 +72,16 @@ __all__ = [
     "refuse_dask_input",
     "set_dask_input_features",
     "sum_over_partitions",
-    "with_exact_scaling",
 ]
+
+#: The record's mechanism for a Dask fit without privacy (``{private}``: the
+#: mechanism it stands for).
+NOISELESS_STEPS_DESCRIPTION = (
+    "non-private limit (epsilon=inf, no noise_multiplier): the private "
+    "mechanism's own steps on the workers, Poisson batches and per-example "
+    "clipping included, with no noise (nothing is released); the mechanism "
+    "it stands for: {private}"
+)
 
 _DASK_MISSING = (
     "fitting on Dask collections needs dask.distributed, an optional "
@@ -147,6 +157,8 @@ class DaskTrainingData:
     scaling: object = None
     # Whether ``scaling`` is the exact standardization of a non-private fit.
     exact_scaling: bool = False
+    # Whether the fit adds noise (False: epsilon = inf without a multiplier).
+    private: bool = True
 
     @property
     def n_samples(self):
@@ -324,11 +336,20 @@ def _load_partition(
     )
 
 
-def with_exact_scaling(record, data):
-    """``record``, its mechanism naming the exact standardization if ``data`` has it."""
-    if record is None or not data.exact_scaling:
+def as_run_record(record, data):
+    """``record`` as the workers ran it on ``data``.
+
+    Without privacy (``epsilon=inf`` and no noise multiplier) the steps are
+    the private mechanism's own, Poisson batches and clipping included, with
+    no noise: the mechanism text says so (the event, non-private, is
+    unchanged), and names the exact standardization where ``data`` has it.
+    """
+    if record is None or data.private:
         return record
-    return replace(record, mechanism=f"{record.mechanism}; {EXACT_SCALING_DESCRIPTION}")
+    mechanism = NOISELESS_STEPS_DESCRIPTION.format(private=record.mechanism)
+    if data.exact_scaling:
+        mechanism = f"{mechanism}; {EXACT_SCALING_DESCRIPTION}"
+    return replace(record, mechanism=mechanism)
 
 
 def exact_column_scaling(X, *, center=True):
@@ -541,6 +562,7 @@ def distribute_training_data(
         groups=None if sensitive_features is None else groups,
         scaling=scaling,
         exact_scaling=exact_scaling,
+        private=bool(private),
     )
 
 
@@ -774,7 +796,7 @@ def fit_dp_sgd_dask(data, loss, setup, *, rng, progress=None):
             result.coef.T,
             result.intercept,
             setup.n_steps,
-            with_exact_scaling(setup.record, data),
+            as_run_record(setup.record, data),
         ),
         data.scaling,
     )

@@ -109,6 +109,7 @@ def test_non_private_limit_on_raw_columns_is_the_in_memory_objective(dask_client
         memory, dask = objective
         assert dask <= 1.01 * memory
         assert "exact means" in clf.privacy_record_.mechanism
+        assert clf.privacy_record_.mechanism.startswith("non-private limit")
 
 
 def test_same_record_as_in_memory(dask_client, small):

@@ -33,11 +33,11 @@ import numpy as np
 from ...fairness._marginals import cell_counts
 from ...utils._array_api import NUMPY_BACKEND
 from .._distributed import (
+    as_run_record,
     partition_constant_comparison,
     partition_label_counts,
     partition_rng,
     sum_over_partitions,
-    with_exact_scaling,
 )
 from .._linear import LinearModel
 from .._sampling import poisson_batch
@@ -270,7 +270,7 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
         # Partitions mapped by a public scaling: the model in raw units.
         scales=data.scaling,
     )
-    fit = replace(fit, record=with_exact_scaling(fit.record, data))
+    fit = replace(fit, record=as_run_record(fit.record, data))
     if plan.key.constant_choice:
         # The in-memory fit's private choice; the workers count the
         # released model's errors and their rows' classes.
