@@ -113,8 +113,8 @@ _FERMI_LIMIT_NETWORK_SOLVER = (
     "its objective is lower), then L-BFGS-B on the full-batch objective over "
     "the network's weights and biases with the dual at its closed-form "
     "maximiser, both on the columns standardized by their exact means and "
-    "standard deviations (nothing is released; the first layer is reported "
-    "in the user's units)"
+    "standard deviations (nothing is released; the L2 term and the released "
+    "first layer in the user's units)"
 )
 
 _SOLVER_PARAMS = (
@@ -654,12 +654,14 @@ default=None
         scikit-learn's Glorot-uniform initialization, drawn from the fit's
         seed. The fitted network is ``coefs_``, ``intercepts_``. Needs a
         dense ``X``. Both phases run on the columns standardized by their
-        exact (weighted) means and standard deviations, as
-        ``DPMLPClassifier``'s non-private fit does (nothing is released;
-        without ``fit_intercept`` divided by their root mean squares, not
-        centred); the first layer is reported in the user's units.
-        ``alpha`` penalizes every layer's weights, the first layer's in the
-        standardized columns; pass a positive one (its default 0 is the
+        exact (weighted) means and standard deviations (nothing is
+        released; without ``fit_intercept`` divided by their root mean
+        squares, not centred), a preconditioning: the first layer is
+        reported in the user's units, and the full-batch objective is that
+        of the given columns (``alpha`` penalizes the first layer's weights
+        in the user's units; the SGDA warm start penalizes them in the
+        standardized columns). ``alpha`` penalizes every layer's weights;
+        pass a positive one (its default 0 is the
         linear model's): at 0 the full-batch phase fits the training rows,
         and on Adult the network's test error was 0.015-0.033 above the
         linear model's, against 0.003-0.006 below it with ``alpha`` between
@@ -1144,10 +1146,10 @@ default=None
         record are those of the linear model. ``alpha`` penalizes every
         layer's weights; ``fit_intercept=False`` fits no bias. With
         ``feature_scaling`` the first layer is reported in the user's units;
-        so it is in the non-private limit (``epsilon=np.inf``), which trains
-        on the columns standardized by their exact moments, as
-        ``FERMIClassifier`` does. Needs a dense ``X`` (a Dask collection is
-        refused).
+        so it is in the non-private limit (``epsilon=np.inf``), which solves
+        ``FERMIClassifier``'s objective on the columns standardized by their
+        exact moments, as ``FERMIClassifier`` does. Needs a dense ``X`` (a
+        Dask collection is refused).
     activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
         Activation of the hidden layers (unused without them).
 

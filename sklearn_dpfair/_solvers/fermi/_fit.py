@@ -997,12 +997,15 @@ def fit_fermi(
         # A network's phases have no per-column preconditioning, and SGDA's
         # constant steps assume unit-scale columns: on raw columns (a year,
         # an income) its first layer saturates and every gradient vanishes.
-        # Without privacy the exact moments cost nothing (as for
-        # DPMLPClassifier's limit); the first layer is mapped back on release.
+        # Without privacy the exact moments cost nothing: both phases run on
+        # the standardized columns, the full-batch objective still penalizes
+        # the first layer in the user's units (the model is the same), and
+        # the first layer is mapped back on release.
         scales = exact_feature_scaling(
             X, sample_weight, center=bool(p.intercept_scaling)
         )
         X = scales.transform(X)
+        network = replace(network, input_scale=scales.scale)
 
     # 2. Solve (on the backend; batches and noise still come from rng).
     problem = FairProblem(

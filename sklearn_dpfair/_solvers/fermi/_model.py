@@ -111,6 +111,13 @@ class NetworkFairModel:
     init_weights, init_biases : tuple of ndarray
         The start (host numpy), drawn from the fit's generator
         (:func:`initial_network`), never from the data.
+    input_scale : ndarray of shape (d,) or None
+        Where the solver runs on columns divided by ``input_scale`` (the
+        non-private fit's exact standardization, a preconditioning): the
+        full-batch objective's L2 term weighs the first layer's row ``j``
+        by ``1 / input_scale[j]**2``, so that it penalizes the weights in
+        the user's units, as on the given columns. None: the columns the
+        solver sees are the model's.
     """
 
     sizes: tuple
@@ -118,6 +125,7 @@ class NetworkFairModel:
     intercept_scaling: float
     init_weights: tuple
     init_biases: tuple
+    input_scale: np.ndarray | None = None
 
     is_network = True
 
@@ -237,7 +245,8 @@ class NetworkFairModel:
 
         ``mean_i l_i + lambda max_W Psi + alpha / 2 ||weights||^2``: the
         softmax and ERMI terms of :mod:`._lbfgs` on the network's logits,
-        whose logit gradient is backpropagated.
+        whose logit gradient is backpropagated; the first layer's weights
+        in the user's units (``input_scale``).
         """
         # The full-batch terms of the linear phase (imported here: that
         # module imports the SGDA loop, which imports this one).
@@ -271,9 +280,13 @@ class NetworkFairModel:
         # raw now holds the logit gradient (divided by n).
         deltas = backward(inputs, pre_activations, weights, raw, self.activation)
         alpha = float(problem.params.alpha)
-        g_weights = [a.T @ d + alpha * W for a, d, W in zip(inputs, deltas, weights)]
+        penalized = [alpha * W for W in weights]
+        if self.input_scale is not None:
+            # w_user = w / scale on every row of the first layer.
+            penalized[0] = penalized[0] / (self.input_scale**2)[:, None]
+        g_weights = [a.T @ d + P for a, d, P in zip(inputs, deltas, penalized)]
         g_biases = [d.sum(axis=0) for d in deltas]
-        value += 0.5 * alpha * float(sum(np.sum(W * W) for W in weights))
+        value += 0.5 * float(sum(np.sum(W * P) for W, P in zip(weights, penalized)))
         g_coef, g_w0 = self.flatten(g_weights, g_biases)
         if not self.intercept_scaling:
             g_w0 = np.zeros_like(g_w0)

@@ -3,6 +3,7 @@
 """The FERMI solver's network model: gradients, ghost norms, clipping, full batch."""
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -211,11 +212,13 @@ def _problem(net, X, y, codes, lam_reg=True, alpha=0.0):
     )
 
 
-def test_full_batch_objective_gradient_matches_finite_differences():
+@pytest.mark.parametrize("input_scale", [None, np.array([1e-2, 30.0])])
+def test_full_batch_objective_gradient_matches_finite_differences(input_scale):
     # The exact-dual objective over the flattened network (Danskin: the
-    # gradient at the dual's maximiser), with the L2 term.
+    # gradient at the dual's maximiser), with the L2 term (the first
+    # layer's in the user's units where the columns were scaled).
     rng = np.random.default_rng(5)
-    net = _network("tanh", hidden=(3,), d=2)
+    net = replace(_network("tanh", hidden=(3,), d=2), input_scale=input_scale)
     X = rng.normal(size=(40, 2))
     y = rng.integers(0, 2, 40)
     codes = rng.integers(0, 2, 40)
@@ -234,6 +237,33 @@ def test_full_batch_objective_gradient_matches_finite_differences():
         ]
     )
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-8)
+
+
+def test_standardized_columns_keep_the_objective_in_the_users_units():
+    # The non-private fit solves on standardized columns (a preconditioning):
+    # its objective at the standardized parameters is the given columns'
+    # objective at the same model in the user's units, L2 term included.
+    rng = np.random.default_rng(7)
+    scale, location = np.array([1e-3, 40.0]), np.array([1e5, 1990.0])
+    Z = rng.normal(size=(60, 2))
+    X = Z * scale + location
+    y = (Z[:, 0] + Z[:, 1] ** 2 > 1).astype(int)
+    codes = rng.integers(0, 2, 60)
+    net = _network("tanh", hidden=(3,), d=2)
+    coef, w0 = net.host_start()
+    weights, biases = net.unflatten(coef, w0)
+    first = weights[0] / scale[:, None]
+    user = net.flatten([first, weights[1]], [biases[0] - location @ first, biases[1]])
+    standardized = replace(net, input_scale=scale)
+    for lam in (0.0, 2.0):
+        ours = standardized.objective(
+            np.concatenate([coef, w0]), _problem(standardized, Z, y, codes, alpha=0.1),
+            lam,
+        )[0]
+        given = net.objective(
+            np.concatenate(user), _problem(net, X, y, codes, alpha=0.1), lam
+        )[0]
+        np.testing.assert_allclose(ours, given, rtol=1e-9)
 
 
 def test_refine_reaches_stationarity_and_lowers_the_objective():
