@@ -107,14 +107,14 @@ _FERMI_LIMIT_PATH_SOLVER = (
     "doubling up to max_fairness_weight, then bisected, the smallest meeting "
     "the bound on the exact training disparity"
 )
-# ... and with hidden layers (both phases on exactly standardized columns).
+# ... and with hidden layers (both phases on columns mapped by exact moments).
 _FERMI_LIMIT_NETWORK_SOLVER = (
     "the noiseless SGDA steps as a warm start (or the initialization, where "
     "its objective is lower), then L-BFGS-B on the full-batch objective over "
     "the network's weights and biases with the dual at its closed-form "
-    "maximiser, both on the columns standardized by their exact means and "
-    "standard deviations (nothing is released; the L2 term and the released "
-    "first layer in the user's units)"
+    "maximiser, both on the columns centred by their exact means and "
+    "divided by their standard deviations where those exceed 1 (nothing is "
+    "released; the L2 term and the released first layer in the user's units)"
 )
 
 _SOLVER_PARAMS = (
@@ -653,14 +653,17 @@ default=None
         start is
         scikit-learn's Glorot-uniform initialization, drawn from the fit's
         seed. The fitted network is ``coefs_``, ``intercepts_``. Needs a
-        dense ``X``. Both phases run on the columns standardized by their
-        exact (weighted) means and standard deviations (nothing is
-        released; without ``fit_intercept`` divided by their root mean
-        squares, not centred), a preconditioning: the first layer is
-        reported in the user's units, and the full-batch objective is that
-        of the given columns (``alpha`` penalizes the first layer's weights
-        in the user's units; the SGDA warm start penalizes them in the
-        standardized columns). ``alpha`` penalizes every layer's weights;
+        dense ``X``. Both phases run on the columns centred by their exact
+        (weighted) means and divided by their standard deviations where
+        those exceed 1 (nothing is released; without ``fit_intercept``
+        not centred, and the root mean squares instead), a
+        preconditioning: the first layer is reported in the user's units,
+        and the full-batch objective is that of the given columns (``alpha``
+        penalizes the first layer's weights in the user's units; the SGDA
+        warm start penalizes them in the mapped columns). A column of small
+        spread at a large offset (a price near 1e5 varying by 1e-3) keeps
+        its small spread: standardize such columns. ``alpha`` penalizes
+        every layer's weights;
         pass a positive one (its default 0 is the
         linear model's): at 0 the full-batch phase fits the training rows,
         and on Adult the network's test error was 0.015-0.033 above the
@@ -1147,9 +1150,9 @@ default=None
         layer's weights; ``fit_intercept=False`` fits no bias. With
         ``feature_scaling`` the first layer is reported in the user's units;
         so it is in the non-private limit (``epsilon=np.inf``), which solves
-        ``FERMIClassifier``'s objective on the columns standardized by their
-        exact moments, as ``FERMIClassifier`` does. Needs a dense ``X`` (a
-        Dask collection is refused).
+        ``FERMIClassifier``'s objective on columns mapped by their exact
+        moments, as ``FERMIClassifier`` does. Needs a dense ``X`` (a Dask
+        collection is refused).
     activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
         Activation of the hidden layers (unused without them).
 

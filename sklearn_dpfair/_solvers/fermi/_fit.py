@@ -61,14 +61,14 @@ from ...privacy._record import WEIGHTS_CAVEAT
 from ...utils._array_api import NUMPY_BACKEND, array_namespace, from_host, to_numpy
 from ...utils._validation import warn_at_caller
 from .._constant_choice import choice_mechanism, choose_constant, constant_comparison
-from .._feature_scaling import exact_feature_scaling, fit_feature_scaling
+from .._feature_scaling import fit_feature_scaling
 from .._intercept_only import (
     constant_linear_model,
     intercept_only_model,
     label_counts,
 )
 from .._non_private import minimize_fair_objective
-from ._model import initial_network
+from ._model import initial_network, precondition_network
 from ._privacy import (
     DEFAULT_MARGINAL_NOISE,
     MARGINAL_BUDGET_SHARE,
@@ -994,18 +994,11 @@ def fit_fermi(
     # drawn from a child of rng (no draw of rng's own stream).
     network = initial_network(p, X.shape[1], n_classes, rng)
     if network is not None and scales is None and not private:
-        # A network's phases have no per-column preconditioning, and SGDA's
-        # constant steps assume unit-scale columns: on raw columns (a year,
-        # an income) its first layer saturates and every gradient vanishes.
-        # Without privacy the exact moments cost nothing: both phases run on
-        # the standardized columns, the full-batch objective still penalizes
-        # the first layer in the user's units (the model is the same), and
-        # the first layer is mapped back on release.
-        scales = exact_feature_scaling(
-            X, sample_weight, center=bool(p.intercept_scaling)
+        # Without privacy a network solves on preconditioned columns (its
+        # objective unchanged); the first layer is mapped back on release.
+        X, scales, network = precondition_network(
+            network, X, sample_weight, center=bool(p.intercept_scaling)
         )
-        X = scales.transform(X)
-        network = replace(network, input_scale=scales.scale)
 
     # 2. Solve (on the backend; batches and noise still come from rng).
     problem = FairProblem(

@@ -32,7 +32,7 @@ respect to the logits backpropagates through the layers (Danskin's
 theorem, as for the linear model).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -50,6 +50,7 @@ from ...neural._network import (
 )
 from ...privacy._clipping import clip_margin
 from ...utils._array_api import array_namespace, device_of, narrow_matmul, to_numpy
+from .._feature_scaling import FeatureScaling, exact_feature_scaling
 from .._linear import LinearModel
 from .._row_blocks import row_block
 
@@ -113,7 +114,7 @@ class NetworkFairModel:
         (:func:`initial_network`), never from the data.
     input_scale : ndarray of shape (d,) or None
         Where the solver runs on columns divided by ``input_scale`` (the
-        non-private fit's exact standardization, a preconditioning): the
+        non-private fit's preconditioning, :func:`precondition_network`): the
         full-batch objective's L2 term weighs the first layer's row ``j``
         by ``1 / input_scale[j]**2``, so that it penalizes the weights in
         the user's units, as on the given columns. None: the columns the
@@ -419,6 +420,40 @@ def initial_network(params, n_features, n_classes, rng):
         init_weights=tuple(weights),
         init_biases=tuple(biases),
     )
+
+
+def precondition_network(network, X, sample_weight, center=True):
+    """The columns a non-private network fit solves on, their map, and ``network``.
+
+    A network has no per-column preconditioning of its own, and SGDA's
+    step size and clip norm assume columns of at most unit scale: on raw
+    columns (a year, an income) its first layer saturates and every
+    gradient vanishes. Without privacy the exact column moments cost
+    nothing, so column ``j`` is centred by its (weighted) mean (the first
+    layer's biases absorb the shift; not without intercept,
+    ``center=False``, where the root mean square stands for the standard
+    deviation) and divided by ``max(sd_j, 1)``: a column of large spread is
+    brought to unit spread, and one already within unit scale (a one-hot
+    or range-scaled column) keeps its spread. The objective is unchanged
+    (its L2 term stays in the user's units, ``input_scale``); dividing a
+    small-spread column by its spread would blow it up instead (a rare
+    category's values to 100), where the user's L2 term weighs ``alpha /
+    sd_j**2``: an Adult network fit on one-hot columns took 57 CPU seconds
+    and 1,000 L-BFGS iterations without converging that way, against 2.4
+    seconds and 37 iterations so.
+
+    Returns
+    -------
+    X : ndarray
+        The mapped columns, in ``X``'s dtype.
+    scaling : FeatureScaling
+        Their map (the released first layer is mapped back by it).
+    network : NetworkFairModel
+        With ``input_scale`` the divisors.
+    """
+    moments = exact_feature_scaling(X, sample_weight, center=center)
+    scaling = FeatureScaling(moments.location, np.maximum(moments.scale, 1.0))
+    return scaling.transform(X), scaling, replace(network, input_scale=scaling.scale)
 
 
 def fair_model(network, n_outputs, intercept_scaling):

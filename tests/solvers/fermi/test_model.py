@@ -14,6 +14,7 @@ from sklearn_dpfair._solvers.fermi._model import (
     LinearFairModel,
     NetworkFairModel,
     initial_network,
+    precondition_network,
 )
 from sklearn_dpfair._solvers.fermi._problem import FairProblem
 from sklearn_dpfair._solvers.fermi._sgda import fair_terms, softmax_terms
@@ -264,6 +265,29 @@ def test_standardized_columns_keep_the_objective_in_the_users_units():
             np.concatenate(user), _problem(net, X, y, codes, alpha=0.1), lam
         )[0]
         np.testing.assert_allclose(ours, given, rtol=1e-9)
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_preconditioning_shrinks_wide_columns_and_keeps_narrow_ones(center):
+    # Columns wider than unit scale are brought to unit spread; a one-hot
+    # column keeps its 0/1 values' spread (dividing it by its spread would
+    # make the user-units L2 term on it stiff); weights count as repeats.
+    rng = np.random.default_rng(8)
+    X = np.column_stack(
+        [rng.normal(1990, 30, 200), rng.random(200) < 0.02, rng.uniform(-1, 1, 200)]
+    )
+    weights = rng.integers(1, 4, 200)
+    net = _network("relu", hidden=(2,), d=3, intercept=center)
+    mapped, scaling, conditioned = precondition_network(
+        net, X, weights, center=center
+    )
+    repeated = np.repeat(X, weights, axis=0)
+    location = repeated.mean(axis=0) if center else np.zeros(3)
+    spread = np.sqrt(((repeated - location) ** 2).mean(axis=0))
+    np.testing.assert_allclose(scaling.location, location)
+    np.testing.assert_allclose(scaling.scale, [spread[0], 1.0, 1.0])
+    np.testing.assert_allclose(mapped, (X - location) / scaling.scale)
+    assert conditioned.input_scale is scaling.scale and net.input_scale is None
 
 
 def test_refine_reaches_stationarity_and_lowers_the_objective():
