@@ -1067,7 +1067,7 @@ def fit_fermi(
         if not private and p.final_phase == "lbfgs":
             lam = p.fairness_weight
             # DP-FERMI's non-private limit: its objective on any columns.
-            # A network's phase is its own (on the standardized columns).
+            # A network's phase is its own (on the preconditioned columns).
             refine = (
                 problem.refine
                 if privacy is None or network is not None
