@@ -240,10 +240,11 @@ def test_full_batch_objective_gradient_matches_finite_differences(input_scale):
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-8)
 
 
-def test_standardized_columns_keep_the_objective_in_the_users_units():
-    # The non-private fit solves on standardized columns (a preconditioning):
-    # its objective at the standardized parameters is the given columns'
-    # objective at the same model in the user's units, L2 term included.
+def test_divided_columns_keep_the_objective_in_the_users_units():
+    # The non-private fit solves on columns centred and divided by
+    # input_scale (a preconditioning): its objective at the parameters of
+    # those columns is the given columns' objective at the same model in
+    # the user's units, L2 term included.
     rng = np.random.default_rng(7)
     scale, location = np.array([1e-3, 40.0]), np.array([1e5, 1990.0])
     Z = rng.normal(size=(60, 2))
