@@ -182,26 +182,33 @@ def test_network_on_raw_columns_scores_as_on_standardized_ones(estimator):
     # 1e4 every unit saturated before (held-out accuracy 0.5, log-loss
     # log 2, no warning). Without privacy the fit maps the columns by their
     # exact moments and reports the first layer in raw units. The fits are
-    # non-convex and stop at max_full_batch_iter: measured 0.905-0.922 on
-    # either columns, against scikit-learn's 0.917.
-    X, y, s = _nonlinear(1200, seed=2)
-    raw = X * [100.0, 1e4, 1e-3, 1.0] + [500.0, 0.0, 1e5, 0.0]
-    standard = StandardScaler().fit(raw[:600]).transform(raw)
+    # non-convex and stop at max_full_batch_iter, and the map divides only
+    # spreads above 1 (the 1e-3 column keeps its units), so one data seed
+    # can differ by up to 0.03 either way (measured on seeds 0-4: raw minus
+    # standardized -0.029 to +0.015, 0.875-0.933 on either columns, with
+    # the BLAS and compilers of one machine); the mean over three seeds is
+    # within 0.01.
     private = {"epsilon": np.inf, "classes": [0, 1], "groups": [0, 1]}
-    accuracy = []
-    for columns in (raw, standard):
-        fit = _fit_quiet(
-            estimator(
-                hidden_layer_sizes=(32,), fairness_weight=0, alpha=1e-2 / 600,
-                random_state=0, **(private if estimator is DPFERMIClassifier else {}),
-            ),
-            columns[:600],
-            y[:600],
-            s[:600],
-        )
-        accuracy.append(_accuracy(fit, columns[600:], y[600:]))
-    assert accuracy[0] > 0.85
-    assert accuracy[0] >= accuracy[1] - 0.02
+    accuracy = {"raw": [], "standard": []}
+    for seed in (0, 1, 2):
+        X, y, s = _nonlinear(1200, seed=seed)
+        raw = X * [100.0, 1e4, 1e-3, 1.0] + [500.0, 0.0, 1e5, 0.0]
+        standard = StandardScaler().fit(raw[:600]).transform(raw)
+        for name, columns in (("raw", raw), ("standard", standard)):
+            fit = _fit_quiet(
+                estimator(
+                    hidden_layer_sizes=(32,), fairness_weight=0, alpha=1e-2 / 600,
+                    random_state=0,
+                    **(private if estimator is DPFERMIClassifier else {}),
+                ),
+                columns[:600],
+                y[:600],
+                s[:600],
+            )
+            accuracy[name].append(_accuracy(fit, columns[600:], y[600:]))
+    # Before the map every raw fit scored 0.5.
+    assert min(accuracy["raw"]) > 0.85, accuracy
+    assert np.mean(accuracy["raw"]) >= np.mean(accuracy["standard"]) - 0.02, accuracy
 
 
 def test_network_without_intercept_does_not_depend_on_column_units():
