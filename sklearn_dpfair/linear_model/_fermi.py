@@ -27,6 +27,7 @@ from .._solvers._distributed import (
 from .._solvers._feature_scaling import (
     plan_feature_scaling,
     public_feature_scaling,
+    warn_unscaled_columns,
     public_scaling_plan,
 )
 from .._solvers._intercept_only import small_budget_message
@@ -277,6 +278,8 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         plan = self._fermi_plan(
             privacy, params, n_samples, X.shape[1], len(group_labels), classes.size
         )
+        if privacy is not None and plan.fallback is None:
+            warn_unscaled_columns(X, self)
         result = fit_fermi(
             X,
             y_encoded,
@@ -1127,7 +1130,9 @@ default=None
         their public map, at any ``epsilon``, and ``dp_event_`` is that of
         the unscaled fit; without bounds, the non-private limit on Dask
         standardizes the columns by their exact moments (nothing is
-        released). None: the columns are used as given.
+        released). None: the columns are used as given; a private in-memory
+        fit then warns when most of a column's values lie beyond +-5 (an
+        input check, outside the guarantee; no value shown).
     feature_bounds : array-like of shape (n_features, 2), default=None
         Public ``(lower, upper)`` range of every column, for
         ``feature_scaling="auto"``: the column is mapped by its midpoint and

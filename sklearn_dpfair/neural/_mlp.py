@@ -20,6 +20,7 @@ from .._loss import BinaryLogisticLoss, SoftmaxLoss
 from .._solvers._feature_scaling import (
     plan_feature_scaling,
     public_feature_scaling,
+    warn_unscaled_columns,
     public_scaling_plan,
     require_public_bounds,
 )
@@ -130,7 +131,9 @@ default=None
         robust location and scale (private quantiles on a public grid,
         10% of the zCDP budget, composed into ``dp_event_``); the first
         layer is mapped back so the network reads raw columns. None trains
-        on the columns as given (scale them publicly first). Without
+        on the columns as given (scale them publicly first; a private
+        in-memory fit warns when most of a column's values lie beyond +-5,
+        an input check outside the guarantee that shows no value). Without
         privacy a central fit always standardizes the columns exactly, and
         so does a federation whose silos are all non-private (every silo's
         ``epsilon`` ``inf``, no ``noise_multiplier``). With ``silos`` only the public map of ``feature_bounds`` applies
@@ -444,6 +447,7 @@ default=None
         loss = self._loss_for(classes)
         rng = check_noise_generator(self.random_state)
         federated = None
+        warn_unscaled_columns(X, self)
         if silos is not None:
             federated, result = fit_network_silos(
                 to_numpy(X),

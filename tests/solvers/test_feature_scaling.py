@@ -11,9 +11,11 @@ import pytest
 import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
 
-from sklearn_dpfair import DPLogisticRegression
+from sklearn_dpfair import DPFERMIClassifier, DPLogisticRegression, DPMLPClassifier
 from sklearn_dpfair._solvers._feature_scaling import (
+    UNIT_SCALE_LIMIT,
     FeatureScaling,
+    columns_off_unit_scale,
     first_layer_in_user_units,
     fit_feature_scaling,
     plan_feature_scaling,
@@ -277,3 +279,79 @@ def test_a_column_at_an_offset_keeps_its_spread():
         assert abs(scaling.location[0] - 2000.0) < 2.0
         assert 2.5 < scaling.scale[0] < 10.0, (seed, scaling.scale)
         assert 0.5 < scaling.scale[1] < 2.0
+
+
+def test_columns_off_unit_scale_reads_the_upper_quartile_of_magnitudes():
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(30_000, 5))
+    # Standardized columns, 0/1 indicators and a spread of 4 pass; an
+    # offset of 6, a spread of 8 and a year do not.
+    X = np.column_stack([
+        Z[:, 0], (Z[:, 1] > 2).astype(float), 4.0 * Z[:, 2], 6.0 + Z[:, 3],
+        8.0 * Z[:, 4], np.full(30_000, 2000.0),
+    ])
+    assert columns_off_unit_scale(X).tolist() == [3, 4, 5]
+    assert columns_off_unit_scale(sp.csr_matrix(X)).tolist() == [3, 4, 5]
+    assert columns_off_unit_scale(X.astype(np.float32)).tolist() == [3, 4, 5]
+    # One record, however large, moves a quantile by one rank only.
+    X[0] = 1e300
+    assert columns_off_unit_scale(X).tolist() == [3, 4, 5]
+    # A sparse column is mostly zeros unless a quarter of its rows are not.
+    counts = sp.csr_matrix(np.where(np.arange(100) < 30, 50.0, 0.0)[:, None])
+    assert columns_off_unit_scale(counts).tolist() == [0]
+    assert columns_off_unit_scale(counts[20:]).tolist() == []
+    assert columns_off_unit_scale(np.zeros((0, 3))).size == 0
+    assert UNIT_SCALE_LIMIT == 5.0
+
+
+def _raw_fit_warnings(estimator, X, y, **fit_params):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        estimator.fit(X, y, **fit_params)
+    return [str(w.message) for w in caught if "upper quartile" in str(w.message)]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: DPLogisticRegression(classes=[0, 1], **kw),
+        lambda **kw: DPFERMIClassifier(classes=[0, 1], groups=[0, 1], **kw),
+        lambda **kw: DPMLPClassifier(
+            classes=[0, 1], hidden_layer_sizes=(4,), max_iter=2, **kw
+        ),
+    ],
+    ids=["DPLogisticRegression", "DPFERMIClassifier", "DPMLPClassifier"],
+)
+def test_private_fits_on_raw_columns_warn_without_showing_values(make):
+    X, y = _raw(3000, 0)
+    groups = {"sensitive_features": np.arange(3000) % 2}
+    fit_params = groups if "FERMI" in type(make()).__name__ else {}
+    messages = _raw_fit_warnings(make(epsilon=1.0, random_state=0), X, y, **fit_params)
+    assert len(messages) == 1
+    message = messages[0]
+    assert "positions 0, 1" in message and "feature_scaling='auto'" in message
+    assert "outside the guarantee" in message
+    # No value of the data, nor a statistic of it, appears in the text.
+    assert not any(f"{v:g}" in message for v in (500.0, 1e5, 100.0, 1e4))
+    # Named by the DataFrame's columns when it has them.
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=["year", "income", "ratio", "unit"])
+    named = _raw_fit_warnings(make(epsilon=1.0, random_state=0), frame, y, **fit_params)
+    assert "'year', 'income'" in named[0]
+    # Silent where the fit scales, releases nothing, or sees unit columns.
+    for quiet in (
+        make(epsilon=1.0, random_state=0, feature_scaling="auto"),
+        make(epsilon=np.inf, random_state=0),
+    ):
+        assert _raw_fit_warnings(quiet, X, y, **fit_params) == []
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    unit = make(epsilon=1.0, random_state=0)
+    assert _raw_fit_warnings(unit, Z, y, **fit_params) == []
+
+
+def test_no_warning_where_the_budget_buys_the_constant_only():
+    # The intercept-only release does not read the columns.
+    X, y = _raw(200, 0)
+    clf = DPLogisticRegression(epsilon=0.05, classes=[0, 1], random_state=0)
+    assert _raw_fit_warnings(clf, X, y) == []
+    assert clf.intercept_only_
