@@ -59,6 +59,13 @@ def check_bounds(bounds, n_features, name="bounds"):
     >>> check_bounds((0, 10), 2)
     (array([0., 0.]), array([10., 10.]))
     """
+    if bounds is None:
+        raise ValueError(
+            f"{name} is required: the public (lower, upper) range of the "
+            "columns, one pair for all or one per column; it is never read "
+            "from the data (where a transformer offers bounds='auto', that "
+            "spends part of its budget on private ones)."
+        )
     try:
         b = np.asarray(bounds, dtype=np.float64)
     except (TypeError, ValueError) as exc:

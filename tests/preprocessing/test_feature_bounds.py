@@ -29,3 +29,7 @@ def test_check_bounds_broadcasts_and_names_the_parameter():
     np.testing.assert_array_equal(upper, [1, 3])
     with pytest.raises(ValueError, match="feature_bounds"):
         check_bounds((1, 0), 2, name="feature_bounds")
+    # None says that the bounds are missing (np.asarray(None) is a NaN of
+    # shape (), which the shape message would have reported as "got ()").
+    with pytest.raises(ValueError, match="bounds is required"):
+        check_bounds(None, 3)
