@@ -388,12 +388,14 @@ def _upper_quartile_abs(rows):
         return np.partition(values, rank, axis=0)[rank]
     columns = sp.csc_matrix(rows, dtype=np.float64)
     quartile = np.zeros(columns.shape[1])
-    for j in range(columns.shape[1]):
-        values = columns.data[columns.indptr[j] : columns.indptr[j + 1]]
-        zeros = m - values.size
-        # Sorted |x| is the column's zeros, then its nonzeros sorted.
-        if rank >= zeros:
-            quartile[j] = np.partition(np.abs(values), rank - zeros)[rank - zeros]
+    # Sorted |x| is the column's zeros, then its nonzeros sorted: only a
+    # column with more than a quarter of its rows stored can have a nonzero
+    # upper quartile (few of a wide sparse matrix's columns).
+    stored = np.diff(columns.indptr)
+    for j in np.flatnonzero(rank >= m - stored):
+        values = np.abs(columns.data[columns.indptr[j] : columns.indptr[j + 1]])
+        k = rank - (m - stored[j])
+        quartile[j] = np.partition(values, k)[k]
     return quartile
 
 
