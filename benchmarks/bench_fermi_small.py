@@ -397,6 +397,15 @@ def run_ideas(seeds=IDEAS_SEEDS, cells=IDEAS_CELLS):
     return rows
 
 
+def _write_list_table(out, preamble, head, rows):
+    """Write ``preamble`` lines, then a list-table of ``head`` and ``rows`` (strings)."""
+    lines = [*preamble, "", ".. list-table::", "   :header-rows: 1", "",
+             "   * - " + "\n     - ".join(head)]
+    lines += ["   * - " + "\n     - ".join(cells) for cells in rows]
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def write_ideas(rows, n_seeds, out=IDEAS_OUT):
     head = ("dataset", "n", "epsilon", "fit", "mean (model - majority)",
             "worst seed", "share of seeds that lose", "held-out DP gap", "note")
@@ -415,18 +424,12 @@ def write_ideas(rows, n_seeds, out=IDEAS_OUT):
         "training errors (one Gaussian, sensitivity 1, composed with the model's "
         "event inside the same epsilon by dp-accounting) and keeps the constant "
         "when it looks better.",
-        "",
-        ".. list-table::",
-        "   :header-rows: 1",
-        "",
-        "   * - " + "\n     - ".join(head),
     ]
-    for name, n, eps, v, mean, worst, lose, gap, note in rows:
-        cells = (name, str(n), f"{eps:g}", v, f"{mean:+.3f}", f"{worst:+.3f}",
-                 f"{lose:.2f}", f"{gap:.3f}", note or "")
-        lines.append("   * - " + "\n     - ".join(cells))
-    with open(out, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    _write_list_table(out, lines, head, [
+        (name, str(n), f"{eps:g}", v, f"{mean:+.3f}", f"{worst:+.3f}",
+         f"{lose:.2f}", f"{gap:.3f}", note or "")
+        for name, n, eps, v, mean, worst, lose, gap, note in rows
+    ])
 
 
 MARGINS_OUT = os.path.join(HERE, "..", "docs", "benchmarks", "fermi_small_margins.inc")
@@ -508,18 +511,12 @@ def write_margins(rows, out=MARGINS_OUT):
         "comparison's noise standard deviation in counts; ``k = 0`` is "
         "``small_budget=\"auto\"``'s rule). Held-out error minus the training "
         "majority class's.",
-        "",
-        ".. list-table::",
-        "   :header-rows: 1",
-        "",
-        "   * - " + "\n     - ".join(head),
     ]
-    for label, name, n, eps, k, mean, worst, lose in rows:
-        cells = (label, name, str(n), f"{eps:g}", "model" if k is None else f"k = {k:g}",
-                 f"{mean:+.3f}", f"{worst:+.3f}", f"{lose:.2f}")
-        lines.append("   * - " + "\n     - ".join(cells))
-    with open(out, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    _write_list_table(out, lines, head, [
+        (label, name, str(n), f"{eps:g}", "model" if k is None else f"k = {k:g}",
+         f"{mean:+.3f}", f"{worst:+.3f}", f"{lose:.2f}")
+        for label, name, n, eps, k, mean, worst, lose in rows
+    ])
 
 
 EPOCHS_OUT = os.path.join(HERE, "..", "docs", "benchmarks", "fermi_small_epochs.inc")
@@ -577,18 +574,12 @@ def write_epochs(rows, n_seeds, out=EPOCHS_OUT):
         "error, and the held-out demographic-parity gap over groups of at least 30 "
         "held-out rows (the constant's is 0). ``inf``: the non-private fit at the "
         "same weight (30 epochs, then its full-batch phase).",
-        "",
-        ".. list-table::",
-        "   :header-rows: 1",
-        "",
-        "   * - " + "\n     - ".join(head),
     ]
-    for name, n, eps, epochs, mean, worst, losing, gap in rows:
-        cells = (name, str(n), f"{eps:g}", "inf" if epochs is None else str(epochs),
-                 f"{mean:+.3f}", f"{worst:+.3f}", str(losing), f"{gap:.3f}")
-        lines.append("   * - " + "\n     - ".join(cells))
-    with open(out, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    _write_list_table(out, lines, head, [
+        (name, str(n), f"{eps:g}", "inf" if epochs is None else str(epochs),
+         f"{mean:+.3f}", f"{worst:+.3f}", str(losing), f"{gap:.3f}")
+        for name, n, eps, epochs, mean, worst, losing, gap in rows
+    ])
 
 
 def main():
