@@ -597,26 +597,22 @@ def main():
                         help="the defaults at 3 to 30 epochs (writes "
                         "fermi_small_epochs.inc)")
     args = parser.parse_args()
-    if args.epochs:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            rows = run_epochs()
-        write_epochs(rows, len(EPOCH_SEEDS), args.out or EPOCHS_OUT)
-        return
-    if args.margins:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            rows = run_margins(
-                [("100-111", IDEAS_SEEDS), ("0-19", range(20))]
-            )
-        write_margins(rows, args.out or MARGINS_OUT)
-        return
-    if args.ideas:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            rows = run_ideas()
-        write_ideas(rows, len(IDEAS_SEEDS), args.out or IDEAS_OUT)
-        return
+    # Each extra page: (how its rows are measured, how they are written).
+    pages = {
+        "epochs": (run_epochs, lambda rows, out: write_epochs(
+            rows, len(EPOCH_SEEDS), out or EPOCHS_OUT)),
+        "margins": (lambda: run_margins([("100-111", IDEAS_SEEDS), ("0-19", range(20))]),
+                    lambda rows, out: write_margins(rows, out or MARGINS_OUT)),
+        "ideas": (run_ideas, lambda rows, out: write_ideas(
+            rows, len(IDEAS_SEEDS), out or IDEAS_OUT)),
+    }
+    for page, (measure, write_page) in pages.items():
+        if getattr(args, page):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rows = measure()
+            write_page(rows, args.out)
+            return
     seeds = range(1 if args.quick else 5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
