@@ -420,11 +420,12 @@ def columns_off_unit_scale(X, threshold=UNIT_SCALE_LIMIT):
     return np.flatnonzero(_upper_quartile_abs(rows) > threshold)
 
 
-def warn_unscaled_columns(X, estimator):
+def warn_unscaled_columns(X, estimator, private=None):
     """Warn when a private fit would train on columns far from unit scale.
 
-    Only for a private ``estimator`` (finite ``epsilon`` or a
-    ``noise_multiplier``) with ``feature_scaling=None``; the caller calls it
+    Only for a private fit (``private``; None: the ``estimator``'s finite
+    ``epsilon`` or ``noise_multiplier``; a federation passes whether any
+    silo is private) with ``feature_scaling=None``; the caller calls it
     where the fit trains a model on ``X`` as given. Names the columns of
     :func:`columns_off_unit_scale` (by ``feature_names_in_`` when the
     estimator has them, else by position; at most five) and the remedies.
@@ -432,9 +433,10 @@ def warn_unscaled_columns(X, estimator):
     checks do, and so is outside the guarantee, as the privacy record says
     of every input check; it shows no value.
     """
-    private = not (
-        math.isinf(estimator.epsilon) and estimator.noise_multiplier is None
-    )
+    if private is None:
+        private = not (
+            math.isinf(estimator.epsilon) and estimator.noise_multiplier is None
+        )
     if estimator.feature_scaling is not None or not private:
         return
     positions = columns_off_unit_scale(X)

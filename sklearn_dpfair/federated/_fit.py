@@ -31,6 +31,7 @@ from ._spider import SpiderSchedule
 
 __all__ = [
     "SiloOptions",
+    "any_silo_is_private",
     "federation_config",
     "fit_silos",
     "plan_silos",
@@ -156,7 +157,7 @@ def fit_silos(
     mark_unchecked("federated: each silo checks its own releases")
     ids, rows = split_by_silo(silos, X.shape[0])
     description = BOUNDS_DESCRIPTION
-    if scaling is None and _no_silo_is_private(budget, options):
+    if scaling is None and not any_silo_is_private(budget, options):
         center = getattr(params, "fit_intercept", True)
         scaling = exact_feature_scaling(X, center=center)
         description = EXACT_SCALING_DESCRIPTION
@@ -197,14 +198,19 @@ def fit_silos(
     )
 
 
-def _no_silo_is_private(budget, options):
-    """Whether every silo's budget is ``epsilon = inf`` without a noise multiplier."""
+def any_silo_is_private(budget, options):
+    """Whether some silo's budget has a finite ``epsilon`` or a noise multiplier.
+
+    Public (the estimator's parameters only): a federation none of whose
+    silos is private releases nothing and standardizes the columns by
+    their exact moments (:func:`fit_silos`).
+    """
     silos = options.driver_kwargs(budget)
     if silos["noise_multiplier"] is not None:
-        return False
+        return True
     epsilon = silos["silo_epsilon"]
     values = epsilon.values() if isinstance(epsilon, Mapping) else [epsilon]
-    return all(math.isinf(float(value)) for value in values)
+    return not all(math.isinf(float(value)) for value in values)
 
 
 def plan_silos(n_samples, params, budget, options, *, n_silos):

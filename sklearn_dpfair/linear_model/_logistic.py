@@ -59,7 +59,13 @@ from .._solvers._private_fit import (
 )
 from .._solvers._progress import progress_printer
 from .._solvers._schedules import resolve_epochs
-from ..federated._fit import SiloOptions, fit_silos, plan_silos, silo_attributes
+from ..federated._fit import (
+    SiloOptions,
+    any_silo_is_private,
+    fit_silos,
+    plan_silos,
+    silo_attributes,
+)
 from ..privacy import PrivacyBudget
 from ..privacy._ledger import PrivacyLedger
 from ..privacy._random import check_noise_generator
@@ -714,14 +720,15 @@ default=None
         rng = check_noise_generator(self.random_state)
 
         if silos is not None:
-            warn_unscaled_columns(X, self)
+            budget, options = self._dp_sgd_budget(caveats), self._silo_options()
+            warn_unscaled_columns(X, self, any_silo_is_private(budget, options))
             result = fit_silos(
                 to_numpy(X),
                 to_numpy(y_encoded),
                 loss,
                 self._dp_sgd_params(),
-                self._dp_sgd_budget(caveats),
-                self._silo_options(),
+                budget,
+                options,
                 silos=silos,
                 rng=rng,
                 seeded=self.random_state is not None,

@@ -25,7 +25,12 @@ from .._solvers._feature_scaling import (
     require_public_bounds,
 )
 from .._solvers._progress import progress_printer
-from ..federated._fit import SiloOptions, plan_silos, silo_attributes
+from ..federated._fit import (
+    SiloOptions,
+    any_silo_is_private,
+    plan_silos,
+    silo_attributes,
+)
 from ..federated._spider import SpiderSchedule
 from ..privacy import PrivacyBudget
 from ..privacy._random import check_noise_generator
@@ -447,15 +452,16 @@ default=None
         loss = self._loss_for(classes)
         rng = check_noise_generator(self.random_state)
         federated = None
-        warn_unscaled_columns(X, self)
         if silos is not None:
+            budget, options = self._budget(caveats), self._silo_options()
+            warn_unscaled_columns(X, self, any_silo_is_private(budget, options))
             federated, result = fit_network_silos(
                 to_numpy(X),
                 np.asarray(y_encoded, dtype=np.float64),
                 loss,
                 self._params(hidden),
-                self._budget(caveats),
-                self._silo_options(),
+                budget,
+                options,
                 silos=silos,
                 rng=rng,
                 seeded=self.random_state is not None,
@@ -470,6 +476,7 @@ default=None
                 ),
             )
         else:
+            warn_unscaled_columns(X, self)
             # The plan of the fit, by the method privacy_plan() calls.
             setup = self._network_setup(
                 *X.shape,

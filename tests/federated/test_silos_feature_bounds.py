@@ -135,3 +135,28 @@ def test_a_record_outside_the_bounds_is_clipped_like_any_other(data):
     kw = dict(epsilon=1.0, feature_scaling="auto", feature_bounds=BOUNDS)
     a, b = _fit("logistic", X, y, silos, **kw), _fit("logistic", X_huge, y, silos, **kw)
     assert np.all(np.isfinite(b.coef_)) and a.dp_event_ == b.dp_event_
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_raw_columns_warn_when_some_silo_is_private(data, name):
+    # The silos' clip norm and step size assume unit-scale columns; a
+    # federation none of whose silos is private standardizes them exactly
+    # (no warning), any private silo trains on them as given.
+    X, y, silos, *_ = data
+
+    def warned(**kw):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                ESTIMATORS[name](**kw).fit(X, y, silos=silos)
+            except ValueError:
+                pass  # the network may refuse its non-finite model (see above)
+        return any("upper quartile" in str(w.message) for w in caught)
+
+    one_private = {"north": 1.0, "south": np.inf, "west": np.inf}
+    assert not warned(epsilon=np.inf)
+    # The silos' budgets decide, not the estimator's default epsilon.
+    assert not warned(epsilon=1.0, silo_epsilon=np.inf)
+    assert warned(epsilon=np.inf, silo_epsilon=one_private)
+    assert warned(epsilon=1.0)
+    assert not warned(epsilon=1.0, feature_scaling="auto", feature_bounds=BOUNDS)
