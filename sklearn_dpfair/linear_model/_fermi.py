@@ -27,8 +27,8 @@ from .._solvers._distributed import (
 from .._solvers._feature_scaling import (
     plan_feature_scaling,
     public_feature_scaling,
-    warn_unscaled_columns,
     public_scaling_plan,
+    warn_unscaled_columns,
 )
 from .._solvers._intercept_only import small_budget_message
 from .._solvers._non_private import non_private_record

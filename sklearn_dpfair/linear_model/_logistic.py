@@ -26,13 +26,12 @@ from .._solvers._distributed import (
     partition_label_counts,
     set_dask_input_features,
 )
-from .._solvers._newton import NewtonParams
 from .._solvers._feature_scaling import (
     plan_feature_scaling,
     public_feature_scaling,
-    warn_unscaled_columns,
     public_scaling_plan,
     require_public_bounds,
+    warn_unscaled_columns,
 )
 from .._solvers._frank_wolfe import resolve_feature_inf_bound
 from .._solvers._intercept_only import (
@@ -43,6 +42,7 @@ from .._solvers._intercept_only import (
     label_counts,
     small_budget_message,
 )
+from .._solvers._newton import NewtonParams
 from .._solvers._private_fit import (
     DPSGDParams,
     FrankWolfeParams,

@@ -20,9 +20,9 @@ from .._loss import BinaryLogisticLoss, SoftmaxLoss
 from .._solvers._feature_scaling import (
     plan_feature_scaling,
     public_feature_scaling,
-    warn_unscaled_columns,
     public_scaling_plan,
     require_public_bounds,
+    warn_unscaled_columns,
 )
 from .._solvers._progress import progress_printer
 from ..federated._fit import (
