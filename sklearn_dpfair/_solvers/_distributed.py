@@ -50,7 +50,10 @@ from ._constant_choice import comparison_from_counts
 from ._feature_scaling import (
     EXACT_SCALING_DESCRIPTION,
     FeatureScaling,
+    count_beyond_unit_scale,
     in_user_units,
+    off_unit_scale,
+    scale_check_step,
 )
 from ._intercept_only import label_counts
 from ._linear import LinearModel, take_rows, weighted_raw_gradient
@@ -68,6 +71,7 @@ __all__ = [
     "fit_dp_sgd_dask",
     "is_dask_collection",
     "partition_clipped_sum",
+    "partition_columns_off_unit_scale",
     "partition_rng",
     "refuse_dask_input",
     "set_dask_input_features",
@@ -680,6 +684,25 @@ def partition_label_counts(data, n_classes):
     travel.
     """
     return sum_over_partitions(data, _label_counts, n_classes=n_classes)[0]
+
+
+def _beyond_unit_scale(part, index, *, step):
+    """Worker task: per column, the read rows beyond the unit-scale limit."""
+    rows = part.X[::step]
+    return count_beyond_unit_scale(rows), np.array([rows.shape[0]])
+
+
+def partition_columns_off_unit_scale(data):
+    """:func:`._feature_scaling.columns_off_unit_scale` of the whole collection.
+
+    Every partition counts every ``step``-th of its rows, the stride that
+    reads at most 10,000 rows of the whole, and only ``n_features + 1``
+    counts per partition travel; the driver adds them.
+    """
+    counts, rows = sum_over_partitions(
+        data, _beyond_unit_scale, step=scale_check_step(data.n_samples)
+    )
+    return off_unit_scale(counts, int(rows[0]))
 
 
 def _errors_and_counts(part, index, *, model, coef, w0, n_classes):

@@ -58,15 +58,18 @@ __all__ = [
     "FeatureScaling",
     "ScalingPlan",
     "columns_off_unit_scale",
+    "count_beyond_unit_scale",
     "exact_feature_scaling",
     "first_layer_in_user_units",
     "fit_feature_scaling",
     "in_user_units",
+    "off_unit_scale",
     "plan_feature_scaling",
     "public_feature_scaling",
     "public_scaling_plan",
     "quantiles_resolvable",
     "require_public_bounds",
+    "scale_check_step",
     "scaled_columns",
     "warn_unscaled_columns",
 ]
@@ -348,28 +351,29 @@ def require_public_bounds(mode, feature_bounds, where):
         )
 
 
-# A column most of whose values lie beyond this (the upper quartile of |x|
-# above it) is far from the unit scale that DP-SGD's and noisy SGDA's
-# public clip norm and step size assume. On logistic data with five N(0, 1)
-# columns (n = 5,000, epsilon = 1, 3 seeds, training accuracy 0.814), the
-# defaults of DPLogisticRegression and DPFERMIClassifier lost 0.003 to
-# 0.006 to one column offset by 3 (upper quartile of |x| 3.7), 0.028 to
-# 0.057 to an offset of 5 (5.7) and 0.10 to 0.31 to an offset of 50; a
-# column multiplied by 5 (5.8) lost nothing, by 10 0.005, by 20 0.02 to
-# 0.04. Standardized columns have 1.15; 0/1 indicators at most 1. A
-# quantile, not a mean: one record, however large, moves it by one rank.
+# A column more than a quarter of whose values lie beyond this (its upper
+# quartile of |x| above it) is far from the unit scale that DP-SGD's and
+# noisy SGDA's public clip norm and step size assume. On logistic data with
+# five N(0, 1) columns (n = 5,000, epsilon = 1, 3 seeds, training accuracy
+# 0.814), the defaults of DPLogisticRegression and DPFERMIClassifier lost
+# 0.003 to 0.006 to one column offset by 3 (upper quartile of |x| 3.7),
+# 0.028 to 0.057 to an offset of 5 (5.7) and 0.10 to 0.31 to an offset of
+# 50; a column multiplied by 5 (5.8) lost nothing, by 10 0.005, by 20 0.02
+# to 0.04. Standardized columns have 1.15; 0/1 indicators at most 1. A
+# count, not a mean: one record, however large, moves it by one.
 UNIT_SCALE_LIMIT = 5.0
 
-# The check reads at most this many rows, evenly spaced: an input check
-# costs a small fraction of a pass whatever n.
+# The check reads at most this many rows, evenly spaced (in every partition
+# of a Dask collection alike): an input check costs a small fraction of a
+# pass whatever n.
 _SCALE_CHECK_ROWS = 10_000
 
 _UNSCALED_COLUMNS = (
-    "{name}: {which} of X {verb} most values beyond +-{threshold:g} (the upper "
-    "quartile of |x|), and feature_scaling=None trains on the columns as "
-    "given. The private solver's public clip norm and step size assume "
-    "columns of unit scale: on raw columns (ages, incomes, years) the model "
-    "can stay near the constant. Pass feature_scaling='auto' (private column "
+    "{name}: in {which} of X more than a quarter of the values lie beyond "
+    "+-{threshold:g}, and feature_scaling=None trains on the columns as given. "
+    "The private solver's public clip norm and step size assume columns of "
+    "unit scale: on raw columns (ages, incomes, years) the model can stay "
+    "near the constant. Pass feature_scaling='auto' (private column "
     "statistics from 10% of the budget, composed into the same dp_event_; "
     "with feature_bounds=[(lower, upper), ...], a public map at no cost), or "
     "scale the columns inside make_private_pipeline (DPStandardScaler). This "
@@ -378,29 +382,40 @@ _UNSCALED_COLUMNS = (
 )
 
 
-def _upper_quartile_abs(rows):
-    """Per column, the upper quartile of ``|x|`` (the order statistic at rank
-    ``floor(0.75 (m - 1))`` of the ``m`` rows, zeros included)."""
-    m = rows.shape[0]
-    rank = int(0.75 * (m - 1))
-    if not sp.issparse(rows):
-        values = np.abs(np.asarray(to_numpy(rows), dtype=np.float64))
-        return np.partition(values, rank, axis=0)[rank]
-    columns = sp.csc_matrix(rows, dtype=np.float64)
-    quartile = np.zeros(columns.shape[1])
-    # Sorted |x| is the column's zeros, then its nonzeros sorted: only a
-    # column with more than a quarter of its rows stored can have a nonzero
-    # upper quartile (few of a wide sparse matrix's columns).
-    stored = np.diff(columns.indptr)
-    for j in np.flatnonzero(rank >= m - stored):
-        values = np.abs(columns.data[columns.indptr[j] : columns.indptr[j + 1]])
-        k = rank - (m - stored[j])
-        quartile[j] = np.partition(values, k)[k]
-    return quartile
+def count_beyond_unit_scale(X, threshold=UNIT_SCALE_LIMIT):
+    """Per column, the number of rows whose ``|x|`` exceeds ``threshold``.
+
+    Counts of disjoint row blocks (a Dask collection's partitions) add up to
+    the whole's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._feature_scaling import count_beyond_unit_scale
+    >>> count_beyond_unit_scale(np.array([[0.5, 2000.0], [-7.0, 1990.0]])).tolist()
+    [1, 2]
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        beyond = np.abs(X.data) > threshold
+        return np.bincount(X.indices[beyond], minlength=X.shape[1])
+    # A boolean sum: count_nonzero along an axis is ten times slower.
+    return (np.abs(np.asarray(to_numpy(X))) > threshold).sum(axis=0)
+
+
+def scale_check_step(n_samples):
+    """Row stride of the scale check: at most 10,000 rows of ``n_samples`` read."""
+    return max(1, -(-int(n_samples) // _SCALE_CHECK_ROWS))
+
+
+def off_unit_scale(counts, n_rows):
+    """Positions of the columns more than a quarter of whose ``n_rows`` rows
+    lie beyond the limit (``counts`` from :func:`count_beyond_unit_scale`)."""
+    return np.flatnonzero(4 * np.asarray(counts) > n_rows)
 
 
 def columns_off_unit_scale(X, threshold=UNIT_SCALE_LIMIT):
-    """Positions of the columns whose upper quartile of ``|x|`` exceeds ``threshold``.
+    """Columns more than a quarter of whose values lie beyond ``threshold``.
 
     Read on at most 10,000 evenly spaced rows (an input check, not a
     release: see :func:`warn_unscaled_columns`).
@@ -413,25 +428,25 @@ def columns_off_unit_scale(X, threshold=UNIT_SCALE_LIMIT):
     >>> columns_off_unit_scale(X).tolist()
     [1]
     """
-    n_samples = X.shape[0]
-    if n_samples == 0:
-        return np.zeros(0, dtype=np.intp)
-    rows = X[:: max(1, -(-n_samples // _SCALE_CHECK_ROWS))]
-    return np.flatnonzero(_upper_quartile_abs(rows) > threshold)
+    rows = X[:: scale_check_step(X.shape[0])]
+    return off_unit_scale(count_beyond_unit_scale(rows, threshold), rows.shape[0])
 
 
-def warn_unscaled_columns(X, estimator, private=None):
+def warn_unscaled_columns(
+    X, estimator, private=None, *, off_scale=columns_off_unit_scale
+):
     """Warn when a private fit would train on columns far from unit scale.
 
     Only for a private fit (``private``; None: the ``estimator``'s finite
     ``epsilon`` or ``noise_multiplier``; a federation passes whether any
     silo is private) with ``feature_scaling=None``; the caller calls it
-    where the fit trains a model on ``X`` as given. Names the columns of
-    :func:`columns_off_unit_scale` (by ``feature_names_in_`` when the
-    estimator has them, else by position; at most five) and the remedies.
-    It reads the training rows before any release, as the other input
-    checks do, and so is outside the guarantee, as the privacy record says
-    of every input check; it shows no value.
+    where the fit trains a model on ``X`` as given. ``off_scale(X)`` gives
+    the columns (:func:`columns_off_unit_scale`; a distributed fit passes
+    its own count over the partitions). Names them (by
+    ``feature_names_in_`` when the estimator has them, else by position; at
+    most five) and the remedies. It reads the training rows before any
+    release, as the other input checks do, and so is outside the guarantee,
+    as the privacy record says of every input check; it shows no value.
     """
     if private is None:
         private = not (
@@ -439,7 +454,7 @@ def warn_unscaled_columns(X, estimator, private=None):
         )
     if estimator.feature_scaling is not None or not private:
         return
-    positions = columns_off_unit_scale(X)
+    positions = off_scale(X)
     if positions.size == 0:
         return
     names = getattr(estimator, "feature_names_in_", None)
@@ -449,17 +464,15 @@ def warn_unscaled_columns(X, estimator, private=None):
         listed = "at position" + ("s " if positions.size > 1 else " ")
         listed += ", ".join(str(int(j)) for j in positions[:5])
     listed += ", ..." if positions.size > 5 else ""
+    n_features = estimator.n_features_in_
     which = (
         f"the column {listed}"
         if positions.size == 1
-        else f"{positions.size} of the {X.shape[1]} columns ({listed})"
+        else f"{positions.size} of the {n_features} columns ({listed})"
     )
     warn_at_caller(
         _UNSCALED_COLUMNS.format(
-            name=type(estimator).__name__,
-            which=which,
-            verb="has" if positions.size == 1 else "have",
-            threshold=UNIT_SCALE_LIMIT,
+            name=type(estimator).__name__, which=which, threshold=UNIT_SCALE_LIMIT
         )
     )
 

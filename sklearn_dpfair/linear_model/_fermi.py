@@ -21,6 +21,7 @@ from .._loss import BinaryLogisticLoss, SoftmaxLoss
 from .._solvers._distributed import (
     distribute_training_data,
     is_dask_collection,
+    partition_columns_off_unit_scale,
     refuse_dask_input,
     set_dask_input_features,
 )
@@ -1130,9 +1131,9 @@ default=None
         their public map, at any ``epsilon``, and ``dp_event_`` is that of
         the unscaled fit; without bounds, the non-private limit on Dask
         standardizes the columns by their exact moments (nothing is
-        released). None: the columns are used as given; a private in-memory
-        fit then warns when most of a column's values lie beyond +-5 (an
-        input check, outside the guarantee; no value shown).
+        released). None: the columns are used as given; a private fit then
+        warns when more than a quarter of a column's values lie beyond +-5
+        (an input check, outside the guarantee; no value shown).
     feature_bounds : array-like of shape (n_features, 2), default=None
         Public ``(lower, upper)`` range of every column, for
         ``feature_scaling="auto"``: the column is mapped by its midpoint and
@@ -1742,6 +1743,10 @@ default=None
                 len(groups),
                 classes.size,
             )
+            if plan.fallback is None:
+                warn_unscaled_columns(
+                    data, self, data.private, off_scale=partition_columns_off_unit_scale
+                )
             result = fit_fermi_dask(
                 data,
                 plan,

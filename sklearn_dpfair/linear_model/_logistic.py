@@ -23,6 +23,7 @@ from .._solvers._distributed import (
     distribute_training_data,
     fit_dp_sgd_dask,
     is_dask_collection,
+    partition_columns_off_unit_scale,
     partition_label_counts,
     set_dask_input_features,
 )
@@ -270,8 +271,8 @@ default="dp-sgd"
         decided from the layout alone).
         None: the columns are used as given (right for columns already on a
         unit scale: on Adult's 97 standardized columns the private scales
-        cost up to 0.0014 accuracy at epsilon = 0.3 to 3). A private
-        in-memory DP-SGD fit then warns when most of a column's values lie
+        cost up to 0.0014 accuracy at epsilon = 0.3 to 3). A private DP-SGD
+        fit then warns when more than a quarter of a column's values lie
         beyond +-5 (an input check, outside the guarantee; no value shown).
     feature_bounds : array-like of shape (n_features, 2), default=None
         Public ``(lower, upper)`` range of every column, for
@@ -1176,6 +1177,9 @@ default=None
                     check_noise_generator(self.random_state),
                 )
                 return self._set_fitted(data.classes, result, 0)
+            warn_unscaled_columns(
+                data, self, data.private, off_scale=partition_columns_off_unit_scale
+            )
             result = fit_dp_sgd_dask(
                 data,
                 loss,

@@ -136,8 +136,8 @@ default=None
         robust location and scale (private quantiles on a public grid,
         10% of the zCDP budget, composed into ``dp_event_``); the first
         layer is mapped back so the network reads raw columns. None trains
-        on the columns as given (scale them publicly first; a private
-        in-memory fit warns when most of a column's values lie beyond +-5,
+        on the columns as given (scale them publicly first; a private fit
+        warns when more than a quarter of a column's values lie beyond +-5,
         an input check outside the guarantee that shows no value). Without
         privacy a central fit always standardizes the columns exactly, and
         so does a federation whose silos are all non-private (every silo's

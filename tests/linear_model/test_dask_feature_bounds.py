@@ -89,3 +89,38 @@ def test_private_scales_are_refused_on_dask(dask_client, data, name):
     X, y, groups, _, _, _ = data
     with pytest.raises(ValueError, match="Dask collection X needs public feature_bounds"):
         _fit(name, X, y, groups, feature_scaling="auto")
+
+
+FLAGGED = "a quarter of the values"
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_private_dask_fit_on_raw_columns_warns(dask_client, data, name):
+    # The partitions count their rows beyond the unit-scale limit; the
+    # driver sees one count per column and partition, and the warning is
+    # the in-memory fit's (same columns, no value).
+    X, y, groups, *_ = data
+
+    def flagged(X_fit, **kw):
+        Xd = da.from_array(X_fit, chunks=(1000, -1))
+        yd = da.from_array(y, chunks=1000)
+        extra = {}
+        if name == "fermi":
+            extra["sensitive_features"] = da.from_array(groups, chunks=1000)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ESTIMATORS[name](**kw).fit(Xd, yd, **extra)
+        return [str(w.message) for w in caught if FLAGGED in str(w.message)]
+
+    in_memory = ESTIMATORS[name](epsilon=1.0)
+    fit_params = {"sensitive_features": groups} if name == "fermi" else {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        in_memory.fit(X, y, **fit_params)
+    expected = [str(w.message) for w in caught if FLAGGED in str(w.message)]
+    assert len(expected) == 1
+    assert flagged(X, epsilon=1.0) == expected
+    # Nothing released (exact standardization), public bounds, unit columns.
+    assert flagged(X, epsilon=np.inf) == []
+    assert flagged(X, epsilon=1.0, feature_scaling="auto", feature_bounds=BOUNDS) == []
+    assert flagged(SCALING.transform(X), epsilon=1.0) == []
