@@ -432,15 +432,13 @@ def columns_off_unit_scale(X, threshold=UNIT_SCALE_LIMIT):
     return off_unit_scale(count_beyond_unit_scale(rows, threshold), rows.shape[0])
 
 
-def warn_unscaled_columns(
-    X, estimator, private=None, *, off_scale=columns_off_unit_scale
-):
+def warn_unscaled_columns(X, estimator, private, *, off_scale=columns_off_unit_scale):
     """Warn when a private fit would train on columns far from unit scale.
 
-    Only for a private fit (``private``; None: the ``estimator``'s finite
-    ``epsilon`` or ``noise_multiplier``; a federation passes whether any
-    silo is private) with ``feature_scaling=None``; the caller calls it
-    where the fit trains a model on ``X`` as given. ``off_scale(X)`` gives
+    Only for a ``private`` fit (its budget's ``is_private``; a federation
+    passes whether any silo is private, a Dask fit its data's ``private``)
+    with ``feature_scaling=None``; the caller calls it where the fit trains
+    a model on ``X`` as given. ``off_scale(X)`` gives
     the columns (:func:`columns_off_unit_scale`; a distributed fit passes
     its own count over the partitions). Names them (by
     ``feature_names_in_`` when the estimator has them, else by position; at
@@ -448,10 +446,6 @@ def warn_unscaled_columns(
     release, as the other input checks do, and so is outside the guarantee,
     as the privacy record says of every input check; it shows no value.
     """
-    if private is None:
-        private = not (
-            math.isinf(estimator.epsilon) and estimator.noise_multiplier is None
-        )
     if estimator.feature_scaling is not None or not private:
         return
     positions = off_scale(X)

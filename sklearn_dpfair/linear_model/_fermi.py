@@ -280,7 +280,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             privacy, params, n_samples, X.shape[1], len(group_labels), classes.size
         )
         if privacy is not None and plan.fallback is None:
-            warn_unscaled_columns(X, self)
+            warn_unscaled_columns(X, self, privacy.budget.is_private)
         result = fit_fermi(
             X,
             y_encoded,

@@ -767,7 +767,7 @@ default=None
         elif self.solver == "dp-sgd":
             # The other solvers clip the rows to their declared public
             # bounds, which the user sized for the columns.
-            warn_unscaled_columns(X, self)
+            warn_unscaled_columns(X, self, setup.budget.is_private)
             result = fit_dp_sgd(
                 X,
                 y_encoded,

@@ -476,7 +476,6 @@ default=None
                 ),
             )
         else:
-            warn_unscaled_columns(X, self)
             # The plan of the fit, by the method privacy_plan() calls.
             setup = self._network_setup(
                 *X.shape,
@@ -484,6 +483,7 @@ default=None
                 caveats=caveats,
                 weighted=weights is not None,
             )
+            warn_unscaled_columns(X, self, setup.budget.is_private)
             result = fit_dp_network(
                 X,
                 y_encoded,
