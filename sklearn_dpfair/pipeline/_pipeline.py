@@ -493,11 +493,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 )
                 plan = plans[unit.path]
             else:
-                share, eps_i, delta_i = (
-                    0.0,
-                    unit.estimator.epsilon,
-                    unit.estimator.delta,
-                )
+                # A free part (declared categories) releases nothing: it
+                # spends (0, 0) whatever its own epsilon and delta say.
+                share, eps_i, delta_i = 0.0, 0.0, 0.0
                 plan = planner.own_plan()
             own = unit.estimator.get_params(deep=False)
             if "accountant" in own:

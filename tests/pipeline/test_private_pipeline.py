@@ -778,3 +778,26 @@ def test_nullable_and_categorical_columns_are_not_cast_together():
     assert set(pipe.predict(frame)) <= {0, 1}
     with pytest.raises(ValueError, match="at least one row"):
         pipe.fit(frame.iloc[:0], y[:0])
+
+
+def test_declared_categories_are_recorded_as_spending_nothing():
+    # An encoder with declared categories releases nothing; its budget line
+    # and the record's mechanism must not show its unused epsilon and delta.
+    df, y = _raw_frame()
+    pipe = make_private_pipeline(
+        ColumnTransformer(
+            [
+                ("sex", DPOneHotEncoder(categories=[["F", "M"]]), ["sex"]),
+                ("age", DPStandardScaler(bounds=(0.0, 120.0)), ["age"]),
+            ]
+        ),
+        DPLogisticRegression(classes=[0, 1], max_iter=2),
+        random_state=0,
+    )
+    _fit(pipe, df[["sex", "age"]], y)
+    free = pipe.step_budgets_["columntransformer__sex"]
+    assert (free["share"], free["epsilon"], free["delta"]) == (0.0, 0.0, 0.0)
+    mechanism = pipe.privacy_record_.mechanism
+    assert "columntransformer__sex (epsilon 0, delta 0:" in mechanism
+    summary = pipe.privacy_summary()
+    assert "columntransformer__sex: share 0, epsilon 0, delta 0 " in summary
