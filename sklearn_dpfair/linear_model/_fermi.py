@@ -211,11 +211,12 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Target labels.
         sample_weight : array-like of shape (n_samples,), default=None
-            Public non-negative weights, rescaled to mean 1. Each record's
-            whole term (loss and fairness penalty) is multiplied by its
-            weight *before* it is clipped, so under DP one record moves a
-            noisy sum by at most the clip norm whatever its weight. Uniform
-            weights give exactly the unweighted fit. Without privacy the
+            Public non-negative weights, used as given under DP (rescaled to
+            mean 1 without privacy). Each record's whole term (loss and
+            fairness penalty) is multiplied by its weight *before* it is
+            clipped, so under DP one record moves a noisy sum by at most the
+            clip norm whatever its weight. Weights of 1 give exactly the
+            unweighted fit. Without privacy the
             group marginals are weighted; DP-FERMI's private histogram counts
             records unweighted. Not combined with ``disparity_bound``.
         sensitive_features : array-like of shape (n_samples,) or \

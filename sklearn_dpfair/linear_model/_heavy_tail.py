@@ -414,13 +414,14 @@ or None, default="auto"
     ``sample_weight``) are a function of the data and are outside the
     guarantee, as for every estimator.
 
-    ``sample_weight`` is public. The weights are rescaled to mean 1 and each
-    record's *weighted* gradient is clipped (every solver; for the one-pass
-    solvers' private curvature, each weighted second-moment term too), so
-    one record moves a noisy sum by at most its clip bound whatever its
-    weight (the guarantee is per record, not per unit of weight); the
-    private medians and scales count each record with its rescaled weight
-    capped at 1. Uniform weights give exactly the unweighted fit. With
+    ``sample_weight`` is public. A private fit uses the weights as given
+    (nothing is read from them) and clips each record's *weighted* gradient
+    (every solver; for the one-pass solvers' private curvature, each
+    weighted second-moment term too), so one record moves a noisy sum by at
+    most its clip bound whatever its weight (the guarantee is per record,
+    not per unit of weight); the private medians and scales count each
+    record with its weight capped at 1. Weights of 1 give exactly the
+    unweighted fit; without privacy they are rescaled to mean 1. With
     "dp-sgd" and without privacy (``epsilon=np.inf``) nothing is clipped and
     a weight of 2 is a duplicated row (up to the solver's tolerance).
 

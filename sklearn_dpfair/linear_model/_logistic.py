@@ -613,11 +613,12 @@ default=None
         y : array-like of shape (n_samples,)
             Target labels; must lie in ``classes`` when it is declared.
         sample_weight : array-like of shape (n_samples,), default=None
-            Public non-negative weights, rescaled to mean 1. Each record's
+            Public non-negative weights, used as given in a private fit
+            (rescaled to mean 1 only at ``epsilon=inf``). Each record's
             gradient is multiplied by its weight *before* it is clipped, so
             one record moves a noisy sum by at most ``clip_norm`` whatever
             its weight (the guarantee is per record, not per unit of
-            weight). Uniform weights give exactly the unweighted fit.
+            weight). Weights of 1 give exactly the unweighted fit.
             With "dp-frank-wolfe" the weighted raw gradients are clipped
             back to ``[-1, 1]``; with "output-perturbation" the sensitivity
             grows with the largest (rescaled) weight. Not with ``silos``.

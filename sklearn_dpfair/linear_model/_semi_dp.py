@@ -586,7 +586,8 @@ default=None
         y : array-like of shape (n_samples,)
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
-            Public non-negative weights, rescaled to mean 1. Each row's
+            Public non-negative weights, used as given in a private fit
+            (rescaled to mean 1 only at ``epsilon=inf``). Each row's
             residual is multiplied by its weight *before* it is clipped, so
             one private row moves a noisy sum by at most the clip norm
             whatever its weight; the iterations converge to the minimizer

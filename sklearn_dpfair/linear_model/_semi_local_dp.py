@@ -299,10 +299,12 @@ default=None
         y : array-like of shape (n_samples,)
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
-            Public non-negative weights, rescaled to mean 1; each multiplies
-            its row's residual before the row's gradient is clipped and
-            randomized, so a weighted record still sends one message of the
-            same norm. The record then carries the weights caveat.
+            Public non-negative weights, used as given (rescaled to mean 1
+            only at ``epsilon=inf``): a person's randomizer reads no other
+            person's weight. Each multiplies its row's residual before the
+            row's gradient is clipped and randomized, so a weighted record
+            still sends one message of the same norm. The record then
+            carries the weights caveat.
         public_mask : array-like of bool, shape (n_samples,), default=None
             True for public rows. None: every row is private (with a
             warning), i.e. plain local DP from zero.

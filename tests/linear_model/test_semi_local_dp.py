@@ -151,6 +151,38 @@ def test_weights_of_one_fit_as_no_weights_and_carry_the_caveat():
     assert ones.dp_event_ == plain.dp_event_
 
 
+@pytest.mark.parametrize("heavy", [0.0, 1e6])
+def test_one_records_weight_changes_no_other_records_message(heavy, monkeypatch):
+    # Neighbours: the last record at weight 1 or at `heavy`. A local
+    # randomizer may read its own record only; a normalizer such as mean(w)
+    # would change every other row's clipped residual. Every randomizer
+    # input must agree up to the changed record's own turn.
+    from sklearn_dpfair._solvers.semi_dp import _local
+
+    X, y, mask, _ = _gaussian(n=300)
+    real = _local.unit_direction
+    runs = []
+    for last in (1.0, heavy):
+        calls = []
+
+        def spy(x, residual, clip, calls=calls):
+            calls.append((x.copy(), residual))
+            return real(x, residual, clip)
+
+        monkeypatch.setattr(_local, "unit_direction", spy)
+        w = np.ones(300)
+        w[-1] = last
+        # Columns as given, so that the spy sees the rows themselves.
+        SemiLocalDPLinearRegression(feature_scaling=None, random_state=0).fit(
+            X, y, w, public_mask=mask
+        )
+        runs.append(calls)
+    first = next(
+        k for k, (a, b) in enumerate(zip(*runs)) if a[1] != b[1]
+    )
+    np.testing.assert_array_equal(runs[0][first][0][:-1], X[-1])
+
+
 def test_no_public_mask_warns_and_is_pure_local_dp():
     X, y, _, _ = _gaussian(n=300)
     with pytest.warns(UserWarning, match="public_mask was not given"):

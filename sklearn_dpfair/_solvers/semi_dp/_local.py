@@ -74,6 +74,7 @@ from ...privacy._record import (
     plain_language,
 )
 from ...privacy._releases import parallel_parts
+from ...privacy._weights import fit_weights
 from ._privunit import MAX_LOCAL_EPSILON, PrivUnit, local_epsilon_event
 from ._scaling import public_scaling, scaled_rows
 
@@ -450,8 +451,9 @@ def fit_semi_local(
         other counts are refused.
     rng : numpy.random.Generator
     sample_weight : ndarray or None
-        Public weights, rescaled to mean 1; each multiplies its row's
-        residual before the row's gradient is made a unit vector.
+        Public weights, used as given (rescaled to mean 1 only at ``epsilon
+        = inf``); each multiplies its row's residual before the row's
+        gradient is clipped and randomized.
     progress : Progress or None, default=None
         Prints, about ten times in the pass, the norm of the mean step
         since the previous line: private messages are released by their
@@ -466,10 +468,9 @@ def fit_semi_local(
     n, n_features = X.shape
     n_private, n_public = setup.n_private, setup.n_public
     epsilon = float(params.epsilon)
-    weights = None
-    if sample_weight is not None:
-        weights = np.asarray(sample_weight, dtype=np.float64)
-        weights = weights / weights.mean()
+    # Used as given under privacy: a normalizer such as mean(w) would make
+    # every person's randomizer read the others' weights (fit_weights).
+    weights = fit_weights(sample_weight, n, private=not math.isinf(epsilon))
     dim = n_features + int(params.fit_intercept)
     if math.isinf(epsilon):
         coef, intercept = _least_squares(X, y, weights, params.fit_intercept)
