@@ -121,6 +121,10 @@ class ScalingPlan:
     center: bool = True
     #: The neighbouring relation the quantile draws are accounted under.
     adjacency: str = "add_remove"
+    #: ``"auto"`` asked for private scales that the public number of rows
+    #: and budget cannot resolve (:func:`quantiles_resolvable`): mode
+    #: ``"none"``, nothing spent, the columns used as given.
+    unaffordable: bool = False
 
     def describe(self):
         """One phrase for the privacy record."""
@@ -262,7 +266,7 @@ def plan_feature_scaling(
     # recomputed from it so that the event is exactly what the draws log.
     epsilon0 = em_epsilon(rho / n_quantiles)
     if n_samples is not None and not quantiles_resolvable(n_samples, epsilon0):
-        return ScalingPlan("none", n_features)
+        return ScalingPlan("none", n_features, unaffordable=True)
     return ScalingPlan(
         "private",
         n_features,
@@ -380,6 +384,19 @@ _UNSCALED_COLUMNS = (
     "check reads the training rows before the fit: like every input check, it "
     "is outside the guarantee, and it shows no value."
 )
+_UNAFFORDABLE_SCALES = (
+    "{name}: in {which} of X more than a quarter of the values lie beyond "
+    "+-{threshold:g}, and feature_scaling='auto' trains on the columns as "
+    "given: at this number of rows and epsilon its private column statistics "
+    "would be noise (a public rule of n, epsilon and the number of columns), "
+    "so none were drawn. The private solver's public clip norm and step size "
+    "assume columns of unit scale: on raw columns (ages, incomes, years) the "
+    "model can stay near the constant. Pass feature_bounds=[(lower, upper), "
+    "...] (a public map at no cost), or scale the columns inside "
+    "make_private_pipeline (DPStandardScaler). This check reads the training "
+    "rows before the fit: like every input check, it is outside the "
+    "guarantee, and it shows no value."
+)
 
 
 def count_beyond_unit_scale(X, threshold=UNIT_SCALE_LIMIT):
@@ -432,13 +449,19 @@ def columns_off_unit_scale(X, threshold=UNIT_SCALE_LIMIT):
     return off_unit_scale(count_beyond_unit_scale(rows, threshold), rows.shape[0])
 
 
-def warn_unscaled_columns(X, estimator, private, *, off_scale=columns_off_unit_scale):
+def warn_unscaled_columns(
+    X, estimator, private, *, scaling=None, off_scale=columns_off_unit_scale
+):
     """Warn when a private fit would train on columns far from unit scale.
 
     Only for a ``private`` fit (its budget's ``is_private``; a federation
     passes whether any silo is private, a Dask fit its data's ``private``)
-    with ``feature_scaling=None``; the caller calls it where the fit trains
-    a model on ``X`` as given. ``off_scale(X)`` gives
+    whose columns are not scaled: ``scaling``, the fit's
+    :class:`ScalingPlan`, of mode ``"none"`` (``feature_scaling=None``, or
+    ``"auto"`` where private scales are unaffordable, which the message
+    says); without a plan (fits that scale by public bounds only, where
+    ``"auto"`` always maps), ``feature_scaling=None``. The caller calls it
+    where the fit trains a model on ``X`` as given. ``off_scale(X)`` gives
     the columns (:func:`columns_off_unit_scale`; a distributed fit passes
     its own count over the partitions). Names them (by
     ``feature_names_in_`` when the estimator has them, else by position; at
@@ -446,7 +469,11 @@ def warn_unscaled_columns(X, estimator, private, *, off_scale=columns_off_unit_s
     release, as the other input checks do, and so is outside the guarantee,
     as the privacy record says of every input check; it shows no value.
     """
-    if estimator.feature_scaling is not None or not private:
+    if scaling is None:
+        scaled = estimator.feature_scaling is not None
+    else:
+        scaled = scaling.mode != "none"
+    if scaled or not private:
         return
     positions = off_scale(X)
     if positions.size == 0:
@@ -464,8 +491,13 @@ def warn_unscaled_columns(X, estimator, private, *, off_scale=columns_off_unit_s
         if positions.size == 1
         else f"{positions.size} of the {n_features} columns ({listed})"
     )
+    template = (
+        _UNAFFORDABLE_SCALES
+        if scaling is not None and scaling.unaffordable
+        else _UNSCALED_COLUMNS
+    )
     warn_at_caller(
-        _UNSCALED_COLUMNS.format(
+        template.format(
             name=type(estimator).__name__, which=which, threshold=UNIT_SCALE_LIMIT
         )
     )

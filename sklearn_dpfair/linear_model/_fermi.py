@@ -281,7 +281,9 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             privacy, params, n_samples, X.shape[1], len(group_labels), classes.size
         )
         if privacy is not None and plan.fallback is None:
-            warn_unscaled_columns(X, self, privacy.budget.is_private)
+            warn_unscaled_columns(
+                X, self, privacy.budget.is_private, scaling=privacy.scaling
+            )
         result = fit_fermi(
             X,
             y_encoded,
@@ -1123,7 +1125,11 @@ default=None
         calibrated to the rest; accounted with RDP whatever ``accountant``
         says). Use it on raw columns (ages, incomes, years): with the fixed
         clip norm and step sizes of noisy SGDA a column of large magnitude
-        otherwise saturates every clipped gradient. Sparse ``X`` needs
+        otherwise saturates every clipped gradient. Where the rows are too
+        few for the budget to resolve a quantile (a public rule of ``n``,
+        ``epsilon`` and the number of columns), no statistics are drawn and
+        the columns are used as given, with the warning below on raw
+        columns: declare ``feature_bounds`` there. Sparse ``X`` needs
         ``feature_bounds``. The non-private limit (``epsilon=np.inf``)
         ignores it (its full-batch phase solves in standardized columns).
         A Dask collection ``X`` takes ``feature_bounds`` only (a
@@ -1592,7 +1598,12 @@ default=None
             marginal_noise_multiplier=_declared(self.marginal_noise_multiplier),
             selection_noise_multiplier=_declared(self.selection_noise_multiplier),
             public_marginals=public,
-            scaling=None if scaling.mode == "none" else scaling,
+            # An unaffordable "auto" is kept (it scales nothing) so that the
+            # fit's column check can say why nothing was scaled.
+            scaling=(
+                None if scaling.mode == "none" and not scaling.unaffordable
+                else scaling
+            ),
         )
 
     def _non_private_limit(self):

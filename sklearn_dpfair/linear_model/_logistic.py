@@ -248,7 +248,12 @@ default="dp-sgd"
         (ages, incomes, years): with the fixed clip norm and step size of
         DP-SGD, or the fixed row bounds of the other solvers, a column of
         large magnitude otherwise saturates every clipped gradient (or
-        clipped row). Private statistics are drawn by central in-memory
+        clipped row). Where the rows are too few for the budget to resolve
+        a quantile (a public rule of ``n``, ``epsilon`` and the number of
+        columns: at ``epsilon = 1`` and 6 columns, 2,000 rows are too few),
+        no statistics are drawn and the columns are used as given, with the
+        warning below on raw columns: declare ``feature_bounds`` there.
+        Private statistics are drawn by central in-memory
         ``"dp-sgd"`` fits only; every other fit path takes
         ``feature_bounds`` (a ``ValueError`` naming them otherwise): the
         federated fit (``silos=``, every silo maps its own rows by the same
@@ -768,7 +773,9 @@ default=None
         elif self.solver == "dp-sgd":
             # The other solvers clip the rows to their declared public
             # bounds, which the user sized for the columns.
-            warn_unscaled_columns(X, self, setup.budget.is_private)
+            warn_unscaled_columns(
+                X, self, setup.budget.is_private, scaling=setup.scaling
+            )
             result = fit_dp_sgd(
                 X,
                 y_encoded,

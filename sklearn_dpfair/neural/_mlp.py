@@ -134,8 +134,11 @@ default=None
         :class:`~sklearn_dpfair.linear_model.DPLogisticRegression` does: by
         the declared ``feature_bounds`` (public, no budget), else by private
         robust location and scale (private quantiles on a public grid,
-        10% of the zCDP budget, composed into ``dp_event_``); the first
-        layer is mapped back so the network reads raw columns. None trains
+        10% of the zCDP budget, composed into ``dp_event_``; none where the
+        rows are too few for the budget to resolve a quantile, a public rule
+        of ``n``, ``epsilon`` and the number of columns, which the raw-column
+        warning then names); the first layer is mapped back so the network
+        reads raw columns. None trains
         on the columns as given (scale them publicly first; a private fit
         warns when more than a quarter of a column's values lie beyond +-5,
         an input check outside the guarantee that shows no value). Without
@@ -483,7 +486,9 @@ default=None
                 caveats=caveats,
                 weighted=weights is not None,
             )
-            warn_unscaled_columns(X, self, setup.budget.is_private)
+            warn_unscaled_columns(
+                X, self, setup.budget.is_private, scaling=setup.scaling
+            )
             result = fit_dp_network(
                 X,
                 y_encoded,

@@ -350,6 +350,42 @@ def test_private_fits_on_raw_columns_warn_without_showing_values(make):
     assert _raw_fit_warnings(unit, Z, y, **fit_params) == []
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda **kw: DPLogisticRegression(classes=[0, 1], **kw),
+        lambda **kw: DPFERMIClassifier(classes=[0, 1], groups=[0, 1], **kw),
+        lambda **kw: DPMLPClassifier(
+            classes=[0, 1], hidden_layer_sizes=(4,), max_iter=2, **kw
+        ),
+    ],
+    ids=["DPLogisticRegression", "DPFERMIClassifier", "DPMLPClassifier"],
+)
+def test_auto_scaling_that_cannot_be_afforded_still_warns(make):
+    # At n = 600 and epsilon = 0.5 the private quantiles would be noise:
+    # "auto" scales nothing (a public rule), so raw columns are trained on as
+    # given and the fit says so, naming the public remedy.
+    X, y = _raw(600, 0)
+    fit_params = (
+        {"sensitive_features": np.arange(600) % 2}
+        if "FERMI" in type(make()).__name__
+        else {}
+    )
+    clf = make(epsilon=0.5, random_state=0, feature_scaling="auto")
+    messages = _raw_fit_warnings(clf, X, y, **fit_params)
+    assert len(messages) == 1
+    assert "feature_scaling='auto' trains on the columns as given" in messages[0]
+    assert "feature_bounds" in messages[0]
+    assert "scaled by private" not in clf.privacy_record_.mechanism
+    bounded = make(
+        epsilon=0.5,
+        random_state=0,
+        feature_scaling="auto",
+        feature_bounds=[(-1e3, 1e3), (0, 1e6), (-5, 5), (-5, 5)],
+    )
+    assert _raw_fit_warnings(bounded, X, y, **fit_params) == []
+
+
 def test_no_warning_where_the_budget_buys_the_constant_only():
     # The intercept-only release does not read the columns.
     X, y = _raw(200, 0)
