@@ -262,9 +262,12 @@ def _releases_checked(fit):
     estimator's attributes are restored to those it had before ``fit`` (no
     half-fitted model, nothing released) and
     :class:`~sklearn_dpfair.exceptions.PrivacyAccountingError` is raised.
-    A ValueError or TypeError whose message would print private values
-    (third-party validation: :mod:`~sklearn_dpfair.utils._redact`) leaves
-    ``fit`` with those values redacted.
+    A fit that raises leaves the attributes as they were too (a refit that
+    fails keeps the previous model whole, not its new ``n_features_in_``
+    beside its old coefficients). A ValueError or TypeError whose message
+    would print private values (third-party validation:
+    :mod:`~sklearn_dpfair.utils._redact`) leaves ``fit`` with those values
+    redacted.
     """
 
     @functools.wraps(fit)
@@ -273,7 +276,11 @@ def _releases_checked(fit):
         try:
             with logged_releases() as log:
                 result = fit(self, *args, **kwargs)
-        except (ValueError, TypeError) as exc:
+        except Exception as exc:
+            vars(self).clear()
+            vars(self).update(before)
+            if not isinstance(exc, (ValueError, TypeError)):
+                raise
             # A third-party validation message may print the rows
             # (redacted_error); the original, chained, would print them too.
             redacted = redacted_error(exc)

@@ -165,3 +165,32 @@ def test_fit_errors_print_no_private_value(estimator, X):
             estimator.fit(X, y, **kwargs)
     text = "".join(traceback.format_exception(info.value))
     assert "4242" not in text and "Alice" not in text
+
+
+@pytest.mark.parametrize(
+    "estimator", _private_instances(), ids=lambda e: type(e).__name__
+)
+def test_a_failed_refit_keeps_the_previous_fit_whole(estimator):
+    # A refit that raises (here: a negative epsilon, checked after the
+    # input) leaves the attributes of the previous fit, not a new
+    # n_features_in_ beside the old model.
+    from sklearn.base import clone
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), np.arange(60) % 2
+    kwargs = {}
+    if "sensitive_features" in type(estimator).fit.__code__.co_varnames:
+        kwargs["sensitive_features"] = y
+    if type(estimator).__name__ == "DPOneHotEncoder":
+        X = (X > 0).astype(int)
+    fitted = clone(estimator).set_params(random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted.fit(X, y, **kwargs)
+        before = {k: v for k, v in vars(fitted).items() if k.endswith("_")}
+        fitted.set_params(epsilon=-1.0)
+        with pytest.raises(ValueError, match="epsilon"):
+            fitted.fit(X[:, :2], y, **kwargs)
+    after = {k: v for k, v in vars(fitted).items() if k.endswith("_")}
+    assert after.keys() == before.keys()
+    assert all(after[k] is before[k] for k in before)
