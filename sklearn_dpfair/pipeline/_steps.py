@@ -163,9 +163,19 @@ def _free_layout(est, sparse_in):
     return False
 
 
+def _checks_its_inverse(transformer):
+    # FunctionTransformer.fit applies func then inverse_func to a subsample
+    # of the rows and warns when they disagree: a bit about private rows.
+    return (
+        transformer.check_inverse
+        and transformer.func is not None
+        and transformer.inverse_func is not None
+    )
+
+
 def _is_free_leaf(est):
     if isinstance(est, FunctionTransformer):
-        return True
+        return not _checks_its_inverse(est)
     if isinstance(est, (OneHotEncoder, OrdinalEncoder)):
         return _encoder_is_free(est)
     if isinstance(est, SplineTransformer):
@@ -174,6 +184,14 @@ def _is_free_leaf(est):
 
 
 def _free_leaf_refusal(path, est):
+    if isinstance(est, FunctionTransformer):
+        _refuse(
+            path,
+            est,
+            "checks inverse_func against func on a subsample of the private "
+            "rows and warns on a mismatch (check_inverse=True); pass "
+            "check_inverse=False",
+        )
     if isinstance(est, (OneHotEncoder, OrdinalEncoder)) and _declared(est.categories):
         _refuse(
             path,

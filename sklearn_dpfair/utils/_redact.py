@@ -30,6 +30,12 @@ _PATTERNS = (
         ),
         rf"\1: {_NOT_SHOWN}",
     ),
+    # scikit-learn's encoders with declared categories and
+    # handle_unknown="error" list the undeclared values they found.
+    (
+        re.compile(r"Found unknown categories .+? (in column \d+ during \w+)", re.S),
+        rf"Found unknown categories {_NOT_SHOWN} \1",
+    ),
 )
 
 
@@ -50,6 +56,9 @@ def redact_private_values(message):
     >>> from sklearn_dpfair.utils._redact import redact_private_values
     >>> redact_private_values("could not convert string to float: 'Alice'")
     'could not convert string to float: (not shown: private values)'
+    >>> redact_private_values(
+    ...     "Found unknown categories ['Alice'] in column 0 during fit")
+    'Found unknown categories (not shown: private values) in column 0 during fit'
     >>> print(redact_private_values(
     ...     "Expected 2D array, got 1D array instead:\\narray=[52. 17.].\\n"
     ...     "Reshape your data either using array.reshape(-1, 1)"))

@@ -780,6 +780,43 @@ def test_nullable_and_categorical_columns_are_not_cast_together():
         pipe.fit(frame.iloc[:0], y[:0])
 
 
+def test_a_free_encoder_refusing_a_category_names_no_value():
+    # scikit-learn's encoder lists the undeclared values it finds; the
+    # pipeline's fit redacts them and keeps no half-fitted state.
+    df, y = _raw_frame()
+    frame = df[["sex", "age"]].copy()
+    frame.loc[7, "sex"] = "Alice Smith"
+    pipe = make_private_pipeline(
+        ColumnTransformer(
+            [
+                ("sex", OneHotEncoder(categories=[["F", "M"]]), ["sex"]),
+                ("age", DPStandardScaler(bounds=(0.0, 120.0)), ["age"]),
+            ]
+        ),
+        DPLogisticRegression(classes=[0, 1], max_iter=2),
+        random_state=0,
+    )
+    with pytest.raises(ValueError, match="Found unknown categories") as info:
+        pipe.fit(frame, y)
+    assert "Alice" not in str(info.value)
+    assert not hasattr(pipe, "pipeline_") and not hasattr(pipe, "n_features_in_")
+
+
+def test_a_function_transformer_checking_its_inverse_is_refused():
+    # check_inverse applies func and inverse_func to private rows and warns
+    # on a mismatch: a bit about the rows that no budget covers.
+    X, y = _raw_array()
+    checking = FunctionTransformer(np.abs, inverse_func=np.abs)
+    pipe = make_private_pipeline(
+        checking, DPLogisticRegression(classes=[0, 1], max_iter=2)
+    )
+    with pytest.raises(ValueError, match="check_inverse=False"):
+        pipe.privacy_plan(N, 3)
+    checking.set_params(check_inverse=False)
+    pipe.fit(X, y)
+    assert list(pipe.step_budgets_) == ["dplogisticregression"]
+
+
 def test_declared_categories_are_recorded_as_spending_nothing():
     # An encoder with declared categories releases nothing; its budget line
     # and the record's mechanism must not show its unused epsilon and delta.

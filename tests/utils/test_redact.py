@@ -38,6 +38,19 @@ def test_unparsable_strings_are_not_quoted(call):
     assert "Alice" not in redact_private_values(raw)
 
 
+@pytest.mark.parametrize("encoder", ["OneHotEncoder", "OrdinalEncoder"])
+def test_undeclared_categories_are_not_listed(encoder):
+    import sklearn.preprocessing
+
+    est = getattr(sklearn.preprocessing, encoder)(categories=[["a", "b"]])
+    raw = _message_of(lambda: est.fit(np.array([["a"], ["Alice Smith"]])))
+    assert "Alice" in raw
+    redacted = redact_private_values(raw)
+    assert "Alice" not in redacted
+    assert redacted.startswith("Found unknown categories")
+    assert redacted.endswith("in column 0 during fit")
+
+
 def test_other_messages_pass_unchanged():
     message = "Input X contains NaN.\nDPLogisticRegression does not accept it."
     assert redact_private_values(message) == message
