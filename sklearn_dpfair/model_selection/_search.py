@@ -169,7 +169,8 @@ class PrivateHyperparameterSearch(
         in zero-concentrated DP terms.
     groups : array-like, default=None
         Declared group set for ``"accuracy-dp-gap"``; None uses the
-        estimator's ``groups``.
+        estimator's ``groups`` (a pipeline's: its final step's). Declared
+        here, it is set on the candidates that leave theirs None.
     accountant : "rdp" or PrivacyLedger, default="rdp"
         A ledger records the whole search as one release.
     random_state : int or None, default=None
@@ -467,8 +468,8 @@ class PrivateHyperparameterSearch(
         n_val, n_train = self._split_sizes(n_samples, len(public))
 
         sensitive = routed.get("sensitive_features")
-        groups = self.groups if self.groups is not None else getattr(
-            self.estimator, "groups", None
+        groups = (
+            self.groups if self.groups is not None else _declared_groups(self.estimator)
         )
         if sensitive is not None and groups is None and task == "classification":
             raise ValueError(
@@ -629,10 +630,9 @@ class PrivateHyperparameterSearch(
         selection's event and the scores' noise multiplier.
         """
         base = clone(self.estimator)
-        if grouped and "groups" in base.get_params() and (
-            base.get_params()["groups"] is None
-        ):
-            base.set_params(groups=groups)  # declared in the search
+        key = _groups_key(base)
+        if grouped and key is not None and base.get_params()[key] is None:
+            base.set_params(**{key: groups})  # declared in the search
         delta = float(self.delta)
         estimators, plans = [], []
         for params in candidates:
@@ -736,8 +736,8 @@ class PrivateHyperparameterSearch(
         task = self._task()
         classes = _declared_classes(self.estimator) if task == "classification" else None
         self._scoring(task)
-        groups = self.groups if self.groups is not None else getattr(
-            self.estimator, "groups", None
+        groups = (
+            self.groups if self.groups is not None else _declared_groups(self.estimator)
         )
         if n_groups is None:
             grouped = self.scoring == "accuracy-dp-gap" and groups is not None
@@ -989,6 +989,22 @@ def _declared_classes(estimator):
     # A pipeline: the final step's ``classes``.
     declared = [v for k, v in params.items() if k.endswith("__classes")]
     return declared[-1] if declared else None
+
+
+def _groups_key(estimator):
+    """The parameter declaring the group set: ``groups``, or its final step's."""
+    params = estimator.get_params()
+    if "groups" in params:
+        return "groups"
+    # A pipeline: the final step's ``groups``.
+    keys = [k for k in params if k.endswith("__groups")]
+    return keys[-1] if keys else None
+
+
+def _declared_groups(estimator):
+    """The public group set declared in ``estimator`` (or its final step)."""
+    key = _groups_key(estimator)
+    return None if key is None else estimator.get_params()[key]
 
 
 def _split_params(params, n_samples, indices):

@@ -252,6 +252,33 @@ def test_fermi_with_routed_sensitive_features(data):
     assert search.dp_event_.event.events[0] == search.best_estimator_.dp_event_
 
 
+@pytest.mark.parametrize("declared", ["search", "final step", "both"])
+def test_fair_private_pipeline_takes_the_groups_declared_anywhere(data, declared):
+    # The group set may be declared in the search or on the pipeline's final
+    # step; either way every run is planned with it (the fit must not count
+    # the groups of the training split).
+    from sklearn_dpfair.pipeline import make_private_pipeline
+    from sklearn_dpfair.preprocessing import DPStandardScaler
+
+    X, y = data
+    sensitive = np.where(X[:, 0] > 0, "F", "M")
+    on_final = declared in ("final step", "both")
+    fermi = DPFERMIClassifier(
+        classes=[0, 1], groups=["F", "M"] if on_final else None, max_iter=2
+    )
+    pipe = make_private_pipeline(DPStandardScaler(bounds=(-5.0, 5.0)), fermi)
+    search = _search(
+        estimator=pipe,
+        param_grid={"dpfermiclassifier__clip_norm": [0.5, 2.0]},
+        groups=None if declared == "final step" else ["F", "M"],
+        scoring="accuracy-dp-gap",
+    )
+    plan = search.privacy_plan(X.shape[0], X.shape[1], n_groups=2)
+    search.fit(X, y, sensitive_features=sensitive)
+    assert search.dp_event_ == plan.dp_event
+    assert list(search.best_estimator_[-1].groups_) == ["F", "M"]
+
+
 def test_fair_scoring_needs_sensitive_features(data):
     X, y = data
     estimator = DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=1)
