@@ -532,16 +532,19 @@ def private_location_scale(
        be shifted then);
     3. the median absolute deviation from it (exponential mechanism,
        ``rhos["scale"]``) on a log grid over ``width * 1e-5 .. width``, or
-       with ``linear_scale_grid`` a linear one over ``width / 121 ..
-       width``, divided by 0.6745 (a normal's sd).
+       with ``linear_scale_grid`` among the 121 bins of a linear one over
+       ``0 .. width`` (the chosen bin's midpoint), divided by 0.6745 (a
+       normal's sd).
 
     The grids of 2 and 3 are public given the release of 1, and bounded: a
     small sample gives a rough location and scale, never one decades off.
     The linear grid keeps a draw in the mechanism's low tail (its rank
     error at a small budget) and a column tied at its location for half its
     rows or more (an indicator, a rounded value: every candidate below the
-    next value then has the same utility) at a few hundredths of the range
-    at least, not decades below the spread. If no decade rises above
+    next value then has the same utility) at a 242nd of the range at
+    least, not decades below the spread; its bins keep a column whose
+    spread lies within the lowest bin (a year in the decade bin 1,000 ..
+    10,000) at that bin, not at a uniform draw over the range. If no decade rises above
     the noise, or (with ``zero_bulk_unscaled``) the bulk lies in the bin
     around 0 (a mostly-zero column, whose other values no bin shows), the
     public defaults (0, 1) are used and the planned releases are forgone
@@ -573,9 +576,17 @@ def private_location_scale(
             values, 0.5, support, rhos["location"], weights, rng
         )
     if linear_scale_grid:
-        grid = np.linspace(width / _SCALE_POINTS, width, _SCALE_POINTS)
+        # Bins from 0, not points from width / 121: a column whose spread
+        # is far below its decade's width (a year near 2000: MAD 7.5 in a
+        # bin 9,000 wide) has every point above all its deviations, so
+        # points tie and the draw is uniform up to the width; the bin that
+        # holds the MAD wins instead, and the lowest bin's midpoint,
+        # width / 242, stays the floor.
+        grid = np.linspace(0.0, width, _SCALE_POINTS + 1)
+        candidates = "bins"
     else:
         grid = np.geomspace(width * _SCALE_FLOOR, width, _SCALE_POINTS)
+        candidates = "points"
     # In place: one n-length temporary, not two.
     deviations = values - location
     np.abs(deviations, out=deviations)
@@ -587,6 +598,7 @@ def private_location_scale(
         grid=grid,
         weights=weights,
         adjacency=_ADJACENCY,
+        candidates=candidates,
     )
     return float(location), float(mad / _MAD_TO_SD)
 
@@ -635,8 +647,8 @@ def private_feature_scales(X, rhos, with_location, weights, rng):
     :func:`private_location_scale` on each column, each release of column
     ``j`` spending ``rhos[name] / d`` (the entries of ``rhos``: "range",
     "location", "scale", each the total of its ``d`` releases), with the
-    scale on a linear grid (at least a 121st of the column's range), the
-    range from the column's fullest histogram bin
+    scale among the bins of a linear grid (at least a 242nd of the
+    column's range), the range from the column's fullest histogram bin
     (:func:`~._private_quantile.histogram_mode_run`), and a mostly-zero
     column left unscaled.
     One record moves each release by its own sensitivity; the ``d``

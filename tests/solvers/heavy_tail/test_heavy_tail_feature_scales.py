@@ -211,3 +211,25 @@ def test_a_thin_far_tail_does_not_stretch_a_column_scale():
         )
         assert np.all(np.abs(location) < 0.5)
         assert np.all((scale > 0.7) & (scale < 1.4)), scale
+
+
+def test_a_year_column_gets_a_scale_near_its_spread():
+    # Years 1990..2019: the range histogram's decade bin is 1,000..10,000,
+    # far wider than the spread (sd 8.7, MAD 7.5). On grid points from a
+    # 121st of that width every candidate lay above all the deviations and
+    # the draw was uniform up to the width (scales of about 11,000: the
+    # year's coefficient lost, R^2 0.03); the bins keep the lowest one.
+    rng = np.random.default_rng(0)
+    years = rng.integers(1990, 2020, 5000).astype(float)
+    X = np.column_stack([years, rng.normal(size=5000)])
+    rhos = {"range": 1.0, "location": 1.0, "scale": 1.0}
+    for seed in range(3):
+        location, scale = private_feature_scales(
+            X, rhos, True, None, np.random.default_rng(seed)
+        )
+        assert abs(location[0] - 2004.5) < 30.0
+        assert 5.0 < scale[0] < 100.0, scale
+        assert 0.7 < scale[1] < 1.4, scale
+    y = 5.0 * (years - 2000.0) + X[:, 1] + 5.0 * rng.normal(size=5000)
+    reg = HeavyTailDPRegressor(epsilon=1.0, random_state=0).fit(X[:4000], y[:4000])
+    assert reg.score(X[4000:], y[4000:]) > 0.9
