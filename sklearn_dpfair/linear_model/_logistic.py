@@ -625,8 +625,9 @@ default=None
             its weight (the guarantee is per record, not per unit of
             weight). Weights of 1 give exactly the unweighted fit.
             With "dp-frank-wolfe" the weighted raw gradients are clipped
-            back to ``[-1, 1]``; with "output-perturbation" the sensitivity
-            grows with the largest (rescaled) weight. Not with ``silos``.
+            back to ``[-1, 1]``; with "output-perturbation" each weight is
+            capped at 1 (the sensitivity is the unweighted one, whatever
+            the weights). Not with ``silos``.
         silos : array-like of shape (n_samples,), default=None
             Silo id of every row (public metadata). If given, the model is
             trained across silos with inter-silo record-level DP (see
