@@ -676,3 +676,26 @@ def test_declared_n_private_scales_the_step_not_the_data():
     # noise does not depend on the count), so the step is the same noisy sum
     # divided by the declared count: 4x smaller with a 4x larger count.
     np.testing.assert_allclose(small.coef_, 4.0 * large.coef_, rtol=1e-10)
+
+
+@pytest.mark.parametrize("n_public", [2, 4])
+def test_fewer_public_rows_than_parameters_fit_as_without_them(n_public):
+    # 3 features and an intercept: 2 or 4 public rows cannot estimate the
+    # public geometry. Started, preconditioned and tuned on them, the fit
+    # diverged (R^2 -40); now it starts from zero as with no public rows,
+    # says so, and its record is the one planned from the counts.
+    rng = np.random.default_rng(0)
+    n = 1500
+    X = rng.normal(size=(n, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.normal(size=n)
+    none = np.zeros(n, dtype=bool)
+    few = np.arange(n) < n_public
+    est = SemiDPLinearRegression(random_state=0)
+    with pytest.warns(UserWarning, match=f"Only {n_public} public rows for 4"):
+        est.fit(X, y, public_mask=few)
+    plain = SemiDPLinearRegression(random_state=0).fit(X, y, public_mask=none)
+    assert est.score(X, y) > 0.9
+    assert est.score(X, y) > plain.score(X, y) - 0.02
+    np.testing.assert_array_equal(est.coef_public_, np.zeros(3))
+    plan = SemiDPLinearRegression().privacy_plan(n, 3, n_public=n_public)
+    assert est.dp_event_ == plan.dp_event

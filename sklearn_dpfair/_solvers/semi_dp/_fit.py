@@ -53,6 +53,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._loss import SquaredLoss
+from ...exceptions import PrivacyAccountingError
 from ...privacy import (
     GaussianMechanism,
     PrivacyBudget,
@@ -60,7 +61,6 @@ from ...privacy import (
     calibrate_noise_multiplier,
     fit_weights,
 )
-from ...exceptions import PrivacyAccountingError
 from ...privacy._accounting import (
     composed_event,
     gaussian_event,
@@ -71,13 +71,16 @@ from ...privacy._calibration import calibrate_noise
 from ...privacy._releases import joint_release
 from ...privacy._zcdp import ZCDP_ACCOUNTANT
 from ...utils._array_api import NUMPY_BACKEND
+from ...utils._validation import warn_at_caller
 from .._feature_scaling import ScalingPlan
 from .._non_private import minimize_linear, non_private_record
 from ._public_geometry import (
+    geometry_estimable,
     newton_preconditioner,
     pda_md_preconditioner,
     public_geometry,
     public_step_curvature,
+    uninformative_geometry,
 )
 from ._public_tuning import (
     TAIL_FRACTION,
@@ -113,6 +116,14 @@ __all__ = [
 
 #: Sensitivity of a clipped sum in units of the clip norm, per adjacency.
 SENSITIVITY_FACTOR = {"add_remove": 1.0, "replace_one": 2.0}
+
+_TOO_FEW_PUBLIC_ROWS = (
+    "Only {n} public rows for {p} parameters: too few to estimate a warm "
+    "start, a preconditioner or the 'auto' step and weight from them (they "
+    "would interpolate the rows), so the private fit starts from zero "
+    "without them, as it does without public rows; the rows still enter "
+    "its public gradient. Mark more than {p} rows public to use them."
+)
 
 #: The solvers of a semi-private linear regression, by name.
 SEMIDP_SOLVERS = ("semidp-gd", "semidp-sgd", "dp-gd", "public-only", "pda-md")
@@ -491,12 +502,17 @@ def _mechanism(params, scaling, q, steps):
     )
 
 
-def _tunes_on_public_rows(params, n_public):
-    """Whether the fit chooses alpha, the step size and T on its public rows."""
+def _tunes_on_public_rows(params, n_public, n_features):
+    """Whether the fit chooses alpha, the step size and T on its public rows.
+
+    Only where they can estimate the public geometry (more rows than
+    parameters, :func:`geometry_estimable`): a rule of public counts.
+    """
+    n_params = n_features + int(params.fit_intercept)
     return bool(
         params.solver in ("semidp-gd", "semidp-sgd")
         and params.preconditioner == "public"
-        and n_public
+        and geometry_estimable(n_public, n_params)
     )
 
 
@@ -567,7 +583,7 @@ def _semidp_setup(params, *, n_private, n_public, n_features, sparse, caveats):
         )
         return SemiDPSetup(params, scaling, 1.0, None, None, record)
     q, steps = _schedule(params, n_private)
-    if steps is None and not _tunes_on_public_rows(params, n_public):
+    if steps is None and not _tunes_on_public_rows(params, n_public, n_features):
         steps = DEFAULT_MAX_ITER
     if steps is not None:
         return _finish(params, scaling, q, steps, caveats)
@@ -646,7 +662,7 @@ def planned_record(params, *, n_private, n_public, n_features=1, sparse=False):
 
 def _plain_learning_rate(geometry, clip_norm):
     """Half a Newton step of the clipped curvature at the public noise level."""
-    if geometry.n_public == 0:
+    if geometry.eigvecs is None:  # no public rows, or too few
         return DEFAULT_PLAIN_LEARNING_RATE
     k, _ = clipped_gradient_moments(
         np.array([math.sqrt(geometry.noise_variance)]),
@@ -874,11 +890,22 @@ def fit_semidp(
     # private rows are read from X through the mask by the solver.
     Xp, yp = X[public_mask], y[public_mask]
     s = 1.0 if params.fit_intercept else 0.0
-    geometry = public_geometry(
-        _float64_public(Xp), np.asarray(yp, dtype=np.float64), intercept_scaling=s,
-        ridge=params.public_ridge,
-        n_features=X.shape[1],
-    )
+    n_params = X.shape[1] + int(params.fit_intercept)
+    if n_public and solver != "public-only" and not geometry_estimable(
+        n_public, n_params
+    ):
+        # Public rows alone are refused nothing; a private fit on them does
+        # not start from, precondition by or tune on what they cannot
+        # estimate. They still enter the public gradient.
+        warn_at_caller(
+            _TOO_FEW_PUBLIC_ROWS.format(n=n_public, p=n_params), UserWarning
+        )
+        geometry = uninformative_geometry(n_params, n_public)
+    else:
+        geometry = public_geometry(
+            _float64_public(Xp), np.asarray(yp, dtype=np.float64),
+            intercept_scaling=s, ridge=params.public_ridge, n_features=X.shape[1],
+        )
     clip = params.clip
 
     if solver == "public-only":
@@ -897,7 +924,7 @@ def fit_semidp(
     P = None
     a = _fixed_alpha(params, n_private, n_public)
 
-    if _tunes_on_public_rows(params, n_public):
+    if _tunes_on_public_rows(params, n_public, X.shape[1]):
         choice = choose_hyperparameters(
             geometry,
             clip_norm=clip,
