@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Hyperparameter search whose guarantee covers training, scoring and selection."""
 
+import inspect
 import math
 import secrets
 import textwrap
@@ -136,7 +137,9 @@ class PrivateHyperparameterSearch(
             "neg_mean_squared_error"} or None, default=None
         Private validation score. Classifiers: accuracy (None), or accuracy
         minus ``gap_penalty`` times the demographic-parity gap between the
-        declared groups (binary problems; needs ``sensitive_features``).
+        declared groups (binary problems; needs ``sensitive_features``,
+        which the search reads for the score and passes on only to an
+        estimator that takes it, so any classifier can be scored so).
         Regressors: minus the mean of each validation row's error capped at
         ``score_bound``, ``min(|y - y_pred|, score_bound)`` (None) or
         ``min(|y - y_pred|, sqrt(score_bound))^2``.
@@ -303,6 +306,10 @@ class PrivateHyperparameterSearch(
     True
     """
 
+    # The search reads sensitive_features for its fairness score, whether or
+    # not the estimator takes it.
+    __metadata_request__fit = {"sensitive_features": True}
+
     _parameter_constraints = {
         "estimator": [HasMethods(["fit", "predict"])],
         "param_grid": [dict, list],
@@ -369,9 +376,13 @@ class PrivateHyperparameterSearch(
         routing : MetadataRouter
             The routing of ``fit`` to the estimator's ``fit``.
         """
-        return MetadataRouter(owner=self).add(
-            estimator=self.estimator,
-            method_mapping=MethodMapping().add(caller="fit", callee="fit"),
+        return (
+            MetadataRouter(owner=self)
+            .add_self_request(self)
+            .add(
+                estimator=self.estimator,
+                method_mapping=MethodMapping().add(caller="fit", callee="fit"),
+            )
         )
 
     # -- fit ------------------------------------------------------------------
@@ -395,9 +406,22 @@ class PrivateHyperparameterSearch(
         return candidates
 
     def _routed_fit_params(self, fit_params):
+        """The estimator's fit parameters, and the groups of the fairness score.
+
+        The search reads ``sensitive_features`` itself (its fairness score),
+        and passes it on to an estimator that takes it: the one that
+        requests it (metadata routing), else one whose ``fit`` (its final
+        step's, for a pipeline) names it.
+        """
+        sensitive = fit_params.get("sensitive_features")
         if routing_enabled():
-            return dict(process_routing(self, "fit", **fit_params).estimator.fit)
-        return dict(fit_params)
+            routed = process_routing(self, "fit", **fit_params).estimator.fit
+            return dict(routed), sensitive
+        routed = dict(fit_params)
+        takes = _fit_takes(self.estimator, "sensitive_features")
+        if sensitive is not None and not takes:
+            del routed["sensitive_features"]
+        return routed, sensitive
 
     def _generators(self):
         """The search's generator and a seed source for the candidates."""
@@ -456,7 +480,7 @@ class PrivateHyperparameterSearch(
         # private pipeline's column selections are planned with them.
         schema = X.iloc[:0] if hasattr(X, "iloc") and hasattr(X, "columns") else None
         X, y = indexable(X, y)
-        routed = self._routed_fit_params(fit_params)
+        routed, sensitive = self._routed_fit_params(fit_params)
         if routed.get("silos") is not None:
             raise ValueError("PrivateHyperparameterSearch does not run federated fits.")
         n_samples = num_samples(X)
@@ -467,7 +491,6 @@ class PrivateHyperparameterSearch(
         public = _public_rows(routed.get("public_mask"), n_samples)
         n_val, n_train = self._split_sizes(n_samples, len(public))
 
-        sensitive = routed.get("sensitive_features")
         groups = (
             self.groups if self.groups is not None else _declared_groups(self.estimator)
         )
@@ -989,6 +1012,13 @@ def _declared_classes(estimator):
     # A pipeline: the final step's ``classes``.
     declared = [v for k, v in params.items() if k.endswith("__classes")]
     return declared[-1] if declared else None
+
+
+def _fit_takes(estimator, name):
+    """Whether ``estimator.fit`` (its final step's, for a pipeline) names ``name``."""
+    steps = getattr(estimator, "steps", None)
+    final = steps[-1][1] if steps else estimator
+    return name in inspect.signature(final.fit).parameters
 
 
 def _groups_key(estimator):

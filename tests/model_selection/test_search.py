@@ -279,6 +279,33 @@ def test_fair_private_pipeline_takes_the_groups_declared_anywhere(data, declared
     assert list(search.best_estimator_[-1].groups_) == ["F", "M"]
 
 
+@pytest.mark.parametrize("routing", [False, True])
+def test_fair_scoring_of_an_estimator_that_takes_no_groups(data, routing):
+    # The search reads sensitive_features for its score itself; a classifier
+    # whose fit does not take them is trained without them.
+    X, y = data
+    sensitive = (X[:, 0] > 0).astype(int)
+    with sklearn.config_context(enable_metadata_routing=routing):
+        search = _search(
+            groups=[0, 1], scoring="accuracy-dp-gap", gap_penalty=1.0
+        ).fit(X, y, sensitive_features=sensitive)
+    plan = _search(groups=[0, 1], scoring="accuracy-dp-gap").privacy_plan(
+        X.shape[0], X.shape[1], n_groups=2
+    )
+    assert search.dp_event_ == plan.dp_event
+    assert search.best_params_["clip_norm"] in (0.5, 2.0)
+    # A FERMI classifier still receives them.
+    with sklearn.config_context(enable_metadata_routing=routing):
+        fermi = DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=1)
+        if routing:
+            fermi.set_fit_request(sensitive_features=True)
+        fair = _search(
+            estimator=fermi, param_grid={"fairness_weight": [1.0]},
+            scoring="accuracy-dp-gap",
+        ).fit(X, y, sensitive_features=sensitive)
+    assert list(fair.best_estimator_.groups_) == [0, 1]
+
+
 def test_fair_scoring_needs_sensitive_features(data):
     X, y = data
     estimator = DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=1)
