@@ -523,6 +523,9 @@ def exact_feature_scaling(X, sample_weight=None, *, center=True):
     ([2000.0, 1.0], [10.0, 1.0])
     """
     center = center and not sp.issparse(X)
+    # On the host: the moments are d numbers, and an array-API X (a torch
+    # tensor) is read as the other host-side releases read it.
+    X = X if sp.issparse(X) else to_numpy(X)
     return FeatureScaling(*column_moments(X, sample_weight, center=center))
 
 

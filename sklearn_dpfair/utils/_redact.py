@@ -30,6 +30,11 @@ _PATTERNS = (
         ),
         rf"\1: {_NOT_SHOWN}",
     ),
+    # numpy's dtype conversion of a torch tensor prints the tensor.
+    (
+        re.compile(r"Could not convert tensor\(.*?\) to a NumPy dtype", re.S),
+        f"Could not convert a tensor {_NOT_SHOWN} to a NumPy dtype",
+    ),
     # scikit-learn's encoders with declared categories and
     # handle_unknown="error" list the undeclared values they found.
     (

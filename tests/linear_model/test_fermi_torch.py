@@ -557,6 +557,39 @@ def test_torch_tensors_under_dispatch(name, torch, dispatch):
     np.testing.assert_array_equal(np.asarray(est.predict(X)), ref.predict(X.numpy()))
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: FERMIClassifier(
+            hidden_layer_sizes=(8,), max_iter=3, full_batch_phase=None
+        ),
+        lambda: DPFERMIClassifier(
+            hidden_layer_sizes=(8,), epsilon=np.inf, classes=[0, 1],
+            groups=[0, 1], max_iter=3,
+        ),
+    ],
+    ids=["FERMIClassifier", "DPFERMIClassifier-inf"],
+)
+def test_non_private_network_on_torch_tensors_under_dispatch(make, torch, dispatch):
+    # The non-private network standardizes its columns by their exact
+    # moments, which numpy computed on the tensor (a crash whose message
+    # printed the rows). The SGDA steps match numpy's; a full-batch L-BFGS
+    # phase on a non-convex objective may stop elsewhere from a start
+    # 1e-16 away, so there only the accuracy is compared.
+    X, y, groups = _data(0, 2, 2, np.float64, n=300)
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = make().set_params(random_state=0).fit(X, y, sensitive_features=groups)
+    est = make().set_params(random_state=0)
+    est.fit(torch.from_numpy(X), torch.from_numpy(y), sensitive_features=groups)
+    proba = est.predict_proba(torch.from_numpy(X))
+    assert isinstance(proba, torch.Tensor)
+    if isinstance(est, FERMIClassifier) and not isinstance(est, DPFERMIClassifier):
+        np.testing.assert_allclose(proba.numpy(), ref.predict_proba(X), atol=1e-10)
+    else:
+        accuracy = np.mean(np.argmax(proba.numpy(), axis=1) == y)
+        assert accuracy > ref.score(X, y) - 0.05
+
+
 def test_epsilon_recomputed_from_event_on_torch(torch_cpu_backend):
     est = _fit("dp_binary_dp", device="cuda")
     assert np.isfinite(est.epsilon_)

@@ -51,6 +51,15 @@ def test_undeclared_categories_are_not_listed(encoder):
     assert redacted.endswith("in column 0 during fit")
 
 
+def test_a_tensor_numpy_cannot_convert_is_not_printed():
+    torch = pytest.importorskip("torch")
+    X = torch.asarray(np.array([[4242.5, 1.0], [2.0, 3.0]]))
+    raw = _message_of(lambda: np.result_type(X, np.ones(2)))
+    assert "4.2425e+03" in raw
+    redacted = redact_private_values(raw)
+    assert "4.2425" not in redacted and "to a NumPy dtype" in redacted
+
+
 def test_other_messages_pass_unchanged():
     message = "Input X contains NaN.\nDPLogisticRegression does not accept it."
     assert redact_private_values(message) == message
