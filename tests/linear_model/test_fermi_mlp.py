@@ -446,3 +446,15 @@ def test_non_private_limit_record_names_the_network_phase():
     )
     assert "network's weights and biases" in est.privacy_record_.mechanism
     assert "centred by their exact means" in est.privacy_record_.mechanism
+
+
+def test_dp_fermi_network_at_infinite_epsilon_warns_when_it_stops_short():
+    # Its full-batch phase is FERMIClassifier's, and so is the warning when
+    # it stops short of the tolerance (it releases nothing).
+    X, y, s = _nonlinear(600, seed=0, shift=1.0)
+    est = DPFERMIClassifier(
+        hidden_layer_sizes=(16,), epsilon=np.inf, classes=[0, 1], groups=[0, 1],
+        random_state=0,
+    )
+    with pytest.warns(ConvergenceWarning, match="DPFERMIClassifier's full-batch"):
+        est.fit(X, y, sensitive_features=s)

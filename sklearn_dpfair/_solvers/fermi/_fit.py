@@ -237,10 +237,17 @@ def _binary_layout(coef, intercept):
 
 
 _NOT_CONVERGED = (
-    "FERMIClassifier's full-batch phase stopped at stationarity "
+    "{name}'s full-batch phase stopped at stationarity "
     "max|grad| = {stat:.3g} > tol = {tol:g} after {it} L-BFGS iterations. "
-    "Increase max_full_batch_iter, or scale the features."
+    "{remedy}"
 )
+_NOT_CONVERGED_REMEDY = {
+    "FERMIClassifier": "Increase max_full_batch_iter, or scale the features.",
+    "DPFERMIClassifier": (
+        "Scale the features, or fit FERMIClassifier (the same non-private "
+        "objective), whose max_full_batch_iter sets the limit."
+    ),
+}
 
 
 _SMALL_GROUPS = (
@@ -1085,10 +1092,17 @@ def fit_fermi(
             )
         if privacy is None:
             extra["disparity"] = problem.disparity(to_numpy(coef_m), to_numpy(w0_m))
-    if privacy is None and extra.get("converged") is False:
+    # Non-private fits only (FERMI, and DP-FERMI at epsilon = inf): a
+    # private fit's warning would be a bit about its data.
+    if not private and extra.get("converged") is False:
+        name = "FERMIClassifier" if privacy is None else "DPFERMIClassifier"
         warn_at_caller(
             _NOT_CONVERGED.format(
-                stat=extra["stationarity"], tol=p.tol, it=extra["n_final_iter"]
+                name=name,
+                stat=extra["stationarity"],
+                tol=p.tol,
+                it=extra["n_final_iter"],
+                remedy=_NOT_CONVERGED_REMEDY[name],
             ),
             ConvergenceWarning,
         )
