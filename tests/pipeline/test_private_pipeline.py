@@ -780,22 +780,26 @@ def test_nullable_and_categorical_columns_are_not_cast_together():
         pipe.fit(frame.iloc[:0], y[:0])
 
 
-def test_a_free_encoder_refusing_a_category_names_no_value():
-    # scikit-learn's encoder lists the undeclared values it finds; the
-    # pipeline's fit redacts them and keeps no half-fitted state.
-    df, y = _raw_frame()
-    frame = df[["sex", "age"]].copy()
-    frame.loc[7, "sex"] = "Alice Smith"
-    pipe = make_private_pipeline(
+def _sex_age_pipeline(encoder):
+    return make_private_pipeline(
         ColumnTransformer(
             [
-                ("sex", OneHotEncoder(categories=[["F", "M"]]), ["sex"]),
+                ("sex", encoder, ["sex"]),
                 ("age", DPStandardScaler(bounds=(0.0, 120.0)), ["age"]),
             ]
         ),
         DPLogisticRegression(classes=[0, 1], max_iter=2),
         random_state=0,
     )
+
+
+def test_a_free_encoder_refusing_a_category_names_no_value():
+    # scikit-learn's encoder lists the undeclared values it finds; the
+    # pipeline's fit redacts them and keeps no half-fitted state.
+    df, y = _raw_frame()
+    frame = df[["sex", "age"]].copy()
+    frame.loc[7, "sex"] = "Alice Smith"
+    pipe = _sex_age_pipeline(OneHotEncoder(categories=[["F", "M"]]))
     with pytest.raises(ValueError, match="Found unknown categories") as info:
         pipe.fit(frame, y)
     assert "Alice" not in str(info.value)
@@ -821,16 +825,7 @@ def test_declared_categories_are_recorded_as_spending_nothing():
     # An encoder with declared categories releases nothing; its budget line
     # and the record's mechanism must not show its unused epsilon and delta.
     df, y = _raw_frame()
-    pipe = make_private_pipeline(
-        ColumnTransformer(
-            [
-                ("sex", DPOneHotEncoder(categories=[["F", "M"]]), ["sex"]),
-                ("age", DPStandardScaler(bounds=(0.0, 120.0)), ["age"]),
-            ]
-        ),
-        DPLogisticRegression(classes=[0, 1], max_iter=2),
-        random_state=0,
-    )
+    pipe = _sex_age_pipeline(DPOneHotEncoder(categories=[["F", "M"]]))
     _fit(pipe, df[["sex", "age"]], y)
     free = pipe.step_budgets_["columntransformer__sex"]
     assert (free["share"], free["epsilon"], free["delta"]) == (0.0, 0.0, 0.0)

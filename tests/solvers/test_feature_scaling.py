@@ -304,6 +304,20 @@ def test_columns_off_unit_scale_reads_the_upper_quartile_of_magnitudes():
     assert UNIT_SCALE_LIMIT == 5.0
 
 
+# The private fits that train on the columns as given under feature_scaling
+# None (or an "auto" that cannot afford private scales).
+_RAW_COLUMN_FITS = [
+    lambda **kw: DPLogisticRegression(classes=[0, 1], **kw),
+    lambda **kw: DPFERMIClassifier(classes=[0, 1], groups=[0, 1], **kw),
+    lambda **kw: DPMLPClassifier(
+        classes=[0, 1], hidden_layer_sizes=(4,), max_iter=2, **kw
+    ),
+]
+_RAW_COLUMN_FIT_IDS = [
+    "DPLogisticRegression", "DPFERMIClassifier", "DPMLPClassifier"
+]
+
+
 def _raw_fit_warnings(estimator, X, y, **fit_params):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -312,17 +326,7 @@ def _raw_fit_warnings(estimator, X, y, **fit_params):
     return [str(w.message) for w in caught if flagged in str(w.message)]
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda **kw: DPLogisticRegression(classes=[0, 1], **kw),
-        lambda **kw: DPFERMIClassifier(classes=[0, 1], groups=[0, 1], **kw),
-        lambda **kw: DPMLPClassifier(
-            classes=[0, 1], hidden_layer_sizes=(4,), max_iter=2, **kw
-        ),
-    ],
-    ids=["DPLogisticRegression", "DPFERMIClassifier", "DPMLPClassifier"],
-)
+@pytest.mark.parametrize("make", _RAW_COLUMN_FITS, ids=_RAW_COLUMN_FIT_IDS)
 def test_private_fits_on_raw_columns_warn_without_showing_values(make):
     X, y = _raw(3000, 0)
     groups = {"sensitive_features": np.arange(3000) % 2}
@@ -350,17 +354,7 @@ def test_private_fits_on_raw_columns_warn_without_showing_values(make):
     assert _raw_fit_warnings(unit, Z, y, **fit_params) == []
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda **kw: DPLogisticRegression(classes=[0, 1], **kw),
-        lambda **kw: DPFERMIClassifier(classes=[0, 1], groups=[0, 1], **kw),
-        lambda **kw: DPMLPClassifier(
-            classes=[0, 1], hidden_layer_sizes=(4,), max_iter=2, **kw
-        ),
-    ],
-    ids=["DPLogisticRegression", "DPFERMIClassifier", "DPMLPClassifier"],
-)
+@pytest.mark.parametrize("make", _RAW_COLUMN_FITS, ids=_RAW_COLUMN_FIT_IDS)
 def test_auto_scaling_that_cannot_be_afforded_still_warns(make):
     # At n = 600 and epsilon = 0.5 the private quantiles would be noise:
     # "auto" scales nothing (a public rule), so raw columns are trained on as
