@@ -544,12 +544,12 @@ def private_location_scale(
     next value then has the same utility) at a 242nd of the range at
     least, not decades below the spread; its bins keep a column whose
     spread lies within the lowest bin (a year in the decade bin 1,000 ..
-    10,000) at that bin, not at a uniform draw over the range. If no decade rises above
-    the noise, or (with ``zero_bulk_unscaled``) the bulk lies in the bin
-    around 0 (a mostly-zero column, whose other values no bin shows), the
-    public defaults (0, 1) are used and the planned releases are forgone
-    (still accounted). Without privacy every step is exact (its best grid
-    point). Each release reads one value per record, each weight capped at
+    10,000) at that bin, not at a uniform draw over the range. If no
+    decade rises above the noise, or (with ``zero_bulk_unscaled``) the
+    bulk lies in the bin around 0 (a mostly-zero column, whose other values
+    no bin shows), the public defaults (0, 1) are used and the planned
+    releases are forgone (still accounted). Without privacy every step is
+    exact (its best grid point). Each release reads one value per record, each weight capped at
     1: the sensitivities are those of :mod:`sklearn_dpfair.privacy._quantile`
     whatever the record holds.
 

@@ -894,9 +894,10 @@ def fit_semidp(
     if n_public and solver != "public-only" and not geometry_estimable(
         n_public, n_params
     ):
-        # Public rows alone are refused nothing; a private fit on them does
-        # not start from, precondition by or tune on what they cannot
-        # estimate. They still enter the public gradient.
+        # "public-only" keeps their (interpolating) ridge fit, which is all
+        # it is asked for; a private fit does not start from, precondition
+        # by or tune on what they cannot estimate. The rows still enter the
+        # public gradient.
         warn_at_caller(
             _TOO_FEW_PUBLIC_ROWS.format(n=n_public, p=n_params), UserWarning
         )
