@@ -72,8 +72,10 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
     one of the ``4 * len(groups)`` counts, so the count vector has L2
     sensitivity 1 under add/remove adjacency (the guarantee stated here) and
     ``sqrt(2)`` under replace-one. The group set and the label pair are
-    public and declared; nothing about them is read from the data. The
-    number of rows is not used: every rate is a ratio of noisy counts.
+    public and declared; nothing about them is read from the data. No rate
+    divides by the number of rows: every rate is a ratio of noisy counts
+    (the number is public, as for every estimator here, and read only to
+    warn when ``delta`` is not below ``1 / n``).
 
     Noisy counts are clamped at 0 before they enter a ratio, so every rate
     is in ``[0, 1]``. A rate whose noisy denominator is not above
