@@ -679,11 +679,12 @@ def test_declared_n_private_scales_the_step_not_the_data():
 
 
 @pytest.mark.parametrize("n_public", [2, 4])
-def test_fewer_public_rows_than_parameters_fit_as_without_them(n_public):
+def test_fewer_public_rows_than_parameters_give_only_the_intercept_start(n_public):
     # 3 features and an intercept: 2 or 4 public rows cannot estimate the
     # public geometry. Started, preconditioned and tuned on them, the fit
-    # diverged (R^2 -40); now it starts from zero as with no public rows,
-    # says so, and its record is the one planned from the counts.
+    # diverged (R^2 -40); now it starts from zero coefficients (their mean
+    # target as the intercept) and takes the plain steps of a fit without
+    # public rows, says so, and its record is the one planned from counts.
     rng = np.random.default_rng(0)
     n = 1500
     X = rng.normal(size=(n, 3))
@@ -697,5 +698,15 @@ def test_fewer_public_rows_than_parameters_fit_as_without_them(n_public):
     assert est.score(X, y) > 0.9
     assert est.score(X, y) > plain.score(X, y) - 0.02
     np.testing.assert_array_equal(est.coef_public_, np.zeros(3))
+    # On raw columns (a target far from 0, out of the clipped steps' reach
+    # without public scales) the start at their mean target keeps the fit
+    # near the constant predictor; from zero it was 70x worse.
+    X_raw = X * [10.0, 1000.0, 1.0] + [50.0, 5e4, 2000.0]
+    y_raw = X_raw @ [1.0, 0.01, 3.0] + rng.normal(size=n)
+    with pytest.warns(UserWarning, match="public rows for 4"):
+        raw = SemiDPLinearRegression(random_state=0).fit(
+            X_raw, y_raw, public_mask=few
+        )
+    assert raw.score(X_raw, y_raw) > -1.0
     plan = SemiDPLinearRegression().privacy_plan(n, 3, n_public=n_public)
     assert est.dp_event_ == plan.dp_event

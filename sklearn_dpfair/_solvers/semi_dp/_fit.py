@@ -80,7 +80,6 @@ from ._public_geometry import (
     pda_md_preconditioner,
     public_geometry,
     public_step_curvature,
-    uninformative_geometry,
 )
 from ._public_tuning import (
     TAIL_FRACTION,
@@ -119,10 +118,11 @@ SENSITIVITY_FACTOR = {"add_remove": 1.0, "replace_one": 2.0}
 
 _TOO_FEW_PUBLIC_ROWS = (
     "Only {n} public rows for {p} parameters: too few to estimate a warm "
-    "start, a preconditioner or the 'auto' step and weight from them (they "
-    "would interpolate the rows), so the private fit starts from zero "
-    "without them, as it does without public rows; the rows still enter "
-    "its public gradient. Mark more than {p} rows public to use them."
+    "start, a preconditioner or the 'auto' step, weight and number of steps "
+    "(their model interpolates the rows), so the private fit starts from "
+    "zero coefficients and their mean target as the intercept and takes "
+    "the plain steps of a fit without public rows; the rows still enter "
+    "its public gradient. Mark more than {p} rows public to use them fully."
 )
 
 #: The solvers of a semi-private linear regression, by name.
@@ -891,22 +891,24 @@ def fit_semidp(
     Xp, yp = X[public_mask], y[public_mask]
     s = 1.0 if params.fit_intercept else 0.0
     n_params = X.shape[1] + int(params.fit_intercept)
-    if n_public and solver != "public-only" and not geometry_estimable(
-        n_public, n_params
-    ):
-        # "public-only" keeps their (interpolating) ridge fit, which is all
-        # it is asked for; a private fit does not start from, precondition
-        # by or tune on what they cannot estimate. The rows still enter the
-        # public gradient.
+    # A private fit on too few public rows takes only their mean target
+    # from them (its intercept's start): no warm start, preconditioner or
+    # tuning rests on what they cannot estimate. "public-only" keeps all it
+    # is asked for. The rows still enter the public gradient.
+    too_few = (
+        n_public
+        and solver != "public-only"
+        and not geometry_estimable(n_public, n_params)
+    )
+    if too_few:
         warn_at_caller(
             _TOO_FEW_PUBLIC_ROWS.format(n=n_public, p=n_params), UserWarning
         )
-        geometry = uninformative_geometry(n_params, n_public)
-    else:
-        geometry = public_geometry(
-            _float64_public(Xp), np.asarray(yp, dtype=np.float64),
-            intercept_scaling=s, ridge=params.public_ridge, n_features=X.shape[1],
-        )
+    geometry = public_geometry(
+        _float64_public(Xp), np.asarray(yp, dtype=np.float64),
+        intercept_scaling=s, ridge=params.public_ridge, n_features=X.shape[1],
+        estimable_only=bool(too_few),
+    )
     clip = params.clip
 
     if solver == "public-only":
