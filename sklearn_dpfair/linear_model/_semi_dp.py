@@ -140,10 +140,12 @@ class SemiDPLinearRegression(
           composed Gaussians).
         * ``"semidp-sgd"``: the same with Poisson-sampled private batches of
           expected size ``batch_size`` (add/remove adjacency only).
-        * ``"dp-gd"``: DP-GD on all rows, public rows treated as private (the
-          thesis's baseline); equals ``semidp-gd`` with
-          ``alpha = n_private / n``, clipped public gradients and no
-          preconditioner.
+        * ``"dp-gd"``: DP-GD on all rows, public rows treated as private in
+          the noisy gradient (the thesis's baseline); equals ``semidp-gd``
+          with ``alpha = n_private / n``, clipped public gradients and no
+          preconditioner. The public rows still give its start, column
+          scales and step size (as for every solver, the record says they
+          are not protected).
         * ``"public-only"``: ridge on the public rows; private rows are
           discarded (epsilon 0).
         * ``"pda-md"``: public-data-assisted mirror descent (Amid et al.),
@@ -538,10 +540,10 @@ default=None
                 self.epsilon,
                 self.delta,
                 self._accountant_kind(),
-                # Only dp-gd treats the public rows as private.
-                caveats=(
-                    (PUBLIC_ROWS_CAVEAT,) if n_public and solver != "dp-gd" else ()
-                ),
+                # dp-gd treats the public rows as private in its noisy
+                # gradient, but they still give its start, column scales and
+                # step size exactly, as they do every other solver's.
+                caveats=(PUBLIC_ROWS_CAVEAT,) if n_public else (),
             ),
             **{**hyperparameters, "solver": solver},
         )

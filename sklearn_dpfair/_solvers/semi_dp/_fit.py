@@ -136,7 +136,9 @@ _MECHANISM_NAME = {
         "semi-DP noisy SGD with sampling rate 1: every private row in every "
         "step, i.e. full-batch GD (thesis Algorithm 11, Gaussian)"
     ),
-    "dp-gd": "DP-GD on all rows, public rows treated as private",
+    "dp-gd": (
+        "DP-GD on all rows, public rows treated as private in the noisy gradient"
+    ),
     "pda-md": "PDA-MD: DP-GD on private rows, public-Hessian mirror map",
     "public-only": "public rows only (private rows discarded)",
 }
