@@ -418,11 +418,25 @@ def _final_estimator(estimator):
                 for name, step in estimator.steps[:-1]
                 if step not in (None, "passthrough")
             ]
+            private = [
+                name
+                for name, step in estimator.steps[:-1]
+                if getattr(step, "privacy_record_", None) is not None
+            ]
             if steps:
                 notes.append(
                     f"pipeline steps {steps} were fit before the final model; their "
-                    "fitted statistics are outside the guarantee unless they use "
-                    "public information only or are themselves private."
+                    "fitted statistics are outside this guarantee unless they use "
+                    "public information only."
+                    + (
+                        f" The private steps {private} spent their own budgets on "
+                        "the same rows, which add to the final model's (sequential "
+                        "composition): the pipeline is not private at this "
+                        "epsilon. make_private_pipeline composes them into one "
+                        "record."
+                        if private
+                        else ""
+                    )
                 )
             estimator = estimator[-1]
         elif hasattr(estimator, "best_estimator_") and hasattr(
@@ -501,7 +515,13 @@ def _privacy_of(estimator):
             "adjacency": record.adjacency,
             "mechanism": record.mechanism,
             "accountant": record.accountant,
-            "noise_multiplier": record.noise_multiplier,
+            # A private record of several mechanisms (a private pipeline,
+            # a local randomizer) holds 0 for "no single multiplier": unknown.
+            "noise_multiplier": (
+                record.noise_multiplier
+                if record.noise_multiplier or math.isinf(record.epsilon)
+                else None
+            ),
             "clip_norm": record.clip_norm,
             "sampling_rate": record.sampling_probability,
             "steps": record.steps,

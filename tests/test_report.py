@@ -237,6 +237,46 @@ def test_pipeline_and_search_are_unwrapped(data):
     assert report.overall["accuracy"] == pytest.approx(search.score(X, y))
 
 
+def test_plain_pipeline_with_a_private_step_says_its_budget_adds(data):
+    # Each step spent its own epsilon on the same rows: the report's record
+    # is the final model's, and the note must not suggest it covers them.
+    from sklearn_dpfair.preprocessing import DPStandardScaler
+
+    X, y, _ = data
+    pipe = make_pipeline(
+        DPStandardScaler(bounds=(-10.0, 10.0), random_state=0),
+        DPLogisticRegression(classes=[0, 1], max_iter=2, random_state=0),
+    ).fit(X, y)
+    report = privacy_report(pipe)
+    (note,) = [n for n in report.notes if "pipeline steps" in n]
+    assert "['dpstandardscaler'] spent their own budgets" in note
+    assert "make_private_pipeline" in note
+    plain = make_pipeline(
+        StandardScaler(), DPLogisticRegression(classes=[0, 1], max_iter=2)
+    ).fit(X, y)
+    (note,) = [n for n in privacy_report(plain).notes if "pipeline steps" in n]
+    assert "spent their own budgets" not in note
+
+
+def test_a_record_without_one_noise_multiplier_reports_none():
+    # A private pipeline composes several mechanisms: its record's 0 means
+    # "no single multiplier", not "no noise".
+    from sklearn_dpfair.pipeline import make_private_pipeline
+    from sklearn_dpfair.preprocessing import DPStandardScaler
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(300, 2)), np.arange(300) % 2
+    pipe = make_private_pipeline(
+        DPStandardScaler(bounds=(-5.0, 5.0)),
+        DPLogisticRegression(classes=[0, 1], max_iter=2),
+        random_state=0,
+    ).fit(X, y)
+    report = privacy_report(pipe)
+    assert report.privacy["noise_multiplier"] is None
+    assert "noise multiplier" not in report.privacy_frame().index
+    assert report.to_frame()["noise_multiplier"].isna().all()
+
+
 def test_search_of_non_private_model_has_no_privacy_notes(data):
     X, y, _ = data
     search = GridSearchCV(LogisticRegression(), {"C": [0.1, 1.0]}, cv=2).fit(X, y)
