@@ -118,7 +118,9 @@ def audit_estimator(
         ``delta_``). ``random_state`` is set per run when it is a parameter.
     neighbours : Neighbours
         The two datasets, from :func:`make_neighbours`. Their relation must be
-        the estimator's ``adjacency_`` (checked on a probe fit).
+        the estimator's ``adjacency_`` (checked on a probe fit); an
+        ``"attribute"`` pair, a replacement of one record's attribute, is
+        audited against a replace-one or attribute-level guarantee only.
     n_runs : int, default=1000
         Total number of fits, split evenly between the two worlds.
     statistic : "auto" or callable, default="auto"
@@ -172,14 +174,17 @@ def audit_estimator(
     for probe in probes:
         require_claim(probe)
     adjacency = getattr(probes[0], "adjacency_", None)
-    if neighbours.adjacency in ("add_remove", "replace_one") and adjacency not in (
-        None,
-        neighbours.adjacency,
-    ):
+    if adjacency is not None and not _pair_is_covered(neighbours.adjacency, adjacency):
         raise ValueError(
             f"The neighbours differ by {neighbours.adjacency!r} but the estimator's "
             f"guarantee is stated for {adjacency!r}; build the matching pair with "
             "make_neighbours(adjacency=...)."
+            + (
+                " An attribute change replaces one record, which an add/remove "
+                "guarantee covers only at twice its epsilon."
+                if neighbours.adjacency == "attribute"
+                else ""
+            )
         )
 
     def scores(data, seeds):
@@ -283,3 +288,17 @@ def audit_mechanism(
         confidence=confidence,
         selection_fraction=selection_fraction,
     )
+
+
+def _pair_is_covered(pair, adjacency):
+    """Whether a guarantee stated for ``adjacency`` covers the ``pair`` at its epsilon.
+
+    An attribute change replaces one record: a replace-one guarantee covers
+    it, as does an attribute-level one; an add/remove guarantee covers it
+    only at twice its epsilon (group privacy), which is not the claim.
+    """
+    if pair == "attribute":
+        return adjacency == "replace_one" or any(
+            word in adjacency for word in ("attribute", "sensitive")
+        )
+    return adjacency == pair

@@ -137,6 +137,30 @@ def test_audit_estimator_refuses_the_wrong_relation(isolated_canary):
         audit_estimator(_one_step_dpsgd(), nb, n_runs=8)
 
 
+def test_an_attribute_pair_is_not_audited_against_add_remove():
+    # An attribute change replaces one record: an add/remove guarantee
+    # covers it only at twice its epsilon, so comparing at epsilon could
+    # flag a correct estimator.
+    from sklearn_dpfair import DPFERMIClassifier
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 2)), np.arange(60) % 2
+    groups = np.arange(60) % 2
+    nb = make_neighbours(
+        X,
+        y,
+        canary=(np.array([3.0, 0.0]), 1),
+        fit_params={"sensitive_features": groups},
+        canary_fit_params={"sensitive_features": 0},
+        adjacency="attribute",
+        attribute="sensitive_features",
+        alternative_value=1,
+    )
+    fermi = DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=1)
+    with pytest.raises(ValueError, match="twice its epsilon"):
+        audit_estimator(fermi, nb, n_runs=8)
+
+
 def test_audit_estimator_needs_a_privacy_claim(isolated_canary):
     from sklearn.linear_model import LogisticRegression
 
