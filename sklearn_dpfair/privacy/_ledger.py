@@ -14,7 +14,9 @@ first time a ledger is pickled it opens a journal file (private to the user,
 in the temporary directory); the copies in the workers append each fit's
 event to it and the original reads it back, so the total also covers fits run
 in other processes. The journal is deleted when the original ledger is
-garbage collected.
+garbage collected. The journal is a local file: a copy unpickled on another
+machine (a distributed joblib backend) cannot reach it, and refuses to
+record rather than keep fits the original's total would never see.
 
 Composition assumes the recorded releases drew *independent* noise. Fits
 given the same seed (the same int, or copies of one numpy random-state
@@ -33,6 +35,7 @@ import contextlib
 import math
 import os
 import pickle
+import socket
 import struct
 import tempfile
 import threading
@@ -42,6 +45,7 @@ import weakref
 from collections import Counter
 from dataclasses import dataclass
 
+from ..exceptions import PrivacyAccountingError
 from ._accounting import (
     ACCOUNTANTS,
     ADJACENCIES,
@@ -224,10 +228,12 @@ class PrivacyLedger:
         self.kind = kind
         self._init_state(entries=[], journal=None, owner=True)
 
-    def _init_state(self, entries, journal, owner):
+    def _init_state(self, entries, journal, owner, detached_from=None):
         self._entries = list(entries)
         self._journal = journal
         self._owner = owner
+        # The host of an original whose journal this copy cannot reach.
+        self._detached_from = detached_from
         self._lock = threading.Lock()
 
     # -- clone / copy / pickle -------------------------------------------------
@@ -246,15 +252,25 @@ class PrivacyLedger:
             if self._journal is None:
                 self._journal = self._open_journal()
             entries = self._entries
-        return {"kind": self.kind, "entries": entries, "journal": self._journal}
+        return {
+            "kind": self.kind,
+            "entries": entries,
+            "journal": self._journal,
+            "host": socket.gethostname(),
+        }
 
     def __setstate__(self, state):
         self.kind = state["kind"]
         journal = state["journal"]
+        host = state.get("host")
         if journal is not None and os.path.exists(journal):
             # A copy while the original is alive (a joblib worker, or a
             # round trip in the same session): write where the original reads.
             self._init_state(state["entries"], journal, owner=False)
+        elif host is not None and host != socket.gethostname():
+            # Another machine: the original may be alive there, and fits
+            # recorded here would be missing from its total.
+            self._init_state(state["entries"], None, owner=True, detached_from=host)
         else:
             # The original is gone (a model loaded in a later session): this
             # copy becomes an independent ledger with what was recorded.
@@ -307,6 +323,15 @@ class PrivacyLedger:
         entry : LedgerEntry
             The recorded entry.
         """
+        if self._detached_from is not None:
+            raise PrivacyAccountingError(
+                "This PrivacyLedger was unpickled on another machine than the one "
+                f"that holds it ({self._detached_from!r}), where its journal cannot "
+                "be reached: a fit recorded here would be missing from the "
+                "original's total. Run the fits on the machine of the ledger (a "
+                "local joblib backend), or pass a new PrivacyLedger to start an "
+                "independent one."
+            )
         if not is_dp_event(dp_event):
             raise TypeError(
                 f"dp_event must be a dp_accounting DpEvent, got {type(dp_event)!r}."

@@ -156,6 +156,24 @@ def test_pickled_ledger_outliving_its_original_is_independent():
     assert len(restored) == 2
 
 
+def test_a_copy_on_another_machine_refuses_to_record(monkeypatch):
+    # Its journal is a local file: a fit recorded on a remote worker would
+    # be missing from the original's total, so the copy refuses.
+    from sklearn_dpfair.exceptions import PrivacyAccountingError
+    from sklearn_dpfair.privacy import _ledger
+
+    ledger = PrivacyLedger()
+    ledger.record(gaussian_event(2.0), delta=1e-5)
+    state = ledger.__getstate__()
+    state["journal"] = state["journal"] + ".elsewhere"  # not reachable here
+    monkeypatch.setattr(_ledger.socket, "gethostname", lambda: "worker-7")
+    remote = PrivacyLedger.__new__(PrivacyLedger)
+    remote.__setstate__(state)
+    with pytest.raises(PrivacyAccountingError, match="another machine"):
+        remote.record(gaussian_event(2.0), delta=1e-5)
+    assert len(ledger) == 1
+
+
 def test_non_private_fit_makes_the_total_infinite(data):
     X, y = data
     ledger = PrivacyLedger()
