@@ -118,7 +118,8 @@ def calibrate_noise(make_event, target_epsilon, delta, accountant="rdp"):
         if (log_sigma == lo and value <= 0) or moved < _LOG_SIGMA_XTOL:
             break
     if good == lo:
-        return _SIGMA_MIN
+        # The sigma the accountant evaluated (exp(log 0.1) is 1 ulp above 0.1).
+        return math.exp(lo)
     # Make sure both ends exist, then bisect. The accountant's epsilon can be
     # a step function of sigma (RDP optimised over a grid of orders has
     # plateaus), where secant steps stall; bisection still finds the smallest
@@ -138,7 +139,7 @@ def calibrate_noise(make_event, target_epsilon, delta, accountant="rdp"):
                 break
         else:  # the last point meets the budget: look just below it
             if good <= lo:
-                return _SIGMA_MIN
+                return math.exp(lo)
             probe = max(lo, good - width)
             if probe <= bad or evaluate(probe) > 0:
                 break
