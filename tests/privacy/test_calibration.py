@@ -87,3 +87,20 @@ def test_a_budget_below_the_rdp_orders_names_the_pld_accountant():
         calibrate_noise_multiplier(0.005, 1e-6, 1.0, 1, "rdp")
     z = calibrate_noise_multiplier(0.005, 1e-6, 1.0, 1, "pld")
     assert epsilon_of(gaussian_event(z), 1e-6, "pld") <= 0.005
+
+
+def test_the_floor_returned_is_the_sigma_the_accountant_evaluated():
+    # A budget the smallest noise already meets: the returned sigma is the
+    # one the accountant certified, exp(log 0.1), not 0.1 (an ulp below).
+    from dp_accounting import GaussianDpEvent
+
+    from sklearn_dpfair.privacy._calibration import calibrate_noise
+
+    evaluated = []
+
+    def make_event(sigma):
+        evaluated.append(sigma)
+        return GaussianDpEvent(sigma)
+
+    sigma = calibrate_noise(make_event, 1e4, 1e-5)
+    assert sigma == math.exp(math.log(0.1)) and sigma in evaluated
