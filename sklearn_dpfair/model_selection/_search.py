@@ -423,6 +423,12 @@ class PrivateHyperparameterSearch(
             del routed["sensitive_features"]
         return routed, sensitive
 
+    def _group_set(self):
+        """The declared group set: the search's, else the estimator's."""
+        if self.groups is not None:
+            return self.groups
+        return _declared(self.estimator, "groups")
+
     def _generators(self):
         """The search's generator and a seed source for the candidates."""
         if self.random_state is None:
@@ -491,9 +497,7 @@ class PrivateHyperparameterSearch(
         public = _public_rows(routed.get("public_mask"), n_samples)
         n_val, n_train = self._split_sizes(n_samples, len(public))
 
-        groups = (
-            self.groups if self.groups is not None else _declared_groups(self.estimator)
-        )
+        groups = self._group_set()
         if sensitive is not None and groups is None and task == "classification":
             raise ValueError(
                 "Declare the public group set (groups=[...] in the search or the "
@@ -653,7 +657,7 @@ class PrivateHyperparameterSearch(
         selection's event and the scores' noise multiplier.
         """
         base = clone(self.estimator)
-        key = _groups_key(base)
+        key = _declared_key(base, "groups")
         if grouped and key is not None and base.get_params()[key] is None:
             base.set_params(**{key: groups})  # declared in the search
         delta = float(self.delta)
@@ -759,9 +763,7 @@ class PrivateHyperparameterSearch(
         task = self._task()
         classes = _declared_classes(self.estimator) if task == "classification" else None
         self._scoring(task)
-        groups = (
-            self.groups if self.groups is not None else _declared_groups(self.estimator)
-        )
+        groups = self._group_set()
         if n_groups is None:
             grouped = self.scoring == "accuracy-dp-gap" and groups is not None
             n_groups = len(groups) if grouped else 1
@@ -1004,14 +1006,25 @@ def _score_noise_multiplier(run_epsilon, delta, share):
     return 1.0 / math.sqrt(2.0 * share * rho)
 
 
+def _declared_key(estimator, name):
+    """The parameter declaring ``name`` (``"classes"``, ``"groups"``): the
+    estimator's own, or a pipeline's final step's (None: neither has one)."""
+    params = estimator.get_params()
+    if name in params:
+        return name
+    keys = [k for k in params if k.endswith(f"__{name}")]
+    return keys[-1] if keys else None
+
+
+def _declared(estimator, name):
+    """The public set ``name`` declared in ``estimator`` (or its final step)."""
+    key = _declared_key(estimator, name)
+    return None if key is None else estimator.get_params()[key]
+
+
 def _declared_classes(estimator):
     """The public label set declared in ``estimator`` (or its final step)."""
-    params = estimator.get_params()
-    if "classes" in params:
-        return params["classes"]
-    # A pipeline: the final step's ``classes``.
-    declared = [v for k, v in params.items() if k.endswith("__classes")]
-    return declared[-1] if declared else None
+    return _declared(estimator, "classes")
 
 
 def _fit_takes(estimator, name):
@@ -1019,22 +1032,6 @@ def _fit_takes(estimator, name):
     steps = getattr(estimator, "steps", None)
     final = steps[-1][1] if steps else estimator
     return name in inspect.signature(final.fit).parameters
-
-
-def _groups_key(estimator):
-    """The parameter declaring the group set: ``groups``, or its final step's."""
-    params = estimator.get_params()
-    if "groups" in params:
-        return "groups"
-    # A pipeline: the final step's ``groups``.
-    keys = [k for k in params if k.endswith("__groups")]
-    return keys[-1] if keys else None
-
-
-def _declared_groups(estimator):
-    """The public group set declared in ``estimator`` (or its final step)."""
-    key = _groups_key(estimator)
-    return None if key is None else estimator.get_params()[key]
 
 
 def _split_params(params, n_samples, indices):
