@@ -374,29 +374,35 @@ _SCALE_CHECK_ROWS = 10_000
 
 _UNSCALED_COLUMNS = (
     "{name}: in {which} of X more than a quarter of the values lie beyond "
-    "+-{threshold:g}, and feature_scaling=None trains on the columns as given. "
-    "The private solver's public clip norm and step size assume columns of "
-    "unit scale: on raw columns (ages, incomes, years) the model can stay "
-    "near the constant. Pass feature_scaling='auto' (private column "
-    "statistics from 10% of the budget, composed into the same dp_event_; "
-    "with feature_bounds=[(lower, upper), ...], a public map at no cost), or "
-    "scale the columns inside make_private_pipeline (DPStandardScaler). This "
-    "check reads the training rows before the fit: like every input check, it "
-    "is outside the guarantee, and it shows no value."
-)
-_UNAFFORDABLE_SCALES = (
-    "{name}: in {which} of X more than a quarter of the values lie beyond "
-    "+-{threshold:g}, and feature_scaling='auto' trains on the columns as "
-    "given: at this number of rows and epsilon its private column statistics "
-    "would be noise (a public rule of n, epsilon and the number of columns), "
-    "so none were drawn. The private solver's public clip norm and step size "
-    "assume columns of unit scale: on raw columns (ages, incomes, years) the "
-    "model can stay near the constant. Pass feature_bounds=[(lower, upper), "
-    "...] (a public map at no cost), or scale the columns inside "
+    "+-{threshold:g}, and feature_scaling={setting} trains on the columns as "
+    "given{why}. The private solver's public clip norm and step size assume "
+    "columns of unit scale: on raw columns (ages, incomes, years) the model "
+    "can stay near the constant. Pass {remedy}, or scale the columns inside "
     "make_private_pipeline (DPStandardScaler). This check reads the training "
     "rows before the fit: like every input check, it is outside the "
     "guarantee, and it shows no value."
 )
+# Without scaling; with "auto" where private scales are unaffordable.
+_UNSCALED_CASES = {
+    False: dict(
+        setting="None",
+        why="",
+        remedy=(
+            "feature_scaling='auto' (private column statistics from 10% of the "
+            "budget, composed into the same dp_event_; with feature_bounds="
+            "[(lower, upper), ...], a public map at no cost)"
+        ),
+    ),
+    True: dict(
+        setting="'auto'",
+        why=(
+            ": at this number of rows and epsilon its private column "
+            "statistics would be noise (a public rule of n, epsilon and the "
+            "number of columns), so none were drawn"
+        ),
+        remedy="feature_bounds=[(lower, upper), ...] (a public map at no cost)",
+    ),
+}
 
 
 def count_beyond_unit_scale(X, threshold=UNIT_SCALE_LIMIT):
@@ -491,14 +497,13 @@ def warn_unscaled_columns(
         if positions.size == 1
         else f"{positions.size} of the {n_features} columns ({listed})"
     )
-    template = (
-        _UNAFFORDABLE_SCALES
-        if scaling is not None and scaling.unaffordable
-        else _UNSCALED_COLUMNS
-    )
+    unaffordable = scaling is not None and scaling.unaffordable
     warn_at_caller(
-        template.format(
-            name=type(estimator).__name__, which=which, threshold=UNIT_SCALE_LIMIT
+        _UNSCALED_COLUMNS.format(
+            name=type(estimator).__name__,
+            which=which,
+            threshold=UNIT_SCALE_LIMIT,
+            **_UNSCALED_CASES[unaffordable],
         )
     )
 
