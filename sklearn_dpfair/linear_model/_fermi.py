@@ -1598,12 +1598,7 @@ default=None
             marginal_noise_multiplier=_declared(self.marginal_noise_multiplier),
             selection_noise_multiplier=_declared(self.selection_noise_multiplier),
             public_marginals=public,
-            # An unaffordable "auto" is kept (it scales nothing) so that the
-            # fit's column check can say why nothing was scaled.
-            scaling=(
-                None if scaling.mode == "none" and not scaling.unaffordable
-                else scaling
-            ),
+            scaling=scaling,
         )
 
     def _non_private_limit(self):
@@ -1742,10 +1737,7 @@ default=None
                 data.n_samples, [*data.caveats, *caveats], data.n_features
             )
             # The record names the public map the partitions applied.
-            privacy = replace(
-                privacy,
-                scaling=None if scaling_plan.mode == "none" else scaling_plan,
-            )
+            privacy = replace(privacy, scaling=scaling_plan)
             params = self._fermi_params(constraint, False)
             plan = self._fermi_plan(
                 privacy,

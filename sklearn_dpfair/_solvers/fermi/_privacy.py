@@ -89,7 +89,8 @@ class FairPrivacy:
     selection_noise_multiplier: float | None = None
     public_marginals: np.ndarray | None = None
     #: The :class:`~sklearn_dpfair._solvers._feature_scaling.ScalingPlan` of
-    #: the columns (None: the columns are used as given).
+    #: the columns (None, or mode ``"none"``: the columns are used as given;
+    #: the fit's column check reads why from the plan).
     scaling: object = None
 
     @property
