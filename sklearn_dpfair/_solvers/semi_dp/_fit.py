@@ -80,6 +80,7 @@ from ._public_geometry import (
     pda_md_preconditioner,
     public_geometry,
     public_step_curvature,
+    uninformative_geometry,
 )
 from ._public_tuning import (
     TAIL_FRACTION,
@@ -906,11 +907,14 @@ def fit_semidp(
         warn_at_caller(
             _TOO_FEW_PUBLIC_ROWS.format(n=n_public, p=n_params), UserWarning
         )
-    geometry = public_geometry(
-        _float64_public(Xp), np.asarray(yp, dtype=np.float64),
-        intercept_scaling=s, ridge=params.public_ridge, n_features=X.shape[1],
-        estimable_only=bool(too_few),
-    )
+        geometry = uninformative_geometry(
+            n_params, n_public, y_public=yp, intercept_scaling=s
+        )
+    else:
+        geometry = public_geometry(
+            _float64_public(Xp), np.asarray(yp, dtype=np.float64),
+            intercept_scaling=s, ridge=params.public_ridge, n_features=X.shape[1],
+        )
     clip = params.clip
 
     if solver == "public-only":

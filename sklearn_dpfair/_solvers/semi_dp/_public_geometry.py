@@ -17,7 +17,7 @@ Coordinates. With an intercept, rows are augmented with a constant column
 """
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -240,14 +240,24 @@ def geometry_estimable(n_public, n_params):
     return n_public > n_params
 
 
-def uninformative_geometry(n_params, n_public=0):
+def uninformative_geometry(
+    n_params, n_public=0, *, y_public=None, intercept_scaling=0.0
+):
     """The :class:`PublicGeometry` that says nothing: no public rows, or too few.
 
-    A zero warm start, unit scales and no spectrum, as without public rows;
-    ``n_public`` keeps the count (the rows still enter the public gradient).
+    Unit scales and no spectrum, as without public rows (no preconditioner
+    or tuning rests on them); ``n_public`` keeps the count (the rows still
+    enter the public gradient). The warm start is zero, but for the
+    intercept, started at the mean of ``y_public`` when given: the one
+    parameter so few rows estimate (their ridge fit interpolates them: from
+    2 standardized rows it started the fit at R^2 0.56, where zero gives
+    0.93, and on raw columns at -336).
     """
+    warm_start = np.zeros(n_params)
+    if y_public is not None and intercept_scaling:
+        warm_start[-1] = float(np.mean(y_public)) / intercept_scaling
     return PublicGeometry(
-        warm_start=np.zeros(n_params),
+        warm_start=warm_start,
         scale=np.ones(n_params),
         eigvecs=None,
         eigvals=np.zeros(n_params),
@@ -257,9 +267,7 @@ def uninformative_geometry(n_params, n_public=0):
     )
 
 
-def public_geometry(
-    X_pub, y_pub, *, intercept_scaling, ridge, n_features, estimable_only=False
-):
+def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
     """Compute the :class:`PublicGeometry` of the public rows.
 
     Parameters
@@ -274,14 +282,6 @@ def public_geometry(
         ``(H~ + rho I) u = D^-1/2 X~^T y / n_pub``, ``w = D^-1/2 u``.
     n_features : int
         Number of features (for the empty case).
-    estimable_only : bool, default=False
-        Keep only what rows no more numerous than the parameters estimate
-        (:func:`geometry_estimable`): a warm start of zero coefficients and
-        their mean target as the intercept (their ridge fit interpolates
-        them: from 2 standardized rows it started the fit at R^2 0.56, where
-        zero gives 0.93, and on raw columns at -336), with the spectrum,
-        scales and noise level of :func:`uninformative_geometry` (no
-        preconditioner or tuning rests on them), and no warning.
 
     Returns
     -------
@@ -323,11 +323,6 @@ def public_geometry(
     # Degrees of freedom of the fit: the unseen directions take none (their
     # coordinate is 0; with ridge = 0 their ratio would be 0 / 0).
     dof = float(np.sum(np.where(seen, eigvals / np.where(seen, denom, 1.0), 0.0)))
-    if estimable_only and not geometry_estimable(n_pub, p):
-        start = np.zeros(p)
-        if s:
-            start[-1] = float(np.mean(y_pub)) / s
-        return replace(uninformative_geometry(p, n_pub), warm_start=start)
     if n_pub - dof >= 1.0:
         noise_variance = float(residual @ residual) / (n_pub - dof)
     else:
