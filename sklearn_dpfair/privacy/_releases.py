@@ -39,7 +39,11 @@ check the sums against the sensitivities).
 Releases are compared by their privacy loss per record: a Gaussian release
 of noise multiplier ``z`` is the ``1 / (2 z^2)``-zCDP release its
 ``GaussianDpEvent`` or ``ZCDpEvent`` accounts (Bun and Steinke, 2016,
-Proposition 1.6), so a fit may account a Gaussian sum as a zCDP part.
+Proposition 1.6), so a fit may account a Gaussian sum as a zCDP part. The
+converse does not hold: a ``("zcdp", rho)`` release (an exponential-mechanism
+selection) matches only an accounted ``ZCDpEvent``, never a
+``GaussianDpEvent`` of the same ``rho``, whose privacy-loss distribution the
+accountant uses and which such a release need not be dominated by.
 Releases on disjoint rows compose in parallel (one record is in one part):
 :func:`parallel_parts` logs each part on its own and hands the enclosing log
 only its worst part, as the accounting does. A federated fit's ISRL-DP
@@ -145,8 +149,8 @@ def _loss(kind, level):
 
 
 def _canonical(counts):
-    # Keyed by rho to 12 significant digits: a fit's zCDP parts and the
-    # noise multipliers its mechanisms use are computed along different
+    # Keyed by kind and rho to 12 significant digits: a fit's zCDP parts and
+    # the noise multipliers its mechanisms use are computed along different
     # float paths from the same budget. Pure-epsilon releases keep their
     # own key (no conversion to zCDP is exact).
     out = collections.Counter()
@@ -158,8 +162,36 @@ def _canonical(counts):
             # A local randomizer's pure-DP message, by its epsilon.
             out[("epsilon", float(f"{level:.12g}"))] += n
         else:
-            out[float(f"{_loss(kind, level):.12g}")] += n
+            out[(kind, float(f"{_loss(kind, level):.12g}"))] += n
     return out
+
+
+def _matches(ran, accounted, *, at_most):
+    """Whether the canonical releases ``ran`` are those ``accounted``.
+
+    A Gaussian release of zCDP loss ``rho`` may stand for an accounted
+    ``ZCDpEvent(rho)`` (the Gaussian mechanism is exactly that zCDP; Bun and
+    Steinke, 2016, Proposition 1.6), but not the other way round: an
+    accounted ``GaussianDpEvent`` is converted through the Gaussian's own
+    privacy-loss distribution, which no other ``rho``-zCDP mechanism (an
+    exponential-mechanism selection) need be dominated by.
+    """
+    rhos = {level for kind, level in ran if kind in ("gaussian", "zcdp")}
+    rhos |= {level for kind, level in accounted if kind in ("gaussian", "zcdp")}
+    for rho in rhos:
+        ran_zcdp, acc_zcdp = ran[("zcdp", rho)], accounted[("zcdp", rho)]
+        ran_all = ran_zcdp + ran[("gaussian", rho)]
+        acc_all = acc_zcdp + accounted[("gaussian", rho)]
+        if ran_zcdp > acc_zcdp or ran_all > acc_all:
+            return False
+        if ran_all < acc_all and not at_most:
+            return False
+    for key in set(ran) | set(accounted):
+        if key[0] in ("gaussian", "zcdp"):
+            continue
+        if ran[key] > accounted[key] or (ran[key] < accounted[key] and not at_most):
+            return False
+    return True
 
 
 def pure_epsilon_of(event):
@@ -478,8 +510,7 @@ def check_releases(log, event, *, what, at_most=False):
     if expected is None:
         return
     ran, accounted = _canonical(+log.counts), _canonical(+expected)
-    fewer = all(accounted[k] >= n for k, n in ran.items())
-    if ran != accounted and not (at_most and fewer):
+    if not _matches(ran, accounted, at_most=at_most):
         # Counts and noise levels are public (they are the plan's), so the
         # message may show them.
         raise PrivacyAccountingError(

@@ -104,6 +104,39 @@ def test_a_gaussian_release_may_be_accounted_as_its_zcdp_part():
         check_releases(log, zcdp_event(0.5 / 4.0**2 * 1.001), what="fit")
 
 
+
+def test_a_selection_is_never_accounted_as_a_gaussian_of_its_rho():
+    # A rho-zCDP selection need not be dominated by the Gaussian whose
+    # privacy-loss distribution a GaussianDpEvent is converted with.
+    epsilon0 = 1.0
+    rho = epsilon0**2 / 8.0
+    gaussian = GaussianMechanism(1.0, (0.5 / rho) ** 0.5)
+    with logged_releases() as log:
+        ExponentialMechanism(1.0, epsilon0).select(np.arange(4.0), RNG)
+    check_releases(log, exponential_mechanism_event(epsilon0), what="fit")
+    with pytest.raises(PrivacyAccountingError, match="zcdp"):
+        check_releases(log, gaussian.event(), what="fit")
+    # A Gaussian and a selection of the same rho fill a Gaussian and a zCDP
+    # part, whichever order the plan lists them in, but not two Gaussians.
+    with logged_releases() as both:
+        _release(gaussian)
+        ExponentialMechanism(1.0, epsilon0).select(np.arange(4.0), RNG)
+    check_releases(
+        both,
+        composed_event([zcdp_event(rho), gaussian.event()]),
+        what="fit",
+    )
+    with pytest.raises(PrivacyAccountingError):
+        check_releases(both, gaussian.event(steps=2), what="fit")
+    # Fewer releases than accounted, when asked, still never a selection for
+    # a Gaussian.
+    check_releases(
+        both, composed_event([zcdp_event(rho), gaussian.event(steps=2)]),
+        what="silo", at_most=True,
+    )
+    with pytest.raises(PrivacyAccountingError):
+        check_releases(both, gaussian.event(steps=3), what="silo", at_most=True)
+
 def test_nested_logs_pass_their_releases_on():
     with logged_releases() as outer:
         _release(GaussianMechanism(1.0, 1.0))
