@@ -515,8 +515,8 @@ def _privacy_of(estimator):
             "adjacency": record.adjacency,
             "mechanism": record.mechanism,
             "accountant": record.accountant,
-            # A private record of several mechanisms (a private pipeline,
-            # a local randomizer) holds 0 for "no single multiplier": unknown.
+            # A private record with no single Gaussian multiplier holds None
+            # (a private pipeline) or 0 (a local randomizer): unknown.
             "noise_multiplier": (
                 record.noise_multiplier
                 if record.noise_multiplier or math.isinf(record.epsilon)

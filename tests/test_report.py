@@ -259,8 +259,8 @@ def test_plain_pipeline_with_a_private_step_says_its_budget_adds(data):
 
 
 def test_a_record_without_one_noise_multiplier_reports_none():
-    # A private pipeline composes several mechanisms: its record's 0 means
-    # "no single multiplier", not "no noise".
+    # A private pipeline composes several mechanisms: its record holds None
+    # ("no single multiplier"), never 0 ("no noise").
     from sklearn_dpfair.pipeline import make_private_pipeline
     from sklearn_dpfair.preprocessing import DPStandardScaler
 
@@ -271,6 +271,9 @@ def test_a_record_without_one_noise_multiplier_reports_none():
         DPLogisticRegression(classes=[0, 1], max_iter=2),
         random_state=0,
     ).fit(X, y)
+    assert pipe.noise_multiplier_ is None
+    assert pipe.privacy_record_.noise_multiplier is None
+    assert "Noise multiplier" not in pipe.privacy_record_.technical_text()
     report = privacy_report(pipe)
     assert report.privacy["noise_multiplier"] is None
     assert "noise multiplier" not in report.privacy_frame().index

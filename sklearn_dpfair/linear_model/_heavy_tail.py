@@ -821,7 +821,9 @@ or None, default="auto"
             # disjoint batches replace one record.
             adjacency=setup.adjacency,
             mechanism=f"HeavyTailDPRegressor ({setup.solver}): planned releases",
-            noise_multiplier=0.0,
+            # Several estimates of different noise: the fit's record names
+            # its gradient steps' multiplier; the plan names none.
+            noise_multiplier=None,
         )
 
     def _clip_norm(self):

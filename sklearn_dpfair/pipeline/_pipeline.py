@@ -248,6 +248,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         The guarantee of the whole fit: ``dp_event_`` is the composition of
         the steps' events, ``epsilon_`` what the accountant gives for it at
         ``delta_`` (the total delta less the steps' additional deltas).
+    noise_multiplier_ : None
+        No single multiplier describes the steps' releases; each private
+        step's fitted clone in ``pipeline_`` has its own.
     additional_delta_ : float
         Delta spent outside ``dp_event_``; the fit is
         ``(epsilon_, delta_ + additional_delta_)``-DP.
@@ -843,7 +846,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             accountant=plan.accountant,
             adjacency=plan.adjacency,
             mechanism=plan.mechanism,
-            noise_multiplier=0.0,
+            # Its steps' mechanisms differ: no one multiplier (0 would
+            # read as "no noise").
+            noise_multiplier=None,
             caveats=tuple(caveats),
             additional_delta=plan.additional_delta,
             seed=noise_seed(self.random_state)
@@ -1197,8 +1202,10 @@ class _Planner:
                     if self._width_free(epsilon, delta, **{param: value}):
                         hints.append(hint.format(value=value))
                         break
-                except ValueError:
-                    pass  # a value the step does not take, or no plan there
+                except (ValueError, TypeError):
+                    # A value the step does not take (scikit-learn's
+                    # InvalidParameterError is both), or no plan there.
+                    pass
                 finally:
                     est.set_params(**{param: own[param]})
         return hints

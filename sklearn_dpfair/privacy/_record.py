@@ -175,8 +175,10 @@ class PrivacyRecord:
         Description of the mechanism.
     mechanism : str
         Human-readable name of the mechanism.
-    noise_multiplier : float
-        Noise standard deviation in units of the sensitivity.
+    noise_multiplier : float or None
+        Noise standard deviation in units of the sensitivity; None when no
+        single multiplier describes the fit (a private pipeline's steps, a
+        planned record of several mechanisms): ``dp_event`` does.
     clip_norm : float or None
         Per-record sensitivity (clip threshold) of each released sum.
     sampling_probability : float or None
@@ -221,7 +223,7 @@ class PrivacyRecord:
     accountant: str
     dp_event: object
     mechanism: str
-    noise_multiplier: float
+    noise_multiplier: float | None
     clip_norm: float | None = None
     sampling_probability: float | None = None
     steps: int | None = None
