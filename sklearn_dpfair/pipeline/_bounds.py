@@ -52,7 +52,9 @@ def declared_output_bound(step):
     if hasattr(step, "output_norm_bound_") and hasattr(step, "output_bounds_"):
         return {
             "norm": float(step.output_norm_bound_),
-            "inf": float(np.max(np.abs(step.output_bounds_))),
+            # A step may output no column (an encoder that kept no
+            # category): it bounds nothing above 0.
+            "inf": float(np.max(np.abs(step.output_bounds_), initial=0.0)),
         }
     if isinstance(step, Pipeline):
         for _, sub in reversed(step.steps):

@@ -138,9 +138,10 @@ def _free_width(est, n_in):
     if isinstance(est, OrdinalEncoder):
         return len(est.categories)
     if isinstance(est, OneHotEncoder):
-        if est.drop is not None:
-            return None
-        return sum(len(c) for c in est.categories)
+        return sum(
+            len(c) - _drops_one(est.drop, j, len(c))
+            for j, c in enumerate(est.categories)
+        )
     if isinstance(est, SplineTransformer):
         n_knots = np.asarray(est.knots).shape[0]
         n_splines = (
@@ -150,6 +151,16 @@ def _free_width(est, n_in):
             return None
         return n_in * (n_splines - (not est.include_bias))
     return None
+
+
+def _drops_one(drop, column, n_categories):
+    """Whether a ``OneHotEncoder`` with declared categories drops one of a column's."""
+    if drop is None:
+        return False
+    if isinstance(drop, str):
+        return drop == "first" or (drop == "if_binary" and n_categories == 2)
+    # One category (or None) per column.
+    return drop[column] is not None
 
 
 def _free_layout(est, sparse_in):

@@ -51,6 +51,13 @@ TRANSFORMERS = [
         _categories,
     ),
     (OneHotEncoder(categories=[[0, 1, 2], [0, 1]]), _categories),
+    (OneHotEncoder(categories=[[0, 1, 2], [0, 1]], drop="first"), _categories),
+    (OneHotEncoder(categories=[[0, 1, 2], [0, 1]], drop="if_binary"), _categories),
+    (OneHotEncoder(categories=[[0, 1, 2], [0, 1]], drop=[2, 0]), _categories),
+    (
+        OneHotEncoder(categories=[[0], [0, 1]], drop="first"),
+        lambda: _categories() * [0, 1],
+    ),
     (OrdinalEncoder(categories=[[0, 1, 2], [0, 1]]), _categories),
     (SplineTransformer(knots=np.linspace(-5, 5, 4)[:, None].repeat(3, 1)), _numbers),
     (

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 import sklearn
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
@@ -389,6 +390,19 @@ def test_width_error_names_the_parameter_that_reads_it(
     pipe.privacy_plan(n_samples, 2)
 
 
+
+def test_width_error_on_a_sparse_input_names_the_parameter_too():
+    # The hint's probe of another value of the parameter must not turn into
+    # the sparse layout's refusal of that value.
+    X = sp.csr_matrix(np.abs(np.random.default_rng(0).normal(size=(30, 2))))
+    pipe = make_private_pipeline(
+        FunctionTransformer(np.sqrt, accept_sparse=True),
+        DPLogisticRegression(classes=[0, 1], feature_bounds=[(0.0, 5.0)] * 2),
+    )
+    with pytest.raises(ValueError, match="number of input columns") as info:
+        pipe.fit(X, np.arange(30) % 2)
+    assert "set small_budget='fit'" in str(info.value)
+
 def _repeat_columns(X, times):
     return np.repeat(np.asarray(X, dtype=float), times, axis=1)
 
@@ -458,6 +472,35 @@ def test_output_bound_flows_to_the_final_estimator():
     ):
         pipe.privacy_plan(4000, 3)
 
+
+
+def test_a_block_that_outputs_no_column_bounds_nothing():
+    # Every category is one row's: the encoder keeps none, and its block of
+    # the ColumnTransformer adds nothing to the bound the final step reads.
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"x": rng.normal(size=40), "c": [f"id{i}" for i in range(40)]})
+    y = np.arange(40) % 2
+    columns = ColumnTransformer(
+        [
+            ("num", DPStandardScaler(bounds=(-3.0, 3.0)), ["x"]),
+            ("cat", DPOneHotEncoder(handle_unknown="ignore"), ["c"]),
+        ]
+    )
+    pipe = make_private_pipeline(
+        columns,
+        DPLogisticRegression(
+            classes=[0, 1], solver="output-perturbation", alpha=0.01,
+            small_budget="fit",
+        ),
+        random_state=0,
+    )
+    _fit(pipe, X, y)
+    encoder = pipe.pipeline_[0].named_transformers_["cat"]
+    assert encoder.output_bounds_.shape == (0, 2)
+    scaler = pipe.pipeline_[0].named_transformers_["num"]
+    assert pipe.pipeline_[-1].feature_norm_bound == pytest.approx(
+        math.hypot(scaler.output_norm_bound_, encoder.output_norm_bound_)
+    )
 
 def test_fit_does_not_mutate_the_steps():
     df, y = _raw_frame()
