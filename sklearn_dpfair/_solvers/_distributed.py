@@ -45,6 +45,7 @@ import numpy as np
 from sklearn.utils.validation import check_array, column_or_1d, validate_data
 
 from ..fairness import encode_sensitive_features
+from ..utils._redact import redacting_errors
 from ..utils._validation import check_delta_for_n, resolve_classes
 from ._constant_choice import comparison_from_counts
 from ._feature_scaling import (
@@ -291,6 +292,8 @@ def _as_dask_array(obj, name, row_chunks=None, lengths=None):
     return obj
 
 
+# Runs on a worker, whose scheduler logs a failed task's exception there.
+@redacting_errors
 def _load_partition(
     X,
     y,
@@ -303,7 +306,14 @@ def _load_partition(
     scaling=None,
 ):
     """Validate, encode and keep one partition on its worker."""
-    X = check_array(X, dtype=(np.float64, np.float32), order="C", input_name="X")
+    # An empty partition (a filtered frame's) is validated, then dropped.
+    X = check_array(
+        X,
+        dtype=(np.float64, np.float32),
+        order="C",
+        input_name="X",
+        ensure_min_samples=0,
+    )
     if scaling is not None:
         # The same public map on every partition (no data read).
         X = np.ascontiguousarray(scaling.transform(X))
@@ -356,6 +366,11 @@ def as_run_record(record, data):
     return replace(record, mechanism=mechanism)
 
 
+@redacting_errors
+def _as_float64(block):
+    return np.asarray(block, dtype=np.float64)
+
+
 def exact_column_scaling(X, *, center=True):
     """Every column's exact mean and standard deviation, computed on the cluster.
 
@@ -381,7 +396,9 @@ def exact_column_scaling(X, *, center=True):
     """
     import dask
 
-    X = X.astype(np.float64)
+    # Converted block by block on the workers, redacting a failure's message
+    # there (a string cell is quoted in it).
+    X = X.map_blocks(_as_float64, dtype=np.float64)
     with np.errstate(all="ignore"):
         mean = (
             np.asarray(dask.compute(X.mean(axis=0))[0], dtype=np.float64)

@@ -10,18 +10,27 @@ to float: 'x'"). Such a message leaves the fit in tracebacks and logs, where
 the guarantee does not reach. The fit's wrapper
 (:func:`sklearn_dpfair._base._releases_checked`) passes every such message
 through :func:`redact_private_values` before it leaves ``fit``; the messages
-this package writes itself never print a private value.
+this package writes itself never print a private value. Code that validates
+rows where the fit's wrapper does not run (a Dask worker, whose scheduler
+logs every failed task's exception) redacts there
+(:func:`redacting_errors`).
 """
 
+import functools
 import re
 
-__all__ = ["redact_private_values", "redacted_error"]
+__all__ = ["redact_private_values", "redacted_error", "redacting_errors"]
 
 _NOT_SHOWN = "(not shown: private values)"
 
 _PATTERNS = (
     # sklearn.utils.check_array on 1-D or scalar input.
     (re.compile(r"array=.*?\.\n(?=Reshape)", re.S), f"array={_NOT_SHOWN}.\n"),
+    # sklearn.utils.check_array on complex input prints the array.
+    (
+        re.compile(r"Complex data not supported\n.*", re.S),
+        f"Complex data not supported: {_NOT_SHOWN}.",
+    ),
     # numpy and Python number parsing.
     (
         re.compile(
@@ -90,3 +99,36 @@ def redacted_error(exc):
         return type(exc)(redacted)
     except Exception:
         return (TypeError if isinstance(exc, TypeError) else ValueError)(redacted)
+
+
+def redacting_errors(func):
+    """``func``, raising a redacted copy of any ``ValueError``/``TypeError``.
+
+    For functions that validate private rows away from the fit's wrapper: on
+    a Dask worker, ``distributed`` logs a failed task's exception where it
+    is raised, before the driver sees it.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.utils._redact import redacting_errors
+    >>> @redacting_errors
+    ... def parse(value):
+    ...     return float(value)
+    >>> parse("Alice")
+    Traceback (most recent call last):
+    ...
+    ValueError: could not convert string to float: (not shown: private values)
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except (ValueError, TypeError) as exc:
+            redacted = redacted_error(exc)
+            if redacted is None:
+                raise
+        # Outside the handler: the original, chained, would print the values.
+        raise redacted
+
+    return wrapper

@@ -331,3 +331,30 @@ def test_a_planned_intercept_only_fit_releases_the_histogram(dask_client, small)
     assert dask.intercept_only_ and not np.any(dask.coef_) and dask.n_iter_ == 0
     assert dask.privacy_record_ == memory.privacy_record_
     np.testing.assert_allclose(dask.intercept_, memory.intercept_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+def test_empty_partitions_are_dropped(dask_client, small, epsilon):
+    # A filtered frame leaves partitions without rows: they hold no record.
+    X, y, _ = small
+    rows = (1500, 0, 1500)
+    kw = dict(epsilon=epsilon, classes=[0, 1], max_iter=2, random_state=0)
+    fitted = DPLogisticRegression(**kw).fit(
+        da.from_array(X, chunks=(rows, -1)), da.from_array(y, chunks=(rows,))
+    )
+    memory = DPLogisticRegression(**kw).fit(X, y)
+    assert fitted.dp_event_ == memory.dp_event_
+    assert fitted.score(X, y) > 0.8
+
+
+def test_worker_side_validation_never_quotes_a_value():
+    # A worker's scheduler logs the exception a task raises, before the
+    # driver's fit can redact it: the worker functions redact it themselves.
+    X = np.zeros((4, 2), dtype=object)
+    X[1, 1] = "Alice Smith, HIV+"
+    with pytest.raises(ValueError, match="not shown") as raised:
+        _distributed._load_partition(X, np.zeros(4), None, [0, 1], None, 1.0)
+    assert "Alice" not in str(raised.value) and raised.value.__context__ is None
+    with pytest.raises(ValueError, match="not shown") as raised:
+        _distributed._as_float64(X)
+    assert "Alice" not in str(raised.value)

@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 from sklearn.utils.validation import check_array
 
-from sklearn_dpfair.utils._redact import redact_private_values, redacted_error
+from sklearn_dpfair.utils._redact import (
+    redact_private_values,
+    redacted_error,
+    redacting_errors,
+)
 
 
 def _message_of(call):
@@ -23,6 +27,13 @@ def test_check_array_on_one_column_prints_no_value():
     assert redacted.startswith("Expected 2D array, got 1D array instead")
     assert "Reshape your data" in redacted
 
+
+
+def test_check_array_on_complex_input_prints_no_value():
+    raw = _message_of(lambda: check_array(np.array([[4242.5 + 0j], [1.0 + 0j]])))
+    assert "4.2425e+03" in raw
+    redacted = redact_private_values(raw)
+    assert "4.2425" not in redacted and redacted.startswith("Complex data not")
 
 @pytest.mark.parametrize(
     "call",
@@ -76,3 +87,24 @@ def test_redacted_error_keeps_the_type_where_it_can():
 
     error = redacted_error(Picky("'se", "cret'"))
     assert type(error) is ValueError and "secret" not in str(error)
+
+
+def test_redacting_errors_raises_the_redacted_copy_alone():
+    # On a Dask worker the task's exception is logged as raised: neither it
+    # nor a chained original may quote the value.
+    @redacting_errors
+    def parse(value):
+        return float(value)
+
+    with pytest.raises(ValueError) as info:
+        parse("Alice Smith")
+    assert "Alice" not in str(info.value)
+    assert info.value.__context__ is None and info.value.__cause__ is None
+    assert parse("2.5") == 2.5
+
+    @redacting_errors
+    def refuse():
+        raise ValueError("X has 3 features; expected 2.")
+
+    with pytest.raises(ValueError, match="X has 3 features"):
+        refuse()
