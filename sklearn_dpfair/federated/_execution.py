@@ -86,29 +86,41 @@ class DaskExecution:
             sid: workers[j % len(workers)] for j, sid in enumerate(silo_kwargs)
         }
         per_worker = {}
-        for sid, kw in silo_kwargs.items():
-            address = self.placement[sid]
-            kw = dict(kw)
-            # Rows go straight to their worker, once; the silo keeps them.
-            kw["X"], kw["y"] = client.scatter(
-                [kw["X"], kw["y"]], workers=[address], hash=False
-            )
-            per_worker.setdefault(address, {})[sid] = kw
-        self._futures = [
-            client.submit(
-                SiloHost,
-                kwargs,
-                actor=True,
-                workers=[address],
-                allow_other_workers=False,
-                pure=False,
-            )
-            for address, kwargs in per_worker.items()
-        ]
-        # The silos' privacy was resolved on the driver; what a worker can
-        # still refuse (non-finite rows, a set-up made for other rows)
-        # surfaces here.
-        self._hosts = [f.result() for f in self._futures]
+        scattered = []
+        self._futures = []
+        try:
+            for sid, kw in silo_kwargs.items():
+                address = self.placement[sid]
+                kw = dict(kw)
+                # Rows go straight to their worker, once; the silo keeps them.
+                kw["X"], kw["y"] = client.scatter(
+                    [kw["X"], kw["y"]], workers=[address], hash=False
+                )
+                scattered += [kw["X"], kw["y"]]
+                per_worker.setdefault(address, {})[sid] = kw
+            self._futures = [
+                client.submit(
+                    SiloHost,
+                    kwargs,
+                    actor=True,
+                    workers=[address],
+                    allow_other_workers=False,
+                    pure=False,
+                )
+                for address, kwargs in per_worker.items()
+            ]
+            # The silos' privacy was resolved on the driver; what a worker can
+            # still refuse (non-finite rows, a set-up made for other rows)
+            # surfaces here.
+            self._hosts = [f.result() for f in self._futures]
+        except BaseException:
+            # A silo that refused its rows: no silo's rows stay on a worker.
+            client.cancel(self._futures + scattered)
+            self._futures, self._hosts = [], []
+            raise
+        finally:
+            per_worker.clear()
+            scattered.clear()
 
     def messages(self, model, round_index):
         pending = [h.messages(model, round_index) for h in self._hosts]

@@ -152,7 +152,10 @@ def test_worker_side_refusal_reaches_the_caller(client, data):
     X, y, silos = data
     X_a = X[silos == "a"].copy()
     X_a[3, 1] = np.nan
-    parts = {"a": (X_a, y[silos == "a"].astype(float))}
+    parts = {
+        "a": (X_a, y[silos == "a"].astype(float)),
+        "b": (X[silos == "b"], y[silos == "b"].astype(float)),
+    }
     config = FederationConfig(rounds=5, sampling_probability=0.2, learning_rate=1.0)
     with pytest.raises(ValueError, match="finite numbers"):
         fit_federated(
@@ -164,6 +167,10 @@ def test_worker_side_refusal_reaches_the_caller(client, data):
             execution="dask",
             client=client,
         )
+    # The failed start leaves no silo's rows (nor any silo host) on a worker.
+    assert _keys_on_workers(client, keep=lambda key: False) == {
+        address: [] for address in client.scheduler_info()["workers"]
+    }
 
 
 def test_dask_needs_a_client(data, monkeypatch):
