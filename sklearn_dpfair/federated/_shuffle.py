@@ -224,7 +224,9 @@ def shuffle_isrl_record(eps0, n_records, rounds, delta, *, clip_norm, caveats=()
     -------
     record : PrivacyRecord
         Replace-one, PLD accountant; ``epsilon`` recomputable with
-        :func:`recompute_isrl_epsilon`.
+        :func:`recompute_isrl_epsilon`. Its ``clip_norm`` is the L1
+        sensitivity ``2 C`` of a report and ``noise_multiplier`` the
+        Laplace scale in units of it.
     """
     if math.isinf(eps0):
         event = dp_accounting.NonPrivateDpEvent()
@@ -237,9 +239,13 @@ def shuffle_isrl_record(eps0, n_records, rounds, delta, *, clip_norm, caveats=()
         accountant="pld",
         dp_event=event,
         mechanism=f"{SHUFFLE_ISRL_MECHANISM} [{_TRUST_ISRL}]",
+        # Laplace noise of scale 2C / eps0: multiplier 1 / eps0 of the L1
+        # sensitivity 2C of a replaced record's clipped gradient. The record
+        # is drawn uniformly, one per round (the mechanism says so): no
+        # Poisson rate.
         noise_multiplier=0.0 if math.isinf(eps0) else 1.0 / eps0,
-        clip_norm=float(clip_norm),
-        sampling_probability=1.0 / n_records,
+        clip_norm=2.0 * float(clip_norm),
+        sampling_probability=None,
         steps=int(rounds),
         caveats=tuple(caveats),
     )
@@ -427,10 +433,12 @@ class ShuffledSilo:
             )
         if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
             raise ValueError(f"silo {silo_id!r}: X must be finite numbers.")
-        if (record.steps, record.sampling_probability) != (
-            config.rounds,
-            1.0 / X.shape[0],
-        ):
+        planned = (
+            dp_accounting.NonPrivateDpEvent()
+            if math.isinf(eps0)
+            else _rr_event(sample_one_epsilon(eps0, X.shape[0]), config.rounds)
+        )
+        if (record.steps, record.dp_event) != (config.rounds, planned):
             raise ValueError(
                 f"silo {silo_id!r}: its record was made for another size or schedule."
             )
