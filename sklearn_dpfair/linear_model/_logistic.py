@@ -257,9 +257,10 @@ default="dp-sgd"
         ``"dp-sgd"`` fits only; every other fit path takes
         ``feature_bounds`` (a ``ValueError`` naming them otherwise): the
         federated fit (``silos=``, every silo maps its own rows by the same
-        public map, at any ``epsilon``: the silos clip even without noise;
-        a federation whose silos are all non-private, every silo's
-        ``epsilon`` ``inf`` without ``noise_multiplier``, standardizes the
+        public map, at any ``epsilon``; a silo at ``epsilon`` ``inf``
+        without ``noise_multiplier`` takes its steps without noise or
+        clipping, so a value far outside the bounds moves the model; a
+        federation whose silos are all non-private standardizes the
         columns by their exact moments instead),
         a Dask collection (every partition maps its rows, at any
         ``epsilon``), and the ``"dp-newton"``, ``"output-perturbation"`` and
