@@ -18,7 +18,7 @@ from sklearn.utils.validation import (
 from ..privacy._ledger import PrivacyLedger
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
-from ._categories import MISSING, canonical_order, column_keys, key_of, public_value
+from ._categories import canonical_order, column_keys, key_of, public_value
 from ._partition import gaussian_threshold, select_partitions
 
 __all__ = ["DPOneHotEncoder"]
@@ -304,11 +304,17 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         # Columns as object arrays, their values untouched (strings, numbers,
         # None, NaN), as scikit-learn's encoders read them.
         if not hasattr(X, "iloc"):
-            X = check_array(X, dtype=None, ensure_all_finite=False)
+            checked = check_array(X, dtype=None, ensure_all_finite=False)
+            if not hasattr(X, "dtype") and np.issubdtype(checked.dtype, np.str_):
+                # A list mixing strings and NaN (or None) would become the
+                # string 'nan': read it as objects, as scikit-learn does.
+                checked = check_array(X, dtype=object, ensure_all_finite=False)
+            X = checked
         validate_data(self, X, reset=reset, skip_check_array=True)
         if hasattr(X, "iloc"):
-            if X.shape[0] == 0:
-                check_array(np.empty((0, X.shape[1])))
+            if X.shape[0] == 0 or X.shape[1] == 0:
+                # scikit-learn's message for no rows or no columns.
+                check_array(np.empty(X.shape))
             return [X.iloc[:, j].to_numpy(dtype=object) for j in range(X.shape[1])]
         return [X[:, j] for j in range(X.shape[1])]
 
@@ -362,7 +368,8 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         input_features = _check_feature_names_in(self, input_features)
         names = []
         for feature, keys in zip(input_features, self._keys):
-            names += [f"{feature}_{'nan' if k is MISSING else k}" for k in keys]
+            # As categories_ shows them (1.0, not 1, beside a missing value).
+            names += [f"{feature}_{value}" for value in public_value(keys)]
             if self.handle_unknown == "other":
                 names.append(f"{feature}_{OTHER}")
         return np.asarray(names, dtype=object)

@@ -166,6 +166,31 @@ def test_missing_values_are_a_category():
     )
 
 
+
+@pytest.mark.parametrize(
+    "X",
+    [
+        [["a"], ["b"], [np.nan], ["a"]] * 5,  # a list: no dtype of its own
+        pd.DataFrame({"x0": pd.array([1, 2, None, 1] * 5, dtype="Int64")}),
+    ],
+    ids=["list-with-nan", "nullable-Int64"],
+)
+def test_missing_values_and_names_as_in_scikit_learn(X):
+    # NaN stays the missing category (never the string 'nan'), and the
+    # names spell the categories as categories_ holds them.
+    ours = DPOneHotEncoder(epsilon=np.inf, handle_unknown="ignore").fit(X)
+    ref = OneHotEncoder(handle_unknown="ignore", sparse_output=False).fit(X)
+    for a, b in zip(ours.categories_, ref.categories_):
+        assert [str(v) for v in a] == [str(v) for v in b]
+        assert pd.isna(a[-1]) and pd.isna(b[-1])
+    assert list(ours.get_feature_names_out()) == list(ref.get_feature_names_out())
+    np.testing.assert_array_equal(ours.transform(X), ref.transform(X))
+
+
+def test_no_columns_is_refused_like_scikit_learn():
+    with pytest.raises(ValueError, match="0 feature"):
+        DPOneHotEncoder().fit(pd.DataFrame(index=range(5)))
+
 def test_max_categories_and_min_frequency_post_process_the_counts():
     X = pd.DataFrame({"c": ["a"] * 500 + ["b"] * 300 + ["c"] * 100})
     top = DPOneHotEncoder(max_categories=3, random_state=0).fit(X)
