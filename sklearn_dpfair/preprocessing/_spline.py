@@ -208,12 +208,18 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
 def _strictly_increasing(knots, width):
     """Move coinciding knots apart, keeping the first and last in place."""
     first, last = knots[0].copy(), knots[-1].copy()
+    # The gap, at least a few float spacings of the knots' magnitude: a
+    # column near 1.7e9 with bounds 20 wide would otherwise add less than
+    # one spacing and leave the knots equal.
+    gap = np.maximum(
+        width * _KNOT_GAP, 4.0 * np.spacing(np.max(np.abs(knots), axis=0))
+    )
     # A column whose end points coincide (a constant column without
     # privacy) gets a width of its own.
-    last = np.where(last > first, last, first + width * _KNOT_GAP * knots.shape[0])
+    last = np.where(last > first, last, first + gap * knots.shape[0])
     knots = knots.copy()
     for k in range(1, knots.shape[0]):
-        knots[k] = np.maximum(knots[k], knots[k - 1] + width * _KNOT_GAP)
+        knots[k] = np.maximum(knots[k], knots[k - 1] + gap)
     # Knots pushed past the last one: rescale into [first, last].
     knots = first + (knots - first) * ((last - first) / (knots[-1] - first))
     knots[-1] = last

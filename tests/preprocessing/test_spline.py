@@ -64,3 +64,17 @@ def test_coinciding_private_knots_are_moved_apart():
         spl = DPSplineTransformer(bounds=BOUNDS, random_state=seed).fit(X)
         assert np.all(np.diff(spl.knots_[:, 0]) > 0)
         assert spl.knots_[0, 0] == 0.0 and spl.knots_[-1, 0] == 100.0
+
+
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+def test_knots_apart_where_the_gap_is_below_the_float_spacing(epsilon):
+    # A column near 1.7e9 with bounds 20 wide: a gap of width * 1e-9 is
+    # below one float spacing there.
+    X = np.full((2000, 1), 1.7e9)
+    for seed in range(5):
+        spl = DPSplineTransformer(
+            bounds=(1.7e9 - 10, 1.7e9 + 10), n_knots=40, epsilon=epsilon,
+            random_state=seed,
+        ).fit(X)
+        assert np.all(np.diff(spl.knots_[:, 0]) > 0)
+        assert np.isfinite(spl.transform(X)).all()
