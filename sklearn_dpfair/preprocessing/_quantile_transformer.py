@@ -35,7 +35,12 @@ class DPQuantileTransformer(
 
     At ``epsilon=inf`` the quantiles are the exact ones of scikit-learn
     (including the observed minimum and maximum as end points), so the two
-    agree on data within the bounds with fewer rows than ``subsample``.
+    agree on data within the bounds with at least ``n_quantiles`` rows and
+    fewer than ``subsample``. With fewer rows than ``n_quantiles``,
+    scikit-learn lowers its number of quantiles to the number of rows; this
+    transformer keeps ``n_quantiles`` (a public parameter its plan is made
+    from), and the two interpolate between the same order statistics
+    differently.
 
     Read more in the :ref:`User Guide <preprocessing>`.
 

@@ -13,6 +13,7 @@ quantiles of one column.
 """
 
 import math
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -248,7 +249,10 @@ def private_fences(X, levels, fence, rho, rng):
     True
     """
     if math.isinf(rho):
-        with np.errstate(all="ignore"):
+        # A column of NaN only has no extremes: numpy warns "All-NaN slice",
+        # and the column gets [-1, 1] below.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
             lower, upper = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
         empty = np.isnan(lower)
         lower, upper = np.where(empty, -1.0, lower), np.where(empty, 1.0, upper)

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Standardization with a private mean and variance of clipped columns."""
 
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -81,11 +82,12 @@ class DPStandardScaler(
     mean_ : ndarray of shape (n_features,)
         Released mean of the clipped columns (0 without ``with_mean``).
     var_ : ndarray of shape (n_features,) or None
-        Released variance, floored at ``(width / 1000)^2`` and, under
-        privacy, at twice the standard deviation of its own noise (a
+        Released variance. Under privacy it is floored at ``(width /
+        1000)^2`` and at twice the standard deviation of its own noise (a
         variance the noise could have produced from nothing is replaced by
-        the noise level: a larger scale, never a near-zero one); None
-        without ``with_std``.
+        the noise level: a larger scale, never a near-zero one); at
+        ``epsilon=inf`` it is the exact variance, as in scikit-learn (a
+        constant column then has scale 1). None without ``with_std``.
     scale_ : ndarray of shape (n_features,)
         ``sqrt(var_)`` (1 without ``with_std``).
     bounds_ : ndarray of shape (n_features, 2)
@@ -194,6 +196,8 @@ class DPStandardScaler(
         self.var_, self.scale_ = None, np.ones(n_features)
         if self.with_std:
             self.var_ = np.square(half) * var_u
+            if not plan.is_private:
+                self.var_ = _exact_variance(X, lower, upper, self.var_)
             scale = np.sqrt(self.var_)
             # A zero variance (exact statistics of a constant column) scales
             # by 1, as scikit-learn does.
@@ -244,3 +248,24 @@ class DPStandardScaler(
         X = self._validate_floats(X, reset=False)
         return X * self.scale_ + self.mean_
 
+
+def _exact_variance(X, lower, upper, one_pass):
+    """The variance of the clipped columns in two passes (no privacy).
+
+    The sums of squares the private release is made of lose a constant
+    column's zero variance to rounding (``5.5e-13`` for twenty values of 5
+    in ``[0, 100]``, a scale of ``7e-7``); two passes keep it, and a
+    variance within rounding of zero is zero, as in scikit-learn's
+    ``StandardScaler``. A column with no observed value keeps ``one_pass``.
+    """
+    observed = ~np.isnan(X)
+    clipped = np.where(observed, np.clip(X, lower, upper), np.nan)
+    count = observed.sum(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+        mean = np.nanmean(clipped, axis=0)
+        var = np.nanvar(clipped, axis=0)
+    eps = np.finfo(np.float64).eps
+    constant = var <= count * eps * var + np.square(count * mean * eps)
+    var = np.where(constant, 0.0, var)
+    return np.where(count > 0, var, one_pass)

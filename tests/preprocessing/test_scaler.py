@@ -1,13 +1,14 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
 import math
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_dpfair.exceptions import PrivacyBudgetError
-from sklearn_dpfair.preprocessing import DPStandardScaler
+from sklearn_dpfair.preprocessing import DPSimpleImputer, DPStandardScaler
 from sklearn_dpfair.privacy._accounting import epsilon_of
 from sklearn_dpfair.privacy._quantile import quantile_sensitivity
 
@@ -120,6 +121,26 @@ def test_epsilon_inf_is_scikit_learn_on_data_within_the_bounds(bounds):
     )
     assert math.isinf(ours.epsilon_)
 
+
+
+def test_epsilon_inf_is_scikit_learn_on_constant_and_raw_scale_columns():
+    # A constant column off the bounds' centre keeps variance 0 and scale 1
+    # (one-pass sums of squares would leave rounding: scale 7e-7), and
+    # columns far from 0 keep their spread.
+    rng = np.random.default_rng(0)
+    X = np.column_stack(
+        [
+            np.full(20, 5.0),
+            9e5 + 3.0 * rng.normal(size=20),
+            1.7e9 + rng.normal(size=20),
+        ]
+    )
+    bounds = [(0.0, 100.0), (0.0, 1e6), (1.69e9, 1.71e9)]
+    ours = DPStandardScaler(bounds=bounds, epsilon=np.inf).fit(X)
+    ref = StandardScaler().fit(X)
+    assert ours.var_[0] == 0.0 and ours.scale_[0] == 1.0
+    np.testing.assert_allclose(ours.scale_, ref.scale_, rtol=1e-9)
+    np.testing.assert_allclose(ours.transform(X), ref.transform(X), atol=1e-8)
 
 def test_utility_rises_with_epsilon():
     rng = np.random.default_rng(2)
@@ -242,3 +263,12 @@ def test_in_a_pipeline_with_a_private_classifier():
         DPLogisticRegression(epsilon=0.8, classes=[0, 1]),
     ).set_output(transform="pandas")
     assert pipe.fit(X, y).score(X, y) > 0.9
+
+
+@pytest.mark.parametrize("transformer", [DPStandardScaler, DPSimpleImputer])
+def test_a_column_of_nan_only_fits_without_a_numpy_warning(transformer):
+    X = np.column_stack([np.arange(20.0), np.full(20, np.nan)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fitted = transformer(bounds="auto", epsilon=np.inf).fit(X)
+    assert np.isfinite(fitted.bounds_).all()
