@@ -355,10 +355,11 @@ def test_regressor_search_plan_is_the_fitted_event(estimator, grid, semi):
     search = PrivateHyperparameterSearch(
         estimator, grid, epsilon=2.0, score_bound=10.0, n_runs=2, random_state=0
     )
-    plan = search.privacy_plan(N, D, n_public=int(mask.sum()))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         search.fit(X, y, **({"public_mask": mask} if semi else {}))
+    # At the training size the fit drew (before reading a row).
+    plan = search.privacy_plan(N, D, n_public=int(mask.sum()), n_train=search.n_train_)
     _assert_planned(plan, search)
     assert search.epsilon_ <= 2.0
 
@@ -631,11 +632,13 @@ def test_sparse_search_plan_is_the_fitted_event(estimator, grid, epsilon):
     search = PrivateHyperparameterSearch(
         estimator, grid, epsilon=epsilon, score_bound=10.0, n_runs=2, random_state=0
     )
-    dense = search.privacy_plan(N, D, n_public=int(mask.sum()))
-    plan = search.privacy_plan(N, D, sparse=True, n_public=int(mask.sum()))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         search.fit(sp.csr_matrix(X), y, **({"public_mask": mask} if semi else {}))
+    # At the training size the fit drew (before reading a row).
+    counts = {"n_public": int(mask.sum()), "n_train": search.n_train_}
+    dense = search.privacy_plan(N, D, **counts)
+    plan = search.privacy_plan(N, D, sparse=True, **counts)
     _assert_planned(plan, search)
     # The candidates were planned as fitted on sparse X: no private scales.
     assert dense.dp_event != plan.dp_event

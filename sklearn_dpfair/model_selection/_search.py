@@ -156,7 +156,13 @@ class PrivateHyperparameterSearch(
     gap_penalty : float, default=1.0
         Weight of the gap in ``"accuracy-dp-gap"``.
     validation_fraction : float, default=0.2
-        Share of the rows held out (at random) for the private scores.
+        Probability with which each private row is held out for the private
+        scores, independently of the others (public randomness, drawn before
+        any row is read; rows marked by ``public_mask`` are all trained on).
+        Independent draws keep the guarantee's neighbours within one part:
+        an added or removed record changes the part it falls in only. The
+        parts' sizes are public (``n_train_``, ``n_validation_``) and vary
+        from fit to fit around ``validation_fraction`` of the rows.
     n_runs : float or "auto", default="auto"
         Mean number of runs; "auto" is twice the number of candidates. More
         runs try more candidates (with the logarithmic distribution and six
@@ -201,6 +207,10 @@ class PrivateHyperparameterSearch(
         Noise of the scores, in units of their sensitivity.
     n_candidates_ : int
         Number of grid points.
+    n_train_, n_validation_ : int
+        Sizes of the drawn training and validation parts (public: the
+        draws' outcome). ``privacy_plan(..., n_train=n_train_)`` is the
+        fitted record's plan.
     candidate_plans_ : dict of ndarray
         The candidates' planned training costs at ``run_epsilon_``, one entry
         per grid point, in the shape of ``GridSearchCV.cv_results_`` (see
@@ -225,7 +235,8 @@ class PrivateHyperparameterSearch(
     ``epsilon=run_epsilon_`` on the training split, release a Gaussian-noised
     count vector of its validation predictions. Its event is the sequential
     composition of the training event and the score's Gaussian (conservative:
-    the splits are disjoint). When the candidates' training events differ
+    the splits are disjoint, and each row is held out by its own draw, so a
+    record added or removed changes one split only). When the candidates' training events differ
     (different ``max_iter`` or ``batch_size``), a uniformly chosen candidate
     is a post-processing of running one candidate of each distinct cost, so
     the run's event composes every distinct training event. The search's
@@ -495,7 +506,8 @@ class PrivateHyperparameterSearch(
                 f"X has {n_samples} rows but y has {num_samples(y)}."
             )
         public = _public_rows(routed.get("public_mask"), n_samples)
-        n_val, n_train = self._split_sizes(n_samples, len(public))
+        # Refuses a fraction that leaves a split empty at its expected size.
+        self._split_sizes(n_samples, len(public))
 
         groups = self._group_set()
         if sensitive is not None and groups is None and task == "classification":
@@ -514,23 +526,38 @@ class PrivateHyperparameterSearch(
             if len(classes) != 2:
                 raise ValueError("scoring='accuracy-dp-gap' needs a binary problem.")
 
+        rng, seed_source = self._generators()
+        # The split is public randomness, drawn before any row is read: each
+        # private row is held out for validation independently, with
+        # probability validation_fraction (public rows, few and most useful
+        # to the semi-private estimators, are all trained on). Independent
+        # draws make the parts' neighbouring datasets those of the whole: an
+        # added or removed record is added to or removed from one part, the
+        # others' rows unchanged. A split of fixed sizes would not: adding a
+        # record to the validation part of a fixed size pushes one of its
+        # rows into the training part (a replacement in each part, which
+        # the add/remove events of the runs and scores do not account).
+        val_idx, train_idx = draw_split(
+            n_samples, public, float(self.validation_fraction), rng
+        )
+        n_val, n_train = len(val_idx), len(train_idx)
+        if n_val < 1 or n_train < 1:
+            # The draws and the public count decide it, not the rows.
+            raise ValueError(
+                f"The random split of validation_fraction={self.validation_fraction} "
+                f"left an empty {'validation' if n_val < 1 else 'training'} part of "
+                f"the {n_samples} rows; raise the number of rows or move "
+                "validation_fraction away from 0 and 1."
+            )
+
         # Plan every candidate and the selection before reading the data
-        # (public inputs only).
+        # (public inputs only: the drawn sizes are public).
         selection = self._selection_plan(
             candidates, n_train, int(np.shape(X)[1]),
             _counts(n_groups, classes, len(public)), groups,
             grouped=sensitive is not None, sparse=sparse, schema=schema,
         )
         delta = float(self.delta)
-
-        rng, seed_source = self._generators()
-        # The split is public randomness: the validation rows are drawn
-        # among the private rows (public rows, few and most useful to the
-        # semi-private estimators, are all trained on).
-        private = np.setdiff1d(np.arange(n_samples), public, assume_unique=True)
-        perm = rng.permutation(len(private))
-        val_idx = np.sort(private[perm[:n_val]])
-        train_idx = np.sort(np.concatenate([private[perm[n_val:]], public]))
         train_params = _split_params(routed, n_samples, train_idx)
         X_train, y_train = safe_indexing(X, train_idx), safe_indexing(y, train_idx)
         X_val = safe_indexing(X, val_idx)
@@ -581,6 +608,7 @@ class PrivateHyperparameterSearch(
         self.run_epsilon_ = selection.run_epsilon
         self.score_noise_multiplier_ = selection.score_noise
         self.n_candidates_ = len(candidates)
+        self.n_train_, self.n_validation_ = int(n_train), int(n_val)
         self.candidate_plans_ = _plan_table(candidates, selection, delta)
         if task == "classification":
             self.classes_ = est.classes_
@@ -747,7 +775,7 @@ class PrivateHyperparameterSearch(
             caveats=tuple(caveats),
         )
 
-    _plan_public_counts = ("n_groups", "n_public")
+    _plan_public_counts = ("n_groups", "n_public", "n_train")
     # The candidates are planned with X's layout, and private pipelines
     # with its columns (``feature_names``: names, or a frame's names and
     # dtypes, as ``PrivatePipeline.privacy_plan`` takes them).
@@ -755,10 +783,14 @@ class PrivateHyperparameterSearch(
     _plan_reads_schema = True
 
     def _public_selection(
-        self, n_samples, n_features, n_groups=None, n_public=0, *, sparse=False,
-        schema=None,
+        self, n_samples, n_features, n_groups=None, n_public=0, n_train=None, *,
+        sparse=False, schema=None,
     ):
-        """The :class:`_SelectionPlan` of a fit on these public counts."""
+        """The :class:`_SelectionPlan` of a fit on these public counts.
+
+        ``n_train``: the training part's drawn size (``n_train_`` after a
+        fit); None plans at its expected size.
+        """
         candidates = self._candidates()
         task = self._task()
         classes = _declared_classes(self.estimator) if task == "classification" else None
@@ -767,28 +799,42 @@ class PrivateHyperparameterSearch(
         if n_groups is None:
             grouped = self.scoring == "accuracy-dp-gap" and groups is not None
             n_groups = len(groups) if grouped else 1
-        _, n_train = self._split_sizes(n_samples, n_public)
+        _, expected = self._split_sizes(n_samples, n_public)
+        if n_train is None:
+            n_train = expected
+        elif not n_public <= n_train < n_samples:
+            raise ValueError(
+                f"n_train={n_train} is not the size of a training part of "
+                f"{n_samples} rows with {n_public} public (all trained on) and "
+                "at least one held out."
+            )
         return self._selection_plan(
             candidates, n_train, n_features, _counts(n_groups, classes, n_public),
             groups, grouped=n_groups > 1, sparse=sparse, schema=schema,
         )
 
     def _planned_record(
-        self, n_samples, n_features, n_groups=None, n_public=0, *, sparse=False,
-        schema=None,
+        self, n_samples, n_features, n_groups=None, n_public=0, n_train=None, *,
+        sparse=False, schema=None,
     ):
         """The record of a search on ``n_samples`` rows (public inputs only).
 
         ``n_groups``: the declared groups routed to the fit (default: those
         declared when ``scoring="accuracy-dp-gap"``, else 1); ``n_public``:
-        the rows ``public_mask`` marks (all trained on); ``sparse``: whether
-        X is a sparse matrix (the candidates are planned with that layout);
-        ``schema``: X's column names or empty frame (``feature_names``).
+        the rows ``public_mask`` marks (all trained on); ``n_train``: the
+        training part's size, which the fit draws (``n_train_``) before it
+        reads a row: each private row is held out independently, so the
+        size varies from fit to fit (None: its expected size, ``n_samples -
+        round(validation_fraction * n_samples)``; the candidates' budgets
+        and the search's epsilon are the same at any size, their noise
+        levels differ slightly); ``sparse``: whether X is a sparse matrix
+        (the candidates are planned with that layout); ``schema``: X's
+        column names or empty frame (``feature_names``).
         """
         return self._record(
             self._public_selection(
-                n_samples, n_features, n_groups, n_public, sparse=sparse,
-                schema=schema,
+                n_samples, n_features, n_groups, n_public, n_train,
+                sparse=sparse, schema=schema,
             )
         )
 
@@ -819,7 +865,9 @@ class PrivateHyperparameterSearch(
             ``privacy_plan`` takes it too.
         **public_counts : int
             ``n_groups`` (routed declared groups), ``n_public`` (rows
-            ``public_mask`` marks).
+            ``public_mask`` marks), ``n_train`` (the training part's size:
+            ``n_train_`` of a fit, which draws it; default its expected
+            size).
 
         Returns
         -------
@@ -1032,6 +1080,29 @@ def _fit_takes(estimator, name):
     steps = getattr(estimator, "steps", None)
     final = steps[-1][1] if steps else estimator
     return name in inspect.signature(final.fit).parameters
+
+
+def draw_split(n_samples, public, validation_fraction, rng):
+    """Validation and training rows: each private row held out independently.
+
+    Row ``i`` is held out when the ``i``-th uniform draw among the private
+    rows is below ``validation_fraction``; the public rows are all trained
+    on. With the same generator, the split of a dataset with a record
+    appended is the split of the dataset, plus that record in one part:
+    the parts' neighbours are the whole's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.model_selection._search import draw_split
+    >>> val, train = draw_split(6, np.array([0]), 0.5, np.random.default_rng(0))
+    >>> sorted(np.concatenate([val, train]).tolist()), 0 in val
+    ([0, 1, 2, 3, 4, 5], False)
+    """
+    private = np.setdiff1d(np.arange(n_samples), public, assume_unique=True)
+    held_out = rng.random(len(private)) < validation_fraction
+    train = np.sort(np.concatenate([private[~held_out], public]))
+    return private[held_out], train
 
 
 def _split_params(params, n_samples, indices):

@@ -114,7 +114,7 @@ def test_planned_event_is_the_fitted_event(data, name):
     with sklearn.config_context(enable_metadata_routing=True):
         search = _search(estimator, routed)
         _fit(search, data, routed)
-    n_train = N_SAMPLES - int(round(search.validation_fraction * N_SAMPLES))
+    n_train = search.n_train_
     n_groups = 2 if routed else 1
     t = search.run_epsilon_
     counts = {"n_groups": n_groups}
@@ -211,7 +211,7 @@ def test_search_over_a_private_pipeline_on_raw_columns():
     assert search.epsilon_ <= 2.0
     best = search.best_estimator_
     # The selected pipeline's fit is the planned one (checked by each run too).
-    n_train = 3000 - int(round(search.validation_fraction * 3000))
+    n_train = search.n_train_
     plan = plan_candidate(best, n_train, 4, {}, delta=1e-5)
     assert best.dp_event_ == plan.event(search.run_epsilon_, 1e-5)
     assert search.score(X, y) > 0.8
@@ -253,11 +253,12 @@ def test_search_over_a_private_pipeline_selecting_frame_columns():
         pipe, {"dplogisticregression__alpha": [0.0, 1e-3]}, epsilon=2.0,
         n_runs=2, random_state=0,
     )
-    planned = search.privacy_plan(n, 4, feature_names=frame.iloc[:0])
-    table = search.candidate_plans(n, 4, feature_names=frame.iloc[:0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         search.fit(frame, y)
+    drawn = {"feature_names": frame.iloc[:0], "n_train": search.n_train_}
+    planned = search.privacy_plan(n, 4, **drawn)
+    table = search.candidate_plans(n, 4, **drawn)
     assert planned.dp_event == search.dp_event_
     assert search.epsilon_ <= 2.0
     assert list(table["mechanism"]) == list(search.candidate_plans_["mechanism"])
@@ -265,7 +266,7 @@ def test_search_over_a_private_pipeline_selecting_frame_columns():
     # The pipeline's own plan: a frame resolves the dtype selection; names
     # alone leave it unresolved (not guessed from object dtypes), and the
     # scaler's plan, whose event does not read its width, says so.
-    n_train = n - int(round(search.validation_fraction * n))
+    n_train = search.n_train_
     best = search.best_estimator_
     for names, width in ((frame.iloc[:0], 2), (list(frame.columns), "unknown")):
         plan = best.privacy_plan(n_train, 4, feature_names=names)
@@ -317,12 +318,18 @@ def test_the_search_itself_has_a_plan(data):
     search = PrivateHyperparameterSearch(
         estimator, {"alpha": [0.0, 1e-3]}, epsilon=2.0, n_runs=2, random_state=0
     )
-    plan = search.privacy_plan(N_SAMPLES, 5)
+    before = search.privacy_plan(N_SAMPLES, 5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         search.fit(X, y)
+    # The fit drew its split before reading a row: its record is the plan
+    # at the drawn training size, and the epsilon planned at the expected
+    # size is the same target.
+    plan = search.privacy_plan(N_SAMPLES, 5, n_train=search.n_train_)
     assert plan.dp_event == search.dp_event_
     assert plan.epsilon == search.epsilon_ <= 2.0
+    assert before.epsilon == pytest.approx(search.epsilon_, rel=1e-3)
+    assert search.n_train_ + search.n_validation_ == N_SAMPLES
 
 
 def test_replace_one_candidates_give_a_replace_one_search(data):

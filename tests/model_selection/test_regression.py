@@ -122,9 +122,11 @@ def test_regressor_search_records_its_plan(data, name):
         estimator, grid, epsilon=2.0, score_bound=5.0, n_runs=2, random_state=0
     )
     n_public = int(public.sum()) if semi else 0
-    plan = search.privacy_plan(N, D, n_public=n_public)
-    table = search.candidate_plans(N, D, n_public=n_public)
     _fit(search, X, y, **({"public_mask": public} if semi else {}))
+    # At the training size the fit drew (before reading a row).
+    counts = {"n_public": n_public, "n_train": search.n_train_}
+    plan = search.privacy_plan(N, D, **counts)
+    table = search.candidate_plans(N, D, **counts)
     assert plan.dp_event == search.dp_event_
     assert plan.epsilon == search.epsilon_ <= 2.0
     assert plan.adjacency == search.adjacency_
@@ -133,7 +135,7 @@ def test_regressor_search_records_its_plan(data, name):
     assert not hasattr(search, "classes_")
     # The selected run's fit is the planned one, on the training split with
     # every public row in it.
-    n_train = N - round(search.validation_fraction * N)
+    n_train = search.n_train_
     best = search.best_estimator_
     counts = {"n_public": n_public}
     planned = plan_candidate(best, n_train, D, counts, delta=search.delta)

@@ -38,6 +38,8 @@ _RELEASED = {
     "run_epsilon_",
     "score_noise_multiplier_",
     "n_candidates_",
+    "n_train_",  # public: the drawn split's sizes
+    "n_validation_",
     "candidate_plans_",  # public: the candidates' plans at the per-run budget
     "classes_",
     "n_features_in_",
@@ -140,7 +142,7 @@ def test_no_noiseless_private_score_escapes(data, fitted):
         assert not hasattr(search, "cv_results_")
         # The released score is a noisy count ratio, never a noiseless one:
         # a noiseless accuracy on the m validation rows lies on k / m.
-        m = round(search.validation_fraction * n)
+        m = search.n_validation_
         scaled = search.best_score_ * m
         assert abs(scaled - round(scaled)) > 1e-6
         assert search.score_noise_multiplier_ > 1.0
@@ -290,7 +292,7 @@ def test_fair_scoring_of_an_estimator_that_takes_no_groups(data, routing):
             groups=[0, 1], scoring="accuracy-dp-gap", gap_penalty=1.0
         ).fit(X, y, sensitive_features=sensitive)
     plan = _search(groups=[0, 1], scoring="accuracy-dp-gap").privacy_plan(
-        X.shape[0], X.shape[1], n_groups=2
+        X.shape[0], X.shape[1], n_groups=2, n_train=search.n_train_
     )
     assert search.dp_event_ == plan.dp_event
     assert search.best_params_["clip_norm"] in (0.5, 2.0)
@@ -422,3 +424,25 @@ def test_candidates_are_calibrated_with_the_rdp_accountant(data):
     search = _search(estimator=estimator).fit(X, y)
     assert search.best_estimator_.privacy_record_.accountant == "rdp"
     assert search.estimator.accountant == "pld"  # the parameter is untouched
+
+
+def test_an_added_record_changes_one_part_of_the_split_only():
+    # Each private row is held out by its own draw: with the same generator,
+    # appending a record leaves every other row in its part (a split of
+    # fixed sizes would push a row across when the record joins a part).
+    from sklearn_dpfair.model_selection._search import draw_split
+
+    public = np.array([0, 3])
+    for seed in range(20):
+        val, train = draw_split(50, public, 0.2, np.random.default_rng(seed))
+        val2, train2 = draw_split(51, public, 0.2, np.random.default_rng(seed))
+        assert np.array_equal(val2[val2 < 50], val)
+        assert np.array_equal(train2[train2 < 50], train)
+        assert (50 in val2) != (50 in train2)
+        assert set(public) <= set(train)
+    # The fitted sizes are the drawn ones, public, and sum to n.
+    X, y = np.random.default_rng(0).normal(size=(400, 3)), np.arange(400) % 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = _search().fit(X, y)
+    assert search.n_train_ + search.n_validation_ == 400
