@@ -38,13 +38,13 @@ the same model with the same accounting as an undisturbed one).
 
 import concurrent.futures
 import math
-import sys
 from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.utils.validation import check_array, column_or_1d, validate_data
 
 from ..fairness import encode_sensitive_features
+from ..utils._dask import is_dask_collection, refuse_dask_input
 from ..utils._redact import redacting_errors
 from ..utils._validation import check_delta_for_n, resolve_classes
 from ._constant_choice import comparison_from_counts
@@ -106,25 +106,6 @@ _WORKER_LOST = (
     "recomputed; no model is released. Nothing was published, so a new fit "
     "(from fresh OS entropy) spends its budget afresh."
 )
-
-
-def is_dask_collection(obj):
-    """Whether ``obj`` is a Dask collection (without importing Dask).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._distributed import is_dask_collection
-    >>> is_dask_collection(np.zeros(3))
-    False
-    """
-    dask = sys.modules.get("dask")
-    if dask is None:
-        # Nothing can be a Dask collection before Dask was imported.
-        return False
-    from dask.base import is_dask_collection as _is_collection
-
-    return bool(_is_collection(obj))
 
 
 @dataclass(frozen=True)
@@ -191,31 +172,6 @@ def set_dask_input_features(estimator, X):
     else:
         header = X
     validate_data(estimator, header, reset=True, skip_check_array=True)
-
-
-_DASK_REFUSED = (
-    "{name} does not accept Dask collections ({what}): it would gather them "
-    "onto the driver. DPLogisticRegression (solver='dp-sgd') and "
-    "DPFERMIClassifier fit Dask arrays and DataFrames on their workers; "
-    "otherwise compute the collection first (e.g. X.compute())."
-)
-
-
-def refuse_dask_input(name, **inputs):
-    """Raise ``TypeError`` if an input of estimator ``name`` is a Dask collection.
-
-    For the estimators whose fit would pull a Dask collection onto the
-    driver through ``np.asarray``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._distributed import refuse_dask_input
-    >>> refuse_dask_input("FERMIClassifier", X=np.zeros((2, 1)), y=None)
-    """
-    found = [key for key, value in inputs.items() if is_dask_collection(value)]
-    if found:
-        raise TypeError(_DASK_REFUSED.format(name=name, what=", ".join(found)))
 
 
 def _current_client():

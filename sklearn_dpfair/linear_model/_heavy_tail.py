@@ -16,7 +16,6 @@ from .._base import (
     PrivateEstimatorMixin,
 )
 from .._loss import AbsoluteLoss, HuberLoss, PinballLoss, SquaredLoss
-from .._solvers._distributed import refuse_dask_input
 from .._solvers._progress import progress_printer
 from .._solvers.heavy_tail._fit import (
     ONE_PASS_RADIUS,
@@ -26,12 +25,13 @@ from .._solvers.heavy_tail._fit import (
     solver_runs_dpsgd,
     zcdp_budget,
 )
+from ..preprocessing._bounds import check_bounds
 from ..privacy import PrivacyBudget, PrivacyRecord
 from ..privacy._random import check_noise_generator
 from ..privacy._record import weights_caveats
-from ..preprocessing._bounds import check_bounds
 from ..privacy._zcdp import ZCDP_ACCOUNTANT
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
+from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,

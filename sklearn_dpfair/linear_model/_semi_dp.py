@@ -14,7 +14,6 @@ from .._base import (
     LinearRegressorMixin,
     PrivateEstimatorMixin,
 )
-from .._solvers._distributed import refuse_dask_input
 from .._solvers._progress import progress_printer
 from .._solvers.semi_dp import (
     SEMIDP_HYPERPARAMETERS,
@@ -27,6 +26,7 @@ from .._solvers.semi_dp import (
 from ..privacy import PrivacyBudget, check_noise_generator
 from ..privacy._record import PUBLIC_ROWS_CAVEAT, weights_caveats
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
+from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,

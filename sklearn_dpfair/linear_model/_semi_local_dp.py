@@ -10,7 +10,6 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
 from .._base import LinearRegressorMixin, PrivateEstimatorMixin
-from .._solvers._distributed import refuse_dask_input
 from .._solvers._progress import progress_printer
 from .._solvers.semi_dp._local import (
     LocalParams,
@@ -19,6 +18,7 @@ from .._solvers.semi_dp._local import (
     local_setup,
 )
 from ..privacy import check_noise_generator
+from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import check_public_weights
 from ._semi_dp import check_public_mask

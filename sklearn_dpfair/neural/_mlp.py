@@ -41,6 +41,7 @@ from ..utils._array_api import (
     resolve_backend,
     to_numpy,
 )
+from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
@@ -431,6 +432,9 @@ default=None
         self : DPMLPClassifier
             The fitted estimator.
         """
+        refuse_dask_input(
+            type(self).__name__, X=X, y=y, sample_weight=sample_weight, silos=silos
+        )
         hidden = self._hidden_layer_sizes()
         if silos is not None and self.device == "cuda":
             raise ValueError("silos run on the CPU (numpy); use device='cpu'.")

@@ -19,6 +19,7 @@ from sklearn.utils.validation import validate_data
 
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..privacy._random import check_noise_generator
+from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils._validation import check_delta_for_n
 from ._bounds import check_bounds
@@ -66,6 +67,7 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
 
         ``bounds="auto"`` (bounds released by the fit itself) gives None.
         """
+        refuse_dask_input(type(self).__name__, X=X)
         X = self._validate_floats(X, reset=True)
         if isinstance(self.bounds, str):
             return X, None, None

@@ -16,6 +16,7 @@ from sklearn.utils.validation import (
 )
 
 from ..privacy._ledger import PrivacyLedger
+from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
 from ._categories import canonical_order, column_keys, key_of, public_value
@@ -197,6 +198,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         self : DPOneHotEncoder
             The fitted transformer.
         """
+        refuse_dask_input(type(self).__name__, X=X)
         columns = self._columns(X, reset=True)
         n_features = len(columns)
         declared = self._declared(n_features)

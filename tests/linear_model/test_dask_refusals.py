@@ -5,7 +5,15 @@
 import numpy as np
 import pytest
 
-from sklearn_dpfair import HeavyTailDPRegressor, SemiDPLinearRegression
+from sklearn_dpfair import DPMLPClassifier, HeavyTailDPRegressor, SemiDPLinearRegression
+from sklearn_dpfair.preprocessing import (
+    DPKBinsDiscretizer,
+    DPOneHotEncoder,
+    DPQuantileTransformer,
+    DPSimpleImputer,
+    DPSplineTransformer,
+    DPStandardScaler,
+)
 
 da = pytest.importorskip("dask.array")
 
@@ -29,11 +37,14 @@ def arrays(monkeypatch):
     [
         (HeavyTailDPRegressor(), {}),
         (SemiDPLinearRegression(), {"public_mask": np.arange(200) < 50}),
+        (DPMLPClassifier(classes=[0, 1], max_iter=1), {}),
     ],
 )
 @pytest.mark.parametrize("which", ["X", "y", "sample_weight"])
 def test_dask_input_raises_type_error(arrays, estimator, extra, which):
     X, y = arrays
+    if isinstance(estimator, DPMLPClassifier):
+        y = (y > 0).astype(int)
     inputs = {"X": X, "y": y, "sample_weight": np.ones(200)}
     inputs[which] = da.from_array(inputs[which], chunks=50)
     name = type(estimator).__name__
@@ -48,3 +59,22 @@ def test_dask_public_mask_raises_type_error(arrays):
     mask = da.from_array(np.arange(200) < 50, chunks=50)
     with pytest.raises(TypeError, match="public_mask"):
         SemiDPLinearRegression().fit(X, y, public_mask=mask)
+
+
+@pytest.mark.parametrize(
+    "transformer",
+    [
+        DPStandardScaler(bounds=(-5.0, 5.0)),
+        DPSimpleImputer(bounds=(-5.0, 5.0)),
+        DPQuantileTransformer(bounds=(-5.0, 5.0)),
+        DPKBinsDiscretizer(bounds=(-5.0, 5.0)),
+        DPSplineTransformer(bounds=(-5.0, 5.0)),
+        DPOneHotEncoder(),
+    ],
+    ids=lambda t: type(t).__name__,
+)
+def test_private_transformers_refuse_dask_input(arrays, transformer):
+    X, _ = arrays
+    name = type(transformer).__name__
+    with pytest.raises(TypeError, match=f"{name} does not accept Dask"):
+        transformer.fit(da.from_array(X, chunks=50))
