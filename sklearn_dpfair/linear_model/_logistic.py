@@ -195,7 +195,8 @@ default="dp-sgd"
         where the noise scales as ``1/(alpha n)``.
     fit_intercept : bool, default=True
         Whether to fit an intercept (through a constant feature of value 1;
-        the data are never centred, which would leak their mean).
+        the data are never centred by their exact mean, which would leak
+        it: see ``feature_scaling``).
     classes : array-like of shape (n_classes,), default=None
         The public label set. If None it is inferred from ``y`` with a
         :class:`~sklearn_dpfair.exceptions.PrivacyLeakWarning`, and the
