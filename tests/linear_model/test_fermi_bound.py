@@ -85,6 +85,30 @@ def test_fermi_meets_the_bound_on_the_training_data(constraint, correlation, bou
     assert est.training_disparity_ <= bound
 
 
+
+@pytest.mark.parametrize("constraint", CONSTRAINTS)
+@pytest.mark.parametrize(
+    "estimator",
+    [FERMIClassifier(random_state=0), DPFERMIClassifier(epsilon=np.inf, random_state=0)],
+    ids=["FERMI", "DP-FERMI-inf"],
+)
+def test_without_an_intercept_the_verdict_is_the_returned_models(constraint, estimator):
+    # No intercept carries a shared threshold: the verdict and the training
+    # disparity are those of the model as returned (they were of the
+    # thresholded model, which was not).
+    X, y, s = synthetic(0, correlation=3.0)
+    X = X + 2.0  # off-centre columns: the logit-0 threshold is far from best
+    est = estimator.set_params(
+        constraint=constraint, disparity_bound=0.02, fit_intercept=False
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y, sensitive_features=s)
+    assert np.all(est.intercept_ == 0.0)
+    exact = exact_disparity(est, X, y, s, constraint)
+    assert est.training_disparity_ == pytest.approx(exact, abs=1e-12)
+    assert est.bound_met_ == (exact <= 0.02)
+
 @pytest.mark.parametrize("constraint", CONSTRAINTS)
 def test_fermi_multiclass_meets_the_bound_or_says_so(constraint):
     # Three classes: no shared threshold to fall back on.
@@ -244,3 +268,17 @@ def test_dpfermi_without_bound_has_no_verdict():
     X, y, s = synthetic(0, n=1000)
     est = _dp().fit(X, y, sensitive_features=s)
     assert est.bound_met_ is None
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [FERMIClassifier(random_state=0), DPFERMIClassifier(epsilon=np.inf, random_state=0)],
+    ids=["FERMI", "DP-FERMI-inf"],
+)
+def test_the_exact_weight_path_reports_no_sgda_step(estimator):
+    X, y, s = synthetic(0, correlation=1.5)
+    est = estimator.set_params(disparity_bound=0.05)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y, sensitive_features=s)
+    assert est.t_ == 0 and est.n_iter_ == 0

@@ -381,7 +381,9 @@ class FairProblem:
         as is), all-one-class, and midpoints between ``THRESHOLD_GRID``
         quantiles of the training logits. Returns ``(t, error, disparity)``
         of the feasible candidate of least training error (``t`` = 0 on
-        ties), or of least disparity when none is feasible.
+        ties), or of least disparity when none is feasible. Without an
+        intercept the only candidate is 0: the threshold is released through
+        the intercept.
         """
         if self.network is not None:
             raw = self._block_logits(coef, w0, slice(None))
@@ -394,6 +396,10 @@ class FairProblem:
         cands = np.concatenate(
             [[0.0, q[0] - 1.0, q[-1] + 1.0], (q[:-1] + q[1:]) / 2.0]
         )
+        if not self.intercept_scaling:
+            # Without an intercept (a network's output biases are fixed at 0
+            # too) no released parameter carries a threshold: the model as is.
+            cands = cands[:1]
         # Rows with z > t, per (label, group) cell, for every candidate.
         keep = self.codes >= 0
         counts = np.zeros((cands.size, 2, self.n_groups, 2))
