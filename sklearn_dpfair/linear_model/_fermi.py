@@ -357,7 +357,9 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         self.dual_coef_ = result.dual
         self.groups_ = group_labels
         self.group_marginals_ = result.group_marginals
-        self.n_iter_ = self._epochs()
+        # Epochs of the steps that ran (none on an exact weight path or an
+        # intercept-only fallback).
+        self.n_iter_ = self._epochs() if result.n_steps else 0
         self.t_ = result.n_steps
         self.loss_curve_ = result.loss_curve if record_curves else None
         self.fairness_curve_ = result.fairness_curve if record_curves else None
@@ -713,7 +715,8 @@ default=None
         penalty, after the floor; among the groups kept by
         ``min_group_size`` (0 for a group left out).
     n_iter_ : int
-        Number of epochs.
+        Number of SGDA epochs (0 when no SGDA step ran: the exact weight
+        path of ``disparity_bound``).
     t_ : int
         Number of SGDA steps.
     loss_curve_ : list of float
@@ -1200,7 +1203,9 @@ default=None
         fairness term was fitted (then nothing is released about the
         groups).
     n_iter_ : int
-        Number of epochs.
+        Number of epochs (0 when no step ran: the intercept-only fallback,
+        or the exact weight path of ``disparity_bound`` at
+        ``epsilon=np.inf``).
     t_ : int
         Number of noisy steps.
     loss_curve_ : list of float or None

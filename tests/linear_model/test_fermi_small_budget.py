@@ -255,3 +255,24 @@ def test_released_counts_have_the_calibrated_spread(eps):
         for seed in range(200):
             _fit(X, y, s, epsilon=eps, delta=1e-6, random_state=seed)
     observer.assert_label_histograms(y, 200)
+
+
+def test_a_chosen_constant_replaces_the_bound_verdict_of_the_selection(monkeypatch):
+    # The selection meets no bound (none can be met at this size), then the
+    # private choice releases a constant, which meets every bound: no
+    # warning about the selected model, which is not returned, and no
+    # fairness weight.
+    X, y, s = _data()
+    _force_predictions(monkeypatch, 1)
+    est = DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], epsilon=CHOICE_EPSILON, random_state=0,
+        disparity_bound=1e-6,
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y, sensitive_features=s)
+    assert est.intercept_only_ is True
+    assert not [w for w in caught if "not met" in str(w.message)]
+    assert est.bound_met_ is True and est.training_disparity_ == 0.0
+    assert est.fairness_weight_ == 0.0
+    assert est.privacy_plan(N, D).dp_event == est.dp_event_

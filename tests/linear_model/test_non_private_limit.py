@@ -220,6 +220,27 @@ def test_dp_fermi_without_fairness_is_lbfgs_on_raw_columns():
     assert clf.privacy_record_.mechanism.startswith("non-private limit")
 
 
+
+def test_dp_fermi_weights_are_duplicated_rows_in_its_marginals_too():
+    # At the non-private limit a weight of 2 is a duplicated row: in the
+    # loss and in the group marginals of the fairness term (as FERMI's).
+    X, y = _raw_classification()
+    groups = (X[:, 3] > 0).astype(int)
+    w = np.where(groups == 1, 2.0, 1.0)
+    rows = np.r_[np.arange(len(y)), np.flatnonzero(groups == 1)]
+    kw = dict(fairness_weight=8.0, classes=[0, 1], groups=[0, 1], random_state=0)
+    weighted = DPFERMIClassifier(epsilon=np.inf, **kw).fit(
+        X, y, sample_weight=w, sensitive_features=groups
+    )
+    doubled = DPFERMIClassifier(epsilon=np.inf, **kw).fit(
+        X[rows], y[rows], sensitive_features=groups[rows]
+    )
+    np.testing.assert_allclose(
+        weighted.group_marginals_, doubled.group_marginals_, rtol=1e-12
+    )
+    share = np.mean(groups == 1)
+    assert weighted.group_marginals_[1] == pytest.approx(2 * share / (1 + share))
+
 def _fermi_objective(model, X, y, groups, fairness_weight):
     # FERMI's objective with the dual at its maximiser: the soft ERMI.
     ermi = ermi_score(None, y_proba=model.predict_proba(X), sensitive_features=groups)

@@ -859,6 +859,8 @@ def privately_choose_constant(
         intercept_only=True,
         chose_constant=True,
         constant_comparison=noisy,
+        # A constant takes no fairness term.
+        fairness_weight=0.0,
     )
 
 
@@ -958,8 +960,10 @@ def fit_fermi(
         privacy,
         p,
         group_labels=group_labels,
+        # Weighted at the non-private limit (a weight of 2 is a duplicated
+        # row, as in FERMI); counts of records under privacy.
         cell_table=_in_memory_cell_table(
-            blocks, codes, n_blocks, n_groups, sample_weight, privacy is not None
+            blocks, codes, n_blocks, n_groups, sample_weight, private
         ),
         weighted=weighted,
         # The dual step's smoothness bound reads the largest weight only
@@ -1046,6 +1050,7 @@ def fit_fermi(
         model=network,
     )
     extra = {}
+    bound_warning = None  # of a private selection that met no bound
     # DP-FERMI's non-private limit releases nothing: it solves the weight
     # path exactly, as FERMI does (the staged constant-step SGDA of the
     # private selection does not converge on raw columns).
@@ -1065,6 +1070,7 @@ def fit_fermi(
             tables=mechanisms.selection,
             rng=rng,
         )
+        bound_warning = path_extra.pop("bound_warning", None)
         extra.update(path_extra)
     else:
         coef_m, w0_m, W, result = run_sgda(
@@ -1133,4 +1139,9 @@ def fit_fermi(
             setup,
             **constant,
         )
+    if bounded and exact_path:
+        # The exact weight path ran no SGDA step.
+        fit = replace(fit, n_steps=0)
+    if bound_warning is not None and not fit.chose_constant:
+        warn_at_caller(bound_warning, UserWarning)
     return fit

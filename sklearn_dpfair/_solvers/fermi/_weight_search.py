@@ -422,9 +422,11 @@ def private_selection(problem, bound, sgda_common, *, schedule, tables, rng):
     accuracy falls as the weight grows, so the smallest feasible weight is
     the most accurate, and this rule does not rest on noisy error
     estimates, whose differences between neighbouring weights are below
-    their noise. With none, the least noisy disparity is chosen, with a
-    warning (post-processing of the release: it prints released values
-    only). The cells measured are ``problem.measured`` (from the released
+    their noise. With none, the least noisy disparity is chosen, and
+    ``extra["bound_warning"]`` holds the warning to emit if that model is
+    the one released (post-processing of the release: it prints released
+    values only; a constant the fit then chooses instead meets every
+    bound). The cells measured are ``problem.measured`` (from the released
     histogram or the declared marginals, public). The chosen candidate is
     returned as measured (``rest_steps`` 0 with the default share; any
     remaining steps continue at the chosen weight). The selection is
@@ -481,16 +483,6 @@ def private_selection(problem, bound, sgda_common, *, schedule, tables, rng):
         best = feasible[0]
     else:
         best = min(range(k), key=lambda i: path[i]["training_disparity"])
-        warn_at_caller(
-            _PRIVATE_BOUND_NOT_MET.format(
-                bound=bound,
-                top=weights[-1],
-                best=path[best]["training_disparity"],
-                lam=weights[best],
-                margin=path[best]["margin"],
-            ),
-            UserWarning,
-        )
     lam = weights[best]
     coef, w0, W = candidates[best]
     if schedule.rest_steps > 0:
@@ -503,4 +495,12 @@ def private_selection(problem, bound, sgda_common, *, schedule, tables, rng):
         "bound_met": bool(feasible),
         "path": path,
     }
+    if not feasible:
+        extra["bound_warning"] = _PRIVATE_BOUND_NOT_MET.format(
+            bound=bound,
+            top=weights[-1],
+            best=path[best]["training_disparity"],
+            lam=weights[best],
+            margin=path[best]["margin"],
+        )
     return coef, w0, W, (loss_curve, fairness_curve), extra
