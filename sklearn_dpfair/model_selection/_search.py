@@ -913,7 +913,10 @@ class PrivateHyperparameterSearch(
         super()._set_privacy_record(record)
         inner = getattr(self.estimator, "accountant", None)
         if isinstance(inner, PrivacyLedger) and inner is not self.accountant:
-            self._record_in_ledger(inner, record)
+            # The record as set (with the search's seed, which its runs'
+            # noise derives from).
+            recorded = self.privacy_record_
+            self._record_in_ledger(inner, recorded, seed=recorded.seed)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -501,6 +501,16 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 share, eps_i, delta_i = 0.0, 0.0, 0.0
                 plan = planner.own_plan()
             own = unit.estimator.get_params(deep=False)
+            if isinstance(own.get("accountant"), PrivacyLedger):
+                # The step's fit is a part of the pipeline's release, which
+                # the pipeline records once, as a whole.
+                raise ValueError(
+                    f"Step {unit.path!r} ({type(unit.estimator).__name__}) holds "
+                    "a PrivacyLedger as its accountant; a private pipeline records "
+                    "its whole fit once: pass the ledger to the pipeline "
+                    "(make_private_pipeline(..., accountant=ledger)) and leave "
+                    "the steps' accountant as 'rdp' or 'pld'."
+                )
             if "accountant" in own:
                 params[f"{unit.path}__accountant"] = kind
             if seeds is not None and "random_state" in own:

@@ -14,7 +14,10 @@ first time a ledger is pickled it opens a journal file (private to the user,
 in the temporary directory); the copies in the workers append each fit's
 event to it and the original reads it back, so the total also covers fits run
 in other processes. The journal is deleted when the original ledger is
-garbage collected. The journal is a local file: a copy unpickled on another
+garbage collected; a copy keeps its own fits in memory too, and pickling
+carries every fit recorded so far (the journal's included), so a copy that
+outlives the original (a model saved after an ``n_jobs > 1`` search) loses
+none. The journal is a local file: a copy unpickled on another
 machine (a distributed joblib backend) cannot reach it, and refuses to
 record rather than keep fits the original's total would never see.
 
@@ -251,7 +254,9 @@ class PrivacyLedger:
         with self._lock:
             if self._journal is None:
                 self._journal = self._open_journal()
-            entries = self._entries
+        # Every fit recorded so far, those of other processes (in the
+        # journal) included: a copy that outlives the journal keeps them.
+        entries = self.entries
         return {
             "kind": self.kind,
             "entries": entries,
@@ -352,8 +357,11 @@ class PrivacyLedger:
             seed=None if seed is None else str(seed),
         )
         with self._lock:
-            if self._owner or not _append(self._journal, entry):
-                self._entries.append(entry)
+            # A copy also writes where the original reads (the journal), and
+            # keeps its own fits: the journal goes with the original.
+            if not self._owner:
+                _append(self._journal, entry)
+            self._entries.append(entry)
         return entry
 
     @property
@@ -541,9 +549,18 @@ class PrivacyLedger:
                 source=entry.source,
                 seed=entry.seed,
             )
+        if plan.additional_delta > 0:
+            # As a fit with this plan and a ledger is refused.
+            raise ValueError(
+                f"The plan of {plan.estimator} spends a delta of "
+                f"{plan.additional_delta:.3g} outside its dp_event (a private "
+                "category discovery's threshold), which a PrivacyLedger cannot "
+                "hold: declare the categories, or compose it yourself (the "
+                "ledger's total at delta, plus that delta)."
+            )
         trial.record(
             plan.dp_event,
-            delta=plan.total_delta if plan.total_delta > 0 else plan.delta,
+            delta=plan.delta,
             adjacency=plan.adjacency,
             source=plan.estimator,
         )
@@ -691,11 +708,19 @@ def _group_of_two(event, budget, kind):
     return math.inf, budget
 
 
+def _seed_fingerprints(seed):
+    """The fingerprints in an entry's seed: one, or a pipeline's ``path=fp`` list."""
+    return [part.rpartition("=")[2] for part in str(seed).split("; ")]
+
+
 def _shared_seeds(entries):
+    # By fingerprint: a pipeline records its steps' seeds as "path=fp; ...",
+    # and a step seeded alike with a standalone fit drew the same noise.
     sources = {}
     for e in entries:
         if e.seed is not None:
-            sources.setdefault(e.seed, []).append(e.source or "unnamed")
+            for fingerprint in _seed_fingerprints(e.seed):
+                sources.setdefault(fingerprint, []).append(e.source or "unnamed")
     return {seed: s for seed, s in sources.items() if len(s) > 1}
 
 

@@ -156,6 +156,36 @@ def test_pickled_ledger_outliving_its_original_is_independent():
     assert len(restored) == 2
 
 
+
+def test_a_pickled_ledger_keeps_the_fits_of_worker_processes(data):
+    # The workers' fits are in the journal, which goes with the original: a
+    # ledger saved after an n_jobs > 1 search keeps them (it kept none).
+    import gc
+
+    X, y = data
+    ledger = PrivacyLedger()
+    cross_validate(_clf(ledger, max_iter=2), X, y, cv=2, n_jobs=2)
+    total = ledger.total_epsilon()
+    blob = pickle.dumps(ledger)
+    del ledger
+    gc.collect()
+    restored = pickle.loads(blob)
+    assert len(restored) == 2
+    assert restored.total_epsilon() == pytest.approx(total)
+
+
+def test_a_copy_keeps_its_own_fits_when_the_original_goes():
+    import gc
+
+    ledger = PrivacyLedger()
+    ledger.record(gaussian_event(2.0), delta=1e-5)
+    copy_ = pickle.loads(pickle.dumps(ledger))
+    copy_.record(gaussian_event(2.0), delta=1e-5)
+    assert len(copy_) == len(ledger) == 2
+    del ledger
+    gc.collect()
+    assert len(copy_) == 2
+
 def test_a_copy_on_another_machine_refuses_to_record(monkeypatch):
     # Its journal is a local file: a fit recorded on a remote worker would
     # be missing from the original's total, so the copy refuses.
@@ -410,6 +440,46 @@ def test_a_shared_seed_is_detected_across_processes(data):
     assert ledger.total_epsilon() == np.inf
 
 
+
+def test_a_seed_shared_by_a_pipeline_step_and_a_fit_is_not_composed(data):
+    # A pipeline records its steps' seeds as "path=fingerprint"; a step
+    # seeded like a standalone fit drew the same noise.
+    from sklearn_dpfair.pipeline import make_private_pipeline
+
+    X, y = data
+    ledger = PrivacyLedger()
+    _clf(ledger, max_iter=2, random_state=0).fit(X, y)
+    make_private_pipeline(
+        DPLogisticRegression(classes=[0, 1], max_iter=2, random_state=0),
+        accountant=ledger,
+    ).fit(X, y)
+    assert len(ledger.shared_seeds()) == 1
+    assert ledger.total_epsilon() == np.inf
+
+
+def test_a_search_records_its_seed_in_its_estimators_ledger(data):
+    from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
+
+    X, y = data
+    ledger = PrivacyLedger()
+    for half in (slice(0, 200), slice(200, 400)):
+        PrivateHyperparameterSearch(
+            _clf(ledger, max_iter=2), {"clip_norm": [0.5, 1.0]}, random_state=0
+        ).fit(X[half], y[half])
+    assert all(e.seed is not None for e in ledger.entries)
+    assert ledger.total_epsilon() == np.inf
+
+
+def test_a_ledger_on_a_pipeline_step_is_refused(data):
+    from sklearn_dpfair.pipeline import make_private_pipeline
+
+    X, y = data
+    ledger = PrivacyLedger()
+    pipe = make_private_pipeline(_clf(ledger, max_iter=2))
+    with pytest.raises(ValueError, match="pass the ledger to the pipeline"):
+        pipe.fit(X, y)
+    assert len(ledger) == 0
+
 def test_distinct_seeds_compose_but_are_counted_as_seeded(data):
     X, y = data
     ledger = PrivacyLedger()
@@ -507,6 +577,17 @@ def test_total_epsilon_with_a_plan_matches_the_fit_it_plans():
     assert ledger.total_epsilon() == predicted
     assert predicted > first.epsilon_
 
+
+
+def test_a_plan_with_a_delta_outside_its_event_is_refused():
+    # As its fit with a ledger is: the ledger cannot hold that delta (it
+    # was recorded at delta + additional delta, under the plan's epsilon).
+    from sklearn_dpfair.preprocessing import DPOneHotEncoder
+
+    plan = DPOneHotEncoder(epsilon=1.0).privacy_plan(5000, 2)
+    assert plan.additional_delta > 0
+    with pytest.raises(ValueError, match="cannot hold"):
+        PrivacyLedger().total_epsilon_with(plan)
 
 def test_pure_releases_are_ledgered_and_their_epsilons_add_up():
     # delta = 0 (Laplace output perturbation) is recorded, and the pure
