@@ -3,8 +3,35 @@
 """Command line: ``sklearn-dpfair demo`` / ``python -m sklearn_dpfair demo``."""
 
 import argparse
+import math
 
 __all__ = ["main"]
+
+
+def _positive_budget(text):
+    """An epsilon: a positive number, ``inf`` included (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if math.isnan(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
+    return value
+
+
+def _count(minimum):
+    """An integer of at least ``minimum`` (argparse type)."""
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text!r} is below {minimum}")
+        return value
+
+    return parse
 
 
 def main(argv=None):
@@ -30,17 +57,17 @@ def main(argv=None):
     )
     demo.add_argument(
         "--epsilon",
-        type=float,
+        type=_positive_budget,
         nargs="+",
         default=None,
         help="privacy budgets to train at (default: 0.1 1 4)",
     )
     demo.add_argument(
-        "--seed", type=int, default=None,
+        "--seed", type=_count(0), default=None,
         help="seed of the first run, run r uses seed + r (default: OS entropy)",
     )
     demo.add_argument(
-        "--runs", type=int, default=None,
+        "--runs", type=_count(1), default=None,
         help="fits of each private model, for a mean and spread (default: 3)",
     )
     args = parser.parse_args(argv)

@@ -384,6 +384,12 @@ default=None
         notes = []
     metric_frame = overall = None
     if X is not None:
+        if not hasattr(estimator, "predict"):
+            raise TypeError(
+                f"X: {type(estimator).__name__} has no predict, so there is "
+                "nothing to measure on X; call privacy_report without X for "
+                "its guarantee."
+            )
         metric_frame, overall = _metrics_of(
             estimator, final, X, y, sensitive_features, metrics
         )

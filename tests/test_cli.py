@@ -68,3 +68,21 @@ def test_module_entry_point_shows_help():
 def test_unknown_command_fails():
     with pytest.raises(SystemExit):
         main(["train"])
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (["--epsilon", "0"], "--epsilon"),
+        (["--epsilon", "-1"], "--epsilon"),
+        (["--epsilon", "nan"], "--epsilon"),
+        (["--seed", "-1"], "--seed"),
+        (["--runs", "0"], "--runs"),
+    ],
+)
+def test_bad_demo_options_are_usage_errors_before_any_work(args, option, capsys):
+    # Exit status 2 with the option named, before the data is loaded.
+    with pytest.raises(SystemExit) as info:
+        main(["demo", *args])
+    assert info.value.code == 2
+    assert f"argument {option}" in capsys.readouterr().err

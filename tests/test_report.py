@@ -4,6 +4,7 @@
 
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -460,3 +461,30 @@ def test_exact_metrics_of_a_private_model_are_flagged_as_outside_the_guarantee(d
     assert not any("PrivateMetricFrame" in n for n in privacy_report(clf).notes)
     report = privacy_report(clf, X, y, sensitive_features=X[:, 0] > 0)
     assert any("PrivateMetricFrame" in n for n in report.notes)
+
+
+def test_a_transformer_report_with_X_says_there_is_nothing_to_measure():
+    from sklearn_dpfair.preprocessing import DPStandardScaler
+
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    scaler = DPStandardScaler(bounds=(-5.0, 5.0), random_state=0).fit(X)
+    assert privacy_report(scaler).privacy["private"]
+    with pytest.raises(TypeError, match="X: DPStandardScaler has no predict"):
+        privacy_report(scaler, X)
+
+
+def test_a_search_report_names_no_single_noise_multiplier():
+    from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(400, 3)), np.arange(400) % 2
+    search = PrivateHyperparameterSearch(
+        DPLogisticRegression(classes=[0, 1], max_iter=2),
+        {"clip_norm": [0.5, 1.0]}, random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    assert search.noise_multiplier_ is None
+    assert privacy_report(search).privacy["noise_multiplier"] is None
+    assert search.score_noise_multiplier_ > 0

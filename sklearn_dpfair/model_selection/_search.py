@@ -219,8 +219,11 @@ class PrivateHyperparameterSearch(
         Class labels of the selected model (classifiers only).
     epsilon_, delta_, dp_event_, adjacency_, privacy_record_, privacy_caveats_
         The guarantee of the whole search, under the candidates' adjacency.
-    noise_multiplier_ : float
-        Same as ``score_noise_multiplier_``.
+    noise_multiplier_ : None
+        No single multiplier describes the search's releases: the scores'
+        is ``score_noise_multiplier_``, each run's training noise its
+        candidate's (``best_estimator_.noise_multiplier_`` for the selected
+        one).
     n_features_in_ : int
         Number of features of the selected model.
 
@@ -770,7 +773,9 @@ class PrivateHyperparameterSearch(
             accountant="rdp",
             adjacency=selection.adjacency,
             mechanism=_MECHANISM,
-            noise_multiplier=selection.score_noise,
+            # The runs' training noise and the scores' differ: no single
+            # multiplier (the scores' is score_noise_multiplier_).
+            noise_multiplier=None,
             steps=None,
             caveats=tuple(caveats),
         )
