@@ -89,7 +89,10 @@ def test_fermi_meets_the_bound_on_the_training_data(constraint, correlation, bou
 @pytest.mark.parametrize("constraint", CONSTRAINTS)
 @pytest.mark.parametrize(
     "estimator",
-    [FERMIClassifier(random_state=0), DPFERMIClassifier(epsilon=np.inf, random_state=0)],
+    [
+        FERMIClassifier(random_state=0),
+        DPFERMIClassifier(epsilon=np.inf, random_state=0),
+    ],
     ids=["FERMI", "DP-FERMI-inf"],
 )
 def test_without_an_intercept_the_verdict_is_the_returned_models(constraint, estimator):
@@ -272,7 +275,10 @@ def test_dpfermi_without_bound_has_no_verdict():
 
 @pytest.mark.parametrize(
     "estimator",
-    [FERMIClassifier(random_state=0), DPFERMIClassifier(epsilon=np.inf, random_state=0)],
+    [
+        FERMIClassifier(random_state=0),
+        DPFERMIClassifier(epsilon=np.inf, random_state=0),
+    ],
     ids=["FERMI", "DP-FERMI-inf"],
 )
 def test_the_exact_weight_path_reports_no_sgda_step(estimator):
