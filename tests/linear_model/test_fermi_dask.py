@@ -81,6 +81,23 @@ def test_non_private_full_batch_equals_in_memory(
     assert dask.privacy_record_ == memory.privacy_record_
 
 
+def test_non_private_limit_weighs_the_group_marginals_as_in_memory(
+    dask_client, small
+):
+    # Without privacy a weight of 2 is a duplicated row, in the marginals of
+    # the fairness term too, on a Dask collection as in memory.
+    X, y, s, w = small
+    kw = dict(epsilon=np.inf, classes=[0, 1], groups=[0, 1], max_iter=2)
+    memory = DPFERMIClassifier(**kw).fit(X, y, sample_weight=w, sensitive_features=s)
+    Xd, yd, sd, wd = _dask(X, y, s, w)
+    dask = DPFERMIClassifier(**kw).fit(Xd, yd, sample_weight=wd, sensitive_features=sd)
+    np.testing.assert_allclose(
+        dask.group_marginals_, memory.group_marginals_, rtol=1e-12
+    )
+    weighted_share = np.sum(w[s == 1]) / np.sum(w)
+    assert memory.group_marginals_[1] == pytest.approx(weighted_share)
+
+
 def test_non_private_limit_on_raw_columns_is_the_in_memory_objective(dask_client):
     # epsilon = inf alone on Dask: the noiseless SGDA on columns the
     # cluster standardizes by their exact moments (log-loss 166 before),

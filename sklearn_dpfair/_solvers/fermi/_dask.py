@@ -68,9 +68,17 @@ class _FairStepConfig:
     entropy: int
 
 
-def _partition_cells(part, index, *, constraint, n_blocks, n_groups):
-    """Worker task: the (block, group) counts of one partition, and its rows."""
+def _partition_cells(part, index, *, constraint, n_blocks, n_groups, weighted):
+    """Worker task: the (block, group) counts of one partition, and its rows.
+
+    ``weighted`` (the non-private limit with weights): the counts and the
+    total are of the weights, a weight of 2 counting as a duplicated row,
+    as in memory.
+    """
     blocks = constraint.block_index(part.y.astype(np.intp))
+    if weighted and part.weights is not None:
+        counts = cell_counts(blocks, part.codes, n_blocks, n_groups, part.weights)
+        return counts, np.array(np.sum(part.weights[part.codes >= 0]))
     counts = cell_counts(blocks, part.codes, n_blocks, n_groups)
     return counts, np.array(np.count_nonzero(part.codes >= 0), dtype=np.int64)
 
@@ -171,7 +179,11 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
             constraint=constraint,
             n_blocks=n_blocks,
             n_groups=n_groups,
+            # Counts of records under privacy; weighted without it.
+            weighted=not data.private,
         )
+        if not data.private and data.weighted:
+            return counts, float(n_observed)
         return counts, int(n_observed)
 
     setup = fermi_setup(
