@@ -1203,11 +1203,11 @@ default=None
         fairness term was fitted (then nothing is released about the
         groups).
     n_iter_ : int
-        Number of epochs (0 when no step ran: the intercept-only fallback,
-        or the exact weight path of ``disparity_bound`` at
-        ``epsilon=np.inf``).
+        Number of epochs (0 when no step ran: the intercept-only fallback).
     t_ : int
-        Number of noisy steps.
+        Number of noisy steps; at ``epsilon=np.inf`` with
+        ``disparity_bound``, the exact weight path's solver iterations (the
+        record's ``steps``).
     loss_curve_ : list of float or None
         Only with ``record_training_loss=True``.
     fairness_curve_ : list of float or None

@@ -46,7 +46,7 @@ def test_falls_back_with_a_warning_and_the_planned_event():
     np.testing.assert_array_equal(est.coef_, 0.0)
     # Majority class (0, at 70%) everywhere.
     np.testing.assert_array_equal(est.predict(X), 0)
-    assert est.t_ == 0
+    assert est.t_ == 0 and est.n_iter_ == 0  # no step ran
     assert est.epsilon_ <= 1.0
     assert est.privacy_plan(N, D).dp_event == est.dp_event_
     assert "label counts" in est.privacy_record_.mechanism

@@ -1140,8 +1140,10 @@ def fit_fermi(
             **constant,
         )
     if bounded and exact_path:
-        # The exact weight path ran no SGDA step.
-        fit = replace(fit, n_steps=0)
+        # The exact weight path ran no SGDA step: FERMI counts none, and
+        # DP-FERMI's non-private limit counts its solver's iterations, as its
+        # record's steps do (and DPLogisticRegression's at epsilon = inf).
+        fit = replace(fit, n_steps=0 if privacy is None else fit.n_final_iter)
     if bound_warning is not None and not fit.chose_constant:
         warn_at_caller(bound_warning, UserWarning)
     return fit
