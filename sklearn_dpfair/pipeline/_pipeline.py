@@ -485,6 +485,8 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             if self.random_state is None
             else check_noise_generator(self.random_state)
         )
+        if seeds is None:
+            _check_distinct_step_seeds(budgeted)
         for unit in units:
             planner = planners[unit.path]
             if unit.path in shares:
@@ -1279,6 +1281,31 @@ def _relog_replace_one(log):
         for _ in range(count):
             log_release(kind, level)
 
+
+
+def _check_distinct_step_seeds(units):
+    """Refuse private steps seeded alike: their noise would be the same.
+
+    The pipeline composes its steps' events as independent releases; two
+    steps whose noise comes from one seed (the same int, or copies of one
+    random-state instance) drew the same noise, which no composition of
+    independent events covers.
+    """
+    seen = {}
+    for unit in units:
+        own = unit.estimator.get_params(deep=False)
+        fingerprint = noise_seed(own.get("random_state"))
+        if fingerprint is None:
+            continue
+        if fingerprint in seen:
+            raise ValueError(
+                f"Steps {seen[fingerprint]!r} and {unit.path!r} have the same "
+                "random_state: their noise would be the same, and the "
+                "pipeline composes its steps as independent releases. Give "
+                "them different seeds, or set random_state on the pipeline "
+                "(it seeds every step)."
+            )
+        seen[fingerprint] = unit.path
 
 def _describe(budgets, adjacency, additional):
     parts = []

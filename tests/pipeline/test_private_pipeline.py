@@ -390,7 +390,6 @@ def test_width_error_names_the_parameter_that_reads_it(
     pipe.privacy_plan(n_samples, 2)
 
 
-
 def test_width_error_on_a_sparse_input_names_the_parameter_too():
     # The hint's probe of another value of the parameter must not turn into
     # the sparse layout's refusal of that value.
@@ -402,6 +401,7 @@ def test_width_error_on_a_sparse_input_names_the_parameter_too():
     with pytest.raises(ValueError, match="number of input columns") as info:
         pipe.fit(X, np.arange(30) % 2)
     assert "set small_budget='fit'" in str(info.value)
+
 
 def _repeat_columns(X, times):
     return np.repeat(np.asarray(X, dtype=float), times, axis=1)
@@ -473,7 +473,6 @@ def test_output_bound_flows_to_the_final_estimator():
         pipe.privacy_plan(4000, 3)
 
 
-
 def test_a_block_that_outputs_no_column_bounds_nothing():
     # Every category is one row's: the encoder keeps none, and its block of
     # the ColumnTransformer adds nothing to the bound the final step reads.
@@ -501,6 +500,7 @@ def test_a_block_that_outputs_no_column_bounds_nothing():
     assert pipe.pipeline_[-1].feature_norm_bound == pytest.approx(
         math.hypot(scaler.output_norm_bound_, encoder.output_norm_bound_)
     )
+
 
 def test_fit_does_not_mutate_the_steps():
     df, y = _raw_frame()
@@ -876,3 +876,26 @@ def test_declared_categories_are_recorded_as_spending_nothing():
     assert "columntransformer__sex (epsilon 0, delta 0:" in mechanism
     summary = pipe.privacy_summary()
     assert "columntransformer__sex: share 0, epsilon 0, delta 0 " in summary
+
+
+def test_private_steps_seeded_alike_are_refused():
+    # Their noise would be the same: the pipeline composes its steps as
+    # independent releases.
+    X, y = _raw_array()
+    pipe = make_private_pipeline(
+        DPStandardScaler(bounds=ARRAY_BOUNDS, random_state=0),
+        DPLogisticRegression(classes=[0, 1], max_iter=2, random_state=0),
+    )
+    with pytest.raises(ValueError, match="same random_state"):
+        pipe.privacy_plan(*X.shape)
+    with pytest.raises(ValueError, match="same random_state"):
+        pipe.fit(X, y)
+    assert not hasattr(pipe, "pipeline_")
+    # Different seeds, or the pipeline's own, are fine.
+    pipe.set_params(dplogisticregression__random_state=1)
+    _fit(pipe, X, y)
+    make_private_pipeline(
+        DPStandardScaler(bounds=ARRAY_BOUNDS, random_state=0),
+        DPLogisticRegression(classes=[0, 1], max_iter=2, random_state=0),
+        random_state=3,
+    ).fit(X, y)
