@@ -239,10 +239,11 @@ class PrivateHyperparameterSearch(
     count vector of its validation predictions. Its event is the sequential
     composition of the training event and the score's Gaussian (conservative:
     the splits are disjoint, and each row is held out by its own draw, so a
-    record added or removed changes one split only). When the candidates' training events differ
-    (different ``max_iter`` or ``batch_size``), a uniformly chosen candidate
-    is a post-processing of running one candidate of each distinct cost, so
-    the run's event composes every distinct training event. The search's
+    record added or removed changes one split only). When the candidates'
+    training events differ (different ``max_iter`` or ``batch_size``), a
+    uniformly chosen candidate is a post-processing of running one candidate
+    of each distinct cost, so the run's event composes every distinct
+    training event. The search's
     event is ``RepeatAndSelectDpEvent(run, n_runs, eta)``, whose RDP is bounded
     by Theorem 2 of Papernot and Steinke; ``run_epsilon_`` is the largest
     per-run budget meeting ``epsilon``, found by bisection with the
@@ -666,10 +667,14 @@ class PrivateHyperparameterSearch(
         return scoring
 
     def _split_sizes(self, n_samples, n_public):
-        """Sizes of the validation and training splits (public counts only)."""
-        n_val = int(round(self.validation_fraction * n_samples))
+        """Expected sizes of the validation and training splits (public counts).
+
+        Each of the ``n_samples - n_public`` private rows is held out with
+        probability ``validation_fraction``; the public rows are trained on.
+        """
+        n_val = int(round(self.validation_fraction * (n_samples - n_public)))
         n_train = n_samples - n_val
-        if n_val < 1 or n_train < 1 or n_val > n_samples - n_public:
+        if n_val < 1 or n_train < 1:
             raise ValueError(
                 f"validation_fraction={self.validation_fraction} leaves an empty "
                 f"training or validation split of n_samples={n_samples} rows "
@@ -829,10 +834,10 @@ class PrivateHyperparameterSearch(
         the rows ``public_mask`` marks (all trained on); ``n_train``: the
         training part's size, which the fit draws (``n_train_``) before it
         reads a row: each private row is held out independently, so the
-        size varies from fit to fit (None: its expected size, ``n_samples -
-        round(validation_fraction * n_samples)``; the candidates' budgets
-        and the search's epsilon are the same at any size, their noise
-        levels differ slightly); ``sparse``: whether X is a sparse matrix
+        size varies from fit to fit (None: its expected size, ``n_samples
+        - round(validation_fraction * (n_samples - n_public))``; the
+        candidates' budgets and the search's epsilon are the same at any
+        size, their noise levels differ slightly); ``sparse``: whether X is a sparse matrix
         (the candidates are planned with that layout); ``schema``: X's
         column names or empty frame (``feature_names``).
         """

@@ -26,6 +26,7 @@ from sklearn_dpfair.model_selection._scoring import (
     score_counts,
     score_sensitivity,
 )
+from sklearn_dpfair.model_selection._search import draw_split
 from sklearn_dpfair.privacy import PrivacyLedger
 from sklearn_dpfair.privacy._accounting import epsilon_of
 
@@ -430,8 +431,6 @@ def test_an_added_record_changes_one_part_of_the_split_only():
     # Each private row is held out by its own draw: with the same generator,
     # appending a record leaves every other row in its part (a split of
     # fixed sizes would push a row across when the record joins a part).
-    from sklearn_dpfair.model_selection._search import draw_split
-
     public = np.array([0, 3])
     for seed in range(20):
         val, train = draw_split(50, public, 0.2, np.random.default_rng(seed))
@@ -446,3 +445,16 @@ def test_an_added_record_changes_one_part_of_the_split_only():
         warnings.simplefilter("ignore")
         search = _search().fit(X, y)
     assert search.n_train_ + search.n_validation_ == 400
+
+
+def test_the_expected_split_counts_the_private_rows_only():
+    # Public rows are all trained on: the expected held-out count is a share
+    # of the private rows, and the plan without n_train is at that size.
+    search = _search(validation_fraction=0.2)
+    assert search._split_sizes(3000, 300) == (540, 2460)
+    assert search._split_sizes(10, 6) == (1, 9)
+    drawn = [
+        len(draw_split(3000, np.arange(300), 0.2, np.random.default_rng(seed))[1])
+        for seed in range(50)
+    ]
+    assert abs(np.mean(drawn) - 2460) < 10
