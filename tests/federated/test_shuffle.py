@@ -144,7 +144,6 @@ def test_neighbouring_records_move_a_report_by_at_most_2C(other):
     assert np.abs(a - b).sum() <= 2.0 + 1e-9
 
 
-
 def test_the_record_states_the_laplace_noise_that_runs():
     # Scale 2C / eps0 on every coordinate, one uniformly drawn record per
     # round: no Poisson rate.
@@ -157,6 +156,7 @@ def test_the_record_states_the_laplace_noise_that_runs():
     )
     assert rec.sampling_probability is None
     assert "Poisson" not in rec.technical_text()
+
 
 def test_silo_refuses_more_reports_than_accounted():
     silo = _silo(np.ones((4, 2)), np.array([0.0, 1.0, 0.0, 1.0]), rounds=2)

@@ -220,7 +220,6 @@ def test_dp_fermi_without_fairness_is_lbfgs_on_raw_columns():
     assert clf.privacy_record_.mechanism.startswith("non-private limit")
 
 
-
 def test_dp_fermi_weights_are_duplicated_rows_in_its_marginals_too():
     # At the non-private limit a weight of 2 is a duplicated row: in the
     # loss and in the group marginals of the fairness term (as FERMI's).
@@ -240,6 +239,7 @@ def test_dp_fermi_weights_are_duplicated_rows_in_its_marginals_too():
     )
     share = np.mean(groups == 1)
     assert weighted.group_marginals_[1] == pytest.approx(2 * share / (1 + share))
+
 
 def _fermi_objective(model, X, y, groups, fairness_weight):
     # FERMI's objective with the dual at its maximiser: the soft ERMI.

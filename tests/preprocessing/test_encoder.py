@@ -166,7 +166,6 @@ def test_missing_values_are_a_category():
     )
 
 
-
 @pytest.mark.parametrize(
     "X",
     [
@@ -190,6 +189,7 @@ def test_missing_values_and_names_as_in_scikit_learn(X):
 def test_no_columns_is_refused_like_scikit_learn():
     with pytest.raises(ValueError, match="0 feature"):
         DPOneHotEncoder().fit(pd.DataFrame(index=range(5)))
+
 
 def test_max_categories_and_min_frequency_post_process_the_counts():
     X = pd.DataFrame({"c": ["a"] * 500 + ["b"] * 300 + ["c"] * 100})

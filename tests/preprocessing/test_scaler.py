@@ -122,7 +122,6 @@ def test_epsilon_inf_is_scikit_learn_on_data_within_the_bounds(bounds):
     assert math.isinf(ours.epsilon_)
 
 
-
 def test_epsilon_inf_is_scikit_learn_on_constant_and_raw_scale_columns():
     # A constant column off the bounds' centre keeps variance 0 and scale 1
     # (one-pass sums of squares would leave rounding: scale 7e-7), and
@@ -141,6 +140,7 @@ def test_epsilon_inf_is_scikit_learn_on_constant_and_raw_scale_columns():
     assert ours.var_[0] == 0.0 and ours.scale_[0] == 1.0
     np.testing.assert_allclose(ours.scale_, ref.scale_, rtol=1e-9)
     np.testing.assert_allclose(ours.transform(X), ref.transform(X), atol=1e-8)
+
 
 def test_utility_rises_with_epsilon():
     rng = np.random.default_rng(2)

@@ -156,7 +156,6 @@ def test_pickled_ledger_outliving_its_original_is_independent():
     assert len(restored) == 2
 
 
-
 def test_a_pickled_ledger_keeps_the_fits_of_worker_processes(data):
     # The workers' fits are in the journal, which goes with the original: a
     # ledger saved after an n_jobs > 1 search keeps them (it kept none).
@@ -185,6 +184,7 @@ def test_a_copy_keeps_its_own_fits_when_the_original_goes():
     del ledger
     gc.collect()
     assert len(copy_) == 2
+
 
 def test_a_copy_on_another_machine_refuses_to_record(monkeypatch):
     # Its journal is a local file: a fit recorded on a remote worker would
@@ -440,7 +440,6 @@ def test_a_shared_seed_is_detected_across_processes(data):
     assert ledger.total_epsilon() == np.inf
 
 
-
 def test_a_seed_shared_by_a_pipeline_step_and_a_fit_is_not_composed(data):
     # A pipeline records its steps' seeds as "path=fingerprint"; a step
     # seeded like a standalone fit drew the same noise.
@@ -479,6 +478,7 @@ def test_a_ledger_on_a_pipeline_step_is_refused(data):
     with pytest.raises(ValueError, match="pass the ledger to the pipeline"):
         pipe.fit(X, y)
     assert len(ledger) == 0
+
 
 def test_distinct_seeds_compose_but_are_counted_as_seeded(data):
     X, y = data
@@ -578,7 +578,6 @@ def test_total_epsilon_with_a_plan_matches_the_fit_it_plans():
     assert predicted > first.epsilon_
 
 
-
 def test_a_plan_with_a_delta_outside_its_event_is_refused():
     # As its fit with a ledger is: the ledger cannot hold that delta (it
     # was recorded at delta + additional delta, under the plan's epsilon).
@@ -588,6 +587,7 @@ def test_a_plan_with_a_delta_outside_its_event_is_refused():
     assert plan.additional_delta > 0
     with pytest.raises(ValueError, match="cannot hold"):
         PrivacyLedger().total_epsilon_with(plan)
+
 
 def test_pure_releases_are_ledgered_and_their_epsilons_add_up():
     # delta = 0 (Laplace output perturbation) is recorded, and the pure

@@ -104,7 +104,6 @@ def test_a_gaussian_release_may_be_accounted_as_its_zcdp_part():
         check_releases(log, zcdp_event(0.5 / 4.0**2 * 1.001), what="fit")
 
 
-
 def test_a_selection_is_never_accounted_as_a_gaussian_of_its_rho():
     # A rho-zCDP selection need not be dominated by the Gaussian whose
     # privacy-loss distribution a GaussianDpEvent is converted with.
@@ -136,6 +135,7 @@ def test_a_selection_is_never_accounted_as_a_gaussian_of_its_rho():
     )
     with pytest.raises(PrivacyAccountingError):
         check_releases(both, gaussian.event(steps=3), what="silo", at_most=True)
+
 
 def test_nested_logs_pass_their_releases_on():
     with logged_releases() as outer:

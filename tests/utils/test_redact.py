@@ -28,12 +28,12 @@ def test_check_array_on_one_column_prints_no_value():
     assert "Reshape your data" in redacted
 
 
-
 def test_check_array_on_complex_input_prints_no_value():
     raw = _message_of(lambda: check_array(np.array([[4242.5 + 0j], [1.0 + 0j]])))
     assert "4.2425e+03" in raw
     redacted = redact_private_values(raw)
     assert "4.2425" not in redacted and redacted.startswith("Complex data not")
+
 
 @pytest.mark.parametrize(
     "call",
