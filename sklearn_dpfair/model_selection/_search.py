@@ -162,7 +162,8 @@ class PrivateHyperparameterSearch(
         Independent draws keep the guarantee's neighbours within one part:
         an added or removed record changes the part it falls in only. The
         parts' sizes are public (``n_train_``, ``n_validation_``) and vary
-        from fit to fit around ``validation_fraction`` of the rows.
+        from fit to fit, the validation part around ``validation_fraction``
+        of the private rows.
     n_runs : float or "auto", default="auto"
         Mean number of runs; "auto" is twice the number of candidates. More
         runs try more candidates (with the logarithmic distribution and six
