@@ -176,20 +176,25 @@ def _matches(ran, accounted, *, at_most):
     privacy-loss distribution, which no other ``rho``-zCDP mechanism (an
     exponential-mechanism selection) need be dominated by.
     """
-    rhos = {level for kind, level in ran if kind in ("gaussian", "zcdp")}
-    rhos |= {level for kind, level in accounted if kind in ("gaussian", "zcdp")}
-    for rho in rhos:
-        ran_zcdp, acc_zcdp = ran[("zcdp", rho)], accounted[("zcdp", rho)]
-        ran_all = ran_zcdp + ran[("gaussian", rho)]
-        acc_all = acc_zcdp + accounted[("gaussian", rho)]
-        if ran_zcdp > acc_zcdp or ran_all > acc_all:
-            return False
-        if ran_all < acc_all and not at_most:
-            return False
-    for key in set(ran) | set(accounted):
-        if key[0] in ("gaussian", "zcdp"):
+
+    def within(n_ran, n_accounted):
+        return n_ran == n_accounted or (at_most and n_ran < n_accounted)
+
+    # A Gaussian's count is taken with the zCDP releases of its rho.
+    keys = {
+        ("zcdp", level) if kind == "gaussian" else (kind, level)
+        for kind, level in set(ran) | set(accounted)
+    }
+    for key in keys:
+        if key[0] != "zcdp":
+            if not within(ran[key], accounted[key]):
+                return False
             continue
-        if ran[key] > accounted[key] or (ran[key] < accounted[key] and not at_most):
+        # The rho-zCDP slots, which Gaussians of that rho may also fill.
+        gaussian = ("gaussian", key[1])
+        if ran[key] > accounted[key] or not within(
+            ran[key] + ran[gaussian], accounted[key] + accounted[gaussian]
+        ):
             return False
     return True
 
