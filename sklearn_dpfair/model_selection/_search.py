@@ -838,9 +838,9 @@ class PrivateHyperparameterSearch(
         size varies from fit to fit (None: its expected size, ``n_samples
         - round(validation_fraction * (n_samples - n_public))``; the
         candidates' budgets and the search's epsilon are the same at any
-        size, their noise levels differ slightly); ``sparse``: whether X is a sparse matrix
-        (the candidates are planned with that layout); ``schema``: X's
-        column names or empty frame (``feature_names``).
+        size, their noise levels differ slightly); ``sparse``: whether X
+        is a sparse matrix (the candidates are planned with that layout);
+        ``schema``: X's column names or empty frame (``feature_names``).
         """
         return self._record(
             self._public_selection(

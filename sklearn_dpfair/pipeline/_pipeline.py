@@ -1282,7 +1282,6 @@ def _relog_replace_one(log):
             log_release(kind, level)
 
 
-
 def _check_distinct_step_seeds(units):
     """Refuse private steps seeded alike: their noise would be the same.
 
@@ -1306,6 +1305,7 @@ def _check_distinct_step_seeds(units):
                 "(it seeds every step)."
             )
         seen[fingerprint] = unit.path
+
 
 def _describe(budgets, adjacency, additional):
     parts = []
