@@ -26,7 +26,7 @@ from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..exceptions import PrivacyAccountingError, PrivacyBudgetError
 from ..privacy._ledger import PrivacyLedger
 from ..privacy._plan import PrivacyPlan, check_public_count, check_public_layout
-from ..privacy._random import check_noise_generator, noise_seed
+from ..privacy._random import check_noise_generator, noise_seed, step_seeds
 from ..privacy._record import PrivacyRecord
 from ..privacy._releases import log_release, logged_releases, mark_unchecked
 from ._bounds import declared_output_bound, flowing_bound
@@ -843,7 +843,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
 
     def _record(self, plan, pipeline):
         caveats = []
-        seeds = []
+        seeds = {}
         for path in self.step_budgets_:
             fitted = fitted_part(pipeline, path)
             for caveat in getattr(fitted, "privacy_caveats_", ()):
@@ -851,7 +851,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                     caveats.append(caveat)
             seed = getattr(getattr(fitted, "privacy_record_", None), "seed", None)
             if seed is not None:
-                seeds.append(f"{path}={seed}")
+                seeds[path] = seed
         record = PrivacyRecord.from_event(
             plan.dp_event,
             delta=plan.delta,
@@ -865,7 +865,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             additional_delta=plan.additional_delta,
             seed=noise_seed(self.random_state)
             if self.random_state is not None
-            else "; ".join(seeds) or None,
+            else step_seeds(seeds),
         )
         return record
 

@@ -57,6 +57,7 @@ from ._accounting import (
     is_dp_event,
     non_private_event,
 )
+from ._random import seed_fingerprints
 
 try:  # POSIX advisory locks; appends of one small record are atomic anyway.
     import fcntl
@@ -708,18 +709,13 @@ def _group_of_two(event, budget, kind):
     return math.inf, budget
 
 
-def _seed_fingerprints(seed):
-    """The fingerprints in an entry's seed: one, or a pipeline's ``path=fp`` list."""
-    return [part.rpartition("=")[2] for part in str(seed).split("; ")]
-
-
 def _shared_seeds(entries):
     # By fingerprint: a pipeline records its steps' seeds as "path=fp; ...",
     # and a step seeded alike with a standalone fit drew the same noise.
     sources = {}
     for e in entries:
         if e.seed is not None:
-            for fingerprint in _seed_fingerprints(e.seed):
+            for fingerprint in seed_fingerprints(e.seed):
                 sources.setdefault(fingerprint, []).append(e.source or "unnamed")
     return {seed: s for seed, s in sources.items() if len(s) > 1}
 

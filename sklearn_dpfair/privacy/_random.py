@@ -31,7 +31,7 @@ import secrets
 
 import numpy as np
 
-__all__ = ["check_noise_generator", "noise_seed"]
+__all__ = ["check_noise_generator", "noise_seed", "seed_fingerprints", "step_seeds"]
 
 _ACCEPTED = (
     "None (fresh OS entropy: a private release), an int seed, or a numpy "
@@ -150,6 +150,27 @@ def noise_seed(random_state):
     digest = hashlib.sha256()
     _feed(digest, state)
     return digest.hexdigest()[:32]
+
+
+def step_seeds(seeds):
+    """One seed text for the seeded parts of a composed fit, or None.
+
+    ``seeds`` maps each part (a pipeline step's path) to its fingerprint
+    (:func:`noise_seed`); :func:`seed_fingerprints` reads them back.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._random import seed_fingerprints, step_seeds
+    >>> text = step_seeds({"scaler": "ab12", "model": "cd34"})
+    >>> text, seed_fingerprints(text), step_seeds({})
+    ('scaler=ab12; model=cd34', ['ab12', 'cd34'], None)
+    """
+    return "; ".join(f"{part}={seed}" for part, seed in seeds.items()) or None
+
+
+def seed_fingerprints(seed):
+    """The fingerprints in a record's seed: one, or those of :func:`step_seeds`."""
+    return [part.rpartition("=")[2] for part in str(seed).split("; ")]
 
 
 def _feed(digest, obj):
