@@ -12,7 +12,14 @@ import numbers
 
 import numpy as np
 
-__all__ = ["MISSING", "canonical_order", "column_keys", "key_of", "public_value"]
+__all__ = [
+    "MISSING",
+    "canonical_order",
+    "check_one_kind",
+    "column_keys",
+    "key_of",
+    "public_value",
+]
 
 
 class _Missing:
@@ -62,6 +69,36 @@ def key_of(value):
 def column_keys(column):
     """The keys of a column's values, as a list."""
     return [key_of(v) for v in column]
+
+
+def check_one_kind(keys):
+    """Refuse a column that mixes numbers with strings (or other objects).
+
+    scikit-learn's encoders refuse such a column too (its values do not
+    sort); here its names would collide (``1`` and ``'1'`` are both
+    ``x0_1``). The message names the types, never a value.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.preprocessing._categories import check_one_kind
+    >>> check_one_kind([1, 2.5, True])
+    >>> check_one_kind([1, "1"])
+    Traceback (most recent call last):
+    ...
+    TypeError: X: a column mixes values of types ['int', 'str']; ...
+    """
+    kinds = {
+        "number" if isinstance(k, numbers.Real) else type(k).__name__
+        for k in keys
+        if k is not MISSING
+    }
+    if len(kinds) > 1:
+        types = sorted({type(k).__name__ for k in keys if k is not MISSING})
+        raise TypeError(
+            f"X: a column mixes values of types {types}; an encoder needs each "
+            "column uniformly strings or numbers (as scikit-learn's encoders "
+            "do). Convert the column, e.g. with astype(str)."
+        )
 
 
 def canonical_order(keys):

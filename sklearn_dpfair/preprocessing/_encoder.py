@@ -19,7 +19,13 @@ from ..privacy._ledger import PrivacyLedger
 from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
-from ._categories import canonical_order, column_keys, key_of, public_value
+from ._categories import (
+    canonical_order,
+    check_one_kind,
+    column_keys,
+    key_of,
+    public_value,
+)
 from ._partition import gaussian_threshold, select_partitions
 
 __all__ = ["DPOneHotEncoder"]
@@ -208,6 +214,12 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
                 "accountant: a PrivacyLedger cannot hold the threshold delta of "
                 "category discovery; pass 'rdp' or 'pld', or declare categories."
             )
+        # Validation, before anything is planned or set: the keys of each
+        # discovered column, strings and numbers not mixed (their names
+        # would collide: 1 and '1' are both 'x0_1'), as scikit-learn requires.
+        discovered_keys = [column_keys(columns[j]) for j in discover]
+        for keys_j in discovered_keys:
+            check_one_kind(keys_j)
         threshold_delta = self._threshold_delta(bool(discover))
         # The plan, from public quantities: which columns are discovered.
         plan, rng = self._plan_fit(len(columns[0]), n_features)
@@ -223,7 +235,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
                 plan.gaussian, clip_norm=math.sqrt(len(discover))
             )
             keys_found, self.threshold_ = self._discover(
-                [columns[j] for j in discover], mechanism, threshold_delta, rng
+                discovered_keys, mechanism, threshold_delta, rng
             )
             for j, found in zip(discover, keys_found):
                 keys[j] = found
@@ -251,14 +263,14 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         )
         return self
 
-    def _discover(self, columns, mechanism, threshold_delta, rng):
-        d = len(columns)
+    def _discover(self, key_columns, mechanism, threshold_delta, rng):
+        d = len(key_columns)
         found = []
         offsets = [0]
         all_counts = []
-        for column in columns:
+        for keys in key_columns:
             counts = {}
-            for k in column_keys(column):
+            for k in keys:
                 counts[k] = counts.get(k, 0) + 1
             order = canonical_order(counts)
             found.append(order)
@@ -299,6 +311,12 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             keys = [key_of(v) for v in np.asarray(cats, dtype=object).ravel()]
             if len(set(keys)) != len(keys):
                 raise ValueError("categories must not repeat a value in a column.")
+            names = [str(v) for v in public_value(keys)]
+            if len(set(names)) != len(names):
+                raise ValueError(
+                    "categories must have distinct names in a column (e.g. not "
+                    "both 1 and '1'): the output columns are named by them."
+                )
             declared.append(keys)
         return declared
 

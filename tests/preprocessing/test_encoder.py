@@ -199,6 +199,21 @@ def test_max_categories_and_min_frequency_post_process_the_counts():
     assert list(frequent.categories_[0]) == ["a", "b"]
 
 
+def test_a_column_mixing_numbers_and_strings_is_refused_before_fitting():
+    # 1 and '1' would both be named 'x0_1'; scikit-learn refuses the column.
+    X = pd.DataFrame({"a": pd.Series([1, "1", 2, "b"], dtype=object)})
+    enc = DPOneHotEncoder(epsilon=math.inf)
+    with pytest.raises(TypeError, match=r"X: a column mixes .*'int', 'str'"):
+        enc.fit(X)
+    assert not hasattr(enc, "threshold_") and not hasattr(enc, "categories_")
+    with pytest.raises(ValueError, match="distinct names"):
+        DPOneHotEncoder(categories=[[1, "1"]]).fit(X)
+    # Declared categories of mixed types with distinct names are kept.
+    enc = DPOneHotEncoder(categories=[[1, "b"]]).fit(X)
+    assert list(enc.get_feature_names_out()) == ["a_1", "a_b", "a_infrequent_sklearn"]
+    assert enc.transform(X)[:, :2].tolist() == [[1, 0], [0, 0], [0, 0], [0, 1]]
+
+
 def test_dataframe_output_and_bounds():
     X = _frame()
     enc = DPOneHotEncoder(random_state=0).set_output(transform="pandas").fit(X)
