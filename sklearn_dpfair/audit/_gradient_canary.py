@@ -58,7 +58,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 
-from ..privacy._mechanism import observe_privatize
+from ..privacy._mechanism import block_position, observe_privatize
 from ..utils._array_api import from_host, to_numpy
 from ._distinguish import audit_scores
 from ._fits import fit_clone, require_claim
@@ -190,7 +190,14 @@ class _CanaryObserver:
         self._slot = None
 
     def _is_target(self, a):
-        return len(a.shape) == 2 and a.shape[0] == self.n_features
+        # The first block of a stacked release (a linear model's
+        # coefficients, a network's first layer), or a lone release: a later
+        # block of the same shape (a hidden layer as wide as X) is not it.
+        return (
+            len(a.shape) == 2
+            and a.shape[0] == self.n_features
+            and block_position() in (None, 0)
+        )
 
     def before_noise(self, mechanism, clipped_sum):
         if not self._is_target(clipped_sum):

@@ -49,13 +49,25 @@ class Mechanism(typing.Protocol):
 
     def event(self, *, steps=1): ...
 
+
 # The audit observer of the current context (None outside audits). A context
 # variable, not a module global, so that an audit in one thread never sees
 # the fits of another.
 _OBSERVER = contextvars.ContextVar("sklearn_dpfair_privatize_observer", default=None)
-# True while privatize_blocks privatizes the blocks of one release, which it
-# logs once.
-_IN_BLOCKS = contextvars.ContextVar("sklearn_dpfair_in_blocks", default=False)
+# The position of the block being privatized while privatize_blocks
+# privatizes the blocks of one release (which it logs once); None otherwise.
+_BLOCK_POSITION = contextvars.ContextVar("sklearn_dpfair_block_position", default=None)
+
+
+def block_position():
+    """Position of the block being privatized in its stacked release.
+
+    None outside :meth:`GaussianMechanism.privatize_blocks`. An audit
+    observer reads it to tell a release's first block (a linear model's
+    coefficients, a network's first layer) from later blocks of the same
+    shape.
+    """
+    return _BLOCK_POSITION.get()
 
 
 @contextlib.contextmanager
@@ -161,7 +173,7 @@ class GaussianMechanism:
             Same shape, namespace and device as ``clipped_sum``; float64
             (float32 sums are promoted by the float64 noise).
         """
-        if not _IN_BLOCKS.get():
+        if _BLOCK_POSITION.get() is None:
             self._log()
         observer = _OBSERVER.get()
         if observer is not None:
@@ -202,11 +214,14 @@ class GaussianMechanism:
         (array([1., 1.]), array([0.]))
         """
         self._log()
-        token = _IN_BLOCKS.set(True)
-        try:
-            return [self.privatize(block, rng) for block in blocks]
-        finally:
-            _IN_BLOCKS.reset(token)
+        noisy = []
+        for position, block in enumerate(blocks):
+            token = _BLOCK_POSITION.set(position)
+            try:
+                noisy.append(self.privatize(block, rng))
+            finally:
+                _BLOCK_POSITION.reset(token)
+        return noisy
 
     def _log(self):
         # A mechanism without noise releases nothing private: its event is

@@ -10,7 +10,7 @@ import pytest
 from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 
-from sklearn_dpfair import DPLogisticRegression, HeavyTailDPRegressor
+from sklearn_dpfair import DPLogisticRegression, DPMLPClassifier, HeavyTailDPRegressor
 from sklearn_dpfair.audit import (
     audit_gradient_canary,
     audit_scores,
@@ -138,6 +138,32 @@ def test_observer_inserts_in_canaries_with_probability_q():
     bad[-1, 0] = 1.0
     with observe_privatize(observer), pytest.raises(ValueError, match="nonzero"):
         mech.privatize(bad, np.random.default_rng(1))
+
+
+def test_observer_reads_only_the_first_block_of_a_stacked_release():
+    # A network's first layer is (n_features, width); a later layer as wide
+    # as X has the same shape and is not where the canaries sit.
+    inside = np.ones(2, dtype=bool)
+    observer = _CanaryObserver(5, inside, 1.0, np.random.default_rng(0))
+    mech = GaussianMechanism(clip_norm=1.0, noise_multiplier=1e-9)
+    later = np.zeros((5, 1))
+    later[-1, 0] = 3.0  # a hidden unit's gradient, not a canary column
+    with observe_privatize(observer):
+        first, second = mech.privatize_blocks(
+            [np.zeros((5, 5)), later], np.random.default_rng(1)
+        )
+    assert len(observer.traces) == 1
+    assert np.allclose(first[3:, 0], 1.0) and np.allclose(second, later)
+
+
+def test_gradient_canary_audit_of_a_network_with_a_layer_as_wide_as_X(data):
+    # 2 features + 50 canary columns = 52 = the hidden width.
+    X, y = data
+    clf = DPMLPClassifier(
+        epsilon=1.0, classes=[0, 1], hidden_layer_sizes=(52,), max_iter=3
+    )
+    result = audit_gradient_canary(clf, X, y, n_runs=4, n_canaries=50)
+    assert result.conclusive and not result.violation
 
 
 # -- the audit of estimators -------------------------------------------------------
