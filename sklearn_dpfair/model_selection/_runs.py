@@ -132,16 +132,41 @@ def best_of_runs(
     return (*best, _distinct(caught))
 
 
+def silenced(estimator):
+    """``estimator`` with every ``verbose`` parameter (nested too) off.
+
+    A run's progress lines would publish the number of runs and the noisy
+    iterates of the runs not selected, which the search's guarantee keeps
+    secret (Papernot and Steinke, 2022, Theorem 2, releases the selected
+    run only).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair import DPLogisticRegression
+    >>> from sklearn_dpfair.model_selection._runs import silenced
+    >>> silenced(DPLogisticRegression(verbose=2)).verbose
+    0
+    """
+    loud = {
+        key: (False if isinstance(value, bool) else 0)
+        for key, value in estimator.get_params(deep=True).items()
+        if (key == "verbose" or key.endswith("__verbose")) and value
+    }
+    return estimator.set_params(**loud) if loud else estimator
+
+
 def _one_run(candidate, plan, run, *, run_epsilon, delta, train, X_val, score):
     """Train, check and score one run; its warnings are returned, not shown.
 
     One warning per run would publish the number of runs: the caller
-    re-emits each distinct one once.
+    re-emits each distinct one once. Its progress lines are off (see
+    :func:`silenced`).
     """
     X_train, y_train, fit_params = train
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         est = with_budget(candidate, run_epsilon, delta, random_state=run.fit_seed)
+        est = silenced(est)
         est.fit(X_train, y_train, **fit_params)
         planned = plan.event(run_epsilon, delta)
         if est.dp_event_ != planned:

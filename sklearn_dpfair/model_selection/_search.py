@@ -250,8 +250,9 @@ class PrivateHyperparameterSearch(
     per-run budget meeting ``epsilon``, found by bisection with the
     accountant. The guarantee requires that the number of runs and the
     scores of the runs not selected stay secret: none is stored, each
-    distinct warning of the runs is emitted once, but the search's running
-    time grows with the number of runs.
+    distinct warning of the runs is emitted once, the runs' ``verbose``
+    progress lines are off, but the search's running time grows with the
+    number of runs.
 
     Refit. There is no ``refit`` parameter: ``best_estimator_`` is the
     selected run's model, trained with ``run_epsilon_`` on the training

@@ -19,6 +19,7 @@ from sklearn_dpfair import (
     DPLogisticRegression,
     FERMIClassifier,
     PrivateHyperparameterSearch,
+    PrivatePipeline,
     privacy_report,
 )
 from sklearn_dpfair.model_selection._scoring import (
@@ -396,6 +397,22 @@ def test_run_warnings_do_not_count_the_runs(data):
     messages = [str(w.message) for w in record if "delta=" in str(w.message)]
     assert len(messages) == 1
     assert record[0].filename == __file__
+
+
+def test_run_progress_lines_are_off(data, capsys):
+    # Each run's lines would count the runs and show the noisy iterates of
+    # the runs not selected; the guarantee releases the selected run only.
+    X, y = data
+    loud = DPLogisticRegression(classes=[0, 1], max_iter=2, verbose=1)
+    for estimator, grid in (
+        (loud, {"clip_norm": [0.5, 2.0]}),
+        (PrivatePipeline([("clf", loud)]), {"clf__clip_norm": [0.5, 2.0]}),
+    ):
+        search = _search(estimator=estimator, param_grid=grid, n_runs=4.0)
+        search.fit(X, y)
+        assert capsys.readouterr().out == ""
+    # The candidate itself is untouched.
+    assert search.estimator.get_params()["clf__verbose"] == 1
 
 
 def test_a_drift_between_plan_and_fit_releases_nothing(data, monkeypatch):
