@@ -209,6 +209,7 @@ def plan_feature_scaling(
     sparse=False,
     fit_intercept=True,
     n_samples=None,
+    adjacency="add_remove",
 ):
     """The :class:`ScalingPlan` of a fit (public inputs only).
 
@@ -236,6 +237,10 @@ def plan_feature_scaling(
         scales are planned only where the draws can resolve a quantile
         (:func:`quantiles_resolvable`); otherwise the columns are used as
         given and nothing is spent (None: no such check).
+    adjacency : {"add_remove", "replace_one"}, default="add_remove"
+        The fit's neighbouring relation, which sets the quantile draws'
+        utility sensitivity (a replaced record moves a rank by up to 1, an
+        added one by ``max(q, 1 - q)``).
 
     Returns
     -------
@@ -275,6 +280,7 @@ def plan_feature_scaling(
         event=composed_event([exponential_mechanism_event(epsilon0, steps=n_quantiles)]),
         share=share,
         center=center,
+        adjacency=adjacency,
     )
 
 

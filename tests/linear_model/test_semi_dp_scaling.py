@@ -127,7 +127,10 @@ def test_too_few_rows_for_private_quantiles_scale_nothing():
     assert est.privacy_plan(500, X.shape[1]).dp_event == est.dp_event_
 
 
-def test_private_scale_draws_use_the_fits_adjacency(monkeypatch):
+# Without the target among them, the columns' draws had add/remove's
+# sensitivity (1/2 for a median) under the default replace-one relation.
+@pytest.mark.parametrize("target_scaling", ["auto", None])
+def test_private_scale_draws_use_the_fits_adjacency(monkeypatch, target_scaling):
     from sklearn_dpfair.preprocessing import _quantiles
 
     seen = []
@@ -141,7 +144,9 @@ def test_private_scale_draws_use_the_fits_adjacency(monkeypatch):
     X, y = _raw(12000, 0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        SemiDPLinearRegression(max_iter=3, random_state=0).fit(X, y)
+        SemiDPLinearRegression(
+            max_iter=3, target_scaling=target_scaling, random_state=0
+        ).fit(X, y)
     assert seen and set(seen) == {"replace_one"}
 
 

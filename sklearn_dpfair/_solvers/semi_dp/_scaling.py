@@ -147,6 +147,7 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples
         plan = plan_feature_scaling(
             "auto", None, n_features + int(with_target), budget,
             fit_intercept=params.fit_intercept, n_samples=n_samples,
+            adjacency=params.adjacency,
         )
         if not with_target:
             return plan
@@ -168,7 +169,7 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples
     # Beside a public map (or none) of the columns, the target alone.
     target = plan_feature_scaling(
         "auto", None, 1, budget, fit_intercept=params.fit_intercept,
-        n_samples=n_samples,
+        n_samples=n_samples, adjacency=params.adjacency,
     )
     return _with_target(columns, target, params)
 
