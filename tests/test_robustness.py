@@ -148,3 +148,17 @@ def test_epsilon_is_recomputed_from_the_dp_event(name, cls, epsilon):
     # The claim respects the requested budget.
     if "epsilon" in est.get_params():
         assert fitted.epsilon_ <= epsilon * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("name, cls", ESTIMATORS, ids=IDS)
+def test_wrong_feature_bounds_are_named_in_the_error(name, cls):
+    est, X, y, params = _inputs(cls)
+    if "feature_bounds" not in est.get_params():
+        pytest.skip("no feature_bounds parameter")
+    est.set_params(feature_bounds=[(0.0, 1.0)] * (X.shape[1] + 1))
+    if "feature_scaling" in est.get_params():
+        est.set_params(feature_scaling="auto")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=r"^feature_bounds must have shape"):
+            est.fit(X, y, **params)

@@ -193,7 +193,7 @@ def _finite(values, dtype):
 
 
 def _bounds_plan(feature_bounds, n_features, center):
-    lower, upper = check_bounds(feature_bounds, n_features)
+    lower, upper = check_bounds(feature_bounds, n_features, name="feature_bounds")
     return ScalingPlan(
         "bounds", n_features, np.asarray(lower), np.asarray(upper), center=center
     )

@@ -362,7 +362,7 @@ def public_scaling(X, public_mask, *, feature_scaling, feature_bounds, fit_inter
         return None
     d = X.shape[1]
     if feature_bounds is not None:
-        lower, upper = check_bounds(feature_bounds, d)
+        lower, upper = check_bounds(feature_bounds, d, name="feature_bounds")
         plan = ScalingPlan(
             "bounds", d, np.asarray(lower), np.asarray(upper), center=fit_intercept
         )
