@@ -52,6 +52,7 @@ import scipy.optimize
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from ..utils._numeric import constant_columns
 from ..utils._validation import warn_at_caller
 from ._linear import LinearModel, as_rows
 from ._row_blocks import float64_product
@@ -123,7 +124,9 @@ def column_moments(X, sample_weight=None, *, center=True):
     shifted by ``1e5`` with a spread of ``1e-3`` keeps its spread (the
     one-pass ``E[x^2] - E[x]^2`` would cancel to noise). Without ``center``
     the means are 0 and the scales the root mean squares. A constant (or
-    empty) column gets the scale 1. Dense or CSR ``X`` (stored entries only,
+    empty) column, one whose variance is zero within rounding
+    (:func:`~sklearn_dpfair.utils._numeric.constant_columns`), gets the
+    scale 1. Dense or CSR ``X`` (stored entries only,
     never densified); a float32 ``X`` is cast a block at a time.
 
     Examples
@@ -157,8 +160,14 @@ def column_moments(X, sample_weight=None, *, center=True):
         for start in range(0, n, step):
             block = np.asarray(X[start : start + step], dtype=np.float64) - mean
             second += w[start : start + step] @ (block * block)
-    scale = np.sqrt(np.maximum(second, 0.0) / total)
-    scale[~(scale > 0) | ~np.isfinite(scale)] = 1.0
+    var = np.maximum(second, 0.0) / total
+    scale = np.sqrt(var)
+    # A constant column's rounding-level variance (0.1 on every row: 1e-34)
+    # is zero, as in scikit-learn's StandardScaler.
+    constant = (
+        constant_columns(var, mean, n, one_pass=sp.issparse(X)) if center else var == 0
+    )
+    scale[constant | ~(scale > 0) | ~np.isfinite(scale)] = 1.0
     return mean, scale
 
 

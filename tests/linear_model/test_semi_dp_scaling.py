@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_diabetes
 
-from sklearn_dpfair import SemiDPLinearRegression
+from sklearn_dpfair import SemiDPLinearRegression, SemiLocalDPLinearRegression
 from sklearn_dpfair._solvers.semi_dp._scaling import MIN_PUBLIC_SCALE_ROWS
 
 # Columns with offsets 500 and 1e5 and scales 1e-3 to 1e4 (years, prices,
@@ -348,3 +348,26 @@ def test_a_target_the_budget_cannot_scale_is_named_in_a_warning():
             warnings.simplefilter("always")
             SemiDPLinearRegression(random_state=0, **params).fit(X, y, public_mask=mask)
         assert not any("target_scaling" in str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize(
+    "cls", [SemiDPLinearRegression, SemiLocalDPLinearRegression]
+)
+def test_a_column_constant_on_the_public_rows_fits_whatever_its_value(cls):
+    # 0.1 is not a binary fraction: its public spread was rounding (1e-17)
+    # and its scaled column noise times 1e16. Shifting the column by the
+    # constant changes nothing else in the fit.
+    rng = np.random.default_rng(0)
+    n = 2000
+    x = rng.normal(size=n)
+    public = np.arange(n) < 50
+    step = rng.choice([0.0, 0.1], n) * ~public
+    y = 2 * x + 1 + 0.1 * rng.normal(size=n)
+    fits = []
+    for value in (0.0, 0.1, 0.3):
+        X = np.column_stack([x, value + step])
+        est = cls(epsilon=1.0, random_state=0).fit(X, y, public_mask=public)
+        fits.append(est.coef_)
+        assert _mse(est, X, y) < 0.5 * y.var()
+    np.testing.assert_allclose(fits[1], fits[0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(fits[2], fits[0], rtol=1e-6, atol=1e-6)

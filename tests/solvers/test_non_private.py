@@ -65,6 +65,20 @@ def test_column_moments_keep_a_tiny_spread_under_a_huge_offset():
     assert 0.9e-3 < scale[2] < 1.1e-3
 
 
+@pytest.mark.parametrize("value", [0.1, 0.3, 0.7, 1e5 + 0.1])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_constant_column_gets_the_scale_one(value, sparse):
+    # Its computed spread is rounding (1.4e-17 for 0.1): dividing by it
+    # would turn the column into noise times 1e16.
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.normal(size=3000), np.full(3000, value)])
+    X = sp.csr_matrix(X) if sparse else X
+    w = rng.uniform(0.5, 2.0, 3000)
+    for weights in (None, w):
+        _, scale = column_moments(X, weights)
+        assert scale[1] == 1.0 and 0.9 < scale[0] < 1.1
+
+
 def test_column_moments_of_sparse_rows_equal_the_dense_ones():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 5)) * (rng.random((300, 5)) < 0.3) + 0.0

@@ -48,6 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...preprocessing._bounds import check_bounds
+from ...utils._numeric import constant_columns
 from .._feature_scaling import (
     FeatureScaling,
     ScalingPlan,
@@ -305,7 +306,21 @@ def _public_rows_scaling(X, public_mask, plan):
             np.mean(Xp**2, axis=0) if square is None else square
         )
         location = np.zeros(X.shape[1])
-    scale = np.where(spread > _SCALE_FLOOR, spread, 1.0)
+    constant = ~(spread > _SCALE_FLOOR)
+    if plan.center:
+        # A column constant on the public rows at 0.1 has a rounding-level
+        # spread (1e-17), not 0.
+        constant |= constant_columns(
+            spread**2, mean, Xp.shape[0], one_pass=square is not None
+        )
+        if square is None and Xp.shape[0]:
+            # Centred at its value, not at the mean a few ulps off it, so
+            # that its public rows are exactly 0 (the public start would
+            # otherwise rescale a 1e-17 column to unit size).
+            first = Xp[0]
+            same = np.all(Xp == first, axis=0)
+            location = np.where(same, first, location)
+    scale = np.where(constant, 1.0, spread)
     return FeatureScaling(location, scale)
 
 

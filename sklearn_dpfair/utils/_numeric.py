@@ -1,0 +1,51 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Floating-point judgements shared by the exact (non-private) computations."""
+
+import numpy as np
+
+__all__ = ["constant_columns"]
+
+
+def constant_columns(var, mean, n_samples, *, one_pass=False):
+    """Which columns' variances are zero within rounding.
+
+    A constant column whose value is not a binary fraction (0.1, 0.3) has a
+    computed mean off by a few ulps, so its two-pass variance is about
+    ``1e-34``, not 0; dividing by its root would turn the column into
+    rounding noise scaled by ``1e16``. The bound is scikit-learn's
+    (``StandardScaler``; Chan, Golub and LeVeque, "Algorithms for computing
+    the sample variance", 1983): the variance's rounding error is at most
+    ``n eps var + (n eps mean)^2``. A variance from the one-pass formula
+    ``E[x^2] - E[x]^2`` (sparse columns) also loses ``n eps mean^2``.
+
+    Parameters
+    ----------
+    var, mean : ndarray of shape (n_features,)
+        The columns' computed variances and means.
+    n_samples : int or ndarray of shape (n_features,)
+        Number of values each was computed from.
+    one_pass : bool, default=False
+        Whether ``var`` came from the one-pass formula.
+
+    Returns
+    -------
+    constant : ndarray of bool, shape (n_features,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._numeric import constant_columns
+    >>> X = np.array([[0.1, 1e5 + 1e-3], [0.1, 1e5 - 1e-3], [0.1, 1e5]])
+    >>> float(X[:, 0].var()) > 0
+    True
+    >>> constant_columns(X.var(axis=0), X.mean(axis=0), 3)
+    array([ True, False])
+    """
+    eps = np.finfo(np.float64).eps
+    var = np.asarray(var, dtype=np.float64)
+    mean = np.asarray(mean, dtype=np.float64)
+    bound = n_samples * eps * var + np.square(n_samples * mean * eps)
+    if one_pass:
+        bound = bound + n_samples * eps * np.square(mean)
+    return var <= bound
