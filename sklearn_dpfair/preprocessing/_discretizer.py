@@ -105,10 +105,10 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         self.accountant = accountant
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def _release_spec(self, n_features):
         return self._edges_spec(n_features, self.n_bins + 1, quantile=self.strategy == "quantile")
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Release the bin edges of each column.
 

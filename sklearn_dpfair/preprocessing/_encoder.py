@@ -165,7 +165,6 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         self.accountant = accountant
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def _threshold_delta(self, discovers):
         """The delta the threshold of category discovery spends (0: none)."""
         # Without privacy nothing is thresholded and no delta is set apart.
@@ -189,6 +188,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             "delta": self.delta - self._threshold_delta(discovers),
         }
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Declare or discover the categories of each column.
 
@@ -307,8 +307,16 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
                 "features."
             )
         declared = []
-        for cats in self.categories:
-            keys = [key_of(v) for v in np.asarray(cats, dtype=object).ravel()]
+        for j, cats in enumerate(self.categories):
+            values = np.asarray(cats, dtype=object)
+            if values.ndim == 0:
+                # A str or a number: ["a", "b"] meant as one column's
+                # categories would declare one category in each column.
+                raise ValueError(
+                    f"categories must hold one array-like of categories per "
+                    f"column, e.g. [['a', 'b']]; got {cats!r} for column {j}."
+                )
+            keys = [key_of(v) for v in values.ravel()]
             if len(set(keys)) != len(keys):
                 raise ValueError("categories must not repeat a value in a column.")
             names = [str(v) for v in public_value(keys)]

@@ -126,7 +126,6 @@ class DPSimpleImputer(
         self.accountant = accountant
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def _release_spec(self, n_features):
         # The mean: one Gaussian sum; the median: one quantile a column;
         # private bounds ("auto"): the fences' quantiles too.
@@ -139,6 +138,7 @@ class DPSimpleImputer(
             "uses_delta": mean,
         }
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Release the fill value of each column.
 

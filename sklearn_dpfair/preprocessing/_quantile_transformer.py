@@ -117,10 +117,10 @@ class DPQuantileTransformer(
         self.accountant = accountant
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def _release_spec(self, n_features):
         return self._edges_spec(n_features, self.n_quantiles, quantile=True)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Release the quantiles of each column.
 

@@ -153,7 +153,6 @@ class DPStandardScaler(
         self.accountant = accountant
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def _release_spec(self, n_features):
         # Private bounds ("auto"): the fences' quantiles.
         return {
@@ -163,6 +162,7 @@ class DPStandardScaler(
             "uses_delta": True,
         }
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Release the mean and variance of the clipped columns of ``X``.
 
