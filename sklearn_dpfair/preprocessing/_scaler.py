@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._numeric import constant_columns
 from ..utils._sklearn_compat import _fit_context
 from ._base import PrivateTransformerMixin
 from ._bounds import centre_and_half_width
@@ -265,7 +266,5 @@ def _exact_variance(X, lower, upper, one_pass):
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
         mean = np.nanmean(clipped, axis=0)
         var = np.nanvar(clipped, axis=0)
-    eps = np.finfo(np.float64).eps
-    constant = var <= count * eps * var + np.square(count * mean * eps)
-    var = np.where(constant, 0.0, var)
+    var = np.where(constant_columns(var, mean, count), 0.0, var)
     return np.where(count > 0, var, one_pass)
