@@ -26,6 +26,7 @@ from sklearn.utils.metadata_routing import (
     MethodMapping,
     process_routing,
 )
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import PrivateEstimatorMixin
@@ -73,8 +74,25 @@ _MECHANISM = (
 )
 
 
+def _selected_has(method):
+    """Whether the search offers ``method``: the model it selected has it, or,
+    before a fit, the estimator it tunes (as in scikit-learn's searches)."""
+
+    def check(self):
+        model = getattr(self, "best_estimator_", self.estimator)
+        # Raises the model's own AttributeError, which available_if chains.
+        getattr(model, method)
+        return True
+
+    return check
+
+
 def _delegate_to_selected(method, summary, returns):
-    """The search's ``method``: that of the selected model, once fitted."""
+    """The search's ``method``: that of the selected model, once fitted.
+
+    Available only where that model has it, so that ``hasattr(search,
+    method)`` tells the truth (a regressor search has no ``predict_proba``).
+    """
 
     def delegated(self, X):
         check_is_fitted(self, "best_estimator_")
@@ -88,7 +106,7 @@ def _delegate_to_selected(method, summary, returns):
         "(n_samples, n_features)\n    Samples, in a layout the selected model "
         f"accepts.\n\nReturns\n-------\n{returns}\n"
     )
-    return delegated
+    return available_if(_selected_has(method))(delegated)
 
 
 class PrivateHyperparameterSearch(
@@ -471,7 +489,8 @@ class PrivateHyperparameterSearch(
             ``sensitive_features`` or ``public_mask``, with metadata routing
             enabled and ``estimator.set_fit_request(...)``; without routing
             they are passed to the estimator's ``fit`` as they are).
-            Sample-aligned values are split with the rows; rows marked by
+            Array-like values, one per sample (a ValueError names one of
+            another length), are split with the rows; rows marked by
             ``public_mask`` all go to the training split.
 
         Returns
@@ -511,6 +530,10 @@ class PrivateHyperparameterSearch(
             raise ValueError(
                 f"X has {n_samples} rows but y has {num_samples(y)}."
             )
+        # Before the split is drawn: a misaligned value would otherwise be
+        # passed on unsplit, and fail on the training part's size or index
+        # past its end. Lengths are public shapes.
+        _check_sample_aligned({"sensitive_features": sensitive, **routed}, n_samples)
         public = _public_rows(routed.get("public_mask"), n_samples)
         # Refuses a fraction that leaves a split empty at its expected size.
         self._split_sizes(n_samples, len(public))
@@ -608,6 +631,12 @@ class PrivateHyperparameterSearch(
             caveats.append("random_state set: the search's randomness is reproducible")
         record = self._record(selection, caveats=tuple(caveats))
         check_budget(record, float(self.epsilon), calibrated=True)
+        # A refit replaces the previous fit whole: the attributes set only
+        # for some fits (a classifier's classes, a DataFrame's columns) must
+        # not outlive it. Cleared only now, once the fit has succeeded (and
+        # PrivateEstimatorMixin gives a fit that raises its attributes back).
+        for name in ("classes_", "feature_names_in_"):
+            vars(self).pop(name, None)
         self.best_estimator_ = est
         self.best_params_ = dict(candidates[c])
         self.best_score_ = score
@@ -939,6 +968,8 @@ class PrivateHyperparameterSearch(
         tags.regressor_tags = inner.regressor_tags
         # Sparse X where the estimator it tunes takes it.
         tags.input_tags.sparse = inner.input_tags.sparse
+        # The private scores compare predictions with y: fit refuses None.
+        tags.target_tags.required = True
         return tags
 
     def score(self, X, y, sample_weight=None):
@@ -1120,13 +1151,30 @@ def draw_split(n_samples, public, validation_fraction, rng):
     return private[held_out], train
 
 
+def _is_array_like(value):
+    """Whether the fit parameter ``value`` is array-like: one value per sample."""
+    return (
+        value is not None
+        and hasattr(value, "__len__")
+        and not isinstance(value, (str, dict))
+    )
+
+
+def _check_sample_aligned(params, n_samples):
+    """Raise if an array-like value of ``params`` has not ``n_samples`` rows."""
+    for key, value in params.items():
+        if _is_array_like(value) and num_samples(value) != n_samples:
+            raise ValueError(
+                f"{key} has {num_samples(value)} rows but X has {n_samples}; "
+                "pass one value (or one row of values) per sample."
+            )
+
+
 def _split_params(params, n_samples, indices):
     """Index the sample-aligned values of ``params`` by ``indices``."""
     out = {}
     for key, value in params.items():
-        if value is not None and hasattr(value, "__len__") and not isinstance(
-            value, (str, dict)
-        ) and num_samples(value) == n_samples:
+        if _is_array_like(value) and num_samples(value) == n_samples:
             out[key] = safe_indexing(value, indices)
         else:
             out[key] = value

@@ -13,11 +13,13 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
+from sklearn.utils import get_tags
 
 from sklearn_dpfair import (
     DPFERMIClassifier,
     DPLogisticRegression,
     FERMIClassifier,
+    HeavyTailDPRegressor,
     PrivateHyperparameterSearch,
     PrivatePipeline,
     privacy_report,
@@ -475,3 +477,91 @@ def test_the_expected_split_counts_the_private_rows_only():
         for seed in range(50)
     ]
     assert abs(np.mean(drawn) - 2460) < 10
+
+
+def test_a_refit_drops_the_attributes_of_the_previous_fit(data, monkeypatch):
+    # classes_ and feature_names_in_ are set by some fits only: a refit that
+    # does not set them must not leave the previous fit's.
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    search = _search().fit(pd.DataFrame(X, columns=list("abcde")), y)
+    assert list(search.feature_names_in_) == list("abcde")
+    search.fit(X, y)
+    assert not hasattr(search, "feature_names_in_")
+    search.set_params(
+        estimator=HeavyTailDPRegressor(max_iter=2),
+        param_grid={"alpha": [0.0, 0.1]},
+        score_bound=5.0,
+    )
+    search.fit(pd.DataFrame(X, columns=list("abcde")), X[:, 0])
+    assert not hasattr(search, "classes_")
+    # A refit that fails once the fit is done keeps the previous fit whole.
+    before = dict(vars(search))
+
+    def fail(self, record):
+        raise RuntimeError("refit failed")
+
+    monkeypatch.setattr(PrivateHyperparameterSearch, "_set_privacy_record", fail)
+    with pytest.raises(RuntimeError, match="refit failed"):
+        search.fit(X, X[:, 0])
+    assert vars(search).keys() == before.keys()
+    assert list(search.feature_names_in_) == list("abcde")
+    assert search.best_estimator_ is before["best_estimator_"]
+
+
+@pytest.mark.parametrize(
+    "name, estimator, kwargs",
+    [
+        (
+            "sensitive_features",
+            DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2),
+            {"param_grid": {"alpha": [0.0]}, "scoring": "accuracy-dp-gap"},
+        ),
+        ("sample_weight", DPLogisticRegression(classes=[0, 1], max_iter=2), {}),
+        ("public_mask", DPLogisticRegression(classes=[0, 1], max_iter=2), {}),
+        (
+            "clf__sample_weight",
+            PrivatePipeline([("clf", DPLogisticRegression(classes=[0, 1]))]),
+            {"param_grid": {"clf__clip_norm": [0.5, 2.0]}},
+        ),
+    ],
+)
+def test_misaligned_fit_params_are_refused_before_the_split(
+    data, name, estimator, kwargs
+):
+    # A value of another length would be passed on unsplit and fail on the
+    # training part's size (or index past its end); the error names it
+    # with both (public) lengths.
+    X, y = data
+    value = np.ones(5, dtype=bool) if name == "public_mask" else np.ones(5)
+    search = _search(estimator=estimator, **kwargs)
+    with pytest.raises(ValueError, match=f"^{name} has 5 rows but X has 1200;"):
+        search.fit(X, y, **{name: value})
+    assert not hasattr(search, "best_estimator_")
+
+
+def test_a_refused_fit_param_leaves_the_previous_fit_whole(data, fitted):
+    X, y = data
+    search = clone(fitted).fit(X, y)
+    before = dict(vars(search))
+    with pytest.raises(ValueError, match="sample_weight has 1199 rows"):
+        search.fit(X, y, sample_weight=np.ones(len(X) - 1))
+    assert vars(search) == before
+
+
+def test_tags_and_delegated_methods_follow_the_tuned_estimator(data):
+    # fit requires y; a method is offered only where the model has it (the
+    # selected one once fitted, else the estimator), as in GridSearchCV.
+    assert get_tags(_search()).target_tags.required
+    regressor = _search(
+        estimator=HeavyTailDPRegressor(max_iter=2),
+        param_grid={"alpha": [0.0, 0.1]},
+        score_bound=5.0,
+    )
+    for method in ("predict_proba", "decision_function"):
+        assert hasattr(_search(), method)
+        assert not hasattr(regressor, method)
+    X, _ = data
+    regressor.fit(X, X[:, 0])
+    assert not hasattr(regressor, "predict_proba")
+    assert regressor.predict(X).shape == (X.shape[0],)
