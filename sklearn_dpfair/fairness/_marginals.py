@@ -147,7 +147,13 @@ def marginals_from_public(public, n_classes, n_groups, constraint):
     >>> marginals_from_public([1, 3], 2, 2, DemographicParity()).tolist()
     [[0.25, 0.75]]
     """
-    public = np.asarray(public, dtype=np.float64)
+    try:
+        public = np.asarray(public, dtype=np.float64)
+    except (TypeError, ValueError):
+        # A public parameter: its message may show it.
+        raise ValueError(
+            f"group_marginals must be numeric shares; got {public!r}."
+        ) from None
     dp = constraint.name == "demographic_parity"
     shape = (n_groups,) if dp else (n_classes, n_groups)
     if (

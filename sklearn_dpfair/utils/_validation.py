@@ -196,7 +196,8 @@ def resolve_classes(classes, y):
     """
     caveats = []
     if classes is not None:
-        classes_ = np.asarray(classes)
+        # A copy: the fitted classes_ must not alias the parameter.
+        classes_ = np.array(classes, copy=True)
         if classes_.ndim != 1 or classes_.size < 2:
             raise ValueError(
                 "classes must be a 1-d array-like of at least two labels; got "

@@ -116,3 +116,12 @@ def test_other_estimator_warnings_point_at_the_caller(estimator, target, text):
     ours = [w for w in caught if text in str(w.message)]
     assert ours, [str(w.message) for w in caught]
     assert all(w.filename == __file__ for w in ours)
+
+
+def test_declared_classes_are_copied_not_aliased():
+    from sklearn_dpfair.utils._validation import resolve_classes
+
+    classes = np.array([0, 1])
+    classes_, _, _ = resolve_classes(classes, np.array([1, 0, 1]))
+    classes_[:] = [7, 8]
+    assert classes.tolist() == [0, 1]
