@@ -199,7 +199,7 @@ class EqualOpportunity(DemographicParity):
         return f"{type(self).__name__}(class_index={self.class_index})"
 
 
-def advantaged_class_index(classes, opportunity_class):
+def advantaged_class_index(classes, opportunity_class, *, parameter="classes"):
     """Index in ``classes`` of the advantaged class of equal opportunity.
 
     Parameters
@@ -208,6 +208,9 @@ def advantaged_class_index(classes, opportunity_class):
         The label set, in the order of the class indices.
     opportunity_class : label or None
         The advantaged class; None is the second of exactly two classes.
+    parameter : str, default="classes"
+        Name of the caller's parameter that declares the classes, for the
+        error message.
 
     Returns
     -------
@@ -241,7 +244,7 @@ def advantaged_class_index(classes, opportunity_class):
         raise ValueError(
             f"opportunity_class={opportunity_class!r} is not one of the "
             "classes (the classes are not shown: read from y, they are "
-            "private; declare them with classes=[...])."
+            f"private; declare them with {parameter}=[...])."
         )
     return int(hits[0])
 

@@ -10,11 +10,13 @@ classes and the blocks of the constraint:
 - equal opportunity: ``(max_r - min_r) P(Yhat = a | Y = a, S = r)``.
 
 For binary targets these are fairlearn's ``demographic_parity_difference``,
-``equalized_odds_difference`` and the true-positive-rate difference. Groups
-without a row in a block do not enter that block's range, nor do the
-(block, group) cells a ``measured`` mask leaves out: cells with fewer rows
-than a public ``min_group_size``, whose rates are too noisy to bound
-(:func:`measured_cells`).
+``equalized_odds_difference`` and the true-positive-rate difference, except
+where a group has no row in a block (no positive row, say, for the true
+positive rate): fairlearn counts that group's rate as 0, here the group does
+not enter that block's range, so the disparity can be smaller than
+fairlearn's. Nor do the (block, group) cells a ``measured`` mask leaves out
+enter it: cells with fewer rows than a public ``min_group_size``, whose
+rates are too noisy to bound (:func:`measured_cells`).
 """
 
 import numpy as np

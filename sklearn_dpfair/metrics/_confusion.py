@@ -15,10 +15,10 @@ Post-processing rules, all applied to released values only:
 
 * a noisy cell is clamped at 0 before it enters a ratio, so every rate is in
   ``[0, 1]`` (its numerator is a sub-sum of its denominator);
-* a rate whose clamped denominator is not above ``MIN_DENOMINATOR_SDS``
-  standard deviations of its own noise is NaN: such a denominator cannot be
-  told from zero, and the ratio would be noise (without noise: NaN exactly
-  when the denominator is 0);
+* a rate whose unclamped noisy denominator is not above
+  ``MIN_DENOMINATOR_SDS`` standard deviations of its own noise is NaN: such
+  a denominator cannot be told from zero, and the ratio would be noise
+  (without noise: NaN exactly when the denominator is 0);
 * overall values come from the sums over groups of the unclamped noisy
   cells (unbiased, noise ``sqrt(G)`` times a cell's).
 
@@ -33,8 +33,11 @@ quantity, and the interval is the replicates' percentile interval. In the
 replicates a rate is computed whenever its clamped denominator is positive
 (the NaN rule above is for the reported value: a ratio of tiny noisy counts
 is spread over the whole range, and so widens the interval as it should);
-a quantity that is still NaN in a replicate counts as the lowest value of
-its range for the lower bound and the highest for the upper bound.
+a comparison of groups leaves out, in every replicate, the groups whose
+reported value is NaN, as its reported value does (``skip`` of
+:func:`compare`). A quantity that is still NaN in a replicate counts as the
+lowest value of its range for the lower bound and the highest for the upper
+bound.
 """
 
 import numpy as np
@@ -70,10 +73,10 @@ METRICS = tuple(_DEFINITIONS)
 #: Pseudo-count added to every clamped cell before the bootstrap resamples it.
 JEFFREYS_COUNT = 0.5
 
-#: A rate is NaN when its clamped noisy denominator is at most this many
+#: A rate is NaN when its unclamped noisy denominator is at most this many
 #: standard deviations of the denominator's noise: 2 is the two-sided 95%
 #: point of a normal (1.96) rounded up, so a denominator that is truly 0
-#: passes the cut less than 2.3% of the time.
+#: passes the cut less than 2.3% of the time (the normal tail beyond 2).
 MIN_DENOMINATOR_SDS = 2.0
 
 
@@ -131,8 +134,9 @@ def metric_values(tables, metric, cell_std, min_sds=MIN_DENOMINATOR_SDS):
     cell_std : float
         Standard deviation of the noise of one group's cell (0: exact).
     min_sds : float, default=MIN_DENOMINATOR_SDS
-        A rate is NaN unless its clamped denominator is above this many
-        standard deviations of the denominator's noise (and above 0).
+        A rate is NaN unless its unclamped noisy denominator is above this
+        many standard deviations of the denominator's noise. 0: no test, a
+        rate is NaN only when its clamped denominator is 0 (the replicates).
 
     Returns
     -------
@@ -158,13 +162,18 @@ def metric_values(tables, metric, cell_std, min_sds=MIN_DENOMINATOR_SDS):
     if denominator is None:
         return top
     bottom = clamped[..., list(denominator)].sum(axis=-1)
-    measurable = bottom > min_sds * std * np.sqrt(len(denominator))
-    return np.divide(
-        top, bottom, out=np.full(top.shape, np.nan), where=measurable & (bottom > 0)
-    )
+    measurable = bottom > 0
+    if min_sds > 0:
+        # The test reads the unclamped sum, normal around the true
+        # denominator: a sum of clamped cells is biased upwards, and would let
+        # an empty group through 3.7% of the time instead of 2.3%.
+        noisy_bottom = full[..., list(denominator)].sum(axis=-1)
+        threshold = min_sds * std * np.sqrt(len(denominator))
+        measurable &= noisy_bottom > threshold
+    return np.divide(top, bottom, out=np.full(top.shape, np.nan), where=measurable)
 
 
-def compare(values, how):
+def compare(values, how, skip=None):
     """Group minimum, maximum, difference or ratio, as fairlearn defines them.
 
     NaN groups are skipped (as pandas' ``max`` and ``min`` skip them in
@@ -176,6 +185,12 @@ def compare(values, how):
         Groups then overall (:func:`metric_values`).
     how : {"group_min", "group_max", "difference_between_groups",
            "difference_to_overall", "ratio_between_groups", "ratio_to_overall"}
+    skip : ndarray of bool of shape (n_groups + 1,), default=None
+        Values treated as NaN in every row of ``values``. For bootstrap
+        replicates, pass where the reported values are NaN: the replicates
+        then compare the groups the reported comparison compares, and the
+        interval is that of the reported quantity (otherwise a group too
+        small to report, whose replicates are computed, enters them alone).
 
     Returns
     -------
@@ -190,7 +205,11 @@ def compare(values, how):
     0.3
     >>> float(compare(values, "ratio_to_overall"))
     0.5
+    >>> float(compare(values, "group_max", skip=np.array([0, 1, 0, 0], bool)))
+    0.2
     """
+    if skip is not None:
+        values = np.where(skip, np.nan, values)
     groups, overall = values[..., :-1], values[..., -1:]
     # fmin / fmax skip NaN without the all-NaN warning of nanmin / nanmax.
     low, high = np.fmin.reduce(groups, axis=-1), np.fmax.reduce(groups, axis=-1)

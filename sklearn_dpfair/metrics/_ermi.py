@@ -13,7 +13,11 @@ __all__ = ["ermi_score", "renyi_correlation"]
 
 
 def _prepare(y_true, y_pred, y_proba, sensitive_features, labels, need_y_true):
-    """Return ``(proba, y_index or None, labels, codes, n_groups)``."""
+    """Return ``(proba, y_index or None, labels, codes, n_groups)``.
+
+    ``y_index`` (the index in ``labels`` of each true label) is None unless
+    ``need_y_true``: demographic parity reads no true label.
+    """
     if (y_pred is None) == (y_proba is None):
         raise ValueError("Pass exactly one of y_pred (labels) or y_proba.")
     if y_proba is not None:
@@ -33,12 +37,16 @@ def _prepare(y_true, y_pred, y_proba, sensitive_features, labels, need_y_true):
 
     if labels is None:
         if y_proba is not None:
-            uniq = np.unique(y_true) if y_true is not None else None
-            labels = (
-                uniq
-                if uniq is not None and uniq.size == proba.shape[1]
-                else (np.arange(proba.shape[1]))
-            )
+            # Demographic parity reads no label: only the number of columns.
+            labels = np.unique(y_true) if need_y_true else np.arange(proba.shape[1])
+            if labels.size != proba.shape[1]:
+                # The columns of y_proba cannot be named from y_true: guessing
+                # would put rows in the wrong blocks (or none).
+                raise ValueError(
+                    f"y_proba has {proba.shape[1]} columns but y_true shows "
+                    f"{labels.size} distinct labels; pass labels=[...], the "
+                    "label of each column of y_proba in order."
+                )
         else:
             parts = [y_pred] if y_true is None else [y_true, y_pred]
             labels = np.unique(np.concatenate(parts))
@@ -50,19 +58,16 @@ def _prepare(y_true, y_pred, y_proba, sensitive_features, labels, need_y_true):
         raise ValueError(
             f"y_proba has {proba.shape[1]} columns but there are {labels.size} labels."
         )
-    y_index = None if y_true is None else _index(labels, y_true, "y_true", strict=False)
+    y_index = _index(labels, y_true, "y_true") if need_y_true else None
     enc = encode_sensitive_features(sensitive_features, n_samples=n)
     return proba, y_index, labels, enc.codes, enc.n_groups
 
 
-def _index(labels, values, name, strict=True):
+def _index(labels, values, name):
     order = np.argsort(labels, kind="stable")
     pos = np.clip(np.searchsorted(labels[order], values), 0, labels.size - 1)
-    found = labels[order][pos] == values
-    if not np.all(found):
-        if strict:
-            raise ValueError(f"{name} contains values that are not in labels.")
-        return np.where(found, order[pos], -1)
+    if not np.all(labels[order][pos] == values):
+        raise ValueError(f"{name} contains values that are not in labels.")
     return order[pos]
 
 
@@ -71,23 +76,21 @@ def _blocks(y_true, y_pred, y_proba, sensitive_features, labels, constraint,
     """Return ``(proba, blocks, codes, n_groups, cons, n_blocks)``.
 
     ``blocks[i]`` is the block (true label cell) of row ``i`` that
-    ``constraint`` conditions on, all 0 for demographic parity and -1 where
-    the true label is not in ``labels``; ``cons`` is the constraint object.
+    ``constraint`` conditions on, all 0 for demographic parity; ``cons`` is
+    the constraint object.
     """
     need = constraint != "demographic_parity"
     proba, y_index, labels, codes, n_groups = _prepare(
         y_true, y_pred, y_proba, sensitive_features, labels, need
     )
     class_index = (
-        advantaged_class_index(labels, opportunity_class)
+        advantaged_class_index(labels, opportunity_class, parameter="labels")
         if constraint == "equal_opportunity"
         else None
     )
     cons = make_constraint(constraint, class_index=class_index, weighting=weighting)
     blocks = (
-        np.where(y_index >= 0, cons.block_index(np.maximum(y_index, 0)), -1)
-        if need
-        else np.zeros(proba.shape[0], dtype=np.intp)
+        cons.block_index(y_index) if need else np.zeros(proba.shape[0], dtype=np.intp)
     )
     return proba, blocks, codes, n_groups, cons, cons.n_blocks(labels.size)
 
@@ -133,7 +136,12 @@ def ermi_score(
     weighting : {"label_prior", "uniform"}, default="label_prior"
         Combination of the per-label values for equalized odds.
     labels : array-like, default=None
-        The label set (default: the sorted labels seen).
+        The label set, in the order of the columns of ``y_proba``; every
+        value of ``y_pred``, and of ``y_true`` for a label-conditional
+        constraint, must be in it. Default: the sorted labels seen; with
+        ``y_proba`` and a label-conditional constraint, the sorted labels of
+        ``y_true``, which must then show one label per column of ``y_proba``
+        (otherwise pass ``labels``).
 
     Returns
     -------
@@ -189,7 +197,12 @@ def renyi_correlation(
     opportunity_class : label, default=None
         Class conditioned on for equal opportunity.
     labels : array-like, default=None
-        The label set (default: the sorted labels seen).
+        The label set, in the order of the columns of ``y_proba``; every
+        value of ``y_pred``, and of ``y_true`` for a label-conditional
+        constraint, must be in it. Default: the sorted labels seen; with
+        ``y_proba`` and a label-conditional constraint, the sorted labels of
+        ``y_true``, which must then show one label per column of ``y_proba``
+        (otherwise pass ``labels``).
 
     Returns
     -------

@@ -53,6 +53,11 @@ _MISSING_GROUP = (
     "'unknown') and fill them with it, or drop those rows."
 )
 _COMPARE_METHODS = ("between_groups", "to_overall")
+#: The rates whose differences make each fairness gap.
+_GAP_RATES = {
+    "dp": ("selection_rate",),
+    "eo": ("true_positive_rate", "false_positive_rate"),
+}
 
 
 class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
@@ -78,11 +83,11 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
     warn when ``delta`` is not below ``1 / n``).
 
     Noisy counts are clamped at 0 before they enter a ratio, so every rate
-    is in ``[0, 1]``. A rate whose noisy denominator is not above
-    ``MIN_DENOMINATOR_SDS = 2`` standard deviations of its noise is NaN (the
-    group is too small to measure it at this epsilon); :attr:`notes_` says
-    which and why. Differences and ratios skip NaN groups, as fairlearn's
-    do.
+    is in ``[0, 1]``. A rate whose noisy denominator (before clamping) is not
+    above ``MIN_DENOMINATOR_SDS = 2`` standard deviations of its noise is
+    NaN (the group is too small to measure it at this epsilon);
+    :attr:`notes_` says which and why. Differences and ratios skip NaN
+    groups, as fairlearn's do.
 
     Confidence intervals include both the sampling error of the evaluation
     rows and the DP noise: a parametric bootstrap (Ferrando, Wang and
@@ -92,9 +97,11 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
     replicates a rate is computed whenever its denominator is positive, so
     the interval of a rate over a few noisy rows spreads over most of
     ``[0, 1]``; a replicate where a quantity is undefined counts as the far
-    end of its range. In simulation the 95% intervals hold the population
-    rate 92% to 100% of the time at ``epsilon=1`` for groups of 5 to 10,000
-    rows (User Guide).
+    end of its range. A comparison (difference, ratio, minimum, maximum,
+    fairness gap) leaves out of every replicate the groups its reported
+    value leaves out, so its interval is that of the reported value. In
+    simulation the 95% intervals hold the population rate 92% to 100% of the
+    time at ``epsilon=1`` for groups of 5 to 10,000 rows (User Guide).
 
     Read more in the :ref:`User Guide <private_metrics>`.
 
@@ -114,8 +121,12 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         single name makes ``overall`` a scalar and ``by_group`` a Series, as
         in fairlearn; a list makes them a Series and a DataFrame.
     epsilon : float, default=1.0
-        Target epsilon of the release; ``np.inf`` gives fairlearn's exact
-        values.
+        Target epsilon of the release. ``np.inf`` adds no noise and gives
+        fairlearn's exact values, with one exception: a rate whose
+        denominator is 0 (the true positive rate of a group without positive
+        rows, the false positive rate of one without negative rows) is NaN
+        here and 0 in fairlearn, and the comparisons skip it, so a
+        difference, ratio, minimum or gap can differ from fairlearn's.
     delta : float, default=1e-5
         Target delta in (0, 1).
     confidence_level : float, default=0.95
@@ -459,7 +470,10 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         return self._as_overall([compare(v, how) for v in values.values()])
 
     def _compared_ci(self, how):
-        lows, highs = self._intervals(_Compare(how))
+        # The replicates compare the groups the reported value compares (a
+        # mask read from the release: post-processing).
+        skip = {metric: np.isnan(v) for metric, v in self._point().items()}
+        lows, highs = self._intervals(_Compare(how, skip))
         return self._as_overall(lows), self._as_overall(highs)
 
     def group_min(self):
@@ -565,19 +579,14 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
 
     # -- fairness gaps ----------------------------------------------------------
 
-    def _gap(self, tables, kind, method, min_sds=MIN_DENOMINATOR_SDS):
+    def _gap(self, tables, kind, method, min_sds=MIN_DENOMINATOR_SDS, skip=None):
         how = f"difference_{_check_method(method)}"
-        rates = (
-            ["selection_rate"]
-            if kind == "dp"
-            else [
-                "true_positive_rate",
-                "false_positive_rate",
-            ]
-        )
+        skip = skip or {}
         gaps = [
-            compare(metric_values(tables, r, self.noise_std_, min_sds), how)
-            for r in rates
+            compare(
+                metric_values(tables, r, self.noise_std_, min_sds), how, skip.get(r)
+            )
+            for r in _GAP_RATES[kind]
         ]
         # Equalized odds is the worse of the two gaps; NaN if either is.
         return np.maximum.reduce(gaps)
@@ -588,8 +597,14 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
 
     def _gap_ci(self, kind, method):
         check_is_fitted(self)
+        # As in _compared_ci: leave out the groups the reported gap leaves out.
+        released = self.counts_.to_numpy()
+        skip = {
+            r: np.isnan(metric_values(released, r, self.noise_std_))
+            for r in _GAP_RATES[kind]
+        }
         low, high = percentile_interval(
-            self._gap(self._replicates, kind, method, min_sds=0.0),
+            self._gap(self._replicates, kind, method, min_sds=0.0, skip=skip),
             self.confidence_level,
             (0.0, 1.0),
         )
@@ -682,13 +697,18 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
 
 
 class _Compare:
-    """Reduce the replicates of a metric by one comparison (picklable)."""
+    """Reduce the replicates of a metric by one comparison (picklable).
 
-    def __init__(self, how):
+    ``skip`` maps each metric to the values (groups, then overall) left out
+    of every replicate: those whose reported value is NaN.
+    """
+
+    def __init__(self, how, skip):
         self.how = how
+        self.skip = skip
 
     def __call__(self, metric, values):
-        return compare(values, self.how)
+        return compare(values, self.how, self.skip[metric])
 
 
 def _range(metric, reduce):

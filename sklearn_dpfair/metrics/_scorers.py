@@ -44,7 +44,10 @@ _NO_SENSITIVE = (
 
 
 class _FairnessScore:
-    """Picklable score function ``base - penalty * max(0, gap - tolerance)``."""
+    """Picklable score function ``base - penalty * max(0, gap - tolerance)``.
+
+    A NaN gap counts as an infinite one.
+    """
 
     def __init__(self, fairness, base, fairness_penalty, tolerance, name, kwargs):
         self.fairness = fairness
@@ -62,10 +65,18 @@ class _FairnessScore:
                 y_true, y_pred, sensitive_features=sensitive_features, **self.kwargs
             )
         )
+        if np.isnan(gap):
+            # An unmeasurable gap (a metric's NaN, say a group without one of
+            # the labels a rate conditions on) is the worst case: a model is
+            # never preferred because its gap is unknown. max(0, nan) would
+            # be 0, no penalty at all.
+            gap = np.inf
         if self.base is None:
             return gap
         excess = max(0.0, gap - self.tolerance)
-        return float(self.base(y_true, y_pred)) - self.fairness_penalty * excess
+        # A zero penalty ignores the gap, even an infinite one (0 * inf is NaN).
+        penalty = self.fairness_penalty * excess if self.fairness_penalty else 0.0
+        return float(self.base(y_true, y_pred)) - penalty
 
 
 def _resolve(metric, table, what):
@@ -93,6 +104,11 @@ def make_fairness_scorer(
       penalty for every point of gap above ``tolerance``. This picks "the most
       accurate model that is fair enough" in ``GridSearchCV``.
 
+    A NaN gap (the metric cannot measure it on the evaluated rows) counts as
+    the worst, an infinite gap: the score is ``-inf`` (the base score alone
+    if ``fairness_penalty=0``), so a search ranks the model last and warns of
+    non-finite scores rather than prefer it for a gap nobody measured.
+
     The scorer requests ``sensitive_features``: with metadata routing enabled,
     ``GridSearchCV(...).fit(X, y, sensitive_features=A)`` slices ``A`` per fold
     and hands the validation part to the scorer (and the training part to
@@ -110,9 +126,10 @@ def make_fairness_scorer(
         Performance score ``(y_true, y_pred)`` to penalize; None scores
         fairness alone.
     fairness_penalty : float, default=1.0
-        Points of score lost per point of gap above ``tolerance``.
+        Points of score lost per point of gap above ``tolerance``; finite,
+        ``>= 0``.
     tolerance : float, default=0.0
-        Gap tolerated without penalty.
+        Gap tolerated without penalty; finite, ``>= 0``.
     **metric_kwargs : dict
         Passed to the fairness metric (e.g. ``constraint=`` for "ermi").
 
@@ -147,6 +164,9 @@ def make_fairness_scorer(
         name = f"{base_name}_penalized_by_{fair_name}"
     if not np.isfinite(fairness_penalty) or fairness_penalty < 0:
         raise ValueError(f"fairness_penalty must be >= 0; got {fairness_penalty!r}.")
+    # A NaN tolerance would silently turn the penalty off (nothing exceeds it).
+    if not np.isfinite(tolerance) or tolerance < 0:
+        raise ValueError(f"tolerance must be a finite number >= 0; got {tolerance!r}.")
     score = _FairnessScore(
         fairness, base, float(fairness_penalty), float(tolerance), name, metric_kwargs
     )

@@ -10,11 +10,14 @@
   ``dp_event_`` (and by dp-accounting's PLD accountant directly) is within
   the budget; the plan hook gives the fitted event;
 * correctness: ``epsilon=inf`` equals fairlearn's ``MetricFrame`` and
-  fairness functions exactly (rates of integer counts are one division);
+  fairness functions exactly (rates of integer counts are one division),
+  except for rates with a zero denominator (NaN here, 0 in fairlearn);
   error falls as epsilon rises; denominators near zero give NaN with a note,
-  never an exception;
+  never an exception, and a truly empty one is reported at the normal tail
+  rate;
 * intervals: their coverage of the population rate, by simulation (a light
-  form by default, the full grid with ``DPFAIR_FULL=1``).
+  form by default, the full grid with ``DPFAIR_FULL=1``); the intervals of
+  the comparisons contain their reported values.
 """
 
 import math
@@ -38,7 +41,7 @@ from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 
 from sklearn_dpfair.metrics import PrivateMetricFrame
-from sklearn_dpfair.metrics._confusion import metric_values
+from sklearn_dpfair.metrics._confusion import MIN_DENOMINATOR_SDS, metric_values
 from sklearn_dpfair.privacy import PrivacyLedger, epsilon_of
 from sklearn_dpfair.privacy._mechanism import observe_privatize
 from sklearn_dpfair.privacy._releases import logged_releases
@@ -303,6 +306,34 @@ def test_parity_single_metric_and_intersectional_groups():
     assert ours.difference() == theirs.difference()
 
 
+def test_zero_denominator_is_nan_where_fairlearn_gives_zero():
+    # The one exception to the parity at epsilon=inf: group "c" has no
+    # positive row, so its true positive rate has no row to be measured on.
+    # fairlearn reports 0 and its TPR difference is 1 - 0; here it is NaN
+    # and skipped, and the difference is 1 - 0.5.
+    s = np.array(["a"] * 4 + ["b"] * 4 + ["c"] * 2)
+    y_true = np.array([1, 1, 0, 0, 1, 1, 0, 0, 0, 0])
+    y_pred = np.array([1, 0, 0, 0, 1, 1, 0, 1, 0, 1])
+    ours = PrivateMetricFrame(["a", "b", "c"], epsilon=np.inf).fit(
+        y_true, y_pred, sensitive_features=s
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scikit-learn's zero-division warning
+        theirs = _fairlearn_frame(y_true, y_pred, s)
+        theirs_eod = equalized_odds_difference(y_true, y_pred, sensitive_features=s)
+    assert theirs.by_group.loc["c", "true_positive_rate"] == 0.0
+    assert np.isnan(ours.by_group.loc["c", "true_positive_rate"])
+    assert any("true_positive_rate of c" in note for note in ours.notes_)
+    assert theirs.difference()["true_positive_rate"] == theirs_eod == 1.0
+    assert ours.difference()["true_positive_rate"] == 0.5
+    assert ours.equalized_odds_difference() == 0.5
+    # The other rates have no zero denominator: equal to fairlearn's.
+    others = ["accuracy", "selection_rate", "false_positive_rate"]
+    np.testing.assert_array_equal(
+        ours.by_group[others].to_numpy(), theirs.by_group[others].to_numpy()
+    )
+
+
 def test_error_falls_as_epsilon_rises():
     rng = np.random.default_rng(0)
     y_true, y_pred, s = _data(3000, rng)
@@ -359,6 +390,20 @@ def test_rates_stay_in_range_for_any_noisy_table():
         values = metric_values(tables, metric, 5.0)
         finite = values[~np.isnan(values)]
         assert finite.size and finite.min() >= 0 and finite.max() <= 1
+
+
+def test_empty_group_gets_a_rate_at_the_normal_tail_rate():
+    # 1,000 releases of a table of 250 groups without rows, at the noise of
+    # epsilon = 1 (std 4). A denominator of k noisy cells is N(0, k std^2),
+    # so the rule reports a rate for P(Z > 2) = 2.28% of the groups. A sum
+    # of clamped cells, biased upwards, let 3.7% (k = 4) and 2.45% (k = 2)
+    # through. 250,000 groups: a standard error of 0.0003.
+    std = 4.0
+    tables = np.random.default_rng(0).normal(0.0, std, size=(1000, 250, 4))
+    tail = 0.5 * math.erfc(MIN_DENOMINATOR_SDS / math.sqrt(2))
+    for metric in ("accuracy", "selection_rate", "true_positive_rate"):
+        reported = ~np.isnan(metric_values(tables, metric, std)[..., :-1])
+        assert abs(reported.mean() - tail) < 0.0012, (metric, reported.mean())
 
 
 def test_counts_are_released_unclamped():
@@ -488,6 +533,40 @@ def test_group_of_five_shows_nothing_at_epsilon_one():
     # the population rate.
     assert min(np.median(w) for w in widths.values()) >= 0.9
     assert min(coverage.values()) >= 0.9
+
+
+@pytest.mark.parametrize("method", ["between_groups", "to_overall"])
+def test_comparison_intervals_skip_the_groups_their_values_skip(method):
+    # A declared group without rows: its rates are NaN and the comparisons
+    # skip it. Its replicates, computed whenever their denominator is
+    # positive, give it a rate of pure noise in most of them; unless they
+    # skip it too, the interval describes another quantity (the parity
+    # difference's missed its own value, 0.007 outside [0.009, 0.511]).
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(20000, rng, groups=["a", "b"])
+    frame = PrivateMetricFrame(
+        ["a", "b", "empty"], epsilon=1.0, n_boot=500, random_state=0
+    ).fit(y_true, y_pred, sensitive_features=s)
+    assert frame.by_group.loc["empty"].isna().all()
+    pairs = [
+        (frame.difference(method), frame.difference_ci(method)),
+        (frame.ratio(method), frame.ratio_ci(method)),
+        (frame.group_min(), frame.group_min_ci()),
+        (frame.group_max(), frame.group_max_ci()),
+        (
+            frame.demographic_parity_difference(method),
+            frame.demographic_parity_difference_ci(method),
+        ),
+        (
+            frame.equalized_odds_difference(method),
+            frame.equalized_odds_difference_ci(method),
+        ),
+    ]
+    for value, (lower, upper) in pairs:
+        assert np.all(lower <= value) and np.all(value <= upper)
+        # About 10,000 rows in each measured group: every comparison is
+        # known to a few hundredths.
+        assert np.all(upper - lower < 0.25)
 
 
 def test_interval_of_a_small_exact_group_does_not_collapse():

@@ -125,3 +125,44 @@ def test_input_errors(data):
         ermi_score(
             y, y_proba=np.ones((y.size, 3)) / 3, sensitive_features=s, labels=[0, 1]
         )
+
+
+@pytest.mark.parametrize("score", [ermi_score, renyi_correlation])
+@pytest.mark.parametrize("constraint", ["equalized_odds", "equal_opportunity"])
+def test_proba_columns_are_named_by_labels_not_guessed(data, score, constraint):
+    # Equal opportunity read on the positive rows only: y_true shows one
+    # label, y_proba has two columns. Guessing the labels 0 .. 1 put every
+    # row outside them and returned 0.0.
+    y, pred, s = data
+    y = np.where(y == 1, "yes", "no")
+    proba = np.column_stack([1 - pred, pred]).astype(float)
+    pos = y == "yes"
+    kwargs = {"sensitive_features": s[pos], "constraint": constraint}
+    with pytest.raises(ValueError, match=r"pass labels=\[\.\.\.\]"):
+        score(y[pos], y_proba=proba[pos], **kwargs)
+    declared = score(y[pos], y_proba=proba[pos], labels=["no", "yes"], **kwargs)
+    hard = score(y[pos], np.array(["no", "yes"])[pred[pos]], **kwargs)
+    assert declared == pytest.approx(hard) and declared > 0
+    # A true label outside the declared ones is refused, not dropped.
+    with pytest.raises(ValueError, match="y_true contains values that are not"):
+        score(
+            y,
+            y_proba=proba,
+            labels=["yes", "maybe"],
+            sensitive_features=s,
+            constraint=constraint,
+            opportunity_class="yes",
+        )
+
+
+def test_unknown_opportunity_class_names_the_labels_parameter(data):
+    y, pred, s = data
+    with pytest.raises(ValueError, match=r"declare them with labels=\[") as info:
+        ermi_score(
+            y,
+            pred,
+            sensitive_features=s,
+            constraint="equal_opportunity",
+            opportunity_class=5,
+        )
+    assert "classes=" not in str(info.value)

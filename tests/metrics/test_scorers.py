@@ -79,3 +79,29 @@ def test_scorer_pickles_and_rejects_unknown_names(fitted):
         make_fairness_scorer(base_metric="f1")
     with pytest.raises(ValueError, match="fairness_penalty"):
         make_fairness_scorer(fairness_penalty=-1)
+
+
+@pytest.mark.parametrize("tolerance", [np.nan, np.inf, -0.1])
+def test_tolerance_must_be_finite_and_non_negative(tolerance):
+    # A NaN tolerance turned the penalty off: no gap is above NaN.
+    with pytest.raises(ValueError, match="tolerance must be"):
+        make_fairness_scorer(base_metric="accuracy", tolerance=tolerance)
+
+
+def _unmeasurable(y_true, y_pred, *, sensitive_features):
+    return np.nan
+
+
+def test_nan_gap_scores_as_the_worst(fitted):
+    clf, X, y, s = fitted
+    # A gap nobody could measure is not a gap of 0: max(0, nan) was 0, so
+    # the penalized score was the bare accuracy.
+    for base in (None, "accuracy"):
+        scorer = make_fairness_scorer(_unmeasurable, base_metric=base)
+        assert scorer(clf, X, y, sensitive_features=s) == -np.inf
+    # Without a penalty the gap does not count, measured or not.
+    scorer = make_fairness_scorer(
+        _unmeasurable, base_metric="accuracy", fairness_penalty=0.0
+    )
+    accuracy = accuracy_score(y, clf.predict(X))
+    assert scorer(clf, X, y, sensitive_features=s) == accuracy
