@@ -20,7 +20,6 @@ import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .exceptions import PrivacyAccountingError
 from .privacy._ledger import PrivacyLedger
 from .privacy._plan import PrivacyPlan, check_public_count, check_public_layout
 from .privacy._random import noise_seed
@@ -253,29 +252,24 @@ class PrivateEstimatorMixin:
         return tags
 
 
-def _releases_checked(fit):
-    """Wrap ``fit``: what runs is what is accounted, checked before it returns.
+def restored_on_failure(fit):
+    """Wrap ``fit``: a fit that raises leaves the estimator as it was.
 
-    The releases of the fit's mechanisms are logged
-    (:func:`~sklearn_dpfair.privacy._releases.logged_releases`) and compared
-    with the ``dp_event`` of the record the fit set; on a mismatch the
-    estimator's attributes are restored to those it had before ``fit`` (no
-    half-fitted model, nothing released) and
-    :class:`~sklearn_dpfair.exceptions.PrivacyAccountingError` is raised.
-    A fit that raises leaves the attributes as they were too (a refit that
-    fails keeps the previous model whole, not its new ``n_features_in_``
-    beside its old coefficients). A ValueError or TypeError whose message
-    would print private values (third-party validation:
-    :mod:`~sklearn_dpfair.utils._redact`) leaves ``fit`` with those values
-    redacted.
+    The attributes are restored to those it had before ``fit`` (a refit
+    that fails keeps the previous model whole, not its new
+    ``n_features_in_`` beside its old coefficients). A ValueError or
+    TypeError whose message would print private values (third-party
+    validation: :mod:`~sklearn_dpfair.utils._redact`) leaves ``fit`` with
+    those values redacted. Private fits get it through
+    :func:`_releases_checked`; a non-private estimator's ``fit`` is
+    decorated with it directly.
     """
 
     @functools.wraps(fit)
-    def checked_fit(self, *args, **kwargs):
+    def restoring_fit(self, *args, **kwargs):
         before = dict(vars(self))
         try:
-            with logged_releases() as log:
-                result = fit(self, *args, **kwargs)
+            return fit(self, *args, **kwargs)
         except Exception as exc:
             vars(self).clear()
             vars(self).update(before)
@@ -287,16 +281,33 @@ def _releases_checked(fit):
             if redacted is None:
                 raise
             raise redacted from None
+
+    return restoring_fit
+
+
+def _releases_checked(fit):
+    """Wrap ``fit``: what runs is what is accounted, checked before it returns.
+
+    The releases of the fit's mechanisms are logged
+    (:func:`~sklearn_dpfair.privacy._releases.logged_releases`) and compared
+    with the ``dp_event`` of the record the fit set; on a mismatch
+    :class:`~sklearn_dpfair.exceptions.PrivacyAccountingError` is raised and,
+    as for any fit that raises (:func:`restored_on_failure`), the
+    estimator's attributes are those it had before ``fit``: no half-fitted
+    model, nothing released.
+    """
+
+    @functools.wraps(fit)
+    def checked_fit(self, *args, **kwargs):
+        previous = getattr(self, "privacy_record_", None)
+        with logged_releases() as log:
+            result = fit(self, *args, **kwargs)
         record = getattr(self, "privacy_record_", None)
-        if record is not None and record is not before.get("privacy_record_"):
-            try:
-                check_releases(log, record.dp_event, what=f"{type(self).__name__}.fit")
-            except PrivacyAccountingError:
-                vars(self).clear()
-                vars(self).update(before)
-                raise
+        if record is not None and record is not previous:
+            check_releases(log, record.dp_event, what=f"{type(self).__name__}.fit")
         return result
 
+    checked_fit = restored_on_failure(checked_fit)
     checked_fit.releases_checked = True
     return checked_fit
 

@@ -194,3 +194,23 @@ def test_a_failed_refit_keeps_the_previous_fit_whole(estimator):
     after = {k: v for k, v in vars(fitted).items() if k.endswith("_")}
     assert after.keys() == before.keys()
     assert all(after[k] is before[k] for k in before)
+
+
+def test_a_failed_fermi_refit_keeps_the_previous_fit_whole():
+    # FERMIClassifier is not private, so it is not wrapped by the private
+    # mixin; its fit restores the previous model on failure all the same
+    # (here the groups' length is refused after X was validated).
+    from sklearn_dpfair import FERMIClassifier
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), np.arange(60) % 2
+    clf = FERMIClassifier(max_iter=2, random_state=0).fit(
+        X, y, sensitive_features=y
+    )
+    before = {k: v for k, v in vars(clf).items() if k.endswith("_")}
+    with pytest.raises(ValueError, match="sensitive_features"):
+        clf.fit(np.hstack([X, X]), y, sensitive_features=y[:10])
+    after = {k: v for k, v in vars(clf).items() if k.endswith("_")}
+    assert after.keys() == before.keys()
+    assert all(after[k] is before[k] for k in before)
+    assert clf.predict(X).shape == (60,)

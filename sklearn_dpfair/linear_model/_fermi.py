@@ -16,6 +16,7 @@ from .._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     LinearClassifierMixin,
     PrivateEstimatorMixin,
+    restored_on_failure,
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
 from .._solvers._distributed import (
@@ -192,6 +193,9 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
 
     _estimator_name = "FERMIClassifier"
 
+    # Restored on failure: FERMIClassifier is not private, so this is not
+    # given by PrivateEstimatorMixin (which DPFERMIClassifier adds).
+    @restored_on_failure
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, *, sensitive_features=None):
         """Fit the ERMI-regularized model by stochastic gradient descent-ascent.
