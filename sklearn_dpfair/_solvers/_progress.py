@@ -38,12 +38,27 @@ class Progress:
         The last step, always reported (it may end a partial epoch).
     stream : file-like or None, default=None
         Where lines go; None is ``sys.stdout`` at call time.
+    lines : int or None, default=None
+        Set by :meth:`per`: the number of lines over ``total`` steps, line
+        ``k`` at the first step at or past ``k total / lines`` (an epoch of
+        a non-whole number of steps ends mid-step).
+    label_steps : bool, default=False
+        Label a line by its step (rows visited) rather than its line number.
 
     Examples
     --------
     >>> from sklearn_dpfair._solvers._progress import Progress
     >>> progress = Progress("Model", "epoch", every=2, total=5, clock=lambda: 0.0)
     >>> for step in range(1, 6):
+    ...     progress(step, 0.5)
+    [Model] epoch 1: released-gradient norm 0.5, 0.00 s
+    [Model] epoch 2: released-gradient norm 0.5, 0.00 s
+    [Model] epoch 3: released-gradient norm 0.5, 0.00 s
+
+    Three epochs of 7 steps in all (each 2.33 steps) print three lines:
+
+    >>> progress = progress.per(7, 3)
+    >>> for step in range(1, 8):
     ...     progress(step, 0.5)
     [Model] epoch 1: released-gradient norm 0.5, 0.00 s
     [Model] epoch 2: released-gradient norm 0.5, 0.00 s
@@ -56,18 +71,38 @@ class Progress:
     total: int | None = None
     stream: object = None
     clock: object = time.perf_counter
+    lines: int | None = None
+    label_steps: bool = False
 
     def __post_init__(self):
         self.start = self.clock()
 
     def per(self, n_steps, n_lines):
-        """The same printer for ``n_steps`` steps in about ``n_lines`` lines."""
-        every = max(1, math.ceil(n_steps / max(1, n_lines)))
-        return dataclasses.replace(self, every=every, total=int(n_steps))
+        """The same printer for ``n_steps`` steps in ``n_lines`` lines.
 
-    def _reports(self, step):
+        ``every`` is the steps per line rounded up, for callers that
+        accumulate between lines.
+        """
+        n_lines = max(1, int(n_lines))
+        every = max(1, math.ceil(n_steps / n_lines))
+        return dataclasses.replace(
+            self, every=every, total=int(n_steps), lines=n_lines
+        )
+
+    def _line(self, step):
+        """Line number that step ``step`` (1-based) prints, or None."""
+        if self.lines is None or not self.total:
+            if step % self.every and step != self.total:
+                return None
+            return -(-step // self.every)
+        reached = step * self.lines // self.total
+        if reached > (step - 1) * self.lines // self.total:
+            return reached
+        return max(reached, 1) if step == self.total else None
+
+    def reports(self, step):
         """Whether step ``step`` (1-based) prints a line."""
-        return not (step % self.every and step != self.total)
+        return self._line(step) is not None
 
     def moved(self, step, before, after, learning_rate):
         """Report step ``step`` with the released update's norm over the step size.
@@ -77,7 +112,7 @@ class Progress:
         intercept)``, or a network's layers); the norm is computed only for a
         step that prints.
         """
-        if not self._reports(step):
+        if not self.reports(step):
             return
         xp = array_namespace(before[0])
         moved = sum(float(xp.sum((new - old) ** 2)) for new, old in zip(after, before))
@@ -85,12 +120,14 @@ class Progress:
 
     def __call__(self, step, proxy):
         """Report step ``step`` (1-based) with the released proxy ``proxy``."""
-        if not self._reports(step):
+        line = self._line(step)
+        if line is None:
             return
         stream = sys.stdout if self.stream is None else self.stream
         elapsed = self.clock() - self.start
+        label = step if self.label_steps else line
         print(
-            f"[{self.name}] {self.unit} {-(-step // self.every)}: "
+            f"[{self.name}] {self.unit} {label}: "
             f"released-gradient norm {proxy:.4g}, {elapsed:.2f} s",
             file=stream,
             flush=True,

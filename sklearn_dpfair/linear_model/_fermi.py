@@ -654,7 +654,8 @@ default=None
         stdout: the epoch, the norm of the released model update divided by
         the learning rate (under DP-FERMI, post-processing of the noisy
         primal sums: no private value is printed) and the elapsed time. A
-        ``disparity_bound`` fit prints the epochs of each stage.
+        ``disparity_bound`` fit (exact L-BFGS along the weight path) prints
+        nothing.
     hidden_layer_sizes : array-like of int, default=()
         Widths of the hidden layers, scikit-learn's ``MLPClassifier``
         convention. ``()`` is the linear model (``coef_``, ``intercept_``);

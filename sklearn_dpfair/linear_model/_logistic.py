@@ -370,11 +370,12 @@ default=None
         ``noise_multiplier``, ``delta=0`` or ``silos``. A Dask fit makes
         the same release from its workers' class counts.
     verbose : int, default=0
-        With ``verbose > 0`` the dp-sgd and dp-newton fits print one line
-        per epoch (or Newton step) to stdout: the step, the norm of the
-        released noisy gradient (a loss proxy computed from released values
-        only, so it costs no privacy) and the elapsed time. Nothing private
-        is printed.
+        With ``verbose > 0`` the central private dp-sgd and dp-newton fits
+        print one line per epoch (or Newton step) to stdout: the step, the
+        norm of the released noisy gradient (a loss proxy computed from
+        released values only, so it costs no privacy) and the elapsed time.
+        Nothing private is printed. Fits across ``silos`` and at
+        ``epsilon=np.inf`` print nothing.
 
     Attributes
     ----------

@@ -87,6 +87,12 @@ def test_refusals_name_the_parameter():
     [
         (lambda: _newton(newton_steps=3), "Newton step", 3),
         (lambda: DPLogisticRegression(classes=[0, 1], max_iter=4), "epoch", 4),
+        # An epoch of 1.2 batches: 20 epochs are 24 steps, still 20 lines.
+        (
+            lambda: DPLogisticRegression(classes=[0, 1], batch_size=500, max_iter=20),
+            "epoch",
+            20,
+        ),
     ],
 )
 def test_verbose_prints_one_line_per_epoch_and_nothing_by_default(

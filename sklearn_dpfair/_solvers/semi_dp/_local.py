@@ -513,7 +513,9 @@ def fit_semi_local(
     total = np.zeros(dim)
     order = rng.permutation(n)
     if progress is not None:
+        # Each line says how many rows have been visited.
         progress = progress.per(n, _PROGRESS_LINES)
+        progress.label_steps = True
         block, block_steps = np.zeros(dim), 0
     with parallel_parts() as parts:
         for position, i in enumerate(order, start=1):
@@ -552,7 +554,7 @@ def fit_semi_local(
                 if step is not None:
                     block += step
                 block_steps += 1
-                if position % progress.every == 0 or position == n:
+                if progress.reports(position):
                     progress(position, float(np.linalg.norm(block)) / block_steps)
                     block, block_steps = np.zeros(dim), 0
     w_bar = total / n
