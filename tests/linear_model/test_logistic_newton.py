@@ -89,7 +89,9 @@ def test_refusals_name_the_parameter():
         (lambda: DPLogisticRegression(classes=[0, 1], max_iter=4), "epoch", 4),
         # An epoch of 1.2 batches: 20 epochs are 24 steps, still 20 lines.
         (
-            lambda: DPLogisticRegression(classes=[0, 1], batch_size=500, max_iter=20),
+            lambda: DPLogisticRegression(
+                classes=[0, 1], batch_size=500, max_iter=20
+            ),
             "epoch",
             20,
         ),
