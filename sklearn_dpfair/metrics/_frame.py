@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Group metrics of a binary classifier from one private release of its confusion counts."""
 
+import dataclasses
 from numbers import Integral, Real
 
 import numpy as np
@@ -14,6 +15,7 @@ from ..fairness._sensitive import encode_sensitive_features
 from ..privacy import PrivacyBudget
 from ..privacy._accounting import gaussian_event
 from ..privacy._random import check_noise_generator
+from ..privacy._record import PrivacyRecord, plain_language
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import check_delta_for_n
 from ._confusion import (
@@ -58,6 +60,26 @@ _GAP_RATES = {
     "dp": ("selection_rate",),
     "eo": ("true_positive_rate", "false_positive_rate"),
 }
+
+
+class EvaluationPrivacyRecord(PrivacyRecord):
+    """A :class:`~sklearn_dpfair.privacy.PrivacyRecord` of an evaluation.
+
+    The release is noisy counts of predictions, not a model: a record is
+    one evaluated person's group, true label and prediction, and the texts
+    say so.
+    """
+
+    def plain_language(self):
+        """The guarantee in plain words, for the evaluated records."""
+        return plain_language(
+            self.epsilon,
+            self.total_delta,
+            self.adjacency,
+            self.caveats,
+            self.seeded,
+            subject="evaluation",
+        )
 
 
 class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
@@ -264,7 +286,8 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
             adjacency="add_remove",
             dp_event=gaussian_event(mechanism.noise_multiplier),
         )
-        return mechanism, record
+        fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+        return mechanism, EvaluationPrivacyRecord(**fields)
 
     def _planned_record(self, n_samples, n_features):
         """The record a fit will set; ``n_samples`` and ``n_features`` unused."""

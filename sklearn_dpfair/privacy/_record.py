@@ -77,7 +77,28 @@ _PLAIN_NEIGHBOUR = {
 }
 
 
-def plain_language(epsilon, delta, adjacency, caveats=(), seeded=False):
+# Who is protected and what is released, in plain words, per kind of release:
+# a fitted model protects its training records; a private evaluation (noisy
+# per-group counts of predictions) protects the evaluated records.
+_SUBJECTS = {
+    "training": {
+        "record": "training record",
+        "holds": "features, label or target, sensitive group and sample weight",
+        "release": "the released model or its outputs",
+        "step": "training",
+    },
+    "evaluation": {
+        "record": "evaluation record",
+        "holds": "sensitive group, true label and the model's prediction",
+        "release": "the released metrics",
+        "step": "evaluation",
+    },
+}
+
+
+def plain_language(
+    epsilon, delta, adjacency, caveats=(), seeded=False, subject="training"
+):
     """The guarantee in two or three plain sentences, for a non-specialist.
 
     What is protected and against whom, what is public, what is not
@@ -94,6 +115,9 @@ def plain_language(epsilon, delta, adjacency, caveats=(), seeded=False):
         The record's caveats.
     seeded : bool, default=False
         Whether the fit's noise is reproducible from a seed.
+    subject : {"training", "evaluation"}, default="training"
+        What the release is: a model fitted on the records, or metrics of
+        predictions on them (what a record holds and what is released).
 
     Returns
     -------
@@ -105,31 +129,34 @@ def plain_language(epsilon, delta, adjacency, caveats=(), seeded=False):
     >>> from sklearn_dpfair.privacy._record import plain_language
     >>> print(plain_language(1.0, 1e-5, "add_remove"))  # doctest: +ELLIPSIS
     In plain words: each training record (one person's features, ...
+    >>> print(plain_language(1.0, 1e-5, "add_remove", subject="evaluation"))
+    ... # doctest: +ELLIPSIS
+    In plain words: each evaluation record (one person's sensitive group, ...
     """
+    words = _SUBJECTS[subject]
+    record = words["record"]
     if math.isinf(epsilon):
+        released = words["release"].split(" or ")[0]
         return (
             "In plain words: this fit is not differentially private "
-            "(epsilon = inf), so the released model may reveal any training "
-            "record."
+            f"(epsilon = inf), so {released} may reveal any {record}."
         )
     neighbour = _PLAIN_NEIGHBOUR.get(adjacency, "than if it had been changed")
     public_rows = PUBLIC_ROWS_CAVEAT in caveats
-    which = "each private training record" if public_rows else "each training record"
+    which = f"each private {record}" if public_rows else f"each {record}"
     protected = (
-        f"In plain words: {which} (one person's features, label or target, "
-        "sensitive group and sample weight) is protected against anyone who "
-        "sees the released model or its outputs, who can learn little more "
-        f"about it {neighbour} (epsilon = {epsilon:.3g}, delta = {delta:.3g}; "
-        "a smaller epsilon is stronger)."
+        f"In plain words: {which} (one person's {words['holds']}) is "
+        f"protected against anyone who sees {words['release']}, who can learn "
+        f"little more about it {neighbour} (epsilon = {epsilon:.3g}, delta = "
+        f"{delta:.3g}; a smaller epsilon is stronger)."
     )
     public = (
         "Public, and not protected: "
         + ("the rows marked public, " if public_rows else "")
         + "the parameters declared to the estimator (such as epsilon, delta, "
-        "the label set, the groups and the bounds) and the number of training "
-        "records."
+        f"the label set, the groups and the bounds) and the number of {record}s."
     )
-    not_covered = ["the checks of the input before training"]
+    not_covered = [f"the checks of the input before {words['step']}"]
     others = [c for c in caveats if c not in (WEIGHTS_CAVEAT, PUBLIC_ROWS_CAVEAT)]
     if WEIGHTS_CAVEAT in caveats:
         not_covered.append(

@@ -580,3 +580,19 @@ def test_interval_of_a_small_exact_group_does_not_collapse():
     lower, upper = frame.overall_ci
     assert frame.overall == 1.0 and upper == 1.0
     assert lower < 0.8
+
+
+@pytest.mark.parametrize("epsilon", [1.0, math.inf])
+def test_the_plain_language_describes_an_evaluation_not_a_model(epsilon):
+    # The release is noisy counts of predictions: a record is a group, a
+    # true label and a prediction, and no model is released.
+    y_true, y_pred, s = _data(300, np.random.default_rng(0))
+    frame = PrivateMetricFrame(GROUPS, epsilon=epsilon, random_state=0)
+    text = frame.fit(y_true, y_pred, sensitive_features=s).privacy_record_
+    text = text.plain_language()
+    assert "evaluation record" in text and "released metrics" in text
+    assert "training" not in text and "model" not in text.replace(
+        "the model's prediction", ""
+    )
+    plan = frame.privacy_plan(300, 1)
+    assert plan.dp_event == frame.dp_event_
