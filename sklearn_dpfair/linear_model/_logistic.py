@@ -749,7 +749,7 @@ default=None
                 ),
             )
             return self._set_fitted(
-                classes, result, resolve_epochs(self.max_iter, X.shape[0])
+                classes, result, resolve_epochs(self.max_iter, X.shape[0]), backend
             )
         feature_inf_bound, bound_caveats = None, ()
         if frank_wolfe:
@@ -815,7 +815,7 @@ default=None
             )
             n_iter = None
 
-        return self._set_fitted(classes, result, n_iter)
+        return self._set_fitted(classes, result, n_iter, backend)
 
     def _silo_options(self):
         """The federated fit's public options (``silos=``)."""
@@ -1229,11 +1229,17 @@ default=None
             coef.astype(dtype), intercepts.astype(dtype), None, setup.record
         )
 
-    def _set_fitted(self, classes, result, n_iter):
+    def _set_fitted(self, classes, result, n_iter, backend=None):
         self.intercept_only_ = n_iter == 0
         self.classes_ = classes
-        self.coef_ = result.coef
-        self.intercept_ = result.intercept
+        self.coef_, self.intercept_ = result.coef, result.intercept
+        if backend is not None:
+            # The solvers that run on the host (silos, dp-newton) return
+            # numpy: the fitted attributes follow the input's namespace.
+            self.coef_, self.intercept_ = (
+                backend.to_output(backend.asarray(a))
+                for a in (result.coef, result.intercept)
+            )
         self.n_iter_ = n_iter
         self.t_ = result.n_steps
         self.n_nonzero_ = int(np.count_nonzero(to_numpy(self.coef_)))

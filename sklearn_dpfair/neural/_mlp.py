@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Differentially private multilayer perceptron classifier (DP-SGD)."""
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from numbers import Integral, Real
@@ -481,6 +482,13 @@ default=None
                         where="silos=",
                     )
                 ),
+            )
+            # The silos train on the host; the fitted attributes follow the
+            # input's namespace, as a central fit's do.
+            result = dataclasses.replace(
+                result,
+                weights=[backend.to_output(backend.asarray(W)) for W in result.weights],
+                biases=[backend.to_output(backend.asarray(b)) for b in result.biases],
             )
         else:
             # The plan of the fit, by the method privacy_plan() calls.

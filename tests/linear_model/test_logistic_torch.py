@@ -86,6 +86,23 @@ def test_torch_cpu_matches_numpy(name, dispatch, global_random_seed):
     _assert_same_fit(ref, fitted, dtype)
 
 
+def test_silo_fit_on_torch_gives_torch_attributes(dispatch):
+    # The silos train on the host; the fitted arrays follow X's namespace
+    # (numpy ones made score() mix namespaces and raise).
+    X, y = _data(0, 2, np.float64)
+    silos = np.arange(len(y)) % 3
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = DPLogisticRegression(classes=[0, 1], random_state=0).fit(
+            X, y, silos=silos
+        )
+    clf = DPLogisticRegression(classes=[0, 1], random_state=0).fit(
+        torch.from_numpy(X), torch.from_numpy(y), silos=silos
+    )
+    assert torch.is_tensor(clf.coef_) and torch.is_tensor(clf.intercept_)
+    np.testing.assert_allclose(clf.coef_.numpy(), ref.coef_, atol=1e-10)
+    assert clf.score(torch.from_numpy(X), torch.from_numpy(y)) == ref.score(X, y)
+
+
 def test_epsilon_recomputed_from_event_on_torch(dispatch):
     X, y = _data(0, 2, np.float64)
     clf = DPLogisticRegression(epsilon=0.7, classes=[0, 1], random_state=0)

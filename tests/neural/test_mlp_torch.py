@@ -66,6 +66,22 @@ def test_torch_cpu_matches_numpy(dispatch, config):
     np.testing.assert_array_equal(est.predict(torch.asarray(X)), ref.predict(X))
 
 
+def test_silo_fit_on_torch_gives_torch_attributes(dispatch):
+    # The silos train on the host; the fitted arrays follow X's namespace.
+    X, y = _data(2, np.float64)
+    silos = np.arange(len(y)) % 3
+    kw = {"hidden_layer_sizes": (4,), "classes": [0, 1], "random_state": 0,
+          "max_iter": 2, "feature_scaling": "auto",
+          "feature_bounds": [(-4.0, 4.0)] * X.shape[1]}
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = DPMLPClassifier(**kw).fit(X, y, silos=silos)
+    est = DPMLPClassifier(**kw).fit(torch.asarray(X), torch.asarray(y), silos=silos)
+    assert all(torch.is_tensor(a) for a in [*est.coefs_, *est.intercepts_])
+    for a, b in zip([*est.coefs_, *est.intercepts_], [*ref.coefs_, *ref.intercepts_]):
+        np.testing.assert_allclose(_as_numpy(a), b, rtol=0, atol=1e-10)
+    assert est.score(torch.asarray(X), torch.asarray(y)) == ref.score(X, y)
+
+
 def test_cuda_without_a_gpu_is_refused():
     if _CUDA:
         pytest.skip("a GPU is visible")
