@@ -285,8 +285,16 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             privacy, params, n_samples, X.shape[1], len(group_labels), classes.size
         )
         if privacy is not None and plan.fallback is None:
+            # A network trained without noise is preconditioned as FERMI's is.
+            preconditioned = (
+                bool(params.hidden_layer_sizes)
+                and privacy.budget.noise_multiplier == 0
+            )
             warn_unscaled_columns(
-                X, self, privacy.budget.is_private, scaling=privacy.scaling
+                X,
+                self,
+                privacy.budget.is_private and not preconditioned,
+                scaling=privacy.scaling,
             )
         result = fit_fermi(
             X,

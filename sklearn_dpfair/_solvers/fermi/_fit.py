@@ -1004,9 +1004,12 @@ def fit_fermi(
     # The network of hidden_layer_sizes (None: the linear model), its start
     # drawn from a child of rng (no draw of rng's own stream).
     network = initial_network(p, X.shape[1], n_classes, rng)
-    if network is not None and scales is None and not private:
+    noiseless = not private or privacy.budget.noise_multiplier == 0
+    if network is not None and scales is None and noiseless:
         # Without privacy a network solves on preconditioned columns (its
         # objective unchanged); the first layer is mapped back on release.
+        # Also the private loop run without noise (noise_multiplier=0,
+        # which claims nothing), so that it is FERMIClassifier's fit.
         X, scales, network = precondition_network(
             network, X, sample_weight, center=bool(p.intercept_scaling)
         )
