@@ -245,12 +245,6 @@ class PrivateEstimatorMixin:
         check_is_fitted(self, "privacy_record_")
         return str(self.privacy_record_)
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        # Private fits draw noise: two unseeded fits differ by design.
-        tags.non_deterministic = True
-        return tags
-
 
 def restored_on_failure(fit):
     """Wrap ``fit``: a fit that raises leaves the estimator as it was.

@@ -214,3 +214,14 @@ def test_a_failed_fermi_refit_keeps_the_previous_fit_whole():
     assert after.keys() == before.keys()
     assert all(after[k] is before[k] for k in before)
     assert clf.predict(X).shape == (60,)
+
+
+def test_seeded_private_estimators_are_deterministic_by_their_tags():
+    # scikit-learn's non_deterministic means "not deterministic given a
+    # fixed random_state", which would skip the checks of subset and order
+    # invariance and of pipeline consistency; a seeded private fit is
+    # reproducible bit for bit (tests/test_robustness.py).
+    from sklearn.utils import get_tags
+
+    for estimator in _private_instances():
+        assert not get_tags(estimator).non_deterministic, type(estimator).__name__
