@@ -246,6 +246,7 @@ def plan_feature_scaling(
     -------
     plan : ScalingPlan
     """
+    warn_ignored_bounds(mode, feature_bounds)
     # The non-private limit solves in standardized coordinates itself.
     if mode is None or not budget.is_private:
         return ScalingPlan("none", n_features)
@@ -339,9 +340,24 @@ def public_scaling_plan(
     ('bounds', None)
     """
     require_public_bounds(mode, feature_bounds, where)
+    warn_ignored_bounds(mode, feature_bounds)
     if mode is None or not private:
         return ScalingPlan("none", n_features)
     return _bounds_plan(feature_bounds, n_features, fit_intercept and not sparse)
+
+
+def warn_ignored_bounds(mode, feature_bounds):
+    """Warn that ``feature_bounds`` without ``feature_scaling="auto"`` maps nothing.
+
+    Reads parameters only: the warning says nothing about the data.
+    """
+    if mode is None and feature_bounds is not None:
+        warn_at_caller(
+            "feature_bounds is ignored with feature_scaling=None: the declared "
+            "ranges map the columns only with feature_scaling='auto'. Pass "
+            "feature_scaling='auto' to use them (the map is public and spends "
+            "no budget), or drop feature_bounds."
+        )
 
 
 def require_public_bounds(mode, feature_bounds, where):

@@ -118,3 +118,21 @@ def test_a_record_outside_the_bounds_stays_within_the_row_bound(data, solver):
     b = _fit(SOLVERS[solver], X_huge, y, **kw)
     assert np.all(np.isfinite(b.coef_)) and np.all(np.isfinite(b.intercept_))
     assert a.dp_event_ == b.dp_event_
+
+
+@pytest.mark.parametrize("silos", [None, "three"])
+def test_bounds_without_scaling_warn_that_they_are_ignored(silos):
+    # A public parameter that does nothing says so (it reads no data).
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(600, 3)), np.arange(600) % 2
+    fit = {} if silos is None else {"silos": np.arange(600) % 3}
+    clf = DPLogisticRegression(
+        classes=[0, 1], feature_bounds=[(-4.0, 4.0)] * 3, max_iter=2
+    )
+    with pytest.warns(UserWarning, match="feature_bounds is ignored") as record:
+        clf.fit(X, y, **fit)
+    ignored = [w for w in record if "feature_bounds is ignored" in str(w.message)]
+    assert len(ignored) == 1 and ignored[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf.set_params(feature_scaling="auto").fit(X, y, **fit)
