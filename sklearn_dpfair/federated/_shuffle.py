@@ -98,13 +98,19 @@ def _pld_replace_one(event, delta):
     installed dp-accounting composes a ``RandomizedResponseDpEvent`` once
     whatever the count of the ``SelfComposedDpEvent`` around it.
     """
-    rr = event.event
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        # A record's form (_recorded_rr_event): the same release each round.
+        rr, count = event.events[0], len(event.events)
+        if any(e != rr for e in event.events):
+            raise ValueError("The rounds of a silo's event differ.")
+    else:
+        rr, count = event.event, event.count
     one = pld_lib.from_randomized_response(
         noise_parameter=rr.noise_parameter,
         num_buckets=rr.num_buckets,
         value_discretization_interval=_PLD_DISCRETIZATION,
     )
-    return float(one.self_compose(int(event.count)).get_epsilon_for_delta(delta))
+    return float(one.self_compose(int(count)).get_epsilon_for_delta(delta))
 
 
 def _rr_event(eps_round, rounds):
@@ -118,6 +124,18 @@ def _rr_event(eps_round, rounds):
     return dp_accounting.SelfComposedDpEvent(
         dp_accounting.RandomizedResponseDpEvent(p, 2), int(rounds)
     )
+
+
+def _recorded_rr_event(eps_round, rounds):
+    """The event a record holds: :func:`_rr_event` with its rounds written out.
+
+    dp-accounting 0.6's ``PLDAccountant`` composes a
+    ``RandomizedResponseDpEvent`` once whatever the count of the
+    ``SelfComposedDpEvent`` around it (12 rounds read as one: epsilon 0.085
+    for 1.0), so a record an auditor recomputes with it lists every round.
+    """
+    rr = _rr_event(eps_round, rounds)
+    return dp_accounting.ComposedDpEvent((rr.event,) * rr.count)
 
 
 def isrl_shuffle_epsilon(eps0, n_records, rounds, delta):
@@ -231,7 +249,7 @@ def shuffle_isrl_record(eps0, n_records, rounds, delta, *, clip_norm, caveats=()
     if math.isinf(eps0):
         event = dp_accounting.NonPrivateDpEvent()
     else:
-        event = _rr_event(sample_one_epsilon(eps0, n_records), rounds)
+        event = _recorded_rr_event(sample_one_epsilon(eps0, n_records), rounds)
     return PrivacyRecord(
         epsilon=isrl_shuffle_epsilon(eps0, n_records, rounds, delta),
         delta=float(delta),
@@ -436,7 +454,7 @@ class ShuffledSilo:
         planned = (
             dp_accounting.NonPrivateDpEvent()
             if math.isinf(eps0)
-            else _rr_event(sample_one_epsilon(eps0, X.shape[0]), config.rounds)
+            else _recorded_rr_event(sample_one_epsilon(eps0, X.shape[0]), config.rounds)
         )
         if (record.steps, record.dp_event) != (config.rounds, planned):
             raise ValueError(

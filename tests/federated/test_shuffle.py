@@ -100,7 +100,16 @@ def test_isrl_record_recomputed_and_grows_with_rounds():
     rec = shuffle_isrl_record(3.0, 200, 400, 1e-6, clip_norm=1.0)
     assert recompute_isrl_epsilon(rec) == pytest.approx(rec.epsilon, rel=1e-9)
     assert rec.adjacency == "replace_one"
-    assert isinstance(rec.dp_event, dp_accounting.SelfComposedDpEvent)
+    # Every round written out, so that dp-accounting's own PLD accountant
+    # (which reads a self-composed randomized response as one round) gives
+    # the record's epsilon too.
+    assert isinstance(rec.dp_event, dp_accounting.ComposedDpEvent)
+    assert len(rec.dp_event.events) == 400
+    accountant = dp_accounting.pld.PLDAccountant(
+        dp_accounting.NeighboringRelation.REPLACE_ONE
+    )
+    accountant.compose(rec.dp_event)
+    assert accountant.get_epsilon(1e-6) == pytest.approx(rec.epsilon, rel=1e-3)
 
 
 def test_compose_matches_pld_of_pure_dp():
