@@ -13,6 +13,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..preprocessing._categories import MISSING, key_of
+
 __all__ = [
     "check_silo_size",
     "per_silo_budget",
@@ -46,7 +48,8 @@ def split_by_silo(silos, n_samples):
         )
     if silos.dtype.kind == "f" and np.isnan(silos).any():
         raise ValueError("silos contains NaN; every row needs a silo id.")
-    if silos.dtype.kind == "O" and any(s is None or s != s for s in silos):
+    # None, NaN and pandas' NA (whose truth value raises) alike.
+    if silos.dtype.kind == "O" and any(key_of(s) is MISSING for s in silos):
         raise ValueError("silos contains missing ids; every row needs a silo id.")
     try:
         ids, inverse = np.unique(silos, return_inverse=True)

@@ -5,6 +5,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from sklearn_dpfair.federated import FederationConfig
@@ -29,6 +30,11 @@ def test_split_by_silo_groups_rows():
         (np.zeros((5, 1)), "one silo id per row"),
         (np.array([0, 1, np.nan, 1, 0]), "NaN"),
         (np.array(["a", None, "b", "a", "b"], dtype=object), "missing"),
+        # pandas' string dtype holds pd.NA, whose truth value raises.
+        (
+            pd.array(["a", None, "b", "a", "b"], dtype="string"),
+            "missing",
+        ),
     ],
 )
 def test_split_by_silo_refuses_bad_ids(silos, match):
