@@ -3,7 +3,6 @@
 """A pipeline whose private steps share one (epsilon, delta), planned before the fit."""
 
 import math
-import warnings
 from dataclasses import dataclass, replace
 
 import dp_accounting
@@ -29,6 +28,7 @@ from ..privacy._plan import PrivacyPlan, check_public_count, check_public_layout
 from ..privacy._random import check_noise_generator, noise_seed, step_seeds
 from ..privacy._record import PrivacyRecord
 from ..privacy._releases import log_release, logged_releases, mark_unchecked
+from ..utils._validation import warn_at_caller
 from ._bounds import declared_output_bound, flowing_bound
 from ._budget_split import (
     calibrate_scale,
@@ -804,7 +804,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             for fallback in _SMALL_BUDGET_FALLBACKS:
                 final.set_params(small_budget=fallback)
                 if _plans_as_planned(final, Xt, counts, planned):
-                    warnings.warn(
+                    warn_at_caller(
                         f"The final step {final_name!r} ({type(final).__name__}) "
                         "was planned before its number of input columns was "
                         f"known; on the {width} columns the earlier steps "
@@ -812,9 +812,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                         "intercept-only model, which the pipeline did not plan, "
                         f"so the planned fit runs (small_budget={fallback!r}). "
                         "Declare the categories (or the columns) upstream for "
-                        "the rule to apply, or set small_budget on the step.",
-                        UserWarning,
-                        stacklevel=4,
+                        "the rule to apply, or set small_budget on the step."
                     )
                     return
         raise ValueError(

@@ -308,6 +308,73 @@ def _epsilon_of_cached(event, delta, accountant):
         return float(acc.get_epsilon(float(delta)))
 
 
+def _holds_allocation(event):
+    """Whether ``event`` is or composes a random-allocation event."""
+    if isinstance(event, RandomAllocationDpEvent):
+        return True
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return any(_holds_allocation(e) for e in event.events)
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return _holds_allocation(event.event)
+    return False
+
+
+def check_composable(events, accountant):
+    """Raise unless ``accountant`` can compose ``events`` (nothing is computed).
+
+    What :func:`epsilon_of` of their composition would refuse, decided
+    without composing: a random-allocation event is read by its own PLD
+    (pld-accounting), alone, and another accountant's kind of event (a
+    zCDP release under PLD) is not read at all. A ledger checks before it
+    records, so that an entry never makes its total unreadable.
+
+    Parameters
+    ----------
+    events : sequence of dp_accounting.DpEvent
+        The events to compose.
+    accountant : {"rdp", "pld"}
+
+    Raises
+    ------
+    ValueError
+        Naming the accountant and what it cannot read.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._accounting import (
+    ...     check_composable, gaussian_event, zcdp_event)
+    >>> check_composable([gaussian_event(1.0), zcdp_event(0.1)], "rdp")
+    >>> check_composable([zcdp_event(0.1)], "pld")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'pld' accountant cannot read ZCDpEvent(rho=0.1, xi=0.0)...
+    """
+    events = list(events)
+    allocations = [e for e in events if _holds_allocation(e)]
+    if allocations:
+        alone = len(events) == 1 and isinstance(events[0], RandomAllocationDpEvent)
+        if accountant != "pld" or not alone:
+            raise ValueError(
+                f"The {accountant!r} accountant cannot compose a random-allocation "
+                "(balls-and-bins) event with other releases: it is read alone, "
+                "by its own PLD (pld-accounting). Fit it without a ledger, or "
+                "with batch_sampling='poisson'."
+            )
+        return
+    for event in events:
+        if isinstance(
+            event, (dp_accounting.NonPrivateDpEvent, dp_accounting.NoOpDpEvent)
+        ):
+            continue
+        unrolled = _unrolled(event) if _holds_randomized_response(event) else event
+        if not _make_accountant(accountant, event).supports(unrolled):
+            raise ValueError(
+                f"The {accountant!r} accountant cannot read {event!r}: record "
+                "it in a ledger of the accountant its fit used "
+                "(privacy_record_.accountant)."
+            )
+
+
 @contextlib.contextmanager
 def _quiet_absl():
     """Silence dp-accounting's per-order convergence warnings.

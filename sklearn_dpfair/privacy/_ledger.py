@@ -52,6 +52,7 @@ from ..exceptions import PrivacyAccountingError
 from ._accounting import (
     ACCOUNTANTS,
     ADJACENCIES,
+    check_composable,
     composed_event,
     epsilon_of,
     is_dp_event,
@@ -347,6 +348,11 @@ class PrivacyLedger:
         if delta == 0:
             # Raises for an event with no pure epsilon (a Gaussian).
             epsilon_of(dp_event, 0.0, self.kind)
+        # Before it is appended: an entry this ledger's accountant cannot
+        # compose would leave every later total unreadable.
+        check_composable(
+            [*(e.dp_event for e in self.entries), dp_event], self.kind
+        )
         entry = LedgerEntry(
             dp_event=dp_event,
             delta=float(delta),

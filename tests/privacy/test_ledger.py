@@ -608,3 +608,39 @@ def test_pure_releases_are_ledgered_and_their_epsilons_add_up():
     assert ledger.total_epsilon() == pytest.approx(1.0, rel=1e-12)
     with pytest.raises(ValueError, match=r"\[0, 1\)"):
         ledger.record(ledger.entries[0].dp_event, delta=-1e-9)
+
+
+def test_an_entry_its_accountant_cannot_compose_is_refused_before_recording():
+    from sklearn_dpfair.privacy._accounting import zcdp_event
+    from sklearn_dpfair.privacy._random_allocation import random_allocation_event
+
+    allocation = random_allocation_event(2.0, 10, 2)
+    # A zCDP release is not read by PLD; the ledger stays as it was.
+    ledger = PrivacyLedger("pld")
+    ledger.record(gaussian_event(2.0), delta=1e-5)
+    with pytest.raises(ValueError, match="'pld' accountant cannot read"):
+        ledger.record(zcdp_event(0.1), delta=1e-5)
+    assert len(ledger) == 1 and ledger.total_epsilon(1e-5) < 3
+    # A random-allocation event is read alone, by its own PLD.
+    with pytest.raises(ValueError, match="random-allocation"):
+        ledger.record(allocation, delta=1e-5)
+    alone = PrivacyLedger("pld")
+    alone.record(allocation, delta=1e-5)
+    assert 0 < alone.total_epsilon(1e-5) < np.inf
+    with pytest.raises(ValueError, match="random-allocation"):
+        alone.record(gaussian_event(2.0), delta=1e-5)
+    with pytest.raises(ValueError, match="random-allocation"):
+        PrivacyLedger().record(allocation, delta=1e-5)
+
+
+def test_a_fit_its_ledger_cannot_compose_is_not_released(data):
+    X, y = data
+    ledger = PrivacyLedger()
+    DPLogisticRegression(classes=[0, 1], max_iter=2, accountant=ledger).fit(X, y)
+    clf = DPLogisticRegression(
+        classes=[0, 1], max_iter=2, batch_sampling="balls_and_bins", accountant=ledger
+    )
+    with pytest.raises(ValueError, match="random-allocation"):
+        clf.fit(X, y)
+    assert not hasattr(clf, "coef_") and len(ledger) == 1
+    assert ledger.total_epsilon(1e-5) <= 1.0
