@@ -957,6 +957,12 @@ def dp_newton_setup(n_samples, n_features, params, budget, *, weighted, scaling=
     description = _NEWTON_DESCRIPTION
     if weighted:
         description += "; each sample weight capped at 1"
+    if plan.noise_multiplier > 0:
+        description += (
+            f"; noise multipliers {plan.gradient.noise_multiplier:.4g} (gradient, "
+            f"sensitivity 1/n), {plan.trace.noise_multiplier:.4g} (trace) and "
+            f"{plan.direction_noise_multiplier:.4g} (direction), each per step"
+        )
     description = with_scaling(description, scaling)
     record = budget.account(
         plan.gradient,
@@ -966,9 +972,19 @@ def dp_newton_setup(n_samples, n_features, params, budget, *, weighted, scaling=
         dp_event=plan.dp_event,
         caveats=caveats,
     )
+    # Three releases a step, each of its own noise and sensitivity: no one
+    # (multiplier, sensitivity) pair describes them, dp_event does (the
+    # composed-equivalent multiplier of the calibration is no release's).
+    private = plan.noise_multiplier > 0
+    record = replace(
+        record,
+        noise_multiplier=None if private else 0.0,
+        clip_norm=None if private else record.clip_norm,
+        steps=3 * plan.n_steps if private else record.steps,
+    )
     return DPNewtonSetup(
         plan,
-        replace(record, noise_multiplier=plan.noise_multiplier),
+        record,
         n_samples,
         n_features,
         params,

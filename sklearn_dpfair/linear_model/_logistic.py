@@ -389,8 +389,10 @@ default=None
         Epsilon spent, computed by dp-accounting from ``dp_event_``.
     delta_ : float
         Delta of the guarantee.
-    noise_multiplier_ : float
-        Noise standard deviation in units of the sensitivity.
+    noise_multiplier_ : float or None
+        Noise standard deviation in units of the sensitivity. None for
+        dp-newton, whose three releases a step have three multipliers
+        (the record's mechanism text lists them; ``dp_event_`` holds them).
     dp_event_ : dp_accounting.DpEvent
         Description of the mechanism; ``epsilon_`` can be recomputed from it.
     adjacency_ : {"add_remove", "replace_one"}

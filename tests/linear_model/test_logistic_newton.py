@@ -128,3 +128,31 @@ def test_infinite_epsilon_weights_are_duplicated_rows():
     rows = np.repeat(np.arange(300), weights)
     repeated = _newton(epsilon=np.inf).fit(X[rows], y[rows])
     np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-4, atol=1e-6)
+
+
+def test_the_record_states_the_noise_of_each_release():
+    # Three releases a step, of three multipliers: no single one is claimed
+    # (the calibration's composed-equivalent multiplier was, which no
+    # release used), and the text names the three that ran.
+    from sklearn_dpfair.privacy._mechanism import observe_privatize
+
+    class Multipliers:
+        def __init__(self):
+            self.seen = []
+
+        def before_noise(self, mechanism, clipped_sum):
+            self.seen.append(mechanism.noise_multiplier)
+            return clipped_sum
+
+        def after_noise(self, mechanism, noisy_sum):
+            pass
+
+    X, y, _, _ = _data(n=600)
+    observer = Multipliers()
+    with observe_privatize(observer):
+        clf = _newton(newton_steps=3, random_state=0).fit(X, y)
+    record = clf.privacy_record_
+    assert clf.noise_multiplier_ is None and record.clip_norm is None
+    assert record.steps == 3 * 3
+    used = {f"{z:.4g}" for z in observer.seen}
+    assert len(used) == 3 and all(z in record.mechanism for z in used)
