@@ -367,7 +367,8 @@ default=None
         ``intercept_only_`` True and a ``UserWarning`` naming
         the rule. ``privacy_plan`` plans the same release. "fit" always fits
         the model. The rule does not apply with ``epsilon=np.inf``, a given
-        ``noise_multiplier``, ``delta=0`` or ``silos``. A Dask fit makes
+        ``noise_multiplier``, ``delta=0``, ``silos`` or
+        ``fit_intercept=False`` (no intercept to release). A Dask fit makes
         the same release from its workers' class counts.
     verbose : int, default=0
         With ``verbose > 0`` the central private dp-sgd and dp-newton fits
@@ -1053,6 +1054,9 @@ default=None
         small = self._dp_sgd_budget(caveats)
         if (
             self.small_budget == "auto"
+            # Without an intercept there is no intercept-only model to
+            # release instead: the model is fitted.
+            and self.fit_intercept
             and self.delta > 0
             and not affords_model(
                 n_samples, n_features, n_classes, small, _RECORDS_PER_PARAMETER
@@ -1103,6 +1107,13 @@ default=None
         # The full-batch solvers: public bounds, mapped under privacy only.
         scaling = self._scaling_plan(n_features, budget, sparse, where=where)
         if self.solver == "dp-newton":
+            # Checked here, before the small-budget rule's choice, so that
+            # a fit refuses three classes at any budget, as its plan does.
+            if loss.n_outputs != 1:
+                raise ValueError(
+                    "solver='dp-newton' fits binary problems only (two "
+                    "classes); use solver='dp-sgd' for three or more classes."
+                )
             # A noise_multiplier is refused by the plan (it calibrates its
             # three releases per step itself).
             return dp_newton_setup(

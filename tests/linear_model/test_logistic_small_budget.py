@@ -159,3 +159,31 @@ def test_a_ledger_or_pipeline_under_rdp_reads_the_pld_release():
     pipe.set_params(epsilon=0.005)
     with pytest.raises(ValueError, match="accountant='pld' can"):
         pipe.fit(X, y)
+
+
+def test_without_an_intercept_the_model_is_fitted():
+    # No intercept to release: an intercept-only model would put one where
+    # the user asked for none.
+    X, y = _data()
+    clf = DPLogisticRegression(
+        epsilon=0.2, classes=[0, 1], fit_intercept=False, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.fit(X, y)
+    assert not clf.intercept_only_ and np.all(clf.intercept_ == 0)
+    assert clf.privacy_plan(*X.shape).dp_event == clf.dp_event_
+
+
+def test_a_binary_only_solver_refuses_three_classes_at_any_budget():
+    X, y = _data()
+    y = np.arange(len(y)) % 3
+    for epsilon in (0.2, 5.0):
+        clf = DPLogisticRegression(
+            solver="dp-newton", feature_norm_bound=4.0, epsilon=epsilon,
+            classes=[0, 1, 2],
+        )
+        with pytest.raises(ValueError, match="binary problems only"):
+            clf.privacy_plan(*X.shape)
+        with pytest.raises(ValueError, match="binary problems only"):
+            clf.fit(X, y)
