@@ -83,6 +83,10 @@ __all__ = [
 # this it could overflow float64 in a partial sum.
 _MAX_PREDICTION_BOUND = 1e300
 
+# Output perturbation certifies ||grad F(w)|| <= alpha tol in float64: the
+# target must clear the gradient's round-off (about eps L) by this factor.
+_CERTIFICATE_ROUNDING_MARGIN = 64
+
 _FW_PUBLIC_N = (
     "fw_steps=None: the step count is computed from n, which is public "
     "(as DP-SGD's sampling rate); the selections themselves do not use n"
@@ -555,6 +559,18 @@ def output_perturbation_setup(
     # A weighted example's loss is w_i L-Lipschitz and w_i beta-smooth.
     lipschitz = max_weight * loss.raw_lipschitz * row_bound
     smoothness = max_weight * loss.raw_smoothness * row_bound**2
+    # The certificate ||grad|| <= alpha tol is checked in float64, whose
+    # gradient carries round-off of about eps L: below a margin over it,
+    # whether a dataset certifies is luck of its rounding. Refused from
+    # public constants, so that no neighbour fails where another succeeds.
+    floor = _CERTIFICATE_ROUNDING_MARGIN * np.finfo(np.float64).eps * lipschitz
+    if alpha * tol < floor:
+        raise ValueError(
+            f"tol={tol!r} is below what float64 can certify for this model: "
+            f"alpha * tol must be at least {floor:.3g} "
+            f"({_CERTIFICATE_ROUNDING_MARGIN} x float64 eps x the loss's "
+            f"Lipschitz bound); pass tol >= {floor / alpha:.3g}."
+        )
     steps_needed = guaranteed_certificate_steps(
         lipschitz=lipschitz, smoothness=smoothness, alpha=alpha, tol=tol
     )

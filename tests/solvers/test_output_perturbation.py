@@ -1,15 +1,17 @@
 """The certified solve behind output perturbation."""
 
+import math
+
 import numpy as np
 import pytest
 
 from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair._loss import BinaryLogisticLoss
 from sklearn_dpfair._solvers._output_perturbation import (
+    _objective,
     certified_regularized_erm,
     guaranteed_certificate_steps,
 )
-from sklearn_dpfair._solvers._output_perturbation import _objective
 
 
 @pytest.mark.parametrize("alpha", [1e-2, 1e-1, 1.0])
@@ -138,3 +140,24 @@ def test_the_sweep_configuration_releases_a_model(monkeypatch):
         feature_norm_bound=600.0, small_budget="fit", random_state=773,
     ).fit(X, y)
     assert np.all(np.isfinite(est.coef_)) and est.coef_.shape == (3, 40)
+
+
+def test_a_tol_below_float64_round_off_is_refused_before_the_data():
+    # The certificate ||grad|| <= alpha tol cannot be checked below the
+    # gradient's round-off: whether a fit certified depended on one record.
+    from sklearn_dpfair import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 5))
+    y = (X[:, 0] + rng.normal(size=3000) > 0).astype(int)
+    kw = dict(
+        solver="output-perturbation", alpha=0.01, feature_norm_bound=2.0,
+        classes=[0, 1], random_state=0,
+    )
+    tiny = DPLogisticRegression(tol=5e-16, **kw)
+    with pytest.raises(ValueError, match=r"tol=5e-16 is below what float64"):
+        tiny.privacy_plan(*X.shape)
+    with pytest.raises(ValueError, match=r"tol=5e-16 is below what float64"):
+        tiny.fit(X, y)
+    floor = 64 * np.finfo(np.float64).eps * math.hypot(2.0, 1.0) / 0.01
+    assert DPLogisticRegression(tol=1.01 * floor, **kw).fit(X, y).coef_.shape == (1, 5)
