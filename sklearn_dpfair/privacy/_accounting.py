@@ -37,11 +37,13 @@ __all__ = [
     "ACCOUNTANTS",
     "ADJACENCIES",
     "SINGLE_GAUSSIAN_ACCOUNTANT",
+    "check_composable",
     "composed_event",
     "epsilon_of",
     "exponential_mechanism_event",
     "exponential_mechanism_rho",
     "gaussian_event",
+    "holds_allocation",
     "no_op_event",
     "non_private_event",
     "noisy_sgd_event",
@@ -308,14 +310,14 @@ def _epsilon_of_cached(event, delta, accountant):
         return float(acc.get_epsilon(float(delta)))
 
 
-def _holds_allocation(event):
+def holds_allocation(event):
     """Whether ``event`` is or composes a random-allocation event."""
     if isinstance(event, RandomAllocationDpEvent):
         return True
     if isinstance(event, dp_accounting.ComposedDpEvent):
-        return any(_holds_allocation(e) for e in event.events)
+        return any(holds_allocation(e) for e in event.events)
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        return _holds_allocation(event.event)
+        return holds_allocation(event.event)
     return False
 
 
@@ -350,7 +352,7 @@ def check_composable(events, accountant):
     ValueError: The 'pld' accountant cannot read ZCDpEvent(rho=0.1, xi=0.0)...
     """
     events = list(events)
-    allocations = [e for e in events if _holds_allocation(e)]
+    allocations = [e for e in events if holds_allocation(e)]
     if allocations:
         alone = len(events) == 1 and isinstance(events[0], RandomAllocationDpEvent)
         if accountant != "pld" or not alone:

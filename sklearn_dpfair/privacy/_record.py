@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 
 from ..exceptions import PrivacyBudgetError
-from ._accounting import epsilon_of
+from ._accounting import epsilon_of, holds_allocation
 from ._counts import adjacency_text
 
 __all__ = [
@@ -338,6 +338,10 @@ class PrivacyRecord:
                 "Pure epsilon-DP: the epsilons of the Laplace releases add up "
                 "(exact at delta = 0, which dp-accounting does not state)."
             )
+        elif holds_allocation(self.dp_event):
+            # dp-accounting has no random-allocation event: its PLD comes
+            # from pld-accounting (Feldman and Shenfeld, 2026).
+            lines.append("Accounted with pld-accounting (the random-allocation PLD).")
         else:
             lines.append(f"Accounted with dp-accounting ({self.accountant.upper()}).")
         for caveat in self.caveats:

@@ -53,3 +53,19 @@ def test_schedule_is_public_and_whole_epochs():
     assert balls_and_bins_schedule(30_000, "auto", "auto") == (20, 20)
     assert balls_and_bins_schedule(1000, 100, 3) == (10, 3)
     assert balls_and_bins_schedule(1000, "full", 3) == (1, 3)
+
+
+def test_the_record_names_the_accountant_that_computed_epsilon():
+    # dp-accounting has no random-allocation event: pld-accounting's PLD
+    # computed the epsilon, and the technical text says so.
+    from sklearn_dpfair import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPLogisticRegression(
+        classes=[0, 1], batch_sampling="balls_and_bins", max_iter=2, random_state=0
+    ).fit(X, y)
+    text = clf.privacy_record_.technical_text()
+    assert "Accounted with pld-accounting" in text
+    assert "dp-accounting (PLD)" not in text
