@@ -562,9 +562,10 @@ def output_perturbation_setup(
     # The certificate ||grad|| <= alpha tol is checked in float64, whose
     # gradient carries round-off of about eps L: below a margin over it,
     # whether a dataset certifies is luck of its rounding. Refused from
-    # public constants, so that no neighbour fails where another succeeds.
+    # public constants, so that no neighbour fails where another succeeds
+    # (the non-private limit solves exactly and certifies nothing).
     floor = _CERTIFICATE_ROUNDING_MARGIN * np.finfo(np.float64).eps * lipschitz
-    if alpha * tol < floor:
+    if budget.is_private and alpha * tol < floor:
         raise ValueError(
             f"tol={tol!r} is below what float64 can certify for this model: "
             f"alpha * tol must be at least {floor:.3g} "

@@ -161,3 +161,6 @@ def test_a_tol_below_float64_round_off_is_refused_before_the_data():
         tiny.fit(X, y)
     floor = 64 * np.finfo(np.float64).eps * math.hypot(2.0, 1.0) / 0.01
     assert DPLogisticRegression(tol=1.01 * floor, **kw).fit(X, y).coef_.shape == (1, 5)
+    # The non-private limit solves exactly and certifies nothing.
+    exact = DPLogisticRegression(tol=5e-16, **{**kw, "epsilon": np.inf}).fit(X, y)
+    assert exact.epsilon_ == np.inf
