@@ -127,13 +127,17 @@ def disparities(counts, constraint, measured=None):
 
 
 def disparity_margin(counts, constraint, noise_std, measured=None):
-    """Two noise standard deviations of the smallest measured group's rate.
+    """Two noise standard deviations of the smallest compared group's rate.
 
     ``counts`` are noisy counts with per-cell noise ``noise_std``; a rate
     of a group with ``N`` rows then has noise of order ``noise_std / N``.
-    The smallest (noisy, clipped at 1) ``N`` among the (block, group)
-    cells the disparity compares (those ``measured`` keeps, all by
-    default) sets the margin, post-processing of the release.
+    The smallest (noisy) ``N`` among the (block, group) cells the
+    disparity compares sets the margin, post-processing of the release:
+    the cells ``measured`` keeps (all by default) with at least one row,
+    in blocks where two or more are kept. A block with one kept group
+    compares nothing (its disparity is exactly 0, without noise), so its
+    cell does not widen the margin; with no block comparing two groups
+    the margin is 0.
 
     Examples
     --------
@@ -143,16 +147,24 @@ def disparity_margin(counts, constraint, noise_std, measured=None):
     >>> counts = np.full((2, 2, 2), 250.0)
     >>> disparity_margin(counts, make_constraint("demographic_parity"), 10.0)
     0.02
+    >>> eo = make_constraint("equalized_odds")
+    >>> counts[1, 1] = 2.0  # label 1 of group 1: below the size, left out
+    >>> measured = np.array([[True, True], [True, False]])
+    >>> disparity_margin(counts, eo, 10.0, measured)  # block 0 alone compares
+    0.04
     """
     totals = np.maximum(np.asarray(counts, dtype=np.float64), 0.0).sum(axis=2)
     if constraint.name == "demographic_parity":
         totals = totals.sum(axis=0, keepdims=True)
     elif constraint.name == "equal_opportunity":
         totals = totals[[constraint.class_index]]
+    compared = totals >= 1.0  # as disparity_from_counts keeps them
     if measured is not None:
-        totals = totals[np.asarray(measured, dtype=bool)]
-    smallest = float(totals.min()) if totals.size else 1.0
-    return float(2.0 * noise_std / max(smallest, 1.0))
+        compared &= np.asarray(measured, dtype=bool)
+    compared &= compared.sum(axis=1, keepdims=True) >= 2
+    if not compared.any():
+        return 0.0
+    return float(2.0 * noise_std / float(totals[compared].min()))
 
 
 def _range(rates):

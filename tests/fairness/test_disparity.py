@@ -67,7 +67,21 @@ def test_measured_cells_and_the_margin_of_the_smallest_measured_cell():
     assert disparity_margin(counts, dp, 10.0, measured) == pytest.approx(
         2 * 10.0 / 400
     )
-    # Nothing measured: no rate to compare, no margin beyond one row's.
+    # Nothing measured: no rate to compare, so no noise to allow for.
     none = np.zeros_like(measured)
     assert disparity_from_counts(counts, dp, none) == 0.0
-    assert disparity_margin(counts, dp, 10.0, none) == pytest.approx(20.0)
+    assert disparity_margin(counts, dp, 10.0, none) == 0.0
+
+
+def test_a_block_with_one_measured_group_does_not_widen_the_margin():
+    # Equalized odds with positives rare in group 1: the label-1 block keeps
+    # group 0 alone and compares nothing (disparity exactly 0); its 40 rows
+    # made the margin 2 x 10 / 40 = 0.5, where the label-0 block's 0.02.
+    counts = np.zeros((2, 2, 2))
+    counts[0] = [[500, 500], [550, 450]]  # label 0: 1000 rows per group
+    counts[1] = [[20, 20], [1, 1]]  # label 1: 40 and 2 rows
+    eo = make_constraint("equalized_odds")
+    measured = measured_cells(counts.sum(axis=2), 30)
+    assert measured.tolist() == [[True, True], [True, False]]
+    assert disparity_margin(counts, eo, 10.0, measured) == pytest.approx(0.02)
+    assert disparity_margin(counts, eo, 10.0) == pytest.approx(2 * 10.0 / 2)

@@ -256,6 +256,10 @@ _SMALL_GROUPS = (
     "of {what} (their rows still enter the loss). Lower min_group_size to "
     "include them."
 )
+_ALONE_GROUPS = (
+    " Group(s) {groups} are left out of it too, in the blocks where no other "
+    "group is kept: a block with one group compares nothing."
+)
 _SMALL_WHAT = {
     (True, False): "the fairness penalty",
     (False, True): "the bounded training disparity",
@@ -275,28 +279,36 @@ def _small_groups(measured, group_labels):
     return [g for g, kept in zip(group_labels, measured.all(axis=0)) if not kept]
 
 
-def _warn_small_groups(setup, group_labels, min_group_size, basis):
+def _warn_small_groups(setup, group_labels, min_group_size, basis, cells):
     """One warning naming the groups left out for their size (if any).
 
     Which groups is post-processing of public or released counts
-    (:func:`penalty_cells`, the bound's ``measured`` cells); the message
-    prints their labels and the public size only.
+    (:func:`penalty_cells`, the bound's ``measured`` cells, and ``cells``,
+    the rows per cell they came from); the message prints their labels and
+    the public size only. A group left out only because it is the one kept
+    group of a block is named apart: its cells are not small.
     """
     kept = None if setup.regularizer is None else setup.regularizer.kept
     penalty = _small_groups(kept, group_labels)
     bound = _small_groups(setup.measured, group_labels)
     if not (penalty or bound):
         return
-    groups = [g for g in group_labels if g in penalty or g in bound]
-    warn_at_caller(
-        _SMALL_GROUPS.format(
-            groups=", ".join(str(g) for g in groups),
+    left_out = [g for g in group_labels if g in penalty or g in bound]
+    small = set(_small_groups(measured_cells(cells, min_group_size), group_labels))
+    text = ""
+    if any(g in small for g in left_out):
+        text = _SMALL_GROUPS.format(
+            groups=", ".join(str(g) for g in left_out if g in small),
             size=min_group_size,
             basis=_SMALL_BASIS[basis],
             what=_SMALL_WHAT[bool(penalty), bool(bound)],
-        ),
-        UserWarning,
-    )
+        )
+    # A block keeps one group only when another is small there: the first
+    # sentence is always written.
+    alone = [g for g in left_out if g not in small]
+    if alone:
+        text += _ALONE_GROUPS.format(groups=", ".join(str(g) for g in alone))
+    warn_at_caller(text.strip(), UserWarning)
 
 
 def auto_dual_step(regularizer, weight_scale):
@@ -605,6 +617,7 @@ def fermi_setup(
         "exact" if privacy is None
         else "public" if privacy.public_marginals is not None
         else "released",
+        cells,
     )
     return setup
 

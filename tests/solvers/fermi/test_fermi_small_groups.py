@@ -169,3 +169,42 @@ def test_left_out_dual_stays_zero_without_the_box():
         est.fit(X, y, sensitive_features=s)
     assert np.all(est.dual_coef_[2] == 0.0)
     assert np.any(est.dual_coef_[:2] != 0.0)
+
+
+def test_the_warning_names_a_large_group_apart_from_the_small_ones():
+    # 'big' (990 rows) is left out only as the one kept group of its
+    # blocks: it is not called small.
+    rng = np.random.default_rng(0)
+    s = np.where(np.arange(1000) < 990, "big", "tiny")
+    X = rng.normal(size=(1000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        FERMIClassifier(random_state=0, max_iter=3).fit(X, y, sensitive_features=s)
+    (small,) = _small_warnings(caught)
+    assert small.startswith("group(s) tiny have fewer than min_group_size=30")
+    assert "Group(s) big are left out of it too" in small
+
+
+def test_a_private_bound_is_met_when_only_one_block_compares_groups():
+    # Equalized odds, positives rare in group 1: the label-1 block compares
+    # nothing, and its lone cell no longer sets the bound's noise margin
+    # (2 x 53 / 400 = 0.26 against the label-0 block's 0.014).
+    from sklearn_dpfair import DPFERMIClassifier
+
+    rng = np.random.default_rng(0)
+    n = 8000
+    X = rng.normal(size=(2 * n, 3))
+    s = np.repeat([0, 1], n)
+    y = np.zeros(2 * n, dtype=int)
+    y[rng.choice(n, 400, replace=False)] = 1
+    y[n + rng.choice(n, 5, replace=False)] = 1
+    X[:, 0] += 2.0 * y
+    clf = DPFERMIClassifier(
+        constraint="equalized_odds", disparity_bound=0.05, epsilon=2.0,
+        classes=[0, 1], groups=[0, 1], random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.fit(X, y, sensitive_features=s)
+    assert clf.bound_met_
