@@ -324,11 +324,14 @@ def holds_allocation(event):
 def check_composable(events, accountant):
     """Raise unless ``accountant`` can compose ``events`` (nothing is computed).
 
-    What :func:`epsilon_of` of their composition would refuse, decided
-    without composing: a random-allocation event is read by its own PLD
-    (pld-accounting), alone, and another accountant's kind of event (a
-    zCDP release under PLD) is not read at all. A ledger checks before it
-    records, so that an entry never makes its total unreadable.
+    What :func:`epsilon_of` of their composition would refuse, decided as it
+    decides (one accountant, under the relation the whole composition is
+    read with), without composing: a random-allocation event is read by its
+    own PLD (pld-accounting), alone; any other event the accountant does
+    not support (a zCDP release under PLD; a Poisson-sampled release beside
+    a local randomizer's, which makes the composition replace-one) is not
+    read at all. A ledger checks the releases of one adjacency before it
+    records one more, so that no entry makes its total unreadable.
 
     Parameters
     ----------
@@ -349,11 +352,10 @@ def check_composable(events, accountant):
     >>> check_composable([zcdp_event(0.1)], "pld")
     Traceback (most recent call last):
     ...
-    ValueError: The 'pld' accountant cannot read ZCDpEvent(rho=0.1, xi=0.0)...
+    ValueError: The 'pld' accountant cannot read these releases together...
     """
     events = list(events)
-    allocations = [e for e in events if holds_allocation(e)]
-    if allocations:
+    if any(holds_allocation(e) for e in events):
         alone = len(events) == 1 and isinstance(events[0], RandomAllocationDpEvent)
         if accountant != "pld" or not alone:
             raise ValueError(
@@ -363,18 +365,16 @@ def check_composable(events, accountant):
                 "with batch_sampling='poisson'."
             )
         return
-    for event in events:
-        if isinstance(
-            event, (dp_accounting.NonPrivateDpEvent, dp_accounting.NoOpDpEvent)
-        ):
-            continue
-        unrolled = _unrolled(event) if _holds_randomized_response(event) else event
-        if not _make_accountant(accountant, event).supports(unrolled):
-            raise ValueError(
-                f"The {accountant!r} accountant cannot read {event!r}: record "
-                "it in a ledger of the accountant its fit used "
-                "(privacy_record_.accountant)."
-            )
+    # Support is decided node by node, so the rounds of a randomized response
+    # need not be written out (_unrolled) to be checked.
+    composed = dp_accounting.ComposedDpEvent(events)
+    if not _make_accountant(accountant, composed).supports(composed):
+        raise ValueError(
+            f"The {accountant!r} accountant cannot read these releases together "
+            f"(the last: {events[-1]!r}): record them in a ledger of the "
+            "accountant their fits used (privacy_record_.accountant), or in "
+            "separate ledgers."
+        )
 
 
 @contextlib.contextmanager

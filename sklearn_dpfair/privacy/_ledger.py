@@ -349,10 +349,13 @@ class PrivacyLedger:
             # Raises for an event with no pure epsilon (a Gaussian).
             epsilon_of(dp_event, 0.0, self.kind)
         # Before it is appended: an entry this ledger's accountant cannot
-        # compose would leave every later total unreadable.
-        check_composable(
-            [*(e.dp_event for e in self.entries), dp_event], self.kind
-        )
+        # compose with the releases of its adjacency (composed together by
+        # total_epsilon) would leave every later total unreadable. The
+        # entries recorded here only: reading the journal at every record
+        # would make recording quadratic in the ledger's size.
+        with self._lock:
+            same = [e.dp_event for e in self._entries if e.adjacency == adjacency]
+        check_composable([*same, dp_event], self.kind)
         entry = LedgerEntry(
             dp_event=dp_event,
             delta=float(delta),

@@ -644,3 +644,25 @@ def test_a_fit_its_ledger_cannot_compose_is_not_released(data):
         clf.fit(X, y)
     assert not hasattr(clf, "coef_") and len(ledger) == 1
     assert ledger.total_epsilon(1e-5) <= 1.0
+
+
+def test_the_refusal_reads_the_composition_as_the_total_does():
+    # A local randomizer makes the whole composition replace-one: beside it
+    # a sampled-without-replacement release is read by RDP (accepted, as
+    # before), a Laplace release by neither accountant's PLD (refused: its
+    # total would raise).
+    rr = dp_accounting.RandomizedResponseDpEvent(0.5, 2)
+    swor = dp_accounting.SampledWithoutReplacementDpEvent(
+        1000, 10, dp_accounting.GaussianDpEvent(2.0)
+    )
+    ledger = PrivacyLedger("rdp")
+    ledger.record(rr, delta=1e-5, adjacency="replace_one")
+    ledger.record(swor, delta=1e-5, adjacency="replace_one")
+    assert 0 < ledger.total_epsilon(1e-5) < np.inf
+    pld_ledger = PrivacyLedger("pld")
+    pld_ledger.record(rr, delta=1e-5, adjacency="replace_one")
+    with pytest.raises(ValueError, match="cannot read these releases together"):
+        pld_ledger.record(
+            dp_accounting.LaplaceDpEvent(2.0), delta=1e-5, adjacency="replace_one"
+        )
+    assert len(pld_ledger) == 1 and pld_ledger.total_epsilon(1e-5) < np.inf
