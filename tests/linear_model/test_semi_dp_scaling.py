@@ -371,3 +371,16 @@ def test_a_column_constant_on_the_public_rows_fits_whatever_its_value(cls):
         assert _mse(est, X, y) < 0.5 * y.var()
     np.testing.assert_allclose(fits[1], fits[0], rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(fits[2], fits[0], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("cls", [SemiDPLinearRegression, SemiLocalDPLinearRegression])
+def test_bounds_without_scaling_warn_that_they_are_ignored(cls):
+    X, y = _raw(3000, 0)
+    est = cls(
+        feature_scaling=None, feature_bounds=[(-1e6, 1e6)] * X.shape[1],
+        random_state=0,
+    )
+    with pytest.warns(UserWarning, match="feature_bounds is ignored") as record:
+        est.fit(X, y, public_mask=np.arange(len(y)) < 50)
+    ignored = [w for w in record if "feature_bounds is ignored" in str(w.message)]
+    assert len(ignored) == 1 and ignored[0].filename == __file__

@@ -54,6 +54,7 @@ from .._feature_scaling import (
     ScalingPlan,
     fit_feature_scaling,
     plan_feature_scaling,
+    warn_ignored_bounds,
 )
 
 __all__ = [
@@ -132,6 +133,7 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples
         Mode ``"none"``, ``"bounds"``, :data:`PUBLIC_ROWS_MODE` or
         ``"private"``.
     """
+    warn_ignored_bounds(params.feature_scaling, params.feature_bounds)
     center = bool(params.fit_intercept) and not sparse
     budget = params.budget
     # Public-only fits use the public rows alone, and the non-private limit
@@ -373,6 +375,7 @@ def public_scaling(X, public_mask, *, feature_scaling, feature_bounds, fit_inter
     :data:`MIN_PUBLIC_SCALE_ROWS` public rows and no bounds) or
     ``feature_scaling`` is None. Dense ``X`` only.
     """
+    warn_ignored_bounds(feature_scaling, feature_bounds)
     if feature_scaling is None:
         return None
     d = X.shape[1]
