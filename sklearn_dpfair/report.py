@@ -108,6 +108,9 @@ class ModelReport:
     notes : list of str, default=()
         What the report adds about how the model was built (pipelines,
         hyperparameter searches).
+    title : str, default="Model report"
+        Heading of the text and HTML forms ("Evaluation report" for a
+        private evaluation, which releases metrics, not a model).
 
     Attributes
     ----------
@@ -141,9 +144,16 @@ class ModelReport:
     """
 
     def __init__(
-        self, estimator_name, privacy, metric_frame=None, overall=None, notes=()
+        self,
+        estimator_name,
+        privacy,
+        metric_frame=None,
+        overall=None,
+        notes=(),
+        title="Model report",
     ):
         self.estimator_name = estimator_name
+        self.title = title
         self.privacy = privacy
         self.metric_frame = metric_frame
         self.overall = overall
@@ -252,7 +262,7 @@ class ModelReport:
             The privacy statement (in plain words first, then the technical
             record), the notes, the overall metrics and the per-group table.
         """
-        lines = [f"Model report: {self.estimator_name}", "", "Privacy", "-------"]
+        lines = [f"{self.title}: {self.estimator_name}", "", "Privacy", "-------"]
         lines.append(self.privacy["summary"])
         for key, value in self.privacy["extra"].items():
             lines.append(f"{key}: {_format_value(value)}")
@@ -284,7 +294,8 @@ class ModelReport:
 
     def _repr_html_(self):
         parts = [
-            f"<div><h4>Model report: {html.escape(self.estimator_name)}</h4>",
+            f"<div><h4>{html.escape(self.title)}: "
+            f"{html.escape(self.estimator_name)}</h4>",
             f"<p>{html.escape(self.privacy['summary']).replace(chr(10), '<br>')}</p>",
         ]
         parts += [f"<p><em>Note:</em> {html.escape(note)}</p>" for note in self.notes]
@@ -397,12 +408,15 @@ default=None
             notes = [*notes, _EXACT_METRICS_NOTE]
     elif y is not None or sensitive_features is not None:
         raise ValueError("y and sensitive_features need the evaluation data X.")
+    # A private evaluation (PrivateMetricFrame) released metrics, not a model.
+    subject = getattr(getattr(estimator, "privacy_record_", None), "subject", None)
     return ModelReport(
         type(final).__name__,
         privacy,
         metric_frame=metric_frame,
         overall=overall,
         notes=notes,
+        title="Evaluation report" if subject == "evaluation" else "Model report",
     )
 
 

@@ -70,6 +70,9 @@ class EvaluationPrivacyRecord(PrivacyRecord):
     say so.
     """
 
+    #: What the release is (plain_language's subject; the report's title).
+    subject = "evaluation"
+
     def plain_language(self):
         """The guarantee in plain words, for the evaluated records."""
         return plain_language(
@@ -78,7 +81,7 @@ class EvaluationPrivacyRecord(PrivacyRecord):
             self.adjacency,
             self.caveats,
             self.seeded,
-            subject="evaluation",
+            subject=self.subject,
         )
 
 

@@ -596,3 +596,8 @@ def test_the_plain_language_describes_an_evaluation_not_a_model(epsilon):
     )
     plan = frame.privacy_plan(300, 1)
     assert plan.dp_event == frame.dp_event_
+    from sklearn_dpfair import privacy_report
+
+    assert privacy_report(frame).to_text().startswith(
+        "Evaluation report: PrivateMetricFrame"
+    )
