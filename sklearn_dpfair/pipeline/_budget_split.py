@@ -192,6 +192,16 @@ def compose_plans(named_plans, delta, accountant):
     return event, adjacency, accounting_delta, additional, epsilon
 
 
+def _rdp_hint(accountant):
+    """What to do when RDP cannot certify a small part's share."""
+    if accountant != "rdp":
+        return ""
+    return (
+        " The RDP accountant cannot certify epsilon much below 0.01 at small "
+        "delta: accountant='pld' can."
+    )
+
+
 def calibrate_scale(plan_at, shares, epsilon, delta, accountant):
     """The largest scale ``s`` whose composed plans spend at most ``epsilon``.
 
@@ -223,7 +233,17 @@ def calibrate_scale(plan_at, shares, epsilon, delta, accountant):
     if math.isinf(epsilon) or not shares:
         named, composed = at(1.0)
         return 1.0, named, composed
-    named, composed = at(1.0)
+    try:
+        named, composed = at(1.0)
+    except ValueError as exc:
+        # A part's own share (5% of a small epsilon) can be below what its
+        # accountant certifies alone: say what to do, not only the part's
+        # error.
+        raise ValueError(
+            f"epsilon={epsilon:g} at delta={delta:g} cannot be split among the "
+            f"private steps {list(shares)}: a step cannot be planned at its "
+            f"share ({exc}).{_rdp_hint(accountant)}"
+        ) from exc
     if len(shares) == 1 and composed[-1] <= epsilon:
         # One part calibrated by the same accountant at the whole budget.
         return 1.0, named, composed
@@ -240,18 +260,12 @@ def calibrate_scale(plan_at, shares, epsilon, delta, accountant):
                 # PLD) can meet its share while this accountant reads the
                 # composition above epsilon; below its calibration range no
                 # smaller share helps. Say so rather than the step's error.
-                hint = (
-                    " The RDP accountant cannot certify epsilon much below "
-                    "0.01 at small delta: accountant='pld' can."
-                    if accountant == "rdp"
-                    else ""
-                )
                 raise ValueError(
                     f"epsilon={epsilon:g} at delta={delta:g} cannot be met by "
                     f"the private steps {list(shares)}: at their full shares "
                     f"the {accountant.upper()} accountant reads their "
                     f"composition as {at_full:.4g}, and no smaller share can "
-                    f"be planned ({exc}).{hint}"
+                    f"be planned ({exc}).{_rdp_hint(accountant)}"
                 ) from exc
             if composed[-1] <= epsilon:
                 best = (lo, named, composed)

@@ -183,3 +183,38 @@ def test_pld_steps_compose_under_rdp_or_the_refusal_says_why():
         calibrate_scale(plan_at, {"a": 1.0}, 0.005, 1e-6, "rdp")
     _, _, composed = calibrate_scale(plan_at, {"a": 1.0}, 0.005, 1e-6, "pld")
     assert composed[-1] <= 0.005
+
+
+def test_a_share_rdp_cannot_certify_names_the_accountant_that_can():
+    # Four private parts at epsilon = 0.1: the imputer's 5% share (0.005 at
+    # a small delta) is below what RDP certifies alone; PLD plans it.
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+
+    from sklearn_dpfair import DPLogisticRegression
+    from sklearn_dpfair.pipeline import PrivatePipeline
+    from sklearn_dpfair.preprocessing import (
+        DPOneHotEncoder,
+        DPSimpleImputer,
+        DPStandardScaler,
+    )
+
+    bounds = [(17, 90), (1, 99)]
+
+    def pipe(accountant):
+        numeric = Pipeline([
+            ("impute", DPSimpleImputer(bounds=bounds)),
+            ("scale", DPStandardScaler(bounds=bounds)),
+        ])
+        columns = ColumnTransformer(
+            [("num", numeric, ["age", "hours"]), ("cat", DPOneHotEncoder(), ["sex"])]
+        )
+        return PrivatePipeline(
+            [("columns", columns), ("model", DPLogisticRegression(classes=[0, 1]))],
+            epsilon=0.1, delta=1e-5, accountant=accountant,
+        )
+
+    names = ["age", "hours", "sex"]
+    with pytest.raises(ValueError, match=r"cannot be split.*accountant='pld' can"):
+        pipe("rdp").privacy_plan(32561, 3, feature_names=names)
+    assert pipe("pld").privacy_plan(32561, 3, feature_names=names).epsilon <= 0.1
