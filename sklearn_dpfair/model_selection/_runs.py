@@ -102,7 +102,10 @@ def best_of_runs(
     estimator : estimator
         Its fitted model.
     warnings : list of warnings.WarningMessage-like
-        The runs' distinct warnings, ``(category, message)`` each once.
+        The selected run's distinct warnings, ``(category, message)`` each
+        once. Those of the other runs are not returned: which warnings
+        occurred at all would tell which candidates ran, hence something of
+        their secret number.
 
     Raises
     ------
@@ -123,13 +126,11 @@ def best_of_runs(
         for run in runs
     )
     best = None
-    caught = []
     for run, (value, est, run_warnings) in zip(runs, outcomes):
-        caught.extend(run_warnings)
         # Ties go to the earliest run, as in a sequential loop.
         if best is None or value > best[0]:
-            best = (value, run.candidate, est)
-    return (*best, _distinct(caught))
+            best = (value, run.candidate, est, _distinct(run_warnings))
+    return best
 
 
 def silenced(estimator):
@@ -158,9 +159,9 @@ def silenced(estimator):
 def _one_run(candidate, plan, run, *, run_epsilon, delta, train, X_val, score):
     """Train, check and score one run; its warnings are returned, not shown.
 
-    One warning per run would publish the number of runs: the caller
-    re-emits each distinct one once. Its progress lines are off (see
-    :func:`silenced`).
+    Shown, every run's warnings would publish the number of runs: the
+    caller re-emits the selected run's only, each distinct one once. Its
+    progress lines are off (see :func:`silenced`).
     """
     X_train, y_train, fit_params = train
     with warnings.catch_warnings(record=True) as caught:

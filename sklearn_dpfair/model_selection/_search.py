@@ -267,10 +267,10 @@ class PrivateHyperparameterSearch(
     by Theorem 2 of Papernot and Steinke; ``run_epsilon_`` is the largest
     per-run budget meeting ``epsilon``, found by bisection with the
     accountant. The guarantee requires that the number of runs and the
-    scores of the runs not selected stay secret: none is stored, each
-    distinct warning of the runs is emitted once, the runs' ``verbose``
-    progress lines are off, but the search's running time grows with the
-    number of runs.
+    scores of the runs not selected stay secret: none is stored, only the
+    selected run's warnings are emitted (each distinct one once), the runs'
+    ``verbose`` progress lines are off, but the search's running time grows
+    with the number of runs.
 
     Refit. There is no ``refit`` parameter: ``best_estimator_`` is the
     selected run's model, trained with ``run_epsilon_`` on the training
@@ -292,7 +292,8 @@ class PrivateHyperparameterSearch(
     scored by whoever runs it.
 
     Parallel runs (``n_jobs``) collect their warnings and the search emits
-    each distinct one once, as sequential runs do; a threading joblib
+    the selected run's, each distinct one once, as sequential runs do; a
+    threading joblib
     backend is not supported for this (``warnings.catch_warnings`` is not
     thread-safe): use the default process-based one.
 

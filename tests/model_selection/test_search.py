@@ -565,3 +565,30 @@ def test_tags_and_delegated_methods_follow_the_tuned_estimator(data):
     regressor.fit(X, X[:, 0])
     assert not hasattr(regressor, "predict_proba")
     assert regressor.predict(X).shape == (X.shape[0],)
+
+
+def test_only_the_selected_runs_warnings_are_shown(data, monkeypatch):
+    # Which warnings occur at all tells which candidates ran, and so
+    # something of the secret number of runs: only the released run's are
+    # shown. One candidate warns (its delta is not below 1/n), one does not.
+    from sklearn_dpfair.model_selection import _runs
+
+    X, y = data
+    search = _search(
+        estimator=DPLogisticRegression(classes=[0, 1], max_iter=2),
+        param_grid={"clip_norm": [0.5, 2.0]},
+        n_runs=6.0,
+    )
+    real = _runs._one_run
+
+    def one_run(candidate, *args, **kwargs):
+        value, est, _ = real(candidate, *args, **kwargs)
+        warned = [(UserWarning, f"clip {candidate.clip_norm}")]
+        return value, est, warned
+
+    monkeypatch.setattr(_runs, "_one_run", one_run)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        search.fit(X, y)
+    shown = [str(w.message) for w in record if str(w.message).startswith("clip")]
+    assert shown == [f"clip {search.best_params_['clip_norm']}"]
