@@ -595,7 +595,7 @@ class PrivateHyperparameterSearch(
         codes = None
         if scoring == "accuracy-dp-gap":
             codes = encode_sensitive_features(
-                safe_indexing(sensitive, val_idx), n_samples=n_val, groups=groups
+                _rows(sensitive, val_idx), n_samples=n_val, groups=groups
             ).codes
 
         n_runs = sample_number_of_runs(selection.mean_runs, selection.shape, rng)
@@ -1171,12 +1171,24 @@ def _check_sample_aligned(params, n_samples):
             )
 
 
+def _rows(value, indices):
+    """``value``'s rows at ``indices``, pandas' 1-d arrays included.
+
+    scikit-learn's ``safe_indexing`` takes Series and DataFrames but not
+    their ``.values`` when those are pandas extension arrays (a string
+    column's ``ArrowStringArray``): read as numpy first.
+    """
+    if not hasattr(value, "iloc") and type(value).__module__.startswith("pandas"):
+        value = np.asarray(value)
+    return safe_indexing(value, indices)
+
+
 def _split_params(params, n_samples, indices):
     """Index the sample-aligned values of ``params`` by ``indices``."""
     out = {}
     for key, value in params.items():
         if _is_array_like(value) and num_samples(value) == n_samples:
-            out[key] = safe_indexing(value, indices)
+            out[key] = _rows(value, indices)
         else:
             out[key] = value
     return out

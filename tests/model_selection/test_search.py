@@ -592,3 +592,18 @@ def test_only_the_selected_runs_warnings_are_shown(data, monkeypatch):
         search.fit(X, y)
     shown = [str(w.message) for w in record if str(w.message).startswith("clip")]
     assert shown == [f"clip {search.best_params_['clip_norm']}"]
+
+
+def test_pandas_string_arrays_are_split_with_the_rows(data):
+    # A string column's .values is a pandas extension array, which
+    # scikit-learn's safe_indexing does not take.
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    s = pd.Series(np.where(X[:, 0] > 0, "a", "b"), dtype="string").array
+    search = _search(
+        estimator=DPFERMIClassifier(classes=[0, 1], groups=["a", "b"], max_iter=2),
+        param_grid={"fairness_weight": [0.0, 1.0]},
+        scoring="accuracy-dp-gap",
+    )
+    search.fit(X, y, sensitive_features=s)
+    assert search.best_params_["fairness_weight"] in (0.0, 1.0)
