@@ -196,10 +196,14 @@ class DPStandardScaler(
         self.mean_ = centre + half * mean_u if self.with_mean else np.zeros(n_features)
         self.var_, self.scale_ = None, np.ones(n_features)
         if self.with_std:
-            self.var_ = np.square(half) * var_u
+            # Half-widths beyond 1e154 square to inf: var_ then reads inf,
+            # but the scale is computed in half-width units, unsquared.
+            with np.errstate(over="ignore"):
+                self.var_ = np.square(half) * var_u
+            scale = half * np.sqrt(var_u)
             if not plan.is_private:
                 self.var_ = _exact_variance(X, lower, upper, self.var_)
-            scale = np.sqrt(self.var_)
+                scale = np.sqrt(self.var_)
             # A zero variance (exact statistics of a constant column) scales
             # by 1, as scikit-learn does.
             self.scale_ = np.where(scale > 0, scale, 1.0)

@@ -272,3 +272,14 @@ def test_a_column_of_nan_only_fits_without_a_numpy_warning(transformer):
         warnings.simplefilter("error")
         fitted = transformer(bounds="auto", epsilon=np.inf).fit(X)
     assert np.isfinite(fitted.bounds_).all()
+
+
+def test_the_widest_public_bounds_give_a_finite_scale():
+    # A half-width of 1e300 squares to inf: the scale was inf and every
+    # output 0. It is computed unsquared now (var_ may read inf).
+    X = np.random.default_rng(0).normal(size=(2000, 2)) * 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaler = DPStandardScaler(bounds=(-1e300, 1e300), random_state=0).fit(X)
+    assert np.all(np.isfinite(scaler.scale_)) and scaler.output_norm_bound_ > 0
+    assert np.any(scaler.transform(X) != 0)
