@@ -48,6 +48,7 @@ from ..fairness._constraints import advantaged_class_index
 from ..fairness._ermi import code_dtype, compact_codes
 from ..neural._network import ACTIVATIONS, check_hidden_layer_sizes, forward
 from ..privacy import PrivacyBudget, PrivacyRecord, check_noise_generator
+from ..privacy._record import check_budget
 from ..privacy._zcdp import ZCDP_ACCOUNTANT
 from ..utils._array_api import (
     DEVICE_OPTIONS,
@@ -1541,6 +1542,18 @@ default=None
         (:meth:`_fermi_plan`, as :meth:`fit` makes it), the intercept-only
         release included.
         """
+        # Declared counts are the fit's: a plan at other counts is not its
+        # plan (1 group: a fit without sensitive_features).
+        if self.groups is not None and n_groups not in (None, 1, len(self.groups)):
+            raise ValueError(
+                f"n_groups={n_groups} disagrees with the {len(self.groups)} "
+                "declared groups."
+            )
+        if self.classes is not None and n_classes not in (None, len(self.classes)):
+            raise ValueError(
+                f"n_classes={n_classes} disagrees with the {len(self.classes)} "
+                "declared classes."
+            )
         if n_groups is None:
             n_groups = 1 if self.groups is None else len(self.groups)
         if n_classes is None:
@@ -1556,7 +1569,7 @@ default=None
         )
         if plan.fallback is not None:
             return plan.fallback.record
-        return PrivacyRecord.from_event(
+        record = PrivacyRecord.from_event(
             plan.event,
             delta=privacy.budget.delta,
             accountant=privacy.budget.accountant,
@@ -1580,6 +1593,15 @@ default=None
             sampling_probability=plan.sampling_probability,
             steps=plan.n_steps,
         )
+        # As the fit refuses it: a given noise_multiplier may overspend (the
+        # message names the multiplier given, not the joint one recorded).
+        given = privacy.budget.noise_multiplier
+        check_budget(
+            record if given is None else replace(record, noise_multiplier=given),
+            float(self.epsilon),
+            calibrated=privacy.budget.is_calibrated,
+        )
+        return record
 
     def _fair_privacy(self, caveats, n_features, sparse=False, n_samples=None):
         """The :class:`FairPrivacy` of the parameters (public inputs only).

@@ -156,3 +156,21 @@ def test_without_bound_the_steps_run_are_the_steps_accounted(
     est = _fit(data, fairness_weight=2.0, max_iter=max_iter, batch_size=batch_size)
     _, sgda = est.dp_event_.events
     assert _sgd_steps(est, releases) == sgda.count == est.t_
+
+
+def test_the_plan_refuses_what_the_fit_refuses():
+    # An overspending noise_multiplier, and counts other than the declared
+    # ones (a plan at them is not the fit's plan).
+    from sklearn_dpfair.exceptions import PrivacyBudgetError
+
+    clf = DPFERMIClassifier(
+        epsilon=1.0, noise_multiplier=2.0, classes=[0, 1], groups=[0, 1]
+    )
+    with pytest.raises(PrivacyBudgetError, match="noise_multiplier=2 spends"):
+        clf.privacy_plan(1500, 3)
+    clf = DPFERMIClassifier(classes=[0, 1], groups=[0, 1])
+    with pytest.raises(ValueError, match="n_classes=3 disagrees"):
+        clf.privacy_plan(3000, 3, n_classes=3)
+    with pytest.raises(ValueError, match="n_groups=3 disagrees"):
+        clf.privacy_plan(3000, 3, n_groups=3)
+    assert clf.privacy_plan(3000, 3, n_groups=1).epsilon <= 1.0
