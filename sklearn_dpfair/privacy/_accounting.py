@@ -43,7 +43,7 @@ __all__ = [
     "exponential_mechanism_event",
     "exponential_mechanism_rho",
     "gaussian_event",
-    "holds_allocation",
+    "holds",
     "no_op_event",
     "non_private_event",
     "noisy_sgd_event",
@@ -121,12 +121,26 @@ def _pld_relation(event):
     return relation.REPLACE_ONE if local else relation.ADD_OR_REMOVE_ONE
 
 
-def _holds_randomized_response(event):
-    if isinstance(event, dp_accounting.RandomizedResponseDpEvent):
+def holds(event, kind):
+    """Whether ``event`` is, composes or wraps an event of type ``kind``.
+
+    Examples
+    --------
+    >>> import dp_accounting
+    >>> from sklearn_dpfair.privacy._accounting import holds, noisy_sgd_event
+    >>> holds(noisy_sgd_event(1.0, 0.1, 3), dp_accounting.GaussianDpEvent)
+    True
+    """
+    if isinstance(event, kind):
         return True
     if isinstance(event, dp_accounting.ComposedDpEvent):
-        return any(_holds_randomized_response(e) for e in event.events)
-    return _holds_randomized_response(event.event) if hasattr(event, "event") else False
+        return any(holds(e, kind) for e in event.events)
+    inner = getattr(event, "event", None)
+    return inner is not None and holds(inner, kind)
+
+
+def _holds_randomized_response(event):
+    return holds(event, dp_accounting.RandomizedResponseDpEvent)
 
 
 def _unrolled(event):
@@ -310,17 +324,6 @@ def _epsilon_of_cached(event, delta, accountant):
         return float(acc.get_epsilon(float(delta)))
 
 
-def holds_allocation(event):
-    """Whether ``event`` is or composes a random-allocation event."""
-    if isinstance(event, RandomAllocationDpEvent):
-        return True
-    if isinstance(event, dp_accounting.ComposedDpEvent):
-        return any(holds_allocation(e) for e in event.events)
-    if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        return holds_allocation(event.event)
-    return False
-
-
 def check_composable(events, accountant):
     """Raise unless ``accountant`` can compose ``events`` (nothing is computed).
 
@@ -355,7 +358,7 @@ def check_composable(events, accountant):
     ValueError: The 'pld' accountant cannot read these releases together...
     """
     events = list(events)
-    if any(holds_allocation(e) for e in events):
+    if any(holds(e, RandomAllocationDpEvent) for e in events):
         alone = len(events) == 1 and isinstance(events[0], RandomAllocationDpEvent)
         if accountant != "pld" or not alone:
             raise ValueError(

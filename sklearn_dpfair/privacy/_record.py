@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass, field
 
 
 from ..exceptions import PrivacyBudgetError
-from ._accounting import epsilon_of, holds_allocation
+from ._accounting import epsilon_of, holds
+from ._random_allocation import RandomAllocationDpEvent
 from ._counts import adjacency_text
 
 __all__ = [
@@ -338,7 +339,7 @@ class PrivacyRecord:
                 "Pure epsilon-DP: the epsilons of the Laplace releases add up "
                 "(exact at delta = 0, which dp-accounting does not state)."
             )
-        elif holds_allocation(self.dp_event):
+        elif holds(self.dp_event, RandomAllocationDpEvent):
             # dp-accounting has no random-allocation event: its PLD comes
             # from pld-accounting (Feldman and Shenfeld, 2026).
             lines.append("Accounted with pld-accounting (the random-allocation PLD).")
