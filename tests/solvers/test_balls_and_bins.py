@@ -58,6 +58,7 @@ def test_schedule_is_public_and_whole_epochs():
 def test_the_record_names_the_accountant_that_computed_epsilon():
     # dp-accounting has no random-allocation event: pld-accounting's PLD
     # computed the epsilon, and the technical text says so.
+    pytest.importorskip("PLD_accounting")
     from sklearn_dpfair import DPLogisticRegression
 
     rng = np.random.default_rng(0)
