@@ -55,6 +55,7 @@ from .._solvers._linear import LinearModel
 from .._solvers._schedules import auto_learning_rate
 from ..exceptions import PrivacyBudgetError
 from ..privacy import LaplaceMechanism, PrivacyRecord, check_noise_generator
+from ..privacy._accounting import _unrolled
 from ..privacy._releases import ReleaseLog, check_releases, logged_releases
 from ._amplification import (
     _PLD_DISCRETIZATION,
@@ -134,8 +135,7 @@ def _recorded_rr_event(eps_round, rounds):
     ``SelfComposedDpEvent`` around it (12 rounds read as one: epsilon 0.085
     for 1.0), so a record an auditor recomputes with it lists every round.
     """
-    rr = _rr_event(eps_round, rounds)
-    return dp_accounting.ComposedDpEvent((rr.event,) * rr.count)
+    return _unrolled(_rr_event(eps_round, rounds))
 
 
 def isrl_shuffle_epsilon(eps0, n_records, rounds, delta):
