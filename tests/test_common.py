@@ -64,6 +64,9 @@ _NON_PRIVATE_LIMITS = [
 _WITH_PUBLIC_BOUNDS = [
     DPStandardScaler(bounds=(-1e3, 1e3)),
     DPStandardScaler(bounds="auto"),
+    # Their non-private limits, where a weight of k is k duplicated rows.
+    DPStandardScaler(bounds=(-1e3, 1e3), epsilon=np.inf),
+    DPStandardScaler(bounds="auto", epsilon=np.inf),
     DPSimpleImputer(bounds=(-1e3, 1e3)),
     DPSimpleImputer(bounds=(-1e3, 1e3), strategy="median"),
     DPQuantileTransformer(bounds=(-1e3, 1e3)),

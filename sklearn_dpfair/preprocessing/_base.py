@@ -19,9 +19,10 @@ from sklearn.utils.validation import validate_data
 
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..privacy._random import check_noise_generator
+from ..privacy._weights import counted_weights
 from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, StrOptions
-from ..utils._validation import check_delta_for_n
+from ..utils._validation import check_delta_for_n, check_public_weights
 from ._bounds import check_bounds
 from ._plan import plan_releases
 from ._quantiles import FENCE_DRAWS, check_fence_levels, column_edges, private_fences
@@ -77,28 +78,34 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         """Quantile draws of ``bounds="auto"`` on ``n_features`` columns (or 0)."""
         return FENCE_DRAWS * n_features if isinstance(self.bounds, str) else 0
 
-    def _fit_bounds(self, X):
-        """The fit's ``X``, bounds, plan and generator, for ``bounds`` or "auto".
+    def _fit_bounds(self, X, sample_weight=None):
+        """The fit's ``X``, bounds, plan, generator and weights.
 
         Declared bounds are used as given; ``bounds="auto"`` releases them
         first, as :func:`~._quantiles.private_fences` of the
         ``auto_quantiles`` at the plan's per-quantile budget (the plan
-        counts their draws: :meth:`_release_spec`).
+        counts their draws: :meth:`_release_spec`), each row counted with
+        its weight.
 
         Returns
         -------
-        X, lower, upper, plan, rng, auto
-            ``auto``: whether the bounds were released by this fit.
+        X, lower, upper, plan, rng, auto, weights
+            ``auto``: whether the bounds were released by this fit;
+            ``weights``: the rows' public weights as the fit counts them
+            (:func:`~..privacy._weights.counted_weights`; None: each row
+            once).
         """
         X, lower, upper = self._validate_bounded(X)
+        weights = check_public_weights(sample_weight, X)
         auto = lower is None
         levels = check_fence_levels(self.auto_quantiles) if auto else None
         plan, rng = self._plan_fit(X.shape[0], X.shape[1])
+        weights = counted_weights(weights, private=plan.is_private)
         if auto:
             lower, upper = private_fences(
-                X, levels, self.auto_fence, plan.quantile_rho, rng
+                X, levels, self.auto_fence, plan.quantile_rho, rng, weights=weights
             )
-        return X, lower, upper, plan, rng, auto
+        return X, lower, upper, plan, rng, auto, weights
 
     def _release_spec(self, n_features):
         """What a fit on ``n_features`` columns releases (public inputs only).

@@ -154,7 +154,7 @@ class DPSimpleImputer(
         self : DPSimpleImputer
             The fitted transformer.
         """
-        X, lower, upper, plan, rng, auto = self._fit_bounds(X)
+        X, lower, upper, plan, rng, auto, _ = self._fit_bounds(X)
         mean = self.strategy == "mean"
         centre, half = centre_and_half_width(lower, upper)
         if mean:

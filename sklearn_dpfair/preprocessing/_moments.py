@@ -46,7 +46,7 @@ NOISE_FLOOR_STDS = 2.0
 MOMENT_SHARES = {1: (0.2, 0.8), 2: (0.1, 0.45, 0.45)}
 
 
-def noisy_moments(X, lower, upper, mechanism, rng, *, order=2):
+def noisy_moments(X, lower, upper, mechanism, rng, *, order=2, weights=None):
     """Noisy counts and clipped moments of each column, in one release.
 
     Parameters
@@ -60,12 +60,18 @@ def noisy_moments(X, lower, upper, mechanism, rng, *, order=2):
     rng : numpy.random.Generator
     order : {1, 2}, default=2
         Release sums only (1) or sums and sums of squares (2).
+    weights : ndarray of shape (n_samples,) or None, default=None
+        Public weight of each row's terms, at most 1 under privacy
+        (:func:`~sklearn_dpfair.privacy._weights.counted_weights`): a
+        record's stacked vector is then at most 1 in l2 norm, as an
+        unweighted one. None counts each row once.
 
     Returns
     -------
     count, sum_u[, sum_u2] : ndarrays of shape (n_features,)
-        Noisy count of observed values, and noisy sums of ``u`` (and
-        ``u^2``), in units of the half-width around the midpoint.
+        Noisy (weighted) count of observed values, and noisy (weighted) sums
+        of ``u`` (and ``u^2``), in units of the half-width around the
+        midpoint.
 
     Examples
     --------
@@ -79,17 +85,24 @@ def noisy_moments(X, lower, upper, mechanism, rng, *, order=2):
     (array([2.]), array([0.]), array([2.]))
     """
     d = X.shape[1]
-    weights = _block_weights(d, order)
+    block_weights = _block_weights(d, order)
     centre, half = centre_and_half_width(lower, upper)
     observed = ~np.isnan(X)
     # Missing values contribute 0 to the sums (and their observed flag 0).
     u = np.where(observed, (np.clip(X, lower, upper) - centre) / half, 0.0)
-    parts = [observed.sum(axis=0, dtype=np.float64), u.sum(axis=0)]
-    if order == 2:
-        parts.append(np.square(u).sum(axis=0))
-    stacked = np.concatenate([w * p for w, p in zip(weights, parts)])
+    if weights is None:
+        parts = [observed.sum(axis=0, dtype=np.float64), u.sum(axis=0)]
+        if order == 2:
+            parts.append(np.square(u).sum(axis=0))
+    else:
+        parts = [weights @ observed, weights @ u]
+        if order == 2:
+            parts.append(weights @ np.square(u))
+    stacked = np.concatenate([w * p for w, p in zip(block_weights, parts)])
     noisy = mechanism.privatize(stacked, rng)
-    return tuple(noisy[k * d : (k + 1) * d] / weights[k] for k in range(len(parts)))
+    return tuple(
+        noisy[k * d : (k + 1) * d] / block_weights[k] for k in range(len(parts))
+    )
 
 
 def moment_noise_stds(mechanism, n_features, *, order=2):
@@ -154,13 +167,16 @@ def mean_and_variance(count, sum_u, sum_u2=None, *, private, noise_stds=None):
     """
     if sum_u2 is None:
         sum_u2 = np.zeros_like(sum_u)
-    n = np.maximum(count, 1.0)
     if not private:
+        # Exact (weighted) counts: any positive total divides, none is 0.
+        n = np.where(count > 0, count, 1.0)
         mean = sum_u / n
         return mean, np.maximum(sum_u2 / n - np.square(mean), 0.0)
-    # Post-processing of noisy releases: a count below 1, a mean outside the
-    # bounds and a variance outside [floor, 1] are each impossible for the
-    # true statistics, so projecting onto them only removes noise.
+    # Post-processing of noisy releases: a mean outside the bounds and a
+    # variance outside [floor, 1] are each impossible for the true
+    # statistics, so projecting onto them only removes noise; a count below
+    # one record (a weighted one included) is within the noise of none.
+    n = np.maximum(count, 1.0)
     mean = np.clip(sum_u / n, -1.0, 1.0)
     var = sum_u2 / n - np.square(mean)
     floor = np.full_like(var, (2.0 * _RELATIVE_STD_FLOOR) ** 2)

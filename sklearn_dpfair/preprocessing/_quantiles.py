@@ -32,7 +32,14 @@ __all__ = [
 
 
 def column_quantiles(
-    X, levels, grids, rho, rng, adjacency="add_remove", candidates="points"
+    X,
+    levels,
+    grids,
+    rho,
+    rng,
+    adjacency="add_remove",
+    candidates="points",
+    weights=None,
 ):
     """Private ``levels``-quantiles of each column, on its grid.
 
@@ -54,6 +61,10 @@ def column_quantiles(
     candidates : {"points", "bins"}, default="points"
         What each draw picks
         (:func:`~sklearn_dpfair.privacy._quantile.private_quantile`).
+    weights : ndarray of shape (n_samples,) or None, default=None
+        Public weights of the rows' counts (capped at 1 by each draw under
+        privacy; without privacy the quantiles are the weighted inverted
+        CDF's). None counts each row once.
 
     Returns
     -------
@@ -71,16 +82,36 @@ def column_quantiles(
     n_features = X.shape[1]
     out = np.empty((len(levels), n_features))
     for j in range(n_features):
-        observed = X[~np.isnan(X[:, j]), j]
+        rows = ~np.isnan(X[:, j])
+        observed = X[rows, j]
+        counted = None if weights is None else weights[rows]
         if math.isinf(rho):
-            out[:, j] = np.quantile(observed, levels) if observed.size else np.nan
+            out[:, j] = _exact_quantiles(observed, levels, counted)
             continue
         for k, q in enumerate(levels):
             out[k, j] = private_quantile(
-                observed, q, rho, rng, grid=grids[j], adjacency=adjacency,
-                candidates=candidates,
+                observed, q, rho, rng, grid=grids[j], weights=counted,
+                adjacency=adjacency, candidates=candidates,
             )
     return np.sort(out, axis=0)
+
+
+def _exact_quantiles(values, levels, weights):
+    """Quantiles of ``values`` without privacy; NaN when there is none.
+
+    Unweighted: numpy's linear interpolation (scikit-learn's choice).
+    Weighted: the inverted CDF of the weights, the one definition under
+    which a weight of ``k`` is ``k`` repeated rows (numpy's only weighted
+    method); rows of weight 0 are not there.
+    """
+    if weights is not None:
+        values = values[weights > 0]
+        weights = weights[weights > 0]
+    if not values.size:
+        return np.nan
+    if weights is None:
+        return np.quantile(values, levels)
+    return np.quantile(values, levels, weights=weights, method="inverted_cdf")
 
 
 def bounded_quantiles(X, lower, upper, levels, rho, rng):
@@ -201,7 +232,7 @@ def check_fence_levels(levels, name="auto_quantiles"):
 FENCE_DRAWS = 2
 
 
-def private_fences(X, levels, fence, rho, rng):
+def private_fences(X, levels, fence, rho, rng, *, weights=None):
     """Per-column bounds from two private quantiles (``bounds="auto"``).
 
     Tukey's fences: the quantiles ``levels = (a, b)`` of each column, drawn
@@ -231,6 +262,9 @@ def private_fences(X, levels, fence, rho, rng):
     rho : float
         zCDP budget of each of the ``2 n_features`` draws.
     rng : numpy.random.Generator
+    weights : ndarray of shape (n_samples,) or None, default=None
+        Public weights of the rows' counts (:func:`column_quantiles`);
+        without privacy, rows of weight 0 are left out of the range.
 
     Returns
     -------
@@ -251,14 +285,15 @@ def private_fences(X, levels, fence, rho, rng):
     if math.isinf(rho):
         # A column of NaN only has no extremes: numpy warns "All-NaN slice",
         # and the column gets [-1, 1] below.
+        counted = X if weights is None else X[weights > 0]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            lower, upper = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+            lower, upper = np.nanmin(counted, axis=0), np.nanmax(counted, axis=0)
         empty = np.isnan(lower)
         lower, upper = np.where(empty, -1.0, lower), np.where(empty, 1.0, upper)
     else:
         grids = [AUTO_GRID] * X.shape[1]
-        lower, upper = column_quantiles(X, levels, grids, rho, rng)
+        lower, upper = column_quantiles(X, levels, grids, rho, rng, weights=weights)
         spread = (upper - lower) * fence
         lower, upper = lower - spread, upper + spread
     lower, upper = np.clip(lower, *AUTO_RANGE), np.clip(upper, *AUTO_RANGE)

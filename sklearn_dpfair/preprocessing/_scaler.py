@@ -2,12 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Standardization with a private mean and variance of clipped columns."""
 
-import warnings
-
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ..privacy._record import weights_caveats
 from ..utils._numeric import constant_columns
 from ..utils._sklearn_compat import _fit_context
 from ._base import PrivateTransformerMixin
@@ -164,7 +163,7 @@ class DPStandardScaler(
         }
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Release the mean and variance of the clipped columns of ``X``.
 
         Parameters
@@ -173,13 +172,20 @@ class DPStandardScaler(
             Private rows; NaN is missing.
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Public weight of each row (a weighted mean and variance, as in
+            scikit-learn's ``StandardScaler``). Under privacy each weight is
+            capped at 1 in the released counts and sums (a record counts at
+            most once, whatever its weight), so pass weights on the scale
+            of 1; the mean is the released weighted sum over the released
+            weighted count. Without privacy the weights count as given.
 
         Returns
         -------
         self : DPStandardScaler
             The fitted transformer.
         """
-        X, lower, upper, plan, rng, auto = self._fit_bounds(X)
+        X, lower, upper, plan, rng, auto, weights = self._fit_bounds(X, sample_weight)
         n_features = X.shape[1]
         needs_moments = self.with_mean or self.with_std
         self.bounds_ = np.column_stack([lower, upper])
@@ -187,7 +193,9 @@ class DPStandardScaler(
         mean_u, var_u = np.zeros(n_features), np.ones(n_features)
         if needs_moments:
             order = 2 if self.with_std else 1
-            moments = noisy_moments(X, lower, upper, plan.gaussian, rng, order=order)
+            moments = noisy_moments(
+                X, lower, upper, plan.gaussian, rng, order=order, weights=weights
+            )
             mean_u, var_u = mean_and_variance(
                 *moments,
                 private=plan.is_private,
@@ -202,7 +210,7 @@ class DPStandardScaler(
                 self.var_ = np.square(half) * var_u
             scale = half * np.sqrt(var_u)
             if not plan.is_private:
-                self.var_ = _exact_variance(X, lower, upper, self.var_)
+                self.var_ = _exact_variance(X, lower, upper, self.var_, weights)
                 scale = np.sqrt(self.var_)
             # A zero variance (exact statistics of a constant column) scales
             # by 1, as scikit-learn does.
@@ -215,6 +223,7 @@ class DPStandardScaler(
             plan,
             f"{what}clipped counts, sums and sums of squares of all columns, "
             "one Gaussian release",
+            caveats=weights_caveats(sample_weight),
         )
         return self
 
@@ -254,21 +263,25 @@ class DPStandardScaler(
         return X * self.scale_ + self.mean_
 
 
-def _exact_variance(X, lower, upper, one_pass):
-    """The variance of the clipped columns in two passes (no privacy).
+def _exact_variance(X, lower, upper, one_pass, weights=None):
+    """The (weighted) variance of the clipped columns in two passes (no privacy).
 
     The sums of squares the private release is made of lose a constant
     column's zero variance to rounding (``5.5e-13`` for twenty values of 5
     in ``[0, 100]``, a scale of ``7e-7``); two passes keep it, and a
     variance within rounding of zero is zero, as in scikit-learn's
-    ``StandardScaler``. A column with no observed value keeps ``one_pass``.
+    ``StandardScaler``. A column with no observed (positively weighted)
+    value keeps ``one_pass``.
     """
+    if weights is not None:
+        X, weights = X[weights > 0], weights[weights > 0]
     observed = ~np.isnan(X)
-    clipped = np.where(observed, np.clip(X, lower, upper), np.nan)
+    clipped = np.where(observed, np.clip(X, lower, upper), 0.0)
     count = observed.sum(axis=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-        mean = np.nanmean(clipped, axis=0)
-        var = np.nanvar(clipped, axis=0)
+    w = observed if weights is None else observed * weights[:, None]
+    total = w.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):  # all-NaN columns
+        mean = (w * clipped).sum(axis=0) / total
+        var = (w * np.square(clipped - mean)).sum(axis=0) / total
     var = np.where(constant_columns(var, mean, count), 0.0, var)
     return np.where(count > 0, var, one_pass)

@@ -36,7 +36,7 @@ labels and groups), or the guarantee does not cover it.
 
 import numpy as np
 
-__all__ = ["capped_weights", "fit_weights"]
+__all__ = ["capped_weights", "counted_weights", "fit_weights"]
 
 
 def fit_weights(sample_weight, n_samples, *, private):
@@ -118,3 +118,49 @@ def capped_weights(weights, cap=1.0):
     if weights is None:
         return None
     return np.minimum(weights, cap)
+
+
+def counted_weights(sample_weight, *, private):
+    """How much each row counts in a transformer's private counts and sums.
+
+    A private release of counts and (clipped, bounded) sums bounds each
+    record's share without clipping it, so each weight is capped at 1
+    (:func:`capped_weights`): a record counts at most once, whatever its
+    weight, and the release's sensitivity is that of the unweighted one.
+    Statistics are then ratios of two weighted releases (a weighted mean is
+    a weighted sum over a weighted count), never divided by a total weight
+    read from the data. Without privacy the weights count as given, as in
+    scikit-learn's weighted statistics; there uniform weights are the
+    unweighted fit (the ratios do not depend on their scale).
+
+    Parameters
+    ----------
+    sample_weight : ndarray of shape (n_samples,) or None
+        Validated public weights (finite, non-negative, not all zero).
+    private : bool
+        Whether the counts are released under privacy.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_samples,) or None
+        None when every row counts once (all weights 1 under privacy,
+        uniform weights without it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.privacy._weights import counted_weights
+    >>> counted_weights(np.array([0.5, 3.0, 0.0]), private=True)
+    array([0.5, 1. , 0. ])
+    >>> counted_weights(np.array([0.5, 3.0, 0.0]), private=False)
+    array([0.5, 3. , 0. ])
+    >>> counted_weights(np.array([2.0, 2.0]), private=False) is None
+    True
+    """
+    if sample_weight is None:
+        return None
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    if private:
+        weights = capped_weights(weights)
+        return None if np.all(weights == 1.0) else weights
+    return None if np.all(weights == weights[0]) else weights

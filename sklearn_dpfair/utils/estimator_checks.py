@@ -32,6 +32,12 @@ _SMALL_DATA = (
     "by design."
 )
 
+_COUNTED_ONCE = (
+    "By design: under privacy each weight is capped at 1 in the released "
+    "counts and sums, so a row of weight k counts once, not as k duplicated "
+    "rows; one record's influence stays that of an unweighted one."
+)
+
 # Estimator class name -> reason for the sample-weight equivalence checks.
 _PRIVATE = {
     "DPLogisticRegression": _WEIGHT_IS_ONE_RECORD,
@@ -40,6 +46,7 @@ _PRIVATE = {
     "SemiDPLinearRegression": _WEIGHT_IS_ONE_RECORD,
     "SemiLocalDPLinearRegression": _WEIGHT_IS_ONE_RECORD,
     "HeavyTailDPRegressor": _SMALL_DATA,
+    "DPStandardScaler": _COUNTED_ONCE,
 }
 
 

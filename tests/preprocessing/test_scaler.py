@@ -8,9 +8,11 @@ import pytest
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_dpfair.exceptions import PrivacyBudgetError
+from sklearn_dpfair.pipeline import PrivatePipeline
 from sklearn_dpfair.preprocessing import DPSimpleImputer, DPStandardScaler
 from sklearn_dpfair.privacy._accounting import epsilon_of
 from sklearn_dpfair.privacy._quantile import quantile_sensitivity
+from sklearn_dpfair.privacy._record import WEIGHTS_CAVEAT
 
 BOUNDS = (0.0, 100.0)
 
@@ -283,3 +285,104 @@ def test_the_widest_public_bounds_give_a_finite_scale():
         scaler = DPStandardScaler(bounds=(-1e300, 1e300), random_state=0).fit(X)
     assert np.all(np.isfinite(scaler.scale_)) and scaler.output_norm_bound_ > 0
     assert np.any(scaler.transform(X) != 0)
+
+
+@pytest.mark.parametrize("weight", [1e6, 1.0, 0.3, 0.0])
+def test_a_weighted_record_moves_the_released_vector_by_at_most_one(
+    privatized_sums, neighbours, weight
+):
+    # A record is its row and its weight: adding it, whatever both hold,
+    # moves the stacked weighted counts, sums and squares by at most 1 (its
+    # weight is capped at 1 in the counts), with the others' weights fixed.
+    X, Z = neighbours
+    others = np.linspace(0.1, 2.0, X.shape[0])
+    DPStandardScaler(bounds=BOUNDS, random_state=0).fit(X, sample_weight=others)
+    DPStandardScaler(bounds=BOUNDS, random_state=0).fit(
+        Z, sample_weight=np.append(others, weight)
+    )
+    before, after = privatized_sums
+    assert np.linalg.norm(after - before) <= 1.0 + 1e-12
+
+
+def test_a_heavy_weight_counts_once_under_privacy(privatized_sums, ordinary_data):
+    # Weight 1e6 on a record at the bounds moves the vector exactly as
+    # weight 1 does: the released sums never scale with a weight above 1.
+    X = ordinary_data
+    Z = np.vstack([X, [[100.0, 0.0, 100.0]]])
+    for weight in (1.0, 1e6):
+        DPStandardScaler(bounds=BOUNDS, random_state=0).fit(
+            Z, sample_weight=np.append(np.ones(len(X)), weight)
+        )
+    one, heavy = privatized_sums
+    np.testing.assert_array_equal(one, heavy)
+
+
+@pytest.mark.parametrize("bounds", [(-1e5, 1e5), "auto"])
+def test_epsilon_inf_weights_are_scikit_learn_on_raw_columns(bounds):
+    # Raw-scale columns (an offset of 500, a column in thousands, a missing
+    # value), zero weights included: the non-private limit is scikit-learn's
+    # weighted StandardScaler.
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.normal(500.0, 3.0, 300), rng.exponential(2.0, 300) * 1e3])
+    X[7, 1] = np.nan
+    weights = rng.uniform(0.0, 3.0, 300)
+    weights[:10] = 0.0
+    X[:10, 0] = 1e4  # rows of weight 0 do not move the fit, nor its range
+    ours = DPStandardScaler(bounds=bounds, epsilon=np.inf).fit(X, sample_weight=weights)
+    reference = StandardScaler().fit(X, sample_weight=weights)
+    np.testing.assert_allclose(ours.mean_, reference.mean_, rtol=1e-10)
+    np.testing.assert_allclose(ours.scale_, reference.scale_, rtol=1e-10)
+    np.testing.assert_allclose(
+        ours.transform(X[10:]), reference.transform(X[10:]), rtol=1e-8, atol=1e-10
+    )
+
+
+def test_weights_routed_by_a_pipeline_reach_the_scaler_and_its_record():
+    rng = np.random.default_rng(1)
+    X = rng.normal(500.0, 10.0, size=(400, 2))
+    weights = rng.uniform(0.0, 2.0, 400)
+    pipe = PrivatePipeline([("scale", DPStandardScaler(bounds=(0.0, 1000.0)))])
+    pipe.set_params(epsilon=np.inf).fit(X, scale__sample_weight=weights)
+    scaler = pipe.pipeline_.named_steps["scale"]
+    reference = StandardScaler().fit(X, sample_weight=weights)
+    np.testing.assert_allclose(scaler.mean_, reference.mean_, rtol=1e-10)
+    assert WEIGHTS_CAVEAT in scaler.privacy_caveats_
+    unweighted = DPStandardScaler(bounds=(0.0, 1000.0), random_state=0).fit(X)
+    assert WEIGHTS_CAVEAT not in unweighted.privacy_caveats_
+
+
+def test_unit_weights_are_the_unweighted_fit_under_privacy(ordinary_data):
+    X = ordinary_data
+    plain = DPStandardScaler(bounds="auto", random_state=3).fit(X)
+    ones = DPStandardScaler(bounds="auto", random_state=3).fit(
+        X, sample_weight=np.ones(len(X))
+    )
+    np.testing.assert_array_equal(plain.mean_, ones.mean_)
+    np.testing.assert_array_equal(plain.scale_, ones.scale_)
+    np.testing.assert_array_equal(plain.bounds_, ones.bounds_)
+
+
+def test_weights_shift_the_private_mean_towards_the_heavier_rows():
+    # Half the rows at 20, half at 80; weights 1 and 0.25: the weighted mean
+    # is 32, the unweighted one 50. Private at epsilon = 1 on 20,000 rows.
+    X = np.repeat([[20.0], [80.0]], 10_000, axis=0)
+    weights = np.repeat([1.0, 0.25], 10_000)
+    scaler = DPStandardScaler(bounds=BOUNDS, random_state=0)
+    assert abs(scaler.fit(X, sample_weight=weights).mean_[0] - 32.0) < 1.0
+
+
+@pytest.mark.parametrize(
+    "sample_weight, message",
+    [
+        ([1.0, 2.0], "sample_weight"),
+        (-np.ones(60), "[Nn]egative"),
+        (np.zeros(60), "[Ss]ample.weight"),
+    ],
+)
+def test_bad_weights_are_refused_before_anything_is_set(
+    ordinary_data, sample_weight, message
+):
+    scaler = DPStandardScaler(bounds=BOUNDS)
+    with pytest.raises(ValueError, match=message):
+        scaler.fit(ordinary_data, sample_weight=sample_weight)
+    assert not hasattr(scaler, "mean_")
