@@ -645,8 +645,8 @@ def sum_over_partitions(data, task, **kwargs):
 
 
 def _label_counts(part, index, *, n_classes):
-    """Worker task: the class counts of one partition."""
-    return (label_counts(part.y, n_classes),)
+    """Worker task: the (weighted) class counts of one partition."""
+    return (label_counts(part.y, n_classes, part.weights),)
 
 
 def partition_label_counts(data, n_classes):

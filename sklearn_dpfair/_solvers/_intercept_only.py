@@ -35,6 +35,7 @@ import numpy as np
 
 from ..privacy import GaussianMechanism, PrivacyRecord
 from ..privacy._accounting import SINGLE_GAUSSIAN_ACCOUNTANT
+from ..privacy._weights import counted_weights
 
 __all__ = [
     "InterceptOnlySetup",
@@ -242,11 +243,14 @@ def intercept_only_setup(budget, n_classes, *, caveats=()):
     return InterceptOnlySetup(int(n_classes), mechanism, record)
 
 
-def label_counts(y, n_classes):
-    """The exact count of each class index ``0 .. n_classes - 1`` in ``y``.
+def label_counts(y, n_classes, sample_weight=None):
+    """The exact (weighted) count of each class index ``0 .. n_classes - 1`` in ``y``.
 
-    Counts of disjoint parts of the rows (a Dask fit's partitions) add up
-    to the whole's.
+    With public weights each record counts ``min(w_i, 1)``
+    (:func:`~sklearn_dpfair.privacy._weights.counted_weights`): a weight of
+    0 removes a record, and none counts more than once, so the histogram's
+    sensitivity is the unweighted one's. Counts of disjoint parts of the
+    rows (a Dask fit's partitions) add up to the whole's.
 
     Examples
     --------
@@ -254,8 +258,13 @@ def label_counts(y, n_classes):
     >>> from sklearn_dpfair._solvers._intercept_only import label_counts
     >>> label_counts(np.array([0, 2, 2]), 3)
     array([1., 0., 2.])
+    >>> label_counts(np.array([0, 2, 2]), 3, np.array([0.5, 0.0, 7.0]))
+    array([0.5, 0. , 1. ])
     """
-    exact = np.bincount(np.asarray(y, dtype=np.intp), minlength=n_classes)
+    weights = counted_weights(sample_weight, private=True)
+    exact = np.bincount(
+        np.asarray(y, dtype=np.intp), weights=weights, minlength=n_classes
+    )
     return exact[:n_classes].astype(np.float64)
 
 

@@ -774,7 +774,7 @@ default=None
             feature_inf_bound=feature_inf_bound,
         )
         if isinstance(setup, InterceptOnlySetup):
-            counts = label_counts(to_numpy(y_encoded), setup.n_classes)
+            counts = label_counts(to_numpy(y_encoded), setup.n_classes, weights)
             result = self._fit_intercept_only(setup, X.shape, X.dtype, counts, rng)
             n_iter = 0
         elif self.solver == "dp-sgd":

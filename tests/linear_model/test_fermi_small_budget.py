@@ -25,7 +25,7 @@ def _data(n=N, d=D, seed=0, n_classes=2):
     return X, y, s
 
 
-def _fit(X, y, s, **params):
+def _fit(X, y, s, sample_weight=None, **params):
     est = DPFERMIClassifier(
         classes=list(range(int(y.max()) + 1)),
         groups=[0, 1],
@@ -33,7 +33,7 @@ def _fit(X, y, s, **params):
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        est.fit(X, y, sensitive_features=s)
+        est.fit(X, y, sensitive_features=s, sample_weight=sample_weight)
     return est, [str(w.message) for w in caught if "small_budget" in str(w.message)]
 
 
@@ -50,6 +50,23 @@ def test_falls_back_with_a_warning_and_the_planned_event():
     assert est.epsilon_ <= 1.0
     assert est.privacy_plan(N, D).dp_event == est.dp_event_
     assert "label counts" in est.privacy_record_.mechanism
+
+
+def test_the_constant_counts_each_record_at_its_weight_capped_at_one():
+    # A weight of 0 removes a record, one above 1 counts once: every row of
+    # class 1 weighted 0 leaves a histogram of class 0 only.
+    X, y, s = _data()
+    weights = np.where(y == 0, 1e6, 0.0)
+    observer = Releases()
+    with observe_privatize(observer):
+        est, _ = _fit(X, y, s)
+        weighted, _ = _fit(X, y, s, sample_weight=weights)
+    assert est.intercept_only_ and weighted.intercept_only_
+    (_, unweighted_counts, _), (mechanism, counts, _) = observer.seen
+    np.testing.assert_array_equal(unweighted_counts, np.bincount(y))
+    np.testing.assert_array_equal(counts, [np.count_nonzero(y == 0), 0.0])
+    assert mechanism.sensitivity == 1.0
+    np.testing.assert_array_equal(weighted.predict(X), 0)
 
 
 def test_small_budget_fit_turns_it_off():

@@ -333,6 +333,25 @@ def test_a_planned_intercept_only_fit_releases_the_histogram(dask_client, small)
     np.testing.assert_allclose(dask.intercept_, memory.intercept_, rtol=1e-12)
 
 
+def test_a_weighted_intercept_only_fit_counts_as_in_memory(dask_client, small):
+    # The partitions' class counts are weighted (each weight capped at 1)
+    # as the in-memory histogram is: same record, same seeded draw.
+    X, y = small[0][:200], small[1][:200]
+    w = np.random.default_rng(2).uniform(0.0, 3.0, 200)
+    kw = dict(epsilon=0.1, delta=1e-3, classes=[0, 1], random_state=0)
+    with pytest.warns(UserWarning, match="intercept-only"):
+        dask = DPLogisticRegression(**kw).fit(
+            *_dask(X, y, chunks=50), sample_weight=_dask(w, chunks=50)[0]
+        )
+    with pytest.warns(UserWarning, match="intercept-only"):
+        memory = DPLogisticRegression(**kw).fit(X, y, sample_weight=w)
+    with pytest.warns(UserWarning, match="intercept-only"):
+        unweighted = DPLogisticRegression(**kw).fit(X, y)
+    assert dask.privacy_record_ == memory.privacy_record_
+    np.testing.assert_allclose(dask.intercept_, memory.intercept_, rtol=1e-12)
+    assert memory.intercept_[0] != unweighted.intercept_[0]
+
+
 @pytest.mark.parametrize("epsilon", [1.0, np.inf])
 def test_empty_partitions_are_dropped(dask_client, small, epsilon):
     # A filtered frame leaves partitions without rows: they hold no record.

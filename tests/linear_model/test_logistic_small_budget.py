@@ -120,6 +120,36 @@ def test_released_counts_have_the_calibrated_spread(eps):
     observer.assert_label_histograms(y, 200)
 
 
+def test_the_histogram_counts_each_record_at_its_weight_capped_at_one():
+    # A weight of 0 removes a record; one above 1 counts once: the released
+    # counts are the capped weighted ones, with the unweighted sensitivity.
+    X, y = _data(n=600, d=3, shift=0.0)
+    weights = np.random.default_rng(1).uniform(0.0, 3.0, 600)
+    weights[:5] = 1e6
+    observer = Releases()
+    with observe_privatize(observer), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        est = DPLogisticRegression(
+            epsilon=0.005, delta=1e-6, classes=[0, 1], random_state=0
+        ).fit(X, y, sample_weight=weights)
+    ((mechanism, exact, _),) = observer.seen
+    assert mechanism.sensitivity == 1.0 and est.intercept_only_
+    np.testing.assert_allclose(
+        exact, np.bincount(y, weights=np.minimum(weights, 1.0), minlength=2)
+    )
+
+
+def test_zero_weights_remove_their_records_from_the_histogram():
+    X, y = _data(n=3000, d=3, shift=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        est = DPLogisticRegression(
+            epsilon=0.005, classes=[0, 1], accountant="pld", random_state=0
+        ).fit(X, y, sample_weight=(y == 0).astype(float))
+    assert est.intercept_only_ and est.intercept_[0] < -3.0
+    assert not np.any(est.predict(X))
+
+
 def test_parameters_are_still_validated_when_the_model_is_not_fitted():
     # The model's set-up runs without privacy to check its parameters: a
     # diverging L2 step is refused whatever the budget.

@@ -1002,7 +1002,7 @@ def fit_fermi(
     )
     if setup.fallback is not None:
         return intercept_only_fit(
-            setup, label_counts(to_numpy(y), n_classes), **constant
+            setup, label_counts(to_numpy(y), n_classes, sample_weight), **constant
         )
     # Private per-column scales (public bounds, or private quantiles the
     # plan's event composes first): the SGDA steps' fixed clip norms and
