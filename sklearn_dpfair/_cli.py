@@ -19,8 +19,12 @@ def _positive_budget(text):
     return value
 
 
-def _count(minimum):
-    """An integer of at least ``minimum`` (argparse type)."""
+#: The largest seed the estimators take (numpy's legacy seeds are 32-bit).
+MAX_SEED = 2**32 - 1
+
+
+def _count(minimum, maximum=None):
+    """An integer in ``[minimum, maximum]`` (argparse type)."""
 
     def parse(text):
         try:
@@ -29,6 +33,8 @@ def _count(minimum):
             raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"{text!r} is below {minimum}")
+        if maximum is not None and value > maximum:
+            raise argparse.ArgumentTypeError(f"{text!r} is above {maximum}")
         return value
 
     return parse
@@ -63,7 +69,7 @@ def main(argv=None):
         help="privacy budgets to train at (default: 0.1 1 4)",
     )
     demo.add_argument(
-        "--seed", type=_count(0), default=None,
+        "--seed", type=_count(0, MAX_SEED), default=None,
         help="seed of the first run, run r uses seed + r (default: OS entropy)",
     )
     demo.add_argument(
@@ -74,9 +80,16 @@ def main(argv=None):
     if args.command == "demo":
         from ._demo import DEFAULT_EPSILONS, N_RUNS, run_demo
 
+        n_runs = N_RUNS if args.runs is None else args.runs
+        # Run r uses seed + r: the last one must still be a seed.
+        if args.seed is not None and args.seed + n_runs - 1 > MAX_SEED:
+            demo.error(
+                f"--seed {args.seed} with {n_runs} runs goes past {MAX_SEED} "
+                "(run r uses seed + r)"
+            )
         run_demo(
             epsilons=args.epsilon or DEFAULT_EPSILONS,
             random_state=args.seed,
-            n_runs=N_RUNS if args.runs is None else args.runs,
+            n_runs=n_runs,
         )
     return 0

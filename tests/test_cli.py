@@ -7,8 +7,18 @@ import sys
 
 import pytest
 
+from sklearn_dpfair import _demo
 from sklearn_dpfair._cli import main
-from sklearn_dpfair._demo import DEMO_ROWS, REFERENCE_ROWS, _spent_text, run_demo
+from sklearn_dpfair._demo import (
+    DEMO_ROWS,
+    N_TRAIN,
+    RAW_COLUMNS,
+    REFERENCE_ROWS,
+    _spent_text,
+    planned_raw_pipeline,
+    run_demo,
+)
+from sklearn_dpfair.datasets import load_adult
 
 
 def test_demo_prints_a_row_per_model_and_budget(capsys):
@@ -77,6 +87,7 @@ def test_unknown_command_fails():
         (["--epsilon", "-1"], "--epsilon"),
         (["--epsilon", "nan"], "--epsilon"),
         (["--seed", "-1"], "--seed"),
+        (["--seed", "4294967296"], "--seed"),
         (["--runs", "0"], "--runs"),
     ],
 )
@@ -86,3 +97,33 @@ def test_bad_demo_options_are_usage_errors_before_any_work(args, option, capsys)
         main(["demo", *args])
     assert info.value.code == 2
     assert f"argument {option}" in capsys.readouterr().err
+
+
+def test_a_seed_whose_last_run_is_no_seed_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["demo", "--seed", "4294967295", "--runs", "2"])
+    assert info.value.code == 2
+    assert "--seed 4294967295 with 2 runs" in capsys.readouterr().err
+
+
+def test_the_public_shape_is_the_bundled_tables():
+    train = load_adult()
+    assert list(train.data.columns) == RAW_COLUMNS and len(train.data) == N_TRAIN
+
+
+@pytest.mark.parametrize("epsilon, accountant", [(0.05, "pld"), (0.01, "pld"),
+                                                 (0.1, "rdp"), (4.0, "rdp")])
+def test_small_budgets_plan_the_raw_pipeline_with_pld(epsilon, accountant):
+    # RDP cannot certify the encoder's share of a budget below about 0.09;
+    # the choice is made from the public shape, before any row is read.
+    pipeline = planned_raw_pipeline(epsilon)
+    assert pipeline.accountant == accountant
+    plan = pipeline.privacy_plan(N_TRAIN, len(RAW_COLUMNS), feature_names=RAW_COLUMNS)
+    assert plan.epsilon <= epsilon
+
+
+def test_a_budget_given_twice_is_one_row(monkeypatch):
+    monkeypatch.setattr(_demo, "DEMO_ROWS", DEMO_ROWS[1:2])
+    monkeypatch.setattr(_demo, "REFERENCE_ROWS", [])
+    rows = run_demo(epsilons=[4, 4.0], random_state=0, file=io.StringIO(), n_runs=1)
+    assert [r["epsilon"] for r in rows[1:]] == [4.0]

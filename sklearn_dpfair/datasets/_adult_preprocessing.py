@@ -110,7 +110,18 @@ def make_adult_preprocessor(categorical_features=None):
             "relationship",
             "native-country",
         ]
+    if isinstance(categorical_features, str):
+        raise TypeError(
+            "categorical_features must be a list of column names, got the "
+            f"string {categorical_features!r}; pass [{categorical_features!r}]."
+        )
     categorical_features = list(categorical_features)
+    unknown = [col for col in categorical_features if col not in schema]
+    if unknown:
+        raise ValueError(
+            f"categorical_features has columns {unknown} that are not categorical "
+            f"columns of the Adult codebook; choose from {sorted(schema)}."
+        )
     return make_column_transformer(
         (
             FunctionTransformer(_scale_public),

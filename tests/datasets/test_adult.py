@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sklearn_dpfair.datasets import load_adult
+from sklearn_dpfair.datasets import load_adult, make_adult_preprocessor
 
 
 def test_train_and_test_files_are_bundled():
@@ -28,3 +28,18 @@ def test_options():
     assert both.data.shape[0] == 30162 + 15060
     with pytest.raises(ValueError, match="subset"):
         load_adult(subset="validation")
+
+
+@pytest.mark.parametrize(
+    "categorical_features, error, match",
+    [
+        ("workclass", TypeError, r"\['workclass'\]"),
+        (["foo"], ValueError, "categorical_features has columns \\['foo'\\]"),
+        (["age"], ValueError, "not categorical"),
+    ],
+)
+def test_bad_categorical_features_name_the_parameter(
+    categorical_features, error, match
+):
+    with pytest.raises(error, match=match):
+        make_adult_preprocessor(categorical_features=categorical_features)
