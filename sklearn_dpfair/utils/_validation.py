@@ -167,9 +167,20 @@ def check_public_weights(sample_weight, X):
         return None
     # Host numpy, like the labels (public metadata): with array API dispatch
     # scikit-learn returns them in X's namespace.
-    weights = to_numpy(
-        check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-    )
+    try:
+        weights = check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True
+        )
+    except (TypeError, ValueError) as exc:
+        if "could not convert" not in str(exc) and "Complex" not in str(exc):
+            raise
+        # numpy's conversion message prints the offending value; the
+        # weights are public, but the parameter is what the caller needs.
+        raise ValueError(
+            "sample_weight must be real numbers (float or int); got values of "
+            f"dtype {np.asarray(sample_weight).dtype}."
+        ) from None
+    weights = to_numpy(weights)
     if not np.any(weights > 0):
         raise ValueError("sample_weight are all zero: there is nothing to fit.")
     return weights

@@ -15,7 +15,7 @@ from sklearn_dpfair import (
     SemiDPLinearRegression,
 )
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
-from sklearn_dpfair.utils._validation import warn_at_caller
+from sklearn_dpfair.utils._validation import check_public_weights, warn_at_caller
 
 
 def _data(n=200, seed=0):
@@ -125,3 +125,13 @@ def test_declared_classes_are_copied_not_aliased():
     classes_, _, _ = resolve_classes(classes, np.array([1, 0, 1]))
     classes_[:] = [7, 8]
     assert classes.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize(
+    "weights", [np.array(["a", "b"]), np.array([1 + 1j, 2.0])], ids=["str", "complex"]
+)
+def test_non_numeric_weights_name_sample_weight(weights):
+    # The weights are public: the message names the parameter, not "private
+    # values" (the redaction applied to a conversion message of the rows).
+    with pytest.raises(ValueError, match="sample_weight must be real numbers"):
+        check_public_weights(weights, np.zeros((2, 1)))
