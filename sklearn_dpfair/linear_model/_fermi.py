@@ -1239,7 +1239,9 @@ default=None
     effective_noise_multiplier_ : float
         ``(sigma_theta^-2 + sigma_w^-2)^(-1/2)``, the noise multiplier of the
         joint Gaussian in ``dp_event_``; it is
-        ``privacy_record_.noise_multiplier``.
+        ``privacy_record_.noise_multiplier`` (the label histogram's when
+        ``small_budget`` released the intercept-only model without training,
+        where ``noise_multiplier_`` and ``dual_noise_multiplier_`` are 0).
     marginal_noise_multiplier_ : float
         Noise multiplier of the Gaussian histogram of the group marginals in
         ``dp_event_`` (sensitivity 1); 0 when none was released.
@@ -1682,7 +1684,9 @@ default=None
         # disparity (post-processing of the released counts).
         self.training_disparity_ = result.disparity
         self.dual_noise_multiplier_ = result.noise.dual
-        self.effective_noise_multiplier_ = result.noise.effective
+        # The joint multiplier in dp_event_: the record's (the label
+        # histogram's on an intercept-only release, where no step ran).
+        self.effective_noise_multiplier_ = record.noise_multiplier
         self.dual_clip_norm_ = result.dual_clip_norm
         self.sampling_probability_ = result.record.sampling_probability
         self.accountant_ = result.record.accountant

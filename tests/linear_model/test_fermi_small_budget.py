@@ -50,6 +50,9 @@ def test_falls_back_with_a_warning_and_the_planned_event():
     assert est.epsilon_ <= 1.0
     assert est.privacy_plan(N, D).dp_event == est.dp_event_
     assert "label counts" in est.privacy_record_.mechanism
+    # The joint multiplier in dp_event_ is the histogram's, not "no noise".
+    assert est.effective_noise_multiplier_ == est.privacy_record_.noise_multiplier
+    assert est.effective_noise_multiplier_ > 0 and est.noise_multiplier_ == 0.0
 
 
 def test_the_constant_counts_each_record_at_its_weight_capped_at_one():
