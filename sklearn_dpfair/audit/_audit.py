@@ -6,7 +6,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import is_classifier
 
-from ._distinguish import audit_scores
+from ._distinguish import audit_scores, check_claim
 from ._fits import fit_clone, require_claim
 
 __all__ = ["audit_estimator", "audit_mechanism", "canary_statistic"]
@@ -121,6 +121,9 @@ def audit_estimator(
         the estimator's ``adjacency_`` (checked on a probe fit); an
         ``"attribute"`` pair, a replacement of one record's attribute, is
         audited against a replace-one or attribute-level guarantee only.
+        The two probe fits must agree on ``n_public_`` and ``silos_`` where
+        they set them (the canary is a private record, and a replaced one
+        shares its public status).
     n_runs : int, default=1000
         Total number of fits, split evenly between the two worlds.
     statistic : "auto" or callable, default="auto"
@@ -187,6 +190,8 @@ def audit_estimator(
             )
         )
 
+    _check_public_status(probes)
+
     def scores(data, seeds):
         tasks = (
             delayed(_estimator_run)(
@@ -234,11 +239,13 @@ def audit_mechanism(
     data_without, data_with : object
         Two neighbouring inputs (passed to ``mechanism`` as they are).
     delta : float
-        Delta of the claim.
+        Delta of the claim, in [0, 1).
     dp_event : dp_accounting.DpEvent, default=None
-        Claimed event (its whole privacy profile is audited).
+        Claimed event (its whole privacy profile is audited). Give either
+        ``dp_event`` or ``epsilon``, not both.
     epsilon : float, default=None
-        Claimed epsilon at ``delta``, when no event is given.
+        Claimed epsilon at ``delta`` (>= 0; ``inf`` claims nothing), when no
+        event is given.
     n_runs : int, default=1000
         Total number of runs, split evenly between the two inputs.
     statistic : callable, default=None
@@ -273,6 +280,8 @@ def audit_mechanism(
     False
     """
     n_runs = _check_runs(n_runs)
+    # Before the runs: a claim that cannot be audited is refused at once.
+    check_claim(delta, dp_event, epsilon)
     if statistic is None:
         statistic = float
     seeds0, seeds1 = _seeds(random_state, n_runs // 2)
@@ -288,6 +297,29 @@ def audit_mechanism(
         confidence=confidence,
         selection_fraction=selection_fraction,
     )
+
+
+def _check_public_status(probes):
+    """Refuse worlds that differ in which records are public or in the silos.
+
+    Semi-DP guarantees (Lowy et al. 2023) protect the private records given
+    the public ones, and a federated guarantee is stated given the silos:
+    two worlds with a different number of public rows (a public record
+    replaced by a private one, or a public canary) or different silos are
+    not neighbours under either, and an audit of them could report a
+    violation the claim never excluded.
+    """
+    for attr in ("n_public_", "silos_"):
+        values = [getattr(p, attr, None) for p in probes]
+        if not np.array_equal(*(np.asarray(v, dtype=object) for v in values)):
+            raise ValueError(
+                f"The two worlds' fits differ in {attr} ({values[0]!r} without "
+                f"the canary, {values[1]!r} with it): the canary and the record "
+                "it replaces must share their public status (public_mask, silos), "
+                "and the canary must be a private record. Build the pair with "
+                "make_neighbours, giving the canary public_mask=False and an "
+                "existing silo."
+            )
 
 
 def _pair_is_covered(pair, adjacency):

@@ -72,11 +72,13 @@ def audit_scores(
     scores_without, scores_with : array-like of shape (n_runs,)
         Statistics of independent runs in the two worlds.
     delta : float
-        Delta of the nominal claim.
+        Delta of the nominal claim, in [0, 1).
     dp_event : dp_accounting.DpEvent or list of DpEvent, default=None
-        Claimed event (one per world if they differ; the larger claim counts).
+        Claimed event (one per world if they differ; the larger claim
+        counts). Give either ``dp_event`` or ``epsilon``, not both.
     epsilon : float, default=None
-        Claimed epsilon at ``delta``, when no event is given.
+        Claimed epsilon at ``delta`` (>= 0; ``inf`` claims nothing), when no
+        event is given.
     deltas : "auto" or sequence of float, default="auto"
         Deltas at which the test may compare (see
         :data:`~sklearn_dpfair.audit._claims.DEFAULT_AUDIT_DELTAS`); "auto"
@@ -120,14 +122,7 @@ def audit_scores(
             "Too few runs: each world needs at least one selection and one "
             f"evaluation run; got {s0.size} and {s1.size} runs."
         )
-    if dp_event is None and epsilon is None:
-        raise ValueError("Give the claim: dp_event or epsilon.")
-    if dp_event is not None:
-        claims = list(dp_event) if isinstance(dp_event, (list, tuple)) else [dp_event]
-        if not all(is_dp_event(c) for c in claims):
-            raise TypeError("dp_event must be a dp_accounting DpEvent (or a list).")
-    else:
-        claims = [float(epsilon)]
+    delta, claims = check_claim(delta, dp_event, epsilon)
     profile = claimed_profile(claims, delta, deltas)
     claim_epsilon = max(claimed_profile(claims, delta, [delta]).values())
 
@@ -154,8 +149,10 @@ def audit_scores(
         confidence=float(confidence),
         threshold=float(threshold),
         direction=direction,
-        n_selection=int(min(n_sel0, n_sel1)),
-        n_evaluation=int(min(ev0.size, ev1.size)),
+        n_selection=int(n_sel0),
+        n_evaluation=int(ev0.size),
+        n_selection_with=int(n_sel1),
+        n_evaluation_with=int(ev1.size),
         false_positives=fp,
         false_negatives=fn,
         fpr_upper=fpr_u,
@@ -166,6 +163,61 @@ def audit_scores(
             ev0.size, ev1.size, audit_delta, confidence=confidence
         ),
     )
+
+
+def check_claim(delta, dp_event=None, epsilon=None):
+    """Validate the claim an audit compares with.
+
+    Parameters
+    ----------
+    delta : float
+        Delta of the nominal claim, in [0, 1).
+    dp_event : DpEvent or list of DpEvent, default=None
+        Claimed event(s).
+    epsilon : float, default=None
+        Claimed epsilon at ``delta`` (``inf``: nothing is claimed).
+
+    Returns
+    -------
+    delta : float
+        The delta, as a float.
+    claims : list
+        The events, or ``[epsilon]``.
+    """
+    delta = _check_claim_number(delta, "delta", "in [0, 1)")
+    if not delta < 1:
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
+    if dp_event is None and epsilon is None:
+        raise ValueError("Give the claim: dp_event or epsilon.")
+    if dp_event is not None and epsilon is not None:
+        # Two claims could disagree; auditing one and ignoring the other
+        # would report a verdict on a claim the caller did not mean.
+        raise ValueError(
+            "Give one claim: dp_event (its whole privacy profile) or epsilon "
+            "(at delta), not both."
+        )
+    if dp_event is not None:
+        claims = list(dp_event) if isinstance(dp_event, (list, tuple)) else [dp_event]
+        if not all(is_dp_event(c) for c in claims):
+            raise TypeError("dp_event must be a dp_accounting DpEvent (or a list).")
+        return delta, claims
+    return delta, [_check_claim_number(epsilon, "epsilon")]
+
+
+def _check_claim_number(value, name, valid=">= 0"):
+    """``value`` as a float >= 0 (not NaN), or a ValueError naming ``name``.
+
+    A negative epsilon would be "violated" by every mechanism and a NaN one
+    by none (every comparison with NaN is False): both give a verdict on no
+    claim at all.
+    """
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number {valid}, got {value!r}.") from None
+    if math.isnan(number) or number < 0:
+        raise ValueError(f"{name} must be a number {valid}, got {value!r}.")
+    return number
 
 
 def _select(sel0, sel1, profile, confidence, ignore_inf=True):

@@ -169,6 +169,93 @@ def canary_allocation_log_likelihood_ratio(observations, noise_multiplier, steps
     return (np.logaddexp.reduce(a, axis=1) - math.log(t)).sum(axis=0)
 
 
+def _is_coefficient_block(a, n_features):
+    """Whether a privatized sum is the coefficient block the canaries sit in.
+
+    The first block of a stacked release (a linear model's coefficients, a
+    network's first layer), or a lone release: a later block of the same
+    shape (a hidden layer as wide as X) is not it.
+    """
+    return (
+        len(a.shape) == 2 and a.shape[0] == n_features and block_position() in (None, 0)
+    )
+
+
+class _StepCounter:
+    """Counts a fit's noisy sums over its coefficients, changing nothing."""
+
+    def __init__(self, n_features):
+        self.n_features = n_features
+        self.steps = 0
+
+    def before_noise(self, mechanism, clipped_sum):
+        return clipped_sum
+
+    def after_noise(self, mechanism, noisy_sum):
+        self.steps += _is_coefficient_block(noisy_sum, self.n_features)
+
+
+def _counted_fit(estimator, X, y, fit_params, seed):
+    """A fit and the number of noisy coefficient sums it released."""
+    counter = _StepCounter(X.shape[1])
+    with observe_privatize(counter):
+        fitted = fit_clone(estimator, X, y, fit_params, seed)
+    return fitted, counter.steps
+
+
+def _explain_no_noisy_step(estimator, X, y, fit_params, seed, n_canaries):
+    """Why the probe fit released no noisy step: the canary columns, or the solver.
+
+    Estimators whose public small-budget rule compares ``n_samples *
+    epsilon`` with ``n_features`` (the heavy-tail "dp-sgd" solver) release
+    an intercept-only or zero model once the canary columns are appended,
+    although the same fit without them takes noisy steps. The fit without
+    the canary columns tells the two apart.
+    """
+    name = type(estimator).__name__
+    X = np.asarray(X, dtype=float)
+    _, steps = _counted_fit(estimator, X, y, fit_params, seed)
+    if steps:
+        d = X.shape[1]
+        raise ValueError(
+            f"With the {n_canaries} canary columns appended (n_features {d} -> "
+            f"{d + n_canaries}), {name} released no noisy gradient step: its "
+            "public small-budget rule, which compares n_samples * epsilon with "
+            "n_features, chose an intercept-only (or zero) model, while without "
+            f"them it takes {steps} noisy steps. Use fewer canaries "
+            "(n_canaries), more rows or a larger epsilon."
+        )
+    raise ValueError(
+        f"{name} released no noisy gradient sum over its coefficients: the "
+        "gradient-canary audit applies to DP-SGD-type solvers (noisy clipped "
+        "gradient steps of a linear model)."
+    )
+
+
+def _refuse_federated(fit_params, probe=None):
+    """Refuse federated fits, which this observer cannot audit.
+
+    Under ISRL-DP every silo privatizes its own messages, so one round
+    makes one noisy sum per silo. The observer cannot tell the silos' sums
+    apart and would plant the canary in each of them: a record held by
+    every silo at once, which no silo's record-level claim covers, and a
+    correct estimator would be reported as violating it. The black-box
+    audit puts a canary record in one silo and compares with the claim.
+    """
+    if fit_params.get("silos") is not None or (
+        probe is not None and getattr(probe, "silos_", None) is not None
+    ):
+        raise ValueError(
+            "audit_gradient_canary does not audit federated fits (fit_params "
+            "with silos=, or a fit that records silos_): the observer would "
+            "plant the canary in every silo's noisy release of a round, a record "
+            "held by all silos, which the per-silo claim does not cover. Audit a "
+            "federated fit with audit_estimator and make_neighbours (a canary "
+            "record in one silo: canary_fit_params={'silos': ...}), or audit the "
+            "central fit without silos."
+        )
+
+
 class _CanaryObserver:
     """Inserts the canaries into, and reads them from, the primal noisy sums.
 
@@ -190,14 +277,7 @@ class _CanaryObserver:
         self._slot = None
 
     def _is_target(self, a):
-        # The first block of a stacked release (a linear model's
-        # coefficients, a network's first layer), or a lone release: a later
-        # block of the same shape (a hidden layer as wide as X) is not it.
-        return (
-            len(a.shape) == 2
-            and a.shape[0] == self.n_features
-            and block_position() in (None, 0)
-        )
+        return _is_coefficient_block(a, self.n_features)
 
     def before_noise(self, mechanism, clipped_sum):
         if not self._is_target(clipped_sum):
@@ -323,7 +403,8 @@ def audit_gradient_canary(
     y : array-like of shape (n_samples,)
         Training targets.
     fit_params : dict, default=None
-        Further arguments of ``fit`` (e.g. ``sensitive_features``).
+        Further arguments of ``fit`` (e.g. ``sensitive_features``), but not
+        ``silos``: a federated fit is refused (see Raises).
     n_runs : int, default=1000
         Number of fits.
     n_canaries : int, default=1
@@ -348,6 +429,18 @@ def audit_gradient_canary(
     result : AuditResult
         The lower bound, the claim at the same delta, the verdict and the
         audit's ceiling (its power).
+
+    Raises
+    ------
+    ValueError
+        For a federated fit (``silos`` in ``fit_params``, or a probe fit that
+        records ``silos_``): every silo privatizes its own messages and the
+        observer would plant the canary in each silo's release, a record no
+        per-silo claim covers; audit it with :func:`audit_estimator`. Also
+        when the probe fit takes no noisy gradient step, saying whether the
+        canary columns pushed ``n_features`` past the estimator's public
+        small-budget rule (an intercept-only or zero model; use fewer
+        canaries or more rows) or the solver takes none at all.
 
     Examples
     --------
@@ -377,6 +470,7 @@ def audit_gradient_canary(
             f"n_runs={n_runs!r}, n_canaries={n_canaries!r}."
         )
     fit_params = {} if fit_params is None else dict(fit_params)
+    _refuse_federated(fit_params)
     if estimator.get_params().get("small_budget") == "auto":
         # The canary columns raise n_features, which can trip the public
         # small-budget rule (an intercept-only release, no noisy steps): the
@@ -388,15 +482,19 @@ def audit_gradient_canary(
     fit_seeds = fit_ss.generate_state(n_runs + 1, dtype=np.uint32).tolist()
     canary_seeds = canary_ss.generate_state(n_runs, dtype=np.uint32).tolist()
 
-    # Probe fit (no canary): the claim, the relation and the sampling rate.
-    probe = fit_clone(estimator, X_aug, y, fit_params, fit_seeds[-1])
+    # Probe fit (no canary): the claim, the relation, the sampling rate, and
+    # whether the fit takes noisy steps at all.
+    probe, probe_steps = _counted_fit(estimator, X_aug, y, fit_params, fit_seeds[-1])
     require_claim(probe, ("dp_event_", "delta_", "privacy_record_"))
+    _refuse_federated(fit_params, probe)
     if getattr(probe, "adjacency_", None) != "add_remove":
         raise ValueError(
             "The gradient canary models adding or removing one record; "
             f"{type(estimator).__name__}'s guarantee is stated for "
             f"{getattr(probe, 'adjacency_', None)!r}."
         )
+    if not probe_steps:
+        _explain_no_noisy_step(estimator, X, y, fit_params, fit_seeds[-1], n_canaries)
     # Balls-and-bins fits: the canary is allocated to one step per epoch,
     # as their event states (no Poisson rate).
     steps_per_epoch = getattr(probe.dp_event_, "steps_per_epoch", None)

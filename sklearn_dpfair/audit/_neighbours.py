@@ -12,11 +12,12 @@ must match the neighbouring relation the guarantee is stated for:
   its sensitive attribute), for attribute-level guarantees.
 """
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Dataset", "Neighbours", "make_canary", "make_neighbours"]
+__all__ = ["STATUS_PARAMS", "Dataset", "Neighbours", "make_canary", "make_neighbours"]
 
 #: Neighbouring relations :func:`make_neighbours` can build.
 ADJACENCIES = ("add_remove", "replace_one", "attribute")
@@ -58,8 +59,10 @@ class Neighbours:
         World 0 (canary absent, replaced, or with its original attribute).
     with_canary : Dataset
         World 1 (canary present, or with its changed attribute).
-    canary_X : ndarray of shape (1, n_features)
-        The canary's features (what an auditor queries the model at).
+    canary_X : ndarray of shape (1, n_features) or DataFrame
+        The canary's features as world 1 stores them (what an auditor
+        queries the model at): a one-row DataFrame with ``X``'s columns and
+        dtypes when ``X`` is a DataFrame.
     canary_y : object
         The canary's target.
     adjacency : {"add_remove", "replace_one", "attribute"}
@@ -82,31 +85,208 @@ class Neighbours:
     adjacency: str
 
 
+#: Per-record fit arguments that are public *status* of a record rather than
+#: protected content: whether it is public (semi-DP, Lowy et al. 2023,
+#: "Optimal differentially private learning with public data", where
+#: neighbours differ in one *private* record) and which silo holds it
+#: (silo membership is public metadata of a federated fit). Two neighbours
+#: must agree on them, so a replaced record shares the canary's.
+STATUS_PARAMS = ("public_mask", "silos")
+
+# Kinds numpy may promote between without changing any value's meaning:
+# numbers among numbers, text among text. ``np.result_type`` would also turn
+# an integer column into strings to hold a string label, which changes
+# every other record.
+_NUMERIC_KINDS = "biufc"
+
+
 def _n_rows(a):
     return a.shape[0] if hasattr(a, "shape") else len(a)
 
 
-def _append_rows(a, rows):
-    """Append ``rows`` (same kind as ``a``) to ``a``: numpy or pandas."""
+def _at(a, i):
+    """Entry ``i`` of a per-record array (numpy or pandas)."""
+    return a.iloc[i] if hasattr(a, "iloc") else np.asarray(a)[i]
+
+
+def _missing(u):
+    if u is None:
+        return True
+    try:
+        return bool(u != u)  # noqa: PLR0124 (NaN and NaT differ from themselves)
+    except TypeError:
+        return True  # pandas.NA, whose comparisons are themselves missing
+    except ValueError:
+        return False  # an array held as one value
+
+
+def _same(x, y):
+    """Whether two values of one record are equal (a missing value equals one)."""
+    xa, ya = np.asarray(x, dtype=object), np.asarray(y, dtype=object)
+    if xa.shape != ya.shape:
+        return False
+    for u, v in zip(xa.ravel(), ya.ravel(), strict=True):
+        if _missing(u) and _missing(v):
+            continue
+        try:
+            if not bool(u == v):
+                return False
+        except (TypeError, ValueError):
+            return False
+    return True
+
+
+def _exact(values, dtype):
+    """Whether casting ``values`` (an ndarray) to ``dtype`` keeps every value."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cast = values.astype(dtype)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return _same(cast, values)
+
+
+def _common_dtype(base, rows, what):
+    """The dtype of ``base`` if it holds every row exactly, else a promotion.
+
+    A silent cast would make the canary another record than the one asked
+    for (a label ``"maybe"`` stored as ``"may"``, a weight 0.5 as 0), so the
+    audit would test a different pair of neighbours than it reports.
+    """
+    dtype = base.dtype
+    for row in rows:
+        if dtype == object or _exact(row, dtype):
+            continue
+        new = row.dtype
+        if (dtype.kind in _NUMERIC_KINDS and new.kind in _NUMERIC_KINDS) or (
+            dtype.kind == new.kind and dtype.kind in "US"
+        ):
+            promoted = np.result_type(dtype, new)
+            if _exact(row, promoted):
+                dtype = promoted
+                continue
+        raise ValueError(
+            f"The value {row.ravel().tolist()!r} given for {what} does not fit its "
+            f"dtype {base.dtype}: storing it would change it, and no dtype of the "
+            "same kind holds both it and the other records. Convert "
+            f"{what} to a dtype that holds it (for instance object)."
+        )
+    if dtype != base.dtype and base.dtype.kind in "iu":
+        # Integers beyond 2**53 lose digits as floats.
+        back = base.astype(dtype).astype(base.dtype)
+        if not np.array_equal(back, base):
+            raise ValueError(
+                f"{what} holds integers that {dtype} cannot represent exactly, "
+                f"which the canary's value requires; convert {what} yourself."
+            )
+    return dtype
+
+
+def _extend_numpy(a, records, what):
+    base = np.asarray(a)
+    rows = [
+        None
+        if r is None
+        else np.asarray(r, dtype=object if base.dtype == object else None).reshape(
+            (1,) + base.shape[1:]
+        )
+        for r in records
+    ]
+    dtype = _common_dtype(base, [r for r in rows if r is not None], what)
+    out = []
+    for row in rows:
+        if row is None:
+            out.append(a if dtype == base.dtype else base.astype(dtype))
+        else:
+            out.append(
+                np.concatenate([base.astype(dtype, copy=False), row.astype(dtype)])
+            )
+    return out
+
+
+def _pandas_cell(column, value, what):
+    """``value`` as a one-row Series, in ``column``'s dtype when that holds it."""
+    import pandas as pd
+
+    dtype = column.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        if any(_same(value, c) for c in dtype.categories):
+            return pd.Series([value], dtype=dtype)
+        # Not a category: pandas stores the column as plain values.
+        return pd.Series([value])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cell = pd.Series([value]).astype(dtype)
+        if _same(cell.iloc[0], value):
+            return cell
+    except (TypeError, ValueError, OverflowError):
+        pass
+    return pd.Series([value])
+
+
+def _extend_pandas(a, records, what):
+    import pandas as pd
+
+    frame = a.ndim == 2
+    columns = [a.iloc[:, j] for j in range(a.shape[1])] if frame else [a]
+    # extended[j][w]: column j of world w.
+    extended = []
+    for j, column in enumerate(columns):
+        label = f"{what} column {a.columns[j]!r}" if frame else what
+        cells = [
+            None if r is None else _pandas_cell(column, r[j] if frame else r, label)
+            for r in records
+        ]
+        # One dtype for every world (pandas' own promotion of all the rows),
+        # so that the worlds differ in the appended record only.
+        common = pd.concat(
+            [column, *[c for c in cells if c is not None]], ignore_index=True
+        ).dtype
+        worlds = []
+        for r, cell in zip(records, cells, strict=True):
+            if cell is None:
+                worlds.append(
+                    column if column.dtype == common else column.astype(common)
+                )
+                continue
+            s = pd.concat([column, cell], ignore_index=True)
+            if s.dtype != common:
+                s = s.astype(common)
+            if not _same(s.iloc[-1], r[j] if frame else r):
+                raise ValueError(
+                    f"The value {cell.iloc[0]!r} given for {label} changes when "
+                    f"stored in its dtype {column.dtype}; convert {label} to a "
+                    "dtype that holds it."
+                )
+            worlds.append(s)
+        extended.append(worlds)
+    out = []
+    for w, record in enumerate(records):
+        parts = [worlds[w] for worlds in extended]
+        if record is None and all(p is c for p, c in zip(parts, columns, strict=True)):
+            out.append(a)
+        elif frame:
+            world = pd.concat(parts, axis=1, keys=range(len(parts)))
+            world.columns = a.columns
+            out.append(world)
+        else:
+            out.append(parts[0].rename(a.name))
+    return out
+
+
+def _extend(a, records, what):
+    """One copy of ``a`` per world, each with that world's record appended.
+
+    A record None leaves ``a`` as it is (the world without the canary under
+    add/remove). Every copy has the same dtype (per column for a DataFrame):
+    ``a``'s own when it holds each appended value exactly, else a promotion
+    that does; a value no promotion holds raises.
+    """
     if hasattr(a, "iloc"):
-        import pandas as pd
-
-        return pd.concat([a, rows], ignore_index=True)
-    return np.concatenate([np.asarray(a), np.asarray(rows)], axis=0)
-
-
-def _as_rows_like(a, values):
-    """``values`` (one record) shaped like one row of ``a``."""
-    if hasattr(a, "iloc"):
-        import pandas as pd
-
-        if a.ndim == 2:
-            return pd.DataFrame(np.asarray(values).reshape(1, -1), columns=a.columns)
-        return pd.Series([values], name=a.name)
-    a = np.asarray(a)
-    return np.asarray(values, dtype=a.dtype if a.dtype != object else None).reshape(
-        (1,) + a.shape[1:]
-    )
+        return _extend_pandas(a, records, what)
+    return _extend_numpy(a, records, what)
 
 
 def _is_per_record(value, n):
@@ -117,24 +297,124 @@ def _is_per_record(value, n):
     )
 
 
-def _world(X, y, fit_params, canary_X, canary_y, canary_fit_params):
+def _record_values(row, X):
+    """One record's features: a flat list (DataFrame ``X``) or 1-D array."""
+    if hasattr(row, "iloc"):
+        values = list(row.iloc[0]) if row.ndim == 2 else list(row)
+    elif hasattr(X, "iloc"):
+        # Each value keeps its own type: a string for a text column, a
+        # number for a numeric one (no common dtype is forced on the row).
+        values = list(np.asarray(row, dtype=object).reshape(-1))
+    else:
+        values = np.asarray(row).reshape(-1)
+    if len(values) != np.shape(X)[1]:
+        raise ValueError(
+            f"The canary has {len(values)} features, X has {np.shape(X)[1]}."
+        )
+    return values
+
+
+def _check_record_params(params, fit_params, per_record, name, who="canary"):
+    """``params`` gives one value for each per-record fit parameter, and no other."""
+    for key in params:
+        if key not in fit_params:
+            raise ValueError(
+                f"{name}[{key!r}] is not a fit parameter: fit_params has no "
+                f"{key!r}, so the value would be dropped. Pass {key!r} in fit_params "
+                "with one value per record, or remove it (a misspelled name?)."
+            )
+        if key not in per_record:
+            raise ValueError(
+                f"{name}[{key!r}] is given, but fit_params[{key!r}] does not have "
+                "one entry per record, so a single record has no value of its own; "
+                f"remove it from {name}."
+            )
+    for key in per_record:
+        if key not in params:
+            raise ValueError(
+                f"fit parameter {key!r} has one entry per record: give the "
+                f"{who}'s value in {name}[{key!r}]."
+            )
+
+
+def _replacement_record(X, y, fit_params, per_record, canary_params, replacement):
+    """The record the canary replaces under ``"replace_one"``.
+
+    Its status (``STATUS_PARAMS``) must be the canary's: replacing a public
+    record by a private one changes which rows are public, which semi-DP
+    neighbours never do, and would compare the estimator against a claim
+    that does not cover the pair.
+    """
+    status = [k for k in STATUS_PARAMS if k in per_record]
     n = _n_rows(X)
-    X1 = _append_rows(X, _as_rows_like(X, canary_X))
-    y1 = None if y is None else _append_rows(y, _as_rows_like(y, canary_y))
-    params = {}
-    for name, value in fit_params.items():
-        if _is_per_record(value, n):
-            if name not in canary_fit_params:
+    if replacement is None or isinstance(replacement, (int, np.integer)):
+        if replacement is None:
+            index = next(
+                (
+                    i
+                    for i in range(n)
+                    if all(
+                        _same(_at(fit_params[k], i), canary_params[k]) for k in status
+                    )
+                ),
+                None,
+            )
+            if index is None:
                 raise ValueError(
-                    f"fit parameter {name!r} has one entry per record: give the "
-                    f"canary's value in canary_fit_params[{name!r}]."
+                    "No record has the canary's "
+                    + " and ".join(f"{k}={canary_params[k]!r}" for k in status)
+                    + ": the default replacement copies the first record that "
+                    "does. Pass replacement=(X_row, y_value, fit_params_row)."
                 )
-            params[name] = _append_rows(
-                value, _as_rows_like(value, canary_fit_params[name])
+        else:
+            index = int(replacement)
+            if not 0 <= index < n:
+                raise ValueError(
+                    f"replacement={replacement} is not a record index (0 to {n - 1})."
+                )
+        row = X.iloc[[index]] if hasattr(X, "iloc") else np.asarray(X)[index]
+        y_value = None if y is None else _at(y, index)
+        params = {k: _at(fit_params[k], index) for k in per_record}
+        what = f"replacement (record {index})"
+    else:
+        row, y_value, params = replacement
+        params = dict(params or {})
+        _check_record_params(
+            params, fit_params, per_record, "replacement[2]", "replacement"
+        )
+        what = "replacement"
+    for k in status:
+        if not _same(params[k], canary_params[k]):
+            raise ValueError(
+                f"The {what} has {k}={params[k]!r}, the canary "
+                f"{k}={canary_params[k]!r}: neighbours under 'replace_one' agree "
+                f"on {k} (public status of a record), so replace a record with "
+                f"the canary's {k}."
+            )
+    return _record_values(row, X), y_value, params
+
+
+def _worlds(X, y, fit_params, per_record, records):
+    """The two Datasets, each ``X, y, fit_params`` plus its record (or not)."""
+    xs = _extend(X, [None if r is None else r[0] for r in records], "X")
+    ys = (
+        [None, None]
+        if y is None
+        else _extend(y, [None if r is None else r[1] for r in records], "y")
+    )
+    params = [{}, {}]
+    for name, value in fit_params.items():
+        if name in per_record:
+            values = _extend(
+                value,
+                [None if r is None else r[2][name] for r in records],
+                f"fit_params[{name!r}]",
             )
         else:
-            params[name] = value
-    return Dataset(X1, y1, params)
+            values = [value, value]
+        for w in range(2):
+            params[w][name] = values[w]
+    return [Dataset(xs[w], ys[w], params[w]) for w in range(2)]
 
 
 def make_neighbours(
@@ -151,14 +431,21 @@ def make_neighbours(
 ):
     """Build two neighbouring datasets that differ in one canary record.
 
+    Each appended value is stored exactly as given: a column whose dtype
+    cannot hold it (a longer string, a fraction in an integer column) is
+    promoted in both worlds (numbers to a wider number type, text to a wider
+    text type; a DataFrame column as pandas promotes it), and a value no
+    such promotion holds raises.
+
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
-        The other records (numpy or pandas).
+        The other records (numpy or pandas; a DataFrame may mix column types).
     y : array-like of shape (n_samples,) or None
         Their targets.
     canary : tuple (canary_X, canary_y)
-        The canary's features (one row) and target, e.g. from
+        The canary's features (one row: array-like, or a Series or one-row
+        DataFrame for a DataFrame ``X``) and target, e.g. from
         :func:`make_canary`.
     adjacency : {"add_remove", "replace_one", "attribute"}, default="add_remove"
         Neighbouring relation of the guarantee under audit.
@@ -167,16 +454,22 @@ def make_neighbours(
         as ``sensitive_features`` or ``public_mask``) get the canary's value
         appended; others are passed unchanged.
     canary_fit_params : dict, default=None
-        The canary's value of each per-record fit parameter. Make the canary
-        a protected record (for example ``public_mask=False``).
-    replacement : tuple (X_row, y_value, fit_params_row), default=None
-        For ``"replace_one"``: the record the canary replaces. Default: a copy
-        of the first record.
+        The canary's value of each per-record fit parameter, and of nothing
+        else (a name that is not a per-record entry of ``fit_params`` raises
+        rather than being dropped). Make the canary a protected record (for
+        example ``public_mask=False``).
+    replacement : int or tuple (X_row, y_value, fit_params_row), default=None
+        For ``"replace_one"``: the record the canary replaces, or the index
+        of a record to copy. Default: a copy of the first record with the
+        canary's ``public_mask`` and ``silos`` (which rows are public and
+        which silo holds each are public metadata that neighbours share);
+        a replacement that differs from the canary there raises.
     attribute : str, default=None
-        For ``"attribute"``: the per-record fit parameter whose canary value
-        differs between the worlds.
+        For ``"attribute"``: the per-record entry of ``fit_params`` whose
+        canary value differs between the worlds.
     alternative_value : object, default=None
-        For ``"attribute"``: the canary's value of ``attribute`` in world 1.
+        For ``"attribute"``: the canary's value of ``attribute`` in world 1;
+        it must differ from ``canary_fit_params[attribute]``.
 
     Returns
     -------
@@ -197,37 +490,47 @@ def make_neighbours(
         raise ValueError(f"adjacency must be one of {ADJACENCIES}, got {adjacency!r}.")
     fit_params = dict(fit_params or {})
     canary_fit_params = dict(canary_fit_params or {})
+    n = _n_rows(X)
+    per_record = [k for k, v in fit_params.items() if _is_per_record(v, n)]
+    _check_record_params(canary_fit_params, fit_params, per_record, "canary_fit_params")
     canary_X, canary_y = canary
-    canary_X = np.asarray(canary_X, dtype=float).reshape(1, -1)
-    if canary_X.shape[1] != np.shape(X)[1]:
-        raise ValueError(
-            f"The canary has {canary_X.shape[1]} features, X has {np.shape(X)[1]}."
-        )
-    with_canary = _world(X, y, fit_params, canary_X, canary_y, canary_fit_params)
+    canary_record = (_record_values(canary_X, X), canary_y, canary_fit_params)
     if adjacency == "add_remove":
-        without = Dataset(X, y, fit_params)
+        records = [None, canary_record]
     elif adjacency == "replace_one":
-        if replacement is None:
-            first = {
-                k: (v.iloc[0] if hasattr(v, "iloc") else np.asarray(v)[0])
-                for k, v in fit_params.items()
-                if _is_per_record(v, _n_rows(X))
-            }
-            row = X.iloc[0].to_numpy() if hasattr(X, "iloc") else np.asarray(X)[0]
-            y0 = None if y is None else (y.iloc[0] if hasattr(y, "iloc") else y[0])
-            replacement = (row, y0, first)
-        r_X, r_y, r_params = replacement
-        without = _world(X, y, fit_params, r_X, r_y, dict(r_params or {}))
+        records = [
+            _replacement_record(
+                X, y, fit_params, per_record, canary_fit_params, replacement
+            ),
+            canary_record,
+        ]
     else:
-        if attribute is None or attribute not in canary_fit_params:
+        if attribute is None or attribute not in per_record:
             raise ValueError(
-                "adjacency='attribute' needs attribute=<fit parameter name> with "
-                "the canary's value in canary_fit_params and alternative_value."
+                "adjacency='attribute' needs attribute=<name of a per-record entry "
+                f"of fit_params> (got attribute={attribute!r}; per-record entries: "
+                f"{per_record}), the canary's value in canary_fit_params and "
+                "alternative_value: otherwise the two worlds are the same dataset."
+            )
+        if alternative_value is None or _same(
+            alternative_value, canary_fit_params[attribute]
+        ):
+            raise ValueError(
+                f"alternative_value={alternative_value!r} must be a value of "
+                f"{attribute!r} other than the canary's "
+                f"canary_fit_params[{attribute!r}]={canary_fit_params[attribute]!r}: "
+                "otherwise the two worlds are the same dataset."
             )
         changed = {**canary_fit_params, attribute: alternative_value}
-        without = with_canary
-        with_canary = _world(X, y, fit_params, canary_X, canary_y, changed)
-    return Neighbours(without, with_canary, canary_X, canary_y, adjacency)
+        records = [canary_record, (canary_record[0], canary_y, changed)]
+    without, with_canary = _worlds(X, y, fit_params, per_record, records)
+    # What an auditor queries the model at: the canary's row as world 1
+    # stores it (X's columns and dtypes for a DataFrame).
+    if hasattr(with_canary.X, "iloc"):
+        query = with_canary.X.iloc[-1:].reset_index(drop=True)
+    else:
+        query = np.asarray(with_canary.X)[-1:]
+    return Neighbours(without, with_canary, query, canary_y, adjacency)
 
 
 def make_canary(X, y=None, *, scale=10.0, classifier=None):

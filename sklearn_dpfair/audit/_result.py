@@ -41,9 +41,12 @@ class AuditResult:
     direction : {"greater", "less"}
         "greater": a statistic above ``threshold`` guesses "canary in".
     n_selection, n_evaluation : int
-        Runs per world used to choose the test and to evaluate it.
+        Runs of world 0 (without the canary) used to choose the test and to
+        evaluate it.
     false_positives, false_negatives : int
-        Errors of the test on the evaluation runs (out of ``n_evaluation``).
+        Errors of the test on the evaluation runs: false positives among the
+        ``n_evaluation`` runs of world 0, false negatives among the
+        ``n_evaluation_with`` runs of world 1.
     fpr_upper, fnr_upper : float
         Clopper-Pearson upper bounds on the two error rates (simultaneous at
         ``confidence``: each at ``1 - (1 - confidence) / 2``).
@@ -58,11 +61,16 @@ class AuditResult:
     epsilon_ceiling : float, optional
         The largest lower bound these runs could certify at ``audit_delta``
         and ``confidence``: the bound of a test with zero errors on
-        ``n_evaluation`` runs per world. Derived when not given.
+        ``n_evaluation`` and ``n_evaluation_with`` runs. Derived when not
+        given.
     conclusive : bool, optional
         ``epsilon_ceiling > epsilon_claimed``: whether a violation was
         reachable at all. A result that is not conclusive reads
         "inconclusive", never "no violation". Derived when not given.
+    n_selection_with, n_evaluation_with : int, optional
+        Runs of world 1 (with the canary) used to choose the test and to
+        evaluate it; the worlds may differ in size. Default: the same as
+        world 0.
 
     Examples
     --------
@@ -93,13 +101,19 @@ class AuditResult:
     nominal_epsilon_lower_bound: float = 0.0
     epsilon_ceiling: float = None
     conclusive: bool = None
+    n_selection_with: int = None
+    n_evaluation_with: int = None
 
     def __post_init__(self):
         # Derived from the other fields when not given (frozen: set directly).
+        if self.n_selection_with is None:
+            object.__setattr__(self, "n_selection_with", self.n_selection)
+        if self.n_evaluation_with is None:
+            object.__setattr__(self, "n_evaluation_with", self.n_evaluation)
         if self.epsilon_ceiling is None:
             ceiling = epsilon_ceiling(
                 self.n_evaluation,
-                self.n_evaluation,
+                self.n_evaluation_with,
                 self.audit_delta,
                 confidence=self.confidence,
             )
@@ -142,9 +156,10 @@ class AuditResult:
             f"({self.claim_epsilon:.3g}, {self.claim_delta:.3g}); epsilon >= "
             f"{self.nominal_epsilon_lower_bound:.3g} there). Test: statistic "
             f"{'>' if self.direction == 'greater' else '<'} {self.threshold:.4g}; "
-            f"{self.false_positives} false positives and {self.false_negatives} false "
-            f"negatives in {self.n_evaluation} + {self.n_evaluation} held-out runs "
-            f"({self.n_selection} + {self.n_selection} runs chose the test). "
+            f"{self.false_positives} false positives in {self.n_evaluation} "
+            f"held-out runs without the canary and {self.false_negatives} false "
+            f"negatives in {self.n_evaluation_with} with it ({self.n_selection} + "
+            f"{self.n_selection_with} runs chose the test). "
             f"The most these runs could certify there: epsilon >= "
             f"{self.epsilon_ceiling:.3g}"
             + (

@@ -16,6 +16,7 @@ import pytest
 from sklearn.base import clone
 
 from sklearn_dpfair import DPLogisticRegression
+from sklearn_dpfair._solvers import _rows
 from sklearn_dpfair.audit import (
     audit_estimator,
     audit_mechanism,
@@ -24,7 +25,6 @@ from sklearn_dpfair.audit import (
     make_neighbours,
 )
 from sklearn_dpfair.audit._synthetic import UnsupportedFitArgument, synthetic_inputs
-from sklearn_dpfair._solvers import _rows
 from sklearn_dpfair.privacy import GaussianMechanism
 from sklearn_dpfair.privacy._accounting import gaussian_event
 from sklearn_dpfair.utils import all_estimators
@@ -159,6 +159,31 @@ def test_an_attribute_pair_is_not_audited_against_add_remove():
     fermi = DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=1)
     with pytest.raises(ValueError, match="twice its epsilon"):
         audit_estimator(fermi, nb, n_runs=8)
+
+
+def test_audit_estimator_refuses_worlds_that_differ_in_public_rows():
+    # A public record replaced by a private canary changes which rows are
+    # public: not semi-DP neighbours (Lowy et al. 2023), which differ in
+    # one private record, so the claim says nothing about the pair.
+    from sklearn_dpfair import SemiDPLinearRegression
+    from sklearn_dpfair.audit import Dataset, Neighbours
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = X @ np.array([1.0, -1.0])
+    public = np.arange(60) % 4 == 0
+    canary_X, canary_y = np.array([3.0, 0.0]), 10.0
+    world0 = Dataset(
+        np.vstack([X, X[0]]), np.r_[y, y[0]], {"public_mask": np.r_[public, True]}
+    )
+    world1 = Dataset(
+        np.vstack([X, canary_X]),
+        np.r_[y, canary_y],
+        {"public_mask": np.r_[public, False]},
+    )
+    nb = Neighbours(world0, world1, canary_X[None], canary_y, "replace_one")
+    with pytest.raises(ValueError, match="differ in n_public_"):
+        audit_estimator(SemiDPLinearRegression(epsilon=1.0), nb, n_runs=8)
 
 
 def test_audit_estimator_needs_a_privacy_claim(isolated_canary):

@@ -123,3 +123,46 @@ def test_claimed_profile_is_the_events_curve():
         -eps / mu - mu / 2
     )
     assert analytic_delta == pytest.approx(d, rel=2e-2)
+
+
+def test_invalid_claims_are_refused_naming_the_parameter():
+    s0, s1 = _gaussian_scores(0.01, 200, 0)
+    # A negative epsilon is "violated" by every mechanism, a NaN one by none.
+    for epsilon in (-1.0, np.nan, "one"):
+        with pytest.raises(ValueError, match="epsilon must be a number >= 0"):
+            audit_scores(s0, s1, delta=1e-5, epsilon=epsilon)
+    for delta in (-0.1, 1.0, np.nan):
+        with pytest.raises(ValueError, match=r"delta must be .*\[0, 1\)"):
+            audit_scores(s0, s1, delta=delta, epsilon=1.0)
+    # Two claims: neither is silently ignored.
+    with pytest.raises(ValueError, match="not both"):
+        audit_scores(s0, s1, delta=1e-5, epsilon=0.001, dp_event=gaussian_event(100.0))
+
+
+def test_audit_mechanism_refuses_an_invalid_claim_before_running():
+    from sklearn_dpfair.audit import audit_mechanism
+
+    def never(data, rng):
+        raise AssertionError("the mechanism ran")
+
+    with pytest.raises(ValueError, match="epsilon must be"):
+        audit_mechanism(never, 0.0, 1.0, delta=1e-5, epsilon=-1.0, n_runs=8)
+
+
+def test_unequal_worlds_report_each_worlds_run_counts():
+    from sklearn_dpfair.audit import epsilon_ceiling
+
+    rng = np.random.default_rng(0)
+    s0, s1 = rng.normal(0, 1, 400), rng.normal(0, 1, 40)
+    r = audit_scores(s0, s1, delta=1e-5, epsilon=1.0)
+    assert (r.n_selection, r.n_evaluation) == (200, 200)
+    assert (r.n_selection_with, r.n_evaluation_with) == (20, 20)
+    assert r.false_positives <= r.n_evaluation
+    assert r.false_negatives <= r.n_evaluation_with
+    assert "in 200 held-out runs without the canary" in str(r)
+    assert "in 20 with it (200 + 20 runs chose the test)" in str(r)
+    assert r.epsilon_ceiling == pytest.approx(epsilon_ceiling(200, 20, r.audit_delta))
+    # Equal worlds: one count, as before.
+    s0, s1 = _gaussian_scores(1.0, 100, 0)
+    r = audit_scores(s0, s1, delta=1e-5, epsilon=1.0)
+    assert r.n_evaluation == r.n_evaluation_with == 50

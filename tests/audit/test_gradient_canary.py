@@ -232,10 +232,48 @@ def test_gradient_canary_audit_explains_what_it_cannot_audit(data):
         audit_gradient_canary(_NoNoisyStep(), X, y, n_runs=4)
 
 
+def test_gradient_canary_audit_refuses_federated_fits(data):
+    # Each silo privatizes its own messages: the observer would plant the
+    # canary in every silo's release of a round (one record held by all
+    # silos), which the per-silo claim does not cover.
+    X, y = data
+    silos = np.arange(len(y)) % 3
+    clf = DPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=2)
+    with pytest.raises(ValueError, match="federated.*audit_estimator"):
+        audit_gradient_canary(
+            clf, X, y, fit_params={"silos": silos}, n_runs=4, n_canaries=2
+        )
+    # A fit that records silos without a silos= argument is refused too.
+    with pytest.raises(ValueError, match="federated.*audit_estimator"):
+        audit_gradient_canary(_FederatedRecord(), X, y, n_runs=4)
+
+
+def test_gradient_canary_audit_says_when_the_canary_columns_trip_small_budget():
+    # The heavy-tail "dp-sgd" solver fits a model only when epsilon *
+    # n_samples >= max(100, 10 (n_features + 1)): 300 rows afford 4 features
+    # but not the 54 that 50 canary columns make.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = X @ np.ones(4) + 0.1 * rng.normal(size=300)
+    reg = HeavyTailDPRegressor(solver="dp-sgd")
+    for kw in ({}, {"sampling_probability": 0.25}):
+        with pytest.raises(
+            ValueError, match=r"n_features 4 -> 54.*small-budget rule.*fewer canaries"
+        ):
+            audit_gradient_canary(reg, X, y, n_runs=4, n_canaries=50, **kw)
+
+
 class _NoNoisyStep(BaseEstimator):
     def fit(self, X, y):
         self.dp_event_ = gaussian_event(1.0)
         self.delta_ = 1e-5
         self.adjacency_ = "add_remove"
         self.privacy_record_ = SimpleNamespace(sampling_probability=1.0)
+        return self
+
+
+class _FederatedRecord(_NoNoisyStep):
+    def fit(self, X, y):
+        super().fit(X, y)
+        self.silos_ = [0, 1, 2]
         return self

@@ -111,3 +111,159 @@ def test_make_canary_is_an_outlier_on_the_least_used_feature():
     assert cy == 1  # the rarer label
     cx, cy = make_canary(X, rng.normal(size=100))
     assert cy >= 10  # regression: an outlying target
+
+
+# -- the replaced record shares the canary's public status -------------------------
+
+
+def test_replace_one_default_replaces_a_record_with_the_canary_public_status():
+    # Row 0 is public, the canary private: copying row 0 would change which
+    # rows are public, and semi-DP neighbours (Lowy et al. 2023) differ in
+    # one private record only.
+    X = np.arange(12.0).reshape(6, 2)
+    y = np.arange(6.0)
+    public = np.array([True, True, False, True, False, False])
+    silos = np.array([0, 1, 1, 0, 1, 0])
+    nb = make_neighbours(
+        X,
+        y,
+        canary=(np.array([9.0, 9.0]), 50.0),
+        adjacency="replace_one",
+        fit_params={"public_mask": public, "silos": silos},
+        canary_fit_params={"public_mask": False, "silos": 0},
+    )
+    for name in ("public_mask", "silos"):
+        np.testing.assert_array_equal(
+            nb.without.fit_params[name], nb.with_canary.fit_params[name]
+        )
+    # The first private record in silo 0 is row 5.
+    np.testing.assert_array_equal(nb.without.X[-1], X[5])
+    assert nb.without.y[-1] == y[5]
+    # An index or a record with another status is refused, naming it.
+    kw = {
+        "canary": (np.array([9.0, 9.0]), 50.0),
+        "adjacency": "replace_one",
+        "fit_params": {"public_mask": public, "silos": silos},
+        "canary_fit_params": {"public_mask": False, "silos": 0},
+    }
+    with pytest.raises(ValueError, match=r"replacement \(record 0\).*public_mask"):
+        make_neighbours(X, y, replacement=0, **kw)
+    with pytest.raises(ValueError, match="replacement has silos=1"):
+        make_neighbours(
+            X, y, replacement=(X[2], y[2], {"public_mask": False, "silos": 1}), **kw
+        )
+    nb = make_neighbours(X, y, replacement=5, **kw)
+    np.testing.assert_array_equal(nb.without.X[-1], X[5])
+    with pytest.raises(ValueError, match="No record has the canary's public_mask"):
+        make_neighbours(
+            X,
+            y,
+            canary=(np.zeros(2), 0.0),
+            adjacency="replace_one",
+            fit_params={"public_mask": np.ones(6, bool)},
+            canary_fit_params={"public_mask": False},
+        )
+
+
+# -- values are stored as given --------------------------------------------------
+
+
+def test_appended_values_are_never_truncated_to_the_column_dtype():
+    X = np.zeros((4, 2))
+    y = np.array(["no", "yes", "no", "yes"])  # <U3
+    groups = np.array(["a", "b", "a", "b"])  # <U1
+    weights = np.array([1, 1, 2, 1])  # integers
+    nb = make_neighbours(
+        X,
+        y,
+        canary=(np.ones(2), "maybe"),
+        fit_params={"sensitive_features": groups, "sample_weight": weights},
+        canary_fit_params={"sensitive_features": "other", "sample_weight": 0.5},
+    )
+    assert nb.with_canary.y[-1] == "maybe"
+    assert nb.with_canary.fit_params["sensitive_features"][-1] == "other"
+    assert nb.with_canary.fit_params["sample_weight"][-1] == 0.5
+    # A fractional target on integer targets; both worlds share the dtype,
+    # so that they differ in the one record only.
+    nb = make_neighbours(
+        X, np.array([3, 5, 7, 9]), canary=(np.ones(2), 2.75), adjacency="replace_one"
+    )
+    assert nb.with_canary.y[-1] == 2.75
+    assert nb.without.y.dtype == nb.with_canary.y.dtype == np.float64
+    np.testing.assert_array_equal(nb.without.y, [3, 5, 7, 9, 3])
+    # A value of another kind is refused rather than turning the other
+    # records' labels into strings.
+    with pytest.raises(ValueError, match="given for y does not fit its dtype"):
+        make_neighbours(X, np.array([0, 1, 0, 1]), canary=(np.ones(2), "x"))
+    # Values that fit keep the column's dtype.
+    nb = make_neighbours(X, np.array([0, 1, 0, 1]), canary=(np.ones(2), 1.0))
+    assert nb.with_canary.y.dtype == np.array([0]).dtype
+
+
+# -- the attribute relation changes something -------------------------------------
+
+
+def test_attribute_pairs_and_canary_parameters_must_change_the_data(base):
+    X, y, s = base
+    canary = (np.zeros(3), 0)
+    # The attribute is not a fit parameter: both worlds would be the same.
+    with pytest.raises(ValueError, match="attribute=.*per-record"):
+        make_neighbours(
+            X,
+            y,
+            canary=canary,
+            adjacency="attribute",
+            attribute="sensitive_features",
+            alternative_value="b",
+        )
+    with pytest.raises(ValueError, match="alternative_value='a'"):
+        make_neighbours(
+            X,
+            y,
+            canary=canary,
+            adjacency="attribute",
+            fit_params={"sensitive_features": s},
+            canary_fit_params={"sensitive_features": "a"},
+            attribute="sensitive_features",
+            alternative_value="a",
+        )
+    # A canary value for no fit parameter (a misspelling) is not dropped.
+    with pytest.raises(ValueError, match=r"canary_fit_params\['sample_weights'\]"):
+        make_neighbours(
+            X, y, canary=canary, canary_fit_params={"sample_weights": 100.0}
+        )
+    # Nor one for a fit parameter that is not per record.
+    with pytest.raises(ValueError, match="does not have one entry per record"):
+        make_neighbours(
+            X,
+            y,
+            canary=canary,
+            fit_params={"n_epochs": 3},
+            canary_fit_params={"n_epochs": 4},
+        )
+
+
+def test_pandas_frames_keep_each_columns_dtype():
+    X = pd.DataFrame(
+        {
+            "job": ["a", "b", "a", "b"],
+            "kind": pd.Categorical(["u", "v", "u", "v"]),
+            "age": [30, 40, 50, 60],
+            "income": [1.0, 2.0, 3.0, 4.0],
+        }
+    )
+    y = pd.Series([0, 1, 0, 1])
+    nb = make_neighbours(X, y, canary=(np.array(["c", "u", 99, 5.5], dtype=object), 1))
+    world = nb.with_canary.X
+    assert world.iloc[-1].tolist() == ["c", "u", 99, 5.5]
+    assert world.dtypes.to_dict() == X.dtypes.to_dict()
+    assert nb.without.X is X
+    # What an auditor queries at: the canary's row with X's columns.
+    assert isinstance(nb.canary_X, pd.DataFrame) and nb.canary_X.shape == (1, 4)
+    assert nb.canary_X.dtypes.to_dict() == X.dtypes.to_dict()
+    # A fractional age: the column is promoted in both worlds alike.
+    nb = make_neighbours(
+        X, y, canary=(["c", "u", 99.5, 5.5], 1), adjacency="replace_one"
+    )
+    assert nb.with_canary.X["age"].iloc[-1] == 99.5
+    assert nb.without.X["age"].dtype == nb.with_canary.X["age"].dtype == np.float64
