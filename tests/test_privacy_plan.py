@@ -327,9 +327,45 @@ def test_heavy_tail_plan_is_the_fitted_event(estimator):
     _assert_planned(plan, estimator)
 
 
-def test_heavy_tail_localized_has_no_plan():
-    with pytest.raises(ValueError, match="private scale"):
-        HeavyTailDPRegressor(solver="localized").privacy_plan(N, D)
+LOCALIZED = {
+    "auto-clip": HeavyTailDPRegressor(solver="localized", random_state=0),
+    "capped-absolute": HeavyTailDPRegressor(
+        solver="localized", loss="absolute_error", max_iter=40, random_state=0
+    ),
+    "fixed-clip": HeavyTailDPRegressor(
+        solver="localized", clip_norm=2.0, fit_intercept=False, epsilon=4.0,
+        random_state=0,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", LOCALIZED)
+def test_heavy_tail_localized_plan_is_the_fitted_event(name):
+    # Algorithm 7's phases take min(ceil(n_i ln n), max_iter) steps of noise
+    # multiplier sqrt(T_i / (2 rho)): the event depends on n, max_iter and
+    # the budget only, so it is planned, and equals the fitted one on data
+    # whose scales (hence private clips) differ by orders of magnitude.
+    estimator = LOCALIZED[name]
+    clips = set()
+    for n, x_scale, y_scale in [(64, 1e-3, 1e5), (200, 1.0, 1.0), (600, 1e4, 1e-2)]:
+        rng = np.random.default_rng(n)
+        X = x_scale * rng.standard_t(2, size=(n, D))
+        y = y_scale * rng.standard_t(2, size=n)
+        plan = estimator.privacy_plan(n, D)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            estimator.fit(X, y)
+        assert estimator.solver_ == "localized"
+        _assert_planned(plan, estimator)
+        clips.add(estimator.clip_norm_)
+    # An auto clip followed the data sets' (private) scales.
+    assert (len(clips) == 1) == (name == "fixed-clip")
+
+
+def test_heavy_tail_localized_plan_refuses_too_few_rows():
+    # A public refusal, before any data is read, like the fit's.
+    with pytest.raises(ValueError, match="at least 4 samples"):
+        HeavyTailDPRegressor(solver="localized").privacy_plan(3, D)
 
 
 SEARCHES = [

@@ -137,7 +137,11 @@ class HeavyTailDPRegressor(
         so it is never clipped; ``"l1"`` and ``"elasticnet"`` need the
         proximal solver.
     alpha : float, default=0.0
-        Penalty strength.
+        Penalty strength, on the coefficients in the units of ``X``
+        (``"l2"``: ``(alpha / 2) ||coef_||^2`` added to the mean loss,
+        scikit-learn's ``Ridge(alpha=alpha * n_samples)`` for the squared
+        loss) with every solver, whatever scales "dp-sgd" divides the
+        columns by.
     l1_ratio : float, default=0.15
         Share of l1 in the elastic-net penalty.
     solver : {"auto", "dp-sgd", "sgd", "acsa", "prox", "localized"}, \
@@ -334,7 +338,11 @@ or None, default="auto"
     feature_scale_ : ndarray of shape (n_features,)
         "dp-sgd": the scale each column was divided by (its private median
         absolute deviation / 0.6745, or the half-width of
-        ``feature_bounds``); 1 where the columns were used as given.
+        ``feature_bounds``); 1 where the columns were used as given. With
+        ``penalty="l2"`` the steps divide a column by
+        ``max(feature_scale_, sqrt(alpha))`` instead, so that its penalty,
+        ``alpha / divisor^2`` on the standardized coefficient (``alpha`` on
+        the raw one), is at most 1: the objective is unchanged.
     radius_hit_ : str or None
         When the released ``[coef_, intercept_]`` lies on or near (at 90% or
         more of) the public radius (the declared ``radius``, or the one-pass
@@ -754,7 +762,7 @@ or None, default="auto"
         From the parameters and these public counts only (and whether ``X``
         is sparse, which decides whether the columns are centred and
         scaled privately): the plan the fit runs (:meth:`_setup`, see
-        Notes). Not available for ``solver="localized"``.
+        Notes).
 
         Parameters
         ----------
@@ -770,15 +778,7 @@ or None, default="auto"
     def _planned_setup(self, n_samples, n_features, *, sparse=False):
         clip_norm = self._clip_norm()
         self._check_public_parameters(clip_norm)
-        setup = self._setup(clip_norm, int(n_samples), int(n_features), sparse=sparse)
-        if setup.event is None:
-            # A recorded event that depends on a private value has no plan.
-            raise ValueError(
-                "The localized solver's recorded event (the steps of one "
-                "phase) depends on a private scale; its plan is not computed "
-                "in advance."
-            )
-        return setup
+        return self._setup(clip_norm, int(n_samples), int(n_features), sparse=sparse)
 
     def _setup(self, clip_norm, n_samples, n_features, *, sparse=False, caveats=()):
         """The set-up of a fit (config, budget, split, event): fit and plan alike.

@@ -247,13 +247,6 @@ def test_search_under_replace_one_states_it(data):
             {"score_bound": 1.0},
             "leave rho=None",
         ),
-        (
-            # Its recorded event depends on a private scale.
-            HeavyTailDPRegressor(solver="localized"),
-            {"loss": ["huber"]},
-            {"score_bound": 1.0},
-            "cannot plan HeavyTailDPRegressor before reading the data",
-        ),
     ],
 )
 def test_refusals_name_the_parameter(data, estimator, grid, kwargs, match):

@@ -1175,11 +1175,6 @@ def _plan_counts(config, params):
     return {}  # classes and groups are declared
 
 
-# Plans that need a quantity only the fit reads: the localized solver's
-# private scale has no plan (privacy_plan refuses it, naming the parameter).
-_UNPLANNED = ("heavytail-localized",)
-
-
 @pytest.mark.parametrize(
     "config",
     [c for c in CONFIGS if c.adjacency is not None],
@@ -1198,10 +1193,6 @@ def test_raw_scale_fit_is_the_planned_event(config):
         assert out.error is None, f"{config.name} [{tag}]: {out.error}"
         X, _, params = worlds[tag]
         est = config.make()
-        if config.name in _UNPLANNED:
-            with pytest.raises(ValueError):
-                est.privacy_plan(*X.shape, **_plan_counts(config, params))
-            continue
         plan = est.privacy_plan(*X.shape, **_plan_counts(config, params))
         assert plan.dp_event == out.estimator.dp_event_, (config.name, tag)
         assert plan.adjacency == out.estimator.adjacency_

@@ -499,6 +499,66 @@ def standardized(X, location, scale):
     return np.clip(Z, -largest, largest, out=Z)
 
 
+#: Largest L2 strength per standardized coordinate (:func:`_step_scales`):
+#: the curvature ``E z_j^2`` of the squared loss along a standardized
+#: column, about 1.
+_MAX_STEP_L2 = 1.0
+
+
+def _step_scales(scale, alpha):
+    """Column divisors of the steps: ``max(scale_j, sqrt(alpha / _MAX_STEP_L2))``.
+
+    A raw-unit ridge ``alpha`` is ``alpha / scale_j^2`` on a column divided
+    by ``scale_j`` (:func:`_standardized_l2`): on a column of small raw
+    scale it would dwarf the loss's curvature (about 1 on a standardized
+    column) and, with one learning rate for every coordinate, either make
+    the steps diverge on it or force a step ``1 / alpha_j`` that stalls
+    all the others. Dividing that column by ``sqrt(alpha / _MAX_STEP_L2)``
+    instead (a diagonal preconditioning) leaves the objective in raw units
+    unchanged and its penalty at most ``_MAX_STEP_L2``. A function of
+    ``alpha`` and the released scales only (post-processing).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import _step_scales
+    >>> _step_scales(np.array([0.01, 3.0]), 0.25)
+    array([0.5, 3. ])
+    """
+    scale = np.asarray(scale, dtype=np.float64)
+    if not alpha:
+        return scale
+    return np.maximum(scale, math.sqrt(float(alpha) / _MAX_STEP_L2))
+
+
+def _standardized_l2(alpha, scale):
+    """The L2 strength on each standardized coordinate of a raw-unit ridge.
+
+    ``(alpha / 2) ||b||^2`` on the coefficients ``b_j = beta_j / scale_j``
+    of the raw columns is ``sum_j (alpha / scale_j^2) beta_j^2 / 2`` on
+    the coefficients ``beta`` of the standardized columns
+    ``(x_j - location_j) / scale_j`` (the location moves the intercept
+    only, which is not penalized).
+
+    Returns
+    -------
+    alpha_steps : float or ndarray of shape (n_features, 1)
+        ``alpha`` itself when every scale is 1 (the steps' scalar
+        penalty, bit for bit), else one strength per coefficient row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import _standardized_l2
+    >>> _standardized_l2(0.5, np.array([1.0, 10.0])).ravel()
+    array([0.5  , 0.005])
+    """
+    scale = np.asarray(scale, dtype=np.float64)
+    if not alpha or np.all(scale == 1.0):
+        return float(alpha)
+    return (float(alpha) / np.square(scale))[:, None]
+
+
 def _private_target_scales(y, s, rhos, weights, rng):
     """Private location and scale of ``y`` (three zCDP releases).
 
@@ -945,8 +1005,12 @@ def fit_heavy_tail_dpsgd(
         to mean 1 without it, :func:`~sklearn_dpfair.privacy.fit_weights`); each
         record's weighted gradient is clipped.
     l2 : float, default=0.0
-        Ridge strength on the coefficients (data-independent), in the
-        scaled problem.
+        Ridge strength ``alpha`` of ``(alpha / 2) ||b||^2`` on the
+        coefficients ``b`` of the raw columns (data-independent; the
+        target is the scaled one): the steps, which run on the standardized
+        columns, apply ``alpha / scale_j^2`` to coordinate ``j`` divided by
+        ``scale_j`` (:func:`_standardized_l2`, :func:`_step_scales`), the
+        same objective as the ``epsilon=inf`` limit's.
     schedule : DPSGDSchedule, default=DPSGD_SCHEDULE
         Public constants.
     plan : DPSGDBudgetPlan or None, default=None
@@ -1014,7 +1078,11 @@ def fit_heavy_tail_dpsgd(
         )
     # The steps run on the standardized columns (a copy: dense, float64, or
     # a CSR matrix of the scaled entries); the model is mapped back below.
-    Z = standardized(X, x_location, x_scale)
+    # A column whose raw-unit ridge would outweigh a unit column's curvature
+    # is divided by more (:func:`_step_scales`, post-processing of the
+    # released scales): the objective is the same.
+    step_scale = _step_scales(x_scale, l2) if private else x_scale
+    Z = standardized(X, x_location, step_scale)
     row_median = _private_row_scale(Z, s, rhos["row_norm_histogram"], weights, rng)
     y_scaled = (y - location) / scale
     if private:
@@ -1033,6 +1101,21 @@ def fit_heavy_tail_dpsgd(
             clip_scaled = float(config.clip_norm) / scale
         per_coordinate = row_median / (n_features + s**2)
         learning_rate = min(schedule.step_max, schedule.step_scale / per_coordinate)
+        # The penalty is on the raw coefficients b_j = beta_j / step_scale_j
+        # (the documented objective, the epsilon=inf limit's): on the
+        # standardized columns it is alpha / step_scale_j^2 <= 1 per
+        # coordinate (_step_scales).
+        alpha_steps = _standardized_l2(l2, step_scale)
+        # A constant step is stable while lr * lambda_max(H + diag(alpha_j))
+        # < 2, and lambda_max(H + diag(alpha_j)) <= lambda_max(H) + max_j
+        # alpha_j. The rule above is meant to keep lr lambda_max(H) below 1
+        # (0.35 over the mean curvature per coordinate); lr <= 1 / max_j
+        # alpha_j keeps the penalty's part at most 1 (the exact step of a
+        # quadratic), so the sum stays below 2. With alpha_j <= 1 it binds
+        # only for a schedule whose step_max exceeds 1.
+        alpha_max = float(np.max(alpha_steps))
+        if alpha_max > 0:
+            learning_rate = min(learning_rate, 1.0 / alpha_max)
         sgd_event, event = plan.steps_event, plan.event
     else:
         sigma, clip_scaled = 0.0, math.inf
@@ -1061,7 +1144,7 @@ def fit_heavy_tail_dpsgd(
             sampling_probability=q,
             n_steps=n_steps,
             learning_rate=learning_rate,
-            alpha=l2,
+            alpha=alpha_steps,
             intercept_scaling=s,
             rng=rng,
             sample_weight=weights,
@@ -1086,9 +1169,9 @@ def fit_heavy_tail_dpsgd(
             sample_weight=weights,
         )
     # Back to the units of y (post-processing): y = location + scale * y'.
-    # beta on z = (x - x_location) / x_scale is beta / x_scale on x, with the
-    # intercept shifted by -x_location . (beta / x_scale).
-    beta = result.coef[:, 0] / x_scale
+    # beta on z = (x - x_location) / step_scale is beta / step_scale on x,
+    # with the intercept shifted by -x_location . (beta / step_scale).
+    beta = result.coef[:, 0] / step_scale
     w0 = w0 - float(x_location @ beta) if s else w0
     coef = scale * beta
     intercept = location + scale * w0
@@ -1169,6 +1252,10 @@ def _steps_on(backend, Z, y, loss, *, sample_weight, **params):
     """
     if backend.is_numpy:
         return noisy_sgd(Z, y, loss, sample_weight=sample_weight, **params)
+    if isinstance(params.get("alpha"), np.ndarray):
+        # Per-coordinate penalty strengths (:func:`_standardized_l2`) travel
+        # with the coefficients they multiply.
+        params["alpha"] = backend.asarray(params["alpha"], dtype=Z.dtype)
     result = noisy_sgd(
         backend.asarray(Z),
         backend.asarray(y, dtype=Z.dtype),

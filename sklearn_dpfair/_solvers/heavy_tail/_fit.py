@@ -50,7 +50,7 @@ from typing import Callable
 
 import numpy as np
 
-from ...exceptions import PrivacyBudgetError
+from ...exceptions import PrivacyAccountingError, PrivacyBudgetError
 from ...privacy import PrivacyBudget, fit_weights, private_quantile
 from ...privacy._accounting import (
     composed_event,
@@ -64,6 +64,7 @@ from ._disjoint_batches import disjoint_batches, disjoint_blocks
 from .._non_private import minimize_regression, non_private_record
 from ._dpsgd import DPSGDBudgetPlan, fit_heavy_tail_dpsgd, plan_dpsgd
 from ._localized import (
+    localized_event,
     localized_phase_events,
     localized_plan,
     localized_subgradient,
@@ -115,6 +116,9 @@ _SMOOTH_LOSSES = frozenset(_CURVATURE_FACTORS)
 _PIECEWISE_LINEAR_LOSSES = frozenset({"absolute_error", "quantile"})
 
 _LOCALIZED_NAME = "localized noisy clipped subgradient method (Lowy's thesis, Alg. 7)"
+# Algorithm 7 halves the rows at each of its log2(n) phases: two phases at
+# least.
+_LOCALIZED_MIN_SAMPLES = 4
 
 # Solvers that ``solver="auto"`` never picks over "dp-sgd" unless a penalty
 # needs them: multi-pass DP-SGD with the private clip beat the one-pass
@@ -432,8 +436,8 @@ class HeavyTailSetup:
     solvers); ``parts`` the one-pass solvers' sub-budgets (the private
     estimates' and the optimizer's, from
     :meth:`~sklearn_dpfair.privacy.PrivacyBudget.split`; empty without
-    privacy); ``event`` the ``DpEvent`` the fit will record, None where it
-    follows from a private scale (the localized solver's phases).
+    privacy); ``event`` the ``DpEvent`` the fit will record (for the
+    localized solver, from the phases' public step counts).
     """
 
     config: HeavyTailConfig
@@ -476,9 +480,11 @@ def heavy_tail_setup(n_samples, n_features, config, budget, *, sparse=False):
     zCDP events of the estimates composed with the optimizer's one Gaussian
     release of noise multiplier ``1 / sqrt(2 rho_opt)`` (parallel
     composition over disjoint batches). Without privacy the non-private
-    event. The localized solver's event is None: its recorded event is the
-    self-composition of the steps of one phase, whose count follows from a
-    private scale (its epsilon does not, each phase being ``rho_opt``-zCDP).
+    event. The localized solver's optimizer event is the self-composition of
+    the steps of one phase (:func:`~._localized.localized_event`): the
+    phases' step counts ``min(ceil(n_i ln n), max_iter)`` and per-step noise
+    multipliers ``sqrt(T_i / (2 rho_opt))`` follow from ``n_samples``,
+    ``max_iter`` and the budget only.
 
     Parameters
     ----------
@@ -532,15 +538,22 @@ def heavy_tail_setup(n_samples, n_features, config, budget, *, sparse=False):
         raise PrivacyBudgetError("tuning_fraction leaves no budget for the optimizer.")
     if _is_infinite(config.clip_norm):
         raise ValueError("clip_norm=inf is only allowed without privacy.")
-    event = None
-    # "auto" reaches here with an l1 penalty only ("prox"); the localized
-    # solver's steps per phase follow from a private scale.
-    if config.solver != "localized":
-        tuning = [
-            zcdp_event(part.rho) for name, part in parts.items() if name != "optimizer"
-        ]
+    tuning = [
+        zcdp_event(part.rho) for name, part in parts.items() if name != "optimizer"
+    ]
+    # "auto" reaches here with an l1 penalty only ("prox").
+    if config.solver == "localized":
+        if n_samples < _LOCALIZED_MIN_SAMPLES:
+            raise ValueError(
+                "solver='localized' needs at least "
+                f"{_LOCALIZED_MIN_SAMPLES} samples; got n_samples = {n_samples}."
+            )
+        # Algorithm 7's phases run T_i self-composed steps on disjoint
+        # blocks: the event of its costliest phase, from public counts.
+        optimizer = localized_event(n_samples, _max_steps(config), parts["optimizer"])
+    else:
         optimizer = parts["optimizer"].gaussian(1.0).event(steps=1)
-        event = composed_event([*tuning, optimizer])
+    event = composed_event([*tuning, optimizer])
     return HeavyTailSetup(
         config=config,
         budget=budget,
@@ -669,7 +682,7 @@ def fit_heavy_tail(
         scale = float(config.clip_norm)
     if math.isinf(scale):
         scale = 1.0
-    fixed_steps = config.max_iter if config.max_iter != "auto" else None
+    fixed_steps = _max_steps(config)
 
     # 3-4. Plan and run the solver.
     if row is None:
@@ -684,6 +697,13 @@ def fit_heavy_tail(
             plan[0].n_steps
         )
         optimizer_event, index = localized_phase_events(plan, optimizer_budget)
+        if optimizer_event != localized_event(n, fixed_steps, optimizer_budget):
+            # The phases run are those the set-up planned from public counts
+            # (a deterministic check: it never depends on the data).
+            raise PrivacyAccountingError(
+                "The localized solver ran phases other than those its plan "
+                "accounts."
+            )
         described = plan[index]
         mechanism = phase_mechanism(described, optimizer_budget)
         steps = described.n_steps
@@ -738,15 +758,10 @@ def fit_heavy_tail(
             "release (the recorded noise multiplier, sensitivity 2 C, 1 step)"
         )
 
-    # 5. Describe the run: the private estimates' zCDP events, then the
-    # optimizer's own event, which the record's fields describe (the
-    # set-up's event where it was planned).
+    # 5. Describe the run: the set-up's event (the private estimates' zCDP
+    # events, then the optimizer's own event, which the record's fields
+    # describe), planned before the data was read.
     event = setup.event
-    if event is None:
-        tuning = [
-            zcdp_event(r) for name, r in setup.spent.items() if name != "optimizer"
-        ]
-        event = composed_event([*tuning, optimizer_event])
     record = budget.account(
         mechanism,
         description=f"{mechanism_text}; rho-zCDP budget {_format_ledger(setup.spent)}",
@@ -839,11 +854,8 @@ def _acsa_eta(config, n, d, n_steps, beta, diameter, clip, noise_std, scale):
 def _run_localized(
     X, y, loss, config, rng, d, eps, scale, median, budget, fixed_steps, s, weights
 ):
+    # n >= _LOCALIZED_MIN_SAMPLES: checked by the set-up.
     n = X.shape[0]
-    if n < 4:
-        raise ValueError(
-            f"solver='localized' needs at least 4 samples; got n_samples = {n}."
-        )
     levels = math.floor(math.log2(n))
     n_used = 2**levels
     log_n = math.log(n_used)
@@ -876,6 +888,11 @@ def _run_localized(
         sample_weight=weights,
     )
     return w, plan
+
+
+def _max_steps(config):
+    """The public cap on the steps of a phase or run (None: "auto")."""
+    return config.max_iter if config.max_iter != "auto" else None
 
 
 def _is_infinite(value):

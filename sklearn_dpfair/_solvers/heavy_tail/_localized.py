@@ -30,7 +30,9 @@ from ._one_pass import LocalizedStep, one_pass_loop
 
 __all__ = [
     "LocalizedPhase",
+    "localized_event",
     "localized_phase_events",
+    "localized_phase_steps",
     "localized_plan",
     "localized_subgradient",
     "phase_mechanism",
@@ -52,6 +54,49 @@ class LocalizedPhase:
     regularization: float
     local_radius: float
     clip_norm: float
+
+
+def localized_phase_steps(n_samples, max_steps=None):
+    """Rows and steps ``(n_i, T_i)`` of each phase of Algorithm 7, from public counts.
+
+    The rows used are ``n = 2^floor(log2 n_samples)``; phase ``i`` (from 1
+    to ``log2 n``) reads ``n_i = n / 2^i`` of them in ``T_i = ceil(n_i^p ln
+    n)`` steps (the proof of Thm 163, ``p = 1``; at least 1), at most
+    ``max_steps``. Nothing else enters: neither the clip nor the scale,
+    which may be private, so the run's event (:func:`localized_event`) is
+    known before the data is read.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows (public), at least 2.
+    max_steps : int or None, default=None
+        Optional cap on the steps of a phase.
+
+    Returns
+    -------
+    phases : list of tuple of int
+        ``(n_i, T_i)`` for each phase, first to last.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.heavy_tail._localized import localized_phase_steps
+    >>> localized_phase_steps(10)
+    [(4, 9), (2, 5), (1, 3)]
+    >>> localized_phase_steps(10, max_steps=4)
+    [(4, 4), (2, 4), (1, 3)]
+    """
+    levels = math.floor(math.log2(n_samples))
+    n_used = 2**levels
+    log_n = math.log(n_used)
+    phases = []
+    for i in range(1, levels + 1):
+        n_i = n_used // 2**i
+        n_steps = max(1, math.ceil(n_i**_P * log_n))
+        if max_steps is not None:
+            n_steps = min(n_steps, int(max_steps))
+        phases.append((n_i, n_steps))
+    return phases
 
 
 def localized_plan(n_used, d, eps, k, *, diameter, scale, clips, max_steps=None):
@@ -107,13 +152,11 @@ def localized_plan(n_used, d, eps, k, *, diameter, scale, clips, max_steps=None)
     )
     eta = min(eta, eta_a)
     phases = []
-    for i, clip in enumerate(clips, start=1):
-        n_i = n // 2**i
+    # The rows and steps of the run's event (localized_event): public.
+    sizes = zip(localized_phase_steps(n, max_steps), clips, strict=True)
+    for i, ((n_i, n_steps), clip) in enumerate(sizes, start=1):
         eta_i = eta / 4**i
         reg = 1.0 / (eta_i * n_i**_P)
-        n_steps = max(1, math.ceil(n_i**_P * log_n))
-        if max_steps is not None:
-            n_steps = min(n_steps, int(max_steps))
         phases.append(
             LocalizedPhase(n_i, n_steps, eta_i, reg, 2.0 * lipschitz / reg, clip)
         )
@@ -188,17 +231,60 @@ def localized_phase_events(phases, budget):
     >>> event.count == plan[j].n_steps
     True
     """
-    if phase_noise_multiplier(phases[0], budget) == 0:
+    return _worst_phase([phase.n_steps for phase in phases], budget)
+
+
+def localized_event(n_samples, max_steps, budget):
+    """The optimizer's event of Algorithm 7 on ``n_samples`` rows, from public inputs.
+
+    :func:`localized_phase_events` of the phases a fit on ``n_samples``
+    rows runs: their steps (:func:`localized_phase_steps`) and the
+    per-step noise multipliers ``sqrt(T_i / (2 rho))`` depend on
+    ``n_samples``, ``max_steps`` and the budget only, not on the (private)
+    clip or scale, so the event is planned before the data is read and
+    equals the one the fit records.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows (public).
+    max_steps : int or None
+        Cap on the steps of a phase (``max_iter``; None: none).
+    budget : PrivacyBudget
+        The run's part of the fit's budget (each phase gets all of it).
+
+    Returns
+    -------
+    event : dp_accounting.DpEvent
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.heavy_tail._localized import (
+    ...     localized_event, localized_phase_events, localized_plan)
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
+    >>> part = PrivacyBudget(1.0, 1e-5).split({"optimizer": 0.9})["optimizer"]
+    >>> plan = localized_plan(8, 2, 1.0, 2.0, diameter=2.0, scale=1.0,
+    ...                       clips=[1.0, 1.0, 1.0])
+    >>> localized_event(8, None, part) == localized_phase_events(plan, part)[0]
+    True
+    """
+    steps = [n_steps for _, n_steps in localized_phase_steps(n_samples, max_steps)]
+    return _worst_phase(steps, budget)[0]
+
+
+def _worst_phase(steps, budget):
+    """``(event, index)`` of the phase of ``steps`` that costs the most.
+
+    The phases' noise multipliers come from their step counts and the
+    budget only (:func:`phase_mechanism`, whose clip does not enter the
+    multiplier).
+    """
+    multipliers = [budget.gaussian(1.0, steps=t).noise_multiplier for t in steps]
+    if multipliers[0] == 0:
         return non_private_event(), 0
-    losses = [
-        phase.n_steps / (2.0 * phase_noise_multiplier(phase, budget) ** 2)
-        for phase in phases
-    ]
+    losses = [t / (2.0 * sigma**2) for t, sigma in zip(steps, multipliers)]
     index = int(np.argmax(losses))
-    phase = phases[index]
-    event = noisy_sgd_event(
-        phase_noise_multiplier(phase, budget), 1.0, phase.n_steps
-    )
+    event = noisy_sgd_event(multipliers[index], 1.0, steps[index])
     return event, index
 
 

@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...privacy import private_quantile
-from ...privacy._clipping import clip_factors_from_norms
+from ...privacy._clipping import clip_factors_from_norms, clip_margin
 from .._rows import canonical_csr, squared_row_norms, stable_row_norms
 from .._linear import augmented_row_norms
 from ._mean_oracle import scaled_augmented_gram
@@ -70,21 +70,40 @@ def _weighted_row_scale(X, s, rho_scale, rng, weights):
     ``w_i ||x~_i||^2``: its private median (each row counted at most once)
     sets ``C_S``, and scaling the row by the factor bounds the term by
     ``C_S`` whatever the weight (overflow-safe norms).
+
+    Everything is float64 whatever ``X``'s dtype: ``sqrt(w_i)`` of a public
+    weight reaches ``1.3e154``, far beyond float32's range, where a weighted
+    norm or factor would overflow to ``inf`` (a nonzero row's term then
+    dropped by a factor 0 instead of clipped, a zero row's ``0 * inf`` a
+    NaN in the matrix). The factor is the minimum itself, not
+    ``sqrt(w_i) min(1, sqrt(C_S) / (sqrt(w_i) ||x~_i||))``, so that no
+    product ``sqrt(w_i) ||x~_i||`` that overflows decides it: a zero row
+    gets ``sqrt(w_i)`` (its term is 0), a norm of ``inf`` or NaN the fixed
+    factor 0.
     """
-    # In place, and the square roots of the weights formed twice rather than
-    # kept: with few stored entries per row, each n-length array weighs half
-    # a sparse X.
     with np.errstate(over="ignore"):
-        norms = augmented_row_norms(X, s)
-        norms *= np.sqrt(weights)
-        weighted_sq = norms * norms
-    # The quantile counts a record at most once (weights capped at 1 there).
+        # A float64 copy only for lower-precision X (one n-length array, as
+        # before: with few stored entries per row it weighs half a sparse X).
+        norms = np.asarray(augmented_row_norms(X, s), dtype=np.float64)
+        weighted_sq = norms * np.sqrt(weights)
+        weighted_sq *= weighted_sq
+    # The quantile counts a record at most once (weights capped at 1 there);
+    # a weighted squared norm that overflowed (inf) is above its grid.
     median = private_quantile(weighted_sq, 0.5, rho_scale, rng, weights=weights)
     del weighted_sq
     row_clip = _ROW_CLIP_FACTOR * median
-    factors = clip_factors_from_norms(norms, math.sqrt(row_clip))
-    del norms
-    factors *= np.sqrt(weights)
+    # The float32 rows' norms carry their last roundings (a final + s^2 and
+    # square root, in float32): the bound is shrunk by clip_margin (1 for
+    # float64 rows) so that each term, formed in float64 from those rows,
+    # stays within C_S.
+    root = clip_margin(X) * math.sqrt(row_clip)
+    # In place: sqrt(C') / ||x~_i||, inf for a zero row (or one so small that
+    # the quotient overflows: then sqrt(w_i) is the smaller), 0 for a norm of
+    # inf, NaN for a NaN norm.
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        factors = np.divide(root, norms, out=norms)
+    np.minimum(factors, np.sqrt(weights), out=factors)
+    factors[np.isnan(factors)] = 0.0
     return factors, row_clip
 
 

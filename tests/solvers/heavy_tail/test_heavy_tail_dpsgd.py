@@ -192,3 +192,65 @@ def test_private_median_is_located_within_a_narrow_bin_of_a_wide_range(seed):
     )
     assert abs(location - np.median(y)) < 1.0
     assert 1.0 < scale < 5.0
+
+
+def _mixed_units(n=5000):
+    # Columns of sd 1, 100 and 0.01 (around 5): the ridge in raw units
+    # shrinks the last one to ~0 and barely the middle one.
+    rng = np.random.default_rng(0)
+    sd = np.array([1.0, 100.0, 0.01])
+    X = rng.normal([0.0, 0.0, 5.0], sd, size=(n, 3))
+    y = X @ np.array([1.0, 0.01, 20.0]) + 0.1 * rng.normal(size=n)
+    return X, y, sd
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_l2_penalty_is_on_the_raw_coefficients_whatever_the_scales(seed):
+    # The documented objective (the epsilon=inf limit's) is
+    # (1/2n) ||y - X b - b0||^2 + (alpha / 2) ||b||^2 on the raw
+    # coefficients, sklearn's Ridge(alpha * n). The steps run on the columns
+    # divided by their private scales (auto) or by the half-widths of
+    # declared bounds: both must fit that estimand. With the penalty on the
+    # standardized coefficients instead, the sd-100 column's coefficient
+    # came out 35% (auto) and 89% (bounds) below it, the sd-0.01 column's
+    # at about 1.2 instead of 0.004; with a step 1 / max_j alpha_j instead
+    # of the step scales the bounds fit stalled at a tenth of the first
+    # coefficient. epsilon = 1e3 leaves little noise (a larger one would
+    # not: the auto clip grows like sqrt(epsilon n) while the noise
+    # multiplier stays at its floor). Errors are in units of y per column
+    # sd (sd of y: 1.4); they were at most 0.015 on these seeds.
+    from sklearn.linear_model import Ridge
+
+    from sklearn_dpfair import HeavyTailDPRegressor
+
+    X, y, sd = _mixed_units()
+    alpha = 0.5
+    ridge = Ridge(alpha=alpha * X.shape[0]).fit(X, y).coef_
+    params = {"epsilon": 1e3, "penalty": "l2", "alpha": alpha, "random_state": seed}
+    auto = HeavyTailDPRegressor(**params).fit(X, y)
+    bounds = HeavyTailDPRegressor(
+        **params, feature_bounds=[[-4, 4], [-400, 400], [4.96, 5.04]]
+    ).fit(X, y)
+    assert auto.solver_ == bounds.solver_ == "dp-sgd"
+    assert np.all(auto.feature_scale_ != 1.0)  # the columns were scaled
+    np.testing.assert_allclose(auto.coef_ * sd, ridge * sd, atol=0.05)
+    np.testing.assert_allclose(bounds.coef_ * sd, ridge * sd, atol=0.05)
+    np.testing.assert_allclose(auto.coef_ * sd, bounds.coef_ * sd, atol=0.05)
+
+
+def test_step_scales_cap_the_penalty_per_coordinate():
+    from sklearn_dpfair._solvers.heavy_tail._dpsgd import (
+        _standardized_l2,
+        _step_scales,
+    )
+
+    scale = np.array([1e-3, 0.5, 1.0, 300.0])
+    steps = _step_scales(scale, 0.04)
+    np.testing.assert_allclose(steps, [0.2, 0.5, 1.0, 300.0])
+    alpha = _standardized_l2(0.04, steps)
+    assert alpha.shape == (4, 1) and np.all(alpha <= 1.0)
+    np.testing.assert_allclose(alpha.ravel(), 0.04 / steps**2)
+    # No penalty, or unit scales: the steps' scalar strength, unchanged.
+    assert _standardized_l2(0.0, steps) == 0.0
+    assert _standardized_l2(0.3, np.ones(4)) == 0.3
+    np.testing.assert_array_equal(_step_scales(scale, 0.0), scale)

@@ -239,3 +239,80 @@ def test_weighted_curvature_terms_are_within_the_row_clip(weight):
     # (hypot: overflow-safe row norms of the 1e200 row).
     norms = scale * np.hypot.reduce(rows, axis=1)
     assert np.all(np.isfinite(norms)) and np.all(norms**2 <= row_clip * (1 + 1e-9))
+
+
+@pytest.mark.parametrize("intercept_scaling", [0.0, 1.0])
+def test_float32_weighted_curvature_terms_are_clipped_not_dropped(intercept_scaling):
+    # sqrt(w) = 1e50 of a public weight overflows float32: the factors are
+    # formed in float64, so an all-zero row's factor stays finite (its term
+    # 0, not 0 * inf = NaN) and a nonzero row's term is clipped to the
+    # bound C_S, not dropped by a factor 0 from an overflowed weighted norm.
+    from sklearn_dpfair._solvers.heavy_tail._private_curvature import (
+        _weighted_row_scale,
+    )
+
+    s = intercept_scaling
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3)).astype(np.float32)
+    X[0] = 0.0
+    X[1] = 1.0
+    weights = np.ones(500)
+    weights[:2] = 1e100
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scale, row_clip = _weighted_row_scale(X, s, 0.05, rng, weights)
+    rows = np.column_stack([X.astype(np.float64), np.full(500, s)])
+    terms = np.square(scale * np.linalg.norm(rows, axis=1))
+    assert np.all(np.isfinite(scale)) and np.all(terms <= row_clip)
+    # The heavy nonzero rows ([1, 1, 1, s], and [0, 0, 0, 1] with an
+    # intercept) are at the bound (within float32's margin); the all-zero
+    # row's term is 0; unit weights are never scaled up.
+    heavy = [0, 1] if s else [1]
+    np.testing.assert_allclose(terms[heavy], row_clip, rtol=1e-6)
+    assert s or terms[0] == 0.0
+    assert np.all(scale[2:] <= 1.0)
+
+
+def test_float32_heavy_weight_curvature_release_is_within_its_bound(monkeypatch):
+    # Neighbours whose record 0 (public weight 1e100) is an all-zero or a
+    # nonzero float32 row: both fits end; the curvature matrix released
+    # (before noise) differs between them by that record's clipped term,
+    # which is within the release's sensitivity 2 C_S / n, and is that
+    # term at its bound (clipped, not dropped). Before, the zero row's
+    # 0 * inf = NaN made the fit raise (LinAlgError) and the nonzero row's
+    # term was dropped.
+    from sklearn_dpfair import HeavyTailDPRegressor
+    from sklearn_dpfair.privacy import _mechanism
+
+    seen = []
+    privatize_symmetric = _mechanism.GaussianMechanism.privatize_symmetric
+
+    def spy(self, matrix, rng):
+        seen.append((np.array(matrix, dtype=float), self.clip_norm))
+        return privatize_symmetric(self, matrix, rng)
+
+    monkeypatch.setattr(_mechanism.GaussianMechanism, "privatize_symmetric", spy)
+    rng = np.random.default_rng(0)
+    n = 2000
+    X = rng.normal(size=(n, 3)).astype(np.float32)
+    y = (X @ np.array([1.0, -1.0, 0.5]) + rng.normal(size=n)).astype(np.float32)
+    weights = np.ones(n)
+    weights[0] = 1e100
+    for solver in ("sgd", "acsa"):
+        seen.clear()
+        for value in (0.0, 1.0):
+            X2 = X.copy()
+            X2[0] = value
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                reg = HeavyTailDPRegressor(
+                    solver=solver, fit_intercept=False, random_state=0
+                ).fit(X2, y, sample_weight=weights)
+            assert np.all(np.isfinite(reg.coef_)) and math.isfinite(reg.smoothness_)
+        (zero, sensitivity), (nonzero, sensitivity2) = seen
+        assert sensitivity == sensitivity2  # the same private clip C_S
+        assert np.all(np.isfinite(zero)) and np.all(np.isfinite(nonzero))
+        moved = np.linalg.norm(nonzero - zero)
+        # One clipped term over n: C_S / n = half the sensitivity.
+        assert moved <= sensitivity
+        np.testing.assert_allclose(moved, sensitivity / 2, rtol=1e-5)

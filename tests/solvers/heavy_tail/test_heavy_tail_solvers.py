@@ -20,6 +20,9 @@ from sklearn_dpfair._solvers.heavy_tail._schedules import stich_schedule
 from sklearn_dpfair._solvers.heavy_tail._fit import zcdp_budget
 from sklearn_dpfair._solvers.heavy_tail._localized import (
     LocalizedPhase,
+    localized_event,
+    localized_phase_events,
+    localized_phase_steps,
     localized_plan,
     localized_subgradient,
 )
@@ -109,6 +112,35 @@ def test_localized_phases_are_disjoint():
     used = np.concatenate(Xr.reads)
     assert len(Xr.reads) == len(plan) == 8
     assert np.unique(used).size == used.size == 255
+
+
+@pytest.mark.parametrize("n, max_steps", [(4, None), (300, None), (1000, 25)])
+def test_localized_event_follows_from_public_counts(n, max_steps):
+    # Algorithm 7's phases: the event of a run (its costliest phase) is the
+    # same whatever the (private) clips and gradient scale its plan used,
+    # and localized_event makes it from n, max_steps and the budget alone.
+    budget = zcdp_budget(0.3, 1e-5)
+    levels = math.floor(math.log2(n))
+    n_used = 2**levels
+    expected = localized_event(n, max_steps, budget)
+    for scale, clip in [(1e-3, 1e-4), (1.0, 1.0), (1e6, 1e7)]:
+        clips = [clip * (1 + i) for i in range(levels)]
+        plan = localized_plan(
+            n_used, 3, 0.8, 2.0, diameter=20.0, scale=scale, clips=clips,
+            max_steps=max_steps,
+        )
+        steps = localized_phase_steps(n, max_steps)
+        assert [(p.n_rows, p.n_steps) for p in plan] == steps
+        assert localized_phase_events(plan, budget)[0] == expected
+    # T_i = min(ceil(n_i ln n_used), max_steps) steps of noise multiplier
+    # sqrt(T_i / (2 rho)): every phase is rho-zCDP.
+    assert steps[0] == (
+        n_used // 2,
+        min(math.ceil(n_used // 2 * math.log(n_used)), max_steps or math.inf),
+    )
+    assert expected.count / (2 * expected.event.noise_multiplier**2) == (
+        pytest.approx(0.3, rel=1e-12)
+    )
 
 
 def test_disjoint_batches_validate_sizes():
