@@ -14,6 +14,7 @@ from .._base import (
     LinearRegressorMixin,
     PrivateEstimatorMixin,
 )
+from .._solvers._feature_scaling import warn_unscaled_columns
 from .._solvers._progress import progress_printer
 from .._solvers.semi_dp import (
     SEMIDP_HYPERPARAMETERS,
@@ -238,7 +239,10 @@ class SemiDPLinearRegression(
           median, then private quantiles of the centred column, on a public
           log-scale grid) that spend 10% of the zCDP budget, composed into
           the same ``dp_event_`` (the steps' noise is calibrated to the rest
-          and accounted with RDP) and named in the record.
+          and accounted with RDP) and named in the record, where the rows
+          and budget can resolve them (a public rule of ``n``, ``epsilon``
+          and the number of columns); otherwise none are drawn, the columns
+          are used as given, and a warning names those far from unit scale.
 
         With fewer than 5 public rows the target is scaled as well (see
         ``target_scaling``).
@@ -660,6 +664,11 @@ default=None
                 ),
                 UserWarning,
             )
+        if setup.scaling.unaffordable:
+            # A public rule of n, epsilon and the number of columns drew no
+            # private scales: say so when the columns are far from unit
+            # scale (an input check, outside the guarantee, as the others).
+            warn_unscaled_columns(X, self, True, scaling=setup.scaling)
         result = fit_semidp(
             X,
             y,

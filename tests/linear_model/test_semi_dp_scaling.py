@@ -127,6 +127,26 @@ def test_too_few_rows_for_private_quantiles_scale_nothing():
     assert est.privacy_plan(500, X.shape[1]).dp_event == est.dp_event_
 
 
+def test_raw_columns_left_unscaled_by_the_rule_are_named():
+    # The rule above trains on the columns as given: raw columns (about
+    # 50 +- 10) are named in a warning, as DPLogisticRegression names them.
+    rng = np.random.default_rng(0)
+    X = rng.normal(50.0, 10.0, size=(1500, 3))
+    y = X @ np.array([1.0, -1.0, 0.5]) + rng.normal(size=1500)
+    public = np.arange(1500) < 3
+    with pytest.warns(UserWarning, match="trains on the columns as given: at this"):
+        SemiDPLinearRegression(max_iter=3, random_state=0).fit(
+            X, y, public_mask=public
+        )
+    # Columns near unit scale are not named.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SemiDPLinearRegression(max_iter=3, random_state=0).fit(
+            (X - 50.0) / 10.0, y, public_mask=public
+        )
+    assert not any("trains on the columns" in str(w.message) for w in caught)
+
+
 # Without the target among them, the columns' draws had add/remove's
 # sensitivity (1/2 for a median) under the default replace-one relation.
 @pytest.mark.parametrize("target_scaling", ["auto", None])
