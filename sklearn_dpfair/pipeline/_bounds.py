@@ -16,6 +16,8 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
+from ._steps import _is_empty_selection
+
 __all__ = ["FLOWING_BOUNDS", "declared_output_bound", "flowing_bound"]
 
 #: ``(class name, solver) -> (parameter, kind)``: the feature bounds a final
@@ -67,8 +69,11 @@ def declared_output_bound(step):
         return {"norm": math.sqrt(step.n_features_in_), "inf": 1.0}
     if isinstance(step, ColumnTransformer):
         norms, infs = [], []
-        for _, sub, _ in step.transformers_:
-            if isinstance(sub, str) and sub == "drop":
+        for _, sub, columns in step.transformers_:
+            # A block that selects no column is neither fitted nor output.
+            if (isinstance(sub, str) and sub == "drop") or _is_empty_selection(
+                columns, None
+            ):
                 continue
             bound = declared_output_bound(sub)
             if bound is None:

@@ -23,6 +23,8 @@ from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..exceptions import PrivacyAccountingError, PrivacyBudgetError
+from ..fairness._sensitive import encode_sensitive_features
+from ..federated._silos import split_by_silo
 from ..privacy._ledger import PrivacyLedger
 from ..privacy._plan import PrivacyPlan, check_public_count, check_public_layout
 from ..privacy._random import check_noise_generator, noise_seed, step_seeds
@@ -36,7 +38,7 @@ from ._budget_split import (
     replace_one_release,
     resolve_shares,
 )
-from ._steps import column_transformer_paths, fitted_part, walk_steps
+from ._steps import composite_paths, fitted_part, walk_steps
 
 __all__ = ["PrivatePipeline", "make_private_pipeline"]
 
@@ -213,7 +215,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
     ----------
     steps : list of (str, estimator)
         As in :class:`sklearn.pipeline.Pipeline`; the last one is the final
-        estimator. The objects are never modified: the fit uses clones.
+        estimator, which is planned and checked as a step of this pipeline:
+        not a ``Pipeline`` (flatten it: ``[..., *inner.steps]``). The
+        objects are never modified: the fit uses clones.
     epsilon : float, default=1.0
         Total epsilon of the whole fit (``np.inf``: every step non-private).
     delta : float, default=1e-5
@@ -425,6 +429,17 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 f"The last step {names[-1]!r} must be an estimator with fit; got "
                 f"{final!r}."
             )
+        if isinstance(final, Pipeline):
+            # The final step is re-planned on the width the earlier steps
+            # released, takes their output bound and the public counts of
+            # the fit's metadata: all of it acts on the final estimator
+            # itself, which a nested pipeline hides.
+            raise ValueError(
+                f"The last step {names[-1]!r} is a Pipeline: a private pipeline "
+                "checks and plans its final estimator itself, which a nested "
+                "pipeline hides. Flatten it: PrivatePipeline([..., "
+                f"*{names[-1]}.steps]) (a Pipeline is allowed as any earlier step)."
+            )
 
     # -- the plan ------------------------------------------------------------
 
@@ -447,6 +462,18 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             est = clone(unit.estimator)
             if not hasattr(est, "privacy_plan"):  # pragma: no cover - mixin has it
                 raise ValueError(f"Step {unit.path!r} has no privacy_plan.")
+            if "delta" not in est.get_params(deep=False):
+                # A local-DP estimator (each record randomized before it
+                # leaves its holder, pure epsilon) protects against the
+                # server, a guarantee of another kind than the steps'
+                # central (epsilon, delta): they do not share one budget.
+                raise ValueError(
+                    f"Step {unit.path!r} ({type(est).__name__}) is a local-DP "
+                    "estimator with no delta: its guarantee is not a share of "
+                    "the pipeline's central (epsilon, delta) budget. Fit it "
+                    "outside a private pipeline, on features prepared from "
+                    "public information."
+                )
             counts = final_counts if unit.final else {}
             extra = {}
             if unit.final and len(self.steps) > 1:
@@ -599,7 +626,8 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             alone leave unresolved.
         **public_counts : int
             Public counts of the final estimator (``n_classes``,
-            ``n_groups``, ``n_public``).
+            ``n_groups``, ``n_public``, ``n_silos``), as :meth:`fit` counts
+            them from its metadata.
 
         Returns
         -------
@@ -652,8 +680,12 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 routed[final][key] = value
         return routed
 
-    def _final_counts(self, y, final_params):
-        """Public counts the final estimator's plan takes, as its fit will see them."""
+    def _final_counts(self, y, final_params, n_samples):
+        """Public counts the final estimator's plan takes, as its fit will see them.
+
+        Each is counted by the function the estimator's fit counts it with,
+        so that the plan is made at the count the fit records.
+        """
         final = self.steps[-1][1]
         accepted = getattr(final, "_plan_public_counts", ())
         counts = {}
@@ -674,10 +706,17 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             and getattr(final, "groups", None) is None
             and groups is not None
         ):
-            groups = np.asarray(groups)
-            counts["n_groups"] = len(
-                np.unique(groups, axis=0) if groups.ndim > 1 else np.unique(groups)
-            )
+            # The estimator's own encoding: intersectional groups of several
+            # columns (object or mixed dtypes alike), missing values in no
+            # group.
+            counts["n_groups"] = encode_sensitive_features(
+                groups, n_samples=n_samples
+            ).n_groups
+        silos = final_params.get("silos")
+        if "n_silos" in accepted and silos is not None:
+            # Silo membership is public metadata; the federated fit splits
+            # the rows by split_by_silo, which also validates the ids.
+            counts["n_silos"] = len(split_by_silo(silos, n_samples)[0])
         return counts
 
     def fit(self, X, y=None, **params):
@@ -692,9 +731,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             Targets, for a supervised final step.
         **params : dict
             ``step__param`` for a step's fit; other keywords
-            (``sensitive_features``, ``public_mask``, ``sample_weight``) go to
-            the final estimator. With metadata routing enabled, the steps'
-            ``set_fit_request`` decide.
+            (``sensitive_features``, ``public_mask``, ``sample_weight``,
+            ``silos``) go to the final estimator. With metadata routing
+            enabled, the steps' ``set_fit_request`` decide.
 
         Returns
         -------
@@ -709,7 +748,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         final_name = self.steps[-1][0]
         # The layout is the container's (a DataFrame of sparse columns is
         # read as the sparse matrix the steps' validation makes of it).
-        final_counts = self._final_counts(y, routed[final_name])
+        final_counts = self._final_counts(y, routed[final_name], n_samples)
         layout, _ = self._layout(n_samples, n_features, schema, final_counts, sparse)
         plan = layout.plan
         pipeline = Pipeline(
@@ -719,10 +758,14 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             ]
         )
         pipeline.set_params(**layout.params)
-        # Blocks fitted in other processes would release outside this
-        # fit's release log: a ColumnTransformer's blocks run here.
+        # Blocks fitted in other processes, or steps loaded from a cache of
+        # an earlier fit, would release outside this fit's release log (or
+        # not release at all): every ColumnTransformer's blocks run here, and
+        # every nested Pipeline fits its steps anew.
+        column_transformers, pipelines = composite_paths(pipeline)
         pipeline.set_params(
-            **{f"{path}__n_jobs": None for path in column_transformer_paths(pipeline)}
+            **{f"{path}__n_jobs": None for path in column_transformers},
+            **{f"{path}__memory": None for path in pipelines},
         )
         convert = plan.adjacency == "replace_one"
         Xt = X

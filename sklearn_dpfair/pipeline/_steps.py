@@ -43,7 +43,7 @@ from .._base import PrivateEstimatorMixin
 __all__ = [
     "DP_REPLACEMENTS",
     "PrivateUnit",
-    "column_transformer_paths",
+    "composite_paths",
     "fitted_part",
     "walk_steps",
 ]
@@ -174,6 +174,24 @@ def _free_layout(est, sparse_in):
     return False
 
 
+def _warns_on_unknown(encoder):
+    """Whether a ``OneHotEncoder`` warns when it meets an undeclared category.
+
+    scikit-learn warns (naming the columns) with ``handle_unknown="warn"``,
+    and with ``"ignore"`` or ``"infrequent_if_exist"`` when ``drop`` is set:
+    during the pipeline's fit that warning says whether a private row holds
+    a value outside the declared categories.
+    """
+    if not isinstance(encoder, OneHotEncoder):
+        return False
+    if encoder.handle_unknown == "warn":
+        return True
+    return encoder.drop is not None and encoder.handle_unknown in (
+        "ignore",
+        "infrequent_if_exist",
+    )
+
+
 def _checks_its_inverse(transformer):
     # FunctionTransformer.fit applies func then inverse_func to a subsample
     # of the rows and warns when they disagree: a bit about private rows.
@@ -188,7 +206,7 @@ def _is_free_leaf(est):
     if isinstance(est, FunctionTransformer):
         return not _checks_its_inverse(est)
     if isinstance(est, (OneHotEncoder, OrdinalEncoder)):
-        return _encoder_is_free(est)
+        return _encoder_is_free(est) and not _warns_on_unknown(est)
     if isinstance(est, SplineTransformer):
         return not isinstance(est.knots, str)
     return False
@@ -202,6 +220,24 @@ def _free_leaf_refusal(path, est):
             "checks inverse_func against func on a subsample of the private "
             "rows and warns on a mismatch (check_inverse=True); pass "
             "check_inverse=False",
+        )
+    if _warns_on_unknown(est) and _encoder_is_free(est):
+        given = f"handle_unknown={est.handle_unknown!r}" + (
+            f" with drop={est.drop!r}" if est.drop is not None else ""
+        )
+        fix = (
+            "Pass handle_unknown='ignore' or 'infrequent_if_exist' (an unknown "
+            "value is encoded as zeros, without a warning)."
+            if est.drop is None
+            else "Set drop=None with handle_unknown='ignore', or "
+            "handle_unknown='error' (an input check that stops the fit, "
+            "outside the guarantee)."
+        )
+        raise ValueError(
+            f"Step {path!r} (OneHotEncoder) warns during the fit when a private "
+            f"row holds a category outside the declared ones ({given}): "
+            "whether it warns is a bit about the private rows, outside the "
+            f"pipeline's guarantee. {fix}"
         )
     if isinstance(est, (OneHotEncoder, OrdinalEncoder)) and _declared(est.categories):
         _refuse(
@@ -231,6 +267,19 @@ def _private_width(est, n_in):
         if est.max_categories is not None or est.min_frequency is not None:
             return None
         return sum(len(c) + other for c in est.categories)
+    return None
+
+
+def _declared_input_width(est):
+    """Input width a private step's public parameters fix, or None.
+
+    A ``DPOneHotEncoder`` with declared ``categories`` (one list per column)
+    takes exactly that many columns: its fit refuses any other width from
+    the input's shape, before it reads a row. Its plan is then made at that
+    width, not at a probe width its categories contradict.
+    """
+    if type(est).__name__ == "DPOneHotEncoder" and not isinstance(est.categories, str):
+        return len(est.categories)
     return None
 
 
@@ -269,6 +318,32 @@ def _column_indices(key, n_in, names):
             return None
         return [columns.index(k) for k in keys]
     return None
+
+
+def _is_empty_selection(key, names):
+    """Whether a ColumnTransformer skips a block: its selection holds no column.
+
+    scikit-learn's rule (``_is_empty_column_selection``): an empty list or
+    an all-False mask, after a ``make_column_selector`` is applied, which is
+    resolved here on the public schema (the columns' names and dtypes).
+    None when only the fit can tell (another callable, or a selector the
+    schema does not resolve).
+    """
+    if isinstance(key, make_column_selector):
+        if names is None or names.get("frame") is None:
+            return None
+        by_dtype = key.dtype_include is not None or key.dtype_exclude is not None
+        if by_dtype and not names.get("dtypes_known", True):
+            return None
+        key = key(names["frame"])
+    elif callable(key):
+        return None
+    dtype = getattr(key, "dtype", None)
+    if isinstance(dtype, np.dtype) and np.issubdtype(dtype, np.bool_):
+        return not np.any(key)
+    if hasattr(key, "__len__") and not isinstance(key, str):
+        return len(key) == 0 or (all(isinstance(k, bool) for k in key) and not any(key))
+    return False
 
 
 def walk_steps(steps, n_features, *, names=None, prefix="", final=True, sparse=False):
@@ -325,6 +400,8 @@ def _walk_one(path, est, n_in, names, is_last, sparse):
     if isinstance(est, str) and est == "drop":
         return [], 0, False
     if isinstance(est, PrivateEstimatorMixin):
+        if n_in is None:
+            n_in = _declared_input_width(est)
         # The private transformers of this package output dense arrays.
         unit = PrivateUnit(path, est, n_in, final=is_last, sparse=sparse)
         return [unit], _private_width(est, n_in), False
@@ -345,6 +422,11 @@ def _walk_columns(path, ct, n_in, names, sparse):
     layouts = []
     blocks = list(ct.transformers)
     for block_name, est, key in blocks:
+        if _is_empty_selection(key, names):
+            # scikit-learn neither fits nor outputs a block that selects no
+            # column; the selection is public (the schema), so the block
+            # gets no plan and no share.
+            continue
         cols = _column_indices(key, n_in, names)
         known = known and cols is not None
         if cols is not None:
@@ -362,7 +444,8 @@ def _walk_columns(path, ct, n_in, names, sparse):
         width = None if (w is None or width is None) else width + w
     remainder = ct.remainder
     n_rest = n_in - len(used) if (known and n_in is not None) else None
-    if not (isinstance(remainder, str) and remainder == "drop"):
+    # No column left: scikit-learn skips the remainder, as an empty block.
+    if not (isinstance(remainder, str) and remainder == "drop") and n_rest != 0:
         sub, w, block_sparse = _walk_one(
             f"{path}__remainder", remainder, n_rest, None, False, sparse
         )
@@ -397,16 +480,37 @@ def fitted_part(fitted, path):
     return obj
 
 
-def column_transformer_paths(pipeline, prefix=""):
-    """Parameter paths of every ``ColumnTransformer`` inside ``pipeline``."""
-    paths = []
-    for name, est in pipeline.steps:
-        path = f"{prefix}{name}"
+def composite_paths(pipeline):
+    """Parameter paths of every ``ColumnTransformer`` and ``Pipeline`` nested inside.
+
+    Every step, every block and every remainder, at any depth: the fit
+    resets their ``n_jobs`` and ``memory``, so that no part runs in another
+    process or is loaded from a cache, where its releases would escape the
+    fit's release log.
+
+    Parameters
+    ----------
+    pipeline : sklearn.pipeline.Pipeline
+
+    Returns
+    -------
+    column_transformers : list of str
+    pipelines : list of str
+        The nested pipelines (not ``pipeline`` itself).
+    """
+    column_transformers, pipelines = [], []
+
+    def visit(path, est):
         if isinstance(est, Pipeline):
-            paths.extend(column_transformer_paths(est, f"{path}__"))
+            pipelines.append(path)
+            for name, sub in est.steps:
+                visit(f"{path}__{name}", sub)
         elif isinstance(est, ColumnTransformer):
-            paths.append(path)
+            column_transformers.append(path)
             for block, sub, _ in est.transformers:
-                if isinstance(sub, Pipeline):
-                    paths.extend(column_transformer_paths(sub, f"{path}__{block}__"))
-    return paths
+                visit(f"{path}__{block}", sub)
+            visit(f"{path}__remainder", est.remainder)
+
+    for name, est in pipeline.steps:
+        visit(name, est)
+    return column_transformers, pipelines

@@ -28,6 +28,7 @@ from sklearn_dpfair.linear_model import (
     DPLogisticRegression,
     HeavyTailDPRegressor,
     SemiDPLinearRegression,
+    SemiLocalDPLinearRegression,
 )
 from sklearn_dpfair.pipeline import PrivatePipeline, make_private_pipeline
 from sklearn_dpfair.preprocessing import (
@@ -287,17 +288,31 @@ def test_non_private_final_estimator_is_refused():
 
 
 def test_estimator_without_a_plan_is_refused():
-    # The localized solver's recorded event depends on a private scale.
+    # A fixed noise multiplier the step's share cannot afford: no plan.
     pipe = make_private_pipeline(
-        DPStandardScaler(bounds=(0, 1)), HeavyTailDPRegressor(solver="localized")
+        DPStandardScaler(bounds=(0, 1)),
+        DPLogisticRegression(classes=[0, 1], noise_multiplier=1.0),
     )
-    with pytest.raises(ValueError, match="'heavytaildpregressor'.*no privacy plan"):
+    with pytest.raises(ValueError, match="'dplogisticregression'.*no privacy plan"):
         pipe.privacy_plan(N, 3)
-    # Its default solver is planned, and composes.
-    planned = make_private_pipeline(
-        DPStandardScaler(bounds=(0, 1)), HeavyTailDPRegressor()
-    ).privacy_plan(N, 3)
-    assert planned.epsilon <= 1.0
+    # The heavy-tail solvers are planned, and compose.
+    for solver in ("dp-sgd", "localized"):
+        planned = make_private_pipeline(
+            DPStandardScaler(bounds=(0, 1)), HeavyTailDPRegressor(solver=solver)
+        ).privacy_plan(N, 3)
+        assert planned.epsilon <= 1.0
+
+
+def test_a_local_dp_estimator_is_refused_before_any_row_is_read():
+    X, y = _raw_array()
+    pipe = make_private_pipeline(
+        DPStandardScaler(bounds=ARRAY_BOUNDS), SemiLocalDPLinearRegression()
+    )
+    with pytest.raises(ValueError, match="local-DP estimator with no delta"):
+        pipe.privacy_plan(N, 3)
+    with pytest.raises(ValueError, match="local-DP estimator with no delta"):
+        pipe.fit(X, y.astype(float))
+    assert not hasattr(pipe, "pipeline_")
 
 
 def test_free_steps_cost_nothing():

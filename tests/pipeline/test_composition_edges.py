@@ -1,0 +1,424 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""Compositions at the edges of what a private pipeline plans.
+
+A nested final pipeline, public counts of the final estimator's metadata
+(groups of several columns, silos), nested parallel or cached composites,
+empty column selections, a declared width after a function, and free
+encoders that would warn about a private row: each is planned as it is
+fitted, or refused before a row is read.
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.compose import ColumnTransformer, make_column_selector
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import (
+    FunctionTransformer,
+    OneHotEncoder,
+    SplineTransformer,
+)
+
+from sklearn_dpfair.fairness import encode_sensitive_features
+from sklearn_dpfair.linear_model import DPFERMIClassifier, DPLogisticRegression
+from sklearn_dpfair.pipeline import PrivatePipeline
+from sklearn_dpfair.pipeline._steps import composite_paths, walk_steps
+from sklearn_dpfair.preprocessing import (
+    DPOneHotEncoder,
+    DPSimpleImputer,
+    DPStandardScaler,
+)
+from sklearn_dpfair.privacy._releases import logged_releases
+
+N = 1000
+BOUNDS = (-4.0, 4.0)
+
+
+def _numbers(n=N, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def _fit(pipe, X, y, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # short fits' ConvergenceWarning
+        return pipe.fit(X, y, **kwargs)
+
+
+def _assert_planned(plan, pipe):
+    assert plan.dp_event == pipe.dp_event_
+    assert plan.epsilon == pipe.epsilon_ <= pipe.epsilon
+    assert [name for name, _ in plan.steps] == list(pipe.step_budgets_)
+    assert sum(b["share"] for b in pipe.step_budgets_.values()) == pytest.approx(1)
+
+
+def _model(**params):
+    return DPLogisticRegression(classes=[0, 1], max_iter=2, **params)
+
+
+class _Unread:
+    """Rows that fail when read, even for their shape."""
+
+    shape = (N, 3)
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("a row was read")
+
+
+# -- a Pipeline as the last step -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # The final step re-planned on the width a function outputs.
+        [
+            ("widen", FunctionTransformer(lambda X: np.tile(X, 20))),
+            ("model", Pipeline([("clf", _model())])),
+        ],
+        # The output bound handed to output perturbation.
+        [
+            ("scale", DPStandardScaler(bounds=BOUNDS)),
+            (
+                "model",
+                Pipeline([("clf", _model(solver="output-perturbation", alpha=1.0))]),
+            ),
+        ],
+        [
+            (
+                "model",
+                Pipeline(
+                    [("scale", DPStandardScaler(bounds=BOUNDS)), ("clf", _model())]
+                ),
+            )
+        ],
+    ],
+)
+def test_pipeline_as_last_step_is_refused_before_a_row_is_read(steps):
+    # Re-planning, the flowing bound and the public counts act on the final
+    # estimator itself: hidden in a nested pipeline they did not apply.
+    pipe = PrivatePipeline(steps, random_state=0)
+    with pytest.raises(ValueError, match=r"last step 'model' is a Pipeline.*Flatten"):
+        pipe.privacy_plan(N, 3)
+    with pytest.raises(ValueError, match=r"Flatten it: PrivatePipeline"):
+        pipe.fit(_Unread(), np.zeros(N))
+    # Flattened, it plans and fits as planned.
+    inner = steps[-1][1]
+    flat = PrivatePipeline([*steps[:-1], *inner.steps], random_state=0)
+    X, y = _numbers()
+    plan = flat.privacy_plan(N, 3)
+    _fit(flat, X, y)
+    assert plan.dp_event == flat.dp_event_
+
+
+# -- public counts of the final estimator ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make_groups",
+    [
+        # Intersectional groups of two string columns.
+        lambda rng: pd.DataFrame(
+            {"sex": rng.choice(["F", "M"], N), "race": rng.choice(["w", "b"], N)}
+        ),
+        # One column of strings, as a DataFrame.
+        lambda rng: pd.DataFrame({"sex": rng.choice(["F", "M"], N)}),
+        # Mixed types in an object array of two columns.
+        lambda rng: np.column_stack(
+            [rng.choice(["F", "M"], N), rng.integers(0, 3, N)]
+        ).astype(object),
+    ],
+)
+def test_undeclared_groups_are_counted_as_the_estimator_encodes_them(make_groups):
+    X, y = _numbers()
+    groups = make_groups(np.random.default_rng(1))
+    pipe = PrivatePipeline(
+        [
+            ("scale", DPStandardScaler(bounds=BOUNDS)),
+            ("model", DPFERMIClassifier(classes=[0, 1], max_iter=2)),
+        ],
+        random_state=0,
+    )
+    _fit(pipe, X, y, sensitive_features=groups)
+    n_groups = encode_sensitive_features(groups).n_groups
+    assert len(pipe[-1].groups_) == n_groups
+    plan = pipe.privacy_plan(N, 3, n_groups=n_groups)
+    _assert_planned(plan, pipe)
+
+
+def test_silos_are_counted_as_the_federated_fit_splits_them():
+    # With its own silo budget the federated fit's event is not the central
+    # one the plan would make without the number of silos.
+    X, y = _numbers()
+    silos = np.repeat(["A", "B", "C"], [400, 350, 250])
+    model = DPLogisticRegression(
+        classes=[0, 1], max_iter=2, silo_epsilon=1.0, silo_delta=1e-6
+    )
+    pipe = PrivatePipeline(
+        [("scale", DPStandardScaler(bounds=BOUNDS)), ("model", model)],
+        epsilon=2.0,
+        random_state=0,
+    )
+    _fit(pipe, X, y, silos=silos)
+    assert pipe[-1].silos_ == ["A", "B", "C"]
+    plan = pipe.privacy_plan(N, 3, n_silos=3)
+    _assert_planned(plan, pipe)
+    # A missing silo id is refused by the count, before any step releases.
+    with logged_releases() as log, pytest.raises(ValueError, match="missing ids"):
+        pipe.fit(X, y, silos=[None] * N)
+    assert not log.counts
+
+
+# -- nested parallel and cached composites -----------------------------------
+
+
+def _frame(n=N, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(
+        {
+            "age": rng.uniform(17, 90, n),
+            "hours": rng.uniform(1, 99, n),
+            "work": rng.choice(["Private", "Self", "Gov"], n),
+        }
+    )
+    return X, (X.age.to_numpy() > 40).astype(int)
+
+
+def test_nested_column_transformers_run_in_this_process():
+    # Blocks fitted in other processes would release outside the fit's
+    # release log: at any depth, in a block or a remainder.
+    X, y = _frame()
+    inner = ColumnTransformer(
+        [
+            ("a", DPStandardScaler(bounds=(17, 90)), ["age"]),
+            ("h", DPStandardScaler(bounds=(1, 99)), ["hours"]),
+        ],
+        n_jobs=2,
+    )
+    rest = ColumnTransformer(
+        [("w", DPOneHotEncoder(), [0])], remainder="drop", n_jobs=2
+    )
+    columns = ColumnTransformer(
+        [("num", inner, ["age", "hours"])], remainder=rest, n_jobs=2
+    )
+    pipe = PrivatePipeline([("columns", columns), ("model", _model())], random_state=0)
+    plan = pipe.privacy_plan(N, 3, feature_names=X.iloc[:0])
+    _fit(pipe, X, y)
+    _assert_planned(plan, pipe)
+    assert list(pipe.step_budgets_) == [
+        "columns__num__a",
+        "columns__num__h",
+        "columns__remainder__w",
+        "model",
+    ]
+    # The steps given are untouched.
+    assert inner.n_jobs == rest.n_jobs == columns.n_jobs == 2
+
+
+def test_composite_paths_reach_every_block_and_remainder():
+    deep = Pipeline([("impute", DPSimpleImputer(bounds=BOUNDS))])
+    ct = ColumnTransformer(
+        [("num", ColumnTransformer([("p", deep, [0])]), [0, 1])],
+        remainder=Pipeline([("c", ColumnTransformer([("s", "passthrough", [0])]))]),
+    )
+    cts, pipes = composite_paths(Pipeline([("columns", ct), ("model", _model())]))
+    assert cts == ["columns", "columns__num", "columns__remainder__c"]
+    assert pipes == ["columns__num__p", "columns__remainder"]
+
+
+def test_nested_pipeline_memory_is_not_used(tmp_path):
+    # A step loaded from the cache of an earlier fit releases nothing in
+    # this one, which its record would still account.
+    X, y = _numbers()
+    pre = Pipeline(
+        [
+            ("impute", DPSimpleImputer(bounds=BOUNDS)),
+            ("scale", DPStandardScaler(bounds=BOUNDS)),
+        ],
+        memory=str(tmp_path),
+    )
+    pipe = PrivatePipeline([("pre", pre), ("model", _model())])
+    plan = pipe.privacy_plan(N, 3)
+    for _ in range(2):
+        _fit(pipe, X, y)
+        _assert_planned(plan, pipe)
+    assert pipe.pipeline_[0].memory is None
+    assert pre.memory == str(tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+# -- empty column selections -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "columns, kept",
+    [
+        # A dtype selector that matches no column of the schema.
+        (
+            ColumnTransformer(
+                [
+                    (
+                        "num",
+                        DPSimpleImputer(bounds=(-5, 5)),
+                        make_column_selector(dtype_include=np.number),
+                    ),
+                    (
+                        "cat",
+                        DPOneHotEncoder(),
+                        make_column_selector(dtype_include=object),
+                    ),
+                ]
+            ),
+            ["columns__num"],
+        ),
+        # An empty list and an all-False mask.
+        (
+            ColumnTransformer(
+                [
+                    ("num", DPStandardScaler(bounds=BOUNDS), ["a", "b"]),
+                    ("none", DPStandardScaler(bounds=BOUNDS), []),
+                    ("mask", DPOneHotEncoder(), [False, False]),
+                ]
+            ),
+            ["columns__num"],
+        ),
+        # A private remainder with no column left.
+        (
+            ColumnTransformer(
+                [("num", DPStandardScaler(bounds=BOUNDS), ["a", "b"])],
+                remainder=DPStandardScaler(bounds=(0, 1)),
+            ),
+            ["columns__num"],
+        ),
+    ],
+)
+def test_empty_selection_is_skipped_as_scikit_learn_skips_it(columns, kept):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=N), "b": rng.normal(size=N)})
+    y = (X.a > 0).astype(int).to_numpy()
+    pipe = PrivatePipeline([("columns", columns), ("model", _model())], random_state=0)
+    plan = pipe.privacy_plan(N, 2, feature_names=X.iloc[:0])
+    _fit(pipe, X, y)
+    _assert_planned(plan, pipe)
+    assert list(pipe.step_budgets_) == [*kept, "model"]
+    assert pipe[:-1].transform(X.iloc[:3]).shape == (3, 2)
+
+
+def test_empty_block_declares_no_bound_of_its_own():
+    # Output perturbation takes the bound of the blocks that run.
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=N), "b": rng.normal(size=N)})
+    y = (X.a > 0).astype(int).to_numpy()
+    columns = ColumnTransformer(
+        [
+            ("num", DPStandardScaler(bounds=BOUNDS), ["a", "b"]),
+            ("cat", DPOneHotEncoder(), make_column_selector(dtype_include=object)),
+        ]
+    )
+    pipe = PrivatePipeline(
+        [
+            ("columns", columns),
+            ("model", _model(solver="output-perturbation", alpha=1.0)),
+        ],
+        random_state=0,
+    )
+    plan = pipe.privacy_plan(N, 2, feature_names=X.iloc[:0])
+    _fit(pipe, X, y)
+    _assert_planned(plan, pipe)
+    scaler = pipe.pipeline_[0].named_transformers_["num"]
+    assert pipe[-1].feature_norm_bound == pytest.approx(scaler.output_norm_bound_)
+
+
+# -- a declared width after a function ------------------------------------
+
+
+def test_declared_categories_fix_the_width_after_a_function():
+    # A function's output width is unknown before the fit, but an encoder
+    # with declared categories takes one column per list: its plan is made
+    # there, not at a probe width its categories contradict.
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.integers(0, 3, N), "b": rng.integers(0, 2, N)})
+    y = (X.a.to_numpy() > 0).astype(int)
+    pipe = PrivatePipeline(
+        [
+            ("text", FunctionTransformer(lambda X: X.astype(str))),
+            ("encode", DPOneHotEncoder(categories=[["0", "1", "2"], ["0", "1"]])),
+            ("model", _model()),
+        ],
+        random_state=0,
+    )
+    plan = pipe.privacy_plan(N, 2)
+    steps = dict(plan.steps)
+    assert dict(steps["encode"].public)["n_features"] == 2
+    _fit(pipe, X, y)
+    _assert_planned(plan, pipe)
+    # The encoder's output width is public: the final step is planned at it.
+    width = pipe[:-1].transform(X).shape[1]
+    assert dict(steps["model"].public)["n_features"] == width
+
+
+# -- free encoders that would warn about a private row ----------------------
+
+
+@pytest.mark.parametrize(
+    "encoder, fix",
+    [
+        (OneHotEncoder(categories=[["a", "b"]], handle_unknown="warn"), "'ignore'"),
+        (
+            OneHotEncoder(
+                categories=[["a", "b"]], handle_unknown="ignore", drop="first"
+            ),
+            "drop=None",
+        ),
+        (
+            OneHotEncoder(
+                categories=[["a", "b"]],
+                handle_unknown="infrequent_if_exist",
+                drop="first",
+            ),
+            "drop=None",
+        ),
+    ],
+)
+def test_one_hot_encoder_that_warns_on_unknown_is_refused(encoder, fix):
+    pipe = PrivatePipeline([("enc", encoder), ("model", _model())], random_state=0)
+    with pytest.raises(ValueError, match=rf"Step 'enc' \(OneHotEncoder\) warns.*{fix}"):
+        pipe.privacy_plan(N, 1)
+    X = pd.DataFrame({"c": ["a", "b", "c"] * (N // 3)})
+    with pytest.raises(ValueError, match="warns during the fit"):
+        pipe.fit(X, np.arange(len(X)) % 2)
+
+
+def test_one_hot_encoder_ignoring_unknowns_is_free_and_silent():
+    X = pd.DataFrame({"c": ["a"] * 500 + ["b"] * 499 + ["SECRET"]})
+    y = np.r_[np.zeros(500), np.ones(500)].astype(int)
+    encoder = OneHotEncoder(categories=[["a", "b"]], handle_unknown="ignore")
+    units, width = walk_steps([("enc", encoder)], 1, final=False)
+    assert units == [] and width == 2
+    pipe = PrivatePipeline([("enc", encoder), ("model", _model())], random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pipe.fit(X, y)
+    assert not [w for w in caught if "unknown categories" in str(w.message)]
+
+
+def test_spline_extrapolation_error_is_an_input_check_that_shows_no_value():
+    # Documented as an input check outside the guarantee, as an encoder's
+    # handle_unknown="error": it stops the fit and shows no value.
+    X, y = _numbers(d=1)
+    X[17, 0] = 123.456
+    knots = np.linspace(-5, 5, 5)[:, None]
+    pipe = PrivatePipeline(
+        [
+            ("spline", SplineTransformer(knots=knots, extrapolation="error")),
+            ("model", _model()),
+        ],
+        random_state=0,
+    )
+    with pytest.raises(ValueError, match="beyond the limits of the knots") as exc:
+        _fit(pipe, X, y)
+    assert "123" not in str(exc.value)
