@@ -174,6 +174,7 @@ class PrivateEstimatorMixin:
             for name, value in public_counts.items()
         }
         record = self._planned_record(n_samples, n_features, **layout, **public_counts)
+        self._check_ledger_accepts(record)
         return PrivacyPlan.from_record(
             record,
             estimator=type(self).__name__,
@@ -185,6 +186,20 @@ class PrivateEstimatorMixin:
                 *sorted(public_counts.items()),
             ),
         )
+
+    def _check_ledger_accepts(self, record):
+        """Raise when the ``accountant`` ledger could not record ``record``.
+
+        Its fit would otherwise run to the end and be refused only when it
+        records (a PLD ledger cannot read the zCDP draws of private column
+        scales): the plan refuses, and a fit that makes its plan before
+        reading the data asks here first.
+        """
+        ledger = getattr(self, "accountant", None)
+        if isinstance(ledger, PrivacyLedger) and record is not None:
+            ledger.check_recordable(
+                record.dp_event, adjacency=record.adjacency
+            )
 
     def _planned_record(self, n_samples, n_features, **public_counts):
         """The record a fit on ``n_samples`` rows will set (public inputs only)."""

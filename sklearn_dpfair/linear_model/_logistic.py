@@ -773,6 +773,9 @@ default=None
             dtype=X.dtype,
             feature_inf_bound=feature_inf_bound,
         )
+        # A ledger that cannot record the planned event refuses now, before
+        # the first release, rather than after the whole fit.
+        self._check_ledger_accepts(setup.record)
         if isinstance(setup, InterceptOnlySetup):
             counts = label_counts(to_numpy(y_encoded), setup.n_classes, weights)
             result = self._fit_intercept_only(setup, X.shape, X.dtype, counts, rng)

@@ -350,12 +350,8 @@ class PrivacyLedger:
             epsilon_of(dp_event, 0.0, self.kind)
         # Before it is appended: an entry this ledger's accountant cannot
         # compose with the releases of its adjacency (composed together by
-        # total_epsilon) would leave every later total unreadable. The
-        # entries recorded here only: reading the journal at every record
-        # would make recording quadratic in the ledger's size.
-        with self._lock:
-            same = [e.dp_event for e in self._entries if e.adjacency == adjacency]
-        check_composable([*same, dp_event], self.kind)
+        # total_epsilon) would leave every later total unreadable.
+        self.check_recordable(dp_event, adjacency=adjacency)
         entry = LedgerEntry(
             dp_event=dp_event,
             delta=float(delta),
@@ -373,6 +369,40 @@ class PrivacyLedger:
                 _append(self._journal, entry)
             self._entries.append(entry)
         return entry
+
+    def check_recordable(self, dp_event, *, adjacency="add_remove"):
+        """Raise unless :meth:`record` would accept ``dp_event`` (nothing is recorded).
+
+        A release this ledger's accountant cannot compose with the releases
+        of the same adjacency is refused, so that no entry makes every later
+        total unreadable; estimators ask before they read any row (their
+        ``privacy_plan`` and, where the plan is made in ``fit``, before the
+        first release). The entries recorded here only: reading the journal
+        at every record would make recording quadratic in the ledger's size.
+
+        Parameters
+        ----------
+        dp_event : dp_accounting.DpEvent
+        adjacency : str, default="add_remove"
+
+        Raises
+        ------
+        ValueError
+            Naming the accountant and what it cannot read.
+
+        Examples
+        --------
+        >>> from sklearn_dpfair.privacy import PrivacyLedger
+        >>> from sklearn_dpfair.privacy._accounting import zcdp_event
+        >>> PrivacyLedger(kind="rdp").check_recordable(zcdp_event(0.1))
+        >>> PrivacyLedger(kind="pld").check_recordable(zcdp_event(0.1))
+        Traceback (most recent call last):
+        ...
+        ValueError: The 'pld' accountant cannot read these releases together...
+        """
+        with self._lock:
+            same = [e.dp_event for e in self._entries if e.adjacency == adjacency]
+        check_composable([*same, dp_event], self.kind)
 
     @property
     def entries(self):

@@ -14,7 +14,12 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV, cross_validate
 
-from sklearn_dpfair import DPLogisticRegression, SemiDPLinearRegression
+from sklearn_dpfair import (
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    DPMLPClassifier,
+    SemiDPLinearRegression,
+)
 from sklearn_dpfair.privacy import PrivacyLedger
 from sklearn_dpfair.privacy._accounting import (
     _RDP_ORDERS,
@@ -668,3 +673,51 @@ def test_the_refusal_reads_the_composition_as_the_total_does():
             dp_accounting.LaplaceDpEvent(2.0), delta=1e-5, adjacency="replace_one"
         )
     assert len(pld_ledger) == 1 and pld_ledger.total_epsilon(1e-5) < np.inf
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda ledger: DPLogisticRegression(
+            classes=[0, 1], feature_scaling="auto", accountant=ledger
+        ),
+        lambda ledger: DPFERMIClassifier(
+            classes=[0, 1], groups=[0, 1], feature_scaling="auto", accountant=ledger
+        ),
+        lambda ledger: DPMLPClassifier(
+            classes=[0, 1], feature_scaling="auto", accountant=ledger
+        ),
+    ],
+    ids=["DPLogisticRegression", "DPFERMIClassifier", "DPMLPClassifier"],
+)
+def test_a_plan_its_ledger_cannot_record_is_refused(make):
+    # Private column scales are zCDP draws, which a PLD ledger cannot read:
+    # the plan refuses, as the fit's record would be refused.
+    with pytest.raises(ValueError, match="'pld' accountant cannot read"):
+        make(PrivacyLedger("pld")).privacy_plan(5000, 3)
+    assert make(PrivacyLedger("rdp")).privacy_plan(5000, 3).epsilon <= 1.0
+
+
+def test_a_fit_its_ledger_cannot_record_refuses_before_any_release():
+    from sklearn_dpfair.privacy._mechanism import observe_privatize
+
+    class Count:
+        n = 0
+
+        def before_noise(self, mechanism, clipped_sum):
+            Count.n += 1
+            return clipped_sum
+
+        def after_noise(self, mechanism, noisy_sum):
+            pass
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(50.0, 10.0, size=(5000, 3))
+    y = (X[:, 0] > 50.0).astype(int)
+    ledger = PrivacyLedger("pld")
+    est = DPLogisticRegression(
+        classes=[0, 1], feature_scaling="auto", accountant=ledger
+    )
+    with observe_privatize(Count()), pytest.raises(ValueError, match="'pld'"):
+        est.fit(X, y)
+    assert Count.n == 0 and len(ledger) == 0 and not hasattr(est, "coef_")
