@@ -330,28 +330,15 @@ class PrivacyLedger:
         entry : LedgerEntry
             The recorded entry.
         """
-        if self._detached_from is not None:
-            raise PrivacyAccountingError(
-                "This PrivacyLedger was unpickled on another machine than the one "
-                f"that holds it ({self._detached_from!r}), where its journal cannot "
-                "be reached: a fit recorded here would be missing from the "
-                "original's total. Run the fits on the machine of the ledger (a "
-                "local joblib backend), or pass a new PrivacyLedger to start an "
-                "independent one."
-            )
-        if not is_dp_event(dp_event):
-            raise TypeError(
-                f"dp_event must be a dp_accounting DpEvent, got {type(dp_event)!r}."
-            )
+        # Before it is appended: an entry this ledger's accountant cannot
+        # compose with the releases of its adjacency (composed together by
+        # total_epsilon) would leave every later total unreadable.
+        self.check_recordable(dp_event, adjacency=adjacency)
         if not 0 <= delta < 1:
             raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
         if delta == 0:
             # Raises for an event with no pure epsilon (a Gaussian).
             epsilon_of(dp_event, 0.0, self.kind)
-        # Before it is appended: an entry this ledger's accountant cannot
-        # compose with the releases of its adjacency (composed together by
-        # total_epsilon) would leave every later total unreadable.
-        self.check_recordable(dp_event, adjacency=adjacency)
         entry = LedgerEntry(
             dp_event=dp_event,
             delta=float(delta),
@@ -370,6 +357,17 @@ class PrivacyLedger:
             self._entries.append(entry)
         return entry
 
+    def _check_attached(self):
+        if self._detached_from is not None:
+            raise PrivacyAccountingError(
+                "This PrivacyLedger was unpickled on another machine than the one "
+                f"that holds it ({self._detached_from!r}), where its journal cannot "
+                "be reached: a fit recorded here would be missing from the "
+                "original's total. Run the fits on the machine of the ledger (a "
+                "local joblib backend), or pass a new PrivacyLedger to start an "
+                "independent one."
+            )
+
     def check_recordable(self, dp_event, *, adjacency="add_remove"):
         """Raise unless :meth:`record` would accept ``dp_event`` (nothing is recorded).
 
@@ -387,6 +385,10 @@ class PrivacyLedger:
 
         Raises
         ------
+        PrivacyAccountingError
+            If this ledger was unpickled away from its journal.
+        TypeError
+            If ``dp_event`` is not a dp-accounting event.
         ValueError
             Naming the accountant and what it cannot read.
 
@@ -400,6 +402,11 @@ class PrivacyLedger:
         ...
         ValueError: The 'pld' accountant cannot read these releases together...
         """
+        self._check_attached()
+        if not is_dp_event(dp_event):
+            raise TypeError(
+                f"dp_event must be a dp_accounting DpEvent, got {type(dp_event)!r}."
+            )
         with self._lock:
             same = [e.dp_event for e in self._entries if e.adjacency == adjacency]
         check_composable([*same, dp_event], self.kind)

@@ -167,23 +167,42 @@ def check_public_weights(sample_weight, X):
         return None
     # Host numpy, like the labels (public metadata): with array API dispatch
     # scikit-learn returns them in X's namespace.
-    try:
-        weights = check_sample_weight(
-            sample_weight, X, dtype=np.float64, ensure_non_negative=True
-        )
-    except (TypeError, ValueError) as exc:
-        if "could not convert" not in str(exc) and "Complex" not in str(exc):
-            raise
-        # numpy's conversion message prints the offending value; the
-        # weights are public, but the parameter is what the caller needs.
-        raise ValueError(
-            "sample_weight must be real numbers (float or int); got values of "
-            f"dtype {np.asarray(sample_weight).dtype}."
-        ) from None
-    weights = to_numpy(weights)
+    if isinstance(sample_weight, (list, tuple)) or isinstance(
+        getattr(sample_weight, "dtype", None), np.dtype
+    ):
+        # numpy's conversion errors print the offending value and not the
+        # parameter (and the redaction of private values would hide even
+        # that): the weights are public, the parameter is what to name.
+        try:
+            values = np.asarray(sample_weight)
+        except ValueError:  # ragged: checked below as objects
+            values = np.asarray(sample_weight, dtype=object)
+        if values.dtype.kind not in "biuf" and not _all_real(
+            values.astype(object)
+        ):
+            raise ValueError(
+                "sample_weight must be real numbers (float or int); got "
+                f"{type(_first_unreal(values)).__name__} values."
+            )
+    weights = to_numpy(
+        check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    )
     if not np.any(weights > 0):
         raise ValueError("sample_weight are all zero: there is nothing to fit.")
     return weights
+
+
+_REAL_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def _all_real(values):
+    """Whether every entry of an object array is a real number (bools too)."""
+    return _first_unreal(values) is None
+
+
+def _first_unreal(values):
+    """The first entry of an object array that is not a real number, or None."""
+    return next((v for v in values.ravel() if not isinstance(v, _REAL_TYPES)), None)
 
 
 def check_delta_for_n(delta, n_samples):

@@ -207,6 +207,12 @@ def test_a_copy_on_another_machine_refuses_to_record(monkeypatch):
     with pytest.raises(PrivacyAccountingError, match="another machine"):
         remote.record(gaussian_event(2.0), delta=1e-5)
     assert len(ledger) == 1
+    # A fit asks before its first release, and is refused there too.
+    with pytest.raises(PrivacyAccountingError, match="another machine"):
+        remote.check_recordable(gaussian_event(2.0))
+    est = DPLogisticRegression(classes=[0, 1], accountant=remote)
+    with pytest.raises(PrivacyAccountingError, match="another machine"):
+        est.privacy_plan(300, 2)
 
 
 def test_non_private_fit_makes_the_total_infinite(data):

@@ -128,7 +128,9 @@ def test_declared_classes_are_copied_not_aliased():
 
 
 @pytest.mark.parametrize(
-    "weights", [np.array(["a", "b"]), np.array([1 + 1j, 2.0])], ids=["str", "complex"]
+    "weights",
+    [np.array(["a", "b"]), np.array([1 + 1j, 2.0]), [1 + 1j, 2.0], [{}, 1.0]],
+    ids=["str", "complex", "complex-list", "dict-list"],
 )
 def test_non_numeric_weights_name_sample_weight(weights):
     # The weights are public: the message names the parameter, not "private
