@@ -283,18 +283,34 @@ def _declared_input_width(est):
     return None
 
 
+#: A ``make_column_selector`` the public schema does not resolve.
+_UNRESOLVED = object()
+
+
+def _resolved_selector(key, names):
+    """``key``, with a ``make_column_selector`` applied to the public schema.
+
+    The selector reads the column names and dtypes only: it is given the
+    schema's empty frame, no row. :data:`_UNRESOLVED` when there is no
+    schema, or the selector selects by dtype and the dtypes are not known.
+    """
+    if not isinstance(key, make_column_selector):
+        return key
+    if names is None or names.get("frame") is None:
+        return _UNRESOLVED
+    by_dtype = key.dtype_include is not None or key.dtype_exclude is not None
+    if by_dtype and not names.get("dtypes_known", True):
+        return _UNRESOLVED
+    return key(names["frame"])
+
+
 def _column_indices(key, n_in, names):
     """Indices a ColumnTransformer block selects, from public schema only."""
     if n_in is None:
         return None
-    if isinstance(key, make_column_selector):
-        if names is None or names.get("frame") is None:
-            return None
-        by_dtype = key.dtype_include is not None or key.dtype_exclude is not None
-        if by_dtype and not names.get("dtypes_known", True):
-            return None
-        # The selector reads the column names and dtypes only: give it no row.
-        key = key(names["frame"])
+    key = _resolved_selector(key, names)
+    if key is _UNRESOLVED:
+        return None
     columns = None if names is None else list(names["columns"])
     if callable(key):
         return None
@@ -329,14 +345,8 @@ def _is_empty_selection(key, names):
     None when only the fit can tell (another callable, or a selector the
     schema does not resolve).
     """
-    if isinstance(key, make_column_selector):
-        if names is None or names.get("frame") is None:
-            return None
-        by_dtype = key.dtype_include is not None or key.dtype_exclude is not None
-        if by_dtype and not names.get("dtypes_known", True):
-            return None
-        key = key(names["frame"])
-    elif callable(key):
+    key = _resolved_selector(key, names)
+    if key is _UNRESOLVED or callable(key):
         return None
     dtype = getattr(key, "dtype", None)
     if isinstance(dtype, np.dtype) and np.issubdtype(dtype, np.bool_):

@@ -66,6 +66,7 @@ from ._dpsgd import DPSGDBudgetPlan, fit_heavy_tail_dpsgd, plan_dpsgd
 from ._localized import (
     localized_event,
     localized_phase_events,
+    localized_phase_steps,
     localized_plan,
     localized_subgradient,
     phase_mechanism,
@@ -856,14 +857,12 @@ def _run_localized(
 ):
     # n >= _LOCALIZED_MIN_SAMPLES: checked by the set-up.
     n = X.shape[0]
-    levels = math.floor(math.log2(n))
-    n_used = 2**levels
+    n_used = 2 ** math.floor(math.log2(n))
     log_n = math.log(n_used)
-    clips = []
-    for i in range(1, levels + 1):
-        n_i = n_used // 2**i
-        snr = eps * n_i / math.sqrt(d * log_n)
-        clips.append(_clip_for(config, snr, median))
+    clips = [
+        _clip_for(config, eps * n_i / math.sqrt(d * log_n), median)
+        for n_i, _ in localized_phase_steps(n, fixed_steps)
+    ]
     plan = localized_plan(
         n_used,
         d,
