@@ -170,7 +170,10 @@ def row(group, subject, variant, result, seconds):
         "subject": subject,
         "variant": variant,
         "claim": f"({result.claim_epsilon:.3g}, {result.claim_delta:.0e})",
-        "runs": 2 * (result.n_selection + result.n_evaluation),
+        "runs": result.n_selection
+        + result.n_evaluation
+        + result.n_selection_with
+        + result.n_evaluation_with,
         "audit_delta": result.audit_delta,
         "claimed": result.epsilon_claimed,
         "lower": result.epsilon_lower_bound,

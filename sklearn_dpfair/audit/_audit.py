@@ -26,8 +26,11 @@ def canary_statistic(estimator, canary_X, canary_y):
     ----------
     estimator : fitted estimator
         The model of one run.
-    canary_X : ndarray of shape (1, n_features)
-        The canary's features.
+    canary_X : ndarray of shape (1, n_features) or DataFrame of one row
+        The canary's features as the model is queried at: ``neighbours.canary_X``
+        from :func:`make_neighbours`, the canary's row as world 1 stores it (a
+        one-row DataFrame with ``X``'s columns and dtypes when ``X`` is a
+        DataFrame, else an array in ``X``'s dtype, e.g. float32).
     canary_y : object
         The canary's target.
 

@@ -100,6 +100,24 @@ STATUS_PARAMS = ("public_mask", "silos")
 _NUMERIC_KINDS = "biufc"
 
 
+class _Sentinel:
+    """A private marker no caller's value can equal (None is a value here)."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return self._name
+
+
+#: No record in this world (the world without the canary under add/remove).
+#: A record's value None is a value: a missing group, a record with no target.
+_ABSENT = _Sentinel("<no record>")
+#: ``alternative_value`` not given (None is a legitimate alternative: the
+#: canary's group changed to missing).
+_NOT_GIVEN = _Sentinel("<not given>")
+
+
 def _n_rows(a):
     return a.shape[0] if hasattr(a, "shape") else len(a)
 
@@ -128,6 +146,13 @@ def _same(x, y):
     for u, v in zip(xa.ravel(), ya.ravel(), strict=True):
         if _missing(u) and _missing(v):
             continue
+        # NumPy 2 compares a Python number with a numpy one in the numpy
+        # one's dtype (NEP 50), so np.float32(0.1) == 0.1 holds; compare
+        # the numpy one's exact value instead.
+        if isinstance(u, np.generic) and isinstance(v, (int, float, complex)):
+            u = u.item()
+        elif isinstance(v, np.generic) and isinstance(u, (int, float, complex)):
+            v = v.item()
         try:
             if not bool(u == v):
                 return False
@@ -155,6 +180,7 @@ def _common_dtype(base, rows, what):
     audit would test a different pair of neighbours than it reports.
     """
     dtype = base.dtype
+    promoted_by = None
     for row in rows:
         if dtype == object or _exact(row, dtype):
             continue
@@ -165,6 +191,8 @@ def _common_dtype(base, rows, what):
             promoted = np.result_type(dtype, new)
             if _exact(row, promoted):
                 dtype = promoted
+                if promoted_by is None:
+                    promoted_by = row
                 continue
         raise ValueError(
             f"The value {row.ravel().tolist()!r} given for {what} does not fit its "
@@ -180,23 +208,43 @@ def _common_dtype(base, rows, what):
                 f"{what} holds integers that {dtype} cannot represent exactly, "
                 f"which the canary's value requires; convert {what} yourself."
             )
+    if dtype != base.dtype and base.dtype.kind == "f":
+        # Called from make_neighbours > _worlds > _extend > _extend_numpy.
+        _warn_promoted(what, promoted_by.ravel().tolist(), base.dtype, dtype, 7)
     return dtype
+
+
+def _warn_promoted(what, value, old, new, stacklevel):
+    """Say that a float column's dtype changed in both worlds.
+
+    The audit then fits the mechanism on ``new`` data, not on the ``old``
+    data it was asked about (a float32 fit is another computation than a
+    float64 one), which the caller should know.
+    """
+    warnings.warn(
+        f"The value {value!r} given for {what} is not representable in its dtype "
+        f"{old}: {what} is promoted from {old} to {new} in both worlds, so the "
+        f"audit fits on {new} data. Give a value {old} holds (make_canary "
+        "returns one) to audit the fit on the data's own dtype.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def _extend_numpy(a, records, what):
     base = np.asarray(a)
     rows = [
-        None
-        if r is None
+        _ABSENT
+        if r is _ABSENT
         else np.asarray(r, dtype=object if base.dtype == object else None).reshape(
             (1,) + base.shape[1:]
         )
         for r in records
     ]
-    dtype = _common_dtype(base, [r for r in rows if r is not None], what)
+    dtype = _common_dtype(base, [r for r in rows if r is not _ABSENT], what)
     out = []
     for row in rows:
-        if row is None:
+        if row is _ABSENT:
             out.append(a if dtype == base.dtype else base.astype(dtype))
         else:
             out.append(
@@ -211,7 +259,8 @@ def _pandas_cell(column, value, what):
 
     dtype = column.dtype
     if isinstance(dtype, pd.CategoricalDtype):
-        if any(_same(value, c) for c in dtype.categories):
+        # A missing value fits every categorical column.
+        if _missing(value) or any(_same(value, c) for c in dtype.categories):
             return pd.Series([value], dtype=dtype)
         # Not a category: pandas stores the column as plain values.
         return pd.Series([value])
@@ -236,17 +285,24 @@ def _extend_pandas(a, records, what):
     for j, column in enumerate(columns):
         label = f"{what} column {a.columns[j]!r}" if frame else what
         cells = [
-            None if r is None else _pandas_cell(column, r[j] if frame else r, label)
+            _ABSENT
+            if r is _ABSENT
+            else _pandas_cell(column, r[j] if frame else r, label)
             for r in records
         ]
         # One dtype for every world (pandas' own promotion of all the rows),
         # so that the worlds differ in the appended record only.
         common = pd.concat(
-            [column, *[c for c in cells if c is not None]], ignore_index=True
+            [column, *[c for c in cells if c is not _ABSENT]], ignore_index=True
         ).dtype
+        if common != column.dtype and getattr(column.dtype, "kind", None) == "f":
+            given = [c for c in cells if c is not _ABSENT]
+            cell = next((c for c in given if c.dtype != column.dtype), given[0])
+            # Called from make_neighbours > _worlds > _extend > _extend_pandas.
+            _warn_promoted(label, cell.tolist(), column.dtype, common, 6)
         worlds = []
         for r, cell in zip(records, cells, strict=True):
-            if cell is None:
+            if cell is _ABSENT:
                 worlds.append(
                     column if column.dtype == common else column.astype(common)
                 )
@@ -265,7 +321,9 @@ def _extend_pandas(a, records, what):
     out = []
     for w, record in enumerate(records):
         parts = [worlds[w] for worlds in extended]
-        if record is None and all(p is c for p, c in zip(parts, columns, strict=True)):
+        if record is _ABSENT and all(
+            p is c for p, c in zip(parts, columns, strict=True)
+        ):
             out.append(a)
         elif frame:
             world = pd.concat(parts, axis=1, keys=range(len(parts)))
@@ -279,8 +337,9 @@ def _extend_pandas(a, records, what):
 def _extend(a, records, what):
     """One copy of ``a`` per world, each with that world's record appended.
 
-    A record None leaves ``a`` as it is (the world without the canary under
-    add/remove). Every copy has the same dtype (per column for a DataFrame):
+    A record ``_ABSENT`` leaves ``a`` as it is (the world without the canary
+    under add/remove); a record None is a value (a missing group or target).
+    Every copy has the same dtype (per column for a DataFrame):
     ``a``'s own when it holds each appended value exactly, else a promotion
     that does; a value no promotion holds raises.
     """
@@ -396,18 +455,18 @@ def _replacement_record(X, y, fit_params, per_record, canary_params, replacement
 
 def _worlds(X, y, fit_params, per_record, records):
     """The two Datasets, each ``X, y, fit_params`` plus its record (or not)."""
-    xs = _extend(X, [None if r is None else r[0] for r in records], "X")
+    xs = _extend(X, [_ABSENT if r is _ABSENT else r[0] for r in records], "X")
     ys = (
         [None, None]
         if y is None
-        else _extend(y, [None if r is None else r[1] for r in records], "y")
+        else _extend(y, [_ABSENT if r is _ABSENT else r[1] for r in records], "y")
     )
     params = [{}, {}]
     for name, value in fit_params.items():
         if name in per_record:
             values = _extend(
                 value,
-                [None if r is None else r[2][name] for r in records],
+                [_ABSENT if r is _ABSENT else r[2][name] for r in records],
                 f"fit_params[{name!r}]",
             )
         else:
@@ -427,7 +486,7 @@ def make_neighbours(
     canary_fit_params=None,
     replacement=None,
     attribute=None,
-    alternative_value=None,
+    alternative_value=_NOT_GIVEN,
 ):
     """Build two neighbouring datasets that differ in one canary record.
 
@@ -467,9 +526,11 @@ def make_neighbours(
     attribute : str, default=None
         For ``"attribute"``: the per-record entry of ``fit_params`` whose
         canary value differs between the worlds.
-    alternative_value : object, default=None
-        For ``"attribute"``: the canary's value of ``attribute`` in world 1;
-        it must differ from ``canary_fit_params[attribute]``.
+    alternative_value : object
+        For ``"attribute"`` (required there): the canary's value of
+        ``attribute`` in world 1; it must differ from
+        ``canary_fit_params[attribute]``. None is a value like any other (a
+        group changed to missing, or from missing when the canary's is None).
 
     Returns
     -------
@@ -496,7 +557,7 @@ def make_neighbours(
     canary_X, canary_y = canary
     canary_record = (_record_values(canary_X, X), canary_y, canary_fit_params)
     if adjacency == "add_remove":
-        records = [None, canary_record]
+        records = [_ABSENT, canary_record]
     elif adjacency == "replace_one":
         records = [
             _replacement_record(
@@ -512,9 +573,13 @@ def make_neighbours(
                 f"{per_record}), the canary's value in canary_fit_params and "
                 "alternative_value: otherwise the two worlds are the same dataset."
             )
-        if alternative_value is None or _same(
-            alternative_value, canary_fit_params[attribute]
-        ):
+        if alternative_value is _NOT_GIVEN:
+            raise ValueError(
+                "adjacency='attribute' needs alternative_value, the canary's value "
+                f"of {attribute!r} in world 1 (None for a missing value): "
+                "otherwise the two worlds are the same dataset."
+            )
+        if _same(alternative_value, canary_fit_params[attribute]):
             raise ValueError(
                 f"alternative_value={alternative_value!r} must be a value of "
                 f"{attribute!r} other than the canary's "
@@ -545,6 +610,11 @@ def make_canary(X, y=None, *, scale=10.0, classifier=None):
     absolute target. This is a heuristic, not the optimal canary of every
     mechanism; an audit is only as strong as its canary and statistic.
 
+    The values are in ``X``'s float dtype (``y``'s for a regressor's target)
+    where that holds them, so :func:`make_neighbours` stores the canary
+    without promoting the data: an audit of a float32 fit tests a float32
+    fit.
+
     Auditing is an offline test on data the auditor holds, so reading ``X``
     here is not a privacy leak of any release.
 
@@ -563,7 +633,8 @@ def make_canary(X, y=None, *, scale=10.0, classifier=None):
     Returns
     -------
     canary_X : ndarray of shape (n_features,)
-        The canary's features.
+        The canary's features, in ``X``'s float dtype (float64 for other
+        dtypes).
     canary_y : object
         Its target.
 
@@ -575,16 +646,53 @@ def make_canary(X, y=None, *, scale=10.0, classifier=None):
     >>> make_canary(X, np.array([0, 0, 1]))
     (array([ 0., 20.]), np.int64(1))
     """
+    given = X
     X = np.asarray(X, dtype=float)
     feature = int(np.argmin(np.mean(np.abs(X), axis=0)))
-    canary_X = np.zeros(X.shape[1])
-    canary_X[feature] = scale * max(1.0, float(np.max(np.abs(X))))
+    # The canary's one nonzero value, rounded to its column's float dtype
+    # (X's, or a DataFrame column's), so that storing it changes no dtype.
+    if hasattr(given, "iloc") and getattr(given, "ndim", 1) == 2:
+        column = given.iloc[:, feature].dtype
+    else:
+        column = np.asarray(given).dtype
+    value = _in_float_dtype(scale * max(1.0, float(np.max(np.abs(X)))), column)
+    row_dtype = _float_dtype(np.asarray(given).dtype)
+    if row_dtype is None or _rounded(value, row_dtype) is None:
+        row_dtype = np.dtype(np.float64)  # not floats, or overflowing float16
+    canary_X = np.zeros(X.shape[1], dtype=row_dtype)
+    canary_X[feature] = value
     if y is None:
         return canary_X, None
+    y_dtype = getattr(y, "dtype", None)
     y = np.asarray(y)
     if classifier is None:
         classifier = y.dtype.kind in "biuOUS"
     if classifier:
         labels, counts = np.unique(y, return_counts=True)
         return canary_X, labels[int(np.argmin(counts))]
-    return canary_X, scale * max(1.0, float(np.max(np.abs(y))))
+    target = scale * max(1.0, float(np.max(np.abs(y))))
+    return canary_X, _in_float_dtype(target, y.dtype if y_dtype is None else y_dtype)
+
+
+def _float_dtype(dtype):
+    """The numpy float dtype of a numpy or pandas (nullable) float dtype, or None."""
+    dtype = getattr(dtype, "numpy_dtype", dtype)
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        return None
+    return dtype if dtype.kind == "f" else None
+
+
+def _rounded(value, dtype):
+    """``value`` in the numpy float ``dtype``, or None where it overflows."""
+    with np.errstate(over="ignore"):
+        rounded = dtype.type(value)
+    return rounded if np.isfinite(rounded) else None
+
+
+def _in_float_dtype(value, dtype):
+    """``value`` rounded to a float ``dtype`` that holds it finitely, else as is."""
+    dtype = _float_dtype(dtype)
+    rounded = None if dtype is None else _rounded(value, dtype)
+    return value if rounded is None else rounded

@@ -267,3 +267,162 @@ def test_pandas_frames_keep_each_columns_dtype():
     )
     assert nb.with_canary.X["age"].iloc[-1] == 99.5
     assert nb.without.X["age"].dtype == nb.with_canary.X["age"].dtype == np.float64
+
+
+# -- a value None is a record's value, not a missing record ---------------------
+
+
+def test_a_none_canary_value_is_appended_as_a_missing_value():
+    X = np.zeros((4, 2))
+    y = np.array([0.0, 1.0, 0.0, 1.0])
+    g = np.array(["a", "b", None, "a"], dtype=object)
+    # No target: stored as a missing target, one row like X's.
+    nb = make_neighbours(X, y, canary=(np.array([5.0, 0.0]), None))
+    assert nb.with_canary.X.shape == (5, 2) and nb.with_canary.y.shape == (5,)
+    assert np.isnan(nb.with_canary.y[-1]) and nb.without.y is y
+    # A missing group under add/remove: world 1 is world 0 plus the canary.
+    kw = {"fit_params": {"sensitive_features": g}}
+    nb = make_neighbours(
+        X,
+        y,
+        canary=(np.array([5.0, 0.0]), 1.0),
+        canary_fit_params={"sensitive_features": None},
+        **kw,
+    )
+    s1 = nb.with_canary.fit_params["sensitive_features"]
+    assert len(s1) == len(nb.with_canary.y) == 5 and s1[-1] is None
+    assert nb.without.fit_params["sensitive_features"] is g
+    # Under replace_one both worlds hold five records and differ in the last.
+    nb = make_neighbours(
+        X,
+        y,
+        canary=(np.array([5.0, 0.0]), 1.0),
+        adjacency="replace_one",
+        canary_fit_params={"sensitive_features": None},
+        **kw,
+    )
+    s0 = nb.without.fit_params["sensitive_features"]
+    s1 = nb.with_canary.fit_params["sensitive_features"]
+    assert len(s0) == len(s1) == nb.without.X.shape[0] == nb.with_canary.X.shape[0]
+    assert (s0[-1], s1[-1]) == ("a", None)
+    # A replacement without a target, likewise.
+    nb = make_neighbours(
+        X,
+        y,
+        canary=(np.array([5.0, 0.0]), 1.0),
+        adjacency="replace_one",
+        replacement=(np.ones(2), None, {"sensitive_features": "b"}),
+        canary_fit_params={"sensitive_features": "a"},
+        **kw,
+    )
+    assert nb.without.y.shape == nb.with_canary.y.shape == (5,)
+    assert np.isnan(nb.without.y[-1]) and nb.with_canary.y[-1] == 1.0
+
+
+def test_attribute_pairs_may_change_a_group_to_missing():
+    X = np.zeros((4, 2))
+    y = np.array([0, 1, 0, 1])
+    g = np.array(["a", "b", None, "a"], dtype=object)
+    kw = {
+        "canary": (np.array([5.0, 0.0]), 1),
+        "adjacency": "attribute",
+        "fit_params": {"sensitive_features": g},
+        "attribute": "sensitive_features",
+    }
+    nb = make_neighbours(
+        X,
+        y,
+        canary_fit_params={"sensitive_features": "a"},
+        alternative_value=None,
+        **kw,
+    )
+    s0 = nb.without.fit_params["sensitive_features"]
+    s1 = nb.with_canary.fit_params["sensitive_features"]
+    assert len(s0) == len(s1) == 5 and (s0[-1], s1[-1]) == ("a", None)
+    # And from missing to a group.
+    nb = make_neighbours(
+        X,
+        y,
+        canary_fit_params={"sensitive_features": None},
+        alternative_value="b",
+        **kw,
+    )
+    s0 = nb.without.fit_params["sensitive_features"]
+    s1 = nb.with_canary.fit_params["sensitive_features"]
+    assert (s0[-1], s1[-1]) == (None, "b")
+    # A pair that changes nothing, or no alternative at all, is refused.
+    with pytest.raises(ValueError, match="alternative_value=None must be"):
+        make_neighbours(
+            X,
+            y,
+            canary_fit_params={"sensitive_features": None},
+            alternative_value=None,
+            **kw,
+        )
+    with pytest.raises(ValueError, match="alternative_value"):
+        make_neighbours(X, y, canary_fit_params={"sensitive_features": "a"}, **kw)
+
+
+def test_a_none_canary_value_in_pandas_columns():
+    X = pd.DataFrame({"u": [0.0, 1.0, 2.0], "v": [1.0, 0.0, 1.0]})
+    y = pd.Series([0.5, 1.5, 2.5], name="target")
+    g = pd.Series(pd.Categorical(["a", "b", "a"]), name="group")
+    nb = make_neighbours(
+        X,
+        y,
+        canary=([5.0, None], None),
+        fit_params={"sensitive_features": g},
+        canary_fit_params={"sensitive_features": None},
+    )
+    world = nb.with_canary
+    assert world.X.shape == (4, 2) and len(world.y) == 4
+    assert np.isnan(world.X["v"].iloc[-1]) and np.isnan(world.y.iloc[-1])
+    s1 = world.fit_params["sensitive_features"]
+    # A missing value fits a categorical column: it stays categorical.
+    assert len(s1) == 4 and pd.isna(s1.iloc[-1]) and s1.dtype == g.dtype
+
+
+# -- make_canary keeps X's float dtype ---------------------------------------------
+
+
+def test_make_canary_keeps_float32_worlds_float32():
+    import warnings
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 3)).astype(np.float32)
+    y = rng.normal(size=20).astype(np.float32)
+    canary = make_canary(X, y)
+    assert canary[0].dtype == np.float32 and np.asarray(canary[1]).dtype == np.float32
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no dtype change to warn about
+        for adjacency in ("add_remove", "replace_one"):
+            nb = make_neighbours(X, y, canary=canary, adjacency=adjacency)
+            for world in (nb.without, nb.with_canary):
+                assert world.X.dtype == world.y.dtype == np.float32
+            assert nb.canary_X.dtype == np.float32
+            np.testing.assert_array_equal(nb.with_canary.X[-1], canary[0])
+        # A DataFrame of float32 columns, likewise.
+        df = pd.DataFrame(X, columns=["a", "b", "c"])
+        nb = make_neighbours(df, y, canary=make_canary(df, y))
+        assert set(nb.with_canary.X.dtypes) == {np.dtype(np.float32)}
+        # The classifier's canary on float32 features.
+        labels = (y > 0).astype(int)
+        nb = make_neighbours(X, labels, canary=make_canary(X, labels))
+        assert nb.with_canary.X.dtype == np.float32
+
+
+def test_a_canary_value_a_float_column_cannot_hold_promotes_with_a_warning():
+    X = np.zeros((4, 2), dtype=np.float32)
+    y = np.array([0, 1, 0, 1])
+    with pytest.warns(UserWarning, match=r"X .*float32 to float64"):
+        nb = make_neighbours(X, y, canary=(np.array([0.1, 0.0]), 1))
+    # Stored exactly, in both worlds alike.
+    assert nb.without.X.dtype == nb.with_canary.X.dtype == np.float64
+    assert nb.with_canary.X[-1, 0] == 0.1
+    df = pd.DataFrame({"a": X[:, 0], "b": X[:, 1]})
+    with pytest.warns(UserWarning, match=r"X column 'a'.*float32 to float64"):
+        nb = make_neighbours(df, y, canary=([0.1, 0.0], 1), adjacency="replace_one")
+    # Not rounded to float32 (NumPy 2 finds np.float32(0.1) == 0.1).
+    assert nb.with_canary.X["a"].iloc[-1] == 0.1
+    assert nb.with_canary.X.dtypes.tolist() == [np.float64, np.float32]
+    assert nb.without.X.dtypes.tolist() == [np.float64, np.float32]
