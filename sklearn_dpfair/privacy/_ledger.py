@@ -381,7 +381,10 @@ class PrivacyLedger:
         Parameters
         ----------
         dp_event : dp_accounting.DpEvent
+            The event of the release to be recorded.
         adjacency : str, default="add_remove"
+            Neighbouring relation of the release's guarantee: it is
+            composed with the recorded releases of that relation.
 
         Raises
         ------
