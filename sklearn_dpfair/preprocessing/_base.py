@@ -186,7 +186,7 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
     def _set_output_bounds(self, lower, upper):
         self.output_bounds_ = np.column_stack([lower, upper]).astype(np.float64)
         largest = np.max(np.abs(self.output_bounds_), axis=1)
-        self.output_norm_bound_ = float(np.sqrt(np.sum(np.square(largest))))
+        self.output_norm_bound_ = _norm(largest)
 
     def _set_unit_output_bounds(self, n_outputs, n_features):
         """Outputs in ``[0, 1]`` that sum to at most 1 over each input column.
@@ -202,3 +202,18 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         return tags
+
+
+def _norm(values):
+    """The l2 norm of ``values``, finite whenever it is representable.
+
+    Squares overflow for entries beyond 1e154 (bounds of ``(-1e200, 1e200)``
+    gave an infinite bound, and NaN with an infinite entry); scaled by the
+    largest entry they do not, and only a norm past the largest float is
+    ``inf``.
+    """
+    scale = float(np.max(values, initial=0.0))
+    if scale == 0.0 or not np.isfinite(scale):
+        return scale
+    with np.errstate(over="ignore"):
+        return float(scale * np.sqrt(np.sum(np.square(values / scale))))

@@ -18,12 +18,15 @@ __all__ = [
     "AUTO_GRID",
     "AUTO_RANGE",
     "bounded_grid",
+    "bounds_linspace",
     "centre_and_half_width",
     "check_bounds",
 ]
 
 #: The public range of ``bounds="auto"``: values beyond it are clipped.
 AUTO_RANGE = (-1e8, 1e8)
+
+_SMALLEST = np.finfo(np.float64).smallest_subnormal
 
 # Points of each sub-grid of bounded_grid: uniform, and geometric from each
 # end (relative resolution ~1.4% over 6 decades of the width).
@@ -89,14 +92,51 @@ def check_bounds(bounds, n_features, name="bounds"):
 def centre_and_half_width(lower, upper):
     """Midpoint and half-width of public bounds: ``x = centre + half * u``, ``u`` in [-1, 1].
 
+    Both are finite for all finite bounds: ``upper - lower`` overflows for
+    bounds such as ``(-1e308, 1e308)`` (its statistics were then -inf and
+    NaN), the halves never do. Halving is exact for normal floats, so
+    ``lower / 2 + upper / 2`` is ``(lower + upper) / 2`` rounded once, as
+    before, wherever the latter is finite. The half-width is at least the
+    smallest float: bounds one subnormal apart would halve to 0 (and
+    divide by it).
+
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_dpfair.preprocessing._bounds import centre_and_half_width
     >>> centre_and_half_width(np.array([0.0]), np.array([10.0]))
     (array([5.]), array([5.]))
+    >>> centre_and_half_width(np.array([-1e308]), np.array([1e308]))
+    (array([0.]), array([1.e+308]))
     """
-    return (lower + upper) / 2.0, (upper - lower) / 2.0
+    lower, upper = (
+        np.asarray(lower, dtype=np.float64),
+        np.asarray(upper, dtype=np.float64),
+    )
+    centre = lower / 2.0 + upper / 2.0
+    half = np.maximum(upper / 2.0 - lower / 2.0, _SMALLEST)
+    return centre, half
+
+
+def bounds_linspace(lower, upper, num):
+    """``numpy.linspace(lower, upper, num)``, finite however wide the bounds.
+
+    ``linspace`` steps by ``(upper - lower) / (num - 1)``, which overflows
+    for bounds wider than the largest float; on the halves it does not, and
+    doubling is exact, so the points are linspace's wherever its are finite.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.preprocessing._bounds import bounds_linspace
+    >>> bounds_linspace(-1e308, 1e308, 3)
+    array([-1.e+308,  0.e+000,  1.e+308])
+    """
+    # linspace's last step can round past the largest float before it sets
+    # the end point; doubled, a point an ulp past the largest float's half
+    # would overflow: the bounds hold it back.
+    with np.errstate(over="ignore"):
+        points = np.linspace(np.divide(lower, 2.0), np.divide(upper, 2.0), num)
+        return np.clip(2.0 * points, lower, upper)
 
 
 def bounded_grid(lower, upper):
@@ -128,9 +168,16 @@ def bounded_grid(lower, upper):
     True
     """
     lower, upper = float(lower), float(upper)
-    width = upper - lower
-    steps = width * np.geomspace(10.0**-_DECADES, 1.0, _GEOMETRIC_POINTS)
-    parts = [np.linspace(lower, upper, _LINEAR_POINTS), lower + steps, upper - steps]
+    # Computed on halves (then doubled, exactly) so that bounds wider than
+    # the largest float give a finite grid: the same points otherwise.
+    half_steps = (upper / 2.0 - lower / 2.0) * np.geomspace(
+        10.0**-_DECADES, 1.0, _GEOMETRIC_POINTS
+    )
+    parts = [
+        bounds_linspace(lower, upper, _LINEAR_POINTS),
+        2.0 * (lower / 2.0 + half_steps),
+        2.0 * (upper / 2.0 - half_steps),
+    ]
     if lower < 0.0 < upper:
         around_zero = max(-lower, upper) * np.geomspace(
             10.0**-_DECADES, 1.0, _GEOMETRIC_POINTS

@@ -6,14 +6,27 @@
 category, :data:`MISSING` (scikit-learn's encoders treat ``None`` and NaN as
 categories too). Categories are ordered canonically, by type then value,
 with the missing category last, so that their order depends on the set only.
+
+Values that compare equal are one category (a dictionary merges them), so
+each key is a canonical representative of its values: an integral number
+is an ``int`` (``1.0``, ``-0.0``, ``np.int8(1)`` and ``1`` are the keys
+``1`` and ``0``), any other real a ``float``, and a bool a :class:`BoolKey`
+(``True == 1`` in Python, but a bool is a category of its own). A
+released category is written from its key and the column's dtype alone
+(:func:`public_value`), never from the value of whichever row came first:
+otherwise one record holding ``-0.0`` or ``1.0`` ahead of the others
+would rename a category every other record holds (the representation would
+be a release outside the mechanism).
 """
 
 import numbers
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal
 
 import numpy as np
 
 __all__ = [
     "MISSING",
+    "BoolKey",
     "canonical_order",
     "check_one_kind",
     "column_keys",
@@ -34,9 +47,43 @@ class _Missing:
 
 MISSING = _Missing()
 
+# Integral Decimals below 10**_DECIMAL_DIGITS are written without exponent.
+_DECIMAL_DIGITS = 28
+
+
+class BoolKey:
+    """The key of a bool category, unequal to the numbers 0 and 1.
+
+    Python's ``True == 1`` (and equal hashes) would merge a bool with a
+    number in a dictionary, and the merged category would be written as
+    whichever came first; as a kind of its own it is never merged.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = bool(value)
+
+    def __eq__(self, other):
+        return isinstance(other, BoolKey) and other.value == self.value
+
+    def __hash__(self):
+        return hash((BoolKey, self.value))
+
+    def __repr__(self):
+        return repr(self.value)
+
+    def __reduce__(self):
+        return BoolKey, (self.value,)
+
 
 def key_of(value):
-    """Dictionary key of a category value.
+    """Dictionary key of a category value: a canonical representative.
+
+    Values that compare equal get the same key, written the same way, so
+    the key (and what is released from it) never depends on which of
+    them a row holds: an integral real is an ``int``, any other real a
+    ``float``, a bool a :class:`BoolKey`, a missing value :data:`MISSING`.
 
     Examples
     --------
@@ -44,18 +91,28 @@ def key_of(value):
     >>> from sklearn_dpfair.preprocessing._categories import MISSING, key_of
     >>> key_of(np.nan) is MISSING and key_of(None) is MISSING
     True
-    >>> key_of(np.int64(3))
-    3
+    >>> key_of(np.int64(3)), key_of(-0.0), key_of(2.0), key_of(np.float32(0.5))
+    (3, 0, 2, 0.5)
+    >>> key_of(True), key_of(True) == key_of(1)
+    (True, False)
     """
+    if isinstance(value, np.generic):
+        value = value.item()  # a numpy NaT is None
     if value is None:
         return MISSING
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, bool):
+        return BoolKey(value)
+    if isinstance(value, numbers.Real):
         if value != value:  # noqa: PLR0124 (NaN, of any Real type)
             return MISSING
-        return value
-    if isinstance(value, np.generic):
-        return value.item()
+        return _canonical_real(value)
+    if isinstance(value, complex):
+        if value != value:  # noqa: PLR0124 (a NaN part)
+            return MISSING
+        # 0j and complex(0, -0.0) are equal; adding +0.0 clears the sign.
+        return complex(value.real + 0.0, value.imag + 0.0)
+    if isinstance(value, Decimal):
+        return _canonical_decimal(value)
     try:
         import pandas as pd
 
@@ -66,9 +123,61 @@ def key_of(value):
     return value
 
 
+def _canonical_real(value):
+    """One representative of the reals equal to ``value`` (not NaN, not bool)."""
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if not isinstance(value, float):
+        # A Fraction (or another Real) equal to a float is that float: the
+        # two are one dictionary key. One that no float equals keeps its
+        # own (normalised) representation.
+        try:
+            as_float = float(value)
+        except OverflowError:
+            return value
+        if as_float != value:
+            return value
+        value = as_float
+    # -0.0 == 0.0 == 0 and 2.0 == 2: an integral float is its int (exact,
+    # whatever its size); infinities and fractional floats are unique.
+    return int(value) if value.is_integer() else value
+
+
+def _canonical_decimal(value):
+    """One representative of the Decimals equal to ``value``."""
+    if value.is_nan():
+        return MISSING
+    if not value.is_finite():
+        return value
+    if value.is_zero():
+        # Decimal('-0'), Decimal('0.00') and Decimal('0').
+        return Decimal(0)
+    # Trailing zeros removed, exactly (a context as precise as the value,
+    # with any exponent, so that no value rounds or overflows):
+    # Decimal('0.10') and Decimal('0.1'), Decimal('1.00') and Decimal('1').
+    exact = Context(
+        prec=max(len(value.as_tuple().digits), 1), Emax=MAX_EMAX, Emin=MIN_EMIN
+    )
+    value = value.normalize(context=exact)
+    if value.as_tuple().exponent > 0 and value.adjusted() < _DECIMAL_DIGITS:
+        # Decimal('1E+2') as Decimal('100'), for integers of ordinary size
+        # (Decimal('1E+999999999') stays so, not a billion digits).
+        value = value.quantize(Decimal(1), context=Context(prec=_DECIMAL_DIGITS + 1))
+    return value
+
+
 def column_keys(column):
     """The keys of a column's values, as a list."""
     return [key_of(v) for v in column]
+
+
+def _is_number(key):
+    """Whether a key is a number or a bool (one kind for :func:`check_one_kind`)."""
+    return isinstance(key, (numbers.Real, BoolKey))
+
+
+def _type_name(key):
+    return "bool" if isinstance(key, BoolKey) else type(key).__name__
 
 
 def check_one_kind(keys):
@@ -76,24 +185,27 @@ def check_one_kind(keys):
 
     scikit-learn's encoders refuse such a column too (its values do not
     sort); here its names would collide (``1`` and ``'1'`` are both
-    ``x0_1``). The message names the types, never a value.
+    ``x0_1``). Bools count as numbers here (``True`` and ``'True'`` would
+    collide), but are categories of their own, never merged with ``1`` or
+    ``0``: a column of numbers and bools is accepted, its bools named
+    ``True`` and ``False``. The message names the types, never a value.
 
     Examples
     --------
-    >>> from sklearn_dpfair.preprocessing._categories import check_one_kind
-    >>> check_one_kind([1, 2.5, True])
+    >>> from sklearn_dpfair.preprocessing._categories import check_one_kind, key_of
+    >>> check_one_kind([key_of(v) for v in (1, 2.5, True)])
     >>> check_one_kind([1, "1"])
     Traceback (most recent call last):
     ...
     TypeError: X: a column mixes values of types ['int', 'str']; ...
     """
     kinds = {
-        "number" if isinstance(k, numbers.Real) else type(k).__name__
+        "number" if _is_number(k) else type(k).__name__
         for k in keys
         if k is not MISSING
     }
     if len(kinds) > 1:
-        types = sorted({type(k).__name__ for k in keys if k is not MISSING})
+        types = sorted({_type_name(k) for k in keys if k is not MISSING})
         raise TypeError(
             f"X: a column mixes values of types {types}; an encoder needs each "
             "column uniformly strings or numbers (as scikit-learn's encoders "
@@ -102,7 +214,7 @@ def check_one_kind(keys):
 
 
 def canonical_order(keys):
-    """Sort category keys by type name then value, the missing one last.
+    """Sort category keys: numbers, bools, others by type name then value, missing last.
 
     Examples
     --------
@@ -113,26 +225,61 @@ def canonical_order(keys):
     keys = list(keys)
     present = [k for k in keys if k is not MISSING]
     numeric = sorted(k for k in present if isinstance(k, numbers.Real))
+    flags = sorted(
+        (k for k in present if isinstance(k, BoolKey)), key=lambda k: k.value
+    )
     other = sorted(
-        (k for k in present if not isinstance(k, numbers.Real)),
+        (k for k in present if not _is_number(k)),
         key=lambda k: (type(k).__name__, str(k)),
     )
-    return numeric + other + ([MISSING] if len(present) < len(keys) else [])
+    return numeric + flags + other + ([MISSING] if len(present) < len(keys) else [])
 
 
-def public_value(keys):
+def public_value(keys, dtype=None):
     """The categories as an array, as scikit-learn's ``categories_`` holds them.
 
-    Numbers give a float or int array (missing as NaN); anything else an
-    object array (missing as NaN too, as scikit-learn shows it).
+    Written from the keys and the column's dtype only (both public once the
+    keys are released). A float column gives an array of its own dtype
+    (a float32 column's ``0.1`` is ``0.1`` in float32, as scikit-learn
+    shows it, missing as NaN); an integer or bool column one of its dtype
+    (float64 beside a missing value). Otherwise numbers give a float or int
+    array (missing as NaN); anything else an object array (missing as NaN
+    too, as scikit-learn shows it).
+
+    Parameters
+    ----------
+    keys : list
+        Keys (:func:`key_of`) or declared values, in their order.
+    dtype : numpy.dtype or None, default=None
+        The column's dtype when it is numeric or bool (public schema), else
+        None.
+
+    Returns
+    -------
+    values : ndarray of shape (len(keys),)
 
     Examples
     --------
+    >>> import numpy as np
     >>> from sklearn_dpfair.preprocessing._categories import MISSING, public_value
     >>> public_value([1, 2, MISSING])
     array([ 1.,  2., nan])
+    >>> public_value([0, 0.1], np.dtype(np.float32))
+    array([0. , 0.1], dtype=float32)
     """
-    values = [np.nan if k is MISSING else k for k in keys]
+    values = [
+        np.nan if k is MISSING else (k.value if isinstance(k, BoolKey) else k)
+        for k in keys
+    ]
+    present = [v for v, k in zip(values, keys) if k is not MISSING]
+    missing = len(present) < len(values)
+    if dtype is not None and all(isinstance(v, numbers.Real) for v in present):
+        bools = all(isinstance(v, bool) for v in present)
+        if dtype.kind == "f" or (missing and dtype.kind in "iu"):
+            target = dtype if dtype.kind == "f" else np.dtype(np.float64)
+            return np.asarray([float(v) for v in values], dtype=target)
+        if not missing and (dtype.kind in "iu" or (dtype.kind == "b" and bools)):
+            return np.asarray(values, dtype=dtype)
     if all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
         return np.asarray(values)
     return np.asarray(values, dtype=object)

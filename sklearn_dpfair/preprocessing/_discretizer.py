@@ -6,7 +6,11 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
+from sklearn.utils.validation import (
+    _check_feature_names_in,
+    check_array,
+    check_is_fitted,
+)
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
@@ -173,6 +177,58 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         for j in range(X.shape[1]):
             out[rows, j * self.n_bins + codes[:, j]] = 1.0
         return out
+
+    def inverse_transform(self, X):
+        """Map bins back to their centres, as scikit-learn does.
+
+        Post-processing of the released ``bin_edges_``: no privacy cost.
+        Each bin maps to the midpoint of its edges (computed on halves, so
+        that the widest bounds do not overflow).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_features_out)
+            Bin indices (``"ordinal"``) or their one-hot columns.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+            The centre of each row's bin.
+        """
+        check_is_fitted(self)
+        n_features = self.n_bins_.shape[0]
+        X = check_array(X, dtype=np.float64)
+        if self.encode != "ordinal":
+            X = self._decode_onehot(X, n_features)
+        if X.shape[1] != n_features:
+            raise ValueError(
+                f"Incorrect number of features. Expecting {n_features}, received "
+                f"{X.shape[1]}."
+            )
+        out = np.empty(X.shape)
+        for j, edges in enumerate(self.bin_edges_):
+            centres = edges[1:] / 2.0 + edges[:-1] / 2.0
+            out[:, j] = centres[X[:, j].astype(np.int64)]
+        return out
+
+    def _decode_onehot(self, X, n_features):
+        """The bin index of each one-hot block (scikit-learn's encoder inverse)."""
+        width = self.n_bins * n_features
+        if X.shape[1] != width:
+            raise ValueError(
+                f"Shape of the passed X data is not correct. Expected {width} "
+                f"columns, got {X.shape[1]}."
+            )
+        blocks = X.reshape(X.shape[0], n_features, self.n_bins)
+        zero = np.any(blocks.sum(axis=2) == 0, axis=1)
+        if zero.any():
+            # As scikit-learn's one-hot encoder (no dropped or unknown bin):
+            # a block of zeros names no bin.
+            raise ValueError(
+                f"Samples {np.flatnonzero(zero)} can not be inverted: a block of "
+                "one-hot columns is all zeros."
+            )
+        return blocks.argmax(axis=2).astype(np.float64)
 
     def get_feature_names_out(self, input_features=None):
         """Output feature names.

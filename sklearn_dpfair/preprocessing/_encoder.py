@@ -4,7 +4,7 @@
 
 import dataclasses
 import math
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -20,6 +20,7 @@ from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
 from ._categories import (
+    MISSING,
     canonical_order,
     check_one_kind,
     column_keys,
@@ -58,7 +59,12 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
     ``"infrequent_sklearn"`` column per feature (``handle_unknown="other"``)
     or to all zeros (``"ignore"``).
 
-    Missing values (None, NaN) are one category, as in scikit-learn. Every
+    Missing values (None, NaN) are one category, as in scikit-learn. Values
+    that compare equal are one category (``1``, ``1.0`` and ``np.int8(1)``;
+    ``0.0`` and ``-0.0``), written from the column's dtype (a float column's
+    ``1.0``, a float32 column's ``0.1`` in float32), never from the row that
+    came first; a bool is a category of its own (``True`` and ``1`` are
+    two). Every
     output is 0 or 1 (``output_bounds_``), with at most one 1 per input
     column (``output_norm_bound_``).
 
@@ -75,10 +81,13 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         column per feature, or nowhere (all zeros).
     min_frequency : int, default=None
         Also drop discovered categories whose noisy count is below it
-        (post-processing of the released counts).
+        (post-processing of the released counts). Refused with declared
+        ``categories``: nothing is counted for them.
     max_categories : int, default=None
         Keep at most this many output columns per feature, the ``"other"``
         column included, the largest noisy counts first (post-processing).
+        Refused with declared ``categories``: without released counts there
+        is nothing public to rank them by; declare fewer instead.
     epsilon : float, default=1.0
         Target epsilon of the discovery; ``np.inf`` keeps every category
         present.
@@ -96,7 +105,9 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
     ----------
     categories_ : list of ndarray
         The categories of each feature (declared or released), in canonical
-        order (numbers, then strings, then the missing value as NaN).
+        order (numbers, then bools, then strings, then the missing value as
+        NaN), in the dtype of a numeric column (declared numbers are cast to
+        a float column's dtype, as scikit-learn casts them).
     threshold_ : float
         The noisy-count threshold of the discovery (``-inf`` without
         privacy, NaN when every column was declared).
@@ -205,7 +216,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             The fitted transformer.
         """
         refuse_dask_input(type(self).__name__, X=X)
-        columns = self._columns(X, reset=True)
+        columns, dtypes = self._columns(X, reset=True, with_dtypes=True)
         n_features = len(columns)
         declared = self._declared(n_features)
         discover = [j for j in range(n_features) if declared[j] is None]
@@ -224,9 +235,10 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         # The plan, from public quantities: which columns are discovered.
         plan, rng = self._plan_fit(len(columns[0]), n_features)
         keys = [None] * n_features
+        public = [None] * n_features
         for j in range(n_features):
             if declared[j] is not None:
-                keys[j] = declared[j]
+                keys[j], public[j] = _declared_keys(declared[j], dtypes[j])
         self.threshold_ = math.nan
         mechanism = None
         if discover:
@@ -239,9 +251,11 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             )
             for j, found in zip(discover, keys_found):
                 keys[j] = found
+                # Written from the released keys and the public dtype only.
+                public[j] = public_value(found, dtypes[j])
         self._keys = keys
         self._index = [{k: i for i, k in enumerate(ks)} for ks in keys]
-        self.categories_ = [public_value(ks) for ks in keys]
+        self.categories_ = public
         self.threshold_delta_ = threshold_delta
         n_out = sum(len(ks) + (self.handle_unknown == "other") for ks in keys)
         self._set_unit_output_bounds(n_out, n_features)
@@ -299,8 +313,21 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         return out, threshold
 
     def _declared(self, n_features):
+        """Each column's declared values (validated), or None where discovered."""
         if self.categories == "auto":
             return [None] * n_features
+        for name in ("max_categories", "min_frequency"):
+            if getattr(self, name) is not None:
+                # Both act on released counts, and declared categories are
+                # not counted: any choice among them would read the data
+                # outside a mechanism, and a public one (declared order)
+                # would silently drop what the user declared.
+                raise ValueError(
+                    f"{name} applies to discovered categories (it post-processes "
+                    "their noisy counts) and is refused with declared "
+                    "categories, which are not counted; declare only the "
+                    f"categories to keep, or leave {name}=None."
+                )
         if len(self.categories) != n_features:
             raise ValueError(
                 f"categories has {len(self.categories)} entries for {n_features} "
@@ -316,21 +343,16 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
                     f"categories must hold one array-like of categories per "
                     f"column, e.g. [['a', 'b']]; got {cats!r} for column {j}."
                 )
-            keys = [key_of(v) for v in values.ravel()]
-            if len(set(keys)) != len(keys):
-                raise ValueError("categories must not repeat a value in a column.")
-            names = [str(v) for v in public_value(keys)]
-            if len(set(names)) != len(names):
-                raise ValueError(
-                    "categories must have distinct names in a column (e.g. not "
-                    "both 1 and '1'): the output columns are named by them."
-                )
-            declared.append(keys)
+            values = list(values.ravel())
+            _check_declared([key_of(v) for v in values], _declared_value(values))
+            declared.append(values)
         return declared
 
-    def _columns(self, X, *, reset):
+    def _columns(self, X, *, reset, with_dtypes=False):
         # Columns as object arrays, their values untouched (strings, numbers,
-        # None, NaN), as scikit-learn's encoders read them.
+        # None, NaN), as scikit-learn's encoders read them; with_dtypes, also
+        # each column's numeric dtype (public schema; None for other columns),
+        # which the released categories are written in.
         if not hasattr(X, "iloc"):
             checked = check_array(X, dtype=None, ensure_all_finite=False)
             if not hasattr(X, "dtype") and np.issubdtype(checked.dtype, np.str_):
@@ -343,8 +365,12 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             if X.shape[0] == 0 or X.shape[1] == 0:
                 # scikit-learn's message for no rows or no columns.
                 check_array(np.empty(X.shape))
-            return [X.iloc[:, j].to_numpy(dtype=object) for j in range(X.shape[1])]
-        return [X[:, j] for j in range(X.shape[1])]
+            columns = [X.iloc[:, j].to_numpy(dtype=object) for j in range(X.shape[1])]
+            dtypes = [_numeric_dtype(dtype) for dtype in X.dtypes]
+        else:
+            columns = [X[:, j] for j in range(X.shape[1])]
+            dtypes = [_numeric_dtype(X.dtype)] * X.shape[1]
+        return (columns, dtypes) if with_dtypes else columns
 
     def transform(self, X):
         """One-hot encode ``X``.
@@ -379,6 +405,55 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             blocks.append(block)
         return np.hstack(blocks) if blocks else np.zeros((n, 0))
 
+    def inverse_transform(self, X):
+        """Convert one-hot rows back to categories, as scikit-learn does.
+
+        Post-processing of the released ``categories_``: no privacy cost.
+        Each block maps to the category of its largest entry; a block with
+        no category set (all zeros, or only the ``"infrequent_sklearn"``
+        column, which stands for any rare or unseen category) maps to
+        ``None``, as scikit-learn maps an unknown category under
+        ``handle_unknown="ignore"``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_out)
+            One-hot rows.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+            Categories, of object dtype when a ``None`` is among them.
+        """
+        check_is_fitted(self)
+        X = check_array(X, accept_sparse="csr")
+        other = self.handle_unknown == "other"
+        widths = [len(c) + other for c in self.categories_]
+        if X.shape[1] != sum(widths):
+            raise ValueError(
+                "Shape of the passed X data is not correct. Expected "
+                f"{sum(widths)} columns, got {X.shape[1]}."
+            )
+        dtype = np.result_type(*[c.dtype for c in self.categories_])
+        out = np.empty((X.shape[0], len(widths)), dtype=dtype)
+        unknown = {}
+        start = 0
+        for j, categories in enumerate(self.categories_):
+            sub = X[:, start : start + len(categories)]
+            start += widths[j]
+            if not len(categories):
+                unknown[j] = np.ones(X.shape[0], dtype=bool)
+                continue
+            out[:, j] = categories[np.asarray(sub.argmax(axis=1)).ravel()]
+            none = np.asarray(sub.sum(axis=1) == 0).ravel()
+            if none.any():
+                unknown[j] = none
+        if unknown:
+            out = out.astype(object)
+            for j, rows in unknown.items():
+                out[rows, j] = None
+        return out
+
     def get_feature_names_out(self, input_features=None):
         """Output feature names: ``{feature}_{category}``, then the other column.
 
@@ -395,9 +470,10 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         input_features = _check_feature_names_in(self, input_features)
         names = []
-        for feature, keys in zip(input_features, self._keys):
-            # As categories_ shows them (1.0, not 1, beside a missing value).
-            names += [f"{feature}_{value}" for value in public_value(keys)]
+        for feature, values in zip(input_features, self.categories_):
+            # As categories_ shows them, as scikit-learn names them (1.0,
+            # not 1, in a float column or beside a missing value).
+            names += [f"{feature}_{value!s}" for value in values]
             if self.handle_unknown == "other":
                 names.append(f"{feature}_{OTHER}")
         return np.asarray(names, dtype=object)
@@ -408,3 +484,66 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         tags.input_tags.string = True
         tags.input_tags.two_d_array = True
         return tags
+
+
+def _numeric_dtype(dtype):
+    """The dtype a column's categories are written in, or None (an object column).
+
+    A numpy numeric or bool column keeps its dtype; pandas' nullable
+    numeric and boolean columns are read as float64 (missing as NaN), as
+    scikit-learn reads them. The dtype is the input's schema, public.
+    """
+    if isinstance(dtype, np.dtype):
+        return dtype if dtype.kind in "fiub" else None
+    numpy_dtype = getattr(dtype, "numpy_dtype", None)
+    if isinstance(numpy_dtype, np.dtype) and numpy_dtype.kind in "fiub":
+        return np.dtype(np.float64)
+    return None
+
+
+def _declared_value(values):
+    """Declared values as ``categories_`` shows them (their own types)."""
+    return public_value(
+        [
+            key if key is MISSING else (v.item() if isinstance(v, np.generic) else v)
+            for v, key in ((v, key_of(v)) for v in values)
+        ]
+    )
+
+
+def _check_declared(keys, public):
+    """Refuse declared categories that repeat a value or a name."""
+    if len(set(keys)) != len(keys):
+        raise ValueError("categories must not repeat a value in a column.")
+    names = [str(v) for v in public]
+    if len(set(names)) != len(names):
+        raise ValueError(
+            "categories must have distinct names in a column (e.g. not "
+            "both 1 and '1'): the output columns are named by them."
+        )
+
+
+def _declared_keys(values, dtype):
+    """Keys and public values of a column's declared categories.
+
+    Declared numbers of a float column are cast to its dtype, as
+    scikit-learn casts them, so that a float32 column's ``0.1`` is found
+    (and named ``0.1``); otherwise they are kept as declared.
+    """
+    keys = [key_of(v) for v in values]
+    if dtype is not None and dtype.kind == "f":
+        try:
+            # Keys are never bools (BoolKey is not Real): numbers and NaN only.
+            floats = [np.nan if k is MISSING else float(k) for k in keys if _real(k)]
+        except OverflowError:  # a declared int beyond any float: kept as is
+            floats = []
+        if len(floats) == len(keys):
+            public = np.asarray(floats, dtype=dtype)
+            keys = [key_of(v) for v in public]
+            _check_declared(keys, public)
+            return keys, public
+    return keys, _declared_value(values)
+
+
+def _real(key):
+    return key is MISSING or isinstance(key, Real)

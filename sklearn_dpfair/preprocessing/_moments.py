@@ -89,7 +89,13 @@ def noisy_moments(X, lower, upper, mechanism, rng, *, order=2, weights=None):
     centre, half = centre_and_half_width(lower, upper)
     observed = ~np.isnan(X)
     # Missing values contribute 0 to the sums (and their observed flag 0).
-    u = np.where(observed, (np.clip(X, lower, upper) - centre) / half, 0.0)
+    # The division rounds: with bounds a few ulps apart (1e8 and 1e8 + 3
+    # ulps) (x - centre) / half can leave [-1, 1], and a record's stacked
+    # vector then exceeds the sensitivity it is released at. Clipping u
+    # itself bounds every record's term whatever the rounding.
+    u = np.where(
+        observed, np.clip((np.clip(X, lower, upper) - centre) / half, -1.0, 1.0), 0.0
+    )
     if weights is None:
         parts = [observed.sum(axis=0, dtype=np.float64), u.sum(axis=0)]
         if order == 2:

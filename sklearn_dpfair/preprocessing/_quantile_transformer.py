@@ -7,7 +7,7 @@ from numbers import Integral
 import numpy as np
 from scipy import stats
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
@@ -169,6 +169,51 @@ class DPQuantileTransformer(
         for j in range(X.shape[1]):
             out[:, j] = self._transform_column(X[:, j], self.quantiles_[:, j])
         return out
+
+    def inverse_transform(self, X):
+        """Map each column back through its quantiles, as scikit-learn does.
+
+        Post-processing of the released ``quantiles_``: no privacy cost.
+        Values beyond the output's range map to the first or last quantile.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Transformed rows.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+            Within ``[quantiles_[0], quantiles_[-1]]`` column by column (NaN
+            kept).
+        """
+        check_is_fitted(self)
+        X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan", copy=True)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                f"expecting {self.n_features_in_} features as input."
+            )
+        for j in range(X.shape[1]):
+            X[:, j] = self._inverse_column(X[:, j], self.quantiles_[:, j])
+        return X
+
+    def _inverse_column(self, y, quantiles):
+        # As scikit-learn: back to the uniform scale, interpolate the
+        # references onto the quantiles, and send the ends (within the
+        # normal output's threshold) to the end quantiles.
+        with np.errstate(invalid="ignore"):
+            if self.output_distribution == "normal":
+                y = stats.norm.cdf(y)
+                low = y - _BOUNDS_THRESHOLD < 0.0
+                high = y + _BOUNDS_THRESHOLD > 1.0
+            else:
+                low, high = y == 0.0, y == 1.0
+        missing = np.isnan(y)
+        x = np.interp(np.where(missing, 0.0, y), self.references_, quantiles)
+        x = np.where(high, quantiles[-1], x)
+        x = np.where(low, quantiles[0], x)
+        return np.where(missing, np.nan, x)
 
     def _transform_column(self, x, quantiles):
         # As scikit-learn: the mean of a forward and a backward

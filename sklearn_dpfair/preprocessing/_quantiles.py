@@ -19,7 +19,7 @@ from numbers import Real
 import numpy as np
 
 from ..privacy import private_quantile
-from ._bounds import AUTO_GRID, AUTO_RANGE, bounded_grid
+from ._bounds import AUTO_GRID, AUTO_RANGE, bounded_grid, bounds_linspace
 
 __all__ = [
     "FENCE_DRAWS",
@@ -201,7 +201,7 @@ def column_edges(X, lower, upper, n_edges, rho, rng, *, quantile=True):
            [ 5.],
            [10.]])
     """
-    uniform = np.linspace(lower, upper, n_edges)
+    uniform = bounds_linspace(lower, upper, n_edges)
     if not quantile:
         return uniform
     levels = np.linspace(0.0, 1.0, n_edges)
@@ -269,8 +269,9 @@ def private_fences(X, levels, fence, rho, rng, *, weights=None):
     Returns
     -------
     lower, upper : ndarray of shape (n_features,)
-        Within ``AUTO_RANGE``, ``lower < upper`` (a constant column is
-        widened by a public margin).
+        Within ``AUTO_RANGE`` under privacy (the observed range, whatever
+        it is, at ``rho=inf``), ``lower < upper`` (a constant column is
+        widened by a margin).
 
     Examples
     --------
@@ -296,9 +297,19 @@ def private_fences(X, levels, fence, rho, rng, *, weights=None):
         lower, upper = column_quantiles(X, levels, grids, rho, rng, weights=weights)
         spread = (upper - lower) * fence
         lower, upper = lower - spread, upper + spread
-    lower, upper = np.clip(lower, *AUTO_RANGE), np.clip(upper, *AUTO_RANGE)
+        # Under privacy the fences are kept within the public range of the
+        # grid. Without privacy they are the observed range itself, which
+        # the documentation promises clips nothing (a timestamp near 1.65e9
+        # would otherwise be clipped to 1e8).
+        lower, upper = np.clip(lower, *AUTO_RANGE), np.clip(upper, *AUTO_RANGE)
     # A released pair may coincide (a constant column): widen it by a
     # public margin so the column has a positive width.
     same = upper <= lower
     margin = np.maximum(np.abs(lower), 1.0) * 1e-3
-    return np.where(same, lower - margin, lower), np.where(same, upper + margin, upper)
+    with np.errstate(over="ignore"):
+        lower = np.where(same, lower - margin, lower)
+        upper = np.where(same, upper + margin, upper)
+    # An observed value near the largest float (rho=inf) must not widen to
+    # an infinite bound; the other side's margin keeps lower < upper.
+    largest = np.finfo(np.float64).max
+    return np.clip(lower, -largest, largest), np.clip(upper, -largest, largest)

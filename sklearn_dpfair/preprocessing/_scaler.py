@@ -206,7 +206,9 @@ class DPStandardScaler(
         if self.with_std:
             # Half-widths beyond 1e154 square to inf: var_ then reads inf,
             # but the scale is computed in half-width units, unsquared.
-            with np.errstate(over="ignore"):
+            # (Without privacy var_u may underflow to 0, inf * 0 is NaN:
+            # that var_ is replaced by the exact one below.)
+            with np.errstate(over="ignore", invalid="ignore"):
                 self.var_ = np.square(half) * var_u
             scale = half * np.sqrt(var_u)
             if not plan.is_private:
@@ -215,9 +217,13 @@ class DPStandardScaler(
             # A zero variance (exact statistics of a constant column) scales
             # by 1, as scikit-learn does.
             self.scale_ = np.where(scale > 0, scale, 1.0)
-        self._set_output_bounds(
-            (lower - self.mean_) / self.scale_, (upper - self.mean_) / self.scale_
-        )
+        # Bounds more than the largest float apart (around mean_) standardise
+        # to an infinite output bound: it still bounds every output, which
+        # is then as infinite.
+        with np.errstate(over="ignore"):
+            self._set_output_bounds(
+                (lower - self.mean_) / self.scale_, (upper - self.mean_) / self.scale_
+            )
         what = "bounds from private quantiles, then " if auto else ""
         self._record_fit(
             plan,

@@ -11,6 +11,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
+from ._bounds import centre_and_half_width
 
 __all__ = ["DPSplineTransformer"]
 
@@ -122,6 +123,23 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
 
     def _release_spec(self, n_features):
         return self._edges_spec(n_features, self.n_knots, quantile=self.knots == "quantile")
+
+    def _validate_bounded(self, X):
+        X, lower, upper = super()._validate_bounded(X)
+        # scikit-learn's B-splines add `degree` knots beyond each end, each
+        # an end spacing (at most the width) further out: they must stay
+        # finite, or every feature is NaN. A public check of the bounds.
+        _, half = centre_and_half_width(lower, upper)
+        with np.errstate(over="ignore"):
+            reach = max(self.degree, 1) * half
+            ends = 2.0 * np.concatenate([lower / 2.0 - reach, upper / 2.0 + reach])
+        if not np.isfinite(ends).all():
+            raise ValueError(
+                f"bounds are too wide for splines of degree {self.degree}: the "
+                "knots added beyond them (degree widths away) overflow the "
+                "largest float; narrow the bounds."
+            )
+        return X, lower, upper
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

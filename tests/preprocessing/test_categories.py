@@ -1,11 +1,18 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
 import pickle
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 
-from sklearn_dpfair.preprocessing._categories import MISSING, canonical_order, key_of
+from sklearn_dpfair.preprocessing._categories import (
+    MISSING,
+    canonical_order,
+    key_of,
+    public_value,
+)
 
 
 def test_every_missing_value_is_one_category():
@@ -21,3 +28,31 @@ def test_canonical_order_depends_on_the_set_only():
         == canonical_order(reversed(keys))
         == [1.5, 2, "a", "b", MISSING]
     )
+
+
+def test_equal_values_have_one_key_written_one_way():
+    groups = [
+        (0.0, -0.0, 0, np.float32(-0.0), np.int8(0)),
+        (Decimal(0), Decimal("-0"), Decimal("0.00")),
+        (Decimal("1.10"), Decimal("1.1")),
+        (Decimal(100), Decimal("1E+2"), Decimal("100.00")),
+        # Normalised exactly, whatever the exponent (no overflow, no int).
+        (Decimal("1E+999999999"), Decimal("10E+999999998")),
+        (1, 1.0, np.float64(1.0), np.uint64(1), Fraction(1)),
+        (0.5, Fraction(1, 2), np.float16(0.5)),
+        (2**60, float(2**60), np.int64(2**60)),
+        (True, np.bool_(True)),
+    ]
+    for group in groups:
+        keys = [key_of(v) for v in group]
+        assert len({repr(k) for k in keys}) == 1, keys
+        assert len({type(k) for k in keys}) == 1, keys
+    # A bool is a category of its own, never the number 1.
+    assert key_of(True) != key_of(1) and key_of(False) != key_of(0)
+    assert len({key_of(v) for v in (True, 1, 1.0)}) == 2
+    assert key_of(Decimal("NaN")) is MISSING and key_of(complex(np.nan, 0)) is MISSING
+    assert repr(key_of(complex(1, -0.0))) == repr(key_of(complex(1, 0.0)))
+    # The written value depends on the keys and the column's dtype only.
+    assert str(public_value([key_of(-0.0)], np.dtype(np.float64))[0]) == "0.0"
+    assert public_value([key_of(True), key_of(1)]).tolist() == [True, 1]
+    assert pickle.loads(pickle.dumps(key_of(True))) == key_of(True)

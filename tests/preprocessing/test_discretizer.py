@@ -91,3 +91,26 @@ def test_output_is_within_the_declared_bounds(ordinary_data):
     assert np.all(out >= kb.output_bounds_[:, 0]) and np.all(
         out <= kb.output_bounds_[:, 1]
     )
+
+
+@pytest.mark.parametrize("encode", ["onehot-dense", "ordinal"])
+def test_inverse_transform_is_scikit_learn_at_epsilon_inf(encode):
+    X = np.random.default_rng(0).lognormal(3.0, 0.5, size=(500, 2))
+    ours = DPKBinsDiscretizer(bounds=BOUNDS, encode=encode, epsilon=np.inf).fit(X)
+    linear = (
+        {"quantile_method": "linear"}
+        if "quantile_method" in KBinsDiscretizer().get_params()
+        else {}
+    )
+    ref = KBinsDiscretizer(encode=encode, **linear).fit(X)
+    Y = ref.transform(X)
+    np.testing.assert_allclose(
+        ours.inverse_transform(Y), ref.inverse_transform(Y), rtol=1e-12
+    )
+    # Post-processing of the released edges: bin centres, at any epsilon.
+    private = DPKBinsDiscretizer(bounds=BOUNDS, encode=encode, random_state=0).fit(X)
+    back = private.inverse_transform(private.transform(X))
+    assert np.all(back >= 0.0) and np.all(back <= 100.0)
+    if encode == "onehot-dense":
+        with pytest.raises(ValueError, match="all zeros"):
+            private.inverse_transform(np.zeros((1, 10)))

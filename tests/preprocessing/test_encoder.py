@@ -238,3 +238,129 @@ def test_releases_match_the_event():
         enc = DPOneHotEncoder().fit(_frame())
     releases.check_releases(log, enc.dp_event_, what="test")
     assert sum(log.counts.values()) == 1
+
+
+def _release(X, **params):
+    """Categories (values, dtypes, signs) and names a seeded fit releases."""
+    enc = DPOneHotEncoder(**params).fit(X)
+    values = [
+        (c.dtype.str, [repr(v) for v in c.tolist()], np.signbit(c).tolist())
+        if c.dtype.kind == "f"
+        else (c.dtype.str, [repr(v) for v in c.tolist()])
+        for c in enc.categories_
+    ]
+    return values, list(enc.get_feature_names_out())
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize(
+    "base, record",
+    [
+        (np.array([[0.0]] * 500 + [[1.0]] * 500), -0.0),
+        (np.array([[1]] * 500 + [[2]] * 500, dtype=object), 1.0),
+        (np.array([[1]] * 500 + [[2]] * 500, dtype=object), True),
+        (np.array([[1]] * 500 + [[2]] * 500, dtype=object), np.int8(2)),
+        (np.array([[1.5]] * 500 + [[2.0]] * 500, dtype=object), 2),
+    ],
+    ids=[
+        "float-negative-zero",
+        "object-int-float",
+        "object-int-bool",
+        "object-int-int8",
+        "object-float-int",
+    ],
+)
+def test_one_record_never_decides_how_a_category_is_written(base, record, seed):
+    # Values that compare equal are one category; which of them a row
+    # holds (one added record, first of all) must not change the released
+    # values or names: the same noise gives the same release.
+    neighbour = np.vstack([np.array([[record]], dtype=base.dtype), base])
+    params = {"epsilon": 1.0, "random_state": seed}
+    assert _release(neighbour, **params) == _release(base, **params)
+    if not isinstance(record, bool):
+        # Without privacy the record's category is already there.
+        assert _release(neighbour, epsilon=np.inf) == _release(base, epsilon=np.inf)
+
+
+def test_equal_values_are_one_category_and_bools_their_own():
+    X = np.array([[-0.0], [0.0], [1.0], [1.0]])
+    enc = DPOneHotEncoder(epsilon=np.inf).fit(X)
+    assert enc.categories_[0].tolist() == [0.0, 1.0]
+    assert not np.signbit(enc.categories_[0]).any()
+    assert list(enc.get_feature_names_out()) == [
+        "x0_0.0",
+        "x0_1.0",
+        "x0_infrequent_sklearn",
+    ]
+    np.testing.assert_array_equal(enc.transform([[-0.0], [0.0]]), [[1, 0, 0]] * 2)
+    mixed = np.array([[1], [1.0], [True], [np.int64(1)], [2]], dtype=object)
+    enc = DPOneHotEncoder(epsilon=np.inf).fit(mixed)
+    assert list(enc.get_feature_names_out()) == [
+        "x0_1",
+        "x0_2",
+        "x0_True",
+        "x0_infrequent_sklearn",
+    ]
+    # True is not 1 (as a category), 1.0 is.
+    np.testing.assert_array_equal(
+        enc.transform(np.array([[True], [1.0], [False]], dtype=object)),
+        [[0, 0, 1, 0], [1, 0, 0, 0], [0, 0, 0, 1]],
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_float_categories_are_written_in_the_column_dtype_as_scikit_learn(dtype):
+    X = np.array([[0.1], [0.2], [0.1], [np.nan]], dtype=dtype)
+    ours = DPOneHotEncoder(epsilon=np.inf, handle_unknown="ignore").fit(X)
+    ref = OneHotEncoder(handle_unknown="ignore", sparse_output=False).fit(X)
+    assert list(ours.get_feature_names_out()) == list(ref.get_feature_names_out())
+    for a, b in zip(ours.categories_, ref.categories_):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    for T in (X, X.astype(np.float64)):
+        np.testing.assert_array_equal(ours.transform(T), ref.transform(T))
+    # Declared numbers are cast to the column's dtype, as scikit-learn does.
+    declared = DPOneHotEncoder(categories=[[0.1, 0.2]], handle_unknown="ignore").fit(X)
+    ref = OneHotEncoder(
+        categories=[[0.1, 0.2]], handle_unknown="ignore", sparse_output=False
+    ).fit(X[:3])
+    assert list(declared.get_feature_names_out()) == list(ref.get_feature_names_out())
+    np.testing.assert_array_equal(declared.transform(X[:3]), ref.transform(X[:3]))
+
+
+@pytest.mark.parametrize("parameter", [{"max_categories": 2}, {"min_frequency": 5}])
+def test_limits_on_counts_are_refused_with_declared_categories(parameter):
+    # Declared categories are not counted: nothing public ranks them, so a
+    # limit would either read the data or drop declared ones arbitrarily.
+    X = np.array([["a"]] * 5 + [["b"]] * 5 + [["c"]] * 5, dtype=object)
+    name = next(iter(parameter))
+    enc = DPOneHotEncoder(categories=[["a", "b", "c"]], **parameter)
+    with pytest.raises(ValueError, match=name):
+        enc.fit(X)
+    assert not hasattr(enc, "categories_")
+
+
+def test_inverse_transform_is_scikit_learn_at_epsilon_inf():
+    X = _frame()
+    ours = DPOneHotEncoder(epsilon=np.inf, handle_unknown="ignore").fit(X)
+    ref = OneHotEncoder(handle_unknown="ignore", sparse_output=False).fit(X)
+    test = _frame(50, seed=1)
+    test.loc[0, "colour"] = "unseen"
+    test.loc[1, "size"] = 99
+    Y = ref.transform(test)
+    back, expected = ours.inverse_transform(Y), ref.inverse_transform(Y)
+    assert back.shape == expected.shape and back.dtype == expected.dtype
+    for a, b in zip(back.ravel(), expected.ravel()):
+        # scikit-learn shows a missing (None) category as None, this
+        # encoder's categories_ as NaN.
+        assert (pd.isna(a) and pd.isna(b)) or a == b
+    assert back[0, 0] is None and back[1, 1] is None
+    # The "other" column (rare or unseen) maps to None as well.
+    other = DPOneHotEncoder(epsilon=np.inf).fit(X)
+    rows = other.inverse_transform(other.transform(test))
+    assert rows[0, 0] is None and rows[1, 1] is None
+    np.testing.assert_array_equal(rows[2:, 0], test["colour"][2:])
+    floats = DPOneHotEncoder(epsilon=np.inf).fit(np.array([[0.5], [1.5]]))
+    np.testing.assert_array_equal(floats.inverse_transform([[0, 1, 0]]), [[1.5]])
+    with pytest.raises(ValueError, match="Expected 3 columns"):
+        floats.inverse_transform([[0, 1]])

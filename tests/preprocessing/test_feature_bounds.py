@@ -1,9 +1,24 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
+import warnings
+
 import numpy as np
 import pytest
 
-from sklearn_dpfair.preprocessing._bounds import AUTO_GRID, bounded_grid, check_bounds
+from sklearn_dpfair.preprocessing import (
+    DPKBinsDiscretizer,
+    DPQuantileTransformer,
+    DPSimpleImputer,
+    DPSplineTransformer,
+    DPStandardScaler,
+)
+from sklearn_dpfair.preprocessing._bounds import (
+    AUTO_GRID,
+    bounded_grid,
+    bounds_linspace,
+    centre_and_half_width,
+    check_bounds,
+)
 
 
 @pytest.mark.parametrize("lower, upper", [(0.0, 1e7), (-5.0, 3.0), (1e3, 1e3 + 1e-3)])
@@ -33,3 +48,69 @@ def test_check_bounds_broadcasts_and_names_the_parameter():
     # shape (), which the shape message would have reported as "got ()").
     with pytest.raises(ValueError, match="bounds is required"):
         check_bounds(None, 3)
+
+
+LARGEST = np.finfo(np.float64).max
+WIDE = [(-1e308, 1e308), (-LARGEST, LARGEST), (-LARGEST, 0.0)]
+
+
+@pytest.mark.parametrize("lower, upper", WIDE)
+def test_bounds_wider_than_the_largest_float_give_finite_centres_and_grids(
+    lower, upper
+):
+    # upper - lower overflows: the centre was -inf or NaN, the grid NaN.
+    centre, half = centre_and_half_width(np.array([lower]), np.array([upper]))
+    assert np.isfinite(centre).all() and np.isfinite(half).all() and half[0] > 0
+    assert centre[0] - half[0] / 2 <= centre[0] + half[0] / 2
+    grid = bounded_grid(lower, upper)
+    assert grid[0] == lower and grid[-1] == upper
+    assert np.isfinite(grid).all() and np.all(np.diff(grid) > 0)
+    edges = bounds_linspace(lower, upper, 5)
+    assert edges[0] == lower and edges[-1] == upper and np.all(np.diff(edges) > 0)
+
+
+def test_centres_and_grids_of_ordinary_bounds_are_unchanged():
+    # Halving is exact: the overflow-safe forms are the plain ones.
+    rng = np.random.default_rng(0)
+    lower = rng.uniform(-1e6, 1e6, 50)
+    upper = lower + rng.uniform(1e-3, 1e6, 50)
+    centre, half = centre_and_half_width(lower, upper)
+    np.testing.assert_array_equal(centre, (lower + upper) / 2)
+    np.testing.assert_array_equal(half, (upper - lower) / 2)
+    np.testing.assert_array_equal(
+        bounds_linspace(lower, upper, 7), np.linspace(lower, upper, 7)
+    )
+    # Bounds one subnormal apart keep a positive half-width.
+    _, tiny = centre_and_half_width(np.array([0.0]), np.array([5e-324]))
+    assert tiny[0] > 0
+
+
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+@pytest.mark.parametrize("bounds", WIDE[:2], ids=["1e308", "largest"])
+def test_transformers_with_bounds_wider_than_the_largest_float(bounds, epsilon):
+    X = np.random.default_rng(0).normal(size=(200, 1))
+    X[0] = np.nan
+    params = {"bounds": bounds, "epsilon": epsilon, "random_state": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        imputer = DPSimpleImputer(**params).fit(X)
+        filled = imputer.transform([[np.nan]])
+        quantiles = DPQuantileTransformer(**params).fit(X)
+        bins = DPKBinsDiscretizer(**params, strategy="uniform").fit(X[1:])
+    assert np.isfinite(imputer.statistics_).all()
+    assert np.all(imputer.output_bounds_[:, 0] <= filled)
+    assert np.all(filled <= imputer.output_bounds_[:, 1])
+    assert np.isfinite(quantiles.quantiles_).all()
+    assert np.isfinite(bins.bin_edges_[0]).all()
+    scaler = DPStandardScaler(**params).fit(X)
+    assert np.isfinite(scaler.mean_).all() and np.isfinite(scaler.scale_).all()
+    if bounds[1] == 1e308:
+        # Within a few standard deviations of the data at epsilon=inf.
+        assert np.isfinite(scaler.output_bounds_).all()
+        out = scaler.transform(X[1:])
+        assert np.all(out >= scaler.output_bounds_[:, 0])
+        assert np.all(out <= scaler.output_bounds_[:, 1])
+    # scikit-learn's splines extend the knots beyond the bounds: refused.
+    with pytest.raises(ValueError, match="bounds are too wide"):
+        DPSplineTransformer(**params).fit(X[1:])
+    DPSplineTransformer(**{**params, "bounds": (-1e300, 1e300)}).fit(X[1:])

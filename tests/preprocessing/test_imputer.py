@@ -151,3 +151,43 @@ def test_auto_bounds_utilities_move_by_at_most_their_sensitivity(
         assert selection_sensitivities[k] == max(levels[k], 1 - levels[k])
         moved = np.max(np.abs(selection_scores[n + k] - selection_scores[k]))
         assert moved <= selection_sensitivities[k] + 1e-12
+
+
+@pytest.mark.parametrize("strategy", ["mean", "median"])
+def test_auto_bounds_at_epsilon_inf_clip_nothing_beyond_the_private_grid(strategy):
+    # Unix timestamps near 1.65e9: the observed range, not the private
+    # grid's 1e8 (the fill value was 1.001e8).
+    X = np.random.default_rng(0).uniform(1.6e9, 1.7e9, size=(1000, 1))
+    X[::3] = np.nan
+    imp = DPSimpleImputer(bounds="auto", strategy=strategy, epsilon=math.inf).fit(X)
+    reference = SimpleImputer(strategy=strategy).fit(X)
+    np.testing.assert_allclose(imp.statistics_, reference.statistics_, rtol=1e-12)
+    np.testing.assert_allclose(imp.transform(X), reference.transform(X), rtol=1e-12)
+
+
+def test_auto_bounds_at_epsilon_inf_of_a_constant_extreme_column_are_finite():
+    # The public margin around a constant column must not overflow.
+    largest = np.finfo(np.float64).max
+    X = np.array([[largest, -largest, 0.0]] * 5)
+    imp = DPSimpleImputer(bounds="auto", epsilon=math.inf).fit(X)
+    assert np.isfinite(imp.bounds_).all()
+    assert np.all(imp.bounds_[:, 0] < imp.bounds_[:, 1])
+    np.testing.assert_allclose(imp.statistics_, X[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, math.inf])
+def test_the_fill_value_is_within_the_output_bounds_over_random_bounds(epsilon):
+    # centre + half * mean rounds: a mean at a bound landed ulps beyond it
+    # (7 of 300 random bounds at epsilon=0.5, 2 at epsilon=inf), outside
+    # the output_bounds_ a downstream clip is taken from.
+    rng = np.random.default_rng(0)
+    for seed in range(300):
+        lower, upper = np.sort(rng.uniform(-10, 10, 2))
+        X = np.full((5 if math.isfinite(epsilon) else 50, 1), upper)
+        X[0] = np.nan
+        imp = DPSimpleImputer(
+            bounds=(lower, upper), epsilon=epsilon, delta=1e-3, random_state=seed
+        ).fit(X)
+        filled = imp.transform(np.array([[np.nan]]))[0, 0]
+        low, high = imp.output_bounds_[0]
+        assert low <= filled <= high, (lower, upper, filled)

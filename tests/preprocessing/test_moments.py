@@ -51,3 +51,29 @@ def test_the_variance_floor_is_the_noise_level_of_the_variance():
     # Without the noise levels only the absolute floor applies.
     _, plain = mean_and_variance(count, sum_u, sum_u2, private=True)
     assert plain[1] == pytest.approx(1e-4)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("ulps", [1, 3, 7])
+def test_bounds_a_few_ulps_apart_keep_every_record_within_one(
+    order, ulps, privatized_sums
+):
+    # (clip(x) - centre) / half rounds: with bounds a few ulps apart it
+    # left [-1, 1] (a record at the lower bound of (1e8, 1e8 + 3 ulps) gave
+    # u = -2) and one record moved the stacked vector by 1.52.
+    lower = np.array([1e8, -3.3, 1e-300])
+    upper = lower.copy()
+    for _ in range(ulps):
+        upper = np.nextafter(upper, np.inf)
+    values = [-1e9, 1e9, lower[0], upper[0], np.nan]
+    for x in values:
+        row = np.array([[x, -1e9 if x < 0 else 1e9, x]])
+        noisy_moments(row, lower, upper, NO_NOISE, None, order=order)
+    norms = [np.linalg.norm(v) for v in privatized_sums]
+    assert len(norms) == len(values) and max(norms) <= 1.0 + 1e-12
+    # A dataset and the same plus one record at a bound: within 1.
+    X = np.full((100, 3), 5.0)
+    for Z in (X, np.vstack([X, [[-1e9, -1e9, -1e9]]])):
+        noisy_moments(Z, lower, upper, NO_NOISE, None, order=order)
+    before, after = privatized_sums[-2:]
+    assert np.linalg.norm(after - before) <= 1.0 + 1e-12

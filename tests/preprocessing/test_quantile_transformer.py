@@ -103,3 +103,26 @@ def test_output_is_within_the_declared_bounds(distribution, ordinary_data):
 def test_pld_is_refused():
     with pytest.raises(ValueError, match="accountant"):
         DPQuantileTransformer(bounds=BOUNDS, accountant="pld").fit(np.ones((5, 1)))
+
+
+@pytest.mark.parametrize("distribution", ["uniform", "normal"])
+def test_inverse_transform_is_scikit_learn_at_epsilon_inf(distribution):
+    rng = np.random.default_rng(0)
+    X = rng.lognormal(3.0, 0.5, size=(500, 2))
+    kwargs = {"n_quantiles": 20, "output_distribution": distribution}
+    ours = DPQuantileTransformer(bounds=BOUNDS, epsilon=np.inf, **kwargs).fit(X)
+    ref = QuantileTransformer(**kwargs).fit(X)
+    test = rng.lognormal(3.0, 0.6, size=(200, 2))
+    Y = ref.transform(test)
+    Y[:4, 0] = [np.nan, -10.0, 10.0, 0.0]
+    Y[:2, 1] = [1.0, 1e-9]
+    np.testing.assert_allclose(
+        ours.inverse_transform(Y), ref.inverse_transform(Y), rtol=1e-9, atol=1e-9
+    )
+    # Post-processing of the released quantiles: within them, at any epsilon.
+    private = DPQuantileTransformer(bounds=BOUNDS, random_state=0, **kwargs).fit(X)
+    back = private.inverse_transform(private.transform(test))
+    assert np.all(back >= private.quantiles_[0])
+    assert np.all(back <= private.quantiles_[-1])
+    with pytest.raises(ValueError, match="features"):
+        private.inverse_transform(Y[:, :1])

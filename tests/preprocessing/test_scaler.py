@@ -386,3 +386,22 @@ def test_bad_weights_are_refused_before_anything_is_set(
     with pytest.raises(ValueError, match=message):
         scaler.fit(ordinary_data, sample_weight=sample_weight)
     assert not hasattr(scaler, "mean_")
+
+
+def test_auto_bounds_at_epsilon_inf_clip_nothing_beyond_the_private_grid():
+    # Without privacy bounds="auto" is the observed range, as documented:
+    # Unix timestamps near 1.65e9 were clipped to the private grid's 1e8
+    # (mean_ 1e8, scale_ 1).
+    rng = np.random.default_rng(0)
+    X = np.column_stack(
+        [rng.uniform(1.6e9, 1.7e9, size=1000), -rng.uniform(1e12, 2e12, size=1000)]
+    )
+    ours = DPStandardScaler(bounds="auto", epsilon=np.inf).fit(X)
+    ref = StandardScaler().fit(X)
+    np.testing.assert_allclose(ours.mean_, ref.mean_, rtol=1e-12)
+    np.testing.assert_allclose(ours.scale_, ref.scale_, rtol=1e-9)
+    np.testing.assert_allclose(ours.transform(X), ref.transform(X), atol=1e-9)
+    np.testing.assert_array_equal(ours.bounds_, np.column_stack([X.min(0), X.max(0)]))
+    # Under privacy the fences stay on the public grid's range.
+    private = DPStandardScaler(bounds="auto", random_state=0).fit(X)
+    assert np.all(np.abs(private.bounds_) <= 1e8)
