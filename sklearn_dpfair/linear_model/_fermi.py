@@ -222,7 +222,8 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             clipped, so under DP one record moves a noisy sum by at most the
             clip norm whatever its weight. Weights of 1 give exactly the
             unweighted fit. Without privacy the
-            group marginals are weighted; DP-FERMI's private histogram counts
+            group marginals are weighted (``min_group_size`` counts the rows
+            of positive weight); DP-FERMI's private histogram counts
             records unweighted. Not combined with ``disparity_bound``.
         sensitive_features : array-like of shape (n_samples,) or \
                 (n_samples, n_columns), default=None
@@ -547,8 +548,12 @@ class FERMIClassifier(_BaseFERMI):
         was met, and a warning names the bound, the least training
         disparity reached and what to try when it was not. Groups with
         fewer than ``min_group_size`` rows in a compared cell are left out
-        of the bounded disparity. fairlearn's ``difference_bound``, on
-        training data.
+        of the bounded disparity. With a single group (or
+        ``sensitive_features=None``) there is nothing to compare: the path
+        is the one weight 0 (``fairness_weight_`` 0), ``bound_met_`` is True
+        and ``training_disparity_`` 0, as when ``min_group_size`` leaves
+        every comparison out. fairlearn's ``difference_bound``, on training
+        data.
     max_fairness_weight : float, default=1024.0
         Largest weight the ``disparity_bound`` search tries (unused
         without it).
@@ -561,7 +566,11 @@ class FERMIClassifier(_BaseFERMI):
         rows gives marginals and rates too noisy to use, and they drive the
         model towards a constant. Its rows still enter the loss; the penalty
         is then the ERMI of the prediction and the group given a kept group
-        (a block with a single kept group has none). 0 keeps every group.
+        (a block with a single kept group has none). With ``sample_weight``
+        the size is the number of rows of positive weight, not their total
+        weight: weights make a rate measured on few rows no less noisy, so
+        uniform weights keep the groups the unweighted fit keeps (and a
+        weight of 2 is not a duplicated row here). 0 keeps every group.
     opportunity_class : label, default=None
         Advantaged class for ``constraint="equal_opportunity"``; None uses
         ``classes_[1]`` for binary targets (error otherwise).
@@ -569,8 +578,15 @@ class FERMIClassifier(_BaseFERMI):
         How ``constraint="equalized_odds"`` combines the per-label terms:
         ``sum_y P(Y=y) ERMI(Yhat;S|Y=y)`` or their unweighted mean.
     alpha : float, default=0.0
-        L2 penalty ``alpha/2 ||coef||^2`` (never on the intercept); a little
-        helps against saturated probabilities, which stall the fairness term.
+        L2 penalty: ``alpha/2`` times the squared norm of the per-class
+        softmax parameters, ``alpha/2 sum_k ||w_k||^2`` (never on the
+        intercepts). For multiclass targets ``coef_`` holds the ``w_k``, so
+        it is ``alpha/2 ||coef_||^2``, scikit-learn's
+        ``LogisticRegression(C=1/(n_samples * alpha))``. For binary targets
+        ``coef_ = w_1 - w_0`` and the penalized minimizer has
+        ``w_0 = -w_1``, so it is ``alpha/4 ||coef_||^2``, scikit-learn's
+        ``C = 2/(n_samples * alpha)``. A little helps against saturated
+        probabilities, which stall the fairness term.
     fit_intercept : bool, default=True
         Whether to fit intercepts.
     batch_size : int or "full", default=512
@@ -634,9 +650,13 @@ class FERMIClassifier(_BaseFERMI):
         Stationarity of the full-batch phase: it stops when every gradient
         coordinate (in the scaled coordinates) is at most ``tol``.
     max_full_batch_iter : int, default=1000
-        Iteration limit of the full-batch phase; a
-        :class:`~sklearn.exceptions.ConvergenceWarning` is raised when it
-        stops before ``tol``.
+        Iteration limit of each L-BFGS run of the full-batch phase. A
+        :class:`~sklearn.exceptions.ConvergenceWarning` is raised when the
+        returned model's stationarity exceeds ``tol``; it recommends this
+        limit only when the run that produced the model stopped at it, and
+        otherwise says that ``tol`` is below the precision L-BFGS can reach
+        in floating point on the problem (it stops once the objective no
+        longer decreases), where more iterations would not help.
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
 default=None
         None (the default) draws the minibatches from fresh OS entropy. An
@@ -748,7 +768,10 @@ default=None
     weight_path_ : list of dict or None
         Under ``disparity_bound``: every weight tried, with its training
         error and disparity (after its threshold), the threshold, its
-        disparity at threshold 0, stationarity and iterations.
+        disparity at threshold 0, stationarity, the stationarity target it
+        was solved to (``"tol"``: 40 or 10 times ``tol`` along the path,
+        ``tol`` for the polished weight), whether its stationarity is at
+        most ``tol`` (``"converged"``) and iterations.
     bound_met_ : bool or None
         Under ``disparity_bound``, whether the returned model's training
         disparity is at most the bound (None without it).
@@ -758,9 +781,15 @@ default=None
         largest float when a record makes the objective overflow (the phase is
         then skipped).
     n_full_batch_iter_ : int
-        L-BFGS iterations of the full-batch phase (summed over the path).
+        L-BFGS iterations of the full-batch phase (under
+        ``disparity_bound`` summed over the whole weight path; each point
+        of ``weight_path_`` has its own, and a ``ConvergenceWarning``
+        reports the returned weight's).
     training_disparity_ : float
-        Disparity of the hard training predictions for ``constraint``.
+        Disparity of the hard training predictions for ``constraint``,
+        weighted by ``sample_weight`` when given (a row of weight ``k``
+        counts ``k`` times, one of weight 0 not at all: fairlearn's metrics
+        with ``sample_weight``).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -968,7 +997,12 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         the (label, group, prediction) counts of the candidates, composed
         into ``dp_event_`` and calibrated inside the same ``epsilon``. The
         chosen weight is ``fairness_weight_``, the released statistics
-        ``weight_path_``.
+        ``weight_path_``. With a single group (or
+        ``sensitive_features=None``) there is nothing to compare: no
+        selection runs or is released (``weight_path_`` is empty, the
+        event has no selection), no fairness term is fitted, and
+        ``bound_met_`` is True, ``training_disparity_`` and
+        ``fairness_weight_`` 0 (exact whatever the model).
     max_fairness_weight : float, default=64.0
         Public largest candidate weight under ``disparity_bound``: the
         candidates are 0 and the doublings from 2 up to it (7 by default).
@@ -990,7 +1024,13 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
     eo_weighting : {"label_prior", "uniform"}, default="label_prior"
         Combination of the per-label terms of equalized odds.
     alpha : float, default=0.0
-        L2 penalty on the coefficients (data independent, hence free).
+        L2 penalty on the coefficients (data independent, hence free):
+        ``alpha/2`` times the squared norm of the per-class softmax
+        parameters, as in :class:`FERMIClassifier`; that is
+        ``alpha/2 ||coef_||^2`` for multiclass targets but
+        ``alpha/4 ||coef_||^2`` for binary ones (``coef_ = w_1 - w_0``, the
+        minimizer having ``w_0 = -w_1``): scikit-learn's
+        ``C = 2/(n_samples * alpha)`` there, not ``1/(n_samples * alpha)``.
     fit_intercept : bool, default=True
         Whether to fit intercepts.
     batch_size : int or "full", default=1024
@@ -1267,7 +1307,9 @@ default=None
     training_disparity_ : float or None
         Under ``disparity_bound``, the chosen candidate's noisy training
         disparity; None otherwise (it would read the private data). 0 for
-        the intercept-only model (exact: it predicts one class).
+        the intercept-only model (exact: it predicts one class) and, under
+        ``disparity_bound``, with a single group (exact: nothing to
+        compare).
     intercept_only_ : bool
         Whether ``small_budget`` released a constant model: the
         intercept-only model of the public rule (then ``dp_event_`` is that

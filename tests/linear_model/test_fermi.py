@@ -16,6 +16,7 @@ from fairlearn.metrics import (
     selection_rate,
 )
 from sklearn.compose import ColumnTransformer
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score
 from sklearn.model_selection import GridSearchCV, cross_validate
 from sklearn.pipeline import Pipeline
@@ -157,6 +158,110 @@ def test_no_sensitive_features_is_plain_logistic_regression():
             X, y, sensitive_features=np.zeros(y.size)
         )
     np.testing.assert_array_equal(one.coef_, zero.coef_)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_alpha_is_half_the_squared_norm_of_the_softmax_parameters(n_classes):
+    # alpha/2 sum_k ||w_k||^2 on the per-class softmax parameters: for
+    # multiclass targets coef_ holds them (scikit-learn's C = 1/(n alpha));
+    # for binary ones coef_ = w_1 - w_0 with w_0 = -w_1 at the minimizer,
+    # so the penalty is alpha/4 ||coef_||^2 (C = 2/(n alpha)), as the
+    # alpha docstring says.
+    from sklearn.linear_model import LogisticRegression
+
+    X, y, s = _biased(3, n=1500, n_classes=n_classes)
+    n, alpha = y.size, 0.05
+    fermi = FERMIClassifier(
+        fairness_weight=0, alpha=alpha, tol=1e-9, random_state=0
+    )
+    with warnings.catch_warnings():
+        # tol=1e-9 may sit below L-BFGS's floating-point floor.
+        warnings.simplefilter("ignore")
+        fermi.fit(X, y, sensitive_features=s)
+    C = (2.0 if n_classes == 2 else 1.0) / (n * alpha)
+    ref = LogisticRegression(C=C, tol=1e-12, max_iter=10_000).fit(X, y)
+    np.testing.assert_allclose(fermi.coef_, ref.coef_, atol=1e-6)
+    np.testing.assert_allclose(fermi.intercept_, ref.intercept_, atol=1e-6)
+    if n_classes == 2:
+        other = LogisticRegression(C=1.0 / (n * alpha), tol=1e-12).fit(X, y)
+        assert np.abs(fermi.coef_ - other.coef_).max() > 1e-2
+
+
+@pytest.mark.parametrize("constraint", ["demographic_parity", "equalized_odds"])
+def test_training_disparity_weighs_rows_like_fairlearn(constraint):
+    # A row of weight k counts k times and one of weight 0 not at all, as
+    # in fairlearn's metrics with sample_weight (and as when the weight-0
+    # rows are removed from the fit).
+    rng = np.random.default_rng(0)
+    X, y, s = _biased(4, n=1000, n_groups=3)
+    w = rng.integers(0, 4, y.size).astype(float)
+    params = {"constraint": constraint, "fairness_weight": 2, "random_state": 0}
+    est = FERMIClassifier(**params).fit(X, y, sample_weight=w, sensitive_features=s)
+    metric = (
+        demographic_parity_difference
+        if constraint == "demographic_parity"
+        else equalized_odds_difference
+    )
+    pred = est.predict(X)
+    expected = metric(y, pred, sensitive_features=s, sample_weight=w)
+    assert est.training_disparity_ == pytest.approx(expected, abs=1e-12)
+    assert est.training_disparity_ != pytest.approx(
+        metric(y, pred, sensitive_features=s), abs=1e-3
+    )
+    keep = w > 0
+    removed = FERMIClassifier(**params).fit(
+        X[keep], y[keep], sample_weight=w[keep], sensitive_features=s[keep]
+    )
+    assert removed.training_disparity_ == pytest.approx(
+        metric(y[keep], removed.predict(X[keep]), sensitive_features=s[keep],
+               sample_weight=w[keep]),
+        abs=1e-12,
+    )
+
+
+def test_convergence_warning_names_its_cause():
+    # Increase max_full_batch_iter only when the returned model's L-BFGS
+    # run stopped at it; at the round-off floor (L-BFGS stops far below
+    # the limit) tol is below the attainable precision.
+    X, y, s = _biased(5, n=2000)
+    with pytest.warns(ConvergenceWarning) as floor:
+        est = FERMIClassifier(fairness_weight=8, tol=1e-12, random_state=0).fit(
+            X, y, sensitive_features=s
+        )
+    (message,) = [str(w.message) for w in floor if w.category is ConvergenceWarning]
+    assert est.n_full_batch_iter_ < est.max_full_batch_iter
+    assert "Increase max_full_batch_iter" not in message
+    assert "tol is below the precision attainable" in message
+    assert f"after {est.n_full_batch_iter_} L-BFGS iterations." in message
+    with pytest.warns(ConvergenceWarning) as limit:
+        FERMIClassifier(
+            fairness_weight=8, max_full_batch_iter=2, random_state=0
+        ).fit(X, y, sensitive_features=s)
+    (message,) = [str(w.message) for w in limit if w.category is ConvergenceWarning]
+    assert "stopped at max_full_batch_iter=2" in message
+    assert "increase max_full_batch_iter" in message
+
+
+def test_bounded_convergence_warning_counts_the_chosen_weights_iterations():
+    # Under disparity_bound the message reports the returned weight's own
+    # L-BFGS iterations (n_full_batch_iter_ adds up the whole path).
+    X, y, s = _biased(5, n=2000)
+    with pytest.warns(ConvergenceWarning) as caught:
+        est = FERMIClassifier(
+            disparity_bound=0.02, tol=1e-12, max_full_batch_iter=50, random_state=0
+        ).fit(X, y, sensitive_features=s)
+    (message,) = [str(w.message) for w in caught if w.category is ConvergenceWarning]
+    (chosen,) = [
+        p for p in est.weight_path_ if p["fairness_weight"] == est.fairness_weight_
+    ]
+    assert chosen["n_iter"] < est.n_full_batch_iter_
+    assert (
+        f"after {chosen['n_iter']} L-BFGS iterations at the chosen "
+        f"fairness_weight_ = {est.fairness_weight_:g}." in message
+    )
+    # No run at this weight reached the limit of 50: the round-off floor.
+    assert "tol is below the precision attainable" in message
+    assert "increase max_full_batch_iter" not in message.lower()
 
 
 def test_predict_takes_no_sensitive_features():

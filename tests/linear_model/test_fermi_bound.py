@@ -293,3 +293,55 @@ def test_the_exact_weight_path_reports_no_sgda_step(estimator):
         assert est.t_ == est.privacy_record_.steps > 0
     else:
         assert est.t_ == 0 and est.n_iter_ == 0
+
+
+# -- one group -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("groups", ["none", "one"])
+def test_fermi_one_group_meets_the_bound_at_weight_zero(groups):
+    # Nothing to compare: the path is the one weight 0 and the bound is met,
+    # as when min_group_size leaves every comparison out (not bound_met_
+    # None and the ignored fairness_weight).
+    X, y, _ = synthetic(0, n=400)
+    s = None if groups == "none" else np.zeros(y.size)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = FERMIClassifier(disparity_bound=0.01, random_state=0).fit(
+            X, y, sensitive_features=s
+        )
+    assert est.bound_met_ is True
+    assert est.fairness_weight_ == 0.0
+    assert est.training_disparity_ == 0.0
+    assert [p["fairness_weight"] for p in est.weight_path_] == [0.0]
+    assert est.stationarity_ <= est.tol and est.t_ == 0
+    assert not [w for w in caught if "min_group_size" in str(w.message)]
+    # The same verdict as a second group too small to be compared.
+    s2 = np.r_[np.zeros(390), np.ones(10)]
+    small = FERMIClassifier(disparity_bound=0.01, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        small.fit(X, y, sensitive_features=s2)
+    assert (small.bound_met_, small.fairness_weight_, len(small.weight_path_)) == (
+        True, 0.0, 1
+    )
+
+
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+def test_dpfermi_one_group_meets_the_bound_without_a_selection(epsilon):
+    # No selection is planned or released (the event is that of the fit
+    # without disparity_bound); the verdict is exact post-processing.
+    X, y, _ = synthetic(0, n=1000)
+    kw = {"epsilon": epsilon, "classes": [0, 1], "random_state": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bounded = DPFERMIClassifier(disparity_bound=0.01, **kw).fit(X, y)
+        free = DPFERMIClassifier(**kw).fit(X, y)
+    assert bounded.bound_met_ is True
+    assert bounded.training_disparity_ == 0.0
+    assert bounded.fairness_weight_ == 0.0
+    assert bounded.weight_path_ == []
+    assert bounded.selection_noise_multiplier_ == 0.0
+    np.testing.assert_array_equal(bounded.coef_, free.coef_)
+    if np.isfinite(epsilon):
+        assert bounded.dp_event_ == free.dp_event_

@@ -71,16 +71,20 @@ class _FairStepConfig:
 def _partition_cells(part, index, *, constraint, n_blocks, n_groups, weighted):
     """Worker task: the (block, group) counts of one partition, and its rows.
 
-    ``weighted`` (the non-private limit with weights): the counts and the
-    total are of the weights, a weight of 2 counting as a duplicated row,
-    as in memory.
+    Returns ``(counts, n_observed, rows)``. ``weighted`` (the non-private
+    limit with weights): the counts and the total are of the weights, a
+    weight of 2 counting as a duplicated row, and ``rows`` the rows of
+    positive weight per cell (what ``min_group_size`` compares), as in
+    memory; otherwise ``rows`` is ``counts``.
     """
     blocks = constraint.block_index(part.y.astype(np.intp))
     if weighted and part.weights is not None:
         counts = cell_counts(blocks, part.codes, n_blocks, n_groups, part.weights)
-        return counts, np.array(np.sum(part.weights[part.codes >= 0]))
+        rows = cell_counts(blocks, part.codes, n_blocks, n_groups, part.weights > 0)
+        return counts, np.array(np.sum(part.weights[part.codes >= 0])), rows
     counts = cell_counts(blocks, part.codes, n_blocks, n_groups)
-    return counts, np.array(np.count_nonzero(part.codes >= 0), dtype=np.int64)
+    n_observed = np.array(np.count_nonzero(part.codes >= 0), dtype=np.int64)
+    return counts, n_observed, counts
 
 
 @np.errstate(over="ignore", invalid="ignore", divide="ignore")
@@ -173,7 +177,7 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
     n_blocks = constraint.n_blocks(n_classes)
 
     def cell_table():
-        counts, n_observed = sum_over_partitions(
+        counts, n_observed, rows = sum_over_partitions(
             data,
             _partition_cells,
             constraint=constraint,
@@ -183,8 +187,8 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
             weighted=not data.private,
         )
         if not data.private and data.weighted:
-            return counts, float(n_observed)
-        return counts, int(n_observed)
+            return counts, float(n_observed), rows
+        return counts, int(n_observed), None
 
     setup = fermi_setup(
         plan,

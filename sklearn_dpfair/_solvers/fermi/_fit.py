@@ -238,16 +238,88 @@ def _binary_layout(coef, intercept):
 
 _NOT_CONVERGED = (
     "{name}'s full-batch phase stopped at stationarity "
-    "max|grad| = {stat:.3g} > tol = {tol:g} after {it} L-BFGS iterations. "
-    "{remedy}"
+    "max|grad| = {stat:.3g} > tol = {tol:g} after {it} L-BFGS iterations"
+    "{where}. {remedy}"
 )
+# Stationarity saturates at the largest float where the objective overflows.
+_LARGEST_STATIONARITY = float(np.finfo(np.float64).max)
+# Under disparity_bound the iterations are the returned weight's own.
+_AT_WEIGHT = " at the chosen fairness_weight_ = {lam:g}"
+# FERMIClassifier's remedy names the cause: the iteration limit, the
+# round-off floor of L-BFGS (it stops once the objective no longer decreases
+# in floating point, far below max_full_batch_iter: more iterations cannot
+# help), an objective that overflows, or a weight-path model kept unpolished.
 _NOT_CONVERGED_REMEDY = {
-    "FERMIClassifier": "Increase max_full_batch_iter, or scale the features.",
+    "limit": (
+        "Its last L-BFGS run stopped at max_full_batch_iter={max_iter}, the "
+        "limit of each run (the count above adds up the runs): increase "
+        "max_full_batch_iter, or scale the features."
+    ),
+    "floor": (
+        "L-BFGS stopped before max_full_batch_iter={max_iter} because the "
+        "objective no longer decreases in floating point: tol is below the "
+        "precision attainable on this problem (stationarity_ is what was "
+        "reached). Raise tol, or scale the features."
+    ),
+    "overflow": (
+        "The objective is not finite at the model (a row near the largest "
+        "float): scale the features."
+    ),
+    "unpolished": (
+        "The returned model is the weight path's solution at that weight, "
+        "solved to {path_tol:g}: polishing it to tol made it worse for "
+        "disparity_bound. Fit fairness_weight={lam:g} without "
+        "disparity_bound for a model solved to tol."
+    ),
     "DPFERMIClassifier": (
         "Scale the features, or fit FERMIClassifier (the same non-private "
         "objective), whose max_full_batch_iter sets the limit."
     ),
 }
+
+
+def _not_converged(name, extra, params, *, at_limit, unpolished, weight_n_iter):
+    """The ``ConvergenceWarning`` text of a non-private fit's full-batch phase.
+
+    ``extra`` holds the returned model's ``stationarity`` and the phase's
+    iterations (``n_final_iter``, or ``weight_n_iter``: the returned
+    weight's own under ``disparity_bound``, where ``n_final_iter`` adds up
+    the whole path). FERMIClassifier's remedy recommends
+    ``max_full_batch_iter`` only when the solve of the returned model
+    stopped at it (``at_limit``).
+    """
+    stat = extra["stationarity"]
+    bounded = weight_n_iter is not None
+    if name != "FERMIClassifier":
+        cause = name
+    elif at_limit:
+        cause = "limit"
+    elif not stat < _LARGEST_STATIONARITY:
+        cause = "overflow"
+    elif unpolished:
+        cause = "unpolished"
+    else:
+        cause = "floor"
+    lam = extra.get("fairness_weight", params.fairness_weight)
+    return _NOT_CONVERGED.format(
+        name=name,
+        stat=stat,
+        tol=params.tol,
+        it=weight_n_iter if bounded else extra["n_final_iter"],
+        where=_AT_WEIGHT.format(lam=lam) if bounded else "",
+        remedy=_NOT_CONVERGED_REMEDY[cause].format(
+            max_iter=params.final_max_iter,
+            path_tol=next(
+                (
+                    q["tol"]
+                    for q in extra.get("path", ())
+                    if q["fairness_weight"] == lam
+                ),
+                params.tol,
+            ),
+            lam=lam,
+        ),
+    )
 
 
 _SMALL_GROUPS = (
@@ -346,20 +418,28 @@ def _penalty(
     The marginals come from the declared public values, from the exact
     (weighted) cell counts of the non-private fit, or from the cell counts
     released by ``histogram`` (sensitivity 1; unweighted: one record, one
-    count). ``cell_table()`` returns the exact ``(counts, n_observed)``
-    (computed in memory, or added up from the partitions of a Dask
-    collection); it is called only when the data's counts are needed.
-    Returns ``(regularizer or None, marginals or None, weight_scale,
-    cells or None)``; ``weight_scale`` is ``n / n_observed`` and ``cells``
-    the ``(n_blocks, n_groups)`` rows per cell the marginals came from (the
-    exact counts, the released noisy ones, or the declared frequencies
-    times ``n``): what ``min_group_size`` compares, public under privacy.
+    count). ``cell_table()`` returns the exact ``(counts, n_observed,
+    rows)`` (computed in memory, or added up from the partitions of a Dask
+    collection): ``rows`` is None when ``counts`` count rows, and holds the
+    rows of positive weight per cell when ``counts`` are the non-private
+    fit's weighted ones. It is called only when the data's counts are
+    needed. Returns ``(regularizer or None, marginals or None,
+    weight_scale, cells or None)``; ``weight_scale`` is ``n / n_observed``
+    and ``cells`` the ``(n_blocks, n_groups)`` rows per cell that
+    ``min_group_size`` compares (public under privacy): the released noisy
+    counts, or the declared frequencies times ``n``, under privacy; the
+    exact rows of positive weight without it. Without privacy the size is
+    a number of rows, not a total weight, even though the marginals are
+    weighted: ``min_group_size`` guards against rates measured on a
+    handful of rows, which weights (a weight of 10 on 3 rows, or every
+    weight 2) make no less noisy; so uniform weights keep the unweighted
+    fit, and a row of weight 0 is absent as it is from the loss.
     """
     n_groups = len(group_labels)
     constraint, floor = params.constraint, params.min_group_frequency
     if n_groups < 1 or not (active or privacy is None):
         return None, None, 1.0, None
-    weight_scale = 1.0
+    weight_scale, rows = 1.0, None
     if privacy is not None and privacy.public_marginals is not None:
         table = marginals_from_public(
             privacy.public_marginals, n_classes, n_groups, constraint
@@ -367,12 +447,15 @@ def _penalty(
         ps, block_freq = marginals_from_counts(table, 1.0, floor)
         counts = table * n_samples
     else:
-        counts, n_observed = cell_table()
+        counts, n_observed, rows = cell_table()
         if privacy is not None:
             counts = histogram.privatize(counts, rng)
         ps, block_freq = marginals_from_counts(counts, n_observed, floor)
         weight_scale = n_samples / (n_observed if n_observed > 0 else 1)
-    kept = penalty_cells(counts, params.min_group_size) if active else None
+    # What min_group_size compares: rows (the released or declared counts
+    # under privacy, which count records), never a total weight.
+    sizes = counts if rows is None else rows
+    kept = penalty_cells(sizes, params.min_group_size) if active else None
     if privacy is None:
         # The floor warning reads the groups the penalty keeps (a left-out
         # group has its own warning): one warning per cause.
@@ -387,7 +470,7 @@ def _penalty(
         if active
         else None
     )
-    return regularizer, ps, weight_scale, counts
+    return regularizer, ps, weight_scale, sizes
 
 
 def penalty_cells(counts, min_group_size):
@@ -445,11 +528,13 @@ def _in_memory_cell_table(blocks, codes, n_blocks, n_groups, sample_weight, priv
     def cell_table():
         observed = codes >= 0
         if not private and sample_weight is not None:
-            # Weighted marginals: a weight of 2 counts as a duplicated row.
+            # Weighted marginals: a weight of 2 counts as a duplicated row;
+            # min_group_size compares the rows of positive weight.
             counts = cell_counts(blocks, codes, n_blocks, n_groups, sample_weight)
-            return counts, float(np.sum(sample_weight[observed]))
+            rows = cell_counts(blocks, codes, n_blocks, n_groups, sample_weight > 0)
+            return counts, float(np.sum(sample_weight[observed])), rows
         counts = cell_counts(blocks, codes, n_blocks, n_groups)
-        return counts, int(np.count_nonzero(observed))
+        return counts, int(np.count_nonzero(observed)), None
 
     return cell_table
 
@@ -604,9 +689,11 @@ def fermi_setup(
         record=record,
         dual_learning_rate=dual_learning_rate,
         plan=plan,
+        # One group compares nothing (the non-private bound with one
+        # group): no cell to leave out, nor a warning about one.
         measured=(
             measured_cells(cells, p.min_group_size)
-            if bounded and cells is not None
+            if bounded and cells is not None and len(group_labels) > 1
             else None
         ),
     )
@@ -782,7 +869,7 @@ def intercept_only_fit(
             n_features=n_features,
             n_classes=n_classes,
             n_groups=n_groups,
-            bounded=params.disparity_bound is not None and setup.bounded,
+            bounded=params.disparity_bound is not None,
             backend=backend,
             dtype=dtype,
         ),
@@ -865,7 +952,7 @@ def privately_choose_constant(
             n_features=n_features,
             n_classes=n_classes,
             n_groups=n_groups,
-            bounded=params.disparity_bound is not None and setup.bounded,
+            bounded=params.disparity_bound is not None,
             backend=backend,
             dtype=dtype,
         ),
@@ -927,9 +1014,10 @@ def fit_fermi(
         one record's influence stays within the clip norms whatever its
         weight. Uniform weights take the unweighted path exactly. Without
         privacy the group marginals are weighted (a weight of 2 is a
-        duplicated row); with privacy the histogram counts records
-        unweighted (sensitivity 1 per record). Not combined with
-        ``disparity_bound``.
+        duplicated row) while ``min_group_size`` compares the rows of
+        positive weight (:func:`_penalty`); with privacy the histogram
+        counts records unweighted (sensitivity 1 per record). Not combined
+        with ``disparity_bound``.
     progress : Progress or None, default=None
         ``verbose`` lines of the SGDA epochs (released values only; see
         :func:`._sgda.noisy_sgda`).
@@ -1067,6 +1155,8 @@ def fit_fermi(
     )
     extra = {}
     bound_warning = None  # of a private selection that met no bound
+    # The returned model's own convergence diagnostics (its warning).
+    diagnosis = {"at_limit": False, "unpolished": False, "weight_n_iter": None}
     # DP-FERMI's non-private limit releases nothing: it solves the weight
     # path exactly, as FERMI does (the staged constant-step SGDA of the
     # private selection does not converge on raw columns).
@@ -1075,6 +1165,7 @@ def fit_fermi(
         coef_m, w0_m, W, path_extra = bounded_path(
             problem, float(p.disparity_bound), float(p.max_fairness_weight)
         )
+        diagnosis = {key: path_extra.pop(key) for key in diagnosis}
         extra.update(path_extra)
         curves = ([], [])
     elif bounded:
@@ -1112,22 +1203,14 @@ def fit_fermi(
                 converged=refined.converged,
                 n_final_iter=refined.n_iter,
             )
+            diagnosis["at_limit"] = refined.at_limit
         if privacy is None:
             extra["disparity"] = problem.disparity(to_numpy(coef_m), to_numpy(w0_m))
     # Non-private fits only (FERMI, and DP-FERMI at epsilon = inf): a
     # private fit's warning would be a bit about its data.
     if not private and extra.get("converged") is False:
         name = "FERMIClassifier" if privacy is None else "DPFERMIClassifier"
-        warn_at_caller(
-            _NOT_CONVERGED.format(
-                name=name,
-                stat=extra["stationarity"],
-                tol=p.tol,
-                it=extra["n_final_iter"],
-                remedy=_NOT_CONVERGED_REMEDY[name],
-            ),
-            ConvergenceWarning,
-        )
+        warn_at_caller(_not_converged(name, extra, p, **diagnosis), ConvergenceWarning)
 
     fit = released_fit(
         coef_m,
@@ -1162,4 +1245,10 @@ def fit_fermi(
         fit = replace(fit, n_steps=0 if privacy is None else fit.n_final_iter)
     if bound_warning is not None and not fit.chose_constant:
         warn_at_caller(bound_warning, UserWarning)
+    if p.disparity_bound is not None and not bounded:
+        # DP-FERMI with one group (the plan has no selection: nothing to
+        # compare, nothing released about it). Every model's disparity is
+        # exactly 0, so the bound is met, and no fairness term was fitted:
+        # post-processing of public facts, as FERMI's one-point path says.
+        fit = replace(fit, bound_met=True, disparity=0.0, fairness_weight=0.0)
     return fit

@@ -76,6 +76,10 @@ class FullBatchResult:
     converged: bool
     n_iter: int
     objective: float
+    # Whether the solve that produced the point stopped at its iteration
+    # limit (max_full_batch_iter); False where L-BFGS stopped by itself
+    # (gtol, or no further decrease in floating point).
+    at_limit: bool = False
 
 
 # Bytes of temporaries per row and class of the full-batch terms (logits,
@@ -702,4 +706,5 @@ def refine_full_batch(
         converged=bool(stationarity <= tol),
         n_iter=int(res.nit) + steps,
         objective=float(value),
+        at_limit=int(res.nit) + steps >= int(max_iter),
     )

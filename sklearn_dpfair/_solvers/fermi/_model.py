@@ -352,6 +352,7 @@ class NetworkFairModel:
             converged=bool(stationarity <= tol),
             n_iter=int(res.nit),
             objective=float(value),
+            at_limit=int(res.nit) >= int(problem.params.final_max_iter),
         )
 
     def release(self, coef, w0, n_classes, scales=None):

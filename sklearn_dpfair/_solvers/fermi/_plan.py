@@ -186,7 +186,13 @@ def fermi_plan_key(privacy, params, *, n_samples, n_groups, n_features, n_classe
     key : FERMIPlanKey
     """
     q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
-    bounded = params.disparity_bound is not None and n_groups > 1
+    # The non-private fit solves its weight path with one group too (its
+    # disparity is 0 at weight 0: a one-point path, the bound met), as it
+    # does when min_group_size leaves every comparison out. DP-FERMI has no
+    # selection to release then (its event is unchanged).
+    bounded = params.disparity_bound is not None and (
+        n_groups > 1 or privacy is None
+    )
     active = (params.fairness_weight > 0 or bounded) and n_groups > 1
     common = dict(
         sampling_probability=q,

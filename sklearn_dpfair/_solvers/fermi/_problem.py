@@ -273,6 +273,7 @@ class FairProblem:
             converged=bool(stationarity <= tol),
             n_iter=refined.n_iter + polished.n_iter,
             objective=value,
+            at_limit=polished.n_iter >= int(self.params.final_max_iter),
         )
 
     def objective(self, lam, coef, w0):
@@ -338,20 +339,28 @@ class FairProblem:
             pred[rows] = self._block_predictions(coef, w0, rows)
         return pred
 
-    def counts(self, coef, w0):
-        """Counts ``N[y, r, j]`` of the hard predictions, added block by block."""
+    def counts(self, coef, w0, weights=None):
+        """Counts ``N[y, r, j]`` of the hard predictions, added block by block.
+
+        ``weights`` (per row, or None: one count a row) gives the weighted
+        counts instead: each row adds its weight to its cell.
+        """
         coef, w0 = np.asarray(coef), np.asarray(w0)
         total = np.zeros((self.n_classes, self.n_groups, self.n_classes))
         for rows in self._parts():
             # Codes widened per block: the cell index of the counts may
             # not fit the small dtype of the labels and groups.
-            total += prediction_counts(
+            args = (
                 self._block_predictions(coef, w0, rows),
                 self.y[rows].astype(np.intp),
                 self.codes[rows].astype(np.intp),
-                self.n_classes,
-                self.n_groups,
             )
+            if weights is None:
+                total += prediction_counts(*args, self.n_classes, self.n_groups)
+            else:
+                total += _weighted_prediction_counts(
+                    *args, weights[rows], self.n_classes, self.n_groups
+                )
         return total
 
     def measure(self, coef, w0):
@@ -368,8 +377,25 @@ class FairProblem:
         return error, disparity_from_counts(counts, self.constraint, self.measured)
 
     def disparity(self, coef, w0):
+        """Disparity of the hard training predictions (``training_disparity_``).
+
+        Non-private. With ``sample_weight`` the rates are weighted, as
+        fairlearn's metrics with ``sample_weight`` compute them: a row of
+        weight ``k`` counts ``k`` times and a row of weight 0 not at all
+        (it is absent from the fit too). The weights are divided by their
+        least positive value first, which leaves every rate unchanged and
+        gives a cell holding any positive weight a total of at least 1
+        (:func:`~sklearn_dpfair.fairness._disparity.disparity_from_counts`
+        treats a cell below 1 as empty).
+        """
+        weights = self.sample_weight
+        if weights is not None:
+            weights = np.asarray(weights, dtype=np.float64)
+            positive = weights[weights > 0]
+            if positive.size:
+                weights = weights / positive.min()
         return disparity_from_counts(
-            self.counts(coef, w0), self.constraint, self.measured
+            self.counts(coef, w0, weights), self.constraint, self.measured
         )
 
     @np.errstate(over="ignore", invalid="ignore")
@@ -446,6 +472,32 @@ class FairProblem:
             ),
             sample_weight=self.sample_weight,
         )
+
+
+def _weighted_prediction_counts(y_pred, y, codes, weights, n_classes, n_groups):
+    """Total weight ``N[y, r, j]`` of the rows of label ``y``, group ``r``, prediction ``j``.
+
+    The weighted form of
+    :func:`~sklearn_dpfair.fairness._disparity.prediction_counts` (rows
+    with a missing group, code ``-1``, are skipped).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.fermi._problem import (
+    ...     _weighted_prediction_counts)
+    >>> counts = _weighted_prediction_counts(
+    ...     np.array([1, 0, 1]), np.array([1, 1, 0]), np.array([0, 0, -1]),
+    ...     np.array([2.0, 0.0, 5.0]), 2, 1)
+    >>> counts[1, 0].tolist()
+    [0.0, 2.0]
+    """
+    keep = codes >= 0
+    cells = (y[keep] * n_groups + codes[keep]) * n_classes + y_pred[keep]
+    counts = np.bincount(
+        cells, weights=weights[keep], minlength=n_classes * n_groups * n_classes
+    )
+    return counts.reshape(n_classes, n_groups, n_classes).astype(np.float64)
 
 
 def run_sgda(problem, sgda_common, fairness_weight, n_steps, epochs, init=None):

@@ -116,14 +116,31 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
     weight (a property of penalized minimizers), so the smallest weight
     meeting the bound is the most accurate, which the bisection locates.
     Returns ``(coef, w0, W, extra)``; ``extra["bound_met"]`` says whether a
-    model met the bound. With none, the model of least disparity, with a
-    warning that names the bound, that disparity and what to try.
+    model met the bound. With none, the model of least disparity, polished
+    to ``tol`` as the feasible one is (the polished model kept unless its
+    disparity is larger), with a warning that names the bound, that
+    disparity and what to try.
+
+    Each point of ``extra["path"]`` records the tolerance its model was
+    solved to (``tol``) and whether its stationarity meets the fit's
+    ``tol`` (``converged``: only a polished point is expected to). The
+    convergence diagnostics are the returned weight's: ``stationarity``,
+    ``converged``, ``weight_n_iter`` (the iterations of the solves at that
+    weight), ``at_limit`` (the solve of the returned model stopped at the
+    iteration limit) and ``unpolished`` (the returned model is the path's
+    looser solution: its model polished to ``tol`` was worse for the
+    bound, or the ``POLISHES`` polishes went to neighbours whose polished
+    models were); ``n_final_iter`` adds up every solve of the search.
     """
     coef, w0 = problem.start()
     path = []
 
-    path_tol = PATH_TOLERANCE * problem.params.tol
-    doubling_tol = DOUBLING_TOLERANCE * problem.params.tol
+    target = problem.params.tol
+    path_tol = PATH_TOLERANCE * target
+    doubling_tol = DOUBLING_TOLERANCE * target
+    # Whether the solve that produced each weight's model stopped at the
+    # iteration limit (the chosen one's names the remedy of its warning).
+    at_limit = {}
 
     def solve(lam, start, tol=path_tol, second_order=False):
         fit = problem.refine(lam, *start, tol=tol, second_order=second_order)
@@ -134,7 +151,9 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
             "training_disparity": disparity,
             "threshold": 0.0,
             "stationarity": fit.stationarity,
-            "converged": fit.converged,
+            "tol": float(tol),
+            # Against the fit's target, not the looser one of the path.
+            "converged": bool(fit.stationarity <= target),
             "n_iter": fit.n_iter,
         }
         # The weight's own disparity (threshold 0) drives the search.
@@ -149,10 +168,14 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
                     threshold=shift, training_error=error, training_disparity=disparity
                 )
         path.append(point)
-        return point, (fit.coef, fit.w0)
+        return point, (fit.coef, fit.w0), bool(fit.at_limit)
 
-    point, start = solve(0.0, (coef, w0))
-    models = {0.0: start}
+    def keep(lam, sol, hit):
+        models[lam], at_limit[lam] = sol, hit
+
+    models = {}
+    point, start, hit = solve(0.0, (coef, w0))
+    keep(0.0, start, hit)
     lo = hi = None
     lam = 0.0
     if point["disparity_at_zero_threshold"] > bound and max_weight > 0:
@@ -161,8 +184,8 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
         best_error = _least_feasible_error(path, bound)
         while lam <= max_weight:
             lo = path[-1]["fairness_weight"]
-            point, start = solve(lam, start, doubling_tol)
-            models[lam] = start
+            point, start, hit = solve(lam, start, doubling_tol)
+            keep(lam, start, hit)
             if point["disparity_at_zero_threshold"] <= bound:
                 hi = lam
                 break
@@ -196,13 +219,14 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
             if _least_feasible_error(path, bound) - reach <= BRACKET_GAIN:
                 break
             mid = math.sqrt(lo * hi) if lo > 0 else hi / 2.0
-            point, sol = solve(mid, models[lo])
-            models[mid] = sol
+            point, sol, hit = solve(mid, models[lo])
+            keep(mid, sol, hit)
             at[mid] = point
             if point["disparity_at_zero_threshold"] <= bound:
                 hi = mid
             else:
                 lo = mid
+
     def most_accurate():
         feasible = [p for p in path if p["training_disparity"] <= bound]
         return min(
@@ -211,33 +235,50 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
             default=None,
         )
 
-    best, discarded, tried = most_accurate(), 0, set()
-    # Polish the chosen weight to the stationarity target; its point
-    # (threshold, error, disparity) is measured again on the polished
-    # model, which replaces the path's if it still meets the bound. The
-    # most accurate feasible point is then chosen again (at most POLISHES
-    # times: a polished point may lose a few rows of accuracy to a
-    # neighbour).
-    for _ in range(POLISHES):
-        if best is None or best["fairness_weight"] in tried:
-            break
-        lam = best["fairness_weight"]
-        tried.add(lam)
-        # In the metric of the exact Hessian where it applies (binary
-        # linear model): the same stationarity target in about half the
-        # L-BFGS iterations at a large weight.
-        polished, sol = solve(lam, models[lam], problem.params.tol, second_order=True)
-        path.pop()
-        if polished["training_disparity"] <= bound:
-            polished["n_iter"] += best["n_iter"]
-            path[path.index(best)] = polished
-            models[lam] = sol
-        else:
-            discarded += polished["n_iter"]
-        best = most_accurate()
-    feasible = best is not None
+    def least_gap():
+        return min(path, key=lambda p: p["training_disparity"])
+
+    discarded, tried = 0, set()
+
+    def polish(choose, better):
+        # Polish the chosen weight to the stationarity target; its point
+        # (threshold, error, disparity) is measured again on the polished
+        # model, which replaces the path's where ``better(polished, point)``.
+        # The point is then chosen again (at most POLISHES times: a
+        # polished point may lose a few rows to a neighbour).
+        nonlocal discarded
+        best = choose()
+        for _ in range(POLISHES):
+            if best is None or best["fairness_weight"] in tried:
+                break
+            lam = best["fairness_weight"]
+            tried.add(lam)
+            # In the metric of the exact Hessian where it applies (binary
+            # linear model): the same stationarity target in about half the
+            # L-BFGS iterations at a large weight.
+            polished, sol, hit = solve(lam, models[lam], target, second_order=True)
+            path.pop()
+            if better(polished, best):
+                polished["n_iter"] += best["n_iter"]
+                path[path.index(best)] = polished
+                keep(lam, sol, hit)
+            else:
+                discarded += polished["n_iter"]
+            best = choose()
+        return best
+
+    best = polish(most_accurate, lambda new, old: new["training_disparity"] <= bound)
+    if best is None:
+        # No weight meets the bound: the model of least disparity, polished
+        # to tol too (kept unless polishing raised its disparity).
+        best = polish(
+            least_gap,
+            lambda new, old: new["training_disparity"] <= old["training_disparity"],
+        )
+        # A polished model may meet the bound after all.
+        best = most_accurate() or best
+    feasible = best["training_disparity"] <= bound
     if not feasible:
-        best = min(path, key=lambda p: p["training_disparity"])
         warn_at_caller(
             _BOUND_NOT_MET.format(
                 bound=bound,
@@ -263,6 +304,10 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
         "disparity": best["training_disparity"],
         "bound_met": bool(feasible),
         "path": path,
+        # The returned weight's own diagnostics (its ConvergenceWarning).
+        "weight_n_iter": best["n_iter"],
+        "at_limit": at_limit[lam],
+        "unpolished": best["tol"] > target,
     }
     return coef, w0, problem.dual_at(lam, coef, w0), extra
 

@@ -250,3 +250,34 @@ def test_full_batch_scales_weight_like_duplicated_rows(sparse):
     np.testing.assert_allclose(
         column_scales(wrap(X), weights), column_scales(wrap(repeated)), rtol=1e-12
     )
+
+
+def test_convergence_message_names_the_cause_of_the_returned_model():
+    # The remedy follows the solve that produced the returned model:
+    # max_full_batch_iter only when it stopped there.
+    from sklearn_dpfair._solvers.fermi._fit import _not_converged
+
+    params = _params(tol=1e-6, final_max_iter=100, fairness_weight=4.0)
+    path = [{"fairness_weight": 8.0, "tol": 1e-5}]
+    free = {"stationarity": 3e-6, "n_final_iter": 12}
+    bounded = {**free, "fairness_weight": 8.0, "path": path, "n_final_iter": 90}
+
+    def text(extra, name="FERMIClassifier", **diagnosis):
+        options = {"at_limit": False, "unpolished": False, "weight_n_iter": None}
+        return _not_converged(name, extra, params, **{**options, **diagnosis})
+
+    limit = text(free, at_limit=True)
+    assert "after 12 L-BFGS iterations." in limit
+    assert "stopped at max_full_batch_iter=100" in limit
+    floor = text(free)
+    assert "tol is below the precision attainable" in floor
+    assert "increase max_full_batch_iter" not in floor.lower()
+    overflow = text({**free, "stationarity": float(np.finfo(float).max)})
+    assert "not finite" in overflow
+    # Under disparity_bound: the chosen weight's own iterations (not the
+    # path's 90), and a model kept at its path tolerance says so.
+    kept = text(bounded, unpolished=True, weight_n_iter=7)
+    assert "after 7 L-BFGS iterations at the chosen fairness_weight_ = 8." in kept
+    assert "solved to 1e-05" in kept and "fairness_weight=8 without" in kept
+    # DP-FERMI's non-private limit keeps its own remedy.
+    assert "fit FERMIClassifier" in text(free, name="DPFERMIClassifier", at_limit=True)

@@ -208,3 +208,54 @@ def test_a_private_bound_is_met_when_only_one_block_compares_groups():
         warnings.simplefilter("ignore")
         clf.fit(X, y, sensitive_features=s)
     assert clf.bound_met_
+
+
+def _weighted_fit(X, y, s, w=None, **params):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = FERMIClassifier(fairness_weight=8.0, random_state=0, **params).fit(
+            X, y, sample_weight=w, sensitive_features=s
+        )
+    return est, _small_warnings(caught)
+
+
+def test_min_group_size_counts_rows_not_weights():
+    # min_group_size guards against rates measured on few rows, which a
+    # weight does not make less noisy: it compares the rows of a cell.
+    # Group 2 has 40 rows of weight 1/2 (20 in the mean-1 weights the
+    # marginals use) and is kept; group 1 has 20 rows of weight 3 (60) and
+    # is left out, whatever its weight.
+    X, y, s = _data([500, 20, 40], seed=3)
+    w = np.select([s == 1, s == 2], [3.0, 0.5], 1.0)
+    est, small = _weighted_fit(X, y, s, w)
+    assert len(small) == 1 and small[0].startswith("group(s) 1 have fewer")
+    assert est.group_marginals_[1] == 0.0 and est.group_marginals_[2] > 0.0
+    # The marginals among the kept groups are still weighted.
+    kept = np.array([500 * 1.0, 0.0, 40 * 0.5])
+    assert est.group_marginals_ == pytest.approx(kept / kept.sum())
+
+
+def test_rows_of_weight_zero_are_absent_from_min_group_size():
+    # A row of weight 0 is absent from the fit: 28 rows of group 2 keep a
+    # positive weight, below min_group_size=30, as when the zero-weight
+    # rows are removed (the mean-1 rescaling of the weights, 1.25 here,
+    # made them 35 before).
+    X, y, s = _data([400, 300, 40], seed=4)
+    w = np.ones(s.size)
+    w[np.flatnonzero(s == 2)[:12]] = 0.0
+    w[np.flatnonzero(s == 0)[:173]] = 0.0
+    keep = w > 0
+    # Solved tightly: the two SGDA warm starts differ (other batches).
+    weighted, small_w = _weighted_fit(X, y, s, w, tol=1e-9)
+    removed, small_r = _weighted_fit(X[keep], y[keep], s[keep], tol=1e-9)
+    assert small_w == small_r and len(small_w) == 1
+    assert weighted.group_marginals_[2] == removed.group_marginals_[2] == 0.0
+    np.testing.assert_allclose(weighted.coef_, removed.coef_, rtol=1e-6, atol=1e-7)
+
+
+def test_uniform_weights_keep_the_groups_of_the_unweighted_fit():
+    X, y, s = _data([500, 500, 16], seed=5)
+    plain, small_p = _weighted_fit(X, y, s)
+    doubled, small_d = _weighted_fit(X, y, s, np.full(s.size, 2.0))
+    assert small_p == small_d and len(small_d) == 1
+    np.testing.assert_array_equal(plain.coef_, doubled.coef_)

@@ -1,7 +1,10 @@
 """Tolerances of the non-private weight path (_weight_search.bounded_path)."""
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_dpfair import FERMIClassifier
 from sklearn_dpfair._solvers.fermi import _weight_search
@@ -64,3 +67,43 @@ def test_doublings_are_solved_looser_and_the_chosen_weight_to_tol(
     assert polished and est.fairness_weight_ in [c[0] for c in polished]
     for c in rest:
         assert c in polished or c[1] == pytest.approx(ratios["path"]), calls
+
+
+def test_an_unmet_bound_returns_the_least_gap_model_polished_to_tol():
+    # Three classes (no threshold to fall back on) and a bound no weight
+    # meets: the model of least training disparity is returned, polished to
+    # tol as a feasible one would be, not as the doubling left it (40 tol).
+    rng = np.random.default_rng(0)
+    n = 3000
+    s = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, 4))
+    X[:, 0] += 0.5 * s
+    y = np.digitize(X @ [1, -0.5, 0.8, 0.3] + rng.normal(size=n), [-0.7, 0.7])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = FERMIClassifier(
+            constraint="equalized_odds", disparity_bound=0.03, random_state=0
+        ).fit(X, y, sensitive_features=s)
+    assert est.bound_met_ is False
+    assert [w for w in caught if "is not met" in str(w.message)]
+    assert not [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert est.stationarity_ <= est.tol
+    (chosen,) = [
+        p for p in est.weight_path_ if p["fairness_weight"] == est.fairness_weight_
+    ]
+    assert chosen["tol"] == est.tol and chosen["converged"]
+    assert chosen["training_disparity"] == est.training_disparity_
+    assert est.training_disparity_ == min(
+        p["training_disparity"] for p in est.weight_path_
+    )
+    # converged means the fit's tol, whatever tolerance a point was solved to.
+    for p in est.weight_path_:
+        assert p["converged"] == (p["stationarity"] <= est.tol)
+        assert p["tol"] >= est.tol
+    # The weight fitted directly reaches the same model, up to tol.
+    direct = FERMIClassifier(
+        constraint="equalized_odds",
+        fairness_weight=est.fairness_weight_,
+        random_state=0,
+    ).fit(X, y, sensitive_features=s)
+    np.testing.assert_allclose(est.coef_, direct.coef_, atol=1e-2)
