@@ -475,7 +475,7 @@ class FairProblem:
 
 
 def _weighted_prediction_counts(y_pred, y, codes, weights, n_classes, n_groups):
-    """Total weight ``N[y, r, j]`` of the rows of label ``y``, group ``r``, prediction ``j``.
+    """Total weight ``N[y, r, j]`` of rows of label y, group r and prediction j.
 
     The weighted form of
     :func:`~sklearn_dpfair.fairness._disparity.prediction_counts` (rows
