@@ -19,6 +19,7 @@ would rename a category every other record holds (the representation would
 be a release outside the mechanism).
 """
 
+import datetime
 import numbers
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal
 
@@ -96,8 +97,10 @@ def key_of(value):
     >>> key_of(True), key_of(True) == key_of(1)
     (True, False)
     """
+    if isinstance(value, (np.datetime64, datetime.datetime)):
+        return _canonical_instant(value)
     if isinstance(value, np.generic):
-        value = value.item()  # a numpy NaT is None
+        value = value.item()
     if value is None:
         return MISSING
     if isinstance(value, bool):
@@ -121,6 +124,21 @@ def key_of(value):
     except ImportError:  # pragma: no cover
         pass
     return value
+
+
+def _canonical_instant(value):
+    """One representative of the equal datetimes: a pandas Timestamp, in UTC if aware.
+
+    A Python datetime, a numpy datetime64 and a pandas Timestamp of one
+    instant compare equal, as do one instant's times in two zones: the key
+    is written the same way whichever the first row held.
+    """
+    import pandas as pd
+
+    stamp = pd.Timestamp(value)
+    if stamp is pd.NaT:
+        return MISSING
+    return stamp.tz_convert("UTC") if stamp.tzinfo is not None else stamp
 
 
 def _canonical_real(value):

@@ -1,5 +1,6 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
+import datetime
 import pickle
 from decimal import Decimal
 from fractions import Fraction
@@ -42,6 +43,18 @@ def test_equal_values_have_one_key_written_one_way():
         (0.5, Fraction(1, 2), np.float16(0.5)),
         (2**60, float(2**60), np.int64(2**60)),
         (True, np.bool_(True)),
+        # One instant in two time zones (pandas' and Python's datetimes).
+        (
+            pd.Timestamp("2024-01-01 12:00", tz="UTC"),
+            pd.Timestamp("2024-01-01 13:00", tz="Europe/Paris"),
+            datetime.datetime(2024, 1, 1, 7, tzinfo=datetime.timezone(
+                datetime.timedelta(hours=-5))),
+        ),
+        (
+            pd.Timestamp("2024-01-01"),
+            datetime.datetime(2024, 1, 1),
+            np.datetime64("2024-01-01T00:00:00.000000000"),
+        ),
     ]
     for group in groups:
         keys = [key_of(v) for v in group]
@@ -50,6 +63,7 @@ def test_equal_values_have_one_key_written_one_way():
     # A bool is a category of its own, never the number 1.
     assert key_of(True) != key_of(1) and key_of(False) != key_of(0)
     assert len({key_of(v) for v in (True, 1, 1.0)}) == 2
+    assert key_of(np.datetime64("NaT")) is MISSING and key_of(pd.NaT) is MISSING
     assert key_of(Decimal("NaN")) is MISSING and key_of(complex(np.nan, 0)) is MISSING
     assert repr(key_of(complex(1, -0.0))) == repr(key_of(complex(1, 0.0)))
     # The written value depends on the keys and the column's dtype only.
