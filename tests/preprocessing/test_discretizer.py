@@ -48,8 +48,8 @@ def test_uniform_bins_cost_nothing(selection_scores, ordinary_data):
     np.testing.assert_allclose(kb.bin_edges_[0], np.linspace(0, 100, 6))
 
 
-@pytest.mark.parametrize("encode", ["onehot-dense", "ordinal"])
-def test_epsilon_inf_is_scikit_learn_on_data_within_the_bounds(encode):
+def _fitted_pair(encode):
+    """Ours at epsilon=inf and scikit-learn's, on lognormal data within BOUNDS."""
     X = np.random.default_rng(0).lognormal(3.0, 0.5, size=(500, 2))
     ours = DPKBinsDiscretizer(bounds=BOUNDS, encode=encode, epsilon=np.inf).fit(X)
     # quantile_method came in scikit-learn 1.7; before it, "linear" was the
@@ -59,7 +59,12 @@ def test_epsilon_inf_is_scikit_learn_on_data_within_the_bounds(encode):
         if "quantile_method" in KBinsDiscretizer().get_params()
         else {}
     )
-    ref = KBinsDiscretizer(encode=encode, **linear).fit(X)
+    return X, ours, KBinsDiscretizer(encode=encode, **linear).fit(X)
+
+
+@pytest.mark.parametrize("encode", ["onehot-dense", "ordinal"])
+def test_epsilon_inf_is_scikit_learn_on_data_within_the_bounds(encode):
+    X, ours, ref = _fitted_pair(encode)
     np.testing.assert_array_equal(ours.transform(X), ref.transform(X))
     assert list(ours.get_feature_names_out()) == list(ref.get_feature_names_out())
     assert math.isinf(ours.epsilon_)
@@ -95,14 +100,7 @@ def test_output_is_within_the_declared_bounds(ordinary_data):
 
 @pytest.mark.parametrize("encode", ["onehot-dense", "ordinal"])
 def test_inverse_transform_is_scikit_learn_at_epsilon_inf(encode):
-    X = np.random.default_rng(0).lognormal(3.0, 0.5, size=(500, 2))
-    ours = DPKBinsDiscretizer(bounds=BOUNDS, encode=encode, epsilon=np.inf).fit(X)
-    linear = (
-        {"quantile_method": "linear"}
-        if "quantile_method" in KBinsDiscretizer().get_params()
-        else {}
-    )
-    ref = KBinsDiscretizer(encode=encode, **linear).fit(X)
+    X, ours, ref = _fitted_pair(encode)
     Y = ref.transform(X)
     np.testing.assert_allclose(
         ours.inverse_transform(Y), ref.inverse_transform(Y), rtol=1e-12
