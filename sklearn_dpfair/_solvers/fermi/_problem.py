@@ -339,11 +339,12 @@ class FairProblem:
             pred[rows] = self._block_predictions(coef, w0, rows)
         return pred
 
-    def counts(self, coef, w0, weights=None):
+    def counts(self, coef, w0, weights=None, scale=1.0):
         """Counts ``N[y, r, j]`` of the hard predictions, added block by block.
 
         ``weights`` (per row, or None: one count a row) gives the weighted
-        counts instead: each row adds its weight to its cell.
+        counts instead: each row adds its weight over ``scale`` to its cell
+        (divided block by block).
         """
         coef, w0 = np.asarray(coef), np.asarray(w0)
         total = np.zeros((self.n_classes, self.n_groups, self.n_classes))
@@ -359,7 +360,7 @@ class FairProblem:
                 total += prediction_counts(*args, self.n_classes, self.n_groups)
             else:
                 total += _weighted_prediction_counts(
-                    *args, weights[rows], self.n_classes, self.n_groups
+                    *args, weights[rows] / scale, self.n_classes, self.n_groups
                 )
         return total
 
@@ -388,14 +389,14 @@ class FairProblem:
         (:func:`~sklearn_dpfair.fairness._disparity.disparity_from_counts`
         treats a cell below 1 as empty).
         """
-        weights = self.sample_weight
+        weights, scale = self.sample_weight, 1.0
         if weights is not None:
-            weights = np.asarray(weights, dtype=np.float64)
-            positive = weights[weights > 0]
-            if positive.size:
-                weights = weights / positive.min()
+            # The scale without a copy of the weights (an n-length array
+            # beside a sparse X's storage would double the fit's peak).
+            least = np.min(weights, where=weights > 0, initial=np.inf)
+            scale = float(least) if np.isfinite(least) else 1.0
         return disparity_from_counts(
-            self.counts(coef, w0, weights), self.constraint, self.measured
+            self.counts(coef, w0, weights, scale), self.constraint, self.measured
         )
 
     @np.errstate(over="ignore", invalid="ignore")
