@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..utils._validation import warn_at_caller
+
 __all__ = ["STATUS_PARAMS", "Dataset", "Neighbours", "make_canary", "make_neighbours"]
 
 #: Neighbouring relations :func:`make_neighbours` can build.
@@ -209,25 +211,23 @@ def _common_dtype(base, rows, what):
                 f"which the canary's value requires; convert {what} yourself."
             )
     if dtype != base.dtype and base.dtype.kind == "f":
-        # Called from make_neighbours > _worlds > _extend > _extend_numpy.
-        _warn_promoted(what, promoted_by.ravel().tolist(), base.dtype, dtype, 7)
+        _warn_promoted(what, promoted_by.ravel().tolist(), base.dtype, dtype)
     return dtype
 
 
-def _warn_promoted(what, value, old, new, stacklevel):
+def _warn_promoted(what, value, old, new):
     """Say that a float column's dtype changed in both worlds.
 
     The audit then fits the mechanism on ``new`` data, not on the ``old``
     data it was asked about (a float32 fit is another computation than a
     float64 one), which the caller should know.
     """
-    warnings.warn(
+    warn_at_caller(
         f"The value {value!r} given for {what} is not representable in its dtype "
         f"{old}: {what} is promoted from {old} to {new} in both worlds, so the "
         f"audit fits on {new} data. Give a value {old} holds (make_canary "
         "returns one) to audit the fit on the data's own dtype.",
         UserWarning,
-        stacklevel=stacklevel,
     )
 
 
@@ -298,8 +298,7 @@ def _extend_pandas(a, records, what):
         if common != column.dtype and getattr(column.dtype, "kind", None) == "f":
             given = [c for c in cells if c is not _ABSENT]
             cell = next((c for c in given if c.dtype != column.dtype), given[0])
-            # Called from make_neighbours > _worlds > _extend > _extend_pandas.
-            _warn_promoted(label, cell.tolist(), column.dtype, common, 6)
+            _warn_promoted(label, cell.tolist(), column.dtype, common)
         worlds = []
         for r, cell in zip(records, cells, strict=True):
             if cell is _ABSENT:
