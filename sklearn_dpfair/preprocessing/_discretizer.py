@@ -14,6 +14,7 @@ from sklearn.utils.validation import (
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
+from ._bounds import centre_and_half_width
 
 __all__ = ["DPKBinsDiscretizer"]
 
@@ -182,8 +183,9 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         """Map bins back to their centres, as scikit-learn does.
 
         Post-processing of the released ``bin_edges_``: no privacy cost.
-        Each bin maps to the midpoint of its edges (computed on halves, so
-        that the widest bounds do not overflow).
+        Each bin maps to the midpoint of its edges
+        (:func:`~._bounds.centre_and_half_width`, which the widest bounds do
+        not overflow).
 
         Parameters
         ----------
@@ -207,7 +209,7 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
             )
         out = np.empty(X.shape)
         for j, edges in enumerate(self.bin_edges_):
-            centres = edges[1:] / 2.0 + edges[:-1] / 2.0
+            centres, _ = centre_and_half_width(edges[:-1], edges[1:])
             out[:, j] = centres[X[:, j].astype(np.int64)]
         return out
 

@@ -7,7 +7,7 @@ from numbers import Integral
 import numpy as np
 from scipy import stats
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
@@ -188,15 +188,11 @@ class DPQuantileTransformer(
             kept).
         """
         check_is_fitted(self)
-        X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan", copy=True)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} is "
-                f"expecting {self.n_features_in_} features as input."
-            )
+        X = self._validate_floats(X, reset=False)
+        out = np.empty_like(X)
         for j in range(X.shape[1]):
-            X[:, j] = self._inverse_column(X[:, j], self.quantiles_[:, j])
-        return X
+            out[:, j] = self._inverse_column(X[:, j], self.quantiles_[:, j])
+        return out
 
     def _inverse_column(self, y, quantiles):
         # As scikit-learn: back to the uniform scale, interpolate the
