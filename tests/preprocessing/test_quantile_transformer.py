@@ -38,13 +38,18 @@ def test_epsilon_recomputed_from_the_event_meets_the_target(missing_data):
     assert qt.dp_event_.count == 8 * 3
 
 
-@pytest.mark.parametrize("distribution", ["uniform", "normal"])
-def test_epsilon_inf_is_scikit_learn_on_data_within_the_bounds(distribution):
+def _fitted_pair(distribution):
+    """Lognormal rows within BOUNDS, ours at epsilon=inf and scikit-learn's, fitted."""
     rng = np.random.default_rng(0)
     X = rng.lognormal(3.0, 0.5, size=(500, 2))
     kwargs = {"n_quantiles": 20, "output_distribution": distribution}
     ours = DPQuantileTransformer(bounds=BOUNDS, epsilon=np.inf, **kwargs).fit(X)
-    ref = QuantileTransformer(**kwargs).fit(X)
+    return rng, X, kwargs, ours, QuantileTransformer(**kwargs).fit(X)
+
+
+@pytest.mark.parametrize("distribution", ["uniform", "normal"])
+def test_epsilon_inf_is_scikit_learn_on_data_within_the_bounds(distribution):
+    rng, _, _, ours, ref = _fitted_pair(distribution)
     np.testing.assert_allclose(ours.quantiles_, ref.quantiles_, rtol=1e-12)
     test = rng.lognormal(3.0, 0.6, size=(200, 2))
     np.testing.assert_allclose(ours.transform(test), ref.transform(test), atol=1e-9)
@@ -107,11 +112,7 @@ def test_pld_is_refused():
 
 @pytest.mark.parametrize("distribution", ["uniform", "normal"])
 def test_inverse_transform_is_scikit_learn_at_epsilon_inf(distribution):
-    rng = np.random.default_rng(0)
-    X = rng.lognormal(3.0, 0.5, size=(500, 2))
-    kwargs = {"n_quantiles": 20, "output_distribution": distribution}
-    ours = DPQuantileTransformer(bounds=BOUNDS, epsilon=np.inf, **kwargs).fit(X)
-    ref = QuantileTransformer(**kwargs).fit(X)
+    rng, X, kwargs, ours, ref = _fitted_pair(distribution)
     test = rng.lognormal(3.0, 0.6, size=(200, 2))
     Y = ref.transform(test)
     Y[:4, 0] = [np.nan, -10.0, 10.0, 0.0]
