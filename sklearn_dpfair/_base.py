@@ -174,7 +174,8 @@ class PrivateEstimatorMixin:
             for name, value in public_counts.items()
         }
         record = self._planned_record(n_samples, n_features, **layout, **public_counts)
-        self._check_ledger_accepts(record)
+        if record is not None:
+            self._check_ledger_accepts(record.dp_event, record.adjacency)
         return PrivacyPlan.from_record(
             record,
             estimator=type(self).__name__,
@@ -187,19 +188,17 @@ class PrivateEstimatorMixin:
             ),
         )
 
-    def _check_ledger_accepts(self, record):
-        """Raise when the ``accountant`` ledger could not record ``record``.
+    def _check_ledger_accepts(self, dp_event, adjacency="add_remove"):
+        """Raise when the ``accountant`` ledger could not record ``dp_event``.
 
         Its fit would otherwise run to the end and be refused only when it
         records (a PLD ledger cannot read the zCDP draws of private column
         scales): the plan refuses, and a fit that makes its plan before
-        reading the data asks here first.
+        reading the data asks here first, before its first release.
         """
         ledger = getattr(self, "accountant", None)
-        if isinstance(ledger, PrivacyLedger) and record is not None:
-            ledger.check_recordable(
-                record.dp_event, adjacency=record.adjacency
-            )
+        if isinstance(ledger, PrivacyLedger):
+            ledger.check_recordable(dp_event, adjacency=adjacency)
 
     def _planned_record(self, n_samples, n_features, **public_counts):
         """The record a fit on ``n_samples`` rows will set (public inputs only)."""

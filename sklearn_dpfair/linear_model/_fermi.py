@@ -286,6 +286,10 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         plan = self._fermi_plan(
             privacy, params, n_samples, X.shape[1], len(group_labels), classes.size
         )
+        if privacy is not None:
+            # A ledger that cannot record the planned event refuses now,
+            # before the first release, rather than after the whole fit.
+            self._check_ledger_accepts(plan.event)
         if privacy is not None and plan.fallback is None:
             # A network trained without noise is preconditioned as FERMI's is.
             preconditioned = (

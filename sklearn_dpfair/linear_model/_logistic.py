@@ -775,7 +775,7 @@ default=None
         )
         # A ledger that cannot record the planned event refuses now, before
         # the first release, rather than after the whole fit.
-        self._check_ledger_accepts(setup.record)
+        self._check_ledger_accepts(setup.record.dp_event, setup.record.adjacency)
         if isinstance(setup, InterceptOnlySetup):
             counts = label_counts(to_numpy(y_encoded), setup.n_classes, weights)
             result = self._fit_intercept_only(setup, X.shape, X.dtype, counts, rng)

@@ -498,6 +498,9 @@ default=None
                 caveats=caveats,
                 weighted=weights is not None,
             )
+            # A ledger that cannot record the planned event refuses now,
+            # before the first release, rather than after the whole fit.
+            self._check_ledger_accepts(setup.record.dp_event, setup.record.adjacency)
             warn_unscaled_columns(
                 X, self, setup.budget.is_private, scaling=setup.scaling
             )

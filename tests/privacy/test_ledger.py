@@ -681,7 +681,9 @@ def test_the_refusal_reads_the_composition_as_the_total_does():
     assert len(pld_ledger) == 1 and pld_ledger.total_epsilon(1e-5) < np.inf
 
 
-@pytest.mark.parametrize(
+# Estimators whose fits plan private column scales (zCDP draws) for raw
+# columns, by a ledger's constructor.
+_SCALED_BY_PRIVATE_QUANTILES = pytest.mark.parametrize(
     "make",
     [
         lambda ledger: DPLogisticRegression(
@@ -696,6 +698,9 @@ def test_the_refusal_reads_the_composition_as_the_total_does():
     ],
     ids=["DPLogisticRegression", "DPFERMIClassifier", "DPMLPClassifier"],
 )
+
+
+@_SCALED_BY_PRIVATE_QUANTILES
 def test_a_plan_its_ledger_cannot_record_is_refused(make):
     # Private column scales are zCDP draws, which a PLD ledger cannot read:
     # the plan refuses, as the fit's record would be refused.
@@ -704,7 +709,8 @@ def test_a_plan_its_ledger_cannot_record_is_refused(make):
     assert make(PrivacyLedger("rdp")).privacy_plan(5000, 3).epsilon <= 1.0
 
 
-def test_a_fit_its_ledger_cannot_record_refuses_before_any_release():
+@_SCALED_BY_PRIVATE_QUANTILES
+def test_a_fit_its_ledger_cannot_record_refuses_before_any_release(make):
     from sklearn_dpfair.privacy._mechanism import observe_privatize
 
     class Count:
@@ -721,9 +727,7 @@ def test_a_fit_its_ledger_cannot_record_refuses_before_any_release():
     X = rng.normal(50.0, 10.0, size=(5000, 3))
     y = (X[:, 0] > 50.0).astype(int)
     ledger = PrivacyLedger("pld")
-    est = DPLogisticRegression(
-        classes=[0, 1], feature_scaling="auto", accountant=ledger
-    )
+    est = make(ledger)
     with observe_privatize(Count()), pytest.raises(ValueError, match="'pld'"):
         est.fit(X, y)
     assert Count.n == 0 and len(ledger) == 0 and not hasattr(est, "coef_")
