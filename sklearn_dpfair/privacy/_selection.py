@@ -100,8 +100,8 @@ def sample_number_of_runs(mean, shape, rng):
 
     ``P(K = k)`` is proportional to ``(1 - gamma)^k C(k + eta - 1, k)`` for
     ``eta > 0`` (a negative binomial conditioned on ``K >= 1``, sampled by
-    rejection) and to ``(1 - gamma)^k / k`` for ``eta = 0`` (numpy's
-    logarithmic series).
+    rejection, or by inversion where rejection would rarely accept) and to
+    ``(1 - gamma)^k / k`` for ``eta = 0`` (numpy's logarithmic series).
 
     Parameters
     ----------
@@ -129,10 +129,34 @@ def sample_number_of_runs(mean, shape, rng):
         return 1
     if shape == 0:
         return int(rng.logseries(1.0 - gamma))
+    # Rejection accepts a negative binomial draw with probability
+    # 1 - gamma^eta, which vanishes as the mean tends to 1 (a mean of
+    # 1 + 1e-8 takes ~1e8 draws): there the law is inverted directly.
+    accept = -math.expm1(shape * math.log(gamma))
+    if accept < 0.5:
+        return _inverted_number_of_runs(shape, gamma, accept, rng)
     while True:
         k = int(rng.negative_binomial(shape, gamma))
         if k >= 1:
             return k
+
+
+def _inverted_number_of_runs(shape, gamma, accept, rng):
+    # Sequential inversion of P(K = k), k >= 1: P(K = 1) is
+    # eta (1 - gamma) gamma^eta / (1 - gamma^eta), and consecutive
+    # probabilities have the ratio (1 - gamma) (k + eta) / (k + 1). About
+    # E[K] steps, and used where E[K] is small (accept < 1/2).
+    u = rng.random()
+    k = 1
+    p = shape * (1.0 - gamma) * math.exp(shape * math.log(gamma)) / accept
+    cdf = p
+    while u > cdf:
+        p *= (1.0 - gamma) * (k + shape) / (k + 1)
+        if cdf + p == cdf:  # the rounding left of the tail: its first value
+            break
+        cdf += p
+        k += 1
+    return k
 
 
 def repeat_and_select_event(run_event, mean, shape):

@@ -49,6 +49,45 @@ def test_sampled_runs_have_the_stated_mean(shape):
     assert draws.mean() == pytest.approx(5.0, rel=0.05)
 
 
+@pytest.mark.parametrize("mean, shape", [(1.3, 1.0), (2.0, 0.01), (1.05, 0.3)])
+def test_runs_drawn_by_inversion_follow_the_truncated_law(mean, shape):
+    # Where rejection would rarely accept (1 - gamma^eta < 1/2), the law is
+    # inverted; its frequencies are those of the negative binomial
+    # conditioned on K >= 1 (a chi-squared test at a fixed seed).
+    stats = pytest.importorskip("scipy.stats")
+    gamma = truncated_negative_binomial_gamma(mean, shape)
+    assert -math.expm1(shape * math.log(gamma)) < 0.5
+    rng = np.random.default_rng(3)
+    draws = np.array([sample_number_of_runs(mean, shape, rng) for _ in range(20_000)])
+    k = np.arange(1, draws.max() + 1)
+    pmf = stats.nbinom.pmf(k, shape, gamma) / stats.nbinom.sf(0, shape, gamma)
+    expected = pmf * draws.size
+    observed = np.bincount(draws, minlength=k.size + 1)[1:]
+    kept = expected > 5
+    chi2 = np.sum((observed[kept] - expected[kept]) ** 2 / expected[kept])
+    assert stats.chi2.sf(chi2, max(kept.sum() - 1, 1)) > 1e-3
+    assert draws.mean() == pytest.approx(mean, rel=0.05)
+
+
+def test_a_mean_just_above_one_needs_no_rejection_loop():
+    # Rejection accepts with probability 1 - gamma^eta, ~1e-4 at a mean of
+    # 1 + 1e-4 (and ~1e-12 at 1 + 1e-12: it would never return).
+    class Counting:
+        calls = 0
+
+        def __init__(self):
+            self.rng = np.random.default_rng(0)
+
+        def __getattr__(self, name):
+            Counting.calls += 1
+            return getattr(self.rng, name)
+
+    rng = Counting()
+    for mean in (1 + 1e-4, 1 + 1e-12):
+        assert all(sample_number_of_runs(mean, 2.0, rng) >= 1 for _ in range(50))
+    assert Counting.calls <= 2 * 100
+
+
 def test_bad_distribution_parameters():
     with pytest.raises(ValueError, match="mean number of runs"):
         truncated_negative_binomial_gamma(0.5, 1.0)
