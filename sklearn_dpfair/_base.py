@@ -288,7 +288,9 @@ def restored_on_failure(fit):
             redacted = redacted_error(exc)
             if redacted is None:
                 raise
-            raise redacted from None
+        # Raised outside the handler: there ``from None`` would only hide the
+        # original from printed tracebacks, still attached as __context__.
+        raise redacted
 
     return restoring_fit
 

@@ -165,6 +165,12 @@ def test_fit_errors_print_no_private_value(estimator, X):
             estimator.fit(X, y, **kwargs)
     text = "".join(traceback.format_exception(info.value))
     assert "4242" not in text and "Alice" not in text
+    # Nor does an exception still attached to it (hidden from printed
+    # tracebacks by ``from None``, but reachable as __context__).
+    chained = info.value.__cause__ or info.value.__context__
+    while chained is not None:
+        assert "4242" not in str(chained) and "Alice" not in str(chained)
+        chained = chained.__cause__ or chained.__context__
 
 
 @pytest.mark.parametrize(
