@@ -358,7 +358,9 @@ def clip_rows_to_norm(X, bound):
     (entries above ~1.3e154 in float64) is not sent to zero by an ``inf``
     norm: it is rescaled as ``u min(m, bound / ||u||)`` with
     ``m = max_j |x_j|`` and ``u = x / m``, i.e. projected onto the ball like
-    any other row. numpy only.
+    any other row; so is a row whose factor ``bound / ||x||`` would be
+    subnormal in X's dtype (float32 entries near 3e38), too imprecise to
+    stay inside the ball. numpy only.
 
     Parameters
     ----------
@@ -400,16 +402,27 @@ def clip_rows_to_norm(X, bound):
         # Lower precision: scaled inside a slightly smaller ball, so the
         # rounding of the factor and of each product to X's dtype (at most
         # 2^-24 relative each in float32) stays inside the ball.
-        factors = _ball_factors(norms, bound * clip_margin(X))
+        bound = bound * clip_margin(X)
+        factors = _ball_factors(norms, bound)
         clipped = X * factors.astype(X.dtype, copy=False)[:, None]
-    overflowed = np.isinf(norms)
-    if overflowed.any():
-        rows = X[overflowed].astype(clipped.dtype)
+    # A factor below the smallest normal number of X's dtype has lost the
+    # relative precision the margin counts on (subnormal: up to 100% off,
+    # so the row could leave the ball): its norm overflowed, or R / ||x||
+    # underflowed (float32 entries near 3e38). Those rows are projected from
+    # their largest entry instead, in float64: u min(m, R / ||u||).
+    rescued = _tiny_factors(factors, X.dtype)
+    if rescued.any():
+        rows = X[rescued].astype(np.float64)
         scale = np.max(np.abs(rows), axis=1)
         unit = rows / scale[:, None]
         factor = np.minimum(scale, bound / np.linalg.norm(unit, axis=1))
-        clipped[overflowed] = unit * factor[:, None]
+        clipped[rescued] = unit * factor[:, None]
     return clipped
+
+
+def _tiny_factors(factors, dtype):
+    # Factors that are 0 (an overflowed norm) or subnormal in ``dtype``.
+    return factors < np.finfo(dtype).smallest_normal
 
 
 def _ball_factors(norms, bound):
@@ -457,7 +470,9 @@ def _clipped_row_values(values, indptr, bound):
     with np.errstate(over="ignore"):
         norms = np.sqrt(_row_reduce(np.add, values, indptr, transform=np.square))
         post = _ball_factors(norms, bound)
-    overflowed = np.isinf(norms)
+    # Overflowed norms, and factors too small to be normal (see the dense
+    # rows): the rescue below.
+    overflowed = _tiny_factors(post, np.float64)
     if not overflowed.any():
         # Ordinary rows are x * factor, as dense (no temporaries of the
         # rescue below: with few entries per row each weighs a share of X).

@@ -19,7 +19,10 @@ every clipped float32 term is at most ``C``. Float64 terms keep the plain
 factors ``min(1, C / ||z||)`` bit for bit (their rounding is ``1e-16``
 relative). A norm that is ``inf`` or ``nan`` gets the factor 0: a record
 whose contribution could not be computed contributes nothing, a fixed
-data-independent value.
+data-independent value. So does a norm so large that ``C / norm`` is below
+the smallest normal number of the factors' dtype (float32 norms near
+``3e38 C``): a subnormal factor keeps too few digits for the margin (up to
+100% off), and a smaller factor is always within the bound.
 """
 
 import numpy as np
@@ -94,7 +97,9 @@ def clip_factors_from_norms(norms, clip_norm, *, margin=None):
     (``C / tiny`` overflows for ``C > 1``): it is exactly 1.0 for rows inside
     the ball, 1.0 for a zero norm, and 0 for a norm that is ``inf`` or
     ``nan`` (a record whose contribution could not be computed contributes
-    nothing, a fixed data-independent value).
+    nothing, a fixed data-independent value) or whose factor would be
+    subnormal in its dtype (too imprecise for the margin; 0 is within any
+    bound).
 
     Examples
     --------
@@ -118,9 +123,10 @@ def clip_factors_from_norms(norms, clip_norm, *, margin=None):
             # C' rounded to the norms' dtype by the clip may sit below C':
             # a row inside the ball keeps factor 1, not 1 + 2^-24.
             np.minimum(factors, 1.0, out=factors)
-        factors[np.isnan(factors)] = 0.0
+        factors[~(factors >= np.finfo(factors.dtype).smallest_normal)] = 0.0
         return factors
     if _is_narrow(xp, norms.dtype):
         norms = xp.astype(norms, xp.float64)
     factors = clip_norm / xp.clip(norms, clip_norm, None)
-    return xp.where(xp.isnan(factors), xp.zeros_like(factors), factors)
+    usable = factors >= xp.finfo(factors.dtype).smallest_normal
+    return xp.where(usable, factors, xp.zeros_like(factors))

@@ -64,7 +64,8 @@ def _norm(v):
     return 0.0 if m == 0 else m * np.linalg.norm(v / m)
 
 
-@pytest.mark.parametrize("bound", [1.0, 0.37, 2.5e3])
+# Small bounds make bound / ||x|| of huge rows subnormal in float32.
+@pytest.mark.parametrize("bound", [1.0, 0.37, 2.5e3, 1e-3, 1e-6])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_projected_float32_rows_are_inside_the_ball(bound, sparse):
     rng = np.random.default_rng(0)
@@ -101,13 +102,32 @@ def test_rank_one_float32_terms_are_within_the_clip(s, n_outputs, weights, clip_
     assert np.max(rank_one_norms(X, s, weighted)) <= clip_norm
 
 
-def test_clip_factors_from_float32_norms_keep_the_terms_within_the_clip():
+@pytest.mark.parametrize("clip_norm", [1.0, 1e-6])
+def test_clip_factors_from_float32_norms_keep_the_terms_within_the_clip(clip_norm):
     # The mean oracle's use: rows scaled by the factors of their own norms.
     rng = np.random.default_rng(2)
     Z = extreme_rows(rng, N_ROWS, 9)
-    factors = clip_factors_from_norms(stable_row_norms(Z), 1.0)
+    factors = clip_factors_from_norms(stable_row_norms(Z), clip_norm)
     terms = Z.astype(np.float64) * factors[:, None]
-    assert max(_norm(t) for t in terms) <= 1.0
+    assert max(_norm(t) for t in terms) <= clip_norm
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_rows_whose_factor_would_be_subnormal_are_projected(sparse):
+    # float64 rows whose squared norm does not overflow, against a bound so
+    # tiny that R / ||x|| is subnormal (a few significant bits): x times it
+    # could leave the ball; such rows are projected from their largest entry.
+    bound = 1e-162
+    X = np.array([[1.7e153, 0.0], [-9.1e152, 1.3e152], [3e-163, 4e-163]])
+    X = np.vstack([X, np.linspace(1e148, 1.7e153, 500)[:, None] * [1.0, 0.5]])
+    out = clip_rows_to_norm(sp.csr_matrix(X) if sparse else X, bound)
+    dense = out.toarray() if sparse else out
+    norms = np.array([_norm(row) for row in dense])
+    assert np.max(norms) <= bound * (1 + 4e-16)
+    # Projected onto the ball, not erased; the row inside it is kept.
+    assert np.min(np.delete(norms, 2)) >= bound * (1 - 4e-16)
+    np.testing.assert_array_equal(dense[2], X[2])
+    np.testing.assert_allclose(dense[0], [bound, 0.0], rtol=1e-15)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
