@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from ..preprocessing._bounds import AUTO_GRID, check_bounds
+from ..preprocessing._bounds import AUTO_GRID, centre_and_half_width, check_bounds
 from ..preprocessing._quantiles import column_quantiles
 from ..privacy._accounting import (
     composed_event,
@@ -666,9 +666,12 @@ def fit_feature_scaling(X, plan, rng):
     if plan.mode == "none":
         return None
     if plan.mode == "bounds":
-        location = 0.5 * (plan.lower + plan.upper) if plan.center else np.zeros(d)
-        half = 0.5 * (plan.upper - plan.lower)
-        if not plan.center:
+        if plan.center:
+            # Halves, not the sum and the width: those overflow for finite
+            # bounds such as (-1e308, 1e308) (an infinite scale, a NaN model).
+            location, half = centre_and_half_width(plan.lower, plan.upper)
+        else:
+            location = np.zeros(d)
             half = np.maximum(np.abs(plan.lower), np.abs(plan.upper))
         return FeatureScaling(location, np.where(half > 0, half, 1.0))
     grids = [AUTO_GRID] * d

@@ -123,6 +123,20 @@ def test_sparse_columns_are_scaled_by_bounds_only():
     np.testing.assert_allclose(out.toarray(), X.toarray() / 10.0)
 
 
+def test_bounds_as_wide_as_the_floats_give_a_finite_map():
+    # (-1e308, 1e308): the sum of the bounds is finite, their width is not;
+    # (1e308, 1.7e308): the sum overflows.
+    bounds = [(-1e308, 1e308), (1e308, 1.7e308), (-1.0, 1.0)]
+    plan = plan_feature_scaling("auto", bounds, 3, PrivacyBudget(1.0, 1e-5))
+    scaling = fit_feature_scaling(None, plan, None)
+    np.testing.assert_allclose(scaling.location, [0.0, 1.35e308, 0.0])
+    np.testing.assert_allclose(scaling.scale, [1e308, 0.35e308, 1.0])
+    X = np.array([[1e308, 1.7e308, 1.0], [-1e308, 1e308, -1.0]])
+    np.testing.assert_allclose(
+        scaling.transform(X), [[1.0, 1.0, 1.0], [-1.0, -1.0, -1.0]]
+    )
+
+
 def test_without_intercept_columns_are_not_centred():
     plan = plan_feature_scaling(
         "auto", [(400.0, 600.0)], 1, PrivacyBudget(1.0, 1e-5), fit_intercept=False
