@@ -4,6 +4,7 @@
 
 import pickle
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold, cross_val_score
 
 from sklearn_dpfair import DPLogisticRegression
+from sklearn_dpfair.neural import DPMLPClassifier
 from sklearn_dpfair.privacy._accounting import epsilon_of
 
 
@@ -93,6 +95,21 @@ def test_silo_records_say_whether_the_fit_is_seeded(data, random_state):
     seeds |= {clf.central_privacy_record_.seed, clf.privacy_record_.seed}
     assert seeds == {None if random_state is None else clf.privacy_record_.seed}
     assert clf.privacy_record_.seeded is (random_state is not None)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [_clf, lambda **kw: DPMLPClassifier((4,), classes=[0, 1], random_state=0, **kw)],
+    ids=["DPLogisticRegression", "DPMLPClassifier"],
+)
+def test_silo_delta_overrides_delta_without_a_warning_about_it(data, make):
+    # delta=0.01 is not below 1/n, but the fit's delta is silo_delta (each
+    # silo's own check refuses a delta of 1/n_i or more): nothing to warn.
+    X, y, silos = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = make(max_iter=1, delta=0.01, silo_delta=1e-6).fit(X, y, silos=silos)
+    assert est.delta_ == 1e-6
 
 
 def test_central_fit_has_no_silo_attributes(data):
