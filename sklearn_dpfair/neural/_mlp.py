@@ -444,9 +444,9 @@ default=None
             raise ValueError(
                 "execution='dask' runs the silos of a federated fit; pass silos=."
             )
-        backend = resolve_backend(
-            X, "cpu" if silos is not None else self.device, array_api_solver=True
-        )
+        # Silos train on the host (to_numpy below) whatever the backend,
+        # which only places the fitted attributes: with "auto" where X lives.
+        backend = resolve_backend(X, self.device, array_api_solver=True)
         X, y = validate_data(self, X, y, dtype=backend.input_float_dtypes, order="C")
         check_classification_targets(y)
         weights = check_public_weights(sample_weight, X)

@@ -66,7 +66,15 @@ def test_torch_cpu_matches_numpy(dispatch, config):
     np.testing.assert_array_equal(est.predict(torch.asarray(X)), ref.predict(X))
 
 
-def test_silo_fit_on_torch_gives_torch_attributes(dispatch):
+# (device, where X lives): on a GPU "auto" follows a CUDA tensor, whose
+# silos still train on the host.
+_SILO_DEVICES = [("cpu", "cpu"), ("auto", "cpu")]
+if _CUDA:
+    _SILO_DEVICES.append(("auto", "cuda"))
+
+
+@pytest.mark.parametrize("device, x_device", _SILO_DEVICES)
+def test_silo_fit_on_torch_gives_torch_attributes(dispatch, device, x_device):
     # The silos train on the host; the fitted arrays follow X's namespace.
     X, y = _data(2, np.float64)
     silos = np.arange(len(y)) % 3
@@ -75,11 +83,14 @@ def test_silo_fit_on_torch_gives_torch_attributes(dispatch):
           "feature_bounds": [(-4.0, 4.0)] * X.shape[1]}
     with sklearn.config_context(array_api_dispatch=False):
         ref = DPMLPClassifier(**kw).fit(X, y, silos=silos)
-    est = DPMLPClassifier(**kw).fit(torch.asarray(X), torch.asarray(y), silos=silos)
+    X_torch = torch.asarray(X, device=x_device)
+    est = DPMLPClassifier(**kw, device=device).fit(
+        X_torch, torch.asarray(y, device=x_device), silos=silos
+    )
     assert all(torch.is_tensor(a) for a in [*est.coefs_, *est.intercepts_])
     for a, b in zip([*est.coefs_, *est.intercepts_], [*ref.coefs_, *ref.intercepts_]):
         np.testing.assert_allclose(_as_numpy(a), b, rtol=0, atol=1e-10)
-    assert est.score(torch.asarray(X), torch.asarray(y)) == ref.score(X, y)
+    assert est.score(X_torch, torch.asarray(y, device=x_device)) == ref.score(X, y)
 
 
 def test_cuda_without_a_gpu_is_refused():
