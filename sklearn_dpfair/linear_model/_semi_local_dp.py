@@ -57,7 +57,8 @@ class SemiLocalDPLinearRegression(
         Local budget of each private record: its message is
         ``epsilon``-DP (pure, ``delta = 0``). ``np.inf`` is the non-private
         limit: least squares on all rows (not the one-pass SGD). Finite
-        values up to 300.
+        values from 1e-4 (the resolution of the accountant that certifies
+        the messages) to 300.
     clip_norm : float, default=1.0
         Clip threshold ``C`` of a private gradient; every private message
         has norm exactly ``C / m`` (``m`` of PrivUnit, public). Public.
@@ -68,8 +69,9 @@ class SemiLocalDPLinearRegression(
     radius : float or "auto", default="auto"
         ``D``, the distance from the start to the minimizer, which sets the
         step. "auto": estimated from the public rows alone (the public
-        least-squares standard error); 1.0 with fewer than
-        ``n_features + 3`` public rows.
+        least-squares standard error); 1.0 with fewer public rows than
+        the coefficients plus 2 (``n_features + 3`` with an intercept,
+        ``n_features + 2`` without).
     public_gradient : {"clip", "rescale", "raw"}, default="clip"
         A public row's step: its gradient clipped to ``C`` ("clip"),
         rescaled to the norm ``C / m`` of a private message ("rescale", the

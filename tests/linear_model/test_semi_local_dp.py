@@ -198,6 +198,19 @@ def test_budget_above_the_float_range_is_refused_clearly():
         SemiLocalDPLinearRegression(epsilon=1000.0).fit(X, y, public_mask=mask)
 
 
+def test_budget_below_the_accountants_resolution_is_refused_clearly():
+    # dp-accounting's PLD certifies a local message at 1e-4 at best.
+    X, y, mask, _ = _gaussian(n=100)
+    est = SemiLocalDPLinearRegression(epsilon=5e-5)
+    with pytest.raises(ValueError, match="epsilon=5e-05 is below 0.0001"):
+        est.fit(X, y, public_mask=mask)
+    with pytest.raises(ValueError, match="epsilon=5e-05 is below 0.0001"):
+        est.privacy_plan(100, X.shape[1], n_public=int(mask.sum()))
+    assert not hasattr(est, "coef_")
+    fitted = SemiLocalDPLinearRegression(epsilon=1e-4).fit(X, y, public_mask=mask)
+    assert fitted.epsilon_ <= 1e-4 * (1 + 1e-9)
+
+
 def test_public_mask_is_validated():
     X, y, _, _ = _gaussian(n=100)
     with pytest.raises(TypeError, match="public_mask must be a boolean"):

@@ -75,7 +75,12 @@ from ...privacy._record import (
 )
 from ...privacy._releases import parallel_parts
 from ...privacy._weights import fit_weights
-from ._privunit import MAX_LOCAL_EPSILON, PrivUnit, local_epsilon_event
+from ._privunit import (
+    MAX_LOCAL_EPSILON,
+    MIN_LOCAL_EPSILON,
+    PrivUnit,
+    local_epsilon_event,
+)
 from ._scaling import public_scaling, scaled_rows
 
 __all__ = [
@@ -91,7 +96,8 @@ __all__ = [
     "unit_direction",
 ]
 
-#: ``D`` when the public rows cannot estimate it (fewer than ``p + 2``).
+#: ``D`` when the public rows cannot estimate it (fewer than the number of
+#: coefficients plus 2, the intercept included).
 DEFAULT_RADIUS = 1.0
 
 #: How the record states its neighbouring relation.
@@ -589,7 +595,13 @@ def fit_semi_local(
 
 
 def check_local_epsilon(epsilon):
-    """Raise ValueError for a finite epsilon beyond what PrivUnit can run."""
+    """Raise ValueError for an epsilon PrivUnit cannot run or be certified at."""
+    if epsilon < MIN_LOCAL_EPSILON:
+        raise ValueError(
+            f"epsilon={epsilon:g} is below {MIN_LOCAL_EPSILON:g}, the resolution "
+            "of the accountant (dp-accounting's PLD) that certifies every local "
+            "message: no smaller budget can be certified."
+        )
     if not math.isinf(epsilon) and epsilon > MAX_LOCAL_EPSILON:
         raise ValueError(
             f"epsilon={epsilon:g} is above the largest finite local budget "

@@ -52,11 +52,15 @@ from scipy import optimize, special
 from ...privacy._accounting import epsilon_of
 from ...privacy._releases import log_release, pure_epsilon_of
 
-__all__ = ["MAX_LOCAL_EPSILON", "PrivUnit", "local_epsilon_event"]
+__all__ = ["MAX_LOCAL_EPSILON", "MIN_LOCAL_EPSILON", "PrivUnit", "local_epsilon_event"]
 
 #: Largest finite epsilon a message may spend: beyond it the cap's share of
 #: the sphere, ``~e^-epsilon``, leaves the range of float64.
 MAX_LOCAL_EPSILON = 300.0
+#: Smallest epsilon a message may spend: dp-accounting's PLD, which
+#: certifies the randomizer's event, rounds a randomized response's epsilon
+#: up to its discretization interval (1e-4), so it certifies no budget below.
+MIN_LOCAL_EPSILON = 1e-4
 
 # dp-accounting's PLD is pessimistic by up to its discretization interval
 # (1e-4): the randomizer's epsilon is lowered by at most this many steps of
