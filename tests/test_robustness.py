@@ -162,3 +162,24 @@ def test_wrong_feature_bounds_are_named_in_the_error(name, cls):
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match=r"^feature_bounds must have shape"):
             est.fit(X, y, **params)
+
+
+# The noisy-gradient estimators, whose Gaussian sums are scaled by clip_norm.
+_CLIPPED_SGD = [
+    (name, cls)
+    for name, cls in ESTIMATORS
+    if name in ("DPLogisticRegression", "DPMLPClassifier", "DPFERMIClassifier")
+]
+
+
+@pytest.mark.parametrize("name, cls", _CLIPPED_SGD, ids=[n for n, _ in _CLIPPED_SGD])
+def test_a_clip_norm_whose_noise_overflows_is_named_in_the_error(name, cls):
+    # A finite clip norm whose noise standard deviation overflows float64
+    # would give every noisy sum inf or NaN: refused, nothing fitted.
+    est, X, y, params = _inputs(cls)
+    est.set_params(clip_norm=1e308)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=r"^clip_norm is too large"):
+            est.fit(X, y, **params)
+    assert not hasattr(est, "coef_") and not hasattr(est, "coefs_")

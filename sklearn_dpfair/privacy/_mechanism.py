@@ -12,6 +12,7 @@ pays a single context-variable lookup and behaves exactly as before.
 
 import contextlib
 import contextvars
+import math
 import typing
 from dataclasses import dataclass
 
@@ -145,6 +146,21 @@ class GaussianMechanism:
     noise_multiplier: float
     #: The norm the sensitivity is measured in.
     norm = "l2"
+
+    def __post_init__(self):
+        # A finite clip norm times the multiplier can still overflow float64:
+        # every noisy sum would then be inf or NaN, a model of NaNs.
+        if (
+            self.noise_multiplier > 0
+            and math.isfinite(self.clip_norm)
+            and not math.isfinite(self.noise_std)
+        ):
+            raise ValueError(
+                "clip_norm is too large: the noise standard deviation, the "
+                f"noise multiplier times the sensitivity ({self.noise_multiplier:g}"
+                f" * {self.clip_norm:g}), overflows float64. Use a clip norm of "
+                "the size of the per-example terms."
+            )
 
     @property
     def sensitivity(self):
