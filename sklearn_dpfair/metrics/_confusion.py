@@ -225,9 +225,12 @@ def compare(values, how, skip=None):
         if how == "ratio_between_groups":
             return np.where(high == 0, np.where(low == 0, np.nan, 0.0), low / high)
         if how == "ratio_to_overall":
-            up, down = groups / overall, overall / groups
-            # fairlearn's convention: the ratio below 1 of each pair.
-            return np.fmin.reduce(np.fmin(up, down), axis=-1)
+            ratios = groups / overall
+            # fairlearn's convention: the ratio below 1 of each pair, as
+            # 1 / (group / overall), which can differ from overall / group in
+            # the last bit.
+            below_one = np.where(ratios > 1, 1 / ratios, ratios)
+            return np.fmin.reduce(below_one, axis=-1)
     raise ValueError(f"Unknown comparison {how!r}.")
 
 

@@ -8,7 +8,8 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..fairness._sensitive import encode_sensitive_features
@@ -17,7 +18,7 @@ from ..privacy._accounting import gaussian_event
 from ..privacy._random import check_noise_generator
 from ..privacy._record import PrivacyRecord, plain_language
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ..utils._validation import check_delta_for_n
+from ..utils._validation import check_delta_for_n, warn_at_caller
 from ._confusion import (
     CELLS,
     METRICS,
@@ -134,8 +135,10 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
     ----------
     groups : array-like of shape (n_groups,)
         The declared, public group set: every value ``sensitive_features``
-        may take (tuples for several columns). Groups without rows are kept
-        (their rates are NaN). A value outside it raises ``ValueError``.
+        may take (for several columns, tuples of one value per column).
+        Groups without rows are kept (their rates are NaN). A value outside
+        it raises ``ValueError``, as do groups that do not fit the columns of
+        ``sensitive_features`` (tuples of another length, or of several).
     classes : array-like of shape (2,), default=(0, 1)
         The declared label pair ``(negative, positive)`` of ``y_true`` and
         ``y_pred``; the second is the positive label (selection rate, TPR,
@@ -316,8 +319,8 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         """
         metrics = self._check_metrics()
         classes = self._check_classes()
-        y_true = column_or_1d(y_true, warn=True)
-        y_pred = column_or_1d(y_pred, warn=True)
+        y_true = _labels_1d(y_true, "y_true")
+        y_pred = _labels_1d(y_pred, "y_pred")
         n_samples = y_true.shape[0]
         if y_pred.shape[0] != n_samples:
             raise ValueError(
@@ -325,10 +328,20 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
             )
         if n_samples == 0:
             raise ValueError("y_true is empty; pass at least one row.")
+        # The layout of sensitive_features (rows, columns) is public: check it
+        # against y_true and the declared groups before any label is read.
+        n_rows, n_columns = _layout(sensitive_features)
+        if n_rows is not None and n_rows != n_samples:
+            raise ValueError(
+                f"sensitive_features has {n_rows} rows but y_true has "
+                f"{n_samples}; pass one value (or one row of values) per row of "
+                "y_true."
+            )
+        groups = self._check_groups(n_columns)
         true_positive = _is_positive(y_true, classes, "y_true")
         pred_positive = _is_positive(y_pred, classes, "y_pred")
         encoding = encode_sensitive_features(
-            sensitive_features, n_samples=n_samples, groups=self._check_groups()
+            sensitive_features, n_samples=n_samples, groups=groups
         )
         if encoding.n_missing:
             raise ValueError(_MISSING_GROUP)
@@ -348,6 +361,9 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         self.groups_ = encoding.groups
         self.classes_ = classes
         self.metrics_ = list(metrics)
+        # Fixed at fit, with metrics_: set_params(metrics=...) without a refit
+        # must not change the shape of the values read from metrics_.
+        self._single_metric = isinstance(self.metrics, str)
         self.noise_std_ = float(mechanism.noise_std) if private else 0.0
         self.counts_ = pd.DataFrame(
             noisy, index=self._group_index(sensitive_features), columns=list(CELLS)
@@ -383,12 +399,35 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
             )
         return classes
 
-    def _check_groups(self):
+    def _check_groups(self, n_columns=None):
         groups = self.groups
-        if isinstance(groups, str) or np.ndim(groups) == 0 or len(groups) == 0:
+        if isinstance(groups, np.ndarray):
+            groups = groups.tolist()
+        try:
+            scalar = np.ndim(groups) == 0
+        except ValueError:  # tuples of several lengths: refused below
+            scalar = False
+        if isinstance(groups, str) or scalar or len(groups) == 0:
             raise ValueError(
                 "groups must be a non-empty list of the declared group labels; "
                 f"got {groups!r}."
+            )
+        # Groups and columns are public: a mismatch is refused here, with a
+        # message about them, rather than as an undeclared group of the data.
+        # One column holds labels (or tuples of one length, for a column of
+        # tuples); several columns need tuples of one value per column.
+        lengths = {len(g) if isinstance(g, (tuple, list)) else None for g in groups}
+        if n_columns == 1 and len(lengths) != 1:
+            raise ValueError(
+                "groups must be labels of one kind for the one column of "
+                "sensitive_features: all plain labels, or all tuples of one "
+                f"length; got {self.groups!r}."
+            )
+        if n_columns is not None and n_columns > 1 and lengths != {n_columns}:
+            raise ValueError(
+                f"groups must be tuples of {n_columns} values, one per column "
+                f"of sensitive_features (it has {n_columns} columns); got "
+                f"{self.groups!r}."
             )
         return groups
 
@@ -399,9 +438,11 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         elif isinstance(sensitive_features, pd.Series) and sensitive_features.name:
             names = [str(sensitive_features.name)]
         if isinstance(self.groups_[0], tuple):
-            names = names or [
-                f"sensitive_feature_{i}" for i in range(len(self.groups_[0]))
-            ]
+            # The levels are the values of a group's tuple: several columns,
+            # or one column of tuples (whose one name cannot name them all).
+            n_levels = len(self.groups_[0])
+            if names is None or len(names) != n_levels:
+                names = [f"sensitive_feature_{i}" for i in range(n_levels)]
             return pd.MultiIndex.from_tuples(list(self.groups_), names=names)
         return pd.Index(self.groups_, name=(names or ["sensitive_feature_0"])[0])
 
@@ -414,7 +455,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         }
 
     def _single(self):
-        return isinstance(self.metrics, str)
+        return self._single_metric
 
     def _as_overall(self, row):
         if self._single():
@@ -752,8 +793,65 @@ def _check_method(method):
     return method
 
 
+def _labels_1d(y, name):
+    """``y`` as a 1-D array; a column vector is raveled with one warning."""
+    y = check_array(
+        y,
+        ensure_2d=False,
+        dtype=None,
+        input_name=name,
+        ensure_all_finite=False,
+        ensure_min_samples=0,
+    )
+    if y.ndim == 2 and y.shape[1] == 1:
+        warn_at_caller(
+            f"A column-vector {name} was passed when a 1d array was expected. "
+            f"Please change the shape of {name} to (n_samples,), for example "
+            "using ravel().",
+            DataConversionWarning,
+        )
+    elif y.ndim != 1:
+        raise ValueError(
+            f"{name} must be 1-D (one label per row); got an array of shape {y.shape}."
+        )
+    return column_or_1d(y, input_name=name)
+
+
+def _layout(sensitive_features):
+    """``(n_rows, n_columns)`` of ``sensitive_features``, None where unknown.
+
+    Public shape information only, read as ``encode_sensitive_features``
+    reads it; an input it refuses (a scalar, more than two dimensions,
+    ragged rows) gives ``(None, None)`` and is refused there.
+    """
+    if isinstance(sensitive_features, pd.DataFrame):
+        return sensitive_features.shape
+    if isinstance(sensitive_features, pd.Series):
+        return len(sensitive_features), 1
+    if isinstance(sensitive_features, dict):
+        lengths = {
+            len(column) if hasattr(column, "__len__") else None
+            for column in sensitive_features.values()
+        }
+        n_rows = lengths.pop() if len(lengths) == 1 else None
+        return n_rows, len(sensitive_features)
+    try:
+        shape = np.shape(sensitive_features)
+    except ValueError:  # ragged rows
+        return None, None
+    if len(shape) == 1:
+        return shape[0], 1
+    if len(shape) == 2:
+        return shape
+    return None, None
+
+
 def _is_positive(y, classes, name):
     """Whether each label is the positive class; refuse undeclared labels."""
+    if y.dtype == object and pd.isna(y).any():
+        # A missing label (pd.NA of a nullable column) is no declared class;
+        # comparing it would raise "boolean value of NA is ambiguous".
+        raise ValueError(_UNDECLARED_LABELS.format(name=name))
     negative, positive = y == classes[0], y == classes[1]
     if not np.all(negative | positive):
         raise ValueError(_UNDECLARED_LABELS.format(name=name))

@@ -7,11 +7,12 @@ from sklearn.utils.validation import column_or_1d
 
 from ..fairness._ermi import joint_table
 from ..fairness._sensitive import encode_sensitive_features
+from ..utils._sklearn_compat import check_sample_weight
 
 __all__ = ["demographic_parity_linf"]
 
 
-def demographic_parity_linf(y_true, y_pred, *, sensitive_features):
+def demographic_parity_linf(y_true, y_pred, *, sensitive_features, sample_weight=None):
     """Largest deviation of a group's prediction rate from the overall rate.
 
     ``max_j max_r |P(Yhat = j | S = r) - P(Yhat = j)|`` over the predicted
@@ -28,6 +29,9 @@ def demographic_parity_linf(y_true, y_pred, *, sensitive_features):
         Predicted labels.
     sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
         Group membership.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative row weights: the probabilities are those of the
+        weighted rows. None weighs every row 1.
 
     Returns
     -------
@@ -45,7 +49,14 @@ def demographic_parity_linf(y_true, y_pred, *, sensitive_features):
     enc = encode_sensitive_features(sensitive_features, n_samples=y_pred.shape[0])
     onehot = np.zeros((y_pred.shape[0], labels.size))
     onehot[np.arange(y_pred.shape[0]), pred_index] = 1.0
+    if sample_weight is not None:
+        weight = check_sample_weight(sample_weight, onehot, ensure_non_negative=True)
+        onehot *= weight[:, None]
     joint = joint_table(onehot, enc.codes, enc.n_groups)  # (classes, groups)
+    if sample_weight is not None and joint.sum() > 0:
+        # joint_table divides by the number of rows; the law of the weighted
+        # rows divides by their total weight.
+        joint = joint / joint.sum()
     p_group = joint.sum(axis=0)
     p_pred = joint.sum(axis=1)
     seen = p_group > 0

@@ -9,6 +9,9 @@ request ``sensitive_features`` (so users need not call
 ``sklearn.set_config(enable_metadata_routing=True)``.
 """
 
+import inspect
+from numbers import Real
+
 import numpy as np
 import sklearn
 from fairlearn import metrics as fl_metrics
@@ -20,7 +23,7 @@ from ._gaps import demographic_parity_linf
 __all__ = ["make_fairness_scorer"]
 
 #: Fairness metrics by name: all take ``(y_true, y_pred, *, sensitive_features)``
-#: and are "lower is fairer".
+#: and are "lower is fairer"; all but "ermi" also take ``sample_weight``.
 FAIRNESS_METRICS = {
     "demographic_parity_difference": fl_metrics.demographic_parity_difference,
     "equalized_odds_difference": fl_metrics.equalized_odds_difference,
@@ -57,12 +60,31 @@ class _FairnessScore:
         self.kwargs = kwargs
         self.__name__ = name
 
-    def __call__(self, y_true, y_pred, *, sensitive_features=None):
+    def __call__(self, y_true, y_pred, *, sensitive_features=None, sample_weight=None):
         if sensitive_features is None:
             raise ValueError(_NO_SENSITIVE)
+        weight = {}
+        if sample_weight is not None:
+            # One weighting for both terms: a gap of the weighted population
+            # next to the accuracy of the unweighted one would mix two scores.
+            for role, metric in (
+                ("fairness_metric", self.fairness),
+                ("base_metric", self.base),
+            ):
+                if metric is not None and not _takes_sample_weight(metric):
+                    raise TypeError(
+                        f"The {role} of this scorer ({_name(metric)}) takes no "
+                        "sample_weight; do not pass or route sample_weight to "
+                        f"the scorer, or use a {role} that takes it."
+                    )
+            weight = {"sample_weight": sample_weight}
         gap = float(
             self.fairness(
-                y_true, y_pred, sensitive_features=sensitive_features, **self.kwargs
+                y_true,
+                y_pred,
+                sensitive_features=sensitive_features,
+                **weight,
+                **self.kwargs,
             )
         )
         if np.isnan(gap):
@@ -76,7 +98,23 @@ class _FairnessScore:
         excess = max(0.0, gap - self.tolerance)
         # A zero penalty ignores the gap, even an infinite one (0 * inf is NaN).
         penalty = self.fairness_penalty * excess if self.fairness_penalty else 0.0
-        return float(self.base(y_true, y_pred)) - penalty
+        return float(self.base(y_true, y_pred, **weight)) - penalty
+
+
+def _name(metric):
+    return getattr(metric, "__name__", type(metric).__name__)
+
+
+def _takes_sample_weight(metric):
+    """Whether ``metric`` accepts a ``sample_weight`` keyword."""
+    try:
+        parameters = inspect.signature(metric).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: the call decides
+        return True
+    return any(
+        p.name == "sample_weight" or p.kind is inspect.Parameter.VAR_KEYWORD
+        for p in parameters
+    )
 
 
 def _resolve(metric, table, what):
@@ -114,17 +152,28 @@ def make_fairness_scorer(
     and hands the validation part to the scorer (and the training part to
     every estimator that requested it with ``set_fit_request``).
 
+    A ``sample_weight`` given to the scorer (routed to it after
+    ``scorer.set_score_request(sensitive_features=True,
+    sample_weight=True)``, or passed directly) weighs both the gap and the
+    base score: it is passed to the fairness metric and to the base metric.
+    (A scorer's ``set_score_request`` replaces all its requests: name
+    ``sensitive_features`` again.) fairlearn's metrics,
+    "demographic_parity_linf", "accuracy" and "balanced_accuracy" take it;
+    "ermi" does not, and a weighted call of a scorer built on it (or on a
+    callable without ``sample_weight``) raises ``TypeError``.
+
     Parameters
     ----------
     fairness_metric : str or callable, default="demographic_parity_difference"
         "demographic_parity_difference", "equalized_odds_difference",
         "equal_opportunity_difference" (fairlearn's), "demographic_parity_linf"
         or "ermi" (ours), or a callable
-        ``(y_true, y_pred, *, sensitive_features, **metric_kwargs)``.
+        ``(y_true, y_pred, *, sensitive_features, **metric_kwargs)`` (and
+        ``sample_weight=`` for weighted scores).
     base_metric : {"accuracy", "balanced_accuracy"}, callable or None, \
             default=None
-        Performance score ``(y_true, y_pred)`` to penalize; None scores
-        fairness alone.
+        Performance score ``(y_true, y_pred)`` (and ``sample_weight=`` for
+        weighted scores) to penalize; None scores fairness alone.
     fairness_penalty : float, default=1.0
         Points of score lost per point of gap above ``tolerance``; finite,
         ``>= 0``.
@@ -136,7 +185,16 @@ def make_fairness_scorer(
     Returns
     -------
     scorer : callable
-        A scikit-learn scorer ``scorer(estimator, X, y, sensitive_features=...)``.
+        A scikit-learn scorer ``scorer(estimator, X, y, sensitive_features=...)``
+        (and ``sample_weight=...``).
+
+    Raises
+    ------
+    TypeError
+        If ``fairness_penalty`` or ``tolerance`` is not a real number.
+    ValueError
+        If a metric name is unknown, or ``fairness_penalty`` or
+        ``tolerance`` is negative or not finite.
 
     Examples
     --------
@@ -162,6 +220,15 @@ def make_fairness_scorer(
     else:
         base, base_name = _resolve(base_metric, BASE_METRICS, "base_metric")
         name = f"{base_name}_penalized_by_{fair_name}"
+    for param, value in (
+        ("fairness_penalty", fairness_penalty),
+        ("tolerance", tolerance),
+    ):
+        if not isinstance(value, Real):
+            raise TypeError(
+                f"{param} must be a real number; got {value!r} of type "
+                f"{type(value).__name__}."
+            )
     if not np.isfinite(fairness_penalty) or fairness_penalty < 0:
         raise ValueError(f"fairness_penalty must be >= 0; got {fairness_penalty!r}.")
     # A NaN tolerance would silently turn the penalty off (nothing exceeds it).

@@ -38,6 +38,7 @@ from fairlearn.metrics import (
     true_positive_rate,
 )
 from sklearn.base import clone
+from sklearn.exceptions import DataConversionWarning
 from sklearn.metrics import accuracy_score
 
 from sklearn_dpfair.metrics import PrivateMetricFrame
@@ -151,6 +152,22 @@ def test_undeclared_label_is_refused_without_showing_it(name):
             data["y_true"], data["y_pred"], sensitive_features=s
         )
     assert "97" not in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["y_true", "y_pred"])
+def test_missing_label_of_a_string_column_is_refused_as_undeclared(name):
+    # A pd.NA in a nullable "string" column is no declared class, as a NaN
+    # or an Int64 NA is; comparing it with the classes raised "boolean value
+    # of NA is ambiguous".
+    rng = np.random.default_rng(0)
+    _, _, s = _data(50, rng)
+    labels = {n: rng.choice(["no", "yes"], size=50) for n in ("y_true", "y_pred")}
+    labels[name] = pd.Series(labels[name], dtype="string")
+    labels[name][7] = pd.NA
+    frame = PrivateMetricFrame(GROUPS, classes=("no", "yes"), random_state=0)
+    with pytest.raises(ValueError, match=f"{name} contains labels that are not"):
+        frame.fit(labels["y_true"], labels["y_pred"], sensitive_features=s)
+    assert not hasattr(frame, "counts_")
 
 
 def test_string_labels_with_declared_classes():
@@ -304,6 +321,23 @@ def test_parity_single_metric_and_intersectional_groups():
         theirs.by_group.to_numpy(),
     )
     assert ours.difference() == theirs.difference()
+
+
+def test_ratio_to_overall_equals_fairlearn_to_the_last_bit():
+    # fairlearn's ratio to overall is 1 / (group / overall) above 1, which
+    # differs from overall / group in the last bit for about half the draws.
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        y_true, y_pred, s = _data(200, rng)
+        y_pred = rng.integers(0, 2, size=200)
+        ours = PrivateMetricFrame(GROUPS, epsilon=np.inf).fit(
+            y_true, y_pred, sensitive_features=s
+        )
+        theirs = _fairlearn_frame(y_true, y_pred, s)
+        for method in ("between_groups", "to_overall"):
+            np.testing.assert_array_equal(
+                ours.ratio(method).to_numpy(), theirs.ratio(method).to_numpy()
+            )
 
 
 def test_zero_denominator_is_nan_where_fairlearn_gives_zero():
@@ -477,6 +511,104 @@ def test_fit_does_not_change_parameters():
     assert "PrivateMetricFrame" in frame.privacy_summary()
 
 
+def test_set_params_without_refit_keeps_the_fitted_metrics():
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(100, rng)
+    frame = PrivateMetricFrame(GROUPS, metrics=["accuracy", "count"])
+    frame.set_params(epsilon=np.inf).fit(y_true, y_pred, sensitive_features=s)
+    overall, by_group = frame.overall, frame.by_group
+    # The values come from metrics_: a new metrics parameter cannot reshape
+    # them (a single name read the first fitted metric, the accuracy, as
+    # the count).
+    frame.set_params(metrics="count")
+    pd.testing.assert_series_equal(frame.overall, overall)
+    pd.testing.assert_frame_equal(frame.by_group, by_group)
+
+    single = PrivateMetricFrame(GROUPS, metrics="count", epsilon=np.inf)
+    single.fit(y_true, y_pred, sensitive_features=s)
+    single.set_params(metrics=["accuracy", "count"])
+    assert single.overall == 100.0
+    assert isinstance(single.by_group, pd.Series)
+
+
+def _two_columns(n, rng):
+    return pd.DataFrame(
+        {"sex": rng.choice(["F", "M"], size=n), "race": rng.choice(["u", "v"], size=n)}
+    )
+
+
+@pytest.mark.parametrize(
+    "groups, columns",
+    [
+        ([("F", "u"), ("M",)], 2),  # tuples of several lengths
+        ([("F", "u", "x"), ("M", "v", "x")], 2),  # tuples of 3 for 2 columns
+        (["F", "M"], 2),  # labels for 2 columns
+        ([("F", "u"), "M"], 1),  # tuples and labels for one column
+    ],
+)
+def test_groups_that_do_not_fit_the_columns_are_refused_before_any_count(
+    groups, columns
+):
+    # Both are public: the error names groups, not an undeclared group of
+    # the data (or numpy's ragged-array error), and comes before the noise.
+    rng = np.random.default_rng(0)
+    y_true, y_pred, _ = _data(40, rng)
+    sf = _two_columns(40, rng)
+    sf = sf if columns == 2 else sf["sex"]
+    frame = PrivateMetricFrame(groups, random_state=0)
+    with observe_privatize(_Spy()) as spy:
+        with pytest.raises(ValueError, match="^groups must be"):
+            frame.fit(y_true, y_pred, sensitive_features=sf)
+    assert spy.sums == []
+    assert not hasattr(frame, "counts_")
+
+
+def test_one_column_of_tuples_with_tuple_groups():
+    # A Series of tuples is one column whose labels are tuples: its index has
+    # a level per value of the tuple (the Series' one name cannot name them).
+    rng = np.random.default_rng(0)
+    y_true, y_pred, _ = _data(60, rng)
+    sf = _two_columns(60, rng)
+    column = pd.Series(list(sf.itertuples(index=False, name=None)), name="group")
+    groups = [("F", "u"), ("F", "v"), ("M", "u"), ("M", "v")]
+    frame = PrivateMetricFrame(groups, epsilon=np.inf)
+    frame.fit(y_true, y_pred, sensitive_features=column)
+    by_columns = PrivateMetricFrame(groups, epsilon=np.inf)
+    by_columns.fit(y_true, y_pred, sensitive_features=sf)
+    assert frame.by_group.index.nlevels == 2
+    np.testing.assert_array_equal(frame.counts_, by_columns.counts_)
+
+
+def test_short_sensitive_features_is_compared_with_y_true():
+    # The frame takes no X: the message names y_true.
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(6, rng)
+    with pytest.raises(ValueError) as info:
+        PrivateMetricFrame(GROUPS).fit(y_true, y_pred, sensitive_features=s[:5])
+    message = str(info.value)
+    assert message.startswith("sensitive_features has 5 rows but y_true has 6")
+    assert " X " not in message
+
+
+def test_column_vector_labels_warn_once_each_at_the_callers_line():
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(30, rng)
+    frame = PrivateMetricFrame(GROUPS, epsilon=np.inf)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frame.fit(y_true[:, None], y_pred[:, None], sensitive_features=s)
+    caught = [w for w in caught if issubclass(w.category, DataConversionWarning)]
+    assert [w.filename for w in caught] == [__file__, __file__]
+    assert "column-vector y_true" in str(caught[0].message)
+    assert "column-vector y_pred" in str(caught[1].message)
+    np.testing.assert_array_equal(
+        frame.counts_,
+        PrivateMetricFrame(GROUPS, epsilon=np.inf)
+        .fit(y_true, y_pred, sensitive_features=s)
+        .counts_,
+    )
+
+
 # -- intervals -------------------------------------------------------------------
 
 # Cell probabilities (TP, FP, TN, FN) of one group's population.
@@ -598,6 +730,8 @@ def test_the_plain_language_describes_an_evaluation_not_a_model(epsilon):
     assert plan.dp_event == frame.dp_event_
     from sklearn_dpfair import privacy_report
 
-    assert privacy_report(frame).to_text().startswith(
-        "Evaluation report: PrivateMetricFrame"
+    assert (
+        privacy_report(frame)
+        .to_text()
+        .startswith("Evaluation report: PrivateMetricFrame")
     )

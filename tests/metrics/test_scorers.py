@@ -5,12 +5,16 @@ import pickle
 import numpy as np
 import pytest
 import sklearn
-from fairlearn.metrics import demographic_parity_difference
+from fairlearn.metrics import demographic_parity_difference, equalized_odds_difference
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import accuracy_score
-from sklearn.model_selection import GridSearchCV
+from sklearn.metrics import accuracy_score, balanced_accuracy_score
+from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 
-from sklearn_dpfair.metrics import ermi_score, make_fairness_scorer
+from sklearn_dpfair.metrics import (
+    demographic_parity_linf,
+    ermi_score,
+    make_fairness_scorer,
+)
 
 
 @pytest.fixture
@@ -105,3 +109,94 @@ def test_nan_gap_scores_as_the_worst(fitted):
     )
     accuracy = accuracy_score(y, clf.predict(X))
     assert scorer(clf, X, y, sensitive_features=s) == accuracy
+
+
+@pytest.mark.parametrize("param", ["fairness_penalty", "tolerance"])
+@pytest.mark.parametrize("value", ["1", None, [0.1]])
+def test_non_numeric_penalty_or_tolerance_is_a_type_error_naming_it(param, value):
+    # numpy's "ufunc 'isfinite' not supported" named neither.
+    with pytest.raises(TypeError, match=f"^{param} must be a real number"):
+        make_fairness_scorer(base_metric="accuracy", **{param: value})
+
+
+@pytest.mark.parametrize(
+    "fairness, base, fairness_fn, base_fn",
+    [
+        (
+            "demographic_parity_difference",
+            "accuracy",
+            demographic_parity_difference,
+            accuracy_score,
+        ),
+        (
+            "equalized_odds_difference",
+            "balanced_accuracy",
+            equalized_odds_difference,
+            balanced_accuracy_score,
+        ),
+    ],
+)
+def test_sample_weight_weighs_the_gap_and_the_base_score(
+    fitted, fairness, base, fairness_fn, base_fn
+):
+    clf, X, y, s = fitted
+    w = np.random.default_rng(1).random(y.shape[0])
+    pred = clf.predict(X)
+    scorer = make_fairness_scorer(fairness, base_metric=base, fairness_penalty=3.0)
+    gap = fairness_fn(y, pred, sensitive_features=s, sample_weight=w)
+    expected = base_fn(y, pred, sample_weight=w) - 3.0 * gap
+    assert expected != pytest.approx(scorer(clf, X, y, sensitive_features=s))
+    assert scorer(clf, X, y, sensitive_features=s, sample_weight=w) == expected
+    gap_scorer = make_fairness_scorer(fairness)
+    assert gap_scorer(clf, X, y, sensitive_features=s, sample_weight=w) == -gap
+
+
+def test_routed_sample_weight_reaches_the_scorer(fitted):
+    _, X, y, s = fitted
+    w = np.random.default_rng(1).random(y.shape[0])
+    # A scorer's set_score_request replaces its requests: name both.
+    scorer = make_fairness_scorer(base_metric="accuracy").set_score_request(
+        sensitive_features=True, sample_weight=True
+    )
+    cv = KFold(3)
+    result = cross_validate(
+        LogisticRegression().set_fit_request(sample_weight=False),
+        X,
+        y,
+        cv=cv,
+        scoring=scorer,
+        params={"sensitive_features": s, "sample_weight": w},
+        error_score="raise",
+    )
+    for score, (train, test) in zip(result["test_score"], cv.split(X)):
+        pred = LogisticRegression().fit(X[train], y[train]).predict(X[test])
+        gap = demographic_parity_difference(
+            y[test], pred, sensitive_features=s[test], sample_weight=w[test]
+        )
+        expected = accuracy_score(y[test], pred, sample_weight=w[test]) - gap
+        assert score == pytest.approx(expected, rel=1e-12)
+
+
+def test_weighted_linf_is_the_linf_of_repeated_rows(fitted):
+    clf, X, y, s = fitted
+    pred = clf.predict(X)
+    w = np.random.default_rng(1).integers(0, 4, y.shape[0])
+    weighted = demographic_parity_linf(y, pred, sensitive_features=s, sample_weight=w)
+    repeated = demographic_parity_linf(
+        np.repeat(y, w), np.repeat(pred, w), sensitive_features=np.repeat(s, w)
+    )
+    assert weighted == pytest.approx(repeated, rel=1e-12)
+    assert weighted != pytest.approx(
+        demographic_parity_linf(y, pred, sensitive_features=s)
+    )
+    scorer = make_fairness_scorer("demographic_parity_linf")
+    assert scorer(clf, X, y, sensitive_features=s, sample_weight=w) == -weighted
+
+
+def test_sample_weight_for_a_metric_without_it_names_the_metric(fitted):
+    clf, X, y, s = fitted
+    w = np.ones(y.shape[0])
+    with pytest.raises(TypeError, match="ermi_score.*takes no sample_weight"):
+        make_fairness_scorer("ermi")(clf, X, y, sensitive_features=s, sample_weight=w)
+    # Unweighted, the same scorer works.
+    assert np.isfinite(make_fairness_scorer("ermi")(clf, X, y, sensitive_features=s))
