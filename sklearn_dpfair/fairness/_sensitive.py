@@ -17,8 +17,8 @@ __all__ = ["SensitiveEncoding", "encode_sensitive_features"]
 
 # Messages are constants so that tests match them exactly.
 _WRONG_LENGTH = (
-    "sensitive_features has {got} rows but X has {expected}; pass one value (or "
-    "one row of values) per sample."
+    "sensitive_features has {got} rows but {rows_of} has {expected}; pass one "
+    "value (or one row of values) per sample."
 )
 # The values outside the declared groups are private: the message names the
 # problem and the parameter, not the data.
@@ -95,7 +95,9 @@ def _label(values):
     return values.item() if isinstance(values, np.generic) else values
 
 
-def encode_sensitive_features(sensitive_features, *, n_samples=None, groups=None):
+def encode_sensitive_features(
+    sensitive_features, *, n_samples=None, groups=None, rows_of="X"
+):
     """Encode sensitive features as integer group codes.
 
     Several columns are combined into intersectional groups (one group per
@@ -115,6 +117,9 @@ def encode_sensitive_features(sensitive_features, *, n_samples=None, groups=None
         columns. Its order defines the codes, and groups absent from the data
         are kept. If None the groups are the observed values (or combinations),
         sorted when they are comparable.
+    rows_of : str, default="X"
+        Name of the argument whose rows ``n_samples`` counts, for the
+        message of a mismatch (``"y_true"`` for a metric).
 
     Returns
     -------
@@ -137,12 +142,18 @@ def encode_sensitive_features(sensitive_features, *, n_samples=None, groups=None
     ([1, 2, 0], [('F', 'b'), ('F', 'w'), ('M', 'w')])
     """
     if _is_integer_column(sensitive_features):
-        encoding = _encode_integer_column(sensitive_features, n_samples, groups)
+        encoding = _encode_integer_column(
+            sensitive_features, n_samples, groups, rows_of
+        )
         if encoding is not None:
             return encoding
     frame = _as_frame(sensitive_features)
     if n_samples is not None and frame.shape[0] != n_samples:
-        raise ValueError(_WRONG_LENGTH.format(got=frame.shape[0], expected=n_samples))
+        raise ValueError(
+            _WRONG_LENGTH.format(
+                got=frame.shape[0], rows_of=rows_of, expected=n_samples
+            )
+        )
     if frame.shape[1] == 0:
         raise ValueError("sensitive_features has no columns.")
     missing = frame.isna().any(axis=1).to_numpy()
@@ -187,7 +198,7 @@ def _is_integer_column(values):
     )
 
 
-def _encode_integer_column(values, n_samples, groups):
+def _encode_integer_column(values, n_samples, groups, rows_of="X"):
     """The encoding of a 1-D integer or boolean array, by ``np.unique``.
 
     No value can be missing, and ``np.unique`` gives the groups and codes
@@ -197,7 +208,11 @@ def _encode_integer_column(values, n_samples, groups):
     otherwise None is returned (the general path compares the labels).
     """
     if n_samples is not None and values.shape[0] != n_samples:
-        raise ValueError(_WRONG_LENGTH.format(got=values.shape[0], expected=n_samples))
+        raise ValueError(
+            _WRONG_LENGTH.format(
+                got=values.shape[0], rows_of=rows_of, expected=n_samples
+            )
+        )
     uniques = np.unique(values)
     if groups is None:
         labels = np.empty(uniques.size, dtype=object)

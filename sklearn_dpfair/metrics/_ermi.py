@@ -59,7 +59,11 @@ def _prepare(y_true, y_pred, y_proba, sensitive_features, labels, need_y_true):
             f"y_proba has {proba.shape[1]} columns but there are {labels.size} labels."
         )
     y_index = _index(labels, y_true, "y_true") if need_y_true else None
-    enc = encode_sensitive_features(sensitive_features, n_samples=n)
+    enc = encode_sensitive_features(
+        sensitive_features,
+        n_samples=n,
+        rows_of="y_pred" if y_proba is None else "y_proba",
+    )
     return proba, y_index, labels, enc.codes, enc.n_groups
 
 

@@ -46,7 +46,9 @@ def demographic_parity_linf(y_true, y_pred, *, sensitive_features, sample_weight
     """
     y_pred = column_or_1d(y_pred)
     labels, pred_index = np.unique(y_pred, return_inverse=True)
-    enc = encode_sensitive_features(sensitive_features, n_samples=y_pred.shape[0])
+    enc = encode_sensitive_features(
+        sensitive_features, n_samples=y_pred.shape[0], rows_of="y_pred"
+    )
     onehot = np.zeros((y_pred.shape[0], labels.size))
     onehot[np.arange(y_pred.shape[0]), pred_index] = 1.0
     if sample_weight is not None:

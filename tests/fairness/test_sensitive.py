@@ -50,6 +50,20 @@ def test_missing_values_get_minus_one_in_any_column():
 def test_wrong_length_names_the_parameter():
     with pytest.raises(ValueError, match="sensitive_features has 2 rows but X has 3"):
         encode_sensitive_features([0, 1], n_samples=3)
+    # The argument whose rows are counted, for callers that take no X (both
+    # encoding paths: integer columns and the general one).
+    for values in ([0, 1], ["a", "b"]):
+        with pytest.raises(ValueError, match="2 rows but y_true has 3"):
+            encode_sensitive_features(np.array(values), n_samples=3, rows_of="y_true")
+
+
+def test_metrics_name_their_predictions_in_a_length_error():
+    from sklearn_dpfair.metrics import demographic_parity_linf, ermi_score
+
+    with pytest.raises(ValueError, match="2 rows but y_pred has 3"):
+        demographic_parity_linf(None, [0, 1, 1], sensitive_features=[0, 1])
+    with pytest.raises(ValueError, match="2 rows but y_pred has 3"):
+        ermi_score(None, [0, 1, 1], sensitive_features=[0, 1])
 
 
 def test_bad_dimensions():
