@@ -58,8 +58,9 @@ def check_noise_generator(random_state):
     :func:`sklearn.base.clone`, which deep-copies instances) draw the same
     noise. Such fits are not private releases; see :func:`noise_seed`.
 
-    Floating-point Gaussian samplers have known side channels (Mironov 2012);
-    the noise here is not a discrete Gaussian. See the user guide.
+    Floating-point Gaussian and Laplace samplers have known side channels
+    (Mironov 2012); the noise here is not a discrete Gaussian or Laplace. See
+    the user guide.
 
     Parameters
     ----------
@@ -117,7 +118,9 @@ def noise_seed(random_state):
     the same state, i.e. draw the same batches and noise: the same int,
     copies of one instance (such as the clones made by
     :func:`sklearn.base.clone`), or an int and a ``default_rng`` of it. The
-    fingerprint is a hash: it identifies the seed without revealing it.
+    fingerprint is an unkeyed hash: a small int seed is recovered from it by
+    trying every int, so a seeded record is no private release (which it
+    never is: whoever knows the seed knows the noise).
 
     Parameters
     ----------
