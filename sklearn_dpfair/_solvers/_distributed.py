@@ -196,6 +196,26 @@ def _has_string_extension_dtype(obj):
     )
 
 
+def _nullable_numeric_columns(obj):
+    """Columns of a Dask frame in a pandas nullable numeric or boolean dtype.
+
+    ``Float64``, ``Int64``, ``boolean``: Dask turns them into object arrays
+    that hold ``pd.NA``, which ``check_array`` cannot parse; in memory
+    scikit-learn reads them as floats, a missing value as NaN.
+    """
+    import pandas as pd
+
+    dtypes = {None: obj.dtype} if obj.ndim == 1 else dict(obj.dtypes)
+    return [
+        column
+        for column, dtype in dtypes.items()
+        if pd.api.types.is_extension_array_dtype(dtype)
+        and (
+            pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
+        )
+    ]
+
+
 def _frame_lengths(*objs):
     """Partition lengths of the Dask DataFrames and Series among ``objs``.
 
@@ -228,6 +248,15 @@ def _as_dask_array(obj, name, row_chunks=None, lengths=None):
             # pandas >= 3 stores strings in an extension dtype, which Dask
             # converts to object with a warning: convert first, as it would.
             obj = obj.astype(object)
+        nullable = _nullable_numeric_columns(obj) if name == "X" else []
+        if nullable:
+            # As scikit-learn reads them in memory: floats, pd.NA as NaN
+            # (then refused by the partitions' check_array, naming X).
+            obj = (
+                obj.astype("float64")
+                if obj.ndim == 1
+                else obj.astype({column: "float64" for column in nullable})
+            )
         # Partition lengths are public row counts; computing them reads no
         # value of the records.
         obj = obj.to_dask_array(lengths=known)

@@ -230,6 +230,27 @@ def test_dataframe_input(dask_client, small, no_driver_arrays):
     assert clf.score(frame, y) > 0.8
 
 
+def test_nullable_dtypes_read_as_in_memory(dask_client, small):
+    # pandas' Float64/Int64/boolean columns: the same model as float64
+    # columns, and a missing value refused as in memory ("contains NaN").
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, _ = small
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    nullable = frame.astype("Float64").assign(
+        f3=(frame["f3"] > 0).astype("boolean"), f4=frame["f4"].round().astype("Int64")
+    )
+    plain = nullable.astype("float64")
+    yd = dd.from_pandas(pd.Series(y), npartitions=3)
+    kw = dict(classes=[0, 1], max_iter=2, random_state=0)
+    fitted = DPLogisticRegression(**kw).fit(dd.from_pandas(nullable, npartitions=3), yd)
+    reference = DPLogisticRegression(**kw).fit(dd.from_pandas(plain, npartitions=3), yd)
+    np.testing.assert_allclose(fitted.coef_, reference.coef_, rtol=1e-12, atol=1e-12)
+    nullable.iloc[2500, 1] = pd.NA
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        DPLogisticRegression(**kw).fit(dd.from_pandas(nullable, npartitions=3), yd)
+
+
 def test_driver_memory_does_not_grow_with_n(dask_client):
     # 400,000 x 40 float64 rows (128 MB, four 32 MB partitions) generated on
     # the workers: the driver's allocations during the fit stay O(d), far
