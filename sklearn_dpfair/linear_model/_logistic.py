@@ -70,6 +70,7 @@ from ..federated._fit import (
 from ..privacy import PrivacyBudget
 from ..privacy._ledger import PrivacyLedger
 from ..privacy._random import check_noise_generator
+from ..privacy._record import WEIGHTS_CAVEAT
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
@@ -192,7 +193,9 @@ default="dp-sgd"
     alpha : float, default=0.0
         L2 penalty ``alpha/2 ||w||^2``. Free for dp-sgd and dp-frank-wolfe
         (it is data independent); required positive for output-perturbation,
-        where the noise scales as ``1/(alpha n)``.
+        where the noise scales as ``1/(alpha n)`` and the penalty covers the
+        intercept too, ``alpha/2 (||w||^2 + b^2)`` (its sensitivity needs
+        strong convexity in every coordinate), at ``epsilon=np.inf`` as well.
     fit_intercept : bool, default=True
         Whether to fit an intercept (through a constant feature of value 1;
         the data are never centred by their exact mean, which would leak
@@ -366,7 +369,9 @@ default=None
         intercepts the log-frequencies of the noisy counts,
         ``intercept_only_`` True and a ``UserWarning`` naming
         the rule. ``privacy_plan`` plans the same release. "fit" always fits
-        the model. The rule does not apply with ``epsilon=np.inf``, a given
+        the model. The rule does not apply to ``solver="dp-frank-wolfe"``
+        (its error grows with ``log(n_features)``, not with the number of
+        parameters), nor with ``epsilon=np.inf``, a given
         ``noise_multiplier``, ``delta=0``, ``silos`` or
         ``fit_intercept=False`` (no intercept to release). A Dask fit makes
         the same release from its workers' class counts.
@@ -824,7 +829,13 @@ default=None
             )
             n_iter = None
 
-        return self._set_fitted(classes, result, n_iter, backend)
+        return self._set_fitted(
+            classes,
+            result,
+            n_iter,
+            backend,
+            intercept_only=isinstance(setup, InterceptOnlySetup),
+        )
 
     def _silo_options(self):
         """The federated fit's public options (``silos=``)."""
@@ -1064,12 +1075,21 @@ default=None
             # release instead: the model is fitted.
             and self.fit_intercept
             and self.delta > 0
+            # The rule counts the parameters, whose number sets the noise of
+            # a noisy gradient (sqrt(d)); private Frank-Wolfe's error grows
+            # with log d (Talwar, Thakurta and Zhang, 2015), and it is the
+            # solver for wide data, which the rule would always refuse.
+            and self.solver != "dp-frank-wolfe"
             and not affords_model(
                 n_samples, n_features, n_classes, small, _RECORDS_PER_PARAMETER
             )
         ):
             self._model_setup(*setup_args, **setup_kwargs, validate_only=True)
-            return intercept_only_setup(small, n_classes)
+            # The counts are weighted (each weight capped at 1): said, as
+            # the model's record says it.
+            return intercept_only_setup(
+                small, n_classes, caveats=(WEIGHTS_CAVEAT,) if weighted else ()
+            )
         return self._model_setup(*setup_args, **setup_kwargs)
 
     def _model_setup(
@@ -1207,7 +1227,9 @@ default=None
                     partition_label_counts(data, setup.n_classes),
                     check_noise_generator(self.random_state),
                 )
-                return self._set_fitted(data.classes, result, 0)
+                return self._set_fitted(
+                    data.classes, result, 0, intercept_only=True
+                )
             warn_unscaled_columns(
                 data, self, data.private, off_scale=partition_columns_off_unit_scale
             )
@@ -1248,8 +1270,12 @@ default=None
             coef.astype(dtype), intercepts.astype(dtype), None, setup.record
         )
 
-    def _set_fitted(self, classes, result, n_iter, backend=None):
-        self.intercept_only_ = n_iter == 0
+    def _set_fitted(
+        self, classes, result, n_iter, backend=None, *, intercept_only=False
+    ):
+        # Said by the caller: an exact solver that starts at its optimum also
+        # takes 0 iterations.
+        self.intercept_only_ = intercept_only
         self.classes_ = classes
         self.coef_, self.intercept_ = result.coef, result.intercept
         if backend is not None:

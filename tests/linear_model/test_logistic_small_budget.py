@@ -11,6 +11,7 @@ from sklearn_dpfair.linear_model import DPLogisticRegression
 from sklearn_dpfair.pipeline import make_private_pipeline
 from sklearn_dpfair.privacy import GaussianMechanism, PrivacyLedger, epsilon_of
 from sklearn_dpfair.privacy._mechanism import observe_privatize
+from sklearn_dpfair.privacy._record import WEIGHTS_CAVEAT
 
 SMALL = dict(epsilon=0.1, classes=[0, 1])  # 300 * 0.1 < 5 * 21
 
@@ -137,6 +138,39 @@ def test_the_histogram_counts_each_record_at_its_weight_capped_at_one():
     np.testing.assert_allclose(
         exact, np.bincount(y, weights=np.minimum(weights, 1.0), minlength=2)
     )
+    # The record says that the public weights were used, as a model's does.
+    assert WEIGHTS_CAVEAT in est.privacy_caveats_
+
+
+def test_frank_wolfe_is_fitted_on_the_wide_data_it_is_for():
+    # The rule counts parameters (noisy gradients grow with sqrt(d));
+    # private Frank-Wolfe's error grows with log d: it fits however wide.
+    X, y = _data(n=300, d=200)
+    est = DPLogisticRegression(
+        solver="dp-frank-wolfe", l1_radius=5.0, feature_inf_bound=4.0, **SMALL
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est.fit(X, y)
+    assert not est.intercept_only_ and est.t_ > 0
+    assert est.privacy_plan(300, 200).dp_event == est.dp_event_
+
+
+@pytest.mark.parametrize(
+    "solver_kwargs",
+    [
+        {"solver": "dp-newton", "feature_norm_bound": 5.0},
+        {"solver": "dp-frank-wolfe", "l1_radius": 5.0, "feature_inf_bound": 4.0},
+    ],
+)
+def test_an_exact_fit_at_its_optimum_is_not_intercept_only(solver_kwargs):
+    # At epsilon=inf the exact solver may take no iteration (0 is optimal
+    # for balanced labels independent of a centred X): still a fitted model.
+    X = np.array([[1.0], [1.0], [-1.0], [-1.0]] * 50)
+    y = np.array([1, 0, 1, 0] * 50)
+    est = DPLogisticRegression(epsilon=np.inf, classes=[0, 1], **solver_kwargs)
+    est.fit(X, y)
+    assert not est.intercept_only_
 
 
 def test_zero_weights_remove_their_records_from_the_histogram():
