@@ -12,6 +12,7 @@ from sklearn_dpfair import DPFERMIClassifier
 from sklearn_dpfair._solvers._constant_choice import choice_noise
 from sklearn_dpfair.privacy import GaussianMechanism, PrivacyBudget
 from sklearn_dpfair.privacy._mechanism import observe_privatize
+from sklearn_dpfair.privacy._record import WEIGHTS_CAVEAT
 
 # 300 rows of 40 columns at epsilon = 1: 300 < 15 * 41, so "auto" falls back.
 N, D = 300, 40
@@ -70,6 +71,15 @@ def test_the_constant_counts_each_record_at_its_weight_capped_at_one():
     np.testing.assert_array_equal(counts, [np.count_nonzero(y == 0), 0.0])
     assert mechanism.sensitivity == 1.0
     np.testing.assert_array_equal(weighted.predict(X), 0)
+
+
+def test_a_weighted_constant_says_so_and_counts_its_rows():
+    # The record names the weights as a model's does, and the warning the
+    # public number of rows (not the weighted counts).
+    X, y, s = _data()
+    est, msgs = _fit(X, y, s, sample_weight=np.full(N, 0.25))
+    assert est.intercept_only_ and WEIGHTS_CAVEAT in est.privacy_caveats_
+    assert len(msgs) == 1 and f"{N} * 1 = {N}" in msgs[0]
 
 
 def test_small_budget_fit_turns_it_off():

@@ -615,7 +615,16 @@ def fermi_setup(
             weight_scale=1.0,
             dual_clip_norm=math.inf,
             mechanisms=None,
-            record=plan.fallback.record,
+            # The counts are weighted (each weight capped at 1): said, as
+            # the model's record says it.
+            record=(
+                replace(
+                    plan.fallback.record,
+                    caveats=(*plan.fallback.record.caveats, WEIGHTS_CAVEAT),
+                )
+                if weighted
+                else plan.fallback.record
+            ),
             dual_learning_rate=p.dual_learning_rate,
             plan=plan,
         )
@@ -882,7 +891,9 @@ def intercept_only_fit(
         fairness_weight=0.0,
         step_sizes=(None, None),
         intercept_only=True,
-        n_samples=int(np.sum(counts)),
+        # The public row count the plan was made for (the counts weigh each
+        # record by its weight capped at 1: not a count of rows).
+        n_samples=setup.plan.shape[0],
     )
 
 
