@@ -920,8 +920,15 @@ def fit_dp_frank_wolfe(X, y, loss, setup, *, rng, sample_weight=None):
         # Clipped by the solver: a sparse X is not copied (clipped as read).
         feature_bound=bound,
     )
+    # In X's dtype, as every other fit returns its model (float32 stays
+    # float32); the iterates are float64.
     return in_user_units(
-        LinearFit(result.coef.T.copy(), result.intercept, setup.n_steps, setup.record),
+        LinearFit(
+            result.coef.T.astype(X.dtype),
+            np.asarray(result.intercept).astype(X.dtype),
+            setup.n_steps,
+            setup.record,
+        ),
         scales,
     )
 

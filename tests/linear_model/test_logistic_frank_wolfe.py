@@ -163,6 +163,16 @@ def test_sparse_input_gives_the_dense_fit_and_predicts():
     np.testing.assert_array_equal(sparse_fit.predict(X.tocsc()), dense_fit.predict(X))
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+def test_float32_input_gives_a_float32_model(sparse, epsilon):
+    # As scikit-learn and every other solver: the model in X's dtype.
+    X, y = _data(sparse=sparse, n=500, d=30)
+    est = _fw(epsilon=epsilon, fw_steps=20).fit(X.astype(np.float32), y)
+    assert est.coef_.dtype == est.intercept_.dtype == np.float32
+    assert est.predict_proba(X.astype(np.float32)).dtype == np.float32
+
+
 def test_sparse_input_is_never_densified(monkeypatch):
     """A 2000 x 200000 CSR fit (3.2 GB dense) never converts X to an array."""
     n, d = 2000, 200_000
