@@ -19,7 +19,10 @@ carries every fit recorded so far (the journal's included), so a copy that
 outlives the original (a model saved after an ``n_jobs > 1`` search) loses
 none. The journal is a local file: a copy unpickled on another
 machine (a distributed joblib backend) cannot reach it, and refuses to
-record rather than keep fits the original's total would never see.
+record rather than keep fits the original's total would never see. A ledger
+with a journal checks a new release against the journal's entries too, and
+a copy checks again under the journal's lock as it appends, so that fits
+run side by side cannot leave a combination its accountant cannot compose.
 
 Composition assumes the recorded releases drew *independent* noise. Fits
 given the same seed (the same int, or copies of one numpy random-state
@@ -314,7 +317,7 @@ class PrivacyLedger:
         delta : float
             Delta the release was stated at, in [0, 1); 0 for a pure
             epsilon-DP release (Laplace), whose epsilons add up exactly.
-        adjacency : str, default="add_remove"
+        adjacency : {"add_remove", "replace_one"}, default="add_remove"
             Neighbouring relation of the release's guarantee.
         epsilon : float or None, default=None
             Epsilon claimed by the release (kept for the summary only).
@@ -329,6 +332,15 @@ class PrivacyLedger:
         -------
         entry : LedgerEntry
             The recorded entry.
+
+        Raises
+        ------
+        ValueError
+            If ``adjacency`` or ``delta`` is invalid, or if this ledger's
+            accountant cannot compose the release with those recorded under
+            its adjacency (see :meth:`check_recordable`); nothing is recorded.
+        PrivacyAccountingError
+            If the journal cannot be reached or read.
         """
         # Before it is appended: an entry this ledger's accountant cannot
         # compose with the releases of its adjacency (composed together by
@@ -350,10 +362,23 @@ class PrivacyLedger:
             seed=None if seed is None else str(seed),
         )
         with self._lock:
-            # A copy also writes where the original reads (the journal), and
-            # keeps its own fits: the journal goes with the original.
-            if not self._owner:
-                _append(self._journal, entry)
+            # Checked again where the entry is added: another thread (a
+            # threading backend shares this object), or another process's
+            # copy, may have recorded since check_recordable looked, and two
+            # fits that each passed alone must not both be added.
+            own = list(self._entries)
+
+            def check(written):
+                merged = _merged(own, written)
+                _check_composable_with(merged, dp_event, adjacency, self.kind)
+
+            if self._owner:
+                check([])
+            else:
+                # A copy also writes where the original reads (the journal),
+                # and keeps its own fits: the journal goes with the original.
+                # The journal is read under the lock its append is made under.
+                _append(self._journal, entry, check=check)
             self._entries.append(entry)
         return entry
 
@@ -375,25 +400,30 @@ class PrivacyLedger:
         of the same adjacency is refused, so that no entry makes every later
         total unreadable; estimators ask before they read any row (their
         ``privacy_plan`` and, where the plan is made in ``fit``, before the
-        first release). The entries recorded here only: reading the journal
-        at every record would make recording quadratic in the ledger's size.
+        first release). A ledger with a journal (one pickled for worker
+        processes, and its copies) reads the journal too, so that a fit
+        refuses before it runs when a fit of another process already took
+        what it would be composed with; this costs a read of the journal
+        per fit, which only ledgers that were pickled pay.
 
         Parameters
         ----------
         dp_event : dp_accounting.DpEvent
             The event of the release to be recorded.
-        adjacency : str, default="add_remove"
+        adjacency : {"add_remove", "replace_one"}, default="add_remove"
             Neighbouring relation of the release's guarantee: it is
             composed with the recorded releases of that relation.
 
         Raises
         ------
         PrivacyAccountingError
-            If this ledger was unpickled away from its journal.
+            If this ledger was unpickled away from its journal, or its
+            journal cannot be read.
         TypeError
             If ``dp_event`` is not a dp-accounting event.
         ValueError
-            Naming the accountant and what it cannot read.
+            If ``adjacency`` is not one of the package's relations, or naming
+            the accountant and what it cannot read.
 
         Examples
         --------
@@ -410,19 +440,25 @@ class PrivacyLedger:
             raise TypeError(
                 f"dp_event must be a dp_accounting DpEvent, got {type(dp_event)!r}."
             )
-        with self._lock:
-            same = [e.dp_event for e in self._entries if e.adjacency == adjacency]
-        check_composable([*same, dp_event], self.kind)
+        if adjacency not in ADJACENCIES:
+            # An unknown relation is composed with nothing and then cannot be
+            # stated by any total.
+            raise ValueError(
+                f"adjacency must be one of {ADJACENCIES}, got {adjacency!r}."
+            )
+        if self._journal is None:
+            with self._lock:
+                entries = list(self._entries)
+        else:
+            entries = self.entries
+        _check_composable_with(entries, dp_event, adjacency, self.kind)
 
     @property
     def entries(self):
         """Every recorded entry, in recording order (list of LedgerEntry)."""
         with self._lock:
-            seen = {e.uid: e for e in self._entries}
-            if self._journal is not None:
-                for e in _read(self._journal):
-                    seen.setdefault(e.uid, e)
-        return sorted(seen.values(), key=lambda e: (e.timestamp, e.uid))
+            written = [] if self._journal is None else _read(self._journal)
+            return _merged(self._entries, written)
 
     def __len__(self):
         return len(self.entries)
@@ -559,7 +595,7 @@ class PrivacyLedger:
         native = [e.dp_event for e in entries if e.adjacency == target]
         return _replace_one_total(native, converted, delta, self.kind)
 
-    def total_epsilon_with(self, plan, delta=None, *, adjacency=None):
+    def total_epsilon_with(self, plan, delta=None, *, adjacency=None, seed=None):
         """The total epsilon if the fit ``plan`` describes were recorded too.
 
         Reads the plan only (``estimator.privacy_plan(n_samples,
@@ -575,6 +611,13 @@ class PrivacyLedger:
             recorded releases and the plan).
         adjacency : {"add_remove", "replace_one"} or None, default=None
             As in :meth:`total_epsilon`.
+        seed : str or None, default=None
+            Fingerprint of the planned fit's seed, as its record will hold
+            it (``sklearn_dpfair.privacy._random.noise_seed(random_state)``
+            of the estimator). A plan carries no seed: a planned fit that
+            would draw the noise of a recorded one (the total is then
+            ``inf``, see :meth:`shared_seeds`) is predicted only when its
+            seed is given; None predicts a fit with ``random_state=None``.
 
         Returns
         -------
@@ -585,10 +628,14 @@ class PrivacyLedger:
         --------
         >>> from sklearn_dpfair import DPLogisticRegression
         >>> from sklearn_dpfair.privacy import PrivacyLedger
+        >>> from sklearn_dpfair.privacy._random import noise_seed
         >>> ledger = PrivacyLedger()
         >>> plan = DPLogisticRegression(epsilon=1.0, max_iter=3).privacy_plan(5000, 4)
         >>> ledger.total_epsilon_with(plan) <= 1.0, len(ledger)
         (True, 0)
+        >>> _ = ledger.record(plan.dp_event, delta=plan.delta, seed=noise_seed(0))
+        >>> ledger.total_epsilon_with(plan, seed=noise_seed(0))
+        inf
         """
         trial = PrivacyLedger(self.kind)
         for entry in self.entries:
@@ -613,6 +660,7 @@ class PrivacyLedger:
             delta=plan.delta,
             adjacency=plan.adjacency,
             source=plan.estimator,
+            seed=seed,
         )
         return trial.total_epsilon(delta, adjacency=adjacency)
 
@@ -646,7 +694,11 @@ class PrivacyLedger:
         except ValueError as exc:
             lines.append(f"Total: not composable. {exc}")
             return "\n".join(lines)
-        epsilon = self.total_epsilon(delta, adjacency=adjacency)
+        try:
+            epsilon = self.total_epsilon(delta, adjacency=adjacency)
+        except ValueError as exc:  # an accountant that cannot read them all
+            lines.append(f"Total: not composable. {exc}")
+            return "\n".join(lines)
         n_converted = sum(e.adjacency != target for e in entries)
         if n_converted:
             lines.append(
@@ -684,14 +736,20 @@ class PrivacyLedger:
         return "\n".join(lines)
 
     def __repr__(self):
-        n_fits = len(self)
+        try:
+            entries = self.entries
+        except PrivacyAccountingError:
+            # Also the repr of every estimator holding the ledger: it says
+            # what is wrong rather than raise.
+            return f"PrivacyLedger(kind={self.kind!r}, journal unreadable)"
+        n_fits = len(entries)
         if not n_fits:
             return f"PrivacyLedger(kind={self.kind!r}, fits=0)"
         try:
             total = f"{self.total_epsilon():.4g}"
         except ValueError:  # releases under different adjacencies
             total = "not composable"
-        delta = max(e.delta for e in self.entries)
+        delta = max(e.delta for e in entries)
         return (
             f"PrivacyLedger(kind={self.kind!r}, fits={n_fits}, "
             f"total_epsilon={total} at delta={delta:.3g})"
@@ -758,6 +816,20 @@ def _group_of_two(event, budget, kind):
     return math.inf, budget
 
 
+def _merged(entries, written):
+    """``entries`` and the journal's ``written`` ones, each once, in order."""
+    seen = {e.uid: e for e in entries}
+    for e in written:
+        seen.setdefault(e.uid, e)
+    return sorted(seen.values(), key=lambda e: (e.timestamp, e.uid))
+
+
+def _check_composable_with(entries, dp_event, adjacency, kind):
+    """Raise unless ``dp_event`` composes with the entries of ``adjacency``."""
+    same = [e.dp_event for e in entries if e.adjacency == adjacency]
+    check_composable([*same, dp_event], kind)
+
+
 def _shared_seeds(entries):
     # By fingerprint: a pipeline records its steps' seeds as "path=fp; ...",
     # and a step seeded alike with a standalone fit drew the same noise.
@@ -786,12 +858,21 @@ def _locked(path, mode, *, exclusive):
                 fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _append(path, entry):
-    """Append ``entry`` to the journal; False if the journal is gone."""
+def _append(path, entry, check=None):
+    """Append ``entry`` to the journal; False if the journal is gone.
+
+    ``check(written)``, given the journal's entries under the exclusive lock,
+    may raise to refuse the entry: nothing is written then.
+    """
     if path is None or not os.path.exists(path):
         return False
     payload = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
-    with _locked(path, "ab", exclusive=True) as f:
+    # "a+b": read under the lock that the write is made under; every write
+    # still goes to the end of the file.
+    with _locked(path, "a+b", exclusive=True) as f:
+        if check is not None:
+            f.seek(0)
+            check(_parse(f.read(), path))
         f.write(_HEADER.pack(len(payload)) + payload)
         f.flush()
     return True
@@ -804,10 +885,40 @@ def _read(path):
             data = f.read()
     except FileNotFoundError:
         return []
+    return _parse(data, path)
+
+
+def _parse(data, path):
+    """The entries of the journal's bytes ``data``, or raise if one is damaged.
+
+    A record cut short (a worker killed, or a full disk, while it appended)
+    or that does not unpickle hides a fit the total should count, and
+    shifts every record after it: no total can be certified.
+    """
     entries, pos = [], 0
-    while pos + _HEADER.size <= len(data):
-        (size,) = _HEADER.unpack_from(data, pos)
-        pos += _HEADER.size
-        entries.append(pickle.loads(data[pos : pos + size]))
-        pos += size
+    while pos < len(data):
+        end = pos + _HEADER.size
+        if end <= len(data):
+            end += _HEADER.unpack_from(data, pos)[0]
+        if end > len(data):
+            raise _unreadable(path, pos, "is cut short")
+        try:
+            entry = pickle.loads(data[pos + _HEADER.size : end])
+        # Damaged bytes can make unpickling raise almost anything.
+        except Exception as exc:
+            raise _unreadable(path, pos, "does not unpickle") from exc
+        if not isinstance(entry, LedgerEntry):
+            raise _unreadable(path, pos, "is not a ledger entry")
+        entries.append(entry)
+        pos = end
     return entries
+
+
+def _unreadable(path, pos, what):
+    return PrivacyAccountingError(
+        f"The PrivacyLedger journal {path!r} is damaged: its record at byte "
+        f"{pos} {what} (a copy in another process was stopped, or the disk "
+        "was full, while it recorded a fit). The fits it recorded are not "
+        "known, so the ledger's total cannot be certified; count every fit "
+        "run with this ledger as spent."
+    )

@@ -3,6 +3,7 @@
 """The privacy ledger: shared by clones, records every fit, totals by composition."""
 
 import copy
+import dataclasses
 import pickle
 import threading
 
@@ -12,6 +13,7 @@ import pytest
 from dp_accounting import pld, rdp
 from sklearn.base import clone
 from sklearn.datasets import make_classification
+from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import GridSearchCV, cross_validate
 
 from sklearn_dpfair import (
@@ -731,3 +733,152 @@ def test_a_fit_its_ledger_cannot_record_refuses_before_any_release(make):
     with observe_privatize(Count()), pytest.raises(ValueError, match="'pld'"):
         est.fit(X, y)
     assert Count.n == 0 and len(ledger) == 0 and not hasattr(est, "coef_")
+
+
+# -- fits run side by side (n_jobs > 1) -----------------------------------------
+
+
+def test_parallel_fits_do_not_leave_a_ledger_without_a_total():
+    # A balls-and-bins fit of several steps per epoch is read alone by its
+    # own PLD: run serially the second fold is refused before it runs; run
+    # in two processes, one of the two copies must be refused too, or no
+    # total could be read.
+    pytest.importorskip("PLD_accounting")
+    X, y = make_classification(n_samples=1200, n_features=4, random_state=0)
+    ledger = PrivacyLedger("pld")
+    clf = DPLogisticRegression(
+        classes=[0, 1], max_iter=2, batch_sampling="balls_and_bins", accountant=ledger
+    )
+    with pytest.warns(FitFailedWarning, match="random-allocation"):
+        scores = cross_validate(clf, X, y, cv=2, n_jobs=2)["test_score"]
+    assert np.isnan(scores).sum() == 1
+    assert len(ledger) == 1 and 0 < ledger.total_epsilon() <= 1.0
+    assert "Total: epsilon = " in ledger.summary()
+
+
+def test_a_copy_reads_the_journal_before_its_fit_runs():
+    from sklearn_dpfair.privacy._random_allocation import random_allocation_event
+
+    allocation = random_allocation_event(2.0, 10, 2)
+    ledger = PrivacyLedger("pld")
+    # Two workers' copies, made before either recorded (as joblib makes them).
+    first, second = (pickle.loads(pickle.dumps(ledger)) for _ in range(2))
+    first.record(allocation, delta=1e-5)
+    with pytest.raises(ValueError, match="random-allocation"):
+        second.check_recordable(allocation)
+    # The original too, for a refit after the workers' fits.
+    with pytest.raises(ValueError, match="random-allocation"):
+        ledger.check_recordable(allocation)
+    assert len(ledger) == 1
+
+
+def test_a_copy_checks_the_journal_again_as_it_appends(monkeypatch):
+    # Both copies may pass check_recordable before either appends: the
+    # append checks what the other copies wrote, under the journal's lock.
+    from sklearn_dpfair.privacy._random_allocation import random_allocation_event
+
+    allocation = random_allocation_event(2.0, 10, 2)
+    ledger = PrivacyLedger("pld")
+    first, second = (pickle.loads(pickle.dumps(ledger)) for _ in range(2))
+    second.check_recordable(allocation)  # passes: nothing recorded yet
+    first.record(allocation, delta=1e-5)
+    monkeypatch.setattr(second, "check_recordable", lambda *a, **k: None)
+    with pytest.raises(ValueError, match="random-allocation"):
+        second.record(allocation, delta=1e-5)
+    assert len(ledger) == 1 and len(second) == 1
+    assert 0 < ledger.total_epsilon(1e-5) < np.inf
+
+
+def test_summary_of_entries_its_accountant_cannot_compose_says_why():
+    # Entries written without the check (a journal of an older version):
+    # the summary and the repr say the total is missing rather than raise.
+    from sklearn_dpfair.privacy import _ledger
+    from sklearn_dpfair.privacy._random_allocation import random_allocation_event
+
+    allocation = random_allocation_event(2.0, 10, 2)
+    ledger = PrivacyLedger("pld")
+    copy_ = pickle.loads(pickle.dumps(ledger))
+    copy_.record(allocation, delta=1e-5)
+    entry = dataclasses.replace(copy_.entries[0], uid="another")
+    _ledger._append(ledger._journal, entry)
+    with pytest.raises(ValueError, match="'pld' accountant cannot interpret"):
+        ledger.total_epsilon()
+    summary = ledger.summary()
+    assert "2 release(s)" in summary and "Total: not composable." in summary
+    assert "not composable" in repr(ledger)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        (500).to_bytes(4, "big") + b"\x80\x05partial",  # a record cut short
+        b"\x00\x00",  # a header cut short
+        (7).to_bytes(4, "big") + b"garbage",  # a record that does not unpickle
+    ],
+    ids=["record", "header", "bytes"],
+)
+def test_a_damaged_journal_says_that_no_total_can_be_certified(damage):
+    from sklearn_dpfair.exceptions import PrivacyAccountingError
+
+    ledger = PrivacyLedger()
+    ledger.record(gaussian_event(3.0), delta=1e-5)
+    copy_ = pickle.loads(pickle.dumps(ledger))
+    copy_.record(gaussian_event(3.0), delta=1e-5)
+    with open(ledger._journal, "ab") as f:
+        f.write(damage)
+    for read in (ledger.total_epsilon, ledger.summary, lambda: len(ledger)):
+        with pytest.raises(PrivacyAccountingError, match="cannot be certified") as e:
+            read()
+        assert ledger._journal in str(e.value)
+    # The repr of the ledger, and of every estimator holding it, still works.
+    assert "journal unreadable" in repr(ledger)
+    assert "journal unreadable" in repr(_clf(ledger))
+
+
+def test_total_with_a_plan_predicts_a_shared_seed(data):
+    from sklearn_dpfair.privacy._random import noise_seed
+
+    X, y = data
+    ledger = PrivacyLedger()
+    _clf(ledger, max_iter=2, random_state=0).fit(X, y)
+    nxt = _clf(ledger, max_iter=2, random_state=0)
+    plan = nxt.privacy_plan(*X.shape)
+    assert ledger.total_epsilon_with(plan) < np.inf  # as if unseeded
+    predicted = ledger.total_epsilon_with(plan, seed=noise_seed(nxt.random_state))
+    nxt.fit(X, y)
+    assert predicted == ledger.total_epsilon() == np.inf
+    other = noise_seed(1)
+    assert ledger.total_epsilon_with(plan, seed=other) == np.inf  # already inf
+    fresh = PrivacyLedger()
+    _clf(fresh, max_iter=2, random_state=0).fit(X, y)
+    assert fresh.total_epsilon_with(plan, seed=other) < np.inf
+
+
+def test_an_unknown_adjacency_is_refused():
+    ledger = PrivacyLedger()
+    with pytest.raises(ValueError, match="adjacency must be one of"):
+        ledger.record(gaussian_event(2.0), delta=1e-5, adjacency="add-remove")
+    with pytest.raises(ValueError, match="adjacency must be one of"):
+        ledger.check_recordable(gaussian_event(2.0), adjacency="add-remove")
+    assert len(ledger) == 0
+    assert ledger.summary() == "PrivacyLedger: no releases recorded."
+
+
+def test_threads_sharing_a_ledger_cannot_both_add_what_cannot_be_composed(
+    monkeypatch,
+):
+    # A threading backend shares the ledger object itself: the check is made
+    # again, under the ledger's lock, where the entry is added.
+    from sklearn_dpfair.privacy._random_allocation import random_allocation_event
+
+    allocation = random_allocation_event(2.0, 10, 2)
+    ledger = PrivacyLedger("pld")
+    ledger.check_recordable(allocation)  # as both threads' fits do first
+    real = ledger.check_recordable
+    monkeypatch.setattr(ledger, "check_recordable", lambda *a, **k: None)
+    ledger.record(allocation, delta=1e-5)
+    with pytest.raises(ValueError, match="random-allocation"):
+        ledger.record(allocation, delta=1e-5)
+    assert len(ledger) == 1
+    with pytest.raises(ValueError, match="random-allocation"):
+        real(allocation)
