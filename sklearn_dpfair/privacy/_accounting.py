@@ -274,12 +274,26 @@ def epsilon_of(event, delta, accountant="rdp"):
     epsilon : float
         ``inf`` for a non-private event, ``0`` for a no-op.
 
+    Raises
+    ------
+    ValueError
+        If ``delta`` is not in [0, 1) (NaN included), or is 0 for an event
+        with no pure epsilon.
+
     Examples
     --------
     >>> from sklearn_dpfair.privacy._accounting import epsilon_of, gaussian_event
     >>> round(epsilon_of(gaussian_event(1.0), 1e-5, accountant="pld"), 2)
     4.38
+    >>> epsilon_of(gaussian_event(1.0), float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: delta must be in [0, 1), got nan.
     """
+    # Written so that NaN fails: dp-accounting answers a NaN or a delta >= 1
+    # with an epsilon (0 from RDP), which would certify any noise.
+    if not 0 <= delta < 1:
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
     if delta == 0 and not _holds_randomized_response(event):
         if isinstance(event, dp_accounting.NonPrivateDpEvent):
             return math.inf

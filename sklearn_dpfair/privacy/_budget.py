@@ -33,10 +33,10 @@ class PrivacyBudget:
     Parameters
     ----------
     epsilon : float
-        Target epsilon (``inf``: no privacy unless ``noise_multiplier``
+        Target epsilon > 0 (``inf``: no privacy unless ``noise_multiplier``
         is given).
     delta : float
-        Target delta in (0, 1).
+        Target delta in [0, 1); 0 for pure epsilon-DP (:meth:`laplace`).
     accountant : {"rdp", "pld"}, default="rdp"
         dp-accounting accountant for calibration and the record.
     noise_multiplier : float or None, default=None
@@ -61,6 +61,10 @@ class PrivacyBudget:
     ...     description="DP-SGD", adjacency="add_remove")
     >>> record.epsilon <= 1.0
     True
+    >>> PrivacyBudget(epsilon=1.0, delta=float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: delta must be in [0, 1), got nan.
     """
 
     epsilon: float
@@ -69,6 +73,18 @@ class PrivacyBudget:
     noise_multiplier: float | None = None
     caveats: tuple = ()
     rho: float | None = None
+
+    def __post_init__(self):
+        # Written so that NaN fails: a NaN budget calibrates the least noise
+        # and its record claims epsilon 0. The one budget of epsilon 0 is a
+        # part of a split, whose guarantee is its rho: no share (rho = 0), or
+        # a rho so small that dp-accounting's conversion gives epsilon 0.
+        if not (self.epsilon > 0 or (self.epsilon == 0 and self.rho is not None)):
+            raise ValueError(
+                f"epsilon must be > 0 (inf for no privacy), got {self.epsilon!r}."
+            )
+        if not 0 <= self.delta < 1:
+            raise ValueError(f"delta must be in [0, 1), got {self.delta!r}.")
 
     @property
     def is_private(self):

@@ -49,7 +49,8 @@ def calibrate_noise(make_event, target_epsilon, delta, accountant="rdp"):
     target_epsilon : float
         Budget epsilon > 0; ``inf`` gives ``0.0`` (no noise).
     delta : float
-        In (0, 1).
+        In (0, 1); 0 only for events with a pure epsilon (see
+        :func:`~sklearn_dpfair.privacy.epsilon_of`).
     accountant : {"rdp", "pld"}, default="rdp"
         dp-accounting accountant used for the search and the check.
 
@@ -59,6 +60,12 @@ def calibrate_noise(make_event, target_epsilon, delta, accountant="rdp"):
         The smallest certified noise standard deviation in units of the
         sensitivity (0 for an infinite budget).
 
+    Raises
+    ------
+    ValueError
+        If ``target_epsilon`` is not > 0 or ``delta`` not in [0, 1) (NaN
+        included), or if the budget cannot be reached.
+
     Examples
     --------
     >>> from sklearn_dpfair.privacy import calibrate_noise
@@ -66,6 +73,14 @@ def calibrate_noise(make_event, target_epsilon, delta, accountant="rdp"):
     >>> round(calibrate_noise(gaussian_event, 1.0, 1e-5, "pld"), 2)
     3.73
     """
+    # Written so that NaN fails: the search below would end at its floor
+    # (sigma = 0.1, epsilon ~ 90) for a target it cannot compare with.
+    if not target_epsilon > 0:
+        raise ValueError(
+            f"target_epsilon must be > 0 (inf for no noise), got {target_epsilon!r}."
+        )
+    if not 0 <= delta < 1:
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
     if math.isinf(target_epsilon):
         return 0.0
 

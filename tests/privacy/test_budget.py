@@ -145,3 +145,32 @@ def test_split_of_a_non_private_or_user_noise_budget():
         PrivacyBudget(1.0, 1e-5).split({"a": 1.0})["a"].gaussian(
             1.0, sampling_probability=0.1
         )
+
+
+@pytest.mark.parametrize(
+    "epsilon, delta, match",
+    [
+        (math.nan, 1e-5, "epsilon must be > 0"),
+        (0.0, 1e-5, "epsilon must be > 0"),
+        (-1.0, 1e-5, "epsilon must be > 0"),
+        (1.0, math.nan, r"delta must be in \[0, 1\)"),
+        (1.0, 1.0, r"delta must be in \[0, 1\)"),
+        (1.0, -1e-9, r"delta must be in \[0, 1\)"),
+    ],
+)
+def test_an_invalid_budget_is_refused(epsilon, delta, match):
+    # A NaN delta calibrated the least noise and its record claimed epsilon 0.
+    with pytest.raises(ValueError, match=match):
+        PrivacyBudget(epsilon, delta)
+
+
+def test_the_budgets_the_estimators_make_are_accepted():
+    assert not PrivacyBudget(math.inf, 1e-5).is_private
+    assert PrivacyBudget(2.0, 0.0).laplace(1.0).noise_multiplier == 0.5  # pure
+    # A part of a split that gets no share holds no budget.
+    part = PrivacyBudget(1.0, 1e-5).split({"none": 0.0, "all": 1.0})["none"]
+    assert part.epsilon == 0.0 and part.rho == 0.0
+    # A share so small that dp-accounting converts its rho to epsilon 0 (a
+    # small budget's private column scales): its guarantee is its rho.
+    tiny = PrivacyBudget(0.001, 1e-5).split({"scales": 0.1})["scales"]
+    assert tiny.epsilon == 0.0 and tiny.rho > 0

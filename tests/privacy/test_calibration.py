@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sklearn_dpfair.privacy import (
+    calibrate_noise,
     calibrate_noise_multiplier,
     noise_multiplier_for_gaussian,
 )
@@ -104,3 +105,38 @@ def test_the_floor_returned_is_the_sigma_the_accountant_evaluated():
 
     sigma = calibrate_noise(make_event, 1e4, 1e-5)
     assert sigma == math.exp(math.log(0.1)) and sigma in evaluated
+
+
+@pytest.mark.parametrize(
+    "calibrate",
+    [
+        lambda eps, delta: calibrate_noise(gaussian_event, eps, delta),
+        lambda eps, delta: calibrate_noise_multiplier(eps, delta, 0.1, 10),
+        noise_multiplier_for_gaussian,
+    ],
+    ids=["calibrate_noise", "calibrate_noise_multiplier", "for_gaussian"],
+)
+@pytest.mark.parametrize(
+    "epsilon, delta, match",
+    [
+        (math.nan, 1e-5, "target_epsilon must be > 0"),
+        (0.0, 1e-5, "target_epsilon must be > 0"),
+        (-1.0, 1e-5, "target_epsilon must be > 0"),
+        (1.0, math.nan, r"delta must be in \[0, 1\)"),
+        (1.0, 1.0, r"delta must be in \[0, 1\)"),
+        (math.inf, math.nan, r"delta must be in \[0, 1\)"),
+    ],
+)
+def test_an_invalid_budget_is_refused_not_searched(calibrate, epsilon, delta, match):
+    # The search cannot compare with NaN and would return its floor (sigma
+    # = 0.1, epsilon ~ 90); delta = 1 is met by any noise.
+    with pytest.raises(ValueError, match=match):
+        calibrate(epsilon, delta)
+
+
+def test_delta_zero_is_calibrated_for_pure_releases_only():
+    from sklearn_dpfair.privacy._accounting import laplace_event
+
+    assert calibrate_noise(laplace_event, 2.0, 0.0) == pytest.approx(0.5, rel=1e-3)
+    with pytest.raises(ValueError, match="delta=0"):
+        calibrate_noise_multiplier(1.0, 0.0)
