@@ -51,7 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...fairness._ermi import block_tables, ermi_from_tables
-from ...privacy._clipping import clip_factors_from_norms
+from ...privacy._clipping import clip_factors_from_norms, clip_margin
 from ...privacy._releases import joint_release
 from ...utils._array_api import (
     array_namespace,
@@ -221,7 +221,12 @@ def fair_terms(
         factor = wt
     else:
         norms = regularizer.cell_term_norms(proba, wt)
-        factor = wt * clip_factors_from_norms(norms, dual_clip_norm)
+        # The norms are float64 (the weights are), the terms w_i c_i F_i are
+        # made of proba's values: the margin of their dtype (float32: the
+        # terms' last roundings stay inside the clip; float64: 1).
+        factor = wt * clip_factors_from_norms(
+            norms, dual_clip_norm, margin=clip_margin(proba)
+        )
     return grad, regularizer.cell_sums(proba, blk, grp, factor)
 
 

@@ -374,3 +374,22 @@ def test_a_huge_record_has_finite_terms_within_both_clip_norms(row, q):
     for values in (result.coef, result.intercept, result.dual):
         assert np.all(np.isfinite(values))
     assert all(np.isfinite(v) for v in result.loss_curve + result.fairness_curve)
+
+
+def test_float32_dual_terms_are_within_the_dual_clip():
+    # The norms are float64 (the weights are), the terms are made of float32
+    # probabilities: the float32 margin keeps each clipped term inside.
+    from sklearn_dpfair._solvers.fermi._sgda import fair_terms
+
+    rng = np.random.default_rng(0)
+    reg = ERMIRegularizer(np.array([[0.5, 0.5]]), np.ones(1), 3)
+    constants = reg.batch_constants(np.array([0], dtype=np.int8), np.array([1.0]))
+    worst = 0.0
+    for _ in range(500):
+        F = softmax(rng.normal(size=(1, 3)) * 5, axis=1).astype(np.float32)
+        _, cells = fair_terms(
+            reg, np.zeros((1, 2, 3), np.float32), F, np.zeros_like(F), constants,
+            fairness_weight=1.0, dual_clip_norm=0.3,
+        )
+        worst = max(worst, np.linalg.norm(cells.astype(np.float64)))
+    assert 0.29 < worst <= 0.3
