@@ -149,7 +149,16 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         """The release spec of :meth:`_fit_edges`: the interior quantiles."""
         return {"gaussian": False, "n_quantiles": (n_edges - 2) * n_features if quantile else 0}
 
-    def _fit_edges(self, X, n_edges, *, quantile):
+    def _fit_edges(
+        self,
+        X,
+        n_edges,
+        *,
+        quantile,
+        sample_weight=None,
+        weighted_method="inverted_cdf",
+        exact_levels=None,
+    ):
         """Validate, plan and release ``n_edges`` edges of each column.
 
         The fit of the transformers that cut each column at edges (bins,
@@ -158,17 +167,29 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         ``n_edges - 2`` interior ones cost budget) or uniform edges of the
         public bounds (no private read). Sets ``bounds_``.
 
+        ``sample_weight`` (validated before anything is read) weights the
+        quantiles' counts as :meth:`_fit_bounds` does (capped at 1 under
+        privacy); without privacy the quantiles are the weighted
+        ``weighted_method``'s (:func:`~._quantiles.column_quantiles`), at
+        the ``exact_levels`` of :func:`~._quantiles.column_edges`. Uniform
+        edges read no data, nor the weights.
+
         Returns
         -------
         edges : ndarray of shape (n_edges, n_features)
         plan : ReleasePlan
         """
         X, lower, upper = self._validate_bounded(X)
+        weights = check_public_weights(sample_weight, X)
         n_features = X.shape[1]
         plan, rng = self._plan_fit(X.shape[0], n_features)
+        if quantile:
+            weights = counted_weights(weights, private=plan.is_private)
         self.bounds_ = np.column_stack([lower, upper])
         edges = column_edges(
-            X, lower, upper, n_edges, plan.quantile_rho, rng, quantile=quantile
+            X, lower, upper, n_edges, plan.quantile_rho, rng, quantile=quantile,
+            weights=weights if quantile else None, weighted_method=weighted_method,
+            exact_levels=exact_levels,
         )
         return edges, plan
 

@@ -12,6 +12,7 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
+from ..privacy._record import weights_caveats
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
 from ._bounds import centre_and_half_width
@@ -114,7 +115,7 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         return self._edges_spec(n_features, self.n_bins + 1, quantile=self.strategy == "quantile")
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Release the bin edges of each column.
 
         Parameters
@@ -123,6 +124,17 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
             Private rows.
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Public weight of each row in the quantiles' counts
+            (``strategy="quantile"``; ``"uniform"`` only validates them).
+            Under privacy each weight is capped at 1 (a record counts at
+            most once, whatever its weight), so pass weights on the scale
+            of 1. At ``epsilon=np.inf`` they count as given and the edges
+            are scikit-learn's ``KBinsDiscretizer(strategy="quantile",
+            quantile_method="averaged_inverted_cdf")`` weighted edges (its
+            default), on data within the bounds; unweighted edges, and
+            uniform weights, interpolate linearly (``"linear"``, which
+            scikit-learn refuses with weights).
 
         Returns
         -------
@@ -130,7 +142,13 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
             The fitted transformer.
         """
         quantile = self.strategy == "quantile"
-        edges, plan = self._fit_edges(X, self.n_bins + 1, quantile=quantile)
+        # Without privacy: scikit-learn's default weighted quantile, at its
+        # percentiles (which decide the ties of integer weights).
+        edges, plan = self._fit_edges(
+            X, self.n_bins + 1, quantile=quantile, sample_weight=sample_weight,
+            weighted_method="averaged_inverted_cdf",
+            exact_levels=np.linspace(0, 100, self.n_bins + 1) / 100,
+        )
         n_features = edges.shape[1]
         self.bin_edges_ = np.empty(n_features, dtype=object)
         for j in range(n_features):
@@ -145,7 +163,9 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
             if quantile
             else "uniform edges of the public bounds (no private read)"
         )
-        self._record_fit(plan, what)
+        self._record_fit(
+            plan, what, caveats=weights_caveats(sample_weight if quantile else None)
+        )
         return self
 
     def transform(self, X):

@@ -19,7 +19,13 @@ from numbers import Real
 import numpy as np
 
 from ..privacy import private_quantile
-from ._bounds import AUTO_GRID, AUTO_RANGE, bounded_grid, bounds_linspace
+from ._bounds import (
+    AUTO_GRID,
+    AUTO_RANGE,
+    bounded_grid,
+    bounds_linspace,
+    centre_and_half_width,
+)
 
 __all__ = [
     "FENCE_DRAWS",
@@ -40,6 +46,7 @@ def column_quantiles(
     adjacency="add_remove",
     candidates="points",
     weights=None,
+    weighted_method="inverted_cdf",
 ):
     """Private ``levels``-quantiles of each column, on its grid.
 
@@ -63,8 +70,12 @@ def column_quantiles(
         (:func:`~sklearn_dpfair.privacy._quantile.private_quantile`).
     weights : ndarray of shape (n_samples,) or None, default=None
         Public weights of the rows' counts (capped at 1 by each draw under
-        privacy; without privacy the quantiles are the weighted inverted
-        CDF's). None counts each row once.
+        privacy; without privacy the quantiles are the weighted
+        ``weighted_method``'s). None counts each row once.
+    weighted_method : {"inverted_cdf", "averaged_inverted_cdf"}, \
+            default="inverted_cdf"
+        The weighted quantile without privacy (:func:`_weighted_quantiles`);
+        unused under privacy or without weights.
 
     Returns
     -------
@@ -86,7 +97,7 @@ def column_quantiles(
         observed = X[rows, j]
         counted = None if weights is None else weights[rows]
         if math.isinf(rho):
-            out[:, j] = _exact_quantiles(observed, levels, counted)
+            out[:, j] = _exact_quantiles(observed, levels, counted, weighted_method)
             continue
         for k, q in enumerate(levels):
             out[k, j] = private_quantile(
@@ -96,13 +107,12 @@ def column_quantiles(
     return np.sort(out, axis=0)
 
 
-def _exact_quantiles(values, levels, weights):
+def _exact_quantiles(values, levels, weights, weighted_method="inverted_cdf"):
     """Quantiles of ``values`` without privacy; NaN when there is none.
 
     Unweighted: numpy's linear interpolation (scikit-learn's choice).
-    Weighted: the inverted CDF of the weights, the one definition under
-    which a weight of ``k`` is ``k`` repeated rows (numpy's only weighted
-    method); rows of weight 0 are not there.
+    Weighted: scikit-learn's weighted percentile
+    (:func:`_weighted_quantiles`); rows of weight 0 are not there.
     """
     if weights is not None:
         values = values[weights > 0]
@@ -111,10 +121,62 @@ def _exact_quantiles(values, levels, weights):
         return np.nan
     if weights is None:
         return np.quantile(values, levels)
-    return np.quantile(values, levels, weights=weights, method="inverted_cdf")
+    return _weighted_quantiles(
+        values, weights, levels, average=weighted_method == "averaged_inverted_cdf"
+    )
 
 
-def bounded_quantiles(X, lower, upper, levels, rho, rng):
+def _weighted_quantiles(values, weights, levels, *, average):
+    """Weighted ``levels``-quantiles, as ``sklearn.utils.stats._weighted_percentile``.
+
+    The inverted CDF of the weights: the first value whose cumulative
+    weight reaches ``q`` times the total; ``average`` (numpy's and
+    scikit-learn's ``"averaged_inverted_cdf"``) takes the midpoint of it and
+    the next value when the cumulative weight is on the target (within
+    scikit-learn's tolerance). Both are definitions under which an integer
+    weight ``k`` is ``k`` repeated rows (scikit-learn has no weighted
+    linear interpolation). The arithmetic is scikit-learn's, so that exact
+    ties (integer weights) are decided as it decides them.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+        Observed values (no NaN).
+    weights : ndarray of shape (n,)
+        Positive weights.
+    levels : sequence of float
+        Quantile levels in [0, 1].
+    average : bool
+        ``"averaged_inverted_cdf"`` rather than ``"inverted_cdf"``.
+
+    Returns
+    -------
+    quantiles : ndarray of shape (len(levels),)
+    """
+    order = np.argsort(values, kind="stable")
+    values = values[order]
+    # Scaled by a power of two (exact, and so is every comparison below)
+    # so that the cumulative weights do not overflow for weights near the
+    # largest float; scikit-learn's absolute tolerance is scaled with them.
+    exponent = np.frexp(np.max(weights))[1]
+    cdf = np.cumsum(np.ldexp(weights[order], -exponent))
+    tolerance = np.ldexp(np.finfo(np.float64).eps, -exponent)
+    target = np.asarray(levels, dtype=np.float64) * cdf[-1]
+    # As scikit-learn: the level 0 is the first value of positive weight.
+    target = np.where(target == 0.0, np.nextafter(0.0, 1.0), target)
+    last = values.size - 1
+    low = np.minimum(np.searchsorted(cdf, target, side="left"), last)
+    out = values[low]
+    if average:
+        high = values[np.minimum(low + 1, last)]
+        on = (cdf[low] - target <= tolerance) & (high != out)
+        out = np.where(on, centre_and_half_width(out, high)[0], out)
+    return out
+
+
+def bounded_quantiles(
+    X, lower, upper, levels, rho, rng, *, weights=None, weighted_method="inverted_cdf"
+):
     """Private ``levels``-quantiles of each column clipped to its public bounds.
 
     Each draw is on the public grid of the column's bounds
@@ -133,6 +195,11 @@ def bounded_quantiles(X, lower, upper, levels, rho, rng):
     rho : float
         zCDP budget of each draw.
     rng : numpy.random.Generator
+    weights : ndarray of shape (n_samples,) or None, default=None
+        Public weights of the rows' counts (:func:`column_quantiles`).
+    weighted_method : {"inverted_cdf", "averaged_inverted_cdf"}, \
+            default="inverted_cdf"
+        The weighted quantile without privacy (:func:`column_quantiles`).
 
     Returns
     -------
@@ -152,10 +219,25 @@ def bounded_quantiles(X, lower, upper, levels, rho, rng):
     grids = None
     if not math.isinf(rho):
         grids = [bounded_grid(lo, hi) for lo, hi in zip(lower, upper)]
-    return column_quantiles(np.clip(X, lower, upper), levels, grids, rho, rng)
+    return column_quantiles(
+        np.clip(X, lower, upper), levels, grids, rho, rng,
+        weights=weights, weighted_method=weighted_method,
+    )
 
 
-def column_edges(X, lower, upper, n_edges, rho, rng, *, quantile=True):
+def column_edges(
+    X,
+    lower,
+    upper,
+    n_edges,
+    rho,
+    rng,
+    *,
+    quantile=True,
+    weights=None,
+    weighted_method="inverted_cdf",
+    exact_levels=None,
+):
     """Edges at levels ``0, 1/(n_edges - 1), ..., 1`` of each column, or uniform ones.
 
     With ``quantile``, under privacy the end points are the public bounds
@@ -180,6 +262,18 @@ def column_edges(X, lower, upper, n_edges, rho, rng, *, quantile=True):
     rng : numpy.random.Generator
     quantile : bool, default=True
         Quantile edges, or uniform edges of the bounds.
+    weights : ndarray of shape (n_samples,) or None, default=None
+        Public weights of the rows' counts (:func:`column_quantiles`);
+        without privacy the end points are the range of the rows of positive
+        weight. Unused without ``quantile``.
+    weighted_method : {"inverted_cdf", "averaged_inverted_cdf"}, \
+            default="inverted_cdf"
+        The weighted quantile without privacy (:func:`column_quantiles`).
+    exact_levels : ndarray of shape (n_edges,) or None, default=None
+        The levels without privacy, as a scikit-learn counterpart rounds
+        them (its percentiles over 100: ``np.linspace(0, 100, n) / 100`` is
+        not ``np.linspace(0, 1, n)`` to the last bit, and a weighted
+        quantile's ties turn on it); None: ``np.linspace(0, 1, n_edges)``.
 
     Returns
     -------
@@ -205,12 +299,15 @@ def column_edges(X, lower, upper, n_edges, rho, rng, *, quantile=True):
     if not quantile:
         return uniform
     levels = np.linspace(0.0, 1.0, n_edges)
+    counted = {"weights": weights, "weighted_method": weighted_method}
     if math.isinf(rho):
-        edges = bounded_quantiles(X, lower, upper, levels, rho, rng)
+        if exact_levels is not None:
+            levels = exact_levels
+        edges = bounded_quantiles(X, lower, upper, levels, rho, rng, **counted)
         empty = np.isnan(edges).all(axis=0)
         edges[:, empty] = uniform[:, empty]
     else:
-        inner = bounded_quantiles(X, lower, upper, levels[1:-1], rho, rng)
+        inner = bounded_quantiles(X, lower, upper, levels[1:-1], rho, rng, **counted)
         edges = np.vstack([lower, inner, upper])
     return np.maximum.accumulate(edges, axis=0)
 

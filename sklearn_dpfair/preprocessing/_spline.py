@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.preprocessing import SplineTransformer
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
+from ..privacy._record import weights_caveats
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
 from ._bounds import centre_and_half_width
@@ -142,7 +143,7 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
         return X, lower, upper
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Release the knots of each column.
 
         Parameters
@@ -151,6 +152,16 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
             Private rows.
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Public weight of each row in the quantiles' counts
+            (``knots="quantile"``; ``"uniform"`` only validates them).
+            Under privacy each weight is capped at 1 (a record counts at
+            most once, whatever its weight), so pass weights on the scale
+            of 1. At ``epsilon=np.inf`` they count as given and the knots
+            are scikit-learn's ``SplineTransformer(knots="quantile")``
+            weighted knots (the weighted inverted CDF), on data within the
+            bounds; unweighted knots, and uniform weights, interpolate
+            linearly, as scikit-learn's unweighted ones.
 
         Returns
         -------
@@ -158,7 +169,12 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
             The fitted transformer.
         """
         quantile = self.knots == "quantile"
-        knots, plan = self._fit_edges(X, self.n_knots, quantile=quantile)
+        # Without privacy: scikit-learn's percentiles (which decide the ties
+        # of integer weights).
+        knots, plan = self._fit_edges(
+            X, self.n_knots, quantile=quantile, sample_weight=sample_weight,
+            exact_levels=100 * np.linspace(0, 1, self.n_knots) / 100,
+        )
         if quantile:
             knots = _strictly_increasing(knots, self.bounds_[:, 1] - self.bounds_[:, 0])
         self.knots_ = knots
@@ -177,7 +193,9 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
             if quantile
             else "uniform knots of the public bounds (no private read)"
         )
-        self._record_fit(plan, what)
+        self._record_fit(
+            plan, what, caveats=weights_caveats(sample_weight if quantile else None)
+        )
         return self
 
     def transform(self, X):

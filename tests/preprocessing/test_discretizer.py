@@ -1,14 +1,18 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
 import math
+import warnings
 
 import numpy as np
 import pytest
+import sklearn
 from sklearn.preprocessing import KBinsDiscretizer
 
+from sklearn_dpfair.pipeline import PrivatePipeline
 from sklearn_dpfair.preprocessing import DPKBinsDiscretizer
 from sklearn_dpfair.privacy._accounting import epsilon_of
 from sklearn_dpfair.privacy._quantile import quantile_sensitivity
+from sklearn_dpfair.privacy._record import WEIGHTS_CAVEAT
 
 BOUNDS = (0.0, 100.0)
 
@@ -112,3 +116,172 @@ def test_inverse_transform_is_scikit_learn_at_epsilon_inf(encode):
     if encode == "onehot-dense":
         with pytest.raises(ValueError, match="all zeros"):
             private.inverse_transform(np.zeros((1, 10)))
+
+
+def _edges(kb):
+    return np.vstack(list(kb.bin_edges_))
+
+
+@pytest.mark.parametrize("weight", [1e300, 1e6, 1.0, 0.3, 0.0])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_weighted_record_moves_each_edge_utility_by_at_most_its_sensitivity(
+    selection_scores, selection_sensitivities, neighbours, weight, dtype
+):
+    # A record is its row and its weight: adding it, whatever both hold,
+    # moves every quantile draw's utilities by at most the draw's
+    # sensitivity (its weight is capped at 1 in the counts), the others'
+    # weights fixed.
+    X, Z = _finite(neighbours)
+    others = np.linspace(0.1, 2.0, X.shape[0])
+    weight = min(weight, float(np.finfo(dtype).max))
+    DPKBinsDiscretizer(bounds=BOUNDS, n_bins=4, random_state=0).fit(
+        X, sample_weight=others.astype(dtype)
+    )
+    DPKBinsDiscretizer(bounds=BOUNDS, n_bins=4, random_state=0).fit(
+        Z, sample_weight=np.append(others, weight).astype(dtype)
+    )
+    n = len(selection_scores) // 2
+    assert n == 9
+    for k in range(n):
+        assert selection_sensitivities[n + k] == selection_sensitivities[k]
+        moved = np.max(np.abs(selection_scores[n + k] - selection_scores[k]))
+        assert moved <= selection_sensitivities[k] + 1e-12
+
+
+def test_a_heavy_weight_counts_once_under_privacy(selection_scores, ordinary_data):
+    Z = np.vstack([ordinary_data, [[100.0, 0.0, 100.0]]])
+    for weight in (1.0, 1e300):
+        DPKBinsDiscretizer(bounds=BOUNDS, random_state=0).fit(
+            Z, sample_weight=np.append(np.ones(len(ordinary_data)), weight)
+        )
+    n = len(selection_scores) // 2
+    for k in range(n):
+        np.testing.assert_array_equal(selection_scores[k], selection_scores[n + k])
+
+
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+@pytest.mark.parametrize("strategy", ["quantile", "uniform"])
+def test_unit_weights_are_the_unweighted_fit(ordinary_data, epsilon, strategy):
+    params = {
+        "bounds": BOUNDS, "strategy": strategy, "epsilon": epsilon, "random_state": 3
+    }
+    plain = DPKBinsDiscretizer(**params).fit(ordinary_data)
+    ones = DPKBinsDiscretizer(**params).fit(
+        ordinary_data, sample_weight=np.ones(len(ordinary_data))
+    )
+    np.testing.assert_array_equal(_edges(plain), _edges(ones))
+    assert plain.epsilon_ == ones.epsilon_
+
+
+def test_epsilon_inf_weights_are_scikit_learn_default_quantile_method():
+    # scikit-learn's default quantile_method ("averaged_inverted_cdf") is
+    # the weighted quantile of the non-private limit; rows of weight 0 (at
+    # the bounds here) move nothing.
+    rng = np.random.default_rng(0)
+    X = rng.lognormal(3.0, 0.5, size=(500, 2))
+    weights = rng.uniform(0.0, 3.0, 500)
+    weights[:10], X[:5], X[5:10] = 0.0, 0.0, 100.0
+    for n_bins in (2, 3, 5, 7):
+        ours = DPKBinsDiscretizer(bounds=BOUNDS, n_bins=n_bins, epsilon=np.inf)
+        ours.fit(X, sample_weight=weights)
+        ref = KBinsDiscretizer(n_bins=n_bins, encode="onehot-dense")
+        ref.fit(X, sample_weight=weights)
+        for mine, theirs in zip(ours.bin_edges_, ref.bin_edges_):
+            np.testing.assert_array_equal(mine, theirs)
+        np.testing.assert_array_equal(ours.transform(X), ref.transform(X))
+        assert math.isinf(ours.epsilon_)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_epsilon_inf_integer_weights_are_repeated_rows(seed):
+    # Integer weights on a few distinct values: the cumulative weights land
+    # on the levels, where the two halves of a tie are averaged. A weight k
+    # is k repeated rows, as in scikit-learn (whose weighted and unweighted
+    # default methods agree), and weights of 0 are no rows.
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4, 30))
+    X = rng.permutation(np.arange(1.0, n + 1.0))[:, None]
+    k = rng.integers(0, 4, n)
+    k[:2] = (1, 2)
+    n_bins = int(rng.integers(2, 8))
+    ours = DPKBinsDiscretizer(bounds=BOUNDS, n_bins=n_bins, epsilon=np.inf)
+    edges = ours.fit(X, sample_weight=k).bin_edges_[0]
+    repeated = np.repeat(X, k, axis=0)
+    ref = KBinsDiscretizer(n_bins=n_bins, strategy="quantile", subsample=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # bins it drops
+        for fitted in (ref.fit(X, sample_weight=k), ref.fit(repeated)):
+            theirs = fitted.bin_edges_[0]
+            if theirs.size == n_bins + 1:  # else it dropped a bin, we keep it
+                np.testing.assert_array_equal(edges, theirs)
+    # Within our weighted quantile (the unweighted one interpolates): weights
+    # m k on X are weights m on X repeated k times.
+    m = np.where(np.arange(n) % 2, 1.0, 3.0)
+    a = DPKBinsDiscretizer(bounds=BOUNDS, n_bins=n_bins, epsilon=np.inf)
+    b = DPKBinsDiscretizer(bounds=BOUNDS, n_bins=n_bins, epsilon=np.inf)
+    a.fit(X, sample_weight=m * k)
+    b.fit(repeated, sample_weight=np.repeat(m, k))
+    np.testing.assert_array_equal(_edges(a), _edges(b))
+
+
+def test_epsilon_inf_rows_of_weight_zero_move_no_edge(ordinary_data):
+    weights = np.linspace(0.5, 2.0, len(ordinary_data))
+    junk = np.array([[0.0, 100.0, 1e300], [-1e300, 1e300, 50.0]])
+    fitted = [
+        DPKBinsDiscretizer(bounds=BOUNDS, epsilon=np.inf).fit(X, sample_weight=w)
+        for X, w in [
+            (ordinary_data, weights),
+            (np.vstack([junk, ordinary_data]), np.append([0.0, 0.0], weights)),
+        ]
+    ]
+    np.testing.assert_array_equal(_edges(fitted[0]), _edges(fitted[1]))
+
+
+def test_weights_shift_the_private_edges_towards_the_heavier_rows():
+    # Half the rows near 20, half near 80; weights 1 and 0.25: the weighted
+    # median is near 20 (80% of the weight), the unweighted one 50.
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(20, 2, 10_000), rng.normal(80, 2, 10_000)])
+    weights = np.repeat([1.0, 0.25], 10_000)
+    kb = DPKBinsDiscretizer(bounds=BOUNDS, n_bins=2, random_state=0)
+    assert kb.fit(X[:, None], sample_weight=weights).bin_edges_[0][1] < 30.0
+
+
+@pytest.mark.parametrize("strategy", ["quantile", "uniform"])
+@pytest.mark.parametrize(
+    "sample_weight, message",
+    [
+        ([1.0, 2.0], "sample_weight"),
+        (-np.ones(60), "[Nn]egative.*sample_weight|sample_weight.*[Nn]egative"),
+        (np.zeros(60), "[Ss]ample.weight"),
+        (["a"] * 60, "sample_weight"),
+        (np.full(60, np.inf), "sample_weight"),
+    ],
+)
+def test_bad_weights_are_refused_before_anything_is_released(
+    selection_scores, ordinary_data, strategy, sample_weight, message
+):
+    kb = DPKBinsDiscretizer(bounds=BOUNDS, strategy=strategy, random_state=0)
+    with pytest.raises(ValueError, match=message):
+        kb.fit(ordinary_data, sample_weight=sample_weight)
+    assert not selection_scores
+    assert not hasattr(kb, "bin_edges_") and not hasattr(kb, "bounds_")
+
+
+def test_weights_routed_by_a_pipeline_reach_the_discretizer_and_its_record():
+    rng = np.random.default_rng(1)
+    X = rng.lognormal(3.0, 0.5, size=(400, 2))
+    weights = rng.uniform(0.0, 2.0, 400)
+    ref = KBinsDiscretizer(strategy="quantile").fit(X, sample_weight=weights)
+    pipe = PrivatePipeline([("bins", DPKBinsDiscretizer(bounds=BOUNDS))])
+    pipe.set_params(epsilon=np.inf).fit(X, bins__sample_weight=weights)
+    with sklearn.config_context(enable_metadata_routing=True):
+        step = DPKBinsDiscretizer(bounds=BOUNDS).set_fit_request(sample_weight=True)
+        routed = PrivatePipeline([("bins", step)]).set_params(epsilon=np.inf)
+        routed.fit(X, sample_weight=weights)
+    for fitted in (pipe, routed):
+        kb = fitted.pipeline_.named_steps["bins"]
+        np.testing.assert_array_equal(_edges(kb), np.vstack(list(ref.bin_edges_)))
+        assert WEIGHTS_CAVEAT in kb.privacy_caveats_
+    unweighted = DPKBinsDiscretizer(bounds=BOUNDS, random_state=0).fit(X)
+    assert WEIGHTS_CAVEAT not in unweighted.privacy_caveats_

@@ -4,11 +4,14 @@ import math
 
 import numpy as np
 import pytest
+import sklearn
 from sklearn.preprocessing import SplineTransformer
 
+from sklearn_dpfair.pipeline import PrivatePipeline
 from sklearn_dpfair.preprocessing import DPSplineTransformer
 from sklearn_dpfair.privacy._accounting import epsilon_of
 from sklearn_dpfair.privacy._quantile import quantile_sensitivity
+from sklearn_dpfair.privacy._record import WEIGHTS_CAVEAT
 
 BOUNDS = (0.0, 100.0)
 
@@ -78,3 +81,140 @@ def test_knots_apart_where_the_gap_is_below_the_float_spacing(epsilon):
         ).fit(X)
         assert np.all(np.diff(spl.knots_[:, 0]) > 0)
         assert np.isfinite(spl.transform(X)).all()
+
+
+def _base_knots(spline):
+    """scikit-learn's knots of each column, without the ones it adds beyond."""
+    return np.column_stack(
+        [b.t[spline.degree : len(b.t) - spline.degree] for b in spline.bsplines_]
+    )
+
+
+@pytest.mark.parametrize("weight", [1e300, 1e6, 1.0, 0.3, 0.0])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_weighted_record_moves_each_knot_utility_by_at_most_its_sensitivity(
+    selection_scores, selection_sensitivities, neighbours, weight, dtype
+):
+    # A record is its row and its weight: adding it, whatever both hold,
+    # moves every quantile draw's utilities by at most the draw's
+    # sensitivity (its weight is capped at 1 in the counts).
+    X, Z = (np.nan_to_num(D, nan=0.0) for D in neighbours)
+    others = np.linspace(0.1, 2.0, X.shape[0])
+    weight = min(weight, float(np.finfo(dtype).max))
+    DPSplineTransformer(bounds=BOUNDS, n_knots=4, random_state=0).fit(
+        X, sample_weight=others.astype(dtype)
+    )
+    DPSplineTransformer(bounds=BOUNDS, n_knots=4, random_state=0).fit(
+        Z, sample_weight=np.append(others, weight).astype(dtype)
+    )
+    n = len(selection_scores) // 2
+    assert n == 6
+    for k in range(n):
+        assert selection_sensitivities[n + k] == selection_sensitivities[k]
+        moved = np.max(np.abs(selection_scores[n + k] - selection_scores[k]))
+        assert moved <= selection_sensitivities[k] + 1e-12
+
+
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+@pytest.mark.parametrize("knots", ["quantile", "uniform"])
+def test_unit_weights_are_the_unweighted_fit(ordinary_data, epsilon, knots):
+    params = {"bounds": BOUNDS, "knots": knots, "epsilon": epsilon, "random_state": 3}
+    plain = DPSplineTransformer(**params).fit(ordinary_data)
+    ones = DPSplineTransformer(**params).fit(
+        ordinary_data, sample_weight=np.ones(len(ordinary_data))
+    )
+    np.testing.assert_array_equal(plain.knots_, ones.knots_)
+    assert plain.epsilon_ == ones.epsilon_
+
+
+def test_epsilon_inf_weights_are_scikit_learn_quantile_knots():
+    # scikit-learn's weighted knots are the weighted inverted CDF's; rows of
+    # weight 0 (at the bounds here) move nothing.
+    rng = np.random.default_rng(0)
+    X = rng.lognormal(3.0, 0.5, size=(500, 2))
+    weights = rng.uniform(0.0, 3.0, 500)
+    weights[:10], X[:5], X[5:10] = 0.0, 0.0, 100.0
+    for n_knots in (3, 4, 5, 7):
+        ours = DPSplineTransformer(bounds=BOUNDS, n_knots=n_knots, epsilon=np.inf)
+        ours.fit(X, sample_weight=weights)
+        ref = SplineTransformer(n_knots=n_knots, knots="quantile")
+        ref.fit(X, sample_weight=weights)
+        np.testing.assert_array_equal(ours.knots_, _base_knots(ref))
+        np.testing.assert_allclose(ours.transform(X), ref.transform(X), atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_epsilon_inf_integer_weights_are_scikit_learn_and_repeated_rows(seed):
+    # Integer weights on a few distinct values: the cumulative weights land
+    # on the levels, ties decided as scikit-learn decides them. Within the
+    # weighted quantile, weights m k on X are weights m on X repeated k
+    # times; scikit-learn's unweighted knots (and ours) interpolate
+    # linearly, so unweighted repeated rows are not integer weights there.
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4, 30))
+    X = rng.permutation(np.arange(1.0, n + 1.0))[:, None]
+    k = rng.integers(0, 4, n)
+    k[:2] = (1, 2)
+    n_knots = int(rng.integers(3, 8))
+    ours = DPSplineTransformer(bounds=BOUNDS, n_knots=n_knots, epsilon=np.inf)
+    ref = SplineTransformer(n_knots=n_knots, knots="quantile")
+    theirs = _base_knots(ref.fit(X, sample_weight=k))
+    if np.all(np.diff(theirs, axis=0) > 0):  # else we move coinciding knots apart
+        np.testing.assert_array_equal(ours.fit(X, sample_weight=k).knots_, theirs)
+    m = np.where(np.arange(n) % 2, 1.0, 3.0)
+    a = DPSplineTransformer(bounds=BOUNDS, n_knots=n_knots, epsilon=np.inf)
+    b = DPSplineTransformer(bounds=BOUNDS, n_knots=n_knots, epsilon=np.inf)
+    a.fit(X, sample_weight=m * k)
+    b.fit(np.repeat(X, k, axis=0), sample_weight=np.repeat(m, k))
+    np.testing.assert_array_equal(a.knots_, b.knots_)
+
+
+def test_epsilon_inf_rows_of_weight_zero_move_no_knot(ordinary_data):
+    weights = np.linspace(0.5, 2.0, len(ordinary_data))
+    junk = np.array([[0.0, 100.0, 1e300], [-1e300, 1e300, 50.0]])
+    plain, padded = (
+        DPSplineTransformer(bounds=BOUNDS, epsilon=np.inf).fit(X, sample_weight=w)
+        for X, w in [
+            (ordinary_data, weights),
+            (np.vstack([junk, ordinary_data]), np.append([0.0, 0.0], weights)),
+        ]
+    )
+    np.testing.assert_array_equal(plain.knots_, padded.knots_)
+
+
+@pytest.mark.parametrize("knots", ["quantile", "uniform"])
+@pytest.mark.parametrize(
+    "sample_weight, message",
+    [
+        ([1.0, 2.0], "sample_weight"),
+        (-np.ones(60), "[Nn]egative.*sample_weight|sample_weight.*[Nn]egative"),
+        (np.zeros(60), "[Ss]ample.weight"),
+        (["a"] * 60, "sample_weight"),
+        (np.full(60, np.inf), "sample_weight"),
+    ],
+)
+def test_bad_weights_are_refused_before_anything_is_released(
+    selection_scores, ordinary_data, knots, sample_weight, message
+):
+    spl = DPSplineTransformer(bounds=BOUNDS, knots=knots, random_state=0)
+    with pytest.raises(ValueError, match=message):
+        spl.fit(ordinary_data, sample_weight=sample_weight)
+    assert not selection_scores
+    assert not hasattr(spl, "knots_") and not hasattr(spl, "bounds_")
+
+
+def test_weights_routed_by_a_pipeline_reach_the_spline_and_its_record():
+    rng = np.random.default_rng(1)
+    X = rng.lognormal(3.0, 0.5, size=(400, 2))
+    weights = rng.uniform(0.0, 2.0, 400)
+    ref = SplineTransformer(knots="quantile").fit(X, sample_weight=weights)
+    pipe = PrivatePipeline([("spline", DPSplineTransformer(bounds=BOUNDS))])
+    pipe.set_params(epsilon=np.inf).fit(X, spline__sample_weight=weights)
+    with sklearn.config_context(enable_metadata_routing=True):
+        step = DPSplineTransformer(bounds=BOUNDS).set_fit_request(sample_weight=True)
+        routed = PrivatePipeline([("spline", step)]).set_params(epsilon=np.inf)
+        routed.fit(X, sample_weight=weights)
+    for fitted in (pipe, routed):
+        spl = fitted.pipeline_.named_steps["spline"]
+        np.testing.assert_array_equal(spl.knots_, _base_knots(ref))
+        assert WEIGHTS_CAVEAT in spl.privacy_caveats_
