@@ -145,7 +145,8 @@ def silo_privacy(
     Raises
     ------
     ValueError
-        If the silo is too small for its delta or the sampling rate.
+        If the silo is too small for its delta or the sampling rate, or
+        ``config.clip_norm`` is not finite for a private silo.
     PrivacyBudgetError
         If the noise spends more than ``epsilon``.
 
@@ -168,12 +169,29 @@ def silo_privacy(
         mechanism, event = spider_mechanism(
             budget, config.clip_norm, q, steps, config.spider
         )
+        _check_clip_norm(mechanism)
         description = _SPIDER_MECHANISM.format(**vars(config.spider))
         record = _account(budget, mechanism, description, q=q, steps=steps, event=event)
         return SiloPrivacy(int(n_samples), mechanism, record)
     mechanism = budget.gaussian(config.clip_norm, sampling_probability=q, steps=steps)
+    _check_clip_norm(mechanism)
     record = _account(budget, mechanism, ISRL_MECHANISM, q=q, steps=steps)
     return SiloPrivacy(int(n_samples), mechanism, record)
+
+
+def _check_clip_norm(mechanism):
+    """Refuse noise calibrated to an unbounded sensitivity.
+
+    A budget's noise is a multiple of the clip norm: with ``clip_norm=inf``
+    the gradients are not clipped and no finite noise covers them (only a
+    non-private silo, with no noise, may skip the clipping).
+    """
+    if mechanism.noise_multiplier > 0 and not math.isfinite(mechanism.clip_norm):
+        raise ValueError(
+            "clip_norm must be finite for a private silo (a finite silo_epsilon "
+            "or a noise_multiplier): the Gaussian noise is scaled to the clip "
+            f"norm; got clip_norm={mechanism.clip_norm!r}."
+        )
 
 
 def resolve_silo_privacy(sizes, silo_epsilon, silo_delta, config, noise_multiplier):

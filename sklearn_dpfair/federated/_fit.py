@@ -10,6 +10,7 @@ federation to the driver (:func:`fit_federated`'s code path) and turns its
 """
 
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -156,11 +157,10 @@ def fit_silos(
     # against its own record (Silo.message), and none reaches this fit's log.
     mark_unchecked("federated: each silo checks its own releases")
     ids, rows = split_by_silo(silos, X.shape[0])
-    description = BOUNDS_DESCRIPTION
-    if scaling is None and not any_silo_is_private(budget, options):
+    description = _scaling_description(scaling, budget, options)
+    if scaling is None and description is not None:
         center = getattr(params, "fit_intercept", True)
         scaling = exact_feature_scaling(X, center=center)
-        description = EXACT_SCALING_DESCRIPTION
     if scaling is not None:
         X = scaling.transform(X)
     extra = {} if network is None else {"network": network}
@@ -177,12 +177,9 @@ def fit_silos(
     )
     if scaling is not None:
         # The map every silo applied (no budget, same event).
-        record = fit.privacy_record
         fit = replace(
             fit,
-            privacy_record=replace(
-                record, mechanism=f"{record.mechanism}; {description}"
-            ),
+            privacy_record=_described(fit.privacy_record, description),
             scaling=scaling,
         )
     if fit.coef is None:
@@ -213,7 +210,27 @@ def any_silo_is_private(budget, options):
     return not all(math.isinf(float(value)) for value in values)
 
 
-def plan_silos(n_samples, params, budget, options, *, n_silos):
+def _scaling_description(scaling, budget, options):
+    """How :func:`fit_silos` maps the columns, as its record says; None if not.
+
+    Public: declared bounds (``scaling`` not None) or, when no silo is
+    private, the exact standardization (:func:`any_silo_is_private`).
+    """
+    if scaling is not None:
+        return BOUNDS_DESCRIPTION
+    if not any_silo_is_private(budget, options):
+        return EXACT_SCALING_DESCRIPTION
+    return None
+
+
+def _described(record, description):
+    """``record`` with the column map appended to its mechanism (no budget)."""
+    if description is None:
+        return record
+    return replace(record, mechanism=f"{record.mechanism}; {description}")
+
+
+def plan_silos(n_samples, params, budget, options, *, n_silos, scaling=None):
     """The record :func:`fit_silos` sets on ``n_samples`` rows in ``n_silos`` silos.
 
     From public inputs only, by the fit's own functions: the schedule of
@@ -224,13 +241,26 @@ def plan_silos(n_samples, params, budget, options, *, n_silos):
     depends on the shared rate, the rounds and the budget, not on its size),
     so the fitted record is this one whatever the silo sizes; the silo-size
     check here assumes silos of equal size (the fit checks each real one).
+    ``scaling`` is the public map of declared bounds the fit would apply
+    (:func:`fit_silos`'s), or None; the record's mechanism names the column
+    map as the fit's does (:func:`_scaling_description`).
 
     Raises
     ------
+    TypeError
+        If ``n_silos`` is not an int.
     ValueError
-        If the silo budgets are per-silo mappings (which silos the data holds
-        decides the worst one) or ``shuffle`` is on (its own record).
+        If ``n_silos`` is not in ``[1, n_samples]``, the silo budgets
+        are per-silo mappings (which silos the data holds decides the worst
+        one) or ``shuffle`` is on (its own record).
     """
+    if isinstance(n_silos, bool) or not isinstance(n_silos, numbers.Integral):
+        raise TypeError(f"n_silos must be an int; got {type(n_silos).__name__}.")
+    if not 1 <= n_silos <= n_samples:
+        raise ValueError(
+            f"n_silos must be in [1, n_samples={n_samples}]: every silo "
+            f"holds at least one record; got {n_silos!r}."
+        )
     if isinstance(options.silo_epsilon, Mapping) or isinstance(
         options.silo_delta, Mapping
     ):
@@ -258,7 +288,9 @@ def plan_silos(n_samples, params, budget, options, *, n_silos):
         config.rounds,
         privacy.record,
     )
-    return isrl_record({None: report}, config, (*budget.caveats, _SILOS_PUBLIC_CAVEAT))
+    caveats = (*budget.caveats, _SILOS_PUBLIC_CAVEAT)
+    record = isrl_record({None: report}, config, caveats)
+    return _described(record, _scaling_description(scaling, budget, options))
 
 
 def silo_attributes(fit):

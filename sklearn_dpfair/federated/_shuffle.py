@@ -52,7 +52,7 @@ import numpy as np
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
 from .._solvers._linear import LinearModel
-from .._solvers._schedules import auto_learning_rate
+from .._solvers._schedules import auto_learning_rate, penalty_capped_learning_rate
 from ..exceptions import PrivacyBudgetError
 from ..privacy import LaplaceMechanism, PrivacyRecord, check_noise_generator
 from ..privacy._accounting import _unrolled
@@ -72,6 +72,7 @@ __all__ = [
     "calibrate_local_epsilon",
     "isrl_shuffle_epsilon",
     "local_epsilon_for_shuffle_budget",
+    "report_mechanism",
     "shuffle_isrl_record",
     "shuffle_record",
 ]
@@ -114,6 +115,11 @@ def _pld_replace_one(event, delta):
     return float(one.self_compose(int(count)).get_epsilon_for_delta(delta))
 
 
+def _rr_noise_parameter(eps_round):
+    """``p = 2 / (1 + e^eps)`` of the randomized response that is ``eps``-DP."""
+    return 2.0 / (1.0 + math.exp(eps_round))
+
+
 def _rr_event(eps_round, rounds):
     """Worst-case event of ``rounds`` pure ``eps_round``-DP releases.
 
@@ -121,7 +127,7 @@ def _rr_event(eps_round, rounds):
     ``eps``-DP and dominates every ``eps``-DP mechanism (Kairouz, Oh and
     Viswanath, 2015), so its PLD composition bounds the silo's transcript.
     """
-    p = 2.0 / (1.0 + math.exp(eps_round))
+    p = _rr_noise_parameter(eps_round)
     return dp_accounting.SelfComposedDpEvent(
         dp_accounting.RandomizedResponseDpEvent(p, 2), int(rounds)
     )
@@ -203,8 +209,19 @@ def calibrate_local_epsilon(sizes, epsilons, deltas, rounds, *, tol=1e-4):
     if not finite:
         return math.inf
 
-    def fits(eps0):
+    def representable(eps0):
+        # Below about 1e-16 per round, p = 2 / (1 + e^eps) rounds to 1 and no
+        # randomized-response event exists. The PLD's discretization has long
+        # made the composed epsilon flat in eps0 there (a floor of the order
+        # of the rounds times its interval), so such an eps0 fits no budget
+        # that a larger one misses: it counts as not fitting.
         return all(
+            _rr_noise_parameter(sample_one_epsilon(eps0, n)) < 1.0
+            for n, _, _ in finite
+        )
+
+    def fits(eps0):
+        return representable(eps0) and all(
             isrl_shuffle_epsilon(eps0, n, rounds, delta) <= eps
             for n, eps, delta in finite
         )
@@ -217,6 +234,8 @@ def calibrate_local_epsilon(sizes, epsilons, deltas, rounds, *, tol=1e-4):
     while hi - lo > tol * hi:
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        if lo == 0.0 and not representable(hi):
+            break  # nothing below hi fits either
     if lo == 0.0:
         raise PrivacyBudgetError(
             "no local epsilon meets the silos' budgets for "
@@ -405,6 +424,63 @@ def shuffle_record(eps0, *, n_silos, n_min, rounds, delta, caveats=()):
     return best
 
 
+def report_mechanism(clip_norm, eps0):
+    """The Laplace mechanism of every report: scale ``2 C / eps0`` per coordinate.
+
+    Replacing the one sampled record moves its L1-clipped gradient by at
+    most ``2 C`` in L1, so Laplace noise of scale ``2 C / eps0`` is
+    ``eps0``-DP (Dwork and Roth 2014, Theorem 3.6): noise multiplier
+    ``1 / eps0`` of the sensitivity ``2 C``. A pure function of public
+    inputs, checked before any report is sent.
+
+    Parameters
+    ----------
+    clip_norm : float
+        L1 clip threshold ``C`` of the per-example gradient.
+    eps0 : float
+        Pure DP parameter of a report (``inf``: no clipping, no noise).
+
+    Returns
+    -------
+    mechanism : LaplaceMechanism
+
+    Raises
+    ------
+    ValueError
+        If ``eps0`` is finite and ``clip_norm`` is not, or the noise scale
+        overflows float64.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.federated._shuffle import report_mechanism
+    >>> report_mechanism(1.0, 0.5).noise_scale
+    4.0
+    """
+    if math.isinf(eps0):
+        # Nothing is clipped or noised; the records say epsilon = inf.
+        return LaplaceMechanism(sensitivity=math.inf, noise_multiplier=0.0)
+    if not math.isfinite(clip_norm):
+        # An unclipped gradient has no sensitivity to scale the noise to.
+        raise ValueError(
+            "clip_norm must be finite with a finite silo_epsilon: each "
+            "report's Laplace noise is scaled to its L1 sensitivity 2 * "
+            f"clip_norm; got clip_norm={clip_norm!r}."
+        )
+    mechanism = LaplaceMechanism(
+        sensitivity=2.0 * float(clip_norm), noise_multiplier=1.0 / eps0
+    )
+    # A finite clip norm can still overflow float64 in 2C or 2C / eps0:
+    # every report would then be inf or NaN.
+    if not math.isfinite(mechanism.noise_scale):
+        raise ValueError(
+            "clip_norm is too large: the Laplace noise scale, the noise "
+            f"multiplier times the sensitivity ({1.0 / eps0:g} * 2 * "
+            f"{float(clip_norm):g}), overflows float64. Use a clip norm of the "
+            "size of the per-example terms."
+        )
+    return mechanism
+
+
 class ShuffledSilo:
     """A silo of the shuffled protocol: one record, L1 clip, Laplace noise.
 
@@ -464,14 +540,10 @@ class ShuffledSilo:
         self._X, self._y = X.astype(np.float64, copy=False), y
         self._loss, self._config, self._record = loss, config, record
         self._eps0 = float(eps0)
+        # Laplace of scale 2C / eps0 (report_mechanism); refused before any
+        # report when C is not finite or the scale overflows.
+        self._mechanism = report_mechanism(config.clip_norm, self._eps0)
         self._clip = math.inf if math.isinf(eps0) else float(config.clip_norm)
-        # Replacing the one sampled record moves the clipped gradient by at
-        # most 2C in L1: Laplace of scale 2C / eps0 is eps0-DP (noise
-        # multiplier 1 / eps0 of the l1 sensitivity 2C).
-        self._mechanism = LaplaceMechanism(
-            sensitivity=2.0 * self._clip if math.isfinite(self._clip) else 1.0,
-            noise_multiplier=0.0 if math.isinf(eps0) else 1.0 / self._eps0,
-        )
         # The plan the record accounts: one Laplace release per report.
         self._planned = self._mechanism.event(steps=config.rounds)
         self._releases = ReleaseLog()
@@ -638,12 +710,20 @@ def fit_shuffled(
     epsilons = per_silo_budget(silo_epsilon, ids, name="silo_epsilon", kind="epsilon")
     deltas = per_silo_budget(silo_delta, ids, name="silo_delta", kind="delta")
     for sid in ids:
+        if sizes[sid] < 1:
+            raise ValueError(
+                f"silo {sid!r} has {sizes[sid]} rows, too few for shuffle=True: "
+                "each round it reports the gradient of one of its records. "
+                "Merge the silo with another."
+            )
         if deltas[sid] * sizes[sid] >= 1.0:
             raise ValueError(
                 f"silo {sid!r} has {sizes[sid]} rows, too few for its budget "
                 f"silo_delta={deltas[sid]:g}: lower silo_delta below 1/n_i."
             )
     eps0 = calibrate_local_epsilon(sizes, epsilons, deltas, config.rounds)
+    # Public checks of the clip norm against eps0, before any report.
+    report_mechanism(config.clip_norm, eps0)
     caveats = tuple(caveats)
     records = {
         sid: dataclasses.replace(
@@ -664,6 +744,9 @@ def fit_shuffled(
         lr = shuffle_learning_rate(
             eps0, len(ids), sum(sizes.values()), (n_features + 1) * loss.n_outputs
         )
+        # Capped as the central rule is (the penalty's step diverges beyond
+        # 2 / alpha).
+        lr = penalty_capped_learning_rate(lr, config.alpha)
         config = dataclasses.replace(config, learning_rate=lr)
     silos = {
         sid: ShuffledSilo(

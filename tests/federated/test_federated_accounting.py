@@ -44,6 +44,27 @@ def test_non_private_silo_neither_clips_nor_adds_noise():
     assert forced.mechanism.clip_norm == CONFIG.clip_norm
 
 
+def test_a_private_silo_refuses_an_infinite_clip_norm():
+    # The Gaussian noise is a multiple of the clip norm: unclipped gradients
+    # with a finite budget (or a forced noise) are refused up front.
+    config = replace(CONFIG, clip_norm=math.inf)
+    with pytest.raises(ValueError, match="clip_norm must be finite"):
+        silo_privacy(500, 1.0, 1e-5, config)
+    with pytest.raises(ValueError, match="clip_norm must be finite"):
+        silo_privacy(500, math.inf, 1e-5, config, noise_multiplier=1.0)
+    with pytest.raises(ValueError, match="clip_norm must be finite"):
+        fit_federated(
+            make_silos(),
+            loss=LOSS,
+            config=config,
+            silo_epsilon=1.0,
+            silo_delta=1e-5,
+            random_state=0,
+        )
+    # A non-private silo neither clips nor adds noise.
+    assert silo_privacy(500, math.inf, 1e-5, config).record.epsilon == math.inf
+
+
 def test_calibrated_overshoot_is_reported_as_a_bug(monkeypatch):
     # The library chose the noise: overspending is its bug, not the user's.
     from sklearn_dpfair.privacy import _budget

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from sklearn_dpfair.linear_model import DPLogisticRegression
+from sklearn_dpfair.neural import DPMLPClassifier
 
 
 def _data(n=1200, d=4, seed=0):
@@ -39,3 +40,29 @@ def test_a_federated_plan_refuses_what_the_federated_fit_refuses():
         DPLogisticRegression(silo_epsilon={0: 1.0, 1: 2.0}).privacy_plan(
             1000, 3, n_silos=2
         )
+
+
+@pytest.mark.parametrize("n_silos", [0, -1, 1201])
+def test_a_plan_needs_between_one_and_n_samples_silos(n_silos):
+    with pytest.raises(ValueError, match="n_silos"):
+        DPLogisticRegression(classes=[0, 1], epsilon=1.0).privacy_plan(
+            1200, 4, n_silos=n_silos
+        )
+
+
+@pytest.mark.parametrize("make", [DPLogisticRegression, DPMLPClassifier])
+def test_the_plan_names_the_column_map_the_fit_applies(make):
+    X, y = _data()
+    silos = np.arange(len(y)) % 4
+    for params in (
+        # No silo private: the columns are standardized exactly (public).
+        {"epsilon": np.inf},
+        # Declared bounds: the public map every silo applies.
+        {"epsilon": 1.0, "feature_bounds": (-5, 5), "feature_scaling": "auto"},
+    ):
+        est = make(classes=[0, 1], max_iter=2, random_state=0, **params)
+        plan = est.privacy_plan(len(y), X.shape[1], n_silos=4)
+        est.fit(X, y, silos=silos)
+        assert plan.mechanism == est.privacy_record_.mechanism
+        assert plan.dp_event == est.dp_event_
+    assert "declared feature_bounds" in plan.mechanism

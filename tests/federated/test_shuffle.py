@@ -19,6 +19,7 @@ from sklearn_dpfair.federated._amplification import (
 )
 from sklearn_dpfair.federated._shuffle import (
     ShuffledSilo,
+    calibrate_local_epsilon,
     isrl_shuffle_epsilon,
     recompute_isrl_epsilon,
     shuffle_isrl_record,
@@ -338,3 +339,85 @@ def test_silo_checks_its_laplace_releases_against_the_plan():
     silo._planned = LaplaceMechanism(2.0, 0.5).event(steps=1)
     with pytest.raises(PrivacyAccountingError):
         silo.message(w, 1)
+
+
+def _no_release(monkeypatch):
+    """Make any Laplace release fail the test (checks come before releases)."""
+    from sklearn_dpfair.privacy import LaplaceMechanism
+
+    def privatize(self, vector, rng):
+        raise AssertionError("a report was released")
+
+    monkeypatch.setattr(LaplaceMechanism, "privatize", privatize)
+
+
+def _fit_shuffled(data, config, silo_epsilon, **kwargs):
+    return fit_federated(
+        data,
+        loss=BinaryLogisticLoss(),
+        config=config,
+        silo_epsilon=silo_epsilon,
+        silo_delta=1e-5,
+        shuffle=True,
+        random_state=0,
+        **kwargs,
+    )
+
+
+def test_an_unclipped_report_is_refused_under_a_finite_budget(monkeypatch):
+    # Laplace noise has no scale for an unclipped gradient: a finite budget
+    # with clip_norm=inf is refused before any report, not accounted with a
+    # stand-in sensitivity.
+    config = FederationConfig(
+        rounds=2, sampling_probability=1.0, learning_rate=1.0, clip_norm=math.inf
+    )
+    _no_release(monkeypatch)
+    with pytest.raises(ValueError, match="clip_norm must be finite"):
+        _fit_shuffled(_data(), config, 1.0)
+    with pytest.raises(ValueError, match="clip_norm must be finite"):
+        _fit_shuffled(_data(), config, {s: 1.0 if s else math.inf for s in range(6)})
+    monkeypatch.undo()
+    # Non-private silos neither clip nor add noise: nothing to scale.
+    fit = _fit_shuffled(_data(), config, math.inf)
+    assert math.isinf(fit.privacy_record.epsilon)
+    assert np.isfinite(fit.coef).all()
+
+
+def test_a_laplace_scale_that_overflows_is_refused(monkeypatch):
+    # 2C / eps0 overflows float64 for a finite C: every report would be inf.
+    config = FederationConfig(
+        rounds=2, sampling_probability=1.0, learning_rate=1.0, clip_norm=1e308
+    )
+    _no_release(monkeypatch)
+    with pytest.raises(ValueError, match="clip_norm is too large"):
+        _fit_shuffled(_data(), config, 1.0)
+
+
+def test_auto_learning_rate_is_capped_for_the_penalty():
+    # The user set no step: "auto" must not exceed 1 / alpha, as in the
+    # ISRL-DP fit (the penalty's step diverges beyond 2 / alpha).
+    for eps in (math.inf, 8.0):
+        config = FederationConfig(rounds=2, sampling_probability=1.0, alpha=10.0)
+        fit = _fit_shuffled(_data(), config, eps)
+        assert np.isfinite(fit.coef).all()
+
+
+def test_a_budget_below_the_accountants_floor_is_a_budget_error():
+    # Tiny eps0 make p = 2 / (1 + e^eps) round to 1 (no randomized-response
+    # event exists); the bisection must end in the budget error instead.
+    with pytest.raises(PrivacyBudgetError, match="no local epsilon"):
+        calibrate_local_epsilon({"a": 100}, {"a": 1e-3}, {"a": 1e-6}, 50)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(2000, 3))
+    clf = DPLogisticRegression(classes=[0, 1], epsilon=0.002, delta=1e-6, shuffle=True)
+    with pytest.raises(PrivacyBudgetError, match="no local epsilon"):
+        clf.fit(X, (X[:, 0] > 0).astype(int), silos=np.arange(2000) % 10)
+
+
+def test_an_empty_silo_is_refused(monkeypatch):
+    data = _data()
+    data[0] = (np.zeros((0, 3)), np.zeros(0))
+    config = FederationConfig(rounds=2, sampling_probability=1.0, learning_rate=1.0)
+    _no_release(monkeypatch)
+    with pytest.raises(ValueError, match="silo 0 has 0 rows"):
+        _fit_shuffled(data, config, 1.0)
