@@ -990,6 +990,10 @@ default=None
                 self._dp_sgd_budget(()),
                 self._silo_options(),
                 n_silos=n_silos,
+                # The public map the fit's silos apply (its record names it).
+                scaling=public_feature_scaling(
+                    self._scaling_plan(n_features, None, where="silos=")
+                ),
             )
         if self.classes is not None:
             declared = len(self.classes)

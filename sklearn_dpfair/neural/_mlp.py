@@ -566,6 +566,15 @@ default=None
                 self._budget(()),
                 self._silo_options(),
                 n_silos=n_silos,
+                # The public map the fit's silos apply (its record names it).
+                scaling=public_feature_scaling(
+                    public_scaling_plan(
+                        self.feature_scaling,
+                        self.feature_bounds,
+                        n_features,
+                        where="silos=",
+                    )
+                ),
             )
         return self._network_setup(
             n_samples, n_features, self._loss_for(np.arange(n_classes)).n_outputs
