@@ -666,8 +666,12 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         final = names[-1]
         if _routing_enabled():
             routed = process_routing(self, "fit", **params)
+            # .get, not "in": without parameters scikit-learn returns an
+            # object with __getitem__ but no __contains__, on which "in"
+            # probes 0, 1, 2, ... and never ends.
             return {
-                name: dict(routed[name].fit) if name in routed else {} for name in names
+                name: dict(step.fit) if (step := routed.get(name)) is not None else {}
+                for name in names
             }
         routed = {name: {} for name in names}
         for key, value in params.items():
@@ -701,11 +705,12 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         ):
             counts["n_classes"] = max(len(np.unique(np.asarray(y))), 2)
         groups = final_params.get("sensitive_features")
-        if (
-            "n_groups" in accepted
-            and getattr(final, "groups", None) is None
-            and groups is not None
-        ):
+        if "n_groups" in accepted and groups is None:
+            # No sensitive features reach the estimator (none passed, or
+            # not requested under metadata routing): it fits one group,
+            # whatever groups it declares.
+            counts["n_groups"] = 1
+        elif "n_groups" in accepted and getattr(final, "groups", None) is None:
             # The estimator's own encoding: intersectional groups of several
             # columns (object or mixed dtypes alike), missing values in no
             # group.

@@ -575,6 +575,33 @@ def test_metadata_routing():
             _fit(unrequested, X, y, sensitive_features=groups)
 
 
+def test_metadata_routing_without_fit_parameters():
+    # scikit-learn's routing result for no parameters has no __contains__:
+    # the fit must not test membership on it (it never returned).
+    X, y = _raw_array()
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe = make_private_pipeline(
+            DPStandardScaler(bounds=ARRAY_BOUNDS),
+            DPLogisticRegression(classes=[0, 1], max_iter=2),
+        )
+        plan = pipe.privacy_plan(N, 3)
+        _fit(pipe, X, y)
+        _assert_planned(plan, pipe, 1.0)
+
+
+def test_declared_groups_without_sensitive_features_fit_one_group():
+    # DP-FERMI fits one group when no sensitive features reach it, whatever
+    # groups it declares: the pipeline plans that fit, as its plan at
+    # n_groups=1 says.
+    X, y = _raw_array()
+    pipe = make_private_pipeline(
+        DPStandardScaler(bounds=ARRAY_BOUNDS),
+        DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2),
+    )
+    _fit(pipe, X, y)
+    _assert_planned(pipe.privacy_plan(N, 3, n_groups=1), pipe, 1.0)
+
+
 def test_undeclared_groups_are_counted_as_the_estimator_reads_them():
     X, y = _raw_array()
     groups = np.random.default_rng(3).integers(0, 3, N)
