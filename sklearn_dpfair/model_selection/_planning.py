@@ -18,7 +18,7 @@ import math
 
 from sklearn.base import clone
 
-__all__ = ["CandidatePlan", "plan_candidate", "with_budget"]
+__all__ = ["CandidatePlan", "check_nested_seeds", "plan_candidate", "with_budget"]
 
 #: Parameters the search sets itself on every candidate (those it has).
 SEARCH_OWNED_PARAMS = ("epsilon", "delta", "accountant", "random_state")
@@ -103,6 +103,44 @@ def with_budget(estimator, t, delta, **params):
         **params,
     }
     return clone(estimator).set_params(**{k: v for k, v in values.items() if k in own})
+
+
+def check_nested_seeds(estimator):
+    """Refuse a nested ``random_state`` that a search without a seed keeps.
+
+    The search sets only the candidate's own ``random_state`` (None for
+    fresh OS entropy in each run); a seed of a nested part (a private
+    pipeline's step, ``step__random_state``) would stay, so every run of
+    the candidate on the training split would draw the same noise. The
+    selection's accounting (Papernot and Steinke 2022) composes the runs as
+    independent, and the record would call the search a release. A seeded
+    search seeds every run itself (a private pipeline's ``random_state``
+    seeds all its private steps), so it leaves no such seed in force.
+
+    Raises
+    ------
+    ValueError
+        Naming the first nested ``random_state`` that is not None.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair import DPLogisticRegression
+    >>> from sklearn_dpfair.model_selection._planning import check_nested_seeds
+    >>> check_nested_seeds(DPLogisticRegression(random_state=0))  # its own: set
+    """
+    seeded = sorted(
+        key
+        for key, value in estimator.get_params().items()
+        if key.endswith("__random_state") and value is not None
+    )
+    if seeded:
+        raise ValueError(
+            f"{seeded[0]} is set, which the search does not reseed: every run "
+            "of a candidate would draw the same noise, and the search would "
+            f"record a private release it is not. Leave {seeded[0]}=None in "
+            "the estimator and the grid, or seed the search (random_state=...: "
+            "reproducible, not a private release), which seeds every run."
+        )
 
 
 def accepted_counts(estimator):

@@ -21,7 +21,9 @@ under the search's neighbouring relation:
   the public ``score_bound``. Every term lies in ``[0, b]`` whatever the
   row holds (a huge or non-finite residual counts ``b``), so one row changes
   the sum by at most ``b`` under add/remove and under replace-one
-  (sensitivity ``b``).
+  (sensitivity ``b``). The search refuses a target that is not finite on
+  every row before its split (the candidates refuse it where they train),
+  so there a non-finite residual comes from a prediction.
 
 The score is ``noisy_sum / m`` (``m`` validation rows, public like every
 ``n`` in this package): the noisy accuracy minus ``gap_penalty`` times the
@@ -191,11 +193,13 @@ def bounded_errors(y_true, y_pred, *, scoring, score_bound):
     ...                scoring="neg_mean_squared_error", score_bound=4.0).tolist()
     [1.0, 4.0, 4.0]
     """
+    y_true, y_pred = _paired(y_true, y_pred)
     bound = float(score_bound)
     cap = bound if scoring == "neg_mean_absolute_error" else math.sqrt(bound)
     with np.errstate(over="ignore", invalid="ignore"):
         residual = np.abs(
-            np.asarray(y_true, dtype=np.float64) - np.asarray(y_pred, dtype=np.float64)
+            y_true.astype(np.float64, copy=False)
+            - y_pred.astype(np.float64, copy=False)
         )
     capped = np.where(np.isnan(residual), cap, np.minimum(residual, cap))
     errors = capped if scoring == "neg_mean_absolute_error" else capped * capped
@@ -235,14 +239,37 @@ def score_counts(
             y_true, y_pred, scoring=scoring, score_bound=score_bound
         )
         return np.array([float(np.sum(errors))])
-    correct = float(np.count_nonzero(np.asarray(y_true) == np.asarray(y_pred)))
+    y_true, y_pred = _paired(y_true, y_pred)
+    correct = float(np.count_nonzero(y_true == y_pred))
     if scoring == "accuracy":
         return np.array([correct])
     codes = np.asarray(group_codes)
-    positive = np.asarray(y_pred) == positive_label
+    if codes.shape != y_true.shape:
+        raise ValueError(
+            f"group_codes must have the shape {y_true.shape} of y_true; got "
+            f"{codes.shape}."
+        )
+    positive = y_pred == positive_label
     in_group = codes >= 0
     sizes = np.bincount(codes[in_group], minlength=n_groups).astype(float)
     positives = np.bincount(
         codes[in_group], weights=positive[in_group].astype(float), minlength=n_groups
     )
     return np.concatenate([[correct], sizes, positives])
+
+
+def _paired(y_true, y_pred):
+    """``y_true`` and ``y_pred`` as 1-D arrays of one length, else ValueError.
+
+    Each row must add one term to each sum: arrays of other shapes would
+    broadcast (a column ``y_true`` against 1-D predictions compares every
+    pair of rows), and one record would move a sum by up to ``m`` terms
+    instead of one, past the sensitivity the noise is calibrated to.
+    """
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    if y_true.ndim != 1 or y_true.shape != y_pred.shape:
+        raise ValueError(
+            "y_true and y_pred must be 1-D arrays of the same length (one term "
+            f"per row); got shapes {y_true.shape} and {y_pred.shape}."
+        )
+    return y_true, y_pred

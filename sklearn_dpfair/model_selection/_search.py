@@ -11,6 +11,7 @@ from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
@@ -19,15 +20,17 @@ from sklearn.base import (
     is_classifier,
     is_regressor,
 )
+from sklearn.exceptions import DataConversionWarning
 from sklearn.model_selection import ParameterGrid
-from sklearn.utils import get_tags, indexable
+from sklearn.utils import assert_all_finite, get_tags, indexable
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
+    get_routing_for_object,
     process_routing,
 )
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from .._base import PrivateEstimatorMixin
 from ..fairness import encode_sensitive_features
@@ -50,8 +53,12 @@ from ..utils._sklearn_compat import (
     routing_enabled,
     safe_indexing,
 )
-from ..utils._validation import warn_at_caller
-from ._planning import SEARCH_OWNED_PARAMS, plan_candidate
+from ..utils._validation import (
+    check_public_weights,
+    resolve_classes,
+    warn_at_caller,
+)
+from ._planning import SEARCH_OWNED_PARAMS, check_nested_seeds, plan_candidate
 from ._runs import best_of_runs, draw_runs
 from ._scoring import (
     CLASSIFICATION_SCORINGS,
@@ -137,7 +144,9 @@ class PrivateHyperparameterSearch(
         declares its ``classes``; nothing is asked of a regressor but the
         search's ``score_bound``. Its ``epsilon``, ``delta``,
         ``accountant`` and ``random_state`` (those it has) are set by the
-        search; a fixed ``noise_multiplier`` or ``rho`` is refused, and so
+        search; a fixed ``noise_multiplier`` or ``rho`` is refused, so is
+        a seeded nested part (``step__random_state``) in a search without
+        ``random_state`` (it would not be reseeded), and so
         is a pipeline that discovers categories privately (its threshold's
         delta, outside its event, would be spent again in every run:
         declare the categories); a pipeline's parameters are addressed as
@@ -168,9 +177,10 @@ class PrivateHyperparameterSearch(
         instance the width of the targets' known range. It is the L2
         sensitivity of the noisy error sum under either neighbouring
         relation (every row's term lies in ``[0, score_bound]`` whatever it
-        holds, a huge or infinite target included); never read from the
-        data. Smaller bounds mean less noise, but errors above them count
-        only the bound.
+        holds, a huge target or a non-finite prediction included; a target
+        that is not finite is refused, on every row, before the split is
+        drawn); never read from the data. Smaller bounds mean less noise,
+        but errors above them count only the bound.
     gap_penalty : float, default=1.0
         Weight of the gap in ``"accuracy-dp-gap"``.
     validation_fraction : float, default=0.2
@@ -203,8 +213,9 @@ class PrivateHyperparameterSearch(
         A ledger records the whole search as one release.
     random_state : int or None, default=None
         None draws the split, the runs, the candidates and all noise from
-        fresh OS entropy: use it for releases. A seed makes them reproducible
-        (not a private release).
+        fresh OS entropy: use it for releases (a seed of a nested part of
+        the estimator is then refused). A seed makes them reproducible
+        (not a private release) and seeds every run, nested parts included.
     n_jobs : int or None, default=None
         Runs trained and scored in parallel (joblib; None is 1, -1 all
         processors). Every run's candidate, fit seed and score noise are
@@ -459,6 +470,13 @@ class PrivateHyperparameterSearch(
             del routed["sensitive_features"]
         return routed, sensitive
 
+    def _estimator_takes_sensitive(self):
+        """Whether a fit passes ``sensitive_features`` on to the estimator."""
+        if routing_enabled():
+            routing = get_routing_for_object(self.estimator)
+            return bool(routing.consumes("fit", ["sensitive_features"]))
+        return _fit_takes(self.estimator, "sensitive_features")
+
     def _group_set(self):
         """The declared group set: the search's, else the estimator's."""
         if self.groups is not None:
@@ -484,7 +502,10 @@ class PrivateHyperparameterSearch(
             takes one; the candidates are planned with its layout (see
             ``privacy_plan``'s ``sparse``).
         y : array-like of shape (n_samples,)
-            Labels (classifiers) or targets (regressors).
+            Labels (classifiers) or targets (regressors). A column vector
+            is raveled with a ``DataConversionWarning``. A label outside the
+            declared classes or a target that is not finite is refused, on
+            every row, before any row is read for a release.
         **fit_params : dict
             Metadata routed to the estimator's ``fit`` (for instance
             ``sensitive_features`` or ``public_mask``, with metadata routing
@@ -493,6 +514,10 @@ class PrivateHyperparameterSearch(
             Array-like values, one per sample (a ValueError names one of
             another length), are split with the rows; rows marked by
             ``public_mask`` all go to the training split.
+            ``sensitive_features`` may also be a dict of columns; a group
+            outside the declared ones (or a missing one, where the
+            estimator receives it) is refused on every row, and so is a
+            ``sample_weight`` the candidates would refuse.
 
         Returns
         -------
@@ -523,6 +548,10 @@ class PrivateHyperparameterSearch(
         # private pipeline's column selections are planned with them.
         schema = X.iloc[:0] if hasattr(X, "iloc") and hasattr(X, "columns") else None
         X, y = indexable(X, y)
+        # One label or target per row: the private scores compare y with the
+        # predictions elementwise, and a column vector would broadcast.
+        y = _target_1d(y)
+        fit_params = _sensitive_as_frame(fit_params)
         routed, sensitive = self._routed_fit_params(fit_params)
         if routed.get("silos") is not None:
             raise ValueError("PrivateHyperparameterSearch does not run federated fits.")
@@ -545,7 +574,10 @@ class PrivateHyperparameterSearch(
                 "Declare the public group set (groups=[...] in the search or the "
                 "estimator): a private search does not read it from the data."
             )
-        n_groups = len(groups) if sensitive is not None and groups is not None else 1
+        # The candidates see the groups only where the estimator receives
+        # sensitive_features (the search may read it for its score alone).
+        grouped = routed.get("sensitive_features") is not None
+        n_groups = len(groups) if grouped and groups is not None else 1
         scoring = self._scoring(task)
         if scoring == "accuracy-dp-gap":
             if sensitive is None:
@@ -585,18 +617,16 @@ class PrivateHyperparameterSearch(
         selection = self._selection_plan(
             candidates, n_train, int(np.shape(X)[1]),
             _counts(n_groups, classes, len(public)), groups,
-            grouped=sensitive is not None, sparse=sparse, schema=schema,
+            grouped=grouped, sparse=sparse, schema=schema,
         )
+        codes = self._check_values(X, y, task, scoring, sensitive, routed, groups)
         delta = float(self.delta)
         train_params = _split_params(routed, n_samples, train_idx)
         X_train, y_train = safe_indexing(X, train_idx), safe_indexing(y, train_idx)
         X_val = safe_indexing(X, val_idx)
         y_val = np.asarray(safe_indexing(y, val_idx))
-        codes = None
-        if scoring == "accuracy-dp-gap":
-            codes = encode_sensitive_features(
-                _rows(sensitive, val_idx), n_samples=n_val, groups=groups
-            ).codes
+        if codes is not None:
+            codes = codes[val_idx]
 
         n_runs = sample_number_of_runs(selection.mean_runs, selection.shape, rng)
         runs = draw_runs(n_runs, len(candidates), rng, seed_source)
@@ -653,6 +683,54 @@ class PrivateHyperparameterSearch(
             self.feature_names_in_ = est.feature_names_in_
         self._set_privacy_record(record)
         return self
+
+    def _check_values(self, X, y, task, scoring, sensitive, routed, groups):
+        """Refuse, on every row, what a candidate or the score would refuse.
+
+        The candidates validate the training part only and the score reads the
+        validation part only: a label outside the declared classes, a target
+        that is not finite, a group outside the declared ones or a negative
+        weight would make the fit raise or not as the random split falls, an
+        exception that depends on where one private record went. Checked on
+        all rows before any row is read for a release, the refusal is input
+        validation (the same on every split). Returns the group codes of
+        every row for ``"accuracy-dp-gap"`` (else None).
+        """
+        if task == "classification":
+            # The candidates' own check of the declared label set.
+            resolve_classes(_declared_classes(self.estimator), np.asarray(y))
+        else:
+            try:
+                targets = np.asarray(y, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    "y must hold numbers for a regressor: a value could not be "
+                    "read as one (it is not shown: it is private)."
+                ) from None
+            assert_all_finite(targets, input_name="y")
+        if routed.get("sample_weight") is not None:
+            # The candidates' own check (sign, real numbers, not all zero).
+            check_public_weights(routed["sample_weight"], X)
+        received = routed.get("sensitive_features")
+        if received is not None:
+            own = _declared(self.estimator, "groups")
+            encoding = encode_sensitive_features(
+                received, n_samples=num_samples(y),
+                groups=groups if own is None else own,
+            )
+            if encoding.n_missing:
+                # No private estimator has a private treatment of a missing
+                # group (DP-FERMI refuses it): it would fail in the training
+                # part only.
+                raise ValueError(
+                    "sensitive_features has missing values (None/NaN), which "
+                    "the private candidates refuse: drop or impute those rows."
+                )
+        if scoring != "accuracy-dp-gap":
+            return None
+        return encode_sensitive_features(
+            sensitive, n_samples=num_samples(y), groups=groups
+        ).codes
 
     def _task(self):
         """"classification" or "regression", from the estimator's tags."""
@@ -732,6 +810,8 @@ class PrivateHyperparameterSearch(
         estimators, plans = [], []
         for params in candidates:
             est = clone(base).set_params(**params)
+            if self.random_state is None:
+                check_nested_seeds(est)
             estimators.append(est)
             plans.append(
                 plan_candidate(
@@ -839,7 +919,9 @@ class PrivateHyperparameterSearch(
         self._scoring(task)
         groups = self._group_set()
         if n_groups is None:
-            grouped = self.scoring == "accuracy-dp-gap" and groups is not None
+            # As a fit given sensitive_features: the estimator sees the
+            # declared groups where it receives them.
+            grouped = groups is not None and self._estimator_takes_sensitive()
             n_groups = len(groups) if grouped else 1
         _, expected = self._split_sizes(n_samples, n_public)
         if n_train is None:
@@ -861,8 +943,10 @@ class PrivateHyperparameterSearch(
     ):
         """The record of a search on ``n_samples`` rows (public inputs only).
 
-        ``n_groups``: the declared groups routed to the fit (default: those
-        declared when ``scoring="accuracy-dp-gap"``, else 1); ``n_public``:
+        ``n_groups``: the declared groups routed to the fit (default: as a
+        fit given ``sensitive_features``, the number of declared groups where
+        the estimator receives it, i.e. requests it under metadata routing
+        or its fit names it without, else 1); ``n_public``:
         the rows ``public_mask`` marks (all trained on); ``n_train``: the
         training part's size, which the fit draws (``n_train_``) before it
         reads a row: each private row is held out independently, so the
@@ -906,7 +990,9 @@ class PrivateHyperparameterSearch(
             <sklearn_dpfair.pipeline.PrivatePipeline.privacy_plan>`).
             ``privacy_plan`` takes it too.
         **public_counts : int
-            ``n_groups`` (routed declared groups), ``n_public`` (rows
+            ``n_groups`` (routed declared groups; default: the number of
+            declared groups where the estimator receives
+            ``sensitive_features``, else 1), ``n_public`` (rows
             ``public_mask`` marks), ``n_train`` (the training part's size:
             ``n_train_`` of a fit, which draws it; default its expected
             size).
@@ -1008,6 +1094,12 @@ class PrivateHyperparameterSearch(
         "predict_proba",
         "Class probabilities of the selected model.",
         "proba : ndarray of shape (n_samples, n_classes)\n    Probability of each class.",
+    )
+    predict_log_proba = _delegate_to_selected(
+        "predict_log_proba",
+        "Log of the class probabilities of the selected model.",
+        "log_proba : ndarray of shape (n_samples, n_classes)\n"
+        "    Log-probability of each class.",
     )
     decision_function = _delegate_to_selected(
         "decision_function",
@@ -1150,6 +1242,51 @@ def draw_split(n_samples, public, validation_fraction, rng):
     held_out = rng.random(len(private)) < validation_fraction
     train = np.sort(np.concatenate([private[~held_out], public]))
     return private[held_out], train
+
+
+def _target_1d(y):
+    """``y`` with one value per row: a column vector is raveled with one warning.
+
+    As scikit-learn's estimators take it (``column_or_1d``); a 1-D ``y`` is
+    returned as it is (a Series stays one), other shapes are refused.
+    """
+    if np.ndim(y) == 1:
+        return y
+    y = check_array(
+        y, ensure_2d=False, dtype=None, input_name="y", ensure_all_finite=False,
+        ensure_min_samples=0,
+    )
+    if y.ndim == 2 and y.shape[1] == 1:
+        warn_at_caller(
+            "A column-vector y was passed when a 1d array was expected. Please "
+            "change the shape of y to (n_samples, ), for example using ravel().",
+            DataConversionWarning,
+        )
+    else:
+        raise ValueError(
+            "y must be 1-D (one label or target per row); got an array of shape "
+            f"{y.shape}."
+        )
+    return column_or_1d(y, input_name="y")
+
+
+def _sensitive_as_frame(fit_params):
+    """``fit_params`` with a dict of sensitive columns as a DataFrame.
+
+    The estimators take a dict of columns; the search splits its rows, so it
+    takes them as the frame the estimators make of it.
+    """
+    sensitive = fit_params.get("sensitive_features")
+    if not isinstance(sensitive, dict):
+        return fit_params
+    try:
+        frame = pd.DataFrame(sensitive)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            "sensitive_features as a dict must map column names to columns of "
+            f"one value per sample: {exc}"
+        ) from None
+    return {**fit_params, "sensitive_features": frame}
 
 
 def _is_array_like(value):

@@ -1,0 +1,301 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""PrivateHyperparameterSearch: the inputs it takes, and those it refuses."""
+
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.datasets import make_classification
+from sklearn.exceptions import DataConversionWarning
+
+from sklearn_dpfair import (
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    PrivateHyperparameterSearch,
+    SemiDPLinearRegression,
+)
+from sklearn_dpfair.model_selection._scoring import bounded_errors, score_counts
+from sklearn_dpfair.pipeline import make_private_pipeline
+from sklearn_dpfair.preprocessing import DPStandardScaler
+from sklearn_dpfair.privacy import PrivacyLedger
+
+N = 600
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=N, n_features=3, n_informative=2,
+                               n_redundant=0, random_state=0)
+    sex = np.where(np.random.default_rng(0).random(N) < 0.5, "F", "M").astype(object)
+    return X, y, sex
+
+
+def _classifier_search(**kwargs):
+    params = dict(epsilon=2.0, random_state=0, n_runs=2)
+    params.update(kwargs)
+    estimator = params.pop(
+        "estimator", DPLogisticRegression(classes=[0, 1], max_iter=2, batch_size="full")
+    )
+    grid = params.pop("param_grid", {"clip_norm": [0.5, 2.0]})
+    return PrivateHyperparameterSearch(estimator, grid, **params)
+
+
+def _fermi(**kwargs):
+    return DPFERMIClassifier(
+        classes=[0, 1], groups=["F", "M"], max_iter=2, batch_size="full", **kwargs
+    )
+
+
+# -- y of one value per row -------------------------------------------------
+
+
+def test_a_column_vector_y_fits_as_its_ravel_with_one_warning(data):
+    X, y, _ = data
+    flat = _classifier_search().fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        column = _classifier_search().fit(X, y.reshape(-1, 1))
+    shown = [w for w in caught if issubclass(w.category, DataConversionWarning)]
+    assert len(shown) == 1
+    assert shown[0].filename == __file__  # at the caller's line
+    # The same fit: the score compares one label with one prediction per row
+    # (a column y broadcast against the predictions would count m^2 pairs).
+    assert column.best_score_ == flat.best_score_
+    assert column.best_params_ == flat.best_params_
+    np.testing.assert_array_equal(
+        column.best_estimator_.coef_, flat.best_estimator_.coef_
+    )
+    with pytest.raises(ValueError, match="y must be 1-D"):
+        _classifier_search().fit(X, np.c_[y, y])
+
+
+def test_a_column_vector_regression_target_fits_as_its_ravel(data):
+    X, _, _ = data
+    y = X @ [1.0, 2.0, 3.0]
+    public = np.arange(N) < 50
+
+    def search():
+        return PrivateHyperparameterSearch(
+            SemiDPLinearRegression(adjacency="add_remove", max_iter=2),
+            {"clip_norm": [1.0, 2.0]}, score_bound=5.0, epsilon=2.0,
+            random_state=0, n_runs=2,
+        )
+
+    flat = search().fit(X, y, public_mask=public)
+    with pytest.warns(DataConversionWarning):
+        column = search().fit(X, y[:, None], public_mask=public)
+    assert column.best_score_ == flat.best_score_
+
+
+@pytest.mark.parametrize("scoring", ["accuracy", "neg_mean_absolute_error"])
+def test_the_score_sums_refuse_rows_that_are_not_paired(scoring):
+    # One record must add one term to each sum: a column y_true against 1-D
+    # predictions would broadcast to every pair of rows.
+    kw = {"scoring": scoring, "score_bound": 4.0}
+    y, pred = np.ones(5), np.zeros(5)
+    for y_true, y_pred in [(y[:, None], pred), (y, pred[:, None]), (y, pred[:4])]:
+        with pytest.raises(ValueError, match="1-D arrays of the same length"):
+            score_counts(y_true, y_pred, **kw)
+    with pytest.raises(ValueError, match="1-D arrays of the same length"):
+        bounded_errors(y[:, None], pred, scoring="neg_mean_absolute_error",
+                       score_bound=4.0)
+    with pytest.raises(ValueError, match="group_codes"):
+        score_counts(y, pred, scoring="accuracy-dp-gap", group_codes=np.zeros(4, int),
+                     n_groups=2, positive_label=1.0)
+
+
+# -- seeds the search does not set -------------------------------------------
+
+
+def _seeded_pipeline():
+    return make_private_pipeline(
+        DPStandardScaler(bounds=[(-5, 5)] * 3, random_state=0),
+        DPLogisticRegression(classes=[0, 1], max_iter=2, batch_size="full",
+                             random_state=1),
+    )
+
+
+def test_a_nested_seed_in_an_unseeded_search_is_refused_before_any_fit(data):
+    X, y, _ = data
+    # Every run of a candidate would draw the same noise, recorded as a
+    # private release (and composed as independent by a ledger).
+    ledger = PrivacyLedger(kind="rdp")
+    search = _classifier_search(
+        estimator=_seeded_pipeline(), random_state=None, accountant=ledger,
+        param_grid={"dplogisticregression__alpha": [0.0, 1e-3]},
+    )
+    with pytest.raises(ValueError, match="dplogisticregression__random_state"):
+        search.fit(X, y)
+    assert len(ledger) == 0
+    with pytest.raises(ValueError, match="dplogisticregression__random_state"):
+        search.privacy_plan(N, 3)
+    # Set by the grid alike.
+    pipe = make_private_pipeline(
+        DPStandardScaler(bounds=[(-5, 5)] * 3),
+        DPLogisticRegression(classes=[0, 1], max_iter=2, batch_size="full"),
+    )
+    search = _classifier_search(
+        estimator=pipe, random_state=None,
+        param_grid={"dplogisticregression__random_state": [None, 3]},
+    )
+    with pytest.raises(ValueError, match="dplogisticregression__random_state"):
+        search.fit(X, y)
+
+
+def test_a_seeded_search_over_seeded_steps_is_recorded_seeded(data):
+    X, y, _ = data
+    search = _classifier_search(
+        estimator=_seeded_pipeline(),
+        param_grid={"dplogisticregression__alpha": [0.0, 1e-3]},
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    assert search.privacy_record_.seeded
+    assert any("random_state set" in c for c in search.privacy_caveats_)
+    # The search's seed seeds every run's steps.
+    assert search.best_estimator_.random_state is not None
+
+
+# -- values out of the declared domains ----------------------------------------
+
+SEEDS = range(6)
+
+
+def _raises_for_every_split(make_search, X, y, match, **fit_params):
+    for seed in SEEDS:
+        with pytest.raises(ValueError, match=match):
+            make_search(seed).fit(X, y, **fit_params)
+
+
+def test_an_undeclared_label_raises_whatever_the_split(data):
+    # Validated on the training part only, it raised only where the row
+    # fell there: the exception told where one record went.
+    X, y, _ = data
+    y = y.copy()
+    y[7] = 5
+    _raises_for_every_split(
+        lambda s: _classifier_search(random_state=s, validation_fraction=0.5),
+        X, y, "not in the declared classes",
+    )
+
+
+def test_an_undeclared_group_raises_whatever_the_split(data):
+    X, y, sex = data
+    sex = sex.copy()
+    sex[7] = "X"
+    # Read by the score only (validation part) ...
+    _raises_for_every_split(
+        lambda s: _classifier_search(
+            random_state=s, validation_fraction=0.5, scoring="accuracy-dp-gap",
+            groups=["F", "M"],
+        ),
+        X, y, "not in the declared groups", sensitive_features=sex,
+    )
+    # ... or by the candidates only (training part).
+    _raises_for_every_split(
+        lambda s: _classifier_search(
+            estimator=_fermi(), param_grid={"fairness_weight": [1.0]},
+            random_state=s, validation_fraction=0.5,
+        ),
+        X, y, "not in the declared groups", sensitive_features=sex,
+    )
+    sex[7] = None  # the candidates have no private treatment of it
+    _raises_for_every_split(
+        lambda s: _classifier_search(
+            estimator=_fermi(), param_grid={"fairness_weight": [1.0]},
+            random_state=s, validation_fraction=0.5,
+        ),
+        X, y, "missing values", sensitive_features=sex,
+    )
+
+
+def test_a_negative_weight_raises_whatever_the_split(data):
+    X, y, _ = data
+    weights = np.ones(N)
+    weights[7] = -1.0
+    _raises_for_every_split(
+        lambda s: _classifier_search(random_state=s, validation_fraction=0.5),
+        X, y, "sample_weight", sample_weight=weights,
+    )
+
+
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+def test_a_target_that_is_not_finite_raises_whatever_the_split(data, bad):
+    X, _, _ = data
+    y = X @ [1.0, 2.0, 3.0]
+    y[100] = bad  # a private row (the first 50 are public)
+
+    def make_search(seed):
+        return PrivateHyperparameterSearch(
+            SemiDPLinearRegression(adjacency="add_remove", max_iter=2),
+            {"clip_norm": [1.0]}, score_bound=5.0, epsilon=2.0, n_runs=1,
+            random_state=seed, validation_fraction=0.5,
+        )
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _raises_for_every_split(
+            make_search, X, y, "Input y contains", public_mask=np.arange(N) < 50
+        )
+
+
+# -- sensitive features: where they go, and in which container ------------------
+
+
+@pytest.mark.parametrize("scoring", ["accuracy", "accuracy-dp-gap"])
+def test_groups_are_planned_as_the_estimator_receives_them(data, scoring):
+    X, y, sex = data
+    with sklearn.config_context(enable_metadata_routing=True):
+        for requested in (True, False):
+            fermi = _fermi().set_fit_request(sensitive_features=requested)
+            search = _classifier_search(
+                estimator=fermi, param_grid={"fairness_weight": [1.0, 4.0]},
+                scoring=scoring,
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                search.fit(X, y, sensitive_features=sex)
+            seen = search.best_estimator_.groups_.tolist()
+            assert seen == (["F", "M"] if requested else [None])
+            # The plan's default is the fit's.
+            plan = search.privacy_plan(N, 3, n_train=search.n_train_)
+            assert plan.dp_event == search.dp_event_
+
+
+def test_sensitive_features_as_a_dict_of_columns(data):
+    pd = pytest.importorskip("pandas")
+    X, y, sex = data
+
+    def fit(sensitive):
+        search = _classifier_search(
+            estimator=_fermi(), param_grid={"fairness_weight": [1.0, 4.0]},
+            scoring="accuracy-dp-gap",
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return search.fit(X, y, sensitive_features=sensitive)
+
+    as_dict = fit({"sex": sex})
+    as_frame = fit(pd.DataFrame({"sex": sex}))
+    assert as_dict.best_score_ == as_frame.best_score_
+    assert as_dict.best_estimator_.groups_.tolist() == ["F", "M"]
+    with pytest.raises(ValueError, match="sensitive_features"):
+        fit({"sex": sex, "other": sex[:10]})
+
+
+# -- delegation ------------------------------------------------------------------
+
+
+def test_predict_log_proba_is_delegated_to_the_selected_model(data):
+    X, y, _ = data
+    search = _classifier_search().fit(X, y)
+    np.testing.assert_array_equal(
+        search.predict_log_proba(X), search.best_estimator_.predict_log_proba(X)
+    )
+    regressor = PrivateHyperparameterSearch(
+        SemiDPLinearRegression(), {"clip_norm": [1.0]}, score_bound=5.0
+    )
+    assert not hasattr(regressor, "predict_log_proba")
