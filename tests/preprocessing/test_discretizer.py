@@ -255,27 +255,6 @@ def test_weights_shift_the_private_edges_towards_the_heavier_rows():
     assert kb.fit(X[:, None], sample_weight=weights).bin_edges_[0][1] < 30.0
 
 
-@pytest.mark.parametrize("strategy", ["quantile", "uniform"])
-@pytest.mark.parametrize(
-    "sample_weight, message",
-    [
-        ([1.0, 2.0], "sample_weight"),
-        (-np.ones(60), "[Nn]egative.*sample_weight|sample_weight.*[Nn]egative"),
-        (np.zeros(60), "[Ss]ample.weight"),
-        (["a"] * 60, "sample_weight"),
-        (np.full(60, np.inf), "sample_weight"),
-    ],
-)
-def test_bad_weights_are_refused_before_anything_is_released(
-    selection_scores, ordinary_data, strategy, sample_weight, message
-):
-    kb = DPKBinsDiscretizer(bounds=BOUNDS, strategy=strategy, random_state=0)
-    with pytest.raises(ValueError, match=message):
-        kb.fit(ordinary_data, sample_weight=sample_weight)
-    assert not selection_scores
-    assert not hasattr(kb, "bin_edges_") and not hasattr(kb, "bounds_")
-
-
 def test_weights_routed_by_a_pipeline_reach_the_discretizer_and_its_record():
     rng = np.random.default_rng(1)
     X = rng.lognormal(3.0, 0.5, size=(400, 2))

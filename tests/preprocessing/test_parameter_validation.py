@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
 from sklearn_dpfair.preprocessing import (
     DPKBinsDiscretizer,
@@ -208,3 +209,34 @@ def test_categories_need_one_array_like_per_column(categories):
     declared = [np.array([0, 1, 2]), (0, 1, 2), [0, 1, 2]]
     enc = DPOneHotEncoder(categories=declared).fit(_data("DPOneHotEncoder"))
     assert [list(c) for c in enc.categories_] == [[0, 1, 2]] * 3
+
+
+#: Transformers whose fit takes sample_weight, with each way they cut.
+_WEIGHTED = [
+    DPStandardScaler(bounds=BOUNDS),
+    DPKBinsDiscretizer(bounds=BOUNDS, strategy="quantile"),
+    DPKBinsDiscretizer(bounds=BOUNDS, strategy="uniform"),
+    DPSplineTransformer(bounds=BOUNDS, knots="quantile"),
+    DPSplineTransformer(bounds=BOUNDS, knots="uniform"),
+]
+
+
+@pytest.mark.parametrize("transformer", _WEIGHTED, ids=repr)
+@pytest.mark.parametrize(
+    "sample_weight, message",
+    [
+        ([1.0, 2.0], "sample_weight"),
+        (-np.ones(60), "[Nn]egative.*sample_weight|sample_weight.*[Nn]egative"),
+        (np.zeros(60), "[Ss]ample.weight"),
+        (["a"] * 60, "sample_weight"),
+        (np.full(60, np.inf), "sample_weight"),
+    ],
+)
+def test_bad_weights_are_refused_before_anything_is_released(
+    selection_scores, ordinary_data, transformer, sample_weight, message
+):
+    est = clone(transformer).set_params(random_state=0)
+    with pytest.raises(ValueError, match=message):
+        est.fit(ordinary_data, sample_weight=sample_weight)
+    assert not selection_scores
+    assert not [name for name in vars(est) if name.endswith("_")]

@@ -182,27 +182,6 @@ def test_epsilon_inf_rows_of_weight_zero_move_no_knot(ordinary_data):
     np.testing.assert_array_equal(plain.knots_, padded.knots_)
 
 
-@pytest.mark.parametrize("knots", ["quantile", "uniform"])
-@pytest.mark.parametrize(
-    "sample_weight, message",
-    [
-        ([1.0, 2.0], "sample_weight"),
-        (-np.ones(60), "[Nn]egative.*sample_weight|sample_weight.*[Nn]egative"),
-        (np.zeros(60), "[Ss]ample.weight"),
-        (["a"] * 60, "sample_weight"),
-        (np.full(60, np.inf), "sample_weight"),
-    ],
-)
-def test_bad_weights_are_refused_before_anything_is_released(
-    selection_scores, ordinary_data, knots, sample_weight, message
-):
-    spl = DPSplineTransformer(bounds=BOUNDS, knots=knots, random_state=0)
-    with pytest.raises(ValueError, match=message):
-        spl.fit(ordinary_data, sample_weight=sample_weight)
-    assert not selection_scores
-    assert not hasattr(spl, "knots_") and not hasattr(spl, "bounds_")
-
-
 def test_weights_routed_by_a_pipeline_reach_the_spline_and_its_record():
     rng = np.random.default_rng(1)
     X = rng.lognormal(3.0, 0.5, size=(400, 2))
