@@ -848,10 +848,13 @@ def _layout(sensitive_features):
 
 def _is_positive(y, classes, name):
     """Whether each label is the positive class; refuse undeclared labels."""
-    if y.dtype == object and pd.isna(y).any():
-        # A missing label (pd.NA of a nullable column) is no declared class;
-        # comparing it would raise "boolean value of NA is ambiguous".
-        raise ValueError(_UNDECLARED_LABELS.format(name=name))
+    if y.dtype == object:
+        # pd.NA (a nullable column's missing label) is no declared class,
+        # and comparing it would raise "boolean value of NA is ambiguous";
+        # None and NaN compare (and may be declared).
+        missing = pd.isna(y)
+        if missing.any() and any(v is pd.NA for v in y[missing]):
+            raise ValueError(_UNDECLARED_LABELS.format(name=name))
     negative, positive = y == classes[0], y == classes[1]
     if not np.all(negative | positive):
         raise ValueError(_UNDECLARED_LABELS.format(name=name))

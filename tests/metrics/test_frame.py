@@ -170,6 +170,15 @@ def test_missing_label_of_a_string_column_is_refused_as_undeclared(name):
     assert not hasattr(frame, "counts_")
 
 
+def test_none_may_be_a_declared_class():
+    # None compares as a label (unlike pd.NA): declared, it is counted.
+    y_true = np.array([None, "b", None, "b"] * 10, dtype=object)
+    y_pred = np.array(["b", "b", None, None] * 10, dtype=object)
+    frame = PrivateMetricFrame([0, 1], classes=(None, "b"), epsilon=np.inf)
+    frame.fit(y_true, y_pred, sensitive_features=np.arange(40) % 2)
+    assert frame.counts_.to_numpy().sum() == 40
+
+
 def test_string_labels_with_declared_classes():
     y_true = np.array(["no", "yes", "yes", "no"])
     y_pred = np.array(["no", "yes", "no", "no"])
