@@ -130,10 +130,11 @@ def sample_number_of_runs(mean, shape, rng):
     if shape == 0:
         return int(rng.logseries(1.0 - gamma))
     # Rejection accepts a negative binomial draw with probability
-    # 1 - gamma^eta, which vanishes as the mean tends to 1 (a mean of
-    # 1 + 1e-8 takes ~1e8 draws): there the law is inverted directly.
+    # 1 - gamma^eta (1 / accept draws expected), which vanishes as the mean
+    # tends to 1 or eta to 0 (a mean of 1 + 1e-8 takes ~1e8 draws);
+    # inversion takes about E[K] = mean steps. The cheaper one runs.
     accept = -math.expm1(shape * math.log(gamma))
-    if accept < 0.5:
+    if float(mean) * accept < 1.0:
         return _inverted_number_of_runs(shape, gamma, accept, rng)
     while True:
         k = int(rng.negative_binomial(shape, gamma))
@@ -145,7 +146,7 @@ def _inverted_number_of_runs(shape, gamma, accept, rng):
     # Sequential inversion of P(K = k), k >= 1: P(K = 1) is
     # eta (1 - gamma) gamma^eta / (1 - gamma^eta), and consecutive
     # probabilities have the ratio (1 - gamma) (k + eta) / (k + 1). About
-    # E[K] steps, and used where E[K] is small (accept < 1/2).
+    # E[K] steps, used where that is fewer than rejection's 1 / accept.
     u = rng.random()
     k = 1
     p = shape * (1.0 - gamma) * math.exp(shape * math.log(gamma)) / accept

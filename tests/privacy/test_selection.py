@@ -88,6 +88,24 @@ def test_a_mean_just_above_one_needs_no_rejection_loop():
     assert Counting.calls <= 2 * 100
 
 
+@pytest.mark.parametrize("mean, shape", [(1e8, 1e-3), (10.0, 1e-9)])
+def test_the_cheaper_sampler_draws_large_means_and_tiny_shapes(mean, shape):
+    # Inversion takes ~E[K] steps, rejection ~1 / (1 - gamma^eta) draws:
+    # the cheaper one runs (inverting a mean of 1e8 would take 1e8 steps).
+    class Counting:
+        calls = 0
+
+        def __init__(self):
+            self.rng = np.random.default_rng(0)
+
+        def __getattr__(self, name):
+            Counting.calls += 1
+            return getattr(self.rng, name)
+
+    draws = [sample_number_of_runs(mean, shape, Counting()) for _ in range(5)]
+    assert min(draws) >= 1 and Counting.calls <= 5 * 200
+
+
 def test_bad_distribution_parameters():
     with pytest.raises(ValueError, match="mean number of runs"):
         truncated_negative_binomial_gamma(0.5, 1.0)
