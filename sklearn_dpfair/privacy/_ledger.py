@@ -372,12 +372,15 @@ class PrivacyLedger:
                 merged = _merged(own, written)
                 _check_composable_with(merged, dp_event, adjacency, self.kind)
 
-            if self._owner:
+            if self._journal is None:
                 check([])
             else:
-                # A copy also writes where the original reads (the journal),
-                # and keeps its own fits: the journal goes with the original.
-                # The journal is read under the lock its append is made under.
+                # A copy writes where the original reads (the journal) and
+                # keeps its own fits: the journal goes with the original. An
+                # original that has a journal (it was pickled for copies)
+                # writes there too, so that its copies see its later fits.
+                # The journal is read under the lock its append is made
+                # under; entries are merged by uid.
                 _append(self._journal, entry, check=check)
             self._entries.append(entry)
         return entry

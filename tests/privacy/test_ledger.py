@@ -789,6 +789,22 @@ def test_a_copy_checks_the_journal_again_as_it_appends(monkeypatch):
     assert 0 < ledger.total_epsilon(1e-5) < np.inf
 
 
+def test_a_copy_sees_what_the_original_recorded_after_it_was_made():
+    # The original records in the main process while a worker's copy runs:
+    # it writes the journal too, so the copy refuses what cannot compose.
+    from sklearn_dpfair.privacy._random_allocation import random_allocation_event
+
+    allocation = random_allocation_event(2.0, 10, 2)
+    ledger = PrivacyLedger("pld")
+    copy_ = pickle.loads(pickle.dumps(ledger))
+    ledger.record(allocation, delta=1e-5)
+    with pytest.raises(ValueError, match="random-allocation"):
+        copy_.record(allocation, delta=1e-5)
+    assert len(ledger) == 1 and 0 < ledger.total_epsilon(1e-5) < np.inf
+    # Recorded once, whether read from memory or from the journal.
+    assert len(pickle.loads(pickle.dumps(ledger))) == 1
+
+
 def test_summary_of_entries_its_accountant_cannot_compose_says_why():
     # Entries written without the check (a journal of an older version):
     # the summary and the repr say the total is missing rather than raise.
