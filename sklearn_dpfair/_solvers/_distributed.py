@@ -41,6 +41,7 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d, validate_data
 
 from ..fairness import encode_sensitive_features
@@ -473,6 +474,9 @@ def distribute_training_data(
     if classes is None:
         # The label set is a few values, computed on the cluster.
         observed = da.unique(y).compute()
+        # As a classifier's fit in memory: a continuous or missing label is
+        # refused (the distinct values tell as all of y would).
+        check_classification_targets(observed)
         classes, _, inferred = resolve_classes(None, observed)
         caveats = tuple(inferred)
     else:

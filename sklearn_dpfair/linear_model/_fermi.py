@@ -1814,7 +1814,9 @@ default=None
             fit_intercept=self.fit_intercept,
             private=not (math.isinf(self.epsilon) and self.noise_multiplier is None),
             sensitive_features=sensitive_features,
-            groups=self.groups,
+            # Without sensitive features every row is in one group, as in
+            # memory, whatever groups are declared.
+            groups=None if sensitive_features is None else self.groups,
             scaling=public_feature_scaling(scaling_plan),
         )
         try:

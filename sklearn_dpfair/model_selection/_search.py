@@ -44,6 +44,7 @@ from ..privacy._selection import (
     sample_number_of_runs,
 )
 from ..privacy._zcdp import rho_for_epsilon_simple
+from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import (
     HasMethods,
     Interval,
@@ -544,6 +545,9 @@ class PrivateHyperparameterSearch(
         # The layout is public (the container's): the candidates are planned
         # with it; one that refuses sparse X says so before any row is read.
         sparse = sp.issparse(X)
+        # The runs fit and score in this process: a Dask collection would be
+        # gathered onto the driver.
+        refuse_dask_input(type(self).__name__, X=X, y=y, **fit_params)
         # A DataFrame's columns (names and dtypes, no row) are public too: a
         # private pipeline's column selections are planned with them.
         schema = X.iloc[:0] if hasattr(X, "iloc") and hasattr(X, "columns") else None

@@ -30,6 +30,7 @@ from ..privacy._plan import PrivacyPlan, check_public_count, check_public_layout
 from ..privacy._random import check_noise_generator, noise_seed, step_seeds
 from ..privacy._record import PrivacyRecord
 from ..privacy._releases import log_release, logged_releases, mark_unchecked
+from ..utils._dask import refuse_dask_input
 from ..utils._validation import warn_at_caller
 from ._bounds import declared_output_bound, flowing_bound
 from ._budget_split import (
@@ -747,6 +748,8 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         """
         self._validate_params()
         self._check_steps()
+        # Its steps run in this process: a Dask collection would be gathered.
+        refuse_dask_input(type(self).__name__, X=X, y=y, **params)
         routed = self._route(params)
         n_samples, n_features, sparse = _shape_and_layout(X)
         schema = _column_schema(X) if hasattr(X, "columns") else None

@@ -78,3 +78,24 @@ def test_private_transformers_refuse_dask_input(arrays, transformer):
     name = type(transformer).__name__
     with pytest.raises(TypeError, match=f"{name} does not accept Dask"):
         transformer.fit(da.from_array(X, chunks=50))
+
+
+@pytest.mark.parametrize("which", ["X", "y", "sample_weight"])
+@pytest.mark.parametrize("meta", ["PrivatePipeline", "PrivateHyperparameterSearch"])
+def test_meta_estimators_refuse_dask_input(arrays, meta, which):
+    # They fit their steps (runs) in this process: the pipeline read X's
+    # shape through numpy, the search converted y and the validation part.
+    from sklearn_dpfair import DPLogisticRegression
+    from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
+    from sklearn_dpfair.pipeline import make_private_pipeline
+
+    X, y = arrays
+    inputs = {"X": X, "y": (y > 0).astype(int), "sample_weight": np.ones(200)}
+    inputs[which] = da.from_array(inputs[which], chunks=50)
+    clf = DPLogisticRegression(classes=[0, 1], max_iter=1)
+    if meta == "PrivatePipeline":
+        estimator = make_private_pipeline(DPStandardScaler(bounds=(-5.0, 5.0)), clf)
+    else:
+        estimator = PrivateHyperparameterSearch(clf, {"clip_norm": [0.5, 1.0]})
+    with pytest.raises(TypeError, match=f"{meta} does not accept Dask.*{which}"):
+        estimator.fit(**inputs)

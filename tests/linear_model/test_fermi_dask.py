@@ -227,6 +227,23 @@ def test_one_group_fits_without_fairness_term(dask_client, small):
     np.testing.assert_array_equal(clf.dual_coef_, 0.0)
 
 
+def test_declared_groups_without_sensitive_features_fit_one_group(
+    dask_client, small
+):
+    # As in memory: no sensitive features, one group, whatever is declared.
+    X, y, _, _ = small
+    kw = dict(classes=[0, 1], groups=[0, 1], max_iter=1, random_state=0)
+    with pytest.warns(UserWarning, match="sensitive_features is None"):
+        memory = DPFERMIClassifier(**kw).fit(X, y)
+    with pytest.warns(UserWarning, match="sensitive_features is None"):
+        dask = DPFERMIClassifier(**kw).fit(*_dask(X, y))
+    assert list(dask.groups_) == list(memory.groups_) == [None]
+    assert dask.dp_event_ == memory.dp_event_
+    assert dask.dp_event_ == DPFERMIClassifier(**kw).privacy_plan(
+        len(y), X.shape[1], n_groups=1
+    ).dp_event
+
+
 def test_options_that_read_the_whole_set_are_refused(dask_client, small):
     X, y, s, _ = small
     Xd, yd, sd = _dask(X, y, s)

@@ -398,3 +398,17 @@ def test_worker_side_validation_never_quotes_a_value():
     with pytest.raises(ValueError, match="not shown") as raised:
         _distributed._as_float64(X)
     assert "Alice" not in str(raised.value)
+
+
+@pytest.mark.parametrize("y_kind", ["continuous", "nan"])
+def test_labels_a_classifier_refuses_in_memory_are_refused(dask_client, small, y_kind):
+    # As in memory (without declared classes): a continuous target, or a
+    # missing label, is refused, not fitted as many classes.
+    X, y, _ = small
+    y = X[:, 0].copy() if y_kind == "continuous" else y.astype(float)
+    if y_kind == "nan":
+        y[17] = np.nan
+    match = "Unknown label type" if y_kind == "continuous" else "contains NaN"
+    with pytest.raises(ValueError, match=match), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        DPLogisticRegression(max_iter=1).fit(*_dask(X, y))
