@@ -814,7 +814,8 @@ def _labels_1d(y, name):
         raise ValueError(
             f"{name} must be 1-D (one label per row); got an array of shape {y.shape}."
         )
-    return column_or_1d(y, input_name=name)
+    # Its shape is checked above (input_name needs scikit-learn >= 1.7 here).
+    return column_or_1d(y)
 
 
 def _layout(sensitive_features):

@@ -1271,7 +1271,8 @@ def _target_1d(y):
             "y must be 1-D (one label or target per row); got an array of shape "
             f"{y.shape}."
         )
-    return column_or_1d(y, input_name="y")
+    # Its shape is checked above (input_name needs scikit-learn >= 1.7 here).
+    return column_or_1d(y)
 
 
 def _sensitive_as_frame(fit_params):
