@@ -8,8 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
-from sklearn.exceptions import DataConversionWarning
-from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..fairness._sensitive import encode_sensitive_features
@@ -18,7 +17,7 @@ from ..privacy._accounting import gaussian_event
 from ..privacy._random import check_noise_generator
 from ..privacy._record import PrivacyRecord, plain_language
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ..utils._validation import check_delta_for_n, warn_at_caller
+from ..utils._validation import check_delta_for_n, one_per_row
 from ._confusion import (
     CELLS,
     METRICS,
@@ -319,8 +318,8 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         """
         metrics = self._check_metrics()
         classes = self._check_classes()
-        y_true = _labels_1d(y_true, "y_true")
-        y_pred = _labels_1d(y_pred, "y_pred")
+        y_true = one_per_row(y_true, "y_true")
+        y_pred = one_per_row(y_pred, "y_pred")
         n_samples = y_true.shape[0]
         if y_pred.shape[0] != n_samples:
             raise ValueError(
@@ -791,31 +790,6 @@ def _check_method(method):
     if method not in _COMPARE_METHODS:
         raise ValueError(f"method must be one of {_COMPARE_METHODS}; got {method!r}.")
     return method
-
-
-def _labels_1d(y, name):
-    """``y`` as a 1-D array; a column vector is raveled with one warning."""
-    y = check_array(
-        y,
-        ensure_2d=False,
-        dtype=None,
-        input_name=name,
-        ensure_all_finite=False,
-        ensure_min_samples=0,
-    )
-    if y.ndim == 2 and y.shape[1] == 1:
-        warn_at_caller(
-            f"A column-vector {name} was passed when a 1d array was expected. "
-            f"Please change the shape of {name} to (n_samples,), for example "
-            "using ravel().",
-            DataConversionWarning,
-        )
-    elif y.ndim != 1:
-        raise ValueError(
-            f"{name} must be 1-D (one label per row); got an array of shape {y.shape}."
-        )
-    # Its shape is checked above (input_name needs scikit-learn >= 1.7 here).
-    return column_or_1d(y)
 
 
 def _layout(sensitive_features):

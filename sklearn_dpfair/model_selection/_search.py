@@ -20,7 +20,6 @@ from sklearn.base import (
     is_classifier,
     is_regressor,
 )
-from sklearn.exceptions import DataConversionWarning
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils import assert_all_finite, get_tags, indexable
 from sklearn.utils.metadata_routing import (
@@ -30,7 +29,7 @@ from sklearn.utils.metadata_routing import (
     process_routing,
 )
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import PrivateEstimatorMixin
 from ..fairness import encode_sensitive_features
@@ -56,6 +55,7 @@ from ..utils._sklearn_compat import (
 )
 from ..utils._validation import (
     check_public_weights,
+    one_per_row,
     resolve_classes,
     warn_at_caller,
 )
@@ -1249,30 +1249,14 @@ def draw_split(n_samples, public, validation_fraction, rng):
 
 
 def _target_1d(y):
-    """``y`` with one value per row: a column vector is raveled with one warning.
+    """``y`` with one value per row (:func:`one_per_row`); 1-D ``y`` as it is.
 
-    As scikit-learn's estimators take it (``column_or_1d``); a 1-D ``y`` is
-    returned as it is (a Series stays one), other shapes are refused.
+    A 1-D ``y`` is returned unconverted (a Series stays one), as the
+    candidates and the split read it.
     """
     if np.ndim(y) == 1:
         return y
-    y = check_array(
-        y, ensure_2d=False, dtype=None, input_name="y", ensure_all_finite=False,
-        ensure_min_samples=0,
-    )
-    if y.ndim == 2 and y.shape[1] == 1:
-        warn_at_caller(
-            "A column-vector y was passed when a 1d array was expected. Please "
-            "change the shape of y to (n_samples, ), for example using ravel().",
-            DataConversionWarning,
-        )
-    else:
-        raise ValueError(
-            "y must be 1-D (one label or target per row); got an array of shape "
-            f"{y.shape}."
-        )
-    # Its shape is checked above (input_name needs scikit-learn >= 1.7 here).
-    return column_or_1d(y)
+    return one_per_row(y, "y", what="label or target")
 
 
 def _sensitive_as_frame(fit_params):

@@ -7,6 +7,8 @@ import sys
 import warnings
 
 import numpy as np
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.validation import check_array, column_or_1d
 
 from ..exceptions import PrivacyLeakWarning
 from ._array_api import to_numpy
@@ -15,6 +17,7 @@ from ._sklearn_compat import check_sample_weight
 __all__ = [
     "check_delta_for_n",
     "check_public_weights",
+    "one_per_row",
     "resolve_classes",
     "warn_at_caller",
 ]
@@ -203,6 +206,46 @@ def _all_real(values):
 def _first_unreal(values):
     """The first entry of an object array that is not a real number, or None."""
     return next((v for v in values.ravel() if not isinstance(v, _REAL_TYPES)), None)
+
+
+def one_per_row(y, name, what="label"):
+    """``y`` as a 1-D array: a column vector is raveled with one warning.
+
+    As scikit-learn's estimators take a target (``column_or_1d``), with the
+    warning pointed at the caller's line and naming the argument; any other
+    shape but 1-D raises a ``ValueError`` saying that ``name`` holds one
+    ``what`` per row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._validation import one_per_row
+    >>> one_per_row(np.array([1, 0, 1]), "y_true")
+    array([1, 0, 1])
+    """
+    y = check_array(
+        y,
+        ensure_2d=False,
+        dtype=None,
+        input_name=name,
+        ensure_all_finite=False,
+        ensure_min_samples=0,
+    )
+    if y.ndim == 2 and y.shape[1] == 1:
+        warn_at_caller(
+            f"A column-vector {name} was passed when a 1d array was expected. "
+            f"Please change the shape of {name} to (n_samples,), for example "
+            "using ravel().",
+            DataConversionWarning,
+        )
+    elif y.ndim != 1:
+        raise ValueError(
+            f"{name} must be 1-D (one {what} per row); got an array of shape "
+            f"{y.shape}."
+        )
+    # The shape is checked above (column_or_1d's input_name needs
+    # scikit-learn >= 1.7).
+    return column_or_1d(y)
 
 
 def check_delta_for_n(delta, n_samples):
