@@ -69,41 +69,34 @@ def test_runs_drawn_by_inversion_follow_the_truncated_law(mean, shape):
     assert draws.mean() == pytest.approx(mean, rel=0.05)
 
 
+class _CountingGenerator:
+    """A seeded numpy Generator that counts the draws asked of it."""
+
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+        self.calls = 0
+
+    def __getattr__(self, name):
+        self.calls += 1
+        return getattr(self.rng, name)
+
+
 def test_a_mean_just_above_one_needs_no_rejection_loop():
     # Rejection accepts with probability 1 - gamma^eta, ~1e-4 at a mean of
     # 1 + 1e-4 (and ~1e-12 at 1 + 1e-12: it would never return).
-    class Counting:
-        calls = 0
-
-        def __init__(self):
-            self.rng = np.random.default_rng(0)
-
-        def __getattr__(self, name):
-            Counting.calls += 1
-            return getattr(self.rng, name)
-
-    rng = Counting()
+    rng = _CountingGenerator()
     for mean in (1 + 1e-4, 1 + 1e-12):
         assert all(sample_number_of_runs(mean, 2.0, rng) >= 1 for _ in range(50))
-    assert Counting.calls <= 2 * 100
+    assert rng.calls <= 2 * 100
 
 
 @pytest.mark.parametrize("mean, shape", [(1e8, 1e-3), (10.0, 1e-9)])
 def test_the_cheaper_sampler_draws_large_means_and_tiny_shapes(mean, shape):
     # Inversion takes ~E[K] steps, rejection ~1 / (1 - gamma^eta) draws:
     # the cheaper one runs (inverting a mean of 1e8 would take 1e8 steps).
-    class Counting:
-        calls = 0
-
-        def __init__(self):
-            self.rng = np.random.default_rng(0)
-
-        def __getattr__(self, name):
-            Counting.calls += 1
-            return getattr(self.rng, name)
-
-    draws = [sample_number_of_runs(mean, shape, Counting()) for _ in range(5)]
-    assert min(draws) >= 1 and Counting.calls <= 5 * 200
+    rngs = [_CountingGenerator() for _ in range(5)]
+    draws = [sample_number_of_runs(mean, shape, rng) for rng in rngs]
+    assert min(draws) >= 1 and sum(rng.calls for rng in rngs) <= 5 * 200
 
 
 def test_bad_distribution_parameters():
