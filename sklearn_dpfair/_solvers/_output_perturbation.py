@@ -152,11 +152,14 @@ def guaranteed_certificate_steps(*, lipschitz, smoothness, alpha, tol):
     52
     """
     beta = smoothness + alpha
-    ratio = beta * lipschitz / (alpha * alpha * tol)
+    # alpha**2 tol can underflow to 0 for a tiny alpha: no finite count.
+    denominator = alpha * alpha * tol
+    ratio = beta * lipschitz / denominator if denominator > 0 else math.inf
     if ratio <= 1.0:
         return 0
     contraction = -math.log1p(-alpha / beta) if alpha < beta else math.inf
-    return math.ceil(math.log(ratio) / contraction)
+    steps = math.log(ratio) / contraction
+    return math.ceil(steps) if math.isfinite(steps) else math.inf
 
 
 def certified_regularized_erm(

@@ -558,7 +558,16 @@ def output_perturbation_setup(
     row_bound = math.hypot(radius, s)
     # A weighted example's loss is w_i L-Lipschitz and w_i beta-smooth.
     lipschitz = max_weight * loss.raw_lipschitz * row_bound
-    smoothness = max_weight * loss.raw_smoothness * row_bound**2
+    smoothness = max_weight * loss.raw_smoothness * row_bound * row_bound
+    if not math.isfinite(smoothness):
+        # Public constants only: the certified solve's step 1 / smoothness
+        # and the noise would be 0 and inf.
+        raise ValueError(
+            "feature_norm_bound is too large for output perturbation: the "
+            "loss's smoothness bound (feature_norm_bound**2 times the loss "
+            f"constant) overflows float64 (feature_norm_bound={feature_norm_bound:g})."
+            " Use a bound of the size of the rows' norms."
+        )
     # The certificate ||grad|| <= alpha tol is checked in float64, whose
     # gradient carries round-off of about eps L: below a margin over it,
     # whether a dataset certifies is luck of its rounding. Refused from

@@ -164,3 +164,19 @@ def test_a_tol_below_float64_round_off_is_refused_before_the_data():
     # The non-private limit solves exactly and certifies nothing.
     exact = DPLogisticRegression(tol=5e-16, **{**kw, "epsilon": np.inf}).fit(X, y)
     assert exact.epsilon_ == np.inf
+
+
+def test_extreme_public_constants_are_refused_or_planned_before_the_data():
+    # feature_norm_bound**2 overflows float64 (it raised OverflowError), and
+    # alpha**2 * tol underflows to 0 (it raised ZeroDivisionError).
+    kw = dict(solver="output-perturbation", classes=[0, 1], random_state=0)
+    huge = DPLogisticRegression(alpha=1.0, feature_norm_bound=1e160, **kw)
+    with pytest.raises(ValueError, match=r"^feature_norm_bound is too large"):
+        huge.privacy_plan(40, 2)
+    assert guaranteed_certificate_steps(
+        lipschitz=1.0, smoothness=0.25, alpha=1e-300, tol=1e300
+    ) == math.inf
+    tiny = DPLogisticRegression(alpha=1e-300, tol=1e300, feature_norm_bound=1.0, **kw)
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 2)), rng.integers(0, 2, 40)
+    assert any("certified solve may fail" in c for c in tiny.fit(X, y).privacy_caveats_)
