@@ -466,19 +466,11 @@ def report_mechanism(clip_norm, eps0):
             "report's Laplace noise is scaled to its L1 sensitivity 2 * "
             f"clip_norm; got clip_norm={clip_norm!r}."
         )
-    mechanism = LaplaceMechanism(
+    # A finite clip norm can still overflow float64 in 2C or 2C / eps0:
+    # LaplaceMechanism refuses it (every report would be inf or NaN).
+    return LaplaceMechanism(
         sensitivity=2.0 * float(clip_norm), noise_multiplier=1.0 / eps0
     )
-    # A finite clip norm can still overflow float64 in 2C or 2C / eps0:
-    # every report would then be inf or NaN.
-    if not math.isfinite(mechanism.noise_scale):
-        raise ValueError(
-            "clip_norm is too large: the Laplace noise scale, the noise "
-            f"multiplier times the sensitivity ({1.0 / eps0:g} * 2 * "
-            f"{float(clip_norm):g}), overflows float64. Use a clip norm of the "
-            "size of the per-example terms."
-        )
-    return mechanism
 
 
 class ShuffledSilo:

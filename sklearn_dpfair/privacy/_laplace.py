@@ -11,8 +11,8 @@ coordinate at distance ``Delta_1`` is its worst case, which is exactly the
 event's one-dimensional Laplace.
 """
 
+import math
 from dataclasses import dataclass
-
 
 from ..utils._array_api import from_host
 from ._accounting import laplace_event
@@ -52,6 +52,18 @@ class LaplaceMechanism:
     sensitivity: float
     noise_multiplier: float
     norm = "l1"
+
+    def __post_init__(self):
+        # A noise scale that overflows float64 (a huge sensitivity, or one
+        # that already overflowed, times the multiplier) makes every noisy
+        # release inf or NaN.
+        if self.noise_multiplier > 0 and not math.isfinite(self.noise_scale):
+            raise ValueError(
+                "clip_norm is too large: the Laplace noise scale, the noise "
+                f"multiplier times the sensitivity ({self.noise_multiplier:g} * "
+                f"{self.sensitivity:g}), overflows float64. Use a clip norm of "
+                "the size of the per-example terms."
+            )
 
     @property
     def clip_norm(self):

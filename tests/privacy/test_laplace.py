@@ -79,3 +79,15 @@ def test_every_mechanism_follows_the_protocol(mechanism, norm):
     assert mechanism.norm == norm
     assert mechanism.sensitivity == 1.0
     assert mechanism.event(steps=2) is not None
+
+
+@pytest.mark.parametrize("sensitivity", [1e308, math.inf])
+def test_a_noise_scale_that_overflows_is_refused(sensitivity):
+    # Every noisy release would be inf or NaN.
+    with pytest.raises(ValueError, match="overflows float64"):
+        LaplaceMechanism(sensitivity, 2.0)
+    # Without noise nothing is scaled (the non-private limit).
+    unchanged = LaplaceMechanism(sensitivity, 0.0).privatize(
+        np.ones(2), np.random.default_rng(0)
+    )
+    np.testing.assert_array_equal(unchanged, np.ones(2))
