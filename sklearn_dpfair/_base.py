@@ -26,7 +26,7 @@ from .privacy._random import noise_seed
 from .privacy._releases import check_releases, logged_releases
 from .utils._array_api import (
     array_namespace,
-    device_of,
+    arrays_like,
     finite_linear_scores,
     input_float_dtypes,
     to_numpy,
@@ -347,13 +347,8 @@ class LinearRegressorMixin(RegressorMixin):
         )
         if sp.issparse(X):
             return _sparse_linear_scores(X, self.coef_[None, :], self.intercept_)
-        xp = array_namespace(X)
-        if xp is np:
-            return _dense_linear_scores(np, X, self.coef_, self.intercept_)
-        device = device_of(X)
-        coef = xp.asarray(to_numpy(self.coef_), dtype=X.dtype, device=device)
-        intercept = xp.asarray(to_numpy(self.intercept_), dtype=X.dtype, device=device)
-        return _dense_linear_scores(xp, X, coef, intercept)
+        coef, intercept = arrays_like(X, self.coef_, self.intercept_)
+        return _dense_linear_scores(array_namespace(X), X, coef, intercept)
 
 
 def _dense_linear_scores(xp, X, coef, intercept):
@@ -470,8 +465,9 @@ class LinearClassifierMixin(ScoreClassifierMixin):
             largest float is saturated to it).
         """
         check_is_fitted(self)
-        # Scores are computed where the coefficients live: numpy by default,
-        # X's namespace and device for fits under array_api_dispatch.
+        # Scores are computed in X's namespace and on its device (a torch
+        # tensor under array_api_dispatch), wherever the model was fitted:
+        # the model moves there.
         # Sparse X is accepted here (a model is numpy once fitted); fit
         # decides which solvers take it.
         X = validate_data(
@@ -479,8 +475,9 @@ class LinearClassifierMixin(ScoreClassifierMixin):
         )
         if sp.issparse(X):
             return _sparse_linear_scores(X, self.coef_, self.intercept_)
-        xp = array_namespace(X, self.coef_)
-        scores = _dense_linear_scores(xp, X, self.coef_.T, self.intercept_)
+        xp = array_namespace(X)
+        coef, intercept = arrays_like(X, self.coef_, self.intercept_)
+        scores = _dense_linear_scores(xp, X, coef.T, intercept)
         return xp.reshape(scores, (-1,)) if scores.shape[1] == 1 else scores
 
     def _raw(self, X):

@@ -381,11 +381,12 @@ def fit_dp_sgd(
     (:func:`check_planned_shape`); every noisy sum is made by the planned
     mechanism, so the release check of the estimator sees exactly the
     planned releases. ``epsilon = inf`` with ``noise_multiplier=None`` is the
-    non-private limit: on the host (numpy) backend the full-batch L-BFGS-B
-    solve of the same objective
+    non-private limit: the full-batch L-BFGS-B solve of the same objective
     (:func:`~sklearn_dpfair._solvers._non_private.minimize_linear`), with no
-    noise and no clipping, whatever the columns' scales; on an array-API
-    device the same loop as the private fit without noise or clipping.
+    noise and no clipping, whatever the columns' scales, on host copies of
+    the data whatever the backend (the coefficients come back in the
+    backend's output namespace). ``noise_multiplier=0`` runs the DP-SGD loop
+    itself, on the backend, without noise.
 
     ``backend`` (an :class:`~sklearn_dpfair.utils._array_api.ArrayBackend`)
     says where the solver runs; ``X`` and ``y`` are moved there once, and the
@@ -416,12 +417,28 @@ def fit_dp_sgd(
     scales = None if scaling is None else fit_feature_scaling(X, scaling, rng)
     if scales is not None:
         X = scales.transform(X)
-    if not budget.is_private and backend.is_numpy:
+    if not budget.is_private:
         # The non-private limit: the full-batch solver of the same objective
         # (a fixed step size chosen for unit-scale data diverges on raw
-        # columns).
-        return _non_private_fit(
-            X, y, loss, params.alpha, params.fit_intercept, weights, setup.record
+        # columns). It is scipy's L-BFGS-B, so it runs on host copies on
+        # every backend; the coefficients return to the input's namespace.
+        if backend.is_numpy:
+            return _non_private_fit(
+                X, y, loss, params.alpha, params.fit_intercept, weights, setup.record
+            )
+        fit = _non_private_fit(
+            to_numpy(X),
+            to_numpy(y),
+            loss,
+            params.alpha,
+            params.fit_intercept,
+            to_numpy(weights),
+            setup.record,
+        )
+        return replace(
+            fit,
+            coef=backend.to_output(backend.asarray(fit.coef)),
+            intercept=backend.to_output(backend.asarray(fit.intercept)),
         )
     if sp.issparse(X) and not backend.is_numpy:
         raise TypeError(

@@ -18,6 +18,7 @@ from .._solvers.semi_dp._local import (
     local_setup,
 )
 from ..privacy import check_noise_generator
+from ..utils._array_api import host_input
 from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import check_public_weights
@@ -323,9 +324,14 @@ default=None
             sample_weight=sample_weight,
             public_mask=public_mask,
         )
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        mask = check_public_mask(public_mask, X.shape[0])
-        weights = check_public_weights(sample_weight, X)
+        # The fit runs on the host (numpy): torch input under array API
+        # dispatch is read as a numpy copy, as it is without dispatch, and
+        # the fitted arrays are numpy.
+        X, y = validate_data(
+            self, host_input(X), host_input(y), dtype=np.float64, y_numeric=True
+        )
+        mask = check_public_mask(host_input(public_mask), X.shape[0])
+        weights = check_public_weights(host_input(sample_weight), X)
         setup = self._local_setup(
             X.shape[0],
             X.shape[1],

@@ -38,6 +38,7 @@ from ..privacy._random import check_noise_generator
 from ..utils._array_api import (
     DEVICE_OPTIONS,
     array_namespace,
+    arrays_like,
     input_float_dtypes,
     resolve_backend,
     to_numpy,
@@ -660,9 +661,11 @@ default=None
     def _raw(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=input_float_dtypes(X))
-        xp = array_namespace(X, self.coefs_[0])
-        weights = [xp.astype(W, X.dtype) for W in self.coefs_]
-        biases = [xp.astype(b, X.dtype) for b in self.intercepts_]
+        # The network moves to X's namespace and device, wherever it was
+        # fitted (a numpy model scores torch input under dispatch, and back).
+        xp = array_namespace(X)
+        weights = [xp.astype(W, X.dtype) for W in arrays_like(X, *self.coefs_)]
+        biases = [xp.astype(b, X.dtype) for b in arrays_like(X, *self.intercepts_)]
         return forward(X, weights, biases, self.activation)[2]
 
     def _loss_for_prediction(self):

@@ -20,6 +20,7 @@ from sklearn.utils.validation import validate_data
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..privacy._random import check_noise_generator
 from ..privacy._weights import counted_weights
+from ..utils._array_api import host_input
 from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils._validation import check_delta_for_n, check_public_weights
@@ -53,11 +54,16 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
     }
 
     def _validate_floats(self, X, *, reset):
-        """``X`` as float64; NaN (missing) allowed where the tags allow it."""
+        """``X`` as float64; NaN (missing) allowed where the tags allow it.
+
+        The transformers compute on the host: array-API input (a torch
+        tensor) under array API dispatch is read as a numpy copy, as it is
+        without dispatch, and the output is numpy.
+        """
         allow_nan = get_tags(self).input_tags.allow_nan
         return validate_data(
             self,
-            X,
+            host_input(X),
             dtype=np.float64,
             ensure_all_finite="allow-nan" if allow_nan else True,
             reset=reset,

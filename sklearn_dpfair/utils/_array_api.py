@@ -16,10 +16,12 @@ Rules (also stated in the estimators' docstrings):
 * ``device="cuda"``: PyTorch on the current CUDA device. Without PyTorch this
   raises an :class:`ImportError` naming the ``sklearn-dpfair[torch]`` extra.
 * ``device="auto"``: CUDA when PyTorch is installed and sees a GPU, else numpy.
-* With ``sklearn.set_config(array_api_dispatch=True)`` and an array-API array
-  (e.g. a torch tensor) as ``X``, the solver runs in X's namespace on X's
-  device, and the fitted arrays stay there (scikit-learn's rule). ``device``
-  must then be ``"auto"`` or name X's device type.
+* With ``sklearn.set_config(array_api_dispatch=True)`` and a torch tensor as
+  ``X``, the solver runs in torch on X's device, and the fitted arrays stay
+  there (scikit-learn's rule). ``device`` must then be ``"auto"`` or name X's
+  device type. Arrays of other array-API namespaces are refused (the solvers
+  index rows as numpy and torch do, beyond the standard). Input that requires
+  grad is detached: no fitted array carries an autograd graph.
 * Otherwise fitted arrays are numpy, so a model trained on a GPU pickles and
   predicts anywhere.
 
@@ -43,11 +45,13 @@ __all__ = [
     "NUMPY_BACKEND",
     "ArrayBackend",
     "array_namespace",
+    "arrays_like",
     "column_sums",
     "device_of",
     "expit",
     "finite_linear_scores",
     "from_host",
+    "host_input",
     "input_float_dtypes",
     "is_numpy_namespace",
     "log_expit",
@@ -232,6 +236,92 @@ def to_numpy(a):
     if _device_type(aac.device(a)).startswith("cuda"):
         a = aac.to_device(a, "cpu")
     return np.from_dlpack(a)
+
+
+def _detached(a):
+    # A torch tensor that requires grad carries an autograd graph; a fit's
+    # arithmetic on it would record every step, and the graph of a fitted
+    # attribute would hold (and differentiate back to) the training rows
+    # of each batch, which the DP release must not expose. Other arrays,
+    # and tensors without a graph, are returned as they are.
+    if getattr(a, "requires_grad", False) and hasattr(a, "detach"):
+        return a.detach()
+    return a
+
+
+def host_input(a):
+    """Host numpy copy of an array-API array under dispatch, for host-only code.
+
+    Estimators and transformers that compute on the host (scipy, numpy
+    only) take array-API input under scikit-learn's array API dispatch as
+    they take it without: as numpy. ``validate_data`` would otherwise ask
+    the input's namespace for a numpy dtype, which torch refuses. Anything
+    else (numpy, lists, data frames, sparse matrices, or any input while
+    dispatch is off) is returned unchanged, for ``validate_data`` to check.
+
+    Parameters
+    ----------
+    a : array-like or None
+        Input as passed to ``fit``, ``transform`` or ``predict``.
+
+    Returns
+    -------
+    a : array-like or None
+        A numpy array for dispatched array-API input, else ``a`` itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import host_input
+    >>> X = np.ones((2, 2))
+    >>> host_input(X) is X
+    True
+    """
+    if sklearn.get_config()["array_api_dispatch"] and _is_array_api_array(a):
+        return to_numpy(a)
+    return a
+
+
+def arrays_like(X, *arrays):
+    """Fitted ``arrays`` in the namespace and on the device of ``X``, for predict.
+
+    A model predicts where its input lives, whichever namespace it was
+    fitted in (scikit-learn's rule under array API dispatch): numpy ``X``
+    gets host numpy copies of the arrays (numpy arrays are returned as
+    they are, so numpy predictions are unchanged); other ``X`` gets them
+    in its namespace, on its device and in its dtype (torch does not
+    promote mixed precisions in a product).
+
+    Parameters
+    ----------
+    X : array
+        Validated input of ``predict`` (dense).
+    *arrays : arrays
+        Fitted arrays of any namespace and device.
+
+    Returns
+    -------
+    arrays : list of arrays
+        ``arrays``, moved.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import arrays_like
+    >>> coef = np.ones(2)
+    >>> arrays_like(np.zeros((3, 2)), coef)[0] is coef
+    True
+    """
+    xp = array_namespace(X)
+    if is_numpy_namespace(xp):
+        return [to_numpy(a) for a in arrays]
+    device = device_of(X)
+    moved = []
+    for a in arrays:
+        if not (_is_array_api_array(a) and array_namespace(a) is xp):
+            a = to_numpy(a)
+        moved.append(xp.asarray(_detached(a), dtype=X.dtype, device=device))
+    return moved
 
 
 def _dtype_name(dtype):
@@ -702,14 +792,17 @@ class ArrayBackend:
         Returns
         -------
         array : array
-            No copy when ``a`` already lives there with that dtype.
+            No copy when ``a`` already lives there with that dtype. A torch
+            tensor that requires grad comes back detached from its graph
+            (sharing its storage).
         """
         if dtype is not None:
             dtype = getattr(self.xp, _dtype_name(dtype))
         if self.is_numpy:
             a = to_numpy(a)
             return a if dtype is None else a.astype(dtype, copy=False)
-        return self.xp.asarray(a, dtype=dtype, device=self.device)
+        # Input that requires grad enters without its autograd graph.
+        return self.xp.asarray(_detached(a), dtype=dtype, device=self.device)
 
     def to_output(self, a):
         """A solver array converted to the namespace of the fitted attributes.
@@ -723,11 +816,12 @@ class ArrayBackend:
         -------
         array : array
             numpy, unless dispatch kept the input's namespace (then ``a`` is
-            returned on the solver's device, which is the input's).
+            returned on the solver's device, which is the input's). Never
+            attached to an autograd graph.
         """
         if is_numpy_namespace(self.input_xp):
             return to_numpy(a)
-        return a
+        return _detached(a)
 
 
 #: numpy on the CPU, numpy results: the default of every solver.
@@ -767,8 +861,8 @@ def resolve_backend(X, device="cpu", *, array_api_solver=True):
         ``sklearn-dpfair[torch]`` extra.
     ValueError
         Unknown ``device``, no CUDA device visible, ``device`` contradicting
-        the device of dispatched input, or a numpy-only solver asked to run
-        elsewhere.
+        the device of dispatched input, dispatched input of a namespace other
+        than PyTorch, or a numpy-only solver asked to run elsewhere.
     TypeError
         A sparse ``X`` with ``device="cuda"``.
 
@@ -823,6 +917,15 @@ def resolve_backend(X, device="cpu", *, array_api_solver=True):
 
 
 def _dispatched_backend(X, xp, device, array_api_solver):
+    if not _import_array_api_compat("Non-numpy input").is_torch_namespace(xp):
+        # The estimators index rows and columns as numpy and torch do
+        # (``X[::step]``, ``X[rows]``); the standard leaves such indexing
+        # undefined, and stricter namespaces (array-api-strict) fail mid-fit.
+        raise ValueError(
+            f"array_api_dispatch is on and X lives in {xp.__name__}, but the "
+            "estimators run under dispatch in PyTorch only. Pass torch tensors, "
+            "or numpy arrays (for instance with np.asarray(X))."
+        )
     if not array_api_solver:
         raise ValueError(
             f"array_api_dispatch is on and X lives in {xp.__name__}, but this "

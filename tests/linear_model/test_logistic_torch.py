@@ -9,6 +9,7 @@ floating-point round-off: ``atol=1e-10`` in float64, ``1e-4`` in float32
 (measured: ~5e-16 and ~5e-7 on Adult-sized problems).
 """
 
+import copy
 import pickle
 import sys
 
@@ -16,8 +17,9 @@ import numpy as np
 import pytest
 import sklearn
 from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
 
-from sklearn_dpfair import DPLogisticRegression
+from sklearn_dpfair import DPFERMIClassifier, DPLogisticRegression
 from sklearn_dpfair.privacy import epsilon_of
 
 torch = pytest.importorskip("torch")
@@ -45,8 +47,9 @@ _CONFIGS = {
     "multiclass-float32": (3, np.float32, {"clip_norm": 0.5}),
     "no-intercept-l2": (2, np.float64, {"fit_intercept": False, "alpha": 0.01}),
     "full-batch": (3, np.float64, {"batch_size": "full", "max_iter": 30}),
-    # The DP-SGD loop without noise or active clipping (epsilon = inf alone
-    # is the host's full-batch solver).
+    # The DP-SGD loop without noise or active clipping (a user noise
+    # multiplier keeps it; epsilon = inf alone is the full-batch L-BFGS fit
+    # on every backend, test_epsilon_inf_is_the_full_batch_fit_on_torch).
     "non-private": (
         2,
         np.float64,
@@ -193,6 +196,112 @@ def test_predict_with_tensors_under_dispatch(dispatch):
     np.testing.assert_array_equal(
         clf.predict(torch.from_numpy(X)), np.argmax(proba.numpy(), axis=1)
     )
+
+
+def test_epsilon_inf_is_the_full_batch_fit_on_torch(dispatch):
+    # Raw columns (an offset of 500, scales 1 to 100): the documented
+    # non-private fit is the full-batch L-BFGS solve; the DP-SGD loop's
+    # fixed step (for unit-scale data) ran instead on torch and returned
+    # coefficients off by orders of magnitude.
+    rng = np.random.default_rng(0)
+    n = 800
+    X = rng.normal(size=(n, 3)) * [1.0, 10.0, 100.0] + [500.0, 0.0, 0.0]
+    y = (X[:, 0] - 500 + 0.05 * X[:, 1] + rng.normal(size=n) > 0).astype(int)
+    weights = rng.uniform(0.5, 1.5, size=n)
+    kwargs = {"epsilon": np.inf, "classes": [0, 1], "random_state": 0}
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = DPLogisticRegression(**kwargs).fit(X, y)
+        ref_w = DPLogisticRegression(**kwargs).fit(X, y, sample_weight=weights)
+        sk = LogisticRegression(penalty=None, tol=1e-10, max_iter=10_000).fit(X, y)
+    for dtype, rtol in ((torch.float64, 1e-8), (torch.float32, 1e-4)):
+        fitted = DPLogisticRegression(**kwargs).fit(
+            torch.as_tensor(X, dtype=dtype), torch.as_tensor(y)
+        )
+        assert torch.is_tensor(fitted.coef_) and fitted.coef_.dtype == dtype
+        assert fitted.intercept_.dtype == dtype
+        np.testing.assert_allclose(fitted.coef_.numpy(), ref.coef_, rtol=rtol)
+        np.testing.assert_allclose(
+            fitted.intercept_.numpy(), ref.intercept_, rtol=rtol
+        )
+        np.testing.assert_allclose(fitted.coef_.numpy(), sk.coef_, rtol=1e-3)
+        np.testing.assert_allclose(
+            fitted.intercept_.numpy(), sk.intercept_, rtol=1e-3
+        )
+        assert fitted.dp_event_ == ref.dp_event_ and fitted.t_ == ref.t_
+    weighted = DPLogisticRegression(**kwargs).fit(
+        torch.from_numpy(X), torch.from_numpy(y), sample_weight=weights
+    )
+    np.testing.assert_allclose(weighted.coef_.numpy(), ref_w.coef_, rtol=1e-8)
+
+
+def _assert_no_autograd_graph(estimator):
+    tensors = [
+        (name, value)
+        for name, value in vars(estimator).items()
+        if name.endswith("_") and torch.is_tensor(value)
+    ]
+    assert tensors  # the check below ran on the fitted arrays
+    for name, value in tensors:
+        assert not value.requires_grad, name
+        assert value.grad_fn is None, name
+    copy.deepcopy(estimator)  # a graph's non-leaf tensors cannot be copied
+
+
+@pytest.mark.parametrize("params", [{}, {"feature_scaling": "auto"}])
+def test_input_that_requires_grad_leaves_no_graph(dispatch, params):
+    # A kept graph saved the raw rows of each Poisson batch, and
+    # coef_.sum().backward() gave a gradient for every training row.
+    X, y = _data(0, 2, np.float64, n=400, d=3)
+    X_grad = torch.from_numpy(X).requires_grad_()
+    weights = torch.ones(len(y), dtype=torch.float64, requires_grad=True)
+    clf = DPLogisticRegression(classes=[0, 1], random_state=0, max_iter=2, **params)
+    clf.fit(X_grad, torch.from_numpy(y), sample_weight=weights)
+    _assert_no_autograd_graph(clf)
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = DPLogisticRegression(
+            classes=[0, 1], random_state=0, max_iter=2, **params
+        )
+        ref.fit(X, y, sample_weight=np.ones(len(y)))
+    np.testing.assert_allclose(clf.coef_.numpy(), ref.coef_, rtol=0, atol=1e-10)
+    assert X_grad.grad is None and X_grad.requires_grad
+
+
+def test_fermi_input_that_requires_grad_leaves_no_graph(dispatch):
+    X, y = _data(0, 2, np.float64, n=400, d=3)
+    groups = np.arange(len(y)) % 2
+    clf = DPFERMIClassifier(classes=[0, 1], groups=[0, 1], random_state=0, max_iter=2)
+    clf.fit(torch.from_numpy(X).requires_grad_(), y, sensitive_features=groups)
+    _assert_no_autograd_graph(clf)
+
+
+def test_model_predicts_in_the_namespace_of_its_input(dispatch):
+    # scikit-learn's rule: a numpy-fitted model scores torch input in torch,
+    # and a torch-fitted model scores numpy input in numpy (both raised
+    # "Multiple namespaces").
+    X, y = _data(0, 3, np.float64, n=400, d=3)
+    kwargs = {"classes": [0, 1, 2], "random_state": 0, "max_iter": 2}
+    with sklearn.config_context(array_api_dispatch=False):
+        numpy_fit = DPLogisticRegression(**kwargs).fit(X, y)
+    torch_fit = DPLogisticRegression(**kwargs).fit(
+        torch.from_numpy(X), torch.from_numpy(y)
+    )
+    expected = numpy_fit.predict_proba(X)
+    for dtype, atol in ((torch.float64, 1e-12), (torch.float32, 1e-5)):
+        proba = numpy_fit.predict_proba(torch.as_tensor(X, dtype=dtype))
+        assert torch.is_tensor(proba) and proba.dtype == dtype
+        np.testing.assert_allclose(proba.numpy(), expected, rtol=0, atol=atol)
+    np.testing.assert_array_equal(
+        numpy_fit.predict(torch.from_numpy(X)), numpy_fit.predict(X)
+    )
+    for dispatch_on in (True, False):
+        with sklearn.config_context(array_api_dispatch=dispatch_on):
+            proba = torch_fit.predict_proba(X)
+            labels = torch_fit.predict(X)
+        assert isinstance(proba, np.ndarray)
+        np.testing.assert_allclose(
+            proba, torch_fit.predict_proba(torch.from_numpy(X)).numpy(), atol=1e-12
+        )
+        np.testing.assert_array_equal(labels, torch_fit.predict(torch.from_numpy(X)))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -9,6 +9,8 @@ floating-point round-off: ``atol=1e-10`` in float64, ``1e-4`` in float32
 (measured here: at most 5e-16 and 2e-7).
 """
 
+import copy
+
 import numpy as np
 import pytest
 import sklearn
@@ -91,6 +93,57 @@ def test_silo_fit_on_torch_gives_torch_attributes(dispatch, device, x_device):
     for a, b in zip([*est.coefs_, *est.intercepts_], [*ref.coefs_, *ref.intercepts_]):
         np.testing.assert_allclose(_as_numpy(a), b, rtol=0, atol=1e-10)
     assert est.score(X_torch, torch.asarray(y, device=x_device)) == ref.score(X, y)
+
+
+@pytest.mark.parametrize("params", [{}, {"feature_scaling": "auto"}])
+def test_input_that_requires_grad_leaves_no_graph(dispatch, params):
+    # A kept graph saved the raw rows of each Poisson batch in the fitted
+    # weights' history, and a deepcopy of the model raised.
+    X, y = _data(2, np.float64, n=300, d=3)
+    X_grad = torch.from_numpy(X).requires_grad_()
+    weights = torch.ones(len(y), dtype=torch.float64, requires_grad=True)
+    kw = {"hidden_layer_sizes": (4,), "classes": [0, 1], "random_state": 0,
+          "max_iter": 2, **params}
+    est = DPMLPClassifier(**kw).fit(X_grad, torch.from_numpy(y), sample_weight=weights)
+    arrays = [*est.coefs_, *est.intercepts_]
+    arrays += [
+        v for k, v in vars(est).items() if k.endswith("_") and torch.is_tensor(v)
+    ]
+    assert all(torch.is_tensor(a) for a in arrays)
+    for a in arrays:
+        assert not a.requires_grad and a.grad_fn is None
+    copy.deepcopy(est)
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = DPMLPClassifier(**kw).fit(X, y, sample_weight=np.ones(len(y)))
+    np.testing.assert_allclose(est.coefs_[0].numpy(), ref.coefs_[0], atol=1e-10)
+
+
+def test_model_predicts_in_the_namespace_of_its_input(dispatch):
+    # A numpy-fitted network scores torch input in torch, and a torch-fitted
+    # one numpy input in numpy (both raised "Multiple namespaces").
+    X, y = _data(3, np.float64, n=300, d=3)
+    kw = {"hidden_layer_sizes": (4,), "classes": [0, 1, 2], "random_state": 0,
+          "max_iter": 2}
+    with sklearn.config_context(array_api_dispatch=False):
+        numpy_fit = DPMLPClassifier(**kw).fit(X, y)
+    torch_fit = DPMLPClassifier(**kw).fit(torch.from_numpy(X), torch.from_numpy(y))
+    expected = numpy_fit.predict_proba(X)
+    for dtype, atol in ((torch.float64, 1e-12), (torch.float32, 1e-5)):
+        proba = numpy_fit.predict_proba(torch.as_tensor(X, dtype=dtype))
+        assert torch.is_tensor(proba) and proba.dtype == dtype
+        np.testing.assert_allclose(proba.numpy(), expected, rtol=0, atol=atol)
+    np.testing.assert_array_equal(
+        numpy_fit.predict(torch.from_numpy(X)), numpy_fit.predict(X)
+    )
+    for dispatch_on in (True, False):
+        with sklearn.config_context(array_api_dispatch=dispatch_on):
+            proba = torch_fit.predict_proba(X)
+            labels = torch_fit.predict(X)
+        assert isinstance(proba, np.ndarray)
+        np.testing.assert_allclose(
+            proba, torch_fit.predict_proba(torch.from_numpy(X)).numpy(), atol=1e-12
+        )
+        np.testing.assert_array_equal(labels, torch_fit.predict(torch.from_numpy(X)))
 
 
 def test_cuda_without_a_gpu_is_refused():

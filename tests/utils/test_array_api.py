@@ -6,15 +6,18 @@ import sys
 
 import numpy as np
 import pytest
+import sklearn
 
 from sklearn_dpfair.utils._array_api import (
     NUMPY_BACKEND,
     array_namespace,
+    arrays_like,
     column_sums,
     device_of,
     expit,
     finite_linear_scores,
     from_host,
+    host_input,
     input_float_dtypes,
     log_expit,
     log_softmax,
@@ -156,6 +159,117 @@ def test_dispatch_to_numpy_only_solver_raises(dispatch):
     pytest.importorskip("array_api_compat")
     with pytest.raises(ValueError, match="supports numpy input only"):
         resolve_backend(torch.ones(3, 2), "auto", array_api_solver=False)
+
+
+class _MinimalArray:
+    """An array of a namespace that is neither numpy nor torch."""
+
+    def __init__(self, data):
+        self._data = np.asarray(data)
+        self.shape, self.ndim = self._data.shape, self._data.ndim
+
+    def __array_namespace__(self, api_version=None):
+        return _MINIMAL_NAMESPACE
+
+
+_MINIMAL_NAMESPACE = type(sys)("minimal_array_api")
+
+
+def test_dispatch_refuses_namespaces_other_than_torch(dispatch):
+    # Such arrays passed resolve_backend, then failed mid-fit on the rows'
+    # indexing (X[::step], X[rows]) the standard does not define.
+    pytest.importorskip("array_api_compat")
+    with pytest.raises(ValueError, match="minimal_array_api.*PyTorch only"):
+        resolve_backend(_MinimalArray(np.ones((3, 2))), "auto")
+
+
+def test_dispatch_refuses_array_api_strict_in_fit(dispatch):
+    pytest.importorskip("array_api_compat")
+    xps = pytest.importorskip("array_api_strict")
+    from sklearn_dpfair import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="array_api_strict.*PyTorch only"):
+        resolve_backend(xps.asarray(X), "auto")
+    with pytest.raises(ValueError, match="PyTorch only"):
+        DPLogisticRegression(random_state=0, max_iter=2).fit(xps.asarray(X), y)
+
+
+def test_backend_detaches_input_that_requires_grad(dispatch):
+    # A graph kept through the fit would let a fitted array differentiate
+    # back to the training rows of its batches.
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    X = torch.ones(3, 2, dtype=torch.float64, requires_grad=True)
+    backend = resolve_backend(X, "auto")
+    moved = backend.asarray(X)
+    assert not moved.requires_grad and moved.grad_fn is None
+    assert moved.data_ptr() == X.data_ptr()  # no copy
+    out = backend.to_output(X * 2.0)
+    assert not out.requires_grad and out.grad_fn is None
+    weights = backend.asarray(torch.ones(3, requires_grad=True), dtype=X.dtype)
+    assert not weights.requires_grad and weights.dtype == torch.float64
+
+
+def test_arrays_like_moves_the_model_to_the_input():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    coef = np.array([1.0, 2.0])
+    # numpy input: numpy arrays as they are (numpy predictions unchanged).
+    assert arrays_like(np.ones((2, 2)), coef)[0] is coef
+    # torch input: in its namespace and dtype.
+    (moved,) = arrays_like(torch.ones(2, 2, dtype=torch.float32), coef)
+    assert torch.is_tensor(moved) and moved.dtype == torch.float32
+    np.testing.assert_array_equal(moved.numpy(), coef)
+    # A torch model and numpy input: host numpy copies.
+    (back,) = arrays_like(np.ones((2, 2)), torch.from_numpy(coef))
+    assert isinstance(back, np.ndarray)
+    np.testing.assert_array_equal(back, coef)
+
+
+def test_host_input_converts_only_dispatched_array_api_input(dispatch):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    X = torch.ones(3, 2, requires_grad=True)
+    host = host_input(X)
+    assert isinstance(host, np.ndarray) and host.shape == (3, 2)
+    assert host_input(None) is None
+    listed = [[1.0, 2.0]]
+    assert host_input(listed) is listed
+    with sklearn.config_context(array_api_dispatch=False):
+        assert host_input(X) is X
+
+
+def test_semi_local_regression_reads_torch_under_dispatch(dispatch):
+    # A host-only fit: torch input is read as numpy, as without dispatch
+    # (validate_data asked torch for numpy's float64 and raised TypeError).
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    from sklearn_dpfair import SemiLocalDPLinearRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = 2.0 * X[:, 0] + rng.normal(size=300)
+    mask = np.arange(300) < 100
+    weights = rng.uniform(0.5, 1.5, size=300)
+    kwargs = {"random_state": 0}
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = SemiLocalDPLinearRegression(**kwargs).fit(
+            X, y, public_mask=mask, sample_weight=weights
+        )
+    est = SemiLocalDPLinearRegression(**kwargs).fit(
+        torch.from_numpy(X),
+        torch.from_numpy(y),
+        public_mask=torch.from_numpy(mask),
+        sample_weight=torch.from_numpy(weights),
+    )
+    assert isinstance(est.coef_, np.ndarray)
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=0, atol=1e-12)
+    pred = est.predict(torch.from_numpy(X))
+    assert torch.is_tensor(pred)
+    np.testing.assert_allclose(pred.numpy(), ref.predict(X), rtol=0, atol=1e-10)
 
 
 @pytest.mark.parametrize("name, asarray", NAMESPACES)
