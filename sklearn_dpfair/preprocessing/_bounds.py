@@ -21,6 +21,7 @@ __all__ = [
     "bounds_linspace",
     "centre_and_half_width",
     "check_bounds",
+    "tiny_exponent",
 ]
 
 #: The public range of ``bounds="auto"``: values beyond it are clipped.
@@ -116,6 +117,43 @@ def centre_and_half_width(lower, upper):
     centre = lower / 2.0 + upper / 2.0
     half = np.maximum(upper / 2.0 - lower / 2.0, _SMALLEST)
     return centre, half
+
+
+#: Magnitudes below this are computed in rescaled units (:func:`tiny_exponent`).
+_TINY = 2.0**-900
+
+
+def tiny_exponent(values):
+    """A power-of-two exponent that brings tiny public values to order 1, or 0.
+
+    Interpolation and B-splines divide by differences of knots; knots a
+    subnormal apart (bounds such as ``(0, 1e-300)``) make those quotients
+    overflow, and every output NaN. Both maps are invariant under scaling
+    their inputs and knots together, and scaling by a power of two is exact
+    (short of overflow, which values brought below 1 cannot reach): values
+    whose largest magnitude is below ``2**-900`` are computed times
+    ``2**k``, with their largest magnitude in ``[0.5, 1)``. Any other
+    values get ``k = 0`` and are computed as they are.
+
+    Parameters
+    ----------
+    values : array-like
+        Public values (bounds, released knots or quantiles).
+
+    Returns
+    -------
+    k : int
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.preprocessing._bounds import tiny_exponent
+    >>> tiny_exponent([0.0, 10.0]), tiny_exponent([0.0, 1e-300])
+    (0, 996)
+    """
+    largest = float(np.max(np.abs(values)))
+    if largest == 0.0 or largest >= _TINY:
+        return 0
+    return -int(np.frexp(largest)[1])
 
 
 def bounds_linspace(lower, upper, num):

@@ -1,11 +1,14 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
-"""Category values as dictionary keys: missing values as one category.
+"""Category values as dictionary keys: missing values as categories.
 
-``None``, ``float('nan')``, ``numpy.nan`` and ``pandas.NA`` are all one
-category, :data:`MISSING` (scikit-learn's encoders treat ``None`` and NaN as
-categories too). Categories are ordered canonically, by type then value,
-with the missing category last, so that their order depends on the set only.
+``float('nan')``, ``numpy.nan``, ``pandas.NA`` and ``pandas.NaT`` are all one
+category, :data:`MISSING` (shown as NaN). :func:`key_of` reads ``None`` as
+:data:`MISSING` too; an encoder's keys (:func:`column_keys` with
+``none_apart=True``) keep it apart, as the category :data:`NONE`, as
+scikit-learn's encoders keep ``None`` apart from NaN in an object array.
+Categories are ordered canonically, by type then value, with ``None`` then
+the missing category last, so that their order depends on the set only.
 
 Values that compare equal are one category (a dictionary merges them), so
 each key is a canonical representative of its values: an integral number
@@ -27,6 +30,7 @@ import numpy as np
 
 __all__ = [
     "MISSING",
+    "NONE",
     "BoolKey",
     "canonical_order",
     "check_one_kind",
@@ -47,6 +51,19 @@ class _Missing:
 
 
 MISSING = _Missing()
+
+
+class _NoneCategory:
+    """The ``None`` category of an encoder (a singleton, sorted before MISSING)."""
+
+    def __repr__(self):
+        return "NONE"
+
+    def __reduce__(self):
+        return "NONE"
+
+
+NONE = _NoneCategory()
 
 # Integral Decimals below 10**_DECIMAL_DIGITS are written without exponent.
 _DECIMAL_DIGITS = 28
@@ -184,9 +201,20 @@ def _canonical_decimal(value):
     return value
 
 
-def column_keys(column):
-    """The keys of a column's values, as a list."""
+def column_keys(column, *, none_apart=False):
+    """The keys of a column's values, as a list.
+
+    With ``none_apart``, ``None`` is the category :data:`NONE`, apart from
+    NaN (:data:`MISSING`), as scikit-learn's encoders read an object array.
+    """
+    if none_apart:
+        return [NONE if v is None else key_of(v) for v in column]
     return [key_of(v) for v in column]
+
+
+def _absent(key):
+    """Whether a key is a missing value (NaN or None), of no kind of its own."""
+    return key is MISSING or key is NONE
 
 
 def _is_number(key):
@@ -218,12 +246,10 @@ def check_one_kind(keys):
     TypeError: X: a column mixes values of types ['int', 'str']; ...
     """
     kinds = {
-        "number" if _is_number(k) else type(k).__name__
-        for k in keys
-        if k is not MISSING
+        "number" if _is_number(k) else type(k).__name__ for k in keys if not _absent(k)
     }
     if len(kinds) > 1:
-        types = sorted({_type_name(k) for k in keys if k is not MISSING})
+        types = sorted({_type_name(k) for k in keys if not _absent(k)})
         raise TypeError(
             f"X: a column mixes values of types {types}; an encoder needs each "
             "column uniformly strings or numbers (as scikit-learn's encoders "
@@ -234,14 +260,18 @@ def check_one_kind(keys):
 def canonical_order(keys):
     """Sort category keys: numbers, bools, others by type name then value, missing last.
 
+    ``None`` (:data:`NONE`) comes before NaN (:data:`MISSING`), last of all,
+    as scikit-learn orders them.
+
     Examples
     --------
-    >>> from sklearn_dpfair.preprocessing._categories import MISSING, canonical_order
-    >>> canonical_order(["b", MISSING, "a"])
-    ['a', 'b', MISSING]
+    >>> from sklearn_dpfair.preprocessing._categories import (
+    ...     MISSING, NONE, canonical_order)
+    >>> canonical_order(["b", MISSING, "a", NONE])
+    ['a', 'b', NONE, MISSING]
     """
     keys = list(keys)
-    present = [k for k in keys if k is not MISSING]
+    present = [k for k in keys if not _absent(k)]
     numeric = sorted(k for k in present if isinstance(k, numbers.Real))
     flags = sorted(
         (k for k in present if isinstance(k, BoolKey)), key=lambda k: k.value
@@ -250,7 +280,8 @@ def canonical_order(keys):
         (k for k in present if not _is_number(k)),
         key=lambda k: (type(k).__name__, str(k)),
     )
-    return numeric + flags + other + ([MISSING] if len(present) < len(keys) else [])
+    absent = [k for k in (NONE, MISSING) if any(key is k for key in keys)]
+    return numeric + flags + other + absent
 
 
 def public_value(keys, dtype=None):
@@ -262,7 +293,7 @@ def public_value(keys, dtype=None):
     shows it, missing as NaN); an integer or bool column one of its dtype
     (float64 beside a missing value). Otherwise numbers give a float or int
     array (missing as NaN); anything else an object array (missing as NaN
-    too, as scikit-learn shows it).
+    too, and :data:`NONE` as ``None``, as scikit-learn shows them).
 
     Parameters
     ----------
@@ -289,6 +320,11 @@ def public_value(keys, dtype=None):
         np.nan if k is MISSING else (k.value if isinstance(k, BoolKey) else k)
         for k in keys
     ]
+    if any(k is NONE for k in keys):
+        # None is shown as None, in an object array (as scikit-learn does).
+        return np.asarray(
+            [None if k is NONE else v for v, k in zip(values, keys)], dtype=object
+        )
     present = [v for v, k in zip(values, keys) if k is not MISSING]
     missing = len(present) < len(values)
     if dtype is not None and all(isinstance(v, numbers.Real) for v in present):

@@ -21,6 +21,8 @@ from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
 from ._categories import (
     MISSING,
+    NONE,
+    BoolKey,
     canonical_order,
     check_one_kind,
     column_keys,
@@ -59,7 +61,9 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
     ``"infrequent_sklearn"`` column per feature (``handle_unknown="other"``)
     or to all zeros (``"ignore"``).
 
-    Missing values (None, NaN) are one category, as in scikit-learn. Values
+    Missing values are categories: ``None`` and NaN are two, as in
+    scikit-learn (NaN, ``pandas.NA`` and ``NaT`` are one; a pandas string
+    column holds a missing string as NaN). Values
     that compare equal are one category (``1``, ``1.0`` and ``np.int8(1)``;
     ``0.0`` and ``-0.0``), written from the column's dtype (a float column's
     ``1.0``, a float32 column's ``0.1`` in float32), never from the row that
@@ -74,8 +78,13 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
     ----------
     categories : "auto" or list of array-like, default="auto"
         ``"auto"``: find the categories of every column privately. A list:
-        the public categories of each column (NaN or None declares the
-        missing category).
+        the public categories of each column (NaN declares the missing
+        category, None the None category; both declare the missing value of
+        a numeric column). Those of a numeric or bool column are cast to its
+        dtype, as scikit-learn casts them (``"1"`` declares the int ``1``);
+        a cast that would change a category (``1.5`` in an int column,
+        ``2`` in a bool column, a string that is not a number) raises a
+        ValueError.
     handle_unknown : {"other", "ignore"}, default="other"
         Where rare and unseen categories go: an ``"infrequent_sklearn"``
         column per feature, or nowhere (all zeros).
@@ -95,8 +104,9 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         Target delta of the discovery (noise and threshold together).
     accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
         dp-accounting accountant of the noisy counts. A ledger is refused
-        for discovery: it composes dp-accounting events, which cannot hold
-        the threshold's delta.
+        for private discovery: it composes dp-accounting events, which
+        cannot hold the threshold's delta (accepted at ``epsilon=np.inf``,
+        where nothing is thresholded).
     random_state : None, int, RandomState or Generator, default=None
         None draws the noise from OS entropy (a release); anything else is a
         seed (not a release).
@@ -105,9 +115,12 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
     ----------
     categories_ : list of ndarray
         The categories of each feature (declared or released), in canonical
-        order (numbers, then bools, then strings, then the missing value as
-        NaN), in the dtype of a numeric column (declared numbers are cast to
-        a float column's dtype, as scikit-learn casts them).
+        order (numbers, then bools, then strings, then None, then the
+        missing value as NaN), in the dtype of a numeric column (declared
+        categories are cast to it, as scikit-learn casts them). Datetime
+        categories are pandas ``Timestamp`` objects (scikit-learn holds a
+        ``datetime64`` array): the same categories, named
+        ``a_2020-01-01 00:00:00`` rather than ``a_2020-01-01T00:00:00.000000``.
     threshold_ : float
         The noisy-count threshold of the discovery (``-inf`` without
         privacy, NaN when every column was declared).
@@ -220,7 +233,10 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         n_features = len(columns)
         declared = self._declared(n_features)
         discover = [j for j in range(n_features) if declared[j] is None]
-        if discover and isinstance(self.accountant, PrivacyLedger):
+        threshold_delta = self._threshold_delta(bool(discover))
+        if threshold_delta > 0 and isinstance(self.accountant, PrivacyLedger):
+            # Without privacy (epsilon=inf) nothing is thresholded: no delta
+            # outside the ledger's events.
             raise ValueError(
                 "accountant: a PrivacyLedger cannot hold the threshold delta of "
                 "category discovery; pass 'rdp' or 'pld', or declare categories."
@@ -228,17 +244,16 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         # Validation, before anything is planned or set: the keys of each
         # discovered column, strings and numbers not mixed (their names
         # would collide: 1 and '1' are both 'x0_1'), as scikit-learn requires.
-        discovered_keys = [column_keys(columns[j]) for j in discover]
+        discovered_keys = [column_keys(columns[j], none_apart=True) for j in discover]
         for keys_j in discovered_keys:
             check_one_kind(keys_j)
-        threshold_delta = self._threshold_delta(bool(discover))
         # The plan, from public quantities: which columns are discovered.
         plan, rng = self._plan_fit(len(columns[0]), n_features)
         keys = [None] * n_features
         public = [None] * n_features
         for j in range(n_features):
             if declared[j] is not None:
-                keys[j], public[j] = _declared_keys(declared[j], dtypes[j])
+                keys[j], public[j] = _declared_keys(declared[j], dtypes[j], column=j)
         self.threshold_ = math.nan
         mechanism = None
         if discover:
@@ -344,7 +359,8 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
                     f"column, e.g. [['a', 'b']]; got {cats!r} for column {j}."
                 )
             values = list(values.ravel())
-            _check_declared([key_of(v) for v in values], _declared_value(values))
+            keys = column_keys(values, none_apart=True)
+            _check_declared(keys, _declared_value(values, keys))
             declared.append(values)
         return declared
 
@@ -396,7 +412,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             codes = np.array(
                 [
                     index.get(k, len(index) if other else -1)
-                    for k in column_keys(column)
+                    for k in column_keys(column, none_apart=True)
                 ],
                 dtype=np.intp,
             )
@@ -501,12 +517,14 @@ def _numeric_dtype(dtype):
     return None
 
 
-def _declared_value(values):
+def _declared_value(values, keys):
     """Declared values as ``categories_`` shows them (their own types)."""
     return public_value(
         [
-            key if key is MISSING else (v.item() if isinstance(v, np.generic) else v)
-            for v, key in ((v, key_of(v)) for v in values)
+            key
+            if key is MISSING or key is NONE
+            else (v.item() if isinstance(v, np.generic) else v)
+            for v, key in zip(values, keys)
         ]
     )
 
@@ -523,27 +541,66 @@ def _check_declared(keys, public):
         )
 
 
-def _declared_keys(values, dtype):
+def _declared_keys(values, dtype, *, column):
     """Keys and public values of a column's declared categories.
 
-    Declared numbers of a float column are cast to its dtype, as
-    scikit-learn casts them, so that a float32 column's ``0.1`` is found
-    (and named ``0.1``); otherwise they are kept as declared.
+    The declared categories of a numeric or bool column are cast to its
+    dtype (public schema), as scikit-learn casts them: ``"1"`` declares
+    the int ``1`` of an int column, ``0`` and ``1`` the bools of a bool
+    column, and a float32 column's ``0.1`` is ``float32(0.1)`` (found, and
+    named ``0.1``); ``None`` and NaN declare its missing value. A cast that
+    would change an integer or bool category (``1.5`` or ``300`` in an
+    int8 column, ``2`` in a bool column, a string that is not a number)
+    raises a ValueError, where scikit-learn truncates or wraps it into a
+    category that was not declared. Other columns keep the categories as
+    declared, ``None`` apart from NaN.
     """
-    keys = [key_of(v) for v in values]
-    if dtype is not None and dtype.kind == "f":
-        try:
-            # Keys are never bools (BoolKey is not Real): numbers and NaN only.
-            floats = [np.nan if k is MISSING else float(k) for k in keys if _real(k)]
-        except OverflowError:  # a declared int beyond any float: kept as is
-            floats = []
-        if len(floats) == len(keys):
-            public = np.asarray(floats, dtype=dtype)
-            keys = [key_of(v) for v in public]
-            _check_declared(keys, public)
-            return keys, public
-    return keys, _declared_value(values)
+    keys = column_keys(values, none_apart=True)
+    if dtype is None:
+        return keys, _declared_value(values, keys)
+    keys = [_cast_declared(k, dtype, column) for k in keys]
+    public = public_value(keys, dtype)
+    _check_declared(keys, public)
+    return keys, public
 
 
-def _real(key):
-    return key is MISSING or isinstance(key, Real)
+def _cast_declared(key, dtype, column):
+    """The key of a declared category cast to a numeric or bool dtype."""
+    if key is MISSING or key is NONE:
+        return MISSING
+    value = key.value if isinstance(key, BoolKey) else key
+    cast = None
+    try:
+        with np.errstate(over="ignore"):
+            if dtype.kind == "f":
+                number = float(value)
+                cast = dtype.type(number)
+                # Rounding to the dtype is its spelling of the category; a
+                # finite one that overflows it is not.
+                exact = bool(np.isfinite(cast)) or not math.isfinite(number)
+            elif isinstance(value, str):
+                number = int(value) if dtype.kind in "iu" else None
+                exact = number is not None and _fits(number, dtype)
+                cast = dtype.type(number) if exact else None
+            elif dtype.kind in "iu":
+                number = int(value)
+                exact = number == value and _fits(number, dtype)
+                cast = dtype.type(number) if exact else None
+            else:  # bool
+                exact = isinstance(value, (Real, bool)) and value in (0, 1)
+                cast = np.bool_(value == 1)
+    except (TypeError, ValueError, OverflowError, ArithmeticError):
+        exact = False
+    if not exact:
+        raise ValueError(
+            f"categories: the category {value!r} declared for column {column} "
+            f"cannot be cast exactly to the column's dtype {dtype}; declare "
+            "the column's values as they are (e.g. 1, not '1.5' or 1.5, in an "
+            "integer column; True and False in a bool column)."
+        )
+    return key_of(cast)
+
+
+def _fits(number, dtype):
+    info = np.iinfo(dtype)
+    return info.min <= number <= info.max

@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
+from ._bounds import tiny_exponent
 
 __all__ = ["DPQuantileTransformer"]
 
@@ -219,9 +220,16 @@ class DPQuantileTransformer(
         refs = self.references_
         missing = np.isnan(x)
         v = np.where(missing, quantiles[0], x)
-        y = 0.5 * (
-            np.interp(v, quantiles, refs) - np.interp(-v, -quantiles[::-1], -refs[::-1])
-        )
+        # Quantiles a subnormal apart (bounds such as (0, 1e-300)) overflow
+        # the interpolation's slopes: tiny ones are interpolated in exactly
+        # rescaled units (values beyond the end points, set below, clipped
+        # first so that none overflows).
+        k = tiny_exponent(quantiles)
+        vs, qs = v, quantiles
+        if k:
+            vs = np.ldexp(np.clip(v, quantiles[0], quantiles[-1]), k)
+            qs = np.ldexp(quantiles, k)
+        y = 0.5 * (np.interp(vs, qs, refs) - np.interp(-vs, -qs[::-1], -refs[::-1]))
         y = np.where(v <= quantiles[0], 0.0, np.where(v >= quantiles[-1], 1.0, y))
         if self.output_distribution == "normal":
             y = stats.norm.ppf(np.clip(y, _BOUNDS_THRESHOLD, 1 - _BOUNDS_THRESHOLD))

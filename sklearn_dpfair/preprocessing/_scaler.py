@@ -186,6 +186,13 @@ class DPStandardScaler(
             The fitted transformer.
         """
         X, lower, upper, plan, rng, auto, weights = self._fit_bounds(X, sample_weight)
+        if weights is not None and not plan.is_private:
+            # Without privacy the weights count as given, and sums of weights
+            # near the largest float overflow (1e308 each: mean_ 0 or NaN).
+            # Statistics are ratios of weighted sums, so scale the weights by
+            # a power of two (exactly) to a largest weight in [0.5, 1), as the
+            # weighted quantiles do. Private weights are already capped at 1.
+            weights = np.ldexp(weights, -np.frexp(np.max(weights))[1])
         n_features = X.shape[1]
         needs_moments = self.with_mean or self.with_std
         self.bounds_ = np.column_stack([lower, upper])

@@ -12,7 +12,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 from ..privacy._record import weights_caveats
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
-from ._bounds import centre_and_half_width
+from ._bounds import centre_and_half_width, tiny_exponent
 
 __all__ = ["DPSplineTransformer"]
 
@@ -39,7 +39,9 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
     ----------
     bounds : array-like of shape (2,) or (n_features, 2)
         Public ``(lower, upper)`` of every column, or of each: the first and
-        last knots.
+        last knots. Refused before the data are read when too wide (the
+        knots scikit-learn adds beyond them overflow) or too narrow to hold
+        ``n_knots`` distinct knots 16 float spacings apart.
     n_knots : int, default=5
         Number of knots, end points included (>= 3).
     degree : int, default=3
@@ -50,7 +52,11 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
         the last, as scikit-learn does).
     epsilon : float, default=1.0
         Target epsilon; ``np.inf`` computes the exact quantiles (those of
-        scikit-learn's ``knots="quantile"``).
+        scikit-learn's ``knots="quantile"``), except where they coincide
+        (ties in the data, e.g. integer values): knots must increase
+        strictly, so coinciding ones are moved apart (by a billionth of the
+        width, or a few float spacings), where scikit-learn keeps repeated
+        knots, and the features near them differ from scikit-learn's.
     delta : float, default=1e-5
         Target delta in (0, 1).
     accountant : {"rdp"} or PrivacyLedger, default="rdp"
@@ -65,7 +71,11 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
         The knots used.
     spline_ : sklearn.preprocessing.SplineTransformer
         The non-private transformer built on ``knots_`` (fitted on them, not
-        on the data).
+        on the data). Knots below ``2**-900`` in magnitude (bounds such as
+        ``(0, 1e-300)``) are a subnormal apart, which B-splines cannot
+        divide by: ``spline_`` is then built on ``knots_`` times a power of
+        two that brings them to order 1 (exact), and ``transform`` scales
+        its input likewise.
     n_features_out_ : int
     output_bounds_ : ndarray of shape (`n_features_out_`, 2)
     output_norm_bound_ : float
@@ -140,6 +150,20 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
                 "knots added beyond them (degree widths away) overflow the "
                 "largest float; narrow the bounds."
             )
+        # The knots must increase strictly: n_knots floats spaced by at least
+        # a few float spacings of the bounds' magnitude (what
+        # _strictly_increasing moves coinciding knots apart by) must fit
+        # between them, or the released knots would coincide. With 16
+        # spacings a gap, moved-apart knots fill at most a fifth of the
+        # width beyond it, and stay apart after rescaling into the bounds.
+        spacing = np.spacing(np.maximum(np.abs(lower), np.abs(upper)))
+        if np.any(half < 8.0 * (self.n_knots - 1) * spacing):
+            raise ValueError(
+                f"bounds are too narrow for {self.n_knots} knots: the floats "
+                "between them cannot hold that many distinct knots, a few "
+                "float spacings apart (16 spacings of their magnitude each); "
+                "widen the bounds or lower n_knots."
+            )
         return X, lower, upper
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -178,13 +202,15 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
         if quantile:
             knots = _strictly_increasing(knots, self.bounds_[:, 1] - self.bounds_[:, 0])
         self.knots_ = knots
+        # Tiny knots in exactly rescaled units (public: from the knots).
+        self._knot_exponent = tiny_exponent(knots)
         # Built and fitted on the knots only: a data-independent transform.
         self.spline_ = SplineTransformer(
-            knots=knots,
+            knots=np.ldexp(knots, self._knot_exponent),
             degree=self.degree,
             include_bias=self.include_bias,
             extrapolation="constant",
-        ).fit(knots)
+        ).fit(np.ldexp(knots, self._knot_exponent))
         self.n_features_out_ = self.spline_.n_features_out_
         # The splines of a column are non-negative and sum to 1.
         self._set_unit_output_bounds(self.n_features_out_, knots.shape[1])
@@ -216,7 +242,7 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
         # Clipped to the first and last knots: the features of a value
         # beyond the bounds are those of the bound.
         X = np.clip(X, self.knots_[0], self.knots_[-1])
-        return self.spline_.transform(X)
+        return self.spline_.transform(np.ldexp(X, self._knot_exponent))
 
     def get_feature_names_out(self, input_features=None):
         """Output feature names, ``{feature}_sp_{k}`` as scikit-learn names them.

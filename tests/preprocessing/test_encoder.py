@@ -9,7 +9,12 @@ from scipy.stats import norm
 from sklearn.preprocessing import OneHotEncoder
 
 from sklearn_dpfair.preprocessing import DPOneHotEncoder
-from sklearn_dpfair.preprocessing._categories import MISSING, canonical_order, key_of
+from sklearn_dpfair.preprocessing._categories import (
+    MISSING,
+    NONE,
+    canonical_order,
+    column_keys,
+)
 from sklearn_dpfair.privacy import PrivacyLedger
 from sklearn_dpfair.privacy._accounting import epsilon_of
 
@@ -39,7 +44,7 @@ def _counts_by_key(X):
     """Exact counts of each (column, category), in the encoder's order."""
     out = {}
     for j, name in enumerate(X.columns):
-        keys = [key_of(v) for v in X[name].to_numpy(dtype=object)]
+        keys = column_keys(X[name].to_numpy(dtype=object), none_apart=True)
         for k in canonical_order(set(keys)):
             out[(j, k)] = keys.count(k)
     return out
@@ -114,16 +119,9 @@ def test_epsilon_inf_is_scikit_learn():
     test = _frame(50, seed=1)
     test.loc[0, "colour"] = "unseen"
     np.testing.assert_array_equal(ours.transform(test), ref.transform(test))
-
-    def missing_as_nan(names):
-        # scikit-learn before 1.7 names a missing (None) category "None".
-        return [str(v).replace("None", "nan") for v in names]
-
-    assert missing_as_nan(ours.get_feature_names_out()) == missing_as_nan(
-        ref.get_feature_names_out()
-    )
+    assert list(ours.get_feature_names_out()) == list(ref.get_feature_names_out())
     for a, b in zip(ours.categories_, ref.categories_):
-        assert missing_as_nan(a) == missing_as_nan(b)
+        assert [str(v) for v in a] == [str(v) for v in b]
     assert math.isinf(ours.epsilon_)
 
 
@@ -156,14 +154,111 @@ def test_utility_rises_with_epsilon():
 
 
 def test_missing_values_are_a_category():
-    X = pd.DataFrame({"c": ["a"] * 300 + [None] * 200})
+    X = pd.DataFrame({"c": pd.Series(["a"] * 300 + [np.nan] * 200, dtype=object)})
     enc = DPOneHotEncoder(random_state=0).fit(X)
     assert enc._keys[0] == ["a", MISSING]
     assert list(enc.get_feature_names_out()) == ["c_a", "c_nan", "c_infrequent_sklearn"]
+    test = pd.DataFrame({"c": pd.Series([np.nan, pd.NA, None, "a"], dtype=object)})
+    # pd.NA is NaN's category; None is a category of its own (here unseen).
     np.testing.assert_array_equal(
-        enc.transform(pd.DataFrame({"c": [np.nan, None, "a"]})),
-        [[0, 1, 0], [0, 1, 0], [1, 0, 0]],
+        enc.transform(test), [[0, 1, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0]]
     )
+
+
+@pytest.mark.parametrize("frame", [False, True], ids=["array", "object-frame"])
+def test_none_and_nan_are_two_categories_as_in_scikit_learn(frame):
+    rows = [["a"], ["b"], [None], [np.nan], ["a"], [None]]
+    only_none = [["a"], ["b"], [None], ["a"]]
+    for data in (rows, only_none):
+        X = np.array(data, dtype=object)
+        if frame:
+            X = pd.DataFrame({"x0": pd.Series(X[:, 0], dtype=object)})
+        ours = DPOneHotEncoder(epsilon=np.inf, handle_unknown="ignore").fit(X)
+        ref = OneHotEncoder(handle_unknown="ignore", sparse_output=False).fit(X)
+        assert [repr(v) for v in ours.categories_[0]] == [
+            repr(v) for v in ref.categories_[0]
+        ]
+        assert list(ours.get_feature_names_out()) == list(ref.get_feature_names_out())
+        np.testing.assert_array_equal(ours.transform(X), ref.transform(X))
+        back = ours.inverse_transform(ref.transform(X))
+        expected = ref.inverse_transform(ref.transform(X))
+        assert [repr(v) for v in back.ravel()] == [repr(v) for v in expected.ravel()]
+    # Under privacy they are two partitions, in the canonical order.
+    enc = DPOneHotEncoder(random_state=0).fit(
+        np.array([["a"]] * 300 + [[None]] * 200 + [[np.nan]] * 200, dtype=object)
+    )
+    assert enc._keys[0] == ["a", NONE, MISSING]
+    assert list(enc.get_feature_names_out()) == [
+        "x0_a",
+        "x0_None",
+        "x0_nan",
+        "x0_infrequent_sklearn",
+    ]
+    # Declared, None and NaN are two categories too.
+    declared = DPOneHotEncoder(categories=[["a", None, np.nan]]).fit(
+        np.array(rows, dtype=object)
+    )
+    np.testing.assert_array_equal(
+        declared.transform(np.array([[None], [np.nan]], dtype=object)),
+        [[0, 1, 0, 0], [0, 0, 1, 0]],
+    )
+
+
+@pytest.mark.parametrize(
+    "X, categories",
+    [
+        (np.array([[1], [2], [2]]), [["1", "2"]]),
+        (np.array([[1], [2], [2]]), [[1.0, 2.0]]),
+        (np.array([[True], [False], [True]]), [[0, 1]]),
+        (np.array([[1.5], [2.0], [2.0]]), [["1.5", "2"]]),
+        (pd.DataFrame({"a": [1, 2, 2]}), [["1", "2"]]),
+        (pd.DataFrame({"a": pd.array([1, 2, None], dtype="Int64")}), [["1", "2"]]),
+    ],
+    ids=["int-str", "int-float", "bool-int", "float-str", "frame-int", "Int64-str"],
+)
+def test_declared_categories_are_cast_to_a_numeric_column_as_in_scikit_learn(
+    X, categories
+):
+    ours = DPOneHotEncoder(categories=categories, handle_unknown="ignore").fit(X)
+    ref = OneHotEncoder(
+        categories=categories, handle_unknown="ignore", sparse_output=False
+    ).fit(X)
+    np.testing.assert_array_equal(ours.transform(X), ref.transform(X))
+    assert ours.categories_[0].dtype == ref.categories_[0].dtype
+    np.testing.assert_array_equal(ours.categories_[0], ref.categories_[0])
+    assert list(ours.get_feature_names_out()) == list(ref.get_feature_names_out())
+    assert ours.epsilon_ == 0.0
+
+
+@pytest.mark.parametrize(
+    "X, categories",
+    [
+        (np.array([[1], [2]]), [[1.5, 2]]),  # scikit-learn truncates 1.5 to 1
+        (np.array([[1], [2]], dtype=np.int8), [[1, 300]]),
+        (np.array([[1], [2]], dtype=np.uint8), [[-1, 2]]),
+        (np.array([[1], [2]]), [["1", "x"]]),
+        (np.array([[1], [2]]), [["1.0", "2"]]),
+        (np.array([[True], [False]]), [[0, 2]]),  # scikit-learn reads 2 as True
+        (np.array([[True], [False]]), [["True", "False"]]),
+        (np.array([[1.5], [2.0]]), [["1.5", "x"]]),
+        (np.array([[1.5], [2.0]], dtype=np.float32), [[1.5, 1e300]]),
+    ],
+)
+def test_declared_categories_that_a_numeric_column_cannot_hold_are_refused(
+    X, categories
+):
+    with pytest.raises(ValueError, match="^categories: .* cannot be cast exactly"):
+        DPOneHotEncoder(categories=categories).fit(X)
+
+
+def test_a_ledger_is_accepted_when_nothing_is_thresholded():
+    # At epsilon=inf the threshold spends no delta: a ledger can hold the fit.
+    X = np.array([[1], [2], [1]])
+    enc = DPOneHotEncoder(epsilon=np.inf, accountant=PrivacyLedger()).fit(X)
+    assert enc.threshold_delta_ == 0.0 and math.isinf(enc.epsilon_)
+    np.testing.assert_array_equal(enc.categories_[0], [1, 2])
+    with pytest.raises(ValueError, match="cannot hold the threshold delta"):
+        DPOneHotEncoder(epsilon=1.0, accountant=PrivacyLedger()).fit(X)
 
 
 @pytest.mark.parametrize(
@@ -351,9 +446,7 @@ def test_inverse_transform_is_scikit_learn_at_epsilon_inf():
     back, expected = ours.inverse_transform(Y), ref.inverse_transform(Y)
     assert back.shape == expected.shape and back.dtype == expected.dtype
     for a, b in zip(back.ravel(), expected.ravel()):
-        # scikit-learn shows a missing (None) category as None, this
-        # encoder's categories_ as NaN.
-        assert (pd.isna(a) and pd.isna(b)) or a == b
+        assert (a is None and b is None) or (pd.isna(a) and pd.isna(b)) or a == b
     assert back[0, 0] is None and back[1, 1] is None
     # The "other" column (rare or unseen) maps to None as well.
     other = DPOneHotEncoder(epsilon=np.inf).fit(X)

@@ -127,3 +127,33 @@ def test_inverse_transform_is_scikit_learn_at_epsilon_inf(distribution):
     assert np.all(back <= private.quantiles_[-1])
     with pytest.raises(ValueError, match="features"):
         private.inverse_transform(Y[:, :1])
+
+
+@pytest.mark.parametrize("bounds", [(-1e-320, 1e-320), (0.0, 1e-300)])
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+def test_bounds_of_subnormal_scale_give_finite_outputs(bounds, epsilon):
+    # Quantiles a subnormal apart overflow the interpolation's slopes
+    # unless it is computed in rescaled units.
+    lo, hi = bounds
+    rng = np.random.default_rng(0)
+    X = np.sort(lo + (hi - lo) * rng.uniform(size=(300, 1)), axis=0)
+    qt = DPQuantileTransformer(bounds, n_quantiles=5, epsilon=epsilon, random_state=0)
+    out = qt.fit(X).transform(X)
+    assert np.isfinite(out).all()
+    assert ((out >= 0.0) & (out <= 1.0)).all()
+    assert (np.diff(out[:, 0]) >= 0.0).all()
+
+
+def test_epsilon_inf_tiny_bounds_are_the_rescaled_fit():
+    # A power of two scales data, bounds and quantiles exactly: the map of
+    # tiny values is that of the same values at ordinary scale.
+    X = np.random.default_rng(0).uniform(0.0, 1.0, size=(300, 1))
+    scale = 2.0**-997
+    tiny = DPQuantileTransformer((0.0, scale), n_quantiles=5, epsilon=np.inf)
+    ordinary = DPQuantileTransformer((0.0, 1.0), n_quantiles=5, epsilon=np.inf)
+    np.testing.assert_allclose(
+        tiny.fit(X * scale).transform(X * scale),
+        ordinary.fit(X).transform(X),
+        rtol=1e-12,
+        atol=1e-12,
+    )

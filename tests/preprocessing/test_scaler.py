@@ -405,3 +405,20 @@ def test_auto_bounds_at_epsilon_inf_clip_nothing_beyond_the_private_grid():
     # Under privacy the fences stay on the public grid's range.
     private = DPStandardScaler(bounds="auto", random_state=0).fit(X)
     assert np.all(np.abs(private.bounds_) <= 1e8)
+
+
+@pytest.mark.parametrize("bounds", [(-100.0, 100.0), "auto"])
+@pytest.mark.parametrize("scale", [1e300, 1e308, 1e-310])
+def test_epsilon_inf_weights_of_any_scale_give_the_same_statistics(bounds, scale):
+    # Without privacy the weights count as given and only their ratios
+    # matter: weights near the largest float (whose sums overflow) or
+    # subnormal ones fit as weights near 1 do, as scikit-learn's.
+    X = np.array([[1.0], [2.0], [3.0], [10.0]])
+    w = np.array([1.0, 1.0, 1.0, 0.5])
+    ref = StandardScaler().fit(X, sample_weight=w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = DPStandardScaler(bounds, epsilon=np.inf).fit(X, sample_weight=w * scale)
+    np.testing.assert_allclose(fit.mean_, ref.mean_, rtol=1e-12)
+    np.testing.assert_allclose(fit.var_, ref.var_, rtol=1e-12)
+    np.testing.assert_allclose(fit.scale_, ref.scale_, rtol=1e-12)

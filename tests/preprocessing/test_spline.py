@@ -197,3 +197,44 @@ def test_weights_routed_by_a_pipeline_reach_the_spline_and_its_record():
         spl = fitted.pipeline_.named_steps["spline"]
         np.testing.assert_array_equal(spl.knots_, _base_knots(ref))
         assert WEIGHTS_CAVEAT in spl.privacy_caveats_
+
+
+@pytest.mark.parametrize("bounds", [(-1e-320, 1e-320), (0.0, 1e-300)])
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+def test_bounds_of_subnormal_scale_give_finite_features(bounds, epsilon):
+    # Knots a subnormal apart overflow the B-splines' divisions unless
+    # they are computed in rescaled units.
+    lo, hi = bounds
+    X = lo + (hi - lo) * np.random.default_rng(0).uniform(size=(300, 1))
+    spl = DPSplineTransformer(bounds, epsilon=epsilon, random_state=0).fit(X)
+    out = spl.transform(np.vstack([X, [[lo], [hi], [0.0], [5.0]]]))
+    assert np.isfinite(out).all()
+    assert ((out >= 0.0) & (out <= 1.0)).all()
+    np.testing.assert_allclose(out.sum(axis=1), 1.0, rtol=1e-9)
+
+
+def test_epsilon_inf_tiny_bounds_are_the_rescaled_fit():
+    X = np.random.default_rng(0).uniform(0.0, 1.0, size=(300, 1))
+    scale = 2.0**-997
+    tiny = DPSplineTransformer((0.0, scale), epsilon=np.inf).fit(X * scale)
+    ordinary = DPSplineTransformer((0.0, 1.0), epsilon=np.inf).fit(X)
+    np.testing.assert_allclose(
+        tiny.transform(X * scale), ordinary.transform(X), rtol=1e-9, atol=1e-12
+    )
+
+
+@pytest.mark.parametrize("knots", ["quantile", "uniform"])
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+def test_bounds_too_narrow_for_the_knots_are_refused(knots, epsilon):
+    # Bounds two float spacings apart cannot hold five distinct knots: a
+    # public check, whatever the data.
+    X = np.random.default_rng(0).normal(5, 2, size=(200, 1))
+    spl = DPSplineTransformer(
+        (1e8, 1e8 + 3e-8), knots=knots, epsilon=epsilon, random_state=0
+    )
+    with pytest.raises(ValueError, match="bounds are too narrow for 5 knots"):
+        spl.fit(X)
+    assert not hasattr(spl, "knots_")
+    # Bounds that hold them fit, with strictly increasing knots.
+    wide = spl.set_params(bounds=(1e8, 1e8 + 1e-6)).fit(1e8 + 1e-7 * X)
+    assert (np.diff(wide.knots_[:, 0]) > 0).all()
