@@ -13,6 +13,7 @@ from sklearn.utils.validation import (
 )
 
 from ..privacy._record import weights_caveats
+from ..utils._array_api import host_input
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
 from ._bounds import centre_and_half_width
@@ -219,7 +220,7 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         """
         check_is_fitted(self)
         n_features = self.n_bins_.shape[0]
-        X = check_array(X, dtype=np.float64)
+        X = check_array(host_input(X), dtype=np.float64)
         if self.encode != "ordinal":
             X = self._decode_onehot(X, n_features)
         if X.shape[1] != n_features:

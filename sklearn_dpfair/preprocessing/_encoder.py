@@ -16,6 +16,7 @@ from sklearn.utils.validation import (
 )
 
 from ..privacy._ledger import PrivacyLedger
+from ..utils._array_api import host_input
 from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
@@ -368,7 +369,10 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         # Columns as object arrays, their values untouched (strings, numbers,
         # None, NaN), as scikit-learn's encoders read them; with_dtypes, also
         # each column's numeric dtype (public schema; None for other columns),
-        # which the released categories are written in.
+        # which the released categories are written in. Torch input under
+        # array API dispatch is read as numpy, as the other transformers
+        # read it.
+        X = host_input(X)
         if not hasattr(X, "iloc"):
             checked = check_array(X, dtype=None, ensure_all_finite=False)
             if not hasattr(X, "dtype") and np.issubdtype(checked.dtype, np.str_):
@@ -442,7 +446,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             Categories, of object dtype when a ``None`` is among them.
         """
         check_is_fitted(self)
-        X = check_array(X, accept_sparse="csr")
+        X = check_array(host_input(X), accept_sparse="csr")
         other = self.handle_unknown == "other"
         widths = [len(c) + other for c in self.categories_]
         if X.shape[1] != sum(widths):

@@ -84,3 +84,24 @@ def test_private_pipeline_fits_torch_under_dispatch(dispatch):
     coef = fitted[-1].coef_
     np.testing.assert_allclose(np.asarray(coef), ref[-1].coef_, rtol=0, atol=1e-10)
     np.testing.assert_array_equal(fitted.predict(torch.from_numpy(X)), ref.predict(X))
+
+
+def test_encoder_and_discretizer_inverse_read_torch_under_dispatch(dispatch):
+    # The encoder read a tensor as objects (every value went to "other"),
+    # and the discretizer's inverse_transform asked torch for numpy's dtype.
+    from sklearn_dpfair.preprocessing import DPOneHotEncoder
+
+    codes = np.array([[0.0], [1.0], [2.0], [1.0]])
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = DPOneHotEncoder(categories=[[0.0, 1.0, 2.0]]).fit(codes)
+    encoder = DPOneHotEncoder(categories=[[0.0, 1.0, 2.0]]).fit(torch.from_numpy(codes))
+    out = encoder.transform(torch.from_numpy(codes))
+    np.testing.assert_array_equal(out, ref.transform(codes))
+    assert out.sum() == 4
+    np.testing.assert_array_equal(encoder.inverse_transform(torch.from_numpy(out)), codes)
+    X, _ = _data()
+    kbins = DPKBinsDiscretizer(_BOUNDS, random_state=0, encode="ordinal").fit(X)
+    bins = kbins.transform(X)
+    np.testing.assert_allclose(
+        kbins.inverse_transform(torch.from_numpy(bins)), kbins.inverse_transform(bins)
+    )
