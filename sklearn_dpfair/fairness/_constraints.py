@@ -199,7 +199,9 @@ class EqualOpportunity(DemographicParity):
         return f"{type(self).__name__}(class_index={self.class_index})"
 
 
-def advantaged_class_index(classes, opportunity_class, *, parameter="classes"):
+def advantaged_class_index(
+    classes, opportunity_class, *, parameter="classes", private=True
+):
     """Index in ``classes`` of the advantaged class of equal opportunity.
 
     Parameters
@@ -210,7 +212,11 @@ def advantaged_class_index(classes, opportunity_class, *, parameter="classes"):
         The advantaged class; None is the second of exactly two classes.
     parameter : str, default="classes"
         Name of the caller's parameter that declares the classes, for the
-        error message.
+        error message of a private caller.
+    private : bool, default=True
+        Whether ``classes`` were read from private labels: the error
+        message then withholds them and names ``parameter``; otherwise it
+        lists them (a non-private caller has no such parameter to name).
 
     Returns
     -------
@@ -241,6 +247,11 @@ def advantaged_class_index(classes, opportunity_class, *, parameter="classes"):
         return 1
     hits = np.flatnonzero(classes == opportunity_class)
     if hits.size != 1:
+        if not private:
+            raise ValueError(
+                f"opportunity_class={opportunity_class!r} is not one of the "
+                f"classes {classes.tolist()!r}."
+            )
         raise ValueError(
             f"opportunity_class={opportunity_class!r} is not one of the "
             "classes (the classes are not shown: read from y, they are "

@@ -53,6 +53,7 @@ from ..privacy._zcdp import ZCDP_ACCOUNTANT
 from ..utils._array_api import (
     DEVICE_OPTIONS,
     array_namespace,
+    arrays_like,
     input_float_dtypes,
     resolve_backend,
     to_numpy,
@@ -419,9 +420,11 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
                 )
             )
         X = validate_data(self, X, reset=False, dtype=input_float_dtypes(X))
-        xp = array_namespace(X, self.coefs_[0])
-        weights = [xp.astype(W, X.dtype) for W in self.coefs_]
-        biases = [xp.astype(b, X.dtype) for b in self.intercepts_]
+        # The network moves to X's namespace and device, wherever it was
+        # fitted (a numpy model scores torch input under dispatch, and back).
+        xp = array_namespace(X)
+        weights = [xp.astype(W, X.dtype) for W in arrays_like(X, *self.coefs_)]
+        biases = [xp.astype(b, X.dtype) for b in arrays_like(X, *self.intercepts_)]
         scores = forward(X, weights, biases, self.activation)[2]
         return xp.reshape(scores, (-1,)) if scores.shape[1] == 1 else scores
 
@@ -465,10 +468,16 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
     def _declared_groups(self):
         return None
 
+    # Whether the fit's classes are read from private labels (withheld from
+    # messages): DPFERMIClassifier's are, FERMIClassifier's are not.
+    _classes_private = False
+
     def _opportunity_index(self, classes):
         if self.constraint != "equal_opportunity":
             return None
-        return advantaged_class_index(classes, self.opportunity_class)
+        return advantaged_class_index(
+            classes, self.opportunity_class, private=self._classes_private
+        )
 
     def _privacy(self, n_samples, caveats, n_features=None, sparse=False):
         return None, True, caveats
@@ -544,17 +553,21 @@ class FERMIClassifier(_BaseFERMI):
         until the bound is met, then 4 bisections), warm-starting each from
         the previous one, and stops doubling early once a feasible model is
         in hand and three doublings from 32 on improved neither the
-        disparity nor the error; for binary targets each model's decision threshold (one
-        for all groups: prediction never reads the group) is also chosen on
-        the training data, so a binary bound is always met (at worst by a
-        near-constant predictor). The chosen weight is ``fairness_weight_``,
+        disparity nor the error; for binary targets with
+        ``fit_intercept=True`` each model's decision threshold (one for all
+        groups: prediction never reads the group; released through the
+        intercept) is also chosen on the training data, so a binary bound is
+        then always met (at worst by a near-constant predictor); with
+        ``fit_intercept=False`` only threshold 0 is available and a bound
+        may be missed. The chosen weight is ``fairness_weight_``,
         the path ``weight_path_``; ``bound_met_`` says whether the bound
         was met, and a warning names the bound, the least training
         disparity reached and what to try when it was not. Groups with
         fewer than ``min_group_size`` rows in a compared cell are left out
         of the bounded disparity. With a single group (or
         ``sensitive_features=None``) there is nothing to compare: the path
-        is the one weight 0 (``fairness_weight_`` 0), ``bound_met_`` is True
+        is the one weight 0 (``fairness_weight_`` 0, no threshold chosen:
+        the model is plain logistic regression), ``bound_met_`` is True
         and ``training_disparity_`` 0, as when ``min_group_size`` leaves
         every comparison out. fairlearn's ``difference_bound``, on training
         data.
@@ -772,7 +785,8 @@ default=None
     weight_path_ : list of dict or None
         Under ``disparity_bound``: every weight tried, with its training
         error and disparity (after its threshold), the threshold, its
-        disparity at threshold 0, stationarity, the stationarity target it
+        disparity at threshold 0, stationarity (of its minimizer, before the
+        threshold), the stationarity target it
         was solved to (``"tol"``: 40 or 10 times ``tol`` along the path,
         ``tol`` for the polished weight), whether its stationarity is at
         most ``tol`` (``"converged"``) and iterations.
@@ -780,10 +794,17 @@ default=None
         Under ``disparity_bound``, whether the returned model's training
         disparity is at most the bound (None without it).
     stationarity_ : float or None
-        Largest gradient coordinate of the full-batch objective at the
-        returned model (None without the full-batch phase); saturated at the
-        largest float when a record makes the objective overflow (the phase is
-        then skipped).
+        The solver's convergence: largest gradient coordinate of the
+        full-batch objective at ``fairness_weight_`` (in the solver's scaled
+        coordinates) at the model it minimized (None without the full-batch
+        phase); saturated at the largest float when a record makes the
+        objective overflow (the phase is then skipped). Under
+        ``disparity_bound`` with a nonzero decision threshold (binary
+        targets, ``weight_path_``'s ``"threshold"`` of the chosen weight)
+        it is measured before that threshold is added to the intercept: the
+        returned model is the minimizer shifted by the threshold, which is
+        not itself a minimizer of the objective at ``fairness_weight_``
+        (its gradient in the intercept is not small).
     n_full_batch_iter_ : int
         L-BFGS iterations of the full-batch phase (under
         ``disparity_bound`` summed over the whole weight path; each point
@@ -793,7 +814,10 @@ default=None
         Disparity of the hard training predictions for ``constraint``,
         weighted by ``sample_weight`` when given (a row of weight ``k``
         counts ``k`` times, one of weight 0 not at all: fairlearn's metrics
-        with ``sample_weight``).
+        with ``sample_weight``). Groups with fewer than ``min_group_size``
+        rows in a compared cell are left out, with or without
+        ``disparity_bound`` (under it, the disparity that was bounded); with
+        ``min_group_size=0`` it is fairlearn's difference over every group.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -1580,6 +1604,7 @@ default=None
             n_classes=n_classes,
         )
 
+    _classes_private = True
     _plan_public_counts = ("n_groups", "n_classes")
     # Private column scales need dense rows: the plan reads the layout.
     _plan_reads_layout = True

@@ -105,6 +105,33 @@ def test_equal_opportunity_targets_the_advantaged_class():
         )
 
 
+def test_unknown_opportunity_class_message_fits_each_estimator():
+    # FERMIClassifier's classes are not private and it has no classes
+    # parameter: the message lists them. DPFERMIClassifier withholds the
+    # classes it read from the private y and names its classes parameter.
+    X, y, s = _biased(0, n=400)
+    labels = np.where(y == 1, "yes", "no")
+    with pytest.raises(ValueError) as info:
+        FERMIClassifier(constraint="equal_opportunity", opportunity_class="maybe").fit(
+            X, labels, sensitive_features=s
+        )
+    message = str(info.value)
+    assert "['no', 'yes']" in message
+    assert "classes=[" not in message and "private" not in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        with pytest.raises(ValueError) as info:
+            DPFERMIClassifier(
+                constraint="equal_opportunity",
+                opportunity_class="maybe",
+                epsilon=1.0,
+                random_state=0,
+            ).fit(X, labels, sensitive_features=s)
+    message = str(info.value)
+    assert "declare them with classes=[...]" in message
+    assert "'yes'" not in message
+
+
 def test_multiclass_and_many_groups():
     X, y, s = _biased(0, n=3000, n_classes=3, n_groups=4)
     clf = FERMIClassifier(fairness_weight=8, random_state=0, **FAST).fit(

@@ -345,3 +345,85 @@ def test_dpfermi_one_group_meets_the_bound_without_a_selection(epsilon):
     np.testing.assert_array_equal(bounded.coef_, free.coef_)
     if np.isfinite(epsilon):
         assert bounded.dp_event_ == free.dp_event_
+
+
+@pytest.mark.parametrize("groups", ["none", "one"])
+def test_fermi_one_group_under_a_bound_is_plain_logistic_regression(groups):
+    # Nothing to compare: no decision threshold is tuned for the training
+    # 0-1 error, so the model is the (unpenalized) logistic regression the
+    # one-group warning announces.
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 3))
+    y = (X[:, 0] + 0.8 * rng.normal(size=600) > 0.3).astype(int)
+    s = None if groups == "none" else np.zeros(600)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        est = FERMIClassifier(disparity_bound=0.05, random_state=0).fit(
+            X, y, sensitive_features=s
+        )
+    ref = LogisticRegression(C=np.inf, tol=1e-10).fit(X, y)
+    assert est.weight_path_[0]["threshold"] == 0.0
+    # The tuned threshold moved the intercept by 0.13 on these data.
+    np.testing.assert_allclose(est.intercept_, ref.intercept_, atol=1e-4)
+    np.testing.assert_allclose(
+        est.predict_proba(X), ref.predict_proba(X), rtol=0, atol=1e-5
+    )
+
+
+def test_fermi_stationarity_is_the_minimizers_before_the_threshold():
+    # stationarity_ is the solver's convergence at fairness_weight_: measured
+    # at the minimizer, before the chosen threshold moves the intercept off
+    # it. The gradient in the intercept of the objective is small with the
+    # threshold taken back out and not at the returned model.
+    from sklearn_dpfair.metrics import ermi_score
+
+    rng = np.random.default_rng(1)
+    n = 1500
+    s = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, 4)) + 0.8 * s[:, None]
+    y = (X[:, 0] + 0.3 * rng.normal(size=n) > 0.8).astype(int)
+    est = FERMIClassifier(disparity_bound=0.05, random_state=0, min_group_size=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        est.fit(X, y, sensitive_features=s)
+    lam = est.fairness_weight_
+    (chosen,) = [p for p in est.weight_path_ if p["fairness_weight"] == lam]
+    threshold = chosen["threshold"]
+    assert threshold != 0.0
+    assert est.stationarity_ == chosen["stationarity"] <= est.tol
+
+    def intercept_gradient(b, h=1e-6):
+        def objective(b):
+            z = X @ est.coef_[0] + b
+            proba = np.c_[1 / (1 + np.exp(z)), 1 / (1 + np.exp(-z))]
+            loss = np.mean(np.logaddexp(0, z) - y * z)
+            return loss + lam * ermi_score(y, y_proba=proba, sensitive_features=s)
+
+        return (objective(b + h) - objective(b - h)) / (2 * h)
+
+    # The threshold t is subtracted from the logit of class 1.
+    b = float(est.intercept_[0])
+    assert abs(intercept_gradient(b + threshold)) < 1e-4
+    assert abs(intercept_gradient(b)) > 10 * est.tol
+
+
+def test_fermi_without_an_intercept_tries_threshold_zero_only():
+    # No released parameter carries a threshold: a binary bound may be
+    # missed (and said) with fit_intercept=False.
+    rng = np.random.default_rng(9)
+    s = rng.integers(0, 2, 800)
+    X = rng.normal(size=(800, 3)) + 1.5 * s[:, None]
+    y = (X[:, 0] + 0.3 * rng.normal(size=800) > 0.8).astype(int)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = FERMIClassifier(
+            disparity_bound=0.0,
+            fit_intercept=False,
+            random_state=0,
+            max_fairness_weight=64,
+        ).fit(X, y, sensitive_features=s)
+    assert all(p["threshold"] == 0.0 for p in est.weight_path_)
+    assert est.bound_met_ is False
+    assert any("is not met" in str(w.message) for w in caught)

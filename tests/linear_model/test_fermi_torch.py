@@ -594,6 +594,29 @@ def test_non_private_network_on_torch_tensors_under_dispatch(make, torch, dispat
         assert accuracy > ref.score(X, y) - 0.05
 
 
+def test_network_predicts_in_the_namespace_of_its_input(torch, dispatch):
+    # A numpy-fitted network scores torch input in torch, and a torch-fitted
+    # one numpy input in numpy (both raised "Multiple namespaces").
+    X, y, groups = _data(0, 2, 2, np.float64, n=300)
+    kw = {"hidden_layer_sizes": (4,), "max_iter": 2, "full_batch_phase": None,
+          "random_state": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # 2 epochs
+        with sklearn.config_context(array_api_dispatch=False):
+            numpy_fit = FERMIClassifier(**kw).fit(X, y, sensitive_features=groups)
+        torch_fit = FERMIClassifier(**kw).fit(
+            torch.from_numpy(X), torch.from_numpy(y), sensitive_features=groups
+        )
+    proba = numpy_fit.predict_proba(torch.from_numpy(X))
+    assert isinstance(proba, torch.Tensor)
+    np.testing.assert_allclose(proba.numpy(), numpy_fit.predict_proba(X), atol=1e-12)
+    back = torch_fit.predict_proba(X)
+    assert isinstance(back, np.ndarray)
+    np.testing.assert_allclose(
+        back, torch_fit.predict_proba(torch.from_numpy(X)).numpy(), atol=1e-12
+    )
+
+
 def test_epsilon_recomputed_from_event_on_torch(torch_cpu_backend):
     est = _fit("dp_binary_dp", device="cuda")
     assert np.isfinite(est.epsilon_)

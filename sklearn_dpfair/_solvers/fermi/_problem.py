@@ -17,6 +17,7 @@ from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
 from ..._loss import SoftmaxLoss
@@ -27,8 +28,10 @@ from ...fairness._disparity import (
 )
 from ...fairness._ermi import code_dtype
 from ...utils._array_api import from_host, to_numpy
+from ...utils._numeric import constant_columns
 from .._non_private import column_moments, minimize_fair_objective
 from .._row_blocks import float64_product
+from .._rows import entry_blocks
 from ._lbfgs import (
     FullBatchPenalty,
     FullBatchResult,
@@ -50,6 +53,10 @@ __all__ = ["THRESHOLD_GRID", "FairProblem", "run_sgda"]
 # tol), and hides a column of large offset and small spread by orders of
 # magnitude (raw columns: 60 to 1,000 times).
 HIDDEN_GRADIENT_FACTOR = 10.0
+
+# Stored entries per block of a sparse column moment: the block's
+# temporaries (its values, weights and squares) stay far below the matrix.
+SPARSE_MOMENT_BLOCK = 1 << 14
 
 # Quantiles of the training logits tried as the shared decision threshold
 # of a binary model under disparity_bound (non-private).
@@ -175,7 +182,10 @@ class FairProblem:
     def _column_moments(self):
         # Read once a fit: a weight path checks every point it solves.
         center = bool(self.intercept_scaling)
-        return column_moments(self.X_host, self.sample_weight, center=center)
+        X = self.X_host
+        if sp.issparse(X) and X.format == "csr" and X.has_canonical_format:
+            return _sparse_column_moments(X, self.sample_weight, center=center)
+        return column_moments(X, self.sample_weight, center=center)
 
     @cached_property
     def _hidden_gradient_bound(self):
@@ -233,15 +243,15 @@ class FairProblem:
         gradient in centred, standardized coordinates
         (:meth:`standardized_stationarity`) exceeds
         ``HIDDEN_GRADIENT_FACTOR * tol``, L-BFGS continues there to ``tol``
-        (:func:`~.._non_private.minimize_fair_objective`; ``tol`` defaults to
-        the parameters'); elsewhere ``refined`` is returned as it is. A
-        sparse ``X`` keeps its root mean square scaling (its columns are not
-        centred; their moments would take more memory than the fit's budget
-        of twice its storage), and so does a point whose standardized
-        gradient is not finite (rows near the largest float).
+        (:func:`~.._non_private.minimize_fair_objective` for a dense ``X``,
+        :meth:`_minimize_sparse_standardized` for a sparse one, centred
+        implicitly and never densified; ``tol`` defaults to the
+        parameters'); elsewhere ``refined`` is returned as it is, and so is
+        a point whose standardized gradient is not finite (rows near the
+        largest float). The stationarity of a continued point is its
+        standardized one, which a ``ConvergenceWarning`` reports when above
+        ``tol``.
         """
-        if sp.issparse(self.X_host):
-            return refined
         tol = self.params.tol if tol is None else tol
         limit = HIDDEN_GRADIENT_FACTOR * tol
         if refined.stationarity * self._hidden_gradient_bound <= limit:
@@ -250,17 +260,22 @@ class FairProblem:
         stationarity = self.standardized_stationarity(lam, refined.coef, refined.w0)
         if not limit < stationarity < np.inf:
             return refined
-        with warnings.catch_warnings():
-            # Its convergence is judged below, in this phase's own terms.
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            polished = minimize_fair_objective(
-                self,
-                lam,
-                refined.coef,
-                refined.w0,
-                tol=tol,
-                max_iter=self.params.final_max_iter,
+        if sp.issparse(self.X_host):
+            polished = self._minimize_sparse_standardized(
+                lam, refined.coef, refined.w0, tol
             )
+        else:
+            with warnings.catch_warnings():
+                # Its convergence is judged below, in this phase's own terms.
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                polished = minimize_fair_objective(
+                    self,
+                    lam,
+                    refined.coef,
+                    refined.w0,
+                    tol=tol,
+                    max_iter=self.params.final_max_iter,
+                )
         value = self.objective(lam, polished.coef, polished.w0)
         finite = np.all(np.isfinite(polished.coef)) and np.all(np.isfinite(polished.w0))
         if not (finite and value <= self.objective(lam, refined.coef, refined.w0)):
@@ -274,6 +289,71 @@ class FairProblem:
             n_iter=refined.n_iter + polished.n_iter,
             objective=value,
             at_limit=polished.n_iter >= int(self.params.final_max_iter),
+        )
+
+    @np.errstate(all="ignore")
+    def _minimize_sparse_standardized(self, lam, coef, w0, tol):
+        """L-BFGS on the linear objective in standardized coordinates, sparse ``X``.
+
+        The coordinates of :func:`~.._non_private.minimize_standardized`,
+        ``beta = coef * sd`` and ``c = b + mu . coef`` (``b = s w0`` the
+        intercept; ``mu``, ``sd`` the weighted column moments), in which a
+        column of large offset and small spread is neither collinear with
+        the intercept nor badly scaled. The centring is implicit: the
+        logits are ``X coef + (c - mu . coef)``, one sparse product with the
+        stored entries, and the gradient in ``beta`` is
+        ``(X^T g - mu sum(g)) / sd``, so ``X`` is never densified or copied
+        (``O(d m)`` memory beside the objective's). Stops when
+        ``max |grad| <= tol`` (with a tiny ``ftol``, as the full-batch
+        phase) or after ``final_max_iter`` iterations; the caller measures
+        the returned point's stationarity.
+        """
+        s = float(self.intercept_scaling)
+        coef = np.asarray(coef, dtype=np.float64)
+        d, m = coef.shape
+        mean, scale = self._column_moments
+        n_beta = d * m
+
+        def to_model(x):
+            coef_ = x[:n_beta].reshape(d, m) / scale[:, None]
+            if not s:
+                return coef_, np.zeros(m)
+            return coef_, (x[n_beta:] - mean @ coef_) / s
+
+        def fun(x):
+            coef_, w0_ = to_model(x)
+            value, grad = self._linear_objective(lam, coef_, w0_)
+            g_coef = grad[:n_beta].reshape(d, m)
+            g_int = grad[n_beta:] / s if s else np.zeros(m)
+            # Chain rule through coef = beta / sd and b = c - mu . coef.
+            g_beta = (g_coef - mean[:, None] * g_int[None, :]) / scale[:, None]
+            parts = [g_beta.ravel()] + ([g_int] if s else [])
+            return value, np.concatenate(parts)
+
+        x0 = [(coef * scale[:, None]).ravel()]
+        if s:
+            x0.append(s * np.asarray(w0, dtype=np.float64) + mean @ coef)
+        x0 = np.concatenate(x0)
+        res = minimize(
+            fun,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            options={
+                "maxiter": int(self.params.final_max_iter),
+                "gtol": float(tol),
+                "ftol": 64 * np.finfo(float).eps,
+                "maxls": 50,
+            },
+        )
+        coef_, w0_ = to_model(res.x)
+        return FullBatchResult(
+            coef=coef_,
+            w0=w0_,
+            stationarity=float("nan"),
+            converged=False,
+            n_iter=int(res.nit),
+            objective=float("nan"),
         )
 
     def objective(self, lam, coef, w0):
@@ -473,6 +553,66 @@ class FairProblem:
             ),
             sample_weight=self.sample_weight,
         )
+
+
+def _sparse_column_moments(X, sample_weight=None, *, center=True):
+    """Weighted column means and standard deviations of a canonical CSR ``X``.
+
+    The values of :func:`~.._non_private.column_moments`, read a block of
+    stored entries at a time (``SPARSE_MOMENT_BLOCK``), so that the
+    temporaries stay far below the matrix (the full-batch phase's budget
+    is twice its storage). Two passes, as there, and no cancellation: the
+    centred squares of a column are its stored entries' ``(x - mu)^2`` plus
+    ``mu^2`` for each row where it is not stored, all non-negative, so a
+    column of offset ``1e5`` and spread ``1e-3`` stored on every row keeps
+    its spread (subtracting ``n mu^2`` from a sum of stored-entry terms,
+    the one-pass form, would leave rounding noise).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from sklearn_dpfair._solvers.fermi._problem import _sparse_column_moments
+    >>> X = sp.csr_matrix(np.array([[1e5 + 1e-3, 0.0], [1e5 - 1e-3, 2.0]]))
+    >>> mean, scale = _sparse_column_moments(X)
+    >>> mean.tolist(), np.round(scale, 9).tolist()
+    ([100000.0, 1.0], [0.001, 1.0])
+    """
+    n, d = X.shape
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    total = float(n) if w is None else float(w.sum())
+    if center:
+        ones = np.ones((n, 1)) if w is None else w[:, None]
+        mean = float64_product(X, ones, transpose_a=True)[:, 0] / total
+    else:
+        mean = np.zeros(d)
+    squares = np.zeros(d)
+    # Weight of the rows where each column is not stored (they hold 0).
+    unstored = np.zeros(d)
+    indptr = X.indptr
+    for row, end in entry_blocks(indptr, SPARSE_MOMENT_BLOCK):
+        lo, hi = indptr[row], indptr[end]
+        cols = X.indices[lo:hi]
+        centred = X.data[lo:hi].astype(np.float64) - mean[cols]
+        counts = np.bincount(cols, minlength=d)
+        if w is None:
+            squares += np.bincount(cols, weights=centred * centred, minlength=d)
+            unstored += (end - row) - counts
+            continue
+        weights = np.repeat(w[row:end], np.diff(indptr[row : end + 1]))
+        squares += np.bincount(cols, weights=weights * centred**2, minlength=d)
+        stored = np.bincount(cols, weights=weights, minlength=d)
+        # Exactly 0 where the column is stored on every row of the block: a
+        # difference of weight sums would round there, and times mu^2 the
+        # rounding can exceed a small spread's whole variance.
+        unstored += np.where(
+            counts == end - row, 0.0, np.maximum(w[row:end].sum() - stored, 0.0)
+        )
+    second = squares + unstored * mean**2
+    var = second / total
+    scale = np.sqrt(var)
+    constant = constant_columns(var, mean, n) if center else var == 0
+    scale[constant | ~(scale > 0) | ~np.isfinite(scale)] = 1.0
+    return mean, scale
 
 
 def _weighted_prediction_counts(y_pred, y, codes, weights, n_classes, n_groups):

@@ -124,7 +124,9 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
     Each point of ``extra["path"]`` records the tolerance its model was
     solved to (``tol``) and whether its stationarity meets the fit's
     ``tol`` (``converged``: only a polished point is expected to). The
-    convergence diagnostics are the returned weight's: ``stationarity``,
+    convergence diagnostics are the returned weight's (measured at its
+    minimizer, before its threshold is added to the intercept: the shifted
+    model is not a minimizer at that weight): ``stationarity``,
     ``converged``, ``weight_n_iter`` (the iterations of the solves at that
     weight), ``at_limit`` (the solve of the returned model stopped at the
     iteration limit) and ``unpolished`` (the returned model is the path's
@@ -159,7 +161,10 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
         # The weight's own disparity (threshold 0) drives the search.
         point["disparity_at_zero_threshold"] = point["training_disparity"]
         point["error_at_zero_threshold"] = point["training_error"]
-        if problem.n_classes == 2:
+        # With a single group there is nothing to compare (every threshold
+        # meets the bound): the model stays the loss minimizer, plain
+        # logistic regression, rather than one re-tuned for 0-1 error.
+        if problem.n_classes == 2 and problem.n_groups > 1:
             shift, error, disparity = problem.best_threshold(fit.coef, fit.w0, bound)
             if disparity <= bound and (
                 point["training_disparity"] > bound or error < point["training_error"]
@@ -292,7 +297,9 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
     lam = best["fairness_weight"]
     # The chosen shared threshold t on the logit of class 1: predict 1 iff
     # (x coef_1 + b_1) - (x coef_0 + b_0) > t. The output biases are the
-    # last two entries of w0 (a network's too).
+    # last two entries of w0 (a network's too). The stationarity reported
+    # stays the minimizer's (the solver's convergence), measured before the
+    # shift, which moves the model off the minimizer.
     if best["threshold"]:
         w0 = np.array(w0, dtype=float)
         w0[-2:] += np.array([0.5, -0.5]) * best["threshold"]

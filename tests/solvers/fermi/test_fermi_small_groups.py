@@ -77,11 +77,41 @@ def test_one_warning_names_the_small_group(bound):
     assert len(small) == 1
     assert small[0].startswith("group(s) 2 have fewer than min_group_size=30")
     what = (
-        "the fairness penalty (their"
+        "the fairness penalty and training_disparity_ (their"
         if bound is None
         else "the fairness penalty and the bounded training disparity"
     )
     assert what in small[0]
+
+
+@pytest.mark.parametrize("bound", [None, 0.05])
+def test_training_disparity_leaves_out_small_groups_in_both_modes(bound):
+    # One definition with or without disparity_bound: the gap over the
+    # groups of at least min_group_size rows (the bounded one under a bound).
+    from fairlearn.metrics import demographic_parity_difference
+
+    X, y, s = _data([400, 300, 20], seed=3)
+    params = dict(fairness_weight=8.0, disparity_bound=bound, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        est = FERMIClassifier(**params).fit(X, y, sensitive_features=s)
+        every = FERMIClassifier(min_group_size=0, **params).fit(
+            X, y, sensitive_features=s
+        )
+    kept = s < 2
+    pred = est.predict(X)
+    expected = demographic_parity_difference(
+        y[kept], pred[kept], sensitive_features=s[kept]
+    )
+    assert est.training_disparity_ == pytest.approx(expected, abs=1e-12)
+    # The small group would change the gap here.
+    assert demographic_parity_difference(
+        y, pred, sensitive_features=s
+    ) > expected + 0.01
+    assert every.training_disparity_ == pytest.approx(
+        demographic_parity_difference(y, every.predict(X), sensitive_features=s),
+        abs=1e-12,
+    )
 
 
 def test_private_fit_reads_the_released_counts_and_bounds_the_dual_by_kept_groups():
