@@ -20,9 +20,13 @@ linear in the raw columns. The location and scale are either
   grid (so an offset of 500 or 1e5 does not cost resolution), then its
   spread is read from the private quartiles around that location on a
   coarser grid: the scale is the interquartile range over 1.349 (the
-  normal's), and at least the location's magnitude (and 1) where a quarter
-  of the rows hold the median's value (a binary, one-hot or mostly-zero
-  column). Every draw picks a bin between grid points, not a grid point,
+  normal's), and at least the location's resolution (and 1) where a
+  quartile lands within that resolution of the location (a quarter of the
+  rows hold the median's value, as in a binary, one-hot or mostly-zero
+  column, or the spread is that narrow, as years 2019 to 2022 are). The
+  grid spans +-1e8: values beyond are clipped to it, and a column whose
+  released median lies at its edge is scaled by its magnitude, with a
+  warning. Every draw picks a bin between grid points, not a grid point,
   so that a value held by most rows is located (the median of a one-hot
   column). Quantiles of
   the exponential mechanism (Smith 2011) are robust: one outlier, or a
@@ -57,6 +61,7 @@ __all__ = [
     "UNIT_SCALE_LIMIT",
     "FeatureScaling",
     "ScalingPlan",
+    "check_feature_bounds",
     "columns_off_unit_scale",
     "count_beyond_unit_scale",
     "exact_feature_scaling",
@@ -71,6 +76,7 @@ __all__ = [
     "require_public_bounds",
     "scale_check_step",
     "scaled_columns",
+    "warn_sparse_offsets",
     "warn_unscaled_columns",
 ]
 
@@ -192,10 +198,60 @@ def _finite(values, dtype):
     return np.clip(values, -limit, limit).astype(dtype, copy=False)
 
 
-def _bounds_plan(feature_bounds, n_features, center):
+def _bounds_plan(feature_bounds, n_features, center, sparse=False):
     lower, upper = check_bounds(feature_bounds, n_features, name="feature_bounds")
+    if sparse:
+        warn_sparse_offsets(lower, upper)
     return ScalingPlan(
         "bounds", n_features, np.asarray(lower), np.asarray(upper), center=center
+    )
+
+
+def check_feature_bounds(feature_bounds, n_features=None):
+    """Validate ``feature_bounds`` (None passes), whatever the fit's privacy.
+
+    Invalid bounds (``lower >= upper``, a bound that is not finite, a wrong
+    shape, strings) are refused by every fit alike, not only by a private
+    one that maps by them. ``n_features`` None checks all but the number
+    of pairs (one pair for all columns, or one a row of a 2-D array).
+    Reads parameters only.
+    """
+    if feature_bounds is None:
+        return
+    if n_features is None:
+        try:
+            shape = np.shape(feature_bounds)
+        except ValueError:
+            # Ragged pairs: check_bounds names the problem.
+            shape = ()
+        n_features = shape[0] if len(shape) == 2 else 1
+    check_bounds(feature_bounds, n_features, name="feature_bounds")
+
+
+def warn_sparse_offsets(lower, upper):
+    """Warn where a sparse column's public range lies away from 0.
+
+    Sparse ``X`` is divided by its columns' largest declared magnitudes,
+    never centred (centring would densify it), so a column whose declared
+    range's midpoint lies farther from 0 than its half-width (values 490 to
+    510) keeps its offset and is squashed near a constant. Reads the public
+    bounds only.
+    """
+    centre, half = centre_and_half_width(np.asarray(lower), np.asarray(upper))
+    positions = np.flatnonzero(np.abs(centre) > half)
+    if positions.size == 0:
+        return
+    listed = ", ".join(str(int(j)) for j in positions[:5])
+    listed += ", ..." if positions.size > 5 else ""
+    s = "s" if positions.size > 1 else ""
+    warn_at_caller(
+        f"feature_bounds: the declared range{s} of the sparse column{s} at "
+        f"position{s} {listed} lie{'' if s else 's'} away from 0, and sparse X "
+        "is divided by the bounds' largest magnitudes but never centred "
+        "(centring would densify it): such a column keeps its offset and the "
+        "model can lose it. Centre the column yourself (subtract a public value such "
+        "as the range's midpoint) and pass X dense, or declare the range of "
+        "the centred column."
     )
 
 
@@ -247,12 +303,16 @@ def plan_feature_scaling(
     plan : ScalingPlan
     """
     warn_ignored_bounds(mode, feature_bounds)
+    if mode is not None:
+        # Before any branch on privacy: the non-private limit refuses what a
+        # private fit refuses (ignored bounds are checked but not counted).
+        check_feature_bounds(feature_bounds, n_features)
     # The non-private limit solves in standardized coordinates itself.
     if mode is None or not budget.is_private:
         return ScalingPlan("none", n_features)
     center = fit_intercept and not sparse
     if feature_bounds is not None:
-        return _bounds_plan(feature_bounds, n_features, center)
+        return _bounds_plan(feature_bounds, n_features, center, sparse)
     if sparse:
         # Private quantiles are drawn from dense columns only; planning
         # nothing would ignore the request silently.
@@ -341,16 +401,24 @@ def public_scaling_plan(
     """
     require_public_bounds(mode, feature_bounds, where)
     warn_ignored_bounds(mode, feature_bounds)
+    if mode is not None:
+        check_feature_bounds(feature_bounds, n_features)
     if mode is None or not private:
         return ScalingPlan("none", n_features)
-    return _bounds_plan(feature_bounds, n_features, fit_intercept and not sparse)
+    return _bounds_plan(
+        feature_bounds, n_features, fit_intercept and not sparse, sparse
+    )
 
 
 def warn_ignored_bounds(mode, feature_bounds):
     """Warn that ``feature_bounds`` without ``feature_scaling="auto"`` maps nothing.
 
-    Reads parameters only: the warning says nothing about the data.
+    Reads parameters only: the warning says nothing about the data. Also
+    validates ``feature_bounds`` (:func:`check_feature_bounds`, all but the
+    number of pairs), so that every fit, private or not, refuses invalid
+    bounds.
     """
+    check_feature_bounds(feature_bounds)
     if mode is None and feature_bounds is not None:
         warn_at_caller(
             "feature_bounds is ignored with feature_scaling=None: the declared "
@@ -647,6 +715,42 @@ def quantiles_resolvable(n_samples, epsilon0):
     return error <= _RANK_TOLERANCE * n_samples
 
 
+# The private scales' grid spans +-1e8 (AUTO_GRID): a value beyond is
+# clipped to its edge before the draws, so a column whose released median
+# lies in the outermost bin (a Unix timestamp near 1.7e9, an amount in
+# cents) is located at the edge and scaled by 1e8, not by its spread.
+_GRID_EDGE = AUTO_GRID[-2]
+
+_BEYOND_GRID = (
+    "feature_scaling='auto': the private median of the column{s} at "
+    "position{s} {listed} lies at the edge of the public range [-1e8, 1e8] "
+    "of private column scales. Values beyond it are clipped to it before "
+    "the private quantiles are drawn, so such a column is located at the "
+    "edge and scaled by about 1e8, not by its spread, and the model can "
+    "lose it. Pass feature_bounds=[(lower, upper), ...] (a public map at no "
+    "cost), or rescale the column (seconds to days, cents to thousands). "
+    "This warning reads the released location only."
+)
+
+
+def _warn_beyond_grid(location):
+    """Warn where a released ``location`` lies in the grid's outermost bin.
+
+    Post-processing of the private medians: it reads no other value.
+    Returns the boolean mask of those columns.
+    """
+    at_edge = np.abs(location) >= _GRID_EDGE
+    positions = np.flatnonzero(at_edge)
+    if positions.size == 0:
+        return at_edge
+    listed = ", ".join(str(int(j)) for j in positions[:5])
+    listed += ", ..." if positions.size > 5 else ""
+    warn_at_caller(
+        _BEYOND_GRID.format(s="s" if positions.size > 1 else "", listed=listed)
+    )
+    return at_edge
+
+
 def fit_feature_scaling(X, plan, rng):
     """Release the location and scale of every column as ``plan`` says.
 
@@ -700,18 +804,24 @@ def fit_feature_scaling(X, plan, rng):
     # bins of their own. A value held by the median lies within half a bin
     # of the second median's grid (2.4% of its offset) of 0, and a quartile
     # drawn in its coarse bin within 1.3 times that: a quartile within 3% of
-    # the offset (or the grid's smallest magnitude) means a quarter of the
-    # rows or more hold the median's value (a binary, one-hot or mostly-zero
-    # column), and the other quartile may lie next to that value's share.
-    # The location's magnitude (at least 1) then bounds the scale below,
-    # which leaves 0/1 and standardized columns as they are; so it does
-    # for quartiles in one bin (a spread below the coarse grid's resolution
-    # at the residual offset). (A spread under about 0.1% of the location
-    # is taken for one value too: below what the two medians resolve.)
+    # the offset (or the grid's smallest magnitude) is a quarter of the rows
+    # or more at the median's value (a binary, one-hot or mostly-zero
+    # column; the other quartile may then lie next to that value's share),
+    # or a spread no wider than the location's resolution (a year near 2000
+    # is located to within about 1). Either way the quartiles tell no spread
+    # below that resolution, which then bounds the scale below, and so does
+    # 1, which leaves 0/1 and standardized columns as they are (and a
+    # column mostly at one value with the rest spread, whose spread the
+    # quartiles do not see). Not the location's magnitude: the spread of
+    # years 2019 to 2022 (1.1) would be taken for 2020, the column
+    # flattened to a constant. Except at the grid's edge, where the clipped
+    # values are one value whatever their spread: the magnitude (1e8)
+    # there, which keeps the raw values' scaled products finite.
     near = np.maximum(0.03 * np.abs(offset), _SPREAD_GRID[_SPREAD_GRID > 0][0])
     one_value = (np.abs(q25) <= near) | (np.abs(q75) <= near) | (scale <= 0)
-    location_size = np.maximum(np.abs(centre), 1.0)
-    scale = np.where(one_value, np.maximum(scale, location_size), scale)
+    at_edge = _warn_beyond_grid(centre)
+    resolution = np.where(at_edge, np.abs(centre), np.maximum(near, 1.0))
+    scale = np.where(one_value, np.maximum(scale, resolution), scale)
     location = centre + 0.5 * (q25 + q75) if plan.center else np.zeros(d)
     if not plan.center:
         # Scaled only: the spread around 0, not around the centre.

@@ -171,6 +171,54 @@ def column_moments(X, sample_weight=None, *, center=True):
     return mean, scale
 
 
+# A column whose standard deviation exceeds this many times its robust
+# scale (interquartile range over the normal's 1.349) is dominated by a few
+# values (one record at 1e12 among values near 1e3): standardized by the
+# standard deviation, its bulk would vary by 1e-8 of a unit, a direction of
+# curvature 1e-16 that L-BFGS-B's tolerance and the Newton polish's rcond
+# both ignore. Ordinary columns (normal: 1; heavy tails: a few) stay as they
+# were.
+_DOMINATED = 100.0
+# The robust statistics are read on at most this many evenly spaced rows:
+# they only condition the solve (any positive scale has the same
+# minimizer), so a sample of the bulk serves.
+_ROBUST_ROWS = 10_000
+
+
+def _robust_moments(X, mean, scale):
+    """``mean`` and ``scale``, with the median and robust scale of dominated columns.
+
+    The robust scale is the larger of the interquartile range over 1.349
+    and the root mean square deviation from the median of all but the
+    farthest 1% of the rows (at least one): the latter sees the bulk of a
+    mostly-zero column, whose quartiles are 0. A column whose standard
+    deviation is more than :data:`_DOMINATED` times it is located at its
+    median and scaled by it, so that its bulk has unit scale in the
+    solver's coordinates (the outliers then lie far out, where their loss
+    saturates); every other column keeps its moments. Dense ``X`` only;
+    reads at most :data:`_ROBUST_ROWS` rows. A change of coordinates: the
+    minimizer is the same.
+    """
+    n = X.shape[0]
+    if n < 2:
+        return mean, scale
+    step = max(1, -(-n // _ROBUST_ROWS))
+    rows = np.asarray(X[::step], dtype=np.float64)
+    with warnings.catch_warnings():
+        # An all-NaN column has no quartiles: its moments stay.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        q25, median, q75 = np.nanpercentile(rows, [25, 50, 75], axis=0)
+        deviation = np.sort(np.abs(rows - median), axis=0)
+        # NaN sorts last: kept rows are the nearest of the observed ones.
+        kept = deviation[: rows.shape[0] - max(1, rows.shape[0] // 100)]
+        trimmed = np.sqrt(np.nanmean(kept * kept, axis=0))
+    robust = np.fmax((q75 - q25) / 1.3489795003921634, trimmed)
+    dominated = (robust > 0) & np.isfinite(robust) & (scale > _DOMINATED * robust)
+    if not dominated.any():
+        return mean, scale
+    return np.where(dominated, median, mean), np.where(dominated, robust, scale)
+
+
 def minimize_linear(
     X,
     y,
@@ -282,7 +330,9 @@ def minimize_standardized(
     value at the predictions ``rows coef + intercept`` and its gradients
     ``(value, g_coef (d, K), g_intercept (K,))``. The solver runs in
     ``beta = coef * sd`` and ``c = b + mu . coef`` (``mu``, ``sd`` from
-    :func:`column_moments` of ``X``, weighted), adds
+    :func:`column_moments` of ``X``, weighted; with an intercept, a dense
+    column whose ``sd`` a few extreme values dominate takes its median and
+    interquartile range instead, :func:`_robust_moments`), adds
     ``(alpha/2) ||coef||^2 + l1 ||coef||_1`` (and ``(alpha/2) b^2`` with
     ``penalize_intercept``), and maps the minimizer back.
 
@@ -312,6 +362,8 @@ def minimize_standardized(
     K = int(n_outputs)
     with np.errstate(all="ignore"):
         mean, scale = column_moments(X, sample_weight, center=fit_intercept)
+        if fit_intercept and not sp.issparse(X):
+            mean, scale = _robust_moments(X, mean, scale)
     split = l1 > 0
     n_beta = d * K
 

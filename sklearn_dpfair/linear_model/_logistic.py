@@ -278,7 +278,12 @@ default="dp-sgd"
         their exact moments (nothing is released) and runs the noiseless
         steps on them.
         Sparse ``X`` needs ``feature_bounds`` (a ``ValueError`` otherwise,
-        decided from the layout alone).
+        decided from the layout alone). The private statistics' public grid
+        spans ``[-1e8, 1e8]``: values beyond are clipped to it, and a column
+        whose released median lies at its edge (a Unix timestamp) is scaled
+        by about ``1e8`` with a warning; declare its bounds. A spread below
+        the location's resolution (a year near 2000 is located to within
+        about 1) is scaled by that resolution, and by at least 1.
         None: the columns are used as given (right for columns already on a
         unit scale: on Adult's 97 standardized columns the private scales
         cost up to 0.0014 accuracy at epsilon = 0.3 to 3). A private DP-SGD
@@ -288,7 +293,11 @@ default="dp-sgd"
         Public ``(lower, upper)`` range of every column, for
         ``feature_scaling="auto"``: the column is mapped by its midpoint and
         half-width (without an intercept, or for sparse ``X``, divided by
-        its largest magnitude and not centred). The map is public: it reads
+        its largest magnitude and not centred: a sparse column whose range
+        lies away from 0 keeps its offset, and the fit warns; subtract a
+        public value first). Invalid bounds (``lower >= upper``, a bound
+        that is not finite, a wrong shape) raise a ``ValueError`` at every
+        ``epsilon``, ``inf`` included. The map is public: it reads
         no data and spends no budget, so ``dp_event_`` is that of the
         unscaled fit. Values outside are not clipped by the map (a value
         beyond the float range is rounded to the largest float); the

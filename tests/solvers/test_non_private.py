@@ -278,3 +278,33 @@ def test_l1_ball_loss_does_not_increase_with_the_radius():
 
 def _coef_intercept(fit):
     return fit.coef, fit.intercept
+
+
+@pytest.mark.parametrize("mostly_zero", [False, True])
+def test_one_extreme_record_does_not_stop_the_solve_short(mostly_zero):
+    # A column of spread 1e3 with one record at 1e12: its standard deviation
+    # (4e10) standardized the bulk to 1e-8 of a unit, and L-BFGS-B stopped at
+    # once (coef 5e-7 where the optimum is 7e-4). Located at its median and
+    # scaled robustly (its interquartile range; for a column 80% zeros,
+    # whose quartiles are 0, the deviation of all but its farthest rows),
+    # the bulk has unit scale.
+    from sklearn_dpfair import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    n, alpha = 600, 0.01
+    Z = rng.normal(size=(n, 2))
+    nonzero = rng.random(n) < 0.2 if mostly_zero else np.ones(n, dtype=bool)
+    y = (Z @ [-1.0, 0.5] + 0.5 * rng.normal(size=n) > 0).astype(int)
+    X = np.column_stack([Z[:, 0] * 1e-3, np.where(nonzero, Z[:, 1] * 1e3, 0.0)])
+    # On the side of its label: the optimum is then well defined.
+    first = np.flatnonzero(nonzero)[0]
+    X[first, 1] = 1e12 if y[first] == 1 else -1e12
+    reference = LogisticRegression(C=1 / (alpha * n), tol=1e-12, max_iter=10_000)
+    reference.fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        fit = DPLogisticRegression(epsilon=np.inf, alpha=alpha, classes=[0, 1]).fit(
+            X, y
+        )
+    np.testing.assert_allclose(fit.coef_, reference.coef_, rtol=1e-4)
+    np.testing.assert_allclose(fit.intercept_, reference.intercept_, rtol=1e-4)

@@ -52,6 +52,7 @@ from ...utils._numeric import constant_columns
 from .._feature_scaling import (
     FeatureScaling,
     ScalingPlan,
+    check_feature_bounds,
     fit_feature_scaling,
     plan_feature_scaling,
     warn_ignored_bounds,
@@ -134,6 +135,9 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples
         ``"private"``.
     """
     warn_ignored_bounds(params.feature_scaling, params.feature_bounds)
+    if params.feature_scaling is not None:
+        # Every fit refuses what a private one refuses, before any branch.
+        check_feature_bounds(params.feature_bounds, n_features)
     center = bool(params.fit_intercept) and not sparse
     budget = params.budget
     # Public-only fits use the public rows alone, and the non-private limit
