@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 from sklearn.compose import ColumnTransformer
-from sklearn.pipeline import Pipeline
+from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
 from ._steps import _is_empty_selection
@@ -68,19 +68,40 @@ def declared_output_bound(step):
         # At most one 1 per input column (zeros for an ignored unknown).
         return {"norm": math.sqrt(step.n_features_in_), "inf": 1.0}
     if isinstance(step, ColumnTransformer):
-        norms, infs = [], []
-        for _, sub, columns in step.transformers_:
+        parts = [
+            (name, sub)
+            for name, sub, columns in step.transformers_
             # A block that selects no column is neither fitted nor output.
-            if (isinstance(sub, str) and sub == "drop") or _is_empty_selection(
-                columns, None
-            ):
-                continue
-            bound = declared_output_bound(sub)
-            if bound is None:
-                return None
-            norms.append(bound["norm"])
-            infs.append(bound["inf"])
-        if not norms:
-            return None
-        return {"norm": math.sqrt(sum(n * n for n in norms)), "inf": max(infs)}
+            if not (isinstance(sub, str) and sub == "drop")
+            and not _is_empty_selection(columns, None)
+        ]
+        return _stacked_bound(parts, step.transformer_weights)
+    if isinstance(step, FeatureUnion):
+        parts = [
+            (name, sub)
+            for name, sub in step.transformer_list
+            if not (isinstance(sub, str) and sub == "drop")
+        ]
+        return _stacked_bound(parts, step.transformer_weights)
     return None
+
+
+def _stacked_bound(parts, weights):
+    """The bound of the side-by-side outputs of ``parts``, each times its weight.
+
+    scikit-learn multiplies a part's output by its entry of
+    ``transformer_weights`` (1 when absent), so its bounds scale by the
+    weight's absolute value.
+    """
+    weights = weights or {}
+    norms, infs = [], []
+    for name, sub in parts:
+        bound = declared_output_bound(sub)
+        if bound is None:
+            return None
+        weight = abs(float(weights.get(name, 1.0)))
+        norms.append(weight * bound["norm"])
+        infs.append(weight * bound["inf"])
+    if not norms:
+        return None
+    return {"norm": math.sqrt(sum(n * n for n in norms)), "inf": max(infs)}

@@ -24,8 +24,10 @@ A Poisson-subsampled add/remove part has no such conversion and is refused.
 """
 
 import math
+import numbers
 
 import dp_accounting
+import numpy as np
 
 from ..exceptions import PrivacyBudgetError
 from ..privacy._accounting import composed_event, epsilon_of
@@ -85,8 +87,9 @@ def resolve_shares(units, budget_shares):
     used = set()
     for key, value in budget_shares.items():
         if (
-            not isinstance(value, (int, float))
-            or isinstance(value, bool)
+            # Any real number (numpy's included), but not a bool.
+            not isinstance(value, numbers.Real)
+            or isinstance(value, (bool, np.bool_))
             or not (value > 0 and math.isfinite(value))
         ):
             raise ValueError(

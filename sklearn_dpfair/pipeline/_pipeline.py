@@ -9,7 +9,8 @@ import dp_accounting
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
-from sklearn.pipeline import Pipeline, _name_estimators
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import FeatureUnion, Pipeline, _name_estimators
 from sklearn.utils import Bunch, get_tags
 from sklearn.utils._metadata_requests import (
     MetadataRouter,
@@ -39,7 +40,7 @@ from ._budget_split import (
     replace_one_release,
     resolve_shares,
 )
-from ._steps import composite_paths, fitted_part, walk_steps
+from ._steps import composite_paths, fitted_part, pin_selections, walk_steps
 
 __all__ = ["PrivatePipeline", "make_private_pipeline"]
 
@@ -186,6 +187,40 @@ def _is_passthrough(est):
     return est is None or (isinstance(est, str) and est == "passthrough")
 
 
+def _imputes(est):
+    """Whether ``est`` is, or nests at any depth, an imputer."""
+    if "Imputer" in type(est).__name__:
+        return True
+    if isinstance(est, (Pipeline, PrivatePipeline)):
+        parts = [step for _, step in est.steps]
+    elif isinstance(est, ColumnTransformer):
+        parts = [block for _, block, _ in est.transformers] + [est.remainder]
+    elif isinstance(est, FeatureUnion):
+        parts = [part for _, part in est.transformer_list]
+    else:
+        return False
+    return any(_imputes(part) for part in parts)
+
+
+def _takes_nan(est):
+    """Whether ``est`` takes missing values, its nested parts looked into.
+
+    A ``ColumnTransformer`` or ``FeatureUnion`` hands the values to its
+    parts, a ``Pipeline`` to its first step: their own tags do not say.
+    """
+    if _is_passthrough(est) or (isinstance(est, str) and est == "drop"):
+        return True
+    if isinstance(est, (Pipeline, PrivatePipeline)):
+        steps = [step for _, step in est.steps if not _is_passthrough(step)]
+        return _takes_nan(steps[0]) if steps else True
+    if isinstance(est, ColumnTransformer):
+        parts = [block for _, block, _ in est.transformers] + [est.remainder]
+        return all(_takes_nan(part) for part in parts)
+    if isinstance(est, FeatureUnion):
+        return all(_takes_nan(part) for _, part in est.transformer_list)
+    return get_tags(est).input_tags.allow_nan
+
+
 class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
     """A pipeline whose private steps share one (epsilon, delta) budget.
 
@@ -202,10 +237,17 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
 
     Steps whose fit reads no row are free: ``"passthrough"``, a
     ``FunctionTransformer``, ``OneHotEncoder`` / ``OrdinalEncoder`` with
-    declared categories, ``SplineTransformer`` with declared knots, and
-    ``Pipeline`` / ``ColumnTransformer`` of free and private steps (the
-    private transformers of a ``ColumnTransformer`` read the same rows, so
-    they compose sequentially, each with its own share). A step that learns
+    declared categories, ``SplineTransformer`` with declared knots,
+    ``PolynomialFeatures``, and ``Pipeline`` / ``ColumnTransformer`` /
+    ``FeatureUnion`` of free and private steps (the private transformers of
+    a ``ColumnTransformer`` or a ``FeatureUnion`` read the same rows, so
+    they compose sequentially, each with its own share). The fit's clones
+    are made independent of the rows where scikit-learn would read them: a
+    ``ColumnTransformer`` stacks its blocks densely (``sparse_threshold=0``:
+    scikit-learn would stack sparse blocks sparsely when the rows' density
+    is below the threshold), and a callable column selection is called on
+    the input's public schema (an empty frame with its columns and dtypes),
+    never on the rows, its result taking its place. A step that learns
     from the rows without a plan (``StandardScaler``, ``PCA``, a
     ``OneHotEncoder`` with ``categories="auto"``, ...) is refused, naming
     its private replacement.
@@ -447,14 +489,20 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
     def _kind(self):
         return getattr(self.accountant, "kind", self.accountant)
 
-    def _layout(self, n_samples, n_features, schema, final_counts, sparse=False):
+    def _layout(
+        self, n_samples, n_features, schema, final_counts, sparse=False, pins=None
+    ):
         """Split the budget and plan every private part (public inputs only).
 
         ``sparse``: whether the input is a sparse matrix (public: the
         container's layout), which with the steps' public parameters fixes
-        the layout each part receives.
+        the layout each part receives. ``pins``: for a fit, a dict that
+        receives the callable column selections resolved on the schema
+        (:func:`walk_steps`).
         """
-        units, _ = walk_steps(self.steps, n_features, names=schema, sparse=sparse)
+        units, _ = walk_steps(
+            self.steps, n_features, names=schema, sparse=sparse, pins=pins
+        )
         kind = self._kind()
         final_name = self.steps[-1][0]
         planners = {}
@@ -612,19 +660,19 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         sparse : bool, default=False
             Whether ``X`` will be a scipy sparse matrix (a public property
             of the container). With the steps' public parameters
-            (``sparse_output``, ``sparse_threshold``) it fixes the layout
+            (``sparse_output``) it fixes the layout
             each private step receives, which some final steps' events
-            depend on (see ``privacy_plan`` of the estimators). A final step
-            whose plan depends on a layout that only an upstream fit decides
-            (a ``ColumnTransformer`` stacking sparse blocks by their
-            density) is refused: set ``sparse_threshold=0`` or
-            ``sparse_output``.
+            depend on (see ``privacy_plan`` of the estimators). A
+            ``ColumnTransformer``'s output is dense: the fit sets its
+            ``sparse_threshold`` to 0, so that the rows' density does not
+            decide it.
         feature_names : sequence of str, DataFrame or None, default=None
             Column names, where a ``ColumnTransformer`` selects by name; a
             DataFrame gives its columns' names and dtypes (its rows are not
             read: ``X.iloc[:0]``), where it selects by dtype
-            (``make_column_selector(dtype_include=...)``), which names
-            alone leave unresolved.
+            (``make_column_selector(dtype_include=...)``) or by a callable
+            (called on that empty frame), which names alone leave
+            unresolved.
         **public_counts : int
             Public counts of the final estimator (``n_classes``,
             ``n_groups``, ``n_public``, ``n_silos``), as :meth:`fit` counts
@@ -757,7 +805,10 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         # The layout is the container's (a DataFrame of sparse columns is
         # read as the sparse matrix the steps' validation makes of it).
         final_counts = self._final_counts(y, routed[final_name], n_samples)
-        layout, _ = self._layout(n_samples, n_features, schema, final_counts, sparse)
+        pins = {}
+        layout, _ = self._layout(
+            n_samples, n_features, schema, final_counts, sparse, pins=pins
+        )
         plan = layout.plan
         pipeline = Pipeline(
             [
@@ -765,14 +816,20 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 for name, est in self.steps
             ]
         )
+        # A callable selection runs on the schema, never on the rows.
+        pin_selections(pipeline, pins)
         pipeline.set_params(**layout.params)
         # Blocks fitted in other processes, or steps loaded from a cache of
         # an earlier fit, would release outside this fit's release log (or
-        # not release at all): every ColumnTransformer's blocks run here, and
-        # every nested Pipeline fits its steps anew.
-        column_transformers, pipelines = composite_paths(pipeline)
+        # not release at all): every ColumnTransformer's blocks and every
+        # FeatureUnion's parts run here, and every nested Pipeline fits its
+        # steps anew. A ColumnTransformer stacks its sparse blocks sparsely
+        # when the rows' density is below sparse_threshold, which one record
+        # can flip: its output is made dense, whatever the rows.
+        column_transformers, pipelines, unions = composite_paths(pipeline)
         pipeline.set_params(
-            **{f"{path}__n_jobs": None for path in column_transformers},
+            **{f"{path}__n_jobs": None for path in column_transformers + unions},
+            **{f"{path}__sparse_threshold": 0 for path in column_transformers},
             **{f"{path}__memory": None for path in pipelines},
         )
         convert = plan.adjacency == "replace_one"
@@ -885,8 +942,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             raise ValueError(
                 f"The final step {pipeline.steps[-1][0]!r} ({type(final).__name__}) "
                 f"has {param}=None and the step before it declares no output "
-                "bound (only the private transformers, OneHotEncoder and "
-                f"ColumnTransformers of these do); set {param} on the final step."
+                "bound (only the private transformers, OneHotEncoder, and "
+                "ColumnTransformers and FeatureUnions of these do); set "
+                f"{param} on the final step."
             )
         final.set_params(**{param: bound[kind]})
 
@@ -1151,8 +1209,8 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             # Missing values and strings are for the first step to take, and
             # missing values must be imputed before a final step that
             # refuses them.
-            imputed = any("Imputer" in type(est).__name__ for _, est in self.steps[:-1])
-            tags.input_tags.allow_nan = get_tags(first).input_tags.allow_nan and (
+            imputed = any(_imputes(est) for _, est in self.steps[:-1])
+            tags.input_tags.allow_nan = _takes_nan(first) and (
                 imputed
                 or _is_passthrough(final)
                 or get_tags(final).input_tags.allow_nan
@@ -1298,11 +1356,8 @@ class _Planner:
             raise ValueError(
                 f"Step {self.unit.path!r} ({type(self.estimator).__name__}) is "
                 "planned from the layout of its input (dense or sparse), which "
-                "an earlier step decides only during its fit (a "
-                "ColumnTransformer stacks sparse blocks when the rows' density "
-                "is below sparse_threshold). "
-                "Make the layout public (sparse_threshold=0 for a dense "
-                "output, sparse_output=False on the encoders), or give the "
+                "an earlier step decides only during its fit. Make the layout "
+                "public (sparse_output=False on the encoders), or give the "
                 "step public feature_bounds."
             )
 
@@ -1341,19 +1396,49 @@ def _check_distinct_step_seeds(units):
     """
     seen = {}
     for unit in units:
-        own = unit.estimator.get_params(deep=False)
-        fingerprint = noise_seed(own.get("random_state"))
-        if fingerprint is None:
-            continue
-        if fingerprint in seen:
-            raise ValueError(
-                f"Steps {seen[fingerprint]!r} and {unit.path!r} have the same "
-                "random_state: their noise would be the same, and the "
-                "pipeline composes its steps as independent releases. Give "
-                "them different seeds, or set random_state on the pipeline "
-                "(it seeds every step)."
-            )
-        seen[fingerprint] = unit.path
+        fingerprints = _noise_fingerprints(unit.estimator)
+        for fingerprint in fingerprints:
+            if fingerprint in seen:
+                raise ValueError(
+                    f"Steps {seen[fingerprint]!r} and {unit.path!r} have the "
+                    "same random_state (at any depth): their noise would be "
+                    "the same, and the pipeline composes its steps as "
+                    "independent releases. Give them different seeds, or set "
+                    "random_state on the pipeline (it seeds every step)."
+                )
+        for fingerprint in fingerprints:
+            seen[fingerprint] = unit.path
+
+
+def _noise_fingerprints(estimator):
+    """Fingerprints of the seeds a private part draws its noise from.
+
+    A nested private pipeline seeds its steps from its own ``random_state``
+    when it is set, and else leaves each its own; any other part draws from
+    every ``random_state`` among its parameters, at any depth.
+    """
+    if isinstance(estimator, PrivatePipeline) and estimator.random_state is not None:
+        parts = []
+    elif isinstance(estimator, (PrivatePipeline, Pipeline)):
+        parts = [step for _, step in estimator.steps]
+    elif isinstance(estimator, ColumnTransformer):
+        parts = [block for _, block, _ in estimator.transformers]
+        parts.append(estimator.remainder)
+    elif isinstance(estimator, FeatureUnion):
+        parts = [part for _, part in estimator.transformer_list]
+    else:
+        parts = None
+    if parts is not None:
+        fingerprints = {noise_seed(getattr(estimator, "random_state", None))}
+        for part in parts:
+            if hasattr(part, "get_params"):
+                fingerprints |= _noise_fingerprints(part)
+        return fingerprints - {None}
+    return {
+        noise_seed(value)
+        for key, value in estimator.get_params(deep=True).items()
+        if key == "random_state" or key.endswith("__random_state")
+    } - {None}
 
 
 def _describe(budgets, adjacency, additional):

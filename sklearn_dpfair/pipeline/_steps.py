@@ -8,9 +8,9 @@ A step is one of three kinds:
   ``privacy_plan``; it is given a share of the pipeline's budget;
 * **free**: a step whose fit reads no row (``"passthrough"``, a
   ``FunctionTransformer``, an encoder with declared categories, a
-  ``SplineTransformer`` with declared knots), or a ``Pipeline`` /
-  ``ColumnTransformer`` of free and private steps, whose private parts are
-  budgeted one by one;
+  ``SplineTransformer`` with declared knots, a ``PolynomialFeatures``), or a
+  ``Pipeline`` / ``ColumnTransformer`` / ``FeatureUnion`` of free and private
+  steps, whose private parts are budgeted one by one;
 * anything else learns from the rows without a plan, and is refused with the
   name of its private replacement.
 
@@ -22,19 +22,21 @@ and its input layout (dense or sparse) from the input's container and the
 steps' public parameters (``sparse_output``, ``sparse_threshold``; a
 ``FunctionTransformer``'s ``func`` is taken to keep its input's layout, which
 the pipeline checks before its final step reads a row), or ``None`` when
-only a fit can tell (a ``ColumnTransformer`` stacking sparse blocks by the
-rows' density).
+only a fit can tell. A ``ColumnTransformer`` is always taken to output a
+dense array: scikit-learn would stack sparse blocks sparsely by the rows'
+density, so the pipeline fits it with ``sparse_threshold=0``.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.compose import ColumnTransformer, make_column_selector
-from sklearn.pipeline import Pipeline
+from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import (
     FunctionTransformer,
     OneHotEncoder,
     OrdinalEncoder,
+    PolynomialFeatures,
     SplineTransformer,
 )
 
@@ -45,6 +47,7 @@ __all__ = [
     "PrivateUnit",
     "composite_paths",
     "fitted_part",
+    "pin_selections",
     "walk_steps",
 ]
 
@@ -142,6 +145,19 @@ def _free_width(est, n_in):
             len(c) - _drops_one(est.drop, j, len(c))
             for j, c in enumerate(est.categories)
         )
+    if isinstance(est, PolynomialFeatures):
+        if n_in is None:
+            return None
+        if isinstance(est.degree, (int, np.integer)):
+            min_degree, max_degree = 0, int(est.degree)
+        elif isinstance(est.degree, tuple) and len(est.degree) == 2:
+            min_degree, max_degree = est.degree
+        else:
+            # A degree its fit refuses, before it reads a row.
+            return None
+        return PolynomialFeatures._num_combinations(
+            n_in, min_degree, max_degree, est.interaction_only, est.include_bias
+        )
     if isinstance(est, SplineTransformer):
         n_knots = np.asarray(est.knots).shape[0]
         n_splines = (
@@ -167,6 +183,9 @@ def _free_layout(est, sparse_in):
     """Whether a free leaf step outputs a sparse matrix (None: only its fit tells)."""
     if isinstance(est, FunctionTransformer):
         # A func is public code, taken to return the layout it is given.
+        return sparse_in
+    if isinstance(est, PolynomialFeatures):
+        # scikit-learn keeps a sparse input sparse and a dense one dense.
         return sparse_in
     if isinstance(est, (OneHotEncoder, SplineTransformer)):
         return bool(est.sparse_output)
@@ -209,7 +228,9 @@ def _is_free_leaf(est):
         return _encoder_is_free(est) and not _warns_on_unknown(est)
     if isinstance(est, SplineTransformer):
         return not isinstance(est.knots, str)
-    return False
+    # Its fit reads the input's width only: its powers are fixed by degree,
+    # interaction_only and include_bias.
+    return isinstance(est, PolynomialFeatures)
 
 
 def _free_leaf_refusal(path, est):
@@ -283,37 +304,53 @@ def _declared_input_width(est):
     return None
 
 
-#: A ``make_column_selector`` the public schema does not resolve.
+#: A column selection by a callable the public schema does not resolve.
 _UNRESOLVED = object()
 
 
 def _resolved_selector(key, names):
-    """``key``, with a ``make_column_selector`` applied to the public schema.
+    """``key``, with a callable selection applied to the public schema.
 
-    The selector reads the column names and dtypes only: it is given the
-    schema's empty frame, no row. :data:`_UNRESOLVED` when there is no
-    schema, or the selector selects by dtype and the dtypes are not known.
+    scikit-learn calls a callable selection on the rows it fits; here it is
+    given the schema's empty frame (the columns' names and dtypes), no row,
+    and what it returns there is the selection (:func:`walk_steps` pins it on
+    the fit's clone). A ``make_column_selector`` reads the names and dtypes
+    only, so it selects the same columns from the rows. :data:`_UNRESOLVED`
+    when there is no schema, or its dtypes are not known (a callable may
+    select by dtype; a ``make_column_selector`` that selects by name only
+    is resolved by the names).
+
+    Raises
+    ------
+    ValueError
+        When the callable fails on the empty frame.
     """
-    if not isinstance(key, make_column_selector):
+    if not callable(key):
         return key
     if names is None or names.get("frame") is None:
         return _UNRESOLVED
-    by_dtype = key.dtype_include is not None or key.dtype_exclude is not None
+    by_dtype = not isinstance(key, make_column_selector) or (
+        key.dtype_include is not None or key.dtype_exclude is not None
+    )
     if by_dtype and not names.get("dtypes_known", True):
         return _UNRESOLVED
-    return key(names["frame"])
+    try:
+        return key(names["frame"])
+    except Exception as exc:
+        raise _SelectionError(str(exc)) from exc
+
+
+class _SelectionError(ValueError):
+    """A callable selection that fails on the public schema."""
 
 
 def _column_indices(key, n_in, names):
-    """Indices a ColumnTransformer block selects, from public schema only."""
+    """Indices a ColumnTransformer block selects (``key`` resolved), or None."""
     if n_in is None:
         return None
-    key = _resolved_selector(key, names)
-    if key is _UNRESOLVED:
+    if key is _UNRESOLVED or callable(key):
         return None
     columns = None if names is None else list(names["columns"])
-    if callable(key):
-        return None
     if isinstance(key, slice):
         if isinstance(key.start, str) or isinstance(key.stop, str):
             if columns is None:
@@ -340,10 +377,9 @@ def _is_empty_selection(key, names):
     """Whether a ColumnTransformer skips a block: its selection holds no column.
 
     scikit-learn's rule (``_is_empty_column_selection``): an empty list or
-    an all-False mask, after a ``make_column_selector`` is applied, which is
-    resolved here on the public schema (the columns' names and dtypes).
-    None when only the fit can tell (another callable, or a selector the
-    schema does not resolve).
+    an all-False mask, after a callable is applied, which is resolved here
+    on the public schema (the columns' names and dtypes). None when only the
+    fit can tell (a callable the schema does not resolve).
     """
     key = _resolved_selector(key, names)
     if key is _UNRESOLVED or callable(key):
@@ -356,7 +392,9 @@ def _is_empty_selection(key, names):
     return False
 
 
-def walk_steps(steps, n_features, *, names=None, prefix="", final=True, sparse=False):
+def walk_steps(
+    steps, n_features, *, names=None, prefix="", final=True, sparse=False, pins=None
+):
     """Classify ``steps`` and list their private parts with their input widths.
 
     Parameters
@@ -374,6 +412,13 @@ def walk_steps(steps, n_features, *, names=None, prefix="", final=True, sparse=F
         Whether the last step is the pipeline's final estimator.
     sparse : bool or None, default=False
         Whether the input is a sparse matrix (None: not known).
+    pins : dict or None, default=None
+        For a fit: filled with ``{ColumnTransformer path: {block: columns}}``,
+        the columns each callable selection selects on the public schema,
+        which the fit's clones take instead of the callable (scikit-learn
+        would call it on the private rows); a callable the schema does not
+        resolve is then refused. None (a plan without a fit): such a
+        block's width is unknown.
 
     Returns
     -------
@@ -386,11 +431,13 @@ def walk_steps(steps, n_features, *, names=None, prefix="", final=True, sparse=F
     ValueError
         Naming the first step that learns from the rows without a plan.
     """
-    units, width, _ = _walk_steps(steps, n_features, names, prefix, final, sparse)
+    units, width, _ = _walk_steps(
+        steps, n_features, names, prefix, final, sparse, pins
+    )
     return units, width
 
 
-def _walk_steps(steps, n_features, names, prefix, final, sparse):
+def _walk_steps(steps, n_features, names, prefix, final, sparse, pins):
     """:func:`walk_steps`, with the output layout of the last step."""
     units = []
     width = n_features
@@ -398,13 +445,13 @@ def _walk_steps(steps, n_features, names, prefix, final, sparse):
         path = f"{prefix}{name}"
         is_last = final and i == len(steps) - 1
         sub, width, sparse = _walk_one(
-            path, est, width, names if i == 0 else None, is_last, sparse
+            path, est, width, names if i == 0 else None, is_last, sparse, pins
         )
         units.extend(sub)
     return units, width, sparse
 
 
-def _walk_one(path, est, n_in, names, is_last, sparse):
+def _walk_one(path, est, n_in, names, is_last, sparse, pins):
     if est is None or (isinstance(est, str) and est == "passthrough"):
         return [], n_in, sparse
     if isinstance(est, str) and est == "drop":
@@ -416,23 +463,58 @@ def _walk_one(path, est, n_in, names, is_last, sparse):
         unit = PrivateUnit(path, est, n_in, final=is_last, sparse=sparse)
         return [unit], _private_width(est, n_in), False
     if isinstance(est, Pipeline):
-        return _walk_steps(est.steps, n_in, names, f"{path}__", is_last, sparse)
+        return _walk_steps(est.steps, n_in, names, f"{path}__", is_last, sparse, pins)
     if isinstance(est, ColumnTransformer):
-        return _walk_columns(path, est, n_in, names, sparse)
+        return _walk_columns(path, est, n_in, names, sparse, pins)
+    if isinstance(est, FeatureUnion):
+        return _walk_union(path, est, n_in, names, sparse, pins)
     if _is_free_leaf(est):
         return [], _free_width(est, n_in), _free_layout(est, sparse)
     _free_leaf_refusal(path, est)
 
 
-def _walk_columns(path, ct, n_in, names, sparse):
+def _pinned_selection(path, key, names, pins):
+    """A block's selection with a callable resolved on the public schema.
+
+    A callable other than a ``make_column_selector`` may read the values it
+    is given; scikit-learn would call it on the private rows, so a fit
+    (``pins`` given) records its result on the schema for the clone, or
+    refuses it when there is no schema to resolve it by.
+    """
+    try:
+        resolved = _resolved_selector(key, names)
+    except _SelectionError as exc:
+        raise ValueError(
+            f"Block {path!r} selects its columns with a callable that fails on "
+            "the input's public schema (an empty frame with its columns and "
+            f"dtypes: {exc}). The pipeline calls it there, never on the "
+            "private rows: give the columns as a list, or a "
+            "make_column_selector."
+        ) from exc
+    if not callable(key) or isinstance(key, make_column_selector) or pins is None:
+        return resolved
+    if resolved is _UNRESOLVED:
+        raise ValueError(
+            f"Block {path!r} selects its columns with a callable, which "
+            "scikit-learn would call on the private rows, and there is no "
+            "public schema to call it on instead (a ColumnTransformer as the "
+            "first step, fitted on a DataFrame, has one). Give the columns "
+            "as a list, or a make_column_selector."
+        )
+    ct_path, _, block = path.rpartition("__")
+    pins.setdefault(ct_path, {})[block] = resolved
+    return resolved
+
+
+def _walk_columns(path, ct, n_in, names, sparse, pins):
     units = []
     width = 0
     used = set()
     known = True
-    layouts = []
     blocks = list(ct.transformers)
     for block_name, est, key in blocks:
-        if _is_empty_selection(key, names):
+        key = _pinned_selection(f"{path}__{block_name}", key, names, pins)
+        if _is_empty_selection(key, None):
             # scikit-learn neither fits nor outputs a block that selects no
             # column; the selection is public (the schema), so the block
             # gets no plan and no share.
@@ -441,40 +523,74 @@ def _walk_columns(path, ct, n_in, names, sparse):
         known = known and cols is not None
         if cols is not None:
             used.update(cols)
-        sub, w, block_sparse = _walk_one(
+        sub, w, _ = _walk_one(
             f"{path}__{block_name}",
             est,
             None if cols is None else len(cols),
             None,
             False,
             sparse,
+            pins,
         )
         units.extend(sub)
-        layouts.append(block_sparse)
         width = None if (w is None or width is None) else width + w
     remainder = ct.remainder
     n_rest = n_in - len(used) if (known and n_in is not None) else None
     # No column left: scikit-learn skips the remainder, as an empty block.
     if not (isinstance(remainder, str) and remainder == "drop") and n_rest != 0:
-        sub, w, block_sparse = _walk_one(
-            f"{path}__remainder", remainder, n_rest, None, False, sparse
+        sub, w, _ = _walk_one(
+            f"{path}__remainder", remainder, n_rest, None, False, sparse, pins
         )
         units.extend(sub)
-        layouts.append(block_sparse)
         width = None if (w is None or width is None) else width + w
-    return units, width, _stacked_layout(ct, layouts)
+    # scikit-learn stacks sparse blocks sparsely when the density of the
+    # fitted rows is below sparse_threshold, which one record can flip: the
+    # fit's clones take sparse_threshold=0, so the output is always dense.
+    return units, width, False
 
 
-def _stacked_layout(ct, layouts):
-    """Whether a ColumnTransformer's output is sparse (None: its fit decides).
+def _walk_union(path, union, n_in, names, sparse, pins):
+    """A ``FeatureUnion``: every part reads the whole input, as a block would.
 
-    With a sparse block and ``sparse_threshold > 0``, scikit-learn stacks
-    sparsely when the density of the stacked blocks is below the threshold:
-    a property of the rows, known only during the fit.
+    Its output is sparse when a part's is (scikit-learn's rule, on the
+    parts' public layouts).
     """
-    if ct.sparse_threshold == 0 or all(layout is False for layout in layouts):
-        return False
-    return None
+    units = []
+    width = 0
+    layouts = []
+    for part_name, est in union.transformer_list:
+        if isinstance(est, str) and est == "drop":
+            continue
+        sub, w, layout = _walk_one(
+            f"{path}__{part_name}", est, n_in, names, False, sparse, pins
+        )
+        units.extend(sub)
+        layouts.append(layout)
+        width = None if (w is None or width is None) else width + w
+    if any(layout is True for layout in layouts):
+        return units, width, True
+    if any(layout is None for layout in layouts):
+        return units, width, None
+    return units, width, False
+
+
+def pin_selections(pipeline, pins):
+    """Replace, on a pipeline's clones, callable selections by their columns.
+
+    Parameters
+    ----------
+    pipeline : sklearn.pipeline.Pipeline
+        The fit's clones (the steps as given are not modified).
+    pins : dict
+        ``{ColumnTransformer path: {block: columns}}``, from
+        :func:`walk_steps`.
+    """
+    params = pipeline.get_params(deep=True)
+    for path, blocks in pins.items():
+        ct = params[path]
+        ct.transformers = [
+            (name, est, blocks.get(name, key)) for name, est, key in ct.transformers
+        ]
 
 
 def fitted_part(fitted, path):
@@ -485,18 +601,21 @@ def fitted_part(fitted, path):
             obj = obj.named_steps[part]
         elif isinstance(obj, ColumnTransformer):
             obj = obj.named_transformers_[part]
+        elif isinstance(obj, FeatureUnion):
+            obj = obj.named_transformers[part]
         else:  # pragma: no cover - paths come from walk_steps
             raise KeyError(path)
     return obj
 
 
 def composite_paths(pipeline):
-    """Parameter paths of every ``ColumnTransformer`` and ``Pipeline`` nested inside.
+    """Parameter paths of every composite nested inside a pipeline.
 
-    Every step, every block and every remainder, at any depth: the fit
-    resets their ``n_jobs`` and ``memory``, so that no part runs in another
-    process or is loaded from a cache, where its releases would escape the
-    fit's release log.
+    Every step, every block, every part and every remainder, at any depth:
+    the fit resets their ``n_jobs`` and ``memory``, so that no part runs in
+    another process or is loaded from a cache, where its releases would
+    escape the fit's release log, and a ``ColumnTransformer``'s
+    ``sparse_threshold``, so that its layout is not decided by the rows.
 
     Parameters
     ----------
@@ -507,8 +626,10 @@ def composite_paths(pipeline):
     column_transformers : list of str
     pipelines : list of str
         The nested pipelines (not ``pipeline`` itself).
+    unions : list of str
+        The nested ``FeatureUnion``.
     """
-    column_transformers, pipelines = [], []
+    column_transformers, pipelines, unions = [], [], []
 
     def visit(path, est):
         if isinstance(est, Pipeline):
@@ -520,7 +641,11 @@ def composite_paths(pipeline):
             for block, sub, _ in est.transformers:
                 visit(f"{path}__{block}", sub)
             visit(f"{path}__remainder", est.remainder)
+        elif isinstance(est, FeatureUnion):
+            unions.append(path)
+            for part, sub in est.transformer_list:
+                visit(f"{path}__{part}", sub)
 
     for name, est in pipeline.steps:
         visit(name, est)
-    return column_transformers, pipelines
+    return column_transformers, pipelines, unions

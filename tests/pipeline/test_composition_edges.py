@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.compose import ColumnTransformer, make_column_selector
-from sklearn.pipeline import Pipeline
+from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import (
     FunctionTransformer,
     OneHotEncoder,
@@ -225,9 +225,18 @@ def test_composite_paths_reach_every_block_and_remainder():
         [("num", ColumnTransformer([("p", deep, [0])]), [0, 1])],
         remainder=Pipeline([("c", ColumnTransformer([("s", "passthrough", [0])]))]),
     )
-    cts, pipes = composite_paths(Pipeline([("columns", ct), ("model", _model())]))
+    cts, pipes, unions = composite_paths(
+        Pipeline([("columns", ct), ("model", _model())])
+    )
     assert cts == ["columns", "columns__num", "columns__remainder__c"]
     assert pipes == ["columns__num__p", "columns__remainder"]
+    assert unions == []
+    union = FeatureUnion([("a", deep), ("b", ColumnTransformer([("s", "drop", [0])]))])
+    assert composite_paths(Pipeline([("u", union), ("model", _model())])) == (
+        ["u__b"],
+        ["u__a"],
+        ["u"],
+    )
 
 
 def test_nested_pipeline_memory_is_not_used(tmp_path):

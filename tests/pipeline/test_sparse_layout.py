@@ -3,8 +3,8 @@
 """PrivatePipeline on sparse X: the final step is planned with the layout it receives.
 
 The layout (dense or CSR) is public: the input container's, carried through
-the steps by their public parameters (``sparse_output``,
-``sparse_threshold``). Estimators that skip their private column scaling on
+the steps by their public parameters (``sparse_output``; a ColumnTransformer
+is fitted to stack densely). Estimators that skip their private column scaling on
 sparse X record another event there, which the pipeline plans.
 """
 
@@ -105,31 +105,50 @@ def _stacked(**kwargs):
     )
 
 
-def test_layout_decided_by_the_rows_is_refused_before_the_fit():
-    # A ColumnTransformer stacks sparsely when the rows' density is below
-    # sparse_threshold: the regressor's event would depend on the rows.
+def _sparse_stack():
+    return ColumnTransformer(
+        [
+            (
+                "onehot",
+                OneHotEncoder(categories=[[0, 1, 2, 3, 4]], handle_unknown="ignore"),
+                [0],
+            )
+        ],
+        remainder="passthrough",
+    )
+
+
+def test_stacked_layout_does_not_depend_on_the_rows():
+    # scikit-learn stacks sparse blocks sparsely when the rows' density is
+    # below sparse_threshold (0.3 by default), which the rows decide: here
+    # 1/3 when every category is declared, 1/4 when half the rows hold an
+    # undeclared one (encoded as zeros). The fit's clones stack densely,
+    # whatever the rows, as planned.
     rng = np.random.default_rng(3)
-    X = np.column_stack([rng.integers(0, 3, N), rng.normal(size=N)])
+    X = np.column_stack([rng.integers(0, 5, N), rng.normal(size=N)])
     y = X[:, 1] + 0.1 * rng.normal(size=N)
-    pipe = make_private_pipeline(_stacked(), HeavyTailDPRegressor(random_state=0))
-    with pytest.raises(ValueError, match="layout of its input"):
-        pipe.privacy_plan(N, 2)
-    with pytest.raises(ValueError, match="layout of its input"):
-        _fit(pipe, X, y)
-    assert not hasattr(pipe, "dp_event_")
-    # A public layout (always dense) is planned and fitted.
-    dense = make_private_pipeline(
-        _stacked(sparse_threshold=0), HeavyTailDPRegressor(random_state=0)
-    )
-    _fit(dense, X, y)
-    assert dense.dp_event_ == dense.privacy_plan(N, 2).dp_event
-    # So is a final step whose event does not depend on the layout.
-    bounded = make_private_pipeline(
-        _stacked(),
-        HeavyTailDPRegressor(feature_bounds=[(-5.0, 5.0)] * 4, random_state=0),
-    )
-    _fit(bounded, X, y)
-    assert bounded.dp_event_ == bounded.privacy_plan(N, 2).dp_event
+    unknown = X.copy()
+    unknown[: N // 2, 0] = 9
+    for rows in (X, unknown):
+        pipe = make_private_pipeline(
+            _sparse_stack(), HeavyTailDPRegressor(random_state=0)
+        )
+        _fit(pipe, rows, y)
+        assert pipe[0].sparse_output_ is False
+        assert not sp.issparse(pipe[:-1].transform(rows[:3]))
+        assert pipe.dp_event_ == pipe.privacy_plan(N, 2).dp_event
+        # The regressor is planned, and fitted, on a dense input.
+        dense = make_private_pipeline(
+            ColumnTransformer(
+                _sparse_stack().transformers,
+                remainder="passthrough",
+                sparse_threshold=0,
+            ),
+            HeavyTailDPRegressor(),
+        )
+        assert pipe.dp_event_ == dense.privacy_plan(N, 2).dp_event
+    # The steps as given are not modified.
+    assert pipe.steps[0][1].sparse_threshold == 0.3
 
 
 def test_dense_only_step_on_sparse_layout_is_refused_by_the_plan():
@@ -157,7 +176,8 @@ def test_walk_carries_the_layout():
     assert layouts(
         [("s", DPStandardScaler(bounds=(0.0, 1.0))), ("reg", final)], True
     ) == [True, False]
-    assert layouts([("c", _stacked()), ("reg", final)], False) == [None]
+    # A ColumnTransformer is fitted to stack densely.
+    assert layouts([("c", _stacked()), ("reg", final)], False) == [False]
     assert layouts([("c", _stacked(sparse_threshold=0)), ("reg", final)], True) == [
         False
     ]
