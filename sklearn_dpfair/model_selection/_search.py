@@ -623,7 +623,9 @@ class PrivateHyperparameterSearch(
             _counts(n_groups, classes, len(public)), groups,
             grouped=grouped, sparse=sparse, schema=schema,
         )
-        codes = self._check_values(X, y, task, scoring, sensitive, routed, groups)
+        codes = self._check_values(
+            X, y, task, scoring, sensitive, routed, groups, candidates
+        )
         delta = float(self.delta)
         train_params = _split_params(routed, n_samples, train_idx)
         X_train, y_train = safe_indexing(X, train_idx), safe_indexing(y, train_idx)
@@ -688,7 +690,9 @@ class PrivateHyperparameterSearch(
         self._set_privacy_record(record)
         return self
 
-    def _check_values(self, X, y, task, scoring, sensitive, routed, groups):
+    def _check_values(
+        self, X, y, task, scoring, sensitive, routed, groups, candidates
+    ):
         """Refuse, on every row, what a candidate or the score would refuse.
 
         The candidates validate the training part only and the score reads the
@@ -696,13 +700,16 @@ class PrivateHyperparameterSearch(
         that is not finite, a group outside the declared ones or a negative
         weight would make the fit raise or not as the random split falls, an
         exception that depends on where one private record went. Checked on
-        all rows before any row is read for a release, the refusal is input
-        validation (the same on every split). Returns the group codes of
-        every row for ``"accuracy-dp-gap"`` (else None).
+        all rows before any row is read for a release, against the label and
+        group sets of every candidate (a grid may vary them: only the runs
+        drawn would check theirs), the refusal is input validation (the same
+        on every split and every draw of the runs). Returns the group codes
+        of every row for ``"accuracy-dp-gap"`` (else None).
         """
         if task == "classification":
             # The candidates' own check of the declared label set.
-            resolve_classes(_declared_classes(self.estimator), np.asarray(y))
+            for declared in _candidate_sets(self.estimator, candidates, "classes"):
+                resolve_classes(declared, np.asarray(y))
         else:
             try:
                 targets = np.asarray(y, dtype=np.float64)
@@ -716,8 +723,11 @@ class PrivateHyperparameterSearch(
             # The candidates' own check (sign, real numbers, not all zero).
             check_public_weights(routed["sample_weight"], X)
         received = routed.get("sensitive_features")
-        if received is not None:
-            own = _declared(self.estimator, "groups")
+        for own in (
+            _candidate_sets(self.estimator, candidates, "groups")
+            if received is not None
+            else ()
+        ):
             encoding = encode_sensitive_features(
                 received, n_samples=num_samples(y),
                 groups=groups if own is None else own,
@@ -1211,6 +1221,27 @@ def _declared(estimator, name):
     """The public set ``name`` declared in ``estimator`` (or its final step)."""
     key = _declared_key(estimator, name)
     return None if key is None else estimator.get_params()[key]
+
+
+def _candidate_sets(estimator, candidates, name):
+    """The distinct public sets ``name`` declared across the candidates.
+
+    Each candidate is ``estimator`` with its parameters set (a grid may set
+    ``classes`` or ``groups``, or replace the final step); the base
+    estimator's set when there are no candidates.
+    """
+    sets = []
+    for params in candidates or [{}]:
+        declared = _declared(clone(estimator).set_params(**params), name)
+        if not any(_same_set(declared, seen) for seen in sets):
+            sets.append(declared)
+    return sets
+
+
+def _same_set(a, b):
+    if a is None or b is None:
+        return a is b
+    return np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object))
 
 
 def _declared_classes(estimator):

@@ -212,6 +212,30 @@ def test_an_undeclared_group_raises_whatever_the_split(data):
     )
 
 
+def test_sets_a_grid_varies_are_checked_whatever_the_runs_drawn(data):
+    # A candidate's own label or group set was checked by its fit alone, on
+    # the training part, and only when its run was drawn: one record with a
+    # label of one candidate's set only made the search raise or not.
+    X, y, sex = data
+    _raises_for_every_split(
+        lambda s: _classifier_search(
+            param_grid={"classes": [[0, 1], [0, 2]]}, random_state=s,
+            validation_fraction=0.5,
+        ),
+        X, y, "not in the declared classes",
+    )
+    replaced = {"fairness_weight": [1.0], "groups": [["F", "M"], ["F", "X"]]}
+    _raises_for_every_split(
+        lambda s: _classifier_search(
+            estimator=_fermi(), param_grid=replaced, random_state=s,
+            validation_fraction=0.5,
+        ),
+        X, y, "not in the declared groups", sensitive_features=sex,
+    )
+    # Sets that hold every row pass.
+    _classifier_search(param_grid={"classes": [[0, 1], [1, 0]]}).fit(X, y)
+
+
 def test_a_negative_weight_raises_whatever_the_split(data):
     X, y, _ = data
     weights = np.ones(N)
