@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Validation of privacy parameters and declared label sets; warnings located at the caller."""
 
+import importlib
 import os
 import sys
 import warnings
@@ -26,6 +27,13 @@ __all__ = [
 # this package, scikit-learn's meta-estimators and the joblib loop they use.
 _PASSTHROUGH_PACKAGES = ("sklearn_dpfair", "sklearn", "joblib")
 _passthrough_prefixes = None
+# Frames of a loop of fits: scikit-learn's searches and cross-validation,
+# its parallel helper (which re-installs the filters around each fit) and
+# joblib, and this package's own meta-estimators. Not every scikit-learn
+# frame: its fit decorator wraps every direct fit too.
+_LOOP_MODULES = ("sklearn.model_selection", "sklearn.utils.parallel", "joblib")
+_LOOP_SUBPACKAGES = ("model_selection", "pipeline")
+_loop_prefixes = None
 
 # What warn_at_caller has shown: key -> the warning filters in force then.
 _shown = {}
@@ -43,6 +51,23 @@ def _passthrough_dirs():
                 prefixes.append(os.path.dirname(os.path.abspath(path)) + os.sep)
         _passthrough_prefixes = tuple(prefixes)
     return _passthrough_prefixes
+
+
+def _loop_dirs():
+    global _loop_prefixes
+    if _loop_prefixes is None:
+        prefixes = []
+        for name in _LOOP_MODULES:
+            path = os.path.abspath(importlib.import_module(name).__file__)
+            # A package's directory, or a module's file.
+            is_package = os.path.basename(path) == "__init__.py"
+            prefixes.append(os.path.dirname(path) + os.sep if is_package else path)
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        prefixes.extend(
+            os.path.join(package, sub) + os.sep for sub in _LOOP_SUBPACKAGES
+        )
+        _loop_prefixes = tuple(prefixes)
+    return _loop_prefixes
 
 
 def _current_filters():
@@ -92,10 +117,13 @@ def warn_at_caller(message, category=UserWarning):
     ``Pipeline.fit`` around it. Python's ``"default"`` action then shows it
     once per location. scikit-learn (>= 1.7) re-installs the warning filters
     around every fit of a search, which makes Python forget what it has
-    shown; so under the ``"default"``, ``"module"`` and ``"once"`` actions a
-    warning already shown at the same location, with the same filters in
-    force, is not shown again. Every other action (``"always"``,
-    ``"error"``, ``"ignore"``) behaves as in :func:`warnings.warn`.
+    shown; so within such a loop of fits (a call that passed through
+    scikit-learn's, joblib's or this package's meta-estimators), under the
+    ``"default"``, ``"module"`` and ``"once"`` actions, a warning already
+    shown at the same location, with the same filters in force, is not
+    shown again. A direct call behaves as :func:`warnings.warn` does (a new
+    ``warnings.catch_warnings`` block shows it again), and so does every
+    other action (``"always"``, ``"error"``, ``"ignore"``).
 
     Parameters
     ----------
@@ -104,14 +132,16 @@ def warn_at_caller(message, category=UserWarning):
     category : type of Warning, default=UserWarning
         The warning class.
     """
-    prefixes = _passthrough_dirs()
+    prefixes, loops = _passthrough_dirs(), _loop_dirs()
     frame = sys._getframe(1)
     # stacklevel=2 is this function's caller; count outwards from there.
     stacklevel = 2
-    while (
-        frame.f_back is not None
-        and os.path.abspath(frame.f_code.co_filename).startswith(prefixes)
-    ):
+    in_loop = False
+    while frame.f_back is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(prefixes):
+            break
+        in_loop = in_loop or path.startswith(loops)
         frame = frame.f_back
         stacklevel += 1
     text = str(message)
@@ -119,7 +149,7 @@ def warn_at_caller(message, category=UserWarning):
     module = frame.f_globals.get("__name__", "<string>")
     filters = _current_filters()
     action = _action(filters, text, category, module, lineno)
-    if action in ("default", "module", "once"):
+    if in_loop and action in ("default", "module", "once"):
         if action == "default":
             key = (text, category, filename, lineno)
         elif action == "module":
