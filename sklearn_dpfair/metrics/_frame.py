@@ -390,7 +390,8 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         return names
 
     def _check_classes(self):
-        classes = np.asarray(self.classes)
+        # A copy: classes_ must not alias the parameter the user may mutate.
+        classes = np.array(self.classes)
         if classes.ndim != 1 or classes.size != 2 or classes[0] == classes[1]:
             raise ValueError(
                 "classes must be two distinct labels (negative, positive); got "

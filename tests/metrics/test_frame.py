@@ -188,6 +188,15 @@ def test_string_labels_with_declared_classes():
     assert frame.overall == 0.5
 
 
+def test_fitted_classes_do_not_alias_the_parameter():
+    classes = np.array(["no", "yes"])
+    frame = PrivateMetricFrame(["x"], classes=classes, epsilon=np.inf).fit(
+        np.array(["no", "yes"]), np.array(["no", "no"]), sensitive_features=["x"] * 2
+    )
+    classes[:] = ["yes", "no"]
+    assert frame.classes_.tolist() == ["no", "yes"]
+
+
 @pytest.mark.parametrize("accountant", ["rdp", "pld"])
 @pytest.mark.parametrize("epsilon", [0.3, 1.0, 4.0])
 def test_epsilon_recomputed_from_dp_event(accountant, epsilon):
