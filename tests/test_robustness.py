@@ -183,3 +183,100 @@ def test_a_clip_norm_whose_noise_overflows_is_named_in_the_error(name, cls):
         with pytest.raises(ValueError, match=r"^clip_norm is too large"):
             est.fit(X, y, **params)
     assert not hasattr(est, "coef_") and not hasattr(est, "coefs_")
+
+
+# The estimators whose noise multiplier, as large as allowed but finite,
+# overflowed inside dp-accounting: (name, parameter, value, accountant).
+_HUGE_NOISE = [
+    ("DPLogisticRegression", "noise_multiplier", 1e160, "rdp"),
+    ("DPLogisticRegression", "noise_multiplier", 1e155, "pld"),
+    ("DPMLPClassifier", "noise_multiplier", 1e160, "rdp"),
+    ("DPFERMIClassifier", "marginal_noise_multiplier", 1e308, "rdp"),
+]
+
+
+@pytest.mark.parametrize(
+    "name, param, value, accountant",
+    _HUGE_NOISE,
+    ids=[f"{n}-{p}-{a}" for n, p, _, a in _HUGE_NOISE],
+)
+def test_a_noise_multiplier_the_accountant_overflows_on_is_named(
+    name, param, value, accountant
+):
+    # A noise multiplier of 1e10 already gives epsilon 0; a far larger one
+    # overflowed in dp-accounting (OverflowError). It is refused by the
+    # plan, before a release, in the fit and in privacy_plan alike.
+    est, X, y, params = _inputs(dict(ESTIMATORS)[name])
+    est.set_params(**{param: value, "accountant": accountant})
+    if "groups" in est.get_params():
+        # Declared groups: the plan releases the group marginals too.
+        est.set_params(groups=np.unique(params["sensitive_features"]).tolist())
+    match = rf"^A noise multiplier \(noise_multiplier.*{param}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=match):
+            est.privacy_plan(*X.shape)
+        with pytest.raises(ValueError, match=match):
+            est.fit(X, y, **params)
+    assert not hasattr(est, "coef_") and not hasattr(est, "coefs_")
+
+
+# (name, parameter, value, the start of the message).
+_HUGE_SEMI_PARAMETERS = [
+    ("SemiDPLinearRegression", "clip_norm", 1e200, "clip_norm is too large"),
+    ("SemiLocalDPLinearRegression", "clip_norm", 1e200, "clip_norm is too large"),
+    ("SemiLocalDPLinearRegression", "public_ridge", 1e308, "public_ridge is too large"),
+]
+
+
+@pytest.mark.parametrize(
+    "name, param, value, message",
+    _HUGE_SEMI_PARAMETERS,
+    ids=[f"{n}-{p}" for n, p, _, _ in _HUGE_SEMI_PARAMETERS],
+)
+def test_a_semi_private_parameter_that_overflows_is_named(name, param, value, message):
+    # clip_norm**2 (the public tuning, the automatic step) or the public
+    # ridge overflowed float64 inside the fit (OverflowError, or an SVD
+    # that did not converge): refused from the public counts, in the plan.
+    est, X, y, params = _inputs(dict(ESTIMATORS)[name])
+    est.set_params(**{param: value})
+    n_public = int(np.count_nonzero(params["public_mask"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=rf"^{message}"):
+            est.privacy_plan(*X.shape, n_public=n_public)
+        with pytest.raises(ValueError, match=rf"^{message}"):
+            est.fit(X, y, **params)
+    assert not hasattr(est, "coef_")
+
+
+def test_semidp_refuses_an_overflowing_clip_norm_before_reading_the_data():
+    # Parameters alone decide it: the refusal comes before validate_data,
+    # which would refuse these NaN rows.
+    est, X, y, params = _inputs(dict(ESTIMATORS)["SemiDPLinearRegression"])
+    est.set_params(clip_norm=1e200)
+    X = np.full_like(X, np.nan)
+    with pytest.raises(ValueError, match=r"^clip_norm is too large"):
+        est.fit(X, y, **params)
+
+
+def test_the_deprecated_clip_threshold_is_named_in_its_error():
+    # clip_threshold is the deprecated alias of clip_norm: an error about
+    # the value names the parameter the user set.
+    est, X, y, params = _inputs(dict(ESTIMATORS)["HeavyTailDPRegressor"])
+    est.set_params(clip_threshold=np.inf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=r"^clip_threshold=inf needs"):
+            est.fit(X, y, **params)
+
+
+def test_an_overflowing_dual_clip_norm_is_named_in_the_error():
+    # The dual block's Gaussian has sensitivity dual_clip_norm, not clip_norm.
+    est, X, y, params = _inputs(dict(ESTIMATORS)["DPFERMIClassifier"])
+    est.set_params(dual_clip_norm=1e308)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=r"^dual_clip_norm is too large"):
+            est.fit(X, y, **params)
+    assert not hasattr(est, "coef_") and not hasattr(est, "coefs_")

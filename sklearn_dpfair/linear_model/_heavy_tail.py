@@ -872,11 +872,14 @@ or None, default="auto"
         return self.clip_norm_
 
     def _check_public_parameters(self, clip_norm):
+        # The messages name the parameter the user set: clip_norm, or its
+        # deprecated alias clip_threshold (which _clip_norm returned).
+        clip_name = "clip_norm" if self.clip_threshold is None else "clip_threshold"
         needs_bound = self.mode == "theory" or clip_norm == "theory"
         if needs_bound and self.moment_bound is None:
             raise ValueError(
                 "moment_bound is required with mode='theory' or "
-                "clip_norm='theory': the thesis' constants use the "
+                f"{clip_name}='theory': the thesis' constants use the "
                 "gradient-norm moment r_k."
             )
         if self.penalty in ("l1", "elasticnet") and self.solver not in ("auto", "prox"):
@@ -888,7 +891,7 @@ or None, default="auto"
         fixed_clip = clip_norm not in ("auto", "theory")
         if fixed_clip and math.isinf(clip_norm) and not math.isinf(budget):
             raise ValueError(
-                "clip_norm=inf needs infinite noise under a finite "
+                f"{clip_name}=inf needs infinite noise under a finite "
                 "budget; use it only with epsilon=inf or rho=inf."
             )
 

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Semi-differentially private linear regression: DP with some public rows."""
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -500,6 +501,27 @@ default=None
         self.accountant = accountant
         self.random_state = random_state
 
+    def _check_clip_norm(self):
+        """Refuse a ``clip_norm`` whose square overflows float64 (parameters only).
+
+        Every private solver models its clipped gradients on the public rows
+        (the step size, alpha) through ``clip_norm**2``; a non-private fit
+        (``epsilon=inf``) and ``solver="public-only"`` do not clip. Checked
+        before the data are read.
+        """
+        solver = DEPRECATED_SOLVER_NAMES.get(self.solver, self.solver)
+        if solver == "public-only" or math.isinf(self.epsilon):
+            return
+        clip = float(self.clip_norm)
+        # A product, not **: a float square that overflows raises there.
+        if not math.isfinite(clip * clip):
+            raise ValueError(
+                "clip_norm is too large: the private solvers model the clipped "
+                f"gradients through clip_norm**2, which overflows float64 for "
+                f"clip_norm={clip:g}. Use a clip norm of the size of the "
+                "per-example gradients."
+            )
+
     def _check_solver_options(self, solver, n_public, n_private):
         if solver == "public-only":
             if n_public == 0:
@@ -571,6 +593,7 @@ default=None
             )
         solver = canonical_solver(self.solver)
         n_private = n_samples - n_public
+        self._check_clip_norm()
         self._check_solver_options(solver, n_public, n_private)
         params = self._semidp_params(solver, n_public)
         return planned_record(
@@ -617,6 +640,7 @@ default=None
             sample_weight=sample_weight,
             public_mask=public_mask,
         )
+        self._check_clip_norm()
         # One C-ordered copy up front (at most 2x the data) when X is
         # F-ordered, as DataFrames give: the solvers gather batch rows. Sparse
         # X becomes CSR once (at most 2x the sparse storage); float32 stays

@@ -278,7 +278,8 @@ def epsilon_of(event, delta, accountant="rdp"):
     ------
     ValueError
         If ``delta`` is not in [0, 1) (NaN included), or is 0 for an event
-        with no pure epsilon.
+        with no pure epsilon, or if dp-accounting overflows on the event (a
+        huge noise multiplier; one of 1e10 already gives epsilon 0).
 
     Examples
     --------
@@ -334,8 +335,49 @@ def _epsilon_of_cached(event, delta, accountant):
     if not acc.supports(event):
         raise ValueError(f"The {accountant!r} accountant cannot interpret {event!r}.")
     with _quiet_absl():
-        acc.compose(event)
-        return float(acc.get_epsilon(float(delta)))
+        try:
+            acc.compose(event)
+            return float(acc.get_epsilon(float(delta)))
+        except OverflowError as exc:
+            # dp-accounting squares the noise multiplier (RDP) or divides by
+            # it (PLD) in floats: a huge but finite one overflows there. A
+            # ValueError names the parameter; the noise is not capped, since
+            # the recorded event must be the one the accountant read.
+            raise ValueError(_overflow_message(event, accountant)) from exc
+
+
+def _gaussian_multipliers(event):
+    """The noise multipliers of every Gaussian release in ``event``."""
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return [event.noise_multiplier]
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return [z for e in event.events for z in _gaussian_multipliers(e)]
+    inner = getattr(event, "event", None)
+    return [] if inner is None else _gaussian_multipliers(inner)
+
+
+def _overflow_message(event, accountant):
+    """Why the ``accountant`` overflowed on ``event``, naming the parameter.
+
+    This layer does not know which estimator parameter set the noise, so
+    the message names the noise-multiplier parameters (``noise_multiplier``
+    and the ``*_noise_multiplier`` of the releases beside the steps, such as
+    ``marginal_noise_multiplier``).
+    """
+    multipliers = _gaussian_multipliers(event)
+    if not multipliers:
+        return (
+            f"The {accountant!r} accountant overflows on {event!r}: a noise "
+            "parameter of this release is too large for it."
+        )
+    return (
+        "A noise multiplier (noise_multiplier, or marginal_noise_multiplier "
+        "and the other *_noise_multiplier) is too large: dp-accounting's "
+        f"{accountant!r} accountant overflows on a Gaussian of noise "
+        f"multiplier sigma={max(multipliers):g} (in units of the "
+        "sensitivity). A noise multiplier of 1e10 already gives epsilon 0: "
+        "use a smaller one."
+    )
 
 
 def check_composable(events, accountant):

@@ -110,3 +110,19 @@ def test_epsilon_of_refuses_a_delta_outside_its_range(delta, accountant):
         epsilon_of(noisy_sgd_event(1.0, 0.1, 10), delta, accountant)
     # delta = 0 stays the pure guarantee of Laplace releases.
     assert epsilon_of(laplace_event(0.5), 0.0, accountant) == 2.0
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+@pytest.mark.parametrize(
+    "event",
+    [gaussian_event(1e160), noisy_sgd_event(1e160, 0.1, 10)],
+    ids=["gaussian", "sampled"],
+)
+def test_a_noise_multiplier_the_accountant_overflows_on_is_named(event, accountant):
+    # dp-accounting squares (RDP) or divides by (PLD) the multiplier in
+    # floats and raises OverflowError; the refusal names the parameter and
+    # the multiplier the accountant was given.
+    with pytest.raises(ValueError, match=r"^A noise multiplier \(noise_multiplier"):
+        epsilon_of(event, 1e-5, accountant)
+    with pytest.raises(ValueError, match=r"sigma=1e\+160"):
+        epsilon_of(event, 1e-5, accountant)

@@ -133,9 +133,21 @@ class FERMIMechanisms:
     @classmethod
     def build(cls, noise, clip_norm, dual_clip_norm, n_candidates):
         """Mechanisms of ``noise`` with the blocks' clip norms."""
+        primal = GaussianMechanism(clip_norm, noise.primal)
+        try:
+            dual = GaussianMechanism(dual_clip_norm, noise.dual)
+        except ValueError as exc:
+            # GaussianMechanism names its sensitivity clip_norm; the dual
+            # block's is the estimator's dual_clip_norm.
+            raise ValueError(
+                "dual_clip_norm is too large: the dual block's noise standard "
+                f"deviation, its noise multiplier times its sensitivity "
+                f"({noise.dual:g} * {dual_clip_norm:g}), overflows float64. Use "
+                "a dual clip norm of the size of the per-example dual terms."
+            ) from exc
         return cls(
-            primal=GaussianMechanism(clip_norm, noise.primal),
-            dual=GaussianMechanism(dual_clip_norm, noise.dual),
+            primal=primal,
+            dual=dual,
             histogram=histogram_mechanism(noise),
             selection=GaussianMechanism(math.sqrt(n_candidates), noise.selection),
             joint=GaussianMechanism(clip_norm * noise.joint, noise.effective),

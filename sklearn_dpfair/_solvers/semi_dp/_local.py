@@ -298,6 +298,8 @@ def local_setup(params, n_private, n_public, n_features, *, weighted=False):
             f"; PrivUnit in dimension {dim} with p = {unit.p:.6g}, "
             f"gamma = {unit.gamma:.6g}, m = {unit.m:.6g}"
         )
+    if not math.isinf(epsilon):
+        _check_magnitudes(params, unit, n_private, n_public)
     record = LocalPrivacyRecord.from_event(
         local_plan_event(epsilon, n_private),
         delta=0.0,
@@ -325,6 +327,54 @@ def local_setup(params, n_private, n_public, n_features, *, weighted=False):
         randomizer=unit,
         record=record,
     )
+
+
+def _step_norms(params, unit):
+    """``(G_a, G_b)``: the norm of a private message and of a public step."""
+    C = float(params.clip_norm)
+    message_norm = C / unit.m if unit is not None else C
+    public_norm = message_norm if params.public_gradient == "rescale" else C
+    return message_norm, public_norm
+
+
+def _check_magnitudes(params, unit, n_private, n_public):
+    """Refuse a ``clip_norm`` or ``public_ridge`` the pass would overflow on.
+
+    From public inputs only, so that the fit (and ``privacy_plan``) refuses
+    before a row is read, naming the parameter, rather than failing inside
+    the pass.
+
+    Raises
+    ------
+    ValueError
+        If the "auto" step's ``n_priv G_a^2 + n_pub G_b^2`` overflows float64
+        (``clip_norm``), or the public ridge can (``public_ridge``).
+    """
+    message_norm, public_norm = _step_norms(params, unit)
+    if params.learning_rate == "auto":
+        # Products, not **: a float square that overflows raises there.
+        total = n_private * (message_norm * message_norm) + n_public * (
+            public_norm * public_norm
+        )
+        if not math.isfinite(total):
+            raise ValueError(
+                "clip_norm is too large: the automatic step size divides by "
+                "sqrt(n_private (C/m)^2 + n_public G_pub^2), which overflows "
+                f"float64 for C = clip_norm = {float(params.clip_norm):g}. Use a "
+                "clip norm of the size of the per-example gradients."
+            )
+    if params.public_ridge != "auto" and n_public:
+        # The ridge is public_ridge times the public Gram matrix's mean
+        # diagonal, on columns scaled into [-1, 1]: at most n_public. Twice
+        # that bound leaves room for the rounding of the trace.
+        if not math.isfinite(2.0 * float(params.public_ridge) * n_public):
+            raise ValueError(
+                "public_ridge is too large: the ridge of the public warm start, "
+                "public_ridge times the public Gram matrix's mean diagonal (up "
+                f"to n_public={n_public}), overflows float64 for public_ridge="
+                f"{float(params.public_ridge):g}. A public_ridge of 1e10 already "
+                "gives a warm start of about 0."
+            )
 
 
 def _randomizer_epsilon(epsilon):
@@ -506,8 +556,7 @@ def fit_semi_local(
         else (DEFAULT_RADIUS if public_radius is None else public_radius)
     )
     C = float(params.clip_norm)
-    message_norm = C / unit.m if unit is not None else C
-    public_norm = message_norm if params.public_gradient == "rescale" else C
+    message_norm, public_norm = _step_norms(params, unit)
     if params.learning_rate == "auto":
         eta = radius / math.sqrt(n_private * message_norm**2 + n_public * public_norm**2)
     else:
