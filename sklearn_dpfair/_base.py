@@ -347,13 +347,8 @@ class LinearRegressorMixin(RegressorMixin):
         )
         if sp.issparse(X):
             return _sparse_linear_scores(X, self.coef_[None, :], self.intercept_)
-        xp = array_namespace(X)
-        # In X's dtype too: a float32 X gets float32 predictions.
-        coef, intercept = (
-            xp.asarray(a, dtype=X.dtype)
-            for a in arrays_like(X, self.coef_, self.intercept_)
-        )
-        return _dense_linear_scores(xp, X, coef, intercept)
+        coef, intercept = arrays_like(X, self.coef_, self.intercept_)
+        return _dense_linear_scores(array_namespace(X), X, coef, intercept)
 
 
 def _dense_linear_scores(xp, X, coef, intercept):

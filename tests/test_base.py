@@ -231,3 +231,20 @@ def test_seeded_private_estimators_are_deterministic_by_their_tags():
 
     for estimator in _private_instances():
         assert not get_tags(estimator).non_deterministic, type(estimator).__name__
+
+
+def test_a_float64_regressor_scores_float32_input_in_float64():
+    # As scikit-learn's linear models do; the shared move of the model to
+    # X's namespace once cast it down to float32.
+    from sklearn_dpfair import SemiDPLinearRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3)) * [1.0, 10.0, 100.0] + 2000.0
+    y = X @ [1.0, -0.5, 0.25] + rng.normal(size=200)
+    model = SemiDPLinearRegression(epsilon=np.inf, random_state=0).fit(X, y)
+    X32 = X.astype(np.float32)
+    predicted = model.predict(X32)
+    assert predicted.dtype == np.float64
+    np.testing.assert_allclose(
+        predicted, X32.astype(np.float64) @ model.coef_ + model.intercept_, rtol=1e-12
+    )

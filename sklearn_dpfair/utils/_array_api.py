@@ -314,7 +314,9 @@ def arrays_like(X, *arrays):
     """
     xp = array_namespace(X)
     if is_numpy_namespace(xp):
-        return [to_numpy(a) for a in arrays]
+        # Python scalars stay scalars: numpy promotes them weakly (a float
+        # intercept keeps float32 scores float32), not as float64 arrays.
+        return [a if isinstance(a, (int, float)) else to_numpy(a) for a in arrays]
     device = device_of(X)
     moved = []
     for a in arrays:
