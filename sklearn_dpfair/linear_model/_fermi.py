@@ -814,10 +814,10 @@ default=None
         Disparity of the hard training predictions for ``constraint``,
         weighted by ``sample_weight`` when given (a row of weight ``k``
         counts ``k`` times, one of weight 0 not at all: fairlearn's metrics
-        with ``sample_weight``). Groups with fewer than ``min_group_size``
-        rows in a compared cell are left out, with or without
-        ``disparity_bound`` (under it, the disparity that was bounded); with
-        ``min_group_size=0`` it is fairlearn's difference over every group.
+        with ``sample_weight``): fairlearn's difference over every group.
+        Under ``disparity_bound`` it is the disparity that was bounded:
+        groups with fewer than ``min_group_size`` rows in a compared cell
+        are left out (with ``min_group_size=0``, fairlearn's again).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)

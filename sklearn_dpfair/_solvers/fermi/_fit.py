@@ -332,6 +332,11 @@ _ALONE_GROUPS = (
     " Group(s) {groups} are left out of it too, in the blocks where no other "
     "group is kept: a block with one group compares nothing."
 )
+_SMALL_WHAT = {
+    (True, False): "the fairness penalty",
+    (False, True): "the bounded training disparity",
+    (True, True): "the fairness penalty and the bounded training disparity",
+}
 _SMALL_BASIS = {
     "exact": "training counts",
     "released": "by the released noisy group counts, not exact ones",
@@ -357,18 +362,10 @@ def _warn_small_groups(setup, group_labels, min_group_size, basis, cells):
     """
     kept = None if setup.regularizer is None else setup.regularizer.kept
     penalty = _small_groups(kept, group_labels)
-    # Without a bound (non-private fit) the measured cells define
-    # training_disparity_ only.
     bound = _small_groups(setup.measured, group_labels)
     if not (penalty or bound):
         return
     left_out = [g for g in group_labels if g in penalty or g in bound]
-    what = ["the fairness penalty"] if penalty else []
-    if bound:
-        what.append(
-            "the bounded training disparity" if setup.bounded
-            else "training_disparity_"
-        )
     small = set(_small_groups(measured_cells(cells, min_group_size), group_labels))
     text = ""
     if any(g in small for g in left_out):
@@ -376,7 +373,7 @@ def _warn_small_groups(setup, group_labels, min_group_size, basis, cells):
             groups=", ".join(str(g) for g in left_out if g in small),
             size=min_group_size,
             basis=_SMALL_BASIS[basis],
-            what=" and ".join(what),
+            what=_SMALL_WHAT[bool(penalty), bool(bound)],
         )
     # A block keeps one group only when another is small there: the first
     # sentence is always written.
@@ -702,14 +699,10 @@ def fermi_setup(
         dual_learning_rate=dual_learning_rate,
         plan=plan,
         # One group compares nothing (the non-private bound with one
-        # group): no cell to leave out, nor a warning about one. The
-        # non-private fit measures the same cells with or without a bound,
-        # so that training_disparity_ has one definition in both modes.
+        # group): no cell to leave out, nor a warning about one.
         measured=(
             measured_cells(cells, p.min_group_size)
-            if (bounded or privacy is None)
-            and cells is not None
-            and len(group_labels) > 1
+            if bounded and cells is not None and len(group_labels) > 1
             else None
         ),
     )
