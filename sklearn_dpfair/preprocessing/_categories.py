@@ -316,15 +316,18 @@ def public_value(keys, dtype=None):
     >>> public_value([0, 0.1], np.dtype(np.float32))
     array([0. , 0.1], dtype=float32)
     """
+    if any(k is NONE for k in keys):
+        # None is shown as None, in an object array (as scikit-learn does);
+        # the other values as beside a missing value (numbers as floats).
+        shown = public_value([MISSING if k is NONE else k for k in keys], dtype)
+        return np.asarray(
+            [None if k is NONE else v for v, k in zip(shown.tolist(), keys)],
+            dtype=object,
+        )
     values = [
         np.nan if k is MISSING else (k.value if isinstance(k, BoolKey) else k)
         for k in keys
     ]
-    if any(k is NONE for k in keys):
-        # None is shown as None, in an object array (as scikit-learn does).
-        return np.asarray(
-            [None if k is NONE else v for v, k in zip(values, keys)], dtype=object
-        )
     present = [v for v, k in zip(values, keys) if k is not MISSING]
     missing = len(present) < len(values)
     if dtype is not None and all(isinstance(v, numbers.Real) for v in present):

@@ -165,6 +165,16 @@ def test_missing_values_are_a_category():
     )
 
 
+@pytest.mark.parametrize("column", [[1.0, None, 2.0], [1.5, None, 2.0]])
+def test_numbers_beside_none_are_named_as_in_scikit_learn(column):
+    # Written as floats beside None, as beside NaN ('x0_2', not 'x0_2.0',
+    # came out beside 'x0_1.5').
+    X = np.array(column, dtype=object).reshape(-1, 1)
+    ours = DPOneHotEncoder(epsilon=np.inf, handle_unknown="ignore").fit(X)
+    theirs = OneHotEncoder().fit(X)
+    assert list(ours.get_feature_names_out()) == list(theirs.get_feature_names_out())
+
+
 @pytest.mark.parametrize("frame", [False, True], ids=["array", "object-frame"])
 def test_none_and_nan_are_two_categories_as_in_scikit_learn(frame):
     rows = [["a"], ["b"], [None], [np.nan], ["a"], [None]]
