@@ -1125,7 +1125,7 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         histogram. An array declares them public (no budget spent): ``P(S=r)``
         of shape ``(n_groups,)`` for demographic parity, the joint
         ``P(Y=y, S=r)`` of shape ``(n_classes, n_groups)`` otherwise, in the
-        order of ``groups`` and ``classes``.
+        order of ``groups`` and of ``classes_`` (the sorted ``classes``).
     small_budget : {"auto", "choose", "fit"}, default="auto"
         What a budget too small to buy a useful model does. "auto": when
         ``n_samples * epsilon < 15 * (n_features + 1) * (n_classes - 1)``
@@ -1176,7 +1176,8 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         :class:`~sklearn_dpfair.exceptions.PrivacyLeakWarning`.
     classes : array-like, default=None
         Declared public label set; None reads it from ``y`` with a
-        :class:`~sklearn_dpfair.exceptions.PrivacyLeakWarning`.
+        :class:`~sklearn_dpfair.exceptions.PrivacyLeakWarning`. ``classes_``
+        holds it sorted whatever the declared order, as in scikit-learn.
     accountant : {"rdp", "pld"}, default="rdp"
         dp-accounting accountant used for calibration and ``epsilon_``.
     record_training_loss : bool, default=False

@@ -203,7 +203,8 @@ default="dp-sgd"
     classes : array-like of shape (n_classes,), default=None
         The public label set. If None it is inferred from ``y`` with a
         :class:`~sklearn_dpfair.exceptions.PrivacyLeakWarning`, and the
-        guarantee does not cover which labels occur.
+        guarantee does not cover which labels occur. ``classes_`` holds it
+        sorted whatever the declared order, as in scikit-learn.
     feature_norm_bound : float, default=None
         Public bound ``R`` on the row norms, enforced by clipping rows
         (output-perturbation and dp-newton; required there). With

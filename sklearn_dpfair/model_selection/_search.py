@@ -643,7 +643,8 @@ class PrivateHyperparameterSearch(
             noise_multiplier=selection.score_noise,
             group_codes=codes,
             n_groups=0 if groups is None else len(groups),
-            positive_label=None if classes is None else np.asarray(classes)[-1],
+            # The positive label is classes_[-1], the largest declared one.
+            positive_label=None if classes is None else np.unique(classes)[-1],
             gap_penalty=self.gap_penalty,
             adjacency=selection.adjacency,
             score_bound=self.score_bound,

@@ -114,7 +114,8 @@ class DPMLPClassifier(ScoreClassifierMixin, PrivateEstimatorMixin, BaseEstimator
     classes : array-like of shape (n_classes,), default=None
         The public label set. If None it is inferred from ``y`` with a
         :class:`~sklearn_dpfair.exceptions.PrivacyLeakWarning`, and the
-        guarantee does not cover which labels occur.
+        guarantee does not cover which labels occur. ``classes_`` holds it
+        sorted whatever the declared order, as in scikit-learn.
     accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
         dp-accounting accountant for calibration and the record.
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \

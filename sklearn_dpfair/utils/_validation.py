@@ -293,30 +293,44 @@ def resolve_classes(classes, y):
     """Return ``(classes_, y_encoded, caveats)`` for a classifier.
 
     If ``classes`` is declared, it is the public label set: labels of ``y``
-    outside it raise ``ValueError``, and classes absent from ``y`` are kept
-    (``np.unique(y)`` is never consulted for the order). Otherwise the label
+    outside it raise ``ValueError``, and classes absent from ``y`` are kept.
+    ``classes_`` is the declared set sorted (``np.unique``), whatever the
+    order of the declaration, as scikit-learn's ``partial_fit(classes=...)``
+    and ``unique_labels``: its scorers take ``classes_[1]`` as the positive
+    class. Sorting reads only the declaration, not ``y``. Otherwise the label
     set is inferred from ``y`` with a :class:`PrivacyLeakWarning`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._validation import resolve_classes
+    >>> classes_, y_encoded, _ = resolve_classes([1, 0], np.array([0, 1, 1]))
+    >>> classes_, y_encoded
+    (array([0, 1]), array([0, 1, 1]))
     """
     caveats = []
     if classes is not None:
-        # A copy: the fitted classes_ must not alias the parameter.
-        classes_ = np.array(classes, copy=True)
-        if classes_.ndim != 1 or classes_.size < 2:
+        declared = np.asarray(classes)
+        if declared.ndim != 1 or declared.size < 2:
             raise ValueError(
                 "classes must be a 1-d array-like of at least two labels; got "
                 f"{classes!r}."
             )
-        if np.unique(classes_).size != classes_.size:
+        # Sorted, as scikit-learn orders a declared label set: its scorers
+        # and the binary decision_function/coef_ sign read classes_[1] as the
+        # positive class, so the declaration order must not change them.
+        # np.unique returns a new array: classes_ does not alias the
+        # parameter.
+        classes_ = np.unique(declared)
+        if classes_.size != declared.size:
             raise ValueError(f"classes contains duplicate labels: {classes!r}.")
-        order = np.argsort(classes_, kind="stable")
-        sorted_classes = classes_[order]
-        pos = np.searchsorted(sorted_classes, y)
-        pos = np.clip(pos, 0, sorted_classes.size - 1)
-        unknown = sorted_classes[pos] != y
+        pos = np.searchsorted(classes_, y)
+        pos = np.clip(pos, 0, classes_.size - 1)
+        unknown = classes_[pos] != y
         if np.any(unknown):
             # The message names the problem, not the labels: they are private.
             raise ValueError(_UNDECLARED_LABELS)
-        return classes_, order[pos], caveats
+        return classes_, pos, caveats
 
     warn_at_caller(_CLASSES_INFERRED, PrivacyLeakWarning)
     caveats.append("label set inferred from the private data")
