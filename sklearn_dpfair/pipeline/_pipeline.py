@@ -247,7 +247,10 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
     scikit-learn would stack sparse blocks sparsely when the rows' density
     is below the threshold), and a callable column selection is called on
     the input's public schema (an empty frame with its columns and dtypes),
-    never on the rows, its result taking its place. A step that learns
+    never on the rows, its result taking its place (without a schema, as
+    for numpy input or a ``ColumnTransformer`` after another step, such a
+    callable is refused; a ``make_column_selector`` or a list of columns is
+    not). A step that learns
     from the rows without a plan (``StandardScaler``, ``PCA``, a
     ``OneHotEncoder`` with ``categories="auto"``, ...) is refused, naming
     its private replacement.
