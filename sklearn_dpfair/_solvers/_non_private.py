@@ -305,6 +305,9 @@ def minimize_linear(
         penalize_intercept=penalize_intercept,
         max_iter=max_iter,
         tol=tol,
+        # Robust coordinates for losses of bounded gradient (logistic,
+        # Huber, absolute, pinball), not for the squared loss.
+        robust_scale=bool(np.isfinite(loss.raw_lipschitz)),
     )
 
 
@@ -322,6 +325,7 @@ def minimize_standardized(
     penalize_intercept=False,
     max_iter=None,
     tol=None,
+    robust_scale=True,
 ):
     """L-BFGS-B on ``data_term + penalties`` in standardized coordinates.
 
@@ -330,9 +334,12 @@ def minimize_standardized(
     value at the predictions ``rows coef + intercept`` and its gradients
     ``(value, g_coef (d, K), g_intercept (K,))``. The solver runs in
     ``beta = coef * sd`` and ``c = b + mu . coef`` (``mu``, ``sd`` from
-    :func:`column_moments` of ``X``, weighted; with an intercept, a dense
-    column whose ``sd`` a few extreme values dominate takes its median and
-    interquartile range instead, :func:`_robust_moments`), adds
+    :func:`column_moments` of ``X``, weighted; with an intercept and
+    ``robust_scale``, a dense column whose ``sd`` a few extreme values
+    dominate takes its median and interquartile range instead,
+    :func:`_robust_moments`: right for a loss whose gradient is bounded,
+    where the extreme rows' terms saturate; a squared loss's would grow with
+    them and condition the problem worse), adds
     ``(alpha/2) ||coef||^2 + l1 ||coef||_1`` (and ``(alpha/2) b^2`` with
     ``penalize_intercept``), and maps the minimizer back.
 
@@ -362,7 +369,7 @@ def minimize_standardized(
     K = int(n_outputs)
     with np.errstate(all="ignore"):
         mean, scale = column_moments(X, sample_weight, center=fit_intercept)
-        if fit_intercept and not sp.issparse(X):
+        if robust_scale and fit_intercept and not sp.issparse(X):
             mean, scale = _robust_moments(X, mean, scale)
     split = l1 > 0
     n_beta = d * K
