@@ -30,6 +30,7 @@ import warnings
 import numpy as np
 import pytest
 import sklearn
+from namespace_prediction import check_prediction_follows_input
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
@@ -607,14 +608,7 @@ def test_network_predicts_in_the_namespace_of_its_input(torch, dispatch):
         torch_fit = FERMIClassifier(**kw).fit(
             torch.from_numpy(X), torch.from_numpy(y), sensitive_features=groups
         )
-    proba = numpy_fit.predict_proba(torch.from_numpy(X))
-    assert isinstance(proba, torch.Tensor)
-    np.testing.assert_allclose(proba.numpy(), numpy_fit.predict_proba(X), atol=1e-12)
-    back = torch_fit.predict_proba(X)
-    assert isinstance(back, np.ndarray)
-    np.testing.assert_allclose(
-        back, torch_fit.predict_proba(torch.from_numpy(X)).numpy(), atol=1e-12
-    )
+    check_prediction_follows_input(numpy_fit, torch_fit, X)
 
 
 def test_epsilon_recomputed_from_event_on_torch(torch_cpu_backend):

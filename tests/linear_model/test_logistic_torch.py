@@ -16,6 +16,7 @@ import sys
 import numpy as np
 import pytest
 import sklearn
+from namespace_prediction import check_prediction_follows_input
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
@@ -285,23 +286,7 @@ def test_model_predicts_in_the_namespace_of_its_input(dispatch):
     torch_fit = DPLogisticRegression(**kwargs).fit(
         torch.from_numpy(X), torch.from_numpy(y)
     )
-    expected = numpy_fit.predict_proba(X)
-    for dtype, atol in ((torch.float64, 1e-12), (torch.float32, 1e-5)):
-        proba = numpy_fit.predict_proba(torch.as_tensor(X, dtype=dtype))
-        assert torch.is_tensor(proba) and proba.dtype == dtype
-        np.testing.assert_allclose(proba.numpy(), expected, rtol=0, atol=atol)
-    np.testing.assert_array_equal(
-        numpy_fit.predict(torch.from_numpy(X)), numpy_fit.predict(X)
-    )
-    for dispatch_on in (True, False):
-        with sklearn.config_context(array_api_dispatch=dispatch_on):
-            proba = torch_fit.predict_proba(X)
-            labels = torch_fit.predict(X)
-        assert isinstance(proba, np.ndarray)
-        np.testing.assert_allclose(
-            proba, torch_fit.predict_proba(torch.from_numpy(X)).numpy(), atol=1e-12
-        )
-        np.testing.assert_array_equal(labels, torch_fit.predict(torch.from_numpy(X)))
+    check_prediction_follows_input(numpy_fit, torch_fit, X)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
