@@ -56,7 +56,7 @@ HIDDEN_GRADIENT_FACTOR = 10.0
 
 # Stored entries per block of a sparse column moment: the block's
 # temporaries (its values, weights and squares) stay far below the matrix.
-SPARSE_MOMENT_BLOCK = 1 << 14
+SPARSE_MOMENT_BLOCK = 1 << 12
 
 # Quantiles of the training logits tried as the shared decision threshold
 # of a binary model under disparity_bound (non-private).
@@ -580,16 +580,23 @@ def _sparse_column_moments(X, sample_weight=None, *, center=True):
     n, d = X.shape
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
     total = float(n) if w is None else float(w.sum())
+    indptr = X.indptr
+    blocks = list(entry_blocks(indptr, SPARSE_MOMENT_BLOCK))
+    mean = np.zeros(d)
     if center:
-        ones = np.ones((n, 1)) if w is None else w[:, None]
-        mean = float64_product(X, ones, transpose_a=True)[:, 0] / total
-    else:
-        mean = np.zeros(d)
+        # Block by block too: a float64 copy of a float32 matrix's values
+        # (as a sparse product would make) weighs as much as its storage.
+        for row, end in blocks:
+            lo, hi = indptr[row], indptr[end]
+            values = X.data[lo:hi].astype(np.float64)
+            if w is not None:
+                values *= np.repeat(w[row:end], np.diff(indptr[row : end + 1]))
+            mean += np.bincount(X.indices[lo:hi], weights=values, minlength=d)
+        mean /= total
     squares = np.zeros(d)
     # Weight of the rows where each column is not stored (they hold 0).
     unstored = np.zeros(d)
-    indptr = X.indptr
-    for row, end in entry_blocks(indptr, SPARSE_MOMENT_BLOCK):
+    for row, end in blocks:
         lo, hi = indptr[row], indptr[end]
         cols = X.indices[lo:hi]
         centred = X.data[lo:hi].astype(np.float64) - mean[cols]
