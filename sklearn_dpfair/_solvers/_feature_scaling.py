@@ -207,6 +207,12 @@ def _bounds_plan(feature_bounds, n_features, center, sparse=False):
     )
 
 
+def _listed_positions(positions, name=lambda j: str(int(j))):
+    """The first five columns of ``positions`` for a warning ("0, 3, ...")."""
+    listed = ", ".join(name(j) for j in positions[:5])
+    return listed + (", ..." if positions.size > 5 else "")
+
+
 def check_feature_bounds(feature_bounds, n_features=None):
     """Validate ``feature_bounds`` (None passes), whatever the fit's privacy.
 
@@ -241,8 +247,7 @@ def warn_sparse_offsets(lower, upper):
     positions = np.flatnonzero(np.abs(centre) > half)
     if positions.size == 0:
         return
-    listed = ", ".join(str(int(j)) for j in positions[:5])
-    listed += ", ..." if positions.size > 5 else ""
+    listed = _listed_positions(positions)
     s = "s" if positions.size > 1 else ""
     warn_at_caller(
         f"feature_bounds: the declared range{s} of the sparse column{s} at "
@@ -576,11 +581,10 @@ def warn_unscaled_columns(
         return
     names = getattr(estimator, "feature_names_in_", None)
     if names is not None:
-        listed = ", ".join(repr(str(names[j])) for j in positions[:5])
+        listed = _listed_positions(positions, lambda j: repr(str(names[j])))
     else:
         listed = "at position" + ("s " if positions.size > 1 else " ")
-        listed += ", ".join(str(int(j)) for j in positions[:5])
-    listed += ", ..." if positions.size > 5 else ""
+        listed += _listed_positions(positions)
     n_features = estimator.n_features_in_
     which = (
         f"the column {listed}"
@@ -743,8 +747,7 @@ def _warn_beyond_grid(location):
     positions = np.flatnonzero(at_edge)
     if positions.size == 0:
         return at_edge
-    listed = ", ".join(str(int(j)) for j in positions[:5])
-    listed += ", ..." if positions.size > 5 else ""
+    listed = _listed_positions(positions)
     warn_at_caller(
         _BEYOND_GRID.format(s="s" if positions.size > 1 else "", listed=listed)
     )

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Validation of privacy parameters and declared label sets; warnings located at the caller."""
 
+import functools
 import importlib
 import os
 import sys
@@ -25,49 +26,33 @@ __all__ = [
 
 # Packages whose frames lie between the user's call and the code that warns:
 # this package, scikit-learn's meta-estimators and the joblib loop they use.
-_PASSTHROUGH_PACKAGES = ("sklearn_dpfair", "sklearn", "joblib")
-_passthrough_prefixes = None
+_PASSTHROUGH_MODULES = ("sklearn_dpfair", "sklearn", "joblib")
 # Frames of a loop of fits: scikit-learn's searches and cross-validation,
 # its parallel helper (which re-installs the filters around each fit) and
 # joblib, and this package's own meta-estimators. Not every scikit-learn
 # frame: its fit decorator wraps every direct fit too.
-_LOOP_MODULES = ("sklearn.model_selection", "sklearn.utils.parallel", "joblib")
-_LOOP_SUBPACKAGES = ("model_selection", "pipeline")
-_loop_prefixes = None
+_LOOP_MODULES = (
+    "sklearn.model_selection",
+    "sklearn.utils.parallel",
+    "joblib",
+    "sklearn_dpfair.model_selection",
+    "sklearn_dpfair.pipeline",
+)
 
 # What warn_at_caller has shown: key -> the warning filters in force then.
 _shown = {}
 _MAX_SHOWN = 1000
 
 
-def _passthrough_dirs():
-    global _passthrough_prefixes
-    if _passthrough_prefixes is None:
-        prefixes = []
-        for name in _PASSTHROUGH_PACKAGES:
-            module = sys.modules.get(name)
-            path = getattr(module, "__file__", None)
-            if path:
-                prefixes.append(os.path.dirname(os.path.abspath(path)) + os.sep)
-        _passthrough_prefixes = tuple(prefixes)
-    return _passthrough_prefixes
-
-
-def _loop_dirs():
-    global _loop_prefixes
-    if _loop_prefixes is None:
-        prefixes = []
-        for name in _LOOP_MODULES:
-            path = os.path.abspath(importlib.import_module(name).__file__)
-            # A package's directory, or a module's file.
-            is_package = os.path.basename(path) == "__init__.py"
-            prefixes.append(os.path.dirname(path) + os.sep if is_package else path)
-        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        prefixes.extend(
-            os.path.join(package, sub) + os.sep for sub in _LOOP_SUBPACKAGES
-        )
-        _loop_prefixes = tuple(prefixes)
-    return _loop_prefixes
+@functools.cache
+def _source_prefixes(names):
+    """Path prefixes of modules: a package's directory, a module's file."""
+    prefixes = []
+    for name in names:
+        path = os.path.abspath(importlib.import_module(name).__file__)
+        is_package = os.path.basename(path) == "__init__.py"
+        prefixes.append(os.path.dirname(path) + os.sep if is_package else path)
+    return tuple(prefixes)
 
 
 def _current_filters():
@@ -132,7 +117,8 @@ def warn_at_caller(message, category=UserWarning):
     category : type of Warning, default=UserWarning
         The warning class.
     """
-    prefixes, loops = _passthrough_dirs(), _loop_dirs()
+    prefixes = _source_prefixes(_PASSTHROUGH_MODULES)
+    loops = _source_prefixes(_LOOP_MODULES)
     frame = sys._getframe(1)
     # stacklevel=2 is this function's caller; count outwards from there.
     stacklevel = 2
