@@ -187,19 +187,27 @@ def _is_passthrough(est):
     return est is None or (isinstance(est, str) and est == "passthrough")
 
 
+def _nested_parts(est):
+    """The parts a composite hands its rows to, or None for a leaf.
+
+    A ``Pipeline``'s steps, a ``ColumnTransformer``'s blocks and remainder,
+    a ``FeatureUnion``'s parts (strings such as ``"passthrough"`` included).
+    """
+    if isinstance(est, (Pipeline, PrivatePipeline)):
+        return [step for _, step in est.steps]
+    if isinstance(est, ColumnTransformer):
+        return [block for _, block, _ in est.transformers] + [est.remainder]
+    if isinstance(est, FeatureUnion):
+        return [part for _, part in est.transformer_list]
+    return None
+
+
 def _imputes(est):
     """Whether ``est`` is, or nests at any depth, an imputer."""
     if "Imputer" in type(est).__name__:
         return True
-    if isinstance(est, (Pipeline, PrivatePipeline)):
-        parts = [step for _, step in est.steps]
-    elif isinstance(est, ColumnTransformer):
-        parts = [block for _, block, _ in est.transformers] + [est.remainder]
-    elif isinstance(est, FeatureUnion):
-        parts = [part for _, part in est.transformer_list]
-    else:
-        return False
-    return any(_imputes(part) for part in parts)
+    parts = _nested_parts(est)
+    return parts is not None and any(_imputes(part) for part in parts)
 
 
 def _takes_nan(est):
@@ -210,15 +218,13 @@ def _takes_nan(est):
     """
     if _is_passthrough(est) or (isinstance(est, str) and est == "drop"):
         return True
+    parts = _nested_parts(est)
+    if parts is None:
+        return get_tags(est).input_tags.allow_nan
     if isinstance(est, (Pipeline, PrivatePipeline)):
-        steps = [step for _, step in est.steps if not _is_passthrough(step)]
+        steps = [step for step in parts if not _is_passthrough(step)]
         return _takes_nan(steps[0]) if steps else True
-    if isinstance(est, ColumnTransformer):
-        parts = [block for _, block, _ in est.transformers] + [est.remainder]
-        return all(_takes_nan(part) for part in parts)
-    if isinstance(est, FeatureUnion):
-        return all(_takes_nan(part) for _, part in est.transformer_list)
-    return get_tags(est).input_tags.allow_nan
+    return all(_takes_nan(part) for part in parts)
 
 
 class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
@@ -1422,15 +1428,8 @@ def _noise_fingerprints(estimator):
     """
     if isinstance(estimator, PrivatePipeline) and estimator.random_state is not None:
         parts = []
-    elif isinstance(estimator, (PrivatePipeline, Pipeline)):
-        parts = [step for _, step in estimator.steps]
-    elif isinstance(estimator, ColumnTransformer):
-        parts = [block for _, block, _ in estimator.transformers]
-        parts.append(estimator.remainder)
-    elif isinstance(estimator, FeatureUnion):
-        parts = [part for _, part in estimator.transformer_list]
     else:
-        parts = None
+        parts = _nested_parts(estimator)
     if parts is not None:
         fingerprints = {noise_seed(getattr(estimator, "random_state", None))}
         for part in parts:
