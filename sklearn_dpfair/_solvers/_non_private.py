@@ -56,6 +56,7 @@ from ..utils._numeric import constant_columns
 from ..utils._validation import warn_at_caller
 from ._linear import LinearModel, as_rows
 from ._row_blocks import float64_product
+from ._rows import entry_blocks
 
 __all__ = [
     "L1_BALL_SOLVER",
@@ -101,6 +102,9 @@ _STATIONARY = 1e-6
 # Entries per block of the dense moments (2 MB of float64):
 # no n x d float64 temporary of a float32 X.
 _BLOCK_ENTRIES = 1 << 18
+# Stored entries per block of the sparse moments: their temporaries (values,
+# weights, squares) stay far below a fit's budget of twice the storage.
+_SPARSE_BLOCK_ENTRIES = 1 << 12
 
 
 @dataclass
@@ -126,8 +130,9 @@ def column_moments(X, sample_weight=None, *, center=True):
     the means are 0 and the scales the root mean squares. A constant (or
     empty) column, one whose variance is zero within rounding
     (:func:`~sklearn_dpfair.utils._numeric.constant_columns`), gets the
-    scale 1. Dense or CSR ``X`` (stored entries only,
-    never densified); a float32 ``X`` is cast a block at a time.
+    scale 1. Dense or sparse ``X`` (:func:`_sparse_column_moments`: stored
+    entries only, never densified); a float32 ``X`` is cast a block at a
+    time.
 
     Examples
     --------
@@ -139,22 +144,15 @@ def column_moments(X, sample_weight=None, *, center=True):
     array([0.001, 1.   ])
     """
     n, d = X.shape
-    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
-    total = w.sum()
-    if center:
-        mean = float64_product(X, w[:, None], transpose_a=True)[:, 0] / total
-    else:
-        mean = np.zeros(d)
     if sp.issparse(X):
-        X = as_rows(X)
-        rows = np.repeat(np.arange(n), np.diff(X.indptr))
-        cols = X.indices
-        values = X.data.astype(np.float64)
-        # sum_i w_i (x_ij - mu_j)^2: the stored entries' terms, corrected
-        # for the mean's share, plus mu_j^2 for every row.
-        terms = w[rows] * ((values - mean[cols]) ** 2 - mean[cols] ** 2)
-        second = np.bincount(cols, weights=terms, minlength=d) + total * mean**2
+        mean, second, total = _sparse_column_moments(as_rows(X), sample_weight, center)
     else:
+        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
+        total = w.sum()
+        if center:
+            mean = float64_product(X, w[:, None], transpose_a=True)[:, 0] / total
+        else:
+            mean = np.zeros(d)
         second = np.zeros(d)
         step = max(1, _BLOCK_ENTRIES // max(d, 1))
         for start in range(0, n, step):
@@ -164,11 +162,60 @@ def column_moments(X, sample_weight=None, *, center=True):
     scale = np.sqrt(var)
     # A constant column's rounding-level variance (0.1 on every row: 1e-34)
     # is zero, as in scikit-learn's StandardScaler.
-    constant = (
-        constant_columns(var, mean, n, one_pass=sp.issparse(X)) if center else var == 0
-    )
+    constant = constant_columns(var, mean, n) if center else var == 0
     scale[constant | ~(scale > 0) | ~np.isfinite(scale)] = 1.0
     return mean, scale
+
+
+def _sparse_column_moments(X, sample_weight, center):
+    """Weighted means, centred second moments and total weight of a CSR ``X``.
+
+    Read a block of stored entries at a time (:data:`_SPARSE_BLOCK_ENTRIES`),
+    so that the temporaries stay far below the matrix (a float64 copy of a
+    float32 matrix's values, as a sparse product makes, weighs as much as
+    its storage). Two passes and no cancellation: the centred squares of a
+    column are its stored entries' ``(x - mu)^2`` plus ``mu^2`` for each
+    row where it is not stored, all non-negative, so a column of offset
+    ``1e5`` and spread ``1e-3`` stored on every row keeps its spread
+    (subtracting ``n mu^2`` from a sum of stored-entry terms, the one-pass
+    form, would leave rounding noise).
+    """
+    n, d = X.shape
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    total = float(n) if w is None else float(w.sum())
+    indptr = X.indptr
+    blocks = list(entry_blocks(indptr, _SPARSE_BLOCK_ENTRIES))
+    mean = np.zeros(d)
+    if center:
+        for row, end in blocks:
+            lo, hi = indptr[row], indptr[end]
+            values = X.data[lo:hi].astype(np.float64)
+            if w is not None:
+                values *= np.repeat(w[row:end], np.diff(indptr[row : end + 1]))
+            mean += np.bincount(X.indices[lo:hi], weights=values, minlength=d)
+        mean /= total
+    squares = np.zeros(d)
+    # Weight of the rows where each column is not stored (they hold 0).
+    unstored = np.zeros(d)
+    for row, end in blocks:
+        lo, hi = indptr[row], indptr[end]
+        cols = X.indices[lo:hi]
+        centred = X.data[lo:hi].astype(np.float64) - mean[cols]
+        counts = np.bincount(cols, minlength=d)
+        if w is None:
+            squares += np.bincount(cols, weights=centred * centred, minlength=d)
+            unstored += (end - row) - counts
+            continue
+        weights = np.repeat(w[row:end], np.diff(indptr[row : end + 1]))
+        squares += np.bincount(cols, weights=weights * centred**2, minlength=d)
+        stored = np.bincount(cols, weights=weights, minlength=d)
+        # Exactly 0 where the column is stored on every row of the block: a
+        # difference of weight sums would round there, and times mu^2 the
+        # rounding can exceed a small spread's whole variance.
+        unstored += np.where(
+            counts == end - row, 0.0, np.maximum(w[row:end].sum() - stored, 0.0)
+        )
+    return mean, squares + unstored * mean**2, total
 
 
 # A column whose standard deviation exceeds this many times its robust

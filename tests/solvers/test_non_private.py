@@ -308,3 +308,21 @@ def test_one_extreme_record_does_not_stop_the_solve_short(mostly_zero):
         )
     np.testing.assert_allclose(fit.coef_, reference.coef_, rtol=1e-4)
     np.testing.assert_allclose(fit.intercept_, reference.intercept_, rtol=1e-4)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("center", [True, False])
+def test_sparse_column_moments_equal_the_dense_ones(weighted, center):
+    # Blocked (more stored entries than one block), and no cancellation on
+    # a column of offset 1e5 and spread 1e-3 stored on every row.
+    rng = np.random.default_rng(4)
+    n = 40_000
+    X = rng.standard_normal((n, 3)) * (rng.uniform(size=(n, 3)) < 0.4)
+    X[:, 1] = rng.standard_normal(n) * 1e-3 + 1e5
+    w = rng.uniform(0.1, 3.0, n) if weighted else None
+    mean, scale = column_moments(sp.csr_matrix(X), w, center=center)
+    ref_mean, ref_scale = column_moments(X, w, center=center)
+    np.testing.assert_allclose(mean, ref_mean, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(scale, ref_scale, rtol=1e-6, atol=0)
+    if center:
+        assert scale[1] == pytest.approx(1e-3, rel=0.02)

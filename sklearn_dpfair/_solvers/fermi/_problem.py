@@ -28,10 +28,8 @@ from ...fairness._disparity import (
 )
 from ...fairness._ermi import code_dtype
 from ...utils._array_api import from_host, to_numpy
-from ...utils._numeric import constant_columns
 from .._non_private import column_moments, minimize_fair_objective
 from .._row_blocks import float64_product
-from .._rows import entry_blocks
 from ._lbfgs import (
     FullBatchPenalty,
     FullBatchResult,
@@ -53,10 +51,6 @@ __all__ = ["THRESHOLD_GRID", "FairProblem", "run_sgda"]
 # tol), and hides a column of large offset and small spread by orders of
 # magnitude (raw columns: 60 to 1,000 times).
 HIDDEN_GRADIENT_FACTOR = 10.0
-
-# Stored entries per block of a sparse column moment: the block's
-# temporaries (its values, weights and squares) stay far below the matrix.
-SPARSE_MOMENT_BLOCK = 1 << 12
 
 # Quantiles of the training logits tried as the shared decision threshold
 # of a binary model under disparity_bound (non-private).
@@ -182,10 +176,7 @@ class FairProblem:
     def _column_moments(self):
         # Read once a fit: a weight path checks every point it solves.
         center = bool(self.intercept_scaling)
-        X = self.X_host
-        if sp.issparse(X) and X.format == "csr" and X.has_canonical_format:
-            return _sparse_column_moments(X, self.sample_weight, center=center)
-        return column_moments(X, self.sample_weight, center=center)
+        return column_moments(self.X_host, self.sample_weight, center=center)
 
     @cached_property
     def _hidden_gradient_bound(self):
@@ -553,73 +544,6 @@ class FairProblem:
             ),
             sample_weight=self.sample_weight,
         )
-
-
-def _sparse_column_moments(X, sample_weight=None, *, center=True):
-    """Weighted column means and standard deviations of a canonical CSR ``X``.
-
-    The values of :func:`~.._non_private.column_moments`, read a block of
-    stored entries at a time (``SPARSE_MOMENT_BLOCK``), so that the
-    temporaries stay far below the matrix (the full-batch phase's budget
-    is twice its storage). Two passes, as there, and no cancellation: the
-    centred squares of a column are its stored entries' ``(x - mu)^2`` plus
-    ``mu^2`` for each row where it is not stored, all non-negative, so a
-    column of offset ``1e5`` and spread ``1e-3`` stored on every row keeps
-    its spread (subtracting ``n mu^2`` from a sum of stored-entry terms,
-    the one-pass form, would leave rounding noise).
-
-    Examples
-    --------
-    >>> import numpy as np, scipy.sparse as sp
-    >>> from sklearn_dpfair._solvers.fermi._problem import _sparse_column_moments
-    >>> X = sp.csr_matrix(np.array([[1e5 + 1e-3, 0.0], [1e5 - 1e-3, 2.0]]))
-    >>> mean, scale = _sparse_column_moments(X)
-    >>> mean.tolist(), np.round(scale, 9).tolist()
-    ([100000.0, 1.0], [0.001, 1.0])
-    """
-    n, d = X.shape
-    w = None if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    total = float(n) if w is None else float(w.sum())
-    indptr = X.indptr
-    blocks = list(entry_blocks(indptr, SPARSE_MOMENT_BLOCK))
-    mean = np.zeros(d)
-    if center:
-        # Block by block too: a float64 copy of a float32 matrix's values
-        # (as a sparse product would make) weighs as much as its storage.
-        for row, end in blocks:
-            lo, hi = indptr[row], indptr[end]
-            values = X.data[lo:hi].astype(np.float64)
-            if w is not None:
-                values *= np.repeat(w[row:end], np.diff(indptr[row : end + 1]))
-            mean += np.bincount(X.indices[lo:hi], weights=values, minlength=d)
-        mean /= total
-    squares = np.zeros(d)
-    # Weight of the rows where each column is not stored (they hold 0).
-    unstored = np.zeros(d)
-    for row, end in blocks:
-        lo, hi = indptr[row], indptr[end]
-        cols = X.indices[lo:hi]
-        centred = X.data[lo:hi].astype(np.float64) - mean[cols]
-        counts = np.bincount(cols, minlength=d)
-        if w is None:
-            squares += np.bincount(cols, weights=centred * centred, minlength=d)
-            unstored += (end - row) - counts
-            continue
-        weights = np.repeat(w[row:end], np.diff(indptr[row : end + 1]))
-        squares += np.bincount(cols, weights=weights * centred**2, minlength=d)
-        stored = np.bincount(cols, weights=weights, minlength=d)
-        # Exactly 0 where the column is stored on every row of the block: a
-        # difference of weight sums would round there, and times mu^2 the
-        # rounding can exceed a small spread's whole variance.
-        unstored += np.where(
-            counts == end - row, 0.0, np.maximum(w[row:end].sum() - stored, 0.0)
-        )
-    second = squares + unstored * mean**2
-    var = second / total
-    scale = np.sqrt(var)
-    constant = constant_columns(var, mean, n) if center else var == 0
-    scale[constant | ~(scale > 0) | ~np.isfinite(scale)] = 1.0
-    return mean, scale
 
 
 def _weighted_prediction_counts(y_pred, y, codes, weights, n_classes, n_groups):

@@ -8,11 +8,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sklearn_dpfair._solvers._non_private import column_moments
 from sklearn_dpfair._solvers.fermi._fit import FERMIParams
 from sklearn_dpfair._solvers.fermi._problem import (
     FairProblem,
-    _sparse_column_moments,
 )
 from sklearn_dpfair.fairness import make_constraint
 from sklearn_dpfair.fairness._ermi import ERMIRegularizer
@@ -148,21 +146,3 @@ def test_the_sparse_continuation_reaches_the_dense_minimum_on_raw_columns(
         4.0, continued.coef, continued.w0
     ) == pytest.approx(continued.stationarity, rel=1e-6)
     assert continued.objective == pytest.approx(best, rel=1e-6)
-
-
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("center", [True, False])
-def test_sparse_column_moments_equal_the_dense_ones(weighted, center):
-    # Blocked (more stored entries than one block), and no cancellation on
-    # a column of offset 1e5 and spread 1e-3 stored on every row.
-    rng = np.random.default_rng(4)
-    n = 40_000
-    X = rng.standard_normal((n, 3)) * (rng.uniform(size=(n, 3)) < 0.4)
-    X[:, 1] = rng.standard_normal(n) * 1e-3 + 1e5
-    w = rng.uniform(0.1, 3.0, n) if weighted else None
-    mean, scale = _sparse_column_moments(sp.csr_matrix(X), w, center=center)
-    ref_mean, ref_scale = column_moments(X, w, center=center)
-    np.testing.assert_allclose(mean, ref_mean, rtol=1e-12, atol=0)
-    np.testing.assert_allclose(scale, ref_scale, rtol=1e-6, atol=0)
-    if center:
-        assert scale[1] == pytest.approx(1e-3, rel=0.02)
