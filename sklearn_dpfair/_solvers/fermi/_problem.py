@@ -17,7 +17,6 @@ from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
 from ..._loss import SoftmaxLoss
@@ -234,9 +233,8 @@ class FairProblem:
         gradient in centred, standardized coordinates
         (:meth:`standardized_stationarity`) exceeds
         ``HIDDEN_GRADIENT_FACTOR * tol``, L-BFGS continues there to ``tol``
-        (:func:`~.._non_private.minimize_fair_objective` for a dense ``X``,
-        :meth:`_minimize_sparse_standardized` for a sparse one, centred
-        implicitly and never densified; ``tol`` defaults to the
+        (:func:`~.._non_private.minimize_fair_objective`: a sparse ``X`` is
+        centred implicitly there, never densified; ``tol`` defaults to the
         parameters'); elsewhere ``refined`` is returned as it is, and so is
         a point whose standardized gradient is not finite (rows near the
         largest float). The stationarity of a continued point is its
@@ -251,22 +249,17 @@ class FairProblem:
         stationarity = self.standardized_stationarity(lam, refined.coef, refined.w0)
         if not limit < stationarity < np.inf:
             return refined
-        if sp.issparse(self.X_host):
-            polished = self._minimize_sparse_standardized(
-                lam, refined.coef, refined.w0, tol
+        with warnings.catch_warnings():
+            # Its convergence is judged below, in this phase's own terms.
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            polished = minimize_fair_objective(
+                self,
+                lam,
+                refined.coef,
+                refined.w0,
+                tol=tol,
+                max_iter=self.params.final_max_iter,
             )
-        else:
-            with warnings.catch_warnings():
-                # Its convergence is judged below, in this phase's own terms.
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                polished = minimize_fair_objective(
-                    self,
-                    lam,
-                    refined.coef,
-                    refined.w0,
-                    tol=tol,
-                    max_iter=self.params.final_max_iter,
-                )
         value = self.objective(lam, polished.coef, polished.w0)
         finite = np.all(np.isfinite(polished.coef)) and np.all(np.isfinite(polished.w0))
         if not (finite and value <= self.objective(lam, refined.coef, refined.w0)):
@@ -280,71 +273,6 @@ class FairProblem:
             n_iter=refined.n_iter + polished.n_iter,
             objective=value,
             at_limit=polished.n_iter >= int(self.params.final_max_iter),
-        )
-
-    @np.errstate(all="ignore")
-    def _minimize_sparse_standardized(self, lam, coef, w0, tol):
-        """L-BFGS on the linear objective in standardized coordinates, sparse ``X``.
-
-        The coordinates of :func:`~.._non_private.minimize_standardized`,
-        ``beta = coef * sd`` and ``c = b + mu . coef`` (``b = s w0`` the
-        intercept; ``mu``, ``sd`` the weighted column moments), in which a
-        column of large offset and small spread is neither collinear with
-        the intercept nor badly scaled. The centring is implicit: the
-        logits are ``X coef + (c - mu . coef)``, one sparse product with the
-        stored entries, and the gradient in ``beta`` is
-        ``(X^T g - mu sum(g)) / sd``, so ``X`` is never densified or copied
-        (``O(d m)`` memory beside the objective's). Stops when
-        ``max |grad| <= tol`` (with a tiny ``ftol``, as the full-batch
-        phase) or after ``final_max_iter`` iterations; the caller measures
-        the returned point's stationarity.
-        """
-        s = float(self.intercept_scaling)
-        coef = np.asarray(coef, dtype=np.float64)
-        d, m = coef.shape
-        mean, scale = self._column_moments
-        n_beta = d * m
-
-        def to_model(x):
-            coef_ = x[:n_beta].reshape(d, m) / scale[:, None]
-            if not s:
-                return coef_, np.zeros(m)
-            return coef_, (x[n_beta:] - mean @ coef_) / s
-
-        def fun(x):
-            coef_, w0_ = to_model(x)
-            value, grad = self._linear_objective(lam, coef_, w0_)
-            g_coef = grad[:n_beta].reshape(d, m)
-            g_int = grad[n_beta:] / s if s else np.zeros(m)
-            # Chain rule through coef = beta / sd and b = c - mu . coef.
-            g_beta = (g_coef - mean[:, None] * g_int[None, :]) / scale[:, None]
-            parts = [g_beta.ravel()] + ([g_int] if s else [])
-            return value, np.concatenate(parts)
-
-        x0 = [(coef * scale[:, None]).ravel()]
-        if s:
-            x0.append(s * np.asarray(w0, dtype=np.float64) + mean @ coef)
-        x0 = np.concatenate(x0)
-        res = minimize(
-            fun,
-            x0,
-            jac=True,
-            method="L-BFGS-B",
-            options={
-                "maxiter": int(self.params.final_max_iter),
-                "gtol": float(tol),
-                "ftol": 64 * np.finfo(float).eps,
-                "maxls": 50,
-            },
-        )
-        coef_, w0_ = to_model(res.x)
-        return FullBatchResult(
-            coef=coef_,
-            w0=w0_,
-            stationarity=float("nan"),
-            converged=False,
-            n_iter=int(res.nit),
-            objective=float("nan"),
         )
 
     def objective(self, lam, coef, w0):
