@@ -48,7 +48,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...preprocessing._bounds import check_bounds
-from ...utils._numeric import constant_columns
 from .._feature_scaling import (
     FeatureScaling,
     ScalingPlan,
@@ -57,6 +56,7 @@ from .._feature_scaling import (
     plan_feature_scaling,
     warn_ignored_bounds,
 )
+from .._non_private import column_moments
 
 __all__ = [
     "MIN_PUBLIC_SCALE_ROWS",
@@ -289,44 +289,22 @@ def _fit_with_target(X, y, plan, rng):
 
 
 def _public_rows_scaling(X, public_mask, plan):
+    # Dense X only (sparse columns are scaled by declared bounds, or not):
+    # the shared two-pass moments, read a block at a time, so that a
+    # column of offset 1e5 and spread 1e-3 keeps its spread and a float32 X
+    # is not copied whole. Without centring, the root mean square.
     Xp = X[public_mask]
-    if sp.issparse(Xp):
-        # Column sums of the stored values (no second sparse matrix).
-        n_pub, d = Xp.shape
-        values = Xp.data.astype(np.float64)
-        mean = np.bincount(Xp.indices, weights=values, minlength=d) / n_pub
-        values **= 2
-        square = np.bincount(Xp.indices, weights=values, minlength=d) / n_pub
-    else:
-        Xp = np.asarray(Xp, dtype=np.float64)
-        mean = Xp.mean(axis=0)
-        square = None
-    if plan.center:
-        spread = Xp.std(axis=0) if square is None else np.sqrt(
-            np.maximum(square - mean**2, 0.0)
-        )
-        location = mean
-    else:
-        # Scaled only: the root mean square, the spread around 0.
-        spread = np.sqrt(
-            np.mean(Xp**2, axis=0) if square is None else square
-        )
-        location = np.zeros(X.shape[1])
-    constant = ~(spread > _SCALE_FLOOR)
-    if plan.center:
-        # A column constant on the public rows at 0.1 has a rounding-level
-        # spread (1e-17), not 0.
-        constant |= constant_columns(
-            spread**2, mean, Xp.shape[0], one_pass=square is not None
-        )
-        if square is None and Xp.shape[0]:
-            # Centred at its value, not at the mean a few ulps off it, so
-            # that its public rows are exactly 0 (the public start would
-            # otherwise rescale a 1e-17 column to unit size).
-            first = Xp[0]
-            same = np.all(Xp == first, axis=0)
-            location = np.where(same, first, location)
-    scale = np.where(constant, 1.0, spread)
+    location, scale = column_moments(Xp, center=plan.center)
+    # A column constant on the public rows (column_moments gives it the
+    # scale 1: they say nothing about its spread), or of a subnormal spread.
+    scale = np.where(scale > _SCALE_FLOOR, scale, 1.0)
+    if plan.center and Xp.shape[0]:
+        # Centred at its value, not at the mean a few ulps off it, so that
+        # its public rows are exactly 0 (the public start would otherwise
+        # rescale a 1e-17 column to unit size).
+        first = np.asarray(Xp[0], dtype=np.float64)
+        same = np.all(Xp == Xp[0], axis=0)
+        location = np.where(same, first, location)
     return FeatureScaling(location, scale)
 
 
