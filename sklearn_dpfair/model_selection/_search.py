@@ -698,8 +698,9 @@ class PrivateHyperparameterSearch(
 
         The candidates validate the training part only and the score reads the
         validation part only: a label outside the declared classes, a target
-        that is not finite, a group outside the declared ones or a negative
-        weight would make the fit raise or not as the random split falls, an
+        that is not finite, a group outside the declared ones, a negative
+        weight or a zero weight (a training part of zero weights only) would
+        make the fit raise or not as the random split falls, an
         exception that depends on where one private record went. Checked on
         all rows before any row is read for a release, against the label and
         group sets of every candidate (a grid may vary them: only the runs
@@ -722,7 +723,19 @@ class PrivateHyperparameterSearch(
             assert_all_finite(targets, input_name="y")
         if routed.get("sample_weight") is not None:
             # The candidates' own check (sign, real numbers, not all zero).
-            check_public_weights(routed["sample_weight"], X)
+            weights = check_public_weights(routed["sample_weight"], X)
+            if not np.all(weights > 0):
+                # Not all zero on every row, a candidate's training part
+                # still could be (every positive weight drawn into the
+                # validation part): the fit would raise as the split falls,
+                # with a probability that one record's weight moves by a
+                # factor 1 / validation_fraction.
+                raise ValueError(
+                    "sample_weight has zero entries, which a private search "
+                    "refuses: whether a candidate's training part holds a "
+                    "positive weight would depend on the random split. Drop "
+                    "the rows of weight 0 (they contribute nothing to a fit)."
+                )
         received = routed.get("sensitive_features")
         for own in (
             _candidate_sets(self.estimator, candidates, "groups")

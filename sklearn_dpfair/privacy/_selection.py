@@ -195,9 +195,12 @@ def calibrate_selection(make_run_event, target_epsilon, delta, mean, shape, *, h
     ``make_run_event(t)`` builds the event of one run given its parameter
     ``t`` (here: the epsilon each candidate is trained with); the selection's
     epsilon, computed by dp-accounting's RDP accountant, increases with
-    ``t``. A bracketing root search on ``log t`` returns a ``t`` whose
-    selection spends between 99% and 100% of the target (the good end of the
-    bracket), so
+    ``t``. A bracketing root search on ``log t`` returns the good end of its
+    bracket: where the run's event varies continuously with ``t`` its
+    selection spends between 99% and 100% of the target; where the event
+    jumps (a run whose plan changes form at some ``t``: one Gaussian below,
+    a composition above) it can spend less, the most that stays within the
+    target. In every case
     ``epsilon(repeat_and_select_event(make_run_event(t))) <= target_epsilon``
     holds as the accountant computes it (check after calibrate).
 

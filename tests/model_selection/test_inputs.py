@@ -246,6 +246,26 @@ def test_a_negative_weight_raises_whatever_the_split(data):
     )
 
 
+def test_zero_weights_raise_whatever_the_split(data):
+    # One record of positive weight among zeros: the candidates refused an
+    # all-zero training part, so the search raised exactly when the split
+    # drew that record into the validation part (about validation_fraction
+    # of the seeds), and one more such record divided that chance by 2.
+    X, y, _ = data
+    weights = np.zeros(N)
+    weights[7] = 1.0
+    _raises_for_every_split(
+        lambda s: _classifier_search(random_state=s, validation_fraction=0.5),
+        X, y, "zero entries", sample_weight=weights,
+    )
+    weights[:] = 1.0
+    weights[3] = 0.0
+    _raises_for_every_split(
+        lambda s: _classifier_search(random_state=s, validation_fraction=0.5),
+        X, y, "zero entries", sample_weight=weights,
+    )
+
+
 @pytest.mark.parametrize("bad", [np.inf, np.nan])
 def test_a_target_that_is_not_finite_raises_whatever_the_split(data, bad):
     X, _, _ = data
