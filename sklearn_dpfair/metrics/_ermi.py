@@ -11,6 +11,11 @@ from ..fairness._sensitive import encode_sensitive_features
 
 __all__ = ["ermi_score", "renyi_correlation"]
 
+#: Relative tolerance on a row sum of ``y_proba``: float32 probabilities
+#: cast to float64 sum to 1 within about 1e-7 (scikit-learn's ``log_loss``
+#: checks the sums too, more tightly).
+_PROBA_SUM_RTOL = 1e-6
+
 
 def _prepare(y_true, y_pred, y_proba, sensitive_features, labels, need_y_true):
     """Return ``(proba, y_index or None, labels, codes, n_groups)``.
@@ -21,7 +26,7 @@ def _prepare(y_true, y_pred, y_proba, sensitive_features, labels, need_y_true):
     if (y_pred is None) == (y_proba is None):
         raise ValueError("Pass exactly one of y_pred (labels) or y_proba.")
     if y_proba is not None:
-        proba = check_array(y_proba, dtype=np.float64, input_name="y_proba")
+        proba = _check_proba(y_proba)
         n = proba.shape[0]
     else:
         y_pred = column_or_1d(y_pred)
@@ -65,6 +70,29 @@ def _prepare(y_true, y_pred, y_proba, sensitive_features, labels, need_y_true):
         rows_of="y_pred" if y_proba is None else "y_proba",
     )
     return proba, y_index, labels, enc.codes, enc.n_groups
+
+
+def _check_proba(y_proba):
+    """``y_proba`` as float64, each row a probability distribution.
+
+    A negative entry or a row that does not sum to 1 would make the joint
+    table no law, and the scores leave their range (an ERMI above
+    ``min(n_classes, n_groups) - 1``). ``check_array`` refuses non-finite
+    entries.
+    """
+    proba = check_array(y_proba, dtype=np.float64, input_name="y_proba")
+    if np.any(proba < 0):
+        raise ValueError(
+            "y_proba has negative entries; pass probabilities (each row a "
+            "distribution over the labels, for example predict_proba's output)."
+        )
+    if not np.allclose(proba.sum(axis=1), 1.0, rtol=_PROBA_SUM_RTOL, atol=0.0):
+        raise ValueError(
+            "y_proba has rows that do not sum to 1; pass probabilities (each "
+            "row a distribution over the labels, for example predict_proba's "
+            "output)."
+        )
+    return proba
 
 
 def _index(labels, values, name):
@@ -128,7 +156,8 @@ def ermi_score(
         Hard predictions (the papers' evaluation). Give this or ``y_proba``.
     y_proba : array-like of shape (n_samples, n_classes), default=None
         Soft predictions, columns ordered as ``labels`` (the randomized
-        classifier that FERMI controls).
+        classifier that FERMI controls): finite, non-negative, each row
+        summing to 1 (within a relative ``1e-6``), else ``ValueError``.
     sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
         Group membership; several columns give intersectional groups.
     constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
@@ -192,7 +221,9 @@ def renyi_correlation(
     y_pred : array-like of shape (n_samples,), default=None
         Hard predictions. Give this or ``y_proba``.
     y_proba : array-like of shape (n_samples, n_classes), default=None
-        Soft predictions, columns ordered as ``labels``.
+        Soft predictions, columns ordered as ``labels``: finite,
+        non-negative, each row summing to 1 (within a relative ``1e-6``),
+        else ``ValueError``.
     sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
         Group membership.
     constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \

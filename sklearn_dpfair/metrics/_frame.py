@@ -24,6 +24,7 @@ from ._confusion import (
     MIN_DENOMINATOR_SDS,
     bootstrap_tables,
     compare,
+    compare_interval,
     confusion_table,
     metric_values,
     percentile_interval,
@@ -122,11 +123,20 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
     replicates a rate is computed whenever its denominator is positive, so
     the interval of a rate over a few noisy rows spreads over most of
     ``[0, 1]``; a replicate where a quantity is undefined counts as the far
-    end of its range. A comparison (difference, ratio, minimum, maximum,
-    fairness gap) leaves out of every replicate the groups its reported
-    value leaves out, so its interval is that of the reported value. In
-    simulation the 95% intervals hold the population rate 92% to 100% of the
-    time at ``epsilon=1`` for groups of 5 to 10,000 rows (User Guide).
+    end of its range. In simulation the 95% intervals hold the population
+    rate 92% to 100% of the time at ``epsilon=1`` for groups of 5 to 10,000
+    rows (User Guide).
+
+    A comparison (difference, ratio, minimum, maximum, fairness gap) leaves
+    out of every replicate the groups its reported value leaves out. Its
+    interval is not the percentile interval of the compared replicates (a
+    maximum or ``max - min`` of replicates is biased and bounded at the
+    value of equal groups, and would miss it): the values it compares, the
+    signed differences of every pair of groups (or to overall), or their
+    ratios, get simultaneous (Bonferroni-adjusted) percentile intervals,
+    and the comparison's bounds are its extremes over them. They are
+    conservative, and need more replicates as the number of groups grows
+    (see the User Guide).
 
     Read more in the :ref:`User Guide <private_metrics>`.
 
@@ -149,17 +159,23 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         in fairlearn; a list makes them a Series and a DataFrame.
     epsilon : float, default=1.0
         Target epsilon of the release. ``np.inf`` adds no noise and gives
-        fairlearn's exact values, with one exception: a rate whose
+        fairlearn's exact values, with two exceptions. A rate whose
         denominator is 0 (the true positive rate of a group without positive
         rows, the false positive rate of one without negative rows) is NaN
         here and 0 in fairlearn, and the comparisons skip it, so a
-        difference, ratio, minimum or gap can differ from fairlearn's.
+        difference, ratio, minimum or gap can differ from fairlearn's. A
+        declared group without rows has ``count`` 0 here and fairlearn,
+        which knows only the groups in the data, does not have it, so the
+        ``group_min``, ``difference`` and ``ratio`` of ``"count"`` differ.
     delta : float, default=1e-5
         Target delta in (0, 1).
     confidence_level : float, default=0.95
         Coverage of the intervals (``*_ci``).
     n_boot : int, default=1000
-        Bootstrap replicates for the intervals.
+        Bootstrap replicates for the intervals. The comparisons' intervals
+        read tails of ``(1 - confidence_level) / (2 k)`` for ``k`` compared
+        pairs: keep ``n_boot`` above a few times ``2 k / (1 -
+        confidence_level)`` (1,000 suits up to about 4 groups at 95%).
     accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
         dp-accounting accountant that calibrates the noise; a
         :class:`~sklearn_dpfair.privacy.PrivacyLedger` records the release
@@ -472,19 +488,30 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         return self._values(self.counts_.to_numpy())
 
-    def _intervals(self, reduce):
-        """(lower, upper) of ``reduce(metric, values)`` over the replicates."""
+    def _intervals(self, interval):
+        """Per metric, ``interval(metric, replicates)``: lists of bounds.
+
+        ``replicates`` are the metric's bootstrap values, groups then overall.
+        """
         check_is_fitted(self)
         lows, highs = [], []
         # Replicates compute every rate with a positive denominator (see
         # metric_values): tiny denominators widen the interval themselves.
         for metric, values in self._values(self._replicates, min_sds=0.0).items():
-            low, high = percentile_interval(
-                reduce(metric, values), self.confidence_level, _range(metric, reduce)
-            )
+            low, high = interval(metric, values)
             lows.append(low)
             highs.append(high)
         return lows, highs
+
+    def _marginal(self, part):
+        """Percentile intervals of ``values[part]`` (each value on its own)."""
+
+        def interval(metric, values):
+            return percentile_interval(
+                values[part], self.confidence_level, _range(metric)
+            )
+
+        return self._intervals(interval)
 
     @property
     def overall(self):
@@ -517,7 +544,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         lower, upper : float or pandas.Series
             The bounds at ``confidence_level``, per metric.
         """
-        lows, highs = self._intervals(lambda metric, values: values[..., -1])
+        lows, highs = self._marginal((..., -1))
         return self._as_overall(lows), self._as_overall(highs)
 
     @property
@@ -529,7 +556,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         lower, upper : pandas.Series or pandas.DataFrame
             The bounds at ``confidence_level``, per group and metric.
         """
-        lows, highs = self._intervals(lambda metric, values: values[..., :-1])
+        lows, highs = self._marginal((..., slice(None, -1)))
         return self._as_by_group(lows), self._as_by_group(highs)
 
     def _compared(self, how):
@@ -540,7 +567,13 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         # The replicates compare the groups the reported value compares (a
         # mask read from the release: post-processing).
         skip = {metric: np.isnan(v) for metric, v in self._point().items()}
-        lows, highs = self._intervals(_Compare(how, skip))
+
+        def interval(metric, values):
+            return compare_interval(
+                values, how, self.confidence_level, _range(metric), skip[metric]
+            )
+
+        lows, highs = self._intervals(interval)
         return self._as_overall(lows), self._as_overall(highs)
 
     def group_min(self):
@@ -664,18 +697,29 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
 
     def _gap_ci(self, kind, method):
         check_is_fitted(self)
-        # As in _compared_ci: leave out the groups the reported gap leaves out.
+        if np.isnan(self._gap_point(kind, method)):
+            # A rate no group measures: the gap can be anything.
+            return 0.0, 1.0
+        how = f"difference_{_check_method(method)}"
         released = self.counts_.to_numpy()
-        skip = {
-            r: np.isnan(metric_values(released, r, self.noise_std_))
-            for r in _GAP_RATES[kind]
-        }
-        low, high = percentile_interval(
-            self._gap(self._replicates, kind, method, min_sds=0.0, skip=skip),
-            self.confidence_level,
-            (0.0, 1.0),
-        )
-        return float(low), float(high)
+        rates = _GAP_RATES[kind]
+        # Equalized odds is the larger of two gaps: it lies between the
+        # larger lower and the larger upper bound when both gaps' intervals
+        # hold, which Bonferroni's split of the level over them ensures.
+        level = 1.0 - (1.0 - self.confidence_level) / len(rates)
+        bounds = [
+            compare_interval(
+                metric_values(self._replicates, rate, self.noise_std_, 0.0),
+                how,
+                level,
+                (0.0, 1.0),
+                # As in _compared_ci: leave out the groups the gap leaves out.
+                np.isnan(metric_values(released, rate, self.noise_std_)),
+            )
+            for rate in rates
+        ]
+        lows, highs = zip(*bounds)
+        return float(max(lows)), float(max(highs))
 
     def demographic_parity_difference(self, method="between_groups"):
         """The selection-rate gap (fairlearn's ``demographic_parity_difference``).
@@ -763,28 +807,9 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         return tags
 
 
-class _Compare:
-    """Reduce the replicates of a metric by one comparison (picklable).
-
-    ``skip`` maps each metric to the values (groups, then overall) left out
-    of every replicate: those whose reported value is NaN.
-    """
-
-    def __init__(self, how, skip):
-        self.how = how
-        self.skip = skip
-
-    def __call__(self, metric, values):
-        return compare(values, self.how, self.skip[metric])
-
-
-def _range(metric, reduce):
-    """The values a (reduced) metric can take, for its NaN replicates."""
-    if metric == "count" and not (
-        isinstance(reduce, _Compare) and reduce.how.startswith("ratio")
-    ):
-        return (0.0, np.inf)
-    return (0.0, 1.0)
+def _range(metric):
+    """The values a metric can take, for its NaN replicates."""
+    return (0.0, np.inf) if metric == "count" else (0.0, 1.0)
 
 
 def _check_method(method):

@@ -719,6 +719,70 @@ def test_comparison_intervals_skip_the_groups_their_values_skip(method):
         assert np.all(upper - lower < 0.25)
 
 
+def _population_comparisons(rates):
+    """Every comparison of equally likely groups with these selection rates.
+
+    Predictions are drawn independently of the labels, so each group's true
+    and false positive rates are its selection rate, and the equalized-odds
+    gap is the demographic-parity gap.
+    """
+    rates = np.asarray(rates)
+    overall = rates.mean()
+    between = rates.max() - rates.min()
+    to_overall = np.abs(rates - overall).max()
+    return {
+        "difference between_groups": between,
+        "difference to_overall": to_overall,
+        "ratio between_groups": rates.min() / rates.max(),
+        "ratio to_overall": np.minimum(rates / overall, overall / rates).min(),
+        "group_max": rates.max(),
+        "group_min": rates.min(),
+        "dp between_groups": between,
+        "dp to_overall": to_overall,
+        "eo between_groups": between,
+        "eo to_overall": to_overall,
+    }
+
+
+def _comparison_intervals(frame):
+    intervals = {"group_max": frame.group_max_ci(), "group_min": frame.group_min_ci()}
+    for method in ("between_groups", "to_overall"):
+        intervals[f"difference {method}"] = frame.difference_ci(method)
+        intervals[f"ratio {method}"] = frame.ratio_ci(method)
+        intervals[f"dp {method}"] = frame.demographic_parity_difference_ci(method)
+        intervals[f"eo {method}"] = frame.equalized_odds_difference_ci(method)
+    return intervals
+
+
+@pytest.mark.parametrize(
+    "rates", [(0.4, 0.4, 0.4), (0.3, 0.4, 0.5)], ids=["equal", "unequal"]
+)
+def test_comparison_interval_coverage(rates):
+    # Percentile intervals of max - min, min / max, max or min over the
+    # replicates are biased and bounded at the no-gap value: the difference
+    # interval of equal groups held 0 in none of the trials and the group
+    # maximum's in half of them. Simultaneous intervals of the signed
+    # differences (or ratios, or values) hold the population comparison.
+    # 80 trials: a 95% interval covering 95% gives >= 0.85 with probability
+    # above 0.999 (binomial tail); the bounds are conservative besides.
+    rng = np.random.default_rng(0)
+    truth = _population_comparisons(rates)
+    hits = dict.fromkeys(truth, 0)
+    n, n_trials = 600, 80
+    for trial in range(n_trials):
+        s = rng.choice(GROUPS, size=n)
+        y_true = rng.integers(0, 2, size=n)
+        p = np.asarray(rates)[np.searchsorted(GROUPS, s)]
+        y_pred = (rng.random(n) < p).astype(int)
+        frame = PrivateMetricFrame(
+            GROUPS, metrics="selection_rate", n_boot=200, random_state=trial
+        ).fit(y_true, y_pred, sensitive_features=s)
+        for name, (lower, upper) in _comparison_intervals(frame).items():
+            hits[name] += lower <= truth[name] <= upper
+    coverage = {name: count / n_trials for name, count in hits.items()}
+    assert min(coverage.values()) >= 0.85, coverage
+
+
 def test_interval_of_a_small_exact_group_does_not_collapse():
     # Five rows, all predicted right: without the half count per cell the
     # bootstrap would never draw an error and the accuracy interval would be

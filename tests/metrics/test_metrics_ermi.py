@@ -166,3 +166,29 @@ def test_unknown_opportunity_class_names_the_labels_parameter(data):
             opportunity_class=5,
         )
     assert "classes=" not in str(info.value)
+
+
+@pytest.mark.parametrize("score", [ermi_score, renyi_correlation])
+@pytest.mark.parametrize(
+    "proba, problem",
+    [
+        # Rows of (2, -1) gave an ERMI of 11.6, where at most 1 is possible.
+        ([[2.0, -1.0], [2.0, -1.0], [-1.0, 2.0], [0.5, 0.5]], "negative entries"),
+        ([[10.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]], "do not sum to 1"),
+        ([[0.5, 0.5], [0.5, 0.5], [0.5, 0.5], [0.3, 0.6]], "do not sum to 1"),
+        ([[np.nan, 1.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]], "NaN"),
+        ([[np.inf, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]], "infinity"),
+    ],
+)
+def test_proba_must_be_probabilities(score, proba, problem):
+    groups = ["a", "a", "b", "b"]
+    with pytest.raises(ValueError, match=f"y_proba.*{problem}"):
+        score(None, y_proba=proba, sensitive_features=groups)
+
+
+@pytest.mark.parametrize("score", [ermi_score, renyi_correlation])
+def test_proba_rows_summing_to_one_in_float32_are_accepted(score):
+    # float32 probabilities sum to 1 only within float32's precision.
+    proba = np.array([[0.1, 0.2, 0.7], [1 / 3, 1 / 3, 1 / 3]] * 2, dtype=np.float32)
+    value = score(None, y_proba=proba, sensitive_features=["a", "a", "b", "b"])
+    assert value == pytest.approx(0.0, abs=1e-6)
