@@ -145,7 +145,8 @@ def silo_privacy(
     Raises
     ------
     ValueError
-        If the silo is too small for its delta or the sampling rate, or
+        If a private silo is too large for its delta (``delta * n_samples
+        >= 1``), the silo is too small for the sampling rate, or
         ``config.clip_norm`` is not finite for a private silo.
     PrivacyBudgetError
         If the noise spends more than ``epsilon``.
@@ -159,7 +160,12 @@ def silo_privacy(
     >>> strict.noise_multiplier > loose.noise_multiplier
     True
     """
-    check_silo_size(silo_id, n_samples, delta, config.sampling_probability)
+    # A silo with epsilon inf and no noise releases nothing private: no
+    # delta of its is a promise to check against its size.
+    private = not (math.isinf(float(epsilon)) and noise_multiplier is None)
+    check_silo_size(
+        silo_id, n_samples, delta, config.sampling_probability, private=private
+    )
     budget = PrivacyBudget(
         float(epsilon), float(delta), config.accountant, noise_multiplier
     )

@@ -29,6 +29,7 @@ from ._silos import resolve_server_weights
 
 __all__ = [
     "check_federation",
+    "check_secure_aggregation",
     "fit_each_silo_alone",
     "fit_federated",
     "run_federation",
@@ -283,6 +284,34 @@ def check_federation(silo_data, config, *, secure_aggregation=False):
         )
     if not silo_data:
         raise ValueError("silo_data is empty: a federation needs at least one silo.")
+    check_secure_aggregation(config, secure_aggregation)
+    shapes = {sid: np.shape(silo_data[sid][0]) for sid in silo_data}
+    n_features = {s[1] if len(s) == 2 else None for s in shapes.values()}
+    if len(n_features) != 1 or None in n_features:
+        raise ValueError(f"every silo needs a 2-d X with the same columns: {shapes}.")
+    return {sid: int(shape[0]) for sid, shape in shapes.items()}
+
+
+def check_secure_aggregation(config, secure_aggregation):
+    """Refuse ``secure_aggregation`` for a schedule its accounting does not cover.
+
+    Public (the schedule only): :func:`check_federation` asks before a fit
+    and ``plan_silos`` before a plan, so no plan is made for a fit that
+    would be refused.
+
+    Parameters
+    ----------
+    config : FederationConfig
+        The public schedule.
+    secure_aggregation : bool
+        Whether the central guarantee under secure aggregation is asked for.
+
+    Raises
+    ------
+    ValueError
+        With SPIDER rounds or local steps: the secure-aggregation record is
+        derived for one noisy minibatch gradient per silo per round.
+    """
     if secure_aggregation and config.spider is not None:
         raise ValueError(
             "secure_aggregation accounting is derived for minibatch SGD; SPIDER's "
@@ -294,11 +323,6 @@ def check_federation(silo_data, config, *, secure_aggregation=False):
             "round (local_steps=1); Local SGD messages are not a Gaussian "
             "mechanism on the aggregate."
         )
-    shapes = {sid: np.shape(silo_data[sid][0]) for sid in silo_data}
-    n_features = {s[1] if len(s) == 2 else None for s in shapes.values()}
-    if len(n_features) != 1 or None in n_features:
-        raise ValueError(f"every silo needs a 2-d X with the same columns: {shapes}.")
-    return {sid: int(shape[0]) for sid, shape in shapes.items()}
 
 
 def run_federation(

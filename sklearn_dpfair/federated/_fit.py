@@ -21,20 +21,24 @@ from .._solvers._feature_scaling import (
     in_user_units,
 )
 from .._solvers._schedules import sgd_schedule
+from ..privacy import PrivacyRecord
 from ..privacy._releases import mark_unchecked
-from ._accounting import isrl_record, silo_privacy
+from ._accounting import isrl_record, resolve_silo_privacy, silo_privacy
 from ._config import FederationConfig
-from ._driver import fit_federated
+from ._driver import check_secure_aggregation, fit_federated
 from ._result import FederatedFit
+from ._shuffle import plan_shuffled, shuffled_fit_record
 from ._silo import SiloReport
 from ._silos import split_by_silo
 from ._spider import SpiderSchedule
 
 __all__ = [
+    "SiloFitPlan",
     "SiloOptions",
     "any_silo_is_private",
     "federation_config",
     "fit_silos",
+    "plan_fit_silos",
     "plan_silos",
     "silo_attributes",
 ]
@@ -157,7 +161,7 @@ def fit_silos(
     # against its own record (Silo.message), and none reaches this fit's log.
     mark_unchecked("federated: each silo checks its own releases")
     ids, rows = split_by_silo(silos, X.shape[0])
-    description = _scaling_description(scaling, budget, options)
+    description = _scaling_description(scaling, budget, options, ids)
     if scaling is None and description is not None:
         center = getattr(params, "fit_intercept", True)
         scaling = exact_feature_scaling(X, center=center)
@@ -195,32 +199,148 @@ def fit_silos(
     )
 
 
-def any_silo_is_private(budget, options):
+def any_silo_is_private(budget, options, silo_ids=None):
     """Whether some silo's budget has a finite ``epsilon`` or a noise multiplier.
 
-    Public (the estimator's parameters only): a federation none of whose
-    silos is private releases nothing and standardizes the columns by
-    their exact moments (:func:`fit_silos`).
+    Public (the estimator's parameters and the silo ids, public metadata):
+    a federation none of whose silos is private releases nothing and
+    standardizes the columns by their exact moments (:func:`fit_silos`).
+
+    Parameters
+    ----------
+    budget : PrivacyBudget
+        The fit's budget (default silo budgets, forced noise multiplier).
+    options : SiloOptions
+        The federation's options.
+    silo_ids : list or None, default=None
+        The silos of the data. A ``silo_epsilon`` mapping may hold entries
+        for silos absent from it (a cross-validation fold's); they run no
+        rounds, so only the present silos decide. None reads every entry.
+
+    Returns
+    -------
+    private : bool
+
+    Examples
+    --------
+    >>> import math
+    >>> from sklearn_dpfair.federated._fit import SiloOptions, any_silo_is_private
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
+    >>> options = SiloOptions(silo_epsilon={"a": math.inf, "absent": 1.0})
+    >>> budget = PrivacyBudget(epsilon=1.0, delta=1e-5)
+    >>> any_silo_is_private(budget, options, ["a"])
+    False
+    >>> any_silo_is_private(budget, options)
+    True
     """
     silos = options.driver_kwargs(budget)
     if silos["noise_multiplier"] is not None:
         return True
     epsilon = silos["silo_epsilon"]
-    values = epsilon.values() if isinstance(epsilon, Mapping) else [epsilon]
+    if not isinstance(epsilon, Mapping):
+        values = [epsilon]
+    elif silo_ids is None:
+        values = epsilon.values()
+    else:
+        # A present silo without an entry is refused by the fit itself.
+        values = [epsilon[sid] for sid in silo_ids if sid in epsilon]
     return not all(math.isinf(float(value)) for value in values)
 
 
-def _scaling_description(scaling, budget, options):
+def _scaling_description(scaling, budget, options, silo_ids=None):
     """How :func:`fit_silos` maps the columns, as its record says; None if not.
 
-    Public: declared bounds (``scaling`` not None) or, when no silo is
-    private, the exact standardization (:func:`any_silo_is_private`).
+    Public: declared bounds (``scaling`` not None) or, when no silo of
+    ``silo_ids`` is private, the exact standardization
+    (:func:`any_silo_is_private`).
     """
     if scaling is not None:
         return BOUNDS_DESCRIPTION
-    if not any_silo_is_private(budget, options):
+    if not any_silo_is_private(budget, options, silo_ids):
         return EXACT_SCALING_DESCRIPTION
     return None
+
+
+@dataclass(frozen=True)
+class SiloFitPlan:
+    """What a federated fit is known to do before its first round.
+
+    Parameters
+    ----------
+    record : PrivacyRecord
+        The record :func:`fit_silos` will set: its ``dp_event``,
+        ``adjacency``, ``epsilon`` and ``delta`` (the fitted one also
+        carries the seed and names the column map in its mechanism).
+    private : bool
+        Whether some silo of the data is private
+        (:func:`any_silo_is_private`).
+    """
+
+    record: PrivacyRecord
+    private: bool
+
+
+def plan_fit_silos(n_samples, params, budget, options, *, silos):
+    """The plan of ``fit_silos`` on these silos, from public inputs only.
+
+    A fit makes its plan before any silo sends a message, as a central fit
+    does: its caller asks its ledger whether the plan's event can be
+    recorded, so that a ledger that cannot record it refuses before the
+    first release rather than after the last round. The silo ids and
+    sizes are public metadata; every silo's set-up is resolved by the
+    fit's own functions (:func:`~sklearn_dpfair.federated._accounting.
+    resolve_silo_privacy`, or :func:`~sklearn_dpfair.federated._shuffle.
+    plan_shuffled` with ``shuffle``), which raise the fit's errors for a
+    silo size or budget that does not fit.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows of ``X``.
+    params, budget, options
+        As in :func:`fit_silos`.
+    silos : array-like of shape (n_samples,)
+        Silo id of every row.
+
+    Returns
+    -------
+    plan : SiloFitPlan
+    """
+    ids, rows = split_by_silo(silos, n_samples)
+    sizes = {sid: int(r.size) for sid, r in zip(ids, rows)}
+    config = federation_config(n_samples, params, budget, options.spider)
+    kwargs = options.driver_kwargs(budget)
+    caveats = (*budget.caveats, _SILOS_PUBLIC_CAVEAT)
+    if options.shuffle:
+        eps0, deltas = plan_shuffled(
+            sizes, kwargs["silo_epsilon"], kwargs["silo_delta"], config
+        )
+        record = shuffled_fit_record(eps0, sizes, deltas, config, caveats)
+    else:
+        check_secure_aggregation(config, options.secure_aggregation)
+        privacy = resolve_silo_privacy(
+            sizes,
+            kwargs["silo_epsilon"],
+            kwargs["silo_delta"],
+            config,
+            kwargs["noise_multiplier"],
+        )
+        record = _planned_isrl_record(privacy, config, caveats)
+    return SiloFitPlan(record, any_silo_is_private(budget, options, ids))
+
+
+def _planned_isrl_record(privacy, config, caveats):
+    """The fit's record once every silo of ``privacy`` answered every round.
+
+    ``privacy`` maps a silo to its resolved :class:`SiloPrivacy`; the
+    record is :func:`~sklearn_dpfair.federated._accounting.isrl_record` of
+    the reports the untouched silos will send.
+    """
+    reports = {
+        sid: SiloReport(sid, p.n_samples, p.noise_multiplier, config.rounds, p.record)
+        for sid, p in privacy.items()
+    }
+    return isrl_record(reports, config, caveats)
 
 
 def _described(record, description):
@@ -252,7 +372,8 @@ def plan_silos(n_samples, params, budget, options, *, n_silos, scaling=None):
     ValueError
         If ``n_silos`` is not in ``[1, n_samples]``, the silo budgets
         are per-silo mappings (which silos the data holds decides the worst
-        one) or ``shuffle`` is on (its own record).
+        one), ``shuffle`` is on (its own record) or ``secure_aggregation``
+        is asked for a schedule its accounting does not cover (SPIDER).
     """
     if isinstance(n_silos, bool) or not isinstance(n_silos, numbers.Integral):
         raise TypeError(f"n_silos must be an int; got {type(n_silos).__name__}.")
@@ -272,6 +393,8 @@ def plan_silos(n_samples, params, budget, options, *, n_silos, scaling=None):
     if options.shuffle:
         raise ValueError("A federated plan of shuffle=True is not available.")
     config = federation_config(n_samples, params, budget, options.spider)
+    # The fit refuses these options before any round: so does its plan.
+    check_secure_aggregation(config, options.secure_aggregation)
     kwargs = options.driver_kwargs(budget)
     privacy = silo_privacy(
         n_samples // n_silos,
@@ -280,16 +403,8 @@ def plan_silos(n_samples, params, budget, options, *, n_silos, scaling=None):
         config,
         noise_multiplier=kwargs["noise_multiplier"],
     )
-    # What an untouched silo reports after answering every round.
-    report = SiloReport(
-        None,
-        privacy.n_samples,
-        privacy.noise_multiplier,
-        config.rounds,
-        privacy.record,
-    )
     caveats = (*budget.caveats, _SILOS_PUBLIC_CAVEAT)
-    record = isrl_record({None: report}, config, caveats)
+    record = _planned_isrl_record({None: privacy}, config, caveats)
     return _described(record, _scaling_description(scaling, budget, options))
 
 

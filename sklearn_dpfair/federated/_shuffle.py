@@ -44,6 +44,7 @@ smaller of the two epsilons.
 """
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -64,6 +65,7 @@ from ._amplification import (
     shuffle_epsilon,
 )
 from ._silo import SiloMessage, SiloReport
+from ._silos import check_silo_delta, per_silo_budget
 
 __all__ = [
     "SHUFFLE_ISRL_MECHANISM",
@@ -72,9 +74,11 @@ __all__ = [
     "calibrate_local_epsilon",
     "isrl_shuffle_epsilon",
     "local_epsilon_for_shuffle_budget",
+    "plan_shuffled",
     "report_mechanism",
     "shuffle_isrl_record",
     "shuffle_record",
+    "shuffled_fit_record",
 ]
 
 SHUFFLE_ISRL_MECHANISM = (
@@ -203,11 +207,21 @@ def calibrate_local_epsilon(sizes, epsilons, deltas, rounds, *, tol=1e-4):
     True
     """
     # Silos with the same (size, budget) constrain eps0 alike: check once.
-    finite = {
-        (sizes[s], epsilons[s], deltas[s]) for s in sizes if math.isfinite(epsilons[s])
-    }
+    finite = frozenset(
+        (int(sizes[s]), float(epsilons[s]), float(deltas[s]))
+        for s in sizes
+        if math.isfinite(epsilons[s])
+    )
     if not finite:
         return math.inf
+    return _calibrated_local_epsilon(finite, int(rounds), float(tol))
+
+
+# A fit plans its eps0 before its first round (the ledger check) and again
+# when it runs: public inputs, so the bisection is cached.
+@functools.lru_cache(maxsize=64)
+def _calibrated_local_epsilon(finite, rounds, tol):
+    """:func:`calibrate_local_epsilon` on the set of ``(n, eps, delta)``."""
 
     def representable(eps0):
         # Below about 1e-16 per round, p = 2 / (1 + e^eps) rounds to 1 and no
@@ -473,6 +487,60 @@ def report_mechanism(clip_norm, eps0):
     )
 
 
+def l1_clipped_outer(row, r, clip_norm):
+    """The per-example gradient ``row r^T`` clipped to L1 norm ``clip_norm``.
+
+    Finite and within the bound whatever the record holds: a non-finite raw
+    gradient ``r`` (a NaN or infinite label) contributes exactly zero, as
+    ``clipped_rows`` makes it on the Gaussian path; otherwise the norm
+    ``||row r^T||_1 = ||row||_1 ||r||_1`` is computed on ``row / m`` and
+    ``r / m_r`` (``m``, ``m_r`` their largest magnitudes, every entry then
+    in ``[-1, 1]``), so a huge finite record overflows nothing and raises
+    no warning. The clip factor ``min(1, C / ||row r^T||_1)`` is applied as
+    ``min(m m_r, C / s)`` with ``s`` the L1 norm of the scaled outer product.
+    With ``clip_norm = inf`` (a non-private silo) the gradient is exact.
+
+    Parameters
+    ----------
+    row : ndarray of shape (n_features + 1,)
+        The record's augmented features (finite).
+    r : ndarray of shape (n_outputs,)
+        The loss's raw gradient at the record.
+    clip_norm : float
+        L1 clip threshold ``C`` (``inf``: no clipping).
+
+    Returns
+    -------
+    gradient : ndarray of shape (n_features + 1, n_outputs)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.federated._shuffle import l1_clipped_outer
+    >>> row = np.array([3.0, 1.0])
+    >>> float(np.abs(l1_clipped_outer(row, np.array([1e308]), 1.0)).sum())
+    1.0
+    >>> l1_clipped_outer(row, np.array([np.nan]), 1.0).ravel().tolist()
+    [0.0, 0.0]
+    """
+    shape = (row.size, r.size)
+    if not np.isfinite(r).all():
+        return np.zeros(shape)
+    if not math.isfinite(clip_norm):
+        # No clipping (nothing private is released): the exact gradient,
+        # which a huge record may overflow as the Gaussian path's unclipped
+        # sum does.
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.outer(row, r)
+    m, m_r = float(np.max(np.abs(row))), float(np.max(np.abs(r)))
+    if m == 0.0 or m_r == 0.0:
+        return np.zeros(shape)
+    u, v = row / m, r / m_r
+    s = float(np.sum(np.abs(u)) * np.sum(np.abs(v)))  # in [1, row.size * r.size]
+    # Python floats: m * m_r may round to inf, silently; min() then picks C / s.
+    return np.outer(u, v) * min(m * m_r, clip_norm / s)
+
+
 class ShuffledSilo:
     """A silo of the shuffled protocol: one record, L1 clip, Laplace noise.
 
@@ -584,12 +652,7 @@ class ShuffledSilo:
             dtype=np.float64,
         )[0]
         row = np.append(x[0], model_.intercept_scaling)
-        # ||row (x) r||_1 = ||row||_1 ||r||_1, computed on row / m so that a
-        # huge finite record cannot overflow (m is finite, row / m <= 1).
-        m = max(float(np.max(np.abs(row))), 1e-300)
-        l1 = float(np.sum(np.abs(row / m)) * np.sum(np.abs(r)))
-        factor = m if l1 == 0 else min(m, self._clip / l1)
-        g = np.outer(row / m, r) * factor
+        g = l1_clipped_outer(row, r, self._clip)
         with logged_releases(self._releases, propagate=False):
             g = self._mechanism.privatize(g, self._rng)
         # What runs is what is accounted: never more Laplace releases, or
@@ -660,6 +723,85 @@ def shuffle_learning_rate(eps0, n_silos, n_total, n_params):
     return auto_learning_rate(aggregate * q * n_total, q, n_total, n_params)
 
 
+def plan_shuffled(sizes, silo_epsilon, silo_delta, config):
+    """The public set-up of a shuffled federation, before any report.
+
+    Checks every silo's delta against its size, calibrates the common
+    local ``eps0`` (:func:`calibrate_local_epsilon`) and checks the clip
+    norm against it (:func:`report_mechanism`). A pure function of public
+    inputs.
+
+    Parameters
+    ----------
+    sizes : dict
+        Silo id to its number of records (public metadata).
+    silo_epsilon, silo_delta : float or Mapping
+        Budget of every silo, or silo id to budget (extra keys ignored).
+    config : FederationConfig
+        The public schedule.
+
+    Returns
+    -------
+    eps0 : float
+        Pure DP parameter of every report (``inf``: no noise).
+    deltas : dict
+        Silo id to its delta, in the order of ``sizes``.
+    """
+    ids = list(sizes)
+    epsilons = per_silo_budget(silo_epsilon, ids, name="silo_epsilon", kind="epsilon")
+    deltas = per_silo_budget(silo_delta, ids, name="silo_delta", kind="delta")
+    # Every silo runs the same randomizer: all are noised (and their records
+    # hold at their deltas) unless every budget is inf, when none releases
+    # anything private.
+    noised = any(math.isfinite(e) for e in epsilons.values())
+    for sid in ids:
+        if sizes[sid] < 1:
+            raise ValueError(
+                f"silo {sid!r} has {sizes[sid]} rows, too few for shuffle=True: "
+                "each round it reports the gradient of one of its records. "
+                "Merge the silo with another."
+            )
+        check_silo_delta(sid, sizes[sid], deltas[sid], private=noised)
+    eps0 = calibrate_local_epsilon(sizes, epsilons, deltas, config.rounds)
+    # Public checks of the clip norm against eps0, before any report.
+    report_mechanism(config.clip_norm, eps0)
+    return eps0, deltas
+
+
+def shuffled_fit_record(eps0, sizes, deltas, config, caveats=()):
+    """The ISRL-DP record of a shuffled fit: the worst silo at the largest delta.
+
+    Public inputs only (those :func:`plan_shuffled` resolves), so a fit's
+    record is known before its first round.
+
+    Parameters
+    ----------
+    eps0 : float
+    sizes, deltas : dict
+        Silo id to size and to delta.
+    config : FederationConfig
+    caveats : tuple of str, default=()
+
+    Returns
+    -------
+    record : PrivacyRecord
+        :func:`shuffle_isrl_record` of the silo with the largest epsilon.
+    """
+    delta = max(deltas.values())
+    worst = max(
+        sizes,
+        key=lambda s: isrl_shuffle_epsilon(eps0, sizes[s], config.rounds, delta),
+    )
+    return shuffle_isrl_record(
+        eps0,
+        sizes[worst],
+        config.rounds,
+        delta,
+        clip_norm=config.clip_norm,
+        caveats=tuple(caveats),
+    )
+
+
 def fit_shuffled(
     silo_data,
     *,
@@ -688,7 +830,6 @@ def fit_shuffled(
     from ._driver import _child_generator, check_federation
     from ._result import FederatedFit
     from ._server import Server
-    from ._silos import per_silo_budget
 
     if config.local_steps != 1:
         raise ValueError(
@@ -699,23 +840,7 @@ def fit_shuffled(
     seed = noise_seed(rng) if random_state is not None else None
     sizes = check_federation(silo_data, config)
     ids = list(sizes)
-    epsilons = per_silo_budget(silo_epsilon, ids, name="silo_epsilon", kind="epsilon")
-    deltas = per_silo_budget(silo_delta, ids, name="silo_delta", kind="delta")
-    for sid in ids:
-        if sizes[sid] < 1:
-            raise ValueError(
-                f"silo {sid!r} has {sizes[sid]} rows, too few for shuffle=True: "
-                "each round it reports the gradient of one of its records. "
-                "Merge the silo with another."
-            )
-        if deltas[sid] * sizes[sid] >= 1.0:
-            raise ValueError(
-                f"silo {sid!r} has {sizes[sid]} rows, too few for its budget "
-                f"silo_delta={deltas[sid]:g}: lower silo_delta below 1/n_i."
-            )
-    eps0 = calibrate_local_epsilon(sizes, epsilons, deltas, config.rounds)
-    # Public checks of the clip norm against eps0, before any report.
-    report_mechanism(config.clip_norm, eps0)
+    eps0, deltas = plan_shuffled(sizes, silo_epsilon, silo_delta, config)
     caveats = tuple(caveats)
     records = {
         sid: dataclasses.replace(
@@ -773,17 +898,7 @@ def fit_shuffled(
     coef, intercept = server.coefficients()
 
     delta = max(deltas.values())
-    worst = max(
-        ids, key=lambda s: isrl_shuffle_epsilon(eps0, sizes[s], config.rounds, delta)
-    )
-    record = shuffle_isrl_record(
-        eps0,
-        sizes[worst],
-        config.rounds,
-        delta,
-        clip_norm=config.clip_norm,
-        caveats=caveats,
-    )
+    record = shuffled_fit_record(eps0, sizes, deltas, config, caveats)
     central = shuffle_record(
         eps0,
         n_silos=len(ids),

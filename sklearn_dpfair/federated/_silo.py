@@ -187,6 +187,10 @@ class SiloWorker:
             )
         if X.dtype.kind not in "fiu" or not np.isfinite(X).all():
             raise ValueError(f"silo {silo_id!r}: X must be finite numbers.")
+        if X.dtype.kind in "iu":
+            # Integer features are read as float64 (as ShuffledSilo reads
+            # every X): the row norms and the clipped gradients are floats.
+            X = X.astype(np.float64)
         record = privacy.record
         accounted = (privacy.n_samples, record.sampling_probability, record.steps)
         if accounted != (X.shape[0], config.sampling_probability, config.noisy_steps):

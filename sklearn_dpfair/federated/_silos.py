@@ -16,6 +16,7 @@ import numpy as np
 from ..preprocessing._categories import MISSING, key_of
 
 __all__ = [
+    "check_silo_delta",
     "check_silo_size",
     "per_silo_budget",
     "resolve_server_weights",
@@ -154,15 +155,54 @@ def resolve_server_weights(server_weights, silo_sizes):
     return {s: float(w) / total for s, w in raw.items()}
 
 
-def check_silo_size(silo_id, n_rows, delta, sampling_probability):
-    """Refuse a silo whose size is too small for its sampling rate or its delta.
+def check_silo_delta(silo_id, n_rows, delta, *, private=True):
+    """Refuse a silo's ``delta`` unless it is below ``1 / n_i``.
+
+    A delta of ``1 / n_i`` or more lets a mechanism publish one of the
+    silo's ``n_i`` records outright, so the silo's ISRL-DP guarantee would
+    be void. (Central fits only warn; a silo is refused because its budget
+    is a promise made to that silo's records.) The larger the silo, the
+    smaller its delta must be. A silo that releases nothing private
+    (``private=False``: epsilon ``inf`` and no noise) promises nothing, so
+    its delta is not checked.
+
+    Parameters
+    ----------
+    silo_id : object
+        The silo, for the error message.
+    n_rows : int
+        Number of records of the silo (public metadata).
+    delta : float
+        The silo's delta (``silo_delta``, or the fit's ``delta``).
+    private : bool, default=True
+        Whether the silo's messages carry a privacy guarantee.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.federated._silos import check_silo_delta
+    >>> check_silo_delta("a", 100_000, 1e-6)
+    >>> check_silo_delta("a", 100_000, 1e-5, private=False)
+    >>> check_silo_delta("a", 100_000, 1e-5)
+    Traceback (most recent call last):
+    ...
+    ValueError: silo 'a' has 100000 rows, too many for its silo_delta=1e-05: ...
+    """
+    if private and delta * n_rows >= 1.0:
+        raise ValueError(
+            f"silo {silo_id!r} has {n_rows} rows, too many for its "
+            f"silo_delta={delta:g}: ISRL-DP needs each silo's delta well below "
+            f"1/n_i = {1 / n_rows:.3g}, otherwise a silo may reveal a record "
+            "outright. Lower silo_delta for this silo (or delta, which is "
+            "every silo's when silo_delta is None)."
+        )
+
+
+def check_silo_size(silo_id, n_rows, delta, sampling_probability, *, private=True):
+    """Refuse a silo whose size does not fit its delta or its sampling rate.
 
     Two conditions, both on public quantities:
 
-    * ``delta_i < 1 / n_i``: a larger delta lets a mechanism publish one of
-      the silo's records outright, so the silo's ISRL-DP guarantee would be
-      void. (Central fits only warn; a silo is refused because its budget is
-      a promise made to that silo's records.)
+    * ``delta_i < 1 / n_i`` for a private silo (:func:`check_silo_delta`).
     * ``q n_i >= 1``: a silo whose expected batch holds less than one record
       sends messages that are almost pure noise.
 
@@ -176,14 +216,12 @@ def check_silo_size(silo_id, n_rows, delta, sampling_probability):
         The silo's delta.
     sampling_probability : float
         The Poisson sampling rate of the run.
+    private : bool, default=True
+        Whether the silo's messages carry a privacy guarantee (epsilon
+        finite or a noise multiplier); a silo that releases nothing private
+        has no delta to check.
     """
-    if delta * n_rows >= 1.0:
-        raise ValueError(
-            f"silo {silo_id!r} has {n_rows} rows, too few for its budget "
-            f"silo_delta={delta:g}: ISRL-DP needs delta well below "
-            f"1/n_i = {1 / n_rows:.3g}, otherwise a silo may reveal a record "
-            "outright. Lower silo_delta for this silo or merge it with another."
-        )
+    check_silo_delta(silo_id, n_rows, delta, private=private)
     if sampling_probability * n_rows < 1.0:
         raise ValueError(
             f"silo {silo_id!r} has {n_rows} rows, too few for the sampling rate "

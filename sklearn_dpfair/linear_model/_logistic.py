@@ -62,9 +62,9 @@ from .._solvers._progress import progress_printer
 from .._solvers._schedules import resolve_epochs
 from ..federated._fit import (
     SiloOptions,
-    any_silo_is_private,
     fit_silos,
     plan_silos,
+    plan_fit_silos,
     silo_attributes,
 )
 from ..privacy import PrivacyBudget
@@ -753,12 +753,18 @@ default=None
 
         if silos is not None:
             budget, options = self._dp_sgd_budget(caveats), self._silo_options()
-            warn_unscaled_columns(X, self, any_silo_is_private(budget, options))
+            params = self._dp_sgd_params()
+            # The federation's plan, from public inputs (silo sizes, budgets,
+            # schedule): a ledger that cannot record its event refuses now,
+            # before any silo sends a message.
+            plan = plan_fit_silos(X.shape[0], params, budget, options, silos=silos)
+            self._check_ledger_accepts(plan.record.dp_event, plan.record.adjacency)
+            warn_unscaled_columns(X, self, plan.private)
             result = fit_silos(
                 to_numpy(X),
                 to_numpy(y_encoded),
                 loss,
-                self._dp_sgd_params(),
+                params,
                 budget,
                 options,
                 silos=silos,

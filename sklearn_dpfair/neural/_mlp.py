@@ -28,7 +28,7 @@ from .._solvers._feature_scaling import (
 from .._solvers._progress import progress_printer
 from ..federated._fit import (
     SiloOptions,
-    any_silo_is_private,
+    plan_fit_silos,
     plan_silos,
     silo_attributes,
 )
@@ -467,12 +467,18 @@ default=None
         federated = None
         if silos is not None:
             budget, options = self._budget(caveats), self._silo_options()
-            warn_unscaled_columns(X, self, any_silo_is_private(budget, options))
+            params = self._params(hidden)
+            # The federation's plan, from public inputs (silo sizes, budgets,
+            # schedule): a ledger that cannot record its event refuses now,
+            # before any silo sends a message.
+            plan = plan_fit_silos(X.shape[0], params, budget, options, silos=silos)
+            self._check_ledger_accepts(plan.record.dp_event, plan.record.adjacency)
+            warn_unscaled_columns(X, self, plan.private)
             federated, result = fit_network_silos(
                 to_numpy(X),
                 np.asarray(y_encoded, dtype=np.float64),
                 loss,
-                self._params(hidden),
+                params,
                 budget,
                 options,
                 silos=silos,

@@ -299,7 +299,7 @@ def test_bad_federations_are_refused():
         fit_federated(
             data, loss=LOSS, config=CONFIG, silo_epsilon={"s0": 1.0}, silo_delta=1e-5
         )
-    with pytest.raises(ValueError, match="too few for its budget"):
+    with pytest.raises(ValueError, match="too many for its silo_delta"):
         fit_federated(
             data,
             loss=LOSS,

@@ -91,7 +91,7 @@ def test_each_silo_is_resolved_once_with_its_own_budget():
     assert list(privacy) == ["a", "b"]
     assert privacy["a"].n_samples == 400 and privacy["b"].n_samples == 600
     assert privacy["a"].noise_multiplier > privacy["b"].noise_multiplier
-    with pytest.raises(ValueError, match="too few for its budget"):
+    with pytest.raises(ValueError, match="too many for its silo_delta"):
         resolve_silo_privacy(sizes, 1.0, {"a": 1e-2, "b": 1e-5}, CONFIG, None)
     with pytest.raises(ValueError, match="without an entry for silos"):
         resolve_silo_privacy(sizes, {"a": 1.0}, 1e-5, CONFIG, None)

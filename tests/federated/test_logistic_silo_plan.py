@@ -66,3 +66,22 @@ def test_the_plan_names_the_column_map_the_fit_applies(make):
         assert plan.mechanism == est.privacy_record_.mechanism
         assert plan.dp_event == est.dp_event_
     assert "declared feature_bounds" in plan.mechanism
+
+
+def test_a_spider_plan_refuses_secure_aggregation_as_its_fit_does():
+    # The fit refuses SPIDER with secure aggregation (its accounting covers
+    # minibatch SGD): no plan is made for it either.
+    est = DPMLPClassifier(
+        epsilon=1.0,
+        classes=[0, 1],
+        max_iter=2,
+        silo_algorithm="spider",
+        spider_period=2,
+        spider_smoothness=1.0,
+        secure_aggregation=True,
+    )
+    with pytest.raises(ValueError, match="secure_aggregation"):
+        est.privacy_plan(1200, 4, n_silos=3)
+    X, y = _data()
+    with pytest.raises(ValueError, match="secure_aggregation"):
+        est.fit(X, y, silos=np.arange(len(y)) % 3)

@@ -207,7 +207,7 @@ def test_silos_are_routable_metadata(data):
             {"silo_delta": {"north": 1e-2, "south": 1e-5, "west": 1e-5}},
             lambda s: s,
             ValueError,
-            "silo 'north' has 600 rows, too few for its budget",
+            "silo 'north' has 600 rows, too many for its silo_delta",
         ),
         ({"batch_size": 1}, lambda s: s, ValueError, "expected batch"),
         ({"server_weights": {"north": 1.0}}, lambda s: s, ValueError, "server_weights"),
@@ -242,3 +242,24 @@ def test_dask_execution_without_dask_installed(data, monkeypatch):
     monkeypatch.setitem(sys.modules, "distributed", None)
     with pytest.raises(ImportError, match=r"sklearn-dpfair\[dask\]"):
         _clf(execution="dask").fit(X, y, silos=silos)
+
+
+def test_a_budget_for_an_absent_silo_keeps_the_exact_standardization():
+    # A silo_epsilon mapping may name silos absent from the data (a CV
+    # fold's); they run no rounds, so a federation whose present silos are
+    # all non-private still standardizes the columns exactly.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1200, 3))
+    y = (X @ [2.0, -1.0, 1.0] + 0.3 * rng.logistic(size=1200) > 0).astype(int)
+    X = X * [1.0, 100.0, 0.01] + [500.0, -2000.0, 0.0]
+    silos = np.repeat(["a", "b"], 600)
+    fits = {}
+    for name, budgets in {
+        "present": {"a": np.inf, "b": np.inf},
+        "with-absent": {"a": np.inf, "b": np.inf, "absent": 1.0},
+    }.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            fits[name] = _clf(silo_epsilon=budgets, max_iter=20).fit(X, y, silos=silos)
+    assert "exact means" in fits["with-absent"].privacy_record_.mechanism
+    np.testing.assert_array_equal(fits["present"].coef_, fits["with-absent"].coef_)

@@ -1,6 +1,7 @@
 """Shuffle-model federated learning: the amplification bound and the protocol."""
 
 import math
+import warnings
 
 import dp_accounting
 import numpy as np
@@ -21,6 +22,7 @@ from sklearn_dpfair.federated._shuffle import (
     ShuffledSilo,
     calibrate_local_epsilon,
     isrl_shuffle_epsilon,
+    l1_clipped_outer,
     recompute_isrl_epsilon,
     shuffle_isrl_record,
     shuffle_record,
@@ -421,3 +423,43 @@ def test_an_empty_silo_is_refused(monkeypatch):
     _no_release(monkeypatch)
     with pytest.raises(ValueError, match="silo 0 has 0 rows"):
         _fit_shuffled(data, config, 1.0)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, 1e308])
+def test_a_non_finite_or_huge_label_gives_finite_reports_and_no_warning(bad):
+    # The labels are private: whatever a record holds, its report is finite
+    # and nothing (no NaN report, no overflow warning) depends on it.
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(float)
+    y_bad = y.copy()
+    y_bad[0::2] = bad
+    data = {0: (X[:20], y_bad[:20]), 1: (X[20:], y[20:])}
+    config = FederationConfig(rounds=10, sampling_probability=1.0, learning_rate=0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = fit_federated(
+            data,
+            loss=BinaryLogisticLoss(),
+            config=config,
+            silo_epsilon=5.0,
+            silo_delta=1e-3,
+            shuffle=True,
+            random_state=1,
+            record_transcript=True,
+        )
+    assert all(np.isfinite(m.gradient).all() for m in fit.transcript)
+    assert np.isfinite(fit.coef).all()
+
+
+@pytest.mark.parametrize(
+    "r", [[1e308], [1.7e308, -1.7e308, 1e308], [np.nan], [np.inf, 1.0], [0.0]]
+)
+def test_every_clipped_term_is_finite_and_within_the_l1_bound(r):
+    row = np.array([1e300, -3.0, 0.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = l1_clipped_outer(row, np.array(r), 2.0)
+    assert g.shape == (4, len(r)) and np.isfinite(g).all()
+    assert np.abs(g).sum() <= 2.0 * (1 + 1e-12)
+    if not np.isfinite(r).all():
+        assert not g.any()  # a non-finite raw gradient contributes zero

@@ -209,7 +209,7 @@ def test_forced_noise_is_checked_against_the_budget():
 
 @pytest.mark.parametrize(
     "n, delta, match",
-    [(50, 0.05, "too few for its budget"), (5, 1e-5, "expected batch")],
+    [(50, 0.05, "too many for its silo_delta"), (5, 1e-5, "expected batch")],
 )
 def test_too_small_silo_is_refused(n, delta, match):
     X, y = _data(n=n)
@@ -274,3 +274,25 @@ def test_local_sgd_message_is_fedavg_pseudo_gradient():
     for _ in range(4):
         w -= 0.5 / 4 * Xa.T @ loss.raw_gradient(y, Xa @ w) / 200
     np.testing.assert_allclose(w0 - 0.5 * msg.gradient, w, rtol=1e-12)
+
+
+def test_integer_features_are_read_as_float64():
+    # Integer X is numbers, as the check admits: the silo reads it as float64
+    # (as the shuffled protocol's silo does), with the same messages.
+    from sklearn_dpfair.federated import fit_federated
+
+    X = np.random.default_rng(0).integers(-5, 5, size=(300, 2))
+    y = (X[:, 0] > 0).astype(float)
+    config = FederationConfig(rounds=5, sampling_probability=0.1)
+    fits = [
+        fit_federated(
+            {"a": (features, y)},
+            loss=BinaryLogisticLoss(),
+            config=config,
+            silo_epsilon=1.0,
+            silo_delta=1e-4,
+            random_state=0,
+        )
+        for features in (X, X.astype(np.float64))
+    ]
+    np.testing.assert_array_equal(fits[0].coef, fits[1].coef)

@@ -10,6 +10,7 @@ import pytest
 
 from sklearn_dpfair.federated import FederationConfig
 from sklearn_dpfair.federated._silos import (
+    check_silo_delta,
     check_silo_size,
     per_silo_budget,
     resolve_server_weights,
@@ -77,7 +78,7 @@ def test_server_weights():
 def test_check_silo_size():
     check_silo_size("ok", 1000, 1e-5, 0.01)
     with pytest.raises(
-        ValueError, match="silo 'x' has 100 rows, too few for its budget"
+        ValueError, match="silo 'x' has 100 rows, too many for its silo_delta"
     ):
         check_silo_size("x", 100, 0.01, 0.5)
     with pytest.raises(ValueError, match="expected batch"):
@@ -100,3 +101,48 @@ def test_config_validation(kwargs, match):
     base = dict(rounds=3, sampling_probability=0.1)
     with pytest.raises(ValueError, match=match):
         FederationConfig(**{**base, **kwargs})
+
+
+def test_a_silo_too_large_for_its_delta_is_told_to_lower_it():
+    # delta * n_i >= 1 means too MANY rows for the delta: the fix is a
+    # smaller silo_delta, never a merge (which would make it worse).
+    with pytest.raises(ValueError, match="too many for its silo_delta") as info:
+        check_silo_delta("x", 100_000, 1e-5)
+    assert "Lower silo_delta" in str(info.value)
+    assert "merge" not in str(info.value)
+    # A silo that releases nothing private makes no promise to check.
+    check_silo_delta("x", 100_000, 1e-5, private=False)
+    check_silo_size("x", 100_000, 1e-5, 0.01, private=False)
+
+
+def test_non_private_silos_of_any_size_fit():
+    # epsilon = inf and no noise: nothing is released, whatever delta says.
+    from sklearn_dpfair.federated import silo_privacy
+
+    config = FederationConfig(rounds=3, sampling_probability=0.01)
+    assert math.isinf(silo_privacy(100_000, math.inf, 1e-5, config).record.epsilon)
+    with pytest.raises(ValueError, match="too many for its silo_delta"):
+        silo_privacy(100_000, math.inf, 1e-5, config, noise_multiplier=1.0)
+
+
+@pytest.mark.parametrize("estimator", ["logistic", "mlp", "shuffle"])
+def test_an_infinite_epsilon_fit_accepts_silos_larger_than_one_over_delta(estimator):
+    from sklearn_dpfair import DPLogisticRegression
+    from sklearn_dpfair.neural import DPMLPClassifier
+
+    make = {
+        "logistic": DPLogisticRegression,
+        "mlp": DPMLPClassifier,
+        "shuffle": lambda **kw: DPLogisticRegression(shuffle=True, **kw),
+    }[estimator]
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 2))
+    y = (X[:, 0] > 0).astype(int)
+    # Two silos of 500 rows, delta = 0.01 (delta * n_i = 5).
+    est = make(epsilon=math.inf, delta=0.01, classes=[0, 1], max_iter=1)
+    est.fit(X, y, silos=np.repeat([0, 1], 500))
+    assert math.isinf(est.epsilon_)
+    with pytest.raises(ValueError, match="too many for its silo_delta"):
+        make(epsilon=1.0, delta=0.01, classes=[0, 1], max_iter=1).fit(
+            X, y, silos=np.repeat([0, 1], 500)
+        )
