@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Run a mechanism or an estimator many times on neighbouring datasets."""
 
+from collections import Counter
+
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import is_classifier
 
-from ._distinguish import audit_scores, check_claim
+from ._distinguish import audit_scores, check_audit_options, check_claim
 from ._fits import fit_clone, require_claim
 
 __all__ = ["audit_estimator", "audit_mechanism", "canary_statistic"]
@@ -74,8 +76,10 @@ def _seeds(random_state, n_runs):
     )
 
 
-def _fit_once(estimator, data, seed):
-    return fit_clone(estimator, data.X, data.y, data.fit_params, seed)
+def _fit_once(estimator, data, seed, show_warnings=False):
+    return fit_clone(
+        estimator, data.X, data.y, data.fit_params, seed, show_warnings=show_warnings
+    )
 
 
 def _estimator_run(estimator, data, seed, statistic, canary_X, canary_y):
@@ -113,6 +117,11 @@ def audit_estimator(
     this canary and statistic found no violation, not that the estimator is
     private. Its power is shown by auditing a deliberately broken variant
     (see the examples and ``benchmarks/bench_audit.py``).
+
+    The options (``confidence``, ``selection_fraction``, ``deltas``) are
+    checked before the first fit. The two probe fits, one per world, show
+    the estimator's warnings (a ``PrivacyLeakWarning`` says part of the fit
+    is outside the audited claim); the repeated runs are silent.
 
     Parameters
     ----------
@@ -165,17 +174,23 @@ def audit_estimator(
     False
     """
     n_runs = _check_runs(n_runs)
+    # Before any fit: options that are wrong are refused at once.
+    check_audit_options(
+        confidence, selection_fraction, deltas, n_runs // 2, n_runs // 2
+    )
     if statistic == "auto":
         statistic = canary_statistic
     elif not callable(statistic):
         raise TypeError("statistic must be 'auto' or a callable.")
+    _check_silo_counts(neighbours)
     seeds0, seeds1 = _seeds(random_state, n_runs // 2)
 
     # Probe fits: the claims in both worlds (n differs by one under
     # add/remove, so the events may differ slightly; the larger counts).
+    # They show the estimator's warnings, the repeated runs do not.
     probes = [
-        _fit_once(estimator, neighbours.without, seeds0[0]),
-        _fit_once(estimator, neighbours.with_canary, seeds1[0]),
+        _fit_once(estimator, neighbours.without, seeds0[0], show_warnings=True),
+        _fit_once(estimator, neighbours.with_canary, seeds1[0], show_warnings=True),
     ]
     for probe in probes:
         require_claim(probe)
@@ -283,7 +298,11 @@ def audit_mechanism(
     False
     """
     n_runs = _check_runs(n_runs)
-    # Before the runs: a claim that cannot be audited is refused at once.
+    # Before the runs: a claim or an option that cannot be audited is
+    # refused at once.
+    check_audit_options(
+        confidence, selection_fraction, deltas, n_runs // 2, n_runs // 2
+    )
     check_claim(delta, dp_event, epsilon)
     if statistic is None:
         statistic = float
@@ -323,6 +342,50 @@ def _check_public_status(probes):
                 "make_neighbours, giving the canary public_mask=False and an "
                 "existing silo."
             )
+
+
+def _silo_counts(data):
+    """Records per silo of one world (None without a ``silos`` fit argument)."""
+    silos = data.fit_params.get("silos")
+    if silos is None:
+        return None
+    labels = silos.tolist() if hasattr(silos, "tolist") else list(silos)
+    return Counter(labels)
+
+
+def _check_silo_counts(neighbours):
+    """Refuse worlds whose silos hold other numbers of records than neighbours do.
+
+    A federated guarantee is stated given the silos: neighbours differ in
+    one record of one silo. Under add/remove one silo holds one more record
+    with the canary; under replace-one or an attribute change every silo
+    holds as many records in both worlds. Equal *sets* of silo labels (what
+    the probe fits record in ``silos_``) miss a record moved from one silo
+    to another, which no per-silo claim covers.
+    """
+    counts = [_silo_counts(neighbours.without), _silo_counts(neighbours.with_canary)]
+    if counts[0] is None and counts[1] is None:
+        return
+    if None in counts:
+        raise ValueError(
+            "Only one of the two worlds has a silos fit argument: build the pair "
+            "with make_neighbours, giving silos in fit_params."
+        )
+    added = counts[1] - counts[0]
+    removed = counts[0] - counts[1]
+    if neighbours.adjacency == "add_remove":
+        fits = not removed and sum(added.values()) == 1
+        expected = "one silo holds one more record with the canary, the others as many"
+    else:
+        fits = not added and not removed
+        expected = "every silo holds as many records in both worlds"
+    if not fits:
+        raise ValueError(
+            f"The two worlds' silos hold other numbers of records than "
+            f"{neighbours.adjacency!r} neighbours do ({expected}): a record moved "
+            "between silos is not a neighbour under a per-silo guarantee. Build "
+            "the pair with make_neighbours, giving the canary an existing silo."
+        )
 
 
 def _pair_is_covered(pair, adjacency):

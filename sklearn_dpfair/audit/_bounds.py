@@ -13,10 +13,76 @@ on epsilon (Jagielski et al., 2020; Nasr et al., 2021). Clopper-Pearson bounds
 are exact (never anti-conservative) for every number of runs.
 """
 
+import math
+import numbers
+
 import numpy as np
 from scipy.stats import beta
 
-__all__ = ["clopper_pearson", "epsilon_ceiling", "epsilon_from_error_bounds"]
+__all__ = [
+    "check_confidence",
+    "clopper_pearson",
+    "epsilon_ceiling",
+    "epsilon_from_error_bounds",
+    "per_bound_confidence",
+]
+
+
+def check_confidence(confidence):
+    """``confidence`` as a float in (0, 1), or a ValueError naming it.
+
+    The audits split it between two one-sided bounds (see
+    :func:`per_bound_confidence`); checking only the split value would pass
+    a ``confidence`` in (-1, 0], whose "bounds" hold with no probability at
+    all and flag correct mechanisms as violations, and would report a
+    value the caller never gave.
+
+    Parameters
+    ----------
+    confidence : float
+        The confidence the caller asked for.
+
+    Returns
+    -------
+    confidence : float
+        The same value, as a float.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.audit._bounds import check_confidence
+    >>> check_confidence(0.95)
+    0.95
+    """
+    valid = isinstance(confidence, numbers.Real) and not isinstance(confidence, bool)
+    if not valid or math.isnan(confidence) or not 0 < confidence < 1:
+        raise ValueError(
+            f"confidence must be a number in (0, 1) (0.95 for 95%), got {confidence!r}."
+        )
+    return float(confidence)
+
+
+def per_bound_confidence(confidence):
+    """Confidence of each of two one-sided bounds that hold together at ``confidence``.
+
+    A union bound: each fails with probability ``(1 - confidence) / 2``.
+
+    Parameters
+    ----------
+    confidence : float
+        Joint confidence, in (0, 1).
+
+    Returns
+    -------
+    per_bound : float
+        ``1 - (1 - confidence) / 2``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.audit._bounds import per_bound_confidence
+    >>> per_bound_confidence(0.9)
+    0.95
+    """
+    return 1.0 - (1.0 - check_confidence(confidence)) / 2.0
 
 
 def clopper_pearson(k, n, *, confidence=0.95, side="two-sided"):
@@ -132,7 +198,7 @@ def epsilon_ceiling(n_without, n_with, delta, *, confidence=0.95):
     >>> round(epsilon_ceiling(25, 25, 1e-5), 3)  # 100 runs, half choosing
     1.839
     """
-    per_bound = 1.0 - (1.0 - confidence) / 2.0
+    per_bound = per_bound_confidence(confidence)
     _, u0 = clopper_pearson(0, n_without, confidence=per_bound, side="upper")
     _, u1 = clopper_pearson(0, n_with, confidence=per_bound, side="upper")
     return float(epsilon_from_error_bounds(u0, u1, delta))

@@ -13,7 +13,7 @@ import math
 
 from ..privacy._accounting import epsilon_of, is_dp_event
 
-__all__ = ["DEFAULT_AUDIT_DELTAS", "claimed_profile"]
+__all__ = ["DEFAULT_AUDIT_DELTAS", "check_deltas", "claimed_profile"]
 
 #: Deltas, besides the claim's own, at which an audit may test the profile.
 #: Above 0.5 every mechanism with TV distance < 0.5 claims epsilon = 0.
@@ -27,6 +27,48 @@ def _epsilon_at(event, delta):
         return epsilon_of(event, delta, "pld")
     except ValueError:
         return epsilon_of(event, delta, "rdp")
+
+
+def check_deltas(deltas):
+    """Validate the audit ``deltas``: "auto" or a non-empty sequence in [0, 1).
+
+    It reads parameters only, so the audits call it before their first run:
+    a typo is refused at once, not after a thousand fits.
+
+    Parameters
+    ----------
+    deltas : "auto" or sequence of float
+        The caller's ``deltas``.
+
+    Returns
+    -------
+    deltas : "auto" or list of float
+        "auto", or the distinct deltas in increasing order.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.audit._claims import check_deltas
+    >>> check_deltas([0.1, 1e-5, 0.1])
+    [1e-05, 0.1]
+    """
+    if isinstance(deltas, str):
+        if deltas != "auto":
+            raise ValueError(f"deltas must be 'auto' or a sequence, got {deltas!r}.")
+        return deltas
+    try:
+        values = sorted({float(d) for d in deltas})
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"deltas must be 'auto' or a sequence of numbers in [0, 1), got {deltas!r}."
+        ) from None
+    # delta = 0: a pure claim (a local randomizer's), whose epsilon at 0
+    # the PLD accountant gives.
+    if not values or any(not 0 <= d < 1 for d in values):
+        raise ValueError(
+            f"deltas must be 'auto' or a non-empty sequence of numbers in [0, 1), "
+            f"got {deltas!r}."
+        )
+    return values
 
 
 def claimed_profile(claims, nominal_delta, deltas="auto"):
@@ -49,17 +91,11 @@ def claimed_profile(claims, nominal_delta, deltas="auto"):
         ``{delta: claimed epsilon}``.
     """
     events = all(is_dp_event(c) for c in claims)
-    if isinstance(deltas, str):
-        if deltas != "auto":
-            raise ValueError(f"deltas must be 'auto' or a sequence, got {deltas!r}.")
+    deltas = check_deltas(deltas)
+    if deltas == "auto":
         deltas = [nominal_delta]
         if events:
             deltas += [d for d in DEFAULT_AUDIT_DELTAS if d > nominal_delta]
-    deltas = sorted({float(d) for d in deltas})
-    # delta = 0: a pure claim (a local randomizer's), whose epsilon at 0
-    # the PLD accountant gives.
-    if any(not 0 <= d < 1 for d in deltas):
-        raise ValueError(f"audit deltas must lie in [0, 1), got {deltas}.")
     profile = {}
     for d in deltas:
         values = []

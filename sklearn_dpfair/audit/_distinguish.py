@@ -11,15 +11,22 @@ the bound optimistic (a maximum over thresholds is not a binomial count).
 """
 
 import math
+import numbers
 
 import numpy as np
 
 from ..privacy._accounting import is_dp_event
-from ._bounds import clopper_pearson, epsilon_ceiling, epsilon_from_error_bounds
-from ._claims import claimed_profile
+from ._bounds import (
+    check_confidence,
+    clopper_pearson,
+    epsilon_ceiling,
+    epsilon_from_error_bounds,
+    per_bound_confidence,
+)
+from ._claims import check_deltas, claimed_profile
 from ._result import AuditResult
 
-__all__ = ["audit_scores"]
+__all__ = ["audit_scores", "check_audit_options"]
 
 
 def _error_counts(s0, s1, thresholds, direction):
@@ -36,7 +43,7 @@ def _error_counts(s0, s1, thresholds, direction):
 
 def _bounds(fp, fn, n0, n1, confidence):
     # Two one-sided bounds that hold together (union bound).
-    per_bound = 1.0 - (1.0 - confidence) / 2.0
+    per_bound = per_bound_confidence(confidence)
     _, fpr_upper = clopper_pearson(fp, n0, confidence=per_bound, side="upper")
     _, fnr_upper = clopper_pearson(fn, n1, confidence=per_bound, side="upper")
     return fpr_upper, fnr_upper
@@ -109,19 +116,13 @@ def audit_scores(
     """
     s0 = np.asarray(scores_without, dtype=float).ravel()
     s1 = np.asarray(scores_with, dtype=float).ravel()
+    confidence, selection_fraction, deltas = check_audit_options(
+        confidence, selection_fraction, deltas, s0.size, s1.size
+    )
     if not (np.all(np.isfinite(s0)) and np.all(np.isfinite(s1))):
         raise ValueError("The audit statistic must be finite in every run.")
-    if not 0 < selection_fraction < 1:
-        raise ValueError(
-            f"selection_fraction must be in (0, 1), got {selection_fraction!r}."
-        )
     n_sel0 = int(math.floor(selection_fraction * s0.size))
     n_sel1 = int(math.floor(selection_fraction * s1.size))
-    if min(n_sel0, n_sel1, s0.size - n_sel0, s1.size - n_sel1) < 1:
-        raise ValueError(
-            "Too few runs: each world needs at least one selection and one "
-            f"evaluation run; got {s0.size} and {s1.size} runs."
-        )
     delta, claims = check_claim(delta, dp_event, epsilon)
     profile = claimed_profile(claims, delta, deltas)
     claim_epsilon = max(claimed_profile(claims, delta, [delta]).values())
@@ -131,8 +132,9 @@ def audit_scores(
     ev0, ev1 = s0[n_sel0:], s1[n_sel1:]
     audit = _select(sel0, sel1, profile, confidence)
     if audit is None:
-        # Nothing is claimed (epsilon = inf): nothing can be violated.
-        audit = (float(np.median(s0)), "greater", delta)
+        # Nothing is claimed at the audit deltas (epsilon = inf there):
+        # nothing can be violated.
+        audit = (float(np.median(s0)), "greater", _unclaimed_delta(profile, delta))
     threshold, direction, audit_delta = audit
     nominal = _select(sel0, sel1, {delta: claim_epsilon}, confidence, ignore_inf=False)
 
@@ -163,6 +165,60 @@ def audit_scores(
             ev0.size, ev1.size, audit_delta, confidence=confidence
         ),
     )
+
+
+def check_audit_options(confidence, selection_fraction, deltas, n_without, n_with):
+    """Validate the options of an audit from public quantities alone.
+
+    The audits call it before their first run, so that a bad option is
+    refused at once rather than after every fit has run.
+
+    Parameters
+    ----------
+    confidence : float
+        Confidence of the lower bound, in (0, 1).
+    selection_fraction : float
+        Fraction of each world's runs that choose the test, in (0, 1).
+    deltas : "auto" or sequence of float
+        Deltas of the claimed profile the test may compare at.
+    n_without, n_with : int
+        Runs (trials) in each world.
+
+    Returns
+    -------
+    confidence : float
+    selection_fraction : float
+    deltas : "auto" or list of float
+    """
+    confidence = check_confidence(confidence)
+    valid = isinstance(selection_fraction, numbers.Real) and not isinstance(
+        selection_fraction, bool
+    )
+    if not valid or not 0 < selection_fraction < 1:
+        raise ValueError(
+            "selection_fraction must be a number in (0, 1), got "
+            f"{selection_fraction!r}."
+        )
+    selection_fraction = float(selection_fraction)
+    n_sel0 = int(math.floor(selection_fraction * n_without))
+    n_sel1 = int(math.floor(selection_fraction * n_with))
+    if min(n_sel0, n_sel1, n_without - n_sel0, n_with - n_sel1) < 1:
+        raise ValueError(
+            "Too few runs: each world needs at least one selection and one "
+            f"evaluation run; got {n_without} and {n_with} runs "
+            f"(selection_fraction={selection_fraction!r})."
+        )
+    return confidence, selection_fraction, check_deltas(deltas)
+
+
+def _unclaimed_delta(profile, nominal_delta):
+    """The delta an audit of an infinite claim reports at.
+
+    The nominal delta when the caller's ``deltas`` include it, else the
+    smallest of them: the result's delta must be one of the profile's, whose
+    claim (infinite) it states.
+    """
+    return nominal_delta if nominal_delta in profile else min(profile)
 
 
 def check_claim(delta, dp_event=None, epsilon=None):

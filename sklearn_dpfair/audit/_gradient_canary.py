@@ -58,9 +58,10 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 
+from ..preprocessing._bounds import check_bounds
 from ..privacy._mechanism import block_position, observe_privatize
 from ..utils._array_api import from_host, to_numpy
-from ._distinguish import audit_scores
+from ._distinguish import audit_scores, check_audit_options
 from ._fits import fit_clone, require_claim
 
 __all__ = [
@@ -195,11 +196,13 @@ class _StepCounter:
         self.steps += _is_coefficient_block(noisy_sum, self.n_features)
 
 
-def _counted_fit(estimator, X, y, fit_params, seed):
+def _counted_fit(estimator, X, y, fit_params, seed, show_warnings=False):
     """A fit and the number of noisy coefficient sums it released."""
     counter = _StepCounter(X.shape[1])
     with observe_privatize(counter):
-        fitted = fit_clone(estimator, X, y, fit_params, seed)
+        fitted = fit_clone(
+            estimator, X, y, fit_params, seed, show_warnings=show_warnings
+        )
     return fitted, counter.steps
 
 
@@ -319,6 +322,50 @@ class _CanaryObserver:
         self.sigmas.append(float(mechanism.noise_multiplier))
 
 
+#: Declared range of a canary column: centre 0 and half-width 1, so the
+#: public map ``(x - centre) / half-width`` keeps an all-zero column at zero
+#: (a column of zeros gives every record a zero gradient, what isolates the
+#: Dirac canary), and divides nothing by zero.
+_CANARY_COLUMN_BOUNDS = (-1.0, 1.0)
+
+
+def _canary_ready(estimator, n_features, n_canaries):
+    """``estimator`` with its column map extended to the canary columns.
+
+    Public ``feature_bounds`` (one pair, or one per column of ``X``) get the
+    range :data:`_CANARY_COLUMN_BOUNDS` for each canary column. That map is
+    public and spends no budget (``dp_event_`` is the one of the unscaled
+    fit) and the canary is inserted in the scaled gradient sum, so the
+    audit is unchanged. ``feature_scaling="auto"`` without bounds is
+    refused before any fit: its private location (a noisy median) re-centres
+    every column, the zero canary columns included, so the records get a
+    nonzero gradient there and the canary is no longer isolated.
+    """
+    params = estimator.get_params(deep=False)
+    bounds = params.get("feature_bounds")
+    if bounds is not None and not isinstance(bounds, str):
+        lower, upper = check_bounds(bounds, n_features, name="feature_bounds")
+        lo, hi = _CANARY_COLUMN_BOUNDS
+        extended = np.column_stack(
+            [
+                np.concatenate([lower, np.full(n_canaries, lo)]),
+                np.concatenate([upper, np.full(n_canaries, hi)]),
+            ]
+        )
+        return clone(estimator).set_params(feature_bounds=extended)
+    if params.get("feature_scaling") == "auto":
+        raise ValueError(
+            f"audit_gradient_canary cannot audit {type(estimator).__name__} with "
+            "feature_scaling='auto' and no feature_bounds: the white-box canary "
+            "sits in appended all-zero columns, which must not be re-centred, and "
+            "the private location of feature_scaling='auto' moves them off zero "
+            "(the records then have a gradient in the canary's coordinate). Pass "
+            "feature_scaling=None, or declare public feature_bounds for the "
+            "columns of X (the canary columns are given the range (-1, 1))."
+        )
+    return estimator
+
+
 def _with_zero_columns(X, n_canaries):
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
@@ -397,7 +444,12 @@ def audit_gradient_canary(
         (DP-SGD, the primal block of DP-SGDA, the heavy-tail "dp-sgd"
         solver); it must set ``dp_event_``, ``delta_``, ``privacy_record_``
         and have ``adjacency_ == "add_remove"``. ``random_state`` is set per
-        fit when it is a parameter.
+        fit when it is a parameter. The canary columns must stay at zero
+        after the estimator's column map: public ``feature_bounds`` are
+        extended with the range ``(-1, 1)`` for each of them (a public map,
+        no budget, zero stays zero), while ``feature_scaling="auto"``
+        without ``feature_bounds`` (a private location that re-centres
+        every column) is refused.
     X : array-like of shape (n_samples, n_features)
         Training features (the canary columns are appended to them).
     y : array-like of shape (n_samples,)
@@ -441,6 +493,10 @@ def audit_gradient_canary(
         canary columns pushed ``n_features`` past the estimator's public
         small-budget rule (an intercept-only or zero model; use fewer
         canaries or more rows) or the solver takes none at all.
+        Before any fit, for ``feature_scaling="auto"`` without
+        ``feature_bounds``: pass ``feature_scaling=None`` or public
+        ``feature_bounds`` for the columns of ``X``. Also before any fit, for
+        a ``confidence``, ``selection_fraction`` or ``deltas`` out of range.
 
     Examples
     --------
@@ -469,14 +525,23 @@ def audit_gradient_canary(
             "Too few trials: n_runs * n_canaries must be at least 4, got "
             f"n_runs={n_runs!r}, n_canaries={n_canaries!r}."
         )
+    # Before any fit: "in" trials are the odd (run, canary) positions.
+    n_with = n_runs * n_canaries // 2
+    check_audit_options(
+        confidence, selection_fraction, deltas, n_runs * n_canaries - n_with, n_with
+    )
     fit_params = {} if fit_params is None else dict(fit_params)
     _refuse_federated(fit_params)
+    X_aug = _with_zero_columns(X, n_canaries)
     if estimator.get_params().get("small_budget") == "auto":
         # The canary columns raise n_features, which can trip the public
         # small-budget rule (an intercept-only release, no noisy steps): the
         # audit is of the noisy steps, so the model is always fitted.
         estimator = clone(estimator).set_params(small_budget="fit")
-    X_aug = _with_zero_columns(X, n_canaries)
+    # The estimator as fitted on X alone (to explain a fit without noisy
+    # steps), and as fitted on X with the canary columns.
+    base = estimator
+    estimator = _canary_ready(base, X_aug.shape[1] - n_canaries, n_canaries)
     ss = np.random.SeedSequence(random_state)
     fit_ss, canary_ss = ss.spawn(2)
     fit_seeds = fit_ss.generate_state(n_runs + 1, dtype=np.uint32).tolist()
@@ -484,7 +549,10 @@ def audit_gradient_canary(
 
     # Probe fit (no canary): the claim, the relation, the sampling rate, and
     # whether the fit takes noisy steps at all.
-    probe, probe_steps = _counted_fit(estimator, X_aug, y, fit_params, fit_seeds[-1])
+    # It shows the estimator's warnings; the repeated fits do not.
+    probe, probe_steps = _counted_fit(
+        estimator, X_aug, y, fit_params, fit_seeds[-1], show_warnings=True
+    )
     require_claim(probe, ("dp_event_", "delta_", "privacy_record_"))
     _refuse_federated(fit_params, probe)
     if getattr(probe, "adjacency_", None) != "add_remove":
@@ -494,7 +562,7 @@ def audit_gradient_canary(
             f"{getattr(probe, 'adjacency_', None)!r}."
         )
     if not probe_steps:
-        _explain_no_noisy_step(estimator, X, y, fit_params, fit_seeds[-1], n_canaries)
+        _explain_no_noisy_step(base, X, y, fit_params, fit_seeds[-1], n_canaries)
     # Balls-and-bins fits: the canary is allocated to one step per epoch,
     # as their event states (no Poisson rate).
     steps_per_epoch = getattr(probe.dp_event_, "steps_per_epoch", None)

@@ -275,6 +275,20 @@ def _pandas_cell(column, value, what):
     return pd.Series([value])
 
 
+def _field(record, frame, j):
+    """Column ``j`` of ``frame``'s value in one record.
+
+    A record read from the frame itself (a replacement copied from row
+    ``i``) is a Series labelled by the frame's columns: it is read by column
+    name, as is any Series with those labels; a list or array by position.
+    """
+    if hasattr(record, "iloc"):
+        if set(record.index) == set(frame.columns):
+            return record[frame.columns[j]]
+        return record.iloc[j]
+    return record[j]
+
+
 def _extend_pandas(a, records, what):
     import pandas as pd
 
@@ -287,7 +301,7 @@ def _extend_pandas(a, records, what):
         cells = [
             _ABSENT
             if r is _ABSENT
-            else _pandas_cell(column, r[j] if frame else r, label)
+            else _pandas_cell(column, _field(r, a, j) if frame else r, label)
             for r in records
         ]
         # One dtype for every world (pandas' own promotion of all the rows),
@@ -309,7 +323,7 @@ def _extend_pandas(a, records, what):
             s = pd.concat([column, cell], ignore_index=True)
             if s.dtype != common:
                 s = s.astype(common)
-            if not _same(s.iloc[-1], r[j] if frame else r):
+            if not _same(s.iloc[-1], _field(r, a, j) if frame else r):
                 raise ValueError(
                     f"The value {cell.iloc[0]!r} given for {label} changes when "
                     f"stored in its dtype {column.dtype}; convert {label} to a "
@@ -355,10 +369,41 @@ def _is_per_record(value, n):
     )
 
 
-def _record_values(row, X):
+def _named_values(row, X, name):
+    """A Series or one-row DataFrame's values in the order of ``X``'s columns.
+
+    Read by name, not by position: a canary ``{"age": 1000, "income": 5}``
+    given for columns ``["income", "age"]`` is the record it names, not
+    ``income=1000``.
+    """
+    if row.ndim == 2 and row.shape[0] != 1:
+        raise ValueError(
+            f"{name} must be one record: a DataFrame of one row, got {row.shape[0]}."
+        )
+    labels = row.columns if row.ndim == 2 else row.index
+    if not hasattr(X, "columns"):
+        # No names to match: the columns of an array are positions.
+        return list(row.iloc[0]) if row.ndim == 2 else list(row)
+    given, expected = set(labels), set(X.columns)
+    missing = [c for c in X.columns if c not in given]
+    extra = [c for c in labels if c not in expected]
+    repeated = len(labels) != len(given)
+    if missing or extra or repeated:
+        raise ValueError(
+            f"{name} must name each column of X once: missing {missing}, not "
+            f"columns of X {extra}"
+            + (", repeated names" if repeated else "")
+            + ". Give a Series indexed by X's columns, or a one-row DataFrame "
+            "with them, or a list in their order."
+        )
+    ordered = row.reindex(columns=X.columns) if row.ndim == 2 else row[X.columns]
+    return list(ordered.iloc[0]) if row.ndim == 2 else list(ordered)
+
+
+def _record_values(row, X, name="canary"):
     """One record's features: a flat list (DataFrame ``X``) or 1-D array."""
     if hasattr(row, "iloc"):
-        values = list(row.iloc[0]) if row.ndim == 2 else list(row)
+        values = _named_values(row, X, name)
     elif hasattr(X, "iloc"):
         # Each value keeps its own type: a string for a text column, a
         # number for a numeric one (no common dtype is forced on the row).
@@ -449,7 +494,7 @@ def _replacement_record(X, y, fit_params, per_record, canary_params, replacement
                 f"on {k} (public status of a record), so replace a record with "
                 f"the canary's {k}."
             )
-    return _record_values(row, X), y_value, params
+    return _record_values(row, X, "replacement[0]"), y_value, params
 
 
 def _worlds(X, y, fit_params, per_record, records):
@@ -502,9 +547,10 @@ def make_neighbours(
     y : array-like of shape (n_samples,) or None
         Their targets.
     canary : tuple (canary_X, canary_y)
-        The canary's features (one row: array-like, or a Series or one-row
-        DataFrame for a DataFrame ``X``) and target, e.g. from
-        :func:`make_canary`.
+        The canary's features (one row: array-like in ``X``'s column order,
+        or a Series or one-row DataFrame, read by column name for a
+        DataFrame ``X``: each of its columns once, no other) and target,
+        e.g. from :func:`make_canary`.
     adjacency : {"add_remove", "replace_one", "attribute"}, default="add_remove"
         Neighbouring relation of the guarantee under audit.
     fit_params : dict, default=None
@@ -524,7 +570,9 @@ def make_neighbours(
         a replacement that differs from the canary there raises.
     attribute : str, default=None
         For ``"attribute"``: the per-record entry of ``fit_params`` whose
-        canary value differs between the worlds.
+        canary value differs between the worlds; not one of
+        ``STATUS_PARAMS`` (``public_mask``, ``silos``: public status that
+        neighbours share, so changing it is refused).
     alternative_value : object
         For ``"attribute"`` (required there): the canary's value of
         ``attribute`` in world 1; it must differ from
@@ -554,7 +602,9 @@ def make_neighbours(
     per_record = [k for k, v in fit_params.items() if _is_per_record(v, n)]
     _check_record_params(canary_fit_params, fit_params, per_record, "canary_fit_params")
     canary_X, canary_y = canary
-    canary_record = (_record_values(canary_X, X), canary_y, canary_fit_params)
+    canary_record = (
+        _record_values(canary_X, X, "canary[0]"), canary_y, canary_fit_params
+    )
     if adjacency == "add_remove":
         records = [_ABSENT, canary_record]
     elif adjacency == "replace_one":
@@ -571,6 +621,18 @@ def make_neighbours(
                 f"of fit_params> (got attribute={attribute!r}; per-record entries: "
                 f"{per_record}), the canary's value in canary_fit_params and "
                 "alternative_value: otherwise the two worlds are the same dataset."
+            )
+        if attribute in STATUS_PARAMS:
+            # Neighbours differ in one record's protected content; whether
+            # it is public and which silo holds it are public status they
+            # share, and a claim stated given them does not cover a record
+            # moved between silos or made public.
+            raise ValueError(
+                f"attribute={attribute!r} is public status of a record "
+                f"({', '.join(STATUS_PARAMS)}), which neighbours share: changing "
+                "it is not a neighbouring pair under the estimator's guarantee. "
+                "Choose a protected per-record entry (for instance "
+                "sensitive_features)."
             )
         if alternative_value is _NOT_GIVEN:
             raise ValueError(
@@ -617,6 +679,11 @@ def make_canary(X, y=None, *, scale=10.0, classifier=None):
     Auditing is an offline test on data the auditor holds, so reading ``X``
     here is not a privacy leak of any release.
 
+    NaN entries are ignored (the means and the largest value are over the
+    present values). Non-numeric columns, and a canary value that is not a
+    finite float (``X`` or ``y`` holding inf, or ``scale`` times their
+    largest value overflowing), raise a ``ValueError``.
+
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
@@ -646,15 +713,15 @@ def make_canary(X, y=None, *, scale=10.0, classifier=None):
     (array([ 0., 20.]), np.int64(1))
     """
     given = X
-    X = np.asarray(X, dtype=float)
-    feature = int(np.argmin(np.mean(np.abs(X), axis=0)))
+    X = _numeric_features(X)
+    feature = _least_used_feature(X)
     # The canary's one nonzero value, rounded to its column's float dtype
     # (X's, or a DataFrame column's), so that storing it changes no dtype.
     if hasattr(given, "iloc") and getattr(given, "ndim", 1) == 2:
         column = given.iloc[:, feature].dtype
     else:
         column = np.asarray(given).dtype
-    value = _in_float_dtype(scale * max(1.0, float(np.max(np.abs(X)))), column)
+    value = _in_float_dtype(_outlier_value(X, scale, "X"), column)
     row_dtype = _float_dtype(np.asarray(given).dtype)
     if row_dtype is None or _rounded(value, row_dtype) is None:
         row_dtype = np.dtype(np.float64)  # not floats, or overflowing float16
@@ -669,8 +736,77 @@ def make_canary(X, y=None, *, scale=10.0, classifier=None):
     if classifier:
         labels, counts = np.unique(y, return_counts=True)
         return canary_X, labels[int(np.argmin(counts))]
-    target = scale * max(1.0, float(np.max(np.abs(y))))
+    target = _outlier_value(np.asarray(y, dtype=float), scale, "y")
     return canary_X, _in_float_dtype(target, y.dtype if y_dtype is None else y_dtype)
+
+
+def _numeric_features(X):
+    """``X`` as a float array, or a ValueError naming its non-numeric columns.
+
+    The canary is a row of numbers (zeros and one outlier); a text or
+    categorical column has no such value, so the caller builds that canary
+    row itself.
+    """
+    if hasattr(X, "iloc") and getattr(X, "ndim", 1) == 2:
+        import pandas as pd
+
+        text = [
+            c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c].dtype)
+        ]
+        if text:
+            raise ValueError(
+                f"make_canary needs numeric columns; X's columns {text} are not "
+                "numeric. Build the canary row yourself (a Series indexed by X's "
+                "columns) and pass it to make_neighbours."
+            )
+    try:
+        values = np.asarray(X, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            "make_canary needs numeric features; X holds values that are not "
+            "numbers. Build the canary row yourself and pass it to make_neighbours."
+        ) from None
+    if values.ndim != 2 or values.shape[1] == 0:
+        raise ValueError(
+            f"X must be 2-D with at least one column, got shape {values.shape}."
+        )
+    return values
+
+
+def _least_used_feature(X):
+    """The column of smallest mean absolute value over its present (non-NaN) values.
+
+    A column with no value at all is never chosen: nothing says what its
+    canary value would mean to the estimator.
+    """
+    present = ~np.isnan(X)
+    counts = present.sum(axis=0)
+    if not np.any(counts):
+        raise ValueError("make_canary needs a value in X: every entry is NaN.")
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        sums = np.where(present, np.abs(X), 0.0).sum(axis=0)
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.inf)
+    return int(np.argmin(means))
+
+
+def _outlier_value(values, scale, what):
+    """``scale`` times the largest absolute non-NaN value (at least ``scale``).
+
+    A value that is not a finite float (``values`` holds inf, or values so
+    large that ``scale`` times them overflows) is refused: an infinite
+    canary is no record an estimator can be fitted on.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        present = np.abs(values[~np.isnan(values)])
+        largest = float(present.max()) if present.size else 0.0
+        value = scale * max(1.0, largest)
+    if not np.isfinite(value):
+        raise ValueError(
+            f"make_canary's value scale * max|{what}| is not a finite float "
+            f"({what} holds inf, or values so large that scale={scale!r} times "
+            "them overflows): pass a smaller scale, or build the canary yourself."
+        )
+    return value
 
 
 def _float_dtype(dtype):

@@ -313,3 +313,104 @@ def test_a_conclusive_audit_still_reports_no_violation_or_violation():
     )
     assert noise_free.conclusive and noise_free.violation
     assert "VIOLATION" in str(noise_free)
+
+
+# -- options checked before the fits, warnings of the probe fits ------------------
+
+
+_BAD_OPTIONS = [
+    {"confidence": 95},
+    {"confidence": -0.5},
+    {"selection_fraction": 50},
+    {"selection_fraction": 0.1},  # no selection run among 2 per world
+    {"deltas": [2.0]},
+    {"deltas": "all"},
+]
+
+
+@pytest.mark.parametrize("options", _BAD_OPTIONS)
+def test_audit_estimator_refuses_bad_options_before_any_fit(
+    monkeypatch, isolated_canary, options
+):
+    from sklearn_dpfair.audit import _audit
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the options were checked")
+
+    monkeypatch.setattr(_audit, "fit_clone", no_fit)
+    name = next(iter(options))
+    with pytest.raises(ValueError, match=name):
+        audit_estimator(_one_step_dpsgd(), isolated_canary, n_runs=4, **options)
+
+
+@pytest.mark.parametrize("options", _BAD_OPTIONS)
+def test_audit_mechanism_refuses_bad_options_before_any_run(options):
+    def no_run(data, rng):
+        raise AssertionError("ran before the options were checked")
+
+    name = next(iter(options))
+    with pytest.raises(ValueError, match=name):
+        audit_mechanism(
+            no_run, [0.0], [1.0], delta=1e-5, epsilon=1.0, n_runs=4, **options
+        )
+
+
+def test_probe_fits_show_the_estimators_warnings(isolated_canary):
+    # Without classes the label set is read from the private y: the claim
+    # does not cover it, which the auditor must see.
+    from sklearn_dpfair.exceptions import PrivacyLeakWarning
+
+    clf = DPLogisticRegression(epsilon=2.0, batch_size="full", max_iter=1)
+    with pytest.warns(PrivacyLeakWarning, match="classes"):
+        audit_estimator(clf, isolated_canary, n_runs=8)
+
+
+def _federated_pair(adjacency, silos0, silos1):
+    from sklearn_dpfair.audit import Dataset, Neighbours
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(len(silos0), 2))
+    X /= np.maximum(1, np.linalg.norm(X, axis=1))[:, None]
+    y = (X[:, 0] > 0).astype(int)
+    return Neighbours(
+        Dataset(X, y, {"silos": np.asarray(silos0)}),
+        Dataset(X, y, {"silos": np.asarray(silos1)}),
+        X[-1:],
+        y[-1],
+        adjacency,
+    )
+
+
+def test_audit_estimator_refuses_a_record_moved_between_silos():
+    # Same silo labels in both worlds, but the last record moved from silo
+    # 0 to silo 1: not neighbours under a per-silo guarantee.
+    silos = np.arange(30) % 3
+    moved = silos.copy()
+    moved[-1] = 1 if silos[-1] != 1 else 0
+    clf = DPLogisticRegression(
+        classes=[0, 1], feature_bounds=(-1, 1), max_iter=2, shuffle=True
+    )
+    nb = _federated_pair("replace_one", silos, moved)
+    with pytest.raises(ValueError, match="silos hold other numbers of records"):
+        audit_estimator(clf, nb, n_runs=4)
+
+
+@pytest.mark.parametrize("adjacency", ["add_remove", "replace_one"])
+def test_neighbours_in_one_silo_pass_the_silo_check(adjacency):
+    from sklearn_dpfair.audit._audit import _check_silo_counts
+
+    rng = np.random.default_rng(0)
+    X, y, silos = rng.normal(size=(12, 2)), np.arange(12) % 2, np.arange(12) % 3
+    nb = make_neighbours(
+        X,
+        y,
+        canary=(np.array([3.0, 0.0]), 1),
+        adjacency=adjacency,
+        fit_params={"silos": silos},
+        canary_fit_params={"silos": 2},
+    )
+    _check_silo_counts(nb)  # silent
+    # A canary added in a silo while another loses a record is refused.
+    moved = _federated_pair("add_remove", silos, np.r_[silos[:-1], 1, 1])
+    with pytest.raises(ValueError, match="silos hold other numbers"):
+        _check_silo_counts(moved)

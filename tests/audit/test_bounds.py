@@ -3,6 +3,7 @@
 """Clopper-Pearson bounds and the hypothesis-test bound on epsilon."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -101,3 +102,12 @@ def test_epsilon_ceiling_is_the_zero_error_bound():
     assert epsilon_ceiling(n, 10, delta) == pytest.approx(expected, rel=1e-10)
     # More runs can certify more.
     assert epsilon_ceiling(1000, 1000, delta) > epsilon_ceiling(100, 100, delta)
+
+
+@pytest.mark.parametrize("confidence", [0.0, -0.5, -0.9, 1.0, 95, float("nan"), "0.9"])
+def test_epsilon_ceiling_refuses_a_confidence_outside_0_1_as_given(confidence):
+    # Checking only the per-bound split 1 - (1 - c) / 2 would pass c in
+    # (-1, 0] (a ceiling of 4.97 at c = 0) and report 95 as "got 48.0".
+    given = re.escape(repr(confidence))
+    with pytest.raises(ValueError, match=rf"confidence .*got {given}\."):
+        epsilon_ceiling(100, 100, 1e-5, confidence=confidence)

@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """From scores to a lower bound: validity (no false alarms) and power."""
 
+import re
+
+import dp_accounting
 import numpy as np
 import pytest
 from scipy.stats import norm
@@ -166,3 +169,52 @@ def test_unequal_worlds_report_each_worlds_run_counts():
     s0, s1 = _gaussian_scores(1.0, 100, 0)
     r = audit_scores(s0, s1, delta=1e-5, epsilon=1.0)
     assert r.n_evaluation == r.n_evaluation_with == 50
+
+
+# -- options -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("confidence", [0.0, -0.5, -0.9, 1.0, 95, float("nan")])
+def test_a_confidence_outside_0_1_is_refused_as_given(confidence):
+    # At confidence -0.9 the "bounds" hold with no probability: a correct
+    # 1-DP randomized response was flagged in 199 audits of 200.
+    s0, s1 = _gaussian_scores(1.0, 200, 0)
+    given = re.escape(repr(confidence))
+    with pytest.raises(ValueError, match=rf"confidence .*got {given}\."):
+        audit_scores(s0, s1, delta=1e-5, epsilon=1.0, confidence=confidence)
+
+
+def test_a_correct_randomized_response_is_not_refuted_at_a_valid_confidence():
+    eps = 1.0
+    p = np.exp(eps) / (1 + np.exp(eps))
+    violations = 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        s0 = (rng.random(1000) > p).astype(float)
+        s1 = (rng.random(1000) < p).astype(float)
+        violations += audit_scores(s0, s1, delta=0.0, epsilon=eps).violation
+    assert violations <= 1
+
+
+@pytest.mark.parametrize("deltas", ["all", [2.0], [], [-0.1], ["x"]])
+def test_invalid_deltas_are_refused(deltas):
+    s0, s1 = _gaussian_scores(1.0, 200, 0)
+    with pytest.raises(ValueError, match="deltas must be 'auto' or a"):
+        audit_scores(s0, s1, delta=1e-5, epsilon=1.0, deltas=deltas)
+
+
+@pytest.mark.parametrize(
+    "claim, deltas",
+    [
+        ({"epsilon": 1.0}, [1e-6]),  # a bare epsilon claims nothing below delta
+        ({"epsilon": np.inf}, [0.1]),
+        ({"dp_event": dp_accounting.NonPrivateDpEvent()}, [0.1]),
+    ],
+)
+def test_deltas_without_the_nominal_one_and_no_finite_claim(claim, deltas):
+    # Nothing is claimed at the given deltas: nothing can be violated, and
+    # the result is stated at one of them (not a KeyError on the nominal).
+    s0, s1 = _gaussian_scores(1.0, 200, 0)
+    r = audit_scores(s0, s1, delta=1e-5, deltas=deltas, **claim)
+    assert not r.violation
+    assert r.audit_delta == deltas[0] and r.epsilon_claimed == np.inf

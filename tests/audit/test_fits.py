@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The audited fits: seeded clones, and the refusal of estimators without a claim."""
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 
 from sklearn_dpfair.audit import audit_estimator, audit_gradient_canary, make_neighbours
@@ -41,3 +44,14 @@ def test_audits_refuse_an_estimator_without_a_claim():
         audit_estimator(LogisticRegression(), nb, n_runs=4)
     with pytest.raises(ValueError, match="sets no dp_event_: it makes no privacy"):
         audit_gradient_canary(LogisticRegression(), X, y, n_runs=4)
+
+
+def test_fit_clone_shows_warnings_only_when_asked():
+    X, y = _data()
+    est = SGDClassifier(max_iter=1, tol=1e-3)  # too few iterations: it warns
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        fit_clone(est, X, y, {}, 0)
+    assert not shown
+    with pytest.warns(ConvergenceWarning):
+        fit_clone(est, X, y, {}, 0, show_warnings=True)

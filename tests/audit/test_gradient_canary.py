@@ -277,3 +277,79 @@ class _FederatedRecord(_NoNoisyStep):
         super().fit(X, y)
         self.silos_ = [0, 1, 2]
         return self
+
+
+# -- column maps, options and warnings ------------------------------------------------
+
+
+def _raw_columns(n=2000):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 2)) * 100 + 500
+    return X, (X[:, 0] > 500).astype(int)
+
+
+def test_feature_scaling_auto_without_bounds_is_refused_before_any_fit(monkeypatch):
+    # Its private location re-centres the zero canary columns, so the
+    # records get a gradient in the canary's coordinate.
+    from sklearn_dpfair.audit import _gradient_canary
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the column map was checked")
+
+    monkeypatch.setattr(_gradient_canary, "fit_clone", no_fit)
+    X, y = _raw_columns()
+    clf = DPLogisticRegression(classes=[0, 1], max_iter=1, feature_scaling="auto")
+    match = r"must not be re-centred.*feature_scaling=None.*feature_bounds"
+    with pytest.raises(ValueError, match=match):
+        audit_gradient_canary(clf, X, y, n_runs=4, n_canaries=2)
+
+
+@pytest.mark.parametrize("bounds", [(0, 1000), [(0, 1000), (0, 1000)]])
+def test_feature_bounds_are_extended_to_the_canary_columns(bounds):
+    X, y = _raw_columns()
+    clf = DPLogisticRegression(
+        epsilon=2.0,
+        classes=[0, 1],
+        max_iter=1,
+        batch_size=200,
+        feature_scaling="auto",
+        feature_bounds=bounds,
+    )
+    result = audit_gradient_canary(clf, X, y, n_runs=4, n_canaries=20)
+    assert not result.violation
+    assert clf.feature_bounds is bounds  # the caller's estimator is unchanged
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"confidence": 95},
+        {"confidence": -0.5},
+        {"selection_fraction": 50},
+        {"deltas": [2.0]},
+    ],
+)
+def test_gradient_canary_audit_refuses_bad_options_before_any_fit(
+    monkeypatch, data, options
+):
+    from sklearn_dpfair.audit import _gradient_canary
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the options were checked")
+
+    monkeypatch.setattr(_gradient_canary, "fit_clone", no_fit)
+    X, y = data
+    name = next(iter(options))
+    with pytest.raises(ValueError, match=name):
+        audit_gradient_canary(
+            DPLogisticRegression(classes=[0, 1]), X, y, n_runs=4, **options
+        )
+
+
+def test_gradient_canary_probe_fit_shows_the_estimators_warnings(data):
+    from sklearn_dpfair.exceptions import PrivacyLeakWarning
+
+    X, y = data
+    clf = DPLogisticRegression(epsilon=2.0, batch_size="full", max_iter=1)
+    with pytest.warns(PrivacyLeakWarning, match="classes"):
+        audit_gradient_canary(clf, X, y, n_runs=4, n_canaries=2)

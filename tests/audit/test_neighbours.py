@@ -426,3 +426,149 @@ def test_a_canary_value_a_float_column_cannot_hold_promotes_with_a_warning():
     assert nb.with_canary.X["a"].iloc[-1] == 0.1
     assert nb.with_canary.X.dtypes.tolist() == [np.float64, np.float32]
     assert nb.without.X.dtypes.tolist() == [np.float64, np.float32]
+
+
+# -- a named canary is read by name --------------------------------------------------
+
+
+def _named_frame():
+    X = pd.DataFrame({"income": [1.0, 2.0, 3.0], "age": [30.0, 40.0, 50.0]})
+    return X, np.array([0, 1, 0])
+
+
+@pytest.mark.parametrize(
+    "canary",
+    [
+        pd.Series({"age": 1000.0, "income": 5.0}),
+        pd.DataFrame([{"age": 1000.0, "income": 5.0}]),
+    ],
+)
+@pytest.mark.parametrize("adjacency", ["add_remove", "replace_one"])
+def test_a_named_canary_is_stored_by_column_name(canary, adjacency):
+    X, y = _named_frame()
+    nb = make_neighbours(X, y, canary=(canary, 1), adjacency=adjacency)
+    assert nb.with_canary.X.iloc[-1].to_dict() == {"income": 5.0, "age": 1000.0}
+    assert nb.canary_X.iloc[0].to_dict() == {"income": 5.0, "age": 1000.0}
+
+
+@pytest.mark.parametrize(
+    "canary, match",
+    [
+        (
+            pd.Series({"age": 1000.0, "salary": 5.0}),
+            r"missing \['income'\].*\['salary'\]",
+        ),
+        (pd.Series({"age": 1000.0}), r"missing \['income'\]"),
+        (pd.DataFrame([{"age": 1.0, "income": 5.0}] * 2), "one row"),
+    ],
+)
+def test_a_named_canary_must_name_each_column_once(canary, match):
+    X, y = _named_frame()
+    with pytest.raises(ValueError, match=rf"canary\[0\].*{match}"):
+        make_neighbours(X, y, canary=(canary, 1))
+
+
+def test_a_named_replacement_is_stored_by_column_name():
+    X, y = _named_frame()
+    replacement = (pd.Series({"age": 7.0, "income": 8.0}), 0, {})
+    nb = make_neighbours(
+        X,
+        y,
+        canary=([5.0, 1000.0], 1),
+        adjacency="replace_one",
+        replacement=replacement,
+    )
+    assert nb.without.X.iloc[-1].to_dict() == {"income": 8.0, "age": 7.0}
+
+
+# -- public status is not an attribute ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "attribute, values, canary_value, alternative",
+    [
+        ("silos", np.arange(6) % 3, 0, 1),
+        ("public_mask", np.arange(6) % 2 == 0, False, True),
+    ],
+)
+def test_attribute_cannot_be_public_status(
+    base, attribute, values, canary_value, alternative
+):
+    # Moving a record between silos, or making it public, is not a
+    # neighbouring pair: neighbours share the records' public status.
+    X, y, _ = base
+    with pytest.raises(ValueError, match=rf"attribute='{attribute}' is public status"):
+        make_neighbours(
+            X,
+            y,
+            canary=(np.zeros(3), 1),
+            adjacency="attribute",
+            fit_params={attribute: values},
+            canary_fit_params={attribute: canary_value},
+            attribute=attribute,
+            alternative_value=alternative,
+        )
+
+
+# -- a per-record DataFrame under replace-one ----------------------------------------
+
+
+@pytest.mark.parametrize("replacement", [None, 2])
+def test_replace_one_with_a_dataframe_fit_param(replacement):
+    X, y = np.arange(8.0).reshape(4, 2), np.array([0, 1, 0, 1])
+    sf = pd.DataFrame({"sex": ["m", "f", "m", "f"], "band": [1, 2, 3, 4]})
+    nb = make_neighbours(
+        X,
+        y,
+        canary=(np.ones(2), 1),
+        adjacency="replace_one",
+        replacement=replacement,
+        fit_params={"sensitive_features": sf},
+        canary_fit_params={"sensitive_features": ["f", 9]},
+    )
+    row = 0 if replacement is None else replacement
+    without = nb.without.fit_params["sensitive_features"]
+    assert without.iloc[-1].to_dict() == sf.iloc[row].to_dict()
+    assert nb.with_canary.fit_params["sensitive_features"].iloc[-1].tolist() == [
+        "f",
+        9,
+    ]
+    np.testing.assert_array_equal(nb.without.X[-1], X[row])
+
+
+# -- make_canary on NaN, inf, huge and text inputs ------------------------------------
+
+
+def test_make_canary_ignores_nan_entries():
+    X = np.array([[1.0, 0.5], [np.nan, 0.1], [2.0, 0.2]])
+    cx, cy = make_canary(X, np.array([0, 1, 0]))
+    # Column 1 is the least used; the outlier is 10 x the largest value, 2.
+    assert cx.tolist() == [0.0, 20.0] and cy == 1
+    _, target = make_canary(np.ones((3, 2)), np.array([1.0, np.nan, 2.0]))
+    assert target == 20.0
+    # A column without any value is never the canary's.
+    cx, _ = make_canary(np.array([[np.nan, 5.0], [np.nan, 6.0]]))
+    assert cx.tolist() == [0.0, 60.0]
+    with pytest.raises(ValueError, match="every entry is NaN"):
+        make_canary(np.full((2, 2), np.nan))
+
+
+@pytest.mark.parametrize(
+    "X, y, what",
+    [
+        (np.array([[1.0, 0.5], [np.inf, 0.1]]), None, "X"),
+        (np.array([[1e308, 0.0], [1.0, 1.0]]), None, "X"),
+        (np.ones((2, 2)), np.array([1.0, np.inf]), "y"),
+    ],
+)
+def test_make_canary_refuses_a_canary_value_that_overflows(X, y, what):
+    with pytest.raises(ValueError, match=rf"scale \* max\|{what}\| is not a finite"):
+        make_canary(X, y)
+
+
+def test_make_canary_refuses_text_columns_naming_them():
+    df = pd.DataFrame({"age": [30.0, 40.0, 50.0], "job": ["a", "b", "a"]})
+    with pytest.raises(ValueError, match=r"columns \['job'\] are not numeric"):
+        make_canary(df, np.array([0, 1, 0]))
+    with pytest.raises(ValueError, match="numeric features"):
+        make_canary(np.array([["a", 1.0]], dtype=object))
