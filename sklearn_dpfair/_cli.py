@@ -78,7 +78,7 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
     if args.command == "demo":
-        from ._demo import DEFAULT_EPSILONS, N_RUNS, run_demo
+        from ._demo import DEFAULT_EPSILONS, N_RUNS, DemoBudgetError, run_demo
 
         n_runs = N_RUNS if args.runs is None else args.runs
         # Run r uses seed + r: the last one must still be a seed.
@@ -87,9 +87,25 @@ def main(argv=None):
                 f"--seed {args.seed} with {n_runs} runs goes past {MAX_SEED} "
                 "(run r uses seed + r)"
             )
-        run_demo(
-            epsilons=args.epsilon or DEFAULT_EPSILONS,
-            random_state=args.seed,
-            n_runs=n_runs,
-        )
+        try:
+            # run_demo plans every private model before it reads a row, so
+            # a budget without a plan is refused before any work.
+            run_demo(
+                epsilons=args.epsilon or DEFAULT_EPSILONS,
+                random_state=args.seed,
+                n_runs=n_runs,
+            )
+        except DemoBudgetError as exc:
+            demo.error(_budget_usage(exc))
     return 0
+
+
+def _budget_usage(exc):
+    """The usage error of an ``--epsilon`` that a demo row cannot be planned at."""
+    from ._demo import SMALLEST_EPSILON
+
+    return (
+        f"argument --epsilon: the demo's {exc.row_name!r} has no privacy plan "
+        f"at epsilon {exc.epsilon:g}; use --epsilon {SMALLEST_EPSILON:g} or "
+        "more"
+    )

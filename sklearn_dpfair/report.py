@@ -471,13 +471,19 @@ def _final_estimator(estimator):
             )
             return estimator, notes
         elif hasattr(estimator, "best_estimator_"):
-            n_candidates = len(estimator.cv_results_["params"])
+            n_candidates, n_evaluations = _candidates_of(estimator.cv_results_)
             n_splits = getattr(estimator, "n_splits_", 1)
+            evaluated = (
+                f"{n_candidates} candidates x {n_splits} folds"
+                if n_evaluations == n_candidates
+                else f"{n_candidates} candidates ({n_evaluations} candidate "
+                f"evaluations over successive rounds, each x {n_splits} folds)"
+            )
             notes.append(
-                f"selected by {type(estimator).__name__} among {n_candidates} "
-                f"candidates x {n_splits} folds on the same data: the guarantee "
+                f"selected by {type(estimator).__name__} among {evaluated} "
+                "on the same data: the guarantee "
                 "below covers one fit only. A shared PrivacyLedger composes the "
-                f"{n_candidates * n_splits + 1} training fits, but the selection "
+                f"{n_evaluations * n_splits + 1} training fits, but the selection "
                 "and the scores in cv_results_ were computed without noise on "
                 "private held-out rows: they are further releases that no "
                 "ledger accounts for (use sklearn_dpfair.model_selection for an "
@@ -490,6 +496,19 @@ def _final_estimator(estimator):
                 notes.append(_ledger_note(ledger))
         else:
             return estimator, notes
+
+
+def _candidates_of(cv_results):
+    """(distinct candidates, candidate evaluations) of a search's ``cv_results_``.
+
+    A successive-halving search (``HalvingGridSearchCV``) evaluates the
+    surviving candidates again in each round, one ``cv_results_`` entry per
+    evaluation; its round ``iter == 0`` holds every candidate once.
+    """
+    n_evaluations = len(cv_results["params"])
+    if "iter" not in cv_results:
+        return n_evaluations, n_evaluations
+    return int(np.sum(np.asarray(cv_results["iter"]) == 0)), n_evaluations
 
 
 def _ledger_note(ledger):
@@ -637,8 +656,39 @@ def _mean_prediction(y_true, y_pred):
     return float(np.mean(y_pred))
 
 
+# Columns of ModelReport.to_frame that a metric of the same name would
+# overwrite: a metric called "epsilon" would replace the guarantee.
+_RESERVED_COLUMNS = frozenset(
+    [
+        *_PRIVACY_FIELDS,
+        "private",
+        "seeded",
+        "demographic_parity_difference",
+        "equalized_odds_difference",
+    ]
+)
+
+
+def _check_metrics(metrics):
+    """Refuse metrics that are not named callables, or whose names are columns."""
+    if not isinstance(metrics, dict) or not all(map(callable, metrics.values())):
+        raise TypeError("metrics must be a dict mapping names to callables.")
+    # to_frame adds "<name>_difference" for each metric: one metric must not
+    # be named as another's difference either.
+    taken = _RESERVED_COLUMNS | {f"{name}_difference" for name in metrics}
+    clashing = sorted(str(name) for name in metrics if name in taken)
+    if clashing:
+        raise ValueError(
+            f"metrics has names {clashing} that are columns of the report's "
+            f"to_frame; rename them (reserved: {sorted(_RESERVED_COLUMNS)} and "
+            "'<metric>_difference')."
+        )
+
+
 def _metrics_of(estimator, final, X, y, sensitive_features, metrics):
     """(MetricFrame or None, overall dict) of the predictions on ``X``."""
+    if metrics is not None:
+        _check_metrics(metrics)
     y_pred = np.asarray(estimator.predict(X))
     has_labels = y is not None
     if has_labels:
@@ -651,8 +701,6 @@ def _metrics_of(estimator, final, X, y, sensitive_features, metrics):
         y_true = y_pred
     if metrics is None:
         metrics = _default_metrics(final, y_pred, has_labels)
-    elif not isinstance(metrics, dict) or not all(map(callable, metrics.values())):
-        raise TypeError("metrics must be a dict mapping names to callables.")
     if sensitive_features is None:
         overall = {name: metric(y_true, y_pred) for name, metric in metrics.items()}
         return None, overall

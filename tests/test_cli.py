@@ -11,14 +11,18 @@ from sklearn_dpfair import _demo
 from sklearn_dpfair._cli import main
 from sklearn_dpfair._demo import (
     DEMO_ROWS,
+    N_FEATURES,
     N_TRAIN,
     RAW_COLUMNS,
     REFERENCE_ROWS,
+    SMALLEST_EPSILON,
+    DemoBudgetError,
     _spent_text,
+    plan_demo,
     planned_raw_pipeline,
     run_demo,
 )
-from sklearn_dpfair.datasets import load_adult
+from sklearn_dpfair.datasets import load_adult, make_adult_preprocessor
 
 
 def test_demo_prints_a_row_per_model_and_budget(capsys):
@@ -38,6 +42,10 @@ def test_demo_prints_a_row_per_model_and_budget(capsys):
     assert spent != eps and float(spent) < 1.0
     # The comparison with scikit-learn is explained, and the spread named.
     assert "sampling noise" in out and "over 2 runs" in out
+    # The private pipeline reads other features than scikit-learn's row: its
+    # edge is not put down to privacy acting as a regularizer.
+    assert "regularization" not in out
+    assert "builds its own features" in out and "not from privacy" in out
 
 
 def test_demo_rows_are_one_per_fit_and_seeded_runs_differ():
@@ -89,14 +97,41 @@ def test_unknown_command_fails():
         (["--seed", "-1"], "--seed"),
         (["--seed", "4294967296"], "--seed"),
         (["--runs", "0"], "--runs"),
+        # Positive, but too small for a plan of the private pipeline.
+        (["--epsilon", "0.001"], "--epsilon"),
+        (["--epsilon", "1e-300"], "--epsilon"),
     ],
 )
-def test_bad_demo_options_are_usage_errors_before_any_work(args, option, capsys):
+def test_bad_demo_options_are_usage_errors_before_any_work(
+    args, option, capsys, monkeypatch
+):
     # Exit status 2 with the option named, before the data is loaded.
+    def no_data(*args, **kwargs):
+        raise AssertionError("the data were loaded")
+
+    monkeypatch.setattr(_demo, "load_adult", no_data)
     with pytest.raises(SystemExit) as info:
         main(["demo", *args])
     assert info.value.code == 2
-    assert f"argument {option}" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"argument {option}" in err
+    if option == "--epsilon" and float(args[1]) > 0:
+        assert f"use --epsilon {SMALLEST_EPSILON:g} or more" in err
+
+
+def test_every_demo_row_has_a_plan_at_the_smallest_budget_named():
+    planned = plan_demo([SMALLEST_EPSILON])
+    assert len(planned) == len(DEMO_ROWS)
+
+
+def test_run_demo_refuses_a_budget_without_a_plan_before_any_work(monkeypatch):
+    def no_data(*args, **kwargs):
+        raise AssertionError("the data were loaded")
+
+    monkeypatch.setattr(_demo, "load_adult", no_data)
+    with pytest.raises(DemoBudgetError, match="epsilons: .* epsilon=1e-300") as info:
+        run_demo(epsilons=[1e-300], file=io.StringIO())
+    assert isinstance(info.value, ValueError) and info.value.epsilon == 1e-300
 
 
 def test_a_seed_whose_last_run_is_no_seed_is_a_usage_error(capsys):
@@ -109,6 +144,8 @@ def test_a_seed_whose_last_run_is_no_seed_is_a_usage_error(capsys):
 def test_the_public_shape_is_the_bundled_tables():
     train = load_adult()
     assert list(train.data.columns) == RAW_COLUMNS and len(train.data) == N_TRAIN
+    features = make_adult_preprocessor().fit_transform(train.data.head(5))
+    assert features.shape[1] == N_FEATURES
 
 
 @pytest.mark.parametrize("epsilon, accountant", [(0.05, "pld"), (0.01, "pld"),

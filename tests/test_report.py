@@ -488,3 +488,50 @@ def test_a_search_report_names_no_single_noise_multiplier():
     assert search.noise_multiplier_ is None
     assert privacy_report(search).privacy["noise_multiplier"] is None
     assert search.score_noise_multiplier_ > 0
+
+
+@pytest.mark.parametrize(
+    "names, clashing",
+    [
+        (["epsilon"], "epsilon"),
+        (["seeded"], "seeded"),
+        (["demographic_parity_difference"], "demographic_parity_difference"),
+        (["acc", "acc_difference"], "acc_difference"),
+    ],
+)
+def test_a_metric_named_like_a_column_of_the_frame_is_refused(
+    fitted, data, names, clashing
+):
+    # Its value would overwrite the column: a metric "epsilon" would replace
+    # the guarantee in to_frame.
+    X, y, _ = data
+    metrics = {name: accuracy_score for name in names}
+    with pytest.raises(ValueError, match=rf"metrics has names \['{clashing}'\]"):
+        privacy_report(fitted, X, y, metrics=metrics)
+
+
+def test_a_halving_search_counts_each_candidate_once(data):
+    from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+    from sklearn.model_selection import HalvingGridSearchCV
+
+    X, y, _ = data
+    ledger = PrivacyLedger()
+    model = DPLogisticRegression(
+        epsilon=10.0, noise_multiplier=4.0, max_iter=2, classes=[0, 1],
+        accountant=ledger,
+    )
+    search = HalvingGridSearchCV(
+        model, {"alpha": [0.0, 1e-4, 1e-3, 1e-2]}, cv=2, factor=2,
+        min_resources=100, random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    n_evaluations = len(search.cv_results_["params"])
+    assert n_evaluations > 4  # the survivors were evaluated again
+    note = privacy_report(search).notes[0]
+    assert "among 4 candidates" in note
+    assert f"{n_evaluations} candidate evaluations" in note
+    # The ledger holds every fit of every round, and the refit.
+    assert len(ledger) == n_evaluations * 2 + 1
+    assert f"the {len(ledger)} training fits" in note

@@ -58,6 +58,13 @@ def _read(filename):
     return frame
 
 
+def _check_flags(**flags):
+    """Refuse a flag that is not a bool (``as_frame="no"`` would read as True)."""
+    for name, value in flags.items():
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False; got {value!r}.")
+
+
 def load_adult(
     *, subset="train", as_frame=True, return_X_y=False, dropna=True, drop_sensitive=True
 ):
@@ -103,6 +110,12 @@ def load_adult(
     """
     if subset not in ("train", "test", "all"):
         raise ValueError(f"subset must be 'train', 'test' or 'all'; got {subset!r}.")
+    _check_flags(
+        as_frame=as_frame,
+        return_X_y=return_X_y,
+        dropna=dropna,
+        drop_sensitive=drop_sensitive,
+    )
     names = ["train", "test"] if subset == "all" else [subset]
     frame = pd.concat([_read(_FILES[name]) for name in names], ignore_index=True)
     if dropna:

@@ -16,6 +16,8 @@ import numpy as np
 from sklearn.compose import make_column_transformer
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
+from ..utils._redact import redacting_errors
+
 __all__ = ["make_adult_preprocessor"]
 
 # Documented ranges of the census variables (Adult codebook and the Census
@@ -55,7 +57,12 @@ def codebook_categories():
     return schema
 
 
+# The rows scaled here are private: numpy's parsing error quotes a cell that
+# is not a number ("could not convert string to float: '...'"), so the
+# message is redacted as in the package's own fits.
+@redacting_errors
 def _scale_public(frame):
+    """The numeric columns mapped by their public ranges (one output each)."""
     ranged = [
         2 * (frame[col].to_numpy(float).clip(lo, hi) - lo) / (hi - lo) - 1
         for col, (lo, hi) in PUBLIC_RANGES.items()
@@ -87,7 +94,9 @@ def make_adult_preprocessor(categorical_features=None):
     Returns
     -------
     preprocessor : sklearn.compose.ColumnTransformer
-        Unfitted; fitting it only checks the columns.
+        Unfitted; fitting it only checks the columns. Once fitted, its
+        ``get_feature_names_out`` names the numeric columns after their
+        inputs and the one-hot columns after their categories.
 
     Examples
     --------
@@ -99,6 +108,9 @@ def make_adult_preprocessor(categorical_features=None):
     (30162, 97)
     >>> bool(np.linalg.norm(X, axis=1).max() <= np.sqrt(5 + 6))
     True
+    >>> make_adult_preprocessor().fit(adult.data).get_feature_names_out()[:2]
+    array(['functiontransformer__age', 'functiontransformer__education-num'],
+          dtype=object)
     """
     schema = codebook_categories()
     if categorical_features is None:
@@ -124,7 +136,8 @@ def make_adult_preprocessor(categorical_features=None):
         )
     return make_column_transformer(
         (
-            FunctionTransformer(_scale_public),
+            # One output column per input column, in the input's order.
+            FunctionTransformer(_scale_public, feature_names_out="one-to-one"),
             [*PUBLIC_RANGES, *CAPITAL_COLUMNS],
         ),
         (

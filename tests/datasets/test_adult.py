@@ -1,5 +1,7 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
+import traceback
+
 import numpy as np
 import pytest
 
@@ -43,3 +45,35 @@ def test_bad_categorical_features_name_the_parameter(
 ):
     with pytest.raises(error, match=match):
         make_adult_preprocessor(categorical_features=categorical_features)
+
+
+@pytest.mark.parametrize("flag", ["as_frame", "return_X_y", "dropna", "drop_sensitive"])
+def test_flags_that_are_not_bools_name_the_parameter(flag):
+    # A string such as "no" is truthy: it would silently read as True.
+    with pytest.raises(ValueError, match=f"{flag} must be True or False"):
+        load_adult(**{flag: "no"})
+
+
+def test_a_cell_that_is_not_a_number_is_not_printed():
+    # The rows are private: the parsing error must not quote the cell, nor
+    # keep the quoting error as its cause or context.
+    X = load_adult().data.head(50).copy()
+    X["age"] = X["age"].astype(object)
+    X.loc[X.index[3], "age"] = "SECRET-John-Doe-1961"
+    with pytest.raises(ValueError, match="could not convert") as info:
+        make_adult_preprocessor().fit_transform(X)
+    shown = "".join(traceback.format_exception(info.value))
+    assert "SECRET" not in shown
+
+
+def test_feature_names_out_name_every_column():
+    adult = load_adult()
+    preprocess = make_adult_preprocessor().fit(adult.data.head(50))
+    names = preprocess.get_feature_names_out()
+    assert len(names) == preprocess.transform(adult.data.head(5)).shape[1] == 97
+    assert list(names[:5]) == [
+        f"functiontransformer__{col}"
+        for col in ["age", "education-num", "hours-per-week", "capital-gain",
+                    "capital-loss"]
+    ]
+    assert "onehotencoder__workclass_Private" in names
