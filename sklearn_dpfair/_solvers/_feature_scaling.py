@@ -68,6 +68,7 @@ __all__ = [
     "first_layer_in_user_units",
     "fit_feature_scaling",
     "in_user_units",
+    "narrowed_if_finite",
     "off_unit_scale",
     "plan_feature_scaling",
     "public_feature_scaling",
@@ -182,14 +183,61 @@ class FeatureScaling:
         Returns
         -------
         coef, intercept : ndarrays
-            In the dtype of ``coef``.
+            In the dtype of ``coef``, or both in float64 where a mapped value
+            lies beyond that dtype's largest float (a column declared in units
+            of ``1e-39``: ``w / s`` is ``1e39``, past float32), so that no
+            parameter is stored as ``inf``; predicting then promotes the
+            input to float64, as scikit-learn's models do. A value beyond
+            float64's range is saturated at its largest float.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_dpfair._solvers._feature_scaling import FeatureScaling
+        >>> scaling = FeatureScaling(np.zeros(1), np.array([1e-39]))
+        >>> coef, intercept = scaling.coefficients_in_user_units(
+        ...     np.ones((1, 1), dtype=np.float32), np.zeros(1, dtype=np.float32))
+        >>> coef.dtype, bool(coef[0, 0] > np.finfo(np.float32).max)
+        (dtype('float64'), True)
         """
-        raw = np.asarray(coef, dtype=np.float64) / self.scale
-        shift = raw @ self.location
         dtype = np.asarray(coef).dtype
-        return raw.astype(dtype), (np.asarray(intercept, dtype=np.float64) - shift).astype(
-            dtype
-        )
+        # Overflow past float64 is saturated by _finite, silently: a warning
+        # would depend on the released model.
+        with np.errstate(over="ignore", invalid="ignore"):
+            raw = _finite(np.asarray(coef, dtype=np.float64) / self.scale, np.float64)
+            shift = _finite(raw @ self.location, np.float64)
+            intercept = _finite(np.asarray(intercept, np.float64) - shift, np.float64)
+        if not (_fits_in(raw, dtype) and _fits_in(intercept, dtype)):
+            # Narrowed, the model would be inf and every prediction NaN.
+            dtype = np.float64
+        return raw.astype(dtype), intercept.astype(dtype)
+
+
+def narrowed_if_finite(values, dtype):
+    """``values`` cast to ``dtype``, or kept in float64 where that would overflow.
+
+    A released parameter beyond ``dtype``'s largest float would be stored as
+    ``inf`` (with a warning that depends on the model) and turn every
+    prediction into NaN; predicting promotes the input to the parameter's
+    float64 instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._feature_scaling import narrowed_if_finite
+    >>> narrowed_if_finite(np.array([1.0]), np.float32).dtype
+    dtype('float32')
+    >>> narrowed_if_finite(np.array([1e39]), np.float32).dtype
+    dtype('float64')
+    """
+    values = np.asarray(values)
+    return values.astype(dtype) if _fits_in(values, dtype) else values
+
+
+def _fits_in(values, dtype):
+    """Whether every (finite) value is within ``dtype``'s largest float."""
+    largest = float(np.finfo(dtype).max)
+    return values.size == 0 or float(np.max(np.abs(values))) <= largest
 
 
 def _finite(values, dtype):

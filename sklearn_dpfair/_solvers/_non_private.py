@@ -55,7 +55,6 @@ from sklearn.exceptions import ConvergenceWarning
 from ..utils._numeric import constant_columns
 from ..utils._validation import warn_at_caller
 from ._linear import LinearModel, as_rows
-from ._row_blocks import float64_product
 from ._rows import entry_blocks
 
 __all__ = [
@@ -126,7 +125,11 @@ def column_moments(X, sample_weight=None, *, center=True):
 
     Two passes (the mean, then the centred squares), so that a column
     shifted by ``1e5`` with a spread of ``1e-3`` keeps its spread (the
-    one-pass ``E[x^2] - E[x]^2`` would cancel to noise). Without ``center``
+    one-pass ``E[x^2] - E[x]^2`` would cancel to noise). Each column is
+    first divided by a power of two at least its largest magnitude
+    (:func:`_column_magnitudes`, exact), as a scaled sum of squares
+    (LAPACK's ``dnrm2``) is, so that a column whose spread is beyond
+    ``1e154`` does not overflow its squares to ``inf``. Without ``center``
     the means are 0 and the scales the root mean squares. A constant (or
     empty) column, one whose variance is zero within rounding
     (:func:`~sklearn_dpfair.utils._numeric.constant_columns`), gets the
@@ -142,38 +145,83 @@ def column_moments(X, sample_weight=None, *, center=True):
     >>> mean, scale = column_moments(X)
     >>> scale
     array([0.001, 1.   ])
+    >>> column_moments(np.array([[1e200], [-1e200]]))[1]
+    array([1.e+200])
+    """
+    n = X.shape[0]
+    if sp.issparse(X):
+        moments = _sparse_column_moments(as_rows(X), sample_weight, center)
+    else:
+        moments = _dense_column_moments(X, sample_weight, center)
+    magnitude, mean, second, total = moments
+    var = np.maximum(second, 0.0) / total
+    # A constant column's rounding-level variance (0.1 on every row: 1e-34)
+    # is zero, as in scikit-learn's StandardScaler. The test is homogeneous
+    # of degree 2 in the mean and the spread: it reads the scaled moments.
+    constant = constant_columns(var, mean, n) if center else var == 0
+    scale = np.sqrt(var) * magnitude
+    scale[constant | ~(scale > 0) | ~np.isfinite(scale)] = 1.0
+    return mean * magnitude, scale
+
+
+def _column_magnitudes(largest):
+    """The least power of two at least each column's largest ``|x|`` (1 for 0).
+
+    Dividing by a power of two is exact, so the scaled moments round as the
+    raw ones would; scaled, every value lies in ``[-1, 1]`` and the centred
+    squares in ``[0, 4]``. Capped at ``2**1023`` (float64's largest power of
+    two): values near float64's largest then scale to at most 2.
+    """
+    mantissa, exponent = np.frexp(np.asarray(largest, dtype=np.float64))
+    # frexp gives (0, 0) for an all-zero column, and (inf or nan, 0) for a
+    # non-finite one: magnitude 1, the column as given.
+    return np.ldexp(1.0, np.minimum(exponent, np.finfo(np.float64).maxexp - 1))
+
+
+def _dense_column_moments(X, sample_weight, center):
+    """Magnitudes, scaled weighted means and centred second moments, total weight.
+
+    A block of rows at a time (:data:`_BLOCK_ENTRIES`): no ``n x d`` float64
+    temporary of a float32 ``X``. Three reads of ``X`` (the magnitudes, the
+    mean, the centred squares); the means and second moments are those of
+    the columns divided by their magnitudes.
     """
     n, d = X.shape
-    if sp.issparse(X):
-        mean, second, total = _sparse_column_moments(as_rows(X), sample_weight, center)
-    else:
-        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
-        total = w.sum()
-        if center:
-            mean = float64_product(X, w[:, None], transpose_a=True)[:, 0] / total
-        else:
-            mean = np.zeros(d)
-        second = np.zeros(d)
-        step = max(1, _BLOCK_ENTRIES // max(d, 1))
-        for start in range(0, n, step):
-            block = np.asarray(X[start : start + step], dtype=np.float64) - mean
-            second += w[start : start + step] @ (block * block)
-    var = np.maximum(second, 0.0) / total
-    scale = np.sqrt(var)
-    # A constant column's rounding-level variance (0.1 on every row: 1e-34)
-    # is zero, as in scikit-learn's StandardScaler.
-    constant = constant_columns(var, mean, n) if center else var == 0
-    scale[constant | ~(scale > 0) | ~np.isfinite(scale)] = 1.0
-    return mean, scale
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
+    total = w.sum()
+    step = max(1, _BLOCK_ENTRIES // max(d, 1))
+    starts = range(0, n, step)
+    largest = np.zeros(d)
+    for start in starts:
+        block = np.abs(np.asarray(X[start : start + step]))
+        if block.size:
+            largest = np.maximum(largest, block.max(axis=0))
+    magnitude = _column_magnitudes(largest)
+
+    def scaled(start):
+        return np.asarray(X[start : start + step], dtype=np.float64) / magnitude
+
+    mean = np.zeros(d)
+    if center:
+        for start in starts:
+            mean += w[start : start + step] @ scaled(start)
+        mean /= total
+    second = np.zeros(d)
+    for start in starts:
+        block = scaled(start) - mean
+        second += w[start : start + step] @ (block * block)
+    return magnitude, mean, second, total
 
 
 def _sparse_column_moments(X, sample_weight, center):
-    """Weighted means, centred second moments and total weight of a CSR ``X``.
+    """Magnitudes, scaled means and centred second moments, total weight, of CSR ``X``.
 
     Read a block of stored entries at a time (:data:`_SPARSE_BLOCK_ENTRIES`),
     so that the temporaries stay far below the matrix (a float64 copy of a
     float32 matrix's values, as a sparse product makes, weighs as much as
-    its storage). Two passes and no cancellation: the centred squares of a
+    its storage). The stored values are divided by their column's magnitude
+    (:func:`_column_magnitudes`, from a first pass) before they are summed
+    or squared. Two passes and no cancellation: the centred squares of a
     column are its stored entries' ``(x - mu)^2`` plus ``mu^2`` for each
     row where it is not stored, all non-negative, so a column of offset
     ``1e5`` and spread ``1e-3`` stored on every row keeps its spread
@@ -185,22 +233,30 @@ def _sparse_column_moments(X, sample_weight, center):
     total = float(n) if w is None else float(w.sum())
     indptr = X.indptr
     blocks = list(entry_blocks(indptr, _SPARSE_BLOCK_ENTRIES))
+    largest = np.zeros(d)
+    for row, end in blocks:
+        lo, hi = indptr[row], indptr[end]
+        np.maximum.at(largest, X.indices[lo:hi], np.abs(X.data[lo:hi]))
+    magnitude = _column_magnitudes(largest)
+
+    def scaled(lo, hi):
+        cols = X.indices[lo:hi]
+        return cols, X.data[lo:hi].astype(np.float64) / magnitude[cols]
+
     mean = np.zeros(d)
     if center:
         for row, end in blocks:
-            lo, hi = indptr[row], indptr[end]
-            values = X.data[lo:hi].astype(np.float64)
+            cols, values = scaled(indptr[row], indptr[end])
             if w is not None:
                 values *= np.repeat(w[row:end], np.diff(indptr[row : end + 1]))
-            mean += np.bincount(X.indices[lo:hi], weights=values, minlength=d)
+            mean += np.bincount(cols, weights=values, minlength=d)
         mean /= total
     squares = np.zeros(d)
     # Weight of the rows where each column is not stored (they hold 0).
     unstored = np.zeros(d)
     for row, end in blocks:
-        lo, hi = indptr[row], indptr[end]
-        cols = X.indices[lo:hi]
-        centred = X.data[lo:hi].astype(np.float64) - mean[cols]
+        cols, values = scaled(indptr[row], indptr[end])
+        centred = values - mean[cols]
         counts = np.bincount(cols, minlength=d)
         if w is None:
             squares += np.bincount(cols, weights=centred * centred, minlength=d)
@@ -215,7 +271,7 @@ def _sparse_column_moments(X, sample_weight, center):
         unstored += np.where(
             counts == end - row, 0.0, np.maximum(w[row:end].sum() - stored, 0.0)
         )
-    return mean, squares + unstored * mean**2, total
+    return magnitude, mean, squares + unstored * mean**2, total
 
 
 # A column whose standard deviation exceeds this many times its robust

@@ -77,6 +77,7 @@ __all__ = [
     "fit_output_perturbation",
     "frank_wolfe_setup",
     "output_perturbation_setup",
+    "weights_in_dtype",
 ]
 
 # l1_radius * feature bound bounds every linear prediction |w . x~|; beyond
@@ -362,6 +363,45 @@ def dp_sgd_setup(
     )
 
 
+def weights_in_dtype(weights, dtype):
+    """Public weights in a solver's ``dtype``, saturated at its largest float.
+
+    A weight beyond that float (``1e300`` for a float32 fit) would be cast
+    to ``inf`` with an overflow warning that depends on one record's weight,
+    and its term, no longer finite, would count for nothing. Saturated, the
+    weight still multiplies the record's loss derivative *before* clipping,
+    so its term is clipped to the clip norm as in a float64 fit. Weights
+    within range are cast exactly as before.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_samples,) or None
+        Non-negative float64 weights (:func:`~sklearn_dpfair.privacy.fit_weights`).
+    dtype : dtype
+        The solver's floating dtype (numpy's or another namespace's).
+
+    Returns
+    -------
+    weights : ndarray of shape (n_samples,) or None
+        float64, each at most the largest float of ``dtype`` (None stays None).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._private_fit import weights_in_dtype
+    >>> weights_in_dtype(np.array([2.0, 1e300]), np.float32).astype(np.float32)
+    array([2.0000000e+00, 3.4028235e+38], dtype=float32)
+    """
+    return capped_weights(weights, float(np.finfo(_numpy_dtype(dtype)).max))
+
+
+def _numpy_dtype(dtype):
+    """numpy's dtype of the same name (``torch.float32``: ``float32``)."""
+    if isinstance(dtype, (np.dtype, type)):
+        return np.dtype(dtype)
+    return np.dtype(str(dtype).rsplit(".", 1)[-1])
+
+
 def fit_dp_sgd(
     X,
     y,
@@ -457,7 +497,9 @@ def fit_dp_sgd(
         intercept_scaling=1.0 if params.fit_intercept else 0.0,
         rng=rng,
         sample_weight=(
-            None if weights is None else backend.asarray(weights, dtype=X.dtype)
+            None
+            if weights is None
+            else backend.asarray(weights_in_dtype(weights, X.dtype), dtype=X.dtype)
         ),
         progress=(
             None

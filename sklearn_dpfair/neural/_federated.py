@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._solvers._feature_scaling import first_layer_in_user_units
+from .._solvers._feature_scaling import first_layer_in_user_units, narrowed_if_finite
 from ..federated._fit import fit_silos
 from ._fit import NetworkFit, _init_rng, auto_network_learning_rate
 from ._network import init_parameters, layer_sizes, n_parameters
@@ -249,8 +249,9 @@ def fit_network_silos(
         *network.unflatten(fit.parameters), fit.scaling
     )
     return fit, NetworkFit(
-        [W.astype(dtype) for W in weights],
-        [b.astype(dtype) for b in biases],
+        # Kept in float64 where the input's float32 would store inf.
+        [narrowed_if_finite(W, dtype) for W in weights],
+        [narrowed_if_finite(b, dtype) for b in biases],
         fit.rounds,
         fit.record,
     )

@@ -16,7 +16,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._solvers._feature_scaling import exact_feature_scaling, fit_feature_scaling
-from .._solvers._private_fit import DPSGDParams, check_planned_shape, dp_sgd_setup
+from .._solvers._private_fit import (
+    DPSGDParams,
+    check_planned_shape,
+    dp_sgd_setup,
+    weights_in_dtype,
+)
 from .._solvers._schedules import penalty_capped_learning_rate, resolve_epochs
 from ..privacy import fit_weights
 from ..utils._array_api import NUMPY_BACKEND, to_numpy
@@ -267,7 +272,9 @@ def fit_dp_network(
         alpha=params.alpha,
         rng=rng,
         sample_weight=(
-            None if weights is None else backend.asarray(weights, dtype=X.dtype)
+            None
+            if weights is None
+            else backend.asarray(weights_in_dtype(weights, X.dtype), dtype=X.dtype)
         ),
         progress=(
             None

@@ -671,9 +671,19 @@ default=None
         # The network moves to X's namespace and device, wherever it was
         # fitted (a numpy model scores torch input under dispatch, and back).
         xp = array_namespace(X)
-        weights = [xp.astype(W, X.dtype) for W in arrays_like(X, *self.coefs_)]
-        biases = [xp.astype(b, X.dtype) for b in arrays_like(X, *self.intercepts_)]
-        return forward(X, weights, biases, self.activation)[2]
+        weights = arrays_like(X, *self.coefs_)
+        biases = arrays_like(X, *self.intercepts_)
+        # The wider of X's and the network's precisions, as scikit-learn's
+        # MLP promotes: a float64 network narrowed to float32 input would
+        # turn its weights beyond float32's range (a column in units of
+        # 1e-39) into inf, and every prediction into NaN.
+        dtype = xp.result_type(X, *weights, *biases)
+        return forward(
+            xp.astype(X, dtype),
+            [xp.astype(W, dtype) for W in weights],
+            [xp.astype(b, dtype) for b in biases],
+            self.activation,
+        )[2]
 
     def _loss_for_prediction(self):
         return self._loss_for(self.classes_)

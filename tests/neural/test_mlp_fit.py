@@ -1,5 +1,8 @@
 """The network's DP-SGD fit executes the set-up planned before the data."""
 
+import math
+import warnings
+
 import numpy as np
 import pytest
 
@@ -50,3 +53,32 @@ def test_strong_penalty_with_the_auto_step_stays_finite():
     ).fit(X, y)
     assert all(np.all(np.abs(W) < 10.0) for W in clf.coefs_)
     assert np.all(np.isfinite(clf.predict_proba(X)))
+
+
+def test_a_float32_network_clips_a_weight_beyond_float32_as_float64_does():
+    # A public weight of 1e300 would be cast to inf in a float32 fit (an
+    # overflow warning that depends on one record, and a term that counts
+    # for nothing); saturated, the weighted term is clipped to clip_norm as
+    # in the float64 fit, so both take the same steps.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(float)
+    weights = np.ones(len(y))
+    weights[::10] = 1e300
+    budget = PrivacyBudget(math.inf, 1e-5, "rdp", 0.0)
+    setup = network_setup(200, 3, 1, PARAMS, budget, weighted=True)
+    fits = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for dtype in (np.float64, np.float32):
+            fits[dtype] = fit_dp_network(
+                X.astype(dtype),
+                y,
+                BinaryLogisticLoss(),
+                setup,
+                PARAMS,
+                rng=np.random.default_rng(3),
+                sample_weight=weights,
+            )
+    for W32, W64 in zip(fits[np.float32].weights, fits[np.float64].weights):
+        np.testing.assert_allclose(W32, W64, rtol=1e-4, atol=1e-5)

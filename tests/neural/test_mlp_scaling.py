@@ -83,3 +83,59 @@ def test_private_scales_are_refused_with_silos(raw):
         _clf(feature_scaling="auto").fit(X, y, silos=np.arange(len(y)) % 2)
     with pytest.raises(ValueError, match="needs public feature_bounds"):
         _clf(feature_scaling="auto").privacy_plan(len(y), X.shape[1], n_silos=2)
+
+
+def _tiny_unit_column(n=2000):
+    # Column 0 in units of 1e-39 (float32 holds it as subnormals): its
+    # first-layer weights in the user's units are about 1e39.
+    X, y = make_classification(n, 3, n_informative=2, n_redundant=0, random_state=1)
+    X[:, 0] *= 1e-39
+    return X, y
+
+
+def test_a_float64_network_promotes_float32_input_to_predict():
+    # Narrowed to float32, the float64 weights of the tiny-unit column
+    # would be inf (an overflow warning) and every probability NaN;
+    # promoted, as scikit-learn's MLP does, float32 input predicts as the
+    # float64 input does.
+    X, y = _tiny_unit_column()
+    clf = _clf(hidden_layer_sizes=(8,), epsilon=math.inf, max_iter=5).fit(X, y)
+    assert np.abs(clf.coefs_[0]).max() > np.finfo(np.float32).max
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        proba = clf.predict_proba(X.astype(np.float32))
+    assert np.isfinite(proba).all()
+    np.testing.assert_array_equal(
+        proba.argmax(axis=1), clf.predict_proba(X).argmax(axis=1)
+    )
+
+
+def test_a_float32_fit_at_infinite_epsilon_keeps_large_weights_finite():
+    # The exact standardization maps the first layer back to the user's
+    # units: 1e39 is kept in float64, never stored as inf.
+    X, y = _tiny_unit_column()
+    X32 = X.astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        clf = _clf(hidden_layer_sizes=(8,), epsilon=math.inf, max_iter=5)
+        clf.fit(X32, y)
+        proba = clf.predict_proba(X32)
+    assert all(np.isfinite(W).all() for W in clf.coefs_)
+    assert np.isfinite(proba).all()
+    assert clf.score(X32, y) > 0.85
+
+
+def test_infinite_epsilon_standardizes_a_column_of_huge_spread():
+    # A column in units of 1e160: its squares overflow float64, so the
+    # exact moments are computed on the column scaled by its magnitude;
+    # the fit then learns it as it learns the column in plain units.
+    X, y = make_classification(
+        3000, 4, n_informative=2, n_redundant=0, random_state=1
+    )
+    huge = X.copy()
+    huge[:, 1] *= 1e160
+    plain = _clf(hidden_layer_sizes=(8,), epsilon=math.inf).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        scaled = _clf(hidden_layer_sizes=(8,), epsilon=math.inf).fit(huge, y)
+    assert scaled.score(huge, y) >= plain.score(X, y) - 0.02

@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_dpfair import DPFERMIClassifier, DPLogisticRegression, DPMLPClassifier
@@ -18,6 +19,7 @@ from sklearn_dpfair._solvers._feature_scaling import (
     columns_off_unit_scale,
     first_layer_in_user_units,
     fit_feature_scaling,
+    narrowed_if_finite,
     plan_feature_scaling,
     public_scaling_plan,
     scaled_columns,
@@ -524,3 +526,57 @@ def test_invalid_feature_bounds_are_refused_at_every_epsilon(make, bounds, epsil
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match="feature_bounds"):
             est.fit(X, y, **fit_params)
+
+
+def test_user_units_beyond_float32_are_kept_in_float64_without_warning():
+    # A column declared in units of 1e-39: w / s is 1e39, past float32.
+    # Narrowed, the model would be inf (with an overflow warning) and every
+    # prediction NaN; kept in float64, it is finite and exact.
+    scaling = FeatureScaling(np.array([1e-39, 0.0]), np.array([1e-39, 1.0]))
+    coef = np.array([[2.0, 3.0]], dtype=np.float32)
+    intercept = np.array([1.0], dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        raw, raw_intercept = scaling.coefficients_in_user_units(coef, intercept)
+    assert raw.dtype == raw_intercept.dtype == np.float64
+    np.testing.assert_allclose(raw, [[2e39, 3.0]])
+    np.testing.assert_allclose(raw_intercept, [1.0 - 2.0])
+    # Within range the model keeps the fit's dtype.
+    small = FeatureScaling(np.zeros(2), np.array([10.0, 1.0]))
+    assert small.coefficients_in_user_units(coef, intercept)[0].dtype == np.float32
+    assert narrowed_if_finite(np.array([1e39]), np.float32).dtype == np.float64
+    assert narrowed_if_finite(np.array([1.0]), np.float32).dtype == np.float32
+
+
+def _tiny_unit_column(n=3000):
+    X, y = make_classification(
+        n, 3, n_informative=2, n_redundant=0, random_state=1
+    )
+    X[:, 0] *= 1e-40
+    return X, y, [[-4e-40, 4e-40], [-5.0, 5.0], [-5.0, 5.0]]
+
+
+@pytest.mark.parametrize("estimator", ["linear", "network"])
+def test_float32_fit_on_a_column_in_tiny_units_predicts_finitely(estimator):
+    # Column 0 is declared in units of 1e-40: in the user's units its
+    # coefficient is about 1e39 or more, beyond float32. It is stored in float64
+    # (never inf) and float32 input is promoted to predict.
+    X, y, bounds = _tiny_unit_column()
+    X32 = X.astype(np.float32)
+    make = {"linear": DPLogisticRegression, "network": DPMLPClassifier}[estimator]
+    kw = {} if estimator == "linear" else {"hidden_layer_sizes": (8,)}
+    clf = make(
+        classes=[0, 1],
+        random_state=0,
+        feature_scaling="auto",
+        feature_bounds=bounds,
+        **kw,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        clf.fit(X32, y)
+        proba = clf.predict_proba(X32)
+    first = clf.coef_ if estimator == "linear" else clf.coefs_[0]
+    assert np.isfinite(first).all()
+    assert np.isfinite(proba).all()
+    assert clf.score(X32, y) > 0.8

@@ -326,3 +326,36 @@ def test_sparse_column_moments_equal_the_dense_ones(weighted, center):
     np.testing.assert_allclose(scale, ref_scale, rtol=1e-6, atol=0)
     if center:
         assert scale[1] == pytest.approx(1e-3, rel=0.02)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("center", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_column_moments_of_a_spread_beyond_float64_squares(sparse, center, weighted):
+    # A spread beyond 1e154 overflows the squares of a plain sum: the
+    # column would look constant (scale 1). Scaled by its magnitude first,
+    # it keeps its moments; only a constant column gets scale 1.
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(500, 3)) * (rng.random((500, 3)) < 0.7)
+    base[:, 2] = 0.0
+    w = rng.uniform(0.5, 2.0, 500) if weighted else None
+    expected_mean, expected_scale = column_moments(base, w, center=center)
+    units = np.array([1e160, 1e300, 1.0])
+    X = base * units
+    X = sp.csr_matrix(X) if sparse else X
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mean, scale = column_moments(X, w, center=center)
+    np.testing.assert_allclose(mean, expected_mean * units, rtol=1e-12)
+    np.testing.assert_allclose(scale[:2], expected_scale[:2] * units[:2], rtol=1e-12)
+    assert scale[2] == 1.0
+
+
+def test_column_moments_near_the_largest_float():
+    # Values of 1e308 of either sign: no difference nor square overflows.
+    X = np.array([[1e308], [-1e308], [1e308], [-1e308]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mean, scale = column_moments(X)
+    np.testing.assert_allclose(mean, [0.0], atol=1e290)
+    np.testing.assert_allclose(scale, [1e308])

@@ -3,6 +3,7 @@
 """The central private fits, called directly: records, budgets, inputs."""
 
 import math
+import warnings
 
 import dp_accounting
 import numpy as np
@@ -381,3 +382,35 @@ def test_the_estimator_fit_and_plan_share_one_setup(monkeypatch):
     assert (setup.n_samples, setup.n_features) == X.shape
     assert setup.record.dp_event == est.dp_event_
     assert est.privacy_plan(*X.shape).dp_event == est.dp_event_
+
+
+def test_dp_sgd_float32_weight_beyond_float32_is_clipped_as_in_float64():
+    # A public weight of 1e300 is past float32's range: cast, it would be
+    # inf (an overflow warning that depends on one record) and the record
+    # would count for nothing. Saturated, its term is clipped to the clip
+    # norm, as in float64: both fits take the same steps.
+    X, y = _data()
+    weights = np.ones(len(y))
+    weights[::10] = 1e300
+    setup = dp_sgd_setup(
+        *X.shape,
+        1,
+        DPSGDParams(**SGD),
+        PrivacyBudget(math.inf, 1e-5, "rdp", 0.0),
+        weighted=True,
+    )
+    fits = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for dtype in (np.float64, np.float32):
+            fits[dtype] = fit_dp_sgd(
+                X.astype(dtype),
+                y,
+                BinaryLogisticLoss(),
+                setup,
+                rng=np.random.default_rng(3),
+                sample_weight=weights,
+            )
+    np.testing.assert_allclose(
+        fits[np.float32].coef, fits[np.float64].coef, rtol=1e-4, atol=1e-5
+    )
