@@ -45,7 +45,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d, validate_data
 
 from ..fairness import encode_sensitive_features
-from ..utils._dask import is_dask_collection, refuse_dask_input
+from ..utils._dask import (
+    is_dask_collection,
+    refuse_dask_beside_in_memory_x,
+    refuse_dask_input,
+)
 from ..utils._redact import redacting_errors
 from ..utils._validation import check_delta_for_n, resolve_classes
 from ._constant_choice import comparison_from_counts
@@ -75,6 +79,7 @@ __all__ = [
     "partition_clipped_sum",
     "partition_columns_off_unit_scale",
     "partition_rng",
+    "refuse_dask_beside_in_memory_x",
     "refuse_dask_input",
     "set_dask_input_features",
     "sum_over_partitions",
@@ -98,9 +103,12 @@ _NO_CLIENT = (
     "Client, and there is none. Create one first (for example "
     "`client = Client(LocalCluster())`), or pass in-memory arrays."
 )
+# The in-memory DPFERMIClassifier's message (the one fit that passes
+# sensitive_features here).
 _MISSING_GROUPS = (
-    "sensitive_features has missing values (None/NaN). A private fit has no "
-    "private treatment of missing sensitive values: drop or impute those rows."
+    "sensitive_features has missing values (None/NaN). DPFERMIClassifier "
+    "has no private treatment of missing sensitive values: drop or impute "
+    "those rows (FERMIClassifier handles them by reweighting)."
 )
 _WORKER_LOST = (
     "a Dask worker was lost during the private fit and its work could not be "
@@ -352,9 +360,76 @@ def as_run_record(record, data):
     return replace(record, mechanism=mechanism)
 
 
+# Runs on a worker: one bool comes back, never a value.
+@redacting_errors
+def _block_has_missing(block):
+    """Whether one block of sensitive features holds a missing value."""
+    import pandas as pd
+
+    return bool(pd.isna(np.asarray(block, dtype=object)).any())
+
+
+def _refuse_missing_groups(sf):
+    """Raise the in-memory fit's ``ValueError`` if ``sf`` holds a missing value.
+
+    Checked on the workers before the group set is read: ``da.unique`` of
+    labels mixed with ``None`` (or ``pd.NA``) fails with a ``TypeError``
+    that names no argument.
+    """
+    import dask
+
+    flags = dask.compute(
+        *[
+            dask.delayed(_block_has_missing)(block)
+            for block in sf.to_delayed(optimize_graph=False).ravel()
+        ]
+    )
+    if any(flags):
+        raise ValueError(_MISSING_GROUPS)
+
+
 @redacting_errors
 def _as_float64(block):
     return np.asarray(block, dtype=np.float64)
+
+
+# Run on the workers: np.errstate on the driver does not reach their
+# threads, so each block function sets its own.
+@redacting_errors
+def _block_abs_max(block):
+    """Each column's largest ``|x|`` in one block, as a ``(1, d)`` array."""
+    block = np.asarray(block, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.max(np.abs(block), axis=0, initial=0.0)[None, :]
+
+
+@redacting_errors
+def _block_scaled_sums(block, divisor, shift):
+    """Row count, sums and sums of squares of ``x / divisor - shift`` in one block.
+
+    A ``(1, 1 + 2 d)`` array. With ``divisor`` each column's largest
+    ``|x|`` and ``|shift| <= 1`` every term is at most 2 in absolute value:
+    no square overflows, whatever the column's units (a record at 1e300).
+    """
+    block = np.asarray(block, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        z = block / divisor - shift
+        sums = np.concatenate([[z.shape[0]], z.sum(axis=0), (z * z).sum(axis=0)])
+    return sums[None, :]
+
+
+def _scaled_sums(X, divisor, shift):
+    """Total row count, sums and sums of squares of ``X / divisor - shift``."""
+    d = X.shape[1]
+    blocks = X.map_blocks(
+        _block_scaled_sums,
+        divisor,
+        shift,
+        chunks=((1,) * X.numblocks[0], (1 + 2 * d,)),
+        dtype=np.float64,
+    )
+    totals = np.asarray(blocks.sum(axis=0).compute(), dtype=np.float64)
+    return totals[0], totals[1 : 1 + d], totals[1 + d :]
 
 
 def exact_column_scaling(X, *, center=True):
@@ -366,11 +441,16 @@ def exact_column_scaling(X, *, center=True):
     near 1e5) their clipped gradients would otherwise never reach the
     minimizer (log-loss 137 against lbfgs's 0.527 on the raw columns of
     the tests). Two passes (the means, then the centred squares), so that
-    a column at 1e5 with a spread of 1e-3 keeps its spread. Without
-    ``center`` (no intercept: a centred model would need one) the columns
-    are scaled by their root mean squares. A column of spread 0 or not
-    finite keeps scale 1, a mean that is not finite location 0 (the
-    partitions then refuse such values as the in-memory fit does).
+    a column at 1e5 with a spread of 1e-3 keeps its spread, after a first
+    one that finds each column's largest ``|x|``: the sums are taken on the
+    columns divided by it, so a record at 1e300 overflows neither a square
+    nor a sum (its column's moments stay finite, its mean no longer kept
+    with a spread read as infinite). Without ``center`` (no intercept: a
+    centred model would need one) the columns are scaled by their root mean
+    squares. A column of spread 0 keeps scale 1; one whose largest ``|x|``
+    or spread is not finite (an ``inf`` or ``nan``, which the partitions
+    then refuse as the in-memory fit does, or a spread beyond the largest
+    float) keeps location 0 and scale 1.
 
     Parameters
     ----------
@@ -380,23 +460,33 @@ def exact_column_scaling(X, *, center=True):
     -------
     scaling : FeatureScaling
     """
-    import dask
-
-    # Converted block by block on the workers, redacting a failure's message
-    # there (a string cell is quoted in it).
-    X = X.map_blocks(_as_float64, dtype=np.float64)
-    with np.errstate(all="ignore"):
-        mean = (
-            np.asarray(dask.compute(X.mean(axis=0))[0], dtype=np.float64)
-            if center
-            else np.zeros(X.shape[1])
+    # Whole rows in a block (one partial sum per block), converted block by
+    # block on the workers, redacting a failure's message there (a string
+    # cell is quoted in it).
+    X = X.rechunk({1: -1}).map_blocks(_as_float64, dtype=np.float64)
+    d = X.shape[1]
+    largest = np.asarray(
+        X.map_blocks(
+            _block_abs_max, chunks=((1,) * X.numblocks[0], (d,)), dtype=np.float64
         )
-        mean = np.where(np.isfinite(mean), mean, 0.0)
-        second = np.asarray(
-            dask.compute(((X - mean) ** 2).mean(axis=0))[0], dtype=np.float64
-        )
-        scale = np.sqrt(second)
-    return FeatureScaling(mean, np.where(np.isfinite(scale) & (scale > 0), scale, 1.0))
+        .max(axis=0)
+        .compute(),
+        dtype=np.float64,
+    )
+    usable = np.isfinite(largest) & (largest > 0)
+    divisor = np.where(usable, largest, 1.0)
+    shift = np.zeros(d)
+    if center:
+        n, sums, _ = _scaled_sums(X, divisor, shift)
+        shift = np.where(usable, sums / max(n, 1.0), 0.0)
+    n, _, squares = _scaled_sums(X, divisor, shift)
+    with np.errstate(over="ignore", invalid="ignore"):
+        location = divisor * shift
+        scale = divisor * np.sqrt(squares / max(n, 1.0))
+    spread = usable & np.isfinite(scale)
+    location = np.where(spread, location, 0.0)
+    scale = np.where(spread & (scale > 0), scale, 1.0)
+    return FeatureScaling(location, scale)
 
 
 def distribute_training_data(
@@ -514,6 +604,7 @@ def distribute_training_data(
                     "Dask sensitive_features with several columns need "
                     "groups=[...] declared (the intersectional groups)."
                 )
+            _refuse_missing_groups(sf)
             # The group set is a few values, computed on the cluster.
             observed = da.unique(sf.ravel()).compute()
             groups = encode_sensitive_features(observed).groups

@@ -23,6 +23,7 @@ from .._solvers._distributed import (
     distribute_training_data,
     is_dask_collection,
     partition_columns_off_unit_scale,
+    refuse_dask_beside_in_memory_x,
     refuse_dask_input,
     set_dask_input_features,
 )
@@ -1805,6 +1806,15 @@ default=None
 
     def _fit_dask(self, X, y, sample_weight, sensitive_features):
         """DP-FERMI on Dask collections; the rows stay on the workers."""
+        if not is_dask_collection(X):
+            # The fit runs on the workers only where X's rows are: beside
+            # an in-memory X the other inputs would be gathered here.
+            refuse_dask_beside_in_memory_x(
+                type(self).__name__,
+                y=y,
+                sample_weight=sample_weight,
+                sensitive_features=sensitive_features,
+            )
         if self._hidden_layer_sizes():
             raise ValueError(_NETWORK_DASK.format(hidden=self.hidden_layer_sizes))
         for what, refused in (

@@ -25,6 +25,7 @@ from .._solvers._distributed import (
     is_dask_collection,
     partition_columns_off_unit_scale,
     partition_label_counts,
+    refuse_dask_beside_in_memory_x,
     set_dask_input_features,
 )
 from .._solvers._feature_scaling import (
@@ -63,8 +64,8 @@ from .._solvers._schedules import resolve_epochs
 from ..federated._fit import (
     SiloOptions,
     fit_silos,
-    plan_silos,
     plan_fit_silos,
+    plan_silos,
     silo_attributes,
 )
 from ..privacy import PrivacyBudget
@@ -277,7 +278,10 @@ default="dp-sgd"
         (``epsilon=np.inf``, an exact solve on any scale) maps nothing; on
         a Dask collection without bounds it standardizes the columns by
         their exact moments (nothing is released) and runs the noiseless
-        steps on them.
+        steps on them; with ``fit_intercept=False`` it only divides them
+        by their root mean squares, so offset columns stay nearly
+        collinear and the default epochs may stop short of the minimizer
+        (pass a larger ``max_iter``).
         Sparse ``X`` needs ``feature_bounds`` (a ``ValueError`` otherwise,
         decided from the layout alone). The private statistics' public grid
         spans ``[-1e8, 1e8]``: values beyond are clipped to it, and a column
@@ -668,6 +672,11 @@ default=None
             raise ValueError("silos run on the CPU (numpy); use device='cpu'.")
         if is_dask_collection(X):
             return self._fit_dask(X, y, sample_weight, silos)
+        # With X in memory the fit runs here: a Dask y or sample_weight
+        # would be gathered onto the driver.
+        refuse_dask_beside_in_memory_x(
+            type(self).__name__, y=y, sample_weight=sample_weight
+        )
         if silos is None and self.execution == "dask":
             raise ValueError(
                 "execution='dask' runs the silos of a federated fit; pass silos=, "

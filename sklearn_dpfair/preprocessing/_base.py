@@ -101,6 +101,7 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
             (:func:`~..privacy._weights.counted_weights`; None: each row
             once).
         """
+        refuse_dask_input(type(self).__name__, X=X, sample_weight=sample_weight)
         X, lower, upper = self._validate_bounded(X)
         weights = check_public_weights(sample_weight, X)
         auto = lower is None
@@ -185,6 +186,7 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         edges : ndarray of shape (n_edges, n_features)
         plan : ReleasePlan
         """
+        refuse_dask_input(type(self).__name__, X=X, sample_weight=sample_weight)
         X, lower, upper = self._validate_bounded(X)
         weights = check_public_weights(sample_weight, X)
         n_features = X.shape[1]

@@ -9,7 +9,7 @@ other fit refuses them rather than gather the rows onto the driver.
 
 import sys
 
-__all__ = ["is_dask_collection", "refuse_dask_input"]
+__all__ = ["is_dask_collection", "refuse_dask_beside_in_memory_x", "refuse_dask_input"]
 
 
 def is_dask_collection(obj):
@@ -39,6 +39,46 @@ _DASK_REFUSED = (
 )
 
 
+_DASK_BESIDE_IN_MEMORY_X = (
+    "{name} fits Dask collections on their workers only when X is one: "
+    "{what} {verb} a Dask collection while X is in memory, and the fit would "
+    "gather {pronoun} onto the driver. Pass X as a Dask array or DataFrame "
+    "too, or compute {what} first (e.g. {first}.compute())."
+)
+
+
+def _dask_inputs(inputs):
+    """Names of the ``inputs`` that are Dask collections, in their order."""
+    return [key for key, value in inputs.items() if is_dask_collection(value)]
+
+
+def refuse_dask_beside_in_memory_x(name, **inputs):
+    """Raise ``TypeError`` if an input beside an in-memory ``X`` is a Dask collection.
+
+    For the estimators that fit Dask collections on their workers when
+    ``X`` is one: with ``X`` in memory their fit runs in this process and
+    would pull a Dask ``y``, ``sample_weight`` or ``sensitive_features``
+    onto the driver through ``np.asarray``. The message names them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._dask import refuse_dask_beside_in_memory_x
+    >>> refuse_dask_beside_in_memory_x("DPLogisticRegression", y=np.zeros(2))
+    """
+    found = _dask_inputs(inputs)
+    if found:
+        raise TypeError(
+            _DASK_BESIDE_IN_MEMORY_X.format(
+                name=name,
+                what=", ".join(found),
+                verb="is" if len(found) == 1 else "are",
+                pronoun="it" if len(found) == 1 else "them",
+                first=found[0],
+            )
+        )
+
+
 def refuse_dask_input(name, **inputs):
     """Raise ``TypeError`` if an input of estimator ``name`` is a Dask collection.
 
@@ -51,6 +91,6 @@ def refuse_dask_input(name, **inputs):
     >>> from sklearn_dpfair.utils._dask import refuse_dask_input
     >>> refuse_dask_input("FERMIClassifier", X=np.zeros((2, 1)), y=None)
     """
-    found = [key for key, value in inputs.items() if is_dask_collection(value)]
+    found = _dask_inputs(inputs)
     if found:
         raise TypeError(_DASK_REFUSED.format(name=name, what=", ".join(found)))

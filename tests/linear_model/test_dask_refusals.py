@@ -5,7 +5,13 @@
 import numpy as np
 import pytest
 
-from sklearn_dpfair import DPMLPClassifier, HeavyTailDPRegressor, SemiDPLinearRegression
+from sklearn_dpfair import (
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    DPMLPClassifier,
+    HeavyTailDPRegressor,
+    SemiDPLinearRegression,
+)
 from sklearn_dpfair.preprocessing import (
     DPKBinsDiscretizer,
     DPOneHotEncoder,
@@ -99,3 +105,58 @@ def test_meta_estimators_refuse_dask_input(arrays, meta, which):
         estimator = PrivateHyperparameterSearch(clf, {"clip_norm": [0.5, 1.0]})
     with pytest.raises(TypeError, match=f"{meta} does not accept Dask.*{which}"):
         estimator.fit(**inputs)
+
+
+@pytest.mark.parametrize(
+    "estimator, which",
+    [
+        (DPLogisticRegression(classes=[0, 1], max_iter=1), "y"),
+        (DPLogisticRegression(classes=[0, 1], max_iter=1), "sample_weight"),
+        (
+            DPLogisticRegression(
+                classes=[0, 1], solver="output-perturbation", alpha=1.0,
+                feature_norm_bound=5.0,
+            ),
+            "y",
+        ),
+        (DPFERMIClassifier(classes=[0, 1], groups=["a", "b"], max_iter=1), "y"),
+        (
+            DPFERMIClassifier(classes=[0, 1], groups=["a", "b"], max_iter=1),
+            "sample_weight",
+        ),
+        (
+            DPFERMIClassifier(classes=[0, 1], groups=["a", "b"], max_iter=1),
+            "sensitive_features",
+        ),
+    ],
+    ids=lambda v: v if isinstance(v, str) else type(v).__name__,
+)
+def test_dask_inputs_beside_an_in_memory_X_are_refused(arrays, estimator, which):
+    # The distributed fits run on the workers only when X is a Dask
+    # collection: beside an in-memory X, a Dask y or sample_weight was
+    # gathered, and a Dask sensitive_features read "X must be a Dask array".
+    X, y = arrays
+    inputs = {"y": (y > 0).astype(int), "sample_weight": np.ones(200)}
+    if isinstance(estimator, DPFERMIClassifier):
+        inputs["sensitive_features"] = np.where(X[:, 2] > 0, "a", "b").astype(object)
+    inputs[which] = da.from_array(inputs[which], chunks=50)
+    name = type(estimator).__name__
+    with pytest.raises(TypeError, match=f"{name} fits Dask .* X is one: {which} is"):
+        estimator.fit(X, **inputs)
+
+
+@pytest.mark.parametrize(
+    "transformer",
+    [
+        DPStandardScaler(bounds=(-5.0, 5.0)),
+        DPKBinsDiscretizer(bounds=(-5.0, 5.0)),
+        DPSplineTransformer(bounds=(-5.0, 5.0)),
+    ],
+    ids=lambda t: type(t).__name__,
+)
+def test_private_transformers_refuse_a_dask_sample_weight(arrays, transformer):
+    X, _ = arrays
+    name = type(transformer).__name__
+    weights = da.from_array(np.ones(200), chunks=50)
+    with pytest.raises(TypeError, match=f"{name} does not accept Dask.*sample_weight"):
+        transformer.fit(X, sample_weight=weights)

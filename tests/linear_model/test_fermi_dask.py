@@ -449,3 +449,22 @@ def test_a_planned_private_choice_is_made(dask_client, small):
     assert dask.t_ > 0 and dask.constant_comparison_.shape == (2,)
     assert dask.privacy_record_ == memory.privacy_record_
     assert dask.privacy_plan(3000, X.shape[1]).dp_event == dask.dp_event_
+
+
+@pytest.mark.parametrize("missing", [None, np.nan])
+def test_a_missing_sensitive_value_raises_as_in_memory(dask_client, small, missing):
+    # Checked on the workers before the group set is read: da.unique of
+    # labels mixed with None failed with a TypeError naming no argument.
+    X, y, s, _ = small
+    sf = np.where(s == 1, "F", "M").astype(object)
+    sf[5] = missing
+    kw = dict(epsilon=1.0, classes=[0, 1], random_state=0, max_iter=1)
+    with pytest.raises(ValueError) as in_memory, warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        DPFERMIClassifier(**kw).fit(X, y, sensitive_features=sf)
+    with pytest.raises(ValueError) as on_dask, warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        Xd, yd, sfd = _dask(X, y, sf)
+        DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sfd)
+    assert str(on_dask.value) == str(in_memory.value)
+    assert "sensitive_features has missing values" in str(on_dask.value)

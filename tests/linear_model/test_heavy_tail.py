@@ -578,8 +578,17 @@ def test_below_the_minimum_signal_the_intercept_only_model_is_released():
     with pytest.warns(UserWarning, match="intercept-only model"):
         reg = HeavyTailDPRegressor(epsilon=1.0, random_state=0).fit(X, y)
     assert np.all(reg.coef_ == 0)
-    # A private median of y (150 + noise of sd ~80 here), not 0.
-    assert 60.0 < reg.intercept_ < 240.0
+    # A private median of y (150 + noise of sd ~80 here), not 0, unless the
+    # noisy histogram shows no bin above its noise (about one fit in eight
+    # at this budget: the intercept is then the public 0).
+    intercepts = [reg.intercept_]
+    for seed in range(1, 10):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = HeavyTailDPRegressor(epsilon=1.0, random_state=seed).fit(X, y)
+        intercepts.append(fit.intercept_)
+    assert np.mean([60.0 < b < 240.0 for b in intercepts]) >= 0.6
+    assert all(b == 0.0 or 60.0 < b < 240.0 for b in intercepts)
     # Two releases (the range histogram and the quantile), all the budget.
     assert set(reg.rho_spent_) == {"target_range", "target_location"}
     assert 0.9 < reg.epsilon_ <= 1.0

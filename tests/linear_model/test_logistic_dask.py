@@ -412,3 +412,59 @@ def test_labels_a_classifier_refuses_in_memory_are_refused(dask_client, small, y
     with pytest.raises(ValueError, match=match), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         DPLogisticRegression(max_iter=1).fit(*_dask(X, y))
+
+
+def test_exact_scaling_of_a_record_at_1e300_is_finite_and_silent():
+    # The moments are taken on the workers on each column divided by its
+    # largest |x|: the squares of a record at 1e300 overflowed there (the
+    # driver's np.errstate does not reach the workers), and its column kept
+    # a location of 3e296 with the scale 1 of an infinite spread.
+    import dask
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3000, 2))
+    X[0, 0] = 1e300
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaling = _distributed.exact_column_scaling(_dask(X)[0])
+    assert np.all(np.isfinite(scaling.location)) and np.all(np.isfinite(scaling.scale))
+    # The column's own mean and spread, 1e300 / 3000 and about 1e300 / 55.
+    np.testing.assert_allclose(scaling.location[0], 1e300 / 3000, rtol=1e-6)
+    np.testing.assert_allclose(
+        scaling.scale[0], 1e300 * np.sqrt(2999) / 3000, rtol=1e-6
+    )
+    np.testing.assert_allclose(scaling.location[1], X[:, 1].mean(), rtol=1e-10)
+    np.testing.assert_allclose(scaling.scale[1], X[:, 1].std(), rtol=1e-10)
+
+
+def test_exact_scaling_of_columns_at_the_largest_floats_is_finite():
+    import dask
+
+    X = np.array([[1.7e308, 1.0], [-1.7e308, 2.0], [0.0, 3.0]])
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaling = _distributed.exact_column_scaling(da.from_array(X, chunks=(2, 2)))
+    # Their squares overflowed: the spread read as infinite, hence scale 1.
+    np.testing.assert_allclose(scaling.location, [0.0, 2.0], atol=1e-12)
+    np.testing.assert_allclose(
+        scaling.scale, [1.7e308 * np.sqrt(2 / 3), np.sqrt(2 / 3)]
+    )
+
+
+def test_non_private_limit_with_a_record_at_1e300_fits_the_other_column(dask_client):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import log_loss
+
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((3000, 2))
+    y = (rng.random(3000) < 1 / (1 + np.exp(-(Z @ [1.0, -1.0])))).astype(int)
+    X = Z.copy()
+    X[0, 0] = 1e300
+    clf = DPLogisticRegression(epsilon=np.inf, classes=[0, 1], random_state=0)
+    clf.fit(*_dask(X, y))
+    rest = slice(1, None)
+    # Column 0 is one huge record and noise in standardized units: the best
+    # the fit can do is the model on column 1 (log-loss 18.09 before).
+    reference = LogisticRegression(C=np.inf).fit(X[rest, 1:], y[rest])
+    best = log_loss(y[rest], reference.predict_proba(X[rest, 1:]))
+    assert log_loss(y[rest], clf.predict_proba(X[rest])) <= 1.02 * best

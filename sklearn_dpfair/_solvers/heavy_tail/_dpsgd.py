@@ -83,8 +83,9 @@ from ...privacy._accounting import (
 )
 from .._rows import squared_row_norms
 from ...privacy._releases import forgo_release
-from ...privacy._quantile import POSITIVE_EDGES, SIGNED_DECADE_EDGES
+from ...privacy._quantile import POSITIVE_EDGES
 from ._private_quantile import (
+    WIDE_DECADE_EDGES,
     heaviest_run,
     histogram_mode_run,
     histogram_quantiles,
@@ -583,9 +584,10 @@ def private_location_scale(
 ):
     """Private location and scale of one column of values (three zCDP releases).
 
-    1. a noisy histogram on signed decade bins (Gaussian mechanism,
+    1. a noisy histogram on signed decade bins from 1e-8 to 1e20
+       (:data:`~._private_quantile.WIDE_DECADE_EDGES`; Gaussian mechanism,
        ``rhos["range"]``) gives the finite range ``[low, high]`` its bulk
-       lies in;
+       lies in (an outer bin read as reaching 10 times its edge);
     2. the median (exponential mechanism, ``rhos["location"]``) among the
        bins of a linear grid over that range widened by a quarter of its
        width on both sides (0 without ``with_location``: the column cannot
@@ -607,7 +609,8 @@ def private_location_scale(
     10,000) at that bin, not at a uniform draw over the range. If no
     decade rises above the noise, or (with ``zero_bulk_unscaled``) the
     bulk lies in the bin around 0 (a mostly-zero column, whose other values
-    no bin shows), the public defaults (0, 1) are used and the planned
+    no bin shows), or the range has no positive finite width, the public
+    defaults (0, 1) are used and the planned
     releases are forgone (still accounted). Without privacy every step is
     exact (its best grid point). Each release reads one value per record, each weight capped at
     1: the sensitivities are those of :mod:`sklearn_dpfair.privacy._quantile`
@@ -618,11 +621,15 @@ def private_location_scale(
     location, scale : float
     """
     counts, threshold = noisy_histogram(
-        values, rhos["range"], rng, SIGNED_DECADE_EDGES, weights=weights
+        values, rhos["range"], rng, WIDE_DECADE_EDGES, weights=weights
     )
-    support = range_of(counts, threshold, SIGNED_DECADE_EDGES)
+    support = range_of(counts, threshold, WIDE_DECADE_EDGES)
     zero_bulk = support is not None and -_ZERO_BIN <= support[0] <= support[1] <= _ZERO_BIN
-    if support is None or (zero_bulk_unscaled and zero_bulk):
+    if (
+        support is None
+        or (zero_bulk_unscaled and zero_bulk)
+        or not _usable_width(support)
+    ):
         # The location and scale releases are planned, hence accounted,
         # whatever the histogram shows: skipped, not unaccounted.
         for name in ("location", "scale") if with_location else ("scale",):
@@ -661,6 +668,21 @@ def private_location_scale(
         candidates=candidates,
     )
     return float(location), float(mad / _MAD_TO_SD)
+
+
+def _usable_width(support):
+    """Whether a released range ``(low, high)`` can carry the location and scale grids.
+
+    Its width must be positive and finite, and stay so once widened by the
+    location grid's margins: a scale grid over a width of 0 is all zeros
+    (a scale of 0, infinite standardized values).
+    """
+    low, high = support
+    width = high - low
+    return bool(np.isfinite(width) and width > 0) and bool(
+        np.isfinite(high + 2.0 * _LOCATION_MARGIN * width)
+        and np.isfinite(low - 2.0 * _LOCATION_MARGIN * width)
+    )
 
 
 def _private_quantile_in(values, level, support, rho, weights, rng):
@@ -1332,9 +1354,9 @@ def _intercept_only_model(y, loss, plan, weights, rng, n_features, config):
     budget, n = plan.budget, y.shape[0]
     rhos = {name: plan.rho(name) for name in plan.names}
     counts, threshold = noisy_histogram(
-        y, rhos["target_range"], rng, SIGNED_DECADE_EDGES, weights=weights
+        y, rhos["target_range"], rng, WIDE_DECADE_EDGES, weights=weights
     )
-    support = histogram_support(counts, threshold, SIGNED_DECADE_EDGES)
+    support = histogram_support(counts, threshold, WIDE_DECADE_EDGES)
     level = constant_level(loss)
     if support is None:
         forgo_release("zcdp", rhos["target_location"])

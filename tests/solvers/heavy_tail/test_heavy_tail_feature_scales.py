@@ -233,3 +233,69 @@ def test_a_year_column_gets_a_scale_near_its_spread():
     y = 5.0 * (years - 2000.0) + X[:, 1] + 5.0 * rng.normal(size=5000)
     reg = HeavyTailDPRegressor(epsilon=1.0, random_state=0).fit(X[:4000], y[:4000])
     assert reg.score(X[4000:], y[4000:]) > 0.9
+
+
+def _centred_least_squares_mse(X, y):
+    # The non-private reference, solved on centred columns (a raw 1.7e9
+    # column makes the uncentred normal equations ill-conditioned).
+    Xc, yc = X - X.mean(axis=0), y - y.mean()
+    coef = np.linalg.lstsq(Xc, yc, rcond=None)[0]
+    return float(np.mean((Xc @ coef - yc) ** 2))
+
+
+def test_a_timestamp_column_gets_a_positive_scale_and_a_good_fit():
+    # Unix timestamps in seconds lie beyond the 1e8 of the shared decade
+    # grid: read as the outer bin's finite edge, their range had width 0,
+    # hence a scale of 0 and an infinite coefficient.
+    rng = np.random.default_rng(0)
+    n = 5000
+    ts = 1.7e9 + rng.uniform(0, 3e7, n)
+    x2 = rng.normal(size=n)
+    X = np.c_[ts, x2]
+    y = 1e-7 * (ts - 1.7e9) + 2 * x2 + rng.normal(size=n)
+    reference = _centred_least_squares_mse(X, y)
+    for seed in range(3):
+        est = HeavyTailDPRegressor(epsilon=1.0, random_state=seed).fit(X, y)
+        assert np.all(est.feature_scale_ > 0)
+        assert np.all(np.isfinite(est.coef_)) and np.isfinite(est.intercept_)
+        mse = float(np.mean((est.predict(X) - y) ** 2))
+        assert mse < 1.2 * reference < np.var(y)
+        assert 1.7e9 <= est.feature_location_[0] <= 1.73e9
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_target_near_1e9_gets_a_finite_fit(sign):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2000, 1))
+    y = sign * 1e9 + 1e7 * x[:, 0] + 1e6 * rng.normal(size=2000)
+    est = HeavyTailDPRegressor(epsilon=1.0, random_state=0).fit(x, y)
+    assert np.isfinite(est.coef_).all() and np.isfinite(est.intercept_)
+    np.testing.assert_allclose(est.coef_, [1e7], rtol=0.1)
+    np.testing.assert_allclose(est.intercept_, sign * 1e9, rtol=1e-3)
+
+
+def test_the_intercept_only_model_of_a_target_near_1e9_is_near_it():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(60, 1))
+    y = 1e9 + 1e7 * x[:, 0]
+    with warnings.catch_warnings():
+        # The fit warns that it released the intercept-only model.
+        warnings.simplefilter("ignore")
+        est = HeavyTailDPRegressor(epsilon=1.0, random_state=0).fit(x, y)
+    assert est.coef_[0] == 0.0
+    np.testing.assert_allclose(est.intercept_, 1e9, rtol=0.05)
+
+
+@pytest.mark.parametrize("first, last", [(0, 0), (-1, -1), (0, -1)])
+def test_an_outer_bin_is_read_with_a_positive_width(first, last):
+    from sklearn_dpfair._solvers.heavy_tail._private_quantile import (
+        WIDE_DECADE_EDGES,
+        histogram_mode_run,
+        histogram_support,
+    )
+
+    counts = np.zeros(WIDE_DECADE_EDGES.size - 1)
+    counts[[first, last]] = 100.0
+    for read in (histogram_support, histogram_mode_run):
+        low, high = read(counts, 10.0, WIDE_DECADE_EDGES)
+        assert np.isfinite(low) and np.isfinite(high) and low < high
