@@ -368,7 +368,10 @@ default=None
         Federated mode only: the shuffle-model protocol (one Laplace-noised
         record per silo per round, reports shuffled by a trusted shuffler);
         ``shuffle_epsilon_`` reports the amplified guarantee beside the
-        ISRL-DP one. See :mod:`sklearn_dpfair.federated`.
+        ISRL-DP one. Both are for replace-one adjacency (one record of a
+        silo replaced), not the add/remove adjacency of the other modes:
+        ``privacy_record_.adjacency`` says so. See
+        :mod:`sklearn_dpfair.federated`.
     small_budget : {"auto", "fit"}, default="auto"
         What a budget too small to buy a useful model does. "auto": when
         ``n_samples * epsilon < 5 * (n_features + 1) * (n_classes - 1)`` (a
