@@ -26,6 +26,7 @@ import contextlib
 import functools
 import logging
 import math
+import numbers
 
 import dp_accounting
 import numpy as np
@@ -38,6 +39,9 @@ __all__ = [
     "ADJACENCIES",
     "SINGLE_GAUSSIAN_ACCOUNTANT",
     "check_composable",
+    "check_dp_event",
+    "check_noise_multiplier",
+    "check_rho",
     "composed_event",
     "epsilon_of",
     "exponential_mechanism_event",
@@ -49,6 +53,7 @@ __all__ = [
     "noisy_sgd_event",
     "is_dp_event",
     "laplace_event",
+    "pld_gaussian_scale",
     "pure_epsilon",
     "zcdp_event",
     "zcdp_composition",
@@ -87,6 +92,13 @@ _RDP_ORDERS = tuple(
 # PLD discretisation. 1e-4 is dp-accounting's default; it makes the PLD
 # estimate an upper bound (pessimistic discretisation), so it is safe.
 _PLD_VALUE_DISCRETIZATION = 1e-4
+
+# Smallest scale of an unsampled Gaussian PLD (pld_gaussian_scale) the PLD
+# accountant is asked to build. Its loss grid grows as 1 / scale^2: at 0.05
+# (epsilon ~ 280 at delta = 1e-5) it takes ~15 s and 1.4 GB, at 0.03 a
+# minute and 2.7 GB, at 0.01 it runs out of memory. Below it epsilon_of
+# refuses with a ValueError rather than exhaust the machine.
+PLD_MIN_GAUSSIAN_SCALE = 0.05
 
 
 def _make_accountant(accountant, event=None):
@@ -157,6 +169,136 @@ def _unrolled(event):
     if isinstance(event, dp_accounting.ComposedDpEvent):
         return dp_accounting.ComposedDpEvent(tuple(_unrolled(e) for e in event.events))
     return event
+
+
+def check_noise_multiplier(value, name="noise_multiplier"):
+    """Raise unless ``value`` is a noise multiplier: a real number in [0, inf].
+
+    ``0`` is a release without noise (dp-accounting reads a
+    ``GaussianDpEvent(0)`` as non-private), ``inf`` one that releases
+    nothing. NaN and negative values are refused: dp-accounting's RDP
+    accountant reads ``GaussianDpEvent(nan)`` as epsilon 0.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._accounting import check_noise_multiplier
+    >>> check_noise_multiplier(float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: noise_multiplier must be a number in [0, inf], got nan.
+    """
+    _check_in_range(value, name, "[0, inf]", lambda v: v >= 0)
+
+
+def check_rho(value, name="rho"):
+    """Raise unless ``value`` is a zCDP ``rho`` in [0, inf] (inf: non-private)."""
+    _check_in_range(value, name, "[0, inf]", lambda v: v >= 0)
+
+
+def _check_in_range(value, name, interval, inside):
+    # Written so that NaN fails (every comparison with NaN is False).
+    if not (_is_real(value) and inside(value)):
+        raise ValueError(f"{name} must be a number in {interval}, got {value!r}.")
+
+
+def _is_real(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _check_count(value, name, minimum=0):
+    if not (
+        isinstance(value, numbers.Integral)
+        and not isinstance(value, bool)
+        and value >= minimum
+    ):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+
+
+def _check_probability(value, name):
+    _check_in_range(value, name, "[0, 1]", lambda v: 0 <= v <= 1)
+
+
+def _check_positive_noise(value, name):
+    # A Laplace scale of 0 divides by zero in pure_epsilon and in RDP; a
+    # release without noise is a NonPrivateDpEvent.
+    _check_in_range(value, name, "(0, inf]", lambda v: v > 0)
+
+
+# What each parameter of an event must be. Every estimator builds its events
+# from these types (RandomAllocationDpEvent is this package's own); the
+# others of dp-accounting are checked where their fields are the same kinds.
+_FIELD_CHECKS = {
+    dp_accounting.GaussianDpEvent: {"noise_multiplier": check_noise_multiplier},
+    dp_accounting.LaplaceDpEvent: {"noise_multiplier": _check_positive_noise},
+    dp_accounting.ZCDpEvent: {"rho": check_rho, "xi": check_rho},
+    dp_accounting.SelfComposedDpEvent: {"count": _check_count},
+    dp_accounting.PoissonSampledDpEvent: {"sampling_probability": _check_probability},
+    dp_accounting.SampledWithReplacementDpEvent: {
+        "source_dataset_size": _check_count,
+        "sample_size": _check_count,
+    },
+    dp_accounting.SampledWithoutReplacementDpEvent: {
+        "source_dataset_size": _check_count,
+        "sample_size": _check_count,
+    },
+    dp_accounting.RandomizedResponseDpEvent: {
+        "noise_parameter": _check_probability,
+        "num_buckets": functools.partial(_check_count, minimum=1),
+    },
+    RandomAllocationDpEvent: {
+        "noise_multiplier": _check_positive_noise,
+        "steps_per_epoch": functools.partial(_check_count, minimum=1),
+        "epochs": functools.partial(_check_count, minimum=1),
+    },
+}
+
+
+def check_dp_event(event):
+    """Raise unless every parameter of ``event`` (recursively) is well formed.
+
+    dp-accounting does not validate its events, and some malformed ones get
+    an epsilon that certifies too much: ``GaussianDpEvent(nan)`` reads as
+    epsilon 0 under RDP, a ``LaplaceDpEvent(-1)`` cancels a
+    ``LaplaceDpEvent(1)`` in a pure sum, a ``SelfComposedDpEvent`` of count
+    ``-9`` subtracts nine releases from a ledger's total. Every place that
+    turns an event into an epsilon or a record calls this first
+    (:func:`epsilon_of`, the ledgers, the budget).
+
+    Noise multipliers are in [0, inf] (0: no noise, which dp-accounting
+    reads as non-private; a Laplace scale must be > 0), ``rho`` and ``xi``
+    in [0, inf], counts are integers >= 0 (>= 1 for buckets and epochs),
+    sampling probabilities and randomized-response parameters in [0, 1].
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+
+    Raises
+    ------
+    ValueError
+        Naming the event type and the field that is malformed.
+
+    Examples
+    --------
+    >>> import dp_accounting
+    >>> from sklearn_dpfair.privacy._accounting import check_dp_event
+    >>> check_dp_event(dp_accounting.SelfComposedDpEvent(
+    ...     dp_accounting.GaussianDpEvent(1.0), -9))
+    Traceback (most recent call last):
+    ...
+    ValueError: SelfComposedDpEvent.count must be an integer >= 0, got -9.
+    """
+    for kind, checks in _FIELD_CHECKS.items():
+        if type(event) is kind:
+            for field, check in checks.items():
+                check(getattr(event, field), f"{kind.__name__}.{field}")
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        for inner in event.events:
+            check_dp_event(inner)
+        return
+    inner = getattr(event, "event", None)
+    if isinstance(inner, dp_accounting.DpEvent):
+        check_dp_event(inner)
 
 
 def is_dp_event(event):
@@ -278,8 +420,12 @@ def epsilon_of(event, delta, accountant="rdp"):
     ------
     ValueError
         If ``delta`` is not in [0, 1) (NaN included), or is 0 for an event
-        with no pure epsilon, or if dp-accounting overflows on the event (a
-        huge noise multiplier; one of 1e10 already gives epsilon 0).
+        with no pure epsilon, if a parameter of the event is malformed
+        (:func:`check_dp_event`), if dp-accounting overflows on the event (a
+        huge noise multiplier; one of 1e10 already gives epsilon 0), or, for
+        ``accountant="pld"``, if full-batch Gaussian steps compose to a noise
+        multiplier below ``PLD_MIN_GAUSSIAN_SCALE`` (their PLD would not fit
+        in memory).
 
     Examples
     --------
@@ -295,6 +441,7 @@ def epsilon_of(event, delta, accountant="rdp"):
     # with an epsilon (0 from RDP), which would certify any noise.
     if not 0 <= delta < 1:
         raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
+    check_dp_event(event)
     if delta == 0 and not _holds_randomized_response(event):
         if isinstance(event, dp_accounting.NonPrivateDpEvent):
             return math.inf
@@ -329,6 +476,8 @@ def _epsilon_of_cached(event, delta, accountant):
         return math.inf
     if isinstance(event, dp_accounting.NoOpDpEvent):
         return 0.0
+    if accountant == "pld":
+        _check_pld_grid(event)
     acc = _make_accountant(accountant, event)
     if _holds_randomized_response(event):
         event = _unrolled(event)
@@ -344,6 +493,38 @@ def _epsilon_of_cached(event, delta, accountant):
             # ValueError names the parameter; the noise is not capped, since
             # the recorded event must be the one the accountant read.
             raise ValueError(_overflow_message(event, accountant)) from exc
+        except ZeroDivisionError as exc:
+            # The subsampled-Gaussian RDP divides by sigma^2, which a tiny
+            # but positive multiplier (1e-300) underflows to 0.
+            raise ValueError(
+                "A noise multiplier (noise_multiplier, or a *_noise_multiplier) "
+                f"of {min(_gaussian_multipliers(event), default=0.0):g} is too "
+                f"small for dp-accounting's {accountant!r} accountant (it "
+                "divides by zero): such noise gives no privacy; use 0 for a "
+                "non-private release, or more noise."
+            ) from exc
+
+
+def _check_pld_grid(event):
+    """Raise where the PLD of ``event`` would need a loss grid of gigabytes.
+
+    The scale is :func:`pld_gaussian_scale`: the noise multiplier of a
+    sampled step, or over the square root of the steps for full-batch ones,
+    which fits with many steps make tiny. A sampled step of scale just
+    above the limit may still exhaust memory when composed many times
+    (its composed grid grows with the steps): that case is not guarded.
+    """
+    scale = pld_gaussian_scale(event)
+    if scale < PLD_MIN_GAUSSIAN_SCALE:
+        raise ValueError(
+            "The noise multiplier (noise_multiplier, or a *_noise_multiplier) "
+            "is too small for accountant='pld': dp-accounting builds the PLD "
+            f"of a Gaussian of noise multiplier {scale:.3g} (sigma, or "
+            "sigma/sqrt(steps) for full-batch steps, which compose into one "
+            f"Gaussian), below {PLD_MIN_GAUSSIAN_SCALE}: its loss grid does not "
+            "fit in memory, and epsilon there is in the hundreds. Use more "
+            "noise or fewer steps, or accountant='rdp'."
+        )
 
 
 def _gaussian_multipliers(event):
@@ -354,6 +535,59 @@ def _gaussian_multipliers(event):
         return [z for e in event.events for z in _gaussian_multipliers(e)]
     inner = getattr(event, "event", None)
     return [] if inner is None else _gaussian_multipliers(inner)
+
+
+def pld_gaussian_scale(event, *, sampled=True):
+    """Smallest noise scale of the Gaussian PLDs dp-accounting builds for ``event``.
+
+    dp-accounting's PLD accountant reads ``count`` self-compositions of an
+    unsampled ``GaussianDpEvent(z)`` as *one* Gaussian of standard deviation
+    ``z / sqrt(count)`` (its composition is exact), and a Poisson-sampled one
+    as a subsampled Gaussian of scale ``z`` composed ``count`` times. The
+    loss grid of a Gaussian PLD of scale ``s`` holds about ``1 / (2 s^2)``
+    divided by the value discretization points, so this scale says, before
+    anything is computed, how large (and slow) the PLD of ``event`` is.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+    sampled : bool, default=True
+        Whether to include the Gaussians under a sampling event.
+
+    Returns
+    -------
+    scale : float
+        ``inf`` when ``event`` holds no (such) Gaussian.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._accounting import (
+    ...     noisy_sgd_event, pld_gaussian_scale)
+    >>> pld_gaussian_scale(noisy_sgd_event(2.0, 1.0, 100))
+    0.2
+    >>> pld_gaussian_scale(noisy_sgd_event(2.0, 0.1, 100))
+    2.0
+    >>> pld_gaussian_scale(noisy_sgd_event(2.0, 0.1, 100), sampled=False)
+    inf
+    """
+    return _gaussian_scale(event, 1, sampled)
+
+
+def _gaussian_scale(event, count, sampled):
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        if event.noise_multiplier == 0:  # non-private: no grid is built
+            return math.inf
+        return event.noise_multiplier / math.sqrt(count)
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return _gaussian_scale(event.event, count * event.count, sampled)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        scales = [_gaussian_scale(e, count, sampled) for e in event.events]
+        return min(scales, default=math.inf)
+    inner = getattr(event, "event", None)
+    if inner is None or not sampled:
+        return math.inf
+    # Under sampling the PLD of one step is built, then self-composed.
+    return _gaussian_scale(inner, 1, sampled)
 
 
 def _overflow_message(event, accountant):

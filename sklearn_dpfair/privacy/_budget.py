@@ -16,7 +16,12 @@ Every private fit goes through the same three steps, in this order:
 import math
 from dataclasses import dataclass, replace
 
-from ._accounting import epsilon_of, zcdp_event
+from ._accounting import (
+    check_noise_multiplier,
+    check_rho,
+    epsilon_of,
+    zcdp_event,
+)
 from ._calibration import calibrate_noise_multiplier
 from ._laplace import LaplaceMechanism
 from ._mechanism import GaussianMechanism
@@ -85,6 +90,11 @@ class PrivacyBudget:
             )
         if not 0 <= self.delta < 1:
             raise ValueError(f"delta must be in [0, 1), got {self.delta!r}.")
+        # A NaN multiplier is read by the RDP accountant as epsilon 0.
+        if self.noise_multiplier is not None:
+            check_noise_multiplier(self.noise_multiplier)
+        if self.rho is not None:
+            check_rho(self.rho)
 
     @property
     def is_private(self):
@@ -223,12 +233,28 @@ class PrivacyBudget:
         mechanism : LaplaceMechanism
             No noise when the budget is not private.
 
+        Raises
+        ------
+        ValueError
+            For a part of a split budget (:meth:`split`), whose guarantee is
+            its zCDP ``rho``, not a pure epsilon.
+
         Examples
         --------
         >>> from sklearn_dpfair.privacy import PrivacyBudget
         >>> PrivacyBudget(2.0, 0.0).laplace(1.0, steps=4).noise_multiplier
         2.0
         """
+        if self.rho is not None:
+            # A part's epsilon is what its rho certifies at delta; spent as a
+            # pure epsilon it is ~ epsilon^2 / 2 of zCDP, far beyond the rho
+            # the parts' composition counts on.
+            raise ValueError(
+                "A part of a split budget (rho-zCDP) cannot calibrate a Laplace "
+                "mechanism: its epsilon is an (epsilon, delta) conversion of "
+                "its rho, not a pure epsilon. Use gaussian(), or an unsplit "
+                "budget with delta=0."
+            )
         if not self.is_private:
             return LaplaceMechanism(sensitivity=sensitivity, noise_multiplier=0.0)
         if self.noise_multiplier is not None:

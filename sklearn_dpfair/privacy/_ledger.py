@@ -56,6 +56,7 @@ from ._accounting import (
     ACCOUNTANTS,
     ADJACENCIES,
     check_composable,
+    check_dp_event,
     composed_event,
     epsilon_of,
     is_dp_event,
@@ -425,8 +426,10 @@ class PrivacyLedger:
         TypeError
             If ``dp_event`` is not a dp-accounting event.
         ValueError
-            If ``adjacency`` is not one of the package's relations, or naming
-            the accountant and what it cannot read.
+            If ``adjacency`` is not one of the package's relations, if a
+            parameter of ``dp_event`` is malformed (a NaN or negative noise
+            multiplier, a negative count, a sampling probability outside
+            [0, 1]), or naming the accountant and what it cannot read.
 
         Examples
         --------
@@ -449,6 +452,9 @@ class PrivacyLedger:
             raise ValueError(
                 f"adjacency must be one of {ADJACENCIES}, got {adjacency!r}."
             )
+        # A malformed event (a NaN noise multiplier, a negative count) would
+        # lower every later total instead of raising it.
+        check_dp_event(dp_event)
         if self._journal is None:
             with self._lock:
                 entries = list(self._entries)

@@ -142,10 +142,30 @@ def mark_unchecked(reason):
 
 
 def _loss(kind, level):
-    """zCDP ``rho`` of one release (``inf`` for a noiseless Gaussian)."""
+    """Privacy loss of one release, in its kind's unit (:func:`_unit`).
+
+    Increasing in the privacy lost, whatever the kind: the zCDP ``rho`` of
+    a Gaussian (``1 / (2 z^2)``) or zCDP release, the pure epsilon of a
+    Laplace release (``1 / b`` for noise scale ``b`` in units of the
+    sensitivity: the noisier, the smaller) or of a local randomizer's
+    message. ``inf`` for a noiseless release.
+    """
     if kind == "gaussian":
         return math.inf if level == 0 else 0.5 / level**2
+    if kind == "laplace":
+        return math.inf if level == 0 else 1.0 / level
     return level
+
+
+def _unit(kind):
+    """The unit in which :func:`_loss` measures a release of ``kind``.
+
+    Gaussian and zCDP releases are both measured by their rho; a Laplace
+    release's epsilon (add/remove, central) and a local randomizer's
+    (replace-one, per message) are pure epsilons of different relations and
+    are not converted into rho or into each other.
+    """
+    return "rho" if kind in ("gaussian", "zcdp") else f"{kind} epsilon"
 
 
 def _canonical(counts):
@@ -155,14 +175,9 @@ def _canonical(counts):
     # own key (no conversion to zCDP is exact).
     out = collections.Counter()
     for (kind, level), n in counts.items():
-        if kind == "laplace":
-            # A pure-DP release: its own kind, by its epsilon.
-            out[("laplace", float(f"{1.0 / level:.12g}"))] += n
-        elif kind == "epsilon":
-            # A local randomizer's pure-DP message, by its epsilon.
-            out[("epsilon", float(f"{level:.12g}"))] += n
-        else:
-            out[(kind, float(f"{_loss(kind, level):.12g}"))] += n
+        # Laplace releases and local randomizers' messages are keyed by
+        # their pure epsilon, Gaussian and zCDP ones by their rho.
+        out[(kind, float(f"{_loss(kind, level):.12g}"))] += n
     return out
 
 
@@ -243,8 +258,18 @@ class _Parts:
         ``rho``-zCDP by construction) are equally the worst; the fit names
         the one its event describes, which no part may exceed.
         """
+        units = {_unit(kind) for log in self.logs.values() for kind, _ in log.counts}
+        if len(units) > 1:
+            # A rho and an epsilon (or two epsilons of different relations)
+            # cannot be ranked: summing them would pick a part at random.
+            raise PrivacyAccountingError(
+                "The parts of a parallel composition released losses of "
+                f"different kinds ({', '.join(sorted(units))}), which cannot "
+                "be ranked to find the worst part; nothing is released. This "
+                "is a bug in sklearn_dpfair: please report it."
+            )
         totals = {
-            key: sum(_loss(*k) * n for k, n in log.counts.items())
+            key: math.fsum(_loss(*k) * n for k, n in log.counts.items())
             for key, log in self.logs.items()
         }
         if not totals:

@@ -25,7 +25,7 @@ import functools
 import math
 
 from ..exceptions import PrivacyBudgetError
-from ._accounting import epsilon_of, zcdp_composition, zcdp_event
+from ._accounting import check_rho, epsilon_of, zcdp_composition, zcdp_event
 
 __all__ = [
     "ZCDPLedger",
@@ -180,6 +180,7 @@ class ZCDPLedger:
     """
 
     def __init__(self, budget):
+        check_rho(budget, "budget")
         self.budget = float(budget)
         self._spent = {}
 
@@ -208,11 +209,22 @@ class ZCDPLedger:
         Returns
         -------
         rho : float
+
+        Raises
+        ------
+        ValueError
+            If ``name`` already has a budget or ``rho`` is not a number in
+            [0, inf] (NaN included).
+        PrivacyBudgetError
+            If ``rho`` exceeds :attr:`remaining`.
         """
         if name in self._spent:
             raise ValueError(f"The step {name!r} already has a budget.")
+        # NaN passes both comparisons below and would make every later
+        # remaining (and the fit's zCDP event) NaN.
+        check_rho(rho)
         rho = float(rho)
-        if rho < 0 or (not math.isinf(self.budget) and rho > self.remaining):
+        if not math.isinf(self.budget) and rho > self.remaining:
             raise PrivacyBudgetError(
                 f"Step {name!r} asks for rho={rho:g}, but only "
                 f"{self.remaining:g} of rho={self.budget:g} is left."

@@ -1,6 +1,7 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
 import math
+import re
 
 import dp_accounting
 import numpy as np
@@ -126,3 +127,81 @@ def test_a_noise_multiplier_the_accountant_overflows_on_is_named(event, accounta
         epsilon_of(event, 1e-5, accountant)
     with pytest.raises(ValueError, match=r"sigma=1e\+160"):
         epsilon_of(event, 1e-5, accountant)
+
+
+@pytest.mark.parametrize(
+    "event, field",
+    [
+        (dp_accounting.GaussianDpEvent(math.nan), "GaussianDpEvent.noise_multiplier"),
+        (dp_accounting.GaussianDpEvent(-1.0), "GaussianDpEvent.noise_multiplier"),
+        (
+            dp_accounting.SelfComposedDpEvent(
+                dp_accounting.GaussianDpEvent(math.nan), 10
+            ),
+            "GaussianDpEvent.noise_multiplier",
+        ),
+        (
+            dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(1.0), -9),
+            "SelfComposedDpEvent.count",
+        ),
+        (
+            dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(1.0), 2.5),
+            "SelfComposedDpEvent.count",
+        ),
+        (
+            dp_accounting.PoissonSampledDpEvent(
+                0.1, dp_accounting.GaussianDpEvent(math.nan)
+            ),
+            "GaussianDpEvent.noise_multiplier",
+        ),
+        (
+            dp_accounting.PoissonSampledDpEvent(math.nan, gaussian_event(1.0)),
+            "PoissonSampledDpEvent.sampling_probability",
+        ),
+        (dp_accounting.ZCDpEvent(math.nan), "ZCDpEvent.rho"),
+        (dp_accounting.ZCDpEvent(-0.5), "ZCDpEvent.rho"),
+        (dp_accounting.LaplaceDpEvent(-1.0), "LaplaceDpEvent.noise_multiplier"),
+        (dp_accounting.LaplaceDpEvent(0.0), "LaplaceDpEvent.noise_multiplier"),
+        (
+            composed_event([laplace_event(1.0), dp_accounting.LaplaceDpEvent(-1.0)]),
+            "LaplaceDpEvent.noise_multiplier",
+        ),
+        (
+            dp_accounting.RandomizedResponseDpEvent(1.5, 2),
+            "RandomizedResponseDpEvent.noise_parameter",
+        ),
+    ],
+)
+@pytest.mark.parametrize(
+    "accountant, delta", [("rdp", 1e-5), ("pld", 1e-5), ("rdp", 0)]
+)
+def test_a_malformed_event_is_refused_not_certified(event, field, accountant, delta):
+    # dp-accounting does not check its events: RDP reads GaussianDpEvent(nan)
+    # as epsilon 0, a LaplaceDpEvent(-1) cancels a LaplaceDpEvent(1) in the
+    # pure sum, a count of -9 subtracts releases.
+    with pytest.raises(ValueError, match=re.escape(field)):
+        epsilon_of(event, delta, accountant)
+
+
+def test_noiseless_and_infinitely_noisy_gaussians_are_well_formed():
+    # 0 is dp-accounting's non-private Gaussian; inf releases nothing.
+    assert epsilon_of(dp_accounting.GaussianDpEvent(0.0), 1e-5) == math.inf
+    assert epsilon_of(dp_accounting.GaussianDpEvent(math.inf), 1e-5) == 0.0
+    assert epsilon_of(dp_accounting.ZCDpEvent(math.inf), 1e-5) == math.inf
+
+
+def test_pld_refuses_full_batch_steps_whose_grid_would_not_fit_in_memory():
+    # 100 full-batch steps of noise 0.1 are one Gaussian of 0.01 for
+    # dp-accounting's PLD: its loss grid ran out of memory.
+    with pytest.raises(ValueError, match=r"noise multiplier.*accountant='rdp'"):
+        epsilon_of(noisy_sgd_event(0.1, 1.0, 100), 1e-5, "pld")
+    # RDP reads it (an upper bound, in the thousands).
+    assert epsilon_of(noisy_sgd_event(0.1, 1.0, 100), 1e-5, "rdp") > 1000
+
+
+def test_a_subnormal_noise_multiplier_names_the_parameter():
+    # The subsampled-Gaussian RDP divides by sigma^2, which underflows to 0.
+    with pytest.raises(ValueError, match="noise multiplier.*too small"):
+        epsilon_of(noisy_sgd_event(1e-300, 0.5, 10), 1e-5, "rdp")
+    with pytest.raises(ValueError, match="noise multiplier.*too small"):
+        epsilon_of(noisy_sgd_event(0.01, 0.01, 10), 1e-5, "pld")

@@ -174,3 +174,28 @@ def test_the_budgets_the_estimators_make_are_accepted():
     # small budget's private column scales): its guarantee is its rho.
     tiny = PrivacyBudget(0.001, 1e-5).split({"scales": 0.1})["scales"]
     assert tiny.epsilon == 0.0 and tiny.rho > 0
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"noise_multiplier": math.nan}, "noise_multiplier"),
+        ({"noise_multiplier": -1.0}, "noise_multiplier"),
+        ({"rho": math.nan}, "rho"),
+        ({"rho": -0.1}, "rho"),
+    ],
+)
+def test_a_malformed_noise_or_rho_is_refused(kwargs, match):
+    # PrivacyBudget(noise_multiplier=nan) recorded epsilon 0: RDP reads a
+    # Gaussian of NaN noise as no privacy loss at all.
+    with pytest.raises(ValueError, match=f"{match} must be a number in"):
+        PrivacyBudget(1.0, 1e-5, **kwargs)
+
+
+def test_a_split_part_refuses_a_laplace_mechanism():
+    # A part's epsilon is what its rho certifies at delta: as a pure epsilon
+    # it would spend ~epsilon^2 / 2 of zCDP, far beyond the part's rho.
+    part = PrivacyBudget(1.0, 1e-5).split({"a": 0.5, "b": 0.5})["a"]
+    with pytest.raises(ValueError, match="split budget.*Laplace"):
+        part.laplace(1.0)
+    assert PrivacyBudget(1.0, 0.0).laplace(1.0).noise_multiplier == 1.0

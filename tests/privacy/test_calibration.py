@@ -140,3 +140,63 @@ def test_delta_zero_is_calibrated_for_pure_releases_only():
     assert calibrate_noise(laplace_event, 2.0, 0.0) == pytest.approx(0.5, rel=1e-3)
     with pytest.raises(ValueError, match="delta=0"):
         calibrate_noise_multiplier(1.0, 0.0)
+
+
+def _pld_probes_kept_off_huge_grids(monkeypatch):
+    """Spy on the calibration's PLD calls: fail fast on a grid of gigabytes.
+
+    dp-accounting reads T full-batch Gaussian steps of noise sigma as one
+    Gaussian of sigma / sqrt(T); below a scale of 0.1 its loss grid takes
+    seconds and hundreds of megabytes (0.03: a minute and 2.7 GB).
+    """
+    import sklearn_dpfair.privacy._calibration as calibration
+    from sklearn_dpfair.privacy._accounting import pld_gaussian_scale
+
+    probed = []
+
+    def spy(event, delta, accountant="rdp"):
+        if accountant == "pld":
+            scale = pld_gaussian_scale(event)
+            assert scale >= 0.1 * (1 - 1e-9), f"PLD probed at scale {scale:.3g}"
+            probed.append(scale)
+        return epsilon_of(event, delta, accountant)
+
+    monkeypatch.setattr(calibration, "epsilon_of", spy)
+    return probed
+
+
+@pytest.mark.parametrize("steps", [100, 1000, 10_000])
+def test_pld_calibration_of_many_full_batch_steps_stays_off_huge_grids(
+    monkeypatch, steps
+):
+    # Started at sigma = 1, the search built PLDs of sigma / sqrt(T): 11 s
+    # and 0.8 GB at T = 100, a MemoryError at T = 10000. Bracketed by the
+    # RDP calibration it probes near the answer only, and stays as tight.
+    probed = _pld_probes_kept_off_huge_grids(monkeypatch)
+    sigma = calibrate_noise_multiplier.__wrapped__(1.0, 1e-5, 1.0, steps, "pld")
+    assert probed and len(probed) <= 12
+    # One Gaussian of sigma / sqrt(T) (exact composition): the analytic
+    # Gaussian's 3.73 at (1, 1e-5), times sqrt(T).
+    assert sigma / math.sqrt(steps) == pytest.approx(3.7306, rel=1e-3)
+    assert epsilon_of(noisy_sgd_event(sigma, 1.0, steps), 1e-5, "pld") <= 1.0
+    less = sigma * math.exp(-2e-4)
+    assert epsilon_of(noisy_sgd_event(less, 1.0, steps), 1e-5, "pld") > 1.0
+
+
+@pytest.mark.parametrize(
+    "epsilon, delta, q, steps",
+    [(0.5, 1e-5, 0.1, 10), (1.0, 1e-6, 0.01, 1000), (3.0, 1e-5, 1.0, 300)],
+)
+def test_pld_calibration_is_tight_below_the_rdp_bracket(
+    monkeypatch, epsilon, delta, q, steps
+):
+    # The RDP-calibrated sigma bounds the search from above (RDP's epsilon
+    # upper-bounds PLD's); the answer is PLD's own, to the 1e-4 tolerance.
+    probed = _pld_probes_kept_off_huge_grids(monkeypatch)
+    rdp_sigma = calibrate_noise_multiplier.__wrapped__(epsilon, delta, q, steps)
+    sigma = calibrate_noise_multiplier.__wrapped__(epsilon, delta, q, steps, "pld")
+    assert probed and sigma <= rdp_sigma
+    assert epsilon_of(noisy_sgd_event(sigma, q, steps), delta, "pld") <= epsilon
+    less = sigma * math.exp(-2e-4)
+    assert epsilon_of(noisy_sgd_event(less, q, steps), delta, "pld") > epsilon
+

@@ -900,3 +900,32 @@ def test_threads_sharing_a_ledger_cannot_both_add_what_cannot_be_composed(
     assert len(ledger) == 1
     with pytest.raises(ValueError, match="random-allocation"):
         real(allocation)
+
+
+@pytest.mark.parametrize("kind", ["rdp", "pld"])
+@pytest.mark.parametrize(
+    "bogus, delta",
+    [
+        (dp_accounting.SelfComposedDpEvent(gaussian_event(1.0), -9), 1e-5),
+        (dp_accounting.GaussianDpEvent(float("nan")), 1e-5),
+        (dp_accounting.PoissonSampledDpEvent(-0.5, gaussian_event(1.0)), 1e-5),
+        (dp_accounting.LaplaceDpEvent(-1.0), 0.0),
+    ],
+    ids=["negative-count", "nan-noise", "negative-q", "negative-laplace"],
+)
+def test_a_malformed_event_is_not_recorded(kind, bogus, delta):
+    # Recorded, a count of -9 lowered a total of 19.05 to 4.73; a NaN noise
+    # multiplier made an RDP total 0; a Laplace of scale -1 cancelled one of 1.
+    ledger = PrivacyLedger(kind)
+    real = (
+        dp_accounting.LaplaceDpEvent(1.0)
+        if delta == 0
+        else dp_accounting.SelfComposedDpEvent(gaussian_event(1.0), 10)
+    )
+    ledger.record(real, delta=delta, source="real fit")
+    before = ledger.total_epsilon()
+    with pytest.raises(ValueError, match=r"must be (a number|an integer)"):
+        ledger.check_recordable(bogus)
+    with pytest.raises(ValueError, match=r"must be (a number|an integer)"):
+        ledger.record(bogus, delta=delta, source="bogus")
+    assert len(ledger) == 1 and ledger.total_epsilon() == before

@@ -280,3 +280,34 @@ def test_every_private_fit_runs_exactly_what_it_accounts(name, monkeypatch):
     assert checked, "the fit was not checked"
     if name != "silos":  # each silo checks its own releases
         assert checked[-1] > 0
+
+
+def test_parallel_parts_rank_laplace_releases_by_their_epsilon():
+    # A Laplace release of scale b loses epsilon = 1 / b: the noisier part
+    # (b = 10) is the *least* private loss, not the worst.
+    from sklearn_dpfair.privacy import LaplaceMechanism
+
+    strong, weak = LaplaceMechanism(1.0, 1.0), LaplaceMechanism(1.0, 10.0)
+    with logged_releases() as log:
+        with parallel_parts() as parts:
+            with parts.part("A"):
+                _release(strong)
+            with parts.part("B"):
+                _release(weak)
+    assert dict(log.counts) == {("laplace", 1.0): 1}
+    check_releases(log, strong.event(), what="fit")
+    with pytest.raises(PrivacyAccountingError):
+        check_releases(log, weak.event(), what="fit")
+
+
+def test_parallel_parts_of_different_kinds_are_not_ranked():
+    # A rho and an epsilon are in different units: no part is the worst.
+    from sklearn_dpfair.privacy import LaplaceMechanism
+
+    with logged_releases():
+        with pytest.raises(PrivacyAccountingError, match="different kinds"):
+            with parallel_parts() as parts:
+                with parts.part("A"):
+                    _release(LaplaceMechanism(1.0, 1.0))
+                with parts.part("B"):
+                    _release(GaussianMechanism(1.0, 1.0))

@@ -94,3 +94,15 @@ def test_composition_event_is_hashable_and_additive():
     assert epsilon_of(event, 1e-5) == pytest.approx(epsilon_of(zcdp_event(0.03), 1e-5))
     assert epsilon_of(zcdp_composition([]), 1e-5) == 0.0
     assert np.isinf(epsilon_of(zcdp_composition([0.1, math.inf]), 1e-5))
+
+
+@pytest.mark.parametrize("rho", [math.nan, -0.1, "0.1"])
+def test_allocate_refuses_a_malformed_rho(rho):
+    # NaN passed both budget comparisons: remaining and the fit's zCDP event
+    # became NaN, which the RDP accountant reads as epsilon 0.
+    ledger = ZCDPLedger(1.0)
+    with pytest.raises(ValueError, match="rho must be a number in"):
+        ledger.allocate("step", rho)
+    assert ledger.spent == {} and ledger.remaining == 1.0
+    with pytest.raises(ValueError, match="budget must be a number in"):
+        ZCDPLedger(math.nan)
