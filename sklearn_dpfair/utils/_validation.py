@@ -4,6 +4,7 @@
 
 import functools
 import importlib
+import math
 import os
 import sys
 import warnings
@@ -275,6 +276,10 @@ def check_delta_for_n(delta, n_samples):
         )
 
 
+def _is_missing(label):
+    return label is None or (isinstance(label, float) and math.isnan(label))
+
+
 def resolve_classes(classes, y):
     """Return ``(classes_, y_encoded, caveats)`` for a classifier.
 
@@ -307,6 +312,12 @@ def resolve_classes(classes, y):
         # positive class, so the declaration order must not change them.
         # np.unique returns a new array: classes_ does not alias the
         # parameter.
+        if any(_is_missing(label) for label in declared.tolist()):
+            # scikit-learn refuses a missing label in y; a declared one
+            # would be a class no row can have (NaN != NaN).
+            raise ValueError(
+                f"classes contains a missing value (None or NaN): {classes!r}."
+            )
         classes_ = np.unique(declared)
         if classes_.size != declared.size:
             raise ValueError(f"classes contains duplicate labels: {classes!r}.")

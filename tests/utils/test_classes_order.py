@@ -88,6 +88,15 @@ def test_resolve_classes_keeps_its_refusals():
         resolve_classes([1], np.array([1]))
 
 
+@pytest.mark.parametrize("declared", [[0, 1, np.nan], [0.0, float("nan")], ["a", None]])
+def test_a_missing_declared_label_is_refused(declared):
+    # NaN was kept as a third class no row can have (NaN != NaN), and None
+    # beside numbers raised numpy's TypeError from the sort.
+    with pytest.raises(ValueError, match="classes contains a missing value"):
+        resolve_classes(declared, np.array([0, 1]))
+
+
+
 @pytest.mark.parametrize("name", list(CLASSIFIERS))
 def test_declared_order_gives_the_same_fit(name, data):
     X, y, groups = data
