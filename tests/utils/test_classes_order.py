@@ -96,7 +96,6 @@ def test_a_missing_declared_label_is_refused(declared):
         resolve_classes(declared, np.array([0, 1]))
 
 
-
 @pytest.mark.parametrize("name", list(CLASSIFIERS))
 def test_declared_order_gives_the_same_fit(name, data):
     X, y, groups = data
