@@ -960,7 +960,11 @@ def fit_semidp(
                 n_steps=steps,
                 n_private=n_private,
             )
-        if solver == "pda-md" and n_public:
+        if solver == "pda-md" and n_public and not too_few:
+            # Too few rows for the public Hessian: its mirror map would be
+            # that of a rank-deficient Gram matrix (a spectrum near 0.0025
+            # along every direction they see, so those coordinates barely
+            # move), not the geometry Amid et al. (2022) precondition with.
             P = pda_md_preconditioner(_float64_public(Xp), s, 1)
         lr = (
             _plain_learning_rate(geometry, clip)
