@@ -64,8 +64,14 @@ def measured_cells(cell_counts, min_group_size):
     >>> from sklearn_dpfair.fairness._disparity import measured_cells
     >>> measured_cells(np.array([[500.0, 4.0, 31.0]]), 30).tolist()
     [[True, False, True]]
+    >>> measured_cells(np.array([[500.0, -3.0]]), 0).tolist()
+    [[True, True]]
     """
-    return np.asarray(cell_counts, dtype=np.float64) >= float(min_group_size)
+    counts = np.asarray(cell_counts, dtype=np.float64)
+    if min_group_size <= 0:
+        # "0 keeps every group": a released noisy count can be negative.
+        return np.ones(counts.shape, dtype=bool)
+    return counts >= float(min_group_size)
 
 
 def disparity_from_counts(counts, constraint, measured=None):

@@ -993,8 +993,12 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         Under ``disparity_bound`` it is :class:`FERMIClassifier`'s exact
         weight path (on ``max_fairness_weight``), not the private
         selection. ``epsilon=np.inf, noise_multiplier=0`` runs the private
-        loop without noise: it equals :class:`FERMIClassifier` with the same
-        clip norms and ``full_batch_phase=None``.
+        loop without noise: without ``sample_weight`` it equals
+        :class:`FERMIClassifier` with the same clip norms and
+        ``full_batch_phase=None`` (with weights it uses them as a private
+        fit does, as given and with unweighted group counts, where
+        :class:`FERMIClassifier` rescales them to mean 1 and weights its
+        group frequencies).
     delta : float, default=1e-5
         Privacy parameter delta in (0, 1); keep it well below ``1/n_samples``.
     constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \

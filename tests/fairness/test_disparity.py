@@ -85,3 +85,13 @@ def test_a_block_with_one_measured_group_does_not_widen_the_margin():
     assert measured.tolist() == [[True, True], [True, False]]
     assert disparity_margin(counts, eo, 10.0, measured) == pytest.approx(0.02)
     assert disparity_margin(counts, eo, 10.0) == pytest.approx(2 * 10.0 / 2)
+
+
+def test_min_group_size_zero_measures_every_cell_even_a_negative_noisy_count():
+    # "0 keeps every group": a released noisy count below 0 (a group of 5
+    # rows under noise of sd ~20) was left out of the bound and the penalty.
+    counts = np.array([[500.0, -3.0, 0.0], [20.0, 4.0, -0.5]])
+    assert measured_cells(counts, 0).all()
+    assert measured_cells(counts, 5).tolist() == [
+        [True, False, False], [True, False, False]
+    ]

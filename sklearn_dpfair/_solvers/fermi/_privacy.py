@@ -342,6 +342,11 @@ def resolve_noise(privacy, sampling_probability, steps, *, active, bounded):
     )
 
 
+# dual_noise_ratio values whose noise levels and their squares stay finite
+# for any noise multiplier the calibration returns (at most 1e5).
+_RATIO_RANGE = (1e-100, 1e100)
+
+
 def noise_of(
     budget,
     sampling_probability,
@@ -363,6 +368,14 @@ def noise_of(
     made from the key alone is the fit's.
     """
     r = dual_noise_ratio
+    if active and not _RATIO_RANGE[0] <= r <= _RATIO_RANGE[1]:
+        # r**-2, and the release check's squared noise levels r * sigma,
+        # overflow float64 beyond it (OverflowError before the fit, or
+        # after every step of it).
+        raise ValueError(
+            f"dual_noise_ratio={r!r} is outside [{_RATIO_RANGE[0]:g}, "
+            f"{_RATIO_RANGE[1]:g}]: its noise levels overflow float64."
+        )
     joint = math.sqrt(1.0 + r**-2) if active else 1.0
     # The histogram is noised whenever the fit is private: a finite budget,
     # or a user-given noise multiplier (whose epsilon_ is then reported).

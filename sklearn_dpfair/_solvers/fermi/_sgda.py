@@ -213,6 +213,12 @@ def fair_terms(
     cell_sums : array of the shape of ``W``, or None
     """
     blk, grp, wt, isq = constants
+    xp = array_namespace(wt)
+    # A public weight near float64's largest times a block weight above 1
+    # (1 / P(Y = a) for equal opportunity) overflows to inf: capped at the
+    # largest float, every product below stays a number, and the clip
+    # below bounds the record's term as any other's.
+    wt = xp.minimum(wt, xp.asarray(xp.finfo(wt.dtype).max, dtype=wt.dtype))
     c = regularizer.coefficients(W, blk, grp, isq)
     grad = grad + fairness_weight * regularizer.raw_gradient(proba, c, wt)
     if dual_clip_norm is None:
@@ -224,9 +230,11 @@ def fair_terms(
         # The norms are float64 (the weights are), the terms w_i c_i F_i are
         # made of proba's values: the margin of their dtype (float32: the
         # terms' last roundings stay inside the clip; float64: 1).
-        factor = wt * clip_factors_from_norms(
-            norms, dual_clip_norm, margin=clip_margin(proba)
-        )
+        clip = clip_factors_from_norms(norms, dual_clip_norm, margin=clip_margin(proba))
+        # A norm w_i ||F_i|| that overflowed has clip factor 0: the record's
+        # term is dropped (0, within the bound), not w_i * 0 (inf * 0 = NaN
+        # in the released sum).
+        factor = xp.where(clip > 0, wt * clip, xp.zeros_like(clip))
     return grad, regularizer.cell_sums(proba, blk, grp, factor)
 
 

@@ -3,9 +3,12 @@
 """The DP-FERMI privacy set-up: noise multipliers, mechanisms, event."""
 
 import math
+import warnings
 
+import numpy as np
 import pytest
 
+from sklearn_dpfair import DPFERMIClassifier
 from sklearn_dpfair._solvers.fermi._privacy import (
     DEFAULT_MARGINAL_NOISE,
     FairPrivacy,
@@ -55,3 +58,50 @@ def test_histogram_alone_over_budget_is_refused():
 def test_declared_histogram_noise_wins():
     assert histogram_noise(PrivacyBudget(0.1, 1e-5), 7.0) == 7.0
     assert histogram_noise(PrivacyBudget(math.inf, 1e-5)) == DEFAULT_MARGINAL_NOISE
+
+
+@pytest.mark.parametrize("ratio", [1e-200, 1e200])
+def test_a_dual_noise_ratio_whose_noise_overflows_is_refused_naming_it(ratio):
+    # r**-2 raised OverflowError before the fit (r = 1e-200), and r = 1e200
+    # ran the whole fit before the release check's squares overflowed.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = (X[:, 0] > 0).astype(int)
+    s = rng.integers(0, 2, 300)
+    est = DPFERMIClassifier(
+        dual_noise_ratio=ratio, classes=[0, 1], groups=[0, 1], small_budget="fit"
+    )
+    with pytest.raises(ValueError, match="dual_noise_ratio"):
+        est.fit(X, y, sensitive_features=s)
+    assert not hasattr(est, "coef_")
+
+
+def test_a_weight_near_the_largest_float_moves_the_dual_sum_by_its_clip_only():
+    # Equal opportunity's block weight 1 / P(Y = 1) > 1 times a public weight
+    # of 1.7e308 overflowed to inf; its clip factor was 0 and inf * 0 made
+    # the released dual sum NaN (then the dual variable and every gradient).
+    # The noiseless private loop (epsilon=inf, noise_multiplier=0) clips as
+    # a private fit does: one record moves the model by its clip only.
+    rng = np.random.default_rng(0)
+    n = 1000
+    X = rng.normal(size=(n, 3))
+    s = rng.integers(0, 2, n)
+    y = (X[:, 0] + 0.8 * s + rng.normal(size=n) > 0.5).astype(int)
+    kw = dict(
+        constraint="equal_opportunity", groups=[0, 1], classes=[0, 1],
+        epsilon=np.inf, noise_multiplier=0.0, batch_size=100000, max_iter=10,
+        random_state=0,
+    )
+    base = DPFERMIClassifier(**kw).fit(
+        X, y, sample_weight=np.ones(n), sensitive_features=s
+    )
+    X1, y1, s1 = np.vstack([X, [[0.0, 0.0, 0.0]]]), np.append(y, 1), np.append(s, 0)
+    for weight in (1e300, np.finfo(np.float64).max):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            fit = DPFERMIClassifier(**kw).fit(
+                X1, y1, sample_weight=np.append(np.ones(n), weight),
+                sensitive_features=s1,
+            )
+        assert np.isfinite(fit.dual_coef_).all()
+        assert np.abs(fit.coef_ - base.coef_).max() < 0.02
