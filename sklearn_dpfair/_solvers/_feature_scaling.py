@@ -186,8 +186,11 @@ class FeatureScaling:
             In the dtype of ``coef``, or both in float64 where a mapped value
             lies beyond that dtype's largest float (a column declared in units
             of ``1e-39``: ``w / s`` is ``1e39``, past float32), so that no
-            parameter is stored as ``inf``; predicting then promotes the
-            input to float64, as scikit-learn's models do. A value beyond
+            parameter is stored as ``inf``; predicting numpy input then
+            promotes it to float64, as scikit-learn's models do (under
+            array-API dispatch the model is cast to the input's dtype, and
+            such a model's predictions on float32 torch input are not
+            finite). A value beyond
             float64's range is saturated at its largest float.
 
         Examples
@@ -218,8 +221,8 @@ def narrowed_if_finite(values, dtype):
 
     A released parameter beyond ``dtype``'s largest float would be stored as
     ``inf`` (with a warning that depends on the model) and turn every
-    prediction into NaN; predicting promotes the input to the parameter's
-    float64 instead.
+    prediction into NaN; predicting numpy input promotes it to the
+    parameter's float64 instead.
 
     Examples
     --------

@@ -160,8 +160,17 @@ def column_moments(X, sample_weight=None, *, center=True):
     # of degree 2 in the mean and the spread: it reads the scaled moments.
     constant = constant_columns(var, mean, n) if center else var == 0
     scale = np.sqrt(var) * magnitude
-    scale[constant | ~(scale > 0) | ~np.isfinite(scale)] = 1.0
+    # A spread whose square is below the smallest normal float (a column of
+    # values near 1e-300) is constant, as scikit-learn's StandardScaler
+    # finds it (its squares underflow to 0): dividing by it would overflow
+    # the callers' 1 / scale and coefficients.
+    tiny = ~(scale >= _SMALLEST_SPREAD)
+    scale[constant | tiny | ~np.isfinite(scale)] = 1.0
     return mean * magnitude, scale
+
+
+# The smallest spread whose square is a normal float64 (about 1.5e-154).
+_SMALLEST_SPREAD = float(np.sqrt(np.finfo(np.float64).tiny))
 
 
 def _column_magnitudes(largest):

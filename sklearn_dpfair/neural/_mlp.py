@@ -676,7 +676,8 @@ default=None
         # The wider of X's and the network's precisions, as scikit-learn's
         # MLP promotes: a float64 network narrowed to float32 input would
         # turn its weights beyond float32's range (a column in units of
-        # 1e-39) into inf, and every prediction into NaN.
+        # 1e-39) into inf, and every prediction into NaN. (Under array-API
+        # dispatch arrays_like has already cast the network to X's dtype.)
         dtype = xp.result_type(X, *weights, *biases)
         return forward(
             xp.astype(X, dtype),

@@ -423,9 +423,12 @@ def epsilon_of(event, delta, accountant="rdp"):
         with no pure epsilon, if a parameter of the event is malformed
         (:func:`check_dp_event`), if dp-accounting overflows on the event (a
         huge noise multiplier; one of 1e10 already gives epsilon 0), or, for
-        ``accountant="pld"``, if full-batch Gaussian steps compose to a noise
-        multiplier below ``PLD_MIN_GAUSSIAN_SCALE`` (their PLD would not fit
-        in memory).
+        ``accountant="pld"``, if a Gaussian's PLD scale is below
+        ``PLD_MIN_GAUSSIAN_SCALE`` (its PLD would not fit in memory): the
+        noise multiplier over the square root of the steps for full-batch
+        steps, the noise multiplier itself for a Poisson-sampled step (a
+        user's ``noise_multiplier=0.045`` with ``accountant="pld"`` took 69 s
+        for epsilon 1805 before; ``accountant="rdp"`` accounts it).
 
     Examples
     --------

@@ -359,3 +359,16 @@ def test_column_moments_near_the_largest_float():
         mean, scale = column_moments(X)
     np.testing.assert_allclose(mean, [0.0], atol=1e290)
     np.testing.assert_allclose(scale, [1e308])
+
+
+@pytest.mark.parametrize("unit", [1e-300, 1e-310])
+def test_column_moments_take_a_spread_whose_square_underflows_as_constant(unit):
+    # As scikit-learn's StandardScaler finds it (scale 1): read exactly by the
+    # power-of-two scaling, a spread of 1e-310 gave the callers 1 / scale =
+    # inf (HeavyTailDPRegressor at epsilon=inf returned inf coefficients or
+    # raised inside linprog).
+    X = np.random.default_rng(0).normal(size=(200, 2)) * [1.0, unit]
+    _, scale = column_moments(X)
+    assert scale[1] == 1.0
+    assert scale[1] == StandardScaler().fit(X).scale_[1]
+    assert 0.5 < scale[0] < 2.0
