@@ -28,6 +28,8 @@ def _data(n=600, seed=0):
 
 def _random_allocation_ledger(adjacency):
     """A PLD ledger holding a balls-and-bins event, which it reads alone."""
+    # Random allocation is accounted by the optional pld-accounting package.
+    pytest.importorskip("PLD_accounting")
     X, y, _ = _data()
     fitted = DPLogisticRegression(
         epsilon=1.0, classes=[0, 1], max_iter=2, batch_sampling="balls_and_bins"
