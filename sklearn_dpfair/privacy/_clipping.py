@@ -114,6 +114,20 @@ def clip_factors_from_norms(norms, clip_norm, *, margin=None):
     if margin != 1.0:
         clip_norm = clip_norm * margin
     if xp is np or isinstance(norms, np.ndarray):
+        narrow = np.finfo(norms.dtype)
+        if norms.dtype != np.float64 and not (
+            float(narrow.smallest_normal) <= clip_norm <= float(narrow.max)
+        ):
+            # C' outside the norms' range would be rounded by the clip below
+            # to inf or 0 (every factor 0, with warnings that depend on
+            # whether some norm is 0): such rare bounds take the float64
+            # path, and the factors are rounded once to the norms' dtype.
+            wide = clip_factors_from_norms(
+                norms.astype(np.float64), clip_norm, margin=1.0
+            )
+            factors = wide.astype(norms.dtype)
+            factors[~(factors >= narrow.smallest_normal)] = 0.0
+            return factors
         # In place: one n-length array (with few stored entries per row,
         # each temporary of n weighs as much as a sparse X); the division
         # in float64 whatever the norms' dtype (cast by buffers).
