@@ -757,7 +757,7 @@ default=None
         classes, y_encoded, caveats = resolve_classes(self.classes, to_numpy(y))
         if silos is None:
             # A federated fit's delta is each silo's (silo_delta, or delta),
-            # refused by check_silo_size unless below 1/n_i of its silo.
+            # refused by check_silo_delta unless below 1/n_i of its silo.
             check_delta_for_n(self.delta, X.shape[0])
         loss = self._loss_for(classes)
         y_encoded = backend.asarray(y_encoded, dtype=X.dtype)
