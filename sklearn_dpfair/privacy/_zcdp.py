@@ -108,9 +108,14 @@ def rho_for_epsilon(epsilon, delta):
 
     good, bad = math.log(_RHO_MIN), math.log(_RHO_MAX)
     if not meets(good):
+        # The floor is the accountant's, not rho's: RDP's largest order
+        # (1024) bounds the (epsilon, delta) conversion of even a vanishing
+        # rho below by about log(1 / delta) / 1023.
+        floor = epsilon_of(zcdp_event(_RHO_MIN), delta, ZCDP_ACCOUNTANT)
         raise PrivacyBudgetError(
-            f"epsilon={epsilon} at delta={delta} is below what any rho >= "
-            f"{_RHO_MIN:g} reaches."
+            f"epsilon={epsilon} at delta={delta} is below what the RDP "
+            f"accountant can certify for a zCDP release at this delta (about "
+            f"{floor:.3g}: its largest order is 1024). Raise epsilon or delta."
         )
     if meets(bad):
         return _RHO_MAX

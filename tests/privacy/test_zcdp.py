@@ -106,3 +106,12 @@ def test_allocate_refuses_a_malformed_rho(rho):
     assert ledger.spent == {} and ledger.remaining == 1.0
     with pytest.raises(ValueError, match="budget must be a number in"):
         ZCDPLedger(math.nan)
+
+
+def test_epsilon_below_the_accountants_floor_names_the_floor():
+    # At delta = 1e-8 RDP's largest order (1024) cannot certify epsilon
+    # 0.01 for any rho: the message gives the floor and the remedy rather
+    # than blaming rho's search range.
+    with pytest.raises(PrivacyBudgetError, match=r"about 0\.01\d*: its largest order"):
+        rho_for_epsilon(0.01, 1e-8)
+    assert rho_for_epsilon(0.015, 1e-8) > 0
