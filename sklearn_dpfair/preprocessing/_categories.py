@@ -260,8 +260,9 @@ def check_one_kind(keys):
 def canonical_order(keys):
     """Sort category keys: numbers, bools, others by type name then value, missing last.
 
-    ``None`` (:data:`NONE`) comes before NaN (:data:`MISSING`), last of all,
-    as scikit-learn orders them.
+    Numbers (Decimals among them) are sorted by value, the other keys by
+    their text. ``None`` (:data:`NONE`) comes before NaN (:data:`MISSING`),
+    last of all, as scikit-learn orders them.
 
     Examples
     --------
@@ -272,12 +273,14 @@ def canonical_order(keys):
     """
     keys = list(keys)
     present = [k for k in keys if not _absent(k)]
-    numeric = sorted(k for k in present if isinstance(k, numbers.Real))
+    # Decimals are sorted by value with the numbers (Decimal('9') before
+    # Decimal('10'), as scikit-learn sorts them), not as text.
+    numeric = sorted(k for k in present if isinstance(k, (numbers.Real, Decimal)))
     flags = sorted(
         (k for k in present if isinstance(k, BoolKey)), key=lambda k: k.value
     )
     other = sorted(
-        (k for k in present if not _is_number(k)),
+        (k for k in present if not isinstance(k, (numbers.Real, Decimal, BoolKey))),
         key=lambda k: (type(k).__name__, str(k)),
     )
     absent = [k for k in (NONE, MISSING) if any(key is k for key in keys)]
@@ -291,9 +294,12 @@ def public_value(keys, dtype=None):
     keys are released). A float column gives an array of its own dtype
     (a float32 column's ``0.1`` is ``0.1`` in float32, as scikit-learn
     shows it, missing as NaN); an integer or bool column one of its dtype
-    (float64 beside a missing value). Otherwise numbers give a float or int
-    array (missing as NaN); anything else an object array (missing as NaN
-    too, and :data:`NONE` as ``None``, as scikit-learn shows them).
+    (float64 beside a missing value). Otherwise numbers give an int64
+    array when all are ints that fit, else a float array (missing as NaN)
+    when each is a float exactly, else an object array of the numbers
+    themselves (no two keys written as one float); anything else an object
+    array (missing as NaN too, and :data:`NONE` as ``None``, as
+    scikit-learn shows them).
 
     Parameters
     ----------
@@ -315,6 +321,8 @@ def public_value(keys, dtype=None):
     array([ 1.,  2., nan])
     >>> public_value([0, 0.1], np.dtype(np.float32))
     array([0. , 0.1], dtype=float32)
+    >>> public_value([0.5, 2**53, 2**53 + 1])  # no float holds 2**53 + 1
+    array([0.5, 9007199254740992, 9007199254740993], dtype=object)
     """
     if any(k is NONE for k in keys):
         # None is shown as None, in an object array (as scikit-learn does);
@@ -334,9 +342,49 @@ def public_value(keys, dtype=None):
         bools = all(isinstance(v, bool) for v in present)
         if dtype.kind == "f" or (missing and dtype.kind in "iu"):
             target = dtype if dtype.kind == "f" else np.dtype(np.float64)
-            return np.asarray([float(v) for v in values], dtype=target)
-        if not missing and (dtype.kind in "iu" or (dtype.kind == "b" and bools)):
+            cast = np.asarray([float(v) for v in values], dtype=target)
+            # Distinct keys stay distinct (a nullable Int64 column's 2**53
+            # and 2**53 + 1 are one float64): else written as themselves.
+            if len(set(cast[[k is not MISSING for k in keys]].tolist())) == len(
+                present
+            ):
+                return cast
+        elif not missing and (dtype.kind in "iu" or (dtype.kind == "b" and bools)):
             return np.asarray(values, dtype=dtype)
     if all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
-        return np.asarray(values)
+        return _real_array(values)
+    return np.asarray(values, dtype=object)
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+def _exact_float(value):
+    """Whether a real is a float exactly (its float cast changes nothing)."""
+    try:
+        return float(value) == value
+    except OverflowError:
+        return False
+
+
+def _real_array(values):
+    """Reals (NaN for the missing value) without a dtype of their own, as an array.
+
+    An int64 array when all are ints that fit; else a float64 one when
+    every value is a float exactly; else an object array of the values
+    themselves, so that no two categories are written as one float
+    (``2**53`` and ``2**53 + 1``) and none is rounded. A key beyond int64
+    that a float equals (:func:`key_of` writes ``1e300`` as an int) is
+    written as that float, as the float column it came from shows it.
+    """
+    values = [
+        float(v)
+        if isinstance(v, int) and not _INT64.min <= v <= _INT64.max and _exact_float(v)
+        else v
+        for v in values
+    ]
+    if all(isinstance(v, int) and _INT64.min <= v <= _INT64.max for v in values):
+        return np.asarray(values, dtype=np.int64)
+    if all(_exact_float(v) or v != v for v in values):  # noqa: PLR0124 (NaN)
+        return np.asarray([float(v) for v in values], dtype=np.float64)
     return np.asarray(values, dtype=object)

@@ -73,6 +73,17 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
     output is 0 or 1 (``output_bounds_``), with at most one 1 per input
     column (``output_norm_bound_``).
 
+    The dtype of an array's or a DataFrame's columns is public schema: the
+    released categories are written in it (``1.0`` in a float column,
+    ``1`` in an int one). Declare it (``astype``, ``read_csv(dtype=...)``)
+    rather than let it be inferred from the rows: ``pandas.read_csv``
+    reads an int column with one empty cell as float64, and one record
+    would then rename every category of the column. A list has no dtype:
+    it is read as objects (numpy is not asked to infer one from the
+    values), and its numbers are written from the released categories
+    alone (``[[1.0], [2.0]]`` gives ``x0_1``, where scikit-learn infers
+    float64 and names ``x0_1.0``).
+
     Read more in the :ref:`User Guide <preprocessing>`.
 
     Parameters
@@ -95,7 +106,9 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         ``categories``: nothing is counted for them.
     max_categories : int, default=None
         Keep at most this many output columns per feature, the ``"other"``
-        column included, the largest noisy counts first (post-processing).
+        column included, the largest noisy counts first (post-processing;
+        of equal counts the last in canonical order, as scikit-learn keeps
+        them).
         Refused with declared ``categories``: without released counts there
         is nothing public to rank them by; declare fewer instead.
     epsilon : float, default=1.0
@@ -105,9 +118,10 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         Target delta of the discovery (noise and threshold together).
     accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
         dp-accounting accountant of the noisy counts. A ledger is refused
-        for private discovery: it composes dp-accounting events, which
-        cannot hold the threshold's delta (accepted at ``epsilon=np.inf``,
-        where nothing is thresholded).
+        for private discovery, by ``fit`` and ``privacy_plan`` alike: it
+        composes dp-accounting events, which cannot hold the threshold's
+        delta (accepted at ``epsilon=np.inf``, where nothing is
+        thresholded).
     random_state : None, int, RandomState or Generator, default=None
         None draws the noise from OS entropy (a release); anything else is a
         seed (not a release).
@@ -117,8 +131,12 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
     categories_ : list of ndarray
         The categories of each feature (declared or released), in canonical
         order (numbers, then bools, then strings, then None, then the
-        missing value as NaN), in the dtype of a numeric column (declared
-        categories are cast to it, as scikit-learn casts them). Datetime
+        missing value as NaN), in the dtype of a numeric column (of a
+        categorical column, its categories' dtype; declared categories are
+        cast to it, as scikit-learn casts them). Without such a dtype
+        (object columns, lists), numbers are written as ints when all are
+        integral, else as floats, or as themselves when a float would
+        round one (``2**53 + 1``). Datetime
         categories are pandas ``Timestamp`` objects (scikit-learn holds a
         ``datetime64`` array): the same categories, named
         ``a_2020-01-01 00:00:00`` rather than ``a_2020-01-01T00:00:00.000000``.
@@ -204,6 +222,25 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         # The threshold's delta (threshold_delta_), outside the event.
         return self._threshold_delta(self._discovers(n_features))
 
+    def _check_ledger_holds(self, threshold_delta):
+        """Refuse a PrivacyLedger accountant when the threshold spends delta.
+
+        The fit and its plan (:meth:`privacy_plan`) both ask, so that no
+        plan is made for a fit that would be refused.
+        """
+        if threshold_delta > 0 and isinstance(self.accountant, PrivacyLedger):
+            # Without privacy (epsilon=inf) nothing is thresholded: no delta
+            # outside the ledger's events.
+            raise ValueError(
+                "accountant: a PrivacyLedger cannot hold the threshold delta of "
+                "category discovery; pass 'rdp' or 'pld', or declare categories."
+            )
+
+    def _planned_record(self, n_samples, n_features):
+        # The plan refuses what the fit refuses.
+        self._check_ledger_holds(self._planned_additional_delta(n_features))
+        return super()._planned_record(n_samples, n_features)
+
     def _release_spec(self, n_features):
         # Undeclared columns are discovered through one Gaussian histogram;
         # the accountant is given the noise's share of delta only.
@@ -220,7 +257,9 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Private rows; strings, numbers, None or NaN.
+            Private rows; strings, numbers, None or NaN. The dtype of an
+            array or of a DataFrame's columns is public schema (declare it;
+            a list is read as objects).
         y : None
             Ignored.
 
@@ -235,13 +274,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         declared = self._declared(n_features)
         discover = [j for j in range(n_features) if declared[j] is None]
         threshold_delta = self._threshold_delta(bool(discover))
-        if threshold_delta > 0 and isinstance(self.accountant, PrivacyLedger):
-            # Without privacy (epsilon=inf) nothing is thresholded: no delta
-            # outside the ledger's events.
-            raise ValueError(
-                "accountant: a PrivacyLedger cannot hold the threshold delta of "
-                "category discovery; pass 'rdp' or 'pld', or declare categories."
-            )
+        self._check_ledger_holds(threshold_delta)
         # Validation, before anything is planned or set: the keys of each
         # discovered column, strings and numbers not mixed (their names
         # would collide: 1 and '1' are both 'x0_1'), as scikit-learn requires.
@@ -321,10 +354,13 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             keep = np.flatnonzero(kept[lo:hi])
             limit = self.max_categories
             if limit is not None:
-                limit -= self.handle_unknown == "other"
-                # Largest released counts first; ties by canonical order.
-                best = keep[np.argsort(-noisy[lo:hi][keep], kind="stable")]
-                keep = np.sort(best[: max(limit, 0)])
+                limit = max(limit - (self.handle_unknown == "other"), 0)
+                # The largest released counts, ties broken as scikit-learn's
+                # _identify_infrequent breaks them: a stable ascending sort
+                # keeps the last of its equal counts (the latest in the
+                # canonical order, scikit-learn's sorted order).
+                ranked = keep[np.argsort(noisy[lo:hi][keep], kind="stable")]
+                keep = np.sort(ranked[len(ranked) - limit :]) if limit else keep[:0]
             out.append([order[i] for i in keep])
         return out, threshold
 
@@ -374,12 +410,17 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         # read it.
         X = host_input(X)
         if not hasattr(X, "iloc"):
-            checked = check_array(X, dtype=None, ensure_all_finite=False)
-            if not hasattr(X, "dtype") and np.issubdtype(checked.dtype, np.str_):
-                # A list mixing strings and NaN (or None) would become the
-                # string 'nan': read it as objects, as scikit-learn does.
-                checked = check_array(X, dtype=object, ensure_all_finite=False)
-            X = checked
+            # Only an input that carries a dtype (an array, a data frame)
+            # declares one. numpy would infer a list's dtype from the values
+            # themselves, private: one record's 2.5, NaN or None (or a 2
+            # among bools) would turn an int column into a float or object
+            # one and rename every released category (x0_1 or x0_1.0), a
+            # release outside the mechanism. A list is read as objects, its
+            # categories written from the released keys alone.
+            declares = hasattr(X, "dtype") or hasattr(X, "dtypes")
+            X = check_array(
+                X, dtype=None if declares else object, ensure_all_finite=False
+            )
         validate_data(self, X, reset=reset, skip_check_array=True)
         if hasattr(X, "iloc"):
             if X.shape[0] == 0 or X.shape[1] == 0:
@@ -511,10 +552,18 @@ def _numeric_dtype(dtype):
 
     A numpy numeric or bool column keeps its dtype; pandas' nullable
     numeric and boolean columns are read as float64 (missing as NaN), as
-    scikit-learn reads them. The dtype is the input's schema, public.
+    scikit-learn reads them; a categorical column as its categories' dtype
+    (a float one's ``1.0`` is named ``1.0``, as scikit-learn reads the
+    column as its categories' values). The dtype is the input's schema,
+    public.
     """
     if isinstance(dtype, np.dtype):
         return dtype if dtype.kind in "fiub" else None
+    categories = getattr(dtype, "categories", None)
+    if categories is not None and hasattr(categories, "dtype"):
+        # A pandas CategoricalDtype: its categories hold the values' dtype,
+        # public schema as any column's dtype is (declared, not inferred).
+        return _numeric_dtype(categories.dtype)
     numpy_dtype = getattr(dtype, "numpy_dtype", None)
     if isinstance(numpy_dtype, np.dtype) and numpy_dtype.kind in "fiub":
         return np.dtype(np.float64)

@@ -70,3 +70,30 @@ def test_equal_values_have_one_key_written_one_way():
     assert str(public_value([key_of(-0.0)], np.dtype(np.float64))[0]) == "0.0"
     assert public_value([key_of(True), key_of(1)]).tolist() == [True, 1]
     assert pickle.loads(pickle.dumps(key_of(True))) == key_of(True)
+
+
+def test_decimals_are_ordered_by_value_with_the_numbers():
+    keys = [key_of(Decimal(v)) for v in ("10", "9", "9.5", "-1")] + [MISSING]
+    assert canonical_order(keys) == canonical_order(reversed(keys))
+    assert canonical_order(keys) == [
+        Decimal(-1), Decimal(9), Decimal("9.5"), Decimal(10), MISSING
+    ]
+
+
+def test_numbers_without_a_dtype_are_written_without_merging_or_rounding():
+    # A float cast would write 2**53 + 1 as 2**53 (two categories, one name).
+    keys = [key_of(v) for v in (0.5, 2**53, 2**53 + 1)]
+    written = public_value(keys)
+    assert written.dtype == object
+    assert written.tolist() == [0.5, 2**53, 2**53 + 1]
+    assert [type(v) for v in written.tolist()] == [float, int, int]
+    with_missing = public_value([2**53, 2**53 + 1, MISSING])
+    assert str(with_missing.tolist()) == str([2**53, 2**53 + 1, np.nan])
+    # An integral float beyond int64 (its key an int) is that float again.
+    assert public_value([key_of(0.5), key_of(1e300)]).tolist() == [0.5, 1e300]
+    assert public_value([key_of(2.0**64), MISSING]).dtype == np.float64
+    assert public_value([1, 2]).dtype == np.int64
+    assert public_value([1, 2.5, MISSING]).dtype == np.float64
+    # A dtype whose cast would merge two keys writes them as they are.
+    merged = public_value([2**53, 2**53 + 1, MISSING], np.dtype(np.int64))
+    assert merged.tolist()[:2] == [2**53, 2**53 + 1]

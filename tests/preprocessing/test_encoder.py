@@ -1,6 +1,7 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
 import math
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -467,3 +468,115 @@ def test_inverse_transform_is_scikit_learn_at_epsilon_inf():
     np.testing.assert_array_equal(floats.inverse_transform([[0, 1, 0]]), [[1.5]])
     with pytest.raises(ValueError, match="Expected 3 columns"):
         floats.inverse_transform([[0, 1]])
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize(
+    "base, record",
+    [
+        ([[1]] * 600 + [[2]] * 400, [2.5]),
+        ([[1]] * 600 + [[2]] * 400, [np.nan]),
+        ([[1]] * 600 + [[2]] * 400, [None]),
+        ([[True]] * 600 + [[False]] * 400, [2]),
+        ([[0.5, 1.0]] * 600 + [[0.5, 2.0]] * 400, [None, 1.0]),
+    ],
+    ids=["int-float", "int-nan", "int-none", "bool-int", "two-columns-none"],
+)
+def test_a_list_has_no_dtype_for_one_record_to_change(base, record, seed):
+    # numpy would infer a list's dtype from the private values: one record
+    # (its own category not released) would rename every released one.
+    params = {"epsilon": 1.0, "random_state": seed}
+    assert _release(base + [record], **params) == _release(base, **params)
+
+
+def test_a_bool_list_with_a_stray_number_still_encodes_its_bools():
+    bools = [[True]] * 600 + [[False]] * 400
+    enc = DPOneHotEncoder(epsilon=1.0, random_state=0).fit(bools + [[2]])
+    assert list(enc.get_feature_names_out()) == [
+        "x0_False",
+        "x0_True",
+        "x0_infrequent_sklearn",
+    ]
+    np.testing.assert_array_equal(
+        enc.transform([[True], [False], [2]]), [[0, 1, 0], [1, 0, 0], [0, 0, 1]]
+    )
+
+
+@pytest.mark.parametrize(
+    "values, categories",
+    [
+        ([1.0, 2.0, 1.0], [1.0, 2.0]),
+        ([1.0, None, 1.0], [1.0, 2.0]),
+        ([1, 2, 1], [1, 2]),
+        ([1, None, 2], [1, 2]),
+        (["a", None, "b"], ["a", "b"]),
+    ],
+    ids=["float", "float-missing", "int", "int-missing", "str-missing"],
+)
+def test_a_categorical_column_is_written_in_its_categories_dtype(values, categories):
+    # Its categories' dtype is the column's schema, as scikit-learn reads it.
+    X = pd.DataFrame({"a": pd.Categorical(values, categories=categories)})
+    ours = DPOneHotEncoder(epsilon=np.inf, handle_unknown="ignore").fit(X)
+    ref = OneHotEncoder(handle_unknown="ignore", sparse_output=False).fit(X)
+    assert list(ours.get_feature_names_out()) == list(ref.get_feature_names_out())
+    assert [str(v) for v in ours.categories_[0]] == [
+        str(v) for v in ref.categories_[0]
+    ]
+    assert ours.categories_[0].dtype.kind == ref.categories_[0].dtype.kind
+    np.testing.assert_array_equal(ours.transform(X), ref.transform(X))
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        [2**53 + 1, 0.5, 2**53],
+        [1e300, 0.5],
+        [Decimal(9), Decimal(10), Decimal("9.5")],
+        [2**53 + 1, 2**53],
+    ],
+    ids=["beyond-2**53", "huge-float", "decimal", "large-ints"],
+)
+def test_object_numbers_are_named_and_ordered_as_scikit_learn(column):
+    X = np.array(column, dtype=object).reshape(-1, 1)
+    ours = DPOneHotEncoder(epsilon=np.inf, handle_unknown="ignore").fit(X)
+    ref = OneHotEncoder(handle_unknown="ignore", sparse_output=False).fit(X)
+    assert list(ours.get_feature_names_out()) == list(ref.get_feature_names_out())
+    np.testing.assert_array_equal(ours.transform(X), ref.transform(X))
+    # Each category is itself: none merged with another, none rounded.
+    back = ours.inverse_transform(ours.transform(X)).ravel().tolist()
+    assert [str(v) for v in back] == [str(v) for v in X.ravel()]
+
+
+def test_distinct_integers_of_a_nullable_column_are_never_one_name():
+    # float64, the dtype of a nullable Int64 column, holds 2**53 and
+    # 2**53 + 1 as one number: the two categories are written as they are.
+    X = pd.DataFrame({"a": pd.array([2**53, 2**53 + 1, None], dtype="Int64")})
+    enc = DPOneHotEncoder(epsilon=np.inf, handle_unknown="ignore").fit(X)
+    names = list(enc.get_feature_names_out())
+    assert names == ["a_9007199254740992", "a_9007199254740993", "a_nan"]
+    np.testing.assert_array_equal(enc.transform(X), np.eye(3))
+
+
+@pytest.mark.parametrize("max_categories", [2, 3, 4])
+def test_max_categories_breaks_ties_as_scikit_learn(max_categories):
+    X = pd.DataFrame({"c": ["a"] * 5 + ["b"] * 5 + ["c"] * 5 + ["d"] * 2})
+    ours = DPOneHotEncoder(max_categories=max_categories, epsilon=np.inf).fit(X)
+    ref = OneHotEncoder(
+        max_categories=max_categories,
+        handle_unknown="infrequent_if_exist",
+        sparse_output=False,
+    ).fit(X)
+    assert list(ours.get_feature_names_out()) == list(ref.get_feature_names_out())
+    np.testing.assert_array_equal(ours.transform(X), ref.transform(X))
+
+
+def test_the_plan_refuses_a_ledger_as_the_fit_does():
+    enc = DPOneHotEncoder(epsilon=1.0, accountant=PrivacyLedger())
+    with pytest.raises(ValueError, match="cannot hold the threshold delta"):
+        enc.privacy_plan(500, 1)
+    # Nothing thresholded (epsilon=inf, declared categories): a plan.
+    assert DPOneHotEncoder(epsilon=np.inf, accountant=PrivacyLedger()).privacy_plan(
+        500, 1
+    )
+    declared = DPOneHotEncoder(categories=[["a"]], accountant=PrivacyLedger())
+    assert declared.privacy_plan(500, 1).epsilon == 0.0
