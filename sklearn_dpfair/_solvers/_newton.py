@@ -86,10 +86,10 @@ CURVATURE_BOUND = 0.25
 #: Widest problem the solver takes: it holds and solves a dense
 #: ``(d + 1) x (d + 1)`` Hessian each step (decided from the public shape).
 MAX_FEATURES = 4096
-# Rows of a dense X per block of the Hessian product. The weighted copy of
-# a block is written into one buffer reused by every block and pass: a
-# fresh array per block is a fresh mmap, and its page faults cost ~25 times
-# the multiplication (measured at d = 100).
+# Rows of a dense X per block of the Hessian product. The weighted float64
+# copy of a block is written into one buffer reused by every block and
+# pass: a fresh array per block is a fresh mmap, and its page faults cost
+# ~25 times the multiplication (measured at d = 100).
 _DENSE_BLOCK_ROWS = 8192
 
 
@@ -417,8 +417,14 @@ def _accumulate(Xb, y, factors, weights, coef, w0, s, curvature, g, H, buffer):
         Xs = sp.diags(root) @ Xb
         H[:-1, :-1] += (Xs.T @ Xs).toarray()
     else:
-        root = root[:, None].astype(Xb.dtype, copy=False)
-        if buffer is None or buffer.dtype != Xb.dtype:
+        # The weighted block is formed and multiplied in float64 whatever
+        # X's dtype: the trace release (sensitivity beta / n) and the
+        # direction's Sherman-Morrison bound assume a neighbour's H differs by
+        # a PSD rank-one term of trace <= beta / n, which a float32 product
+        # (relative rounding ~6e-8 of the whole sum) breaks. The float64
+        # block is bounded by _DENSE_BLOCK_ROWS rows, never n x d.
+        root = root[:, None]
+        if buffer is None or buffer.dtype != np.float64:
             Xs = Xb * root
         else:
             Xs = np.multiply(Xb, root, out=buffer[: Xb.shape[0]])
@@ -473,7 +479,7 @@ def noisy_newton(X, y, newton_plan, params, *, rng, sample_weight=None, progress
     buffer = (
         None
         if sp.issparse(X)
-        else np.empty((min(n, _DENSE_BLOCK_ROWS), d), dtype=X.dtype)
+        else np.empty((min(n, _DENSE_BLOCK_ROWS), d), dtype=np.float64)
     )
     w = np.zeros(d + 1)
     bound = params.curvature == "upper-bound"
