@@ -15,7 +15,7 @@ from numbers import Real
 
 import numpy as np
 from sklearn.utils import get_tags
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_array, validate_data
 
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..privacy._random import check_noise_generator
@@ -76,9 +76,48 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         """
         refuse_dask_input(type(self).__name__, X=X)
         X = self._validate_floats(X, reset=True)
+        return X, *self._check_public_bounds(X.shape[1])
+
+    def _check_public_bounds(self, n_features):
+        """The declared ``bounds`` as per-column ``lower, upper``, checked.
+
+        Public parameters only: the fit (:meth:`_validate_bounded`) and its
+        plan (:meth:`_planned_record`) both call it, so that no plan is made
+        for a fit that would refuse its bounds. ``bounds="auto"`` gives
+        ``None, None`` once its ``auto_quantiles`` are valid.
+
+        Raises
+        ------
+        ValueError
+            As :func:`~._bounds.check_bounds` (and
+            :func:`~._quantiles.check_fence_levels`) do.
+        """
         if isinstance(self.bounds, str):
-            return X, None, None
-        return X, *check_bounds(self.bounds, X.shape[1])
+            check_fence_levels(self.auto_quantiles)
+            return None, None
+        return check_bounds(self.bounds, n_features)
+
+    def _validate_inverse(self, X):
+        """The input of ``inverse_transform``: ``n_features_in_`` float columns.
+
+        Its rows are outputs of ``transform``, an ndarray without the fit's
+        feature names: validated as scikit-learn's inverse transforms
+        validate theirs (``check_array`` and the number of columns, no
+        feature-name check), so that a round trip after a DataFrame fit
+        does not warn. NaN (missing) is allowed where the tags allow it.
+        """
+        allow_nan = get_tags(self).input_tags.allow_nan
+        X = check_array(
+            host_input(X),
+            dtype=np.float64,
+            ensure_all_finite="allow-nan" if allow_nan else True,
+        )
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                f"expecting {self.n_features_in_} features as input."
+            )
+        return X
 
     def _n_fence_quantiles(self, n_features):
         """Quantile draws of ``bounds="auto"`` on ``n_features`` columns (or 0)."""
@@ -147,7 +186,13 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         return plan, check_noise_generator(self.random_state)
 
     def _planned_record(self, n_samples, n_features):
-        """The record's event of a fit (the plan of :meth:`_plan_fit`)."""
+        """The record's event of a fit (the plan of :meth:`_plan_fit`).
+
+        The plan refuses the bounds the fit would refuse
+        (:meth:`_check_public_bounds`), with the same error.
+        """
+        if "bounds" in self._parameter_constraints:
+            self._check_public_bounds(n_features)
         return self._release_plan(n_features).record(
             f"{type(self).__name__}: planned releases"
         )

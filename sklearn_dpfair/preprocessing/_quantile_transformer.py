@@ -189,7 +189,7 @@ class DPQuantileTransformer(
             kept).
         """
         check_is_fitted(self)
-        X = self._validate_floats(X, reset=False)
+        X = self._validate_inverse(X)
         out = np.empty_like(X)
         for j in range(X.shape[1]):
             out[:, j] = self._inverse_column(X[:, j], self.quantiles_[:, j])

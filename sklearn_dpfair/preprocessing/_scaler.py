@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..privacy._record import weights_caveats
-from ..utils._numeric import constant_columns
+from ..utils._numeric import constant_columns, power_of_two_magnitudes
 from ..utils._sklearn_compat import _fit_context
 from ._base import PrivateTransformerMixin
 from ._bounds import centre_and_half_width
@@ -87,7 +87,9 @@ class DPStandardScaler(
         variance the noise could have produced from nothing is replaced by
         the noise level: a larger scale, never a near-zero one); at
         ``epsilon=inf`` it is the exact variance, as in scikit-learn (a
-        constant column then has scale 1). None without ``with_std``.
+        constant column then has scale 1). It reads ``inf`` for a spread
+        beyond about ``1e154``, whose square overflows; ``scale_`` is then
+        still finite. None without ``with_std``.
     scale_ : ndarray of shape (n_features,)
         ``sqrt(var_)`` (1 without ``with_std``).
     bounds_ : ndarray of shape (n_features, 2)
@@ -208,19 +210,30 @@ class DPStandardScaler(
                 private=plan.is_private,
                 noise_stds=moment_noise_stds(plan.gaussian, n_features, order=order),
             )
-        self.mean_ = centre + half * mean_u if self.with_mean else np.zeros(n_features)
+        mean = centre + half * mean_u
+        # Half-widths beyond 1e154 square to inf: var_ then reads inf, but
+        # the scale is computed in half-width units, unsquared. (Without
+        # privacy var_u may underflow to 0, inf * 0 is NaN: that var_ is
+        # replaced by the exact one below.)
+        with np.errstate(over="ignore", invalid="ignore"):
+            var = np.square(half) * var_u
+        scale = half * np.sqrt(var_u)
+        if needs_moments and not plan.is_private:
+            # Without privacy the statistics are the exact two-pass ones:
+            # the half-width units of the release round the mean to about
+            # half * eps * sqrt(n), more than a narrow column's whole spread
+            # when the bounds are wide. A column with no observed value
+            # keeps the released ones.
+            exact_mean, exact_var, exact_scale, seen = _exact_moments(
+                X, lower, upper, weights
+            )
+            mean = np.where(seen, exact_mean, mean)
+            var = np.where(seen, exact_var, var)
+            scale = np.where(seen, exact_scale, scale)
+        self.mean_ = mean if self.with_mean else np.zeros(n_features)
         self.var_, self.scale_ = None, np.ones(n_features)
         if self.with_std:
-            # Half-widths beyond 1e154 square to inf: var_ then reads inf,
-            # but the scale is computed in half-width units, unsquared.
-            # (Without privacy var_u may underflow to 0, inf * 0 is NaN:
-            # that var_ is replaced by the exact one below.)
-            with np.errstate(over="ignore", invalid="ignore"):
-                self.var_ = np.square(half) * var_u
-            scale = half * np.sqrt(var_u)
-            if not plan.is_private:
-                self.var_ = _exact_variance(X, lower, upper, self.var_, weights)
-                scale = np.sqrt(self.var_)
+            self.var_ = var
             # A zero variance (exact statistics of a constant column) scales
             # by 1, as scikit-learn does.
             self.scale_ = np.where(scale > 0, scale, 1.0)
@@ -272,29 +285,50 @@ class DPStandardScaler(
             ``X * scale_ + mean_``.
         """
         check_is_fitted(self)
-        X = self._validate_floats(X, reset=False)
+        X = self._validate_inverse(X)
         return X * self.scale_ + self.mean_
 
 
-def _exact_variance(X, lower, upper, one_pass, weights=None):
-    """The (weighted) variance of the clipped columns in two passes (no privacy).
+def _exact_moments(X, lower, upper, weights=None):
+    """The (weighted) mean, variance and scale of the clipped columns (no privacy).
 
-    The sums of squares the private release is made of lose a constant
-    column's zero variance to rounding (``5.5e-13`` for twenty values of 5
-    in ``[0, 100]``, a scale of ``7e-7``); two passes keep it, and a
-    variance within rounding of zero is zero, as in scikit-learn's
-    ``StandardScaler``. A column with no observed (positively weighted)
-    value keeps ``one_pass``.
+    Two passes, the mean and then the centred squares: the sums of squares
+    the private release is made of lose a constant column's zero variance
+    to rounding (``5.5e-13`` for twenty values of 5 in ``[0, 100]``, a
+    scale of ``7e-7``); two passes keep it, and a variance within rounding
+    of zero is zero, as in scikit-learn's ``StandardScaler``. Each column
+    is first divided by a power of two that brings its largest value to
+    order 1 (:func:`~sklearn_dpfair.utils._numeric.power_of_two_magnitudes`),
+    exactly, so the moments round as the raw ones would but a spread beyond
+    ``1e154`` does not overflow its squares (as the private fit's
+    half-width units do not): its variance then reads ``inf``, its scale
+    is finite. A spread whose square underflows to zero is constant, as
+    scikit-learn finds it.
+
+    Returns
+    -------
+    mean, var, scale : ndarray of shape (n_features,)
+        NaN in a column with no observed (positively weighted) value.
+    seen : ndarray of bool, shape (n_features,)
+        Which columns have an observed value.
     """
     if weights is not None:
         X, weights = X[weights > 0], weights[weights > 0]
     observed = ~np.isnan(X)
     clipped = np.where(observed, np.clip(X, lower, upper), 0.0)
     count = observed.sum(axis=0)
+    magnitude = power_of_two_magnitudes(np.max(np.abs(clipped), axis=0, initial=0.0))
+    scaled = clipped / magnitude
     w = observed if weights is None else observed * weights[:, None]
     total = w.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):  # all-NaN columns
-        mean = (w * clipped).sum(axis=0) / total
-        var = (w * np.square(clipped - mean)).sum(axis=0) / total
+        mean = (w * scaled).sum(axis=0) / total
+        var = (w * np.square(scaled - mean)).sum(axis=0) / total
+    # The test is homogeneous of degree 2 in the mean and the spread: it
+    # reads the scaled moments.
     var = np.where(constant_columns(var, mean, count), 0.0, var)
-    return np.where(count > 0, var, one_pass)
+    scale = np.sqrt(var) * magnitude
+    with np.errstate(over="ignore"):
+        var = var * magnitude * magnitude
+    scale = np.where(var > 0, scale, 0.0)
+    return mean * magnitude, var, scale, count > 0

@@ -135,36 +135,11 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
     def _release_spec(self, n_features):
         return self._edges_spec(n_features, self.n_knots, quantile=self.knots == "quantile")
 
-    def _validate_bounded(self, X):
-        X, lower, upper = super()._validate_bounded(X)
-        # scikit-learn's B-splines add `degree` knots beyond each end, each
-        # an end spacing (at most the width) further out: they must stay
-        # finite, or every feature is NaN. A public check of the bounds.
-        _, half = centre_and_half_width(lower, upper)
-        with np.errstate(over="ignore"):
-            reach = max(self.degree, 1) * half
-            ends = 2.0 * np.concatenate([lower / 2.0 - reach, upper / 2.0 + reach])
-        if not np.isfinite(ends).all():
-            raise ValueError(
-                f"bounds are too wide for splines of degree {self.degree}: the "
-                "knots added beyond them (degree widths away) overflow the "
-                "largest float; narrow the bounds."
-            )
-        # The knots must increase strictly: n_knots floats spaced by at least
-        # a few float spacings of the bounds' magnitude (what
-        # _strictly_increasing moves coinciding knots apart by) must fit
-        # between them, or the released knots would coincide. With 16
-        # spacings a gap, moved-apart knots fill at most a fifth of the
-        # width beyond it, and stay apart after rescaling into the bounds.
-        spacing = np.spacing(np.maximum(np.abs(lower), np.abs(upper)))
-        if np.any(half < 8.0 * (self.n_knots - 1) * spacing):
-            raise ValueError(
-                f"bounds are too narrow for {self.n_knots} knots: the floats "
-                "between them cannot hold that many distinct knots, a few "
-                "float spacings apart (16 spacings of their magnitude each); "
-                "widen the bounds or lower n_knots."
-            )
-        return X, lower, upper
+    def _check_public_bounds(self, n_features):
+        # The fit and its plan both refuse bounds the splines cannot use.
+        lower, upper = super()._check_public_bounds(n_features)
+        _check_spline_bounds(lower, upper, self.degree, self.n_knots)
+        return lower, upper
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
@@ -265,6 +240,53 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
+
+
+def _check_spline_bounds(lower, upper, degree, n_knots):
+    """Refuse public bounds too wide or too narrow for the splines' knots.
+
+    Parameters
+    ----------
+    lower, upper : ndarray of shape (n_features,)
+        Checked public bounds (:func:`~._bounds.check_bounds`).
+    degree : int
+        Degree of the splines.
+    n_knots : int
+        Number of knots, end points included.
+
+    Raises
+    ------
+    ValueError
+        If the knots scikit-learn adds beyond the bounds overflow, or if
+        ``n_knots`` distinct knots do not fit between them.
+    """
+    # scikit-learn's B-splines add `degree` knots beyond each end, each
+    # an end spacing (at most the width) further out: they must stay
+    # finite, or every feature is NaN. A public check of the bounds.
+    _, half = centre_and_half_width(lower, upper)
+    with np.errstate(over="ignore"):
+        reach = max(degree, 1) * half
+        ends = 2.0 * np.concatenate([lower / 2.0 - reach, upper / 2.0 + reach])
+    if not np.isfinite(ends).all():
+        raise ValueError(
+            f"bounds are too wide for splines of degree {degree}: the "
+            "knots added beyond them (degree widths away) overflow the "
+            "largest float; narrow the bounds."
+        )
+    # The knots must increase strictly: n_knots floats spaced by at least
+    # a few float spacings of the bounds' magnitude (what
+    # _strictly_increasing moves coinciding knots apart by) must fit
+    # between them, or the released knots would coincide. With 16
+    # spacings a gap, moved-apart knots fill at most a fifth of the
+    # width beyond it, and stay apart after rescaling into the bounds.
+    spacing = np.spacing(np.maximum(np.abs(lower), np.abs(upper)))
+    if np.any(half < 8.0 * (n_knots - 1) * spacing):
+        raise ValueError(
+            f"bounds are too narrow for {n_knots} knots: the floats "
+            "between them cannot hold that many distinct knots, a few "
+            "float spacings apart (16 spacings of their magnitude each); "
+            "widen the bounds or lower n_knots."
+        )
 
 
 def _strictly_increasing(knots, width):

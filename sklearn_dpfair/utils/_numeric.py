@@ -4,7 +4,7 @@
 
 import numpy as np
 
-__all__ = ["constant_columns"]
+__all__ = ["constant_columns", "power_of_two_magnitudes"]
 
 
 def constant_columns(var, mean, n_samples, *, one_pass=False):
@@ -49,3 +49,37 @@ def constant_columns(var, mean, n_samples, *, one_pass=False):
     if one_pass:
         bound = bound + n_samples * eps * np.square(mean)
     return var <= bound
+
+
+def power_of_two_magnitudes(largest):
+    """The power of two that brings each column's largest ``|x|`` into ``[0.5, 1)``.
+
+    Dividing by a power of two is exact, so moments computed on the scaled
+    columns round as the raw ones would, short of overflow: scaled, every
+    value lies in ``(-1, 1)`` and every centred square in ``[0, 4)``, where
+    the raw squares of a spread beyond ``1e154`` overflow to ``inf`` (the
+    scaled sum of squares of LAPACK's ``dnrm2``). Capped at ``2**1023``
+    (float64's largest power of two): values near float64's largest then
+    scale to under 2 (their centred squares to under 16).
+
+    Parameters
+    ----------
+    largest : array-like of shape (n_features,)
+        Each column's largest absolute value.
+
+    Returns
+    -------
+    magnitude : ndarray of shape (n_features,)
+        Powers of two; 1 for a column whose largest value is 0 or not
+        finite (computed as given).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.utils._numeric import power_of_two_magnitudes
+    >>> power_of_two_magnitudes([0.0, 3.0, 4.0, 0.3])
+    array([1. , 4. , 8. , 0.5])
+    """
+    _, exponent = np.frexp(np.asarray(largest, dtype=np.float64))
+    # frexp gives (0, 0) for an all-zero column, and (inf or nan, 0) for a
+    # non-finite one: magnitude 1, the column as given.
+    return np.ldexp(1.0, np.minimum(exponent, np.finfo(np.float64).maxexp - 1))

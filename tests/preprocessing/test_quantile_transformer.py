@@ -1,6 +1,7 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -157,3 +158,17 @@ def test_epsilon_inf_tiny_bounds_are_the_rescaled_fit():
         rtol=1e-12,
         atol=1e-12,
     )
+
+
+def test_inverse_transform_after_a_dataframe_fit_does_not_warn():
+    # Its input is transform's ndarray output: scikit-learn's inverse
+    # transforms do not check feature names, nor does this one.
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"a": np.arange(20.0), "b": np.arange(20.0) ** 2})
+    qt = DPQuantileTransformer(bounds=(0.0, 400.0), epsilon=np.inf).fit(df)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        back = qt.inverse_transform(qt.transform(df))
+    assert back.shape == df.shape
+    with pytest.raises(ValueError, match="X has 1 features, but DPQuantileTransformer"):
+        qt.inverse_transform(np.zeros((2, 1)))

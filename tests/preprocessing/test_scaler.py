@@ -422,3 +422,68 @@ def test_epsilon_inf_weights_of_any_scale_give_the_same_statistics(bounds, scale
     np.testing.assert_allclose(fit.mean_, ref.mean_, rtol=1e-12)
     np.testing.assert_allclose(fit.var_, ref.var_, rtol=1e-12)
     np.testing.assert_allclose(fit.scale_, ref.scale_, rtol=1e-12)
+
+
+def test_epsilon_inf_mean_is_exact_under_wide_bounds():
+    # Bounds wide enough for a timestamp column (2e12) round a mean taken in
+    # half-width units to about 1e12 * eps * sqrt(n): more than the whole
+    # spread of a narrow column, whose transform was then centred 0.7 away
+    # from 0. Without privacy the mean is the exact two-pass one.
+    rng = np.random.default_rng(0)
+    X = np.column_stack(
+        [1.65e12 + 1e3 * rng.normal(size=1000), 37.3 + 0.01 * rng.normal(size=1000)]
+    )
+    ours = DPStandardScaler(bounds=(0.0, 2e12), epsilon=np.inf).fit(X)
+    ref = StandardScaler().fit(X)
+    assert np.all(np.abs(ours.mean_ - ref.mean_) <= 1e-9 * ref.scale_)
+    assert np.all(np.abs(ours.transform(X).mean(axis=0)) < 1e-6)
+
+
+def test_epsilon_inf_mean_without_std_is_exact_too():
+    rng = np.random.default_rng(0)
+    X = 37.3 + 0.01 * rng.normal(size=(500, 1))
+    ours = DPStandardScaler(bounds=(0.0, 2e12), epsilon=np.inf, with_std=False).fit(X)
+    assert abs(ours.mean_[0] - X.mean()) <= 1e-9 * X.std()
+    assert ours.var_ is None and ours.scale_[0] == 1.0
+
+
+def test_epsilon_inf_spread_beyond_1e154_is_not_constant():
+    # The squares of a spread of 1e200 overflow: the column read as
+    # constant (scale 1, outputs of 1e200) with numpy warnings. In units of
+    # a power of two its variance is finite; var_ reads inf (as the private
+    # fit's does) and the scale is the column's standard deviation.
+    X = 1e200 * np.random.default_rng(0).normal(size=(100, 1))
+    std = 1e200 * np.std(X / 1e200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaler = DPStandardScaler(bounds=(-1e201, 1e201), epsilon=np.inf).fit(X)
+        Xt = scaler.transform(X)
+    assert np.isinf(scaler.var_[0])
+    np.testing.assert_allclose(scaler.scale_, [std], rtol=1e-12)
+    np.testing.assert_allclose(Xt.std(), 1.0, rtol=1e-12)
+    assert np.all(np.isfinite(scaler.output_bounds_))
+
+
+def test_epsilon_inf_spread_whose_square_underflows_is_constant():
+    # A spread of 1e-170 squares below the smallest float: the column is
+    # constant, as scikit-learn finds it (var_ 0, scale 1), not divided by
+    # a scale whose square reads 0.
+    X = 1e-170 * np.array([[1.0], [2.0], [3.0]])
+    scaler = DPStandardScaler(bounds=(-1.0, 1.0), epsilon=np.inf).fit(X)
+    ref = StandardScaler().fit(X)
+    assert scaler.var_[0] == 0.0 == ref.var_[0]
+    assert scaler.scale_[0] == 1.0 == ref.scale_[0]
+
+
+def test_inverse_transform_after_a_dataframe_fit_does_not_warn():
+    # Its input is transform's ndarray output: scikit-learn's inverse
+    # transforms do not check feature names, nor does this one.
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"a": np.arange(20.0), "b": np.arange(20.0) ** 2})
+    scaler = DPStandardScaler(bounds=(0.0, 400.0), epsilon=np.inf).fit(df)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        back = scaler.inverse_transform(scaler.transform(df))
+    np.testing.assert_allclose(back, df.to_numpy(), atol=1e-12)
+    with pytest.raises(ValueError, match="X has 3 features, but DPStandardScaler"):
+        scaler.inverse_transform(np.zeros((2, 3)))

@@ -3,8 +3,16 @@
 import math
 
 import dp_accounting
+import numpy as np
 import pytest
 
+from sklearn_dpfair.preprocessing import (
+    DPKBinsDiscretizer,
+    DPQuantileTransformer,
+    DPSimpleImputer,
+    DPSplineTransformer,
+    DPStandardScaler,
+)
 from sklearn_dpfair.preprocessing._plan import plan_releases
 from sklearn_dpfair.privacy._accounting import epsilon_of
 
@@ -42,3 +50,35 @@ def test_no_privacy_and_no_release():
         dp_accounting.NonPrivateDpEvent,
     )
     assert plan_releases(1.0, 1e-5, "rdp", gaussian=False).record("x").epsilon == 0.0
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        DPStandardScaler(bounds=(1.0, 0.0)),
+        DPStandardScaler(bounds="auto", auto_quantiles=(0.9, 0.1)),
+        DPSimpleImputer(bounds=[(0.0, 1.0)] * 3),
+        DPQuantileTransformer(bounds=(0.0, np.inf)),
+        DPKBinsDiscretizer(bounds=(0.0, np.nan)),
+        DPSplineTransformer(bounds=(-1e308, 1e308)),
+        DPSplineTransformer(bounds=(1e8, 1e8 + 1e-7)),
+    ],
+    ids=lambda est: f"{type(est).__name__}-{est.bounds}",
+)
+def test_the_plan_refuses_the_bounds_the_fit_refuses(estimator):
+    # A plan composes a fit before it runs: one made for bounds the fit
+    # would refuse promises a release that never happens.
+    X = np.random.default_rng(0).uniform(0.0, 1.0, size=(100, 2))
+    with pytest.raises(ValueError) as fit_error:
+        estimator.fit(X)
+    with pytest.raises(ValueError) as plan_error:
+        estimator.privacy_plan(*X.shape)
+    assert str(plan_error.value) == str(fit_error.value)
+    assert any(name in str(plan_error.value) for name in ("bounds", "auto_quantiles"))
+
+
+def test_the_plan_accepts_the_bounds_the_fit_accepts():
+    estimator = DPSplineTransformer(bounds=[(0.0, 1.0), (-5.0, 5.0)], random_state=0)
+    plan = estimator.privacy_plan(100, 2)
+    fitted = estimator.fit(np.random.default_rng(0).uniform(0.0, 1.0, size=(100, 2)))
+    assert plan.dp_event == fitted.dp_event_
