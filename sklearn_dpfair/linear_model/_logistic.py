@@ -50,6 +50,7 @@ from .._solvers._private_fit import (
     FrankWolfeParams,
     LinearFit,
     OutputPerturbationParams,
+    _numpy_dtype,
     dp_newton_setup,
     dp_sgd_setup,
     fit_dp_frank_wolfe,
@@ -1298,6 +1299,9 @@ default=None
             ),
             UserWarning,
         )
+        # The model is made on the host: X's dtype may be torch's (under
+        # array API dispatch), which numpy's astype does not read.
+        dtype = _numpy_dtype(dtype)
         return LinearFit(
             coef.astype(dtype), intercepts.astype(dtype), None, setup.record
         )

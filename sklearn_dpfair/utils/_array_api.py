@@ -290,7 +290,14 @@ def arrays_like(X, *arrays):
     gets host numpy copies of the arrays (numpy arrays are returned as
     they are, so numpy predictions are unchanged); other ``X`` gets them
     in its namespace, on its device and in its dtype (torch does not
-    promote mixed precisions in a product).
+    promote mixed precisions in a product). If narrowing to ``X``'s dtype
+    would overflow one of them (a float64 coefficient beyond float32's
+    largest float, for a column in units of 1e-40, met by float32 ``X``),
+    every array keeps its own dtype instead: stored as ``inf``, the model
+    would turn every prediction into NaN, whereas numpy ``X`` promotes.
+    The product then runs in the wider dtype, and
+    :func:`finite_linear_scores` returns the scores in ``X``'s dtype,
+    saturated.
 
     Parameters
     ----------
@@ -318,12 +325,28 @@ def arrays_like(X, *arrays):
         # intercept keeps float32 scores float32), not as float64 arrays.
         return [a if isinstance(a, (int, float)) else to_numpy(a) for a in arrays]
     device = device_of(X)
-    moved = []
-    for a in arrays:
-        if not (_is_array_api_array(a) and array_namespace(a) is xp):
-            a = to_numpy(a)
-        moved.append(xp.asarray(_detached(a), dtype=X.dtype, device=device))
-    return moved
+    arrays = [
+        a if _is_array_api_array(a) and array_namespace(a) is xp else to_numpy(a)
+        for a in arrays
+    ]
+    largest = float(xp.finfo(X.dtype).max)
+    # All or none narrowed: a wide coefficient beside a narrowed intercept
+    # would add in the narrow dtype (torch does not promote a 0-d tensor).
+    dtype = X.dtype if all(_fits_below(a, largest) for a in arrays) else None
+    return [xp.asarray(_detached(a), dtype=dtype, device=device) for a in arrays]
+
+
+def _fits_below(a, largest):
+    # Whether every finite value of ``a`` is at most ``largest`` in
+    # magnitude (non-float arrays always fit: their casts are exact enough).
+    # The released model is public: reading its values costs no privacy.
+    xp = array_namespace(a)
+    if not xp.isdtype(a.dtype, "real floating"):
+        return True
+    if float(xp.finfo(a.dtype).max) <= largest or 0 in a.shape:
+        return True
+    magnitude = xp.where(xp.isfinite(a), xp.abs(a), xp.zeros_like(a))
+    return float(xp.max(magnitude)) <= largest
 
 
 def _dtype_name(dtype):
@@ -578,6 +601,13 @@ def finite_linear_scores(scores, X, W, intercept=0.0):
     Every other row is returned bit for bit, so ordinary data costs one
     finiteness check.
 
+    An array-API (non-numpy) ``X`` of a narrower dtype than ``scores`` (a
+    model that :func:`arrays_like` kept in its wider dtype, which the
+    product promoted to) gets its scores back in ``X``'s dtype, saturated
+    to its largest finite value: a prediction follows the input's dtype. A
+    numpy ``X`` keeps numpy's promotion (float32 rows scored by a float64
+    model give float64 scores), as before.
+
     Parameters
     ----------
     scores : array of shape (n_samples, n_outputs) or (n_samples,)
@@ -588,8 +618,9 @@ def finite_linear_scores(scores, X, W, intercept=0.0):
 
     Returns
     -------
-    scores : array, same shape and dtype as ``scores``
+    scores : array, same shape as ``scores``
         Finite wherever ``X``'s row is finite (``W``, ``intercept`` finite).
+        Of ``scores``' dtype, or ``X``'s for a narrower non-numpy ``X``.
 
     Examples
     --------
@@ -605,9 +636,10 @@ def finite_linear_scores(scores, X, W, intercept=0.0):
     array([ 5.00000000e+000,  1.79769313e+308, -8.50000000e+307])
     """
     xp = array_namespace(scores)
+    narrow = _narrower_input_dtype(xp, scores, X)
     finite = xp.isfinite(scores)
     if _all(xp, finite):
-        return scores
+        return scores if narrow is None else _saturated_cast(xp, scores, narrow)
     bad = finite if scores.ndim == 1 else xp.all(finite, axis=1)
     bad = xp.logical_not(bad)
     dtype = scores.dtype
@@ -633,7 +665,29 @@ def finite_linear_scores(scores, X, W, intercept=0.0):
         v = xp.clip(v + intercept, -big, big)
     out = xp.asarray(scores, copy=True)
     out[bad] = xp.astype(v, dtype)
-    return out
+    return out if narrow is None else _saturated_cast(xp, out, narrow)
+
+
+def _narrower_input_dtype(xp, scores, X):
+    # X's dtype when X is a non-numpy array narrower than the scores, else
+    # None (numpy keeps its promotion; sparse X is numpy).
+    if is_numpy_namespace(xp) or scipy.sparse.issparse(X):
+        return None
+    dtype = getattr(X, "dtype", None)
+    if dtype is None or dtype == scores.dtype:
+        return None
+    if not xp.isdtype(dtype, "real floating"):
+        return None
+    if float(xp.finfo(dtype).max) >= float(xp.finfo(scores.dtype).max):
+        return None
+    return dtype
+
+
+def _saturated_cast(xp, x, dtype):
+    # Cast to a narrower float dtype, clipping first so that values beyond
+    # its largest float saturate instead of becoming inf (nan stays nan).
+    big = float(xp.finfo(dtype).max)
+    return xp.astype(xp.clip(x, -big, big), dtype)
 
 
 def _dense_rows(X, mask, dtype):

@@ -14,8 +14,8 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import check_array, column_or_1d
 
 from ..exceptions import PrivacyLeakWarning
-from ._array_api import to_numpy
-from ._sklearn_compat import check_sample_weight
+from ._array_api import _is_array_api_array, to_numpy
+from ._sklearn_compat import check_sample_weight, num_samples
 
 __all__ = [
     "check_delta_for_n",
@@ -186,7 +186,14 @@ def check_public_weights(sample_weight, X):
     if sample_weight is None:
         return None
     # Host numpy, like the labels (public metadata): with array API dispatch
-    # scikit-learn returns them in X's namespace.
+    # scikit-learn would move them to X's namespace, which it cannot do for
+    # a list, a tuple or a Series, nor for a tensor that requires grad. A
+    # tensor is copied to the host, detached from its autograd graph, and
+    # the weights are checked against X's number of rows on the host.
+    if _is_array_api_array(sample_weight):
+        sample_weight = to_numpy(sample_weight)
+    if _is_array_api_array(X):
+        X = np.empty((num_samples(X), 0))
     if isinstance(sample_weight, (list, tuple)) or isinstance(
         getattr(sample_weight, "dtype", None), np.dtype
     ):

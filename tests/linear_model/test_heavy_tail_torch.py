@@ -165,3 +165,37 @@ def test_predict_takes_torch_input_under_dispatch(dispatch):
     with sklearn.config_context(array_api_dispatch=False):
         expected = est.predict(X)
     np.testing.assert_allclose(pred.numpy(), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_weights_that_require_grad_are_detached(dispatch):
+    # scikit-learn's check read the tensor as numpy, which torch refuses
+    # for a tensor that requires grad (the user guide promises a detach).
+    X, y, w = _data(n=300)
+    kwargs = {"random_state": 0}
+    ref = HeavyTailDPRegressor(**kwargs).fit(
+        torch.from_numpy(X), torch.from_numpy(y), sample_weight=w
+    )
+    w_grad = torch.from_numpy(w).requires_grad_()
+    est = HeavyTailDPRegressor(**kwargs).fit(
+        torch.from_numpy(X), torch.from_numpy(y), sample_weight=w_grad
+    )
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-12, atol=1e-12)
+    assert est.intercept_ == pytest.approx(ref.intercept_, rel=1e-12, abs=1e-12)
+    assert w_grad.grad is None
+
+
+def test_float32_input_to_a_model_beyond_float32_is_finite(dispatch):
+    # A coefficient beyond float32's largest float (a column in units of
+    # 1e-40) became inf for float32 torch input: every prediction nan.
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(200, 2))
+    y = 2 * Z[:, 0] + Z[:, 1] + 0.1 * rng.normal(size=200)
+    X = Z * [1e-40, 1.0]
+    with sklearn.config_context(array_api_dispatch=False):
+        est = HeavyTailDPRegressor(epsilon=np.inf, random_state=0).fit(X, y)
+        X32 = X[:20].astype(np.float32)
+        expected = est.predict(X32)
+    assert np.abs(est.coef_).max() > np.finfo(np.float32).max
+    pred = est.predict(torch.from_numpy(X32))
+    assert pred.dtype == torch.float32
+    np.testing.assert_allclose(pred.numpy(), expected, rtol=1e-5, atol=1e-5)

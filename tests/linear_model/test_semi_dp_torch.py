@@ -130,3 +130,22 @@ def test_verbose_prints_released_norms_only_and_is_off_by_default(est, unit):
         assert len(lines) == 4
     else:
         assert 9 <= len(lines) <= 11
+
+
+@pytest.mark.usefixtures("single_torch_thread")
+def test_weights_that_require_grad_are_detached(dispatch):
+    # scikit-learn's check read the tensor as numpy, which torch refuses
+    # for a tensor that requires grad (the user guide promises a detach).
+    X, y, mask = _problem(n=600)
+    w = np.linspace(0.5, 2.0, len(y))
+    Xt, yt = torch.from_numpy(X), torch.from_numpy(y)
+    ref = SemiDPLinearRegression(random_state=0).fit(
+        Xt, yt, public_mask=mask, sample_weight=w
+    )
+    w_grad = torch.from_numpy(w).requires_grad_()
+    est = SemiDPLinearRegression(random_state=0).fit(
+        Xt, yt, public_mask=mask, sample_weight=w_grad
+    )
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-12, atol=1e-12)
+    assert est.intercept_ == pytest.approx(ref.intercept_, rel=1e-12, abs=1e-12)
+    assert w_grad.grad is None

@@ -229,6 +229,46 @@ def test_arrays_like_moves_the_model_to_the_input():
     np.testing.assert_array_equal(back, coef)
 
 
+def test_arrays_like_keeps_a_model_too_wide_for_the_input_dtype():
+    # A float64 coefficient beyond float32's largest float (a column in
+    # units of 1e-40) was cast to inf for float32 input, and every
+    # prediction was nan; numpy input promotes instead.
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    X = torch.ones(2, 2, dtype=torch.float32)
+    coef, intercept = np.array([5e40, 2.0]), 0.5
+    wide_coef, wide_intercept = arrays_like(X, coef, intercept)
+    # Both stay float64: torch adds a 0-d tensor in the other's dtype.
+    assert wide_coef.dtype == wide_intercept.dtype == torch.float64
+    np.testing.assert_array_equal(wide_coef.numpy(), coef)
+    # A model that fits is narrowed, as before (nan and inf are not in
+    # the way: they are the same in every dtype).
+    fits = np.array([3e38, -3e38, np.inf, np.nan])
+    (narrowed,) = arrays_like(X, fits)
+    assert narrowed.dtype == torch.float32
+    (empty,) = arrays_like(X, np.zeros((0, 2)))
+    assert empty.dtype == torch.float32
+
+
+def test_finite_linear_scores_return_a_narrower_input_dtype_saturated():
+    torch = pytest.importorskip("torch")
+    import array_api_compat.torch as xp
+
+    X = np.array([[1e-40, 1.0], [0.0, 2.0], [1.0, 0.0]], dtype=np.float32)
+    W = np.array([5e40, 1.0])
+    Xt, Wt = torch.from_numpy(X), torch.from_numpy(W)
+    plain = xp.matmul(Xt, Wt) + 0.5  # promoted to float64
+    got = finite_linear_scores(plain, Xt, Wt, 0.5)
+    # In X's dtype; the last score (5e40) saturated, not inf.
+    assert got.dtype == torch.float32
+    big = np.finfo(np.float32).max
+    expected = np.clip(X.astype(np.float64) @ W + 0.5, -big, big)
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
+    assert got[2] == big
+    # numpy keeps numpy's promotion: float32 rows, float64 model, float64.
+    assert finite_linear_scores(X @ W + 0.5, X, W, 0.5).dtype == np.float64
+
+
 def test_host_input_converts_only_dispatched_array_api_input(dispatch):
     torch = pytest.importorskip("torch")
     pytest.importorskip("array_api_compat")

@@ -146,3 +146,53 @@ def test_non_numeric_weights_name_sample_weight(weights):
     # values" (the redaction applied to a conversion message of the rows).
     with pytest.raises(ValueError, match="sample_weight must be real numbers"):
         check_public_weights(weights, np.zeros((2, 1)))
+
+
+def _weight_forms(torch, weights):
+    import pandas as pd
+
+    return {
+        "list": weights.tolist(),
+        "tuple": tuple(weights.tolist()),
+        "Series": pd.Series(weights),
+        "tensor": torch.from_numpy(weights),
+        "requires_grad": torch.from_numpy(weights).requires_grad_(),
+    }
+
+
+def test_public_weights_of_any_form_with_torch_x_are_host_numpy(dispatch):
+    # scikit-learn moves the weights to X's namespace under dispatch: a
+    # list, tuple or Series raised AttributeError ('strides'), and a tensor
+    # that requires grad could not be read as numpy.
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    weights = np.array([1.0, 0.5, 2.0])
+    X = torch.zeros(3, 2, dtype=torch.float32)
+    for form, given in _weight_forms(torch, weights).items():
+        got = check_public_weights(given, X)
+        assert isinstance(got, np.ndarray) and got.dtype == np.float64, form
+        np.testing.assert_array_equal(got, weights)
+    assert not torch.from_numpy(weights).requires_grad  # nothing changed
+
+
+@pytest.mark.parametrize(
+    "weights, match",
+    [
+        ([1.0, 2.0], r"sample_weight\.shape"),
+        ([1.0, -1.0, 2.0], "sample_weight"),
+        ([0.0, 0.0, 0.0], "(?i)sample.weight"),
+        (["a", 1.0, 2.0], "sample_weight must be real numbers"),
+    ],
+    ids=["length", "negative", "all-zero", "str"],
+)
+def test_invalid_public_weights_with_torch_x_name_sample_weight(
+    dispatch, weights, match
+):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("array_api_compat")
+    X = torch.zeros(3, 2)
+    with pytest.raises(ValueError, match=match):
+        check_public_weights(weights, X)
+    if not isinstance(weights[0], str):
+        with pytest.raises(ValueError, match=match):
+            check_public_weights(torch.tensor(weights, requires_grad=True), X)
