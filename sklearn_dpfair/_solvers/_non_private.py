@@ -37,7 +37,8 @@ l1 ball of private Frank-Wolfe) is met through its Lagrangian
 whose solution lies on the sphere.
 
 When the solver stops before it converges (:data:`MAX_ITER` iterations, or
-a line search that fails away from a stationary point) it warns with a
+a line search that fails, or an iteration that no longer decreases the
+objective, away from a stationary point) it warns with a
 :class:`~sklearn.exceptions.ConvergenceWarning`, as scikit-learn's lbfgs
 solvers do. That warning depends on the data; it is raised only in the
 non-private limit, where nothing is private.
@@ -446,7 +447,9 @@ def minimize_standardized(
     value at the predictions ``rows coef + intercept`` and its gradients
     ``(value, g_coef (d, K), g_intercept (K,))``. The solver runs in
     ``beta = coef * sd`` and ``c = b + mu . coef`` (``mu``, ``sd`` from
-    :func:`column_moments` of ``X``, weighted; with an intercept and
+    :func:`column_moments` of ``X``, weighted, ``sd`` at least
+    ``sqrt(alpha)`` so that the L2 penalty's curvature stays ~1; with an
+    intercept and
     ``robust_scale``, a dense column whose ``sd`` a few extreme values
     dominate takes its median and interquartile range instead,
     :func:`_robust_moments`: right for a loss whose gradient is bounded,
@@ -483,6 +486,15 @@ def minimize_standardized(
         mean, scale = column_moments(X, sample_weight, center=fit_intercept)
         if robust_scale and fit_intercept and not sp.issparse(X):
             mean, scale = _robust_moments(X, mean, scale)
+    if alpha:
+        # The penalty (alpha/2) coef^2 has curvature alpha / sd^2 in beta:
+        # 1e9 for a column in units of 1e-6 at alpha = 1e-3, against the
+        # loss' at most ~1 (unit-variance columns), a conditioning on which
+        # L-BFGS-B stalls far from the minimum. Scaling such a column by
+        # sqrt(alpha) instead bounds both curvatures by ~1 (a change of
+        # coordinates: the minimizer is the same); a column with
+        # sd >= sqrt(alpha) keeps its coordinates.
+        scale = np.maximum(scale, math.sqrt(alpha))
     split = l1 > 0
     n_beta = d * K
 
@@ -568,7 +580,16 @@ def minimize_standardized(
     finite = bool(np.all(np.isfinite(x)))
     if not finite:
         x = x0
-    gradient = np.max(np.abs(result.jac)) if result.jac.size else 0.0
+    jac = result.jac
+    if split:
+        # L-BFGS-B's projected gradient: at the bound 0 of p or m, a
+        # positive partial derivative points out of the feasible set.
+        jac = jac.copy()
+        bounded = slice(0, 2 * n_beta)
+        jac[bounded] = np.where(
+            jac[bounded] > 0, np.minimum(jac[bounded], x[bounded]), jac[bounded]
+        )
+    gradient = np.max(np.abs(jac)) if jac.size else 0.0
     # Not along a flat direction (an unpenalized softmax's common shift),
     # which the steps could wander along.
     small = x.size <= POLISH_MAX_PARAMS
@@ -576,8 +597,16 @@ def minimize_standardized(
     if finite and not flat and not split and 0 < gradient and small:
         with np.errstate(all="ignore"):
             x, gradient = _newton_polish(normalized, x, result.jac)
-    converged = finite and (
-        result.status == 0 or (result.status == 2 and gradient <= _STATIONARY)
+    # Judged by the gradient too, not by scipy's status alone: with ftol = 0
+    # its status 0 also means "no decrease of F in an iteration" (the
+    # relative reduction test at factr = 0), which an ill-conditioned
+    # problem meets far from a stationary point. A stop there or at a failed
+    # line search (status 2) is float64's end of progress only at a small
+    # gradient; the iteration cap (status 1) is a stop short, as in
+    # scikit-learn's lbfgs solvers.
+    stationary = max(_STATIONARY, TOL if tol is None else float(tol))
+    converged = (
+        finite and result.status in (0, 2) and bool(gradient <= stationary)
     )
     if not converged:
         warn_at_caller(

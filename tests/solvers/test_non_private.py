@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.optimize
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LinearRegression, LogisticRegression, QuantileRegressor
@@ -187,6 +188,57 @@ def test_a_converged_solve_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         assert minimize_linear(X, y, BinaryLogisticLoss()).converged
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e4])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_penalty_stiffer_than_the_loss_does_not_stall_the_solve(offset, sparse):
+    # Columns in units of 1e-6 and 1e6: (alpha/2) ||coef||^2 has curvature
+    # alpha / sd^2 = 1e9 on the first's standardized coefficient, and
+    # L-BFGS-B stopped (no decrease of F) far from the minimum without a
+    # warning. Checked by the optimality conditions in the user's units:
+    # mean(P - Y) = 0 and X^T (P - Y) / n + alpha coef = 0.
+    rng = np.random.default_rng(0)
+    n, alpha = 300, 1e-3
+    Z = rng.normal(size=(n, 3))
+    y = np.digitize(Z @ [1.0, -1.0, 0.5] + rng.normal(size=n) * 0.5, [-0.5, 0.5])
+    X = Z * [1.0, 1e-6, 1e6]
+    X[:, 0] += offset
+    A = sp.csr_matrix(X) if sparse else X
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        fit = minimize_linear(
+            A, y.astype(float), SoftmaxLoss(3), n_outputs=3, alpha=alpha
+        )
+    assert fit.converged
+    raw = X @ fit.coef + fit.intercept
+    P = np.exp(raw - np.logaddexp.reduce(raw, axis=1, keepdims=True))
+    R = P - np.eye(3)[y]
+    assert np.max(np.abs(R.mean(axis=0))) <= 1e-9
+    grad = X.T @ R / n + alpha * fit.coef
+    # Unit column, in standardized units; the stiff one, relative to its
+    # penalty's gradient (the 1e6 column's is rounding noise: not checked).
+    assert np.max(np.abs(grad[0])) <= 1e-7
+    assert np.max(np.abs(grad[1]) / np.abs(alpha * fit.coef[1])) <= 1e-8
+
+
+def test_a_stop_without_progress_away_from_the_minimum_warns(monkeypatch):
+    # scipy's status 0 at ftol = 0 also means "F did not decrease in an
+    # iteration": far from a stationary point that is a stop short.
+    from sklearn_dpfair._solvers import _non_private
+
+    def no_progress(fun, x0, bounds, max_iter, tol):
+        value, grad = fun(x0)
+        return scipy.optimize.OptimizeResult(
+            x=x0, fun=value, jac=grad, status=0, nit=1, success=True,
+            message="CONVERGENCE: RELATIVE REDUCTION OF F <= FACTR*EPSMCH",
+        )
+
+    monkeypatch.setattr(_non_private, "_lbfgs", no_progress)
+    X, y = _raw(n=200, k=3)
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        fit = minimize_linear(X, y, SoftmaxLoss(3), n_outputs=3)
+    assert not fit.converged
 
 
 def test_an_overflowing_record_returns_the_start_with_a_warning():
