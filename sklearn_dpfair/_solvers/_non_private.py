@@ -53,7 +53,7 @@ import scipy.optimize
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from ..utils._numeric import constant_columns
+from ..utils._numeric import constant_columns, power_of_two_magnitudes
 from ..utils._validation import warn_at_caller
 from ._linear import LinearModel, as_rows
 from ._rows import entry_blocks
@@ -127,10 +127,11 @@ def column_moments(X, sample_weight=None, *, center=True):
     Two passes (the mean, then the centred squares), so that a column
     shifted by ``1e5`` with a spread of ``1e-3`` keeps its spread (the
     one-pass ``E[x^2] - E[x]^2`` would cancel to noise). Each column is
-    first divided by a power of two at least its largest magnitude
-    (:func:`_column_magnitudes`, exact), as a scaled sum of squares
-    (LAPACK's ``dnrm2``) is, so that a column whose spread is beyond
-    ``1e154`` does not overflow its squares to ``inf``. Without ``center``
+    first divided by a power of two above its largest magnitude
+    (:func:`~sklearn_dpfair.utils._numeric.power_of_two_magnitudes`,
+    exact), as a scaled sum of squares (LAPACK's ``dnrm2``) is, so that a
+    column whose spread is beyond ``1e154`` does not overflow its squares
+    to ``inf``. Without ``center``
     the means are 0 and the scales the root mean squares. A constant (or
     empty) column, one whose variance is zero within rounding
     (:func:`~sklearn_dpfair.utils._numeric.constant_columns`), gets the
@@ -174,20 +175,6 @@ def column_moments(X, sample_weight=None, *, center=True):
 _SMALLEST_SPREAD = float(np.sqrt(np.finfo(np.float64).tiny))
 
 
-def _column_magnitudes(largest):
-    """The least power of two at least each column's largest ``|x|`` (1 for 0).
-
-    Dividing by a power of two is exact, so the scaled moments round as the
-    raw ones would; scaled, every value lies in ``[-1, 1]`` and the centred
-    squares in ``[0, 4]``. Capped at ``2**1023`` (float64's largest power of
-    two): values near float64's largest then scale to at most 2.
-    """
-    mantissa, exponent = np.frexp(np.asarray(largest, dtype=np.float64))
-    # frexp gives (0, 0) for an all-zero column, and (inf or nan, 0) for a
-    # non-finite one: magnitude 1, the column as given.
-    return np.ldexp(1.0, np.minimum(exponent, np.finfo(np.float64).maxexp - 1))
-
-
 def _dense_column_moments(X, sample_weight, center):
     """Magnitudes, scaled weighted means and centred second moments, total weight.
 
@@ -206,7 +193,7 @@ def _dense_column_moments(X, sample_weight, center):
         block = np.abs(np.asarray(X[start : start + step]))
         if block.size:
             largest = np.maximum(largest, block.max(axis=0))
-    magnitude = _column_magnitudes(largest)
+    magnitude = power_of_two_magnitudes(largest)
 
     def scaled(start):
         return np.asarray(X[start : start + step], dtype=np.float64) / magnitude
@@ -230,10 +217,11 @@ def _sparse_column_moments(X, sample_weight, center):
     so that the temporaries stay far below the matrix (a float64 copy of a
     float32 matrix's values, as a sparse product makes, weighs as much as
     its storage). The stored values are divided by their column's magnitude
-    (:func:`_column_magnitudes`, from a first pass) before they are summed
-    or squared. Two passes and no cancellation: the centred squares of a
-    column are its stored entries' ``(x - mu)^2`` plus ``mu^2`` for each
-    row where it is not stored, all non-negative, so a column of offset
+    (:func:`~sklearn_dpfair.utils._numeric.power_of_two_magnitudes`, from
+    a first pass) before they are summed or squared. Two passes and no
+    cancellation: the centred squares of a column are its stored entries'
+    ``(x - mu)^2`` plus ``mu^2`` for each row where it is not stored, all
+    non-negative, so a column of offset
     ``1e5`` and spread ``1e-3`` stored on every row keeps its spread
     (subtracting ``n mu^2`` from a sum of stored-entry terms, the one-pass
     form, would leave rounding noise).
@@ -247,7 +235,7 @@ def _sparse_column_moments(X, sample_weight, center):
     for row, end in blocks:
         lo, hi = indptr[row], indptr[end]
         np.maximum.at(largest, X.indices[lo:hi], np.abs(X.data[lo:hi]))
-    magnitude = _column_magnitudes(largest)
+    magnitude = power_of_two_magnitudes(largest)
 
     def scaled(lo, hi):
         cols = X.indices[lo:hi]
