@@ -47,14 +47,13 @@ from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
 from ..fairness._constraints import advantaged_class_index
 from ..fairness._ermi import code_dtype, compact_codes
-from ..neural._network import ACTIVATIONS, check_hidden_layer_sizes, forward
+from ..neural._network import ACTIVATIONS, check_hidden_layer_sizes, network_scores
 from ..privacy import PrivacyBudget, PrivacyRecord, check_noise_generator
 from ..privacy._record import check_budget
 from ..privacy._zcdp import ZCDP_ACCOUNTANT
 from ..utils._array_api import (
     DEVICE_OPTIONS,
     array_namespace,
-    arrays_like,
     input_float_dtypes,
     resolve_backend,
     to_numpy,
@@ -421,12 +420,8 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
                 )
             )
         X = validate_data(self, X, reset=False, dtype=input_float_dtypes(X))
-        # The network moves to X's namespace and device, wherever it was
-        # fitted (a numpy model scores torch input under dispatch, and back).
         xp = array_namespace(X)
-        weights = [xp.astype(W, X.dtype) for W in arrays_like(X, *self.coefs_)]
-        biases = [xp.astype(b, X.dtype) for b in arrays_like(X, *self.intercepts_)]
-        scores = forward(X, weights, biases, self.activation)[2]
+        scores = network_scores(X, self.coefs_, self.intercepts_, self.activation)
         return xp.reshape(scores, (-1,)) if scores.shape[1] == 1 else scores
 
     # -- hooks (non-private defaults) -------------------------------------
@@ -674,7 +669,9 @@ class FERMIClassifier(_BaseFERMI):
         limit only when the run that produced the model stopped at it, and
         otherwise says that ``tol`` is below the precision L-BFGS can reach
         in floating point on the problem (it stops once the objective no
-        longer decreases), where more iterations would not help.
+        longer decreases), where more iterations would not help, or, for a
+        network with ``activation="relu"``, that L-BFGS stalls on the
+        kinks of ReLU (a smooth activation avoids them).
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
 default=None
         None (the default) draws the minibatches from fresh OS entropy. An
@@ -734,7 +731,10 @@ default=None
         layer. On a non-convex objective the full-batch phase may stop at
         ``max_full_batch_iter`` with a ``ConvergenceWarning``.
     activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
-        Activation of the hidden layers (unused without them).
+        Activation of the hidden layers (unused without them). ReLU makes
+        the objective non-differentiable where a unit's input crosses 0:
+        the full-batch phase (L-BFGS) often stalls there above ``tol``,
+        where "tanh" and "logistic" reach it.
 
     Attributes
     ----------
@@ -815,10 +815,17 @@ default=None
         Disparity of the hard training predictions for ``constraint``,
         weighted by ``sample_weight`` when given (a row of weight ``k``
         counts ``k`` times, one of weight 0 not at all: fairlearn's metrics
-        with ``sample_weight``): fairlearn's difference over every group.
-        Under ``disparity_bound`` it is the disparity that was bounded:
-        groups with fewer than ``min_group_size`` rows in a compared cell
-        are left out (with ``min_group_size=0``, fairlearn's again).
+        with ``sample_weight``): fairlearn's difference over every group,
+        with one exception. A rate whose denominator is 0 (for equalized
+        odds or equal opportunity, the true positive rate of a group
+        without positive rows, the false positive rate of one without
+        negative rows) is skipped here and 0 in fairlearn, so the
+        disparity can be smaller than fairlearn's: a rate of 0 would be
+        made up, the group has no row to measure it on. Under
+        ``disparity_bound`` it is the disparity that was bounded: groups
+        with fewer than ``min_group_size`` rows in a compared cell are left
+        out (with ``min_group_size=0``, fairlearn's again, with the same
+        exception).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)

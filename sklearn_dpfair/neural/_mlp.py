@@ -37,8 +37,6 @@ from ..privacy import PrivacyBudget
 from ..privacy._random import check_noise_generator
 from ..utils._array_api import (
     DEVICE_OPTIONS,
-    array_namespace,
-    arrays_like,
     input_float_dtypes,
     resolve_backend,
     to_numpy,
@@ -52,7 +50,7 @@ from ..utils._validation import (
 )
 from ._federated import fit_network_silos
 from ._fit import MLPParams, fit_dp_network, network_setup
-from ._network import ACTIVATIONS, check_hidden_layer_sizes, forward
+from ._network import ACTIVATIONS, check_hidden_layer_sizes, network_scores
 
 __all__ = ["DPMLPClassifier"]
 
@@ -668,23 +666,7 @@ default=None
     def _raw(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=input_float_dtypes(X))
-        # The network moves to X's namespace and device, wherever it was
-        # fitted (a numpy model scores torch input under dispatch, and back).
-        xp = array_namespace(X)
-        weights = arrays_like(X, *self.coefs_)
-        biases = arrays_like(X, *self.intercepts_)
-        # The wider of X's and the network's precisions, as scikit-learn's
-        # MLP promotes: a float64 network narrowed to float32 input would
-        # turn its weights beyond float32's range (a column in units of
-        # 1e-39) into inf, and every prediction into NaN. (Under array-API
-        # dispatch arrays_like has already cast the network to X's dtype.)
-        dtype = xp.result_type(X, *weights, *biases)
-        return forward(
-            xp.astype(X, dtype),
-            [xp.astype(W, dtype) for W in weights],
-            [xp.astype(b, dtype) for b in biases],
-            self.activation,
-        )[2]
+        return network_scores(X, self.coefs_, self.intercepts_, self.activation)
 
     def _loss_for_prediction(self):
         return self._loss_for(self.classes_)

@@ -49,7 +49,7 @@ import numpy as np
 
 from .._solvers._rows import finite_rows_mask, stable_row_norms
 from ..privacy._clipping import clip_factors_from_norms
-from ..utils._array_api import array_namespace, finite_linear_scores
+from ..utils._array_api import array_namespace, arrays_like, finite_linear_scores
 
 __all__ = [
     "ACTIVATIONS",
@@ -61,6 +61,7 @@ __all__ = [
     "init_parameters",
     "layer_sizes",
     "n_parameters",
+    "network_scores",
     "per_example_norms",
 ]
 
@@ -83,10 +84,20 @@ def check_hidden_layer_sizes(hidden_layer_sizes):
     >>> from sklearn_dpfair.neural._network import check_hidden_layer_sizes
     >>> check_hidden_layer_sizes(8), check_hidden_layer_sizes([16, 4])
     ((8,), (16, 4))
+    >>> check_hidden_layer_sizes(True)
+    Traceback (most recent call last):
+    ...
+    ValueError: hidden_layer_sizes must be positive integers; got True.
     """
     sizes = hidden_layer_sizes
-    sizes = [sizes] if isinstance(sizes, Integral) else list(sizes)
-    if not all(isinstance(h, Integral) and h > 0 for h in sizes):
+    # A bool is refused, alone or as a width: Python counts it as an int
+    # (True would build a layer of one unit); MLPClassifier refuses it too.
+    scalar = isinstance(sizes, (Integral, np.bool_)) or np.ndim(sizes) == 0
+    sizes = [sizes] if scalar else list(sizes)
+    if not all(
+        isinstance(h, Integral) and not isinstance(h, (bool, np.bool_)) and h > 0
+        for h in sizes
+    ):
         raise ValueError(
             "hidden_layer_sizes must be positive integers; got "
             f"{hidden_layer_sizes!r}."
@@ -182,6 +193,53 @@ def _derivative(xp, z, a, activation):
     if activation == "logistic":
         return a * (1.0 - a)
     return xp.ones_like(z)
+
+
+def network_scores(X, coefs, intercepts, activation):
+    """A fitted network's output scores for ``X``, in ``X``'s namespace.
+
+    The parameters move to ``X``'s namespace and device, wherever they were
+    fitted (a numpy model scores torch input under dispatch, and back;
+    :func:`~sklearn_dpfair.utils._array_api.arrays_like`). The pass runs in
+    the wider of ``X``'s and the parameters' precisions, as scikit-learn's
+    MLP promotes: a float64 network narrowed to float32 input would turn
+    its weights beyond float32's range (a column in units of 1e-39) into
+    ``inf``, and every prediction into NaN.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+        Validated rows (numpy or another array-API namespace).
+    coefs, intercepts : lists of arrays
+        The fitted weights and biases, layer by layer.
+    activation : str
+        Activation of the hidden layers.
+
+    Returns
+    -------
+    raw : array of shape (n_samples, n_outputs)
+        The output layer's scores (finite for finite ``X``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.neural._network import network_scores
+    >>> W = [np.array([[1e40]]), np.array([[1.0]])]
+    >>> b = [np.zeros(1), np.zeros(1)]
+    >>> X = np.array([[1e-40]], dtype=np.float32)  # subnormal: ~5 digits
+    >>> np.round(network_scores(X, W, b, "relu"), 4)
+    array([[1.]])
+    """
+    xp = array_namespace(X)
+    weights = arrays_like(X, *coefs)
+    biases = arrays_like(X, *intercepts)
+    dtype = xp.result_type(X, *weights, *biases)
+    return forward(
+        xp.astype(X, dtype),
+        [xp.astype(W, dtype) for W in weights],
+        [xp.astype(b, dtype) for b in biases],
+        activation,
+    )[2]
 
 
 def forward(X, weights, biases, activation):

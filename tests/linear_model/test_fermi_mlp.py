@@ -99,6 +99,31 @@ def test_invalid_hidden_layer_sizes_and_activation(cls):
 
 
 @pytest.mark.parametrize("cls", [FERMIClassifier, DPFERMIClassifier])
+@pytest.mark.parametrize("hidden", [True, (True,), (4, False), np.array([True])])
+def test_boolean_hidden_layer_sizes_are_refused(cls, hidden):
+    # A bool is an int to Python: True would build one hidden unit.
+    X, y, s = _nonlinear(100)
+    est = cls(hidden_layer_sizes=hidden)
+    with pytest.raises(ValueError, match="hidden_layer_sizes"):
+        est.fit(X, y, sensitive_features=s)
+    assert not hasattr(est, "n_features_in_")
+
+
+def test_relu_network_stopping_short_names_the_activation():
+    # L-BFGS stalls on ReLU's kinks: the warning says so and points to a
+    # smooth activation, not to the floating-point precision.
+    X, y, s = _nonlinear(200, seed=2, shift=1.0)
+    est = FERMIClassifier(
+        hidden_layer_sizes=(4,), fairness_weight=0.0, max_iter=5, alpha=1e-3,
+        random_state=0,
+    )
+    with pytest.warns(ConvergenceWarning, match="activation='tanh' or 'logistic'"):
+        est.fit(X, y, sensitive_features=s)
+    assert est.stationarity_ > est.tol
+    assert est.n_full_batch_iter_ < est.max_full_batch_iter
+
+
+@pytest.mark.parametrize("cls", [FERMIClassifier, DPFERMIClassifier])
 def test_sparse_input_refused_naming_hidden_layer_sizes(cls, monkeypatch):
     X, y, s = _nonlinear(100)
 

@@ -14,11 +14,13 @@ from sklearn_dpfair._loss import BinaryLogisticLoss, SoftmaxLoss
 from sklearn_dpfair.neural._network import (
     ACTIVATIONS,
     backward,
+    check_hidden_layer_sizes,
     clip_factors,
     clipped_gradient_sums,
     forward,
     init_parameters,
     layer_sizes,
+    network_scores,
     per_example_norms,
 )
 from sklearn_dpfair.neural._sgd import clipped_network_gradient
@@ -251,3 +253,25 @@ def test_forward_is_finite_for_any_finite_input():
         inputs, pre, raw = forward(X, W, b, "relu")
     for a in [*inputs, *pre, raw]:
         assert np.all(np.isfinite(a))
+
+
+@pytest.mark.parametrize(
+    "sizes", [True, np.bool_(True), (True,), (4, False), np.array([True])]
+)
+def test_boolean_hidden_layer_sizes_are_refused(sizes):
+    # Python counts a bool as an int: True would build one hidden unit.
+    with pytest.raises(ValueError, match="hidden_layer_sizes"):
+        check_hidden_layer_sizes(sizes)
+
+
+def test_network_scores_float32_input_keep_a_network_beyond_float32():
+    # A column in units of 1e-40 needs a first-layer weight near 1e40: cast
+    # to the input's float32 it was inf, and every score NaN.
+    W = [np.array([[1e40, 0.0], [0.0, 1.0]]), np.array([[1.0], [-1.0]])]
+    b = [np.zeros(2), np.zeros(1)]
+    X = np.array([[1e-40, 2.0], [3e-40, 0.5]])
+    expected = network_scores(X, W, b, "tanh")
+    scores = network_scores(X.astype(np.float32), W, b, "tanh")
+    assert np.all(np.isfinite(scores))
+    # (1e-40 is subnormal in float32: about 5 significant digits.)
+    np.testing.assert_allclose(scores, expected, rtol=1e-3)

@@ -248,7 +248,10 @@ _AT_WEIGHT = " at the chosen fairness_weight_ = {lam:g}"
 # FERMIClassifier's remedy names the cause: the iteration limit, the
 # round-off floor of L-BFGS (it stops once the objective no longer decreases
 # in floating point, far below max_full_batch_iter: more iterations cannot
-# help), an objective that overflows, or a weight-path model kept unpolished.
+# help), an objective that overflows, a weight-path model kept unpolished
+# (its polished model worse for the bound, or never polished: the polishes
+# went to other weights), or a non-smooth activation (L-BFGS, a method for
+# smooth objectives, stalls on the kinks of ReLU).
 _NOT_CONVERGED_REMEDY = {
     "limit": (
         "Its last L-BFGS run stopped at max_full_batch_iter={max_iter}, the "
@@ -271,6 +274,21 @@ _NOT_CONVERGED_REMEDY = {
         "disparity_bound. Fit fairness_weight={lam:g} without "
         "disparity_bound for a model solved to tol."
     ),
+    "not_polished": (
+        "The returned model is the weight path's solution at that weight, "
+        "solved to {path_tol:g}: it was not polished to tol, the search's "
+        "polishes having gone to other weights of the path. Fit "
+        "fairness_weight={lam:g} without disparity_bound for a model solved "
+        "to tol."
+    ),
+    "non_smooth": (
+        "With activation='relu' the objective is not differentiable where a "
+        "unit's input crosses 0, and L-BFGS, a method for smooth objectives, "
+        "stalls on these kinks: it stopped before max_full_batch_iter="
+        "{max_iter} (stationarity_ is what was reached). Use "
+        "activation='tanh' or 'logistic' (smooth), or raise tol or "
+        "max_full_batch_iter."
+    ),
     "DPFERMIClassifier": (
         "Scale the features, or fit FERMIClassifier (the same non-private "
         "objective), whose max_full_batch_iter sets the limit."
@@ -278,7 +296,9 @@ _NOT_CONVERGED_REMEDY = {
 }
 
 
-def _not_converged(name, extra, params, *, at_limit, unpolished, weight_n_iter):
+def _not_converged(
+    name, extra, params, *, at_limit, unpolished, polished, weight_n_iter
+):
     """The ``ConvergenceWarning`` text of a non-private fit's full-batch phase.
 
     ``extra`` holds the returned model's ``stationarity`` and the phase's
@@ -286,7 +306,10 @@ def _not_converged(name, extra, params, *, at_limit, unpolished, weight_n_iter):
     weight's own under ``disparity_bound``, where ``n_final_iter`` adds up
     the whole path). FERMIClassifier's remedy recommends
     ``max_full_batch_iter`` only when the solve of the returned model
-    stopped at it (``at_limit``).
+    stopped at it (``at_limit``); a model kept at the path's tolerance
+    (``unpolished``) says whether its polished model was worse for the
+    bound (``polished``) or it was never polished; a ReLU network that
+    stopped early is said to stall on the kinks, not on round-off.
     """
     stat = extra["stationarity"]
     bounded = weight_n_iter is not None
@@ -297,7 +320,9 @@ def _not_converged(name, extra, params, *, at_limit, unpolished, weight_n_iter):
     elif not stat < _LARGEST_STATIONARITY:
         cause = "overflow"
     elif unpolished:
-        cause = "unpolished"
+        cause = "unpolished" if polished else "not_polished"
+    elif params.hidden_layer_sizes and params.activation == "relu":
+        cause = "non_smooth"
     else:
         cause = "floor"
     lam = extra.get("fairness_weight", params.fairness_weight)
@@ -358,15 +383,22 @@ def _warn_small_groups(setup, group_labels, min_group_size, basis, cells):
     (:func:`penalty_cells`, the bound's ``measured`` cells, and ``cells``,
     the rows per cell they came from); the message prints their labels and
     the public size only. A group left out only because it is the one kept
-    group of a block is named apart: its cells are not small.
+    group of a block is named apart: its cells are not small. A cell of
+    the exact counts without a row (of positive weight) that is not small
+    (``min_group_size=0``) is absent from the data, not left out: it names
+    no group (:func:`_penalty`).
     """
     kept = None if setup.regularizer is None else setup.regularizer.kept
+    measured = None if cells is None else measured_cells(cells, min_group_size)
+    if basis == "exact" and measured is not None:
+        absent = measured & (np.asarray(cells) <= 0)
+        kept = None if kept is None else kept | absent
     penalty = _small_groups(kept, group_labels)
     bound = _small_groups(setup.measured, group_labels)
     if not (penalty or bound):
         return
     left_out = [g for g in group_labels if g in penalty or g in bound]
-    small = set(_small_groups(measured_cells(cells, min_group_size), group_labels))
+    small = set(_small_groups(measured, group_labels))
     text = ""
     if any(g in small for g in left_out):
         text = _SMALL_GROUPS.format(
@@ -455,7 +487,14 @@ def _penalty(
     # What min_group_size compares: rows (the released or declared counts
     # under privacy, which count records), never a total weight.
     sizes = counts if rows is None else rows
-    kept = penalty_cells(sizes, params.min_group_size) if active else None
+    # Without privacy, a cell with no row of positive weight is not in the
+    # data (a row of weight 0 is absent, as from the loss): it leaves the
+    # penalty whatever min_group_size, as it does once those rows are
+    # removed, instead of being floored at min_group_frequency and taking
+    # that mass from the other groups' marginals. Under privacy the counts
+    # are released (noisy) or declared: min_group_size alone decides.
+    present = sizes > 0 if privacy is None else None
+    kept = penalty_cells(sizes, params.min_group_size, present) if active else None
     if privacy is None:
         # The floor warning reads the groups the penalty keeps (a left-out
         # group has its own warning): one warning per cause.
@@ -473,13 +512,15 @@ def _penalty(
     return regularizer, ps, weight_scale, sizes
 
 
-def penalty_cells(counts, min_group_size):
+def penalty_cells(counts, min_group_size, present=None):
     """The (block, group) cells of the ERMI penalty, or None for all of them.
 
     A cell with fewer than ``min_group_size`` rows (``counts``: exact, the
     released noisy ones, or the declared frequencies times ``n``; public
-    under privacy) is left out, and so is every cell of a block with fewer
-    than two kept cells. Why: the min-max form of ERMI (thesis Eq. (5.1),
+    under privacy) is left out, and so is a cell that ``present`` (bool,
+    ``(n_blocks, n_groups)``, or None) marks as holding no row of the
+    data, and every cell of a block with fewer than two kept cells. Why:
+    the min-max form of ERMI (thesis Eq. (5.1),
     ``max_W -Tr(W P_yhat W^T) + 2 Tr(W P_{yhat,s} P_s^{-1/2}) - 1``) weighs
     group ``r`` by ``1 / sqrt(P_s(r))``, and the dual box and the dual clip
     norm grow as ``1 / sqrt(min_r P_s(r))``: a group of a handful of rows
@@ -503,8 +544,13 @@ def penalty_cells(counts, min_group_size):
     [[True, False, True], [False, False, False]]
     >>> penalty_cells(np.array([[500.0, 40.0]]), 30) is None
     True
+    >>> counts = np.array([[500.0, 40.0, 0.0]])
+    >>> penalty_cells(counts, 0, present=counts > 0).tolist()
+    [[True, True, False]]
     """
     kept = measured_cells(counts, min_group_size)
+    if present is not None:
+        kept &= np.asarray(present, dtype=bool)
     kept &= kept.sum(axis=1, keepdims=True) >= 2
     return None if kept.all() else kept
 
@@ -1167,7 +1213,12 @@ def fit_fermi(
     extra = {}
     bound_warning = None  # of a private selection that met no bound
     # The returned model's own convergence diagnostics (its warning).
-    diagnosis = {"at_limit": False, "unpolished": False, "weight_n_iter": None}
+    diagnosis = {
+        "at_limit": False,
+        "unpolished": False,
+        "polished": False,
+        "weight_n_iter": None,
+    }
     # DP-FERMI's non-private limit releases nothing: it solves the weight
     # path exactly, as FERMI does (the staged constant-step SGDA of the
     # private selection does not converge on raw columns).

@@ -129,10 +129,11 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
     model is not a minimizer at that weight): ``stationarity``,
     ``converged``, ``weight_n_iter`` (the iterations of the solves at that
     weight), ``at_limit`` (the solve of the returned model stopped at the
-    iteration limit) and ``unpolished`` (the returned model is the path's
-    looser solution: its model polished to ``tol`` was worse for the
-    bound, or the ``POLISHES`` polishes went to neighbours whose polished
-    models were); ``n_final_iter`` adds up every solve of the search.
+    iteration limit), ``unpolished`` (the returned model is the path's
+    looser solution) and ``polished`` (its weight was polished: the
+    polished model was worse for the bound; otherwise the ``POLISHES``
+    polishes went to other weights, chosen before it); ``n_final_iter``
+    adds up every solve of the search.
     """
     coef, w0 = problem.start()
     path = []
@@ -315,6 +316,9 @@ def bounded_path(problem, bound, max_weight=BOUND_MAX):
         "weight_n_iter": best["n_iter"],
         "at_limit": at_limit[lam],
         "unpolished": best["tol"] > target,
+        # Whether the returned weight's model was polished at all (and the
+        # polished one dropped as worse): the warning's remedy differs.
+        "polished": lam in tried,
     }
     return coef, w0, problem.dual_at(lam, coef, w0), extra
 

@@ -263,7 +263,12 @@ def test_convergence_message_names_the_cause_of_the_returned_model():
     bounded = {**free, "fairness_weight": 8.0, "path": path, "n_final_iter": 90}
 
     def text(extra, name="FERMIClassifier", **diagnosis):
-        options = {"at_limit": False, "unpolished": False, "weight_n_iter": None}
+        options = {
+            "at_limit": False,
+            "unpolished": False,
+            "polished": False,
+            "weight_n_iter": None,
+        }
         return _not_converged(name, extra, params, **{**options, **diagnosis})
 
     limit = text(free, at_limit=True)
@@ -276,8 +281,46 @@ def test_convergence_message_names_the_cause_of_the_returned_model():
     assert "not finite" in overflow
     # Under disparity_bound: the chosen weight's own iterations (not the
     # path's 90), and a model kept at its path tolerance says so.
-    kept = text(bounded, unpolished=True, weight_n_iter=7)
+    kept = text(bounded, unpolished=True, polished=True, weight_n_iter=7)
     assert "after 7 L-BFGS iterations at the chosen fairness_weight_ = 8." in kept
     assert "solved to 1e-05" in kept and "fairness_weight=8 without" in kept
+    assert "polishing it to tol made it worse" in kept
+    # Never polished (the polishes went to other weights): not said worse.
+    never = text(bounded, unpolished=True, polished=False, weight_n_iter=7)
+    assert "solved to 1e-05" in never and "fairness_weight=8 without" in never
+    assert "made it worse" not in never
+    assert "polishes having gone to other weights" in never
     # DP-FERMI's non-private limit keeps its own remedy.
     assert "fit FERMIClassifier" in text(free, name="DPFERMIClassifier", at_limit=True)
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+def test_a_relu_network_that_stops_short_is_said_to_stall_on_its_kinks(activation):
+    # L-BFGS stalls on the kinks of ReLU well above the round-off floor:
+    # the remedy names the activation, not the floating-point precision.
+    from sklearn_dpfair._solvers.fermi._fit import _not_converged
+
+    params = _params(tol=1e-6, hidden_layer_sizes=(4,), activation=activation)
+    message = _not_converged(
+        "FERMIClassifier",
+        {"stationarity": 3e-3, "n_final_iter": 200},
+        params,
+        at_limit=False,
+        unpolished=False,
+        polished=False,
+        weight_n_iter=None,
+    )
+    relu = activation == "relu"
+    assert ("activation='tanh' or 'logistic'" in message) is relu
+    assert ("precision attainable" in message) is not relu
+    # The iteration limit is still named as such.
+    limit = _not_converged(
+        "FERMIClassifier",
+        {"stationarity": 3e-3, "n_final_iter": 200},
+        params,
+        at_limit=True,
+        unpolished=False,
+        polished=False,
+        weight_n_iter=None,
+    )
+    assert "stopped at max_full_batch_iter" in limit

@@ -292,3 +292,80 @@ def test_uniform_weights_keep_the_groups_of_the_unweighted_fit():
     doubled, small_d = _weighted_fit(X, y, s, np.full(s.size, 2.0))
     assert small_p == small_d and len(small_d) == 1
     np.testing.assert_array_equal(plain.coef_, doubled.coef_)
+
+
+def _all_warnings(X, y, s, w=None, **params):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = FERMIClassifier(
+            fairness_weight=8.0, min_group_size=0, tol=1e-7, alpha=1e-3,
+            random_state=0, **params,
+        ).fit(X, y, sample_weight=w, sensitive_features=s)
+    return est, [str(c.message) for c in caught]
+
+
+@pytest.mark.parametrize(
+    "constraint, zero",
+    [
+        ("demographic_parity", "group"),  # every row of group 2
+        ("equalized_odds", "group"),
+        ("equalized_odds", "cell"),  # the label-1 rows of group 2 only
+    ],
+)
+def test_a_cell_of_zero_weight_rows_is_absent_even_at_min_group_size_0(
+    constraint, zero
+):
+    # Rows of weight 0 are absent: a (label, group) cell holding only such
+    # rows leaves the penalty as it does once they are removed, rather than
+    # being floored at min_group_frequency (with a warning) and taking that
+    # mass from the other groups' marginals.
+    X, y, s = _data([150, 150, 100], seed=7)
+    w = np.ones(s.size)
+    w[(s == 2) & ((y == 1) | (zero == "group"))] = 0.0
+    keep = w > 0
+    weighted, said_w = _all_warnings(X, y, s, w, constraint=constraint)
+    removed, said_r = _all_warnings(
+        X[keep], y[keep], s[keep], constraint=constraint
+    )
+    assert said_w == said_r == []
+    ps = np.atleast_2d(weighted.group_marginals_)
+    assert np.all(ps[:, 2] == 0.0) if zero == "group" else ps[1, 2] == 0.0
+    if zero == "group":
+        np.testing.assert_allclose(ps[:, :2], np.atleast_2d(removed.group_marginals_))
+    else:
+        np.testing.assert_allclose(ps, removed.group_marginals_)
+    np.testing.assert_allclose(weighted.coef_, removed.coef_, rtol=1e-6, atol=1e-7)
+
+
+def test_private_fit_keeps_the_cells_of_zero_weight_rows():
+    # DPFERMIClassifier's group counts are its released histogram, which
+    # counts records whatever their public weight: a group of weight 0 keeps
+    # its noisy marginal, the same one as with unit weights.
+    X, y, s = _data([150, 150, 100], seed=7)
+    fits = []
+    for w in (np.where(s == 2, 0.0, 1.0), np.ones(s.size)):
+        est = DPFERMIClassifier(
+            epsilon=1.0, classes=[0, 1], groups=[0, 1, 2], min_group_size=0,
+            random_state=0, max_iter=2,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fits.append(est.fit(X, y, sample_weight=w, sensitive_features=s))
+    assert fits[0].group_marginals_[2] > 0.1
+    np.testing.assert_array_equal(
+        fits[0].group_marginals_, fits[1].group_marginals_
+    )
+
+
+def test_penalty_cells_leaves_out_cells_without_rows():
+    counts = np.array([[50.0, 0.0, 9.0], [0.0, 40.0, 3.0]])
+    assert penalty_cells(counts, 0, present=counts > 0).tolist() == [
+        [True, False, True],
+        [False, True, True],
+    ]
+    # A block left with one present group compares nothing.
+    counts = np.array([[50.0, 0.0, 0.0], [1.0, 40.0, 3.0]])
+    assert penalty_cells(counts, 0, present=counts > 0).tolist() == [
+        [False, False, False],
+        [True, True, True],
+    ]

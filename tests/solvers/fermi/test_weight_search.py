@@ -107,3 +107,54 @@ def test_an_unmet_bound_returns_the_least_gap_model_polished_to_tol():
         random_state=0,
     ).fit(X, y, sensitive_features=s)
     np.testing.assert_allclose(est.coef_, direct.coef_, atol=1e-2)
+
+
+class _ScriptedPath:
+    """A problem whose weight path is scripted: the search logic alone.
+
+    Weights below 1.1 miss the bound of 0.1; the training error is the
+    weight over 10, and a model polished to tol (``second_order``) is 0.5
+    less accurate, and also infeasible when ``polish_breaks_bound``. Three
+    classes: no decision threshold.
+    """
+
+    n_classes, n_groups = 3, 2
+
+    def __init__(self, polish_breaks_bound):
+        self.polish_breaks_bound = polish_breaks_bound
+        self.params = type("P", (), {"tol": 1e-4})()
+
+    def start(self):
+        return np.zeros(2), np.zeros(1)
+
+    def refine(self, lam, coef, w0, tol=None, second_order=False):
+        return type("Fit", (), {
+            "coef": np.array([lam, float(second_order)]), "w0": w0,
+            "stationarity": tol, "n_iter": 1, "at_limit": False,
+        })()
+
+    def measure(self, coef, w0):
+        lam, polished = coef
+        infeasible = lam < 1.1 or (polished and self.polish_breaks_bound)
+        return lam / 10 + 0.5 * polished, 0.2 if infeasible else 0.05
+
+    def dual_at(self, lam, coef, w0):
+        return None
+
+
+@pytest.mark.parametrize("polish_breaks_bound", [False, True])
+def test_the_returned_weight_says_whether_it_was_polished(polish_breaks_bound):
+    # Polished models less accurate but feasible replace their points, so
+    # the POLISHES polishes go to the two most accurate weights and a third,
+    # never polished, is returned at the path's tolerance. Polished models
+    # that miss the bound are dropped: the first weight is returned,
+    # polished and found worse. The warning's remedy reads which.
+    problem = _ScriptedPath(polish_breaks_bound)
+    *_, extra = _weight_search.bounded_path(problem, 0.1)
+    assert extra["unpolished"] and extra["bound_met"]
+    assert extra["polished"] is polish_breaks_bound
+    polished_weights = [
+        p["fairness_weight"] for p in extra["path"] if p["tol"] == 1e-4
+    ]
+    assert len(polished_weights) == (0 if polish_breaks_bound else 2)
+    assert extra["fairness_weight"] not in polished_weights
