@@ -3,6 +3,7 @@
 """A pipeline whose private steps share one (epsilon, delta), planned before the fit."""
 
 import math
+import sys
 from dataclasses import dataclass, replace
 
 import dp_accounting
@@ -51,6 +52,12 @@ _PROBE_BOUNDS = (1.0, 10.0)
 #: What a part's plan records as its width when no public input fixes it (an
 #: earlier step's private release, a selection the schema does not resolve).
 _WIDTH_UNKNOWN = "unknown before the fit"
+
+#: The public counts of the final estimator's plan that the pipeline counts
+#: from the fit's metadata (:meth:`PrivatePipeline._final_counts`), as the
+#: estimator's fit counts them. A final step whose plan takes another is
+#: refused before any row is read.
+_SUPPLIED_COUNTS = ("n_public", "n_classes", "n_groups", "n_silos")
 
 # The values of small_budget whose plan reads no width, in order of
 # preference: "choose" keeps DP-FERMI's private choice against the constants;
@@ -156,18 +163,39 @@ def _plans_as_planned(final, Xt, counts, planned):
     return plan.dp_event == planned.dp_event
 
 
+def _empty_frame(X):
+    """``X`` with no row, where it is a pandas or polars DataFrame, else None.
+
+    A callable selection is called on what scikit-learn would call it on: a
+    frame of ``X``'s own kind, with its columns and dtypes, and no row.
+    polars is looked for only where it is already imported (``X`` could not
+    be one otherwise).
+    """
+    import pandas as pd
+
+    if isinstance(X, pd.DataFrame):
+        return X.iloc[:0]
+    polars = sys.modules.get("polars")
+    if polars is not None and isinstance(X, polars.DataFrame):
+        return X.head(0)
+    return None
+
+
 def _column_schema(columns):
     """The public schema a ``ColumnTransformer``'s selections are resolved by.
 
-    A DataFrame gives its columns' names and dtypes (no row is read); a
-    sequence of names gives the names only, and a selection by dtype then
-    stays unresolved (``"dtypes_known"``).
+    A pandas or polars DataFrame gives its columns' names and dtypes (no row
+    is read); a sequence of names, or another container with ``columns``,
+    gives the names only, and a selection by dtype then stays unresolved
+    (``"dtypes_known"``).
     """
-    if hasattr(columns, "columns"):
-        return {"columns": list(columns.columns), "frame": columns.iloc[:0]}
     import pandas as pd
 
-    names = list(columns)
+    if hasattr(columns, "columns"):
+        frame = _empty_frame(columns)
+        if frame is not None:
+            return {"columns": list(columns.columns), "frame": frame}
+    names = list(columns.columns if hasattr(columns, "columns") else columns)
     return {
         "columns": names,
         "frame": pd.DataFrame(columns=names),
@@ -268,8 +296,12 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
     steps : list of (str, estimator)
         As in :class:`sklearn.pipeline.Pipeline`; the last one is the final
         estimator, which is planned and checked as a step of this pipeline:
-        not a ``Pipeline`` (flatten it: ``[..., *inner.steps]``). The
-        objects are never modified: the fit uses clones.
+        not a ``Pipeline`` or a ``PrivatePipeline`` (flatten it:
+        ``[..., *inner.steps]``), nor a
+        :class:`~sklearn_dpfair.model_selection.PrivateHyperparameterSearch`,
+        whose fit draws the size it trains on (search over the private
+        pipeline instead). The objects are never modified: the fit uses
+        clones.
     epsilon : float, default=1.0
         Total epsilon of the whole fit (``np.inf``: every step non-private).
     delta : float, default=1e-5
@@ -481,16 +513,38 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 f"The last step {names[-1]!r} must be an estimator with fit; got "
                 f"{final!r}."
             )
-        if isinstance(final, Pipeline):
+        if isinstance(final, (Pipeline, PrivatePipeline)):
             # The final step is re-planned on the width the earlier steps
             # released, takes their output bound and the public counts of
             # the fit's metadata: all of it acts on the final estimator
-            # itself, which a nested pipeline hides.
+            # itself, which a nested pipeline hides (a private one too: its
+            # plan would be made without them, and its fit would count them).
+            kind = type(final).__name__
             raise ValueError(
-                f"The last step {names[-1]!r} is a Pipeline: a private pipeline "
+                f"The last step {names[-1]!r} is a {kind}: a private pipeline "
                 "checks and plans its final estimator itself, which a nested "
                 "pipeline hides. Flatten it: PrivatePipeline([..., "
-                f"*{names[-1]}.steps]) (a Pipeline is allowed as any earlier step)."
+                f"*{names[-1]}.steps]) (a {kind} is allowed as any earlier step)."
+            )
+        unsupplied = [
+            count
+            for count in getattr(final, "_plan_public_counts", ())
+            if count not in _SUPPLIED_COUNTS
+        ]
+        if unsupplied:
+            # A count the final step's own fit draws (a search's training
+            # size, drawn from its own generator before it reads a row) is
+            # not known when the pipeline plans: the step would be planned
+            # at a default and record another event, after every release.
+            raise ValueError(
+                f"The last step {names[-1]!r} ({type(final).__name__}) is "
+                f"planned from {', '.join(unsupplied)}, which its own fit "
+                "draws at random (a search's training part size), so the "
+                "pipeline cannot plan it before the fit. Search over the "
+                "private pipeline instead: PrivateHyperparameterSearch("
+                "PrivatePipeline([..., ('model', estimator)]), "
+                "{'model__param': [...]}), whose runs each fit the whole "
+                "pipeline, its preprocessing included."
             )
 
     # -- the plan ------------------------------------------------------------
@@ -677,8 +731,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             decide it.
         feature_names : sequence of str, DataFrame or None, default=None
             Column names, where a ``ColumnTransformer`` selects by name; a
-            DataFrame gives its columns' names and dtypes (its rows are not
-            read: ``X.iloc[:0]``), where it selects by dtype
+            pandas or polars DataFrame gives its columns' names and dtypes
+            (its rows are not read: ``X.iloc[:0]``, ``X.head(0)``), where it
+            selects by dtype
             (``make_column_selector(dtype_include=...)``) or by a callable
             (called on that empty frame), which names alone leave
             unresolved.

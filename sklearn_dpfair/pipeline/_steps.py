@@ -295,13 +295,24 @@ def _declared_input_width(est):
     """Input width a private step's public parameters fix, or None.
 
     A ``DPOneHotEncoder`` with declared ``categories`` (one list per column)
-    takes exactly that many columns: its fit refuses any other width from
-    the input's shape, before it reads a row. Its plan is then made at that
-    width, not at a probe width its categories contradict.
+    takes exactly that many columns, and a private transformer with one
+    ``(lower, upper)`` pair of ``bounds`` per column (shape
+    ``(n_features, 2)``) as many as it has pairs: its fit, and its plan,
+    refuse any other width from the input's shape, before it reads a row.
+    Its plan is then made at that width, not at a probe width its
+    parameters contradict.
     """
     if type(est).__name__ == "DPOneHotEncoder" and not isinstance(est.categories, str):
         return len(est.categories)
-    return None
+    bounds = est.get_params(deep=False).get("bounds")
+    if bounds is None or isinstance(bounds, str):
+        return None
+    try:
+        shape = np.shape(bounds)
+    except ValueError:
+        # Ragged pairs: refused by the step's own plan.
+        return None
+    return shape[0] if len(shape) == 2 and shape[1] == 2 else None
 
 
 #: A column selection by a callable the public schema does not resolve.
@@ -405,7 +416,9 @@ def walk_steps(
         Width of the input.
     names : dict or None, default=None
         ``{"columns": names, "frame": empty DataFrame}`` of a DataFrame input
-        (public schema), for ColumnTransformer selections by name.
+        (public schema), for ColumnTransformer selections by name. It applies
+        to the first step that is not ``"passthrough"`` or None (those hand
+        it the input unchanged).
     prefix : str, default=""
         Parameter path of the enclosing step.
     final : bool, default=True
@@ -444,15 +457,22 @@ def _walk_steps(steps, n_features, names, prefix, final, sparse, pins):
     for i, (name, est) in enumerate(steps):
         path = f"{prefix}{name}"
         is_last = final and i == len(steps) - 1
-        sub, width, sparse = _walk_one(
-            path, est, width, names if i == 0 else None, is_last, sparse, pins
-        )
+        sub, width, sparse = _walk_one(path, est, width, names, is_last, sparse, pins)
         units.extend(sub)
+        if not _is_passthrough(est):
+            # The schema is the input's: it reaches the next step only through
+            # steps the fit skips ("passthrough", None), which hand it the
+            # input itself.
+            names = None
     return units, width, sparse
 
 
+def _is_passthrough(est):
+    return est is None or (isinstance(est, str) and est == "passthrough")
+
+
 def _walk_one(path, est, n_in, names, is_last, sparse, pins):
-    if est is None or (isinstance(est, str) and est == "passthrough"):
+    if _is_passthrough(est):
         return [], n_in, sparse
     if isinstance(est, str) and est == "drop":
         return [], 0, False
@@ -497,9 +517,10 @@ def _pinned_selection(path, key, names, pins):
         raise ValueError(
             f"Block {path!r} selects its columns with a callable, which "
             "scikit-learn would call on the private rows, and there is no "
-            "public schema to call it on instead (a ColumnTransformer as the "
-            "first step, fitted on a DataFrame, has one). Give the columns "
-            "as a list, or a make_column_selector."
+            "public schema to call it on instead (a ColumnTransformer fitted "
+            "on a DataFrame as the first step, or after 'passthrough' steps "
+            "only, has one). Give the columns as a list, or a "
+            "make_column_selector."
         )
     ct_path, _, block = path.rpartition("__")
     pins.setdefault(ct_path, {})[block] = resolved

@@ -264,11 +264,12 @@ def test_search_over_a_private_pipeline_selecting_frame_columns():
     assert list(table["mechanism"]) == list(search.candidate_plans_["mechanism"])
     assert search.score(frame, y) > 0.7
     # The pipeline's own plan: a frame resolves the dtype selection; names
-    # alone leave it unresolved (not guessed from object dtypes), and the
-    # scaler's plan, whose event does not read its width, says so.
+    # alone leave it unresolved (not guessed from object dtypes), but the
+    # scaler's two declared bounds pairs fix its width (its fit refuses any
+    # other).
     n_train = search.n_train_
     best = search.best_estimator_
-    for names, width in ((frame.iloc[:0], 2), (list(frame.columns), "unknown")):
+    for names, width in ((frame.iloc[:0], 2), (list(frame.columns), 2)):
         plan = best.privacy_plan(n_train, 4, feature_names=names)
         assert plan.dp_event == best.dp_event_
         scaler = dict(plan.steps)["columntransformer__dpstandardscaler"]

@@ -23,7 +23,12 @@ from sklearn.preprocessing import (
 )
 
 from sklearn_dpfair.fairness import encode_sensitive_features
-from sklearn_dpfair.linear_model import DPFERMIClassifier, DPLogisticRegression
+from sklearn_dpfair.linear_model import (
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    SemiDPLinearRegression,
+)
+from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
 from sklearn_dpfair.pipeline import PrivatePipeline
 from sklearn_dpfair.pipeline._steps import composite_paths, walk_steps
 from sklearn_dpfair.preprocessing import (
@@ -113,6 +118,58 @@ def test_pipeline_as_last_step_is_refused_before_a_row_is_read(steps):
     plan = flat.privacy_plan(N, 3)
     _fit(flat, X, y)
     assert plan.dp_event == flat.dp_event_
+
+
+@pytest.mark.parametrize(
+    "inner, metadata",
+    [
+        # Its groups, counted by its own fit from the sensitive features.
+        (
+            [
+                ("scale", DPStandardScaler(bounds=BOUNDS)),
+                ("clf", DPFERMIClassifier(classes=[0, 1], max_iter=2)),
+            ],
+            {"sensitive_features": np.arange(N) % 3},
+        ),
+        # Its public rows, counted by its own fit from the mask.
+        (
+            [("clf", SemiDPLinearRegression())],
+            {"public_mask": np.arange(N) < 300},
+        ),
+        # The bound it would take from the outer step before it.
+        ([("clf", _model(solver="output-perturbation", alpha=1.0))], {}),
+    ],
+)
+def test_private_pipeline_as_last_step_is_refused_before_a_release(inner, metadata):
+    pipe = PrivatePipeline(
+        [("scale", DPStandardScaler(bounds=BOUNDS)), ("model", PrivatePipeline(inner))],
+        random_state=0,
+    )
+    match = r"last step 'model' is a PrivatePipeline.*Flatten it: PrivatePipeline"
+    with pytest.raises(ValueError, match=match):
+        pipe.privacy_plan(N, 3)
+    with logged_releases() as log, pytest.raises(ValueError, match=match):
+        pipe.fit(_Unread(), np.zeros(N), **metadata)
+    assert not log.counts
+    assert not hasattr(pipe, "pipeline_")
+
+
+def test_a_search_as_last_step_is_refused_before_a_release():
+    # Its event depends on the training size its own fit draws.
+    search = PrivateHyperparameterSearch(_model(), {"alpha": [0.0, 0.01]}, n_runs=2)
+    pipe = PrivatePipeline(
+        [("scale", DPStandardScaler(bounds=BOUNDS)), ("search", search)],
+        random_state=0,
+    )
+    match = r"last step 'search' \(PrivateHyperparameterSearch\).*n_train"
+    with pytest.raises(ValueError, match=match):
+        pipe.privacy_plan(N, 3)
+    with logged_releases() as log, pytest.raises(
+        ValueError, match=r"PrivateHyperparameterSearch\(PrivatePipeline"
+    ):
+        pipe.fit(_Unread(), np.zeros(N))
+    assert not log.counts
+    assert not hasattr(pipe, "pipeline_")
 
 
 # -- public counts of the final estimator ------------------------------------
@@ -368,6 +425,26 @@ def test_declared_categories_fix_the_width_after_a_function():
     # The encoder's output width is public: the final step is planned at it.
     width = pipe[:-1].transform(X).shape[1]
     assert dict(steps["model"].public)["n_features"] == width
+
+
+def test_bounds_per_column_fix_the_width_after_a_function():
+    # So do bounds of one pair per column: the step's plan and fit refuse
+    # any other width, so a probe width would refuse a valid pipeline.
+    X, y = _numbers()
+    pipe = PrivatePipeline(
+        [
+            ("first_two", FunctionTransformer(lambda X: X[:, :2])),
+            ("scale", DPStandardScaler(bounds=[(-4.0, 4.0), (-5.0, 5.0)])),
+            ("model", _model()),
+        ],
+        random_state=0,
+    )
+    plan = pipe.privacy_plan(N, 3)
+    steps = dict(plan.steps)
+    assert dict(steps["scale"].public)["n_features"] == 2
+    assert dict(steps["model"].public)["n_features"] == 2
+    _fit(pipe, X, y)
+    _assert_planned(plan, pipe)
 
 
 # -- free encoders that would warn about a private row ----------------------

@@ -131,6 +131,76 @@ def test_a_column_selector_is_still_resolved_by_the_schema():
     assert pipe.dp_event_ == pipe.privacy_plan(N, 2, feature_names=["a", "b"]).dp_event
 
 
+def _all_but_c(frame):
+    return [c for c in frame.columns if c != "c"]
+
+
+@pytest.mark.parametrize("skipped", ["passthrough", None])
+@pytest.mark.parametrize("select", [_all_but_c, ["a", "b"]])
+def test_a_leading_passthrough_keeps_the_schema(skipped, select):
+    # The fit hands the DataFrame itself to the first step that is not
+    # skipped: its selections are resolved by the input's schema.
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({c: rng.normal(size=N) for c in "abc"})
+    y = (X["a"] > 0).astype(int).to_numpy()
+    ct = ColumnTransformer([("num", DPStandardScaler(bounds=(-4, 4)), select)])
+    pipe = PrivatePipeline(
+        [("skip", skipped), ("columns", ct), ("model", _model())], random_state=0
+    )
+    plan = pipe.privacy_plan(N, 3, feature_names=X.iloc[:0])
+    assert dict(plan.steps[-1][1].public)["n_features"] == 2
+    _fit(pipe, X, y)
+    assert pipe.dp_event_ == plan.dp_event
+    assert pipe[1].transformers_[0][2] == ["a", "b"]
+
+
+class _Columns:
+    """A container with column names only, neither pandas nor polars."""
+
+    columns = ["a", "b", "c"]
+
+
+def test_names_of_another_container_resolve_name_selections_only():
+    by_name = ColumnTransformer(
+        [("num", DPStandardScaler(bounds=(-4, 4)), make_column_selector("a|b"))]
+    )
+    pipe = PrivatePipeline([("columns", by_name), ("model", _model())])
+    plan = pipe.privacy_plan(N, 3, feature_names=_Columns())
+    assert plan == pipe.privacy_plan(N, 3, feature_names=["a", "b", "c"])
+    assert dict(plan.steps[-1][1].public)["n_features"] == 2
+
+
+def test_a_polars_frame_gives_its_schema():
+    pl = pytest.importorskip("polars")
+    rng = np.random.default_rng(0)
+    data = {c: rng.normal(size=N) for c in "abc"}
+    X, frame = pl.DataFrame(data), pd.DataFrame(data)
+    y = (data["a"] > 0).astype(int)
+    # A callable is called on a polars frame with no row, as scikit-learn
+    # would call it on the polars rows.
+    seen = []
+
+    def select(df):
+        seen.append((type(df), df.shape[0]))
+        # By dtype too: a polars frame with no row keeps its dtypes.
+        floats = [c for c, t in zip(df.columns, df.dtypes) if "float" in str(t).lower()]
+        return [c for c in floats if c != "c"]
+
+    for first in (
+        DPStandardScaler(bounds=(-4, 4)),
+        ColumnTransformer([("num", DPStandardScaler(bounds=(-4, 4)), select)]),
+    ):
+        pipe = PrivatePipeline([("first", first), ("model", _model())], random_state=0)
+        plan = pipe.privacy_plan(N, 3, feature_names=X)
+        _fit(pipe, X, y)
+        assert pipe.dp_event_ == plan.dp_event
+        called = isinstance(first, ColumnTransformer)
+        assert set(seen) == ({(pl.DataFrame, 0)} if called else set())
+        # The same plan as on the same columns in pandas.
+        assert plan == pipe.privacy_plan(N, 3, feature_names=frame.iloc[:0])
+        seen.clear()
+
+
 # -- weights in the flowing bound --------------------------------------------
 
 
