@@ -45,8 +45,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from .._rows import entry_blocks
+from ...utils._numeric import power_of_two_magnitudes
 from .._row_blocks import float64_product, row_block, storage_bytes
+from .._rows import entry_blocks
 from ._newton_polish import polish_binary
 from ._sgda import softmax_probabilities, softmax_terms
 
@@ -494,8 +495,38 @@ def column_scales(X, sample_weight=None):
         else:
             squares = np.einsum("ij,ij,i->j", X, X, sample_weight, dtype=np.float64)
         total = X.shape[0] if sample_weight is None else float(np.sum(sample_weight))
-        scale = np.sqrt(squares / (total if total > 0 else 1))
+        total = total if total > 0 else 1
+        scale = np.sqrt(squares / total)
+    overflowed = np.flatnonzero(np.isinf(scale))
+    if overflowed.size:
+        # Entries beyond ~1e154 overflow their squares: those columns (only
+        # they, the others keep their sums bit for bit) are summed again
+        # divided by a power of two near their largest entry, exactly. With
+        # scale 1 the preconditioner would be lost, and L-BFGS's first unit
+        # step would move such a row's logit by ~1e300: no line search
+        # recovers from that.
+        scale[overflowed] = _rescaled_root_mean_squares(
+            X, overflowed, sample_weight, total
+        )
     return np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+
+
+def _rescaled_root_mean_squares(X, columns, sample_weight, total):
+    """Root mean squares of ``X``'s ``columns``, summed in power-of-two units."""
+    block = X[:, columns]
+    if sp.issparse(block):
+        block = sp.csc_matrix(block, dtype=np.float64)
+        largest = abs(block).max(axis=0).toarray().ravel()
+        magnitude = power_of_two_magnitudes(largest)
+        block = block @ sp.diags(1.0 / magnitude)
+        squares = _sparse_column_squares(sp.csr_matrix(block), sample_weight)
+    else:
+        block = np.asarray(block, dtype=np.float64)
+        magnitude = power_of_two_magnitudes(np.max(np.abs(block), axis=0))
+        block = block / magnitude
+        weights = 1.0 if sample_weight is None else np.asarray(sample_weight)[:, None]
+        squares = np.sum(weights * block * block, axis=0)
+    return magnitude * np.sqrt(squares / total)
 
 
 # Stored entries squared per block of a sparse column sum: the temporaries

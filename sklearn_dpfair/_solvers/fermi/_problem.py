@@ -193,7 +193,9 @@ class FairProblem:
         if not s:
             # Uncentred: the scales are the root mean squares themselves.
             return 1.0
-        rms = np.sqrt(scale**2 + mean**2)
+        # hypot: a column near the largest float (a row of 1e300) would
+        # overflow ``scale**2`` although the root mean square is finite.
+        rms = np.hypot(scale, mean)
         with np.errstate(all="ignore"):
             ratio = float(np.max((rms + np.abs(mean) / s) / scale, initial=1.0 / s))
         return ratio if np.isfinite(ratio) else np.inf

@@ -3,6 +3,7 @@
 """fit_fermi itself: the privacy set-up, the record, the histogram, parity."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -324,3 +325,41 @@ def test_a_relu_network_that_stops_short_is_said_to_stall_on_its_kinks(activatio
         weight_n_iter=None,
     )
     assert "stopped at max_full_batch_iter" in limit
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_column_scales_of_entries_whose_squares_overflow(sparse, weighted):
+    # A row near 1e300 overflowed its column's sum of squares: the scale fell
+    # back to 1, and L-BFGS's first unit step moved that row's logit by
+    # ~1e300 (FERMIClassifier stopped after 0 iterations, unconverged).
+    import scipy.sparse as sp
+
+    from sklearn_dpfair._solvers.fermi._lbfgs import column_scales
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    X[3, :2] = 1e300
+    weights = rng.uniform(0.5, 2.0, size=50) if weighted else None
+    wrap = sp.csr_matrix if sparse else np.asarray
+    # The same columns in units 1e290 times larger, whose squares do not
+    # overflow, give the reference; the third column is left as it was.
+    small = X.copy()
+    small[:, :2] /= 1e290
+    expected = column_scales(small, weights) * np.array([1e290, 1e290, 1.0])
+    np.testing.assert_allclose(column_scales(wrap(X), weights), expected, rtol=1e-12)
+
+
+def test_a_row_near_the_largest_float_leaves_the_fit_converging():
+    from sklearn_dpfair import FERMIClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] > 0).astype(int)
+    s = rng.integers(0, 2, 400)
+    X[3] = 1e300
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = FERMIClassifier(max_iter=3, random_state=0)
+        clf.fit(X, y, sensitive_features=s)
+    assert clf.n_iter_ > 0

@@ -3,6 +3,7 @@
 """FairProblem's full-batch start and its standardized continuation (raw columns)."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -119,6 +120,18 @@ def test_the_standardized_gradient_is_within_its_bound(shift, m):
         assert standardized <= problem._hidden_gradient_bound * point.stationarity * (
             1 + 1e-9
         )
+
+
+def test_the_gradient_bound_of_a_row_near_the_largest_float_does_not_overflow():
+    # A finite row of 1e300 squares past the largest float; the root mean
+    # square it enters is finite, and so is the bound, without a warning.
+    Z, y, codes = _data(n=200)
+    Z[3] = 1e300
+    problem = _problem(Z, y, codes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        bound = problem._hidden_gradient_bound
+    assert 1.0 <= bound < np.inf
 
 
 @pytest.mark.parametrize("m", [2, 3])
