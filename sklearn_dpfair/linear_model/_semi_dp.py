@@ -45,12 +45,15 @@ NO_PUBLIC_MASK = (
     "public_mask=... (True for rows that may be used without privacy)."
 )
 
+# The rule, not this fit's numbers: one cause warns once across the folds
+# and candidates of a search (warnings are shown once per text).
 TARGET_LEFT_AS_GIVEN = (
-    "target_scaling='auto': with {n_public} public rows the target would be "
-    "scaled by private statistics, but at n_samples={n} and epsilon={epsilon:g} "
-    "their share of the budget cannot locate it, so the target is used as "
-    "given. A target far from 0 in its units (an age near 40, a price) is "
-    "then out of the clipped steps' reach: bring it near unit scale with "
+    "target_scaling='auto': with fewer than 5 public rows the target would be "
+    "scaled by private statistics, but at this number of rows and epsilon "
+    "their share of the budget cannot locate it (more rows or a larger "
+    "epsilon would), so the target is used as given. A target far from 0 in "
+    "its units (an age near 40, a price) is then out of the clipped steps' "
+    "reach: bring it near unit scale with "
     "public constants (TransformedTargetRegressor), mark at least 5 rows "
     "public, or pass target_scaling=None if it already is."
 )
@@ -682,12 +685,7 @@ default=None
         )
         if setup.target_left_as_given:
             # A rule of the counts and the budget: no private value decides it.
-            warn_at_caller(
-                TARGET_LEFT_AS_GIVEN.format(
-                    n_public=n_public, n=X.shape[0], epsilon=self.epsilon
-                ),
-                UserWarning,
-            )
+            warn_at_caller(TARGET_LEFT_AS_GIVEN, UserWarning)
         if setup.scaling.unaffordable:
             # A public rule of n, epsilon and the number of columns drew no
             # private scales: say so when the columns are far from unit

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """SemiDPLinearRegression: privacy bookkeeping, leak tests, utility, bad input."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -205,6 +207,22 @@ def test_mask_none_warns_and_treats_all_rows_as_private():
     with pytest.warns(UserWarning, match="public_mask was not given"):
         reg = SemiDPLinearRegression(random_state=0).fit(X, y)
     assert reg.n_public_ == 0 and reg.n_private_ == X.shape[0] and reg.alpha_ == 1.0
+
+
+def test_the_unscaled_target_warning_has_one_text_across_a_search():
+    # It states the rule, not the fit's numbers: the folds and candidates
+    # of a search (other n_samples, epsilon, public counts) warn once.
+    texts = set()
+    for n, epsilon, n_public in ((200, 1.0, 0), (300, 2.0, 3)):
+        X = np.random.default_rng(0).normal(size=(n, 3))
+        mask = np.arange(n) < n_public
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            SemiDPLinearRegression(epsilon=epsilon, random_state=0).fit(
+                X, X @ [1.0, 2.0, 3.0], public_mask=mask
+            )
+        texts |= {str(w.message) for w in caught if "target_scaling" in str(w.message)}
+    assert len(texts) == 1
 
 
 def test_metadata_routing_slices_the_mask():

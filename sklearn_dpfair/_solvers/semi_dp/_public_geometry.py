@@ -324,10 +324,14 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
     # coordinate is 0; with ridge = 0 their ratio would be 0 / 0).
     dof = float(np.sum(np.where(seen, eigvals / np.where(seen, denom, 1.0), 0.0)))
     if n_pub - dof >= 1.0:
-        noise_variance = float(residual @ residual) / (n_pub - dof)
+        # Public targets near 1e154 or beyond square past the largest float:
+        # the variance is then inf, as it is, without numpy's warning.
+        with np.errstate(over="ignore"):
+            noise_variance = float(residual @ residual) / (n_pub - dof)
     else:
         warn_at_caller(_FEW_PUBLIC_ROWS.format(n=n_pub, p=p), UserWarning)
-        noise_variance = float(np.var(y_pub)) if n_pub > 1 else 1.0
+        with np.errstate(over="ignore"):
+            noise_variance = float(np.var(y_pub)) if n_pub > 1 else 1.0
     noise_variance = max(noise_variance, np.finfo(float).tiny)
 
     return PublicGeometry(

@@ -163,6 +163,20 @@ def test_public_geometry_without_ridge_ignores_unseen_directions():
     assert geo.noise_variance == pytest.approx(residual @ residual / 7, rel=1e-9)
 
 
+@pytest.mark.parametrize("n_pub", [40, 3])
+def test_public_targets_near_the_largest_float_give_an_infinite_variance(n_pub):
+    # Residuals (or, with too few public rows, targets) of 1e300 square past
+    # the largest float: the variance is inf, without numpy's overflow warning.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n_pub, 3))
+    y = X @ [1.0, 2.0, 3.0] * 1e300 + rng.normal(size=n_pub) * 1e300
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.filterwarnings("ignore", "Only 3 public rows", UserWarning)
+        geo = public_geometry(X, y, intercept_scaling=1.0, ridge=0.0, n_features=3)
+    assert geo.noise_variance == np.inf
+
+
 def test_tuning_public_only_candidate_on_unseen_directions_ranks_last():
     # alpha = 0 in a direction no public row sees is 0 / 0 in the risk
     # model: ranked last, without a numpy RuntimeWarning.
