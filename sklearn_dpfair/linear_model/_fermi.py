@@ -7,6 +7,7 @@ from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
@@ -62,7 +63,7 @@ from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
     check_public_weights,
-    resolve_classes,
+    resolve_classification_targets,
     warn_at_caller,
 )
 
@@ -265,7 +266,6 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             order="C",
         )
         y = to_numpy(y)
-        check_classification_targets(y)
         weights = check_public_weights(sample_weight, X)
         # Labels and groups are encoded on the host; only X is large.
         classes, y_encoded, caveats = self._resolve_classes(y)
@@ -435,6 +435,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
     def _resolve_classes(self, y):
         # Codes by chunks (compact_codes): np.unique's inverse would form
         # several n-long intp arrays.
+        check_classification_targets(y)
         classes = np.unique(y)
         if classes.size < 2:
             raise ValueError(
@@ -1575,7 +1576,11 @@ default=None
     def _resolve_classes(self, y):
         # The label set and its checks from the distinct labels; the codes
         # by chunks (compact_codes).
-        classes, _, caveats = resolve_classes(self.classes, np.unique(y))
+        # Declared classes are matched against y's distinct labels unsorted
+        # (pd.unique): a label of another type, which cannot be sorted among
+        # them, is then reported as undeclared.
+        distinct = np.unique(y) if self.classes is None else pd.unique(y)
+        classes, _, caveats = resolve_classification_targets(self.classes, distinct)
         return classes, compact_codes(classes, y), caveats
 
     def _declared_groups(self):

@@ -10,7 +10,6 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from .._base import (
@@ -78,7 +77,7 @@ from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
     check_public_weights,
-    resolve_classes,
+    resolve_classification_targets,
     warn_at_caller,
 )
 
@@ -745,7 +744,6 @@ default=None
             # F-ordered, as DataFrames give: the solvers gather batch rows.
             order="C",
         )
-        check_classification_targets(y)
         weights = check_public_weights(sample_weight, X)
         if weights is not None and silos is not None:
             # The silos' local fits and server weights are not weighted. The
@@ -755,7 +753,9 @@ default=None
                 "sample_weight cannot be combined with silos (federated DP-SGD)."
             )
         # Labels are public metadata handled on the host; only X is large.
-        classes, y_encoded, caveats = resolve_classes(self.classes, to_numpy(y))
+        classes, y_encoded, caveats = resolve_classification_targets(
+            self.classes, to_numpy(y)
+        )
         if silos is None:
             # A federated fit's delta is each silo's (silo_delta, or delta),
             # refused by check_silo_delta unless below 1/n_i of its silo.

@@ -9,7 +9,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import (
@@ -46,7 +45,7 @@ from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
     check_public_weights,
-    resolve_classes,
+    resolve_classification_targets,
 )
 from ._federated import fit_network_silos
 from ._fit import MLPParams, fit_dp_network, network_setup
@@ -448,14 +447,15 @@ default=None
         # which only places the fitted attributes: with "auto" where X lives.
         backend = resolve_backend(X, self.device, array_api_solver=True)
         X, y = validate_data(self, X, y, dtype=backend.input_float_dtypes, order="C")
-        check_classification_targets(y)
         weights = check_public_weights(sample_weight, X)
         if weights is not None and silos is not None:
             # Reads whether weights were passed, never their values.
             raise ValueError(
                 "sample_weight cannot be combined with silos (federated DP-SGD)."
             )
-        classes, y_encoded, caveats = resolve_classes(self.classes, to_numpy(y))
+        classes, y_encoded, caveats = resolve_classification_targets(
+            self.classes, to_numpy(y)
+        )
         if silos is None:
             # A federated fit's delta is each silo's (silo_delta, or delta),
             # refused by check_silo_delta unless below 1/n_i of its silo.

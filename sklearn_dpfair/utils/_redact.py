@@ -14,6 +14,11 @@ this package writes itself never print a private value. Code that validates
 rows where the fit's wrapper does not run (a Dask worker, whose scheduler
 logs every failed task's exception) redacts there
 (:func:`redacting_errors`).
+
+The value a number-parsing message quotes is its only locator; once it is
+removed, the redacted message names the argument that held it instead
+("Input y: could not convert string to float: ..."), read from the
+validation that raised (:func:`_validated_input`).
 """
 
 import functools
@@ -53,12 +58,16 @@ _PATTERNS = (
 )
 
 
-def redact_private_values(message):
+def redact_private_values(message, what=None):
     """``message`` with the private values known messages print replaced.
 
     Parameters
     ----------
     message : str
+    what : str, default=None
+        Name of the argument that held the values (``"X"``, ``"y"``): where
+        a value is removed, the message is prefixed with ``"Input {what}: "``
+        so that it still says where the offending value is.
 
     Returns
     -------
@@ -79,20 +88,60 @@ def redact_private_values(message):
     Expected 2D array, got 1D array instead:
     array=(not shown: private values).
     Reshape your data either using array.reshape(-1, 1)
+    >>> redact_private_values("could not convert string to float: 'n/a'", what="y")
+    'Input y: could not convert string to float: (not shown: private values)'
     """
+    redacted = message
     for pattern, replacement in _PATTERNS:
-        message = pattern.sub(replacement, message)
-    return message
+        redacted = pattern.sub(replacement, redacted)
+    if what and redacted != message:
+        redacted = f"Input {what}: {redacted}"
+    return redacted
+
+
+# scikit-learn's validation functions whose frames say which input they
+# check: check_array by its ``input_name`` parameter (which check_X_y,
+# column_or_1d and _check_sample_weight set), _check_y by being y's.
+_VALIDATION_MODULE = "sklearn.utils.validation"
+
+
+def _validated_input(traceback):
+    """Name of the input scikit-learn was validating where ``traceback`` ends.
+
+    The innermost frame of :func:`sklearn.utils.check_array` that names its
+    input (``input_name``), or of ``sklearn.utils.validation._check_y``
+    (``"y"``, whose conversion of an object ``y`` to float runs outside
+    check_array), or None: the error did not come from that validation,
+    and the message is then left without a locator. Only the parameter's
+    name is read, never the data.
+    """
+    name = None
+    while traceback is not None:
+        frame = traceback.tb_frame
+        if frame.f_globals.get("__name__") == _VALIDATION_MODULE:
+            function = frame.f_code.co_name
+            if function == "_check_y":
+                name = "y"
+            elif function == "check_array":
+                given = frame.f_locals.get("input_name")
+                if isinstance(given, str) and given.isidentifier():
+                    name = given
+        traceback = traceback.tb_next
+    return name
 
 
 def redacted_error(exc):
     """An exception like ``exc`` whose message is redacted, or None if unchanged.
 
     Its type is ``exc``'s where that type takes a message alone, else the
-    nearest of ValueError and TypeError.
+    nearest of ValueError and TypeError. Where ``exc`` was raised while
+    scikit-learn validated a named input (``X``, ``y``, ``sample_weight``),
+    the redacted message names it.
     """
     message = str(exc)
-    redacted = redact_private_values(message)
+    redacted = redact_private_values(
+        message, what=_validated_input(exc.__traceback__)
+    )
     if redacted == message:
         return None
     try:

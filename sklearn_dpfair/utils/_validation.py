@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d
 
 from ..exceptions import PrivacyLeakWarning
@@ -22,6 +23,7 @@ __all__ = [
     "check_public_weights",
     "one_per_row",
     "resolve_classes",
+    "resolve_classification_targets",
     "warn_at_caller",
 ]
 
@@ -287,6 +289,28 @@ def _is_missing(label):
     return label is None or (isinstance(label, float) and math.isnan(label))
 
 
+def _declared_positions(classes_, y):
+    """Index of each label of ``y`` in the sorted ``classes_``, and which are not in it.
+
+    Numbers and strings of one kind are located by binary search. An object
+    ``y`` is matched by equality, one declared class at a time, and never
+    sorted: its labels may not be mutually comparable (a ``3`` among
+    strings), and ordering them would raise a ``TypeError`` before the
+    membership check could say that a label is undeclared.
+    """
+    if y.dtype != object and classes_.dtype != object:
+        pos = np.clip(np.searchsorted(classes_, y), 0, classes_.size - 1)
+        return pos, classes_[pos] != y
+    pos = np.full(y.shape, -1, dtype=np.intp)
+    labels = y.astype(object, copy=False)
+    for k, label in enumerate(classes_.tolist()):
+        hit = np.asarray(labels == label, dtype=bool)
+        pos[hit & (pos < 0)] = k
+    unknown = pos < 0
+    pos[unknown] = 0
+    return pos, unknown
+
+
 def resolve_classes(classes, y):
     """Return ``(classes_, y_encoded, caveats)`` for a classifier.
 
@@ -328,9 +352,7 @@ def resolve_classes(classes, y):
         classes_ = np.unique(declared)
         if classes_.size != declared.size:
             raise ValueError(f"classes contains duplicate labels: {classes!r}.")
-        pos = np.searchsorted(classes_, y)
-        pos = np.clip(pos, 0, classes_.size - 1)
-        unknown = classes_[pos] != y
+        pos, unknown = _declared_positions(classes_, np.asarray(y))
         if np.any(unknown):
             # The message names the problem, not the labels: they are private.
             raise ValueError(_UNDECLARED_LABELS)
@@ -342,3 +364,30 @@ def resolve_classes(classes, y):
     if classes_.size < 2:
         raise ValueError(_ONE_CLASS)
     return classes_, y_encoded, caveats
+
+
+def resolve_classification_targets(classes, y):
+    """:func:`resolve_classes` with scikit-learn's check of the target type.
+
+    ``check_classification_targets`` sorts ``y``'s labels, which fails with a
+    ``TypeError`` naming nothing on labels of mixed types (a ``3`` among
+    strings). Against declared ``classes`` the membership check runs first,
+    by equality, so that such a label is reported as undeclared; without
+    them the target type is checked first, as scikit-learn does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._validation import resolve_classification_targets
+    >>> y = np.array(["no", "yes", 3], dtype=object)
+    >>> resolve_classification_targets(["no", "yes"], y)
+    Traceback (most recent call last):
+    ...
+    ValueError: y contains labels that are not in the declared classes ...
+    """
+    if classes is None:
+        check_classification_targets(y)
+        return resolve_classes(classes, y)
+    resolved = resolve_classes(classes, y)
+    check_classification_targets(y)
+    return resolved

@@ -14,7 +14,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_dpfair import DPFERMIClassifier, DPLogisticRegression, FERMIClassifier
+from sklearn_dpfair import (
+    DPFERMIClassifier,
+    DPLogisticRegression,
+    DPMLPClassifier,
+    FERMIClassifier,
+    HeavyTailDPRegressor,
+    SemiDPLinearRegression,
+    SemiLocalDPLinearRegression,
+)
 from sklearn_dpfair.fairness import encode_sensitive_features
 from sklearn_dpfair.utils._validation import resolve_classes
 
@@ -76,6 +84,56 @@ def test_resolve_classes_names_the_parameter_not_the_labels():
     with pytest.raises(ValueError, match="declared classes") as exc:
         resolve_classes([0, 1], y)
     _assert_hidden(_message(exc), SECRET_LABEL)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        DPLogisticRegression(classes=["no", "yes"], **FAST),
+        DPMLPClassifier(classes=["no", "yes"], hidden_layer_sizes=(2,)),
+        DPFERMIClassifier(classes=["no", "yes"], groups=[0, 1]),
+    ],
+    ids=["logistic", "mlp", "dpfermi"],
+)
+def test_a_label_of_another_type_is_reported_as_undeclared(estimator):
+    # A 3 among string labels: the check of the declared set matches labels
+    # by equality, never sorting y (the int and the strings do not order).
+    X, y, s = _data()
+    y = np.where(y == 1, "yes", "no").astype(object)
+    y[7] = SECRET_LABEL
+    groups = {"sensitive_features": s} if "FERMI" in type(estimator).__name__ else {}
+    with pytest.raises(ValueError, match="not in the declared classes") as exc:
+        estimator.fit(X, y, **groups)
+    _assert_hidden(_message(exc), SECRET_LABEL)
+
+
+def test_resolve_classes_matches_an_object_y_by_equality():
+    y = np.array(["yes", "no", "yes"], dtype=object)
+    classes_, y_encoded, _ = resolve_classes(["yes", "no"], y)
+    assert classes_.tolist() == ["no", "yes"] and y_encoded.tolist() == [1, 0, 1]
+    y[1] = SECRET_LABEL
+    with pytest.raises(ValueError, match="declared classes") as exc:
+        resolve_classes(["yes", "no"], y)
+    _assert_hidden(_message(exc), SECRET_LABEL)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [HeavyTailDPRegressor, SemiDPLinearRegression, SemiLocalDPLinearRegression],
+)
+@pytest.mark.parametrize("where", ["X", "y"])
+def test_an_unparsable_value_names_its_input_not_the_value(make, where):
+    # The value is the message's only locator; redacted, the message says
+    # which argument held it.
+    X, _, _ = _data()
+    y = (X @ [1.0, 2.0, 3.0]).astype(object)
+    X = X.astype(object)
+    {"X": X[7], "y": y}[where][1] = SECRET_GROUP
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=f"^Input {where}: could not") as exc:
+            make().fit(X, y)
+    _assert_hidden(_message(exc), SECRET_GROUP)
 
 
 def test_a_single_inferred_class_is_not_printed():

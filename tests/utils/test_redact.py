@@ -4,7 +4,7 @@
 
 import numpy as np
 import pytest
-from sklearn.utils.validation import check_array
+from sklearn.utils.validation import _check_sample_weight, check_array, check_X_y
 
 from sklearn_dpfair.utils._redact import (
     redact_private_values,
@@ -108,3 +108,36 @@ def test_redacting_errors_raises_the_redacted_copy_alone():
 
     with pytest.raises(ValueError, match="X has 3 features"):
         refuse()
+
+
+def _raised(call):
+    with pytest.raises((ValueError, TypeError)) as info:
+        call()
+    return info.value
+
+
+@pytest.mark.parametrize("where", ["X", "y", "sample_weight"])
+def test_a_redacted_parsing_error_names_the_input_that_held_the_value(where):
+    # The quoted value was the message's only locator: once removed, the
+    # message names the argument scikit-learn was validating instead.
+    X = np.ones((3, 2), dtype=object)
+    y = np.ones(3, dtype=object)
+    w = np.ones(3, dtype=object)
+    {"X": X[1], "y": y, "sample_weight": w}[where][1] = "Alice Smith"
+    if where == "sample_weight":
+        exc = _raised(lambda: _check_sample_weight(w, X))
+    else:
+        exc = _raised(lambda: check_X_y(X, y, y_numeric=True))
+    error = redacted_error(exc)
+    assert "Alice" not in str(error)
+    assert str(error) == (
+        f"Input {where}: could not convert string to float: "
+        "(not shown: private values)"
+    )
+
+
+def test_an_error_outside_scikit_learn_validation_is_not_located():
+    error = redacted_error(_raised(lambda: float("Alice Smith")))
+    assert str(error) == (
+        "could not convert string to float: (not shown: private values)"
+    )
