@@ -436,8 +436,8 @@ def minimize_standardized(
     ``(value, g_coef (d, K), g_intercept (K,))``. The solver runs in
     ``beta = coef * sd`` and ``c = b + mu . coef`` (``mu``, ``sd`` from
     :func:`column_moments` of ``X``, weighted, ``sd`` at least
-    ``sqrt(alpha)`` so that the L2 penalty's curvature stays ~1; with an
-    intercept and
+    ``sqrt(alpha)`` without an l1 penalty so that the L2 penalty's
+    curvature stays ~1; with an intercept and
     ``robust_scale``, a dense column whose ``sd`` a few extreme values
     dominate takes its median and interquartile range instead,
     :func:`_robust_moments`: right for a loss whose gradient is bounded,
@@ -474,14 +474,17 @@ def minimize_standardized(
         mean, scale = column_moments(X, sample_weight, center=fit_intercept)
         if robust_scale and fit_intercept and not sp.issparse(X):
             mean, scale = _robust_moments(X, mean, scale)
-    if alpha:
+    if alpha and not l1:
         # The penalty (alpha/2) coef^2 has curvature alpha / sd^2 in beta:
         # 1e9 for a column in units of 1e-6 at alpha = 1e-3, against the
         # loss' at most ~1 (unit-variance columns), a conditioning on which
         # L-BFGS-B stalls far from the minimum. Scaling such a column by
         # sqrt(alpha) instead bounds both curvatures by ~1 (a change of
         # coordinates: the minimizer is the same); a column with
-        # sd >= sqrt(alpha) keeps its coordinates.
+        # sd >= sqrt(alpha) keeps its coordinates. Not with an l1 penalty:
+        # there the split p - m (bounded below by 0) in the new coordinates
+        # made L-BFGS-B stop on "no decrease" at a gradient of ~1e-6, where
+        # the unfloored coordinates solve to tol.
         scale = np.maximum(scale, math.sqrt(alpha))
     split = l1 > 0
     n_beta = d * K

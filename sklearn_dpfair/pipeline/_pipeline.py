@@ -539,8 +539,10 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             raise ValueError(
                 f"The last step {names[-1]!r} ({type(final).__name__}) is "
                 f"planned from {', '.join(unsupplied)}, which its own fit "
-                "draws at random (a search's training part size), so the "
-                "pipeline cannot plan it before the fit. Search over the "
+                "draws at random (a search's training part size): the "
+                "pipeline does not know it when it plans, and the events of "
+                "some candidates (DP-SGD's sampling rate) depend on it. "
+                "Search over the "
                 "private pipeline instead: PrivateHyperparameterSearch("
                 "PrivatePipeline([..., ('model', estimator)]), "
                 "{'model__param': [...]}), whose runs each fit the whole "
