@@ -112,13 +112,15 @@ class NonPrivateFit:
     """The minimizer: ``coef`` ``(n_features, K)`` and ``intercept`` ``(K,)``.
 
     float64; ``n_iter`` the solver's iterations, ``converged`` whether it
-    met its tolerance.
+    met its tolerance, ``gradient`` the largest entry of the final gradient
+    in the solver's coordinates (NaN where the solver does not report one).
     """
 
     coef: np.ndarray
     intercept: np.ndarray
     n_iter: int
     converged: bool
+    gradient: float = math.nan
 
 
 def column_moments(X, sample_weight=None, *, center=True):
@@ -427,6 +429,7 @@ def minimize_standardized(
     max_iter=None,
     tol=None,
     robust_scale=True,
+    warn=True,
 ):
     """L-BFGS-B on ``data_term + penalties`` in standardized coordinates.
 
@@ -451,6 +454,10 @@ def minimize_standardized(
     ``1e5`` and spread ``1e-3`` would otherwise round at ``1e-6`` of a
     prediction and stall the line search. A sparse ``X`` is never densified
     (``rows = X``, the intercept ``c - mu . coef``).
+
+    A solve that stops short warns with a ``ConvergenceWarning`` unless
+    ``warn=False`` (a caller that words its own warning from
+    ``converged`` and ``gradient``).
 
     Returns
     -------
@@ -599,7 +606,7 @@ def minimize_standardized(
     converged = (
         finite and result.status in (0, 2) and bool(gradient <= stationary)
     )
-    if not converged:
+    if warn and not converged:
         warn_at_caller(
             "The non-private (epsilon=inf) full-batch L-BFGS-B solve did not "
             f"converge after {result.nit} iterations ({result.message}); "
@@ -608,7 +615,9 @@ def minimize_standardized(
             ConvergenceWarning,
         )
     coef, intercept = to_user(*unpack(x))
-    return NonPrivateFit(coef, intercept, int(result.nit), bool(converged))
+    return NonPrivateFit(
+        coef, intercept, int(result.nit), bool(converged), float(gradient)
+    )
 
 
 # The l1-ball solve stops when ||coef||_1 is within this relative distance
@@ -1055,11 +1064,17 @@ def minimize_fair_objective(
         intercept_init=s * np.asarray(w0, dtype=np.float64),
         tol=tol,
         max_iter=max_iter,
+        # DP-FERMI's own ConvergenceWarning says it, with the gradient.
+        warn=False,
     )
     return FullBatchResult(
         coef=fit.coef,
         w0=fit.intercept / s if s else np.zeros(m),
-        stationarity=0.0 if fit.converged else float("inf"),
+        # The final gradient in standardized coordinates (inf where the
+        # solve ended on non-finite values).
+        stationarity=0.0
+        if fit.converged
+        else (fit.gradient if math.isfinite(fit.gradient) else math.inf),
         converged=fit.converged,
         n_iter=fit.n_iter,
         objective=float("nan"),

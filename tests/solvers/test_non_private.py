@@ -447,3 +447,26 @@ def test_elastic_net_in_mixed_units_reaches_scikit_learns_minimum(sparse):
             epsilon=np.inf, penalty="elasticnet", alpha=1.0
         ).fit(sp.csr_matrix(X) if sparse else X, y)
     assert np.max(np.abs(model.predict(X) - ref.predict(X))) < 1e-4
+
+
+def test_dp_fermi_non_private_limit_warns_once_with_its_gradient(monkeypatch):
+    # The solve's own warning and DP-FERMI's both fired for one cause, the
+    # second printing a made-up max|grad| = inf.
+    from sklearn.exceptions import ConvergenceWarning
+
+    import sklearn_dpfair._solvers._non_private as non_private
+    from sklearn_dpfair import DPFERMIClassifier
+
+    monkeypatch.setattr(non_private, "MAX_ITER", 3)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4)) * [1.0, 10.0, 100.0, 1000.0]
+    y = (X[:, 0] + X[:, 1] / 10 > 0).astype(int)
+    s = rng.integers(0, 2, 400)
+    clf = DPFERMIClassifier(epsilon=np.inf, classes=[0, 1], groups=[0, 1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.fit(X, y, sensitive_features=s)
+    stops = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(stops) == 1
+    assert "DPFERMIClassifier" in str(stops[0].message)
+    assert "= inf" not in str(stops[0].message)
