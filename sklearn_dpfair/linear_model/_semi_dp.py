@@ -136,7 +136,9 @@ class SemiDPLinearRegression(
         limit: (weighted) least squares on all rows, solved by a full-batch
         L-BFGS-B in standardized columns (any columns' scales; a
         ``ConvergenceWarning`` if it stops short); ``alpha_`` and
-        ``learning_rate_`` are then nan.
+        ``learning_rate_`` are then nan, and every row may be public. A
+        private budget needs private rows (a ValueError otherwise) except
+        with ``solver="public-only"``.
     delta : float, default=1e-5
         Privacy parameter delta in (0, 1).
     solver : {"semidp-gd", "semidp-sgd", "dp-gd", "public-only", "pda-md"}, \
@@ -255,7 +257,9 @@ class SemiDPLinearRegression(
         ``intercept_`` and ``coef_public_`` are reported in the user's units.
         Sparse ``X`` is scaled by ``feature_bounds`` only, without centring
         (a scaled copy of its stored values otherwise would break the sparse
-        fit's memory bound). None: the columns are used as given. No
+        fit's memory bound): on raw sparse columns of large magnitude every
+        clip saturates and the fit stays near the public one, so declare
+        bounds. None: the columns are used as given. No
         effect with ``epsilon=np.inf`` (the non-private solver is
         scale-free) or ``solver="public-only"``.
     feature_bounds : array-like of shape (n_features, 2), default=None
@@ -391,7 +395,12 @@ default=None
     Sparse and float32 ``X``: see the ``solver`` parameter and the User
     Guide. With float32 data the iterates are float32 and the clipped sums
     are accumulated in float64 by row blocks (no float64 copy of ``X``), so
-    one record moves a sum by at most the clip, as in float64.
+    one record moves a sum by at most the clip, as in float64. The target
+    stays float64 (a private target beyond float32's range is then a huge
+    finite residual, clipped like any other); a public fit whose
+    coefficients do not fit in float32 (public targets near 1e38 or beyond)
+    is refused with a ValueError before any private sum is taken (pass
+    float64 ``X``).
 
     Adversarial records. Each private row's term ``psi_i`` is finite with
     norm at most ``C`` whatever the row holds: norms are computed without
@@ -533,7 +542,9 @@ default=None
                     "marks none (or was not given)."
                 )
             return
-        if n_private == 0:
+        # epsilon=inf is least squares on all rows (no private sum is
+        # taken), which needs no private row.
+        if n_private == 0 and not math.isinf(self.epsilon):
             raise ValueError(
                 f"solver={solver!r} needs private rows, but public_mask "
                 "marks every row public; use solver='public-only' (or Ridge)."
@@ -663,7 +674,11 @@ default=None
         # the solver moves the rows to the backend's device once.
         if not sp.issparse(X):
             X, y = to_numpy(X), to_numpy(y)
-        y = y.astype(X.dtype, copy=False)
+        # The target stays float64 whatever X's dtype (as HeavyTailDPRegressor
+        # keeps it): a cast to float32 would turn a finite target beyond its
+        # range into inf, with numpy's warning, after validation; one private
+        # record would decide that warning.
+        y = y.astype(np.float64, copy=False)
         mask = check_public_mask(public_mask, X.shape[0])
         weights = check_public_weights(sample_weight, X)
         n_public = int(mask.sum())

@@ -745,3 +745,110 @@ def test_pda_md_on_too_few_public_rows_takes_plain_steps(n_public):
             X, y, public_mask=few
         )
     assert pda.score(X, y) > 0.95
+
+
+def _diabetes_raw():
+    from sklearn.datasets import load_diabetes
+
+    return load_diabetes(return_X_y=True, scaled=False)
+
+
+@pytest.mark.parametrize("case", ["constant-column", "identical-rows"])
+@pytest.mark.parametrize("layout", ["csr", "dense-unscaled"])
+def test_public_rows_blind_to_a_direction_leave_the_fit_near_the_public_one(
+    case, layout
+):
+    # Raw columns saturate the clip (sparse X is not scaled without bounds),
+    # so the model's private curvature k is ~1e-7; along a direction the
+    # public rows do not see (a column constant on them, collinear with the
+    # intercept, or 40 copies of one row) the Newton step 1 / (alpha k)
+    # multiplied the privacy noise by 1e7 for every alpha: R^2 of -1e5 to
+    # -5e6 on the private rows, silently. That direction now keeps the warm
+    # start.
+    X, y = _diabetes_raw()
+    mask = np.zeros(len(y), dtype=bool)
+    if case == "constant-column":
+        rng = np.random.default_rng(0)
+        mask[rng.permutation(np.flatnonzero(X[:, 1] == 1))[:40]] = True
+    else:
+        X, y = X.copy(), y.copy()
+        X[:40], y[:40] = X[0], y[0]
+        mask[:40] = True
+    Xin = sp.csr_matrix(X) if layout == "csr" else X
+    scaling = "auto" if layout == "csr" else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reg = SemiDPLinearRegression(
+            epsilon=2.0, feature_scaling=scaling, random_state=0
+        ).fit(Xin, y, public_mask=mask)
+    assert reg.score(X[~mask], y[~mask]) > -1.0
+    assert reg.predicted_excess_risk_ < 1e6
+
+
+@pytest.mark.parametrize("solver", ["semidp-gd", "dp-gd", "pda-md"])
+def test_a_public_target_near_the_float_limit_takes_the_default_step(solver):
+    # The public residual variance overflows to inf: the model's clipped
+    # curvature is 0, and the plain step (dp-gd, pda-md) divided by it.
+    X, y, mask, _ = _problem(n=600, n_pub=150)
+    y = y.copy()
+    y[np.flatnonzero(mask)[3]] = 1e300
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reg = SemiDPLinearRegression(solver=solver, random_state=0).fit(
+            X, y, public_mask=mask
+        )
+    assert np.all(np.isfinite(reg.coef_)) and np.isfinite(reg.intercept_)
+    if solver != "semidp-gd":
+        assert reg.learning_rate_ == _semidp_fit.DEFAULT_PLAIN_LEARNING_RATE
+
+
+def test_float32_x_keeps_the_target_in_float64():
+    # A cast of y to float32 turned a finite private target beyond its range
+    # into inf with numpy's warning, after validation: one record decided
+    # it. A public one made coef_ NaN.
+    X, y = _diabetes_raw()
+    X = X.astype(np.float32)
+    mask = np.arange(len(y)) < 40
+    for row in (200, 5):  # private, then public
+        y_big = y.copy()
+        y_big[row] = 1e39
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            reg = SemiDPLinearRegression(epsilon=1.0, random_state=0).fit(
+                X, y_big, public_mask=mask
+            )
+        assert reg.coef_.dtype == np.float32
+        assert np.all(np.isfinite(reg.coef_)) and np.isfinite(reg.intercept_)
+    # A public fit float32 cannot hold is refused, from public rows only.
+    y_big[5] = 1e41
+    with pytest.raises(ValueError, match="pass X as float64"):
+        SemiDPLinearRegression(epsilon=1.0, random_state=0).fit(
+            X, y_big, public_mask=mask
+        )
+
+
+def test_epsilon_inf_on_public_rows_only_is_least_squares():
+    # The documented non-private limit needs no private row.
+    X, y, _, _ = _problem(n=500)
+    every = np.ones(len(y), dtype=bool)
+    reg = SemiDPLinearRegression(epsilon=np.inf).fit(X, y, public_mask=every)
+    ref = LinearRegression().fit(X, y)
+    np.testing.assert_allclose(reg.coef_, ref.coef_, atol=1e-5)
+    assert reg.intercept_ == pytest.approx(ref.intercept_, abs=1e-5)
+    plan = SemiDPLinearRegression(epsilon=np.inf).privacy_plan(500, 5, n_public=500)
+    assert plan.epsilon == np.inf
+    with pytest.raises(ValueError, match="needs private rows"):
+        SemiDPLinearRegression(epsilon=1.0).fit(X, y, public_mask=every)
+
+
+def test_sparse_public_rows_that_overflow_name_feature_bounds():
+    # Dense columns are scaled by the public rows first; sparse ones only by
+    # declared bounds, which the refusal names.
+    X, y, mask, _ = _problem(n=600, n_pub=150)
+    X = X.copy()
+    X[np.flatnonzero(mask)[0]] = 1e300
+    SemiDPLinearRegression(random_state=0).fit(X, y, public_mask=mask)
+    with pytest.raises(ValueError, match="feature_bounds"):
+        SemiDPLinearRegression(random_state=0).fit(
+            sp.csr_matrix(X), y, public_mask=mask
+        )

@@ -664,7 +664,13 @@ def planned_record(params, *, n_private, n_public, n_features=1, sparse=False):
 
 
 def _plain_learning_rate(geometry, clip_norm):
-    """Half a Newton step of the clipped curvature at the public noise level."""
+    """Half a Newton step of the clipped curvature at the public noise level.
+
+    The default step where that curvature says nothing: 0 (a public noise
+    variance that overflowed to ``inf``, public targets near 1e154 or
+    beyond, clips every residual in the model) or a product that is not a
+    positive finite number. Public rows only.
+    """
     if geometry.eigvecs is None:  # no public rows, or too few
         return DEFAULT_PLAIN_LEARNING_RATE
     k, _ = clipped_gradient_moments(
@@ -672,7 +678,12 @@ def _plain_learning_rate(geometry, clip_norm):
         norm_quantiles(geometry.row_norms),
         clip_norm,
     )
-    return PLAIN_NEWTON_FRACTION / float(k[0] * np.mean(geometry.scale))
+    with np.errstate(over="ignore", under="ignore"):
+        curvature = float(k[0] * np.mean(geometry.scale))
+    if not (math.isfinite(curvature) and curvature > 0.0):
+        return DEFAULT_PLAIN_LEARNING_RATE
+    step = PLAIN_NEWTON_FRACTION / curvature
+    return step if math.isfinite(step) else DEFAULT_PLAIN_LEARNING_RATE
 
 
 def public_step_curvature_of(X_public, s, alpha, clip_norm, *, weights, preconditioner):
@@ -916,6 +927,9 @@ def fit_semidp(
             intercept_scaling=s, ridge=params.public_ridge, n_features=X.shape[1],
         )
     clip = params.clip
+    _check_warm_start_fits(
+        geometry, s, X.dtype, scales, target, iterated=solver != "public-only"
+    )
 
     if solver == "public-only":
         return _result(
@@ -950,7 +964,9 @@ def fit_semidp(
         public_curv = choice.curvature if public_clip else (
             1.0 / clip if math.isfinite(clip) else 1.0
         )
-        P = newton_preconditioner(geometry, [a], [choice.curvature], public_curv)
+        P = newton_preconditioner(
+            geometry, [a], [choice.curvature], public_curv, frozen=choice.frozen
+        )
     else:
         steps = fixed_steps
         if a is None:
@@ -1061,6 +1077,50 @@ def _float64_public(X_public):
     return np.asarray(X_public, dtype=np.float64)
 
 
+def _warm_start_in_user_units(geometry, s, scales=None, target=None):
+    """The public warm start's coefficients in the user's units (float64)."""
+    n_coef = geometry.warm_start.shape[0] - (1 if s else 0)
+    warm_coef = geometry.warm_start[:n_coef]
+    if scales is not None:
+        warm_coef = scales.coefficients_in_user_units(
+            warm_coef[None, :], [0.0]
+        )[0][0]
+    if target is not None:
+        warm_coef, _ = target_in_user_units(warm_coef, 0.0, target)
+    return warm_coef
+
+
+def _check_warm_start_fits(
+    geometry, s, dtype, scales=None, target=None, *, iterated=True
+):
+    """Refuse a public warm start that the data's dtype cannot hold.
+
+    A float32 ``X`` keeps float32 iterates (the warm start in the scaled
+    columns, ``iterated``) and ``coef_`` (in the user's units; the intercept
+    is a float64 number): public targets near or beyond float32's range (the
+    target itself is kept in float64) give a public fit that overflows them,
+    and the fit would return ``inf`` or ``nan``. The check reads the public
+    rows and the column scales (public, or an accounted release) only,
+    before any private sum is taken.
+    """
+    if dtype == np.float64:
+        return
+    big = float(np.finfo(dtype).max)
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = _warm_start_in_user_units(geometry, s, scales, target)
+        if iterated:
+            values = np.concatenate([geometry.warm_start, values])
+        fits = bool(np.all(np.abs(values) <= big))
+    if not fits:
+        raise ValueError(
+            f"The public rows' fit has coefficients beyond the range of X's "
+            f"dtype {np.dtype(dtype).name} (public targets or features near "
+            f"its largest value, {big:.3g}), in which the iterates and coef_ "
+            "are computed: pass X as float64, or rescale the target. The check "
+            "reads the public rows and the column scales only."
+        )
+
+
 def _result(
     params, geometry, s, a, lr, schedule, record, choice, dtype, scales=None,
     target=None,
@@ -1070,18 +1130,14 @@ def _result(
     steps, epochs = schedule
     n_coef = params.shape[0] - (1 if s else 0)
     coef, intercept = params[:n_coef], float(s * params[n_coef]) if s else 0.0
-    warm_coef = geometry.warm_start[:n_coef]
+    warm_coef = _warm_start_in_user_units(geometry, s, scales, target)
     if scales is not None:
         coef, (intercept,) = scales.coefficients_in_user_units(
             np.asarray(coef, dtype=np.float64)[None, :], [intercept]
         )
         coef = coef[0]
-        warm_coef = scales.coefficients_in_user_units(
-            warm_coef[None, :], [0.0]
-        )[0][0]
     if target is not None:
         coef, intercept = target_in_user_units(coef, intercept, target)
-        warm_coef, _ = target_in_user_units(warm_coef, 0.0, target)
     intercept = float(intercept) if s else 0.0
     return SemiDPFit(
         coef=np.asarray(coef).astype(dtype, copy=True),

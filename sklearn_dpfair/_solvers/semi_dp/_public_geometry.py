@@ -296,10 +296,18 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
     H = _gram(X_pub, s)
     H /= n_pub
     if not np.all(np.isfinite(H)):
-        # Only public rows are involved, so saying so leaks nothing.
+        # Only public rows are involved, so saying so leaks nothing. Dense
+        # columns are scaled by the public rows' spread first (the default
+        # feature_scaling); sparse ones only by declared bounds.
+        hint = (
+            " (a sparse X is scaled by declared feature_bounds only: declare "
+            "them, or rescale the columns)"
+            if sp.issparse(X_pub)
+            else ""
+        )
         raise ValueError(
             "The public rows' second moments overflow float64 (feature or "
-            "intercept values near 1e154 or beyond); rescale the features."
+            f"intercept values near 1e154 or beyond); rescale the features{hint}."
         )
     diag = np.diag(H)
     scale = np.where(diag > _SCALE_FLOOR, diag, 1.0)
@@ -381,14 +389,16 @@ class SpectralPreconditioner:
         return self.outer[:, None] * (self.eigvecs @ Z)
 
 
-def newton_preconditioner(geometry, alpha, curvature, public_curvature):
+def newton_preconditioner(geometry, alpha, curvature, public_curvature, frozen=None):
     """Inverse model Hessian of ``alpha F_priv + (1 - alpha) F_pub``.
 
     The private (clipped) term is modelled as ``curvature * D`` and the public
     term as ``public_curvature * H``, so that
     ``P = D^-1/2 Q diag(1 / (alpha k + (1 - alpha) c h)) Q^T D^-1/2``.
     ``learning_rate = 1`` is then a full Newton step of the model. Only the
-    speed and the noise shaping depend on ``P``, never the fixed point.
+    speed and the noise shaping depend on ``P``, never the fixed point,
+    except along ``frozen`` directions: there the spectrum is 0 and the
+    iterates keep the warm start's coordinate.
 
     Parameters
     ----------
@@ -399,6 +409,12 @@ def newton_preconditioner(geometry, alpha, curvature, public_curvature):
         Model curvature ``k`` of the private clipped gradient.
     public_curvature : float or ndarray of shape (K,)
         ``c``: ``1/C`` for unclipped public gradients, ``k`` for clipped ones.
+    frozen : ndarray of bool of shape (p,) or (p, K), default=None
+        Eigenvectors of ``H~`` not to step along (the tuning's
+        :attr:`~._public_tuning.HyperparameterChoice.frozen`: along them the
+        private step's noise, ``1 / (alpha k)`` times the privacy noise where
+        the public rows give no curvature, would exceed the warm start's
+        error). None: none.
 
     Returns
     -------
@@ -414,6 +430,9 @@ def newton_preconditioner(geometry, alpha, curvature, public_curvature):
     # A direction with zero model curvature (no public information and a flat
     # private model) is not stepped along rather than stepped infinitely far.
     spectrum = np.where(denom > 0, 1.0 / np.where(denom > 0, denom, 1.0), 0.0)
+    if frozen is not None:
+        frozen = np.asarray(frozen, dtype=bool)
+        spectrum[np.broadcast_to(frozen.reshape(h.shape[0], -1), spectrum.shape)] = 0.0
     return SpectralPreconditioner(
         eigvecs=geometry.eigvecs,
         spectrum=spectrum,

@@ -303,8 +303,10 @@ def semidp_gradient_descent(
     """
     Xq, yq, Xp, yp = data.X_private, data.y_private, data.X_public, data.y_public
     s = float(data.intercept_scaling)
-    # float32 data keep float32 iterates and residuals; the clipped sums,
-    # the noise, the step and the running average are float64.
+    # float32 data keep float32 iterates and predictions; the target is
+    # float64 (a float32 copy would overflow a target beyond its range), so
+    # are the residuals of a block of rows, the clipped sums, the noise, the
+    # step and the running average.
     dtype = np.float32 if Xq.dtype == np.float32 else np.float64
     if not backend.is_numpy:
         if sp.issparse(Xq):
@@ -389,9 +391,11 @@ def semidp_gradient_descent(
         step = Wa - learning_rate[cols] * G
         # Unclipped sums (public rows, or every row with epsilon = inf) of
         # rows near the float64 limit can overflow although each row is
-        # finite: the coordinates they would make non-finite keep their
-        # value. A clipped, noised private sum is always finite.
-        W[:, cols] = np.where(np.isfinite(step), step, Wa)
+        # finite: the coordinates they would make non-finite (in the
+        # iterates' dtype: a float32 iterate holds less than the float64
+        # step) keep their value. A clipped, noised private sum is always
+        # finite.
+        W[:, cols] = np.where(np.abs(step) <= np.finfo(dtype).max, step, Wa)
         averaged = cols[t >= tail_from[cols]]
         total[:, averaged] += W[:, averaged]
     averaged = total / (n_steps - tail_from)

@@ -196,6 +196,59 @@ def test_tuning_public_only_candidate_on_unseen_directions_ranks_last():
     assert np.isfinite(choice.predicted_excess_risk) and choice.alpha == 0.5
 
 
+def _raw_constant_column_problem(seed=0, n=1000, n_pub=40):
+    # Raw columns of magnitude 100 (clip_norm 1 saturates every clip: the
+    # model's private curvature k is ~1e-5) and a binary column equal to 1
+    # on every public row, so that it is collinear with the intercept in the
+    # public second moments: one direction with h ~ 0.
+    rng = np.random.default_rng(seed)
+    X = np.column_stack(
+        [100.0 + 30.0 * rng.standard_normal((n, 3)), 1.0 + (rng.random(n) < 0.5)]
+    )
+    y = X @ np.array([1.0, -0.5, 0.3, 20.0]) + 10.0 * rng.standard_normal(n)
+    mask = np.zeros(n, dtype=bool)
+    mask[rng.permutation(np.flatnonzero(X[:, 3] == 1.0))[:n_pub]] = True
+    return X, y, mask
+
+
+def test_tuning_freezes_a_direction_the_public_rows_do_not_see():
+    # Along h ~ 0 the Newton step 1 / (alpha k) multiplied the privacy noise
+    # by 1 / k whatever alpha (R^2 of -1e5 on the diabetes data); the model
+    # keeps the warm start there instead, and predicts a finite risk of the
+    # order of the public residual variance.
+    X, y, mask = _raw_constant_column_problem()
+    geo = public_geometry(
+        X[mask], y[mask], intercept_scaling=1.0, ridge=1e-6, n_features=4
+    )
+    null = int(np.argmin(geo.eigvals))
+    assert geo.eigvals[null] < 1e-12 * geo.eigvals.max()
+    choice = choose_hyperparameters(
+        geo,
+        clip_norm=1.0,
+        public_clipping=False,
+        n_private=int((~mask).sum()),
+        step_noise_var_of=lambda T: T * 1e-4,
+    )
+    assert choice.frozen[null]
+    assert choice.predicted_excess_risk < 10 * (geo.noise_variance + 1.0)
+    P = newton_preconditioner(
+        geo, [choice.alpha], [choice.curvature], 1.0, frozen=choice.frozen
+    )
+    assert P.spectrum[null, 0] == 0.0 and np.all(P.spectrum[~choice.frozen, 0] > 0)
+
+
+def test_tuning_freezes_nothing_on_well_scaled_rows():
+    X, y, mask, _ = _problem(n=4000, n_pub=100)
+    geo = public_geometry(
+        X[mask], y[mask], intercept_scaling=1.0, ridge=1e-6, n_features=4
+    )
+    choice = choose_hyperparameters(
+        geo, clip_norm=1.0, public_clipping=False, n_private=3900,
+        step_noise_var_of=lambda T: T * (2.0 / 3900) ** 2,
+    )
+    assert not choice.frozen.any()
+
+
 def test_newton_preconditioner_inverts_public_hessian():
     X, y, mask, _ = _problem()
     geo = public_geometry(X[mask], y[mask], intercept_scaling=1.0, ridge=0.0, n_features=4)
@@ -228,6 +281,18 @@ def test_clipped_gradient_moments_match_monte_carlo():
     assert s2[0] == pytest.approx(var, rel=0.01)
     k_inf, s2_inf = clipped_gradient_moments(np.array([sd]), norms, np.inf)
     assert k_inf[0] == 1.0 and s2_inf[0] == pytest.approx(sd**2)
+
+
+def test_clipped_gradient_moments_of_an_infinite_spread_clip_everything():
+    # A public target near 1e300 makes the public residual variance inf:
+    # every residual is clipped (curvature 0, variance c^2), without numpy's
+    # inf * 0 warning.
+    norms = np.array([0.5, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        k, s2 = clipped_gradient_moments(np.array([np.inf, 1.0]), norms, 1.0)
+    assert k[0] == 0.0 and s2[0] == pytest.approx(np.mean((1.0 / norms) ** 2))
+    assert 0.0 < k[1] < 1.0 and np.isfinite(s2[1])
 
 
 def test_auto_alpha_without_noise_weights_rows_equally():
