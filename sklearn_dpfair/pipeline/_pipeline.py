@@ -601,10 +601,11 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         shares = resolve_shares(budgeted, self.budget_shares)
         for unit in budgeted:
             planner = planners[unit.path]
-            probe_eps = (
-                self.epsilon * shares[unit.path] if math.isfinite(self.epsilon) else 1.0
-            )
-            probe = (probe_eps, self.delta * shares[unit.path])
+            # At the share of epsilon the part will be planned with: at
+            # epsilon=inf its event is non-private whatever the width,
+            # layout or bound, as its fit's is (a rule of a finite budget,
+            # such as small_budget's, does not apply there).
+            probe = (self.epsilon * shares[unit.path], self.delta * shares[unit.path])
             if unit.n_features is None:
                 planner.check_width_free(*probe)
             if unit.sparse is None:
@@ -1017,8 +1018,17 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
     def _record(self, plan, pipeline):
         caveats = []
         seeds = {}
-        for path in self.step_budgets_:
+        # Each part described as its fit ran it (at epsilon=inf the non-private
+        # limit, not the private mechanism its plan names): same events.
+        described = {}
+        for path, budget in self.step_budgets_.items():
             fitted = fitted_part(pipeline, path)
+            fitted_record = getattr(fitted, "privacy_record_", None)
+            described[path] = dict(budget)
+            if fitted_record is not None:
+                described[path]["plan"] = replace(
+                    budget["plan"], mechanism=fitted_record.mechanism
+                )
             for caveat in getattr(fitted, "privacy_caveats_", ()):
                 if caveat not in caveats:
                     caveats.append(caveat)
@@ -1030,7 +1040,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             delta=plan.delta,
             accountant=plan.accountant,
             adjacency=plan.adjacency,
-            mechanism=plan.mechanism,
+            mechanism=_describe(described, plan.adjacency, plan.additional_delta),
             # Its steps' mechanisms differ: no one multiplier (0 would
             # read as "no noise").
             noise_multiplier=None,

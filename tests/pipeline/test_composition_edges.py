@@ -29,7 +29,7 @@ from sklearn_dpfair.linear_model import (
     SemiDPLinearRegression,
 )
 from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
-from sklearn_dpfair.pipeline import PrivatePipeline
+from sklearn_dpfair.pipeline import PrivatePipeline, make_private_pipeline
 from sklearn_dpfair.pipeline._steps import composite_paths, walk_steps
 from sklearn_dpfair.preprocessing import (
     DPOneHotEncoder,
@@ -508,3 +508,40 @@ def test_spline_extrapolation_error_is_an_input_check_that_shows_no_value():
     with pytest.raises(ValueError, match="beyond the limits of the knots") as exc:
         _fit(pipe, X, y)
     assert "123" not in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    "final",
+    [
+        DPLogisticRegression(
+            classes=[0, 1],
+            solver="dp-frank-wolfe",
+            l1_radius=10.0,
+            feature_inf_bound=5.0,
+        ),
+        DPFERMIClassifier(classes=[0, 1], groups=[0, 1]),
+    ],
+    ids=["frank-wolfe", "dpfermi"],
+)
+def test_epsilon_inf_pipeline_is_not_refused_by_rules_of_a_finite_budget(final):
+    # At epsilon=inf every part's event is non-private whatever its input
+    # width: the width check probed at epsilon 1 refused what fits alone
+    # (Frank-Wolfe's step count, DP-FERMI's small-budget rule at n = 50).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = (X[:, 0] > 0).astype(int)
+    s = (X[:, 1] > 0).astype(int)
+    ct = ColumnTransformer(
+        [
+            ("num", DPStandardScaler(bounds=(-5.0, 5.0)), [0, 1]),
+            ("cat", DPOneHotEncoder(), [2]),
+        ]
+    )
+    pipe = make_private_pipeline(ct, final, epsilon=np.inf)
+    kwargs = {"sensitive_features": s} if isinstance(final, DPFERMIClassifier) else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X, y, **kwargs)
+    assert pipe.epsilon_ == np.inf
+    # The record describes what ran: the final step's non-private limit.
+    assert "non-private limit" in pipe.privacy_record_.mechanism
