@@ -258,8 +258,9 @@ class SemiDPLinearRegression(
         Sparse ``X`` is scaled by ``feature_bounds`` only, without centring
         (a scaled copy of its stored values otherwise would break the sparse
         fit's memory bound): on raw sparse columns of large magnitude every
-        clip saturates and the fit stays near the public one, so declare
-        bounds. None: the columns are used as given. No
+        clip saturates, and a column constant on the public rows can make
+        the fit diverge (User Guide), so declare bounds. None: the columns
+        are used as given. No
         effect with ``epsilon=np.inf`` (the non-private solver is
         scale-free) or ``solver="public-only"``.
     feature_bounds : array-like of shape (n_features, 2), default=None

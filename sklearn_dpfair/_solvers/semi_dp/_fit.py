@@ -964,9 +964,7 @@ def fit_semidp(
         public_curv = choice.curvature if public_clip else (
             1.0 / clip if math.isfinite(clip) else 1.0
         )
-        P = newton_preconditioner(
-            geometry, [a], [choice.curvature], public_curv, frozen=choice.frozen
-        )
+        P = newton_preconditioner(geometry, [a], [choice.curvature], public_curv)
     else:
         steps = fixed_steps
         if a is None:

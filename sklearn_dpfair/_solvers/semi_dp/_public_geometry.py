@@ -389,16 +389,14 @@ class SpectralPreconditioner:
         return self.outer[:, None] * (self.eigvecs @ Z)
 
 
-def newton_preconditioner(geometry, alpha, curvature, public_curvature, frozen=None):
+def newton_preconditioner(geometry, alpha, curvature, public_curvature):
     """Inverse model Hessian of ``alpha F_priv + (1 - alpha) F_pub``.
 
     The private (clipped) term is modelled as ``curvature * D`` and the public
     term as ``public_curvature * H``, so that
     ``P = D^-1/2 Q diag(1 / (alpha k + (1 - alpha) c h)) Q^T D^-1/2``.
     ``learning_rate = 1`` is then a full Newton step of the model. Only the
-    speed and the noise shaping depend on ``P``, never the fixed point,
-    except along ``frozen`` directions: there the spectrum is 0 and the
-    iterates keep the warm start's coordinate.
+    speed and the noise shaping depend on ``P``, never the fixed point.
 
     Parameters
     ----------
@@ -409,12 +407,6 @@ def newton_preconditioner(geometry, alpha, curvature, public_curvature, frozen=N
         Model curvature ``k`` of the private clipped gradient.
     public_curvature : float or ndarray of shape (K,)
         ``c``: ``1/C`` for unclipped public gradients, ``k`` for clipped ones.
-    frozen : ndarray of bool of shape (p,) or (p, K), default=None
-        Eigenvectors of ``H~`` not to step along (the tuning's
-        :attr:`~._public_tuning.HyperparameterChoice.frozen`: along them the
-        private step's noise, ``1 / (alpha k)`` times the privacy noise where
-        the public rows give no curvature, would exceed the warm start's
-        error). None: none.
 
     Returns
     -------
@@ -430,9 +422,6 @@ def newton_preconditioner(geometry, alpha, curvature, public_curvature, frozen=N
     # A direction with zero model curvature (no public information and a flat
     # private model) is not stepped along rather than stepped infinitely far.
     spectrum = np.where(denom > 0, 1.0 / np.where(denom > 0, denom, 1.0), 0.0)
-    if frozen is not None:
-        frozen = np.asarray(frozen, dtype=bool)
-        spectrum[np.broadcast_to(frozen.reshape(h.shape[0], -1), spectrum.shape)] = 0.0
     return SpectralPreconditioner(
         eigvecs=geometry.eigvecs,
         spectrum=spectrum,

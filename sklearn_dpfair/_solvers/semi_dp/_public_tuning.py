@@ -25,14 +25,6 @@ The model (scale-free coordinates ``u = D^1/2 w``, eigenbasis of ``H~``):
   (the inverse-variance combination of the public and the noisy private
   estimates, Prop. 18 of the thesis applied per direction), plus the
   burn-in bias left by ``T`` steps of size ``eta`` from the warm start;
-* a direction along which that noise exceeds the warm start's own error
-  ``sigma^2 / (n_pub h_i)`` (capped) is not stepped along: the
-  preconditioner keeps the warm start there, whose error the model then
-  counts. With ``h_i`` near 0 (a column constant on the public rows, hence
-  collinear with the intercept, or public rows that repeat one row) and
-  saturated clipping (raw columns: ``k`` of order 1e-7), the Newton step
-  ``1 / (alpha k)`` along it multiplied the privacy noise by 1e7 whatever
-  ``alpha``, so no candidate avoided it;
 * ``sigma_r^2 = sigma^2 + (excess error of the iterates)`` closes the loop:
   noisy iterates sit further from the optimum, where clipped gradients are
   flatter.
@@ -82,10 +74,7 @@ class HyperparameterChoice:
 
     ``predicted_excess_risk`` is the model's excess test MSE
     ``E[(x^T (w - w*))^2]`` of the choice; ``curvature`` the model curvature
-    ``k`` used in the Newton preconditioner; ``frozen`` flags the
-    eigenvectors of the public second moments along which the iterate keeps
-    the warm start (the private step's noise there would exceed the warm
-    start's error; see :func:`predicted_excess_risk`).
+    ``k`` used in the Newton preconditioner.
     """
 
     alpha: float
@@ -93,7 +82,6 @@ class HyperparameterChoice:
     max_iter: int
     curvature: float
     predicted_excess_risk: float
-    frozen: np.ndarray | None = None
 
 
 def inverse_variance_weight(v_public, v_private):
@@ -200,11 +188,6 @@ def predicted_excess_risk(
     excess : ndarray of shape (A,)
     curvature : ndarray of shape (A,)
         Model curvature ``k`` at the predicted error (for the preconditioner).
-    frozen : ndarray of bool of shape (A, p)
-        Directions (eigenvectors of ``H~``) that each candidate does not step
-        along: there the stationary noise of the step (privacy noise, row
-        sampling, the wander of the last iterates) exceeds the warm start's
-        error, which is then that direction's share of ``excess``.
     """
     alpha = np.asarray(alpha, dtype=float)[:, None]
     h = geometry.eigvals[None, :]
@@ -233,40 +216,30 @@ def predicted_excess_risk(
         variance = (1.0 - alpha) ** 2 * c**2 * h * sigma2 / n_pub
         variance += noise
         variance /= a**2
-        spread = eta / (2.0 - eta) * alpha**2 * step_noise_var / a**2
-        # A direction whose step would add more noise than the warm start's
-        # error is kept at the warm start (the preconditioner's spectrum is 0
-        # there): the per-direction choice between the public estimate and
-        # the combined one that Prop. 18 makes between weights. NaN (a = 0:
-        # no curvature at all) freezes as well.
-        frozen = ~(variance + spread <= init)
-        variance[frozen] = 0.0
-        spread[frozen] = 0.0
         stationary = np.sum(variance, axis=1)
         del variance
 
         # Burn-in: the distance to the fixed point (the private share of the
         # warm start's error) shrinks by rho_t per step; clipped gradients
-        # are flatter while the error is large. A frozen direction keeps the
-        # whole of the warm start's error.
-        gap = np.where(frozen, np.sqrt(init), np.sqrt(init) * (alpha * k / a))
+        # are flatter while the error is large.
+        gap = np.sqrt(init) * (alpha * k / a)
         tail_sum = np.zeros_like(gap)
         for t in range(n_steps):
             sd_t = np.sqrt(sigma2 + excess + wander + np.sum(gap**2, axis=1))
             k_t = clipped_gradient_moments(sd_t, norms, clip_norm)[0][:, None]
             c_t = k_t if public_curvature is None else public_curvature
-            rate = eta * (alpha * k_t + (1.0 - alpha) * c_t * h) / a
-            rate[frozen] = 0.0
-            gap = gap * (1.0 - rate)
+            gap = gap * (1.0 - eta * (alpha * k_t + (1.0 - alpha) * c_t * h) / a)
             if t >= t0:
                 tail_sum += gap
         bias = np.sum((tail_sum / t_avg) ** 2, axis=1)
 
-        wander = np.sum(spread, axis=1)
+        wander = np.sum(
+            eta / (2.0 - eta) * alpha**2 * step_noise_var / a**2, axis=1
+        )
         excess = stationary + bias
         # Not alive while the next round builds its own.
-        del a, gap, tail_sum, spread
-    return excess, k[:, 0], frozen
+        del a, gap, tail_sum
+    return excess, k[:, 0]
 
 
 def choose_hyperparameters(
@@ -316,7 +289,7 @@ def choose_hyperparameters(
     for n_steps in max_iters:
         noise_var = step_noise_var_of(n_steps)
         for eta in learning_rates:
-            excess, k, frozen = predicted_excess_risk(
+            excess, k = predicted_excess_risk(
                 alphas, geometry, step_noise_var=noise_var, n_steps=int(n_steps),
                 learning_rate=eta, **model,
             )
@@ -331,6 +304,5 @@ def choose_hyperparameters(
                     max_iter=int(n_steps),
                     curvature=float(k[j]),
                     predicted_excess_risk=float(excess[j]),
-                    frozen=frozen[j].copy(),
                 )
     return best

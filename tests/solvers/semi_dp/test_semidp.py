@@ -211,44 +211,6 @@ def _raw_constant_column_problem(seed=0, n=1000, n_pub=40):
     return X, y, mask
 
 
-def test_tuning_freezes_a_direction_the_public_rows_do_not_see():
-    # Along h ~ 0 the Newton step 1 / (alpha k) multiplied the privacy noise
-    # by 1 / k whatever alpha (R^2 of -1e5 on the diabetes data); the model
-    # keeps the warm start there instead, and predicts a finite risk of the
-    # order of the public residual variance.
-    X, y, mask = _raw_constant_column_problem()
-    geo = public_geometry(
-        X[mask], y[mask], intercept_scaling=1.0, ridge=1e-6, n_features=4
-    )
-    null = int(np.argmin(geo.eigvals))
-    assert geo.eigvals[null] < 1e-12 * geo.eigvals.max()
-    choice = choose_hyperparameters(
-        geo,
-        clip_norm=1.0,
-        public_clipping=False,
-        n_private=int((~mask).sum()),
-        step_noise_var_of=lambda T: T * 1e-4,
-    )
-    assert choice.frozen[null]
-    assert choice.predicted_excess_risk < 10 * (geo.noise_variance + 1.0)
-    P = newton_preconditioner(
-        geo, [choice.alpha], [choice.curvature], 1.0, frozen=choice.frozen
-    )
-    assert P.spectrum[null, 0] == 0.0 and np.all(P.spectrum[~choice.frozen, 0] > 0)
-
-
-def test_tuning_freezes_nothing_on_well_scaled_rows():
-    X, y, mask, _ = _problem(n=4000, n_pub=100)
-    geo = public_geometry(
-        X[mask], y[mask], intercept_scaling=1.0, ridge=1e-6, n_features=4
-    )
-    choice = choose_hyperparameters(
-        geo, clip_norm=1.0, public_clipping=False, n_private=3900,
-        step_noise_var_of=lambda T: T * (2.0 / 3900) ** 2,
-    )
-    assert not choice.frozen.any()
-
-
 def test_newton_preconditioner_inverts_public_hessian():
     X, y, mask, _ = _problem()
     geo = public_geometry(X[mask], y[mask], intercept_scaling=1.0, ridge=0.0, n_features=4)
