@@ -454,7 +454,12 @@ or None, default="auto"
     warning, each per-example term that enters a noisy sum is finite and
     within its clip bound (a term that cannot be computed in floating point,
     such as the gradient of an overflowed prediction, contributes 0), and
-    the private medians count a non-finite norm as above their public grid. Never fit a
+    the private medians count a non-finite norm as above their public grid.
+    Where the private median of the squared row norms (public bins to 1e40)
+    lies beyond that grid, as for columns used as given in units beyond
+    about 1e19, no step size is safe: the steps run at step size 0 and the
+    fit releases the intercept-only model with a warning that reads only
+    that release (post-processing). Never fit a
     non-private scaler on the private data in front of this estimator: the
     preprocessing of a Pipeline must itself be private or public.
 

@@ -523,6 +523,80 @@ def test_non_private_fit_matches_sklearn_on_raw_scale_targets(loss):
     np.testing.assert_allclose(reg.coef_, ref.coef_, atol=0.05 * 53.0)
 
 
+def test_non_private_huber_scale_is_the_exact_mad_far_from_zero():
+    # At epsilon=inf the target scale is the exact MAD / 0.6745, wherever the
+    # target lies: on a log grid over the decade range of a target at 1e6
+    # it was 4.6e4 (the Huber threshold with it, so the fit was least
+    # squares'). The fit is then the Huber minimizer at that threshold: its
+    # weighted residual gradient vanishes.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = 1e6 + X @ np.array([1.0, -2.0]) + rng.standard_t(2, size=300)
+    reg = HeavyTailDPRegressor(epsilon=np.inf, loss="huber").fit(X, y)
+    location = np.quantile(y, 0.5, method="inverted_cdf")
+    mad = np.quantile(np.abs(y - location), 0.5, method="inverted_cdf")
+    assert reg.target_location_ == location
+    assert reg.target_scale_ == pytest.approx(mad / 0.6745, rel=1e-12)
+    threshold = reg.huber_threshold * reg.target_scale_
+    psi = np.clip(y - reg.predict(X), -threshold, threshold)
+    gradient = np.append(X.T @ psi, psi.sum()) / len(y)
+    assert np.max(np.abs(gradient)) < 1e-4 * threshold
+    ols = LinearRegression().fit(X, y).coef_
+    assert np.max(np.abs(reg.coef_ - ols)) > 0.05
+
+
+def test_non_private_target_scale_weights_count_as_repeats():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(41, 2))
+    y = 500.0 + X @ np.array([1.0, 2.0]) + rng.standard_t(3, size=41)
+    weights = rng.integers(1, 4, size=41).astype(float)
+    weighted = HeavyTailDPRegressor(epsilon=np.inf, loss="huber").fit(
+        X, y, sample_weight=weights
+    )
+    repeated = HeavyTailDPRegressor(epsilon=np.inf, loss="huber").fit(
+        np.repeat(X, weights.astype(int), axis=0), np.repeat(y, weights.astype(int))
+    )
+    assert weighted.target_scale_ == pytest.approx(repeated.target_scale_, rel=1e-12)
+    assert weighted.target_location_ == repeated.target_location_
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_columns_in_large_units_fit_like_unit_columns(sparse):
+    # Columns used as given (feature_bounds=None; a CSR X) in units of 1e8:
+    # the row-norm histogram ended at 1e8, its median was read there and
+    # the step was ~1e8 times too long (R^2 -1.9e4). Its bins now reach
+    # 1e40, and the fit is the unit columns' up to the units.
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(2000, 3))
+    y = 3e5 + Z @ np.array([2e4, -1e4, 5e3]) + 1e4 * rng.standard_t(3, size=2000)
+    scores = []
+    for unit in (1.0, 1e8):
+        X = sp.csr_matrix(Z * unit) if sparse else Z * unit
+        reg = HeavyTailDPRegressor(
+            epsilon=1.0, feature_bounds=None, random_state=0
+        ).fit(X, y)
+        scores.append(reg.score(X, y))
+    assert scores[0] > 0.5
+    assert scores[1] == pytest.approx(scores[0], abs=0.02)
+
+
+def test_row_norms_beyond_the_histogram_release_the_intercept_only_model():
+    # Columns in units of 1e21 (squared norms 1e42, beyond the row-norm
+    # histogram's top edge 1e40): no step size is safe, so the steps run at
+    # step size 0 and a warning says the intercept-only model was released.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3)) * 1e21
+    y = 3e5 + 1e4 * rng.normal(size=2000)
+    reg = HeavyTailDPRegressor(epsilon=1.0, feature_bounds=None, random_state=0)
+    with pytest.warns(UserWarning, match="beyond the top edge"):
+        reg.fit(X, y)
+    assert np.all(reg.coef_ == 0.0)
+    assert reg.intercept_ == pytest.approx(3e5, rel=0.05)
+    assert np.all(np.isfinite(reg.predict(X)))
+
+
 def test_private_fit_on_raw_scale_targets_is_not_capped():
     X, y = _raw_scale_data(np.random.default_rng(1), 5000)
     reg = HeavyTailDPRegressor(epsilon=1.0, random_state=0).fit(X, y)

@@ -83,8 +83,8 @@ from ...privacy._accounting import (
 )
 from .._rows import squared_row_norms
 from ...privacy._releases import forgo_release
-from ...privacy._quantile import POSITIVE_EDGES
 from ._private_quantile import (
+    ROW_NORM_EDGES,
     WIDE_DECADE_EDGES,
     heaviest_run,
     histogram_mode_run,
@@ -610,11 +610,12 @@ def private_location_scale(
     decade rises above the noise, or (with ``zero_bulk_unscaled``) the
     bulk lies in the bin around 0 (a mostly-zero column, whose other values
     no bin shows), or the range has no positive finite width, the public
-    defaults (0, 1) are used and the planned
-    releases are forgone (still accounted). Without privacy every step is
-    exact (its best grid point). Each release reads one value per record, each weight capped at
-    1: the sensitivities are those of :mod:`sklearn_dpfair.privacy._quantile`
-    whatever the record holds.
+    defaults (0, 1) are used and the planned releases are forgone (still
+    accounted). Without privacy the median and the MAD are exact (weighted,
+    ``method="inverted_cdf"``: the lower median of an even count); a MAD of
+    0 takes the best grid point instead. Each release reads one value per
+    record, each weight capped at 1: the sensitivities are those of
+    :mod:`sklearn_dpfair.privacy._quantile` whatever the record holds.
 
     Returns
     -------
@@ -657,6 +658,18 @@ def private_location_scale(
     # In place: one n-length temporary, not two.
     deviations = values - location
     np.abs(deviations, out=deviations)
+    if math.isinf(rhos["scale"]):
+        # Without privacy the exact (weighted) MAD, as the location above: a
+        # grid point was up to a grid step off, and on a target far from 0
+        # (1e6 +- 2.6) the grid of its decade range has no point near the
+        # MAD (4.6e4 was read), which sets the Huber threshold. A MAD of 0
+        # (half the values at the location) or one that overflowed keeps
+        # the grid's best point, which is positive.
+        mad = float(
+            np.quantile(deviations, 0.5, weights=weights, method="inverted_cdf")
+        )
+        if math.isfinite(mad) and mad > 0:
+            return float(location), mad / _MAD_TO_SD
     mad = private_quantile(
         deviations,
         0.5,
@@ -760,8 +773,9 @@ def private_feature_scales(X, rhos, with_location, weights, rng):
 def _private_row_scale(X, s, rho, weights, rng):
     """Private median of ``||[x, s]||^2`` from a noisy histogram (zCDP).
 
-    Public log bins, 5 per decade; an overflowed squared norm falls in the
-    top bin. If no bin reaches 4 noise standard deviations, the median of
+    Public log bins, 5 per decade from 1e-8 to 1e8 and one per decade on to
+    1e40 (:data:`~._private_quantile.ROW_NORM_EDGES`); an overflowed squared norm
+    falls in the top bin. If no bin reaches 4 noise standard deviations, the median of
     the heaviest run of neighbouring bins from 2
     (:func:`~._private_quantile.heaviest_run`; post-processing, no further
     release) if it holds more of the noisy count than the bins within a
@@ -771,19 +785,23 @@ def _private_row_scale(X, s, rho, weights, rng):
     raw columns (squared norms ~7e4 on raw diabetes, against ``d + 1 = 11``
     for unit rows), a fit whose bins all fell below 4 standard deviations
     and took unit rows had a test MSE 1,700 times the constant's
-    (epsilon = 0.5).
+    (epsilon = 0.5). A median in the top bin, beyond 1e40, has no finite
+    upper bound, so no step size read off it is safe: ``inf`` is returned
+    then (the caller runs no step; post-processing of the release).
     """
+    edges = ROW_NORM_EDGES
+    top = float(edges[-2])
     # In place: with few stored entries per row, an n-length temporary
     # weighs as much as a sparse X.
     row_sq = np.asarray(squared_row_norms(X), dtype=np.float64)
     row_sq += s**2
-    counts, threshold = noisy_histogram(
-        row_sq, rho, rng, POSITIVE_EDGES, weights=weights
-    )
+    counts, threshold = noisy_histogram(row_sq, rho, rng, edges, weights=weights)
     unit_rows = float(X.shape[1] + s**2)
-    median = histogram_quantiles(counts, threshold, (0.5,), POSITIVE_EDGES)
+    median = histogram_quantiles(counts, threshold, (0.5,), edges)
     if median is not None:
-        return max(median[0], float(POSITIVE_EDGES[1]))
+        # The top bin is read as its finite edge: a median there (or at
+        # that edge) may lie any distance above it.
+        return math.inf if median[0] >= top else max(median[0], float(edges[1]))
     # No bin reaches 4 noise standard deviations (threshold). Two readings
     # compete on the noisy mass they hold: unit rows (the bins within a
     # factor 4 of d + 1) and the heaviest run of bins from 2 sigma above
@@ -792,7 +810,7 @@ def _private_row_scale(X, s, rho, weights, rng):
     run = heaviest_run(counts, floor)
     if run is None:
         return unit_rows
-    lower, upper = POSITIVE_EDGES[:-1], POSITIVE_EDGES[1:]
+    lower, upper = edges[:-1], edges[1:]
     near = (upper > unit_rows / _UNIT_ROWS_SPREAD) & (
         lower < unit_rows * _UNIT_ROWS_SPREAD
     )
@@ -801,8 +819,10 @@ def _private_row_scale(X, s, rho, weights, rng):
         return unit_rows
     kept = np.zeros_like(counts)
     kept[run[0] : run[1] + 1] = counts[run[0] : run[1] + 1]
-    median = histogram_quantiles(kept, floor, (0.5,), POSITIVE_EDGES)
-    return unit_rows if median is None else max(median[0], unit_rows)
+    median = histogram_quantiles(kept, floor, (0.5,), edges)
+    if median is None:
+        return unit_rows
+    return math.inf if median[0] >= top else max(median[0], unit_rows)
 
 
 @dataclass(frozen=True)
@@ -1106,6 +1126,27 @@ def fit_heavy_tail_dpsgd(
     step_scale = _step_scales(x_scale, l2) if private else x_scale
     Z = standardized(X, x_location, step_scale)
     row_median = _private_row_scale(Z, s, rhos["row_norm_histogram"], weights, rng)
+    # A released median beyond the histogram's top edge bounds no step size
+    # (a step read off the edge diverges on such rows): the planned steps
+    # still run, at step size 0, and the model they release is the initial
+    # one. A reading of the release (post-processing), so the warning that
+    # says so depends on no record beyond what the release shows.
+    fallback = None
+    if private and math.isinf(row_median):
+        row_median = float(ROW_NORM_EDGES[-2])
+        fallback = (
+            "the private median squared norm of the rows the steps run on "
+            f"lies beyond the top edge ({row_median:.0e}) of its public "
+            "histogram, so no step size is safe: the steps ran with step "
+            "size 0 and the fit released "
+            + (
+                "the intercept-only model (coef_ = 0)"
+                if s
+                else "the zero model (coef_ = 0)"
+            )
+            + "; divide the columns by public constants or pass "
+            "feature_bounds"
+        )
     y_scaled = (y - location) / scale
     if private:
         sigma = plan.noise_multiplier
@@ -1138,6 +1179,8 @@ def fit_heavy_tail_dpsgd(
         alpha_max = float(np.max(alpha_steps))
         if alpha_max > 0:
             learning_rate = min(learning_rate, 1.0 / alpha_max)
+        if fallback is not None:
+            learning_rate = 0.0
         sgd_event, event = plan.steps_event, plan.event
     else:
         sigma, clip_scaled = 0.0, math.inf
@@ -1260,6 +1303,7 @@ def fit_heavy_tail_dpsgd(
         learning_rate=None if learning_rate is None else float(learning_rate),
         feature_location=x_location,
         feature_scale=x_scale,
+        fallback=fallback,
     )
 
 

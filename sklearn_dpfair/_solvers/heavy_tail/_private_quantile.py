@@ -14,9 +14,10 @@ into the flat region beyond the sample maximum.
 
 import numpy as np
 
-from ...privacy._quantile import SIGNED_DECADE_EDGES, SIGNED_EDGES
+from ...privacy._quantile import POSITIVE_EDGES, SIGNED_DECADE_EDGES, SIGNED_EDGES
 
 __all__ = [
+    "ROW_NORM_EDGES",
     "WIDE_DECADE_EDGES",
     "heaviest_run",
     "histogram_mode_run",
@@ -32,6 +33,26 @@ __all__ = [
 #: noise passes 4 sigma (~3e-5 each) from about 0.1% of fits to 0.2%.
 WIDE_DECADE_EDGES = np.concatenate(
     [[-np.inf], -np.logspace(-8, 20, 29)[::-1], np.logspace(-8, 20, 29), [np.inf]]
+)
+#: Public edges of the heavy-tail "dp-sgd" solver's histogram of squared
+#: row norms: those of ``POSITIVE_EDGES`` (5 bins per decade, 1e-8 .. 1e8,
+#: kept bit for bit) carried on at one bin per decade to 1e40, the squares
+#: of the range histograms' 1e20. The step size is 0.35 (d + 1) over the
+#: released median, so a median read too small diverges: with the top
+#: finite edge at 1e8, columns in units of 1e6 (squared norms 1e12 and
+#: more) were read as 1e8 (R^2 -4.6; -1e13 in units of 1e12, 5,000 rows,
+#: epsilon = 1). A median beyond 1e40 is no reading at all (see
+#: ``_private_row_scale``). The added bins lie above rows below 1e8: an
+#: empty one that passes the threshold can only lengthen the median (a
+#: shorter step). Where no bin reaches 4 sigma (tiny budgets) they are
+#: read as the median of unit rows now and then; one bin per decade keeps
+#: that rare. On 300 unit rows at epsilon = 0.5 (1,000 seeds) the share of
+#: fits with R^2 below 0.1 is 2.7% (1.5% with the bins ending at 1e8; 5.0%
+#: with 5 bins per decade above 1e8), and on 300 rows in units of 1e6
+#: (CSR) 0.3% of 300 fits diverge at epsilon = 0.5 (100% before; 3.3% with
+#: 5 bins per decade, whose finer bins split the rows' mass).
+ROW_NORM_EDGES = np.concatenate(
+    [POSITIVE_EDGES[:-1], np.geomspace(1e8, 1e40, 33)[1:], [np.inf]]
 )
 # An outer bin (beyond the last finite edge) is read as reaching this
 # factor times its finite edge: a range of positive width, so the location

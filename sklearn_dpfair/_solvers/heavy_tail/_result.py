@@ -18,7 +18,8 @@ class HeavyTailFit:
     ``clip_norm`` is in the units of ``y`` times ``x``; ``smoothness`` and
     ``strong_convexity`` are None for "dp-sgd", ``learning_rate`` None for
     the one-pass solvers; ``fallback`` says why the intercept-only or the
-    public zero model was released instead of a fit (None otherwise).
+    public zero model was released instead of a fit, or why the steps ran
+    at step size 0 (None otherwise).
     """
 
     coef: np.ndarray

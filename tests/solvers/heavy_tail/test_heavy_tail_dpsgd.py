@@ -194,6 +194,27 @@ def test_private_median_is_located_within_a_narrow_bin_of_a_wide_range(seed):
     assert 1.0 < scale < 5.0
 
 
+def test_non_private_scale_is_the_exact_mad_or_a_positive_grid_point():
+    # Without privacy the MAD is exact (a grid point was up to a grid step
+    # off, decades off far from 0); a MAD of 0 (most values at the median)
+    # keeps the grid's best point, which is positive: a scale of 0 would
+    # make the standardized target infinite.
+    from sklearn_dpfair._solvers.heavy_tail._dpsgd import private_location_scale
+
+    rhos = {"range": np.inf, "location": np.inf, "scale": np.inf}
+    y = 1e6 + np.random.default_rng(0).standard_t(2, size=301)
+    location, scale = private_location_scale(
+        y, rhos, True, None, np.random.default_rng(0)
+    )
+    assert location == np.median(y)
+    assert scale == np.median(np.abs(y - location)) / 0.6745
+    tied = np.concatenate([np.full(200, 7.0), np.linspace(8.0, 9.0, 101)])
+    location, scale = private_location_scale(
+        tied, rhos, True, None, np.random.default_rng(0)
+    )
+    assert location == 7.0 and 0.0 < scale < 1.0
+
+
 def _mixed_units(n=5000):
     # Columns of sd 1, 100 and 0.01 (around 5): the ridge in raw units
     # shrinks the last one to ~0 and barely the middle one.

@@ -176,7 +176,10 @@ def test_raw_diabetes_at_epsilon_one_beats_the_constant_predictor():
 
 
 def test_raw_diabetes_utility_rises_with_epsilon():
-    medians = [_median_test_mse(eps, seeds=range(5))[0] for eps in (1.0, 3.0, 10.0)]
+    # Medians of 15 fits: with 5, epsilon 3 and 10 are within the seeds'
+    # spread of each other (3,187 and 3,207 after the row-norm bins beyond
+    # 1e8 drew more noise; 3,333 and 3,179 with 15).
+    medians = [_median_test_mse(eps, seeds=range(15))[0] for eps in (1.0, 3.0, 10.0)]
     assert medians[0] > medians[1] > medians[2]
     # Near the least-squares error (3,097) at epsilon = 10.
     assert medians[2] < 1.1 * 3097
