@@ -19,6 +19,7 @@ from .._solvers._feature_scaling import (
     EXACT_SCALING_DESCRIPTION,
     exact_feature_scaling,
     in_user_units,
+    warn_unscaled_columns,
 )
 from .._solvers._schedules import sgd_schedule
 from ..privacy import PrivacyRecord
@@ -36,6 +37,7 @@ __all__ = [
     "SiloFitPlan",
     "SiloOptions",
     "any_silo_is_private",
+    "check_silo_plan",
     "federation_config",
     "fit_silos",
     "plan_fit_silos",
@@ -278,6 +280,25 @@ class SiloFitPlan:
 
     record: PrivacyRecord
     private: bool
+
+
+def check_silo_plan(estimator, X, params, budget, options, *, silos):
+    """Plan a federated fit and ask ``estimator``'s ledger before any message.
+
+    The plan (:func:`plan_fit_silos`) is made from public inputs (silo
+    sizes, budgets, schedule); a ledger that cannot record its event
+    refuses now, before any silo sends a message, and columns far from unit
+    scale warn (:func:`~sklearn_dpfair._solvers._feature_scaling.warn_unscaled_columns`)
+    where some silo is private.
+
+    Returns
+    -------
+    plan : SiloFitPlan
+    """
+    plan = plan_fit_silos(X.shape[0], params, budget, options, silos=silos)
+    estimator._check_ledger_accepts(plan.record.dp_event, plan.record.adjacency)
+    warn_unscaled_columns(X, estimator, plan.private)
+    return plan
 
 
 def plan_fit_silos(n_samples, params, budget, options, *, silos):

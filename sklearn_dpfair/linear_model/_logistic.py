@@ -63,8 +63,8 @@ from .._solvers._progress import progress_printer
 from .._solvers._schedules import resolve_epochs
 from ..federated._fit import (
     SiloOptions,
+    check_silo_plan,
     fit_silos,
-    plan_fit_silos,
     plan_silos,
     silo_attributes,
 )
@@ -75,9 +75,7 @@ from ..privacy._record import WEIGHTS_CAVEAT
 from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
-    check_delta_for_n,
-    check_public_weights,
-    resolve_classification_targets,
+    check_classifier_metadata,
     warn_at_caller,
 )
 
@@ -744,22 +742,9 @@ default=None
             # F-ordered, as DataFrames give: the solvers gather batch rows.
             order="C",
         )
-        weights = check_public_weights(sample_weight, X)
-        if weights is not None and silos is not None:
-            # The silos' local fits and server weights are not weighted. The
-            # refusal reads whether weights were passed, never their values:
-            # how a fit ends may not depend on one record's weight.
-            raise ValueError(
-                "sample_weight cannot be combined with silos (federated DP-SGD)."
-            )
-        # Labels are public metadata handled on the host; only X is large.
-        classes, y_encoded, caveats = resolve_classification_targets(
-            self.classes, to_numpy(y)
+        weights, classes, y_encoded, caveats = check_classifier_metadata(
+            self, X, y, sample_weight, silos
         )
-        if silos is None:
-            # A federated fit's delta is each silo's (silo_delta, or delta),
-            # refused by check_silo_delta unless below 1/n_i of its silo.
-            check_delta_for_n(self.delta, X.shape[0])
         loss = self._loss_for(classes)
         y_encoded = backend.asarray(y_encoded, dtype=X.dtype)
         rng = check_noise_generator(self.random_state)
@@ -767,12 +752,7 @@ default=None
         if silos is not None:
             budget, options = self._dp_sgd_budget(caveats), self._silo_options()
             params = self._dp_sgd_params()
-            # The federation's plan, from public inputs (silo sizes, budgets,
-            # schedule): a ledger that cannot record its event refuses now,
-            # before any silo sends a message.
-            plan = plan_fit_silos(X.shape[0], params, budget, options, silos=silos)
-            self._check_ledger_accepts(plan.record.dp_event, plan.record.adjacency)
-            warn_unscaled_columns(X, self, plan.private)
+            check_silo_plan(self, X, params, budget, options, silos=silos)
             result = fit_silos(
                 to_numpy(X),
                 to_numpy(y_encoded),

@@ -27,7 +27,7 @@ from .._solvers._feature_scaling import (
 from .._solvers._progress import progress_printer
 from ..federated._fit import (
     SiloOptions,
-    plan_fit_silos,
+    check_silo_plan,
     plan_silos,
     silo_attributes,
 )
@@ -43,9 +43,7 @@ from ..utils._array_api import (
 from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
-    check_delta_for_n,
-    check_public_weights,
-    resolve_classification_targets,
+    check_classifier_metadata,
 )
 from ._federated import fit_network_silos
 from ._fit import MLPParams, fit_dp_network, network_setup
@@ -447,31 +445,16 @@ default=None
         # which only places the fitted attributes: with "auto" where X lives.
         backend = resolve_backend(X, self.device, array_api_solver=True)
         X, y = validate_data(self, X, y, dtype=backend.input_float_dtypes, order="C")
-        weights = check_public_weights(sample_weight, X)
-        if weights is not None and silos is not None:
-            # Reads whether weights were passed, never their values.
-            raise ValueError(
-                "sample_weight cannot be combined with silos (federated DP-SGD)."
-            )
-        classes, y_encoded, caveats = resolve_classification_targets(
-            self.classes, to_numpy(y)
+        weights, classes, y_encoded, caveats = check_classifier_metadata(
+            self, X, y, sample_weight, silos
         )
-        if silos is None:
-            # A federated fit's delta is each silo's (silo_delta, or delta),
-            # refused by check_silo_delta unless below 1/n_i of its silo.
-            check_delta_for_n(self.delta, X.shape[0])
         loss = self._loss_for(classes)
         rng = check_noise_generator(self.random_state)
         federated = None
         if silos is not None:
             budget, options = self._budget(caveats), self._silo_options()
             params = self._params(hidden)
-            # The federation's plan, from public inputs (silo sizes, budgets,
-            # schedule): a ledger that cannot record its event refuses now,
-            # before any silo sends a message.
-            plan = plan_fit_silos(X.shape[0], params, budget, options, silos=silos)
-            self._check_ledger_accepts(plan.record.dp_event, plan.record.adjacency)
-            warn_unscaled_columns(X, self, plan.private)
+            check_silo_plan(self, X, params, budget, options, silos=silos)
             federated, result = fit_network_silos(
                 to_numpy(X),
                 np.asarray(y_encoded, dtype=np.float64),

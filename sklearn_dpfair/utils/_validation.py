@@ -24,6 +24,7 @@ __all__ = [
     "one_per_row",
     "resolve_classes",
     "resolve_classification_targets",
+    "check_classifier_metadata",
     "warn_at_caller",
 ]
 
@@ -391,3 +392,36 @@ def resolve_classification_targets(classes, y):
     resolved = resolve_classes(classes, y)
     check_classification_targets(y)
     return resolved
+
+
+def check_classifier_metadata(estimator, X, y, sample_weight, silos):
+    """The public metadata of a DP-SGD classifier's fit, checked in fit order.
+
+    Shared by the classifiers that may run federated (``silos``): the
+    weights (:func:`check_public_weights`), refused beside ``silos`` (the
+    silos' local fits and server weights are not weighted; the refusal
+    reads whether weights were passed, never their values), the label set
+    (:func:`resolve_classification_targets`), and for a central fit its
+    ``delta`` against ``n`` (a federated fit's delta is each silo's,
+    refused by ``check_silo_delta`` unless below ``1 / n_i`` of its silo).
+
+    Returns
+    -------
+    weights : ndarray or None
+    classes : ndarray
+    y_encoded : ndarray of int
+        Host numpy.
+    caveats : list of str
+    """
+    weights = check_public_weights(sample_weight, X)
+    if weights is not None and silos is not None:
+        raise ValueError(
+            "sample_weight cannot be combined with silos (federated DP-SGD)."
+        )
+    # Labels are public metadata handled on the host; only X is large.
+    classes, y_encoded, caveats = resolve_classification_targets(
+        estimator.classes, to_numpy(y)
+    )
+    if silos is None:
+        check_delta_for_n(estimator.delta, X.shape[0])
+    return weights, classes, y_encoded, caveats
