@@ -665,9 +665,7 @@ def private_location_scale(
         # MAD (4.6e4 was read), which sets the Huber threshold. A MAD of 0
         # (half the values at the location) or one that overflowed keeps
         # the grid's best point, which is positive.
-        mad = float(
-            np.quantile(deviations, 0.5, weights=weights, method="inverted_cdf")
-        )
+        mad = _private_quantile_in(deviations, 0.5, support, math.inf, weights, rng)
         if math.isfinite(mad) and mad > 0:
             return float(location), mad / _MAD_TO_SD
     mad = private_quantile(
