@@ -135,11 +135,13 @@ def histogram_mode_run(counts, threshold, edges=SIGNED_DECADE_EDGES):
     the range over decades. The run's outer bins that hold together at
     most 1% of its count on their side are then dropped (never the fullest
     bin): a few rows far out, which a large sample shows above the noise,
-    do not stretch it either. The bins near 0 between a column's negative
-    and positive values are inside the run, never dropped. The range so
-    read still holds the column's median and, for a column with at most 1%
-    of its rows out there, its median absolute deviation (at most the
-    distance from the median to a quartile, both inside it).
+    do not stretch it either. A column of both signs leaves the decades
+    near 0 between them empty, so the run stays on the side of its fullest
+    bin (a standard normal column reads ``(-10, -0.1)``); its inner edge is
+    a decade or more below its outer one, so the grids built on it, widened
+    by a quarter of its width, reach past 0 (``-12.5 .. 2.4``). A column
+    whose median lies beyond that, on the other side, is read off by up to
+    its distance from the grid's end.
 
     Examples
     --------

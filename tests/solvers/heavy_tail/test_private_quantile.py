@@ -48,3 +48,41 @@ def test_histogram_quantiles_without_signal_is_none():
         np.ones(3), 1e-4, np.random.default_rng(0), SIGNED_EDGES
     )
     assert histogram_quantiles(np.zeros_like(counts), threshold, (0.5,)) is None
+
+
+@pytest.mark.parametrize("with_location", [True, False])
+def test_a_noise_bin_far_out_does_not_stretch_the_target_range(
+    monkeypatch, with_location
+):
+    # One of the range histogram's ~58 empty bins passes its threshold in
+    # about 0.2% of fits. Read as the span of every bin above the threshold,
+    # a spike in [1e11, 1e12) put the location grid's bins 4e8 wide and the
+    # scale grid above 1e6: a target of sd 2.4 got location 8.6e11 and a
+    # test R^2 of -7e25 (200 rows, epsilon = 0.5). The fullest bin's run
+    # ignores it. A large budget makes the draws near-exact.
+    from sklearn_dpfair._solvers.heavy_tail import _dpsgd
+    from sklearn_dpfair._solvers.heavy_tail._private_quantile import (
+        WIDE_DECADE_EDGES,
+    )
+
+    real = _dpsgd.noisy_histogram
+    spike = int(np.searchsorted(WIDE_DECADE_EDGES, 1e11, side="right")) - 1
+
+    def with_a_spike(values, rho, rng, edges, **kwargs):
+        counts, threshold = real(values, rho, rng, edges, **kwargs)
+        counts = counts.copy()
+        counts[spike] = threshold
+        return counts, threshold
+
+    monkeypatch.setattr(_dpsgd, "noisy_histogram", with_a_spike)
+    y = np.random.default_rng(0).normal(150.0, 2.4, size=300)
+    rhos = {"target_range": 1e3, "target_location": 1e3, "target_scale": 1e3}
+    location, scale = _dpsgd._private_target_scales(
+        y, 1.0 if with_location else 0.0, rhos, None, np.random.default_rng(0)
+    )
+    if with_location:
+        assert abs(location - np.median(y)) < 1.0
+        assert 0.5 < scale / 2.4 < 2.0
+    else:
+        # Unshifted, the scale is the MAD from 0 (about 150).
+        assert location == 0.0 and 50.0 < scale < 500.0
