@@ -41,7 +41,17 @@ def split_by_silo(silos, n_samples):
     row_indices : list of ndarray
         The rows of each silo, in the order of ``silo_ids``.
     """
-    silos = np.asarray(silos)
+    ids_given = silos
+    silos = np.asarray(ids_given)
+    if silos.dtype.kind in "US" and not isinstance(ids_given, np.ndarray):
+        # numpy reads a list of numbers and strings as strings: silos 1 and
+        # "1" would merge into one. Read as objects, such ids are refused
+        # below, as they are in an object array.
+        as_objects = np.asarray(ids_given, dtype=object)
+        if as_objects.ndim == 1 and not all(
+            isinstance(s, (str, bytes)) for s in as_objects
+        ):
+            silos = as_objects
     if silos.ndim != 1 or silos.shape[0] != n_samples:
         raise ValueError(
             "silos must be a 1-d array with one silo id per row of X: got shape "

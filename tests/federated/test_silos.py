@@ -43,6 +43,19 @@ def test_split_by_silo_refuses_bad_ids(silos, match):
         split_by_silo(silos, 5)
 
 
+@pytest.mark.parametrize("container", [list, tuple, lambda ids: np.array(ids, object)])
+def test_split_by_silo_refuses_numbers_beside_strings_in_any_container(container):
+    # numpy reads the list [1, "1"] as the strings ["1", "1"]: two
+    # organisations' rows became one silo, and a budget mapping keyed by
+    # the int 1 was refused for a silo "1" the user never named.
+    with pytest.raises(TypeError, match="mutually comparable"):
+        split_by_silo(container([1, "1", 1, "1", 2]), 5)
+    ids, _ = split_by_silo(container(["b", "a", "b", "a", "b"]), 5)
+    assert ids == ["a", "b"]
+    ids, _ = split_by_silo(container([2, 1, 2, 1, 2]), 5)
+    assert ids == [1, 2] and all(type(i) is int for i in ids)
+
+
 def test_per_silo_budget_scalar_mapping_and_errors():
     assert per_silo_budget(2, [1, 2], name="e", kind="epsilon") == {1: 2.0, 2: 2.0}
     budgets = per_silo_budget(
