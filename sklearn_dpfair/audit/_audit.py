@@ -8,7 +8,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import is_classifier
 
-from ._distinguish import audit_scores, check_audit_options, check_claim
+from ._distinguish import audit_scores, check_audit_options, claimed_epsilons
 from ._fits import fit_clone, require_claim
 
 __all__ = ["audit_estimator", "audit_mechanism", "canary_statistic"]
@@ -119,9 +119,10 @@ def audit_estimator(
     (see the examples and ``benchmarks/bench_audit.py``).
 
     The options (``confidence``, ``selection_fraction``, ``deltas``) are
-    checked before the first fit. The two probe fits, one per world, show
-    the estimator's warnings (a ``PrivacyLeakWarning`` says part of the fit
-    is outside the audited claim); the repeated runs are silent.
+    checked before the first fit, the claimed profile at ``deltas`` after
+    the probe fits and before the repeated ones. The two probe fits, one per
+    world, show the estimator's warnings (a ``PrivacyLeakWarning`` says part
+    of the fit is outside the audited claim); the repeated runs are silent.
 
     Parameters
     ----------
@@ -209,6 +210,12 @@ def audit_estimator(
         )
 
     _check_public_status(probes)
+    # The claimed profile before the repeated fits: a claim the accountant
+    # refuses at one of the deltas is refused now, not after them.
+    claim = dict(
+        delta=max(p.delta_ for p in probes), dp_event=[p.dp_event_ for p in probes]
+    )
+    claimed_epsilons(**claim, deltas=deltas)
 
     def scores(data, seeds):
         tasks = (
@@ -224,8 +231,7 @@ def audit_estimator(
     return audit_scores(
         s0,
         s1,
-        delta=max(p.delta_ for p in probes),
-        dp_event=[p.dp_event_ for p in probes],
+        **claim,
         deltas=deltas,
         confidence=confidence,
         selection_fraction=selection_fraction,
@@ -303,7 +309,9 @@ def audit_mechanism(
     check_audit_options(
         confidence, selection_fraction, deltas, n_runs // 2, n_runs // 2
     )
-    check_claim(delta, dp_event, epsilon)
+    # The claimed profile too: an event the accountant cannot evaluate at
+    # one of the deltas is refused before the runs, not after them.
+    claimed_epsilons(delta, dp_event, epsilon, deltas)
     if statistic is None:
         statistic = float
     seeds0, seeds1 = _seeds(random_state, n_runs // 2)

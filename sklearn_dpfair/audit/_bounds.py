@@ -91,9 +91,9 @@ def clopper_pearson(k, n, *, confidence=0.95, side="two-sided"):
     Parameters
     ----------
     k : int or array-like of int
-        Number of successes, ``0 <= k <= n``.
+        Number of successes, ``0 <= k <= n`` (whole numbers).
     n : int or array-like of int
-        Number of trials, ``n >= 1``.
+        Number of trials, ``n >= 1`` (whole numbers).
     confidence : float, default=0.95
         Coverage probability of the bound(s), in (0, 1).
     side : {"two-sided", "upper", "lower"}, default="two-sided"
@@ -105,6 +105,13 @@ def clopper_pearson(k, n, *, confidence=0.95, side="two-sided"):
     lower, upper : float or ndarray
         The bounds; ``k = 0`` gives lower 0 and ``k = n`` gives upper 1.
 
+    Raises
+    ------
+    ValueError
+        If ``confidence`` is not a number in (0, 1), ``side`` is unknown,
+        ``k`` or ``n`` is not a whole number, or ``0 <= k <= n``, ``n >= 1``
+        fails.
+
     Examples
     --------
     >>> from sklearn_dpfair.audit import clopper_pearson
@@ -112,12 +119,11 @@ def clopper_pearson(k, n, *, confidence=0.95, side="two-sided"):
     >>> round(float(hi), 4)
     0.0295
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}.")
+    confidence = check_confidence(confidence)
     if side not in ("two-sided", "upper", "lower"):
         raise ValueError(f"side must be 'two-sided', 'upper' or 'lower', got {side!r}.")
-    k = np.asarray(k, dtype=float)
-    n = np.asarray(n, dtype=float)
+    k = _counts(k, "k")
+    n = _counts(n, "n")
     if np.any(n < 1) or np.any(k < 0) or np.any(k > n):
         raise ValueError("clopper_pearson needs 0 <= k <= n and n >= 1.")
     alpha = 1.0 - confidence
@@ -132,6 +138,27 @@ def clopper_pearson(k, n, *, confidence=0.95, side="two-sided"):
     if lower.ndim == 0:
         return float(lower), float(upper)
     return lower, upper
+
+
+def _counts(values, name):
+    """``values`` as a float array of whole numbers, or a ValueError naming ``name``.
+
+    The Clopper-Pearson bounds are beta quantiles of a binomial count;
+    ``beta.ppf`` evaluates at a fractional (or infinite) count too and
+    returns a number that bounds no binomial proportion.
+    """
+    try:
+        values = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        values = None
+    whole = values is not None and np.all(
+        np.isfinite(values) & (values == np.round(values))
+    )
+    if not whole:
+        raise ValueError(
+            f"{name} must be a whole number (a count) or an array of them."
+        )
+    return values
 
 
 def epsilon_from_error_bounds(fpr_upper, fnr_upper, delta):

@@ -11,7 +11,15 @@ on the curve means the event does not describe the mechanism.
 
 import math
 
-from ..privacy._accounting import epsilon_of, is_dp_event
+import dp_accounting
+
+from ..privacy._accounting import (
+    check_dp_event,
+    epsilon_of,
+    holds,
+    is_dp_event,
+    pure_epsilon,
+)
 
 __all__ = ["DEFAULT_AUDIT_DELTAS", "check_deltas", "claimed_profile"]
 
@@ -21,6 +29,16 @@ DEFAULT_AUDIT_DELTAS = (1e-3, 1e-2, 0.05, 0.1, 0.2, 0.3, 0.5)
 
 
 def _epsilon_at(event, delta):
+    if delta == 0:
+        check_dp_event(event)
+        if pure_epsilon(event) is None and not holds(
+            event, dp_accounting.RandomizedResponseDpEvent
+        ):
+            # A release with no pure epsilon (Gaussian, zCDP, sampled) is
+            # (epsilon, 0)-DP for no finite epsilon: its profile is inf at
+            # delta = 0, a claim no test can violate (the selection skips
+            # it), not an error found after every run.
+            return math.inf
     # PLD is the tightest valid upper bound dp-accounting offers (pessimistic
     # discretisation); events it cannot interpret (zCDP) fall back to RDP.
     try:
@@ -83,7 +101,8 @@ def claimed_profile(claims, nominal_delta, deltas="auto"):
         Delta of the nominal claim.
     deltas : "auto" or sequence of float
         "auto": ``nominal_delta`` and :data:`DEFAULT_AUDIT_DELTAS` when every
-        claim is an event; only ``nominal_delta`` otherwise.
+        claim is an event; only ``nominal_delta`` otherwise. At delta = 0 an
+        event with no pure epsilon (Gaussian, zCDP, sampled) claims ``inf``.
 
     Returns
     -------

@@ -26,7 +26,7 @@ from ._bounds import (
 from ._claims import check_deltas, claimed_profile
 from ._result import AuditResult
 
-__all__ = ["audit_scores", "check_audit_options"]
+__all__ = ["audit_scores", "check_audit_options", "claimed_epsilons"]
 
 
 def _error_counts(s0, s1, thresholds, direction):
@@ -123,9 +123,8 @@ def audit_scores(
         raise ValueError("The audit statistic must be finite in every run.")
     n_sel0 = int(math.floor(selection_fraction * s0.size))
     n_sel1 = int(math.floor(selection_fraction * s1.size))
-    delta, claims = check_claim(delta, dp_event, epsilon)
-    profile = claimed_profile(claims, delta, deltas)
-    claim_epsilon = max(claimed_profile(claims, delta, [delta]).values())
+    profile, claim_epsilon = claimed_epsilons(delta, dp_event, epsilon, deltas)
+    delta = float(delta)  # checked by claimed_epsilons
 
     # -- selection ---------------------------------------------------------------
     sel0, sel1 = s0[:n_sel0], s1[:n_sel1]
@@ -258,6 +257,43 @@ def check_claim(delta, dp_event=None, epsilon=None):
             raise TypeError("dp_event must be a dp_accounting DpEvent (or a list).")
         return delta, claims
     return delta, [_check_claim_number(epsilon, "epsilon")]
+
+
+def claimed_epsilons(delta, dp_event=None, epsilon=None, deltas="auto"):
+    """The claimed profile at the audit deltas, and the claim's epsilon at ``delta``.
+
+    It needs the claim only, not the runs: the audits call it before their
+    repeated runs (after the probe fits that give an estimator's event), so
+    a claim the accountant cannot evaluate is refused at once.
+
+    Parameters
+    ----------
+    delta : float
+        Delta of the nominal claim, in [0, 1).
+    dp_event : DpEvent or list of DpEvent, default=None
+        Claimed event(s).
+    epsilon : float, default=None
+        Claimed epsilon at ``delta``.
+    deltas : "auto" or sequence of float, default="auto"
+        Deltas at which the test may compare.
+
+    Returns
+    -------
+    profile : dict
+        ``{audit delta: claimed epsilon}``.
+    claim_epsilon : float
+        The claimed epsilon at ``delta``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.audit._distinguish import claimed_epsilons
+    >>> claimed_epsilons(1e-5, epsilon=1.0, deltas=[1e-6, 1e-3])
+    ({1e-06: inf, 0.001: 1.0}, 1.0)
+    """
+    delta, claims = check_claim(delta, dp_event, epsilon)
+    profile = claimed_profile(claims, delta, deltas)
+    claim_epsilon = max(claimed_profile(claims, delta, [delta]).values())
+    return profile, claim_epsilon
 
 
 def _check_claim_number(value, name, valid=">= 0"):

@@ -61,7 +61,7 @@ from sklearn.base import clone
 from ..preprocessing._bounds import check_bounds
 from ..privacy._mechanism import block_position, observe_privatize
 from ..utils._array_api import from_host, to_numpy
-from ._distinguish import audit_scores, check_audit_options
+from ._distinguish import audit_scores, check_audit_options, claimed_epsilons
 from ._fits import fit_clone, require_claim
 
 __all__ = [
@@ -496,7 +496,9 @@ def audit_gradient_canary(
         Before any fit, for ``feature_scaling="auto"`` without
         ``feature_bounds``: pass ``feature_scaling=None`` or public
         ``feature_bounds`` for the columns of ``X``. Also before any fit, for
-        a ``confidence``, ``selection_fraction`` or ``deltas`` out of range.
+        a ``confidence``, ``selection_fraction`` or ``deltas`` out of range;
+        after the probe fit and before the others, for a claim the
+        accountant cannot evaluate at ``deltas``.
 
     Examples
     --------
@@ -563,6 +565,9 @@ def audit_gradient_canary(
         )
     if not probe_steps:
         _explain_no_noisy_step(base, X, y, fit_params, fit_seeds[-1], n_canaries)
+    # The claimed profile before the repeated fits: a claim the accountant
+    # refuses at one of the deltas is refused now, not after them.
+    claimed_epsilons(probe.delta_, probe.dp_event_, deltas=deltas)
     # Balls-and-bins fits: the canary is allocated to one step per epoch,
     # as their event states (no Poisson rate).
     steps_per_epoch = getattr(probe.dp_event_, "steps_per_epoch", None)

@@ -760,7 +760,13 @@ def _numeric_features(X):
                 "columns) and pass it to make_neighbours."
             )
     try:
-        values = np.asarray(X, dtype=float)
+        if hasattr(X, "iloc") and getattr(X, "ndim", 1) == 2:
+            # Nullable columns (Float64, Int64, boolean) mark a missing value
+            # with pd.NA, which float() refuses; it is NaN here, ignored as
+            # any missing entry is.
+            values = X.to_numpy(dtype=float, na_value=np.nan)
+        else:
+            values = np.asarray(X, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(
             "make_canary needs numeric features; X holds values that are not "

@@ -355,6 +355,40 @@ def test_audit_mechanism_refuses_bad_options_before_any_run(options):
         )
 
 
+def test_audit_estimator_refuses_an_unevaluable_claim_before_the_repeated_fits(
+    monkeypatch, isolated_canary
+):
+    import dp_accounting
+
+    from sklearn_dpfair.audit import _audit
+
+    real_fit = _audit._fit_once
+
+    def malformed_claim(*args, **kwargs):
+        # A well-typed event the accountant refuses (a NaN noise multiplier).
+        fitted = real_fit(*args, **kwargs)
+        fitted.dp_event_ = dp_accounting.GaussianDpEvent(np.nan)
+        return fitted
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("a repeated fit ran before the claim was evaluated")
+
+    monkeypatch.setattr(_audit, "_fit_once", malformed_claim)
+    monkeypatch.setattr(_audit, "_estimator_run", no_run)
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        audit_estimator(_one_step_dpsgd(), isolated_canary, n_runs=8)
+
+
+def test_audit_estimator_with_a_delta_of_zero_audits_the_other_deltas(
+    isolated_canary,
+):
+    # A Gaussian claim is inf at delta = 0, which the test skips.
+    result = audit_estimator(
+        _one_step_dpsgd(), isolated_canary, n_runs=8, deltas=[0.0, 0.1]
+    )
+    assert result.audit_delta == 0.1 and np.isfinite(result.epsilon_claimed)
+
+
 def test_probe_fits_show_the_estimators_warnings(isolated_canary):
     # Without classes the label set is read from the private y: the claim
     # does not cover it, which the auditor must see.

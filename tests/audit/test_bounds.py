@@ -54,6 +54,35 @@ def test_clopper_pearson_rejects_bad_input():
         clopper_pearson(1, 10, side="both")
 
 
+@pytest.mark.parametrize(
+    "k, n, name",
+    [
+        (0.5, 10, "k"),
+        (1, 10.5, "n"),
+        (np.nan, 10, "k"),
+        (1, np.inf, "n"),
+        ([1, 2.5], [10, 10], "k"),
+        ("one", 10, "k"),
+    ],
+)
+def test_clopper_pearson_refuses_counts_that_are_not_whole_numbers(k, n, name):
+    # beta.ppf evaluates at a fractional count and returns a number that
+    # bounds no binomial proportion.
+    with pytest.raises(ValueError, match=rf"^{name} must be a whole number"):
+        clopper_pearson(k, n)
+
+
+@pytest.mark.parametrize("confidence", ["0.9", True, np.nan])
+def test_clopper_pearson_refuses_a_confidence_that_is_not_a_number(confidence):
+    given = re.escape(repr(confidence))
+    with pytest.raises(ValueError, match=rf"confidence .*got {given}\."):
+        clopper_pearson(1, 10, confidence=confidence)
+
+
+def test_clopper_pearson_accepts_whole_counts_stored_as_floats():
+    assert clopper_pearson(3.0, 10.0) == clopper_pearson(3, 10)
+
+
 def test_epsilon_from_error_bounds():
     # TPR >= 50% at FPR <= 1%: epsilon >= log(0.5 / 0.01).
     assert epsilon_from_error_bounds(0.01, 0.5, 0.0) == pytest.approx(math.log(50))

@@ -152,6 +152,59 @@ def test_audit_mechanism_refuses_an_invalid_claim_before_running():
         audit_mechanism(never, 0.0, 1.0, delta=1e-5, epsilon=-1.0, n_runs=8)
 
 
+def test_a_delta_of_zero_claims_inf_for_an_event_with_no_pure_epsilon():
+    # A Gaussian release is (epsilon, 0)-DP for no finite epsilon; a
+    # Laplace release is pure.
+    prof = claimed_profile([gaussian_event(1.0)], 1e-5, [0.0, 1e-5])
+    assert prof[0.0] == np.inf and np.isfinite(prof[1e-5])
+    laplace = dp_accounting.LaplaceDpEvent(0.5)
+    assert claimed_profile([laplace], 0.0, [0.0]) == {0.0: 2.0}
+    # A malformed event is still refused at delta = 0.
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        claimed_profile([dp_accounting.GaussianDpEvent(np.nan)], 1e-5, [0.0])
+    # Nothing finite is claimed at delta = 0 alone: nothing can be violated.
+    s0, s1 = _gaussian_scores(10.0, 200, 0)
+    r = audit_scores(s0, s1, delta=1e-5, dp_event=gaussian_event(1.0), deltas=[0.0])
+    assert not r.violation
+    assert r.audit_delta == 0.0 and r.epsilon_claimed == np.inf
+
+
+def test_audit_mechanism_with_a_delta_of_zero_audits_the_other_deltas():
+    from sklearn_dpfair.audit import audit_mechanism
+
+    def release(data, rng):
+        return float(np.sum(data) + rng.normal())
+
+    r = audit_mechanism(
+        release,
+        [0.0],
+        [0.0, 1.0],
+        delta=1e-5,
+        dp_event=gaussian_event(1.0),
+        deltas=[0.0, 1e-5],
+        n_runs=40,
+    )
+    assert r.audit_delta == 1e-5 and np.isfinite(r.epsilon_claimed)
+
+
+def test_audit_mechanism_refuses_an_unevaluable_claim_before_running():
+    from sklearn_dpfair.audit import audit_mechanism
+
+    def never(data, rng):
+        raise AssertionError("the mechanism ran before the claim was evaluated")
+
+    # A well-typed event the accountant refuses (a NaN noise multiplier).
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        audit_mechanism(
+            never,
+            0.0,
+            1.0,
+            delta=1e-5,
+            dp_event=dp_accounting.GaussianDpEvent(np.nan),
+            n_runs=8,
+        )
+
+
 def test_unequal_worlds_report_each_worlds_run_counts():
     from sklearn_dpfair.audit import epsilon_ceiling
 

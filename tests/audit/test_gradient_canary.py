@@ -346,6 +346,42 @@ def test_gradient_canary_audit_refuses_bad_options_before_any_fit(
         )
 
 
+def test_gradient_canary_audit_refuses_an_unevaluable_claim_before_the_fits(
+    monkeypatch, data
+):
+    import dp_accounting
+
+    from sklearn_dpfair.audit import _gradient_canary
+
+    real_fit = _gradient_canary._counted_fit
+
+    def malformed_claim(*args, **kwargs):
+        # A well-typed event the accountant refuses (a NaN noise multiplier).
+        fitted, steps = real_fit(*args, **kwargs)
+        fitted.dp_event_ = dp_accounting.GaussianDpEvent(np.nan)
+        return fitted, steps
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("a canary fit ran before the claim was evaluated")
+
+    monkeypatch.setattr(_gradient_canary, "_counted_fit", malformed_claim)
+    monkeypatch.setattr(_gradient_canary, "_canary_run", no_run)
+    X, y = data
+    clf = DPLogisticRegression(classes=[0, 1], batch_size="full", max_iter=1)
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        audit_gradient_canary(clf, X, y, n_runs=4, n_canaries=2)
+
+
+def test_gradient_canary_audit_with_a_delta_of_zero_audits_the_other_deltas(data):
+    # A Gaussian claim is inf at delta = 0, which the test skips.
+    X, y = data
+    clf = DPLogisticRegression(classes=[0, 1], batch_size="full", max_iter=1)
+    result = audit_gradient_canary(
+        clf, X, y, n_runs=4, n_canaries=2, deltas=[0.0, 0.1]
+    )
+    assert result.audit_delta == 0.1 and np.isfinite(result.epsilon_claimed)
+
+
 def test_gradient_canary_probe_fit_shows_the_estimators_warnings(data):
     from sklearn_dpfair.exceptions import PrivacyLeakWarning
 

@@ -553,6 +553,17 @@ def test_make_canary_ignores_nan_entries():
         make_canary(np.full((2, 2), np.nan))
 
 
+@pytest.mark.parametrize("dtype", ["Float64", "Int64"])
+def test_make_canary_ignores_missing_entries_of_nullable_columns(dtype):
+    # pd.NA, a nullable column's missing value, is a missing entry as NaN is.
+    y = np.array([0, 1, 0])
+    df = pd.DataFrame({"a": pd.array([1, None, 3], dtype=dtype), "b": [5.0, 6.0, 7.0]})
+    cx, cy = make_canary(df, y)
+    # Column "a" is the least used (mean 2 over its present values); the
+    # outlier is 10 x the largest value, 7.
+    assert cx.tolist() == [70.0, 0.0] and cy == 1
+
+
 @pytest.mark.parametrize(
     "X, y, what",
     [
