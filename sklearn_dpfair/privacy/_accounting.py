@@ -28,6 +28,7 @@ import logging
 import math
 import numbers
 
+import attr
 import dp_accounting
 import numpy as np
 from dp_accounting import pld, rdp
@@ -353,7 +354,9 @@ def pure_epsilon(event):
     Theorem 3.16, with equality for the worst-case pair of every Laplace
     release). dp-accounting does not state ``delta = 0`` guarantees (its
     PLD returns ``inf`` there), so this sum is the accountant of a pure fit;
-    any other release (Gaussian, zCDP, sampled) has no pure epsilon.
+    any other release (Gaussian, zCDP, sampled) has no pure epsilon. A
+    non-private release is ``(inf, 0)``-DP, as every mechanism is, so a
+    composition that holds one is ``inf`` whatever else it holds.
 
     Parameters
     ----------
@@ -362,16 +365,30 @@ def pure_epsilon(event):
     Returns
     -------
     epsilon : float or None
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._accounting import (
+    ...     composed_event, laplace_event, non_private_event, pure_epsilon)
+    >>> pure_epsilon(composed_event([laplace_event(1.0), non_private_event()]))
+    inf
     """
     if isinstance(event, dp_accounting.NoOpDpEvent):
         return 0.0
+    if isinstance(event, dp_accounting.NonPrivateDpEvent):
+        return math.inf
     if isinstance(event, dp_accounting.LaplaceDpEvent):
         return 1.0 / event.noise_multiplier
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
         inner = pure_epsilon(event.event)
-        return None if inner is None else inner * event.count
+        if inner is None:
+            return None
+        # Zero releases spend nothing (and inf * 0 would be NaN).
+        return 0.0 if event.count == 0 else inner * event.count
     if isinstance(event, dp_accounting.ComposedDpEvent):
         parts = [pure_epsilon(e) for e in event.events]
+        if any(p == math.inf for p in parts):
+            return math.inf
         return None if any(p is None for p in parts) else math.fsum(parts)
     return None
 
@@ -414,7 +431,10 @@ def epsilon_of(event, delta, accountant="rdp"):
     Returns
     -------
     epsilon : float
-        ``inf`` for a non-private event, ``0`` for a no-op.
+        ``inf`` for an event that holds a non-private release (at any
+        ``delta``, 0 included), ``0`` for a no-op. A Gaussian or Laplace
+        release of infinite noise releases nothing and is read as a no-op
+        by both accountants.
 
     Raises
     ------
@@ -445,9 +465,9 @@ def epsilon_of(event, delta, accountant="rdp"):
     if not 0 <= delta < 1:
         raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
     check_dp_event(event)
+    event = _without_infinite_noise(event)
     if delta == 0 and not _holds_randomized_response(event):
-        if isinstance(event, dp_accounting.NonPrivateDpEvent):
-            return math.inf
+        # inf when the event holds a non-private release, at any depth.
         epsilon = pure_epsilon(event)
         if epsilon is None:
             raise ValueError(
@@ -469,6 +489,53 @@ def epsilon_of(event, delta, accountant="rdp"):
     except TypeError:
         # Events that hold lists (ComposedDpEvent) are not hashable.
         return _epsilon_of_cached.__wrapped__(event, float(delta), accountant)
+
+
+def _without_infinite_noise(event):
+    """``event`` with every release of infinite noise written as a no-op.
+
+    A Gaussian or Laplace release (or a random allocation of Gaussian
+    steps) whose noise multiplier is ``inf`` releases nothing: its output
+    does not depend on the data, so it is 0-DP and composes as a no-op.
+    dp-accounting's RDP accountant already reads it as epsilon 0, but its
+    PLD accountant builds the mechanism's loss grid from the noise scale and
+    fails on it (NaN grid bounds for a Gaussian, an empty grid for a
+    Laplace); rewriting such releases before either accountant reads them
+    gives both the same answer. A sampled or self-composed no-op is a no-op
+    (dp-accounting does not read a sampled ``NoOpDpEvent``), and a
+    composition drops its no-ops. Other events are returned as they are.
+
+    Examples
+    --------
+    >>> import dp_accounting
+    >>> from sklearn_dpfair.privacy._accounting import _without_infinite_noise
+    >>> _without_infinite_noise(dp_accounting.PoissonSampledDpEvent(
+    ...     0.1, dp_accounting.GaussianDpEvent(float("inf"))))
+    NoOpDpEvent()
+    """
+    noop = dp_accounting.NoOpDpEvent
+    noisy = (
+        dp_accounting.GaussianDpEvent,
+        dp_accounting.LaplaceDpEvent,
+        RandomAllocationDpEvent,
+    )
+    if isinstance(event, noisy):
+        return noop() if math.isinf(event.noise_multiplier) else event
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        parts = [_without_infinite_noise(e) for e in event.events]
+        if all(p is e for p, e in zip(parts, event.events)):
+            return event
+        kept = [p for p in parts if not isinstance(p, noop)]
+        return composed_event(kept) if kept else noop()
+    inner = getattr(event, "event", None)
+    if isinstance(inner, dp_accounting.DpEvent):
+        rewritten = _without_infinite_noise(inner)
+        if rewritten is inner:
+            return event
+        if isinstance(rewritten, noop):
+            return noop()
+        return attr.evolve(event, event=rewritten)
+    return event
 
 
 # DpEvents are frozen attrs classes, hence hashable: memoizing makes the

@@ -161,6 +161,10 @@ def _search(make_event, target_epsilon, delta, accountant, start, floor=_SIGMA_M
             # built, counted as overshooting, which only adds noise.
             return math.inf
         eps = epsilon_of(event, delta, accountant)
+        if math.isnan(eps):
+            # A NaN certifies nothing: counted as overshooting, so that the
+            # returned sigma is one whose epsilon was computed within budget.
+            return math.inf
         return math.log(eps) - math.log(target_epsilon) if eps > 0 else -math.inf
 
     lo, hi = math.log(floor), math.log(_SIGMA_MAX)

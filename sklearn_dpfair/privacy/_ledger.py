@@ -758,6 +758,10 @@ class PrivacyLedger:
             total = f"{self.total_epsilon():.4g}"
         except ValueError:  # releases under different adjacencies
             total = "not composable"
+        except Exception as exc:
+            # Any other failure of the accountant: a repr (the ledger's, and
+            # that of every estimator holding it) must not raise.
+            total = f"unavailable ({type(exc).__name__})"
         delta = max(e.delta for e in entries)
         return (
             f"PrivacyLedger(kind={self.kind!r}, fits={n_fits}, "

@@ -214,13 +214,26 @@ def allocation_epsilon(event, delta, coarse=False):
     ------
     ImportError
         If ``pld-accounting`` is not installed.
+    ValueError
+        If ``delta`` is not in (0, 1), or if pld-accounting cannot compute
+        the PLD or returns a NaN epsilon.
     """
     if not 0 < delta < 1:
         raise ValueError(
             f"A random-allocation event needs delta in (0, 1); got {delta!r}."
         )
     pld = _allocation_pld(event, coarse, ALLOCATION_TAIL_FRACTION * float(delta))
-    return max(0.0, float(pld.get_epsilon_for_delta(float(delta))))
+    epsilon = float(pld.get_epsilon_for_delta(float(delta)))
+    if math.isnan(epsilon):
+        # max(0.0, nan) is 0.0: a NaN would certify any noise, here and in
+        # the calibration that compares it with the budget.
+        raise ValueError(
+            "pld-accounting returned a NaN epsilon for the random allocation of "
+            f"noise_multiplier={float(event.noise_multiplier):.4g} over "
+            f"steps_per_epoch={event.steps_per_epoch}, epochs={event.epochs}; "
+            "use batch_sampling='poisson'."
+        )
+    return max(0.0, epsilon)
 
 
 # Few kept: a PLD holds its loss grid (up to ~1e6 floats).

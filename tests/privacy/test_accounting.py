@@ -205,3 +205,48 @@ def test_a_subnormal_noise_multiplier_names_the_parameter():
         epsilon_of(noisy_sgd_event(1e-300, 0.5, 10), 1e-5, "rdp")
     with pytest.raises(ValueError, match="noise multiplier.*too small"):
         epsilon_of(noisy_sgd_event(0.01, 0.01, 10), 1e-5, "pld")
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+def test_a_non_private_release_makes_a_pure_composition_infinite(accountant):
+    # Every mechanism is (inf, 0)-DP: a pure composition that holds a
+    # non-private release is inf at delta=0, not refused as non-Laplace.
+    laplace = laplace_event(1.0)
+    for event in [
+        composed_event([laplace, non_private_event()]),
+        dp_accounting.SelfComposedDpEvent(non_private_event(), 3),
+        composed_event([laplace, composed_event([non_private_event(), laplace])]),
+    ]:
+        assert epsilon_of(event, 0.0, accountant) == math.inf
+    # Zero self-compositions release nothing (not inf * 0 = NaN).
+    nothing = dp_accounting.SelfComposedDpEvent(non_private_event(), 0)
+    assert epsilon_of(nothing, 0.0, accountant) == 0.0
+    # A Gaussian beside it still has no pure epsilon of its own, but the
+    # composition is inf whatever delta it is stated at.
+    with_gaussian = composed_event([gaussian_event(2.0), non_private_event()])
+    assert epsilon_of(with_gaussian, 0.0, accountant) == math.inf
+    with pytest.raises(ValueError, match="Laplace releases only"):
+        epsilon_of(composed_event([gaussian_event(2.0), laplace]), 0.0, accountant)
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+@pytest.mark.parametrize(
+    "silent",
+    [
+        dp_accounting.GaussianDpEvent(math.inf),
+        dp_accounting.LaplaceDpEvent(math.inf),
+        noisy_sgd_event(math.inf, 0.1, 10),
+        dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(math.inf), 4),
+    ],
+    ids=["gaussian", "laplace", "sampled-gaussian", "laplace-steps"],
+)
+def test_a_release_of_infinite_noise_is_a_no_op_for_both_accountants(
+    silent, accountant
+):
+    # check_dp_event accepts a noise multiplier of inf (a release of nothing):
+    # dp-accounting's PLD failed on it (NaN grid, empty grid), RDP read 0.
+    assert epsilon_of(silent, 1e-5, accountant) == 0.0
+    assert epsilon_of(silent, 0.0, accountant) == 0.0
+    other = gaussian_event(2.0)
+    alone = epsilon_of(other, 1e-5, accountant)
+    assert epsilon_of(composed_event([silent, other]), 1e-5, accountant) == alone

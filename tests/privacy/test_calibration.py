@@ -200,3 +200,18 @@ def test_pld_calibration_is_tight_below_the_rdp_bracket(
     less = sigma * math.exp(-2e-4)
     assert epsilon_of(noisy_sgd_event(less, q, steps), delta, "pld") > epsilon
 
+
+
+def test_a_nan_epsilon_never_counts_as_within_budget(monkeypatch):
+    # An accountant answering NaN (below sigma = 2 here) certifies nothing:
+    # the search must not return a sigma whose epsilon it could not compare.
+    from sklearn_dpfair.privacy import _calibration
+
+    def accountant(event, delta, accountant):
+        sigma = event.noise_multiplier
+        return 1.0 / sigma if sigma >= 2.0 else math.nan
+
+    monkeypatch.setattr(_calibration, "epsilon_of", accountant)
+    sigma = calibrate_noise(gaussian_event, 1.0, 1e-5, "rdp")
+    assert sigma >= 2.0
+    assert accountant(gaussian_event(sigma), 1e-5, "rdp") <= 1.0

@@ -929,3 +929,39 @@ def test_a_malformed_event_is_not_recorded(kind, bogus, delta):
     with pytest.raises(ValueError, match=r"must be (a number|an integer)"):
         ledger.record(bogus, delta=delta, source="bogus")
     assert len(ledger) == 1 and ledger.total_epsilon() == before
+
+
+@pytest.mark.parametrize("adjacency", [None, "replace_one"])
+def test_a_non_private_release_beside_pure_ones_makes_the_total_infinite(adjacency):
+    from sklearn_dpfair.privacy._accounting import laplace_event, non_private_event
+
+    ledger = PrivacyLedger()
+    ledger.record(laplace_event(1.0), delta=0.0)
+    ledger.record(non_private_event(), delta=0.0)
+    assert ledger.total_epsilon(adjacency=adjacency) == np.inf
+    assert "inf (a non-private fit was recorded)" in ledger.summary(
+        adjacency=adjacency
+    )
+    assert "total_epsilon=inf at delta=0" in repr(ledger)
+
+
+def test_a_pld_ledger_composes_releases_of_infinite_noise_as_nothing():
+    ledger = PrivacyLedger("pld")
+    ledger.record(dp_accounting.GaussianDpEvent(np.inf), delta=1e-5)
+    ledger.record(dp_accounting.LaplaceDpEvent(np.inf), delta=1e-5)
+    assert ledger.total_epsilon() == 0.0
+    assert "total_epsilon=0 at delta=1e-05" in repr(ledger)
+    assert "total_epsilon=0 " in repr(_clf(ledger))
+
+
+def test_repr_does_not_raise_when_the_accountant_fails(monkeypatch):
+    from sklearn_dpfair.privacy import _ledger
+
+    def broken(*args, **kwargs):
+        raise IndexError("list index out of range")
+
+    ledger = PrivacyLedger()
+    ledger.record(gaussian_event(2.0), delta=1e-5)
+    monkeypatch.setattr(_ledger, "epsilon_of", broken)
+    assert "total_epsilon=unavailable (IndexError)" in repr(ledger)
+    assert "unavailable (IndexError)" in repr(_clf(ledger))

@@ -167,3 +167,18 @@ def test_calibration_at_many_steps_per_epoch_is_near_poisson():
     poisson = calibrate_noise_multiplier(1.0, DELTA, 1 / 1000, 1000, "pld")
     assert sigma <= 1.05 * poisson
     assert allocation_epsilon(random_allocation_event(sigma, 1000, 1), DELTA) <= 1.0
+
+
+def test_a_nan_epsilon_is_refused_not_read_as_zero(monkeypatch):
+    # max(0.0, nan) is 0.0: a NaN from the package certified any noise.
+    class NanPld:
+        def get_epsilon_for_delta(self, delta):
+            return math.nan
+
+    monkeypatch.setattr(_random_allocation, "_allocation_pld", lambda *a: NanPld())
+    allocation_epsilon.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="NaN epsilon"):
+            allocation_epsilon(random_allocation_event(3.0, 10, 2), 1e-5)
+    finally:
+        allocation_epsilon.cache_clear()
