@@ -234,9 +234,65 @@ def _encode_integer_column(values, n_samples, groups, rows_of="X"):
     )
 
 
+def check_declared_groups(groups):
+    """Validate a declared group set, from the parameter alone.
+
+    The one check of ``groups`` that a fit (through
+    :func:`encode_sensitive_features`) and a privacy plan (before any data
+    is read) share, so that a plan is never made for groups its fit would
+    refuse: at least one label, and no label twice (a label of several
+    columns, a list or tuple, compared as a tuple).
+
+    Parameters
+    ----------
+    groups : array-like
+        The declared groups: labels for one column, tuples (or lists) for
+        several columns.
+
+    Returns
+    -------
+    declared : list
+        The labels, in their declared order (lists stay lists).
+
+    Raises
+    ------
+    ValueError
+        If ``groups`` is a string or a scalar, is empty, or holds a label
+        twice; the message names ``groups``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.fairness._sensitive import check_declared_groups
+    >>> check_declared_groups(["a", "b"])
+    ['a', 'b']
+    >>> check_declared_groups([0, 0, 1])
+    Traceback (most recent call last):
+    ...
+    ValueError: groups contains duplicate labels: [0, 0, 1].
+    """
+    if isinstance(groups, np.ndarray):
+        declared = groups.tolist()  # a 0-d array gives its scalar
+    elif isinstance(groups, (str, bytes)) or not hasattr(groups, "__iter__"):
+        declared = None
+    else:
+        declared = list(groups)
+    if not isinstance(declared, list) or len(declared) == 0:
+        raise ValueError(
+            "groups must be a non-empty list of the declared group labels; "
+            f"got {groups!r}."
+        )
+    keys = [
+        tuple(_key(v) for v in g) if isinstance(g, (list, tuple)) else _key(g)
+        for g in declared
+    ]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"groups contains duplicate labels: {groups!r}.")
+    return declared
+
+
 def _declared_labels(groups, multi):
     """The declared groups as a list of labels (tuples for several columns)."""
-    declared = list(groups) if not isinstance(groups, np.ndarray) else groups.tolist()
+    declared = check_declared_groups(groups)
     if multi:
         declared = [tuple(g) for g in declared]
     if len(set(declared)) != len(declared):

@@ -48,6 +48,7 @@ from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
 from ..fairness._constraints import advantaged_class_index
 from ..fairness._ermi import code_dtype, compact_codes
+from ..fairness._sensitive import check_declared_groups
 from ..neural._network import ACTIVATIONS, check_hidden_layer_sizes, network_scores
 from ..privacy import PrivacyBudget, PrivacyRecord, check_noise_generator
 from ..privacy._record import check_budget
@@ -376,9 +377,10 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         self.dual_coef_ = result.dual
         self.groups_ = group_labels
         self.group_marginals_ = result.group_marginals
-        # Epochs of the steps that ran (none on an exact weight path or an
-        # intercept-only fallback).
-        self.n_iter_ = self._epochs() if result.n_steps else 0
+        # Epochs of the SGDA steps that ran (none on an exact weight path,
+        # whose t_ may count L-BFGS iterations, or an intercept-only fallback).
+        ran_sgda = result.n_steps and not result.exact_path
+        self.n_iter_ = self._epochs() if ran_sgda else 0
         self.t_ = result.n_steps
         self.loss_curve_ = result.loss_curve if record_curves else None
         self.fairness_curve_ = result.fairness_curve if record_curves else None
@@ -1114,7 +1116,9 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         sum_r 1 / P(S=r))`` times smaller than that of the per-example dual
         gradients of thesis Algorithm 10 at the same noise multiplier, and
         each group's row of the dual gets its own ``1 / sqrt(P(S=r))`` of
-        the noise.
+        the noise. At the non-private limit (``epsilon=np.inf`` without
+        ``noise_multiplier``), which releases nothing, None clips nothing,
+        as :class:`FERMIClassifier` does.
     noise_multiplier : float, default=None
         Model-step noise multiplier ``sigma_theta``; None calibrates it from
         ``(epsilon, delta)``. A given value that overspends the budget raises
@@ -1306,7 +1310,9 @@ default=None
         fairness term was fitted (then nothing is released about the
         groups).
     n_iter_ : int
-        Number of epochs (0 when no step ran: the intercept-only fallback).
+        Number of SGDA epochs (0 when no SGDA step ran: the intercept-only
+        fallback, or the exact weight path at ``epsilon=np.inf`` with
+        ``disparity_bound``).
     t_ : int
         Number of noisy steps; at ``epsilon=np.inf`` with
         ``disparity_bound``, the exact weight path's solver iterations (the
@@ -1375,7 +1381,11 @@ default=None
         Noise multiplier of that comparison (its last part of ``dp_event_``;
         0 when no choice is made).
     dual_clip_norm_ : float
-        Dual clip norm used.
+        Dual clip norm used; ``inf`` (nothing clipped) when
+        ``dual_clip_norm`` is None at the non-private limit
+        (``epsilon=np.inf`` without ``noise_multiplier``), and whenever no
+        dual statistic is released (no fairness term, or the intercept-only
+        fallback).
     sampling_probability_ : float
         Poisson sampling rate ``q`` (the record's ``sampling_probability``).
         ``sampling_rate_`` is its deprecated alias (``FutureWarning``;
@@ -1586,6 +1596,13 @@ default=None
     def _declared_groups(self):
         return self.groups
 
+    def _check_params(self):
+        # The declared group set is public: refused before any row is read,
+        # by the check its plan makes too (with or without
+        # sensitive_features, as the plan does not know which).
+        if self.groups is not None:
+            check_declared_groups(self.groups)
+
     def _encode_groups(self, sensitive_features, n_samples, caveats):
         if sensitive_features is not None and self.groups is None:
             warn_at_caller(_GROUPS_INFERRED, PrivacyLeakWarning)
@@ -1642,8 +1659,10 @@ default=None
         (:meth:`_fermi_plan`, as :meth:`fit` makes it), the intercept-only
         release included.
         """
-        # Declared counts are the fit's: a plan at other counts is not its
-        # plan (1 group: a fit without sensitive_features).
+        # Declared groups its fit refuses have no plan; declared counts are
+        # the fit's: a plan at other counts is not its plan (1 group: a fit
+        # without sensitive_features).
+        self._check_params()
         if self.groups is not None and n_groups not in (None, 1, len(self.groups)):
             raise ValueError(
                 f"n_groups={n_groups} disagrees with the {len(self.groups)} "

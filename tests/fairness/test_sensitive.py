@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from sklearn_dpfair.fairness import encode_sensitive_features
+from sklearn_dpfair.fairness._sensitive import check_declared_groups
 
 
 @pytest.mark.parametrize(
@@ -161,3 +162,29 @@ def test_integer_array_with_declared_groups_encodes_as_the_general_path(groups):
     np.testing.assert_array_equal(fast.groups, general.groups)
     assert fast.groups.dtype == general.groups.dtype
     assert fast.declared
+
+
+@pytest.mark.parametrize(
+    "groups, message",
+    [
+        ([], "groups must be a non-empty list"),
+        (np.array([], dtype=object), "groups must be a non-empty list"),
+        ("ab", "groups must be a non-empty list"),
+        (3, "groups must be a non-empty list"),
+        ([0, 0, 1], "groups contains duplicate labels"),
+        ([1, 1.0], "groups contains duplicate labels"),
+        ([(0, "a"), [0, "a"]], "groups contains duplicate labels"),
+    ],
+)
+def test_declared_groups_are_refused_from_the_parameter_alone(groups, message):
+    # The check a privacy plan makes before any data is read is the one
+    # the encoding makes: an empty declared set is named as such, not as
+    # an undeclared group of the data.
+    with pytest.raises(ValueError, match=message):
+        check_declared_groups(groups)
+    # Two columns for the tuple labels, one otherwise.
+    several = isinstance(groups, list) and bool(groups) and isinstance(groups[0], tuple)
+    values = [(0, "a")] if several else [0, 1]
+    with pytest.raises(ValueError, match=message):
+        encode_sensitive_features(values, groups=groups)
+    assert check_declared_groups([(0, "a"), (0, "b")]) == [(0, "a"), (0, "b")]

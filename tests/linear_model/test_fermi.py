@@ -622,6 +622,43 @@ def test_dual_sensitivity_does_not_need_the_box():
     assert fits[0].dp_event_ == fits[1].dp_event_
 
 
+def test_non_private_limit_clips_no_weighted_dual_term():
+    # epsilon=inf releases nothing, so the default dual clip norm clips
+    # nothing: a record of weight above 1 keeps its whole dual term, and
+    # the SGDA steps (the warm start of the full-batch phase) are
+    # FERMIClassifier's. With noise_multiplier=0 the fit is the private
+    # loop run without noise, and clips as a private fit does.
+    rng = np.random.default_rng(0)
+    n = 200
+    s = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, 3)) + s[:, None]
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0.5).astype(int)
+    w = rng.integers(0, 4, n).astype(float)
+    common = dict(
+        fairness_weight=4.0, batch_size=1024, max_iter=5, learning_rate=0.5,
+        clip_norm=5.0, dual_learning_rate=0.1, min_group_frequency=0.01,
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fermi = FERMIClassifier(**common).fit(
+            X, y, sample_weight=w, sensitive_features=s
+        )
+        limit, noiseless = (
+            DPFERMIClassifier(
+                epsilon=np.inf, noise_multiplier=nm, record_training_loss=True,
+                **DECLARED, **common,
+            ).fit(X, y, sample_weight=w, sensitive_features=s)
+            for nm in (None, 0.0)
+        )
+    assert limit.dual_clip_norm_ == math.inf
+    for curve in ("loss_curve_", "fairness_curve_"):
+        np.testing.assert_allclose(
+            getattr(limit, curve), getattr(fermi, curve), rtol=1e-10, atol=0
+        )
+    assert noiseless.dual_clip_norm_ == 1.0
+
+
 def test_utility_rises_with_epsilon():
     X, y, s = _biased(0, n=4000)
     acc = {}

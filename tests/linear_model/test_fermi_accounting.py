@@ -174,3 +174,30 @@ def test_the_plan_refuses_what_the_fit_refuses():
     with pytest.raises(ValueError, match="n_groups=3 disagrees"):
         clf.privacy_plan(3000, 3, n_groups=3)
     assert clf.privacy_plan(3000, 3, n_groups=1).epsilon <= 1.0
+
+
+@pytest.mark.parametrize(
+    "groups, message",
+    [
+        ([0, 0, 1], "groups contains duplicate labels"),
+        (np.array([0, 1, 1]), "groups contains duplicate labels"),
+        ([], "groups must be a non-empty list"),
+    ],
+)
+def test_the_plan_refuses_the_declared_groups_the_fit_refuses(groups, message):
+    # One check of the (public) declared groups, before any row is read:
+    # no plan is made for a fit that cannot run, and the fit's message
+    # names groups, with or without sensitive_features.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    s = rng.integers(0, 2, 60)
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPFERMIClassifier(classes=[0, 1], groups=groups, random_state=0)
+    with pytest.raises(ValueError, match=message):
+        clf.privacy_plan(60, 3)
+    for sensitive in (s, None):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(ValueError, match=message):
+                clf.fit(X, y, sensitive_features=sensitive)
+        assert not hasattr(clf, "coef_")

@@ -215,7 +215,8 @@ def test_privacy_record_fields_rebuild_the_event(params):
     assert f"noise multiplier {est.noise_multiplier_:.6g}" in rec.mechanism
     if active:
         assert f"{est.effective_noise_multiplier_:.6g}" in rec.mechanism
-        if est.dual_clip_norm is not None:
+        if est.dual_clip_norm is not None or math.isinf(est.epsilon):
+            # Declared, or no clip at the non-private limit: public, printed.
             assert f"clip {est.dual_clip_norm_:.6g}," in rec.mechanism
         else:
             # Post-processing of the released histogram: named, not printed,

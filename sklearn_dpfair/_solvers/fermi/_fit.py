@@ -225,6 +225,10 @@ class FERMIFit:
     # made) and whether it chose a constant (:mod:`.._constant_choice`).
     constant_comparison: np.ndarray | None = None
     chose_constant: bool = False
+    # Whether the exact weight path of disparity_bound solved the model: no
+    # SGDA epoch ran, whatever ``n_steps`` counts (DP-FERMI's non-private
+    # limit counts the path's L-BFGS iterations there).
+    exact_path: bool = False
 
 
 def _binary_layout(coef, intercept):
@@ -688,13 +692,17 @@ def fermi_setup(
         rng=rng,
     )
 
-    # Clip norms: the dual one defaults to the bound on a record's weighted
-    # prediction (the largest block weight, computed from the released
-    # marginals: post-processing), i.e. no clipping.
+    # Clip norms: under privacy the dual one defaults to the bound on a
+    # record's weighted prediction (the largest block weight, computed from
+    # the released marginals: post-processing), i.e. no clipping of a record
+    # of weight at most 1. The non-private limit (epsilon = inf without a
+    # noise multiplier) releases nothing, so it clips nothing: a record of
+    # weight above 1 keeps its whole dual term, as in FERMI.
+    private = privacy is not None and privacy.budget.is_private
     primal_clip = math.inf if p.clip_norm is None else float(p.clip_norm)
     if p.dual_clip_norm is not None:
         dual_clip = float(p.dual_clip_norm)
-    elif privacy is not None and regularizer is not None:
+    elif private and regularizer is not None:
         dual_clip = regularizer.cell_sum_bound()
     else:
         dual_clip = math.inf
@@ -713,7 +721,8 @@ def fermi_setup(
                 q=q,
                 n_steps=n_steps,
                 active=active,
-                dual_clip_declared=p.dual_clip_norm is not None,
+                # Printed when it is public: declared, or no clip at all.
+                dual_clip_declared=p.dual_clip_norm is not None or not private,
                 n_candidates=plan.n_candidates,
                 scaling=privacy.scaling,
             ),
@@ -1304,7 +1313,11 @@ def fit_fermi(
         # The exact weight path ran no SGDA step: FERMI counts none, and
         # DP-FERMI's non-private limit counts its solver's iterations, as its
         # record's steps do (and DPLogisticRegression's at epsilon = inf).
-        fit = replace(fit, n_steps=0 if privacy is None else fit.n_final_iter)
+        fit = replace(
+            fit,
+            n_steps=0 if privacy is None else fit.n_final_iter,
+            exact_path=True,
+        )
     if bound_warning is not None and not fit.chose_constant:
         warn_at_caller(bound_warning, UserWarning)
     if p.disparity_bound is not None and not bounded:
