@@ -27,12 +27,18 @@ the weighted column means and standard deviations, read from the data:
 nothing is private here), so that the raw predictions are
 ``(X - mu) (beta / sd) + c`` without ever centring ``X``; the coefficients
 are mapped back to the user's units. An l1 term is handled by splitting
-``beta = p - m`` with ``p, m >= 0`` (L-BFGS-B's bounds). The objective is
-divided by its value at the start, so that the tolerances do not depend on
-the scale of ``y``. Nonsmooth losses (absolute, pinball) are linear
-programs and are solved exactly by :func:`minimize_pinball` (HiGHS, as
-scikit-learn's ``QuantileRegressor``). A constraint ``||coef||_1 <= r`` (the
-l1 ball of private Frank-Wolfe) is met through its Lagrangian
+``beta = p - m`` with ``p, m >= 0`` (L-BFGS-B's bounds). With an
+unpenalized intercept, a regression loss is solved on the target less its
+best constant (the weighted mean for the squared loss, the median or
+quantile for the robust ones), which the intercept absorbs, starting from
+that constant, with the objective divided by the constant model's and the
+coordinates by the target's spread, so that the tolerances depend neither
+on the target's offset from 0 nor on its units
+(:func:`minimize_standardized`); a classification loss's objective is
+divided by its value at the start. Nonsmooth losses (absolute, pinball) are
+linear programs and are solved exactly by :func:`minimize_pinball` (HiGHS,
+as scikit-learn's ``QuantileRegressor``). A constraint ``||coef||_1 <= r``
+(the l1 ball of private Frank-Wolfe) is met through its Lagrangian
 (:func:`minimize_l1_ball`): the l1-penalized minimizer at the multiplier
 whose solution lies on the sphere.
 
@@ -53,6 +59,7 @@ import scipy.optimize
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from .._loss import AbsoluteLoss, HuberLoss, PinballLoss, SquaredLoss
 from ..utils._numeric import constant_columns, power_of_two_magnitudes
 from ..utils._validation import warn_at_caller
 from ._linear import LinearModel, as_rows
@@ -322,6 +329,71 @@ def _robust_moments(X, mean, scale):
     return np.where(dominated, median, mean), np.where(dominated, robust, scale)
 
 
+def _constant_prediction(y, loss, sample_weight=None):
+    """A regression loss's best constant prediction and the target's spread about it.
+
+    The null model, from which the non-private solve starts and which sets
+    its scales (:func:`minimize_standardized`'s ``intercept_start`` and
+    ``target_scale``): for the squared loss the weighted mean of ``y`` and
+    its weighted standard deviation; for the Huber, absolute and pinball
+    losses the weighted median (the pinball loss's ``tau``-quantile, its
+    exact minimizer; near the Huber loss's) and the weighted mean absolute
+    deviation from it. Read from the data: the non-private limit releases
+    nothing private.
+
+    Returns ``(None, 1.0)`` for another loss (the classification losses,
+    whose targets are class codes with no offset) and for a target that is
+    constant within rounding or whose spread is not finite: the solve then
+    starts at an intercept of 0 and keeps the target's units, as it did.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._loss import AbsoluteLoss, SquaredLoss
+    >>> from sklearn_dpfair._solvers._non_private import _constant_prediction
+    >>> y = np.array([1e9, 1e9 + 2.0, 1e9 + 4.0, 1e9 + 10.0])
+    >>> location, spread = _constant_prediction(y, SquaredLoss())
+    >>> float(location[0] - 1e9), round(float(spread), 4)
+    (4.0, 3.7417)
+    >>> location, spread = _constant_prediction(y, AbsoluteLoss())
+    >>> float(location[0] - 1e9), float(spread)
+    (2.0, 3.0)
+    >>> _constant_prediction(np.full(3, 0.1), SquaredLoss())
+    (None, 1.0)
+    """
+    if isinstance(loss, SquaredLoss):
+        quantile = None
+    elif isinstance(loss, (HuberLoss, AbsoluteLoss)):
+        quantile = 0.5
+    elif isinstance(loss, PinballLoss):
+        quantile = loss.quantile
+    else:
+        return None, 1.0
+    y = np.asarray(y, dtype=np.float64).ravel()
+    n = y.shape[0]
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
+    total = float(w.sum())
+    if n == 0 or not total > 0:
+        return None, 1.0
+    with np.errstate(all="ignore"):
+        mean = float(w @ y) / total
+        if quantile is None:
+            location = mean
+            var = float(w @ np.square(y - mean)) / total
+            constant = bool(constant_columns([var], [mean], n)[0])
+            spread = math.sqrt(var) if var >= 0 else math.nan
+        else:
+            order = np.argsort(y, kind="stable")
+            cumulative = np.cumsum(w[order])
+            at = np.searchsorted(cumulative, quantile * total)
+            location = float(y[order[min(at, n - 1)]])
+            spread = float(w @ np.abs(y - location)) / total
+            constant = spread == 0
+    if constant or not (math.isfinite(spread) and spread > 0):
+        return None, 1.0
+    return np.array([location]), spread
+
+
 def minimize_linear(
     X,
     y,
@@ -387,6 +459,25 @@ def minimize_linear(
     y = np.asarray(y)
     K = int(n_outputs)
     model = LinearModel(n_outputs=K, intercept_scaling=1.0 if fit_intercept else 0.0)
+    location, spread = (
+        _constant_prediction(y, loss, sample_weight)
+        if fit_intercept and K == 1
+        else (None, 1.0)
+    )
+    shift = 0.0
+    if location is not None and not (penalize_intercept and alpha):
+        # The regression losses read raw - y only, so the intercept absorbs
+        # a shift of the target: the solve runs on y less its best constant
+        # and adds it back. Its residuals are then computed near the
+        # target's spread, not near its offset: of a target near 1e12 every
+        # residual would carry a rounding of 1e-4, and their sums a
+        # gradient noise above the stationarity test. Not with a penalized
+        # intercept, whose penalty is not shift-invariant.
+        shift = float(location[0])
+        y = np.asarray(y, dtype=np.float64) - shift
+        location = np.zeros(1)
+        if intercept_init is not None:
+            intercept_init = np.asarray(intercept_init, dtype=np.float64) - shift
 
     def data_term(rows, coef, intercept):
         W = np.vstack([coef, intercept[None, :]])
@@ -395,7 +486,7 @@ def minimize_linear(
         )
         return value, grad[:-1], grad[-1]
 
-    return minimize_standardized(
+    fit = minimize_standardized(
         data_term,
         X,
         n_outputs=K,
@@ -408,10 +499,15 @@ def minimize_linear(
         penalize_intercept=penalize_intercept,
         max_iter=max_iter,
         tol=tol,
+        intercept_start=location,
+        target_scale=spread,
         # Robust coordinates for losses of bounded gradient (logistic,
         # Huber, absolute, pinball), not for the squared loss.
         robust_scale=bool(np.isfinite(loss.raw_lipschitz)),
     )
+    if shift:
+        fit = replace(fit, intercept=fit.intercept + shift)
+    return fit
 
 
 def minimize_standardized(
@@ -430,6 +526,8 @@ def minimize_standardized(
     tol=None,
     robust_scale=True,
     warn=True,
+    intercept_start=None,
+    target_scale=1.0,
 ):
     """L-BFGS-B on ``data_term + penalties`` in standardized coordinates.
 
@@ -454,6 +552,18 @@ def minimize_standardized(
     ``1e5`` and spread ``1e-3`` would otherwise round at ``1e-6`` of a
     prediction and stall the line search. A sparse ``X`` is never densified
     (``rows = X``, the intercept ``c - mu . coef``).
+
+    The objective is divided by its value at the start, or at the null
+    model ``intercept_start`` (``(K,)``, the best constant prediction, as
+    :func:`_constant_prediction` finds it) where that is smaller, and the
+    solver's coordinates ``beta`` and ``c`` by ``target_scale`` (the
+    target's spread about that constant), so that the gradient tolerance is
+    relative to the target's spread, not to its offset from 0 or its units:
+    divided by its value at a start of 0, the objective of a target near
+    ``1e9`` is ``1e18`` times a row, and once the intercept had found the
+    target its gradient fell below the tolerance with the coefficients
+    still far from the minimizer. Without a warm intercept
+    (``intercept_init``) the solve starts at ``intercept_start`` too.
 
     A solve that stops short warns with a ``ConvergenceWarning`` unless
     ``warn=False`` (a caller that words its own warning from
@@ -544,40 +654,56 @@ def minimize_standardized(
             parts.append(g_int)
         return value, np.concatenate(parts)
 
-    beta0 = np.zeros((d, K))
-    c0 = np.zeros(K)
+    coef0 = np.zeros((d, K))
     if coef_init is not None:
         coef0 = np.asarray(coef_init, dtype=np.float64).reshape(d, K)
-        beta0 = coef0 * scale[:, None]
-        b0 = np.zeros(K) if intercept_init is None else intercept_init
-        c0 = np.asarray(b0, dtype=np.float64).reshape(K) + mean @ coef0
-    if split:
-        x0 = [np.maximum(beta0, 0.0).ravel(), np.maximum(-beta0, 0.0).ravel()]
-        bounds = [(0.0, None)] * (2 * n_beta)
+    beta0 = coef0 * scale[:, None]
+    if intercept_init is not None:
+        c0 = np.asarray(intercept_init, dtype=np.float64).reshape(K) + mean @ coef0
+    elif intercept_start is not None:
+        # The null model's prediction at the mean row.
+        c0 = np.asarray(intercept_start, dtype=np.float64).reshape(K)
     else:
-        x0 = [beta0.ravel()]
-        bounds = [(None, None)] * n_beta
-    if fit_intercept:
-        x0.append(c0)
-        bounds += [(None, None)] * K
-    x0 = np.concatenate(x0)
-    with np.errstate(all="ignore"):
-        start = objective(x0)[0]
-    # F / F(start): tolerances independent of the scale of y.
-    norm = start if np.isfinite(start) and start > 0 else 1.0
+        c0 = mean @ coef0
 
-    def normalized(x):
-        value, grad = objective(x)
-        return value / norm, grad / norm
+    def stacked(beta, c):
+        if split:
+            parts = [np.maximum(beta, 0.0).ravel(), np.maximum(-beta, 0.0).ravel()]
+        else:
+            parts = [beta.ravel()]
+        if fit_intercept:
+            parts.append(c)
+        return np.concatenate(parts)
+
+    # Only the split's parts are bounded (below by 0), in any units.
+    bounds = None
+    if split:
+        bounds = [(0.0, None)] * (2 * n_beta) + [(None, None)] * (K * fit_intercept)
+    x0 = stacked(beta0, c0)
+    with np.errstate(all="ignore"):
+        values = [objective(x0)[0]]
+        if fit_intercept and intercept_start is not None:
+            null = np.asarray(intercept_start, dtype=np.float64).reshape(K)
+            values.append(objective(stacked(np.zeros((d, K)), null))[0])
+    # F / min(F(start), F(null model)), in units of the target's spread:
+    # tolerances independent of the target's offset and scale.
+    values = [v for v in values if np.isfinite(v) and v > 0]
+    norm = min(values) if values else 1.0
+    unit = float(target_scale)
+
+    def normalized(u):
+        value, grad = objective(u * unit)
+        return value / norm, grad * (unit / norm)
 
     with np.errstate(all="ignore"):
         # A huge record may overflow the objective (its squares, inf - inf):
         # the solver then stops, and a non-finite point is not returned.
-        result = _lbfgs(normalized, x0, bounds if split else None, max_iter, tol)
-    x = result.x
-    finite = bool(np.all(np.isfinite(x)))
+        result = _lbfgs(normalized, x0 / unit, bounds, max_iter, tol)
+    # u: the solver's point, in units of target_scale.
+    u = result.x
+    finite = bool(np.all(np.isfinite(u)))
     if not finite:
-        x = x0
+        u = x0 / unit
     jac = result.jac
     if split:
         # L-BFGS-B's projected gradient: at the bound 0 of p or m, a
@@ -585,16 +711,16 @@ def minimize_standardized(
         jac = jac.copy()
         bounded = slice(0, 2 * n_beta)
         jac[bounded] = np.where(
-            jac[bounded] > 0, np.minimum(jac[bounded], x[bounded]), jac[bounded]
+            jac[bounded] > 0, np.minimum(jac[bounded], u[bounded]), jac[bounded]
         )
     gradient = np.max(np.abs(jac)) if jac.size else 0.0
     # Not along a flat direction (an unpenalized softmax's common shift),
     # which the steps could wander along.
-    small = x.size <= POLISH_MAX_PARAMS
+    small = u.size <= POLISH_MAX_PARAMS
     flat = K > 1 and not alpha
     if finite and not flat and not split and 0 < gradient and small:
         with np.errstate(all="ignore"):
-            x, gradient = _newton_polish(normalized, x, result.jac)
+            u, gradient = _newton_polish(normalized, u, result.jac)
     # Judged by the gradient too, not by scipy's status alone: with ftol = 0
     # its status 0 also means "no decrease of F in an iteration" (the
     # relative reduction test at factr = 0), which an ill-conditioned
@@ -614,7 +740,7 @@ def minimize_standardized(
             "too small.",
             ConvergenceWarning,
         )
-    coef, intercept = to_user(*unpack(x))
+    coef, intercept = to_user(*unpack(u * unit))
     return NonPrivateFit(
         coef, intercept, int(result.nit), bool(converged), float(gradient)
     )

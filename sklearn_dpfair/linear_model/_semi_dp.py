@@ -86,10 +86,24 @@ def canonical_solver(solver):
     return new
 
 
-def check_public_mask(public_mask, n_samples):
-    """Validate ``public_mask``: boolean, one entry per sample."""
+def check_public_mask(public_mask, n_samples, *, private=True):
+    """Validate ``public_mask``: boolean, one entry per sample.
+
+    None marks every row private; a private fit (``private``) warns then
+    that it runs without a public start. A non-private one
+    (``epsilon=inf``, a public parameter) fits least squares on all rows
+    whatever the mask, so the warning would describe a fit that does not
+    run.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.linear_model._semi_dp import check_public_mask
+    >>> check_public_mask(None, 3, private=False)
+    array([False, False, False])
+    """
     if public_mask is None:
-        warn_at_caller(NO_PUBLIC_MASK, UserWarning)
+        if private:
+            warn_at_caller(NO_PUBLIC_MASK, UserWarning)
         return np.zeros(n_samples, dtype=bool)
     mask = np.asarray(public_mask)
     if mask.dtype != bool:
@@ -641,7 +655,8 @@ default=None
         public_mask : array-like of bool, shape (n_samples,), default=None
             True for public rows. Routable with
             ``set_fit_request(public_mask=True)``, so CV splitters slice it
-            with X and y. None: every row is private (with a warning).
+            with X and y. None: every row is private (with a warning,
+            but at ``epsilon=inf``, which fits all rows alike).
 
         Returns
         -------
@@ -680,7 +695,9 @@ default=None
         # range into inf, with numpy's warning, after validation; one private
         # record would decide that warning.
         y = y.astype(np.float64, copy=False)
-        mask = check_public_mask(public_mask, X.shape[0])
+        mask = check_public_mask(
+            public_mask, X.shape[0], private=not math.isinf(self.epsilon)
+        )
         weights = check_public_weights(sample_weight, X)
         n_public = int(mask.sum())
         n_private = X.shape[0] - n_public

@@ -310,7 +310,8 @@ default=None
             carries the weights caveat.
         public_mask : array-like of bool, shape (n_samples,), default=None
             True for public rows. None: every row is private (with a
-            warning), i.e. plain local DP from zero.
+            warning), i.e. plain local DP from zero; at ``epsilon=inf``
+            (least squares on all rows) without the warning.
 
         Returns
         -------
@@ -330,7 +331,10 @@ default=None
         X, y = validate_data(
             self, host_input(X), host_input(y), dtype=np.float64, y_numeric=True
         )
-        mask = check_public_mask(host_input(public_mask), X.shape[0])
+        mask = check_public_mask(
+            host_input(public_mask), X.shape[0],
+            private=not math.isinf(self.epsilon),
+        )
         weights = check_public_weights(host_input(sample_weight), X)
         setup = self._local_setup(
             X.shape[0],

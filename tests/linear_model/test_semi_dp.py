@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import sklearn
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.model_selection import KFold, cross_validate
 
@@ -139,6 +140,58 @@ def test_epsilon_inf_matches_ols_on_all_rows():
     np.testing.assert_allclose(reg.coef_, ref.coef_, atol=1e-6)
     assert reg.intercept_ == pytest.approx(ref.intercept_, abs=1e-6)
     assert reg.epsilon_ == np.inf
+
+
+@pytest.mark.parametrize("n_pub", [0, 2, 30])
+def test_epsilon_inf_fits_a_target_far_from_zero(n_pub):
+    # y near 1e9, no or few public rows: the non-private solve started at an
+    # intercept of 0 and stopped once the intercept had found the target
+    # (MSE 112x least squares', no warning).
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 3))
+    y = X @ [1.0, 2.0, 3.0] + 1e9 + rng.standard_normal(300)
+    mask = np.arange(300) < n_pub
+    with warnings.catch_warnings():
+        # Too few public rows for their model warn; nothing else may.
+        warnings.filterwarnings("ignore", "Only 2 public rows", UserWarning)
+        warnings.simplefilter("error", ConvergenceWarning)
+        reg = SemiDPLinearRegression(epsilon=np.inf).fit(X, y, public_mask=mask)
+    ref = LinearRegression().fit(X, y)
+    np.testing.assert_allclose(reg.coef_, ref.coef_, rtol=1e-6)
+    assert reg.intercept_ == pytest.approx(ref.intercept_, rel=1e-12)
+
+
+def test_mask_none_at_epsilon_inf_does_not_warn():
+    # The warning says the fit runs DP gradient descent from zero; at
+    # epsilon=inf it is least squares on every row, whatever the mask.
+    X, y, _, _ = _problem(n=500)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        reg = SemiDPLinearRegression(epsilon=np.inf).fit(X, y)
+    ref = LinearRegression().fit(X, y)
+    np.testing.assert_allclose(reg.coef_, ref.coef_, atol=1e-6)
+
+
+@pytest.mark.parametrize("public_ridge", [0.0, 1e-6])
+def test_public_only_keeps_a_column_of_small_spread_and_large_offset(public_ridge):
+    # A column of offset 500 and spread 1e-3 is collinear with the constant
+    # to 1e-12 in the uncentred Gram matrix of [x, 1]: its direction fell
+    # below the pseudo-inverse's cutoff (ridge 0) or under the ridge
+    # (default), a public-rows MSE of 0.88 where least squares has 0.005.
+    rng = np.random.default_rng(0)
+    n = 400
+    mask = np.arange(n) < 60
+    Z = rng.standard_normal((n, 2))
+    X = np.column_stack([500.0 + 1e-3 * Z[:, 0], Z[:, 1]])
+    y = Z @ [1.0, 2.0] + 3.0 + 0.1 * rng.standard_normal(n)
+    reg = SemiDPLinearRegression(solver="public-only", public_ridge=public_ridge)
+    reg.fit(X, y, public_mask=mask)
+    Xp, yp = X[mask], y[mask]
+    A = np.column_stack([Xp - Xp.mean(0), np.ones(mask.sum())])
+    exact = np.linalg.lstsq(A, yp, rcond=None)[0]
+    np.testing.assert_allclose(reg.coef_, exact[:2], rtol=1e-5)
+    mse = np.mean((reg.predict(Xp) - yp) ** 2)
+    assert mse == pytest.approx(np.mean((A @ exact - yp) ** 2), rel=1e-6)
 
 
 def test_public_only_is_public_ridge_and_free():

@@ -39,8 +39,12 @@ def _mse(est, X, y):
 
 
 def test_public_row_scales_fix_raw_columns_at_finite_epsilon():
-    # Unscaled, the 1e5-offset column saturates every clip: test MSE 0.36-0.41
-    # (noise variance 0.25); with the public rows' scales it is within 2%.
+    # Unscaled, the 1e5-offset column saturates every clip, so the tuning
+    # leans on the public gradient (alpha_ near 0.01) and the fit stays near
+    # the public warm start, a ridge in the public rows' centred columns
+    # (solved in the uncentred Gram, where the offset columns' directions
+    # were lost, it gave a test MSE of 0.36-0.41 for a noise variance of
+    # 0.25); with the public rows' scales it is within 2%.
     X, y = _raw(20_000, 0)
     X_test, y_test = _raw(20_000, 1)
     public = np.arange(len(y)) < 1000
@@ -50,7 +54,7 @@ def test_public_row_scales_fix_raw_columns_at_finite_epsilon():
     raw.fit(X, y, public_mask=public)
     ols = _ols_mse(X, y, X_test, y_test)
     assert _mse(scaled, X_test, y_test) <= 1.02 * ols
-    assert _mse(raw, X_test, y_test) > 1.2 * ols
+    assert _mse(raw, X_test, y_test) <= 1.05 * ols
     # Coefficients are in the user's units.
     np.testing.assert_allclose(scaled.coef_ * SCALES, BETA, atol=0.05)
     # Public scales cost nothing: the event is the unscaled fit's.

@@ -192,6 +192,17 @@ def test_no_public_mask_warns_and_is_pure_local_dp():
     assert not est.privacy_caveats_
 
 
+def test_no_public_mask_at_epsilon_inf_does_not_warn():
+    # The warning describes local DP from zero; at epsilon=inf the fit is
+    # least squares on every row, whatever the mask.
+    X, y, _, _ = _gaussian(n=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est = SemiLocalDPLinearRegression(epsilon=np.inf).fit(X, y)
+    ref = LinearRegression().fit(X, y)
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-7)
+
+
 def test_budget_above_the_float_range_is_refused_clearly():
     X, y, mask, _ = _gaussian(n=100)
     with pytest.raises(ValueError, match="epsilon=1000"):

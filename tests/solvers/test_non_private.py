@@ -15,6 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn_dpfair._loss import (
     AbsoluteLoss,
     BinaryLogisticLoss,
+    HuberLoss,
     PinballLoss,
     SoftmaxLoss,
     SquaredLoss,
@@ -126,6 +127,61 @@ def test_least_squares_on_raw_columns_is_ols():
     ref = make_pipeline(StandardScaler(), LinearRegression()).fit(X, y)
     pred = X @ fit.coef[:, 0] + fit.intercept[0]
     assert np.mean((y - pred) ** 2) <= np.mean((y - ref.predict(X)) ** 2) * (1 + 1e-8)
+
+
+def _unit_problem(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    return X, X @ np.array([1.0, 2.0, 3.0]) + rng.standard_normal(n)
+
+
+@pytest.mark.parametrize("offset", [1e6, 1e9, 1e12])
+@pytest.mark.parametrize("loss", [SquaredLoss(), HuberLoss(1.0)], ids=["sq", "huber"])
+def test_a_target_offset_only_shifts_the_intercept(loss, offset):
+    # A target far from 0 (a price, a timestamp): divided by the objective
+    # at an intercept of 0, the solve stopped once the intercept had found
+    # the target, with the coefficients far from the minimizer (squared
+    # loss), or stalled at zero coefficients (Huber).
+    X, y = _unit_problem()
+    ref = minimize_linear(X, y, loss)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        fit = minimize_linear(X, y + offset, loss)
+    assert fit.converged
+    # y + 1e12 is rounded to 1e-4: the minimizer moves by about 1e-6.
+    np.testing.assert_allclose(fit.coef, ref.coef, atol=1e-4)
+    assert fit.intercept[0] - offset == pytest.approx(ref.intercept[0], abs=1e-3)
+
+
+def test_a_target_offset_is_least_squares_from_a_zero_warm_start():
+    # A zero warm start (the semi-private fit's without public rows) is
+    # 1e18 times a row's loss away from the least-squares objective.
+    X, y = _unit_problem()
+    fit = minimize_linear(
+        X, y + 1e9, SquaredLoss(), coef_init=np.zeros(3), intercept_init=[0.0]
+    )
+    ref = LinearRegression().fit(X, y + 1e9)
+    np.testing.assert_allclose(fit.coef[:, 0], ref.coef_, rtol=1e-6)
+
+
+@pytest.mark.parametrize("unit", [1e-9, 1e12])
+def test_the_target_units_only_scale_the_fit(unit):
+    # A gradient tolerance in the target's units stopped a target in units
+    # of 1e12 at its start.
+    X, y = _unit_problem()
+    ref = minimize_linear(X, y, SquaredLoss())
+    fit = minimize_linear(X, y * unit, SquaredLoss())
+    assert fit.converged
+    np.testing.assert_allclose(fit.coef / unit, ref.coef, rtol=1e-8)
+
+
+def test_a_constant_target_is_its_intercept_without_a_warning():
+    X, _ = _unit_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        fit = minimize_linear(X, np.full(X.shape[0], 0.1), SquaredLoss())
+    np.testing.assert_allclose(fit.coef, 0.0, atol=1e-12)
+    assert fit.intercept[0] == pytest.approx(0.1, rel=1e-12)
 
 
 @pytest.mark.parametrize("loss, q", [(AbsoluteLoss(), 0.5), (PinballLoss(0.8), 0.8)])

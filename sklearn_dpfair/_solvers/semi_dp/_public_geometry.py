@@ -13,7 +13,13 @@ Coordinates. With an intercept, rows are augmented with a constant column
 ``p = n_features + 1``; without, ``w = coef`` and ``p = n_features``.
 ``H = X~_pub^T X~_pub / n_pub`` is the public second-moment matrix and
 ``D = diag(H)``; computations use the scale-free matrix
-``H~ = D^-1/2 H D^-1/2 = Q diag(h) Q^T``.
+``H~ = D^-1/2 H D^-1/2 = Q diag(h) Q^T``. That is the Hessian of the
+solvers' coordinates, which the preconditioners and the tuning read. The
+warm start is solved apart, with an intercept in the public rows' centred
+and standardized columns (:func:`_standardized_ridge`): in ``H~`` a column
+whose spread is small next to its offset (500 plus units of 1e-3) is
+nearly collinear with the constant, and the pseudo-inverse's cutoff, or
+the ridge, would remove its direction from the fit.
 """
 
 import math
@@ -22,8 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ...utils._numeric import constant_columns
 from ...utils._validation import warn_at_caller
 from .._linear import augmented_row_norms, raw_predictions
+from .._non_private import column_moments
 from .._row_blocks import row_block, row_blocks
 
 __all__ = [
@@ -64,8 +72,9 @@ class PublicGeometry:
     Attributes
     ----------
     warm_start : ndarray of shape (p,)
-        Public (scale-free) ridge solution ``[coef, w0]`` (``coef`` without
-        intercept); zeros without public rows.
+        Public ridge solution ``[coef, w0]`` (``coef`` without intercept),
+        the ridge on standardized coefficients (:func:`public_geometry`);
+        zeros without public rows.
     scale : ndarray of shape (p,)
         ``D = diag(H)`` (1 where it vanishes); ones without public rows.
     eigvecs : ndarray of shape (p, p) or None
@@ -103,6 +112,10 @@ class PublicGeometry:
         with np.errstate(divide="ignore"):
             return self.noise_variance / (self.n_public * self.eigvals)
 
+
+# Entries per block of the standardized public rows of the warm start
+# (128 KB of float64, one temporary at a time).
+_STANDARDIZED_BLOCK_ENTRIES = 1 << 14
 
 # Rows per block of a dense public block in the weighted second moments
 # (a weighted copy of one block at a time, never of the whole block).
@@ -278,8 +291,14 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
     intercept_scaling : float
         ``s``; 0 fits no intercept (and ``p = n_features``).
     ridge : float
-        Scale-free ridge ``rho`` of the warm start:
-        ``(H~ + rho I) u = D^-1/2 X~^T y / n_pub``, ``w = D^-1/2 u``.
+        Ridge ``rho`` of the warm start, on standardized coefficients.
+        With an intercept, that of scikit-learn's ``Ridge`` on the public
+        columns centred and scaled by their (public) means and standard
+        deviations, the intercept unpenalized
+        (:func:`_standardized_ridge`); without, the scale-free
+        ``(H~ + rho I) u = D^-1/2 X^T y / n_pub``, ``w = D^-1/2 u``. With
+        ``rho = 0``, directions whose eigenvalue is below ``1e-12`` of the
+        largest are left at 0 (a pseudo-inverse).
     n_features : int
         Number of features (for the empty case).
 
@@ -317,20 +336,15 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
     eigvals, eigvecs = np.linalg.eigh(H)
     del H
     eigvals = np.maximum(eigvals, 0.0)
-    rhs = inv_sqrt * _augmented_matvec_t(X_pub, y_pub, s) / n_pub
-    # Pseudo-inverse: directions the public rows do not see (zero
-    # eigenvalue, possible when n_pub < p and ridge = 0) stay at zero.
-    denom = eigvals + ridge
-    seen = denom > _RANK_RTOL * max(float(denom.max()), _SCALE_FLOOR)
-    coords = np.where(seen, eigvecs.T @ rhs / np.where(seen, denom, 1.0), 0.0)
-    u = eigvecs @ coords
-    warm_start = inv_sqrt * u
+    if s:
+        warm_start, dof = _standardized_ridge(X_pub, y_pub, s, ridge)
+    else:
+        rhs = inv_sqrt * _augmented_matvec_t(X_pub, y_pub, s) / n_pub
+        coords, dof = _pseudo_inverse(eigvals, eigvecs, rhs, ridge)
+        warm_start = inv_sqrt * (eigvecs @ coords)
 
     residual = _augmented_matvec(X_pub, warm_start, s)
     residual -= y_pub
-    # Degrees of freedom of the fit: the unseen directions take none (their
-    # coordinate is 0; with ridge = 0 their ratio would be 0 / 0).
-    dof = float(np.sum(np.where(seen, eigvals / np.where(seen, denom, 1.0), 0.0)))
     if n_pub - dof >= 1.0:
         # Public targets near 1e154 or beyond square past the largest float:
         # the variance is then inf, as it is, without numpy's warning.
@@ -351,6 +365,95 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
         row_norms=augmented_row_norms(X_pub, s),
         n_public=n_pub,
     )
+
+
+def _pseudo_inverse(eigvals, eigvecs, rhs, ridge):
+    """``(V diag(eigvals) V^T + ridge I)^+ rhs`` in eigen-coordinates, and its dof.
+
+    ``dof`` is the fit's degrees of freedom.
+
+    Directions the public rows do not see (an eigenvalue below
+    :data:`_RANK_RTOL` of the largest, possible when ``n_pub < p`` and
+    ``ridge = 0``) stay at zero and take no degree of freedom (with
+    ``ridge = 0`` their ratio would be 0 / 0).
+    """
+    denom = eigvals + ridge
+    seen = denom > _RANK_RTOL * max(float(denom.max()), _SCALE_FLOOR)
+    safe = np.where(seen, denom, 1.0)
+    coords = np.where(seen, eigvecs.T @ rhs / safe, 0.0)
+    dof = float(np.sum(np.where(seen, eigvals / safe, 0.0)))
+    return coords, dof
+
+
+def _standardized_ridge(X_pub, y_pub, s, ridge):
+    """The public ridge fit with an intercept, in centred and standardized columns.
+
+    ``z = (x - m) / sd`` with the public rows' means ``m`` and standard
+    deviations ``sd`` (two passes, no cancellation), so that the Gram
+    matrix ``R = Z^T Z / n_pub`` (the public correlations) does not hold
+    the columns' offsets: in the uncentred ``H~`` a column of offset 500
+    and spread 1e-3 is collinear with the constant to ``1e-12``, below the
+    pseudo-inverse's cutoff and under any ridge (a public-rows MSE of 0.88
+    where least squares has 0.005). Public rows only: nothing private is
+    read. Solves ``(R + rho I) u = Z^T (y - y_bar) / n_pub`` (the intercept
+    unpenalized, as scikit-learn's ``Ridge``), then ``coef = u / sd`` and
+    ``w0 = (y_bar - m . coef) / s``. A column constant on the public rows
+    is left at 0 (the intercept holds it). A dense block is read a few
+    rows at a time (:data:`_STANDARDIZED_BLOCK_ENTRIES`), with no centred
+    copy of it; a sparse block is never densified: its centred Gram matrix
+    is the one-pass ``X^T X / n_pub - m m^T`` (sparse columns rarely carry
+    an offset; one that does keeps about ``1e-16 m^2 / sd^2`` of relative
+    error in its coefficient).
+
+    Returns
+    -------
+    warm_start : ndarray of shape (n_features + 1,)
+    dof : float
+        Degrees of freedom of the fit (the intercept's 1 included).
+    """
+    n_pub, d = X_pub.shape
+    y_bar = float(np.mean(y_pub))
+    centred_y = y_pub - y_bar
+    if sp.issparse(X_pub):
+        mean, sd = column_moments(X_pub)
+        gram = _gram(X_pub, 0.0) / n_pub - np.outer(mean, mean)
+        cross = (np.asarray(X_pub.T @ centred_y).ravel() - mean * centred_y.sum())
+        cross /= n_pub
+        gram /= np.outer(sd, sd)
+        cross /= sd
+    else:
+        step = max(1, _STANDARDIZED_BLOCK_ENTRIES // max(d, 1))
+        starts = range(0, n_pub, step)
+        mean = np.mean(X_pub, axis=0)
+        var = np.zeros(d)
+        for start in starts:
+            block = X_pub[start : start + step] - mean
+            var += np.einsum("ij,ij->j", block, block)
+        var /= n_pub
+        # A constant column's rounding-level variance is zero (as
+        # column_moments and scikit-learn's StandardScaler find it).
+        sd = np.where(constant_columns(var, mean, n_pub), 1.0, np.sqrt(var))
+        sd = np.where(sd > 0, sd, 1.0)
+        gram = np.zeros((d, d))
+        cross = np.zeros(d)
+        for start in starts:
+            block = X_pub[start : start + step] - mean
+            block /= sd
+            gram += block.T @ block
+            cross += block.T @ centred_y[start : start + step]
+        gram /= n_pub
+        cross /= n_pub
+    # A column constant on the public rows (its unit scale from
+    # column_moments) has a centred diagonal near 0, every other near 1.
+    varying = np.diag(gram) > 0.5
+    gram = np.where(np.outer(varying, varying), gram, 0.0)
+    cross = np.where(varying, cross, 0.0)
+    eigvals, eigvecs = np.linalg.eigh((gram + gram.T) / 2.0)
+    eigvals = np.maximum(eigvals, 0.0)
+    coords, dof = _pseudo_inverse(eigvals, eigvecs, cross, ridge)
+    coef = (eigvecs @ coords) / sd
+    intercept = y_bar - float(mean @ coef)
+    return np.append(coef, intercept / s), dof + 1.0
 
 
 @dataclass(frozen=True)

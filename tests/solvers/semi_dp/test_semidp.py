@@ -140,6 +140,32 @@ def test_public_geometry_warm_start_is_public_ols():
     assert geo.n_public == mask.sum() and geo.row_norms.shape == (mask.sum(),)
 
 
+def test_public_geometry_warm_start_keeps_a_small_spread_under_a_large_offset():
+    # The warm start is solved in centred columns; the spectrum stays that
+    # of the uncentred Gram matrix of [x, 1], the Hessian in the solvers'
+    # coordinates that the preconditioners read.
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((60, 2))
+    X = np.column_stack([500.0 + 1e-3 * Z[:, 0], Z[:, 1]])
+    y = Z @ [1.0, 2.0] + 3.0 + 0.1 * rng.standard_normal(60)
+    geo = public_geometry(X, y, intercept_scaling=1.0, ridge=0.0, n_features=2)
+    A = np.column_stack([X - X.mean(0), np.ones(60)])
+    exact = np.linalg.lstsq(A, y, rcond=None)[0]
+    np.testing.assert_allclose(geo.warm_start[:2], exact[:2], rtol=1e-6)
+    prediction = X @ geo.warm_start[:2] + geo.warm_start[2]
+    np.testing.assert_allclose(prediction, A @ exact, atol=1e-6)
+    Xa = np.column_stack([X, np.ones(60)])
+    H = Xa.T @ Xa / 60
+    np.testing.assert_allclose(geo.scale, np.diag(H), rtol=1e-12)
+    scaled = H / np.sqrt(np.outer(geo.scale, geo.scale))
+    np.testing.assert_allclose(
+        geo.eigvecs @ np.diag(geo.eigvals) @ geo.eigvecs.T, scaled, atol=1e-12
+    )
+    # Three parameters seen by 60 rows.
+    residual = prediction - y
+    assert geo.noise_variance == pytest.approx(residual @ residual / 57, rel=1e-6)
+
+
 def test_public_geometry_without_public_rows():
     geo = public_geometry(
         np.empty((0, 3)), np.empty(0), intercept_scaling=0.0, ridge=1e-6, n_features=3
