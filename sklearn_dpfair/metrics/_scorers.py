@@ -41,8 +41,10 @@ BASE_METRICS = {
 _NO_SENSITIVE = (
     "This fairness scorer needs the sensitive features of the evaluated rows. "
     "Enable metadata routing (sklearn.set_config(enable_metadata_routing=True)) "
-    "and pass sensitive_features=... to fit/cross_validate, or call the scorer "
-    "with sensitive_features=..."
+    "and pass sensitive_features=... to fit/cross_validate. Calling the scorer "
+    "with sensitive_features=... also needs metadata routing enabled (inside "
+    "sklearn.config_context(enable_metadata_routing=True)): scikit-learn "
+    "refuses a scorer's keyword arguments without it."
 )
 
 

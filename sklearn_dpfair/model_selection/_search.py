@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import PrivateEstimatorMixin
 from ..fairness import encode_sensitive_features
+from ..pipeline import PrivatePipeline
 from ..privacy._accounting import composed_event, gaussian_event
 from ..privacy._ledger import PrivacyLedger
 from ..privacy._plan import check_public_layout
@@ -453,6 +454,45 @@ class PrivateHyperparameterSearch(
             )
         return candidates
 
+    def _canonical_fit_params(self, fit_params):
+        """``fit_params`` with a pipeline's final-step keys as plain keywords.
+
+        Without metadata routing a :class:`PrivatePipeline` gives its final
+        step both ``sample_weight`` and ``clf__sample_weight`` (``clf`` its
+        final step's name), and its other steps their ``step__param``. The
+        search reads the plain keywords (its split keeps the ``public_mask``
+        rows in training, its score reads ``sensitive_features``) and checks
+        them on every row before the split: under the prefixed spelling they
+        would reach the final step unread and be checked by its fit, on the
+        training part only, so that whether a fit raises would depend on
+        where one record fell. The keys are resolved by the pipeline's own
+        routing, and the final step's are returned under their plain names
+        (which the pipeline gives its final step alike), with the names they
+        were passed under (for the messages).
+        """
+        if routing_enabled() or not isinstance(self.estimator, PrivatePipeline):
+            return fit_params, {}
+        names = [name for name, _ in self.estimator.steps]
+        final = names[-1]
+        plain = {}
+        for key in fit_params:
+            step, sep, param = key.partition("__")
+            name = param if sep and step == final else key
+            if not (sep and step in names[:-1]):
+                if name in plain:
+                    raise ValueError(
+                        f"{plain[name]} and {key} both set the final step's "
+                        f"{name} (the pipeline routes both to {final!r}): pass "
+                        f"one, as {name}."
+                    )
+                plain[name] = key
+        per_step = self.estimator._route(fit_params)
+        canonical = dict(per_step[final])
+        for name in names[:-1]:
+            for param, value in per_step[name].items():
+                canonical[f"{name}__{param}"] = value
+        return canonical, {name: key for name, key in plain.items() if name != key}
+
     def _routed_fit_params(self, fit_params):
         """The estimator's fit parameters, and the groups of the fairness score.
 
@@ -518,7 +558,10 @@ class PrivateHyperparameterSearch(
             ``sensitive_features`` may also be a dict of columns; a group
             outside the declared ones (or a missing one, where the
             estimator receives it) is refused on every row, and so is a
-            ``sample_weight`` the candidates would refuse.
+            ``sample_weight`` the candidates would refuse. Without routing,
+            a private pipeline's final-step keywords may be prefixed
+            (``clf__sample_weight``), and are read as the plain ones; its
+            other steps' ``step__sample_weight`` are checked alike.
 
         Returns
         -------
@@ -555,6 +598,7 @@ class PrivateHyperparameterSearch(
         # One label or target per row: the private scores compare y with the
         # predictions elementwise, and a column vector would broadcast.
         y = _target_1d(y)
+        fit_params, passed_as = self._canonical_fit_params(fit_params)
         fit_params = _sensitive_as_frame(fit_params)
         routed, sensitive = self._routed_fit_params(fit_params)
         if routed.get("silos") is not None:
@@ -567,7 +611,9 @@ class PrivateHyperparameterSearch(
         # Before the split is drawn: a misaligned value would otherwise be
         # passed on unsplit, and fail on the training part's size or index
         # past its end. Lengths are public shapes.
-        _check_sample_aligned({"sensitive_features": sensitive, **routed}, n_samples)
+        _check_sample_aligned(
+            {"sensitive_features": sensitive, **routed}, n_samples, passed_as
+        )
         public = _public_rows(routed.get("public_mask"), n_samples)
         # Refuses a fraction that leaves a split empty at its expected size.
         self._split_sizes(n_samples, len(public))
@@ -621,10 +667,10 @@ class PrivateHyperparameterSearch(
         selection = self._selection_plan(
             candidates, n_train, int(np.shape(X)[1]),
             _counts(n_groups, classes, len(public)), groups,
-            grouped=grouped, sparse=sparse, schema=schema,
+            grouped=grouped, own_groups=True, sparse=sparse, schema=schema,
         )
         codes = self._check_values(
-            X, y, task, scoring, sensitive, routed, groups, candidates
+            X, y, task, scoring, sensitive, routed, groups, candidates, passed_as
         )
         delta = float(self.delta)
         train_params = _split_params(routed, n_samples, train_idx)
@@ -692,7 +738,8 @@ class PrivateHyperparameterSearch(
         return self
 
     def _check_values(
-        self, X, y, task, scoring, sensitive, routed, groups, candidates
+        self, X, y, task, scoring, sensitive, routed, groups, candidates,
+        passed_as,
     ):
         """Refuse, on every row, what a candidate or the score would refuse.
 
@@ -706,7 +753,8 @@ class PrivateHyperparameterSearch(
         group sets of every candidate (a grid may vary them: only the runs
         drawn would check theirs), the refusal is input validation (the same
         on every split and every draw of the runs). Returns the group codes
-        of every row for ``"accuracy-dp-gap"`` (else None).
+        of every row for ``"accuracy-dp-gap"`` (else None). ``passed_as``
+        maps a key of ``routed`` to the name the user passed it under.
         """
         if task == "classification":
             # The candidates' own check of the declared label set.
@@ -721,9 +769,16 @@ class PrivateHyperparameterSearch(
                     "read as one (it is not shown: it is private)."
                 ) from None
             assert_all_finite(targets, input_name="y")
-        if routed.get("sample_weight") is not None:
+        # The final estimator's weights, and a pipeline's steps'
+        # (``step__sample_weight``): each step checks its own on its
+        # training part.
+        for key in sorted(routed):
+            if routed[key] is None or not (
+                key == "sample_weight" or key.endswith("__sample_weight")
+            ):
+                continue
             # The candidates' own check (sign, real numbers, not all zero).
-            weights = check_public_weights(routed["sample_weight"], X)
+            weights = check_public_weights(routed[key], X)
             if not np.all(weights > 0):
                 # Not all zero on every row, a candidate's training part
                 # still could be (every positive weight drawn into the
@@ -731,10 +786,11 @@ class PrivateHyperparameterSearch(
                 # with a probability that one record's weight moves by a
                 # factor 1 / validation_fraction.
                 raise ValueError(
-                    "sample_weight has zero entries, which a private search "
-                    "refuses: whether a candidate's training part holds a "
-                    "positive weight would depend on the random split. Drop "
-                    "the rows of weight 0 (they contribute nothing to a fit)."
+                    f"{passed_as.get(key, key)} has zero entries, which a "
+                    "private search refuses: whether a candidate's training "
+                    "part holds a positive weight would depend on the random "
+                    "split. Drop the rows of weight 0 (they contribute "
+                    "nothing to a fit)."
                 )
         received = routed.get("sensitive_features")
         for own in (
@@ -822,9 +878,13 @@ class PrivateHyperparameterSearch(
 
     def _selection_plan(
         self, candidates, n_train, n_features, counts, groups, *, grouped,
-        sparse=False, schema=None,
+        own_groups=False, sparse=False, schema=None,
     ):
         """The candidates' plans and the calibrated selection (public inputs only).
+
+        ``own_groups``: plan each ``grouped`` candidate with the number of
+        groups it declares (the search's ``groups`` where it leaves its own
+        None), rather than ``counts["n_groups"]``.
 
         Returns a :class:`_SelectionPlan`: the candidate estimators, their
         :class:`~._planning.CandidatePlan` s, the per-run budget, the
@@ -841,10 +901,21 @@ class PrivateHyperparameterSearch(
             if self.random_state is None:
                 check_nested_seeds(est)
             estimators.append(est)
+            est_counts = dict(counts)
+            own = _declared(est, "groups") if grouped and own_groups else None
+            if own is not None:
+                # A candidate that declares its groups is fitted with them,
+                # not with the search's (which only fill a set left None):
+                # its plan counts the groups its fit encodes.
+                est_counts["n_groups"] = len(own)
+            declared = _declared_classes(est)
+            if counts.get("n_classes") is not None and declared is not None:
+                # Likewise a grid that sets classes: each its own label set.
+                est_counts["n_classes"] = len(declared)
             plans.append(
                 plan_candidate(
-                    est, n_train, n_features, counts, delta=delta, sparse=sparse,
-                    schema=schema,
+                    est, n_train, n_features, est_counts, delta=delta,
+                    sparse=sparse, schema=schema,
                 )
             )
         relations = sorted({plan.adjacency for plan in plans})
@@ -946,11 +1017,15 @@ class PrivateHyperparameterSearch(
         classes = _declared_classes(self.estimator) if task == "classification" else None
         self._scoring(task)
         groups = self._group_set()
-        if n_groups is None:
-            # As a fit given sensitive_features: the estimator sees the
-            # declared groups where it receives them.
+        # Given, the count is every candidate's; else as a fit given
+        # sensitive_features: each candidate sees its declared groups where
+        # it receives them.
+        own_groups = n_groups is None
+        if own_groups:
             grouped = groups is not None and self._estimator_takes_sensitive()
             n_groups = len(groups) if grouped else 1
+        else:
+            grouped = n_groups > 1
         _, expected = self._split_sizes(n_samples, n_public)
         if n_train is None:
             n_train = expected
@@ -962,7 +1037,8 @@ class PrivateHyperparameterSearch(
             )
         return self._selection_plan(
             candidates, n_train, n_features, _counts(n_groups, classes, n_public),
-            groups, grouped=n_groups > 1, sparse=sparse, schema=schema,
+            groups, grouped=grouped, own_groups=own_groups, sparse=sparse,
+            schema=schema,
         )
 
     def _planned_record(
@@ -971,9 +1047,10 @@ class PrivateHyperparameterSearch(
     ):
         """The record of a search on ``n_samples`` rows (public inputs only).
 
-        ``n_groups``: the declared groups routed to the fit (default: as a
-        fit given ``sensitive_features``, the number of declared groups where
-        the estimator receives it, i.e. requests it under metadata routing
+        ``n_groups``: the declared groups routed to the fit, for every
+        candidate (default: as a fit given ``sensitive_features``, each
+        candidate's number of declared groups where the estimator receives
+        it, i.e. requests it under metadata routing
         or its fit names it without, else 1); ``n_public``:
         the rows ``public_mask`` marks (all trained on); ``n_train``: the
         training part's size, which the fit draws (``n_train_``) before it
@@ -1018,9 +1095,10 @@ class PrivateHyperparameterSearch(
             <sklearn_dpfair.pipeline.PrivatePipeline.privacy_plan>`).
             ``privacy_plan`` takes it too.
         **public_counts : int
-            ``n_groups`` (routed declared groups; default: the number of
-            declared groups where the estimator receives
-            ``sensitive_features``, else 1), ``n_public`` (rows
+            ``n_groups`` (routed declared groups, for every candidate;
+            default: each candidate's number of declared groups, the
+            search's ``groups`` where it leaves its own None, where the
+            estimator receives ``sensitive_features``, else 1), ``n_public`` (rows
             ``public_mask`` marks), ``n_train`` (the training part's size:
             ``n_train_`` of a fit, which draws it; default its expected
             size).
@@ -1332,12 +1410,17 @@ def _is_array_like(value):
     )
 
 
-def _check_sample_aligned(params, n_samples):
-    """Raise if an array-like value of ``params`` has not ``n_samples`` rows."""
+def _check_sample_aligned(params, n_samples, passed_as=None):
+    """Raise if an array-like value of ``params`` has not ``n_samples`` rows.
+
+    ``passed_as`` maps a key to the name the user passed it under.
+    """
+    passed_as = passed_as or {}
     for key, value in params.items():
         if _is_array_like(value) and num_samples(value) != n_samples:
             raise ValueError(
-                f"{key} has {num_samples(value)} rows but X has {n_samples}; "
+                f"{passed_as.get(key, key)} has {num_samples(value)} rows but "
+                f"X has {n_samples}; "
                 "pass one value (or one row of values) per sample."
             )
 

@@ -10,6 +10,7 @@ import sys
 import warnings
 
 import numpy as np
+import pandas as pd
 from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d
@@ -287,7 +288,12 @@ def check_delta_for_n(delta, n_samples):
 
 
 def _is_missing(label):
-    return label is None or (isinstance(label, float) and math.isnan(label))
+    """Whether one label is a missing value: None, NaN, or pandas' NA or NaT."""
+    if label is None or (isinstance(label, float) and math.isnan(label)):
+        return True
+    # pd.isna reads a list-like label (a tuple) elementwise: only a scalar
+    # is one missing value.
+    return bool(pd.api.types.is_scalar(label) and pd.isna(label))
 
 
 def _declared_positions(classes_, y):
@@ -304,8 +310,15 @@ def _declared_positions(classes_, y):
         return pos, classes_[pos] != y
     pos = np.full(y.shape, -1, dtype=np.intp)
     labels = y.astype(object, copy=False)
+    # A missing label (None, NaN, a nullable column's pd.NA) is in no
+    # declared set (resolve_classes refuses a missing class), and comparing
+    # pd.NA raises "boolean value of NA is ambiguous" instead of saying that
+    # the label is undeclared: such rows are left unmatched, not compared.
+    present = ~np.asarray(pd.isna(labels), dtype=bool)
+    labels = labels[present]
     for k, label in enumerate(classes_.tolist()):
-        hit = np.asarray(labels == label, dtype=bool)
+        hit = np.zeros(y.shape, dtype=bool)
+        hit[present] = np.asarray(labels == label, dtype=bool)
         pos[hit & (pos < 0)] = k
     unknown = pos < 0
     pos[unknown] = 0

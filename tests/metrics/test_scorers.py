@@ -61,6 +61,19 @@ def test_scorer_requests_sensitive_features_and_explains_its_absence(fitted):
         scorer(clf, X, y)
 
 
+def test_missing_groups_message_says_a_direct_call_needs_routing(fitted):
+    # With routing off, scikit-learn refuses the scorer's keyword arguments:
+    # the message must say to enable routing for a direct call too.
+    clf, X, y, s = fitted
+    scorer = make_fairness_scorer()
+    with sklearn.config_context(enable_metadata_routing=False):
+        with pytest.raises(ValueError, match=r"config_context\(enable_metadata_rout"):
+            scorer(clf, X, y)
+    # The advice, followed, works.
+    with sklearn.config_context(enable_metadata_routing=True):
+        assert np.isfinite(scorer(clf, X, y, sensitive_features=s))
+
+
 def test_grid_search_routes_validation_groups(fitted):
     _, X, y, s = fitted
     search = GridSearchCV(

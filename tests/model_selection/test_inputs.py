@@ -266,6 +266,113 @@ def test_zero_weights_raise_whatever_the_split(data):
     )
 
 
+def _scaled_pipeline():
+    return make_private_pipeline(
+        DPStandardScaler(bounds=[(-5, 5)] * 3),
+        DPLogisticRegression(classes=[0, 1], max_iter=2, batch_size="full"),
+    )
+
+
+def _pipeline_search(pipe, seed):
+    return _classifier_search(
+        estimator=pipe, param_grid={"dplogisticregression__clip_norm": [1.0]},
+        random_state=seed, validation_fraction=0.5, n_runs=1,
+    )
+
+
+@pytest.mark.parametrize(
+    "key", ["dplogisticregression__sample_weight", "dpstandardscaler__sample_weight"]
+)
+def test_a_pipeline_steps_weights_are_checked_whatever_the_split(data, key):
+    # Without routing a pipeline takes step__sample_weight: each step
+    # checked its own on the training part only, so that the fit raised or
+    # not as the split drew the one bad record.
+    X, y, _ = data
+    weights = np.ones(N)
+    weights[7] = -1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _raises_for_every_split(
+            lambda s: _pipeline_search(_scaled_pipeline(), s),
+            X, y, "sample_weight", **{key: weights},
+        )
+        weights[:] = 0.0
+        weights[7] = 1.0
+        _raises_for_every_split(
+            lambda s: _pipeline_search(_scaled_pipeline(), s),
+            X, y, "zero entries", **{key: weights},
+        )
+
+
+def test_a_pipeline_final_steps_groups_are_checked_whatever_the_split(data):
+    X, y, sex = data
+    sex = sex.copy()
+    sex[7] = "X"
+    pipe = make_private_pipeline(_fermi())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _raises_for_every_split(
+            lambda s: _classifier_search(
+                estimator=pipe,
+                param_grid={"dpfermiclassifier__fairness_weight": [1.0]},
+                random_state=s, validation_fraction=0.5, n_runs=1,
+            ),
+            X, y, "not in the declared groups",
+            dpfermiclassifier__sensitive_features=sex,
+        )
+
+
+def test_a_pipeline_final_steps_public_mask_is_the_plain_one(data):
+    # A prefixed public_mask was not read by the search: its rows were
+    # drawn into validation and the candidates planned with none public.
+    X, _, _ = data
+    y = X @ [1.0, 2.0, 3.0]
+    public = np.arange(N) < 50
+
+    def fit(key):
+        pipe = make_private_pipeline(
+            SemiDPLinearRegression(adjacency="add_remove", max_iter=2)
+        )
+        search = PrivateHyperparameterSearch(
+            pipe, {"semidplinearregression__clip_norm": [1.0]}, score_bound=5.0,
+            epsilon=2.0, random_state=0, n_runs=1,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return search.fit(X, y, **{key: public})
+
+    plain, prefixed = fit("public_mask"), fit("semidplinearregression__public_mask")
+    assert prefixed.n_train_ == plain.n_train_
+    assert prefixed.n_validation_ == plain.n_validation_ <= N - 50
+    assert prefixed.dp_event_ == plain.dp_event_
+
+
+def test_a_pipeline_keyword_given_twice_is_refused(data):
+    X, y, _ = data
+    search = _pipeline_search(_scaled_pipeline(), 0)
+    with pytest.raises(ValueError, match="both set the final step's sample_weight"):
+        search.fit(X, y, sample_weight=np.ones(N),
+                   dplogisticregression__sample_weight=np.ones(N))
+
+
+def test_a_missing_nullable_label_is_an_undeclared_label(data):
+    # pd.NA compared with a declared label raised pandas' "boolean value of
+    # NA is ambiguous" TypeError instead of the undeclared-label error.
+    pd = pytest.importorskip("pandas")
+    X, y, _ = data
+    labels = pd.Series(np.where(y == 1, "yes", "no"), dtype="string")
+    labels[7] = pd.NA
+    _raises_for_every_split(
+        lambda s: _classifier_search(
+            estimator=DPLogisticRegression(
+                classes=["no", "yes"], max_iter=2, batch_size="full"
+            ),
+            param_grid={"clip_norm": [1.0]}, random_state=s, n_runs=1,
+        ),
+        X, labels, "not in the declared classes",
+    )
+
+
 @pytest.mark.parametrize("bad", [np.inf, np.nan])
 def test_a_target_that_is_not_finite_raises_whatever_the_split(data, bad):
     X, _, _ = data
@@ -307,6 +414,36 @@ def test_groups_are_planned_as_the_estimator_receives_them(data, scoring):
             # The plan's default is the fit's.
             plan = search.privacy_plan(N, 3, n_train=search.n_train_)
             assert plan.dp_event == search.dp_event_
+
+
+def test_a_candidates_own_groups_are_planned_not_the_searchs(data):
+    # The search's groups fill only a group set left None: a candidate that
+    # declares its own is fitted with them, and was planned with the
+    # search's count (refused as a disagreement with its declaration).
+    X, y, sex = data
+    search = _classifier_search(
+        estimator=_fermi(), param_grid={"fairness_weight": [1.0]},
+        groups=["F", "M", "O"], scoring="accuracy-dp-gap", n_runs=1,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y, sensitive_features=sex)
+    assert search.best_estimator_.groups_.tolist() == ["F", "M"]
+    plan = search.privacy_plan(N, 3, n_train=search.n_train_)
+    assert plan.dp_event == search.dp_event_
+    # A grid may declare sets of different sizes, and label sets alike.
+    logistic = DPLogisticRegression(classes=[0, 1], max_iter=2, batch_size="full")
+    for estimator, grid, fit_params in (
+        (_fermi(), {"groups": [["F", "M"], ["F", "M", "X"]]},
+         {"sensitive_features": sex}),
+        (logistic, {"classes": [[0, 1], [0, 1, 2]]}, {}),
+    ):
+        search = _classifier_search(estimator=estimator, param_grid=grid)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search.fit(X, y, **fit_params)
+        plan = search.privacy_plan(N, 3, n_train=search.n_train_)
+        assert plan.dp_event == search.dp_event_
 
 
 def test_sensitive_features_as_a_dict_of_columns(data):

@@ -127,6 +127,24 @@ def test_other_estimator_warnings_point_at_the_caller(estimator, target, text):
     assert all(w.filename == __file__ for w in ours)
 
 
+def test_a_missing_nullable_label_is_undeclared_not_ambiguous():
+    # pd.NA compared with a declared label raised pandas' TypeError "boolean
+    # value of NA is ambiguous"; it is a label outside the declared set.
+    pd = pytest.importorskip("pandas")
+    from sklearn_dpfair.utils._validation import resolve_classes
+
+    y = pd.Series(["no", "yes", None], dtype="string")
+    with pytest.raises(ValueError, match="not in the declared classes") as info:
+        resolve_classes(["no", "yes"], np.asarray(y))
+    assert "<NA>" not in str(info.value)
+    # The other rows are still located.
+    classes_, codes, _ = resolve_classes(["no", "yes"], np.asarray(y[:2]))
+    assert codes.tolist() == [0, 1]
+    # Declared, it is a missing class, as None and NaN are.
+    with pytest.raises(ValueError, match="classes contains a missing value"):
+        resolve_classes(np.array(["no", pd.NA], dtype=object), np.asarray(y[:2]))
+
+
 def test_declared_classes_are_copied_not_aliased():
     from sklearn_dpfair.utils._validation import resolve_classes
 
