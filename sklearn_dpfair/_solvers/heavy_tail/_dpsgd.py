@@ -89,6 +89,7 @@ from ._private_quantile import (
     heaviest_run,
     histogram_mode_run,
     histogram_quantiles,
+    histogram_target_range,
 )
 from ._intercept_mean import intercept_mean_noise_std, private_intercept_step
 from ._projections import project_ball
@@ -574,6 +575,7 @@ def _private_target_scales(y, s, rhos, weights, rng):
         bool(s),
         weights,
         rng,
+        range_of=histogram_target_range,
     )
 
 
@@ -588,7 +590,10 @@ def private_location_scale(
        ``rhos["range"]``) gives the finite range ``[low, high]`` its bulk
        lies in: its fullest bin and the neighbouring bins above the noise
        (:func:`~._private_quantile.histogram_mode_run`; an outer bin read
-       as reaching 10 times its edge). Not the span of every bin above the
+       as reaching 10 times its edge; a target's fullest bin of exact
+       zeros is spanned with its non-zero bulk,
+       :func:`~._private_quantile.histogram_target_range`). Not the span of
+       every bin above the
        noise: one of the ~58 empty bins passes the threshold in about 0.2%
        of fits, and one at 1e11 put the location grid's bins 4e8 wide and
        the scale grid above 1e6 (a target of sd 2.4: location 8.6e11, test
@@ -1395,9 +1400,10 @@ def _intercept_only_model(y, loss, plan, weights, rng, n_features, config):
     (the "target_location" part), as the target's location in a full fit.
     Predicting 0 instead would be off by the target's whole mean on raw
     targets (a test MSE 5.5 times the constant's on raw diabetes). The
-    range is the run of the histogram's fullest bin
-    (:func:`~._private_quantile.histogram_mode_run`), as the target's in a
-    full fit, so that a noise bin far out does not stretch the grid. If
+    range is the run of the histogram's fullest bin, spanned with the
+    non-zero values' bulk when that bin holds exact zeros
+    (:func:`~._private_quantile.histogram_target_range`), as the target's
+    in a full fit, so that a noise bin far out does not stretch the grid. If
     the fullest bin is not 5 noise standard deviations high, the intercept
     is 0 and the quantile's release is forgone (still accounted).
     """
@@ -1406,7 +1412,7 @@ def _intercept_only_model(y, loss, plan, weights, rng, n_features, config):
     counts, threshold = noisy_histogram(
         y, rhos["target_range"], rng, WIDE_DECADE_EDGES, weights=weights
     )
-    support = histogram_mode_run(counts, threshold, WIDE_DECADE_EDGES)
+    support = histogram_target_range(counts, threshold, WIDE_DECADE_EDGES)
     level = constant_level(loss)
     if support is None:
         forgo_release("zcdp", rhos["target_location"])

@@ -22,6 +22,7 @@ __all__ = [
     "heaviest_run",
     "histogram_mode_run",
     "histogram_quantiles",
+    "histogram_target_range",
     "histogram_support",
 ]
 
@@ -180,6 +181,55 @@ def histogram_mode_run(counts, threshold, edges=SIGNED_DECADE_EDGES):
     first += min(dropped_low, top - first)
     last -= min(dropped_high, last - top)
     return _finite_span(edges, first, last)
+
+
+def histogram_target_range(counts, threshold, edges=WIDE_DECADE_EDGES):
+    """Finite range ``(low, high)`` of a target's (noisy) histogram.
+
+    :func:`histogram_mode_run`, unless its fullest bin is the one around 0
+    (``[-1e-8, 1e-8)``, exact zeros): the decades next to it are empty, so
+    the run is that bin alone, about ``2e-8`` wide, and grids on it would
+    place a zero-inflated target's median and spread there (40% zeros, the
+    other rows spread over decades about 100: the fit released the zero
+    model). The range then spans that bin and the fullest run of the other
+    bins (the non-zero values' bulk: the heaviest run of bins from 2.5
+    noise standard deviations, if it sums to 5); a noise bin far out still
+    does not stretch it.
+    Post-processing only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.heavy_tail._private_quantile import (
+    ...     WIDE_DECADE_EDGES, histogram_target_range)
+    >>> counts = np.zeros(len(WIDE_DECADE_EDGES) - 1)
+    >>> zero = int(np.searchsorted(WIDE_DECADE_EDGES, 0.0)) - 1
+    >>> counts[zero] = 400.0                # exact zeros
+    >>> counts[[zero + 10, zero + 11]] = [250.0, 200.0]  # [10, 100), [100, 1e3)
+    >>> histogram_target_range(counts, 100.0)
+    (-1e-08, 1000.0)
+    >>> counts[zero + 10 : zero + 12] = 0.0
+    >>> histogram_target_range(counts, 100.0)
+    (-1e-08, 1e-08)
+    """
+    run = histogram_mode_run(counts, threshold, edges)
+    zero = int(np.searchsorted(edges, 0.0, side="right")) - 1
+    if run is None or int(np.argmax(counts)) != zero:
+        return run
+    others = np.array(counts, dtype=np.float64)
+    others[zero] = -np.inf
+    # The non-zero values may be spread over decades, none of whose bins
+    # is 5 standard deviations high on a few hundred rows: their heaviest
+    # run of bins from 2.5 counts if it sums to 5 (a lone empty bin reaches
+    # 5 in ~3e-7 of draws).
+    bins = heaviest_run(others, threshold * _INNER_SIGMAS / _KEEP_SIGMAS)
+    if bins is None:
+        return run
+    first, last = bins
+    if not others[first : last + 1].sum() >= threshold * _MODE_SIGMAS / _KEEP_SIGMAS:
+        return run
+    low, high = _finite_span(edges, first, last)
+    return min(run[0], low), max(run[1], high)
 
 
 def heaviest_run(counts, floor):

@@ -86,3 +86,48 @@ def test_a_noise_bin_far_out_does_not_stretch_the_target_range(
     else:
         # Unshifted, the scale is the MAD from 0 (about 150).
         assert location == 0.0 and 50.0 < scale < 500.0
+
+
+@pytest.mark.parametrize("zero_share", [0.4, 0.7])
+def test_a_zero_inflated_target_is_located_with_its_non_zero_values(zero_share):
+    # Exact zeros fill the bin around 0, whose neighbouring decades are
+    # empty: read as the fullest bin's run alone, the range was 2e-8 wide
+    # and the fit released the zero model (location 1e-8, scale 2e-8 on a
+    # target of median 36). It spans the non-zero values' bulk too.
+    from sklearn_dpfair._solvers.heavy_tail._dpsgd import _private_target_scales
+
+    rng = np.random.default_rng(0)
+    spread = np.exp(np.log(100.0) + rng.normal(size=5000))
+    y = np.where(rng.random(5000) < zero_share, 0.0, spread)
+    rhos = {"target_range": 1e3, "target_location": 1e3, "target_scale": 1e3}
+    location, scale = _private_target_scales(
+        y, 1.0, rhos, None, np.random.default_rng(0)
+    )
+    median = np.median(y)
+    mad = np.median(np.abs(y - median)) / 0.6745
+    # Within a bin of the location grid (its range reaches 1e4 here).
+    assert abs(location - median) < 5.0
+    if mad > 0:
+        assert 0.5 < scale / mad < 2.0
+    else:
+        # Most rows at 0: no spread to read, a scale of the grid's, not 1e-8.
+        assert scale > 1e-3
+
+
+def test_histogram_target_range_spans_zeros_and_a_spread_bulk():
+    from sklearn_dpfair._solvers.heavy_tail._private_quantile import (
+        WIDE_DECADE_EDGES,
+        histogram_target_range,
+    )
+
+    counts = np.zeros(len(WIDE_DECADE_EDGES) - 1)
+    zero = int(np.searchsorted(WIDE_DECADE_EDGES, 0.0, side="right")) - 1
+    counts[zero] = 80.0
+    # Non-zero values over three decades, none 5 sigma high (threshold 40 is
+    # 4 sigma): their run sums to more than 5.
+    counts[zero + 10 : zero + 13] = 30.0
+    assert histogram_target_range(counts, 40.0) == (-1e-8, 1e4)
+    # A lone bin at 3 sigma, far out, is noise.
+    counts[zero + 10 : zero + 13] = 0.0
+    counts[zero + 25] = 30.0
+    assert histogram_target_range(counts, 40.0) == (-1e-8, 1e-8)
