@@ -189,8 +189,10 @@ class HeavyTailDPRegressor(
         where ``f`` is the solver's signal-to-noise factor (e.g.
         ``eps n / sqrt(d T)``). ``"theory"``: the thesis' rule
         ``moment_bound * f^(1/k)``, very conservative on real data (one-pass
-        solvers only). A float is used as is (``np.inf`` only without
-        privacy). The same name as in the other estimators.
+        solvers only: with "dp-sgd" under a finite budget ``fit`` and
+        ``privacy_plan`` raise a ``ValueError``). A float is used as is
+        (``np.inf`` only without privacy). The same name as in the other
+        estimators.
     clip_ref : float, default=300.0
         Constant ``c0`` of the one-pass auto clip rule. A value of 100 was 1.2-2x
         worse than 300 on the symmetric and contaminated benchmark data and
@@ -240,7 +242,10 @@ class HeavyTailDPRegressor(
     mode : {"practical", "theory"}, default="practical"
         ``"theory"`` uses the thesis' exact constants (needs
         ``moment_bound``); ``"practical"`` anchors them on private estimates
-        and caps the number of steps.
+        and caps the number of steps. One-pass solvers only: "dp-sgd" (the
+        one "auto" runs without an l1 or elastic-net penalty) ignores it,
+        its schedule and clip rule being its own (a ``moment_bound`` is
+        still required with ``"theory"``).
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
 default=None
         None (the default) draws the noise, the batches and the private
@@ -893,6 +898,24 @@ or None, default="auto"
                 f"solver={self.solver!r} handles only smooth penalties."
             )
         budget = self.rho if self.rho is not None else self.epsilon
+        if (
+            clip_norm == "theory"
+            and solver_runs_dpsgd(self.solver, self.penalty)
+            and not math.isinf(budget)
+        ):
+            # The thesis' rule sets the one-pass solvers' clip; "dp-sgd"
+            # clips in the units of its private scales. Refused here, where
+            # privacy_plan and fit check alike, before any data access.
+            solver = (
+                "'auto' (which runs 'dp-sgd')"
+                if self.solver == "auto"
+                else "'dp-sgd'"
+            )
+            raise ValueError(
+                f"{clip_name}='theory' belongs to the one-pass solvers "
+                "('sgd', 'acsa', 'prox', 'localized'); with "
+                f"solver={solver} use {clip_name}='auto' or a float."
+            )
         fixed_clip = clip_norm not in ("auto", "theory")
         if fixed_clip and math.isinf(clip_norm) and not math.isinf(budget):
             raise ValueError(

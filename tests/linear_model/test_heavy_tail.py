@@ -398,6 +398,46 @@ def test_bad_parameters_raise_naming_the_parameter(params, match):
     assert not hasattr(reg, "coef_")
 
 
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"solver": "dp-sgd", "clip_norm": "theory"},
+        {"solver": "auto", "clip_norm": "theory"},
+        {"solver": "dp-sgd", "clip_norm": "theory", "rho": 0.1},
+        {"solver": "auto", "clip_threshold": "theory"},
+    ],
+)
+def test_theory_clip_with_dp_sgd_is_refused_by_the_plan_and_the_fit(params):
+    # The thesis' clip rule belongs to the one-pass solvers; the plan
+    # accepted it with "dp-sgd" (and "auto", which runs it) while the fit
+    # refused it, so a planned fit could not run. Both refuse it now, naming
+    # the parameter the user set, before any data access.
+    X, y, _ = _data(np.random.default_rng(0), n=300)
+    reg = HeavyTailDPRegressor(epsilon=1.0, moment_bound=2.0, **params)
+    name = "clip_threshold" if "clip_threshold" in params else "clip_norm"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with pytest.raises(ValueError, match=f"{name}='theory'.*one-pass"):
+            reg.privacy_plan(*X.shape)
+        with pytest.raises(ValueError, match=f"{name}='theory'.*one-pass"):
+            reg.fit(X, y)
+    assert not hasattr(reg, "coef_")
+
+
+def test_theory_clip_is_planned_where_it_runs():
+    # A one-pass solver uses the rule, and without privacy "dp-sgd" has no
+    # clip: plan and fit agree there too.
+    X, y, _ = _data(np.random.default_rng(0), n=2000)
+    one_pass = HeavyTailDPRegressor(
+        epsilon=1.0, solver="sgd", clip_norm="theory", moment_bound=2.0,
+        random_state=0,
+    )
+    assert one_pass.privacy_plan(*X.shape).dp_event == one_pass.fit(X, y).dp_event_
+    exact = HeavyTailDPRegressor(epsilon=math.inf, clip_norm="theory", moment_bound=2.0)
+    exact.privacy_plan(*X.shape)
+    assert exact.fit(X, y).solver_ == "dp-sgd"
+
+
 def test_uniform_sample_weight_reproduces_the_unweighted_fit():
     X, y, _ = _data(np.random.default_rng(0), n=2000)
     with pytest.raises(ValueError, match="zero"):

@@ -68,6 +68,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
+from ..._loss import AbsoluteLoss, PinballLoss
 from ...privacy import (
     calibrate_noise,
     fit_weights,
@@ -560,6 +561,53 @@ def _standardized_l2(alpha, scale):
     return (float(alpha) / np.square(scale))[:, None]
 
 
+def _scaled_penalty(alpha, order, loss, scale):
+    """The strength, on the scaled target, of a penalty given in the units of ``y``.
+
+    The steps and the non-private limit minimize the mean loss of the
+    scaled target ``y' = (y - location) / scale`` with coefficients
+    ``w' = w / scale``. A loss of degree ``p`` in the residual (2: squared;
+    Huber, whose threshold is in units of ``scale``; 1: absolute and
+    pinball) is ``scale^p`` times its scaled value, and a penalty of order
+    ``m`` (2: ``(alpha / 2) ||w||^2``; 1: ``alpha ||w||_1``) is
+    ``scale^m`` times the same penalty of ``w'``. Dividing the documented
+    objective by ``scale^p`` gives the scaled problem with strength
+    ``alpha * scale^(m - p)``, the same minimizer; the raw ``alpha`` would
+    weigh the penalty ``scale^(p - m)`` times too much or too little.
+    A function of ``alpha`` and the released scale only.
+
+    Parameters
+    ----------
+    alpha : float
+        Penalty strength in the units of ``y`` (the documented objective).
+    order : {1, 2}
+        Degree of the penalty in the coefficients: 1 (l1) or 2 (l2).
+    loss : object
+        The pointwise loss the steps run on.
+    scale : float
+        The target's (private) scale ``target_scale_``.
+
+    Returns
+    -------
+    alpha_scaled : float
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._loss import AbsoluteLoss, SquaredLoss
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import _scaled_penalty
+    >>> _scaled_penalty(0.5, 2, SquaredLoss(), 100.0)
+    0.5
+    >>> _scaled_penalty(0.5, 2, AbsoluteLoss(), 100.0)
+    50.0
+    >>> _scaled_penalty(0.5, 1, SquaredLoss(), 100.0)
+    0.005
+    """
+    degree = 1 if isinstance(loss, (AbsoluteLoss, PinballLoss)) else 2
+    if not alpha:
+        return float(alpha)
+    return float(alpha) * float(scale) ** (order - degree)
+
+
 def _private_target_scales(y, s, rhos, weights, rng):
     """Private location and scale of ``y`` (three zCDP releases).
 
@@ -911,10 +959,22 @@ def plan_dpsgd(
     Returns
     -------
     plan : DPSGDBudgetPlan
+
+    Raises
+    ------
+    ValueError
+        For ``clip_norm="theory"`` under a finite budget: the thesis' clip
+        rule belongs to the one-pass solvers (here, before any data access,
+        so that the plan and the fit refuse it alike).
     """
     n, s = n_samples, 1.0 if config.fit_intercept else 0.0
     delta, accountant = budget.delta, budget.accountant
     private = budget.is_private
+    if private and config.clip_norm == "theory":
+        raise ValueError(
+            "clip_norm='theory' belongs to the one-pass solvers; use "
+            "'auto' or a float with solver='dp-sgd'."
+        )
     target = budget.epsilon if private else math.inf
     if private and target * n < minimum_signal(n_features + s**2, schedule):
         if not s:
@@ -1056,11 +1116,15 @@ def fit_heavy_tail_dpsgd(
         record's weighted gradient is clipped.
     l2 : float, default=0.0
         Ridge strength ``alpha`` of ``(alpha / 2) ||b||^2`` on the
-        coefficients ``b`` of the raw columns (data-independent; the
-        target is the scaled one): the steps, which run on the standardized
-        columns, apply ``alpha / scale_j^2`` to coordinate ``j`` divided by
-        ``scale_j`` (:func:`_standardized_l2`, :func:`_step_scales`), the
-        same objective as the ``epsilon=inf`` limit's.
+        coefficients ``b`` of the raw columns, added to the mean loss in the
+        units of ``y`` (data-independent): on the scaled target it becomes
+        ``alpha * target_scale`` for the absolute and pinball losses and
+        stays ``alpha`` for the squared and Huber ones
+        (:func:`_scaled_penalty`); the steps, which run on the standardized
+        columns, apply that strength over ``scale_j^2`` to coordinate ``j``
+        divided by ``scale_j`` (:func:`_standardized_l2`,
+        :func:`_step_scales`), the same objective as the ``epsilon=inf``
+        limit's.
     schedule : DPSGDSchedule, default=DPSGD_SCHEDULE
         Public constants.
     plan : DPSGDBudgetPlan or None, default=None
@@ -1086,11 +1150,6 @@ def fit_heavy_tail_dpsgd(
     delta, accountant = budget.delta, budget.accountant
     private = budget.is_private
     weights = fit_weights(sample_weight, n, private=private)
-    if private and config.clip_norm == "theory":
-        raise ValueError(
-            "clip_norm='theory' belongs to the one-pass solvers; use "
-            "'auto' or a float with solver='dp-sgd'."
-        )
     # 1. The plan, from public quantities only (before any data access).
     if plan is None:
         plan = plan_dpsgd(
@@ -1109,6 +1168,10 @@ def fit_heavy_tail_dpsgd(
     # and histograms cap them at 1); without privacy they are multiplicities.
     rhos = {name: plan.rho(name) for name in names}
     location, scale = _private_target_scales(y, s, rhos, weights, rng)
+    # The ridge of the scaled problem: the user's ``alpha`` is in the units
+    # of y, and the pinball and absolute losses scale with the target's
+    # scale where the penalty scales with its square (_scaled_penalty).
+    l2_scaled = _scaled_penalty(l2, 2, loss, scale)
     x_location, x_scale = np.zeros(n_features), np.ones(n_features)
     if scale_features:
         x_location, x_scale = private_feature_scales(
@@ -1131,7 +1194,7 @@ def fit_heavy_tail_dpsgd(
     # A column whose raw-unit ridge would outweigh a unit column's curvature
     # is divided by more (:func:`_step_scales`, post-processing of the
     # released scales): the objective is the same.
-    step_scale = _step_scales(x_scale, l2) if private else x_scale
+    step_scale = _step_scales(x_scale, l2_scaled) if private else x_scale
     Z = standardized(X, x_location, step_scale)
     row_median = _private_row_scale(Z, s, rhos["row_norm_histogram"], weights, rng)
     # A released median beyond the histogram's top edge bounds no step size
@@ -1176,7 +1239,7 @@ def fit_heavy_tail_dpsgd(
         # (the documented objective, the epsilon=inf limit's): on the
         # standardized columns it is alpha / step_scale_j^2 <= 1 per
         # coordinate (_step_scales).
-        alpha_steps = _standardized_l2(l2, step_scale)
+        alpha_steps = _standardized_l2(l2_scaled, step_scale)
         # A constant step is stable while lr * lambda_max(H + diag(alpha_j))
         # < 2, and lambda_max(H + diag(alpha_j)) <= lambda_max(H) + max_j
         # alpha_j. The rule above is meant to keep lr lambda_max(H) below 1
@@ -1204,7 +1267,12 @@ def fit_heavy_tail_dpsgd(
         # minimized by the full-batch solver (no step size to get wrong on
         # raw columns).
         result = minimize_regression(
-            X, y_scaled, loss, alpha=l2, fit_intercept=bool(s), sample_weight=weights
+            X,
+            y_scaled,
+            loss,
+            alpha=l2_scaled,
+            fit_intercept=bool(s),
+            sample_weight=weights,
         )
         n_steps = result.n_iter
     else:
