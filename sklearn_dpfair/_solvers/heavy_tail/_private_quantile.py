@@ -192,9 +192,9 @@ def histogram_target_range(counts, threshold, edges=WIDE_DECADE_EDGES):
     place a zero-inflated target's median and spread there (40% zeros, the
     other rows spread over decades about 100: the fit released the zero
     model). The range then spans that bin and the fullest run of the other
-    bins (the non-zero values' bulk: the heaviest run of bins from 2.5
-    noise standard deviations, if it sums to 5); a noise bin far out still
-    does not stretch it.
+    bins (the non-zero values' bulk: the heaviest run of bins from 4
+    noise standard deviations, if it sums to 5); a noise bin far out
+    stretches it in ~2e-5 of draws.
     Post-processing only.
 
     Examples
@@ -220,9 +220,11 @@ def histogram_target_range(counts, threshold, edges=WIDE_DECADE_EDGES):
     others[zero] = -np.inf
     # The non-zero values may be spread over decades, none of whose bins
     # is 5 standard deviations high on a few hundred rows: their heaviest
-    # run of bins from 2.5 counts if it sums to 5 (a lone empty bin reaches
-    # 5 in ~3e-7 of draws).
-    bins = heaviest_run(others, threshold * _INNER_SIGMAS / _KEEP_SIGMAS)
+    # run of bins from 4 counts if it sums to 5. Empty bins pass that in
+    # ~2e-5 of draws (one at 5, ~3e-7 each; two neighbours at 4, ~1e-9
+    # each); from 2.5, two neighbouring empty bins summed to 5 in 0.2% of
+    # draws, and stretched the range to 1e21.
+    bins = heaviest_run(others, threshold)
     if bins is None:
         return run
     first, last = bins

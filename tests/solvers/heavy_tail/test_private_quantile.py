@@ -125,9 +125,10 @@ def test_histogram_target_range_spans_zeros_and_a_spread_bulk():
     counts[zero] = 80.0
     # Non-zero values over three decades, none 5 sigma high (threshold 40 is
     # 4 sigma): their run sums to more than 5.
-    counts[zero + 10 : zero + 13] = 30.0
+    counts[zero + 10 : zero + 13] = 45.0
     assert histogram_target_range(counts, 40.0) == (-1e-8, 1e4)
-    # A lone bin at 3 sigma, far out, is noise.
+    # Two neighbouring bins at 3 sigma far out (each below the threshold,
+    # together above 5 sigma) are noise.
     counts[zero + 10 : zero + 13] = 0.0
-    counts[zero + 25] = 30.0
+    counts[[zero + 25, zero + 26]] = 30.0
     assert histogram_target_range(counts, 40.0) == (-1e-8, 1e-8)
