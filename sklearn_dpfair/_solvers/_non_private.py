@@ -329,7 +329,7 @@ def _robust_moments(X, mean, scale):
     return np.where(dominated, median, mean), np.where(dominated, robust, scale)
 
 
-def _constant_prediction(y, loss, sample_weight=None):
+def _constant_prediction(y, loss, sample_weight=None, *, fit_intercept=True):
     """A regression loss's best constant prediction and the target's spread about it.
 
     The null model, from which the non-private solve starts and which sets
@@ -338,13 +338,22 @@ def _constant_prediction(y, loss, sample_weight=None):
     its weighted standard deviation; for the Huber, absolute and pinball
     losses the weighted median (the pinball loss's ``tau``-quantile, its
     exact minimizer; near the Huber loss's) and the weighted mean absolute
-    deviation from it. Read from the data: the non-private limit releases
-    nothing private.
+    deviation from it. Without an intercept the null model is 0, and the
+    spread is about 0 (the root mean square of ``y``, or its mean absolute
+    value). Read from the data: the non-private limit releases nothing
+    private.
 
-    Returns ``(None, 1.0)`` for another loss (the classification losses,
-    whose targets are class codes with no offset) and for a target that is
-    constant within rounding or whose spread is not finite: the solve then
-    starts at an intercept of 0 and keeps the target's units, as it did.
+    Returns
+    -------
+    location : ndarray of shape (1,) or None
+        None without an intercept, for another loss (the classification
+        losses, whose targets are class codes with no offset), or where the
+        spread is not finite or positive.
+    spread : float
+        1.0 where ``location`` is None but for a spread about 0.
+    constant : bool
+        Whether ``y`` is constant within rounding: the null model then
+        predicts it exactly, the minimizer of every regression loss.
 
     Examples
     --------
@@ -352,14 +361,14 @@ def _constant_prediction(y, loss, sample_weight=None):
     >>> from sklearn_dpfair._loss import AbsoluteLoss, SquaredLoss
     >>> from sklearn_dpfair._solvers._non_private import _constant_prediction
     >>> y = np.array([1e9, 1e9 + 2.0, 1e9 + 4.0, 1e9 + 10.0])
-    >>> location, spread = _constant_prediction(y, SquaredLoss())
+    >>> location, spread, _ = _constant_prediction(y, SquaredLoss())
     >>> float(location[0] - 1e9), round(float(spread), 4)
     (4.0, 3.7417)
-    >>> location, spread = _constant_prediction(y, AbsoluteLoss())
+    >>> location, spread, _ = _constant_prediction(y, AbsoluteLoss())
     >>> float(location[0] - 1e9), float(spread)
     (2.0, 3.0)
     >>> _constant_prediction(np.full(3, 0.1), SquaredLoss())
-    (None, 1.0)
+    (array([0.1]), 1.0, True)
     """
     if isinstance(loss, SquaredLoss):
         quantile = None
@@ -368,19 +377,25 @@ def _constant_prediction(y, loss, sample_weight=None):
     elif isinstance(loss, PinballLoss):
         quantile = loss.quantile
     else:
-        return None, 1.0
+        return None, 1.0, False
     y = np.asarray(y, dtype=np.float64).ravel()
     n = y.shape[0]
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
     total = float(w.sum())
     if n == 0 or not total > 0:
-        return None, 1.0
+        return None, 1.0, False
+    constant = False
     with np.errstate(all="ignore"):
-        mean = float(w @ y) / total
-        if quantile is None:
-            location = mean
-            var = float(w @ np.square(y - mean)) / total
-            constant = bool(constant_columns([var], [mean], n)[0])
+        if not fit_intercept:
+            location = 0.0
+            if quantile is None:
+                spread = math.sqrt(float(w @ np.square(y)) / total)
+            else:
+                spread = float(w @ np.abs(y)) / total
+        elif quantile is None:
+            location = float(w @ y) / total
+            var = float(w @ np.square(y - location)) / total
+            constant = bool(constant_columns([var], [location], n)[0])
             spread = math.sqrt(var) if var >= 0 else math.nan
         else:
             order = np.argsort(y, kind="stable")
@@ -389,9 +404,11 @@ def _constant_prediction(y, loss, sample_weight=None):
             location = float(y[order[min(at, n - 1)]])
             spread = float(w @ np.abs(y - location)) / total
             constant = spread == 0
-    if constant or not (math.isfinite(spread) and spread > 0):
-        return None, 1.0
-    return np.array([location]), spread
+    if constant and math.isfinite(location):
+        return np.array([location]), 1.0, True
+    if not (math.isfinite(spread) and spread > 0):
+        return None, 1.0, False
+    return (np.array([location]) if fit_intercept else None), spread, False
 
 
 def minimize_linear(
@@ -459,20 +476,26 @@ def minimize_linear(
     y = np.asarray(y)
     K = int(n_outputs)
     model = LinearModel(n_outputs=K, intercept_scaling=1.0 if fit_intercept else 0.0)
-    location, spread = (
-        _constant_prediction(y, loss, sample_weight)
-        if fit_intercept and K == 1
-        else (None, 1.0)
+    location, spread, constant = (
+        _constant_prediction(y, loss, sample_weight, fit_intercept=fit_intercept)
+        if K == 1 and not (penalize_intercept and alpha)
+        else (None, 1.0, False)
     )
+    if constant:
+        # The null model predicts a constant target exactly: the minimizer
+        # of every regression loss, its penalties 0. A solve would start at
+        # it with nothing to normalize by (a target exactly 1e9 was fitted
+        # with coefficients of -1.8 and predictions 15 off, no warning).
+        return NonPrivateFit(np.zeros((X.shape[1], 1)), location, 0, True, 0.0)
     shift = 0.0
-    if location is not None and not (penalize_intercept and alpha):
+    if location is not None:
         # The regression losses read raw - y only, so the intercept absorbs
         # a shift of the target: the solve runs on y less its best constant
         # and adds it back. Its residuals are then computed near the
         # target's spread, not near its offset: of a target near 1e12 every
         # residual would carry a rounding of 1e-4, and their sums a
         # gradient noise above the stationarity test. Not with a penalized
-        # intercept, whose penalty is not shift-invariant.
+        # intercept (nor its scales), whose penalty is not shift-invariant.
         shift = float(location[0])
         y = np.asarray(y, dtype=np.float64) - shift
         location = np.zeros(1)

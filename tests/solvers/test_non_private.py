@@ -184,6 +184,53 @@ def test_a_constant_target_is_its_intercept_without_a_warning():
     assert fit.intercept[0] == pytest.approx(0.1, rel=1e-12)
 
 
+@pytest.mark.parametrize("loss", [SquaredLoss(), HuberLoss(1.0), PinballLoss(0.8)])
+def test_a_constant_target_far_from_zero_is_predicted_exactly(loss):
+    # A target exactly 1e9 left nothing to normalize the solve by from a
+    # zero warm start: coefficients of -1.8 and predictions 15 off, no
+    # warning. The null model predicts it exactly.
+    X, _ = _unit_problem()
+    y = np.full(X.shape[0], 1e9)
+    fit = minimize_linear(X, y, loss, coef_init=np.zeros(3), intercept_init=[0.0])
+    assert fit.converged
+    np.testing.assert_array_equal(fit.coef, 0.0)
+    assert fit.intercept[0] == 1e9
+
+
+@pytest.mark.parametrize("unit", [1e-6, 1e6])
+def test_without_an_intercept_the_tolerance_is_in_the_targets_units(unit):
+    # Without an intercept the solve kept the objective's squared units: on
+    # 150 uncentred columns a target in units of 1e6 stopped with the
+    # coefficients 1% off, no warning.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 150)) + 1.0
+    y = X @ rng.normal(size=150) + rng.normal(size=400)
+    ref = np.linalg.lstsq(X, y, rcond=None)[0]
+    fit = minimize_linear(X, y * unit, SquaredLoss(), fit_intercept=False)
+    assert fit.converged
+    np.testing.assert_allclose(fit.coef[:, 0] / unit, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_a_penalized_intercept_keeps_the_unscaled_solve():
+    # Output perturbation's objective penalizes the intercept: it is not
+    # shift-invariant, and a solve started at the target's median, in units
+    # of its spread, stopped 'converged' at an objective 1,650 times the
+    # minimum's.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3)) * [1, 1e3, 1e-3] + [0, 500, 5]
+    y = 1e9 + 1e-3 * (X @ [1.0, 2.0, 3.0] + 0.5 * rng.normal(size=60))
+    loss, alpha = HuberLoss(1e-3), 1e-2
+    fit = minimize_linear(X, y, loss, alpha=alpha, penalize_intercept=True)
+
+    def objective(coef, b):
+        raw = (X @ coef + b)[:, None]
+        return np.mean(loss.loss(y, raw)) + alpha / 2 * (coef @ coef + b * b)
+
+    # The intercept's penalty dominates: at most the objective of the
+    # model (coef 0, intercept 0.1), about 1e6.
+    assert objective(fit.coef[:, 0], fit.intercept[0]) <= objective(np.zeros(3), 0.1)
+
+
 @pytest.mark.parametrize("loss, q", [(AbsoluteLoss(), 0.5), (PinballLoss(0.8), 0.8)])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_pinball_linear_program_is_quantile_regression(loss, q, sparse):
