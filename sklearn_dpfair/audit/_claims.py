@@ -18,7 +18,6 @@ from ..privacy._accounting import (
     epsilon_of,
     holds,
     is_dp_event,
-    pure_epsilon,
 )
 
 __all__ = ["DEFAULT_AUDIT_DELTAS", "check_deltas", "claimed_profile"]
@@ -29,11 +28,14 @@ DEFAULT_AUDIT_DELTAS = (1e-3, 1e-2, 0.05, 0.1, 0.2, 0.3, 0.5)
 
 
 def _epsilon_at(event, delta):
-    if delta == 0:
+    if delta == 0 and not holds(event, dp_accounting.RandomizedResponseDpEvent):
+        # A malformed claim is refused, not read as inf.
         check_dp_event(event)
-        if pure_epsilon(event) is None and not holds(
-            event, dp_accounting.RandomizedResponseDpEvent
-        ):
+        try:
+            # The accountant's own reading at delta = 0 (a release of
+            # infinite noise is a no-op, a non-private one inf).
+            return epsilon_of(event, 0.0)
+        except ValueError:
             # A release with no pure epsilon (Gaussian, zCDP, sampled) is
             # (epsilon, 0)-DP for no finite epsilon: its profile is inf at
             # delta = 0, a claim no test can violate (the selection skips

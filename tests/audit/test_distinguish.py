@@ -167,6 +167,13 @@ def test_a_delta_of_zero_claims_inf_for_an_event_with_no_pure_epsilon():
     r = audit_scores(s0, s1, delta=1e-5, dp_event=gaussian_event(1.0), deltas=[0.0])
     assert not r.violation
     assert r.audit_delta == 0.0 and r.epsilon_claimed == np.inf
+    # A Gaussian release of infinite noise releases nothing: beside a
+    # Laplace release the claim at delta = 0 is the Laplace's, as the
+    # accountant reads it, not inf (a claim no test could break).
+    composed = dp_accounting.ComposedDpEvent(
+        [laplace, dp_accounting.GaussianDpEvent(np.inf)]
+    )
+    assert claimed_profile([composed], 0.0, [0.0]) == {0.0: 2.0}
 
 
 def test_audit_mechanism_with_a_delta_of_zero_audits_the_other_deltas():
