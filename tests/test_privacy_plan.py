@@ -471,6 +471,30 @@ def test_plan_refuses_bad_inputs(estimator, args, kwargs, error, match):
         estimator.privacy_plan(*args, **kwargs)
 
 
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        DPLogisticRegression(classes=["a", "a", "b"]),
+        DPMLPClassifier(classes=["a", "a", "b"]),
+        DPFERMIClassifier(classes=["a", "a", "b"], groups=[0, 1]),
+    ],
+    ids=lambda est: type(est).__name__,
+)
+def test_plan_refuses_the_declared_classes_the_fit_refuses(estimator):
+    # Counted as three classes, ["a", "a", "b"] planned an intercept-only
+    # release (DPLogisticRegression's small-budget rule) that no fit runs:
+    # the fit refuses the label set before reading a row.
+    with pytest.raises(ValueError, match="classes contains duplicate labels"):
+        estimator.privacy_plan(25, 2)
+    X = np.zeros((25, 2))
+    y = np.array(["a", "b"] * 12 + ["a"])
+    with pytest.raises(ValueError, match="classes contains duplicate labels"):
+        estimator.fit(X, y, **(
+            {"sensitive_features": np.arange(25) % 2}
+            if isinstance(estimator, DPFERMIClassifier) else {}
+        ))
+
+
 def test_check_fitted_catches_a_drift():
     X, y, _ = _data()
     est = DPLogisticRegression(classes=[0, 1], max_iter=2).fit(X, y)

@@ -64,6 +64,7 @@ from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
     check_public_weights,
+    planned_class_count,
     resolve_classification_targets,
     warn_at_caller,
 )
@@ -1668,15 +1669,9 @@ default=None
                 f"n_groups={n_groups} disagrees with the {len(self.groups)} "
                 "declared groups."
             )
-        if self.classes is not None and n_classes not in (None, len(self.classes)):
-            raise ValueError(
-                f"n_classes={n_classes} disagrees with the {len(self.classes)} "
-                "declared classes."
-            )
+        n_classes = planned_class_count(self.classes, n_classes)
         if n_groups is None:
             n_groups = 1 if self.groups is None else len(self.groups)
-        if n_classes is None:
-            n_classes = 2 if self.classes is None else len(self.classes)
         privacy = self._fair_privacy((), n_features, sparse, n_samples=n_samples)
         plan = self._fermi_plan(
             privacy,

@@ -76,6 +76,7 @@ from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
     check_classifier_metadata,
+    planned_class_count,
     warn_at_caller,
 )
 
@@ -1004,15 +1005,7 @@ default=None
                     self._scaling_plan(n_features, None, where="silos=")
                 ),
             )
-        if self.classes is not None:
-            declared = len(self.classes)
-            if n_classes is not None and n_classes != declared:
-                raise ValueError(
-                    f"n_classes={n_classes} disagrees with the {declared} "
-                    "declared classes."
-                )
-            n_classes = declared
-        n_classes = 2 if n_classes is None else n_classes
+        n_classes = planned_class_count(self.classes, n_classes)
         if n_classes < 2:
             raise ValueError(f"n_classes must be >= 2; got {n_classes}.")
         if self.solver == "dp-newton":

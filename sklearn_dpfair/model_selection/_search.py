@@ -778,7 +778,9 @@ class PrivateHyperparameterSearch(
             ):
                 continue
             # The candidates' own check (sign, real numbers, not all zero).
-            weights = check_public_weights(routed[key], X)
+            weights = check_public_weights(
+                routed[key], X, name=passed_as.get(key, key)
+            )
             if not np.all(weights > 0):
                 # Not all zero on every row, a candidate's training part
                 # still could be (every positive weight drawn into the

@@ -44,6 +44,7 @@ from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
     check_classifier_metadata,
+    planned_class_count,
 )
 from ._federated import fit_network_silos
 from ._fit import MLPParams, fit_dp_network, network_setup
@@ -534,15 +535,7 @@ default=None
         on the schedule and the budget only, not on the architecture, the
         number of features or the number of classes.
         """
-        if self.classes is not None:
-            declared = len(self.classes)
-            if n_classes is not None and n_classes != declared:
-                raise ValueError(
-                    f"n_classes={n_classes} disagrees with the {declared} "
-                    "declared classes."
-                )
-            n_classes = declared
-        n_classes = 2 if n_classes is None else n_classes
+        n_classes = planned_class_count(self.classes, n_classes)
         if n_classes < 2:
             raise ValueError(f"n_classes must be >= 2; got {n_classes}.")
         self._check_scaling(n_silos is not None)

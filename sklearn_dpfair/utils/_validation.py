@@ -174,11 +174,12 @@ _ONE_CLASS = (
 )
 
 
-def check_public_weights(sample_weight, X):
+def check_public_weights(sample_weight, X, name="sample_weight"):
     """Validated public ``sample_weight``, or None.
 
     The weights are public inputs: checking them (shape, sign, not all zero)
-    reveals nothing about the private records.
+    reveals nothing about the private records. ``name`` is the parameter the
+    messages name (a pipeline step's ``clf__sample_weight``).
 
     Examples
     --------
@@ -212,14 +213,21 @@ def check_public_weights(sample_weight, X):
             values.astype(object)
         ):
             raise ValueError(
-                "sample_weight must be real numbers (float or int); got "
+                f"{name} must be real numbers (float or int); got "
                 f"{type(_first_unreal(values)).__name__} values."
             )
-    weights = to_numpy(
-        check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-    )
+    try:
+        weights = check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True
+        )
+    except ValueError as exc:
+        if name == "sample_weight":
+            raise
+        # scikit-learn's messages say "sample_weight".
+        raise ValueError(f"{name}: {exc}") from None
+    weights = to_numpy(weights)
     if not np.any(weights > 0):
-        raise ValueError("sample_weight are all zero: there is nothing to fit.")
+        raise ValueError(f"{name} are all zero: there is nothing to fit.")
     return weights
 
 
@@ -325,6 +333,72 @@ def _declared_positions(classes_, y):
     return pos, unknown
 
 
+def check_declared_classes(classes):
+    """A declared label set, validated from the parameter alone, sorted.
+
+    The check that a fit (:func:`resolve_classes`) and a privacy plan
+    (:func:`planned_class_count`, before any data is read) share, so that no
+    plan is made for a label set its fit would refuse: a 1-d array-like of
+    at least two labels, none missing, none twice.
+
+    Returns
+    -------
+    classes_ : ndarray
+        The labels sorted, as scikit-learn orders a declared label set: its
+        scorers and the binary decision_function/coef_ sign read
+        ``classes_[1]`` as the positive class, so the declaration order must
+        not change them (a new array: it does not alias the parameter).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.utils._validation import check_declared_classes
+    >>> check_declared_classes(["b", "a"])
+    array(['a', 'b'], dtype='<U1')
+    >>> check_declared_classes(["a", "a", "b"])
+    Traceback (most recent call last):
+    ...
+    ValueError: classes contains duplicate labels: ['a', 'a', 'b'].
+    """
+    declared = np.asarray(classes)
+    if declared.ndim != 1 or declared.size < 2:
+        raise ValueError(
+            "classes must be a 1-d array-like of at least two labels; got "
+            f"{classes!r}."
+        )
+    if any(_is_missing(label) for label in declared.tolist()):
+        # scikit-learn refuses a missing label in y; a declared one would be
+        # a class no row can have (NaN != NaN).
+        raise ValueError(
+            f"classes contains a missing value (None or NaN): {classes!r}."
+        )
+    classes_ = np.unique(declared)
+    if classes_.size != declared.size:
+        raise ValueError(f"classes contains duplicate labels: {classes!r}.")
+    return classes_
+
+
+def planned_class_count(classes, n_classes):
+    """The number of classes a privacy plan is made for (public inputs only).
+
+    That of the declared ``classes`` (checked as a fit checks them), which a
+    given ``n_classes`` must equal; else ``n_classes``, 2 by default.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.utils._validation import planned_class_count
+    >>> planned_class_count(["x", "y", "z"], None), planned_class_count(None, None)
+    (3, 2)
+    """
+    if classes is None:
+        return 2 if n_classes is None else n_classes
+    declared = check_declared_classes(classes).size
+    if n_classes is not None and n_classes != declared:
+        raise ValueError(
+            f"n_classes={n_classes} disagrees with the {declared} declared classes."
+        )
+    return declared
+
+
 def resolve_classes(classes, y):
     """Return ``(classes_, y_encoded, caveats)`` for a classifier.
 
@@ -346,26 +420,7 @@ def resolve_classes(classes, y):
     """
     caveats = []
     if classes is not None:
-        declared = np.asarray(classes)
-        if declared.ndim != 1 or declared.size < 2:
-            raise ValueError(
-                "classes must be a 1-d array-like of at least two labels; got "
-                f"{classes!r}."
-            )
-        # Sorted, as scikit-learn orders a declared label set: its scorers
-        # and the binary decision_function/coef_ sign read classes_[1] as the
-        # positive class, so the declaration order must not change them.
-        # np.unique returns a new array: classes_ does not alias the
-        # parameter.
-        if any(_is_missing(label) for label in declared.tolist()):
-            # scikit-learn refuses a missing label in y; a declared one
-            # would be a class no row can have (NaN != NaN).
-            raise ValueError(
-                f"classes contains a missing value (None or NaN): {classes!r}."
-            )
-        classes_ = np.unique(declared)
-        if classes_.size != declared.size:
-            raise ValueError(f"classes contains duplicate labels: {classes!r}.")
+        classes_ = check_declared_classes(classes)
         pos, unknown = _declared_positions(classes_, np.asarray(y))
         if np.any(unknown):
             # The message names the problem, not the labels: they are private.

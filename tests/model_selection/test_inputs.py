@@ -292,9 +292,10 @@ def test_a_pipeline_steps_weights_are_checked_whatever_the_split(data, key):
     weights[7] = -1.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        # The message names the keyword as passed.
         _raises_for_every_split(
             lambda s: _pipeline_search(_scaled_pipeline(), s),
-            X, y, "sample_weight", **{key: weights},
+            X, y, f"^{key}", **{key: weights},
         )
         weights[:] = 0.0
         weights[7] = 1.0
