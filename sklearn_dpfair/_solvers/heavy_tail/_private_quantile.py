@@ -23,7 +23,6 @@ __all__ = [
     "histogram_mode_run",
     "histogram_quantiles",
     "histogram_target_range",
-    "histogram_support",
 ]
 
 #: Public signed decade edges of the heavy-tail scales' range histograms:
@@ -96,33 +95,6 @@ def _finite_span(edges, first, last):
     return float(low), float(high)
 
 
-def histogram_support(counts, threshold, edges=SIGNED_DECADE_EDGES):
-    """Finite range ``(low, high)`` of the bins a (noisy) histogram shows data in.
-
-    The span from the first to the last bin whose count reaches
-    ``threshold`` (post-processing only); an outer bin is read as reaching
-    10 times its finite edge, so ``low < high``. None when no bin reaches
-    the threshold.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair.privacy import noisy_histogram
-    >>> from sklearn_dpfair.privacy._quantile import SIGNED_DECADE_EDGES
-    >>> from sklearn_dpfair._solvers.heavy_tail._private_quantile import (
-    ...     histogram_support)
-    >>> y = np.random.default_rng(0).normal(150.0, 75.0, size=300)
-    >>> counts, threshold = noisy_histogram(
-    ...     y, 0.003, np.random.default_rng(1), edges=SIGNED_DECADE_EDGES)
-    >>> histogram_support(counts, threshold)
-    (10.0, 1000.0)
-    """
-    above = np.flatnonzero(counts >= threshold)
-    if above.size == 0:
-        return None
-    return _finite_span(edges, int(above[0]), int(above[-1]))
-
-
 def histogram_mode_run(counts, threshold, edges=SIGNED_DECADE_EDGES):
     """Finite range ``(low, high)`` of the (noisy) histogram's fullest bins.
 
@@ -132,8 +104,8 @@ def histogram_mode_run(counts, threshold, edges=SIGNED_DECADE_EDGES):
     ``threshold`` (5 noise standard deviations: an empty bin reaches 4 with
     probability ~3e-5, so one of a few dozen does about once in a thousand
     columns, and a range read off it is decades off; 5 is ~100 times
-    rarer). Unlike :func:`histogram_support`, which spans every bin
-    above the threshold, the fullest bin is found whatever the noise level
+    rarer). Unlike the span of every bin above the threshold, the fullest
+    bin is found whatever the noise level
     (a report-noisy-max): a noisy bin far from the data does not stretch
     the range over decades. The run's outer bins that hold together at
     most 1% of its count on their side are then dropped (never the fullest

@@ -294,11 +294,11 @@ def test_an_outer_bin_is_read_with_a_positive_width(first, last):
     from sklearn_dpfair._solvers.heavy_tail._private_quantile import (
         WIDE_DECADE_EDGES,
         histogram_mode_run,
-        histogram_support,
+        histogram_target_range,
     )
 
     counts = np.zeros(WIDE_DECADE_EDGES.size - 1)
     counts[[first, last]] = 100.0
-    for read in (histogram_support, histogram_mode_run):
+    for read in (histogram_mode_run, histogram_target_range):
         low, high = read(counts, 10.0, WIDE_DECADE_EDGES)
         assert np.isfinite(low) and np.isfinite(high) and low < high

@@ -7,10 +7,8 @@ import pytest
 
 from sklearn_dpfair._solvers.heavy_tail._private_quantile import (
     histogram_quantiles,
-    histogram_support,
 )
 from sklearn_dpfair.privacy._quantile import (
-    SIGNED_DECADE_EDGES,
     SIGNED_EDGES,
     noisy_histogram,
 )
@@ -31,16 +29,6 @@ def test_private_target_scales_on_a_few_hundred_rows(center, spread):
         )
         assert abs(location - np.median(y)) < 0.75 * spread
         assert 0.3 < scale / spread < 3
-
-
-def test_histogram_support_reads_the_bulk_of_the_data():
-    y = np.random.default_rng(0).normal(150.0, 75.0, size=3000)
-    counts, threshold = noisy_histogram(
-        y, 0.01, np.random.default_rng(1), SIGNED_DECADE_EDGES
-    )
-    # 2.3% of the rows are negative: the [-100, -10) decade shows too.
-    assert histogram_support(counts, threshold) == (-100.0, 1000.0)
-    assert histogram_support(np.zeros_like(counts), threshold) is None
 
 
 def test_histogram_quantiles_without_signal_is_none():
