@@ -30,6 +30,16 @@ from ._quantiles import FENCE_DRAWS, check_fence_levels, column_edges, private_f
 
 __all__ = ["PrivateTransformerMixin"]
 
+#: How a record at ``epsilon=inf`` introduces what the fit ran, as the
+#: estimators' records of their non-private limit do.
+NON_PRIVATE_LIMIT = "non-private limit (epsilon=inf, no noise): "
+
+#: What ``bounds="auto"`` releases at ``epsilon=inf``
+#: (:func:`~._quantiles.private_fences` without privacy).
+OBSERVED_RANGE = (
+    "bounds from the observed range of each column (nothing clipped), then "
+)
+
 
 class PrivateTransformerMixin(PrivateEstimatorMixin):
     """Private fit bookkeeping of a transformer, and its declared output bound.
@@ -246,12 +256,29 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         )
         return edges, plan
 
-    def _record_fit(self, plan, what, additional_delta=0.0, **kwargs):
+    def _record_fit(self, plan, what, *, non_private, additional_delta=0.0, **kwargs):
         """Account the fit as ``plan`` says and set the privacy attributes.
 
-        ``additional_delta``: delta spent outside the plan's event (a
-        partition selection's threshold), which the record states.
+        Parameters
+        ----------
+        plan : ReleasePlan
+            The fit's plan (:meth:`_plan_fit`).
+        what : str
+            The private mechanism, in words: what the fit runs at a finite
+            epsilon.
+        non_private : str
+            What the fit runs at ``epsilon=inf`` (``plan.is_private`` False),
+            in words: there no noise is drawn and the statistics are the
+            exact ones, so the record names them rather than the private
+            mechanism they stand in for (the record is of what ran).
+        additional_delta : float, default=0.0
+            Delta spent outside the plan's event (a partition selection's
+            threshold), which the record states.
+        **kwargs
+            Passed to :meth:`~._plan.ReleasePlan.record`.
         """
+        if not plan.is_private:
+            what = f"{NON_PRIVATE_LIMIT}{non_private}"
         record = plan.record(f"{type(self).__name__}: {what}", **kwargs)
         if additional_delta:
             record = replace(record, additional_delta=additional_delta)

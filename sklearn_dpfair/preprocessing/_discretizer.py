@@ -164,8 +164,18 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
             if quantile
             else "uniform edges of the public bounds (no private read)"
         )
+        # Without privacy the quantile edges are exact (column_edges).
+        exact = (
+            "exact quantile edges of the clipped columns (their observed "
+            "minimum and maximum the end edges)"
+            if quantile
+            else what
+        )
         self._record_fit(
-            plan, what, caveats=weights_caveats(sample_weight if quantile else None)
+            plan,
+            what,
+            non_private=exact,
+            caveats=weights_caveats(sample_weight if quantile else None),
         )
         return self
 

@@ -308,11 +308,28 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         self.threshold_delta_ = threshold_delta
         n_out = sum(len(ks) + (self.handle_unknown == "other") for ks in keys)
         self._set_unit_output_bounds(n_out, n_features)
-        what = "declared categories only (no private read)"
+        what = exact = "declared categories only (no private read)"
         if discover:
             what = (
                 f"Gaussian-thresholding partition selection of {len(discover)} "
                 "column(s)"
+            )
+            # Without privacy the counts are exact and the threshold is
+            # -inf (_discover): every observed category is kept, unless
+            # min_frequency or max_categories filter the exact counts.
+            limits = " and ".join(
+                name
+                for name in ("min_frequency", "max_categories")
+                if getattr(self, name) is not None
+            )
+            kept = (
+                f"the observed categories kept as {limits} select on those counts"
+                if limits
+                else "every observed category kept"
+            )
+            exact = (
+                f"exact category counts of {len(discover)} column(s), {kept} "
+                "(no threshold)"
             )
         if threshold_delta:
             # The threshold is outside the event: (epsilon, noise delta +
@@ -322,7 +339,11 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
                 f" (the selection is (epsilon, delta + {threshold_delta:.3g})-DP)"
             )
         self._record_fit(
-            plan, what, additional_delta=threshold_delta, mechanism=mechanism
+            plan,
+            what,
+            non_private=exact,
+            additional_delta=threshold_delta,
+            mechanism=mechanism,
         )
         return self
 

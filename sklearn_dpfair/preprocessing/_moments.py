@@ -21,9 +21,16 @@ import math
 
 import numpy as np
 
+from ..utils._numeric import constant_columns, power_of_two_magnitudes
 from ._bounds import centre_and_half_width
 
-__all__ = ["MOMENT_SHARES", "mean_and_variance", "moment_noise_stds", "noisy_moments"]
+__all__ = [
+    "MOMENT_SHARES",
+    "exact_moments",
+    "mean_and_variance",
+    "moment_noise_stds",
+    "noisy_moments",
+]
 
 # Variance floor, as a fraction of the squared width: a near-constant private
 # column must not be divided by noise (in units of the half-width: (2e-3)^2).
@@ -193,3 +200,48 @@ def mean_and_variance(count, sum_u, sum_u2=None, *, private, noise_stds=None):
         var_std = np.hypot(std_squares, 2.0 * np.abs(mean) * std_sum) / n
         floor = np.maximum(floor, NOISE_FLOOR_STDS * var_std)
     return mean, np.clip(var, np.minimum(floor, 1.0), 1.0)
+
+
+def exact_moments(X, lower, upper, weights=None):
+    """The (weighted) mean, variance and scale of the clipped columns (no privacy).
+
+    Two passes, the mean and then the centred squares: the sums of squares
+    the private release is made of lose a constant column's zero variance
+    to rounding (``5.5e-13`` for twenty values of 5 in ``[0, 100]``, a
+    scale of ``7e-7``); two passes keep it, and a variance within rounding
+    of zero is zero, as in scikit-learn's ``StandardScaler``. Each column
+    is first divided by a power of two that brings its largest value to
+    order 1 (:func:`~sklearn_dpfair.utils._numeric.power_of_two_magnitudes`),
+    exactly, so the moments round as the raw ones would but a spread beyond
+    ``1e154`` does not overflow its squares (as the private fit's
+    half-width units do not): its variance then reads ``inf``, its scale
+    is finite. A spread whose square underflows to zero is constant, as
+    scikit-learn finds it.
+
+    Returns
+    -------
+    mean, var, scale : ndarray of shape (n_features,)
+        NaN in a column with no observed (positively weighted) value.
+    seen : ndarray of bool, shape (n_features,)
+        Which columns have an observed value.
+    """
+    if weights is not None:
+        X, weights = X[weights > 0], weights[weights > 0]
+    observed = ~np.isnan(X)
+    clipped = np.where(observed, np.clip(X, lower, upper), 0.0)
+    count = observed.sum(axis=0)
+    magnitude = power_of_two_magnitudes(np.max(np.abs(clipped), axis=0, initial=0.0))
+    scaled = clipped / magnitude
+    w = observed if weights is None else observed * weights[:, None]
+    total = w.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):  # all-NaN columns
+        mean = (w * scaled).sum(axis=0) / total
+        var = (w * np.square(scaled - mean)).sum(axis=0) / total
+    # The test is homogeneous of degree 2 in the mean and the spread: it
+    # reads the scaled moments.
+    var = np.where(constant_columns(var, mean, count), 0.0, var)
+    scale = np.sqrt(var) * magnitude
+    with np.errstate(over="ignore"):
+        var = var * magnitude * magnitude
+    scale = np.where(var > 0, scale, 0.0)
+    return mean * magnitude, var, scale, count > 0

@@ -148,6 +148,11 @@ class DPQuantileTransformer(
         self._record_fit(
             plan,
             "private quantiles of each column (exponential mechanism on public grids)",
+            # Without privacy the quantiles are exact (column_edges).
+            non_private=(
+                "exact quantiles of each clipped column (its observed minimum "
+                "and maximum the end ones)"
+            ),
         )
         return self
 

@@ -7,11 +7,15 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..privacy._record import weights_caveats
-from ..utils._numeric import constant_columns, power_of_two_magnitudes
 from ..utils._sklearn_compat import _fit_context
-from ._base import PrivateTransformerMixin
+from ._base import OBSERVED_RANGE, PrivateTransformerMixin
 from ._bounds import centre_and_half_width
-from ._moments import mean_and_variance, moment_noise_stds, noisy_moments
+from ._moments import (
+    exact_moments,
+    mean_and_variance,
+    moment_noise_stds,
+    noisy_moments,
+)
 
 __all__ = ["DPStandardScaler"]
 
@@ -224,7 +228,7 @@ class DPStandardScaler(
             # half * eps * sqrt(n), more than a narrow column's whole spread
             # when the bounds are wide. A column with no observed value
             # keeps the released ones.
-            exact_mean, exact_var, exact_scale, seen = _exact_moments(
+            exact_mean, exact_var, exact_scale, seen = exact_moments(
                 X, lower, upper, weights
             )
             mean = np.where(seen, exact_mean, mean)
@@ -245,10 +249,25 @@ class DPStandardScaler(
                 (lower - self.mean_) / self.scale_, (upper - self.mean_) / self.scale_
             )
         what = "bounds from private quantiles, then " if auto else ""
+        # The moments the fit reads (noisy_moments' order): none without
+        # centring or scaling. Without privacy nothing is noised: they are
+        # the exact two-pass ones (exact_moments).
+        released = exact = "no moments (no centring or scaling)" + (
+            "" if auto else ", no private read"
+        )
+        if self.with_std:
+            released = (
+                "clipped counts, sums and sums of squares of all columns, "
+                "one Gaussian release"
+            )
+            exact = "exact two-pass means and variances of the clipped columns"
+        elif self.with_mean:
+            released = "clipped counts and sums of all columns, one Gaussian release"
+            exact = "exact means of the clipped columns"
         self._record_fit(
             plan,
-            f"{what}clipped counts, sums and sums of squares of all columns, "
-            "one Gaussian release",
+            f"{what}{released}",
+            non_private=f"{OBSERVED_RANGE if auto else ''}{exact}",
             caveats=weights_caveats(sample_weight),
         )
         return self
@@ -287,48 +306,3 @@ class DPStandardScaler(
         check_is_fitted(self)
         X = self._validate_inverse(X)
         return X * self.scale_ + self.mean_
-
-
-def _exact_moments(X, lower, upper, weights=None):
-    """The (weighted) mean, variance and scale of the clipped columns (no privacy).
-
-    Two passes, the mean and then the centred squares: the sums of squares
-    the private release is made of lose a constant column's zero variance
-    to rounding (``5.5e-13`` for twenty values of 5 in ``[0, 100]``, a
-    scale of ``7e-7``); two passes keep it, and a variance within rounding
-    of zero is zero, as in scikit-learn's ``StandardScaler``. Each column
-    is first divided by a power of two that brings its largest value to
-    order 1 (:func:`~sklearn_dpfair.utils._numeric.power_of_two_magnitudes`),
-    exactly, so the moments round as the raw ones would but a spread beyond
-    ``1e154`` does not overflow its squares (as the private fit's
-    half-width units do not): its variance then reads ``inf``, its scale
-    is finite. A spread whose square underflows to zero is constant, as
-    scikit-learn finds it.
-
-    Returns
-    -------
-    mean, var, scale : ndarray of shape (n_features,)
-        NaN in a column with no observed (positively weighted) value.
-    seen : ndarray of bool, shape (n_features,)
-        Which columns have an observed value.
-    """
-    if weights is not None:
-        X, weights = X[weights > 0], weights[weights > 0]
-    observed = ~np.isnan(X)
-    clipped = np.where(observed, np.clip(X, lower, upper), 0.0)
-    count = observed.sum(axis=0)
-    magnitude = power_of_two_magnitudes(np.max(np.abs(clipped), axis=0, initial=0.0))
-    scaled = clipped / magnitude
-    w = observed if weights is None else observed * weights[:, None]
-    total = w.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):  # all-NaN columns
-        mean = (w * scaled).sum(axis=0) / total
-        var = (w * np.square(scaled - mean)).sum(axis=0) / total
-    # The test is homogeneous of degree 2 in the mean and the spread: it
-    # reads the scaled moments.
-    var = np.where(constant_columns(var, mean, count), 0.0, var)
-    scale = np.sqrt(var) * magnitude
-    with np.errstate(over="ignore"):
-        var = var * magnitude * magnitude
-    scale = np.where(var > 0, scale, 0.0)
-    return mean * magnitude, var, scale, count > 0

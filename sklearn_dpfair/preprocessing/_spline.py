@@ -194,8 +194,18 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
             if quantile
             else "uniform knots of the public bounds (no private read)"
         )
+        # Without privacy the quantile knots are exact (column_edges).
+        exact = (
+            "exact quantile knots of the clipped columns (their observed "
+            "minimum and maximum the end knots)"
+            if quantile
+            else what
+        )
         self._record_fit(
-            plan, what, caveats=weights_caveats(sample_weight if quantile else None)
+            plan,
+            what,
+            non_private=exact,
+            caveats=weights_caveats(sample_weight if quantile else None),
         )
         return self
 

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 from dp_accounting import pld, rdp
+from sklearn.base import clone
 
 from sklearn_dpfair.preprocessing import (
     DPKBinsDiscretizer,
@@ -93,3 +94,69 @@ def test_every_field_is_what_the_accountant_computes(transformer, epsilon):
     outside = getattr(est, "threshold_delta_", 0.0)
     assert est.delta_ + outside == pytest.approx(1e-5, rel=1e-12)
     assert est.delta_ <= 1e-5
+
+
+#: Words that name a noise-adding mechanism in a record's ``mechanism``.
+NOISE_WORDS = ("Gaussian", "exponential mechanism", "noisy", "Laplace")
+
+
+@pytest.mark.parametrize("transformer", CONFIGURATIONS, ids=repr)
+def test_mechanism_text_is_what_the_fit_ran(transformer):
+    """At ``epsilon=inf`` the record names the exact statistics, not the noise.
+
+    No noise is drawn there (the moments, quantiles and category counts are
+    exact), so a record naming a Gaussian release or the exponential
+    mechanism would not be true to what ran; at a finite epsilon the same
+    configuration's record names the mechanism it ran.
+    """
+    fitted = {}
+    for epsilon in (0.7, math.inf):
+        est = clone(transformer).set_params(epsilon=epsilon, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fitted[epsilon] = est.fit(_data(est)).privacy_record_.mechanism
+    exact, private = fitted[math.inf], fitted[0.7]
+    assert not [word for word in NOISE_WORDS if word in exact], exact
+    assert exact.startswith(f"{type(transformer).__name__}: non-private limit")
+    assert "non-private" not in private
+    # What reads the data privately names its mechanism; what reads nothing
+    # (uniform edges, declared categories) says so under both budgets.
+    if "no private read" in private:
+        assert exact.endswith(private.split(": ", 1)[1])
+    else:
+        # "bounds from private quantiles": the fences' exponential
+        # mechanism (a scaler with no moments to read draws only those).
+        named = ("Gaussian", "exponential mechanism", "private quantiles")
+        assert any(word in private for word in named), private
+        assert "exact" in exact or "no moments" in exact
+
+
+@pytest.mark.parametrize(
+    "params, released",
+    [
+        ({}, "sums of squares"),
+        ({"with_std": False}, "clipped counts and sums of all columns"),
+        ({"with_std": False, "with_mean": False}, "no moments"),
+    ],
+)
+def test_scaler_record_names_the_moments_it_reads(params, released):
+    # Without scaling no sums of squares are released; with neither centring
+    # nor scaling nothing is (the event is a no-op), which "one Gaussian
+    # release" said otherwise.
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    scaler = DPStandardScaler(epsilon=1.0, bounds=[(-5, 5)] * 2, **params).fit(X)
+    mechanism = scaler.privacy_record_.mechanism
+    assert released in mechanism
+    assert ("Gaussian" in mechanism) == bool(params.get("with_mean", True))
+
+
+def test_imputer_mean_at_epsilon_inf_is_exact_whatever_the_bounds():
+    # The record says "exact means": in half-width units a column of
+    # 37.3 +- 0.01 in bounds (0, 2e12) was filled 1e-4 off.
+    from sklearn.impute import SimpleImputer
+
+    X = np.random.default_rng(0).normal(37.3, 0.01, size=(1000, 1))
+    X[::7] = np.nan
+    imputer = DPSimpleImputer([(0.0, 2e12)], epsilon=math.inf).fit(X)
+    expected = SimpleImputer().fit(X).statistics_
+    np.testing.assert_allclose(imputer.statistics_, expected, rtol=1e-13)
