@@ -74,9 +74,10 @@ def test_same_seed_reproduces_bit_for_bit(name, cls):
         np.testing.assert_array_equal(out, getattr(b, method)(X), err_msg=method)
     # ... and other seeds give other private fits (a fit that spent no
     # budget, such as a public fallback model, is deterministic). Some seed
-    # of a few: a release may map many noise draws to one output (an
-    # intercept-only model whose histogram shows no bin above the noise on
-    # these 80 rows has intercept 0 at most seeds).
+    # of thirty (the first that differs ends the search): a release may map
+    # many noise draws to one output (HeavyTailDPRegressor's intercept-only
+    # model, whose histogram shows no bin 5 noise sigmas high on these 80
+    # rows at most seeds, has intercept 0 at 29 of the first 30).
     if 0 < getattr(a, "epsilon_", np.inf) < np.inf:
         # coef_ (and intercept_) of a linear model, coefs_ (one array per
         # layer) of a network.
@@ -87,7 +88,7 @@ def test_same_seed_reproduces_bit_for_bit(name, cls):
 
         others = (
             _fit(est.set_params(random_state=seed), X, y, params)
-            for seed in range(1, 6)
+            for seed in range(1, 31)
         )
         assert any(not np.array_equal(flat(a), flat(c)) for c in others)
 
