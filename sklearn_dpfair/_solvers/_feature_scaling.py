@@ -281,7 +281,12 @@ def check_feature_bounds(feature_bounds, n_features=None):
         except ValueError:
             # Ragged pairs: check_bounds names the problem.
             shape = ()
-        n_features = shape[0] if len(shape) == 2 else 1
+        n_features = 1
+        if len(shape) == 2:
+            # One pair a row; a (lower, upper) pair of arrays, shape (2, n),
+            # is read as n columns, so that the message asks for (n, 2), not
+            # for the (2, 2) its first axis would give.
+            n_features = shape[0] if shape[1] == 2 else shape[1]
     check_bounds(feature_bounds, n_features, name="feature_bounds")
 
 

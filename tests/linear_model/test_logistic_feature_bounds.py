@@ -136,3 +136,13 @@ def test_bounds_without_scaling_warn_that_they_are_ignored(silos):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         clf.set_params(feature_scaling="auto").fit(X, y, **fit)
+
+
+def test_a_pair_of_bound_arrays_is_refused_naming_the_shape_it_needs():
+    # (lower, upper) as two arrays of 3 is shape (2, 3): the message asked
+    # for "(n_features, 2) = (2, 2)", the first axis read as the columns.
+    X = np.zeros((10, 3))
+    lower, upper = np.full(3, -1.0), np.full(3, 1.0)
+    est = DPLogisticRegression(classes=[0, 1], feature_bounds=(lower, upper))
+    with pytest.raises(ValueError, match=r"= \(3, 2\), got \(2, 3\)"):
+        est.fit(X, np.arange(10) % 2)
