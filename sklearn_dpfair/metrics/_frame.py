@@ -15,7 +15,7 @@ from ..fairness._sensitive import encode_sensitive_features
 from ..privacy import PrivacyBudget
 from ..privacy._accounting import gaussian_event
 from ..privacy._random import check_noise_generator
-from ..privacy._record import PrivacyRecord, plain_language
+from ..privacy._record import NON_PRIVATE_LIMIT, PrivacyRecord, plain_language
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import check_delta_for_n, one_per_row
 from ._confusion import (
@@ -43,6 +43,11 @@ DEFAULT_METRICS = (
 _DESCRIPTION = (
     "PrivateMetricFrame: per-group confusion counts (TP, FP, TN, FN), one "
     "Gaussian release of L2 sensitivity 1"
+)
+#: What a fit at ``epsilon=inf`` runs: the exact table, no noise drawn.
+_NON_PRIVATE_DESCRIPTION = (
+    f"PrivateMetricFrame: {NON_PRIVATE_LIMIT}exact per-group confusion counts "
+    "(TP, FP, TN, FN)"
 )
 # Messages name the parameter and the problem, never a private value.
 _UNDECLARED_LABELS = (
@@ -295,15 +300,18 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
 
         Neither the number of rows nor anything else about the data enters
         them: one Gaussian release of sensitivity 1, accounted as one
-        ``GaussianDpEvent`` (non-private at ``epsilon=inf``).
+        ``GaussianDpEvent``. At ``epsilon=inf`` no noise is drawn and the
+        record names the exact counts that are released (the record is of
+        what ran), under a ``NonPrivateDpEvent``.
         """
         budget = PrivacyBudget(
             float(self.epsilon), float(self.delta), self._accountant_kind()
         )
         mechanism = budget.gaussian(1.0)
+        private = mechanism.noise_multiplier > 0
         record = budget.account(
             mechanism,
-            description=_DESCRIPTION,
+            description=_DESCRIPTION if private else _NON_PRIVATE_DESCRIPTION,
             adjacency="add_remove",
             dp_event=gaussian_event(mechanism.noise_multiplier),
         )

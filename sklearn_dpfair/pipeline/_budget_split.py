@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_FINAL_SHARE",
     "calibrate_scale",
     "compose_plans",
+    "releases_noise",
     "resolve_shares",
     "to_replace_one",
 ]
@@ -139,6 +140,31 @@ def to_replace_one(event, path):
         "add/remove final estimator (e.g. solver='dp-sgd', or "
         "adjacency='add_remove')."
     )
+
+
+def releases_noise(event):
+    """Whether ``event`` holds a noisy release, which :func:`to_replace_one` rescales.
+
+    No-ops and non-private events (``epsilon = inf``: the exact statistics,
+    no noise) release no noise to convert, at any depth of a composition.
+
+    Examples
+    --------
+    >>> import dp_accounting
+    >>> from sklearn_dpfair.pipeline._budget_split import releases_noise
+    >>> releases_noise(dp_accounting.ComposedDpEvent(
+    ...     (dp_accounting.NonPrivateDpEvent(), dp_accounting.NoOpDpEvent())))
+    False
+    >>> releases_noise(dp_accounting.GaussianDpEvent(2.0))
+    True
+    """
+    if isinstance(event, (dp_accounting.NoOpDpEvent, dp_accounting.NonPrivateDpEvent)):
+        return False
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return event.count > 0 and releases_noise(event.event)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return any(releases_noise(e) for e in event.events)
+    return True
 
 
 def replace_one_release(kind, level):

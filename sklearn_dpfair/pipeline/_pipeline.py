@@ -38,6 +38,7 @@ from ._bounds import declared_output_bound, flowing_bound
 from ._budget_split import (
     calibrate_scale,
     compose_plans,
+    releases_noise,
     replace_one_release,
     resolve_shares,
 )
@@ -1077,10 +1078,14 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         lines = [str(self.privacy_record_), "", "Budget per step:"]
         for path, budget in self.step_budgets_.items():
             plan = budget["plan"]
+            # The step as its fit ran it (at epsilon=inf its non-private
+            # limit), as in the composed record, not the plan's mechanism.
+            fitted = getattr(fitted_part(self.pipeline_, path), "privacy_record_", None)
+            mechanism = plan.mechanism if fitted is None else fitted.mechanism
             lines.append(
                 f"  {path}: share {budget['share']:.3g}, epsilon {budget['epsilon']:.4g}, "
                 f"delta {budget['delta']:.3g} (alone: ({plan.epsilon:.4g}, "
-                f"{plan.total_delta:.3g})-DP, {plan.adjacency}) -- {plan.mechanism}"
+                f"{plan.total_delta:.3g})-DP, {plan.adjacency}) -- {mechanism}"
             )
         return "\n".join(lines)
 
@@ -1520,8 +1525,11 @@ def _describe(budgets, adjacency, additional):
     text = "Private pipeline, sequential composition of: " + "; ".join(
         parts or ["nothing"]
     )
+    # Group privacy converts only what is released: a step whose event is a
+    # no-op or non-private (epsilon=inf, no noise) has no noise to rescale.
     if adjacency == "replace_one" and any(
-        b["plan"].adjacency == "add_remove" for b in budgets.values()
+        b["plan"].adjacency == "add_remove" and releases_noise(b["plan"].dp_event)
+        for b in budgets.values()
     ):
         text += (
             "; the add/remove steps converted to replace-one by group privacy of "

@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_array, validate_data
 
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..privacy._random import check_noise_generator
+from ..privacy._record import NON_PRIVATE_LIMIT
 from ..privacy._weights import counted_weights
 from ..utils._array_api import host_input
 from ..utils._dask import refuse_dask_input
@@ -29,10 +30,6 @@ from ._plan import plan_releases
 from ._quantiles import FENCE_DRAWS, check_fence_levels, column_edges, private_fences
 
 __all__ = ["PrivateTransformerMixin"]
-
-#: How a record at ``epsilon=inf`` introduces what the fit ran, as the
-#: estimators' records of their non-private limit do.
-NON_PRIVATE_LIMIT = "non-private limit (epsilon=inf, no noise): "
 
 #: What ``bounds="auto"`` releases at ``epsilon=inf``
 #: (:func:`~._quantiles.private_fences` without privacy).
@@ -70,14 +67,28 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         tensor) under array API dispatch is read as a numpy copy, as it is
         without dispatch, and the output is numpy.
         """
+        X, _ = self._validate_input_floats(X, reset=reset, keep_float32=False)
+        return X
+
+    def _validate_transform(self, X):
+        """``transform``'s ``X`` as float64, and the dtype of its output.
+
+        The output dtype is float32 for float32 input (scikit-learn's
+        transformers keep it), float64 otherwise. The computation itself
+        stays in float64, as the fit's does (:func:`as_input_float`).
+        """
+        return self._validate_input_floats(X, reset=False, keep_float32=True)
+
+    def _validate_input_floats(self, X, *, reset, keep_float32):
         allow_nan = get_tags(self).input_tags.allow_nan
-        return validate_data(
+        X = validate_data(
             self,
             host_input(X),
-            dtype=np.float64,
+            dtype=(np.float64, np.float32) if keep_float32 else np.float64,
             ensure_all_finite="allow-nan" if allow_nan else True,
             reset=reset,
         )
+        return X.astype(np.float64, copy=False), X.dtype
 
     def _validate_bounded(self, X):
         """The fit's ``X`` and its public per-column ``lower, upper`` bounds.
@@ -108,18 +119,19 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         return check_bounds(self.bounds, n_features)
 
     def _validate_inverse(self, X):
-        """The input of ``inverse_transform``: ``n_features_in_`` float columns.
+        """The input of ``inverse_transform`` as float64, and its output dtype.
 
         Its rows are outputs of ``transform``, an ndarray without the fit's
         feature names: validated as scikit-learn's inverse transforms
         validate theirs (``check_array`` and the number of columns, no
         feature-name check), so that a round trip after a DataFrame fit
         does not warn. NaN (missing) is allowed where the tags allow it.
+        As :meth:`_validate_transform`, float32 input gives float32 output.
         """
         allow_nan = get_tags(self).input_tags.allow_nan
         X = check_array(
             host_input(X),
-            dtype=np.float64,
+            dtype=(np.float64, np.float32),
             ensure_all_finite="allow-nan" if allow_nan else True,
         )
         if X.shape[1] != self.n_features_in_:
@@ -127,7 +139,7 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
                 f"X has {X.shape[1]} features, but {type(self).__name__} is "
                 f"expecting {self.n_features_in_} features as input."
             )
-        return X
+        return X.astype(np.float64, copy=False), X.dtype
 
     def _n_fence_quantiles(self, n_features):
         """Quantile draws of ``bounds="auto"`` on ``n_features`` columns (or 0)."""
@@ -302,7 +314,66 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        # transform keeps float32 input in float32 (as_input_float), as
+        # scikit-learn's StandardScaler declares for its own.
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+
+def as_input_float(out, dtype, bounds=None):
+    """``out`` (float64) in the input's float ``dtype`` when that is float32.
+
+    The transformers compute in float64 whatever their input, and return
+    float32 for float32 input, as scikit-learn's do (other inputs give
+    float64). Rounding to float32 may move a value past a declared bound
+    by half a float32 spacing (a bound that float32 cannot hold), or
+    overflow a finite one to infinity: with ``bounds``, the rounded values
+    are clipped to the float32 values within the bounds (those rounded
+    inward), so that ``output_bounds_`` still bounds every output. A
+    column whose bounds hold no float32 value (bounds narrower than
+    float32's spacing there) cannot be written in float32 within them:
+    the output then stays float64.
+
+    Parameters
+    ----------
+    out : ndarray of dtype float64
+        The transformed values (within ``bounds`` column by column).
+    dtype : numpy.dtype
+        The input's dtype, as validated.
+    bounds : array-like of shape (n_columns, 2), default=None
+        The declared ``(lower, upper)`` of each output column.
+
+    Returns
+    -------
+    out : ndarray
+        float32 when ``dtype`` is, else ``out`` itself.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.preprocessing._base import as_input_float
+    >>> out = as_input_float(np.array([[0.1]]), np.dtype(np.float32), [[0.0, 0.1]])
+    >>> out.dtype, bool(out[0, 0] <= 0.1)
+    (dtype('float32'), True)
+    """
+    if dtype != np.float32:
+        return out
+    with np.errstate(over="ignore"):
+        if bounds is None:
+            return out.astype(np.float32)
+        bounds = np.asarray(bounds, dtype=np.float64)
+        lower, upper = _inward_float32(bounds[:, 0], bounds[:, 1])
+        if np.any(lower > upper):
+            return out
+        return np.clip(out.astype(np.float32), lower, upper)
+
+
+def _inward_float32(lower, upper):
+    """The float32 values nearest ``lower`` and ``upper`` within them."""
+    low, high = lower.astype(np.float32), upper.astype(np.float32)
+    low = np.where(low < lower, np.nextafter(low, np.float32(np.inf)), low)
+    high = np.where(high > upper, np.nextafter(high, np.float32(-np.inf)), high)
+    return low, high
 
 
 def _norm(values):

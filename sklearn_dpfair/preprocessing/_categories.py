@@ -299,7 +299,8 @@ def public_value(keys, dtype=None):
     when each is a float exactly, else an object array of the numbers
     themselves (no two keys written as one float); anything else an object
     array (missing as NaN too, and :data:`NONE` as ``None``, as
-    scikit-learn shows them).
+    scikit-learn shows them). No keys give an empty array of the column's
+    dtype, or an object one without it.
 
     Parameters
     ----------
@@ -323,6 +324,10 @@ def public_value(keys, dtype=None):
     array([0. , 0.1], dtype=float32)
     >>> public_value([0.5, 2**53, 2**53 + 1])  # no float holds 2**53 + 1
     array([0.5, 9007199254740992, 9007199254740993], dtype=object)
+    >>> public_value([])  # nothing released in a column without a numeric dtype
+    array([], dtype=object)
+    >>> public_value([], np.dtype(np.int32))
+    array([], dtype=int32)
     """
     if any(k is NONE for k in keys):
         # None is shown as None, in an object array (as scikit-learn does);
@@ -351,7 +356,12 @@ def public_value(keys, dtype=None):
                 return cast
         elif not missing and (dtype.kind in "iu" or (dtype.kind == "b" and bools)):
             return np.asarray(values, dtype=dtype)
-    if all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values):
+    # No key at all (nothing released, none declared) in a column without a
+    # numeric dtype: an object array, as scikit-learn holds a string
+    # column's categories (all() of nothing would call it an int64 one).
+    if values and all(
+        isinstance(v, numbers.Real) and not isinstance(v, bool) for v in values
+    ):
         return _real_array(values)
     return np.asarray(values, dtype=object)
 

@@ -15,7 +15,7 @@ from sklearn.utils.validation import (
 from ..privacy._record import weights_caveats
 from ..utils._array_api import host_input
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ._base import PrivateTransformerMixin
+from ._base import PrivateTransformerMixin, as_input_float
 from ._bounds import centre_and_half_width
 
 __all__ = ["DPKBinsDiscretizer"]
@@ -30,7 +30,9 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
     income in ``[0, 1e7]`` still gives bins of about equal counts);
     ``strategy="uniform"`` cuts the public bounds into equal widths and
     reads no private value (``epsilon_ == 0``). Values are clipped to the
-    bounds, so every value falls in a bin.
+    bounds, so every value falls in a bin. A float32 ``X`` is transformed
+    to float32 and other dtypes to float64, as by scikit-learn's
+    ``KBinsDiscretizer(dtype=None)``.
 
     Read more in the :ref:`User Guide <preprocessing>`.
 
@@ -190,10 +192,12 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         Returns
         -------
         X_out : ndarray
-            Bin indices (``"ordinal"``) or their one-hot columns.
+            Bin indices (``"ordinal"``) or their one-hot columns; float32
+            for float32 ``X``, else float64, as scikit-learn's
+            ``KBinsDiscretizer(dtype=None)``.
         """
         check_is_fitted(self)
-        X = self._validate_floats(X, reset=False)
+        X, dtype = self._validate_transform(X)
         # As scikit-learn: a value equal to an inner edge goes to the bin on
         # its right; values beyond the end points to the first or last bin.
         codes = np.column_stack(
@@ -203,12 +207,12 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
             ]
         )
         if self.encode == "ordinal":
-            return codes.astype(np.float64)
+            return as_input_float(codes.astype(np.float64), dtype)
         out = np.zeros((X.shape[0], self.n_bins * X.shape[1]))
         rows = np.arange(X.shape[0])
         for j in range(X.shape[1]):
             out[rows, j * self.n_bins + codes[:, j]] = 1.0
-        return out
+        return as_input_float(out, dtype)
 
     def inverse_transform(self, X):
         """Map bins back to their centres, as scikit-learn does.
@@ -226,11 +230,17 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         Returns
         -------
         X_original : ndarray of shape (n_samples, n_features)
-            The centre of each row's bin.
+            The centre of each row's bin: float32 for float32 bin indices
+            (``"ordinal"``), else float64, as scikit-learn's.
         """
         check_is_fitted(self)
         n_features = self.n_bins_.shape[0]
-        X = check_array(host_input(X), dtype=np.float64)
+        X = check_array(host_input(X), dtype=(np.float64, np.float32))
+        # As scikit-learn: float32 bin indices give float32 centres; one-hot
+        # columns (decoded to float64 indices) say nothing of the values'
+        # dtype and give float64 ones.
+        dtype = X.dtype if self.encode == "ordinal" else np.dtype(np.float64)
+        X = X.astype(np.float64, copy=False)
         if self.encode != "ordinal":
             X = self._decode_onehot(X, n_features)
         if X.shape[1] != n_features:
@@ -242,7 +252,7 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         for j, edges in enumerate(self.bin_edges_):
             centres, _ = centre_and_half_width(edges[:-1], edges[1:])
             out[:, j] = centres[X[:, j].astype(np.int64)]
-        return out
+        return as_input_float(out, dtype)
 
     def _decode_onehot(self, X, n_features):
         """The bin index of each one-hot block (scikit-learn's encoder inverse)."""

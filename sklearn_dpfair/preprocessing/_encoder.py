@@ -565,6 +565,9 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         tags.input_tags.two_d_array = True
+        # Its output is float64 whatever the input's dtype, as that of
+        # scikit-learn's OneHotEncoder at its default dtype.
+        tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
 
 

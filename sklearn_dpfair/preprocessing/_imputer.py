@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn_compat import StrOptions, _fit_context
-from ._base import OBSERVED_RANGE, PrivateTransformerMixin
+from ._base import OBSERVED_RANGE, PrivateTransformerMixin, as_input_float
 from ._bounds import centre_and_half_width
 from ._moments import exact_moments, mean_and_variance, noisy_moments
 from ._quantiles import bounded_quantiles
@@ -33,6 +33,10 @@ class DPSimpleImputer(
     near 2000, needs declared bounds).
     ``transform`` clips observed values to the bounds and fills the missing
     ones, so ``output_bounds_`` is the bounds.
+    A float32 ``X`` is transformed to float32, as in scikit-learn, though
+    computed in float64 (the released statistics are float64 whatever
+    ``X``'s dtype); other dtypes give float64, float16 included (which
+    scikit-learn keeps).
 
     Read more in the :ref:`User Guide <preprocessing>`.
 
@@ -67,7 +71,8 @@ class DPSimpleImputer(
     ----------
     statistics_ : ndarray of shape (n_features,)
         The fill value of each column (the midpoint of its bounds when the
-        column had no observed value at ``epsilon=inf``).
+        column had no observed value at ``epsilon=inf``), float64 whatever
+        ``X``'s dtype (scikit-learn's median of a float32 ``X`` is float32).
     bounds_ : ndarray of shape (n_features, 2)
     output_bounds_ : ndarray of shape (n_features, 2)
     output_norm_bound_ : float
@@ -199,9 +204,13 @@ class DPSimpleImputer(
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_features)
-            Clipped to ``bounds_``, missing values filled.
+            Clipped to ``bounds_``, missing values filled; float32 for
+            float32 ``X`` (the fill values rounded to float32 within
+            ``bounds_``; float64 where a column's ``bounds_`` hold no
+            float32 value), else float64.
         """
         check_is_fitted(self)
-        X = self._validate_floats(X, reset=False)
+        X, dtype = self._validate_transform(X)
         clipped = np.clip(X, self.bounds_[:, 0], self.bounds_[:, 1])
-        return np.where(np.isnan(clipped), self.statistics_, clipped)
+        filled = np.where(np.isnan(clipped), self.statistics_, clipped)
+        return as_input_float(filled, dtype, self.output_bounds_)

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ._base import PrivateTransformerMixin
+from ._base import PrivateTransformerMixin, as_input_float
 from ._bounds import tiny_exponent
 
 __all__ = ["DPQuantileTransformer"]
@@ -33,6 +33,10 @@ class DPQuantileTransformer(
     scikit-learn's ``QuantileTransformer`` does, so the output lies in
     ``[0, 1]`` (uniform) or within about 5.2 standard deviations (normal):
     ``output_bounds_``.
+    A float32 ``X`` is transformed to float32, as in scikit-learn, though
+    computed in float64 (the released statistics are float64 whatever
+    ``X``'s dtype); other dtypes give float64, float16 included (which
+    scikit-learn keeps).
 
     At ``epsilon=inf`` the quantiles are the exact ones of scikit-learn
     (including the observed minimum and maximum as end points), so the two
@@ -167,14 +171,15 @@ class DPQuantileTransformer(
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_features)
-            Within ``output_bounds_`` (NaN kept).
+            Within ``output_bounds_`` (NaN kept); float32 for float32
+            ``X``, else float64 (computed in float64).
         """
         check_is_fitted(self)
-        X = self._validate_floats(X, reset=False)
+        X, dtype = self._validate_transform(X)
         out = np.empty_like(X)
         for j in range(X.shape[1]):
             out[:, j] = self._transform_column(X[:, j], self.quantiles_[:, j])
-        return out
+        return as_input_float(out, dtype, self.output_bounds_)
 
     def inverse_transform(self, X):
         """Map each column back through its quantiles, as scikit-learn does.
@@ -191,14 +196,15 @@ class DPQuantileTransformer(
         -------
         X_original : ndarray of shape (n_samples, n_features)
             Within ``[quantiles_[0], quantiles_[-1]]`` column by column (NaN
-            kept).
+            kept); float32 for float32 ``X`` (within them up to its
+            rounding), else float64.
         """
         check_is_fitted(self)
-        X = self._validate_inverse(X)
+        X, dtype = self._validate_inverse(X)
         out = np.empty_like(X)
         for j in range(X.shape[1]):
             out[:, j] = self._inverse_column(X[:, j], self.quantiles_[:, j])
-        return out
+        return as_input_float(out, dtype)
 
     def _inverse_column(self, y, quantiles):
         # As scikit-learn: back to the uniform scale, interpolate the

@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..privacy._record import weights_caveats
 from ..utils._sklearn_compat import _fit_context
-from ._base import OBSERVED_RANGE, PrivateTransformerMixin
+from ._base import OBSERVED_RANGE, PrivateTransformerMixin, as_input_float
 from ._bounds import centre_and_half_width
 from ._moments import (
     exact_moments,
@@ -49,6 +49,10 @@ class DPStandardScaler(
 
     Missing values (NaN) are ignored in ``fit`` and kept in ``transform``,
     as in scikit-learn's ``StandardScaler``.
+    A float32 ``X`` is transformed to float32, as in scikit-learn, though
+    computed in float64 (the released statistics are float64 whatever
+    ``X``'s dtype); other dtypes give float64, float16 included (which
+    scikit-learn keeps).
 
     Read more in the :ref:`User Guide <preprocessing>`.
 
@@ -283,12 +287,16 @@ class DPStandardScaler(
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_features)
-            Within ``output_bounds_`` column by column (NaN kept).
+            Within ``output_bounds_`` column by column (NaN kept); float32
+            for float32 ``X``, else float64 (computed in float64; float64
+            too where a column's ``output_bounds_`` hold no float32 value).
         """
         check_is_fitted(self)
-        X = self._validate_floats(X, reset=False)
+        X, dtype = self._validate_transform(X)
         clipped = np.clip(X, self.bounds_[:, 0], self.bounds_[:, 1])
-        return (clipped - self.mean_) / self.scale_
+        return as_input_float(
+            (clipped - self.mean_) / self.scale_, dtype, self.output_bounds_
+        )
 
     def inverse_transform(self, X):
         """Undo the standardization (not the clipping).
@@ -301,8 +309,8 @@ class DPStandardScaler(
         Returns
         -------
         X_original : ndarray of shape (n_samples, n_features)
-            ``X * scale_ + mean_``.
+            ``X * scale_ + mean_``; float32 for float32 ``X``, else float64.
         """
         check_is_fitted(self)
-        X = self._validate_inverse(X)
-        return X * self.scale_ + self.mean_
+        X, dtype = self._validate_inverse(X)
+        return as_input_float(X * self.scale_ + self.mean_, dtype)

@@ -11,7 +11,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..privacy._record import weights_caveats
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ._base import PrivateTransformerMixin
+from ._base import PrivateTransformerMixin, as_input_float
 from ._bounds import centre_and_half_width, tiny_exponent
 
 __all__ = ["DPSplineTransformer"]
@@ -32,6 +32,10 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
     (a data-independent transform), on values clipped to the bounds, so
     every output lies in ``[0, 1]`` (B-splines are non-negative and sum to
     1): ``output_bounds_``.
+    A float32 ``X`` is transformed to float32, as in scikit-learn, though
+    computed in float64 (the released statistics are float64 whatever
+    ``X``'s dtype); other dtypes give float64, float16 included (which
+    scikit-learn keeps).
 
     Read more in the :ref:`User Guide <preprocessing>`.
 
@@ -220,14 +224,16 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
         Returns
         -------
         X_out : ndarray of shape (n_samples, `n_features_out_`)
-            Within ``[0, 1]``.
+            Within ``[0, 1]``; float32 for float32 ``X``, else float64
+            (computed in float64).
         """
         check_is_fitted(self)
-        X = self._validate_floats(X, reset=False)
+        X, dtype = self._validate_transform(X)
         # Clipped to the first and last knots: the features of a value
         # beyond the bounds are those of the bound.
         X = np.clip(X, self.knots_[0], self.knots_[-1])
-        return self.spline_.transform(np.ldexp(X, self._knot_exponent))
+        out = self.spline_.transform(np.ldexp(X, self._knot_exponent))
+        return as_input_float(out, dtype, self.output_bounds_)
 
     def get_feature_names_out(self, input_features=None):
         """Output feature names, ``{feature}_sp_{k}`` as scikit-learn names them.

@@ -13,6 +13,7 @@ from ._counts import adjacency_text
 
 __all__ = [
     "ADJACENCY_CONVERSION",
+    "NON_PRIVATE_LIMIT",
     "PUBLIC_ROWS_CAVEAT",
     "SEEDED_TEXT",
     "WEIGHTS_CAVEAT",
@@ -21,6 +22,11 @@ __all__ = [
     "plain_language",
     "weights_caveats",
 ]
+
+#: How a record at ``epsilon=inf`` introduces what the fit ran (the exact
+#: statistics, no noise), rather than the private mechanism it stands for:
+#: the records of the private transformers and of the metric frame.
+NON_PRIVATE_LIMIT = "non-private limit (epsilon=inf, no noise): "
 
 #: What the summary of a seeded fit says (also used by the report).
 SEEDED_TEXT = (

@@ -322,6 +322,27 @@ def test_parity_with_fairlearn_at_epsilon_inf(global_random_seed):
     )
 
 
+def test_record_names_the_exact_counts_at_epsilon_inf_only():
+    y_true, y_pred, s = _data(200, np.random.default_rng(0))
+    frame = PrivateMetricFrame(GROUPS, epsilon=np.inf)
+    frame.fit(y_true, y_pred, sensitive_features=s)
+    # No noise is drawn at epsilon=inf: the record names the exact counts
+    # that ran, not the Gaussian release they stand in for.
+    exact = (
+        "PrivateMetricFrame: non-private limit (epsilon=inf, no noise): exact "
+        "per-group confusion counts (TP, FP, TN, FN)"
+    )
+    assert isinstance(frame.dp_event_, dp_accounting.NonPrivateDpEvent)
+    assert frame.privacy_record_.mechanism == exact
+    assert frame.privacy_plan(200, 1).mechanism == exact
+    assert "Gaussian" not in frame.privacy_summary()
+    frame.set_params(epsilon=1.0).fit(y_true, y_pred, sensitive_features=s)
+    assert frame.privacy_record_.mechanism == (
+        "PrivateMetricFrame: per-group confusion counts (TP, FP, TN, FN), one "
+        "Gaussian release of L2 sensitivity 1"
+    )
+
+
 def test_parity_single_metric_and_intersectional_groups():
     rng = np.random.default_rng(1)
     y_true, y_pred, sex = _data(600, rng, groups=["F", "M"])

@@ -210,6 +210,54 @@ def test_semi_dp_with_public_mask_converts_to_replace_one():
     assert "converted to replace-one" in pipe.privacy_summary()
 
 
+def _scaler_then_output_perturbation(epsilon):
+    # A replace-one final step after an add/remove one: the composition
+    # converts the scaler's event by group privacy of two records.
+    return make_private_pipeline(
+        DPStandardScaler(bounds=ARRAY_BOUNDS),
+        DPLogisticRegression(classes=[0, 1], solver="output-perturbation", alpha=0.01),
+        epsilon=epsilon,
+    )
+
+
+def test_records_at_epsilon_inf_name_no_noise_and_no_conversion():
+    X, y = _raw_array()
+    pipe = _fit(_scaler_then_output_perturbation(math.inf), X, y)
+    assert pipe.adjacency_ == "replace_one"
+    scaler = pipe.pipeline_[0].privacy_record_.mechanism
+    # The final estimator's own record names the mechanism its non-private
+    # limit stands for; the pipeline's texts are checked without it.
+    model = pipe.pipeline_[-1].privacy_record_.mechanism
+    summary = pipe.privacy_summary()
+    for text in (pipe.privacy_record_.mechanism, summary):
+        own = text.replace(model, "")
+        for word in ("Gaussian", "halved", "rho times", "planned releases"):
+            assert word not in own
+    assert scaler.startswith("DPStandardScaler: non-private limit")
+    lines = summary.split("Budget per step:\n")[1].splitlines()
+    assert lines[0].endswith(f" -- {scaler}")
+    assert lines[1].endswith(f" -- {model}")
+
+
+def test_records_at_finite_epsilon_name_each_step_and_the_conversion():
+    X, y = _raw_array()
+    pipe = _fit(_scaler_then_output_perturbation(1.0), X, y)
+    budgets = pipe.step_budgets_
+    texts = [
+        f"{path} (epsilon {budgets[path]['epsilon']:.4g}, delta "
+        f"{budgets[path]['delta']:.3g}: {part.privacy_record_.mechanism})"
+        for path, part in zip(budgets, (pipe.pipeline_[0], pipe.pipeline_[-1]))
+    ]
+    assert pipe.privacy_record_.mechanism == (
+        "Private pipeline, sequential composition of: " + "; ".join(texts) + "; "
+        "the add/remove steps converted to replace-one by group privacy of two "
+        "records (Gaussian noise multiplier halved, zCDP rho times 4)"
+    )
+    lines = pipe.privacy_summary().split("Budget per step:\n")[1].splitlines()
+    for line, part in zip(lines, (pipe.pipeline_[0], pipe.pipeline_[-1])):
+        assert line.endswith(f" -- {part.privacy_record_.mechanism}")
+
+
 @pytest.mark.parametrize("epsilon", [0.5, 2.0])
 def test_epsilon_is_within_the_target_and_close_to_it(epsilon):
     pipe = _column_pipeline(DPLogisticRegression(classes=[0, 1], max_iter=3), epsilon)

@@ -97,3 +97,11 @@ def test_numbers_without_a_dtype_are_written_without_merging_or_rounding():
     # A dtype whose cast would merge two keys writes them as they are.
     merged = public_value([2**53, 2**53 + 1, MISSING], np.dtype(np.int64))
     assert merged.tolist()[:2] == [2**53, 2**53 + 1]
+
+
+def test_no_keys_are_written_in_the_column_dtype_or_as_objects():
+    # Nothing released in a string column (object, as scikit-learn holds a
+    # string column's categories), or in a numeric one (its own dtype).
+    assert public_value([]).dtype == object
+    for dtype in (np.float32, np.int16, np.bool_):
+        assert public_value([], np.dtype(dtype)).dtype == dtype

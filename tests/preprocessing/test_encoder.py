@@ -580,3 +580,15 @@ def test_the_plan_refuses_a_ledger_as_the_fit_does():
     )
     declared = DPOneHotEncoder(categories=[["a"]], accountant=PrivacyLedger())
     assert declared.privacy_plan(500, 1).epsilon == 0.0
+
+
+def test_a_string_column_with_no_released_category_has_object_categories():
+    # Three rows at a small epsilon: the threshold keeps no category.
+    X = pd.DataFrame({"s": ["a", "b", "c"], "n": np.array([1, 2, 3], dtype=np.int32)})
+    enc = DPOneHotEncoder(epsilon=0.1, random_state=0).fit(X)
+    assert [len(c) for c in enc.categories_] == [0, 0]
+    assert enc.categories_[0].dtype == object
+    assert enc.categories_[1].dtype == np.int32
+    # Declared back, the empty categories are still a string column's.
+    declared = DPOneHotEncoder(categories=enc.categories_).fit(X)
+    assert declared.categories_[0].dtype == object
