@@ -27,6 +27,7 @@ from .privacy._releases import check_releases, logged_releases
 from .utils._array_api import (
     array_namespace,
     arrays_like,
+    detached_input,
     finite_linear_scores,
     input_float_dtypes,
     to_numpy,
@@ -343,7 +344,11 @@ class LinearRegressorMixin(RegressorMixin):
         # Predictions are computed in X's namespace and on its device (a
         # torch tensor under array_api_dispatch); the model moves there.
         X = validate_data(
-            self, X, reset=False, dtype=input_float_dtypes(X), accept_sparse="csr"
+            self,
+            detached_input(X),
+            reset=False,
+            dtype=input_float_dtypes(X),
+            accept_sparse="csr",
         )
         if sp.issparse(X):
             return _sparse_linear_scores(X, self.coef_[None, :], self.intercept_)
@@ -471,7 +476,11 @@ class LinearClassifierMixin(ScoreClassifierMixin):
         # Sparse X is accepted here (a model is numpy once fitted); fit
         # decides which solvers take it.
         X = validate_data(
-            self, X, reset=False, dtype=input_float_dtypes(X), accept_sparse="csr"
+            self,
+            detached_input(X),
+            reset=False,
+            dtype=input_float_dtypes(X),
+            accept_sparse="csr",
         )
         if sp.issparse(X):
             return _sparse_linear_scores(X, self.coef_, self.intercept_)

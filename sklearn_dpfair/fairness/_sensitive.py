@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..utils._array_api import _is_array_api_array, to_numpy
+
 __all__ = ["SensitiveEncoding", "encode_sensitive_features"]
 
 # Messages are constants so that tests match them exactly.
@@ -75,6 +77,11 @@ def _as_frame(sensitive_features):
         return sensitive_features.reset_index(drop=True).to_frame()
     if isinstance(sensitive_features, dict):
         return pd.DataFrame(sensitive_features)
+    # An array-API array (a CUDA tensor, a tensor that requires grad) is
+    # copied to the host explicitly; numpy's implicit conversion refuses both.
+    # Lists keep their labels' types (a numeric copy would make "1" of 1).
+    if _is_array_api_array(sensitive_features):
+        sensitive_features = to_numpy(sensitive_features)
     arr = np.asarray(sensitive_features, dtype=object)
     if arr.ndim == 0:
         raise ValueError(

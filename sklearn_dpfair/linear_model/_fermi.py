@@ -56,6 +56,7 @@ from ..privacy._zcdp import ZCDP_ACCOUNTANT
 from ..utils._array_api import (
     DEVICE_OPTIONS,
     array_namespace,
+    detached_input,
     input_float_dtypes,
     resolve_backend,
     to_numpy,
@@ -259,6 +260,9 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         # CSC becomes CSR once (at most 2x the sparse storage), and an
         # F-ordered array (as DataFrames give) one C-ordered copy: the solver
         # gathers batch rows.
+        # Detached before validation (see detached_input): no autograd graph
+        # of the training rows, and no torch warning from validate_data's copy.
+        X, y = detached_input(X), detached_input(y)
         X, y = validate_data(
             self,
             X,
@@ -422,6 +426,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
                     name=type(self).__name__, hidden=self.hidden_layer_sizes
                 )
             )
+        X = detached_input(X)
         X = validate_data(self, X, reset=False, dtype=input_float_dtypes(X))
         xp = array_namespace(X)
         scores = network_scores(X, self.coefs_, self.intercepts_, self.activation)

@@ -30,7 +30,12 @@ from ..privacy import PrivacyBudget, PrivacyRecord
 from ..privacy._random import check_noise_generator
 from ..privacy._record import weights_caveats
 from ..privacy._zcdp import ZCDP_ACCOUNTANT
-from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
+from ..utils._array_api import (
+    DEVICE_OPTIONS,
+    detached_input,
+    resolve_backend,
+    to_numpy,
+)
 from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
@@ -649,6 +654,9 @@ or None, default="auto"
         # F-ordered, as DataFrames give, and CSC becomes CSR once: the
         # solvers gather batch rows. float32 X stays float32 (coef_ too); the
         # targets' private scales are computed in float64.
+        # Detached before validation (see detached_input): no autograd graph
+        # of the training rows, and no torch warning from validate_data's copy.
+        X, y = detached_input(X), detached_input(y)
         X, y = validate_data(
             self,
             X,

@@ -72,7 +72,12 @@ from ..privacy import PrivacyBudget
 from ..privacy._ledger import PrivacyLedger
 from ..privacy._random import check_noise_generator
 from ..privacy._record import WEIGHTS_CAVEAT
-from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
+from ..utils._array_api import (
+    DEVICE_OPTIONS,
+    detached_input,
+    resolve_backend,
+    to_numpy,
+)
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
     check_classifier_metadata,
@@ -337,7 +342,11 @@ default=None
         ``device`` must then be "auto" or X's device type. Batches and noise
         are drawn on the host from the same generator on every backend, so a
         seed gives the same coefficients up to floating-point round-off.
-        "output-perturbation" runs on the CPU only ("auto" selects it there).
+        The private fits of "dp-newton", "output-perturbation" and
+        "dp-frank-wolfe" run on the CPU only ("auto" selects it there;
+        tensors under dispatch and "cuda" raise a ValueError); their
+        ``epsilon=np.inf`` limit, an exact scipy solve on host copies, takes
+        tensors as dp-sgd's does.
         Sparse ``X`` runs on the CPU ("auto" selects it, "cuda" raises a
         TypeError).
     silo_epsilon : float or dict, default=None
@@ -727,9 +736,19 @@ default=None
         if sp.issparse(X) and silos is not None:
             raise TypeError("silos= (federated DP-SGD) does not accept sparse X.")
         # Sparse X runs on the host (resolve_backend refuses "cuda" for it).
+        # The non-private limit of every solver is an exact scipy solve on
+        # host copies of the rows (DP-SGD's included), so every solver takes
+        # array-API input there; its private fits are numpy code, except
+        # DP-SGD's.
+        non_private = math.isinf(self.epsilon) and self.noise_multiplier is None
         backend = resolve_backend(
-            X, self.device, array_api_solver=self.solver == "dp-sgd"
+            X,
+            self.device,
+            array_api_solver=self.solver == "dp-sgd" or non_private,
         )
+        # Detached before validation (see detached_input): no autograd graph
+        # of the training rows, and no torch warning from validate_data's copy.
+        X, y = detached_input(X), detached_input(y)
         X, y = validate_data(
             self,
             X,
@@ -772,6 +791,13 @@ default=None
             return self._set_fitted(
                 classes, result, resolve_epochs(self.max_iter, X.shape[0]), backend
             )
+        if self.solver != "dp-sgd":
+            # Host solvers: array-API input reaches them at epsilon=inf only
+            # (resolve_backend above); they read host copies, and
+            # _set_fitted returns the arrays to the input's namespace.
+            if not sp.issparse(X):
+                X = to_numpy(X)
+            y_encoded = to_numpy(y_encoded)
         feature_inf_bound, bound_caveats = None, ()
         if frank_wolfe:
             # A bound read from X (feature_inf_bound=None) is a documented

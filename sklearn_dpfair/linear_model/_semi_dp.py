@@ -27,7 +27,12 @@ from .._solvers.semi_dp import (
 )
 from ..privacy import PrivacyBudget, check_noise_generator
 from ..privacy._record import PUBLIC_ROWS_CAVEAT, weights_caveats
-from ..utils._array_api import DEVICE_OPTIONS, resolve_backend, to_numpy
+from ..utils._array_api import (
+    DEVICE_OPTIONS,
+    detached_input,
+    resolve_backend,
+    to_numpy,
+)
 from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
@@ -105,7 +110,9 @@ def check_public_mask(public_mask, n_samples, *, private=True):
         if private:
             warn_at_caller(NO_PUBLIC_MASK, UserWarning)
         return np.zeros(n_samples, dtype=bool)
-    mask = np.asarray(public_mask)
+    # An array-API array (a CUDA tensor, a tensor that requires grad) is
+    # copied to the host explicitly; numpy's implicit conversion refuses both.
+    mask = np.asarray(to_numpy(public_mask))
     if mask.dtype != bool:
         raise TypeError(
             "public_mask must be a boolean array (True for public rows); got "
@@ -677,6 +684,9 @@ default=None
         # float32.
         # Sparse X runs on the host (resolve_backend refuses "cuda" for it).
         backend = resolve_backend(X, self.device)
+        # Detached before validation (see detached_input): no autograd graph
+        # of the training rows, and no torch warning from validate_data's copy.
+        X, y = detached_input(X), detached_input(y)
         X, y = validate_data(
             self,
             X,

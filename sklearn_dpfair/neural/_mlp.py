@@ -36,6 +36,7 @@ from ..privacy import PrivacyBudget
 from ..privacy._random import check_noise_generator
 from ..utils._array_api import (
     DEVICE_OPTIONS,
+    detached_input,
     input_float_dtypes,
     resolve_backend,
     to_numpy,
@@ -445,6 +446,9 @@ default=None
         # Silos train on the host (to_numpy below) whatever the backend,
         # which only places the fitted attributes: with "auto" where X lives.
         backend = resolve_backend(X, self.device, array_api_solver=True)
+        # Detached before validation (see detached_input): no autograd graph
+        # of the training rows, and no torch warning from validate_data's copy.
+        X, y = detached_input(X), detached_input(y)
         X, y = validate_data(self, X, y, dtype=backend.input_float_dtypes, order="C")
         weights, classes, y_encoded, caveats = check_classifier_metadata(
             self, X, y, sample_weight, silos
@@ -641,6 +645,8 @@ default=None
 
     def _raw(self, X):
         check_is_fitted(self)
+        # Scores of input that requires grad carry no autograd graph.
+        X = detached_input(X)
         X = validate_data(self, X, reset=False, dtype=input_float_dtypes(X))
         return network_scores(X, self.coefs_, self.intercepts_, self.activation)
 

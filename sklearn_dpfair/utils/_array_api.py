@@ -47,6 +47,7 @@ __all__ = [
     "array_namespace",
     "arrays_like",
     "column_sums",
+    "detached_input",
     "device_of",
     "expit",
     "finite_linear_scores",
@@ -247,6 +248,37 @@ def _detached(a):
     if getattr(a, "requires_grad", False) and hasattr(a, "detach"):
         return a.detach()
     return a
+
+
+def detached_input(a):
+    """``a`` without its autograd graph, for ``validate_data`` in fit and predict.
+
+    A torch tensor that requires grad is detached (sharing its storage)
+    before validation: ``validate_data`` copies array-API input with
+    ``xp.asarray``, on which torch warns about its ``requires_grad``
+    default, and whatever the estimator computes from it must not record
+    an autograd graph of the training rows. Anything else, including
+    tensors without a graph, is returned unchanged.
+
+    Parameters
+    ----------
+    a : array-like or None
+        Input as passed to ``fit``, ``predict`` or ``decision_function``.
+
+    Returns
+    -------
+    a : array-like or None
+        ``a.detach()`` for an array-API tensor that requires grad, else ``a``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._array_api import detached_input
+    >>> X = np.ones((2, 2))
+    >>> detached_input(X) is X
+    True
+    """
+    return _detached(a) if _is_array_api_array(a) else a
 
 
 def host_input(a):

@@ -649,3 +649,22 @@ def test_cuda_matches_numpy(name, torch):
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=0, atol=1e-10)
     np.testing.assert_allclose(est.dual_coef_, ref.dual_coef_, rtol=0, atol=1e-10)
     _assert_same_privacy(ref, est)
+
+
+@pytest.mark.parametrize("cls", [FERMIClassifier, DPFERMIClassifier])
+def test_sensitive_features_tensor_is_read_as_a_host_copy(cls, torch, dispatch):
+    # numpy's implicit conversion refuses a tensor that requires grad (and
+    # a CUDA tensor): sensitive_features is copied to the host explicitly.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    groups = (np.arange(200) % 2).astype(np.float64)
+    params = {"max_iter": 2, "random_state": 0}
+    if cls is DPFERMIClassifier:
+        params.update(classes=[0, 1], groups=[0.0, 1.0])
+    Xt, yt = torch.from_numpy(X), torch.from_numpy(y)
+    ref = cls(**params).fit(Xt, yt, sensitive_features=groups)
+    g_grad = torch.from_numpy(groups).requires_grad_()
+    est = cls(**params).fit(Xt, yt, sensitive_features=g_grad)
+    np.testing.assert_allclose(est.coef_.numpy(), ref.coef_.numpy(), rtol=1e-12)
+    assert g_grad.grad is None

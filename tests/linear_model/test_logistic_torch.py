@@ -12,6 +12,7 @@ floating-point round-off: ``atol=1e-10`` in float64, ``1e-4`` in float32
 import copy
 import pickle
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -399,3 +400,81 @@ def test_cuda_tensors_under_dispatch_stay_on_the_gpu(dispatch):
     clf = DPLogisticRegression(classes=[0, 1], random_state=0, device="auto")
     clf.fit(torch.from_numpy(X).cuda(), torch.from_numpy(y).cuda())
     assert clf.coef_.device.type == "cuda"
+
+
+@pytest.mark.parametrize(
+    "solver, params",
+    [
+        ("dp-newton", {"feature_norm_bound": 5.0}),
+        ("output-perturbation", {"alpha": 0.1, "feature_norm_bound": 5.0}),
+        ("dp-frank-wolfe", {"l1_radius": 5.0, "feature_inf_bound": 5.0}),
+    ],
+)
+def test_epsilon_inf_takes_tensors_with_every_solver(dispatch, solver, params):
+    # The non-private limit of every solver is an exact scipy solve on host
+    # copies: it takes tensors as DP-SGD's does (it refused them), and its
+    # attributes come back in X's namespace and dtype.
+    X, y = _data(0, 2, np.float64, n=300, d=3)
+    kwargs = {"classes": [0, 1], "epsilon": np.inf, "solver": solver, **params}
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = DPLogisticRegression(**kwargs).fit(X, y)
+    for dtype in (torch.float64, torch.float32):
+        clf = DPLogisticRegression(**kwargs).fit(
+            torch.as_tensor(X, dtype=dtype), torch.from_numpy(y)
+        )
+        assert torch.is_tensor(clf.coef_) and clf.coef_.dtype == dtype
+        assert torch.is_tensor(clf.intercept_) and clf.intercept_.dtype == dtype
+        if dtype == torch.float64:
+            np.testing.assert_allclose(clf.coef_.numpy(), ref.coef_, rtol=1e-10)
+    # Its private fits stay numpy code.
+    with pytest.raises(ValueError, match="supports numpy input only"):
+        DPLogisticRegression(**{**kwargs, "epsilon": 1.0}).fit(
+            torch.from_numpy(X), y
+        )
+
+
+def _grad_fits():
+    from sklearn_dpfair import (
+        FERMIClassifier,
+        HeavyTailDPRegressor,
+        SemiDPLinearRegression,
+    )
+    from sklearn_dpfair.neural import DPMLPClassifier
+
+    groups = {"sensitive_features": np.arange(200) % 2}
+    return {
+        "logistic": (DPLogisticRegression(classes=[0, 1], max_iter=2), {}),
+        "mlp": (DPMLPClassifier(classes=[0, 1], max_iter=2), {}),
+        "fermi": (FERMIClassifier(max_iter=2), groups),
+        "fermi-net": (FERMIClassifier(max_iter=2, hidden_layer_sizes=(3,)), groups),
+        "dpfermi": (
+            DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2),
+            groups,
+        ),
+        "heavy-tail": (HeavyTailDPRegressor(), {}),
+        "semi-dp": (
+            SemiDPLinearRegression(),
+            {"public_mask": np.arange(200) < 60},
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_grad_fits()))
+def test_tensors_that_require_grad_fit_and_predict_without_warnings(dispatch, name):
+    # validate_data copied X and y with torch.asarray before the fit
+    # detached them, and torch warned about its requires_grad default.
+    est, fit_params = _grad_fits()[name]
+    X, y = _data(0, 2, np.float64, n=200, d=3)
+    X_grad = torch.from_numpy(X).requires_grad_()
+    y_grad = torch.as_tensor(y, dtype=torch.float64).requires_grad_()
+    is_classifier = hasattr(est, "predict_proba")
+    with warnings.catch_warnings():
+        # torch's warnings about tensors that require grad, not the fits'
+        # own (a ConvergenceWarning of two epochs).
+        warnings.filterwarnings("error", message=".*(requires_grad|detach)")
+        est.set_params(random_state=0).fit(
+            X_grad, torch.from_numpy(y) if is_classifier else y_grad, **fit_params
+        )
+        scores = est.predict_proba(X_grad) if is_classifier else est.predict(X_grad)
+    assert not scores.requires_grad and scores.grad_fn is None
+    assert X_grad.grad is None and y_grad.grad is None

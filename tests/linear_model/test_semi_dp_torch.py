@@ -149,3 +149,25 @@ def test_weights_that_require_grad_are_detached(dispatch):
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-12, atol=1e-12)
     assert est.intercept_ == pytest.approx(ref.intercept_, rel=1e-12, abs=1e-12)
     assert w_grad.grad is None
+
+
+@pytest.mark.usefixtures("single_torch_thread")
+@pytest.mark.parametrize("cls", [SemiDPLinearRegression, SemiLocalDPLinearRegression])
+def test_public_mask_tensor_is_read_as_a_host_copy(dispatch, monkeypatch, cls):
+    # numpy's implicit conversion of the mask failed for a CUDA tensor;
+    # without a GPU, a tensor that refuses it stands in for one.
+    X, y, mask = _problem(n=600)
+    ref = cls(random_state=0).fit(
+        torch.from_numpy(X), torch.from_numpy(y), public_mask=mask
+    )
+
+    def no_implicit_copy(self, *args, **kwargs):
+        raise TypeError("implicit numpy conversion of a device tensor")
+
+    monkeypatch.setattr(torch.Tensor, "__array__", no_implicit_copy)
+    est = cls(random_state=0).fit(
+        torch.from_numpy(X), torch.from_numpy(y), public_mask=torch.from_numpy(mask)
+    )
+    np.testing.assert_allclose(
+        np.asarray(est.coef_.tolist()), np.asarray(ref.coef_.tolist()), rtol=1e-12
+    )
