@@ -398,10 +398,9 @@ def _constant_prediction(y, loss, sample_weight=None, *, fit_intercept=True):
             constant = bool(constant_columns([var], [location], n)[0])
             spread = math.sqrt(var) if var >= 0 else math.nan
         else:
-            order = np.argsort(y, kind="stable")
-            cumulative = np.cumsum(w[order])
-            at = np.searchsorted(cumulative, quantile * total)
-            location = float(y[order[min(at, n - 1)]])
+            location = float(
+                np.quantile(y, quantile, weights=w, method="inverted_cdf")
+            )
             spread = float(w @ np.abs(y - location)) / total
             constant = spread == 0
     if constant and math.isfinite(location):
