@@ -381,7 +381,10 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
                 # keeps the last of its equal counts (the latest in the
                 # canonical order, scikit-learn's sorted order).
                 ranked = keep[np.argsort(noisy[lo:hi][keep], kind="stable")]
-                keep = np.sort(ranked[len(ranked) - limit :]) if limit else keep[:0]
+                # A limit above the number kept keeps them all (a negative
+                # start would count from the end and drop the largest).
+                start = max(len(ranked) - limit, 0)
+                keep = np.sort(ranked[start:]) if limit else keep[:0]
             out.append([order[i] for i in keep])
         return out, threshold
 

@@ -218,7 +218,17 @@ class DPQuantileTransformer(
             else:
                 low, high = y == 0.0, y == 1.0
         missing = np.isnan(y)
-        x = np.interp(np.where(missing, 0.0, y), self.references_, quantiles)
+        # Quantiles such as the bounds (-1e308, 1e308) overflow the
+        # interpolation's slopes (their differences over the references'):
+        # huge ones are interpolated in exactly rescaled units, clipped there
+        # (a rounding past the last quantile would overflow back), then
+        # clipped again into the end quantiles, which rescaling keeps.
+        k = _huge_exponent(quantiles, len(self.references_))
+        qs = np.ldexp(quantiles, k)
+        x = np.interp(np.where(missing, 0.0, y), self.references_, qs)
+        if k:
+            x = np.ldexp(np.clip(x, qs[0], qs[-1]), -k)
+            x = np.clip(x, quantiles[0], quantiles[-1])
         x = np.where(high, quantiles[-1], x)
         x = np.where(low, quantiles[0], x)
         return np.where(missing, np.nan, x)
@@ -232,10 +242,11 @@ class DPQuantileTransformer(
         missing = np.isnan(x)
         v = np.where(missing, quantiles[0], x)
         # Quantiles a subnormal apart (bounds such as (0, 1e-300)) overflow
-        # the interpolation's slopes: tiny ones are interpolated in exactly
-        # rescaled units (values beyond the end points, set below, clipped
-        # first so that none overflows).
-        k = tiny_exponent(quantiles)
+        # the interpolation's slopes, and huge ones (bounds such as
+        # (-1e308, 1e308)) their differences: both are interpolated in
+        # exactly rescaled units (values beyond the end points, set below,
+        # clipped first so that none overflows).
+        k = tiny_exponent(quantiles) or _huge_exponent(quantiles, len(refs))
         vs, qs = v, quantiles
         if k:
             vs = np.ldexp(np.clip(v, quantiles[0], quantiles[-1]), k)
@@ -245,3 +256,33 @@ class DPQuantileTransformer(
         if self.output_distribution == "normal":
             y = stats.norm.ppf(np.clip(y, _BOUNDS_THRESHOLD, 1 - _BOUNDS_THRESHOLD))
         return np.where(missing, np.nan, y)
+
+
+def _huge_exponent(quantiles, n_references):
+    """A power-of-two exponent that brings huge quantiles to order 1, or 0.
+
+    Linear interpolation between quantiles computes their differences, and
+    their slopes over references ``1 / (n_references - 1)`` apart: both
+    overflow for quantiles near the largest float (bounds such as
+    ``(-1e308, 1e308)``). Quantiles that large are scaled by ``2**k``, with
+    their largest magnitude in ``[0.5, 1)``, where neither can overflow
+    (scaling by a power of two is exact, short of underflow, which can only
+    round values negligible beside the largest). Public: from the released
+    quantiles.
+
+    Parameters
+    ----------
+    quantiles : ndarray of shape (n_references,)
+        The released quantiles of a column, sorted.
+    n_references : int
+        Number of references (and quantiles).
+
+    Returns
+    -------
+    k : int
+        Zero where no difference or slope can overflow.
+    """
+    largest = float(np.max(np.abs(quantiles)))
+    if largest <= np.finfo(np.float64).max / (2.0 * (n_references - 1)):
+        return 0
+    return -int(np.frexp(largest)[1])

@@ -306,19 +306,51 @@ def _check_spline_bounds(lower, upper, degree, n_knots):
 
 
 def _strictly_increasing(knots, width):
-    """Move coinciding knots apart, keeping the first and last in place."""
+    """Move coinciding knots apart, keeping the end knots in place.
+
+    Post-processing of released knots (and of the public ``width`` of the
+    bounds): no privacy cost. Knots that coincide are moved apart by a
+    billionth of the knots' own span (the bounds' width in a private fit,
+    whose end knots are the bounds), or by a few float spacings of their
+    magnitude, whichever is larger, then rescaled into ``[first, last]``.
+    A column whose span is too short for that (a constant column without
+    privacy, or one a few float spacings wide) is given evenly spaced knots
+    from its first, a billionth of ``width`` (or a few float spacings)
+    apart: its last knot moves.
+
+    Parameters
+    ----------
+    knots : ndarray of shape (n_knots, n_features)
+        Released knots, sorted in each column.
+    width : ndarray of shape (n_features,)
+        Width of each column's public bounds.
+
+    Returns
+    -------
+    knots : ndarray of shape (n_knots, n_features)
+        Strictly increasing in each column.
+    """
+    n_knots = knots.shape[0]
     first, last = knots[0].copy(), knots[-1].copy()
-    # The gap, at least a few float spacings of the knots' magnitude: a
-    # column near 1.7e9 with bounds 20 wide would otherwise add less than
-    # one spacing and leave the knots equal.
-    gap = np.maximum(
-        width * _KNOT_GAP, 4.0 * np.spacing(np.max(np.abs(knots), axis=0))
-    )
-    # A column whose end points coincide (a constant column without
-    # privacy) gets a width of its own.
-    last = np.where(last > first, last, first + gap * knots.shape[0])
-    knots = knots.copy()
-    for k in range(1, knots.shape[0]):
+    # The gap is relative to the knots' own span, not to the declared
+    # bounds: without privacy the end knots are the observed minimum and
+    # maximum, and a gap of the bounds' width would respace every knot of a
+    # column that fills a small part of wide bounds.
+    span = last - first
+    # At least a few float spacings of the knots' magnitude: a column near
+    # 1.7e9 would otherwise add less than one spacing and leave them equal.
+    floor = 4.0 * np.spacing(np.max(np.abs(knots), axis=0))
+    gap = np.maximum(span * _KNOT_GAP, floor)
+    # A span under 16 float spacings per gap (the least _check_spline_bounds
+    # allows the bounds, so a private fit, whose span is the bounds' width,
+    # never lands here) is too short: after rescaling, knots a few spacings
+    # apart could round onto each other. Such a column is treated as a
+    # constant one, with a width of its own.
+    short = span < 4.0 * (n_knots - 1) * floor
+    knots = np.where(short, first, knots)
+    gap = np.where(short, np.maximum(width * _KNOT_GAP, floor), gap)
+    last = np.where(short, first + gap * n_knots, last)
+    for k in range(1, n_knots):
         knots[k] = np.maximum(knots[k], knots[k - 1] + gap)
     # Knots pushed past the last one: rescale into [first, last].
     knots = first + (knots - first) * ((last - first) / (knots[-1] - first))

@@ -570,6 +570,46 @@ def test_max_categories_breaks_ties_as_scikit_learn(max_categories):
     np.testing.assert_array_equal(ours.transform(X), ref.transform(X))
 
 
+@pytest.mark.parametrize("min_frequency", [None, 2, 4, 5])
+def test_max_categories_above_the_categories_kept_drops_none(min_frequency):
+    # A limit above the number of categories kept (up to twice it) keeps
+    # them all, as scikit-learn does; the other column is always there
+    # under handle_unknown="other", which scikit-learn adds only when some
+    # category is infrequent.
+    counts = {"a": 6, "b": 5, "c": 4, "d": 4, "e": 2, "f": 1}
+    X = pd.DataFrame({"c": [k for k, n in counts.items() for _ in range(n)]})
+    for max_categories in range(1, 11):
+        params = {"max_categories": max_categories, "min_frequency": min_frequency}
+        ours = DPOneHotEncoder(epsilon=np.inf, **params).fit(X)
+        ref = OneHotEncoder(
+            handle_unknown="infrequent_if_exist", sparse_output=False, **params
+        ).fit(X)
+        names = list(ref.get_feature_names_out())
+        other = "c_infrequent_sklearn" in names
+        frequent = names[:-1] if other else names
+        assert list(ours.get_feature_names_out()) == [*frequent, "c_infrequent_sklearn"]
+        expected = ref.transform(X)
+        if not other:
+            expected = np.column_stack([expected, np.zeros(len(X))])
+        np.testing.assert_array_equal(ours.transform(X), expected)
+
+
+def test_max_categories_above_the_private_categories_drops_none():
+    # The limit is public and post-processes the released counts: at a
+    # finite epsilon, a limit above the number released keeps every one
+    # (the same noise draw, seeded, as without a limit).
+    X = np.array([["a"] * 500 + ["b"] * 400 + ["c"] * 300], dtype=object).T
+    for seed in range(3):
+        free = DPOneHotEncoder(epsilon=1.0, random_state=seed).fit(X)
+        assert list(free.categories_[0]) == ["a", "b", "c"]
+        for max_categories in range(4, 9):
+            top = DPOneHotEncoder(
+                epsilon=1.0, max_categories=max_categories, random_state=seed
+            ).fit(X)
+            assert list(top.categories_[0]) == ["a", "b", "c"]
+            assert top.epsilon_ == free.epsilon_
+
+
 def test_the_plan_refuses_a_ledger_as_the_fit_does():
     enc = DPOneHotEncoder(epsilon=1.0, accountant=PrivacyLedger())
     with pytest.raises(ValueError, match="cannot hold the threshold delta"):

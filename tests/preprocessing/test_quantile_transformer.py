@@ -160,6 +160,39 @@ def test_epsilon_inf_tiny_bounds_are_the_rescaled_fit():
     )
 
 
+@pytest.mark.parametrize("n_quantiles", [3, 5])
+@pytest.mark.parametrize("distribution", ["uniform", "normal"])
+def test_epsilon_inf_huge_bounds_are_the_rescaled_fit(distribution, n_quantiles):
+    # Quantiles near the largest float overflow the interpolation's
+    # differences and slopes unless it is computed in rescaled units: the
+    # maps of huge values are those of the same values at ordinary scale.
+    # With 3 quantiles, -1e308 and 1e308 are adjacent (rows ordered so that
+    # no running sum overflows in validation).
+    X = np.array([[-1.0], [1.0], [-1.0], [1.0], [-1.0], [0.5], [-1.0]])
+    T = np.array([[-1.0], [1.0], [-0.7], [0.9], [-0.2], [0.3], [0.0], [0.5]])
+    Y = np.array([[0.0], [0.3], [0.6], [0.75], [0.999], [1.0], [np.nan]])
+    if distribution == "normal":
+        Y = np.array([[-10.0], [-0.5], [0.2], [0.7], [3.0], [10.0], [np.nan]])
+    kwargs = {"n_quantiles": n_quantiles, "output_distribution": distribution}
+    huge = DPQuantileTransformer((-1e308, 1e308), epsilon=np.inf, **kwargs)
+    ordinary = DPQuantileTransformer((-1.0, 1.0), epsilon=np.inf, **kwargs)
+    huge.fit(X * 1e308)
+    ordinary.fit(X)
+    np.testing.assert_allclose(
+        huge.transform(T * 1e308), ordinary.transform(T), rtol=1e-12, atol=1e-12
+    )
+    back = huge.inverse_transform(Y)
+    np.testing.assert_allclose(
+        back / 1e308, ordinary.inverse_transform(Y), rtol=1e-12, atol=1e-12
+    )
+    # Post-processing of the released quantiles: within them, at any epsilon.
+    private = DPQuantileTransformer((-1e308, 1e308), random_state=0, **kwargs)
+    for fitted in (huge, private.fit(X * 1e308)):
+        back = fitted.inverse_transform(Y)[:-1]
+        assert (back >= fitted.quantiles_[0]).all()
+        assert (back <= fitted.quantiles_[-1]).all()
+
+
 def test_inverse_transform_after_a_dataframe_fit_does_not_warn():
     # Its input is transform's ndarray output: scikit-learn's inverse
     # transforms do not check feature names, nor does this one.

@@ -83,6 +83,36 @@ def test_knots_apart_where_the_gap_is_below_the_float_spacing(epsilon):
         assert np.isfinite(spl.transform(X)).all()
 
 
+def test_epsilon_inf_knots_of_a_narrow_column_in_wide_bounds_are_scikit_learn():
+    # Distinct quantile knots are kept as they are: the gap that moves
+    # coinciding knots apart is a fraction of the knots' own span, not of
+    # the declared bounds' width (a billionth of 1e6 would respace every
+    # knot of a column 1e-3 wide).
+    X = 500.0 + np.random.default_rng(0).lognormal(size=(200, 1)) * 1e-4
+    ours = DPSplineTransformer(bounds=(0.0, 1e6), epsilon=np.inf).fit(X)
+    ref = SplineTransformer(knots="quantile").fit(X)
+    np.testing.assert_array_equal(ours.knots_, _base_knots(ref))
+    np.testing.assert_allclose(ours.transform(X), ref.transform(X), atol=1e-12)
+
+
+@pytest.mark.parametrize("n_knots", [3, 5])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_epsilon_inf_column_a_few_float_spacings_wide_fits(n_knots, weighted):
+    # Values one float spacing apart: too short a span for distinct knots
+    # between them, so the column is treated as a constant one.
+    X = np.array([[0.0], [0.3], [0.1 + 0.2], [0.3], [1.0]])
+    weights = np.array([0.0, 1.0, 1.0, 1.0, 0.0]) if weighted else None
+    if not weighted:
+        X = X[1:-1]
+    spl = DPSplineTransformer(bounds=(0.0, 1.0), n_knots=n_knots, epsilon=np.inf)
+    spl.fit(X, sample_weight=weights)
+    assert np.all(np.diff(spl.knots_[:, 0]) > 0)
+    assert spl.knots_[0, 0] == 0.3
+    out = spl.transform(X)
+    assert np.isfinite(out).all()
+    np.testing.assert_allclose(out.sum(axis=1), 1.0, rtol=1e-12)
+
+
 def _base_knots(spline):
     """scikit-learn's knots of each column, without the ones it adds beyond."""
     return np.column_stack(
