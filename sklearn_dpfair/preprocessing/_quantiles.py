@@ -119,11 +119,21 @@ def _exact_quantiles(values, levels, weights, weighted_method="inverted_cdf"):
         weights = weights[weights > 0]
     if not values.size:
         return np.nan
+    # Interpolation (and the average of two values) takes the difference of
+    # neighbouring values, which overflows for values of opposite sign near
+    # the largest float (-1e308 and 1e308 gave a NaN quantile): such
+    # columns are read in halves, exactly (short of subnormals, negligible
+    # beside the largest value), and doubled back.
+    halve = bool(np.max(np.abs(values)) > np.finfo(np.float64).max / 4)
+    if halve:
+        values = values / 2.0
     if weights is None:
-        return np.quantile(values, levels)
-    return _weighted_quantiles(
-        values, weights, levels, average=weighted_method == "averaged_inverted_cdf"
-    )
+        out = np.quantile(values, levels)
+    else:
+        out = _weighted_quantiles(
+            values, weights, levels, average=weighted_method == "averaged_inverted_cdf"
+        )
+    return out * 2.0 if halve else out
 
 
 def _weighted_quantiles(values, weights, levels, *, average):
