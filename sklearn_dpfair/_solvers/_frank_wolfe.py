@@ -111,6 +111,12 @@ class FrankWolfeResult:
     n_steps: int
 
 
+#: The caveat of a feature bound read from the private X: it marks the
+#: bound as the data's, not the user's (a record's value, which
+#: :func:`~._private_fit.frank_wolfe_setup` caps rather than refuses).
+INFERRED_BOUND_CAVEAT = "per-coordinate feature bound inferred from the private data"
+
+
 def resolve_feature_inf_bound(bound, X):
     """Return ``(bound, caveats)``: the declared bound, or the data's with a warning.
 
@@ -130,9 +136,7 @@ def resolve_feature_inf_bound(bound, X):
     warn_at_caller(_BOUND_INFERRED, PrivacyLeakWarning)
     data = X.data if sp.issparse(X) else X
     largest = float(np.max(np.abs(data))) if data.size else 0.0
-    return (largest if largest > 0 else 1.0), [
-        "per-coordinate feature bound inferred from the private data"
-    ]
+    return (largest if largest > 0 else 1.0), [INFERRED_BOUND_CAVEAT]
 
 
 def clip_coordinates(X, bound, dtype=np.float64):

@@ -29,6 +29,7 @@ from ..privacy._zcdp import ZCDP_ACCOUNTANT
 from ..utils._array_api import NUMPY_BACKEND, to_numpy
 from ._feature_scaling import fit_feature_scaling, in_user_units, scaled_columns
 from ._frank_wolfe import (
+    INFERRED_BOUND_CAVEAT,
     INTERCEPT_BOUND,
     INTERCEPT_RHO_SHARE,
     auto_frank_wolfe_steps,
@@ -87,6 +88,11 @@ _MAX_PREDICTION_BOUND = 1e300
 # Output perturbation certifies ||grad F(w)|| <= alpha tol in float64: the
 # target must clear the gradient's round-off (about eps L) by this factor.
 _CERTIFICATE_ROUNDING_MARGIN = 64
+
+_CAPPED_BOUND_CAVEAT = (
+    "the feature bound inferred from the data exceeded 1e300 / l1_radius and "
+    "was capped there (so that no linear prediction can overflow)"
+)
 
 _FW_PUBLIC_N = (
     "fw_steps=None: the step count is computed from n, which is public "
@@ -827,7 +833,14 @@ def frank_wolfe_setup(
     weighted : bool
         Whether public sample weights were passed.
     caveats : tuple of str, default=()
-        Caveats of the caller (an inferred feature bound).
+        Caveats of the caller (an inferred feature bound). A bound inferred
+        from the data (marked by the caveat of
+        :func:`~._frank_wolfe.resolve_feature_inf_bound`, here or in
+        ``budget.caveats``) with
+        ``l1_radius * feature_inf_bound > 1e300`` is capped at
+        ``1e300 / l1_radius``, with a caveat, rather than refused: the
+        outcome of the fit must not hinge on one record's value. A public
+        bound that large is refused (``ValueError``).
     scaling : ScalingPlan or None, default=None
         Public column map of declared ``feature_bounds``
         (:func:`~._feature_scaling.public_scaling_plan`), applied before the
@@ -851,8 +864,22 @@ def frank_wolfe_setup(
         params.n_steps,
     )
     bound = params.feature_inf_bound
+    inferred = INFERRED_BOUND_CAVEAT in (*budget.caveats, *caveats)
+    if inferred and not (
+        l1_radius * bound <= _MAX_PREDICTION_BOUND
+    ):
+        # A bound read from X is one record's value: refusing (or printing
+        # it) would let that record decide the outcome. Cap it from public
+        # l1_radius instead; the coordinates are clipped to the cap and the
+        # selections calibrated to it, so what runs is what is accounted.
+        bound = _MAX_PREDICTION_BOUND / l1_radius
+        while l1_radius * bound > _MAX_PREDICTION_BOUND:  # round-off of the /
+            bound = math.nextafter(bound, 0.0)
+        params = replace(params, feature_inf_bound=bound)
+        caveats = (*caveats, _CAPPED_BOUND_CAVEAT)
     caveats = (*((WEIGHTS_CAVEAT,) if weighted else ()), *caveats)
     if not l1_radius * bound <= _MAX_PREDICTION_BOUND:
+        # Public values only: a bound read from X was capped above.
         raise ValueError(
             f"l1_radius * feature_inf_bound = {l1_radius * bound:g} "
             f"exceeds {_MAX_PREDICTION_BOUND:g}: the linear predictions could "

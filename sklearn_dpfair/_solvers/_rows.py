@@ -412,12 +412,23 @@ def clip_rows_to_norm(X, bound):
     # their largest entry instead, in float64: u min(m, R / ||u||).
     rescued = _tiny_factors(factors, X.dtype)
     if rescued.any():
-        rows = X[rescued].astype(np.float64)
-        scale = np.max(np.abs(rows), axis=1)
-        unit = rows / scale[:, None]
-        factor = np.minimum(scale, bound / np.linalg.norm(unit, axis=1))
-        clipped[rescued] = unit * factor[:, None]
+        clipped[rescued] = _projected_from_largest(
+            np, X[rescued].astype(np.float64), bound
+        )
     return clipped
+
+
+def _projected_from_largest(xp, rows, bound):
+    # Nonzero float64 ``rows`` projected onto the ball of radius ``bound``
+    # (a float, or one per row), as ``u min(m, bound / ||u||)`` with
+    # ``m = max_j |x_j|`` and ``u = x / m``: ||u|| is in [1, sqrt(d)], so
+    # nothing overflows, and no factor ``bound / ||x||`` (which may be 0 or
+    # subnormal) is formed.
+    scale = xp.max(xp.abs(rows), axis=1)
+    unit = rows / scale[:, None]
+    with np.errstate(under="ignore"):
+        factor = xp.minimum(scale, bound / xp.sqrt(rowwise_dot(unit, unit)))
+        return unit * factor[:, None]
 
 
 def _tiny_factors(factors, dtype):
@@ -602,7 +613,15 @@ def clipped_rows(raw_gradient, row_norms, clip_norm):
     without clipping, ``clip_norm = inf``), so ``0 * inf`` never produces a
     ``nan``; every other row ``c_i r_i [x_i, s]`` has norm at most
     ``clip_norm``, and each entry ``c_i r_ik x_ij`` is finite because
-    ``|c_i r_ik| <= C / ||x_i||``.
+    ``|c_i r_ik| <= C / ||x_i||``. A term whose norm ``||r_i|| ||u_i||``
+    overflows (a huge public weight, a row near the largest float) or whose
+    factor ``C / norm`` would be 0 or subnormal is still clipped to ``C``,
+    not dropped: ``c_i r_i`` is then ``r_i`` projected onto the ball of
+    radius ``C / ||u_i||`` (from its largest entry, as
+    :func:`clip_rows_to_norm` projects a huge row), so its norm is
+    ``min(||r_i|| ||u_i||, C)`` up to rounding, in float64 as in float32.
+    Only a row norm ``||u_i||`` that is itself ``inf`` leaves the fixed
+    contribution 0.
 
     Parameters
     ----------
@@ -630,4 +649,60 @@ def clipped_rows(raw_gradient, row_norms, clip_norm):
         )
     if math.isinf(clip_norm):
         return raw_gradient
-    return raw_gradient * clip_factors(raw_gradient, row_norms, clip_norm)[:, None]
+    factors = clip_factors(raw_gradient, row_norms, clip_norm)
+    weighted = raw_gradient * factors[:, None]
+    bound = clip_norm * clip_margin(raw_gradient, row_norms)
+    # Two kinds of terms cannot be scaled by their factor: factor 0 on a
+    # finite nonzero gradient (the norm ||r_i|| ||u_i|| overflowed, e.g. a
+    # huge public weight, or C / norm was subnormal), and a clipped term
+    # whose c_i r_i would be subnormal (||u_i|| > C / tiny), too imprecise
+    # to stay within C. Each is representable all the same (|c_i r_ik| is
+    # at most C / ||u_i||) and is clipped to C like any other, never
+    # dropped. One n-length test each in the usual case.
+    rescue = factors == 0
+    subnormal_above = bound / _tiny(xp, xp.float64)
+    # Compared only when some row norm can exceed it: a Python float beyond
+    # float32's range would overflow (with a warning) when compared with
+    # float32 norms.
+    if subnormal_above < float(xp.finfo(row_norms.dtype).max):
+        rescue = rescue | ((row_norms > subnormal_above) & (factors < 1))
+    if not bool(xp.any(rescue)):
+        return weighted
+    rescue = (
+        rescue
+        & ~xp.all(raw_gradient == 0, axis=1)
+        & xp.isfinite(row_norms)
+        & (row_norms > 0)
+    )
+    if not bool(xp.any(rescue)):
+        return weighted
+    return _scatter_like(
+        weighted,
+        rescue,
+        _rescued_rows(
+            xp.astype(raw_gradient[rescue], xp.float64),
+            xp.astype(row_norms[rescue], xp.float64),
+            bound,
+        ),
+    )
+
+
+def _rescued_rows(gradient, row_norms, clip_norm):
+    # c_i r_i for terms whose factor could not be formed (clipped_rows):
+    # r_i projected onto the ball of radius C / ||u_i|| without forming
+    # ||r_i|| ||u_i||. A subnormal radius carries an absolute rounding of
+    # up to half its last place in each of the K entries, which the term
+    # multiplies by up to ||u_i||: the radius is lowered by that much
+    # first, so the term stays within C (0, within any bound, if nothing is
+    # left: C / ||u_i|| below a few subnormal steps).
+    xp = array_namespace(gradient)
+    with np.errstate(under="ignore"):
+        radius = clip_norm / row_norms
+    subnormal_ulp = float(np.nextafter(0.0, 1.0))
+    slack = (math.sqrt(gradient.shape[1]) + 2.0) * subnormal_ulp
+    radius = xp.where(
+        radius < _tiny(xp, radius.dtype),
+        xp.maximum(radius - slack, xp.zeros_like(radius)),
+        radius,
+    )
+    return _projected_from_largest(xp, gradient, radius)

@@ -384,14 +384,17 @@ def test_the_estimator_fit_and_plan_share_one_setup(monkeypatch):
     assert est.privacy_plan(*X.shape).dp_event == est.dp_event_
 
 
-def test_dp_sgd_float32_weight_beyond_float32_is_clipped_as_in_float64():
+@pytest.mark.parametrize("huge", [1e300, 1e308])
+def test_dp_sgd_float32_weight_beyond_float32_is_clipped_as_in_float64(huge):
     # A public weight of 1e300 is past float32's range: cast, it would be
     # inf (an overflow warning that depends on one record) and the record
     # would count for nothing. Saturated, its term is clipped to the clip
-    # norm, as in float64: both fits take the same steps.
+    # norm, as in float64: both fits take the same steps. At 1e308 the
+    # float64 term's norm |r_i w_i| ||x_i|| overflows: it is clipped all
+    # the same, not dropped.
     X, y = _data()
     weights = np.ones(len(y))
-    weights[::10] = 1e300
+    weights[::10] = huge
     setup = dp_sgd_setup(
         *X.shape,
         1,
@@ -414,3 +417,52 @@ def test_dp_sgd_float32_weight_beyond_float32_is_clipped_as_in_float64():
     np.testing.assert_allclose(
         fits[np.float32].coef, fits[np.float64].coef, rtol=1e-4, atol=1e-5
     )
+
+
+# -- a Frank-Wolfe feature bound read from the data -------------------------------
+
+
+def test_frank_wolfe_caps_a_bound_read_from_the_data_rather_than_refusing():
+    # feature_inf_bound=None reads max |x_ij| from X: one record's value.
+    # Past 1e300 / l1_radius it is capped (with a caveat), not refused with
+    # the value in the message: the fit's outcome must not hinge on it.
+    from sklearn_dpfair.exceptions import PrivacyLeakWarning
+    from sklearn_dpfair.linear_model import DPLogisticRegression
+
+    X, y = _data(n=200, d=3)
+    X[17, 1] = 3.14159e305
+    est = DPLogisticRegression(
+        solver="dp-frank-wolfe", l1_radius=5.0, classes=[0, 1], random_state=0
+    )
+    with pytest.warns(PrivacyLeakWarning, match="feature_inf_bound"):
+        est.fit(X, y)
+    assert np.all(np.isfinite(est.coef_))
+    assert any("capped" in caveat for caveat in est.privacy_caveats_)
+    # The selections are calibrated to the cap, the bound the fit clips to.
+    assert est.privacy_record_.clip_norm == pytest.approx(5.0 * (1e300 / 5.0) / 200)
+
+
+def test_frank_wolfe_setup_still_refuses_a_public_bound_too_large():
+    from sklearn_dpfair._solvers._frank_wolfe import (
+        INFERRED_BOUND_CAVEAT,
+        resolve_feature_inf_bound,
+    )
+    from sklearn_dpfair._solvers._private_fit import (
+        FrankWolfeParams,
+        frank_wolfe_setup,
+    )
+
+    # The set-up recognizes an inferred bound by the caveat it comes with.
+    with pytest.warns(Warning):
+        assert resolve_feature_inf_bound(None, np.ones((2, 2)))[1] == [
+            INFERRED_BOUND_CAVEAT
+        ]
+    # A public bound may be printed.
+    params = FrankWolfeParams(1e200, 3e101, None, 0.0)
+    with pytest.raises(ValueError, match="feature_inf_bound = 3e\\+301"):
+        frank_wolfe_setup(100, 3, 1, params, PrivacyBudget(1.0, 1e-5), weighted=False)
+    setup = frank_wolfe_setup(
+        100, 3, 1, params, PrivacyBudget(1.0, 1e-5),
+        weighted=False, caveats=(INFERRED_BOUND_CAVEAT,),
+    )
+    assert 1e200 * setup.params.feature_inf_bound <= 1e300

@@ -89,7 +89,7 @@ def test_projected_float32_rows_are_inside_the_ball(bound, sparse):
 @pytest.mark.parametrize("s", [0.0, 1.0])
 @pytest.mark.parametrize("n_outputs", [1, 3])
 @pytest.mark.parametrize("weights", [False, True])
-@pytest.mark.parametrize("clip_norm", [1.0, 0.05, 40.0])
+@pytest.mark.parametrize("clip_norm", [1.0, 0.05, 40.0, 1e-300])
 def test_rank_one_float32_terms_are_within_the_clip(s, n_outputs, weights, clip_norm):
     rng = np.random.default_rng(1)
     X = extreme_rows(rng, N_ROWS, 6)
@@ -186,3 +186,23 @@ def test_float64_clipping_is_unchanged():
     np.testing.assert_allclose(clip_factors(R, norms, 1.0), expected, rtol=1e-15)
     assert clip_margin(np.float64, X) == 1.0
     assert clip_margin(np.float32) == 1.0 - 2 * float(np.finfo(np.float32).eps)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("clip_norm", [1.0, 1e-6])
+def test_a_term_whose_norm_overflows_is_clipped_not_dropped(dtype, clip_norm):
+    # ||r_i|| ||u_i|| past the largest float (a public weight of 1e308, a
+    # row of 1e308 values), or C / norm subnormal: the term is still
+    # representable, and is clipped to C like any other, in float64 as in
+    # float32 (where the same weight saturates at float32's largest).
+    weight = min(1e308, float(np.finfo(dtype).max))
+    big = 1e308 if dtype == np.float64 else 1e38
+    X = np.array([[3.0, 4.0], [big, big], [0.0, 0.0]], dtype=dtype)
+    R = np.array([[0.5 * weight], [-0.5], [0.5 * clip_norm]])
+    weighted = clipped_rows(R, augmented_row_norms(X, 1.0), clip_norm)
+    assert np.all(np.isfinite(weighted))
+    terms = rank_one_norms(X, 1.0, weighted)
+    assert np.max(terms) <= clip_norm * (1 + 4e-16)
+    np.testing.assert_allclose(terms[:2], clip_norm, rtol=1e-6)
+    # A term inside the ball keeps its plain factor 1.
+    np.testing.assert_array_equal(weighted[2], R[2])
