@@ -345,7 +345,8 @@ def plan_feature_scaling(
     sparse : bool, default=False
         Whether ``X`` is sparse (a public layout): sparse columns are
         scaled by public bounds only (private quantiles would densify them),
-        and ``"auto"`` without ``feature_bounds`` is refused.
+        and ``"auto"`` without ``feature_bounds`` is refused, at every
+        budget (``epsilon = inf`` included).
     fit_intercept : bool, default=True
         Without an intercept the columns are scaled but not centred (a
         centred model would need one).
@@ -368,20 +369,24 @@ def plan_feature_scaling(
         # Before any branch on privacy: the non-private limit refuses what a
         # private fit refuses (ignored bounds are checked but not counted).
         check_feature_bounds(feature_bounds, n_features)
+        if sparse and feature_bounds is None:
+            # Private quantiles are drawn from dense columns only; planning
+            # nothing would ignore the request silently. Decided from the
+            # layout and the parameters alone, so before the branch on the
+            # budget: the non-private limit, and a fit whose small budget
+            # releases the intercept only, refuse what a private fit
+            # refuses (otherwise n and epsilon would decide it).
+            raise ValueError(
+                "feature_scaling='auto' on sparse X needs public feature_bounds "
+                "(private quantiles are computed for dense X only); pass "
+                "feature_bounds, or feature_scaling=None."
+            )
     # The non-private limit solves in standardized coordinates itself.
     if mode is None or not budget.is_private:
         return ScalingPlan("none", n_features)
     center = fit_intercept and not sparse
     if feature_bounds is not None:
         return _bounds_plan(feature_bounds, n_features, center, sparse)
-    if sparse:
-        # Private quantiles are drawn from dense columns only; planning
-        # nothing would ignore the request silently.
-        raise ValueError(
-            "feature_scaling='auto' on sparse X needs public feature_bounds "
-            "(private quantiles are computed for dense X only); pass "
-            "feature_bounds, or feature_scaling=None."
-        )
     if budget.noise_multiplier is not None:
         raise ValueError(
             "A fixed noise_multiplier cannot be combined with private feature "

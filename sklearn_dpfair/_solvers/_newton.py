@@ -216,6 +216,14 @@ def plan(n_samples, n_features, params, budget):
     -------
     plan : NewtonPlan
 
+    Raises
+    ------
+    ValueError
+        If a noise multiplier is given, ``n_features`` exceeds
+        ``MAX_FEATURES``, or ``feature_norm_bound`` is so large that
+        ``(R^2 + s^2) n`` overflows float64 (at every budget: the decision
+        is the public constants').
+
     Examples
     --------
     >>> from sklearn_dpfair._solvers._newton import NewtonParams, plan
@@ -234,6 +242,18 @@ def plan(n_samples, n_features, params, budget):
             f"solver='dp-newton' holds a dense (n_features + 1)^2 Hessian; "
             f"n_features={n_features} exceeds {MAX_FEATURES}. Use "
             "solver='dp-sgd' (or 'dp-frank-wolfe' for wide sparse data)."
+        )
+    scale = params.row_bound
+    if not math.isfinite(scale * scale * n_samples):
+        # Public constants only, at every budget (as output perturbation):
+        # the statistics are normalized by R~^2 n, which would be inf (the
+        # Hessian and the penalty silently 0) or raise OverflowError mid-fit.
+        raise ValueError(
+            "feature_norm_bound is too large for solver='dp-newton': the "
+            "rows are normalized by feature_norm_bound**2 times n_samples, "
+            "which overflows float64 "
+            f"(feature_norm_bound={params.feature_norm_bound:g}, "
+            f"n_samples={n_samples}). Use a bound of the size of the rows' norms."
         )
     n_steps, shares = int(params.n_steps), params.shares()
     if not budget.is_private:
@@ -473,7 +493,8 @@ def noisy_newton(X, y, newton_plan, params, *, rng, sample_weight=None, progress
     s, scale = params.intercept_scaling, params.row_bound
     y = np.asarray(y, dtype=np.float64)
     # The penalty alpha/2 ||coef||^2 in normalized coordinates (coef = w / R~).
-    penalty = np.full(d + 1, params.alpha / scale**2)
+    # (scale * scale, not scale**2: a float power raises OverflowError.)
+    penalty = np.full(d + 1, params.alpha / (scale * scale))
     penalty[-1] = 0.0
     rows = clipped_rows(X, params.feature_norm_bound)
     buffer = (

@@ -114,9 +114,16 @@ def test_sparse_columns_are_scaled_by_bounds_only():
     # Asked for scales that cannot be drawn: refused, not skipped silently.
     with pytest.raises(ValueError, match="sparse X needs public feature_bounds"):
         plan_feature_scaling("auto", None, 3, budget, sparse=True)
-    # The non-private limit scales nothing, whatever the layout.
+    # The non-private limit scales nothing, whatever the layout; it refuses
+    # what a private fit refuses (the layout decides, not the budget).
     unbounded = PrivacyBudget(np.inf, 1e-5)
-    assert plan_feature_scaling("auto", None, 3, unbounded, sparse=True).mode == "none"
+    with pytest.raises(ValueError, match="sparse X needs public feature_bounds"):
+        plan_feature_scaling("auto", None, 3, unbounded, sparse=True)
+    assert plan_feature_scaling(None, None, 3, unbounded, sparse=True).mode == "none"
+    assert (
+        plan_feature_scaling("auto", [(0, 10)] * 3, 3, unbounded, sparse=True).mode
+        == "none"
+    )
     plan = plan_feature_scaling("auto", [(0, 10)] * 3, 3, budget, sparse=True)
     scaling = fit_feature_scaling(None, plan, None)
     X = sp.random(20, 3, density=0.3, format="csr", random_state=0) * 10
@@ -176,6 +183,27 @@ def test_private_scales_are_refused_by_the_full_batch_solvers(params):
     assert not hasattr(est, "coef_")
     with pytest.raises(ValueError, match="needs public feature_bounds"):
         est.privacy_plan(200, 4)
+
+
+@pytest.mark.parametrize(
+    "n, epsilon",
+    # The non-private limit, and a budget that releases the intercept only
+    # (small_budget="auto"): refused like the private model fit.
+    [(20, 1.0), (2000, np.inf), (2000, 1.0)],
+)
+def test_sparse_auto_scaling_without_bounds_is_refused_at_every_budget(n, epsilon):
+    from sklearn_dpfair import DPLogisticRegression
+
+    X = sp.random(n, 4, density=0.5, format="csr", random_state=0)
+    y = np.random.default_rng(0).integers(0, 2, n)
+    est = DPLogisticRegression(
+        epsilon=epsilon, feature_scaling="auto", classes=[0, 1], random_state=0
+    )
+    with pytest.raises(ValueError, match="feature_bounds"):
+        est.privacy_plan(n, 4, sparse=True)
+    with pytest.raises(ValueError, match="feature_bounds"):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")
 
 
 def test_dp_logistic_regression_refuses_sparse_auto_scaling_without_bounds():

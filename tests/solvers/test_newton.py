@@ -195,6 +195,28 @@ def test_plan_refusals_are_decided_from_public_values():
         )
 
 
+@pytest.mark.parametrize("epsilon", [1.0, math.inf])
+@pytest.mark.parametrize("bound", [1e155, 1e200])
+def test_a_feature_norm_bound_whose_square_overflows_is_refused(epsilon, bound):
+    # The rows are normalized by R^2 n: past float64 the fit raised a bare
+    # OverflowError mid-fit. Refused by the plan, from public values, at
+    # every budget: by privacy_plan() and fit() alike, before any state.
+    from sklearn_dpfair.linear_model import DPLogisticRegression
+
+    with pytest.raises(ValueError, match="feature_norm_bound"):
+        plan(500, 3, NewtonParams(bound, 2, 0.0), PrivacyBudget(epsilon, 1e-5))
+    X, y = _data(n=500)
+    est = DPLogisticRegression(
+        solver="dp-newton", feature_norm_bound=bound, epsilon=epsilon,
+        classes=[0, 1], random_state=0,
+    )
+    with pytest.raises(ValueError, match="feature_norm_bound"):
+        est.privacy_plan(*X.shape)
+    with pytest.raises(ValueError, match="feature_norm_bound"):
+        est.fit(X, y)
+    assert not hasattr(est, "n_features_in_")
+
+
 @pytest.mark.parametrize("curvature", ["hessian", "upper-bound"])
 def test_fit_releases_exactly_its_planned_event(curvature):
     X, y = _data(n=500)
