@@ -53,6 +53,12 @@ def demographic_parity_linf(y_true, y_pred, *, sensitive_features, sample_weight
     onehot[np.arange(y_pred.shape[0]), pred_index] = 1.0
     if sample_weight is not None:
         weight = check_sample_weight(sample_weight, onehot, ensure_non_negative=True)
+        # Divided by the largest weight first (the probabilities are
+        # unchanged): weights near 1e308 would overflow the total, and
+        # subnormal ones would lose their digits in the products.
+        largest = float(np.max(weight, initial=0.0))
+        if largest > 0:
+            weight = weight / largest
         onehot *= weight[:, None]
     joint = joint_table(onehot, enc.codes, enc.n_groups)  # (classes, groups)
     if sample_weight is not None and joint.sum() > 0:

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
 from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
 from sklearn_dpfair._solvers.fermi._plan import plan_from_key
@@ -67,6 +68,21 @@ def exact_disparity(est, X, y, s, constraint, min_size=0):
     return hard_disparity(pred, y_idx, codes, con, classes.size, groups.size)
 
 
+def raw_offset_float32(seed, n=1200):
+    """float32 rows with a column of offset 500 in units of 1e-3 (a raw price).
+
+    The released model's intercept is then near 1e5, where float32 rounds
+    by up to 2**-8, and its float32 scores differ from the float64
+    solution's for rows near the decision boundary.
+    """
+    rng = np.random.default_rng(seed)
+    s = rng.choice(3, n, p=[0.5, 0.3, 0.2])
+    X = rng.normal(size=(n, 3)) + (s == 0)[:, None]
+    X[:, 1] = X[:, 1] * 1e-3 + 500
+    y = (X[:, 0] + rng.normal(size=n) > 0.5).astype(int)
+    return X.astype(np.float32), y, s
+
+
 # -- FERMIClassifier -----------------------------------------------------------
 
 
@@ -83,6 +99,32 @@ def test_fermi_meets_the_bound_on_the_training_data(constraint, correlation, bou
     assert est.bound_met_ is True
     assert exact_disparity(est, X, y, s, constraint) <= bound + 0.002
     assert est.training_disparity_ <= bound
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        FERMIClassifier(),
+        DPFERMIClassifier(
+            epsilon=np.inf, classes=[0, 1], groups=[0, 1, 2], random_state=0
+        ),
+    ],
+    ids=["FERMI", "DP-FERMI-inf"],
+)
+def test_float32_bound_is_met_by_the_released_model(estimator):
+    # The disparity the bound selects by, and bound_met_, are those of the
+    # float32 model predict uses, not of its float64 solution.
+    X, y, s = raw_offset_float32(1)
+    bound = 0.01
+    est = clone(estimator).set_params(disparity_bound=bound, min_group_size=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no "not met" warning
+        est.fit(X, y, sensitive_features=s)
+    assert est.coef_.dtype == np.float32
+    disparity = exact_disparity(est, X, y, s, "demographic_parity")
+    assert est.bound_met_ is True
+    assert disparity <= bound
+    assert est.training_disparity_ == pytest.approx(disparity, abs=1e-12)
 
 
 @pytest.mark.parametrize("constraint", CONSTRAINTS)

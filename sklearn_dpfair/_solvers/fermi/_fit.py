@@ -373,6 +373,29 @@ _SMALL_BASIS = {
 }
 
 
+# Most group labels a warning names: a sensitive feature of thousands of
+# values (zip codes) would otherwise give a message of tens of kilobytes.
+# The min_group_frequency floor's warning names as many.
+_MAX_NAMED_GROUPS = 10
+
+
+def _named_groups(groups):
+    """``groups`` joined by commas, the first ``_MAX_NAMED_GROUPS`` only.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.fermi._fit import _named_groups
+    >>> _named_groups(["a", "b"])
+    'a, b'
+    >>> _named_groups(range(12))
+    '0, 1, 2, 3, 4, 5, 6, 7, 8, 9 (and 2 more)'
+    """
+    groups = [str(g) for g in groups]
+    text = ", ".join(groups[:_MAX_NAMED_GROUPS])
+    rest = len(groups) - _MAX_NAMED_GROUPS
+    return f"{text} (and {rest} more)" if rest > 0 else text
+
+
 def _small_groups(measured, group_labels):
     """Labels of the groups with a cell that ``measured`` leaves out."""
     if measured is None:
@@ -401,12 +424,14 @@ def _warn_small_groups(setup, group_labels, min_group_size, basis, cells):
     bound = _small_groups(setup.measured, group_labels)
     if not (penalty or bound):
         return
-    left_out = [g for g in group_labels if g in penalty or g in bound]
+    # Sets: thousands of groups (zip codes) would make list lookups quadratic.
+    out = set(penalty) | set(bound)
+    left_out = [g for g in group_labels if g in out]
     small = set(_small_groups(measured, group_labels))
     text = ""
     if any(g in small for g in left_out):
         text = _SMALL_GROUPS.format(
-            groups=", ".join(str(g) for g in left_out if g in small),
+            groups=_named_groups(g for g in left_out if g in small),
             size=min_group_size,
             basis=_SMALL_BASIS[basis],
             what=_SMALL_WHAT[bool(penalty), bool(bound)],
@@ -415,7 +440,7 @@ def _warn_small_groups(setup, group_labels, min_group_size, basis, cells):
     # sentence is always written.
     alone = [g for g in left_out if g not in small]
     if alone:
-        text += _ALONE_GROUPS.format(groups=", ".join(str(g) for g in alone))
+        text += _ALONE_GROUPS.format(groups=_named_groups(alone))
     warn_at_caller(text.strip(), UserWarning)
 
 
@@ -1197,6 +1222,11 @@ def fit_fermi(
         sample_weight=sample_weight,
         measured=setup.measured,
         network=network,
+        # Where the solver's columns are the user's, the disparities it
+        # measures (training_disparity_, the bound's selection) are those of
+        # the released model, cast to X's dtype and scored as predict scores
+        # it: a float32 model's predictions are not its float64 solution's.
+        released_columns=scales is None and network is None,
     )
     sgda_common = dict(
         blocks=blocks,

@@ -19,7 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from ..._loss import SoftmaxLoss
+from ..._base import _dense_linear_scores, _sparse_linear_scores
+from ..._loss import BinaryLogisticLoss, SoftmaxLoss
 from ...fairness._disparity import (
     disparities,
     disparity_from_counts,
@@ -77,6 +78,11 @@ class FairProblem:
     # The network of a fit with hidden layers (_model.NetworkFairModel),
     # None for the linear model; (coef, w0) are then its flat parameters.
     network: object = None
+    # Whether ``X`` is the user's own columns, in which the estimator
+    # releases the linear model in X's dtype (False: scaled columns, a
+    # network). Hard predictions are then the released model's, scored as
+    # its ``predict`` scores them (:meth:`released_linear`).
+    released_columns: bool = False
 
     @property
     def constraint(self):
@@ -332,8 +338,73 @@ class FairProblem:
     def _block_predictions(self, coef, w0, rows):
         return np.argmax(self._block_logits(coef, w0, rows), axis=1)
 
+    @property
+    def _scores_released(self):
+        # Whether hard predictions are the released linear model's own.
+        return self.network is None and self.released_columns
+
+    @property
+    def output_dtype(self):
+        """The dtype of the released model: that of ``X`` (on the host)."""
+        return self.X_host.dtype
+
+    def released_linear(self, coef, w0):
+        """The linear model ``(coef_, intercept_)`` as the estimator stores it.
+
+        The layout of :func:`._fit.released_fit` (the intercept ``s w0``;
+        two classes: the one logit of class 1, ``w_1 - w_0`` and
+        ``b_1 - b_0``), computed in float64 as it is there, then cast to
+        :attr:`output_dtype` as the estimator casts it. The cast matters: a
+        float32 model of a column of offset 500 in units of 1e-3 has an
+        intercept near 1e5, which float32 rounds by up to 2**-8, and its
+        scores are float32 sums of products of that size, so that its
+        predictions are not the float64 model's.
+        """
+        coef = np.asarray(coef, dtype=np.float64)
+        intercept = self.intercept_scaling * np.asarray(w0, dtype=np.float64)
+        if self.n_classes == 2:
+            coef = (coef[:, 1] - coef[:, 0]).reshape(1, -1)
+            intercept = intercept[1:2] - intercept[0:1]
+        else:
+            coef = coef.T
+        return coef.astype(self.output_dtype), intercept.astype(self.output_dtype)
+
+    def _released_scores(self, coef, intercept):
+        """``decision_function`` of a released model on the training rows.
+
+        ``coef`` ``(m', d)`` and ``intercept`` ``(m',)`` as
+        :meth:`released_linear` gives them; the scores, ``(n, m')``, come
+        from one product over every row by the functions
+        ``decision_function`` calls, in the model's dtype, so that each row's
+        score is the one ``predict`` computes on the same rows (a product by
+        blocks of rows may round a row differently).
+        """
+        X = self.X_host
+        if sp.issparse(X):
+            scores = _sparse_linear_scores(X, coef, intercept)
+        else:
+            scores = _dense_linear_scores(np, X, coef.T, intercept)
+        return np.reshape(scores, (X.shape[0], -1))
+
+    def _released_predictions(self, coef, w0):
+        # The estimator's predict: the class of largest probability.
+        scores = self._released_scores(*self.released_linear(coef, w0))
+        loss = (
+            BinaryLogisticLoss() if self.n_classes == 2 else SoftmaxLoss(self.n_classes)
+        )
+        pred = np.empty(scores.shape[0], dtype=code_dtype(self.n_classes))
+        for rows in self._parts():
+            pred[rows] = np.argmax(loss.predict_proba(scores[rows]), axis=1)
+        return pred
+
     def predict(self, coef, w0):
-        """Hard predictions (class indices, one small code a row)."""
+        """Hard predictions (class indices, one small code a row).
+
+        With ``released_columns``, those of the model the estimator releases,
+        as its ``predict`` makes them on the training rows.
+        """
+        if self._scores_released:
+            return self._released_predictions(coef, w0)
         coef, w0 = np.asarray(coef), np.asarray(w0)
         pred = np.empty(self.X_host.shape[0], dtype=code_dtype(self.n_classes))
         for rows in self._parts():
@@ -347,13 +418,13 @@ class FairProblem:
         counts instead: each row adds its weight over ``scale`` to its cell
         (divided block by block).
         """
-        coef, w0 = np.asarray(coef), np.asarray(w0)
+        pred = self.predict(coef, w0)
         total = np.zeros((self.n_classes, self.n_groups, self.n_classes))
         for rows in self._parts():
             # Codes widened per block: the cell index of the counts may
             # not fit the small dtype of the labels and groups.
             args = (
-                self._block_predictions(coef, w0, rows),
+                pred[rows].astype(np.intp),
                 self.y[rows].astype(np.intp),
                 self.codes[rows].astype(np.intp),
             )
@@ -384,18 +455,17 @@ class FairProblem:
         Non-private. With ``sample_weight`` the rates are weighted, as
         fairlearn's metrics with ``sample_weight`` compute them: a row of
         weight ``k`` counts ``k`` times and a row of weight 0 not at all
-        (it is absent from the fit too). The weights are divided by their
-        least positive value first, which leaves every rate unchanged and
-        gives a cell holding any positive weight a total of at least 1
+        (it is absent from the fit too). The weights are divided by a
+        common scale first, which leaves every rate unchanged
+        (:func:`_count_scale`): their least positive value, so
+        that a cell holding any positive weight has a total of at least 1
         (:func:`~sklearn_dpfair.fairness._disparity.disparity_from_counts`
-        treats a cell below 1 as empty).
+        treats a cell below 1 as empty), unless the weights span more than
+        the float range allows (a subnormal weight beside weights near 1).
         """
         weights, scale = self.sample_weight, 1.0
         if weights is not None:
-            # The scale without a copy of the weights (an n-length array
-            # beside a sparse X's storage would double the fit's peak).
-            least = np.min(weights, where=weights > 0, initial=np.inf)
-            scale = float(least) if np.isfinite(least) else 1.0
+            scale = _count_scale(weights)
         return disparity_from_counts(
             self.counts(coef, w0, weights, scale), self.constraint, self.measured
         )
@@ -412,36 +482,70 @@ class FairProblem:
         ties), or of least disparity when none is feasible. Without an
         intercept the only candidate is 0: the threshold is released through
         the intercept.
+
+        With ``released_columns`` each candidate is judged by the model that
+        releasing it gives: ``t`` moves the intercept parameter as
+        :func:`._weight_search.bounded_path` moves it, and the released
+        intercept is rounded to the output dtype (float32 moves an
+        intercept near 1e5 by up to 2**-8, which a threshold between two
+        quantiles may not survive). A row's released score
+        ``fl(p + b)``, ``p`` its product with the released coefficients,
+        is positive exactly when ``p > -b``; the chosen candidate's error
+        and disparity are then measured on its released predictions
+        (:meth:`measure`), so that they are those of ``predict``.
         """
+        released = self._scores_released
+        s = self.intercept_scaling
         if self.network is not None:
             raw = self._block_logits(coef, w0, slice(None))
             z = raw[:, 1] - raw[:, 0]
+        elif released:
+            coef_r, intercept = self.released_linear(coef, w0)
+            # The product part of the released scores, as decision_function
+            # computes it before adding the intercept.
+            p = self._released_scores(coef_r, np.zeros_like(intercept))[:, 0]
+            p = p.astype(np.float64)
+            z = p + float(intercept[0])
         else:
             z = float64_product(self.X_host, coef[:, 1] - coef[:, 0])
-            z = z + self.intercept_scaling * (w0[1] - w0[0])
+            z = z + s * (w0[1] - w0[0])
         z = np.where(np.isfinite(z), z, 0.0)
         q = np.unique(np.quantile(z, np.linspace(0.0, 1.0, THRESHOLD_GRID)))
         cands = np.concatenate(
             [[0.0, q[0] - 1.0, q[-1] + 1.0], (q[:-1] + q[1:]) / 2.0]
         )
-        if not self.intercept_scaling:
+        if not s:
             # Without an intercept (a network's output biases are fixed at 0
             # too) no released parameter carries a threshold: the model as is.
             cands = cands[:1]
+        if released:
+            # The released intercept of each candidate: the parameter moved
+            # by t / s (a threshold t on the logit) as bounded_path moves
+            # it, laid out and cast as released_linear does.
+            shifts = cands / s if s else cands
+            w = np.repeat(np.asarray(w0, dtype=np.float64)[None, :], cands.size, 0)
+            w[:, -2:] += shifts[:, None] * np.array([0.5, -0.5])
+            b = s * w
+            b = (b[:, 1] - b[:, 0]).astype(self.output_dtype)
+            # fl(p + b) > 0 exactly when p > -b: rounding keeps the sign.
+            z, cuts = p, -b.astype(np.float64)
+            z = np.where(np.isfinite(z), z, 0.0)
+        else:
+            shifts, cuts = cands, cands
         # Rows with z > t, per (label, group) cell, for every candidate.
         keep = self.codes >= 0
         counts = np.zeros((cands.size, 2, self.n_groups, 2))
         for label in (0, 1):
             for r in range(self.n_groups):
                 cell = np.sort(z[keep & (self.y == label) & (self.codes == r)])
-                above = cell.size - np.searchsorted(cell, cands, side="right")
+                above = cell.size - np.searchsorted(cell, cuts, side="right")
                 counts[:, label, r, 1] = above
                 counts[:, label, r, 0] = cell.size - above
         # Training errors: negatives above t plus positives at or below it.
         neg = np.sort(z[self.y == 0])
         pos = np.sort(z[self.y == 1])
-        wrong_neg = neg.size - np.searchsorted(neg, cands, side="right")
-        errors = wrong_neg + np.searchsorted(pos, cands, side="right")
+        wrong_neg = neg.size - np.searchsorted(neg, cuts, side="right")
+        errors = wrong_neg + np.searchsorted(pos, cuts, side="right")
         errors = errors / max(self.y.size, 1)
         disp = disparities(counts, self.constraint, self.measured)
         feasible = disp <= bound
@@ -451,6 +555,11 @@ class FairProblem:
                 i = 0
         else:
             i = int(np.argmin(disp))
+        if released:
+            # predict's own rows: its probabilities can tie (a score within
+            # about 1e-7 of 0 in float32 predicts class 0).
+            error, disparity = self.measure(coef, w[i])
+            return float(shifts[i]), error, disparity
         return float(cands[i]), float(errors[i]), float(disp[i])
 
     def dual_at(self, lam, coef, w0):
@@ -474,6 +583,39 @@ class FairProblem:
             ),
             sample_weight=self.sample_weight,
         )
+
+
+def _count_scale(weights):
+    """Common divisor of ``weights`` for weighted counts of hard predictions.
+
+    The least positive weight, so that a cell holding any positive weight
+    totals at least 1 (the rule of
+    :func:`~sklearn_dpfair.fairness._disparity.disparity_from_counts`),
+    unless dividing by it would overflow a count: one weight of 1e-310
+    beside weights near 1 (a count then adds ratios of 1e310). The scale
+    is then the least one that keeps every count (a sum of at most ``n``
+    ratios) below a quarter of the largest float: a cell whose weights are
+    all below about ``4 n / 1.8e308`` times the largest weight then counts
+    as empty.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.fermi._problem import _count_scale
+    >>> _count_scale(np.array([0.5, 2.0, 0.0]))
+    0.5
+    >>> bool(np.isfinite(2.0 / _count_scale(np.array([1e-310, 2.0]))))
+    True
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    largest = float(np.max(weights, initial=0.0))
+    if not largest > 0.0:
+        return 1.0
+    least = float(np.min(weights, where=weights > 0, initial=largest))
+    # In this order nothing overflows: 4 n / max is tiny, and the product
+    # can only underflow (to a scale below ``least`` then).
+    floor = largest * (4.0 * weights.size / np.finfo(np.float64).max)
+    return max(least, floor)
 
 
 def _weighted_prediction_counts(y_pred, y, codes, weights, n_classes, n_groups):

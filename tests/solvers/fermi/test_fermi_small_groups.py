@@ -219,6 +219,26 @@ def test_the_warning_names_a_large_group_apart_from_the_small_ones():
     assert "Group(s) big are left out of it too" in small
 
 
+def test_the_warning_names_ten_small_groups_and_counts_the_rest():
+    # A feature of thousands of values (zip codes): the message names ten
+    # groups, as the min_group_frequency floor's does, not every one.
+    rng = np.random.default_rng(3)
+    n = 6000
+    X = rng.normal(size=(n, 2))
+    y = (X[:, 0] > 0).astype(int)
+    s = rng.integers(0, 1500, n)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        FERMIClassifier(max_iter=1).fit(X, y, sensitive_features=s)
+    (small,) = _small_warnings(caught)
+    n_small = np.unique(s).size
+    assert small.startswith(
+        f"group(s) 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 (and {n_small - 10} more) have "
+        "fewer than min_group_size=30"
+    )
+    assert len(small) < 400
+
+
 def test_a_private_bound_is_met_when_only_one_block_compares_groups():
     # Equalized odds, positives rare in group 1: the label-1 block compares
     # nothing, and its lone cell no longer sets the bound's noise margin
