@@ -50,6 +50,7 @@ from ..utils._dask import (
     refuse_dask_beside_in_memory_x,
     refuse_dask_input,
 )
+from ..utils._numeric import constant_columns, power_of_two_magnitudes
 from ..utils._redact import redacting_errors
 from ..utils._validation import check_delta_for_n, resolve_classes
 from ._constant_choice import comparison_from_counts
@@ -63,6 +64,7 @@ from ._feature_scaling import (
 )
 from ._intercept_only import label_counts
 from ._linear import LinearModel, take_rows, weighted_raw_gradient
+from ._non_private import _SMALLEST_SPREAD
 from ._private_fit import LinearFit, check_planned_shape
 from ._sampling import poisson_batch
 from ._schedules import resolve_epochs
@@ -165,13 +167,41 @@ class DaskTrainingData:
         self.client.cancel(partitions)
 
 
+def _refuse_no_rows(shape, estimator_name=None):
+    """Raise scikit-learn's ``check_array`` error for an ``X`` of no rows.
+
+    The in-memory fit's message, word for word (``by <estimator>`` where
+    the name is known): a Dask ``X`` of 0 rows would otherwise reach the
+    schedule, which divides by ``n``.
+    """
+    by = f" by {estimator_name}" if estimator_name else ""
+    shape = tuple(int(n) for n in shape)
+    raise ValueError(
+        f"Found array with 0 sample(s) (shape={shape}) while a minimum of 1 "
+        f"is required{by}."
+    )
+
+
 def set_dask_input_features(estimator, X):
     """``n_features_in_`` and ``feature_names_in_`` of a Dask ``X`` (no data read).
 
     scikit-learn reads the column names of eager dataframes only; a Dask
     DataFrame's (string) column names are public metadata, recorded here as
-    ``validate_data`` would record a pandas DataFrame's.
+    ``validate_data`` would record a pandas DataFrame's. A 1-D ``X`` (a Dask
+    Series or 1-D array) is refused here, before anything reads its number
+    of columns; one whose number of rows is known to be 0 is refused with
+    scikit-learn's message (one whose rows are not counted yet, a filtered
+    array's or a DataFrame's, by :func:`distribute_training_data`).
     """
+    if X.ndim != 2:
+        got = (
+            f"a Dask array of shape {X.shape}"
+            if hasattr(X, "chunks")
+            else f"a Dask {type(X).__name__}"
+        )
+        raise ValueError(f"X must be 2-d; got {got}.")
+    if hasattr(X, "chunks") and X.shape[0] == 0:
+        _refuse_no_rows(X.shape, type(estimator).__name__)
     # A Dask DataFrame is read through an empty pandas frame of its
     # columns: scikit-learn's feature-name check skips lazy frames.
     if hasattr(X, "columns"):
@@ -276,7 +306,7 @@ def _as_dask_array(obj, name, row_chunks=None, lengths=None):
         obj = np.asarray(obj)
         obj = da.from_array(obj, chunks=(row_chunks,) + (-1,) * (obj.ndim - 1))
     if any(math.isnan(c) for c in obj.chunks[0]):
-        obj = obj.compute_chunk_sizes()
+        obj = _with_known_chunks(obj)
     if row_chunks is not None:
         if obj.shape[0] != sum(row_chunks):
             raise ValueError(
@@ -284,6 +314,39 @@ def _as_dask_array(obj, name, row_chunks=None, lengths=None):
             )
         obj = obj.rechunk({0: row_chunks})
     return obj
+
+
+def _with_known_chunks(obj):
+    """``obj`` with its chunk sizes computed (a boolean-masked array's are unknown).
+
+    What ``compute_chunk_sizes`` computes (the blocks' shapes, public row
+    counts), without changing ``obj`` in place and on the graph as given,
+    not optimized: ``compute_chunk_sizes`` submits the optimized graph, in
+    which the mask's tasks are renamed (fused) under their keys, while the
+    partitions are then loaded from the unoptimized one
+    (``to_delayed(optimize_graph=False)``); the same key with two
+    definitions made the distributed scheduler warn ("Detected different
+    `run_spec`"), a conflict that it says can deadlock.
+    """
+    import dask
+    import dask.array as da
+
+    blocks = obj.to_delayed(optimize_graph=False)
+    shapes = dask.compute(
+        *[dask.delayed(np.shape, pure=True)(block) for block in blocks.ravel()],
+        optimize_graph=False,
+    )
+    # Along each axis, the sizes of the blocks in the first row of the others.
+    first = np.zeros(obj.ndim, dtype=np.intp)
+    chunks = []
+    for axis in range(obj.ndim):
+        sizes = []
+        for i in range(blocks.shape[axis]):
+            first[axis] = i
+            sizes.append(int(shapes[np.ravel_multi_index(first, blocks.shape)][axis]))
+        first[axis] = 0
+        chunks.append(tuple(sizes))
+    return da.Array(obj.dask, obj.name, tuple(chunks), meta=obj._meta)
 
 
 # Runs on a worker, whose scheduler logs a failed task's exception there.
@@ -360,132 +423,200 @@ def as_run_record(record, data):
     return replace(record, mechanism=mechanism)
 
 
-# Runs on a worker: one bool comes back, never a value.
+# Runs on a worker: the distinct labels come back, never a row.
 @redacting_errors
-def _block_has_missing(block):
-    """Whether one block of sensitive features holds a missing value."""
+def _block_distinct(block):
+    """The distinct values of one block, in their order of appearance."""
     import pandas as pd
 
-    return bool(pd.isna(np.asarray(block, dtype=object)).any())
+    return pd.unique(np.asarray(block).ravel())
 
 
-def _refuse_missing_groups(sf):
-    """Raise the in-memory fit's ``ValueError`` if ``sf`` holds a missing value.
+def _distinct_values(values):
+    """The distinct values of a Dask array, in their order of appearance.
 
-    Checked on the workers before the group set is read: ``da.unique`` of
-    labels mixed with ``None`` (or ``pd.NA``) fails with a ``TypeError``
-    that names no argument.
+    Each block's distinct values (``pandas.unique``: hashed, never sorted,
+    so labels of mixed types, ``[1, "b"]``, or with a missing value are
+    read as they are in memory, where ``da.unique`` would sort and fail with
+    a ``TypeError``), then those of their concatenation in block order: the
+    order of first appearance in the rows, which the in-memory encodings
+    keep for labels that do not sort.
     """
     import dask
+    import pandas as pd
 
-    flags = dask.compute(
+    blocks = dask.compute(
         *[
-            dask.delayed(_block_has_missing)(block)
-            for block in sf.to_delayed(optimize_graph=False).ravel()
-        ]
+            dask.delayed(_block_distinct, pure=True)(block)
+            for block in values.to_delayed(optimize_graph=False).ravel()
+        ],
+        optimize_graph=False,
     )
-    if any(flags):
-        raise ValueError(_MISSING_GROUPS)
+    distinct = pd.unique(np.concatenate([np.asarray(b) for b in blocks]))
+    # pandas may hand back fixed-width strings as objects: the input's
+    # dtype, as da.unique returned it.
+    return np.asarray(
+        distinct, dtype=None if values.dtype == object else values.dtype
+    )
 
 
 @redacting_errors
 def _as_float64(block):
-    return np.asarray(block, dtype=np.float64)
+    # check_array names X, as the partitions' validation does: a string
+    # cell's redacted message says "Input X:" as in memory. Non-finite
+    # values are refused there, by the partitions.
+    return check_array(
+        block,
+        dtype=np.float64,
+        input_name="X",
+        ensure_all_finite=False,
+        ensure_min_samples=0,
+    )
+
+
+def _positive_rows(block, weights):
+    """The rows of ``block`` of positive weight, and their weights.
+
+    ``weights`` None: every row, weights None (each of weight 1). A row of
+    weight 0 is absent, as in memory (where it multiplies its terms by 0):
+    here it is dropped before any of its values is read, so that neither
+    its magnitude nor a non-finite value enters a moment.
+    """
+    if weights is None:
+        return block, None
+    weights = np.asarray(weights, dtype=np.float64).ravel()
+    positive = weights > 0
+    return block[positive], weights[positive]
 
 
 # Run on the workers: np.errstate on the driver does not reach their
 # threads, so each block function sets its own.
 @redacting_errors
-def _block_abs_max(block):
-    """Each column's largest ``|x|`` in one block, as a ``(1, d)`` array."""
-    block = np.asarray(block, dtype=np.float64)
+def _block_abs_max(block, weights=None):
+    """Each column's largest ``|x|`` over the rows of positive weight, ``(1, d)``."""
+    block, _ = _positive_rows(np.asarray(block, dtype=np.float64), weights)
     with np.errstate(invalid="ignore"):
         return np.max(np.abs(block), axis=0, initial=0.0)[None, :]
 
 
 @redacting_errors
-def _block_scaled_sums(block, divisor, shift):
-    """Row count, sums and sums of squares of ``x / divisor - shift`` in one block.
+def _block_weighted_sums(block, weights, magnitude, mean):
+    """Total weight, weighted sums and squares of ``x / magnitude - mean``.
 
-    A ``(1, 1 + 2 d)`` array. With ``divisor`` each column's largest
-    ``|x|`` and ``|shift| <= 1`` every term is at most 2 in absolute value:
-    no square overflows, whatever the column's units (a record at 1e300).
+    One block, as a ``(1, 1 + 2 d)`` array. With ``magnitude`` a power of
+    two above each column's largest ``|x|`` every term is below 2 in
+    absolute value (16 for a column at float64's largest): no square
+    overflows, whatever the column's units (a record at 1e300).
     """
-    block = np.asarray(block, dtype=np.float64)
+    block, weights = _positive_rows(np.asarray(block, dtype=np.float64), weights)
     with np.errstate(all="ignore"):
-        z = block / divisor - shift
-        sums = np.concatenate([[z.shape[0]], z.sum(axis=0), (z * z).sum(axis=0)])
-    return sums[None, :]
+        z = block / magnitude - mean
+        if weights is None:
+            total, sums, squares = z.shape[0], z.sum(axis=0), (z * z).sum(axis=0)
+        else:
+            total, sums, squares = weights.sum(), weights @ z, weights @ (z * z)
+    return np.concatenate([[total], sums, squares])[None, :]
 
 
-def _scaled_sums(X, divisor, shift):
-    """Total row count, sums and sums of squares of ``X / divisor - shift``."""
+def _weighted_sums(X, weights, magnitude, mean):
+    """Total weight, weighted sums and squares of ``X / magnitude - mean``."""
+    import dask
+    import dask.array as da
+
     d = X.shape[1]
-    blocks = X.map_blocks(
-        _block_scaled_sums,
-        divisor,
-        shift,
+    blocks = da.map_blocks(
+        _block_weighted_sums,
+        X,
+        weights,
+        magnitude,
+        mean,
         chunks=((1,) * X.numblocks[0], (1 + 2 * d,)),
         dtype=np.float64,
     )
-    totals = np.asarray(blocks.sum(axis=0).compute(), dtype=np.float64)
+    (totals,) = dask.compute(blocks.sum(axis=0), optimize_graph=False)
+    totals = np.asarray(totals, dtype=np.float64)
     return totals[0], totals[1 : 1 + d], totals[1 + d :]
 
 
-def exact_column_scaling(X, *, center=True):
-    """Every column's exact mean and standard deviation, computed on the cluster.
+def exact_column_scaling(X, sample_weight=None, *, center=True):
+    """Every column's exact weighted mean and standard deviation, on the cluster.
 
-    The map of a non-private Dask fit. Nothing is released without privacy,
-    and the noiseless steps keep the public step size and clip norm sized
-    for columns of unit scale: on raw columns (a year near 2000, a price
-    near 1e5) their clipped gradients would otherwise never reach the
-    minimizer (log-loss 137 against lbfgs's 0.527 on the raw columns of
-    the tests). Two passes (the means, then the centred squares), so that
-    a column at 1e5 with a spread of 1e-3 keeps its spread, after a first
-    one that finds each column's largest ``|x|``: the sums are taken on the
-    columns divided by it, so a record at 1e300 overflows neither a square
-    nor a sum (its column's moments stay finite, its mean no longer kept
-    with a spread read as infinite). Without ``center`` (no intercept: a
+    The map of a non-private Dask fit, the in-memory one's
+    (:func:`~sklearn_dpfair._solvers._feature_scaling.exact_feature_scaling`,
+    :func:`~sklearn_dpfair._solvers._non_private.column_moments`) computed
+    from the partitions' sums. Nothing is released without privacy, and the
+    noiseless steps keep the public step size and clip norm sized for
+    columns of unit scale: on raw columns (a year near 2000, a price near
+    1e5) their clipped gradients would otherwise never reach the minimizer
+    (log-loss 137 against lbfgs's 0.527 on the raw columns of the tests).
+    Weighted as the fit weighs its rows, so that integer weights and
+    repeated rows give the same columns, and a row of weight 0 is absent (an
+    outlier of weight 0 does not stretch its column). Three passes, as in
+    memory: each column's largest ``|x|`` over the rows of positive weight,
+    divided by the power of two above it
+    (:func:`~sklearn_dpfair.utils._numeric.power_of_two_magnitudes`, exact)
+    so that a record at 1e300 overflows neither a square nor a sum; then
+    the means; then the centred squares, so that a column at 1e5 with a
+    spread of 1e-3 keeps its spread. Without ``center`` (no intercept: a
     centred model would need one) the columns are scaled by their root mean
-    squares. A column of spread 0 keeps scale 1; one whose largest ``|x|``
-    or spread is not finite (an ``inf`` or ``nan``, which the partitions
-    then refuse as the in-memory fit does, or a spread beyond the largest
-    float) keeps location 0 and scale 1.
+    squares. A column constant within rounding
+    (:func:`~sklearn_dpfair.utils._numeric.constant_columns`), or of a
+    spread below the smallest normal float's root or beyond the largest
+    float, keeps scale 1; one whose largest ``|x|`` is not finite (an
+    ``inf`` or ``nan``, which the partitions then refuse as the in-memory
+    fit does) keeps location 0 and scale 1.
 
     Parameters
     ----------
     X : dask.array.Array of shape (n_samples, n_features)
+    sample_weight : dask.array.Array of shape (n_samples,) or None, default=None
+        Finite, non-negative weights, not all 0, cut into the row chunks of
+        ``X``; only their ratios matter. None: every row of weight 1.
+    center : bool, default=True
 
     Returns
     -------
     scaling : FeatureScaling
     """
+    import dask
+    import dask.array as da
+
     # Whole rows in a block (one partial sum per block), converted block by
     # block on the workers, redacting a failure's message there (a string
     # cell is quoted in it).
     X = X.rechunk({1: -1}).map_blocks(_as_float64, dtype=np.float64)
-    d = X.shape[1]
-    largest = np.asarray(
-        X.map_blocks(
-            _block_abs_max, chunks=((1,) * X.numblocks[0], (d,)), dtype=np.float64
-        )
-        .max(axis=0)
-        .compute(),
-        dtype=np.float64,
+    weights = None
+    if sample_weight is not None:
+        weights = sample_weight.astype(np.float64).rechunk((X.chunks[0],))[:, None]
+    n, d = X.shape
+    (largest,) = dask.compute(
+        da.map_blocks(
+            _block_abs_max,
+            X,
+            weights,
+            chunks=((1,) * X.numblocks[0], (d,)),
+            dtype=np.float64,
+        ).max(axis=0),
+        optimize_graph=False,
     )
-    usable = np.isfinite(largest) & (largest > 0)
-    divisor = np.where(usable, largest, 1.0)
-    shift = np.zeros(d)
+    largest = np.asarray(largest, dtype=np.float64)
+    magnitude = power_of_two_magnitudes(largest)
+    mean = np.zeros(d)
     if center:
-        n, sums, _ = _scaled_sums(X, divisor, shift)
-        shift = np.where(usable, sums / max(n, 1.0), 0.0)
-    n, _, squares = _scaled_sums(X, divisor, shift)
+        total, sums, _ = _weighted_sums(X, weights, magnitude, mean)
+        mean = sums / total
+    total, _, second = _weighted_sums(X, weights, magnitude, mean)
+    # column_moments' rule, on the same moments of the same scaled columns.
+    var = np.maximum(second, 0.0) / total
+    constant = constant_columns(var, mean, n) if center else var == 0
     with np.errstate(over="ignore", invalid="ignore"):
-        location = divisor * shift
-        scale = divisor * np.sqrt(squares / max(n, 1.0))
-    spread = usable & np.isfinite(scale)
-    location = np.where(spread, location, 0.0)
-    scale = np.where(spread & (scale > 0), scale, 1.0)
+        scale = np.sqrt(var) * magnitude
+        location = mean * magnitude
+    tiny = ~(scale >= _SMALLEST_SPREAD)
+    scale[constant | tiny | ~np.isfinite(scale)] = 1.0
+    unusable = ~np.isfinite(largest) | ~np.isfinite(location)
+    location[unusable] = 0.0
+    scale[unusable] = 1.0
     return FeatureScaling(location, scale)
 
 
@@ -501,6 +632,7 @@ def distribute_training_data(
     sensitive_features=None,
     groups=None,
     scaling=None,
+    estimator_name=None,
 ):
     """Persist the partitions of a Dask fit, each once on its worker.
 
@@ -538,15 +670,19 @@ def distribute_training_data(
         applies to its partition as it loads it; the data record it
         (``data.scaling``) so that the fit reports the model in the user's
         units. Without privacy and without a map, the columns are
-        standardized by their exact moments (:func:`exact_column_scaling`).
+        standardized by their exact moments (:func:`exact_column_scaling`),
+        weighted by ``sample_weight``.
+    estimator_name : str or None, default=None
+        Named by the error that refuses an ``X`` of no rows, as
+        scikit-learn's ``check_array`` names the estimator.
 
     Returns
     -------
     data : DaskTrainingData
     """
     import dask
-    import dask.array as da
     import distributed
+    import pandas as pd
 
     client = _current_client()
     lengths = _frame_lengths(X, y, sample_weight, sensitive_features)
@@ -555,15 +691,18 @@ def distribute_training_data(
         raise ValueError(f"X must be 2-d; got a Dask array of shape {X.shape}.")
     # Whole rows in every block: a partition is a set of records.
     X = X.rechunk({1: -1})
-    exact_scaling = scaling is None and not private
-    if exact_scaling:
-        scaling = exact_column_scaling(X, center=fit_intercept)
     row_chunks = X.chunks[0]
+    n_samples = int(sum(row_chunks))
+    if n_samples == 0:
+        # As in memory, before anything is planned or persisted (the
+        # schedule divides by n).
+        _refuse_no_rows(X.shape, estimator_name)
     y = _as_dask_array(y, "y", row_chunks, lengths)
     caveats = ()
     if classes is None:
-        # The label set is a few values, computed on the cluster.
-        observed = da.unique(y).compute()
+        # The label set is a few values, computed on the cluster, in their
+        # order of appearance (labels of mixed types do not sort).
+        observed = _distinct_values(y)
         # As a classifier's fit in memory: a continuous or missing label is
         # refused (the distinct values tell as all of y would).
         check_classification_targets(observed)
@@ -571,14 +710,17 @@ def distribute_training_data(
         caveats = tuple(inferred)
     else:
         classes, _, _ = resolve_classes(classes, np.asarray(classes))
-    n_samples = int(sum(row_chunks))
     check_delta_for_n(delta, n_samples)
     weight_blocks = [None] * len(row_chunks)
     weight_scale = None
+    # The weights of the exact scaling (None: unweighted).
+    scaling_weights = None
     if sample_weight is not None:
         w = _as_dask_array(sample_weight, "sample_weight", row_chunks, lengths)
         w = w.astype(np.float64)
-        w_max, w_min = dask.compute(w.max(), w.min())
+        # Not optimized, as the partitions are loaded: the same keys with
+        # the same tasks.
+        w_max, w_min = dask.compute(w.max(), w.min(), optimize_graph=False)
         if not (np.isfinite(w_max) and np.isfinite(w_min) and w_min >= 0):
             raise ValueError("sample_weight must be finite and non-negative.")
         if not w_max > 0:
@@ -590,9 +732,15 @@ def distribute_training_data(
             weight_blocks = list(w.to_delayed(optimize_graph=False).ravel())
         elif not private and w_min != w_max:
             # Without privacy, the in-memory rescaling to mean 1.
-            w_sum = float((w / w_max).sum().compute())
+            scaling_weights = w / w_max
+            w_sum = float(scaling_weights.sum().compute(optimize_graph=False))
             weight_scale = (float(w_max), n_samples / w_sum)
             weight_blocks = list(w.to_delayed(optimize_graph=False).ravel())
+    exact_scaling = scaling is None and not private
+    if exact_scaling:
+        # Read after the weights are validated: weighted as the fit weighs
+        # its rows (a row of weight 0 is absent), as in memory.
+        scaling = exact_column_scaling(X, scaling_weights, center=fit_intercept)
     sensitive_blocks = [None] * len(row_chunks)
     if sensitive_features is not None:
         sf = _as_dask_array(
@@ -604,9 +752,12 @@ def distribute_training_data(
                     "Dask sensitive_features with several columns need "
                     "groups=[...] declared (the intersectional groups)."
                 )
-            _refuse_missing_groups(sf)
-            # The group set is a few values, computed on the cluster.
-            observed = da.unique(sf.ravel()).compute()
+            # The group set is a few values, computed on the cluster in
+            # their order of appearance, and encoded as in memory (sorted
+            # where they sort, as they came otherwise).
+            observed = _distinct_values(sf)
+            if np.any(pd.isna(observed)):
+                raise ValueError(_MISSING_GROUPS)
             groups = encode_sensitive_features(observed).groups
         else:
             groups = encode_sensitive_features(

@@ -1889,6 +1889,7 @@ default=None
             # memory, whatever groups are declared.
             groups=None if sensitive_features is None else self.groups,
             scaling=public_feature_scaling(scaling_plan),
+            estimator_name=type(self).__name__,
         )
         try:
             classes = data.classes

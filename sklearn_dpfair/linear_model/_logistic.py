@@ -683,10 +683,10 @@ default=None
             raise ValueError("silos run on the CPU (numpy); use device='cpu'.")
         if is_dask_collection(X):
             return self._fit_dask(X, y, sample_weight, silos)
-        # With X in memory the fit runs here: a Dask y or sample_weight
-        # would be gathered onto the driver.
+        # With X in memory the fit runs here: a Dask y, sample_weight or
+        # silos would be gathered onto the driver.
         refuse_dask_beside_in_memory_x(
-            type(self).__name__, y=y, sample_weight=sample_weight
+            type(self).__name__, y=y, sample_weight=sample_weight, silos=silos
         )
         if silos is None and self.execution == "dask":
             raise ValueError(
@@ -1238,6 +1238,7 @@ default=None
                     self.n_features_in_, None, where=self._scaling_path(dask=True)
                 )
             ),
+            estimator_name=type(self).__name__,
         )
         try:
             loss = self._loss_for(data.classes)

@@ -16,6 +16,7 @@ from ..privacy import PrivacyBudget
 from ..privacy._accounting import gaussian_event
 from ..privacy._random import check_noise_generator
 from ..privacy._record import NON_PRIVATE_LIMIT, PrivacyRecord, plain_language
+from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import check_delta_for_n, one_per_row
 from ._confusion import (
@@ -340,6 +341,14 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         self : PrivateMetricFrame
             The fitted frame.
         """
+        # The counts are formed here, in memory: a Dask collection would be
+        # gathered onto the driver.
+        refuse_dask_input(
+            type(self).__name__,
+            y_true=y_true,
+            y_pred=y_pred,
+            sensitive_features=sensitive_features,
+        )
         metrics = self._check_metrics()
         classes = self._check_classes()
         y_true = one_per_row(y_true, "y_true")

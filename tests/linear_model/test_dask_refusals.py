@@ -160,3 +160,35 @@ def test_private_transformers_refuse_a_dask_sample_weight(arrays, transformer):
     weights = da.from_array(np.ones(200), chunks=50)
     with pytest.raises(TypeError, match=f"{name} does not accept Dask.*sample_weight"):
         transformer.fit(X, sample_weight=weights)
+
+
+def test_a_dask_silos_beside_an_in_memory_X_is_refused(arrays):
+    # The federated fits take their silos in memory: a Dask silos= was
+    # gathered onto the driver.
+    X, y = arrays
+    silos = da.from_array(np.arange(200) % 4, chunks=50)
+    with pytest.raises(TypeError, match="DPLogisticRegression fits Dask .* silos is"):
+        DPLogisticRegression(classes=[0, 1], max_iter=1).fit(
+            X, (y > 0).astype(int), silos=silos
+        )
+
+
+@pytest.mark.parametrize("which", ["y_true", "y_pred", "sensitive_features"])
+def test_private_metric_frame_refuses_dask_input(arrays, which):
+    # Its confusion counts are formed in this process: a Dask input was
+    # gathered onto the driver.
+    from sklearn_dpfair.metrics import PrivateMetricFrame
+
+    X, y = arrays
+    inputs = {
+        "y_true": (y > 0).astype(int),
+        "y_pred": (X[:, 0] > 0).astype(int),
+        "sensitive_features": (X[:, 2] > 0).astype(int),
+    }
+    inputs[which] = da.from_array(inputs[which], chunks=50)
+    frame = PrivateMetricFrame(groups=[0, 1])
+    with pytest.raises(
+        TypeError, match=f"PrivateMetricFrame does not accept Dask.*{which}"
+    ):
+        frame.fit(**inputs)
+    assert not hasattr(frame, "privacy_record_")

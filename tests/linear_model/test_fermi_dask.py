@@ -453,8 +453,9 @@ def test_a_planned_private_choice_is_made(dask_client, small):
 
 @pytest.mark.parametrize("missing", [None, np.nan])
 def test_a_missing_sensitive_value_raises_as_in_memory(dask_client, small, missing):
-    # Checked on the workers before the group set is read: da.unique of
-    # labels mixed with None failed with a TypeError naming no argument.
+    # Read with the group set (distinct values per block, never sorted):
+    # da.unique of labels mixed with None failed with a TypeError naming no
+    # argument.
     X, y, s, _ = small
     sf = np.where(s == 1, "F", "M").astype(object)
     sf[5] = missing
@@ -468,3 +469,18 @@ def test_a_missing_sensitive_value_raises_as_in_memory(dask_client, small, missi
         DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sfd)
     assert str(on_dask.value) == str(in_memory.value)
     assert "sensitive_features has missing values" in str(on_dask.value)
+
+
+def test_inferred_groups_of_mixed_types_are_those_in_memory(dask_client, small):
+    # Labels that do not sort keep their order of appearance, as in memory;
+    # da.unique sorted them and failed with a TypeError.
+    X, y, s, _ = small
+    sf = np.array([1 if v else "b" for v in s], dtype=object)
+    kw = dict(classes=[0, 1], epsilon=np.inf, batch_size="full", max_iter=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        memory = DPFERMIClassifier(**kw).fit(X, y, sensitive_features=sf)
+        Xd, yd, sfd = _dask(X, y, sf)
+        on_dask = DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sfd)
+    first, other = sf[0], sf[s != s[0]][0]
+    assert on_dask.groups_.tolist() == memory.groups_.tolist() == [first, other]

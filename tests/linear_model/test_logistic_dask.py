@@ -468,3 +468,68 @@ def test_non_private_limit_with_a_record_at_1e300_fits_the_other_column(dask_cli
     reference = LogisticRegression(C=np.inf).fit(X[rest, 1:], y[rest])
     best = log_loss(y[rest], reference.predict_proba(X[rest, 1:]))
     assert log_loss(y[rest], clf.predict_proba(X[rest])) <= 1.02 * best
+
+
+def test_a_row_of_weight_zero_is_absent_from_the_non_private_limit(dask_client):
+    # The exact standardization read every row unweighted: an outlier of
+    # weight 0 stretched its column's scale by 1e8, and the model lost
+    # the column (log-loss 0.27 -> 0.62).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] - 0.5 * X[:, 1] + 0.3 * rng.normal(size=300) > 0).astype(int)
+    Xw, yw = np.vstack([X, [[1e8, 0.0, 0.0]]]), np.r_[y, 1]
+    w = np.r_[np.ones(300), 0.0]
+    kw = dict(
+        epsilon=np.inf, classes=[0, 1], random_state=0, batch_size="full", max_iter=5
+    )
+    without = DPLogisticRegression(**kw).fit(*_dask(X, y, chunks=100))
+    weighted = DPLogisticRegression(**kw).fit(
+        *_dask(Xw, yw, chunks=100), sample_weight=_dask(w, chunks=100)[0]
+    )
+    np.testing.assert_allclose(weighted.coef_, without.coef_, rtol=1e-6)
+    np.testing.assert_allclose(weighted.intercept_, without.intercept_, rtol=1e-6)
+
+
+def test_x_without_rows_or_columns_axis_is_refused_as_in_memory(dask_client, small):
+    X, y, _ = small
+    Xd, yd = _dask(X, y)
+    clf = DPLogisticRegression(classes=[0, 1], max_iter=1).fit(Xd, yd)
+    coef = clf.coef_.copy()
+    # A filter that keeps no row: its rows are counted on the cluster (the
+    # schedule divided by n = 0).
+    nothing = Xd[:, 0] > 100
+    with pytest.raises(
+        ValueError,
+        match=r"^Found array with 0 sample\(s\) \(shape=\(0, 5\)\) while a minimum "
+        r"of 1 is required by DPLogisticRegression\.$",
+    ):
+        clf.fit(Xd[nothing], yd[nothing])
+    with pytest.raises(ValueError, match=r"^X must be 2-d"):
+        clf.fit(Xd[:, 0], yd)
+    # Nothing half-fitted: the previous model is whole.
+    np.testing.assert_array_equal(clf.coef_, coef)
+    assert clf.n_features_in_ == 5
+
+
+def test_messages_of_labels_and_strings_are_the_in_memory_ones(dask_client, small):
+    X, y, _ = small
+    y_mixed = y.astype(object)
+    y_mixed[3] = "Bob"
+    X_text = X.astype(object)
+    X_text[2000, 1] = "Alice"
+    cases = [
+        # Labels of mixed types (da.unique sorted them: a TypeError).
+        (dict(max_iter=1), X, y_mixed),
+        # A string cell at epsilon=inf: the exact scaling reads it first.
+        (dict(classes=[0, 1], epsilon=np.inf, max_iter=1), X_text, y),
+    ]
+    for kw, X_case, y_case in cases:
+        with pytest.raises(ValueError) as in_memory, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            DPLogisticRegression(**kw).fit(X_case, y_case)
+        with pytest.raises(ValueError) as on_dask, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            DPLogisticRegression(**kw).fit(*_dask(X_case, y_case))
+        assert str(on_dask.value) == str(in_memory.value)
+    assert str(on_dask.value).startswith("Input X: could not convert")
+    assert "Alice" not in str(on_dask.value)

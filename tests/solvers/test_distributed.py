@@ -205,3 +205,124 @@ def test_partition_counts_add_up_to_the_in_memory_ones(dask_client, data, chunks
     with np.errstate(over="ignore", invalid="ignore"):
         predicted = np.argmax(model.raw_predictions(X, coef, w0), axis=1)
     np.testing.assert_array_equal(comparison, constant_comparison(y, predicted, 3))
+
+
+def _scaling_data():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(600, 3)) * [1.0, 100.0, 1e-3] + [500.0, 0.0, 1e5]
+    w = rng.integers(0, 4, size=600).astype(float)
+    return X, w
+
+
+def _dask_scaling(X, w, center):
+    import dask
+
+    with dask.config.set(scheduler="synchronous"):
+        return _distributed.exact_column_scaling(
+            da.from_array(X, chunks=(150, -1)),
+            da.from_array(w, chunks=150),
+            center=center,
+        )
+
+
+def _assert_same_scaling(a, b):
+    np.testing.assert_allclose(a.location, b.location, rtol=1e-10)
+    np.testing.assert_allclose(a.scale, b.scale, rtol=1e-10)
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_exact_column_scaling_is_weighted_as_in_memory(center):
+    from sklearn_dpfair._solvers._feature_scaling import exact_feature_scaling
+
+    X, w = _scaling_data()
+    # An outlier of weight 0 is absent, as in memory: it stretched its
+    # column (every row was read unweighted), and the model lost it.
+    X[7], w[7] = [1e8, 0.0, 0.0], 0.0
+    scaling = _dask_scaling(X, w, center)
+    _assert_same_scaling(scaling, exact_feature_scaling(X, w, center=center))
+    kept = w > 0
+    _assert_same_scaling(
+        scaling, exact_feature_scaling(X[kept], w[kept], center=center)
+    )
+    # Integer weights standardize as repeated rows do.
+    repeated = np.repeat(X, w.astype(int), axis=0)
+    _assert_same_scaling(scaling, exact_feature_scaling(repeated, center=center))
+    # Whatever its magnitude: the rows of weight 0 are dropped before any
+    # of their values is read.
+    X[9], w[9] = [0.0, -1e300, np.nan], 0.0
+    kept = w > 0
+    _assert_same_scaling(
+        _dask_scaling(X, w, center),
+        exact_feature_scaling(X[kept], w[kept], center=center),
+    )
+
+
+def test_distinct_values_keep_their_order_of_appearance():
+    import dask
+
+    labels = np.array([2, "b", 2, None, 1, "b", 3.5], dtype=object)
+    with dask.config.set(scheduler="synchronous"):
+        # Mixed types do not sort: da.unique raised a TypeError.
+        observed = _distributed._distinct_values(da.from_array(labels, chunks=3))
+        numbers = _distributed._distinct_values(
+            da.from_array(np.array([3, 1, 3, 2]), chunks=2)
+        )
+    assert observed.tolist() == [2, "b", None, 1, 3.5]
+    assert numbers.tolist() == [3, 1, 2] and numbers.dtype == np.int64
+
+
+def test_unknown_chunk_sizes_are_counted_without_a_key_conflict():
+    # compute_chunk_sizes submitted the optimized graph (the mask's tasks
+    # renamed under their keys), the partitions the unoptimized one: the
+    # scheduler warned of one key with two definitions, which it says can
+    # deadlock.
+    import logging
+
+    class Collect(logging.Handler):
+        def __init__(self):
+            super().__init__(logging.WARNING)
+            self.messages = []
+
+        def emit(self, record):
+            self.messages.append(record.getMessage())
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    handler = Collect()
+    logger = logging.getLogger("distributed.scheduler")
+    logger.addHandler(handler)
+    try:
+        with distributed.Client(
+            processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0"
+        ):
+            Xd = da.from_array(X, chunks=(77, -1))
+            keep = Xd[:, 0] > -100
+            Xk, yk = Xd[keep], da.from_array(y, chunks=77)[keep]
+            data = distribute_training_data(
+                Xk, yk, None, classes=[0, 1], delta=1e-5, fit_intercept=True,
+                private=True,
+            )
+            assert data.sizes == [77, 77, 77, 69]
+            data.release()
+    finally:
+        logger.removeHandler(handler)
+    assert not [m for m in handler.messages if "run_spec" in m]
+    # The caller's array is not changed in place.
+    assert np.isnan(Xk.chunks[0][0])
+
+
+def test_x_of_no_rows_or_one_dimension_is_refused_before_anything_runs():
+    from sklearn_dpfair import DPLogisticRegression
+
+    X = np.zeros((0, 3))
+    clf = DPLogisticRegression(classes=[0, 1])
+    with pytest.raises(
+        ValueError,
+        match=r"^Found array with 0 sample\(s\) \(shape=\(0, 3\)\) while a minimum "
+        r"of 1 is required by DPLogisticRegression\.$",
+    ):
+        _distributed.set_dask_input_features(clf, da.from_array(X, chunks=(5, -1)))
+    with pytest.raises(ValueError, match=r"^X must be 2-d; got a Dask array of shape"):
+        _distributed.set_dask_input_features(clf, da.from_array(np.zeros(4), chunks=2))
+    assert not hasattr(clf, "n_features_in_")
