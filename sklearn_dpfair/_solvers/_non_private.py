@@ -198,24 +198,38 @@ def _dense_column_moments(X, sample_weight, center):
     step = max(1, _BLOCK_ENTRIES // max(d, 1))
     starts = range(0, n, step)
     largest = np.zeros(d)
+    # Over the rows of positive weight only: a row of weight 0 is absent
+    # from every moment, and its magnitude must not set the columns' (one
+    # at 1e300 would underflow the others' squares to a spread of 0).
+    positive = None if sample_weight is None else w > 0
     for start in starts:
         block = np.abs(np.asarray(X[start : start + step]))
+        if positive is not None:
+            block = block[positive[start : start + step]]
         if block.size:
             largest = np.maximum(largest, block.max(axis=0))
     magnitude = power_of_two_magnitudes(largest)
 
     def scaled(start):
-        return np.asarray(X[start : start + step], dtype=np.float64) / magnitude
+        # The block's rows of positive weight, and their weights.
+        rows = slice(start, start + step)
+        block = np.asarray(X[rows], dtype=np.float64) / magnitude
+        if positive is None:
+            return w[rows], block
+        keep = positive[rows]
+        return w[rows][keep], block[keep]
 
     mean = np.zeros(d)
     if center:
         for start in starts:
-            mean += w[start : start + step] @ scaled(start)
+            weights, block = scaled(start)
+            mean += weights @ block
         mean /= total
     second = np.zeros(d)
     for start in starts:
-        block = scaled(start) - mean
-        second += w[start : start + step] @ (block * block)
+        weights, block = scaled(start)
+        block = block - mean
+        second += weights @ (block * block)
     return magnitude, mean, second, total
 
 
@@ -240,20 +254,33 @@ def _sparse_column_moments(X, sample_weight, center):
     total = float(n) if w is None else float(w.sum())
     indptr = X.indptr
     blocks = list(entry_blocks(indptr, _SPARSE_BLOCK_ENTRIES))
+
+    def stored_of_positive_rows(row, end, values):
+        # Entries of rows of weight 0 read as 0: such a row adds nothing,
+        # and a huge entry must neither set its column's magnitude nor
+        # overflow a square that its weight 0 then multiplies (0 * inf).
+        if w is None:
+            return values
+        counts = np.diff(indptr[row : end + 1])
+        return np.where(np.repeat(w[row:end] > 0, counts), values, 0.0)
+
     largest = np.zeros(d)
     for row, end in blocks:
         lo, hi = indptr[row], indptr[end]
-        np.maximum.at(largest, X.indices[lo:hi], np.abs(X.data[lo:hi]))
+        values = stored_of_positive_rows(row, end, np.abs(X.data[lo:hi]))
+        np.maximum.at(largest, X.indices[lo:hi], values)
     magnitude = power_of_two_magnitudes(largest)
 
-    def scaled(lo, hi):
+    def scaled(row, end):
+        lo, hi = indptr[row], indptr[end]
         cols = X.indices[lo:hi]
-        return cols, X.data[lo:hi].astype(np.float64) / magnitude[cols]
+        values = X.data[lo:hi].astype(np.float64) / magnitude[cols]
+        return cols, stored_of_positive_rows(row, end, values)
 
     mean = np.zeros(d)
     if center:
         for row, end in blocks:
-            cols, values = scaled(indptr[row], indptr[end])
+            cols, values = scaled(row, end)
             if w is not None:
                 values *= np.repeat(w[row:end], np.diff(indptr[row : end + 1]))
             mean += np.bincount(cols, weights=values, minlength=d)
@@ -262,7 +289,7 @@ def _sparse_column_moments(X, sample_weight, center):
     # Weight of the rows where each column is not stored (they hold 0).
     unstored = np.zeros(d)
     for row, end in blocks:
-        cols, values = scaled(indptr[row], indptr[end])
+        cols, values = scaled(row, end)
         centred = values - mean[cols]
         counts = np.bincount(cols, minlength=d)
         if w is None:

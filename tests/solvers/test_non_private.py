@@ -506,6 +506,23 @@ def test_column_moments_of_a_spread_beyond_float64_squares(sparse, center, weigh
     assert scale[2] == 1.0
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("center", [True, False])
+def test_column_moments_ignore_a_row_of_weight_zero(sparse, center):
+    # A row of weight 0 is absent: at 1e300 it set its columns' magnitudes
+    # and underflowed the other rows' squares to a spread of 0 (scale 1).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2)) * [1e-3, 1.0] + [5.0, 0.0]
+    expected = column_moments(X, center=center)
+    X0 = np.vstack([X, [[1e300, -1e300]]])
+    w = np.r_[np.ones(50), 0.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = column_moments(sp.csr_matrix(X0) if sparse else X0, w, center=center)
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
 def test_column_moments_near_the_largest_float():
     # Values of 1e308 of either sign: no difference nor square overflows.
     X = np.array([[1e308], [-1e308], [1e308], [-1e308]])
