@@ -120,6 +120,31 @@ class _Layout:
     final_width_probed: bool = False
 
 
+def _is_sparse_frame(X):
+    """Whether ``X`` is a DataFrame whose columns are all pandas ``SparseDtype``.
+
+    scikit-learn's ``check_array`` makes such a frame a sparse matrix
+    (``X.sparse.to_coo()``), so every step that validates it, the final
+    estimator included, fits it as one.
+    """
+    if not hasattr(X, "columns"):
+        return False
+    dtypes = list(getattr(X, "dtypes", ()))
+    return bool(dtypes) and all(
+        type(dtype).__name__ == "SparseDtype" for dtype in dtypes
+    )
+
+
+def _is_sparse_layout(X):
+    """Whether a step given ``X`` fits a sparse matrix (a public property).
+
+    A scipy sparse matrix, or a DataFrame of sparse columns only, which the
+    step's validation converts to one (:func:`_is_sparse_frame`); the plan
+    of a step whose event depends on the layout is made on this answer.
+    """
+    return sp.issparse(X) or _is_sparse_frame(X)
+
+
 def _shape_and_layout(X):
     """Rows, columns and whether ``X`` is sparse; the steps validate its columns.
 
@@ -128,9 +153,7 @@ def _shape_and_layout(X):
     array, and its steps each read their own columns. One of sparse columns
     only is the sparse matrix the steps' validation makes of it.
     """
-    if hasattr(X, "columns") and not all(
-        type(dtype).__name__ == "SparseDtype" for dtype in X.dtypes
-    ):
+    if hasattr(X, "columns") and not _is_sparse_frame(X):
         n_samples, n_features = X.shape
         if n_samples < 1 or n_features < 1:
             raise ValueError(
@@ -147,7 +170,7 @@ def _shape_and_layout(X):
         ensure_min_samples=1,
         ensure_min_features=1,
     )
-    return *checked.shape, sp.issparse(checked)
+    return *checked.shape, _is_sparse_layout(checked)
 
 
 def _plans_as_planned(final, Xt, counts, planned):
@@ -158,7 +181,7 @@ def _plans_as_planned(final, Xt, counts, planned):
     there, is not.
     """
     try:
-        plan = final.privacy_plan(*np.shape(Xt), sparse=sp.issparse(Xt), **counts)
+        plan = final.privacy_plan(*np.shape(Xt), sparse=_is_sparse_layout(Xt), **counts)
     except (TypeError, ValueError):
         return False
     return plan.dp_event == planned.dp_event
@@ -596,9 +619,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 if flowing is not None:
                     extra = {flowing[0]: _PROBE_BOUNDS[0]}
             planners[unit.path] = _Planner(unit, est, n_samples, counts, kind, extra)
-        # Parts that spend nothing at their own parameters (declared
-        # categories) are planned as they are and get no share.
-        budgeted = [u for u in units if not planners[u.path].is_free()]
+        # Parts that spend nothing at any budget (declared categories) are
+        # planned at their own parameters and get no share.
+        budgeted = [u for u in units if not planners[u.path].is_free(self.delta)]
         shares = resolve_shares(budgeted, self.budget_shares)
         for unit in budgeted:
             planner = planners[unit.path]
@@ -725,10 +748,11 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         n_features : int
             Number of input columns.
         sparse : bool, default=False
-            Whether ``X`` will be a scipy sparse matrix (a public property
-            of the container). With the steps' public parameters
-            (``sparse_output``) it fixes the layout
-            each private step receives, which some final steps' events
+            Whether ``X`` will be a scipy sparse matrix, or a DataFrame
+            whose columns are all pandas ``SparseDtype`` (which the steps'
+            validation makes one): a public property of the container.
+            With the steps' public parameters (``sparse_output``) it fixes
+            the layout each private step receives, which some final steps' events
             depend on (see ``privacy_plan`` of the estimators). A
             ``ColumnTransformer``'s output is dense: the fit sets its
             ``sparse_threshold`` to 0, so that the rows' density does not
@@ -887,16 +911,19 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         # A callable selection runs on the schema, never on the rows.
         pin_selections(pipeline, pins)
         pipeline.set_params(**layout.params)
-        # Blocks fitted in other processes, or steps loaded from a cache of
-        # an earlier fit, would release outside this fit's release log (or
-        # not release at all): every ColumnTransformer's blocks and every
-        # FeatureUnion's parts run here, and every nested Pipeline fits its
-        # steps anew. A ColumnTransformer stacks its sparse blocks sparsely
+        # Blocks fitted in other processes or threads, or steps loaded from
+        # a cache of an earlier fit, would release outside this fit's
+        # release log (a context variable, which joblib's workers do not
+        # share), or not release at all: every ColumnTransformer's blocks
+        # and every FeatureUnion's parts run here, in this thread
+        # (n_jobs=1: None would take the n_jobs of an enclosing
+        # joblib.parallel_config), and every nested Pipeline fits its steps
+        # anew. A ColumnTransformer stacks its sparse blocks sparsely
         # when the rows' density is below sparse_threshold, which one record
         # can flip: its output is made dense, whatever the rows.
         column_transformers, pipelines, unions = composite_paths(pipeline)
         pipeline.set_params(
-            **{f"{path}__n_jobs": None for path in column_transformers + unions},
+            **{f"{path}__n_jobs": 1 for path in column_transformers + unions},
             **{f"{path}__sparse_threshold": 0 for path in column_transformers},
             **{f"{path}__memory": None for path in pipelines},
         )
@@ -917,7 +944,10 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         final = pipeline.steps[-1][1]
         if layout.flowing is not None:
             self._set_flowing_bound(pipeline, final, layout.flowing)
-        if layout.final_sparse is not None and sp.issparse(Xt) != layout.final_sparse:
+        if (
+            layout.final_sparse is not None
+            and _is_sparse_layout(Xt) != layout.final_sparse
+        ):
             self._check_final_layout(final, Xt, layout, final_name, final_counts)
         if layout.final_width_probed:
             self._check_final_width(final, Xt, layout, final_name, final_counts)
@@ -946,7 +976,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         on the layout it gets (a public property of ``Xt``'s container) is
         the same event.
         """
-        sparse = sp.issparse(Xt)
+        sparse = _is_sparse_layout(Xt)
         if not _plans_as_planned(final, Xt, counts, layout.budgets[final_name]["plan"]):
             got, was = ("sparse", "dense") if sparse else ("dense", "sparse")
             raise ValueError(
@@ -1376,7 +1406,23 @@ class _Planner:
         original = self.unit.estimator
         return self._plan(epsilon=original.epsilon, delta=original.delta)
 
-    def is_free(self):
+    def is_free(self, delta):
+        """Whether the part spends nothing at any budget (reads no row).
+
+        A part is free when its plan is a no-op whatever its budget: such a
+        part (declared categories) takes no share and runs at its own
+        parameters, so its plan at them must be the no-op too. Freeness is
+        first decided at ``epsilon=inf`` (and the pipeline's ``delta``), a
+        public probe at which no noise is calibrated, so no plan fails for
+        want of budget: a part that reads a row plans a non-private event
+        there, not a no-op. Its own ``epsilon`` and ``delta``, which the
+        pipeline replaces by its share when it is not free, are read only
+        once the probe has found it free: too small to calibrate, they
+        would otherwise refuse a part that runs at its share.
+        """
+        probe = self._plan(epsilon=math.inf, delta=delta).dp_event
+        if not isinstance(probe, dp_accounting.NoOpDpEvent):
+            return False
         return isinstance(self.own_plan().dp_event, dp_accounting.NoOpDpEvent)
 
     def plan(self, epsilon, delta):

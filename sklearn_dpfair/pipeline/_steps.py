@@ -633,10 +633,12 @@ def composite_paths(pipeline):
     """Parameter paths of every composite nested inside a pipeline.
 
     Every step, every block, every part and every remainder, at any depth:
-    the fit resets their ``n_jobs`` and ``memory``, so that no part runs in
-    another process or is loaded from a cache, where its releases would
-    escape the fit's release log, and a ``ColumnTransformer``'s
-    ``sparse_threshold``, so that its layout is not decided by the rows.
+    the fit sets their ``n_jobs`` to 1 and ``memory`` to None, so that no
+    part runs in another process or thread (whatever an enclosing
+    ``joblib.parallel_config`` says) or is loaded from a cache, where its
+    releases would escape the fit's release log, and a
+    ``ColumnTransformer``'s ``sparse_threshold``, so that its layout is not
+    decided by the rows.
 
     Parameters
     ----------

@@ -11,6 +11,7 @@ fitted, or refused before a row is read.
 
 import warnings
 
+import joblib
 import numpy as np
 import pandas as pd
 import pytest
@@ -276,6 +277,36 @@ def test_nested_column_transformers_run_in_this_process():
     assert inner.n_jobs == rest.n_jobs == columns.n_jobs == 2
 
 
+@pytest.mark.parametrize("backend", ["threading", "loky"])
+def test_blocks_run_in_this_thread_under_a_joblib_parallel_config(backend):
+    # n_jobs=None would take the n_jobs of an enclosing parallel_config:
+    # blocks fitted in joblib's workers release outside the fit's release
+    # log (a context variable), and the fit's check refuses the pipeline.
+    X, y = _frame()
+    columns = ColumnTransformer(
+        [
+            ("a", DPStandardScaler(bounds=(17, 90)), ["age"]),
+            ("h", DPStandardScaler(bounds=(1, 99)), ["hours"]),
+        ]
+    )
+    union = FeatureUnion(
+        [
+            ("s", DPStandardScaler(bounds=BOUNDS)),
+            ("t", DPStandardScaler(bounds=BOUNDS)),
+        ]
+    )
+    pipe = PrivatePipeline(
+        [("columns", columns), ("union", union), ("model", _model())],
+        random_state=0,
+    )
+    plan = pipe.privacy_plan(N, 3, feature_names=X.iloc[:0])
+    with joblib.parallel_config(backend=backend, n_jobs=2):
+        _fit(pipe, X, y)
+    _assert_planned(plan, pipe)
+    assert pipe[0].n_jobs == pipe[1].n_jobs == 1
+    assert columns.n_jobs is None and union.n_jobs is None
+
+
 def test_composite_paths_reach_every_block_and_remainder():
     deep = Pipeline([("impute", DPSimpleImputer(bounds=BOUNDS))])
     ct = ColumnTransformer(
@@ -445,6 +476,46 @@ def test_bounds_per_column_fix_the_width_after_a_function():
     assert dict(steps["model"].public)["n_features"] == 2
     _fit(pipe, X, y)
     _assert_planned(plan, pipe)
+
+
+# -- a step's own budget ------------------------------------------------
+
+
+def _with_own_epsilon(epsilon):
+    encoded = DPOneHotEncoder(epsilon=epsilon)
+    declared = DPOneHotEncoder(categories=[["Gov", "Private", "Self"]], epsilon=epsilon)
+    columns = ColumnTransformer(
+        [
+            ("num", DPStandardScaler(bounds=(17, 90)), ["age"]),
+            ("cat", encoded, ["work"]),
+            ("known", declared, ["work"]),
+        ]
+    )
+    return PrivatePipeline([("columns", columns), ("model", _model())], random_state=0)
+
+
+def test_a_steps_own_epsilon_does_not_decide_its_share():
+    # The pipeline replaces a private step's own epsilon and delta by its
+    # share: too small to calibrate, they must not refuse the step, nor
+    # make a free one (declared categories) take a share.
+    X, y = _frame()
+    fits = [_fit(_with_own_epsilon(epsilon), X, y) for epsilon in (1.0, 1e-3)]
+    reference, small = fits
+    assert small.dp_event_ == reference.dp_event_
+    assert small.epsilon_ == reference.epsilon_
+    budgets = [
+        {
+            path: (b["share"], b["epsilon"], b["delta"])
+            for path, b in f.step_budgets_.items()
+        }
+        for f in fits
+    ]
+    assert budgets[0] == budgets[1]
+    assert budgets[1]["columns__known"] == (0.0, 0.0, 0.0)
+    assert budgets[1]["columns__cat"][1] > 1e-3
+    assert small.privacy_plan(N, 3, feature_names=X.iloc[:0]).dp_event == (
+        small.dp_event_
+    )
 
 
 # -- free encoders that would warn about a private row ----------------------

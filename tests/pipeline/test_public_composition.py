@@ -325,7 +325,7 @@ def test_a_feature_union_composes_its_parts():
     _fit(pipe, X, y)
     assert pipe.dp_event_ == plan.dp_event
     assert list(pipe.step_budgets_) == ["union__scale", "union__poly__s", "model"]
-    assert pipe[0].n_jobs is None  # its parts run in the fit's process
+    assert pipe[0].n_jobs == 1  # its parts run in the fit's process and thread
     assert pipe[-1].n_features_in_ == 7
 
 

@@ -210,3 +210,36 @@ def test_function_transformer_keeps_the_layout_or_is_refused_before_the_final_fi
     )
     _fit(free, sp.csr_matrix(X), y)
     assert free.dp_event_ == free.privacy_plan(N, D, sparse=True).dp_event
+
+
+@pytest.mark.parametrize(
+    "before",
+    [[], [("keep", "passthrough")], [("same", FunctionTransformer())]],
+    ids=["alone", "passthrough", "identity"],
+)
+def test_frame_of_sparse_columns_fits_as_the_sparse_matrix_it_is(before):
+    # scikit-learn's validation makes a DataFrame of SparseDtype columns
+    # only a sparse matrix: the final step fits it as one, so the pipeline
+    # plans it and checks its layout as one, whatever step (or none) hands
+    # the frame on unchanged.
+    pd = pytest.importorskip("pandas")
+    X, y = _regression(5)
+    X[np.abs(X) < 0.8] = 0.0
+    csr = sp.csr_matrix(X)
+    frame = pd.DataFrame.sparse.from_spmatrix(csr, columns=["a", "b", "c"])
+
+    def pipe():
+        return make_private_pipeline(
+            *(step for _, step in before),
+            HeavyTailDPRegressor(random_state=0),
+            epsilon=1.0,
+            delta=1e-5,
+        )
+
+    on_csr = _fit(pipe(), csr, y)
+    on_frame = _fit(pipe(), frame, y)
+    assert on_frame.dp_event_ == on_csr.dp_event_
+    assert on_frame.epsilon_ == on_csr.epsilon_
+    assert on_frame.dp_event_ == pipe().privacy_plan(N, D, sparse=True).dp_event
+    # The dense plan (private column scales) is another event.
+    assert on_frame.dp_event_ != pipe().privacy_plan(N, D).dp_event
