@@ -37,7 +37,9 @@ on the target's offset from 0 nor on its units
 (:func:`minimize_standardized`); a classification loss's objective is
 divided by its value at the start. Nonsmooth losses (absolute, pinball) are
 linear programs and are solved exactly by :func:`minimize_pinball` (HiGHS,
-as scikit-learn's ``QuantileRegressor``). A constraint ``||coef||_1 <= r``
+as scikit-learn's ``QuantileRegressor``); with an L2 penalty, quadratic
+programs, whose L-BFGS-B point is refined to the exact minimizer by its
+optimality conditions (:func:`minimize_regression`). A constraint ``||coef||_1 <= r``
 (the l1 ball of private Frank-Wolfe) is met through its Lagrangian
 (:func:`minimize_l1_ball`): the l1-penalized minimizer at the multiplier
 whose solution lies on the sphere.
@@ -452,6 +454,7 @@ def minimize_linear(
     penalize_intercept=False,
     max_iter=None,
     tol=None,
+    warn=True,
 ):
     """Minimize ``F`` (module docstring) with L-BFGS-B in standardized coordinates.
 
@@ -483,6 +486,9 @@ def minimize_linear(
         :data:`MAX_ITER` when None.
     tol : float, default=None
         :data:`TOL` when None.
+    warn : bool, default=True
+        Warn when the solve stops short (``False``: the caller reads
+        ``converged``).
 
     Returns
     -------
@@ -553,6 +559,7 @@ def minimize_linear(
         # Robust coordinates for losses of bounded gradient (logistic,
         # Huber, absolute, pinball), not for the squared loss.
         robust_scale=bool(np.isfinite(loss.raw_lipschitz)),
+        warn=warn,
     )
     if shift:
         fit = replace(fit, intercept=fit.intercept + shift)
@@ -1084,9 +1091,14 @@ def minimize_regression(
     The pinball and absolute losses (``raw_smoothness`` infinite) without an
     L2 penalty are linear programs, solved exactly by
     :func:`minimize_pinball` (the absolute loss at ``quantile=0.5``: half of
-    it, the same minimizer); every other case by :func:`minimize_linear`
-    (with an L2 penalty a nonsmooth loss is minimized by L-BFGS-B on its
-    subgradient, which may stop short with a ``ConvergenceWarning``).
+    it, the same minimizer); every other case by :func:`minimize_linear`.
+    With an L2 penalty (and no l1) a nonsmooth loss is a quadratic program:
+    L-BFGS-B on its subgradient stops at a kink, short of its tolerance, and
+    its point is then refined to the exact minimizer by an active-set
+    solution of the optimality conditions
+    (:func:`_piecewise_linear_ridge`), certified by checking every one of
+    them; only where no certified minimizer is found does the fit keep
+    L-BFGS-B's point, with a ``ConvergenceWarning`` if it stopped short.
 
     Examples
     --------
@@ -1108,7 +1120,8 @@ def minimize_regression(
             fit_intercept=fit_intercept,
             sample_weight=sample_weight,
         )
-    return minimize_linear(
+    piecewise = np.isinf(loss.raw_smoothness) and not l1
+    fit = minimize_linear(
         X,
         y,
         loss,
@@ -1116,7 +1129,177 @@ def minimize_regression(
         l1=l1,
         fit_intercept=fit_intercept,
         sample_weight=sample_weight,
+        warn=not piecewise,
     )
+    if not piecewise:
+        return fit
+    # L-BFGS-B on a piecewise-linear loss stops at a kink, short of its
+    # tolerance, whatever its accuracy: the minimizer is then read off the
+    # optimality conditions exactly, where they single it out.
+    exact = _piecewise_linear_ridge(
+        X, y, loss, alpha, fit.coef[:, 0], float(fit.intercept[0]),
+        fit_intercept=fit_intercept, sample_weight=sample_weight,
+    )
+    if exact is not None:
+        return replace(exact, n_iter=fit.n_iter)
+    if not fit.converged:
+        warn_at_caller(
+            "The non-private (epsilon=inf) solve of a piecewise-linear loss "
+            f"with an L2 penalty stopped after {fit.n_iter} L-BFGS-B "
+            "iterations without an exact minimizer; the data may overflow "
+            "float64 or the penalty be too small.",
+            ConvergenceWarning,
+        )
+    return fit
+
+
+# Residuals taken as zero at the start of the active-set refinement
+# (:func:`_piecewise_linear_ridge`), in units of the target's spread: the
+# L-BFGS-B point is accurate to about 1e-6, and a start that does not lead to
+# the minimizer within a few pivots is replaced by the next.
+_ZERO_RESIDUAL_LEVELS = (1e-8, 1e-6, 1e-5, 1e-4, 1e-3)
+# Pivots of one refinement; one that has not settled by then gives up.
+_MAX_PIVOTS = 20
+
+
+def _piecewise_linear_ridge(
+    X, y, loss, alpha, coef, intercept, *, fit_intercept=True, sample_weight=None
+):
+    """The exact minimizer of a piecewise-linear loss plus an L2 penalty, or None.
+
+    ``F = (1/n) sum_i w_i rho(y_i - x_i coef - b) + (alpha/2) ||coef||^2``
+    with ``rho(r) = a max(r, 0) + c max(-r, 0)`` (the absolute loss:
+    ``a = c = 1``; the pinball loss of level ``q``: ``a = q``, ``c = 1 - q``):
+    a strongly convex quadratic program. Its minimizer satisfies, with
+    ``u_i`` a subgradient of the ``i``-th term (``w_i a / n`` where the
+    residual is positive, ``-w_i c / n`` where it is negative, any value
+    between them where it is zero), ``alpha coef = X^T u`` and, with an
+    intercept, ``sum_i u_i = 0`` (its KKT conditions). Given the set ``Z``
+    of zero residuals and the signs of the others, these are a linear
+    system in ``coef``, ``b`` and ``u_Z``, of size ``|Z| + 1`` once
+    ``coef = X^T u / alpha`` is substituted. ``Z`` and the signs start from
+    the approximate minimizer (``coef``, ``intercept``: L-BFGS-B's), whose
+    residuals below a threshold (:data:`_ZERO_RESIDUAL_LEVELS` of the
+    target's spread, at most ``d + 1`` of them) are taken as zero, and
+    are refined by pivoting, as an active-set method does: a ``u_i`` beyond
+    its bounds leaves ``Z`` with the sign of the bound it passed, and the
+    residual of most violated sign joins ``Z``. A solution that satisfies
+    every condition (``u_Z`` within its bounds, the other residuals of their
+    signs) is the minimizer, certified; None when no start leads to one
+    within :data:`_MAX_PIVOTS` pivots (the caller keeps the approximate
+    point).
+    Solved in standardized columns, as :func:`minimize_linear` solves.
+    """
+    n, d = X.shape
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
+    one = np.ones(1)
+    above = float(loss.loss(one, np.zeros((1, 1)))[0])
+    below = float(loss.loss(np.zeros(1), np.ones((1, 1)))[0])
+    center = fit_intercept and not sp.issparse(X)
+    with np.errstate(all="ignore"):
+        mean, scale = column_moments(X, w, center=center)
+        if sp.issparse(X):
+            Xs = sp.csr_matrix(as_rows(X), dtype=np.float64) @ sp.diags(1.0 / scale)
+        else:
+            Xs = (np.asarray(X, dtype=np.float64) - mean) / scale
+        # The penalty (alpha/2) ||coef||^2 in beta = coef * scale.
+        curvature = alpha / (scale * scale)
+        y = np.asarray(y, dtype=np.float64)
+        beta0 = np.asarray(coef, dtype=np.float64) * scale
+        c0 = intercept + (mean @ coef if center else 0.0)
+        residual = y - np.asarray(Xs @ beta0).ravel() - c0
+    if not (np.all(np.isfinite(residual)) and np.all(np.isfinite(curvature))):
+        return None
+    if not np.all(curvature > 0):
+        return None
+    spread = float(np.max(np.abs(y - np.median(y)))) or 1.0
+    # Rows of weight 0 have u_i = 0 whatever their residual: never in Z.
+    upper, lower = w * above / n, -w * below / n
+    positive = w > 0
+    order = np.argsort(np.abs(residual))
+    order = order[positive[order]]
+    most = d + 1 if fit_intercept else d
+    tol = 1e-12 * spread
+    slack = 1e-9 * float(np.max(upper - lower))
+    tried = set()
+    for level in _ZERO_RESIDUAL_LEVELS:
+        # At most d + 1 zero residuals (d without an intercept) determine
+        # the rest: more would be a degenerate start.
+        k = min(int(np.searchsorted(np.abs(residual[order]), level * spread)), most)
+        if k in tried:
+            continue
+        tried.add(k)
+        sign = np.where(residual > 0, 1.0, -1.0)
+        found = _pivoted_kkt(
+            Xs, y, order[:k], sign, upper, lower, curvature, fit_intercept,
+            positive, tol, slack,
+        )
+        if found is not None:
+            beta, c = found
+            coef_user = beta / scale
+            b = c - (mean @ coef_user if center else 0.0)
+            return NonPrivateFit(coef_user.reshape(d, 1), np.array([b]), 0, True, 0.0)
+    return None
+
+
+def _pivoted_kkt(
+    Xs, y, zero, sign, upper, lower, curvature, fit_intercept, positive, tol, slack
+):
+    """``(beta, c)`` satisfying every KKT condition, pivoting from ``zero``; or None."""
+    for _ in range(_MAX_PIVOTS):
+        solved = _kkt_solution(
+            Xs, y, zero, sign, upper, lower, curvature, fit_intercept
+        )
+        if solved is None:
+            return None
+        beta, c, u_zero, r, u_sum = solved
+        # Violations: u_Z beyond its bounds; another residual of the wrong
+        # sign (or a zero residual that is not zero).
+        high = u_zero > upper[zero] + slack
+        low = u_zero < lower[zero] - slack
+        wrong = positive & (sign * r < -tol)
+        wrong[zero] = False
+        if not (high.any() or low.any() or wrong.any()):
+            # The equations hold too (a least-squares solution of a
+            # singular system may miss them): zero residuals, sum(u) = 0.
+            balanced = not fit_intercept or abs(u_sum) <= slack * max(1, len(y))
+            exact = np.all(np.abs(r[zero]) <= 1e3 * tol) and balanced
+            return (beta, c) if exact else None
+        if high.any() or low.any():
+            sign[zero[high]], sign[zero[low]] = 1.0, -1.0
+            zero = zero[~(high | low)]
+        else:
+            worst = int(np.argmax(np.where(wrong, -sign * r, -np.inf)))
+            zero = np.append(zero, worst)
+    return None
+
+
+def _kkt_solution(Xs, y, zero, sign, upper, lower, curvature, fit_intercept):
+    """``(beta, c, u_Z, residuals, sum(u))`` of the KKT system of ``zero``, ``sign``.
+
+    The residuals of ``zero`` are 0 and every other row's subgradient is
+    fixed by its ``sign``; None if the solution is not finite.
+    """
+    fixed = np.where(sign > 0, upper, lower)
+    fixed[zero] = 0.0
+    k = len(zero)
+    with np.errstate(all="ignore"):
+        g = np.asarray(Xs.T @ fixed).ravel()
+        XZ = Xs[zero].toarray() if sp.issparse(Xs) else Xs[zero]
+        # beta = (g + XZ^T uZ) / curvature; XZ beta + c = yZ; sum(uZ) = -sum(fixed).
+        A = (XZ / curvature) @ XZ.T
+        rhs = y[zero] - XZ @ (g / curvature)
+        if fit_intercept:
+            A = np.block([[A, np.ones((k, 1))], [np.ones((1, k)), np.zeros((1, 1))]])
+            rhs = np.concatenate([rhs, [-fixed.sum()]])
+        sol = np.linalg.lstsq(A, rhs, rcond=None)[0] if A.size else np.zeros(0)
+        u_zero = sol[:k]
+        c = float(sol[k]) if fit_intercept else 0.0
+        beta = (g + XZ.T @ u_zero) / curvature
+        r = y - np.asarray(Xs @ beta).ravel() - c
+    if not (np.all(np.isfinite(beta)) and np.isfinite(c) and np.all(np.isfinite(r))):
+        return None
+    return beta, c, u_zero, r, float(fixed.sum() + u_zero.sum())
 
 
 #: How a record of the non-private limit describes what ran.

@@ -590,3 +590,43 @@ def test_dp_fermi_non_private_limit_warns_once_with_its_gradient(monkeypatch):
     assert len(stops) == 1
     assert "DPFERMIClassifier" in str(stops[0].message)
     assert "= inf" not in str(stops[0].message)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("loss", [AbsoluteLoss(), PinballLoss(0.8)])
+def test_piecewise_linear_loss_with_l2_is_minimized_exactly(loss, fit_intercept, sparse):
+    # A quadratic program: L-BFGS-B stops at a kink short of its tolerance
+    # (it warned on every such fit); the active-set refinement returns the
+    # minimizer, which no move along a coordinate improves.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3)) * [1.0, 100.0, 1e-3] + [0.0, 500.0, 0.0]
+    y = X @ [1.0, 0.01, 300.0] + rng.standard_t(3, size=300)
+    w = rng.integers(0, 3, 300).astype(float)
+    w /= w.mean()
+    alpha = 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = minimize_regression(
+            sp.csr_matrix(X) if sparse else X,
+            y,
+            loss,
+            alpha=alpha,
+            fit_intercept=fit_intercept,
+            sample_weight=w,
+        )
+    assert fit.converged
+
+    def objective(params):
+        coef, b = params[:3], params[3] if fit_intercept else 0.0
+        raw = (X @ coef + b)[:, None]
+        return np.mean(w * loss.loss(y, raw)) + 0.5 * alpha * coef @ coef
+
+    best = np.append(fit.coef[:, 0], fit.intercept[0])
+    at_best = objective(best)
+    for j in range(4 if fit_intercept else 3):
+        for h in (1e-7, 1e-5, 1e-3):
+            for sign in (1.0, -1.0):
+                step = np.zeros(4)
+                step[j] = sign * h * max(abs(best[j]), 1e-3)
+                assert objective(best + step) >= at_best * (1 - 1e-12)

@@ -344,9 +344,6 @@ def test_non_private_limit_minimizes_the_documented_objective(loss, penalty):
     np.testing.assert_allclose(fitted * spread, reference.x * spread, atol=0.1)
 
 
-# The reference's L-BFGS-B on the pinball subgradient may stop short of its
-# tolerance (within 1e-6 of the objective here): it says so, as documented.
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("loss", ["absolute_error", "quantile"])
 def test_private_steps_penalize_the_pinball_losses_in_the_units_of_y(loss):
     # The private steps minimize the documented objective: on the scaled
