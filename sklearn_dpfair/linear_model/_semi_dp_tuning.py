@@ -2,16 +2,18 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Public-only hyperparameters for :class:`SemiDPLinearRegression`."""
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_X_y
 
-from .._solvers.semi_dp import SemiDPParams, public_hyperparameters
+from .._solvers.semi_dp import SemiDPParams, public_hyperparameters, semidp_setup
+from .._solvers.semi_dp._fit import untuned_public_choice
+from .._solvers.semi_dp._public_geometry import geometry_estimable
 from .._solvers.semi_dp._scaling import (
     PUBLIC_ROWS_MODE,
     fit_semidp_scaling,
-    plan_semidp_scaling,
     scaled_rows,
 )
 from ..privacy import PrivacyBudget
@@ -69,6 +71,12 @@ def semidp_hyperparameters(
     public and private rows share a distribution; under a shift, pass
     ``alpha`` yourself.
 
+    With no more public rows than parameters (``n_features`` plus the
+    intercept) the rows cannot estimate that geometry and the fit does not
+    tune: it takes the thesis's inverse-variance weight, the plain step
+    (capped where the public gradient would expand) and 20 steps. The
+    helper then returns that same choice, with ``predicted_test_mse`` NaN.
+
     Parameters
     ----------
     X_public : array-like of shape (n_public, n_features)
@@ -107,7 +115,15 @@ def semidp_hyperparameters(
     params : dict
         ``alpha``, ``learning_rate``, ``max_iter`` (ready for
         ``SemiDPLinearRegression(**params)``) and ``predicted_test_mse``,
-        the model's prediction of the test MSE of the fit.
+        the model's prediction of the test MSE of the fit (NaN where the
+        public rows are too few for the model).
+
+    Raises
+    ------
+    ValueError
+        If ``clip_norm`` is too large or too small for the model's
+        ``clip_norm**2`` and ``1 / clip_norm**2`` in float64, as the fit
+        refuses it.
 
     Examples
     --------
@@ -132,12 +148,15 @@ def semidp_hyperparameters(
         feature_scaling=feature_scaling,
         feature_bounds=feature_bounds,
     )
+    # The fit's own set-up (its plan's refusals, its scaling, its steps and
+    # noise), from the public counts.
+    n_public, n_features = X_public.shape
+    setup = semidp_setup(
+        params, n_private=n_private, n_public=n_public, n_features=n_features
+    )
     # The fit ranks its candidates on its scaled public rows: scale these
     # as its plan says (bounds or public-row statistics, both free).
-    n_public = X_public.shape[0]
-    plan = plan_semidp_scaling(
-        params, X_public.shape[1], n_public, n_samples=n_public + n_private
-    )
+    plan = setup.scaling
     # (With fewer public rows than the public-row scales need, the fit also
     # scales the target by private statistics, which no helper can repeat.)
     columns = plan.column_plan() if getattr(plan, "target", False) else plan
@@ -146,6 +165,20 @@ def semidp_hyperparameters(
             X_public, y_public, np.ones(n_public, dtype=bool), columns, rng=None
         )
         X_public = scaled_rows(X_public, scales)
+    if params.budget.is_private and not geometry_estimable(
+        n_public, n_features + int(fit_intercept)
+    ):
+        # Too few public rows: the fit does not tune (fit_semidp), and
+        # neither does its helper.
+        alpha, learning_rate, max_iter = untuned_public_choice(
+            X_public, y_public, setup
+        )
+        return {
+            "alpha": alpha,
+            "learning_rate": learning_rate,
+            "max_iter": max_iter,
+            "predicted_test_mse": math.nan,
+        }
     geometry, choice = public_hyperparameters(
         X_public, y_public, n_private=n_private, params=params
     )

@@ -245,3 +245,56 @@ def test_central_semi_dp_and_local_share_the_public_mask_convention():
     local = SemiLocalDPLinearRegression(random_state=0).fit(X, y, public_mask=mask)
     central = SemiDPLinearRegression(random_state=0).fit(X, y, public_mask=mask)
     assert local.n_public_ == central.n_public_ == 300
+
+
+@pytest.mark.parametrize(
+    "params, name",
+    [
+        # (C/m)^2 underflows to 0: the automatic step divided by 0.
+        ({"clip_norm": 1e-200}, "clip_norm"),
+        ({"clip_norm": 1e-200, "public_gradient": "rescale"}, "clip_norm"),
+        # Steps whose sum over the pass overflows the coefficients.
+        ({"learning_rate": 1e308}, "learning_rate"),
+        ({"radius": 1e308}, "radius"),
+    ],
+)
+def test_out_of_range_step_parameters_are_refused_by_plan_and_fit(params, name):
+    X, y, mask, _ = _gaussian(n=300, d=3, n_public=50)
+    est = SemiLocalDPLinearRegression(epsilon=1.0, random_state=0, **params)
+    with pytest.raises(ValueError, match=name):
+        est.privacy_plan(300, 3, n_public=50)
+    with warnings.catch_warnings():
+        # Refused before the pass: no RuntimeWarning from inside it.
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match=name):
+            est.fit(X, y, public_mask=mask)
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [[[0.0, 1.0], [0.0, 1.0]], [[1.0, 0.0]] * 3],
+    ids=["2-pairs", "lower>upper"],
+)
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+def test_malformed_feature_bounds_are_refused_by_plan_and_every_fit(bounds, epsilon):
+    # As SemiDPLinearRegression: the plan and the non-private limit refuse
+    # what the private fit's column scaling refuses.
+    X, y, mask, _ = _gaussian(n=300, d=3, n_public=50)
+    est = SemiLocalDPLinearRegression(epsilon=epsilon, feature_bounds=bounds)
+    with pytest.raises(ValueError, match="feature_bounds"):
+        est.privacy_plan(300, 3, n_public=50)
+    with pytest.raises(ValueError, match="feature_bounds"):
+        est.fit(X, y, public_mask=mask)
+
+
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+def test_ignored_feature_bounds_warn_once(epsilon):
+    X, y, mask, _ = _gaussian(n=300, d=3, n_public=50)
+    est = SemiLocalDPLinearRegression(
+        epsilon=epsilon, feature_scaling=None, feature_bounds=[[-5.0, 5.0]] * 3,
+        random_state=0,
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y, public_mask=mask)
+    assert sum("feature_bounds is ignored" in str(w.message) for w in caught) == 1

@@ -85,6 +85,7 @@ from ._public_geometry import (
 from ._public_tuning import (
     TAIL_FRACTION,
     HyperparameterChoice,
+    check_clip_norm_range,
     choose_hyperparameters,
     clipped_gradient_moments,
     inverse_variance_weight,
@@ -585,6 +586,9 @@ def _semidp_setup(params, *, n_private, n_public, n_features, sparse, caveats):
             0,
         )
         return SemiDPSetup(params, scaling, 1.0, None, None, record)
+    # Every private solver models its clipped gradients through C^2 and
+    # 1 / C^2: refused here, from the parameter, by the fit and its plan.
+    check_clip_norm_range(params.clip)
     q, steps = _schedule(params, n_private)
     if steps is None and not _tunes_on_public_rows(params, n_public, n_features):
         steps = DEFAULT_MAX_ITER
@@ -759,6 +763,80 @@ def _thesis_alpha(geometry, *, step_noise_var, n_steps, n_private):
     v_pub = v2 / geometry.n_public
     v_priv = v2 / n_private + geometry.n_params * step_noise_var / n_steps
     return inverse_variance_weight(v_pub, v_priv)[0]
+
+
+def _untuned_hyperparameters(
+    params, geometry, *, alpha, steps, n_private, step_noise_var
+):
+    """``(alpha, learning_rate)`` of a fit that does not tune on its public rows.
+
+    ``alpha`` None takes the thesis's inverse-variance weight
+    (:func:`_thesis_alpha`) for ``steps`` full-batch steps; the step is the
+    given one or the plain one (:func:`_plain_learning_rate`). Public inputs
+    only.
+    """
+    if alpha is None:
+        alpha = _thesis_alpha(
+            geometry,
+            step_noise_var=step_noise_var(steps),
+            n_steps=steps,
+            n_private=n_private,
+        )
+    learning_rate = (
+        _plain_learning_rate(geometry, params.clip)
+        if params.learning_rate == "auto"
+        else float(params.learning_rate)
+    )
+    return alpha, learning_rate
+
+
+def _bounded_learning_rate(learning_rate, public_step, params, alpha):
+    """A given step checked against the public gradient's expansion
+    (:func:`check_public_step`), an "auto" one capped at its Newton step
+    ``1 / public_step``."""
+    if params.learning_rate != "auto":
+        check_public_step(learning_rate, public_step, params, alpha)
+        return learning_rate
+    return min(learning_rate, 1.0 / public_step) if public_step > 0 else learning_rate
+
+
+def untuned_public_choice(X_public, y_public, setup):
+    """``(alpha, learning_rate, max_iter)`` of a fit too few public rows tune.
+
+    What :func:`fit_semidp` chooses for ``setup`` (a ``"semidp-gd"`` set-up
+    with the public preconditioner, unweighted) when its public rows are
+    too few to estimate the public geometry
+    (:func:`~._public_geometry.geometry_estimable`): the same weight, step
+    and step count, by the fit's own functions, from the public rows in the
+    units they are given in. Public inputs only.
+    """
+    params = setup.params
+    s = 1.0 if params.fit_intercept else 0.0
+    n_params = X_public.shape[1] + int(params.fit_intercept)
+    geometry = uninformative_geometry(
+        n_params, setup.n_public, y_public=y_public, intercept_scaling=s
+    )
+    step_noise_var = _step_noise_variance(
+        geometry,
+        setup.sampling_probability,
+        setup.n_private,
+        params.adjacency,
+        setup.noise_multiplier_of,
+    )
+    alpha, learning_rate = _untuned_hyperparameters(
+        params,
+        geometry,
+        alpha=_fixed_alpha(params, setup.n_private, setup.n_public),
+        steps=setup.n_steps,
+        n_private=setup.n_private,
+        step_noise_var=step_noise_var,
+    )
+    public_step = public_step_curvature_of(
+        _float64_public(X_public), s, alpha, params.clip,
+        weights=None, preconditioner=None,
+    )
+    learning_rate = _bounded_learning_rate(learning_rate, public_step, params, alpha)
+    return alpha, learning_rate, setup.n_steps
 
 
 def public_hyperparameters(X_public, y_public, *, n_private, params):
@@ -967,24 +1045,20 @@ def fit_semidp(
         P = newton_preconditioner(geometry, [a], [choice.curvature], public_curv)
     else:
         steps = fixed_steps
-        if a is None:
-            a = _thesis_alpha(
-                geometry,
-                step_noise_var=step_noise_var(steps),
-                n_steps=steps,
-                n_private=n_private,
-            )
+        a, lr = _untuned_hyperparameters(
+            params,
+            geometry,
+            alpha=a,
+            steps=steps,
+            n_private=n_private,
+            step_noise_var=step_noise_var,
+        )
         if solver == "pda-md" and n_public and not too_few:
             # Too few rows for the public Hessian: its mirror map would be
             # that of a rank-deficient Gram matrix (a spectrum near 0.0025
             # along every direction they see, so those coordinates barely
             # move), not the geometry Amid et al. (2022) precondition with.
             P = pda_md_preconditioner(_float64_public(Xp), s, 1)
-        lr = (
-            _plain_learning_rate(geometry, clip)
-            if params.learning_rate == "auto"
-            else float(params.learning_rate)
-        )
     # The unclipped public gradient's part of a step, from public rows and
     # weights only (and the scales, public or an accounted release): a
     # given step that makes it expand is refused before any private sum is
@@ -1004,10 +1078,7 @@ def fit_semidp(
         and (params.learning_rate != "auto" or choice is None or weights is not None)
         else 0.0
     )
-    if params.learning_rate != "auto":
-        check_public_step(lr, public_step, params, a)
-    elif public_step > 0:
-        lr = min(lr, 1.0 / public_step)
+    lr = _bounded_learning_rate(lr, public_step, params, a)
 
     if setup.n_steps is None:
         # The steps were tuned on the public rows: the same set-up, completed.

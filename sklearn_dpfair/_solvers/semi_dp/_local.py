@@ -75,6 +75,7 @@ from ...privacy._record import (
 )
 from ...privacy._releases import parallel_parts
 from ...privacy._weights import fit_weights
+from .._feature_scaling import check_feature_bounds, warn_ignored_bounds
 from ._privunit import (
     MAX_LOCAL_EPSILON,
     MIN_LOCAL_EPSILON,
@@ -287,6 +288,12 @@ def local_setup(params, n_private, n_public, n_features, *, weighted=False):
     """
     epsilon = float(params.epsilon)
     dim = n_features + int(params.fit_intercept)
+    # Every fit, the non-private limit included, refuses what the private
+    # one's column scaling refuses (as SemiDPLinearRegression's plan does),
+    # before any branch and before a row is read.
+    warn_ignored_bounds(params.feature_scaling, params.feature_bounds)
+    if params.feature_scaling is not None:
+        check_feature_bounds(params.feature_bounds, n_features)
     caveats = (PUBLIC_ROWS_CAVEAT,) if n_public else ()
     if weighted:
         caveats += (WEIGHTS_CAVEAT,)
@@ -337,8 +344,19 @@ def _step_norms(params, unit):
     return message_norm, public_norm
 
 
+def _step_moment(params, unit, n_private, n_public):
+    """``n_priv G_a^2 + n_pub G_b^2``, the denominator of the "auto" step.
+
+    Products, not ``**``: a float square that overflows raises there.
+    """
+    message_norm, public_norm = _step_norms(params, unit)
+    return n_private * (message_norm * message_norm) + n_public * (
+        public_norm * public_norm
+    )
+
+
 def _check_magnitudes(params, unit, n_private, n_public):
-    """Refuse a ``clip_norm`` or ``public_ridge`` the pass would overflow on.
+    """Refuse parameters the pass would overflow or divide by zero on.
 
     From public inputs only, so that the fit (and ``privacy_plan``) refuses
     before a row is read, naming the parameter, rather than failing inside
@@ -348,20 +366,56 @@ def _check_magnitudes(params, unit, n_private, n_public):
     ------
     ValueError
         If the "auto" step's ``n_priv G_a^2 + n_pub G_b^2`` overflows float64
-        (``clip_norm``), or the public ridge can (``public_ridge``).
+        or underflows to 0 (``clip_norm``); if the coefficients could leave
+        float64 over the pass (``learning_rate``, or ``radius`` with the
+        "auto" step); or if the public ridge can overflow (``public_ridge``).
     """
     message_norm, public_norm = _step_norms(params, unit)
+    clip = float(params.clip_norm)
+    eta = None
     if params.learning_rate == "auto":
-        # Products, not **: a float square that overflows raises there.
-        total = n_private * (message_norm * message_norm) + n_public * (
-            public_norm * public_norm
-        )
+        total = _step_moment(params, unit, n_private, n_public)
         if not math.isfinite(total):
             raise ValueError(
                 "clip_norm is too large: the automatic step size divides by "
                 "sqrt(n_private (C/m)^2 + n_public G_pub^2), which overflows "
-                f"float64 for C = clip_norm = {float(params.clip_norm):g}. Use a "
-                "clip norm of the size of the per-example gradients."
+                f"float64 for C = clip_norm = {clip:g}. Use a clip norm of the "
+                "size of the per-example gradients."
+            )
+        if (n_private or n_public) and not total > 0:
+            raise ValueError(
+                "clip_norm is too small: the automatic step size divides by "
+                "sqrt(n_private (C/m)^2 + n_public G_pub^2), which underflows "
+                f"to 0 in float64 for C = clip_norm = {clip:g}. Use a clip norm "
+                "of the size of the per-example gradients."
+            )
+        if params.radius != "auto" and total > 0:
+            eta = float(params.radius) / math.sqrt(total)
+    else:
+        eta = float(params.learning_rate)
+    if eta is not None:
+        # Every step moves the coefficients by eta times its norm: C / m
+        # for a message, G_pub for a clipped or rescaled public gradient (a
+        # raw one is used only while finite); the output sums the n
+        # iterates. Both must stay in float64 whatever the rows hold.
+        n = n_private + n_public
+        drift = eta * (n_private * message_norm + n_public * public_norm)
+        if not math.isfinite(n * drift):
+            if params.learning_rate == "auto":
+                name = f"radius={float(params.radius):g}"
+                cause = (
+                    "the automatic step radius / sqrt(n_private (C/m)^2 + "
+                    "n_public G_pub^2)"
+                )
+            else:
+                name = f"learning_rate={eta:g}"
+                cause = "the step learning_rate"
+            raise ValueError(
+                f"{name} is too large: {cause} times the step norms (C/m = "
+                f"{message_norm:.4g} per message, {public_norm:.4g} per public "
+                f"row, with C = clip_norm = {clip:g}) over {n} steps and the "
+                "average of the iterates can overflow float64. Use a "
+                "smaller value."
             )
     if params.public_ridge != "auto" and n_public:
         # The ridge is public_ridge times the public Gram matrix's mean
@@ -537,12 +591,18 @@ def fit_semi_local(
     # Raw columns: scaled by declared bounds or the public rows (free), so
     # that no column saturates every clipped gradient; the model is mapped
     # back to the user's units at the end.
-    scales = public_scaling(
-        X,
-        public_mask,
-        feature_scaling=params.feature_scaling,
-        feature_bounds=params.feature_bounds,
-        fit_intercept=params.fit_intercept,
+    # (feature_bounds were validated, and warned about when ignored, by
+    # local_setup.)
+    scales = (
+        None
+        if params.feature_scaling is None
+        else public_scaling(
+            X,
+            public_mask,
+            feature_scaling=params.feature_scaling,
+            feature_bounds=params.feature_bounds,
+            fit_intercept=params.fit_intercept,
+        )
     )
     if scales is not None:
         X = scaled_rows(X, scales)
@@ -558,7 +618,8 @@ def fit_semi_local(
     C = float(params.clip_norm)
     message_norm, public_norm = _step_norms(params, unit)
     if params.learning_rate == "auto":
-        eta = radius / math.sqrt(n_private * message_norm**2 + n_public * public_norm**2)
+        # Positive and finite: refused at set-up otherwise (_check_magnitudes).
+        eta = radius / math.sqrt(_step_moment(params, unit, n_private, n_public))
     else:
         eta = float(params.learning_rate)
 

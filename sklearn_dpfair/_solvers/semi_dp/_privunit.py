@@ -37,6 +37,20 @@ the variance of ``V / m`` is ``1 / m^2 - 1``, so the split maximizing ``m``
 is taken (the optimized PrivUnit of Asi, Feldman and Talwar, 2022). It
 depends on ``epsilon`` and ``d`` only (public).
 
+Resolution in float64. A message is a float64 vector: a cap narrower than
+float64 can resolve around ``v`` would make its draws round onto ``v / m``
+itself, a point mass that the other inputs' densities do not have (an
+unbounded loss, whatever (*) says). The split is therefore taken among
+those whose cap ``(1 - gamma) / 2`` is at least :data:`MIN_CAP` (an angular
+radius of at least ``2e-4`` around ``v``), the rest of ``epsilon`` going to
+``epsilon_0``; this binds only at large ``epsilon`` in few dimensions
+(``d = 2`` beyond ``epsilon ~ 25``), where ``m`` is within ``1e-7`` of 1
+either way, and the mechanism is still exactly PrivUnit(p, gamma) with loss
+(*). The draw itself keeps the distance ``x`` to the pole of its region
+(``x = (1 - t) / 2`` from ``v`` in the cap, ``(1 + t) / 2`` from ``-v`` off
+it) and builds the orthogonal part from ``sqrt(1 - t^2) = 2 sqrt(x (1 -
+x))``, never from ``1 - t^2`` of a rounded ``t``.
+
 ``d = 1``: the sphere is ``{-1, +1}`` and PrivUnit is binary randomized
 response, ``m = (e^eps - 1) / (e^eps + 1)``.
 """
@@ -52,15 +66,29 @@ from scipy import optimize, special
 from ...privacy._accounting import epsilon_of
 from ...privacy._releases import log_release, pure_epsilon_of
 
-__all__ = ["MAX_LOCAL_EPSILON", "MIN_LOCAL_EPSILON", "PrivUnit", "local_epsilon_event"]
+__all__ = [
+    "MAX_LOCAL_EPSILON",
+    "MIN_CAP",
+    "MIN_LOCAL_EPSILON",
+    "PrivUnit",
+    "local_epsilon_event",
+]
 
-#: Largest finite epsilon a message may spend: beyond it the cap's share of
-#: the sphere, ``~e^-epsilon``, leaves the range of float64.
+#: Largest finite epsilon a message may spend: a bound that keeps the coin's
+#: complement ``1 - p ~ e^-epsilon`` and the accounted randomized response's
+#: flip probability ``2 / (1 + e^epsilon)`` far inside float64 (the cap
+#: itself stays at or above :data:`MIN_CAP`).
 MAX_LOCAL_EPSILON = 300.0
 #: Smallest epsilon a message may spend: dp-accounting's PLD, which
 #: certifies the randomizer's event, rounds a randomized response's epsilon
 #: up to its discretization interval (1e-4), so it certifies no budget below.
 MIN_LOCAL_EPSILON = 1e-4
+#: Smallest cap ``(1 - gamma) / 2`` a calibrated PrivUnit uses: its draws lie
+#: within an angle ``~2 sqrt(cap)`` of the input, which float64 (resolution
+#: ``2.2e-16``) must resolve, or they round onto the input itself. At this
+#: floor an in-cap draw rounds onto the input with probability below
+#: ``(1e-32 / MIN_CAP)^((d - 1) / 2)``, at most ``1e-12``.
+MIN_CAP = 1e-8
 
 # dp-accounting's PLD is pessimistic by up to its discretization interval
 # (1e-4): the randomizer's epsilon is lowered by at most this many steps of
@@ -213,7 +241,12 @@ class PrivUnit:
 
     @classmethod
     def calibrated(cls, epsilon, dim):
-        """The variance-optimal PrivUnit for ``(epsilon, dim)`` (public inputs)."""
+        """The variance-optimal PrivUnit for ``(epsilon, dim)`` (public inputs).
+
+        Optimal among the splits of ``epsilon`` whose cap is at least
+        :data:`MIN_CAP` (float64 resolves no narrower cap: module
+        docstring); every split spends exactly the calibrated epsilon.
+        """
         epsilon, dim = float(epsilon), int(dim)
         if not 0 < epsilon <= MAX_LOCAL_EPSILON:
             raise ValueError(
@@ -223,13 +256,21 @@ class PrivUnit:
         if dim == 1:
             return cls(run, 1, run, 0.5, math.tanh(run / 2.0))
         alpha = (dim - 1) / 2.0
+        # The cap's share of (*) is at most that of the narrowest cap float64
+        # resolves; the rest of the budget goes to eps0 (the split stays
+        # exact: eps0 + the cap's loss = run).
+        max_eps1 = _cap_loss(MIN_CAP, alpha)
+        lowest = max(0.0, 1.0 - max_eps1 / run)
+
+        def cap_of(eps0):
+            return _cap_for(min(run - eps0, max_eps1), alpha)
 
         def neg_log_m(fraction):
             eps0 = fraction * run
-            return -_log_m(eps0, _cap_for(run - eps0, alpha), alpha)
+            return -_log_m(eps0, cap_of(eps0), alpha)
 
         # Coarse grid, then a bounded refinement: deterministic, public.
-        grid = np.linspace(0.0, 0.98, 50)
+        grid = np.linspace(lowest, 0.98 if lowest < 0.98 else 1.0, 50)
         values = [neg_log_m(f) for f in grid]
         best = int(np.argmin(values))
         lo, hi = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
@@ -238,8 +279,7 @@ class PrivUnit:
         )
         fraction = res.x if res.fun < values[best] else grid[best]
         eps0 = fraction * run
-        cap = _cap_for(run - eps0, alpha)
-        return cls(run, dim, eps0, cap, math.exp(-neg_log_m(fraction)))
+        return cls(run, dim, eps0, cap_of(eps0), math.exp(-neg_log_m(fraction)))
 
     @functools.cached_property
     def _level(self):
@@ -307,17 +347,21 @@ class PrivUnit:
         alpha = (self.dim - 1) / 2.0
         # t = <V, v>; s = (1 - t) / 2 ~ Beta(alpha, alpha) restricted to the
         # cap (s <= cap) or to its complement, drawn by inverting the Beta
-        # CDF (Algorithm 12, lines 2-7).
+        # CDF (Algorithm 12, lines 2-7). The complement draws r = 1 - s (of
+        # the same law, Beta(alpha, alpha) being symmetric: I_r = 1 - I_s),
+        # so that x, the distance to the pole of the drawn region, keeps its
+        # relative precision at either end.
         tail = self._tail
         u = rng.random()
-        if z:
-            s = special.betaincinv(alpha, alpha, u * tail)
-        else:
-            s = special.betaincinv(alpha, alpha, tail + u * (1.0 - tail))
-        t = min(max(1.0 - 2.0 * s, -1.0), 1.0)
+        level = u * tail if z else (1.0 - u) * (1.0 - tail)
+        x = min(max(float(special.betaincinv(alpha, alpha, level)), 0.0), 1.0)
+        t = 1.0 - 2.0 * x if z else 2.0 * x - 1.0
+        # sqrt(1 - t^2) = 2 sqrt(x (1 - x)): exact for the drawn x, where
+        # 1 - t^2 of a t rounded to 1 would be 0 (a message equal to v / m).
+        radial = 2.0 * math.sqrt(x) * math.sqrt(1.0 - x)
         # The rest of V: uniform on the unit sphere orthogonal to v.
         g = rng.standard_normal(self.dim)
         g -= np.dot(g, v) * v
         norm = np.linalg.norm(g)
         w = g / norm if norm > 0 else g
-        return (t * v + math.sqrt(max(1.0 - t * t, 0.0)) * w) / self.m
+        return (t * v + radial * w) / self.m

@@ -44,6 +44,7 @@ __all__ = [
     "AUTO_LEARNING_RATES",
     "AUTO_MAX_ITERS",
     "HyperparameterChoice",
+    "check_clip_norm_range",
     "choose_hyperparameters",
     "clipped_gradient_moments",
     "inverse_variance_weight",
@@ -82,6 +83,50 @@ class HyperparameterChoice:
     max_iter: int
     curvature: float
     predicted_excess_risk: float
+
+
+def check_clip_norm_range(clip_norm):
+    """Refuse a finite ``clip_norm`` whose square or inverse square leaves float64.
+
+    The model divides by ``C^2`` (the variance of a ``C``-normalized clipped
+    gradient) and squares ``1 / C`` (the unclipped public gradient's
+    curvature), so both must be finite: ``C`` between about ``7.5e-155``
+    and ``1.3e154``. ``inf`` (no clipping: the non-private limit) passes.
+    Reads the parameter only.
+
+    Raises
+    ------
+    ValueError
+        Naming ``clip_norm``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.semi_dp._public_tuning import check_clip_norm_range
+    >>> check_clip_norm_range(1e-100)
+    >>> check_clip_norm_range(1e-160)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: clip_norm is too small: ...
+    """
+    clip = float(clip_norm)
+    if math.isinf(clip):
+        return
+    # Products, not **: a float square that overflows raises there.
+    if not math.isfinite(clip * clip):
+        raise ValueError(
+            "clip_norm is too large: the private solvers model the clipped "
+            f"gradients through clip_norm**2, which overflows float64 for "
+            f"clip_norm={clip:g}. Use a clip norm of the size of the "
+            "per-example gradients."
+        )
+    inverse = 1.0 / clip
+    if not math.isfinite(inverse * inverse):
+        raise ValueError(
+            "clip_norm is too small: the private solvers model the clipped "
+            "gradients through 1 / clip_norm**2, which overflows float64 for "
+            f"clip_norm={clip:g}. Use a clip norm of the size of the "
+            "per-example gradients."
+        )
 
 
 def inverse_variance_weight(v_public, v_private):
@@ -145,12 +190,18 @@ def clipped_gradient_moments(residual_sd, norms, clip_norm):
         first = sd**2 * (inside - 2.0 * z * pdf)
     first = np.where(np.isinf(sd), 0.0, first)
     second = first + c**2 * (1.0 - inside)
-    return inside.mean(axis=1) / clip_norm, second.mean(axis=1) / clip_norm**2
+    # clip_norm * clip_norm, not **: a Python float square that leaves the
+    # float range raises (check_clip_norm_range refuses such a C up front).
+    return inside.mean(axis=1) / clip_norm, second.mean(axis=1) / (
+        clip_norm * clip_norm
+    )
 
 
 # A public-only candidate (alpha = 0) in a direction no public row sees (h =
-# 0) has no model (0 / 0): NaN, ranked last by choose_hyperparameters.
-@np.errstate(divide="ignore", invalid="ignore")
+# 0) has no model (0 / 0): NaN, ranked last by choose_hyperparameters. So is
+# one whose terms overflow (a clip norm near the smallest that
+# check_clip_norm_range admits makes the public curvature 1 / C near 1e154).
+@np.errstate(divide="ignore", invalid="ignore", over="ignore")
 def predicted_excess_risk(
     alpha,
     geometry,
@@ -213,7 +264,9 @@ def predicted_excess_risk(
         # In place (the same values as (noise + public) / a**2): the (A, p)
         # tables are the tuning's whole memory, which must stay small next
         # to a sparse X of few stored entries.
-        variance = (1.0 - alpha) ** 2 * c**2 * h * sigma2 / n_pub
+        # c * c, not c**2: c may be a Python float (1 / C), whose square
+        # raises where it leaves the float range.
+        variance = (1.0 - alpha) ** 2 * (c * c) * h * sigma2 / n_pub
         variance += noise
         variance /= a**2
         stationary = np.sum(variance, axis=1)

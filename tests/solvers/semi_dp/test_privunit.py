@@ -14,6 +14,7 @@ from scipy import special
 
 from sklearn_dpfair._solvers.semi_dp._privunit import (
     MAX_LOCAL_EPSILON,
+    MIN_CAP,
     PrivUnit,
     local_epsilon_event,
 )
@@ -133,3 +134,31 @@ def test_event_is_binary_randomized_response():
     event = local_epsilon_event(1.0)
     assert isinstance(event, dp_accounting.RandomizedResponseDpEvent)
     assert event.noise_parameter == pytest.approx(2 / (1 + math.e))
+
+
+@pytest.mark.parametrize("epsilon", [40.0, 100.0, MAX_LOCAL_EPSILON])
+@pytest.mark.parametrize("dim", [2, 3, 10])
+def test_cap_stays_resolvable_in_float64_and_spends_the_budget(epsilon, dim):
+    # A cap narrower than float64 resolves around the input would round its
+    # draws onto the input itself; the split keeps the cap at the floor and
+    # still spends exactly the calibrated epsilon (formula (*)).
+    unit = PrivUnit.calibrated(epsilon, dim)
+    assert unit.cap >= MIN_CAP * (1 - 1e-9)
+    assert unit.loss_bound() == pytest.approx(unit.epsilon, rel=1e-7)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_no_message_is_the_input_direction_at_a_large_budget(dim):
+    # At epsilon = 100 in few dimensions the variance-optimal cap is ~1e-29,
+    # below float64's resolution around v: each in-cap draw came out as
+    # v / m bit for bit (a point mass no other input has), revealing the
+    # record exactly. Every message must be a genuine draw off v.
+    unit = PrivUnit.calibrated(100.0, dim)
+    rng = np.random.default_rng(4)
+    v = rng.standard_normal(dim)
+    v /= np.linalg.norm(v)
+    exact = v / unit.m
+    messages = np.array([unit.randomize(v, rng) for _ in range(2000)])
+    assert not np.any(np.all(messages == exact, axis=1))
+    # ... and of the norm 1 / m of every message.
+    np.testing.assert_allclose(np.linalg.norm(messages, axis=1), 1 / unit.m, rtol=1e-12)

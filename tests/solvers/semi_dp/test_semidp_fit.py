@@ -3,10 +3,12 @@
 """fit_semidp directly: the privacy set-up, the record and who is blamed."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 
+from sklearn_dpfair import SemiDPLinearRegression
 from sklearn_dpfair._solvers.semi_dp import (
     SemiDPParams,
     public_hyperparameters,
@@ -187,3 +189,30 @@ def test_params_are_frozen_and_derive_the_sensitivity():
     assert SemiDPParams(budget=PrivacyBudget(math.inf, 1e-5)).sensitivity == math.inf
     with pytest.raises(AttributeError):
         params.clip_norm = 1.0
+
+
+@pytest.mark.parametrize("clip_norm", [1e-160, 1e-300])
+@pytest.mark.parametrize("solver", ["semidp-gd", "dp-gd"])
+def test_clip_norm_whose_inverse_square_overflows_is_refused_by_plan_and_fit(
+    clip_norm, solver
+):
+    # The model of the clipped gradients squares 1 / C (the public
+    # curvature): refused from the parameter, by the plan as by the fit,
+    # rather than an OverflowError inside the tuning.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.standard_normal(400)
+    mask = np.arange(400) < 100
+    est = SemiDPLinearRegression(clip_norm=clip_norm, solver=solver, random_state=0)
+    with pytest.raises(ValueError, match="clip_norm is too small"):
+        est.privacy_plan(400, 3, n_public=100)
+    with pytest.raises(ValueError, match="clip_norm is too small"):
+        est.fit(X, y, public_mask=mask)
+    # Near the smallest admitted clip norm (1 / C^2 near the largest
+    # float) the fit runs without a warning: candidates of the tuning's
+    # model that overflow rank last.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SemiDPLinearRegression(clip_norm=7.6e-155, solver=solver, random_state=0).fit(
+            X, y, public_mask=mask
+        )
