@@ -339,9 +339,15 @@ def test_non_private_limit_minimizes_the_documented_objective(loss, penalty):
     reference = minimize(objective, reference.x, method="Nelder-Mead", options=options)
     fitted = np.append(reg.coef_, reg.intercept_)
     assert objective(fitted) <= reference.fun * (1.0 + 1e-6)
-    # Per unit of each column's spread, in units of y (sd ~ 1300).
+    # Per unit of each column's spread, in units of y (sd ~ 1300). The
+    # piecewise-linear losses' unpenalized intercept need not be unique (of
+    # an even number of rows, any point of a flat stretch between two
+    # residuals minimizes): it is judged by the objective above only.
     spread = np.array([1.0, 30.0, 1.0])
-    np.testing.assert_allclose(fitted * spread, reference.x * spread, atol=0.1)
+    unique = slice(None) if loss in ("squared_error", "huber") else slice(0, 2)
+    np.testing.assert_allclose(
+        (fitted * spread)[unique], (reference.x * spread)[unique], atol=0.1
+    )
 
 
 @pytest.mark.parametrize("loss", ["absolute_error", "quantile"])
