@@ -37,8 +37,14 @@ clipped term is finite and within the clip norm: pre-activations that
 overflow are recomputed by a scaled product and saturated
 (:func:`~sklearn_dpfair.utils._array_api.finite_linear_scores`), and a record
 whose gradient norm is not finite (an error that overflowed in the backward
-pass, a product of norms beyond the largest float) gets clip factor 0 and
-contributes nothing.
+pass, a product of norms beyond the largest float) gets clip factor 0.
+:func:`clipped_network_sums` (DP-SGD's clipped sum) does not leave such a
+record at 0: a finite record whose factor cannot be formed (a public weight
+near the largest float, inputs or activations near it, a factor ``C / norm``
+below the smallest normal float) is clipped to ``C`` like any other, its
+errors recomputed from its loss derivative divided by a power of two and
+every layer's block scaled by powers of two, so that its term has norm
+``min(||g_i||, C)`` up to rounding, in float64 as in float32.
 """
 
 import math
@@ -47,9 +53,19 @@ from numbers import Integral
 
 import numpy as np
 
-from .._solvers._rows import finite_rows_mask, stable_row_norms
-from ..privacy._clipping import clip_factors_from_norms
-from ..utils._array_api import array_namespace, arrays_like, finite_linear_scores
+from .._solvers._rows import (
+    _wide_squared_row_norms,
+    finite_rows_mask,
+    stable_row_norms,
+)
+from ..privacy._clipping import _is_narrow, clip_factors_from_norms
+from ..utils._array_api import (
+    array_namespace,
+    arrays_like,
+    finite_linear_scores,
+    from_host,
+    to_numpy,
+)
 
 __all__ = [
     "ACTIVATIONS",
@@ -57,6 +73,7 @@ __all__ = [
     "check_hidden_layer_sizes",
     "clip_factors",
     "clipped_gradient_sums",
+    "clipped_network_sums",
     "forward",
     "init_parameters",
     "layer_sizes",
@@ -345,11 +362,15 @@ def per_example_norms(inputs, deltas):
     norm of the stacked per-example gradients of every weight and bias,
     computed from the layers' inputs and errors only. Each factor is an
     overflow- and underflow-safe row norm of the privacy core
-    (:func:`~sklearn_dpfair._solvers._rows.stable_row_norms`: float32
-    rows accumulated in float64 and rounded up), the layers' products are
-    float64, and their combination is again a stable norm, so the result is
-    the norm of the values actually summed (within float64 rounding, never
-    0 for a nonzero term whose squares underflow), or ``inf``.
+    (:func:`~sklearn_dpfair._solvers._rows.stable_row_norms`; float32 rows
+    accumulated in float64 and kept there: the clipped sums are float64
+    products of those values, :func:`clipped_gradient_sums`, so a float32
+    row whose norm exceeds float32's largest float still has a finite
+    norm), the layers' products are float64, and their combination is
+    again a stable norm, so the result is the norm of the values actually
+    summed (within float64 rounding, never 0 for a nonzero term whose
+    squares underflow), or ``inf``. A layer whose error is exactly 0
+    contributes 0 whatever its input (never ``inf * 0``).
 
     Parameters
     ----------
@@ -373,25 +394,55 @@ def per_example_norms(inputs, deltas):
     >>> per_example_norms(a, d)  # sqrt(26) * 2, sqrt(25e400 + 1) * 1e-200
     array([10.19803903,  5.        ])
     """
+    return _ghost_norms(inputs, deltas)[0]
+
+
+def _ghost_norms(inputs, deltas):
+    # per_example_norms, and the largest ||[a_{l-1,i}, 1]|| of each example
+    # over the layers (float64), which clipped_network_sums compares with
+    # C / tiny.
     xp = array_namespace(deltas[0])
-    layer_norms = []
+    layer_norms, error_norms, input_norms = [], [], None
     # A row with a non-finite entry gets a non-finite norm here (the stable
     # norm's rescaling computes inf / inf for it, silently: a warning would
     # depend on the record), and norm inf below. Checking the norms, not
     # the activations, costs O(n L) instead of a pass over every layer.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for a, delta in zip(inputs, deltas):
-            a_norms = _float64(xp, stable_row_norms(a))
-            delta_norms = _float64(xp, stable_row_norms(delta))
+            a_norms = _wide_row_norms(xp, a)
+            a_norms = xp.hypot(a_norms, xp.ones_like(a_norms))
+            delta_norms = _wide_row_norms(xp, delta)
             # ||[a, 1]|| ||delta||: inf past the largest float, nan for a
-            # norm beyond it times 0 (norm inf below, a zero term anyway).
-            layer_norms.append(xp.hypot(a_norms, xp.ones_like(a_norms)) * delta_norms)
+            # norm beyond it times 0 (fixed below).
+            layer_norms.append(a_norms * delta_norms)
+            error_norms.append(delta_norms)
+            input_norms = (
+                a_norms if input_norms is None else xp.maximum(input_norms, a_norms)
+            )
     stacked = xp.stack(layer_norms, axis=1)
     ok = finite_rows_mask(stacked)
     if not bool(xp.all(ok)):
+        # A layer whose error is 0 has a zero block, whatever its input's
+        # norm (a saturated tanh layer's errors beneath a huge input): 0,
+        # not nan, which would drop the record's other layers.
+        # (Only on a finite input row: 0 * inf would reach the sums.)
+        zero_error = (xp.stack(error_norms, axis=1) == 0) & xp.stack(
+            [finite_rows_mask(a) for a in inputs], axis=1
+        )
+        stacked = xp.where(zero_error, xp.zeros_like(stacked), stacked)
+        ok = finite_rows_mask(stacked)
         stacked = xp.where(ok[:, None], stacked, xp.zeros_like(stacked))
     norms = stable_row_norms(stacked)
-    return xp.where(ok, norms, xp.full_like(norms, math.inf))
+    return xp.where(ok, norms, xp.full_like(norms, math.inf)), input_norms
+
+
+def _wide_row_norms(xp, a):
+    # Float64 row norms: the stable norms of float64 rows; float32 rows'
+    # squares accumulated in float64 (exact, neither overflow nor
+    # underflow), not rounded back to float32.
+    if _is_narrow(xp, a.dtype):
+        return xp.sqrt(_wide_squared_row_norms(a))
+    return _float64(xp, stable_row_norms(a))
 
 
 def clip_factors(norms, clip_norm, *, margin=1.0):
@@ -465,6 +516,187 @@ def clipped_gradient_sums(inputs, deltas, factors):
         weight_sums.append(xp.matmul(xp.permute_dims(a, (1, 0)), scaled))
         bias_sums.append(xp.sum(scaled, axis=0))
     return weight_sums, bias_sums
+
+
+def clipped_network_sums(
+    inputs, pre_activations, weights, raw_gradient, activation, clip_norm, *,
+    margin=1.0,
+):
+    """Backward pass and clipped sum of every example's full gradient.
+
+    :func:`backward`, the ghost norms (:func:`per_example_norms`), the clip
+    factors (:func:`clip_factors`) and :func:`clipped_gradient_sums`, with
+    the terms that a factor cannot carry clipped too rather than dropped.
+    Factor 0 on a finite record (its norm overflowed: a public weight near
+    the largest float, an error that overflowed in the backward pass, an
+    input or activation near the largest float; or ``C / ||g_i||`` below
+    the smallest normal float), or a clipped term whose ``c_i delta_i``
+    would be subnormal (an input above ``C / tiny``, whose digits those
+    lost ones multiply), is recomputed on the host in float64: the errors
+    from ``r_i / 2^e`` (``2^e`` the power of two above ``max_k |r_ik|``),
+    each layer's input and error divided by the power of two above its
+    largest entry, and the layers' blocks rescaled by the powers of two
+    left (:func:`_rescued_sums`). Its term then has norm
+    ``min(||g_i||, C')`` up to rounding (``C' = margin C``), so that a
+    weight can raise a record's term only up to the clip norm
+    (:mod:`sklearn_dpfair.privacy._weights`), in float64 as in float32.
+    Such records are rare: the usual batch costs one more ``n``-length test.
+
+    Parameters
+    ----------
+    inputs, pre_activations : lists of arrays
+        From :func:`forward`.
+    weights : list of arrays
+        The weights.
+    raw_gradient : array of shape (n_samples, n_outputs)
+        ``dloss_i / dZ_L`` times the public weights.
+    activation : str
+        Activation of the hidden layers.
+    clip_norm : float
+        ``C``; ``inf``: no clipping (a record whose gradient is not finite
+        contributes 0).
+    margin : float, default=1.0
+        Factor on ``C`` for terms made of lower-precision values
+        (:func:`~sklearn_dpfair.privacy._clipping.clip_margin`).
+
+    Returns
+    -------
+    weight_sums, bias_sums : lists of float64 arrays
+        As :func:`clipped_gradient_sums`: one record moves the stacked sums
+        by at most ``C``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.neural._network import clipped_network_sums, forward
+    >>> W, b = [np.array([[1.0], [1.0]])], [np.zeros(1)]
+    >>> inputs, pre, raw = forward(np.array([[3.0, 4.0]]), W, b, "relu")
+    >>> gW, gb = clipped_network_sums(inputs, pre, W, np.array([[1e308]]),
+    ...                               "relu", 1.0)
+    >>> round(float(np.sqrt(np.sum(gW[0] ** 2) + np.sum(gb[0] ** 2))), 12)
+    1.0
+    """
+    deltas = backward(inputs, pre_activations, weights, raw_gradient, activation)
+    norms, input_norms = _ghost_norms(inputs, deltas)
+    factors = clip_factors(norms, clip_norm, margin=margin)
+    if math.isinf(clip_norm):
+        return clipped_gradient_sums(inputs, deltas, factors)
+    xp = array_namespace(factors)
+    bound = clip_norm * margin
+    lost = factors == 0
+    # An input row above C / tiny: a clipped c_i delta_ik may be subnormal,
+    # and its lost digits are multiplied by that input's entries.
+    subnormal_above = bound / float(np.finfo(np.float64).smallest_normal)
+    if not math.isinf(subnormal_above):
+        lost = lost | ((input_norms > subnormal_above) & (factors < 1))
+    if bool(xp.any(lost)):
+        # A zero loss derivative has a zero term; a non-finite one keeps the
+        # fixed contribution 0.
+        lost = lost & finite_rows_mask(raw_gradient)
+        lost = lost & ~xp.all(raw_gradient == 0, axis=1)
+    if not bool(xp.any(lost)):
+        return clipped_gradient_sums(inputs, deltas, factors)
+    factors = xp.where(lost, xp.zeros_like(factors), factors)
+    weight_sums, bias_sums = clipped_gradient_sums(inputs, deltas, factors)
+    extra_weights, extra_biases = _rescued_sums(
+        [_host64(a[lost]) for a in inputs],
+        [_host64(z[lost]) for z in pre_activations],
+        [_host64(W) for W in weights],
+        _host64(raw_gradient[lost]),
+        activation,
+        bound,
+    )
+    weight_sums = [g + from_host(e, g) for g, e in zip(weight_sums, extra_weights)]
+    bias_sums = [g + from_host(e, g) for g, e in zip(bias_sums, extra_biases)]
+    return weight_sums, bias_sums
+
+
+def _host64(a):
+    return np.asarray(to_numpy(a), dtype=np.float64)
+
+
+def _rescued_sums(inputs, pre_activations, weights, raw_gradient, activation, bound):
+    """Clipped sums of the records :func:`clipped_network_sums` rescues (host).
+
+    Every argument is host float64, restricted to those records. Record
+    ``i``'s loss derivative is ``2^e r'_i`` with ``|r'_ik| < 1``; the
+    errors ``delta'`` of ``r'`` are those of ``r`` divided by ``2^e``
+    (backpropagation is linear in ``r``). Layer ``l``'s input is
+    ``[a, 1] = 2^p u`` and its error ``delta' = 2^q v`` with ``u``, ``v``
+    of largest entry in ``[1/2, 1)``, so its block is
+    ``2^(E_l) u v^T`` with ``E_l = p + q + e`` and the norm of the whole
+    gradient is ``2^E g`` with ``E = max_l E_l`` and
+    ``g^2 = sum_l ||u||^2 ||v||^2 4^(E_l - E)`` in ``[1/16, n_params]``:
+    nothing overflows, and the clipped block is ``u v^T t_l`` with
+    ``t_l = min(2^E_l, 2^(E_l - E) C' / g)``. The bound is lowered by the
+    absolute rounding of a subnormal ``v t_l`` (at most one subnormal step
+    an entry), a no-op unless ``C'`` is itself near the smallest normal
+    float. A record whose errors are not finite even so (weights beyond
+    the float range) keeps the fixed contribution 0.
+    """
+    n_params = sum((W.shape[0] + 1) * W.shape[1] for W in weights)
+    bound = max(bound - math.sqrt(n_params) * float(np.nextafter(0.0, 1.0)), 0.0)
+    _, e = np.frexp(np.max(np.abs(raw_gradient), axis=1))
+    with np.errstate(all="ignore"):
+        deltas = backward(
+            inputs, pre_activations, weights, np.ldexp(raw_gradient, -e[:, None]),
+            activation,
+        )
+    ok = np.ones(raw_gradient.shape[0], dtype=bool)
+    for a, delta in zip(inputs, deltas):
+        ok &= np.all(np.isfinite(a), axis=1) & np.all(np.isfinite(delta), axis=1)
+    # Non-finite rows are zeroed here (their contribution is 0, below).
+    inputs = [np.where(ok[:, None], a, 0.0) for a in inputs]
+    deltas = [np.where(ok[:, None], d, 0.0) for d in deltas]
+    units, errors, exponents, squares = [], [], [], []
+    for a, delta in zip(inputs, deltas):
+        _, p = np.frexp(np.maximum(np.max(np.abs(a), axis=1), 1.0))
+        top = np.max(np.abs(delta), axis=1)
+        _, q = np.frexp(top)
+        u, bias_u = np.ldexp(a, -p[:, None]), np.ldexp(1.0, -p)
+        v = np.ldexp(delta, -q[:, None])
+        # A zero layer (its error is 0) takes no part in E (int64 sums:
+        # never near an integer overflow).
+        exponents.append(
+            np.where(top > 0, p.astype(np.int64) + q + e, _NO_EXPONENT)
+        )
+        u_squares = np.sum(u * u, axis=1) + bias_u * bias_u
+        squares.append(u_squares * np.sum(v * v, axis=1))
+        units.append((u, bias_u))
+        errors.append(v)
+    top_exponent = np.max(np.stack(exponents), axis=0)
+    with np.errstate(under="ignore"):
+        g = np.sqrt(
+            sum(
+                _times_power_of_two(sq, 2 * (E - top_exponent))
+                for sq, E in zip(squares, exponents)
+            )
+        )
+    # The output layer's error r' is nonzero: g >= 1/4 but on the rows left
+    # at 0 above (g = 0), whose t is 0 anyway; no division by 0.
+    g = np.where(ok, g, 1.0)
+    weight_sums, bias_sums = [], []
+    with np.errstate(over="ignore", under="ignore"):
+        for (u, bias_u), v, E in zip(units, errors, exponents):
+            t = np.minimum(
+                _times_power_of_two(1.0, E),
+                _times_power_of_two(bound / g, E - top_exponent),
+            )
+            scaled = v * np.where(ok, t, 0.0)[:, None]
+            weight_sums.append(u.T @ scaled)
+            bias_sums.append(bias_u @ scaled)
+    return weight_sums, bias_sums
+
+
+# The exponent of a layer whose error is 0 (below any other's).
+_NO_EXPONENT = -(1 << 20)
+
+
+def _times_power_of_two(x, exponents):
+    # x 2^k (exact but for over- and underflow) for int64 exponents, clipped
+    # to +-4096, past which x 2^k is already 0 or inf for any finite nonzero
+    # float x (ldexp takes 32-bit exponents).
+    return np.ldexp(x, np.clip(exponents, -4096, 4096).astype(np.int32))
 
 
 def _float64(xp, a):

@@ -11,7 +11,9 @@ Per step ``t = 1..T``, the order of the linear models' loop
    pass (:mod:`._network`);
 3. clip factors from the ghost norms of the *full* gradient, all layers
    jointly, so that one record moves the stacked sum by at most ``C``;
-4. clipped sums ``A_{l-1}^T (c * Delta_l)`` per layer;
+4. clipped sums ``A_{l-1}^T (c * Delta_l)`` per layer (a record whose
+   factor cannot be formed, e.g. a weight near the largest float, clipped
+   to ``C`` all the same: :func:`~._network.clipped_network_sums`);
 5. one Gaussian release: noise of std ``sigma C`` on every block of the
    stacked sum (:meth:`~sklearn_dpfair.privacy.GaussianMechanism.privatize_blocks`);
 6. divide by the *expected* batch size ``q n`` (public);
@@ -31,13 +33,7 @@ from .._solvers._sampling import poisson_batch
 from .._solvers._schedules import tail_start
 from ..privacy._clipping import clip_margin
 from ..utils._array_api import array_namespace
-from ._network import (
-    backward,
-    clip_factors,
-    clipped_gradient_sums,
-    forward,
-    per_example_norms,
-)
+from ._network import clipped_network_sums, forward
 
 __all__ = ["NetworkSGDResult", "clipped_network_gradient", "noisy_network_sgd"]
 
@@ -81,11 +77,13 @@ def clipped_network_gradient(
     """
     inputs, pre_activations, raw = forward(X, weights, biases, activation)
     raw_gradient = weighted_raw_gradient(loss.raw_gradient(y, raw), sample_weight)
-    deltas = backward(inputs, pre_activations, weights, raw_gradient, activation)
-    # Terms made of float32 values get the core's margin on the bound.
-    margin = clip_margin(X, raw_gradient)
-    factors = clip_factors(per_example_norms(inputs, deltas), clip_norm, margin=margin)
-    return clipped_gradient_sums(inputs, deltas, factors)
+    # Terms made of float32 values get the core's margin on the bound. A
+    # record whose factor cannot be formed (a weight near the largest
+    # float) is clipped to C, not dropped (clipped_network_sums).
+    return clipped_network_sums(
+        inputs, pre_activations, weights, raw_gradient, activation, clip_norm,
+        margin=clip_margin(X, raw_gradient),
+    )
 
 
 def noisy_network_sgd(

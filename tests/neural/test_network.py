@@ -275,3 +275,85 @@ def test_network_scores_float32_input_keep_a_network_beyond_float32():
     assert np.all(np.isfinite(scores))
     # (1e-40 is subnormal in float32: about 5 significant digits.)
     np.testing.assert_allclose(scores, expected, rtol=1e-3)
+
+
+def _term_norm(blocks):
+    # Exact norm of a stacked sum (scaled first: no overflow or underflow).
+    return _exact_norm(np.concatenate([np.ravel(g) for part in blocks for g in part]))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("hidden", [(), (5, 4)], ids=str)
+@pytest.mark.parametrize(
+    "features, weight",
+    [([3.0, 4.0, 0.0], 1e308), ([1.0, -1.0, 0.5], 1.7e308), ([1.0, -1.0, 0.0], None)],
+    ids=["weight-1e308", "weight-1.7e308", "row-near-the-largest-float"],
+)
+def test_a_record_whose_factor_cannot_be_formed_is_clipped_not_dropped(
+    features, weight, hidden, activation, dtype
+):
+    # A public weight near the largest float (its norm, or its errors in
+    # the backward pass, overflow) or a row near the largest float (C /
+    # norm below the smallest normal float) gave the record factor 0: its
+    # term was dropped (norm 0) where a weight or a row can raise it only up
+    # to the clip norm. Its true norm here exceeds C (the output bias
+    # block alone is |r| >= C), so the term must have norm C (float32:
+    # C (1 - 2 eps)), in float64 as in float32.
+    from sklearn_dpfair._solvers._private_fit import weights_in_dtype
+
+    big = float(np.finfo(dtype).max)
+    X = np.array([features], dtype=np.float64)
+    if weight is None:
+        X *= big  # [max, -max, max / 2]: activations saturate
+    X = X.astype(dtype)
+    loss = BinaryLogisticLoss()
+    W, b = init_parameters(
+        layer_sizes(3, hidden, 1), activation, np.random.default_rng(0), dtype
+    )
+    # The label against the prediction: |r| >= 1/2 (times the weight).
+    proba = 1 / (1 + np.exp(-np.clip(forward(X, W, b, activation)[2][0, 0], -50, 50)))
+    y = np.array([0.0 if proba >= 0.5 else 1.0], dtype=dtype)
+    sw = None
+    if weight is not None:
+        sw = weights_in_dtype(np.array([weight]), dtype).astype(dtype)
+    clip = 0.1
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        sums = clipped_network_gradient(
+            X, y, loss, W, b, activation=activation, clip_norm=clip, sample_weight=sw
+        )
+    norm = _term_norm(sums)
+    assert clip * (1 - 1e-6) <= norm <= clip * (1 + 1e-14)
+
+
+def test_a_subnormal_clipped_error_under_a_huge_input_is_within_the_clip():
+    # A tiny weight under a row near the largest float: the factor
+    # C / ||g|| is normal but c r, which the row's entries multiply, is
+    # subnormal (digits lost): the term reached 1.01 C. Rescued from its
+    # largest entries, it is C up to float64 rounding.
+    X = np.array([[5.243249640835815e301, 0.0]])
+    W, b = [np.zeros((2, 1))], [np.zeros(1)]
+    clip = 1e-20
+    sums = clipped_network_gradient(
+        X, np.array([1.0]), BinaryLogisticLoss(), W, b, activation="relu",
+        clip_norm=clip, sample_weight=np.array([1.0629106583474847e-14]),
+    )
+    assert clip * (1 - 1e-12) <= _term_norm(sums) <= clip * (1 + 1e-15)
+
+
+def test_ghost_norms_of_float32_rows_beyond_float32_and_of_zero_errors():
+    # Float32 rows whose norm exceeds float32's largest float have a finite
+    # float64 norm (the sums are float64): not inf (factor 0, term dropped).
+    a32 = [np.array([[3e38, 3e38]], dtype=np.float32)]
+    d32 = [np.array([[1e-30]], dtype=np.float32)]
+    norm = per_example_norms(a32, d32)[0]
+    exact = _exact_norm([*a32[0][0], 1.0]) * float(d32[0][0, 0])
+    assert norm == pytest.approx(exact, rel=1e-12)
+    # A layer whose error is 0 under an input whose norm overflows adds 0
+    # (a saturated tanh layer): not inf * 0 = nan, which dropped the
+    # record's other layers.
+    inputs = [np.array([[1.7e308, 1.7e308]]), np.array([[0.5, -0.5]])]
+    deltas = [np.zeros((1, 2)), np.array([[2.0]])]
+    with np.errstate(over="raise", invalid="raise"):
+        norms = per_example_norms(inputs, deltas)
+    np.testing.assert_allclose(norms, [2.0 * np.sqrt(1.5)])

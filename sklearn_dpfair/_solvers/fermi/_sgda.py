@@ -63,6 +63,7 @@ from ...utils._array_api import (
     to_numpy,
 )
 from .._linear import as_rows, take_rows
+from .._private_fit import weights_in_dtype
 from .._rows import finite_rows_mask
 from .._sampling import poisson_batch
 from .._sgd import tail_averaged
@@ -230,12 +231,31 @@ def fair_terms(
         # The norms are float64 (the weights are), the terms w_i c_i F_i are
         # made of proba's values: the margin of their dtype (float32: the
         # terms' last roundings stay inside the clip; float64: 1).
+        bound = dual_clip_norm * clip_margin(proba)
         clip = clip_factors_from_norms(norms, dual_clip_norm, margin=clip_margin(proba))
-        # A norm w_i ||F_i|| that overflowed has clip factor 0: the record's
-        # term is dropped (0, within the bound), not w_i * 0 (inf * 0 = NaN
-        # in the released sum).
+        # A norm w_i ||F_i|| that is not finite has clip factor 0: the
+        # record's term is dropped (0, within the bound), not w_i * 0
+        # (inf * 0 = NaN in the released sum).
         factor = xp.where(clip > 0, wt * clip, xp.zeros_like(clip))
+        factor = _rescued_dual_factors(xp, factor, clip, wt, norms, bound)
     return grad, regularizer.cell_sums(proba, blk, grp, factor)
+
+
+def _rescued_dual_factors(xp, factor, clip, wt, norms, bound):
+    # Factor 0 also comes from a clip factor C / (w_i ||F_i||) below the
+    # smallest normal float, which the privacy core sets to 0: a weight near
+    # the largest float (w_i ||F_i|| above C / 2.2e-308). That term is not
+    # to be dropped: its weight raises it only up to C. Its factor is
+    # min(w_i, C / ||F_i||) directly (||F_i|| >= 1 / sqrt(m) on the simplex,
+    # so the quotient is at most C sqrt(m)), which never forms the product
+    # w_i ||F_i||: the term has norm min(w_i ||F_i||, C) up to rounding. One
+    # n-length test in the usual case.
+    lost = (clip == 0) & (wt > 0) & (norms > 0) & xp.isfinite(norms)
+    if not bool(xp.any(lost)):
+        return factor
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        direct = xp.minimum(wt, bound / (norms / wt))
+    return xp.where(lost, direct, factor)
 
 
 @dataclass(frozen=True)
@@ -492,7 +512,16 @@ def noisy_sgda(
 
     # Per-row data a batch gathers: the labels and cells (small integer
     # codes) and the public weights.
-    sw = None if sample_weight is None else from_host(sample_weight, y)
+    # Saturated at the largest float of X's dtype (a float32 fit: 3.4e38),
+    # as DP-SGD does (weights_in_dtype): a larger weight cast to float32
+    # would be inf, and the record's primal term, no longer finite, would
+    # be dropped instead of clipped. The loss and the penalty of a record
+    # keep one weight, so its gradient keeps its direction.
+    sw = (
+        None
+        if sample_weight is None
+        else from_host(weights_in_dtype(np.asarray(sample_weight), dtype), y)
+    )
 
     ends = _epoch_ends(n_steps, epochs)
     if progress is not None:

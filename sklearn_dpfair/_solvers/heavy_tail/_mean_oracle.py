@@ -32,9 +32,13 @@ silenced, because a warning that depends on one record is itself a leak.
 import numpy as np
 import scipy.sparse as sp
 
-from ...privacy._clipping import clip_factors_from_norms
-
-from .._rows import canonical_csr, finite_rows_mask, stable_row_norms
+from ...privacy._clipping import clip_factors_from_norms, clip_margin
+from .._rows import (
+    _projected_from_largest,
+    canonical_csr,
+    finite_rows_mask,
+    stable_row_norms,
+)
 from .._linear import LinearModel, weighted_raw_gradient
 from .._row_blocks import batch_block, batch_blocks, row_block, row_blocks
 
@@ -54,9 +58,12 @@ _QUIET = {"over": "ignore", "invalid": "ignore", "divide": "ignore", "under": "i
 def mean_oracle(Z, clip_norm, mechanism, rng):
     """Algorithm 5 on explicit vectors: ``(sum_i Pi_C(z_i) + noise) / s``.
 
-    A vector with a non-finite entry, or whose norm exceeds the largest
-    float, contributes the fixed value 0; every other one is clipped with
-    its overflow-safe norm.
+    A vector with a non-finite entry contributes the fixed value 0; every
+    other one is clipped with its overflow-safe norm, to
+    ``z min(1, C / ||z||)``. One whose factor ``C / ||z||`` cannot be
+    formed (its norm exceeds the largest float, or the factor would be
+    subnormal: a vector near the largest float) is projected onto the ball
+    from its largest entry instead, so that its norm is ``C`` too, never 0.
 
     Parameters
     ----------
@@ -91,6 +98,16 @@ def mean_oracle(Z, clip_norm, mechanism, rng):
         else:
             factors = clip_factors_from_norms(stable_row_norms(Z), clip_norm)
             clipped = Z * factors[:, None]
+            # Factor 0 on a finite nonzero vector: C / ||z|| was not
+            # representable (a norm past the largest float, or a subnormal
+            # quotient, which the core sets to 0), not a term to drop.
+            # Projected as clip_rows_to_norm projects a huge row: from its
+            # largest entry, in float64, inside the bound of Z's dtype.
+            lost = (factors == 0) & np.any(Z != 0, axis=1)
+            if lost.any():
+                clipped[lost] = _projected_from_largest(
+                    np, Z[lost].astype(np.float64), clip_norm * clip_margin(Z)
+                )
         clipped_sum = clipped.sum(axis=0)
     return mechanism.privatize(clipped_sum, rng) / Z.shape[0]
 
@@ -163,6 +180,29 @@ def gradient_norms_at_zero(X, y, loss, intercept_scaling, sample_weight=None):
     return norms
 
 
+def _saturated_weighted_gradient(raw_grad, weights):
+    """``w_i psi_i``, saturated at the largest float where the product overflows.
+
+    A public weight near the largest float times a residual above 1 (a
+    weight of ``1e308`` on a residual of 3) is ``inf``: the record's term
+    would count as not finite and contribute 0, where its weight can only
+    raise it up to the clip norm (:mod:`sklearn_dpfair.privacy._weights`).
+    The one output's product is replaced by the largest float of its sign
+    (its direction, ``sign(psi_i) x~_i``, is unchanged), and the clip
+    brings the term to ``C`` like any other huge one, for every row with
+    ``||x~_i|| >= C / max_float`` (any row with an intercept). A residual
+    that is itself not finite keeps its fixed contribution 0.
+    """
+    weighted = weighted_raw_gradient(raw_grad, weights)
+    if weights is None:
+        return weighted
+    overflowed = np.isinf(weighted) & np.isfinite(raw_grad)
+    if overflowed.any():
+        largest = np.finfo(weighted.dtype).max
+        weighted = np.where(overflowed, np.copysign(largest, weighted), weighted)
+    return weighted
+
+
 def clipped_gradient_mean(
     X, y, w, loss, *, clip_norm, mechanism, intercept_scaling, rng, sample_weight=None,
     rows=None,
@@ -229,7 +269,7 @@ def clipped_gradient_mean(
         Xb = batch_block(X, part)
         with np.errstate(**_QUIET):
             raw_grad = loss.raw_gradient(y[part], model.raw_predictions(Xb, coef, w0))
-            raw_grad = weighted_raw_gradient(
+            raw_grad = _saturated_weighted_gradient(
                 raw_grad, None if sample_weight is None else sample_weight[part]
             )
             sums = model.clipped_gradient_sum(Xb, raw_grad, model.row_norms(Xb), clip_norm)

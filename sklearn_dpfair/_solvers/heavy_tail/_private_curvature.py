@@ -23,7 +23,11 @@ Whatever one record holds, its term ``x^_i x^_i^T`` is finite with Frobenius
 norm at most ``C_S``: a row whose squared norm overflows is scaled by
 ``sqrt(C_S) / ||x~_i||`` with the overflow-safe norm
 (:func:`~sklearn_dpfair._solvers._rows.stable_row_norms`), never by a
-factor computed from ``inf``.
+factor computed from ``inf``; and a finite nonzero row whose factor cannot
+be formed (its norm past the largest float, or the factor subnormal: a row
+near the largest float) is projected onto the ball of radius ``sqrt(C_S)``
+from its largest entry, so that its term has norm ``C_S`` like any other
+clipped row's, never 0.
 """
 
 import math
@@ -34,7 +38,12 @@ import scipy.sparse as sp
 
 from ...privacy import private_quantile
 from ...privacy._clipping import clip_factors_from_norms, clip_margin
-from .._rows import canonical_csr, squared_row_norms, stable_row_norms
+from .._rows import (
+    _projected_from_largest,
+    canonical_csr,
+    squared_row_norms,
+    stable_row_norms,
+)
 from .._linear import augmented_row_norms
 from ._mean_oracle import scaled_augmented_gram
 
@@ -107,6 +116,44 @@ def _weighted_row_scale(X, s, rho_scale, rng, weights):
     return factors, row_clip
 
 
+def _projected_lost_rows(X, s, factors, radius, weights):
+    """The clipped rows ``x^_i`` that a factor cannot carry, or None.
+
+    A finite nonzero row of nonzero weight whose factor is 0 or subnormal
+    (``sqrt(C_S) / ||x~_i||`` below the smallest normal float: a norm past
+    the largest float, or a row near it) would contribute nothing, or a
+    term too imprecise to stay within ``C_S``. Those rows' factors are set
+    to 0 in place, and the rows ``x~_i`` are returned projected onto the
+    ball of ``radius`` from their largest entry (the rescue of
+    :func:`~sklearn_dpfair._solvers._rows.clip_rows_to_norm`): dense
+    float64 of shape ``(n_lost, n_columns)``, with the second moment's
+    columns (``[x, s]``; a sparse ``X``'s gram always has the ``s``
+    column). One such row in a batch is the usual worst case; ``X`` is
+    never made dense.
+    """
+    lost = np.flatnonzero(~(factors >= np.finfo(np.float64).smallest_normal))
+    if not lost.size:
+        return None
+    if sp.issparse(X):
+        rows = np.column_stack([X[lost].toarray(), np.full(lost.size, s)])
+    else:
+        rows = X[lost]
+        if s:
+            rows = np.column_stack([rows, np.full(lost.size, s)])
+    rows = np.asarray(rows, dtype=np.float64)
+    # A zero row, or a zero weight, has no term; a non-finite row keeps the
+    # fixed contribution 0. Otherwise a factor below the smallest normal is
+    # sqrt(C_S) / ||x~_i|| (sqrt(w_i) of a nonzero weight is at least
+    # 1e-162): the weight does not enter the projection.
+    keep = np.all(np.isfinite(rows), axis=1) & np.any(rows != 0, axis=1)
+    if weights is not None:
+        keep &= np.asarray(weights)[lost] > 0
+    factors[lost] = 0.0
+    if not keep.any():
+        return None
+    return _projected_from_largest(np, rows[keep], radius)
+
+
 def private_curvature(
     X,
     intercept_scaling,
@@ -160,28 +207,24 @@ def private_curvature(
     """
     n = X.shape[0]
     s = float(intercept_scaling)
+    sparse = sp.issparse(X)
+    if sparse:
+        # Sparse rows are never made dense: [x, s] exists only implicitly.
+        rows = X = canonical_csr(X)
+    else:
+        rows = np.column_stack([X, np.full(n, s)]) if s else X
     if sample_weight is not None:
-        row_scale, row_clip = _weighted_row_scale(
+        factors, row_clip = _weighted_row_scale(
             X, s, scale_budget.rho, rng, sample_weight
         )
-        if sp.issparse(X):
-            second_moment = scaled_augmented_gram(X, s, row_scale) / n
-        else:
-            rows = np.column_stack([X, np.full(n, s)]) if s else X
-            clipped = rows * row_scale[:, None]
-            second_moment = clipped.T @ clipped / n
     else:
-        sparse = sp.issparse(X)
         if sparse:
-            # Sparse rows are never made dense: [x, s] exists only implicitly.
-            rows = X = canonical_csr(X)
             with np.errstate(over="ignore"):
                 # In place: with few stored entries per row, an n-length
                 # temporary weighs as much as a sparse X.
                 sq_norms = squared_row_norms(X)
                 sq_norms += s**2
         else:
-            rows = np.column_stack([X, np.full(n, s)]) if s else X
             with np.errstate(over="ignore"):
                 # A huge row's squared norm overflows to inf: no warning.
                 sq_norms = np.einsum("ij,ij->i", rows, rows)
@@ -194,8 +237,8 @@ def private_curvature(
         overflowed = np.isinf(sq_norms)
         if np.any(overflowed):
             # ||x~||^2 exceeds the largest float: clip the row itself to norm
-            # sqrt(C_S) with its overflow-safe norm.
-            # A norm beyond the largest float is inf: factor 0 (fixed value).
+            # sqrt(C_S) with its overflow-safe norm (a norm beyond the
+            # largest float, or a subnormal factor: see below).
             with np.errstate(over="ignore"):
                 if sparse:
                     norms = augmented_row_norms(X[overflowed], s)
@@ -203,11 +246,18 @@ def private_curvature(
                     norms = stable_row_norms(rows[overflowed])
             root = math.sqrt(row_clip)
             factors[overflowed] = clip_factors_from_norms(norms, root)
-        if sparse:
-            second_moment = scaled_augmented_gram(X, s, factors) / n
-        else:
-            clipped = rows * factors[:, None]
-            second_moment = clipped.T @ clipped / n
+    # Rows whose factor could not be formed: projected from their largest
+    # entry (their factor set to 0 here, their term added below).
+    lost = _projected_lost_rows(
+        X, s, factors, clip_margin(X) * math.sqrt(row_clip), sample_weight
+    )
+    if sparse:
+        second_moment = scaled_augmented_gram(X, s, factors) / n
+    else:
+        clipped = rows * factors[:, None]
+        second_moment = clipped.T @ clipped / n
+    if lost is not None:
+        second_moment += lost.T @ lost / n
     d = second_moment.shape[0]
     # The symmetric Gaussian mechanism (replace-one sensitivity 2 C_S / n).
     mechanism = matrix_budget.gaussian(2.0 * row_clip / n)

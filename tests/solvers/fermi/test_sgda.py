@@ -393,3 +393,63 @@ def test_float32_dual_terms_are_within_the_dual_clip():
         )
         worst = max(worst, np.linalg.norm(cells.astype(np.float64)))
     assert 0.29 < worst <= 0.3
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_dual_term_whose_clip_factor_is_subnormal_is_clipped_not_dropped(dtype):
+    # A weight near the largest float: C / (w ||F||) is below the smallest
+    # normal float, which the core sets to 0, and the record's dual term
+    # was dropped (norm 0) where its weight can raise it only up to C.
+    from sklearn_dpfair._solvers.fermi._sgda import fair_terms
+
+    reg = ERMIRegularizer(np.array([[0.5, 0.5]]), np.ones(1), 3)
+    dual_clip = 0.3
+    for weight in (1.7e308, 1e308):
+        constants = reg.batch_constants(
+            np.array([0, 0], dtype=np.int8), np.array([weight, 0.0])
+        )
+        F = np.array([[0.98, 0.01, 0.01], [0.2, 0.3, 0.5]], dtype=dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            _, cells = fair_terms(
+                reg, np.zeros((1, 2, 3), dtype), F, np.zeros_like(F), constants,
+                fairness_weight=1.0, dual_clip_norm=dual_clip,
+            )
+        # The zero-weight record adds nothing: the cells are the term.
+        norm = np.linalg.norm(cells.astype(np.float64))
+        assert dual_clip * (1 - 1e-6) <= norm <= dual_clip * (1 + 1e-15)
+
+
+def test_float32_primal_terms_of_a_weight_beyond_float32_are_clipped_not_dropped():
+    # A weight above float32's largest float was cast to inf: the record's
+    # primal term, no longer finite, was dropped (norm 0) in a float32 fit
+    # and clipped to C in a float64 one. Saturated at the largest float32,
+    # it is clipped to C in both (float32: C (1 - 2 eps)).
+    constraint = DemographicParity()
+    reg = ERMIRegularizer(np.array([[0.5, 0.5]]), np.ones(1), 2)
+    y, codes = np.array([1]), np.array([0])
+    clip = 2.0
+    norms = {}
+    for dtype in (np.float64, np.float32):
+        primal = _Recording(clip, 0.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            noisy_sgda(
+                np.array([[3.0, 4.0]], dtype=dtype), y, SoftmaxLoss(2), reg,
+                blocks=constraint.block_index(y), codes=codes, weight_scale=1.0,
+                fairness_weight=4.0, primal_mechanism=primal,
+                dual_mechanism=_Recording(3.0, 0.0), sampling_probability=1.0,
+                n_steps=2, epochs=1, learning_rate=1.0, dual_learning_rate=0.1,
+                alpha=0.0, intercept_scaling=1.0, dual_update="sgda",
+                project_dual=True, return_iterate="last",
+                rng=np.random.default_rng(0), record_curves=False,
+                constraint=constraint, sample_weight=np.array([1e308]),
+            )
+        norms[dtype] = [
+            np.linalg.norm(np.concatenate([np.ravel(a), np.ravel(b)]).astype(float))
+            for a, b in zip(primal.sums[::2], primal.sums[1::2])
+        ]
+    for dtype, values in norms.items():
+        assert len(values) == 2
+        for norm in values:
+            assert clip * (1 - 1e-6) <= norm <= clip * (1 + 1e-15), dtype

@@ -104,13 +104,34 @@ def test_explicit_oracle_clips_huge_vectors_and_zeroes_non_finite_ones():
         warnings.simplefilter("error")
         out = mean_oracle(Z, 1.0, mech, rng)
     np.testing.assert_allclose(out, mean_oracle(Z_ref, 1.0, mech, rng))
-    # A norm beyond the largest float, or a non-finite vector: 0.
-    for bad in ([1.7e308, 1.7e308], [np.inf, 0.0], [np.nan, 1.0]):
+    # A non-finite vector: 0.
+    for bad in ([np.inf, 0.0], [np.nan, 1.0]):
         Z = np.vstack([base, [bad]])
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             out = mean_oracle(Z, 1.0, mech, rng)
         np.testing.assert_allclose(out, base.sum(axis=0) / 3)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(
+    "huge", [[1.7e308, 0.0], [1.7e308, 1.7e308], [-1e308, 1e300]], ids=str
+)
+def test_explicit_oracle_clips_vectors_near_the_largest_float(huge, dtype):
+    # A norm past the largest float, or a factor C / ||z|| below the
+    # smallest normal float, is projected onto the ball, not dropped: the
+    # vector's term is C in its direction (before: factor 0, term 0).
+    big = float(np.finfo(dtype).max) / 1.7e308
+    z = np.array([huge], dtype=np.float64) * big
+    Z = np.vstack([[[0.0, 0.0]], z]).astype(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = mean_oracle(Z, 1.0, GaussianMechanism(2.0, 0.0), np.random.default_rng(0))
+    term = 2 * out.astype(np.float64)
+    direction = z[0] / np.max(np.abs(z[0]))
+    direction /= np.linalg.norm(direction)
+    assert np.linalg.norm(term) <= 1.0 + 1e-15
+    np.testing.assert_allclose(term, direction, rtol=1e-6, atol=1e-12)
 
 
 def test_gradient_norms_never_nan():
@@ -316,3 +337,73 @@ def test_float32_heavy_weight_curvature_release_is_within_its_bound(monkeypatch)
         # One clipped term over n: C_S / n = half the sensitivity.
         assert moved <= sensitivity
         np.testing.assert_allclose(moved, sensitivity / 2, rtol=1e-5)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("intercept_scaling", [0.0, 1.0])
+@pytest.mark.parametrize("huge", [[1.7e308, 0.0], [1.7e308, -1.7e308]], ids=str)
+def test_curvature_term_of_a_row_near_the_largest_float_is_clipped_not_dropped(
+    huge, intercept_scaling, weighted, sparse, monkeypatch
+):
+    # A row whose norm exceeds the largest float, or whose factor
+    # sqrt(C_S) / ||x~|| is below the smallest normal float ([1.7e308, 0]
+    # with C_S of a few units), had factor 0: its term was missing from the
+    # released matrix. Projected from its largest entry, its term is the
+    # one of a row 1e-298 times smaller in the same direction (clipped to
+    # C_S as well): the two matrices agree.
+    import scipy.sparse as sp
+
+    from sklearn_dpfair.privacy import _mechanism
+
+    seen = []
+    privatize_symmetric = _mechanism.GaussianMechanism.privatize_symmetric
+
+    def spy(self, matrix, rng):
+        seen.append(np.array(matrix, dtype=float))
+        return privatize_symmetric(self, matrix, rng)
+
+    monkeypatch.setattr(_mechanism.GaussianMechanism, "privatize_symmetric", spy)
+    rng = np.random.default_rng(0)
+    n = 300
+    X = rng.normal(size=(n, 2))
+    weights = None
+    if weighted:
+        weights = np.ones(n)
+        weights[0] = 3.0
+    clips = []
+    for row in (np.array(huge), np.array(huge) * 1e-298):
+        X2 = X.copy()
+        X2[0] = row
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            est = private_curvature(
+                sp.csr_matrix(X2) if sparse else X2, intercept_scaling,
+                *_parts(math.inf, math.inf), None, sample_weight=weights,
+            )
+        clips.append(est.row_clip)
+    assert clips[0] == clips[1]
+    huge_term, reference = seen
+    assert np.all(np.isfinite(huge_term))
+    assert n * np.linalg.norm(huge_term - reference) <= 1e-8 * clips[0]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("intercept_scaling", [0.0, 1.0])
+def test_clipped_mean_of_a_weight_whose_gradient_overflows(intercept_scaling, dtype):
+    # A weight of 1e308 on a residual of 3: w psi = inf, and the record's
+    # term counted as not finite (0) where its weight can raise it only up
+    # to C. Saturated at the largest float, the term is C in its direction.
+    x = np.array([[3.0, 4.0]], dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = clipped_gradient_mean(
+            x, np.array([1.0], dtype=dtype), np.array([0.5, 0.5, 0.5]),
+            SquaredLoss(), clip_norm=1.0, mechanism=GaussianMechanism(2.0, 0.0),
+            intercept_scaling=intercept_scaling, rng=np.random.default_rng(0),
+            sample_weight=np.array([1e308]),
+        )
+    row = np.array([3.0, 4.0, intercept_scaling])
+    # The residual 0.5 (3 + 4) + 0.5 s - 1 > 0: the direction of +x~.
+    np.testing.assert_allclose(g, row / np.linalg.norm(row), rtol=1e-6)
+    assert np.linalg.norm(g) <= 1.0 + 1e-15
