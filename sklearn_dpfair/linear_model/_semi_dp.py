@@ -25,6 +25,7 @@ from .._solvers.semi_dp import (
     planned_record,
     semidp_setup,
 )
+from .._solvers.semi_dp._public_tuning import check_clip_norm_range
 from ..privacy import PrivacyBudget, check_noise_generator
 from ..privacy._record import PUBLIC_ROWS_CAVEAT, weights_caveats
 from ..utils._array_api import (
@@ -536,7 +537,7 @@ default=None
         self.random_state = random_state
 
     def _check_clip_norm(self):
-        """Refuse a ``clip_norm`` whose square overflows float64 (parameters only).
+        """Refuse a ``clip_norm`` whose square or inverse square leaves float64.
 
         Every private solver models its clipped gradients on the public rows
         (the step size, alpha) through ``clip_norm**2``; a non-private fit
@@ -546,15 +547,7 @@ default=None
         solver = DEPRECATED_SOLVER_NAMES.get(self.solver, self.solver)
         if solver == "public-only" or math.isinf(self.epsilon):
             return
-        clip = float(self.clip_norm)
-        # A product, not **: a float square that overflows raises there.
-        if not math.isfinite(clip * clip):
-            raise ValueError(
-                "clip_norm is too large: the private solvers model the clipped "
-                f"gradients through clip_norm**2, which overflows float64 for "
-                f"clip_norm={clip:g}. Use a clip norm of the size of the "
-                "per-example gradients."
-            )
+        check_clip_norm_range(self.clip_norm)
 
     def _check_solver_options(self, solver, n_public, n_private):
         if solver == "public-only":
