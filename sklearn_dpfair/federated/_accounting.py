@@ -302,6 +302,29 @@ def isrl_record(reports, config, caveats, seed=None):
     )
 
 
+#: Largest multiplier a secure-aggregation record states for one silo: a
+#: Poisson-subsampled Gaussian of multiplier 1e10 already has epsilon 0 for
+#: both accountants at the rates and rounds of a fit, and dp-accounting's RDP
+#: overflows near 1e154 (it squares the multiplier). Stating a smaller
+#: multiplier than the real one is sound: more noise only adds privacy.
+AGGREGATE_MAX_MULTIPLIER = 1e10
+
+
+def _aggregate_multiplier(noise, sensitivity):
+    """The aggregate's noise ``noise`` in units of one silo's ``sensitivity``.
+
+    0 where the aggregate carries no noise or the silo does not clip (its
+    records are unprotected), capped at :data:`AGGREGATE_MAX_MULTIPLIER`
+    where the silo's weight makes its sensitivity negligible (0 after
+    underflow) beside the noise.
+    """
+    if noise == 0 or not math.isfinite(sensitivity):
+        return 0.0
+    if sensitivity == 0:
+        return AGGREGATE_MAX_MULTIPLIER
+    return min(noise / sensitivity, AGGREGATE_MAX_MULTIPLIER)
+
+
 def secure_aggregation_record(reports, weights, config, caveats, seed=None):
     """Central guarantee if the server sees only ``sum_i p_i m_i``.
 
@@ -316,6 +339,14 @@ def secure_aggregation_record(reports, weights, config, caveats, seed=None):
     ``epsilon = inf`` silo) gives ``z_i = 0``: its records are not protected
     by the other silos' noise, and the central epsilon is inf. The worst silo
     is recorded.
+
+    A silo of a tiny weight (``p_i`` of ``1e-300`` beside ``1``) is covered
+    by ``z_i`` far beyond ``AGGREGATE_MAX_MULTIPLIER`` (``inf`` where its
+    sensitivity underflows to 0), which the accountants cannot read but
+    where they already report epsilon 0: its ``z_i`` is recorded as that
+    cap, a smaller multiplier than the real one and hence a valid (more
+    conservative) description of its releases; such a silo is never the
+    worst unless every silo is.
 
     The weights ``p_j`` are those of every round, so every silo must have
     answered all ``R`` rounds with one noisy gradient each; anything else is
@@ -352,10 +383,11 @@ def secure_aggregation_record(reports, weights, config, caveats, seed=None):
     clip = {s: r.privacy_record.clip_norm for s, r in reports.items()}
     q = {s: r.privacy_record.sampling_probability for s, r in reports.items()}
     # Noise std of each silo's term in the sum; a noiseless silo adds none
-    # (its clip may be inf, and inf * 0 is not 0 in floating point).
-    noise = math.sqrt(
-        math.fsum(
-            (weights[s] * r.noise_multiplier * clip[s] / (q[s] * r.n_samples)) ** 2
+    # (its clip may be inf, and inf * 0 is not 0 in floating point). hypot
+    # neither overflows nor underflows on the squares of very uneven terms.
+    noise = math.hypot(
+        *(
+            weights[s] * r.noise_multiplier * clip[s] / (q[s] * r.n_samples)
             for s, r in reports.items()
             if r.noise_multiplier > 0
         )
@@ -363,7 +395,7 @@ def secure_aggregation_record(reports, weights, config, caveats, seed=None):
     best = None
     for sid, rep in reports.items():
         sensitivity = weights[sid] * clip[sid] / (q[sid] * rep.n_samples)
-        z = noise / sensitivity if math.isfinite(sensitivity) else 0.0
+        z = _aggregate_multiplier(noise, sensitivity)
         # One aggregate release per round, Poisson-sampled at silo i's rate.
         mechanism = GaussianMechanism(clip[sid], z)
         event = mechanism.event(sampling_probability=q[sid], steps=config.rounds)

@@ -24,13 +24,18 @@ from .._solvers._feature_scaling import (
 from .._solvers._schedules import sgd_schedule
 from ..privacy import PrivacyRecord
 from ..privacy._releases import mark_unchecked
-from ._accounting import isrl_record, resolve_silo_privacy, silo_privacy
+from ._accounting import (
+    isrl_record,
+    resolve_silo_privacy,
+    secure_aggregation_record,
+    silo_privacy,
+)
 from ._config import FederationConfig
 from ._driver import check_secure_aggregation, fit_federated
 from ._result import FederatedFit
 from ._shuffle import plan_shuffled, shuffled_fit_record
 from ._silo import SiloReport
-from ._silos import split_by_silo
+from ._silos import resolve_server_weights, split_by_silo
 from ._spider import SpiderSchedule
 
 __all__ = [
@@ -276,10 +281,15 @@ class SiloFitPlan:
     private : bool
         Whether some silo of the data is private
         (:func:`any_silo_is_private`).
+    central_record : PrivacyRecord or None, default=None
+        With ``secure_aggregation``, the central record
+        (:func:`~sklearn_dpfair.federated._accounting.secure_aggregation_record`)
+        the fit will set, but for its seed; None otherwise.
     """
 
     record: PrivacyRecord
     private: bool
+    central_record: PrivacyRecord | None = None
 
 
 def check_silo_plan(estimator, X, params, budget, options, *, silos):
@@ -332,6 +342,7 @@ def plan_fit_silos(n_samples, params, budget, options, *, silos):
     config = federation_config(n_samples, params, budget, options.spider)
     kwargs = options.driver_kwargs(budget)
     caveats = (*budget.caveats, _SILOS_PUBLIC_CAVEAT)
+    central = None
     if options.shuffle:
         eps0, deltas = plan_shuffled(
             sizes, kwargs["silo_epsilon"], kwargs["silo_delta"], config
@@ -347,7 +358,25 @@ def plan_fit_silos(n_samples, params, budget, options, *, silos):
             kwargs["noise_multiplier"],
         )
         record = _planned_isrl_record(privacy, config, caveats)
-    return SiloFitPlan(record, any_silo_is_private(budget, options, ids))
+        if options.secure_aggregation:
+            # The fit's central record, from the same public inputs: a
+            # server_weights it cannot account is refused before round 0.
+            weights = resolve_server_weights(options.server_weights, sizes)
+            central = secure_aggregation_record(
+                _planned_reports(privacy, config), weights, config, caveats
+            )
+    return SiloFitPlan(record, any_silo_is_private(budget, options, ids), central)
+
+
+def _planned_reports(privacy, config):
+    """The reports of the silos of ``privacy`` once they answered every round.
+
+    ``privacy`` maps a silo to its resolved :class:`SiloPrivacy`.
+    """
+    return {
+        sid: SiloReport(sid, p.n_samples, p.noise_multiplier, config.rounds, p.record)
+        for sid, p in privacy.items()
+    }
 
 
 def _planned_isrl_record(privacy, config, caveats):
@@ -357,11 +386,7 @@ def _planned_isrl_record(privacy, config, caveats):
     record is :func:`~sklearn_dpfair.federated._accounting.isrl_record` of
     the reports the untouched silos will send.
     """
-    reports = {
-        sid: SiloReport(sid, p.n_samples, p.noise_multiplier, config.rounds, p.record)
-        for sid, p in privacy.items()
-    }
-    return isrl_record(reports, config, caveats)
+    return isrl_record(_planned_reports(privacy, config), config, caveats)
 
 
 def _described(record, description):

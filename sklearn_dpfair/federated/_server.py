@@ -101,6 +101,13 @@ class Server:
             The answers of the silos that took part in this round (no
             amplification is credited for which silos answer: the server
             knows it).
+
+        Raises
+        ------
+        ValueError
+            If a message is unexpected, or if the step leaves the float
+            range (a diverging ``learning_rate``); the server is then left
+            as it was.
         """
         if self.round_index >= self._config.rounds:
             raise RuntimeError(
@@ -141,11 +148,25 @@ class Server:
         for s in present:
             g += (self._weights[s] / mass) * by_silo[s]
         spider = self._config.spider
+        if spider is not None and not spider.is_anchor(self.round_index):
+            g = self._estimate + g
+        with np.errstate(over="ignore", invalid="ignore"):
+            # An overflow is refused just below, with its cause.
+            model = self._model - self._config.learning_rate * g
+        if not np.isfinite(model).all():
+            # A diverged step is refused here, with nothing updated: every
+            # silo would refuse the model anyway, and the fit must not end on
+            # a model of infs or NaNs. The model is post-processing of the
+            # silos' noisy messages, so the check costs no privacy.
+            raise ValueError(
+                f"round {self.round_index}: the server's step left the float "
+                "range (the updated model is not finite): the iterates diverged; "
+                "lower learning_rate (now "
+                f"{self._config.learning_rate!r})."
+            )
         if spider is not None:
-            if not spider.is_anchor(self.round_index):
-                g = self._estimate + g
             self._estimate = g
-        self._model = self._model - self._config.learning_rate * g
+        self._model = model
         if self.round_index >= self._tail_start:
             self._model_sum += self._model
             self._n_averaged += 1

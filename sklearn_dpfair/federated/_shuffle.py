@@ -636,10 +636,16 @@ class ShuffledSilo:
             )
         d, k = self._X.shape[1], self._loss.n_outputs
         w = np.array(model, dtype=np.float64)
-        if w.shape != (d + 1, k) or not np.isfinite(w).all():
+        if w.shape != (d + 1, k):
             raise ValueError(
-                f"silo {self.silo_id!r}: the model must be a finite array of "
-                f"shape {(d + 1, k)}; got {w.shape}."
+                f"silo {self.silo_id!r}: the model must be an array of shape "
+                f"{(d + 1, k)}; got shape {w.shape}."
+            )
+        if not np.isfinite(w).all():
+            # The broadcast model is public: saying it diverged reveals nothing.
+            raise ValueError(
+                f"silo {self.silo_id!r}: the broadcast model is not finite (the "
+                "server's step diverged); lower learning_rate."
             )
         model_ = self._model
         coef, w0 = model_.split(w)

@@ -271,10 +271,16 @@ class SiloWorker:
                 f"last round answered ({self._last_round})."
             )
         w = np.array(model, dtype=np.float64)
-        if w.shape != self._shape or not np.isfinite(w).all():
+        if w.shape != self._shape:
             raise ValueError(
-                f"silo {self.silo_id!r}: the model must be a finite array of "
-                f"shape {self._shape}; got {w.shape}."
+                f"silo {self.silo_id!r}: the model must be an array of shape "
+                f"{self._shape}; got shape {w.shape}."
+            )
+        if not np.isfinite(w).all():
+            # The broadcast model is public: saying it diverged reveals nothing.
+            raise ValueError(
+                f"silo {self.silo_id!r}: the broadcast model is not finite (the "
+                "server's step diverged); lower learning_rate."
             )
         steps = self._config.local_steps
         total = np.zeros_like(w)

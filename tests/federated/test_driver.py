@@ -391,3 +391,28 @@ def test_strong_penalty_federated_step_stays_finite_or_is_refused():
         DPLogisticRegression(
             alpha=5.0, learning_rate=1.0, classes=[0, 1]
         ).privacy_plan(3000, 3, n_silos=3)
+
+
+def test_a_diverging_federated_network_names_learning_rate():
+    # A non-private network with a huge step: its model left the float range
+    # and the silos refused it as "a finite array of shape (13,); got
+    # (13,)". The server now refuses its own diverged step, with nothing
+    # fitted.
+    from sklearn_dpfair.neural import DPMLPClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPMLPClassifier(
+        (3,),
+        epsilon=np.inf,
+        classes=[0, 1],
+        learning_rate=1e300,
+        alpha=0.0,
+        clip_norm=1e8,
+        max_iter=5,
+        random_state=0,
+    )
+    with pytest.raises(ValueError, match="not finite.*lower learning_rate"):
+        clf.fit(X, y, silos=np.repeat(["a", "b"], 100))
+    assert not hasattr(clf, "coefs_")

@@ -10,6 +10,8 @@ import pytest
 from sklearn_dpfair.exceptions import PrivacyBudgetError
 from sklearn_dpfair.federated import fit_federated, silo_privacy
 from sklearn_dpfair.federated._accounting import (
+    AGGREGATE_MAX_MULTIPLIER,
+    _aggregate_multiplier,
     resolve_silo_privacy,
     secure_aggregation_record,
 )
@@ -188,3 +190,26 @@ def test_secure_aggregation_needs_every_silo_in_every_round():
         secure_aggregation_record(reps, fit.server_weights, CONFIG, ())
 
 
+@pytest.mark.parametrize("tiny", [1e-300, 5e-324])
+def test_a_silo_of_negligible_weight_is_covered_by_the_others_noise(tiny):
+    # p_0 = 1e-300 made z_0 = S / (p_0 C / (q n_0)) overflow the accountant
+    # (5e-324: the sensitivity underflowed to 0, z_0 = inf) after all the
+    # rounds had run. Silo 0's records are drowned in silo 1's noise: its z
+    # is capped where epsilon is already 0, and silo 1 is the worst.
+    fit = _two_silo_fit()
+    reps = fit.silo_reports
+    central = secure_aggregation_record(reps, {"s0": tiny, "s1": 1.0}, CONFIG, ())
+    s1 = reps["s1"].privacy_record
+    assert math.isfinite(central.epsilon) and central.epsilon <= 1.0
+    assert central.noise_multiplier == pytest.approx(s1.noise_multiplier, rel=1e-12)
+    assert central.epsilon == epsilon_of(central.dp_event, central.delta)
+
+
+def test_the_aggregate_multiplier_is_zero_without_noise_and_capped_when_huge():
+    assert _aggregate_multiplier(2.0, 0.5) == 4.0
+    assert _aggregate_multiplier(0.0, 0.0) == 0.0  # no noise: unprotected
+    assert _aggregate_multiplier(1.0, math.inf) == 0.0  # an unclipped silo
+    assert _aggregate_multiplier(1.0, 0.0) == AGGREGATE_MAX_MULTIPLIER
+    assert _aggregate_multiplier(1e300, 1e-300) == AGGREGATE_MAX_MULTIPLIER
+    # The cap is read by the accountant, as epsilon 0 (more noise only helps).
+    assert epsilon_of(noisy_sgd_event(AGGREGATE_MAX_MULTIPLIER, 0.2, 80), 1e-5) == 0

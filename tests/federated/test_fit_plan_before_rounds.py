@@ -85,9 +85,18 @@ def test_a_ledger_that_cannot_record_refuses_before_any_silo_message(
         {"silo_epsilon": {0: 0.5, 1: 2.0, 2: 1.0, "absent": 9.0}},
         {"silo_epsilon": {0: math.inf, 1: 1.0, 2: 1.0}},
         {"secure_aggregation": True, "server_weights": "size"},
+        # A negligible weight: that silo's records are covered by the
+        # others' noise (it once overflowed the accountant after the rounds).
+        {"secure_aggregation": True, "server_weights": {0: 1e-300, 1: 1, 2: 1}},
         {"shuffle": True},
     ],
-    ids=["per-silo", "one-non-private", "secure-aggregation", "shuffle"],
+    ids=[
+        "per-silo",
+        "one-non-private",
+        "secure-aggregation",
+        "secure-aggregation-tiny-weight",
+        "shuffle",
+    ],
 )
 def test_the_plan_is_the_fitted_record(params):
     X, y, _ = _data(n=900)
@@ -111,3 +120,32 @@ def test_the_plan_is_the_fitted_record(params):
         math.isinf(plan.record.epsilon) and math.isinf(record.epsilon)
     )
     assert plan.private
+    central = est.central_privacy_record_
+    if central is None:
+        assert plan.central_record is None
+    else:
+        assert math.isfinite(central.epsilon) and central.epsilon <= 1.0
+        assert plan.central_record.dp_event == central.dp_event
+        assert plan.central_record.epsilon == central.epsilon
+
+
+def test_a_central_record_that_cannot_be_made_is_refused_before_any_message(
+    monkeypatch,
+):
+    # Silo 0's negligible weight gives it the capped aggregate multiplier,
+    # whose noise std times clip_norm=1e300 overflows: the fit's central
+    # record cannot be written, and its plan says so before round 0.
+    X, y, silos = _data()
+    sent = _count_messages(monkeypatch, _silo.SiloWorker)
+    est = DPLogisticRegression(
+        epsilon=1.0,
+        classes=[0, 1],
+        max_iter=2,
+        clip_norm=1e300,
+        secure_aggregation=True,
+        server_weights={0: 1e-300, 1: 1.0, 2: 1.0},
+    )
+    with pytest.raises(ValueError, match="clip_norm is too large"):
+        est.fit(X, y, silos=silos)
+    assert sent == []
+    assert not hasattr(est, "privacy_record_")

@@ -85,3 +85,17 @@ def test_server_needs_a_numeric_step_and_valid_weights():
         Server(1, 1, config=auto, weights={"a": 1.0})
     with pytest.raises(ValueError, match="positive"):
         Server(1, 1, config=CONFIG, weights={"a": 0.0})
+
+
+def test_a_diverging_step_is_refused_and_leaves_the_server_as_it_was():
+    # The model is post-processing of the messages: a step that leaves the
+    # float range is refused by the server, naming learning_rate, rather
+    # than broadcast to silos that would refuse it.
+    config = FederationConfig(rounds=2, sampling_probability=0.1, learning_rate=1e300)
+    server = Server(1, 1, config=config, weights={"a": 1.0})
+    server.step(_msgs(0, {"a": np.ones((2, 1))}))
+    before = server.model
+    with pytest.raises(ValueError, match="not finite.*lower learning_rate"):
+        server.step(_msgs(1, {"a": np.full((2, 1), -1e10)}))
+    np.testing.assert_array_equal(server.model, before)
+    assert server.round_index == 1

@@ -463,3 +463,11 @@ def test_every_clipped_term_is_finite_and_within_the_l1_bound(r):
     assert np.abs(g).sum() <= 2.0 * (1 + 1e-12)
     if not np.isfinite(r).all():
         assert not g.any()  # a non-finite raw gradient contributes zero
+
+
+def test_a_shuffled_silo_tells_a_wrong_shape_from_a_non_finite_model():
+    silo = _silo(np.array([[2.0, 5.0]]), np.array([1.0]))
+    with pytest.raises(ValueError, match=r"shape \(3, 1\); got shape \(2, 1\)\.$"):
+        silo.message(np.zeros((2, 1)), 0)
+    with pytest.raises(ValueError, match="model is not finite.*learning_rate"):
+        silo.message(np.full((3, 1), np.nan), 0)

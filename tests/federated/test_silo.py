@@ -224,8 +224,12 @@ def test_bad_model_and_data_are_refused():
     silo = _silo(
         X, y, loss=BinaryLogisticLoss(), epsilon=1.0, delta=1e-5, config=CONFIG
     )
-    with pytest.raises(ValueError, match="shape"):
+    with pytest.raises(ValueError, match=r"shape \(4, 1\); got shape \(3, 1\)\.$"):
         silo.message(np.zeros((3, 1)), 0)
+    # A model of the right shape that is not finite is not blamed on its
+    # shape: the server's step diverged.
+    with pytest.raises(ValueError, match="model is not finite.*learning_rate"):
+        silo.message(np.full((4, 1), np.inf), 0)
     X[0, 0] = np.nan
     with pytest.raises(ValueError, match="finite"):
         _silo(
