@@ -1040,7 +1040,14 @@ default=None
                     "A plan of solver='dp-newton' needs feature_norm_bound."
                 )
             if n_classes != 2:
-                raise ValueError("solver='dp-newton' fits binary problems only.")
+                # scikit-learn's wording for a binary-only classifier (its
+                # check_classifier_not_supporting_multiclass matches it).
+                raise ValueError(
+                    "Only binary classification is supported by "
+                    f"solver='dp-newton': the plan is for {n_classes} classes "
+                    "and dp-newton fits binary problems only. Use "
+                    "solver='dp-sgd' for three or more classes."
+                )
         if self.solver == "dp-frank-wolfe" and (
             self.l1_radius is None or self.feature_inf_bound is None
         ):
@@ -1168,9 +1175,15 @@ default=None
             # Checked here, before the small-budget rule's choice, so that
             # a fit refuses three classes at any budget, as its plan does.
             if loss.n_outputs != 1:
+                # scikit-learn's wording for a binary-only classifier (its
+                # check_classifier_not_supporting_multiclass matches it). No
+                # count: without declared classes, it is read from y.
                 raise ValueError(
-                    "solver='dp-newton' fits binary problems only (two "
-                    "classes); use solver='dp-sgd' for three or more classes."
+                    "Only binary classification is supported by "
+                    "solver='dp-newton'. The type of the target is "
+                    "multiclass (three or more classes, declared or read from "
+                    "y), and dp-newton fits binary problems only. Use "
+                    "solver='dp-sgd' for three or more classes."
                 )
             # A noise_multiplier is refused by the plan (it calibrates its
             # three releases per step itself).
@@ -1343,4 +1356,9 @@ default=None
         tags.classifier_tags.poor_score = True
         # Every solver takes sparse X (without densifying it).
         tags.input_tags.sparse = True
+        # The double-noise Newton method (Ganesh, Haghifam, Steinke and
+        # Thakurta, NeurIPS 2023) is implemented for the binary logistic loss
+        # only: dp-newton refuses three classes, so it does not claim them
+        # (the other solvers fit the multinomial loss).
+        tags.classifier_tags.multi_class = self.solver != "dp-newton"
         return tags

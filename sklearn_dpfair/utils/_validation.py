@@ -4,6 +4,7 @@
 
 import functools
 import importlib
+import inspect
 import math
 import os
 import sys
@@ -44,9 +45,14 @@ _LOOP_MODULES = (
     "sklearn_dpfair.pipeline",
 )
 
-# What warn_at_caller has shown: key -> the warning filters in force then.
-_shown = {}
-_MAX_SHOWN = 1000
+# What one call of a loop of fits has shown (key -> the warning filters in
+# force then) is kept in that call's outermost loop frame, as a local under
+# a name no code can spell, so that it ends with the call: a later call (a
+# second GridSearchCV.fit, a new PrivatePipeline.fit) shows its warnings
+# again. Not kept here: frames take no weak references, a reference held here
+# would keep a finished call's data (and its callers' frames) alive, and the
+# next call's frame is often allocated at the same id().
+_SHOWN = ".sklearn_dpfair_shown"
 
 
 @functools.cache
@@ -107,13 +113,15 @@ def warn_at_caller(message, category=UserWarning):
     ``Pipeline.fit`` around it. Python's ``"default"`` action then shows it
     once per location. scikit-learn (>= 1.7) re-installs the warning filters
     around every fit of a search, which makes Python forget what it has
-    shown; so within such a loop of fits (a call that passed through
-    scikit-learn's, joblib's or this package's meta-estimators), under the
+    shown; so within one call of a loop of fits (a call that passed through
+    scikit-learn's, joblib's or this package's meta-estimators: one
+    ``GridSearchCV.fit``, one ``PrivatePipeline.fit``), under the
     ``"default"``, ``"module"`` and ``"once"`` actions, a warning already
-    shown at the same location, with the same filters in force, is not
-    shown again. A direct call behaves as :func:`warnings.warn` does (a new
-    ``warnings.catch_warnings`` block shows it again), and so does every
-    other action (``"always"``, ``"error"``, ``"ignore"``).
+    shown by that call at the same location, with the same filters in
+    force, is not shown again. A later call is left to Python's rules, as a
+    direct call is: a new ``warnings.catch_warnings`` block shows it again.
+    Every other action (``"always"``, ``"error"``, ``"ignore"``) behaves as
+    :func:`warnings.warn` does.
 
     Parameters
     ----------
@@ -127,12 +135,14 @@ def warn_at_caller(message, category=UserWarning):
     frame = sys._getframe(1)
     # stacklevel=2 is this function's caller; count outwards from there.
     stacklevel = 2
-    in_loop = False
+    # The outermost frame of a loop of fits: its lifetime is the call's.
+    loop = None
     while frame.f_back is not None:
         path = os.path.abspath(frame.f_code.co_filename)
         if not path.startswith(prefixes):
             break
-        in_loop = in_loop or path.startswith(loops)
+        if path.startswith(loops):
+            loop = frame
         frame = frame.f_back
         stacklevel += 1
     text = str(message)
@@ -140,19 +150,30 @@ def warn_at_caller(message, category=UserWarning):
     module = frame.f_globals.get("__name__", "<string>")
     filters = _current_filters()
     action = _action(filters, text, category, module, lineno)
-    if in_loop and action in ("default", "module", "once"):
+    # Only a function's frame has locals of its own: a module's are its
+    # globals, which outlive the call.
+    if (
+        loop is not None
+        and loop.f_code.co_flags & inspect.CO_OPTIMIZED
+        and action in ("default", "module", "once")
+    ):
         if action == "default":
             key = (text, category, filename, lineno)
         elif action == "module":
             key = (text, category, filename)
         else:
             key = (text, category)
+        # A dict before Python 3.13, a write-through proxy since (PEP 667):
+        # either way a name that is not one of the function's variables is
+        # kept with the frame until it ends.
+        scope = loop.f_locals
+        shown = scope.get(_SHOWN)
+        if shown is None:
+            shown = scope[_SHOWN] = {}
         seen_under = _comparable(filters)
-        if _shown.get(key) == seen_under:
+        if shown.get(key) == seen_under:
             return
-        if len(_shown) >= _MAX_SHOWN:
-            _shown.clear()
-        _shown[key] = seen_under
+        shown[key] = seen_under
     warnings.warn(message, category, stacklevel=stacklevel)
 
 # Messages are constants so tests can match them exactly.

@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.linear_model import LogisticRegression
+from sklearn.utils import get_tags
+from sklearn.utils.estimator_checks import (
+    check_classifier_not_supporting_multiclass,
+    check_classifiers_train,
+    check_estimator,
+)
 
 from sklearn_dpfair import DPLogisticRegression
+from sklearn_dpfair.utils import expected_failed_checks
 
 
 def _data(n=4000, d=8, seed=0):
@@ -80,6 +87,57 @@ def test_refusals_name_the_parameter():
         _newton(newton_steps=0).fit(X, y)
     with pytest.raises(ValueError, match="curvature"):
         _newton(curvature="bfgs").fit(X, y)
+
+
+_ONLY_BINARY = "Only binary classification is supported by solver='dp-newton'"
+
+
+@pytest.mark.filterwarnings("ignore::sklearn_dpfair.exceptions.PrivacyLeakWarning")
+@pytest.mark.parametrize("classes", [None, [0, 1, 2]])
+def test_three_classes_are_refused_in_scikit_learns_words(classes):
+    # scikit-learn's phrase for a binary-only classifier, with the solver
+    # that fits three classes; no count of the labels read from y.
+    X, y, _, _ = _data(n=300)
+    clf = DPLogisticRegression(
+        solver="dp-newton", feature_norm_bound=1.0, classes=classes
+    )
+    with pytest.raises(ValueError, match=_ONLY_BINARY) as info:
+        clf.fit(X, np.arange(len(y)) % 3)
+    assert "solver='dp-sgd'" in str(info.value)
+    assert not hasattr(clf, "coef_")
+    with pytest.raises(ValueError, match=_ONLY_BINARY):
+        clf.set_params(classes=[0, 1, 2]).privacy_plan(*X.shape)
+
+
+def test_only_dp_newton_is_tagged_binary_only():
+    assert not get_tags(_newton()).classifier_tags.multi_class
+    for solver in ("dp-sgd", "output-perturbation", "dp-frank-wolfe"):
+        clf = DPLogisticRegression(solver=solver)
+        assert get_tags(clf).classifier_tags.multi_class
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_scikit_learn_checks_pass_for_the_newton_solver():
+    # Tagged multi-class, dp-newton was sent the checks' three-class data
+    # and failed two dozen of them. The private configuration runs them all
+    # (the non-private limit's L-BFGS on the checks' separable data takes
+    # seconds), its exemptions those of every private fit.
+    clf = DPLogisticRegression(
+        solver="dp-newton", feature_norm_bound=100.0, random_state=0
+    )
+    results = check_estimator(
+        clf,
+        on_fail=None,
+        on_skip=None,
+        expected_failed_checks=expected_failed_checks(clf),
+    )
+    failed = [r["check_name"] for r in results if r["status"] == "failed"]
+    assert failed == []
+    ran = {r["check_name"] for r in results if r["status"] == "passed"}
+    assert "check_classifier_not_supporting_multiclass" in ran
+    limit = clf.set_params(epsilon=np.inf)
+    check_classifier_not_supporting_multiclass(type(limit).__name__, limit)
+    check_classifiers_train(type(limit).__name__, limit)
 
 
 @pytest.mark.parametrize(

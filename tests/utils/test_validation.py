@@ -1,6 +1,7 @@
 """Where the package's warnings point, and how often they are shown."""
 
 import warnings
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -15,6 +16,8 @@ from sklearn_dpfair import (
     SemiDPLinearRegression,
 )
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
+from sklearn_dpfair.pipeline import PrivatePipeline
+from sklearn_dpfair.preprocessing import DPStandardScaler
 from sklearn_dpfair.utils._validation import check_public_weights, warn_at_caller
 
 
@@ -106,6 +109,72 @@ def test_warn_at_caller_outside_a_loop_behaves_as_warnings_warn():
             DPLogisticRegression(max_iter=2, random_state=0).fit(X, y)
         leaks.append(len(_leaks(record)))
     assert leaks == [1, 1]
+
+
+def _private_pipeline():
+    return PrivatePipeline(
+        [
+            ("sc", DPStandardScaler(bounds=(-5, 5))),
+            ("clf", DPLogisticRegression(max_iter=2)),
+        ],
+        random_state=0,
+    )
+
+
+def _grid_search():
+    return GridSearchCV(
+        DPLogisticRegression(max_iter=2, random_state=0), {"alpha": [0.0]}, cv=2
+    )
+
+
+@pytest.mark.parametrize("make", [_private_pipeline, _grid_search])
+def test_each_call_of_a_loop_shows_its_warnings_again(make):
+    # The memory that keeps a loop of fits from repeating a warning lasts one
+    # call: a later call, in a new catch_warnings block, shows it again, as
+    # a direct fit's warning is (it hid the warning for the whole process).
+    X, y = _data()
+
+    def fit():
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("default")
+            make().fit(X, y)  # one line, new estimator each time
+        return _leaks(record)
+
+    first, second = fit(), fit()
+    assert len(first) == len(second) == 1
+    assert second[0].filename == __file__
+    assert "classes was not given" in str(second[0].message)
+
+
+def test_one_search_shows_each_cause_once():
+    # 3 folds x 2 candidates and the refit: 7 fits, each with two causes
+    # (the label set read from y, bounds given without scaling).
+    X, y = _data(n=150)
+    search = GridSearchCV(
+        DPLogisticRegression(
+            max_iter=2,
+            random_state=0,
+            feature_scaling=None,
+            feature_bounds=[(-5, 5)] * 3,
+        ),
+        {"alpha": [0.0, 0.1]},
+        cv=3,
+    )
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("default")
+        search.fit(X, y)
+    ours = Counter(
+        (w.category, str(w.message)) for w in record if w.filename == __file__
+    )
+    causes = {
+        (PrivacyLeakWarning, "classes was not given"),
+        (UserWarning, "feature_bounds is ignored"),
+    }
+    for category, text in causes:
+        assert [
+            n for (c, m), n in ours.items() if c is category and text in m
+        ] == [1], ours
+    assert set(ours.values()) == {1}, ours
 
 
 @pytest.mark.parametrize(
