@@ -169,11 +169,12 @@ class DPSGDSchedule:
 #   of isotropic features) diverged on correlated features (scikit-learn's
 #   diabetes data, top eigenvalue 4 m2: test MSE 1.5x the constant's at
 #   epsilon = 1), 0.35 keeps lr * lambda_max < 2 up to lambda_max = 5.7 m2;
-# * scales: tuning_fraction of the budget, raised to 150 / (eps n) (at most
-#   half) for small samples, in six parts: the range, the MAD and the row
-#   norm one each, the median of y three (its error enters every
-#   prediction); below eps n = max(100, 10 (d + 1)) the intercept-only
-#   model (or, without an intercept, the public zero model);
+# * scales: tuning_fraction of the budget, raised to 150 / (eps n) (the
+#   raise at most half; a larger tuning_fraction is kept) for small
+#   samples, in six parts: the range, the MAD and the row norm one each,
+#   the median of y three (its error enters every prediction); below
+#   eps n = max(100, 10 (d + 1)) the intercept-only model (or, without an
+#   intercept, the public zero model);
 # * the private intercept step (_intercept_mean.py; squared loss with an
 #   intercept): its own 10% of rho and a clip of c_b max(1, eps n /
 #   5000)^(1/k) target-scale units (intercept_clip: the steps' growth for
@@ -296,11 +297,18 @@ def _corrects_intercept(s, config, budget, n, schedule):
     clipped steps miss; the other losses' bounded gradients target the
     location clipping keeps) and when the step's own noise std is at most
     ``schedule.intercept_max_noise`` target-scale units (at a smaller
-    ``epsilon * n`` its noise is a sizeable part of the target's scale).
+    ``epsilon * n`` its noise is a sizeable part of the target's scale),
+    and only when the scales' share (:func:`tuning_share`) and the step's
+    together leave the optimizer a positive share: a ``tuning_fraction``
+    of ``1 - intercept_fraction`` or more drops the step rather than the
+    steps' budget.
     """
     if not (budget.is_private and s and config.loss_name == "squared_error"):
         return False
     if schedule.intercept_fraction <= 0:
+        return False
+    share = tuning_share(config.tuning_fraction, budget.epsilon, n, schedule)
+    if share + schedule.intercept_fraction >= 1.0:
         return False
     clip = intercept_clip(budget.epsilon, n, config.moment_order, schedule)
     part = budget.split({"intercept_mean": schedule.intercept_fraction})
@@ -1434,19 +1442,26 @@ def minimum_signal(n_params, schedule=DPSGD_SCHEDULE):
 def tuning_share(tuning_fraction, epsilon, n_samples, schedule=DPSGD_SCHEDULE):
     """Share of the budget spent on the private scales.
 
-    ``tuning_fraction``, raised for small ``epsilon * n_samples`` (at most
-    ``schedule.tuning_max``): the private scales need an error well below
-    ``n`` counts to be useful, which a fixed share does not give on a few
-    hundred rows. Public: reads ``epsilon`` and ``n`` only.
+    ``tuning_fraction``, raised for small ``epsilon * n_samples`` to
+    ``schedule.tuning_signal / (epsilon * n_samples)``: the private scales
+    need an error well below ``n`` counts to be useful, which a fixed share
+    does not give on a few hundred rows. Only that automatic raise is
+    capped at ``schedule.tuning_max`` (it must leave the steps a share);
+    a larger ``tuning_fraction`` asked by the user is kept as given.
+    Public: reads ``epsilon`` and ``n`` only.
 
     Examples
     --------
     >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import tuning_share
     >>> tuning_share(0.1, 1.0, 100_000)
     0.1
+    >>> tuning_share(0.1, 1.0, 100)
+    0.5
+    >>> tuning_share(0.9, 1.0, 100)
+    0.9
     """
-    small_n = schedule.tuning_signal / (epsilon * n_samples)
-    return float(min(schedule.tuning_max, max(tuning_fraction, small_n)))
+    small_n = min(schedule.tuning_max, schedule.tuning_signal / (epsilon * n_samples))
+    return float(max(tuning_fraction, small_n))
 
 
 def _project(coef, intercept, s, radius):

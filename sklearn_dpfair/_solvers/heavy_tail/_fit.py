@@ -224,7 +224,14 @@ def _acsa_rule(p, n_steps, clip, noise_std):
 
 def _prox_rule(p, n_steps, clip, noise_std):
     l1, l2 = _penalty_parts(p.config)
-    return ProximalStep(0.5 / p.beta, l1, l2, p.config.radius)
+    # The piecewise-linear losses' mu is floored, not known: Algorithm 29's
+    # last iterate has no error bound then (Prop. 177's 4 Sigma^2 / mu), and
+    # the average of the last half of the iterates (post-processing) keeps
+    # their batch noise from growing with T (see ProximalStep).
+    average_from = None
+    if p.config.loss_name in _PIECEWISE_LINEAR_LOSSES:
+        average_from = n_steps // 2 + 1
+    return ProximalStep(0.5 / p.beta, l1, l2, p.config.radius, average_from)
 
 
 #: The one-pass solvers of Lowy's thesis, chapter 4, by name.

@@ -16,7 +16,8 @@ differs:
   ``w_md = (1 - a_t) w_ag + a_t w`` with ``a_t = 2 / (t + 1)``;
 * :class:`ProximalStep`, Algorithm 29 (proximal-PL composite risk, Thm 63):
   constant step, then the prox of the public l1 / elastic-net penalty and
-  the ball (the penalty is never clipped);
+  the ball (the penalty is never clipped); the last iterate, or for the
+  smoothed piecewise-linear losses the average of the last half;
 * :class:`LocalizedStep`, Algorithm 6, one phase of Algorithm 7: a step
   regularized towards the previous phase's output inside two balls.
 
@@ -127,6 +128,21 @@ class AcceleratedStep:
 class ProximalStep:
     """Algorithm 29: constant step, then the prox of the penalty and the ball.
 
+    Algorithm 29 outputs the last iterate ``w_T``, whose error Proposition
+    177 bounds by ``(1 - mu / (2 beta))^T Delta + 4 (B^2 + Sigma^2) / mu``.
+    With ``average_from`` the output is instead the uniform average of the
+    iterates ``w_t``, ``t >= average_from`` (the alpha-suffix average of
+    Rakhlin, Shamir and Sridharan 2012, "Making gradient descent optimal
+    for strongly convex stochastic optimization"): post-processing of the
+    released iterates, so no privacy cost. It is for the smoothed
+    piecewise-linear losses, whose ``mu`` is unknown and floored at
+    ``beta ln n / n``: Proposition 177's noise term is then of order ``n``
+    and bounds nothing, and a constant step's last iterate keeps the whole
+    variance of one (small) batch's noisy gradient, so more steps on
+    smaller batches (a larger ``epsilon``) made it worse. The average of
+    points of the ball lies in the ball; with an l1 penalty it is sparse
+    only in the coordinates every averaged iterate zeroes.
+
     Parameters
     ----------
     step_size : float
@@ -135,13 +151,29 @@ class ProximalStep:
         Penalty ``l1 ||coef||_1 + l2/2 ||coef||^2`` (not on the intercept).
     radius : float
         Radius of the constraint ball ``W``.
+    average_from : int or None, default=None
+        First step ``t`` (1-based) whose iterate enters the output's
+        average; None outputs the last iterate (Algorithm 29 as stated).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.heavy_tail._one_pass import ProximalStep
+    >>> rule = ProximalStep(0.5, 0.0, 0.0, 10.0, average_from=2)
+    >>> rule.start(np.zeros(2))
+    >>> for t, grad in enumerate([[-2.0, 0.0], [0.0, -2.0], [2.0, 0.0]], start=1):
+    ...     rule.update(t, np.array(grad))
+    >>> rule.w, rule.result()
+    (array([0., 1.]), array([0.5, 1. ]))
     """
 
-    def __init__(self, step_size, l1, l2, radius):
+    def __init__(self, step_size, l1, l2, radius, average_from=None):
         self.step_size, self.l1, self.l2, self.radius = step_size, l1, l2, radius
+        self.average_from = average_from
 
     def start(self, w):
         self.w = w
+        self.total, self.count = np.zeros_like(w), 0
 
     def query(self, t):
         return self.w
@@ -154,9 +186,14 @@ class ProximalStep:
         n_penalized = self.w.size - 1
         w = prox_elastic_net(self.w - step * grad, step, self.l1, self.l2, n_penalized)
         self.w = project_ball(w, self.radius)
+        if self.average_from is not None and t >= self.average_from:
+            self.total += self.w
+            self.count += 1
 
     def result(self):
-        return self.w
+        if not self.count:
+            return self.w
+        return self.total / self.count
 
 
 class LocalizedStep:

@@ -14,6 +14,8 @@ from sklearn_dpfair._solvers.heavy_tail._dpsgd import (
     auto_clip_factor,
     dpsgd_plan,
     fit_heavy_tail_dpsgd,
+    plan_dpsgd,
+    tuning_share,
 )
 from sklearn_dpfair.privacy import PrivacyBudget, calibrate_noise_multiplier
 from sklearn_dpfair.privacy._zcdp import rho_for_epsilon
@@ -372,3 +374,47 @@ def test_private_steps_penalize_the_pinball_losses_in_the_units_of_y(loss):
     assert objective(np.append(private.coef_, private.intercept_)) < best * 1.001
     spread = np.array([1.0, 30.0])
     np.testing.assert_allclose(private.coef_ * spread, exact.coef_ * spread, atol=5.0)
+
+
+@pytest.mark.parametrize("tuning_fraction", [0.3, 0.6, 0.9, 0.99])
+def test_tuning_fraction_above_the_automatic_cap_is_kept(tuning_fraction):
+    # Only the automatic raise to 150 / (eps n) is capped at tuning_max; a
+    # larger share asked by the user is what the scales get (the plan reads
+    # public facts only, so no fit is needed to see it).
+    budget = PrivacyBudget(1.0, 1e-5)
+    plan = plan_dpsgd(20_000, 4, _config(tuning_fraction=tuning_fraction), budget)
+    scales = math.fsum(plan.rho(name) for name in plan.names)
+    total = budget.split({"all": 1.0})["all"].rho
+    assert scales == pytest.approx(tuning_fraction * total, rel=1e-12)
+    assert tuning_share(tuning_fraction, 1.0, 20_000) == tuning_fraction
+    # The intercept step keeps its own share only while the optimizer keeps
+    # one too.
+    assert plan.correct == (tuning_fraction + DPSGD_SCHEDULE.intercept_fraction < 1)
+    assert plan.rho("optimizer") > 0
+
+
+def test_automatic_tuning_raise_is_still_capped():
+    # 150 / (eps n) = 1.5 at n = 100: the raise stops at tuning_max.
+    assert tuning_share(0.1, 1.0, 100) == DPSGD_SCHEDULE.tuning_max
+    assert tuning_share(0.1, 1.0, 1000) == pytest.approx(0.15)
+    assert tuning_share(0.8, 1.0, 100) == 0.8
+
+
+def test_large_tuning_fraction_fit_spends_what_the_plan_says():
+    from sklearn_dpfair import HeavyTailDPRegressor
+
+    X, y, _ = _data(n=2000, d=2)
+    spent = []
+    for tuning_fraction in (0.5, 0.9):
+        reg = HeavyTailDPRegressor(
+            epsilon=1.0, tuning_fraction=tuning_fraction, random_state=0
+        )
+        plan = reg.privacy_plan(*X.shape)
+        reg.fit(X, y)
+        assert reg.epsilon_ == plan.epsilon
+        spent.append(math.fsum(reg.rho_spent_.values()) / reg.rho_)
+    # 0.5 of the budget on the scales plus the intercept step's own share;
+    # at 0.9 the step is dropped, the scales keep the 0.9 asked for.
+    assert spent[0] == pytest.approx(0.5 + DPSGD_SCHEDULE.intercept_fraction)
+    assert spent[1] == pytest.approx(0.9)
+
