@@ -226,16 +226,36 @@ def weighted_raw_gradient(raw_gradient, sample_weight):
     by the clip norm, not by the clip norm times its weight. ``None`` returns
     ``raw_gradient`` unchanged.
 
+    A product that overflows (a weight near the largest float times a
+    residual above 1, e.g. a squared-loss residual of 3 under a weight of
+    ``1e308``) is saturated, silently, at the largest float of its sign:
+    the record's direction is unchanged and the clip brings its term to the
+    clip norm like any other huge one, where ``inf`` would make it count as
+    not finite and contribute 0 (a weight can only raise a term up to the
+    clip norm, :mod:`sklearn_dpfair.privacy._weights`). No numpy warning:
+    it would depend on a record's value. A loss derivative that is itself
+    not finite keeps its fixed contribution 0.
+
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_dpfair._solvers._linear import weighted_raw_gradient
     >>> weighted_raw_gradient(np.ones((2, 1)), np.array([2.0, 0.5])).ravel()
     array([2. , 0.5])
+    >>> weighted_raw_gradient(np.array([[-3.0]]), np.array([1e308])).ravel()
+    array([-1.79769313e+308])
     """
     if sample_weight is None:
         return raw_gradient
-    return raw_gradient * sample_weight[:, None]
+    xp = array_namespace(raw_gradient)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        weighted = raw_gradient * sample_weight[:, None]
+    overflowed = xp.isinf(weighted) & xp.isfinite(raw_gradient)
+    if not bool(xp.any(overflowed)):
+        return weighted
+    largest = xp.full_like(weighted, float(xp.finfo(weighted.dtype).max))
+    saturated = xp.where(weighted > 0, largest, -largest)
+    return xp.where(overflowed, saturated, weighted)
 
 
 def clipped_gradient_sum(X, raw_gradient, row_norms, clip_norm, intercept_scaling):

@@ -16,10 +16,18 @@ every layer's biases), and the norm is taken of the difference actually
 summed.
 """
 
+import math
+
 import numpy as np
 
-from .._solvers._rows import stable_row_norms
-from ._network import backward, clip_factors, forward, per_example_norms
+from .._solvers._rows import finite_rows_mask, stable_row_norms
+from ._network import (
+    _ghost_norms,
+    backward,
+    clip_factors,
+    clipped_network_sums,
+    forward,
+)
 
 __all__ = ["clipped_difference_sum", "clipped_per_example_gradients"]
 
@@ -35,9 +43,15 @@ def clipped_per_example_gradients(
 
     The clip factors are the central fit's (ghost norms,
     :func:`~sklearn_dpfair.neural._network.per_example_norms` and
-    :func:`~sklearn_dpfair.neural._network.clip_factors`): a row whose norm is
-    not finite is 0, and every entry of a clipped row is a product
-    ``a_j (c delta_k)`` with ``|a_j c delta_k| <= C``: finite.
+    :func:`~sklearn_dpfair.neural._network.clip_factors`), and every entry of
+    a clipped row is a product ``a_j (c delta_k)`` with
+    ``|a_j c delta_k| <= C``: finite. A finite row whose factor cannot be
+    formed (its gradient norm overflowed: inputs or activations near the
+    largest float; or ``C / ||g_i||`` below the smallest normal float) is
+    clipped to ``C`` like any other, as the central fit's sum clips it
+    (:func:`~sklearn_dpfair.neural._network.clipped_network_sums`, on that
+    row alone), not dropped; a row whose loss derivative is not finite is
+    0.
 
     Parameters
     ----------
@@ -72,7 +86,8 @@ def clipped_per_example_gradients(
     inputs, pre_activations, raw = forward(X, weights, biases, activation)
     raw_gradient = loss.raw_gradient(y, raw)
     deltas = backward(inputs, pre_activations, weights, raw_gradient, activation)
-    factors = clip_factors(per_example_norms(inputs, deltas), clip_norm)
+    norms, input_norms = _ghost_norms(inputs, deltas)
+    factors = clip_factors(norms, clip_norm)
     keep = (factors > 0)[:, None]
     all_kept = bool(keep.all())
     n = X.shape[0]
@@ -92,7 +107,40 @@ def clipped_per_example_gradients(
         out[:, bias_start : bias_start + scaled.shape[1]] = scaled
         start += size
         bias_start += scaled.shape[1]
+    for i in _rescue_candidates(raw_gradient, factors, input_norms, clip_norm):
+        # The central fit's rescue on this row alone: the sum of one row is
+        # its clipped gradient, min(||g_i||, C) up to rounding.
+        rows = slice(i, i + 1)
+        g_weights, g_biases = clipped_network_sums(
+            [a[rows] for a in inputs],
+            [z[rows] for z in pre_activations],
+            weights,
+            raw_gradient[rows],
+            activation,
+            clip_norm,
+        )
+        out[i] = np.concatenate(
+            [np.ravel(g) for g in g_weights] + [np.ravel(g) for g in g_biases]
+        )
     return out
+
+
+def _rescue_candidates(raw_gradient, factors, input_norms, clip_norm):
+    # The rows clipped_network_sums would not scale by their factor: factor 0
+    # on a finite nonzero loss derivative (a norm that overflowed, or a
+    # factor C / norm below the smallest normal float), and a clipped row
+    # with an input above C / tiny (its c_i delta_i may be subnormal). Rare:
+    # one n-length test in the usual case.
+    if math.isinf(clip_norm):
+        return np.empty(0, dtype=np.intp)
+    lost = factors == 0
+    subnormal_above = clip_norm / float(np.finfo(np.float64).smallest_normal)
+    if not math.isinf(subnormal_above):
+        lost |= (input_norms > subnormal_above) & (factors < 1)
+    if not lost.any():
+        return np.empty(0, dtype=np.intp)
+    lost &= finite_rows_mask(raw_gradient) & ~np.all(raw_gradient == 0, axis=1)
+    return np.flatnonzero(lost)
 
 
 def clipped_difference_sum(

@@ -26,6 +26,7 @@ from sklearn_dpfair.federated import (
 from sklearn_dpfair.federated._spider import SpiderSchedule
 from sklearn_dpfair.neural import DPMLPClassifier
 from sklearn_dpfair.neural._federated import NetworkSiloModel
+from sklearn_dpfair.neural._network import init_parameters
 from sklearn_dpfair.neural._sgd import clipped_network_gradient
 from sklearn_dpfair.neural._spider import (
     clipped_difference_sum,
@@ -85,6 +86,45 @@ def test_per_example_gradients_are_the_clipped_sum(loss):
     assert np.linalg.norm(G, axis=1).max() <= 0.3 * (1 + 1e-12)
     # Each row is the record's own gradient direction (ghost norms agree).
     assert G.shape == (30, net.parameter_shape[0])
+
+
+@pytest.mark.parametrize("loss", [BinaryLogisticLoss(), SoftmaxLoss(3)])
+@pytest.mark.parametrize(
+    "record, clip_norm", [([1.5e308] * 4, 1.0), ([1e200] * 4, 1e-300)]
+)
+def test_record_whose_factor_cannot_be_formed_is_clipped_not_dropped(
+    loss, record, clip_norm
+):
+    # A relu network passes a huge input to its hidden layer: the ghost norm
+    # overflows (or C / norm is below the smallest normal float), so the
+    # factor cannot be formed. The record is clipped to C all the same, as
+    # the central fit's clipped sum clips it, not given the term 0.
+    weights, biases = init_parameters(
+        [4, 8, 5, loss.n_outputs], "relu", np.random.default_rng(4)
+    )
+    X = np.array([record, [0.5, -1.0, 2.0, 0.1]])
+    norms = []
+    for label in range(max(2, loss.n_outputs)):
+        y = np.array([float(label), 0.0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no warning may depend on a record
+            G = clipped_per_example_gradients(
+                X, y, loss, weights, biases, activation="relu", clip_norm=clip_norm
+            )
+            for i in range(X.shape[0]):
+                gW, gb = clipped_network_gradient(
+                    X[i : i + 1], y[i : i + 1], loss, weights, biases,
+                    activation="relu", clip_norm=clip_norm,
+                )
+                flat = np.concatenate([np.ravel(a) for a in (*gW, *gb)])
+                np.testing.assert_allclose(
+                    G[i] / clip_norm, flat / clip_norm, rtol=1e-12, atol=1e-15
+                )
+        norms.append(np.linalg.norm(G[0] / clip_norm))
+    # The huge record's term is C, but for a label the network already
+    # gives probability 1 (a zero loss derivative: term 0).
+    np.testing.assert_allclose(max(norms), 1.0, rtol=1e-12)
+    assert all(n == 0 or abs(n - 1.0) <= 1e-12 for n in norms)
 
 
 @pytest.mark.parametrize("loss", [BinaryLogisticLoss(), SoftmaxLoss(3)])

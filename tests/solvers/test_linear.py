@@ -20,6 +20,7 @@ from sklearn_dpfair._solvers._linear import (
     as_rows,
     raw_predictions,
     take_rows,
+    weighted_raw_gradient,
 )
 from sklearn_dpfair.privacy import GaussianMechanism
 from sklearn_dpfair._solvers._rows import clipped_rows
@@ -283,6 +284,49 @@ def test_weighted_record_is_clipped_after_weighting():
     raw_grad = np.array([[1.0]]) * np.array([1e6])[:, None]
     g_coef, g_w0 = model.clipped_gradient_sum(X, raw_grad, model.row_norms(X), 2.0)
     assert np.sqrt(np.sum(g_coef**2) + np.sum(g_w0**2)) == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize(
+    "dtype, weight",
+    [
+        (np.float64, 1e308),
+        (np.float64, np.finfo(np.float64).max),
+        (np.float32, 3e38),
+    ],
+)
+@pytest.mark.parametrize("target", [-3.0, 3.0])
+def test_weight_times_residual_beyond_the_largest_float_is_clipped(
+    dtype, weight, target
+):
+    # A squared-loss residual of 3 under a public weight near the largest
+    # float overflows their product: it saturates silently (a warning would
+    # depend on the record) and the term is clipped to C, not dropped.
+    import warnings
+
+    model = LinearModel(1, 1.0)
+    X = np.array([[3.0, 4.0]], dtype=dtype)
+    coef, w0 = model.zeros(X)
+    raw = model.raw_predictions(X, coef, w0)
+    residual = SquaredLoss().raw_gradient(np.array([target], dtype=dtype), raw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        raw_grad = weighted_raw_gradient(residual, np.array([weight], dtype=dtype))
+        assert raw_grad.dtype == dtype
+        assert np.all(np.isfinite(raw_grad))
+        assert np.sign(raw_grad[0, 0]) == np.sign(residual[0, 0])
+        g_coef, g_w0 = model.clipped_gradient_sum(
+            X, raw_grad, model.row_norms(X), 2.0
+        )
+    norm = np.sqrt(np.sum(g_coef**2) + np.sum(g_w0**2))
+    # Float32: the bound is C (1 - 2 eps) (the float32 margin).
+    np.testing.assert_allclose(norm, 2.0, rtol=1e-6)
+    assert norm <= 2.0 * (1 + 1e-12)
+    # Its direction is the residual's: sign(r) [x, 1].
+    np.testing.assert_allclose(
+        np.concatenate([g_coef.ravel(), g_w0]) / norm,
+        np.sign(residual[0, 0]) * np.array([3.0, 4.0, 1.0]) / np.sqrt(26.0),
+        rtol=1e-6,
+    )
 
 
 @pytest.mark.parametrize("sparse", [False, True])

@@ -41,12 +41,10 @@ from scipy.optimize import minimize
 from ...neural._fit import _init_rng
 from ...neural._network import (
     backward,
-    clip_factors,
-    clipped_gradient_sums,
+    clipped_network_sums,
     forward,
     init_parameters,
     layer_sizes,
-    per_example_norms,
 )
 from ...privacy._clipping import clip_margin
 from ...utils._array_api import array_namespace, device_of, narrow_matmul, to_numpy
@@ -214,16 +212,25 @@ class NetworkFairModel:
         at fixed ``W``, times the public weights); backpropagation gives each
         layer's errors, the ghost-norm identity every example's gradient
         norm over all layers jointly, and the clipped sum is one product
-        per layer (:func:`~sklearn_dpfair.neural._network.clipped_gradient_sums`).
-        Returns the flat ``(weights block, biases block)``; a record whose
-        norm is not finite contributes 0.
+        per layer (:func:`~sklearn_dpfair.neural._network.clipped_network_sums`,
+        DPMLPClassifier's clipped sum). Returns the flat ``(weights block,
+        biases block)``. A finite record whose factor cannot be formed (a
+        public weight near the largest float, an input near it, a factor
+        ``C / norm`` below the smallest normal float) is clipped to ``C``
+        like any other, not dropped: a weight can raise a record's term only
+        up to the clip norm; a record whose logit gradient is not finite
+        contributes 0.
         """
         inputs, pre_activations, weights = cache
-        deltas = backward(inputs, pre_activations, weights, grad, self.activation)
-        factors = clip_factors(
-            per_example_norms(inputs, deltas), clip_norm, margin=clip_margin(Xb, grad)
+        g_weights, g_biases = clipped_network_sums(
+            inputs,
+            pre_activations,
+            weights,
+            grad,
+            self.activation,
+            clip_norm,
+            margin=clip_margin(Xb, grad),
         )
-        g_weights, g_biases = clipped_gradient_sums(inputs, deltas, factors)
         return self.flatten(g_weights, g_biases)
 
     def private_step(self, coef, w0, g_coef, g_w0, **kwargs):

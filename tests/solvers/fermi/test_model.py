@@ -153,6 +153,37 @@ def test_adversarial_record_contribution_within_clip_norm(record):
     assert np.linalg.norm(total(X[1:], y[1:]) - total(bad)) <= clip * (1 + 1e-12)
 
 
+@pytest.mark.parametrize(
+    "row, weight",
+    [
+        ([3.0, 4.0, 1.0], 1e308),
+        ([3.0, 4.0, 1.0], np.finfo(np.float64).max),
+        ([1.7e308, 1.0, -1.0], 1.0),
+        ([1e200, 1e200, 1e200], 1e200),
+    ],
+)
+def test_record_whose_factor_cannot_be_formed_is_clipped_not_dropped(row, weight):
+    # A public weight near the largest float (or a row near it) makes the
+    # record's gradient norm overflow: its clip factor cannot be formed, but
+    # the term is still clipped to C (as DPMLPClassifier's sum does), not
+    # given norm 0, so a weight raises a term only up to the clip norm.
+    net = _network("relu", hidden=(6,), d=3)
+    coef, w0 = net.host_start()
+    X = np.array([row])
+    raw, cache = net.forward(X, coef, w0)
+    # Class 0: the logit gradient is nonzero (the network does not put
+    # probability 1 on it for any of these rows).
+    _, grad, _ = softmax_terms(raw, np.array([0]))
+    grad = grad * weight
+    assert np.all(np.isfinite(grad))
+    clip = 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning depends on the record
+        term = np.concatenate(net.primal_sum(X, grad, None, cache, clip))
+    # The term's norm is C up to the rescue's rounding.
+    np.testing.assert_allclose(np.linalg.norm(term), clip, rtol=1e-12)
+
+
 def test_linear_model_forward_is_the_linear_logits():
     rng = np.random.default_rng(4)
     X = rng.normal(size=(6, 3))
