@@ -180,29 +180,6 @@ def gradient_norms_at_zero(X, y, loss, intercept_scaling, sample_weight=None):
     return norms
 
 
-def _saturated_weighted_gradient(raw_grad, weights):
-    """``w_i psi_i``, saturated at the largest float where the product overflows.
-
-    A public weight near the largest float times a residual above 1 (a
-    weight of ``1e308`` on a residual of 3) is ``inf``: the record's term
-    would count as not finite and contribute 0, where its weight can only
-    raise it up to the clip norm (:mod:`sklearn_dpfair.privacy._weights`).
-    The one output's product is replaced by the largest float of its sign
-    (its direction, ``sign(psi_i) x~_i``, is unchanged), and the clip
-    brings the term to ``C`` like any other huge one, for every row with
-    ``||x~_i|| >= C / max_float`` (any row with an intercept). A residual
-    that is itself not finite keeps its fixed contribution 0.
-    """
-    weighted = weighted_raw_gradient(raw_grad, weights)
-    if weights is None:
-        return weighted
-    overflowed = np.isinf(weighted) & np.isfinite(raw_grad)
-    if overflowed.any():
-        largest = np.finfo(weighted.dtype).max
-        weighted = np.where(overflowed, np.copysign(largest, weighted), weighted)
-    return weighted
-
-
 def clipped_gradient_mean(
     X, y, w, loss, *, clip_norm, mechanism, intercept_scaling, rng, sample_weight=None,
     rows=None,
@@ -269,7 +246,9 @@ def clipped_gradient_mean(
         Xb = batch_block(X, part)
         with np.errstate(**_QUIET):
             raw_grad = loss.raw_gradient(y[part], model.raw_predictions(Xb, coef, w0))
-            raw_grad = _saturated_weighted_gradient(
+            # Saturated where a huge public weight overflows the product:
+            # the term is then clipped to C, not dropped.
+            raw_grad = weighted_raw_gradient(
                 raw_grad, None if sample_weight is None else sample_weight[part]
             )
             sums = model.clipped_gradient_sum(Xb, raw_grad, model.row_norms(Xb), clip_norm)
