@@ -27,6 +27,7 @@ import functools
 import logging
 import math
 import numbers
+import sys
 
 import attr
 import dp_accounting
@@ -548,6 +549,8 @@ def _epsilon_of_cached(event, delta, accountant):
         return 0.0
     if accountant == "pld":
         _check_pld_grid(event)
+    else:
+        _check_rdp_multipliers(event)
     acc = _make_accountant(accountant, event)
     if _holds_randomized_response(event):
         event = _unrolled(event)
@@ -566,13 +569,31 @@ def _epsilon_of_cached(event, delta, accountant):
         except ZeroDivisionError as exc:
             # The subsampled-Gaussian RDP divides by sigma^2, which a tiny
             # but positive multiplier (1e-300) underflows to 0.
-            raise ValueError(
-                "A noise multiplier (noise_multiplier, or a *_noise_multiplier) "
-                f"of {min(_gaussian_multipliers(event), default=0.0):g} is too "
-                f"small for dp-accounting's {accountant!r} accountant (it "
-                "divides by zero): such noise gives no privacy; use 0 for a "
-                "non-private release, or more noise."
-            ) from exc
+            raise ValueError(_tiny_multiplier_message(event, accountant)) from exc
+
+
+# The least noise multiplier dp-accounting's RDP reads: it divides by
+# sigma^2, which below this is subnormal; at 1e-160 its RDP orders then
+# overflowed to NaN internally and it answered epsilon 0 for a release of
+# almost no noise (a false claim), where 1e-150 gives 4e301.
+RDP_MIN_NOISE_MULTIPLIER = math.sqrt(sys.float_info.min)
+
+
+def _tiny_multiplier_message(event, accountant):
+    return (
+        "A noise multiplier (noise_multiplier, or a *_noise_multiplier) "
+        f"of {min(_gaussian_multipliers(event), default=0.0):g} is too "
+        f"small for dp-accounting's {accountant!r} accountant (it "
+        "divides by its square): such noise gives no privacy; use 0 for a "
+        "non-private release, or more noise."
+    )
+
+
+def _check_rdp_multipliers(event):
+    """Raise where a Gaussian of ``event`` is below :data:`RDP_MIN_NOISE_MULTIPLIER`."""
+    positive = [z for z in _gaussian_multipliers(event) if z > 0]
+    if positive and min(positive) < RDP_MIN_NOISE_MULTIPLIER:
+        raise ValueError(_tiny_multiplier_message(event, "rdp"))
 
 
 def _check_pld_grid(event):
