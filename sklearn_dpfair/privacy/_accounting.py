@@ -27,7 +27,6 @@ import functools
 import logging
 import math
 import numbers
-import sys
 
 import attr
 import dp_accounting
@@ -559,7 +558,9 @@ def _epsilon_of_cached(event, delta, accountant):
     with _quiet_absl():
         try:
             acc.compose(event)
-            return float(acc.get_epsilon(float(delta)))
+            epsilon = float(acc.get_epsilon(float(delta)))
+            _check_answer(epsilon, event, accountant)
+            return epsilon
         except OverflowError as exc:
             # dp-accounting squares the noise multiplier (RDP) or divides by
             # it (PLD) in floats: a huge but finite one overflows there. A
@@ -572,11 +573,13 @@ def _epsilon_of_cached(event, delta, accountant):
             raise ValueError(_tiny_multiplier_message(event, accountant)) from exc
 
 
-# The least noise multiplier dp-accounting's RDP reads: it divides by
-# sigma^2, which below this is subnormal; at 1e-160 its RDP orders then
-# overflowed to NaN internally and it answered epsilon 0 for a release of
-# almost no noise (a false claim), where 1e-150 gives 4e301.
-RDP_MIN_NOISE_MULTIPLIER = math.sqrt(sys.float_info.min)
+# The least noise multiplier dp-accounting's RDP is asked to read. Its
+# subsampled-Gaussian RDP divides terms up to (order^2 - order) ~ 1e6 by
+# 2 sigma^2: below about 5e-152 these overflow to NaN inside, and it answered
+# epsilon 0.0 for a release of almost no noise (a false claim); 1e-150 gives
+# 5e301. A margin of ten decades: a multiplier this small releases the data
+# (epsilon above 1e250) whatever the accountant says.
+RDP_MIN_NOISE_MULTIPLIER = 1e-140
 
 
 def _tiny_multiplier_message(event, accountant):
@@ -587,6 +590,17 @@ def _tiny_multiplier_message(event, accountant):
         "divides by its square): such noise gives no privacy; use 0 for a "
         "non-private release, or more noise."
     )
+
+
+def _check_answer(epsilon, event, accountant):
+    """Raise where dp-accounting's answer is NaN (an overflow inside it).
+
+    A NaN would pass no budget check as written here, but nothing should
+    read it as an epsilon either. (An answer of 0 can be right even for
+    little noise: a record sampled with probability below delta.)
+    """
+    if math.isnan(epsilon):
+        raise ValueError(_tiny_multiplier_message(event, accountant))
 
 
 def _check_rdp_multipliers(event):
