@@ -696,7 +696,7 @@ def _rescued_rows(gradient, row_norms, clip_norm):
     # first, so the term stays within C (0, within any bound, if nothing is
     # left: C / ||u_i|| below a few subnormal steps).
     xp = array_namespace(gradient)
-    with np.errstate(under="ignore"):
+    with np.errstate(under="ignore", over="ignore"):
         radius = clip_norm / row_norms
     subnormal_ulp = float(np.nextafter(0.0, 1.0))
     slack = (math.sqrt(gradient.shape[1]) + 2.0) * subnormal_ulp
