@@ -37,11 +37,20 @@ from .utils._sklearn_compat import Interval, Options, StrOptions
 
 __all__ = [
     "PRIVACY_PARAMETER_CONSTRAINTS",
+    "CLIP_NORM_CONSTRAINT",
     "LinearClassifierMixin",
     "LinearRegressorMixin",
     "PrivateEstimatorMixin",
     "ScoreClassifierMixin",
 ]
+
+#: Least clip norm the private estimators take: below the smallest normal
+#: float a clipped term's subnormal entries round by up to half their step
+#: each, which can take the term past the clip (a clip norm of 5e-324 gave
+#: terms of norm 2 C). Far below any clip norm in use.
+MIN_CLIP_NORM = 1e-300
+#: The constraint of a ``clip_norm`` parameter.
+CLIP_NORM_CONSTRAINT = Interval(Real, MIN_CLIP_NORM, None, closed="left")
 
 #: Constraints of the privacy parameters every private estimator shares.
 PRIVACY_PARAMETER_CONSTRAINTS = {

@@ -14,6 +14,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import (
+    CLIP_NORM_CONSTRAINT,
     PRIVACY_PARAMETER_CONSTRAINTS,
     LinearClassifierMixin,
     PrivateEstimatorMixin,
@@ -171,7 +172,7 @@ _FERMI_CONSTRAINTS = {
     ],
     "dual_projection": [StrOptions({"box"}), None],
     "min_group_frequency": [Interval(Real, 0, 1, closed="neither")],
-    "clip_norm": [Interval(Real, 0, None, closed="neither"), None],
+    "clip_norm": [CLIP_NORM_CONSTRAINT, None],
     "dual_clip_norm": [Interval(Real, 0, None, closed="neither"), None],
     "return_iterate": [StrOptions({"last", "average"})],
     "random_state": PRIVACY_PARAMETER_CONSTRAINTS["random_state"],
@@ -1490,7 +1491,7 @@ default=None
     _parameter_constraints = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         **_FERMI_CONSTRAINTS,
-        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "clip_norm": [CLIP_NORM_CONSTRAINT],
         "noise_multiplier": [Interval(Real, 0, None, closed="left"), None],
         "dual_noise_ratio": [Interval(Real, 0, None, closed="neither")],
         "marginal_noise_multiplier": [

@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
 from .._base import (
+    CLIP_NORM_CONSTRAINT,
     PRIVACY_PARAMETER_CONSTRAINTS,
     LinearRegressorMixin,
     PrivateEstimatorMixin,
@@ -543,7 +544,7 @@ or None, default="auto"
         "moment_order": [Interval(Real, 2, None, closed="left")],
         "moment_bound": [Interval(Real, 0, None, closed="neither"), None],
         "clip_norm": [
-            Interval(Real, 0, None, closed="neither"),
+            CLIP_NORM_CONSTRAINT,
             Options(Real, {math.inf}),
             StrOptions({"auto", "theory"}),
         ],

@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
 from .._base import (
+    CLIP_NORM_CONSTRAINT,
     PRIVACY_PARAMETER_CONSTRAINTS,
     LinearClassifierMixin,
     PrivateEstimatorMixin,
@@ -529,7 +530,7 @@ default=None
         "solver": [
             StrOptions({"dp-sgd", "output-perturbation", "dp-frank-wolfe", "dp-newton"})
         ],
-        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "clip_norm": [CLIP_NORM_CONSTRAINT],
         "noise_multiplier": [Interval(Real, 0, None, closed="left"), None],
         "batch_size": [
             Interval(Integral, 1, None, closed="left"),

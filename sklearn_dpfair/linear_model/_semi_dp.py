@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
 from .._base import (
+    CLIP_NORM_CONSTRAINT,
     PRIVACY_PARAMETER_CONSTRAINTS,
     LinearRegressorMixin,
     PrivateEstimatorMixin,
@@ -469,7 +470,7 @@ default=None
             )
         ],
         "alpha": [Interval(Real, 0, 1, closed="both"), StrOptions({"auto"})],
-        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "clip_norm": [CLIP_NORM_CONSTRAINT],
         "public_clipping": [StrOptions({"clip"}), None],
         "preconditioner": [StrOptions({"public"}), None],
         "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],

@@ -8,6 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_X_y
 
+from .._base import CLIP_NORM_CONSTRAINT
 from .._solvers.semi_dp import SemiDPParams, public_hyperparameters, semidp_setup
 from .._solvers.semi_dp._fit import untuned_public_choice
 from .._solvers.semi_dp._public_geometry import geometry_estimable
@@ -29,7 +30,7 @@ __all__ = ["semidp_hyperparameters"]
         "n_private": [Interval(Integral, 1, None, closed="left")],
         "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
         "delta": [Interval(Real, 0, 1, closed="neither")],
-        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "clip_norm": [CLIP_NORM_CONSTRAINT],
         "fit_intercept": ["boolean"],
         "adjacency": [StrOptions({"replace_one", "add_remove"})],
         "accountant": [StrOptions({"pld", "rdp"})],

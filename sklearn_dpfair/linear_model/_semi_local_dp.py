@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
-from .._base import LinearRegressorMixin, PrivateEstimatorMixin
+from .._base import CLIP_NORM_CONSTRAINT, LinearRegressorMixin, PrivateEstimatorMixin
 from .._solvers._progress import progress_printer
 from .._solvers.semi_dp._local import (
     LocalParams,
@@ -212,7 +212,7 @@ default=None
             Interval(Real, 0, None, closed="neither"),
             Options(Real, {math.inf}),
         ],
-        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "clip_norm": [CLIP_NORM_CONSTRAINT],
         "learning_rate": [
             Interval(Real, 0, None, closed="neither"),
             StrOptions({"auto"}),

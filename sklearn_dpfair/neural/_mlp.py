@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import (
+    CLIP_NORM_CONSTRAINT,
     PRIVACY_PARAMETER_CONSTRAINTS,
     PrivateEstimatorMixin,
     ScoreClassifierMixin,
@@ -315,7 +316,7 @@ default=None
             Interval(Integral, 1, None, closed="left"),
         ],
         "activation": [StrOptions(set(ACTIVATIONS))],
-        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "clip_norm": [CLIP_NORM_CONSTRAINT],
         "noise_multiplier": [Interval(Real, 0, None, closed="left"), None],
         "batch_size": [
             Interval(Integral, 1, None, closed="left"),
