@@ -248,3 +248,25 @@ def test_a_float64_regressor_scores_float32_input_in_float64():
     np.testing.assert_allclose(
         predicted, X32.astype(np.float64) @ model.coef_ + model.intercept_, rtol=1e-12
     )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "DPLogisticRegression",
+        "DPFERMIClassifier",
+        "HeavyTailDPRegressor",
+        "SemiDPLinearRegression",
+        "SemiLocalDPLinearRegression",
+        "DPMLPClassifier",
+    ],
+)
+def test_a_subnormal_clip_norm_is_refused_by_every_estimator(name):
+    # Below the smallest normal float a clipped term's subnormal entries
+    # round past the clip (5e-324 gave terms of norm 2 C).
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    estimator = dict(all_estimators())[name](clip_norm=5e-324)
+    X, y = np.ones((4, 2)), np.array([0, 1, 0, 1])
+    with pytest.raises(InvalidParameterError, match="clip_norm"):
+        estimator.fit(X, y)
