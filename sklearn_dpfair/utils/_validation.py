@@ -8,6 +8,7 @@ import inspect
 import math
 import os
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -53,6 +54,9 @@ _LOOP_MODULES = (
 # would keep a finished call's data (and its callers' frames) alive, and the
 # next call's frame is often allocated at the same id().
 _SHOWN = ".sklearn_dpfair_shown"
+# What warnings in worker threads have shown (warn_at_caller), bounded.
+_WORKER_SHOWN = {}
+_MAX_WORKER_SHOWN = 1000
 
 
 @functools.cache
@@ -163,13 +167,22 @@ def warn_at_caller(message, category=UserWarning):
             key = (text, category, filename)
         else:
             key = (text, category)
-        # A dict before Python 3.13, a write-through proxy since (PEP 667):
-        # either way a name that is not one of the function's variables is
-        # kept with the frame until it ends.
-        scope = loop.f_locals
-        shown = scope.get(_SHOWN)
-        if shown is None:
-            shown = scope[_SHOWN] = {}
+        if threading.current_thread() is threading.main_thread():
+            # A dict before Python 3.13, a write-through proxy since (PEP
+            # 667): either way a name that is not one of the function's
+            # variables is kept with the frame until it ends.
+            scope = loop.f_locals
+            shown = scope.get(_SHOWN)
+            if shown is None:
+                shown = scope[_SHOWN] = {}
+        else:
+            # A worker thread of a parallel loop (joblib's threading
+            # backend): its outermost loop frame is one task's, which would
+            # show a warning once per fit. The thread's tasks share one
+            # memory, for the process, as they did before the per-call one.
+            shown = _WORKER_SHOWN
+            if len(shown) >= _MAX_WORKER_SHOWN:
+                shown.clear()
         seen_under = _comparable(filters)
         if shown.get(key) == seen_under:
             return

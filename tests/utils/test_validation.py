@@ -177,6 +177,27 @@ def test_one_search_shows_each_cause_once():
     assert set(ours.values()) == {1}, ours
 
 
+def test_a_search_in_worker_threads_does_not_warn_once_per_fit():
+    # Under joblib's threading backend each task's outermost loop frame is
+    # the task's own: a memory kept there showed the warning once per fit
+    # (10 of 10 fits). Worker threads share one memory instead.
+    import joblib
+
+    X, y = _data(n=150)
+    search = GridSearchCV(
+        DPLogisticRegression(max_iter=2, random_state=0),
+        {"alpha": [0.0, 0.1, 1.0]},
+        cv=3,
+        n_jobs=2,
+    )
+    with joblib.parallel_backend("threading", n_jobs=2):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("default")
+            search.fit(X, y)
+    leaks = [w for w in record if w.category is PrivacyLeakWarning]
+    assert 1 <= len(leaks) <= 3, [(w.filename, w.lineno) for w in leaks]
+
+
 @pytest.mark.parametrize(
     "estimator, target, text",
     [
