@@ -18,6 +18,8 @@ import math
 
 from sklearn.base import clone
 
+from ..privacy._accounting import check_composable
+
 __all__ = ["CandidatePlan", "check_nested_seeds", "plan_candidate", "with_budget"]
 
 #: Parameters the search sets itself on every candidate (those it has).
@@ -166,7 +168,10 @@ def plan_candidate(
     private estimator (it has ``privacy_plan``), whose budget the search
     can set (no fixed ``noise_multiplier`` or ``rho``), whose guarantee
     is stated under add/remove or replace-one adjacency (the search's is
-    the candidates' own), and whose plan can be made from counts.
+    the candidates' own), whose plan can be made from counts, and whose
+    event the selection's RDP accountant can read (not the random
+    allocation of ``batch_sampling="balls_and_bins"``, read by its PLD
+    only).
 
     Parameters
     ----------
@@ -214,6 +219,22 @@ def plan_candidate(
                 "The search sets each candidate's budget itself: leave "
                 f"{set_[0]}=None in the estimator and the grid."
             )
+    allocated = sorted(
+        k
+        for k, v in params.items()
+        if (k == "batch_sampling" or k.endswith("__batch_sampling"))
+        and isinstance(v, str)
+        and v == "balls_and_bins"
+    )
+    if allocated:
+        # Refused before its plan, whose calibration of the allocation's
+        # noise alone costs seconds: the event would fail the RDP check below.
+        raise ValueError(
+            f"{name} cannot be searched with {allocated[0]}='balls_and_bins': "
+            "the private search is accounted with RDP, which cannot read "
+            "batch_sampling='balls_and_bins' (random allocation, PLD only); "
+            "use batch_sampling='poisson'."
+        )
     if "epsilon" not in estimator.get_params(deep=False):
         raise TypeError(f"{name} has no epsilon parameter for the search to set.")
     accepted = accepted_counts(estimator)
@@ -242,6 +263,16 @@ def plan_candidate(
     except ValueError as exc:
         raise ValueError(
             f"The search cannot plan {name} before reading the data: {exc}"
+        ) from exc
+    try:
+        # The selection (Papernot and Steinke 2022) is read by RDP, through
+        # dp-accounting's RepeatAndSelectDpEvent around the runs' event: an
+        # event RDP cannot read would fail only after the candidates ran.
+        check_composable([finite.dp_event], _ACCOUNTANT)
+    except ValueError as exc:
+        raise ValueError(
+            "The private search is accounted with RDP, which cannot read the "
+            f"privacy event of {name}: {exc}"
         ) from exc
     if finite.additional_delta > 0:
         # A delta spent outside the event (the threshold of a private

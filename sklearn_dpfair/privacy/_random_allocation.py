@@ -33,7 +33,13 @@ How that event is read:
   Poisson's at rate ``1 / t`` by up to ~2x (measured in the scale
   benchmark's page). The package's geometric convolution follows that tail
   (0.985 at sigma 0.57, t = 3000, 1 epoch, delta 1e-5, against Poisson's
-  1.0) but costs about a minute per epsilon without numba.
+  1.0) but costs about a minute per epsilon without numba. With few steps
+  the grid fails the same way below a sigma of ~0.65 (t = 2) to ~0.59
+  (t = 10) at delta 1e-5, one epoch; epsilon is then the smaller of the
+  PLD's and that of ``epochs`` full-batch Gaussian steps, also an upper
+  bound (:func:`full_batch_epsilon`): at t = 2, sigma = 0.6, 8.00 against
+  the geometric convolution's 7.31 (the PLD's grid stated 11.4), and
+  epsilon drops where the PLD takes over (7.27 at sigma 0.65, 6.19 at 0.68).
 * the run-time release check: ``t * epochs`` Gaussian releases of the
   event's noise multiplier, like a self-composed Gaussian.
 
@@ -55,6 +61,7 @@ __all__ = [
     "allocation_epsilon",
     "allocation_loss_step",
     "calibrate_allocation_noise",
+    "full_batch_epsilon",
     "random_allocation_event",
     "require_pld_accounting",
 ]
@@ -89,7 +96,10 @@ ALLOCATION_LOSS_DISCRETIZATION = 1e-3
 # points per factor (Poisson at rate 1 / t: 0.135). The tail truncation,
 # mass moved to an infinite loss and so paid in delta (an upper bound still),
 # is the other limit there: 1e-3 * delta instead of pld-accounting's 1e-12
-# takes that 0.225 to 0.151.
+# takes that 0.225 to 0.151. That tail holds at every t: with pld-accounting's
+# 1e-12 at t = 2, 1 epoch, delta = 1e-5, epsilon was 11.5 at sigma = 0.7
+# (5.96 at 1e-3 * delta, as the exact two-dimensional integral; 5.96 at a 4x
+# finer loss step and grid) and the jump sat at sigma ~0.77, not ~0.67.
 ALLOCATION_POINTS_PER_STEP = 300_000
 ALLOCATION_TAIL_FRACTION = 1e-3
 _STEPS_FULL_GRID = 10
@@ -195,7 +205,10 @@ def allocation_epsilon(event, delta, coarse=False):
     ``steps_per_epoch`` steps per epoch composed over ``epochs`` epochs
     (Feldman and Shenfeld, ICML 2026), add and remove directions both; an
     upper bound on the true epsilon (pessimistic rounding of the loss grid).
-    Memoized: a pure function of public inputs.
+    The smaller of that and :func:`full_batch_epsilon` (also an upper
+    bound) is returned: every reading of the event (the record's epsilon,
+    its recomputation by ``epsilon_of``, the calibration) goes through
+    here, so they agree. Memoized: a pure function of public inputs.
 
     Parameters
     ----------
@@ -233,7 +246,45 @@ def allocation_epsilon(event, delta, coarse=False):
             f"steps_per_epoch={event.steps_per_epoch}, epochs={event.epochs}; "
             "use batch_sampling='poisson'."
         )
-    return max(0.0, epsilon)
+    # Where the allocation PLD's grid cannot follow the tail (small sigma),
+    # the full-batch bound is the smaller of the two; both are upper bounds.
+    return max(0.0, min(epsilon, full_batch_epsilon(event, delta)))
+
+
+def full_batch_epsilon(event, delta):
+    """Epsilon of ``event.epochs`` full-batch Gaussian steps of its noise multiplier.
+
+    An upper bound on the random allocation's epsilon: in an epoch the
+    record's step is drawn independently of the data, so the epoch's output
+    distribution with the record is a mixture, over that step, of runs that
+    differ from the run without it in that one step's Gaussian release
+    (its sensitivity at most the clipping norm): each component is
+    dominated by one Gaussian release, and the hockey-stick divergence is
+    jointly convex, so the mixture is too, in both directions. The epochs
+    compose as adaptive Gaussian releases (dp-accounting's PLD, pessimistic
+    rounding).
+
+    Returns ``inf`` where dp-accounting's PLD refuses that Gaussian (a scale
+    ``noise_multiplier / sqrt(epochs)`` below ``PLD_MIN_GAUSSIAN_SCALE``):
+    the allocation bound stands alone there.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._random_allocation import (
+    ...     full_batch_epsilon, random_allocation_event)
+    >>> round(full_batch_epsilon(random_allocation_event(1.0, 5, 1), 1e-5), 2)
+    4.38
+    """
+    # Imported here: _accounting reads this module's event.
+    from ._accounting import epsilon_of
+
+    gaussian = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.GaussianDpEvent(float(event.noise_multiplier)), int(event.epochs)
+    )
+    try:
+        return float(epsilon_of(gaussian, float(delta), "pld"))
+    except ValueError:
+        return math.inf
 
 
 # Few kept: a PLD holds its loss grid (up to ~1e6 floats).
@@ -254,13 +305,13 @@ def _allocation_pld(event, coarse, tail_truncation):
             sigma, event.steps_per_epoch, event.epochs
         )
         * (_COARSE_FACTOR if coarse else 1.0),
-        # Up to 10 steps per epoch, pld-accounting's own grid cap and tail.
+        # Up to 10 steps per epoch, pld-accounting's own grid cap.
         max_grid_fft=ALLOCATION_POINTS_PER_STEP * int(event.steps_per_epoch)
         if many_steps
         else pa.types.DEFAULT_MAX_GRID_FFT,
-        tail_truncation=max(pa.DEFAULT_TAIL_TRUNCATION, float(tail_truncation))
-        if many_steps
-        else pa.DEFAULT_TAIL_TRUNCATION,
+        # At every number of steps: pld-accounting's 1e-12 left the grid to
+        # span exp(loss)'s tail, which below sigma ~0.77 it could not.
+        tail_truncation=max(pa.DEFAULT_TAIL_TRUNCATION, float(tail_truncation)),
         convolution_method=pa.ConvolutionMethod.FFT,
     )
     try:
@@ -290,7 +341,9 @@ def calibrate_allocation_noise(target_epsilon, delta, steps_per_epoch, epochs):
     search starts from the Poisson-subsampled calibration at rate
     ``1 / steps_per_epoch`` over as many steps (dp-accounting's PLD, a few
     milliseconds), which is within a few percent of the answer, and takes
-    secant steps on ``log epsilon`` against ``log sigma`` from there. The
+    secant steps on ``log epsilon`` against ``log sigma`` from there, then
+    bisects on a fixed grid of ``log sigma`` (step ``1e-3``), so that the
+    answer does not increase with the budget where epsilon jumps. The
     returned sigma is one whose epsilon was computed and meets the target
     (check after calibrate); it is within a relative ``1e-3`` of the
     smallest that does. Memoized.
@@ -327,8 +380,54 @@ def calibrate_allocation_noise(target_epsilon, delta, steps_per_epoch, epochs):
     x, slope, _ = _secant(
         lambda v: excess(v, coarse=True), math.log(start), -1.0
     )
-    _, _, good = _secant(excess, x, slope)
-    return math.exp(good)
+    # The record's epsilon is computed at grid points of log sigma only
+    # (step _LOG_SIGMA_XTOL), so the bisection reuses the secant's points.
+    fine = {}
+    k_min = math.ceil(math.log(_SIGMA_MIN) / _LOG_SIGMA_XTOL)
+
+    def fine_excess(log_sigma):
+        k = max(k_min, round(log_sigma / _LOG_SIGMA_XTOL))
+        if k not in fine:
+            fine[k] = excess(k * _LOG_SIGMA_XTOL)
+        return fine[k]
+
+    _secant(fine_excess, x, slope)
+    return math.exp(_LOG_SIGMA_XTOL * _first_good_index(fine_excess, fine))
+
+
+def _first_good_index(excess, seen):
+    """Smallest ``k`` whose ``excess(k * _LOG_SIGMA_XTOL)`` is <= 0 (log sigma).
+
+    Bisection over the grid's indices from the bracket the secant steps
+    left (``seen``: index -> excess, one of them <= 0). Epsilon is not
+    smooth in sigma (below some sigma the allocation PLD's grid stops
+    following exp(loss)'s tail and the full-batch bound takes over: a jump),
+    and secant steps near a jump land anywhere above it; the first grid
+    point that meets the budget does not increase with the budget, and it
+    is within a relative ``_LOG_SIGMA_XTOL`` of the smallest sigma that
+    does (epsilon decreases with sigma). Its epsilon was computed.
+    """
+    k_min = math.ceil(math.log(_SIGMA_MIN) / _LOG_SIGMA_XTOL)
+    k_good = min(k for k, f in seen.items() if f <= 0)
+    bad = [k for k, f in seen.items() if f > 0 and k < k_good]
+    k_bad = max(bad) if bad else None
+    width = 1
+    while k_bad is None:
+        # No failing point below: step down, doubling, to one (or the floor).
+        k = max(k_min, k_good - width)
+        if k == k_good:
+            return k_good
+        if excess(k * _LOG_SIGMA_XTOL) > 0:
+            k_bad = k
+        else:
+            k_good, width = k, 2 * width
+    while k_good - k_bad > 1:
+        k = (k_good + k_bad) // 2
+        if excess(k * _LOG_SIGMA_XTOL) > 0:
+            k_bad = k
+        else:
+            k_good = k
+    return k_good
 
 
 def _secant(excess, x, slope):

@@ -352,3 +352,34 @@ def test_replace_one_candidates_give_a_replace_one_search(data):
     assert search.best_estimator_.adjacency_ == "replace_one"
     assert plan.dp_event == search.dp_event_
     assert search.epsilon_ <= 2.0
+
+
+@pytest.mark.parametrize(
+    "estimator, grid",
+    [
+        (
+            DPLogisticRegression(
+                classes=[0, 1], max_iter=2, batch_sampling="balls_and_bins",
+                batch_size=100,
+            ),
+            {"clip_norm": [0.5, 2.0]},
+        ),
+        (
+            DPLogisticRegression(classes=[0, 1], max_iter=2, batch_size=100),
+            {"batch_sampling": ["poisson", "balls_and_bins"]},
+        ),
+    ],
+)
+def test_balls_and_bins_candidates_are_refused_before_the_data(data, estimator, grid):
+    # The selection is accounted with RDP (through RepeatAndSelectDpEvent),
+    # which has no reading of a random allocation: the search used to fail
+    # only when it accounted itself, with dp-accounting's message.
+    X, y, _ = data
+    search = PrivateHyperparameterSearch(estimator, grid, epsilon=2.0, random_state=0)
+    with pytest.raises(ValueError, match="batch_sampling='balls_and_bins'.*'poisson'"):
+        search.fit(X, y)
+    with pytest.raises(ValueError, match="cannot read batch_sampling"):
+        plan_candidate(
+            clone(estimator).set_params(batch_sampling="balls_and_bins"),
+            400, 5, {}, delta=1e-5,
+        )

@@ -9,7 +9,7 @@ import sys
 import dp_accounting
 import pytest
 
-from sklearn_dpfair.privacy import _random_allocation
+from sklearn_dpfair.privacy import _calibration, _random_allocation
 from sklearn_dpfair.privacy._accounting import epsilon_of, noisy_sgd_event
 from sklearn_dpfair.privacy._calibration import calibrate_noise_multiplier
 from sklearn_dpfair.privacy._random_allocation import (
@@ -182,3 +182,90 @@ def test_a_nan_epsilon_is_refused_not_read_as_zero(monkeypatch):
             allocation_epsilon(random_allocation_event(3.0, 10, 2), 1e-5)
     finally:
         allocation_epsilon.cache_clear()
+
+
+# Few steps per epoch, little noise. pld-accounting's own tail truncation
+# (1e-12) made its linear grid span exp(loss)'s whole tail, which below
+# sigma ~0.77 it could not: at t = 2, 1 epoch, sigma = 0.7 epsilon was 11.5,
+# above even one full-batch Gaussian step (6.65); the exact two-dimensional
+# integral gives 5.96 (delta 9.98e-6 there).
+
+
+def test_few_steps_and_little_noise_is_near_the_exact_epsilon():
+    pytest.importorskip("PLD_accounting")
+    event = random_allocation_event(0.7, 2, 1)
+    eps = allocation_epsilon(event, DELTA)
+    assert eps <= epsilon_of(dp_accounting.GaussianDpEvent(0.7), DELTA, "pld")
+    # pld-accounting's geometric convolution, dominated: 5.956.
+    assert 5.95 <= eps <= 1.01 * 5.96
+
+
+def test_full_batch_bound_caps_the_allocation_and_every_reading_agrees():
+    # Below the sigma where the PLD's grid fails, epochs full-batch Gaussian
+    # steps bound the allocation (each record is in one step of an epoch);
+    # the record's recomputation (epsilon_of) states the same number.
+    pytest.importorskip("PLD_accounting")
+    sigmas = [0.5, 0.7, 1.0, 1.5]
+    events = [random_allocation_event(s, 2, 1) for s in sigmas]
+    eps = [allocation_epsilon(e, DELTA) for e in events]
+    assert all(b <= a for a, b in zip(eps, eps[1:])), eps
+    full = [
+        epsilon_of(
+            dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(s), 1),
+            DELTA,
+            "pld",
+        )
+        for s in sigmas
+    ]
+    assert all(e <= f for e, f in zip(eps, full))
+    assert eps[0] == full[0]  # sigma = 0.5: the full-batch bound
+    assert [epsilon_of(e, DELTA, "pld") for e in events] == eps
+
+
+def test_calibration_does_not_grow_with_the_budget_across_a_jump(monkeypatch):
+    # Epsilon drops where the PLD takes over from the full-batch bound (at
+    # t = 10, 1 epoch: 8.26 at sigma 0.5845, 5.92 at 0.5874). Secant steps
+    # landed anywhere above the jump: epsilon = 8 got sigma 0.600 where
+    # 0.5874 met it, and epsilon = 6.5 less noise than epsilon = 8.
+    pytest.importorskip("PLD_accounting")
+
+    def stepped(event, delta, coarse=False):
+        s = event.noise_multiplier
+        full = 8.0 * (0.6 / s) ** 1.2
+        return min(full, 5.9 * (0.5874 / s) ** 2.6) if s >= 0.5874 else full
+
+    # The search's start, Poisson sampling at rate 1 / 10 (as computed).
+    poisson = {5.5: 0.7306, 6.0: 0.7011, 6.5: 0.6751, 7.0: 0.6519, 8.0: 0.6120}
+    monkeypatch.setattr(_random_allocation, "allocation_epsilon", stepped)
+    monkeypatch.setattr(
+        _calibration, "calibrate_noise_multiplier", lambda e, *a: poisson[e]
+    )
+    calibrate = calibrate_allocation_noise.__wrapped__
+    sigmas = [calibrate(t, DELTA, 10, 1) for t in poisson]
+    assert all(b <= a for a, b in zip(sigmas, sigmas[1:])), sigmas
+    for target, sigma in zip(poisson, sigmas):
+        event = random_allocation_event(sigma, 10, 1)
+        assert stepped(event, DELTA) <= target
+        # The smallest such sigma, to the search's relative 1e-3.
+        assert stepped(random_allocation_event(sigma * 0.998, 10, 1), DELTA) > target
+
+
+def test_balls_and_bins_fit_spends_its_budget_at_little_noise():
+    # 400 rows, batches of 200 (2 steps), 1 epoch, epsilon = 8: the grid's
+    # overstatement calibrated sigma 0.772 for epsilon 5.23.
+    pytest.importorskip("PLD_accounting")
+    from sklearn.datasets import make_classification
+
+    from sklearn_dpfair import DPLogisticRegression
+
+    X, y = make_classification(n_samples=400, n_features=4, random_state=0)
+    model = DPLogisticRegression(
+        classes=[0, 1],
+        batch_sampling="balls_and_bins",
+        batch_size=200,
+        max_iter=1,
+        epsilon=8.0,
+        random_state=0,
+    ).fit(X, y)
+    assert 0.95 * 8.0 <= model.epsilon_ <= 8.0
+    assert model.epsilon_ == epsilon_of(model.dp_event_, model.delta_, "pld")
