@@ -630,3 +630,35 @@ def test_piecewise_linear_loss_with_l2_is_minimized_exactly(loss, fit_intercept,
                 step = np.zeros(4)
                 step[j] = sign * h * max(abs(best[j]), 1e-3)
                 assert objective(best + step) >= at_best * (1 - 1e-12)
+
+
+def test_piecewise_linear_refinement_never_worsens_the_objective():
+    # An ill-conditioned active-set solve once passed the certificate 7e-9
+    # above the minimum (a column of offset 500, pinball 0.9, alpha 0.1):
+    # the refined point is kept only where it is at least as good.
+    rng = np.random.default_rng(0)
+    n, d = int(rng.integers(5, 60)), int(rng.integers(1, 5))
+    X = rng.normal(size=(n, d)) * rng.choice([1, 1e-3, 1e3], size=d)
+    X = X + rng.choice([0, 500], size=d)
+    if rng.random() < 0.3:
+        X = np.round(X)
+    y = X @ rng.normal(size=d) + rng.standard_t(2, size=n) * rng.choice([1, 10])
+    if rng.random() < 0.3:
+        y = np.round(y)
+    w = rng.choice(
+        [np.ones(n), rng.integers(0, 4, size=n).astype(float), rng.exponential(size=n)]
+    )
+    q = rng.choice([0.5, 0.2, 0.9])
+    alpha = float(rng.choice([1e-3, 0.1, 1.0, 10.0]))
+    loss = PinballLoss(q)
+
+    def objective(fit):
+        r = y - X @ fit.coef[:, 0] - fit.intercept[0]
+        terms = np.where(r > 0, q * r, (q - 1) * r)
+        return np.sum(w * terms) / n + alpha / 2 * fit.coef[:, 0] @ fit.coef[:, 0]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = minimize_regression(X, y, loss, alpha=alpha, sample_weight=w)
+        reference = minimize_linear(X, y, loss, alpha=alpha, sample_weight=w, warn=False)
+    assert objective(fit) <= objective(reference) * (1 + 1e-10)

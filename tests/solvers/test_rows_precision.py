@@ -8,6 +8,8 @@ The rows are adversarial float32 rows (huge, tiny, subnormal, mixed
 magnitudes), and rows whose squares underflow must not get norm 0.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -206,3 +208,20 @@ def test_a_term_whose_norm_overflows_is_clipped_not_dropped(dtype, clip_norm):
     np.testing.assert_allclose(terms[:2], clip_norm, rtol=1e-6)
     # A term inside the ball keeps its plain factor 1.
     np.testing.assert_array_equal(weighted[2], R[2])
+
+
+def test_the_rescue_of_an_overflowing_term_warns_nothing():
+    # A term of norm 2e288 (within C = 1e300) whose ||r|| overflows takes
+    # the rescue, whose radius C / ||u_i|| overflowed with a numpy warning
+    # that the record decides.
+    from sklearn_dpfair._solvers._linear import clipped_gradient_sum
+
+    x = np.array([[1e-20]])
+    r = np.array([[1.5e308, -1.5e308]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        norms = augmented_row_norms(x, 0.0)
+        coef_sum, _ = clipped_gradient_sum(x, r, norms, 1e300, 0.0)
+    assert np.all(np.isfinite(coef_sum))
+    # Its norm, computed without squaring 1e288.
+    assert np.linalg.norm(coef_sum / 1e288) * 1e288 <= 1e300
