@@ -595,7 +595,9 @@ def test_dp_fermi_non_private_limit_warns_once_with_its_gradient(monkeypatch):
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("loss", [AbsoluteLoss(), PinballLoss(0.8)])
-def test_piecewise_linear_loss_with_l2_is_minimized_exactly(loss, fit_intercept, sparse):
+def test_piecewise_linear_loss_with_l2_is_minimized_exactly(
+    loss, fit_intercept, sparse
+):
     # A quadratic program: L-BFGS-B stops at a kink short of its tolerance
     # (it warned on every such fit); the active-set refinement returns the
     # minimizer, which no move along a coordinate improves.
@@ -660,5 +662,7 @@ def test_piecewise_linear_refinement_never_worsens_the_objective():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         fit = minimize_regression(X, y, loss, alpha=alpha, sample_weight=w)
-        reference = minimize_linear(X, y, loss, alpha=alpha, sample_weight=w, warn=False)
+        reference = minimize_linear(
+            X, y, loss, alpha=alpha, sample_weight=w, warn=False
+        )
     assert objective(fit) <= objective(reference) * (1 + 1e-10)
