@@ -369,32 +369,44 @@ class FairProblem:
             coef = coef.T
         return coef.astype(self.output_dtype), intercept.astype(self.output_dtype)
 
-    def _released_scores(self, coef, intercept):
-        """``decision_function`` of a released model on the training rows.
+    def _released_scores(self, coef, intercept, rows=slice(None)):
+        """``decision_function`` of a released model on training rows.
 
         ``coef`` ``(m', d)`` and ``intercept`` ``(m',)`` as
         :meth:`released_linear` gives them; the scores, ``(n, m')``, come
-        from one product over every row by the functions
-        ``decision_function`` calls, in the model's dtype, so that each row's
-        score is the one ``predict`` computes on the same rows (a product by
-        blocks of rows may round a row differently).
+        from the functions ``decision_function`` calls, in the model's
+        dtype, so that each row's score is the one ``predict`` computes on
+        the same rows: a dense ``X`` in one product over every row (a
+        product by blocks of rows may round a row differently), a sparse
+        one on ``rows`` (a CSR product computes each row's score alone, so
+        a block's are the whole product's, and only a block's are held:
+        ``n m'`` scores beside a sparse ``X`` would exceed its storage).
         """
         X = self.X_host
         if sp.issparse(X):
-            scores = _sparse_linear_scores(X, coef, intercept)
-        else:
-            scores = _dense_linear_scores(np, X, coef.T, intercept)
+            # (Indexing by the whole slice would copy the matrix.)
+            block = X if rows == slice(None) else X[rows]
+            scores = _sparse_linear_scores(block, coef, intercept)
+            return np.reshape(scores, (block.shape[0], -1))
+        scores = _dense_linear_scores(np, X, coef.T, intercept)
         return np.reshape(scores, (X.shape[0], -1))
 
     def _released_predictions(self, coef, w0):
         # The estimator's predict: the class of largest probability.
-        scores = self._released_scores(*self.released_linear(coef, w0))
+        coef_r, intercept = self.released_linear(coef, w0)
         loss = (
             BinaryLogisticLoss() if self.n_classes == 2 else SoftmaxLoss(self.n_classes)
         )
-        pred = np.empty(scores.shape[0], dtype=code_dtype(self.n_classes))
+        pred = np.empty(self.X_host.shape[0], dtype=code_dtype(self.n_classes))
+        sparse = sp.issparse(self.X_host)
+        scores = None if sparse else self._released_scores(coef_r, intercept)
         for rows in self._parts():
-            pred[rows] = np.argmax(loss.predict_proba(scores[rows]), axis=1)
+            block = (
+                self._released_scores(coef_r, intercept, rows)
+                if sparse
+                else scores[rows]
+            )
+            pred[rows] = np.argmax(loss.predict_proba(block), axis=1)
         return pred
 
     def predict(self, coef, w0):
