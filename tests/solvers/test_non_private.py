@@ -631,7 +631,9 @@ def test_piecewise_linear_loss_with_l2_is_minimized_exactly(
             for sign in (1.0, -1.0):
                 step = np.zeros(4)
                 step[j] = sign * h * max(abs(best[j]), 1e-3)
-                assert objective(best + step) >= at_best * (1 - 1e-12)
+                # Within the certificate's tolerances (relative 1e-10 of
+                # the objective, as the refinement's own guard).
+                assert objective(best + step) >= at_best * (1 - 1e-10)
 
 
 def test_piecewise_linear_refinement_never_worsens_the_objective():
