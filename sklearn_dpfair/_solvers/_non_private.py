@@ -1038,18 +1038,12 @@ def minimize_pinball(
     n, d = X.shape
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
     # Standardized coordinates, as minimize_linear's: beta = coef * sd and
-    # the intercept c = b + mu . coef. A dense X is centred (HiGHS' own
-    # scaling does not undo an offset of 1e5 under a spread of 1e-3); a
-    # sparse one is only scaled (centring would densify it).
-    center = fit_intercept and not sp.issparse(X)
-    mean, scale = column_moments(X, w, center=center)
+    # the intercept c = b + mu . coef (_standardized_rows).
     keep = w > 0
     # Rows of weight 0 do not enter the program (as in QuantileRegressor).
+    mean, scale, Xs = _standardized_rows(X, w, fit_intercept, keep)
     y, w = np.asarray(y, dtype=np.float64)[keep], w[keep]
-    if sp.issparse(X):
-        Xs = sp.csr_matrix(as_rows(X)[keep], dtype=np.float64) @ sp.diags(1.0 / scale)
-    else:
-        Xs = sp.csr_matrix((np.asarray(X, dtype=np.float64)[keep] - mean) / scale)
+    Xs = sp.csr_matrix(Xs)
     m = Xs.shape[0]
     # p = [beta, (c)] = p+ - p-, and [p+, p-, u+, u-] >= 0 with
     # Xs beta + c + u+ - u- = y.
@@ -1081,6 +1075,27 @@ def minimize_pinball(
     return NonPrivateFit(
         coef, np.asarray(intercept, float).reshape(1), int(result.nit), True
     )
+
+
+def _standardized_rows(X, sample_weight, fit_intercept, rows=None):
+    """``(mean, scale, Xs)``: rows of ``X`` in standardized coordinates.
+
+    The coordinates of :func:`minimize_pinball` and of the ridge's
+    refinement (:func:`_piecewise_linear_ridge`): a dense ``X`` is centred
+    when there is an intercept (HiGHS' own scaling does not undo an offset
+    of 1e5 under a spread of 1e-3) and scaled; a sparse one is only scaled
+    (centring would densify it) and stays CSR. ``rows`` (a mask or index)
+    selects rows; None keeps them all, without a copy of a sparse ``X``.
+    """
+    sparse = sp.issparse(X)
+    mean, scale = column_moments(
+        X, sample_weight, center=fit_intercept and not sparse
+    )
+    if sparse:
+        X = as_rows(X) if rows is None else as_rows(X)[rows]
+        return mean, scale, sp.csr_matrix(X, dtype=np.float64) @ sp.diags(1.0 / scale)
+    X = np.asarray(X, dtype=np.float64)
+    return mean, scale, ((X if rows is None else X[rows]) - mean) / scale
 
 
 def minimize_regression(
@@ -1214,11 +1229,7 @@ def _piecewise_linear_ridge(
     below = float(loss.loss(np.zeros(1), np.ones((1, 1)))[0])
     center = fit_intercept and not sp.issparse(X)
     with np.errstate(all="ignore"):
-        mean, scale = column_moments(X, w, center=center)
-        if sp.issparse(X):
-            Xs = sp.csr_matrix(as_rows(X), dtype=np.float64) @ sp.diags(1.0 / scale)
-        else:
-            Xs = (np.asarray(X, dtype=np.float64) - mean) / scale
+        mean, scale, Xs = _standardized_rows(X, w, fit_intercept)
         # The penalty (alpha/2) ||coef||^2 in beta = coef * scale.
         curvature = alpha / (scale * scale)
         y = np.asarray(y, dtype=np.float64)
