@@ -389,7 +389,9 @@ def weights_in_dtype(weights, dtype):
     Returns
     -------
     weights : ndarray of shape (n_samples,) or None
-        float64, each at most the largest float of ``dtype`` (None stays None).
+        float64, each at most the largest float of ``dtype`` (None stays
+        None): ``weights`` itself where none exceeds it, so that no n-length
+        copy is held beside them (the callers only read it).
 
     Examples
     --------
@@ -398,7 +400,10 @@ def weights_in_dtype(weights, dtype):
     >>> weights_in_dtype(np.array([2.0, 1e300]), np.float32).astype(np.float32)
     array([2.0000000e+00, 3.4028235e+38], dtype=float32)
     """
-    return capped_weights(weights, float(np.finfo(_numpy_dtype(dtype)).max))
+    cap = float(np.finfo(_numpy_dtype(dtype)).max)
+    if weights is None or not np.any(weights > cap):
+        return weights
+    return capped_weights(weights, cap)
 
 
 def _numpy_dtype(dtype):
