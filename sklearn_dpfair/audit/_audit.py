@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Run a mechanism or an estimator many times on neighbouring datasets."""
 
+import math
+import numbers
 from collections import Counter
 
 import numpy as np
@@ -67,8 +69,44 @@ def canary_statistic(estimator, canary_X, canary_y):
     return -abs(pred - float(canary_y))
 
 
+def seed_sequence(random_state):
+    """The :class:`numpy.random.SeedSequence` of ``random_state``, checked.
+
+    Every run gets its own seed spawned from it, so a value that is no seed
+    (a ``RandomState``, a float) is refused here, before any fit, naming the
+    parameter; None draws fresh entropy from the OS.
+    """
+    if random_state is not None and (
+        isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral)
+    ):
+        raise TypeError(
+            "random_state must be a non-negative int (or None for fresh OS "
+            f"entropy), got {type(random_state).__name__}: every fit gets its own "
+            "seed spawned from it. To seed from a generator, pass e.g. "
+            "int(rng.integers(2**32))."
+        )
+    if random_state is not None and random_state < 0:
+        raise ValueError(
+            f"random_state must be a non-negative int or None, got {random_state!r}."
+        )
+    return np.random.SeedSequence(None if random_state is None else int(random_state))
+
+
+def check_count(value, name, minimum):
+    """``value`` as an int >= ``minimum``, or an error naming ``name``.
+
+    Integral floats (``1e3``) are counts; NaN, infinities, fractions, text and
+    booleans are not, and are refused before any fit.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}.")
+    if not math.isfinite(value) or value != int(value) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+    return int(value)
+
+
 def _seeds(random_state, n_runs):
-    ss = np.random.SeedSequence(random_state)
+    ss = seed_sequence(random_state)
     world0, world1 = ss.spawn(2)
     return (
         world0.generate_state(n_runs, dtype=np.uint32).tolist(),
@@ -88,9 +126,7 @@ def _estimator_run(estimator, data, seed, statistic, canary_X, canary_y):
 
 
 def _check_runs(n_runs):
-    if int(n_runs) != n_runs or n_runs < 4:
-        raise ValueError(f"n_runs must be an integer >= 4, got {n_runs!r}.")
-    return int(n_runs)
+    return check_count(n_runs, "n_runs", 4)
 
 
 def audit_estimator(
@@ -149,8 +185,10 @@ def audit_estimator(
         Confidence of the lower bound.
     selection_fraction : float, default=0.5
         Fraction of the runs that choose the test; the rest evaluate it.
-    random_state : int, default=0
-        Seeds the runs (each run gets its own seed).
+    random_state : int or None, default=0
+        Seeds the runs (each run gets its own seed, spawned by
+        :class:`numpy.random.SeedSequence`); None draws fresh OS entropy. A
+        ``RandomState`` or ``Generator`` is refused (``TypeError``).
     n_jobs : int, default=None
         Parallel fits (joblib).
 
@@ -280,8 +318,8 @@ def audit_mechanism(
         Confidence of the lower bound.
     selection_fraction : float, default=0.5
         Fraction of the runs that choose the test.
-    random_state : int, default=0
-        Seeds the runs.
+    random_state : int or None, default=0
+        Seeds the runs (as in :func:`audit_estimator`).
 
     Returns
     -------

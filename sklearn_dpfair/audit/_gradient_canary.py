@@ -53,14 +53,18 @@ claim only makes the claim larger.
 """
 
 import math
+import numbers
 
+import dp_accounting
 import numpy as np
+import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import clone
 
 from ..preprocessing._bounds import check_bounds
 from ..privacy._mechanism import block_position, observe_privatize
 from ..utils._array_api import from_host, to_numpy
+from ._audit import check_count, seed_sequence
 from ._distinguish import audit_scores, check_audit_options, claimed_epsilons
 from ._fits import fit_clone, require_claim
 
@@ -216,7 +220,7 @@ def _explain_no_noisy_step(estimator, X, y, fit_params, seed, n_canaries):
     the canary columns tells the two apart.
     """
     name = type(estimator).__name__
-    X = np.asarray(X, dtype=float)
+    X = _float_features(X)
     _, steps = _counted_fit(estimator, X, y, fit_params, seed)
     if steps:
         d = X.shape[1]
@@ -366,11 +370,91 @@ def _canary_ready(estimator, n_features, n_canaries):
     return estimator
 
 
-def _with_zero_columns(X, n_canaries):
-    X = np.asarray(X, dtype=float)
+def _float_features(X):
+    """``X`` as a 2-D float64 array, or a CSR matrix/array when it is sparse."""
+    if sp.issparse(X):
+        X = X.tocsr().astype(float)
+    else:
+        X = np.asarray(X, dtype=float)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D, got shape {X.shape}.")
+    return X
+
+
+def _with_zero_columns(X, n_canaries):
+    X = _float_features(X)
+    if sp.issparse(X):
+        # Sparse stays sparse: the zero columns store nothing.
+        zeros = type(X)((X.shape[0], n_canaries), dtype=float)
+        return sp.hstack([X, zeros], format="csr")
     return np.hstack([X, np.zeros((X.shape[0], n_canaries))])
+
+
+#: Events that amplify nothing by sampling: every release is accounted as
+#: if each record took part in it.
+_UNSAMPLED_EVENTS = (
+    dp_accounting.GaussianDpEvent,
+    dp_accounting.LaplaceDpEvent,
+    dp_accounting.NoOpDpEvent,
+)
+
+
+def _is_unsampled(event):
+    """Whether ``event`` composes only releases that every record enters.
+
+    Such a claim (full-batch DP-SGD, DP-Newton, balls-and-bins batches of
+    one step per epoch: a self-composed Gaussian) takes no amplification by
+    sampling, so it must hold for a record in every step, and rate ``q = 1``
+    is the canary the claim describes; it follows from the public event,
+    not from the data.
+    """
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return _is_unsampled(event.event)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return all(_is_unsampled(e) for e in event.events)
+    return isinstance(event, _UNSAMPLED_EVENTS)
+
+
+def _check_sampling_probability(sampling_probability):
+    """``"auto"``, or a rate in (0, 1] as a float: checked before any fit."""
+    if isinstance(sampling_probability, str) and sampling_probability == "auto":
+        return sampling_probability
+    if isinstance(sampling_probability, bool) or not isinstance(
+        sampling_probability, numbers.Real
+    ):
+        raise TypeError(
+            "sampling_probability must be 'auto' or a float in (0, 1], got "
+            f"{sampling_probability!r}."
+        )
+    q = float(sampling_probability)
+    if not 0 < q <= 1:
+        raise ValueError(
+            f"sampling_probability must be 'auto' or in (0, 1], got {q!r}."
+        )
+    return q
+
+
+def _sampling_rate(probe, sampling_probability):
+    """The rate ``q`` at which an "in" canary enters a step.
+
+    The caller's, else the record's Poisson rate, else 1 when the claim
+    amplifies nothing by sampling (:func:`_is_unsampled`).
+    """
+    if sampling_probability != "auto":
+        return sampling_probability
+    q = getattr(probe.privacy_record_, "sampling_probability", None)
+    if q is not None:
+        return float(q)
+    if _is_unsampled(probe.dp_event_):
+        return 1.0
+    raise ValueError(
+        f"{type(probe).__name__}'s privacy record states no sampling_probability "
+        "and its dp_event_ is not a composition of unsampled releases: its "
+        "batches are not Poisson batches of a recorded rate, so the audit does "
+        "not know with which probability a record enters a step. Pass "
+        "sampling_probability=q, the probability that the claim assumes for one "
+        "record to be in one step."
+    )
 
 
 def _canary_run(
@@ -450,8 +534,9 @@ def audit_gradient_canary(
         no budget, zero stays zero), while ``feature_scaling="auto"``
         without ``feature_bounds`` (a private location that re-centres
         every column) is refused.
-    X : array-like of shape (n_samples, n_features)
-        Training features (the canary columns are appended to them).
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Training features (the canary columns are appended to them; a
+        sparse ``X`` is passed to the fits as CSR).
     y : array-like of shape (n_samples,)
         Training targets.
     fit_params : dict, default=None
@@ -462,8 +547,14 @@ def audit_gradient_canary(
     n_canaries : int, default=1
         Canaries per fit: 1, or an even number (half "in", half "out").
     sampling_probability : "auto" or float, default="auto"
-        Poisson rate at which an "in" canary enters a step; "auto" reads
-        ``privacy_record_.sampling_probability`` of a probe fit.
+        Poisson rate in (0, 1] at which an "in" canary enters a step; "auto"
+        reads ``privacy_record_.sampling_probability`` of a probe fit, and
+        where the record states none, takes 1 when the probe's
+        ``dp_event_`` amplifies nothing by sampling (a composition of plain
+        Gaussian releases: full batches, DP-Newton, balls-and-bins batches
+        of one step per epoch). A balls-and-bins fit of several steps per
+        epoch is audited as its event states (the canary in one step of
+        each epoch), whatever is given here.
     deltas : "auto" or sequence of float, default="auto"
         Deltas of the claimed profile the test may compare at (see
         :func:`audit_scores`).
@@ -471,8 +562,10 @@ def audit_gradient_canary(
         Confidence of the lower bound.
     selection_fraction : float, default=0.5
         Fraction of the trials that choose the test (the first fits).
-    random_state : int, default=0
-        Seeds the fits and the canaries' sampling.
+    random_state : int or None, default=0
+        Seeds the fits and the canaries' sampling (through
+        :class:`numpy.random.SeedSequence`); None draws fresh OS entropy. A
+        ``RandomState`` or ``Generator`` is refused (``TypeError``).
     n_jobs : int, default=None
         Parallel fits (joblib).
 
@@ -496,9 +589,15 @@ def audit_gradient_canary(
         Before any fit, for ``feature_scaling="auto"`` without
         ``feature_bounds``: pass ``feature_scaling=None`` or public
         ``feature_bounds`` for the columns of ``X``. Also before any fit, for
-        a ``confidence``, ``selection_fraction`` or ``deltas`` out of range;
-        after the probe fit and before the others, for a claim the
-        accountant cannot evaluate at ``deltas``.
+        an ``n_runs``, ``n_canaries``, ``sampling_probability``,
+        ``random_state``, ``confidence``, ``selection_fraction`` or ``deltas``
+        out of range; after the probe fit and before the others, for a claim
+        the accountant cannot evaluate at ``deltas``, or for
+        ``sampling_probability="auto"`` when the record states no rate and
+        the event amplifies by a sampling that is not Poisson.
+    TypeError
+        Before any fit, for an ``n_runs``, ``n_canaries``,
+        ``sampling_probability`` or ``random_state`` of the wrong type.
 
     Examples
     --------
@@ -512,12 +611,9 @@ def audit_gradient_canary(
     >>> result.violation, result.conclusive
     (False, True)
     """
-    if int(n_runs) != n_runs or n_runs < 1:
-        raise ValueError(f"n_runs must be a positive integer, got {n_runs!r}.")
-    n_runs = int(n_runs)
-    if int(n_canaries) != n_canaries or n_canaries < 1:
-        raise ValueError(f"n_canaries must be a positive integer, got {n_canaries!r}.")
-    n_canaries = int(n_canaries)
+    n_runs = check_count(n_runs, "n_runs", 1)
+    n_canaries = check_count(n_canaries, "n_canaries", 1)
+    sampling_probability = _check_sampling_probability(sampling_probability)
     if n_canaries > 1 and n_canaries % 2:
         raise ValueError(
             f"n_canaries must be 1 or even (half in, half out), got {n_canaries}."
@@ -544,7 +640,7 @@ def audit_gradient_canary(
     # steps), and as fitted on X with the canary columns.
     base = estimator
     estimator = _canary_ready(base, X_aug.shape[1] - n_canaries, n_canaries)
-    ss = np.random.SeedSequence(random_state)
+    ss = seed_sequence(random_state)
     fit_ss, canary_ss = ss.spawn(2)
     fit_seeds = fit_ss.generate_state(n_runs + 1, dtype=np.uint32).tolist()
     canary_seeds = canary_ss.generate_state(n_runs, dtype=np.uint32).tolist()
@@ -573,17 +669,12 @@ def audit_gradient_canary(
     steps_per_epoch = getattr(probe.dp_event_, "steps_per_epoch", None)
     if steps_per_epoch is not None:
         q = 1.0 / steps_per_epoch
-    elif sampling_probability == "auto":
-        q = getattr(probe.privacy_record_, "sampling_probability", None)
-        if q is None:
-            raise ValueError(
-                "The privacy record states no sampling_probability; pass it."
-            )
     else:
-        q = sampling_probability
-    q = float(q)
+        q = _sampling_rate(probe, sampling_probability)
     if not 0 < q <= 1:
-        raise ValueError(f"sampling_probability must be in (0, 1], got {q!r}.")
+        raise ValueError(
+            f"The privacy record's sampling_probability must be in (0, 1], got {q!r}."
+        )
 
     # World of canary j in fit r: "in" when (r * k + j) is odd, so that each
     # fit holds half of each (k even), or fits alternate (k = 1).

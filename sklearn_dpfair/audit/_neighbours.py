@@ -16,6 +16,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..utils._validation import warn_at_caller
 
@@ -31,7 +32,7 @@ class Dataset:
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
         Features.
     y : array-like of shape (n_samples,) or None
         Targets.
@@ -61,10 +62,11 @@ class Neighbours:
         World 0 (canary absent, replaced, or with its original attribute).
     with_canary : Dataset
         World 1 (canary present, or with its changed attribute).
-    canary_X : ndarray of shape (1, n_features) or DataFrame
+    canary_X : ndarray of shape (1, n_features), DataFrame or sparse matrix
         The canary's features as world 1 stores them (what an auditor
         queries the model at): a one-row DataFrame with ``X``'s columns and
-        dtypes when ``X`` is a DataFrame.
+        dtypes when ``X`` is a DataFrame, a one-row CSR matrix (or array)
+        when ``X`` is sparse.
     canary_y : object
         The canary's target.
     adjacency : {"add_remove", "replace_one", "attribute"}
@@ -253,6 +255,28 @@ def _extend_numpy(a, records, what):
     return out
 
 
+def _extend_sparse(a, records, what):
+    """:func:`_extend_numpy` for a sparse ``X``: the worlds stay sparse.
+
+    The dtype check runs on the stored values (an implicit zero fits every
+    numeric dtype); each world keeps ``a``'s class and format.
+    """
+    base = a.tocsr()
+    rows = [
+        _ABSENT if r is _ABSENT else np.asarray(r).reshape(1, a.shape[1])
+        for r in records
+    ]
+    dtype = _common_dtype(base.data, [r for r in rows if r is not _ABSENT], what)
+    out = []
+    for row in rows:
+        if row is _ABSENT:
+            out.append(a if dtype == a.dtype else a.astype(dtype))
+        else:
+            stacked = sp.vstack([base.astype(dtype), type(base)(row.astype(dtype))])
+            out.append(stacked.asformat(a.format))
+    return out
+
+
 def _pandas_cell(column, value, what):
     """``value`` as a one-row Series, in ``column``'s dtype when that holds it."""
     import pandas as pd
@@ -358,6 +382,8 @@ def _extend(a, records, what):
     """
     if hasattr(a, "iloc"):
         return _extend_pandas(a, records, what)
+    if sp.issparse(a):
+        return _extend_sparse(a, records, what)
     return _extend_numpy(a, records, what)
 
 
@@ -404,6 +430,8 @@ def _record_values(row, X, name="canary"):
     """One record's features: a flat list (DataFrame ``X``) or 1-D array."""
     if hasattr(row, "iloc"):
         values = _named_values(row, X, name)
+    elif sp.issparse(row):
+        values = row.toarray().reshape(-1)
     elif hasattr(X, "iloc"):
         # Each value keeps its own type: a string for a text column, a
         # number for a numeric one (no common dtype is forced on the row).
@@ -475,7 +503,12 @@ def _replacement_record(X, y, fit_params, per_record, canary_params, replacement
                 raise ValueError(
                     f"replacement={replacement} is not a record index (0 to {n - 1})."
                 )
-        row = X.iloc[[index]] if hasattr(X, "iloc") else np.asarray(X)[index]
+        if hasattr(X, "iloc"):
+            row = X.iloc[[index]]
+        elif sp.issparse(X):
+            row = X.tocsr()[[index]]
+        else:
+            row = np.asarray(X)[index]
         y_value = None if y is None else _at(y, index)
         params = {k: _at(fit_params[k], index) for k in per_record}
         what = f"replacement (record {index})"
@@ -542,8 +575,9 @@ def make_neighbours(
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-        The other records (numpy or pandas; a DataFrame may mix column types).
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The other records (numpy or pandas; a DataFrame may mix column types;
+        a sparse ``X`` gives sparse worlds of its format).
     y : array-like of shape (n_samples,) or None
         Their targets.
     canary : tuple (canary_X, canary_y)
@@ -654,6 +688,8 @@ def make_neighbours(
     # stores it (X's columns and dtypes for a DataFrame).
     if hasattr(with_canary.X, "iloc"):
         query = with_canary.X.iloc[-1:].reset_index(drop=True)
+    elif sp.issparse(with_canary.X):
+        query = with_canary.X.tocsr()[[-1]]
     else:
         query = np.asarray(with_canary.X)[-1:]
     return Neighbours(without, with_canary, query, canary_y, adjacency)
@@ -686,8 +722,9 @@ def make_canary(X, y=None, *, scale=10.0, classifier=None):
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-        The other records.
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The other records (a sparse ``X`` is read from its stored values,
+        never densified).
     y : array-like of shape (n_samples,), default=None
         Their targets.
     scale : float, default=10.0
@@ -713,19 +750,31 @@ def make_canary(X, y=None, *, scale=10.0, classifier=None):
     (array([ 0., 20.]), np.int64(1))
     """
     given = X
-    X = _numeric_features(X)
-    feature = _least_used_feature(X)
-    # The canary's one nonzero value, rounded to its column's float dtype
-    # (X's, or a DataFrame column's), so that storing it changes no dtype.
-    if hasattr(given, "iloc") and getattr(given, "ndim", 1) == 2:
-        column = given.iloc[:, feature].dtype
+    if sp.issparse(X):
+        # Sparse X: the statistics from the stored values (an implicit
+        # zero is a present value 0), without densifying X.
+        X, n_features = _numeric_sparse(X), X.shape[1]
+        feature = _least_used_sparse_feature(X)
+        stored = X.data.astype(float)
+        given_dtype = column = X.dtype
     else:
-        column = np.asarray(given).dtype
-    value = _in_float_dtype(_outlier_value(X, scale, "X"), column)
-    row_dtype = _float_dtype(np.asarray(given).dtype)
+        X = _numeric_features(X)
+        n_features = X.shape[1]
+        feature = _least_used_feature(X)
+        stored = X
+        given_dtype = np.asarray(given).dtype
+        # The canary's one nonzero value, rounded to its column's float
+        # dtype (X's, or a DataFrame column's), so that storing it changes
+        # no dtype.
+        if hasattr(given, "iloc") and getattr(given, "ndim", 1) == 2:
+            column = given.iloc[:, feature].dtype
+        else:
+            column = given_dtype
+    value = _in_float_dtype(_outlier_value(stored, scale, "X"), column)
+    row_dtype = _float_dtype(given_dtype)
     if row_dtype is None or _rounded(value, row_dtype) is None:
         row_dtype = np.dtype(np.float64)  # not floats, or overflowing float16
-    canary_X = np.zeros(X.shape[1], dtype=row_dtype)
+    canary_X = np.zeros(n_features, dtype=row_dtype)
     canary_X[feature] = value
     if y is None:
         return canary_X, None
@@ -779,6 +828,38 @@ def _numeric_features(X):
     return values
 
 
+def _numeric_sparse(X):
+    """A sparse ``X`` as CSC with a numeric dtype (values as stored)."""
+    if X.dtype.kind not in "biuf":
+        raise ValueError(
+            f"make_canary needs numeric features; the sparse X has dtype {X.dtype}. "
+            "Build the canary row yourself and pass it to make_neighbours."
+        )
+    if X.ndim != 2 or X.shape[1] == 0:
+        raise ValueError(
+            f"X must be 2-D with at least one column, got shape {X.shape}."
+        )
+    X = X.tocsc()
+    X.sum_duplicates()
+    return X
+
+
+def _least_used_sparse_feature(X):
+    """:func:`_least_used_feature` of a CSC matrix, from its stored values.
+
+    Every implicit zero is a present value; a stored NaN is missing.
+    """
+    values = X.data.astype(float)
+    columns = np.repeat(np.arange(X.shape[1]), np.diff(X.indptr))
+    missing = np.isnan(values)
+    counts = X.shape[0] - np.bincount(columns[missing], minlength=X.shape[1])
+    with np.errstate(over="ignore"):
+        sums = np.bincount(
+            columns[~missing], np.abs(values[~missing]), minlength=X.shape[1]
+        )
+    return _least_used_column(sums, counts)
+
+
 def _least_used_feature(X):
     """The column of smallest mean absolute value over its present (non-NaN) values.
 
@@ -786,11 +867,16 @@ def _least_used_feature(X):
     canary value would mean to the estimator.
     """
     present = ~np.isnan(X)
-    counts = present.sum(axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        sums = np.where(present, np.abs(X), 0.0).sum(axis=0)
+    return _least_used_column(sums, present.sum(axis=0))
+
+
+def _least_used_column(sums, counts):
+    """Index of the smallest ``sums / counts`` among columns with ``counts > 0``."""
     if not np.any(counts):
         raise ValueError("make_canary needs a value in X: every entry is NaN.")
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        sums = np.where(present, np.abs(X), 0.0).sum(axis=0)
         means = np.where(counts > 0, sums / np.maximum(counts, 1), np.inf)
     return int(np.argmin(means))
 

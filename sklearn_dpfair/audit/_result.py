@@ -4,10 +4,22 @@
 
 import math
 from dataclasses import asdict, dataclass
+from decimal import Decimal
 
 from ._bounds import epsilon_ceiling
 
 __all__ = ["AuditResult"]
+
+
+def _percent(fraction):
+    """``fraction`` as a percentage, its digits as given, never rounded.
+
+    A rounded percentage overstates a confidence (0.999 would read "100%",
+    0.955 "96%"); shifting the decimal point of the shortest repr of the
+    float (what the caller typed) changes no digit.
+    """
+    shifted = Decimal(repr(float(fraction))).scaleb(2).normalize()
+    return f"{shifted:f}%" if shifted.is_finite() else repr(fraction)
 
 
 @dataclass(frozen=True)
@@ -151,7 +163,8 @@ class AuditResult:
         )
         return (
             f"Privacy audit ({verdict}): epsilon >= {self.epsilon_lower_bound:.3g} "
-            f"at delta = {self.audit_delta:.3g} with {self.confidence:.0%} confidence; "
+            f"at delta = {self.audit_delta:.3g} with {_percent(self.confidence)} "
+            "confidence; "
             f"claimed epsilon there: {claimed} (nominal claim "
             f"({self.claim_epsilon:.3g}, {self.claim_delta:.3g}); epsilon >= "
             f"{self.nominal_epsilon_lower_bound:.3g} there). Test: statistic "

@@ -18,6 +18,7 @@ from sklearn.base import clone
 from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair._solvers import _rows
 from sklearn_dpfair.audit import (
+    AuditResult,
     audit_estimator,
     audit_mechanism,
     canary_statistic,
@@ -448,3 +449,74 @@ def test_neighbours_in_one_silo_pass_the_silo_check(adjacency):
     moved = _federated_pair("add_remove", silos, np.r_[silos[:-1], 1, 1])
     with pytest.raises(ValueError, match="silos hold other numbers"):
         _check_silo_counts(moved)
+
+
+# -- argument checks, the report's text and sparse X ----------------------------------
+
+_BAD_ARGUMENTS = [
+    ({"n_runs": float("inf")}, ValueError),
+    ({"n_runs": float("nan")}, ValueError),
+    ({"n_runs": "x"}, TypeError),
+    ({"n_runs": 40.5}, ValueError),
+    ({"random_state": np.random.RandomState(0)}, TypeError),
+    ({"random_state": np.random.default_rng(0)}, TypeError),
+    ({"random_state": -3}, ValueError),
+]
+
+
+@pytest.mark.parametrize("options, error", _BAD_ARGUMENTS)
+def test_audit_estimator_refuses_bad_arguments_naming_them_before_any_fit(
+    monkeypatch, isolated_canary, options, error
+):
+    from sklearn_dpfair.audit import _audit
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the arguments were checked")
+
+    monkeypatch.setattr(_audit, "fit_clone", no_fit)
+    kw = {"n_runs": 4, **options}
+    with pytest.raises(error, match=next(iter(options))):
+        audit_estimator(_one_step_dpsgd(), isolated_canary, **kw)
+
+
+@pytest.mark.parametrize("options, error", _BAD_ARGUMENTS)
+def test_audit_mechanism_refuses_bad_arguments_naming_them(options, error):
+    def no_run(data, rng):
+        raise AssertionError("ran before the arguments were checked")
+
+    kw = {"n_runs": 4, **options}
+    with pytest.raises(error, match=next(iter(options))):
+        audit_mechanism(no_run, [0.0], [1.0], delta=1e-5, epsilon=1.0, **kw)
+
+
+def test_integral_counts_and_seeds_are_accepted():
+    kw = dict(delta=1e-5, epsilon=1.0)
+    release = _sum_release(1.0)
+    a = audit_mechanism(
+        release, [0.0], [1.0], **kw, n_runs=40.0, random_state=np.int64(3)
+    )
+    b = audit_mechanism(release, [0.0], [1.0], **kw, n_runs=40, random_state=3)
+    assert a == b
+
+
+@pytest.mark.parametrize(
+    "confidence, text",
+    [(0.95, "95%"), (0.955, "95.5%"), (0.999, "99.9%"), (0.9999999, "99.99999%")],
+)
+def test_the_report_never_rounds_the_confidence_up(confidence, text):
+    fields = (0.1, 1.0, 1e-5, 1.0, 1e-5, confidence, 0.0, "greater")
+    r = AuditResult(*fields, 100, 100, 40, 45, 0.5, 0.55, False, 0.1)
+    assert f"with {text} confidence;" in str(r)
+
+
+def test_audit_estimator_on_sparse_neighbours():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    X[:, 0] = 0.0
+    y = (X[:, 1] > 0).astype(int)
+    Xs = sp.csr_matrix(X)
+    nb = make_neighbours(Xs, y, canary=make_canary(Xs, y))
+    result = audit_estimator(_one_step_dpsgd(), nb, n_runs=8)
+    assert not result.violation

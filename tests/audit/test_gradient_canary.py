@@ -389,3 +389,109 @@ def test_gradient_canary_probe_fit_shows_the_estimators_warnings(data):
     clf = DPLogisticRegression(epsilon=2.0, batch_size="full", max_iter=1)
     with pytest.warns(PrivacyLeakWarning, match="classes"):
         audit_gradient_canary(clf, X, y, n_runs=4, n_canaries=2)
+
+
+# -- the sampling rate, arguments and sparse X ---------------------------------------
+
+
+def test_a_one_step_per_epoch_balls_and_bins_fit_is_audited_at_rate_one(
+    monkeypatch, data
+):
+    # One batch per epoch: every record is in every step. The record states
+    # no Poisson rate and the event is the self-composed Gaussian, which
+    # amplifies nothing: the claim's own canary enters every step.
+    from sklearn_dpfair.audit import _gradient_canary
+
+    rates = []
+    real_run = _gradient_canary._canary_run
+
+    def spy(estimator, X, y, fit_params, inside, q, *args):
+        rates.append(q)
+        return real_run(estimator, X, y, fit_params, inside, q, *args)
+
+    monkeypatch.setattr(_gradient_canary, "_canary_run", spy)
+    X, y = data
+    # A stated noise multiplier: no calibration, a fast test.
+    clf = DPLogisticRegression(
+        noise_multiplier=4.0,
+        epsilon=2.0,
+        classes=[0, 1],
+        max_iter=2,
+        batch_sampling="balls_and_bins",
+    )
+    result = audit_gradient_canary(clf, X, y, n_runs=4, n_canaries=2)
+    assert rates == [1.0] * 4 and not result.violation
+
+
+def test_the_sampling_rate_comes_from_the_record_or_an_unsampled_event():
+    import dp_accounting
+
+    from sklearn_dpfair.audit._gradient_canary import _sampling_rate
+
+    def probe(q, event):
+        return SimpleNamespace(
+            privacy_record_=SimpleNamespace(sampling_probability=q), dp_event_=event
+        )
+
+    gauss = dp_accounting.GaussianDpEvent(2.0)
+    newton = dp_accounting.ComposedDpEvent(
+        [dp_accounting.SelfComposedDpEvent(gauss, 3), gauss]
+    )
+    assert _sampling_rate(probe(None, newton), "auto") == 1.0
+    assert _sampling_rate(probe(0.25, newton), "auto") == 0.25
+    assert _sampling_rate(probe(None, newton), 0.5) == 0.5
+    sampled = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.SampledWithoutReplacementDpEvent(100, 10, gauss), 5
+    )
+    with pytest.raises(
+        ValueError, match="not Poisson batches.*Pass sampling_probability=q"
+    ):
+        _sampling_rate(probe(None, sampled), "auto")
+
+
+@pytest.mark.parametrize(
+    "options, error",
+    [
+        ({"n_runs": float("inf")}, ValueError),
+        ({"n_runs": float("nan")}, ValueError),
+        ({"n_runs": "10"}, TypeError),
+        ({"n_runs": 4.5}, ValueError),
+        ({"n_canaries": float("nan")}, ValueError),
+        ({"n_canaries": True}, TypeError),
+        ({"sampling_probability": "x"}, TypeError),
+        ({"sampling_probability": 2.0}, ValueError),
+        ({"sampling_probability": float("nan")}, ValueError),
+        ({"random_state": np.random.RandomState(0)}, TypeError),
+        ({"random_state": 0.5}, TypeError),
+        ({"random_state": -1}, ValueError),
+    ],
+)
+def test_gradient_canary_audit_refuses_bad_arguments_before_any_fit(
+    monkeypatch, data, options, error
+):
+    from sklearn_dpfair.audit import _gradient_canary
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the arguments were checked")
+
+    monkeypatch.setattr(_gradient_canary, "fit_clone", no_fit)
+    X, y = data
+    kw = {"n_runs": 4, "n_canaries": 2, **options}
+    with pytest.raises(error, match=next(iter(options))):
+        audit_gradient_canary(DPLogisticRegression(classes=[0, 1]), X, y, **kw)
+
+
+def test_gradient_canary_audit_of_a_sparse_x(data):
+    import scipy.sparse as sp
+
+    from sklearn_dpfair.audit._gradient_canary import _with_zero_columns
+
+    X, y = data
+    Xs = sp.csr_matrix(X)
+    augmented = _with_zero_columns(Xs, 3)
+    assert sp.issparse(augmented) and augmented.shape == (200, 5)
+    assert augmented[:, 2:].nnz == 0
+    np.testing.assert_array_equal(augmented[:, :2].toarray(), X)
+    clf = DPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=2)
+    result = audit_gradient_canary(clf, Xs, y, n_runs=4, n_canaries=2)
+    assert not result.violation

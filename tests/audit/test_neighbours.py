@@ -583,3 +583,61 @@ def test_make_canary_refuses_text_columns_naming_them():
         make_canary(df, np.array([0, 1, 0]))
     with pytest.raises(ValueError, match="numeric features"):
         make_canary(np.array([["a", 1.0]], dtype=object))
+
+
+# -- sparse X ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+def test_make_canary_reads_a_sparse_x_as_its_dense_values(fmt):
+    import scipy.sparse as sp
+
+    # Column 1 is the least used once the implicit zeros count as values;
+    # a stored NaN is a missing entry, as in a dense X.
+    X = np.array([[1.0, 0.0, 2.0], [0.0, 0.5, 0.0], [3.0, 0.0, np.nan]])
+    y = np.array([0, 1, 0])
+    cx, cy = make_canary(sp.coo_matrix(X).asformat(fmt), y)
+    dense_x, dense_y = make_canary(X, y)
+    assert cx.tolist() == dense_x.tolist() == [0.0, 30.0, 0.0]
+    assert cy == dense_y == 1
+    cx32, _ = make_canary(sp.csr_matrix(X.astype(np.float32)), y)
+    assert cx32.dtype == np.float32
+    with pytest.raises(ValueError, match="numeric features"):
+        make_canary(sp.csr_matrix(np.ones((2, 2), dtype=complex)))
+
+
+@pytest.mark.parametrize("cls", ["csr_matrix", "csc_array"])
+def test_sparse_neighbours_stay_sparse_and_differ_in_the_canary(cls):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 3))
+    X[X < 0] = 0.0
+    y = np.array([0, 1, 0, 1, 1, 1])
+    Xs = getattr(sp, cls)(X)
+    canary = np.array([5.0, 0.0, 0.0])
+    nb = make_neighbours(Xs, y, canary=(canary, 1))
+    assert nb.without.X is Xs
+    world = nb.with_canary.X
+    assert type(world) is type(Xs) and world.format == Xs.format
+    np.testing.assert_array_equal(world.toarray(), np.vstack([X, canary]))
+    assert sp.issparse(nb.canary_X)
+    np.testing.assert_array_equal(nb.canary_X.toarray(), [canary])
+    # The default replacement is a copy of the first record.
+    nb = make_neighbours(Xs, y, canary=(canary, 1), adjacency="replace_one")
+    np.testing.assert_array_equal(nb.without.X.toarray(), np.vstack([X, X[0]]))
+    np.testing.assert_array_equal(nb.with_canary.X.toarray(), np.vstack([X, canary]))
+    # A sparse canary row is read as its dense values.
+    nb = make_neighbours(Xs, y, canary=(sp.csr_matrix(canary), 1))
+    np.testing.assert_array_equal(nb.with_canary.X.toarray()[-1], canary)
+
+
+def test_a_sparse_integer_x_is_promoted_in_both_worlds_to_hold_the_canary():
+    import scipy.sparse as sp
+
+    Xi = sp.csr_matrix(np.array([[1, 0], [0, 2]], dtype=np.int64))
+    nb = make_neighbours(Xi, np.array([0, 1]), canary=(np.array([0.5, 0.0]), 1))
+    assert nb.without.X.dtype == nb.with_canary.X.dtype == np.float64
+    np.testing.assert_array_equal(
+        nb.with_canary.X.toarray(), [[1.0, 0.0], [0.0, 2.0], [0.5, 0.0]]
+    )
