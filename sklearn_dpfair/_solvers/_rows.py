@@ -100,7 +100,23 @@ def stable_row_norms(A):
     scaled = rows / safe_scale[:, None]
     with np.errstate(over="ignore", under="ignore"):  # inf only past the max
         rescued = safe_scale * xp.sqrt(rowwise_dot(scaled, scaled))
-    return _scatter_like(norms, rescue, rescued)
+    return _scatter_like(norms, rescue, _subnormal_rounded_up(xp, rescued))
+
+
+def _subnormal_rounded_up(xp, norms):
+    # A rescued norm below the smallest normal float is a multiple of the
+    # smallest subnormal: rounded to nearest, the norm of (5e-324, 5e-324)
+    # is 5e-324, 1/sqrt(2) of the true norm, and a record clipped by it
+    # would reach 1.41 times the clip norm. One step up bounds the true
+    # norm: the scaled sum's relative error (~d ulps) is far below the
+    # subnormal spacing, so only the final rounding (half a step) remains.
+    # Normal norms keep their (relative) rounding, as the plain rows do.
+    tiny = _tiny(xp, norms.dtype)
+    low = (norms > 0) & (norms < tiny)
+    if not bool(xp.any(low)):
+        return norms
+    up = xp.nextafter(norms, xp.full_like(norms, math.inf))
+    return xp.where(low, up, norms)
 
 
 def _tiny(xp, dtype):
@@ -292,7 +308,7 @@ def _sparse_stable_row_norms(A):
     with np.errstate(over="ignore", under="ignore"):  # inf only past the max
         rescued = safe_scale * np.sqrt(_sparse_squared_row_norms(scaled))
     out = norms.copy()
-    out[overflowed] = rescued
+    out[overflowed] = _subnormal_rounded_up(np, rescued)
     return out
 
 

@@ -225,3 +225,27 @@ def test_the_rescue_of_an_overflowing_term_warns_nothing():
     assert np.all(np.isfinite(coef_sum))
     # Its norm, computed without squaring 1e288.
     assert np.linalg.norm(coef_sum / 1e288) * 1e288 <= 1e300
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_subnormal_rows_get_norms_rounded_up(sparse):
+    # Rows of subnormal entries (multiples of 2**-1074): their rescued norm
+    # is a multiple of 2**-1074 too, and rounded to nearest the norm of
+    # (1, 1) units would be 1 unit, so a record clipped by it would reach
+    # sqrt(2) times the clip norm.
+    k = np.array([[1, 1], [1, 0], [3, 4], [2, 3], [7, 1]])
+    X = np.ldexp(k.astype(np.float64), -1074)
+    rows = sp.csr_matrix(X) if sparse else X
+    units = np.ldexp(stable_row_norms(rows), 1074)  # exact: a power of two
+    exact = np.sqrt((k**2).sum(axis=1))
+    # An upper bound, one step above the nearest subnormal at most.
+    assert np.all(units >= exact)
+    assert np.all(units <= np.round(exact) + 1)
+    # Without an intercept, a public weight of 1e300 times the residual:
+    # each clipped term [x_i] w_i, measured exactly in those units.
+    norms = augmented_row_norms(rows, 0.0)
+    weighted = clipped_rows(np.full((5, 1), 1e300), norms, 1e-40)
+    terms = exact * np.ldexp(np.abs(weighted[:, 0]), -1074)
+    assert np.max(terms) <= 1e-40
+    assert np.min(terms) >= 1e-40 / 2  # clipped, not erased
+
