@@ -134,7 +134,23 @@ def augmented_row_norms(X, intercept_scaling=0.0):
         return norms
     # Those rows only: hypot(||x||, s) scaled by the (stable) norm, finite
     # unless the norm itself exceeds the largest float.
-    rescued = stable_row_norms(X[rescue])
+    rows = X[rescue]
+    rescued = stable_row_norms(rows)
+    beyond = xp.isinf(rescued)
+    if rescued.dtype != xp.float64 and bool(xp.any(beyond)):
+        # A finite float32 row can have a norm beyond float32's largest
+        # value ((3e38, 3e38)): as inf, its factor C / inf would drop the
+        # record (a fixed 0) where a float64 fit clips it to C. Such rows'
+        # norms are kept in float64, and with them the whole run's (the
+        # clip factors are float64 either way).
+        if sp.issparse(rows):
+            wide = rows.astype(np.float64)
+        else:
+            wide = xp.astype(rows, xp.float64)
+        rescued = xp.where(
+            beyond, stable_row_norms(wide), xp.astype(rescued, xp.float64)
+        )
+        norms = xp.astype(norms, xp.float64)
     if s:  # then only overflowed rows, whose stable norm is > 0
         rescued = rescued * xp.sqrt(1.0 + (s / rescued) ** 2)
     norms[rescue] = rescued

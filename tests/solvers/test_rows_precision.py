@@ -249,3 +249,20 @@ def test_subnormal_rows_get_norms_rounded_up(sparse):
     assert np.max(terms) <= 1e-40
     assert np.min(terms) >= 1e-40 / 2  # clipped, not erased
 
+
+@pytest.mark.parametrize("s", [0.0, 1.0])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_float32_rows_beyond_the_largest_float32_norm_are_clipped(s, sparse):
+    # (3e38, 3e38) is finite in float32, its norm 4.2e38 is not: the record
+    # is clipped to C as in a float64 fit, not dropped by an inf norm.
+    X = np.array([[3e38, 3e38], [3.0, 4.0]], dtype=np.float32)
+    rows = sp.csr_matrix(X) if sparse else X
+    model = LinearModel(n_outputs=1, intercept_scaling=s)
+    norms = model.row_norms(rows)
+    assert np.all(np.isfinite(norms))
+    np.testing.assert_allclose(norms[0], np.hypot(np.hypot(3e38, 3e38), s), rtol=1e-6)
+    raw = np.ones((1, 1), dtype=np.float32)  # a float32 fit's raw gradient
+    g_coef, g_w0 = model.clipped_gradient_sum(rows[:1], raw, norms[:1], 1.0)
+    term = np.append(np.ravel(g_coef), np.ravel(g_w0)).astype(np.float64)
+    assert _norm(term) <= 1.0
+    assert _norm(term) == pytest.approx(1.0, rel=1e-6)
