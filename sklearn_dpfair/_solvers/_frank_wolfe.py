@@ -122,19 +122,26 @@ def resolve_feature_inf_bound(bound, X):
 
     An undeclared bound is read from the private ``X`` as ``max |x_ij|``
     (1.0 when ``X`` is all zeros) with a :class:`PrivacyLeakWarning`, like
-    an undeclared label set.
+    an undeclared label set. A sparse ``X`` is read in canonical form, as
+    the solver reads it (:func:`readable_coordinates`): a value stored as
+    several entries is their sum, so the bound is that of the dense matrix.
 
     Examples
     --------
-    >>> import numpy as np
+    >>> import numpy as np, scipy.sparse as sp, warnings
     >>> from sklearn_dpfair._solvers._frank_wolfe import resolve_feature_inf_bound
     >>> resolve_feature_inf_bound(2.0, np.ones((2, 2)))
     (2.0, [])
+    >>> halves = sp.csr_matrix((np.ones(2), ([0, 0], [0, 0])), shape=(1, 1))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     resolve_feature_inf_bound(None, halves)[0]  # 1 + 1, one value
+    2.0
     """
     if bound is not None:
         return float(bound), []
     warn_at_caller(_BOUND_INFERRED, PrivacyLeakWarning)
-    data = X.data if sp.issparse(X) else X
+    data = _summed_duplicates(X).data if sp.issparse(X) else X
     largest = float(np.max(np.abs(data))) if data.size else 0.0
     return (largest if largest > 0 else 1.0), [INFERRED_BOUND_CAVEAT]
 
@@ -203,14 +210,9 @@ def readable_coordinates(X, bound, dtype=np.float64):
         X = X.tocsr()
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(dtype)
-    # A new matrix on the same arrays: whether it is canonical is computed
-    # from them, never read from a flag cached on (and maybe stale in) X.
-    X = _with_data(X, X.data, canonical=None)
-    if not X.has_canonical_format:
-        # Entries stored twice are one value, their sum: summed (in a copy)
-        # before any clipping, which must act on the sum.
-        X = X.copy()
-        X.sum_duplicates()
+    # Entries stored twice are one value, their sum: summed before any
+    # clipping, which must act on the sum.
+    X = _summed_duplicates(X)
     limit = _largest_at_most(bound, X.dtype)
     data = X.data
     # max and min allocate nothing; compared as Python floats (exactly).
@@ -220,6 +222,23 @@ def readable_coordinates(X, bound, dtype=np.float64):
         # Read whole at every step (X.T @ R): clipped once, in a copy.
         return _with_data(X, _clipped(data, limit)), None
     return X, limit
+
+
+def _summed_duplicates(X):
+    """Sparse ``X`` as CSR or CSC without duplicate entries (a copy only if any).
+
+    Entries stored twice are one value, their sum: the solver clips and
+    reads the sums, and the inferred bound must be read from them too.
+    """
+    if X.format not in ("csr", "csc"):
+        X = X.tocsr()
+    # A new matrix on the same arrays: whether it is canonical is computed
+    # from them, never read from a flag cached on (and maybe stale in) X.
+    X = _with_data(X, X.data, canonical=None)
+    if not X.has_canonical_format:
+        X = X.copy()  # summed in a copy: the caller's X is never written
+        X.sum_duplicates()
+    return X
 
 
 def _with_data(X, data, canonical=True):

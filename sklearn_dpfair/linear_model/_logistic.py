@@ -156,7 +156,10 @@ default="dp-sgd"
     noise_multiplier : float, default=None
         Override the calibrated noise multiplier (dp-sgd). The budget is still
         enforced: a fit whose noise spends more than ``epsilon`` raises
-        :class:`~sklearn_dpfair.exceptions.PrivacyBudgetError`.
+        :class:`~sklearn_dpfair.exceptions.PrivacyBudgetError`. The other
+        solvers calibrate their noise from ``epsilon`` and ``delta`` and
+        refuse it (a ``ValueError`` before the data are read, from ``fit``
+        and ``privacy_plan`` alike).
     batch_size : int, "auto" or "full", default="auto"
         Expected Poisson batch size (dp-sgd). "auto" uses 5% of the rows (at
         least 256); "full" runs noisy full-batch gradient descent.
@@ -318,7 +321,10 @@ default="dp-sgd"
         dp-accounting accountant for DP-SGD and dp-newton. Output perturbation (one
         Gaussian) is always accounted with PLD, which is exact for it;
         dp-frank-wolfe (zCDP selections) always with RDP, so a
-        ``PrivacyLedger`` passed with it must be of kind "rdp".
+        ``PrivacyLedger`` passed with it must be of kind "rdp"; so is a fit
+        that draws private column scales (``feature_scaling``: zCDP
+        quantiles, which PLD cannot read; ``privacy_record_.accountant``
+        says "rdp").
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
 default=None
         None (the default) draws the noise and the batches from fresh OS
@@ -434,10 +440,15 @@ default=None
     privacy_caveats_ : list of str
         What was read from the private data outside the guarantee.
     n_iter_ : int or None
-        Epochs run: passes over the data (dp-sgd; for dp-frank-wolfe, whose
-        every step is a full pass, the number of steps); None for output
-        perturbation, whose data-dependent solver iteration count is not
-        released.
+        Iterations of the solver that ran: for dp-sgd the epochs, or passes
+        over the data (``max_iter`` resolved; federated and Dask fits run
+        them at every ``epsilon``); for dp-newton and dp-frank-wolfe the
+        steps, each a full pass; None for output perturbation, whose
+        data-dependent solver iteration count is not released. In the
+        non-private limit of a central in-memory fit (``epsilon=inf``
+        without ``noise_multiplier``) the exact L-BFGS-B solve runs
+        instead, whatever the solver, and ``n_iter_`` is its iterations
+        (as ``t_``). 0 for the intercept-only release.
     t_ : int or None
         Number of noisy steps (dp-sgd) or of private selections
         (dp-frank-wolfe); at ``epsilon=inf``, the iterations of the exact
@@ -676,6 +687,7 @@ default=None
             The fitted estimator.
         """
         self._check_pure(silos)
+        self._check_noise_multiplier()
         self._check_scaling(self._scaling_path(silos is not None, is_dask_collection(X)))
         self._check_batch_sampling(silos is not None or is_dask_collection(X))
         if silos is not None and self.solver != "dp-sgd":
@@ -841,7 +853,13 @@ default=None
                 sample_weight=weights,
                 progress=progress_printer(self.verbose, type(self).__name__, "epoch"),
             )
-            n_iter = resolve_epochs(self.max_iter, X.shape[0])
+            # The epochs ran only under privacy; the non-private limit ran
+            # the full-batch L-BFGS-B solve instead, whose iterations count.
+            n_iter = (
+                resolve_epochs(self.max_iter, X.shape[0])
+                if setup.budget.is_private
+                else result.n_steps
+            )
         elif self.solver == "dp-newton":
             result = fit_dp_newton(
                 X if sp.issparse(X) else to_numpy(X),
@@ -864,7 +882,10 @@ default=None
             result = fit_output_perturbation(
                 X, y_encoded, loss, setup, rng=rng, sample_weight=weights
             )
-            n_iter = None
+            # None under privacy (the certified solve's data-dependent
+            # iteration count is not released); the exact solver's
+            # iterations in the non-private limit, where nothing is private.
+            n_iter = result.n_steps
 
         return self._set_fitted(
             classes,
@@ -935,6 +956,29 @@ default=None
     def _check_scaling(self, where):
         """Refuse private scales where only public bounds apply (parameters only)."""
         require_public_bounds(self.feature_scaling, self.feature_bounds, where)
+
+    def _check_noise_multiplier(self):
+        """Refuse a noise multiplier that ``solver`` would not use (parameters only).
+
+        Only DP-SGD takes a user's noise multiplier; the other solvers
+        calibrate their releases from ``(epsilon, delta)`` themselves. Checked
+        before anything is read or planned: a multiplier that is accepted but
+        not used would still count as user-calibrated noise (the
+        small-budget rule skips such budgets), so the fit would release a
+        model under a rule other than the one its budget calls for.
+        """
+        if self.noise_multiplier is None or self.solver == "dp-sgd":
+            return
+        reason = {
+            "output-perturbation": "its one release is",
+            "dp-frank-wolfe": "its selections are",
+            "dp-newton": "its three releases per step are",
+        }[self.solver]
+        raise ValueError(
+            f"noise_multiplier does not apply to solver={self.solver!r}: "
+            f"{reason} calibrated from epsilon and delta; leave "
+            "noise_multiplier=None (it applies to solver='dp-sgd')."
+        )
 
     def _check_pure(self, silos=None):
         """delta = 0 (pure epsilon-DP) only where a Laplace release gives it."""
@@ -1016,6 +1060,7 @@ default=None
         ``silo_epsilon`` and ``silo_delta`` for every silo.
         """
         self._check_pure(None if n_silos is None else "silos")
+        self._check_noise_multiplier()
         self._check_scaling(self._scaling_path(silos=n_silos is not None))
         self._check_batch_sampling(n_silos is not None)
         if n_silos is not None:
@@ -1186,8 +1231,8 @@ default=None
                     "y), and dp-newton fits binary problems only. Use "
                     "solver='dp-sgd' for three or more classes."
                 )
-            # A noise_multiplier is refused by the plan (it calibrates its
-            # three releases per step itself).
+            # A noise_multiplier is refused (by _check_noise_multiplier, and
+            # by the plan: it calibrates its three releases per step itself).
             return dp_newton_setup(
                 n_samples,
                 n_features,
@@ -1205,7 +1250,7 @@ default=None
                 n_features,
                 loss.n_outputs,
                 params,
-                PrivacyBudget(epsilon, self.delta, caveats=tuple(caveats)),
+                self._calibrated_budget(epsilon, caveats),
                 weighted=weighted,
                 scaling=scaling,
             )
@@ -1214,10 +1259,25 @@ default=None
             n_features,
             loss,
             self._output_perturbation_params(),
-            PrivacyBudget(epsilon, self.delta, caveats=tuple(caveats)),
+            self._calibrated_budget(epsilon, caveats),
             weighted=weighted,
             dtype=dtype,
             scaling=scaling,
+        )
+
+    def _calibrated_budget(self, epsilon, caveats):
+        """Privacy inputs of output perturbation and Frank-Wolfe.
+
+        The accountant is left at its default: these set-ups account with
+        their own (see ``accountant``). The user's ``noise_multiplier`` is
+        passed on, so that their set-ups refuse it too
+        (:meth:`_check_noise_multiplier` refuses it first).
+        """
+        return PrivacyBudget(
+            epsilon,
+            self.delta,
+            noise_multiplier=self.noise_multiplier,
+            caveats=tuple(caveats),
         )
 
     def _dp_sgd_budget(self, caveats):

@@ -207,6 +207,60 @@ def test_noise_multiplier_override_respects_budget():
 
 
 @pytest.mark.parametrize(
+    "params",
+    [
+        {"solver": "output-perturbation", "alpha": 0.1, "feature_norm_bound": 1.0},
+        {"solver": "dp-frank-wolfe", "l1_radius": 1.0, "feature_inf_bound": 1.0},
+        # Without a declared bound the fit would read it from X: refused first.
+        {"solver": "dp-frank-wolfe", "l1_radius": 1.0},
+        {"solver": "dp-newton", "feature_norm_bound": 1.0},
+    ],
+)
+@pytest.mark.parametrize("epsilon", [0.5, np.inf])
+def test_noise_multiplier_is_refused_by_the_self_calibrating_solvers(
+    params, epsilon
+):
+    """Only DP-SGD takes a user's noise multiplier. The other solvers refuse
+    it before reading anything (no warning about the undeclared classes or
+    feature bound), and so does their plan: ignored, it would still skip
+    the small-budget rule, which exempts user-calibrated noise."""
+    X, y = make_classification(
+        n_samples=30, n_features=3, n_informative=2, n_redundant=0, random_state=0
+    )
+    clf = DPLogisticRegression(epsilon=epsilon, noise_multiplier=1.0, **params)
+    before = clf.get_params()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="noise_multiplier does not apply"):
+            clf.fit(X, y)
+        with pytest.raises(ValueError, match="noise_multiplier does not apply"):
+            clf.privacy_plan(30, 3)
+    assert clf.get_params() == before
+    assert not hasattr(clf, "coef_") and not hasattr(clf, "privacy_record_")
+    with pytest.raises(NotFittedError):
+        clf.predict(X)
+
+
+def test_n_iter_counts_the_solver_that_ran():
+    """Private DP-SGD runs its epochs; the non-private limit runs L-BFGS-B
+    instead, whose iterations n_iter_ reports (as t_), for every solver."""
+    X, y = make_classification(n_samples=300, n_features=4, random_state=0)
+    private = DPLogisticRegression(max_iter=2, classes=[0, 1], random_state=0)
+    assert private.fit(X, y).n_iter_ == 2
+    exact = DPLogisticRegression(epsilon=np.inf, max_iter=1, classes=[0, 1])
+    exact.fit(X, y)
+    assert exact.n_iter_ == exact.t_ > 1  # not the one epoch of max_iter
+    op = DPLogisticRegression(
+        epsilon=np.inf,
+        solver="output-perturbation",
+        alpha=0.01,
+        feature_norm_bound=1.0,
+        classes=[0, 1],
+    ).fit(X, y)
+    assert op.n_iter_ == op.t_ > 0
+
+
+@pytest.mark.parametrize(
     "params, match",
     [
         ({"epsilon": 0}, "epsilon"),

@@ -209,6 +209,32 @@ def test_missing_feature_bound_is_inferred_with_a_warning():
     assert clf.privacy_record_.clip_norm == pytest.approx(5.0 * 7.0 / X.shape[0])
 
 
+def test_inferred_bound_of_a_csr_storing_duplicates_is_the_dense_one():
+    """A CSR storing every value as two halves is the same matrix: the bound
+    is read from the summed entries, so the fit is the dense one's."""
+    X, y = _data(n=400, d=6)
+    n, d = X.shape
+    halves = sp.csr_matrix(
+        (
+            np.repeat(X.ravel() / 2, 2),
+            np.repeat(np.tile(np.arange(d), n), 2),
+            np.arange(0, 2 * n * d + 1, 2 * d),
+        ),
+        shape=(n, d),
+    )
+    assert not halves.has_canonical_format
+    fits = []
+    for A in (X, halves):
+        with pytest.warns(PrivacyLeakWarning, match="feature_inf_bound"):
+            fits.append(_fw(feature_inf_bound=None, epsilon=1.0).fit(A, y))
+    dense, sparse = fits
+    bound = np.max(np.abs(X))
+    assert dense.privacy_record_.clip_norm == pytest.approx(5.0 * bound / n)
+    assert sparse.privacy_record_.clip_norm == pytest.approx(5.0 * bound / n)
+    assert sparse.t_ == dense.t_  # the step count is set by the bound
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
+
+
 def test_declared_bounds_raise_no_warning():
     X, y = _data()
     with warnings.catch_warnings():

@@ -8,16 +8,19 @@ import scipy.sparse as sp
 
 from sklearn_dpfair._loss import BinaryLogisticLoss, SoftmaxLoss
 from sklearn_dpfair._solvers._frank_wolfe import (
+    INFERRED_BOUND_CAVEAT,
     MAX_AUTO_STEPS,
     selection_budget_shares,
     auto_frank_wolfe_steps,
     clip_coordinates,
     private_frank_wolfe,
     readable_coordinates,
+    resolve_feature_inf_bound,
     score_sensitivity,
     scores_from_predictions,
     vertex_scores,
 )
+from sklearn_dpfair.exceptions import PrivacyLeakWarning
 from sklearn_dpfair.privacy._exponential import ExponentialMechanism
 
 
@@ -309,6 +312,28 @@ def test_clip_coordinates_recomputes_a_stale_canonical_flag():
     np.testing.assert_array_equal(clip_coordinates(X, 1.0).toarray(), [[1.0, 0.0]])
     read, limit = readable_coordinates(X, 1.0)
     assert read.nnz == 1 and limit == 1.0
+
+
+@pytest.mark.parametrize("layout", ["csr", "stale", "csc", "coo"])
+def test_inferred_bound_sums_entries_stored_twice(layout):
+    """The bound read from X is that of the matrix, whose value at a position
+    stored twice is the sum: the sum the solver clips."""
+    X = _csr_with_duplicates((2, 2), [0, 0, 1], [1, 1, 0], [1.5, 1.5, -0.5])
+    if layout == "stale":
+        X.has_canonical_format = True  # a cached flag is not trusted
+    elif layout == "csc":
+        X = sp.csc_matrix(
+            (X.data, X.indices, X.indptr), shape=X.shape[::-1]
+        )  # the transpose, stored with the same duplicates
+        assert not X.has_canonical_format
+    elif layout == "coo":
+        X = sp.coo_matrix(([1.5, 1.5, -0.5], ([0, 0, 1], [1, 1, 0])), shape=(2, 2))
+    before = X.data.copy()
+    with pytest.warns(PrivacyLeakWarning, match="feature_inf_bound"):
+        bound, caveats = resolve_feature_inf_bound(None, X)
+    assert bound == 3.0 == np.max(np.abs(X.toarray()))
+    assert caveats == [INFERRED_BOUND_CAVEAT]
+    np.testing.assert_array_equal(X.data, before)  # summed in a copy
 
 
 def test_float32_clip_never_exceeds_the_bound():
