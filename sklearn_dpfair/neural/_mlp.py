@@ -115,7 +115,8 @@ class DPMLPClassifier(ScoreClassifierMixin, PrivateEstimatorMixin, BaseEstimator
         guarantee does not cover which labels occur. ``classes_`` holds it
         sorted whatever the declared order, as in scikit-learn.
     accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
-        dp-accounting accountant for calibration and the record.
+        dp-accounting accountant for calibration and the record ("rdp"
+        where private column scales are drawn, see ``feature_scaling``).
     random_state : None, int, numpy.random.RandomState or numpy.random.Generator, \
 default=None
         None (the default) draws the initialization, the batches and the
@@ -136,7 +137,9 @@ default=None
         :class:`~sklearn_dpfair.linear_model.DPLogisticRegression` does: by
         the declared ``feature_bounds`` (public, no budget), else by private
         robust location and scale (private quantiles on a public grid,
-        10% of the zCDP budget, composed into ``dp_event_``; none where the
+        10% of the zCDP budget, composed into ``dp_event_`` and accounted
+        with RDP whatever ``accountant`` says, since PLD cannot read their
+        zCDP events (``privacy_record_.accountant`` says so); none where the
         rows are too few for the budget to resolve a quantile, a public rule
         of ``n``, ``epsilon`` and the number of columns, which the raw-column
         warning then names); the first layer is mapped back so the network
