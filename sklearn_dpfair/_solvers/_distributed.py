@@ -81,6 +81,7 @@ __all__ = [
     "partition_clipped_sum",
     "partition_columns_off_unit_scale",
     "partition_rng",
+    "penalty_in_scaled_units",
     "refuse_dask_beside_in_memory_x",
     "refuse_dask_input",
     "set_dask_input_features",
@@ -984,6 +985,40 @@ def _clipped_sum(data, coef, w0, step, config):
     )
 
 
+def penalty_in_scaled_units(alpha, scaling):
+    """Per-column L2 strengths on mapped columns of the user-unit ``(alpha/2) ||w||^2``.
+
+    A model fitted on the columns ``(x - location) / scale`` has the
+    coefficients ``v_j = w_j scale_j`` of the model ``w`` in the user's
+    units, so the penalty ``(alpha/2) sum_j w_j^2`` is ``sum_j (alpha_j / 2)
+    v_j^2`` with ``alpha_j = alpha / scale_j^2`` (``inf`` where that
+    overflows: such a column's coefficient is held at 0 by the proximal
+    step). The location moves the intercept only, which is not penalized.
+    Public given ``scaling``; data independent.
+
+    Parameters
+    ----------
+    alpha : float
+    scaling : FeatureScaling
+
+    Returns
+    -------
+    column_alpha : ndarray of shape (n_features,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._distributed import penalty_in_scaled_units
+    >>> from sklearn_dpfair._solvers._feature_scaling import FeatureScaling
+    >>> scaling = FeatureScaling(np.array([500.0, 0.0]), np.array([100.0, 0.01]))
+    >>> penalty_in_scaled_units(0.01, scaling).tolist()
+    [1e-06, 100.0]
+    """
+    scale = np.asarray(scaling.scale, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        return float(alpha) / (scale * scale)
+
+
 def fit_dp_sgd_dask(data, loss, setup, *, rng, progress=None):
     """DP-SGD on persisted Dask partitions; noise added once on the driver.
 
@@ -992,6 +1027,19 @@ def fit_dp_sgd_dask(data, loss, setup, *, rng, progress=None):
     ceil(epochs / q)`` steps, each the Gaussian mechanism on the sum of the
     partitions' clipped sums, divided by the expected batch size ``q n``;
     the coefficients are the average of the last half of the iterates.
+
+    Without privacy (``data.private`` False) the steps run on mapped
+    columns (``data.scaling``: the exact standardization, or declared
+    bounds) and minimize the documented objective in the user's units,
+    the mean (weighted) loss plus ``(alpha/2) ||w||^2`` of the returned
+    coefficients ``w``: the penalty on the fitted coefficients is
+    :func:`penalty_in_scaled_units`, taken by its exact proximal step
+    (:func:`~sklearn_dpfair._solvers._sgd.sgd_loop`'s ``column_alpha``). The
+    rows stay on the workers (the in-memory fit's exact L-BFGS-B solve
+    would need them on the driver), so the result is the tail average of
+    the noiseless, still clipped, steps: within the epochs' convergence of
+    the minimizer, not at it. A private fit penalizes the coefficients of
+    the mapped columns, as its plan and the in-memory private fit do.
 
     Parameters
     ----------
@@ -1035,6 +1083,18 @@ def fit_dp_sgd_dask(data, loss, setup, *, rng, progress=None):
     )
     coef = np.zeros((data.n_features, loss.n_outputs), dtype=data.dtype)
     w0 = np.zeros(loss.n_outputs, dtype=data.dtype)
+    alpha, column_alpha = params.alpha, None
+    if not data.private and data.scaling is not None and alpha > 0:
+        # The penalty of the documented objective, (alpha/2) ||w||^2, is on
+        # the coefficients in the user's units, w_j = v_j / scale_j: on the
+        # fitted ones v it is (alpha / scale_j^2) / 2 v_j^2 (a column in
+        # units of 0.01 at alpha = 0.01: 100), taken by its exact proximal
+        # step (sgd_loop), which a tiny scale cannot make diverge. A private
+        # fit keeps its steps as planned (the penalty on the scaled
+        # coefficients, as in memory).
+        alpha, column_alpha = 0.0, penalty_in_scaled_units(
+            params.alpha, data.scaling
+        )
 
     def clipped_sum(t, coef, w0):
         # The workers' part of the step; the noise (added once, on the
@@ -1051,8 +1111,9 @@ def fit_dp_sgd_dask(data, loss, setup, *, rng, progress=None):
         n_steps=setup.n_steps,
         denominator=setup.sampling_probability * data.n_samples,
         learning_rate=setup.learning_rate,
-        alpha=params.alpha,
+        alpha=alpha,
         rng=rng,
+        column_alpha=column_alpha,
         progress=(
             None
             if progress is None

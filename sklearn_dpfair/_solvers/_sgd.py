@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils._array_api import array_namespace, device_of
+from ..utils._array_api import array_namespace, device_of, from_host
 from ._linear import LinearModel, as_rows, take_rows, weighted_raw_gradient
 from ._sampling import BallsAndBinsBatches, poisson_batch
 from ._schedules import tail_start
@@ -202,6 +202,7 @@ def sgd_loop(
     rng,
     tail_fraction=0.5,
     progress=None,
+    column_alpha=None,
 ):
     """The DP-SGD loop around a clipped-sum function (steps 5-8).
 
@@ -233,11 +234,30 @@ def sgd_loop(
         ``progress(t + 1, proxy)`` after step ``t``, with ``proxy`` the norm
         of the released update divided by the step size (the noisy
         gradient, penalty included): computed from released iterates only.
+    column_alpha : array of shape (n_features,) or None, default=None
+        Per-column L2 strengths ``alpha_j``, in place of ``alpha`` (which
+        must then be 0): the penalty ``sum_j (alpha_j / 2) ||coef_j||^2``,
+        taken by its exact proximal step, ``coef_j <- (coef_j - eta g_j) /
+        (1 + eta alpha_j)`` (proximal gradient descent, Parikh and Boyd,
+        *Proximal Algorithms*, 2014, Sec. 4.2), whose fixed point is the
+        penalized minimizer whatever ``eta alpha_j``: an explicit step
+        diverges beyond ``eta alpha_j = 2``, and ``alpha_j`` may be huge
+        (the user-unit penalty of a model fitted on standardized columns,
+        ``alpha / scale_j^2``; ``inf`` holds the coefficient at 0). Data
+        independent. None: the explicit step of ``alpha`` (the private
+        fits').
 
     Returns
     -------
     result : NoisySGDResult
     """
+    shrink = None
+    if column_alpha is not None:
+        if alpha:
+            raise ValueError("column_alpha replaces alpha: pass alpha=0.")
+        with np.errstate(over="ignore"):
+            factors = 1.0 / (1.0 + learning_rate * np.asarray(column_alpha, np.float64))
+        shrink = from_host(factors[:, None], like=coef)
 
     def step(t, coef, w0):
         g_coef, g_w0 = clipped_sum(t, coef, w0)
@@ -252,6 +272,10 @@ def sgd_loop(
             alpha=alpha,
             rng=rng,
         )
+        if shrink is not None:
+            # The penalty's proximal map after the loss' gradient step.
+            xp = array_namespace(new[0])
+            new = (xp.astype(new[0] * shrink, new[0].dtype, copy=False), new[1])
         if progress is not None:
             progress.moved(t + 1, (coef, w0), new, learning_rate)
         return new

@@ -533,3 +533,65 @@ def test_messages_of_labels_and_strings_are_the_in_memory_ones(dask_client, smal
         assert str(on_dask.value) == str(in_memory.value)
     assert str(on_dask.value).startswith("Input X: could not convert")
     assert "Alice" not in str(on_dask.value)
+
+
+def _penalized_log_loss(clf, X, y, alpha, w=None):
+    """The documented objective: mean (weighted) log-loss + alpha/2 ||w||^2."""
+    z = X @ clf.coef_.ravel() + clf.intercept_[0]
+    losses = np.logaddexp(0.0, z) - y * z
+    return np.average(losses, weights=w) + 0.5 * alpha * np.sum(clf.coef_**2)
+
+
+def _offset_and_tiny_unit_columns(n=600):
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((n, 2))
+    y = (rng.random(n) < 1 / (1 + np.exp(-(Z @ [1.0, -0.8])))).astype(int)
+    return Z * [100.0, 0.01] + [500.0, 0.0], y, rng.uniform(0.2, 3.0, n)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_non_private_limit_penalizes_the_coefficients_in_user_units(
+    dask_client, weighted
+):
+    # alpha/2 ||w||^2 is on the model in the user's units; the noiseless
+    # steps run on the exactly standardized columns, where it is alpha /
+    # scale_j^2 on coefficient j. Penalizing the standardized coefficients
+    # gave the column in units of 0.01 a coefficient 480 times too large
+    # (objective 19.3 against the minimum's 0.625). Full batches: deterministic,
+    # 30 steps to within ~1.5% of the minimizer.
+    from sklearn.linear_model import LogisticRegression
+
+    X, y, w = _offset_and_tiny_unit_columns()
+    w = w if weighted else None
+    n, alpha = X.shape[0], 1e-2
+    kw = dict(epsilon=np.inf, alpha=alpha, classes=[0, 1])
+    memory = DPLogisticRegression(**kw).fit(X, y, sample_weight=w)
+    # scikit-learn's C sums the weighted losses: weights of mean 1.
+    reference = LogisticRegression(
+        C=1 / (alpha * n), solver="newton-cholesky", tol=1e-10, max_iter=100
+    )
+    reference.fit(X, y, sample_weight=None if w is None else w * n / w.sum())
+    Xd, yd = _dask(X, y, chunks=300)
+    wd = None if w is None else _dask(w, chunks=300)[0]
+    clf = DPLogisticRegression(
+        batch_size="full", max_iter=30, random_state=0, **kw
+    ).fit(Xd, yd, sample_weight=wd)
+    best = _penalized_log_loss(reference, X, y, alpha, w)
+    assert _penalized_log_loss(memory, X, y, alpha, w) <= best + 1e-8
+    assert _penalized_log_loss(clf, X, y, alpha, w) <= best + 1e-4
+    np.testing.assert_allclose(clf.coef_, memory.coef_, rtol=0.03)
+    np.testing.assert_allclose(clf.intercept_, memory.intercept_, rtol=0.03)
+
+
+def test_non_private_limit_on_declared_bounds_penalizes_user_units(dask_client):
+    # The same with the columns mapped by feature_bounds: the small-unit
+    # column's coefficient is that of the penalty on the user's model (it
+    # was 56 times larger with the penalty on the mapped one).
+    X, y, _ = _offset_and_tiny_unit_columns()
+    kw = dict(epsilon=np.inf, alpha=1e-2, classes=[0, 1])
+    memory = DPLogisticRegression(**kw).fit(X, y)
+    clf = DPLogisticRegression(
+        batch_size="full", max_iter=20, random_state=0, feature_scaling="auto",
+        feature_bounds=[(200.0, 800.0), (-0.05, 0.05)], **kw,
+    ).fit(*_dask(X, y, chunks=300))
+    np.testing.assert_allclose(clf.coef_[0, 1], memory.coef_[0, 1], rtol=0.05)

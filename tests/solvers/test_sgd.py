@@ -170,3 +170,43 @@ def test_sgd_loop_takes_any_clipped_sum_function():
     np.testing.assert_allclose(loop.coef, memory.coef, rtol=0, atol=1e-14)
     np.testing.assert_allclose(loop.intercept, memory.intercept, rtol=0, atol=1e-14)
     assert loop.n_steps == memory.n_steps == 6
+
+
+def test_sgd_loop_per_column_penalty_is_a_stable_proximal_step():
+    # column_alpha: the penalty sum_j alpha_j / 2 coef_j^2 by its exact
+    # proximal step. Noiseless, unclipped, full-batch: proximal gradient
+    # descent, whose fixed point is the per-column ridge solution even where
+    # learning_rate * alpha_j (here 5e6) would make a gradient step diverge.
+    from sklearn_dpfair._solvers._linear import LinearModel
+    from sklearn_dpfair._solvers._sgd import sgd_loop
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 3.0 + 0.1 * rng.normal(size=200)
+    column_alpha = np.array([0.0, 1e7, 0.3])
+    model = LinearModel(1, 1.0)
+    loss = SquaredLoss()
+
+    def full_sum(t, coef, w0):
+        raw = loss.raw_gradient(y, model.raw_predictions(X, coef, w0))
+        return model.clipped_gradient_sum(X, raw, model.row_norms(X), np.inf)
+
+    result = sgd_loop(
+        full_sum, model, *model.zeros(X),
+        mechanism=GaussianMechanism(clip_norm=np.inf, noise_multiplier=0.0),
+        n_steps=300, denominator=200.0, learning_rate=0.5, alpha=0.0,
+        rng=rng, tail_fraction=0.01, column_alpha=column_alpha,
+    )
+    Xa = np.hstack([X, np.ones((200, 1))])
+    ridge = np.linalg.solve(
+        Xa.T @ Xa / 200 + np.diag(np.r_[column_alpha, 0.0]), Xa.T @ y / 200
+    )
+    np.testing.assert_allclose(result.coef[:, 0], ridge[:3], atol=1e-6)
+    np.testing.assert_allclose(result.intercept, ridge[3:], atol=1e-6)
+    with pytest.raises(ValueError, match="column_alpha replaces alpha"):
+        sgd_loop(
+            full_sum, model, *model.zeros(X),
+            mechanism=GaussianMechanism(clip_norm=np.inf, noise_multiplier=0.0),
+            n_steps=1, denominator=200.0, learning_rate=0.5, alpha=0.1,
+            rng=rng, column_alpha=column_alpha,
+        )
