@@ -205,6 +205,11 @@ default="dp-sgd"
         where the noise scales as ``1/(alpha n)`` and the penalty covers the
         intercept too, ``alpha/2 (||w||^2 + b^2)`` (its sensitivity needs
         strong convexity in every coordinate), at ``epsilon=np.inf`` as well.
+        ``w`` are the coefficients the solver fits: with
+        ``feature_scaling="auto"`` a private fit penalizes those of the
+        mapped columns (unit scale; the plan's sensitivities assume them),
+        so its limit as ``epsilon`` grows is not the ``epsilon=np.inf`` fit,
+        which penalizes the coefficients in the user's units.
     fit_intercept : bool, default=True
         Whether to fit an intercept (through a constant feature of value 1;
         the data are never centred by their exact mean, which would leak
