@@ -27,6 +27,7 @@ from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..exceptions import PrivacyAccountingError, PrivacyBudgetError
 from ..fairness._sensitive import encode_sensitive_features
 from ..federated._silos import split_by_silo
+from ..linear_model._semi_dp import check_public_mask
 from ..privacy._ledger import PrivacyLedger
 from ..privacy._plan import PrivacyPlan, check_public_count, check_public_layout
 from ..privacy._random import check_noise_generator, noise_seed, step_seeds
@@ -356,6 +357,10 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
     step_budgets_ : dict
         Per private step (by path): its ``share``, ``epsilon``, ``delta``
         and ``plan`` (its :class:`~sklearn_dpfair.privacy.PrivacyPlan`).
+        A federated final step's own ``silo_epsilon`` (``silo_delta``)
+        replaces its share: its ``epsilon`` (``delta``) is what its plan
+        spends, its ``share`` None where ``silo_epsilon`` is set, and the
+        step keeps its own ``epsilon`` (``delta``) parameter.
     epsilon_, delta_, dp_event_, adjacency_, privacy_record_
         The guarantee of the whole fit: ``dp_event_`` is the composition of
         the steps' events, ``epsilon_`` what the accountant gives for it at
@@ -659,10 +664,19 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 share = shares[unit.path]
                 eps_i = scale * share * self.epsilon
                 delta_i = share * self.delta
-                params.update(
-                    {f"{unit.path}__epsilon": eps_i, f"{unit.path}__delta": delta_i}
-                )
                 plan = plans[unit.path]
+                # A federated step's own silo_epsilon (silo_delta) is what
+                # its fit spends, not its share: the step was planned at its
+                # own parameters, which its fit keeps (a share set as its
+                # epsilon would have no effect), and records what it spends.
+                if "epsilon" in planner.fixed:
+                    share, eps_i = None, plan.epsilon
+                else:
+                    params[f"{unit.path}__epsilon"] = eps_i
+                if "delta" in planner.fixed:
+                    delta_i = plan.delta
+                else:
+                    params[f"{unit.path}__delta"] = delta_i
             else:
                 # A free part (declared categories) releases nothing: it
                 # spends (0, 0) whatever its own epsilon and delta say.
@@ -836,7 +850,12 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         counts = {}
         mask = final_params.get("public_mask")
         if "n_public" in accepted and mask is not None:
-            counts["n_public"] = int(np.count_nonzero(np.asarray(mask)))
+            # The estimators' own validator refuses a mask that is not
+            # boolean (strings, a nullable mask with missing values), which a
+            # count of its nonzero entries would read as something else.
+            counts["n_public"] = int(
+                np.count_nonzero(check_public_mask(mask, n_samples, private=False))
+            )
         # Undeclared label or group sets are read by the estimator itself,
         # which warns and records the caveat; its plan must count the same.
         if (
@@ -1112,8 +1131,13 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             # limit), as in the composed record, not the plan's mechanism.
             fitted = getattr(fitted_part(self.pipeline_, path), "privacy_record_", None)
             mechanism = plan.mechanism if fitted is None else fitted.mechanism
+            share = (
+                "its own silo_epsilon"
+                if budget["share"] is None
+                else f"share {budget['share']:.3g}"
+            )
             lines.append(
-                f"  {path}: share {budget['share']:.3g}, epsilon {budget['epsilon']:.4g}, "
+                f"  {path}: {share}, epsilon {budget['epsilon']:.4g}, "
                 f"delta {budget['delta']:.3g} (alone: ({plan.epsilon:.4g}, "
                 f"{plan.total_delta:.3g})-DP, {plan.adjacency}) -- {mechanism}"
             )
@@ -1346,9 +1370,13 @@ class _Planner:
         self.width = (
             unit.n_features if unit.n_features is not None else _PROBE_WIDTHS[0]
         )
+        self.fixed = _own_budget(estimator, counts)
 
     def _plan(self, width=None, sparse=None, **params):
         est = self.estimator
+        # A budget the step sets itself stays its own, in every plan as in
+        # its fit.
+        params = {k: v for k, v in params.items() if k not in self.fixed}
         if "accountant" in est.get_params(deep=False):
             params["accountant"] = self.kind
         est.set_params(**self.extra, **params)
@@ -1501,6 +1529,36 @@ class _Planner:
                 "step before it declares only after its private fit. Set "
                 f"{param} on the final step."
             )
+
+
+def _own_budget(estimator, counts):
+    """The budget parameters a step's own federated budget replaces.
+
+    A federated fit (planned with ``n_silos``) calibrates every silo's
+    messages by ``silo_epsilon`` and ``silo_delta`` (ISRL-DP), the step's
+    ``epsilon`` and ``delta`` being only their defaults: where the step
+    sets one, the pipeline's share of it would not be spent.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The step.
+    counts : dict
+        The public counts it is planned with.
+
+    Returns
+    -------
+    fixed : tuple of str
+        Among ``"epsilon"`` and ``"delta"``, those the step sets itself.
+    """
+    if counts.get("n_silos") is None:
+        return ()
+    own = estimator.get_params(deep=False)
+    return tuple(
+        name
+        for name, param in (("epsilon", "silo_epsilon"), ("delta", "silo_delta"))
+        if own.get(param) is not None
+    )
 
 
 def _relog_replace_one(log):

@@ -15,6 +15,7 @@ import joblib
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import (
@@ -59,7 +60,10 @@ def _assert_planned(plan, pipe):
     assert plan.dp_event == pipe.dp_event_
     assert plan.epsilon == pipe.epsilon_ <= pipe.epsilon
     assert [name for name, _ in plan.steps] == list(pipe.step_budgets_)
-    assert sum(b["share"] for b in pipe.step_budgets_.values()) == pytest.approx(1)
+    shares = [b["share"] for b in pipe.step_budgets_.values()]
+    # A step spending its own silo_epsilon has no share of epsilon.
+    if None not in shares:
+        assert sum(shares) == pytest.approx(1)
 
 
 def _model(**params):
@@ -229,6 +233,93 @@ def test_silos_are_counted_as_the_federated_fit_splits_them():
     with logged_releases() as log, pytest.raises(ValueError, match="missing ids"):
         pipe.fit(X, y, silos=[None] * N)
     assert not log.counts
+
+
+def test_silo_epsilon_is_recorded_as_the_budget_the_step_spends():
+    # The federated fit spends silo_epsilon, not the step's share of the
+    # pipeline's epsilon: its budget said 5.4 ("share 0.85") for a model
+    # that spent 0.5, and its epsilon parameter was set to that 5.4.
+    X, y = _numbers()
+    silos = np.repeat(["A", "B", "C"], [400, 350, 250])
+    pipe = PrivatePipeline(
+        [
+            ("scale", DPStandardScaler(bounds=BOUNDS)),
+            ("model", _model(epsilon=0.7, silo_epsilon=0.5)),
+        ],
+        epsilon=1.0,
+        random_state=0,
+    )
+    _fit(pipe, X, y, silos=silos)
+    budget = pipe.step_budgets_["model"]
+    assert budget["share"] is None
+    assert budget["epsilon"] == budget["plan"].epsilon == pipe[-1].epsilon_
+    assert budget["epsilon"] == pytest.approx(0.5, rel=1e-3)
+    # The step keeps its own epsilon, which the federated fit does not read;
+    # its silo_delta is its share of delta.
+    assert pipe[-1].epsilon == 0.7
+    assert budget["delta"] == pipe[-1].delta == pytest.approx(0.85e-5)
+    # The preprocessing keeps its share, scaled to the rest of the budget.
+    assert pipe.step_budgets_["scale"]["share"] == pytest.approx(0.15)
+    line = next(
+        line
+        for line in pipe.privacy_summary().splitlines()
+        if line.strip().startswith("model:")
+    )
+    assert "its own silo_epsilon, epsilon 0.5," in line
+    assert "share" not in line
+
+
+def test_silo_delta_is_recorded_and_the_steps_own_budget_has_no_effect():
+    X, y = _numbers()
+    silos = np.repeat(["A", "B", "C"], [400, 350, 250])
+    model = _model(epsilon=0.7, delta=1e-5, silo_epsilon=0.5, silo_delta=1e-6)
+    pipe = PrivatePipeline([("model", model)], epsilon=1.0, random_state=0)
+    _fit(pipe, X, y, silos=silos)
+    budget = pipe.step_budgets_["model"]
+    assert budget["delta"] == budget["plan"].delta == pytest.approx(1e-6)
+    assert budget["epsilon"] == budget["plan"].epsilon == pipe[-1].epsilon_
+    assert (pipe[-1].epsilon, pipe[-1].delta) == (0.7, 1e-5)
+    # Whatever the step's own epsilon and delta, the plan is the same: a
+    # share set as either would have had no effect.
+    other = clone(pipe).set_params(model__epsilon=3.0, model__delta=1e-4)
+    assert other.privacy_plan(N, 3, n_silos=3).dp_event == pipe.dp_event_
+
+
+@pytest.mark.parametrize(
+    "mask, error, match",
+    [
+        # Strings read as all public by a count of nonzero entries.
+        (
+            np.where(np.arange(N) < 100, "True", "False"),
+            TypeError,
+            "public_mask must be a boolean array",
+        ),
+        # Missing values, which a count refused with pandas' own error.
+        (
+            pd.array(np.where(np.arange(N) < 100, True, None), dtype="boolean"),
+            TypeError,
+            "public_mask must be a boolean array",
+        ),
+        (np.arange(N - 1) < 100, ValueError, "public_mask has shape"),
+    ],
+)
+def test_public_mask_is_validated_as_the_final_step_validates_it(mask, error, match):
+    X, _ = _numbers()
+    y = X @ [1.0, 0.5, 0.0]
+    pipe = PrivatePipeline(
+        [
+            ("scale", DPStandardScaler(bounds=BOUNDS)),
+            ("model", SemiDPLinearRegression(feature_scaling=None)),
+        ],
+        random_state=0,
+    )
+    with pytest.raises(error, match=match):
+        SemiDPLinearRegression(feature_scaling=None).fit(X, y, public_mask=mask)
+    # Refused before any step releases, as the estimator itself refuses it.
+    with logged_releases() as log, pytest.raises(error, match=match):
+        pipe.fit(X, y, public_mask=mask)
+    assert not log.counts
+    assert not hasattr(pipe, "pipeline_")
 
 
 # -- nested parallel and cached composites -----------------------------------
