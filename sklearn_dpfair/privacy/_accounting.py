@@ -177,8 +177,11 @@ def check_noise_multiplier(value, name="noise_multiplier"):
 
     ``0`` is a release without noise (dp-accounting reads a
     ``GaussianDpEvent(0)`` as non-private), ``inf`` one that releases
-    nothing. NaN and negative values are refused: dp-accounting's RDP
-    accountant reads ``GaussianDpEvent(nan)`` as epsilon 0.
+    nothing (its event is accounted as a no-op; no mechanism draws it, so
+    :class:`~sklearn_dpfair.privacy.GaussianMechanism` and
+    :class:`~sklearn_dpfair.privacy.LaplaceMechanism` refuse it). NaN and
+    negative values are refused: dp-accounting's RDP accountant reads
+    ``GaussianDpEvent(nan)`` as epsilon 0.
 
     Examples
     --------
@@ -217,6 +220,20 @@ def _check_count(value, name, minimum=0):
 
 def _check_probability(value, name):
     _check_in_range(value, name, "[0, 1]", lambda v: 0 <= v <= 1)
+
+
+def _check_steps(value, name="steps"):
+    # The number of releases an event composes: the count its
+    # SelfComposedDpEvent holds (_check_count), checked before it is built,
+    # since int() would truncate 0.99 steps to none and 2.9 to 2.
+    _check_count(value, name)
+
+
+def _check_sampling_probability(value, name="sampling_probability"):
+    # The Poisson rate of a step that reads data: a rate of 0 samples no
+    # record (a release that reads nothing is stated with steps=0), and NaN
+    # or 1.5 would fail the "< 1" test and be read as a full batch.
+    _check_in_range(value, name, "(0, 1]", lambda v: 0 < v <= 1)
 
 
 def _check_positive_noise(value, name):
@@ -319,7 +336,39 @@ def noisy_sgd_event(noise_multiplier, sampling_probability, steps):
 
     With ``sampling_probability == 1`` (full batch) no subsampling is involved
     and the event is a plain self-composed Gaussian.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        Noise standard deviation in units of the sensitivity (0: no noise).
+    sampling_probability : float
+        Poisson inclusion probability of each record in each step, in
+        (0, 1].
+    steps : int
+        Number of steps, an integer >= 0.
+
+    Returns
+    -------
+    event : dp_accounting.DpEvent
+
+    Raises
+    ------
+    ValueError
+        If ``steps`` is not an integer >= 0 (a fractional count, rounded,
+        would account fewer releases than ran: 0.99 steps read as none) or
+        ``sampling_probability`` is not in (0, 1] (NaN or 1.5 read as a
+        full batch).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._accounting import noisy_sgd_event
+    >>> noisy_sgd_event(1.0, 0.1, 2.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: steps must be an integer >= 0, got 2.5.
     """
+    _check_steps(steps)
+    _check_sampling_probability(sampling_probability)
     steps = int(steps)
     if noise_multiplier == 0:
         return dp_accounting.NonPrivateDpEvent()
@@ -334,12 +383,16 @@ def noisy_sgd_event(noise_multiplier, sampling_probability, steps):
 def laplace_event(noise_multiplier, steps=1):
     """``steps`` Laplace releases of scale ``noise_multiplier`` x the l1 sensitivity.
 
+    ``steps`` must be an integer >= 0 (a ValueError otherwise): a
+    fractional count would be truncated to fewer releases than ran.
+
     Examples
     --------
     >>> from sklearn_dpfair.privacy._accounting import epsilon_of, laplace_event
     >>> epsilon_of(laplace_event(0.5, steps=2), 0.0)
     4.0
     """
+    _check_steps(steps)
     if noise_multiplier == 0:
         return non_private_event()
     event = dp_accounting.LaplaceDpEvent(float(noise_multiplier))
@@ -866,7 +919,8 @@ def exponential_mechanism_event(epsilon0, steps=1):
     represented by the ``ZCDpEvent`` of its zCDP guarantee
     (:func:`exponential_mechanism_rho`), which the RDP accountant interprets
     exactly (Renyi divergence ``alpha * rho`` at every order), and the
-    selections are self-composed. Use the RDP accountant.
+    selections are self-composed. Use the RDP accountant. ``steps`` must be
+    an integer >= 0 (a ValueError otherwise).
 
     Examples
     --------
@@ -876,6 +930,7 @@ def exponential_mechanism_event(epsilon0, steps=1):
     >>> round(many, 6) == round(epsilon_of(zcdp_event(100 * 0.1**2 / 8), 1e-5), 6)
     True
     """
+    _check_steps(steps)
     steps = int(steps)
     rho = exponential_mechanism_rho(epsilon0)
     if math.isinf(rho):

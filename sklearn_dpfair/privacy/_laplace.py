@@ -16,9 +16,18 @@ from dataclasses import dataclass
 
 from ..utils._array_api import from_host
 from ._accounting import laplace_event
+from ._mechanism import check_noise_scale
 from ._releases import log_release
 
 __all__ = ["LaplaceMechanism"]
+
+# PrivacyBudget.laplace sets the noise multiplier to steps / epsilon, which
+# overflows for an epsilon below about steps * 5.6e-309: there the budget's
+# epsilon, not a noise multiplier the user chose, is at fault.
+_BUDGET_HINT = (
+    " (A mechanism from PrivacyBudget.laplace has noise_multiplier = steps / "
+    "epsilon: the budget's epsilon is then too small; use a larger epsilon.)"
+)
 
 
 @dataclass(frozen=True)
@@ -32,11 +41,20 @@ class LaplaceMechanism:
     noise_multiplier : float
         Noise scale ``b`` in units of ``sensitivity``; one release is
         ``1 / noise_multiplier``-DP (``delta = 0``). 0: no noise (no privacy).
+        Finite.
 
     Attributes
     ----------
     norm : str
         ``"l1"``: the norm the sensitivity is measured in.
+
+    Raises
+    ------
+    ValueError
+        With noise (``noise_multiplier > 0``): for an infinite
+        ``noise_multiplier``, a noise scale that overflows float64, or a
+        finite positive ``sensitivity`` whose noise scale is below the
+        smallest normal float64 (where the draws are quantized).
 
     Examples
     --------
@@ -54,6 +72,12 @@ class LaplaceMechanism:
     norm = "l1"
 
     def __post_init__(self):
+        check_noise_scale(
+            self.noise_multiplier,
+            self.sensitivity,
+            noise="Laplace noise scale",
+            hint=_BUDGET_HINT,
+        )
         # A noise scale that overflows float64 (a huge sensitivity, or one
         # that already overflowed, times the multiplier) makes every noisy
         # release inf or NaN.
@@ -62,7 +86,8 @@ class LaplaceMechanism:
                 "clip_norm is too large: the Laplace noise scale, the noise "
                 f"multiplier times the sensitivity ({self.noise_multiplier:g} * "
                 f"{self.sensitivity:g}), overflows float64. Use a clip norm of "
-                "the size of the per-example terms."
+                "the size of the per-example terms, or a smaller noise "
+                f"multiplier.{_BUDGET_HINT}"
             )
 
     @property

@@ -24,6 +24,80 @@ from ..utils._array_api import from_host
 
 __all__ = ["GaussianMechanism", "Mechanism", "observe_privatize"]
 
+#: Least noise scale (Gaussian standard deviation, Laplace scale) a mechanism
+#: draws with: the smallest normal float64. Below it every draw is a
+#: subnormal number, a multiple of 5e-324, so the noise takes fewer distinct
+#: values the smaller the scale (about 1,200 at a scale of 1e-321), and it
+#: rounds to 0 below 5e-324 (0.4 * 5e-324), releasing the sum exactly: not
+#: the continuous distribution the release's event accounts for. At and
+#: above it the draws keep float64's full relative precision.
+MIN_NOISE_SCALE = float(np.finfo(np.float64).smallest_normal)
+
+
+def check_noise_scale(noise_multiplier, sensitivity, *, noise, hint=""):
+    """Raise where a mechanism cannot draw the noise its event accounts for.
+
+    Checks an infinite noise multiplier and a noise scale
+    (``noise_multiplier * sensitivity``) below :data:`MIN_NOISE_SCALE`;
+    the mechanisms check the scale's overflow themselves. No noise
+    (``noise_multiplier == 0``), a sensitivity of 0 (a release that does
+    not depend on any record) and an infinite sensitivity are left to the
+    mechanism.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        The noise in units of the sensitivity.
+    sensitivity : float
+        The sensitivity (the estimators' ``clip_norm``).
+    noise : str
+        What the scale is called in the messages ("noise standard
+        deviation", "Laplace noise scale").
+    hint : str, default=""
+        Appended to the message for an infinite noise multiplier.
+
+    Raises
+    ------
+    ValueError
+        Naming ``noise_multiplier`` (infinite, or the smaller factor of a
+        scale below the least) or ``clip_norm``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._mechanism import check_noise_scale
+    >>> check_noise_scale(0.4, 5e-324, noise="noise standard deviation")
+    Traceback (most recent call last):
+    ...
+    ValueError: clip_norm is too small: the noise standard deviation, ...
+    """
+    if not noise_multiplier > 0:
+        return
+    if math.isinf(noise_multiplier):
+        # The accountant reads infinite noise as a release of nothing (a
+        # no-op), but no noise of infinite scale can be drawn: every noisy
+        # release would be inf or NaN.
+        raise ValueError(
+            "noise_multiplier is inf: a mechanism cannot draw noise of "
+            f"infinite scale (every noisy release would be inf or NaN). "
+            f"Use a finite noise multiplier.{hint}"
+        )
+    if not 0 < sensitivity < math.inf:
+        return
+    if noise_multiplier * sensitivity < MIN_NOISE_SCALE:
+        # Name the factor that is further below 1: the sensitivity for a
+        # usual noise multiplier, the multiplier for a usual clip norm.
+        name = "clip_norm" if sensitivity <= noise_multiplier else "noise_multiplier"
+        raise ValueError(
+            f"{name} is too small: the {noise}, the noise multiplier times the "
+            f"sensitivity ({noise_multiplier:g} * {sensitivity:g}), is below "
+            f"the smallest normal float64 ({MIN_NOISE_SCALE:g}), where the "
+            "noise draws are rounded to a grid of subnormal numbers (or to 0, "
+            "releasing the data exactly) and are not the noise the release is "
+            "accounted for. Use a clip norm of the size of the per-example "
+            "terms, and a noise multiplier whose product with it is at least "
+            f"{MIN_NOISE_SCALE:g}."
+        )
+
 
 @typing.runtime_checkable
 class Mechanism(typing.Protocol):
@@ -131,7 +205,16 @@ class GaussianMechanism:
     clip_norm : float
         Sensitivity of the sum (per-example clip threshold).
     noise_multiplier : float
-        Noise standard deviation in units of ``clip_norm``.
+        Noise standard deviation in units of ``clip_norm``, finite.
+
+    Raises
+    ------
+    ValueError
+        With noise (``noise_multiplier > 0``): for an infinite
+        ``noise_multiplier``, or a finite positive ``clip_norm`` whose noise
+        standard deviation overflows float64 or is below the smallest
+        normal float64 (:data:`MIN_NOISE_SCALE`, where the draws are
+        quantized).
 
     Examples
     --------
@@ -148,6 +231,9 @@ class GaussianMechanism:
     norm = "l2"
 
     def __post_init__(self):
+        check_noise_scale(
+            self.noise_multiplier, self.clip_norm, noise="noise standard deviation"
+        )
         # A finite clip norm times the multiplier can still overflow float64:
         # every noisy sum would then be inf or NaN, a model of NaNs.
         if (
@@ -255,15 +341,22 @@ class GaussianMechanism:
         Parameters
         ----------
         sampling_probability : float, default=1.0
-            Poisson inclusion probability of each record in each release.
+            Poisson inclusion probability of each record in each release,
+            in (0, 1].
         steps : int, default=1
-            Number of releases composed.
+            Number of releases composed, an integer >= 0.
 
         Returns
         -------
         event : dp_accounting.DpEvent
             Self-composed (Poisson-subsampled) Gaussian events, or the
             non-private / no-op event.
+
+        Raises
+        ------
+        ValueError
+            If ``steps`` or ``sampling_probability`` is out of range
+            (:func:`~sklearn_dpfair.privacy._accounting.noisy_sgd_event`).
 
         Examples
         --------

@@ -17,12 +17,15 @@ The rule, applied by :func:`fit_weights` and nowhere else:
   whatever its weight, and every noisy sum is divided by public quantities
   only (the public count ``n`` or the expected batch size ``q n``). A weight
   above 1 can raise a record's term only up to the clip norm; a weight of 0
-  zeroes its term in the weighted sums (it is still a record: the noisy
-  counts, the private histograms and the quantile selections count it once,
-  whatever its weight, so it is not the same as a removed row). Uniform
-  weights of 1 are the unweighted fit bit for bit; uniform weights
-  ``c != 1`` scale every term by ``c`` (as they scale the loss against the
-  penalty in scikit-learn's linear models).
+  zeroes its term in the weighted sums, and in the weighted counts too:
+  the noisy label counts, the transformers' private counts and their
+  quantile selections count each record ``min(w_i, 1)`` times
+  (:func:`counted_weights`), so 0 times. It is still a record: a
+  neighbouring dataset adds or removes it, weight and all, and the
+  releases that count rows rather than weights (FERMI's private group
+  histogram, ``n``) count it once. Uniform weights of 1 are the unweighted
+  fit bit for bit; uniform weights ``c != 1`` scale every term by ``c`` (as
+  they scale the loss against the penalty in scikit-learn's linear models).
 * **Where the analysis bounds a term without clipping it** (the Lipschitz
   constant of output perturbation's weighted loss, a record's share of a
   count), each weight is capped at 1 (:func:`capped_weights`): a record

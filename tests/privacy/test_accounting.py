@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 from dp_accounting import pld, rdp
 
+from sklearn_dpfair.privacy import PrivacyBudget, calibrate_noise_multiplier
 from sklearn_dpfair.privacy._accounting import (
     composed_event,
     epsilon_of,
+    exponential_mechanism_event,
     gaussian_event,
     laplace_event,
     noisy_sgd_event,
@@ -262,3 +264,47 @@ def test_a_release_of_infinite_noise_is_a_no_op_for_both_accountants(
     other = gaussian_event(2.0)
     alone = epsilon_of(other, 1e-5, accountant)
     assert epsilon_of(composed_event([silent, other]), 1e-5, accountant) == alone
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda steps: noisy_sgd_event(1.0, 0.1, steps),
+        lambda steps: noisy_sgd_event(0.0, 1.0, steps),
+        lambda steps: laplace_event(1.0, steps),
+        lambda steps: exponential_mechanism_event(1.0, steps),
+        lambda steps: calibrate_noise_multiplier(1.0, 1e-5, 1.0, steps),
+        lambda steps: PrivacyBudget(1.0, 1e-5).gaussian(1.0, steps=steps),
+    ],
+)
+@pytest.mark.parametrize("steps", [0.99, 2.9, -1, float("nan")])
+def test_events_refuse_steps_that_are_not_a_count(make, steps):
+    # int() read 0.99 steps as none (epsilon 0: calibration returned its
+    # floor) and 2.9 as two: fewer releases accounted than ran.
+    with pytest.raises(ValueError, match=r"^steps must be an integer >= 0"):
+        make(steps)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda q: noisy_sgd_event(1.0, q, 10),
+        lambda q: calibrate_noise_multiplier(1.0, 1e-5, q, 10),
+        lambda q: PrivacyBudget(1.0, 1e-5).gaussian(1.0, sampling_probability=q),
+    ],
+)
+@pytest.mark.parametrize("q", [1.5, float("nan"), 0.0, -0.5])
+def test_events_refuse_a_sampling_probability_out_of_range(make, q):
+    # 1.5 and NaN failed "q < 1" and were accounted as a full batch.
+    with pytest.raises(ValueError, match=r"^sampling_probability must be"):
+        make(q)
+
+
+def test_events_take_numpy_integer_steps():
+    assert noisy_sgd_event(1.0, np.float64(0.5), np.int64(4)) == noisy_sgd_event(
+        1.0, 0.5, 4
+    )
+    assert laplace_event(1.0, np.int32(3)) == laplace_event(1.0, 3)
+    assert exponential_mechanism_event(1.0, np.int64(2)) == (
+        exponential_mechanism_event(1.0, 2)
+    )

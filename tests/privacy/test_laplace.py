@@ -91,3 +91,31 @@ def test_a_noise_scale_that_overflows_is_refused(sensitivity):
         np.ones(2), np.random.default_rng(0)
     )
     np.testing.assert_array_equal(unchanged, np.ones(2))
+
+
+@pytest.mark.parametrize("sensitivity", [5e-324, 1e-321])
+def test_a_noise_scale_below_the_smallest_normal_is_refused(sensitivity):
+    # 0.5 * 5e-324 rounds to 0: the vector was released exactly while its
+    # event claimed epsilon 2; larger subnormal scales draw from a grid.
+    with pytest.raises(ValueError, match=r"^clip_norm is too small: .*smallest normal"):
+        LaplaceMechanism(sensitivity, 0.5)
+    # A release of sensitivity 0 depends on no record: no noise needed.
+    LaplaceMechanism(0.0, 0.5)
+
+
+def test_an_infinite_noise_multiplier_is_named():
+    with pytest.raises(ValueError, match=r"^noise_multiplier is inf"):
+        LaplaceMechanism(1.0, math.inf)
+    # steps / epsilon overflows: the budget's epsilon is at fault, not a
+    # clip norm (which the message blamed before).
+    with pytest.raises(ValueError, match=r"^noise_multiplier is inf.*epsilon"):
+        PrivacyBudget(1e-320, 0.0).laplace(1.0)
+
+
+@pytest.mark.parametrize("steps", [2.5, 0.5, -1])
+def test_the_laplace_event_refuses_steps_that_are_not_a_count(steps):
+    # 2.5 steps were accounted as two.
+    with pytest.raises(ValueError, match=r"^steps must be an integer >= 0"):
+        LaplaceMechanism(1.0, 1.0).event(steps=steps)
+    with pytest.raises(ValueError, match=r"^steps must be an integer >= 0"):
+        laplace_event(1.0, steps)
