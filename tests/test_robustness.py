@@ -281,3 +281,15 @@ def test_an_overflowing_dual_clip_norm_is_named_in_the_error():
         with pytest.raises(ValueError, match=r"^dual_clip_norm is too large"):
             est.fit(X, y, **params)
     assert not hasattr(est, "coef_") and not hasattr(est, "coefs_")
+
+
+def test_a_dual_noise_below_the_smallest_normal_is_named_in_the_error():
+    # Noise rounded to subnormal steps is refused by the mechanism; the
+    # sensitivity it names is the dual block's dual_clip_norm.
+    est, X, y, params = _inputs(dict(ESTIMATORS)["DPFERMIClassifier"])
+    est.set_params(dual_clip_norm=1e-300, noise_multiplier=1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=r"^dual_clip_norm is too small"):
+            est.fit(X, y, **params)
+    assert not hasattr(est, "coef_") and not hasattr(est, "coefs_")

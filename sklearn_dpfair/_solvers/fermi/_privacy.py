@@ -139,6 +139,13 @@ class FERMIMechanisms:
         except ValueError as exc:
             # GaussianMechanism names its sensitivity clip_norm; the dual
             # block's is the estimator's dual_clip_norm.
+            if "overflows" not in str(exc):
+                # A noise scale below the smallest normal float, or an
+                # infinite multiplier: the mechanism's own reason, renamed.
+                message = str(exc)
+                if message.startswith("clip_norm"):
+                    message = "dual_clip_norm" + message[len("clip_norm") :]
+                raise ValueError(message) from exc
             raise ValueError(
                 "dual_clip_norm is too large: the dual block's noise standard "
                 f"deviation, its noise multiplier times its sensitivity "
