@@ -484,3 +484,69 @@ def test_inferred_groups_of_mixed_types_are_those_in_memory(dask_client, small):
         on_dask = DPFERMIClassifier(**kw).fit(Xd, yd, sensitive_features=sfd)
     first, other = sf[0], sf[s != s[0]][0]
     assert on_dask.groups_.tolist() == memory.groups_.tolist() == [first, other]
+
+
+def _offset_and_tiny_unit_columns(n=600):
+    # A column near 500 in units of 100, one in units of 0.01, and a group
+    # correlated with the first (so that a fairness weight moves the model).
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((n, 3))
+    y = (rng.random(n) < 1 / (1 + np.exp(-(Z @ [1.0, -0.8, 0.6])))).astype(int)
+    s = (Z[:, 0] + Z[:, 2] > 0).astype(int)
+    return Z[:, :2] * [100.0, 0.01] + [500.0, 0.0], y, s, rng.uniform(0.2, 3.0, n)
+
+
+def _fair_objective(clf, X, y, s, alpha, weight, w=None):
+    """The documented objective: mean (weighted) log-loss, the binary
+    layout's alpha/4 ||coef_||^2 and the weight times the soft ERMI."""
+    from sklearn_dpfair.metrics import ermi_score
+
+    z = X @ clf.coef_.ravel() + clf.intercept_[0]
+    loss = np.average(np.logaddexp(0.0, z) - y * z, weights=w)
+    ermi = ermi_score(None, y_proba=clf.predict_proba(X), sensitive_features=s)
+    return loss + 0.25 * alpha * np.sum(clf.coef_**2) + weight * ermi
+
+
+@pytest.mark.parametrize("weight, weighted", [(0.0, False), (8.0, True)])
+def test_non_private_limit_penalizes_the_coefficients_in_user_units(
+    dask_client, weight, weighted
+):
+    # alpha's penalty is on the model in the user's units; the noiseless
+    # steps run on the exactly standardized columns, where it is alpha /
+    # scale_j^2 on coefficient j. Penalizing the standardized coefficients
+    # gave the column in units of 0.01 a coefficient 260 times too large
+    # (objective 12.7 against the in-memory limit's 0.606 at n = 4000).
+    # Full batches: deterministic, 30 steps to within 2e-5 of the in-memory
+    # minimum (the first coefficient, which the group shrinks to ~1e-3,
+    # is the least determined: only the small-unit one is compared).
+    X, y, s, w = _offset_and_tiny_unit_columns()
+    w = w if weighted else None
+    alpha = 1e-2
+    kw = dict(
+        epsilon=np.inf, alpha=alpha, fairness_weight=weight, classes=[0, 1],
+        groups=[0, 1], random_state=0,
+    )
+    memory = DPFERMIClassifier(**kw).fit(X, y, sample_weight=w, sensitive_features=s)
+    Xd, yd, sd = _dask(X, y, s, chunks=300)
+    wd = None if w is None else _dask(w, chunks=300)[0]
+    clf = DPFERMIClassifier(batch_size="full", max_iter=30, **kw).fit(
+        Xd, yd, sample_weight=wd, sensitive_features=sd
+    )
+    best = _fair_objective(memory, X, y, s, alpha, weight, w)
+    assert _fair_objective(clf, X, y, s, alpha, weight, w) <= best + 2e-4
+    np.testing.assert_allclose(clf.coef_[0, 1], memory.coef_[0, 1], rtol=0.02)
+
+
+def test_non_private_limit_on_declared_bounds_penalizes_user_units(dask_client):
+    # The same with the columns mapped by feature_bounds: the small-unit
+    # column's coefficient is that of the penalty on the user's model.
+    X, y, s, _ = _offset_and_tiny_unit_columns()
+    kw = dict(epsilon=np.inf, alpha=1e-2, classes=[0, 1], groups=[0, 1])
+    memory = DPFERMIClassifier(**kw).fit(X, y, sensitive_features=s)
+    clf = DPFERMIClassifier(
+        batch_size="full", max_iter=20, random_state=0, feature_scaling="auto",
+        feature_bounds=[(200.0, 800.0), (-0.05, 0.05)], **kw,
+    )
+    Xd, yd, sd = _dask(X, y, s, chunks=300)
+    clf.fit(Xd, yd, sensitive_features=sd)
+    np.testing.assert_allclose(clf.coef_[0, 1], memory.coef_[0, 1], rtol=0.05)

@@ -24,6 +24,12 @@ record. Only the SGDA path with the ascent step is distributed: the exact
 dual update, the non-private full-batch phase, the ``disparity_bound``
 selection and the training curves read the whole training set at once and
 are refused on Dask input by the estimator.
+
+Without privacy the steps run on mapped columns (the exact standardization,
+or declared bounds) and the L2 penalty is that of the documented objective,
+on the coefficients in the user's units: ``alpha / scale_j^2`` on the fitted
+coefficients of column ``j``, by its exact proximal step (as DP-SGD's
+:func:`.._distributed.fit_dp_sgd_dask`).
 """
 
 from dataclasses import dataclass, replace
@@ -37,6 +43,7 @@ from .._distributed import (
     partition_constant_comparison,
     partition_label_counts,
     partition_rng,
+    penalty_in_scaled_units,
     sum_over_partitions,
 )
 from .._linear import LinearModel
@@ -168,6 +175,24 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
     Returns
     -------
     fit : FERMIFit
+
+    Notes
+    -----
+    Without privacy (``data.private`` False) the steps run on mapped columns
+    (``data.scaling``: the exact standardization, or declared bounds) and
+    minimize the documented objective in the user's units: the penalty
+    ``(alpha/2) sum_k ||w_k||^2`` is on the returned coefficients ``w``, so
+    on the fitted ones it is :func:`.._distributed.penalty_in_scaled_units`,
+    taken by its exact proximal step after each descent step,
+    ``coef_j <- coef_j / (1 + eta alpha_j)`` (proximal gradient descent,
+    Parikh and Boyd, *Proximal Algorithms*, 2014, Sec. 4.2): its fixed point
+    is the penalized minimizer whatever ``eta alpha_j``, where an explicit
+    step diverges beyond ``eta alpha_j = 2`` (a column in units of 0.01 at
+    ``alpha = 0.01`` has ``alpha_j = 100``). There is no full-batch phase
+    (it would need the rows on the driver), so the result is the tail
+    average of the noiseless steps. A private fit penalizes
+    the coefficients of the mapped columns, as its plan and the in-memory
+    private fit do.
     """
     p = params
     constraint = p.constraint
@@ -231,13 +256,25 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
         # Root of every partition's stream, from the fit's private generator.
         entropy=int.from_bytes(rng.bytes(16), "little"),
     )
+    alpha, shrink = p.alpha, None
+    if not data.private and data.scaling is not None and p.alpha > 0:
+        # The documented penalty (alpha/2) ||w||^2 is on the coefficients in
+        # the user's units, w_j = v_j / scale_j: on the fitted ones v it is
+        # (alpha / scale_j^2) / 2 ||v_j||^2, taken by its exact proximal
+        # step (Parikh and Boyd 2014, Sec. 4.2), which a tiny scale cannot
+        # make diverge (inf holds the coefficient at 0). A private fit keeps
+        # its steps as planned (the penalty on the scaled coefficients).
+        column_alpha = penalty_in_scaled_units(p.alpha, data.scaling)
+        with np.errstate(over="ignore"):
+            shrink = 1.0 / (1.0 + p.learning_rate * column_alpha[:, None])
+        alpha = 0.0
     step_config = SGDAStepConfig(
         primal_mechanism=mechanisms.primal,
         dual_mechanism=mechanisms.dual,
         denominator=q * data.n_samples,
         learning_rate=p.learning_rate,
         dual_learning_rate=setup.dual_learning_rate,
-        alpha=p.alpha,
+        alpha=alpha,
         project_dual=p.dual_projection == "box",
     )
     dtype = data.dtype
@@ -269,6 +306,9 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
             config=step_config,
             rng=rng,
         )
+        if shrink is not None:
+            # The penalty's proximal map after the loss' gradient step.
+            new_coef = (new_coef * shrink).astype(new_coef.dtype, copy=False)
         if progress is not None:
             progress.moved(t + 1, (coef, w0), (new_coef, new_w0), p.learning_rate)
         return new_coef, new_w0
