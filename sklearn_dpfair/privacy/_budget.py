@@ -17,6 +17,8 @@ import math
 from dataclasses import dataclass, replace
 
 from ._accounting import (
+    _check_sampling_probability,
+    _check_steps,
     check_noise_multiplier,
     check_rho,
     epsilon_of,
@@ -194,9 +196,18 @@ class PrivacyBudget:
             ``noise_multiplier=0`` and ``clip_norm=inf`` (no clipping) when
             the fit is not private.
         """
+        # Checked on every path (a split part divides its rho by steps, and a
+        # fixed or absent noise would otherwise accept 0.5 steps).
+        _check_steps(steps)
+        _check_sampling_probability(sampling_probability)
         if not self.is_private or (self.rho is not None and math.isinf(self.rho)):
             return GaussianMechanism(clip_norm=math.inf, noise_multiplier=0.0)
         if self.rho is not None:
+            if steps < 1:
+                raise ValueError(
+                    f"steps must be an integer >= 1 for a part of a split budget, "
+                    f"got {steps!r}."
+                )
             # A part of a split: exactly rho-zCDP over its steps, which zCDP
             # does not amplify by subsampling.
             if sampling_probability < 1.0:

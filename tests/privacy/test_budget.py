@@ -199,3 +199,26 @@ def test_a_split_part_refuses_a_laplace_mechanism():
     with pytest.raises(ValueError, match="split budget.*Laplace"):
         part.laplace(1.0)
     assert PrivacyBudget(1.0, 0.0).laplace(1.0).noise_multiplier == 1.0
+
+
+@pytest.mark.parametrize("split", [False, True])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"steps": 0.5}, {"steps": 2.9}, {"steps": -1}, {"sampling_probability": math.nan},
+     {"sampling_probability": 1.5}, {"sampling_probability": 0.0}],
+)
+def test_gaussian_refuses_steps_and_rates_the_event_would_not_state(split, kwargs):
+    # int() would truncate 0.5 steps to none (a part of a split then divides
+    # its rho by zero) and a NaN rate would be read as a full batch.
+    budget = PrivacyBudget(1.0, 1e-5)
+    if split:
+        budget = budget.split({"a": 0.5, "b": 0.5})["a"]
+    name = next(iter(kwargs))
+    with pytest.raises(ValueError, match=name):
+        budget.gaussian(1.0, **kwargs)
+
+
+def test_a_split_part_refuses_zero_steps():
+    part = PrivacyBudget(1.0, 1e-5).split({"a": 0.5, "b": 0.5})["a"]
+    with pytest.raises(ValueError, match="steps"):
+        part.gaussian(1.0, steps=0)
