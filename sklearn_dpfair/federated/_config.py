@@ -48,7 +48,8 @@ class FederationConfig:
         quantities, resolved by :func:`fit_federated` before the first round.
     alpha : float, default=0.0
         L2 penalty ``alpha/2 ||w||^2`` on the coefficients (not the
-        intercept); data independent, so free of privacy cost.
+        intercept); data independent, so free of privacy cost. Every silo
+        adds its gradient ``alpha w`` to its message.
     fit_intercept : bool, default=True
         Fit an intercept through a constant feature of value 1.
     local_steps : int, default=1
@@ -66,6 +67,19 @@ class FederationConfig:
         Run ISRL-DP FedProx-SPIDER (Lowy's thesis, Alg. 4) with this phase
         length and smoothness instead of minibatch SGD: a network's
         federation only, ``local_steps=1``.
+    column_alpha : sequence of float or None, default=None
+        Per-coefficient L2 strengths ``alpha_j >= 0`` (``inf`` allowed), in
+        place of ``alpha`` (which must then be 0): the penalty ``sum_j
+        (alpha_j / 2) ||w_j||^2`` on the coefficient rows, taken by the
+        server's exact proximal step after its gradient step, ``w_j <-
+        (w_j - eta g_j) / (1 + eta alpha_j)`` (proximal gradient descent,
+        Parikh and Boyd, *Proximal Algorithms*, 2014, Sec. 4.2): stable for
+        any ``eta alpha_j`` (``inf`` holds ``w_j`` at 0), so no step-size cap
+        comes with it, and the silos add no penalty to their messages. The
+        linear model's federation without privacy on mapped columns, whose
+        documented penalty ``alpha/2 ||w||^2`` is on the coefficients in the
+        user's units (:func:`~sklearn_dpfair.federated._fit.fit_silos`).
+        Minibatch SGD (``local_steps=1``, no ``spider``) only.
 
     Examples
     --------
@@ -86,6 +100,7 @@ class FederationConfig:
     tail_fraction: float = 0.5
     accountant: str = "rdp"
     spider: SpiderSchedule | None = None
+    column_alpha: tuple | None = None
 
     def __post_init__(self):
         _positive_int("rounds", self.rounds)
@@ -122,10 +137,33 @@ class FederationConfig:
                 f"release per round); got {self.spider!r}, local_steps="
                 f"{self.local_steps}."
             )
+        if self.column_alpha is not None:
+            self._check_column_alpha()
         if self.accountant not in ACCOUNTANTS:
             raise ValueError(
                 f"accountant must be one of {ACCOUNTANTS}; got {self.accountant!r}."
             )
+
+    def _check_column_alpha(self):
+        try:
+            values = tuple(float(a) for a in self.column_alpha)
+        except (TypeError, ValueError):
+            values = None
+        if values is None or not all(a >= 0 for a in values):
+            raise ValueError(
+                "column_alpha must be a sequence of floats >= 0 (inf allowed); "
+                f"got {self.column_alpha!r}."
+            )
+        if self.alpha != 0 or self.local_steps != 1 or self.spider is not None:
+            # The server's proximal step replaces the silos' penalty term;
+            # local steps and SPIDER's estimate would need their own.
+            raise ValueError(
+                "column_alpha replaces alpha in minibatch SGD: pass alpha=0, "
+                f"local_steps=1 and no spider; got alpha={self.alpha!r}, "
+                f"local_steps={self.local_steps!r}, spider={self.spider!r}."
+            )
+        # A tuple of floats: the frozen config stays hashable and comparable.
+        object.__setattr__(self, "column_alpha", values)
 
     @property
     def noisy_steps(self):

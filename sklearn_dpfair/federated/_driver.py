@@ -465,6 +465,8 @@ def _resolve_auto_learning_rate(config, privacy, weights, *, n_params, rule=None
         lr = auto_learning_rate(aggregate * q * n, q, n, n_params)
     else:
         lr = rule(aggregate * q * n, q, n)
-    # Capped as the central rule is (the penalty's step diverges beyond 2 / alpha).
+    # Capped as the central rule is (the penalty's explicit step diverges
+    # beyond 2 / alpha). A column_alpha penalty is the server's proximal step,
+    # stable at any step size: its config has alpha = 0, hence no cap.
     lr = penalty_capped_learning_rate(lr, config.alpha)
     return dataclasses.replace(config, learning_rate=lr)

@@ -14,6 +14,7 @@ import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from .._solvers._distributed import penalty_in_scaled_units
 from .._solvers._feature_scaling import (
     BOUNDS_DESCRIPTION,
     EXACT_SCALING_DESCRIPTION,
@@ -163,6 +164,24 @@ def fit_silos(
     assume unit-scale columns. A linear model is returned in the user's
     units (a network's ``parameters`` stay in the scaled ones: its caller
     maps the first layer by the returned fit's ``scaling``).
+
+    A linear model fitted on mapped columns with no silo private
+    minimizes the documented objective in the user's units: the silos'
+    (server-weighted) mean losses plus ``(alpha/2) ||w||^2`` of the
+    returned coefficients ``w``. On the mapped columns that penalty is
+    ``alpha / scale_j^2`` on coefficient ``j``
+    (:func:`~sklearn_dpfair._solvers._distributed.penalty_in_scaled_units`),
+    taken by the server's exact proximal step
+    (:class:`~sklearn_dpfair.federated.FederationConfig`'s
+    ``column_alpha``) instead of the silos' penalty gradient: it is stable
+    for any scale, so ``learning_rate="auto"`` is not capped at ``1 /
+    alpha``. The result
+    is the tail average of the noiseless rounds (within their convergence
+    of the minimizer; at the full batch, ``batch_size="full"``, proximal
+    gradient descent). A private federation penalizes the coefficients of
+    the mapped columns, as its plan and the central private fit do, and a
+    network's penalty is on its scaled first layer whether private or not,
+    as its central fit's is.
     """
     # ISRL-DP is a guarantee per silo: each silo checks its own releases
     # against its own record (Silo.message), and none reaches this fit's log.
@@ -174,11 +193,26 @@ def fit_silos(
         scaling = exact_feature_scaling(X, center=center)
     if scaling is not None:
         X = scaling.transform(X)
+    config = federation_config(X.shape[0], params, budget, options.spider)
+    if (
+        network is None
+        and scaling is not None
+        and config.alpha > 0
+        and not any_silo_is_private(budget, options, ids)
+    ):
+        # The documented (alpha/2) ||w||^2 is on the coefficients in the
+        # user's units, w_j = v_j / scale_j: on the fitted v it is (alpha /
+        # scale_j^2) / 2 v_j^2 (a column in units of 0.01 at alpha = 0.01:
+        # 100). Penalizing v itself gave such a column a coefficient ~500
+        # times too large. Nothing is released, so the exact scales may set
+        # it; a private fit keeps its planned steps.
+        column_alpha = penalty_in_scaled_units(config.alpha, scaling)
+        config = replace(config, alpha=0.0, column_alpha=column_alpha)
     extra = {} if network is None else {"network": network}
     fit = fit_federated(
         {sid: (X[r], y[r]) for sid, r in zip(ids, rows)},
         loss=loss,
-        config=federation_config(X.shape[0], params, budget, options.spider),
+        config=config,
         # A seeded fit's generator is its seed (read, never advanced); an
         # unseeded one is fresh OS entropy, as fit_federated draws for None.
         random_state=rng if seeded else None,

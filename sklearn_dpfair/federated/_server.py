@@ -27,6 +27,9 @@ class Server:
     FedProx-SPIDER, Lowy's thesis, Alg. 4) the averaged message ``H_r``
     restarts the estimate ``h_r = H_r`` in anchor rounds and is added to
     it, ``h_r = h_{r-1} + H_r``, in the others; the step uses ``h_r``.
+    With ``config.column_alpha`` the step is followed by the penalty's exact
+    proximal map on the coefficient rows, ``w_j <- w_j / (1 + eta
+    alpha_j)`` (see :class:`FederationConfig`).
 
     Parameters
     ----------
@@ -76,6 +79,20 @@ class Server:
             self._model = np.zeros((int(n_features) + 1, int(n_outputs)))
         else:
             self._model = np.array(initial_model, dtype=np.float64)
+        self._shrink = None
+        if config.column_alpha is not None:
+            column_alpha = np.asarray(config.column_alpha, dtype=np.float64)
+            if self._model.ndim != 2 or column_alpha.shape != (
+                self._model.shape[0] - 1,
+            ):
+                raise ValueError(
+                    "config.column_alpha needs one strength per coefficient row "
+                    f"of the linear model; got {column_alpha.size} for a model "
+                    f"of shape {self._model.shape}."
+                )
+            with np.errstate(over="ignore"):
+                # 1 / (1 + eta * inf) = 0: that coefficient is held at 0.
+                self._shrink = 1.0 / (1.0 + config.learning_rate * column_alpha)
         self._model_sum = np.zeros_like(self._model)
         self._n_averaged = 0
         self._tail_start = tail_start(config.rounds, config.tail_fraction)
@@ -153,6 +170,10 @@ class Server:
         with np.errstate(over="ignore", invalid="ignore"):
             # An overflow is refused just below, with its cause.
             model = self._model - self._config.learning_rate * g
+            if self._shrink is not None:
+                # The penalty's proximal map after the messages' gradient
+                # step: exact, so stable whatever eta * alpha_j.
+                model[:-1] *= self._shrink[:, None]
         if not np.isfinite(model).all():
             # A diverged step is refused here, with nothing updated: every
             # silo would refuse the model anyway, and the fit must not end on

@@ -867,8 +867,8 @@ def fit_shuffled(
         lr = shuffle_learning_rate(
             eps0, len(ids), sum(sizes.values()), (n_features + 1) * loss.n_outputs
         )
-        # Capped as the central rule is (the penalty's step diverges beyond
-        # 2 / alpha).
+        # Capped as the central rule is (the penalty's explicit step diverges
+        # beyond 2 / alpha; a proximal column_alpha comes with alpha = 0).
         lr = penalty_capped_learning_rate(lr, config.alpha)
         config = dataclasses.replace(config, learning_rate=lr)
     silos = {

@@ -206,6 +206,11 @@ class SiloWorker:
                 "SPIDER rounds (config.spider) need a network's silo step "
                 "(network=...); a linear model runs minibatch SGD."
             )
+        if config.column_alpha is not None and network is not None:
+            raise ValueError(
+                "config.column_alpha is the linear model's per-coefficient "
+                "penalty; a network's silo step takes config.alpha."
+            )
         if config.local_steps > 1 and config.local_learning_rate is None:
             if config.learning_rate == "auto":
                 raise ValueError(
@@ -308,7 +313,9 @@ class SiloWorker:
         gradients and the silo's Gaussian noise (the linear layer's noisy
         step, the same as central DP-SGD's), divided by the expected batch
         size ``q n`` (a public constant: the realized ``|B|`` would leak
-        under add/remove adjacency), plus the data-independent L2 term.
+        under add/remove adjacency), plus the data-independent L2 term
+        (none with ``config.column_alpha``: the server's proximal step
+        takes that penalty).
         """
         config = self._config
         n = self._X.shape[0]

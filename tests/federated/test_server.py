@@ -99,3 +99,48 @@ def test_a_diverging_step_is_refused_and_leaves_the_server_as_it_was():
         server.step(_msgs(1, {"a": np.full((2, 1), -1e10)}))
     np.testing.assert_array_equal(server.model, before)
     assert server.round_index == 1
+
+
+def test_column_alpha_is_the_exact_proximal_step_of_the_penalty():
+    # w_j <- (w_j - eta g_j) / (1 + eta alpha_j) on the coefficient rows; the
+    # intercept row is not penalized. eta * alpha_j = 5e6 (an explicit step
+    # would multiply w_j by 1 - 5e6) shrinks, inf holds w_j at 0; the fixed
+    # point of a constant message g is the ridge solution -g_j / alpha_j.
+    config = FederationConfig(
+        rounds=200, sampling_probability=1.0, learning_rate=0.5,
+        column_alpha=[0.0, 1e7, np.inf, 0.25],
+    )
+    assert config.column_alpha == (0.0, 1e7, np.inf, 0.25)
+    server = Server(4, 2, config=config, weights={"a": 1.0})
+    g = np.arange(10.0).reshape(5, 2) - 4.0
+    server.step(_msgs(0, {"a": g}))
+    shrink = 1.0 / (1.0 + 0.5 * np.array([0.0, 1e7, np.inf, 0.25, 0.0]))
+    np.testing.assert_allclose(server.model, -0.5 * g * shrink[:, None], rtol=1e-12)
+    constant = np.ones((5, 2))
+    for r in range(1, 200):
+        server.step(_msgs(r, {"a": constant}))
+    np.testing.assert_allclose(server.model[1:4], [[-1e-7] * 2, [0.0] * 2, [-4.0] * 2])
+    np.testing.assert_array_equal(server.model[2], 0.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(column_alpha=[0.1, -1.0]), "floats >= 0"),
+        (dict(column_alpha=[0.1, np.nan]), "floats >= 0"),
+        (dict(column_alpha="ab"), "floats >= 0"),
+        (dict(column_alpha=[0.1], alpha=0.1), "replaces alpha"),
+        (dict(column_alpha=[0.1], local_steps=2), "replaces alpha"),
+    ],
+)
+def test_column_alpha_is_checked(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        FederationConfig(rounds=2, sampling_probability=0.1, **kwargs)
+
+
+def test_column_alpha_needs_one_strength_per_coefficient_row():
+    config = FederationConfig(
+        rounds=2, sampling_probability=0.1, learning_rate=1.0, column_alpha=[1.0]
+    )
+    with pytest.raises(ValueError, match="one strength per coefficient row"):
+        Server(2, 1, config=config, weights={"a": 1.0})

@@ -300,3 +300,28 @@ def test_integer_features_are_read_as_float64():
         for features in (X, X.astype(np.float64))
     ]
     np.testing.assert_array_equal(fits[0].coef, fits[1].coef)
+
+
+def test_column_alpha_is_the_linear_models_penalty():
+    # A silo under config.column_alpha sends the loss' noisy gradient only
+    # (the server's proximal step takes the penalty); a network's silo step
+    # takes config.alpha and refuses it.
+    X, y = _data(200)
+    config = FederationConfig(
+        rounds=2, sampling_probability=1.0, learning_rate=1.0,
+        column_alpha=[1e3, 1e3, 1e3],
+    )
+    plain = FederationConfig(rounds=2, sampling_probability=1.0, learning_rate=1.0)
+    w = np.full((4, 1), 0.5)
+    sent = [
+        _silo(X, y, epsilon=math.inf, delta=1e-5, config=c, loss=BinaryLogisticLoss())
+        .message(w, 0)
+        .gradient
+        for c in (config, plain)
+    ]
+    np.testing.assert_allclose(sent[0], sent[1], rtol=1e-12)
+    with pytest.raises(ValueError, match="column_alpha is the linear model's"):
+        _silo(
+            X, y, epsilon=math.inf, delta=1e-5, config=config,
+            loss=BinaryLogisticLoss(), network=object(),
+        )
