@@ -60,6 +60,7 @@ from ._feature_scaling import (
     count_beyond_unit_scale,
     in_user_units,
     off_unit_scale,
+    penalty_in_scaled_units,
     scale_check_step,
 )
 from ._intercept_only import label_counts
@@ -81,7 +82,6 @@ __all__ = [
     "partition_clipped_sum",
     "partition_columns_off_unit_scale",
     "partition_rng",
-    "penalty_in_scaled_units",
     "refuse_dask_beside_in_memory_x",
     "refuse_dask_input",
     "set_dask_input_features",
@@ -985,40 +985,6 @@ def _clipped_sum(data, coef, w0, step, config):
     )
 
 
-def penalty_in_scaled_units(alpha, scaling):
-    """Per-column L2 strengths on mapped columns of the user-unit ``(alpha/2) ||w||^2``.
-
-    A model fitted on the columns ``(x - location) / scale`` has the
-    coefficients ``v_j = w_j scale_j`` of the model ``w`` in the user's
-    units, so the penalty ``(alpha/2) sum_j w_j^2`` is ``sum_j (alpha_j / 2)
-    v_j^2`` with ``alpha_j = alpha / scale_j^2`` (``inf`` where that
-    overflows: such a column's coefficient is held at 0 by the proximal
-    step). The location moves the intercept only, which is not penalized.
-    Public given ``scaling``; data independent.
-
-    Parameters
-    ----------
-    alpha : float
-    scaling : FeatureScaling
-
-    Returns
-    -------
-    column_alpha : ndarray of shape (n_features,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair._solvers._distributed import penalty_in_scaled_units
-    >>> from sklearn_dpfair._solvers._feature_scaling import FeatureScaling
-    >>> scaling = FeatureScaling(np.array([500.0, 0.0]), np.array([100.0, 0.01]))
-    >>> penalty_in_scaled_units(0.01, scaling).tolist()
-    [1e-06, 100.0]
-    """
-    scale = np.asarray(scaling.scale, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        return float(alpha) / (scale * scale)
-
-
 def fit_dp_sgd_dask(data, loss, setup, *, rng, progress=None):
     """DP-SGD on persisted Dask partitions; noise added once on the driver.
 
@@ -1033,7 +999,7 @@ def fit_dp_sgd_dask(data, loss, setup, *, rng, progress=None):
     bounds) and minimize the documented objective in the user's units,
     the mean (weighted) loss plus ``(alpha/2) ||w||^2`` of the returned
     coefficients ``w``: the penalty on the fitted coefficients is
-    :func:`penalty_in_scaled_units`, taken by its exact proximal step
+    :func:`~._feature_scaling.penalty_in_scaled_units`, taken by its exact proximal step
     (:func:`~sklearn_dpfair._solvers._sgd.sgd_loop`'s ``column_alpha``). The
     rows stay on the workers (the in-memory fit's exact L-BFGS-B solve
     would need them on the driver), so the result is the tail average of

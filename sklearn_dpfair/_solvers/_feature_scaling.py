@@ -70,7 +70,9 @@ __all__ = [
     "in_user_units",
     "narrowed_if_finite",
     "off_unit_scale",
+    "penalty_in_scaled_units",
     "plan_feature_scaling",
+    "proximal_l2_factors",
     "public_feature_scaling",
     "public_scaling_plan",
     "quantiles_resolvable",
@@ -891,3 +893,72 @@ def fit_feature_scaling(X, plan, rng):
         # Scaled only: the spread around 0, not around the centre.
         scale = np.maximum(scale, np.abs(centre))
     return FeatureScaling(location, scale)
+
+
+def penalty_in_scaled_units(alpha, scaling):
+    """Per-column L2 strengths on mapped columns of the user-unit ``(alpha/2) ||w||^2``.
+
+    A model fitted on the columns ``(x - location) / scale`` has the
+    coefficients ``v_j = w_j scale_j`` of the model ``w`` in the user's
+    units, so the penalty ``(alpha/2) sum_j w_j^2`` is ``sum_j (alpha_j / 2)
+    v_j^2`` with ``alpha_j = alpha / scale_j^2`` (``inf`` where that
+    overflows: such a column's coefficient is held at 0 by the proximal
+    step, :func:`proximal_l2_factors`). The location moves the intercept
+    only, which is not penalized. Public given ``scaling``; data
+    independent.
+
+    Parameters
+    ----------
+    alpha : float
+    scaling : FeatureScaling
+
+    Returns
+    -------
+    column_alpha : ndarray of shape (n_features,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._feature_scaling import (
+    ...     FeatureScaling, penalty_in_scaled_units)
+    >>> scaling = FeatureScaling(np.array([500.0, 0.0]), np.array([100.0, 0.01]))
+    >>> penalty_in_scaled_units(0.01, scaling).tolist()
+    [1e-06, 100.0]
+    """
+    scale = np.asarray(scaling.scale, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        return float(alpha) / (scale * scale)
+
+
+def proximal_l2_factors(learning_rate, column_alpha):
+    """Factors ``1 / (1 + eta alpha_j)`` of the exact proximal step of an L2 penalty.
+
+    After a gradient step of size ``eta`` on the loss, ``w_j <- w_j / (1 +
+    eta alpha_j)`` is the proximal map of ``sum_j (alpha_j / 2) w_j^2``
+    (proximal gradient descent, Parikh and Boyd, *Proximal Algorithms*,
+    2014, Sec. 4.2): its fixed point is the penalized minimizer whatever
+    ``eta alpha_j``, where an explicit step diverges beyond
+    ``eta alpha_j = 2`` (and ``alpha_j`` of :func:`penalty_in_scaled_units`
+    can be huge). An infinite ``alpha_j`` gives 0: that coefficient is held
+    at 0. Data independent.
+
+    Parameters
+    ----------
+    learning_rate : float
+    column_alpha : array-like of shape (n_features,)
+
+    Returns
+    -------
+    factors : ndarray of shape (n_features, 1)
+        float64, to multiply the ``(n_features, n_outputs)`` coefficients.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._feature_scaling import proximal_l2_factors
+    >>> proximal_l2_factors(0.5, np.array([2.0, np.inf])).ravel().tolist()
+    [0.5, 0.0]
+    """
+    column_alpha = np.asarray(column_alpha, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + float(learning_rate) * column_alpha)[:, None]

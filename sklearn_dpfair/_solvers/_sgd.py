@@ -44,6 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..utils._array_api import array_namespace, device_of, from_host
+from ._feature_scaling import proximal_l2_factors
 from ._linear import LinearModel, as_rows, take_rows, weighted_raw_gradient
 from ._sampling import BallsAndBinsBatches, poisson_batch
 from ._schedules import tail_start
@@ -255,9 +256,7 @@ def sgd_loop(
     if column_alpha is not None:
         if alpha:
             raise ValueError("column_alpha replaces alpha: pass alpha=0.")
-        with np.errstate(over="ignore"):
-            factors = 1.0 / (1.0 + learning_rate * np.asarray(column_alpha, np.float64))
-        shrink = from_host(factors[:, None], like=coef)
+        shrink = from_host(proximal_l2_factors(learning_rate, column_alpha), like=coef)
 
     def step(t, coef, w0):
         g_coef, g_w0 = clipped_sum(t, coef, w0)

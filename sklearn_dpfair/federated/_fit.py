@@ -14,12 +14,12 @@ import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from .._solvers._distributed import penalty_in_scaled_units
 from .._solvers._feature_scaling import (
     BOUNDS_DESCRIPTION,
     EXACT_SCALING_DESCRIPTION,
     exact_feature_scaling,
     in_user_units,
+    penalty_in_scaled_units,
     warn_unscaled_columns,
 )
 from .._solvers._schedules import sgd_schedule
@@ -170,7 +170,7 @@ def fit_silos(
     (server-weighted) mean losses plus ``(alpha/2) ||w||^2`` of the
     returned coefficients ``w``. On the mapped columns that penalty is
     ``alpha / scale_j^2`` on coefficient ``j``
-    (:func:`~sklearn_dpfair._solvers._distributed.penalty_in_scaled_units`),
+    (:func:`~sklearn_dpfair._solvers._feature_scaling.penalty_in_scaled_units`),
     taken by the server's exact proximal step
     (:class:`~sklearn_dpfair.federated.FederationConfig`'s
     ``column_alpha``) instead of the silos' penalty gradient: it is stable

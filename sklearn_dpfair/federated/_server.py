@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .._solvers._feature_scaling import proximal_l2_factors
 from .._solvers._schedules import tail_start
 from ._config import FederationConfig
 from ._silo import SiloMessage
@@ -90,9 +91,8 @@ class Server:
                     f"of the linear model; got {column_alpha.size} for a model "
                     f"of shape {self._model.shape}."
                 )
-            with np.errstate(over="ignore"):
-                # 1 / (1 + eta * inf) = 0: that coefficient is held at 0.
-                self._shrink = 1.0 / (1.0 + config.learning_rate * column_alpha)
+            # 1 / (1 + eta * inf) = 0: that coefficient is held at 0.
+            self._shrink = proximal_l2_factors(config.learning_rate, column_alpha)
         self._model_sum = np.zeros_like(self._model)
         self._n_averaged = 0
         self._tail_start = tail_start(config.rounds, config.tail_fraction)
@@ -173,7 +173,7 @@ class Server:
             if self._shrink is not None:
                 # The penalty's proximal map after the messages' gradient
                 # step: exact, so stable whatever eta * alpha_j.
-                model[:-1] *= self._shrink[:, None]
+                model[:-1] *= self._shrink
         if not np.isfinite(model).all():
             # A diverged step is refused here, with nothing updated: every
             # silo would refuse the model anyway, and the fit must not end on

@@ -43,9 +43,9 @@ from .._distributed import (
     partition_constant_comparison,
     partition_label_counts,
     partition_rng,
-    penalty_in_scaled_units,
     sum_over_partitions,
 )
+from .._feature_scaling import penalty_in_scaled_units, proximal_l2_factors
 from .._linear import LinearModel
 from .._sampling import poisson_batch
 from .._sgd import tail_averaged
@@ -182,7 +182,7 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
     (``data.scaling``: the exact standardization, or declared bounds) and
     minimize the documented objective in the user's units: the penalty
     ``(alpha/2) sum_k ||w_k||^2`` is on the returned coefficients ``w``, so
-    on the fitted ones it is :func:`.._distributed.penalty_in_scaled_units`,
+    on the fitted ones it is :func:`.._feature_scaling.penalty_in_scaled_units`,
     taken by its exact proximal step after each descent step,
     ``coef_j <- coef_j / (1 + eta alpha_j)`` (proximal gradient descent,
     Parikh and Boyd, *Proximal Algorithms*, 2014, Sec. 4.2): its fixed point
@@ -264,9 +264,9 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
         # step (Parikh and Boyd 2014, Sec. 4.2), which a tiny scale cannot
         # make diverge (inf holds the coefficient at 0). A private fit keeps
         # its steps as planned (the penalty on the scaled coefficients).
-        column_alpha = penalty_in_scaled_units(p.alpha, data.scaling)
-        with np.errstate(over="ignore"):
-            shrink = 1.0 / (1.0 + p.learning_rate * column_alpha[:, None])
+        shrink = proximal_l2_factors(
+            p.learning_rate, penalty_in_scaled_units(p.alpha, data.scaling)
+        )
         alpha = 0.0
     step_config = SGDAStepConfig(
         primal_mechanism=mechanisms.primal,
