@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import sklearn
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LinearRegression, Ridge
 from sklearn.model_selection import KFold, cross_validate
 
@@ -152,13 +151,78 @@ def test_epsilon_inf_fits_a_target_far_from_zero(n_pub):
     y = X @ [1.0, 2.0, 3.0] + 1e9 + rng.standard_normal(300)
     mask = np.arange(300) < n_pub
     with warnings.catch_warnings():
-        # Too few public rows for their model warn; nothing else may.
-        warnings.filterwarnings("ignore", "Only 2 public rows", UserWarning)
-        warnings.simplefilter("error", ConvergenceWarning)
+        # Nothing is tuned on the public rows, so their count warns of nothing.
+        warnings.simplefilter("error")
         reg = SemiDPLinearRegression(epsilon=np.inf).fit(X, y, public_mask=mask)
     ref = LinearRegression().fit(X, y)
     np.testing.assert_allclose(reg.coef_, ref.coef_, rtol=1e-6)
     assert reg.intercept_ == pytest.approx(ref.intercept_, rel=1e-12)
+
+
+def _standardized_least_squares(X, y):
+    # Least squares in centred columns scaled by their spread: well
+    # conditioned whatever the columns' units.
+    mean, sd = X.mean(axis=0), X.std(axis=0)
+    beta = np.linalg.lstsq((X - mean) / sd, y - y.mean(), rcond=None)[0]
+    coef = beta / sd
+    return coef, y.mean() - mean @ coef
+
+
+@pytest.mark.parametrize("n_public", [1, 3, 10, 50])
+def test_epsilon_inf_reads_only_the_public_warm_start(n_public):
+    # The non-private limit only starts its solver at the public ridge fit:
+    # the public geometry's overflow refusal (a column in units of 1e160,
+    # which fits without public rows) and its warning about too few public
+    # rows for the 'auto' choices (none is made) do not apply.
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((50, 2))
+    y = Z @ [1.0, 2.0] + 0.1 * rng.standard_normal(50)
+    X = Z * [1e160, 1.0]
+    mask = np.arange(50) < n_public
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reg = SemiDPLinearRegression(epsilon=np.inf).fit(X, y, public_mask=mask)
+    coef, intercept = _standardized_least_squares(Z, y)
+    np.testing.assert_allclose(reg.coef_ * [1e160, 1.0], coef, rtol=1e-5)
+    assert reg.intercept_ == pytest.approx(intercept, abs=1e-5)
+    assert np.all(np.isfinite(reg.coef_public_))
+
+
+@pytest.mark.parametrize("n_public", [1, 3, 5])
+def test_epsilon_inf_with_few_public_rows_does_not_warn(n_public):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100, 4))
+    y = X @ [1.0, 2.0, 3.0, 4.0] + rng.standard_normal(100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reg = SemiDPLinearRegression(epsilon=np.inf).fit(
+            X, y, public_mask=np.arange(100) < n_public
+        )
+    ref = LinearRegression().fit(X, y)
+    np.testing.assert_allclose(reg.coef_, ref.coef_, atol=1e-5)
+    assert reg.intercept_ == pytest.approx(ref.intercept_, abs=1e-5)
+
+
+@pytest.mark.parametrize("public_ridge", [0.0, 0.1])
+def test_public_only_on_sparse_rows_with_an_offset_column_is_the_dense_fit(
+    public_ridge,
+):
+    # A stored column of offset 500 and spread 1e-6: the one-pass centred
+    # Gram matrix X^T X / n - m m^T cancelled to noise on CSR rows (a
+    # coefficient error of 100% and 10x the public MSE of the dense fit).
+    rng = np.random.default_rng(7)
+    n = 400
+    Z = rng.standard_normal((n, 4))
+    X = Z * [1e-6, 1e6, 1.0, 3.0] + [500.0, 0.0, 500.0, -1e3]
+    X[::3, 1] = 0.0
+    y = 150.0 + Z @ [1.0, -2.0, 0.5, 0.3] + 0.3 * rng.standard_normal(n)
+    mask = np.arange(n) < 200
+    est = SemiDPLinearRegression(solver="public-only", public_ridge=public_ridge)
+    dense = est.fit(X, y, public_mask=mask)
+    dense_coef, dense_intercept = dense.coef_, dense.intercept_
+    sparse = est.fit(sp.csr_matrix(X), y, public_mask=mask)
+    np.testing.assert_allclose(sparse.coef_, dense_coef, rtol=1e-8)
+    assert sparse.intercept_ == pytest.approx(dense_intercept, rel=1e-8)
 
 
 def test_mask_none_at_epsilon_inf_does_not_warn():

@@ -80,6 +80,7 @@ from ._public_geometry import (
     pda_md_preconditioner,
     public_geometry,
     public_step_curvature,
+    public_warm_start,
     uninformative_geometry,
 )
 from ._public_tuning import (
@@ -1225,12 +1226,19 @@ def _non_private_fit(X, y, public_mask, params, sample_weight, setup):
     """The non-private limit: the weighted least squares of all rows."""
     weights = fit_weights(sample_weight, X.shape[0], private=False)
     s = 1.0 if params.fit_intercept else 0.0
-    Xp = X[public_mask]
-    geometry = public_geometry(
-        _float64_public(Xp), np.asarray(y[public_mask], dtype=np.float64),
-        intercept_scaling=s, ridge=params.public_ridge, n_features=X.shape[1],
-    )
     d = X.shape[1]
+    # Only the public warm start is used (a start of the full-batch solver;
+    # nothing is tuned): the rest of the public geometry, and its checks
+    # and warnings, would be about statistics no step reads.
+    warm_start = public_warm_start(
+        _float64_public(X[public_mask]),
+        np.asarray(y[public_mask], dtype=np.float64),
+        intercept_scaling=s, ridge=params.public_ridge, n_features=d,
+    )
+    n_public = int(np.count_nonzero(public_mask))
+    geometry = replace(
+        uninformative_geometry(warm_start.shape[0], n_public), warm_start=warm_start
+    )
     fit = minimize_linear(
         X, np.asarray(y, dtype=np.float64), SquaredLoss(),
         fit_intercept=bool(s), sample_weight=weights,

@@ -76,6 +76,7 @@ from ...privacy._record import (
 from ...privacy._releases import parallel_parts
 from ...privacy._weights import fit_weights
 from .._feature_scaling import check_feature_bounds, warn_ignored_bounds
+from .._non_private import column_moments
 from ._privunit import (
     MAX_LOCAL_EPSILON,
     MIN_LOCAL_EPSILON,
@@ -529,16 +530,35 @@ def _public_start(Xp, yp, params, dim, fit_intercept=False):
 
 
 def _least_squares(X, y, weights, fit_intercept):
-    """(Weighted) least squares on raw columns, centred as ``LinearRegression``."""
+    """(Weighted) least squares on raw columns, centred as ``LinearRegression``.
+
+    The columns are standardized by their (weighted) means and standard
+    deviations (:func:`~sklearn_dpfair._solvers._non_private.column_moments`,
+    two passes, no overflow) before ``lstsq``, and the coefficients mapped
+    back: its default cutoff drops singular values below ``eps * n`` of the
+    largest, so that, on raw columns, a feature in units of ``1e-6`` beside
+    one in units of ``1e6`` lost its coefficient once ``n`` reached a few
+    thousand rows. A column constant on the weighted rows (a zero scaled
+    mean square after centring: rounding noise) is left at 0, the intercept
+    holding it; without an intercept only an all-zero column is.
+    """
     w = np.ones(X.shape[0]) if weights is None else weights
+    total = float(w.sum())
+    mean, scale = column_moments(X, weights, center=fit_intercept)
     if fit_intercept:
-        x_mean = w @ X / w.sum()
-        y_mean = float(w @ y / w.sum())
+        y_mean = float(w @ y / total)
     else:
-        x_mean, y_mean = np.zeros(X.shape[1]), 0.0
+        mean, y_mean = np.zeros(X.shape[1]), 0.0
+    Z = X - mean
+    Z /= scale
+    varying = np.einsum("ij,ij,i->j", Z, Z, w) / total > 0.5
     sw = np.sqrt(w)
-    coef = np.linalg.lstsq((X - x_mean) * sw[:, None], (y - y_mean) * sw, rcond=None)[0]
-    return coef, y_mean - float(x_mean @ coef)
+    Z = Z[:, varying]
+    Z *= sw[:, None]
+    coef = np.zeros(X.shape[1])
+    beta = np.linalg.lstsq(Z, (y - y_mean) * sw, rcond=None)[0]
+    coef[varying] = beta / scale[varying]
+    return coef, y_mean - float(mean @ coef)
 
 
 # Lines printed by a verbose fit over its one pass.

@@ -42,6 +42,7 @@ __all__ = [
     "pda_md_preconditioner",
     "public_geometry",
     "public_step_curvature",
+    "public_warm_start",
     "uninformative_geometry",
 ]
 
@@ -328,20 +329,14 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
             "The public rows' second moments overflow float64 (feature or "
             f"intercept values near 1e154 or beyond); rescale the features{hint}."
         )
-    diag = np.diag(H)
-    scale = np.where(diag > _SCALE_FLOOR, diag, 1.0)
-    inv_sqrt = 1.0 / np.sqrt(scale)
-    H *= inv_sqrt[:, None]
-    H *= inv_sqrt[None, :]
-    eigvals, eigvecs = np.linalg.eigh(H)
+    scale, eigvals, eigvecs = _scale_free_spectrum(H)
     del H
-    eigvals = np.maximum(eigvals, 0.0)
     if s:
         warm_start, dof = _standardized_ridge(X_pub, y_pub, s, ridge)
     else:
-        rhs = inv_sqrt * _augmented_matvec_t(X_pub, y_pub, s) / n_pub
-        coords, dof = _pseudo_inverse(eigvals, eigvecs, rhs, ridge)
-        warm_start = inv_sqrt * (eigvecs @ coords)
+        warm_start, dof = _scale_free_ridge(
+            X_pub, y_pub, scale, eigvals, eigvecs, ridge
+        )
 
     residual = _augmented_matvec(X_pub, warm_start, s)
     residual -= y_pub
@@ -365,6 +360,94 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
         row_norms=augmented_row_norms(X_pub, s),
         n_public=n_pub,
     )
+
+
+def public_warm_start(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
+    """The warm start of :func:`public_geometry` alone, or zeros.
+
+    For a fit that reads no other public statistic: the non-private limit
+    (``epsilon=inf``) only starts its full-batch solver there, so none of
+    :func:`public_geometry`'s refusals and warnings (second moments beyond
+    float64, fewer public rows than parameters), which are about the
+    statistics that tune and precondition a private fit, applies. A public
+    block whose ridge solution cannot be formed in float64 gives the zero
+    start instead: the start moves the solver's path, not its optimum.
+
+    Parameters
+    ----------
+    X_pub : ndarray or scipy.sparse CSR matrix of shape (n_public, n_features)
+        Float64; a sparse block is never densified.
+    y_pub : ndarray of shape (n_public,)
+    intercept_scaling : float
+    ridge : float
+    n_features : int
+
+    Returns
+    -------
+    warm_start : ndarray of shape (p,)
+        That of :func:`public_geometry` where it is finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.semi_dp._public_geometry import (
+    ...     public_warm_start)
+    >>> X = np.array([[0.0], [1.0], [2.0]])
+    >>> public_warm_start(X, 1.0 + 2.0 * X[:, 0], intercept_scaling=1.0,
+    ...                   ridge=0.0, n_features=1).round(12)
+    array([2., 1.])
+    >>> public_warm_start(np.array([[1e200], [3e200]]), np.array([1.0, 2.0]),
+    ...                   intercept_scaling=0.0, ridge=0.0, n_features=1)
+    array([0.])
+    """
+    s = float(intercept_scaling)
+    zeros = np.zeros(n_features + (1 if s else 0))
+    n_pub = X_pub.shape[0]
+    if n_pub == 0:
+        return zeros
+    with np.errstate(all="ignore"):
+        if s:
+            warm_start, _ = _standardized_ridge(X_pub, y_pub, s, ridge)
+        else:
+            H = _gram(X_pub, s)
+            H /= n_pub
+            if not np.all(np.isfinite(H)):
+                return zeros
+            scale, eigvals, eigvecs = _scale_free_spectrum(H)
+            warm_start, _ = _scale_free_ridge(
+                X_pub, y_pub, scale, eigvals, eigvecs, ridge
+            )
+    return warm_start if np.all(np.isfinite(warm_start)) else zeros
+
+
+def _scale_free_spectrum(H):
+    """``D = diag(H)`` (1 where it vanishes) and the eigen-decomposition of ``H~``.
+
+    ``H~ = D^-1/2 H D^-1/2``, computed in place in ``H`` (finite).
+
+    Returns
+    -------
+    scale, eigvals, eigvecs : ndarray
+        ``D``; the eigenvalues of ``H~`` (clipped at 0) and its eigenvectors.
+    """
+    diag = np.diag(H)
+    scale = np.where(diag > _SCALE_FLOOR, diag, 1.0)
+    inv_sqrt = 1.0 / np.sqrt(scale)
+    H *= inv_sqrt[:, None]
+    H *= inv_sqrt[None, :]
+    eigvals, eigvecs = np.linalg.eigh(H)
+    return scale, np.maximum(eigvals, 0.0), eigvecs
+
+
+def _scale_free_ridge(X_pub, y_pub, scale, eigvals, eigvecs, ridge):
+    """The public ridge fit without intercept: ``(H~ + rho I) u = D^-1/2 X^T y / n``.
+
+    ``w = D^-1/2 u`` (:func:`public_geometry`), and its degrees of freedom.
+    """
+    inv_sqrt = 1.0 / np.sqrt(scale)
+    rhs = inv_sqrt * _augmented_matvec_t(X_pub, y_pub, 0.0) / X_pub.shape[0]
+    coords, dof = _pseudo_inverse(eigvals, eigvecs, rhs, ridge)
+    return inv_sqrt * (eigvecs @ coords), dof
 
 
 def _pseudo_inverse(eigvals, eigvecs, rhs, ridge):
@@ -401,9 +484,9 @@ def _standardized_ridge(X_pub, y_pub, s, ridge):
     is left at 0 (the intercept holds it). A dense block is read a few
     rows at a time (:data:`_STANDARDIZED_BLOCK_ENTRIES`), with no centred
     copy of it; a sparse block is never densified: its centred Gram matrix
-    is the one-pass ``X^T X / n_pub - m m^T`` (sparse columns rarely carry
-    an offset; one that does keeps about ``1e-16 m^2 / sd^2`` of relative
-    error in its coefficient).
+    is the one-pass ``X^T X / n_pub - m m^T``, exact to rounding for the
+    columns whose offset is within their spread, and the columns with a
+    larger offset are centred apart (:func:`_centre_offset_columns`).
 
     Returns
     -------
@@ -419,6 +502,7 @@ def _standardized_ridge(X_pub, y_pub, s, ridge):
         gram = _gram(X_pub, 0.0) / n_pub - np.outer(mean, mean)
         cross = (np.asarray(X_pub.T @ centred_y).ravel() - mean * centred_y.sum())
         cross /= n_pub
+        _centre_offset_columns(X_pub, mean, sd, centred_y, gram, cross)
         gram /= np.outer(sd, sd)
         cross /= sd
     else:
@@ -454,6 +538,46 @@ def _standardized_ridge(X_pub, y_pub, s, ridge):
     coef = (eigvecs @ coords) / sd
     intercept = y_bar - float(mean @ coef)
     return np.append(coef, intercept / s), dof + 1.0
+
+
+def _centre_offset_columns(X, mean, sd, centred_y, gram, cross):
+    """Centre the sparse columns whose offset exceeds their spread, in place.
+
+    The one-pass ``X^T X / n - m m^T`` loses about ``1e-16 |m_j m_k| /
+    (sd_j sd_k)`` of the centred moment ``gram[j, k]`` to cancellation:
+    nothing for columns with ``|m| <= sd``, all of it for a column of offset
+    500 and spread 1e-6 (a public fit as wrong as its coefficient). Such a
+    column has fewer than half of its entries zero (``m^2 / sd^2 <= (1 - f)
+    / f`` with ``f`` the fraction of zeros), so its centred dense copy, one
+    row block at a time (:func:`row_blocks`), weighs at most about twice its
+    stored entries. With ``D`` those centred columns, their rows and columns
+    of ``gram`` become ``D^T D`` among themselves and ``D^T X - s m^T``
+    (``s`` the column sums of ``D``, rounding-level) against the others,
+    whose offsets are within their spread; ``cross`` becomes ``D^T (y -
+    y_bar)``. Both are divided by ``n`` as ``gram`` and ``cross`` are.
+    """
+    offset = np.flatnonzero(np.abs(mean) > sd)
+    if offset.size == 0:
+        return
+    k, d = offset.size, X.shape[1]
+    against = np.zeros((k, d))
+    among = np.zeros((k, k))
+    sums = np.zeros(k)
+    with_y = np.zeros(k)
+    for rows in row_blocks(X):
+        block = row_block(X, rows)
+        D = block[:, offset].toarray()
+        D -= mean[offset]
+        against += np.asarray(block.T @ D).T
+        among += D.T @ D
+        sums += D.sum(axis=0)
+        with_y += D.T @ centred_y[rows]
+    against -= np.outer(sums, mean)
+    against[:, offset] = among
+    against /= X.shape[0]
+    gram[offset, :] = against
+    gram[:, offset] = against.T
+    cross[offset] = with_y / X.shape[0]
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from sklearn_dpfair._solvers import _linear, _row_blocks
 from sklearn_dpfair._solvers.semi_dp._public_geometry import (
     pda_md_preconditioner,
     public_geometry,
+    public_warm_start,
 )
 from sklearn_dpfair._solvers.semi_dp._solver import SemiDPData, semidp_gradient_descent
 from sklearn_dpfair.linear_model import SemiDPLinearRegression
@@ -240,6 +241,66 @@ def test_sparse_public_statistics_equal_the_dense_ones(s, monkeypatch):
         P_dense.eigvecs @ np.diag(P_dense.spectrum[:, 0]) @ P_dense.eigvecs.T,
         rtol=1e-9, atol=1e-12,
     )
+
+
+def _offset_problem(n=1000, seed=0):
+    # Sparse columns beside stored ones whose offset exceeds their spread
+    # (500 + 1e-6 z is the case the one-pass centring cancelled to noise),
+    # one of them with a few zeros.
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((n, 5))
+    X = Z * [1e-6, 3.0, 1.0, 1.0, 2.0] + [500.0, -1e3, 0.0, 0.0, 40.0]
+    X[rng.random((n, 5)) < [0.0, 0.0, 0.8, 0.6, 0.01]] = 0.0
+    y = Z @ [1.0, 0.3, -2.0, 0.5, 1.0] + 150.0 + 0.3 * rng.standard_normal(n)
+    return X, y
+
+
+@pytest.mark.parametrize("ridge", [0.0, 1e-6, 0.1])
+def test_sparse_public_warm_start_centres_columns_with_an_offset(ridge, monkeypatch):
+    # Several row blocks (and a partial last one), so that the centred
+    # offset columns are summed across blocks as on a large X.
+    monkeypatch.setattr(_row_blocks, "block_rows", lambda X: 128)
+    X, y = _offset_problem()
+    options = {"intercept_scaling": 1.0, "ridge": ridge, "n_features": 5}
+    dense = public_geometry(X, y, **options)
+    sparse = public_geometry(sp.csr_matrix(X), y, **options)
+    np.testing.assert_allclose(sparse.warm_start, dense.warm_start, rtol=1e-9)
+    # The residuals subtract predictions near 5e8 (offset 500 times a
+    # coefficient near 1e6) from targets near 150: each keeps ~1e-7 of
+    # rounding, summed in another order on sparse rows.
+    assert sparse.noise_variance == pytest.approx(dense.noise_variance, rel=1e-6)
+
+
+@pytest.mark.parametrize("s", [1.0, 0.0])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_public_warm_start_is_the_geometry_s(s, sparse):
+    X, y, mask = _sparse_problem(1000, np.float64, d=8, density=0.5)
+    Xp, yp = X[mask], y[mask]
+    Xp = Xp if sparse else Xp.toarray()
+    options = {"intercept_scaling": s, "ridge": 1e-6, "n_features": 8}
+    np.testing.assert_allclose(
+        public_warm_start(Xp, yp, **options),
+        public_geometry(Xp, yp, **options).warm_start,
+        rtol=1e-12, atol=1e-14,
+    )
+
+
+@pytest.mark.parametrize("s", [1.0, 0.0])
+def test_public_warm_start_is_zero_where_it_cannot_be_formed(s):
+    # Second moments beyond float64 (public_geometry refuses them) and no
+    # public row: a zero start, with no warning.
+    options = {"intercept_scaling": s, "ridge": 0.0, "n_features": 2}
+    huge = np.array([[1e300, 1.0], [-1e300, 2.0], [3e300, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        start = public_warm_start(huge, np.array([1.0, 2.0, 3.0]), **options)
+        assert np.all(np.isfinite(start))
+        empty = public_warm_start(np.zeros((0, 2)), np.zeros(0), **options)
+    np.testing.assert_array_equal(empty, np.zeros(2 + int(s)))
+    if not s:
+        np.testing.assert_array_equal(start, np.zeros(2))
+    with pytest.raises(ValueError, match="overflow"):
+        public_geometry(huge, np.array([1.0, 2.0, 3.0]), **options)
 
 
 def test_sparse_row_blocks_sum_duplicate_entries(monkeypatch):
