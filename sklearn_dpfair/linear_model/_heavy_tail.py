@@ -795,6 +795,14 @@ or None, default="auto"
         return self._planned_setup(n_samples, n_features, sparse=sparse).event
 
     def _planned_setup(self, n_samples, n_features, *, sparse=False):
+        if int(n_samples) < _MIN_SAMPLES:
+            # The fit refuses so few rows: a plan of them would promise a
+            # fit that cannot run (a search planning a one-row training
+            # part would fail only once the candidate trained).
+            raise ValueError(
+                f"HeavyTailDPRegressor needs at least {_MIN_SAMPLES} samples; "
+                f"got n_samples = {int(n_samples)}."
+            )
         clip_norm = self._clip_norm()
         self._check_public_parameters(clip_norm)
         return self._setup(clip_norm, int(n_samples), int(n_features), sparse=sparse)

@@ -45,6 +45,7 @@ __all__ = [
     "SCORINGS",
     "noisy_score",
     "score_counts",
+    "score_mechanism",
     "score_sensitivity",
 ]
 
@@ -90,6 +91,92 @@ def score_sensitivity(scoring, adjacency="add_remove", score_bound=None):
     if scoring == "accuracy":
         return 1.0
     return math.sqrt(5.0 if adjacency == "replace_one" else 3.0)
+
+
+def score_mechanism(
+    scoring, noise_multiplier, *, adjacency="add_remove", score_bound=None,
+    n_rows=None,
+):
+    """The Gaussian mechanism that releases ``scoring``'s vector of sums.
+
+    Built by :func:`noisy_score` in every run, and by the search once before
+    it reads a row: a ``score_bound`` that cannot scale the noise is refused
+    there, before any candidate is trained, not after one was.
+
+    Parameters
+    ----------
+    scoring : str
+        One of :data:`SCORINGS`.
+    noise_multiplier : float
+        Noise standard deviation in units of :func:`score_sensitivity`.
+    adjacency : {"add_remove", "replace_one"}, default="add_remove"
+        Neighbouring relation the noise is calibrated under.
+    score_bound : float, default=None
+        The public bound ``b`` on a row's error (regression scorings).
+    n_rows : int, default=None
+        A public bound on the number of validation rows (the search's
+        ``n_samples``): the error sum, up to ``n_rows * b``, must be a
+        finite float64.
+
+    Returns
+    -------
+    mechanism : GaussianMechanism
+
+    Raises
+    ------
+    ValueError
+        Naming ``score_bound`` where the noise of a regression score, or its
+        error sum, would not be a finite normal float64.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.model_selection._scoring import score_mechanism
+    >>> score_mechanism("neg_mean_absolute_error", 2.0, score_bound=5.0).noise_std
+    10.0
+    >>> score_mechanism("neg_mean_absolute_error", 2.0, score_bound=1e308)
+    Traceback (most recent call last):
+    ...
+    ValueError: score_bound=1e+308 is too large: ...
+    """
+    sensitivity = score_sensitivity(scoring, adjacency, score_bound)
+    regression = scoring in REGRESSION_SCORINGS
+    # One more term than the rows: a margin for the sum's rounding.
+    if regression and n_rows is not None and not math.isfinite(
+        (n_rows + 1.0) * sensitivity
+    ):
+        # An error sum that overflows is inf in one dataset and finite in a
+        # neighbour with one capped row less: its noisy release would tell
+        # them apart with certainty, whatever the noise.
+        raise ValueError(
+            f"score_bound={sensitivity:g} is too large: the validation rows' "
+            f"error sum, up to {n_rows} times score_bound, overflows float64. "
+            "Give a bound of the size of the errors (the width of the "
+            "targets' known range)."
+        )
+    try:
+        return GaussianMechanism(
+            clip_norm=sensitivity, noise_multiplier=noise_multiplier
+        )
+    except ValueError as exc:
+        if not regression or not math.isfinite(noise_multiplier):
+            raise
+        # The noise scale (multiplier times score_bound) overflows float64 or
+        # falls below its smallest normal number, where the draws are
+        # quantized: name the public parameter that sets it.
+        large = not math.isfinite(noise_multiplier * sensitivity)
+        raise ValueError(
+            f"score_bound={sensitivity:g} is too "
+            f"{'large' if large else 'small'}: the private score's noise "
+            f"standard deviation, {noise_multiplier:g} times score_bound, "
+            + (
+                "overflows float64. "
+                if large
+                else "is below the smallest normal float64, where its draws "
+                "are rounded to a grid. "
+            )
+            + "Give a bound of the size of the errors (in units of y, or of "
+            "y squared for neg_mean_squared_error)."
+        ) from exc
 
 
 def noisy_score(
@@ -159,9 +246,8 @@ def noisy_score(
         positive_label=positive_label,
         score_bound=score_bound,
     )
-    mechanism = GaussianMechanism(
-        clip_norm=score_sensitivity(scoring, adjacency, score_bound),
-        noise_multiplier=noise_multiplier,
+    mechanism = score_mechanism(
+        scoring, noise_multiplier, adjacency=adjacency, score_bound=score_bound
     )
     counts = mechanism.privatize(counts, rng)
     m = len(y_true)

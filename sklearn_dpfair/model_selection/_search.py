@@ -23,6 +23,8 @@ from sklearn.base import (
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils import assert_all_finite, get_tags, indexable
 from sklearn.utils.metadata_routing import (
+    UNUSED,
+    WARN,
     MetadataRouter,
     MethodMapping,
     get_routing_for_object,
@@ -67,6 +69,7 @@ from ._scoring import (
     REGRESSION_SCORINGS,
     SCORINGS,
     noisy_score,
+    score_mechanism,
 )
 
 __all__ = ["PrivateHyperparameterSearch"]
@@ -493,30 +496,64 @@ class PrivateHyperparameterSearch(
                 canonical[f"{name}__{param}"] = value
         return canonical, {name: key for name, key in plain.items() if name != key}
 
-    def _routed_fit_params(self, fit_params):
-        """The estimator's fit parameters, and the groups of the fairness score.
+    def _routed_fit_params(self, fit_params, received_as):
+        """The estimator's fit parameters, the score's groups and the estimator's.
 
         The search reads ``sensitive_features`` itself (its fairness score),
         and passes it on to an estimator that takes it: the one that
         requests it (metadata routing), else one whose ``fit`` (its final
-        step's, for a pipeline) names it.
+        step's, for a pipeline) names it. ``received_as``
+        (:meth:`_sensitive_key`) is the keyword the estimator receives them
+        under. Returns the routed parameters, the sensitive features the
+        score reads and those the estimator receives (None: none).
         """
         sensitive = fit_params.get("sensitive_features")
         if routing_enabled():
             routed = process_routing(self, "fit", **fit_params).estimator.fit
-            return dict(routed), sensitive
+            received = None if received_as is None else fit_params.get(received_as)
+            if sensitive is None:
+                # Routed to the estimator under an alias only: they are the
+                # groups its runs fit, so the search checks them (declared
+                # group set, missing values) and scores with them, as it does
+                # sensitive_features passed by name.
+                sensitive = received
+            return dict(routed), sensitive, received
         routed = dict(fit_params)
-        takes = _fit_takes(self.estimator, "sensitive_features")
-        if sensitive is not None and not takes:
+        if sensitive is not None and received_as is None:
             del routed["sensitive_features"]
-        return routed, sensitive
+        return routed, sensitive, routed.get("sensitive_features")
+
+    def _sensitive_key(self):
+        """The keyword of a fit that reaches the estimator as ``sensitive_features``.
+
+        Under metadata routing, the alias its fit (a private pipeline's
+        final step's, which the pipeline reaches under its callers' names)
+        requests them under: ``set_fit_request(sensitive_features="sf")``
+        gives ``"sf"``, ``True`` gives ``"sensitive_features"``. Without
+        routing, ``"sensitive_features"`` where that fit names it. None
+        where the estimator is not given them.
+        """
+        if not routing_enabled():
+            takes = _fit_takes(self.estimator, "sensitive_features")
+            return "sensitive_features" if takes else None
+        final = self.estimator
+        while getattr(final, "steps", None):
+            final = final.steps[-1][1]
+        routing = get_routing_for_object(final)
+        if isinstance(routing, MetadataRouter):
+            # A router of its own: whether it consumes them by name.
+            consumed = routing.consumes("fit", ["sensitive_features"])
+            return "sensitive_features" if consumed else None
+        alias = routing.fit.requests.get("sensitive_features")
+        if alias is True:
+            return "sensitive_features"
+        if isinstance(alias, str) and alias not in (UNUSED, WARN):
+            return alias
+        return None
 
     def _estimator_takes_sensitive(self):
         """Whether a fit passes ``sensitive_features`` on to the estimator."""
-        if routing_enabled():
-            routing = get_routing_for_object(self.estimator)
-            return bool(routing.consumes("fit", ["sensitive_features"]))
-        return _fit_takes(self.estimator, "sensitive_features")
+        return self._sensitive_key() is not None
 
     def _group_set(self):
         """The declared group set: the search's, else the estimator's."""
@@ -599,8 +636,11 @@ class PrivateHyperparameterSearch(
         # predictions elementwise, and a column vector would broadcast.
         y = _target_1d(y)
         fit_params, passed_as = self._canonical_fit_params(fit_params)
-        fit_params = _sensitive_as_frame(fit_params)
-        routed, sensitive = self._routed_fit_params(fit_params)
+        received_as = self._sensitive_key()
+        fit_params = _sensitive_as_frame(fit_params, received_as)
+        routed, sensitive, received = self._routed_fit_params(
+            fit_params, received_as
+        )
         if routed.get("silos") is not None:
             raise ValueError("PrivateHyperparameterSearch does not run federated fits.")
         n_samples = num_samples(X)
@@ -611,8 +651,15 @@ class PrivateHyperparameterSearch(
         # Before the split is drawn: a misaligned value would otherwise be
         # passed on unsplit, and fail on the training part's size or index
         # past its end. Lengths are public shapes.
+        routed_as = dict(passed_as)
+        if received_as not in (None, "sensitive_features") and not getattr(
+            self.estimator, "steps", None
+        ):
+            # An estimator's routed parameters are keyed by its own names.
+            routed_as["sensitive_features"] = received_as
+        _check_sample_aligned(routed, n_samples, routed_as)
         _check_sample_aligned(
-            {"sensitive_features": sensitive, **routed}, n_samples, passed_as
+            {"sensitive_features": sensitive}, n_samples, passed_as
         )
         public = _public_rows(routed.get("public_mask"), n_samples)
         # Refuses a fraction that leaves a split empty at its expected size.
@@ -626,7 +673,7 @@ class PrivateHyperparameterSearch(
             )
         # The candidates see the groups only where the estimator receives
         # sensitive_features (the search may read it for its score alone).
-        grouped = routed.get("sensitive_features") is not None
+        grouped = received is not None
         n_groups = len(groups) if grouped and groups is not None else 1
         scoring = self._scoring(task)
         if scoring == "accuracy-dp-gap":
@@ -667,10 +714,12 @@ class PrivateHyperparameterSearch(
         selection = self._selection_plan(
             candidates, n_train, int(np.shape(X)[1]),
             _counts(n_groups, classes, len(public)), groups,
-            grouped=grouped, own_groups=True, sparse=sparse, schema=schema,
+            grouped=grouped, scoring=scoring, n_rows=n_samples,
+            own_groups=True, sparse=sparse, schema=schema,
         )
         codes = self._check_values(
-            X, y, task, scoring, sensitive, routed, groups, candidates, passed_as
+            X, y, task, scoring, sensitive, received, routed, groups,
+            candidates, routed_as,
         )
         delta = float(self.delta)
         train_params = _split_params(routed, n_samples, train_idx)
@@ -738,8 +787,8 @@ class PrivateHyperparameterSearch(
         return self
 
     def _check_values(
-        self, X, y, task, scoring, sensitive, routed, groups, candidates,
-        passed_as,
+        self, X, y, task, scoring, sensitive, received, routed, groups,
+        candidates, passed_as,
     ):
         """Refuse, on every row, what a candidate or the score would refuse.
 
@@ -753,8 +802,10 @@ class PrivateHyperparameterSearch(
         group sets of every candidate (a grid may vary them: only the runs
         drawn would check theirs), the refusal is input validation (the same
         on every split and every draw of the runs). Returns the group codes
-        of every row for ``"accuracy-dp-gap"`` (else None). ``passed_as``
-        maps a key of ``routed`` to the name the user passed it under.
+        of every row for ``"accuracy-dp-gap"`` (else None). ``received``:
+        the sensitive features the estimator receives (None: none);
+        ``passed_as`` maps a key of ``routed`` to the name the user passed
+        it under.
         """
         if task == "classification":
             # The candidates' own check of the declared label set.
@@ -794,7 +845,6 @@ class PrivateHyperparameterSearch(
                     "split. Drop the rows of weight 0 (they contribute "
                     "nothing to a fit)."
                 )
-        received = routed.get("sensitive_features")
         for own in (
             _candidate_sets(self.estimator, candidates, "groups")
             if received is not None
@@ -880,13 +930,16 @@ class PrivateHyperparameterSearch(
 
     def _selection_plan(
         self, candidates, n_train, n_features, counts, groups, *, grouped,
-        own_groups=False, sparse=False, schema=None,
+        scoring, n_rows, own_groups=False, sparse=False, schema=None,
     ):
         """The candidates' plans and the calibrated selection (public inputs only).
 
         ``own_groups``: plan each ``grouped`` candidate with the number of
         groups it declares (the search's ``groups`` where it leaves its own
-        None), rather than ``counts["n_groups"]``.
+        None), rather than ``counts["n_groups"]``. ``scoring`` and
+        ``n_rows`` (a public bound on the validation rows): the score's
+        mechanism, built here once, so that a ``score_bound`` it cannot
+        scale is refused before any candidate is trained.
 
         Returns a :class:`_SelectionPlan`: the candidate estimators, their
         :class:`~._planning.CandidatePlan` s, the per-run budget, the
@@ -978,6 +1031,12 @@ class PrivateHyperparameterSearch(
             # The grouping by signature missed a difference: calibrate on
             # every candidate's own event (exact, slower).
             run_epsilon, event = calibrate(lambda t: run_event(t, plans))
+        # Each run builds this mechanism after its candidate has trained:
+        # refused here, an extreme score_bound fails before any fit.
+        score_mechanism(
+            scoring, score_noise(run_epsilon), adjacency=adjacency,
+            score_bound=self.score_bound, n_rows=n_rows,
+        )
         return _SelectionPlan(
             estimators, plans, run_epsilon, event, score_noise(run_epsilon),
             mean_runs, shape, adjacency,
@@ -1017,7 +1076,7 @@ class PrivateHyperparameterSearch(
         candidates = self._candidates()
         task = self._task()
         classes = _declared_classes(self.estimator) if task == "classification" else None
-        self._scoring(task)
+        scoring = self._scoring(task)
         groups = self._group_set()
         # Given, the count is every candidate's; else as a fit given
         # sensitive_features: each candidate sees its declared groups where
@@ -1039,8 +1098,8 @@ class PrivateHyperparameterSearch(
             )
         return self._selection_plan(
             candidates, n_train, n_features, _counts(n_groups, classes, n_public),
-            groups, grouped=grouped, own_groups=own_groups, sparse=sparse,
-            schema=schema,
+            groups, grouped=grouped, scoring=scoring, n_rows=n_samples,
+            own_groups=own_groups, sparse=sparse, schema=schema,
         )
 
     def _planned_record(
@@ -1384,23 +1443,26 @@ def _target_1d(y):
     return one_per_row(y, "y", what="label or target")
 
 
-def _sensitive_as_frame(fit_params):
+def _sensitive_as_frame(fit_params, alias=None):
     """``fit_params`` with a dict of sensitive columns as a DataFrame.
 
     The estimators take a dict of columns; the search splits its rows, so it
-    takes them as the frame the estimators make of it.
+    takes them as the frame the estimators make of it. ``alias``: the other
+    keyword they may be routed to the estimator under (metadata routing).
     """
-    sensitive = fit_params.get("sensitive_features")
-    if not isinstance(sensitive, dict):
-        return fit_params
-    try:
-        frame = pd.DataFrame(sensitive)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            "sensitive_features as a dict must map column names to columns of "
-            f"one value per sample: {exc}"
-        ) from None
-    return {**fit_params, "sensitive_features": frame}
+    out = dict(fit_params)
+    for key in {"sensitive_features", alias} - {None}:
+        sensitive = out.get(key)
+        if not isinstance(sensitive, dict):
+            continue
+        try:
+            out[key] = pd.DataFrame(sensitive)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"{key} as a dict must map column names to columns of one "
+                f"value per sample: {exc}"
+            ) from None
+    return out
 
 
 def _is_array_like(value):

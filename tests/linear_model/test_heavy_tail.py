@@ -833,3 +833,16 @@ def test_clip_threshold_is_a_deprecated_alias_of_clip_norm():
     assert not hasattr(HeavyTailDPRegressor(), "clip_threshold_")
     with pytest.raises(ValueError, match="both were given"):
         HeavyTailDPRegressor(clip_norm=1.0, clip_threshold=2.0).fit(X, y)
+
+
+def test_plan_refuses_the_sample_sizes_the_fit_refuses():
+    # A plan promises a fit: a private search plans each candidate on its
+    # training part's size before it trains any.
+    X = np.random.default_rng(0).standard_normal((1, 2))
+    with pytest.raises(ValueError) as fitting:
+        HeavyTailDPRegressor().fit(X, X[:, 0])
+    with pytest.raises(ValueError) as planning:
+        HeavyTailDPRegressor().privacy_plan(1, 2)
+    assert str(planning.value) == str(fitting.value)
+    assert "at least 2 samples" in str(planning.value)
+    HeavyTailDPRegressor().privacy_plan(2, 2)

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import sklearn
+from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.exceptions import DataConversionWarning
 
@@ -466,6 +467,70 @@ def test_sensitive_features_as_a_dict_of_columns(data):
     assert as_dict.best_estimator_.groups_.tolist() == ["F", "M"]
     with pytest.raises(ValueError, match="sensitive_features"):
         fit({"sex": sex, "other": sex[:10]})
+
+
+def _refuse_to_fit(monkeypatch, cls):
+    """Make any fit of ``cls`` fail the test: a refusal must come before."""
+
+    def fit(self, *args, **kwargs):
+        raise AssertionError(f"{cls.__name__} was fitted before the refusal")
+
+    monkeypatch.setattr(cls, "fit", fit)
+
+
+@pytest.mark.parametrize("in_pipeline", [False, True])
+def test_groups_routed_under_an_alias_need_a_declared_group_set(
+    data, monkeypatch, in_pipeline
+):
+    # Routed under an alias, the groups reach every run's estimator, which
+    # would read an undeclared group set from its private training part
+    # (and the planned n_groups=1 would not be what it fits): refused as
+    # when they are passed by name, before any candidate is trained.
+    X, y, sex = data
+    _refuse_to_fit(monkeypatch, DPFERMIClassifier)
+    with sklearn.config_context(enable_metadata_routing=True):
+        fermi = DPFERMIClassifier(classes=[0, 1], max_iter=2, batch_size="full")
+        fermi.set_fit_request(sensitive_features="sf")
+        estimator = (
+            make_private_pipeline(DPStandardScaler(bounds=[(-5, 5)] * 3), fermi)
+            if in_pipeline
+            else fermi
+        )
+        prefix = "dpfermiclassifier__" if in_pipeline else ""
+        search = _classifier_search(
+            estimator=estimator, param_grid={f"{prefix}alpha": [0.0, 1e-3]}
+        )
+        with pytest.raises(ValueError, match="Declare the public group set"):
+            search.fit(X, y, sf=sex)
+        # And the plan counts the groups the estimator receives.
+        assert search._estimator_takes_sensitive()
+
+
+@pytest.mark.parametrize("scoring", ["accuracy", "accuracy-dp-gap"])
+def test_groups_routed_under_an_alias_are_planned_and_scored(data, scoring):
+    X, y, sex = data
+    fitted = {}
+    with sklearn.config_context(enable_metadata_routing=True):
+        for key in ("sensitive_features", "sf"):
+            fermi = _fermi().set_fit_request(sensitive_features=key)
+            search = _classifier_search(
+                estimator=fermi, param_grid={"fairness_weight": [1.0, 4.0]},
+                scoring=scoring,
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                search.fit(X, y, **{key: sex})
+            assert search.best_estimator_.groups_.tolist() == ["F", "M"]
+            # The plan's default counts the groups the estimator receives.
+            plan = search.privacy_plan(N, 3, n_train=search.n_train_)
+            assert plan.dp_event == search.dp_event_
+            fitted[key] = search
+            if key == "sf":
+                # A misaligned value is named as it was passed.
+                with pytest.raises(ValueError, match="^sf has 599 rows"):
+                    clone(search).fit(X, y, sf=sex[:-1])
+    assert fitted["sf"].dp_event_ == fitted["sensitive_features"].dp_event_
+    assert fitted["sf"].best_params_ == fitted["sensitive_features"].best_params_
 
 
 # -- delegation ------------------------------------------------------------------

@@ -20,8 +20,10 @@ from sklearn_dpfair.model_selection._scoring import (
     REGRESSION_SCORINGS,
     noisy_score,
     score_counts,
+    score_mechanism,
     score_sensitivity,
 )
+from sklearn_dpfair.model_selection._search import draw_split
 from sklearn_dpfair.privacy._accounting import epsilon_of
 
 N, D = 1500, 3
@@ -94,6 +96,72 @@ def test_a_huge_target_counts_the_bound_and_the_score_stays_in_range():
         ]
         assert all(-9.0 <= s <= 0.0 for s in scores)
         assert len(set(scores)) > 10
+
+
+def test_the_score_mechanism_names_a_score_bound_it_cannot_take():
+    kw = {"scoring": "neg_mean_absolute_error"}
+    mechanism = score_mechanism(noise_multiplier=2.0, score_bound=5.0, **kw)
+    assert mechanism.noise_std == 10.0
+    # The noise's scale overflows float64, or is subnormal (quantized draws).
+    with pytest.raises(ValueError, match=r"^score_bound=1e\+308 is too large"):
+        score_mechanism(noise_multiplier=2.0, score_bound=1e308, **kw)
+    with pytest.raises(ValueError, match=r"^score_bound=.* is too small"):
+        score_mechanism(noise_multiplier=2.0, score_bound=1e-320, **kw)
+    # The noise fits, but the error sum of 600 rows could overflow: inf in
+    # one dataset and finite in its neighbour, whatever the noise.
+    score_mechanism(noise_multiplier=2.0, score_bound=1e306, **kw)
+    with pytest.raises(ValueError, match="error sum, up to 600 times"):
+        score_mechanism(noise_multiplier=2.0, score_bound=1e306, n_rows=600, **kw)
+
+
+@pytest.mark.parametrize("bound", [1e308, 1e306, 1e-320])
+def test_a_score_bound_the_score_cannot_take_is_refused_before_any_fit(
+    data, monkeypatch, bound
+):
+    X, y, _ = data
+
+    def fit(self, *args, **kwargs):
+        raise AssertionError("a candidate was trained before the refusal")
+
+    monkeypatch.setattr(SemiDPLinearRegression, "fit", fit)
+    search = PrivateHyperparameterSearch(
+        SemiDPLinearRegression(adjacency="add_remove", max_iter=3),
+        {"clip_norm": [0.5, 1.0]}, epsilon=2.0, score_bound=bound, random_state=0,
+    )
+    with pytest.raises(ValueError, match=r"^score_bound=.* is too"):
+        search.privacy_plan(N, D)
+    with pytest.raises(ValueError, match=r"^score_bound=.* is too"):
+        _fit(search, X, y)
+
+
+def test_a_training_part_a_candidate_cannot_fit_is_refused_before_any_fit(
+    monkeypatch,
+):
+    # HeavyTailDPRegressor fits 2 rows or more: its plan of fewer refuses,
+    # so a split that leaves one training row is refused before any run
+    # (the split is public randomness), not by the candidate's fit.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((6, 2))
+    y = X[:, 0]
+    search = PrivateHyperparameterSearch(
+        HeavyTailDPRegressor(), {"alpha": [0.0, 1e-3]}, epsilon=5.0,
+        score_bound=1.0, validation_fraction=0.5,
+    )
+    with pytest.raises(ValueError, match="at least 2 samples"):
+        search.privacy_plan(6, 2, n_train=1)
+    # A seed whose split trains on one row.
+    def n_train(seed):
+        rng = search.set_params(random_state=seed)._generators()[0]
+        return len(draw_split(6, [], 0.5, rng)[1])
+
+    seed = next(s for s in range(100) if n_train(s) == 1)
+
+    def fit(self, *args, **kwargs):
+        raise AssertionError("a candidate was trained before the refusal")
+
+    monkeypatch.setattr(HeavyTailDPRegressor, "fit", fit)
+    with pytest.raises(ValueError, match="cannot plan HeavyTail.*at least 2"):
+        _fit(search.set_params(random_state=seed), X, y)
 
 
 # -- searches over regressors ------------------------------------------------
