@@ -50,6 +50,15 @@ objective, away from a stationary point) it warns with a
 :class:`~sklearn.exceptions.ConvergenceWarning`, as scikit-learn's lbfgs
 solvers do. That warning depends on the data; it is raised only in the
 non-private limit, where nothing is private.
+
+A limit of an iterative solve on the float64 objective: sample weights
+whose ratio exceeds about ``1e20`` (one row weighing ``1e30`` times the
+others) leave the light rows' terms below the objective's rounding, so the
+solver fits the heavy rows alone and may return coefficients far from the
+weighted minimizer, without a warning (at ``1e24`` they are still within
+``1e-9``). A direct least-squares solve on the square-root-weighted rows
+(scikit-learn's ``LinearRegression``) resolves such weights for the squared
+loss; cap such weights before a fit.
 """
 
 import math
@@ -107,6 +116,12 @@ _POLISHED = 1e-14
 # A failed line search (L-BFGS-B's "ABNORMAL" stop) at a gradient this small
 # is the end of float64 progress, not a failure to converge.
 _STATIONARY = 1e-6
+
+# The objective's normalizer is at least this fraction of the null model's
+# value (:func:`minimize_standardized`): the gradient's rounding, about
+# 1e-16 of that value's scale, then stays 1e-8 of the normalized gradient,
+# far below _STATIONARY.
+_NORM_FLOOR = 1e-8
 
 # Entries per block of the dense moments (2 MB of float64):
 # no n x d float64 temporary of a float32 X.
@@ -618,7 +633,11 @@ def minimize_standardized(
     divided by its value at a start of 0, the objective of a target near
     ``1e9`` is ``1e18`` times a row, and once the intercept had found the
     target its gradient fell below the tolerance with the coefficients
-    still far from the minimizer. Without a warm intercept
+    still far from the minimizer. The divisor is at least
+    :data:`_NORM_FLOOR` times the null model's value (coefficients 0, the
+    intercept ``intercept_start`` or 0): a warm start that fits exactly
+    (``F(start)`` ~ ``1e-30``) would otherwise leave the gradient's rounding
+    above the tolerance at the minimizer and warn. Without a warm intercept
     (``intercept_init``) the solve starts at ``intercept_start`` too.
 
     A solve that stops short warns with a ``ConvergenceWarning`` unless
@@ -736,15 +755,26 @@ def minimize_standardized(
     if split:
         bounds = [(0.0, None)] * (2 * n_beta) + [(None, None)] * (K * fit_intercept)
     x0 = stacked(beta0, c0)
+    # The null model: coefficients 0 and the best constant (or 0).
+    null = np.zeros(K)
+    if fit_intercept and intercept_start is not None:
+        null = np.asarray(intercept_start, dtype=np.float64).reshape(K)
     with np.errstate(all="ignore"):
-        values = [objective(x0)[0]]
-        if fit_intercept and intercept_start is not None:
-            null = np.asarray(intercept_start, dtype=np.float64).reshape(K)
-            values.append(objective(stacked(np.zeros((d, K)), null))[0])
+        start_value = objective(x0)[0]
+        null_value = objective(stacked(np.zeros((d, K)), null))[0]
+    values = [start_value]
+    if fit_intercept and intercept_start is not None:
+        values.append(null_value)
     # F / min(F(start), F(null model)), in units of the target's spread:
     # tolerances independent of the target's offset and scale.
     values = [v for v in values if np.isfinite(v) and v > 0]
     norm = min(values) if values else 1.0
+    if np.isfinite(null_value) and null_value > 0:
+        # A warm start that fits (nearly) exactly, F(start) ~ 1e-30, would
+        # divide the gradient's float64 rounding (~1e-16 of F(null)'s
+        # scale) by 1e-30 and fail the stationarity test at the minimizer:
+        # the normalizer is at least _NORM_FLOOR of the null model's F.
+        norm = max(norm, _NORM_FLOOR * null_value)
     unit = float(target_scale)
 
     def normalized(u):
@@ -1016,7 +1046,9 @@ def minimize_pinball(
 
     ``(1/n) sum_i w_i rho_q(y_i - x_i coef - b) + l1 ||coef||_1``, solved by
     HiGHS as scikit-learn's ``QuantileRegressor`` does (the absolute loss is
-    ``quantile=0.5``, twice the pinball loss: the same minimizer). Exact up
+    twice the pinball loss of ``quantile=0.5``: its objective with ``l1`` is
+    twice this one with ``l1 / 2``, which :func:`minimize_regression`
+    passes). Exact up
     to HiGHS' tolerances and free of any step size; ``X`` dense or sparse
     (the constraint matrix stays sparse). A solve that fails warns with a
     :class:`~sklearn.exceptions.ConvergenceWarning` and returns zeros.
@@ -1081,21 +1113,37 @@ def _standardized_rows(X, sample_weight, fit_intercept, rows=None):
     """``(mean, scale, Xs)``: rows of ``X`` in standardized coordinates.
 
     The coordinates of :func:`minimize_pinball` and of the ridge's
-    refinement (:func:`_piecewise_linear_ridge`): a dense ``X`` is centred
-    when there is an intercept (HiGHS' own scaling does not undo an offset
-    of 1e5 under a spread of 1e-3) and scaled; a sparse one is only scaled
-    (centring would densify it) and stays CSR. ``rows`` (a mask or index)
-    selects rows; None keeps them all, without a copy of a sparse ``X``.
+    refinement (:func:`_piecewise_linear_ridge`), ``Xs = (X - mean) / scale``
+    with the raw predictions ``Xs (coef * scale) + c - mean . coef``. With an
+    intercept the columns are centred: HiGHS' own scaling does not undo an
+    offset of 1e5 under a spread of 1e-3, whose column is then collinear
+    with the intercept's to its tolerances (a coefficient of 0 and a loss
+    35% above the minimum). A sparse ``X`` stays CSR, a float64 copy of its
+    selected rows: its columns stored on every one of those rows are centred
+    in place (no entry is added), the others keep the mean 0 and are scaled
+    by their root mean square, as centring them would densify them (a
+    column with unstored zeros is not collinear with the intercept).
+    ``rows`` (a mask or index) selects rows; None keeps them all.
     """
-    sparse = sp.issparse(X)
-    mean, scale = column_moments(
-        X, sample_weight, center=fit_intercept and not sparse
-    )
-    if sparse:
-        X = as_rows(X) if rows is None else as_rows(X)[rows]
-        return mean, scale, sp.csr_matrix(X, dtype=np.float64) @ sp.diags(1.0 / scale)
-    X = np.asarray(X, dtype=np.float64)
-    return mean, scale, ((X if rows is None else X[rows]) - mean) / scale
+    if not sp.issparse(X):
+        mean, scale = column_moments(X, sample_weight, center=fit_intercept)
+        X = np.asarray(X, dtype=np.float64)
+        return mean, scale, ((X if rows is None else X[rows]) - mean) / scale
+    X = as_rows(X)
+    Xs = sp.csr_matrix(X if rows is None else X[rows], dtype=np.float64, copy=True)
+    mean, scale = column_moments(X, sample_weight, center=False)
+    if fit_intercept and Xs.shape[0]:
+        # Canonical CSR (as_rows): one stored entry per row and column.
+        full = np.bincount(Xs.indices, minlength=X.shape[1]) == Xs.shape[0]
+        if full.any():
+            centred_mean, centred_scale = column_moments(
+                X, sample_weight, center=True
+            )
+            mean = np.where(full, centred_mean, 0.0)
+            scale = np.where(full, centred_scale, scale)
+            Xs.data -= mean[Xs.indices]
+    Xs.data /= scale[Xs.indices]
+    return mean, scale, Xs
 
 
 def minimize_regression(
@@ -1105,8 +1153,9 @@ def minimize_regression(
 
     The pinball and absolute losses (``raw_smoothness`` infinite) without an
     L2 penalty are linear programs, solved exactly by
-    :func:`minimize_pinball` (the absolute loss at ``quantile=0.5``: half of
-    it, the same minimizer); every other case by :func:`minimize_linear`.
+    :func:`minimize_pinball` (the absolute loss at ``quantile=0.5``, half of
+    it, with half the l1 strength: the same minimizer); every other case by
+    :func:`minimize_linear`.
     With an L2 penalty (and no l1) a nonsmooth loss is a quadratic program:
     L-BFGS-B on its subgradient stops at a kink, short of its tolerance, and
     its point is then refined to the exact minimizer by an active-set
@@ -1127,11 +1176,15 @@ def minimize_regression(
     1.0
     """
     if np.isinf(loss.raw_smoothness) and not alpha:
+        # The absolute loss is twice the pinball loss of level 0.5: its
+        # objective mean|r| + l1 ||coef||_1 is twice that of the pinball
+        # loss with half the l1 strength (the same minimizer only then).
+        pinball_l1 = l1 / 2 if isinstance(loss, AbsoluteLoss) else l1
         return minimize_pinball(
             X,
             y,
             getattr(loss, "quantile", 0.5),
-            l1=l1,
+            l1=pinball_l1,
             fit_intercept=fit_intercept,
             sample_weight=sample_weight,
         )
@@ -1158,11 +1211,18 @@ def minimize_regression(
     # The certificate reads the conditions to a tolerance: the refined point
     # is kept where it is at least as good as L-BFGS-B's (an ill-conditioned
     # active-set solve was once 7e-9 worse), within their evaluation's
-    # rounding.
-    if exact is not None and _penalized_loss(
-        X, y, loss, alpha, exact, sample_weight
-    ) <= _penalized_loss(X, y, loss, alpha, fit, sample_weight) * (1 + 1e-10):
-        return replace(exact, n_iter=fit.n_iter)
+    # rounding: a relative 1e-10, and the rounding of the raw predictions
+    # (of a column at 1e8, 1e-8 a row: more than the two points differ).
+    if exact is not None:
+        magnitudes = _mean_abs_columns(X, sample_weight)
+        value, rounding = _penalized_loss(
+            X, y, loss, alpha, exact, sample_weight, magnitudes
+        )
+        reference, reference_rounding = _penalized_loss(
+            X, y, loss, alpha, fit, sample_weight, magnitudes
+        )
+        if value <= reference * (1 + 1e-10) + rounding + reference_rounding:
+            return replace(exact, n_iter=fit.n_iter)
     if not fit.converged:
         warn_at_caller(
             "The non-private (epsilon=inf) solve of a piecewise-linear loss "
@@ -1174,15 +1234,51 @@ def minimize_regression(
     return fit
 
 
-def _penalized_loss(X, y, loss, alpha, fit, sample_weight):
-    """``F`` (module docstring, no l1) of a one-output ``fit``, in float64."""
+def _penalized_loss(X, y, loss, alpha, fit, sample_weight, magnitudes):
+    """``F`` (module docstring, no l1) of a one-output ``fit``, and its rounding.
+
+    In float64; the rounding bounds the error of the raw predictions
+    ``x_i coef + b``, a few ulps of the terms they sum, ``|x_i| |coef| +
+    |b|``, times the loss' slope, averaged as ``F`` averages
+    (``magnitudes``: the weighted column means of ``|X|``,
+    :func:`_mean_abs_columns`).
+    """
+    mean_weight = 1.0 if sample_weight is None else float(np.mean(sample_weight))
     with np.errstate(all="ignore"):
         raw = np.asarray(X @ fit.coef, dtype=np.float64) + fit.intercept
         terms = loss.loss(np.asarray(y, dtype=np.float64), raw)
         if sample_weight is not None:
             terms = terms * sample_weight
         coef = fit.coef[:, 0]
-        return float(np.mean(terms) + 0.5 * alpha * coef @ coef)
+        size = magnitudes @ np.abs(coef) + mean_weight * abs(fit.intercept[0])
+        rounding = 4 * np.finfo(np.float64).eps * loss.raw_lipschitz * size
+        return float(np.mean(terms) + 0.5 * alpha * coef @ coef), float(rounding)
+
+
+def _mean_abs_columns(X, sample_weight):
+    """``(1/n) sum_i w_i |x_ij|`` for each column ``j``, in float64.
+
+    A block of rows (dense) or of stored entries (sparse) at a time, as
+    :func:`column_moments` reads them: no copy of ``X``.
+    """
+    n, d = X.shape
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
+    total = np.zeros(d)
+    with np.errstate(all="ignore"):
+        if sp.issparse(X):
+            X = as_rows(X)
+            indptr = X.indptr
+            for row, end in entry_blocks(indptr, _SPARSE_BLOCK_ENTRIES):
+                lo, hi = indptr[row], indptr[end]
+                weights = np.repeat(w[row:end], np.diff(indptr[row : end + 1]))
+                values = np.abs(X.data[lo:hi].astype(np.float64)) * weights
+                total += np.bincount(X.indices[lo:hi], weights=values, minlength=d)
+        else:
+            step = max(1, _BLOCK_ENTRIES // max(d, 1))
+            for start in range(0, n, step):
+                block = np.abs(np.asarray(X[start : start + step], dtype=np.float64))
+                total += w[start : start + step] @ block
+    return total / max(n, 1)
 
 
 # Residuals taken as zero at the start of the active-set refinement
@@ -1227,14 +1323,13 @@ def _piecewise_linear_ridge(
     one = np.ones(1)
     above = float(loss.loss(one, np.zeros((1, 1)))[0])
     below = float(loss.loss(np.zeros(1), np.ones((1, 1)))[0])
-    center = fit_intercept and not sp.issparse(X)
     with np.errstate(all="ignore"):
         mean, scale, Xs = _standardized_rows(X, w, fit_intercept)
         # The penalty (alpha/2) ||coef||^2 in beta = coef * scale.
         curvature = alpha / (scale * scale)
         y = np.asarray(y, dtype=np.float64)
         beta0 = np.asarray(coef, dtype=np.float64) * scale
-        c0 = intercept + (mean @ coef if center else 0.0)
+        c0 = intercept + mean @ coef
         residual = y - np.asarray(Xs @ beta0).ravel() - c0
     if not (np.all(np.isfinite(residual)) and np.all(np.isfinite(curvature))):
         return None
@@ -1265,7 +1360,7 @@ def _piecewise_linear_ridge(
         if found is not None:
             beta, c = found
             coef_user = beta / scale
-            b = c - (mean @ coef_user if center else 0.0)
+            b = c - mean @ coef_user
             return NonPrivateFit(coef_user.reshape(d, 1), np.array([b]), 0, True, 0.0)
     return None
 

@@ -214,6 +214,22 @@ def test_semi_dp_is_ols_on_all_rows(data, container):
     assert np.isnan(reg.alpha_)
 
 
+@pytest.mark.parametrize("shift", [0.0, 3.0])
+def test_semi_dp_noise_free_target_fits_without_a_warning(shift):
+    # The public least squares start is already the minimizer: a
+    # ConvergenceWarning ("ABNORMAL") once said otherwise.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 2))
+    y = X @ [1.0, 2.0] + shift
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reg = SemiDPLinearRegression(epsilon=np.inf).fit(
+            X, y, public_mask=np.arange(20) < 10
+        )
+    np.testing.assert_allclose(reg.coef_, [1.0, 2.0], rtol=1e-9)
+    assert reg.intercept_ == pytest.approx(shift, abs=1e-9)
+
+
 def test_dp_fermi_without_fairness_is_lbfgs_on_raw_columns():
     X, y = _raw_classification()
     groups = (X[:, 3] > 0).astype(int)
@@ -509,6 +525,28 @@ def test_prox_l1_penalty_is_the_lasso_on_raw_columns():
     assert reg.solver_ == "prox"
     assert objective(reg) <= PARITY * objective(ref)
     assert np.count_nonzero(reg.coef_) < X.shape[1]  # the l1 term binds
+
+
+def test_prox_l1_penalty_with_the_absolute_loss_is_quantile_regression():
+    # The documented objective mean|r| + alpha ||coef||_1 is twice
+    # QuantileRegressor's mean pinball_0.5 + (alpha / 2) ||coef||_1: the
+    # linear program once minimized mean pinball_0.5 + alpha ||coef||_1, a
+    # doubled penalty (coefficient 0 here, the minimizer's is ~0.1).
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((1000, 2)) * [1.0, 100.0] + [0.0, 50.0]
+    y = X @ [0.3, 0.002] + rng.standard_normal(1000)
+    alpha = 0.1
+    ref = QuantileRegressor(quantile=0.5, alpha=alpha / 2, solver="highs").fit(X, y)
+
+    def objective(model):
+        r = y - model.predict(X)
+        return np.mean(np.abs(r)) + alpha * np.abs(model.coef_).sum()
+
+    reg = HeavyTailDPRegressor(
+        epsilon=np.inf, loss="absolute_error", penalty="l1", alpha=alpha
+    ).fit(X, y)
+    assert objective(reg) <= objective(ref) * (1 + 1e-9)
+    np.testing.assert_allclose(reg.coef_, ref.coef_, rtol=1e-6, atol=1e-9)
 
 
 def test_one_pass_non_private_limit_keeps_the_public_refusals():

@@ -235,8 +235,6 @@ def test_a_penalized_intercept_keeps_the_unscaled_solve():
 @pytest.mark.parametrize("sparse", [False, True])
 def test_pinball_linear_program_is_quantile_regression(loss, q, sparse):
     X, y = _raw(n=600, task="regression")
-    if sparse:
-        X = X[:, [0, 1, 3]]  # sparse rows are scaled, not centred
     ref = make_pipeline(
         StandardScaler(), QuantileRegressor(quantile=q, alpha=0.0, solver="highs")
     ).fit(X, y)
@@ -248,6 +246,71 @@ def test_pinball_linear_program_is_quantile_regression(loss, q, sparse):
 
     ours = pinball(X @ fit.coef[:, 0] + fit.intercept[0])
     assert ours <= pinball(ref.predict(X)) * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("l1", [0.02, 0.1])
+def test_absolute_loss_l1_penalty_is_not_doubled(l1):
+    # mean|r| + l1 ||coef||_1 is twice QuantileRegressor's objective at
+    # alpha = l1 / 2 (its pinball_0.5 is half the absolute loss).
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((1000, 2)) * [1.0, 100.0] + [0.0, 50.0]
+    y = X @ [0.3, 0.002] + rng.standard_normal(1000)
+    ref = QuantileRegressor(quantile=0.5, alpha=l1 / 2, solver="highs").fit(X, y)
+    fit = minimize_regression(X, y, AbsoluteLoss(), l1=l1)
+    np.testing.assert_allclose(fit.coef[:, 0], ref.coef_, rtol=1e-6, atol=1e-9)
+    assert fit.intercept[0] == pytest.approx(ref.intercept_, rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("offset, unit", [(500.0, 1e-6), (1e8, 1.0), (0.0, 1.0)])
+@pytest.mark.parametrize(
+    "loss, alpha",
+    [(AbsoluteLoss(), 0.0), (PinballLoss(0.2), 0.0), (AbsoluteLoss(), 1e-3)],
+)
+def test_sparse_rows_with_an_offset_column_give_the_dense_minimizer(
+    offset, unit, loss, alpha
+):
+    # A column stored on every row, its offset far above its spread: scaled
+    # but not centred, HiGHS (and the ridge's active-set refinement) saw it
+    # collinear with the intercept and returned coefficient 0, 36% above the
+    # minimum. Its centred stored entries are the dense fit's columns.
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((200, 3))
+    Z[rng.random((200, 3)) < 0.5 * np.array([0, 0, 1])] = 0.0  # a sparse column
+    y = 10 + Z @ [1.0, 2.0, 1.5] + rng.standard_normal(200)
+    X = np.c_[offset + unit * Z[:, 0], Z[:, 1:]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dense = minimize_regression(X, y, loss, alpha=alpha)
+        csr = minimize_regression(sp.csr_matrix(X), y, loss, alpha=alpha)
+
+    def objective(fit):
+        raw = (X @ fit.coef[:, 0] + fit.intercept[0])[:, None]
+        coef = fit.coef[:, 0]
+        return np.mean(loss.loss(y, raw)) + 0.5 * alpha * coef @ coef
+
+    # Relative 1e-7: the raw predictions near 1e8 round at 1e-8 a row.
+    assert objective(csr) <= objective(dense) * (1 + 1e-7)
+    scaled = [unit, 1.0, 1.0]
+    np.testing.assert_allclose(
+        csr.coef[:, 0] * scaled, dense.coef[:, 0] * scaled, atol=1e-6
+    )
+
+
+def test_standardized_sparse_rows_add_no_entry():
+    # Only the columns stored on every row are centred: the standardized
+    # copy holds the matrix's entries, no more (a fit's memory stays bounded
+    # by the sparse storage).
+    from sklearn_dpfair._solvers._non_private import _standardized_rows
+
+    rng = np.random.default_rng(0)
+    X = sp.random(300, 5, density=0.1, format="csr", random_state=0)
+    column = sp.csr_matrix(500 + rng.standard_normal((300, 1)))
+    X = sp.hstack([X, column], format="csr")
+    mean, scale, Xs = _standardized_rows(X, None, True)
+    assert Xs.nnz == X.nnz
+    assert mean[:5].tolist() == [0.0] * 5 and mean[5] == pytest.approx(500, abs=0.2)
+    dense = (X.toarray() - mean) / scale
+    np.testing.assert_allclose(Xs.toarray(), dense, rtol=1e-12, atol=1e-12)
 
 
 def test_l1_penalty_is_handled_by_split_bounds():
@@ -276,6 +339,27 @@ def test_sparse_and_float32_rows_give_the_dense_float64_minimizer():
             dense.coef, dense.intercept, X, y
         )
         assert loss_ratio <= 1 + 1e-6
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_an_exact_warm_start_converges_without_a_warning(seed, fit_intercept):
+    # Noise-free targets and a warm start at the minimizer (a public least
+    # squares fit): F(start) ~ 1e-30 once normalized the objective, whose
+    # gradient's rounding then failed the stationarity test ("ABNORMAL").
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((20, 2))
+    y = X @ [1.0, 2.0] + (3.0 if fit_intercept else 0.0)
+    start = np.linalg.lstsq(X[:10], y[:10] - (3.0 if fit_intercept else 0.0))[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = minimize_linear(
+            X, y, SquaredLoss(), fit_intercept=fit_intercept,
+            coef_init=start, intercept_init=[3.0] if fit_intercept else None,
+        )
+    assert fit.converged
+    np.testing.assert_allclose(fit.coef[:, 0], [1.0, 2.0], rtol=1e-9)
+    assert fit.intercept[0] == pytest.approx(3.0 if fit_intercept else 0.0, abs=1e-9)
 
 
 def test_separable_data_warn_as_scikit_learn_does():
