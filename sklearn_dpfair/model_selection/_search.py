@@ -503,9 +503,10 @@ class PrivateHyperparameterSearch(
         and passes it on to an estimator that takes it: the one that
         requests it (metadata routing), else one whose ``fit`` (its final
         step's, for a pipeline) names it. ``received_as``
-        (:meth:`_sensitive_key`) is the keyword the estimator receives them
-        under. Returns the routed parameters, the sensitive features the
-        score reads and those the estimator receives (None: none).
+        (:meth:`_metadata_key` of ``"sensitive_features"``) is the keyword
+        the estimator receives them under. Returns the routed parameters,
+        the sensitive features the score reads and those the estimator
+        receives (None: none).
         """
         sensitive = fit_params.get("sensitive_features")
         if routing_enabled():
@@ -523,37 +524,45 @@ class PrivateHyperparameterSearch(
             del routed["sensitive_features"]
         return routed, sensitive, routed.get("sensitive_features")
 
-    def _sensitive_key(self):
-        """The keyword of a fit that reaches the estimator as ``sensitive_features``.
+    def _metadata_key(self, name):
+        """The keyword of a fit that reaches the estimator's fit as ``name``.
 
         Under metadata routing, the alias its fit (a private pipeline's
         final step's, which the pipeline reaches under its callers' names)
-        requests them under: ``set_fit_request(sensitive_features="sf")``
-        gives ``"sf"``, ``True`` gives ``"sensitive_features"``. Without
-        routing, ``"sensitive_features"`` where that fit names it. None
-        where the estimator is not given them.
+        requests ``name`` under (:func:`_requested_key`):
+        ``set_fit_request(public_mask="pm")`` gives ``"pm"``, ``True`` gives
+        ``"public_mask"``. Without routing, ``name`` (a pipeline's prefixed
+        final-step keywords are read as the plain ones), and for
+        ``sensitive_features`` only where that fit names it. None where the
+        estimator is not given ``name``.
         """
         if not routing_enabled():
-            takes = _fit_takes(self.estimator, "sensitive_features")
-            return "sensitive_features" if takes else None
-        final = self.estimator
-        while getattr(final, "steps", None):
-            final = final.steps[-1][1]
-        routing = get_routing_for_object(final)
-        if isinstance(routing, MetadataRouter):
-            # A router of its own: whether it consumes them by name.
-            consumed = routing.consumes("fit", ["sensitive_features"])
-            return "sensitive_features" if consumed else None
-        alias = routing.fit.requests.get("sensitive_features")
-        if alias is True:
-            return "sensitive_features"
-        if isinstance(alias, str) and alias not in (UNUSED, WARN):
-            return alias
-        return None
+            takes = name != "sensitive_features" or _fit_takes(self.estimator, name)
+            return name if takes else None
+        return _requested_key(self.estimator, name)
 
     def _estimator_takes_sensitive(self):
         """Whether a fit passes ``sensitive_features`` on to the estimator."""
-        return self._sensitive_key() is not None
+        return self._metadata_key("sensitive_features") is not None
+
+    def _routed_weights(self, fit_params):
+        """The sample weights a fit gives the estimator or its steps.
+
+        Keyed by the keyword of ``fit_params`` each step receives its
+        ``sample_weight`` under (:func:`_requested_key`, metadata routing
+        on), else by ``sample_weight`` and ``step__sample_weight``.
+        """
+        if routing_enabled():
+            keys = {_requested_key(leaf, "sample_weight") for leaf in _leaves(
+                self.estimator
+            )}
+        else:
+            keys = {k for k in fit_params if k.rpartition("__")[2] == "sample_weight"}
+        return {
+            key: fit_params[key]
+            for key in sorted(keys - {None})
+            if fit_params.get(key) is not None
+        }
 
     def _group_set(self):
         """The declared group set: the search's, else the estimator's."""
@@ -591,7 +600,9 @@ class PrivateHyperparameterSearch(
             they are passed to the estimator's ``fit`` as they are).
             Array-like values, one per sample (a ValueError names one of
             another length), are split with the rows; rows marked by
-            ``public_mask`` all go to the training split.
+            ``public_mask`` all go to the training split. A value routed
+            under an alias (``set_fit_request(public_mask="pm")``, on a
+            pipeline's step too) is read as the one passed by its name.
             ``sensitive_features`` may also be a dict of columns; a group
             outside the declared ones (or a missing one, where the
             estimator receives it) is refused on every row, and so is a
@@ -636,12 +647,16 @@ class PrivateHyperparameterSearch(
         # predictions elementwise, and a column vector would broadcast.
         y = _target_1d(y)
         fit_params, passed_as = self._canonical_fit_params(fit_params)
-        received_as = self._sensitive_key()
+        received_as = self._metadata_key("sensitive_features")
         fit_params = _sensitive_as_frame(fit_params, received_as)
         routed, sensitive, received = self._routed_fit_params(
             fit_params, received_as
         )
-        if routed.get("silos") is not None:
+        # The metadata the search reads itself are read under the keyword
+        # that reaches the estimator's fit (an alias, under routing), not by
+        # their names alone: a pipeline's routed parameters keep its
+        # callers' aliases.
+        if fit_params.get(self._metadata_key("silos")) is not None:
             raise ValueError("PrivateHyperparameterSearch does not run federated fits.")
         n_samples = num_samples(X)
         if num_samples(y) != n_samples:
@@ -652,16 +667,18 @@ class PrivateHyperparameterSearch(
         # passed on unsplit, and fail on the training part's size or index
         # past its end. Lengths are public shapes.
         routed_as = dict(passed_as)
-        if received_as not in (None, "sensitive_features") and not getattr(
-            self.estimator, "steps", None
-        ):
+        if routing_enabled() and not getattr(self.estimator, "steps", None):
             # An estimator's routed parameters are keyed by its own names.
-            routed_as["sensitive_features"] = received_as
+            aliases = {name: self._metadata_key(name) for name in routed}
+            routed_as.update(
+                {name: key for name, key in aliases.items() if key not in (None, name)}
+            )
         _check_sample_aligned(routed, n_samples, routed_as)
         _check_sample_aligned(
             {"sensitive_features": sensitive}, n_samples, passed_as
         )
-        public = _public_rows(routed.get("public_mask"), n_samples)
+        public_as = self._metadata_key("public_mask")
+        public = _public_rows(fit_params.get(public_as), n_samples, public_as)
         # Refuses a fraction that leaves a split empty at its expected size.
         self._split_sizes(n_samples, len(public))
 
@@ -718,8 +735,8 @@ class PrivateHyperparameterSearch(
             own_groups=True, sparse=sparse, schema=schema,
         )
         codes = self._check_values(
-            X, y, task, scoring, sensitive, received, routed, groups,
-            candidates, routed_as,
+            X, y, task, scoring, sensitive, received,
+            self._routed_weights(fit_params), groups, candidates, passed_as,
         )
         delta = float(self.delta)
         train_params = _split_params(routed, n_samples, train_idx)
@@ -787,7 +804,7 @@ class PrivateHyperparameterSearch(
         return self
 
     def _check_values(
-        self, X, y, task, scoring, sensitive, received, routed, groups,
+        self, X, y, task, scoring, sensitive, received, weights, groups,
         candidates, passed_as,
     ):
         """Refuse, on every row, what a candidate or the score would refuse.
@@ -804,8 +821,8 @@ class PrivateHyperparameterSearch(
         on every split and every draw of the runs). Returns the group codes
         of every row for ``"accuracy-dp-gap"`` (else None). ``received``:
         the sensitive features the estimator receives (None: none);
-        ``passed_as`` maps a key of ``routed`` to the name the user passed
-        it under.
+        ``weights``: :meth:`_routed_weights`; ``passed_as`` maps a key of
+        ``weights`` to the name the user passed it under.
         """
         if task == "classification":
             # The candidates' own check of the declared label set.
@@ -821,18 +838,12 @@ class PrivateHyperparameterSearch(
                 ) from None
             assert_all_finite(targets, input_name="y")
         # The final estimator's weights, and a pipeline's steps'
-        # (``step__sample_weight``): each step checks its own on its
-        # training part.
-        for key in sorted(routed):
-            if routed[key] is None or not (
-                key == "sample_weight" or key.endswith("__sample_weight")
-            ):
-                continue
+        # (``step__sample_weight``, or the alias a step requests under
+        # routing): each step checks its own on its training part.
+        for key, value in weights.items():
             # The candidates' own check (sign, real numbers, not all zero).
-            weights = check_public_weights(
-                routed[key], X, name=passed_as.get(key, key)
-            )
-            if not np.all(weights > 0):
+            value = check_public_weights(value, X, name=passed_as.get(key, key))
+            if not np.all(value > 0):
                 # Not all zero on every row, a candidate's training part
                 # still could be (every positive weight drawn into the
                 # validation part): the fit would raise as the split falls,
@@ -1311,14 +1322,17 @@ def _counts(n_groups, classes, n_public):
     }
 
 
-def _public_rows(public_mask, n_samples):
-    """Indices of the rows ``public_mask`` marks public (public input)."""
+def _public_rows(public_mask, n_samples, name="public_mask"):
+    """Indices of the rows ``public_mask`` marks public (public input).
+
+    ``name``: the keyword it was passed under, for the message.
+    """
     if public_mask is None:
         return np.arange(0, dtype=np.intp)
     mask = np.asarray(public_mask)
     if mask.shape != (n_samples,) or mask.dtype != bool:
         raise ValueError(
-            f"public_mask must be a boolean array of shape ({n_samples},), got "
+            f"{name} must be a boolean array of shape ({n_samples},), got "
             f"shape {mask.shape} and dtype {mask.dtype}."
         )
     return np.flatnonzero(mask)
@@ -1407,6 +1421,39 @@ def _fit_takes(estimator, name):
     steps = getattr(estimator, "steps", None)
     final = steps[-1][1] if steps else estimator
     return name in inspect.signature(final.fit).parameters
+
+
+def _requested_key(estimator, name):
+    """The routed keyword that reaches ``estimator``'s fit as ``name``.
+
+    Metadata routing on: the alias that fit (a pipeline's final step's:
+    the pipeline passes its callers' names on) requests ``name`` under,
+    ``name`` itself for ``True``, None where it is not requested.
+    """
+    final = estimator
+    while getattr(final, "steps", None):
+        final = final.steps[-1][1]
+    routing = get_routing_for_object(final)
+    if isinstance(routing, MetadataRouter):
+        # A router of its own: whether it consumes it by name.
+        return name if routing.consumes("fit", [name]) else None
+    alias = routing.fit.requests.get(name)
+    if alias is True:
+        return name
+    if isinstance(alias, str) and alias not in (UNUSED, WARN):
+        return alias
+    return None
+
+
+def _leaves(estimator):
+    """The estimators a fit of ``estimator`` fits: a pipeline's steps', nested."""
+    steps = getattr(estimator, "steps", None)
+    if not steps:
+        yield estimator
+        return
+    for _, step in steps:
+        if step is not None and not isinstance(step, str):
+            yield from _leaves(step)
 
 
 def draw_split(n_samples, public, validation_fraction, rng):

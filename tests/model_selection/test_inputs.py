@@ -533,6 +533,69 @@ def test_groups_routed_under_an_alias_are_planned_and_scored(data, scoring):
     assert fitted["sf"].best_params_ == fitted["sensitive_features"].best_params_
 
 
+@pytest.mark.parametrize("in_pipeline", [False, True])
+def test_public_mask_and_weights_routed_under_an_alias_are_read_as_by_name(
+    data, in_pipeline
+):
+    # A pipeline's routed parameters keep their callers' aliases: the search
+    # looked public_mask up by its name only, so the public rows were drawn
+    # into validation (128 validation rows, not 117) and the candidates
+    # planned with none public.
+    X, _, _ = data
+    y = X @ [1.0, 2.0, 3.0]
+    public = np.arange(N) < 50
+    weights = np.linspace(0.5, 2.0, N)
+    fitted = {}
+    with sklearn.config_context(enable_metadata_routing=True):
+        for mask_key, weight_key in (("public_mask", "sample_weight"), ("pm", "w")):
+            reg = SemiDPLinearRegression(adjacency="add_remove", max_iter=2)
+            reg.set_fit_request(public_mask=mask_key, sample_weight=weight_key)
+            scaler = DPStandardScaler(bounds=[(-5, 5)] * 3)
+            scaler.set_fit_request(sample_weight=weight_key)
+            estimator = make_private_pipeline(scaler, reg) if in_pipeline else reg
+            prefix = "semidplinearregression__" if in_pipeline else ""
+            search = PrivateHyperparameterSearch(
+                estimator, {f"{prefix}clip_norm": [0.5, 1.0]}, score_bound=5.0,
+                epsilon=2.0, random_state=0,
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                search.fit(X, y, **{mask_key: public, weight_key: weights})
+            fitted[mask_key] = search
+    plain, aliased = fitted["public_mask"], fitted["pm"]
+    assert aliased.n_validation_ == plain.n_validation_ <= N - 50
+    assert aliased.n_train_ == plain.n_train_
+    assert aliased.dp_event_ == plain.dp_event_
+    assert aliased.best_params_ == plain.best_params_
+    np.testing.assert_allclose(
+        aliased.predict(X[:20]), plain.predict(X[:20]), rtol=1e-10
+    )
+
+
+@pytest.mark.parametrize("step", ["dpstandardscaler", "dplogisticregression"])
+def test_weights_routed_under_an_alias_are_checked_whatever_the_split(data, step):
+    # Routed to a pipeline's step under an alias, the weights were not
+    # checked on every row: that step refused a bad one on its training part
+    # only, so the fit raised or not as the split drew the one bad record.
+    X, y, _ = data
+
+    def search(seed):
+        pipe = _scaled_pipeline()
+        for name, estimator in pipe.steps:
+            estimator.set_fit_request(sample_weight="w" if name == step else False)
+        return _pipeline_search(pipe, seed)
+
+    weights = np.ones(N)
+    weights[7] = -1.0
+    with sklearn.config_context(enable_metadata_routing=True):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            # The message names the keyword as passed.
+            _raises_for_every_split(search, X, y, "^w: Negative", w=weights)
+            weights[7] = 0.0
+            _raises_for_every_split(search, X, y, "^w has zero entries", w=weights)
+
+
 # -- delegation ------------------------------------------------------------------
 
 
