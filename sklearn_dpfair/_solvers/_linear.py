@@ -35,6 +35,7 @@ the clip factors, noise and the stacked gradients are float64 and the
 parameters are cast back to the data's dtype after each update.
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,6 +54,7 @@ from ._rows import (
     stable_row_norms,
 
 )
+from ..privacy._clipping import clip_margin
 from ..utils._array_api import (
     array_namespace,
     column_sums,
@@ -137,12 +139,14 @@ def augmented_row_norms(X, intercept_scaling=0.0):
     rows = X[rescue]
     rescued = stable_row_norms(rows)
     beyond = xp.isinf(rescued)
+    promoted = False
     if rescued.dtype != xp.float64 and bool(xp.any(beyond)):
         # A finite float32 row can have a norm beyond float32's largest
         # value ((3e38, 3e38)): as inf, its factor C / inf would drop the
         # record (a fixed 0) where a float64 fit clips it to C. Such rows'
         # norms are kept in float64, and with them the whole run's (the
         # clip factors are float64 either way).
+        promoted = True
         if sp.issparse(rows):
             wide = rows.astype(np.float64)
         else:
@@ -154,6 +158,14 @@ def augmented_row_norms(X, intercept_scaling=0.0):
     if s:  # then only overflowed rows, whose stable norm is > 0
         rescued = rescued * xp.sqrt(1.0 + (s / rescued) ** 2)
     norms[rescue] = rescued
+    if promoted:
+        # The terms are still computed from float32 rows, whose clip margin
+        # (clip_margin reads it from the norms' dtype, float64 now) the norms
+        # carry instead: divided by it and rounded up, each factor C / norm
+        # is at most the margin's C m / norm, whatever the other records.
+        margin = clip_margin(X)
+        norms = norms / margin
+        norms = xp.nextafter(norms, xp.full_like(norms, math.inf))
     return norms
 
 

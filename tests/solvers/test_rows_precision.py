@@ -266,3 +266,17 @@ def test_float32_rows_beyond_the_largest_float32_norm_are_clipped(s, sparse):
     term = np.append(np.ravel(g_coef), np.ravel(g_w0)).astype(np.float64)
     assert _norm(term) <= 1.0
     assert _norm(term) == pytest.approx(1.0, rel=1e-6)
+
+
+def test_a_float32_row_beyond_the_largest_norm_keeps_the_others_margin():
+    # With float64 residuals (semi-DP's), the clip margin of float32 rows is
+    # read from the norms; one record whose norm needs float64 must not take
+    # it away from every other record (their terms would exceed C).
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((2000, 7)).astype(np.float32)
+    X = np.vstack([X, np.full((1, 7), 3e38, dtype=np.float32)])
+    norms = augmented_row_norms(X, 1.0)
+    weighted = clipped_rows(np.full((X.shape[0], 1), 1e3), norms, 1.0)
+    terms = rank_one_norms(X, 1.0, weighted)
+    assert np.max(terms) <= 1.0
+    assert terms[-1] == pytest.approx(1.0, rel=1e-6)  # clipped, not dropped
