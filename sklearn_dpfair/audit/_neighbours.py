@@ -839,7 +839,9 @@ def _numeric_sparse(X):
         raise ValueError(
             f"X must be 2-D with at least one column, got shape {X.shape}."
         )
-    X = X.tocsc()
+    # A copy: tocsc() returns a CSC X itself, whose storage sum_duplicates
+    # would rewrite (the caller's matrix, and any array sharing its buffer).
+    X = X.tocsc(copy=True)
     X.sum_duplicates()
     return X
 

@@ -606,6 +606,18 @@ def test_make_canary_reads_a_sparse_x_as_its_dense_values(fmt):
         make_canary(sp.csr_matrix(np.ones((2, 2), dtype=complex)))
 
 
+def test_make_canary_leaves_a_non_canonical_csc_x_as_it_was():
+    import scipy.sparse as sp
+
+    # Duplicate, unsorted entries: summing them must happen on a copy.
+    data = np.array([1.0, 2.0, 3.0, 4.0])
+    X = sp.csc_matrix((data, np.array([2, 0, 0, 1]), np.array([0, 3, 4])), shape=(3, 2))
+    make_canary(X, np.array([0, 1, 0]))
+    assert X.nnz == 4 and not X.has_canonical_format
+    assert data.tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert X.data.tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
 @pytest.mark.parametrize("cls", ["csr_matrix", "csc_array"])
 def test_sparse_neighbours_stay_sparse_and_differ_in_the_canary(cls):
     import scipy.sparse as sp
