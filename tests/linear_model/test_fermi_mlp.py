@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import Pipeline
@@ -284,6 +285,43 @@ def test_disparity_bound_met_by_network():
     assert abs(pred[s == 0].mean() - pred[s == 1].mean()) <= bound + 1e-12
     assert est.fairness_weight_ > 0
     assert len(est.weight_path_) >= 2
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        FERMIClassifier(max_full_batch_iter=50),
+        DPFERMIClassifier(epsilon=np.inf, classes=[0, 1], groups=[0, 1]),
+    ],
+    ids=["FERMI", "DP-FERMI-inf"],
+)
+def test_float32_network_bound_is_judged_on_what_predict_returns(estimator):
+    # A network solves on centred, standardized columns in float64; predict
+    # runs the released float32 network on the raw columns, whose first
+    # layer bias cancels an offset of 1e6 in float32. training_disparity_
+    # and bound_met_ are those of predict's training predictions.
+    rng = np.random.default_rng(1)
+    n, bound = 600, 0.05
+    s = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, 3)) + 0.8 * s[:, None]
+    y = (X @ [1.0, -0.5, 0.7] + 0.5 * s + rng.logistic(size=n) > 0).astype(int)
+    X[:, 0] = X[:, 0] * 10 + 1e6
+    X = X.astype(np.float32)
+    est = clone(estimator).set_params(
+        hidden_layer_sizes=(4,),
+        activation="tanh",
+        alpha=1e-3,
+        disparity_bound=bound,
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, y, sensitive_features=s)
+    assert all(W.dtype == np.float32 for W in est.coefs_)
+    pred = est.predict(X)
+    gap = abs(np.mean(pred[s == 0]) - np.mean(pred[s == 1]))
+    assert est.training_disparity_ == pytest.approx(gap, abs=1e-12)
+    assert est.bound_met_ is bool(gap <= bound)
 
 
 def test_private_network_with_and_without_disparity_bound():

@@ -1187,6 +1187,8 @@ def fit_fermi(
     # plan's event composes first): the SGDA steps' fixed clip norms and
     # step sizes assume unit-scale columns.
     scaling = None if privacy is None else privacy.scaling
+    # The columns predict is given (a non-private network is measured on them).
+    user_X = X
     scales = None if scaling is None else fit_feature_scaling(X, scaling, rng)
     if scales is not None:
         X = scales.transform(X)
@@ -1226,7 +1228,14 @@ def fit_fermi(
         # measures (training_disparity_, the bound's selection) are those of
         # the released model, cast to X's dtype and scored as predict scores
         # it: a float32 model's predictions are not its float64 solution's.
-        released_columns=scales is None and network is None,
+        # So for a non-private network, on the user's columns: its first
+        # layer is mapped back from the solver's (preconditioned) ones, and
+        # a float32 bias cancelling an offset of 1e6 is rounded. A private
+        # fit's network is measured as the solver sees it (its measurements
+        # are noised or compared privately, on the scaled columns).
+        released_columns=scales is None if network is None else not private,
+        user_X=user_X if network is not None and not private else None,
+        column_scaling=scales if network is not None and not private else None,
     )
     sgda_common = dict(
         blocks=blocks,

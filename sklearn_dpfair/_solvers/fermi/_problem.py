@@ -27,6 +27,7 @@ from ...fairness._disparity import (
     prediction_counts,
 )
 from ...fairness._ermi import code_dtype
+from ...neural._network import network_scores
 from ...utils._array_api import from_host, to_numpy
 from .._non_private import column_moments, minimize_fair_objective
 from .._row_blocks import float64_product
@@ -78,11 +79,18 @@ class FairProblem:
     # The network of a fit with hidden layers (_model.NetworkFairModel),
     # None for the linear model; (coef, w0) are then its flat parameters.
     network: object = None
-    # Whether ``X`` is the user's own columns, in which the estimator
-    # releases the linear model in X's dtype (False: scaled columns, a
-    # network). Hard predictions are then the released model's, scored as
-    # its ``predict`` scores them (:meth:`released_linear`).
+    # Whether hard predictions are those of the model the estimator
+    # releases, in X's dtype, scored as its ``predict`` scores them: the
+    # linear model where ``X`` is the user's own columns
+    # (:meth:`released_linear`), a non-private network on the user's
+    # columns ``user_X`` (:meth:`released_network`). False: the solver's
+    # float64 model on ``X`` (a private fit's scaled columns).
     released_columns: bool = False
+    # A network's columns as the user gave them, where ``X`` is their map
+    # by ``column_scaling`` (a FeatureScaling, which the released first
+    # layer is mapped back by); None: ``X`` is the user's columns.
+    user_X: object = None
+    column_scaling: object = None
 
     @property
     def constraint(self):
@@ -340,13 +348,20 @@ class FairProblem:
 
     @property
     def _scores_released(self):
-        # Whether hard predictions are the released linear model's own.
-        return self.network is None and self.released_columns
+        # Whether hard predictions are the released model's own.
+        return self.released_columns
+
+    @cached_property
+    def user_X_host(self):
+        """The user's columns on the host (those ``predict`` is given)."""
+        if self.user_X is None:
+            return self.X_host
+        return to_numpy(self.user_X)
 
     @property
     def output_dtype(self):
-        """The dtype of the released model: that of ``X`` (on the host)."""
-        return self.X_host.dtype
+        """The dtype of the released model: that of the user's ``X`` (on the host)."""
+        return self.user_X_host.dtype
 
     def released_linear(self, coef, w0):
         """The linear model ``(coef_, intercept_)`` as the estimator stores it.
@@ -391,15 +406,50 @@ class FairProblem:
         scores = _dense_linear_scores(np, X, coef.T, intercept)
         return np.reshape(scores, (X.shape[0], -1))
 
+    def released_network(self, coef, w0):
+        """A network's ``(coefs_, intercepts_)`` as the estimator stores them.
+
+        :meth:`~._model.NetworkFairModel.release` (the first layer mapped
+        back to the user's units by ``column_scaling``, two classes' output
+        layer the one logit of class 1), computed in float64 as
+        :func:`._fit.released_fit` computes it, then cast to
+        :attr:`output_dtype` as the estimator casts it. Both matter: the
+        first layer of a column of offset 1e6 and spread 10 has a bias that
+        cancels ``w . 1e6 / 10``, and float32 rounds that sum by about
+        0.03, so that the released network's predictions on the raw
+        columns are not the solver's on its centred ones.
+        """
+        weights, biases = self.network.release(
+            coef, w0, self.n_classes, self.column_scaling
+        )
+        dtype = self.output_dtype
+        return [W.astype(dtype) for W in weights], [b.astype(dtype) for b in biases]
+
+    def _released_network_scores(self, weights, biases):
+        """``decision_function`` of a released network on the training rows.
+
+        ``(n, m')`` scores of one pass over every row of the user's columns
+        by the function the estimator's ``decision_function`` calls
+        (:func:`~sklearn_dpfair.neural._network.network_scores`), so that
+        each row's score is the one ``predict`` computes on the same rows.
+        """
+        with np.errstate(over="ignore", invalid="ignore"):
+            return network_scores(
+                self.user_X_host, weights, biases, self.network.activation
+            )
+
     def _released_predictions(self, coef, w0):
         # The estimator's predict: the class of largest probability.
-        coef_r, intercept = self.released_linear(coef, w0)
         loss = (
             BinaryLogisticLoss() if self.n_classes == 2 else SoftmaxLoss(self.n_classes)
         )
         pred = np.empty(self.X_host.shape[0], dtype=code_dtype(self.n_classes))
         sparse = sp.issparse(self.X_host)
-        scores = None if sparse else self._released_scores(coef_r, intercept)
+        if self.network is not None:
+            scores = self._released_network_scores(*self.released_network(coef, w0))
+        else:
+            coef_r, intercept = self.released_linear(coef, w0)
+            scores = None if sparse else self._released_scores(coef_r, intercept)
         for rows in self._parts():
             block = (
                 self._released_scores(coef_r, intercept, rows)
@@ -501,14 +551,26 @@ class FairProblem:
         intercept is rounded to the output dtype (float32 moves an
         intercept near 1e5 by up to 2**-8, which a threshold between two
         quantiles may not survive). A row's released score
-        ``fl(p + b)``, ``p`` its product with the released coefficients,
-        is positive exactly when ``p > -b``; the chosen candidate's error
+        ``fl(p + b)``, ``p`` its product with the released coefficients
+        (a network's: its last hidden layer's product with the released
+        output weights, on the user's columns), is positive exactly when
+        ``p > -b``; the chosen candidate's error
         and disparity are then measured on its released predictions
         (:meth:`measure`), so that they are those of ``predict``.
         """
         released = self._scores_released
         s = self.intercept_scaling
-        if self.network is not None:
+        if self.network is not None and released:
+            weights, biases = self.released_network(coef, w0)
+            # The output layer's product part, as forward computes it
+            # before adding the output bias (the released network's scores
+            # are fl(p + b)).
+            intercept = biases[-1]
+            biases[-1] = np.zeros_like(intercept)
+            p = self._released_network_scores(weights, biases)[:, 0]
+            p = p.astype(np.float64)
+            z = p + float(intercept[0])
+        elif self.network is not None:
             raw = self._block_logits(coef, w0, slice(None))
             z = raw[:, 1] - raw[:, 0]
         elif released:
@@ -533,11 +595,12 @@ class FairProblem:
         if released:
             # The released intercept of each candidate: the parameter moved
             # by t / s (a threshold t on the logit) as bounded_path moves
-            # it, laid out and cast as released_linear does.
+            # it, laid out and cast as released_linear (released_network:
+            # the output biases are the last two) does.
             shifts = cands / s if s else cands
             w = np.repeat(np.asarray(w0, dtype=np.float64)[None, :], cands.size, 0)
             w[:, -2:] += shifts[:, None] * np.array([0.5, -0.5])
-            b = s * w
+            b = s * w[:, -2:]
             b = (b[:, 1] - b[:, 0]).astype(self.output_dtype)
             # fl(p + b) > 0 exactly when p > -b: rounding keeps the sign.
             z, cuts = p, -b.astype(np.float64)
