@@ -188,6 +188,22 @@ def test_epsilon_inf_reads_only_the_public_warm_start(n_public):
     assert np.all(np.isfinite(reg.coef_public_))
 
 
+@pytest.mark.parametrize("n_features", [2, 3, 5])
+def test_epsilon_inf_starts_at_zero_where_the_public_moments_overflow(n_features):
+    # Every column in units of 1e200 with an intercept: the public Gram
+    # matrix is not finite and its eigendecomposition fails; the fit starts
+    # at zero instead of raising, and still reaches least squares.
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((50, n_features))
+    y = Z @ np.arange(1.0, n_features + 1) + 0.1 * rng.standard_normal(50)
+    reg = SemiDPLinearRegression(epsilon=np.inf).fit(
+        Z * 1e200, y, public_mask=np.arange(50) < 10
+    )
+    coef, intercept = _standardized_least_squares(Z, y)
+    np.testing.assert_allclose(reg.coef_ * 1e200, coef, rtol=1e-5)
+    assert reg.intercept_ == pytest.approx(intercept, abs=1e-5)
+
+
 @pytest.mark.parametrize("n_public", [1, 3, 5])
 def test_epsilon_inf_with_few_public_rows_does_not_warn(n_public):
     rng = np.random.default_rng(0)

@@ -399,6 +399,10 @@ def public_warm_start(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
     >>> public_warm_start(np.array([[1e200], [3e200]]), np.array([1.0, 2.0]),
     ...                   intercept_scaling=0.0, ridge=0.0, n_features=1)
     array([0.])
+    >>> rows = np.random.default_rng(0).normal(size=(10, 3)) * 1e200
+    >>> public_warm_start(rows, np.ones(10), intercept_scaling=1.0, ridge=0.0,
+    ...                   n_features=3)
+    array([0., 0., 0., 0.])
     """
     s = float(intercept_scaling)
     zeros = np.zeros(n_features + (1 if s else 0))
@@ -407,7 +411,12 @@ def public_warm_start(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
         return zeros
     with np.errstate(all="ignore"):
         if s:
-            warm_start, _ = _standardized_ridge(X_pub, y_pub, s, ridge)
+            try:
+                warm_start, _ = _standardized_ridge(X_pub, y_pub, s, ridge)
+            except np.linalg.LinAlgError:
+                # Moments beyond float64 (columns near 1e200): the
+                # eigendecomposition of a non-finite Gram matrix fails.
+                return zeros
         else:
             H = _gram(X_pub, s)
             H /= n_pub
