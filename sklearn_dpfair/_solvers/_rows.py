@@ -107,10 +107,10 @@ def _subnormal_rounded_up(xp, norms):
     # A rescued norm below the smallest normal float is a multiple of the
     # smallest subnormal: rounded to nearest, the norm of (5e-324, 5e-324)
     # is 5e-324, 1/sqrt(2) of the true norm, and a record clipped by it
-    # would reach 1.41 times the clip norm. One step up bounds the true
-    # norm: the scaled sum's relative error (~d ulps) is far below the
-    # subnormal spacing, so only the final rounding (half a step) remains.
-    # Normal norms keep their (relative) rounding, as the plain rows do.
+    # would reach 1.41 times the clip norm. One step up covers that final
+    # rounding (half a step); what remains is the scaled sum's relative
+    # error (~d ulps, below one step except near the smallest normal),
+    # the rounding every float64 norm keeps.
     tiny = _tiny(xp, norms.dtype)
     low = (norms > 0) & (norms < tiny)
     if not bool(xp.any(low)):
