@@ -92,9 +92,9 @@ __all__ = [
 #: mechanism it stands for).
 NOISELESS_STEPS_DESCRIPTION = (
     "non-private limit (epsilon=inf, no noise_multiplier): the private "
-    "mechanism's own steps on the workers, Poisson batches and per-example "
-    "clipping included, with no noise (nothing is released); the mechanism "
-    "it stands for: {private}"
+    "mechanism's steps on the workers, Poisson batches included, with no "
+    "clipping and no noise (nothing is released); the mechanism it stands "
+    "for: {private}"
 )
 
 _DASK_MISSING = (
@@ -412,16 +412,17 @@ def as_run_record(record, data):
     """``record`` as the workers ran it on ``data``.
 
     Without privacy (``epsilon=inf`` and no noise multiplier) the steps are
-    the private mechanism's own, Poisson batches and clipping included, with
-    no noise: the mechanism text says so (the event, non-private, is
-    unchanged), and names the exact standardization where ``data`` has it.
+    the private mechanism's, Poisson batches included, with no clipping and
+    no noise: the mechanism text and the clip norm (inf) say so (the event,
+    non-private, is unchanged), and the text names the exact
+    standardization where ``data`` has it.
     """
     if record is None or data.private:
         return record
     mechanism = NOISELESS_STEPS_DESCRIPTION.format(private=record.mechanism)
     if data.exact_scaling:
         mechanism = f"{mechanism}; {EXACT_SCALING_DESCRIPTION}"
-    return replace(record, mechanism=mechanism)
+    return replace(record, mechanism=mechanism, clip_norm=math.inf)
 
 
 # Runs on a worker: the distinct labels come back, never a row.
@@ -546,10 +547,10 @@ def exact_column_scaling(X, sample_weight=None, *, center=True):
     (:func:`~sklearn_dpfair._solvers._feature_scaling.exact_feature_scaling`,
     :func:`~sklearn_dpfair._solvers._non_private.column_moments`) computed
     from the partitions' sums. Nothing is released without privacy, and the
-    noiseless steps keep the public step size and clip norm sized for
-    columns of unit scale: on raw columns (a year near 2000, a price near
-    1e5) their clipped gradients would otherwise never reach the minimizer
-    (log-loss 137 against lbfgs's 0.527 on the raw columns of the tests).
+    noiseless steps keep the public step size sized for columns of unit
+    scale: on raw columns (a year near 2000, a price near 1e5) their
+    gradients would otherwise never reach the minimizer (log-loss 137
+    against lbfgs's 0.527 on the raw columns of the tests).
     Weighted as the fit weighs its rows, so that integer weights and
     repeated rows give the same columns, and a row of weight 0 is absent (an
     outlier of weight 0 does not stretch its column). Three passes, as in

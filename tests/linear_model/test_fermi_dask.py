@@ -550,3 +550,21 @@ def test_non_private_limit_on_declared_bounds_penalizes_user_units(dask_client):
     Xd, yd, sd = _dask(X, y, s, chunks=300)
     clf.fit(Xd, yd, sensitive_features=sd)
     np.testing.assert_allclose(clf.coef_[0, 1], memory.coef_[0, 1], rtol=0.05)
+
+
+def test_non_private_limit_clips_nothing(dask_client):
+    # Nothing is released at epsilon=inf, so nothing is clipped, as in
+    # DP-SGD's limit on Dask: with no full-batch phase to finish the fit, a
+    # clip of 0.01 left the steps at log-loss 0.659 against 0.529.
+    X, y, s, _ = _offset_and_tiny_unit_columns()
+    Xd, yd, sd = _dask(X, y, s, chunks=300)
+    fits = [
+        DPFERMIClassifier(
+            epsilon=np.inf, clip_norm=clip, classes=[0, 1], groups=[0, 1],
+            batch_size="full", max_iter=5, random_state=0,
+        ).fit(Xd, yd, sensitive_features=sd)
+        for clip in (0.01, 1e6)
+    ]
+    np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, rtol=1e-12)
+    assert fits[0].privacy_record_.clip_norm == np.inf
+    assert "no clipping" in fits[0].privacy_record_.mechanism

@@ -32,6 +32,7 @@ coefficients of column ``j``, by its exact proximal step (as DP-SGD's
 :func:`.._distributed.fit_dp_sgd_dask`).
 """
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -251,7 +252,11 @@ def fit_fermi_dask(data, plan, params, privacy, *, group_labels, rng, progress=N
         fairness_weight=float(p.fairness_weight),
         weight_scale=setup.weight_scale,
         sampling_probability=q,
-        clip_norm=mechanisms.primal.clip_norm,
+        # The non-private limit releases nothing, so it clips nothing (as
+        # DP-SGD's limit on Dask): with no full-batch phase to finish the
+        # fit, clipped steps would settle away from the minimizer (log-loss
+        # 0.556 at clip_norm=1 against 0.529 in memory).
+        clip_norm=mechanisms.primal.clip_norm if data.private else math.inf,
         dual_clip_norm=mechanisms.dual.clip_norm,
         # Root of every partition's stream, from the fit's private generator.
         entropy=int.from_bytes(rng.bytes(16), "little"),
