@@ -7,7 +7,7 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import column_or_1d, validate_data
+from sklearn.utils.validation import validate_data
 
 from .._base import CLIP_NORM_CONSTRAINT, LinearRegressorMixin, PrivateEstimatorMixin
 from .._solvers._progress import progress_printer
@@ -333,9 +333,14 @@ default=None
         )
         # validate_data casts X only (and y only from object dtype): a target
         # of numeric strings is parsed here, as the other semi-private
-        # estimators parse it. column_or_1d names y in its error, which the
-        # fit's wrapper redacts of the unparsable value.
-        y = column_or_1d(y, dtype=np.float64, input_name="y")
+        # estimators parse it; the error names y and shows no value.
+        try:
+            y = np.asarray(y).astype(np.float64, copy=False)
+        except (TypeError, ValueError):
+            raise ValueError(
+                "Input y holds a value that is not a number: a regression "
+                "target must be numeric."
+            ) from None
         mask = check_public_mask(
             host_input(public_mask), X.shape[0],
             private=not math.isinf(self.epsilon),
