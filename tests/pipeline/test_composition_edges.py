@@ -269,6 +269,33 @@ def test_silo_epsilon_is_recorded_as_the_budget_the_step_spends():
     assert "share" not in line
 
 
+def test_a_silo_epsilon_above_the_pipelines_is_refused_naming_it():
+    # The step spends its own silo budget whatever its share, so no split
+    # can hold one above the whole budget: the refusal names the parameter,
+    # before anything is released.
+    X, y = _numbers()
+    silos = np.repeat(["A", "B", "C"], [400, 350, 250])
+    pipe = PrivatePipeline(
+        [
+            ("scale", DPStandardScaler(bounds=BOUNDS)),
+            ("model", _model(silo_epsilon=2.0)),
+        ],
+        epsilon=1.0,
+        delta=1e-5,
+        random_state=0,
+    )
+    with logged_releases() as log, pytest.raises(ValueError, match="silo_epsilon=2"):
+        pipe.fit(X, y, silos=silos)
+    assert not log.counts
+    with pytest.raises(ValueError, match="above the pipeline's epsilon=1"):
+        pipe.privacy_plan(N, 3, n_silos=3)
+    # Its own event alone is what counts, at the pipeline's delta: a silo
+    # budget above epsilon at a much smaller silo_delta can still fit.
+    pipe.set_params(model__silo_epsilon=1.02, model__silo_delta=1e-12)
+    plan = pipe.privacy_plan(N, 3, n_silos=3)
+    assert plan.epsilon <= 1.0
+
+
 def test_silo_delta_is_recorded_and_the_steps_own_budget_has_no_effect():
     X, y = _numbers()
     silos = np.repeat(["A", "B", "C"], [400, 350, 250])
