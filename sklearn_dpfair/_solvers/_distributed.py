@@ -640,8 +640,11 @@ def distribute_training_data(
 
     Nothing row-sized comes back to the driver: the label set (when it is
     inferred, with a ``PrivacyLeakWarning``), the range of the public
-    weights (their validation; without privacy also their sum), and the
-    partition lengths are the only values computed.
+    weights (their validation; without privacy also their sum), the
+    partition lengths and, without privacy and without a public map, the
+    columns' exact scaling (:func:`exact_column_scaling`: per column its
+    largest magnitude, mean and spread, d values each) are the only values
+    computed.
 
     Parameters
     ----------
