@@ -19,6 +19,8 @@ from ._moments import (
 
 __all__ = ["DPStandardScaler"]
 
+_LARGEST = np.finfo(np.float64).max
+
 
 class DPStandardScaler(
     PrivateTransformerMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator
@@ -45,7 +47,11 @@ class DPStandardScaler(
     ``((lo_j - mean_j) / scale_j, (hi_j - mean_j) / scale_j)``, computed from
     released quantities only, and ``output_norm_bound_`` bounds the l2 norm
     of any transformed row; a downstream private estimator may take either
-    as its public feature bound.
+    as its public feature bound. Both, and every output, are finite for
+    any finite bounds: bounds more than the largest float apart are
+    standardized in halves (the quotient is the same), and a quotient
+    beyond the largest float (only possible without privacy, where the
+    scale is not floored) saturates at it.
 
     Missing values (NaN) are ignored in ``fit`` and kept in ``transform``,
     as in scikit-learn's ``StandardScaler``.
@@ -164,12 +170,15 @@ class DPStandardScaler(
         self.random_state = random_state
 
     def _release_spec(self, n_features):
-        # Private bounds ("auto"): the fences' quantiles.
+        # Private bounds ("auto"): the fences' quantiles. A delta >= 1/n
+        # warns only with the Gaussian sum of the moments (the default of
+        # _plan_fit), as for the imputer, the discretizer and the encoder:
+        # the quantiles' exponential mechanism is pure epsilon-DP, and a fit
+        # without centring or scaling on declared bounds releases nothing.
         return {
             "gaussian": bool(self.with_mean or self.with_std),
             "n_quantiles": self._n_fence_quantiles(n_features),
             "quantile_share": self.auto_share,
-            "uses_delta": True,
         }
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -245,13 +254,13 @@ class DPStandardScaler(
             # A zero variance (exact statistics of a constant column) scales
             # by 1, as scikit-learn does.
             self.scale_ = np.where(scale > 0, scale, 1.0)
-        # Bounds more than the largest float apart (around mean_) standardise
-        # to an infinite output bound: it still bounds every output, which
-        # is then as infinite.
-        with np.errstate(over="ignore"):
-            self._set_output_bounds(
-                (lower - self.mean_) / self.scale_, (upper - self.mean_) / self.scale_
-            )
+        # The output bounds are the bounds standardized as transform
+        # standardizes (monotone, so they bound every output), finite for
+        # bounds more than the largest float apart too (_standardize).
+        self._set_output_bounds(
+            _standardize(lower, self.mean_, self.scale_, self.bounds_),
+            _standardize(upper, self.mean_, self.scale_, self.bounds_),
+        )
         what = "bounds from private quantiles, then " if auto else ""
         # The moments the fit reads (noisy_moments' order): none without
         # centring or scaling. Without privacy nothing is noised: they are
@@ -287,15 +296,18 @@ class DPStandardScaler(
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_features)
-            Within ``output_bounds_`` column by column (NaN kept); float32
-            for float32 ``X``, else float64 (computed in float64; float64
-            too where a column's ``output_bounds_`` hold no float32 value).
+            Within ``output_bounds_`` column by column (NaN kept), hence
+            finite; float32 for float32 ``X``, else float64 (computed in
+            float64; float64 too where a column's ``output_bounds_`` hold no
+            float32 value).
         """
         check_is_fitted(self)
         X, dtype = self._validate_transform(X)
         clipped = np.clip(X, self.bounds_[:, 0], self.bounds_[:, 1])
         return as_input_float(
-            (clipped - self.mean_) / self.scale_, dtype, self.output_bounds_
+            _standardize(clipped, self.mean_, self.scale_, self.bounds_),
+            dtype,
+            self.output_bounds_,
         )
 
     def inverse_transform(self, X):
@@ -309,8 +321,46 @@ class DPStandardScaler(
         Returns
         -------
         X_original : ndarray of shape (n_samples, n_features)
-            ``X * scale_ + mean_``; float32 for float32 ``X``, else float64.
+            ``X * scale_ + mean_``, computed in float64 (in halves where
+            ``bounds_`` are more than the largest float apart, which gives
+            the same value); a value beyond the largest float of the output
+            dtype saturates at it. float32 for float32 ``X``, else float64.
         """
         check_is_fitted(self)
         X, dtype = self._validate_inverse(X)
-        return as_input_float(X * self.scale_ + self.mean_, dtype)
+        wide = _wide(self.bounds_)
+        # Overflow is either avoided by the halves or saturated below.
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = X * self.scale_ + self.mean_
+            if wide.any():
+                halves = (X * (self.scale_ / 2) + self.mean_ / 2) * 2
+                out = np.where(wide, halves, out)
+        finite = np.tile([-_LARGEST, _LARGEST], (X.shape[1], 1))
+        return as_input_float(np.clip(out, -_LARGEST, _LARGEST), dtype, finite)
+
+
+def _wide(bounds):
+    """Whether each column's public ``bounds`` are more than the largest float apart."""
+    with np.errstate(over="ignore"):
+        return ~np.isfinite(bounds[:, 1] - bounds[:, 0])
+
+
+def _standardize(values, mean, scale, bounds):
+    """``(values - mean) / scale``, finite for values within finite ``bounds``.
+
+    ``values - mean`` overflows when the public ``bounds`` are more than the
+    largest float apart (a value near one bound, a mean near the other):
+    those columns are computed in halves, ``(values / 2 - mean / 2) /
+    (scale / 2)``, which cannot overflow (``|values - mean| <= upper -
+    lower < 2 * largest``) and, halving being exact, is the same quotient.
+    Other columns keep the plain form (the choice reads public bounds
+    only). A quotient beyond the largest float (a scale under 1, only
+    without privacy) saturates at it. Both forms are monotone in
+    ``values``, so the standardized bounds bound the standardized values.
+    """
+    wide = _wide(bounds)
+    with np.errstate(over="ignore"):
+        out = (values - mean) / scale
+        if wide.any():
+            out = np.where(wide, (values / 2 - mean / 2) / (scale / 2), out)
+    return np.clip(out, -_LARGEST, _LARGEST)

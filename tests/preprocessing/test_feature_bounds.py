@@ -102,14 +102,19 @@ def test_transformers_with_bounds_wider_than_the_largest_float(bounds, epsilon):
     assert np.all(filled <= imputer.output_bounds_[:, 1])
     assert np.isfinite(quantiles.quantiles_).all()
     assert np.isfinite(bins.bin_edges_[0]).all()
-    scaler = DPStandardScaler(**params).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaler = DPStandardScaler(**params).fit(X)
+        # A record at each bound too: its distance to the mean overflows.
+        out = scaler.transform(np.vstack([X[1:], [[bounds[0]], [bounds[1]]]]))
     assert np.isfinite(scaler.mean_).all() and np.isfinite(scaler.scale_).all()
-    if bounds[1] == 1e308:
-        # Within a few standard deviations of the data at epsilon=inf.
-        assert np.isfinite(scaler.output_bounds_).all()
-        out = scaler.transform(X[1:])
-        assert np.all(out >= scaler.output_bounds_[:, 0])
-        assert np.all(out <= scaler.output_bounds_[:, 1])
+    # Finite for any finite bounds (saturated at the largest float where
+    # the exact scale at epsilon=inf is under 1).
+    assert np.isfinite(scaler.output_bounds_).all()
+    assert np.isfinite(scaler.output_norm_bound_)
+    assert np.isfinite(out).all()
+    assert np.all(out >= scaler.output_bounds_[:, 0])
+    assert np.all(out <= scaler.output_bounds_[:, 1])
     # scikit-learn's splines extend the knots beyond the bounds: refused.
     with pytest.raises(ValueError, match="bounds are too wide"):
         DPSplineTransformer(**params).fit(X[1:])

@@ -487,3 +487,106 @@ def test_inverse_transform_after_a_dataframe_fit_does_not_warn():
     np.testing.assert_allclose(back, df.to_numpy(), atol=1e-12)
     with pytest.raises(ValueError, match="X has 3 features, but DPStandardScaler"):
         scaler.inverse_transform(np.zeros((2, 3)))
+
+
+def test_bounds_wider_than_the_largest_float_standardize_a_record_near_them():
+    # Declared bounds of (-1.7e308, 1.7e308) are finite, but a record near
+    # the upper bound lies more than the largest float from a mean near the
+    # lower one: clip(x) - mean_ overflowed to an infinite output (and an
+    # infinite output bound), which then made a downstream private fit
+    # raise or not depending on that one record. Standardized in halves,
+    # the output is the finite quotient.
+    bounds = (-1.7e308, 1.7e308)
+    X = np.array([[1e308], [-1e308], [1.7e308], [-1.7e308], [0.0], [1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaler = DPStandardScaler(bounds=bounds, random_state=0).fit(X)
+        Xt = scaler.transform(X)
+        back = scaler.inverse_transform(Xt)
+    mean, scale = scaler.mean_[0], scaler.scale_[0]
+    assert abs(mean) > 1.7e308 - np.finfo(np.float64).max  # the overflow case
+    expected = (X / 2 - mean / 2) / (scale / 2)
+    np.testing.assert_allclose(Xt, expected, rtol=1e-15)
+    assert np.isfinite(scaler.output_bounds_).all()
+    np.testing.assert_allclose(
+        scaler.output_bounds_[0], (np.array(bounds) / 2 - mean / 2) / (scale / 2)
+    )
+    assert np.isfinite(scaler.output_norm_bound_)
+    assert np.all(Xt >= scaler.output_bounds_[:, 0])
+    assert np.all(Xt <= scaler.output_bounds_[:, 1])
+    # The inverse undoes it (in halves too).
+    np.testing.assert_allclose(back, X, rtol=1e-14, atol=1e-14 * 1.7e308)
+
+
+def test_ordinary_bounds_standardize_in_the_plain_form():
+    # Halves are used only for bounds more than the largest float apart (a
+    # public choice); other columns keep (clip(x) - mean_) / scale_ and
+    # X * scale_ + mean_ exactly, even beside a wide column.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2)) * [10.0, 1e300]
+    scaler = DPStandardScaler(
+        bounds=[(-30.0, 30.0), (-1.7e308, 1.7e308)], random_state=0
+    ).fit(X)
+    clipped = np.clip(X[:, 0], -30.0, 30.0)
+    plain = (clipped - scaler.mean_[0]) / scaler.scale_[0]
+    assert np.array_equal(scaler.transform(X)[:, 0], plain)
+    Z = rng.normal(size=(5, 2))
+    inverse = Z[:, 0] * scaler.scale_[0] + scaler.mean_[0]
+    assert np.array_equal(scaler.inverse_transform(Z)[:, 0], inverse)
+
+
+def test_exact_outputs_beyond_the_largest_float_saturate():
+    # Without privacy the scale is the data's (not floored by the width):
+    # a spread of 0.1 within bounds of the largest float standardizes the
+    # upper bound to 10 times the largest float. It saturates there, so
+    # that the output bound is finite and still bounds every output. The
+    # inverse of an input beyond the float range (a spread of 10) saturates
+    # too, also in float32.
+    largest = np.finfo(np.float64).max
+    X = np.random.default_rng(0).normal(size=(100, 2)) * [0.1, 10.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaler = DPStandardScaler(bounds=(-largest, largest), epsilon=np.inf).fit(X)
+        Xt = scaler.transform([[largest, 0.0], [-largest, 0.0]])
+        back = scaler.inverse_transform([[0.0, 1e308], [0.0, -1e308]])
+        big = np.array([[0.0, 1e38], [0.0, -1e38]], np.float32)
+        back32 = scaler.inverse_transform(big)
+    np.testing.assert_array_equal(scaler.output_bounds_[0], [-largest, largest])
+    np.testing.assert_array_equal(Xt[:, 0], [largest, -largest])
+    np.testing.assert_array_equal(back[:, 1], [largest, -largest])
+    largest32 = np.finfo(np.float32).max
+    assert back32.dtype == np.float32
+    np.testing.assert_array_equal(back32[:, 1], [largest32, -largest32])
+
+
+def test_float32_with_bounds_near_float32_max_stays_finite():
+    # transform computes in float64: clip(x) - mean_ of a float32 record
+    # near float32's largest value cannot overflow, and the float32 output
+    # stays within the output bounds.
+    top = float(np.finfo(np.float32).max)
+    X = np.array([[top], [-top], [3e38], [0.0], [1.0], [-3e38]], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaler = DPStandardScaler(bounds=(-top, top), random_state=0).fit(X)
+        Xt = scaler.transform(X)
+        back = scaler.inverse_transform(Xt)
+    assert Xt.dtype == np.float32 and np.isfinite(Xt).all()
+    assert np.all(Xt >= scaler.output_bounds_[:, 0])
+    assert np.all(Xt <= scaler.output_bounds_[:, 1])
+    assert back.dtype == np.float32 and np.isfinite(back).all()
+
+
+def test_a_fit_that_releases_nothing_does_not_warn_about_delta():
+    # Declared bounds without centring or scaling read nothing private (a
+    # no-op event): a delta >= 1/n is then unused, and warns only when the
+    # Gaussian sum of the moments is released, as for the other
+    # transformers.
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    params = {"bounds": (-3.0, 3.0), "delta": 0.5, "random_state": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaler = DPStandardScaler(**params, with_mean=False, with_std=False).fit(X)
+    assert scaler.epsilon_ == 0.0
+    for with_mean, with_std in [(True, False), (False, True)]:
+        with pytest.warns(UserWarning, match="not smaller than 1/n_samples"):
+            DPStandardScaler(**params, with_mean=with_mean, with_std=with_std).fit(X)
