@@ -225,8 +225,8 @@ def advantaged_class_index(
     Raises
     ------
     ValueError
-        If ``opportunity_class`` is None with more than two classes, or not
-        one of ``classes``.
+        If ``opportunity_class`` is None with fewer or more than two
+        classes, or not one of ``classes``.
 
     Examples
     --------
@@ -239,7 +239,16 @@ def advantaged_class_index(
     """
     classes = np.asarray(classes)
     if opportunity_class is None:
-        if classes.size != 2:
+        if classes.size < 2:
+            # The default is the second of two labels: with one label seen
+            # there is no second, and "more than two classes" would mislead.
+            raise ValueError(
+                "constraint='equal_opportunity' takes the second of two classes "
+                "as the advantaged class, but fewer than two classes were "
+                f"found; declare both with {parameter}=[negative, positive], "
+                "or name the advantaged class with opportunity_class=."
+            )
+        if classes.size > 2:
             raise ValueError(
                 "constraint='equal_opportunity' with more than two classes "
                 "needs opportunity_class (the advantaged class)."

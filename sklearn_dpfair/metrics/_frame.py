@@ -3,7 +3,7 @@
 """Group metrics of a binary classifier from one private release of its confusion counts."""
 
 import dataclasses
-from numbers import Integral, Real
+from numbers import Integral, Number, Real
 
 import numpy as np
 import pandas as pd
@@ -157,7 +157,8 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
     classes : array-like of shape (2,), default=(0, 1)
         The declared label pair ``(negative, positive)`` of ``y_true`` and
         ``y_pred``; the second is the positive label (selection rate, TPR,
-        FPR).
+        FPR). A string beside a number is refused (``ValueError``), as
+        scikit-learn refuses labels of mixed types.
     metrics : str or list of str, default=None
         Among ``"accuracy"``, ``"selection_rate"``, ``"true_positive_rate"``,
         ``"false_positive_rate"`` and ``"count"``. None: the first four. A
@@ -423,6 +424,24 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         return names
 
     def _check_classes(self):
+        # A string beside a number would be turned into a string by np.array
+        # (0 into "0"), and the labels refused as undeclared. scikit-learn
+        # refuses labels of mixed types ("Mix of label input types (string and
+        # number)"), and so do this package's classifiers; the frame does
+        # too, naming the parameter, before any label is read.
+        try:
+            declared = list(self.classes)
+        except TypeError:  # not a sequence: refused below
+            declared = []
+        if any(isinstance(label, str) for label in declared) and any(
+            isinstance(label, Number) for label in declared
+        ):
+            raise ValueError(
+                "classes must be two labels of one kind, both strings or both "
+                "numbers (as scikit-learn's labels); got a string and a number: "
+                f"{self.classes!r}. Encode the labels of y_true and y_pred as "
+                "one kind and declare those."
+            )
         # A copy: classes_ must not alias the parameter the user may mutate.
         classes = np.array(self.classes)
         if classes.ndim != 1 or classes.size != 2 or classes[0] == classes[1]:

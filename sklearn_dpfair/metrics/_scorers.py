@@ -10,7 +10,7 @@ request ``sensitive_features`` (so users need not call
 """
 
 import inspect
-from numbers import Real
+from numbers import Number, Real
 
 import numpy as np
 import sklearn
@@ -31,6 +31,21 @@ FAIRNESS_METRICS = {
     "demographic_parity_linf": demographic_parity_linf,
     "ermi": ermi_score,
 }
+
+#: fairlearn's metrics compare the rates of one positive label, which they take
+#: to be 1 (``y_pred == 1`` for the selection rate; labels from {0, 1} or
+#: {-1, 1} for the true and false positive rates). On other labels the
+#: selection rate of every group is 0, so every model looks perfectly fair.
+_POSITIVE_LABEL_METRICS = (
+    fl_metrics.demographic_parity_difference,
+    fl_metrics.equalized_odds_difference,
+    fl_metrics.equal_opportunity_difference,
+)
+#: Ours compare every predicted class: no label is the positive one.
+_EVERY_CLASS_METRICS = (demographic_parity_linf, ermi_score)
+#: The label sets on which fairlearn finds the positive label 1 by itself
+#: (its own test, so that these labels reach it unchanged).
+_ONE_IS_POSITIVE = (frozenset({0, 1}), frozenset({-1, 1}))
 
 #: Performance metrics by name (higher is better).
 BASE_METRICS = {
@@ -54,13 +69,27 @@ class _FairnessScore:
     A NaN gap counts as an infinite one.
     """
 
-    def __init__(self, fairness, base, fairness_penalty, tolerance, name, kwargs):
+    def __init__(
+        self,
+        fairness,
+        base,
+        fairness_penalty,
+        tolerance,
+        name,
+        kwargs,
+        pos_label=None,
+        binary=False,
+    ):
         self.fairness = fairness
         self.base = base
         self.fairness_penalty = fairness_penalty
         self.tolerance = tolerance
         self.kwargs = kwargs
         self.__name__ = name
+        # The positive label, and whether the fairness metric counts one:
+        # its labels are then checked, and mapped to (y == pos_label).
+        self.pos_label = pos_label
+        self.binary = binary
 
     def __call__(self, y_true, y_pred, *, sensitive_features=None, sample_weight=None):
         if sensitive_features is None:
@@ -80,10 +109,15 @@ class _FairnessScore:
                         f"the scorer, or use a {role} that takes it."
                     )
             weight = {"sample_weight": sample_weight}
+        fair_true, fair_pred = y_true, y_pred
+        if getattr(self, "binary", False):  # absent from older pickles
+            fair_true, fair_pred = _positive_indicators(
+                y_true, y_pred, getattr(self, "pos_label", None), _name(self.fairness)
+            )
         gap = float(
             self.fairness(
-                y_true,
-                y_pred,
+                fair_true,
+                fair_pred,
                 sensitive_features=sensitive_features,
                 **weight,
                 **self.kwargs,
@@ -101,6 +135,66 @@ class _FairnessScore:
         # A zero penalty ignores the gap, even an infinite one (0 * inf is NaN).
         penalty = self.fairness_penalty * excess if self.fairness_penalty else 0.0
         return float(self.base(y_true, y_pred, **weight)) - penalty
+
+
+def _distinct_labels(y):
+    """The set of the distinct labels of ``y``, as Python scalars."""
+    values = np.asarray(y)
+    try:
+        return set(np.unique(values).tolist())
+    except TypeError:  # labels numpy cannot sort (a string among numbers)
+        return set(values.ravel().tolist())
+
+
+def _kind(labels):
+    """What the labels are, in words that show none of them."""
+    if all(isinstance(label, str) for label in labels):
+        return "strings"
+    if all(isinstance(label, Number) for label in labels):
+        return "numbers other than 0 and 1 (or -1 and 1)"
+    return "of mixed or non-numeric types"
+
+
+def _positive_indicators(y_true, y_pred, pos_label, metric):
+    """``(y_true, y_pred)`` as fairlearn's binary metrics need them.
+
+    Labels from {0, 1}, {-1, 1} or booleans, without ``pos_label``, are
+    returned unchanged (fairlearn takes 1 as positive); with ``pos_label``
+    the labels become the indicators ``y == pos_label`` (0/1). The messages
+    never show a label: the evaluated rows may be private.
+    """
+    labels = _distinct_labels(y_true) | _distinct_labels(y_pred)
+    if len(labels) > 2:
+        raise ValueError(
+            f"The fairness metric {metric} compares the rates of one positive "
+            "label and needs binary labels, but y_true and y_pred hold more "
+            "than two distinct labels (not shown: they may be private). Use "
+            "fairness_metric='demographic_parity_linf' or 'ermi', which compare "
+            "every class, or binarize the labels."
+        )
+    if pos_label is None:
+        if any(allowed.issuperset(labels) for allowed in _ONE_IS_POSITIVE):
+            return y_true, y_pred
+        raise ValueError(
+            f"The fairness metric {metric} counts the positive label, which is 1 "
+            "unless pos_label is given: the labels must then be from {0, 1}, "
+            f"{{-1, 1}} or booleans, but these are {_kind(labels)} (not shown: "
+            "they may be private), so the gap would not be measured (labels "
+            "without a 1 select no one). Pass "
+            "make_fairness_scorer(..., pos_label=<the positive label>)."
+        )
+    if len(labels) == 2 and pos_label not in labels:
+        raise ValueError(
+            f"pos_label={pos_label!r} is not one of the two labels of y_true "
+            "and y_pred (not shown: they may be private); pass the positive "
+            "one of them."
+        )
+    # Compared as Python objects, as the label set above was (1 == 1.0 ==
+    # True), whatever numpy would make of a string beside numbers.
+    return tuple(
+        (np.asarray(y, dtype=object) == pos_label).astype(np.int64)
+        for y in (y_true, y_pred)
+    )
 
 
 def _name(metric):
@@ -133,6 +227,7 @@ def make_fairness_scorer(
     base_metric=None,
     fairness_penalty=1.0,
     tolerance=0.0,
+    pos_label=None,
     **metric_kwargs,
 ):
     """Scorer of fairness, or of accuracy penalized by unfairness, routed with groups.
@@ -164,6 +259,17 @@ def make_fairness_scorer(
     "ermi" does not, and a weighted call of a scorer built on it (or on a
     callable without ``sample_weight``) raises ``TypeError``.
 
+    fairlearn's three metrics compare the rates of one positive label: they
+    need binary labels, and take 1 as positive. Labels from {0, 1}, {-1, 1}
+    or booleans are passed to them as they are; for other labels (``"no"``
+    and ``"yes"``, 0 and 2) name the positive one with ``pos_label``, and
+    the scorer passes them the indicators ``y == pos_label``. Without it,
+    such labels raise ``ValueError`` when the scorer is called (fairlearn
+    would count no selection at all, and score every model perfectly fair),
+    as do more than two labels. "demographic_parity_linf" and "ermi"
+    compare every predicted class and take no ``pos_label``. The base metric
+    always scores the labels as they are.
+
     Parameters
     ----------
     fairness_metric : str or callable, default="demographic_parity_difference"
@@ -181,6 +287,14 @@ def make_fairness_scorer(
         ``>= 0``.
     tolerance : float, default=0.0
         Gap tolerated without penalty; finite, ``>= 0``.
+    pos_label : str, int, float or bool, default=None
+        The positive label of ``y`` for "demographic_parity_difference",
+        "equalized_odds_difference" and "equal_opportunity_difference"
+        (scikit-learn's convention, as in ``f1_score``). None: 1, for labels
+        from {0, 1}, {-1, 1} or booleans. Refused with
+        "demographic_parity_linf" and "ermi" (for equal opportunity, "ermi"
+        takes ``opportunity_class=``); passed on to a callable
+        ``fairness_metric`` as a keyword, as ``metric_kwargs`` are.
     **metric_kwargs : dict
         Passed to the fairness metric (e.g. ``constraint=`` for "ermi").
 
@@ -193,10 +307,15 @@ def make_fairness_scorer(
     Raises
     ------
     TypeError
-        If ``fairness_penalty`` or ``tolerance`` is not a real number.
+        If ``fairness_penalty`` or ``tolerance`` is not a real number, or
+        ``pos_label`` is not a string, number or bool.
     ValueError
-        If a metric name is unknown, or ``fairness_penalty`` or
-        ``tolerance`` is negative or not finite.
+        If a metric name is unknown, ``fairness_penalty`` or ``tolerance``
+        is negative or not finite, or ``pos_label`` is given with a metric
+        that takes none. The scorer raises it when called, without showing
+        the labels, if a metric with a positive label gets more than two
+        labels, labels outside {0, 1}, {-1, 1} and booleans without
+        ``pos_label``, or two labels of which ``pos_label`` is neither.
 
     Examples
     --------
@@ -215,6 +334,23 @@ def make_fairness_scorer(
     ...                         params={"sensitive_features": A})
     >>> cv["test_fair_acc"].shape
     (3,)
+
+    Labels other than 0 and 1 need their positive label named:
+
+    >>> y_text = np.where(y == 1, "yes", "no")
+    >>> clf = LogisticRegression().fit(X, y_text)
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     gap = -make_fairness_scorer(pos_label="yes")(
+    ...         clf, X, y_text, sensitive_features=A)
+    >>> from fairlearn.metrics import demographic_parity_difference
+    >>> bool(gap == demographic_parity_difference(
+    ...     y_text == "yes", clf.predict(X) == "yes", sensitive_features=A))
+    True
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     make_fairness_scorer()(clf, X, y_text, sensitive_features=A)
+    Traceback (most recent call last):
+    ...
+    ValueError: The fairness metric demographic_parity_difference counts ...
     """
     fairness, fair_name = _resolve(fairness_metric, FAIRNESS_METRICS, "fairness_metric")
     if base_metric is None:
@@ -236,8 +372,38 @@ def make_fairness_scorer(
     # A NaN tolerance would silently turn the penalty off (nothing exceeds it).
     if not np.isfinite(tolerance) or tolerance < 0:
         raise ValueError(f"tolerance must be a finite number >= 0; got {tolerance!r}.")
+    binary = any(fairness is metric for metric in _POSITIVE_LABEL_METRICS)
+    if pos_label is not None:
+        if not isinstance(pos_label, (str, Number, np.generic)):
+            raise TypeError(
+                "pos_label must be a label (a string, number or bool); got "
+                f"{pos_label!r} of type {type(pos_label).__name__}."
+            )
+        if any(fairness is metric for metric in _EVERY_CLASS_METRICS):
+            hint = (
+                " (for equal opportunity, name the advantaged class with "
+                "opportunity_class=)"
+                if fairness is ermi_score
+                else ""
+            )
+            raise ValueError(
+                f"pos_label applies to the fairness metrics that compare the "
+                f"rates of one positive label; {fair_name!r} compares every "
+                f"predicted class and takes none{hint}. Drop pos_label."
+            )
+        if not binary:
+            # A callable of the user's: it reads pos_label itself, as it
+            # read it from metric_kwargs before pos_label had a name here.
+            metric_kwargs = {**metric_kwargs, "pos_label": pos_label}
     score = _FairnessScore(
-        fairness, base, float(fairness_penalty), float(tolerance), name, metric_kwargs
+        fairness,
+        base,
+        float(fairness_penalty),
+        float(tolerance),
+        name,
+        metric_kwargs,
+        pos_label=pos_label if binary else None,
+        binary=binary,
     )
     scorer = make_scorer(score, greater_is_better=base is not None)
     # The request is stored on the scorer, so it survives leaving the context:

@@ -57,5 +57,8 @@ def test_advantaged_class_index():
     assert advantaged_class_index(np.array(["a", "b", "c"]), "c") == 2
     with pytest.raises(ValueError, match="more than two classes"):
         advantaged_class_index(np.array([0, 1, 2]), None)
+    # One class has no second to take: the message names what to declare.
+    with pytest.raises(ValueError, match=r"fewer than two classes.*labels=\["):
+        advantaged_class_index(np.array([1]), None, parameter="labels")
     with pytest.raises(ValueError, match="is not one of the classes"):
         advantaged_class_index(np.array([0, 1]), 5)

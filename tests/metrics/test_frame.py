@@ -838,3 +838,14 @@ def test_the_plain_language_describes_an_evaluation_not_a_model(epsilon):
         .to_text()
         .startswith("Evaluation report: PrivateMetricFrame")
     )
+
+
+def test_classes_of_a_string_and_a_number_are_refused_naming_classes():
+    # np.array((0, "yes")) is ["0", "yes"]: the labels 0 were refused as
+    # undeclared. scikit-learn refuses labels of mixed types; so does the
+    # frame, before any label is read.
+    y = np.array([0, "yes", 0, "yes"], dtype=object)
+    frame = PrivateMetricFrame(["a", "b"], classes=(0, "yes"), epsilon=np.inf)
+    with pytest.raises(ValueError, match=r"^classes must be two labels of one kind"):
+        frame.fit(y, y[::-1], sensitive_features=["a", "a", "b", "b"])
+    assert not hasattr(frame, "counts_")

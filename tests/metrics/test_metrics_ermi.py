@@ -192,3 +192,13 @@ def test_proba_rows_summing_to_one_in_float32_are_accepted(score):
     proba = np.array([[0.1, 0.2, 0.7], [1 / 3, 1 / 3, 1 / 3]] * 2, dtype=np.float32)
     value = score(None, y_proba=proba, sensitive_features=["a", "a", "b", "b"])
     assert value == pytest.approx(0.0, abs=1e-6)
+
+
+def test_equal_opportunity_with_one_label_names_what_to_pass():
+    # It said "with more than two classes", of a single label.
+    kwargs = dict(sensitive_features=[0, 0, 1, 1], constraint="equal_opportunity")
+    with pytest.raises(ValueError, match="fewer than two classes") as info:
+        ermi_score([1, 1, 1, 1], [1, 1, 1, 1], **kwargs)
+    assert "labels=[negative, positive]" in str(info.value)
+    assert "opportunity_class=" in str(info.value)
+    assert ermi_score([1, 1, 1, 1], [1, 1, 1, 1], labels=[0, 1], **kwargs) == 0.0

@@ -5,7 +5,12 @@ import pickle
 import numpy as np
 import pytest
 import sklearn
-from fairlearn.metrics import demographic_parity_difference, equalized_odds_difference
+from fairlearn.metrics import (
+    demographic_parity_difference,
+    equal_opportunity_difference,
+    equalized_odds_difference,
+)
+from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, balanced_accuracy_score
 from sklearn.model_selection import GridSearchCV, KFold, cross_validate
@@ -213,3 +218,144 @@ def test_sample_weight_for_a_metric_without_it_names_the_metric(fitted):
         make_fairness_scorer("ermi")(clf, X, y, sensitive_features=s, sample_weight=w)
     # Unweighted, the same scorer works.
     assert np.isfinite(make_fairness_scorer("ermi")(clf, X, y, sensitive_features=s))
+
+
+class _Predicts(BaseEstimator):
+    """An estimator whose predictions are fixed: no fit in the way."""
+
+    def __init__(self, pred):
+        self.pred = pred
+
+    def predict(self, X):
+        return self.pred
+
+
+_POSITIVE_LABEL_METRICS = [
+    ("demographic_parity_difference", demographic_parity_difference),
+    ("equalized_odds_difference", equalized_odds_difference),
+    ("equal_opportunity_difference", equal_opportunity_difference),
+]
+
+
+@pytest.mark.parametrize("name, metric", _POSITIVE_LABEL_METRICS)
+@pytest.mark.parametrize(
+    "negative, positive", [("denied", "approved"), (0, 2), (-3.5, 7.0)]
+)
+def test_pos_label_scores_other_labels_as_their_indicators(
+    fitted, name, metric, negative, positive
+):
+    # fairlearn counts y_pred == 1: with "denied"/"approved" or 0/2 every
+    # selection rate was 0, and every model scored perfectly fair.
+    _, X, y, s = fitted
+    pred = (X.sum(axis=1) > 1.5).astype(int)  # errs, more in one group
+    assert metric(y, pred, sensitive_features=s) > 0
+    relabel = np.array([negative, positive])
+    y_text, pred_text = relabel[y], relabel[pred]
+    scorer = make_fairness_scorer(name, pos_label=positive)
+    expected = -metric(y, pred, sensitive_features=s)
+    assert scorer(_Predicts(pred_text), X, y_text, sensitive_features=s) == expected
+    # The positive label is the one named, not the larger one.
+    flipped = make_fairness_scorer(name, pos_label=negative)
+    assert flipped(_Predicts(pred_text), X, y_text, sensitive_features=s) == -metric(
+        1 - y, 1 - pred, sensitive_features=s
+    )
+
+
+@pytest.mark.parametrize("name, _metric", _POSITIVE_LABEL_METRICS)
+@pytest.mark.parametrize("labels", [("denied", "approved"), (7, 9)])
+def test_other_labels_without_pos_label_are_refused_without_showing_them(
+    fitted, name, _metric, labels
+):
+    clf, X, y, s = fitted
+    relabel = np.array(labels)
+    scorer = make_fairness_scorer(name, base_metric="accuracy")
+    with pytest.raises(ValueError, match="pos_label=") as info:
+        scorer(_Predicts(relabel[clf.predict(X)]), X, relabel[y], sensitive_features=s)
+    kind = "strings" if isinstance(labels[0], str) else "numbers other than"
+    assert kind in str(info.value)
+    assert not any(str(label) in str(info.value) for label in labels)
+
+
+@pytest.mark.parametrize("name, metric", _POSITIVE_LABEL_METRICS)
+@pytest.mark.parametrize(
+    "relabel", [np.array([0, 1]), np.array([-1, 1]), np.array([False, True])]
+)
+def test_labels_where_one_is_positive_reach_fairlearn_unchanged(
+    fitted, name, metric, relabel
+):
+    clf, X, y, s = fitted
+    y_true, y_pred = relabel[y], relabel[clf.predict(X)]
+    gap = metric(y_true, y_pred, sensitive_features=s)
+    for pos_label in (None, relabel[1].item()):
+        scorer = make_fairness_scorer(name, pos_label=pos_label)
+        assert scorer(_Predicts(y_pred), X, y_true, sensitive_features=s) == -gap
+
+
+@pytest.mark.parametrize("name, _metric", _POSITIVE_LABEL_METRICS)
+@pytest.mark.parametrize("pos_label", [None, 1])
+def test_more_than_two_labels_are_refused_by_binary_metrics(
+    fitted, name, _metric, pos_label
+):
+    clf, X, y, s = fitted
+    y3 = y + (X[:, 1] > 1)  # 0, 1 and 2
+    scorer = make_fairness_scorer(name, pos_label=pos_label)
+    with pytest.raises(ValueError, match="more than two distinct labels"):
+        scorer(_Predicts(clf.predict(X)), X, y3, sensitive_features=s)
+    # The metrics that compare every class score them.
+    assert np.isfinite(
+        make_fairness_scorer("ermi")(_Predicts(y3), X, y3, sensitive_features=s)
+    )
+
+
+def test_pos_label_must_be_one_of_two_labels(fitted):
+    clf, X, y, s = fitted
+    relabel = np.array(["denied", "approved"])
+    scorer = make_fairness_scorer(pos_label="yes")
+    with pytest.raises(ValueError, match="pos_label='yes' is not one of") as info:
+        scorer(_Predicts(relabel[clf.predict(X)]), X, relabel[y], sensitive_features=s)
+    assert "approved" not in str(info.value)
+    # A fold with one label only: nothing is positive, the gap is 0.
+    one = np.full(y.shape[0], "denied")
+    assert scorer(_Predicts(one), X, one, sensitive_features=s) == 0.0
+
+
+def test_pos_label_with_every_class_metrics_or_callables():
+    for name in ("demographic_parity_linf", "ermi"):
+        with pytest.raises(ValueError, match="takes none"):
+            make_fairness_scorer(name, pos_label="yes")
+    with pytest.raises(ValueError, match="opportunity_class="):
+        make_fairness_scorer("ermi", pos_label="yes", constraint="equal_opportunity")
+    with pytest.raises(TypeError, match="pos_label must be a label"):
+        make_fairness_scorer(pos_label=["yes"])
+    seen = {}
+
+    def gap(y_true, y_pred, *, sensitive_features, pos_label):
+        seen["pos_label"] = pos_label
+        return 0.0
+
+    # A callable reads pos_label itself, as it did from metric_kwargs.
+    scorer = make_fairness_scorer(gap, pos_label="yes")
+    y = np.array(["no", "yes", "no", "yes"])
+    scorer(_Predicts(y), None, y, sensitive_features=[0, 0, 1, 1])
+    assert seen == {"pos_label": "yes"}
+
+
+def test_search_with_string_labels_sees_the_gap(fitted):
+    # A search penalizing the gap scored every model as if it were fair.
+    _, X, y, s = fitted
+    y_text = np.array(["denied", "approved"], dtype=object)[y]
+    scores = {}
+    for labels, pos_label in ((y, None), (y_text, "approved")):
+        cv = cross_validate(
+            LogisticRegression(),
+            X,
+            labels,
+            cv=KFold(3),
+            scoring=make_fairness_scorer(
+                base_metric="accuracy", fairness_penalty=2.0, pos_label=pos_label
+            ),
+            params={"sensitive_features": s},
+            error_score="raise",
+        )
+        scores[pos_label] = cv["test_score"]
+    np.testing.assert_allclose(scores["approved"], scores[None], rtol=1e-12)
