@@ -23,7 +23,7 @@ from .._solvers._feature_scaling import (
     warn_unscaled_columns,
 )
 from .._solvers._schedules import sgd_schedule
-from ..privacy import PrivacyRecord
+from ..privacy import PrivacyLedger, PrivacyRecord
 from ..privacy._releases import mark_unchecked
 from ._accounting import (
     isrl_record,
@@ -157,11 +157,14 @@ def fit_silos(
     ``scaling`` (a public
     :class:`~sklearn_dpfair._solvers._feature_scaling.FeatureScaling` of
     declared ``feature_bounds``, or None) maps every silo's rows by the
-    same map before the rounds (no data read, no budget spent). Without
-    it, when no silo is private (every silo's epsilon ``inf``, no noise
-    multiplier: nothing is released), the columns are standardized by
-    their exact moments instead, since the silos' clip norm and step size
-    assume unit-scale columns. A linear model is returned in the user's
+    same map before the rounds (no data read, no budget spent) when some
+    silo is private. When no silo is private (every silo's epsilon
+    ``inf``, no noise multiplier: nothing is released), the columns are
+    standardized by their exact moments instead, with or without
+    ``scaling``, as the central fit's non-private limit ignores the
+    bounds: the silos' clip norm and step size assume unit-scale columns,
+    and bounds-mapped ones spread ``1 / width`` the scale the default
+    epochs converge on. A linear model is returned in the user's
     units (a network's ``parameters`` stay in the scaled ones: its caller
     maps the first layer by the returned fit's ``scaling``).
 
@@ -188,7 +191,12 @@ def fit_silos(
     mark_unchecked("federated: each silo checks its own releases")
     ids, rows = split_by_silo(silos, X.shape[0])
     description = _scaling_description(scaling, budget, options, ids)
-    if scaling is None and description is not None:
+    if description == EXACT_SCALING_DESCRIPTION:
+        # Nothing is released, so the exact moments cost no budget; the
+        # declared bounds only need to contain the data, and a column
+        # mapped by them spreads over ~1/width of the unit scale the
+        # silos' step size assumes (at +-5 sd, a fifth: the default
+        # epochs then stop far from the minimizer).
         center = getattr(params, "fit_intercept", True)
         scaling = exact_feature_scaling(X, center=center)
     if scaling is not None:
@@ -291,14 +299,15 @@ def any_silo_is_private(budget, options, silo_ids=None):
 def _scaling_description(scaling, budget, options, silo_ids=None):
     """How :func:`fit_silos` maps the columns, as its record says; None if not.
 
-    Public: declared bounds (``scaling`` not None) or, when no silo of
-    ``silo_ids`` is private, the exact standardization
-    (:func:`any_silo_is_private`).
+    Public: when no silo of ``silo_ids`` is private
+    (:func:`any_silo_is_private`), the exact standardization, declared
+    bounds or not; otherwise the declared bounds (``scaling`` not None),
+    or no map.
     """
-    if scaling is not None:
-        return BOUNDS_DESCRIPTION
     if not any_silo_is_private(budget, options, silo_ids):
         return EXACT_SCALING_DESCRIPTION
+    if scaling is not None:
+        return BOUNDS_DESCRIPTION
     return None
 
 
@@ -338,7 +347,26 @@ def check_silo_plan(estimator, X, params, budget, options, *, silos):
     Returns
     -------
     plan : SiloFitPlan
+
+    Raises
+    ------
+    ValueError
+        With ``shuffle``, for an ``accountant`` ledger not of kind "pld":
+        the shuffled protocol's local epsilon is calibrated, and its record
+        accounted, with the PLD accountant
+        (:func:`~sklearn_dpfair.federated._shuffle.calibrate_local_epsilon`),
+        so another kind's total of the same event exceeds the fit's epsilon.
     """
+    ledger = getattr(estimator, "accountant", None)
+    if options.shuffle and isinstance(ledger, PrivacyLedger) and ledger.kind != "pld":
+        # The RDP bound of the rounds' randomized-response events is looser
+        # than the PLD one eps0 is calibrated against: an RDP ledger of a
+        # fit at epsilon=2 would total ~2.0007, past the budget.
+        raise ValueError(
+            "shuffle=True is accounted with the PLD accountant (its local "
+            "epsilon is calibrated with it); record it in a "
+            f"PrivacyLedger(kind='pld'), not an accountant of kind {ledger.kind!r}."
+        )
     plan = plan_fit_silos(X.shape[0], params, budget, options, silos=silos)
     estimator._check_ledger_accepts(plan.record.dp_event, plan.record.adjacency)
     warn_unscaled_columns(X, estimator, plan.private)
@@ -443,7 +471,8 @@ def plan_silos(n_samples, params, budget, options, *, n_silos, scaling=None):
     check here assumes silos of equal size (the fit checks each real one).
     ``scaling`` is the public map of declared bounds the fit would apply
     (:func:`fit_silos`'s), or None; the record's mechanism names the column
-    map as the fit's does (:func:`_scaling_description`).
+    map as the fit's does (:func:`_scaling_description`: the exact
+    standardization when no silo is private, bounds or not).
 
     Raises
     ------

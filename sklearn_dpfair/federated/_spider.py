@@ -40,6 +40,7 @@ import numpy as np
 from ..privacy import GaussianMechanism
 from ..privacy._accounting import composed_event, noisy_sgd_event, non_private_event
 from ..privacy._calibration import calibrate_noise
+from ..privacy._mechanism import MIN_NOISE_SCALE
 
 __all__ = ["SpiderRounds", "SpiderSchedule", "spider_mechanism"]
 
@@ -146,11 +147,36 @@ class SpiderSchedule:
         return min(self.smoothness * moved, 2.0 * clip_norm)
 
     def difference_mechanism(self, anchor, model, previous):
-        """The Gaussian mechanism of a difference round: clip ``c_r``, ``z2``."""
-        return GaussianMechanism(
-            self.difference_clip(model, previous, anchor.clip_norm),
-            self.difference_multiplier(anchor.noise_multiplier),
-        )
+        """The Gaussian mechanism of a difference round: clip ``c_r``, ``z2``.
+
+        A ``c_r`` whose noise ``z2 c_r`` would lie below the smallest normal
+        float64 (:data:`~sklearn_dpfair.privacy._mechanism.MIN_NOISE_SCALE`:
+        a tiny public ``smoothness``, or a model that barely moved) is
+        taken as 0: every difference is clipped to 0, the sum is 0 whatever
+        the records hold and needs no noise. The round still makes (and
+        logs) its one release of multiplier ``z2``, so the silo releases
+        what its event accounts, and ``c_r`` is public (broadcast models),
+        so the choice reveals nothing.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_dpfair.federated._spider import SpiderSchedule
+        >>> from sklearn_dpfair.privacy import GaussianMechanism
+        >>> schedule = SpiderSchedule(period=4, smoothness=1e-310)
+        >>> mechanism = schedule.difference_mechanism(
+        ...     GaussianMechanism(1.0, 1.5), np.ones(2), np.zeros(2))
+        >>> mechanism.clip_norm, mechanism.noise_multiplier
+        (0.0, 3.0)
+        """
+        clip = self.difference_clip(model, previous, anchor.clip_norm)
+        multiplier = self.difference_multiplier(anchor.noise_multiplier)
+        tiny = 0 < clip < math.inf and multiplier * clip < MIN_NOISE_SCALE
+        if multiplier > 0 and tiny:
+            # No Gaussian noise of that scale can be drawn (its draws are
+            # quantized to subnormals, or 0): release the constant 0 instead.
+            clip = 0.0
+        return GaussianMechanism(clip, multiplier)
 
 
 def spider_mechanism(budget, clip_norm, sampling_probability, rounds, schedule):

@@ -1001,9 +1001,11 @@ default=None
 
         ``where`` (:meth:`_scaling_path`) None: central DP-SGD, public bounds
         or private scales. Otherwise public bounds only; ``budget`` None (a
-        federated or Dask fit, whose non-private limit still clips) maps
-        them at any epsilon, a full-batch solver's budget maps them under
-        privacy only (its non-private limit solves exactly on any scale).
+        federated or Dask fit) maps them at any epsilon (a federated fit
+        none of whose silos is private standardizes the columns by their
+        exact moments instead: :func:`~sklearn_dpfair.federated._fit.fit_silos`),
+        a full-batch solver's budget maps them under privacy only (its
+        non-private limit solves exactly on any scale).
         """
         if where is not None:
             return public_scaling_plan(
@@ -1055,7 +1057,8 @@ default=None
 
         ``sparse`` is the layout of ``X``: private column scales need dense
         rows, so a sparse plan with ``feature_scaling="auto"`` and no
-        ``feature_bounds`` is refused, as its fit would be.
+        ``feature_bounds`` is refused, as its fit would be; so is a sparse
+        plan with ``n_silos`` (the federated fit refuses sparse ``X``).
 
         ``n_classes`` (public) is the size of the label set: that of
         ``classes`` when it is declared, else 2 unless given. ``n_silos``
@@ -1071,6 +1074,9 @@ default=None
         if n_silos is not None:
             if self.solver != "dp-sgd":
                 raise ValueError("silos= needs solver='dp-sgd' (federated DP-SGD).")
+            if sparse:
+                # The silos gather dense rows: the fit refuses sparse X.
+                raise TypeError("silos= (federated DP-SGD) does not accept sparse X.")
             return plan_silos(
                 n_samples,
                 self._dp_sgd_params(),

@@ -57,6 +57,8 @@ def test_the_plan_names_the_column_map_the_fit_applies(make):
     for params in (
         # No silo private: the columns are standardized exactly (public).
         {"epsilon": np.inf},
+        # Declared bounds and no silo private: still the exact map.
+        {"epsilon": np.inf, "feature_bounds": (-5, 5), "feature_scaling": "auto"},
         # Declared bounds: the public map every silo applies.
         {"epsilon": 1.0, "feature_bounds": (-5, 5), "feature_scaling": "auto"},
     ):
@@ -65,7 +67,22 @@ def test_the_plan_names_the_column_map_the_fit_applies(make):
         est.fit(X, y, silos=silos)
         assert plan.mechanism == est.privacy_record_.mechanism
         assert plan.dp_event == est.dp_event_
+        if params["epsilon"] == np.inf:
+            assert "exact means" in plan.mechanism
     assert "declared feature_bounds" in plan.mechanism
+
+
+def test_a_sparse_federated_plan_is_refused_as_its_fit_is():
+    import scipy.sparse as sp
+
+    X, y = _data(n=300)
+    est = DPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=2)
+    with pytest.raises(TypeError, match="does not accept sparse X"):
+        est.fit(sp.csr_matrix(X), y, silos=np.arange(len(y)) % 3)
+    with pytest.raises(TypeError, match="does not accept sparse X"):
+        est.privacy_plan(*X.shape, sparse=True, n_silos=3)
+    # The central sparse fit is still planned.
+    assert est.privacy_plan(*X.shape, sparse=True).epsilon <= 1.0
 
 
 def test_a_spider_plan_refuses_secure_aggregation_as_its_fit_does():

@@ -471,3 +471,35 @@ def test_a_shuffled_silo_tells_a_wrong_shape_from_a_non_finite_model():
         silo.message(np.zeros((2, 1)), 0)
     with pytest.raises(ValueError, match="model is not finite.*learning_rate"):
         silo.message(np.full((3, 1), np.nan), 0)
+
+
+def test_a_ledger_of_another_kind_than_pld_is_refused_before_any_report(monkeypatch):
+    # eps0 is calibrated, and the record accounted, with PLD; an RDP ledger
+    # totalled the same fit at epsilon=2 to ~2.0007, past the budget.
+    from sklearn_dpfair.federated._shuffle import ShuffledSilo
+    from sklearn_dpfair.privacy import PrivacyLedger
+
+    sent = []
+    message = ShuffledSilo.message
+
+    def counted(self, *args, **kwargs):
+        sent.append(1)
+        return message(self, *args, **kwargs)
+
+    monkeypatch.setattr(ShuffledSilo, "message", counted)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    y = (X[:, 0] > 0).astype(int)
+    silos = np.repeat(["a", "b", "c"], 200)
+    rdp = PrivacyLedger(kind="rdp")
+    est = DPLogisticRegression(
+        classes=[0, 1], epsilon=2.0, shuffle=True, max_iter=1, accountant=rdp
+    )
+    with pytest.raises(ValueError, match="accountant.*kind 'rdp'"):
+        est.fit(X, y, silos=silos)
+    assert sent == [] and len(rdp) == 0
+    assert not hasattr(est, "privacy_record_")
+    pld = PrivacyLedger(kind="pld")
+    est.set_params(accountant=pld).fit(X, y, silos=silos)
+    assert sent and len(pld) == 1
+    assert pld.total_epsilon(est.delta_) <= 2.0

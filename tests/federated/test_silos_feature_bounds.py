@@ -160,3 +160,39 @@ def test_raw_columns_warn_when_some_silo_is_private(data, name):
     assert warned(epsilon=np.inf, silo_epsilon=one_private)
     assert warned(epsilon=1.0)
     assert not warned(epsilon=1.0, feature_scaling="auto", feature_bounds=BOUNDS)
+
+
+def test_non_private_silos_ignore_declared_bounds_and_solve_exactly():
+    # With no silo private nothing is released, so the silos standardize by
+    # the exact moments, as the central fit's non-private limit ignores the
+    # bounds. Mapped by bounds of +-5 sd instead, the columns spread over a
+    # fifth of the unit scale the step size assumes, and the default epochs
+    # stopped at max|dproba| ~0.27 from scikit-learn's unpenalized fit.
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(1)
+    n = 600
+    Z = rng.normal(size=(n, 3))
+    y = (Z @ [1.5, -1.0, 0.7] + rng.logistic(size=n) > 0).astype(int)
+    X = np.column_stack([Z[:, 0] + 500, Z[:, 1] * 1e-6, Z[:, 2] * 1e6])
+    silos = np.repeat(["a", "b", "c"], 200)
+    bounds = [(495, 505), (-5e-6, 5e-6), (-5e6, 5e6)]
+    scaler = StandardScaler().fit(X)
+    reference = LogisticRegression(C=np.inf, tol=1e-10, max_iter=10000).fit(
+        scaler.transform(X), y
+    )
+    expected = reference.predict_proba(scaler.transform(X))
+    est = DPLogisticRegression(
+        epsilon=np.inf,
+        feature_scaling="auto",
+        feature_bounds=bounds,
+        classes=[0, 1],
+        random_state=0,
+    ).fit(X, y, silos=silos)
+    assert np.abs(est.predict_proba(X) - expected).max() < 0.05
+    plain = DPLogisticRegression(epsilon=np.inf, classes=[0, 1], random_state=0)
+    plain.fit(X, y, silos=silos)
+    np.testing.assert_allclose(est.coef_, plain.coef_, rtol=1e-9)
+    mechanism = est.privacy_record_.mechanism
+    assert "exact means" in mechanism and "feature_bounds" not in mechanism
+    assert est.privacy_plan(*X.shape, n_silos=3).mechanism == mechanism

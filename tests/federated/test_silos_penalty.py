@@ -136,7 +136,8 @@ def test_only_a_non_private_linear_federation_moves_its_penalty(monkeypatch):
     # A private fit keeps the planned steps (the penalty alpha on the mapped
     # coefficients, sent by the silos), as does a network (its central fit
     # penalizes its scaled first layer too); only the non-private linear
-    # federation puts alpha / scale_j^2 in the server's proximal step.
+    # federation puts alpha / scale_j^2 in the server's proximal step, with
+    # the exact scales it standardizes by, declared bounds or not.
     X, y = _raw_columns(200)
     silos = np.arange(200) % 2
     bounds = dict(feature_scaling="auto", feature_bounds=[(200, 800), (-0.03, 0.03)])
@@ -153,7 +154,7 @@ def test_only_a_non_private_linear_federation_moves_its_penalty(monkeypatch):
         ).fit(X, y, silos=silos)
     public, *planned = seen
     assert public.alpha == 0.0
-    np.testing.assert_allclose(public.column_alpha, ALPHA / np.array([300, 0.03]) ** 2)
+    np.testing.assert_allclose(public.column_alpha, ALPHA / X.std(axis=0) ** 2)
     assert [(c.alpha, c.column_alpha) for c in planned] == [
         (ALPHA, None), (ALPHA, None), (0.0, None), (ALPHA, None)
     ]
