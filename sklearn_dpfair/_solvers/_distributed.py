@@ -641,7 +641,7 @@ def distribute_training_data(
     Nothing row-sized comes back to the driver: the label set (when it is
     inferred, with a ``PrivacyLeakWarning``), the range of the public
     weights (their validation; without privacy also their sum), the
-    partition lengths and, without privacy and without a public map, the
+    partition lengths and, without privacy, the
     columns' exact scaling (:func:`exact_column_scaling`: per column its
     largest magnitude, mean and spread, d values each) are the only values
     computed.
@@ -674,9 +674,12 @@ def distribute_training_data(
         A public column map (of declared ``feature_bounds``) every worker
         applies to its partition as it loads it; the data record it
         (``data.scaling``) so that the fit reports the model in the user's
-        units. Without privacy and without a map, the columns are
-        standardized by their exact moments (:func:`exact_column_scaling`),
-        weighted by ``sample_weight``.
+        units. Without privacy the columns are standardized by their exact
+        moments instead (:func:`exact_column_scaling`), weighted by
+        ``sample_weight``, map or not: nothing is released, and columns
+        mapped by bounds of ``+-w`` standard deviations spread over ``1/w``
+        of the unit scale the steps are sized for, so that the epochs would
+        stop far from the minimizer.
     estimator_name : str or None, default=None
         Named by the error that refuses an ``X`` of no rows, as
         scikit-learn's ``check_array`` names the estimator.
@@ -741,7 +744,7 @@ def distribute_training_data(
             w_sum = float(scaling_weights.sum().compute(optimize_graph=False))
             weight_scale = (float(w_max), n_samples / w_sum)
             weight_blocks = list(w.to_delayed(optimize_graph=False).ravel())
-    exact_scaling = scaling is None and not private
+    exact_scaling = not private
     if exact_scaling:
         # Read after the weights are validated: weighted as the fit weighs
         # its rows (a row of weight 0 is absent), as in memory.

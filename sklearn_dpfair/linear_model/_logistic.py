@@ -1001,9 +1001,10 @@ default=None
 
         ``where`` (:meth:`_scaling_path`) None: central DP-SGD, public bounds
         or private scales. Otherwise public bounds only; ``budget`` None (a
-        federated or Dask fit) maps them at any epsilon (a federated fit
-        none of whose silos is private standardizes the columns by their
-        exact moments instead: :func:`~sklearn_dpfair.federated._fit.fit_silos`),
+        federated or Dask fit) maps them at any epsilon (a fit that adds no
+        noise, no silo private, standardizes the columns by their exact
+        moments instead: :func:`~sklearn_dpfair.federated._fit.fit_silos`,
+        :func:`~sklearn_dpfair._solvers._distributed.distribute_training_data`),
         a full-batch solver's budget maps them under privacy only (its
         non-private limit solves exactly on any scale).
         """
@@ -1219,7 +1220,8 @@ default=None
                 weighted=weighted,
                 prior=self._scaling_plan(
                     n_features,
-                    # A Dask fit's non-private limit still clips: mapped.
+                    # A Dask fit plans the mapped steps at any epsilon (its
+                    # workers standardize exactly where nothing is noised).
                     None if where is not None else budget,
                     sparse,
                     n_samples,
