@@ -10,6 +10,7 @@ probabilities and log-probabilities are computed from those scores without
 ``inf - inf`` or ``log(0)``. Other rows are computed exactly as before.
 """
 
+import contextvars
 import dataclasses
 import functools
 import math
@@ -51,6 +52,14 @@ __all__ = [
 MIN_CLIP_NORM = 1e-300
 #: The constraint of a ``clip_norm`` parameter.
 CLIP_NORM_CONSTRAINT = Interval(Real, MIN_CLIP_NORM, None, closed="left")
+
+#: Ledger entries of the checked fit running in this context (a list of
+#: ``(ledger, kwargs)``), or None outside one: a fit's entries are recorded
+#: only once its releases have passed the run-time check
+#: (:func:`_releases_checked`), so that a refused fit leaves no entry.
+_PENDING_LEDGER_ENTRIES = contextvars.ContextVar(
+    "sklearn_dpfair_pending_ledger_entries", default=None
+)
 
 #: Constraints of the privacy parameters every private estimator shares.
 PRIVACY_PARAMETER_CONSTRAINTS = {
@@ -246,15 +255,26 @@ class PrivateEstimatorMixin:
             self._record_in_ledger(ledger, record, seed=record.seed)
 
     def _record_in_ledger(self, ledger, record, *, seed=None):
-        """Record the release ``record`` describes in ``ledger``, named after this class."""
-        ledger.record(
-            record.dp_event,
+        """Record the release ``record`` describes in ``ledger``, named after this class.
+
+        Inside a checked ``fit`` (:func:`_releases_checked`) the entry is
+        held until the fit has returned and its releases have been checked
+        against its record: a fit that raises, or whose releases are not
+        those it accounts, records nothing. Elsewhere it is recorded now.
+        """
+        entry = dict(
+            dp_event=record.dp_event,
             delta=record.delta,
             adjacency=record.adjacency,
             epsilon=record.epsilon,
             source=type(self).__name__,
             seed=seed,
         )
+        pending = _PENDING_LEDGER_ENTRIES.get()
+        if pending is None:
+            _commit_ledger_entries([(ledger, entry)])
+        else:
+            pending.append((ledger, entry))
 
     def privacy_summary(self):
         """Human-readable statement of the privacy guarantee of this fit.
@@ -314,22 +334,51 @@ def _releases_checked(fit):
     :class:`~sklearn_dpfair.exceptions.PrivacyAccountingError` is raised and,
     as for any fit that raises (:func:`restored_on_failure`), the
     estimator's attributes are those it had before ``fit``: no half-fitted
-    model, nothing released.
+    model, nothing released. The fit's entries in a
+    :class:`~sklearn_dpfair.privacy.PrivacyLedger` (its ``accountant``)
+    are recorded only after the check passes: a refused fit, or one that
+    raises, leaves the ledger as it was.
     """
 
     @functools.wraps(fit)
     def checked_fit(self, *args, **kwargs):
         previous = getattr(self, "privacy_record_", None)
-        with logged_releases() as log:
-            result = fit(self, *args, **kwargs)
+        # The fit's ledger entries wait for the check (_record_in_ledger):
+        # a ledger must not count a fit that is then refused. A nested fit
+        # (a pipeline's step, a search's candidate) holds and records its
+        # own entries when its own check passes.
+        pending = []
+        token = _PENDING_LEDGER_ENTRIES.set(pending)
+        try:
+            with logged_releases() as log:
+                result = fit(self, *args, **kwargs)
+        finally:
+            _PENDING_LEDGER_ENTRIES.reset(token)
         record = getattr(self, "privacy_record_", None)
         if record is not None and record is not previous:
             check_releases(log, record.dp_event, what=f"{type(self).__name__}.fit")
+        _commit_ledger_entries(pending)
         return result
 
     checked_fit = restored_on_failure(checked_fit)
     checked_fit.releases_checked = True
     return checked_fit
+
+
+def _commit_ledger_entries(entries):
+    """Record ``(ledger, kwargs)`` entries, each ledger asked first.
+
+    Every ledger is asked whether it accepts its entry
+    (:meth:`~sklearn_dpfair.privacy.PrivacyLedger.check_recordable`)
+    before any is written (where there are several), so that a refusal (a
+    ledger that cannot compose the event) leaves all of them as they were,
+    not some written.
+    """
+    if len(entries) > 1:
+        for ledger, entry in entries:
+            ledger.check_recordable(entry["dp_event"], adjacency=entry["adjacency"])
+    for ledger, entry in entries:
+        ledger.record(**entry)
 
 
 class LinearRegressorMixin(RegressorMixin):

@@ -56,6 +56,7 @@ quantities before the data are read.
 """
 
 import math
+import sys
 from dataclasses import dataclass
 
 import dp_accounting
@@ -66,7 +67,7 @@ from ..privacy import GaussianMechanism
 from ..privacy._accounting import composed_event, noisy_sgd_event
 from ..privacy._calibration import calibrate_noise
 from ..privacy._clipping import clip_margin
-from ._rows import clip_rows_to_norm, squared_row_norms
+from ._rows import _underflow_rescued, clip_rows_to_norm, squared_row_norms
 from ._row_blocks import row_block, row_blocks
 
 __all__ = [
@@ -255,6 +256,23 @@ def plan(n_samples, n_features, params, budget):
             f"(feature_norm_bound={params.feature_norm_bound:g}, "
             f"n_samples={n_samples}). Use a bound of the size of the rows' norms."
         )
+    if (
+        scale * scale < sys.float_info.min
+        or not math.isfinite(params.alpha / (scale * scale))
+    ):
+        # Without an intercept R~ = R: below ~1.5e-154, R^2 underflows (the
+        # penalty alpha / R^2 divides by 0, mid-fit), and a small R^2 can
+        # make alpha / R^2 overflow. Public constants only, at every budget
+        # (as the overflow above).
+        raise ValueError(
+            "feature_norm_bound is too small for solver='dp-newton' without an "
+            "intercept: the rows are normalized by feature_norm_bound**2, which "
+            "must be at least the smallest normal float64 (2.2e-308) and keep "
+            "alpha / feature_norm_bound**2 finite "
+            f"(feature_norm_bound={params.feature_norm_bound:g}, "
+            f"alpha={params.alpha:g}). Rescale the features, or use "
+            "fit_intercept=True."
+        )
     n_steps, shares = int(params.n_steps), params.shares()
     if not budget.is_private:
         sigma = 0.0
@@ -345,10 +363,18 @@ def clipped_rows(X, bound):
     if sp.issparse(X):
         return ClippedRows(clip_rows_to_norm(X, bound))
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        norms = np.sqrt(squared_row_norms(X))
+        # A nonzero row whose squares underflow (entries below ~1.5e-154)
+        # would get norm 0 and factor 1, unclipped whatever its size
+        # relative to a tiny bound: its norm is recomputed without
+        # underflow (other rows keep theirs bit for bit).
+        norms = _underflow_rescued(X, np.sqrt(squared_row_norms(X)))
         # Lower precision rows are read in float64: the margin keeps the
-        # rounding of a float32 row inside the ball all the same.
-        factors = np.minimum(1.0, bound * clip_margin(X) / np.maximum(norms, 1e-300))
+        # rounding of a float32 row inside the ball all the same. A zero
+        # row's factor is 1 (no floor on the norm: it would shrink rows of
+        # norm below the floor more than the projection does).
+        factors = np.ones_like(norms)
+        np.divide(bound * clip_margin(X), norms, out=factors, where=norms > 0)
+        factors = np.minimum(1.0, factors)
     overflowed = np.flatnonzero(~np.isfinite(norms))
     extra = None
     if overflowed.size:

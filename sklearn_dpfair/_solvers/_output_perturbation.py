@@ -59,6 +59,44 @@ _NEWTON_CG_FACTOR = 2
 _NEWTON_BACKTRACKS = 30
 
 
+# The square root of the smallest normal float64: a plain norm below it
+# comes from a sum of squares that underflowed.
+_SQRT_TINY = math.sqrt(np.finfo(np.float64).smallest_normal)
+
+
+def _norm(v):
+    """Euclidean norm of a float64 vector that neither underflows nor overflows.
+
+    The certificate compares ``||grad F||`` with ``alpha * tol``; a plain
+    ``sqrt(sum_j g_j^2)`` is 0 for a gradient whose squares underflow
+    (entries below ~1.5e-154, with a tiny ``alpha`` and rows) and would
+    certify any point, and ``inf`` past ~1.3e154. Such norms are recomputed
+    as ``m ||g / m||`` with ``m = max_j |g_j|``; every other norm is the
+    plain one, bit for bit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._output_perturbation import _norm
+    >>> float(_norm(np.array([3e-200, 4e-200])))
+    5e-200
+    """
+    norm = np.linalg.norm(v)
+    if _SQRT_TINY < norm < math.inf:
+        return norm
+    scale = np.max(np.abs(v)) if v.size else 0.0
+    if not 0.0 < scale < math.inf:
+        return norm
+    with np.errstate(under="ignore", over="ignore"):
+        rescued = scale * np.linalg.norm(v / scale)
+    if rescued < np.finfo(np.float64).smallest_normal:
+        # A subnormal norm is rounded to a multiple of the smallest
+        # subnormal: one step up keeps it an upper bound (the certificate
+        # must not pass on a rounded-down norm).
+        rescued = np.nextafter(rescued, math.inf)
+    return rescued
+
+
 def _objective(w_flat, X, y, loss, alpha, s, shape, weights=None):
     # F and its gradient (flat) for scipy's optimizer: the linear layer's
     # full-batch loss_gradient, whose penalty covers the intercept too.
@@ -84,7 +122,7 @@ def _hessian_product(w, args):
     scale = np.cbrt(np.finfo(float).eps) * (1.0 + np.linalg.norm(w))
 
     def product(v):
-        norm = np.linalg.norm(v)
+        norm = _norm(v)
         if norm == 0.0:
             return np.zeros_like(v)
         h = scale / norm
@@ -106,7 +144,7 @@ def _newton_polish(w, grad, args, target):
     """
     from scipy.sparse.linalg import LinearOperator, cg
 
-    norm = np.linalg.norm(grad)
+    norm = _norm(grad)
     for _ in range(MAX_NEWTON_STEPS):
         if norm <= target:
             break
@@ -120,7 +158,7 @@ def _newton_polish(w, grad, args, target):
         for _ in range(_NEWTON_BACKTRACKS):
             candidate = w + step * direction
             candidate_grad = _gradient(candidate, args)
-            candidate_norm = np.linalg.norm(candidate_grad)
+            candidate_norm = _norm(candidate_grad)
             if candidate_norm < norm:
                 break
             step *= 0.5
@@ -197,7 +235,10 @@ def certified_regularized_erm(
     w = res.x
     _, grad = _objective(w, *args)
     _, grad_zero = _objective(w_zero, *args)
-    if np.linalg.norm(grad_zero) < np.linalg.norm(grad):
+    # Norms that neither underflow nor overflow (_norm): with a tiny alpha
+    # and tiny rows the gradient's squares underflow, and a norm of 0 would
+    # certify an arbitrary point.
+    if _norm(grad_zero) < _norm(grad):
         # The fallback starts from the point with the smaller gradient norm:
         # at most ||grad F(0)|| <= lipschitz, where the step count of
         # guaranteed_certificate_steps holds for every dataset.
@@ -205,7 +246,7 @@ def certified_regularized_erm(
     w, grad = _newton_polish(w, grad, args, target)
     step = 1.0 / (smoothness + alpha)
     n_fallback = 0
-    while np.linalg.norm(grad) > target:
+    while _norm(grad) > target:
         if n_fallback >= MAX_FALLBACK_STEPS:
             # Reachable only where guaranteed_certificate_steps exceeds the
             # cap (the record then carries a caveat) or through round-off.

@@ -124,6 +124,28 @@ def _tiny(xp, dtype):
     return float(xp.finfo(dtype).smallest_normal)
 
 
+# The square root of the smallest normal float64: a plain norm
+# ``sqrt(sum_j x_j^2)`` at or below it comes from a sum of squares that
+# underflowed (wholly, to 0, or partly, losing its precision).
+_SQRT_TINY = math.sqrt(np.finfo(np.float64).smallest_normal)
+
+
+def _underflow_rescued(X, norms):
+    # ``norms`` (plain norms of the dense rows of ``X``, any float dtype)
+    # with the rows at or below _SQRT_TINY recomputed by stable_row_norms:
+    # a tiny nonzero row would otherwise get norm 0 (or a norm too small)
+    # and escape its clip. Rows above it keep their plain norm bit for bit;
+    # so do zero rows (0 either way). Lower-precision rows are accumulated
+    # in float64, where their squares cannot underflow: only zero rows are
+    # recomputed there.
+    low = norms <= _SQRT_TINY
+    if not low.any():
+        return norms
+    norms = norms.copy()
+    norms[low] = stable_row_norms(X[low])
+    return norms
+
+
 def _wide_squared_row_norms(A):
     # Squared row norms of a dense lower-precision ``A`` accumulated in
     # float64 (exact squares, no overflow nor underflow), without a float64
@@ -376,7 +398,9 @@ def clip_rows_to_norm(X, bound):
     ``m = max_j |x_j|`` and ``u = x / m``, i.e. projected onto the ball like
     any other row; so is a row whose factor ``bound / ||x||`` would be
     subnormal in X's dtype (float32 entries near 3e38), too imprecise to
-    stay inside the ball. numpy only.
+    stay inside the ball. A nonzero row whose squares underflow (float64
+    entries below ~1.5e-154) does not get norm 0 (and escape the clip): its
+    norm is recomputed as in :func:`stable_row_norms`. numpy only.
 
     Parameters
     ----------
@@ -409,7 +433,9 @@ def clip_rows_to_norm(X, bound):
     # handled: numpy must not warn, a warning would depend on the data.
     with np.errstate(over="ignore"):
         if X.dtype == np.float64:
-            norms = np.linalg.norm(X, axis=1)
+            # Rows whose squares underflow (entries below ~1.5e-154) are
+            # recomputed without underflow: their plain norm can be 0.
+            norms = _underflow_rescued(X, np.linalg.norm(X, axis=1))
         else:
             # Lower precision: the norms in float64 (accumulated there, no
             # float64 copy of X), so that the factors are not off by the
@@ -454,9 +480,15 @@ def _tiny_factors(factors, dtype):
 
 def _ball_factors(norms, bound):
     # min(1, R / ||x||) in float64 (the precision the projection has always
-    # used), 1 for a zero row.
+    # used), 1 for a zero row. No floor on the norm: a floor would make the
+    # factor of a nonzero row of norm below it smaller than min(1, R/||x||)
+    # (more shrinking than the projection); R / tiny may overflow to inf,
+    # whose minimum with 1 is 1 (the caller silences the overflow).
     norms = np.asarray(norms, dtype=np.float64)
-    return np.minimum(1.0, bound / np.maximum(norms, 1e-300))
+    factors = np.ones_like(norms)
+    with np.errstate(over="ignore"):
+        np.divide(bound, norms, out=factors, where=norms > 0)
+    return np.minimum(1.0, factors)
 
 
 def _clip_sparse_rows_to_norm(X, bound):
@@ -496,6 +528,7 @@ def _clipped_row_values(values, indptr, bound):
     values = values.astype(np.float64, copy=False)
     with np.errstate(over="ignore"):
         norms = np.sqrt(_row_reduce(np.add, values, indptr, transform=np.square))
+        norms = _sparse_underflow_rescued(values, indptr, norms)
         post = _ball_factors(norms, bound)
     # Overflowed norms, and factors too small to be normal (see the dense
     # rows): the rescue below.
@@ -508,11 +541,36 @@ def _clipped_row_values(values, indptr, bound):
     pre = np.where(overflowed, scale, 1.0)
     unit = values / np.repeat(pre, counts)
     unit_norms = np.sqrt(_row_reduce(np.add, unit * unit, indptr))
-    with np.errstate(divide="ignore"):
+    # Rows that are not rescued (ordinary or tiny ones, unit = x) may give
+    # bound / 0 or bound / tiny = inf here, discarded below: numpy must not
+    # warn (a warning would depend on the data).
+    with np.errstate(divide="ignore", over="ignore"):
         rescue = np.minimum(scale, bound / unit_norms)
     post = np.where(overflowed, rescue, post)
     # Division by 1.0 is exact: ordinary rows are x * factor, as dense.
     return (values / np.repeat(pre, counts)) * np.repeat(post, counts)
+
+
+def _sparse_underflow_rescued(values, indptr, norms):
+    # _underflow_rescued for rows given by their stored float64 ``values``
+    # (CSR ``indptr``; canonical, so the squares of the stored entries are
+    # the row's): a row whose squares underflow is recomputed as
+    # m sqrt(sum_j (x_j / m)^2), m = max_j |x_j|, rounded up where the norm
+    # is subnormal (as stable_row_norms). Other rows keep their norm.
+    low = norms <= _SQRT_TINY
+    if not low.any():
+        return norms
+    with np.errstate(under="ignore"):
+        scale = _row_reduce(np.maximum, np.abs(values), indptr)
+        low &= scale > 0
+        if not low.any():
+            return norms
+        pre = np.where(low, scale, 1.0)
+        unit = values / np.repeat(pre, np.diff(indptr))
+        rescued = pre * np.sqrt(_row_reduce(np.add, unit, indptr, transform=np.square))
+    norms = norms.copy()
+    norms[low] = _subnormal_rounded_up(np, rescued[low])
+    return norms
 
 
 def clip_factors(raw_gradient, row_norms, clip_norm):

@@ -102,6 +102,69 @@ def test_failed_fit_is_not_recorded(data):
     assert len(ledger) == 0
 
 
+def test_a_fit_its_release_check_refuses_is_not_recorded(data, monkeypatch):
+    # The run-time check (what ran is what is accounted) runs after fit
+    # returns; a fit it refuses released nothing and must not be counted.
+    from sklearn_dpfair._solvers import _private_fit
+    from sklearn_dpfair.exceptions import PrivacyAccountingError
+
+    X, y = data
+    ledger = PrivacyLedger()
+    real = _private_fit.noisy_sgd
+
+    def one_step_more(*args, **kwargs):
+        kwargs["n_steps"] += 1  # a release its record does not account
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_private_fit, "noisy_sgd", one_step_more)
+    est = _clf(ledger, max_iter=2)
+    with pytest.raises(PrivacyAccountingError, match="nothing is released"):
+        est.fit(X, y)
+    assert len(ledger) == 0 and not hasattr(est, "coef_")
+    monkeypatch.undo()
+    est.fit(X, y)
+    assert [e.dp_event for e in ledger.entries] == [est.dp_event_]
+
+
+@pytest.mark.parametrize("outer", ["estimator", "pipeline", "search"])
+def test_a_refused_composite_fit_records_nothing(data, monkeypatch, outer):
+    # Pipelines and searches record themselves (the search in its
+    # estimator's ledger too): refused by their own release check, they
+    # record nothing; checked, they record once.
+    from sklearn_dpfair import _base
+    from sklearn_dpfair.exceptions import PrivacyAccountingError
+    from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
+    from sklearn_dpfair.pipeline import make_private_pipeline
+
+    X, y = data
+    ledger = PrivacyLedger()
+    if outer == "estimator":
+        est = _clf(ledger, max_iter=2)
+    elif outer == "pipeline":
+        est = make_private_pipeline(
+            DPLogisticRegression(classes=[0, 1], max_iter=2), accountant=ledger
+        )
+    else:
+        est = PrivateHyperparameterSearch(
+            _clf(ledger, max_iter=2), {"clip_norm": [0.5, 1.0]}
+        )
+    name = type(est).__name__
+    real = _base.check_releases
+
+    def refuse_outer(log, event, *, what, **kwargs):
+        if what == f"{name}.fit":
+            raise PrivacyAccountingError("refused")
+        return real(log, event, what=what, **kwargs)
+
+    monkeypatch.setattr(_base, "check_releases", refuse_outer)
+    with pytest.raises(PrivacyAccountingError, match="refused"):
+        est.fit(X, y)
+    assert len(ledger) == 0
+    monkeypatch.undo()
+    est.fit(X, y)
+    assert [e.source for e in ledger.entries] == [name]
+
+
 def test_cross_validate_total_is_the_composition(data):
     X, y = data
     ledger = PrivacyLedger()

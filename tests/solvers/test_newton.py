@@ -280,3 +280,59 @@ def test_noiseless_steps_converge_to_the_minimizer():
 
     ref = minimize(objective, np.zeros(4), method="BFGS", options={"gtol": 1e-10}).x
     np.testing.assert_allclose(np.append(coef, intercept), ref, atol=1e-3)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_rows_whose_squares_underflow_are_read_clipped(sparse):
+    # A nonzero row whose squared entries underflow (below ~1.5e-154) got
+    # norm 0 and factor 1: read whole against a bound below its norm.
+    bound = 2.3e-162
+    X = np.array(
+        [
+            np.full(100, 1.5e-162),
+            [1e-165] + [0.0] * 99,
+            [1e-300] * 100,
+            [1e300] * 100,
+            [0.0] * 100,
+        ]
+    )
+    rows = clipped_rows(sp.csr_matrix(X) if sparse else X, bound)
+    if sparse:
+        read = rows.X.toarray()
+    else:
+        read = X * rows.factors[:, None]
+        read[rows.overflowed] = rows.extra
+    scale = np.max(np.abs(read), axis=1, keepdims=True)
+    scale[scale == 0] = 1.0
+    norms = scale[:, 0] * np.linalg.norm(read / scale, axis=1)
+    assert np.max(norms) <= bound * (1 + 4e-16)
+    assert norms[0] == pytest.approx(bound, rel=1e-12)  # clipped, not erased
+    np.testing.assert_array_equal(read[1:3], X[1:3])  # inside: kept
+
+
+@pytest.mark.parametrize("epsilon", [1.0, math.inf])
+@pytest.mark.parametrize(
+    "bound, alpha", [(1e-170, 0.0), (1e-155, 1e-3), (1e-150, 1e10)]
+)
+def test_a_feature_norm_bound_whose_square_underflows_is_refused(epsilon, bound, alpha):
+    # Without an intercept R~ = R: R^2 underflowing to 0 made the penalty
+    # alpha / R^2 raise ZeroDivisionError mid-fit (after the data were
+    # read), and alpha / R^2 may overflow. Refused by the plan, from public
+    # values, at every budget: by privacy_plan() and fit() alike.
+    from sklearn_dpfair.linear_model import DPLogisticRegression
+
+    params = NewtonParams(bound, 2, alpha, fit_intercept=False)
+    with pytest.raises(ValueError, match="feature_norm_bound"):
+        plan(500, 3, params, PrivacyBudget(epsilon, 1e-5))
+    X, y = _data(n=500)
+    est = DPLogisticRegression(
+        solver="dp-newton", feature_norm_bound=bound, alpha=alpha,
+        fit_intercept=False, epsilon=epsilon, classes=[0, 1], random_state=0,
+    )
+    with pytest.raises(ValueError, match="feature_norm_bound"):
+        est.privacy_plan(*X.shape)
+    with pytest.raises(ValueError, match="feature_norm_bound"):
+        est.fit(X * bound, y)
+    assert not hasattr(est, "n_features_in_")
+    # With an intercept the rows are normalized by R^2 + 1: planned.
+    plan(500, 3, NewtonParams(bound, 2, alpha), PrivacyBudget(epsilon, 1e-5))

@@ -180,3 +180,50 @@ def test_extreme_public_constants_are_refused_or_planned_before_the_data():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(40, 2)), rng.integers(0, 2, 40)
     assert any("certified solve may fail" in c for c in tiny.fit(X, y).privacy_caveats_)
+
+
+def _exact_norm(v):
+    m = np.max(np.abs(v))
+    return 0.0 if m == 0 else m * np.linalg.norm(v / m)
+
+
+def test_the_certificate_is_not_passed_by_a_gradient_norm_that_underflows():
+    # With tiny rows and alpha the gradient's squares underflow: its plain
+    # norm 0 certified the starting point (distance ~4e-4 from the
+    # minimizer, for tol=1e-9).
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2)) * 1e-171
+    y = (X[:, 0] > 0).astype(float)
+    alpha, tol = 1e-168, 1e-9
+    W = certified_regularized_erm(
+        X, y, BinaryLogisticLoss(), alpha=alpha, intercept_scaling=0.0, tol=tol,
+        smoothness=0.0,
+    )
+    _, grad = _objective(W.ravel(), X, y, BinaryLogisticLoss(), alpha, 0.0, (3, 1))
+    assert _exact_norm(grad) <= alpha * tol
+    assert np.all(np.isfinite(W)) and _exact_norm(W.ravel()) > 1e-4
+
+
+def test_a_tiny_record_moves_the_minimizer_by_at_most_the_sensitivity():
+    # Rows whose squares underflow must be clipped like any other: a record
+    # of 1e-165 against feature_norm_bound=1e-170 (unclipped, it moved the
+    # certified minimizer by ~2.5e4 times the sensitivity).
+    from sklearn_dpfair._solvers._rows import clip_rows_to_norm
+
+    rng = np.random.default_rng(0)
+    n, bound, alpha, tol = 200, 1e-170, 1e-168, 1e-9
+    X = rng.normal(size=(n, 2)) * 1e-171
+    y = (X[:, 0] > 0).astype(float)
+    neighbour, y_neighbour = X.copy(), y.copy()
+    neighbour[0], y_neighbour[0] = [1e-165, 0.0], 0.0
+    loss = BinaryLogisticLoss()
+
+    def solve(rows, labels):
+        return certified_regularized_erm(
+            clip_rows_to_norm(rows, bound), labels, loss, alpha=alpha,
+            intercept_scaling=0.0, tol=tol, smoothness=0.25 * bound * bound,
+        ).ravel()
+
+    sensitivity = 2 * bound / (alpha * n) + 2 * tol  # logistic: L = R
+    moved = _exact_norm(solve(X, y) - solve(neighbour, y_neighbour))
+    assert 0 < moved <= sensitivity

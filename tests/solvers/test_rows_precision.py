@@ -280,3 +280,46 @@ def test_a_float32_row_beyond_the_largest_norm_keeps_the_others_margin():
     terms = rank_one_norms(X, 1.0, weighted)
     assert np.max(terms) <= 1.0
     assert terms[-1] == pytest.approx(1.0, rel=1e-6)  # clipped, not dropped
+
+
+# float64 rows whose squares underflow (entries below ~1.5e-154: plain norm
+# 0, or too small), beside subnormal, huge, ordinary and zero rows.
+UNDERFLOW_ROWS = np.array(
+    [
+        [5e-324, 5e-324, 0.0],
+        [1e-310, 1e-310, 1e-310],
+        [1e-165, 0.0, 0.0],
+        [1.5e-162, 1.5e-162, 1.5e-162],
+        [1e-200, 1e-160, 1e-320],
+        [1e-152, 1e-170, 0.0],
+        [1e308, 1e308, 0.0],
+        [3.0, 4.0, 0.0],
+        [0.0, 0.0, 0.0],
+    ]
+)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("bound", [1e-170, 2.3e-162, 1e-155, 2.3e-308, 1.0])
+def test_rows_whose_squares_underflow_are_projected(dtype, sparse, bound):
+    # A nonzero row whose squared entries underflow got norm 0, factor 1:
+    # kept whole against a bound below its norm (output perturbation's
+    # clip). Every row ends inside the ball; those inside are kept as given.
+    X = UNDERFLOW_ROWS
+    if dtype == np.float32:
+        X = np.clip(X, -3e38, 3e38).astype(np.float32)
+    rows = sp.csr_matrix(X) if sparse else X
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = clip_rows_to_norm(rows, bound)
+    dense = out.toarray() if sparse else out
+    given = [_norm(row.astype(np.float64)) for row in X]
+    norms = np.array([_norm(row.astype(np.float64)) for row in dense])
+    assert np.max(norms) <= bound * (1 + 4e-16)
+    inside = np.array(given) <= bound
+    np.testing.assert_array_equal(dense[inside], X[inside])
+    if dtype == np.float64:
+        # Projected onto the sphere, not erased (a float32 row on a sphere
+        # below the float32 subnormals rounds to 0).
+        assert np.all(norms[~inside] >= bound * (1 - 1e-15))
