@@ -76,7 +76,7 @@ def _as_frame(sensitive_features):
     if isinstance(sensitive_features, pd.Series):
         return sensitive_features.reset_index(drop=True).to_frame()
     if isinstance(sensitive_features, dict):
-        return pd.DataFrame(sensitive_features)
+        return _frame_of_columns(sensitive_features)
     # An array-API array (a CUDA tensor, a tensor that requires grad) is
     # copied to the host explicitly; numpy's implicit conversion refuses both.
     # Lists keep their labels' types (a numeric copy would make "1" of 1).
@@ -95,6 +95,42 @@ def _as_frame(sensitive_features):
     if arr.ndim == 1:
         arr = arr[:, None]
     return pd.DataFrame(arr)
+
+
+def _frame_of_columns(columns):
+    """A dict of columns as a DataFrame, each column read by position.
+
+    As a Series or a DataFrame is (their index is dropped): pandas would
+    align a dict of Series by their index labels, pairing the values of
+    different rows (and sorting the union where the indexes differ), so
+    that groups would be built from pairs no record holds.
+    """
+    values = {}
+    for name, column in columns.items():
+        if isinstance(column, pd.Series):
+            column = column.reset_index(drop=True)
+        elif isinstance(column, pd.DataFrame):
+            raise ValueError(
+                f"sensitive_features[{name!r}] is a DataFrame; a dict of "
+                "sensitive features maps each name to one column."
+            )
+        else:
+            if _is_array_api_array(column):
+                column = to_numpy(column)
+            column = np.asarray(column, dtype=object)
+            if column.ndim != 1:
+                raise ValueError(
+                    f"sensitive_features[{name!r}] must be 1-D (one value per "
+                    f"sample); got {column.ndim} dimensions."
+                )
+        values[name] = column
+    lengths = {len(column) for column in values.values()}
+    if len(lengths) > 1:
+        raise ValueError(
+            "The columns of a dict of sensitive_features must have one value "
+            f"per sample each; got lengths {sorted(lengths)}."
+        )
+    return pd.DataFrame(values)
 
 
 def _label(values):

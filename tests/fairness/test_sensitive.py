@@ -188,3 +188,38 @@ def test_declared_groups_are_refused_from_the_parameter_alone(groups, message):
     with pytest.raises(ValueError, match=message):
         encode_sensitive_features(values, groups=groups)
     assert check_declared_groups([(0, "a"), (0, "b")]) == [(0, "a"), (0, "b")]
+
+
+def test_a_dict_of_series_is_read_by_position_as_a_frame_is():
+    # pandas aligns a dict of Series by index labels: rows of a shuffled
+    # split were paired with other rows' values, building groups no record
+    # holds. A Series and a DataFrame are read by position; so is a dict.
+    sex = pd.Series(["F", "M", "F", "M"], index=[3, 1, 2, 0])
+    race = pd.Series(["x", "x", "y", "y"], index=[0, 1, 2, 3])
+    by_dict = encode_sensitive_features({"sex": sex, "race": race})
+    by_frame = encode_sensitive_features(
+        pd.DataFrame({"sex": sex.to_numpy(), "race": race.to_numpy()})
+    )
+    assert by_dict.groups.tolist() == by_frame.groups.tolist()
+    np.testing.assert_array_equal(by_dict.codes, by_frame.codes)
+    # A categorical Series is encoded as on its own.
+    cat = pd.Series(pd.Categorical(["b", "a"], categories=["b", "a"]), index=[5, 4])
+    alone = encode_sensitive_features(cat)
+    in_dict = encode_sensitive_features({"c": cat})
+    assert in_dict.groups.tolist() == alone.groups.tolist()
+    np.testing.assert_array_equal(in_dict.codes, alone.codes)
+
+
+@pytest.mark.parametrize(
+    "columns, match",
+    [
+        ({"a": [1, 2, 3], "b": pd.Series([1, 2])}, "lengths \\[2, 3\\]"),
+        ({"a": [[1, 2], [3, 4]]}, "must be 1-D"),
+        ({"a": pd.DataFrame({"x": [1, 2]})}, "is a DataFrame"),
+    ],
+)
+def test_a_dict_of_unusable_columns_is_refused_naming_sensitive_features(
+    columns, match
+):
+    with pytest.raises(ValueError, match=match):
+        encode_sensitive_features(columns)
