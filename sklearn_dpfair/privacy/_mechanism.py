@@ -241,11 +241,19 @@ class GaussianMechanism:
             and math.isfinite(self.clip_norm)
             and not math.isfinite(self.noise_std)
         ):
+            # Name the factor that is further above 1: the clip norm for a
+            # usual noise multiplier, the multiplier for a usual clip norm.
+            name = (
+                "clip_norm"
+                if self.clip_norm >= self.noise_multiplier
+                else "noise_multiplier"
+            )
             raise ValueError(
-                "clip_norm is too large: the noise standard deviation, the "
+                f"{name} is too large: the noise standard deviation, the "
                 f"noise multiplier times the sensitivity ({self.noise_multiplier:g}"
                 f" * {self.clip_norm:g}), overflows float64. Use a clip norm of "
-                "the size of the per-example terms."
+                "the size of the per-example terms, and a noise multiplier "
+                "whose product with it is finite."
             )
 
     @property

@@ -81,3 +81,14 @@ def test_the_event_takes_numpy_counts_and_rates():
     assert mech.event(
         sampling_probability=np.float64(0.1), steps=np.int64(3)
     ) == mech.event(sampling_probability=0.1, steps=3)
+
+
+@pytest.mark.parametrize(
+    "clip_norm, noise_multiplier, name",
+    [(1e307, 100.0, "clip_norm"), (100.0, 1e307, "noise_multiplier")],
+)
+def test_an_overflowing_noise_scale_names_the_larger_factor(
+    clip_norm, noise_multiplier, name
+):
+    with pytest.raises(ValueError, match=f"^{name} is too large"):
+        GaussianMechanism(clip_norm=clip_norm, noise_multiplier=noise_multiplier)

@@ -402,6 +402,14 @@ def noise_of(
     if budget.noise_multiplier is not None:
         sigma_theta = float(budget.noise_multiplier)
         sigma_eff = sigma_theta / joint
+        if active and math.isfinite(sigma_theta) and not math.isfinite(r * sigma_theta):
+            # The dual block's multiplier is their product: name both, not
+            # the infinite multiplier the mechanism would be handed.
+            raise ValueError(
+                f"noise_multiplier={sigma_theta:g} times dual_noise_ratio="
+                f"{r:g}, the dual block's noise multiplier, overflows float64. "
+                "Lower one of them."
+            )
     elif not budget.is_private:
         sigma_theta = sigma_eff = 0.0
     else:

@@ -76,6 +76,22 @@ def test_a_dual_noise_ratio_whose_noise_overflows_is_refused_naming_it(ratio):
     assert not hasattr(est, "coef_")
 
 
+def test_a_dual_noise_multiplier_that_overflows_names_both_factors():
+    # 1e300 * 1e10 overflows: the error blamed an infinite noise_multiplier.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = (X[:, 0] > 0).astype(int)
+    s = rng.integers(0, 2, 300)
+    est = DPFERMIClassifier(
+        noise_multiplier=1e300, dual_noise_ratio=1e10, classes=[0, 1],
+        groups=[0, 1], small_budget="fit",
+    )
+    with pytest.raises(ValueError, match="noise_multiplier=1e.300 times dual_noise"):
+        est.fit(X, y, sensitive_features=s)
+    with pytest.raises(ValueError, match="dual_noise_ratio=1e.10"):
+        est.privacy_plan(300, 2, n_groups=2)
+
+
 def test_a_weight_near_the_largest_float_moves_the_dual_sum_by_its_clip_only():
     # Equal opportunity's block weight 1 / P(Y = 1) > 1 times a public weight
     # of 1.7e308 overflowed to inf; its clip factor was 0 and inf * 0 made
