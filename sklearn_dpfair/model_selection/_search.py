@@ -12,7 +12,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     MetaEstimatorMixin,
@@ -21,7 +20,7 @@ from sklearn.base import (
     is_regressor,
 )
 from sklearn.model_selection import ParameterGrid
-from sklearn.utils import assert_all_finite, get_tags, indexable
+from sklearn.utils import get_tags, indexable
 from sklearn.utils.metadata_routing import (
     UNUSED,
     WARN,
@@ -57,9 +56,13 @@ from ..utils._sklearn_compat import (
     safe_indexing,
 )
 from ..utils._validation import (
+    _is_array_like,
+    check_declared_groups,
+    check_public_targets,
     check_public_weights,
+    check_sample_aligned,
+    is_sparse_layout,
     one_per_row,
-    resolve_classes,
     warn_at_caller,
 )
 from ._planning import SEARCH_OWNED_PARAMS, check_nested_seeds, plan_candidate
@@ -587,7 +590,9 @@ class PrivateHyperparameterSearch(
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data (private). A sparse matrix where the estimator
             takes one; the candidates are planned with its layout (see
-            ``privacy_plan``'s ``sparse``).
+            ``privacy_plan``'s ``sparse``): a DataFrame whose columns are all
+            pandas ``SparseDtype`` is planned as the sparse matrix the
+            candidates' validation makes of it.
         y : array-like of shape (n_samples,)
             Labels (classifiers) or targets (regressors). A column vector
             is raveled with a ``DataConversionWarning``. A label outside the
@@ -635,7 +640,9 @@ class PrivateHyperparameterSearch(
             )
         # The layout is public (the container's): the candidates are planned
         # with it; one that refuses sparse X says so before any row is read.
-        sparse = sp.issparse(X)
+        # A DataFrame of sparse columns only is the sparse matrix every
+        # candidate's validation makes of it, and is planned as one.
+        sparse = is_sparse_layout(X)
         # The runs fit and score in this process: a Dask collection would be
         # gathered onto the driver.
         refuse_dask_input(type(self).__name__, X=X, y=y, **fit_params)
@@ -673,8 +680,8 @@ class PrivateHyperparameterSearch(
             routed_as.update(
                 {name: key for name, key in aliases.items() if key not in (None, name)}
             )
-        _check_sample_aligned(routed, n_samples, routed_as)
-        _check_sample_aligned(
+        check_sample_aligned(routed, n_samples, routed_as)
+        check_sample_aligned(
             {"sensitive_features": sensitive}, n_samples, passed_as
         )
         public_as = self._metadata_key("public_mask")
@@ -824,19 +831,13 @@ class PrivateHyperparameterSearch(
         ``weights``: :meth:`_routed_weights`; ``passed_as`` maps a key of
         ``weights`` to the name the user passed it under.
         """
-        if task == "classification":
-            # The candidates' own check of the declared label set.
-            for declared in _candidate_sets(self.estimator, candidates, "classes"):
-                resolve_classes(declared, np.asarray(y))
-        else:
-            try:
-                targets = np.asarray(y, dtype=np.float64)
-            except (TypeError, ValueError):
-                raise ValueError(
-                    "y must hold numbers for a regressor: a value could not be "
-                    "read as one (it is not shown: it is private)."
-                ) from None
-            assert_all_finite(targets, input_name="y")
+        # The candidates' own check of the declared label sets (a regressor's
+        # targets: finite numbers).
+        check_public_targets(
+            y, task,
+            _candidate_sets(self.estimator, candidates, "classes")
+            if task == "classification" else (),
+        )
         # The final estimator's weights, and a pipeline's steps'
         # (``step__sample_weight``, or the alias a step requests under
         # routing): each step checks its own on its training part.
@@ -856,23 +857,16 @@ class PrivateHyperparameterSearch(
                     "split. Drop the rows of weight 0 (they contribute "
                     "nothing to a fit)."
                 )
-        for own in (
-            _candidate_sets(self.estimator, candidates, "groups")
-            if received is not None
-            else ()
-        ):
-            encoding = encode_sensitive_features(
-                received, n_samples=num_samples(y),
-                groups=groups if own is None else own,
+        if received is not None:
+            # A missing group would fail in the training part only.
+            check_declared_groups(
+                received, num_samples(y),
+                [
+                    groups if own is None else own
+                    for own in _candidate_sets(self.estimator, candidates, "groups")
+                ],
+                "the private candidates refuse",
             )
-            if encoding.n_missing:
-                # No private estimator has a private treatment of a missing
-                # group (DP-FERMI refuses it): it would fail in the training
-                # part only.
-                raise ValueError(
-                    "sensitive_features has missing values (None/NaN), which "
-                    "the private candidates refuse: drop or impute those rows."
-                )
         if scoring != "accuracy-dp-gap":
             return None
         return encode_sensitive_features(
@@ -1131,7 +1125,8 @@ class PrivateHyperparameterSearch(
         - round(validation_fraction * (n_samples - n_public))``; the
         candidates' budgets and the search's epsilon are the same at any
         size, their noise levels differ slightly); ``sparse``: whether X
-        is a sparse matrix (the candidates are planned with that layout);
+        is a sparse matrix, or a DataFrame of sparse columns only (the
+        candidates are planned with that layout);
         ``schema``: X's column names or empty frame (``feature_names``).
         """
         return self._record(
@@ -1158,7 +1153,9 @@ class PrivateHyperparameterSearch(
         n_samples, n_features : int
             Shape of the data the search will be fitted on.
         sparse : bool, default=False
-            Whether that X is a sparse matrix (see ``privacy_plan``).
+            Whether that X is a scipy sparse matrix, or a DataFrame whose
+            columns are all pandas ``SparseDtype`` (which the candidates'
+            validation makes one), see ``privacy_plan``.
         feature_names : sequence of str, DataFrame or None, default=None
             That X's columns, where the estimator is a private pipeline
             selecting them by name or dtype (a frame with no row,
@@ -1510,30 +1507,6 @@ def _sensitive_as_frame(fit_params, alias=None):
                 f"value per sample: {exc}"
             ) from None
     return out
-
-
-def _is_array_like(value):
-    """Whether the fit parameter ``value`` is array-like: one value per sample."""
-    return (
-        value is not None
-        and hasattr(value, "__len__")
-        and not isinstance(value, (str, dict))
-    )
-
-
-def _check_sample_aligned(params, n_samples, passed_as=None):
-    """Raise if an array-like value of ``params`` has not ``n_samples`` rows.
-
-    ``passed_as`` maps a key to the name the user passed it under.
-    """
-    passed_as = passed_as or {}
-    for key, value in params.items():
-        if _is_array_like(value) and num_samples(value) != n_samples:
-            raise ValueError(
-                f"{passed_as.get(key, key)} has {num_samples(value)} rows but "
-                f"X has {n_samples}; "
-                "pass one value (or one row of values) per sample."
-            )
 
 
 def _rows(value, indices):

@@ -16,9 +16,15 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
+from ..preprocessing._base import PrivateTransformerMixin
 from ._steps import _is_empty_selection
 
-__all__ = ["FLOWING_BOUNDS", "declared_output_bound", "flowing_bound"]
+__all__ = [
+    "FLOWING_BOUNDS",
+    "declared_output_bound",
+    "declares_output_bound",
+    "flowing_bound",
+]
 
 #: ``(class name, solver) -> (parameter, kind)``: the feature bounds a final
 #: estimator takes from the step before it when left at None; ``kind`` is
@@ -49,7 +55,8 @@ def declared_output_bound(step):
     -------
     bounds : dict or None
         None when the step declares no bound (a passthrough of raw columns,
-        a ``FunctionTransformer``).
+        a ``FunctionTransformer``). A ``Pipeline``, or a fitted
+        ``PrivatePipeline`` (its ``pipeline_``), declares its last step's.
     """
     if hasattr(step, "output_norm_bound_") and hasattr(step, "output_bounds_"):
         return {
@@ -58,12 +65,10 @@ def declared_output_bound(step):
             # category): it bounds nothing above 0.
             "inf": float(np.max(np.abs(step.output_bounds_), initial=0.0)),
         }
-    if isinstance(step, Pipeline):
-        for _, sub in reversed(step.steps):
-            if sub is None or (isinstance(sub, str) and sub == "passthrough"):
-                continue
-            return declared_output_bound(sub)
-        return None
+    fitted_steps = _fitted_pipeline_steps(step)
+    if fitted_steps is not None:
+        last = _last_step(fitted_steps)
+        return None if last is None else declared_output_bound(last)
     if isinstance(step, OneHotEncoder):
         # At most one 1 per input column (zeros for an ignored unknown).
         return {"norm": math.sqrt(step.n_features_in_), "inf": 1.0}
@@ -72,17 +77,96 @@ def declared_output_bound(step):
             (name, sub)
             for name, sub, columns in step.transformers_
             # A block that selects no column is neither fitted nor output.
-            if not (isinstance(sub, str) and sub == "drop")
-            and not _is_empty_selection(columns, None)
+            if not _is_drop(sub) and not _is_empty_selection(columns, None)
         ]
         return _stacked_bound(parts, step.transformer_weights)
     if isinstance(step, FeatureUnion):
         parts = [
-            (name, sub)
-            for name, sub in step.transformer_list
-            if not (isinstance(sub, str) and sub == "drop")
+            (name, sub) for name, sub in step.transformer_list if not _is_drop(sub)
         ]
         return _stacked_bound(parts, step.transformer_weights)
+    return None
+
+
+def declares_output_bound(step):
+    """Whether ``step``, once fitted, may declare an output bound (structure only).
+
+    Mirrors :func:`declared_output_bound` on the unfitted step, from its
+    classes and public parameters: False only where its fit cannot declare
+    one whatever the rows (a passthrough, a ``FunctionTransformer``, a
+    pipeline ending in one, a ``ColumnTransformer`` block of such a step on
+    a selection that holds a column), so that a final step that needs the
+    bound is refused before any row is read rather than after the
+    preprocessing's releases. Where the fit decides (a block whose
+    selection only the schema resolves, a remainder), True: the fit
+    checks the declared bound itself.
+
+    Parameters
+    ----------
+    step : transformer, "passthrough" or None
+        Unfitted.
+
+    Returns
+    -------
+    declares : bool
+    """
+    # Imported here: the pipeline module imports this one.
+    from ._pipeline import PrivatePipeline
+
+    if _is_passthrough(step):
+        return False
+    if isinstance(step, (PrivateTransformerMixin, OneHotEncoder)):
+        return True
+    if isinstance(step, (Pipeline, PrivatePipeline)):
+        last = _last_step(step.steps)
+        return last is not None and declares_output_bound(last)
+    if isinstance(step, ColumnTransformer):
+        parts = [
+            sub
+            for _, sub, columns in step.transformers
+            if not _is_drop(sub)
+            # Only a block that certainly selects a column is fitted and
+            # output whatever the schema (a slice's emptiness depends on
+            # the width).
+            and not isinstance(columns, slice)
+            and _is_empty_selection(columns, None) is False
+        ]
+        return all(declares_output_bound(sub) for sub in parts)
+    if isinstance(step, FeatureUnion):
+        parts = [sub for _, sub in step.transformer_list if not _is_drop(sub)]
+        return bool(parts) and all(declares_output_bound(sub) for sub in parts)
+    return False
+
+
+def _is_passthrough(step):
+    return step is None or (isinstance(step, str) and step == "passthrough")
+
+
+def _is_drop(step):
+    return isinstance(step, str) and step == "drop"
+
+
+def _last_step(steps):
+    """The last step of ``steps`` that is not a passthrough, or None."""
+    for _, sub in reversed(steps):
+        if not _is_passthrough(sub):
+            return sub
+    return None
+
+
+def _fitted_pipeline_steps(step):
+    """The fitted steps of a ``Pipeline``, or of a fitted ``PrivatePipeline``.
+
+    A private pipeline's fitted steps are its ``pipeline_``'s (the steps as
+    given are unfitted); None for any other step.
+    """
+    # Imported here: the pipeline module imports this one.
+    from ._pipeline import PrivatePipeline
+
+    if isinstance(step, Pipeline):
+        return step.steps
+    if isinstance(step, PrivatePipeline) and hasattr(step, "pipeline_"):
+        return step.pipeline_.steps
     return None
 
 

@@ -114,6 +114,14 @@ def resolve_shares(units, budget_shares):
             "give every private step a share (they are normalized to sum to 1)."
         )
     total = sum(raw.values())
+    if not math.isfinite(total):
+        # Finite shares near the largest float sum to infinity, which would
+        # make every share 0: their ratios are those of the shares divided
+        # by the largest, whose sum is at most their number. Only then:
+        # other shares keep this division, bit for bit.
+        largest = max(raw.values())
+        raw = {p: value / largest for p, value in raw.items()}
+        total = sum(raw.values())
     return {p: raw[p] / total for p in paths}
 
 

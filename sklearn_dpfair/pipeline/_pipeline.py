@@ -8,11 +8,10 @@ from dataclasses import dataclass, replace
 
 import dp_accounting
 import numpy as np
-import scipy.sparse as sp
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline, _name_estimators
-from sklearn.utils import Bunch, get_tags
+from sklearn.utils import Bunch, assert_all_finite, get_tags
 from sklearn.utils._metadata_requests import (
     MetadataRouter,
     MethodMapping,
@@ -21,7 +20,12 @@ from sklearn.utils._metadata_requests import (
 )
 from sklearn.utils._set_output import _safe_set_output
 from sklearn.utils.metaestimators import _BaseComposition, available_if
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import (
+    check_array,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+)
 
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..exceptions import PrivacyAccountingError, PrivacyBudgetError
@@ -33,9 +37,19 @@ from ..privacy._plan import PrivacyPlan, check_public_count, check_public_layout
 from ..privacy._random import check_noise_generator, noise_seed, step_seeds
 from ..privacy._record import PrivacyRecord
 from ..privacy._releases import log_release, logged_releases, mark_unchecked
+from ..utils._array_api import _is_array_api_array, to_numpy
 from ..utils._dask import refuse_dask_input
-from ..utils._validation import warn_at_caller
-from ._bounds import declared_output_bound, flowing_bound
+from ..utils._validation import (
+    check_declared_groups,
+    check_fit_keywords,
+    check_public_targets,
+    check_public_weights,
+    check_sample_aligned,
+    is_sparse_frame,
+    is_sparse_layout,
+    warn_at_caller,
+)
+from ._bounds import declared_output_bound, declares_output_bound, flowing_bound
 from ._budget_split import (
     calibrate_scale,
     compose_plans,
@@ -121,31 +135,6 @@ class _Layout:
     final_width_probed: bool = False
 
 
-def _is_sparse_frame(X):
-    """Whether ``X`` is a DataFrame whose columns are all pandas ``SparseDtype``.
-
-    scikit-learn's ``check_array`` makes such a frame a sparse matrix
-    (``X.sparse.to_coo()``), so every step that validates it, the final
-    estimator included, fits it as one.
-    """
-    if not hasattr(X, "columns"):
-        return False
-    dtypes = list(getattr(X, "dtypes", ()))
-    return bool(dtypes) and all(
-        type(dtype).__name__ == "SparseDtype" for dtype in dtypes
-    )
-
-
-def _is_sparse_layout(X):
-    """Whether a step given ``X`` fits a sparse matrix (a public property).
-
-    A scipy sparse matrix, or a DataFrame of sparse columns only, which the
-    step's validation converts to one (:func:`_is_sparse_frame`); the plan
-    of a step whose event depends on the layout is made on this answer.
-    """
-    return sp.issparse(X) or _is_sparse_frame(X)
-
-
 def _shape_and_layout(X):
     """Rows, columns and whether ``X`` is sparse; the steps validate its columns.
 
@@ -154,7 +143,7 @@ def _shape_and_layout(X):
     array, and its steps each read their own columns. One of sparse columns
     only is the sparse matrix the steps' validation makes of it.
     """
-    if hasattr(X, "columns") and not _is_sparse_frame(X):
+    if hasattr(X, "columns") and not is_sparse_frame(X):
         n_samples, n_features = X.shape
         if n_samples < 1 or n_features < 1:
             raise ValueError(
@@ -171,7 +160,65 @@ def _shape_and_layout(X):
         ensure_min_samples=1,
         ensure_min_features=1,
     )
-    return *checked.shape, _is_sparse_layout(checked)
+    return *checked.shape, is_sparse_layout(checked)
+
+
+def _previous_step(steps):
+    """The last step before the final one that is not a passthrough, or None."""
+    for _, step in reversed(steps[:-1]):
+        if not _is_passthrough(step):
+            return step
+    return None
+
+
+def _no_output_bound(final_name, final, param):
+    """The refusal of a final step that takes its ``param`` from no bound."""
+    return (
+        f"The final step {final_name!r} ({type(final).__name__}) has "
+        f"{param}=None and the step before it declares no output bound (only "
+        "the private transformers, OneHotEncoder, and Pipelines, "
+        "PrivatePipelines, ColumnTransformers and FeatureUnions of these do); "
+        f"set {param} on the final step."
+    )
+
+
+def _check_final_target(final, X, y):
+    """Refuse ``y`` where the supervised ``final`` step's validation would.
+
+    As scikit-learn's ``validate_data(X, y)`` in the final step's fit, with
+    its messages: ``y`` given, one value per row of ``X``, 1-D (a column
+    vector is left to the step, which ravels it with a warning), finite;
+    then the step's own check of its targets (:func:`check_public_targets`:
+    a label outside its declared ``classes``, a regressor's target that is
+    not a number). ``X`` is only counted: its rows are the earlier steps'.
+    """
+    if y is None:
+        raise ValueError(
+            f"This {type(final).__name__} estimator requires y to be passed, "
+            "but the target y is None."
+        )
+    check_consistent_length(X, y)
+    if _is_array_api_array(y):
+        # Labels are public metadata checked on the host, as the steps do.
+        y = to_numpy(y)
+    y = check_array(
+        y,
+        ensure_2d=False,
+        dtype=None,
+        ensure_all_finite=False,
+        ensure_min_samples=0,
+        input_name="y",
+    )
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    y = column_or_1d(y)
+    assert_all_finite(y, input_name="y")
+    if is_classifier(final):
+        # An undeclared label set is read by the step itself, which warns.
+        classes = getattr(final, "classes", None)
+        check_public_targets(y, "classification", [] if classes is None else [classes])
+    elif is_regressor(final):
+        check_public_targets(y, "regression")
 
 
 def _plans_as_planned(final, Xt, counts, planned):
@@ -182,7 +229,7 @@ def _plans_as_planned(final, Xt, counts, planned):
     there, is not.
     """
     try:
-        plan = final.privacy_plan(*np.shape(Xt), sparse=_is_sparse_layout(Xt), **counts)
+        plan = final.privacy_plan(*np.shape(Xt), sparse=is_sparse_layout(Xt), **counts)
     except (TypeError, ValueError):
         return False
     return plan.dp_event == planned.dp_event
@@ -622,6 +669,14 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             if unit.final and len(self.steps) > 1:
                 flowing = flowing_bound(est)
                 if flowing is not None:
+                    # Refused now where the step before it cannot declare
+                    # the bound whatever its fit (a FunctionTransformer):
+                    # the fit would fail only after its releases.
+                    previous = _previous_step(self.steps)
+                    if not declares_output_bound(previous):
+                        raise ValueError(
+                            _no_output_bound(final_name, est, flowing[0])
+                        )
                     extra = {flowing[0]: _PROBE_BOUNDS[0]}
             planners[unit.path] = _Planner(unit, est, n_samples, counts, kind, extra)
         # Parts that spend nothing at any budget (declared categories) are
@@ -885,6 +940,50 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             counts["n_silos"] = len(split_by_silo(silos, n_samples)[0])
         return counts
 
+    def _check_fit_metadata(self, X, y, routed, n_samples):
+        """Refuse, before the first step reads a row, what a step's fit would refuse.
+
+        Each step checks its own ``y`` and metadata when its fit runs: the
+        final step's refusal of a misspelled keyword, a short
+        ``sample_weight``, a label outside its declared classes or an
+        undeclared group would otherwise come after the earlier steps'
+        private releases, spent for a fit that fails. The keywords, the
+        public shapes (one value per row) and the values the steps refuse
+        are checked here on every row, by the steps' own checks and with
+        their messages, as a private search checks its candidates' before
+        its split (the shared checks of :mod:`sklearn_dpfair.utils._validation`).
+        ``routed``: :meth:`_route`'s parameters of each step.
+        """
+        final_name, final = self.steps[-1]
+        if not _routing_enabled():
+            # Under metadata routing, process_routing has already refused a
+            # parameter that no step requests.
+            for name, est in self.steps:
+                if routed[name] and not _is_passthrough(est):
+                    check_fit_keywords(est, routed[name])
+        if get_tags(final).target_tags.required:
+            _check_final_target(final, X, y)
+        for name, est in self.steps:
+            weights = routed[name].get("sample_weight")
+            # A private step's own check of its public weights (length, sign,
+            # finite, not all zero); a composite routes its parts' under
+            # their own names.
+            if weights is not None and isinstance(est, PrivateEstimatorMixin):
+                shown = "sample_weight"
+                if name != final_name and not _routing_enabled():
+                    shown = f"{name}__sample_weight"
+                check_public_weights(weights, X, name=shown)
+        final_params = routed[final_name]
+        if final_params.get("sensitive_features") is not None:
+            check_declared_groups(
+                final_params["sensitive_features"],
+                n_samples,
+                [getattr(final, "groups", None)],
+                f"the final step {final_name!r} ({type(final).__name__}) refuses",
+            )
+        # Any other value the final step takes one per row.
+        check_sample_aligned(final_params, n_samples)
+
     def fit(self, X, y=None, **params):
         """Plan the budget, then fit clones of the steps with their budgets.
 
@@ -894,12 +993,19 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             Private training rows (raw: strings and missing values are for
             the transformers to handle).
         y : array-like of shape (n_samples,), default=None
-            Targets, for a supervised final step.
+            Targets, for a supervised final step. What the final step
+            would refuse (another length than ``X``, a label outside its
+            declared ``classes``, a target that is not finite) is refused
+            before the first step reads a row.
         **params : dict
             ``step__param`` for a step's fit; other keywords
             (``sensitive_features``, ``public_mask``, ``sample_weight``,
             ``silos``) go to the final estimator. With metadata routing
-            enabled, the steps' ``set_fit_request`` decide.
+            enabled, the steps' ``set_fit_request`` decide. A keyword a
+            step's fit does not take, a value of another length than ``X``,
+            an invalid ``sample_weight`` of a private step, and
+            ``sensitive_features`` with an undeclared or missing group are
+            refused before the first step reads a row.
 
         Returns
         -------
@@ -917,6 +1023,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         # The layout is the container's (a DataFrame of sparse columns is
         # read as the sparse matrix the steps' validation makes of it).
         final_counts = self._final_counts(y, routed[final_name], n_samples)
+        self._check_fit_metadata(X, y, routed, n_samples)
         pins = {}
         layout, _ = self._layout(
             n_samples, n_features, schema, final_counts, sparse, pins=pins
@@ -966,7 +1073,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             self._set_flowing_bound(pipeline, final, layout.flowing)
         if (
             layout.final_sparse is not None
-            and _is_sparse_layout(Xt) != layout.final_sparse
+            and is_sparse_layout(Xt) != layout.final_sparse
         ):
             self._check_final_layout(final, Xt, layout, final_name, final_counts)
         if layout.final_width_probed:
@@ -996,7 +1103,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         on the layout it gets (a public property of ``Xt``'s container) is
         the same event.
         """
-        sparse = _is_sparse_layout(Xt)
+        sparse = is_sparse_layout(Xt)
         if not _plans_as_planned(final, Xt, counts, layout.budgets[final_name]["plan"]):
             got, was = ("sparse", "dense") if sparse else ("dense", "sparse")
             raise ValueError(
@@ -1050,20 +1157,10 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
 
     def _set_flowing_bound(self, pipeline, final, flowing):
         param, kind = flowing
-        previous = None
-        for _, step in reversed(pipeline.steps[:-1]):
-            if not _is_passthrough(step):
-                previous = step
-                break
+        previous = _previous_step(pipeline.steps)
         bound = None if previous is None else declared_output_bound(previous)
         if bound is None or not math.isfinite(bound[kind]) or bound[kind] <= 0:
-            raise ValueError(
-                f"The final step {pipeline.steps[-1][0]!r} ({type(final).__name__}) "
-                f"has {param}=None and the step before it declares no output "
-                "bound (only the private transformers, OneHotEncoder, and "
-                "ColumnTransformers and FeatureUnions of these do); set "
-                f"{param} on the final step."
-            )
+            raise ValueError(_no_output_bound(pipeline.steps[-1][0], final, param))
         final.set_params(**{param: bound[kind]})
 
     def _record(self, plan, pipeline):
@@ -1332,7 +1429,12 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        final, first = self.steps[-1][1], self.steps[0][1]
+        try:
+            final, first = self.steps[-1][1], self.steps[0][1]
+        except (IndexError, KeyError, TypeError, ValueError):
+            # No steps, or steps that are not (name, estimator) pairs, which
+            # fit refuses: the base tags, as scikit-learn's Pipeline gives.
+            return tags
         if not _is_passthrough(final):
             # A classifier, regressor or transformer as its final step is.
             final_tags = get_tags(final)

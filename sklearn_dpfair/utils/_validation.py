@@ -13,7 +13,9 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from sklearn.exceptions import DataConversionWarning
+from sklearn.utils import assert_all_finite
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d
 
@@ -22,12 +24,18 @@ from ._array_api import _is_array_api_array, to_numpy
 from ._sklearn_compat import check_sample_weight, num_samples
 
 __all__ = [
+    "check_declared_groups",
     "check_delta_for_n",
+    "check_fit_keywords",
+    "check_public_targets",
     "check_public_weights",
+    "check_sample_aligned",
     "one_per_row",
     "resolve_classes",
     "resolve_classification_targets",
     "check_classifier_metadata",
+    "is_sparse_frame",
+    "is_sparse_layout",
     "warn_at_caller",
 ]
 
@@ -208,6 +216,49 @@ _ONE_CLASS = (
 )
 
 
+def is_sparse_frame(X):
+    """Whether ``X`` is a DataFrame whose columns are all pandas ``SparseDtype``.
+
+    scikit-learn's ``check_array`` makes such a frame a sparse matrix
+    (``X.sparse.to_coo()``), so every estimator that validates it, and every
+    step of a pipeline, fits it as one.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_dpfair.utils._validation import is_sparse_frame
+    >>> frame = pd.DataFrame({"a": pd.arrays.SparseArray([0.0, 1.0])})
+    >>> is_sparse_frame(frame), is_sparse_frame(frame.sparse.to_dense())
+    (True, False)
+    """
+    if not hasattr(X, "columns"):
+        return False
+    dtypes = list(getattr(X, "dtypes", ()))
+    return bool(dtypes) and all(
+        type(dtype).__name__ == "SparseDtype" for dtype in dtypes
+    )
+
+
+def is_sparse_layout(X):
+    """Whether an estimator given ``X`` fits a sparse matrix (a public property).
+
+    A scipy sparse matrix, or a DataFrame of sparse columns only, which the
+    estimator's validation converts to one (:func:`is_sparse_frame`). It reads
+    the container, never a value: the plan of an estimator whose event
+    depends on the layout (``privacy_plan``'s ``sparse``) is made on this
+    answer, by the estimators, a private pipeline and a private search alike.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> from sklearn_dpfair.utils._validation import is_sparse_layout
+    >>> is_sparse_layout(sp.csr_matrix(np.eye(2))), is_sparse_layout(np.eye(2))
+    (True, False)
+    """
+    return sp.issparse(X) or is_sparse_frame(X)
+
+
 def check_public_weights(sample_weight, X, name="sample_weight"):
     """Validated public ``sample_weight``, or None.
 
@@ -263,6 +314,134 @@ def check_public_weights(sample_weight, X, name="sample_weight"):
     if not np.any(weights > 0):
         raise ValueError(f"{name} are all zero: there is nothing to fit.")
     return weights
+
+
+def _is_array_like(value):
+    """Whether the fit parameter ``value`` is array-like: one value per sample."""
+    return (
+        value is not None
+        and hasattr(value, "__len__")
+        and not isinstance(value, (str, dict))
+    )
+
+
+def check_sample_aligned(params, n_samples, passed_as=None):
+    """Raise if an array-like value of ``params`` has not ``n_samples`` rows.
+
+    Fit parameters given as arrays (``sample_weight``, ``sensitive_features``,
+    ``public_mask``) hold one value per sample; their lengths are public
+    shapes. ``passed_as`` maps a key to the name the user passed it under.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.utils._validation import check_sample_aligned
+    >>> check_sample_aligned({"sample_weight": [1.0, 2.0]}, 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: sample_weight has 2 rows but X has 3; pass one value ...
+    """
+    passed_as = passed_as or {}
+    for key, value in params.items():
+        if _is_array_like(value) and num_samples(value) != n_samples:
+            raise ValueError(
+                f"{passed_as.get(key, key)} has {num_samples(value)} rows but "
+                f"X has {n_samples}; "
+                "pass one value (or one row of values) per sample."
+            )
+
+
+def check_fit_keywords(estimator, params):
+    """Raise the ``TypeError`` of ``estimator.fit(X, y, **params)`` for a wrong keyword.
+
+    A keyword that ``fit`` does not take is read from its signature (one
+    with ``**kwargs`` takes any), so that a misspelled keyword is refused
+    before anything is fitted, with the message of the call.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from sklearn_dpfair.utils._validation import check_fit_keywords
+    >>> check_fit_keywords(LinearRegression(), {"sample_wieght": None})
+    Traceback (most recent call last):
+    ...
+    TypeError: LinearRegression.fit() got an unexpected keyword argument 'sample_wieght'
+    """
+    fit = estimator.fit
+    try:
+        parameters = inspect.signature(fit).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a builtin's fit
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        return
+    for key in params:
+        param = parameters.get(key)
+        if param is None or param.kind in (param.POSITIONAL_ONLY, param.VAR_POSITIONAL):
+            name = getattr(fit, "__qualname__", f"{type(estimator).__name__}.fit")
+            raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
+
+
+def check_public_targets(y, task, class_sets=()):
+    """Refuse, on every row, a target that the estimators would refuse.
+
+    ``task="classification"``: a label outside any label set of
+    ``class_sets``, by the estimators' own check (:func:`resolve_classes`;
+    None among them reads the set from ``y``, with its warning). ``task="regression"``:
+    a target that is not a finite number. Run on all rows before any row
+    is read for a release, the refusal is input validation; the messages
+    show no value (they are private).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._validation import check_public_targets
+    >>> check_public_targets(np.array([0, 1, 2]), "classification", [[0, 1]])
+    Traceback (most recent call last):
+    ...
+    ValueError: y contains labels that are not in the declared classes ...
+    """
+    if task == "classification":
+        for declared in class_sets:
+            resolve_classes(declared, np.asarray(y))
+        return
+    try:
+        targets = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            "y must hold numbers for a regressor: a value could not be "
+            "read as one (it is not shown: it is private)."
+        ) from None
+    assert_all_finite(targets, input_name="y")
+
+
+def check_declared_groups(sensitive_features, n_samples, group_sets, refused_by):
+    """Refuse, on every row, sensitive features the private estimators refuse.
+
+    A length other than ``n_samples``, a group outside any declared group
+    set of ``group_sets`` (None: not declared, the groups are read from the
+    values), or a missing value: no private estimator has a private
+    treatment of a missing group. ``refused_by`` ends the message's
+    sentence: who refuses them (``"the private candidates refuse"``).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.utils._validation import check_declared_groups
+    >>> check_declared_groups(["a", None], 2, [None], "DPFERMIClassifier refuses")
+    Traceback (most recent call last):
+    ...
+    ValueError: sensitive_features has missing values (None/NaN), which ...
+    """
+    # Imported here: the fairness package validates with this module.
+    from ..fairness._sensitive import encode_sensitive_features
+
+    for groups in group_sets:
+        encoding = encode_sensitive_features(
+            sensitive_features, n_samples=n_samples, groups=groups
+        )
+        if encoding.n_missing:
+            raise ValueError(
+                "sensitive_features has missing values (None/NaN), which "
+                f"{refused_by}: drop or impute those rows."
+            )
 
 
 _REAL_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)

@@ -330,3 +330,36 @@ def test_refusals_name_the_parameter(data, estimator, grid, kwargs, match):
         with pytest.raises(ValueError) as err:
             clone(search).fit(X, y)
         assert "classes" not in str(err.value)
+
+
+@pytest.mark.parametrize("in_pipeline", [False, True], ids=["estimator", "pipeline"])
+def test_a_frame_of_sparse_columns_is_planned_as_the_sparse_matrix_it_fits(
+    data, in_pipeline
+):
+    # scikit-learn's validation makes a DataFrame of SparseDtype columns
+    # only a sparse matrix, on which HeavyTailDPRegressor skips its private
+    # column scales: the search plans its candidates on that layout, as
+    # they (and a private pipeline's steps) fit it.
+    import scipy.sparse as sp
+
+    from sklearn_dpfair.pipeline import make_private_pipeline
+
+    pd = pytest.importorskip("pandas")
+    X, y, _ = data
+    csr = sp.csr_matrix(X)
+    frame = pd.DataFrame.sparse.from_spmatrix(csr, columns=["a", "b", "c"])
+    estimator = HeavyTailDPRegressor(max_iter=5)
+    key = "alpha"
+    if in_pipeline:
+        estimator, key = make_private_pipeline(estimator), "heavytaildpregressor__alpha"
+
+    def search():
+        return PrivateHyperparameterSearch(
+            estimator, {key: [0.1, 1.0]}, epsilon=2.0, score_bound=10.0,
+            n_runs=1, random_state=0,
+        )
+
+    on_csr, on_frame = _fit(search(), csr, y), _fit(search(), frame, y)
+    assert on_frame.dp_event_ == on_csr.dp_event_
+    plan = search().privacy_plan(N, D, n_train=on_frame.n_train_, sparse=True)
+    assert on_frame.dp_event_ == plan.dp_event

@@ -39,6 +39,17 @@ def test_shares_are_normalized_and_split_over_a_step():
         resolve_shares(_units("ct__x", "m"), {"ct": 1, "ct__x": 1, "m": 1})
 
 
+def test_shares_near_the_largest_float_are_normalized():
+    # Their sum overflows to infinity; their ratios do not.
+    units = _units("a", "b", "m")
+    big = resolve_shares(units, {"a": 1e308, "b": 1e308, "m": 1.7e308})
+    assert big == pytest.approx({"a": 1 / 3.7, "b": 1 / 3.7, "m": 1.7 / 3.7})
+    # Ordinary shares are divided by their sum, as before.
+    shares = {"a": 0.1, "b": 0.7, "m": 3.3}
+    total = sum(shares.values())
+    assert resolve_shares(units, shares) == {p: v / total for p, v in shares.items()}
+
+
 def test_replace_one_conversion():
     event = dp_accounting.ComposedDpEvent(
         (

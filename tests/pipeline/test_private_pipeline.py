@@ -989,3 +989,16 @@ def test_private_steps_seeded_alike_are_refused():
         DPLogisticRegression(classes=[0, 1], max_iter=2, random_state=0),
         random_state=3,
     ).fit(X, y)
+
+
+def test_a_pipeline_without_steps_has_the_base_tags():
+    # As scikit-learn's Pipeline([]): its type is unknown until it has a
+    # final step, and fit refuses it.
+    from sklearn.base import is_classifier
+    from sklearn.utils import get_tags
+
+    empty = PrivatePipeline([])
+    assert not is_classifier(empty)
+    assert get_tags(empty).estimator_type is None
+    with pytest.raises(ValueError, match="at least one"):
+        empty.fit(np.zeros((3, 1)), [0, 1, 0])

@@ -18,7 +18,12 @@ from sklearn_dpfair import (
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
 from sklearn_dpfair.pipeline import PrivatePipeline
 from sklearn_dpfair.preprocessing import DPStandardScaler
-from sklearn_dpfair.utils._validation import check_public_weights, warn_at_caller
+from sklearn_dpfair.utils._validation import (
+    check_fit_keywords,
+    check_public_weights,
+    is_sparse_layout,
+    warn_at_caller,
+)
 
 
 def _data(n=200, seed=0):
@@ -304,3 +309,34 @@ def test_invalid_public_weights_with_torch_x_name_sample_weight(
     if not isinstance(weights[0], str):
         with pytest.raises(ValueError, match=match):
             check_public_weights(torch.tensor(weights, requires_grad=True), X)
+
+
+def test_a_frame_is_a_sparse_layout_only_when_every_column_is_sparse():
+    # scikit-learn's check_array makes a frame of SparseDtype columns only a
+    # sparse matrix; a frame mixing them with dense columns becomes dense.
+    import pandas as pd
+    import scipy.sparse as sp
+
+    csr = sp.csr_matrix(np.eye(3))
+    frame = pd.DataFrame.sparse.from_spmatrix(csr, columns=list("abc"))
+    mixed = frame.assign(c=np.ones(3))
+    assert is_sparse_layout(csr) and is_sparse_layout(frame)
+    assert not is_sparse_layout(mixed)
+    assert not is_sparse_layout(pd.DataFrame())
+    assert not is_sparse_layout(np.eye(3))
+
+
+def test_fit_keywords_are_read_from_the_signature():
+    class Open:
+        def fit(self, X, y=None, **params):
+            return self
+
+    check_fit_keywords(Open(), {"anything": 1})
+    check_fit_keywords(DPLogisticRegression(), {"sample_weight": None})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'X'"):
+        # Positional-only names are not keywords.
+        class Positional:
+            def fit(self, X, /, y=None):
+                return self
+
+        check_fit_keywords(Positional(), {"X": 1})
