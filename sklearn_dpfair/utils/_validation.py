@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Validation of privacy parameters and declared label sets; warnings located at the caller."""
 
+import contextlib
 import functools
 import importlib
 import inspect
@@ -10,6 +11,7 @@ import os
 import sys
 import threading
 import warnings
+from numbers import Number
 
 import numpy as np
 import pandas as pd
@@ -78,6 +80,21 @@ def _source_prefixes(names):
     return tuple(prefixes)
 
 
+def _decorator_frames():
+    """Files of the wrappers a decorated function of the package runs inside.
+
+    A function decorated with ``@np.errstate(...)`` is called through
+    numpy's wrapper (its ``errstate.__call__``; ``contextlib``'s for a
+    ``ContextDecorator``): a frame outside the package between it and the
+    user's line, which is not where the warning belongs.
+    """
+    files = [os.path.abspath(contextlib.__file__)]
+    code = getattr(np.errstate.__call__, "__code__", None)
+    if code is not None:
+        files.append(os.path.abspath(code.co_filename))
+    return tuple(files)
+
+
 def _current_filters():
     # Python >= 3.14 may keep the filters in a context variable.
     get_filters = getattr(warnings, "_get_filters", None)
@@ -142,7 +159,7 @@ def warn_at_caller(message, category=UserWarning):
     category : type of Warning, default=UserWarning
         The warning class.
     """
-    prefixes = _source_prefixes(_PASSTHROUGH_MODULES)
+    prefixes = _source_prefixes(_PASSTHROUGH_MODULES) + _decorator_frames()
     loops = _source_prefixes(_LOOP_MODULES)
     frame = sys._getframe(1)
     # stacklevel=2 is this function's caller; count outwards from there.
@@ -500,10 +517,13 @@ def one_per_row(y, name, what="label"):
 def check_delta_for_n(delta, n_samples):
     """Warn when ``delta >= 1/n``: such a delta allows publishing a record outright."""
     if delta * n_samples >= 1.0:
+        # The rule, not this fit's n: one cause warns once across the folds
+        # of a search (Python shows a warning once per text and line).
         warn_at_caller(
-            f"delta={delta:g} is not smaller than 1/n_samples={1 / n_samples:g}; "
-            "a mechanism with this delta may reveal an entire record. Use "
-            "delta well below 1/n (for example 1/n^1.1 or 1e-5 for n < 1e5).",
+            f"delta={delta:g} is not smaller than 1/n_samples for the rows "
+            "of this fit; a mechanism with this delta may reveal an entire "
+            "record. Use delta well below 1/n (for example 1/n^1.1 or 1e-5 "
+            "for n < 1e5).",
             UserWarning,
         )
 
@@ -578,6 +598,14 @@ def check_declared_classes(classes):
             "classes must be a 1-d array-like of at least two labels; got "
             f"{classes!r}."
         )
+    if _mixes_strings_and_numbers(classes):
+        # numpy would make strings of the numbers ('0' for 0), a class no
+        # row's label equals; scikit-learn refuses such labels in y ("Mix of
+        # label input types").
+        raise ValueError(
+            "classes mixes strings and numbers; declare labels of one kind "
+            f"(as y holds them): got {classes!r}."
+        )
     if any(_is_missing(label) for label in declared.tolist()):
         # scikit-learn refuses a missing label in y; a declared one would be
         # a class no row can have (NaN != NaN).
@@ -588,6 +616,17 @@ def check_declared_classes(classes):
     if classes_.size != declared.size:
         raise ValueError(f"classes contains duplicate labels: {classes!r}.")
     return classes_
+
+
+def _mixes_strings_and_numbers(values):
+    """Whether the labels ``values`` (as given, before numpy casts them) mix kinds."""
+    labels = values.tolist() if hasattr(values, "tolist") else list(values)
+    kinds = {
+        "string" if isinstance(label, str) else "number"
+        for label in labels
+        if isinstance(label, (str, Number, np.generic)) and not _is_missing(label)
+    }
+    return len(kinds) > 1
 
 
 def planned_class_count(classes, n_classes):

@@ -340,3 +340,48 @@ def test_fit_keywords_are_read_from_the_signature():
                 return self
 
         check_fit_keywords(Positional(), {"X": 1})
+
+
+def test_warn_at_caller_passes_through_a_numpy_errstate_decorator():
+    # The package's solvers are decorated with @np.errstate(...), which calls
+    # them through numpy's wrapper: the warning pointed at numpy's
+    # _ufunc_config.py, not at the user's line.
+    import os
+
+    import sklearn_dpfair
+
+    package_file = os.path.join(os.path.dirname(sklearn_dpfair.__file__), "_x.py")
+    namespace = {"warn_at_caller": warn_at_caller}
+    source = "def solver():\n    warn_at_caller('from a solver', UserWarning)\n"
+    exec(compile(source, package_file, "exec"), namespace)
+    solver = np.errstate(over="ignore")(namespace["solver"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        solver()
+    [warning] = caught
+    assert warning.filename == __file__
+
+
+def test_the_delta_warning_has_one_text_for_every_fold_size():
+    # It named 1/n_samples, so a cross-validation with folds of two sizes
+    # warned twice for one cause.
+    from sklearn_dpfair.utils._validation import check_delta_for_n
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_delta_for_n(0.007, 162)
+        check_delta_for_n(0.007, 163)
+    assert len({str(w.message) for w in caught}) == 1
+    assert "delta=0.007 is not smaller than 1/n_samples" in str(caught[0].message)
+
+
+@pytest.mark.parametrize(
+    "classes", [[0, "yes"], np.array([0, "yes"], dtype=object), ("no", 1.5)]
+)
+def test_declared_classes_of_strings_and_numbers_are_refused_naming_classes(classes):
+    # numpy made '0' of 0: labels 0 in y were then "not in the declared
+    # classes", a message that hid the cause.
+    from sklearn_dpfair.utils._validation import check_declared_classes
+
+    with pytest.raises(ValueError, match="classes mixes strings and numbers"):
+        check_declared_classes(classes)
