@@ -293,3 +293,52 @@ def test_a_dual_noise_below_the_smallest_normal_is_named_in_the_error():
         with pytest.raises(ValueError, match=r"^dual_clip_norm is too small"):
             est.fit(X, y, **params)
     assert not hasattr(est, "coef_") and not hasattr(est, "coefs_")
+
+
+def _duplicates_summing_beyond_float(value):
+    # Row 0 stores column 0 twice; each entry is finite, their sum is not
+    # when value is near the largest float.
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    dense = rng.normal(size=(200, 3))
+    rows = []
+    for i, row in enumerate(dense):
+        entries = [(0, value), (0, value)] if i == 0 else list(enumerate(row))
+        rows.append(entries)
+    indptr = np.cumsum([0] + [len(r) for r in rows])
+    indices = np.array([j for r in rows for j, _ in r])
+    data = np.array([v for r in rows for _, v in r])
+    X = sp.csr_matrix((data, indices, indptr), shape=(200, 3))
+    y = (dense[:, 1] > 0).astype(int)
+    return X, y, rng.integers(0, 2, 200)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: __import__("sklearn_dpfair").DPLogisticRegression(classes=[0, 1]),
+        lambda: __import__("sklearn_dpfair").DPFERMIClassifier(
+            classes=[0, 1], groups=[0, 1]
+        ),
+        lambda: __import__("sklearn_dpfair").FERMIClassifier(),
+    ],
+    ids=["DPLogisticRegression", "DPFERMIClassifier", "FERMIClassifier"],
+)
+def test_sparse_duplicates_summing_beyond_the_largest_float_are_refused(make):
+    # Two stored 1.7e308 at one position passed the finiteness check of each
+    # entry; the solvers summed them to inf, whose clip factor 0 made
+    # inf * 0 = NaN in the noisy sum: coef_ NaN on this dataset, finite on
+    # its neighbour storing 1.0 twice.
+    X, y, groups = _duplicates_summing_beyond_float(1.7e308)
+    est = make()
+    kwargs = {} if type(est).__name__ == "DPLogisticRegression" else {
+        "sensitive_features": groups
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="duplicate stored entries"):
+            est.fit(X, y, **kwargs)
+        assert not hasattr(est, "coef_")
+        X, y, groups = _duplicates_summing_beyond_float(1.0)
+        assert np.all(np.isfinite(est.fit(X, y, **kwargs).coef_))

@@ -66,6 +66,7 @@ from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
     check_public_weights,
+    check_sparse_sums_finite,
     planned_class_count,
     resolve_classification_targets,
     warn_at_caller,
@@ -273,6 +274,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             order="C",
         )
         y = to_numpy(y)
+        check_sparse_sums_finite(X)
         weights = check_public_weights(sample_weight, X)
         # Labels and groups are encoded on the host; only X is large.
         classes, y_encoded, caveats = self._resolve_classes(y)

@@ -82,6 +82,7 @@ from ..utils._array_api import (
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
     check_classifier_metadata,
+    check_sparse_sums_finite,
     planned_class_count,
     warn_at_caller,
 )
@@ -780,6 +781,7 @@ default=None
             # F-ordered, as DataFrames give: the solvers gather batch rows.
             order="C",
         )
+        check_sparse_sums_finite(X)
         weights, classes, y_encoded, caveats = check_classifier_metadata(
             self, X, y, sample_weight, silos
         )
