@@ -322,8 +322,16 @@ def _duplicates_summing_beyond_float(value):
             classes=[0, 1], groups=[0, 1]
         ),
         lambda: __import__("sklearn_dpfair").FERMIClassifier(),
+        lambda: __import__("sklearn_dpfair").HeavyTailDPRegressor(),
+        lambda: __import__("sklearn_dpfair").SemiDPLinearRegression(),
     ],
-    ids=["DPLogisticRegression", "DPFERMIClassifier", "FERMIClassifier"],
+    ids=[
+        "DPLogisticRegression",
+        "DPFERMIClassifier",
+        "FERMIClassifier",
+        "HeavyTailDPRegressor",
+        "SemiDPLinearRegression",
+    ],
 )
 def test_sparse_duplicates_summing_beyond_the_largest_float_are_refused(make):
     # Two stored 1.7e308 at one position passed the finiteness check of each
@@ -332,9 +340,8 @@ def test_sparse_duplicates_summing_beyond_the_largest_float_are_refused(make):
     # its neighbour storing 1.0 twice.
     X, y, groups = _duplicates_summing_beyond_float(1.7e308)
     est = make()
-    kwargs = {} if type(est).__name__ == "DPLogisticRegression" else {
-        "sensitive_features": groups
-    }
+    fair = "FERMI" in type(est).__name__
+    kwargs = {"sensitive_features": groups} if fair else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match="duplicate stored entries"):

@@ -42,6 +42,8 @@ from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
     check_public_weights,
+    check_sparse_sums_finite,
+    float64_target,
     warn_at_caller,
 )
 
@@ -197,8 +199,16 @@ class HeavyTailDPRegressor(
         ``moment_bound * f^(1/k)``, very conservative on real data (one-pass
         solvers only: with "dp-sgd" under a finite budget ``fit`` and
         ``privacy_plan`` raise a ``ValueError``). A float is used as is
-        (``np.inf`` only without privacy). The same name as in the other
-        estimators.
+        (``np.inf`` only without privacy), within float64's range: under
+        privacy the one-pass solvers refuse (``fit`` and ``privacy_plan``
+        alike, before reading the data) a clip, or a ``"theory"`` rule's
+        largest one, whose square or noise standard deviation squared
+        overflows, and a ``moment_bound`` (or float clip) standing for the
+        gradient scale whose square leaves the normal range; "dp-sgd"
+        runs a float above ``sqrt(M) / (n + sigma)`` units of the private
+        target scale (``M`` the largest float of the steps' dtype,
+        ``sigma`` the noise multiplier) at that clip, which ``clip_norm_``
+        reports. The same name as in the other estimators.
     clip_ref : float, default=300.0
         Constant ``c0`` of the one-pass auto clip rule. A value of 100 was 1.2-2x
         worse than 300 on the symmetric and contaminated benchmark data and
@@ -671,7 +681,10 @@ or None, default="auto"
         # run on the host; only the steps move to the backend's device.
         if not sp.issparse(X):
             X = to_numpy(X)
-        y = to_numpy(y).astype(np.float64, copy=False)
+        check_sparse_sums_finite(X)
+        # Numeric strings are parsed and checked finite (validate_data does
+        # not for a string target); the errors name y and show no value.
+        y = float64_target(to_numpy(y))
         n_samples = X.shape[0]
         if n_samples < _MIN_SAMPLES:
             raise ValueError(

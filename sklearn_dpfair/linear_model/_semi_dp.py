@@ -40,6 +40,8 @@ from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
     check_delta_for_n,
     check_public_weights,
+    check_sparse_sums_finite,
+    float64_target,
     warn_at_caller,
 )
 
@@ -690,6 +692,7 @@ default=None
             y_numeric=True,
             order="C",
         )
+        check_sparse_sums_finite(X)
         # The public statistics, the scales and the step run on the host;
         # the solver moves the rows to the backend's device once.
         if not sp.issparse(X):
@@ -697,8 +700,9 @@ default=None
         # The target stays float64 whatever X's dtype (as HeavyTailDPRegressor
         # keeps it): a cast to float32 would turn a finite target beyond its
         # range into inf, with numpy's warning, after validation; one private
-        # record would decide that warning.
-        y = y.astype(np.float64, copy=False)
+        # record would decide that warning. Numeric strings are parsed and
+        # checked finite there.
+        y = float64_target(y)
         mask = check_public_mask(
             public_mask, X.shape[0], private=not math.isinf(self.epsilon)
         )

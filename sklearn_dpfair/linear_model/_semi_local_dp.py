@@ -21,7 +21,7 @@ from ..privacy import check_noise_generator
 from ..utils._array_api import host_input
 from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
-from ..utils._validation import check_public_weights
+from ..utils._validation import check_public_weights, float64_target
 from ._semi_dp import check_public_mask
 
 __all__ = ["SemiLocalDPLinearRegression"]
@@ -331,16 +331,11 @@ default=None
         X, y = validate_data(
             self, host_input(X), host_input(y), dtype=np.float64, y_numeric=True
         )
-        # validate_data casts X only (and y only from object dtype): a target
-        # of numeric strings is parsed here, as the other semi-private
-        # estimators parse it; the error names y and shows no value.
-        try:
-            y = np.asarray(y).astype(np.float64, copy=False)
-        except (TypeError, ValueError):
-            raise ValueError(
-                "Input y holds a value that is not a number: a regression "
-                "target must be numeric."
-            ) from None
+        # validate_data casts X only (and y only from object dtype, after its
+        # finiteness check): a target of numeric strings is parsed and
+        # checked finite here, as the other semi-private estimators do; the
+        # errors name y and show no value.
+        y = float64_target(y)
         mask = check_public_mask(
             host_input(public_mask), X.shape[0],
             private=not math.isinf(self.epsilon),

@@ -32,6 +32,7 @@ __all__ = [
     "check_public_targets",
     "check_public_weights",
     "check_sparse_sums_finite",
+    "float64_target",
     "check_sample_aligned",
     "one_per_row",
     "resolve_classes",
@@ -312,6 +313,57 @@ def check_sparse_sums_finite(X, input_name="X"):
             f"{summed.dtype!r}: duplicate stored entries of one position sum "
             "beyond the largest float (no value is shown: they are private)."
         )
+
+
+def float64_target(y):
+    """A validated regression target ``y`` as a float64 array, checked finite.
+
+    ``validate_data(..., y_numeric=True)`` casts only an object-dtype ``y``,
+    after its finiteness check (which sees no NaN in the string ``"nan"``),
+    and leaves a unicode one as is: numeric strings are parsed here, and a
+    value that is no number, or that parses to NaN or an infinity
+    (``"nan"``, ``"1e400"``), is refused like a float NaN, naming ``y`` and
+    showing no value (each value is a private record's).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        The target as ``validate_data`` returns it (numpy).
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,)
+        float64 (the input itself when it is already float64).
+
+    Raises
+    ------
+    ValueError
+        If a value is not a number or not finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._validation import float64_target
+    >>> float64_target(np.array(["1.5", "2"]))
+    array([1.5, 2. ])
+    >>> float64_target(np.array(["1.5", "nan"]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: Input y contains NaN or infinity...
+    """
+    try:
+        y = np.asarray(y).astype(np.float64, copy=False)
+    except (TypeError, ValueError):
+        raise ValueError(
+            "Input y holds a value that is not a number: a regression "
+            "target must be numeric."
+        ) from None
+    if not np.isfinite(y).all():
+        raise ValueError(
+            "Input y contains NaN or infinity (a value that parses to one): "
+            "a regression target must be finite."
+        )
+    return y
 
 
 def check_public_weights(sample_weight, X, name="sample_weight"):

@@ -352,3 +352,51 @@ def test_the_plan_from_public_counts_is_the_recorded_event(params, sparse):
         warnings.simplefilter("ignore")
         reg.fit(A, y)
     assert reg._privacy_plan_event(*X.shape, sparse=sparse) == reg.dp_event_
+
+
+@pytest.mark.parametrize(
+    "params, name",
+    [
+        ({"solver": "sgd", "clip_norm": 1e300}, "clip_norm"),
+        ({"solver": "acsa", "clip_norm": 1e155}, "clip_norm"),
+        ({"solver": "localized", "clip_norm": 1e307}, "clip_norm"),
+        (
+            {"solver": "sgd", "clip_norm": "theory", "moment_bound": 1e300},
+            "moment_bound",
+        ),
+        ({"solver": "sgd", "clip_norm": 1.0, "moment_bound": 1e-200}, "moment_bound"),
+        (
+            {
+                "solver": "acsa",
+                "mode": "theory",
+                "clip_norm": 1.0,
+                "moment_bound": 1e150,
+            },
+            "moment_bound",
+        ),
+        ({"solver": "localized", "clip_norm": 1.0, "radius": 1e-300}, "radius"),
+    ],
+    ids=repr,
+)
+def test_one_pass_magnitudes_beyond_float64_are_refused_before_the_data(
+    params, name, monkeypatch
+):
+    # Public clips, moment bounds or radii whose noise, square or step
+    # leaves float64 passed privacy_plan; the fit then raised an
+    # OverflowError or ZeroDivisionError in a step formula, a ValueError
+    # after the private estimates, or released NaN coefficients. Both refuse
+    # now, naming the parameter, before any row is read.
+    from sklearn_dpfair.linear_model import _heavy_tail
+
+    def never(*args, **kwargs):
+        raise AssertionError("the fit read the data")
+
+    monkeypatch.setattr(_heavy_tail, "fit_heavy_tail", never)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 2))
+    y = X @ np.array([1.0, 2.0]) + rng.normal(size=3000)
+    reg = HeavyTailDPRegressor(random_state=0, max_iter=5, **params)
+    with pytest.raises(ValueError, match=name):
+        reg.privacy_plan(*X.shape)
+    with pytest.raises(ValueError, match=name):
+        reg.fit(X, y)

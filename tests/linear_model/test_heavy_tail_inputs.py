@@ -138,3 +138,31 @@ def test_localized_uses_weights():
     a = HeavyTailDPRegressor(**kw).fit(X, y, sample_weight=w)
     b = HeavyTailDPRegressor(**kw).fit(X, y)
     assert not np.array_equal(a.coef_, b.coef_)
+
+
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+def test_a_string_target_is_parsed_and_refused_when_not_a_finite_number(epsilon):
+    # A target of numeric strings fits as its numbers; one that parses to
+    # NaN or an infinity ("nan", "1e400") fitted a model of the other rows
+    # (or coefficients 0 at epsilon=inf) without an error, and a
+    # non-numeric one raised numpy's message showing the value: both are
+    # refused naming y, showing no value.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = np.round(X @ np.array([1.0, 2.0]) + 1.0 + rng.normal(size=300), 6)
+    params = {"epsilon": epsilon, "random_state": 0, "max_iter": 20}
+    ref = HeavyTailDPRegressor(**params).fit(X, y)
+    est = HeavyTailDPRegressor(**params).fit(X, y.astype(str))
+    np.testing.assert_array_equal(est.coef_, ref.coef_)
+    for value, message in [
+        ("nan", "Input y contains NaN or infinity"),
+        ("1e400", "Input y contains NaN or infinity"),
+        # (validate_data refuses an object one first, in its own words.)
+        ("Alice", "Input y"),
+    ]:
+        for bad in (y.astype(str).astype(object), y.astype(str)):
+            bad = bad.copy()
+            bad[3] = value
+            with pytest.raises(ValueError, match=message) as info:
+                HeavyTailDPRegressor(**params).fit(X, bad)
+            assert value not in str(info.value)

@@ -953,3 +953,31 @@ def test_sparse_public_rows_that_overflow_name_feature_bounds():
         SemiDPLinearRegression(random_state=0).fit(
             sp.csr_matrix(X), y, public_mask=mask
         )
+
+
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+def test_a_string_target_is_parsed_and_refused_when_not_a_finite_number(epsilon):
+    # A target of numeric strings fits as its numbers; one that parses to
+    # NaN or an infinity ("nan", "1e400") fitted coefficients 0 without an
+    # error, and a non-numeric one raised numpy's message showing the
+    # value: both are refused naming y, showing no value.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = np.round(X @ np.array([1.0, 2.0]) + rng.normal(size=200), 6)
+    mask = np.arange(200) < 40
+    params = {"epsilon": epsilon, "random_state": 0}
+    ref = SemiDPLinearRegression(**params).fit(X, y, public_mask=mask)
+    est = SemiDPLinearRegression(**params).fit(X, y.astype(str), public_mask=mask)
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-12)
+    for value, message in [
+        ("nan", "Input y contains NaN or infinity"),
+        ("1e400", "Input y contains NaN or infinity"),
+        # (validate_data refuses an object one first, in its own words.)
+        ("Alice", "Input y"),
+    ]:
+        for bad in (y.astype(str).astype(object), y.astype(str)):
+            bad = bad.copy()
+            bad[3] = value
+            with pytest.raises(ValueError, match=message) as info:
+                SemiDPLinearRegression(**params).fit(X, bad, public_mask=mask)
+            assert value not in str(info.value)

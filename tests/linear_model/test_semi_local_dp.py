@@ -96,6 +96,24 @@ def test_a_target_of_numeric_strings_is_parsed_as_the_numbers(epsilon):
     assert "n/a" not in str(info.value)
 
 
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+@pytest.mark.parametrize("value", ["nan", "1e400", "-inf"])
+def test_a_string_target_that_parses_to_no_finite_number_is_refused(value, epsilon):
+    # validate_data checks an object y for NaN before casting it (the
+    # string "nan" is no NaN there) and leaves a unicode one as is: such a
+    # target fitted NaN coefficients (epsilon=inf) or a model of the other
+    # rows. It is refused like a float NaN, naming y, showing no value.
+    X, y, mask, _ = _gaussian(n=200)
+    params = {"epsilon": epsilon, "random_state": 0}
+    for bad in (y.astype(str).astype(object), y.astype(str)):
+        bad = bad.copy()
+        bad[3] = value
+        message = "Input y contains NaN or infinity"
+        with pytest.raises(ValueError, match=message) as info:
+            SemiLocalDPLinearRegression(**params).fit(X, bad, public_mask=mask)
+        assert value not in str(info.value)
+
+
 def test_epsilon_is_recomputed_from_the_recorded_event():
     X, y, mask, _ = _gaussian(n=500)
     for eps in (0.3, 1.0, 3.3, 20.0):

@@ -950,6 +950,28 @@ def _fixed_noise(budget, noise_multiplier):
     return replace(budget, noise_multiplier=float(noise_multiplier), rho=None)
 
 
+def largest_step_clip(dtype, n_samples, noise_multiplier):
+    """The largest clip (units of the scaled target) the DP-SGD steps run with.
+
+    ``sqrt(M) / (n + sigma)``, ``M`` the largest float of the steps' dtype:
+    a Poisson batch's clipped sum (at most ``n`` terms of norm ``C``), the
+    Gaussian noise of standard deviation ``sigma C`` and ``C^2`` all stay
+    finite. Public (the dtype, ``n`` and the plan's noise multiplier); a
+    float ``clip_norm`` above it times the private target scale runs at it
+    (only gradients of norm past it, about ``1e150`` in float64, are
+    clipped harder than asked).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import largest_step_clip
+    >>> float(largest_step_clip(np.float64, 999, 1.0))  # doctest: +ELLIPSIS
+    1.34...e+151
+    """
+    largest = float(np.finfo(dtype).max)
+    return math.sqrt(largest) / (n_samples + noise_multiplier)
+
+
 def plan_dpsgd(
     n_samples, n_features, config, budget, *, sparse=False, schedule=DPSGD_SCHEDULE
 ):
@@ -1241,6 +1263,11 @@ def fit_heavy_tail_dpsgd(
             )
         else:
             clip_scaled = float(config.clip_norm) / scale
+        # A float clip in the units of y, divided by the private scale, can
+        # pass any float (1e306 / 1e-4 = inf) and make the steps' sums NaN,
+        # or the mechanism refuse, on some targets only: it is saturated at
+        # a public maximum instead, and clip_norm_ reports the clip that ran.
+        clip_scaled = min(clip_scaled, largest_step_clip(Z.dtype, n, sigma))
         per_coordinate = row_median / (n_features + s**2)
         learning_rate = min(schedule.step_max, schedule.step_scale / per_coordinate)
         # The penalty is on the raw coefficients b_j = beta_j / step_scale_j

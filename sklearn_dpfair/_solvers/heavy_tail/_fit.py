@@ -52,6 +52,7 @@ import numpy as np
 
 from ...exceptions import PrivacyAccountingError, PrivacyBudgetError
 from ...privacy import PrivacyBudget, fit_weights, private_quantile
+from ...privacy._quantile import LOG_GRID
 from ...privacy._accounting import (
     composed_event,
     epsilon_of,
@@ -369,6 +370,208 @@ def _resolve_solver(config, beta, mu, n):
     return "acsa"
 
 
+# Squares of the clip, of its noise and of the gradient scale enter the
+# step formulas (AC-SA's noise second moment, the step counts' r^2): each
+# of these values must lie between the square roots of the smallest normal
+# and of the largest float (about 1.5e-154 and 1.3e154).
+_SQRT_MAX = math.sqrt(np.finfo(np.float64).max)
+_SQRT_TINY = math.sqrt(np.finfo(np.float64).smallest_normal)
+_TINY = float(np.finfo(np.float64).smallest_normal)
+
+
+def _gradient_scale(config):
+    """``(name, value)`` of the parameter the one-pass fit's gradient scale is.
+
+    The scale standing for ``r_k`` in the step formulas, as
+    :func:`fit_heavy_tail` picks it; ``(None, None)`` when it is the
+    private median (a point of the public grid ``LOG_GRID``, within range).
+    """
+    if config.mode == "theory" or config.clip_norm == "theory":
+        return "moment_bound", float(config.moment_bound)
+    if config.clip_norm == "auto":
+        return None, None
+    if config.moment_bound is not None:
+        return "moment_bound", float(config.moment_bound)
+    return "clip_norm", float(config.clip_norm)
+
+
+def _clip_range(config, n, d, eps):
+    """Public bounds ``(low, high)`` of every clip a one-pass fit can run.
+
+    A float clip is itself; the thesis' rule ``moment_bound f^(1/k)``
+    (Thms 173/176/63/163) takes its signal-to-noise factor ``f`` between
+    ``eps / sqrt(d max(1, ln n))`` (a localized phase of one row, or ``n``
+    queries) and ``eps n / sqrt(d)`` (one query on all rows); the auto rule
+    the private median (a point of ``LOG_GRID``) times
+    ``max(1, f / clip_ref)^(1/k)``.
+    """
+    k = config.moment_order
+    snr_low = eps / math.sqrt(d * max(1.0, math.log(n)))
+    snr_high = eps * n / math.sqrt(d)
+    if config.clip_norm == "theory":
+        r = float(config.moment_bound)
+        return r * min(1.0, snr_low) ** (1.0 / k), r * max(1.0, snr_high) ** (1.0 / k)
+    if config.clip_norm == "auto":
+        growth = max(1.0, snr_high / config.clip_ref) ** (1.0 / k)
+        return float(LOG_GRID[0]), float(LOG_GRID[-1]) * growth
+    clip = float(config.clip_norm)
+    return clip, clip
+
+
+def _within_square_range(value):
+    # Whether value**2 is a normal float: compared with the square roots,
+    # since a Python float square that overflows raises.
+    return _SQRT_TINY <= value <= _SQRT_MAX
+
+
+def check_public_magnitudes(config, n_samples, n_features, solver, budget):
+    """Refuse ``clip_norm``, ``moment_bound`` values a one-pass fit overflows on.
+
+    From public inputs only (the parameters, the counts and the
+    optimizer's part of the budget), so that the fit and its privacy plan
+    refuse alike, before any row is read, naming the parameter, instead of
+    an ``OverflowError`` or ``ZeroDivisionError`` in a step formula, a NaN
+    model, or an error raised after the private estimates. Checked: the
+    gradient scale ``r`` and the largest clip ``C`` with their squares in
+    float64's normal range; the noise standard deviation ``2 C sigma`` of
+    the optimizer's Gaussian steps (``sigma = sqrt(T_i) / eps``) with
+    ``d`` times its square finite (AC-SA's noise second moment); in theory
+    mode AC-SA's bias bound ``r^k / ((k - 1) C^(k - 1))`` (Thm 173) with a
+    finite square; and every step size of Algorithm 7's phases,
+    ``eta / 4^i``, a normal float.
+
+    Parameters
+    ----------
+    config : HeavyTailConfig
+    n_samples, n_features : int
+        Public counts.
+    solver : str
+        The one-pass solver the fit runs.
+    budget : PrivacyBudget
+        The optimizer's part of the fit's budget.
+
+    Raises
+    ------
+    ValueError
+        Naming ``clip_norm`` or ``moment_bound`` (and ``radius`` where
+        Algorithm 7's steps leave the range).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.heavy_tail._fit import (
+    ...     HeavyTailConfig, check_public_magnitudes)
+    >>> from sklearn_dpfair.privacy import PrivacyBudget
+    >>> config = HeavyTailConfig("squared_error", "sgd", 1e300, None, 2.0, None,
+    ...                          300.0, "auto", "auto", "auto", 0.1, "practical",
+    ...                          None, 0.0, 0.0, True)
+    >>> part = PrivacyBudget(1.0, 1e-5).split({"optimizer": 1.0})["optimizer"]
+    >>> check_public_magnitudes(config, 1000, 2, "sgd", part)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: clip_norm is too large: ...
+    """
+    n = n_samples
+    d = n_features + int(config.fit_intercept)
+    k = config.moment_order
+    eps = zcdp_eps(budget.rho)
+    advice = (
+        "Use a value of the size of the per-example gradient norms (in the "
+        "units of the data)."
+    )
+    low, high = _clip_range(config, n, d, eps)
+    steps = 1
+    if solver == "localized":
+        steps = max(T for _, T in localized_phase_steps(n, _max_steps(config)))
+    noise = 2.0 * high * (math.sqrt(steps) / eps)
+    if config.clip_norm != "auto" and not (
+        high <= _SQRT_MAX and math.isfinite(d * noise * noise)
+    ):
+        described = (
+            f"clip_norm={high:g}"
+            if config.clip_norm != "theory"
+            else "clip_norm='theory' (up to moment_bound * f^(1/k) = "
+            f"{high:g}, moment_bound={float(config.moment_bound):g})"
+        )
+        raise ValueError(
+            "clip_norm is too large: the noise standard deviation 2 C sigma "
+            f"of the optimizer's steps (noise multiplier sigma = "
+            f"{math.sqrt(steps) / eps:.4g}) or the clip C squared overflows "
+            f"float64 for {described}. {advice}"
+        )
+    name, scale = _gradient_scale(config)
+    if name is not None and not _within_square_range(scale):
+        size = "large" if scale > 1.0 else "small"
+        raise ValueError(
+            f"{name} is too {size}: the one-pass solvers' step formulas use "
+            f"the gradient scale r = {name} through r**2, which leaves "
+            f"float64's normal range for {name}={scale:g}. {advice}"
+        )
+    if config.mode == "theory" and solver == "acsa":
+        r = float(config.moment_bound)
+        # log of r^k / ((k - 1) C^(k - 1)) at the smallest clip: its square
+        # (and r^k itself) must be finite.
+        log_bias = (
+            k * math.log(r) - math.log(k - 1.0) - (k - 1.0) * math.log(low)
+            if low > 0
+            else math.inf
+        )
+        if not (
+            k * math.log(r) < math.log(_SQRT_MAX) * 2.0
+            and log_bias < math.log(_SQRT_MAX)
+        ):
+            raise ValueError(
+                "moment_bound is too large for the clip: AC-SA's theory-mode "
+                "bias bound r^k / ((k - 1) C^(k - 1)) (Thm 173) squared "
+                f"overflows float64 for moment_bound={r:g}, "
+                f"moment_order={k:g} and a clip down to {low:g}. {advice}"
+            )
+    if solver == "localized" and config.clip_norm != "auto":
+        _check_localized_steps(config, n, d, eps, scale, advice)
+
+
+def _check_localized_steps(config, n, d, eps, scale, advice):
+    """Refuse parameters that make a step of Algorithm 7 zero or not normal.
+
+    Its phases' constants (:func:`~._localized.localized_plan`) follow from
+    public inputs when the clip is not the private median: the step
+    ``eta_i = eta / 4^i`` (``eta`` proportional to ``D / C`` and
+    ``D / r``) must be a normal float, its regularization
+    ``1 / (eta_i n_i)`` and localization radius finite.
+    """
+    fixed_steps = _max_steps(config)
+    n_used = 2 ** math.floor(math.log2(n))
+    log_n = math.log(n_used)
+    clips = [
+        _clip_for(config, eps * n_i / math.sqrt(d * log_n), None)
+        for n_i, _ in localized_phase_steps(n, fixed_steps)
+    ]
+    radius = config.radius if config.radius is not None else ONE_PASS_RADIUS
+    try:
+        plan = localized_plan(
+            n_used, d, eps, config.moment_order, diameter=2.0 * radius,
+            scale=scale, clips=clips, max_steps=fixed_steps,
+        )
+    except (OverflowError, ZeroDivisionError):
+        plan = None
+    if plan is None or not all(
+        _TINY <= phase.step_size < math.inf
+        and math.isfinite(phase.regularization)
+        and math.isfinite(phase.local_radius)
+        for phase in plan
+    ):
+        bound = (
+            "" if config.moment_bound is None
+            else f", moment_bound={float(config.moment_bound):g}"
+        )
+        raise ValueError(
+            "clip_norm, moment_bound or radius out of range for "
+            "solver='localized': the step size eta / 4^i of its phases "
+            "(Lowy's thesis, Alg. 7) leaves float64's normal range for "
+            f"clip_norm={config.clip_norm!r}{bound}, radius={radius:g}. "
+            f"{advice}"
+        )
+
+
 def _clip_for(config, snr, scale_median):
     k = config.moment_order
     if config.clip_norm == "auto":
@@ -561,6 +764,8 @@ def heavy_tail_setup(n_samples, n_features, config, budget, *, sparse=False):
         optimizer = localized_event(n_samples, _max_steps(config), parts["optimizer"])
     else:
         optimizer = parts["optimizer"].gaussian(1.0).event(steps=1)
+    # The fit and its plan refuse alike, before a row is read.
+    check_public_magnitudes(config, n_samples, n_features, solver, parts["optimizer"])
     event = composed_event([*tuning, optimizer])
     return HeavyTailSetup(
         config=config,

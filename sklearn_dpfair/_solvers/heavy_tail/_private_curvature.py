@@ -227,7 +227,11 @@ def private_curvature(
         else:
             with np.errstate(over="ignore"):
                 # A huge row's squared norm overflows to inf: no warning.
-                sq_norms = np.einsum("ij,ij->i", rows, rows)
+                # Float32 rows (fit_intercept=False leaves X as is) are
+                # summed in float64 and rounded up: a float32 sum is off by
+                # more than the float32 clip margin, and one record's term
+                # x^_i x^_i^T could exceed C_S. Float64 rows are unchanged.
+                sq_norms = squared_row_norms(rows)
         # An overflowed squared norm (inf) counts as above the public grid.
         median = private_quantile(sq_norms, 0.5, scale_budget.rho, rng)
         row_clip = _ROW_CLIP_FACTOR * median

@@ -153,7 +153,9 @@ def sgd_steps(n, d, eps, k, mu, beta, diameter, scale):
     """
     kappa = beta / mu
     growth = n + (eps**2 * n**2 / d) ** ((k - 1.0) / k)
-    arg = (mu * beta * diameter**2 / scale**2) * growth
+    # Products, not **: a square past the largest float is inf here (a
+    # Python float ** raises), which caps the steps below.
+    arg = (mu * beta * (diameter * diameter) / (scale * scale)) * growth
     if math.isinf(arg):
         return math.inf
     return max(1, math.ceil(4.0 * kappa * math.log(max(arg, 1.0))))
@@ -180,7 +182,10 @@ def sgd_steps_practical(n, d, eps, mu, beta, radius, scale):
     8
     """
     kappa = beta / mu
-    arg = (mu * radius * eps * n) ** 2 / (2.0 * d * scale**2)
+    # Products, not **: a square past the largest float is inf here (a
+    # Python float ** raises), which caps the steps below.
+    root = mu * radius * eps * n
+    arg = (root * root) / (2.0 * d * (scale * scale))
     if math.isinf(arg):
         return math.inf
     return max(1, math.ceil(0.5 * kappa * math.log(max(arg, 1.0))))

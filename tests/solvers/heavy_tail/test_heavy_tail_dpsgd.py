@@ -418,3 +418,28 @@ def test_large_tuning_fraction_fit_spends_what_the_plan_says():
     assert spent[0] == pytest.approx(0.5 + DPSGD_SCHEDULE.intercept_fraction)
     assert spent[1] == pytest.approx(0.9)
 
+
+
+def test_a_huge_float_clip_runs_at_the_largest_step_clip_on_every_target():
+    # clip_norm is in the units of y; the steps divide it by the private
+    # target scale. 1e306 / 2.4e-4 overflowed to inf (a NaN model and
+    # clip_norm_ = inf), and 1e306 / 0.024 made the mechanism raise after
+    # the scales' releases: the outcome depended on y's scale. The clip is
+    # saturated at a public maximum instead; every target fits, and
+    # clip_norm_ is the finite clip that ran.
+    from sklearn_dpfair import HeavyTailDPRegressor
+    from sklearn_dpfair._solvers.heavy_tail._dpsgd import largest_step_clip
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 2))
+    noise = rng.normal(size=1000)
+    for sd in (1.0, 1e-2, 1e-4):
+        y = (X @ np.array([1.0, 2.0]) + noise) * sd
+        reg = HeavyTailDPRegressor(clip_norm=1e306, random_state=0, max_iter=50)
+        reg.fit(X, y)
+        assert np.all(np.isfinite(reg.coef_)) and math.isfinite(reg.intercept_)
+        assert math.isfinite(reg.clip_norm_) and math.isfinite(reg.noise_std_)
+        sigma = reg.privacy_record_.noise_multiplier
+        largest = largest_step_clip(np.float64, 1000, sigma)
+        assert reg.clip_norm_ / reg.target_scale_ == pytest.approx(largest)
+        assert reg.privacy_record_.clip_norm == reg.clip_norm_

@@ -339,6 +339,38 @@ def test_float32_heavy_weight_curvature_release_is_within_its_bound(monkeypatch)
         np.testing.assert_allclose(moved, sensitivity / 2, rtol=1e-5)
 
 
+def test_float32_unweighted_curvature_term_is_within_its_bound(monkeypatch):
+    # float32 rows without an intercept column: the squared norms that set
+    # each row's factor are summed in float64 and rounded up. A float32 sum
+    # of a row with a few large and many small entries fell short of the
+    # true squared norm by more than float32's clip margin, so that row's
+    # clipped term x^_0 x^_0^T (Frobenius norm ||x^_0||^2) exceeded C_S.
+    from sklearn_dpfair._solvers.heavy_tail import _private_curvature
+
+    seen = []
+    factors_from_norms = _private_curvature.clip_factors_from_norms
+
+    def spy(norms, clip, **kwargs):
+        out = factors_from_norms(norms, clip, **kwargs)
+        seen.append((clip, np.array(out)))
+        return out
+
+    monkeypatch.setattr(_private_curvature, "clip_factors_from_norms", spy)
+    d = 64
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(50, d)) / np.sqrt(d)).astype(np.float32)
+    # float32 sums put its squared norm 7e-7 (relative) below the true one.
+    X[0] = 0.1
+    X[0, 0] = 64.0
+    private_curvature(X, 0.0, *_parts(math.inf, math.inf), None)
+    ((row_clip, factors),) = seen
+    clipped = X.astype(np.float64) * np.sqrt(factors)[:, None]
+    terms = np.sum(clipped**2, axis=1)
+    assert terms[0] > 0.99 * row_clip  # record 0 is clipped
+    # Within float64's last roundings of the factor and the sum (1e-16).
+    assert np.all(terms <= row_clip * (1 + 1e-12))
+
+
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 @pytest.mark.parametrize("intercept_scaling", [0.0, 1.0])

@@ -98,6 +98,14 @@ def test_stich_schedule_is_continuous_and_bounded():
             assert np.all(np.diff(eta[t0:]) < 0)
 
 
+def test_sgd_steps_of_a_huge_radius_are_unbounded_not_an_overflow():
+    # radius=1e200 squared passes the largest float: a Python float **
+    # raised OverflowError inside the fit; the product is inf, an unbounded
+    # step count that the fit caps like the non-private one.
+    assert math.isinf(sgd_steps_practical(10000, 6, 0.25, 1.0, 1.0, 1e200, 3.0))
+    assert math.isinf(sgd_steps(10000, 6, 0.25, 2.0, 1.0, 1.0, 2e200, 3.0))
+
+
 def test_practical_sgd_steps_grow_with_kappa_and_accuracy():
     base = sgd_steps_practical(10000, 6, 0.25, 1.0, 1.0, 10.0, 3.0)
     assert sgd_steps_practical(10000, 6, 0.25, 0.25, 1.0, 10.0, 3.0) > 3 * base
