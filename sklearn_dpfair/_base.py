@@ -130,7 +130,9 @@ class PrivateEstimatorMixin:
         n_features : int
             Number of columns.
         sparse : bool, default=False
-            Whether the fit's ``X`` will be a scipy sparse matrix. The
+            Whether the fit's ``X`` will be a scipy sparse matrix, or a
+            DataFrame whose columns are all pandas ``SparseDtype`` (which
+            validation makes one). The
             layout is a property of the container, not of the records, so
             the plan may depend on it: estimators that skip their private
             column scaling on sparse ``X`` (``HeavyTailDPRegressor``,

@@ -76,7 +76,7 @@ def _as_frame(sensitive_features):
     if isinstance(sensitive_features, pd.Series):
         return sensitive_features.reset_index(drop=True).to_frame()
     if isinstance(sensitive_features, dict):
-        return _frame_of_columns(sensitive_features)
+        return sensitive_columns_frame(sensitive_features)
     # An array-API array (a CUDA tensor, a tensor that requires grad) is
     # copied to the host explicitly; numpy's implicit conversion refuses both.
     # Lists keep their labels' types (a numeric copy would make "1" of 1).
@@ -97,7 +97,7 @@ def _as_frame(sensitive_features):
     return pd.DataFrame(arr)
 
 
-def _frame_of_columns(columns):
+def sensitive_columns_frame(columns):
     """A dict of columns as a DataFrame, each column read by position.
 
     As a Series or a DataFrame is (their index is dropped): pandas would

@@ -11,7 +11,6 @@ from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
-import pandas as pd
 from sklearn.base import (
     BaseEstimator,
     MetaEstimatorMixin,
@@ -34,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import PrivateEstimatorMixin
 from ..fairness import encode_sensitive_features
+from ..fairness._sensitive import sensitive_columns_frame
 from ..pipeline import PrivatePipeline
 from ..privacy._accounting import composed_event, gaussian_event
 from ..privacy._ledger import PrivacyLedger
@@ -1491,7 +1491,8 @@ def _sensitive_as_frame(fit_params, alias=None):
     """``fit_params`` with a dict of sensitive columns as a DataFrame.
 
     The estimators take a dict of columns; the search splits its rows, so it
-    takes them as the frame the estimators make of it. ``alias``: the other
+    takes them as the frame the estimators make of it (each column read by
+    position, as a Series is: never aligned on its index labels). ``alias``: the other
     keyword they may be routed to the estimator under (metadata routing).
     """
     out = dict(fit_params)
@@ -1500,7 +1501,7 @@ def _sensitive_as_frame(fit_params, alias=None):
         if not isinstance(sensitive, dict):
             continue
         try:
-            out[key] = pd.DataFrame(sensitive)
+            out[key] = sensitive_columns_frame(sensitive)
         except (TypeError, ValueError) as exc:
             raise ValueError(
                 f"{key} as a dict must map column names to columns of one "

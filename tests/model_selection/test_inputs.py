@@ -467,6 +467,18 @@ def test_sensitive_features_as_a_dict_of_columns(data):
     assert as_dict.best_estimator_.groups_.tolist() == ["F", "M"]
     with pytest.raises(ValueError, match="sensitive_features"):
         fit({"sex": sex, "other": sex[:10]})
+    # Series of different indexes are read by position, as the estimators
+    # read them (pandas aligned a dict of Series on their index labels,
+    # pairing one row's sex with another row's second column).
+    from sklearn_dpfair.model_selection._search import _sensitive_as_frame
+
+    second = np.arange(N) % 2
+    shuffled = pd.Series(np.asarray(sex), index=np.random.default_rng(0).permutation(N))
+    frame = _sensitive_as_frame(
+        {"sensitive_features": {"sex": shuffled, "b": pd.Series(second)}}
+    )["sensitive_features"]
+    np.testing.assert_array_equal(frame["sex"].to_numpy(), np.asarray(sex))
+    np.testing.assert_array_equal(frame["b"].to_numpy(), second)
 
 
 def _refuse_to_fit(monkeypatch, cls):
