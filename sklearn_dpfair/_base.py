@@ -132,12 +132,12 @@ class PrivateEstimatorMixin:
         sparse : bool, default=False
             Whether the fit's ``X`` will be a scipy sparse matrix, or a
             DataFrame whose columns are all pandas ``SparseDtype`` (which
-            validation makes one). The
-            layout is a property of the container, not of the records, so
-            the plan may depend on it: estimators that skip their private
-            column scaling on sparse ``X`` (``HeavyTailDPRegressor``,
-            ``SemiDPLinearRegression``) spend nothing on it there; the
-            others' events do not depend on it. An estimator that refuses
+            validation makes one). The layout is a property of the
+            container, not of the records, so the plan may depend on it:
+            estimators that skip their private column scaling on sparse
+            ``X`` (``HeavyTailDPRegressor``, ``SemiDPLinearRegression``)
+            spend nothing on it there; the others' events do not depend on
+            it. An estimator that refuses
             sparse ``X`` refuses ``sparse=True``.
         **public_counts : int
             The other public counts the estimator's event depends on, where
