@@ -254,7 +254,8 @@ class SemiDPLinearRegression(
         record says so. Poisson batches still sample each private row with
         the rate ``batch_size / n_private``, and ``n_private_`` is the
         declared value. A declared value far from the true count only costs
-        utility (the mean gradient is scaled by the ratio).
+        utility (the mean gradient is scaled by the ratio). The warning for
+        ``delta >= 1/n`` compares ``delta`` with it plus the public rows.
     feature_scaling : {"auto"} or None, default="auto"
         How the columns are brought to a common scale before the clipped
         steps (raw columns such as ages, incomes or years otherwise let the
@@ -291,7 +292,12 @@ class SemiDPLinearRegression(
     feature_bounds : array-like of shape (n_features, 2), default=None
         Public ``(lower, upper)`` range of every column, for
         ``feature_scaling="auto"`` (values outside are not clipped; the
-        gradient clip bounds their influence).
+        gradient clip bounds their influence). The columns are divided by
+        the half-widths (the largest magnitudes for sparse ``X`` or without
+        an intercept) in ``X``'s dtype: a range whose half-width is below
+        that dtype's smallest normal number (``1.2e-38`` for float32), or
+        whose midpoint or half-width is beyond its largest float, is
+        refused.
     target_scaling : {"auto"} or None, default="auto"
         ``"auto"``: with fewer than 5 public rows, the target is brought to
         unit scale by private robust statistics (its private median and a
@@ -711,10 +717,13 @@ default=None
         n_private = X.shape[0] - n_public
         solver = canonical_solver(self.solver)
         self._check_solver_options(solver, n_public, n_private)
-        check_delta_for_n(self.delta, X.shape[0])
         rng = check_noise_generator(self.random_state)
 
         params = self._semidp_params(solver, n_public)
+        # Against the count the fit divides by: with n_private declared, the
+        # private rows in the data are not a public count under add/remove
+        # adjacency, and a warning read from them would tell a neighbour.
+        check_delta_for_n(self.delta, params.private_count(n_private) + n_public)
         # The plan of the fit, by the function privacy_plan() reads.
         setup = semidp_setup(
             params,
@@ -723,6 +732,7 @@ default=None
             n_features=X.shape[1],
             sparse=sp.issparse(X),
             caveats=weights_caveats(weights),
+            dtype=X.dtype,
         )
         if setup.target_left_as_given:
             # A rule of the counts and the budget: no private value decides it.

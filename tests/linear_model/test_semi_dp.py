@@ -15,6 +15,7 @@ from sklearn_dpfair import SemiDPLinearRegression
 from sklearn_dpfair._solvers.semi_dp import _fit as _semidp_fit
 from sklearn_dpfair.linear_model import semidp_hyperparameters
 from sklearn_dpfair.privacy._accounting import epsilon_of, noisy_sgd_event
+from sklearn_dpfair.privacy._mechanism import observe_privatize
 
 
 def _problem(seed=0, n=3000, d=5, n_pub=300):
@@ -981,3 +982,65 @@ def test_a_string_target_is_parsed_and_refused_when_not_a_finite_number(epsilon)
             with pytest.raises(ValueError, match=message) as info:
                 SemiDPLinearRegression(**params).fit(X, bad, public_mask=mask)
             assert value not in str(info.value)
+
+
+@pytest.mark.parametrize("n_rows", [30, 120])
+def test_the_delta_warning_reads_the_declared_count(n_rows):
+    # With n_private declared (add/remove), the private rows in the data
+    # are no public count: the delta >= 1/n warning compares delta with the
+    # declared count plus the public rows (210 or 60), whatever the data
+    # hold, so neighbours warn alike.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n_rows, 2))
+    y = X.sum(axis=1) + rng.standard_normal(n_rows)
+    mask = np.arange(n_rows) < 10
+    params = dict(epsilon=1.0, adjacency="add_remove", max_iter=2, random_state=0)
+    for n_private, delta, warns in [(200, 1e-2, True), (50, 1e-2, False)]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            SemiDPLinearRegression(n_private=n_private, delta=delta, **params).fit(
+                X, y, public_mask=mask
+            )
+        warned = any("not smaller than 1/n_samples" in str(w.message) for w in caught)
+        assert warned == warns, (n_rows, n_private)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"solver": "semidp-gd"},
+        # Poisson batches of rate 1: every private row in every batch.
+        {"solver": "semidp-sgd", "batch_size": 1, "adjacency": "add_remove"},
+    ],
+    ids=["semidp-gd", "semidp-sgd"],
+)
+def test_a_private_row_of_huge_weight_contributes_a_full_clipped_term(params):
+    # A weight near the largest float times a residual above 1 overflowed to
+    # inf, and a term that is not finite counts 0: the row vanished from
+    # the sums. Saturated, it is clipped to C like any other huge row.
+    class Sums:
+        def __init__(self):
+            self.norms = []
+
+        def before_noise(self, mechanism, clipped_sum):
+            self.norms.append(float(np.linalg.norm(clipped_sum)))
+            return clipped_sum
+
+        def after_noise(self, mechanism, noisy_sum):
+            pass
+
+    rng = np.random.default_rng(1)
+    n = 40
+    X = rng.standard_normal((n, 3))
+    y = X @ np.array([1.0, 2.0, 3.0]) + rng.standard_normal(n)
+    mask = np.ones(n, dtype=bool)
+    mask[-1] = False  # one private row, far from the public fit
+    y[-1] = 50.0
+    for weight in (1e300, 1e308):
+        sample_weight = np.ones(n)
+        sample_weight[-1] = weight
+        with observe_privatize(Sums()) as sums:
+            SemiDPLinearRegression(
+                epsilon=1.0, max_iter=3, clip_norm=1.0, random_state=0, **params
+            ).fit(X, y, sample_weight=sample_weight, public_mask=mask)
+        assert sums.norms and sums.norms == pytest.approx([1.0] * len(sums.norms))

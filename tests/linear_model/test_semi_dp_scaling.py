@@ -5,10 +5,17 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.datasets import load_diabetes
 
 from sklearn_dpfair import SemiDPLinearRegression, SemiLocalDPLinearRegression
-from sklearn_dpfair._solvers.semi_dp._scaling import MIN_PUBLIC_SCALE_ROWS
+from sklearn_dpfair._solvers._feature_scaling import ScalingPlan
+from sklearn_dpfair._solvers.semi_dp._scaling import (
+    MIN_PUBLIC_SCALE_ROWS,
+    PUBLIC_ROWS_MODE,
+    fit_semidp_scaling,
+    scaled_rows,
+)
 
 # Columns with offsets 500 and 1e5 and scales 1e-3 to 1e4 (years, prices,
 # lab values): the regime where an unscaled clip saturates on one column.
@@ -408,3 +415,82 @@ def test_bounds_without_scaling_warn_that_they_are_ignored(cls):
         est.fit(X, y, public_mask=np.arange(len(y)) < 50)
     ignored = [w for w in record if "feature_bounds is ignored" in str(w.message)]
     assert len(ignored) == 1 and ignored[0].filename == __file__
+
+
+@pytest.mark.parametrize(
+    "dtype, sparse, bounds",
+    [
+        # A half-width of 1e-46 is 0 in float32: a record at the midpoint
+        # was 0 / 0 (NaN in the noisy sum), the others +-inf.
+        (np.float32, False, (0.0, 1e-46)),
+        # A midpoint beyond float32: inf - inf.
+        (np.float32, False, (1e39, 3e39)),
+        # A subnormal largest magnitude: its inverse is inf in float64, and
+        # an explicitly stored zero times inf was NaN.
+        (np.float64, True, (0.0, 1e-320)),
+    ],
+    ids=["float32-half-width", "float32-midpoint", "float64-sparse-subnormal"],
+)
+def test_bounds_whose_map_is_not_finite_in_the_dtype_of_x_are_refused(
+    dtype, sparse, bounds
+):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 2))
+    X[:, 1] = 0.5
+    X[-1, 1] = 0.0
+    y = X[:, 0] + rng.standard_normal(60)
+    if sparse:
+        X = sp.csr_matrix(X)
+        X.data[X.indices == 1] = 0.0  # explicitly stored zeros
+    X = X.astype(dtype)
+    est = SemiDPLinearRegression(
+        epsilon=1.0, max_iter=2, random_state=0, target_scaling=None,
+        feature_bounds=[(-3.0, 3.0), bounds],
+    )
+    with warnings.catch_warnings():
+        # Refused before any row is read: no numpy warning either.
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match="feature_bounds.*position 1"):
+            est.fit(X, y, public_mask=np.zeros(60, dtype=bool))
+    assert not hasattr(est, "coef_")
+    if dtype == np.float64:
+        # The plan (which knows no dtype: float64) refuses it too.
+        with pytest.raises(ValueError, match="feature_bounds.*position 1"):
+            est.privacy_plan(60, 2, sparse=sparse)
+    else:
+        # Representable in float64: the plan and a float64 fit accept it.
+        est.privacy_plan(60, 2)
+        est.fit(X.astype(np.float64), y, public_mask=np.zeros(60, dtype=bool))
+        assert np.all(np.isfinite(est.coef_))
+
+
+def test_a_float32_public_column_of_subnormal_spread_keeps_unit_scale():
+    # Its public spread (5e-46) is 0 in float32: the column was divided by
+    # 0, with numpy's warning, and the fit refused as if its second moments
+    # had overflowed. It keeps unit scale instead, as a column constant on
+    # the public rows does.
+    rng = np.random.default_rng(0)
+    n, n_public = 400, 20
+    X = rng.standard_normal((n, 2))
+    X[:n_public, 1] = 0.0
+    X[:3, 1] = float(np.float32(1.4e-45))
+    X[n_public:, 1] = 0.5
+    y = 2.0 * X[:, 0] + rng.standard_normal(n)
+    mask = np.arange(n) < n_public
+    X32 = X.astype(np.float32)
+    scales, _ = fit_semidp_scaling(
+        X32, y, mask, ScalingPlan(PUBLIC_ROWS_MODE, 2), rng=None
+    )
+    assert scales.scale[1] == 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert np.all(np.isfinite(scaled_rows(X32, scales)))
+        try:
+            SemiDPLinearRegression(epsilon=1.0, random_state=0).fit(
+                X32, y, public_mask=mask
+            )
+        except ValueError as error:
+            # The public rows' coefficient on that column (3e44 in float64)
+            # is beyond float32: said as such.
+            assert "second moments" not in str(error)
+            assert "float32" in str(error)

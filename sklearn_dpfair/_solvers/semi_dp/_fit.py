@@ -92,14 +92,15 @@ from ._public_tuning import (
     inverse_variance_weight,
     norm_quantiles,
 )
-from ._scaling import describe as describe_scaling
 from ._scaling import (
+    check_bounds_in_dtype,
     fit_semidp_scaling,
     plan_semidp_scaling,
     scaled_rows,
     target_in_user_units,
     target_left_as_given,
 )
+from ._scaling import describe as describe_scaling
 from ._solver import SemiDPData, semidp_gradient_descent
 
 __all__ = [
@@ -373,7 +374,8 @@ class SemiDPSetup:
         )
 
     def check_data(self, X, public_mask):
-        """Raise unless ``X`` and its mask have the counts this set-up planned."""
+        """Raise unless ``X`` and its mask have the counts this set-up planned,
+        and ``X``'s dtype can hold the map of ``feature_bounds``."""
         n_public = int(np.count_nonzero(public_mask))
         counts = (
             self.params.private_count(X.shape[0] - n_public),
@@ -386,6 +388,15 @@ class SemiDPSetup:
                 f"The fit was planned for (n_private, n_public, n_features) = "
                 f"{planned} but received {counts}: its releases would not be "
                 "the accounted ones. This is a bug: please report it."
+            )
+        if self.params.feature_scaling is not None:
+            # X's dtype (public) against the bounds' map, before a row is
+            # read, whatever dtype the set-up was made for.
+            check_bounds_in_dtype(
+                self.params.feature_bounds,
+                X.shape[1],
+                X.dtype,
+                center=bool(self.params.fit_intercept) and not sp.issparse(X),
             )
 
 
@@ -521,7 +532,10 @@ def _tunes_on_public_rows(params, n_public, n_features):
     )
 
 
-def semidp_setup(params, *, n_private, n_public, n_features, sparse=False, caveats=()):
+def semidp_setup(
+    params, *, n_private, n_public, n_features, sparse=False, caveats=(),
+    dtype=np.float64,
+):
     """The :class:`SemiDPSetup` of a fit, from public inputs only.
 
     It keeps the counts and caveats it was made from: :func:`fit_semidp`
@@ -542,6 +556,10 @@ def semidp_setup(params, *, n_private, n_public, n_features, sparse=False, cavea
         Whether ``X`` is sparse (a public layout; it decides the scaling).
     caveats : tuple of str, default=()
         Caveats of the fit besides the budget's (sample weights).
+    dtype : numpy dtype, default=np.float64
+        ``X``'s floating dtype (public): ``feature_bounds`` whose map is not
+        finite in it are refused
+        (:func:`~._scaling.check_bounds_in_dtype`).
 
     Returns
     -------
@@ -559,6 +577,7 @@ def semidp_setup(params, *, n_private, n_public, n_features, sparse=False, cavea
         n_features=n_features,
         sparse=sparse,
         caveats=caveats,
+        dtype=dtype,
     )
     return replace(
         setup,
@@ -569,10 +588,11 @@ def semidp_setup(params, *, n_private, n_public, n_features, sparse=False, cavea
     )
 
 
-def _semidp_setup(params, *, n_private, n_public, n_features, sparse, caveats):
+def _semidp_setup(params, *, n_private, n_public, n_features, sparse, caveats, dtype):
     """The body of :func:`semidp_setup` (without the counts it records)."""
     scaling = plan_semidp_scaling(
-        params, n_features, n_public, sparse=sparse, n_samples=n_private + n_public
+        params, n_features, n_public, sparse=sparse, n_samples=n_private + n_public,
+        dtype=dtype,
     )
     solver = params.solver
     if solver == "public-only":

@@ -51,6 +51,7 @@ from ...preprocessing._bounds import check_bounds
 from .._feature_scaling import (
     FeatureScaling,
     ScalingPlan,
+    _listed_positions,
     check_feature_bounds,
     fit_feature_scaling,
     plan_feature_scaling,
@@ -62,6 +63,7 @@ __all__ = [
     "MIN_PUBLIC_SCALE_ROWS",
     "PUBLIC_ROWS_MODE",
     "SemiDPScalingPlan",
+    "check_bounds_in_dtype",
     "fit_semidp_scaling",
     "plan_semidp_scaling",
     "public_scaling",
@@ -89,7 +91,8 @@ _PUBLIC_ROWS_TEXT = (
 )
 
 # A column constant on the public rows keeps unit scale (the public rows
-# say nothing about its spread).
+# say nothing about its spread). For float32 rows the floor is float32's
+# smallest normal number instead (_public_rows_scaling).
 _SCALE_FLOOR = 1e-300
 
 _TARGET_TEXT = "the target scaled by private robust statistics"
@@ -114,7 +117,9 @@ class SemiDPScalingPlan(ScalingPlan):
         return dataclasses.replace(self, target=False)
 
 
-def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples=None):
+def plan_semidp_scaling(
+    params, n_features, n_public, *, sparse=False, n_samples=None, dtype=np.float64
+):
     """The :class:`ScalingPlan` of a semi-private fit (public inputs only).
 
     Parameters
@@ -127,6 +132,13 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples
     sparse : bool, default=False
         Whether ``X`` is sparse (a public layout): sparse columns are scaled
         by ``feature_bounds`` only, without centring.
+    n_samples : int or None, default=None
+        Public number of rows the private quantiles would read.
+    dtype : numpy dtype, default=np.float64
+        ``X``'s floating dtype (a public property of the container): the
+        map of ``feature_bounds`` must be finite in it
+        (:func:`check_bounds_in_dtype`). float64, the widest, when planning
+        without the data.
 
     Returns
     -------
@@ -135,10 +147,11 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples
         ``"private"``.
     """
     warn_ignored_bounds(params.feature_scaling, params.feature_bounds)
+    center = bool(params.fit_intercept) and not sparse
     if params.feature_scaling is not None:
         # Every fit refuses what a private one refuses, before any branch.
         check_feature_bounds(params.feature_bounds, n_features)
-    center = bool(params.fit_intercept) and not sparse
+        check_bounds_in_dtype(params.feature_bounds, n_features, dtype, center=center)
     budget = params.budget
     # Public-only fits use the public rows alone, and the non-private limit
     # solves in standardized coordinates itself: nothing to scale.
@@ -179,6 +192,75 @@ def plan_semidp_scaling(params, n_features, n_public, *, sparse=False, n_samples
         n_samples=n_samples, adjacency=params.adjacency,
     )
     return _with_target(columns, target, params)
+
+
+def check_bounds_in_dtype(feature_bounds, n_features, dtype=np.float64, *, center=True):
+    """Refuse ``feature_bounds`` whose map is not finite in ``dtype``.
+
+    The fit maps each column to ``(x - location) / scale`` in ``X``'s own
+    dtype (:func:`scaled_rows`), with the location and scale of the bounds
+    (midpoint and half-width; without centring, location 0 and the largest
+    magnitude). A scale below the dtype's smallest normal number (a
+    half-width of ``1e-46`` is 0 in float32, and its inverse ``inf``) or a
+    location or scale beyond its largest float would turn a record at the
+    location into ``0 / 0`` (NaN) and the others into ``inf``: the noisy
+    sums would then depend on one record without bound. Refused instead,
+    from the parameter and ``X``'s dtype alone (public), before any row is
+    read. A scale in the normal range keeps every scaled value a number
+    (at worst saturated, then clipped like any huge record).
+
+    Parameters
+    ----------
+    feature_bounds : array-like of shape (n_features, 2) or None
+        None passes.
+    n_features : int
+    dtype : numpy dtype, default=np.float64
+        ``X``'s floating dtype.
+    center : bool, default=True
+        Whether the map centres the columns (dense ``X`` with an intercept).
+
+    Raises
+    ------
+    ValueError
+        Naming ``feature_bounds`` and the columns' positions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.semi_dp._scaling import check_bounds_in_dtype
+    >>> check_bounds_in_dtype([(0.0, 1e-46)], 1, np.float64)
+    >>> check_bounds_in_dtype([(0.0, 1e-46)], 1, np.float32)
+    Traceback (most recent call last):
+    ...
+    ValueError: feature_bounds: the declared range of the column at position 0 ...
+    """
+    if feature_bounds is None:
+        return
+    lower, upper = check_bounds(feature_bounds, n_features, name="feature_bounds")
+    plan = ScalingPlan(
+        "bounds", n_features, np.asarray(lower), np.asarray(upper), center=center
+    )
+    scaling = fit_feature_scaling(None, plan, None)
+    info = np.finfo(dtype)
+    positions = np.flatnonzero(
+        (scaling.scale < info.tiny)
+        | (scaling.scale > info.max)
+        | (np.abs(scaling.location) > info.max)
+    )
+    if positions.size == 0:
+        return
+    s = "s" if positions.size > 1 else ""
+    name = np.dtype(dtype).name
+    scale = "half-width" if center else "largest magnitude"
+    raise ValueError(
+        f"feature_bounds: the declared range of the column{s} at position{s} "
+        f"{_listed_positions(positions)} cannot scale X of dtype {name}: the "
+        f"fit divides by its {scale}, which must lie between {name}'s "
+        f"smallest normal number ({info.tiny:g}) and largest float "
+        f"({info.max:g}), and subtracts its midpoint, which must lie within "
+        f"the latter. Declare a range of a representable width, or pass X "
+        "as float64."
+    )
 
 
 def _target_asked(params, n_public):
@@ -296,8 +378,11 @@ def _public_rows_scaling(X, public_mask, plan):
     Xp = X[public_mask]
     location, scale = column_moments(Xp, center=plan.center)
     # A column constant on the public rows (column_moments gives it the
-    # scale 1: they say nothing about its spread), or of a subnormal spread.
-    scale = np.where(scale > _SCALE_FLOOR, scale, 1.0)
+    # scale 1: they say nothing about its spread), or of a subnormal spread:
+    # in X's dtype, since scaled_rows divides there (a float32 column of
+    # spread 5e-46 would divide by 0).
+    floor = max(_SCALE_FLOOR, float(np.finfo(X.dtype).tiny))
+    scale = np.where(scale > floor, scale, 1.0)
     if plan.center and Xp.shape[0]:
         # Centred at its value, not at the mean a few ulps off it, so that
         # its public rows are exactly 0 (the public start would otherwise
@@ -314,6 +399,10 @@ def scaled_rows(X, scaling):
     The fit's one copy of the rows (:meth:`FeatureScaling.transform` would
     hold two temporaries, and promote float32 rows to float64). A sparse
     ``X`` is scaled without centring (its location is 0).
+
+    Every scale must be a normal number of ``X``'s dtype and every location
+    finite in it (:func:`check_bounds_in_dtype` for declared bounds, the
+    floor of the public rows' scales): then no value is NaN.
     """
     big = np.finfo(X.dtype).max
     if sp.issparse(X):

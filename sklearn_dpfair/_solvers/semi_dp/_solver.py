@@ -64,6 +64,7 @@ from .._linear import (
     raw_predictions,
     row_norms_of,
     stored_row_norms,
+    weighted_raw_gradient,
 )
 from .._row_blocks import block_rows, row_block, row_blocks
 from .._rows import clipped_rows
@@ -219,9 +220,13 @@ def _rows_clipped_sum(
     total = None
     for rows in row_blocks(X, rows_per_block):
         Xb = row_block(X, rows)
-        R = _raw_residuals(Xb, y[rows], W, s)
-        if weights is not None:
-            R *= weights[rows, None]
+        # Saturated, not inf, where a huge weight overflows the product: the
+        # row's term is then clipped to C like any huge one (inf would make
+        # it count as not finite and contribute 0).
+        R = weighted_raw_gradient(
+            _raw_residuals(Xb, y[rows], W, s),
+            None if weights is None else weights[rows],
+        )
         part = _clipped_sum(
             Xb, R, row_norms_of(Xb, rows, norms, s), clip_norm, s,
             None if excluded is None else excluded[rows],
@@ -420,9 +425,13 @@ def _poisson_sum(
         Xb, yb = xp.take(Xq, idx, axis=0), xp.take(yq, idx, axis=0)
     else:
         Xb, yb = Xq[idx], yq[idx]
-    R = _raw_residuals(Xb, yb, w, s)
-    if weights is not None:
-        R *= (weights[idx] if xp is np else xp.take(weights, idx, axis=0))[:, None]
+    # Saturated where a huge weight overflows (see _rows_clipped_sum).
+    R = weighted_raw_gradient(
+        _raw_residuals(Xb, yb, w, s),
+        None
+        if weights is None
+        else (weights[idx] if xp is np else xp.take(weights, idx, axis=0)),
+    )
     return _clipped_sum(
         Xb, R, row_norms_of(Xb, idx, row_norms, s), clip_norm, s
     )[:, 0]
