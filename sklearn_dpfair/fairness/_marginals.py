@@ -17,6 +17,7 @@ from ..utils._validation import warn_at_caller
 
 __all__ = [
     "cell_counts",
+    "check_public_marginals",
     "marginals_from_counts",
     "marginals_from_public",
     "warn_floored_groups",
@@ -115,6 +116,97 @@ def marginals_from_counts(counts, n_total, floor):
     return ps, totals / max(float(n_total), 1.0)
 
 
+def check_public_marginals(public, constraint, n_classes=None, n_groups=None):
+    """Validate declared group marginals from the parameter and the known counts.
+
+    The one check of ``group_marginals`` that a fit (through
+    :func:`marginals_from_public`, with the counts of its data) and a
+    privacy plan (before any data is read, with the declared or stated
+    counts only) share, so that no plan is made for values its fit would
+    refuse. What does not depend on the counts is always checked: numeric,
+    finite, non-negative, not all zero, and the number of dimensions; each
+    dimension only when its count is known.
+
+    Parameters
+    ----------
+    public : array-like
+        The declared values: ``P(S = r)`` (shape ``(n_groups,)``) for
+        demographic parity, the joint ``P(Y = y, S = r)`` (shape
+        ``(n_classes, n_groups)``) for the label-conditional constraints.
+    constraint : str
+        The constraint's name (``"demographic_parity"``,
+        ``"equalized_odds"`` or ``"equal_opportunity"``).
+    n_classes, n_groups : int or None, default=None
+        The numbers of classes and groups, where known (None: not checked).
+
+    Returns
+    -------
+    public : ndarray
+        float64.
+
+    Raises
+    ------
+    ValueError
+        Naming ``group_marginals`` and the condition that failed: values
+        that are not numeric, not finite, negative or all zero, or a shape
+        other than the constraint's (a public parameter: the message may
+        show its shape).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.fairness._marginals import check_public_marginals
+    >>> check_public_marginals([1, 3], "demographic_parity", n_groups=2).tolist()
+    [1.0, 3.0]
+    >>> check_public_marginals([-1, 2], "demographic_parity")
+    Traceback (most recent call last):
+    ...
+    ValueError: group_marginals must be non-negative; got a negative entry.
+    """
+    try:
+        values = np.asarray(public, dtype=np.float64)
+    except (TypeError, ValueError):
+        # A public parameter: its message may show it.
+        raise ValueError(
+            f"group_marginals must be numeric shares; got {public!r}."
+        ) from None
+    if not np.all(np.isfinite(values)):
+        raise ValueError("group_marginals must be finite; got NaN or inf.")
+    if np.any(values < 0):
+        raise ValueError("group_marginals must be non-negative; got a negative entry.")
+    # A sum that is 0 (or empty) has no normalization; values this large that
+    # their sum overflows are refused as non-finite shares would be.
+    with np.errstate(over="ignore"):
+        total = values.sum()
+    if not total > 0:
+        raise ValueError(
+            "group_marginals must not be all zero (they are normalized to "
+            "sum to 1)."
+        )
+    if not np.isfinite(total):
+        raise ValueError(
+            "group_marginals must sum to a finite number (they are normalized "
+            "to sum to 1); scale them down."
+        )
+    dp = constraint == "demographic_parity"
+    expected = (n_groups,) if dp else (n_classes, n_groups)
+    if values.ndim != len(expected) or any(
+        want is not None and got != want
+        for got, want in zip(values.shape, expected)
+    ):
+        names = ("n_groups",) if dp else ("n_classes", "n_groups")
+        shape = ", ".join(
+            name if want is None else str(want)
+            for name, want in zip(names, expected)
+        )
+        raise ValueError(
+            f"group_marginals must be of shape ({shape}{',' if dp else ''}) "
+            f"for constraint={constraint!r}: "
+            + ("P(S=r)" if dp else "the joint P(Y=y, S=r)")
+            + f"; got shape {values.shape}."
+        )
+    return values
+
+
 def marginals_from_public(public, n_classes, n_groups, constraint):
     """Cell frequencies ``(n_blocks, n_groups)`` from user-declared public values.
 
@@ -138,7 +230,8 @@ def marginals_from_public(public, n_classes, n_groups, constraint):
     Raises
     ------
     ValueError
-        If ``public`` has the wrong shape, or is negative, non-finite or 0.
+        If ``public`` has the wrong shape, or is negative, non-finite or 0
+        (:func:`check_public_marginals`; the message says which).
 
     Examples
     --------
@@ -147,29 +240,11 @@ def marginals_from_public(public, n_classes, n_groups, constraint):
     >>> marginals_from_public([1, 3], 2, 2, DemographicParity()).tolist()
     [[0.25, 0.75]]
     """
-    try:
-        public = np.asarray(public, dtype=np.float64)
-    except (TypeError, ValueError):
-        # A public parameter: its message may show it.
-        raise ValueError(
-            f"group_marginals must be numeric shares; got {public!r}."
-        ) from None
-    dp = constraint.name == "demographic_parity"
-    shape = (n_groups,) if dp else (n_classes, n_groups)
-    if (
-        public.shape != shape
-        or not np.all(np.isfinite(public))
-        or np.any(public < 0)
-        or public.sum() <= 0
-    ):
-        raise ValueError(
-            "group_marginals must be non-negative, finite, not all zero and of "
-            f"shape {shape} for constraint={constraint.name!r}: "
-            + ("P(S=r)" if dp else "the joint P(Y=y, S=r)")
-            + f"; got shape {public.shape}."
-        )
+    public = check_public_marginals(
+        public, constraint.name, n_classes=n_classes, n_groups=n_groups
+    )
     joint = public / public.sum()
-    if dp:
+    if constraint.name == "demographic_parity":
         return joint[None, :]
     if constraint.name == "equal_opportunity":
         return joint[[constraint.class_index]]

@@ -49,6 +49,7 @@ from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
 from ..fairness._constraints import advantaged_class_index
 from ..fairness._ermi import code_dtype, compact_codes
+from ..fairness._marginals import check_public_marginals
 from ..fairness._sensitive import check_declared_groups
 from ..neural._network import ACTIVATIONS, check_hidden_layer_sizes, network_scores
 from ..privacy import PrivacyBudget, PrivacyRecord, check_noise_generator
@@ -64,6 +65,7 @@ from ..utils._array_api import (
 )
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
+    check_declared_classes,
     check_delta_for_n,
     check_public_weights,
     check_sparse_sums_finite,
@@ -1152,6 +1154,9 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         of shape ``(n_groups,)`` for demographic parity, the joint
         ``P(Y=y, S=r)`` of shape ``(n_classes, n_groups)`` otherwise, in the
         order of ``groups`` and of ``classes_`` (the sorted ``classes``).
+        Values that are negative, not finite or all zero, or of a shape other
+        than the declared ``groups`` and ``classes`` give, are refused by
+        :meth:`privacy_plan` as by :meth:`fit`, before any data is read.
     small_budget : {"auto", "choose", "fit"}, default="auto"
         What a budget too small to buy a useful model does. "auto": when
         ``n_samples * epsilon < 15 * (n_features + 1) * (n_classes - 1)``
@@ -1606,11 +1611,29 @@ default=None
         return self.groups
 
     def _check_params(self):
-        # The declared group set is public: refused before any row is read,
-        # by the check its plan makes too (with or without
+        # The declared groups and classes are public: what the fit refuses
+        # from them and the parameters alone is refused before any row is
+        # read, by the checks its plan makes too (with or without
         # sensitive_features, as the plan does not know which).
+        n_groups = n_classes = None
         if self.groups is not None:
-            check_declared_groups(self.groups)
+            n_groups = len(check_declared_groups(self.groups))
+        if self.classes is not None:
+            classes = check_declared_classes(self.classes)
+            n_classes = classes.size
+            # The fit's classes_ are these: its advantaged class is decided.
+            self._opportunity_index(classes)
+        self._check_group_marginals(n_classes, n_groups)
+
+    def _check_group_marginals(self, n_classes, n_groups):
+        """Refuse declared ``group_marginals`` the fit refuses, at the known counts."""
+        if not isinstance(self.group_marginals, str):
+            check_public_marginals(
+                self.group_marginals,
+                self.constraint,
+                n_classes=n_classes,
+                n_groups=n_groups,
+            )
 
     def _encode_groups(self, sensitive_features, n_samples, caveats):
         if sensitive_features is not None and self.groups is None:
@@ -1648,7 +1671,12 @@ default=None
             n_classes=n_classes,
         )
 
-    _classes_private = True
+    @property
+    def _classes_private(self):
+        # Declared classes are public (a message may list them); only those
+        # read from y are withheld.
+        return self.classes is None
+
     _plan_public_counts = ("n_groups", "n_classes")
     # Private column scales need dense rows: the plan reads the layout.
     _plan_reads_layout = True
@@ -1677,9 +1705,11 @@ default=None
                 f"n_groups={n_groups} disagrees with the {len(self.groups)} "
                 "declared groups."
             )
+        stated_classes = n_classes if self.classes is None else None
         n_classes = planned_class_count(self.classes, n_classes)
         if n_groups is None:
             n_groups = 1 if self.groups is None else len(self.groups)
+        self._check_planned_counts(n_groups, n_classes, stated_classes)
         privacy = self._fair_privacy((), n_features, sparse, n_samples=n_samples)
         plan = self._fermi_plan(
             privacy,
@@ -1724,6 +1754,33 @@ default=None
             calibrated=privacy.budget.is_calibrated,
         )
         return record
+
+    def _check_planned_counts(self, n_groups, n_classes, stated_classes):
+        """Refuse a plan at counts its fit would refuse (public inputs only).
+
+        Beyond the declared sets (:meth:`_check_params`): the counts the plan
+        is made for are those of the fit's data, so a fit on such data
+        refuses what is decided by them. ``stated_classes`` is the
+        ``n_classes`` passed without declared ``classes`` (None: not stated,
+        the default of 2 decides nothing). One group has no fairness term,
+        so the fit reads no marginals.
+        """
+        if (
+            stated_classes is not None
+            and stated_classes > 2
+            and self.constraint == "equal_opportunity"
+            and self.opportunity_class is None
+        ):
+            # Only the number of classes decides this refusal (the labels
+            # stand in for the private ones the fit reads).
+            advantaged_class_index(np.arange(stated_classes), None)
+        known_classes = (
+            n_classes
+            if self.classes is not None
+            or (stated_classes is not None and stated_classes >= 2)
+            else None
+        )
+        self._check_group_marginals(known_classes, n_groups if n_groups > 1 else None)
 
     def _fair_privacy(self, caveats, n_features, sparse=False, n_samples=None):
         """The :class:`FairPrivacy` of the parameters (public inputs only).

@@ -591,6 +591,117 @@ def test_public_marginals_spend_no_budget_on_the_histogram():
         )
 
 
+
+@pytest.mark.parametrize(
+    "params, n_classes, match",
+    [
+        ({"group_marginals": [0.2, 0.3, 0.5]}, 2, r"of shape \(2,\).*got shape \(3,\)"),
+        ({"group_marginals": [-1.0, 2.0]}, 2, "must be non-negative"),
+        ({"group_marginals": [np.nan, 1.0]}, 2, "must be finite"),
+        ({"group_marginals": [0.0, 0.0]}, 2, "must not be all zero"),
+        (
+            {"constraint": "equalized_odds", "group_marginals": [0.5, 0.5]},
+            2,
+            r"of shape \(2, 2\)",
+        ),
+        (
+            {"constraint": "equalized_odds", "group_marginals": np.ones((3, 2))},
+            2,
+            r"of shape \(2, 2\)",
+        ),
+        (
+            {"constraint": "equal_opportunity", "opportunity_class": 5},
+            2,
+            r"^opportunity_class=5 is not one of the classes \[0, 1\]\.$",
+        ),
+        (
+            {"constraint": "equal_opportunity", "opportunity_class": "1"},
+            2,
+            r"^opportunity_class='1' is not one of the classes \[0, 1\]\.$",
+        ),
+        (
+            {"constraint": "equal_opportunity"},
+            3,
+            "more than two classes needs opportunity_class",
+        ),
+    ],
+    ids=["shape", "negative", "nan", "zero", "eo_ndim", "eo_classes",
+         "eopp_class", "eopp_str", "eopp_multiclass"],
+)
+def test_plan_refuses_what_the_fit_refuses_from_declared_sets(
+    params, n_classes, match
+):
+    # Declared groups and classes decide these refusals before any row is
+    # read: the plan raises the fit's error (no plan for a fit that cannot
+    # run), and the message names the failed condition; declared classes are
+    # public, so it lists them rather than calling them private.
+    X, y, s = _biased(0, n=300, n_classes=n_classes)
+    est = DPFERMIClassifier(
+        classes=list(range(n_classes)), groups=[0, 1], max_iter=2, **params
+    )
+    with pytest.raises(ValueError, match=match) as planned:
+        est.privacy_plan(300, X.shape[1])
+    with pytest.raises(ValueError, match=match) as fitted:
+        est.fit(X, y, sensitive_features=s)
+    assert str(planned.value) == str(fitted.value)
+    assert "read from y" not in str(fitted.value)
+    assert not hasattr(est, "classes_")
+
+
+@pytest.mark.parametrize(
+    "params, n_classes",
+    [
+        ({"group_marginals": [3, 1]}, 2),
+        ({"constraint": "equalized_odds", "group_marginals": np.ones((3, 2))}, 3),
+        ({"constraint": "equal_opportunity", "opportunity_class": 0}, 2),
+        (
+            {
+                "constraint": "equal_opportunity",
+                "opportunity_class": 2,
+                "group_marginals": [[1, 1], [1, 1], [2, 1]],
+            },
+            3,
+        ),
+    ],
+    ids=["dp", "eo", "eopp", "eopp_multiclass"],
+)
+def test_valid_declared_marginals_and_classes_plan_and_fit(params, n_classes):
+    X, y, s = _biased(0, n=600, n_classes=n_classes)
+    est = DPFERMIClassifier(
+        classes=list(range(n_classes)), groups=[0, 1], random_state=0,
+        small_budget="fit", batch_size=200, max_iter=2, **params,
+    )
+    plan = est.privacy_plan(600, X.shape[1])
+    est.fit(X, y, sensitive_features=s)
+    assert plan.dp_event == est.dp_event_
+
+
+def test_plan_refuses_at_stated_counts_its_fit_refuses():
+    # Without declared sets the counts passed to the plan are those of the
+    # fit's data: what they decide is refused as the fit on it refuses.
+    est = DPFERMIClassifier(group_marginals=[0.5, 0.5], max_iter=2)
+    with pytest.raises(ValueError, match=r"of shape \(3,\).*got shape \(2,\)"):
+        est.privacy_plan(300, 4, n_groups=3)
+    # One group has no fairness term: the fit reads no marginals.
+    est.privacy_plan(300, 4, n_groups=1)
+    est.privacy_plan(300, 4, n_groups=2)
+    eopp = DPFERMIClassifier(constraint="equal_opportunity", max_iter=2)
+    with pytest.raises(ValueError, match="more than two classes"):
+        eopp.privacy_plan(300, 4, n_classes=3)
+    eopp.privacy_plan(300, 4, n_classes=2)
+    # A label it cannot check without the labels is left to the fit.
+    eopp.set_params(opportunity_class="maybe").privacy_plan(300, 4, n_classes=3)
+    eo = DPFERMIClassifier(
+        constraint="equalized_odds", group_marginals=np.ones((2, 2)), max_iter=2
+    )
+    with pytest.raises(ValueError, match=r"of shape \(3, 2\)"):
+        eo.privacy_plan(300, 4, n_classes=3, n_groups=2)
+    # Default counts decide no shape but the number of dimensions.
+    eo.privacy_plan(300, 4)
+    with pytest.raises(ValueError, match=r"of shape \(n_classes, n_groups\)"):
+        eo.set_params(group_marginals=[0.5, 0.5]).privacy_plan(300, 4)
+
+
 def test_undeclared_sets_warn_and_are_recorded():
     X, y, s = _biased(0)
     with pytest.warns(PrivacyLeakWarning) as record:
