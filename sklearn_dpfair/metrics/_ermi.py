@@ -112,11 +112,15 @@ def _blocks(y_true, y_pred, y_proba, sensitive_features, labels, constraint,
     the constraint object.
     """
     need = constraint != "demographic_parity"
+    # Declared labels are the caller's: an error may list them.
+    declared = labels is not None
     proba, y_index, labels, codes, n_groups = _prepare(
         y_true, y_pred, y_proba, sensitive_features, labels, need
     )
     class_index = (
-        advantaged_class_index(labels, opportunity_class, parameter="labels")
+        advantaged_class_index(
+            labels, opportunity_class, parameter="labels", private=not declared
+        )
         if constraint == "equal_opportunity"
         else None
     )

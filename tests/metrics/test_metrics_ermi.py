@@ -202,3 +202,20 @@ def test_equal_opportunity_with_one_label_names_what_to_pass():
     assert "labels=[negative, positive]" in str(info.value)
     assert "opportunity_class=" in str(info.value)
     assert ermi_score([1, 1, 1, 1], [1, 1, 1, 1], labels=[0, 1], **kwargs) == 0.0
+
+
+def test_an_undeclared_opportunity_class_lists_declared_labels():
+    # Declared labels are the caller's, not read from y: the message lists
+    # them instead of saying they are private.
+    y = np.array([0, 1, 0, 1])
+    groups = np.array([0, 0, 1, 1])
+    with pytest.raises(ValueError, match=r"is not one of the classes \[0, 1\]"):
+        ermi_score(
+            y, y, sensitive_features=groups, labels=[0, 1],
+            constraint="equal_opportunity", opportunity_class=5,
+        )
+    with pytest.raises(ValueError, match="read from y"):
+        ermi_score(
+            y, y, sensitive_features=groups,
+            constraint="equal_opportunity", opportunity_class=5,
+        )
