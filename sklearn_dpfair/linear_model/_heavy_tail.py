@@ -190,9 +190,12 @@ class HeavyTailDPRegressor(
         Per-sample gradient clip ``C``. ``"auto"``: with "dp-sgd", the
         loss's gradient at one target-scale unit times the square root of
         the private median squared row norm times
-        ``max(1, f / 5000)^(1/k)`` with ``f = eps n / sqrt(d + 1)``, in
-        the units of the scaled target (``clip_norm_`` reports it in the
-        units of ``y`` times ``x``, as a float clip is given); with the
+        ``max(1, f / 5000)^(1/k)`` with ``f = eps n / sqrt(d + 1)`` (``eps``
+        capped at the epsilon the planned steps attain at the smallest
+        noise multiplier the calibration returns, 0.1: past it a larger
+        clip only adds noise), in the units of the scaled target
+        (``clip_norm_`` reports it in the units of ``y`` times ``x``, as a
+        float clip is given); with the
         one-pass solvers, that median times ``max(1, f / clip_ref)^(1/k)``,
         where ``f`` is the solver's signal-to-noise factor (e.g.
         ``eps n / sqrt(d T)``). ``"theory"``: the thesis' rule
@@ -843,8 +846,9 @@ or None, default="auto"
         warn_at_caller(
             "The parameter 'rho' of HeavyTailDPRegressor is deprecated in "
             f"{_RHO_DEPRECATED_IN} and will be removed in {_RHO_REMOVED_IN}; "
-            f"pass epsilon and delta instead (rho={self.rho!r} is fitted as "
-            "the (epsilon, delta) budget that dp-accounting certifies for it).",
+            # Without the value: a search over rho warns once.
+            "pass epsilon and delta instead (rho is fitted as the (epsilon, "
+            "delta) budget that dp-accounting certifies for it).",
             FutureWarning,
         )
         return zcdp_budget(float(self.rho), float(self.delta), caveats=caveats)
@@ -1021,9 +1025,11 @@ def _radius_hit(result, config, private):
     norm = float(np.linalg.norm(full))
     if norm < _NEAR_RADIUS * radius:
         return None
+    # The rule, not this fit's norm: one cause warns once across the folds
+    # of a search (a warning shows once per text).
     return (
         f"the released coefficients lie on or near the {which} "
-        f"radius={radius:g} (||[coef_, intercept_]|| = {norm:.4g} >= "
+        f"radius={radius:g} (||[coef_, intercept_]|| >= "
         f"{_NEAR_RADIUS:g} radius): the fit is capped, and its "
         "predictions may be far from the data's scale; pass a larger radius, "
         "or radius=None with solver='dp-sgd', which needs no bound (this "

@@ -252,6 +252,25 @@ def _median_excess(n, epsilon, seeds, **params):
     return np.median(risks)
 
 
+@pytest.mark.parametrize("loss", ["squared_error", "huber"])
+def test_dpsgd_does_not_degrade_past_the_noise_multiplier_floor(loss):
+    # The noise multiplier stops at 0.1 near epsilon 1e4 here; the auto clip
+    # kept growing like sqrt(epsilon), and the noise with it: R^2 0.91 at
+    # 1e7, -35 at 1e10 and -2e293 at 1e308 (0.93 for least squares). It now
+    # stops where the noise stops falling, so huge budgets fit like 1e3.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.normal(size=1000)
+    exact = LinearRegression().fit(X, y).score(X, y)
+    clips = []
+    for epsilon in (1e10, 1e308):
+        reg = HeavyTailDPRegressor(epsilon=epsilon, loss=loss, random_state=0)
+        reg.fit(X, y)
+        assert reg.score(X, y) > exact - 0.01
+        clips.append(reg.clip_norm_)
+    assert clips[0] == pytest.approx(clips[1], rel=1e-12)
+
+
 def test_utility_improves_with_epsilon():
     # Down to the statistical floor: at n = 10000 with t(3) noise least
     # squares itself has an excess risk of about (d + 1) Var(noise) / (2 n)
@@ -710,6 +729,45 @@ def test_below_the_minimum_signal_the_intercept_only_model_is_released():
     # With more budget per row the same n fits a model.
     fit = HeavyTailDPRegressor(epsilon=4.0, random_state=0).fit(X, y)
     assert np.any(fit.coef_ != 0)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_the_minimum_signal_warning_has_one_text_across_a_search(fit_intercept):
+    # It states the rule, not the fit's epsilon * n: the folds of two sizes
+    # and the epsilons of a search (48.6 and 48.9, 16.2 ... 32.6) warned
+    # once each; one cause now warns once (a warning shows once per text).
+    X, y = _raw_scale_data(np.random.default_rng(3), 163)
+    texts = set()
+    for n, epsilon in ((162, 0.1), (163, 0.1), (162, 0.3)):
+        reg = HeavyTailDPRegressor(
+            epsilon=epsilon, fit_intercept=fit_intercept, random_state=0
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            reg.fit(X[:n], y[:n])
+        texts |= {str(w.message) for w in caught if "n_samples" in str(w.message)}
+    assert len(texts) == 1
+    (text,) = texts
+    assert "max(100, 10" in text
+
+
+def test_the_radius_warning_states_the_rule_not_the_fit_norm():
+    # The released norm is this fit's number: the folds of a search warned
+    # once each. The text names the radius and the 90% rule only.
+    from types import SimpleNamespace
+
+    from sklearn_dpfair.linear_model._heavy_tail import _radius_hit
+
+    config = SimpleNamespace(radius=10.0, fit_intercept=True)
+    texts = {
+        _radius_hit(
+            SimpleNamespace(solver="dp-sgd", coef=np.array([c, 0.0]), intercept=1.0),
+            config,
+            True,
+        )
+        for c in (9.5, 9.9)
+    }
+    assert len(texts) == 1 and "radius=10" in texts.pop()
 
 
 def test_the_intercept_only_model_beats_predicting_zero_on_a_raw_target():

@@ -79,9 +79,12 @@ from ...privacy._accounting import (
     composed_event,
     epsilon_of,
     no_op_event,
+    noisy_sgd_event,
     non_private_event,
     zcdp_event,
 )
+from ...privacy._calibration import _SIGMA_MIN
+from ...privacy._zcdp import _RHO_MAX
 from .._rows import squared_row_norms
 from ...privacy._releases import forgo_release
 from ._private_quantile import (
@@ -111,11 +114,13 @@ __all__ = [
     "features_scalable",
     "fit_heavy_tail_dpsgd",
     "intercept_clip",
+    "intercept_signal_epsilon",
     "minimum_signal",
     "plan_dpsgd",
     "private_feature_scales",
     "private_location_scale",
     "standardized",
+    "steps_signal_epsilon",
     "tuning_events",
     "tuning_share",
     "unit_gradient",
@@ -164,6 +169,11 @@ class DPSGDSchedule:
 #   (C = 10, tuned step) / the tuned DP-SGD / the worst cell: c0 = 1.5
 #   0.672x / 1.03x / 4.4x, 1.0 0.620x / 0.95x / 2.8x, 0.75 0.608x / 0.93x /
 #   3.1x (skewed features' bias on the coefficients at n = 1e5): c0 = 1.0;
+#   eps in f is capped at the epsilon the planned steps attain at the noise
+#   calibration's floor sigma = 0.1 (steps_signal_epsilon: 1.2e3 to 1.5e4
+#   with max_iter="auto" at delta = 1e-5, about 90 for a single step): past
+#   it the noise std 0.1 C grows with C, so a growing clip only added noise
+#   (R^2 -35 at eps 1e10 on 2000 rows);
 # * step = 0.35 / m2 where m2 = median ||[x, 1]||^2 / (d + 1), the per
 #   coordinate second moment, capped at 1: 0.5 (half the inverse curvature
 #   of isotropic features) diverged on correlated features (scikit-learn's
@@ -178,9 +188,11 @@ class DPSGDSchedule:
 # * the private intercept step (_intercept_mean.py; squared loss with an
 #   intercept): its own 10% of rho and a clip of c_b max(1, eps n /
 #   5000)^(1/k) target-scale units (intercept_clip: the steps' growth for
-#   one parameter). Chosen with c0 = 1.5 then kept at the same level: on
-#   the dev seeds, against the best fixed clip (C = 10, tuned step) / the
-#   tuned DP-SGD / the worst cell, without the step 0.883x / 1.36x / 8.5x;
+#   one parameter; eps capped where the zCDP split's rho stops growing,
+#   intercept_signal_epsilon). Chosen with c0 = 1.5 then kept at the same
+#   level: on the dev seeds, against the best fixed clip (C = 10, tuned
+#   step) / the tuned DP-SGD / the worst cell, without the step 0.883x /
+#   1.36x / 8.5x;
 #   with it, (c_b, share) = (1.5, 5%) 0.728x / 1.12x / 4.6x, (2.25, 5%)
 #   0.686x, (3, 2.5%) 0.700x, (3, 5%) 0.678x / 1.04x / 4.3x, (3, 10%)
 #   0.672x / 1.03x / 4.4x, (4.5, 10%) 0.673x, (6, 5%) 0.736x, (6, 10%)
@@ -251,7 +263,9 @@ def auto_clip_factor(
     signal-to-noise factor ``f = epsilon n / sqrt(n_params)``: the thesis'
     clip rule (chapter 4) grows like ``f ** (1 / k)`` because the more
     signal there is per unit of noise, the less clipping bias is worth
-    trading for less noise.
+    trading for less noise. The solver passes the epsilon of
+    :func:`steps_signal_epsilon`: the budget's, capped where the steps'
+    noise multiplier stops falling.
 
     Examples
     --------
@@ -277,7 +291,8 @@ def intercept_clip(epsilon, n_samples, moment_order, schedule=DPSGD_SCHEDULE):
     (:func:`auto_clip_factor`) for a release of one parameter,
     ``max(1, epsilon n / clip_snr_ref) ** (1 / k)``: one noisy mean in one
     dimension affords a larger clip than the ``d + 1`` coordinates of every
-    step. Public: reads ``epsilon``, ``n`` and ``k`` only.
+    step. Public: reads ``epsilon``, ``n`` and ``k`` only; the solver passes
+    the epsilon of :func:`intercept_signal_epsilon`.
 
     Examples
     --------
@@ -288,6 +303,73 @@ def intercept_clip(epsilon, n_samples, moment_order, schedule=DPSGD_SCHEDULE):
     return schedule.intercept_clip_factor * _clip_growth(
         epsilon, n_samples, 1, moment_order, schedule
     )
+
+
+def steps_signal_epsilon(epsilon, delta, sampling_probability, n_steps):
+    """The epsilon the steps' automatic clip reads: ``epsilon``, capped.
+
+    The growth ``f^(1/k)`` of :func:`auto_clip_factor` trades clipping bias
+    for noise on the premise that a larger epsilon buys less noise per
+    unit of clip. The steps' noise multiplier is calibrated down to the
+    calibration's floor (``_SIGMA_MIN`` of
+    :mod:`~sklearn_dpfair.privacy._calibration`, 0.1) and no further: past
+    the epsilon the steps alone attain there, a larger clip only adds noise
+    (its standard deviation ``0.1 C`` grew like ``epsilon^(1/k)``: R^2 0.93
+    at epsilon 1e3, -35 at 1e10 on 2000 rows). The clip therefore reads
+    ``min(epsilon, e_floor)``, ``e_floor`` the epsilon of the planned
+    Poisson-subsampled steps at that floor under the RDP accountant: public
+    (the schedule and ``delta``), and at least the epsilon the steps
+    attain there under the tighter PLD accountant. Below ``e_floor`` the
+    clip is the uncapped rule's, bit for bit.
+
+    Parameters
+    ----------
+    epsilon : float
+        The budget's epsilon.
+    delta : float
+        The budget's delta, in (0, 1).
+    sampling_probability : float
+        Poisson rate of the steps.
+    n_steps : int
+        Number of steps.
+
+    Returns
+    -------
+    epsilon : float
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import steps_signal_epsilon
+    >>> steps_signal_epsilon(1.0, 1e-5, 0.128, 157)
+    1.0
+    >>> 1e3 < steps_signal_epsilon(1e308, 1e-5, 0.128, 157) < 1e4
+    True
+    """
+    floor = noisy_sgd_event(_SIGMA_MIN, sampling_probability, n_steps)
+    return min(epsilon, epsilon_of(floor, delta, "rdp"))
+
+
+def intercept_signal_epsilon(epsilon, delta):
+    """The epsilon the intercept step's clip reads: ``epsilon``, capped.
+
+    The intercept step's noise is calibrated to its share of the budget's
+    zCDP ``rho`` (:meth:`~sklearn_dpfair.privacy.PrivacyBudget.split`), and
+    that ``rho`` stops growing at the conversion's largest value
+    (``_RHO_MAX`` of :mod:`~sklearn_dpfair.privacy._zcdp`, about epsilon
+    ``1e6``): past it a larger clip (:func:`intercept_clip`) only adds
+    noise, until the step is dropped. The clip therefore reads
+    ``min(epsilon, e_max)``, ``e_max`` the epsilon that largest ``rho``
+    certifies at ``delta`` (public); below it, the uncapped rule's clip.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import intercept_signal_epsilon
+    >>> intercept_signal_epsilon(1.0, 1e-5)
+    1.0
+    >>> 1e6 < intercept_signal_epsilon(1e308, 1e-5) < 2e6
+    True
+    """
+    return min(epsilon, epsilon_of(zcdp_event(_RHO_MAX), delta, "rdp"))
 
 
 def _corrects_intercept(s, config, budget, n, schedule):
@@ -310,7 +392,8 @@ def _corrects_intercept(s, config, budget, n, schedule):
     share = tuning_share(config.tuning_fraction, budget.epsilon, n, schedule)
     if share + schedule.intercept_fraction >= 1.0:
         return False
-    clip = intercept_clip(budget.epsilon, n, config.moment_order, schedule)
+    signal = intercept_signal_epsilon(budget.epsilon, budget.delta)
+    clip = intercept_clip(signal, n, config.moment_order, schedule)
     part = budget.split({"intercept_mean": schedule.intercept_fraction})
     noise = intercept_mean_noise_std(clip, part["intercept_mean"].rho, n)
     return noise <= schedule.intercept_max_noise
@@ -916,6 +999,9 @@ class DPSGDBudgetPlan:
     sampling_probability: float = 1.0
     n_steps: int = 0
     noise_multiplier: float = 0.0
+    #: The epsilon the automatic clip's growth reads
+    #: (:func:`steps_signal_epsilon`).
+    clip_epsilon: float = math.inf
     steps_event: object = None
     event: object = None
 
@@ -1070,8 +1156,9 @@ def plan_dpsgd(
     split = budget.split(shares)
 
     sigma, event = 0.0, non_private_event()
-    steps = event
+    steps, clip_epsilon = event, target
     if private:
+        clip_epsilon = steps_signal_epsilon(target, delta, q, n_steps)
         tuning = composed_event(
             tuning_events({k: v.rho for k, v in split.items()}, n_features)
         )
@@ -1099,6 +1186,7 @@ def plan_dpsgd(
         sampling_probability=q,
         n_steps=n_steps,
         noise_multiplier=sigma,
+        clip_epsilon=clip_epsilon,
         steps_event=steps,
         event=event,
     )
@@ -1188,7 +1276,7 @@ def fit_heavy_tail_dpsgd(
     if plan.intercept_only:
         return _intercept_only_model(y, loss, plan, weights, rng, n_features, config)
     if plan.zero_model:
-        return _zero_model(n_features, plan.budget, config, n)
+        return _zero_model(n_features, plan.budget)
     budget, target = plan.budget, plan.target
     names, correct, scale_features = plan.names, plan.correct, plan.scale_features
     q, n_steps = plan.sampling_probability, plan.n_steps
@@ -1253,12 +1341,18 @@ def fit_heavy_tail_dpsgd(
         sigma = plan.noise_multiplier
         if config.clip_norm == "auto":
             # In units of the scaled target: the loss's gradient at a
-            # residual of one scale unit, times the typical row norm.
+            # residual of one scale unit, times the typical row norm, times
+            # the growth read at the planned epsilon, capped where the
+            # steps' noise multiplier stops falling (steps_signal_epsilon).
             clip_scaled = (
                 unit_gradient(loss)
                 * math.sqrt(row_median)
                 * auto_clip_factor(
-                    target, n, n_features + 1, config.moment_order, schedule
+                    plan.clip_epsilon,
+                    n,
+                    n_features + 1,
+                    config.moment_order,
+                    schedule,
                 )
             )
         else:
@@ -1333,7 +1427,10 @@ def fit_heavy_tail_dpsgd(
     if correct:
         # The clipped steps' intercept is a Huber-type location of skewed
         # residuals: one private Newton step towards their mean.
-        intercept_clip_scaled = intercept_clip(target, n, config.moment_order, schedule)
+        # At the capped epsilon _corrects_intercept planned the step with.
+        intercept_clip_scaled = intercept_clip(
+            intercept_signal_epsilon(target, delta), n, config.moment_order, schedule
+        )
         w0 += private_intercept_step(
             Z,
             y_scaled,
@@ -1517,7 +1614,7 @@ def _intercept_only_model(y, loss, plan, weights, rng, n_features, config):
     the fullest bin is not 5 noise standard deviations high, the intercept
     is 0 and the quantile's release is forgone (still accounted).
     """
-    budget, n = plan.budget, y.shape[0]
+    budget = plan.budget
     rhos = {name: plan.rho(name) for name in plan.names}
     counts, threshold = noisy_histogram(
         y, rhos["target_range"], rng, WIDE_DECADE_EDGES, weights=weights
@@ -1534,12 +1631,14 @@ def _intercept_only_model(y, loss, plan, weights, rng, n_features, config):
             )
         )
     coef, intercept = _project(np.zeros(n_features), intercept, 1.0, config.radius)
+    # The rule, not this fit's epsilon and n: one cause warns once across
+    # the folds and candidates of a search (a warning shows once per text).
     message = (
-        f"epsilon * n_samples = {budget.epsilon * n:.3g} is below the minimum "
-        f"{minimum_signal(n_features + 1):.3g} of solver='dp-sgd' for a model: "
-        f"the fit released the intercept-only model (coef_ = 0, intercept_ "
-        f"a private {level:g}-quantile of y, or 0 where the noisy histogram "
-        "that places it showed no bin above its noise)"
+        "epsilon * n_samples = epsilon times the rows of the fit is below "
+        "the minimum max(100, 10 (n_features + 1)) of solver='dp-sgd' for a "
+        "model: the fit released the intercept-only model (coef_ = 0, "
+        f"intercept_ a private {level:g}-quantile of y, or 0 where the noisy "
+        "histogram that places it showed no bin above its noise)"
     )
     record = budget.account(
         # The main release: the range histogram's Gaussian mechanism.
@@ -1558,14 +1657,18 @@ def _intercept_only_model(y, loss, plan, weights, rng, n_features, config):
     return _constant_fit(coef, intercept, record, message, rho_spent=rhos)
 
 
-def _zero_model(n_features, budget, config, n):
-    """The public zero model released below :func:`minimum_signal` (reads no data)."""
+def _zero_model(n_features, budget):
+    """The public zero model released below :func:`minimum_signal` (reads no data).
+
+    Only without an intercept (with one, :func:`_intercept_only_model`).
+    """
+    # The rule, not this fit's epsilon and n (as _intercept_only_model's).
     message = (
-        f"epsilon * n_samples = {budget.epsilon * n:.3g} is below the minimum "
-        f"{minimum_signal(n_features + int(config.fit_intercept)):.3g} of "
-        "solver='dp-sgd': the private scales cannot be estimated, so the "
-        "fit released the public zero model (coef_ = 0, intercept_ = 0) "
-        "without reading the data"
+        "epsilon * n_samples = epsilon times the rows of the fit is below "
+        "the minimum max(100, 10 n_features) of solver='dp-sgd' without an "
+        "intercept: the private scales cannot be estimated, so the fit "
+        "released the public zero model (coef_ = 0, intercept_ = 0) without "
+        "reading the data"
     )
     record = budget.account(
         # Nothing is released: a mechanism of no noise and no sensitivity.

@@ -65,6 +65,17 @@ def test_rho_is_deprecated_and_names_its_removal():
         reg.privacy_plan(*X.shape)
 
 
+def test_the_rho_deprecation_warning_has_one_text_across_a_search():
+    # Without the value of rho: a search over rho warns once.
+    texts = set()
+    for rho in (0.05, 0.2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            HeavyTailDPRegressor(rho=rho, solver="sgd").privacy_plan(1000, 3)
+        texts |= {str(w.message) for w in caught if "'rho'" in str(w.message)}
+    assert len(texts) == 1
+
+
 def test_no_warning_without_rho():
     X, y = _data()
     with warnings.catch_warnings():

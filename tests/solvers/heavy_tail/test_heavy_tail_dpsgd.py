@@ -14,7 +14,10 @@ from sklearn_dpfair._solvers.heavy_tail._dpsgd import (
     auto_clip_factor,
     dpsgd_plan,
     fit_heavy_tail_dpsgd,
+    intercept_clip,
+    intercept_signal_epsilon,
     plan_dpsgd,
+    steps_signal_epsilon,
     tuning_share,
 )
 from sklearn_dpfair.privacy import PrivacyBudget, calibrate_noise_multiplier
@@ -443,3 +446,33 @@ def test_a_huge_float_clip_runs_at_the_largest_step_clip_on_every_target():
         largest = largest_step_clip(np.float64, 1000, sigma)
         assert reg.clip_norm_ / reg.target_scale_ == pytest.approx(largest)
         assert reg.privacy_record_.clip_norm == reg.clip_norm_
+
+
+def test_the_auto_clip_stops_growing_where_the_steps_noise_stops_falling():
+    # The noise multiplier is calibrated down to 0.1 and no lower: past the
+    # epsilon the steps attain there, the clip's growth f^(1/k) only added
+    # noise (0.1 C), which grew like sqrt(epsilon) (R^2 -35 at 1e10). The
+    # plans read the same capped epsilon from that point on, the clip stays
+    # finite at 1e308, and below it the requested epsilon is read as is.
+    budget = PrivacyBudget(1e10, 1e-5)
+    schedule = dpsgd_plan(2000)
+    q, steps = schedule.sampling_probability, schedule.n_steps
+    cap = steps_signal_epsilon(1e308, 1e-5, q, steps)
+    assert 100 < cap < 1e5
+    for epsilon in (0.1, 1.0, 10.0, 100.0):
+        assert steps_signal_epsilon(epsilon, 1e-5, q, steps) == epsilon
+    plans = [
+        plan_dpsgd(2000, 3, _config(), PrivacyBudget(epsilon, 1e-5))
+        for epsilon in (1e5, 1e10, 1e308)
+    ]
+    assert [plan.clip_epsilon for plan in plans] == [cap] * 3
+    assert [plan.noise_multiplier for plan in plans] == [plans[0].noise_multiplier] * 3
+    assert math.isfinite(auto_clip_factor(cap, 2000, 4, 2.0))
+    # The intercept step's rho stops at the zCDP conversion's largest (about
+    # epsilon 1e6): its clip stops there too, so the step is kept (it was
+    # dropped from epsilon 1e9 on 2000 rows, its noise past 0.05 units).
+    assert plan_dpsgd(2000, 3, _config(), budget).correct
+    top = intercept_signal_epsilon(1e308, 1e-5)
+    assert intercept_signal_epsilon(1e4, 1e-5) == 1e4
+    assert math.isfinite(intercept_clip(top, 2000, 2.0))
+
