@@ -669,13 +669,19 @@ class FERMIClassifier(_BaseFERMI):
         square; for the linear model it continues in centred, standardized
         coordinates where a column's offset hid its coefficient from those
         (a gradient there above 10 ``tol``: a year near 2000, a price near
-        1e5). Constant SGDA steps oscillate at large weights or large
-        feature norms; this phase converges whatever the weight and the
-        scale. None returns the SGDA iterate (clipping, if set, applies to
-        SGDA only).
+        1e5), and in coordinates centred and scaled by robust statistics
+        (median, interquartile range) where a few rows dominate a column's
+        spread (five ages of 999999 among 5000: a tolerance in units of
+        that spread ignored the ages' coefficient). Constant SGDA steps
+        oscillate at large weights or large feature norms; this phase
+        converges at any weight on such scales, and a
+        ``ConvergenceWarning`` says where it stops short (rows near the
+        largest float, whose gradients overflow). None returns the SGDA
+        iterate (clipping, if set, applies to SGDA only).
     tol : float, default=1e-4
         Stationarity of the full-batch phase: it stops when every gradient
-        coordinate (in the scaled coordinates) is at most ``tol``.
+        coordinate (in the coordinates of its last run: scaled,
+        standardized or robust) is at most ``tol``.
     max_full_batch_iter : int, default=1000
         Iteration limit of each L-BFGS run of the full-batch phase. A
         :class:`~sklearn.exceptions.ConvergenceWarning` is raised when the

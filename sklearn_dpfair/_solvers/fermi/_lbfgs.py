@@ -15,9 +15,19 @@ is the soft-ERMI-regularized loss, and by Danskin's theorem its gradient is
 dual set to its maximiser. Minimising ``f`` by L-BFGS removes the two
 constant step sizes that make SGDA oscillate at large ``lambda`` or on
 features of large norm: the quasi-Newton model and the line search adapt to
-the curvature whatever the weight and the feature scale. The stationarity
-``max |grad f|`` (the duality gap is 0, the dual being exact) is the
-convergence diagnostic; scikit-learn's L-BFGS solvers use the same test.
+the curvature, and the coordinates (each coefficient times its column's
+scale) make the stopping rule the same on any per-column rescaling. The
+stationarity ``max |grad f|`` in those coordinates (the duality gap is 0,
+the dual being exact) is the convergence diagnostic; scikit-learn's L-BFGS
+solvers use the same test. It is only as good as the scales: a column whose
+scale a few extreme rows set (one record at 1e6 among ages) hides its
+bulk's gradient from it, and such columns are checked, and the phase
+continued, in robust coordinates
+(:meth:`~._problem.FairProblem.refine_robust`,
+:func:`dominated_column_moments`). A point that still fails the test there
+(an extreme row on the wrong side of a boundary, whose curvature exceeds
+the bulk's by ten orders of magnitude, with more than two classes; a row
+near the largest float) is reported as not converged.
 
 Reads every training row at every iteration: the non-private fit only.
 The softmax and ERMI terms are computed block of rows by block
@@ -56,8 +66,10 @@ __all__ = [
     "FullBatchResult",
     "binary_softmax_terms",
     "block_logits",
+    "dominated_column_moments",
     "exact_dual",
     "exact_dual_objective",
+    "reach_candidates",
     "refine_full_batch",
     "keeps_terms",
     "row_slices",
@@ -511,6 +523,308 @@ def column_scales(X, sample_weight=None):
     return np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
 
 
+# A column is dominated by a few of its rows where its scale (standard
+# deviation, or root mean square without an intercept) exceeds this many
+# times its robust scale: the factor at which the non-private solver of
+# :mod:`.._non_private` changes to robust coordinates. Ordinary columns
+# (normal: 1; heavy tails: a few) stay far below it.
+DOMINATED = 100.0
+# Share of the weight, farthest from the median, left out of the robust
+# scale's root mean square (the rest is the bulk a tolerance should see).
+_TRIM = 0.01
+# Entries per block of the robust statistics' float64 copies of columns.
+_ROBUST_BLOCK = 1 << 22
+# The normal's interquartile range in standard deviations.
+_NORMAL_IQR = 1.3489795003921634
+# A robust scale whose square is below the smallest normal float is taken
+# as 0 (1 / scale would overflow the coordinates).
+_SMALLEST_ROBUST = float(np.sqrt(np.finfo(np.float64).tiny))
+
+
+def dominated_column_moments(X, mean, scale, sample_weight=None, *, center=True):
+    """Robust location and scale of the columns that a few rows dominate.
+
+    ``mean`` and ``scale`` are the columns' (weighted) mean and standard
+    deviation (with ``center`` False: 0 and the root mean square). A
+    column's robust scale is the larger of its interquartile range over
+    1.349 and the root mean square deviation from its median of the rows
+    off the median nearest it that hold 99% of those rows' weight, the last
+    in part (without ``center``: the rows off 0, and no interquartile
+    range), by exact weighted quantiles (inverted CDF) over the rows of
+    positive weight, so that an integer weight counts as repeated rows. The
+    rows at the median are left out of the root mean square: a column of
+    0 but on 1% of its rows (a rare category, a sparse column) has the
+    spread of those, not of a sliver of them. A column is dominated where
+    ``scale`` exceeds :data:`DOMINATED` times that positive robust scale:
+    five records of 999999 among 5000 ages make ``scale`` 3e4 times the
+    ages', and a tolerance in units of ``scale`` then ignores the ages'
+    coefficient.
+
+    Only the columns that can be dominated are sorted: if it is, the rows
+    left out of the robust scale, 1% of the weight ``W_off`` off the median,
+    hold almost all of ``sum w (x - median)^2 >= W scale^2``, so that some
+    row lies at least ``sqrt(0.9999 W / (0.01 W_off)) - 1`` times ``scale``
+    from the mean (the median is within ``scale`` of it; without ``center``
+    from 0, and no ``- 1``): about 9 with ``W_off <= W``, where a normal
+    column of 1e8 rows reaches about 6, and 99 for a sparse column stored
+    on 1% of the rows (its median is 0). Each column's largest and least
+    entries are read (one pass over ``X``), and only the columns beyond
+    that distance are sorted; nor those of two values (0 and one other
+    without ``center``), which cannot be dominated. A sparse ``X`` is read
+    by its stored entries (the rows not stored are one value 0 of their
+    total weight): never densified.
+
+    Returns
+    -------
+    moments : tuple of ndarray, or None
+        ``(location, scale)``: ``mean`` and ``scale`` with the median (0
+        without ``center``) and the robust scale of the dominated columns;
+        None where no column is dominated.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.fermi._lbfgs import dominated_column_moments
+    >>> X = np.column_stack([np.arange(1000.0) % 10, np.arange(1000.0) % 7])
+    >>> X[:3, 0] = 1e6
+    >>> mean, sd = X.mean(axis=0), X.std(axis=0)
+    >>> round(float(sd[0]))  # three records of 1e6 among 0 to 9
+    54690
+    >>> location, scale = dominated_column_moments(X, mean, sd)
+    >>> location.round(3).tolist(), scale.round(3).tolist()  # (7 - 2) / 1.349
+    ([5.0, 2.997], [3.707, 1.999])
+    >>> dominated_column_moments(X[3:], X[3:].mean(axis=0), X[3:].std(axis=0))
+    """
+    mean = np.asarray(mean, dtype=np.float64)
+    scale = np.asarray(scale, dtype=np.float64)
+    weights = None if sample_weight is None else np.asarray(sample_weight, float)
+    candidates, (high, low, stored) = reach_candidates(
+        X, mean, scale, weights, center=center
+    )
+    if not candidates.size:
+        return None
+    n = X.shape[0]
+    total = float(n) if weights is None else float(np.sum(weights))
+    sparse = sp.issparse(X)
+    if sparse:
+        X = _canonical_csr(X)
+    location = np.zeros(candidates.size)
+    robust = np.zeros(candidates.size)
+    if sparse:
+        columns = _sparse_columns(X, candidates, stored, weights, total)
+    else:
+        columns = _dense_columns(X, candidates, weights)
+    for part, values, w in columns:
+        # Two values (0 and one other without centring): the rows off the
+        # median all lie at the other, whose distance then bounds ``scale``.
+        cols = candidates[part]
+        a, b = (low[cols], high[cols]) if center else (np.zeros(cols.size),) * 2
+        lone = np.where(a == 0.0, b, a) if not center else None
+        if center:
+            two = np.all((values == a[:, None]) | (values == b[:, None]), axis=1)
+        else:
+            two = np.all((values == 0.0) | (values == lone[:, None]), axis=1)
+        sort = np.flatnonzero(~two)
+        if sort.size:
+            got = _robust_statistics(values[sort], w, center)
+            location[part[sort]], robust[part[sort]] = got
+    with np.errstate(all="ignore"):
+        dominated = (
+            np.isfinite(robust)
+            & (robust >= _SMALLEST_ROBUST)
+            & (scale[candidates] > DOMINATED * robust)
+        )
+    if not dominated.any():
+        return None
+    columns = candidates[dominated]
+    location_out, scale_out = mean.copy(), scale.copy()
+    location_out[columns] = location[dominated]
+    scale_out[columns] = robust[dominated]
+    return location_out, scale_out
+
+
+def reach_candidates(
+    X, mean, scale, sample_weight=None, *, center=True, mean_error=0.0, scale_error=0.0
+):
+    """The columns :func:`dominated_column_moments` sorts: those that may be dominated.
+
+    A column whose every entry lies within ``sqrt(0.9999 W / (0.01 W_off))
+    - 1`` times ``scale`` of ``mean`` (of 0, and no ``- 1``, without
+    ``center``) cannot be dominated (:func:`dominated_column_moments`).
+    ``mean_error`` (absolute) and ``scale_error`` (relative) bound the
+    errors of ``mean`` and ``scale`` (moments summed in one pass): the test
+    then holds for every mean and scale within them. One pass over ``X``
+    (a sparse one's stored entries, block by block, never copied).
+
+    Returns
+    -------
+    candidates : ndarray of int
+        The columns that may be dominated.
+    extremes : tuple
+        Each column's largest and least entries, and (sparse ``X``) stored
+        counts (None for a dense one).
+    """
+    n, d = X.shape
+    weights = None if sample_weight is None else np.asarray(sample_weight, float)
+    total = float(n) if weights is None else float(np.sum(weights))
+    if not (n and d and total > 0):
+        return np.zeros(0, dtype=np.intp), (None, None, None)
+    sparse = sp.issparse(X)
+    stored = None
+    if sparse:
+        high, low, stored = _sparse_extremes(_canonical_csr(X))
+    else:
+        # fmax/fmin: the vectorized reductions (no NaN to propagate).
+        high = np.fmax.reduce(X, axis=0).astype(np.float64)
+        low = np.fmin.reduce(X, axis=0).astype(np.float64)
+    # The share of the weight off the median (at most 1; of a sparse column
+    # stored on fewer than half the rows, at most the stored rows' share,
+    # the median being 0).
+    off = np.ones(d)
+    if sparse:
+        largest = 1.0 if weights is None else float(np.max(weights))
+        share = np.minimum(stored * (largest / total), 1.0)
+        off = np.where(share < 0.5, share, 1.0)
+    with np.errstate(all="ignore"):
+        reach_factor = np.sqrt((1.0 - DOMINATED**-2) / (_TRIM * off)) - float(center)
+        if center:
+            reach = np.fmax(high - mean, mean - low) + mean_error
+        else:
+            reach = np.fmax(np.abs(high), np.abs(low))
+        limit = reach_factor * (np.asarray(scale, dtype=np.float64) * (1 - scale_error))
+        candidates = np.flatnonzero(~(reach < limit))
+    return candidates, (high, low, stored)
+
+
+def _dense_columns(X, candidates, weights):
+    """``(positions, values, weights)`` of blocks of ``X``'s candidate columns.
+
+    ``values`` holds one column a row (float64, contiguous: the sorts run
+    on it), over the rows of positive weight; ``weights`` are theirs (None:
+    equal). The blocks' entries stay below :data:`_ROBUST_BLOCK` and an
+    eighth of ``X``'s storage (one column at least).
+    """
+    n = X.shape[0]
+    keep = None if weights is None else weights > 0
+    w = None if weights is None else weights[keep]
+    room = min(_ROBUST_BLOCK, storage_bytes(X) // 64)
+    step = max(1, room // max(n, 1))
+    for start in range(0, candidates.size, step):
+        part = np.arange(start, min(start + step, candidates.size))
+        block = np.asarray(X[:, candidates[part]])
+        if keep is not None:
+            block = block[keep]
+        yield part, np.ascontiguousarray(block.T, dtype=np.float64), w
+
+
+def _sparse_columns(X, candidates, stored, weights, total):
+    """:func:`_dense_columns` of a CSR ``X``, one column at a time.
+
+    A column's values are its stored entries of positive weight, then one
+    entry 0 carrying the total weight of the rows where it is not stored
+    (none where every row is): its statistics are those of the dense column.
+    The candidate columns are copied (as CSC) in groups of at most an
+    eighth of ``X``'s stored entries (one column at least).
+    """
+    n = X.shape[0]
+    room = max(X.nnz // 8, 1)
+    groups, group, size = [], [], 0
+    for i, col in enumerate(candidates):
+        if group and size + stored[col] > room:
+            groups.append(group)
+            group, size = [], 0
+        group.append(i)
+        size += stored[col]
+    groups.append(group)
+    for group in groups:
+        block = sp.csc_matrix(X[:, candidates[group]])
+        for k, i in enumerate(group):
+            lo, hi = block.indptr[k], block.indptr[k + 1]
+            values = np.asarray(block.data[lo:hi], dtype=np.float64)
+            if weights is None:
+                w = np.ones(values.size)
+                rest = float(n - values.size)
+            else:
+                w = weights[block.indices[lo:hi]]
+                rest = 0.0 if hi - lo == n else max(total - float(np.sum(w)), 0.0)
+                values, w = values[w > 0], w[w > 0]
+            if rest > 0:
+                values = np.append(values, 0.0)
+                w = np.append(w, rest)
+            yield np.array([i]), values[None, :], w
+
+
+def _canonical_csr(X):
+    """``X`` as a CSR matrix with sorted indices and no duplicates."""
+    if X.format == "csr" and X.has_canonical_format:
+        return X
+    X = sp.csr_matrix(X, copy=True)
+    X.sum_duplicates()
+    return X
+
+
+def _sparse_extremes(X):
+    """Largest and least entries of a canonical CSR ``X``'s columns, and stored counts.
+
+    The rows where a column is not stored hold 0. Block of stored entries
+    by block (:func:`~.._rows.entry_blocks`): no copy of ``X``.
+    """
+    n, d = X.shape
+    high, low = np.full(d, -np.inf), np.full(d, np.inf)
+    stored = np.zeros(d, dtype=np.int64)
+    indptr = X.indptr
+    for row, end in entry_blocks(indptr, _SPARSE_BLOCK):
+        lo, hi = indptr[row], indptr[end]
+        cols = X.indices[lo:hi]
+        values = np.asarray(X.data[lo:hi], dtype=np.float64)
+        np.maximum.at(high, cols, values)
+        np.minimum.at(low, cols, values)
+        stored += np.bincount(cols, minlength=d)
+    implicit = stored < n
+    high[implicit] = np.maximum(high[implicit], 0.0)
+    low[implicit] = np.minimum(low[implicit], 0.0)
+    return high, low, stored
+
+
+@np.errstate(all="ignore")
+def _robust_statistics(values, weights, center):
+    """Median (or 0) and robust scale of each row of ``values`` (one column a row).
+
+    ``weights`` (positive, one per column of ``values``; None: equal) weigh
+    every row alike. Quantiles by the inverted CDF: the least value whose
+    cumulative weight reaches the share (equal weights: the value of rank
+    ``ceil(q n)``). See :func:`dominated_column_moments`.
+    """
+    k, n = values.shape
+    if not n:
+        return np.zeros(k), np.zeros(k)
+    weights = np.ones(n) if weights is None else np.asarray(weights, float)
+    total = float(np.sum(weights))
+    median, iqr = np.zeros(k), np.zeros(k)
+    if center:
+        order = np.argsort(values, axis=1, kind="stable")
+        cumulative = np.cumsum(weights[order], axis=1)
+        ranks = np.stack(
+            [(cumulative < q * total).sum(axis=1) for q in (0.25, 0.5, 0.75)], axis=1
+        )
+        at = np.take_along_axis(order, np.minimum(ranks, n - 1), 1)
+        q = np.take_along_axis(values, at, 1)
+        median, iqr = q[:, 1], q[:, 2] - q[:, 0]
+    squares = values - median[:, None]
+    squares *= squares
+    # The rows off the median nearest it holding (1 - _TRIM) of their
+    # weight, the last of them in part: integer weights then give the
+    # statistics of repeated rows.
+    order = np.argsort(squares, axis=1, kind="stable")
+    squares = np.take_along_axis(squares, order, 1)
+    w = np.where(squares > 0, weights[order], 0.0)
+    kept = (1.0 - _TRIM) * np.sum(w, axis=1)
+    share = np.clip(kept[:, None] - (np.cumsum(w, axis=1) - w), 0.0, w)
+    sums = np.sum(squares * share, axis=1)
+    trimmed = np.where(kept > 0, np.sqrt(sums / np.where(kept > 0, kept, 1.0)), 0.0)
+    return median, np.fmax(iqr / _NORMAL_IQR, trimmed)
+
+
 def _rescaled_root_mean_squares(X, columns, sample_weight, total):
     """Root mean squares of ``X``'s ``columns``, summed in power-of-two units."""
     block = X[:, columns]
@@ -565,6 +879,35 @@ def _sparse_column_squares(X, sample_weight=None):
     return squares
 
 
+def _centred(fun, u0, shift, d, k):
+    """``fun`` in coordinates whose intercept part is centred by ``shift``.
+
+    ``fun`` takes ``u = [coef part (d x k, each row times its scale), w0
+    part (k)]``; the centred coordinates replace the ``w0`` part by
+    ``w0 + shift @ U`` (``U`` the ``(d, k)`` coefficient part, ``shift`` the
+    centre over the intercept scaling and the scales). Returns the wrapped
+    objective, the map ``to_plain`` back to ``fun``'s coordinates, and
+    ``u0`` in the new ones. The gradient follows by the chain rule: the
+    coefficient part less ``shift`` times the intercept part's gradient.
+    """
+    p = d * k
+
+    def to_plain(u):
+        plain = np.array(u, dtype=np.float64, copy=True)
+        plain[p:] -= shift @ plain[:p].reshape(d, k)
+        return plain
+
+    def centred(u):
+        value, grad = fun(to_plain(u))
+        grad = np.array(grad, copy=True)
+        grad[:p] -= np.outer(shift, grad[p:]).ravel()
+        return value, grad
+
+    start = np.array(u0, dtype=np.float64, copy=True)
+    start[p:] += shift @ start[:p].reshape(d, k)
+    return centred, to_plain, start
+
+
 def _last_point_cached(fun):
     """``fun`` that returns its last result again when asked at the same point.
 
@@ -603,6 +946,8 @@ def refine_full_batch(
     weight_scale=1.0,
     sample_weight=None,
     second_order=False,
+    scale=None,
+    center=None,
 ):
     """Minimise :func:`exact_dual_objective` by L-BFGS from ``(coef, w0)``.
 
@@ -624,10 +969,21 @@ def refine_full_batch(
     Hessian (:func:`~._newton_polish.polish_binary`: the same objective,
     stopping rule and coordinates), plain L-BFGS finishing where it stops
     short.
+
+    ``scale`` (default: :func:`column_scales`) and ``center`` (default: 0)
+    choose other coordinates, each coefficient times ``scale_j`` and the
+    intercept parameter that of the rows centred at ``center``
+    (``w0 + center . coef / s``; no centring without an intercept): the
+    coordinates of :meth:`~._problem.FairProblem.refine_robust`, whose
+    stationarity the stopping rule and ``stationarity`` then measure. The
+    rows themselves are never centred (a sparse ``X`` stays sparse).
     """
     d, m = coef.shape
     s = float(intercept_scaling)
-    scale = column_scales(X, sample_weight)
+    if scale is None:
+        scale = column_scales(X, sample_weight)
+    else:
+        scale = np.asarray(scale, dtype=np.float64)
     binary = m == 2
     half = np.array([-0.5, 0.5])
 
@@ -712,6 +1068,14 @@ def refine_full_batch(
         u0 = np.concatenate([(coef[:, 1] - coef[:, 0]) * scale, [w0[1] - w0[0]]])
     else:
         u0 = np.concatenate([(coef * scale[:, None]).ravel(), w0])
+    to_plain = None
+    if center is not None and s:
+        # Centred coordinates: the intercept parameter of the rows x - c,
+        # w0' = w0 + (c / s) . coef, so that a column's coefficient moves
+        # without moving the logit of its typical row (a column far from 0
+        # relative to its scale is otherwise collinear with the intercept).
+        shift = np.asarray(center, dtype=np.float64) / s / scale
+        fun, to_plain, u0 = _centred(fun, u0, shift, d, 1 if binary else m)
     fun = _last_point_cached(fun)
     start_value, start_grad = fun(u0)
     if not (np.isfinite(start_value) and np.all(np.isfinite(start_grad))):
@@ -733,6 +1097,7 @@ def refine_full_batch(
             maxcor=lbfgs_memory(X, u0.size), scale=scale, intercept_scaling=s,
             regularizer=regularizer, cells=cells, fairness_weight=fairness_weight,
             alpha=alpha, weight_scale=weight_scale, sample_weight=sample_weight,
+            to_plain=to_plain,
         )
         if polished is not None:
             # L-BFGS-B returns at once (no iteration) where the point
@@ -758,7 +1123,7 @@ def refine_full_batch(
         u, value, grad = u0, start_value, start_grad
     stationarity = float(np.max(np.abs(grad))) if grad.size else 0.0
     stationarity = min(stationarity, _LARGEST)
-    full = to_full(u)
+    full = to_full(u if to_plain is None else to_plain(u))
     return FullBatchResult(
         coef=full[: d * m].reshape(d, m),
         w0=full[d * m :],

@@ -368,27 +368,40 @@ def preconditioned_polish(
 
 def polish_binary(
     fun, u0, value, grad, X, *, tol, max_iter, maxcor, scale, intercept_scaling,
-    **objective,
+    to_plain=None, **objective,
 ):
     """:func:`preconditioned_polish` of the binary exact-dual objective, if it applies.
 
     ``fun`` is :func:`~._lbfgs.refine_full_batch`'s objective in its
     coordinates ``u`` (``scale``: the column scales), ``objective`` the
-    keywords of :func:`binary_exact_dual_hessian` besides them. Returns None
-    where the polish does not apply (:func:`polish_applies`), else the
-    :class:`PolishResult`, from which the caller continues with L-BFGS
-    unless it is ``converged``.
+    keywords of :func:`binary_exact_dual_hessian` besides them. ``to_plain``
+    (None: the identity) is the linear map from ``fun``'s coordinates to
+    those ``[v * scale, b]`` of :func:`binary_exact_dual_hessian` (the
+    centred coordinates of :func:`~._lbfgs.refine_full_batch`): the Hessian
+    is formed at the mapped point and carried back, ``T^T H T`` for the
+    map's matrix ``T``. Returns None where the polish does not apply
+    (:func:`polish_applies`), else the :class:`PolishResult`, from which
+    the caller continues with L-BFGS unless it is ``converged``.
     """
     if not polish_applies(X, 2):
         return None
     free = np.ones(u0.size, bool)
     if not intercept_scaling:
         free[-1] = False
+    T = None
+    if to_plain is not None:
+        # The map is linear: its matrix, column by column.
+        T = np.column_stack([to_plain(e) for e in np.eye(u0.size)])
 
     def hessian(u):
-        return binary_exact_dual_hessian(
-            X, u, scale=scale, intercept_scaling=intercept_scaling, **objective
+        if T is None:
+            return binary_exact_dual_hessian(
+                X, u, scale=scale, intercept_scaling=intercept_scaling, **objective
+            )
+        H = binary_exact_dual_hessian(
+            X, T @ u, scale=scale, intercept_scaling=intercept_scaling, **objective
         )
+        return None if H is None else T.T @ H @ T
 
     # At most max_iter - 1 iterations: the caller's L-BFGS, which runs at
     # least one where it is asked for none, keeps one and the total stays

@@ -34,9 +34,13 @@ from .._row_blocks import float64_product
 from ._lbfgs import (
     FullBatchPenalty,
     FullBatchResult,
+    _sparse_column_squares,
     block_logits,
+    column_scales,
+    dominated_column_moments,
     exact_dual,
     exact_dual_objective,
+    reach_candidates,
     refine_full_batch,
     row_slices,
     term_rows,
@@ -52,6 +56,16 @@ __all__ = ["THRESHOLD_GRID", "FairProblem", "run_sgda"]
 # tol), and hides a column of large offset and small spread by orders of
 # magnitude (raw columns: 60 to 1,000 times).
 HIDDEN_GRADIENT_FACTOR = 10.0
+
+# The one-pass column moments (:meth:`FairProblem._one_pass_moments`) stand
+# for column_moments' two-pass ones only where each column's variance is at
+# least this share of its mean square (no offset far above the spread,
+# which the one-pass formula would cancel) ...
+_ONE_PASS_SHARE = 1e-2
+# ... and then within this relative error of them: the rounding of sums of
+# n terms, at most n eps of their size, amplified at most 1 / _ONE_PASS_SHARE
+# times by the difference, stays far below it up to ~1e9 rows.
+_ONE_PASS_ERROR = 1e-4
 
 # Quantiles of the training logits tried as the shared decision threshold
 # of a binary model under disparity_bound (non-private).
@@ -132,13 +146,15 @@ class FairProblem:
         ``second_order`` searches in the metric of the exact Hessian where
         it applies (:mod:`._newton_polish`). The linear model's phase is
         :meth:`refine_scaled`, continued by :meth:`refine_standardized`
-        where a column's offset hid a gradient from it.
+        where a column's offset hid a gradient from it, then checked (and
+        continued) by :meth:`refine_robust` where a few rows dominate a
+        column's scale.
         """
         if self.network is not None:
             return self.network.refine(self, lam, coef, w0, tol)
         tol = self.params.tol if tol is None else tol
         scaled = self.refine_scaled(lam, coef, w0, tol, second_order=second_order)
-        return self.refine_standardized(lam, scaled, tol)
+        return self.refine_robust(lam, self.refine_standardized(lam, scaled, tol), tol)
 
     def refine_scaled(self, lam, coef, w0, tol, second_order=False):
         """The linear model's L-BFGS in root-mean-square scaled coordinates.
@@ -214,6 +230,65 @@ class FairProblem:
             ratio = float(np.max((rms + np.abs(mean) / s) / scale, initial=1.0 / s))
         return ratio if np.isfinite(ratio) else np.inf
 
+    @cached_property
+    def _one_pass_moments(self):
+        """Column means, standard deviations and root mean squares in one pass each.
+
+        A product ``X^T w`` and the sums of squares of :func:`column_scales`
+        (BLAS and ``einsum``, no float64 copy of ``X``), about a tenth of the
+        time of :func:`~.._non_private.column_moments`' blocked passes. None
+        where a column's variance is below ``_ONE_PASS_SHARE`` of its mean
+        square (or any is not finite): the moments are then
+        :attr:`_column_moments`'. Elsewhere they are within
+        ``_ONE_PASS_ERROR`` of those (relative; the means within that share
+        of the root mean square).
+        """
+        X, w = self.X_host, self.sample_weight
+        n, d = X.shape
+        total = float(n) if w is None else float(np.sum(w))
+        if not (n and total > 0):
+            return None
+        with np.errstate(all="ignore"):
+            ones = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
+            sums = np.asarray(float64_product(X, ones, transpose_a=True)).ravel()
+            if sp.issparse(X):
+                squares = _sparse_column_squares(X, w)
+            elif w is None:
+                squares = np.einsum("ij,ij->j", X, X, dtype=np.float64)
+            else:
+                squares = np.einsum("ij,ij,i->j", X, X, w, dtype=np.float64)
+            mean, mean_square = sums / total, squares / total
+            var = mean_square - mean * mean
+            # The smallest mean square keeps the spread far above the
+            # smallest one column_moments treats as a constant column.
+            usable = (var >= _ONE_PASS_SHARE * mean_square) & (mean_square >= 1e-280)
+        if not (np.all(usable) and np.all(np.isfinite(mean_square))):
+            return None
+        return mean, np.sqrt(var), np.sqrt(mean_square)
+
+    @cached_property
+    def _one_pass_gradient_bound(self):
+        """:attr:`_hidden_gradient_bound` or more, from :attr:`_one_pass_moments`.
+
+        Each column's ``(rms + |mu| / s) / sd`` with the root mean square and
+        the mean raised, and the standard deviation lowered, by
+        ``_ONE_PASS_ERROR``: where it meets the test of
+        :meth:`refine_standardized`, the exact bound does, and the two-pass
+        moments are not read (well-conditioned columns; otherwise ``inf``).
+        """
+        s = float(self.intercept_scaling)
+        if not s:
+            return 1.0
+        moments = self._one_pass_moments
+        if moments is None:
+            return np.inf
+        mean, sd, rms = moments
+        e = _ONE_PASS_ERROR
+        with np.errstate(all="ignore"):
+            high = (1 + e) * rms + (np.abs(mean) + e * rms) / s
+            ratio = float(np.max(high / ((1 - e) * sd), initial=1.0 / s))
+        return (1 + e) * ratio if np.isfinite(ratio) else np.inf
+
     def standardized_stationarity(self, lam, coef, w0):
         """``max |grad|`` of the linear model's objective in standardized coordinates.
 
@@ -259,6 +334,10 @@ class FairProblem:
         """
         tol = self.params.tol if tol is None else tol
         limit = HIDDEN_GRADIENT_FACTOR * tol
+        if refined.stationarity * self._one_pass_gradient_bound <= limit:
+            # Well-conditioned columns: the check cannot fail, as the exact
+            # bound below would find (without reading the two-pass moments).
+            return refined
         if refined.stationarity * self._hidden_gradient_bound <= limit:
             # Well-conditioned columns: the check cannot fail (no pass).
             return refined
@@ -289,6 +368,95 @@ class FairProblem:
             n_iter=refined.n_iter + polished.n_iter,
             objective=value,
             at_limit=polished.n_iter >= int(self.params.final_max_iter),
+        )
+
+    @cached_property
+    def _dominated_moments(self):
+        """``(location, scale)`` of :meth:`refine_robust` (None: no dominated column).
+
+        :func:`~._lbfgs.dominated_column_moments` of the standardized
+        coordinates' moments (with an intercept; without one, of the root
+        mean squares :meth:`refine_scaled` scales by). Read once a fit.
+        """
+        X, w = self.X_host, self.sample_weight
+        if self.intercept_scaling:
+            quick = self._one_pass_moments
+            if quick is not None:
+                # Which columns may be dominated, by the one-pass moments
+                # and their error: usually none, and the two-pass moments
+                # are not read.
+                mean, sd, rms = quick
+                candidates, _ = reach_candidates(
+                    X, mean, sd, w, mean_error=_ONE_PASS_ERROR * rms,
+                    scale_error=_ONE_PASS_ERROR,
+                )
+                if not candidates.size:
+                    return None
+            mean, scale = self._column_moments
+        else:
+            mean, scale = np.zeros(X.shape[1]), column_scales(X, w)
+        return dominated_column_moments(
+            X, mean, scale, w, center=bool(self.intercept_scaling)
+        )
+
+    def refine_robust(self, lam, refined, tol=None):
+        """Check a linear full-batch point in robust coordinates, continuing there.
+
+        Both earlier phases measure a column's gradient in units of its root
+        mean square or standard deviation; a few extreme rows (a sentinel
+        999999 in an age column, one record at 1e6) make those thousands of
+        times the spread of the column's other rows, whose gradient then
+        looks like 0: L-BFGS stops at once, far above the minimum (log-loss
+        0.67 for 0.60), reporting convergence. Where a column is dominated
+        so (:func:`~._lbfgs.dominated_column_moments`), the stationarity is
+        measured in coordinates standardized by the robust location and
+        scale of those columns (a change of coordinates: the minimizer is
+        the same; the extreme rows only add positive semi-definite terms to
+        the log-loss's Hessian, so that, as on the bulk alone, a small
+        gradient there means a point near the minimizer), and where it
+        exceeds ``tol`` the phase continues
+        there: :func:`~._lbfgs.refine_full_batch` in those coordinates, a
+        binary model polished in the metric of its exact Hessian
+        (:mod:`._newton_polish`; the extreme rows add curvature by orders of
+        magnitude along their own directions, where a diagonal scaling
+        cannot follow). The returned stationarity is the one measured
+        there, so that a point still above ``tol`` raises the fit's
+        ``ConvergenceWarning``. Without a dominated column ``refined`` is
+        returned as it is (one pass over ``X`` a fit, for the columns'
+        extremes).
+        """
+        moments = self._dominated_moments
+        if moments is None:
+            return refined
+        tol = self.params.tol if tol is None else tol
+        location, scale = moments
+        robust = refine_full_batch(
+            self.X_host,
+            self.y,
+            fairness_weight=lam,
+            coef=np.asarray(refined.coef, dtype=np.float64),
+            w0=np.asarray(refined.w0, dtype=np.float64),
+            tol=tol,
+            max_iter=self.params.final_max_iter,
+            second_order=True,
+            scale=scale,
+            center=location,
+            **self._objective_terms(),
+        )
+        stationarity = robust.stationarity
+        # Where the phase did not move (or did no better), the stationarity
+        # is ``refined``'s, up to the rounding of the change of coordinates:
+        # its point is kept bit for bit.
+        moved = robust.n_iter and robust.objective < refined.objective
+        point = robust if moved else refined
+        return FullBatchResult(
+            coef=point.coef,
+            w0=point.w0,
+            stationarity=stationarity,
+            converged=bool(stationarity <= tol),
+            n_iter=refined.n_iter + robust.n_iter,
+            objective=point.objective,
+            at_limit=point.at_limit,
         )
 
     def objective(self, lam, coef, w0):
