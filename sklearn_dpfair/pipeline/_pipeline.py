@@ -696,7 +696,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 planner.check_layout_free(*probe)
             if unit.final and flowing is not None:
                 planner.check_bound_free(flowing[0], *probe)
-            _check_own_budget_fits(planner, self.epsilon, self.delta, kind)
+            _check_own_budget_fits(
+                planner, self.epsilon, self.delta, probe[1], kind
+            )
         scale, named, composed = calibrate_scale(
             lambda path, eps, delta: planners[path].plan(eps, delta),
             shares,
@@ -1664,27 +1666,30 @@ def _own_budget(estimator, counts):
     )
 
 
-def _check_own_budget_fits(planner, epsilon, delta, accountant):
+def _check_own_budget_fits(planner, epsilon, delta, share_delta, accountant):
     """Refuse a step whose own federated budget alone exceeds the pipeline's.
 
     Such a step spends its ``silo_epsilon`` (``silo_delta``) whatever share
-    it is given (:func:`_own_budget`). When its event alone, read by the
-    pipeline's accountant at the pipeline's ``delta`` as the composition
-    reads it, is above ``epsilon``, no split of the budget can hold it: say
-    which parameter, rather than the failed search for a split that the
-    composition would otherwise end in.
+    of epsilon it is given (:func:`_own_budget`); its delta is its
+    ``silo_delta``, or else its share of the pipeline's, ``share_delta``.
+    When its event at those, read by the pipeline's accountant at the
+    pipeline's ``delta`` as the composition reads it, is above ``epsilon``,
+    no split of the budget can hold it: say which parameter, rather than
+    the failed search for a split that the composition would otherwise end
+    in.
     """
     if "epsilon" not in planner.fixed:
         return
     name = planner.unit.path
-    alone = compose_plans([(name, planner.plan(epsilon, delta))], delta, accountant)
+    own = planner.plan(epsilon, share_delta)
+    alone = compose_plans([(name, own)], delta, accountant)
     if alone[-1] > epsilon:
         given = planner.unit.estimator.get_params(deep=False)
         raise ValueError(
             f"Step {name!r} ({type(planner.unit.estimator).__name__}) spends "
             f"its own silo_epsilon={given['silo_epsilon']:g} whatever its "
             f"share, which the pipeline's accountant reads as epsilon "
-            f"{alone[-1]:.4g} at delta={delta:g}: above the pipeline's "
+            f"{alone[-1]:.4g} at the pipeline's delta={delta:g}: above its "
             f"epsilon={epsilon:g} before any other step spends anything. "
             "Lower silo_epsilon, or leave it unset so that the step spends "
             "its share of the pipeline's epsilon."

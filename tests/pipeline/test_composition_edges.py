@@ -287,13 +287,18 @@ def test_a_silo_epsilon_above_the_pipelines_is_refused_naming_it():
     with logged_releases() as log, pytest.raises(ValueError, match="silo_epsilon=2"):
         pipe.fit(X, y, silos=silos)
     assert not log.counts
-    with pytest.raises(ValueError, match="above the pipeline's epsilon=1"):
+    with pytest.raises(ValueError, match="above its epsilon=1 before any other"):
         pipe.privacy_plan(N, 3, n_silos=3)
     # Its own event alone is what counts, at the pipeline's delta: a silo
     # budget above epsilon at a much smaller silo_delta can still fit.
     pipe.set_params(model__silo_epsilon=1.02, model__silo_delta=1e-12)
     plan = pipe.privacy_plan(N, 3, n_silos=3)
     assert plan.epsilon <= 1.0
+    # Without silo_delta the step's delta is its share of the pipeline's:
+    # read at the whole delta its noise would be smaller, and a feasible
+    # split refused.
+    pipe.set_params(model__silo_epsilon=1.005, model__silo_delta=None)
+    assert pipe.privacy_plan(N, 3, n_silos=3).epsilon <= 1.0
 
 
 def test_silo_delta_is_recorded_and_the_steps_own_budget_has_no_effect():
