@@ -23,7 +23,12 @@ from ..privacy._accounting import (
 )
 from ..privacy._calibration import calibrate_noise
 from ._rows import clip_rows_to_norm
-from ..privacy._exponential import ExponentialMechanism, epsilon_per_selection
+from ..privacy._exponential import (
+    ExponentialMechanism,
+    epsilon_per_selection,
+    least_sensitivity,
+    selection_scale_problem,
+)
 from ..privacy._record import WEIGHTS_CAVEAT, PrivacyRecord
 from ..privacy._zcdp import ZCDP_ACCOUNTANT
 from ..utils._array_api import NUMPY_BACKEND, to_numpy
@@ -92,6 +97,12 @@ _CERTIFICATE_ROUNDING_MARGIN = 64
 _CAPPED_BOUND_CAVEAT = (
     "the feature bound inferred from the data exceeded 1e300 / l1_radius and "
     "was capped there (so that no linear prediction can overflow)"
+)
+
+_RAISED_BOUND_CAVEAT = (
+    "the feature bound inferred from the data was too small for the "
+    "selections' float64 logits and was raised to the least bound they can "
+    "use (the selections are calibrated to the raised bound)"
 )
 
 _FW_PUBLIC_N = (
@@ -845,7 +856,14 @@ def frank_wolfe_setup(
         ``l1_radius * feature_inf_bound > 1e300`` is capped at
         ``1e300 / l1_radius``, with a caveat, rather than refused: the
         outcome of the fit must not hinge on one record's value. A public
-        bound that large is refused (``ValueError``).
+        bound that large is refused (``ValueError``). Likewise, an inferred
+        bound whose score sensitivity ``l1_radius * feature_inf_bound /
+        n_samples`` the selections cannot use (below the smallest normal
+        float64, or overflowing their logit factor ``epsilon0 / (2 Delta)``:
+        :func:`~sklearn_dpfair.privacy._exponential.selection_scale_problem`)
+        is raised to the least usable bound, with a caveat; a public one is
+        refused (``ValueError`` naming ``l1_radius * feature_inf_bound``),
+        at plan time.
     scaling : ScalingPlan or None, default=None
         Public column map of declared ``feature_bounds``
         (:func:`~._feature_scaling.public_scaling_plan`), applied before the
@@ -898,6 +916,21 @@ def frank_wolfe_setup(
     )
     coef_rho = parts["coef"].rho
     intercept_rho = parts["intercept"].rho if fit_intercept else 0.0
+    if inferred and not math.isinf(coef_rho):
+        # The least score sensitivity r B / n the selections can use (a
+        # normal float64 that keeps epsilon0 / (2 r B / n) finite) at the
+        # largest epsilon0 of any selection, that of the whole coef_rho. A
+        # bound read from X below it is raised rather than refused, as one
+        # above the cap is lowered: the outcome must not hinge on one
+        # record's value. The clip and the selections use the raised bound.
+        least = least_sensitivity(epsilon_per_selection(coef_rho, 1))
+        floor = least * n_samples / l1_radius
+        while score_sensitivity(l1_radius, floor, n_samples) < least:
+            floor = math.nextafter(floor, math.inf)  # round-off of the / and *
+        if bound < floor:
+            bound = floor
+            params = replace(params, feature_inf_bound=bound)
+            caveats = (*caveats, _RAISED_BOUND_CAVEAT)
     if n_steps is None:
         caveats = (*caveats, _FW_PUBLIC_N)
         n_steps = auto_frank_wolfe_steps(
@@ -911,10 +944,20 @@ def frank_wolfe_setup(
 
     def selections(rho, radius, feature_bound):
         sensitivity = score_sensitivity(radius, feature_bound, n_samples)
-        return [
-            ExponentialMechanism(sensitivity, epsilon_per_selection(rho * share, 1))
-            for share in shares
-        ]
+        epsilons = [epsilon_per_selection(rho * share, 1) for share in shares]
+        # Public values only (a bound read from X was raised above). The
+        # intercept's sensitivity INTERCEPT_BOUND / n cannot get this small.
+        problem = selection_scale_problem(sensitivity, max(epsilons))
+        if problem is not None:
+            raise ValueError(
+                "l1_radius * feature_inf_bound is too small for "
+                "solver='dp-frank-wolfe': the score sensitivity of its "
+                "selections, l1_radius * feature_inf_bound / n_samples = "
+                f"{sensitivity:g}, cannot be used ({problem}). Rescale the "
+                "features so that feature_inf_bound is of their size, or use "
+                "a larger l1_radius."
+            )
+        return [ExponentialMechanism(sensitivity, e) for e in epsilons]
 
     mechanisms = selections(coef_rho, l1_radius, bound)
     events = [m.event() for m in mechanisms]

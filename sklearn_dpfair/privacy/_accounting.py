@@ -55,6 +55,7 @@ __all__ = [
     "is_dp_event",
     "laplace_event",
     "pld_gaussian_scale",
+    "pld_laplace_epsilon",
     "pure_epsilon",
     "zcdp_event",
     "zcdp_composition",
@@ -100,6 +101,16 @@ _PLD_VALUE_DISCRETIZATION = 1e-4
 # minute and 2.7 GB, at 0.01 it runs out of memory. Below it epsilon_of
 # refuses with a ValueError rather than exhaust the machine.
 PLD_MIN_GAUSSIAN_SCALE = 0.05
+
+# Largest total privacy loss of Laplace releases (pld_laplace_epsilon: the
+# sum of count / b over them) whose PLD the PLD accountant is asked to build.
+# A Laplace PLD is supported on [-1/b, 1/b], one grid point per
+# discretisation interval (1e-4), and compositions add the supports: 100
+# (2e6 points) took ~4 s and 0.5 GB beside a DP-SGD event, 300 ~17 s and
+# 1.3 GB, 3000 runs out of memory. Above it, epsilon_of states Laplace
+# releases by their pure epsilon where it can (alone, or beside the rest of
+# a composition by basic composition) and refuses otherwise.
+PLD_MAX_LAPLACE_EPSILON = 100.0
 
 
 def _make_accountant(accountant, event=None):
@@ -487,7 +498,17 @@ def epsilon_of(event, delta, accountant="rdp"):
         ``inf`` for an event that holds a non-private release (at any
         ``delta``, 0 included), ``0`` for a no-op. A Gaussian or Laplace
         release of infinite noise releases nothing and is read as a no-op
-        by both accountants.
+        by both accountants. For an event of Laplace releases only (one
+        with a :func:`pure_epsilon`) at ``delta > 0``: the smaller of its
+        pure epsilon and the accountant's, since ``(epsilon, 0)``-DP implies
+        ``(epsilon, delta)``-DP (RDP's conversion of a Laplace release is
+        above its pure epsilon: 1.0028 for one of epsilon 1 at 1e-5), and
+        the pure epsilon alone where the PLD accountant would build a grid
+        too large (:data:`PLD_MAX_LAPLACE_EPSILON`). With
+        ``accountant="pld"``, a composition whose Laplace releases exceed
+        that limit is stated as the pure epsilon of its Laplace parts plus
+        the PLD epsilon of the rest at ``delta`` (basic composition, Dwork
+        and Roth 2014, Theorem 3.16: a valid bound, tight at such epsilons).
 
     Raises
     ------
@@ -501,7 +522,9 @@ def epsilon_of(event, delta, accountant="rdp"):
         noise multiplier over the square root of the steps for full-batch
         steps, the noise multiplier itself for a Poisson-sampled step (a
         user's ``noise_multiplier=0.045`` with ``accountant="pld"`` took 69 s
-        for epsilon 1805 before; ``accountant="rdp"`` accounts it).
+        for epsilon 1805 before; ``accountant="rdp"`` accounts it), or if
+        Laplace releases that cannot be split off as above (nested in a
+        sampled or self-composed part) exceed :data:`PLD_MAX_LAPLACE_EPSILON`.
 
     Examples
     --------
@@ -537,6 +560,33 @@ def epsilon_of(event, delta, accountant="rdp"):
                 f"its PLD; use accountant='pld', not {accountant!r}."
             )
         return allocation_epsilon(event, float(delta))
+    pure = None if _holds_randomized_response(event) else pure_epsilon(event)
+    too_wide = (
+        accountant == "pld" and pld_laplace_epsilon(event) > PLD_MAX_LAPLACE_EPSILON
+    )
+    if pure is not None:
+        # (epsilon, 0)-DP implies (epsilon, delta)-DP: the pure epsilon
+        # bounds what the accountant states (RDP's is above it), and is
+        # the answer where PLD's grid would not fit in memory.
+        if math.isinf(pure) or too_wide:
+            return pure
+        return min(pure, _accountant_epsilon(event, delta, accountant))
+    if too_wide and isinstance(event, dp_accounting.ComposedDpEvent):
+        # Basic composition (Dwork and Roth 2014, Theorem 3.16): the
+        # (epsilon_L, 0)-DP Laplace parts and the (epsilon_R, delta)-DP rest
+        # are (epsilon_L + epsilon_R, delta)-DP together. At epsilon_L
+        # above the limit PLD composition gains nothing on this.
+        parts = [(pure_epsilon(e), e) for e in event.events]
+        laplace = [p for p, _ in parts if p is not None]
+        rest = [e for p, e in parts if p is None]
+        if laplace:
+            rest_epsilon = epsilon_of(composed_event(rest), delta, accountant)
+            return math.fsum(laplace) + rest_epsilon
+    return _accountant_epsilon(event, delta, accountant)
+
+
+def _accountant_epsilon(event, delta, accountant):
+    """dp-accounting's epsilon of ``event`` at ``delta`` (memoized)."""
     try:
         return _epsilon_of_cached(event, float(delta), accountant)
     except TypeError:
@@ -672,6 +722,16 @@ def _check_pld_grid(event):
     above the limit may still exhaust memory when composed many times
     (its composed grid grows with the steps): that case is not guarded.
     """
+    laplace = pld_laplace_epsilon(event)
+    if laplace > PLD_MAX_LAPLACE_EPSILON:
+        raise ValueError(
+            "The Laplace releases (a pure-DP fit's noise, or a Laplace "
+            "noise_multiplier) are too little noise for accountant='pld' in "
+            f"this composition: their privacy losses add up to {laplace:.3g}, "
+            f"above {PLD_MAX_LAPLACE_EPSILON:g}, and dp-accounting's PLD grid "
+            "over that range does not fit in memory. Use more Laplace noise "
+            "(a smaller epsilon), or accountant='rdp'."
+        )
     scale = pld_gaussian_scale(event)
     if scale < PLD_MIN_GAUSSIAN_SCALE:
         raise ValueError(
@@ -683,6 +743,49 @@ def _check_pld_grid(event):
             "fit in memory, and epsilon there is in the hundreds. Use more "
             "noise or fewer steps, or accountant='rdp'."
         )
+
+
+def pld_laplace_epsilon(event):
+    """Total privacy loss of the Laplace releases in ``event``: sum of ``count / b``.
+
+    dp-accounting's PLD of a Laplace release of parameter ``b`` (in units
+    of the sensitivity) is supported on ``[-1/b, 1/b]`` with one point per
+    value discretization interval, and a composition's support is the sum
+    of its parts': this sum says, before anything is computed, how wide
+    the Laplace part of the PLD of ``event`` is. A sampled Laplace counts
+    as unsampled (its loss is at most ``1/b``). Releases of infinite noise
+    count as none.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+
+    Returns
+    -------
+    epsilon : float
+        0 when ``event`` holds no Laplace release.
+
+    Examples
+    --------
+    >>> import dp_accounting
+    >>> from sklearn_dpfair.privacy._accounting import (
+    ...     composed_event, gaussian_event, laplace_event, pld_laplace_epsilon)
+    >>> event = composed_event([laplace_event(0.5, 3), gaussian_event(1.0)])
+    >>> pld_laplace_epsilon(event)
+    6.0
+    """
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        b = event.noise_multiplier
+        return 0.0 if math.isinf(b) else 1.0 / b
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return math.fsum(pld_laplace_epsilon(e) for e in event.events)
+    inner = getattr(event, "event", None)
+    if not isinstance(inner, dp_accounting.DpEvent):
+        return 0.0
+    inner_epsilon = pld_laplace_epsilon(inner)
+    count = getattr(event, "count", 1)
+    # Zero releases spend nothing (and inf * 0 would be NaN).
+    return 0.0 if count == 0 or inner_epsilon == 0 else inner_epsilon * count
 
 
 def _gaussian_multipliers(event):

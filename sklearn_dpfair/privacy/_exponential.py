@@ -18,9 +18,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._accounting import exponential_mechanism_event, exponential_mechanism_rho
+from ._mechanism import MIN_NOISE_SCALE
 from ._releases import log_release
 
-__all__ = ["ExponentialMechanism", "epsilon_per_selection"]
+__all__ = [
+    "ExponentialMechanism",
+    "epsilon_per_selection",
+    "least_sensitivity",
+    "selection_scale_problem",
+]
+
+_MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
 def epsilon_per_selection(rho, n_selections):
@@ -54,6 +62,95 @@ def epsilon_per_selection(rho, n_selections):
     return math.sqrt(8.0 * rho / n_selections) * (1.0 - 1e-12)
 
 
+def selection_scale_problem(sensitivity, epsilon):
+    """Why a selection of these parameters would not draw as accounted, or None.
+
+    The Gumbel-max draw computes the logits ``u(v) * epsilon0 / (2 Delta)``
+    in float64. Below the smallest normal float64
+    (:data:`~sklearn_dpfair.privacy._mechanism.MIN_NOISE_SCALE`) a
+    sensitivity, and the scores it bounds, are subnormal numbers, rounded
+    to a grid of multiples of 5e-324, and the factor
+    ``epsilon0 / (2 Delta)`` overflows for the smaller ones: the logits are
+    then ``+-inf`` or NaN, the Gumbel noise no longer moves the argmax, and
+    the selection is deterministic (epsilon infinite) while the event
+    states ``epsilon0``. A finite factor keeps every logit finite for the
+    scores a sensitivity bounds (their ratio to it is at most about the
+    number of records). Only a finite ``epsilon0`` and a finite positive
+    sensitivity are checked; the rest is the mechanism's validation.
+
+    Parameters
+    ----------
+    sensitivity : float
+        The score sensitivity ``Delta``.
+    epsilon : float
+        ``epsilon0`` of one selection.
+
+    Returns
+    -------
+    problem : str or None
+        A sentence (public values only) for the caller's message, or None.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._exponential import selection_scale_problem
+    >>> selection_scale_problem(1.0, 2.0) is None
+    True
+    >>> selection_scale_problem(1e-310, 1.0)[:40]
+    'the score sensitivity 1e-310 is below th'
+    """
+    if math.isinf(epsilon) or not epsilon > 0 or not 0 < sensitivity < math.inf:
+        return None
+    if sensitivity < MIN_NOISE_SCALE:
+        return (
+            f"the score sensitivity {sensitivity:g} is below the smallest "
+            f"normal float64 ({MIN_NOISE_SCALE:g}), where scores are rounded "
+            "to a grid of subnormal numbers and the logit factor epsilon0 / "
+            "(2 * sensitivity) overflows for the smaller ones: the selection "
+            "would not be the exponential mechanism it is accounted as"
+        )
+    if not epsilon / (2.0 * sensitivity) <= _MAX_FLOAT:
+        return (
+            f"epsilon0 / (2 * sensitivity) = {epsilon:g} / (2 * "
+            f"{sensitivity:g}) overflows float64: every logit would be inf or "
+            "NaN and the Gumbel noise would not randomize the selection"
+        )
+    return None
+
+
+def least_sensitivity(epsilon):
+    """The least score sensitivity a selection at ``epsilon`` can use.
+
+    The least ``Delta`` for which :func:`selection_scale_problem` finds
+    nothing: the smallest normal float64, or more where
+    ``epsilon / (2 Delta)`` would overflow. 0 for ``epsilon = inf`` (no
+    noise, nothing to compute).
+
+    Parameters
+    ----------
+    epsilon : float
+        ``epsilon0`` of the selection (the largest of several).
+
+    Returns
+    -------
+    sensitivity : float
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._exponential import least_sensitivity
+    >>> least_sensitivity(1.0)
+    2.2250738585072014e-308
+    >>> least_sensitivity(2000.0) > 5e-306
+    True
+    """
+    if math.isinf(epsilon):
+        return 0.0
+    # (2 * _MAX_FLOAT would overflow.)
+    least = max(MIN_NOISE_SCALE, epsilon / 2.0 / _MAX_FLOAT)
+    while selection_scale_problem(least, epsilon) is not None:
+        least = math.nextafter(least, math.inf)  # round-off of the / and *
+    return least
+
+
 @dataclass(frozen=True)
 class ExponentialMechanism:
     """Select the index of a high score privately (exponential mechanism).
@@ -62,7 +159,10 @@ class ExponentialMechanism:
     ----------
     sensitivity : float
         Bound ``Delta > 0`` on the change of *every* score between
-        neighbouring datasets (the caller's adjacency).
+        neighbouring datasets (the caller's adjacency). With a finite
+        ``epsilon``, at least the smallest normal float64, and such that
+        ``epsilon / (2 * sensitivity)`` is finite
+        (:func:`selection_scale_problem`): a ValueError otherwise.
     epsilon : float
         ``epsilon0`` of one selection; ``inf`` selects the best score
         (no privacy).
@@ -88,6 +188,13 @@ class ExponentialMechanism:
             )
         if not self.epsilon > 0:
             raise ValueError(f"epsilon must be positive, got {self.epsilon!r}.")
+        problem = selection_scale_problem(self.sensitivity, self.epsilon)
+        if problem is not None:
+            raise ValueError(
+                f"sensitivity is too small: {problem}. Compute the scores on a "
+                "scale where their sensitivity is a normal float64 and "
+                "epsilon / (2 * sensitivity) is finite."
+            )
 
     @property
     def rho(self):

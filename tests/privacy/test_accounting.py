@@ -308,3 +308,60 @@ def test_events_take_numpy_integer_steps():
     assert exponential_mechanism_event(1.0, np.int64(2)) == (
         exponential_mechanism_event(1.0, 2)
     )
+
+
+def _laplace_parameters(event):
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        return [event.noise_multiplier]
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return [b for e in event.events for b in _laplace_parameters(e)]
+    inner = getattr(event, "event", None)
+    return [] if inner is None else _laplace_parameters(inner)
+
+
+@pytest.fixture
+def no_wide_laplace_pld(monkeypatch):
+    """Fail where dp-accounting is asked for the PLD of a small-scale Laplace.
+
+    Its loss grid grows as 1 / b: b = 1e-3 took minutes and gigabytes
+    before failing with a MemoryError.
+    """
+    from sklearn_dpfair.privacy import _accounting
+
+    compose = pld.PLDAccountant.compose
+
+    def guarded(self, event, *args, **kwargs):
+        assert min(_laplace_parameters(event), default=1.0) >= 0.01
+        return compose(self, event, *args, **kwargs)
+
+    monkeypatch.setattr(pld.PLDAccountant, "compose", guarded)
+    _accounting._epsilon_of_cached.cache_clear()
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+def test_laplace_releases_at_positive_delta_are_within_their_pure_epsilon(accountant):
+    # (epsilon, 0)-DP implies (epsilon, delta)-DP; RDP's conversion of four
+    # Laplace releases of epsilon 4 each said more than 16 at 1e-5.
+    assert epsilon_of(laplace_event(0.25, steps=4), 1e-5, accountant) <= 16.0
+
+
+def test_the_pld_of_a_small_scale_laplace_is_not_built(no_wide_laplace_pld):
+    from sklearn_dpfair.privacy import PrivacyLedger
+
+    # Alone: its pure epsilon, which bounds the PLD's.
+    assert epsilon_of(laplace_event(1e-3), 1e-5, "pld") == pytest.approx(1000.0)
+    # Beside a DP-SGD fit in a PLD ledger (a pure-DP fit of epsilon 300):
+    # basic composition of the pure part and the PLD of the rest.
+    sgd = noisy_sgd_event(1.0, 0.01, 100)
+    ledger = PrivacyLedger("pld")
+    ledger.record(laplace_event(1 / 300), delta=0.0)
+    ledger.record(sgd, delta=1e-5)
+    total = ledger.total_epsilon()
+    assert total == pytest.approx(300.0 + epsilon_of(sgd, 1e-5, "pld"), rel=1e-9)
+    # Nested where it cannot be split off: refused, naming what to do.
+    nested = dp_accounting.SelfComposedDpEvent(
+        composed_event([laplace_event(1e-3), gaussian_event(1.0)]), 2
+    )
+    with pytest.raises(ValueError, match="Laplace.*accountant='rdp'"):
+        epsilon_of(nested, 1e-5, "pld")
+    assert epsilon_of(nested, 1e-5, "rdp") > 2000.0

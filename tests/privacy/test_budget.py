@@ -222,3 +222,20 @@ def test_a_split_part_refuses_zero_steps():
     part = PrivacyBudget(1.0, 1e-5).split({"a": 0.5, "b": 0.5})["a"]
     with pytest.raises(ValueError, match="steps"):
         part.gaussian(1.0, steps=0)
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+def test_a_laplace_budget_with_delta_passes_its_own_check(accountant):
+    # laplace() spends epsilon / steps per release: (epsilon, 0)-DP, hence
+    # (epsilon, delta)-DP. RDP's conversion of the releases at delta > 0 is
+    # above the pure epsilon, and the check called its own fit a bug.
+    budget = PrivacyBudget(1.0, 1e-5, accountant=accountant)
+    mechanism = budget.laplace(1.0, steps=4)
+    record = budget.account(
+        mechanism,
+        description="Laplace",
+        adjacency="add_remove",
+        dp_event=mechanism.event(steps=4),
+    )
+    assert record.epsilon <= 1.0
+    assert record.recompute_epsilon() == record.epsilon

@@ -16,6 +16,8 @@ from sklearn_dpfair.privacy._accounting import (
 from sklearn_dpfair.privacy._exponential import (
     ExponentialMechanism,
     epsilon_per_selection,
+    least_sensitivity,
+    selection_scale_problem,
 )
 from sklearn_dpfair.privacy._zcdp import rho_for_epsilon
 
@@ -128,3 +130,22 @@ def test_exponential_mechanism_event_is_composed_zcdp():
 def test_bad_parameters(kwargs, match):
     with pytest.raises(ValueError, match=match):
         ExponentialMechanism(**kwargs)
+
+
+def test_a_sensitivity_the_logits_cannot_use_is_refused():
+    # Below the smallest normal float64 the factor epsilon0 / (2 Delta) is
+    # inf and the logits inf or NaN: the selection was the argmax whatever
+    # the Gumbel noise, while the event stated epsilon0.
+    with pytest.raises(ValueError, match="sensitivity is too small.*subnormal"):
+        ExponentialMechanism(sensitivity=1e-310, epsilon=1.0)
+    # A normal sensitivity whose factor still overflows.
+    with pytest.raises(ValueError, match="sensitivity is too small.*overflows"):
+        ExponentialMechanism(sensitivity=1e-306, epsilon=2000.0)
+    # No noise (epsilon0 = inf) draws nothing: any sensitivity selects.
+    mech = ExponentialMechanism(sensitivity=1e-310, epsilon=math.inf)
+    assert mech.select(np.array([0.0, 2e-310, 1e-310]), np.random.default_rng(0)) == 1
+    for epsilon in [1.0, 2000.0, 1e300]:
+        least = least_sensitivity(epsilon)
+        assert selection_scale_problem(least, epsilon) is None
+        ExponentialMechanism(sensitivity=least, epsilon=epsilon)
+        assert selection_scale_problem(math.nextafter(least, 0.0), epsilon)

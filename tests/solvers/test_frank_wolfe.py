@@ -502,3 +502,53 @@ def test_budget_shares_follow_the_final_weights_of_the_vertices():
         assert shares.sum() == pytest.approx(1.0, rel=1e-12)
         lam = 2 * (np.arange(steps) + 1) / (steps * (steps + 1))
         np.testing.assert_allclose(np.sqrt(shares) / np.sqrt(shares[-1]), lam / lam[-1])
+
+
+def _tiny_problem():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1e-300, 1e-300, size=(400, 3))
+    return X, rng.integers(0, 2, 400)
+
+
+def _tiny_fw(**params):
+    from sklearn_dpfair import DPLogisticRegression
+
+    return DPLogisticRegression(
+        solver="dp-frank-wolfe",
+        epsilon=1.0,
+        delta=1e-5,
+        l1_radius=1e-10,
+        classes=[0, 1],
+        fit_intercept=False,
+        max_iter=1,
+        **params,
+    )
+
+
+def test_a_score_sensitivity_the_selections_cannot_use_is_refused_at_plan_time():
+    # l1_radius * feature_inf_bound / n = 2.5e-313 is subnormal: the logits
+    # epsilon0 u / (2 Delta) were inf or NaN and every fit selected the
+    # same vertex, whatever its seed, while epsilon_ said 1.
+    X, y = _tiny_problem()
+    clf = _tiny_fw(feature_inf_bound=1e-300)
+    match = r"l1_radius \* feature_inf_bound is too small"
+    with pytest.raises(ValueError, match=match):
+        clf.privacy_plan(*X.shape)
+    with pytest.raises(ValueError, match=match):
+        clf.fit(X, y)
+    assert not hasattr(clf, "coef_")
+    # A bound that keeps the sensitivity normal is planned as before.
+    assert _tiny_fw(feature_inf_bound=1e-290).privacy_plan(*X.shape).epsilon <= 1.0
+
+
+def test_an_inferred_bound_too_small_for_the_selections_is_raised_not_refused():
+    # Read from X, the bound is one record's value: the fit must not refuse
+    # on it, so it is raised to the least bound the selections can use and
+    # the selections are calibrated (and the features clipped) to that.
+    X, y = _tiny_problem()
+    with pytest.warns(PrivacyLeakWarning):
+        clf = _tiny_fw(random_state=0).fit(X, y)
+    record = clf.privacy_record_
+    assert record.clip_norm >= np.finfo(np.float64).smallest_normal
+    assert any("was raised" in caveat for caveat in record.caveats)
+    assert np.abs(clf.coef_).sum() <= 1e-10 * (1 + 1e-9)
