@@ -55,6 +55,7 @@ from ..utils._redact import redacting_errors
 from ..utils._validation import check_delta_for_n, resolve_classes
 from ._constant_choice import comparison_from_counts
 from ._feature_scaling import (
+    BOUNDS_DESCRIPTION,
     EXACT_SCALING_DESCRIPTION,
     FeatureScaling,
     count_beyond_unit_scale,
@@ -419,7 +420,12 @@ def as_run_record(record, data):
     """
     if record is None or data.private:
         return record
-    mechanism = NOISELESS_STEPS_DESCRIPTION.format(private=record.mechanism)
+    private = record.mechanism
+    if data.exact_scaling:
+        # The workers standardized exactly in place of the declared bounds'
+        # map the plan names (nothing is released: the moments are free).
+        private = private.replace(f"; {BOUNDS_DESCRIPTION}", "")
+    mechanism = NOISELESS_STEPS_DESCRIPTION.format(private=private)
     if data.exact_scaling:
         mechanism = f"{mechanism}; {EXACT_SCALING_DESCRIPTION}"
     return replace(record, mechanism=mechanism, clip_norm=math.inf)

@@ -1265,12 +1265,13 @@ default=None
         A Dask collection ``X`` takes ``feature_bounds`` only (a
         ``ValueError`` without them: private scales would need a
         distributed private quantile): every partition maps its rows by
-        their public map, at any ``epsilon``, and ``dp_event_`` is that of
-        the unscaled fit; without bounds, the non-private limit on Dask
-        standardizes the columns by their exact moments (nothing is
-        released). None: the columns are used as given; a private fit then
-        warns when more than a quarter of a column's values lie beyond +-5
-        (an input check, outside the guarantee; no value shown).
+        their public map, at any finite ``epsilon``, and ``dp_event_`` is
+        that of the unscaled fit; the non-private limit on Dask
+        standardizes the columns by their exact moments instead, bounds or
+        not (nothing is released). None: the columns are used as given; a
+        private fit then warns when more than a quarter of a column's values
+        lie beyond +-5 (an input check, outside the guarantee; no value
+        shown).
     feature_bounds : array-like of shape (n_features, 2), default=None
         Public ``(lower, upper)`` range of every column, for
         ``feature_scaling="auto"``: the column is mapped by its midpoint and

@@ -277,20 +277,22 @@ default="dp-sgd"
         ``"dp-sgd"`` fits only; every other fit path takes
         ``feature_bounds`` (a ``ValueError`` naming them otherwise): the
         federated fit (``silos=``, every silo maps its own rows by the same
-        public map, at any ``epsilon``; a silo at ``epsilon`` ``inf``
-        without ``noise_multiplier`` takes its steps without noise or
-        clipping, so a value far outside the bounds moves the model; a
-        federation whose silos are all non-private standardizes the
-        columns by their exact moments instead),
-        a Dask collection (every partition maps its rows, at any
-        ``epsilon``), and the ``"dp-newton"``, ``"output-perturbation"`` and
-        ``"dp-frank-wolfe"`` solvers, whose public bounds
+        public map when some silo is private; a silo at ``epsilon``
+        ``inf`` without ``noise_multiplier`` among private ones takes its
+        steps without noise or clipping, so a value far outside the bounds
+        moves the model; a federation whose silos are all non-private
+        standardizes the columns by their exact moments instead, whatever
+        the bounds), a Dask collection (every partition maps its rows at
+        any finite ``epsilon``; the non-private limit standardizes them by
+        their exact moments, bounds or not), and the ``"dp-newton"``,
+        ``"output-perturbation"`` and ``"dp-frank-wolfe"`` solvers, whose
+        public bounds
         (``feature_norm_bound``, ``feature_inf_bound``, ``l1_radius``) then
         apply to the *scaled* columns and coefficients; ``"dp-frank-wolfe"``
         then needs ``feature_inf_bound`` (1 bounds every value within
         ``feature_bounds``). The non-private limit of the central solvers
         (``epsilon=np.inf``, an exact solve on any scale) maps nothing; on
-        a Dask collection without bounds it standardizes the columns by
+        a Dask collection, bounds or not, it standardizes the columns by
         their exact moments (nothing is released) and runs the noiseless
         steps on them; with ``fit_intercept=False`` it only divides them
         by their root mean squares, so offset columns stay nearly

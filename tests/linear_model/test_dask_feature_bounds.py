@@ -103,6 +103,7 @@ def test_non_private_dask_fit_standardizes_exactly_whatever_the_bounds(
         bounded.intercept_, plain.intercept_, rtol=1e-9, atol=1e-9
     )
     assert "exact" in bounded.privacy_record_.mechanism
+    assert "declared feature_bounds" not in bounded.privacy_record_.mechanism
 
 
 @pytest.mark.parametrize("name", ESTIMATORS)
