@@ -114,6 +114,13 @@ def sensitive_columns_frame(columns):
                 f"sensitive_features[{name!r}] is a DataFrame; a dict of "
                 "sensitive features maps each name to one column."
             )
+        elif isinstance(column, (list, tuple)):
+            # One label per element, a tuple label included (np.asarray
+            # would make a 2-d array of equal-length tuples).
+            labels = np.empty(len(column), dtype=object)
+            for i, label in enumerate(column):
+                labels[i] = label
+            column = labels
         else:
             if _is_array_api_array(column):
                 column = to_numpy(column)

@@ -210,11 +210,21 @@ def test_a_dict_of_series_is_read_by_position_as_a_frame_is():
     np.testing.assert_array_equal(in_dict.codes, alone.codes)
 
 
+def test_a_dict_column_of_tuple_labels_is_one_column():
+    # Each value of a dict is one column: tuples in a list are its labels.
+    enc = encode_sensitive_features(
+        {"region": [("EU", "FR"), ("US", "CA"), ("EU", "FR")], "sex": list("FMM")}
+    )
+    assert enc.groups.tolist() == [(("EU", "FR"), "F"), (("EU", "FR"), "M"),
+                                   (("US", "CA"), "M")]
+    assert enc.codes.tolist() == [0, 2, 1]
+
+
 @pytest.mark.parametrize(
     "columns, match",
     [
         ({"a": [1, 2, 3], "b": pd.Series([1, 2])}, "lengths \\[2, 3\\]"),
-        ({"a": [[1, 2], [3, 4]]}, "must be 1-D"),
+        ({"a": np.array([[1, 2], [3, 4]])}, "must be 1-D"),
         ({"a": pd.DataFrame({"x": [1, 2]})}, "is a DataFrame"),
     ],
 )
