@@ -17,7 +17,7 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
 from ..preprocessing._base import PrivateTransformerMixin
-from ._steps import _is_empty_selection
+from ._steps import _is_empty_selection, is_passthrough
 
 __all__ = [
     "FLOWING_BOUNDS",
@@ -67,7 +67,7 @@ def declared_output_bound(step):
         }
     fitted_steps = _fitted_pipeline_steps(step)
     if fitted_steps is not None:
-        last = _last_step(fitted_steps)
+        last = last_step(fitted_steps)
         return None if last is None else declared_output_bound(last)
     if isinstance(step, OneHotEncoder):
         # At most one 1 per input column (zeros for an ignored unknown).
@@ -113,12 +113,12 @@ def declares_output_bound(step):
     # Imported here: the pipeline module imports this one.
     from ._pipeline import PrivatePipeline
 
-    if _is_passthrough(step):
+    if is_passthrough(step):
         return False
     if isinstance(step, (PrivateTransformerMixin, OneHotEncoder)):
         return True
     if isinstance(step, (Pipeline, PrivatePipeline)):
-        last = _last_step(step.steps)
+        last = last_step(step.steps)
         return last is not None and declares_output_bound(last)
     if isinstance(step, ColumnTransformer):
         parts = [
@@ -138,18 +138,14 @@ def declares_output_bound(step):
     return False
 
 
-def _is_passthrough(step):
-    return step is None or (isinstance(step, str) and step == "passthrough")
-
-
 def _is_drop(step):
     return isinstance(step, str) and step == "drop"
 
 
-def _last_step(steps):
+def last_step(steps):
     """The last step of ``steps`` that is not a passthrough, or None."""
     for _, sub in reversed(steps):
-        if not _is_passthrough(sub):
+        if not is_passthrough(sub):
             return sub
     return None
 

@@ -49,7 +49,12 @@ from ..utils._validation import (
     is_sparse_layout,
     warn_at_caller,
 )
-from ._bounds import declared_output_bound, declares_output_bound, flowing_bound
+from ._bounds import (
+    declared_output_bound,
+    declares_output_bound,
+    flowing_bound,
+    last_step,
+)
 from ._budget_split import (
     calibrate_scale,
     compose_plans,
@@ -57,7 +62,13 @@ from ._budget_split import (
     replace_one_release,
     resolve_shares,
 )
-from ._steps import composite_paths, fitted_part, pin_selections, walk_steps
+from ._steps import (
+    composite_paths,
+    fitted_part,
+    is_passthrough,
+    pin_selections,
+    walk_steps,
+)
 
 __all__ = ["PrivatePipeline", "make_private_pipeline"]
 
@@ -161,14 +172,6 @@ def _shape_and_layout(X):
         ensure_min_features=1,
     )
     return *checked.shape, is_sparse_layout(checked)
-
-
-def _previous_step(steps):
-    """The last step before the final one that is not a passthrough, or None."""
-    for _, step in reversed(steps[:-1]):
-        if not _is_passthrough(step):
-            return step
-    return None
 
 
 def _no_output_bound(final_name, final, param):
@@ -283,10 +286,6 @@ def _final_has(attr):
     return check
 
 
-def _is_passthrough(est):
-    return est is None or (isinstance(est, str) and est == "passthrough")
-
-
 def _nested_parts(est):
     """The parts a composite hands its rows to, or None for a leaf.
 
@@ -316,13 +315,13 @@ def _takes_nan(est):
     A ``ColumnTransformer`` or ``FeatureUnion`` hands the values to its
     parts, a ``Pipeline`` to its first step: their own tags do not say.
     """
-    if _is_passthrough(est) or (isinstance(est, str) and est == "drop"):
+    if is_passthrough(est) or (isinstance(est, str) and est == "drop"):
         return True
     parts = _nested_parts(est)
     if parts is None:
         return get_tags(est).input_tags.allow_nan
     if isinstance(est, (Pipeline, PrivatePipeline)):
-        steps = [step for step in parts if not _is_passthrough(step)]
+        steps = [step for step in parts if not is_passthrough(step)]
         return _takes_nan(steps[0]) if steps else True
     return all(_takes_nan(part) for part in parts)
 
@@ -564,7 +563,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             This pipeline.
         """
         for _, step in self.steps:
-            if not _is_passthrough(step):
+            if not is_passthrough(step):
                 _safe_set_output(step, transform=transform)
         if hasattr(self, "pipeline_"):
             self.pipeline_.set_output(transform=transform)
@@ -576,7 +575,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             raise ValueError("steps must hold at least one (name, estimator) pair.")
         self._validate_names(names)
         for name, est in self.steps[:-1]:
-            if _is_passthrough(est):
+            if is_passthrough(est):
                 continue
             if not (hasattr(est, "fit") and hasattr(est, "transform")):
                 raise TypeError(
@@ -584,7 +583,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                     "(fit and transform): every step but the last must be one."
                 )
         final = estimators[-1]
-        if _is_passthrough(final) or not hasattr(final, "fit"):
+        if is_passthrough(final) or not hasattr(final, "fit"):
             raise TypeError(
                 f"The last step {names[-1]!r} must be an estimator with fit; got "
                 f"{final!r}."
@@ -672,7 +671,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                     # Refused now where the step before it cannot declare
                     # the bound whatever its fit (a FunctionTransformer):
                     # the fit would fail only after its releases.
-                    previous = _previous_step(self.steps)
+                    previous = last_step(self.steps[:-1])
                     if not declares_output_bound(previous):
                         raise ValueError(
                             _no_output_bound(final_name, est, flowing[0])
@@ -961,7 +960,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             # Under metadata routing, process_routing has already refused a
             # parameter that no step requests.
             for name, est in self.steps:
-                if routed[name] and not _is_passthrough(est):
+                if routed[name] and not is_passthrough(est):
                     check_fit_keywords(est, routed[name])
         if get_tags(final).target_tags.required:
             _check_final_target(final, X, y)
@@ -1059,7 +1058,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         convert = plan.adjacency == "replace_one"
         Xt = X
         for name, step in pipeline.steps[:-1]:
-            if _is_passthrough(step):
+            if is_passthrough(step):
                 continue
             step_convert = convert and any(
                 b["plan"].adjacency != plan.adjacency
@@ -1159,7 +1158,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
 
     def _set_flowing_bound(self, pipeline, final, flowing):
         param, kind = flowing
-        previous = _previous_step(pipeline.steps)
+        previous = last_step(pipeline.steps[:-1])
         bound = None if previous is None else declared_output_bound(previous)
         if bound is None or not math.isfinite(bound[kind]) or bound[kind] <= 0:
             raise ValueError(_no_output_bound(pipeline.steps[-1][0], final, param))
@@ -1255,7 +1254,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         """
         router = MetadataRouter(owner=self)
         for name, est in self.steps:
-            if _is_passthrough(est) or isinstance(est, str):
+            if is_passthrough(est) or isinstance(est, str):
                 continue
             mapping = MethodMapping().add(caller="fit", callee="fit")
             if name == self.steps[-1][0]:
@@ -1437,7 +1436,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             # No steps, or steps that are not (name, estimator) pairs, which
             # fit refuses: the base tags, as scikit-learn's Pipeline gives.
             return tags
-        if not _is_passthrough(final):
+        if not is_passthrough(final):
             # A classifier, regressor or transformer as its final step is.
             final_tags = get_tags(final)
             tags.estimator_type = final_tags.estimator_type
@@ -1445,14 +1444,14 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             tags.regressor_tags = final_tags.regressor_tags
             tags.transformer_tags = final_tags.transformer_tags
             tags.target_tags.required = final_tags.target_tags.required
-        if not _is_passthrough(first):
+        if not is_passthrough(first):
             # Missing values and strings are for the first step to take, and
             # missing values must be imputed before a final step that
             # refuses them.
             imputed = any(_imputes(est) for _, est in self.steps[:-1])
             tags.input_tags.allow_nan = _takes_nan(first) and (
                 imputed
-                or _is_passthrough(final)
+                or is_passthrough(final)
                 or get_tags(final).input_tags.allow_nan
             )
             tags.input_tags.string = get_tags(first).input_tags.string

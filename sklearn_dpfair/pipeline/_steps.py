@@ -47,6 +47,7 @@ __all__ = [
     "PrivateUnit",
     "composite_paths",
     "fitted_part",
+    "is_passthrough",
     "pin_selections",
     "walk_steps",
 ]
@@ -459,7 +460,7 @@ def _walk_steps(steps, n_features, names, prefix, final, sparse, pins):
         is_last = final and i == len(steps) - 1
         sub, width, sparse = _walk_one(path, est, width, names, is_last, sparse, pins)
         units.extend(sub)
-        if not _is_passthrough(est):
+        if not is_passthrough(est):
             # The schema is the input's: it reaches the next step only through
             # steps the fit skips ("passthrough", None), which hand it the
             # input itself.
@@ -467,12 +468,13 @@ def _walk_steps(steps, n_features, names, prefix, final, sparse, pins):
     return units, width, sparse
 
 
-def _is_passthrough(est):
+def is_passthrough(est):
+    """Whether a step is a passthrough (``None`` or ``\"passthrough\"``)."""
     return est is None or (isinstance(est, str) and est == "passthrough")
 
 
 def _walk_one(path, est, n_in, names, is_last, sparse, pins):
-    if _is_passthrough(est):
+    if is_passthrough(est):
         return [], n_in, sparse
     if isinstance(est, str) and est == "drop":
         return [], 0, False
