@@ -71,7 +71,11 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from .._loss import AbsoluteLoss, HuberLoss, PinballLoss, SquaredLoss
-from ..utils._numeric import constant_columns, power_of_two_magnitudes
+from ..utils._numeric import (
+    SQRT_SMALLEST_NORMAL,
+    constant_columns,
+    power_of_two_magnitudes,
+)
 from ..utils._validation import warn_at_caller
 from ._linear import LinearModel, as_rows
 from ._rows import entry_blocks
@@ -198,7 +202,7 @@ def column_moments(X, sample_weight=None, *, center=True):
 
 
 # The smallest spread whose square is a normal float64 (about 1.5e-154).
-_SMALLEST_SPREAD = float(np.sqrt(np.finfo(np.float64).tiny))
+_SMALLEST_SPREAD = SQRT_SMALLEST_NORMAL
 
 
 def _dense_column_moments(X, sample_weight, center):

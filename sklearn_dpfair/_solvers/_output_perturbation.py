@@ -34,6 +34,7 @@ import math
 import numpy as np
 from scipy.optimize import minimize
 
+from ..utils._numeric import SQRT_SMALLEST_NORMAL
 from ._linear import LinearModel
 
 __all__ = [
@@ -61,7 +62,7 @@ _NEWTON_BACKTRACKS = 30
 
 # The square root of the smallest normal float64: a plain norm below it
 # comes from a sum of squares that underflowed.
-_SQRT_TINY = math.sqrt(np.finfo(np.float64).smallest_normal)
+_SQRT_TINY = SQRT_SMALLEST_NORMAL
 
 
 def _norm(v):

@@ -47,6 +47,7 @@ from ..utils._array_api import (
     rows_per_cast,
     rowwise_dot,
 )
+from ..utils._numeric import SQRT_SMALLEST_NORMAL
 
 __all__ = [
     "canonical_csr",
@@ -127,7 +128,7 @@ def _tiny(xp, dtype):
 # The square root of the smallest normal float64: a plain norm
 # ``sqrt(sum_j x_j^2)`` at or below it comes from a sum of squares that
 # underflowed (wholly, to 0, or partly, losing its precision).
-_SQRT_TINY = math.sqrt(np.finfo(np.float64).smallest_normal)
+_SQRT_TINY = SQRT_SMALLEST_NORMAL
 
 
 def _underflow_rescued(X, norms):

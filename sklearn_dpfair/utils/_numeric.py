@@ -4,7 +4,11 @@
 
 import numpy as np
 
-__all__ = ["constant_columns", "power_of_two_magnitudes"]
+__all__ = ["SQRT_SMALLEST_NORMAL", "constant_columns", "power_of_two_magnitudes"]
+
+#: The least float64 whose square is a normal number (about 1.49e-154): a
+#: norm, spread or scale below it squares into the subnormals or to 0.
+SQRT_SMALLEST_NORMAL = float(np.sqrt(np.finfo(np.float64).smallest_normal))
 
 
 def constant_columns(var, mean, n_samples, *, one_pass=False):

@@ -55,7 +55,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from ...utils._numeric import power_of_two_magnitudes
+from ...utils._numeric import SQRT_SMALLEST_NORMAL, power_of_two_magnitudes
 from .._row_blocks import float64_product, row_block, storage_bytes
 from .._rows import entry_blocks
 from ._newton_polish import polish_binary
@@ -538,7 +538,7 @@ _ROBUST_BLOCK = 1 << 22
 _NORMAL_IQR = 1.3489795003921634
 # A robust scale whose square is below the smallest normal float is taken
 # as 0 (1 / scale would overflow the coordinates).
-_SMALLEST_ROBUST = float(np.sqrt(np.finfo(np.float64).tiny))
+_SMALLEST_ROBUST = SQRT_SMALLEST_NORMAL
 
 
 def dominated_column_moments(X, mean, scale, sample_weight=None, *, center=True):

@@ -52,17 +52,19 @@ import numpy as np
 
 from ...exceptions import PrivacyAccountingError, PrivacyBudgetError
 from ...privacy import PrivacyBudget, fit_weights, private_quantile
-from ...privacy._quantile import LOG_GRID
 from ...privacy._accounting import (
     composed_event,
     epsilon_of,
     non_private_event,
     zcdp_event,
 )
+from ...privacy._quantile import LOG_GRID
 from ...privacy._releases import parallel_parts
 from ...privacy._zcdp import ZCDP_ACCOUNTANT
-from ._disjoint_batches import disjoint_batches, disjoint_blocks
+from ...utils._array_api import NUMPY_BACKEND
+from ...utils._numeric import SQRT_SMALLEST_NORMAL
 from .._non_private import minimize_regression, non_private_record
+from ._disjoint_batches import disjoint_batches, disjoint_blocks
 from ._dpsgd import DPSGDBudgetPlan, fit_heavy_tail_dpsgd, plan_dpsgd
 from ._localized import (
     localized_event,
@@ -74,12 +76,10 @@ from ._localized import (
     phase_noise_multiplier,
 )
 from ._mean_oracle import gradient_norms_at_zero
-from ._result import HeavyTailFit
-from ...utils._array_api import NUMPY_BACKEND
-from ._projections import project_ball
 from ._one_pass import AcceleratedStep, ProximalStep, StichAveraging, one_pass_loop
 from ._private_curvature import CURVATURE_SCALE_SHARE, private_curvature
-from ._smoothed_loss import smoothed_loss
+from ._projections import project_ball
+from ._result import HeavyTailFit
 from ._schedules import (
     acsa_step_size,
     acsa_steps,
@@ -94,6 +94,7 @@ from ._schedules import (
     stich_schedule,
     zcdp_eps,
 )
+from ._smoothed_loss import smoothed_loss
 
 __all__ = [
     "ONE_PASS_SOLVERS",
@@ -375,7 +376,7 @@ def _resolve_solver(config, beta, mu, n):
 # of these values must lie between the square roots of the smallest normal
 # and of the largest float (about 1.5e-154 and 1.3e154).
 _SQRT_MAX = math.sqrt(np.finfo(np.float64).max)
-_SQRT_TINY = math.sqrt(np.finfo(np.float64).smallest_normal)
+_SQRT_TINY = SQRT_SMALLEST_NORMAL
 _TINY = float(np.finfo(np.float64).smallest_normal)
 
 
