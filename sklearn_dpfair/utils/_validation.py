@@ -26,20 +26,20 @@ from ._array_api import _is_array_api_array, to_numpy
 from ._sklearn_compat import check_sample_weight, num_samples
 
 __all__ = [
+    "check_classifier_metadata",
     "check_declared_groups",
     "check_delta_for_n",
     "check_fit_keywords",
     "check_public_targets",
     "check_public_weights",
+    "check_sample_aligned",
     "check_sparse_sums_finite",
     "float64_target",
-    "check_sample_aligned",
+    "is_sparse_frame",
+    "is_sparse_layout",
     "one_per_row",
     "resolve_classes",
     "resolve_classification_targets",
-    "check_classifier_metadata",
-    "is_sparse_frame",
-    "is_sparse_layout",
     "warn_at_caller",
 ]
 
