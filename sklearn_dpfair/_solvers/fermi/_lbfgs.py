@@ -487,6 +487,22 @@ def exact_dual(X, coef, w0, *, intercept_scaling, penalty, sample_weight=None):
     )
 
 
+def column_square_sums(X, sample_weight=None):
+    """Each column's (weighted) sum of squares, in float64, in one pass.
+
+    No ``n x d`` temporary: ``einsum`` sums column by column, a sparse ``X``
+    its stored entries. Entries beyond ~1e154 overflow their squares to
+    ``inf`` (the callers rescue or refuse those columns); numpy does not
+    warn here.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        if sp.issparse(X):
+            return _sparse_column_squares(X, sample_weight)
+        if sample_weight is None:
+            return np.einsum("ij,ij->j", X, X, dtype=np.float64)
+        return np.einsum("ij,ij,i->j", X, X, sample_weight, dtype=np.float64)
+
+
 def column_scales(X, sample_weight=None):
     """Root mean square of each column (1 where it is 0 or not finite).
 
@@ -499,13 +515,7 @@ def column_scales(X, sample_weight=None):
     the same L-BFGS path, and ``tol`` means the same on each of them.
     """
     with np.errstate(over="ignore", invalid="ignore"):
-        if sp.issparse(X):
-            squares = _sparse_column_squares(X, sample_weight)
-        elif sample_weight is None:
-            # No n x d temporary: the squares are summed column by column.
-            squares = np.einsum("ij,ij->j", X, X, dtype=np.float64)
-        else:
-            squares = np.einsum("ij,ij,i->j", X, X, sample_weight, dtype=np.float64)
+        squares = column_square_sums(X, sample_weight)
         total = X.shape[0] if sample_weight is None else float(np.sum(sample_weight))
         total = total if total > 0 else 1
         scale = np.sqrt(squares / total)

@@ -34,9 +34,9 @@ from .._row_blocks import float64_product
 from ._lbfgs import (
     FullBatchPenalty,
     FullBatchResult,
-    _sparse_column_squares,
     block_logits,
     column_scales,
+    column_square_sums,
     dominated_column_moments,
     exact_dual,
     exact_dual_objective,
@@ -251,12 +251,7 @@ class FairProblem:
         with np.errstate(all="ignore"):
             ones = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
             sums = np.asarray(float64_product(X, ones, transpose_a=True)).ravel()
-            if sp.issparse(X):
-                squares = _sparse_column_squares(X, w)
-            elif w is None:
-                squares = np.einsum("ij,ij->j", X, X, dtype=np.float64)
-            else:
-                squares = np.einsum("ij,ij,i->j", X, X, w, dtype=np.float64)
+            squares = column_square_sums(X, w)
             mean, mean_square = sums / total, squares / total
             var = mean_square - mean * mean
             # The smallest mean square keeps the spread far above the
