@@ -114,9 +114,12 @@ def sensitive_columns_frame(columns):
                 f"sensitive_features[{name!r}] is a DataFrame; a dict of "
                 "sensitive features maps each name to one column."
             )
-        elif isinstance(column, (list, tuple)):
-            # One label per element, a tuple label included (np.asarray
-            # would make a 2-d array of equal-length tuples).
+        elif isinstance(column, (list, tuple)) and column and all(
+            isinstance(label, tuple) for label in column
+        ):
+            # Tuple labels, one per element (np.asarray would make a 2-d
+            # array of equal-length tuples); other nested values (lists,
+            # arrays) are no labels and are refused below as 2-d.
             labels = np.empty(len(column), dtype=object)
             for i, label in enumerate(column):
                 labels[i] = label

@@ -225,6 +225,8 @@ def test_a_dict_column_of_tuple_labels_is_one_column():
     [
         ({"a": [1, 2, 3], "b": pd.Series([1, 2])}, "lengths \\[2, 3\\]"),
         ({"a": np.array([[1, 2], [3, 4]])}, "must be 1-D"),
+        ({"a": [[1, 2], [3, 4]]}, "must be 1-D"),
+        ({"a": [np.array([1, 2]), np.array([3, 4])]}, "must be 1-D"),
         ({"a": pd.DataFrame({"x": [1, 2]})}, "is a DataFrame"),
     ],
 )
