@@ -57,7 +57,7 @@ from scipy.optimize import minimize
 
 from ...utils._numeric import SQRT_SMALLEST_NORMAL, power_of_two_magnitudes
 from .._row_blocks import float64_product, row_block, storage_bytes
-from .._rows import entry_blocks
+from .._rows import canonical_csr, entry_blocks
 from ._newton_polish import polish_binary
 from ._sgda import softmax_probabilities, softmax_terms
 
@@ -617,7 +617,7 @@ def dominated_column_moments(X, mean, scale, sample_weight=None, *, center=True)
     total = float(n) if weights is None else float(np.sum(weights))
     sparse = sp.issparse(X)
     if sparse:
-        X = _canonical_csr(X)
+        X = canonical_csr(X)
     location = np.zeros(candidates.size)
     robust = np.zeros(candidates.size)
     if sparse:
@@ -628,8 +628,10 @@ def dominated_column_moments(X, mean, scale, sample_weight=None, *, center=True)
         # Two values (0 and one other without centring): the rows off the
         # median all lie at the other, whose distance then bounds ``scale``.
         cols = candidates[part]
-        a, b = (low[cols], high[cols]) if center else (np.zeros(cols.size),) * 2
-        lone = np.where(a == 0.0, b, a) if not center else None
+        a, b = low[cols], high[cols]
+        # Without centring, the one value besides 0: the extreme that is not
+        # 0 (a column of 0 and v > 0 has low 0, of 0 and v < 0 high 0).
+        lone = np.where(a == 0.0, b, a)
         if center:
             two = np.all((values == a[:, None]) | (values == b[:, None]), axis=1)
         else:
@@ -682,7 +684,7 @@ def reach_candidates(
     sparse = sp.issparse(X)
     stored = None
     if sparse:
-        high, low, stored = _sparse_extremes(_canonical_csr(X))
+        high, low, stored = _sparse_extremes(canonical_csr(X))
     else:
         # fmax/fmin: the vectorized reductions (no NaN to propagate).
         high = np.fmax.reduce(X, axis=0).astype(np.float64)
@@ -762,15 +764,6 @@ def _sparse_columns(X, candidates, stored, weights, total):
                 values = np.append(values, 0.0)
                 w = np.append(w, rest)
             yield np.array([i]), values[None, :], w
-
-
-def _canonical_csr(X):
-    """``X`` as a CSR matrix with sorted indices and no duplicates."""
-    if X.format == "csr" and X.has_canonical_format:
-        return X
-    X = sp.csr_matrix(X, copy=True)
-    X.sum_duplicates()
-    return X
 
 
 def _sparse_extremes(X):

@@ -342,3 +342,27 @@ def test_the_one_pass_checks_stand_for_the_two_pass_ones(kind, form):
         full = dominated_column_moments(part, mean, scale, problem.sample_weight)
         assert (problem._dominated_moments is None) == (full is None)
         assert (full is None) == (kind != "sentinel" or 0 not in columns)
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_columns_of_two_values_are_not_sorted(monkeypatch, center):
+    # A rare 0/1 column cannot be dominated; without centring its two values
+    # are 0 and the other extreme (the shortcut compared with 0 twice, and
+    # sorted every such column).
+    from sklearn_dpfair._solvers.fermi import _lbfgs
+
+    sorted_columns = []
+
+    def counting(values, weights, centre):
+        sorted_columns.append(values.shape[0])
+        return original(values, weights, centre)
+
+    original = _lbfgs._robust_statistics
+    monkeypatch.setattr(_lbfgs, "_robust_statistics", counting)
+    rng = np.random.default_rng(0)
+    X = (rng.random((5000, 4)) < 0.002).astype(float)
+    X[:, 1] *= -3.0
+    mean = X.mean(axis=0) if center else np.zeros(4)
+    scale = X.std(axis=0) if center else np.sqrt((X * X).mean(axis=0))
+    assert _lbfgs.dominated_column_moments(X, mean, scale, center=center) is None
+    assert sum(sorted_columns) == 0
