@@ -191,8 +191,8 @@ class HeavyTailDPRegressor(
         loss's gradient at one target-scale unit times the square root of
         the private median squared row norm times
         ``max(1, f / 5000)^(1/k)`` with ``f = eps n / sqrt(d + 1)`` (``eps``
-        capped at the epsilon the planned steps attain at the smallest
-        noise multiplier the calibration returns, 0.1: past it a larger
+        capped, once the calibrated noise multiplier is at its floor 0.1,
+        at the epsilon the planned steps attain there: past it a larger
         clip only adds noise), in the units of the scaled target
         (``clip_norm_`` reports it in the units of ``y`` times ``x``, as a
         float clip is given); with the

@@ -319,8 +319,9 @@ def steps_signal_epsilon(epsilon, delta, sampling_probability, n_steps):
     ``min(epsilon, e_floor)``, ``e_floor`` the epsilon of the planned
     Poisson-subsampled steps at that floor under the RDP accountant: public
     (the schedule and ``delta``), and at least the epsilon the steps
-    attain there under the tighter PLD accountant. Below ``e_floor`` the
-    clip is the uncapped rule's, bit for bit.
+    attain there under the tighter PLD accountant. The plan reads it only
+    where the calibrated multiplier is at its floor (:func:`plan_dpsgd`);
+    elsewhere the clip is the uncapped rule's, bit for bit.
 
     Parameters
     ----------
@@ -1158,7 +1159,6 @@ def plan_dpsgd(
     sigma, event = 0.0, non_private_event()
     steps, clip_epsilon = event, target
     if private:
-        clip_epsilon = steps_signal_epsilon(target, delta, q, n_steps)
         tuning = composed_event(
             tuning_events({k: v.rho for k, v in split.items()}, n_features)
         )
@@ -1174,6 +1174,13 @@ def plan_dpsgd(
 
         sigma = calibrate_noise(make_event, target, delta, accountant)
         steps, event = steps_event(sigma), make_event(sigma)
+        if sigma <= _SIGMA_MIN * (1 + 1e-9):
+            # The calibration is at its floor (to the rounding of its
+            # log-scale search; public: it read the plan only): a larger
+            # epsilon no longer lowers the steps' noise, so the clip stops
+            # growing with it. Above the floor the clip reads the budget's
+            # epsilon, as it always did.
+            clip_epsilon = steps_signal_epsilon(target, delta, q, n_steps)
     return DPSGDBudgetPlan(
         budget=budget,
         target=target,

@@ -476,3 +476,33 @@ def test_the_auto_clip_stops_growing_where_the_steps_noise_stops_falling():
     assert intercept_signal_epsilon(1e4, 1e-5) == 1e4
     assert math.isfinite(intercept_clip(top, 2000, 2.0))
 
+
+def test_the_clip_cap_waits_for_the_calibrated_multiplier_to_reach_its_floor():
+    # The cap applies only where the calibrated multiplier is at its floor:
+    # one step at epsilon 100 was capped (89.5, the steps' own floor) while
+    # its multiplier, calibrated with the private scales, was still 0.103.
+    import warnings
+
+    from sklearn_dpfair import HeavyTailDPRegressor
+    from sklearn_dpfair._solvers.heavy_tail import _dpsgd
+
+    seen = []
+    original = _dpsgd.steps_signal_epsilon
+
+    def recording(*args, **kwargs):
+        seen.append(original(*args, **kwargs))
+        return seen[-1]
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 5))
+    y = X @ np.arange(1.0, 6.0) + rng.standard_t(3, size=2000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _dpsgd.steps_signal_epsilon = recording
+        try:
+            reg = HeavyTailDPRegressor(epsilon=100.0, max_iter=1, random_state=0)
+            reg.fit(X, y)
+        finally:
+            _dpsgd.steps_signal_epsilon = original
+    assert reg.noise_multiplier_ > 0.1
+    assert not seen or seen[-1] == 100.0
