@@ -551,7 +551,9 @@ _NORMAL_IQR = 1.3489795003921634
 _SMALLEST_ROBUST = SQRT_SMALLEST_NORMAL
 
 
-def dominated_column_moments(X, mean, scale, sample_weight=None, *, center=True):
+def dominated_column_moments(
+    X, mean, scale, sample_weight=None, *, center=True, extremes=None
+):
     """Robust location and scale of the columns that a few rows dominate.
 
     ``mean`` and ``scale`` are the columns' (weighted) mean and standard
@@ -609,7 +611,7 @@ def dominated_column_moments(X, mean, scale, sample_weight=None, *, center=True)
     scale = np.asarray(scale, dtype=np.float64)
     weights = None if sample_weight is None else np.asarray(sample_weight, float)
     candidates, (high, low, stored) = reach_candidates(
-        X, mean, scale, weights, center=center
+        X, mean, scale, weights, center=center, extremes=extremes
     )
     if not candidates.size:
         return None
@@ -656,7 +658,15 @@ def dominated_column_moments(X, mean, scale, sample_weight=None, *, center=True)
 
 
 def reach_candidates(
-    X, mean, scale, sample_weight=None, *, center=True, mean_error=0.0, scale_error=0.0
+    X,
+    mean,
+    scale,
+    sample_weight=None,
+    *,
+    center=True,
+    mean_error=0.0,
+    scale_error=0.0,
+    extremes=None,
 ):
     """The columns :func:`dominated_column_moments` sorts: those that may be dominated.
 
@@ -666,7 +676,9 @@ def reach_candidates(
     ``mean_error`` (absolute) and ``scale_error`` (relative) bound the
     errors of ``mean`` and ``scale`` (moments summed in one pass): the test
     then holds for every mean and scale within them. One pass over ``X``
-    (a sparse one's stored entries, block by block, never copied).
+    (a sparse one's stored entries, block by block, never copied), or none
+    where ``extremes`` (those an earlier call returned: they do not depend
+    on the moments) are given.
 
     Returns
     -------
@@ -683,7 +695,9 @@ def reach_candidates(
         return np.zeros(0, dtype=np.intp), (None, None, None)
     sparse = sp.issparse(X)
     stored = None
-    if sparse:
+    if extremes is not None and extremes[0] is not None:
+        high, low, stored = extremes
+    elif sparse:
         high, low, stored = _sparse_extremes(canonical_csr(X))
     else:
         # fmax/fmin: the vectorized reductions (no NaN to propagate).

@@ -374,14 +374,16 @@ class FairProblem:
         mean squares :meth:`refine_scaled` scales by). Read once a fit.
         """
         X, w = self.X_host, self.sample_weight
+        extremes = None
         if self.intercept_scaling:
             quick = self._one_pass_moments
             if quick is not None:
                 # Which columns may be dominated, by the one-pass moments
                 # and their error: usually none, and the two-pass moments
-                # are not read.
+                # are not read. The columns' extremes it reads are kept for
+                # the exact test below (one pass over X, not two).
                 mean, sd, rms = quick
-                candidates, _ = reach_candidates(
+                candidates, extremes = reach_candidates(
                     X, mean, sd, w, mean_error=_ONE_PASS_ERROR * rms,
                     scale_error=_ONE_PASS_ERROR,
                 )
@@ -391,7 +393,8 @@ class FairProblem:
         else:
             mean, scale = np.zeros(X.shape[1]), column_scales(X, w)
         return dominated_column_moments(
-            X, mean, scale, w, center=bool(self.intercept_scaling)
+            X, mean, scale, w, center=bool(self.intercept_scaling),
+            extremes=extremes,
         )
 
     def refine_robust(self, lam, refined, tol=None):
