@@ -450,7 +450,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             if X.shape[0] == 0 or X.shape[1] == 0:
                 # scikit-learn's message for no rows or no columns.
                 check_array(np.empty(X.shape))
-            columns = [X.iloc[:, j].to_numpy(dtype=object) for j in range(X.shape[1])]
+            columns = [_column_values(X.iloc[:, j]) for j in range(X.shape[1])]
             dtypes = [_numeric_dtype(dtype) for dtype in X.dtypes]
         else:
             columns = [X[:, j] for j in range(X.shape[1])]
@@ -572,6 +572,24 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         # scikit-learn's OneHotEncoder at its default dtype.
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
+
+
+def _column_values(series):
+    """A DataFrame column's values as the encoder reads them.
+
+    pandas' nullable and arrow boolean columns are read as float64 (missing
+    as NaN), as scikit-learn reads them and as :func:`_numeric_dtype` writes
+    their categories: read as Python bools, their values would never equal
+    the declared categories cast to that dtype. Other columns are read as
+    objects (an Int64 column's ``2**53 + 1`` stays distinct from
+    ``2**53``).
+    """
+    numpy_dtype = getattr(series.dtype, "numpy_dtype", None)
+    if not isinstance(series.dtype, np.dtype) and (
+        isinstance(numpy_dtype, np.dtype) and numpy_dtype.kind == "b"
+    ):
+        return series.to_numpy(dtype=np.float64, na_value=np.nan)
+    return series.to_numpy(dtype=object)
 
 
 def _numeric_dtype(dtype):

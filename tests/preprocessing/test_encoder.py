@@ -224,8 +224,17 @@ def test_none_and_nan_are_two_categories_as_in_scikit_learn(frame):
         (np.array([[1.5], [2.0], [2.0]]), [["1.5", "2"]]),
         (pd.DataFrame({"a": [1, 2, 2]}), [["1", "2"]]),
         (pd.DataFrame({"a": pd.array([1, 2, None], dtype="Int64")}), [["1", "2"]]),
+        # pandas' nullable booleans: read as float64, as scikit-learn does.
+        (
+            pd.DataFrame({"a": pd.array([True, False, None, True], dtype="boolean")}),
+            [[False, True]],
+        ),
+        (pd.DataFrame({"a": pd.array([True, False, True], dtype="boolean")}), [[0, 1]]),
     ],
-    ids=["int-str", "int-float", "bool-int", "float-str", "frame-int", "Int64-str"],
+    ids=[
+        "int-str", "int-float", "bool-int", "float-str", "frame-int", "Int64-str",
+        "boolean-bool", "boolean-int",
+    ],
 )
 def test_declared_categories_are_cast_to_a_numeric_column_as_in_scikit_learn(
     X, categories
