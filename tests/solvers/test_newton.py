@@ -20,6 +20,7 @@ from sklearn_dpfair._solvers._newton import (
     newton_event,
     noisy_newton,
     plan,
+    scaled_direction_sensitivity,
 )
 from sklearn_dpfair._solvers._private_fit import dp_newton_setup
 from sklearn_dpfair._solvers._private_fit import fit_dp_newton as _fit_planned
@@ -148,6 +149,54 @@ def test_the_direction_bound_is_attained_up_to_a_constant():
         - np.linalg.solve(H1 + shift * np.eye(2), g)
     )
     assert moved == pytest.approx(direction_sensitivity(1.0, shift, n))
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1e-3, 1.0, 1e4])
+@pytest.mark.parametrize("removed", [False, True])
+def test_the_scaled_direction_moves_by_at_most_its_sensitivity(alpha, removed):
+    # With a penalty A the direction d = (H + A + lambda I)^(-1) (g~ + A w)
+    # is released as Q d, Q = (A + lambda I)^(1/2): a neighbour's H differs
+    # by a PSD rank-one v v^T, ||v||^2 <= beta / n, added or removed, and
+    # Q d moves by at most the scaled sensitivity, whatever w and v.
+    rng = np.random.default_rng(int(alpha * 10) + removed)
+    n, dim = 50, 5
+    penalty = np.full(dim, alpha)
+    penalty[-1] = 0.0  # the intercept is not penalized
+    worst = 0.0
+    for _ in range(200):
+        A = rng.normal(size=(dim, dim)) / n
+        H = A @ A.T
+        v = rng.normal(size=dim)
+        v *= math.sqrt(CURVATURE_BOUND / n) / np.linalg.norm(v)
+        H1, H2 = (H + np.outer(v, v), H) if removed else (H, H + np.outer(v, v))
+        w = rng.normal(size=dim) * 10.0 ** rng.integers(-3, 4)
+        g = rng.normal(size=dim) / n + penalty * w
+        for shift in (1.0 / n, 1e-2, 0.3):
+            q = np.sqrt(penalty + shift)
+            d1 = q * np.linalg.solve(H1 + np.diag(penalty + shift), g)
+            d2 = q * np.linalg.solve(H2 + np.diag(penalty + shift), g)
+            bound = scaled_direction_sensitivity(np.linalg.norm(g / q), shift, n)
+            worst = max(worst, np.linalg.norm(d2 - d1) / bound)
+    assert worst <= 1 + 1e-9
+
+
+def test_a_large_penalty_keeps_the_private_newton_steps_bounded():
+    # The unscaled release's sensitivity grew as ||A w||: its noise, fed
+    # back through A w, made the iterates diverge (coefficients of 1e6 at
+    # alpha = 10, NaN at 1e200). Released in Q coordinates they shrink
+    # towards 0 as the penalty asks.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    y = (X[:, 0] > 0).astype(float)
+    for alpha in (10.0, 1e200):
+        params = NewtonParams(feature_norm_bound=5.0, alpha=alpha, n_steps=10)
+        for seed in range(3):
+            fit = fit_dp_newton(
+                X, y, BinaryLogisticLoss(), params, PrivacyBudget(1.0, 1e-5),
+                rng=np.random.default_rng(seed),
+            )
+            assert np.all(np.isfinite(fit.coef)) and np.all(np.isfinite(fit.intercept))
+            assert np.abs(fit.coef).max() < 1.0
 
 
 def test_clipped_rows_read_as_projected_rows():
