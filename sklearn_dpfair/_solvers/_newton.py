@@ -76,6 +76,7 @@ from ._row_blocks import row_block, row_blocks
 __all__ = [
     "CURVATURE_BOUND",
     "MAX_FEATURES",
+    "MAX_STEPS",
     "ClippedRows",
     "NewtonParams",
     "NewtonPlan",
@@ -90,6 +91,10 @@ CURVATURE_BOUND = 0.25
 #: Widest problem the solver takes: it holds and solves a dense
 #: ``(d + 1) x (d + 1)`` Hessian each step (decided from the public shape).
 MAX_FEATURES = 4096
+#: Most private Newton steps a fit takes (each a full pass and a dense
+#: solve): the method converges in a handful (Ganesh et al. 2023 run at
+#: most tens), and a count far above would run for ever, not better.
+MAX_STEPS = 10_000
 # Rows of a dense X per block of the Hessian product. The weighted float64
 # copy of a block is written into one buffer reused by every block and
 # pass: a fresh array per block is a fresh mmap, and its page faults cost
@@ -240,6 +245,12 @@ def plan(n_samples, n_features, params, budget):
         raise ValueError(
             "noise_multiplier does not apply to solver='dp-newton': its three "
             "releases per step are calibrated from epsilon and delta."
+        )
+    if params.n_steps > MAX_STEPS:
+        raise ValueError(
+            f"newton_steps={params.n_steps} exceeds {MAX_STEPS}: each private "
+            "Newton step is a full pass over the data and a dense solve, and "
+            "the method converges in tens of steps."
         )
     if n_features > MAX_FEATURES:
         raise ValueError(

@@ -677,6 +677,15 @@ def output_perturbation_setup(
     # The noise is chosen before the data are touched: the sensitivity is
     # public (row bound, loss constants, alpha, n, tol).
     sensitivity = 2.0 * lipschitz / (alpha * n_samples) + 2.0 * tol
+    if not math.isfinite(sensitivity):
+        # Public constants only: an infinite sensitivity would release
+        # +-inf coefficients (or NaN) under any budget.
+        raise ValueError(
+            "tol or alpha makes output perturbation's sensitivity "
+            "2 L / (alpha n) + 2 tol overflow float64 "
+            f"(tol={tol:g}, alpha={alpha:g}); use a tol of the size of the "
+            "coefficients' accuracy and a positive alpha of ordinary size."
+        )
     budget = replace(budget, accountant=SINGLE_GAUSSIAN_ACCOUNTANT)
     planned = (n_samples, n_features, params, budget, dtype, scaling)
     if budget.delta == 0:

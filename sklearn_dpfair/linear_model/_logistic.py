@@ -247,7 +247,8 @@ default="dp-sgd"
         Number of private Newton steps (dp-newton), each one pass over the
         data and three Gaussian releases; fixed before the data are read.
         On synthetic data (n = 1e4 to 1e5, d = 20 or 100, epsilon = 1) 10
-        steps were more accurate than 3 or 5 and within 0.001 of 15.
+        steps were more accurate than 3 or 5 and within 0.001 of 15. At
+        most 10,000.
     curvature : {"upper-bound", "hessian"}, default="upper-bound"
         Curvature matrix of the Newton steps (dp-newton). "upper-bound": the
         logistic curvature bound ``X^T X / (4 n)``, computed once, so every

@@ -13,6 +13,7 @@ from sklearn_dpfair._loss import BinaryLogisticLoss, SoftmaxLoss
 from sklearn_dpfair._solvers._newton import (
     CURVATURE_BOUND,
     MAX_FEATURES,
+    MAX_STEPS,
     NewtonParams,
     _statistics,
     clipped_rows,
@@ -197,6 +198,14 @@ def test_a_large_penalty_keeps_the_private_newton_steps_bounded():
             )
             assert np.all(np.isfinite(fit.coef)) and np.all(np.isfinite(fit.intercept))
             assert np.abs(fit.coef).max() < 1.0
+
+
+def test_a_step_count_that_would_run_for_ever_is_refused_by_the_plan():
+    # newton_steps=10**30 planned (one Gaussian, any T) and then looped.
+    budget = PrivacyBudget(1.0, 1e-5)
+    plan(500, 3, NewtonParams(R, MAX_STEPS, 0.0), budget)
+    with pytest.raises(ValueError, match=r"^newton_steps=10001 exceeds 10000"):
+        plan(500, 3, NewtonParams(R, MAX_STEPS + 1, 0.0), budget)
 
 
 def test_clipped_rows_read_as_projected_rows():

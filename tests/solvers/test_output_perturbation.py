@@ -182,6 +182,19 @@ def test_extreme_public_constants_are_refused_or_planned_before_the_data():
     assert any("certified solve may fail" in c for c in tiny.fit(X, y).privacy_caveats_)
 
 
+def test_a_sensitivity_that_overflows_is_refused_before_the_data():
+    # 2 L / (alpha n) + 2 tol = inf released coefficients of +-inf.
+    kw = dict(solver="output-perturbation", classes=[0, 1], feature_norm_bound=5.0)
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 2)), rng.integers(0, 2, 40)
+    est = DPLogisticRegression(alpha=0.1, tol=1e308, **kw)
+    with pytest.raises(ValueError, match=r"^tol or alpha makes .* overflow"):
+        est.privacy_plan(40, 2)
+    with pytest.raises(ValueError, match=r"^tol or alpha makes .* overflow"):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")
+
+
 def _exact_norm(v):
     m = np.max(np.abs(v))
     return 0.0 if m == 0 else m * np.linalg.norm(v / m)
