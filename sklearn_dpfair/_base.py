@@ -19,7 +19,7 @@ from numbers import Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .privacy._ledger import PrivacyLedger
 from .privacy._plan import PrivacyPlan, check_public_count, check_public_layout
@@ -35,6 +35,7 @@ from .utils._array_api import (
 )
 from .utils._redact import redacted_error
 from .utils._sklearn_compat import Interval, Options, StrOptions
+from .utils._validation import validate_data
 
 __all__ = [
     "PRIVACY_PARAMETER_CONSTRAINTS",

@@ -11,7 +11,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import (
     CLIP_NORM_CONSTRAINT,
@@ -71,6 +71,7 @@ from ..utils._validation import (
     check_sparse_sums_finite,
     planned_class_count,
     resolve_classification_targets,
+    validate_data,
     warn_at_caller,
 )
 

@@ -8,7 +8,6 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import validate_data
 
 from .._base import (
     CLIP_NORM_CONSTRAINT,
@@ -44,6 +43,7 @@ from ..utils._validation import (
     check_public_weights,
     check_sparse_sums_finite,
     float64_target,
+    validate_data,
     warn_at_caller,
 )
 

@@ -10,7 +10,6 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import validate_data
 
 from .._base import (
     CLIP_NORM_CONSTRAINT,
@@ -84,6 +83,7 @@ from ..utils._validation import (
     check_classifier_metadata,
     check_sparse_sums_finite,
     planned_class_count,
+    validate_data,
     warn_at_caller,
 )
 

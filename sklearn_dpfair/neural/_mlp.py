@@ -9,7 +9,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import (
     CLIP_NORM_CONSTRAINT,
@@ -47,6 +47,7 @@ from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
     check_classifier_metadata,
     planned_class_count,
+    validate_data,
 )
 from ._federated import fit_network_silos
 from ._fit import MLPParams, fit_dp_network, network_setup

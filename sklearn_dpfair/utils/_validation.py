@@ -20,6 +20,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import assert_all_finite
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d
+from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 from ..exceptions import PrivacyLeakWarning
 from ._array_api import _is_array_api_array, to_numpy
@@ -40,8 +41,35 @@ __all__ = [
     "one_per_row",
     "resolve_classes",
     "resolve_classification_targets",
+    "validate_data",
     "warn_at_caller",
 ]
+
+def validate_data(estimator, *args, **kwargs):
+    """scikit-learn's ``validate_data``, without numpy's floating-point warnings.
+
+    Its finiteness check sums ``X`` first (``np.isfinite(np.sum(X))``,
+    silencing overflow only): a row holding ``1.7e308`` and ``-1.7e308``
+    makes that sum ``inf - inf`` and numpy warns "invalid value encountered
+    in reduce", so whether a fit warned depended on one record's values.
+    The element-wise check that follows still refuses NaN and inf; casts
+    that overflow are refused or rescued by the callers, never warned about.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from sklearn_dpfair.utils._validation import validate_data
+    >>> X = np.array([[1.7e308, 1.7e308, -1.7e308, -1.7e308], [1.0, 2.0, 3.0, 4.0]])
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error")
+    ...     validate_data(LinearRegression(), X).shape
+    (2, 4)
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _sklearn_validate_data(estimator, *args, **kwargs)
+
 
 # Packages whose frames lie between the user's call and the code that warns:
 # this package, scikit-learn's meta-estimators and the joblib loop they use.
