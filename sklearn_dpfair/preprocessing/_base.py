@@ -26,10 +26,16 @@ from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils._validation import check_delta_for_n, check_public_weights
 from ._bounds import check_bounds
-from ._plan import plan_releases
+from ._plan import plan_releases, public_float
 from ._quantiles import FENCE_DRAWS, check_fence_levels, column_edges, private_fences
 
 __all__ = ["PrivateTransformerMixin"]
+
+#: The most float64 entries one numpy array can hold: numpy refuses an
+#: array of more bytes than its index type counts ("array is too big",
+#: "Maximum allowed size exceeded"). The public cap of the transformers'
+#: size parameters (:func:`check_array_entries`).
+MAX_ARRAY_ENTRIES = np.iinfo(np.intp).max // np.dtype(np.float64).itemsize
 
 #: What ``bounds="auto"`` releases at ``epsilon=inf``
 #: (:func:`~._quantiles.private_fences` without privacy).
@@ -96,8 +102,22 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         ``bounds="auto"`` (bounds released by the fit itself) gives None.
         """
         refuse_dask_input(type(self).__name__, X=X)
+        # Sizes too large for a single column are refused before X is
+        # converted, as the parameters' constraints are; the others once
+        # its number of columns is known.
+        self._check_sizes(1)
         X = self._validate_floats(X, reset=True)
+        self._check_sizes(X.shape[1])
         return X, *self._check_public_bounds(X.shape[1])
+
+    def _check_sizes(self, n_features):
+        """Refuse size parameters whose arrays numpy cannot hold.
+
+        Public parameters only: the fit (:meth:`_validate_bounded`) and its
+        plan (:meth:`_planned_record`) both call it, first, with the same
+        error (:func:`check_array_entries`, whose message does not depend
+        on ``n_features``). Nothing to check by default.
+        """
 
     def _check_public_bounds(self, n_features):
         """The declared ``bounds`` as per-column ``lower, upper``, checked.
@@ -203,16 +223,20 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         spec = self._release_spec(n_features)
         plan = self._release_plan(n_features, spec)
         uses_delta = spec.get("uses_delta", spec.get("gaussian", False))
-        if uses_delta and np.isfinite(self.epsilon):
-            check_delta_for_n(self.delta, n_samples)
+        # The plan's epsilon, a float: the parameter itself may be an int
+        # beyond numpy's ufuncs (10**30) or a float32 scalar.
+        if uses_delta and plan.is_private:
+            check_delta_for_n(public_float(self.delta, "delta"), n_samples)
         return plan, check_noise_generator(self.random_state)
 
     def _planned_record(self, n_samples, n_features):
         """The record's event of a fit (the plan of :meth:`_plan_fit`).
 
-        The plan refuses the bounds the fit would refuse
-        (:meth:`_check_public_bounds`), with the same error.
+        The plan refuses the sizes and the bounds the fit would refuse
+        (:meth:`_check_sizes`, :meth:`_check_public_bounds`), with the same
+        errors.
         """
+        self._check_sizes(n_features)
         if "bounds" in self._parameter_constraints:
             self._check_public_bounds(n_features)
         return self._release_plan(n_features).record(
@@ -245,8 +269,9 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         quantiles' counts as :meth:`_fit_bounds` does (capped at 1 under
         privacy); without privacy the quantiles are the weighted
         ``weighted_method``'s (:func:`~._quantiles.column_quantiles`), at
-        the ``exact_levels`` of :func:`~._quantiles.column_edges`. Uniform
-        edges read no data, nor the weights.
+        the ``exact_levels(n_edges)`` of :func:`~._quantiles.column_edges`
+        (a function, called once the sizes are checked). Uniform edges read
+        no data, nor the weights.
 
         Returns
         -------
@@ -264,7 +289,7 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         edges = column_edges(
             X, lower, upper, n_edges, plan.quantile_rho, rng, quantile=quantile,
             weights=weights if quantile else None, weighted_method=weighted_method,
-            exact_levels=exact_levels,
+            exact_levels=None if exact_levels is None else exact_levels(n_edges),
         )
         return edges, plan
 
@@ -318,6 +343,43 @@ class PrivateTransformerMixin(PrivateEstimatorMixin):
         # scikit-learn's StandardScaler declares for its own.
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+
+def check_array_entries(n_entries, names, what):
+    """Refuse size parameters that make an array numpy cannot hold.
+
+    Parameters
+    ----------
+    n_entries : int
+        Entries of the array, computed from the parameters as Python ints
+        (which do not overflow).
+    names : dict
+        The parameters the size depends on, ``{name: value}``: the message
+        names them.
+    what : str
+        The array, in words.
+
+    Raises
+    ------
+    ValueError
+        If ``n_entries`` exceeds :data:`MAX_ARRAY_ENTRIES`.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.preprocessing._base import check_array_entries
+    >>> check_array_entries(10, {"n_bins": 9}, "the bin edges")
+    >>> check_array_entries(10**30, {"n_bins": 10**30}, "edges")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: n_bins=1000000000000000000000000000000 is too large: ...
+    """
+    if n_entries > MAX_ARRAY_ENTRIES:
+        given = ", ".join(f"{name}={value}" for name, value in names.items())
+        verb = "is" if len(names) == 1 else "are"
+        raise ValueError(
+            f"{given} {verb} too large: {what} would not fit in one numpy "
+            f"array (at most {MAX_ARRAY_ENTRIES} floats)."
+        )
 
 
 def as_input_float(out, dtype, bounds=None):

@@ -15,7 +15,7 @@ from sklearn.utils.validation import (
 from ..privacy._record import weights_caveats
 from ..utils._array_api import host_input
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ._base import PrivateTransformerMixin, as_input_float
+from ._base import PrivateTransformerMixin, as_input_float, check_array_entries
 from ._bounds import centre_and_half_width
 
 __all__ = ["DPKBinsDiscretizer"]
@@ -43,7 +43,9 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
     n_bins : int, default=5
         Number of bins of every column (>= 2); always kept, even when
         released edges coincide (an empty bin), since dropping one would
-        depend on the data.
+        depend on the data. The ``(n_bins + 1) * n_features`` edges must
+        fit in one numpy array (at most ``2**60 - 1`` floats on 64-bit
+        platforms), or ``fit`` and ``privacy_plan`` refuse it.
     encode : {"onehot-dense", "ordinal"}, default="onehot-dense"
         One-hot columns (dense) or the bin index.
     strategy : {"quantile", "uniform"}, default="quantile"
@@ -117,6 +119,13 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
     def _release_spec(self, n_features):
         return self._edges_spec(n_features, self.n_bins + 1, quantile=self.strategy == "quantile")
 
+    def _check_sizes(self, n_features):
+        check_array_entries(
+            (int(self.n_bins) + 1) * n_features,
+            {"n_bins": self.n_bins},
+            "the bin edges of the columns",
+        )
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         """Release the bin edges of each column.
@@ -150,7 +159,7 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         edges, plan = self._fit_edges(
             X, self.n_bins + 1, quantile=quantile, sample_weight=sample_weight,
             weighted_method="averaged_inverted_cdf",
-            exact_levels=np.linspace(0, 100, self.n_bins + 1) / 100,
+            exact_levels=lambda n_edges: np.linspace(0, 100, n_edges) / 100,
         )
         n_features = edges.shape[1]
         self.bin_edges_ = np.empty(n_features, dtype=object)

@@ -30,7 +30,8 @@ from ._categories import (
     key_of,
     public_value,
 )
-from ._partition import gaussian_threshold, select_partitions
+from ._partition import gaussian_threshold, select_partitions, threshold_probability
+from ._plan import public_float
 
 __all__ = ["DPOneHotEncoder"]
 
@@ -115,7 +116,11 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         Target epsilon of the discovery; ``np.inf`` keeps every category
         present.
     delta : float, default=1e-5
-        Target delta of the discovery (noise and threshold together).
+        Target delta of the discovery (noise and threshold together). The
+        threshold's half, over the discovered columns, must be at least the
+        smallest normal float (about 2.2e-308): ``fit`` and
+        ``privacy_plan`` refuse a smaller one, whose threshold could not be
+        computed.
     accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
         dp-accounting accountant of the noisy counts. A ledger is refused
         for private discovery, by ``fit`` and ``privacy_plan`` alike: it
@@ -208,19 +213,37 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         self.accountant = accountant
         self.random_state = random_state
 
-    def _threshold_delta(self, discovers):
-        """The delta the threshold of category discovery spends (0: none)."""
-        # Without privacy nothing is thresholded and no delta is set apart.
-        thresholded = discovers and math.isfinite(self.epsilon)
-        return self.delta * _THRESHOLD_DELTA_SHARE if thresholded else 0.0
+    def _threshold_delta(self, n_discovered):
+        """The delta the threshold of discovering ``n_discovered`` columns spends.
 
-    def _discovers(self, n_features):
-        """Whether some column's categories are undeclared (found privately)."""
-        return any(cats is None for cats in self._declared(n_features))
+        0 when nothing is thresholded. Computed from ``float(delta)``: a
+        float32 delta would halve in float32 and round the threshold.
+
+        Raises
+        ------
+        ValueError
+            If its share of each column is too small for the threshold
+            (:func:`~._partition.threshold_probability`): the fit and its
+            plan both ask, before any row is counted.
+        """
+        # Without privacy nothing is thresholded and no delta is set apart.
+        epsilon = public_float(self.epsilon, "epsilon")
+        if not n_discovered or not math.isfinite(epsilon):
+            return 0.0
+        delta = public_float(self.delta, "delta")
+        threshold_delta = delta * _THRESHOLD_DELTA_SHARE
+        # A share that underflows (delta=5e-324) would give an infinite
+        # threshold, and no delta set apart for it.
+        threshold_probability(threshold_delta, n_discovered, delta=delta)
+        return threshold_delta
+
+    def _n_discovered(self, n_features):
+        """How many columns' categories are undeclared (found privately)."""
+        return sum(cats is None for cats in self._declared(n_features))
 
     def _planned_additional_delta(self, n_features):
         # The threshold's delta (threshold_delta_), outside the event.
-        return self._threshold_delta(self._discovers(n_features))
+        return self._threshold_delta(self._n_discovered(n_features))
 
     def _check_ledger_holds(self, threshold_delta):
         """Refuse a PrivacyLedger accountant when the threshold spends delta.
@@ -244,10 +267,11 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
     def _release_spec(self, n_features):
         # Undeclared columns are discovered through one Gaussian histogram;
         # the accountant is given the noise's share of delta only.
-        discovers = self._discovers(n_features)
+        n_discovered = self._n_discovered(n_features)
         return {
-            "gaussian": discovers,
-            "delta": self.delta - self._threshold_delta(discovers),
+            "gaussian": bool(n_discovered),
+            "delta": public_float(self.delta, "delta")
+            - self._threshold_delta(n_discovered),
         }
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -273,7 +297,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         n_features = len(columns)
         declared = self._declared(n_features)
         discover = [j for j in range(n_features) if declared[j] is None]
-        threshold_delta = self._threshold_delta(bool(discover))
+        threshold_delta = self._threshold_delta(len(discover))
         self._check_ledger_holds(threshold_delta)
         # Validation, before anything is planned or set: the keys of each
         # discovered column, strings and numbers not mixed (their names
@@ -295,9 +319,15 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             mechanism = dataclasses.replace(
                 plan.gaussian, clip_norm=math.sqrt(len(discover))
             )
-            keys_found, self.threshold_ = self._discover(
-                discovered_keys, mechanism, threshold_delta, rng
-            )
+            # The threshold, from public quantities, before anything is
+            # counted: -inf (keep what is present) only without privacy.
+            threshold = -math.inf
+            if mechanism.noise_multiplier > 0:
+                threshold = gaussian_threshold(
+                    mechanism.noise_std, threshold_delta, len(discover)
+                )
+            keys_found = self._discover(discovered_keys, mechanism, threshold, rng)
+            self.threshold_ = threshold
             for j, found in zip(discover, keys_found):
                 keys[j] = found
                 # Written from the released keys and the public dtype only.
@@ -347,8 +377,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         )
         return self
 
-    def _discover(self, key_columns, mechanism, threshold_delta, rng):
-        d = len(key_columns)
+    def _discover(self, key_columns, mechanism, threshold, rng):
         found = []
         offsets = [0]
         all_counts = []
@@ -360,10 +389,6 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             found.append(order)
             all_counts.extend(counts[k] for k in order)
             offsets.append(offsets[-1] + len(order))
-        if mechanism.noise_multiplier > 0:
-            threshold = gaussian_threshold(mechanism.noise_std, threshold_delta, d)
-        else:
-            threshold = -math.inf
         kept, noisy = select_partitions(
             np.asarray(all_counts, dtype=np.float64), mechanism, rng, threshold
         )
@@ -386,7 +411,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
                 start = max(len(ranked) - limit, 0)
                 keep = np.sort(ranked[start:]) if limit else keep[:0]
             out.append([order[i] for i in keep])
-        return out, threshold
+        return out
 
     def _declared(self, n_features):
         """Each column's declared values (validated), or None where discovered."""

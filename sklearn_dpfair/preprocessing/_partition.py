@@ -28,7 +28,60 @@ import math
 import numpy as np
 from scipy.special import ndtri
 
-__all__ = ["gaussian_threshold", "select_partitions"]
+__all__ = ["gaussian_threshold", "select_partitions", "threshold_probability"]
+
+#: The least per-partition probability a threshold is computed at, the
+#: smallest normal float. Below it ``threshold_delta / max_partitions``
+#: rounds by up to half its own size, or to 0, where ``Phi^-1`` is
+#: ``-inf`` and the threshold ``+inf``: the union bound would no longer
+#: hold as computed.
+MIN_THRESHOLD_PROBABILITY = float(np.finfo(np.float64).tiny)
+
+
+def threshold_probability(threshold_delta, max_partitions, delta=None):
+    """The chance ``threshold_delta / max_partitions`` allowed to each partition.
+
+    A public check, made by the fit and its plan alike before any data is
+    read.
+
+    Parameters
+    ----------
+    threshold_delta : float
+        Probability allowed for releasing any category of one record.
+    max_partitions : int
+        Categories one record can hold (one per column).
+    delta : float, default=None
+        The user's delta ``threshold_delta`` is a share of, for the message.
+
+    Returns
+    -------
+    p : float
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is below the smallest normal float (``threshold_delta``
+        too small a share of ``delta``): it cannot be computed to the
+        precision the union bound needs.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.preprocessing._partition import threshold_probability
+    >>> threshold_probability(1e-6, 2)
+    5e-07
+    """
+    p = float(threshold_delta) / max_partitions
+    # Also refuses NaN.
+    if not p >= MIN_THRESHOLD_PROBABILITY:
+        given = "" if delta is None else f"={float(delta):.3g}"
+        raise ValueError(
+            f"delta{given} is too small for category discovery: the "
+            f"threshold's share of it ({float(threshold_delta):.3g}) over "
+            f"{max_partitions} column(s) is below the smallest normal float "
+            f"({MIN_THRESHOLD_PROBABILITY:.3g}); raise delta or declare "
+            "categories."
+        )
+    return p
 
 
 def gaussian_threshold(noise_std, threshold_delta, max_partitions):
@@ -46,6 +99,14 @@ def gaussian_threshold(noise_std, threshold_delta, max_partitions):
     Returns
     -------
     tau : float
+        Finite.
+
+    Raises
+    ------
+    ValueError
+        If the per-partition probability is too small
+        (:func:`threshold_probability`), or the threshold not finite: an
+        infinite one would not be the union bound's.
 
     Examples
     --------
@@ -53,8 +114,16 @@ def gaussian_threshold(noise_std, threshold_delta, max_partitions):
     >>> round(gaussian_threshold(2.0, 1e-6, 1), 3)
     10.507
     """
+    p = threshold_probability(threshold_delta, max_partitions)
     # Phi^-1(1 - p) = -Phi^-1(p): accurate for small p.
-    return 1.0 + noise_std * -float(ndtri(threshold_delta / max_partitions))
+    tau = 1.0 + float(noise_std) * -float(ndtri(p))
+    if not math.isfinite(tau):
+        raise ValueError(
+            "delta: the threshold of category discovery is not finite at "
+            f"this noise (standard deviation {float(noise_std):.3g}); raise "
+            "epsilon or delta, or declare categories."
+        )
+    return tau
 
 
 def select_partitions(counts, mechanism, rng, threshold):
@@ -69,7 +138,8 @@ def select_partitions(counts, mechanism, rng, threshold):
         Its ``clip_norm`` is the l2 sensitivity of ``counts``.
     rng : numpy.random.Generator
     threshold : float
-        ``tau``; ``-inf`` keeps every partition present (no privacy).
+        ``tau``; ``-inf`` keeps every partition present (no privacy). Any
+        other threshold keeps the noisy counts above it (``+inf`` none).
 
     Returns
     -------
@@ -88,6 +158,8 @@ def select_partitions(counts, mechanism, rng, threshold):
     array([False,  True])
     """
     noisy = mechanism.privatize(np.asarray(counts, dtype=np.float64), rng)
-    if math.isinf(threshold):
+    # Only -inf, the threshold without privacy, keeps what is present: a
+    # +inf threshold (a probability that underflowed) must keep nothing.
+    if threshold == -math.inf:
         return np.asarray(counts) > 0, noisy
     return noisy > threshold, noisy

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ._base import PrivateTransformerMixin, as_input_float
+from ._base import PrivateTransformerMixin, as_input_float, check_array_entries
 from ._bounds import tiny_exponent
 
 __all__ = ["DPQuantileTransformer"]
@@ -56,6 +56,9 @@ class DPQuantileTransformer(
     n_quantiles : int, default=10
         Number of reference quantiles, end points included (>= 3). Each
         interior one costs budget: fewer, better ones often transform better.
+        The ``n_quantiles * n_features`` quantiles must fit in one numpy
+        array (at most ``2**60 - 1`` floats on 64-bit platforms), or
+        ``fit`` and ``privacy_plan`` refuse it.
     output_distribution : {"uniform", "normal"}, default="uniform"
     epsilon : float, default=1.0
         Target epsilon; ``np.inf`` computes the exact quantiles.
@@ -124,6 +127,13 @@ class DPQuantileTransformer(
 
     def _release_spec(self, n_features):
         return self._edges_spec(n_features, self.n_quantiles, quantile=True)
+
+    def _check_sizes(self, n_features):
+        check_array_entries(
+            int(self.n_quantiles) * n_features,
+            {"n_quantiles": self.n_quantiles},
+            "the quantiles of the columns",
+        )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

@@ -402,8 +402,11 @@ def private_fences(X, levels, fence, rho, rng, *, weights=None):
     else:
         grids = [AUTO_GRID] * X.shape[1]
         lower, upper = column_quantiles(X, levels, grids, rho, rng, weights=weights)
-        spread = (upper - lower) * fence
-        lower, upper = lower - spread, upper + spread
+        # A fence such as 1e308 widens past the largest float: the infinite
+        # fences are clipped to AUTO_RANGE below, as any wider one is.
+        with np.errstate(over="ignore"):
+            spread = (upper - lower) * fence
+            lower, upper = lower - spread, upper + spread
         # Under privacy the fences are kept within the public range of the
         # grid. Without privacy they are the observed range itself, which
         # the documentation promises clips nothing (a timestamp near 1.65e9

@@ -11,7 +11,7 @@ from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ..privacy._record import weights_caveats
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ._base import PrivateTransformerMixin, as_input_float
+from ._base import PrivateTransformerMixin, as_input_float, check_array_entries
 from ._bounds import centre_and_half_width, tiny_exponent
 
 __all__ = ["DPSplineTransformer"]
@@ -49,7 +49,12 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
     n_knots : int, default=5
         Number of knots, end points included (>= 3).
     degree : int, default=3
-        Degree of the polynomial pieces.
+        Degree of the polynomial pieces. With ``n_knots``, it must leave
+        the arrays of the splines within what one numpy array holds (at
+        most ``2**60 - 1`` floats on 64-bit platforms): the
+        ``n_knots + 2 * degree`` knots of each column and the
+        ``(n_knots + degree - 1)**2`` coefficients of scikit-learn's
+        ``SplineTransformer``; ``fit`` and ``privacy_plan`` refuse more.
     knots : {"quantile", "uniform"}, default="quantile"
     include_bias : bool, default=True
         Keep all ``n_knots + degree - 1`` splines of each column (else drop
@@ -139,6 +144,17 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
     def _release_spec(self, n_features):
         return self._edges_spec(n_features, self.n_knots, quantile=self.knots == "quantile")
 
+    def _check_sizes(self, n_features):
+        # scikit-learn's SplineTransformer extends each column's knots by
+        # `degree` on each side and evaluates its n_splines B-splines
+        # through an identity matrix of their coefficients.
+        n_knots, degree = int(self.n_knots), int(self.degree)
+        check_array_entries(
+            max((n_knots + 2 * degree) * n_features, (n_knots + degree - 1) ** 2),
+            {"n_knots": self.n_knots, "degree": self.degree},
+            "the knots and B-spline coefficients of the columns",
+        )
+
     def _check_public_bounds(self, n_features):
         # The fit and its plan both refuse bounds the splines cannot use.
         lower, upper = super()._check_public_bounds(n_features)
@@ -176,7 +192,7 @@ class DPSplineTransformer(PrivateTransformerMixin, TransformerMixin, BaseEstimat
         # of integer weights).
         knots, plan = self._fit_edges(
             X, self.n_knots, quantile=quantile, sample_weight=sample_weight,
-            exact_levels=100 * np.linspace(0, 1, self.n_knots) / 100,
+            exact_levels=lambda n_edges: 100 * np.linspace(0, 1, n_edges) / 100,
         )
         if quantile:
             knots = _strictly_increasing(knots, self.bounds_[:, 1] - self.bounds_[:, 0])

@@ -641,3 +641,45 @@ def test_a_string_column_with_no_released_category_has_object_categories():
     # Declared back, the empty categories are still a string column's.
     declared = DPOneHotEncoder(categories=enc.categories_).fit(X)
     assert declared.categories_[0].dtype == object
+
+
+def _one_secret_record(n=5000):
+    # Two common categories and one held by a single record.
+    X = np.random.default_rng(0).choice(["a", "b"], size=(n, 1)).astype(object)
+    X[123, 0] = "secret"
+    return X
+
+
+@pytest.mark.parametrize("delta", [5e-324, 1e-320, 1.5 * np.finfo(np.float64).tiny])
+def test_a_delta_too_small_for_the_threshold_is_refused_by_fit_and_plan(delta):
+    # Half of 5e-324 underflowed to 0: the threshold was +inf, taken for
+    # the non-private one, and the one-record category was released. The
+    # threshold's share over the columns must be a normal float.
+    X = _one_secret_record()
+    enc = DPOneHotEncoder(delta=delta, random_state=0)
+    with pytest.raises(ValueError, match=r"^delta=\S+ is too small"):
+        enc.privacy_plan(len(X), 1)
+    with pytest.raises(ValueError, match=r"^delta=\S+ is too small"):
+        enc.fit(X)
+    assert not [k for k in vars(enc) if k.endswith("_")]
+    # Declared categories threshold nothing: the same delta is accepted.
+    declared = DPOneHotEncoder(categories=[["a", "b"]], delta=delta).fit(X)
+    assert declared.threshold_delta_ == 0.0
+
+
+@pytest.mark.parametrize("delta", [np.float32(1e-45), np.float32(1e-5)])
+def test_a_float32_delta_discovers_as_the_equal_float(delta):
+    # A float32 delta halved in float32 (1e-45 to 0, an infinite threshold
+    # that released the one-record category), and rounded the threshold.
+    X = _one_secret_record()
+    for seed in range(3):
+        ours = DPOneHotEncoder(delta=delta, random_state=seed).fit(X)
+        ref = DPOneHotEncoder(delta=float(delta), random_state=seed).fit(X)
+        assert list(ours.categories_[0]) == ["a", "b"]
+        assert math.isfinite(ours.threshold_)
+        # Scalar arithmetic (ndtri), no BLAS: the same float.
+        assert ours.threshold_ == ref.threshold_
+        assert type(ours.threshold_delta_) is float
+        assert ours.threshold_delta_ == ref.threshold_delta_ == float(delta) / 2
+    plan = DPOneHotEncoder(delta=delta).privacy_plan(len(X), 1)
+    assert plan.epsilon == pytest.approx(ours.epsilon_, rel=1e-12)

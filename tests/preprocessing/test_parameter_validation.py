@@ -8,6 +8,7 @@ InvalidParameterError), not a Python error from midway through the fit
 """
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from sklearn_dpfair.preprocessing import (
     DPSplineTransformer,
     DPStandardScaler,
 )
+from sklearn_dpfair.preprocessing._base import MAX_ARRAY_ENTRIES
 
 BOUNDS = (0.0, 100.0)
 
@@ -240,3 +242,102 @@ def test_bad_weights_are_refused_before_anything_is_released(
         est.fit(ordinary_data, sample_weight=sample_weight)
     assert not selection_scores
     assert not [name for name in vars(est) if name.endswith("_")]
+
+
+@pytest.mark.parametrize("name", list(TRANSFORMERS))
+def test_an_int_epsilon_beyond_numpy_fits_as_its_float(name):
+    # 10**30 is a valid epsilon, but too large an int for numpy's ufuncs
+    # (np.isfinite raised a TypeError after the rows were read).
+    make, _ = TRANSFORMERS[name]
+    X = _data(name)
+    ours = make(epsilon=10**30, random_state=0).fit(X)
+    ref = make(epsilon=1e30, random_state=0).fit(X)
+    assert ours.epsilon_ == ref.epsilon_
+    assert ours.privacy_plan(60, 3).epsilon == ours.epsilon_
+    np.testing.assert_allclose(ours.transform(X), ref.transform(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(TRANSFORMERS))
+def test_an_int_epsilon_beyond_the_largest_float_is_named(name):
+    make, _ = TRANSFORMERS[name]
+    est = make(epsilon=10**400, random_state=0)
+    with pytest.raises(ValueError, match=r"^epsilon is beyond the largest float"):
+        est.privacy_plan(60, 3)
+    with pytest.raises(ValueError, match=r"^epsilon is beyond the largest float"):
+        est.fit(_data(name))
+    assert _fitted_attributes(est) == []
+
+
+#: Size parameters whose arrays no numpy array can hold, for one column.
+HUGE_SIZES = [
+    pytest.param(name, param, id=f"{name}-{param}")
+    for name, param in [
+        ("DPKBinsDiscretizer", "n_bins"),
+        ("DPQuantileTransformer", "n_quantiles"),
+        ("DPSplineTransformer", "n_knots"),
+        ("DPSplineTransformer", "degree"),
+    ]
+]
+
+
+@pytest.mark.parametrize("name, param", HUGE_SIZES)
+@pytest.mark.parametrize("value", [10**30, MAX_ARRAY_ENTRIES + 1])
+def test_a_size_no_array_can_hold_is_named_by_fit_and_plan(name, param, value):
+    # numpy's "Maximum allowed size exceeded" named no parameter, and the
+    # plan accepted what the fit refused.
+    make, _ = TRANSFORMERS[name]
+    est = make(**{param: value}, random_state=0)
+    match = rf"\b{param}={value}\b.* too large: .* one numpy array"
+    with pytest.raises(ValueError, match=match):
+        est.privacy_plan(60, 3)
+    with pytest.raises(ValueError, match=match):
+        est.fit(_data(name))
+    # Before the data: a 1-D X would be refused too.
+    with pytest.raises(ValueError, match=match):
+        est.fit(_data(name)[:, 0])
+    assert _fitted_attributes(est) == []
+
+
+@pytest.mark.parametrize(
+    "name, param, size",
+    [
+        # (n_bins + 1) edges and n_quantiles quantiles: half the cap.
+        ("DPKBinsDiscretizer", "n_bins", MAX_ARRAY_ENTRIES // 2 - 1),
+        ("DPQuantileTransformer", "n_quantiles", MAX_ARRAY_ENTRIES // 2),
+    ],
+)
+def test_the_size_cap_is_of_all_the_columns_together(name, param, size):
+    # One column's edges fit in an array, three columns' do not.
+    make, _ = TRANSFORMERS[name]
+    est = make(**{param: size}, random_state=0)
+    assert est.privacy_plan(60, 1).epsilon > 0
+    match = rf"\b{param}={size}\b.* too large"
+    with pytest.raises(ValueError, match=match):
+        est.privacy_plan(60, 3)
+    with pytest.raises(ValueError, match=match):
+        est.fit(_data(name))
+    assert _fitted_attributes(est) == []
+
+
+@pytest.mark.parametrize("name", list(TRANSFORMERS))
+@pytest.mark.parametrize(
+    "param, value",
+    [
+        ("epsilon", np.float32(0.3)),
+        ("delta", np.float32(1e-5)),
+        ("delta", np.float32(1e-45)),
+    ],
+)
+def test_float32_privacy_parameters_fit_as_the_equal_float(name, param, value):
+    # The encoder halved a float32 delta in float32: 1e-45 to 0 (an
+    # infinite threshold), and other deltas to a rounded threshold.
+    make, _ = TRANSFORMERS[name]
+    X = _data(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        ours = make(**{param: value}, random_state=0).fit(X)
+    ref = make(**{param: float(value)}, random_state=0).fit(X)
+    assert (ours.epsilon_, ours.delta_) == (ref.epsilon_, ref.delta_)
+    # Scalar arithmetic only (ndtri of the share): the same float.
+    assert getattr(ours, "threshold_", None) == getattr(ref, "threshold_", None)
+    np.testing.assert_allclose(ours.transform(X), ref.transform(X), rtol=1e-12)

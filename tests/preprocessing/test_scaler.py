@@ -10,6 +10,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn_dpfair.exceptions import PrivacyBudgetError
 from sklearn_dpfair.pipeline import PrivatePipeline
 from sklearn_dpfair.preprocessing import DPSimpleImputer, DPStandardScaler
+from sklearn_dpfair.preprocessing._bounds import AUTO_RANGE
 from sklearn_dpfair.privacy._accounting import epsilon_of
 from sklearn_dpfair.privacy._quantile import quantile_sensitivity
 from sklearn_dpfair.privacy._record import WEIGHTS_CAVEAT
@@ -590,3 +591,15 @@ def test_a_fit_that_releases_nothing_does_not_warn_about_delta():
     for with_mean, with_std in [(True, False), (False, True)]:
         with pytest.warns(UserWarning, match="not smaller than 1/n_samples"):
             DPStandardScaler(**params, with_mean=with_mean, with_std=with_std).fit(X)
+
+
+def test_a_fence_past_the_largest_float_gives_the_grid_range_without_warning():
+    # Quartiles widened by auto_fence=1e308 overflow (a RuntimeWarning from
+    # the library): the fences are clipped to the grid's public range, as
+    # any fence wider than it is.
+    X = np.random.default_rng(0).normal(50.0, 10.0, size=(2000, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scaler = DPStandardScaler(bounds="auto", auto_fence=1e308, random_state=0)
+        scaler.fit(X)
+    np.testing.assert_array_equal(scaler.bounds_, [AUTO_RANGE] * 2)
