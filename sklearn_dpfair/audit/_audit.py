@@ -114,6 +114,21 @@ def _seeds(random_state, n_runs):
     )
 
 
+def record_additional_delta(fitted):
+    """Delta a fit spends outside its ``dp_event_``, from its privacy record.
+
+    A private category discovery's threshold (``DPOneHotEncoder``'s
+    ``threshold_delta_``, a pipeline's ``additional_delta_``) is added to
+    the event's delta by the union bound: the fit is
+    ``(epsilon_, delta_ + additional_delta)``-DP. 0 for most fits.
+    """
+    record = getattr(fitted, "privacy_record_", None)
+    value = getattr(record, "additional_delta", None)
+    if value is None:
+        value = getattr(fitted, "additional_delta_", 0.0)
+    return float(value or 0.0)
+
+
 def _fit_once(estimator, data, seed, show_warnings=False):
     return fit_clone(
         estimator, data.X, data.y, data.fit_params, seed, show_warnings=show_warnings
@@ -147,7 +162,11 @@ def audit_estimator(
     neighbouring datasets (seeded independently), evaluates ``statistic`` on
     each fitted model, and bounds epsilon from below with
     :func:`audit_scores`. The claim audited is the estimator's own
-    ``dp_event_`` (its whole privacy profile) at its ``delta_``.
+    ``dp_event_`` (its whole privacy profile) at its ``delta_``, and with it
+    the delta its ``privacy_record_`` spends outside that event (the
+    threshold of a private category discovery, as in ``DPOneHotEncoder``
+    and pipelines holding one): the whole release is audited, at
+    ``privacy_record_.total_delta``.
 
     An audit can only *refute* a claim: a lower bound below the claim means
     this canary and statistic found no violation, not that the estimator is
@@ -249,9 +268,15 @@ def audit_estimator(
 
     _check_public_status(probes)
     # The claimed profile before the repeated fits: a claim the accountant
-    # refuses at one of the deltas is refused now, not after them.
+    # refuses at one of the deltas is refused now, not after them. The whole
+    # release is audited: its delta includes what a partition-selection
+    # threshold spends outside dp_event_ (the larger world's, which claims
+    # more at every delta).
+    additional = max(record_additional_delta(p) for p in probes)
     claim = dict(
-        delta=max(p.delta_ for p in probes), dp_event=[p.dp_event_ for p in probes]
+        delta=max(p.delta_ for p in probes) + additional,
+        dp_event=[p.dp_event_ for p in probes],
+        additional_delta=additional,
     )
     claimed_epsilons(**claim, deltas=deltas)
 
@@ -290,6 +315,7 @@ def audit_mechanism(
     confidence=0.95,
     selection_fraction=0.5,
     random_state=0,
+    additional_delta=0.0,
 ):
     """Empirical privacy audit of a mechanism ``mechanism(data, rng)``.
 
@@ -301,7 +327,7 @@ def audit_mechanism(
     data_without, data_with : object
         Two neighbouring inputs (passed to ``mechanism`` as they are).
     delta : float
-        Delta of the claim, in [0, 1).
+        Delta of the claim, in [0, 1), ``additional_delta`` included.
     dp_event : dp_accounting.DpEvent, default=None
         Claimed event (its whole privacy profile is audited). Give either
         ``dp_event`` or ``epsilon``, not both.
@@ -320,6 +346,11 @@ def audit_mechanism(
         Fraction of the runs that choose the test.
     random_state : int or None, default=0
         Seeds the runs (as in :func:`audit_estimator`).
+    additional_delta : float, default=0.0
+        Part of ``delta`` that ``mechanism`` spends outside ``dp_event`` (a
+        partition-selection threshold), in [0, ``delta``]: the event's claim
+        at an audit delta ``d`` is its epsilon at ``d - additional_delta``
+        (see :func:`audit_scores`).
 
     Returns
     -------
@@ -349,7 +380,9 @@ def audit_mechanism(
     )
     # The claimed profile too: an event the accountant cannot evaluate at
     # one of the deltas is refused before the runs, not after them.
-    claimed_epsilons(delta, dp_event, epsilon, deltas)
+    claimed_epsilons(
+        delta, dp_event, epsilon, deltas, additional_delta=additional_delta
+    )
     if statistic is None:
         statistic = float
     seeds0, seeds1 = _seeds(random_state, n_runs // 2)
@@ -364,6 +397,7 @@ def audit_mechanism(
         deltas=deltas,
         confidence=confidence,
         selection_fraction=selection_fraction,
+        additional_delta=additional_delta,
     )
 
 

@@ -91,7 +91,7 @@ def check_deltas(deltas):
     return values
 
 
-def claimed_profile(claims, nominal_delta, deltas="auto"):
+def claimed_profile(claims, nominal_delta, deltas="auto", additional_delta=0.0):
     """Claimed epsilon at each audit delta.
 
     Parameters
@@ -100,16 +100,33 @@ def claimed_profile(claims, nominal_delta, deltas="auto"):
         What the mechanism claims in each world; a float is an epsilon valid
         at ``nominal_delta`` only. The largest claim counts.
     nominal_delta : float
-        Delta of the nominal claim.
+        Delta of the nominal claim (of the whole release, ``additional_delta``
+        included).
     deltas : "auto" or sequence of float
         "auto": ``nominal_delta`` and :data:`DEFAULT_AUDIT_DELTAS` when every
         claim is an event; only ``nominal_delta`` otherwise. At delta = 0 an
         event with no pure epsilon (Gaussian, zCDP, sampled) claims ``inf``.
+    additional_delta : float, default=0.0
+        Delta the release spends outside the events, added by the union bound
+        (the threshold of a private partition selection): an event's claim
+        at delta ``d`` is its epsilon at ``d - additional_delta``, and
+        nothing (``inf``) below ``additional_delta``. A float claim is stated
+        at ``nominal_delta`` already and is unchanged.
 
     Returns
     -------
     profile : dict
         ``{delta: claimed epsilon}``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.audit._claims import claimed_profile
+    >>> from sklearn_dpfair.privacy._accounting import gaussian_event
+    >>> profile = claimed_profile([gaussian_event(1.0)], 0.2, [0.05, 0.2],
+    ...                           additional_delta=0.1)
+    >>> profile[0.05], profile[0.2] == claimed_profile([gaussian_event(1.0)],
+    ...                                                0.1, [0.1])[0.1]
+    (inf, True)
     """
     events = all(is_dp_event(c) for c in claims)
     deltas = check_deltas(deltas)
@@ -122,7 +139,16 @@ def claimed_profile(claims, nominal_delta, deltas="auto"):
         values = []
         for c in claims:
             if is_dp_event(c):
-                values.append(_epsilon_at(c, d))
+                # A release that leaves its event with probability at most
+                # additional_delta (a partition-selection threshold releasing
+                # a category of one record; Desfontaines et al., PoPETs 2022)
+                # is (eps_event(d'), d' + additional_delta)-DP for every
+                # d' >= 0 (union bound): at d the event's epsilon at
+                # d - additional_delta, and no claim below additional_delta.
+                if d < additional_delta:
+                    values.append(math.inf)
+                else:
+                    values.append(_epsilon_at(c, max(d - additional_delta, 0.0)))
             elif d >= nominal_delta:
                 # (eps, delta)-DP implies (eps, delta')-DP for delta' >= delta.
                 values.append(float(c))

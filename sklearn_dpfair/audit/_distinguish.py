@@ -66,6 +66,7 @@ def audit_scores(
     deltas="auto",
     confidence=0.95,
     selection_fraction=0.5,
+    additional_delta=0.0,
 ):
     """Lower confidence bound on epsilon from a distinguishing statistic.
 
@@ -79,7 +80,8 @@ def audit_scores(
     scores_without, scores_with : array-like of shape (n_runs,)
         Statistics of independent runs in the two worlds.
     delta : float
-        Delta of the nominal claim, in [0, 1).
+        Delta of the nominal claim, in [0, 1): of the whole release,
+        ``additional_delta`` included.
     dp_event : dp_accounting.DpEvent or list of DpEvent, default=None
         Claimed event (one per world if they differ; the larger claim
         counts). Give either ``dp_event`` or ``epsilon``, not both.
@@ -95,6 +97,14 @@ def audit_scores(
         Confidence of the lower bound.
     selection_fraction : float, default=0.5
         Fraction of each world's runs used to choose the test.
+    additional_delta : float, default=0.0
+        Part of ``delta`` spent outside ``dp_event`` and added by the union
+        bound (the threshold of a private partition selection, as in
+        ``DPOneHotEncoder``; a fitted estimator's
+        ``privacy_record_.additional_delta``), in [0, ``delta``]. The event's
+        claim at an audit delta ``d`` is then its epsilon at
+        ``d - additional_delta``, and nothing below ``additional_delta``. An
+        ``epsilon`` claim is stated at ``delta`` already: it is unchanged.
 
     Returns
     -------
@@ -123,7 +133,9 @@ def audit_scores(
         raise ValueError("The audit statistic must be finite in every run.")
     n_sel0 = int(math.floor(selection_fraction * s0.size))
     n_sel1 = int(math.floor(selection_fraction * s1.size))
-    profile, claim_epsilon = claimed_epsilons(delta, dp_event, epsilon, deltas)
+    profile, claim_epsilon = claimed_epsilons(
+        delta, dp_event, epsilon, deltas, additional_delta=additional_delta
+    )
     delta = float(delta)  # checked by claimed_epsilons
 
     # -- selection ---------------------------------------------------------------
@@ -163,6 +175,7 @@ def audit_scores(
         epsilon_ceiling=epsilon_ceiling(
             ev0.size, ev1.size, audit_delta, confidence=confidence
         ),
+        additional_delta=float(additional_delta),
     )
 
 
@@ -259,7 +272,9 @@ def check_claim(delta, dp_event=None, epsilon=None):
     return delta, [_check_claim_number(epsilon, "epsilon")]
 
 
-def claimed_epsilons(delta, dp_event=None, epsilon=None, deltas="auto"):
+def claimed_epsilons(
+    delta, dp_event=None, epsilon=None, deltas="auto", *, additional_delta=0.0
+):
     """The claimed profile at the audit deltas, and the claim's epsilon at ``delta``.
 
     It needs the claim only, not the runs: the audits call it before their
@@ -276,6 +291,9 @@ def claimed_epsilons(delta, dp_event=None, epsilon=None, deltas="auto"):
         Claimed epsilon at ``delta``.
     deltas : "auto" or sequence of float, default="auto"
         Deltas at which the test may compare.
+    additional_delta : float, default=0.0
+        Part of ``delta`` spent outside the event(s), in [0, ``delta``] (see
+        :func:`audit_scores`).
 
     Returns
     -------
@@ -291,8 +309,18 @@ def claimed_epsilons(delta, dp_event=None, epsilon=None, deltas="auto"):
     ({1e-06: inf, 0.001: 1.0}, 1.0)
     """
     delta, claims = check_claim(delta, dp_event, epsilon)
-    profile = claimed_profile(claims, delta, deltas)
-    claim_epsilon = max(claimed_profile(claims, delta, [delta]).values())
+    additional_delta = _check_claim_number(
+        additional_delta, "additional_delta", "in [0, delta]"
+    )
+    if additional_delta > delta:
+        raise ValueError(
+            f"additional_delta must be in [0, delta] (it is part of delta={delta!r}), "
+            f"got {additional_delta!r}."
+        )
+    profile = claimed_profile(claims, delta, deltas, additional_delta)
+    claim_epsilon = max(
+        claimed_profile(claims, delta, [delta], additional_delta).values()
+    )
     return profile, claim_epsilon
 
 

@@ -64,7 +64,7 @@ from sklearn.base import clone
 from ..preprocessing._bounds import check_bounds
 from ..privacy._mechanism import block_position, observe_privatize
 from ..utils._array_api import from_host, to_numpy
-from ._audit import check_count, seed_sequence
+from ._audit import check_count, record_additional_delta, seed_sequence
 from ._distinguish import audit_scores, check_audit_options, claimed_epsilons
 from ._fits import fit_clone, require_claim
 
@@ -371,23 +371,33 @@ def _canary_ready(estimator, n_features, n_canaries):
 
 
 def _float_features(X):
-    """``X`` as a 2-D float64 array, or a CSR matrix/array when it is sparse."""
+    """``X`` as a 2-D float array, or a CSR matrix/array when it is sparse.
+
+    A float ``X`` keeps its dtype: the audit is of the fit the caller runs,
+    and a float32 fit is another computation than a float64 one (as the
+    black-box audit, which stores the canary in ``X``'s dtype). Other
+    dtypes (integers, booleans, objects) become float64.
+    """
     if sp.issparse(X):
-        X = X.tocsr().astype(float)
+        X = X.tocsr()
+        if X.dtype.kind != "f":
+            X = X.astype(np.float64)
     else:
-        X = np.asarray(X, dtype=float)
+        values = np.asarray(X)
+        X = values if values.dtype.kind == "f" else np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D, got shape {X.shape}.")
     return X
 
 
 def _with_zero_columns(X, n_canaries):
+    """``X`` with ``n_canaries`` all-zero columns appended, in ``X``'s float dtype."""
     X = _float_features(X)
     if sp.issparse(X):
         # Sparse stays sparse: the zero columns store nothing.
-        zeros = type(X)((X.shape[0], n_canaries), dtype=float)
-        return sp.hstack([X, zeros], format="csr")
-    return np.hstack([X, np.zeros((X.shape[0], n_canaries))])
+        zeros = type(X)((X.shape[0], n_canaries), dtype=X.dtype)
+        return sp.hstack([X, zeros], format="csr", dtype=X.dtype)
+    return np.hstack([X, np.zeros((X.shape[0], n_canaries), dtype=X.dtype)])
 
 
 #: Events that amplify nothing by sampling: every release is accounted as
@@ -506,7 +516,9 @@ def audit_gradient_canary(
     every step (Nasr et al., 2023). The log-likelihood ratio of each trace
     (:func:`canary_log_likelihood_ratio`, with the declared noise) is the
     distinguishing statistic, and :func:`audit_scores` bounds epsilon from
-    below against the estimator's ``dp_event_`` at its ``delta_``.
+    below against the estimator's ``dp_event_`` at its ``delta_``, with the
+    delta its ``privacy_record_`` spends outside that event (a
+    partition-selection threshold) added, as :func:`audit_estimator` does.
 
     Canaries are "in" and "out" alternately (half of each fit's canaries, or
     every other fit when ``n_canaries=1``), so the two worlds have
@@ -535,8 +547,9 @@ def audit_gradient_canary(
         without ``feature_bounds`` (a private location that re-centres
         every column) is refused.
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        Training features (the canary columns are appended to them; a
-        sparse ``X`` is passed to the fits as CSR).
+        Training features (the canary columns are appended to them, in
+        ``X``'s float dtype: a float32 ``X`` is fitted as float32, other
+        dtypes as float64; a sparse ``X`` is passed to the fits as CSR).
     y : array-like of shape (n_samples,)
         Training targets.
     fit_params : dict, default=None
@@ -662,8 +675,16 @@ def audit_gradient_canary(
     if not probe_steps:
         _explain_no_noisy_step(base, X, y, fit_params, fit_seeds[-1], n_canaries)
     # The claimed profile before the repeated fits: a claim the accountant
-    # refuses at one of the deltas is refused now, not after them.
-    claimed_epsilons(probe.delta_, probe.dp_event_, deltas=deltas)
+    # refuses at one of the deltas is refused now, not after them. It is
+    # the whole release's, with the delta a partition-selection threshold
+    # spends outside dp_event_ (a pipeline's private category discovery).
+    additional = record_additional_delta(probe)
+    claim = dict(
+        delta=probe.delta_ + additional,
+        dp_event=probe.dp_event_,
+        additional_delta=additional,
+    )
+    claimed_epsilons(**claim, deltas=deltas)
     # Balls-and-bins fits: the canary is allocated to one step per epoch,
     # as their event states (no Poisson rate).
     steps_per_epoch = getattr(probe.dp_event_, "steps_per_epoch", None)
@@ -701,8 +722,7 @@ def audit_gradient_canary(
     return audit_scores(
         s0,
         s1,
-        delta=probe.delta_,
-        dp_event=probe.dp_event_,
+        **claim,
         deltas=deltas,
         confidence=confidence,
         selection_fraction=selection_fraction,

@@ -13,6 +13,7 @@ must match the neighbouring relation the guarantee is stated for:
 """
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -395,12 +396,13 @@ def _is_per_record(value, n):
     )
 
 
-def _named_values(row, X, name):
+def _named_values(row, X, name, of="X"):
     """A Series or one-row DataFrame's values in the order of ``X``'s columns.
 
     Read by name, not by position: a canary ``{"age": 1000, "income": 5}``
     given for columns ``["income", "age"]`` is the record it names, not
-    ``income=1000``.
+    ``income=1000``. ``of`` names ``X`` in the messages (a DataFrame fit
+    parameter's columns are matched alike).
     """
     if row.ndim == 2 and row.shape[0] != 1:
         raise ValueError(
@@ -416,18 +418,40 @@ def _named_values(row, X, name):
     repeated = len(labels) != len(given)
     if missing or extra or repeated:
         raise ValueError(
-            f"{name} must name each column of X once: missing {missing}, not "
-            f"columns of X {extra}"
+            f"{name} must name each column of {of} once: missing {missing}, not "
+            f"columns of {of} {extra}"
             + (", repeated names" if repeated else "")
-            + ". Give a Series indexed by X's columns, or a one-row DataFrame "
+            + f". Give a Series indexed by {of}'s columns, or a one-row DataFrame "
             "with them, or a list in their order."
         )
     ordered = row.reindex(columns=X.columns) if row.ndim == 2 else row[X.columns]
     return list(ordered.iloc[0]) if row.ndim == 2 else list(ordered)
 
 
+def _mapping_as_series(row):
+    """A mapping as a Series indexed by its keys, each value as given.
+
+    ``object`` dtype: a number stays the number given and a string a string
+    (no common dtype is forced on the record, as for a list).
+    """
+    import pandas as pd
+
+    return pd.Series(list(row.values()), index=list(row.keys()), dtype=object)
+
+
 def _record_values(row, X, name="canary"):
-    """One record's features: a flat list (DataFrame ``X``) or 1-D array."""
+    """One record's features: a flat list (DataFrame ``X``) or 1-D array.
+
+    A mapping names its columns: it is read by name, like a Series, for a
+    DataFrame ``X`` and refused for an ``X`` without column names.
+    """
+    if isinstance(row, Mapping):
+        if not hasattr(X, "columns"):
+            raise TypeError(
+                f"{name} is a mapping, but X has no column names to read it by: "
+                "give the record as a list or array in X's column order."
+            )
+        row = _mapping_as_series(row)
     if hasattr(row, "iloc"):
         values = _named_values(row, X, name)
     elif sp.issparse(row):
@@ -443,6 +467,42 @@ def _record_values(row, X, name="canary"):
             f"The canary has {len(values)} features, X has {np.shape(X)[1]}."
         )
     return values
+
+
+def _record_param(value, fit_param, name, key):
+    """One record's value of the per-record fit argument ``fit_param``.
+
+    A mapping given for a DataFrame argument (``sensitive_features`` with
+    columns ``sex`` and ``race``) is read by column name, like a Series:
+    each column once, no other, and returned in the frame's column order.
+    A mapping for a 2-D argument without column names is refused; other
+    values are returned as given.
+    """
+    if not isinstance(value, Mapping):
+        return value
+    if hasattr(fit_param, "columns"):
+        return _named_values(
+            _mapping_as_series(value), fit_param, name, of=f"fit_params[{key!r}]"
+        )
+    try:
+        two_d = sp.issparse(fit_param) or np.ndim(fit_param) == 2
+    except ValueError:  # ragged nested lists: not a 2-D argument
+        two_d = False
+    if two_d:
+        raise TypeError(
+            f"{name} is a mapping, but fit_params[{key!r}] is 2-D without column "
+            "names to read it by: give the record's row as a list or array in "
+            f"the column order of fit_params[{key!r}]."
+        )
+    return value
+
+
+def _record_params(params, fit_params, name):
+    """:func:`_record_param` of each entry of ``params``, named ``name[key]``."""
+    return {
+        key: _record_param(value, fit_params[key], f"{name}[{key!r}]", key)
+        for key, value in params.items()
+    }
 
 
 def _check_record_params(params, fit_params, per_record, name, who="canary"):
@@ -518,6 +578,7 @@ def _replacement_record(X, y, fit_params, per_record, canary_params, replacement
         _check_record_params(
             params, fit_params, per_record, "replacement[2]", "replacement"
         )
+        params = _record_params(params, fit_params, "replacement[2]")
         what = "replacement"
     for k in status:
         if not _same(params[k], canary_params[k]):
@@ -582,8 +643,9 @@ def make_neighbours(
         Their targets.
     canary : tuple (canary_X, canary_y)
         The canary's features (one row: array-like in ``X``'s column order,
-        or a Series or one-row DataFrame, read by column name for a
-        DataFrame ``X``: each of its columns once, no other) and target,
+        or a Series, one-row DataFrame or dict, read by column name for a
+        DataFrame ``X``: each of its columns once, no other; a dict for an
+        ``X`` without column names raises a ``TypeError``) and target,
         e.g. from :func:`make_canary`.
     adjacency : {"add_remove", "replace_one", "attribute"}, default="add_remove"
         Neighbouring relation of the guarantee under audit.
@@ -594,7 +656,11 @@ def make_neighbours(
     canary_fit_params : dict, default=None
         The canary's value of each per-record fit parameter, and of nothing
         else (a name that is not a per-record entry of ``fit_params`` raises
-        rather than being dropped). Make the canary a protected record (for
+        rather than being dropped). The value for a DataFrame parameter
+        (``sensitive_features`` with several columns) is one row: a list in
+        its column order, a Series labelled by its columns, or a dict read
+        by column name (each column once, no other); a dict for a 2-D array
+        raises a ``TypeError``. Make the canary a protected record (for
         example ``public_mask=False``).
     replacement : int or tuple (X_row, y_value, fit_params_row), default=None
         For ``"replace_one"``: the record the canary replaces, or the index
@@ -635,6 +701,10 @@ def make_neighbours(
     n = _n_rows(X)
     per_record = [k for k, v in fit_params.items() if _is_per_record(v, n)]
     _check_record_params(canary_fit_params, fit_params, per_record, "canary_fit_params")
+    given_params = canary_fit_params
+    canary_fit_params = _record_params(
+        canary_fit_params, fit_params, "canary_fit_params"
+    )
     canary_X, canary_y = canary
     canary_record = (
         _record_values(canary_X, X, "canary[0]"), canary_y, canary_fit_params
@@ -674,14 +744,17 @@ def make_neighbours(
                 f"of {attribute!r} in world 1 (None for a missing value): "
                 "otherwise the two worlds are the same dataset."
             )
-        if _same(alternative_value, canary_fit_params[attribute]):
+        alternative = _record_param(
+            alternative_value, fit_params[attribute], "alternative_value", attribute
+        )
+        if _same(alternative, canary_fit_params[attribute]):
             raise ValueError(
                 f"alternative_value={alternative_value!r} must be a value of "
                 f"{attribute!r} other than the canary's "
-                f"canary_fit_params[{attribute!r}]={canary_fit_params[attribute]!r}: "
+                f"canary_fit_params[{attribute!r}]={given_params[attribute]!r}: "
                 "otherwise the two worlds are the same dataset."
             )
-        changed = {**canary_fit_params, attribute: alternative_value}
+        changed = {**canary_fit_params, attribute: alternative}
         records = [canary_record, (canary_record[0], canary_y, changed)]
     without, with_canary = _worlds(X, y, fit_params, per_record, records)
     # What an auditor queries the model at: the canary's row as world 1

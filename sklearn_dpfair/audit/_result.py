@@ -42,10 +42,12 @@ class AuditResult:
     audit_delta : float
         Delta at which the test was evaluated (chosen on the selection runs).
     claim_epsilon, claim_delta : float
-        The nominal claim: ``claim_delta`` is the estimator's ``delta_`` and
-        ``claim_epsilon`` the epsilon of its ``dp_event_`` there by the PLD
-        accountant, the tightest bound dp-accounting certifies (at most the
-        estimator's ``epsilon_``, lower when that was computed with RDP).
+        The nominal claim, of the whole release: ``claim_delta`` is the
+        estimator's ``delta_`` plus ``additional_delta`` (its
+        ``privacy_record_.total_delta``) and ``claim_epsilon`` the epsilon
+        of its ``dp_event_`` at ``delta_`` by the PLD accountant, the
+        tightest bound dp-accounting certifies (at most the estimator's
+        ``epsilon_``, lower when that was computed with RDP).
     confidence : float
         Confidence level of the lower bound.
     threshold : float
@@ -83,6 +85,11 @@ class AuditResult:
         Runs of world 1 (with the canary) used to choose the test and to
         evaluate it; the worlds may differ in size. Default: the same as
         world 0.
+    additional_delta : float, default=0.0
+        Part of ``claim_delta`` spent outside the claimed event by a
+        partition-selection threshold (a private category discovery, added
+        by the union bound): the claim at every delta ``d`` is the event's
+        epsilon at ``d - additional_delta``.
 
     Examples
     --------
@@ -115,6 +122,7 @@ class AuditResult:
     conclusive: bool = None
     n_selection_with: int = None
     n_evaluation_with: int = None
+    additional_delta: float = 0.0
 
     def __post_init__(self):
         # Derived from the other fields when not given (frozen: set directly).
@@ -166,8 +174,17 @@ class AuditResult:
             f"at delta = {self.audit_delta:.3g} with {_percent(self.confidence)} "
             "confidence; "
             f"claimed epsilon there: {claimed} (nominal claim "
-            f"({self.claim_epsilon:.3g}, {self.claim_delta:.3g}); epsilon >= "
-            f"{self.nominal_epsilon_lower_bound:.3g} there). Test: statistic "
+            f"({self.claim_epsilon:.3g}, {self.claim_delta:.3g})"
+            + (
+                f", whose delta includes {self.additional_delta:.3g} spent by "
+                "the partition-selection threshold outside the accounted event "
+                "(the claim at delta d is the event's epsilon at d - "
+                f"{self.additional_delta:.3g})"
+                if self.additional_delta
+                else ""
+            )
+            + f"; epsilon >= {self.nominal_epsilon_lower_bound:.3g} there). "
+            "Test: statistic "
             f"{'>' if self.direction == 'greater' else '<'} {self.threshold:.4g}; "
             f"{self.false_positives} false positives in {self.n_evaluation} "
             f"held-out runs without the canary and {self.false_negatives} false "

@@ -10,10 +10,11 @@ is produced by ``benchmarks/bench_audit.py``.
 import os
 import time
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 
 from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair._solvers import _rows
@@ -520,3 +521,60 @@ def test_audit_estimator_on_sparse_neighbours():
     nb = make_neighbours(Xs, y, canary=make_canary(Xs, y))
     result = audit_estimator(_one_step_dpsgd(), nb, n_runs=8)
     assert not result.violation
+
+
+class _ThresholdRelease(BaseEstimator):
+    """Releases the canary's category with probability 0.3, never without it.
+
+    A partition-selection threshold: (0, 0.3)-DP, outside a near-silent
+    ``dp_event_`` stated at ``delta_ = 1e-5``, with the 0.3 in its record's
+    ``additional_delta`` (the whole release is (epsilon_, 0.3 + 1e-5)-DP).
+    """
+
+    def __init__(self, random_state=None):
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        rng = np.random.default_rng(self.random_state)
+        present = bool(np.any(np.asarray(X) == 99.0))
+        self.released_ = float(present and rng.random() < 0.3)
+        self.dp_event_ = gaussian_event(10.0)
+        self.delta_ = 1e-5
+        self.adjacency_ = "add_remove"
+        self.privacy_record_ = SimpleNamespace(additional_delta=0.3)
+        return self
+
+
+def test_audit_estimator_audits_the_delta_spent_outside_the_event():
+    # Against dp_event_ at delta_ alone the threshold's release is a
+    # violation; the whole claim, at privacy_record_'s total delta, holds.
+    nb = make_neighbours(np.zeros((5, 1)), None, canary=(np.array([99.0]), None))
+    result = audit_estimator(
+        _ThresholdRelease(), nb, n_runs=800, statistic=lambda e, cx, cy: e.released_
+    )
+    assert not result.violation, str(result)
+    assert result.conclusive
+    assert result.claim_delta == pytest.approx(0.3 + 1e-5)
+    assert result.additional_delta == 0.3
+    assert "partition-selection threshold" in str(result)
+
+
+def test_an_encoders_audit_reports_its_total_delta():
+    from sklearn_dpfair.preprocessing import DPOneHotEncoder
+
+    g = np.array(list("abcab") * 40).reshape(-1, 1)
+    nb = make_neighbours(g, None, canary=(np.array(["a"]), None))
+    encoder = DPOneHotEncoder(epsilon=1.0, delta=1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = clone(encoder).fit(g)
+        result = audit_estimator(
+            encoder,
+            nb,
+            n_runs=8,
+            statistic=lambda est, cx, cy: float(len(est.categories_[0])),
+        )
+    assert fitted.threshold_delta_ > 0
+    assert result.additional_delta == fitted.threshold_delta_
+    assert result.claim_delta == pytest.approx(fitted.privacy_record_.total_delta)
+    assert result.claim_delta == pytest.approx(1e-5)

@@ -278,3 +278,57 @@ def test_deltas_without_the_nominal_one_and_no_finite_claim(claim, deltas):
     r = audit_scores(s0, s1, delta=1e-5, deltas=deltas, **claim)
     assert not r.violation
     assert r.audit_delta == deltas[0] and r.epsilon_claimed == np.inf
+
+
+def test_a_delta_spent_outside_the_event_shifts_the_claimed_profile():
+    # A partition-selection threshold leaves the event with probability at
+    # most additional_delta: at audit delta d the claim is the event's
+    # epsilon at d - additional_delta, and nothing below additional_delta.
+    from sklearn_dpfair.audit._distinguish import claimed_epsilons
+
+    ev = gaussian_event(1.0)
+    profile, claim_epsilon = claimed_epsilons(
+        0.2, ev, deltas=[0.05, 0.1, 0.2, 0.5], additional_delta=0.1
+    )
+    assert profile[0.05] == np.inf
+    event_profile = claimed_profile([ev], 1e-5, [0.0, 0.1, 0.4])
+    assert profile[0.1] == event_profile[0.0] == np.inf
+    assert profile[0.2] == pytest.approx(claim_epsilon)
+    assert claim_epsilon == pytest.approx(event_profile[0.1])
+    assert profile[0.5] == pytest.approx(event_profile[0.4])
+    # A bare epsilon is stated at the whole delta already: unchanged.
+    assert claimed_epsilons(0.2, epsilon=1.0, additional_delta=0.1) == (
+        {0.2: 1.0},
+        1.0,
+    )
+
+
+def test_a_threshold_release_is_audited_against_its_whole_delta():
+    # The canary's category is released with probability 0.3, never without
+    # it: a (0, 0.3)-DP threshold on top of a near-silent event. Against
+    # the event alone (delta_ = 1e-5) that is a violation; against the
+    # whole claim (delta 0.3 + 1e-5, the threshold's 0.3 included) it is not.
+    rng = np.random.default_rng(0)
+    s0 = np.zeros(400)
+    s1 = (rng.random(400) < 0.3).astype(float)
+    ev = gaussian_event(10.0)
+    assert audit_scores(s0, s1, delta=1e-5, dp_event=ev).violation
+    r = audit_scores(s0, s1, delta=0.3 + 1e-5, dp_event=ev, additional_delta=0.3)
+    assert not r.violation, str(r)
+    assert r.claim_delta == 0.3 + 1e-5 and r.additional_delta == 0.3
+    assert r.to_dict()["additional_delta"] == 0.3
+    assert "partition-selection threshold" in str(r)
+    assert "threshold" not in str(audit_scores(s0, s1, delta=1e-5, dp_event=ev))
+
+
+@pytest.mark.parametrize("additional_delta", [-0.1, 0.5, np.nan, "x"])
+def test_an_additional_delta_outside_0_delta_is_refused(additional_delta):
+    s0, s1 = _gaussian_scores(1.0, 200, 0)
+    with pytest.raises(ValueError, match="additional_delta must be"):
+        audit_scores(
+            s0,
+            s1,
+            delta=0.2,
+            dp_event=gaussian_event(1.0),
+            additional_delta=additional_delta,
+        )

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """White-box gradient-canary audits and the privatize hook they use."""
 
+import dataclasses
 import warnings
 from types import SimpleNamespace
 
@@ -495,3 +496,47 @@ def test_gradient_canary_audit_of_a_sparse_x(data):
     clf = DPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=2)
     result = audit_gradient_canary(clf, Xs, y, n_runs=4, n_canaries=2)
     assert not result.violation
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_float32_x_is_audited_as_float32(monkeypatch, data, sparse):
+    # The audit is of the fit the caller runs: float32 features and their
+    # canary columns stay float32 (a float64 fit is another computation).
+    import scipy.sparse as sp
+
+    from sklearn_dpfair.audit import _gradient_canary
+
+    seen = []
+    original = _gradient_canary.fit_clone
+
+    def spy(estimator, X, *args, **kwargs):
+        seen.append(X.dtype)
+        return original(estimator, X, *args, **kwargs)
+
+    monkeypatch.setattr(_gradient_canary, "fit_clone", spy)
+    X, y = data
+    X = X.astype(np.float32)
+    if sparse:
+        X = sp.csr_matrix(X)
+    clf = DPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=2)
+    audit_gradient_canary(clf, X, y, n_runs=2, n_canaries=2)
+    assert seen and set(seen) == {np.dtype(np.float32)}
+    augmented = _gradient_canary._with_zero_columns(X, 3)
+    assert augmented.dtype == np.float32 and augmented.shape == (200, 5)
+
+
+class _ThresholdedDPLogisticRegression(DPLogisticRegression):
+    """A record with a delta spent outside its event, as a category discovery's."""
+
+    def _set_privacy_record(self, record):
+        super()._set_privacy_record(dataclasses.replace(record, additional_delta=0.01))
+
+
+def test_the_gradient_canary_claim_includes_the_records_additional_delta(data):
+    X, y = data
+    clf = _ThresholdedDPLogisticRegression(epsilon=1.0, classes=[0, 1], max_iter=2)
+    result = audit_gradient_canary(clf, X, y, n_runs=2, n_canaries=2)
+    fitted = clf.fit(X, y)
+    assert result.additional_delta == 0.01
+    assert result.claim_delta == pytest.approx(fitted.privacy_record_.total_delta)
+    assert "partition-selection threshold" in str(result)

@@ -441,6 +441,7 @@ def _named_frame():
     [
         pd.Series({"age": 1000.0, "income": 5.0}),
         pd.DataFrame([{"age": 1000.0, "income": 5.0}]),
+        {"age": 1000.0, "income": 5.0},
     ],
 )
 @pytest.mark.parametrize("adjacency", ["add_remove", "replace_one"])
@@ -460,6 +461,8 @@ def test_a_named_canary_is_stored_by_column_name(canary, adjacency):
         ),
         (pd.Series({"age": 1000.0}), r"missing \['income'\]"),
         (pd.DataFrame([{"age": 1.0, "income": 5.0}] * 2), "one row"),
+        ({"age": 1000.0}, r"missing \['income'\]"),
+        ({"age": 1.0, "income": 5.0, "salary": 2.0}, r"missing \[\].*\['salary'\]"),
     ],
 )
 def test_a_named_canary_must_name_each_column_once(canary, match):
@@ -479,6 +482,115 @@ def test_a_named_replacement_is_stored_by_column_name():
         replacement=replacement,
     )
     assert nb.without.X.iloc[-1].to_dict() == {"income": 8.0, "age": 7.0}
+
+
+def test_a_dict_canary_for_an_x_without_column_names_is_refused():
+    # An array's columns are positions: a dict's keys name none of them.
+    with pytest.raises(TypeError, match=r"canary\[0\] is a mapping.*column order"):
+        make_neighbours(np.zeros((3, 2)), None, canary=({"a": 1.0, "b": 2.0}, None))
+
+
+# -- a dict for a per-record DataFrame fit parameter ----------------------------------
+
+
+def _groups():
+    X, y = np.arange(8.0).reshape(4, 2), np.array([0, 1, 0, 1])
+    sf = pd.DataFrame({"sex": ["m", "f", "m", "f"], "race": ["w", "b", "w", "b"]})
+    return X, y, sf
+
+
+_CANARY_GROUPS = {"race": "b", "sex": "f"}
+
+
+@pytest.mark.parametrize(
+    "adjacency, extra, without_last, with_last",
+    [
+        ("add_remove", {}, None, {"sex": "f", "race": "b"}),
+        (
+            "replace_one",
+            {
+                "replacement": (
+                    np.zeros(2),
+                    0,
+                    {"sensitive_features": {"race": "w", "sex": "m"}},
+                )
+            },
+            {"sex": "m", "race": "w"},
+            {"sex": "f", "race": "b"},
+        ),
+        (
+            "attribute",
+            {
+                "attribute": "sensitive_features",
+                "alternative_value": {"race": "b", "sex": "m"},
+            },
+            {"sex": "f", "race": "b"},
+            {"sex": "m", "race": "b"},
+        ),
+    ],
+)
+def test_a_dict_value_of_a_dataframe_fit_param_is_read_by_column_name(
+    adjacency, extra, without_last, with_last
+):
+    # The canary's groups {"race": "b", "sex": "f"} name the frame's columns
+    # (sex, race): read by name, as a Series is, not by position.
+    X, y, sf = _groups()
+    nb = make_neighbours(
+        X,
+        y,
+        canary=(np.ones(2), 1),
+        adjacency=adjacency,
+        fit_params={"sensitive_features": sf},
+        canary_fit_params={"sensitive_features": _CANARY_GROUPS},
+        **extra,
+    )
+    with_canary = nb.with_canary.fit_params["sensitive_features"]
+    without = nb.without.fit_params["sensitive_features"]
+    assert list(with_canary.columns) == ["sex", "race"]
+    assert with_canary.iloc[-1].to_dict() == with_last
+    if without_last is None:
+        assert without.equals(sf)
+    else:
+        assert without.iloc[-1].to_dict() == without_last
+
+
+@pytest.mark.parametrize(
+    "value, match",
+    [
+        ({"sex": "f"}, r"missing \['race'\]"),
+        ({"sex": "f", "race": "b", "age": 3}, r"not columns of .*\['age'\]"),
+    ],
+)
+def test_a_dict_value_of_a_dataframe_fit_param_must_name_each_column_once(value, match):
+    X, y, sf = _groups()
+    with pytest.raises(
+        ValueError,
+        match=rf"canary_fit_params\['sensitive_features'\] must name each column "
+        rf"of fit_params\['sensitive_features'\] once.*{match}",
+    ):
+        make_neighbours(
+            X,
+            y,
+            canary=(np.ones(2), 1),
+            fit_params={"sensitive_features": sf},
+            canary_fit_params={"sensitive_features": value},
+        )
+
+
+def test_a_dict_value_of_a_2d_array_fit_param_is_refused_naming_it():
+    X, y, sf = _groups()
+    with pytest.raises(
+        TypeError,
+        match=r"canary_fit_params\['sensitive_features'\] is a mapping, but "
+        r"fit_params\['sensitive_features'\] is 2-D without column names",
+    ):
+        make_neighbours(
+            X,
+            y,
+            canary=(np.ones(2), 1),
+            fit_params={"sensitive_features": sf.to_numpy()},
+            canary_fit_params={"sensitive_features": {"sex": "f", "race": "b"}},
+        )
 
 
 # -- public status is not an attribute ------------------------------------------------
