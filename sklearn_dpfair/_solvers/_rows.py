@@ -717,6 +717,9 @@ def clipped_rows(raw_gradient, row_norms, clip_norm):
            [0.]])
     """
     xp = array_namespace(raw_gradient)
+    # A Python float: a numpy scalar (np.float32(0.5), np.int64(5)) kept
+    # the bounds below in its own precision, where they overflowed (warning).
+    clip_norm = float(clip_norm)
     finite = finite_rows_mask(raw_gradient)
     if not bool(xp.all(finite)):
         raw_gradient = xp.where(

@@ -82,6 +82,25 @@ class PrivacyBudget:
     rho: float | None = None
 
     def __post_init__(self):
+        # Python floats from here on: a numpy float32 epsilon or delta kept
+        # every product in float32 (a delta share of 1e-45 * 0.5 rounded to
+        # 0), numpy scalars warned where they overflowed, and an int such as
+        # 10**30 broke numpy's isfinite.
+        for name in ("epsilon", "delta", "noise_multiplier", "rho"):
+            value = getattr(self, name)
+            if value is None or type(value) is float:
+                continue
+            try:
+                object.__setattr__(self, name, float(value))
+            except OverflowError:
+                raise ValueError(
+                    f"{name} is too large for a float: got an int of "
+                    f"{len(str(abs(int(value))))} digits."
+                ) from None
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"{name} must be a real number, got {type(value).__name__}."
+                ) from None
         # Written so that NaN fails: a NaN budget calibrates the least noise
         # and its record claims epsilon 0. The one budget of epsilon 0 is a
         # part of a split, whose guarantee is its rho: no share (rho = 0), or

@@ -231,6 +231,12 @@ class GaussianMechanism:
     norm = "l2"
 
     def __post_init__(self):
+        # Python floats: a numpy float32 clip norm (a user's parameter) kept
+        # the noise's scale, and the sums it noises, in float32.
+        for name in ("clip_norm", "noise_multiplier"):
+            value = getattr(self, name)
+            if isinstance(value, np.generic):
+                object.__setattr__(self, name, float(value))
         check_noise_scale(
             self.noise_multiplier, self.clip_norm, noise="noise standard deviation"
         )

@@ -359,3 +359,21 @@ def test_strong_penalty_with_the_auto_step_converges(alpha):
     # The penalized minimizer has |w| < max|grad of the loss| / alpha <= 1 / alpha.
     assert np.all(np.abs(clf.coef_) <= 1.0 / alpha)
     assert clf.score(X, y) > 0.7
+
+
+@pytest.mark.parametrize("clip_norm", [np.int64(5), np.float32(0.5)])
+def test_numpy_scalar_parameters_fit_as_the_equal_python_numbers(clip_norm):
+    # A numpy scalar clip norm kept the clip's bounds and the noise's scale
+    # in its own precision: warnings from library lines ("overflow
+    # encountered in scalar divide") and a float32 fit's coefficients
+    # moved in the 9th digit.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    kw = dict(classes=[0, 1], max_iter=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        given = DPLogisticRegression(clip_norm=clip_norm, **kw).fit(X, y)
+    plain = DPLogisticRegression(clip_norm=clip_norm.item(), **kw).fit(X, y)
+    np.testing.assert_allclose(given.coef_, plain.coef_, rtol=1e-13, atol=0)
+    assert given.clip_norm is clip_norm  # the parameter itself is untouched

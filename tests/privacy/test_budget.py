@@ -6,6 +6,7 @@ import dataclasses
 import math
 
 import dp_accounting
+import numpy as np
 import pytest
 
 from sklearn_dpfair.exceptions import PrivacyBudgetError
@@ -239,3 +240,17 @@ def test_a_laplace_budget_with_delta_passes_its_own_check(accountant):
     )
     assert record.epsilon <= 1.0
     assert record.recompute_epsilon() == record.epsilon
+
+
+def test_numpy_and_int_budgets_are_read_as_python_floats():
+    # A float32 delta kept its shares in float32 (1e-45 * 0.5 rounded to 0)
+    # and an int of 10**30 broke numpy's isfinite.
+    budget = PrivacyBudget(
+        np.float32(0.5), np.float32(1e-5), noise_multiplier=np.int64(2)
+    )
+    assert type(budget.epsilon) is float and budget.epsilon == 0.5
+    assert type(budget.delta) is float and budget.delta == float(np.float32(1e-5))
+    assert type(budget.noise_multiplier) is float
+    assert PrivacyBudget(10**30, 1e-5).epsilon == 1e30
+    with pytest.raises(ValueError, match="^epsilon is too large for a float"):
+        PrivacyBudget(10**400, 1e-5)
