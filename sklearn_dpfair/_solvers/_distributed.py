@@ -38,9 +38,11 @@ the same model with the same accounting as an undisturbed one).
 
 import concurrent.futures
 import math
+import numbers
 from dataclasses import dataclass, replace
 
 import numpy as np
+from sklearn.utils import assert_all_finite
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d, validate_data
 
@@ -289,10 +291,17 @@ def _as_dask_array(obj, name, row_chunks=None, lengths=None):
             # pandas >= 3 stores strings in an extension dtype, which Dask
             # converts to object with a warning: convert first, as it would.
             obj = obj.astype(object)
-        nullable = _nullable_numeric_columns(obj) if name == "X" else []
+        # Group labels (sensitive_features) keep their values; the numeric
+        # inputs are read as scikit-learn reads them in memory.
+        nullable = (
+            _nullable_numeric_columns(obj)
+            if name in ("X", "y", "sample_weight")
+            else []
+        )
         if nullable:
             # As scikit-learn reads them in memory: floats, pd.NA as NaN
-            # (then refused by the partitions' check_array, naming X).
+            # (then refused as in memory: by the partitions' check_array
+            # naming X, as "Input y contains NaN", as non-finite weights).
             obj = (
                 obj.astype("float64")
                 if obj.ndim == 1
@@ -306,6 +315,13 @@ def _as_dask_array(obj, name, row_chunks=None, lengths=None):
             raise TypeError(f"{name} must be a Dask array or DataFrame.")
         # Small public inputs given in memory (labels, weights) are cut like X.
         obj = np.asarray(obj)
+        n_rows = sum(row_chunks)
+        if obj.ndim == 0:
+            raise ValueError(f"{name} must have {n_rows} rows, as X; got a scalar.")
+        if obj.shape[0] != n_rows:
+            # Before from_array, whose error ("Chunks do not add up to
+            # shape") names no input.
+            raise ValueError(f"{name} has {obj.shape[0]} rows, X has {n_rows}.")
         obj = da.from_array(obj, chunks=(row_chunks,) + (-1,) * (obj.ndim - 1))
     if any(math.isnan(c) for c in obj.chunks[0]):
         obj = _with_known_chunks(obj)
@@ -316,6 +332,33 @@ def _as_dask_array(obj, name, row_chunks=None, lengths=None):
             )
         obj = obj.rechunk({0: row_chunks})
     return obj
+
+
+def _weights_as_dask_array(sample_weight, row_chunks, lengths):
+    """``sample_weight`` as a float64 Dask array cut like ``X``'s rows.
+
+    scikit-learn's rule (``_check_sample_weight``): a number is every row's
+    weight, and an array must be 1-D, its message word for word; a
+    several-column array would otherwise be raveled by the partitions, the
+    rows taking other rows' weights. A number becomes a lazy constant
+    array, built on the workers, never ``n`` values on the driver.
+    """
+    import dask.array as da
+
+    n_samples = int(sum(row_chunks))
+    if isinstance(sample_weight, numbers.Number):
+        return da.full(
+            (n_samples,), sample_weight, chunks=(row_chunks,), dtype=np.float64
+        )
+    # np.ndim reads a Dask collection's ndim attribute, not its values.
+    ndim = np.ndim(sample_weight)
+    if ndim != 1:
+        raise ValueError(
+            f"Sample weights must be 1D array or scalar, got {ndim}D array. "
+            f"Expected either a scalar value or a 1D array of length {n_samples}."
+        )
+    w = _as_dask_array(sample_weight, "sample_weight", row_chunks, lengths)
+    return w.astype(np.float64)
 
 
 def _with_known_chunks(obj):
@@ -381,11 +424,22 @@ def _load_partition(
         raise ValueError(
             f"y has {y.shape[0]} rows in a partition where X has {X.shape[0]}."
         )
+    # A missing label is refused as scikit-learn's _check_y refuses it in
+    # memory ("Input y contains NaN."), before the membership check, which
+    # would report NaN as an undeclared label.
+    assert_all_finite(y, input_name="y")
     # Declared (or already inferred) classes: encoding only, labels outside
     # the set raise as in the in-memory fit.
     _, y_encoded, _ = resolve_classes(classes, y)
     if weights is not None:
-        weights = np.asarray(weights, dtype=np.float64).ravel()
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.shape != (X.shape[0],):
+            # One weight per row: raveling a block of several columns would
+            # give the rows other rows' weights.
+            raise ValueError(
+                f"sample_weight has shape {weights.shape} in a partition where "
+                f"X has {X.shape[0]} rows; expected ({X.shape[0]},)."
+            )
         if not np.all(np.isfinite(weights)) or np.any(weights < 0):
             raise ValueError("sample_weight must be finite and non-negative.")
         # fit_weights' rule: (1, 1) under privacy (as given); without it the
@@ -656,10 +710,11 @@ def distribute_training_data(
     ----------
     X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
     y : dask or in-memory array-like of shape (n_samples,)
-    sample_weight : dask or in-memory array-like of shape (n_samples,) or None
+    sample_weight : dask or in-memory array-like of shape (n_samples,), float or None
         Public weights, used as given by a private fit and rescaled to mean
         1 without privacy (:func:`~sklearn_dpfair.privacy.fit_weights`);
-        weights that are the unweighted fit are dropped.
+        weights that are the unweighted fit are dropped. A number is every
+        row's weight, as in scikit-learn; an array must be 1-D.
     classes : array-like or None
         The public label set; None infers it from ``y``, with a warning.
     delta : float
@@ -718,7 +773,10 @@ def distribute_training_data(
         # order of appearance (labels of mixed types do not sort).
         observed = _distinct_values(y)
         # As a classifier's fit in memory: a continuous or missing label is
-        # refused (the distinct values tell as all of y would).
+        # refused (the distinct values tell as all of y would); a missing
+        # one first, as _check_y refuses it, before the target type's
+        # integer cast of NaN warns.
+        assert_all_finite(observed, input_name="y")
         check_classification_targets(observed)
         classes, _, inferred = resolve_classes(None, observed)
         caveats = tuple(inferred)
@@ -730,8 +788,7 @@ def distribute_training_data(
     # The weights of the exact scaling (None: unweighted).
     scaling_weights = None
     if sample_weight is not None:
-        w = _as_dask_array(sample_weight, "sample_weight", row_chunks, lengths)
-        w = w.astype(np.float64)
+        w = _weights_as_dask_array(sample_weight, row_chunks, lengths)
         # Not optimized, as the partitions are loaded: the same keys with
         # the same tasks.
         w_max, w_min = dask.compute(w.max(), w.min(), optimize_graph=False)

@@ -338,6 +338,58 @@ def test_partition_sums_within_both_clip_norms(small):
         assert all(np.all(np.isfinite(a)) for a in full)
 
 
+@pytest.mark.parametrize("fairness_weight", [0.0, 8.0])
+def test_float32_partition_saturates_a_huge_weight_as_in_memory(fairness_weight):
+    # A weight of 1e300 cast to float32 was inf: the record's term, no
+    # longer finite, counted for nothing, where the in-memory loop
+    # saturates it at float32's largest value (weights_in_dtype) and clips
+    # it like any other huge term.
+    rng = np.random.default_rng(0)
+    n = 30
+    X = rng.normal(size=(n, 3)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(np.float32)
+    s = rng.integers(0, 2, size=n)
+    reg = ERMIRegularizer(np.array([[0.5, 0.5]]), np.array([1.0]), 2)
+    config = _FairStepConfig(
+        model=LinearModel(2, 1.0),
+        regularizer=reg if fairness_weight else None,
+        constraint=make_constraint("demographic_parity"),
+        fairness_weight=fairness_weight,
+        weight_scale=1.0,
+        sampling_probability=1.0,
+        clip_norm=1.0,
+        dual_clip_norm=0.5,
+        entropy=1,
+    )
+    coef, w0 = np.full((3, 2), 0.1, dtype=np.float32), np.zeros(2, np.float32)
+    W = np.zeros((1, 2, 2) if fairness_weight else (0, 0, 2), dtype=np.float32)
+
+    def sums(rows, huge):
+        w = np.ones(n)
+        w[5] = huge
+        part = _distributed._Partition(
+            X=X[rows],
+            y=y[rows],
+            weights=w[rows],
+            row_norms=LinearModel(1, 1.0).row_norms(X[rows]),
+            codes=s[rows],
+        )
+        return partition_sgda_sums(part, coef, w0, W, config=config, rng=rng)
+
+    rows = np.arange(n)
+    largest = float(np.finfo(np.float32).max)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        saturated, given = sums(rows, largest), sums(rows, 1e300)
+    for a, b in zip(saturated, given):
+        np.testing.assert_array_equal(a, b)
+    less = sums(np.delete(rows, 5), 1e300)
+    moved = np.sqrt(
+        np.sum((given[0] - less[0]) ** 2) + np.sum((given[1] - less[1]) ** 2)
+    )
+    assert 0.5 < moved <= 1.0 + 1e-5
+
+
 def test_worker_loss_recovers_with_the_same_model_and_record(
     dask_client, small, monkeypatch
 ):

@@ -326,3 +326,122 @@ def test_x_of_no_rows_or_one_dimension_is_refused_before_anything_runs():
     with pytest.raises(ValueError, match=r"^X must be 2-d; got a Dask array of shape"):
         _distributed.set_dask_input_features(clf, da.from_array(np.zeros(4), chunks=2))
     assert not hasattr(clf, "n_features_in_")
+
+
+def _small_rows(n=40):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(n, 2))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def _distribute(X, y, sample_weight=None, chunks=20, **kw):
+    kw = {
+        "classes": [0, 1], "delta": 1e-5, "fit_intercept": True, "private": True,
+        **kw,
+    }
+    if not is_dask_collection(X):
+        X = da.from_array(X, chunks=(chunks, -1))
+    if isinstance(y, np.ndarray):
+        y = da.from_array(y, chunks=chunks)
+    return distribute_training_data(X, y, sample_weight, **kw)
+
+
+def _weights_of(client, data):
+    return np.concatenate([p.weights for p in client.gather(data.partitions)])
+
+
+@pytest.mark.parametrize("on_dask", [False, True])
+@pytest.mark.parametrize("shape", [(40, 2), (40, 1), ()])
+def test_sample_weight_not_1d_is_refused_as_in_memory(dask_client, on_dask, shape):
+    # Raveled by the partitions, an (n, 2) array gave row i the weight
+    # W.ravel()[i], another row's.
+    X, y = _small_rows()
+    w = np.ones(shape)
+    if on_dask and shape:
+        w = da.from_array(w, chunks=(10, -1))
+    with pytest.raises(
+        ValueError,
+        match=rf"^Sample weights must be 1D array or scalar, got {len(shape)}D "
+        r"array\. Expected either a scalar value or a 1D array of length 40\.$",
+    ):
+        _distribute(X, y, w)
+
+
+def test_partition_refuses_weights_that_are_not_one_per_row():
+    X, y = _small_rows(4)
+    with pytest.raises(ValueError, match=r"^sample_weight has shape \(4, 2\) in a"):
+        _distributed._load_partition(
+            X, y, np.ones((4, 2)), np.array([0, 1]), (1.0, 1.0), 1.0
+        )
+
+
+def test_scalar_sample_weight_is_every_rows_weight(dask_client):
+    # As scikit-learn's _check_sample_weight: a number is every row's
+    # weight (it raised an IndexError, a number having no rows to cut).
+    X, y = _small_rows()
+    data = _distribute(X, y, 2.0)
+    try:
+        assert data.weighted
+        np.testing.assert_array_equal(
+            _weights_of(dask_client, data), np.full(40, 2.0)
+        )
+    finally:
+        data.release()
+
+
+@pytest.mark.parametrize("which", ["y", "sample_weight", "sensitive_features"])
+def test_in_memory_input_of_another_length_is_named(dask_client, which):
+    # da.from_array's "Chunks do not add up to shape" named no input.
+    X, y = _small_rows()
+    inputs = {"y": y, "sample_weight": None, "sensitive_features": None}
+    # A list stays in memory (_distribute cuts numpy labels into chunks).
+    inputs[which] = [1] * 39
+    with pytest.raises(ValueError, match=rf"^{which} has 39 rows, X has 40\.$"):
+        _distribute(
+            X, inputs["y"], inputs["sample_weight"],
+            sensitive_features=inputs["sensitive_features"], groups=[0, 1],
+        )
+
+
+def test_missing_label_with_declared_classes_is_refused_as_in_memory(dask_client):
+    # It was reported as a label outside the declared classes.
+    X, y = _small_rows()
+    y = y.astype(float)
+    y[13] = np.nan
+    with pytest.raises(ValueError, match=r"^Input y contains NaN\.$"):
+        _distributed._load_partition(X, y, None, np.array([0, 1]), None, 1.0)
+    with pytest.raises(ValueError, match=r"^Input y contains NaN\.$"):
+        _distribute(X, y)
+
+
+@pytest.mark.parametrize("dtype", ["Int64", "boolean"])
+def test_nullable_y_is_read_as_floats_as_in_memory(dtype):
+    # Dask turns a nullable column into objects holding pd.NA, whose
+    # inferred label set was refused as "Unknown label type: unknown";
+    # scikit-learn reads it as floats in memory, pd.NA as NaN.
+    import dask
+
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    from sklearn.utils.multiclass import check_classification_targets
+
+    X, y = _small_rows()
+    labels = pd.Series(y.astype(bool) if dtype == "boolean" else y).astype(dtype)
+    missing = labels.copy()
+    missing[7] = pd.NA
+    with dask.config.set(scheduler="synchronous"):
+        observed = _distributed._distinct_values(
+            _distributed._as_dask_array(
+                dd.from_pandas(labels, npartitions=2), "y", (20, 20)
+            )
+        )
+        yd = _distributed._as_dask_array(
+            dd.from_pandas(missing, npartitions=2), "y", (20, 20)
+        )
+        assert yd.dtype == np.float64
+        values = yd.compute()
+    np.testing.assert_array_equal(np.isnan(values), np.arange(40) == 7)
+    check_classification_targets(observed)
+    assert sorted(observed.tolist()) == [0.0, 1.0]
+    with pytest.raises(ValueError, match=r"^Input y contains NaN\.$"):
+        _distributed._load_partition(X, values, None, np.array([0, 1]), None, 1.0)

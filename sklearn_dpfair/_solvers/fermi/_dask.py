@@ -48,6 +48,7 @@ from .._distributed import (
 )
 from .._feature_scaling import penalty_in_scaled_units, proximal_l2_factors
 from .._linear import LinearModel
+from .._private_fit import weights_in_dtype
 from .._sampling import poisson_batch
 from .._sgd import tail_averaged
 from ._fit import (
@@ -116,7 +117,15 @@ def partition_sgda_sums(part, coef, w0, W, *, config, rng):
         idx = poisson_batch(rng, part.X.shape[0], config.sampling_probability)
     Xb, norms_b = part.X[idx], part.row_norms[idx]
     yb = part.y[idx].astype(np.intp)
-    wb = None if part.weights is None else part.weights[idx]
+    # Saturated at the largest float of the rows' dtype, as the in-memory
+    # loop does (weights_in_dtype): a weight beyond it (1e300 in a float32
+    # fit) cast to that dtype would be inf, and the record's term, no
+    # longer finite, would be dropped instead of clipped.
+    wb = (
+        None
+        if part.weights is None
+        else weights_in_dtype(part.weights[idx], part.X.dtype)
+    )
     raw = logits(Xb, coef, w0, model.intercept_scaling)
     proba, grad, _ = softmax_terms(raw, yb, with_loss=False)
     if wb is not None:
