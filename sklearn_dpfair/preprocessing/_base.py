@@ -15,7 +15,7 @@ from numbers import Real
 
 import numpy as np
 from sklearn.utils import get_tags
-from sklearn.utils.validation import check_array, validate_data
+from sklearn.utils.validation import check_array
 
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..privacy._random import check_noise_generator
@@ -24,7 +24,11 @@ from ..privacy._weights import counted_weights
 from ..utils._array_api import host_input
 from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, StrOptions
-from ..utils._validation import check_delta_for_n, check_public_weights
+from ..utils._validation import (
+    check_delta_for_n,
+    check_public_weights,
+    validate_data,
+)
 from ._bounds import check_bounds
 from ._plan import plan_releases, public_float
 from ._quantiles import FENCE_DRAWS, check_fence_levels, column_edges, private_fences

@@ -603,3 +603,13 @@ def test_a_fence_past_the_largest_float_gives_the_grid_range_without_warning():
         scaler = DPStandardScaler(bounds="auto", auto_fence=1e308, random_state=0)
         scaler.fit(X)
     np.testing.assert_array_equal(scaler.bounds_, [AUTO_RANGE] * 2)
+
+
+def test_entries_summing_to_inf_minus_inf_raise_no_numpy_warning():
+    # scikit-learn's finiteness check sums X first: rows of +1.7e308 and
+    # -1.7e308 made numpy warn "invalid value encountered in reduce".
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    X[0], X[1] = 1.7e308, -1.7e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        DPStandardScaler(bounds=[(-1e308, 1e308)] * 2, epsilon=1.0).fit(X)
