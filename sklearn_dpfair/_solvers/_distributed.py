@@ -409,13 +409,16 @@ def _load_partition(
 ):
     """Validate, encode and keep one partition on its worker."""
     # An empty partition (a filtered frame's) is validated, then dropped.
-    X = check_array(
-        X,
-        dtype=(np.float64, np.float32),
-        order="C",
-        input_name="X",
-        ensure_min_samples=0,
-    )
+    # Without numpy's floating-point warnings: the finiteness check sums X
+    # first, and rows of +1.7e308 and -1.7e308 made it warn (inf - inf).
+    with np.errstate(over="ignore", invalid="ignore"):
+        X = check_array(
+            X,
+            dtype=(np.float64, np.float32),
+            order="C",
+            input_name="X",
+            ensure_min_samples=0,
+        )
     if scaling is not None:
         # The same public map on every partition (no data read).
         X = np.ascontiguousarray(scaling.transform(X))

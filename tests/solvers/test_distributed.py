@@ -6,6 +6,8 @@ One LocalCluster with two worker processes (the ``dask_client`` fixture)
 serves the whole module.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -445,3 +447,14 @@ def test_nullable_y_is_read_as_floats_as_in_memory(dtype):
     assert sorted(observed.tolist()) == [0.0, 1.0]
     with pytest.raises(ValueError, match=r"^Input y contains NaN\.$"):
         _distributed._load_partition(X, values, None, np.array([0, 1]), None, 1.0)
+
+
+def test_partition_rows_summing_to_inf_minus_inf_raise_no_numpy_warning():
+    # scikit-learn's finiteness check sums X first: rows of +1.7e308 and
+    # -1.7e308 made numpy warn "invalid value encountered in reduce".
+    X = np.ones((4, 2))
+    X[0], X[1] = 1.7e308, -1.7e308
+    y = np.array([0.0, 1.0, 0.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        _distributed._load_partition(X, y, None, np.array([0, 1]), None, 1.0)
