@@ -293,8 +293,12 @@ def check_declared_groups(groups):
     The one check of ``groups`` that a fit (through
     :func:`encode_sensitive_features`) and a privacy plan (before any data
     is read) share, so that a plan is never made for groups its fit would
-    refuse: at least one label, and no label twice (a label of several
-    columns, a list or tuple, compared as a tuple).
+    refuse: at least one label, no missing label (``None``, NaN, ``pd.NA``
+    or ``NaT``, in any column), and no label twice (a label of several
+    columns, a list or tuple, compared as a tuple). A missing value is
+    never a group: its rows are coded ``-1``, not as the declared label
+    (:func:`encode_sensitive_features`), so a missing label would declare
+    a group that can hold no row.
 
     Parameters
     ----------
@@ -310,8 +314,8 @@ def check_declared_groups(groups):
     Raises
     ------
     ValueError
-        If ``groups`` is a string or a scalar, is empty, or holds a label
-        twice; the message names ``groups``.
+        If ``groups`` is a string or a scalar, is empty, holds a missing
+        label, or holds a label twice; the message names ``groups``.
 
     Examples
     --------
@@ -322,6 +326,10 @@ def check_declared_groups(groups):
     Traceback (most recent call last):
     ...
     ValueError: groups contains duplicate labels: [0, 0, 1].
+    >>> check_declared_groups([None, 0, 1])
+    Traceback (most recent call last):
+    ...
+    ValueError: groups contains a missing label (None or NaN): [None, 0, 1]. ...
     """
     if isinstance(groups, np.ndarray):
         declared = groups.tolist()  # a 0-d array gives its scalar
@@ -334,6 +342,12 @@ def check_declared_groups(groups):
             "groups must be a non-empty list of the declared group labels; "
             f"got {groups!r}."
         )
+    if any(_is_missing_label(g) for g in declared):
+        raise ValueError(
+            f"groups contains a missing label (None or NaN): {groups!r}. "
+            "A missing sensitive value is not a group; declare the group "
+            "labels only, and drop or impute the rows whose value is missing."
+        )
     keys = [
         tuple(_key(v) for v in g) if isinstance(g, (list, tuple)) else _key(g)
         for g in declared
@@ -341,6 +355,22 @@ def check_declared_groups(groups):
     if len(set(keys)) != len(keys):
         raise ValueError(f"groups contains duplicate labels: {groups!r}.")
     return declared
+
+
+def _is_missing_label(label):
+    """Whether a declared label, or a column of a tuple label, is missing.
+
+    Missing as ``pd.isna`` reads a scalar, the test that codes a row ``-1``
+    (``DataFrame.isna``): ``None``, NaN, ``pd.NA``, ``NaT``.
+    """
+    if isinstance(label, (list, tuple)):
+        return any(_is_missing_label(v) for v in label)
+    try:
+        missing = pd.isna(label)
+    except (TypeError, ValueError):
+        return False
+    # An array-like label gives an array: it is not a missing scalar.
+    return isinstance(missing, (bool, np.bool_)) and bool(missing)
 
 
 def _declared_labels(groups, multi):

@@ -174,6 +174,14 @@ def test_integer_array_with_declared_groups_encodes_as_the_general_path(groups):
         ([0, 0, 1], "groups contains duplicate labels"),
         ([1, 1.0], "groups contains duplicate labels"),
         ([(0, "a"), [0, "a"]], "groups contains duplicate labels"),
+        # A missing value is coded -1, never as a declared label: a missing
+        # label would declare a group that can hold no row.
+        ([np.nan, 0, 1], "groups contains a missing label"),
+        ([None, 0, 1], "groups contains a missing label"),
+        (np.array([1.0, np.nan]), "groups contains a missing label"),
+        ([pd.NA, "a"], "groups contains a missing label"),
+        ([(0, "a"), (0, None)], "groups contains a missing label"),
+        ([(0, "a"), (np.nan, "b")], "groups contains a missing label"),
     ],
 )
 def test_declared_groups_are_refused_from_the_parameter_alone(groups, message):

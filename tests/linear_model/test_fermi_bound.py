@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
 from sklearn_dpfair._solvers.fermi._plan import plan_from_key
@@ -119,6 +120,10 @@ def test_float32_bound_is_met_by_the_released_model(estimator):
     est = clone(estimator).set_params(disparity_bound=bound, min_group_size=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # no "not met" warning
+        # DP-FERMI's path keeps its most accurate feasible model at the
+        # path's tolerance (its polished model was far less accurate), with
+        # a ConvergenceWarning that says so.
+        warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(X, y, sensitive_features=s)
     assert est.coef_.dtype == np.float32
     disparity = exact_disparity(est, X, y, s, "demographic_parity")

@@ -253,9 +253,11 @@ _AT_WEIGHT = " at the chosen fairness_weight_ = {lam:g}"
 # round-off floor of L-BFGS (it stops once the objective no longer decreases
 # in floating point, far below max_full_batch_iter: more iterations cannot
 # help), an objective that overflows, a weight-path model kept unpolished
-# (its polished model worse for the bound, or never polished: the polishes
-# went to other weights), or a non-smooth activation (L-BFGS, a method for
-# smooth objectives, stalls on the kinks of ReLU).
+# (its polished model worse for the bound: infeasible, less accurate than a
+# feasible path model, or of a larger disparity than an infeasible one; or
+# never polished: the polishes went to other weights), or a non-smooth
+# activation (L-BFGS, a method for smooth objectives, stalls on the kinks of
+# ReLU).
 _NOT_CONVERGED_REMEDY = {
     "limit": (
         "Its last L-BFGS run stopped at max_full_batch_iter={max_iter}, the "
@@ -275,8 +277,10 @@ _NOT_CONVERGED_REMEDY = {
     "unpolished": (
         "The returned model is the weight path's solution at that weight, "
         "solved to {path_tol:g}: polishing it to tol made it worse for "
-        "disparity_bound. Fit fairness_weight={lam:g} without "
-        "disparity_bound for a model solved to tol."
+        "disparity_bound (over the bound, less accurate on the training "
+        "data, or of a larger training disparity). Fit "
+        "fairness_weight={lam:g} without disparity_bound for a model solved "
+        "to tol."
     ),
     "not_polished": (
         "The returned model is the weight path's solution at that weight, "
@@ -489,12 +493,14 @@ def _penalty(
     and ``cells`` the ``(n_blocks, n_groups)`` rows per cell that
     ``min_group_size`` compares (public under privacy): the released noisy
     counts, or the declared frequencies times ``n``, under privacy; the
-    exact rows of positive weight without it. Without privacy the size is
-    a number of rows, not a total weight, even though the marginals are
-    weighted: ``min_group_size`` guards against rates measured on a
-    handful of rows, which weights (a weight of 10 on 3 rows, or every
-    weight 2) make no less noisy; so uniform weights keep the unweighted
-    fit, and a row of weight 0 is absent as it is from the loss.
+    exact rows of positive weight without it and at the non-private limit
+    ``epsilon=inf``, which releases nothing (:func:`_counts_basis`).
+    Without privacy the size is a number of rows, not a total weight, even
+    though the marginals are weighted: ``min_group_size`` guards against
+    rates measured on a handful of rows, which weights (a weight of 10 on 3
+    rows, or every weight 2) make no less noisy; so uniform weights keep
+    the unweighted fit, and a row of weight 0 is absent as it is from the
+    loss.
     """
     n_groups = len(group_labels)
     constraint, floor = params.constraint, params.min_group_frequency
@@ -516,13 +522,16 @@ def _penalty(
     # What min_group_size compares: rows (the released or declared counts
     # under privacy, which count records), never a total weight.
     sizes = counts if rows is None else rows
-    # Without privacy, a cell with no row of positive weight is not in the
-    # data (a row of weight 0 is absent, as from the loss): it leaves the
-    # penalty whatever min_group_size, as it does once those rows are
+    # On exact counts (no privacy, or the non-private limit epsilon=inf,
+    # which releases nothing), a cell with no row of positive weight is not
+    # in the data (a row of weight 0 is absent, as from the loss): it leaves
+    # the penalty whatever min_group_size, as it does once those rows are
     # removed, instead of being floored at min_group_frequency and taking
-    # that mass from the other groups' marginals. Under privacy the counts
-    # are released (noisy) or declared: min_group_size alone decides.
-    present = sizes > 0 if privacy is None else None
+    # that mass from the other groups' marginals; so DP-FERMI at epsilon=inf
+    # is FERMI. When the counts are released (noisy) or declared,
+    # min_group_size alone decides: whether a cell is empty in the data is
+    # private, and reading it would be a release nobody accounted for.
+    present = sizes > 0 if _counts_basis(privacy) == "exact" else None
     kept = penalty_cells(sizes, params.min_group_size, present) if active else None
     if privacy is None:
         # The floor warning reads the groups the penalty keeps (a left-out
@@ -539,6 +548,22 @@ def _penalty(
         else None
     )
     return regularizer, ps, weight_scale, sizes
+
+
+def _counts_basis(privacy):
+    """What the fit's cell counts are: "exact", "public" or "released".
+
+    Declared ``group_marginals`` are "public"; otherwise the counts are
+    "released" (a Gaussian histogram) only when the fit is private: the
+    non-private limit (``epsilon=inf`` without a noise multiplier) adds no
+    noise to them (its marginal noise multiplier is 0), so they are the
+    exact training counts, as without privacy.
+    """
+    if privacy is None:
+        return "exact"
+    if privacy.public_marginals is not None:
+        return "public"
+    return "released" if privacy.budget.is_private else "exact"
 
 
 def penalty_cells(counts, min_group_size, present=None):
@@ -790,9 +815,7 @@ def fermi_setup(
         setup,
         group_labels,
         p.min_group_size,
-        "exact" if privacy is None
-        else "public" if privacy.public_marginals is not None
-        else "released",
+        _counts_basis(privacy),
         cells,
     )
     return setup

@@ -252,3 +252,18 @@ def test_private_plan_refuses_a_diverging_penalty_step():
     with pytest.raises(ValueError, match="learning_rate \\* alpha"):
         est.fit(X, y, sensitive_features=rng.integers(0, 2, 3000))
     DPFERMIClassifier(alpha=3.9, classes=[0, 1], groups=[0, 1]).privacy_plan(3000, 3)
+
+
+@pytest.mark.parametrize("groups", [[np.nan, 0, 1], [None, 0, 1]])
+def test_plan_and_fit_refuse_a_missing_declared_group(groups):
+    # A missing sensitive value is refused in the data; declared as a group
+    # it named a group no row can hold (its marginal floored) instead.
+    est = DPFERMIClassifier(epsilon=1.0, classes=[0, 1], groups=groups)
+    with pytest.raises(ValueError, match="groups contains a missing label"):
+        est.privacy_plan(300, 3)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="groups contains a missing label"):
+        est.fit(X, y, sensitive_features=rng.integers(0, 2, 300))
+    assert not hasattr(est, "coef_")

@@ -389,3 +389,68 @@ def test_penalty_cells_leaves_out_cells_without_rows():
         [False, False, False],
         [True, True, True],
     ]
+
+
+@pytest.mark.parametrize(
+    "constraint, empty",
+    [
+        ("demographic_parity", "declared"),  # a declared group without rows
+        ("equalized_odds", "declared"),
+        ("demographic_parity", "weight"),  # every row of group 2 of weight 0
+        ("equalized_odds", "cell"),  # no label-1 row in group 2
+    ],
+)
+def test_dp_fermi_at_epsilon_inf_leaves_out_empty_cells_as_fermi_does(
+    constraint, empty
+):
+    # At epsilon=inf nothing is released: the counts are exact, so a cell
+    # without a row (of positive weight) is absent from the penalty as in
+    # FERMIClassifier, not floored at min_group_frequency, and the two
+    # solve the same objective.
+    X, y, s = _data([150, 150, 100], seed=7)
+    w = None
+    if empty == "weight":
+        w = np.where(s == 2, 0.0, 1.0)
+    elif empty == "cell":
+        keep = ~((s == 2) & (y == 1))
+        X, y, s = X[keep], y[keep], s[keep]
+    groups = [0, 1, 2, 3] if empty == "declared" else [0, 1, 2]
+    params = dict(
+        constraint=constraint, fairness_weight=8.0, min_group_size=0,
+        alpha=1e-3, random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fermi = FERMIClassifier(tol=1e-9, **params).fit(
+            X, y, sample_weight=w, sensitive_features=s
+        )
+        dp = DPFERMIClassifier(
+            epsilon=np.inf, classes=[0, 1], groups=groups, **params
+        ).fit(X, y, sample_weight=w, sensitive_features=s)
+    ps = np.atleast_2d(dp.group_marginals_)
+    if empty == "declared":
+        assert np.all(ps[:, 3] == 0.0)
+        ps = ps[:, :3]
+    np.testing.assert_allclose(ps, np.atleast_2d(fermi.group_marginals_))
+    if empty == "cell":
+        assert ps[1, 2] == 0.0
+    np.testing.assert_allclose(dp.coef_, fermi.coef_, rtol=1e-6, atol=1e-6)
+
+
+def test_the_min_group_size_warning_at_epsilon_inf_reads_exact_counts():
+    # epsilon=inf adds no noise to the group counts (marginal noise 0): the
+    # warning says they are the training counts, not released noisy ones.
+    X, y, s = _data([200, 200, 5])
+    messages = {}
+    for epsilon in (np.inf, 1.0):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            DPFERMIClassifier(
+                epsilon=epsilon, classes=[0, 1], groups=[0, 1, 2],
+                random_state=0, max_iter=1,
+            ).fit(X, y, sensitive_features=s)
+        messages[epsilon] = _small_warnings(caught)
+    (exact,) = messages[np.inf]
+    assert exact.startswith("group(s) 2 have fewer than min_group_size=30")
+    assert "(training counts)" in exact and "noisy" not in exact
+    assert all("released noisy group counts" in m for m in messages[1.0])

@@ -113,15 +113,18 @@ class _ScriptedPath:
     """A problem whose weight path is scripted: the search logic alone.
 
     Weights below 1.1 miss the bound of 0.1; the training error is the
-    weight over 10, and a model polished to tol (``second_order``) is 0.5
-    less accurate, and also infeasible when ``polish_breaks_bound``. Three
-    classes: no decision threshold.
+    weight over 1000, plus 0.05 for the feasible weights (so that the
+    bisection runs all its steps), and a model polished to tol
+    (``second_order``) is ``polish_cost`` less accurate, and also
+    infeasible when ``polish_breaks_bound``. Three classes: no decision
+    threshold.
     """
 
     n_classes, n_groups = 3, 2
 
-    def __init__(self, polish_breaks_bound):
+    def __init__(self, polish_breaks_bound, polish_cost):
         self.polish_breaks_bound = polish_breaks_bound
+        self.polish_cost = polish_cost
         self.params = type("P", (), {"tol": 1e-4})()
 
     def start(self):
@@ -136,25 +139,85 @@ class _ScriptedPath:
     def measure(self, coef, w0):
         lam, polished = coef
         infeasible = lam < 1.1 or (polished and self.polish_breaks_bound)
-        return lam / 10 + 0.5 * polished, 0.2 if infeasible else 0.05
+        error = lam / 1000 + 0.05 * (lam >= 1.1) + self.polish_cost * polished
+        return error, 0.2 if infeasible else 0.05
 
     def dual_at(self, lam, coef, w0):
         return None
 
 
-@pytest.mark.parametrize("polish_breaks_bound", [False, True])
-def test_the_returned_weight_says_whether_it_was_polished(polish_breaks_bound):
-    # Polished models less accurate but feasible replace their points, so
-    # the POLISHES polishes go to the two most accurate weights and a third,
-    # never polished, is returned at the path's tolerance. Polished models
-    # that miss the bound are dropped: the first weight is returned,
-    # polished and found worse. The warning's remedy reads which.
-    problem = _ScriptedPath(polish_breaks_bound)
+@pytest.mark.parametrize(
+    "polish_breaks_bound, polish_cost, polished, n_polished",
+    [
+        # Feasible and within POLISH_GAIN: the polished models replace
+        # their points, the POLISHES polishes go to the two most accurate
+        # weights and a third, never polished, is returned at the path's
+        # tolerance.
+        (False, 1e-3, False, 2),
+        # Over the bound, or feasible but far less accurate: dropped, the
+        # first weight is returned, polished and found worse.
+        (True, 0.0, True, 0),
+        (False, 0.5, True, 0),
+    ],
+)
+def test_the_returned_weight_says_whether_it_was_polished(
+    polish_breaks_bound, polish_cost, polished, n_polished
+):
+    # The warning's remedy reads which.
+    problem = _ScriptedPath(polish_breaks_bound, polish_cost)
     *_, extra = _weight_search.bounded_path(problem, 0.1)
     assert extra["unpolished"] and extra["bound_met"]
-    assert extra["polished"] is polish_breaks_bound
+    assert extra["polished"] is polished
     polished_weights = [
         p["fairness_weight"] for p in extra["path"] if p["tol"] == 1e-4
     ]
-    assert len(polished_weights) == (0 if polish_breaks_bound else 2)
+    assert len(polished_weights) == n_polished
     assert extra["fairness_weight"] not in polished_weights
+
+
+def test_a_far_less_accurate_polished_model_does_not_replace_a_feasible_one():
+    # A polished model that meets the bound only at a much larger training
+    # error is dropped: the most accurate feasible path model is returned
+    # (at the path's tolerance), not the polished one nor a neighbour chosen
+    # after it.
+    problem = _ScriptedPath(polish_breaks_bound=False, polish_cost=0.5)
+    *_, extra = _weight_search.bounded_path(problem, 0.1)
+    feasible = [p for p in extra["path"] if p["training_disparity"] <= 0.1]
+    assert extra["disparity"] <= 0.1
+    best = min(p["training_error"] for p in feasible)
+    chosen = [
+        p for p in extra["path"] if p["fairness_weight"] == extra["fairness_weight"]
+    ]
+    assert chosen[0]["training_error"] == best < 0.1
+    # Every point of the path is a model the search held: none polished.
+    assert all(p["tol"] > 1e-4 for p in extra["path"])
+
+
+def test_the_returned_model_is_nearly_the_most_accurate_feasible_one(monkeypatch):
+    # Wide columns on two groups and a tight bound: polishing the chosen
+    # weight lost feasible rows, and its polished model (feasible, 3e-3 less
+    # accurate) replaced it. Every feasible model the search measured is
+    # recorded; the returned one is within POLISH_GAIN of the best.
+    seen = []
+    best_threshold = FairProblem.best_threshold
+
+    def spy(self, coef, w0, bound):
+        shift, error, disparity = best_threshold(self, coef, w0, bound)
+        if disparity <= bound:
+            seen.append(error)
+        return shift, error, disparity
+
+    monkeypatch.setattr(FairProblem, "best_threshold", spy)
+    rng = np.random.default_rng(5)
+    n = 1000
+    s = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, 2)) * 10 + 3 * s[:, None]
+    y = (X[:, 0] + rng.normal(size=n) * 0.5 > 0.5).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = FERMIClassifier(disparity_bound=0.001, random_state=0).fit(
+            X, y, sensitive_features=s
+        )
+    assert est.bound_met_ and seen
+    error = np.mean(est.predict(X) != y)
+    assert error <= min(seen) + _weight_search.POLISH_GAIN + 1e-12
