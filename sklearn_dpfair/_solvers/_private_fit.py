@@ -677,15 +677,16 @@ def output_perturbation_setup(
     # The noise is chosen before the data are touched: the sensitivity is
     # public (row bound, loss constants, alpha, n, tol).
     sensitivity = 2.0 * lipschitz / (alpha * n_samples) + 2.0 * tol
+    # Public constants only: an infinite sensitivity, or a noise scale that
+    # overflows, would release +-inf coefficients (or NaN) under any budget.
+    overflow = ValueError(
+        "tol or alpha makes output perturbation's noise overflow float64: its "
+        "sensitivity 2 L / (alpha n) + 2 tol times the noise multiplier "
+        f"(tol={tol:g}, alpha={alpha:g}); use a tol of the size of the "
+        "coefficients' accuracy and a positive alpha of ordinary size."
+    )
     if not math.isfinite(sensitivity):
-        # Public constants only: an infinite sensitivity would release
-        # +-inf coefficients (or NaN) under any budget.
-        raise ValueError(
-            "tol or alpha makes output perturbation's sensitivity "
-            "2 L / (alpha n) + 2 tol overflow float64 "
-            f"(tol={tol:g}, alpha={alpha:g}); use a tol of the size of the "
-            "coefficients' accuracy and a positive alpha of ordinary size."
-        )
+        raise overflow
     budget = replace(budget, accountant=SINGLE_GAUSSIAN_ACCOUNTANT)
     planned = (n_samples, n_features, params, budget, dtype, scaling)
     if budget.delta == 0:
@@ -704,7 +705,14 @@ def output_perturbation_setup(
         return OutputPerturbationSetup(
             mechanism, record, smoothness, *planned
         )
-    mechanism = budget.gaussian(sensitivity)
+    try:
+        mechanism = budget.gaussian(sensitivity)
+    except ValueError as exc:
+        # The mechanism refuses a noise scale that overflows, naming its
+        # clip norm; here the sensitivity comes from tol and alpha.
+        if "overflows float64" in str(exc):
+            raise overflow from None
+        raise
     if not budget.is_private:
         # No noise; the record keeps the sensitivity the private fit would
         # have (the non-private limit clips nothing).

@@ -23,6 +23,7 @@ from ..privacy._record import NON_PRIVATE_LIMIT
 from ..privacy._weights import counted_weights
 from ..utils._array_api import host_input
 from ..utils._dask import refuse_dask_input
+from ..utils._numeric import public_float
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils._validation import (
     check_delta_for_n,
@@ -30,7 +31,7 @@ from ..utils._validation import (
     validate_data,
 )
 from ._bounds import check_bounds
-from ._plan import plan_releases, public_float
+from ._plan import plan_releases
 from ._quantiles import FENCE_DRAWS, check_fence_levels, column_edges, private_fences
 
 __all__ = ["PrivateTransformerMixin"]

@@ -18,6 +18,7 @@ from sklearn.utils.validation import (
 from ..privacy._ledger import PrivacyLedger
 from ..utils._array_api import host_input
 from ..utils._dask import refuse_dask_input
+from ..utils._numeric import public_float
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ._base import PrivateTransformerMixin
 from ._categories import (
@@ -31,7 +32,6 @@ from ._categories import (
     public_value,
 )
 from ._partition import gaussian_threshold, select_partitions, threshold_probability
-from ._plan import public_float
 
 __all__ = ["DPOneHotEncoder"]
 

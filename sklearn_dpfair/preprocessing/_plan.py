@@ -22,7 +22,6 @@ mechanisms and the ``DpEvent`` the fit will be accounted by:
 """
 
 import math
-import sys
 from dataclasses import dataclass
 
 import dp_accounting
@@ -38,49 +37,9 @@ from ..privacy._accounting import (
 )
 from ..privacy._quantile import em_epsilon
 from ..privacy._zcdp import ZCDP_ACCOUNTANT
+from ..utils._numeric import public_float
 
-__all__ = ["ReleasePlan", "plan_releases", "public_float"]
-
-
-def public_float(value, name):
-    """A numeric public parameter as a Python float.
-
-    The transformers compute with ``float(epsilon)`` and ``float(delta)``,
-    never with the value as given: a numpy scalar (``np.float32(1e-5)``)
-    would keep its arithmetic in its own precision, and an int beyond the
-    range of numpy's ufuncs (``10**30``) makes them raise.
-
-    Parameters
-    ----------
-    value : int or float
-        The validated parameter.
-    name : str
-        Its name, for the error.
-
-    Returns
-    -------
-    value : float
-
-    Raises
-    ------
-    ValueError
-        If ``value`` is an int beyond the largest float.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair.preprocessing._plan import public_float
-    >>> public_float(10**30, "epsilon"), type(public_float(np.float32(0.5), "delta"))
-    (1e+30, <class 'float'>)
-    """
-    try:
-        return float(value)
-    except OverflowError:
-        hint = " (epsilon=np.inf for no privacy)" if name == "epsilon" else ""
-        raise ValueError(
-            f"{name} is beyond the largest float ({sys.float_info.max:.3g}); "
-            f"pass a float{hint}."
-        ) from None
+__all__ = ["ReleasePlan", "plan_releases"]
 
 
 @dataclass(frozen=True)

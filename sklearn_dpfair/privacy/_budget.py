@@ -16,6 +16,7 @@ Every private fit goes through the same three steps, in this order:
 import math
 from dataclasses import dataclass, replace
 
+from ..utils._numeric import public_float
 from ._accounting import (
     _check_sampling_probability,
     _check_steps,
@@ -88,19 +89,8 @@ class PrivacyBudget:
         # 10**30 broke numpy's isfinite.
         for name in ("epsilon", "delta", "noise_multiplier", "rho"):
             value = getattr(self, name)
-            if value is None or type(value) is float:
-                continue
-            try:
-                object.__setattr__(self, name, float(value))
-            except OverflowError:
-                raise ValueError(
-                    f"{name} is too large for a float: got an int of "
-                    f"{len(str(abs(int(value))))} digits."
-                ) from None
-            except (TypeError, ValueError):
-                raise TypeError(
-                    f"{name} must be a real number, got {type(value).__name__}."
-                ) from None
+            if value is not None and type(value) is not float:
+                object.__setattr__(self, name, public_float(value, name))
         # Written so that NaN fails: a NaN budget calibrates the least noise
         # and its record claims epsilon 0. The one budget of epsilon 0 is a
         # part of a split, whose guarantee is its rho: no share (rho = 0), or

@@ -2,9 +2,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Floating-point judgements shared by the exact (non-private) computations."""
 
+import sys
+from numbers import Real
+
 import numpy as np
 
-__all__ = ["SQRT_SMALLEST_NORMAL", "constant_columns", "power_of_two_magnitudes"]
+__all__ = [
+    "SQRT_SMALLEST_NORMAL",
+    "constant_columns",
+    "power_of_two_magnitudes",
+    "public_float",
+]
 
 #: The least float64 whose square is a normal number (about 1.49e-154): a
 #: norm, spread or scale below it squares into the subnormals or to 0.
@@ -87,3 +95,49 @@ def power_of_two_magnitudes(largest):
     # frexp gives (0, 0) for an all-zero column, and (inf or nan, 0) for a
     # non-finite one: magnitude 1, the column as given.
     return np.ldexp(1.0, np.minimum(exponent, np.finfo(np.float64).maxexp - 1))
+
+
+def public_float(value, name):
+    """A numeric public parameter as a Python float.
+
+    The privacy core computes with ``float(epsilon)`` and ``float(delta)``,
+    never with the value as given: a numpy scalar (``np.float32(1e-5)``)
+    would keep its arithmetic in its own precision, and an int beyond the
+    range of numpy's ufuncs (``10**30``) makes them raise. Only real
+    numbers are read (``float("1.0")`` would parse a string).
+
+    Parameters
+    ----------
+    value : int or float
+        The validated parameter.
+    name : str
+        Its name, for the error.
+
+    Returns
+    -------
+    value : float
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number (a string, a bool).
+    ValueError
+        If ``value`` is an int beyond the largest float.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.utils._numeric import public_float
+    >>> public_float(10**30, "epsilon"), type(public_float(np.float32(0.5), "delta"))
+    (1e+30, <class 'float'>)
+    """
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}.")
+    try:
+        return float(value)
+    except OverflowError:
+        hint = " (epsilon=np.inf for no privacy)" if name == "epsilon" else ""
+        raise ValueError(
+            f"{name} is beyond the largest float ({sys.float_info.max:.3g}); "
+            f"pass a float{hint}."
+        ) from None

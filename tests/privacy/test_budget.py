@@ -252,5 +252,7 @@ def test_numpy_and_int_budgets_are_read_as_python_floats():
     assert type(budget.delta) is float and budget.delta == float(np.float32(1e-5))
     assert type(budget.noise_multiplier) is float
     assert PrivacyBudget(10**30, 1e-5).epsilon == 1e30
-    with pytest.raises(ValueError, match="^epsilon is too large for a float"):
+    with pytest.raises(ValueError, match="^epsilon is beyond the largest float"):
         PrivacyBudget(10**400, 1e-5)
+    with pytest.raises(TypeError, match="^delta must be a real number, got str"):
+        PrivacyBudget(1.0, "1e-5")
