@@ -42,6 +42,7 @@ from ..privacy._record import PrivacyRecord, check_budget
 from ..privacy._selection import (
     RUN_DISTRIBUTIONS,
     calibrate_selection,
+    check_number_of_runs,
     sample_number_of_runs,
 )
 from ..privacy._zcdp import rho_for_epsilon_simple
@@ -58,6 +59,7 @@ from ..utils._sklearn_compat import (
 from ..utils._validation import (
     _is_array_like,
     check_declared_groups,
+    check_fit_keywords,
     check_public_targets,
     check_public_weights,
     check_sample_aligned,
@@ -81,6 +83,17 @@ __all__ = ["PrivateHyperparameterSearch"]
 # epsilon = 1) twice rather than once costs each run 8% of its budget
 # (0.505 instead of 0.546) for a better chance of trying every candidate.
 _AUTO_RUNS_PER_CANDIDATE = 2
+
+# Bounds of the scores' noise multiplier. Below: the estimators' own floor
+# (the calibration of sklearn_dpfair.privacy._calibration never goes under
+# sigma = 0.1): a per-run budget so large (in the hundreds at the default
+# share) gets that noise, which is conservative, where the parameterization
+# alone would go as low as 1e-141 at epsilon = 1e281, which dp-accounting's
+# RDP cannot read. Above: dp-accounting squares sigma for the RDP of a
+# Gaussian, which overflows from sqrt(float64 max) ~ 1.34e154 (a share or a
+# budget so small that the score is noise only).
+_MIN_SCORE_NOISE_MULTIPLIER = 0.1
+_MAX_SCORE_NOISE_MULTIPLIER = 1e154
 
 _MECHANISM = (
     "private selection (Papernot & Steinke 2022): best of a random number of "
@@ -163,7 +176,10 @@ class PrivateHyperparameterSearch(
         Lists of values per parameter, as in ``GridSearchCV``; the candidates
         are its points. Parameters that change the privacy cost (``max_iter``,
         ``batch_size``) are allowed but make every run pay for all distinct
-        costs (see Notes).
+        costs (see Notes). A point may set the declared ``classes`` or
+        ``groups``, never read from the data: ``groups=None`` takes the
+        search's groups (see ``groups``), and a classifier point that leaves
+        no label set (``classes=None``) is refused before any row is read.
     epsilon : float, default=1.0
         Budget of the whole search.
     delta : float, default=1e-5
@@ -205,14 +221,18 @@ class PrivateHyperparameterSearch(
         runs try more candidates (with the logarithmic distribution and six
         candidates, the best one is tried about 55% of the time at twice, 48%
         at once the number of candidates) but leave less budget to each run
-        (the selection's cost grows like ``log(n_runs)``).
+        (the selection's cost grows like ``log(n_runs)``). A mean whose
+        number of runs cannot be drawn from the accounted distribution in
+        float64 (above about 1e7 with the logarithmic one) is refused
+        before any row is read.
     runs_distribution : {"logarithmic", "geometric"} or float, default="logarithmic"
         Shape ``eta >= 0`` of the truncated negative binomial number of runs
         (0: logarithmic, 1: geometric). Smaller shapes cost less budget and
         try fewer candidates.
-    score_budget_share : float, default=0.2
+    score_budget_share : float in (0, 1], default=0.2
         The score's Gaussian gets this fraction of a run's training budget,
-        in zero-concentrated DP terms.
+        in zero-concentrated DP terms (its noise multiplier is at least 0.1,
+        the estimators' own floor, however large the budget).
     groups : array-like, default=None
         Declared group set for ``"accuracy-dp-gap"``; None uses the
         estimator's ``groups`` (a pipeline's: its final step's). Declared
@@ -289,7 +309,11 @@ class PrivateHyperparameterSearch(
     scores of the runs not selected stay secret: none is stored, only the
     selected run's warnings are emitted (each distinct one once), the runs'
     ``verbose`` progress lines are off, but the search's running time grows
-    with the number of runs.
+    with the number of runs. ``privacy_caveats_`` are likewise the selected
+    run's (and the search's own): the other runs' would tell which
+    candidates ran. A label or group set that a run would read from its
+    training part (a caveat, and an event, that would depend on its data)
+    is refused or filled in before any row is read (see ``param_grid``).
 
     Refit. There is no ``refit`` parameter: ``best_estimator_`` is the
     selected run's model, trained with ``run_epsilon_`` on the training
@@ -379,7 +403,7 @@ class PrivateHyperparameterSearch(
             StrOptions(set(RUN_DISTRIBUTIONS)),
             Interval(Real, 0, None, closed="left"),
         ],
-        "score_budget_share": [Interval(Real, 0, None, closed="neither")],
+        "score_budget_share": [Interval(Real, 0, 1, closed="right")],
         "groups": ["array-like", None],
         "accountant": [StrOptions({"rdp"}), PrivacyLedger],
         "random_state": [Interval(Integral, 0, None, closed="left"), None],
@@ -733,6 +757,14 @@ class PrivateHyperparameterSearch(
                 "validation_fraction away from 0 and 1."
             )
 
+        if not routing_enabled():
+            # Under metadata routing, process_routing has refused what the
+            # estimator does not request. Without it, a keyword that a
+            # candidate's fit does not take would fail in the runs only,
+            # after the split: refused before any candidate is planned, with
+            # the fit's own TypeError.
+            for params in candidates:
+                _check_fit_keywords(clone(self.estimator).set_params(**params), routed)
         # Plan every candidate and the selection before reading the data
         # (public inputs only: the drawn sizes are public).
         selection = self._selection_plan(
@@ -951,13 +983,28 @@ class PrivateHyperparameterSearch(
         selection's event and the scores' noise multiplier.
         """
         base = clone(self.estimator)
-        key = _declared_key(base, "groups")
-        if grouped and key is not None and base.get_params()[key] is None:
-            base.set_params(**{key: groups})  # declared in the search
+        classifier = is_classifier(base)
         delta = float(self.delta)
         estimators, plans = [], []
         for params in candidates:
             est = clone(base).set_params(**params)
+            key = _declared_key(est, "groups")
+            if grouped and key is not None and est.get_params()[key] is None:
+                # The search's groups fill a set the candidate leaves None, its
+                # grid point's None included: a run would otherwise read the
+                # group set from its private training part (and record
+                # another event than the one planned here).
+                est.set_params(**{key: groups})
+            if classifier and _declared_classes(est) is None:
+                # Likewise a label set read from the private training part:
+                # which labels it holds would be released (classes_), and
+                # whether the run fails would depend on one record's label.
+                raise ValueError(
+                    f"param_grid point {params} leaves the candidate without a "
+                    "declared label set (classes=None): a private search does "
+                    "not read it from the data. Declare classes=[...] in every "
+                    "candidate."
+                )
             if self.random_state is None:
                 check_nested_seeds(est)
             estimators.append(est)
@@ -994,9 +1041,15 @@ class PrivateHyperparameterSearch(
         shape = float(
             RUN_DISTRIBUTIONS.get(self.runs_distribution, self.runs_distribution)
         )
+        # The fit draws the number of runs with these parameters: one it
+        # could not draw from the distribution accounted below is refused
+        # now, before any row is read.
+        check_number_of_runs(mean_runs, shape, names=("n_runs", "runs_distribution"))
 
         def score_noise(t):
             return _score_noise_multiplier(t, delta, self.score_budget_share)
+
+        _check_score_share(float(self.epsilon), delta, self.score_budget_share)
 
         # Candidates with equal events at the target budget share their event
         # at every budget in practice (same schedule, same public inputs);
@@ -1364,11 +1417,73 @@ def _score_noise_multiplier(run_epsilon, delta, share):
     ``rho(t)`` is the zCDP parameter whose standard conversion gives
     ``(t, delta)``-DP, ``t = rho + 2 sqrt(rho log(1/delta))`` (Bun and Steinke
     2016, Prop. 1.3); the score's Gaussian is ``share * rho(t)``-zCDP, i.e. has
-    noise multiplier ``1 / sqrt(2 share rho(t))``. This only parameterizes the
+    noise multiplier ``1 / sqrt(2 share rho(t))``, floored at
+    :data:`_MIN_SCORE_NOISE_MULTIPLIER`. This only parameterizes the
     noise: the search's epsilon is computed by the accountant from the event.
+
+    Raises
+    ------
+    ValueError
+        Naming ``score_budget_share``, where the noise would be too large
+        for the accountant (above :data:`_MAX_SCORE_NOISE_MULTIPLIER`, or
+        infinite where ``2 share rho`` underflows); a calibration counts
+        such a ``run_epsilon`` as too small.
     """
-    rho = rho_for_epsilon_simple(run_epsilon, delta)
-    return 1.0 / math.sqrt(2.0 * share * rho)
+    # float: a float32 share would make the product below float32, which
+    # underflows to 0 from about 1e-45.
+    share = float(share)
+    if math.isinf(1.0 / delta):
+        # log(1 / delta) of a subnormal delta overflows (inf - inf: NaN);
+        # -log(delta) is the same, finite term.
+        log_term = -math.log(delta)
+        rho = (math.sqrt(log_term + run_epsilon) - math.sqrt(log_term)) ** 2
+    else:
+        rho = rho_for_epsilon_simple(run_epsilon, delta)
+    scale = 2.0 * share * rho
+    noise = 1.0 / math.sqrt(scale) if scale > 0 else math.inf
+    if not noise <= _MAX_SCORE_NOISE_MULTIPLIER:
+        raise ValueError(
+            f"score_budget_share={share!r} leaves the private scores so little "
+            f"of a per-run budget of epsilon={run_epsilon:g} that their noise "
+            f"multiplier ({noise:g}) is above {_MAX_SCORE_NOISE_MULTIPLIER:g}, "
+            "more than the accountant can read: raise score_budget_share."
+        )
+    return max(noise, _MIN_SCORE_NOISE_MULTIPLIER)
+
+
+def _check_fit_keywords(estimator, params):
+    """The ``TypeError`` of ``estimator.fit(X, y, **params)`` for a keyword it
+    does not take (:func:`check_fit_keywords`); a private pipeline's routed to
+    its steps (``step__param``, plain keywords to its final step) and checked
+    by each step's fit, as the pipeline's own fit checks them."""
+    steps = getattr(estimator, "steps", None)
+    if not steps or not hasattr(estimator, "_route"):
+        check_fit_keywords(estimator, params)
+        return
+    routed = estimator._route(params)
+    for name, step in steps:
+        if routed[name] and step is not None and not isinstance(step, str):
+            _check_fit_keywords(step, routed[name])
+
+
+def _check_score_share(epsilon, delta, share):
+    """Refuse a ``share`` whose score noise no per-run budget can afford.
+
+    The calibration counts a per-run budget whose score noise is unusable
+    as too small, and would blame ``epsilon``: where the whole ``epsilon``
+    gives a usable noise at a share of 1 but not at ``share``, the share is
+    named instead (:func:`_score_noise_multiplier`'s error). Where even a
+    share of 1 is unusable, the calibration's message (``epsilon`` too
+    small) stands.
+    """
+    try:
+        _score_noise_multiplier(epsilon, delta, share)
+    except ValueError as exc:
+        try:
+            _score_noise_multiplier(epsilon, delta, 1.0)
+        except ValueError:
+            return
+        raise exc
 
 
 def _declared_key(estimator, name):

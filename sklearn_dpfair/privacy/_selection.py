@@ -20,8 +20,10 @@ the whole selection meets a target epsilon. It never looks at data.
 """
 
 import math
+import sys
 
 import dp_accounting
+import numpy as np
 from dp_accounting.dp_event import RepeatAndSelectDpEvent
 
 from ._accounting import epsilon_of
@@ -29,6 +31,7 @@ from ._accounting import epsilon_of
 __all__ = [
     "RUN_DISTRIBUTIONS",
     "calibrate_selection",
+    "check_number_of_runs",
     "repeat_and_select_event",
     "sample_number_of_runs",
     "truncated_negative_binomial_gamma",
@@ -40,6 +43,29 @@ RUN_DISTRIBUTIONS = {"logarithmic": 0.0, "geometric": 1.0}
 # The calibrated selection spends between (1 - _RTOL) and 1 times its target;
 # the search stops when the bracket on log(per-run budget) is _LOG_XTOL wide.
 _RTOL, _LOG_XTOL, _MAX_EVALUATIONS = 0.01, 1e-4, 40
+
+# dp-accounting's RDP accountant reads RepeatAndSelectDpEvent by solving for
+# gamma from the mean to this relative accuracy (its conservative end); a
+# sampler whose gamma is further off samples K from a distribution the
+# accounting does not state.
+_GAMMA_RTOL = 1e-9
+
+
+def _mean_of(gamma, shape):
+    """Mean of ``D_{eta, gamma}`` (Papernot and Steinke 2022, Section 2)."""
+    if shape == 0:
+        return (1 - gamma) / (gamma * -math.log(gamma))
+    log_gamma = math.log(gamma)
+    denominator = gamma * -math.expm1(shape * log_gamma)
+    if denominator >= sys.float_info.min:
+        return shape * (1 - gamma) / denominator
+    # A tiny eta (or gamma) underflows gamma (1 - gamma^eta) to 0 (a
+    # subnormal first): with x = eta log(gamma), eta / (1 - gamma^eta) is
+    # (x / expm1(x)) / -log(gamma), which tends to the logarithmic
+    # distribution's 1 / -log(gamma) as eta -> 0 and has no underflow.
+    x = shape * log_gamma
+    ratio = 1.0 if x == 0 else x / math.expm1(x)
+    return (1 - gamma) / gamma * ratio / -log_gamma
 
 
 def truncated_negative_binomial_gamma(mean, shape):
@@ -79,9 +105,7 @@ def truncated_negative_binomial_gamma(mean, shape):
         return 1.0
 
     def mean_of(gamma):
-        if shape == 0:
-            return (1 - gamma) / (gamma * -math.log(gamma))
-        return shape * (1 - gamma) / (gamma * -math.expm1(shape * math.log(gamma)))
+        return _mean_of(gamma, shape)
 
     lo, hi = -745.0, 0.0  # log(gamma) in (lo, hi); mean_of decreases in gamma
     while hi - lo > 1e-13 * max(1.0, abs(lo)):
@@ -93,6 +117,92 @@ def truncated_negative_binomial_gamma(mean, shape):
         else:
             hi = mid
     return math.exp(0.5 * (lo + hi))
+
+
+def check_number_of_runs(mean, shape, *, names=("mean", "shape")):
+    """``gamma`` of ``D_{eta, gamma}``, where ``K`` can be sampled as accounted.
+
+    The accountant reads the selection's event from ``mean`` and ``shape``
+    (it solves for gamma itself, to a relative :data:`_GAMMA_RTOL`); the
+    runs are drawn with :func:`truncated_negative_binomial_gamma`'s gamma.
+    Refused, from these public parameters alone (before any row is read):
+    a gamma that float64 cannot resolve to that mean (an extreme ``eta``),
+    a logarithmic distribution whose sampler's parameter ``1 - gamma``
+    rounds gamma by more than that tolerance (means above about 1e7), and
+    a negative binomial that numpy's sampler refuses.
+
+    Parameters
+    ----------
+    mean : float
+        Expected number of runs, >= 1.
+    shape : float
+        ``eta >= 0``.
+    names : tuple of str, default=("mean", "shape")
+        How the messages name ``mean`` and ``shape`` (a caller's parameters).
+
+    Returns
+    -------
+    gamma : float
+        As :func:`truncated_negative_binomial_gamma` returns it.
+
+    Raises
+    ------
+    ValueError
+        Naming both parameters, where ``K`` cannot be drawn from the
+        distribution the accounting states.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._selection import check_number_of_runs
+    >>> round(check_number_of_runs(4.0, 1.0), 6)
+    0.25
+    >>> check_number_of_runs(1e15, 0.0, names=("n_runs", "runs_distribution"))
+    Traceback (most recent call last):
+    ...
+    ValueError: n_runs=1e+15 with runs_distribution=0: ...
+    """
+    mean_name, shape_name = names
+    given = f"{mean_name}={float(mean):g} with {shape_name}={float(shape):g}"
+    try:
+        gamma = truncated_negative_binomial_gamma(mean, shape)
+    except ValueError as exc:
+        raise ValueError(f"{given}: {exc}") from None
+    mean, shape = float(mean), float(shape)
+    if gamma == 1.0:
+        return gamma
+    if not math.isclose(_mean_of(gamma, shape), mean, rel_tol=_GAMMA_RTOL):
+        raise ValueError(
+            f"{given}: no float64 gamma gives this mean number of runs, so the "
+            "runs could not be drawn from the distribution the selection is "
+            f"accounted with; use a moderate {shape_name} (0, logarithmic, to "
+            f"1, geometric) or a smaller {mean_name}."
+        )
+    if shape == 0:
+        # numpy's logarithmic series takes 1 - gamma, whose rounding samples
+        # gamma' = 1 - fl(1 - gamma): once gamma is near float64's epsilon,
+        # a distribution of another mean (or none: 1 - gamma == 1).
+        if abs((1.0 - (1.0 - gamma)) - gamma) > _GAMMA_RTOL * gamma:
+            raise ValueError(
+                f"{given}: so many runs on average cannot be drawn from the "
+                "logarithmic distribution the selection is accounted with (its "
+                "parameter is within float64 rounding of 1); use a smaller "
+                f"{mean_name}."
+            )
+        return gamma
+    accept = -math.expm1(shape * math.log(gamma))
+    if mean * accept >= 1.0:
+        # The rejection sampler's negative binomial: numpy refuses parameters
+        # whose Poisson rate could overflow (checked on the parameters, so a
+        # draw from a throwaway generator tells, and reads nothing secret).
+        try:
+            np.random.default_rng(0).negative_binomial(shape, gamma)
+        except ValueError:
+            raise ValueError(
+                f"{given}: numpy's negative binomial sampler cannot draw the "
+                "number of runs from these parameters; use a smaller "
+                f"{mean_name} or {shape_name}."
+            ) from None
+    return gamma
 
 
 def sample_number_of_runs(mean, shape, rng):
@@ -124,7 +234,7 @@ def sample_number_of_runs(mean, shape, rng):
     >>> min(sample_number_of_runs(3.0, 0.0, rng) for _ in range(100)) >= 1
     True
     """
-    gamma = truncated_negative_binomial_gamma(mean, shape)
+    gamma = check_number_of_runs(mean, shape)
     if gamma == 1.0:
         return 1
     if shape == 0:
@@ -149,7 +259,16 @@ def _inverted_number_of_runs(shape, gamma, accept, rng):
     # E[K] steps, used where that is fewer than rejection's 1 / accept.
     u = rng.random()
     k = 1
-    p = shape * (1.0 - gamma) * math.exp(shape * math.log(gamma)) / accept
+    x = shape * math.log(gamma)
+    tiny = sys.float_info.min
+    if accept >= tiny and shape * (1.0 - gamma) >= tiny:
+        p = shape * (1.0 - gamma) * math.exp(x) / accept
+    else:
+        # A tiny eta makes accept = 1 - gamma^eta (and eta (1 - gamma))
+        # subnormal or 0: eta / accept is (x / expm1(x)) / -log(gamma), which
+        # tends to the logarithmic distribution's P(K = 1) as eta -> 0.
+        ratio = 1.0 if x == 0 else x / math.expm1(x)
+        p = (1.0 - gamma) * math.exp(x) * ratio / -math.log(gamma)
     cdf = p
     while u > cdf:
         p *= (1.0 - gamma) * (k + shape) / (k + 1)

@@ -17,6 +17,8 @@ from sklearn_dpfair import (
     PrivateHyperparameterSearch,
     SemiDPLinearRegression,
 )
+from sklearn_dpfair.exceptions import PrivacyLeakWarning
+from sklearn_dpfair.model_selection import _search as search_module
 from sklearn_dpfair.model_selection._scoring import bounded_errors, score_counts
 from sklearn_dpfair.pipeline import make_private_pipeline
 from sklearn_dpfair.preprocessing import DPStandardScaler
@@ -235,6 +237,77 @@ def test_sets_a_grid_varies_are_checked_whatever_the_runs_drawn(data):
     )
     # Sets that hold every row pass.
     _classifier_search(param_grid={"classes": [[0, 1], [1, 0]]}).fit(X, y)
+
+
+def test_a_grid_point_leaving_its_groups_none_gets_the_searchs(data):
+    # The search's groups were set on the base estimator, then the grid
+    # point's groups=None wiped them: the run read its group set from the
+    # private training part, recorded another event than the one planned
+    # and raised (a RuntimeError) or not as one record's group fell.
+    X, y, _ = data
+    sex = np.full(N, "F", dtype=object)  # one of the two declared groups
+    search = _classifier_search(
+        estimator=_fermi(), param_grid={"groups": [None]}, n_runs=1
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # FERMI's: an empty group
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        search.fit(X, y, sensitive_features=sex)
+    assert search.best_params_ == {"groups": None}
+    assert search.best_estimator_.groups_.tolist() == ["F", "M"]
+    assert not any("inferred" in c for c in search.privacy_caveats_)
+    plan = search.privacy_plan(N, 3, n_train=search.n_train_)
+    assert plan.dp_event == search.dp_event_
+
+
+def test_a_grid_point_leaving_its_classes_none_is_refused_before_any_row(data):
+    # Its run read the label set from the private training part: whether it
+    # raised depended on one record's label, and classes_ released the set.
+    X, y, _ = data
+    pipeline = make_private_pipeline(
+        DPStandardScaler(bounds=(-5.0, 5.0)),
+        DPLogisticRegression(classes=[0, 1], max_iter=2, batch_size="full"),
+    )
+    for estimator, grid in (
+        (None, {"classes": [None, [0, 1]]}),
+        (pipeline, {"dplogisticregression__classes": [[0, 1], None]}),
+    ):
+        kwargs = {} if estimator is None else {"estimator": estimator}
+        search = _classifier_search(param_grid=grid, **kwargs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the candidate's warning neither
+            with pytest.raises(ValueError, match="param_grid point .*classes"):
+                search.privacy_plan(N, 3)
+            for labels in (y, np.zeros_like(y)):  # whatever the labels hold
+                with pytest.raises(ValueError, match="param_grid point"):
+                    search.fit(X, labels)
+
+
+@pytest.mark.parametrize(
+    "pipeline, keyword", [(False, "public_mask"), (False, "foo"),
+                          (True, "foo"), (True, "dpstandardscaler__foo")],
+)
+def test_a_keyword_a_candidate_does_not_take_is_refused_before_planning(
+    data, monkeypatch, pipeline, keyword
+):
+    # It reached the candidates' fits unchecked, and failed in the runs only.
+    X, y, _ = data
+    estimator = DPLogisticRegression(classes=[0, 1], max_iter=2, batch_size="full")
+    if pipeline:
+        scaler = DPStandardScaler(bounds=(-5.0, 5.0))
+        estimator = make_private_pipeline(scaler, estimator)
+
+    def planned(*args, **kwargs):
+        raise AssertionError("planned before the keywords were checked")
+
+    monkeypatch.setattr(
+        search_module.PrivateHyperparameterSearch, "_selection_plan", planned
+    )
+    grid = {"dplogisticregression__clip_norm" if pipeline else "clip_norm": [1.0]}
+    search = _classifier_search(estimator=estimator, param_grid=grid)
+    unexpected = keyword.rpartition("__")[2]
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{unexpected}'"):
+        search.fit(X, y, **{keyword: np.arange(N) < 50})
 
 
 def test_a_negative_weight_raises_whatever_the_split(data):

@@ -236,6 +236,70 @@ def test_epsilon_too_small_for_the_candidates(data):
             search.fit(X, y, sensitive_features=(X[:, 0] > 0).astype(int))
 
 
+def _full_batch_search(**kwargs):
+    # Full-batch candidates calibrate in milliseconds.
+    estimator = DPLogisticRegression(classes=[0, 1], max_iter=2, batch_size="full")
+    return _search(estimator=estimator, **kwargs)
+
+
+def test_a_huge_budget_floors_the_scores_noise(data):
+    # From epsilon ~2.5e280 the scores' multiplier 1 / sqrt(2 share rho) fell
+    # below what dp-accounting's RDP reads (1e-140): the search failed on a
+    # noise multiplier no parameter sets. It stops at the estimators' floor.
+    X, y = data
+    for epsilon in (1e281, 1e308):
+        table = _full_batch_search(epsilon=epsilon).candidate_plans(1200, 5)
+        assert table["score_noise_multiplier"].tolist() == [0.1, 0.1]
+    search = _full_batch_search(epsilon=1e300).fit(X, y)
+    assert search.score_noise_multiplier_ == 0.1
+    assert search.epsilon_ <= 1e300
+    # An ordinary budget's scores are noisier than the floor: unchanged.
+    table = _full_batch_search().candidate_plans(1200, 5)
+    assert table["score_noise_multiplier"][0] > 1.0
+
+
+def test_score_budget_share_is_a_fraction_whose_extremes_are_named():
+    for share in (1.5, 1e30):
+        with pytest.raises(ValueError, match="'score_budget_share' parameter"):
+            _full_batch_search(score_budget_share=share).privacy_plan(1200, 5)
+    # A float32 share made 2 share rho float32, which underflowed to 0
+    # (ZeroDivisionError).
+    search = _full_batch_search(score_budget_share=np.float32(1e-45))
+    assert search.privacy_plan(1200, 5).epsilon <= 2.0
+    # A noise multiplier the accountant cannot square, named by its cause.
+    with pytest.raises(ValueError, match="score_budget_share=1e-320"):
+        _full_batch_search(score_budget_share=1e-320).privacy_plan(1200, 5)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        # numpy's logarithmic series refused 1 - gamma == 1 once drawn.
+        (dict(n_runs=1e15), r"n_runs=1e\+15 with runs_distribution=0"),
+        (dict(n_runs=1e30, runs_distribution="geometric"), r"n_runs=1e\+30"),
+        (dict(runs_distribution=1e300), r"runs_distribution=1e\+300"),
+    ],
+)
+def test_runs_that_cannot_be_drawn_as_accounted_are_refused(data, kwargs, match):
+    X, y = data
+    with pytest.raises(ValueError, match=match):
+        _full_batch_search(**kwargs).privacy_plan(1200, 5)
+    with pytest.raises(ValueError, match=match):
+        _full_batch_search(**kwargs).fit(X, y)
+
+
+def test_tiny_run_shapes_and_deltas_are_planned_and_fitted(data):
+    # runs_distribution=1e-320 underflowed the mean's denominator (a
+    # ZeroDivisionError once fitted); delta=1e-320 made log(1 / delta)
+    # infinite in the scores' noise (a NaN multiplier).
+    X, y = data
+    for kwargs in (dict(runs_distribution=1e-320), dict(delta=1e-320)):
+        assert _full_batch_search(**kwargs).privacy_plan(1200, 5).epsilon <= 2.0
+    search = _full_batch_search(runs_distribution=1e-320, delta=1e-320, n_runs=2)
+    search.fit(X, y)
+    assert search.epsilon_ <= 2.0 and search.delta_ == 1e-320
+
+
 def test_fermi_with_routed_sensitive_features(data):
     X, y = data
     sensitive = (X[:, 0] > 0).astype(int)

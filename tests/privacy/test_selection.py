@@ -19,6 +19,7 @@ from sklearn_dpfair.privacy._accounting import (
 )
 from sklearn_dpfair.privacy._selection import (
     calibrate_selection,
+    check_number_of_runs,
     repeat_and_select_event,
     sample_number_of_runs,
     selection_floor,
@@ -97,6 +98,40 @@ def test_the_cheaper_sampler_draws_large_means_and_tiny_shapes(mean, shape):
     rngs = [_CountingGenerator() for _ in range(5)]
     draws = [sample_number_of_runs(mean, shape, rng) for rng in rngs]
     assert min(draws) >= 1 and sum(rng.calls for rng in rngs) <= 5 * 200
+
+
+@pytest.mark.parametrize("shape", [1e-300, 1e-320, 5e-324])
+def test_tiny_shapes_tend_to_the_logarithmic_distribution(shape):
+    # gamma (1 - gamma^eta) underflowed to 0 in the mean (ZeroDivisionError),
+    # and eta (1 - gamma) / (1 - gamma^eta) in the inversion's P(K = 1).
+    logarithmic = truncated_negative_binomial_gamma(4.0, 0.0)
+    assert truncated_negative_binomial_gamma(4.0, shape) == pytest.approx(
+        logarithmic, rel=1e-9
+    )
+    rng = np.random.default_rng(0)
+    draws = np.array([sample_number_of_runs(4.0, shape, rng) for _ in range(2000)])
+    assert draws.min() >= 1
+    # P(K = 1) of the logarithmic distribution, (1 - gamma) / -log(gamma).
+    p1 = (1 - logarithmic) / -math.log(logarithmic)
+    assert np.mean(draws == 1) == pytest.approx(p1, abs=0.04)
+
+
+def test_runs_that_cannot_be_drawn_as_accounted_are_refused():
+    names = ("n_runs", "runs_distribution")
+    # 1 - gamma rounds to 1: numpy's logarithmic series refused it when drawn.
+    with pytest.raises(ValueError, match="n_runs=1e\\+15 with runs_distribution=0"):
+        check_number_of_runs(1e15, 0.0, names=names)
+    with pytest.raises(ValueError, match="mean=1e\\+15"):
+        sample_number_of_runs(1e15, 0.0, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="negative binomial"):
+        check_number_of_runs(1e30, 1.0)
+    with pytest.raises(ValueError, match="no float64 gamma"):
+        check_number_of_runs(4.0, 1e300)
+    # The usual ones are drawn with the gamma they always had.
+    for mean in (1.3, 4.0, 1e3, 1e6):
+        for shape in (0.0, 0.5, 1.0, 2.0):
+            gamma = truncated_negative_binomial_gamma(mean, shape)
+            assert check_number_of_runs(mean, shape) == gamma
 
 
 def test_bad_distribution_parameters():
