@@ -8,7 +8,6 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import validate_data
 
 from .._base import (
     CLIP_NORM_CONSTRAINT,
@@ -26,6 +25,7 @@ from .._solvers.semi_dp import (
     planned_record,
     semidp_setup,
 )
+from .._solvers.semi_dp._fit import float_parameters
 from .._solvers.semi_dp._public_tuning import check_clip_norm_range
 from ..privacy import PrivacyBudget, check_noise_generator
 from ..privacy._record import PUBLIC_ROWS_CAVEAT, weights_caveats
@@ -42,6 +42,7 @@ from ..utils._validation import (
     check_public_weights,
     check_sparse_sums_finite,
     float64_target,
+    validate_data,
     warn_at_caller,
 )
 
@@ -214,11 +215,20 @@ class SemiDPLinearRegression(
         :class:`~sklearn_dpfair.linear_model.DPLogisticRegression` and the
         FERMI estimators): one noisy full-batch step each (semidp-gd, dp-gd,
         pda-md), or an epoch of Poisson batches (semidp-sgd). Fixed before
-        the private rows are read.
+        the private rows are read. A private fit takes at most ``10**6``
+        noisy steps (``max_iter``, or about ``max_iter * n_private /
+        batch_size`` for semidp-sgd): more is refused with a ValueError
+        naming ``max_iter`` (and ``batch_size``), by ``fit`` and
+        ``privacy_plan`` alike.
     learning_rate : float or "auto", default="auto"
         Step size. With ``preconditioner="public"`` it is in units of a full
         Newton step of the model; otherwise it multiplies the C-normalized
-        mean gradient. "auto" picks it from public rows. The unclipped
+        mean gradient. "auto" picks it from public rows. Where the fit tunes
+        on its public rows (the semidp solvers with the public
+        preconditioner and more public rows than parameters), a given
+        value of 2 or more is refused with a ValueError, by ``fit`` and
+        ``privacy_plan`` alike: two Newton steps make the model's iteration
+        expand in every direction. The unclipped
         public gradient is C-normalized too, so its part of a step is
         ``learning_rate * (1 - alpha) / C`` times the public rows'
         (preconditioned, weighted) second-moment matrix: a given
@@ -545,6 +555,20 @@ default=None
         self.accountant = accountant
         self.random_state = random_state
 
+    def _check_float_range(self):
+        """Refuse an int parameter beyond float64's range, naming it.
+
+        The set-up computes with every real parameter (and the declared
+        ``n_private``) as a float; ``max_iter`` and ``batch_size`` are
+        compared as ints (:data:`~sklearn_dpfair._solvers.semi_dp._fit.MAX_STEPS`).
+        Reads the parameters only.
+        """
+        names = (
+            "epsilon", "delta", "alpha", "clip_norm", "learning_rate",
+            "public_ridge", "n_private",
+        )
+        float_parameters(**{name: getattr(self, name) for name in names})
+
     def _check_clip_norm(self):
         """Refuse a ``clip_norm`` whose square or inverse square leaves float64.
 
@@ -631,6 +655,7 @@ default=None
             )
         solver = canonical_solver(self.solver)
         n_private = n_samples - n_public
+        self._check_float_range()
         self._check_clip_norm()
         self._check_solver_options(solver, n_public, n_private)
         params = self._semidp_params(solver, n_public)
@@ -679,6 +704,7 @@ default=None
             sample_weight=sample_weight,
             public_mask=public_mask,
         )
+        self._check_float_range()
         self._check_clip_norm()
         # One C-ordered copy up front (at most 2x the data) when X is
         # F-ordered, as DataFrames give: the solvers gather batch rows. Sparse

@@ -10,7 +10,7 @@ from sklearn.utils import check_X_y
 
 from .._base import CLIP_NORM_CONSTRAINT
 from .._solvers.semi_dp import SemiDPParams, public_hyperparameters, semidp_setup
-from .._solvers.semi_dp._fit import untuned_public_choice
+from .._solvers.semi_dp._fit import float_parameters, untuned_public_choice
 from .._solvers.semi_dp._public_geometry import geometry_estimable
 from .._solvers.semi_dp._scaling import (
     PUBLIC_ROWS_MODE,
@@ -139,6 +139,11 @@ def semidp_hyperparameters(
     >>> 0 < params["alpha"] < 1
     True
     """
+    # An int beyond float64's range is refused naming its parameter (the
+    # budget refuses epsilon and delta so).
+    float_parameters(
+        clip_norm=clip_norm, public_ridge=public_ridge, n_private=n_private
+    )
     X_public, y_public = check_X_y(X_public, y_public, dtype=np.float64, y_numeric=True)
     params = SemiDPParams(
         budget=PrivacyBudget(epsilon, delta, accountant),

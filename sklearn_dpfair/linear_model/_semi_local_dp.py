@@ -7,7 +7,6 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import validate_data
 
 from .._base import CLIP_NORM_CONSTRAINT, LinearRegressorMixin, PrivateEstimatorMixin
 from .._solvers._progress import progress_printer
@@ -21,7 +20,11 @@ from ..privacy import check_noise_generator
 from ..utils._array_api import host_input
 from ..utils._dask import refuse_dask_input
 from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
-from ..utils._validation import check_public_weights, float64_target
+from ..utils._validation import (
+    check_public_weights,
+    float64_target,
+    validate_data,
+)
 from ._semi_dp import check_public_mask
 
 __all__ = ["SemiLocalDPLinearRegression"]
@@ -257,6 +260,8 @@ default=None
     _plan_public_counts = ("n_public",)
 
     def _params(self):
+        """The public inputs of the fit; real values as Python floats (an int
+        beyond float64's range is refused naming its parameter)."""
         return LocalParams(
             epsilon=self.epsilon,
             clip_norm=self.clip_norm,
@@ -282,9 +287,10 @@ default=None
 
     def _local_setup(self, n_samples, n_features, n_public, weighted=False):
         """The set-up :meth:`fit` runs and :meth:`privacy_plan` reads (public inputs)."""
-        check_local_epsilon(self.epsilon)
+        params = self._params()
+        check_local_epsilon(params.epsilon)
         return local_setup(
-            self._params(),
+            params,
             n_samples - n_public,
             n_public,
             n_features,
@@ -325,6 +331,9 @@ default=None
             sample_weight=sample_weight,
             public_mask=public_mask,
         )
+        # The parameters as the set-up reads them (Python floats; an int
+        # beyond float64's range is refused naming it), before a row is read.
+        epsilon = self._params().epsilon
         # The fit runs on the host (numpy): torch input under array API
         # dispatch is read as a numpy copy, as it is without dispatch, and
         # the fitted arrays are numpy.
@@ -338,7 +347,7 @@ default=None
         y = float64_target(y)
         mask = check_public_mask(
             host_input(public_mask), X.shape[0],
-            private=not math.isinf(self.epsilon),
+            private=not math.isinf(epsilon),
         )
         weights = check_public_weights(host_input(sample_weight), X)
         setup = self._local_setup(

@@ -1044,3 +1044,41 @@ def test_a_private_row_of_huge_weight_contributes_a_full_clipped_term(params):
                 epsilon=1.0, max_iter=3, clip_norm=1.0, random_state=0, **params
             ).fit(X, y, sample_weight=sample_weight, public_mask=mask)
         assert sums.norms and sums.norms == pytest.approx([1.0] * len(sums.norms))
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["epsilon", "alpha", "clip_norm", "learning_rate", "public_ridge", "n_private"],
+)
+def test_an_int_beyond_float64_is_refused_naming_the_parameter(name):
+    # 10**400 passes the Real and Integral constraints but has no float:
+    # an OverflowError came out of the plan and the fit. (alpha is refused
+    # by its [0, 1] constraint first.)
+    X, y, mask, _ = _problem(n=200, d=3, n_pub=40)
+    est = SemiDPLinearRegression(**{name: 10**400})
+    match = (
+        r"The 'alpha' parameter" if name == "alpha"
+        else rf"^{name} is beyond the largest float"
+    )
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y, public_mask=mask)
+    if name != "alpha":
+        with pytest.raises(ValueError, match=match):
+            est.privacy_plan(200, 3, n_public=40)
+    assert not hasattr(est, "coef_")
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [("delta", np.float32(0.5)), ("delta", np.float32(1e-5)),
+     ("epsilon", np.float32(0.7)), ("epsilon", 10**30)],
+)
+def test_numpy_and_int_budgets_plan_as_the_equal_float(name, value):
+    planned = [
+        SemiDPLinearRegression(accountant="rdp", **{name: v}).privacy_plan(
+            200, 3, n_public=40
+        )
+        for v in (value, float(value))
+    ]
+    assert planned[0].epsilon == planned[1].epsilon
+    assert planned[0].dp_event == planned[1].dp_event

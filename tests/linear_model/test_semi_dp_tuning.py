@@ -44,3 +44,13 @@ def test_helper_refuses_the_clip_norms_the_fit_refuses(clip_norm):
     X, y = _problem(200)
     with pytest.raises(ValueError, match="clip_norm"):
         semidp_hyperparameters(X[:50], y[:50], n_private=150, clip_norm=clip_norm)
+
+
+@pytest.mark.parametrize("name", ["clip_norm", "public_ridge", "n_private"])
+def test_an_int_beyond_float64_is_refused_naming_the_parameter(name):
+    # 10**400 passes the Real and Integral constraints but has no float
+    # (clip_norm's range check raised OverflowError).
+    X, y = _problem(n=50)
+    kwargs = {"n_private": 1000, name: 10**400}
+    with pytest.raises(ValueError, match=rf"^{name} is beyond the largest float"):
+        semidp_hyperparameters(X, y, **kwargs)

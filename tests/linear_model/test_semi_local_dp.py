@@ -365,3 +365,34 @@ def test_ignored_feature_bounds_warn_once(epsilon):
         warnings.simplefilter("always")
         est.fit(X, y, public_mask=mask)
     assert sum("feature_bounds is ignored" in str(w.message) for w in caught) == 1
+
+
+@pytest.mark.parametrize("ridge", [np.float32(3e38), np.float32(0.3)])
+def test_a_float32_public_ridge_fits_as_the_equal_float(ridge):
+    # float32 arithmetic made the ridge of 3e38 inf (numpy's "SVD did not
+    # converge" after the rows were read) and rounded that of 0.3.
+    X, y, mask, _ = _gaussian(n=400, d=3, n_public=40)
+    fits = [
+        SemiLocalDPLinearRegression(public_ridge=value, random_state=0).fit(
+            X, y, public_mask=mask
+        )
+        for value in (ridge, float(ridge))
+    ]
+    np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, rtol=1e-12, atol=1e-300)
+    assert fits[0].public_ridge_ == fits[1].public_ridge_ == float(ridge)
+
+
+@pytest.mark.parametrize(
+    "name", ["epsilon", "clip_norm", "learning_rate", "radius", "public_ridge"]
+)
+def test_an_int_beyond_float64_is_refused_naming_the_parameter(name):
+    # 10**400 is a valid Real for the constraints but has no float: numpy's
+    # OverflowError came out of the plan and the fit.
+    X, y, mask, _ = _gaussian(n=100, d=2, n_public=10)
+    est = SemiLocalDPLinearRegression(**{name: 10**400})
+    match = rf"^{name} is beyond the largest float"
+    with pytest.raises(ValueError, match=match):
+        est.privacy_plan(100, 2, n_public=10)
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y, public_mask=mask)
+    assert not hasattr(est, "coef_")

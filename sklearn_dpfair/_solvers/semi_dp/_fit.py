@@ -71,6 +71,7 @@ from ...privacy._calibration import calibrate_noise
 from ...privacy._releases import joint_release
 from ...privacy._zcdp import ZCDP_ACCOUNTANT
 from ...utils._array_api import NUMPY_BACKEND
+from ...utils._numeric import public_float
 from ...utils._validation import warn_at_caller
 from .._feature_scaling import ScalingPlan
 from .._non_private import minimize_linear, non_private_record
@@ -162,6 +163,56 @@ PLAIN_NEWTON_FRACTION = 0.5
 # semidp-sgd's default expected private batch: 5 % of the private rows, at
 # least 256 (as DPLogisticRegression's "auto").
 AUTO_BATCH_FRACTION, AUTO_BATCH_MIN = 0.05, 256
+#: The most noisy steps a private fit takes (``max_iter`` full-batch steps,
+#: or ``max_iter`` epochs of Poisson batches for semidp-sgd): the solver and
+#: the public error model (:func:`~._public_tuning.predicted_excess_risk`)
+#: loop over the steps in Python, and the calibration composes them, so a
+#: larger count would not finish. Refused at plan and fit alike.
+MAX_STEPS = 10**6
+#: A given step of the public Newton preconditioner, in units of a full
+#: Newton step of the model, must stay below this: each step multiplies the
+#: model's distance to its fixed point by ``1 - learning_rate`` along every
+#: direction, which expands from 2 on (and the stationary spread of the
+#: tail-averaged iterates, ``eta / (2 - eta)``, has no finite value).
+NEWTON_STEP_LIMIT = 2.0
+
+
+def float_parameters(**values):
+    """The real parameters as Python floats; strings and None pass as given.
+
+    Each through :func:`~sklearn_dpfair.utils._numeric.public_float`: a
+    numpy ``float32`` parameter keeps the products it enters in float32
+    (NumPy 2 promotes a float32 scalar times a Python float to float32), so
+    a value near float32's largest overflowed where the equal float64 did
+    not; an int is exact but one beyond float64's range (``10**400``) has
+    no float to compute with. Reads the parameters only.
+
+    Returns
+    -------
+    floats : dict
+        The same names, each value ``float(value)`` or as given.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, for an int beyond float64's range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.semi_dp._fit import float_parameters
+    >>> float_parameters(public_ridge=np.float32(0.5), radius="auto", n=10**30)
+    {'public_ridge': 0.5, 'radius': 'auto', 'n': 1e+30}
+    >>> float_parameters(epsilon=10**400)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: epsilon is beyond the largest float ...
+    """
+    return {
+        name: value if value is None or isinstance(value, str)
+        else public_float(value, name)
+        for name, value in values.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -610,8 +661,13 @@ def _semidp_setup(params, *, n_private, n_public, n_features, sparse, caveats, d
     # Every private solver models its clipped gradients through C^2 and
     # 1 / C^2: refused here, from the parameter, by the fit and its plan.
     check_clip_norm_range(params.clip)
+    tuned = _tunes_on_public_rows(params, n_public, n_features)
+    if tuned and params.learning_rate != "auto":
+        # A rule of the parameter and the public counts: the plan refuses
+        # what the fit would.
+        check_newton_learning_rate(params.learning_rate)
     q, steps = _schedule(params, n_private)
-    if steps is None and not _tunes_on_public_rows(params, n_public, n_features):
+    if steps is None and not tuned:
         steps = DEFAULT_MAX_ITER
     if steps is not None:
         return _finish(params, scaling, q, steps, caveats)
@@ -811,6 +867,41 @@ def _untuned_hyperparameters(
     return alpha, learning_rate
 
 
+def check_newton_learning_rate(learning_rate):
+    """Refuse a given step of 2 or more full Newton steps of the public model.
+
+    With the public Newton preconditioner (the fits that tune on their
+    public rows) ``learning_rate`` is in units of a full Newton step of the
+    model: a step multiplies the model's distance to its fixed point by
+    ``1 - learning_rate`` in every direction, which expands from
+    :data:`NEWTON_STEP_LIMIT` on, where the error model of the tuning
+    (:func:`~._public_tuning.predicted_excess_risk`) has no finite
+    prediction and gave no usable preconditioner (a step of ``1e100`` then
+    moved nothing). Reads the parameter only.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.semi_dp._fit import check_newton_learning_rate
+    >>> check_newton_learning_rate(1.5)
+    >>> check_newton_learning_rate(2.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: learning_rate=2.0 is too large for preconditioner='public': ...
+    """
+    if learning_rate < NEWTON_STEP_LIMIT:
+        return
+    raise ValueError(
+        f"learning_rate={float(learning_rate)!r} is too large for "
+        "preconditioner='public': it is in units of a full Newton step of the "
+        "public rows' model, and from 2 on each step multiplies the model's "
+        "distance to its fixed point by |1 - learning_rate| >= 1, so the "
+        "iterates would not settle and the tuning's error model has no finite "
+        "value. Pass a learning_rate below 2 (or learning_rate='auto'), or "
+        "preconditioner=None for plain gradient steps. The check reads the "
+        "parameters and the public counts only."
+    )
+
+
 def _bounded_learning_rate(learning_rate, public_step, params, alpha):
     """A given step checked against the public gradient's expansion
     (:func:`check_public_step`), an "auto" one capped at its Newton step
@@ -896,15 +987,45 @@ def public_hyperparameters(X_public, y_public, *, n_private, params):
 
 
 def _schedule(params, n_private):
-    """Sampling rate and fixed number of steps (None: "auto") of the run."""
+    """Sampling rate and fixed number of steps (None: "auto") of the run.
+
+    Raises
+    ------
+    ValueError
+        If the run would take more than :data:`MAX_STEPS` noisy steps
+        (naming ``max_iter``, and ``batch_size`` for semidp-sgd).
+    """
+    if params.max_iter != "auto" and params.max_iter > MAX_STEPS:
+        # Compared as given (an int), before any float division by it.
+        digits = str(int(params.max_iter))
+        given = (
+            f"max_iter={digits}" if len(digits) <= 20
+            else f"max_iter (an int of {len(digits)} digits)"
+        )
+        raise ValueError(
+            f"{given} is too large: a private fit takes at "
+            f"most {MAX_STEPS} noisy steps (each one a Python-level step of "
+            "the solver and of the public error model). Pass a smaller "
+            "max_iter."
+        )
     if params.solver == "semidp-sgd":
         batch = (
             max(AUTO_BATCH_MIN, AUTO_BATCH_FRACTION * n_private)
             if params.batch_size == "auto"
             else params.batch_size
         )
-        q = min(1.0, batch / n_private)
-        return q, max(1, math.ceil(_sgd_epochs(params) / q - 1e-9))
+        # The comparison first: an int batch beyond float64's range would
+        # overflow the division, and its rate is 1 anyway.
+        q = 1.0 if batch >= n_private else min(1.0, batch / n_private)
+        steps = max(1, math.ceil(_sgd_epochs(params) / q - 1e-9))
+        if steps > MAX_STEPS:
+            raise ValueError(
+                f"semidp-sgd would take {steps} noisy steps ({_sgd_epochs(params)} "
+                f"epochs of Poisson batches at rate {q:.3g} = batch_size / "
+                f"n_private), more than the {MAX_STEPS} a private fit takes: "
+                "pass a larger batch_size or a smaller max_iter."
+            )
+        return q, steps
     return 1.0, None if params.max_iter == "auto" else int(params.max_iter)
 
 

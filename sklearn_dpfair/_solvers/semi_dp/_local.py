@@ -83,6 +83,7 @@ from ._privunit import (
     PrivUnit,
     local_epsilon_event,
 )
+from ._fit import float_parameters
 from ._scaling import public_scaling, scaled_rows
 
 __all__ = [
@@ -192,6 +193,15 @@ class LocalParams:
     #: (free; no central private quantiles under the local trust model).
     feature_scaling: object = None
     feature_bounds: object = field(default=None, compare=False)
+
+    def __post_init__(self):
+        # Python floats from here on: a numpy float32 public_ridge of 3e38
+        # made the public ridge (times the Gram matrix's mean diagonal) inf
+        # in float32, and the warm start's SVD failed after rows were read.
+        names = ("epsilon", "clip_norm", "learning_rate", "radius", "public_ridge")
+        floats = float_parameters(**{name: getattr(self, name) for name in names})
+        for name, value in floats.items():
+            object.__setattr__(self, name, value)
 
 
 @dataclass

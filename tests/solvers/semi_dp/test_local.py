@@ -282,3 +282,18 @@ def test_estimator_plan_is_the_fit_set_up():
     plan = est.privacy_plan(60, X.shape[1], n_public=10)
     assert plan.dp_event == est.dp_event_
     assert est.privacy_record_.mechanism == plan.mechanism
+
+
+def test_local_params_compute_in_python_floats():
+    # A numpy float32 public_ridge kept the public ridge in float32, where
+    # 3e38 times the Gram matrix's mean diagonal is inf.
+    params = LocalParams(
+        epsilon=np.float32(2.0), clip_norm=np.float32(0.5), learning_rate="auto",
+        radius=np.float32(0.25), public_ridge=np.float32(3e38),
+    )
+    for name in ("epsilon", "clip_norm", "radius", "public_ridge"):
+        assert type(getattr(params, name)) is float
+    assert params.public_ridge == float(np.float32(3e38))
+    assert params.learning_rate == "auto"
+    with pytest.raises(ValueError, match=r"^radius is beyond the largest float"):
+        LocalParams(epsilon=1.0, radius=10**400)

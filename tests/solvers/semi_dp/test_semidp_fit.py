@@ -216,3 +216,48 @@ def test_clip_norm_whose_inverse_square_overflows_is_refused_by_plan_and_fit(
         SemiDPLinearRegression(clip_norm=7.6e-155, solver=solver, random_state=0).fit(
             X, y, public_mask=mask
         )
+
+
+def _rows(n, n_public=40, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    y = X @ [1.0, -2.0, 0.5] + 0.1 * rng.standard_normal(n)
+    return X, y, np.arange(n) < n_public
+
+
+@pytest.mark.parametrize("max_iter", [semidp_fit.MAX_STEPS + 1, 10**30, 10**400])
+@pytest.mark.parametrize("solver", ["semidp-gd", "dp-gd", "semidp-sgd"])
+def test_more_noisy_steps_than_the_cap_are_refused_by_plan_and_fit(solver, max_iter):
+    # max_iter=10**30 was planned, and its fit never left the Python loop
+    # of the public error model over its steps.
+    est = SemiDPLinearRegression(
+        solver=solver, max_iter=max_iter, adjacency="add_remove", random_state=0
+    )
+    match = r"^max_iter.* is too large: a private fit takes at most 1000000 "
+    with pytest.raises(ValueError, match=match):
+        est.privacy_plan(200, 3, n_public=40)
+    X, y, mask = _rows(200)
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y, public_mask=mask)
+    assert not hasattr(est, "coef_")
+
+
+def test_the_step_cap_itself_is_planned():
+    plan = SemiDPLinearRegression(max_iter=semidp_fit.MAX_STEPS).privacy_plan(
+        200, 3, n_public=40
+    )
+    assert plan.epsilon <= 1.0 + 1e-9
+
+
+def test_semidp_sgd_steps_beyond_the_cap_name_batch_size():
+    # 20 epochs of batches of 1 among 60,000 private rows: 1.2e6 steps.
+    est = SemiDPLinearRegression(
+        solver="semidp-sgd", adjacency="add_remove", batch_size=1, max_iter=20
+    )
+    match = r"^semidp-sgd would take 1200000 noisy steps .* batch_size"
+    with pytest.raises(ValueError, match=match):
+        est.privacy_plan(60_040, 3, n_public=40)
+    X, y, mask = _rows(60_040)
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y, public_mask=mask)
+    assert not hasattr(est, "coef_")

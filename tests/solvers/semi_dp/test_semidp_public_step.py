@@ -9,6 +9,9 @@ every step: the iterates then overflow. Whether they do is decided by the
 public rows and the parameters alone.
 """
 
+import re
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -152,3 +155,44 @@ def test_tuned_auto_step_is_capped_when_public_weights_raise_the_curvature():
     est.fit(X, y, public_mask=mask, sample_weight=weights)
     np.testing.assert_allclose(est.coef_, [1.0, 2.0, 3.0], atol=0.3)
     assert est.learning_rate_ < 1.0
+
+
+@pytest.mark.parametrize("learning_rate", [2.0, 1e100, 1e308])
+@pytest.mark.parametrize("solver", ["semidp-gd", "semidp-sgd"])
+def test_a_given_step_of_two_newton_steps_or_more_is_refused_by_fit_and_plan(
+    learning_rate, solver
+):
+    # With the public Newton preconditioner a step of 2 divided by zero in
+    # the error model, and one of 1e100 made its curvature NaN: the
+    # preconditioner was 0 and the fit returned the warm start, silently.
+    # The parameter and the public counts decide, so the plan refuses too.
+    X, y, mask = _problem(n_public=50)
+    kwargs = dict(solver=solver, learning_rate=learning_rate, random_state=0)
+    if solver == "semidp-sgd":
+        kwargs["adjacency"] = "add_remove"
+    match = "^" + re.escape(
+        f"learning_rate={learning_rate!r} is too large for preconditioner="
+    )
+    with pytest.raises(ValueError, match=match):
+        SemiDPLinearRegression(**kwargs).privacy_plan(300, 1, n_public=50)
+    est = SemiDPLinearRegression(**kwargs)
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y, public_mask=mask)
+    assert not hasattr(est, "coef_")
+
+
+def test_steps_of_two_or_more_stay_allowed_where_the_fit_does_not_tune():
+    # Plain steps (no preconditioner) and too few public rows to tune keep
+    # the C-normalized unit, whose safe range the public rows decide.
+    X, y, mask = _problem(n_public=50)
+    for kwargs, public in (
+        ({"preconditioner": None}, mask),
+        ({}, np.arange(len(y)) < 2),
+    ):
+        est = SemiDPLinearRegression(
+            learning_rate=3.0, alpha=0.9, max_iter=3, random_state=0, **kwargs
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # too few public rows
+            est.fit(X, y, public_mask=public)
+        assert est.learning_rate_ == 3.0 and np.all(np.isfinite(est.coef_))
