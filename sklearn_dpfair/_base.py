@@ -14,7 +14,7 @@ import contextvars
 import dataclasses
 import functools
 import math
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -40,6 +40,7 @@ from .utils._validation import validate_data
 __all__ = [
     "PRIVACY_PARAMETER_CONSTRAINTS",
     "CLIP_NORM_CONSTRAINT",
+    "RANDOM_STATE_CONSTRAINT",
     "LinearClassifierMixin",
     "LinearRegressorMixin",
     "PrivateEstimatorMixin",
@@ -53,6 +54,35 @@ __all__ = [
 MIN_CLIP_NORM = 1e-300
 #: The constraint of a ``clip_norm`` parameter.
 CLIP_NORM_CONSTRAINT = Interval(Real, MIN_CLIP_NORM, None, closed="left")
+
+
+
+class _SeedInterval(Interval):
+    """An :class:`Interval` of int seeds that refuses bools.
+
+    ``bool`` is an :class:`numbers.Integral`, so scikit-learn's
+    ``"random_state"`` constraint takes ``True`` as the seed 1, while
+    :func:`~sklearn_dpfair.privacy.check_noise_generator` refuses it (a bool
+    is a flag, not a seed). Refusing it here makes parameter validation, run
+    by ``privacy_plan`` and ``fit`` alike before any data is read, say so.
+    """
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, (bool, np.bool_)):
+            return False
+        return super().is_satisfied_by(val)
+
+
+#: The constraint of a ``random_state`` parameter: None (OS entropy: a
+#: release), an int seed, or a RandomState or Generator instance read as a
+#: seed (see check_noise_generator). scikit-learn's ``"random_state"`` with
+#: bools refused (the same seed range, ``[0, 2**32 - 1]``).
+RANDOM_STATE_CONSTRAINT = [
+    _SeedInterval(Integral, 0, 2**32 - 1, closed="both"),
+    np.random.RandomState,
+    np.random.Generator,
+    None,
+]
 
 #: Ledger entries of the checked fit running in this context (a list of
 #: ``(ledger, kwargs)``), or None outside one: a fit's entries are recorded
@@ -68,9 +98,7 @@ PRIVACY_PARAMETER_CONSTRAINTS = {
     "delta": [Interval(Real, 0, 1, closed="neither")],
     # A PrivacyLedger names its kind and records every fit (cost of tuning).
     "accountant": [StrOptions({"rdp", "pld"}), PrivacyLedger],
-    # None (OS entropy: a release), an int seed, or a RandomState or
-    # Generator instance read as a seed (see check_noise_generator).
-    "random_state": ["random_state", np.random.Generator],
+    "random_state": RANDOM_STATE_CONSTRAINT,
 }
 
 

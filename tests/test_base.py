@@ -3,6 +3,7 @@
 """The shared linear prediction mixins: finite predictions for any finite input."""
 
 import contextlib
+import functools
 import os
 import warnings
 
@@ -270,3 +271,97 @@ def test_a_subnormal_clip_norm_is_refused_by_every_estimator(name):
     X, y = np.ones((4, 2)), np.array([0, 1, 0, 1])
     with pytest.raises(InvalidParameterError, match="clip_norm"):
         estimator.fit(X, y)
+
+
+class _UnreadRows:
+    """Array-like whose rows must not be read: reading them fails the test."""
+
+    shape = (200, 3)
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        raise AssertionError("the rows were read before a parameter check")
+
+
+def _with_random_state(name, random_state):
+    from sklearn_dpfair.metrics import PrivateMetricFrame
+    from sklearn_dpfair.preprocessing import DPStandardScaler
+
+    if name == "DPStandardScaler":
+        return DPStandardScaler([(-1.0, 1.0)] * 3, random_state=random_state)
+    if name == "PrivateMetricFrame":
+        return PrivateMetricFrame([0, 1], random_state=random_state)
+    return dict(all_estimators())[name](random_state=random_state)
+
+
+@pytest.mark.parametrize("value", [True, False, np.True_])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "DPLogisticRegression",
+        "DPFERMIClassifier",
+        "FERMIClassifier",
+        "HeavyTailDPRegressor",
+        "SemiDPLinearRegression",
+        "DPMLPClassifier",
+        "DPStandardScaler",
+        "PrivateMetricFrame",
+    ],
+)
+def test_a_bool_random_state_is_refused_by_parameter_validation(name, value):
+    # A bool is an Integral, so scikit-learn's "random_state" constraint
+    # takes it as a seed; the noise generator refuses it. Parameter
+    # validation refuses it now: privacy_plan and fit alike, naming
+    # random_state, before any row is read.
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    estimator = _with_random_state(name, value)
+    if hasattr(estimator, "privacy_plan"):
+        with pytest.raises(InvalidParameterError, match="'random_state'"):
+            estimator.privacy_plan(200, 3)
+    rows = _UnreadRows()
+    with pytest.raises(InvalidParameterError, match="'random_state'"):
+        if name == "PrivateMetricFrame":
+            estimator.fit(rows, rows, sensitive_features=rows)
+        elif name == "DPStandardScaler":
+            estimator.fit(rows)
+        else:
+            estimator.fit(rows, rows)
+
+
+@pytest.mark.parametrize(
+    "value, accepted",
+    [
+        (None, True),
+        (0, True),
+        (np.int64(7), True),
+        (2**32 - 1, True),
+        (np.random.RandomState(0), True),
+        (np.random.default_rng(0), True),
+        (True, False),
+        (np.True_, False),
+        (-1, False),
+        (2**32, False),
+        (1.0, False),
+    ],
+)
+def test_random_state_constraint_keeps_every_seed_it_took(value, accepted):
+    from sklearn.utils._param_validation import (
+        InvalidParameterError,
+        validate_parameter_constraints,
+    )
+
+    from sklearn_dpfair._base import RANDOM_STATE_CONSTRAINT
+
+    check = functools.partial(
+        validate_parameter_constraints,
+        {"random_state": RANDOM_STATE_CONSTRAINT},
+        caller_name="estimator",
+    )
+    if accepted:
+        check({"random_state": value})
+    else:
+        with pytest.raises(InvalidParameterError, match="'random_state'"):
+            check({"random_state": value})

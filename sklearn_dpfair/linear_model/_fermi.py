@@ -45,6 +45,7 @@ from .._solvers.fermi._plan import (
     fermi_plan,
     fermi_plan_key,
 )
+from .._solvers.fermi._privacy import FERMIMechanisms
 from ..exceptions import PrivacyLeakWarning
 from ..fairness import encode_sensitive_features, make_constraint
 from ..fairness._constraints import advantaged_class_index
@@ -150,6 +151,14 @@ _SOLVER_PARAMS = (
 )
 
 
+#: The most SGDA epochs (``max_iter``) a FERMI fit takes. Each epoch is at
+#: least one Python-level SGDA step (about a millisecond on a 20-row fit),
+#: and its end is kept in a set of step indices: 10**7 epochs already run
+#: for hours, and a count beyond numpy's array sizes (10**30) would fail
+#: in the solver with a message that names no parameter.
+MAX_EPOCHS = 10**7
+
+
 def _declared(multiplier):
     """A noise multiplier parameter: None for "auto", else its float."""
     return None if multiplier == "auto" else float(multiplier)
@@ -168,7 +177,7 @@ _FERMI_CONSTRAINTS = {
     "alpha": [Interval(Real, 0, None, closed="left")],
     "fit_intercept": ["boolean"],
     "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"full"})],
-    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "max_iter": [Interval(Integral, 1, MAX_EPOCHS, closed="both")],
     "learning_rate": [Interval(Real, 0, None, closed="neither")],
     "dual_learning_rate": [
         Interval(Real, 0, None, closed="neither"),
@@ -351,7 +360,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
         (:func:`~sklearn_dpfair._solvers.fermi._plan.fermi_plan`); the
         solver runs it and refuses data of another shape.
         """
-        return fermi_plan(
+        plan = fermi_plan(
             privacy,
             params,
             n_samples=n_samples,
@@ -359,6 +368,15 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             n_features=n_features,
             n_classes=n_classes,
         )
+        if plan.fallback is None:
+            # The mechanisms the fit will build from the plan's noise and the
+            # declared clip norms, built here from those public values: a
+            # noise scale that over- or underflows float64 is refused by
+            # privacy_plan and fit alike, before any release.
+            FERMIMechanisms.planned(
+                plan.noise, params.clip_norm, params.dual_clip_norm, plan.n_candidates
+            )
+        return plan
 
     def _fit_dask(self, X, y, sample_weight, sensitive_features):
         refuse_dask_input(
@@ -623,12 +641,13 @@ class FERMIClassifier(_BaseFERMI):
         :class:`DPFERMIClassifier`). "full" runs deterministic full-batch
         gradient descent-ascent.
     max_iter : int or "auto", default="auto"
-        Number of SGDA epochs; ``ceil(max_iter * n_samples / batch_size)``
-        steps. "auto" is 1 with the full-batch phase (the SGDA epochs only
-        warm-start it: on UCI Adult one epoch gives the same model, within
-        its tolerance, as 20, at about half the fit time) and 20 without
-        it. Under ``disparity_bound`` no SGDA epoch runs (the path starts
-        from 0, a network from its initialization, and warm-starts itself).
+        Number of SGDA epochs, at most 10**7;
+        ``ceil(max_iter * n_samples / batch_size)`` steps. "auto" is 1 with
+        the full-batch phase (the SGDA epochs only warm-start it: on UCI
+        Adult one epoch gives the same model, within its tolerance, as 20,
+        at about half the fit time) and 20 without it. Under
+        ``disparity_bound`` no SGDA epoch runs (the path starts from 0, a
+        network from its initialization, and warm-starts itself).
     learning_rate : float, default=1.0
         Constant step size of the model (descent) step of SGDA (gradients
         are means over the batch). With large weights or feature norms SGDA
@@ -731,7 +750,9 @@ default=None
         logits and their gradients, backpropagated through the layers. Its
         start is
         scikit-learn's Glorot-uniform initialization, drawn from the fit's
-        seed. The fitted network is ``coefs_``, ``intercepts_``. Needs a
+        seed. The fitted network is ``coefs_``, ``intercepts_``; its
+        parameters must fit in one float64 numpy array (about 1.15e18 of
+        them), else a ``ValueError`` before any row is read. Needs a
         dense ``X``. Both phases run on the columns centred by their exact
         (weighted) means and divided by their standard deviations where
         those exceed 1 (nothing is released; without ``fit_intercept``
@@ -893,7 +914,10 @@ default=None
 
     _parameter_constraints = {
         **_FERMI_CONSTRAINTS,
-        "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "max_iter": [
+            Interval(Integral, 1, MAX_EPOCHS, closed="both"),
+            StrOptions({"auto"}),
+        ],
         "dual_update": [StrOptions({"sgda", "exact"})],
         "full_batch_phase": [StrOptions({"lbfgs"}), None],
         "tol": [Interval(Real, 0, None, closed="neither")],
@@ -1102,7 +1126,8 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         Expected Poisson batch size; the sampling rate is
         ``q = batch_size / n_samples`` and noisy sums are divided by ``q n``.
     max_iter : int, default=30
-        Epochs; ``T = ceil(max_iter / q)`` noisy steps, fixed in advance.
+        Epochs, at most 10**7; ``T = ceil(max_iter / q)`` noisy steps,
+        fixed in advance.
     learning_rate : float, default=0.5
         Step size of the model step (a public constant: a smoothness-based
         step would read the private row norms). Needs ``learning_rate *
@@ -1287,7 +1312,9 @@ default=None
         changes the logits and their gradients, backpropagated through the
         layers. Its start is
         scikit-learn's Glorot-uniform initialization, drawn from the fit's
-        seed. The fitted network is ``coefs_``, ``intercepts_``. Each
+        seed. The fitted network is ``coefs_``, ``intercepts_``; its
+        parameters must fit in one float64 numpy array (about 1.15e18 of
+        them), else a ``ValueError`` before any row is read. Each
         example's gradient over all the layers jointly is clipped to
         ``clip_norm`` (its norm from the ghost-norm identity, without
         forming per-example gradients), so the noise, ``dp_event_`` and the

@@ -19,6 +19,7 @@ from .._loss import AbsoluteLoss, HuberLoss, PinballLoss, SquaredLoss
 from .._solvers._progress import progress_printer
 from .._solvers.heavy_tail._fit import (
     ONE_PASS_RADIUS,
+    RHO_RANGE,
     HeavyTailConfig,
     fit_heavy_tail,
     heavy_tail_setup,
@@ -118,7 +119,10 @@ class HeavyTailDPRegressor(
     rho : float, default=None
         The zCDP budget, used directly instead of (``epsilon``, ``delta``):
         the fit's budget is then the (epsilon, ``delta``) that dp-accounting
-        certifies for ``rho``-zCDP, split in shares of ``rho``.
+        certifies for ``rho``-zCDP, split in shares of ``rho``. A finite
+        ``rho`` must lie in [1e-100, 1e38] (epsilon about 1e-95 to 2e37):
+        far beyond, the noise multipliers and the epsilon derived from it
+        overflow float64.
 
         .. deprecated:: 0.1.0
            ``rho`` is deprecated in 0.1.0 and will be removed in 0.3.0 (a
@@ -540,8 +544,10 @@ or None, default="auto"
         "epsilon": PRIVACY_PARAMETER_CONSTRAINTS["epsilon"],
         "delta": PRIVACY_PARAMETER_CONSTRAINTS["delta"],
         "random_state": PRIVACY_PARAMETER_CONSTRAINTS["random_state"],
+        # Beyond RHO_RANGE the noise multipliers and the epsilon derived
+        # from rho overflow float64 (see RHO_RANGE).
         "rho": [
-            Interval(Real, 0, None, closed="neither"),
+            Interval(Real, *RHO_RANGE, closed="both"),
             Options(Real, {math.inf}),
             None,
         ],
@@ -561,8 +567,9 @@ or None, default="auto"
             Options(Real, {math.inf}),
             StrOptions({"auto", "theory"}),
         ],
+        # The deprecated alias takes exactly what clip_norm takes.
         "clip_threshold": [
-            Interval(Real, 0, None, closed="neither"),
+            CLIP_NORM_CONSTRAINT,
             Options(Real, {math.inf}),
             StrOptions({"auto", "theory"}),
             None,

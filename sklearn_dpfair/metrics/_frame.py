@@ -182,7 +182,9 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         Bootstrap replicates for the intervals. The comparisons' intervals
         read tails of ``(1 - confidence_level) / (2 k)`` for ``k`` compared
         pairs: keep ``n_boot`` above a few times ``2 k / (1 -
-        confidence_level)`` (1,000 suits up to about 4 groups at 95%).
+        confidence_level)`` (1,000 suits up to about 4 groups at 95%). The
+        replicates must fit in one float64 numpy array (``n_boot`` times 4
+        counts a group), else a ``ValueError`` before any row is read.
     accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
         dp-accounting accountant that calibrates the noise; a
         :class:`~sklearn_dpfair.privacy.PrivacyLedger` records the release
@@ -322,6 +324,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
 
     def _planned_record(self, n_samples, n_features):
         """The record a fit will set; ``n_samples`` and ``n_features`` unused."""
+        self._check_n_boot()
         return self._plan()[1]
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -352,6 +355,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         )
         metrics = self._check_metrics()
         classes = self._check_classes()
+        self._check_n_boot()
         y_true = one_per_row(y_true, "y_true")
         y_pred = one_per_row(y_pred, "y_pred")
         n_samples = y_true.shape[0]
@@ -450,6 +454,24 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
                 f"{self.classes!r}."
             )
         return classes
+
+    def _check_n_boot(self):
+        """Refuse an ``n_boot`` whose replicates no numpy array can hold.
+
+        The bootstrap draws ``n_boot`` replicates of the declared groups'
+        confusion tables in one float64 array (:func:`bootstrap_tables`), after
+        the release: from the public ``n_boot`` and ``groups`` alone, a count
+        beyond numpy's array sizes is refused here, by the plan and by the
+        fit before any row is read, rather than by numpy after the release.
+        """
+        n_values = self.n_boot * len(self._check_groups()) * len(CELLS)
+        if n_values > np.iinfo(np.intp).max // np.dtype(np.float64).itemsize:
+            raise ValueError(
+                f"n_boot={self.n_boot} is too large: its replicates of the "
+                "declared groups' confusion counts would not fit in one numpy "
+                "array of float64. Pass a smaller n_boot (1,000 suits up to "
+                "about 4 groups at 95%)."
+            )
 
     def _check_groups(self, n_columns=None):
         groups = self.groups

@@ -77,6 +77,8 @@ class DPMLPClassifier(ScoreClassifierMixin, PrivateEstimatorMixin, BaseEstimator
     ----------
     hidden_layer_sizes : array-like of int, default=(64,)
         Width of every hidden layer; ``()`` is a linear (logistic) model.
+        The network's parameters must fit in one float64 numpy array (about
+        1.15e18 of them), else a ``ValueError`` before any row is read.
     activation : {"identity", "logistic", "tanh", "relu"}, default="relu"
         Activation of the hidden layers.
     epsilon : float, default=1.0

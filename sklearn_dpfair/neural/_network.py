@@ -69,6 +69,7 @@ from ..utils._array_api import (
 
 __all__ = [
     "ACTIVATIONS",
+    "MAX_NETWORK_PARAMETERS",
     "backward",
     "check_hidden_layer_sizes",
     "clip_factors",
@@ -85,16 +86,28 @@ __all__ = [
 #: The hidden-layer activations, scikit-learn's ``MLPClassifier`` names.
 ACTIVATIONS = ("identity", "logistic", "tanh", "relu")
 
+#: The most float64 values one numpy array holds (its size in bytes is an
+#: intp): a network's flattened parameters (and so every weight matrix)
+#: must fit in one.
+MAX_NETWORK_PARAMETERS = np.iinfo(np.intp).max // np.dtype(np.float64).itemsize
+
 
 def check_hidden_layer_sizes(hidden_layer_sizes):
     """``hidden_layer_sizes`` as a tuple of positive ints (``()``: no hidden layer).
 
-    scikit-learn's ``MLPClassifier`` convention: an int is one layer.
+    scikit-learn's ``MLPClassifier`` convention: an int is one layer. The
+    widths are public, so they are refused here, before any data are read,
+    when even the smallest network they make (one feature, one output) has
+    more parameters than one float64 numpy array holds
+    (:data:`MAX_NETWORK_PARAMETERS`, about ``1.15e18``): its weights could
+    not be allocated whatever the data (:func:`layer_sizes` checks the
+    network of the actual numbers of features and outputs).
 
     Raises
     ------
     ValueError
-        If a width is not a positive integer (the message names the parameter).
+        If a width is not a positive integer, or the widths are too large
+        (the message names the parameter).
 
     Examples
     --------
@@ -119,11 +132,32 @@ def check_hidden_layer_sizes(hidden_layer_sizes):
             "hidden_layer_sizes must be positive integers; got "
             f"{hidden_layer_sizes!r}."
         )
-    return tuple(int(h) for h in sizes)
+    sizes = tuple(int(h) for h in sizes)
+    _check_network_fits(layer_sizes(1, sizes, 1, check=False), hidden_layer_sizes)
+    return sizes
 
 
-def layer_sizes(n_features, hidden_layer_sizes, n_outputs):
+def _check_network_fits(sizes, hidden_layer_sizes):
+    # Python ints: the count of a network of absurd widths (10**30) is exact,
+    # and compared before numpy sees any shape.
+    if n_parameters(sizes) > MAX_NETWORK_PARAMETERS:
+        raise ValueError(
+            f"hidden_layer_sizes={hidden_layer_sizes!r} is too large: with "
+            f"{sizes[0]} input column(s) and {sizes[-1]} output(s) the network "
+            "has more parameters than one float64 numpy array holds "
+            f"({MAX_NETWORK_PARAMETERS}). Pass smaller widths."
+        )
+
+
+def layer_sizes(n_features, hidden_layer_sizes, n_outputs, *, check=True):
     """``[n_features, *hidden_layer_sizes, n_outputs]``: the widths of the layers.
+
+    Raises
+    ------
+    ValueError
+        Naming ``hidden_layer_sizes``, unless ``check=False``: when the
+        network has more parameters than one float64 numpy array holds
+        (:data:`MAX_NETWORK_PARAMETERS`).
 
     Examples
     --------
@@ -131,7 +165,10 @@ def layer_sizes(n_features, hidden_layer_sizes, n_outputs):
     >>> layer_sizes(4, (8, 3), 1)
     [4, 8, 3, 1]
     """
-    return [int(n_features), *(int(h) for h in hidden_layer_sizes), int(n_outputs)]
+    sizes = [int(n_features), *(int(h) for h in hidden_layer_sizes), int(n_outputs)]
+    if check:
+        _check_network_fits(sizes, tuple(hidden_layer_sizes))
+    return sizes
 
 
 def n_parameters(sizes):

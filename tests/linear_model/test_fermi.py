@@ -871,3 +871,26 @@ def test_small_budget_fits_with_automatic_marginal_noise():
     z = noise_multiplier_for_gaussian(0.025, clf.delta_, "rdp")
     assert z > 20.0
     assert repr(z)[:8] in repr(clf.dp_event_)
+
+
+@pytest.mark.parametrize("cls", [FERMIClassifier, DPFERMIClassifier])
+def test_max_iter_beyond_the_epoch_cap_is_refused_naming_it(cls):
+    # 10**30 epochs failed in the SGDA loop's epoch bookkeeping (numpy's
+    # "Maximum allowed size exceeded"), or in the noise calibration, with a
+    # message that named no parameter.
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from sklearn_dpfair.linear_model._fermi import MAX_EPOCHS
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    s = rng.integers(0, 2, 40)
+    for max_iter in (10**30, MAX_EPOCHS + 1):
+        clf = cls(max_iter=max_iter, random_state=0)
+        if cls is DPFERMIClassifier:
+            clf.set_params(classes=[0, 1], groups=[0, 1])
+            with pytest.raises(InvalidParameterError, match="'max_iter'"):
+                clf.privacy_plan(40, 3)
+        with pytest.raises(InvalidParameterError, match="'max_iter'"):
+            clf.fit(X, y, sensitive_features=s)

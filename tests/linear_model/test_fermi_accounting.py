@@ -201,3 +201,38 @@ def test_the_plan_refuses_the_declared_groups_the_fit_refuses(groups, message):
             with pytest.raises(ValueError, match=message):
                 clf.fit(X, y, sensitive_features=sensitive)
         assert not hasattr(clf, "coef_")
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"clip_norm": 1e308}, "clip_norm is too large"),
+        ({"dual_clip_norm": 1e308}, "dual_clip_norm is too large"),
+        ({"dual_clip_norm": 1e-320}, "dual_clip_norm is too small"),
+    ],
+)
+def test_the_plan_refuses_the_noise_scales_the_fit_refuses(params, message):
+    # The fit's Gaussian mechanisms refuse a noise standard deviation that
+    # overflows float64 or is subnormal; they are built from the plan's noise
+    # and the declared clip norms (public), so the plan refuses them too,
+    # with the fit's message, and the fit before its first release.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    s = rng.integers(0, 2, 200)
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], max_iter=2, random_state=0, **params
+    )
+    with pytest.raises(ValueError, match=message) as planned:
+        clf.privacy_plan(200, 3, n_groups=2)
+    with pytest.raises(ValueError, match=message) as fitted:
+        clf.fit(X, y, sensitive_features=s)
+    assert str(planned.value) == str(fitted.value)
+    assert not hasattr(clf, "coef_")
+
+
+def test_the_planned_mechanisms_leave_an_ordinary_plan_unchanged():
+    clf = DPFERMIClassifier(
+        classes=[0, 1], groups=[0, 1], clip_norm=2.0, dual_clip_norm=0.5
+    )
+    assert clf.privacy_plan(3000, 3, n_groups=2).epsilon <= 1.0

@@ -521,3 +521,23 @@ def test_dp_fermi_network_at_infinite_epsilon_warns_when_it_stops_short():
     )
     with pytest.warns(ConvergenceWarning, match="DPFERMIClassifier's full-batch"):
         est.fit(X, y, sensitive_features=s)
+
+
+@pytest.mark.parametrize("cls", [FERMIClassifier, DPFERMIClassifier])
+@pytest.mark.parametrize("hidden", [10**30, (2**30, 2**30)])
+def test_widths_beyond_one_numpy_array_are_refused_naming_the_parameter(
+    cls, hidden
+):
+    # numpy refused such a network only while initializing it, after the
+    # rows were read, with "Maximum allowed dimension exceeded".
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    s = rng.integers(0, 2, 40)
+    clf = cls(hidden_layer_sizes=hidden, random_state=0)
+    if cls is DPFERMIClassifier:
+        clf.set_params(classes=[0, 1], groups=[0, 1])
+        with pytest.raises(ValueError, match="hidden_layer_sizes=.* is too large"):
+            clf.privacy_plan(40, 3)
+    with pytest.raises(ValueError, match="hidden_layer_sizes=.* is too large"):
+        clf.fit(X, y, sensitive_features=s)

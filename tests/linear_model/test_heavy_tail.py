@@ -893,6 +893,52 @@ def test_clip_threshold_is_a_deprecated_alias_of_clip_norm():
         HeavyTailDPRegressor(clip_norm=1.0, clip_threshold=2.0).fit(X, y)
 
 
+@pytest.mark.parametrize("value", [1e-320, 5e-301])
+def test_clip_threshold_takes_the_constraint_of_clip_norm(value):
+    # The deprecated alias skipped clip_norm's floor: a subnormal clip was
+    # refused only by the noise mechanism, after the rows were read.
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    y = X[:, 0]
+    reg = HeavyTailDPRegressor(clip_threshold=value, random_state=0)
+    with pytest.raises(InvalidParameterError, match="'clip_threshold'"):
+        reg.privacy_plan(200, 3)
+    with pytest.raises(InvalidParameterError, match="'clip_threshold'"):
+        reg.fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "rho", [1e-320, 1e-310, 1e-101, 1e39, 1e308, np.float32(3e38)]
+)
+def test_rho_whose_derived_quantities_overflow_is_refused(rho):
+    # rho = 1e-320 made the noise multiplier's square overflow (an
+    # OverflowError after the rows were read); rho = 1e308 made the RDP
+    # conversion overflow (RuntimeWarnings, epsilon 2.2e307). Refused by
+    # parameter validation, naming rho, by the plan and the fit alike, and
+    # without a warning (a float32 rho is compared with float32 bounds).
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    y = X[:, 0]
+    reg = HeavyTailDPRegressor(rho=rho, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InvalidParameterError, match="'rho'"):
+            reg.privacy_plan(200, 3)
+        with pytest.raises(InvalidParameterError, match="'rho'"):
+            reg.fit(X, y)
+
+
+@pytest.mark.parametrize("rho", [1e-100, 1e38, np.inf, np.float32(0.5)])
+def test_rho_at_the_ends_of_its_range_plans_without_a_warning(rho):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", category=FutureWarning)
+        plan = HeavyTailDPRegressor(rho=rho, solver="sgd").privacy_plan(200, 3)
+    assert plan.epsilon >= 0
+
+
 def test_plan_refuses_the_sample_sizes_the_fit_refuses():
     # A plan promises a fit: a private search plans each candidate on its
     # training part's size before it trains any.

@@ -849,3 +849,23 @@ def test_classes_of_a_string_and_a_number_are_refused_naming_classes():
     with pytest.raises(ValueError, match=r"^classes must be two labels of one kind"):
         frame.fit(y, y[::-1], sensitive_features=["a", "a", "b", "b"])
     assert not hasattr(frame, "counts_")
+
+
+def test_n_boot_beyond_one_numpy_array_is_refused_by_plan_and_fit():
+    # numpy refused 10**30 replicates ("Maximum allowed dimension exceeded")
+    # only after the release, naming no parameter.
+    class Unread:
+        def __len__(self):
+            return 10
+
+        def __array__(self, dtype=None, copy=None):
+            raise AssertionError("the rows were read before n_boot was checked")
+
+    # 2**58 replicates of 2 groups' 4 counts: 2**61 float64 values.
+    for n_boot in (10**30, 2**58):
+        frame = PrivateMetricFrame([0, 1], n_boot=n_boot, random_state=0)
+        with pytest.raises(ValueError, match="n_boot=.* is too large"):
+            frame.privacy_plan(10, 1)
+        with pytest.raises(ValueError, match="n_boot=.* is too large"):
+            frame.fit(Unread(), Unread(), sensitive_features=Unread())
+        assert not hasattr(frame, "counts_")

@@ -260,3 +260,16 @@ def test_private_pipeline_composes_the_network_plan():
     assert network["plan"].dp_event == pipe.pipeline_[-1].dp_event_
     # A nonlinear boundary (a disc) on raw-scale columns; measured 0.979.
     assert pipe.score(X, y) > 0.9
+
+
+def test_widths_beyond_one_numpy_array_are_refused_by_plan_and_fit():
+    # numpy's "Maximum allowed dimension exceeded", after the rows were
+    # read, named no parameter; the plan accepted the network.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPMLPClassifier(10**30, classes=[0, 1], random_state=0)
+    with pytest.raises(ValueError, match="hidden_layer_sizes=.* is too large"):
+        clf.privacy_plan(40, 3)
+    with pytest.raises(ValueError, match="hidden_layer_sizes=.* is too large"):
+        clf.fit(X, y)

@@ -264,6 +264,31 @@ def test_boolean_hidden_layer_sizes_are_refused(sizes):
         check_hidden_layer_sizes(sizes)
 
 
+@pytest.mark.parametrize(
+    "sizes", [10**30, 2**60, (2**30, 2**30), (2**29,) * 5, (8, 10**19)]
+)
+def test_widths_no_numpy_array_holds_are_refused_before_any_data(sizes):
+    # Even with one input and one output the network's parameters exceed
+    # one float64 array: numpy would refuse ("Maximum allowed dimension
+    # exceeded") only once the fit initializes it, naming nothing.
+    with pytest.raises(ValueError, match="hidden_layer_sizes=.* is too large"):
+        check_hidden_layer_sizes(sizes)
+
+
+def test_layer_sizes_refuses_the_network_of_the_actual_inputs():
+    from sklearn_dpfair.neural._network import MAX_NETWORK_PARAMETERS
+
+    # One hidden layer of 2**58 units: 3 * 2**58 + 1 parameters with one
+    # input and one output, 11 * 2**58 + 2 with ten inputs and two outputs.
+    hidden = (2**58,)
+    assert 3 * 2**58 + 1 <= MAX_NETWORK_PARAMETERS < 11 * 2**58 + 2
+    assert check_hidden_layer_sizes(hidden) == hidden
+    assert layer_sizes(1, hidden, 1) == [1, 2**58, 1]
+    with pytest.raises(ValueError, match="with 10 input column.* and 2 output"):
+        layer_sizes(10, hidden, 2)
+    assert check_hidden_layer_sizes((64, 32)) == (64, 32)
+
+
 def test_network_scores_float32_input_keep_a_network_beyond_float32():
     # A column in units of 1e-40 needs a first-layer weight near 1e40: cast
     # to the input's float32 it was inf, and every score NaN.

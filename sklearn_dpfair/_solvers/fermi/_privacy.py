@@ -160,6 +160,44 @@ class FERMIMechanisms:
             joint=GaussianMechanism(clip_norm * noise.joint, noise.effective),
         )
 
+    @classmethod
+    def planned(cls, noise, clip_norm, dual_clip_norm, n_candidates):
+        """The mechanisms of a planned fit, from its public parameters only.
+
+        What the fit builds (:meth:`build`) from the plan's ``noise`` and the
+        declared clip norms (None: no clip, ``inf``), so that a noise
+        scale that over- or underflows float64 is refused by the plan as by
+        the fit, with the same message, before anything is released. An
+        undeclared ``dual_clip_norm`` of a private fit is derived from the
+        released marginals (the largest block weight): it stands at ``inf``
+        here, which no check refuses, and the fit checks the derived one.
+
+        Parameters
+        ----------
+        noise : FERMINoise
+            The plan's noise multipliers.
+        clip_norm, dual_clip_norm : float or None
+            The declared clip norms of the two blocks.
+        n_candidates : int
+            The plan's candidate weights (0 without ``disparity_bound``).
+
+        Returns
+        -------
+        mechanisms : FERMIMechanisms
+
+        Raises
+        ------
+        ValueError
+            Naming ``clip_norm``, ``dual_clip_norm`` or ``noise_multiplier``
+            (see :class:`~sklearn_dpfair.privacy.GaussianMechanism`).
+        """
+        return cls.build(
+            noise,
+            math.inf if clip_norm is None else float(clip_norm),
+            math.inf if dual_clip_norm is None else float(dual_clip_norm),
+            max(int(n_candidates), 1),
+        )
+
 
 def histogram_mechanism(noise):
     """The Gaussian histogram of the (block, group) cell counts.

@@ -98,6 +98,7 @@ from ._smoothed_loss import smoothed_loss
 
 __all__ = [
     "ONE_PASS_SOLVERS",
+    "RHO_RANGE",
     "HeavyTailConfig",
     "HeavyTailFit",
     "HeavyTailSetup",
@@ -610,6 +611,18 @@ def runs_dpsgd(config):
     return solver_runs_dpsgd(config.solver, config.penalty)
 
 
+#: The finite zCDP budgets ``zcdp_budget`` takes (the deprecated ``rho=``).
+#: Far outside it the quantities derived from rho leave float64: a part's
+#: noise multiplier ``1 / sqrt(2 rho_part)`` (Bun and Steinke, Prop. 1.6)
+#: has a square that overflows below rho ~ 1e-308, and dp-accounting's RDP
+#: conversion of ``ZCDpEvent(rho)`` (``rho * alpha`` over its orders)
+#: overflows above rho ~ 1e305. 1e-100 is epsilon ~ 1e-95 and 1e38 epsilon
+#: ~ 2e37, both far beyond any meaningful budget, with every share of a
+#: split still a normal float; 1e38 is below float32's largest value, so a
+#: float32 rho is compared with it without an overflowing cast.
+RHO_RANGE = (1e-100, 1e38)
+
+
 def zcdp_budget(rho, delta, *, caveats=()):
     """The (epsilon, delta) budget that ``rho``-zCDP certifies, split in ``rho``.
 
@@ -618,7 +631,7 @@ def zcdp_budget(rho, delta, *, caveats=()):
     ``delta``, and :meth:`~sklearn_dpfair.privacy.PrivacyBudget.split`
     hands out shares of ``rho`` itself (its accountant's unit), so a fit
     planned in ``rho`` is unchanged. ``rho = inf`` is the non-private
-    budget.
+    budget; a finite ``rho`` outside :data:`RHO_RANGE` raises ValueError.
 
     Examples
     --------
@@ -627,6 +640,12 @@ def zcdp_budget(rho, delta, *, caveats=()):
     >>> budget.split({"optimizer": 1.0})["optimizer"].rho
     0.05
     """
+    if not (math.isinf(rho) or RHO_RANGE[0] <= rho <= RHO_RANGE[1]):
+        raise ValueError(
+            f"rho must be in [{RHO_RANGE[0]:g}, {RHO_RANGE[1]:g}] or inf, "
+            f"got {rho!r}: the noise multipliers and the epsilon derived from "
+            "it overflow float64 beyond that range."
+        )
     if math.isinf(rho):
         return PrivacyBudget(
             math.inf, delta, ZCDP_ACCOUNTANT, caveats=tuple(caveats), rho=math.inf

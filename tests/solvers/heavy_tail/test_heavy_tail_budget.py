@@ -127,3 +127,15 @@ def test_fit_and_plan_share_one_setup(monkeypatch):
     reg.fit(X, y)
     assert calls == [X.shape, X.shape]
     assert plan.dp_event == reg.dp_event_
+
+
+@pytest.mark.parametrize("rho", [1e-320, 1e-101, 1e39, 1e308])
+def test_zcdp_budget_refuses_rho_whose_noise_or_epsilon_overflows(rho):
+    with pytest.raises(ValueError, match=r"rho must be in \[1e-100, 1e\+38\]"):
+        zcdp_budget(rho, 1e-5)
+
+
+def test_zcdp_budget_keeps_the_ends_of_its_range():
+    for rho in (1e-100, 1e38):
+        assert zcdp_budget(rho, 1e-5).split({"all": 1.0})["all"].rho == rho
+    assert math.isinf(zcdp_budget(math.inf, 1e-5).epsilon)
