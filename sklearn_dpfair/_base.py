@@ -41,6 +41,7 @@ __all__ = [
     "PRIVACY_PARAMETER_CONSTRAINTS",
     "CLIP_NORM_CONSTRAINT",
     "RANDOM_STATE_CONSTRAINT",
+    "SEED_CONSTRAINT",
     "LinearClassifierMixin",
     "LinearRegressorMixin",
     "PrivateEstimatorMixin",
@@ -54,7 +55,6 @@ __all__ = [
 MIN_CLIP_NORM = 1e-300
 #: The constraint of a ``clip_norm`` parameter.
 CLIP_NORM_CONSTRAINT = Interval(Real, MIN_CLIP_NORM, None, closed="left")
-
 
 
 class _SeedInterval(Interval):
@@ -83,6 +83,9 @@ RANDOM_STATE_CONSTRAINT = [
     np.random.Generator,
     None,
 ]
+#: An int seed >= 0 of any size, bools refused (a meta-estimator's
+#: ``random_state``, from which it seeds its parts).
+SEED_CONSTRAINT = _SeedInterval(Integral, 0, None, closed="left")
 
 #: Ledger entries of the checked fit running in this context (a list of
 #: ``(ledger, kwargs)``), or None outside one: a fit's entries are recorded

@@ -293,6 +293,14 @@ def _with_random_state(name, random_state):
         return DPStandardScaler([(-1.0, 1.0)] * 3, random_state=random_state)
     if name == "PrivateMetricFrame":
         return PrivateMetricFrame([0, 1], random_state=random_state)
+    if name == "PrivateHyperparameterSearch":
+        from sklearn_dpfair.linear_model import DPLogisticRegression
+        from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
+
+        return PrivateHyperparameterSearch(
+            DPLogisticRegression(classes=[0, 1]), {"alpha": [0.0, 0.1]},
+            random_state=random_state,
+        )
     return dict(all_estimators())[name](random_state=random_state)
 
 
@@ -305,9 +313,11 @@ def _with_random_state(name, random_state):
         "FERMIClassifier",
         "HeavyTailDPRegressor",
         "SemiDPLinearRegression",
+        "SemiLocalDPLinearRegression",
         "DPMLPClassifier",
         "DPStandardScaler",
         "PrivateMetricFrame",
+        "PrivateHyperparameterSearch",
     ],
 )
 def test_a_bool_random_state_is_refused_by_parameter_validation(name, value):

@@ -8,7 +8,12 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._base import CLIP_NORM_CONSTRAINT, LinearRegressorMixin, PrivateEstimatorMixin
+from .._base import (
+    CLIP_NORM_CONSTRAINT,
+    RANDOM_STATE_CONSTRAINT,
+    LinearRegressorMixin,
+    PrivateEstimatorMixin,
+)
 from .._solvers._progress import progress_printer
 from .._solvers.semi_dp._local import (
     LocalParams,
@@ -224,7 +229,7 @@ default=None
         "public_gradient": [StrOptions({"clip", "rescale", "raw"})],
         "fit_intercept": ["boolean"],
         "public_ridge": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-        "random_state": ["random_state", np.random.Generator],
+        "random_state": RANDOM_STATE_CONSTRAINT,
         "feature_scaling": [StrOptions({"auto"}), None],
         "feature_bounds": ["array-like", None],
         "verbose": ["verbose"],

@@ -31,7 +31,7 @@ from sklearn.utils.metadata_routing import (
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import PrivateEstimatorMixin
+from .._base import SEED_CONSTRAINT, PrivateEstimatorMixin
 from ..fairness import encode_sensitive_features
 from ..fairness._sensitive import sensitive_columns_frame
 from ..pipeline import PrivatePipeline
@@ -406,7 +406,7 @@ class PrivateHyperparameterSearch(
         "score_budget_share": [Interval(Real, 0, 1, closed="right")],
         "groups": ["array-like", None],
         "accountant": [StrOptions({"rdp"}), PrivacyLedger],
-        "random_state": [Interval(Integral, 0, None, closed="left"), None],
+        "random_state": [SEED_CONSTRAINT, None],
         "n_jobs": [Integral, None],
     }
 
