@@ -577,7 +577,10 @@ class FERMIClassifier(_BaseFERMI):
         ``equalized_odds_difference``, or the true-positive-rate difference)
         is at most the bound. The search solves a path of weights (the
         doublings to ``40 * tol``, 0 and the bisections to ``10 * tol``,
-        the chosen one then polished to ``tol``; 0, then
+        the chosen one then polished to ``tol``, unless its polished model
+        is over the bound or more than 0.002 less accurate on the training
+        data than the path's, which is then kept, with a
+        ``ConvergenceWarning``; 0, then
         doubling from 1/2 to ``max_fairness_weight``
         until the bound is met, then 4 bisections), warm-starting each from
         the previous one, and stops doubling early once a feasible model is

@@ -277,8 +277,8 @@ _NOT_CONVERGED_REMEDY = {
     "unpolished": (
         "The returned model is the weight path's solution at that weight, "
         "solved to {path_tol:g}: polishing it to tol made it worse for "
-        "disparity_bound (over the bound, less accurate on the training "
-        "data, or of a larger training disparity). Fit "
+        "disparity_bound (over the bound, more than 0.002 less accurate on "
+        "the training data, or of a larger training disparity). Fit "
         "fairness_weight={lam:g} without disparity_bound for a model solved "
         "to tol."
     ),
@@ -321,14 +321,15 @@ def _not_converged(
     """
     stat = extra["stationarity"]
     bounded = weight_n_iter is not None
-    if name != "FERMIClassifier":
+    if unpolished:
+        # Either estimator: no limit was hit, the path's model was kept.
+        cause = "unpolished" if polished else "not_polished"
+    elif name != "FERMIClassifier":
         cause = name
     elif at_limit:
         cause = "limit"
     elif not stat < _LARGEST_STATIONARITY:
         cause = "overflow"
-    elif unpolished:
-        cause = "unpolished" if polished else "not_polished"
     elif params.hidden_layer_sizes and params.activation == "relu":
         cause = "non_smooth"
     else:
