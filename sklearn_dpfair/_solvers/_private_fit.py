@@ -691,6 +691,8 @@ def output_perturbation_setup(
     planned = (n_samples, n_features, params, budget, dtype, scaling)
     if budget.delta == 0:
         n_params = (n_features + 1) * loss.n_outputs
+        if not math.isfinite(math.sqrt(n_params) * sensitivity / budget.epsilon):
+            raise overflow  # the Laplace scale, l1 sensitivity / epsilon
         mechanism = budget.laplace(math.sqrt(n_params) * sensitivity)
         record = budget.account(
             mechanism,

@@ -187,8 +187,9 @@ def test_a_sensitivity_that_overflows_is_refused_before_the_data():
     kw = dict(solver="output-perturbation", classes=[0, 1], feature_norm_bound=5.0)
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(40, 2)), rng.integers(0, 2, 40)
-    for tol in (1e308, 8e307):  # the sensitivity, or only the noise, overflows
-        est = DPLogisticRegression(alpha=0.1, tol=tol, **kw)
+    cases = [(1e308, 1e-5), (8e307, 1e-5), (8e307, 0.0)]  # Gaussian, Laplace
+    for tol, delta in cases:  # the sensitivity, or only the noise, overflows
+        est = DPLogisticRegression(alpha=0.1, tol=tol, delta=delta, **kw)
         with pytest.raises(ValueError, match=r"^tol or alpha makes .* overflow"):
             est.privacy_plan(40, 2)
         with pytest.raises(ValueError, match=r"^tol or alpha makes .* overflow"):
