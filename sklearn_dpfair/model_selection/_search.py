@@ -223,7 +223,7 @@ class PrivateHyperparameterSearch(
         at once the number of candidates) but leave less budget to each run
         (the selection's cost grows like ``log(n_runs)``). A mean whose
         number of runs cannot be drawn from the accounted distribution in
-        float64 (above about 1e7 with the logarithmic one) is refused
+        float64 (above about 5.7e5 with the logarithmic one) is refused
         before any row is read.
     runs_distribution : {"logarithmic", "geometric"} or float, default="logarithmic"
         Shape ``eta >= 0`` of the truncated negative binomial number of runs

@@ -128,8 +128,8 @@ def check_number_of_runs(mean, shape, *, names=("mean", "shape")):
     Refused, from these public parameters alone (before any row is read):
     a gamma that float64 cannot resolve to that mean (an extreme ``eta``),
     a logarithmic distribution whose sampler's parameter ``1 - gamma``
-    rounds gamma by more than that tolerance (means above about 1e7), and
-    a negative binomial that numpy's sampler refuses.
+    can round gamma by more than that tolerance (means above about 5.7e5),
+    and a negative binomial that numpy's sampler refuses.
 
     Parameters
     ----------
@@ -179,9 +179,11 @@ def check_number_of_runs(mean, shape, *, names=("mean", "shape")):
         )
     if shape == 0:
         # numpy's logarithmic series takes 1 - gamma, whose rounding samples
-        # gamma' = 1 - fl(1 - gamma): once gamma is near float64's epsilon,
-        # a distribution of another mean (or none: 1 - gamma == 1).
-        if abs((1.0 - (1.0 - gamma)) - gamma) > _GAMMA_RTOL * gamma:
+        # gamma' = 1 - fl(1 - gamma), off by up to 2**-53 (half an ulp of
+        # 1): a distribution of another mean (or none: 1 - gamma == 1).
+        # Refused wherever that can exceed the tolerance (a monotone cut,
+        # not the luck of one mean's rounding): means above about 5.7e5.
+        if gamma < 2.0**-53 / _GAMMA_RTOL:
             raise ValueError(
                 f"{given}: so many runs on average cannot be drawn from the "
                 "logarithmic distribution the selection is accounted with (its "

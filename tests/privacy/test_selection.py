@@ -127,9 +127,17 @@ def test_runs_that_cannot_be_drawn_as_accounted_are_refused():
         check_number_of_runs(1e30, 1.0)
     with pytest.raises(ValueError, match="no float64 gamma"):
         check_number_of_runs(4.0, 1e300)
+    # The logarithmic distribution is refused from one mean on (about 5.7e5,
+    # where 1 - gamma can round gamma by the tolerance), not by the luck of
+    # each mean's rounding (3e6 was refused, 6.45e7 accepted).
+    for mean in (6e5, 3e6, 6.45e7, 1e8):
+        with pytest.raises(ValueError, match="logarithmic distribution"):
+            check_number_of_runs(mean, 0.0)
     # The usual ones are drawn with the gamma they always had.
-    for mean in (1.3, 4.0, 1e3, 1e6):
+    for mean in (1.3, 4.0, 1e3, 5e5, 1e6):
         for shape in (0.0, 0.5, 1.0, 2.0):
+            if shape == 0.0 and mean > 5.7e5:
+                continue
             gamma = truncated_negative_binomial_gamma(mean, shape)
             assert check_number_of_runs(mean, shape) == gamma
 
