@@ -44,6 +44,7 @@ __all__ = [
     "check_noise_multiplier",
     "check_rho",
     "composed_event",
+    "composed_gaussian_scale",
     "epsilon_of",
     "exponential_mechanism_event",
     "exponential_mechanism_rho",
@@ -587,6 +588,14 @@ def epsilon_of(event, delta, accountant="rdp"):
 
 def _accountant_epsilon(event, delta, accountant):
     """dp-accounting's epsilon of ``event`` at ``delta`` (memoized)."""
+    # A self-composition of one release is that release: both accountants
+    # multiply the count through, so the answer is the same to the bit. One
+    # cache entry serves both spellings, so that a calibration (which reads
+    # noisy_sgd_event(sigma, 1.0, 1)) and the record of its one Gaussian
+    # (gaussian_event(sigma)) build one PLD, not two (~2 s each at the
+    # calibration's floor).
+    while isinstance(event, dp_accounting.SelfComposedDpEvent) and event.count == 1:
+        event = event.event
     try:
         return _epsilon_of_cached(event, float(delta), accountant)
     except TypeError:
@@ -849,6 +858,64 @@ def _gaussian_scale(event, count, sampled):
         return math.inf
     # Under sampling the PLD of one step is built, then self-composed.
     return _gaussian_scale(inner, 1, sampled)
+
+
+def composed_gaussian_scale(event):
+    """Scale of the one Gaussian that ``event`` composes to, or None.
+
+    ``count`` releases of Gaussian noise ``z_i`` (in units of the
+    sensitivity, read under add/remove, none of them sampled) are together
+    exactly one Gaussian release of scale ``(sum 1 / z_i^2)^(-1/2)``: the
+    privacy loss of each is Gaussian, and their sum is Gaussian (Dong, Roth
+    and Su 2022, Corollary 3.3: ``mu``-GDP composes as
+    ``sqrt(sum mu_i^2)``). For such an event the analytic Gaussian mechanism
+    (Balle and Wang 2018) gives its exact epsilon, which dp-accounting's
+    pessimistic PLD only bounds from above.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+
+    Returns
+    -------
+    scale : float or None
+        None when ``event`` holds anything but Gaussian releases of finite
+        positive noise (a sampled or non-private release, another
+        mechanism, a local randomizer's message) or no release at all.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._accounting import (
+    ...     composed_gaussian_scale, noisy_sgd_event)
+    >>> composed_gaussian_scale(noisy_sgd_event(2.0, 1.0, 4))
+    1.0
+    >>> composed_gaussian_scale(noisy_sgd_event(2.0, 0.5, 4)) is None
+    True
+    """
+    precision = _gaussian_precision(event)
+    if precision is None or not 0 < precision < math.inf:
+        return None
+    return 1.0 / math.sqrt(precision)
+
+
+def _gaussian_precision(event):
+    """``sum count / z^2`` over the Gaussians of ``event``; None if it holds others."""
+    if isinstance(event, dp_accounting.NoOpDpEvent):
+        return 0.0
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        z = event.noise_multiplier
+        # A product, not z**-2, which raises on over- and underflow.
+        return (1.0 / z) * (1.0 / z) if z > 0 else None
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        inner = _gaussian_precision(event.event)
+        if inner is None or event.count == 0:
+            return None if inner is None else 0.0
+        # A count beyond the float range (float() would raise) reads as 2^1000.
+        return inner * float(min(event.count, 2**1000))
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        parts = [_gaussian_precision(e) for e in event.events]
+        return None if any(p is None for p in parts) else math.fsum(parts)
+    return None
 
 
 def _overflow_message(event, accountant):

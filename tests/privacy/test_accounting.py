@@ -365,3 +365,41 @@ def test_the_pld_of_a_small_scale_laplace_is_not_built(no_wide_laplace_pld):
     with pytest.raises(ValueError, match="Laplace.*accountant='rdp'"):
         epsilon_of(nested, 1e-5, "pld")
     assert epsilon_of(nested, 1e-5, "rdp") > 2000.0
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+def test_one_release_and_its_self_composition_of_one_share_a_cache_entry(accountant):
+    # A calibration reads noisy_sgd_event(sigma, 1.0, 1) and the record of the
+    # fit gaussian_event(sigma): the same mechanism, whose PLD (~1 s at the
+    # calibration's floor) was built twice.
+    from sklearn_dpfair.privacy import _accounting
+
+    _accounting._epsilon_of_cached.cache_clear()
+    once = epsilon_of(noisy_sgd_event(2.5, 1.0, 1), 1e-5, accountant)
+    assert epsilon_of(gaussian_event(2.5), 1e-5, accountant) == once
+    info = _accounting._epsilon_of_cached.cache_info()
+    assert (info.misses, info.hits) == (1, 1)
+    # The same answer to the bit as dp-accounting's for each spelling.
+    fresh = _accounting._epsilon_of_cached.__wrapped__
+    step = dp_accounting.GaussianDpEvent(2.5)
+    single = dp_accounting.SelfComposedDpEvent(step, 1)
+    assert fresh(single, 1e-5, accountant) == fresh(step, 1e-5, accountant) == once
+
+
+def test_composed_gaussian_scale_is_that_of_the_one_gaussian_they_make():
+    from sklearn_dpfair.privacy._accounting import composed_gaussian_scale
+
+    # 1/z^2 adds up: (1/4 + 3/16 + 9/16)^(-1/2) = 1.
+    event = composed_event(
+        [gaussian_event(2.0), noisy_sgd_event(4.0, 1.0, 3), gaussian_event(4.0 / 3)]
+    )
+    assert composed_gaussian_scale(event) == pytest.approx(1.0, rel=1e-12)
+    assert composed_gaussian_scale(gaussian_event(1e-200)) is None  # 1/z^2 = inf
+    assert composed_gaussian_scale(gaussian_event(1e200)) is None  # 1/z^2 = 0
+    for other in [
+        noisy_sgd_event(1.0, 0.5, 2),
+        composed_event([gaussian_event(1.0), laplace_event(1.0)]),
+        non_private_event(),
+        gaussian_event(0.0),
+    ]:
+        assert composed_gaussian_scale(other) is None

@@ -215,3 +215,114 @@ def test_a_nan_epsilon_never_counts_as_within_budget(monkeypatch):
     sigma = calibrate_noise(gaussian_event, 1.0, 1e-5, "rdp")
     assert sigma >= 2.0
     assert accountant(gaussian_event(sigma), 1e-5, "rdp") <= 1.0
+
+
+def _exact_gaussian_epsilon(scale, delta):
+    """Exact epsilon of one Gaussian of ``scale`` (Balle and Wang 2018), bisected."""
+    from sklearn_dpfair.privacy._calibration import _analytic_gaussian_delta
+
+    if _analytic_gaussian_delta(0.0, scale) <= delta:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while _analytic_gaussian_delta(hi, scale) > delta:
+        lo, hi = hi, 2 * hi
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        above = _analytic_gaussian_delta(mid, scale) > delta
+        lo, hi = (mid, hi) if above else (lo, mid)
+    return hi
+
+
+@pytest.fixture
+def exact_pld(monkeypatch):
+    """A fast stand-in for the PLD accountant of unsampled Gaussians.
+
+    It answers the exact epsilon (just above it, as the pessimistic PLD
+    does) and records the PLD scale of every probe, for tests of the
+    search itself; dp-accounting builds PLDs of scale 0.1 in ~14 s.
+    """
+    import sklearn_dpfair.privacy._calibration as calibration
+    from sklearn_dpfair.privacy._accounting import (
+        composed_gaussian_scale,
+        pld_gaussian_scale,
+    )
+
+    probed = []
+
+    def accountant(event, delta, accountant="rdp"):
+        if accountant != "pld":
+            return epsilon_of(event, delta, accountant)
+        probed.append(pld_gaussian_scale(event))
+        exact = _exact_gaussian_epsilon(composed_gaussian_scale(event), delta)
+        return exact * (1 + 1e-7)
+
+    monkeypatch.setattr(calibration, "epsilon_of", accountant)
+    return probed
+
+
+@pytest.mark.parametrize("epsilon", [100.0, 1e30, 1e308])
+@pytest.mark.parametrize("steps", [1, 100])
+def test_a_pld_budget_beyond_the_floor_builds_one_pld_at_the_floor(
+    exact_pld, epsilon, steps
+):
+    # One Gaussian at epsilon = 100 probed sigma = 1 then 0.1, whose PLD
+    # took 15-50 s (and again in the fit's record): the floor of unsampled
+    # Gaussians is the PLD scale 0.15 (epsilon ~ 50 at delta = 1e-5), which
+    # the analytic Gaussian shows to meet such budgets before any PLD: one
+    # PLD is built, at the floor.
+    sigma = calibrate_noise_multiplier.__wrapped__(epsilon, 1e-5, 1.0, steps, "pld")
+    # The first point of the search's lattice exp(k * 1e-4) at the floor.
+    assert 0.15 <= sigma / math.sqrt(steps) < 0.15 * math.exp(1e-4)
+    assert exact_pld == [pytest.approx(sigma / math.sqrt(steps), rel=1e-12)]
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 1e-3, 1e-12])
+def test_a_pld_budget_at_a_large_delta_is_searched_next_to_its_answer(
+    exact_pld, epsilon
+):
+    # At delta = 0.5 one Gaussian of sigma = 1 has epsilon 0: its -inf
+    # secant step went to the floor (sigma = 0.1, a grid of 14 s) and
+    # bounced between 0.1 and 2 for twelve steps. The search restarts at
+    # the analytic Gaussian's answer and probes a few sigmas next to it.
+    sigma = calibrate_noise_multiplier.__wrapped__(epsilon, 0.5, 1.0, 1, "pld")
+    assert min(exact_pld) >= 0.15 and len(set(exact_pld)) <= 5
+    exact = _exact_gaussian_epsilon(sigma, 0.5) * (1 + 1e-7)
+    assert exact <= epsilon
+    assert _exact_gaussian_epsilon(sigma * math.exp(-2e-4), 0.5) > epsilon
+
+
+def test_nearby_budgets_at_a_large_delta_probe_the_same_sigmas(exact_pld):
+    # A private selection lowers its runs' budget step by step (delta = 0.5
+    # took it ~25 calibrations down to epsilon 1e-17): their searches walk
+    # one lattice of sigmas, so the memoized accountant builds each PLD once.
+    sigmas = {
+        calibrate_noise_multiplier.__wrapped__(epsilon, 0.5, 1.0, 1, "pld")
+        for epsilon in [1e-6, 1e-8, 1e-10, 1e-12, 1e-17]
+    }
+    assert len(sigmas) == 1 and min(exact_pld) >= 0.15
+    assert len(set(exact_pld)) <= 4
+
+
+def test_a_numpy_scalar_budget_is_calibrated_as_the_float_it_holds(exact_pld):
+    # NumPy 2 would carry a np.float32's precision through the analytic
+    # Gaussian's arithmetic; the budget is read as the Python float it holds.
+    import numpy as np
+
+    epsilon, delta = np.float32(0.3), np.float32(0.5)
+    as_float = calibrate_noise(gaussian_event, float(epsilon), float(delta), "pld")
+    assert calibrate_noise(gaussian_event, epsilon, delta, "pld") == as_float
+
+
+@pytest.mark.parametrize(
+    "epsilon, delta, sigma",
+    [
+        (1.0, 1e-5, 3.730631646686442),
+        (0.05, 1e-3, 30.010328840865835),
+        (0.2, 1e-10, 27.722364376467155),
+    ],
+)
+def test_the_pld_calibration_of_ordinary_budgets_keeps_its_sigma(epsilon, delta, sigma):
+    # Recorded fits and benchmarks keep their noise to the last bit: at
+    # ordinary budgets the search runs from sigma = 1 as it always has.
+    calibrate = calibrate_noise_multiplier.__wrapped__
+    assert calibrate(epsilon, delta, 1.0, 1, "pld") == sigma
