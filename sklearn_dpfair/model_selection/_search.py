@@ -1432,13 +1432,7 @@ def _score_noise_multiplier(run_epsilon, delta, share):
     # float: a float32 share would make the product below float32, which
     # underflows to 0 from about 1e-45.
     share = float(share)
-    if math.isinf(1.0 / delta):
-        # log(1 / delta) of a subnormal delta overflows (inf - inf: NaN);
-        # -log(delta) is the same, finite term.
-        log_term = -math.log(delta)
-        rho = (math.sqrt(log_term + run_epsilon) - math.sqrt(log_term)) ** 2
-    else:
-        rho = rho_for_epsilon_simple(run_epsilon, delta)
+    rho = rho_for_epsilon_simple(run_epsilon, delta)
     scale = 2.0 * share * rho
     noise = 1.0 / math.sqrt(scale) if scale > 0 else math.inf
     if not noise <= _MAX_SCORE_NOISE_MULTIPLIER:

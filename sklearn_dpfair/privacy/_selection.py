@@ -51,6 +51,18 @@ _RTOL, _LOG_XTOL, _MAX_EVALUATIONS = 0.01, 1e-4, 40
 _GAMMA_RTOL = 1e-9
 
 
+def _shape_over_acceptance(shape, log_gamma):
+    """``eta / (1 - gamma^eta)`` without underflow, for a tiny ``eta`` (or gamma).
+
+    With ``x = eta log(gamma)`` it is ``(x / expm1(x)) / -log(gamma)``,
+    which tends to the logarithmic distribution's ``1 / -log(gamma)`` as
+    ``eta -> 0``, where ``1 - gamma^eta`` (and ``eta``) underflow.
+    """
+    x = shape * log_gamma
+    ratio = 1.0 if x == 0 else x / math.expm1(x)
+    return ratio / -log_gamma
+
+
 def _mean_of(gamma, shape):
     """Mean of ``D_{eta, gamma}`` (Papernot and Steinke 2022, Section 2)."""
     if shape == 0:
@@ -60,12 +72,8 @@ def _mean_of(gamma, shape):
     if denominator >= sys.float_info.min:
         return shape * (1 - gamma) / denominator
     # A tiny eta (or gamma) underflows gamma (1 - gamma^eta) to 0 (a
-    # subnormal first): with x = eta log(gamma), eta / (1 - gamma^eta) is
-    # (x / expm1(x)) / -log(gamma), which tends to the logarithmic
-    # distribution's 1 / -log(gamma) as eta -> 0 and has no underflow.
-    x = shape * log_gamma
-    ratio = 1.0 if x == 0 else x / math.expm1(x)
-    return (1 - gamma) / gamma * ratio / -log_gamma
+    # subnormal first).
+    return (1 - gamma) / gamma * _shape_over_acceptance(shape, log_gamma)
 
 
 def truncated_negative_binomial_gamma(mean, shape):
@@ -267,10 +275,12 @@ def _inverted_number_of_runs(shape, gamma, accept, rng):
         p = shape * (1.0 - gamma) * math.exp(x) / accept
     else:
         # A tiny eta makes accept = 1 - gamma^eta (and eta (1 - gamma))
-        # subnormal or 0: eta / accept is (x / expm1(x)) / -log(gamma), which
-        # tends to the logarithmic distribution's P(K = 1) as eta -> 0.
-        ratio = 1.0 if x == 0 else x / math.expm1(x)
-        p = (1.0 - gamma) * math.exp(x) * ratio / -math.log(gamma)
+        # subnormal or 0: P(K = 1) tends to the logarithmic distribution's.
+        p = (
+            (1.0 - gamma)
+            * math.exp(x)
+            * _shape_over_acceptance(shape, math.log(gamma))
+        )
     cdf = p
     while u > cdf:
         p *= (1.0 - gamma) * (k + shape) / (k + 1)

@@ -69,7 +69,10 @@ def rho_for_epsilon_simple(epsilon, delta):
     """
     if math.isinf(epsilon):
         return math.inf
-    log_term = math.log(1.0 / delta)
+    inverse = 1.0 / delta
+    # -log(delta) where 1 / delta overflows (a subnormal delta): the same,
+    # finite term, where log(inf) would make the difference below inf - inf.
+    log_term = math.log(inverse) if math.isfinite(inverse) else -math.log(delta)
     return (math.sqrt(log_term + epsilon) - math.sqrt(log_term)) ** 2
 
 
