@@ -17,6 +17,7 @@ from ..privacy._accounting import gaussian_event
 from ..privacy._random import check_noise_generator
 from ..privacy._record import NON_PRIVATE_LIMIT, PrivacyRecord, plain_language
 from ..utils._dask import refuse_dask_input
+from ..utils._numeric import MAX_FLOAT64_ENTRIES
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import check_delta_for_n, one_per_row
 from ._confusion import (
@@ -465,7 +466,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         fit before any row is read, rather than by numpy after the release.
         """
         n_values = self.n_boot * len(self._check_groups()) * len(CELLS)
-        if n_values > np.iinfo(np.intp).max // np.dtype(np.float64).itemsize:
+        if n_values > MAX_FLOAT64_ENTRIES:
             raise ValueError(
                 f"n_boot={self.n_boot} is too large: its replicates of the "
                 "declared groups' confusion counts would not fit in one numpy "

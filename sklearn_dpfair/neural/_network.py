@@ -66,10 +66,10 @@ from ..utils._array_api import (
     from_host,
     to_numpy,
 )
+from ..utils._numeric import MAX_FLOAT64_ENTRIES
 
 __all__ = [
     "ACTIVATIONS",
-    "MAX_NETWORK_PARAMETERS",
     "backward",
     "check_hidden_layer_sizes",
     "clip_factors",
@@ -86,11 +86,6 @@ __all__ = [
 #: The hidden-layer activations, scikit-learn's ``MLPClassifier`` names.
 ACTIVATIONS = ("identity", "logistic", "tanh", "relu")
 
-#: The most float64 values one numpy array holds (its size in bytes is an
-#: intp): a network's flattened parameters (and so every weight matrix)
-#: must fit in one.
-MAX_NETWORK_PARAMETERS = np.iinfo(np.intp).max // np.dtype(np.float64).itemsize
-
 
 def check_hidden_layer_sizes(hidden_layer_sizes):
     """``hidden_layer_sizes`` as a tuple of positive ints (``()``: no hidden layer).
@@ -99,7 +94,8 @@ def check_hidden_layer_sizes(hidden_layer_sizes):
     widths are public, so they are refused here, before any data are read,
     when even the smallest network they make (one feature, one output) has
     more parameters than one float64 numpy array holds
-    (:data:`MAX_NETWORK_PARAMETERS`, about ``1.15e18``): its weights could
+    (:data:`~sklearn_dpfair.utils._numeric.MAX_FLOAT64_ENTRIES`, about
+    ``1.15e18``): its weights could
     not be allocated whatever the data (:func:`layer_sizes` checks the
     network of the actual numbers of features and outputs).
 
@@ -140,12 +136,12 @@ def check_hidden_layer_sizes(hidden_layer_sizes):
 def _check_network_fits(sizes, hidden_layer_sizes):
     # Python ints: the count of a network of absurd widths (10**30) is exact,
     # and compared before numpy sees any shape.
-    if n_parameters(sizes) > MAX_NETWORK_PARAMETERS:
+    if n_parameters(sizes) > MAX_FLOAT64_ENTRIES:
         raise ValueError(
             f"hidden_layer_sizes={hidden_layer_sizes!r} is too large: with "
             f"{sizes[0]} input column(s) and {sizes[-1]} output(s) the network "
             "has more parameters than one float64 numpy array holds "
-            f"({MAX_NETWORK_PARAMETERS}). Pass smaller widths."
+            f"({MAX_FLOAT64_ENTRIES}). Pass smaller widths."
         )
 
 
@@ -157,7 +153,7 @@ def layer_sizes(n_features, hidden_layer_sizes, n_outputs, *, check=True):
     ValueError
         Naming ``hidden_layer_sizes``, unless ``check=False``: when the
         network has more parameters than one float64 numpy array holds
-        (:data:`MAX_NETWORK_PARAMETERS`).
+        (:data:`~sklearn_dpfair.utils._numeric.MAX_FLOAT64_ENTRIES`).
 
     Examples
     --------

@@ -23,7 +23,7 @@ from ..privacy._record import NON_PRIVATE_LIMIT
 from ..privacy._weights import counted_weights
 from ..utils._array_api import host_input
 from ..utils._dask import refuse_dask_input
-from ..utils._numeric import public_float
+from ..utils._numeric import MAX_FLOAT64_ENTRIES, public_float
 from ..utils._sklearn_compat import Interval, StrOptions
 from ..utils._validation import (
     check_delta_for_n,
@@ -35,12 +35,6 @@ from ._plan import plan_releases
 from ._quantiles import FENCE_DRAWS, check_fence_levels, column_edges, private_fences
 
 __all__ = ["PrivateTransformerMixin"]
-
-#: The most float64 entries one numpy array can hold: numpy refuses an
-#: array of more bytes than its index type counts ("array is too big",
-#: "Maximum allowed size exceeded"). The public cap of the transformers'
-#: size parameters (:func:`check_array_entries`).
-MAX_ARRAY_ENTRIES = np.iinfo(np.intp).max // np.dtype(np.float64).itemsize
 
 #: What ``bounds="auto"`` releases at ``epsilon=inf``
 #: (:func:`~._quantiles.private_fences` without privacy).
@@ -367,7 +361,8 @@ def check_array_entries(n_entries, names, what):
     Raises
     ------
     ValueError
-        If ``n_entries`` exceeds :data:`MAX_ARRAY_ENTRIES`.
+        If ``n_entries`` exceeds
+        :data:`~sklearn_dpfair.utils._numeric.MAX_FLOAT64_ENTRIES`.
 
     Examples
     --------
@@ -378,12 +373,12 @@ def check_array_entries(n_entries, names, what):
     ...
     ValueError: n_bins=1000000000000000000000000000000 is too large: ...
     """
-    if n_entries > MAX_ARRAY_ENTRIES:
+    if n_entries > MAX_FLOAT64_ENTRIES:
         given = ", ".join(f"{name}={value}" for name, value in names.items())
         verb = "is" if len(names) == 1 else "are"
         raise ValueError(
             f"{given} {verb} too large: {what} would not fit in one numpy "
-            f"array (at most {MAX_ARRAY_ENTRIES} floats)."
+            f"array (at most {MAX_FLOAT64_ENTRIES} floats)."
         )
 
 

@@ -8,11 +8,18 @@ from numbers import Real
 import numpy as np
 
 __all__ = [
+    "MAX_FLOAT64_ENTRIES",
     "SQRT_SMALLEST_NORMAL",
     "constant_columns",
     "power_of_two_magnitudes",
     "public_float",
 ]
+
+#: The most float64 values one numpy array holds: numpy refuses an array
+#: of more bytes than its index type (intp) counts ("array is too big",
+#: "Maximum allowed size exceeded"). Public size parameters whose arrays
+#: would exceed it are refused before any data are read.
+MAX_FLOAT64_ENTRIES = np.iinfo(np.intp).max // np.dtype(np.float64).itemsize
 
 #: The least float64 whose square is a normal number (about 1.49e-154): a
 #: norm, spread or scale below it squares into the subnormals or to 0.

@@ -276,12 +276,12 @@ def test_widths_no_numpy_array_holds_are_refused_before_any_data(sizes):
 
 
 def test_layer_sizes_refuses_the_network_of_the_actual_inputs():
-    from sklearn_dpfair.neural._network import MAX_NETWORK_PARAMETERS
+    from sklearn_dpfair.utils._numeric import MAX_FLOAT64_ENTRIES
 
     # One hidden layer of 2**58 units: 3 * 2**58 + 1 parameters with one
     # input and one output, 11 * 2**58 + 2 with ten inputs and two outputs.
     hidden = (2**58,)
-    assert 3 * 2**58 + 1 <= MAX_NETWORK_PARAMETERS < 11 * 2**58 + 2
+    assert 3 * 2**58 + 1 <= MAX_FLOAT64_ENTRIES < 11 * 2**58 + 2
     assert check_hidden_layer_sizes(hidden) == hidden
     assert layer_sizes(1, hidden, 1) == [1, 2**58, 1]
     with pytest.raises(ValueError, match="with 10 input column.* and 2 output"):

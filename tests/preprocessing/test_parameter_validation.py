@@ -22,7 +22,7 @@ from sklearn_dpfair.preprocessing import (
     DPSplineTransformer,
     DPStandardScaler,
 )
-from sklearn_dpfair.preprocessing._base import MAX_ARRAY_ENTRIES
+from sklearn_dpfair.utils._numeric import MAX_FLOAT64_ENTRIES
 
 BOUNDS = (0.0, 100.0)
 
@@ -281,7 +281,7 @@ HUGE_SIZES = [
 
 
 @pytest.mark.parametrize("name, param", HUGE_SIZES)
-@pytest.mark.parametrize("value", [10**30, MAX_ARRAY_ENTRIES + 1])
+@pytest.mark.parametrize("value", [10**30, MAX_FLOAT64_ENTRIES + 1])
 def test_a_size_no_array_can_hold_is_named_by_fit_and_plan(name, param, value):
     # numpy's "Maximum allowed size exceeded" named no parameter, and the
     # plan accepted what the fit refused.
@@ -302,8 +302,8 @@ def test_a_size_no_array_can_hold_is_named_by_fit_and_plan(name, param, value):
     "name, param, size",
     [
         # (n_bins + 1) edges and n_quantiles quantiles: half the cap.
-        ("DPKBinsDiscretizer", "n_bins", MAX_ARRAY_ENTRIES // 2 - 1),
-        ("DPQuantileTransformer", "n_quantiles", MAX_ARRAY_ENTRIES // 2),
+        ("DPKBinsDiscretizer", "n_bins", MAX_FLOAT64_ENTRIES // 2 - 1),
+        ("DPQuantileTransformer", "n_quantiles", MAX_FLOAT64_ENTRIES // 2),
     ],
 )
 def test_the_size_cap_is_of_all_the_columns_together(name, param, size):
