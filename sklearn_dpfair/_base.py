@@ -14,6 +14,7 @@ import contextvars
 import dataclasses
 import functools
 import math
+import sys
 from numbers import Integral, Real
 
 import numpy as np
@@ -40,6 +41,8 @@ from .utils._validation import validate_data
 __all__ = [
     "PRIVACY_PARAMETER_CONSTRAINTS",
     "CLIP_NORM_CONSTRAINT",
+    "DELTA_CONSTRAINT",
+    "EPSILON_CONSTRAINT",
     "RANDOM_STATE_CONSTRAINT",
     "SEED_CONSTRAINT",
     "LinearClassifierMixin",
@@ -87,6 +90,31 @@ RANDOM_STATE_CONSTRAINT = [
 #: ``random_state``, from which it seeds its parts).
 SEED_CONSTRAINT = _SeedInterval(Integral, 0, None, closed="left")
 
+class _BudgetInterval(_SeedInterval):
+    """An :class:`Interval` of privacy budgets that refuses bools and huge ints.
+
+    A Python int beyond the largest float (``epsilon=10**400``) is a
+    :class:`numbers.Real` inside ``(0, inf)``, but the privacy core computes
+    with ``float(epsilon)`` and ``math.isinf(epsilon)``, which raise
+    ``OverflowError`` on it; ``True`` would be read as the budget 1. Refusing
+    both here makes parameter validation, run by ``privacy_plan`` and ``fit``
+    alike before any data is read, name the parameter.
+    """
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, Integral) and abs(int(val)) > sys.float_info.max:
+            return False
+        return super().is_satisfied_by(val)
+
+
+#: The constraint of an ``epsilon`` parameter: a budget in ``(0, inf]``.
+EPSILON_CONSTRAINT = [
+    _BudgetInterval(Real, 0, None, closed="neither"),
+    Options(Real, {math.inf}),
+]
+#: The constraint of a ``delta`` parameter: a probability in ``(0, 1)``.
+DELTA_CONSTRAINT = [_BudgetInterval(Real, 0, 1, closed="neither")]
+
 #: Ledger entries of the checked fit running in this context (a list of
 #: ``(ledger, kwargs)``), or None outside one: a fit's entries are recorded
 #: only once its releases have passed the run-time check
@@ -97,8 +125,8 @@ _PENDING_LEDGER_ENTRIES = contextvars.ContextVar(
 
 #: Constraints of the privacy parameters every private estimator shares.
 PRIVACY_PARAMETER_CONSTRAINTS = {
-    "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {math.inf})],
-    "delta": [Interval(Real, 0, 1, closed="neither")],
+    "epsilon": EPSILON_CONSTRAINT,
+    "delta": DELTA_CONSTRAINT,
     # A PrivacyLedger names its kind and records every fit (cost of tuning).
     "accountant": [StrOptions({"rdp", "pld"}), PrivacyLedger],
     "random_state": RANDOM_STATE_CONSTRAINT,

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import sklearn_dpfair
-
 from sklearn_dpfair._base import LinearClassifierMixin, LinearRegressorMixin
 from sklearn_dpfair.utils.discovery import all_estimators
 
@@ -285,23 +284,38 @@ class _UnreadRows:
         raise AssertionError("the rows were read before a parameter check")
 
 
-def _with_random_state(name, random_state):
+def _with_params(name, **params):
     from sklearn_dpfair.metrics import PrivateMetricFrame
     from sklearn_dpfair.preprocessing import DPStandardScaler
 
     if name == "DPStandardScaler":
-        return DPStandardScaler([(-1.0, 1.0)] * 3, random_state=random_state)
+        return DPStandardScaler([(-1.0, 1.0)] * 3, **params)
     if name == "PrivateMetricFrame":
-        return PrivateMetricFrame([0, 1], random_state=random_state)
+        return PrivateMetricFrame([0, 1], **params)
     if name == "PrivateHyperparameterSearch":
         from sklearn_dpfair.linear_model import DPLogisticRegression
         from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
 
         return PrivateHyperparameterSearch(
-            DPLogisticRegression(classes=[0, 1]), {"alpha": [0.0, 0.1]},
-            random_state=random_state,
+            DPLogisticRegression(classes=[0, 1]), {"alpha": [0.0, 0.1]}, **params
         )
-    return dict(all_estimators())[name](random_state=random_state)
+    return dict(all_estimators())[name](**params)
+
+
+def _fit_unread_rows(estimator):
+    rows = _UnreadRows()
+    if isinstance(estimator, _metric_frame_class()):
+        estimator.fit(rows, rows, sensitive_features=rows)
+    elif type(estimator).__name__ == "DPStandardScaler":
+        estimator.fit(rows)
+    else:
+        estimator.fit(rows, rows)
+
+
+def _metric_frame_class():
+    from sklearn_dpfair.metrics import PrivateMetricFrame
+
+    return PrivateMetricFrame
 
 
 @pytest.mark.parametrize("value", [True, False, np.True_])
@@ -327,18 +341,54 @@ def test_a_bool_random_state_is_refused_by_parameter_validation(name, value):
     # random_state, before any row is read.
     from sklearn.utils._param_validation import InvalidParameterError
 
-    estimator = _with_random_state(name, value)
+    estimator = _with_params(name, random_state=value)
     if hasattr(estimator, "privacy_plan"):
         with pytest.raises(InvalidParameterError, match="'random_state'"):
             estimator.privacy_plan(200, 3)
-    rows = _UnreadRows()
     with pytest.raises(InvalidParameterError, match="'random_state'"):
-        if name == "PrivateMetricFrame":
-            estimator.fit(rows, rows, sensitive_features=rows)
-        elif name == "DPStandardScaler":
-            estimator.fit(rows)
-        else:
-            estimator.fit(rows, rows)
+        _fit_unread_rows(estimator)
+
+
+@pytest.mark.parametrize(
+    "param, value",
+    [
+        pytest.param("epsilon", 10**400, id="epsilon-1e400"),
+        pytest.param("epsilon", -(10**400), id="epsilon--1e400"),
+        ("epsilon", True),
+        ("delta", True),
+        ("delta", np.True_),
+    ],
+)
+@pytest.mark.parametrize(
+    "name",
+    [
+        "DPLogisticRegression",
+        "DPFERMIClassifier",
+        "HeavyTailDPRegressor",
+        "SemiDPLinearRegression",
+        "SemiLocalDPLinearRegression",
+        "DPMLPClassifier",
+        "DPStandardScaler",
+        "PrivateMetricFrame",
+        "PrivateHyperparameterSearch",
+    ],
+)
+def test_a_budget_beyond_floats_or_a_bool_is_refused_naming_it(name, param, value):
+    # An int beyond the largest float is a Real in (0, inf), but the privacy
+    # core's float(epsilon) and math.isinf(epsilon) raise OverflowError on
+    # it, and a bool would be read as the budget 1. Parameter validation
+    # refuses both, naming the parameter, before any row is read.
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    estimator = _with_params(name)
+    if param not in estimator.get_params():
+        pytest.skip(f"{name} has no {param}")
+    estimator.set_params(**{param: value})
+    if hasattr(estimator, "privacy_plan"):
+        with pytest.raises(InvalidParameterError, match=f"'{param}'"):
+            estimator.privacy_plan(200, 3)
+    with pytest.raises(InvalidParameterError, match=f"'{param}'"):
+        _fit_unread_rows(estimator)
 
 
 @pytest.mark.parametrize(

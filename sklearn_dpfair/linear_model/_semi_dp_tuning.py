@@ -8,7 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_X_y
 
-from .._base import CLIP_NORM_CONSTRAINT
+from .._base import CLIP_NORM_CONSTRAINT, DELTA_CONSTRAINT, EPSILON_CONSTRAINT
 from .._solvers.semi_dp import SemiDPParams, public_hyperparameters, semidp_setup
 from .._solvers.semi_dp._fit import float_parameters, untuned_public_choice
 from .._solvers.semi_dp._public_geometry import geometry_estimable
@@ -18,7 +18,7 @@ from .._solvers.semi_dp._scaling import (
     scaled_rows,
 )
 from ..privacy import PrivacyBudget
-from ..utils._sklearn_compat import Interval, Options, StrOptions, validate_params
+from ..utils._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = ["semidp_hyperparameters"]
 
@@ -28,8 +28,8 @@ __all__ = ["semidp_hyperparameters"]
         "X_public": ["array-like"],
         "y_public": ["array-like"],
         "n_private": [Interval(Integral, 1, None, closed="left")],
-        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {np.inf})],
-        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "epsilon": EPSILON_CONSTRAINT,
+        "delta": DELTA_CONSTRAINT,
         "clip_norm": [CLIP_NORM_CONSTRAINT],
         "fit_intercept": ["boolean"],
         "adjacency": [StrOptions({"replace_one", "add_remove"})],

@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator
 
 from .._base import (
     CLIP_NORM_CONSTRAINT,
+    EPSILON_CONSTRAINT,
     RANDOM_STATE_CONSTRAINT,
     LinearRegressorMixin,
     PrivateEstimatorMixin,
@@ -24,7 +25,7 @@ from .._solvers.semi_dp._local import (
 from ..privacy import check_noise_generator
 from ..utils._array_api import host_input
 from ..utils._dask import refuse_dask_input
-from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
     check_public_weights,
     float64_target,
@@ -216,10 +217,7 @@ default=None
     """
 
     _parameter_constraints = {
-        "epsilon": [
-            Interval(Real, 0, None, closed="neither"),
-            Options(Real, {math.inf}),
-        ],
+        "epsilon": EPSILON_CONSTRAINT,
         "clip_norm": [CLIP_NORM_CONSTRAINT],
         "learning_rate": [
             Interval(Real, 0, None, closed="neither"),

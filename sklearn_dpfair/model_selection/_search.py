@@ -31,7 +31,12 @@ from sklearn.utils.metadata_routing import (
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import SEED_CONSTRAINT, PrivateEstimatorMixin
+from .._base import (
+    DELTA_CONSTRAINT,
+    EPSILON_CONSTRAINT,
+    SEED_CONSTRAINT,
+    PrivateEstimatorMixin,
+)
 from ..fairness import encode_sensitive_features
 from ..fairness._sensitive import sensitive_columns_frame
 from ..pipeline import PrivatePipeline
@@ -392,8 +397,8 @@ class PrivateHyperparameterSearch(
     _parameter_constraints = {
         "estimator": [HasMethods(["fit", "predict"])],
         "param_grid": [dict, list],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
-        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "epsilon": EPSILON_CONSTRAINT[:1],
+        "delta": DELTA_CONSTRAINT,
         "scoring": [StrOptions(set(SCORINGS)), None],
         "score_bound": [Interval(Real, 0, None, closed="neither"), None],
         "gap_penalty": [Interval(Real, 0, None, closed="left")],
