@@ -510,6 +510,10 @@ def epsilon_of(event, delta, accountant="rdp"):
         that limit is stated as the pure epsilon of its Laplace parts plus
         the PLD epsilon of the rest at ``delta`` (basic composition, Dwork
         and Roth 2014, Theorem 3.16: a valid bound, tight at such epsilons).
+        Where the PLD accountant answers ``inf`` for a private event (below
+        ``delta`` ~ 1e-16 its float64 probabilities leave mass at infinite
+        loss whatever the noise), the RDP accountant's epsilon, also a valid
+        bound.
 
     Raises
     ------
@@ -672,6 +676,8 @@ def _epsilon_of_cached(event, delta, accountant):
             acc.compose(event)
             epsilon = float(acc.get_epsilon(float(delta)))
             _check_answer(epsilon, event, accountant)
+            if accountant == "pld" and math.isinf(epsilon):
+                return _rdp_below_pld_floor(event, delta)
             return epsilon
         except OverflowError as exc:
             # dp-accounting squares the noise multiplier (RDP) or divides by
@@ -683,6 +689,23 @@ def _epsilon_of_cached(event, delta, accountant):
             # The subsampled-Gaussian RDP divides by sigma^2, which a tiny
             # but positive multiplier (1e-300) underflows to 0.
             raise ValueError(_tiny_multiplier_message(event, accountant)) from exc
+
+
+def _rdp_below_pld_floor(event, delta):
+    """RDP's epsilon of a private ``event`` whose PLD epsilon is ``inf``.
+
+    dp-accounting's PLD holds its probabilities in float64, and a
+    discretised Gaussian keeps about 1e-16 of its mass at infinite loss, so
+    below ``delta`` ~ 1e-16 it answers ``inf`` for any noise (one Gaussian of
+    multiplier 22,000 at 1e-20), where RDP certifies 0.906 for a multiplier
+    of 10. Both are upper bounds on the event's epsilon at ``delta``, so the
+    smaller, RDP's, is certified as well; ``inf`` stays where RDP cannot read
+    the event either.
+    """
+    try:
+        return _epsilon_of_cached(event, delta, "rdp")
+    except ValueError:
+        return math.inf
 
 
 # The least noise multiplier dp-accounting's RDP is asked to read. Its

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from dp_accounting import pld, rdp
 
+from sklearn_dpfair.linear_model import DPLogisticRegression
 from sklearn_dpfair.privacy import PrivacyBudget, calibrate_noise_multiplier
 from sklearn_dpfair.privacy._accounting import (
     composed_event,
@@ -403,3 +404,33 @@ def test_composed_gaussian_scale_is_that_of_the_one_gaussian_they_make():
         gaussian_event(0.0),
     ]:
         assert composed_gaussian_scale(other) is None
+
+
+@pytest.mark.parametrize("delta", [1e-17, 1e-20, 1e-300])
+def test_pld_below_its_float_floor_states_rdps_bound(delta):
+    # dp-accounting's PLD keeps ~1e-16 of a Gaussian's mass at infinite loss
+    # (float64 probabilities), so below that delta it answered inf for any
+    # noise: output perturbation and the intercept-only release (PLD-
+    # calibrated whatever `accountant`) added a multiplier of 22,000 at
+    # 1e-20 for epsilon 1, and were refused at 1e-30. RDP's epsilon is also
+    # a valid bound, and is stated there.
+    event = gaussian_event(10.0)
+    rdp_epsilon = epsilon_of(event, delta, accountant="rdp")
+    assert math.isfinite(rdp_epsilon)
+    assert epsilon_of(event, delta, accountant="pld") == rdp_epsilon
+    # Above the floor PLD's own (tighter) answer is kept.
+    assert epsilon_of(event, 1e-14, accountant="pld") < epsilon_of(event, 1e-14)
+
+
+def test_a_single_gaussian_release_at_a_tiny_delta_is_calibrated_not_refused():
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    for delta in (1e-20, 1e-300):
+        clf = DPLogisticRegression(
+            epsilon=1.0, delta=delta, classes=[0, 1], solver="output-perturbation",
+            alpha=0.1, feature_norm_bound=3.0, random_state=0,
+        ).fit(X, y)
+        # The analytic Gaussian needs 8.8 at 1e-20; the refused search went
+        # to 22,000.
+        assert clf.noise_multiplier_ < 50
+        assert 0.99 < clf.epsilon_ <= 1.0
