@@ -263,4 +263,6 @@ def renyi_correlation(
         renyi_of_joint(joint_table(proba[blocks == b], codes[blocks == b], n_groups))
         for b in range(n_blocks)
     ]
-    return float(max(values))
+    # No label at all (empty input) leaves no block: nothing depends on the
+    # group, 0.0, as ermi_score and every other constraint report then.
+    return float(max(values, default=0.0))

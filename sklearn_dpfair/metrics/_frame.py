@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
-from ..fairness._sensitive import encode_sensitive_features
+from ..fairness._sensitive import check_declared_groups, encode_sensitive_features
 from ..privacy import PrivacyBudget
 from ..privacy._accounting import gaussian_event
 from ..privacy._random import check_noise_generator
@@ -155,6 +155,8 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         Groups without rows are kept (their rates are NaN). A value outside
         it raises ``ValueError``, as do groups that do not fit the columns of
         ``sensitive_features`` (tuples of another length, or of several).
+        A missing label (None or NaN) or a label given twice is refused
+        (``ValueError``) by :meth:`privacy_plan` and ``fit`` alike.
     classes : array-like of shape (2,), default=(0, 1)
         The declared label pair ``(negative, positive)`` of ``y_true`` and
         ``y_pred``; the second is the positive label (selection rate, TPR,
@@ -324,8 +326,13 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         return mechanism, EvaluationPrivacyRecord(**fields)
 
     def _planned_record(self, n_samples, n_features):
-        """The record a fit will set; ``n_samples`` and ``n_features`` unused."""
-        self._check_n_boot()
+        """The record a fit will set; ``n_samples`` and ``n_features`` unused.
+
+        Runs the fit's checks of the parameters first
+        (:meth:`_check_parameters`): a plan is never made for parameters
+        the fit would refuse.
+        """
+        self._check_parameters()
         return self._plan()[1]
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -354,9 +361,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
             y_pred=y_pred,
             sensitive_features=sensitive_features,
         )
-        metrics = self._check_metrics()
-        classes = self._check_classes()
-        self._check_n_boot()
+        metrics, classes = self._check_parameters()
         y_true = one_per_row(y_true, "y_true")
         y_pred = one_per_row(y_pred, "y_pred")
         n_samples = y_true.shape[0]
@@ -414,6 +419,28 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
 
     # -- validation -------------------------------------------------------------
 
+    def _check_parameters(self):
+        """Check the parameters alone, as both the fit and the plan do.
+
+        One function for both, so that :meth:`privacy_plan` refuses, with
+        the same error, every setting its fit refuses before reading a row:
+        unknown or duplicate metrics, classes that are not two distinct
+        labels of one kind, an invalid group set, and an ``n_boot`` too
+        large for the declared groups. Only the fit can check the groups
+        against the columns of ``sensitive_features``.
+
+        Returns
+        -------
+        metrics : sequence of str
+            The metrics to compute.
+        classes : ndarray of shape (2,)
+            The declared ``(negative, positive)`` labels.
+        """
+        metrics = self._check_metrics()
+        classes = self._check_classes()
+        self._check_n_boot(len(self._check_groups()))
+        return metrics, classes
+
     def _check_metrics(self):
         if self.metrics is None:
             return DEFAULT_METRICS
@@ -456,7 +483,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
             )
         return classes
 
-    def _check_n_boot(self):
+    def _check_n_boot(self, n_groups):
         """Refuse an ``n_boot`` whose replicates no numpy array can hold.
 
         The bootstrap draws ``n_boot`` replicates of the declared groups'
@@ -465,7 +492,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         beyond numpy's array sizes is refused here, by the plan and by the
         fit before any row is read, rather than by numpy after the release.
         """
-        n_values = self.n_boot * len(self._check_groups()) * len(CELLS)
+        n_values = self.n_boot * n_groups * len(CELLS)
         if n_values > MAX_FLOAT64_ENTRIES:
             raise ValueError(
                 f"n_boot={self.n_boot} is too large: its replicates of the "
@@ -487,6 +514,10 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
                 "groups must be a non-empty list of the declared group labels; "
                 f"got {groups!r}."
             )
+        # No missing and no duplicate label: the check that the fit's
+        # encode_sensitive_features runs, here before any row is read (and
+        # by the plan, which reads none).
+        check_declared_groups(groups)
         # Groups and columns are public: a mismatch is refused here, with a
         # message about them, rather than as an undeclared group of the data.
         # One column holds labels (or tuples of one length, for a column of
@@ -507,10 +538,24 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         return groups
 
     def _group_index(self, sensitive_features):
+        """The index of ``counts_`` and ``by_group``: the declared groups.
+
+        Its levels are named as fairlearn's ``MetricFrame`` names them: after
+        a DataFrame's columns, a dict's keys or a Series' name (unless it is
+        None), else ``sensitive_feature_{i}``. fairlearn refuses names that
+        are not strings; here they are written as strings. The names are
+        the columns' (public), never the rows'.
+        """
         names = None
         if isinstance(sensitive_features, pd.DataFrame):
             names = [str(c) for c in sensitive_features.columns]
-        elif isinstance(sensitive_features, pd.Series) and sensitive_features.name:
+        elif isinstance(sensitive_features, dict):
+            names = [str(key) for key in sensitive_features]
+        elif (
+            isinstance(sensitive_features, pd.Series)
+            and sensitive_features.name is not None
+        ):
+            # A Series named 0 (or "") is named: only None leaves it unnamed.
             names = [str(sensitive_features.name)]
         if isinstance(self.groups_[0], tuple):
             # The levels are the values of a group's tuple: several columns,

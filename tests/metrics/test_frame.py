@@ -869,3 +869,80 @@ def test_n_boot_beyond_one_numpy_array_is_refused_by_plan_and_fit():
         with pytest.raises(ValueError, match="n_boot=.* is too large"):
             frame.fit(Unread(), Unread(), sensitive_features=Unread())
         assert not hasattr(frame, "counts_")
+
+
+class _UnreadRows:
+    """Ten rows that fail the test if anything reads them."""
+
+    def __len__(self):
+        return 10
+
+    def __array__(self, dtype=None, copy=None):
+        raise AssertionError("the rows were read before the parameters were checked")
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"classes": (1, 1)},
+        {"classes": ("no", 1)},
+        {"metrics": ["bogus"]},
+        {"metrics": ["accuracy", "accuracy"]},
+        {"groups": ["a", "a"]},
+        {"groups": ["a", None]},
+        {"groups": [("a", 0), ("a", 0)]},
+    ],
+)
+def test_plan_refuses_every_setting_its_fit_refuses_with_the_same_error(params):
+    # The plan composes a fit before it runs: a plan made for parameters
+    # the fit refuses would account a release that never happens.
+    frame = PrivateMetricFrame(**{"groups": ["a", "b"], **params}, random_state=0)
+    with pytest.raises(ValueError) as planned:
+        frame.privacy_plan(10, 1)
+    with pytest.raises(ValueError) as fitted:
+        frame.fit(_UnreadRows(), _UnreadRows(), sensitive_features=_UnreadRows())
+    assert str(planned.value) == str(fitted.value)
+    assert not hasattr(frame, "counts_")
+
+
+@pytest.mark.parametrize(
+    "make_sf, n_columns, names",
+    [
+        (lambda a, b: {"race": a, "sex": b}, 2, ["race", "sex"]),
+        (lambda a, b: {"race": a}, 1, ["race"]),
+        (lambda a, b: pd.DataFrame({"race": a, "sex": b}), 2, ["race", "sex"]),
+        (lambda a, b: pd.Series(a, name="race"), 1, ["race"]),
+        (lambda a, b: pd.Series(a), 1, ["sensitive_feature_0"]),
+        (
+            lambda a, b: np.column_stack([a, b]),
+            2,
+            ["sensitive_feature_0", "sensitive_feature_1"],
+        ),
+    ],
+    ids=["dict", "dict-one-key", "frame", "series", "unnamed-series", "array"],
+)
+def test_group_levels_are_named_as_fairlearn_names_them(make_sf, n_columns, names):
+    y_true = np.array([0, 1, 1, 0, 1, 0])
+    y_pred = np.array([1, 1, 0, 0, 1, 0])
+    race = np.array(["u", "u", "v", "v", "w", "w"])
+    sex = np.array(list("FFMMFM"))
+    sf = make_sf(race, sex)
+    theirs = MetricFrame(
+        metrics=selection_rate, y_true=y_true, y_pred=y_pred, sensitive_features=sf
+    )
+    groups = [(r, s) for r in "uvw" for s in "FM"] if n_columns == 2 else list("uvw")
+    ours = PrivateMetricFrame(groups, metrics="selection_rate", epsilon=np.inf)
+    ours.fit(y_true, y_pred, sensitive_features=sf)
+    assert list(theirs.by_group.index.names) == names
+    assert list(ours.by_group.index.names) == names
+    assert list(ours.counts_.index.names) == names
+
+
+def test_a_series_named_zero_is_named():
+    # Only a name of None leaves a Series unnamed; fairlearn refuses names
+    # that are not strings, the frame writes them as strings (as it does a
+    # DataFrame's columns).
+    column = pd.Series(["a", "b", "a", "b"], name=0)
+    frame = PrivateMetricFrame(["a", "b"], epsilon=np.inf)
+    frame.fit([0, 1, 1, 0], [0, 1, 0, 1], sensitive_features=column)
+    assert frame.by_group.index.names == ["0"]

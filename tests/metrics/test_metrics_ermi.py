@@ -219,3 +219,24 @@ def test_an_undeclared_opportunity_class_lists_declared_labels():
             y, y, sensitive_features=groups,
             constraint="equal_opportunity", opportunity_class=5,
         )
+
+
+@pytest.mark.parametrize("score", [ermi_score, renyi_correlation])
+@pytest.mark.parametrize(
+    "constraint, labels",
+    [
+        ("demographic_parity", None),
+        ("equalized_odds", None),
+        ("equalized_odds", [0, 1]),
+        ("equal_opportunity", [0, 1]),
+    ],
+)
+def test_empty_input_scores_zero_for_every_constraint(score, constraint, labels):
+    # No row, no dependence on the group: every score is 0.0, as when every
+    # row's group is missing (renyi_correlation under equalized odds took
+    # the max of no label's value).
+    empty = np.array([], dtype=int)
+    value = score(
+        empty, empty, sensitive_features=[], constraint=constraint, labels=labels
+    )
+    assert value == 0.0
