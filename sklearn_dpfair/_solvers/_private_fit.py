@@ -32,7 +32,12 @@ from ..privacy._exponential import (
 from ..privacy._record import WEIGHTS_CAVEAT, PrivacyRecord
 from ..privacy._zcdp import ZCDP_ACCOUNTANT
 from ..utils._array_api import NUMPY_BACKEND, to_numpy
-from ._feature_scaling import fit_feature_scaling, in_user_units, scaled_columns
+from ._feature_scaling import (
+    fit_feature_scaling,
+    in_user_units,
+    narrowed_if_finite,
+    scaled_columns,
+)
 from ._frank_wolfe import (
     INFERRED_BOUND_CAVEAT,
     INTERCEPT_BOUND,
@@ -1243,8 +1248,12 @@ def _non_private_fit(
         sample_weight=weights,
         penalize_intercept=penalize_intercept,
     )
-    # float32 X gives float32 coefficients, as scikit-learn's linear models do.
-    dtype = X.dtype
+    # float32 X gives float32 coefficients, as scikit-learn's linear models
+    # do, unless one lies beyond float32's largest float (a column in units
+    # of 1e-40): cast, it would be inf and every prediction NaN. Both keep
+    # one dtype, as the private fits' parameters do.
+    parameters = np.concatenate([np.ravel(fit.coef), np.ravel(fit.intercept)])
+    dtype = narrowed_if_finite(parameters, X.dtype).dtype
     return LinearFit(
         fit.coef.T.astype(dtype),
         fit.intercept.astype(dtype),

@@ -466,3 +466,28 @@ def test_frank_wolfe_setup_still_refuses_a_public_bound_too_large():
         weighted=False, caveats=(INFERRED_BOUND_CAVEAT,),
     )
     assert 1e200 * setup.params.feature_inf_bound <= 1e300
+
+
+def test_the_non_private_limit_keeps_float64_where_float32_would_overflow():
+    # A float32 column in units of 1e-40 needs a coefficient near 1e40,
+    # beyond float32's largest float: cast to X's dtype it was inf (with an
+    # overflow warning from the library) and every prediction NaN.
+    from sklearn_dpfair.linear_model import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    X[:, 0] *= 1e-40
+    X32 = X.astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        clf = DPLogisticRegression(epsilon=np.inf, classes=[0, 1]).fit(X32, y)
+    assert np.all(np.isfinite(clf.coef_)) and abs(clf.coef_[0, 0]) > 1e39
+    assert clf.coef_.dtype == clf.intercept_.dtype == np.float64
+    assert np.all(np.isfinite(clf.predict_proba(X32)))
+    # Within float32's range, float32 X keeps float32 parameters.
+    X[:, 0] *= 1e40
+    small = DPLogisticRegression(epsilon=np.inf, classes=[0, 1]).fit(
+        X.astype(np.float32), y
+    )
+    assert small.coef_.dtype == np.float32
