@@ -146,10 +146,14 @@ def silo_privacy(
     ------
     ValueError
         If a private silo is too large for its delta (``delta * n_samples
-        >= 1``), the silo is too small for the sampling rate, or
-        ``config.clip_norm`` is not finite for a private silo.
+        >= 1``), the silo is too small for the sampling rate,
+        ``config.clip_norm`` is not finite for a private silo, or no noise
+        multiplier reaches ``epsilon``.
     PrivacyBudgetError
         If the noise spends more than ``epsilon``.
+
+    With a ``silo_id``, an error of the noise or of the budget starts with
+    the silo, its ``silo_epsilon`` and its ``silo_delta``.
 
     Examples
     --------
@@ -169,6 +173,23 @@ def silo_privacy(
     budget = PrivacyBudget(
         float(epsilon), float(delta), config.accountant, noise_multiplier
     )
+    try:
+        mechanism, record = _silo_mechanism(budget, config)
+    except ValueError as exc:
+        if silo_id is None:
+            raise
+        # The calibration and the budget check speak of "epsilon": in a
+        # federation each silo has its own, which the user set (or left to
+        # the fit's) per silo, so the error says which silo and budget.
+        raise type(exc)(
+            f"silo {silo_id!r} (silo_epsilon={float(epsilon):g}, "
+            f"silo_delta={float(delta):g}): {exc}"
+        ) from exc
+    return SiloPrivacy(int(n_samples), mechanism, record)
+
+
+def _silo_mechanism(budget, config):
+    """A silo's Gaussian mechanism and its checked record under ``budget``."""
     q, steps = config.sampling_probability, config.noisy_steps
     if config.spider is not None:
         # Two kinds of rounds, one composed event (federated/_spider.py).
@@ -178,11 +199,11 @@ def silo_privacy(
         _check_clip_norm(mechanism)
         description = _SPIDER_MECHANISM.format(**vars(config.spider))
         record = _account(budget, mechanism, description, q=q, steps=steps, event=event)
-        return SiloPrivacy(int(n_samples), mechanism, record)
+        return mechanism, record
     mechanism = budget.gaussian(config.clip_norm, sampling_probability=q, steps=steps)
     _check_clip_norm(mechanism)
     record = _account(budget, mechanism, ISRL_MECHANISM, q=q, steps=steps)
-    return SiloPrivacy(int(n_samples), mechanism, record)
+    return mechanism, record
 
 
 def _check_clip_norm(mechanism):

@@ -14,11 +14,14 @@ import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from .._solvers._feature_scaling import (
     BOUNDS_DESCRIPTION,
     EXACT_SCALING_DESCRIPTION,
     exact_feature_scaling,
     in_user_units,
+    narrowed_if_finite,
     penalty_in_scaled_units,
     warn_unscaled_columns,
 )
@@ -239,12 +242,17 @@ def fit_silos(
         return fit
     # The server averages in float64; the linear model is returned in X's
     # precision, as a central fit returns it (rounding a release is
-    # post-processing).
+    # post-processing), unless a parameter lies beyond that precision's
+    # largest float (a column in units of 1e-300 mapped back to the user's
+    # units): cast, it would be inf and every prediction NaN. Coefficients
+    # and intercept keep one dtype, as the central fit's map back does.
     fit = in_user_units(fit, scaling)
+    parameters = np.concatenate([np.ravel(fit.coef), np.ravel(fit.intercept)])
+    dtype = narrowed_if_finite(parameters, X.dtype).dtype
     return replace(
         fit,
-        coef=fit.coef.astype(X.dtype, copy=False),
-        intercept=fit.intercept.astype(X.dtype, copy=False),
+        coef=fit.coef.astype(dtype, copy=False),
+        intercept=fit.intercept.astype(dtype, copy=False),
     )
 
 

@@ -10,6 +10,7 @@ from .._solvers._feature_scaling import proximal_l2_factors
 from .._solvers._schedules import tail_start
 from ._config import FederationConfig
 from ._silo import SiloMessage
+from ._silos import normalized_weights
 
 __all__ = ["Server"]
 
@@ -71,10 +72,9 @@ class Server:
                 "the server needs a numeric learning_rate; fit_federated "
                 "resolves 'auto' from the silos' public noise levels."
             )
-        total = math.fsum(float(w) for w in weights.values())
         if not weights or any(not 0 < float(w) < math.inf for w in weights.values()):
             raise ValueError("weights must give every silo a positive finite weight.")
-        self._weights = {s: float(w) / total for s, w in weights.items()}
+        self._weights = normalized_weights(weights)
         self._config = config
         if initial_model is None:
             self._model = np.zeros((int(n_features) + 1, int(n_outputs)))

@@ -9,6 +9,7 @@ never read features or labels.
 """
 
 import math
+import sys
 from collections.abc import Mapping
 
 import numpy as np
@@ -18,6 +19,7 @@ from ..preprocessing._categories import MISSING, key_of
 __all__ = [
     "check_silo_delta",
     "check_silo_size",
+    "normalized_weights",
     "per_silo_budget",
     "resolve_server_weights",
     "split_by_silo",
@@ -66,7 +68,8 @@ def split_by_silo(silos, n_samples):
         ids, inverse = np.unique(silos, return_inverse=True)
     except TypeError as exc:
         raise TypeError(
-            "silo ids must be mutually comparable (all numbers or all strings)."
+            "silos: silo ids must be mutually comparable (all numbers or all "
+            "strings)."
         ) from exc
     order = np.argsort(inverse, kind="stable")
     bounds = np.cumsum(np.bincount(inverse, minlength=ids.size))[:-1]
@@ -161,8 +164,42 @@ def resolve_server_weights(server_weights, silo_sizes):
             "server_weights must be 'uniform', 'size' or a mapping; got "
             f"{server_weights!r}."
         )
-    total = math.fsum(float(w) for w in raw.values())
-    return {s: float(w) / total for s, w in raw.items()}
+    return normalized_weights(raw)
+
+
+def normalized_weights(weights):
+    """Positive finite weights divided by their sum.
+
+    The weights are first divided by the power of two of the largest one, so
+    that their sum cannot overflow (two weights of ``1e308`` sum past the
+    largest float): each scaled weight is at most 2 and their sum at most
+    ``2 N``. Dividing by a power of two is exact, so weights whose sum does
+    not overflow normalize to the same floats as without the scaling.
+
+    Parameters
+    ----------
+    weights : Mapping
+        Silo id to a positive finite weight; at least one silo.
+
+    Returns
+    -------
+    weights : dict
+        Silo id to weight, in the order of ``weights``, summing to one.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.federated._silos import normalized_weights
+    >>> normalized_weights({"a": 1e308, "b": 1e308})
+    {'a': 0.5, 'b': 0.5}
+    >>> normalized_weights({"a": 1, "b": 3})
+    {'a': 0.25, 'b': 0.75}
+    """
+    values = {s: float(w) for s, w in weights.items()}
+    # largest = m * 2**e with m in [0.5, 1): scaled, it lies in [1, 2).
+    _, exponent = math.frexp(max(values.values()))
+    scaled = {s: math.ldexp(w, 1 - exponent) for s, w in values.items()}
+    total = math.fsum(scaled.values())
+    return {s: w / total for s, w in scaled.items()}
 
 
 def check_silo_delta(silo_id, n_rows, delta, *, private=True):
@@ -207,6 +244,12 @@ def check_silo_delta(silo_id, n_rows, delta, *, private=True):
         )
 
 
+# q = batch_size / n is rounded, and so is q * n_i: an expected batch of
+# exactly one record (batch_size 2 over 98 rows, 49 in the silo) computes as
+# 0.9999999999999999. Both roundings together are within a few ulps of 1.
+_ONE_RECORD = 1.0 - 8 * sys.float_info.epsilon
+
+
 def check_silo_size(silo_id, n_rows, delta, sampling_probability, *, private=True):
     """Refuse a silo whose size does not fit its delta or its sampling rate.
 
@@ -214,7 +257,9 @@ def check_silo_size(silo_id, n_rows, delta, sampling_probability, *, private=Tru
 
     * ``delta_i < 1 / n_i`` for a private silo (:func:`check_silo_delta`).
     * ``q n_i >= 1``: a silo whose expected batch holds less than one record
-      sends messages that are almost pure noise.
+      sends messages that are almost pure noise. The product is compared
+      with a few ulps of slack, so that the rounding of ``q = batch_size /
+      n`` does not refuse an expected batch of exactly one record.
 
     Parameters
     ----------
@@ -232,10 +277,14 @@ def check_silo_size(silo_id, n_rows, delta, sampling_probability, *, private=Tru
         has no delta to check.
     """
     check_silo_delta(silo_id, n_rows, delta, private=private)
-    if sampling_probability * n_rows < 1.0:
+    if sampling_probability * n_rows < _ONE_RECORD:
+        # A rate below 1 / float max asks for more rows than a float counts.
+        needed = _ONE_RECORD / max(sampling_probability, 1 / sys.float_info.max)
+        needed = math.ceil(needed) if needed < 2**53 else f"{needed:.3g}"
+        hint = f"; at this rate a silo needs at least {needed} rows"
         raise ValueError(
             f"silo {silo_id!r} has {n_rows} rows, too few for the sampling rate "
-            f"q={sampling_probability:.3g}: its expected batch holds "
-            f"{sampling_probability * n_rows:.2g} < 1 record. Raise batch_size "
-            "or merge the silo with another."
+            f"q={sampling_probability:.3g}: its expected batch q * n_i is below "
+            f"one record{hint}. Raise batch_size or merge the silo with another."
         )
+

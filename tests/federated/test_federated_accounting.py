@@ -85,6 +85,29 @@ def test_user_noise_overshoot_blames_the_user():
     assert "bug" not in str(err.value)
 
 
+@pytest.mark.parametrize(
+    "silo_epsilon, noise_multiplier, error, match",
+    [
+        # No noise multiplier reaches this epsilon under RDP.
+        ({"a": 1e-3, "b": 1.0}, None, ValueError, "cannot be reached"),
+        # The forced noise spends more than silo a's budget.
+        ({"a": 0.5, "b": 100.0}, 3.0, PrivacyBudgetError, "requested noise"),
+    ],
+)
+def test_a_silo_budget_error_names_the_silo_and_its_budget(
+    silo_epsilon, noise_multiplier, error, match
+):
+    sizes = {"a": 400, "b": 600}
+    with pytest.raises(error, match=match) as err:
+        resolve_silo_privacy(sizes, silo_epsilon, 1e-5, CONFIG, noise_multiplier)
+    assert type(err.value) is error
+    eps = silo_epsilon["a"]
+    assert str(err.value).startswith(
+        f"silo 'a' (silo_epsilon={eps:g}, silo_delta=1e-05): "
+    )
+    assert type(err.value.__cause__) is error
+
+
 def test_each_silo_is_resolved_once_with_its_own_budget():
     sizes = {"a": 400, "b": 600}
     privacy = resolve_silo_privacy(

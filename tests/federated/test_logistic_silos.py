@@ -141,6 +141,33 @@ def test_float32_input_gives_a_float32_model(data):
     np.testing.assert_allclose(clf32.coef_, clf64.coef_, rtol=1e-3, atol=1e-4)
 
 
+def test_float32_input_keeps_a_model_beyond_float32_in_float64():
+    # A column in units of 1e-40 has a coefficient ~1e40, past float32's
+    # largest float: cast, it was inf and every probability NaN.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    X[:, 0] *= 1e-40
+    X32 = X.astype(np.float32)
+    silos = np.tile(["a", "b"], 200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        clf = _clf(epsilon=np.inf).fit(X32, y, silos=silos)
+    assert clf.coef_.dtype == np.float64 and clf.intercept_.dtype == np.float64
+    assert np.isfinite(clf.coef_).all() and abs(clf.coef_[0, 0]) > 1e38
+    assert np.isfinite(clf.predict_proba(X32)).all()
+
+
+def test_an_expected_batch_of_exactly_one_row_per_silo_is_accepted():
+    # batch_size 2 over 98 rows: q * 49 computes as 1 - 2**-53, one row.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(98, 2))
+    y = (X[:, 0] > 0).astype(int)
+    silos = np.repeat(["a", "b"], 49)
+    clf = _clf(epsilon=np.inf, batch_size=2, max_iter=2).fit(X, y, silos=silos)
+    assert clf.silos_ == ["a", "b"]
+
+
 def test_utility_rises_with_epsilon(data):
     X, y, silos = data
     scores = {

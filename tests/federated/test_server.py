@@ -87,6 +87,12 @@ def test_server_needs_a_numeric_step_and_valid_weights():
         Server(1, 1, config=CONFIG, weights={"a": 0.0})
 
 
+def test_weights_near_the_float_maximum_are_normalized():
+    # Their sum is past the largest float; the weights are scaled first.
+    server = Server(1, 1, config=CONFIG, weights={"a": 1e308, "b": 1e308})
+    assert server.weights == {"a": 0.5, "b": 0.5}
+
+
 def test_a_diverging_step_is_refused_and_leaves_the_server_as_it_was():
     # The model is post-processing of the messages: a step that leaves the
     # float range is refused by the server, naming learning_rate, rather

@@ -48,7 +48,7 @@ def test_split_by_silo_refuses_numbers_beside_strings_in_any_container(container
     # numpy reads the list [1, "1"] as the strings ["1", "1"]: two
     # organisations' rows became one silo, and a budget mapping keyed by
     # the int 1 was refused for a silo "1" the user never named.
-    with pytest.raises(TypeError, match="mutually comparable"):
+    with pytest.raises(TypeError, match="silos: silo ids must be mutually comparable"):
         split_by_silo(container([1, "1", 1, "1", 2]), 5)
     ids, _ = split_by_silo(container(["b", "a", "b", "a", "b"]), 5)
     assert ids == ["a", "b"]
@@ -88,6 +88,15 @@ def test_server_weights():
         resolve_server_weights({"a": 1.0, "b": -1.0}, sizes)
 
 
+def test_server_weights_near_the_float_maximum_do_not_overflow():
+    # Their sum is past the largest float; the weights are scaled first.
+    sizes = {"a": 100, "b": 300}
+    weights = resolve_server_weights({"a": 1e308, "b": 1e308}, sizes)
+    assert weights == {"a": 0.5, "b": 0.5}
+    weights = resolve_server_weights({"a": 1e308, "b": 1.5e308}, sizes)
+    assert weights == pytest.approx({"a": 0.4, "b": 0.6}, rel=1e-15)
+
+
 def test_check_silo_size():
     check_silo_size("ok", 1000, 1e-5, 0.01)
     with pytest.raises(
@@ -96,6 +105,18 @@ def test_check_silo_size():
         check_silo_size("x", 100, 0.01, 0.5)
     with pytest.raises(ValueError, match="expected batch"):
         check_silo_size("x", 100, 1e-5, 0.005)
+
+
+def test_an_expected_batch_of_exactly_one_record_is_accepted():
+    # q = 2 / 98 over 49 rows is one record, but computes as 1 - 2**-53.
+    q = 2 / 98
+    assert q * 49 < 1.0
+    check_silo_size("a", 49, 1e-5, q)
+    with pytest.raises(ValueError) as err:
+        check_silo_size("a", 48, 1e-5, q)
+    message = str(err.value)
+    assert "has 48 rows" in message and "needs at least 49 rows" in message
+    assert "< 1" not in message
 
 
 @pytest.mark.parametrize(
