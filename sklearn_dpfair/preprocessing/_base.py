@@ -430,6 +430,28 @@ def as_input_float(out, dtype, bounds=None):
         return np.clip(out.astype(np.float32), lower, upper)
 
 
+def saturated_input_float(out, dtype):
+    """:func:`as_input_float` with the finite floats as every column's bounds.
+
+    For outputs without declared bounds (the inverse transforms): a float32
+    result beyond float32's range (a quantile or bin centre of ``1e300``)
+    saturates at float32's largest finite value rather than overflowing to
+    infinity, as a float64 one does at float64's; NaN stays NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.preprocessing._base import saturated_input_float
+    >>> out = saturated_input_float(np.array([[-1e300, np.nan]]), np.dtype("f4"))
+    >>> largest = np.finfo(np.float32).max
+    >>> out.dtype, bool(out[0, 0] == -largest), bool(np.isnan(out[0, 1]))
+    (dtype('float32'), True, True)
+    """
+    largest = np.finfo(np.float64).max
+    bounds = np.tile([-largest, largest], (np.shape(out)[1], 1))
+    return as_input_float(out, dtype, bounds)
+
+
 def _inward_float32(lower, upper):
     """The float32 values nearest ``lower`` and ``upper`` within them."""
     low, high = lower.astype(np.float32), upper.astype(np.float32)

@@ -15,7 +15,12 @@ from sklearn.utils.validation import (
 from ..privacy._record import weights_caveats
 from ..utils._array_api import host_input
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ._base import PrivateTransformerMixin, as_input_float, check_array_entries
+from ._base import (
+    PrivateTransformerMixin,
+    as_input_float,
+    check_array_entries,
+    saturated_input_float,
+)
 from ._bounds import centre_and_half_width
 
 __all__ = ["DPKBinsDiscretizer"]
@@ -240,7 +245,8 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         -------
         X_original : ndarray of shape (n_samples, n_features)
             The centre of each row's bin: float32 for float32 bin indices
-            (``"ordinal"``), else float64, as scikit-learn's.
+            (``"ordinal"``), else float64, as scikit-learn's (a centre
+            beyond float32's range saturates at its largest value).
         """
         check_is_fitted(self)
         n_features = self.n_bins_.shape[0]
@@ -261,7 +267,10 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         for j, edges in enumerate(self.bin_edges_):
             centres, _ = centre_and_half_width(edges[:-1], edges[1:])
             out[:, j] = centres[X[:, j].astype(np.int64)]
-        return as_input_float(out, dtype)
+        # A centre beyond float32's range (bounds such as (-1e300, 1e300))
+        # saturates at its largest value rather than rounding to +-inf, as
+        # DPStandardScaler.inverse_transform does.
+        return saturated_input_float(out, dtype)
 
     def _decode_onehot(self, X, n_features):
         """The bin index of each one-hot block (scikit-learn's encoder inverse)."""

@@ -70,7 +70,13 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
     ``0.0`` and ``-0.0``), written from the column's dtype (a float column's
     ``1.0``, a float32 column's ``0.1`` in float32), never from the row that
     came first; a bool is a category of its own (``True`` and ``1`` are
-    two). Every
+    two). A column of a boolean dtype (numpy bool, pandas' nullable or
+    arrow boolean, a categorical of bools) is matched at ``transform`` by
+    truth value, whichever of these dtypes it had at ``fit``: its ``True``
+    is the category ``True``, or else ``1`` (a nullable boolean column's
+    categories are ``0.0`` and ``1.0``, as scikit-learn writes them), as
+    scikit-learn matches by value; an object column keeps ``True`` and
+    ``1`` apart. Every
     output is 0 or 1 (``output_bounds_``), with at most one 1 per input
     column (``output_norm_bound_``).
 
@@ -293,7 +299,8 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             The fitted transformer.
         """
         refuse_dask_input(type(self).__name__, X=X)
-        columns, dtypes = self._columns(X, reset=True, with_dtypes=True)
+        columns, input_dtypes = self._columns(X, reset=True)
+        dtypes = [_numeric_dtype(dtype) for dtype in input_dtypes]
         n_features = len(columns)
         declared = self._declared(n_features)
         discover = [j for j in range(n_features) if declared[j] is None]
@@ -450,13 +457,13 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             declared.append(values)
         return declared
 
-    def _columns(self, X, *, reset, with_dtypes=False):
+    def _columns(self, X, *, reset):
         # Columns as object arrays, their values untouched (strings, numbers,
-        # None, NaN), as scikit-learn's encoders read them; with_dtypes, also
-        # each column's numeric dtype (public schema; None for other columns),
-        # which the released categories are written in. Torch input under
-        # array API dispatch is read as numpy, as the other transformers
-        # read it.
+        # None, NaN), as scikit-learn's encoders read them, and each column's
+        # dtype (public schema): fit writes the released categories in its
+        # numeric dtype (_numeric_dtype), transform reads a boolean one by
+        # truth value (_boolean_dtype). Torch input under array API dispatch
+        # is read as numpy, as the other transformers read it.
         X = host_input(X)
         if not hasattr(X, "iloc"):
             # Only an input that carries a dtype (an array, a data frame)
@@ -476,11 +483,11 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
                 # scikit-learn's message for no rows or no columns.
                 check_array(np.empty(X.shape))
             columns = [_column_values(X.iloc[:, j]) for j in range(X.shape[1])]
-            dtypes = [_numeric_dtype(dtype) for dtype in X.dtypes]
+            dtypes = list(X.dtypes)
         else:
             columns = [X[:, j] for j in range(X.shape[1])]
-            dtypes = [_numeric_dtype(X.dtype)] * X.shape[1]
-        return (columns, dtypes) if with_dtypes else columns
+            dtypes = [X.dtype] * X.shape[1]
+        return columns, dtypes
 
     def transform(self, X):
         """One-hot encode ``X``.
@@ -496,20 +503,28 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             Zeros and ones.
         """
         check_is_fitted(self)
-        columns = self._columns(X, reset=False)
+        columns, dtypes = self._columns(X, reset=False)
         n = len(columns[0])
         other = self.handle_unknown == "other"
         blocks = []
-        for index, column in zip(self._index, columns):
+        for index, column, dtype in zip(self._index, columns, dtypes):
+            unknown = len(index) if other else -1
             width = len(index) + other
             block = np.zeros((n, width))
-            codes = np.array(
-                [
-                    index.get(k, len(index) if other else -1)
-                    for k in column_keys(column, none_apart=True)
-                ],
-                dtype=np.intp,
-            )
+            keys = column_keys(column, none_apart=True)
+            if _boolean_dtype(dtype):
+                # One logical boolean column, whatever its dtype at fit and
+                # here (numpy bool, nullable boolean, categorical of bools):
+                # its True matches the category True, or else 1 (a nullable
+                # boolean column's categories are 0.0 and 1.0, as
+                # scikit-learn writes them), as scikit-learn matches by
+                # value. Only on a miss, so a fitted object column holding
+                # both True and 1 keeps them apart. Read from the public
+                # dtype and the released categories: nothing is released.
+                codes = [_truth_code(index, k, unknown) for k in keys]
+            else:
+                codes = [index.get(k, unknown) for k in keys]
+            codes = np.array(codes, dtype=np.intp)
             rows = np.flatnonzero(codes >= 0)
             block[rows, codes[rows]] = 1.0
             blocks.append(block)
@@ -615,6 +630,39 @@ def _column_values(series):
     ):
         return series.to_numpy(dtype=np.float64, na_value=np.nan)
     return series.to_numpy(dtype=object)
+
+
+def _boolean_dtype(dtype):
+    """Whether a column's dtype is boolean (numpy, nullable, arrow or categorical).
+
+    Public schema, as :func:`_numeric_dtype` reads it: a numpy bool column,
+    pandas' nullable and arrow boolean columns, and a categorical column
+    whose categories are bools. An object column of bools is not (its
+    values, not its dtype, say so).
+    """
+    if isinstance(dtype, np.dtype):
+        return dtype.kind == "b"
+    categories = getattr(dtype, "categories", None)
+    if categories is not None and hasattr(categories, "dtype"):
+        return _boolean_dtype(categories.dtype)
+    numpy_dtype = getattr(dtype, "numpy_dtype", None)
+    return isinstance(numpy_dtype, np.dtype) and numpy_dtype.kind == "b"
+
+
+def _truth_code(index, key, unknown):
+    """The fitted code of a boolean column's value: by truth value.
+
+    A boolean column's values are read as :class:`~._categories.BoolKey`
+    (a nullable boolean column is read as the floats 0.0 and 1.0, keys
+    ``0`` and ``1``) and matched to the category ``True`` (or ``False``),
+    else to ``1`` (or ``0``); a missing value as any other key.
+    """
+    if isinstance(key, int) and key in (0, 1):
+        key = BoolKey(key)
+    code = index.get(key)
+    if code is None and isinstance(key, BoolKey):
+        code = index.get(int(key.value))
+    return unknown if code is None else code
 
 
 def _numeric_dtype(dtype):

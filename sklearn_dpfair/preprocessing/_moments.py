@@ -216,7 +216,22 @@ def exact_moments(X, lower, upper, weights=None):
     ``1e154`` does not overflow its squares (as the private fit's
     half-width units do not): its variance then reads ``inf``, its scale
     is finite. A spread whose square underflows to zero is constant, as
-    scikit-learn finds it.
+    scikit-learn finds it. The weights of each column's observed values
+    are likewise divided by a power of two that brings their largest to
+    ``[0.5, 1)``: weights near the largest float do not overflow their
+    sums, and a column whose values all have tiny weights beside another
+    column's (``1e-20`` beside ``1e308``) is still seen, as scikit-learn
+    sees it.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Rows; NaN is missing.
+    lower, upper : ndarray of shape (n_features,)
+        The bounds the columns are clipped to.
+    weights : ndarray of shape (n_samples,) or None, default=None
+        Finite non-negative weights, as given (not rescaled: a row counts
+        when its weight is positive); None weighs every row 1.
 
     Returns
     -------
@@ -233,6 +248,11 @@ def exact_moments(X, lower, upper, weights=None):
     magnitude = power_of_two_magnitudes(np.max(np.abs(clipped), axis=0, initial=0.0))
     scaled = clipped / magnitude
     w = observed if weights is None else observed * weights[:, None]
+    if weights is not None:
+        # Exactly, column by column: the statistics are ratios of weighted
+        # sums, and the largest weight of each column in [0.5, 1) neither
+        # overflows a sum nor underflows the column's only weights.
+        w = np.ldexp(w, -np.frexp(np.max(w, axis=0, initial=0.0))[1])
     total = w.sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):  # all-NaN columns
         mean = (w * scaled).sum(axis=0) / total

@@ -10,7 +10,12 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
-from ._base import PrivateTransformerMixin, as_input_float, check_array_entries
+from ._base import (
+    PrivateTransformerMixin,
+    as_input_float,
+    check_array_entries,
+    saturated_input_float,
+)
 from ._bounds import tiny_exponent
 
 __all__ = ["DPQuantileTransformer"]
@@ -207,14 +212,20 @@ class DPQuantileTransformer(
         X_original : ndarray of shape (n_samples, n_features)
             Within ``[quantiles_[0], quantiles_[-1]]`` column by column (NaN
             kept); float32 for float32 ``X`` (within them up to its
-            rounding), else float64.
+            rounding, and finite: a quantile beyond float32's range
+            saturates at its largest value), else float64.
         """
         check_is_fitted(self)
         X, dtype = self._validate_inverse(X)
         out = np.empty_like(X)
         for j in range(X.shape[1]):
             out[:, j] = self._inverse_column(X[:, j], self.quantiles_[:, j])
-        return as_input_float(out, dtype)
+        # Quantiles beyond float32's range (bounds such as (-1e300, 1e300))
+        # would round to +-inf in float32: saturate at its largest finite
+        # value instead, as DPStandardScaler.inverse_transform does. Not the
+        # end quantiles themselves as bounds: a column whose quantiles hold
+        # no float32 value would then stay float64.
+        return saturated_input_float(out, dtype)
 
     def _inverse_column(self, y, quantiles):
         # As scikit-learn: back to the uniform scale, interpolate the

@@ -8,7 +8,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..privacy._record import weights_caveats
 from ..utils._sklearn_compat import _fit_context
-from ._base import OBSERVED_RANGE, PrivateTransformerMixin, as_input_float
+from ._base import (
+    OBSERVED_RANGE,
+    PrivateTransformerMixin,
+    as_input_float,
+    saturated_input_float,
+)
 from ._bounds import centre_and_half_width
 from ._moments import (
     exact_moments,
@@ -205,6 +210,10 @@ class DPStandardScaler(
             The fitted transformer.
         """
         X, lower, upper, plan, rng, auto, weights = self._fit_bounds(X, sample_weight)
+        # exact_moments reads the weights as given (it rescales them column
+        # by column itself): which rows count is decided by the weights the
+        # caller passed, not by a rescaling that can underflow them to 0.
+        given_weights = weights
         if weights is not None and not plan.is_private:
             # Without privacy the weights count as given, and sums of weights
             # near the largest float overflow (1e308 each: mean_ 0 or NaN).
@@ -242,7 +251,7 @@ class DPStandardScaler(
             # when the bounds are wide. A column with no observed value
             # keeps the released ones.
             exact_mean, exact_var, exact_scale, seen = exact_moments(
-                X, lower, upper, weights
+                X, lower, upper, given_weights
             )
             mean = np.where(seen, exact_mean, mean)
             var = np.where(seen, exact_var, var)
@@ -335,8 +344,7 @@ class DPStandardScaler(
             if wide.any():
                 halves = (X * (self.scale_ / 2) + self.mean_ / 2) * 2
                 out = np.where(wide, halves, out)
-        finite = np.tile([-_LARGEST, _LARGEST], (X.shape[1], 1))
-        return as_input_float(np.clip(out, -_LARGEST, _LARGEST), dtype, finite)
+        return saturated_input_float(np.clip(out, -_LARGEST, _LARGEST), dtype)
 
 
 def _wide(bounds):

@@ -34,8 +34,11 @@ Weights: with public per-record weights ``a_i`` the counts become
 ``sum_i min(a_i, 1) 1{v_i <= c}`` and ``n`` becomes ``sum_i min(a_i, 1)``
 under privacy: each weight is capped at 1 here, block by block (a record is
 one person, whatever its weight), so one record still moves every count by
-at most 1 and the sensitivity is unchanged whatever weights the caller
-passes. Without privacy (``rho = inf``) the weights count as given.
+at most 1 and the sensitivity is unchanged whatever finite non-negative
+weights the caller passes. A negative, infinite or NaN weight is refused
+(ValueError) before anything is counted or drawn: the cap bounds a weight
+from above only, and one record of weight -1000 would move a count by 1000.
+Without privacy (``rho = inf``) the weights count as given.
 
 Whatever one record holds, the utility and the counts are finite with
 sensitivity 1: a value that is not finite (``inf`` from an overflowed norm,
@@ -151,9 +154,9 @@ def quantile_utility(values, quantile, grid=LOG_GRID, weights=None, *, weight_ca
     most 1 and adding or removing one changes ``count - q n`` by at most
     ``max(q, 1 - q)`` (:func:`quantile_sensitivity`). Non-finite values
     are mapped to ``+inf`` first, a fixed point above every grid candidate.
-    ``weights`` (public) weight the counts, each capped at ``weight_cap``
-    (1 keeps the sensitivity that; None: as given); None counts every
-    value once.
+    ``weights`` (public, finite and non-negative: a ValueError otherwise)
+    weight the counts, each capped at ``weight_cap`` (1 keeps the
+    sensitivity that; None: as given); None counts every value once.
 
     Examples
     --------
@@ -221,8 +224,9 @@ def private_quantile(
     grid : ndarray, default=LOG_GRID
         Sorted public candidates.
     weights : ndarray of shape (n,), default=None
-        Public weights of the counts, each capped at 1 when ``rho`` is
-        finite (the sensitivity then stays 1); None counts each value once.
+        Public weights of the counts, finite and non-negative, each capped
+        at 1 when ``rho`` is finite (the sensitivity then stays 1); None
+        counts each value once.
     adjacency : {"replace_one", "add_remove"}, default="replace_one"
         The neighbouring relation the caller accounts the release under; it
         sets the utility's sensitivity (:func:`quantile_sensitivity`: 1, or
@@ -237,6 +241,11 @@ def private_quantile(
     -------
     value : float
         A grid point, or the midpoint of two neighbouring ones.
+
+    Raises
+    ------
+    ValueError
+        If a weight is negative, infinite or NaN (before anything is drawn).
 
     Examples
     --------
@@ -297,6 +306,23 @@ _KEEP_SIGMAS = 4.0
 _COUNT_BLOCK = 1 << 12
 
 
+def _check_weights(weights, n):
+    """Refuse weights that are not ``n`` finite non-negative numbers.
+
+    The cap at 1 bounds a weight from above only: a negative weight (or an
+    infinite one without privacy) would move a count by more than the
+    sensitivity the release is calibrated to, and NaN would poison every
+    count. Checked block by block, before anything is counted (no
+    n-length temporary); the message names no value.
+    """
+    if np.ndim(weights) != 1 or np.shape(weights)[0] != n:
+        raise ValueError("weights must hold one weight per value (a 1-d array).")
+    for start in range(0, n, _COUNT_BLOCK):
+        block = np.asarray(weights[start : start + _COUNT_BLOCK], dtype=np.float64)
+        if not np.all(np.isfinite(block)) or np.any(block < 0):
+            raise ValueError("weights must be finite and non-negative.")
+
+
 def _blockwise_bincount(values, to_bins, n_bins, weights=None, weight_cap=None):
     # (Weighted) counts of the bins ``to_bins(block)`` (indices in
     # [0, n_bins)) of the values and their total (n, or the sum of the
@@ -305,6 +331,8 @@ def _blockwise_bincount(values, to_bins, n_bins, weights=None, weight_cap=None):
     # sparse X). Weights are capped at ``weight_cap`` (None: as given).
     # Unweighted counts are exact whatever the blocks.
     n = np.shape(values)[0]
+    if weights is not None:
+        _check_weights(weights, n)
     counts = np.zeros(n_bins, dtype=np.float64)
     total = 0.0
     for start in range(0, n, _COUNT_BLOCK):
@@ -338,8 +366,8 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
     edges : ndarray, default=SIGNED_EDGES
         Public increasing bin edges, ``-inf`` first and ``inf`` last.
     weights : ndarray of shape (n,), default=None
-        Public count weights, each capped at 1 under privacy (finite
-        ``rho``: the sensitivity stays 1).
+        Public count weights, finite and non-negative, each capped at 1
+        under privacy (finite ``rho``: the sensitivity stays 1).
 
     Returns
     -------
@@ -348,6 +376,11 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
     threshold : float
         Counts below it are noise-dominated; without privacy the smallest
         positive float, so that exactly the non-empty bins reach it.
+
+    Raises
+    ------
+    ValueError
+        If a weight is negative, infinite or NaN (before any noise is drawn).
 
     Examples
     --------

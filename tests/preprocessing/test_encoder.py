@@ -397,6 +397,63 @@ def test_one_record_never_decides_how_a_category_is_written(base, record, seed):
         assert _release(neighbour, epsilon=np.inf) == _release(base, epsilon=np.inf)
 
 
+_BOOLS = [True, False, True, False] * 10
+
+
+@pytest.mark.parametrize(
+    "fit_column, transform_column, categories",
+    [
+        (pd.array(_BOOLS[:-1] + [None], dtype="boolean"), np.array([True, False]),
+         "auto"),
+        (np.array(_BOOLS), pd.array([True, False, None], dtype="boolean"), "auto"),
+        (pd.array(_BOOLS[:-1] + [None], dtype="boolean"), np.array([True, False]),
+         [[False, True]]),
+        (pd.Categorical(_BOOLS), pd.array([True, False, None], dtype="boolean"),
+         "auto"),
+        (pd.array(_BOOLS, dtype="boolean"), pd.Categorical([True, False]), "auto"),
+    ],
+    ids=["boolean-bool", "bool-boolean", "declared-bool", "categorical-boolean",
+         "boolean-categorical"],
+)
+def test_a_boolean_column_matches_itself_across_boolean_dtypes(
+    fit_column, transform_column, categories
+):
+    # One logical boolean column read as numpy bool, pandas' nullable
+    # boolean (whose categories are 0.0 and 1.0, as scikit-learn's) or a
+    # categorical of bools: every row was encoded as zeros, where
+    # scikit-learn's OneHotEncoder matches True to 1.0 by value.
+    train = pd.DataFrame({"smoker": fit_column})
+    test = pd.DataFrame({"smoker": transform_column})
+    ours = DPOneHotEncoder(
+        categories=categories, epsilon=np.inf, handle_unknown="ignore"
+    ).fit(train)
+    ref = OneHotEncoder(
+        categories=categories, handle_unknown="ignore", sparse_output=False
+    ).fit(train)
+    expected = ref.transform(test)
+    assert expected[:2].sum() == 2  # True and False each found
+    np.testing.assert_array_equal(ours.transform(test), expected)
+    np.testing.assert_array_equal(ours.categories_[0], ref.categories_[0])
+
+
+def test_an_object_column_keeps_true_apart_from_one_beside_a_boolean_one():
+    # The truth-value match is of boolean dtypes, and only on a miss: an
+    # object column holding True and 1 keeps two categories, and a boolean
+    # column's True is the category True; an object True is not 1.
+    mixed = pd.DataFrame({"a": pd.array([1, True, 2, 1, True], dtype=object)})
+    enc = DPOneHotEncoder(epsilon=np.inf, handle_unknown="ignore").fit(mixed)
+    assert list(enc.get_feature_names_out()) == ["a_1", "a_2", "a_True"]
+    flags = pd.DataFrame({"a": pd.array([True, None], dtype="boolean")})
+    np.testing.assert_array_equal(enc.transform(flags), [[0, 0, 1], [0, 0, 0]])
+    ones = DPOneHotEncoder(epsilon=np.inf, handle_unknown="ignore").fit(
+        np.array([[1], [2]], dtype=object)
+    )
+    np.testing.assert_array_equal(
+        ones.transform(np.array([[True]], dtype=object)), [[0, 0]]
+    )
+    np.testing.assert_array_equal(ones.transform(np.array([[True]])), [[1, 0]])
+
+
 def test_equal_values_are_one_category_and_bools_their_own():
     X = np.array([[-0.0], [0.0], [1.0], [1.0]])
     enc = DPOneHotEncoder(epsilon=np.inf).fit(X)

@@ -86,6 +86,41 @@ def test_rounding_to_float32_stays_within_the_declared_bounds():
     assert filled[0, 0] == np.finfo(np.float32).max
 
 
+@pytest.mark.parametrize(
+    "transformer",
+    [
+        DPQuantileTransformer(bounds=(-1e300, 1e300), n_quantiles=5),
+        DPKBinsDiscretizer(
+            bounds=(-1e300, 1e300), n_bins=3, encode="ordinal", strategy="uniform"
+        ),
+        DPStandardScaler(bounds=(-1e300, 1e300)),
+    ],
+    ids=lambda t: type(t).__name__,
+)
+def test_float32_inverse_beyond_float32_range_saturates(transformer):
+    # Quantiles or bin centres at +-1e300 (public bounds that wide) are
+    # beyond float32's range: the float32 inverse saturates at its largest
+    # finite value, as the scaler's does, rather than returning +-inf.
+    X = np.random.default_rng(0).normal(size=(60, 1)).astype(np.float32)
+    fitted = clone(transformer).set_params(random_state=0).fit(X)
+    if isinstance(fitted, DPStandardScaler):
+        Z = np.array([[-1e300], [1e300]]) / fitted.scale_
+    elif isinstance(fitted, DPKBinsDiscretizer):
+        Z = np.array([[0.0], [2.0]])
+    else:
+        Z = np.array([[0.0], [1.0]])
+    wide = fitted.inverse_transform(Z)
+    out = fitted.inverse_transform(Z.astype(np.float32))
+    assert out.dtype == np.float32
+    largest = np.finfo(np.float32).max
+    assert wide[0, 0] < -largest and wide[1, 0] > largest
+    assert out[0, 0] == -largest and out[1, 0] == largest
+    # NaN is kept (the quantile transformer and the scaler take it).
+    if not isinstance(fitted, DPKBinsDiscretizer):
+        nan = fitted.inverse_transform(np.array([[np.nan]], dtype=np.float32))
+        assert np.isnan(nan[0, 0])
+
+
 def test_bounds_holding_no_float32_keep_float64():
     # float32 is 64 apart near 1e9: (1e9 + 1, 1e9 + 2) holds none of it.
     out = as_input_float(

@@ -425,6 +425,23 @@ def test_epsilon_inf_weights_of_any_scale_give_the_same_statistics(bounds, scale
     np.testing.assert_allclose(fit.scale_, ref.scale_, rtol=1e-12)
 
 
+@pytest.mark.parametrize("bounds", [(0.0, 10.0), "auto"])
+def test_epsilon_inf_rows_of_tiny_weight_beside_a_huge_one_are_seen(bounds):
+    # Weights 1e-20 beside 1e308: rescaled by the largest weight they
+    # underflowed to 0, and a column observed only in those rows was taken
+    # as unseen (its mean the bounds' midpoint, 5). Which rows count is
+    # decided by the weights as given; each column's weights are rescaled
+    # on their own, so the column's mean is 6, as scikit-learn's.
+    X = np.array([[1.0, np.nan], [3.0, 5.0], [2.0, 7.0]])
+    w = np.array([1e308, 1e-20, 1e-20])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = DPStandardScaler(bounds, epsilon=np.inf).fit(X, sample_weight=w)
+    np.testing.assert_allclose(fit.mean_, [1.0, 6.0], rtol=1e-12)
+    np.testing.assert_allclose(fit.var_, [0.0, 1.0], rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(fit.scale_, [1.0, 1.0], rtol=1e-12)
+
+
 def test_epsilon_inf_mean_is_exact_under_wide_bounds():
     # Bounds wide enough for a timestamp column (2e12) round a mean taken in
     # half-width units to about 1e12 * eps * sqrt(n): more than the whole

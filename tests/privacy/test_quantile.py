@@ -228,6 +228,44 @@ def test_private_releases_count_a_heavy_record_once(selection_scores, privatized
     assert exact.sum() == pytest.approx(100 + 1e6)
 
 
+@pytest.mark.parametrize("bad", [-1000.0, -1e-300, np.nan, np.inf])
+def test_weights_that_could_break_the_sensitivity_are_refused(
+    bad, selection_scores, privatized_sums
+):
+    # The cap at 1 bounds a weight from above only: one record of weight
+    # -1000 moved a private count by 1000 (and NaN poisoned them all). Every
+    # public function of the module that takes weights refuses such a
+    # weight, naming the parameter but no value, before anything is drawn.
+    values = np.random.default_rng(0).lognormal(size=30)
+    weights = np.ones(30)
+    weights[-1] = bad
+    grid = np.geomspace(0.1, 10.0, 11)
+    edges = np.concatenate([[-np.inf], grid, [np.inf]])
+    calls = [
+        lambda: quantile_utility(values, 0.5, grid, weights),
+        lambda: quantile_bin_utility(values, 0.5, grid, weights),
+        lambda: private_quantile(values, 0.5, 1.0, np.random.default_rng(1), grid,
+                                 weights),
+        lambda: private_quantile(values, 0.5, 1.0, np.random.default_rng(1), grid,
+                                 weights, candidates="bins"),
+        lambda: private_quantile(values, 0.5, np.inf, None, grid, weights),
+        lambda: noisy_histogram(values, 1.0, np.random.default_rng(1), edges,
+                                weights),
+        lambda: noisy_histogram(values, np.inf, None, edges, weights),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match="weights") as info:
+            call()
+        assert "1000" not in str(info.value) and "nan" not in str(info.value)
+    assert selection_scores == [] and privatized_sums == []
+    with pytest.raises(ValueError, match="weights"):
+        noisy_histogram(values, 1.0, np.random.default_rng(1), edges, weights[:-1])
+    # Zero weights (a row left out) are still counted as zero.
+    weights[-1] = 0.0
+    counts, _ = noisy_histogram(values, np.inf, None, edges, weights)
+    assert counts.sum() == 29
+
+
 @pytest.mark.parametrize("quantile", [0.1, 0.25, 0.5, 0.9])
 def test_bin_utility_sensitivity_on_neighbouring_datasets(quantile):
     # Bins (c_k, c_k+1] scored by -dist(q n, [#{v <= c_k}, #{v <= c_k+1}]):
