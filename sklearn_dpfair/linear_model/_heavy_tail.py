@@ -26,6 +26,7 @@ from .._solvers.heavy_tail._fit import (
     solver_runs_dpsgd,
     zcdp_budget,
 )
+from .._solvers.semi_dp._scaling import check_bounds_in_dtype
 from ..preprocessing._bounds import check_bounds
 from ..privacy import PrivacyBudget, PrivacyRecord
 from ..privacy._random import check_noise_generator
@@ -214,8 +215,12 @@ class HeavyTailDPRegressor(
         gradient scale whose square leaves the normal range; "dp-sgd"
         runs a float above ``sqrt(M) / (n + sigma)`` units of the private
         target scale (``M`` the largest float of the steps' dtype,
-        ``sigma`` the noise multiplier) at that clip, which ``clip_norm_``
-        reports. The same name as in the other estimators.
+        ``sigma`` the noise multiplier) at that clip, and one below
+        ``m / min(1, sigma)`` units (``m`` float64's smallest normal
+        number, under which the Gaussian mechanism draws no noise) at that
+        one, which ``clip_norm_`` reports: whether the fit runs never
+        depends on the target's scale. The same name as in the other
+        estimators.
     clip_ref : float, default=300.0
         Constant ``c0`` of the one-pass auto clip rule. A value of 100 was 1.2-2x
         worse than 300 on the symmetric and contaminated benchmark data and
@@ -300,7 +305,12 @@ or None, default="auto"
         of every column, or of each: the centre and half-width are the
         location and scale (a sparse ``X`` is divided by the largest
         absolute bound), and no budget is spent; values outside them are
-        not clipped. None: the columns as given. Ignored by the one-pass
+        not clipped. Bounds whose half-width (largest magnitude for a
+        sparse ``X`` or without an intercept) lies outside the normal range
+        of float64 (the steps' dtype), or whose centre is beyond its largest
+        float, are
+        refused before any row is read (by every "dp-sgd" fit, whatever
+        the budget). None: the columns as given. Ignored by the one-pass
         solvers and without privacy (the full-batch solver is
         scale-free).
     device : {"cpu", "cuda", "auto"}, default="cpu"
@@ -838,6 +848,21 @@ or None, default="auto"
         from public quantities only.
         """
         config = self._config(clip_norm, n_features)
+        if solver_runs_dpsgd(self.solver, self.penalty) and not (
+            config.feature_bounds is None or isinstance(config.feature_bounds, str)
+        ):
+            # "dp-sgd" divides each column by the bounds' half-width (or,
+            # uncentred, their largest magnitude), in float64 whatever X's
+            # dtype (standardized): one below float64's smallest normal
+            # number makes the standardized rows overflow whatever they
+            # hold. Refused from the parameter alone, before any row is
+            # read, whatever the budget.
+            check_bounds_in_dtype(
+                self.feature_bounds,
+                n_features,
+                np.float64,
+                center=config.fit_intercept and not sparse,
+            )
         budget = self._budget(caveats)
         return heavy_tail_setup(n_samples, n_features, config, budget, sparse=sparse)
 

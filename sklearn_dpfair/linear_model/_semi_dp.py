@@ -454,7 +454,13 @@ default=None
     is saturated the same way. Input validation (shapes,
     NaN/inf, ``public_mask``) and the checks of the solver options read only
     shapes, counts, parameters and public rows; after them no exception or
-    warning depends on the private rows.
+    warning depends on the private rows, but for one input check: where
+    ``feature_scaling="auto"`` draws no private scales (a public rule of
+    the counts and the budget, see ``feature_scaling``), the warning that
+    names the columns far from unit scale reads every training row, the
+    private ones included, before any release. It shows no value, but
+    whether it is raised, and which columns it names, is outside the
+    guarantee (pass ``feature_bounds`` to avoid it).
 
     References
     ----------

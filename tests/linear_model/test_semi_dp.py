@@ -1053,11 +1053,12 @@ def test_a_private_row_of_huge_weight_contributes_a_full_clipped_term(params):
 def test_an_int_beyond_float64_is_refused_naming_the_parameter(name):
     # 10**400 passes the Real and Integral constraints but has no float:
     # an OverflowError came out of the plan and the fit. (alpha is refused
-    # by its [0, 1] constraint first.)
+    # by its [0, 1] constraint first, and epsilon by the budget constraint
+    # every private estimator shares.)
     X, y, mask, _ = _problem(n=200, d=3, n_pub=40)
     est = SemiDPLinearRegression(**{name: 10**400})
     match = (
-        r"The 'alpha' parameter" if name == "alpha"
+        rf"The '{name}' parameter" if name in ("alpha", "epsilon")
         else rf"^{name} is beyond the largest float"
     )
     with pytest.raises(ValueError, match=match):

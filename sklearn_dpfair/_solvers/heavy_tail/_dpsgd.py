@@ -69,6 +69,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._loss import AbsoluteLoss, PinballLoss
+from ...preprocessing._bounds import centre_and_half_width
 from ...privacy import (
     calibrate_noise,
     fit_weights,
@@ -84,6 +85,7 @@ from ...privacy._accounting import (
     zcdp_event,
 )
 from ...privacy._calibration import _SIGMA_MIN
+from ...privacy._mechanism import MIN_NOISE_SCALE
 from ...privacy._zcdp import _RHO_MAX
 from .._rows import squared_row_norms
 from ...privacy._releases import forgo_release
@@ -562,10 +564,16 @@ def bounds_location_scale(bounds, with_location):
     >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import bounds_location_scale
     >>> bounds_location_scale((np.array([0.0, -1.0]), np.array([10.0, 3.0])), True)
     (array([5., 1.]), array([5., 2.]))
+    >>> bounds_location_scale((np.array([-1e308]), np.array([1e308])), True)
+    (array([0.]), array([1.e+308]))
     """
     lower, upper = (np.asarray(b, dtype=np.float64) for b in bounds)
     if with_location:
-        return (lower + upper) / 2.0, (upper - lower) / 2.0
+        # Halves, not the sum and the width: those overflow for finite
+        # bounds such as (-1e308, 1e308), whose infinite scale zeroed the
+        # column (a dense X; the sparse map's largest magnitude stayed
+        # finite, so the two layouts disagreed).
+        return centre_and_half_width(lower, upper)
     return np.zeros_like(lower), np.maximum(np.abs(lower), np.abs(upper))
 
 
@@ -666,7 +674,12 @@ def _scaled_penalty(alpha, order, loss, scale):
     objective by ``scale^p`` gives the scaled problem with strength
     ``alpha * scale^(m - p)``, the same minimizer; the raw ``alpha`` would
     weigh the penalty ``scale^(p - m)`` times too much or too little.
-    A function of ``alpha`` and the released scale only.
+    A function of ``alpha`` and the released scale only. A product past the
+    largest float is saturated there: ``inf`` (``1e300`` times a target
+    scale of ``1e10``) made the standardized penalty ``inf / inf`` and the
+    model NaN, while at that strength the coefficients are already 0 to
+    within float64 (about ``1 / alpha_scaled`` of a unit gradient), as
+    they would be at any larger one.
 
     Parameters
     ----------
@@ -693,11 +706,17 @@ def _scaled_penalty(alpha, order, loss, scale):
     50.0
     >>> _scaled_penalty(0.5, 1, SquaredLoss(), 100.0)
     0.005
+    >>> _scaled_penalty(1e300, 2, AbsoluteLoss(), 1e10) == _LARGEST_PENALTY
+    True
     """
     degree = 1 if isinstance(loss, (AbsoluteLoss, PinballLoss)) else 2
     if not alpha:
         return float(alpha)
-    return float(alpha) * float(scale) ** (order - degree)
+    return min(float(alpha) * float(scale) ** (order - degree), _LARGEST_PENALTY)
+
+
+#: The largest penalty strength of the scaled problem (:func:`_scaled_penalty`).
+_LARGEST_PENALTY = float(np.finfo(np.float64).max)
 
 
 def _private_target_scales(y, s, rhos, weights, rng):
@@ -1059,6 +1078,40 @@ def largest_step_clip(dtype, n_samples, noise_multiplier):
     return math.sqrt(largest) / (n_samples + noise_multiplier)
 
 
+# Relative room above the least noise scale: the clip in the units of y the
+# record describes is the steps' clip times the target scale, a product
+# rounded once more (a few units in the last place below the bound).
+_CLIP_FLOOR_MARGIN = 1e-12
+
+
+def smallest_step_clip(noise_multiplier):
+    """The smallest clip (units of the scaled target) the DP-SGD steps run with.
+
+    ``MIN_NOISE_SCALE / min(1, sigma)``, raised by a relative ``1e-12``
+    (``MIN_NOISE_SCALE`` of :mod:`~sklearn_dpfair.privacy._mechanism`, the
+    smallest normal float64): the Gaussian mechanism draws no noise of
+    standard deviation ``sigma C`` below that scale (its draws would be
+    rounded to subnormal numbers, not the noise accounted for), and a clip
+    that is itself a normal float keeps its full precision through the
+    division by the target scale and the product back. Public (the plan's
+    noise multiplier, at least 0.1 once calibrated). A float ``clip_norm``
+    below it is refused by the plan, before any row is read (the
+    estimator's own range, from ``1e-300``, stays above it); one that the
+    private target scale divides below it runs at it (only gradients of
+    norm past it, at most about ``2e-307``, are clipped less than asked),
+    so that whether the fit runs never depends on the data.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import smallest_step_clip
+    >>> 2.2e-307 < smallest_step_clip(0.1) < 2.3e-307
+    True
+    >>> 2.2e-308 < smallest_step_clip(6.0) < 2.3e-308
+    True
+    """
+    return MIN_NOISE_SCALE / min(1.0, noise_multiplier) * (1.0 + _CLIP_FLOOR_MARGIN)
+
+
 def plan_dpsgd(
     n_samples, n_features, config, budget, *, sparse=False, schedule=DPSGD_SCHEDULE
 ):
@@ -1082,7 +1135,11 @@ def plan_dpsgd(
     ValueError
         For ``clip_norm="theory"`` under a finite budget: the thesis' clip
         rule belongs to the one-pass solvers (here, before any data access,
-        so that the plan and the fit refuse it alike).
+        so that the plan and the fit refuse it alike); for a float
+        ``clip_norm`` below :func:`smallest_step_clip` of the calibrated
+        noise multiplier, whose noise the mechanism cannot draw (refused
+        alike, as the one-pass solvers refuse a clip out of range before
+        reading the data).
     """
     n, s = n_samples, 1.0 if config.fit_intercept else 0.0
     delta, accountant = budget.delta, budget.accountant
@@ -1181,6 +1238,19 @@ def plan_dpsgd(
             # growing with it. Above the floor the clip reads the budget's
             # epsilon, as it always did.
             clip_epsilon = steps_signal_epsilon(target, delta, q, n_steps)
+        if config.clip_norm != "auto" and float(config.clip_norm) < (
+            smallest_step_clip(sigma)
+        ):
+            # From the parameter and the plan only: the fit would otherwise
+            # fail (or not) once the private target scale divides the clip.
+            raise ValueError(
+                f"clip_norm={float(config.clip_norm):g} is too small for "
+                "solver='dp-sgd': with the planned noise multiplier "
+                f"{sigma:.4g} the steps' noise standard deviation would lie "
+                "below the smallest normal float64; use a clip_norm of at "
+                f"least {smallest_step_clip(sigma):.4g}, of the size of the "
+                "per-example gradient norms (in the units of y times x)."
+            )
     return DPSGDBudgetPlan(
         budget=budget,
         target=target,
@@ -1365,10 +1435,16 @@ def fit_heavy_tail_dpsgd(
         else:
             clip_scaled = float(config.clip_norm) / scale
         # A float clip in the units of y, divided by the private scale, can
-        # pass any float (1e306 / 1e-4 = inf) and make the steps' sums NaN,
-        # or the mechanism refuse, on some targets only: it is saturated at
-        # a public maximum instead, and clip_norm_ reports the clip that ran.
-        clip_scaled = min(clip_scaled, largest_step_clip(Z.dtype, n, sigma))
+        # pass any float (1e306 / 1e-4 = inf, 1e-300 / 4e9 = 2.5e-310) and
+        # make the steps' sums NaN, or the mechanism refuse (its message
+        # then showing the scale), on some targets only: it is saturated at
+        # public bounds instead, and clip_norm_ reports the clip that ran.
+        # The plan's event reads the noise multiplier only, not the clip
+        # (the Gaussian steps' privacy loss is scale-free).
+        clip_scaled = min(
+            max(clip_scaled, smallest_step_clip(sigma)),
+            largest_step_clip(Z.dtype, n, sigma),
+        )
         per_coordinate = row_median / (n_features + s**2)
         learning_rate = min(schedule.step_max, schedule.step_scale / per_coordinate)
         # The penalty is on the raw coefficients b_j = beta_j / step_scale_j

@@ -3,6 +3,7 @@
 """The multi-pass "dp-sgd" solver of HeavyTailDPRegressor: schedule, budget, limits."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -446,6 +447,73 @@ def test_a_huge_float_clip_runs_at_the_largest_step_clip_on_every_target():
         largest = largest_step_clip(np.float64, 1000, sigma)
         assert reg.clip_norm_ / reg.target_scale_ == pytest.approx(largest)
         assert reg.privacy_record_.clip_norm == reg.clip_norm_
+
+
+def test_a_tiny_float_clip_runs_at_the_smallest_step_clip_on_every_target():
+    # 1e-300 divided by a private target scale of 4e9 fell below the least
+    # clip the Gaussian mechanism takes: the fit raised after the scales'
+    # releases, on large targets only, with a message that showed
+    # clip_norm / target_scale_. The clip is saturated at a public minimum
+    # instead; every target fits, and clip_norm_ is the clip that ran.
+    from sklearn_dpfair import HeavyTailDPRegressor
+    from sklearn_dpfair._solvers.heavy_tail._dpsgd import smallest_step_clip
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 2))
+    noise = rng.normal(size=1000)
+    ratios = []
+    for sd in (1.0, 1e9):
+        y = (X @ np.array([1.0, 2.0]) + noise) * sd
+        reg = HeavyTailDPRegressor(clip_norm=1e-300, random_state=0, max_iter=20)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            reg.fit(X, y)
+        assert np.all(np.isfinite(reg.coef_)) and math.isfinite(reg.intercept_)
+        sigma = reg.privacy_record_.noise_multiplier
+        smallest = smallest_step_clip(sigma)
+        assert reg.clip_norm_ / reg.target_scale_ >= smallest * (1 - 1e-9)
+        assert reg.privacy_record_.clip_norm == reg.clip_norm_
+        ratios.append(reg.clip_norm_ / reg.target_scale_ / smallest)
+    # At sd 1 the clip ran as given; at sd 1e9, at the floor.
+    assert ratios[0] > 1e6
+    assert ratios[1] == pytest.approx(1.0)
+
+
+def test_a_float_clip_below_the_smallest_step_clip_is_refused_by_the_plan():
+    # From the parameter and the calibrated noise multiplier only, before
+    # any row is read (the estimator's own range stops at 1e-300).
+    from sklearn_dpfair._solvers.heavy_tail._dpsgd import smallest_step_clip
+
+    budget = PrivacyBudget(1.0, 1e-5)
+    plan = plan_dpsgd(2000, 3, _config(clip_norm=1e-290), budget)
+    assert 1e-290 > smallest_step_clip(plan.noise_multiplier)
+    with pytest.raises(ValueError, match="clip_norm=1e-310 is too small"):
+        plan_dpsgd(2000, 3, _config(clip_norm=1e-310), budget)
+
+
+def test_an_overwhelming_ridge_gives_a_zero_model_on_every_target_scale():
+    # The absolute loss's ridge on the scaled target is alpha * target_scale_:
+    # 1e300 * 4e10 overflowed to inf and the model was NaN (silently under
+    # privacy, with a ConvergenceWarning without it). Saturated at the
+    # largest float, it still leaves coef_ ~ 0 and the intercept at the
+    # target's location.
+    from sklearn_dpfair import HeavyTailDPRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 3))
+    y = (X @ np.array([1.0, 2.0, 3.0]) + 5.0 + rng.normal(size=1000)) * 1e10
+    for epsilon in (1.0, np.inf):
+        reg = HeavyTailDPRegressor(
+            epsilon=epsilon, loss="absolute_error", penalty="l2", alpha=1e300,
+            random_state=0, max_iter=20,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            reg.fit(X, y)
+        assert np.all(np.abs(reg.coef_) < 1e-100)
+        assert math.isfinite(reg.intercept_)
+        # Within a target scale of the median (the steps fit the intercept).
+        assert abs(reg.intercept_ - np.median(y)) < reg.target_scale_
 
 
 def test_the_auto_clip_stops_growing_where_the_steps_noise_stops_falling():

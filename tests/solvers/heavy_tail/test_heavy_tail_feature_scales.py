@@ -136,6 +136,61 @@ def test_feature_bounds_are_validated():
         HeavyTailDPRegressor(feature_bounds=[(0.0, 1.0)] * 3).fit(X, y)
 
 
+def test_the_widest_finite_bounds_scale_dense_and_sparse_x_alike():
+    # (upper - lower) / 2 overflowed for (-1e308, 1e308): a dense X got an
+    # infinite scale (its column zeroed), a sparse one 1e308.
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 2))
+    y = X @ np.array([1.0, 2.0]) + 5.0 + rng.normal(size=1000)
+    bounds = [(-1e308, 1e308), (-3.0, 3.0)]
+    scales = []
+    for data in (X, sp.csr_matrix(X)):
+        reg = HeavyTailDPRegressor(
+            epsilon=1.0, feature_bounds=bounds, random_state=0, max_iter=20
+        ).fit(data, y)
+        assert np.all(np.isfinite(reg.coef_)) and math.isfinite(reg.intercept_)
+        scales.append(reg.feature_scale_)
+    np.testing.assert_array_equal(scales[0], [1e308, 3.0])
+    np.testing.assert_array_equal(scales[1], [1e308, 3.0])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_bounds_too_narrow_for_the_dtype_are_refused_before_the_data(sparse):
+    # A half-width below the dtype's smallest normal number sent every
+    # standardized value past the largest float; refused from the parameter
+    # alone, before any row is read, as SemiDPLinearRegression refuses it.
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = X[:, 0] + rng.normal(size=200)
+
+    def layout(data):
+        return sp.csr_matrix(data) if sparse else data
+
+    narrow = HeavyTailDPRegressor(
+        epsilon=1.0, feature_bounds=[(0.0, 1e-320), (-3.0, 3.0)], random_state=0
+    )
+    with pytest.raises(ValueError, match="feature_bounds.*position 0"):
+        narrow.fit(layout(X), y)
+    assert not hasattr(narrow, "coef_")
+    with pytest.raises(ValueError, match="feature_bounds.*position 0"):
+        narrow.privacy_plan(*X.shape)
+    # The steps standardize in float64 whatever X's dtype: 1e-40, a normal
+    # float64 but not a normal float32, is taken for float32 X too.
+    bounds = [(0.0, 1e-40), (-3.0, 3.0)]
+    for dtype in (np.float64, np.float32):
+        reg = HeavyTailDPRegressor(
+            epsilon=1.0, feature_bounds=bounds, random_state=0, max_iter=5
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            reg.fit(layout(X.astype(dtype)), y)
+        assert np.all(np.isfinite(reg.coef_))
+
+
 def test_the_scales_are_planned_from_public_counts_only():
     # A small epsilon * n: the column histograms could not show the data,
     # so no per-column release is planned (the columns are used as given).
