@@ -1438,8 +1438,10 @@ default=None
         (``epsilon=np.inf`` without ``noise_multiplier``), and whenever no
         dual statistic is released (no fairness term, or the intercept-only
         fallback).
-    sampling_probability_ : float
-        Poisson sampling rate ``q`` (the record's ``sampling_probability``).
+    sampling_probability_ : float or None
+        Poisson sampling rate ``q`` (the record's ``sampling_probability``);
+        None for the intercept-only model of ``small_budget``, which samples
+        nothing.
         ``sampling_rate_`` is its deprecated alias (``FutureWarning``;
         removed in the next release).
     dp_event_ : dp_accounting.DpEvent

@@ -284,7 +284,9 @@ class SemiDPLinearRegression(
           and accounted with RDP) and named in the record, where the rows
           and budget can resolve them (a public rule of ``n``, ``epsilon``
           and the number of columns); otherwise none are drawn, the columns
-          are used as given, and a warning names those far from unit scale.
+          are used as given, and a warning names those far from unit scale
+          (read from every training row: whether it is raised is outside
+          the guarantee, see Notes).
 
         With fewer than 5 public rows the target is scaled as well (see
         ``target_scaling``).
@@ -408,7 +410,9 @@ default=None
         released sum, ``C`` or ``2 C``; ``inf`` with ``epsilon=np.inf``,
         where nothing is clipped.
     privacy_caveats_ : list of str
-        What was read from private data outside the guarantee (empty).
+        What the guarantee does not cover: the rows ``public_mask`` marks
+        public (when it marks any) and public ``sample_weight`` (when
+        given); empty otherwise.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
