@@ -42,6 +42,7 @@ __all__ = [
     "PRIVACY_PARAMETER_CONSTRAINTS",
     "CLIP_NORM_CONSTRAINT",
     "DELTA_CONSTRAINT",
+    "DELTA_OR_ZERO_CONSTRAINT",
     "EPSILON_CONSTRAINT",
     "RANDOM_STATE_CONSTRAINT",
     "SEED_CONSTRAINT",
@@ -114,6 +115,8 @@ EPSILON_CONSTRAINT = [
 ]
 #: The constraint of a ``delta`` parameter: a probability in ``(0, 1)``.
 DELTA_CONSTRAINT = [_BudgetInterval(Real, 0, 1, closed="neither")]
+#: The constraint of a ``delta`` parameter that may be 0 (pure epsilon-DP).
+DELTA_OR_ZERO_CONSTRAINT = [_BudgetInterval(Real, 0, 1, closed="left")]
 
 #: Ledger entries of the checked fit running in this context (a list of
 #: ``(ledger, kwargs)``), or None outside one: a fit's entries are recorded

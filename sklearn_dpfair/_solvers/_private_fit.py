@@ -7,6 +7,7 @@ Each function takes validated data and public parameters, chooses the noise
 the ``PrivacyRecord`` of the run. Estimators only map their parameters here.
 """
 
+import contextlib
 import math
 from dataclasses import dataclass, replace
 
@@ -287,6 +288,26 @@ def with_scaling(description, prior):
     return description
 
 
+@contextlib.contextmanager
+def _naming_the_schedule(epochs, n_steps):
+    """Say which parameter sets the steps when no noise reaches the budget.
+
+    The calibration's message asks for fewer steps; the steps are
+    ``max_iter`` epochs of the batch schedule, so the message names it
+    (``max_iter=10**30`` planned 2e31 steps that no noise multiplier up to
+    the calibration's ceiling makes private).
+    """
+    try:
+        yield
+    except ValueError as exc:
+        if "fewer steps" not in str(exc):
+            raise
+        raise ValueError(
+            f"{exc} The schedule runs {n_steps:.4g} steps (max_iter={epochs:.4g} "
+            "epochs): lower max_iter."
+        ) from exc
+
+
 def dp_sgd_setup(
     n_samples, n_features, n_outputs, params, budget, *, weighted, prior=None
 ):
@@ -333,23 +354,24 @@ def dp_sgd_setup(
         )
     q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
     prior_event = None if prior is None else prior.event
-    if prior_event is not None:
-        # Private scales come with a calibrated budget only (the scaling
-        # plan refuses a user noise multiplier).
-        budget = replace(budget, accountant=ZCDP_ACCOUNTANT)
-        sigma = calibrate_noise(
-            lambda z: composed_event(
-                [prior_event, noisy_sgd_event(z, q, n_steps)]
-            ),
-            budget.epsilon,
-            budget.delta,
-            budget.accountant,
-        )
-        mechanism = GaussianMechanism(params.clip_norm, sigma)
-    else:
-        mechanism = budget.gaussian(
-            params.clip_norm, sampling_probability=q, steps=n_steps
-        )
+    with _naming_the_schedule(params.epochs, n_steps):
+        if prior_event is not None:
+            # Private scales come with a calibrated budget only (the scaling
+            # plan refuses a user noise multiplier).
+            budget = replace(budget, accountant=ZCDP_ACCOUNTANT)
+            sigma = calibrate_noise(
+                lambda z: composed_event(
+                    [prior_event, noisy_sgd_event(z, q, n_steps)]
+                ),
+                budget.epsilon,
+                budget.delta,
+                budget.accountant,
+            )
+            mechanism = GaussianMechanism(params.clip_norm, sigma)
+        else:
+            mechanism = budget.gaussian(
+                params.clip_norm, sampling_probability=q, steps=n_steps
+            )
     learning_rate = resolved_learning_rate(
         params, mechanism, q, n_samples, n_features, n_outputs
     )

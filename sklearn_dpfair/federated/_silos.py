@@ -109,6 +109,9 @@ def per_silo_budget(value, silo_ids, *, name, kind):
         budgets = {s: value for s in silo_ids}
     for silo, b in budgets.items():
         ok = isinstance(b, (int, float, np.number)) and not isinstance(b, bool)
+        # An int beyond the largest float has no float budget (float(b)
+        # raised OverflowError).
+        ok = ok and not (isinstance(b, int) and abs(b) > sys.float_info.max)
         if ok and kind == "epsilon":
             ok = b > 0
         elif ok:
@@ -173,8 +176,10 @@ def normalized_weights(weights):
     The weights are first divided by the power of two of the largest one, so
     that their sum cannot overflow (two weights of ``1e308`` sum past the
     largest float): each scaled weight is at most 2 and their sum at most
-    ``2 N``. Dividing by a power of two is exact, so weights whose sum does
-    not overflow normalize to the same floats as without the scaling.
+    ``2 N``. Dividing by a power of two is exact for normal floats, so
+    weights whose sum does not overflow normalize to the same floats as
+    without the scaling, but for normalized weights in the subnormal range
+    (below ``2.2e-308``), which may round differently.
 
     Parameters
     ----------
@@ -278,10 +283,13 @@ def check_silo_size(silo_id, n_rows, delta, sampling_probability, *, private=Tru
     """
     check_silo_delta(silo_id, n_rows, delta, private=private)
     if sampling_probability * n_rows < _ONE_RECORD:
-        # A rate below 1 / float max asks for more rows than a float counts.
-        needed = _ONE_RECORD / max(sampling_probability, 1 / sys.float_info.max)
-        needed = math.ceil(needed) if needed < 2**53 else f"{needed:.3g}"
-        hint = f"; at this rate a silo needs at least {needed} rows"
+        if sampling_probability * sys.float_info.max < _ONE_RECORD:
+            # A rate below 1 / float max asks for more rows than a float counts.
+            hint = "; at this rate a silo needs more rows than a float can count"
+        else:
+            needed = _ONE_RECORD / sampling_probability
+            needed = math.ceil(needed) if needed < 2**53 else f"{needed:.3g}"
+            hint = f"; at this rate a silo needs at least {needed} rows"
         raise ValueError(
             f"silo {silo_id!r} has {n_rows} rows, too few for the sampling rate "
             f"q={sampling_probability:.3g}: its expected batch q * n_i is below "

@@ -13,6 +13,9 @@ from sklearn.base import BaseEstimator
 
 from .._base import (
     CLIP_NORM_CONSTRAINT,
+    DELTA_CONSTRAINT,
+    DELTA_OR_ZERO_CONSTRAINT,
+    EPSILON_CONSTRAINT,
     PRIVACY_PARAMETER_CONSTRAINTS,
     LinearClassifierMixin,
     PrivateEstimatorMixin,
@@ -78,7 +81,7 @@ from ..utils._array_api import (
     resolve_backend,
     to_numpy,
 )
-from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
+from ..utils._sklearn_compat import Interval, StrOptions, _fit_context
 from ..utils._validation import (
     check_classifier_metadata,
     check_sparse_sums_finite,
@@ -546,7 +549,7 @@ default=None
     _parameter_constraints = {
         **PRIVACY_PARAMETER_CONSTRAINTS,
         # 0: pure epsilon-DP (output perturbation only; checked in fit).
-        "delta": [Interval(Real, 0, 1, closed="left")],
+        "delta": DELTA_OR_ZERO_CONSTRAINT,
         "solver": [
             StrOptions({"dp-sgd", "output-perturbation", "dp-frank-wolfe", "dp-newton"})
         ],
@@ -575,13 +578,8 @@ default=None
         "feature_scaling": [StrOptions({"auto"}), None],
         "feature_bounds": ["array-like", None],
         "device": [StrOptions(set(DEVICE_OPTIONS))],
-        "silo_epsilon": [
-            Interval(Real, 0, None, closed="neither"),
-            Options(Real, {math.inf}),
-            Mapping,
-            None,
-        ],
-        "silo_delta": [Interval(Real, 0, 1, closed="neither"), Mapping, None],
+        "silo_epsilon": [*EPSILON_CONSTRAINT, Mapping, None],
+        "silo_delta": [*DELTA_CONSTRAINT, Mapping, None],
         "server_weights": [StrOptions({"uniform", "size"}), Mapping],
         "execution": [StrOptions({"local", "dask"})],
         "secure_aggregation": ["boolean"],

@@ -13,6 +13,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import (
     CLIP_NORM_CONSTRAINT,
+    DELTA_CONSTRAINT,
+    EPSILON_CONSTRAINT,
     PRIVACY_PARAMETER_CONSTRAINTS,
     PrivateEstimatorMixin,
     ScoreClassifierMixin,
@@ -338,13 +340,8 @@ default=None
         "device": [StrOptions(set(DEVICE_OPTIONS))],
         "feature_scaling": [StrOptions({"auto"}), None],
         "feature_bounds": ["array-like", None],
-        "silo_epsilon": [
-            Interval(Real, 0, None, closed="neither"),
-            Options(Real, {math.inf}),
-            Mapping,
-            None,
-        ],
-        "silo_delta": [Interval(Real, 0, 1, closed="neither"), Mapping, None],
+        "silo_epsilon": [*EPSILON_CONSTRAINT, Mapping, None],
+        "silo_delta": [*DELTA_CONSTRAINT, Mapping, None],
         "server_weights": [StrOptions({"uniform", "size"}), Mapping],
         "execution": [StrOptions({"local", "dask"})],
         "secure_aggregation": ["boolean"],

@@ -510,10 +510,10 @@ def epsilon_of(event, delta, accountant="rdp"):
         that limit is stated as the pure epsilon of its Laplace parts plus
         the PLD epsilon of the rest at ``delta`` (basic composition, Dwork
         and Roth 2014, Theorem 3.16: a valid bound, tight at such epsilons).
-        Where the PLD accountant answers ``inf`` for a private event (below
-        ``delta`` ~ 1e-16 its float64 probabilities leave mass at infinite
-        loss whatever the noise), the RDP accountant's epsilon, also a valid
-        bound.
+        Where the PLD accountant answers ``inf`` for a private add/remove
+        event (below ``delta`` ~ 1e-16 its float64 probabilities leave mass
+        at infinite loss whatever the noise), the RDP accountant's epsilon,
+        also a valid bound.
 
     Raises
     ------
@@ -667,7 +667,8 @@ def _epsilon_of_cached(event, delta, accountant):
     else:
         _check_rdp_multipliers(event)
     acc = _make_accountant(accountant, event)
-    if _holds_randomized_response(event):
+    local = _holds_randomized_response(event)
+    if local:
         event = _unrolled(event)
     if not acc.supports(event):
         raise ValueError(f"The {accountant!r} accountant cannot interpret {event!r}.")
@@ -676,7 +677,7 @@ def _epsilon_of_cached(event, delta, accountant):
             acc.compose(event)
             epsilon = float(acc.get_epsilon(float(delta)))
             _check_answer(epsilon, event, accountant)
-            if accountant == "pld" and math.isinf(epsilon):
+            if accountant == "pld" and math.isinf(epsilon) and not local:
                 return _rdp_below_pld_floor(event, delta)
             return epsilon
         except OverflowError as exc:
@@ -700,7 +701,10 @@ def _rdp_below_pld_floor(event, delta):
     multiplier 22,000 at 1e-20), where RDP certifies 0.906 for a multiplier
     of 10. Both are upper bounds on the event's epsilon at ``delta``, so the
     smaller, RDP's, is certified as well; ``inf`` stays where RDP cannot read
-    the event either.
+    the event either. Only for add/remove events: an event holding a local
+    randomizer's message is read under replace-one, where dp-accounting's
+    PLD doubles a Gaussian's sensitivity and its RDP does not, so the two
+    would not bound the same mechanism.
     """
     try:
         return _epsilon_of_cached(event, delta, "rdp")

@@ -72,6 +72,11 @@ def test_per_silo_budget_scalar_mapping_and_errors():
         )
     with pytest.raises(ValueError, match="silo_epsilon of silo 1"):
         per_silo_budget(0.0, [1], name="silo_epsilon", kind="epsilon")
+    # An int beyond the largest float has no float budget (OverflowError).
+    with pytest.raises(ValueError, match="silo_epsilon of silo 2"):
+        per_silo_budget(
+            {1: 1.0, 2: 10**400}, [1, 2], name="silo_epsilon", kind="epsilon"
+        )
 
 
 def test_server_weights():

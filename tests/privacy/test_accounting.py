@@ -434,3 +434,15 @@ def test_a_single_gaussian_release_at_a_tiny_delta_is_calibrated_not_refused():
         # to 22,000.
         assert clf.noise_multiplier_ < 50
         assert 0.99 < clf.epsilon_ <= 1.0
+
+
+def test_a_local_message_beside_a_gaussian_keeps_plds_reading_below_its_floor():
+    # Under replace-one dp-accounting's PLD doubles a Gaussian's sensitivity
+    # and its RDP does not: RDP's answer would not bound the mechanism PLD
+    # reads (0.906 at 1e-20, where that mechanism needs at least 1.79), so
+    # the fallback is for add/remove events only.
+    event = composed_event(
+        [dp_accounting.RandomizedResponseDpEvent(0.5, 2), gaussian_event(10.0)]
+    )
+    assert math.isfinite(epsilon_of(event, 1e-15, accountant="pld"))
+    assert epsilon_of(event, 1e-20, accountant="pld") == math.inf

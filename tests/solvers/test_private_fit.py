@@ -491,3 +491,13 @@ def test_the_non_private_limit_keeps_float64_where_float32_would_overflow():
         X.astype(np.float32), y
     )
     assert small.coef_.dtype == np.float32
+
+
+def test_steps_no_noise_can_make_private_are_blamed_on_max_iter():
+    # max_iter=10**30 planned 4e30 steps; the calibration's refusal asked
+    # for fewer steps without naming the parameter that sets them.
+    from sklearn_dpfair.linear_model import DPLogisticRegression
+
+    clf = DPLogisticRegression(max_iter=10**30, classes=[0, 1])
+    with pytest.raises(ValueError, match=r"fewer steps.*lower max_iter\.$"):
+        clf.privacy_plan(1000, 3)
