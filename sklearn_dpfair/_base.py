@@ -14,7 +14,6 @@ import contextvars
 import dataclasses
 import functools
 import math
-import sys
 from numbers import Integral, Real
 
 import numpy as np
@@ -92,20 +91,15 @@ RANDOM_STATE_CONSTRAINT = [
 SEED_CONSTRAINT = _SeedInterval(Integral, 0, None, closed="left")
 
 class _BudgetInterval(_SeedInterval):
-    """An :class:`Interval` of privacy budgets that refuses bools and huge ints.
+    """An :class:`Interval` of privacy budgets: bools and huge ints refused.
 
-    A Python int beyond the largest float (``epsilon=10**400``) is a
-    :class:`numbers.Real` inside ``(0, inf)``, but the privacy core computes
-    with ``float(epsilon)`` and ``math.isinf(epsilon)``, which raise
-    ``OverflowError`` on it; ``True`` would be read as the budget 1. Refusing
-    both here makes parameter validation, run by ``privacy_plan`` and ``fit``
-    alike before any data is read, name the parameter.
+    ``True`` would be read as the budget 1; an int beyond the largest float
+    (``epsilon=10**400``, on which the privacy core's ``float(epsilon)`` and
+    ``math.isinf(epsilon)`` raise ``OverflowError``) is refused by every
+    :class:`Interval` of the package. Parameter validation, run by
+    ``privacy_plan`` and ``fit`` alike before any data is read, names the
+    parameter.
     """
-
-    def is_satisfied_by(self, val):
-        if isinstance(val, Integral) and abs(int(val)) > sys.float_info.max:
-            return False
-        return super().is_satisfied_by(val)
 
 
 #: The constraint of an ``epsilon`` parameter: a budget in ``(0, inf]``.

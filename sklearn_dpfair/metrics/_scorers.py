@@ -10,6 +10,7 @@ request ``sensitive_features`` (so users need not call
 """
 
 import inspect
+import sys
 from numbers import Number, Real
 
 import numpy as np
@@ -367,6 +368,9 @@ def make_fairness_scorer(
                 f"{param} must be a real number; got {value!r} of type "
                 f"{type(value).__name__}."
             )
+        if abs(value) > sys.float_info.max:
+            # An int beyond the largest float, on which np.isfinite raises.
+            raise ValueError(f"{param} must be a finite number; got {value!r}.")
     if not np.isfinite(fairness_penalty) or fairness_penalty < 0:
         raise ValueError(f"fairness_penalty must be >= 0; got {fairness_penalty!r}.")
     # A NaN tolerance would silently turn the penalty off (nothing exceeds it).

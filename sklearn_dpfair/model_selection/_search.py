@@ -694,6 +694,15 @@ class PrivateHyperparameterSearch(
         # callers' aliases.
         if fit_params.get(self._metadata_key("silos")) is not None:
             raise ValueError("PrivateHyperparameterSearch does not run federated fits.")
+        if len(np.shape(X)) != 2:
+            # The plan reads the column count before any candidate validates
+            # X: refused here with scikit-learn's words, the values not shown.
+            raise ValueError(
+                f"Expected 2D array, got {len(np.shape(X))}D array instead. "
+                "Reshape your data either using array.reshape(-1, 1) if your "
+                "data has a single feature or array.reshape(1, -1) if it "
+                "contains a single sample."
+            )
         n_samples = num_samples(X)
         if num_samples(y) != n_samples:
             raise ValueError(

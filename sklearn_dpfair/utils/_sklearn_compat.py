@@ -10,16 +10,19 @@ else, means one file to fix if they ever move; the rest of the package
 imports the public names below.
 """
 
+import numbers
+import sys
+
 from sklearn.base import _fit_context
 from sklearn.utils import _safe_indexing as safe_indexing
-from sklearn.utils.metadata_routing import _routing_enabled as routing_enabled
 from sklearn.utils._param_validation import (
     HasMethods,
-    Interval,
     Options,
     StrOptions,
     validate_params,
 )
+from sklearn.utils._param_validation import Interval as _Interval
+from sklearn.utils.metadata_routing import _routing_enabled as routing_enabled
 from sklearn.utils.validation import _check_sample_weight as check_sample_weight
 from sklearn.utils.validation import _num_samples as num_samples
 
@@ -35,3 +38,20 @@ __all__ = [
     "safe_indexing",
     "validate_params",
 ]
+
+
+class Interval(_Interval):
+    """scikit-learn's ``Interval``, refusing an int beyond the largest float.
+
+    A Python int such as ``10**400`` is a :class:`numbers.Real` and an
+    :class:`numbers.Integral` inside ``[1, inf)``, so scikit-learn's
+    interval takes it; but every such parameter is computed with as a
+    float (a clip norm, a step size, a count divided by ``n``), where it
+    raises ``OverflowError`` without naming the parameter. Refusing it here
+    makes parameter validation, run before any data is read, name it.
+    """
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, numbers.Integral) and abs(int(val)) > sys.float_info.max:
+            return False
+        return super().is_satisfied_by(val)

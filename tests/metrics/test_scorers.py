@@ -103,8 +103,11 @@ def test_scorer_pickles_and_rejects_unknown_names(fitted):
         make_fairness_scorer(fairness_penalty=-1)
 
 
-@pytest.mark.parametrize("tolerance", [np.nan, np.inf, -0.1])
+@pytest.mark.parametrize(
+    "tolerance", [np.nan, np.inf, -0.1, pytest.param(10**400, id="1e400")]
+)
 def test_tolerance_must_be_finite_and_non_negative(tolerance):
+    # 10**400 made np.isfinite raise a TypeError naming no parameter.
     # A NaN tolerance turned the penalty off: no gap is above NaN.
     with pytest.raises(ValueError, match="tolerance must be"):
         make_fairness_scorer(base_metric="accuracy", tolerance=tolerance)

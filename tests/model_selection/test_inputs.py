@@ -694,3 +694,17 @@ def test_predict_log_proba_is_delegated_to_the_selected_model(data):
         SemiDPLinearRegression(), {"clip_norm": [1.0]}, score_bound=5.0
     )
     assert not hasattr(regressor, "predict_log_proba")
+
+
+def test_a_one_dimensional_x_is_refused_as_scikit_learn_refuses_it():
+    # The plan read np.shape(X)[1] before any candidate validated X: an
+    # IndexError naming nothing.
+    from sklearn_dpfair.linear_model import DPLogisticRegression
+    from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
+
+    search = PrivateHyperparameterSearch(
+        DPLogisticRegression(classes=[0, 1]), {"alpha": [0.0, 0.1]}, random_state=0
+    )
+    with pytest.raises(ValueError, match="Expected 2D array, got 1D array"):
+        search.fit(np.arange(100.0), np.tile([0, 1], 50))
+    assert not hasattr(search, "best_params_")
