@@ -17,7 +17,14 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
 from ..preprocessing._base import PrivateTransformerMixin
-from ._steps import _is_empty_selection, is_passthrough
+from ._steps import (
+    _UNRESOLVED,
+    _column_indices,
+    _is_empty_selection,
+    _resolved_selector,
+    is_passthrough,
+    walk_steps,
+)
 
 __all__ = [
     "FLOWING_BOUNDS",
@@ -88,23 +95,29 @@ def declared_output_bound(step):
     return None
 
 
-def declares_output_bound(step):
+def declares_output_bound(step, n_features=None, names=None):
     """Whether ``step``, once fitted, may declare an output bound (structure only).
 
     Mirrors :func:`declared_output_bound` on the unfitted step, from its
-    classes and public parameters: False only where its fit cannot declare
-    one whatever the rows (a passthrough, a ``FunctionTransformer``, a
-    pipeline ending in one, a ``ColumnTransformer`` block of such a step on
-    a selection that holds a column), so that a final step that needs the
-    bound is refused before any row is read rather than after the
-    preprocessing's releases. Where the fit decides (a block whose
-    selection only the schema resolves, a remainder), True: the fit
-    checks the declared bound itself.
+    classes, public parameters and input width: False only where its fit
+    cannot declare one whatever the rows (a passthrough, a
+    ``FunctionTransformer``, a pipeline ending in one, a
+    ``ColumnTransformer`` block or remainder of such a step on a selection
+    that holds a column), so that a final step that needs the bound is
+    refused before any row is read rather than after the preprocessing's
+    releases. Where the fit decides (a block whose selection only the
+    schema resolves, a slice or a remainder on an unknown width), True: the
+    fit checks the declared bound itself.
 
     Parameters
     ----------
     step : transformer, "passthrough" or None
         Unfitted.
+    n_features : int or None, default=None
+        Its input width, where public (None: unknown).
+    names : dict or None, default=None
+        The public schema of its input (:func:`walk_steps`'s ``names``),
+        where it reads the pipeline's input.
 
     Returns
     -------
@@ -118,24 +131,63 @@ def declares_output_bound(step):
     if isinstance(step, (PrivateTransformerMixin, OneHotEncoder)):
         return True
     if isinstance(step, (Pipeline, PrivatePipeline)):
-        last = last_step(step.steps)
-        return last is not None and declares_output_bound(last)
+        steps = list(step.steps)
+        last = last_step(steps)
+        if last is None:
+            return False
+        # The width the last step reads, from the steps before it.
+        index = max(i for i, (_, sub) in enumerate(steps) if sub is last)
+        before = steps[:index]
+        _, width = walk_steps(before, n_features, names=names, final=False)
+        if not all(is_passthrough(sub) for _, sub in before):
+            names = None
+        return declares_output_bound(last, width, names)
     if isinstance(step, ColumnTransformer):
-        parts = [
-            sub
-            for _, sub, columns in step.transformers
-            if not _is_drop(sub)
-            # Only a block that certainly selects a column is fitted and
-            # output whatever the schema (a slice's emptiness depends on
-            # the width).
-            and not isinstance(columns, slice)
-            and _is_empty_selection(columns, None) is False
-        ]
-        return all(declares_output_bound(sub) for sub in parts)
+        return _columns_declare(step, n_features, names)
     if isinstance(step, FeatureUnion):
         parts = [sub for _, sub in step.transformer_list if not _is_drop(sub)]
-        return bool(parts) and all(declares_output_bound(sub) for sub in parts)
+        return bool(parts) and all(
+            declares_output_bound(sub, n_features, names) for sub in parts
+        )
     return False
+
+
+def _columns_declare(ct, n_features, names):
+    """:func:`declares_output_bound` of a ``ColumnTransformer``.
+
+    Each block that holds a column must declare one, and so must the
+    remainder when columns are left to it; a block's selection and the
+    remainder's columns are public where the width (and, for names, the
+    schema) is.
+    """
+    used, known = set(), n_features is not None
+    for _, sub, columns in ct.transformers:
+        try:
+            key = _resolved_selector(columns, names)
+        except ValueError:  # refused by the plan's walk
+            key = _UNRESOLVED
+        indices = _column_indices(key, n_features, names)
+        if indices is None:
+            known = False
+            # Without the width, only a selection that holds a column
+            # whatever the schema (not a slice) certainly does.
+            holds = (
+                not isinstance(key, slice)
+                and _is_empty_selection(key, None) is False
+            )
+        else:
+            used.update(indices)
+            holds = bool(indices)
+        if _is_drop(sub) or not holds:
+            continue
+        width = None if indices is None else len(indices)
+        if not declares_output_bound(sub, width):
+            return False
+    if known and not _is_drop(ct.remainder):
+        rest = n_features - len(used)
+        if rest and not declares_output_bound(ct.remainder, rest):
+            return False
+    return True
 
 
 def _is_drop(step):

@@ -52,7 +52,7 @@ _MAX_DOUBLINGS = 8
 _MAX_HALVINGS = 30
 
 
-def resolve_shares(units, budget_shares):
+def resolve_shares(units, budget_shares, free=()):
     """Normalized share of each budgeted unit, by path.
 
     Parameters
@@ -64,6 +64,10 @@ def resolve_shares(units, budget_shares):
         among its parts. None: the final estimator gets
         :data:`DEFAULT_FINAL_SHARE` when preprocessing spends budget too, the
         preprocessing parts the rest, evenly.
+    free : sequence of str, default=()
+        Paths of the private parts that spend nothing at any budget
+        (declared categories): a share that names only such parts is
+        accepted and unused (the other shares are normalized without it).
 
     Returns
     -------
@@ -97,6 +101,10 @@ def resolve_shares(units, budget_shares):
                 f"budget_shares[{key!r}] must be a positive finite number; got {value!r}."
             )
         covered = [p for p in paths if p == key or p.startswith(f"{key}__")]
+        if not covered and any(p == key or p.startswith(f"{key}__") for p in free):
+            # A part that spends nothing whatever its budget (declared
+            # categories): its share would not be spent.
+            continue
         if not covered:
             raise ValueError(
                 f"budget_shares names {key!r}, which is not a private step of the "
@@ -272,15 +280,24 @@ def calibrate_scale(plan_at, shares, epsilon, delta, accountant):
         return 1.0, named, composed
     try:
         named, composed = at(1.0)
+        failure = None
     except ValueError as exc:
+        failure = exc
+    if failure is not None:
+        # A part that cannot be planned even at the whole budget fails for
+        # another reason than its share (a configuration its plan refuses
+        # at every finite epsilon, or a budget too small for any split):
+        # no split helps, and its own error says why.
+        for path in shares:
+            plan_at(path, epsilon, delta)
         # A part's own share (5% of a small epsilon) can be below what its
         # accountant certifies alone: say what to do, not only the part's
         # error.
         raise ValueError(
             f"epsilon={epsilon:g} at delta={delta:g} cannot be split among the "
             f"private steps {list(shares)}: a step cannot be planned at its "
-            f"share ({exc}).{_rdp_hint(accountant)}"
-        ) from exc
+            f"share ({failure}).{_rdp_hint(accountant)}"
+        ) from failure
     if len(shares) == 1 and composed[-1] <= epsilon:
         # One part calibrated by the same accountant at the whole budget.
         return 1.0, named, composed

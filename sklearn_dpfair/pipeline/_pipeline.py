@@ -4,6 +4,7 @@
 
 import math
 import sys
+import warnings
 from dataclasses import dataclass, replace
 
 import dp_accounting
@@ -20,6 +21,7 @@ from sklearn.utils._metadata_requests import (
 )
 from sklearn.utils._set_output import _safe_set_output
 from sklearn.utils.metaestimators import _BaseComposition, available_if
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     check_array,
     check_consistent_length,
@@ -40,7 +42,9 @@ from ..privacy._releases import log_release, logged_releases, mark_unchecked
 from ..utils._array_api import _is_array_api_array, to_numpy
 from ..utils._dask import refuse_dask_input
 from ..utils._validation import (
+    _ONE_CLASS,
     check_declared_groups,
+    check_delta_for_n,
     check_fit_keywords,
     check_public_targets,
     check_public_weights,
@@ -62,6 +66,7 @@ from ._budget_split import (
     replace_one_release,
     resolve_shares,
 )
+from ._input_checks import check_raw_input
 from ._steps import (
     composite_paths,
     fitted_part,
@@ -79,6 +84,10 @@ _PROBE_BOUNDS = (1.0, 10.0)
 #: What a part's plan records as its width when no public input fixes it (an
 #: earlier step's private release, a selection the schema does not resolve).
 _WIDTH_UNKNOWN = "unknown before the fit"
+
+#: The warning of a step whose delta (its share) is not below 1/n: the
+#: pipeline warns once, with its own delta (check_delta_for_n's text).
+_STEP_DELTA_WARNING = r"delta=\S+ is not smaller than 1/n_samples"
 
 #: The public counts of the final estimator's plan that the pipeline counts
 #: from the fit's metadata (:meth:`PrivatePipeline._final_counts`), as the
@@ -193,7 +202,9 @@ def _check_final_target(final, X, y):
     vector is left to the step, which ravels it with a warning), finite;
     then the step's own check of its targets (:func:`check_public_targets`:
     a label outside its declared ``classes``, a regressor's target that is
-    not a number). ``X`` is only counted: its rows are the earlier steps'.
+    not a number; without declared ``classes``, labels that are not classes
+    and a single label). ``X`` is only counted: its rows are the earlier
+    steps'.
     """
     if y is None:
         raise ValueError(
@@ -217,9 +228,17 @@ def _check_final_target(final, X, y):
     y = column_or_1d(y)
     assert_all_finite(y, input_name="y")
     if is_classifier(final):
-        # An undeclared label set is read by the step itself, which warns.
         classes = getattr(final, "classes", None)
-        check_public_targets(y, "classification", [] if classes is None else [classes])
+        if classes is not None:
+            check_public_targets(y, "classification", [classes])
+        elif "classes" in final.get_params(deep=False):
+            # An undeclared label set is read by the step itself, which
+            # warns once (not here): its refusals are checked without it,
+            # in its order (resolve_classification_targets): the kind of
+            # target (scikit-learn's check), then at least two labels.
+            check_classification_targets(y)
+            if np.unique(y).size < 2:
+                raise ValueError(_ONE_CLASS)
     elif is_regressor(final):
         check_public_targets(y, "regression")
 
@@ -299,6 +318,86 @@ def _nested_parts(est):
     if isinstance(est, FeatureUnion):
         return [part for _, part in est.transformer_list]
     return None
+
+
+def _routed_parts(est, params, path):
+    """``(name, part, params)`` for each part of the composite ``est``.
+
+    The fit parameters each part receives when ``est`` is fitted with
+    ``params``, as it routes them: by ``step__param`` in a ``Pipeline``
+    (every parameter to each part of a ``FeatureUnion``), and by the parts'
+    requests under metadata routing. A parameter it would refuse is refused
+    here, naming the step's ``path``.
+    """
+    if isinstance(est, PrivatePipeline):
+        routed = est._route(params)
+        return [(name, step, routed[name]) for name, step in est.steps]
+    if _routing_enabled():
+        if isinstance(est, ColumnTransformer):
+            parts = [(name, sub) for name, sub, _ in est.transformers]
+            parts.append(("remainder", est.remainder))
+        elif isinstance(est, FeatureUnion):
+            parts = list(est.transformer_list)
+        else:
+            parts = list(est.steps)
+        # The composite is fitted by fit_transform; each part by its
+        # fit_transform, or else fit.
+        routed = process_routing(est, "fit_transform", **params)
+        found = []
+        for name, part in parts:
+            if isinstance(part, str) or part is None:
+                continue
+            try:
+                methods = routed[name]
+            except (KeyError, AttributeError):
+                continue
+            method = "fit_transform" if hasattr(part, "fit_transform") else "fit"
+            found.append((name, part, dict(methods.get(method, {}))))
+        return found
+    if isinstance(est, Pipeline):
+        per_step = {name: {} for name, _ in est.steps}
+        for key, value in params.items():
+            step, sep, param = key.partition("__")
+            if not sep or step not in per_step:
+                raise ValueError(
+                    f"{path}__{key}: the Pipeline {path!r} routes fit "
+                    "parameters to its steps as stepname__parameter, and it "
+                    f"has no step {step!r}; its steps are {list(per_step)}."
+                )
+            per_step[step][param] = value
+        return [(name, step, per_step[name]) for name, step in est.steps]
+    if isinstance(est, ColumnTransformer):
+        raise ValueError(
+            f"The ColumnTransformer {path!r} takes fit parameters only with "
+            "metadata routing enabled (sklearn.set_config("
+            "enable_metadata_routing=True)); got "
+            f"{sorted(f'{path}__{key}' for key in params)}."
+        )
+    # A FeatureUnion hands every parameter to each of its parts.
+    return [(name, part, dict(params)) for name, part in est.transformer_list]
+
+
+def _check_nested_params(est, params, path, X):
+    """Refuse what the parts of the composite step ``est`` would refuse.
+
+    Each part's keywords (its ``fit``'s signature) and a private part's
+    ``sample_weight`` (length, sign, finite, not all zero), at any depth,
+    as the parts check them when their fit runs.
+    """
+    routing = _routing_enabled()
+    for name, part, part_params in _routed_parts(est, params, path):
+        if not part_params or is_passthrough(part) or isinstance(part, str):
+            continue
+        sub = f"{path}__{name}"
+        if _nested_parts(part) is not None:
+            _check_nested_params(part, part_params, sub, X)
+            continue
+        if not routing:
+            check_fit_keywords(part, part_params)
+        weights = part_params.get("sample_weight")
+        if weights is not None and isinstance(part, PrivateEstimatorMixin):
+            shown = "sample_weight" if routing else f"{sub}__sample_weight"
+            check_public_weights(weights, X, name=shown)
 
 
 def _imputes(est):
@@ -382,7 +481,10 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         ``{step name or path: share}`` (a path such as
         ``"columns__num"`` addresses a block of a ``ColumnTransformer``; a
         step's share is split evenly among its private blocks); normalized
-        to sum to 1, every private step must have one. None: the final
+        to sum to 1, every private step must have one. A share of a
+        private part that spends nothing at any budget (a
+        ``DPOneHotEncoder`` with declared categories) is accepted and
+        unused: the other shares are normalized without it. None: the final
         estimator gets 85% when private preprocessing precedes it, the
         preprocessing steps share the rest evenly.
     accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
@@ -672,7 +774,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                     # the bound whatever its fit (a FunctionTransformer):
                     # the fit would fail only after its releases.
                     previous = last_step(self.steps[:-1])
-                    if not declares_output_bound(previous):
+                    if not declares_output_bound(
+                        previous, *self._input_of(previous, n_features, schema)
+                    ):
                         raise ValueError(
                             _no_output_bound(final_name, est, flowing[0])
                         )
@@ -681,7 +785,8 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         # Parts that spend nothing at any budget (declared categories) are
         # planned at their own parameters and get no share.
         budgeted = [u for u in units if not planners[u.path].is_free(self.delta)]
-        shares = resolve_shares(budgeted, self.budget_shares)
+        free = [u.path for u in units if u not in budgeted]
+        shares = resolve_shares(budgeted, self.budget_shares, free)
         for unit in budgeted:
             planner = planners[unit.path]
             # At the share of epsilon the part will be planned with: at
@@ -806,6 +911,21 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         )
         layout = _Layout(plan, budgets, params, flowing, scale, final_sparse, probed)
         return layout, final_name
+
+    def _input_of(self, step, n_features, schema):
+        """The public width and schema of what the step ``step`` reads.
+
+        The width is None where only an earlier fit tells it; the schema is
+        the input's where only passthroughs precede the step.
+        """
+        found = [i for i, (_, est) in enumerate(self.steps) if est is step]
+        if step is None or not found:
+            return None, None
+        before = self.steps[: found[-1]]
+        _, width = walk_steps(before, n_features, names=schema, final=False)
+        if not all(is_passthrough(est) for _, est in before):
+            schema = None
+        return width, schema
 
     def privacy_plan(
         self, n_samples, n_features, *, sparse=False, feature_names=None, **public_counts
@@ -952,7 +1072,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         public shapes (one value per row) and the values the steps refuse
         are checked here on every row, by the steps' own checks and with
         their messages, as a private search checks its candidates' before
-        its split (the shared checks of :mod:`sklearn_dpfair.utils._validation`).
+        its split (the shared checks of :mod:`sklearn_dpfair.utils._validation`);
+        the parts of a composite step at any depth too. ``y`` is checked
+        before (:func:`_check_final_target`), as its labels are counted.
         ``routed``: :meth:`_route`'s parameters of each step.
         """
         final_name, final = self.steps[-1]
@@ -962,8 +1084,6 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             for name, est in self.steps:
                 if routed[name] and not is_passthrough(est):
                     check_fit_keywords(est, routed[name])
-        if get_tags(final).target_tags.required:
-            _check_final_target(final, X, y)
         for name, est in self.steps:
             weights = routed[name].get("sample_weight")
             # A private step's own check of its public weights (length, sign,
@@ -974,6 +1094,12 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
                 if name != final_name and not _routing_enabled():
                     shown = f"{name}__sample_weight"
                 check_public_weights(weights, X, name=shown)
+        for name, est in self.steps:
+            if routed[name] and _nested_parts(est) is not None:
+                # The parts of a composite step check their own parameters
+                # only when the composite fits them, after its earlier
+                # parts' (and steps') releases.
+                _check_nested_params(est, routed[name], name, X)
         final_params = routed[final_name]
         if final_params.get("sensitive_features") is not None:
             check_declared_groups(
@@ -992,11 +1118,17 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
             Private training rows (raw: strings and missing values are for
-            the transformers to handle).
+            the transformers to handle). A value a part that reads its
+            column after a private part would refuse (a string where it
+            takes numbers, an infinite value, a missing value with no
+            imputer on the way) is refused before the first step reads a
+            row; where a column's route is not public, by the strictest
+            part it may reach.
         y : array-like of shape (n_samples,), default=None
             Targets, for a supervised final step. What the final step
             would refuse (another length than ``X``, a label outside its
-            declared ``classes``, a target that is not finite) is refused
+            declared ``classes``, a single label or labels that are not
+            classes without them, a target that is not finite) is refused
             before the first step reads a row.
         **params : dict
             ``step__param`` for a step's fit; other keywords
@@ -1004,9 +1136,10 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             ``silos``) go to the final estimator. With metadata routing
             enabled, the steps' ``set_fit_request`` decide. A keyword a
             step's fit does not take, a value of another length than ``X``,
-            an invalid ``sample_weight`` of a private step, and
-            ``sensitive_features`` with an undeclared or missing group are
-            refused before the first step reads a row.
+            an invalid ``sample_weight`` of a private step (a part of a
+            composite step included), and ``sensitive_features`` with an
+            undeclared or missing group are refused before the first step
+            reads a row.
 
         Returns
         -------
@@ -1021,6 +1154,12 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         n_samples, n_features, sparse = _shape_and_layout(X)
         schema = _column_schema(X) if hasattr(X, "columns") else None
         final_name = self.steps[-1][0]
+        final = self.steps[-1][1]
+        if get_tags(final).target_tags.required:
+            # Checked as the final step checks them before they are counted:
+            # a count of labels numpy cannot sort (a string among numbers)
+            # would fail with a TypeError of its own.
+            _check_final_target(final, X, y)
         # The layout is the container's (a DataFrame of sparse columns is
         # read as the sparse matrix the steps' validation makes of it).
         final_counts = self._final_counts(y, routed[final_name], n_samples)
@@ -1055,6 +1194,42 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             **{f"{path}__sparse_threshold": 0 for path in column_transformers},
             **{f"{path}__memory": None for path in pipelines},
         )
+        # What a part would refuse in X (a string, an infinite or missing
+        # value), refused on every row before any part reads one: a later
+        # block's or step's refusal would come after the earlier releases.
+        check_raw_input(X, n_features, pipeline.steps, schema)
+        # The guarantee's delta is the pipeline's, warned about once; each
+        # step would warn about its share of it, the same cause.
+        check_delta_for_n(self.delta, n_samples)
+        if self.delta * n_samples >= 1.0:
+            # A step's delta is a share of the pipeline's: it warns only
+            # where the pipeline has.
+            with warnings.catch_warnings():
+                warnings.filterwarnings(
+                    "ignore", message=_STEP_DELTA_WARNING, category=UserWarning
+                )
+                self._fit_steps(pipeline, X, y, routed, layout, final_counts)
+        else:
+            self._fit_steps(pipeline, X, y, routed, layout, final_counts)
+        for path, budget in layout.budgets.items():
+            fitted = fitted_part(pipeline, path)
+            try:
+                budget["plan"].check_fitted(fitted)
+            except PrivacyAccountingError as exc:
+                raise PrivacyAccountingError(
+                    f"Step {path!r} of the pipeline: {exc}"
+                ) from exc
+        self.pipeline_ = pipeline
+        self.step_budgets_ = layout.budgets
+        self.budget_scale_ = layout.scale
+        self.additional_delta_ = plan.additional_delta
+        self._set_privacy_record(self._record(plan, pipeline))
+        return self
+
+    def _fit_steps(self, pipeline, X, y, routed, layout, final_counts):
+        """Fit the clones in ``pipeline``, each step on its predecessor's output."""
+        plan = layout.plan
+        final_name = self.steps[-1][0]
         convert = plan.adjacency == "replace_one"
         Xt = X
         for name, step in pipeline.steps[:-1]:
@@ -1080,20 +1255,6 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         if layout.final_width_probed:
             self._check_final_width(final, Xt, layout, final_name, final_counts)
         final.fit(Xt, y, **routed[final_name])
-        for path, budget in layout.budgets.items():
-            fitted = fitted_part(pipeline, path)
-            try:
-                budget["plan"].check_fitted(fitted)
-            except PrivacyAccountingError as exc:
-                raise PrivacyAccountingError(
-                    f"Step {path!r} of the pipeline: {exc}"
-                ) from exc
-        self.pipeline_ = pipeline
-        self.step_budgets_ = layout.budgets
-        self.budget_scale_ = layout.scale
-        self.additional_delta_ = plan.additional_delta
-        self._set_privacy_record(self._record(plan, pipeline))
-        return self
 
     @staticmethod
     def _check_final_layout(final, Xt, layout, final_name, counts):

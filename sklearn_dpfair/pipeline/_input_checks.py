@@ -1,0 +1,469 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""The checks of a pipeline's raw ``X`` that its parts would make, made first.
+
+Each part of a pipeline validates its own input when its fit runs: a
+``DPStandardScaler`` refuses a string or an infinite value, a final
+``DPLogisticRegression`` a missing one. After an earlier step's release, or
+an earlier block's in a ``ColumnTransformer``, that refusal would come once
+budget is spent, and whether the fit fails would depend on one record after
+a release. So before the first step reads a row, the pipeline follows each
+input column through the public structure (the blocks' column selections,
+the parts' classes, tags and public parameters) to the parts its values may
+reach, and refuses, on every row, what the strictest of them refuses
+after a private part has fitted (the parts that read the rows before any
+release refuse them themselves):
+
+* a value that is not a number, in a column that reaches a part taking
+  numbers only unchanged (directly, or through passthroughs);
+* an infinite value, in a numeric column that reaches a part refusing it;
+* a missing value (NaN), in a column that reaches a part refusing it
+  without an imputer or a one-hot encoder on the way: a transformer that
+  keeps NaN (``DPStandardScaler``, ``DPQuantileTransformer``,
+  ``OrdinalEncoder``) hands it on to the next part;
+* a column mixing strings with numbers (or other objects), in a column a
+  ``DPOneHotEncoder`` discovers the categories of unchanged (its names
+  would collide, and it refuses the column).
+
+Where the route of a column is not decided by the public structure (a
+selection by name or by a callable after a step other than a passthrough,
+a part whose output width only its fit tells, the output of a
+``FunctionTransformer``'s ``func``, which may keep a missing or infinite
+value anywhere), the column is taken to reach every part that any of the
+columns concerned may reach: the strictest rule applies. What a ``func``
+makes of the values it reads (a string parsed, ``np.log`` of 0) is checked
+by the next part only, outside the guarantee.
+"""
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder
+from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils.validation import check_array
+
+from .._base import PrivateEstimatorMixin
+from ..preprocessing._categories import check_one_kind, column_keys
+from ..preprocessing._encoder import _column_values
+from ..utils._array_api import host_input
+from ._steps import (
+    _UNRESOLVED,
+    _column_indices,
+    _free_width,
+    _is_empty_selection,
+    _private_width,
+    _resolved_selector,
+    is_passthrough,
+)
+
+__all__ = ["check_raw_input"]
+
+# Transformers that keep a missing value in place, column by column, and
+# output as many columns as they read.
+_COLUMNWISE_NAN = ("DPStandardScaler", "DPQuantileTransformer")
+
+
+def _union(flow):
+    """Every input column ``flow`` may carry, wherever it is."""
+    if isinstance(flow, tuple):
+        return frozenset().union(*flow)
+    return flow
+
+
+def _spread(columns, width):
+    """``columns`` possibly in each of ``width`` outputs (None: width unknown).
+
+    A flow is a tuple (one set of input columns per position) where the
+    positions are known, else one set: its columns may be anywhere.
+    """
+    return (columns,) * width if width is not None else columns
+
+
+def _select(flow, indices):
+    """The part of ``flow`` a selection of ``indices`` (None: unknown) reads."""
+    if indices is None or not isinstance(flow, tuple):
+        return _union(flow)
+    return tuple(flow[i] for i in indices)
+
+
+def _concat(flows):
+    """The flow of side-by-side outputs (a ColumnTransformer, a FeatureUnion)."""
+    if all(isinstance(flow, tuple) for flow in flows):
+        return sum(flows, ())
+    return frozenset().union(*(_union(flow) for flow in flows))
+
+
+def _width(flow):
+    return len(flow) if isinstance(flow, tuple) else None
+
+
+def _clears_missing(est):
+    """Whether ``est`` outputs no missing value whatever it reads.
+
+    An imputer fills them; a one-hot encoder encodes one as a category, as
+    zeros, or refuses it.
+    """
+    return "Imputer" in type(est).__name__ or (
+        isinstance(est, OneHotEncoder) or type(est).__name__ == "DPOneHotEncoder"
+    )
+
+
+def _reads_infinity(est):
+    """Whether a categorical part takes an infinite number as a value.
+
+    ``DPOneHotEncoder`` reads its columns as they are (infinity is a
+    category); scikit-learn's encoders refuse it in a float column.
+    """
+    return type(est).__name__ == "DPOneHotEncoder"
+
+
+def _steps_of(est):
+    """The steps of a ``Pipeline`` or ``PrivatePipeline``, else None."""
+    # Imported here: the pipeline module imports this one.
+    from ._pipeline import PrivatePipeline
+
+    if isinstance(est, (Pipeline, PrivatePipeline)):
+        return est.steps
+    return None
+
+
+def _join(path, name):
+    return f"{path}__{name}" if path else name
+
+
+class _Reach:
+    """For each input column, the first part that refuses each kind of value.
+
+    ``numbers``: a part that takes numbers only reads it unchanged;
+    ``finite``: a part refusing infinity may read its infinite values;
+    ``float_finite``: as ``finite``, for a part that refuses infinity in a
+    float column only (scikit-learn's encoders); ``nan``: a part refusing
+    NaN may read its missing values.
+    """
+
+    def __init__(self):
+        self.numbers = {}
+        self.finite = {}
+        self.float_finite = {}
+        self.nan = {}
+        self.one_kind = {}
+        # Whether a private part fits before the part visited (the parts
+        # are visited in the order the fit runs them): a part that reads
+        # the rows before any release refuses them itself, in time.
+        self.released = False
+
+    def _add(self, rule, columns, path, est):
+        if not self.released:
+            return
+        for column in sorted(columns):
+            rule.setdefault(column, (path, est))
+
+    def visit(self, path, est, raw, nan, names):
+        """The flows out of ``est``, its rules recorded.
+
+        ``raw``: the input columns whose values each input position holds
+        unchanged; ``nan``: those whose missing (or, through a
+        ``FunctionTransformer``'s func, infinite) values it may hold, a
+        superset of ``raw``. ``names``: the public schema, for the
+        selections of the first step only.
+        """
+        if is_passthrough(est):
+            return raw, nan
+        if isinstance(est, str):  # "drop"
+            return (), ()
+        steps = _steps_of(est)
+        if steps is not None:
+            for name, step in steps:
+                raw, nan = self.visit(_join(path, name), step, raw, nan, names)
+                if not is_passthrough(step):
+                    # The schema is the input's, as walk_steps reads it.
+                    names = None
+            return raw, nan
+        if isinstance(est, ColumnTransformer):
+            return self._columns(path, est, raw, nan, names)
+        if isinstance(est, FeatureUnion):
+            outs = [
+                self.visit(_join(path, name), part, raw, nan, names)
+                for name, part in est.transformer_list
+                if not (isinstance(part, str) and part == "drop")
+            ]
+            return _concat([r for r, _ in outs]), _concat([n for _, n in outs])
+        return self._leaf(path, est, raw, nan)
+
+    def _columns(self, path, ct, raw, nan, names):
+        n_in = _width(raw)
+        used, known = set(), n_in is not None
+        outs = []
+        for block, sub, key in ct.transformers:
+            try:
+                key = _resolved_selector(key, names)
+            except ValueError:  # refused by the plan's walk before this
+                key = _UNRESOLVED
+            if _is_empty_selection(key, None):
+                # scikit-learn skips the block (a public selection).
+                continue
+            cols = _column_indices(key, n_in, names)
+            if cols is None:
+                known = False
+            else:
+                used.update(cols)
+            if isinstance(sub, str) and sub == "drop":
+                continue
+            reads = _select(raw, cols), _select(nan, cols)
+            outs.append(self.visit(_join(path, block), sub, *reads, None))
+        remainder = ct.remainder
+        if not (isinstance(remainder, str) and remainder == "drop"):
+            rest = [j for j in range(n_in) if j not in used] if known else None
+            if rest != []:
+                outs.append(
+                    self.visit(
+                        _join(path, "remainder"),
+                        remainder,
+                        _select(raw, rest),
+                        _select(nan, rest),
+                        None,
+                    )
+                )
+        return _concat([r for r, _ in outs]), _concat([n for _, n in outs])
+
+    def _leaf(self, path, est, raw, nan):
+        n_in = _width(raw)
+        if isinstance(est, FunctionTransformer):
+            if est.validate:
+                # check_array's defaults: numbers, finite, no NaN.
+                self._add(self.numbers, _union(raw), path, est)
+                self._add(self.finite, _union(nan), path, est)
+                self._add(self.nan, _union(nan), path, est)
+                if est.func is None:
+                    return _spread(frozenset(), n_in), _spread(frozenset(), n_in)
+                return frozenset(), frozenset()
+            if est.func is None:
+                return raw, nan
+            # Its func reads anything; what it returns is public code's
+            # output, in which a missing or infinite value it was given may
+            # be anywhere.
+            return frozenset(), _union(nan)
+        if type(est).__name__ == "DPOneHotEncoder" and _discovers(est):
+            # Its categories are discovered from the values as they are.
+            self._add(self.one_kind, _union(raw), path, est)
+        tags = get_tags(est).input_tags
+        if tags.string or tags.categorical:
+            if not _reads_infinity(est):
+                self._add(self.float_finite, _union(nan), path, est)
+        else:
+            self._add(self.numbers, _union(raw), path, est)
+            self._add(self.finite, _union(nan), path, est)
+        if not tags.allow_nan:
+            self._add(self.nan, _union(nan), path, est)
+        if isinstance(est, PrivateEstimatorMixin):
+            width = _private_width(est, n_in)
+            self.released = True
+        else:
+            width = _free_width(est, n_in)
+        nothing = _spread(frozenset(), width)
+        if _clears_missing(est) or not tags.allow_nan:
+            return nothing, nothing
+        columnwise = type(est).__name__ in _COLUMNWISE_NAN or isinstance(
+            est, OrdinalEncoder
+        )
+        if columnwise and isinstance(nan, tuple) and width == n_in:
+            return nothing, nan
+        return nothing, _spread(_union(nan), width)
+
+    # -- the checks on the rows -----------------------------------------------
+
+    def check(self, X):
+        """Refuse what a part would refuse, on every row of ``X``."""
+        X = host_input(X)
+        if not (hasattr(X, "columns") or hasattr(X, "shape")):
+            # A list of rows, as the parts' check_array reads it.
+            X = np.asarray(X, dtype=object)
+        numbers = sorted(self.numbers)
+        if numbers:
+            values = self._numbers(X, numbers)
+            for rule, test, refusal in (
+                (self.finite, np.isinf, _infinite),
+                (self.nan, np.isnan, _missing),
+            ):
+                hit = _first_hit(values, numbers, rule, test)
+                if hit is not None:
+                    raise ValueError(refusal(_label(X, hit), *rule[hit]))
+        others = set(self.finite) | set(self.float_finite) | set(self.nan)
+        for column in sorted(others.difference(numbers)):
+            values = _dense(_safe_indexing(X, [column], axis=1))
+            infinite = values.dtype.kind in "fc" and np.isinf(values).any()
+            rule = self.finite if column in self.finite else self.float_finite
+            if infinite and column in rule:
+                raise ValueError(_infinite(_label(X, column), *rule[column]))
+            if column in self.nan and _any_missing(values):
+                raise ValueError(_missing(_label(X, column), *self.nan[column]))
+        for column in sorted(self.one_kind):
+            if _mixes_kinds(X, column):
+                raise TypeError(_mixed(_label(X, column), *self.one_kind[column]))
+
+    def _numbers(self, X, columns):
+        """The ``columns`` of ``X`` as float64, as the parts convert them."""
+        try:
+            return _as_floats(_safe_indexing(X, columns, axis=1))
+        except (TypeError, ValueError):
+            pass
+        for column in columns:
+            try:
+                _as_floats(_safe_indexing(X, [column], axis=1))
+            except (TypeError, ValueError):
+                # The conversion's message quotes the value: not shown, and
+                # not chained.
+                raise ValueError(
+                    _not_a_number(_label(X, column), *self.numbers[column])
+                ) from None
+        # Columns that convert one by one but not together (pandas'
+        # mixed dtypes): the parts read them as their blocks select them.
+        return np.column_stack(
+            [_dense(_as_floats(_safe_indexing(X, [c], axis=1))) for c in columns]
+        )
+
+
+def _discovers(encoder):
+    """Whether a ``DPOneHotEncoder`` discovers categories (``"auto"``)."""
+    return isinstance(encoder.categories, str) and encoder.categories == "auto"
+
+
+def _mixes_kinds(X, column):
+    """Whether a column mixes strings with numbers, as the encoder reads it."""
+    if hasattr(X, "iloc") and hasattr(X, "columns"):
+        series = X.iloc[:, column]
+        if series.dtype.kind in "biufc":
+            return False
+        values = _column_values(series)
+    elif sp.issparse(X):
+        return False
+    else:
+        values = np.asarray(X)[:, column]
+        if values.dtype.kind != "O":
+            return False
+    try:
+        check_one_kind(column_keys(values, none_apart=True))
+    except TypeError:
+        return True
+    return False
+
+
+def _as_floats(X):
+    return check_array(
+        X,
+        accept_sparse=True,
+        dtype=np.float64,
+        ensure_all_finite=False,
+        ensure_min_samples=0,
+        ensure_min_features=0,
+        input_name="X",
+    )
+
+
+def _dense(values):
+    if sp.issparse(values):
+        return values.toarray()
+    return np.asarray(values)
+
+
+def _any_missing(values):
+    if values.dtype.kind in "fc":
+        return bool(np.isnan(values).any())
+    if values.dtype.kind == "O":
+        # None, NaN and pandas' NA: what a func may read as NaN.
+        return bool(np.asarray(pd.isna(values)).any())
+    return False
+
+
+def _first_hit(values, columns, rule, test):
+    """The first of ``columns`` in ``rule`` whose values fail ``test``, or None."""
+    if sp.issparse(values):
+        coo = values.tocoo()
+        hits = np.zeros(values.shape[1], dtype=bool)
+        hits[coo.col[test(coo.data)]] = True
+    else:
+        hits = test(values).any(axis=0)
+    for position, column in enumerate(columns):
+        if hits[position] and column in rule:
+            return column
+    return None
+
+
+def _label(X, column):
+    """The public name of a column of ``X`` (its position without names)."""
+    names = getattr(X, "columns", None)
+    if names is not None and not sp.issparse(X):
+        return f"column {list(names)[column]!r}"
+    return f"column {column}"
+
+
+def _part(path, est):
+    return f"{path!r} ({type(est).__name__})"
+
+
+def _not_a_number(label, path, est):
+    return (
+        f"Input X: could not convert a value of {label} to float (not shown: "
+        "private values). "
+        f"The column may reach {_part(path, est)}, which takes numbers "
+        "only: encode it first (DPOneHotEncoder, or OneHotEncoder with "
+        "declared categories), or drop it."
+    )
+
+
+def _infinite(label, path, est):
+    return (
+        "Input X contains infinity or a value too large for dtype('float64') "
+        f"in {label}, which may reach {_part(path, est)}: it takes finite values "
+        "only. Drop or clip those rows before the fit."
+    )
+
+
+def _mixed(label, path, est):
+    return (
+        f"X: {label} mixes strings with values of other types, and may reach "
+        f"{_part(path, est)} unchanged, which discovers its categories: "
+        "convert the column (e.g. with astype(str)) or declare its categories."
+    )
+
+
+def _missing(label, path, est):
+    return (
+        f"Input X contains NaN in {label}, which may reach {_part(path, est)} "
+        "with no imputer on the way, and "
+        f"{type(est).__name__} does not accept missing values encoded as NaN. "
+        "Impute them first (DPSimpleImputer), or drop those rows."
+    )
+
+
+def check_raw_input(X, n_features, steps, schema):
+    """Refuse, before any step runs, an ``X`` a part of ``steps`` would refuse.
+
+    Parameters
+    ----------
+    X : array-like, sparse matrix or DataFrame
+        The fit's input.
+    n_features : int
+        Its number of columns.
+    steps : list of (str, estimator)
+        The fit's clones (callable selections pinned on the schema).
+    schema : dict or None
+        The public schema of ``X`` (``_column_schema``), for the first
+        step's selections by name or dtype.
+
+    Raises
+    ------
+    ValueError
+        Naming the column (its name or position) and the part, never a
+        value.
+    """
+    flow = tuple(frozenset((j,)) for j in range(n_features))
+    reach = _Reach()
+    raw, nan, names = flow, flow, schema
+    for name, est in steps:
+        raw, nan = reach.visit(name, est, raw, nan, names)
+        if not is_passthrough(est):
+            names = None
+    reach.check(X)

@@ -1,0 +1,397 @@
+# Authors: The sklearn_dpfair developers
+# SPDX-License-Identifier: BSD-3-Clause
+"""What a part of a PrivatePipeline would refuse is refused before any release.
+
+A part validates its own input when its fit runs: in a later block of a
+``ColumnTransformer``, a later step, a nested pipeline or the final step,
+that refusal would come after the earlier parts' noisy releases, and
+whether the fit fails would depend on one record once budget is spent.
+Each refusal here is checked to come with no release observed.
+"""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import sklearn
+from release_observer import Releases
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from sklearn_dpfair.exceptions import PrivacyLeakWarning
+from sklearn_dpfair.linear_model import DPLogisticRegression, SemiDPLinearRegression
+from sklearn_dpfair.pipeline import PrivatePipeline
+from sklearn_dpfair.preprocessing import (
+    DPOneHotEncoder,
+    DPSimpleImputer,
+    DPStandardScaler,
+)
+from sklearn_dpfair.privacy._mechanism import observe_privatize
+
+N = 200
+
+
+def _model(**params):
+    return DPLogisticRegression(classes=[0, 1], max_iter=2, **params)
+
+
+def _scaler():
+    return DPStandardScaler(bounds=(-3, 3))
+
+
+def _imputer():
+    return DPSimpleImputer(bounds=(-3, 3))
+
+
+def _refused_before_any_release(fit, error=ValueError, match=None):
+    """``fit()`` raises ``error``, and no noisy sum was released before."""
+    releases = Releases()
+    with observe_privatize(releases), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(error, match=match) as info:
+            fit()
+    assert releases.seen == []
+    return str(info.value)
+
+
+def _impute_first_column():
+    return ColumnTransformer([("imp", _imputer(), [0])], remainder="passthrough")
+
+
+def _numbers(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N, 3))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def _with(X, column, value):
+    X = X.astype(object) if isinstance(value, str) else X.copy()
+    X[7, column] = value
+    return X
+
+
+# -- X: a later block's or step's refusal ------------------------------------
+
+
+def _frame():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {
+            "c": rng.choice(["x", "y"], N),
+            "a": rng.normal(size=N),
+            "b": rng.normal(size=N),
+        }
+    )
+    return X, (X["a"] > 0).astype(int).to_numpy()
+
+
+def _blocks():
+    # The encoder's block releases first (a private category discovery).
+    columns = ColumnTransformer(
+        [
+            ("cat", DPOneHotEncoder(), ["c"]),
+            ("num", _scaler(), ["a"]),
+            ("num2", _imputer(), ["b"]),
+        ]
+    )
+    return PrivatePipeline([("ct", columns), ("clf", _model())], random_state=0)
+
+
+@pytest.mark.parametrize(
+    "column, value, match",
+    [
+        ("a", np.inf, r"infinity .* column 'a', which may reach 'ct__num'"),
+        ("b", -np.inf, r"infinity .* column 'b', which may reach 'ct__num2'"),
+        ("a", "oops", r"could not convert a value of column 'a' to float"),
+        # The scaler keeps NaN, which reaches the final step unimputed.
+        ("a", np.nan, r"NaN in column 'a', which may reach 'clf'"),
+    ],
+)
+def test_a_value_a_later_block_refuses_is_refused_before_any_release(
+    column, value, match
+):
+    X, y = _frame()
+    X[column] = X[column].astype(object)
+    X.loc[7, column] = value
+    message = _refused_before_any_release(lambda: _blocks().fit(X, y), match=match)
+    assert "oops" not in message
+
+
+@pytest.mark.parametrize("value", [5, 2.5, True, b"x"])
+def test_a_mixed_column_a_later_encoder_discovers_is_refused_before_any_release(
+    value,
+):
+    # The scaler's block releases first; the encoder, discovering the
+    # categories of "c", refused a column mixing strings with another type
+    # only then, so one record's type decided whether the fit failed.
+    X, y = _frame()
+    X = X[["a", "b", "c"]]
+    X["c"] = X["c"].astype(object)
+    X.loc[7, "c"] = value
+    columns = ColumnTransformer(
+        [("num", _scaler(), ["a"]), ("cat", DPOneHotEncoder(), ["c"])],
+        remainder="drop",
+    )
+    pipe = PrivatePipeline([("ct", columns), ("clf", _model())], random_state=0)
+    message = _refused_before_any_release(
+        lambda: pipe.fit(X, y),
+        error=TypeError,
+        match=r"column 'c' mixes strings .* 'ct__cat' \(DPOneHotEncoder\)",
+    )
+    assert str(value) not in message
+    # Declared categories read it as an unknown category: no refusal.
+    columns.set_params(
+        cat=DPOneHotEncoder(categories=[["x", "y"]], handle_unknown="ignore")
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        PrivatePipeline([("ct", columns), ("clf", _model())], random_state=0).fit(X, y)
+
+
+def test_values_the_parts_take_still_fit():
+    # NaN into the imputer, a huge finite value into the scaler.
+    X, y = _frame()
+    X.loc[3, "b"] = np.nan
+    X.loc[4, "a"] = 1e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = _blocks().fit(X, y)
+    assert pipe.epsilon_ <= 1.0
+
+
+@pytest.mark.parametrize(
+    "steps, column, refused",
+    [
+        # A NaN kept by the scaler is imputed in its column by the block.
+        ([("sc", _scaler()), ("imp", _imputer())], 0, False),
+        (
+            [
+                ("sc", _scaler()),
+                ("ct", _impute_first_column()),
+            ],
+            0,
+            False,
+        ),
+        (
+            [
+                ("sc", _scaler()),
+                ("ct", _impute_first_column()),
+            ],
+            1,
+            True,
+        ),
+        # A part of a union hands the column on unimputed.
+        ([("fu", FeatureUnion([("a", _scaler()), ("b", _imputer())]))], 0, True),
+        # Nothing is released before the final step, which refuses it itself.
+        ([("f", FunctionTransformer(np.nan_to_num))], 0, False),
+        # A func's output is not looked into: taken to keep the NaN.
+        ([("f", FunctionTransformer(np.nan_to_num)), ("sc", _scaler())], 0, True),
+    ],
+    ids=["imputed", "imputed-block", "passed-on", "union", "func-first", "func"],
+)
+def test_a_missing_value_is_followed_through_the_steps(steps, column, refused):
+    X, y = _numbers()
+    X = _with(X, column, np.nan)
+    pipe = PrivatePipeline([*steps, ("clf", _model())], random_state=0)
+    if refused:
+        _refused_before_any_release(
+            lambda: pipe.fit(X, y), match=f"NaN in column {column}, which may"
+        )
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pipe.fit(X, y)
+
+
+@pytest.mark.parametrize("value", ["oops", np.inf])
+def test_a_passthrough_block_hands_the_raw_value_to_the_final_step(value):
+    X, y = _numbers()
+    X = _with(X, 2, value)
+    columns = ColumnTransformer(
+        [("sc", _scaler(), [0]), ("raw", "passthrough", [1, 2])]
+    )
+    pipe = PrivatePipeline([("ct", columns), ("clf", _model())], random_state=0)
+    _refused_before_any_release(lambda: pipe.fit(X, y), match="column 2")
+    # A dropped column reaches no part.
+    dropped = ColumnTransformer([("sc", _scaler(), [0]), ("raw", "passthrough", [1])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        PrivatePipeline([("ct", dropped), ("clf", _model())], random_state=0).fit(X, y)
+
+
+# -- y without declared classes ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "y, match",
+    [
+        (np.zeros(N, dtype=int), "only one class"),
+        (np.array([1, 2.5] * (N // 2), dtype=object), "Unknown label type"),
+        (np.array([1, "b"] * (N // 2), dtype=object), "Unknown label type"),
+        (
+            pd.Series(["a", "b"] * (N // 2)).where(np.arange(N) != 5, np.nan),
+            "contains NaN",
+        ),
+    ],
+    ids=["one-class", "int-float", "int-str", "str-nan"],
+)
+def test_undeclared_labels_are_checked_before_any_release(y, match):
+    X, _ = _numbers()
+    pipe = PrivatePipeline(
+        [("sc", _scaler()), ("clf", DPLogisticRegression(max_iter=2))], random_state=0
+    )
+    _refused_before_any_release(lambda: pipe.fit(X, y), match=match)
+    # The estimator's own error.
+    with pytest.raises(ValueError, match=match), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        DPLogisticRegression(max_iter=2).fit(X, y)
+
+
+def test_undeclared_labels_warn_once():
+    X, y = _numbers()
+    pipe = PrivatePipeline(
+        [("sc", _scaler()), ("clf", DPLogisticRegression(max_iter=2))], random_state=0
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pipe.fit(X, y)
+    leaks = [w for w in caught if issubclass(w.category, PrivacyLeakWarning)]
+    assert len(leaks) == 1
+
+
+# -- delta against n -----------------------------------------------------------
+
+
+def test_a_large_delta_is_warned_about_once_with_the_pipelines_value():
+    X, y = _numbers()
+    pipe = PrivatePipeline(
+        [("imp", _imputer()), ("sc", _scaler()), ("clf", _model())],
+        delta=0.009,
+        random_state=0,
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pipe.fit(X, y)
+    deltas = [str(w.message) for w in caught if "1/n_samples" in str(w.message)]
+    assert len(deltas) == 1 and deltas[0].startswith("delta=0.009 ")
+
+
+# -- the bound of output perturbation ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "columns",
+    [
+        ColumnTransformer([("num", _scaler(), [0])], remainder="passthrough"),
+        ColumnTransformer(
+            [("num", _scaler(), [0]), ("raw", "passthrough", slice(1, 3))]
+        ),
+    ],
+    ids=["remainder", "slice"],
+)
+def test_raw_columns_before_output_perturbation_are_refused_by_the_plan(columns):
+    X, y = _numbers()
+    final = DPLogisticRegression(
+        classes=[0, 1], solver="output-perturbation", alpha=1.0
+    )
+    pipe = PrivatePipeline([("ct", columns), ("clf", final)], random_state=0)
+    with pytest.raises(ValueError, match="declares no output bound"):
+        pipe.privacy_plan(N, 3)
+    _refused_before_any_release(lambda: pipe.fit(X, y), match="declares no output")
+    # No column left to the remainder, or none in the slice: the bound is
+    # the scaler's.
+    pipe.privacy_plan(N, 1)
+
+
+# -- the parameters of nested parts ------------------------------------------
+
+
+def _nested():
+    return PrivatePipeline(
+        [
+            ("imp", _imputer()),
+            ("pre", Pipeline([("sc", _scaler())])),
+            ("clf", _model()),
+        ],
+        random_state=0,
+    )
+
+
+@pytest.mark.parametrize(
+    "params, error, match",
+    [
+        (
+            {"pre__sc__sample_weight": -np.ones(N)},
+            ValueError,
+            "pre__sc__sample_weight: Negative values",
+        ),
+        (
+            {"pre__sc__sample_weight": np.ones(N - 1)},
+            ValueError,
+            r"pre__sc__sample_weight: sample_weight.shape",
+        ),
+        ({"pre__sc__sample_wieght": np.ones(N)}, TypeError, "sample_wieght"),
+        ({"pre__xx__sample_weight": np.ones(N)}, ValueError, "no step 'xx'"),
+    ],
+    ids=["negative", "short", "keyword", "step"],
+)
+def test_a_nested_parts_parameters_are_checked_before_any_release(
+    params, error, match
+):
+    X, y = _numbers()
+    _refused_before_any_release(
+        lambda: _nested().fit(X, y, **params), error=error, match=match
+    )
+
+
+def test_a_nested_parts_weights_are_checked_under_metadata_routing():
+    X, y = _numbers()
+    with sklearn.config_context(enable_metadata_routing=True):
+        scaler = _scaler().set_fit_request(sample_weight="w")
+        columns = ColumnTransformer([("sc", scaler, [0, 1])], remainder="passthrough")
+        pipe = PrivatePipeline(
+            [
+                ("imp", _imputer()),
+                ("ct", columns),
+                ("clf", _model().set_fit_request(sample_weight=False)),
+            ],
+            random_state=0,
+        )
+        _refused_before_any_release(
+            lambda: pipe.fit(X, y, w=-np.ones(N)), match="Negative values"
+        )
+
+
+# -- budget shares -------------------------------------------------------------
+
+
+def test_a_share_of_a_part_that_spends_nothing_is_accepted_and_unused():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"c": rng.choice(["x", "y"], N)})
+    y = (X["c"] == "x").astype(int).to_numpy()
+    pipe = PrivatePipeline(
+        [("enc", DPOneHotEncoder(categories=[["x", "y"]])), ("clf", _model())],
+        budget_shares={"enc": 0.2, "clf": 0.8},
+        random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X, y)
+    assert pipe.step_budgets_["enc"]["share"] == 0.0
+    assert pipe.step_budgets_["clf"]["share"] == 1.0
+
+
+def test_a_part_no_budget_can_plan_gives_its_own_error():
+    # Every row public: semi-private gradient descent has nothing private
+    # to run on at any epsilon; no split of the budget is at fault.
+    X, _ = _numbers()
+    y = X @ [1.0, 2.0, 3.0]
+    pipe = PrivatePipeline(
+        [("sc", _scaler()), ("reg", SemiDPLinearRegression(feature_scaling=None))],
+        random_state=0,
+    )
+    with pytest.raises(ValueError, match="marks every row public") as info:
+        pipe.fit(X, y, public_mask=np.ones(N, dtype=bool))
+    assert "cannot be split" not in str(info.value)
