@@ -70,6 +70,10 @@ class _SeedInterval(Interval):
     by ``privacy_plan`` and ``fit`` alike before any data is read, say so.
     """
 
+    # A seed is read as an int (numpy's generators take any size), never
+    # as a float.
+    ints_are_floats = False
+
     def is_satisfied_by(self, val):
         if isinstance(val, (bool, np.bool_)):
             return False
@@ -100,6 +104,8 @@ class _BudgetInterval(_SeedInterval):
     ``privacy_plan`` and ``fit`` alike before any data is read, names the
     parameter.
     """
+
+    ints_are_floats = True
 
 
 #: The constraint of an ``epsilon`` parameter: a budget in ``(0, inf]``.

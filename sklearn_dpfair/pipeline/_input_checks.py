@@ -27,12 +27,12 @@ release refuse them themselves):
 
 Where the route of a column is not decided by the public structure (a
 selection by name or by a callable after a step other than a passthrough,
-a part whose output width only its fit tells, the output of a
-``FunctionTransformer``'s ``func``, which may keep a missing or infinite
-value anywhere), the column is taken to reach every part that any of the
-columns concerned may reach: the strictest rule applies. What a ``func``
-makes of the values it reads (a string parsed, ``np.log`` of 0) is checked
-by the next part only, outside the guarantee.
+a part whose output width only its fit tells), the column is taken to
+reach every part that any of the columns concerned may reach: the
+strictest rule applies. The output of a ``FunctionTransformer``'s ``func``
+is new values: what it makes of those it reads (a missing value filled or
+kept, a string parsed, ``np.log`` of 0) is checked by the next part only,
+outside the guarantee.
 """
 
 import numpy as np
@@ -103,8 +103,12 @@ def _clears_missing(est):
     """Whether ``est`` outputs no missing value whatever it reads.
 
     An imputer fills them; a one-hot encoder encodes one as a category, as
-    zeros, or refuses it.
+    zeros, or refuses it; an ``OrdinalEncoder`` whose
+    ``encoded_missing_value`` is a number writes that number.
     """
+    if isinstance(est, OrdinalEncoder):
+        missing = est.encoded_missing_value
+        return missing == missing  # NaN (the default) hands it on
     return "Imputer" in type(est).__name__ or (
         isinstance(est, OneHotEncoder) or type(est).__name__ == "DPOneHotEncoder"
     )
@@ -241,10 +245,10 @@ class _Reach:
                 return frozenset(), frozenset()
             if est.func is None:
                 return raw, nan
-            # Its func reads anything; what it returns is public code's
-            # output, in which a missing or infinite value it was given may
-            # be anywhere.
-            return frozenset(), _union(nan)
+            # Its func reads anything, and what it returns is new values
+            # (a func commonly fills or maps missing ones: fillna, a lookup),
+            # checked by the next part only, outside the guarantee.
+            return frozenset(), frozenset()
         if type(est).__name__ == "DPOneHotEncoder" and _discovers(est):
             # Its categories are discovered from the values as they are.
             self._add(self.one_kind, _union(raw), path, est)
@@ -336,12 +340,20 @@ def _mixes_kinds(X, column):
         series = X.iloc[:, column]
         if series.dtype.kind in "biufc":
             return False
+        # pandas' vectorised reading of the types: only a column it reads
+        # as mixed is checked value by value, as the encoder reads it.
+        if pd.api.types.infer_dtype(series, skipna=True) not in (
+            "mixed", "mixed-integer"
+        ):
+            return False
         values = _column_values(series)
     elif sp.issparse(X):
         return False
     else:
         values = np.asarray(X)[:, column]
-        if values.dtype.kind != "O":
+        if values.dtype.kind != "O" or pd.api.types.infer_dtype(
+            values, skipna=True
+        ) not in ("mixed", "mixed-integer"):
             return False
     try:
         check_one_kind(column_keys(values, none_apart=True))

@@ -48,10 +48,18 @@ class Interval(_Interval):
     interval takes it; but every such parameter is computed with as a
     float (a clip norm, a step size, a count divided by ``n``), where it
     raises ``OverflowError`` without naming the parameter. Refusing it here
-    makes parameter validation, run before any data is read, name it.
+    makes parameter validation, run before any data is read, name it. A
+    subclass whose ints are never floats (a seed) sets
+    ``ints_are_floats = False``.
     """
 
+    ints_are_floats = True
+
     def is_satisfied_by(self, val):
-        if isinstance(val, numbers.Integral) and abs(int(val)) > sys.float_info.max:
+        if (
+            self.ints_are_floats
+            and isinstance(val, numbers.Integral)
+            and abs(int(val)) > sys.float_info.max
+        ):
             return False
         return super().is_satisfied_by(val)

@@ -18,7 +18,7 @@ import sklearn
 from release_observer import Releases
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline
-from sklearn.preprocessing import FunctionTransformer
+from sklearn.preprocessing import FunctionTransformer, OrdinalEncoder
 
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
 from sklearn_dpfair.linear_model import DPLogisticRegression, SemiDPLinearRegression
@@ -186,10 +186,38 @@ def test_values_the_parts_take_still_fit():
         ([("fu", FeatureUnion([("a", _scaler()), ("b", _imputer())]))], 0, True),
         # Nothing is released before the final step, which refuses it itself.
         ([("f", FunctionTransformer(np.nan_to_num))], 0, False),
-        # A func's output is not looked into: taken to keep the NaN.
-        ([("f", FunctionTransformer(np.nan_to_num)), ("sc", _scaler())], 0, True),
+        # A func's output is new values (here the NaN filled), left to the
+        # next part: a func that fills missing values is not refused.
+        ([("f", FunctionTransformer(np.nan_to_num)), ("sc", _scaler())], 0, False),
+        # An ordinal encoder writes a missing value as its number ...
+        (
+            [
+                ("sc", _scaler()),
+                ("o", OrdinalEncoder(
+                    categories=[[-1.0, 1.0]] * 3, handle_unknown="use_encoded_value",
+                    unknown_value=-1, encoded_missing_value=-2,
+                )),
+            ],
+            0,
+            False,
+        ),
+        # ... or hands it on by default.
+        (
+            [
+                ("sc", _scaler()),
+                ("o", OrdinalEncoder(
+                    categories=[[-1.0, 1.0]] * 3, handle_unknown="use_encoded_value",
+                    unknown_value=-1,
+                )),
+            ],
+            0,
+            True,
+        ),
     ],
-    ids=["imputed", "imputed-block", "passed-on", "union", "func-first", "func"],
+    ids=[
+        "imputed", "imputed-block", "passed-on", "union", "func-first", "func",
+        "ordinal-encoded-missing", "ordinal-default",
+    ],
 )
 def test_a_missing_value_is_followed_through_the_steps(steps, column, refused):
     X, y = _numbers()

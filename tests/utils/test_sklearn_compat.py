@@ -46,3 +46,11 @@ def test_an_int_beyond_the_largest_float_is_refused_naming_the_parameter(
             estimator.fit(X, y, sensitive_features=y)
         else:
             estimator.fit(X, y)
+
+
+def test_a_seed_of_any_size_is_still_a_seed():
+    # numpy's generators take any int; a seed is never a float.
+    from sklearn_dpfair._base import SEED_CONSTRAINT
+
+    assert SEED_CONSTRAINT.is_satisfied_by(2**1100)
+    np.random.default_rng(2**1100)
