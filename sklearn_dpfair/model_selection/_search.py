@@ -36,10 +36,12 @@ from .._base import (
     EPSILON_CONSTRAINT,
     SEED_CONSTRAINT,
     PrivateEstimatorMixin,
+    _BudgetInterval,
 )
 from ..fairness import encode_sensitive_features
 from ..fairness._sensitive import sensitive_columns_frame
 from ..pipeline import PrivatePipeline
+from ..pipeline._pipeline import _nested_parts, _routed_parts
 from ..privacy._accounting import composed_event, gaussian_event
 from ..privacy._ledger import PrivacyLedger
 from ..privacy._plan import check_public_layout
@@ -400,15 +402,19 @@ class PrivateHyperparameterSearch(
         "epsilon": EPSILON_CONSTRAINT[:1],
         "delta": DELTA_CONSTRAINT,
         "scoring": [StrOptions(set(SCORINGS)), None],
-        "score_bound": [Interval(Real, 0, None, closed="neither"), None],
-        "gap_penalty": [Interval(Real, 0, None, closed="left")],
+        # Bools refused (True is no bound, share or number of runs).
+        "score_bound": [_BudgetInterval(Real, 0, None, closed="neither"), None],
+        "gap_penalty": [_BudgetInterval(Real, 0, None, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "n_runs": [Interval(Real, 1, None, closed="left"), StrOptions({"auto"})],
+        "n_runs": [
+            _BudgetInterval(Real, 1, None, closed="left"),
+            StrOptions({"auto"}),
+        ],
         "runs_distribution": [
             StrOptions(set(RUN_DISTRIBUTIONS)),
-            Interval(Real, 0, None, closed="left"),
+            _BudgetInterval(Real, 0, None, closed="left"),
         ],
-        "score_budget_share": [Interval(Real, 0, 1, closed="right")],
+        "score_budget_share": [_BudgetInterval(Real, 0, 1, closed="right")],
         "groups": ["array-like", None],
         "accountant": [StrOptions({"rdp"}), PrivacyLedger],
         "random_state": [SEED_CONSTRAINT, None],
@@ -472,6 +478,17 @@ class PrivateHyperparameterSearch(
     # -- fit ------------------------------------------------------------------
 
     def _candidates(self):
+        if isinstance(self.estimator, PrivateHyperparameterSearch):
+            # Its plan would be made at the outer search's per-run budget,
+            # but its own fit draws its training part's size at random and
+            # spends its epsilon on a selection of its own: refused by name,
+            # as a private pipeline refuses one as its last step.
+            raise ValueError(
+                "The estimator is a PrivateHyperparameterSearch, which a "
+                "private search cannot tune: search once, over the union of "
+                "the grids (a list of dicts), with one "
+                "PrivateHyperparameterSearch."
+            )
         grid = self.param_grid
         if isinstance(grid, dict) and not grid:
             raise ValueError("param_grid is empty: give at least one candidate.")
@@ -747,6 +764,13 @@ class PrivateHyperparameterSearch(
             if len(classes) != 2:
                 raise ValueError("scoring='accuracy-dp-gap' needs a binary problem.")
 
+        # A fit parameter that a candidate's fit (or one of its steps') would
+        # refuse fails only in the runs that draw that candidate, a draw
+        # the selection keeps secret: every candidate is checked before the
+        # split is drawn and any run starts.
+        for params in candidates:
+            _check_candidate_fit(self.estimator, params, routed)
+
         rng, seed_source = self._generators()
         # The split is public randomness, drawn before any row is read: each
         # private row is held out for validation independently, with
@@ -771,14 +795,6 @@ class PrivateHyperparameterSearch(
                 "validation_fraction away from 0 and 1."
             )
 
-        if not routing_enabled():
-            # Under metadata routing, process_routing has refused what the
-            # estimator does not request. Without it, a keyword that a
-            # candidate's fit does not take would fail in the runs only,
-            # after the split: refused before any candidate is planned, with
-            # the fit's own TypeError.
-            for params in candidates:
-                _check_fit_keywords(clone(self.estimator).set_params(**params), routed)
         # Plan every candidate and the selection before reading the data
         # (public inputs only: the drawn sizes are public).
         selection = self._selection_plan(
@@ -1001,7 +1017,7 @@ class PrivateHyperparameterSearch(
         delta = float(self.delta)
         estimators, plans = [], []
         for params in candidates:
-            est = clone(base).set_params(**params)
+            est = _build_candidate(base, params)
             key = _declared_key(est, "groups")
             if grouped and key is not None and est.get_params()[key] is None:
                 # The search's groups fill a set the candidate leaves None, its
@@ -1190,8 +1206,11 @@ class PrivateHyperparameterSearch(
         reads a row: each private row is held out independently, so the
         size varies from fit to fit (None: its expected size, ``n_samples
         - round(validation_fraction * (n_samples - n_public))``; the
-        candidates' budgets and the search's epsilon are the same at any
-        size, their noise levels differ slightly); ``sparse``: whether X
+        selection is calibrated at that size, and the candidates' events
+        (a sampling rate ``batch_size / n_train``) depend on it, so the
+        per-run budget ``run_epsilon_`` and the search's epsilon move
+        slightly with it, the latter within ``epsilon`` at every size);
+        ``sparse``: whether X
         is a sparse matrix, or a DataFrame of sparse columns only (the
         candidates are planned with that layout);
         ``schema``: X's column names or empty frame (``feature_names``).
@@ -1459,6 +1478,54 @@ def _score_noise_multiplier(run_epsilon, delta, share):
     return max(noise, _MIN_SCORE_NOISE_MULTIPLIER)
 
 
+def _build_candidate(estimator, params):
+    """The candidate of the grid point ``params``: ``estimator`` with it set.
+
+    The point's values are cloned too, as scikit-learn's searches do: an
+    estimator object of the grid (``{"clf": [model], "clf__alpha": [...]}``)
+    would otherwise be shared by every candidate that sets it, each writing
+    its nested values (and the search's groups) onto the user's object, the
+    last candidate's winning for all.
+    """
+    return clone(estimator).set_params(**clone(params, safe=False))
+
+
+def _check_candidate_fit(estimator, params, routed):
+    """Refuse fit parameters ``routed`` that the candidate ``params`` refuses.
+
+    Without metadata routing, the ``TypeError`` of a keyword its fit (or a
+    pipeline step's) does not take (:func:`_check_fit_keywords`). Under
+    routing, the search routes by the estimator's requests; a grid point
+    that swaps in a step with other requests (or a step whose request is
+    left unset) would make that candidate's own routing raise, in its runs
+    only: its routing is run here, at every depth, and its error names the
+    grid point.
+    """
+    candidate = _build_candidate(estimator, params)
+    if not routing_enabled():
+        _check_fit_keywords(candidate, routed)
+        return
+    if _nested_parts(candidate) is None:
+        # A plain estimator's requests are the estimator's (clone keeps
+        # them), which the search's own routing has checked.
+        return
+    try:
+        _check_nested_routing(candidate, routed, type(candidate).__name__)
+    except (TypeError, ValueError) as exc:
+        error = TypeError if isinstance(exc, TypeError) else ValueError
+        raise error(
+            f"The candidate of param_grid point {params} refuses the fit "
+            f"parameters {sorted(routed)} under metadata routing: {exc}"
+        ) from exc
+
+
+def _check_nested_routing(estimator, params, path):
+    """Route ``params`` through the composite ``estimator``, as its fit does."""
+    for name, part, part_params in _routed_parts(estimator, params, path):
+        if part_params and _nested_parts(part) is not None:
+            _check_nested_routing(part, part_params, f"{path}__{name}")
+
+
 def _check_fit_keywords(estimator, params):
     """The ``TypeError`` of ``estimator.fit(X, y, **params)`` for a keyword it
     does not take (:func:`check_fit_keywords`); a private pipeline's routed to
@@ -1519,7 +1586,7 @@ def _candidate_sets(estimator, candidates, name):
     """
     sets = []
     for params in candidates or [{}]:
-        declared = _declared(clone(estimator).set_params(**params), name)
+        declared = _declared(_build_candidate(estimator, params), name)
         if not any(_same_set(declared, seen) for seen in sets):
             sets.append(declared)
     return sets

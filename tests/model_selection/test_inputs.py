@@ -708,3 +708,115 @@ def test_a_one_dimensional_x_is_refused_as_scikit_learn_refuses_it():
     with pytest.raises(ValueError, match="Expected 2D array, got 1D array"):
         search.fit(np.arange(100.0), np.tile([0, 1], 50))
     assert not hasattr(search, "best_params_")
+
+
+# -- estimator objects in the grid ------------------------------------------
+
+
+def test_grid_estimator_objects_are_cloned_not_written_to(data):
+    # Shared by every candidate, a grid's estimator object got each
+    # candidate's nested values (the last one winning for all) and the
+    # search's groups written onto it.
+    from sklearn.preprocessing import FunctionTransformer
+
+    from sklearn_dpfair import PrivatePipeline
+
+    X, y, sex = data
+    clf = DPLogisticRegression(classes=[0, 1], max_iter=1, batch_size="full",
+                               alpha=0.25)
+    fermi = DPFERMIClassifier(classes=[0, 1], max_iter=1, batch_size="full")
+    before = [clf.get_params(), fermi.get_params()]
+    pipe = PrivatePipeline([("f", FunctionTransformer(np.tanh)), ("clf", clf)])
+    for seed in range(3):
+        search = _classifier_search(
+            estimator=pipe, random_state=seed,
+            param_grid=[{"clf": [clf], "clf__alpha": [0.0, 0.5]},
+                        {"clf": [fermi]}],
+            groups=["F", "M"],
+        ).fit(X, y, sensitive_features=sex)
+        # The selected model is its grid point's.
+        model = search.best_estimator_[-1]
+        assert isinstance(model, type(search.best_params_["clf"]))
+        if "clf__alpha" in search.best_params_:
+            assert model.alpha == search.best_params_["clf__alpha"]
+        # The grid point is the user's, as scikit-learn's searches give it.
+        assert search.best_params_["clf"] in (clf, fermi)
+    assert [clf.get_params(), fermi.get_params()] == before
+    assert not hasattr(clf, "coef_") and not hasattr(fermi, "coef_")
+
+
+def test_every_grid_point_builds_its_own_candidate():
+    clf = DPLogisticRegression(classes=[0, 1], alpha=0.25)
+    pipe = make_private_pipeline(DPStandardScaler(bounds=(-5.0, 5.0)),
+                                 DPLogisticRegression(classes=[0, 1]))
+    built = [
+        search_module._build_candidate(
+            pipe, {"dplogisticregression": clf, "dplogisticregression__alpha": a}
+        )
+        for a in (0.0, 0.5)
+    ]
+    finals = [est.steps[-1][1] for est in built]
+    assert [final.alpha for final in finals] == [0.0, 0.5]
+    assert finals[0] is not clf and clf.alpha == 0.25
+
+
+# -- metadata routing of every candidate --------------------------------------
+
+
+@pytest.mark.parametrize("case", ["swapped_step", "unset_nested_step"])
+def test_every_candidates_routing_is_checked_before_any_run(
+    data, monkeypatch, case
+):
+    # A candidate whose routing refuses the fit parameters raised only in
+    # the runs that drew it: whether the fit raised depended on the secret
+    # draw of the runs.
+    X, y, _ = data
+
+    def drawn(*args, **kwargs):
+        raise AssertionError("the split was drawn before the refusal")
+
+    monkeypatch.setattr(search_module, "draw_split", drawn)
+    weights = np.ones(N)
+    with sklearn.config_context(enable_metadata_routing=True):
+        base = DPLogisticRegression(classes=[0, 1], max_iter=2, batch_size="full")
+        base.set_fit_request(sample_weight=True)
+        scaler = DPStandardScaler(bounds=(-5.0, 5.0))
+        if case == "swapped_step":
+            scaler.set_fit_request(sample_weight=False)
+            # Its sample_weight request left unset.
+            other = DPLogisticRegression(classes=[0, 1], max_iter=2,
+                                         batch_size="full")
+            grid = {"dplogisticregression": [base, other]}
+        else:
+            grid = {"dplogisticregression__alpha": [0.0, 0.1]}
+        pipe = make_private_pipeline(scaler, base)
+        search = _classifier_search(estimator=pipe, param_grid=grid)
+        with pytest.raises(ValueError, match="param_grid point"):
+            search.fit(X, y, sample_weight=weights)
+
+
+# -- parameters ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "param", ["n_runs", "runs_distribution", "score_budget_share",
+              "score_bound", "gap_penalty"],
+)
+@pytest.mark.parametrize("value", [True, np.True_])
+def test_bools_are_refused_as_numbers(data, param, value):
+    X, y, _ = data
+    search = _classifier_search(**{param: value})
+    with pytest.raises(ValueError, match=f"'{param}' parameter"):
+        search.fit(X, y)
+
+
+def test_a_search_as_the_estimator_is_refused_by_name(data):
+    X, y, _ = data
+    inner = _classifier_search(random_state=None)
+    search = _classifier_search(
+        estimator=inner, param_grid={"validation_fraction": [0.2, 0.3]}
+    )
+    for call in (lambda: search.fit(X, y), lambda: search.candidate_plans(N, 3),
+                 lambda: search.privacy_plan(N, 3)):
+        with pytest.raises(ValueError, match="estimator is a PrivateHyper"):
+            call()
