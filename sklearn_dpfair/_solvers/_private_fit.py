@@ -302,8 +302,9 @@ def _naming_the_schedule(epochs, n_steps):
     except ValueError as exc:
         if "fewer steps" not in str(exc):
             raise
+        count = f"{epochs:.4g}" if isinstance(epochs, (int, float)) else repr(epochs)
         raise ValueError(
-            f"{exc} The schedule runs {n_steps:.4g} steps (max_iter={epochs:.4g} "
+            f"{exc} The schedule runs {n_steps:.4g} steps (max_iter={count} "
             "epochs): lower max_iter."
         ) from exc
 

@@ -41,13 +41,14 @@ import scipy.sparse as sp
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder
-from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils import get_tags
 from sklearn.utils.validation import check_array
 
 from .._base import PrivateEstimatorMixin
 from ..preprocessing._categories import check_one_kind, column_keys
 from ..preprocessing._encoder import _column_values
 from ..utils._array_api import host_input
+from ..utils._sklearn_compat import safe_indexing
 from ._steps import (
     _UNRESOLVED,
     _column_indices,
@@ -296,7 +297,7 @@ class _Reach:
                     raise ValueError(refusal(_label(X, hit), *rule[hit]))
         others = set(self.finite) | set(self.float_finite) | set(self.nan)
         for column in sorted(others.difference(numbers)):
-            values = _dense(_safe_indexing(X, [column], axis=1))
+            values = _dense(safe_indexing(X, [column], axis=1))
             infinite = values.dtype.kind in "fc" and np.isinf(values).any()
             rule = self.finite if column in self.finite else self.float_finite
             if infinite and column in rule:
@@ -310,12 +311,12 @@ class _Reach:
     def _numbers(self, X, columns):
         """The ``columns`` of ``X`` as float64, as the parts convert them."""
         try:
-            return _as_floats(_safe_indexing(X, columns, axis=1))
+            return _as_floats(safe_indexing(X, columns, axis=1))
         except (TypeError, ValueError):
             pass
         for column in columns:
             try:
-                _as_floats(_safe_indexing(X, [column], axis=1))
+                _as_floats(safe_indexing(X, [column], axis=1))
             except (TypeError, ValueError):
                 # The conversion's message quotes the value: not shown, and
                 # not chained.
@@ -325,7 +326,7 @@ class _Reach:
         # Columns that convert one by one but not together (pandas'
         # mixed dtypes): the parts read them as their blocks select them.
         return np.column_stack(
-            [_dense(_as_floats(_safe_indexing(X, [c], axis=1))) for c in columns]
+            [_dense(_as_floats(safe_indexing(X, [c], axis=1))) for c in columns]
         )
 
 
