@@ -36,7 +36,7 @@ under privacy: each weight is capped at 1 here, block by block (a record is
 one person, whatever its weight), so one record still moves every count by
 at most 1 and the sensitivity is unchanged whatever finite non-negative
 weights the caller passes. A negative, infinite or NaN weight is refused
-(ValueError) before anything is counted or drawn: the cap bounds a weight
+(ValueError) before any noise is drawn: the cap bounds a weight
 from above only, and one record of weight -1000 would move a count by 1000.
 Without privacy (``rho = inf``) the weights count as given.
 
@@ -306,21 +306,10 @@ _KEEP_SIGMAS = 4.0
 _COUNT_BLOCK = 1 << 12
 
 
-def _check_weights(weights, n):
-    """Refuse weights that are not ``n`` finite non-negative numbers.
-
-    The cap at 1 bounds a weight from above only: a negative weight (or an
-    infinite one without privacy) would move a count by more than the
-    sensitivity the release is calibrated to, and NaN would poison every
-    count. Checked block by block, before anything is counted (no
-    n-length temporary); the message names no value.
-    """
+def _check_weights_shape(weights, n):
+    """Refuse weights that are not one per value (the message names no value)."""
     if np.ndim(weights) != 1 or np.shape(weights)[0] != n:
         raise ValueError("weights must hold one weight per value (a 1-d array).")
-    for start in range(0, n, _COUNT_BLOCK):
-        block = np.asarray(weights[start : start + _COUNT_BLOCK], dtype=np.float64)
-        if not np.all(np.isfinite(block)) or np.any(block < 0):
-            raise ValueError("weights must be finite and non-negative.")
 
 
 def _blockwise_bincount(values, to_bins, n_bins, weights=None, weight_cap=None):
@@ -330,9 +319,14 @@ def _blockwise_bincount(values, to_bins, n_bins, weights=None, weight_cap=None):
     # formed (with few stored entries per row, one would weigh as much as a
     # sparse X). Weights are capped at ``weight_cap`` (None: as given).
     # Unweighted counts are exact whatever the blocks.
+    # Weights are refused unless finite and non-negative, block by block as
+    # they are read, before any caller draws noise: the cap bounds a weight
+    # from above only, so a negative one (or an infinite one without
+    # privacy) would move a count by more than the sensitivity the release
+    # is calibrated to, and NaN would poison every count.
     n = np.shape(values)[0]
     if weights is not None:
-        _check_weights(weights, n)
+        _check_weights_shape(weights, n)
     counts = np.zeros(n_bins, dtype=np.float64)
     total = 0.0
     for start in range(0, n, _COUNT_BLOCK):
@@ -340,6 +334,8 @@ def _blockwise_bincount(values, to_bins, n_bins, weights=None, weight_cap=None):
         w = None
         if weights is not None:
             w = np.array(weights[start : start + _COUNT_BLOCK], dtype=np.float64)
+            if not np.all(np.isfinite(w)) or np.any(w < 0):
+                raise ValueError("weights must be finite and non-negative.")
             if weight_cap is not None:
                 np.minimum(w, weight_cap, out=w)
             total += float(np.sum(w))
