@@ -22,7 +22,7 @@ from ..privacy._accounting import (
     gaussian_event,
     noisy_sgd_event,
 )
-from ..privacy._calibration import calibrate_noise
+from ..privacy._calibration import UnreachableBudgetError, calibrate_noise
 from ._rows import clip_rows_to_norm
 from ..privacy._exponential import (
     ExponentialMechanism,
@@ -292,18 +292,16 @@ def with_scaling(description, prior):
 def _naming_the_schedule(epochs, n_steps):
     """Say which parameter sets the steps when no noise reaches the budget.
 
-    The calibration's message asks for fewer steps; the steps are
+    The calibration's refusal asks for fewer steps; the steps are
     ``max_iter`` epochs of the batch schedule, so the message names it
     (``max_iter=10**30`` planned 2e31 steps that no noise multiplier up to
     the calibration's ceiling makes private).
     """
     try:
         yield
-    except ValueError as exc:
-        if "fewer steps" not in str(exc):
-            raise
+    except UnreachableBudgetError as exc:
         count = f"{epochs:.4g}" if isinstance(epochs, (int, float)) else repr(epochs)
-        raise ValueError(
+        raise UnreachableBudgetError(
             f"{exc} The schedule runs {n_steps:.4g} steps (max_iter={count} "
             "epochs): lower max_iter."
         ) from exc

@@ -66,6 +66,14 @@ _PLD_PROBE_SCALE = 0.12
 _ANALYTIC_SCALE_RANGE = (1e-3, 1e8)
 
 
+class UnreachableBudgetError(ValueError):
+    """No noise multiplier up to the search's ceiling meets the budget.
+
+    A ``ValueError``; its own type so that a caller that knows which of its
+    parameters sets the steps can say so (``max_iter``).
+    """
+
+
 class _ProbeBelowScale(Exception):
     """The search asked for a PLD below ``_PLD_PROBE_SCALE``."""
 
@@ -273,7 +281,7 @@ def _restart_from_analytic_gaussian(
         good, bad = None, start
         while good is None:
             if bad >= k_max:
-                raise ValueError(
+                raise UnreachableBudgetError(
                     f"epsilon={target_epsilon} at delta={delta} cannot be "
                     f"reached with a noise multiplier <= {_SIGMA_MAX:g}; raise "
                     "epsilon or delta, or take fewer steps."
@@ -395,7 +403,7 @@ def _search(
                 if accountant == "rdp" and target_epsilon < 0.02
                 else ""
             )
-            raise ValueError(
+            raise UnreachableBudgetError(
                 f"epsilon={target_epsilon} at delta={delta} cannot be reached "
                 f"with a noise multiplier <= {_SIGMA_MAX:g}; raise epsilon or "
                 f"delta, or take fewer steps.{hint}"
