@@ -302,51 +302,45 @@ def _with_params(name, **params):
     return dict(all_estimators())[name](**params)
 
 
-def _fit_unread_rows(estimator):
+def _refused_by_validation(estimator, param):
+    """``privacy_plan`` and ``fit`` refuse ``param``, before any row is read."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    if hasattr(estimator, "privacy_plan"):
+        with pytest.raises(InvalidParameterError, match=f"'{param}'"):
+            estimator.privacy_plan(200, 3)
     rows = _UnreadRows()
-    if isinstance(estimator, _metric_frame_class()):
-        estimator.fit(rows, rows, sensitive_features=rows)
-    elif type(estimator).__name__ == "DPStandardScaler":
-        estimator.fit(rows)
-    else:
-        estimator.fit(rows, rows)
+    with pytest.raises(InvalidParameterError, match=f"'{param}'"):
+        if type(estimator).__name__ == "PrivateMetricFrame":
+            estimator.fit(rows, rows, sensitive_features=rows)
+        elif type(estimator).__name__ == "DPStandardScaler":
+            estimator.fit(rows)
+        else:
+            estimator.fit(rows, rows)
 
 
-def _metric_frame_class():
-    from sklearn_dpfair.metrics import PrivateMetricFrame
-
-    return PrivateMetricFrame
+#: The estimators and transformers that take a privacy budget.
+_BUDGETED = [
+    "DPLogisticRegression",
+    "DPFERMIClassifier",
+    "HeavyTailDPRegressor",
+    "SemiDPLinearRegression",
+    "SemiLocalDPLinearRegression",
+    "DPMLPClassifier",
+    "DPStandardScaler",
+    "PrivateMetricFrame",
+    "PrivateHyperparameterSearch",
+]
 
 
 @pytest.mark.parametrize("value", [True, False, np.True_])
-@pytest.mark.parametrize(
-    "name",
-    [
-        "DPLogisticRegression",
-        "DPFERMIClassifier",
-        "FERMIClassifier",
-        "HeavyTailDPRegressor",
-        "SemiDPLinearRegression",
-        "SemiLocalDPLinearRegression",
-        "DPMLPClassifier",
-        "DPStandardScaler",
-        "PrivateMetricFrame",
-        "PrivateHyperparameterSearch",
-    ],
-)
+@pytest.mark.parametrize("name", [*_BUDGETED, "FERMIClassifier"])
 def test_a_bool_random_state_is_refused_by_parameter_validation(name, value):
     # A bool is an Integral, so scikit-learn's "random_state" constraint
     # takes it as a seed; the noise generator refuses it. Parameter
     # validation refuses it now: privacy_plan and fit alike, naming
     # random_state, before any row is read.
-    from sklearn.utils._param_validation import InvalidParameterError
-
-    estimator = _with_params(name, random_state=value)
-    if hasattr(estimator, "privacy_plan"):
-        with pytest.raises(InvalidParameterError, match="'random_state'"):
-            estimator.privacy_plan(200, 3)
-    with pytest.raises(InvalidParameterError, match="'random_state'"):
-        _fit_unread_rows(estimator)
+    _refused_by_validation(_with_params(name, random_state=value), "random_state")
 
 
 @pytest.mark.parametrize(
@@ -357,36 +351,16 @@ def test_a_bool_random_state_is_refused_by_parameter_validation(name, value):
         ("delta", False),
     ],
 )
-@pytest.mark.parametrize(
-    "name",
-    [
-        "DPLogisticRegression",
-        "DPFERMIClassifier",
-        "HeavyTailDPRegressor",
-        "SemiDPLinearRegression",
-        "SemiLocalDPLinearRegression",
-        "DPMLPClassifier",
-        "DPStandardScaler",
-        "PrivateMetricFrame",
-        "PrivateHyperparameterSearch",
-    ],
-)
+@pytest.mark.parametrize("name", _BUDGETED)
 def test_a_budget_beyond_floats_or_a_bool_is_refused_naming_it(name, param, value):
     # An int beyond the largest float is a Real in (0, inf), but the privacy
     # core's float(epsilon) and math.isinf(epsilon) raise OverflowError on
     # it, and a bool would be read as the budget 1. Parameter validation
     # refuses both, naming the parameter, before any row is read.
-    from sklearn.utils._param_validation import InvalidParameterError
-
     estimator = _with_params(name)
     if param not in estimator.get_params():
         pytest.skip(f"{name} has no {param}")
-    estimator.set_params(**{param: value})
-    if hasattr(estimator, "privacy_plan"):
-        with pytest.raises(InvalidParameterError, match=f"'{param}'"):
-            estimator.privacy_plan(200, 3)
-    with pytest.raises(InvalidParameterError, match=f"'{param}'"):
-        _fit_unread_rows(estimator)
+    _refused_by_validation(estimator.set_params(**{param: value}), param)
 
 
 @pytest.mark.parametrize(
