@@ -23,7 +23,10 @@ release refuse them themselves):
   ``OrdinalEncoder``) hands it on to the next part;
 * a column mixing strings with numbers (or other objects), in a column a
   ``DPOneHotEncoder`` discovers the categories of unchanged (its names
-  would collide, and it refuses the column).
+  would collide, and it refuses the column);
+* a value outside the declared ``categories`` of a scikit-learn
+  ``OneHotEncoder`` or ``OrdinalEncoder`` with ``handle_unknown="error"``
+  that reads the column unchanged, at a known position.
 
 Where the route of a column is not decided by the public structure (a
 selection by name or by a callable after a step other than a passthrough,
@@ -35,9 +38,12 @@ kept, a string parsed, ``np.log`` of 0) is checked by the next part only,
 outside the guarantee.
 """
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder
@@ -124,6 +130,34 @@ def _reads_infinity(est):
     return type(est).__name__ == "DPOneHotEncoder"
 
 
+def _refuses_unknown(est):
+    """Whether a scikit-learn encoder refuses a value outside its categories."""
+    return (
+        isinstance(est, (OneHotEncoder, OrdinalEncoder))
+        and not isinstance(est.categories, str)
+        and est.handle_unknown == "error"
+    )
+
+
+def _within_declared(est, position, values):
+    """Whether the encoder's fit takes ``values`` at input ``position``.
+
+    A one-column clone with that position's declared categories is fitted
+    on them: its fit releases nothing and compares the values with the
+    categories exactly as the encoder will (dtypes, missing values).
+    """
+    probe = clone(est).set_params(categories=[est.categories[position]])
+    if isinstance(probe, OneHotEncoder):
+        probe.set_params(drop=None)  # a per-column drop needs every column
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            probe.fit(values)
+    except ValueError:
+        return False
+    return True
+
+
 def _steps_of(est):
     """The steps of a ``Pipeline`` or ``PrivatePipeline``, else None."""
     # Imported here: the pipeline module imports this one.
@@ -154,6 +188,9 @@ class _Reach:
         self.float_finite = {}
         self.nan = {}
         self.one_kind = {}
+        # Every (part, input position) reading a column unchanged whose
+        # declared categories it checks the column's values against.
+        self.declared = {}
         # Whether a private part fits before the part visited (the parts
         # are visited in the order the fit runs them): a part that reads
         # the rows before any release refuses them itself, in time.
@@ -250,6 +287,16 @@ class _Reach:
             # (a func commonly fills or maps missing ones: fillna, a lookup),
             # checked by the next part only, outside the guarantee.
             return frozenset(), frozenset()
+        if (
+            self.released
+            and _refuses_unknown(est)
+            and isinstance(raw, tuple)
+            and len(raw) == len(est.categories)
+        ):
+            for position, columns in enumerate(raw):
+                for column in columns:
+                    readers = self.declared.setdefault(column, [])
+                    readers.append((path, est, position))
         if type(est).__name__ == "DPOneHotEncoder" and _discovers(est):
             # Its categories are discovered from the values as they are.
             self._add(self.one_kind, _union(raw), path, est)
@@ -307,6 +354,11 @@ class _Reach:
         for column in sorted(self.one_kind):
             if _mixes_kinds(X, column):
                 raise TypeError(_mixed(_label(X, column), *self.one_kind[column]))
+        for column in sorted(self.declared):
+            values = safe_indexing(X, [column], axis=1)
+            for path, est, position in self.declared[column]:
+                if not _within_declared(est, position, values):
+                    raise ValueError(_undeclared(_label(X, column), path, est))
 
     def _numbers(self, X, columns):
         """The ``columns`` of ``X`` as float64, as the parts convert them."""
@@ -439,6 +491,20 @@ def _mixed(label, path, est):
         f"X: {label} mixes strings with values of other types, and may reach "
         f"{_part(path, est)} unchanged, which discovers its categories: "
         "convert the column (e.g. with astype(str)) or declare its categories."
+    )
+
+
+def _undeclared(label, path, est):
+    fix = (
+        'handle_unknown="use_encoded_value"'
+        if isinstance(est, OrdinalEncoder)
+        else 'handle_unknown="ignore"'
+    )
+    return (
+        f"X: {label} holds a value (not shown: private values) outside the "
+        f"declared categories of {_part(path, est)}, which reads it unchanged "
+        'and refuses it with handle_unknown="error": declare every category, '
+        f"or pass {fix}."
     )
 
 

@@ -18,7 +18,7 @@ import sklearn
 from release_observer import Releases
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline
-from sklearn.preprocessing import FunctionTransformer, OrdinalEncoder
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEncoder
 
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
 from sklearn_dpfair.linear_model import DPLogisticRegression, SemiDPLinearRegression
@@ -147,6 +147,51 @@ def test_a_mixed_column_a_later_encoder_discovers_is_refused_before_any_release(
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        PrivatePipeline([("ct", columns), ("clf", _model())], random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "encoder, column, value",
+    [
+        (OneHotEncoder(categories=[["x", "y"], [0.0, 1.0]]), "c", "zz"),
+        (OrdinalEncoder(categories=[["x", "y"], [0.0, 1.0]]), "c", "zz"),
+        # The second position's categories: a number, and a missing value
+        # that is not declared.
+        (OrdinalEncoder(categories=[["x", "y"], [0.0, 1.0]]), "d", 2.0),
+        (OneHotEncoder(categories=[["x", "y"], [0.0, 1.0]]), "d", np.nan),
+    ],
+)
+def test_a_value_outside_declared_categories_is_refused_before_any_release(
+    encoder, column, value
+):
+    # The scaler's block releases first; scikit-learn's encoder, with
+    # declared categories and handle_unknown="error", refused an undeclared
+    # value only then.
+    X, y = _frame()
+    X["d"] = (X["b"] > 0).astype(float)
+    X[column] = X[column].astype(object) if column == "c" else X[column]
+    X.loc[7, column] = value
+    columns = ColumnTransformer(
+        [("num", _scaler(), ["a"]), ("cat", encoder, ["c", "d"])],
+        remainder="drop",
+    )
+    pipe = PrivatePipeline([("ct", columns), ("clf", _model())], random_state=0)
+    kind = type(encoder).__name__
+    message = _refused_before_any_release(
+        lambda: pipe.fit(X, y),
+        match=rf"column '{column}' holds a value .* 'ct__cat' \({kind}\)",
+    )
+    assert str(value) not in message
+    # Declared values, and an encoder that takes unknown values, still fit.
+    X.loc[7, column] = X.loc[8, column]
+    fix = {"handle_unknown": "ignore"} if kind == "OneHotEncoder" else {
+        "handle_unknown": "use_encoded_value", "unknown_value": -1
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X, y)
+        X.loc[7, column] = value
+        columns.set_params(cat=encoder.set_params(**fix))
         PrivatePipeline([("ct", columns), ("clf", _model())], random_state=0).fit(X, y)
 
 
