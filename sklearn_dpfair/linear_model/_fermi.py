@@ -2020,6 +2020,9 @@ default=None
                 len(groups),
                 classes.size,
             )
+            # As in memory: a ledger that cannot record the planned event
+            # refuses before the first partition round.
+            self._check_ledger_accepts(plan.event)
             if plan.fallback is None:
                 warn_unscaled_columns(
                     data, self, data.private, off_scale=partition_columns_off_unit_scale

@@ -1340,6 +1340,9 @@ default=None
                 caveats=data.caveats,
                 dask=True,
             )
+            # As in memory: a ledger that cannot record the planned event
+            # refuses before the first partition round.
+            self._check_ledger_accepts(setup.record.dp_event, setup.record.adjacency)
             if isinstance(setup, InterceptOnlySetup):
                 # The planned label histogram: the workers count their rows'
                 # classes, the driver adds the counts and makes the release.

@@ -12,16 +12,19 @@ import warnings
 
 import numpy as np
 import pytest
+from release_observer import Releases
 
 from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
 from sklearn_dpfair._solvers import _distributed
 from sklearn_dpfair._solvers._linear import LinearModel
 from sklearn_dpfair._solvers.fermi import _dask as fermi_dask
 from sklearn_dpfair._solvers.fermi._dask import _FairStepConfig, partition_sgda_sums
-from sklearn_dpfair.exceptions import PrivacyLeakWarning
+from sklearn_dpfair.exceptions import PrivacyAccountingError, PrivacyLeakWarning
 from sklearn_dpfair.fairness import make_constraint
 from sklearn_dpfair.fairness._ermi import ERMIRegularizer
 from sklearn_dpfair.metrics import demographic_parity_linf
+from sklearn_dpfair.privacy import PrivacyLedger
+from sklearn_dpfair.privacy._mechanism import observe_privatize
 
 da = pytest.importorskip("dask.array")
 pytest.importorskip("distributed")
@@ -620,3 +623,32 @@ def test_non_private_limit_clips_nothing(dask_client):
     np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, rtol=1e-12)
     assert fits[0].privacy_record_.clip_norm == np.inf
     assert "no clipping" in fits[0].privacy_record_.mechanism
+
+
+class _RefusingLedger(PrivacyLedger):
+    """A ledger that cannot record this fit's event (as a remote copy cannot)."""
+
+    def check_recordable(self, dp_event, adjacency="add_remove"):
+        raise PrivacyAccountingError("this ledger refuses the fit")
+
+
+def test_a_ledger_that_cannot_record_refuses_before_the_first_release(
+    dask_client, small, capsys
+):
+    # As in memory: the refusal comes before any partition round, so no
+    # noisy step is released (or printed by verbose=) outside the ledger.
+    X, y, s, _ = small
+    Xd, yd, sd = _dask(X, y, s)
+    est = DPFERMIClassifier(
+        classes=[0, 1],
+        groups=[0, 1],
+        max_iter=3,
+        verbose=1,
+        accountant=_RefusingLedger(),
+    )
+    releases = Releases()
+    with observe_privatize(releases):
+        with pytest.raises(PrivacyAccountingError, match="refuses the fit"):
+            est.fit(Xd, yd, sensitive_features=sd)
+    assert releases.seen == []
+    assert capsys.readouterr().out == ""

@@ -14,11 +14,14 @@ import warnings
 
 import numpy as np
 import pytest
+from release_observer import Releases
 
 from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair._solvers import _distributed
 from sklearn_dpfair._solvers._feature_scaling import EXACT_SCALING_DESCRIPTION
-from sklearn_dpfair.exceptions import PrivacyLeakWarning
+from sklearn_dpfair.exceptions import PrivacyAccountingError, PrivacyLeakWarning
+from sklearn_dpfair.privacy import PrivacyLedger
+from sklearn_dpfair.privacy._mechanism import observe_privatize
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
@@ -595,3 +598,28 @@ def test_non_private_limit_on_declared_bounds_penalizes_user_units(dask_client):
         feature_bounds=[(200.0, 800.0), (-0.05, 0.05)], **kw,
     ).fit(*_dask(X, y, chunks=300))
     np.testing.assert_allclose(clf.coef_[0, 1], memory.coef_[0, 1], rtol=0.05)
+
+
+class _RefusingLedger(PrivacyLedger):
+    """A ledger that cannot record this fit's event (as a remote copy cannot)."""
+
+    def check_recordable(self, dp_event, adjacency="add_remove"):
+        raise PrivacyAccountingError("this ledger refuses the fit")
+
+
+def test_a_ledger_that_cannot_record_refuses_before_the_first_release(
+    dask_client, small, capsys
+):
+    # As in memory: the refusal comes before any partition round, so no
+    # noisy step is released (or printed by verbose=) outside the ledger.
+    X, y, _ = small
+    Xd, yd = _dask(X, y)
+    est = DPLogisticRegression(
+        classes=[0, 1], max_iter=3, verbose=1, accountant=_RefusingLedger()
+    )
+    releases = Releases()
+    with observe_privatize(releases):
+        with pytest.raises(PrivacyAccountingError, match="refuses the fit"):
+            est.fit(Xd, yd)
+    assert releases.seen == []
+    assert capsys.readouterr().out == ""
