@@ -42,6 +42,7 @@ import numbers
 from dataclasses import dataclass, replace
 
 import numpy as np
+from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import assert_all_finite
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d, validate_data
@@ -54,7 +55,7 @@ from ..utils._dask import (
 )
 from ..utils._numeric import constant_columns, power_of_two_magnitudes
 from ..utils._redact import redacting_errors
-from ..utils._validation import check_delta_for_n, resolve_classes
+from ..utils._validation import check_delta_for_n, resolve_classes, warn_at_caller
 from ._constant_choice import comparison_from_counts
 from ._feature_scaling import (
     BOUNDS_DESCRIPTION,
@@ -770,6 +771,22 @@ def distribute_training_data(
         # schedule divides by n).
         _refuse_no_rows(X.shape, estimator_name)
     y = _as_dask_array(y, "y", row_chunks, lengths)
+    # As scikit-learn's column_or_1d reads y in memory, from its public
+    # shape: a column vector is raveled with a warning, more columns are
+    # refused (the blocks of a y chunked along its columns would otherwise
+    # pair with other rows' blocks of X).
+    if y.ndim == 2 and y.shape[1] == 1:
+        warn_at_caller(
+            "A column-vector y was passed when a 1d array was expected. "
+            "Please change the shape of y to (n_samples, ), for example "
+            "using ravel().",
+            DataConversionWarning,
+        )
+        y = y[:, 0]
+    elif y.ndim != 1:
+        raise ValueError(
+            f"y should be a 1d array, got an array of shape {y.shape} instead."
+        )
     caveats = ()
     if classes is None:
         # The label set is a few values, computed on the cluster, in their

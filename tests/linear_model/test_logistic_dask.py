@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 from release_observer import Releases
+from sklearn.exceptions import DataConversionWarning
 
 from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair._solvers import _distributed
@@ -185,6 +186,30 @@ def test_worker_loss_recovers_with_the_same_model_and_record(
     np.testing.assert_allclose(recovered.intercept_, reference.intercept_, rtol=1e-12)
     assert recovered.privacy_record_ == reference.privacy_record_
     dask_client.wait_for_workers(2, timeout=30)
+
+
+@pytest.mark.parametrize("column_chunks", [1, -1])
+def test_a_y_of_two_columns_is_refused_however_it_is_chunked(
+    dask_client, small, column_chunks
+):
+    # Chunked along its columns, its blocks paired with other rows' blocks
+    # of X and the fit ran on misaligned labels.
+    X, y, _ = small
+    Xd = _dask(X)[0]
+    Y = da.from_array(np.column_stack([y, 1 - y]), chunks=(700, column_chunks))
+    with pytest.raises(ValueError, match=r"1d array, got an array of shape"):
+        DPLogisticRegression(classes=[0, 1], max_iter=1).fit(Xd, Y)
+
+
+def test_a_column_vector_y_warns_once_and_fits_as_raveled(dask_client, small):
+    X, y, _ = small
+    Xd, yd = _dask(X, y)
+    kw = dict(classes=[0, 1], max_iter=1, random_state=0)
+    flat = DPLogisticRegression(**kw).fit(Xd, yd)
+    with pytest.warns(DataConversionWarning, match="column-vector y") as record:
+        column = DPLogisticRegression(**kw).fit(Xd, yd[:, None])
+    assert len(record) == 1 and record[0].filename == __file__
+    np.testing.assert_allclose(column.coef_, flat.coef_, rtol=1e-12, atol=1e-15)
 
 
 def test_input_errors(dask_client, small, monkeypatch):
