@@ -851,6 +851,58 @@ def private_location_scale(
     return float(location), float(mad / _MAD_TO_SD)
 
 
+def _exact_quantile_weights(sample_weight):
+    """The weights of the non-private limit's exact target quantiles.
+
+    A weighted quantile (``method="inverted_cdf"``: the smallest value
+    whose cumulative weight reaches ``level`` times the total) depends on
+    the weights' ratios only, but the comparison is exact only if the
+    cumulative sums are. The mean-1 weights of the loss
+    (:func:`~sklearn_dpfair.privacy.fit_weights`, ``w / max(w) * n /
+    sum``) round each weight: with integer weights a cumulative weight of
+    exactly half the total (a tie at the median) fell a rounding error
+    short of it, the next value was taken, and a weight of ``k`` was not
+    ``k`` repeated rows (a MAD 0.8% off, hence another Huber threshold).
+    Scaling by a power of 2 is exact in floating point, so every partial
+    sum is the raw weights' scaled exactly; the largest weight is brought
+    into ``[0.5, 1)`` so that the sums stay finite whatever the weights'
+    magnitude (a weight ``2^-1075`` times the largest or less rounds to 0,
+    as in the mean-1 weights). Public inputs only: used where nothing is
+    private (``epsilon=inf``).
+
+    Parameters
+    ----------
+    sample_weight : ndarray of shape (n_samples,) or None
+        Validated weights (finite, non-negative, not all zero).
+
+    Returns
+    -------
+    weights : ndarray of shape (n_samples,) or None
+        None when there are none or they are uniform (the unweighted
+        quantiles, as :func:`~sklearn_dpfair.privacy.fit_weights`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import (
+    ...     _exact_quantile_weights)
+    >>> _exact_quantile_weights(np.array([1.0, 3.0, 2.0]))
+    array([0.25, 0.75, 0.5 ])
+    >>> _exact_quantile_weights(np.array([1e308, 1e308, 0.0]))
+    array([0.55626846, 0.55626846, 0.        ])
+    >>> _exact_quantile_weights(np.full(3, 7.0)) is None
+    True
+    """
+    if sample_weight is None:
+        return None
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    _, exponent = np.frexp(np.max(weights))
+    weights = np.ldexp(weights, -int(exponent))
+    if np.all(weights == weights[0]):
+        return None
+    return weights
+
+
 def _usable_width(support):
     """Whether a released range ``(low, high)`` can carry the location and scale grids.
 
@@ -1307,8 +1359,10 @@ def fit_heavy_tail_dpsgd(
     rng : numpy.random.Generator
     sample_weight : ndarray of shape (n_samples,) or None, default=None
         Public non-negative weights, used as given under privacy (rescaled
-        to mean 1 without it, :func:`~sklearn_dpfair.privacy.fit_weights`); each
-        record's weighted gradient is clipped.
+        to mean 1 without it, :func:`~sklearn_dpfair.privacy.fit_weights`,
+        and scaled by a power of 2 in the target's exact median and MAD,
+        :func:`_exact_quantile_weights`); each record's weighted gradient is
+        clipped.
     l2 : float, default=0.0
         Ridge strength ``alpha`` of ``(alpha / 2) ||b||^2`` on the
         coefficients ``b`` of the raw columns, added to the mean loss in the
@@ -1362,7 +1416,17 @@ def fit_heavy_tail_dpsgd(
     # weights count each record at most once under privacy (the quantiles
     # and histograms cap them at 1); without privacy they are multiplicities.
     rhos = {name: plan.rho(name) for name in names}
-    location, scale = _private_target_scales(y, s, rhos, weights, rng)
+    # Without privacy the target's median and MAD are exact weighted
+    # quantiles: they read the weights scaled by a power of 2, not the
+    # mean-1 weights of the loss, so that a weight of k is k repeated rows
+    # there too (_exact_quantile_weights).
+    location, scale = _private_target_scales(
+        y,
+        s,
+        rhos,
+        weights if private else _exact_quantile_weights(sample_weight),
+        rng,
+    )
     # The ridge of the scaled problem: the user's ``alpha`` is in the units
     # of y, and the pinball and absolute losses scale with the target's
     # scale where the penalty scales with its square (_scaled_penalty).

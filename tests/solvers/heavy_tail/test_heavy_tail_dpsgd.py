@@ -221,6 +221,36 @@ def test_non_private_scale_is_the_exact_mad_or_a_positive_grid_point():
     assert location == 7.0 and 0.0 < scale < 1.0
 
 
+@pytest.mark.parametrize("scale", [1.0, 3.0])
+def test_non_private_huber_integer_weights_are_repeated_rows(scale):
+    # Without privacy a weight of k is k repeated rows, in the exact
+    # median and MAD that set the Huber threshold too. These weights put a
+    # cumulative weight of exactly half the total at a tie of the MAD's
+    # weighted quantile: read off the mean-1 weights of the loss, it fell a
+    # rounding error short, the next deviation was taken and target_scale_
+    # was 2.718 against 2.696 for the repeated rows.
+    from sklearn_dpfair import HeavyTailDPRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = X @ [1.0, -2.0, 0.5] + 3.0 + rng.standard_t(3, size=200)
+    counts = rng.integers(0, 4, size=200)
+    rows = np.repeat(np.arange(200), counts)
+    params = dict(epsilon=math.inf, loss="huber", random_state=0)
+    weighted = HeavyTailDPRegressor(**params).fit(
+        X, y, sample_weight=scale * counts
+    )
+    repeated = HeavyTailDPRegressor(**params).fit(X[rows], y[rows])
+    assert weighted.target_location_ == repeated.target_location_
+    np.testing.assert_allclose(
+        weighted.target_scale_, repeated.target_scale_, rtol=1e-10
+    )
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-10)
+    np.testing.assert_allclose(
+        weighted.intercept_, repeated.intercept_, rtol=1e-10
+    )
+
+
 def _mixed_units(n=5000):
     # Columns of sd 1, 100 and 0.01 (around 5): the ridge in raw units
     # shrinks the last one to ~0 and barely the middle one.
