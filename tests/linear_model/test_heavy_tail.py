@@ -950,3 +950,16 @@ def test_plan_refuses_the_sample_sizes_the_fit_refuses():
     assert str(planning.value) == str(fitting.value)
     assert "at least 2 samples" in str(planning.value)
     HeavyTailDPRegressor().privacy_plan(2, 2)
+
+
+def test_an_unreachable_budget_names_max_iter_in_the_plan_and_the_fit():
+    # No noise multiplier makes 1e30 steps private: the calibration's
+    # refusal asks for fewer steps, and the message says which parameter
+    # sets them, before any row is read.
+    est = HeavyTailDPRegressor(max_iter=10**30)
+    match = r"runs 1e\+30 steps \(max_iter=1e\+30\): lower max_iter\.$"
+    with pytest.raises(ValueError, match=match):
+        est.privacy_plan(200, 2)
+    X = np.zeros((200, 2))
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, X[:, 0])
