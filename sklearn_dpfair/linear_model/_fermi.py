@@ -734,7 +734,10 @@ default=None
         ``intercept_`` and ``dual_coef_`` are arrays of X's namespace on X's
         device; ``device`` must then be "auto" or X's device type. Batches and
         noise are drawn on the host from the same generator on every backend,
-        so a seed gives the same coefficients up to floating-point round-off.
+        so a seed gives the same coefficients up to floating-point round-off
+        (a network's exact full-batch phase, on a non-convex objective, may
+        reach another minimizer of nearly equal loss from iterates that
+        differ by round-off; a small ``alpha`` makes it better determined).
         Sparse ``X`` runs on the CPU ("auto" picks it, "cuda" is refused).
     verbose : int, default=0
         With ``verbose > 0`` the fit prints about one line per SGDA epoch to
@@ -1266,8 +1269,11 @@ default=None
         Where the descent-ascent runs, as in :class:`FERMIClassifier`: numpy
         on the CPU, or PyTorch on the current GPU (the ``torch`` extra).
         Batches and every noise draw come from the host generator on every
-        backend, so a seed gives the same coefficients up to round-off.
-        Sparse ``X`` runs on the CPU.
+        backend, so a seed gives the same coefficients up to round-off. A
+        network without privacy (``epsilon=inf``) ends with an exact
+        L-BFGS phase on a non-convex objective (with no unique minimizer at
+        ``alpha=0``): there the backends' round-off can lead it to another
+        minimizer of nearly equal loss. Sparse ``X`` runs on the CPU.
     verbose : int, default=0
         With ``verbose > 0`` the fit prints about one line per SGDA epoch to
         stdout: the epoch, the norm of the released model update divided by
