@@ -196,7 +196,9 @@ def audit_estimator(
         Total number of fits, split evenly between the two worlds.
     statistic : "auto" or callable, default="auto"
         ``statistic(fitted_estimator, canary_X, canary_y) -> float``; "auto"
-        is :func:`canary_statistic`.
+        is :func:`canary_statistic`, for estimators with ``predict``
+        (classifiers and regressors): for another estimator (a private
+        transformer) it is refused before any fit, and a callable is needed.
     deltas : "auto" or sequence of float, default="auto"
         Deltas of the profile the test may compare at (see
         :func:`audit_scores`).
@@ -236,7 +238,17 @@ def audit_estimator(
     check_audit_options(
         confidence, selection_fraction, deltas, n_runs // 2, n_runs // 2
     )
-    if statistic == "auto":
+    if isinstance(statistic, str) and statistic == "auto":
+        # canary_statistic queries the model's prediction at the canary: a
+        # transformer has none, which only the first run would reveal.
+        if not hasattr(estimator, "predict"):
+            raise ValueError(
+                "statistic='auto' scores a classifier's or a regressor's "
+                f"prediction at the canary, and {type(estimator).__name__} has no "
+                "predict: pass statistic=callable(fitted, canary_X, canary_y) -> "
+                "float that reads what the estimator releases (e.g. a "
+                "transformer's output at the canary)."
+            )
         statistic = canary_statistic
     elif not callable(statistic):
         raise TypeError("statistic must be 'auto' or a callable.")

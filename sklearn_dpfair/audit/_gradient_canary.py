@@ -326,6 +326,66 @@ class _CanaryObserver:
         self.sigmas.append(float(mechanism.noise_multiplier))
 
 
+def _is_passthrough(step):
+    return step is None or (isinstance(step, str) and step == "passthrough")
+
+
+def _canary_target(estimator):
+    """The estimator whose noisy steps the canaries enter, and its parameter prefix.
+
+    The canary columns are appended to the raw ``X``, so they reach an
+    estimator as all-zero columns only when nothing transforms them first:
+    ``estimator`` itself (prefix ``""``), or the final step of a pipeline
+    whose earlier steps are all ``"passthrough"`` (prefix ``"name__"``, as
+    in ``set_params``), e.g. ``make_private_pipeline(clf)`` that composes
+    one model into a shared budget. Anything else is refused before any
+    fit: a preprocessing step may move the columns off zero (a private
+    location re-centres them) or change the width the canaries are found
+    at, and a meta-estimator that fits other estimators (a hyperparameter
+    search) makes noisy steps in fits its claim does not release.
+    """
+    params = estimator.get_params(deep=False)
+    steps = params.get("steps")
+    if isinstance(steps, list) and steps:
+        for name, step in steps[:-1]:
+            if not _is_passthrough(step):
+                raise ValueError(
+                    f"audit_gradient_canary cannot audit {type(estimator).__name__} "
+                    f"with step {name!r} ({type(step).__name__}) before its final "
+                    "estimator: the canary columns are appended to the raw X and "
+                    "that step may move them off zero or change the number of "
+                    "columns, so the canaries would not be isolated in the final "
+                    "estimator's gradient. Audit the final estimator alone, or a "
+                    "pipeline whose earlier steps are 'passthrough'."
+                )
+        name, final = steps[-1]
+        if _is_passthrough(final) or not hasattr(final, "get_params"):
+            raise ValueError(
+                f"audit_gradient_canary cannot audit {type(estimator).__name__} "
+                f"whose final step {name!r} is no estimator: nothing takes noisy "
+                "gradient steps."
+            )
+        target, prefix = _canary_target(final)
+        return target, f"{name}__{prefix}"
+    nested = sorted(
+        key
+        for key, value in params.items()
+        if hasattr(value, "fit")
+        and hasattr(value, "get_params")
+        and not isinstance(value, type)
+    )
+    if nested:
+        raise ValueError(
+            f"audit_gradient_canary cannot audit {type(estimator).__name__}, "
+            f"which fits the estimator(s) in {nested}: the observer would see "
+            "the noisy steps of every fit it makes, not those of one model, and "
+            "the audit adjusts one model's parameters. Audit the inner estimator "
+            "itself, or a PrivatePipeline whose steps before the final estimator "
+            "are 'passthrough'."
+        )
+    return estimator, ""
+
+
 #: Declared range of a canary column: centre 0 and half-width 1, so the
 #: public map ``(x - centre) / half-width`` keeps an all-zero column at zero
 #: (a column of zeros gives every record a zero gradient, what isolates the
@@ -343,9 +403,12 @@ def _canary_ready(estimator, n_features, n_canaries):
     audit is unchanged. ``feature_scaling="auto"`` without bounds is
     refused before any fit: its private location (a noisy median) re-centres
     every column, the zero canary columns included, so the records get a
-    nonzero gradient there and the canary is no longer isolated.
+    nonzero gradient there and the canary is no longer isolated. In a
+    pipeline, the final estimator's parameters are the ones adjusted
+    (:func:`_canary_target`).
     """
-    params = estimator.get_params(deep=False)
+    target, prefix = _canary_target(estimator)
+    params = target.get_params(deep=False)
     bounds = params.get("feature_bounds")
     if bounds is not None and not isinstance(bounds, str):
         lower, upper = check_bounds(bounds, n_features, name="feature_bounds")
@@ -356,10 +419,10 @@ def _canary_ready(estimator, n_features, n_canaries):
                 np.concatenate([upper, np.full(n_canaries, hi)]),
             ]
         )
-        return clone(estimator).set_params(feature_bounds=extended)
+        return clone(estimator).set_params(**{prefix + "feature_bounds": extended})
     if params.get("feature_scaling") == "auto":
         raise ValueError(
-            f"audit_gradient_canary cannot audit {type(estimator).__name__} with "
+            f"audit_gradient_canary cannot audit {type(target).__name__} with "
             "feature_scaling='auto' and no feature_bounds: the white-box canary "
             "sits in appended all-zero columns, which must not be re-centred, and "
             "the private location of feature_scaling='auto' moves them off zero "
@@ -425,6 +488,24 @@ def _is_unsampled(event):
     return isinstance(event, _UNSAMPLED_EVENTS)
 
 
+def _poisson_rate(event):
+    """The rate ``q`` of an event whose every release is Poisson-sampled at ``q``.
+
+    DP-SGD with Poisson batches is accounted as the self-composition of one
+    ``PoissonSampledDpEvent(q, Gaussian)`` (Abadi et al., 2016; Mironov et
+    al., 2019): each record enters each noisy step with probability ``q``,
+    the canary the claim describes. Any other event gives None: which of
+    its releases is sampled, and at which rate, is not one number.
+    """
+    while isinstance(event, dp_accounting.SelfComposedDpEvent):
+        event = event.event
+    if isinstance(event, dp_accounting.PoissonSampledDpEvent) and _is_unsampled(
+        event.event
+    ):
+        return float(event.sampling_probability)
+    return None
+
+
 def _check_sampling_probability(sampling_probability):
     """``"auto"``, or a rate in (0, 1] as a float: checked before any fit."""
     if isinstance(sampling_probability, str) and sampling_probability == "auto":
@@ -447,12 +528,18 @@ def _check_sampling_probability(sampling_probability):
 def _sampling_rate(probe, sampling_probability):
     """The rate ``q`` at which an "in" canary enters a step.
 
-    The caller's, else the record's Poisson rate, else 1 when the claim
-    amplifies nothing by sampling (:func:`_is_unsampled`).
+    The caller's, else the record's Poisson rate, else the rate of a claim
+    whose every release is Poisson-sampled at one rate
+    (:func:`_poisson_rate`), else 1 when the claim amplifies nothing by
+    sampling (:func:`_is_unsampled`).
     """
     if sampling_probability != "auto":
         return sampling_probability
     q = getattr(probe.privacy_record_, "sampling_probability", None)
+    if q is None:
+        # A record without a rate (a pipeline's) whose claim is DP-SGD's
+        # Poisson-subsampled Gaussian: the claim assumes rate q per step.
+        q = _poisson_rate(probe.dp_event_)
     if q is not None:
         return float(q)
     if _is_unsampled(probe.dp_event_):
@@ -545,7 +632,12 @@ def audit_gradient_canary(
         extended with the range ``(-1, 1)`` for each of them (a public map,
         no budget, zero stays zero), while ``feature_scaling="auto"``
         without ``feature_bounds`` (a private location that re-centres
-        every column) is refused.
+        every column) is refused. A pipeline (such as
+        :class:`~sklearn_dpfair.pipeline.PrivatePipeline`) is audited when
+        its steps before the final estimator are ``"passthrough"`` (the
+        canary columns reach that estimator unchanged), with the final
+        estimator's ``small_budget`` and ``feature_bounds`` adjusted as
+        above and the pipeline's record and ``dp_event_`` as the claim.
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
         Training features (the canary columns are appended to them, in
         ``X``'s float dtype: a float32 ``X`` is fitted as float32, other
@@ -562,12 +654,14 @@ def audit_gradient_canary(
     sampling_probability : "auto" or float, default="auto"
         Poisson rate in (0, 1] at which an "in" canary enters a step; "auto"
         reads ``privacy_record_.sampling_probability`` of a probe fit, and
-        where the record states none, takes 1 when the probe's
-        ``dp_event_`` amplifies nothing by sampling (a composition of plain
-        Gaussian releases: full batches, DP-Newton, balls-and-bins batches
-        of one step per epoch). A balls-and-bins fit of several steps per
-        epoch is audited as its event states (the canary in one step of
-        each epoch), whatever is given here.
+        where the record states none (a pipeline's), the rate ``q`` of a
+        ``dp_event_`` that self-composes one Poisson-sampled Gaussian
+        release, or 1 when the probe's ``dp_event_`` amplifies nothing by
+        sampling (a composition of plain Gaussian releases: full batches,
+        DP-Newton, balls-and-bins batches of one step per epoch). A
+        balls-and-bins fit of several steps per epoch is audited as its
+        event states (the canary in one step of each epoch), whatever is
+        given here.
     deltas : "auto" or sequence of float, default="auto"
         Deltas of the claimed profile the test may compare at (see
         :func:`audit_scores`).
@@ -601,13 +695,18 @@ def audit_gradient_canary(
         canaries or more rows) or the solver takes none at all.
         Before any fit, for ``feature_scaling="auto"`` without
         ``feature_bounds``: pass ``feature_scaling=None`` or public
-        ``feature_bounds`` for the columns of ``X``. Also before any fit, for
-        an ``n_runs``, ``n_canaries``, ``sampling_probability``,
-        ``random_state``, ``confidence``, ``selection_fraction`` or ``deltas``
-        out of range; after the probe fit and before the others, for a claim
-        the accountant cannot evaluate at ``deltas``, or for
-        ``sampling_probability="auto"`` when the record states no rate and
-        the event amplifies by a sampling that is not Poisson.
+        ``feature_bounds`` for the columns of ``X``; for a pipeline with a
+        step other than ``"passthrough"`` before its final estimator (it may
+        move the canary columns off zero or change their number), and for
+        any other estimator that fits nested estimators (a hyperparameter
+        search, whose runs' noisy steps the observer would all see). Also
+        before any fit, for an ``n_runs``, ``n_canaries``,
+        ``sampling_probability``, ``random_state``, ``confidence``,
+        ``selection_fraction`` or ``deltas`` out of range; after the probe
+        fit and before the others, for a claim the accountant cannot
+        evaluate at ``deltas``, or for ``sampling_probability="auto"`` when
+        neither the record nor the event states a Poisson rate and the event
+        amplifies by a sampling that is not Poisson.
     TypeError
         Before any fit, for an ``n_runs``, ``n_canaries``,
         ``sampling_probability`` or ``random_state`` of the wrong type.
@@ -643,12 +742,15 @@ def audit_gradient_canary(
     )
     fit_params = {} if fit_params is None else dict(fit_params)
     _refuse_federated(fit_params)
+    # The model the canaries reach, checked before any fit (the estimator,
+    # or the final step of a pipeline of passthrough steps).
+    target, prefix = _canary_target(estimator)
     X_aug = _with_zero_columns(X, n_canaries)
-    if estimator.get_params().get("small_budget") == "auto":
+    if target.get_params(deep=False).get("small_budget") == "auto":
         # The canary columns raise n_features, which can trip the public
         # small-budget rule (an intercept-only release, no noisy steps): the
         # audit is of the noisy steps, so the model is always fitted.
-        estimator = clone(estimator).set_params(small_budget="fit")
+        estimator = clone(estimator).set_params(**{prefix + "small_budget": "fit"})
     # The estimator as fitted on X alone (to explain a fit without noisy
     # steps), and as fitted on X with the canary columns.
     base = estimator

@@ -12,6 +12,8 @@ must match the neighbouring relation the guarantee is stated for:
   its sensitive attribute), for attribute-level guarantees.
 """
 
+import math
+import numbers
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -801,7 +803,9 @@ def make_canary(X, y=None, *, scale=10.0, classifier=None):
     y : array-like of shape (n_samples,), default=None
         Their targets.
     scale : float, default=10.0
-        How far out the canary lies, relative to the data's range.
+        How far out the canary lies, relative to the data's range: a finite
+        real number > 0 (a ``TypeError`` for another type, a ``ValueError``
+        for zero, a negative or a non-finite value).
     classifier : bool, default=None
         Whether ``y`` holds labels; None guesses from its dtype (integers,
         booleans and strings are labels).
@@ -822,6 +826,7 @@ def make_canary(X, y=None, *, scale=10.0, classifier=None):
     >>> make_canary(X, np.array([0, 0, 1]))
     (array([ 0., 20.]), np.int64(1))
     """
+    scale = _check_scale(scale)
     given = X
     if sp.issparse(X):
         # Sparse X: the statistics from the stored values (an implicit
@@ -954,6 +959,26 @@ def _least_used_column(sums, counts):
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         means = np.where(counts > 0, sums / np.maximum(counts, 1), np.inf)
     return int(np.argmin(means))
+
+
+def _check_scale(scale):
+    """``scale`` as a float, or an error naming it.
+
+    Zero would make an all-zero canary (no outlier, nothing to audit), a
+    negative value one on the other side of zero for ``X`` and ``y`` both,
+    which is no longer "scale times the range": both are refused.
+    """
+    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, numbers.Real):
+        raise TypeError(
+            f"make_canary's scale must be a real number > 0, got "
+            f"{type(scale).__name__}."
+        )
+    value = float(scale)
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(
+            f"make_canary's scale must be a finite real number > 0, got {scale!r}."
+        )
+    return value
 
 
 def _outlier_value(values, scale, what):

@@ -345,6 +345,24 @@ def test_audit_estimator_refuses_bad_options_before_any_fit(
         audit_estimator(_one_step_dpsgd(), isolated_canary, n_runs=4, **options)
 
 
+def test_the_auto_statistic_of_an_estimator_without_predict_is_refused_before_any_fit(
+    monkeypatch,
+):
+    # canary_statistic reads a prediction at the canary; a private
+    # transformer has none, which only the first repeated run would show.
+    from sklearn_dpfair.audit import _audit
+    from sklearn_dpfair.preprocessing import DPStandardScaler
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the statistic was checked")
+
+    monkeypatch.setattr(_audit, "fit_clone", no_fit)
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    nb = make_neighbours(X, None, canary=(np.array([5.0, 5.0]), None))
+    with pytest.raises(ValueError, match="statistic='auto'.*DPStandardScaler"):
+        audit_estimator(DPStandardScaler(bounds=(-5, 5)), nb, n_runs=4)
+
+
 @pytest.mark.parametrize("options", _BAD_OPTIONS)
 def test_audit_mechanism_refuses_bad_options_before_any_run(options):
     def no_run(data, rng):

@@ -540,3 +540,93 @@ def test_the_gradient_canary_claim_includes_the_records_additional_delta(data):
     assert result.additional_delta == 0.01
     assert result.claim_delta == pytest.approx(fitted.privacy_record_.total_delta)
     assert "partition-selection threshold" in str(result)
+
+
+# -- pipelines and other meta-estimators ---------------------------------------------
+
+
+def test_a_pipeline_of_one_model_is_audited_as_the_model():
+    # The canary columns reach the final estimator unchanged through
+    # passthrough steps, so its small_budget and feature_bounds are the
+    # ones adjusted, as for the model alone.
+    from sklearn_dpfair.pipeline import PrivatePipeline
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 10, size=(200, 2))
+    y = (X[:, 0] > 5).astype(int)
+    bounds = [(0, 10), (0, 10)]
+    clf = DPLogisticRegression(
+        classes=[0, 1],
+        max_iter=2,
+        batch_size="full",
+        feature_scaling="auto",
+        feature_bounds=bounds,
+    )
+    pipe = PrivatePipeline(
+        [("pre", "passthrough"), ("clf", clf)], epsilon=1.0, delta=1e-5
+    )
+    # 50 canary columns: 52 features, past the model's small-budget rule
+    # at 200 rows and epsilon = 1, unless small_budget="fit" is set on it;
+    # per-column bounds for 2 columns, unless extended to the 50.
+    result = audit_gradient_canary(pipe, X, y, n_runs=2, n_canaries=50)
+    assert not result.violation
+    # The caller's pipeline and its steps are unchanged.
+    assert clf.small_budget == "auto" and clf.feature_bounds is bounds
+    assert pipe.steps[1][1] is clf
+
+
+def test_a_pipeline_that_transforms_the_canary_columns_is_refused_before_any_fit(
+    monkeypatch, data
+):
+    from sklearn_dpfair import PrivateHyperparameterSearch
+    from sklearn_dpfair.audit import _gradient_canary
+    from sklearn_dpfair.pipeline import make_private_pipeline
+    from sklearn_dpfair.preprocessing import DPStandardScaler
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the estimator was checked")
+
+    monkeypatch.setattr(_gradient_canary, "fit_clone", no_fit)
+    X, y = data
+    clf = DPLogisticRegression(classes=[0, 1], max_iter=1)
+    # A private scaler re-centres the zero columns before the model sees them.
+    pipe = make_private_pipeline(DPStandardScaler(bounds=(-5, 5)), clf)
+    with pytest.raises(ValueError, match=r"PrivatePipeline.*'dpstandardscaler'"):
+        audit_gradient_canary(pipe, X, y, n_runs=4, n_canaries=2)
+    # A search fits many models, whose noisy steps its claim does not release.
+    search = PrivateHyperparameterSearch(clf, {"clip_norm": [0.5, 1.0]})
+    with pytest.raises(ValueError, match=r"PrivateHyperparameterSearch.*'estimator'"):
+        audit_gradient_canary(search, X, y, n_runs=4, n_canaries=2)
+
+
+def test_the_sampling_rate_of_a_poisson_sampled_event_without_a_recorded_rate():
+    import dp_accounting
+
+    from sklearn_dpfair.audit._gradient_canary import _sampling_rate
+
+    def probe(event):
+        return SimpleNamespace(
+            privacy_record_=SimpleNamespace(sampling_probability=None), dp_event_=event
+        )
+
+    # A pipeline's record states no rate; its event is its model's, the
+    # self-composed Poisson-sampled Gaussian of DP-SGD at rate 100 / 200.
+    from sklearn_dpfair.pipeline import make_private_pipeline
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    clf = DPLogisticRegression(
+        classes=[0, 1], max_iter=1, batch_size=100, noise_multiplier=8.0
+    )
+    fitted = make_private_pipeline(clf, epsilon=1.0).fit(X, (X[:, 0] > 0) * 1)
+    assert fitted.privacy_record_.sampling_probability is None
+    assert _sampling_rate(fitted, "auto") == pytest.approx(0.5)
+
+    gauss = dp_accounting.GaussianDpEvent(2.0)
+    poisson = dp_accounting.PoissonSampledDpEvent(0.3, gauss)
+    steps = dp_accounting.SelfComposedDpEvent(poisson, 5)
+    assert _sampling_rate(probe(steps), "auto") == 0.3
+    # Sampled and unsampled releases mixed: no one rate describes them.
+    mixed = dp_accounting.ComposedDpEvent([poisson, gauss])
+    with pytest.raises(ValueError, match="Pass sampling_probability=q"):
+        _sampling_rate(probe(mixed), "auto")

@@ -689,6 +689,25 @@ def test_make_canary_refuses_a_canary_value_that_overflows(X, y, what):
         make_canary(X, y)
 
 
+@pytest.mark.parametrize(
+    "scale, error",
+    [
+        ("10", TypeError),
+        (None, TypeError),
+        (True, TypeError),
+        (0.0, ValueError),
+        (-10.0, ValueError),
+        (float("nan"), ValueError),
+        (float("inf"), ValueError),
+    ],
+)
+def test_make_canary_refuses_a_scale_that_is_no_positive_number(scale, error):
+    # Zero would give an all-zero canary, no outlier at all.
+    X = np.array([[1.0, 0.0], [2.0, 0.1], [1.0, 0.0]])
+    with pytest.raises(error, match="scale"):
+        make_canary(X, np.array([0, 0, 1]), scale=scale)
+
+
 def test_make_canary_refuses_text_columns_naming_them():
     df = pd.DataFrame({"age": [30.0, 40.0, 50.0], "job": ["a", "b", "a"]})
     with pytest.raises(ValueError, match=r"columns \['job'\] are not numeric"):
