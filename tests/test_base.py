@@ -349,6 +349,7 @@ def test_a_bool_random_state_is_refused_by_parameter_validation(name, value):
         pytest.param("epsilon", 10**400, id="epsilon-1e400"),
         ("epsilon", True),
         ("delta", False),
+        ("rho", True),
     ],
 )
 @pytest.mark.parametrize("name", _BUDGETED)

@@ -14,6 +14,7 @@ from .._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     LinearRegressorMixin,
     PrivateEstimatorMixin,
+    _BudgetInterval,
 )
 from .._loss import AbsoluteLoss, HuberLoss, PinballLoss, SquaredLoss
 from .._solvers._progress import progress_printer
@@ -555,9 +556,10 @@ or None, default="auto"
         "delta": PRIVACY_PARAMETER_CONSTRAINTS["delta"],
         "random_state": PRIVACY_PARAMETER_CONSTRAINTS["random_state"],
         # Beyond RHO_RANGE the noise multipliers and the epsilon derived
-        # from rho overflow float64 (see RHO_RANGE).
+        # from rho overflow float64 (see RHO_RANGE). A budget, so True (read
+        # as rho=1) is refused, as it is for epsilon and delta.
         "rho": [
-            Interval(Real, *RHO_RANGE, closed="both"),
+            _BudgetInterval(Real, *RHO_RANGE, closed="both"),
             Options(Real, {math.inf}),
             None,
         ],

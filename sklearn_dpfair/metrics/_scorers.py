@@ -10,7 +10,7 @@ request ``sensitive_features`` (so users need not call
 """
 
 import inspect
-import sys
+import math
 from numbers import Number, Real
 
 import numpy as np
@@ -359,6 +359,7 @@ def make_fairness_scorer(
     else:
         base, base_name = _resolve(base_metric, BASE_METRICS, "base_metric")
         name = f"{base_name}_penalized_by_{fair_name}"
+    as_float = {}
     for param, value in (
         ("fairness_penalty", fairness_penalty),
         ("tolerance", tolerance),
@@ -368,13 +369,22 @@ def make_fairness_scorer(
                 f"{param} must be a real number; got {value!r} of type "
                 f"{type(value).__name__}."
             )
-        if abs(value) > sys.float_info.max:
-            # An int beyond the largest float, on which np.isfinite raises.
-            raise ValueError(f"{param} must be a finite number; got {value!r}.")
-    if not np.isfinite(fairness_penalty) or fairness_penalty < 0:
+        # Checked as the float the scorer computes with: np.isfinite takes
+        # no int beyond int64 (10**30), and comparing a float16 with the
+        # largest float casts that to float16 (an overflow warning).
+        try:
+            as_float[param] = float(value)
+        except OverflowError:
+            # An int or Fraction beyond the largest float.
+            raise ValueError(
+                f"{param} must be a finite number; got a value beyond the "
+                "largest float."
+            ) from None
+    fairness_penalty, tolerance = as_float["fairness_penalty"], as_float["tolerance"]
+    if not math.isfinite(fairness_penalty) or fairness_penalty < 0:
         raise ValueError(f"fairness_penalty must be >= 0; got {fairness_penalty!r}.")
     # A NaN tolerance would silently turn the penalty off (nothing exceeds it).
-    if not np.isfinite(tolerance) or tolerance < 0:
+    if not math.isfinite(tolerance) or tolerance < 0:
         raise ValueError(f"tolerance must be a finite number >= 0; got {tolerance!r}.")
     binary = any(fairness is metric for metric in _POSITIVE_LABEL_METRICS)
     if pos_label is not None:

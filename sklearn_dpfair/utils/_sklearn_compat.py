@@ -10,9 +10,11 @@ else, means one file to fix if they ever move; the rest of the package
 imports the public names below.
 """
 
+import math
 import numbers
 import sys
 
+import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import _safe_indexing as safe_indexing
 from sklearn.utils._param_validation import (
@@ -41,7 +43,7 @@ __all__ = [
 
 
 class Interval(_Interval):
-    """scikit-learn's ``Interval``, refusing an int beyond the largest float.
+    """scikit-learn's ``Interval``, read as the float64s the package computes.
 
     A Python int such as ``10**400`` is a :class:`numbers.Real` and an
     :class:`numbers.Integral` inside ``[1, inf)``, so scikit-learn's
@@ -51,15 +53,53 @@ class Interval(_Interval):
     makes parameter validation, run before any data is read, name it. A
     subclass whose ints are never floats (a seed) sets
     ``ints_are_floats = False``.
+
+    A numpy float is compared with the bounds as the float64 it is computed
+    with. scikit-learn compares it in its own dtype, in which a bound may
+    round: ``1e-300`` is 0 in float32, so ``np.float32(0.0)`` passed the
+    lower bound ``1e-300`` that ``0.0`` does not. A float16 or float32
+    converts to float64 exactly, so the comparison is the value's own; a
+    finite longdouble beyond the largest float64 is refused, as the ints
+    are.
+
+    Any other real number (a :class:`fractions.Fraction`) is refused: the
+    solvers compute with numpy ufuncs, which take no such object (numpy's
+    ``isnan`` raised on it here, naming no parameter), so a value taken
+    here would fail inside the fit instead. Pass ``float(value)``.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from numbers import Real
+    >>> import numpy as np
+    >>> interval = Interval(Real, 1e-300, None, closed="left")
+    >>> interval.is_satisfied_by(np.float32(0.0))
+    False
+    >>> interval.is_satisfied_by(np.float32(0.5))
+    True
+    >>> interval.is_satisfied_by(Fraction(1, 3))
+    False
     """
 
     ints_are_floats = True
 
     def is_satisfied_by(self, val):
-        if (
-            self.ints_are_floats
-            and isinstance(val, numbers.Integral)
-            and abs(int(val)) > sys.float_info.max
+        if isinstance(val, numbers.Integral):
+            if self.ints_are_floats and abs(int(val)) > sys.float_info.max:
+                return False
+        elif isinstance(val, numbers.Real) and not isinstance(
+            val, (float, np.floating)
         ):
             return False
+        # The type is checked on the value as given (np.float32 is not a
+        # RealNotInt), the range on its float64 (__contains__).
         return super().is_satisfied_by(val)
+
+    def __contains__(self, val):
+        if isinstance(val, np.floating):
+            as_float = float(val)
+            if math.isinf(as_float) and not np.isinf(val):
+                # A finite longdouble beyond the largest float64.
+                return False
+            val = as_float
+        return super().__contains__(val)

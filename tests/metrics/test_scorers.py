@@ -1,6 +1,8 @@
 # Authors: The sklearn_dpfair developers
 # SPDX-License-Identifier: BSD-3-Clause
 import pickle
+import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -104,13 +106,52 @@ def test_scorer_pickles_and_rejects_unknown_names(fitted):
 
 
 @pytest.mark.parametrize(
-    "tolerance", [np.nan, np.inf, -0.1, pytest.param(10**400, id="1e400")]
+    "tolerance",
+    [
+        np.nan,
+        np.inf,
+        -0.1,
+        pytest.param(10**400, id="1e400"),
+        pytest.param(Fraction(10**400, 3), id="Fraction-1e400"),
+        pytest.param(np.float16(np.nan), id="float16-nan"),
+    ],
 )
 def test_tolerance_must_be_finite_and_non_negative(tolerance):
     # 10**400 made np.isfinite raise a TypeError naming no parameter.
     # A NaN tolerance turned the penalty off: no gap is above NaN.
     with pytest.raises(ValueError, match="tolerance must be"):
         make_fairness_scorer(base_metric="accuracy", tolerance=tolerance)
+
+
+@pytest.mark.parametrize("param", ["fairness_penalty", "tolerance"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(10**30, id="1e30"),
+        pytest.param(2**64, id="2**64"),
+        pytest.param(np.float16(0.5), id="float16"),
+        pytest.param(Fraction(1, 3), id="Fraction"),
+    ],
+)
+def test_a_large_int_or_a_numpy_float_is_taken_as_its_float(fitted, param, value):
+    # An int beyond int64 made np.isfinite raise a TypeError naming no
+    # parameter; a float16 was compared with the largest float cast to
+    # float16, an overflow warning.
+    clf, X, y, s = fitted
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scorer = make_fairness_scorer(base_metric="accuracy", **{param: value})
+    pred = clf.predict(X)
+    gap = demographic_parity_difference(y, pred, sensitive_features=s)
+    penalty = float(value) if param == "fairness_penalty" else 1.0
+    tolerance = float(value) if param == "tolerance" else 0.0
+    expected = accuracy_score(y, pred) - penalty * max(0.0, gap - tolerance)
+    assert scorer(clf, X, y, sensitive_features=s) == pytest.approx(expected)
+
+
+def test_a_penalty_beyond_the_largest_float_is_refused_naming_it():
+    with pytest.raises(ValueError, match="^fairness_penalty must be a finite"):
+        make_fairness_scorer(fairness_penalty=10**400)
 
 
 def _unmeasurable(y_true, y_pred, *, sensitive_features):
