@@ -14,9 +14,11 @@ event's one-dimensional Laplace.
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..utils._array_api import from_host
 from ._accounting import laplace_event
-from ._mechanism import check_noise_scale
+from ._mechanism import check_mechanism_numbers, check_noise_scale
 from ._releases import log_release
 
 __all__ = ["LaplaceMechanism"]
@@ -36,12 +38,13 @@ class LaplaceMechanism:
 
     Parameters
     ----------
-    sensitivity : float
-        The l1 sensitivity of the released vector.
+    sensitivity : float or None
+        The l1 sensitivity of the released vector, a number in ``[0, inf]``
+        (``inf`` and None only without noise).
     noise_multiplier : float
         Noise scale ``b`` in units of ``sensitivity``; one release is
         ``1 / noise_multiplier``-DP (``delta = 0``). 0: no noise (no privacy).
-        Finite.
+        Finite and non-negative.
 
     Attributes
     ----------
@@ -50,8 +53,12 @@ class LaplaceMechanism:
 
     Raises
     ------
+    TypeError
+        If ``sensitivity`` or ``noise_multiplier`` is not a real number (a
+        bool; ``sensitivity=None`` is taken without noise only).
     ValueError
-        With noise (``noise_multiplier > 0``): for an infinite
+        If either is NaN, negative or an int beyond the largest float. With
+        noise (``noise_multiplier > 0``): for an infinite
         ``noise_multiplier``, a noise scale that overflows float64, or a
         finite positive ``sensitivity`` whose noise scale is below the
         smallest normal float64 (where the draws are quantized).
@@ -72,6 +79,15 @@ class LaplaceMechanism:
     norm = "l1"
 
     def __post_init__(self):
+        # Python floats, as GaussianMechanism's: the noise scale of a numpy
+        # float16 sensitivity was computed, and overflowed, in float16.
+        for name in ("sensitivity", "noise_multiplier"):
+            value = getattr(self, name)
+            if isinstance(value, np.generic):
+                object.__setattr__(self, name, float(value))
+        check_mechanism_numbers(
+            self.sensitivity, self.noise_multiplier, name="sensitivity"
+        )
         check_noise_scale(
             self.noise_multiplier,
             self.sensitivity,

@@ -21,6 +21,7 @@ import numpy as np
 from ._accounting import noisy_sgd_event
 from ._releases import log_release
 from ..utils._array_api import from_host
+from ..utils._numeric import public_float
 
 __all__ = ["GaussianMechanism", "Mechanism", "observe_privatize"]
 
@@ -32,6 +33,57 @@ __all__ = ["GaussianMechanism", "Mechanism", "observe_privatize"]
 #: the continuous distribution the release's event accounts for. At and
 #: above it the draws keep float64's full relative precision.
 MIN_NOISE_SCALE = float(np.finfo(np.float64).smallest_normal)
+
+
+def check_mechanism_numbers(sensitivity, noise_multiplier, *, name):
+    """Raise unless a mechanism's sensitivity and noise multiplier are numbers.
+
+    Each must be a real number (not a bool) in ``[0, inf]``; the sensitivity
+    may also be None for a mechanism without noise (``noise_multiplier ==
+    0``), which scales nothing. The scale checks
+    (:func:`check_noise_scale`, the mechanisms' overflow checks) come
+    after: they compare with ``>`` and ``<``, which NaN fails silently (a
+    NaN multiplier drew NaN noise under an event dp-accounting reads as
+    epsilon 0), and they multiply, which an int beyond the largest float
+    makes raise ``OverflowError`` without naming the parameter.
+
+    Parameters
+    ----------
+    sensitivity : float or None
+        The sensitivity, called ``name`` in the messages.
+    noise_multiplier : float
+        The noise in units of the sensitivity.
+    name : str
+        The sensitivity's parameter name ("clip_norm", "sensitivity").
+
+    Raises
+    ------
+    TypeError
+        Naming the parameter that is not a real number (a bool, a string,
+        None with noise).
+    ValueError
+        Naming the parameter that is NaN, negative or an int beyond the
+        largest float.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._mechanism import check_mechanism_numbers
+    >>> check_mechanism_numbers(1.0, float("nan"), name="clip_norm")
+    Traceback (most recent call last):
+    ...
+    ValueError: noise_multiplier must be a number in [0, inf], got nan.
+    """
+    _check_number(noise_multiplier, "noise_multiplier")
+    if sensitivity is None and noise_multiplier == 0:
+        return
+    _check_number(sensitivity, name)
+
+
+def _check_number(value, name):
+    # public_float names the parameter for a bool, a non-number and an int
+    # beyond the largest float; NaN fails the comparison.
+    if not public_float(value, name) >= 0:
+        raise ValueError(f"{name} must be a number in [0, inf], got {value!r}.")
 
 
 def check_noise_scale(noise_multiplier, sensitivity, *, noise, hint=""):
@@ -202,15 +254,23 @@ class GaussianMechanism:
 
     Parameters
     ----------
-    clip_norm : float
-        Sensitivity of the sum (per-example clip threshold).
+    clip_norm : float or None
+        Sensitivity of the sum (per-example clip threshold), a number in
+        ``[0, inf]`` (``inf``: no clipping); None only without noise. With
+        noise, ``inf`` is taken as a plan's placeholder for a clip norm set
+        later (its draws would be infinite, revealing nothing).
     noise_multiplier : float
-        Noise standard deviation in units of ``clip_norm``, finite.
+        Noise standard deviation in units of ``clip_norm``, finite and
+        non-negative.
 
     Raises
     ------
+    TypeError
+        If ``clip_norm`` or ``noise_multiplier`` is not a real number (a
+        bool; ``clip_norm=None`` is taken without noise only).
     ValueError
-        With noise (``noise_multiplier > 0``): for an infinite
+        If either is NaN, negative or an int beyond the largest float. With
+        noise (``noise_multiplier > 0``): for an infinite
         ``noise_multiplier``, or a finite positive ``clip_norm`` whose noise
         standard deviation overflows float64 or is below the smallest
         normal float64 (:data:`MIN_NOISE_SCALE`, where the draws are
@@ -237,6 +297,9 @@ class GaussianMechanism:
             value = getattr(self, name)
             if isinstance(value, np.generic):
                 object.__setattr__(self, name, float(value))
+        check_mechanism_numbers(
+            self.clip_norm, self.noise_multiplier, name="clip_norm"
+        )
         check_noise_scale(
             self.noise_multiplier, self.clip_norm, noise="noise standard deviation"
         )

@@ -47,9 +47,11 @@ and in the top bin, before it is counted.
 """
 
 import math
+import sys
 
 import numpy as np
 
+from ..utils._numeric import public_float
 from ._exponential import ExponentialMechanism
 from ._mechanism import GaussianMechanism
 
@@ -84,7 +86,33 @@ def em_epsilon(rho):
     >>> em_epsilon(0.125)
     1.0
     """
-    return math.sqrt(8.0 * rho)
+    # In Python float: 8 * a numpy float16 rho is float16, inf from 8192 on.
+    return math.sqrt(8.0 * float(rho))
+
+
+def _check_rho(rho):
+    """``rho`` as a Python float in ``(0, inf]``, or a TypeError or ValueError.
+
+    A release's noise is derived from ``rho`` in Python float arithmetic:
+    a numpy float16 rho kept it in float16, where ``2 * 65504`` overflowed
+    to inf and the noise to 0 (exact counts under a finite budget). Bools
+    and non-numbers are refused by :func:`public_float`, which also names
+    an int beyond the largest float.
+    """
+    value = public_float(rho, "rho")
+    if not value > 0:  # NaN fails too
+        raise ValueError(
+            f"rho must be a number in (0, inf] (inf: no privacy), got {rho!r}."
+        )
+    return value
+
+
+def _check_quantile(quantile):
+    """``quantile`` as a Python float in ``[0, 1]``, or a TypeError or ValueError."""
+    value = public_float(quantile, "quantile")
+    if not 0.0 <= value <= 1.0:  # NaN fails too
+        raise ValueError(f"quantile must be a number in [0, 1], got {quantile!r}.")
+    return value
 
 
 def quantile_sensitivity(quantile, adjacency="replace_one"):
@@ -215,10 +243,12 @@ def private_quantile(
         Private non-negative scalars, one per record. Non-finite values
         (``inf``, ``nan``) count as larger than every grid point.
     quantile : float
-        Target level in (0, 1); 0.5 is the median.
+        Target level in [0, 1]; 0.5 is the median.
     rho : float
-        The zCDP budget of the release; ``inf`` returns the grid point with
-        the best utility (no privacy).
+        The zCDP budget of the release, in (0, inf]; ``inf`` returns the grid
+        point with the best utility (no privacy). A finite rho whose
+        ``eps = sqrt(8 rho)`` overflows float64 (above about 2.2e307) is
+        refused: the draw would be the best point, no noise at all.
     rng : numpy.random.Generator
         Source of the randomness.
     grid : ndarray, default=LOG_GRID
@@ -244,8 +274,12 @@ def private_quantile(
 
     Raises
     ------
+    TypeError
+        If ``quantile`` or ``rho`` is not a real number (a bool, a string).
     ValueError
-        If a weight is negative, infinite or NaN (before anything is drawn).
+        If ``quantile`` is outside [0, 1] or NaN, if ``rho`` is not in
+        (0, inf] or is finite and too large (see ``rho``), or if a weight is
+        negative, infinite or NaN; all before anything is drawn.
 
     Examples
     --------
@@ -256,6 +290,18 @@ def private_quantile(
     >>> 0.8 < m < 1.25
     True
     """
+    quantile = _check_quantile(quantile)
+    rho = _check_rho(rho)
+    epsilon = math.inf if math.isinf(rho) else em_epsilon(rho)
+    if math.isinf(epsilon) and not math.isinf(rho):
+        # 8 rho overflowed: an exponential mechanism of infinite eps is the
+        # argmax, while the caller accounts a finite rho.
+        raise ValueError(
+            f"rho={rho:g} is too large: the exponential mechanism's epsilon "
+            "sqrt(8 rho) overflows float64, so the draw would be the best "
+            "candidate exactly, no noise. Use a rho of at most "
+            f"{sys.float_info.max / 8.0:.3g}, or rho=inf for no privacy."
+        )
     sensitivity = quantile_sensitivity(quantile, adjacency)
     cap = None if math.isinf(rho) else 1.0
     if candidates == "bins":
@@ -273,7 +319,7 @@ def private_quantile(
         return float(candidate_values[best[best.size // 2]])
     # Logits eps u / (2 sensitivity) (Gumbel-max): eps-bounded-range, hence
     # rho-zCDP, under the caller's adjacency.
-    mechanism = ExponentialMechanism(sensitivity=sensitivity, epsilon=em_epsilon(rho))
+    mechanism = ExponentialMechanism(sensitivity=sensitivity, epsilon=epsilon)
     return float(candidate_values[mechanism.select(utility, rng)])
 
 
@@ -356,7 +402,9 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
     values : ndarray of shape (n,)
         One private value per record; NaN counts in the last bin.
     rho : float
-        The zCDP budget; ``inf`` returns the exact counts.
+        The zCDP budget, in (0, inf]; ``inf`` returns the exact counts. A
+        finite rho whose noise std ``1 / sqrt(2 rho)`` underflows to 0
+        (above about 9e307) is refused: it would release the exact counts.
     rng : numpy.random.Generator
         The fit's generator (OS entropy unless seeded).
     edges : ndarray, default=SIGNED_EDGES
@@ -375,8 +423,12 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
 
     Raises
     ------
+    TypeError
+        If ``rho`` is not a real number (a bool, a string).
     ValueError
-        If a weight is negative, infinite or NaN (before any noise is drawn).
+        If ``rho`` is not in (0, inf] or is finite and too large (see
+        ``rho``), or if a weight is negative, infinite or NaN; all before
+        any noise is drawn.
 
     Examples
     --------
@@ -386,6 +438,21 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
     >>> int(counts.sum())
     3
     """
+    rho = _check_rho(rho)
+    sigma = 0.0
+    if not math.isinf(rho):
+        # Bun and Steinke (2016), Prop. 1.6: rho-zCDP at sensitivity 1.
+        sigma = 1.0 / math.sqrt(2.0 * rho)
+        if not 0.0 < sigma < math.inf:
+            # 2 rho overflowed to inf: a noise std of 0 releases the counts
+            # exactly while the caller accounts a finite rho.
+            raise ValueError(
+                f"rho={rho:g} is too large: the histogram's noise standard "
+                "deviation 1 / sqrt(2 rho) underflows to 0 in float64, which "
+                "would release the counts exactly. Use a rho of at most "
+                f"{sys.float_info.max / 2.0:.3g}, or rho=inf for the exact "
+                "counts (no privacy)."
+            )
     n_bins = len(edges) - 1
 
     def bin_of(block):
@@ -399,6 +466,5 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
     )
     if math.isinf(rho):
         return counts, float(np.finfo(np.float64).tiny)
-    sigma = 1.0 / math.sqrt(2.0 * rho)
     mechanism = GaussianMechanism(clip_norm=1.0, noise_multiplier=sigma)
     return mechanism.privatize(counts, rng), _KEEP_SIGMAS * sigma

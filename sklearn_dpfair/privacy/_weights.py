@@ -42,6 +42,8 @@ labels and groups), or the guarantee does not cover it.
 
 import numpy as np
 
+from ..utils._numeric import public_float
+
 __all__ = ["capped_weights", "counted_weights", "fit_weights"]
 
 
@@ -107,12 +109,19 @@ def capped_weights(weights, cap=1.0):
     weights : ndarray of shape (n_samples,) or None
         Non-negative weights (:func:`fit_weights`).
     cap : float, default=1.0
-        Public upper bound of each weight.
+        Public upper bound of each weight, a number in ``[0, inf]``.
 
     Returns
     -------
     capped : ndarray of shape (n_samples,) or None
         A new array (None stays None).
+
+    Raises
+    ------
+    TypeError
+        If ``cap`` is not a real number (a bool, a string).
+    ValueError
+        If ``cap`` is NaN, negative or an int beyond the largest float.
 
     Examples
     --------
@@ -121,9 +130,16 @@ def capped_weights(weights, cap=1.0):
     >>> capped_weights(np.array([0.5, 1.0, 1e6]))
     array([0.5, 1. , 1. ])
     """
+    # A NaN cap made every weight NaN (np.minimum propagates it), and a
+    # negative one negative weights: neither bounds a record's share.
+    # public_float refuses bools and names an int beyond the largest float,
+    # which np.minimum would raise OverflowError on.
+    value = public_float(cap, "cap")
+    if not value >= 0:
+        raise ValueError(f"cap must be a number in [0, inf], got {cap!r}.")
     if weights is None:
         return None
-    return np.minimum(weights, cap)
+    return np.minimum(weights, value)
 
 
 def counted_weights(sample_weight, *, private):

@@ -119,3 +119,35 @@ def test_the_laplace_event_refuses_steps_that_are_not_a_count(steps):
         LaplaceMechanism(1.0, 1.0).event(steps=steps)
     with pytest.raises(ValueError, match=r"^steps must be an integer >= 0"):
         laplace_event(1.0, steps)
+
+
+@pytest.mark.parametrize(
+    "sensitivity, noise_multiplier, name, error",
+    [
+        (1.0, math.nan, "noise_multiplier", ValueError),
+        (math.nan, 0.0, "sensitivity", ValueError),
+        (-1.0, 1.0, "sensitivity", ValueError),
+        (1.0, -0.5, "noise_multiplier", ValueError),
+        (10**400, 1.0, "sensitivity", ValueError),
+        (1.0, 10**400, "noise_multiplier", ValueError),
+        (True, 1.0, "sensitivity", TypeError),
+        (None, 1.0, "sensitivity", TypeError),
+    ],
+    ids=["nan-noise", "nan-sensitivity", "negative-sensitivity", "negative-noise",
+         "huge-int-sensitivity", "huge-int-noise", "bool", "none-with-noise"],
+)
+def test_a_parameter_that_is_not_a_number_is_named(
+    sensitivity, noise_multiplier, name, error
+):
+    # NaN noise was accepted silently; ints beyond the largest float raised
+    # OverflowError; a NaN sensitivity was blamed on an overflowing clip_norm.
+    with pytest.raises(error, match=rf"^{name}"):
+        LaplaceMechanism(sensitivity, noise_multiplier)
+
+
+def test_a_numpy_float16_sensitivity_scales_in_float64():
+    # 2 * np.float16(60000) is inf in float16: refused as an overflow before.
+    mech = LaplaceMechanism(np.float16(60000), 2.0)
+    assert mech.noise_scale == 120000.0
+    # Without noise nothing is checked beyond the numbers (no clipping).
+    LaplaceMechanism(None, 0.0)

@@ -92,3 +92,40 @@ def test_an_overflowing_noise_scale_names_the_larger_factor(
 ):
     with pytest.raises(ValueError, match=f"^{name} is too large"):
         GaussianMechanism(clip_norm=clip_norm, noise_multiplier=noise_multiplier)
+
+
+# (clip_norm, noise_multiplier, the parameter named, error).
+_NOT_NUMBERS = [
+    # NaN noise drew NaN sums under an event dp-accounting reads as eps 0.
+    (1.0, math.nan, "noise_multiplier", ValueError),
+    (math.nan, 1.0, "clip_norm", ValueError),
+    (math.nan, 0.0, "clip_norm", ValueError),
+    (np.float32("nan"), 1.0, "clip_norm", ValueError),
+    (1.0, -1.0, "noise_multiplier", ValueError),
+    (-1.0, 1.0, "clip_norm", ValueError),
+    # Ints beyond the largest float raised OverflowError in the product.
+    (10**400, 1.0, "clip_norm", ValueError),
+    (1.0, 10**400, "noise_multiplier", ValueError),
+    (10**400, 0.0, "clip_norm", ValueError),
+    (True, 1.0, "clip_norm", TypeError),
+    (1.0, True, "noise_multiplier", TypeError),
+    (None, 1.0, "clip_norm", TypeError),
+]
+
+
+@pytest.mark.parametrize(
+    "clip_norm, noise_multiplier, name, error",
+    _NOT_NUMBERS,
+    ids=[f"{n}-{i}" for i, (_, _, n, _) in enumerate(_NOT_NUMBERS)],
+)
+def test_a_parameter_that_is_not_a_number_is_named(
+    clip_norm, noise_multiplier, name, error
+):
+    with pytest.raises(error, match=rf"^{name}"):
+        GaussianMechanism(clip_norm, noise_multiplier)
+
+
+def test_ordinary_numbers_are_kept_as_given():
+    assert GaussianMechanism(2, 3).noise_std == 6
+    assert GaussianMechanism(10**300, 0.5).noise_std == 0.5e300
+    assert GaussianMechanism(np.float16(0.5), np.float32(2.0)).noise_std == 1.0

@@ -3,6 +3,7 @@
 """The private quantile (exponential mechanism) and noisy histogram (Gaussian)."""
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from sklearn_dpfair.privacy._quantile import (
     quantile_sensitivity,
     quantile_utility,
 )
+from sklearn_dpfair.privacy._releases import logged_releases
 
 
 def test_exponential_mechanism_uses_the_bounded_range_conversion():
@@ -336,3 +338,98 @@ def test_candidates_are_checked():
         private_quantile(
             np.ones(3), 0.5, 1.0, np.random.default_rng(0), candidates="edges"
         )
+
+
+def _short_id(value):
+    if isinstance(value, type):
+        return value.__name__
+    return "10**400" if value == 10**400 else repr(value)
+
+
+# Each refused before any value is read or any noise drawn: (rho, error).
+_BAD_RHOS = [
+    (0.0, ValueError),
+    (-0.0, ValueError),
+    (-1.0, ValueError),
+    (math.nan, ValueError),
+    (10**400, ValueError),
+    (False, TypeError),
+    (True, TypeError),
+    ("0.5", TypeError),
+]
+
+
+@pytest.mark.parametrize("rho, error", _BAD_RHOS, ids=_short_id)
+def test_a_rho_that_is_not_a_budget_is_refused_naming_it(rho, error):
+    # rho=0 raised ZeroDivisionError, -1 "math domain error", 10**400
+    # OverflowError; NaN released NaN counts.
+    values = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(error, match=r"^rho"):
+        noisy_histogram(values, rho, np.random.default_rng(0))
+    with pytest.raises(error, match=r"^rho"):
+        private_quantile(values, 0.5, rho, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("rho", [1e308, np.float64(1e308), sys.float_info.max])
+def test_a_finite_rho_whose_noise_vanishes_is_refused(rho):
+    # 2 rho overflows to inf: a noise std of 0 released the exact counts,
+    # and 8 rho an infinite epsilon the best grid point, under a finite rho.
+    values = np.array([1.0, 2.0, 2.5, 3.0, 30.0])
+    with pytest.raises(ValueError, match=r"^rho=.* is too large"):
+        noisy_histogram(values, rho, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"^rho=.* is too large"):
+        private_quantile(values, 0.5, rho, np.random.default_rng(0))
+
+
+def test_the_largest_accepted_rhos_still_draw_noise():
+    # At the bounds the noise std and the epsilon are finite and positive:
+    # the mechanisms run (and log) as for any finite rho.
+    values = np.array([1.0, 2.0, 2.5, 3.0, 30.0])
+    with logged_releases() as log:
+        noisy_histogram(values, sys.float_info.max / 2.0, np.random.default_rng(0))
+        private_quantile(
+            values, 0.5, sys.float_info.max / 8.0, np.random.default_rng(0)
+        )
+    assert sorted(kind for kind, _ in log.counts) == ["gaussian", "zcdp"]
+
+
+def test_a_numpy_float16_rho_is_computed_with_in_float64():
+    # 2 * np.float16(65504) is inf in float16: the histogram had noise std
+    # 0 (its exact counts), the quantile epsilon inf (no draw at all).
+    values = np.array([1.0, 2.0, 2.5, 3.0, 30.0])
+    small = np.float16(65504)
+    counts, threshold = noisy_histogram(values, small, np.random.default_rng(0))
+    same, same_threshold = noisy_histogram(values, 65504.0, np.random.default_rng(0))
+    np.testing.assert_array_equal(counts, same)
+    assert threshold == same_threshold > 0
+    assert np.any(counts != np.round(counts))
+    with logged_releases() as log:
+        private_quantile(values, 0.5, small, np.random.default_rng(0))
+    assert [kind for kind, _ in log.counts] == ["zcdp"]
+    assert em_epsilon(small) == em_epsilon(65504.0)
+
+
+@pytest.mark.parametrize(
+    "quantile, error",
+    [
+        (5.0, ValueError),
+        (-1.0, ValueError),
+        (math.nan, ValueError),
+        (math.inf, ValueError),
+        (10**400, ValueError),
+        (True, TypeError),
+        ("0.5", TypeError),
+    ],
+    ids=_short_id,
+)
+def test_a_quantile_outside_the_unit_interval_is_refused(quantile, error):
+    # 5.0 returned a grid point far above the data, NaN the lowest one.
+    with pytest.raises(error, match=r"^quantile"):
+        private_quantile(np.array([1.0, 2.0, 3.0]), quantile, 1.0, None)
+
+
+def test_the_quantile_levels_zero_and_one_are_taken():
+    values = np.array([1.0, 2.0, 3.0])
+    assert private_quantile(values, 0.0, np.inf, None) <= 1.0
+    assert private_quantile(values, 1, np.inf, None) >= 3.0
+    private_quantile(values, np.float32(1.0), 1.0, np.random.default_rng(0))
