@@ -82,6 +82,10 @@ __all__ = [
 #: The step count from the rate formula is capped here (public, data-free):
 #: every step costs one pass over the data, and ``epsilon = inf`` needs a cap.
 MAX_AUTO_STEPS = 1000
+#: Most steps a user's ``fw_steps`` may ask for: each is a full pass over the
+#: data and a selection with its own share of the budget (planning 10**5 of
+#: them alone took 10 s), ten times the default cap; dp-newton's cap alike.
+MAX_FW_STEPS = 10_000
 #: Share of the worst-case step count that :func:`auto_frank_wolfe_steps`
 #: takes (the curvature of sparse features is far below its worst case).
 STEPS_FACTOR = 0.08
@@ -309,11 +313,18 @@ def auto_frank_wolfe_steps(*, l1_radius, feature_bound, n_samples, n_vertices, r
     """
     if math.isinf(rho):
         return MAX_AUTO_STEPS
-    base = feature_bound * l1_radius * n_samples * math.sqrt(8.0 * rho) / math.log(
-        n_vertices
+    # In float64 whatever the inputs' types (a float32 radius of 1e38 times
+    # the bound overflows float32); a product beyond float64 is capped below.
+    base = (
+        float(feature_bound)
+        * float(l1_radius)
+        * n_samples
+        * math.sqrt(8.0 * float(rho))
+        / math.log(n_vertices)
     )
     steps = STEPS_FACTOR * base ** (2.0 / 3.0)
-    return int(min(MAX_AUTO_STEPS, max(1, math.ceil(steps))))
+    # The cap before the rounding: math.ceil refuses an infinite count.
+    return int(max(1, math.ceil(min(MAX_AUTO_STEPS, steps))))
 
 
 def selection_budget_shares(n_steps):

@@ -23,7 +23,6 @@ from ..privacy._accounting import (
     noisy_sgd_event,
 )
 from ..privacy._calibration import UnreachableBudgetError, calibrate_noise
-from ._rows import clip_rows_to_norm
 from ..privacy._exponential import (
     ExponentialMechanism,
     epsilon_per_selection,
@@ -43,6 +42,8 @@ from ._frank_wolfe import (
     INFERRED_BOUND_CAVEAT,
     INTERCEPT_BOUND,
     INTERCEPT_RHO_SHARE,
+    MAX_AUTO_STEPS,
+    MAX_FW_STEPS,
     auto_frank_wolfe_steps,
     private_frank_wolfe,
     score_sensitivity,
@@ -62,9 +63,12 @@ from ._output_perturbation import (
     guaranteed_certificate_steps,
     output_perturbation,
 )
+from ._rows import clip_rows_to_norm
 from ._schedules import (
+    MAX_STEPS,
     auto_learning_rate,
     check_penalty_step,
+    check_sgd_steps,
     penalty_capped_learning_rate,
     resolve_epochs,
     sgd_schedule,
@@ -293,9 +297,9 @@ def _naming_the_schedule(epochs, n_steps):
     """Say which parameter sets the steps when no noise reaches the budget.
 
     The calibration's refusal asks for fewer steps; the steps are
-    ``max_iter`` epochs of the batch schedule, so the message names it
-    (``max_iter=10**30`` planned 2e31 steps that no noise multiplier up to
-    the calibration's ceiling makes private).
+    ``max_iter`` epochs of the batch schedule, so the message names it.
+    (Counts beyond the step cap, such as ``max_iter=10**30``, are refused
+    before the calibration by :func:`~._schedules.check_sgd_steps`.)
     """
     try:
         yield
@@ -337,7 +341,18 @@ def dp_sgd_setup(
     Returns
     -------
     setup : DPSGDSetup
+
+    Raises
+    ------
+    ValueError
+        If a private run (noise, or a user noise multiplier) would take more
+        than :data:`~._schedules.MAX_STEPS` steps, naming ``max_iter`` and
+        ``batch_size``. The non-private limit does not run the steps in
+        memory (its solver is L-BFGS-B), so it is not refused here.
     """
+    if budget.is_private:
+        # Before the calibration composes the steps: public inputs only.
+        _check_private_steps(n_samples, params)
     if params.batch_sampling == "balls_and_bins":
         # Its own schedule, event and accountant (random allocation).
         from ._balls_and_bins import balls_and_bins_setup
@@ -404,6 +419,21 @@ def dp_sgd_setup(
         budget=budget,
         scaling=prior,
     )
+
+
+def _check_private_steps(n_samples, params):
+    """Refuse a private DP-SGD schedule of more than ``MAX_STEPS`` steps."""
+    steps = None
+    if params.batch_sampling == "balls_and_bins" and not (
+        not isinstance(params.epochs, str) and params.epochs > MAX_STEPS
+    ):
+        from ._balls_and_bins import balls_and_bins_schedule
+
+        per_epoch, n_epochs = balls_and_bins_schedule(
+            n_samples, params.batch_size, params.epochs
+        )
+        steps = per_epoch * n_epochs
+    check_sgd_steps(n_samples, params.batch_size, params.epochs, steps=steps)
 
 
 def weights_in_dtype(weights, dtype):
@@ -920,12 +950,43 @@ def frank_wolfe_setup(
     Returns
     -------
     setup : FrankWolfeSetup
+
+    Raises
+    ------
+    ValueError
+        If ``params.n_steps`` (``fw_steps``) exceeds
+        :data:`~._frank_wolfe.MAX_FW_STEPS`, at any budget: the plan builds one
+        selection per step even where the non-private limit solves without
+        them.
     """
     if budget.noise_multiplier is not None:
         raise ValueError(
             "noise_multiplier does not apply to solver='dp-frank-wolfe': its "
             "selections are calibrated from epsilon and delta."
         )
+    if params.n_steps is not None and params.n_steps > MAX_FW_STEPS:
+        # Before the per-step shares and mechanisms are built (T of each):
+        # compared as given, an int, so that no float conversion overflows.
+        digits = str(int(params.n_steps))
+        given = (
+            f"fw_steps={digits}"
+            if len(digits) <= 20
+            else f"fw_steps (an int of {len(digits)} digits)"
+        )
+        raise ValueError(
+            f"{given} exceeds {MAX_FW_STEPS}: each private Frank-Wolfe step is a "
+            "full pass over the data and a selection among the l1 ball's "
+            "vertices, each planned with its own share of the budget, and the "
+            f"default count is at most {MAX_AUTO_STEPS}."
+        )
+    # The public radii in float64 whatever their type: a float32 l1_radius
+    # of 1e38 times a feature bound would overflow float32 (in the checks
+    # below and in the rate formula of auto_frank_wolfe_steps).
+    params = replace(
+        params,
+        l1_radius=float(params.l1_radius),
+        feature_inf_bound=float(params.feature_inf_bound),
+    )
     l1_radius, fit_intercept, n_steps = (
         params.l1_radius,
         params.fit_intercept,

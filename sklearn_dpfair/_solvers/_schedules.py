@@ -12,9 +12,11 @@ import math
 import numpy as np
 
 __all__ = [
+    "MAX_STEPS",
     "auto_epochs",
     "auto_learning_rate",
     "check_penalty_step",
+    "check_sgd_steps",
     "penalty_capped_learning_rate",
     "resolve_epochs",
     "sgd_schedule",
@@ -28,6 +30,15 @@ __all__ = [
 # the sweep that chose it.
 AUTO_BATCH_FRACTION = 0.05
 AUTO_BATCH_MIN = 256
+
+#: The most steps a private DP-SGD fit takes. Each step is a Python-level
+#: iteration (a batch gather, a noise draw and an update) of a few hundred
+#: microseconds at the least (batch_size=1 on 5 columns: ~0.35 ms), so this
+#: many steps already take minutes, and a count far above would not finish.
+#: The defaults stay far below: at most 20 epochs of batches of 5% of n, 400
+#: steps; 20 epochs of batches of 1,000 out of 10**6 rows take 20,000. The
+#: same cap as the semi-supervised fits' (``semi_dp._fit.MAX_STEPS``).
+MAX_STEPS = 10**6
 
 
 # Epochs of DP-SGD when max_iter="auto": AUTO_EPOCHS_ROWS / n, between
@@ -100,6 +111,69 @@ def sgd_schedule(n_samples, batch_size, epochs):
     return q, max(1, math.ceil(epochs / q - 1e-9))
 
 
+def check_sgd_steps(n_samples, batch_size, epochs, *, steps=None):
+    """Refuse a DP-SGD schedule of more than :data:`MAX_STEPS` steps.
+
+    From public inputs only, before any row is read (and before a
+    calibration composes the steps). The message names the estimators'
+    parameters: ``max_iter`` (the epochs) and ``batch_size``.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of training rows (treated as public).
+    batch_size : int, "auto" or "full"
+        Expected batch size, as :func:`sgd_schedule` takes it.
+    epochs : int, float or "auto"
+        Expected passes over the data (``max_iter``).
+    steps : int or None, default=None
+        The schedule's step count where it is not :func:`sgd_schedule`'s
+        (balls-and-bins batches); None computes it with :func:`sgd_schedule`.
+
+    Raises
+    ------
+    ValueError
+        If the schedule takes more than :data:`MAX_STEPS` steps.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers._schedules import check_sgd_steps
+    >>> check_sgd_steps(10**6, 1_000, 20)
+    >>> check_sgd_steps(1_000, 10, 10**5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: max_iter=100000 epochs of batches ... or a smaller max_iter.
+    """
+    cap = (
+        f"a private DP-SGD fit takes at most {MAX_STEPS} noisy steps (each a "
+        "Python-level step of the solver)"
+    )
+    if not isinstance(epochs, str) and epochs > MAX_STEPS:
+        # Compared before the division by q: q <= 1 makes T >= epochs, and an
+        # int number of epochs near float64's largest would overflow it.
+        raise ValueError(
+            f"max_iter={_count(epochs)} epochs take at least as many noisy "
+            f"steps; {cap}: pass a smaller max_iter."
+        )
+    q, planned = sgd_schedule(n_samples, batch_size, epochs)
+    if steps is None:
+        steps = planned
+    if steps > MAX_STEPS:
+        # Both at most MAX_STEPS * n_samples here: printed in full.
+        epochs = resolve_epochs(epochs, n_samples)
+        raise ValueError(
+            f"max_iter={epochs} epochs of batches of expected size "
+            f"{q * n_samples:.4g} (batch_size={batch_size!r} of "
+            f"n_samples={n_samples}) take {steps} noisy steps; {cap}: "
+            "pass a larger batch_size or a smaller max_iter."
+        )
+
+
+def _count(value):
+    """A public count for a message: 4 significant digits, never 300 of them."""
+    return f"{value:.4g}"
+
+
 # Step size of DP-SGD when learning_rate="auto". What limits the step is the
 # noise on the averaged gradient relative to the clip norm,
 #     r = sigma * sqrt(n_params) / (q * n),
@@ -143,8 +217,11 @@ def auto_learning_rate(noise_multiplier, sampling_probability, n_samples, n_para
     """
     if noise_multiplier == 0:
         return NON_PRIVATE_LEARNING_RATE
+    # In float64 whatever the inputs' types: a float16 would overflow.
     noise_ratio = (
-        noise_multiplier * math.sqrt(n_params) / (sampling_probability * n_samples)
+        float(noise_multiplier)
+        * math.sqrt(n_params)
+        / (float(sampling_probability) * n_samples)
     )
     return min(AUTO_LEARNING_RATE_MAX, AUTO_LEARNING_RATE_SCALE / noise_ratio)
 
@@ -167,7 +244,9 @@ def check_penalty_step(learning_rate, alpha):
     ...
     ValueError: learning_rate * alpha must be below 2 ...
     """
-    if alpha > 0 and learning_rate * alpha >= 2.0:
+    # In float64: a float16 alpha's product with a large step would overflow
+    # (to inf, refused all the same, but with a RuntimeWarning).
+    if alpha > 0 and float(learning_rate) * float(alpha) >= 2.0:
         raise ValueError(
             "learning_rate * alpha must be below 2 (got learning_rate="
             f"{learning_rate!r}, alpha={alpha!r}): each step multiplies the "
@@ -191,7 +270,8 @@ def penalty_capped_learning_rate(learning_rate, alpha):
     (8.0, 2.0)
     """
     if alpha > 0:
-        return min(learning_rate, 1.0 / alpha)
+        # In float64: 1 / alpha overflows a float16 alpha below 2**-16.
+        return min(learning_rate, 1.0 / float(alpha))
     return learning_rate
 
 

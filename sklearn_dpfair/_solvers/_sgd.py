@@ -289,7 +289,12 @@ def tail_averaged(step, coef, w0, *, n_steps, tail_fraction=0.5):
     """Run ``coef, w0 = step(t, coef, w0)`` for ``t < T``; last and tail-averaged.
 
     The average of the last ``tail_fraction`` of the iterates is
-    post-processing of the released steps.
+    post-processing of the released steps. It is their sum divided by their
+    count; an entry whose sum overflows (finite iterates beyond ``max /
+    count``, as a step size near float64's largest makes them) takes the sum
+    of the iterates each divided by the count instead, which stays within the
+    largest iterate. Both are accumulated, so that every entry whose sum is
+    finite is the plain average, bit for bit.
 
     Returns
     -------
@@ -297,15 +302,45 @@ def tail_averaged(step, coef, w0, *, n_steps, tail_fraction=0.5):
         ``(coef, w0)`` after the last step.
     average : tuple of arrays
         Their average over the steps ``t >= tail_start(T, tail_fraction)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._solvers._sgd import tail_averaged
+    >>> def step(t, coef, w0):  # coef: 1e308, 1.2e308, 1.4e308, 1.6e308
+    ...     return np.full(1, (1.0 + 0.2 * t) * 1e308), w0 - 1.0
+    >>> last, (coef, w0) = tail_averaged(step, np.zeros(1), np.zeros(1), n_steps=4)
+    >>> round(float(coef[0]) / 1e308, 9), w0.tolist()
+    (1.5, [-3.5])
     """
     xp = array_namespace(coef)
     tail_from = tail_start(n_steps, tail_fraction)
+    n_avg = n_steps - tail_from
     coef_sum = xp.zeros_like(coef)
     w0_sum = xp.zeros_like(w0)
+    # The overflow-free accumulation, read only where a sum is not finite.
+    coef_scaled = xp.zeros_like(coef)
+    w0_scaled = xp.zeros_like(w0)
     for t in range(n_steps):
         coef, w0 = step(t, coef, w0)
         if t >= tail_from:
-            coef_sum = coef_sum + coef
-            w0_sum = w0_sum + w0
-    n_avg = n_steps - tail_from
-    return (coef, w0), (coef_sum / n_avg, w0_sum / n_avg)
+            # An overflowing sum is expected there and replaced at the end:
+            # not warned about.
+            with np.errstate(over="ignore", invalid="ignore"):
+                coef_sum = coef_sum + coef
+                w0_sum = w0_sum + w0
+            coef_scaled = coef_scaled + coef / n_avg
+            w0_scaled = w0_scaled + w0 / n_avg
+    return (coef, w0), (
+        _finite_average(xp, coef_sum, coef_scaled, n_avg),
+        _finite_average(xp, w0_sum, w0_scaled, n_avg),
+    )
+
+
+def _finite_average(xp, total, scaled, count):
+    """``total / count``, or ``scaled`` (the terms' sum / count) where not finite."""
+    average = total / count
+    finite = xp.isfinite(total)
+    if bool(xp.all(finite)):
+        return average
+    return xp.where(finite, average, scaled)

@@ -63,7 +63,7 @@ from .._solvers._private_fit import (
     output_perturbation_setup,
 )
 from .._solvers._progress import progress_printer
-from .._solvers._schedules import resolve_epochs
+from .._solvers._schedules import check_sgd_steps, resolve_epochs
 from ..federated._fit import (
     SiloOptions,
     check_silo_plan,
@@ -175,7 +175,9 @@ default="dp-sgd"
         to 50,000 rows (tuned on UCI Adult), fewer beyond, where the noise
         and the batches are small enough that few passes converge (2 from
         500,000 rows; see :ref:`the scale benchmark <bench_scale>`). Only
-        the public ``n_samples`` is read.
+        the public ``n_samples`` is read. A schedule of more than 10**6
+        noisy steps is refused before the fit (pass a larger ``batch_size``
+        or a smaller ``max_iter``).
     batch_sampling : {"poisson", "balls_and_bins"}, default="poisson"
         How dp-sgd draws its batches, and so how it is accounted.
         "poisson": each row joins each step with probability ``q``
@@ -245,7 +247,7 @@ default="dp-sgd"
         most ``T`` nonzeros. None sets it from the rate formula
         ``T = 0.08 (B r n sqrt(8 rho) / ln J)^(2/3)``, with ``rho`` the zCDP
         budget of the selections and ``J`` the number of vertices, capped at
-        1000: public quantities only (``n`` is public).
+        1000: public quantities only (``n`` is public). At most 10,000.
     newton_steps : int, default=10
         Number of private Newton steps (dp-newton), each one pass over the
         data and three Gaussian releases; fixed before the data are read.
@@ -1343,6 +1345,10 @@ default=None
             # As in memory: a ledger that cannot record the planned event
             # refuses before the first partition round.
             self._check_ledger_accepts(setup.record.dp_event, setup.record.adjacency)
+            # The workers run the planned steps even without noise (the
+            # in-memory limit is L-BFGS): the private fits' step cap, from
+            # public counts.
+            check_sgd_steps(data.n_samples, self.batch_size, self.max_iter)
             if isinstance(setup, InterceptOnlySetup):
                 # The planned label histogram: the workers count their rows'
                 # classes, the driver adds the counts and makes the release.

@@ -648,3 +648,13 @@ def test_a_ledger_that_cannot_record_refuses_before_the_first_release(
             est.fit(Xd, yd)
     assert releases.seen == []
     assert capsys.readouterr().out == ""
+
+
+def test_the_non_private_limit_refuses_steps_beyond_the_cap(dask_client, small):
+    # The workers run the planned steps without noise too (in memory the
+    # limit is L-BFGS): max_iter=10**7 epochs would never finish.
+    X, y, _ = small
+    Xd, yd = _dask(X, y)
+    est = DPLogisticRegression(classes=[0, 1], epsilon=np.inf, max_iter=10**7)
+    with pytest.raises(ValueError, match=r"max_iter=1e\+07 epochs .*smaller max_iter"):
+        est.fit(Xd, yd)

@@ -1,6 +1,7 @@
 """Full-batch private Frank-Wolfe: score sensitivity, sparsity, convergence."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -552,3 +553,19 @@ def test_an_inferred_bound_too_small_for_the_selections_is_raised_not_refused():
     assert record.clip_norm >= np.finfo(np.float64).smallest_normal
     assert any("was raised" in caveat for caveat in record.caveats)
     assert np.abs(clf.coef_).sum() <= 1e-10 * (1 + 1e-9)
+
+
+def test_auto_steps_are_computed_in_float64_and_capped_before_rounding():
+    # A float32 radius of 1e38 times the bound overflowed float32, and
+    # math.ceil(inf) raised OverflowError; a float64 product beyond range
+    # is the cap as well.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for radius, bound, rho in [(np.float32(1e38), np.float32(3.0), np.float32(1.0)),
+                                   (1e300, 1e10, 1.0)]:
+            steps = auto_frank_wolfe_steps(
+                l1_radius=radius, feature_bound=bound, n_samples=200,
+                n_vertices=4, rho=rho,
+            )
+            assert steps == MAX_AUTO_STEPS and type(steps) is int
+

@@ -4,6 +4,7 @@
 
 import math
 import warnings
+from dataclasses import replace
 
 import dp_accounting
 import numpy as np
@@ -495,9 +496,109 @@ def test_the_non_private_limit_keeps_float64_where_float32_would_overflow():
 
 def test_steps_no_noise_can_make_private_are_blamed_on_max_iter():
     # max_iter=10**30 planned 4e30 steps; the calibration's refusal asked
-    # for fewer steps without naming the parameter that sets them.
+    # for fewer steps without naming the parameter that sets them. Such a
+    # count is now refused by the step cap before any calibration; a
+    # calibration that still cannot reach the budget names max_iter too.
+    from sklearn_dpfair._solvers._private_fit import _naming_the_schedule
     from sklearn_dpfair.linear_model import DPLogisticRegression
+    from sklearn_dpfair.privacy._calibration import UnreachableBudgetError
 
     clf = DPLogisticRegression(max_iter=10**30, classes=[0, 1])
-    with pytest.raises(ValueError, match=r"fewer steps.*lower max_iter\.$"):
+    with pytest.raises(ValueError, match=r"max_iter=1e\+30 .*smaller max_iter\.$"):
         clf.privacy_plan(1000, 3)
+    with pytest.raises(ValueError, match=r"fewer steps.*lower max_iter\.$"):
+        with _naming_the_schedule(20, 400):
+            raise UnreachableBudgetError("Use fewer steps.")
+
+
+@pytest.mark.parametrize(
+    "budget",
+    [PrivacyBudget(1.0, 1e-5), PrivacyBudget(np.inf, 1e-5, noise_multiplier=1e30),
+     PrivacyBudget(1.0, 1e-5, noise_multiplier=1e30)],
+)
+@pytest.mark.parametrize(
+    "changes",
+    [dict(epochs=10**30), dict(epochs=10**308), dict(batch_size=1, epochs=1001),
+     dict(batch_size=1, epochs=1001, batch_sampling="balls_and_bins")],
+)
+def test_a_private_schedule_beyond_the_step_cap_is_refused_at_plan_time(
+    budget, changes
+):
+    # noise_multiplier=1e30 with max_iter=10**30 planned 4e30 steps that no
+    # calibration refused: the fit ran for ever. 1001 epochs of batches of
+    # 1 out of 1000 rows are 1,001,000 steps, one above the cap's 10**6.
+    params = DPSGDParams(**{**SGD, **changes})
+    with pytest.raises(ValueError, match="max_iter=.*smaller max_iter"):
+        dp_sgd_setup(1000, 3, 1, params, budget, weighted=False)
+
+
+def test_balls_and_bins_steps_are_counted_by_their_own_schedule():
+    # Batches of 3 out of 1000 rows: 333 balls-and-bins steps per epoch,
+    # 333.3 Poisson ones; 3001 epochs are 999,333 and 1,000,334 steps.
+    from sklearn_dpfair._solvers._private_fit import _check_private_steps
+
+    params = DPSGDParams(**{**SGD, "batch_size": 3, "epochs": 3001})
+    with pytest.raises(ValueError, match="take 1000334 noisy steps"):
+        _check_private_steps(1000, params)
+    _check_private_steps(1000, replace(params, batch_sampling="balls_and_bins"))
+
+
+def test_the_step_cap_in_the_estimators_plan_and_fit():
+    from sklearn_dpfair.linear_model import DPLogisticRegression
+
+    X, y = _data(200, 3)
+    clf = DPLogisticRegression(
+        classes=[0, 1], noise_multiplier=1e30, max_iter=10**30, random_state=0
+    )
+    for run in (lambda: clf.privacy_plan(200, 3), lambda: clf.fit(X, y)):
+        with pytest.raises(ValueError, match="max_iter=1e\\+30 epochs"):
+            run()
+    assert not hasattr(clf, "coef_")
+    # At the cap exactly (1000 epochs of batches of 1 out of 1000 rows).
+    params = DPSGDParams(**{**SGD, "batch_size": 1, "epochs": 1000})
+    setup = dp_sgd_setup(1000, 3, 1, params, PrivacyBudget(1.0, 1e-5), weighted=False)
+    assert setup.n_steps == 10**6
+    # The non-private limit solves with L-BFGS-B: max_iter is not its count.
+    clf = DPLogisticRegression(classes=[0, 1], epsilon=np.inf, max_iter=10**30)
+    assert np.all(np.isfinite(clf.fit(X, y).coef_))
+
+
+def test_frank_wolfe_refuses_fw_steps_beyond_the_cap_at_any_budget():
+    # fw_steps=1e30 raised numpy's "Maximum allowed size exceeded" from the
+    # per-step shares, fw_steps=1e12 a MemoryError (7.28 TiB), at any budget
+    # (the plan builds its selections even where epsilon=inf does not use
+    # them).
+    from sklearn_dpfair._solvers._private_fit import (
+        FrankWolfeParams,
+        frank_wolfe_setup,
+    )
+
+    cases = [
+        (10**30, "fw_steps \\(an int of 31 digits\\)"),
+        (10**12, "fw_steps=1000000000000 exceeds 10000"),
+        (10**4 + 1, "fw_steps=10001 exceeds"),
+    ]
+    for steps, match in cases:
+        for budget in (PrivacyBudget(1.0, 1e-5), PrivacyBudget(np.inf, 1e-5)):
+            params = FrankWolfeParams(1.0, 3.0, steps, 0.0)
+            with pytest.raises(ValueError, match=match):
+                frank_wolfe_setup(200, 2, 1, params, budget, weighted=False)
+
+
+def test_frank_wolfe_plans_a_float32_radius_in_float64():
+    # l1_radius=np.float32(1e38) times the bound 3 overflowed float32 (a
+    # RuntimeWarning, then OverflowError from the auto step count's ceil).
+    from sklearn_dpfair._solvers._private_fit import (
+        FrankWolfeParams,
+        frank_wolfe_setup,
+    )
+
+    params = FrankWolfeParams(np.float32(1e38), np.float32(3.0), None, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        setup = frank_wolfe_setup(
+            200, 2, 1, params, PrivacyBudget(1.0, 1e-5), weighted=False
+        )
+    assert type(setup.params.l1_radius) is float
+    assert setup.params.l1_radius == float(np.float32(1e38))
+    assert 1 <= setup.n_steps <= 1000

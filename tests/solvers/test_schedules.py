@@ -2,14 +2,18 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Public DP-SGD schedules: the number of epochs chosen from n."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair._solvers._schedules import (
     AUTO_EPOCHS_MAX,
+    MAX_STEPS,
     auto_epochs,
     check_penalty_step,
+    check_sgd_steps,
     penalty_capped_learning_rate,
     resolve_epochs,
     sgd_schedule,
@@ -65,3 +69,42 @@ def test_auto_learning_rate_is_capped_for_the_penalty():
     assert penalty_capped_learning_rate(8.0, 0.0) == 8.0
     assert penalty_capped_learning_rate(0.5, 1.0) == 0.5
     assert penalty_capped_learning_rate(8.0, 0.3) == pytest.approx(1 / 0.3)
+
+
+def test_a_float16_alpha_caps_the_auto_step_in_float64():
+    # 1 / np.float16(6e-8) overflowed float16 (a RuntimeWarning, and an
+    # infinite cap that happened to leave the step alone).
+    alpha = np.float16(6e-8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert penalty_capped_learning_rate(8.0, alpha) == 8.0
+        assert penalty_capped_learning_rate(1e9, alpha) == 1.0 / float(alpha)
+        check_penalty_step(1e5, np.float16(1e-5))
+        with pytest.raises(ValueError, match="learning_rate \\* alpha"):
+            check_penalty_step(1e5, np.float16(1.0))
+
+
+@pytest.mark.parametrize(
+    "n, batch_size, epochs", [(10**6, 1_000, 20), (10**6, "auto", "auto"),
+                              (10**7, "auto", AUTO_EPOCHS_MAX), (300, "auto", "auto")],
+)
+def test_default_schedules_are_far_below_the_step_cap(n, batch_size, epochs):
+    _, steps = sgd_schedule(n, batch_size, epochs)
+    assert steps * 10 <= MAX_STEPS
+    check_sgd_steps(n, batch_size, epochs)
+
+
+@pytest.mark.parametrize(
+    "batch_size, epochs, match",
+    [("auto", 10**30, "max_iter=1e\\+30 epochs take at least"),
+     ("auto", 10**308, "max_iter=1e\\+308 epochs take at least"),
+     (1, MAX_STEPS // 1000 + 1, "batch_size=1 of n_samples=1000"),
+     (10, 10**5, "take 10000000 noisy steps")],
+)
+def test_a_schedule_beyond_the_step_cap_is_refused(batch_size, epochs, match):
+    with pytest.raises(ValueError, match=match) as info:
+        check_sgd_steps(1000, batch_size, epochs)
+    assert "smaller max_iter" in str(info.value)
+    # At the cap exactly, accepted.
+    check_sgd_steps(1000, 1, MAX_STEPS // 1000)
+

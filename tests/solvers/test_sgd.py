@@ -210,3 +210,43 @@ def test_sgd_loop_per_column_penalty_is_a_stable_proximal_step():
             n_steps=1, denominator=200.0, learning_rate=0.5, alpha=0.1,
             rng=rng, column_alpha=column_alpha,
         )
+
+
+def test_tail_average_of_huge_finite_iterates_stays_finite():
+    # The sum of the tail iterates overflowed (inf, with a RuntimeWarning)
+    # although each iterate was finite; entries whose sum is finite keep the
+    # plain sum / count, bit for bit.
+    from sklearn_dpfair._solvers._sgd import tail_averaged
+
+    values = [np.array([1e308, 1.0, 1e308, 3.0]) * (1.0 - 0.1 * t) for t in range(6)]
+
+    def step(t, coef, w0):
+        return values[t] * np.array([1.0, 1.0, -1.0, 1.0]), values[t][:1]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        last, (coef, w0) = tail_averaged(step, np.zeros(4), np.zeros(1), n_steps=6)
+    assert np.all(np.isfinite(coef)) and np.all(np.isfinite(w0))
+    tail = [values[t] * np.array([1.0, 1.0, -1.0, 1.0]) for t in (3, 4, 5)]
+    # The tail is 0.7, 0.6 and 0.5 times 1e308: its sum overflows.
+    assert coef[0] == pytest.approx(0.6e308) and coef[2] == pytest.approx(-0.6e308)
+    assert w0[0] == pytest.approx(0.6e308)
+    # Sums that do not overflow: the plain average.
+    plain = (np.zeros(2) + tail[0][1::2] + tail[1][1::2] + tail[2][1::2]) / 3
+    assert np.array_equal(coef[1::2], plain)
+    assert np.array_equal(last[0], tail[2])
+
+
+def test_a_step_size_near_the_largest_float_gives_finite_parameters():
+    from sklearn_dpfair.linear_model import DPLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        clf = DPLogisticRegression(
+            classes=[0, 1], learning_rate=1e308, random_state=0
+        ).fit(X, y)
+    assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_))
+
