@@ -8,7 +8,7 @@ import numpy as np
 
 from .._solvers._feature_scaling import proximal_l2_factors
 from .._solvers._schedules import tail_start
-from ._config import FederationConfig
+from ._config import DivergedModelError, FederationConfig
 from ._silo import SiloMessage
 from ._silos import normalized_weights
 
@@ -179,7 +179,7 @@ class Server:
             # silo would refuse the model anyway, and the fit must not end on
             # a model of infs or NaNs. The model is post-processing of the
             # silos' noisy messages, so the check costs no privacy.
-            raise ValueError(
+            raise DivergedModelError(
                 f"round {self.round_index}: the server's step left the float "
                 "range (the updated model is not finite): the iterates diverged; "
                 "lower learning_rate (now "

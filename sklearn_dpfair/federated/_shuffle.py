@@ -64,6 +64,7 @@ from ._amplification import (
     sample_one_epsilon,
     shuffle_epsilon,
 )
+from ._config import DivergedModelError
 from ._silo import SiloMessage, SiloReport
 from ._silos import check_silo_delta, per_silo_budget
 
@@ -643,7 +644,7 @@ class ShuffledSilo:
             )
         if not np.isfinite(w).all():
             # The broadcast model is public: saying it diverged reveals nothing.
-            raise ValueError(
+            raise DivergedModelError(
                 f"silo {self.silo_id!r}: the broadcast model is not finite (the "
                 "server's step diverged); lower learning_rate."
             )

@@ -21,7 +21,7 @@ from ..exceptions import PrivacyBudgetError
 from ..privacy import PrivacyRecord, check_noise_generator
 from ..privacy._releases import ReleaseLog, check_releases, logged_releases
 from ._accounting import SiloPrivacy
-from ._config import FederationConfig
+from ._config import DivergedModelError, FederationConfig
 from ._spider import SpiderRounds
 
 __all__ = ["SiloMessage", "SiloReport", "SiloWorker"]
@@ -283,7 +283,7 @@ class SiloWorker:
             )
         if not np.isfinite(w).all():
             # The broadcast model is public: saying it diverged reveals nothing.
-            raise ValueError(
+            raise DivergedModelError(
                 f"silo {self.silo_id!r}: the broadcast model is not finite (the "
                 "server's step diverged); lower learning_rate."
             )

@@ -18,13 +18,22 @@ the model's layout differ, and they live here. With a SPIDER schedule
 anchor rounds release :meth:`NetworkSiloModel.noisy_difference` instead.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .._solvers._feature_scaling import first_layer_in_user_units, narrowed_if_finite
-from ..federated._fit import fit_silos
-from ._fit import NetworkFit, _init_rng, auto_network_learning_rate
+from ..federated._config import DivergedModelError
+from ..federated._fit import any_silo_is_private, fit_silos
+from ..federated._silos import split_by_silo
+from ._fit import (
+    NON_PRIVATE_HALVINGS,
+    NON_PRIVATE_LEARNING_RATE,
+    NetworkFit,
+    _init_rng,
+    auto_network_learning_rate,
+    network_objective,
+)
 from ._network import init_parameters, layer_sizes, n_parameters
 from ._sgd import clipped_network_gradient
 from ._spider import clipped_difference_sum
@@ -49,6 +58,10 @@ class NetworkSiloModel:
         Output loss (binary logistic or softmax).
     initial_parameters : ndarray of shape (n_params,)
         The first broadcast: the public random initialization.
+    non_private_step : float, default=NON_PRIVATE_LEARNING_RATE
+        The "auto" step of a federation without noise (every silo
+        non-private), which :func:`fit_network_silos` halves while the
+        rounds diverge.
 
     Examples
     --------
@@ -68,6 +81,7 @@ class NetworkSiloModel:
     activation: str
     loss: object
     initial_parameters: np.ndarray
+    non_private_step: float = NON_PRIVATE_LEARNING_RATE
 
     @classmethod
     def initialized(cls, sizes, activation, loss, rng):
@@ -93,7 +107,12 @@ class NetworkSiloModel:
         return weights, biases
 
     def auto_learning_rate(self, noise_multiplier, sampling_probability, n_samples):
-        """The central network's "auto" step size (public quantities only)."""
+        """The central network's "auto" step size (public quantities only).
+
+        Without noise (no silo private), :attr:`non_private_step`.
+        """
+        if noise_multiplier == 0:
+            return self.non_private_step
         return auto_network_learning_rate(
             noise_multiplier,
             sampling_probability,
@@ -232,19 +251,30 @@ def fit_network_silos(
     network = NetworkSiloModel.initialized(
         sizes, params.activation, loss, _init_rng(rng)
     )
-    fit = fit_silos(
-        X,
-        y,
-        loss,
-        params,
-        budget,
-        options,
-        silos=silos,
-        rng=rng,
-        seeded=seeded,
-        network=network,
-        scaling=scaling,
-    )
+
+    def run(network):
+        return fit_silos(
+            X,
+            y,
+            loss,
+            params,
+            budget,
+            options,
+            silos=silos,
+            rng=rng,
+            seeded=seeded,
+            network=network,
+            scaling=scaling,
+        )
+
+    ids, rows = split_by_silo(silos, X.shape[0])
+    if any_silo_is_private(budget, options, ids):
+        # The planned rounds, as accounted: no branch on the data.
+        fit = run(network)
+    else:
+        fit = _checked_non_private_rounds(
+            run, network, X, y, dict(zip(ids, rows)), params
+        )
     weights, biases = first_layer_in_user_units(
         *network.unflatten(fit.parameters), fit.scaling
     )
@@ -255,6 +285,103 @@ def fit_network_silos(
         fit.rounds,
         fit.record,
     )
+
+
+def _checked_non_private_rounds(run, network, X, y, silo_rows, params):
+    """A federation without noise, rerun at half the step while it diverges.
+
+    The central non-private limit's rule
+    (:data:`~sklearn_dpfair.neural._fit.NON_PRIVATE_HALVINGS`): the rounds
+    diverge when the server refuses a model that left the float range, or
+    when the returned average's penalized training loss (the silos' mean
+    losses in the server's weights) is not finite or exceeds that of the
+    initialization. ``learning_rate="auto"`` then reruns the rounds (same
+    initialization, same batches under a seed) at half the step; a given
+    one is refused. No silo is private, so reading the rows costs nothing.
+
+    Parameters
+    ----------
+    run : callable
+        ``run(network)`` returns the federation's FederatedFit.
+    network : NetworkSiloModel
+        The model, with the first attempt's ``non_private_step``.
+    X, y : ndarray
+        The pooled rows (the user's columns) and encoded targets.
+    silo_rows : dict
+        Silo id to the indices of its rows.
+    params : MLPParams
+        ``learning_rate``, ``activation`` and ``alpha`` are read.
+
+    Returns
+    -------
+    fit : FederatedFit
+
+    Raises
+    ------
+    ValueError
+        Naming ``learning_rate``, if a given step diverges, or "auto" still
+        does after ``NON_PRIVATE_HALVINGS`` halvings.
+    """
+    given = params.learning_rate != "auto"
+    for _ in range(NON_PRIVATE_HALVINGS + 1):
+        try:
+            fit = run(network)
+        except DivergedModelError:
+            # The server and the silos refuse a model that left the float
+            # range; any other error is not a divergence.
+            if given:
+                raise
+        else:
+            end = _federated_objective(fit, network, X, y, silo_rows, params)
+            start = _federated_objective(
+                fit, network, X, y, silo_rows, params, network.initial_parameters
+            )
+            if end <= start:
+                return fit
+            if given:
+                raise ValueError(
+                    f"learning_rate={params.learning_rate!r} diverges in the "
+                    "non-private federated fit (every silo epsilon=inf, no "
+                    "clipping): the training loss rose above that of the "
+                    "initialization. Pass a smaller learning_rate, or "
+                    "learning_rate='auto', which halves the step until it does not."
+                )
+        network = replace(network, non_private_step=network.non_private_step / 2)
+    raise ValueError(
+        "learning_rate='auto' diverges in the non-private federated fit (every "
+        f"silo epsilon=inf, no clipping) from {NON_PRIVATE_LEARNING_RATE!r} down "
+        f"to {2 * network.non_private_step!r}, {NON_PRIVATE_HALVINGS} halvings: "
+        "the training loss rose above that of the initialization. Pass a "
+        "smaller learning_rate, or check the features and the architecture."
+    )
+
+
+def _federated_objective(fit, network, X, y, silo_rows, params, parameters=None):
+    """Server-weighted mean of the silos' losses, plus the L2 penalty.
+
+    At ``parameters`` (the fit's own by default), on the columns as its
+    silos mapped them (``fit.scaling``).
+    """
+    w = fit.parameters if parameters is None else parameters
+    weights, biases = network.unflatten(w)
+    if fit.scaling is not None:
+        X = fit.scaling.transform(X)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = sum(
+            share
+            * network_objective(
+                X[silo_rows[sid]],
+                y[silo_rows[sid]],
+                network.loss,
+                weights,
+                biases,
+                activation=params.activation,
+                alpha=0.0,
+            )
+            for sid, share in fit.server_weights.items()
+        )
+        penalty = sum(float(np.sum(np.square(W))) for W in weights)
+        return total + 0.5 * params.alpha * penalty
 
 
 def _flatten(weights, biases):

@@ -10,6 +10,7 @@ noise multiplier by dp-accounting, the same event and record. Only the
 still a function of public quantities only.
 """
 
+import copy
 import math
 from dataclasses import dataclass, replace
 
@@ -22,17 +23,24 @@ from .._solvers._private_fit import (
     dp_sgd_setup,
     weights_in_dtype,
 )
-from .._solvers._schedules import penalty_capped_learning_rate, resolve_epochs
+from .._solvers._schedules import (
+    MAX_STEPS,
+    penalty_capped_learning_rate,
+    resolve_epochs,
+    sgd_schedule,
+)
 from ..privacy import fit_weights
 from ..utils._array_api import NUMPY_BACKEND, to_numpy
-from ._network import init_parameters, layer_sizes, n_parameters
+from ._network import forward, init_parameters, layer_sizes, n_parameters
 from ._sgd import noisy_network_sgd
 
 __all__ = [
     "MLPParams",
     "NetworkFit",
     "auto_network_learning_rate",
+    "check_network_steps",
     "fit_dp_network",
+    "network_objective",
     "network_setup",
 ]
 
@@ -50,15 +58,36 @@ __all__ = [
 AUTO_LEARNING_RATE_SCALE = 0.5
 AUTO_LEARNING_RATE_MAX = 4.0
 # Without clipping (epsilon = inf) the gradient is the plain mean gradient,
-# unbounded: 1.0 is stable for standardized or range-scaled inputs and the
-# widths scikit-learn uses (load_digits, standardized: 0.980 test accuracy at
-# 30 epochs against MLPClassifier's 0.973; Adult public preprocessor: 0.838).
+# unbounded: 1.0 suits standardized or range-scaled inputs and the widths
+# scikit-learn uses (load_digits, standardized: 0.980 test accuracy at 30
+# epochs against MLPClassifier's 0.973; Adult public preprocessor: 0.838).
+# It is not stable on every problem: the loss's curvature grows with the top
+# eigenvalue of the standardized columns' correlation matrix (up to
+# n_features when they are collinear) and, for a deep network, with the
+# product of the other layers' norms (a (32, 32) identity network on
+# standardized wine diverged to weights of 1e234 at step 1.0).
 NON_PRIVATE_LEARNING_RATE = 1.0
+# So the non-private limit, which releases nothing and may read the data,
+# checks its run: a run is diverging when its penalized training loss, at the
+# end of epochs 1, 2, 4, 8, ... or for the returned average, is not finite or
+# exceeds that of the initialization (gradient descent at a step below 2 / L
+# of an L-smooth loss never increases it). "auto" then restarts from the same
+# initialization and batches at half the step (backtracking, as Armijo's rule
+# halves a step that fails to decrease the objective), at most this many
+# times (down to 1/1024), and a given learning_rate is refused.
+NON_PRIVATE_HALVINGS = 10
+# Rows per block when the non-private check evaluates the training loss: the
+# activations of a block, not of all n rows, are held at once.
+_OBJECTIVE_ROWS = 4096
 _NON_PRIVATE_DESCRIPTION = (
     "non-private limit (epsilon=inf, no noise_multiplier): the same minibatch "
     "SGD on Poisson batches, without noise and without clipping, on columns "
     "standardized by their exact mean and standard deviation"
 )
+
+
+class _Diverged(Exception):
+    """A non-private run's training loss left the initialization's level."""
 
 
 @dataclass(frozen=True)
@@ -154,7 +183,14 @@ def network_setup(
     -------
     setup : DPSGDSetup
         ``learning_rate`` resolved; ``record.dp_event`` is the fit's event.
+
+    Raises
+    ------
+    ValueError
+        If the schedule has more than ``MAX_STEPS`` steps
+        (:func:`check_network_steps`), before anything is calibrated.
     """
+    check_network_steps(n_samples, params)
     sgd_params = DPSGDParams(
         clip_norm=params.clip_norm,
         batch_size=params.batch_size,
@@ -186,6 +222,126 @@ def network_setup(
         )
         setup = replace(setup, learning_rate=learning_rate)
     return setup
+
+
+def check_network_steps(n_samples, params):
+    """Refuse a schedule of more steps than a fit takes, from public inputs.
+
+    ``T = ceil(epochs / q)`` steps, each a Python-level step of the loop, and
+    as many releases for the accountant to compose: a fit takes at most
+    :data:`~sklearn_dpfair._solvers._schedules.MAX_STEPS` of them, the
+    package's bound on noisy steps, at every ``epsilon`` (a larger count
+    would not finish, with or without noise).
+
+    Parameters
+    ----------
+    n_samples : int or None
+        Number of rows (public; the pooled rows of a federation, whose
+        rounds follow the same schedule). None checks ``max_iter`` alone,
+        as a fit does before it reads the data.
+    params : MLPParams
+        ``epochs`` (``max_iter``) and ``batch_size`` are read.
+
+    Raises
+    ------
+    ValueError
+        Naming ``max_iter`` (and ``batch_size`` when it is the product that
+        is too large).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.neural._fit import MLPParams, check_network_steps
+    >>> params = MLPParams((4,), "relu", 1.0, 1, 10**6, "auto", 0.0)
+    >>> check_network_steps(10, params)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_iter=1000000 with batch_size=1 on 10 rows is 10000000 steps...
+    """
+    epochs = params.epochs
+    if not isinstance(epochs, str) and epochs > MAX_STEPS:
+        # Compared as given (an int), before any float division by it: each
+        # epoch is at least one step. Its digits are counted only where
+        # Python prints them (no more than 4300 by default).
+        epochs = int(epochs)
+        if epochs < 10**20:
+            given = f"max_iter={epochs}"
+        elif epochs.bit_length() <= 4000:
+            given = f"max_iter (an int of {len(str(epochs))} digits)"
+        else:
+            given = "max_iter (an int of more than 1200 digits)"
+        raise ValueError(
+            f"{given} is too large: a fit takes at most {MAX_STEPS} steps "
+            "(max_iter epochs of at least one step each). Pass a smaller "
+            "max_iter."
+        )
+    if n_samples is None:
+        return
+    _, n_steps = sgd_schedule(n_samples, params.batch_size, epochs)
+    if n_steps > MAX_STEPS:
+        raise ValueError(
+            f"max_iter={epochs} with batch_size={params.batch_size!r} on "
+            f"{n_samples} rows is {n_steps} steps (ceil(max_iter / q), q = "
+            f"batch_size / n_samples), more than the {MAX_STEPS} a fit takes: "
+            "pass a smaller max_iter or a larger batch_size."
+        )
+
+
+def network_objective(
+    X, y, loss, weights, biases, *, activation, alpha, sample_weight=None
+):
+    """Penalized training loss of a network: the non-private divergence check.
+
+    ``sum_i w_i loss_i / n + (alpha / 2) sum_l ||W_l||^2`` (weights only, as
+    the steps penalize them), evaluated by blocks of rows. It reads every
+    row: only the non-private limit, which releases nothing, calls it.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+        The training rows (numpy or the backend's namespace).
+    y : ndarray of shape (n_samples,)
+        Encoded targets (numpy).
+    loss : object
+        Output loss.
+    weights, biases : lists of arrays
+        The parameters, in ``X``'s namespace.
+    activation : str
+        Activation of the hidden layers.
+    alpha : float
+        L2 penalty on the weights.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Weights of the rows (numpy, mean 1).
+
+    Returns
+    -------
+    objective : float
+        ``inf`` or ``nan`` for a diverged network.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair._loss import BinaryLogisticLoss
+    >>> from sklearn_dpfair.neural._fit import network_objective
+    >>> X, y = np.ones((2, 1)), np.array([0.0, 1.0])
+    >>> W, b = [np.zeros((1, 1))], [np.zeros(1)]
+    >>> round(network_objective(X, y, BinaryLogisticLoss(), W, b,
+    ...                         activation="relu", alpha=0.0), 4)  # log 2
+    0.6931
+    """
+    n_samples = X.shape[0]
+    total = 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start in range(0, n_samples, _OBJECTIVE_ROWS):
+            stop = min(n_samples, start + _OBJECTIVE_ROWS)
+            raw = forward(X[start:stop, ...], weights, biases, activation)[2]
+            values = loss.loss(y[start:stop], np.asarray(to_numpy(raw), np.float64))
+            if sample_weight is not None:
+                values = values * sample_weight[start:stop]
+            total += float(np.sum(values))
+        penalty = sum(
+            float(np.sum(np.square(to_numpy(W), dtype=np.float64))) for W in weights
+        )
+        return total / n_samples + 0.5 * alpha * penalty
 
 
 def fit_dp_network(
@@ -258,30 +414,59 @@ def fit_dp_network(
     dtype = np.float32 if "float32" in str(X.dtype) else np.float64
     init_W, init_b = init_parameters(sizes, params.activation, _init_rng(rng), dtype)
     X = backend.asarray(X)
-    result = noisy_network_sgd(
-        X,
-        backend.asarray(y, dtype=X.dtype),
-        loss,
-        [backend.asarray(W) for W in init_W],
-        [backend.asarray(b) for b in init_b],
-        activation=params.activation,
-        mechanism=setup.mechanism,
-        sampling_probability=setup.sampling_probability,
-        n_steps=setup.n_steps,
-        learning_rate=setup.learning_rate,
-        alpha=params.alpha,
-        rng=rng,
-        sample_weight=(
-            None
-            if weights is None
-            else backend.asarray(weights_in_dtype(weights, X.dtype), dtype=X.dtype)
-        ),
-        progress=(
-            None
-            if progress is None
-            else progress.per(setup.n_steps, resolve_epochs(params.epochs, n_samples))
-        ),
-    )
+    init_W = [backend.asarray(W) for W in init_W]
+    init_b = [backend.asarray(b) for b in init_b]
+
+    def run(learning_rate, rng, monitor=None):
+        return noisy_network_sgd(
+            X,
+            backend.asarray(y, dtype=X.dtype),
+            loss,
+            init_W,
+            init_b,
+            activation=params.activation,
+            mechanism=setup.mechanism,
+            sampling_probability=setup.sampling_probability,
+            n_steps=setup.n_steps,
+            learning_rate=learning_rate,
+            alpha=params.alpha,
+            rng=rng,
+            sample_weight=(
+                None
+                if weights is None
+                else backend.asarray(weights_in_dtype(weights, X.dtype), dtype=X.dtype)
+            ),
+            progress=(
+                None
+                if progress is None
+                else progress.per(
+                    setup.n_steps, resolve_epochs(params.epochs, n_samples)
+                )
+            ),
+            monitor=monitor,
+        )
+
+    if budget.is_private:
+        # The planned run, as accounted: no branch on the data.
+        result = run(setup.learning_rate, rng)
+    else:
+        result = _checked_non_private_run(
+            run,
+            lambda W, b: network_objective(
+                X,
+                np.asarray(to_numpy(y), dtype=np.float64),
+                loss,
+                W,
+                b,
+                activation=params.activation,
+                alpha=params.alpha,
+                sample_weight=weights,
+            ),
+            (init_W, init_b),
+            setup,
+            given=params.learning_rate != "auto",
+            rng=rng,
+        )
     record = setup.record
     if not budget.is_private:
         record = replace(record, mechanism=_NON_PRIVATE_DESCRIPTION)
@@ -298,6 +483,89 @@ def fit_dp_network(
         [backend.to_output(b) for b in biases],
         setup.n_steps,
         record,
+    )
+
+
+def _checked_non_private_run(run, objective, initial, setup, *, given, rng):
+    """The non-private limit's run, restarted at half the step while it diverges.
+
+    A run is diverging when the penalized training loss (``objective``) at
+    the end of epochs 1, 2, 4, ... or of the returned average is not finite
+    or exceeds the initialization's (see :data:`NON_PRIVATE_HALVINGS`).
+    Every attempt starts from the same initialization and draws the same
+    batches (a copy of ``rng``'s state before the first), so the accepted
+    run is the plain run at its step. Nothing is released, so the checks
+    read the data freely; a private fit never comes here.
+
+    Parameters
+    ----------
+    run : callable
+        ``run(learning_rate, rng, monitor)`` returns a NetworkSGDResult.
+    objective : callable
+        ``objective(weights, biases)`` on the training rows.
+    initial : tuple
+        ``(weights, biases)`` the runs start from.
+    setup : DPSGDSetup
+        The plan: step size, schedule.
+    given : bool
+        Whether the user gave ``learning_rate`` (refused on divergence, not
+        halved).
+    rng : numpy.random.Generator
+        The fit's generator; the first attempt draws from it as an unchecked
+        run would.
+
+    Returns
+    -------
+    result : NetworkSGDResult
+
+    Raises
+    ------
+    ValueError
+        Naming ``learning_rate``, if a given step diverges, or "auto" still
+        does after :data:`NON_PRIVATE_HALVINGS` halvings.
+    """
+    start = objective(*initial)
+    q = setup.sampling_probability
+    # The ends of epochs 1, 2, 4, ... before the last step (whose average is
+    # checked in any case): a diverging run stops early, a sound one pays
+    # about log2(epochs) loss evaluations.
+    checkpoints = set()
+    epochs = 1
+    while (step := math.ceil(epochs / q - 1e-9)) < setup.n_steps:
+        checkpoints.add(step)
+        epochs *= 2
+
+    def monitor(t, weights, biases):
+        if t in checkpoints and not objective(weights, biases) <= start:
+            raise _Diverged
+
+    learning_rate = setup.learning_rate
+    snapshot = copy.deepcopy(rng)
+    for halving in range(NON_PRIVATE_HALVINGS + 1):
+        attempt_rng = rng if halving == 0 else copy.deepcopy(snapshot)
+        try:
+            # A diverging iterate overflows before it is caught: nothing is
+            # released, and the check below reports it.
+            with np.errstate(over="ignore", invalid="ignore"):
+                result = run(learning_rate, attempt_rng, monitor)
+            if objective(result.weights, result.biases) <= start:
+                return result
+        except _Diverged:
+            pass
+        if given:
+            raise ValueError(
+                f"learning_rate={learning_rate!r} diverges in the non-private "
+                "fit (epsilon=inf, no clipping): the training loss rose above "
+                "that of the initialization. Pass a smaller learning_rate, or "
+                "learning_rate='auto', which halves the step until it does not."
+            )
+        learning_rate = learning_rate / 2
+    raise ValueError(
+        f"learning_rate='auto' diverges in the non-private fit (epsilon=inf, no "
+        f"clipping) from {setup.learning_rate!r} down to {2 * learning_rate!r}, "
+        f"{NON_PRIVATE_HALVINGS} halvings: the training loss rose above that of "
+        "the initialization. Pass a smaller learning_rate, or check the "
+        "features and the architecture."
     )
 
 

@@ -52,7 +52,7 @@ from ..utils._validation import (
     validate_data,
 )
 from ._federated import fit_network_silos
-from ._fit import MLPParams, fit_dp_network, network_setup
+from ._fit import MLPParams, check_network_steps, fit_dp_network, network_setup
 from ._network import ACTIVATIONS, check_hidden_layer_sizes, network_scores
 
 __all__ = ["DPMLPClassifier"]
@@ -101,16 +101,27 @@ class DPMLPClassifier(ScoreClassifierMixin, PrivateEstimatorMixin, BaseEstimator
     max_iter : int, default=30
         Number of epochs. The number of noisy steps is ``ceil(max_iter / q)``
         with ``q = batch_size / n_samples``, fixed before the data are read
-        (no early stopping on private data).
+        (no early stopping on private data), and at most ``10**6`` (the
+        package's bound on a fit's steps): a larger count is a ``ValueError``
+        naming ``max_iter`` before any row is read, in :meth:`fit` and
+        :meth:`privacy_plan` alike.
     learning_rate : float or "auto", default="auto"
         Constant step size. "auto" sets it from public quantities only:
         ``min(4, 0.5 / r)`` with ``r = sigma sqrt(n_params) / (q n)`` the
-        noise on the averaged gradient relative to ``clip_norm``; 1.0
-        without noise (the gradient is then not clipped: scale the
-        features); capped at ``1 / alpha``. Tuned once on UCI Adult, never
-        on the data at hand. A given rate needs ``learning_rate * alpha <
-        2``, else the penalty's step diverges (a ``ValueError`` before the
-        data are read).
+        noise on the averaged gradient relative to ``clip_norm``; capped at
+        ``1 / alpha``. Tuned once on UCI Adult, never on the data at hand.
+        A given rate needs ``learning_rate * alpha < 2``, else the penalty's
+        step diverges (a ``ValueError`` before the data are read). In the
+        non-private limit (``epsilon=inf`` without ``noise_multiplier``,
+        also every silo of a federation) the gradient is not clipped and
+        "auto" starts at 1.0 on the exactly standardized columns; nothing is
+        released there, so the run is checked on the data: when the
+        penalized training loss at the end of epochs 1, 2, 4, ... or of the
+        returned average is not finite or exceeds the initialization's, the
+        run restarts from the same initialization and batches at half the
+        step (at most 10 halvings, then a ``ValueError``). A given rate that
+        diverges there is a ``ValueError`` naming ``learning_rate``. A
+        private fit runs its planned step whatever the data.
     alpha : float, default=1e-4
         L2 penalty ``alpha/2 ||W||^2`` on the weights (not the biases); data
         independent, so free.
@@ -295,8 +306,10 @@ default=None
     ``z1``) and difference rounds, each record's
     ``clip_C(g(w_r)) - clip_C(g(w_{r-1}))`` clipped to ``c_r = min(beta
     ||w_r - w_{r-1}||, 2C)`` (public: the models are broadcast) with noise
-    std ``z2 c_r``, ``z2 = sqrt(q) z1``; each silo's event composes both
-    kinds (dp-accounting) and ``noise_multiplier_`` is ``z1``.
+    std ``z2 c_r``, ``z2 = sqrt(spider_period) z1`` (the thesis's
+    ``sqrt(q)``, its ``q`` the phase length, not the Poisson rate); each
+    silo's event composes both kinds (dp-accounting) and
+    ``noise_multiplier_`` is ``z1``.
 
     References
     ----------
@@ -440,6 +453,8 @@ default=None
             type(self).__name__, X=X, y=y, sample_weight=sample_weight, silos=silos
         )
         hidden = self._hidden_layer_sizes()
+        # A count of steps no fit can run is refused before the data are read.
+        check_network_steps(None, self._params(hidden))
         if silos is not None and self.device == "cuda":
             raise ValueError("silos run on the CPU (numpy); use device='cpu'.")
         self._check_scaling(silos is not None)
@@ -463,6 +478,8 @@ default=None
         if silos is not None:
             budget, options = self._budget(caveats), self._silo_options()
             params = self._params(hidden)
+            # The rounds follow the central schedule on the pooled rows.
+            check_network_steps(X.shape[0], params)
             check_silo_plan(self, X, params, budget, options, silos=silos)
             federated, result = fit_network_silos(
                 to_numpy(X),
@@ -550,9 +567,11 @@ default=None
         if n_silos is not None:
             if n_silos < 1:
                 raise ValueError(f"n_silos must be >= 1; got {n_silos}.")
+            params = self._params(self._hidden_layer_sizes())
+            check_network_steps(n_samples, params)
             return plan_silos(
                 n_samples,
-                self._params(self._hidden_layer_sizes()),
+                params,
                 self._budget(()),
                 self._silo_options(),
                 n_silos=n_silos,

@@ -26,6 +26,7 @@ the noise are drawn on the host: a seed gives the same network, batches and
 noise on numpy and on torch.
 """
 
+import math
 from dataclasses import dataclass
 
 from .._solvers._linear import weighted_raw_gradient
@@ -103,6 +104,7 @@ def noisy_network_sgd(
     tail_fraction=0.5,
     sample_weight=None,
     progress=None,
+    monitor=None,
 ):
     """Run DP-SGD on a dense network and return the tail-averaged parameters.
 
@@ -138,11 +140,29 @@ def noisy_network_sgd(
         ``progress(t + 1, proxy)`` after step ``t``, with ``proxy`` the norm
         of the released update divided by the step size (the noisy
         gradient, penalty included): computed from released iterates only.
+    monitor : callable or None, default=None
+        ``monitor(t + 1, weights, biases)`` after step ``t``; it may raise to
+        stop the run. It reads the iterates, hence the data, outside any
+        accounting, so only a mechanism without noise and without clipping
+        (the non-private limit, where nothing is released) takes one: a
+        private run has no data-dependent branch.
 
     Returns
     -------
     result : NetworkSGDResult
+
+    Raises
+    ------
+    ValueError
+        If ``monitor`` is given with a mechanism that adds noise or clips.
     """
+    if monitor is not None and (
+        mechanism.noise_multiplier != 0 or not math.isinf(mechanism.clip_norm)
+    ):
+        raise ValueError(
+            "monitor reads the data outside the accounting: only a run without "
+            "noise and without clipping (epsilon=inf) takes one."
+        )
     xp = array_namespace(X)
     n_samples = X.shape[0]
     denominator = sampling_probability * n_samples
@@ -175,6 +195,8 @@ def noisy_network_sgd(
         ]
         if progress is not None:
             progress.moved(t + 1, previous, [*weights, *biases], learning_rate)
+        if monitor is not None:
+            monitor(t + 1, weights, biases)
         if t >= tail_from:
             params = [*weights, *biases]
             sums = params if sums is None else [s + p for s, p in zip(sums, params)]

@@ -305,3 +305,27 @@ def test_dask_execution_gives_the_local_network(digits, silo_algorithm):
         # another thread could differ, far below this tolerance.
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
     assert remote.dp_event_ == local.dp_event_
+
+
+def test_a_non_private_federation_halves_an_auto_step_that_diverges():
+    # Every silo at epsilon = inf: nothing is released, and the rounds at
+    # step 1.0 diverged to a model scoring 0 on wine (two identity layers
+    # of 32); they are rerun at half the step, and a given step that
+    # diverges is refused, naming it.
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    silos = np.arange(len(y)) % 2
+    kw = dict(
+        hidden_layer_sizes=(32, 32), activation="identity", epsilon=math.inf,
+        classes=[0, 1, 2], random_state=0,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        clf = DPMLPClassifier(**kw).fit(X, y, silos=silos)
+    assert clf.score(X, y) > 0.95
+    assert all(np.abs(W).max() < 100 for W in clf.coefs_)
+    given = DPMLPClassifier(learning_rate=1.0, **kw)
+    with pytest.raises(ValueError, match=r"learning_rate=1\.0 diverges"):
+        given.fit(X, y, silos=silos)
+    assert not hasattr(given, "coefs_")
