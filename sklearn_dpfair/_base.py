@@ -382,6 +382,11 @@ def restored_on_failure(fit):
             # (redacted_error); the original, chained, would print them too.
             redacted = redacted_error(exc)
             if redacted is None:
+                if exc.__suppress_context__:
+                    # Raised "from None" inside a handler: the exception it
+                    # replaced (whose message may quote a private value) is
+                    # hidden from tracebacks but still attached; drop it.
+                    exc.__context__ = None
                 raise
         # Raised outside the handler: there ``from None`` would only hide the
         # original from printed tracebacks, still attached as __context__.

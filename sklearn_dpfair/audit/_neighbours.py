@@ -895,10 +895,14 @@ def _numeric_features(X):
         else:
             values = np.asarray(X, dtype=float)
     except (TypeError, ValueError):
+        values = None
+    if values is None:
+        # Raised outside the handler: the conversion's message, quoting a
+        # value, is not attached as __context__.
         raise ValueError(
             "make_canary needs numeric features; X holds values that are not "
             "numbers. Build the canary row yourself and pass it to make_neighbours."
-        ) from None
+        )
     if values.ndim != 2 or values.shape[1] == 0:
         raise ValueError(
             f"X must be 2-D with at least one column, got shape {values.shape}."

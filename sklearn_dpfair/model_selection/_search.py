@@ -1692,11 +1692,16 @@ def _sensitive_as_frame(fit_params, alias=None):
             continue
         try:
             out[key] = sensitive_columns_frame(sensitive)
+            problem = None
         except (TypeError, ValueError) as exc:
+            problem = str(exc)
+        if problem is not None:
+            # Raised outside the handler: the original, which may quote a
+            # value, is not attached as __context__.
             raise ValueError(
                 f"{key} as a dict must map column names to columns of one "
-                f"value per sample: {exc}"
-            ) from None
+                f"value per sample: {problem}"
+            )
     return out
 
 

@@ -345,11 +345,22 @@ class _Reach:
         others = set(self.finite) | set(self.float_finite) | set(self.nan)
         for column in sorted(others.difference(numbers)):
             values = _dense(safe_indexing(X, [column], axis=1))
-            infinite = values.dtype.kind in "fc" and np.isinf(values).any()
+            # A column of numbers written as strings ("1.5", "nan", "inf")
+            # is read as floats by the numeric parts (check_array), which
+            # hand a parsed NaN on: its values are checked as they read them.
+            parsed = _parsed_floats(values)
+            if parsed is not None and column in self.finite:
+                tested = parsed
+            else:
+                tested = values
+            infinite = tested.dtype.kind in "fc" and np.isinf(tested).any()
             rule = self.finite if column in self.finite else self.float_finite
             if infinite and column in rule:
                 raise ValueError(_infinite(_label(X, column), *rule[column]))
-            if column in self.nan and _any_missing(values):
+            missing = _any_missing(values) or (
+                parsed is not None and bool(np.isnan(parsed).any())
+            )
+            if column in self.nan and missing:
                 raise ValueError(_missing(_label(X, column), *self.nan[column]))
         for column in sorted(self.one_kind):
             if _mixes_kinds(X, column):
@@ -367,14 +378,12 @@ class _Reach:
         except (TypeError, ValueError):
             pass
         for column in columns:
-            try:
-                _as_floats(safe_indexing(X, [column], axis=1))
-            except (TypeError, ValueError):
-                # The conversion's message quotes the value: not shown, and
-                # not chained.
+            # The conversion's message quotes the value: not shown, and
+            # raised outside its handler, so not attached as __context__.
+            if _parsed_floats(safe_indexing(X, [column], axis=1)) is None:
                 raise ValueError(
                     _not_a_number(_label(X, column), *self.numbers[column])
-                ) from None
+                )
         # Columns that convert one by one but not together (pandas'
         # mixed dtypes): the parts read them as their blocks select them.
         return np.column_stack(
@@ -394,8 +403,15 @@ def _mixes_kinds(X, column):
         if series.dtype.kind in "biufc":
             return False
         # pandas' vectorised reading of the types: only a column it reads
-        # as mixed is checked value by value, as the encoder reads it.
-        if pd.api.types.infer_dtype(series, skipna=True) not in (
+        # as mixed is checked value by value, as the encoder reads it. A
+        # categorical column is read by its categories (pandas says
+        # "categorical" of the column itself).
+        kinds = (
+            series.cat.categories
+            if isinstance(series.dtype, pd.CategoricalDtype)
+            else series
+        )
+        if pd.api.types.infer_dtype(kinds, skipna=True) not in (
             "mixed", "mixed-integer"
         ):
             return False
@@ -425,6 +441,14 @@ def _as_floats(X):
         ensure_min_features=0,
         input_name="X",
     )
+
+
+def _parsed_floats(values):
+    """``values`` as the float64 the numeric parts read, or None if they cannot."""
+    try:
+        return _dense(_as_floats(values))
+    except (TypeError, ValueError):
+        return None
 
 
 def _dense(values):

@@ -382,10 +382,14 @@ def float64_target(y):
     try:
         y = np.asarray(y).astype(np.float64, copy=False)
     except (TypeError, ValueError):
+        # The conversion's message quotes the value: raised outside the
+        # handler, so that it is not attached as __context__ either.
+        y = None
+    if y is None:
         raise ValueError(
             "Input y holds a value that is not a number: a regression "
             "target must be numeric."
-        ) from None
+        )
     if not np.isfinite(y).all():
         raise ValueError(
             "Input y contains NaN or infinity (a value that parses to one): "
@@ -541,10 +545,14 @@ def check_public_targets(y, task, class_sets=()):
     try:
         targets = np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError):
+        # Raised outside the handler: the conversion's message, quoting the
+        # value, is not attached as __context__.
+        targets = None
+    if targets is None:
         raise ValueError(
             "y must hold numbers for a regressor: a value could not be "
             "read as one (it is not shown: it is private)."
-        ) from None
+        )
     assert_all_finite(targets, input_name="y")
 
 

@@ -9,6 +9,7 @@ whether the fit fails would depend on one record once budget is spent.
 Each refusal here is checked to come with no release observed.
 """
 
+import traceback
 import warnings
 
 import numpy as np
@@ -193,6 +194,77 @@ def test_a_value_outside_declared_categories_is_refused_before_any_release(
         X.loc[7, column] = value
         columns.set_params(cat=encoder.set_params(**fix))
         PrivatePipeline([("ct", columns), ("clf", _model())], random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", " nan "])
+def test_a_missing_value_written_as_a_string_is_refused_before_any_release(value):
+    # A column of numbers written as strings: the scaler parses "nan" to NaN
+    # and hands it on, and the final step refused it after the scaler's
+    # release (pd.isna does not read the string as missing).
+    X, y = _frame()
+    X["a"] = X["a"].astype(str).astype(object)
+    X.loc[7, "a"] = value
+    columns = ColumnTransformer([("num", _scaler(), ["a"])], remainder="drop")
+    pipe = PrivatePipeline([("ct", columns), ("clf", _model())], random_state=0)
+    _refused_before_any_release(
+        lambda: pipe.fit(X, y), match=r"NaN in column 'a', which may reach 'clf'"
+    )
+    X.loc[7, "a"] = "0.5"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X, y)
+
+
+@pytest.mark.parametrize("other", [1, True])
+def test_a_categorical_column_mixing_kinds_is_refused_before_any_release(other):
+    # pandas reads a categorical column's type as "categorical", so its
+    # categories mixing strings with numbers were not checked up front, and
+    # the encoder refused a row holding the number after the scaler's release.
+    X, y = _frame()
+    X["c"] = X["c"].astype(object)
+    X.loc[7, "c"] = other
+    X["c"] = X["c"].astype("category")
+    columns = ColumnTransformer(
+        [("num", _scaler(), ["a"]), ("cat", DPOneHotEncoder(), ["c"])],
+        remainder="drop",
+    )
+    pipe = PrivatePipeline([("ct", columns), ("clf", _model())], random_state=0)
+    _refused_before_any_release(
+        lambda: pipe.fit(X, y),
+        error=TypeError,
+        match=r"column 'c' mixes strings .* 'ct__cat' \(DPOneHotEncoder\)",
+    )
+    # An unused mixed category is not a value of the column: it fits.
+    X.loc[7, "c"] = "x"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X, y)
+
+
+def test_a_refusal_keeps_no_private_value_in_its_context():
+    # Raised "from None" inside the handler, the refusal hid the conversion's
+    # error (quoting the value) from tracebacks but kept it as __context__.
+    secret = "SECRET_VALUE_42"
+    X, y = _frame()
+    X["b"] = X["b"].astype(object)
+    X.loc[3, "b"] = secret
+    columns = ColumnTransformer(
+        [("cat", DPOneHotEncoder(), ["c"]), ("num", _scaler(), ["b"])]
+    )
+    pipe = PrivatePipeline([("ct", columns), ("clf", _model())], random_state=0)
+    with pytest.raises(ValueError, match="not shown") as info:
+        pipe.fit(X, y)
+    targets = np.full(N, "1.0", dtype=object)
+    targets[3] = secret
+    regressor = PrivatePipeline(
+        [("num", _scaler()), ("reg", SemiDPLinearRegression())], random_state=0
+    )
+    with pytest.raises(ValueError, match="must hold numbers") as target_info:
+        regressor.fit(X[["a"]], targets)
+    for error in (info.value, target_info.value):
+        chain = [error.__context__, error.__cause__]
+        assert all(link is None for link in chain)
+        assert secret not in "".join(traceback.format_exception(error))
 
 
 def test_values_the_parts_take_still_fit():
