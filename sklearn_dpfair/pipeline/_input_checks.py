@@ -191,6 +191,11 @@ class _Reach:
         # Every (part, input position) reading a column unchanged whose
         # declared categories it checks the column's values against.
         self.declared = {}
+        # The columns a numeric part reads unchanged, before or after a
+        # release: it parses a string ("nan", "inf") to the float it writes,
+        # and a part that keeps NaN hands a parsed NaN on. A categorical
+        # part (an OrdinalEncoder) reads "nan" as a category instead.
+        self.parsed = set()
         # Whether a private part fits before the part visited (the parts
         # are visited in the order the fit runs them): a part that reads
         # the rows before any release refuses them itself, in time.
@@ -305,6 +310,7 @@ class _Reach:
             if not _reads_infinity(est):
                 self._add(self.float_finite, _union(nan), path, est)
         else:
+            self.parsed.update(_union(raw))
             self._add(self.numbers, _union(raw), path, est)
             self._add(self.finite, _union(nan), path, est)
         if not tags.allow_nan:
@@ -348,7 +354,7 @@ class _Reach:
             # A column of numbers written as strings ("1.5", "nan", "inf")
             # is read as floats by the numeric parts (check_array), which
             # hand a parsed NaN on: its values are checked as they read them.
-            parsed = _parsed_floats(values)
+            parsed = _parsed_floats(values) if column in self.parsed else None
             if parsed is not None and column in self.finite:
                 tested = parsed
             else:

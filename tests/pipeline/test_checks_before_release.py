@@ -215,6 +215,21 @@ def test_a_missing_value_written_as_a_string_is_refused_before_any_release(value
         pipe.fit(X, y)
 
 
+@pytest.mark.parametrize("code", ["nan", "inf"])
+def test_a_code_an_encoder_reads_as_a_category_is_not_parsed(code):
+    # An OrdinalEncoder reads the string "nan" (or "inf") as one of its
+    # categories and writes its code: nothing missing reaches the final step.
+    X, y = _frame()
+    X["code"] = np.array(["1", "2", code], dtype=object)[np.arange(N) % 3]
+    encoder = OrdinalEncoder(categories=[np.array(["1", "2", code], dtype=object)])
+    columns = ColumnTransformer(
+        [("num", _scaler(), ["a"]), ("cat", encoder, ["code"])], remainder="drop"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        PrivatePipeline([("ct", columns), ("clf", _model())], random_state=0).fit(X, y)
+
+
 @pytest.mark.parametrize("other", [1, True])
 def test_a_categorical_column_mixing_kinds_is_refused_before_any_release(other):
     # pandas reads a categorical column's type as "categorical", so its
