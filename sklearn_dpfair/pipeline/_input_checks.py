@@ -26,7 +26,9 @@ release refuse them themselves):
   would collide, and it refuses the column);
 * a value outside the declared ``categories`` of a scikit-learn
   ``OneHotEncoder`` or ``OrdinalEncoder`` with ``handle_unknown="error"``
-  that reads the column unchanged, at a known position.
+  that reads the column unchanged from the input (not from the joined
+  output of an earlier ``ColumnTransformer``, whose common dtype the
+  categories would be compared in), at a known position.
 
 Where the route of a column is not decided by the public structure (a
 selection by name or by a callable after a step other than a passthrough,
@@ -200,6 +202,11 @@ class _Reach:
         # are visited in the order the fit runs them): a part that reads
         # the rows before any release refuses them itself, in time.
         self.released = False
+        # Whether the part visited reads its columns from the input itself,
+        # in the input's dtypes: a ColumnTransformer's or a FeatureUnion's
+        # output joins its blocks into one array, whose dtype (the blocks'
+        # common type) an encoder's declared categories are then compared in.
+        self.direct = True
 
     def _add(self, rule, columns, path, est):
         if not self.released:
@@ -231,11 +238,13 @@ class _Reach:
         if isinstance(est, ColumnTransformer):
             return self._columns(path, est, raw, nan, names)
         if isinstance(est, FeatureUnion):
-            outs = [
-                self.visit(_join(path, name), part, raw, nan, names)
-                for name, part in est.transformer_list
-                if not (isinstance(part, str) and part == "drop")
-            ]
+            direct, outs = self.direct, []
+            for name, part in est.transformer_list:
+                if isinstance(part, str) and part == "drop":
+                    continue
+                self.direct = direct
+                outs.append(self.visit(_join(path, name), part, raw, nan, names))
+            self.direct = False  # the parts' outputs, joined
             return _concat([r for r, _ in outs]), _concat([n for _, n in outs])
         return self._leaf(path, est, raw, nan)
 
@@ -243,6 +252,7 @@ class _Reach:
         n_in = _width(raw)
         used, known = set(), n_in is not None
         outs = []
+        direct = self.direct
         for block, sub, key in ct.transformers:
             try:
                 key = _resolved_selector(key, names)
@@ -259,11 +269,13 @@ class _Reach:
             if isinstance(sub, str) and sub == "drop":
                 continue
             reads = _select(raw, cols), _select(nan, cols)
+            self.direct = direct
             outs.append(self.visit(_join(path, block), sub, *reads, None))
         remainder = ct.remainder
         if not (isinstance(remainder, str) and remainder == "drop"):
             rest = [j for j in range(n_in) if j not in used] if known else None
             if rest != []:
+                self.direct = direct
                 outs.append(
                     self.visit(
                         _join(path, "remainder"),
@@ -273,6 +285,7 @@ class _Reach:
                         None,
                     )
                 )
+        self.direct = False  # the blocks' outputs, joined
         return _concat([r for r, _ in outs]), _concat([n for _, n in outs])
 
     def _leaf(self, path, est, raw, nan):
@@ -294,6 +307,7 @@ class _Reach:
             return frozenset(), frozenset()
         if (
             self.released
+            and self.direct
             and _refuses_unknown(est)
             and isinstance(raw, tuple)
             and len(raw) == len(est.categories)

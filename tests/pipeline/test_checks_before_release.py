@@ -282,6 +282,24 @@ def test_a_refusal_keeps_no_private_value_in_its_context():
         assert secret not in "".join(traceback.format_exception(error))
 
 
+def test_declared_categories_after_a_join_are_left_to_the_encoder():
+    # An earlier ColumnTransformer joins its blocks into one float64 array,
+    # in which the encoder compares its declared categories: 2**53 + 1 reads
+    # as 2**53 there (declared), not as the int64 of the input. Checked on
+    # the input's dtype, the pipeline was refused.
+    X, y = _frame()
+    X["d"] = np.where(np.arange(N) % 2 == 0, 2**53 + 1, 2**53 + 2).astype(np.int64)
+    first = ColumnTransformer([("num", _scaler(), ["a"])], remainder="passthrough")
+    encoder = OrdinalEncoder(categories=[[2**53, 2**53 + 2]])
+    second = ColumnTransformer([("cat", encoder, [2])], remainder="drop")
+    pipe = PrivatePipeline(
+        [("s1", first), ("s2", second), ("clf", _model())], random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(X[["a", "b", "d"]], y)
+
+
 def test_values_the_parts_take_still_fit():
     # NaN into the imputer, a huge finite value into the scaler.
     X, y = _frame()
