@@ -966,12 +966,13 @@ def frank_wolfe_setup(
         )
     if params.n_steps is not None and params.n_steps > MAX_FW_STEPS:
         # Before the per-step shares and mechanisms are built (T of each):
-        # compared as given, an int, so that no float conversion overflows.
-        digits = str(int(params.n_steps))
+        # compared as given, an int, so that no float conversion overflows
+        # (nor Python's limit on the digits of an int it prints).
+        steps = int(params.n_steps)
         given = (
-            f"fw_steps={digits}"
-            if len(digits) <= 20
-            else f"fw_steps (an int of {len(digits)} digits)"
+            f"fw_steps={steps}"
+            if steps < 10**20
+            else "fw_steps (an int of more than 20 digits)"
         )
         raise ValueError(
             f"{given} exceeds {MAX_FW_STEPS}: each private Frank-Wolfe step is a "

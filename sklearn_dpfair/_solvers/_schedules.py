@@ -31,7 +31,7 @@ __all__ = [
 AUTO_BATCH_FRACTION = 0.05
 AUTO_BATCH_MIN = 256
 
-#: The most steps a private DP-SGD fit takes. Each step is a Python-level
+#: The most steps a DP-SGD (or SGDA) fit takes. Each step is a Python-level
 #: iteration (a batch gather, a noise draw and an update) of a few hundred
 #: microseconds at the least (batch_size=1 on 5 columns: ~0.35 ms), so this
 #: many steps already take minutes, and a count far above would not finish.
@@ -112,7 +112,7 @@ def sgd_schedule(n_samples, batch_size, epochs):
 
 
 def check_sgd_steps(n_samples, batch_size, epochs, *, steps=None):
-    """Refuse a DP-SGD schedule of more than :data:`MAX_STEPS` steps.
+    """Refuse a DP-SGD (or SGDA) schedule of more than :data:`MAX_STEPS` steps.
 
     From public inputs only, before any row is read (and before a
     calibration composes the steps). The message names the estimators'
@@ -145,26 +145,30 @@ def check_sgd_steps(n_samples, batch_size, epochs, *, steps=None):
     ValueError: max_iter=100000 epochs of batches ... or a smaller max_iter.
     """
     cap = (
-        f"a private DP-SGD fit takes at most {MAX_STEPS} noisy steps (each a "
-        "Python-level step of the solver)"
+        f"a fit takes at most {MAX_STEPS} steps (each a Python-level step of "
+        "the solver)"
     )
     if not isinstance(epochs, str) and epochs > MAX_STEPS:
         # Compared before the division by q: q <= 1 makes T >= epochs, and an
         # int number of epochs near float64's largest would overflow it.
         raise ValueError(
-            f"max_iter={_count(epochs)} epochs take at least as many noisy "
-            f"steps; {cap}: pass a smaller max_iter."
+            f"max_iter={_count(epochs)} epochs take at least as many steps; "
+            f"{cap}: pass a smaller max_iter."
         )
     q, planned = sgd_schedule(n_samples, batch_size, epochs)
     if steps is None:
         steps = planned
     if steps > MAX_STEPS:
         # Both at most MAX_STEPS * n_samples here: printed in full.
-        epochs = resolve_epochs(epochs, n_samples)
+        given = (
+            f"max_iter={epochs!r} ({resolve_epochs(epochs, n_samples)} epochs)"
+            if isinstance(epochs, str)
+            else f"max_iter={epochs} epochs"
+        )
         raise ValueError(
-            f"max_iter={epochs} epochs of batches of expected size "
+            f"{given} of batches of expected size "
             f"{q * n_samples:.4g} (batch_size={batch_size!r} of "
-            f"n_samples={n_samples}) take {steps} noisy steps; {cap}: "
+            f"n_samples={n_samples}) take {steps} steps; {cap}: "
             "pass a larger batch_size or a smaller max_iter."
         )
 

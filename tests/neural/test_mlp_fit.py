@@ -183,7 +183,7 @@ def test_a_private_fit_never_reads_its_training_loss(monkeypatch):
 def test_a_step_count_beyond_the_bound_is_refused_before_the_data(kw):
     # max_iter=10**30 ran (or calibrated) for ever. Refused from the
     # parameters alone: the rows (here NaN) are never read.
-    from sklearn_dpfair._solvers.semi_dp._fit import MAX_STEPS
+    from sklearn_dpfair._solvers._schedules import MAX_STEPS
     from sklearn_dpfair.neural import DPMLPClassifier
 
     clf = DPMLPClassifier((4,), classes=[0, 1], max_iter=10**30, **kw)

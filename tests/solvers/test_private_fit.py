@@ -538,7 +538,7 @@ def test_balls_and_bins_steps_are_counted_by_their_own_schedule():
     from sklearn_dpfair._solvers._private_fit import _check_private_steps
 
     params = DPSGDParams(**{**SGD, "batch_size": 3, "epochs": 3001})
-    with pytest.raises(ValueError, match="take 1000334 noisy steps"):
+    with pytest.raises(ValueError, match="take 1000334 steps"):
         _check_private_steps(1000, params)
     _check_private_steps(1000, replace(params, batch_sampling="balls_and_bins"))
 
@@ -574,7 +574,8 @@ def test_frank_wolfe_refuses_fw_steps_beyond_the_cap_at_any_budget():
     )
 
     cases = [
-        (10**30, "fw_steps \\(an int of 31 digits\\)"),
+        (10**30, "fw_steps \\(an int of more than 20 digits\\)"),
+        (10**5000, "fw_steps \\(an int of more than 20 digits\\)"),
         (10**12, "fw_steps=1000000000000 exceeds 10000"),
         (10**4 + 1, "fw_steps=10001 exceeds"),
     ]

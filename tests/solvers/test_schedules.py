@@ -99,7 +99,7 @@ def test_default_schedules_are_far_below_the_step_cap(n, batch_size, epochs):
     [("auto", 10**30, "max_iter=1e\\+30 epochs take at least"),
      ("auto", 10**308, "max_iter=1e\\+308 epochs take at least"),
      (1, MAX_STEPS // 1000 + 1, "batch_size=1 of n_samples=1000"),
-     (10, 10**5, "take 10000000 noisy steps")],
+     (10, 10**5, "take 10000000 steps")],
 )
 def test_a_schedule_beyond_the_step_cap_is_refused(batch_size, epochs, match):
     with pytest.raises(ValueError, match=match) as info:
@@ -108,3 +108,10 @@ def test_a_schedule_beyond_the_step_cap_is_refused(batch_size, epochs, match):
     # At the cap exactly, accepted.
     check_sgd_steps(1000, 1, MAX_STEPS // 1000)
 
+
+
+def test_an_auto_schedule_beyond_the_step_cap_names_its_epochs():
+    # max_iter="auto" at n = 60,000 is 17 epochs; with batch_size=1 that is
+    # 1,020,000 steps: the message says what "auto" resolved to.
+    with pytest.raises(ValueError, match=r"max_iter='auto' \(17 epochs\) of batches"):
+        check_sgd_steps(60_000, 1, "auto")

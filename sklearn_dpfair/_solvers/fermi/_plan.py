@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from ...exceptions import PrivacyAccountingError
 from .._constant_choice import chooses_privately, in_choice_range
 from .._intercept_only import affords_model, intercept_only_setup
-from .._schedules import check_penalty_step, sgd_schedule
+from .._schedules import check_penalty_step, check_sgd_steps, sgd_schedule
 from ._privacy import FERMINoise, fermi_event, noise_of
 from ._weight_search import PRIVATE_BOUND_MAX, selection_schedule
 
@@ -185,6 +185,8 @@ def fermi_plan_key(privacy, params, *, n_samples, n_groups, n_features, n_classe
     -------
     key : FERMIPlanKey
     """
+    # Its descent-ascent loop runs the steps with or without noise.
+    check_sgd_steps(n_samples, params.batch_size, params.epochs)
     q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
     # The non-private fit solves its weight path with one group too (its
     # disparity is 0 at weight 0: a one-point path, the bound met), as it

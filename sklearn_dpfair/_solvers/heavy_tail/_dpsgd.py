@@ -91,7 +91,7 @@ from ...privacy._zcdp import _RHO_MAX
 from ...utils._array_api import NUMPY_BACKEND, to_numpy
 from .._non_private import minimize_regression, non_private_record
 from .._rows import squared_row_norms
-from .._schedules import sgd_schedule
+from .._schedules import MAX_STEPS, sgd_schedule
 from .._sgd import noisy_sgd
 from ._intercept_mean import intercept_mean_noise_std, private_intercept_step
 from ._private_quantile import (
@@ -252,6 +252,13 @@ def dpsgd_plan(n_samples, max_iter="auto", schedule=DPSGD_SCHEDULE):
     batch = max(schedule.batch_min, schedule.batch_fraction * n_samples)
     q, n_steps = sgd_schedule(n_samples, batch, schedule.epochs)
     if max_iter != "auto":
+        if max_iter > MAX_STEPS:
+            # The loop runs each step in Python, with or without noise.
+            raise ValueError(
+                f"max_iter={max_iter:.4g} steps is more than the {MAX_STEPS} a "
+                "fit takes (each a Python-level step of the solver): pass a "
+                "smaller max_iter."
+            )
         n_steps = int(max_iter)
     return DPSGDPlan(sampling_probability=q, n_steps=n_steps)
 

@@ -75,6 +75,7 @@ from ...utils._numeric import public_float
 from ...utils._validation import warn_at_caller
 from .._feature_scaling import ScalingPlan
 from .._non_private import minimize_linear, non_private_record
+from .._schedules import MAX_STEPS
 from ._public_geometry import (
     geometry_estimable,
     newton_preconditioner,
@@ -163,12 +164,12 @@ PLAIN_NEWTON_FRACTION = 0.5
 # semidp-sgd's default expected private batch: 5 % of the private rows, at
 # least 256 (as DPLogisticRegression's "auto").
 AUTO_BATCH_FRACTION, AUTO_BATCH_MIN = 0.05, 256
-#: The most noisy steps a private fit takes (``max_iter`` full-batch steps,
-#: or ``max_iter`` epochs of Poisson batches for semidp-sgd): the solver and
-#: the public error model (:func:`~._public_tuning.predicted_excess_risk`)
-#: loop over the steps in Python, and the calibration composes them, so a
-#: larger count would not finish. Refused at plan and fit alike.
-MAX_STEPS = 10**6
+# The most noisy steps a private fit takes (``max_iter`` full-batch steps,
+# or ``max_iter`` epochs of Poisson batches for semidp-sgd): the solver and
+# the public error model (:func:`~._public_tuning.predicted_excess_risk`)
+# loop over the steps in Python, and the calibration composes them, so a
+# larger count would not finish; the package's one cap on steps
+# (``_schedules.MAX_STEPS``). Refused at plan and fit alike.
 #: A given step of the public Newton preconditioner, in units of a full
 #: Newton step of the model, must stay below this: each step multiplies the
 #: model's distance to its fixed point by ``1 - learning_rate`` along every

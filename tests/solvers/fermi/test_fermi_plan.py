@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from sklearn_dpfair import DPFERMIClassifier
+from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
 from sklearn_dpfair._solvers.fermi import _fit, _weight_search
 from sklearn_dpfair._solvers.fermi._fit import FERMIParams, fit_fermi
 from sklearn_dpfair._solvers.fermi._plan import (
@@ -267,3 +267,20 @@ def test_plan_and_fit_refuse_a_missing_declared_group(groups):
     with pytest.raises(ValueError, match="groups contains a missing label"):
         est.fit(X, y, sensitive_features=rng.integers(0, 2, 300))
     assert not hasattr(est, "coef_")
+
+
+@pytest.mark.parametrize("private", [True, False])
+def test_a_schedule_beyond_the_step_cap_is_refused_naming_max_iter(private):
+    # The descent-ascent loop runs every planned step in Python, with or
+    # without noise: max_iter=10**7 epochs planned ~2e7 steps and hung.
+    match = r"max_iter=1e\+07 epochs .*pass a smaller max_iter"
+    X = np.zeros((20, 2))
+    y = s = np.arange(20) % 2
+    if private:
+        est = DPFERMIClassifier(epsilon=1.0, max_iter=10**7)
+        with pytest.raises(ValueError, match=match):
+            est.privacy_plan(2000, 3, n_groups=2)
+    else:
+        est = FERMIClassifier(max_iter=10**7)
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y, sensitive_features=s)
