@@ -61,6 +61,7 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import clone
 
+from ..pipeline._steps import is_passthrough
 from ..preprocessing._bounds import check_bounds
 from ..privacy._mechanism import block_position, observe_privatize
 from ..utils._array_api import from_host, to_numpy
@@ -326,10 +327,6 @@ class _CanaryObserver:
         self.sigmas.append(float(mechanism.noise_multiplier))
 
 
-def _is_passthrough(step):
-    return step is None or (isinstance(step, str) and step == "passthrough")
-
-
 def _canary_target(estimator):
     """The estimator whose noisy steps the canaries enter, and its parameter prefix.
 
@@ -348,7 +345,7 @@ def _canary_target(estimator):
     steps = params.get("steps")
     if isinstance(steps, list) and steps:
         for name, step in steps[:-1]:
-            if not _is_passthrough(step):
+            if not is_passthrough(step):
                 raise ValueError(
                     f"audit_gradient_canary cannot audit {type(estimator).__name__} "
                     f"with step {name!r} ({type(step).__name__}) before its final "
@@ -359,7 +356,7 @@ def _canary_target(estimator):
                     "pipeline whose earlier steps are 'passthrough'."
                 )
         name, final = steps[-1]
-        if _is_passthrough(final) or not hasattr(final, "get_params"):
+        if is_passthrough(final) or not hasattr(final, "get_params"):
             raise ValueError(
                 f"audit_gradient_canary cannot audit {type(estimator).__name__} "
                 f"whose final step {name!r} is no estimator: nothing takes noisy "

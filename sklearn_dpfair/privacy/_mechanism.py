@@ -81,7 +81,10 @@ def check_mechanism_numbers(sensitivity, noise_multiplier, *, name):
 
 def _check_number(value, name):
     # public_float names the parameter for a bool, a non-number and an int
-    # beyond the largest float; NaN fails the comparison.
+    # beyond the largest float; NaN fails the comparison. A 0-d array is
+    # read as the number it holds, as the mechanisms' arithmetic reads it.
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
     if not public_float(value, name) >= 0:
         raise ValueError(f"{name} must be a number in [0, inf], got {value!r}.")
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from sklearn_dpfair.privacy import GaussianMechanism, PrivacyBudget
+from sklearn_dpfair.privacy import GaussianMechanism, LaplaceMechanism, PrivacyBudget
 
 # The least noise scale the mechanisms draw with (MIN_NOISE_SCALE).
 SMALLEST_NORMAL = float(np.finfo(np.float64).smallest_normal)
@@ -129,3 +129,15 @@ def test_ordinary_numbers_are_kept_as_given():
     assert GaussianMechanism(2, 3).noise_std == 6
     assert GaussianMechanism(10**300, 0.5).noise_std == 0.5e300
     assert GaussianMechanism(np.float16(0.5), np.float32(2.0)).noise_std == 1.0
+
+
+@pytest.mark.parametrize("make", [GaussianMechanism, LaplaceMechanism])
+def test_a_zero_dimensional_array_is_read_as_its_number(make):
+    # As the mechanisms' arithmetic reads it (accepted before the checks of
+    # the parameters' types were added).
+    mechanism = make(np.array(0.3), np.array(2.0))
+    twin = make(0.3, 2.0)
+    noisy = mechanism.privatize(np.zeros(3), np.random.default_rng(0))
+    np.testing.assert_array_equal(
+        noisy, twin.privatize(np.zeros(3), np.random.default_rng(0))
+    )
