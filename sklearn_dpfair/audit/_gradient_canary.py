@@ -533,6 +533,14 @@ def _sampling_rate(probe, sampling_probability):
     if sampling_probability != "auto":
         return sampling_probability
     q = getattr(probe.privacy_record_, "sampling_probability", None)
+    fitted = getattr(probe, "pipeline_", None)
+    if q is None and fitted is not None:
+        # A pipeline of passthroughs and one model (_canary_target): its
+        # claim is the model's, whose record states the rate (a heavy-tail
+        # or DP-FERMI event composes its steps with other releases).
+        final = fitted.steps[-1][1]
+        record = getattr(final, "privacy_record_", None)
+        q = getattr(record, "sampling_probability", None)
     if q is None:
         # A record without a rate (a pipeline's) whose claim is DP-SGD's
         # Poisson-subsampled Gaussian: the claim assumes rate q per step.

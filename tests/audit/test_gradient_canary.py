@@ -630,3 +630,21 @@ def test_the_sampling_rate_of_a_poisson_sampled_event_without_a_recorded_rate():
     mixed = dp_accounting.ComposedDpEvent([poisson, gauss])
     with pytest.raises(ValueError, match="Pass sampling_probability=q"):
         _sampling_rate(probe(mixed), "auto")
+
+
+def test_a_pipeline_of_one_model_reads_the_models_sampling_rate():
+    # A heavy-tail event composes its steps with the scales' releases: the
+    # rate is the model's record's, not one read from the event's shape.
+    from sklearn_dpfair.audit._gradient_canary import _sampling_rate
+    from sklearn_dpfair.linear_model import HeavyTailDPRegressor
+    from sklearn_dpfair.pipeline import make_private_pipeline
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    y = X[:, 0] + rng.normal(size=400)
+    model = HeavyTailDPRegressor(feature_bounds=[(-4, 4)] * 2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alone = model.fit(X, y)
+        pipe = make_private_pipeline(model, epsilon=1.0, random_state=0).fit(X, y)
+    assert _sampling_rate(pipe, "auto") == _sampling_rate(alone, "auto") > 0
