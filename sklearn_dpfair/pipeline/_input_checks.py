@@ -141,23 +141,46 @@ def _refuses_unknown(est):
     )
 
 
-def _within_declared(est, position, values):
-    """Whether the encoder's fit takes ``values`` at input ``position``.
-
-    A one-column clone with that position's declared categories is fitted
-    on them: its fit releases nothing and compares the values with the
-    categories exactly as the encoder will (dtypes, missing values).
-    """
+def _probe(est, position):
+    """A one-column clone of the encoder with its ``position``'s categories."""
     probe = clone(est).set_params(categories=[est.categories[position]])
     if isinstance(probe, OneHotEncoder):
         probe.set_params(drop=None)  # a per-column drop needs every column
+    return probe
+
+
+def _within_declared(est, position, values):
+    """Whether the encoder's fit takes ``values`` at input ``position``.
+
+    The one-column probe is fitted on them: its fit releases nothing and
+    compares the values with the categories exactly as the encoder will
+    (dtypes, missing values).
+    """
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            probe.fit(values)
+            _probe(est, position).fit(values)
     except ValueError:
         return False
     return True
+
+
+def _refused_categories(est, position):
+    """The encoder's refusal of its own declared categories, or None.
+
+    Fitted on the categories alone (public): an encoder that refuses them
+    (unsorted numeric categories, say) refuses any data, and its message,
+    about its parameters only, says why better than "outside the declared
+    categories" would.
+    """
+    categories = np.asarray(est.categories[position]).reshape(-1, 1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _probe(est, position).fit(categories)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return None
 
 
 def _steps_of(est):
@@ -388,8 +411,15 @@ class _Reach:
         for column in sorted(self.declared):
             values = safe_indexing(X, [column], axis=1)
             for path, est, position in self.declared[column]:
-                if not _within_declared(est, position, values):
-                    raise ValueError(_undeclared(_label(X, column), path, est))
+                if _within_declared(est, position, values):
+                    continue
+                problem = _refused_categories(est, position)
+                if problem is not None:
+                    raise ValueError(
+                        f"{_part(path, est)} refuses its declared categories: "
+                        f"{problem}"
+                    )
+                raise ValueError(_undeclared(_label(X, column), path, est))
 
     def _numbers(self, X, columns):
         """The ``columns`` of ``X`` as float64, as the parts convert them."""

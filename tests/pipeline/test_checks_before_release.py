@@ -282,6 +282,24 @@ def test_a_refusal_keeps_no_private_value_in_its_context():
         assert secret not in "".join(traceback.format_exception(error))
 
 
+def test_an_encoder_refusing_its_own_categories_says_so_before_any_release():
+    # Unsorted numeric categories are refused whatever the data: the
+    # message is the encoder's, about its parameter, not "a value outside
+    # the declared categories".
+    X, y = _frame()
+    X["d"] = np.arange(N) % 2
+    encoder = OrdinalEncoder(categories=[[1, 0]])
+    columns = ColumnTransformer(
+        [("num", _scaler(), ["a"]), ("cat", encoder, ["d"])], remainder="drop"
+    )
+    pipe = PrivatePipeline([("ct", columns), ("clf", _model())], random_state=0)
+    _refused_before_any_release(
+        lambda: pipe.fit(X, y),
+        match=r"'ct__cat' \(OrdinalEncoder\) refuses its declared categories: "
+        "Unsorted categories",
+    )
+
+
 def test_declared_categories_after_a_join_are_left_to_the_encoder():
     # An earlier ColumnTransformer joins its blocks into one float64 array,
     # in which the encoder compares its declared categories: 2**53 + 1 reads
