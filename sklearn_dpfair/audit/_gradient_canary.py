@@ -327,6 +327,31 @@ class _CanaryObserver:
         self.sigmas.append(float(mechanism.noise_multiplier))
 
 
+def _is_estimator(value):
+    return (
+        hasattr(value, "fit")
+        and hasattr(value, "get_params")
+        and not isinstance(value, type)
+    )
+
+
+def _holds_estimator(value):
+    """Whether a parameter is an estimator or a list of them (or of pairs).
+
+    A ``VotingClassifier``'s ``estimators`` is a list of ``(name,
+    estimator)`` pairs.
+    """
+    if _is_estimator(value):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(
+            _is_estimator(item)
+            or (isinstance(item, tuple) and any(map(_is_estimator, item)))
+            for item in value
+        )
+    return False
+
+
 def _canary_target(estimator):
     """The estimator whose noisy steps the canaries enter, and its parameter prefix.
 
@@ -343,7 +368,7 @@ def _canary_target(estimator):
     """
     params = estimator.get_params(deep=False)
     steps = params.get("steps")
-    if isinstance(steps, list) and steps:
+    if isinstance(steps, (list, tuple)) and steps:
         for name, step in steps[:-1]:
             if not is_passthrough(step):
                 raise ValueError(
@@ -364,13 +389,7 @@ def _canary_target(estimator):
             )
         target, prefix = _canary_target(final)
         return target, f"{name}__{prefix}"
-    nested = sorted(
-        key
-        for key, value in params.items()
-        if hasattr(value, "fit")
-        and hasattr(value, "get_params")
-        and not isinstance(value, type)
-    )
+    nested = sorted(key for key, value in params.items() if _holds_estimator(value))
     if nested:
         raise ValueError(
             f"audit_gradient_canary cannot audit {type(estimator).__name__}, "

@@ -597,6 +597,17 @@ def test_a_pipeline_that_transforms_the_canary_columns_is_refused_before_any_fit
     search = PrivateHyperparameterSearch(clf, {"clip_norm": [0.5, 1.0]})
     with pytest.raises(ValueError, match=r"PrivateHyperparameterSearch.*'estimator'"):
         audit_gradient_canary(search, X, y, n_runs=4, n_canaries=2)
+    # Estimators held in a list of pairs, and steps given as a tuple.
+    from sklearn.ensemble import VotingClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    voting = VotingClassifier([("a", clf), ("b", clf)])
+    with pytest.raises(ValueError, match=r"VotingClassifier.*'estimators'"):
+        audit_gradient_canary(voting, X, y, n_runs=4, n_canaries=2)
+    steps = Pipeline((("sc", StandardScaler()), ("clf", clf)))
+    with pytest.raises(ValueError, match=r"Pipeline with step 'sc'"):
+        audit_gradient_canary(steps, X, y, n_runs=4, n_canaries=2)
 
 
 def test_the_sampling_rate_of_a_poisson_sampled_event_without_a_recorded_rate():
