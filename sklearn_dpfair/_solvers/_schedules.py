@@ -120,8 +120,9 @@ def check_sgd_steps(n_samples, batch_size, epochs, *, steps=None):
 
     Parameters
     ----------
-    n_samples : int
-        Number of training rows (treated as public).
+    n_samples : int or None
+        Number of training rows (treated as public). None checks ``max_iter``
+        alone, as a fit does before it reads the data.
     batch_size : int, "auto" or "full"
         Expected batch size, as :func:`sgd_schedule` takes it.
     epochs : int, float or "auto"
@@ -155,6 +156,8 @@ def check_sgd_steps(n_samples, batch_size, epochs, *, steps=None):
             f"max_iter={_count(epochs)} epochs take at least as many steps; "
             f"{cap}: pass a smaller max_iter."
         )
+    if n_samples is None:
+        return
     q, planned = sgd_schedule(n_samples, batch_size, epochs)
     if steps is None:
         steps = planned
@@ -175,7 +178,12 @@ def check_sgd_steps(n_samples, batch_size, epochs, *, steps=None):
 
 def _count(value):
     """A public count for a message: 4 significant digits, never 300 of them."""
-    return f"{value:.4g}"
+    try:
+        return f"{value:.4g}"
+    except OverflowError:
+        # An int beyond float64: its size, not its (possibly thousands of)
+        # digits, which Python refuses to print past 4300 of them.
+        return f"about 2**{int(value).bit_length()}"
 
 
 # Step size of DP-SGD when learning_rate="auto". What limits the step is the

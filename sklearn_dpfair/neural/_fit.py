@@ -24,10 +24,9 @@ from .._solvers._private_fit import (
     weights_in_dtype,
 )
 from .._solvers._schedules import (
-    MAX_STEPS,
+    check_sgd_steps,
     penalty_capped_learning_rate,
     resolve_epochs,
-    sgd_schedule,
 )
 from ..privacy import fit_weights
 from ..utils._array_api import NUMPY_BACKEND, to_numpy
@@ -38,7 +37,6 @@ __all__ = [
     "MLPParams",
     "NetworkFit",
     "auto_network_learning_rate",
-    "check_network_steps",
     "fit_dp_network",
     "network_objective",
     "network_setup",
@@ -188,9 +186,10 @@ def network_setup(
     ------
     ValueError
         If the schedule has more than ``MAX_STEPS`` steps
-        (:func:`check_network_steps`), before anything is calibrated.
+        (:func:`~.._solvers._schedules.check_sgd_steps`), before anything
+        is calibrated.
     """
-    check_network_steps(n_samples, params)
+    check_sgd_steps(n_samples, params.batch_size, params.epochs)
     sgd_params = DPSGDParams(
         clip_norm=params.clip_norm,
         batch_size=params.batch_size,
@@ -222,68 +221,6 @@ def network_setup(
         )
         setup = replace(setup, learning_rate=learning_rate)
     return setup
-
-
-def check_network_steps(n_samples, params):
-    """Refuse a schedule of more steps than a fit takes, from public inputs.
-
-    ``T = ceil(epochs / q)`` steps, each a Python-level step of the loop, and
-    as many releases for the accountant to compose: a fit takes at most
-    :data:`~sklearn_dpfair._solvers._schedules.MAX_STEPS` of them, the
-    package's bound on noisy steps, at every ``epsilon`` (a larger count
-    would not finish, with or without noise).
-
-    Parameters
-    ----------
-    n_samples : int or None
-        Number of rows (public; the pooled rows of a federation, whose
-        rounds follow the same schedule). None checks ``max_iter`` alone,
-        as a fit does before it reads the data.
-    params : MLPParams
-        ``epochs`` (``max_iter``) and ``batch_size`` are read.
-
-    Raises
-    ------
-    ValueError
-        Naming ``max_iter`` (and ``batch_size`` when it is the product that
-        is too large).
-
-    Examples
-    --------
-    >>> from sklearn_dpfair.neural._fit import MLPParams, check_network_steps
-    >>> params = MLPParams((4,), "relu", 1.0, 1, 10**6, "auto", 0.0)
-    >>> check_network_steps(10, params)
-    Traceback (most recent call last):
-    ...
-    ValueError: max_iter=1000000 with batch_size=1 on 10 rows is 10000000 steps...
-    """
-    epochs = params.epochs
-    if not isinstance(epochs, str) and epochs > MAX_STEPS:
-        # Compared as given (an int), before any float division by it: each
-        # epoch is at least one step. Its digits are counted only where
-        # Python prints them (no more than 4300 by default).
-        epochs = int(epochs)
-        if epochs < 10**20:
-            given = f"max_iter={epochs}"
-        elif epochs.bit_length() <= 4000:
-            given = f"max_iter (an int of {len(str(epochs))} digits)"
-        else:
-            given = "max_iter (an int of more than 1200 digits)"
-        raise ValueError(
-            f"{given} is too large: a fit takes at most {MAX_STEPS} steps "
-            "(max_iter epochs of at least one step each). Pass a smaller "
-            "max_iter."
-        )
-    if n_samples is None:
-        return
-    _, n_steps = sgd_schedule(n_samples, params.batch_size, epochs)
-    if n_steps > MAX_STEPS:
-        raise ValueError(
-            f"max_iter={epochs} with batch_size={params.batch_size!r} on "
-            f"{n_samples} rows is {n_steps} steps (ceil(max_iter / q), q = "
-            f"batch_size / n_samples), more than the {MAX_STEPS} a fit takes: "
-            "pass a smaller max_iter or a larger batch_size."
-        )
 
 
 def network_objective(

@@ -28,6 +28,7 @@ from .._solvers._feature_scaling import (
     warn_unscaled_columns,
 )
 from .._solvers._progress import progress_printer
+from .._solvers._schedules import check_sgd_steps
 from ..federated._fit import (
     SiloOptions,
     check_silo_plan,
@@ -52,7 +53,7 @@ from ..utils._validation import (
     validate_data,
 )
 from ._federated import fit_network_silos
-from ._fit import MLPParams, check_network_steps, fit_dp_network, network_setup
+from ._fit import MLPParams, fit_dp_network, network_setup
 from ._network import ACTIVATIONS, check_hidden_layer_sizes, network_scores
 
 __all__ = ["DPMLPClassifier"]
@@ -454,7 +455,8 @@ default=None
         )
         hidden = self._hidden_layer_sizes()
         # A count of steps no fit can run is refused before the data are read.
-        check_network_steps(None, self._params(hidden))
+        params = self._params(hidden)
+        check_sgd_steps(None, params.batch_size, params.epochs)
         if silos is not None and self.device == "cuda":
             raise ValueError("silos run on the CPU (numpy); use device='cpu'.")
         self._check_scaling(silos is not None)
@@ -479,7 +481,7 @@ default=None
             budget, options = self._budget(caveats), self._silo_options()
             params = self._params(hidden)
             # The rounds follow the central schedule on the pooled rows.
-            check_network_steps(X.shape[0], params)
+            check_sgd_steps(X.shape[0], params.batch_size, params.epochs)
             check_silo_plan(self, X, params, budget, options, silos=silos)
             federated, result = fit_network_silos(
                 to_numpy(X),
@@ -568,7 +570,7 @@ default=None
             if n_silos < 1:
                 raise ValueError(f"n_silos must be >= 1; got {n_silos}.")
             params = self._params(self._hidden_layer_sizes())
-            check_network_steps(n_samples, params)
+            check_sgd_steps(n_samples, params.batch_size, params.epochs)
             return plan_silos(
                 n_samples,
                 params,

@@ -109,6 +109,21 @@ def test_a_schedule_beyond_the_step_cap_is_refused(batch_size, epochs, match):
     check_sgd_steps(1000, 1, MAX_STEPS // 1000)
 
 
+@pytest.mark.parametrize(
+    "epochs, match",
+    [(MAX_STEPS + 1, "max_iter=1e\\+06 epochs"),
+     (10**400, "max_iter=about 2\\*\\*1329 "),
+     (10**5000, "max_iter=about 2\\*\\*16610 ")],
+    ids=["cap+1", "10**400", "10**5000"],
+)
+def test_epochs_alone_are_checked_before_the_rows_are_known(epochs, match):
+    # n_samples=None: what a fit checks before it reads the data. An int too
+    # large for a float is named by its size (formatting it as a float
+    # raised OverflowError, and Python refuses to print 4,300+ digits).
+    with pytest.raises(ValueError, match=match):
+        check_sgd_steps(None, "auto", epochs)
+    check_sgd_steps(None, 1, MAX_STEPS)
+
 
 def test_an_auto_schedule_beyond_the_step_cap_names_its_epochs():
     # max_iter="auto" at n = 60,000 is 17 epochs; with batch_size=1 that is
