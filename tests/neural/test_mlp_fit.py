@@ -189,7 +189,8 @@ def test_a_step_count_beyond_the_bound_is_refused_before_the_data(kw):
     clf = DPMLPClassifier((4,), classes=[0, 1], max_iter=10**30, **kw)
     X = np.full((20, 2), np.nan)
     y = np.arange(20) % 2
-    with pytest.raises(ValueError, match=r"max_iter=1e\+30 epochs take at least as many steps"):
+    match = r"max_iter=1e\+30 epochs take at least as many steps"
+    with pytest.raises(ValueError, match=match):
         clf.fit(X, y)
     with pytest.raises(ValueError, match="max_iter"):
         clf.fit(X, y, silos=np.arange(20) % 2)
@@ -202,9 +203,11 @@ def test_a_step_count_beyond_the_bound_is_refused_before_the_data(kw):
     X = np.random.default_rng(0).normal(size=(20, 2))
     clf.set_params(max_iter=MAX_STEPS, batch_size=1)
     for plan_kw in ({}, {"n_silos": 2}):
-        with pytest.raises(ValueError, match=r"max_iter=1000000 epochs .*\(batch_size=1 of"):
+        match = r"max_iter=1000000 epochs .*\(batch_size=1 of"
+        with pytest.raises(ValueError, match=match):
             clf.privacy_plan(20, 2, **plan_kw)
-    with pytest.raises(ValueError, match="pass a larger batch_size or a smaller max_iter"):
+    match = "pass a larger batch_size or a smaller max_iter"
+    with pytest.raises(ValueError, match=match):
         clf.fit(X, y, silos=np.arange(20) % 2)
-    with pytest.raises(ValueError, match="pass a larger batch_size or a smaller max_iter"):
+    with pytest.raises(ValueError, match=match):
         clf.fit(X, y)
