@@ -61,6 +61,7 @@ weighted minimizer, without a warning (at ``1e24`` they are still within
 loss; cap such weights before a fit.
 """
 
+import itertools
 import math
 import warnings
 from dataclasses import dataclass, replace
@@ -1343,30 +1344,101 @@ def _piecewise_linear_ridge(
     # Rows of weight 0 have u_i = 0 whatever their residual: never in Z.
     upper, lower = w * above / n, -w * below / n
     positive = w > 0
-    order = np.argsort(np.abs(residual))
-    order = order[positive[order]]
     most = d + 1 if fit_intercept else d
     tol = 1e-12 * spread
     slack = 1e-9 * float(np.max(upper - lower))
-    tried = set()
-    for level in _ZERO_RESIDUAL_LEVELS:
-        # At most d + 1 zero residuals (d without an intercept) determine
-        # the rest: more would be a degenerate start.
-        k = min(int(np.searchsorted(np.abs(residual[order]), level * spread)), most)
-        if k in tried:
-            continue
-        tried.add(k)
-        sign = np.where(residual > 0, 1.0, -1.0)
-        found = _pivoted_kkt(
-            Xs, y, order[:k], sign, upper, lower, curvature, fit_intercept,
-            positive, tol, slack,
-        )
-        if found is not None:
-            beta, c = found
-            coef_user = beta / scale
-            b = c - mean @ coef_user
-            return NonPrivateFit(coef_user.reshape(d, 1), np.array([b]), 0, True, 0.0)
+    # L-BFGS-B's point first; where no start from it settles (pivoting from
+    # a point whose small residuals are not the minimizer's can cycle), the
+    # points of smoothed problems, whose small residuals are the zero set.
+    starts = itertools.chain(
+        [residual],
+        _smoothed_residuals(
+            Xs, y, w, above, below, curvature, fit_intercept, beta0, c0, spread
+        ),
+    )
+    for start in starts:
+        order = np.argsort(np.abs(start))
+        order = order[positive[order]]
+        tried = set()
+        for level in _ZERO_RESIDUAL_LEVELS:
+            # At most d + 1 zero residuals (d without an intercept) determine
+            # the rest: more would be a degenerate start.
+            k = min(int(np.searchsorted(np.abs(start[order]), level * spread)), most)
+            if k in tried:
+                continue
+            tried.add(k)
+            sign = np.where(start > 0, 1.0, -1.0)
+            found = _pivoted_kkt(
+                Xs, y, order[:k], sign, upper, lower, curvature, fit_intercept,
+                positive, tol, slack,
+            )
+            if found is not None:
+                beta, c = found
+                coef_user = beta / scale
+                b = c - mean @ coef_user
+                return NonPrivateFit(
+                    coef_user.reshape(d, 1), np.array([b]), 0, True, 0.0
+                )
     return None
+
+
+# Smoothing widths of the continuation that replaces an L-BFGS-B start from
+# which no pivoting settles (:func:`_smoothed_residuals`), in units of the
+# target's spread.
+_SMOOTHING_LEVELS = tuple(10.0**-k for k in range(2, 11))
+
+
+def _smoothed_residuals(
+    Xs, y, w, above, below, curvature, fit_intercept, beta, c, spread
+):
+    """Residuals of smoothed problems of decreasing width: starts to refine.
+
+    Each kink of ``rho`` is smoothed by Nesterov's smoothing ("Smooth
+    minimization of non-smooth functions", Math. Program. 2005, eq. (2.5))
+    of width ``mu``: ``rho_mu(r) = max_{-below <= s <= above} (s r - mu s^2
+    / 2)``, quadratic where ``-mu below <= r <= mu above`` and ``rho`` less
+    a constant elsewhere, with derivative ``clip(r / mu, -below, above)``.
+    Its minimizer is within ``O(mu)`` of the exact one, so the rows of zero
+    residual are those with ``|r| <= mu max(above, below)`` and the others
+    have their signs, once ``mu`` is below the smallest nonzero residual.
+    Solved by L-BFGS-B in ``(beta, c)``, ``mu`` from 1e-2 to 1e-10 of the
+    target's spread, each warm-started at the last: the condition number
+    grows as ``1/mu``, which a cold start at the smallest width would not
+    survive. Yields the residuals after each width: only starts, which the
+    caller certifies.
+    """
+    n, d = Xs.shape
+    weight = w / n
+
+    def residuals(params):
+        raw = np.asarray(Xs @ params[:d]).ravel()
+        return y - raw - (params[d] if fit_intercept else 0.0)
+
+    params = np.append(beta, c if fit_intercept else 0.0)
+    for level in _SMOOTHING_LEVELS:
+        mu = level * spread
+
+        def objective(params):
+            r = residuals(params)
+            s = np.clip(r / mu, -below, above)
+            value = weight @ (s * r - 0.5 * mu * s * s)
+            coef = params[:d]
+            value += 0.5 * coef @ (curvature * coef)
+            grad = np.empty_like(params)
+            grad[:d] = curvature * coef - np.asarray(Xs.T @ (weight * s)).ravel()
+            grad[d] = -float(weight @ s) if fit_intercept else 0.0
+            return float(value), grad
+
+        with np.errstate(all="ignore"):
+            result = scipy.optimize.minimize(
+                objective, params, jac=True, method="L-BFGS-B",
+                options={"maxiter": 500, "ftol": 1e-15, "gtol": 1e-14},
+            )
+            r = residuals(result.x)
+        if not (np.all(np.isfinite(result.x)) and np.all(np.isfinite(r))):
+            return
+        params = result.x
+        yield r
 
 
 def _pivoted_kkt(
@@ -1420,9 +1492,21 @@ def _kkt_solution(Xs, y, zero, sign, upper, lower, curvature, fit_intercept):
             A = np.block([[A, np.ones((k, 1))], [np.ones((1, k)), np.zeros((1, 1))]])
             rhs = np.concatenate([rhs, [-fixed.sum()]])
         sol = np.linalg.lstsq(A, rhs, rcond=None)[0] if A.size else np.zeros(0)
-        u_zero = sol[:k]
-        c = float(sol[k]) if fit_intercept else 0.0
-        beta = (g + XZ.T @ u_zero) / curvature
+        # Two steps of iterative refinement (Higham, *Accuracy and Stability
+        # of Numerical Algorithms*, 2nd ed., Section 12.1) on the equations as
+        # the residuals evaluate them: with a small penalty A is
+        # ill-conditioned, and one solve leaves the zero residuals at 1e-7 of
+        # the target's spread, where the certificate reads 1e-9.
+        for refinement in range(3):
+            u_zero = sol[:k]
+            c = float(sol[k]) if fit_intercept else 0.0
+            beta = (g + XZ.T @ u_zero) / curvature
+            missed = y[zero] - XZ @ beta - c
+            if fit_intercept:
+                missed = np.concatenate([missed, [-fixed.sum() - u_zero.sum()]])
+            if refinement == 2 or not A.size or not np.all(np.isfinite(missed)):
+                break
+            sol = sol + np.linalg.lstsq(A, missed, rcond=None)[0]
         r = y - np.asarray(Xs @ beta).ravel() - c
     if not (np.all(np.isfinite(beta)) and np.isfinite(c) and np.all(np.isfinite(r))):
         return None
