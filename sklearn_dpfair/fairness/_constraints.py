@@ -138,11 +138,7 @@ class EqualizedOdds(DemographicParity):
     name = "equalized_odds"
 
     def __init__(self, weighting="label_prior"):
-        if weighting not in ("label_prior", "uniform"):
-            raise ValueError(
-                f"weighting must be 'label_prior' or 'uniform'; got {weighting!r}."
-            )
-        self.weighting = weighting
+        self.weighting = _checked_weighting(weighting)
 
     def _n_blocks(self, n_classes):
         return n_classes
@@ -269,6 +265,15 @@ def advantaged_class_index(
     return int(hits[0])
 
 
+def _checked_weighting(weighting):
+    """``weighting`` if it is one of the two combinations, else ValueError."""
+    if not isinstance(weighting, str) or weighting not in ("label_prior", "uniform"):
+        raise ValueError(
+            f"weighting must be 'label_prior' or 'uniform'; got {weighting!r}."
+        )
+    return weighting
+
+
 def make_constraint(name, *, class_index=None, weighting="label_prior"):
     """Constraint object from its name.
 
@@ -279,7 +284,8 @@ def make_constraint(name, *, class_index=None, weighting="label_prior"):
     class_index : int, default=None
         Index of the advantaged class (equal opportunity only; required).
     weighting : {"label_prior", "uniform"}, default="label_prior"
-        Combination of the per-label terms (equalized odds only).
+        Combination of the per-label terms (used by equalized odds only;
+        checked for every notion).
 
     Returns
     -------
@@ -292,6 +298,9 @@ def make_constraint(name, *, class_index=None, weighting="label_prior"):
     >>> make_constraint("equalized_odds")
     EqualizedOdds(weighting='label_prior')
     """
+    # Checked whatever the notion: a weighting that one notion ignores is
+    # still a typo the caller should hear about.
+    _checked_weighting(weighting)
     if name == "demographic_parity":
         return DemographicParity()
     if name == "equalized_odds":

@@ -62,3 +62,24 @@ def test_advantaged_class_index():
         advantaged_class_index(np.array([1]), None, parameter="labels")
     with pytest.raises(ValueError, match="is not one of the classes"):
         advantaged_class_index(np.array([0, 1]), 5)
+
+
+@pytest.mark.parametrize("name", ["demographic_parity", "equal_opportunity"])
+@pytest.mark.parametrize("weighting", ["prior", None, ["uniform"]])
+def test_weighting_is_checked_for_every_notion(name, weighting):
+    # Demographic parity and equal opportunity ignore the weighting: a typo
+    # there was accepted silently, by ermi_score and the 'ermi' scorer too.
+    from sklearn_dpfair.metrics import ermi_score
+
+    with pytest.raises(ValueError, match="weighting must be"):
+        make_constraint(name, class_index=1, weighting=weighting)
+    y = np.array([0, 1, 0, 1])
+    with pytest.raises(ValueError, match="weighting must be"):
+        ermi_score(
+            y,
+            y,
+            sensitive_features=np.array([0, 0, 1, 1]),
+            constraint=name,
+            labels=[0, 1],
+            weighting=weighting,
+        )
