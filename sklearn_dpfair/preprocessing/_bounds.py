@@ -72,6 +72,13 @@ def check_bounds(bounds, n_features, name="bounds"):
         )
     try:
         b = np.asarray(bounds, dtype=np.float64)
+    except OverflowError as exc:
+        # A Python int beyond float64 (10**400): not shown, as its digits
+        # can exceed what str() of an int may print.
+        raise ValueError(
+            f"{name} must be finite: a bound is an integer beyond float64's "
+            "range (about 1.8e308)."
+        ) from exc
     except (TypeError, ValueError) as exc:
         raise ValueError(
             f"{name} must be numeric (lower, upper) pairs, got {bounds!r}."

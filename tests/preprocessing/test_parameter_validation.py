@@ -269,6 +269,25 @@ def test_an_int_epsilon_beyond_the_largest_float_is_named(name):
     assert _fitted_attributes(est) == []
 
 
+@pytest.mark.parametrize(
+    "name", [name for name in TRANSFORMERS if name != "DPOneHotEncoder"]
+)
+@pytest.mark.parametrize(
+    "bounds", [(0, 10**400), [(-(10**5000), 1)] * 3], ids=["pair", "per-column"]
+)
+def test_a_bound_beyond_float64_is_named_by_fit_and_plan(name, bounds):
+    # numpy's OverflowError ("int too large to convert to float") named no
+    # parameter; the bound's digits are not printed (str() of an int of more
+    # than 4300 digits raises).
+    make, _ = TRANSFORMERS[name]
+    est = make(bounds=bounds, random_state=0)
+    with pytest.raises(ValueError, match=r"^bounds must be finite"):
+        est.privacy_plan(60, 3)
+    with pytest.raises(ValueError, match=r"^bounds must be finite"):
+        est.fit(_data(name))
+    assert _fitted_attributes(est) == []
+
+
 #: Size parameters whose arrays no numpy array can hold, for one column.
 HUGE_SIZES = [
     pytest.param(name, param, id=f"{name}-{param}")
