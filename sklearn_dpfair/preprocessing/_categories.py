@@ -201,15 +201,47 @@ def _canonical_decimal(value):
     return value
 
 
-def column_keys(column, *, none_apart=False):
+def column_keys(column, *, none_apart=False, name="X"):
     """The keys of a column's values, as a list.
 
     With ``none_apart``, ``None`` is the category :data:`NONE`, apart from
     NaN (:data:`MISSING`), as scikit-learn's encoders read an object array.
+    A value that is not hashable (a list) is refused with a TypeError
+    naming ``name`` and its type.
     """
     if none_apart:
-        return [NONE if v is None else key_of(v) for v in column]
-    return [key_of(v) for v in column]
+        keys = [NONE if v is None else key_of(v) for v in column]
+    else:
+        keys = [key_of(v) for v in column]
+    _check_hashable(keys, name)
+    return keys
+
+
+def _hashable(key):
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return True
+
+
+def _check_hashable(keys, name):
+    """Refuse keys that cannot be categories: a list or dict in a cell.
+
+    The categories are dictionary keys (as scikit-learn's encoders, which
+    refuse such a column too); the message names the types, never a value.
+    """
+    try:
+        for key in keys:
+            hash(key)
+    except TypeError:
+        types = sorted({type(k).__name__ for k in keys if not _hashable(k)})
+        raise TypeError(
+            f"{name}: a column holds values of types {types}, which cannot be "
+            "categories (they are not hashable); an encoder needs each cell "
+            "to be a string, a number, a bool or another hashable value. "
+            "Convert the column, e.g. with astype(str)."
+        ) from None
 
 
 def _absent(key):

@@ -452,7 +452,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
                     f"column, e.g. [['a', 'b']]; got {cats!r} for column {j}."
                 )
             values = list(values.ravel())
-            keys = column_keys(values, none_apart=True)
+            keys = column_keys(values, none_apart=True, name="categories")
             _check_declared(keys, _declared_value(values, keys))
             declared.append(values)
         return declared
@@ -726,7 +726,7 @@ def _declared_keys(values, dtype, *, column):
     category that was not declared. Other columns keep the categories as
     declared, ``None`` apart from NaN.
     """
-    keys = column_keys(values, none_apart=True)
+    keys = column_keys(values, none_apart=True, name="categories")
     if dtype is None:
         return keys, _declared_value(values, keys)
     keys = [_cast_declared(k, dtype, column) for k in keys]

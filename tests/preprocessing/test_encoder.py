@@ -329,6 +329,25 @@ def test_a_column_mixing_numbers_and_strings_is_refused_before_fitting():
     assert enc.transform(X)[:, :2].tolist() == [[1, 0], [0, 0], [0, 0], [0, 1]]
 
 
+@pytest.mark.parametrize(
+    "cell, kind", [([1], "list"), ({"a": 1}, "dict"), ((1, [2]), "tuple")]
+)
+def test_a_column_of_unhashable_values_is_refused_by_its_type(cell, kind):
+    # A list in a cell reached a dictionary and raised Python's bare
+    # "unhashable type" after the plan was made (fit) or mid-transform.
+    X = pd.DataFrame({"a": pd.Series([cell, "b", cell, "b"], dtype=object)})
+    enc = DPOneHotEncoder(epsilon=1.0, random_state=0)
+    pattern = rf"^X: a column holds values of types \['{kind}'\]"
+    with pytest.raises(TypeError, match=pattern):
+        enc.fit(X)
+    assert not hasattr(enc, "threshold_") and not hasattr(enc, "categories_")
+    declared = DPOneHotEncoder(categories=[["b"]]).fit(X[["a"]].iloc[[1, 3]])
+    with pytest.raises(TypeError, match=pattern):
+        declared.transform(X)
+    with pytest.raises(TypeError, match=r"^categories: a column holds"):
+        DPOneHotEncoder(categories=[[cell, "b"]]).fit(X.iloc[[1, 3]])
+
+
 def test_dataframe_output_and_bounds():
     X = _frame()
     enc = DPOneHotEncoder(random_state=0).set_output(transform="pandas").fit(X)
