@@ -114,10 +114,11 @@ def semidp_hyperparameters(
     Returns
     -------
     params : dict
-        ``alpha``, ``learning_rate``, ``max_iter`` (ready for
-        ``SemiDPLinearRegression(**params)``) and ``predicted_test_mse``,
-        the model's prediction of the test MSE of the fit (NaN where the
-        public rows are too few for the model).
+        ``alpha``, ``learning_rate``, ``max_iter`` (the estimator's
+        parameters) and ``predicted_test_mse``, the model's prediction of
+        the test MSE of the fit (NaN where the public rows are too few for
+        the model), which is not one: pop it before
+        ``SemiDPLinearRegression(**params)``.
 
     Raises
     ------
@@ -138,6 +139,9 @@ def semidp_hyperparameters(
     ['alpha', 'learning_rate', 'max_iter', 'predicted_test_mse']
     >>> 0 < params["alpha"] < 1
     True
+    >>> from sklearn_dpfair.linear_model import SemiDPLinearRegression
+    >>> predicted = params.pop("predicted_test_mse")
+    >>> model = SemiDPLinearRegression(epsilon=1.0, **params)
     """
     # An int beyond float64's range is refused naming its parameter (the
     # budget refuses epsilon and delta so).

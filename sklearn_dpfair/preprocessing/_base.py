@@ -39,7 +39,8 @@ __all__ = ["PrivateTransformerMixin"]
 #: What ``bounds="auto"`` releases at ``epsilon=inf``
 #: (:func:`~._quantiles.private_fences` without privacy).
 OBSERVED_RANGE = (
-    "bounds from the observed range of each column (nothing clipped), then "
+    "bounds from the observed range of each column (no training value "
+    "clipped), then "
 )
 
 

@@ -47,10 +47,13 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         Public ``(lower, upper)`` of every column, or of each.
     n_bins : int, default=5
         Number of bins of every column (>= 2); always kept, even when
-        released edges coincide (an empty bin), since dropping one would
-        depend on the data. The ``(n_bins + 1) * n_features`` edges must
-        fit in one numpy array (at most ``2**60 - 1`` floats on 64-bit
-        platforms), or ``fit`` and ``privacy_plan`` refuse it.
+        released edges coincide (a bin of zero width), since dropping one
+        would depend on the data. A zero-width bin holds no value, except
+        the last: with the top edges equal, it holds the values equal to
+        the top edge (as the last bin is closed on the right). The
+        ``(n_bins + 1) * n_features`` edges must fit in one numpy array (at
+        most ``2**60 - 1`` floats on 64-bit platforms), or ``fit`` and
+        ``privacy_plan`` refuse it.
     encode : {"onehot-dense", "ordinal"}, default="onehot-dense"
         One-hot columns (dense) or the bin index.
     strategy : {"quantile", "uniform"}, default="quantile"

@@ -355,8 +355,9 @@ def private_fences(X, levels, fence, rho, rng, *, weights=None):
     the quartiles around a private median resolves them, but its extra
     draws cost more accuracy than they gain at the small budgets of a
     pipeline's preprocessing steps: ``benchmarks/bench_raw_pipeline.py``.)
-    Without privacy (``rho=inf``) the bounds are the observed range
-    (nothing is clipped).
+    Without privacy (``rho=inf``) the bounds are the observed range of the
+    rows of positive weight (no training value is clipped; values beyond it
+    at ``transform`` are).
 
     Parameters
     ----------

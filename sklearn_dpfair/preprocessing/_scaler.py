@@ -73,7 +73,9 @@ class DPStandardScaler(
         Public ``(lower, upper)`` of every column, or of each. ``"auto"``:
         fences around the private quantiles ``auto_quantiles`` of each
         column, at a share ``auto_share`` of the budget (the exact minimum
-        and maximum at ``epsilon=inf``, where nothing is clipped).
+        and maximum of the rows of positive weight at ``epsilon=inf``: no
+        training value is clipped, but ``transform`` clips new values to
+        that range, where scikit-learn's ``StandardScaler`` does not).
     epsilon : float, default=1.0
         Target epsilon; ``np.inf`` computes the exact statistics of the
         clipped columns.
