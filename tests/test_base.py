@@ -250,17 +250,18 @@ def test_a_float64_regressor_scores_float32_input_in_float64():
     )
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "DPLogisticRegression",
-        "DPFERMIClassifier",
-        "HeavyTailDPRegressor",
-        "SemiDPLinearRegression",
-        "SemiLocalDPLinearRegression",
-        "DPMLPClassifier",
-    ],
-)
+#: The estimators that clip a per-example term to ``clip_norm``.
+_CLIPPING = [
+    "DPLogisticRegression",
+    "DPFERMIClassifier",
+    "HeavyTailDPRegressor",
+    "SemiDPLinearRegression",
+    "SemiLocalDPLinearRegression",
+    "DPMLPClassifier",
+]
+
+
+@pytest.mark.parametrize("name", _CLIPPING)
 def test_a_subnormal_clip_norm_is_refused_by_every_estimator(name):
     # Below the smallest normal float a clipped term's subnormal entries
     # round past the clip (5e-324 gave terms of norm 2 C).
@@ -321,12 +322,7 @@ def _refused_by_validation(estimator, param):
 
 #: The estimators and transformers that take a privacy budget.
 _BUDGETED = [
-    "DPLogisticRegression",
-    "DPFERMIClassifier",
-    "HeavyTailDPRegressor",
-    "SemiDPLinearRegression",
-    "SemiLocalDPLinearRegression",
-    "DPMLPClassifier",
+    *_CLIPPING,
     "DPStandardScaler",
     "PrivateMetricFrame",
     "PrivateHyperparameterSearch",
