@@ -498,7 +498,11 @@ or None, default="auto"
     lies beyond that grid, as for columns used as given in units beyond
     about 1e19, no step size is safe: the steps run at step size 0 and the
     fit releases the intercept-only model with a warning that reads only
-    that release (post-processing). Never fit a
+    that release (post-processing). The one-pass solvers draw their
+    private medians (the clip's gradient norms, the curvature's squared
+    row norms) on the same bins: a median beyond 1e40 makes them run no
+    query and release the zero model, with a warning that reads only that
+    release. Never fit a
     non-private scaler on the private data in front of this estimator: the
     preprocessing of a Pipeline must itself be private or public.
 

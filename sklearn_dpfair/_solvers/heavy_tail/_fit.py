@@ -15,8 +15,13 @@ calls for the one-pass solvers in :func:`fit_heavy_tail`:
    needed (the clip scale, the curvature), the rest for the optimizer; the
    parts compose in zCDP, the accountant's unit;
 2. private auto estimates: the median per-sample gradient norm at the
-   public start ``w_0 = 0`` (exponential mechanism) and the extreme
-   eigenvalues of the rows' second moment (Gaussian mechanism);
+   public start ``w_0 = 0`` (exponential mechanism on the bins of the
+   public edges ``ROW_NORM_EDGES``, 1e-8 .. 1e40 with open outer bins, the
+   "dp-sgd" solver's: :func:`~._private_quantile.private_scale_median`)
+   and the extreme eigenvalues of the rows' second moment (Gaussian
+   mechanism, its row clip from a median on the same bins); a median in
+   the top bin, beyond 1e40, bounds no clip or step size, and the fit then
+   releases the zero model with a warning (:func:`_beyond_edges_fit`);
 3. resolve the solver, the number of steps ``T``, the batch size and the
    clip threshold ``C`` from public quantities and those estimates only;
 4. run the one-pass solver on disjoint batches (MeanOracle1 per query);
@@ -51,15 +56,16 @@ from typing import Callable
 import numpy as np
 
 from ...exceptions import PrivacyAccountingError, PrivacyBudgetError
-from ...privacy import PrivacyBudget, fit_weights, private_quantile
+from ...privacy import PrivacyBudget, fit_weights
 from ...privacy._accounting import (
     composed_event,
     epsilon_of,
     non_private_event,
     zcdp_event,
 )
-from ...privacy._quantile import LOG_GRID
-from ...privacy._releases import parallel_parts
+from ...privacy._exponential import ExponentialMechanism
+from ...privacy._quantile import em_epsilon
+from ...privacy._releases import expected_releases, forgo_release, parallel_parts
 from ...privacy._zcdp import ZCDP_ACCOUNTANT
 from ...utils._array_api import NUMPY_BACKEND
 from ...utils._numeric import SQRT_SMALLEST_NORMAL
@@ -78,6 +84,7 @@ from ._localized import (
 from ._mean_oracle import gradient_norms_at_zero
 from ._one_pass import AcceleratedStep, ProximalStep, StichAveraging, one_pass_loop
 from ._private_curvature import CURVATURE_SCALE_SHARE, private_curvature
+from ._private_quantile import ROW_NORM_EDGES, private_scale_median
 from ._projections import project_ball
 from ._result import HeavyTailFit
 from ._schedules import (
@@ -386,7 +393,8 @@ def _gradient_scale(config):
 
     The scale standing for ``r_k`` in the step formulas, as
     :func:`fit_heavy_tail` picks it; ``(None, None)`` when it is the
-    private median (a point of the public grid ``LOG_GRID``, within range).
+    private median (the midpoint of a bin of the public edges
+    ``ROW_NORM_EDGES``, in ``[1e-8, 1e40)``, within range).
     """
     if config.mode == "theory" or config.clip_norm == "theory":
         return "moment_bound", float(config.moment_bound)
@@ -404,7 +412,9 @@ def _clip_range(config, n, d, eps):
     (Thms 173/176/63/163) takes its signal-to-noise factor ``f`` between
     ``eps / sqrt(d max(1, ln n))`` (a localized phase of one row, or ``n``
     queries) and ``eps n / sqrt(d)`` (one query on all rows); the auto rule
-    the private median (a point of ``LOG_GRID``) times
+    the private median (the midpoint of a finite bin of ``ROW_NORM_EDGES``,
+    from 1e-8, the bottom bin's edge, to below 1e40: a median in the top bin
+    runs no clip, see :func:`_beyond_edges_fit`) times
     ``max(1, f / clip_ref)^(1/k)``.
     """
     k = config.moment_order
@@ -415,7 +425,7 @@ def _clip_range(config, n, d, eps):
         return r * min(1.0, snr_low) ** (1.0 / k), r * max(1.0, snr_high) ** (1.0 / k)
     if config.clip_norm == "auto":
         growth = max(1.0, snr_high / config.clip_ref) ** (1.0 / k)
-        return float(LOG_GRID[0]), float(LOG_GRID[-1]) * growth
+        return float(ROW_NORM_EDGES[1]), float(ROW_NORM_EDGES[-2]) * growth
     clip = float(config.clip_norm)
     return clip, clip
 
@@ -668,7 +678,9 @@ class HeavyTailSetup:
     estimates' and the optimizer's, from
     :meth:`~sklearn_dpfair.privacy.PrivacyBudget.split`; empty without
     privacy); ``event`` the ``DpEvent`` the fit will record (for the
-    localized solver, from the phases' public step counts).
+    localized solver, from the phases' public step counts), and
+    ``optimizer_event`` its one-pass optimizer's part (None without
+    privacy and for "dp-sgd").
     """
 
     config: HeavyTailConfig
@@ -680,6 +692,7 @@ class HeavyTailSetup:
     parts: dict = field(default_factory=dict)
     needs_median: bool = False
     needs_curvature: bool = False
+    optimizer_event: object = None
 
     @property
     def is_private(self):
@@ -796,6 +809,7 @@ def heavy_tail_setup(n_samples, n_features, config, budget, *, sparse=False):
         parts=parts,
         needs_median=needs_median,
         needs_curvature=needs_curvature,
+        optimizer_event=optimizer,
     )
 
 
@@ -865,10 +879,11 @@ def fit_heavy_tail(
     median = None
     if needs_median:
         # The n norms are not kept past the quantile (with few stored entries
-        # per row they would weigh half a sparse X).
-        median = private_quantile(
+        # per row they would weigh half a sparse X). The bins reach 1e40, so
+        # raw columns (norms ~1e10 for a price in dollars on square feet)
+        # fall in a finite bin, not above every candidate.
+        median = private_scale_median(
             gradient_norms_at_zero(X, y, loss, s, sample_weight=weights),
-            0.5,
             setup.rho("clip_median"),
             rng,
             # Capped at 1 there under privacy: a record counts at most once.
@@ -887,6 +902,10 @@ def fit_heavy_tail(
             c_mu=c_mu,
             sample_weight=weights,
         )
+    if (median is not None and math.isinf(median)) or (
+        estimate is not None and math.isinf(estimate.row_clip)
+    ):
+        return _beyond_edges_fit(setup, n_features, math.isinf(median or 0.0))
     beta, mu = _resolve_curvature(config, estimate)
     solver = _resolve_solver(config, beta, mu, n)
     row = ONE_PASS_SOLVERS.get(solver)
@@ -1015,6 +1034,70 @@ def fit_heavy_tail(
         rho_spent=setup.spent,
         record=record,
         optimizer_epsilon=epsilon_of(optimizer_event, budget.delta, budget.accountant),
+    )
+
+
+def _beyond_edges_fit(setup, n_features, clip_median):
+    """The zero model, released when a private median lies beyond 1e40.
+
+    The top bin of ``ROW_NORM_EDGES`` has no finite upper edge, so a median
+    drawn there (``clip_median``: the gradient norms'; else the curvature's
+    squared row norms') bounds no clip, smoothness or step size: the
+    optimizer's queries do not run (their budget stays accounted, so the
+    record is the planned one) and the fit releases its starting point
+    ``w_0 = 0``, as the "dp-sgd" solver's steps release their initial model
+    at step size 0 past the same edge. The decision and the warning read
+    the released bin only (post-processing).
+    """
+    budget = setup.budget
+    # The queries the event accounts and that do not run.
+    for (kind, level), count in expected_releases(setup.optimizer_event).items():
+        for _ in range(count):
+            forgo_release(kind, level)
+    name, what = (
+        ("clip_median", "per-example gradient norm at 0")
+        if clip_median
+        else ("curvature_scale", "squared row norm")
+    )
+    edge = float(ROW_NORM_EDGES[-2])
+    message = (
+        f"the private median {what} lies beyond the top edge ({edge:.0e}) of "
+        "its public bins, so it bounds no "
+        + ("clip" if clip_median else "curvature, hence no step size")
+        + f": solver={setup.solver!r} ran no query and the fit released "
+        "the zero model (coef_ = 0, intercept_ = 0); divide the columns "
+        + ("and the target " if clip_median else "")
+        + "by public constants"
+    )
+    row = ONE_PASS_SOLVERS.get(setup.solver)
+    record = budget.account(
+        # The release that decided it: the median's exponential mechanism.
+        ExponentialMechanism(sensitivity=1.0, epsilon=em_epsilon(setup.rho(name))),
+        description=(
+            (row.description if row is not None else _LOCALIZED_NAME)
+            + ": no query ran (a private median beyond its public edges); "
+            f"rho-zCDP budget {_format_ledger(setup.spent)}"
+        ),
+        adjacency="replace_one",
+        steps=1,
+        dp_event=setup.event,
+    )
+    return HeavyTailFit(
+        coef=np.zeros(n_features),
+        intercept=0.0,
+        solver=setup.solver,
+        n_iter=0,
+        batch_size=0,
+        clip_norm=0.0,
+        noise_std=0.0,
+        smoothness=None,
+        strong_convexity=None,
+        rho_spent=setup.spent,
+        record=record,
+        optimizer_epsilon=epsilon_of(
+            setup.optimizer_event, budget.delta, budget.accountant
+        ),
+        fallback=message,
     )
 
 

@@ -6,8 +6,12 @@ For squared (and Huber) loss the population Hessian is ``E x~ x~^T``, so its
 extreme eigenvalues are the smoothness ``beta`` and strong convexity ``mu``
 that Algorithm 27 needs (Thm 176). They are estimated privately:
 
-1. a private median ``m_S`` of ``||x~_i||^2`` (exponential mechanism) sets
-   the row clip ``C_S = 2 m_S``;
+1. a private median ``m_S`` of ``||x~_i||^2`` (exponential mechanism, on
+   the bins of the public edges ``ROW_NORM_EDGES``, 1e-8 .. 1e40 with open
+   outer bins: :func:`~._private_quantile.private_scale_median`) sets the
+   row clip ``C_S = 2 m_S``; a median in the top bin, beyond 1e40, bounds
+   no clip, and the matrix is then not released (see
+   :func:`private_curvature`);
 2. the second-moment matrix of the clipped rows, ``S = (1/n) sum x^_i x^_i^T``
    (each term has Frobenius norm at most ``C_S``, so the replace-one
    sensitivity is ``2 C_S / n``), gets symmetric Gaussian noise;
@@ -36,16 +40,17 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ...privacy import private_quantile
 from ...privacy._clipping import clip_factors_from_norms, clip_margin
+from ...privacy._releases import forgo_release
+from .._linear import augmented_row_norms
 from .._rows import (
     _projected_from_largest,
     canonical_csr,
     squared_row_norms,
     stable_row_norms,
 )
-from .._linear import augmented_row_norms
 from ._mean_oracle import scaled_augmented_gram
+from ._private_quantile import private_scale_median
 
 __all__ = ["CURVATURE_SCALE_SHARE", "CurvatureEstimate", "private_curvature"]
 
@@ -65,7 +70,12 @@ _SPECTRAL_MARGIN = 2.0
 
 @dataclass
 class CurvatureEstimate:
-    """Private ``(beta, mu)`` of ``E x~ x~^T`` and the row clip used."""
+    """Private ``(beta, mu)`` of ``E x~ x~^T`` and the row clip used.
+
+    ``row_clip`` is ``inf`` (``smoothness`` ``inf``, ``strong_convexity``
+    0: no bound either way) when the released median lies beyond the top
+    edge of its public bins.
+    """
 
     smoothness: float
     strong_convexity: float
@@ -97,10 +107,12 @@ def _weighted_row_scale(X, s, rho_scale, rng, weights):
         weighted_sq = norms * np.sqrt(weights)
         weighted_sq *= weighted_sq
     # The quantile counts a record at most once (weights capped at 1 there);
-    # a weighted squared norm that overflowed (inf) is above its grid.
-    median = private_quantile(weighted_sq, 0.5, rho_scale, rng, weights=weights)
+    # a weighted squared norm that overflowed (inf) is above its edges.
+    median = private_scale_median(weighted_sq, rho_scale, rng, weights=weights)
     del weighted_sq
     row_clip = _ROW_CLIP_FACTOR * median
+    if math.isinf(row_clip):
+        return None, row_clip
     # The float32 rows' norms carry their last roundings (a final + s^2 and
     # square root, in float32): the bound is shrunk by clip_margin (1 for
     # float64 rows) so that each term, formed in float64 from those rows,
@@ -192,6 +204,10 @@ def private_curvature(
     Returns
     -------
     estimate : CurvatureEstimate
+        With ``row_clip = inf`` when the private median of ``||x~_i||^2``
+        lies in the top bin of its public edges, beyond 1e40: the noisy
+        matrix is then not released (its budget stays accounted) and the
+        caller releases its fallback model.
 
     Examples
     --------
@@ -232,9 +248,16 @@ def private_curvature(
                 # more than the float32 clip margin, and one record's term
                 # x^_i x^_i^T could exceed C_S. Float64 rows are unchanged.
                 sq_norms = squared_row_norms(rows)
-        # An overflowed squared norm (inf) counts as above the public grid.
-        median = private_quantile(sq_norms, 0.5, scale_budget.rho, rng)
+        # An overflowed squared norm (inf) counts as above the public edges.
+        median = private_scale_median(sq_norms, scale_budget.rho, rng)
         row_clip = _ROW_CLIP_FACTOR * median
+    if math.isinf(row_clip):
+        # The median's top bin has no finite upper edge: no clip C_S bounds
+        # the matrix's sensitivity 2 C_S / n. The matrix is not released
+        # (a reading of the released bin; its budget stays accounted).
+        forgo_release("zcdp", matrix_budget.rho)
+        return CurvatureEstimate(math.inf, 0.0, math.inf)
+    if sample_weight is None:
         # min(1, C_S / ||x~||^2) as C_S / max(||x~||^2, C_S): never divides
         # by a tiny number, so no overflow for a zero row.
         factors = np.sqrt(clip_factors_from_norms(sq_norms, row_clip))
