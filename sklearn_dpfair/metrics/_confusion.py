@@ -33,15 +33,19 @@ quantity. The interval of a group's or the overall value is the
 replicates' percentile interval; a comparison of groups (minimum, maximum,
 difference, ratio) is bounded over simultaneous percentile intervals of the
 values, pairwise differences or pairwise ratios it is made of
-(:func:`compare_interval`). In the replicates a rate is computed whenever
-its clamped denominator is positive (the NaN rule above is for the reported
-value: a ratio of tiny noisy counts is spread over the whole range, and so
-widens the interval as it should); a comparison of groups leaves out, in
-every replicate, the groups whose reported value is NaN, as its reported
-value does (``skip`` of :func:`compare`). A quantity that is still NaN in a
-replicate counts as the lowest value of its range for the lower bound and
-the highest for the upper bound.
+(:func:`compare_interval`; the max-statistic bootstrap's intervals where
+the replicates are too few for Bonferroni's). In the replicates a rate is
+computed whenever its clamped denominator is positive (the NaN rule above
+is for the reported value: a ratio of tiny noisy counts is spread over the
+whole range, and so widens the interval as it should); a comparison of
+groups leaves out, in every replicate, the groups whose reported value is
+NaN, as its reported value does (``skip`` of :func:`compare`). A quantity
+that is still NaN in a replicate counts as the lowest value of its range
+for the lower bound and the highest for the upper bound.
 """
+
+import itertools
+import math
 
 import numpy as np
 
@@ -50,6 +54,7 @@ __all__ = [
     "JEFFREYS_COUNT",
     "METRICS",
     "MIN_DENOMINATOR_SDS",
+    "bonferroni_replicates",
     "bootstrap_tables",
     "compare",
     "compare_interval",
@@ -320,13 +325,49 @@ def percentile_interval(replicates, confidence_level, value_range, method="linea
     return lower, upper
 
 
+def bonferroni_replicates(n_quantities, confidence_level):
+    """Fewest replicates whose Bonferroni tails hold a replicate each.
+
+    The Bonferroni tail of each of ``k`` quantities is ``(1 -
+    confidence_level) / (2 k)``, and the smallest of ``n`` replicates is
+    read as their ``1 / (n + 1)`` quantile (``"weibull"``): a tail is
+    resolved when ``n + 1 >= 2 k / (1 - confidence_level)``. Below it the
+    percentile stops at the extreme replicate, and the ``k`` intervals miss
+    together more often than ``1 - confidence_level`` (20 equal groups,
+    1,000 replicates: the 95% difference missed 0 in 23% of simulations).
+
+    Parameters
+    ----------
+    n_quantities : int
+        Number of quantities ``k`` given simultaneous intervals.
+    confidence_level : float
+        In (0, 1): the joint level.
+
+    Returns
+    -------
+    n_boot : int
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.metrics._confusion import bonferroni_replicates
+    >>> bonferroni_replicates(3, 0.95), bonferroni_replicates(190, 0.95)
+    (119, 7599)
+    """
+    tails = 2.0 * n_quantities / (1.0 - float(confidence_level))
+    # Rounding can put 2 k / alpha a few ulps above an integer.
+    return max(int(math.ceil(tails * (1.0 - 1e-12))) - 1, 1)
+
+
 def simultaneous_intervals(replicates, confidence_level, value_range):
     """Percentile intervals of several quantities that hold all at once.
 
     Bonferroni's adjustment: each of the ``k`` quantities (the last axis)
     gets a percentile interval at level ``1 - (1 - confidence_level) / k``,
     so all ``k`` hold together with probability at least
-    ``confidence_level`` when each holds at its own level.
+    ``confidence_level`` when each holds at its own level. With fewer
+    replicates than :func:`bonferroni_replicates` asks, whose tails cannot
+    be read, the intervals are the max-statistic bootstrap's instead
+    (:func:`_max_statistic_intervals`).
 
     Parameters
     ----------
@@ -349,14 +390,105 @@ def simultaneous_intervals(replicates, confidence_level, value_range):
     >>> bool(np.all(np.abs(upper - 2.24) < 0.15))
     True
     """
-    n_quantities = replicates.shape[-1]
+    return _simultaneous_blocks(
+        [replicates], replicates.shape[-1], confidence_level, value_range
+    )
+
+
+def _simultaneous_blocks(blocks, n_quantities, confidence_level, value_range):
+    """:func:`simultaneous_intervals` of quantities given in column blocks.
+
+    ``blocks`` is an iterable of arrays ``(n_boot, m)`` whose columns are
+    the ``n_quantities`` quantities, read once; one block is held at a time, so
+    the ``k(k - 1) / 2`` pairs of ``k`` groups take ``O(n_boot k)`` memory.
+    """
+    blocks = iter(blocks)
+    first = next(blocks)
+    n_boot = first.shape[0]
+    blocks = itertools.chain([first], blocks)
+    # The choice reads n_boot, the level and the number of quantities (the
+    # compared groups: declared, less those the release reports as NaN), all
+    # public or released. Bonferroni's intervals are kept whenever their
+    # tails can be read, so that few groups get the intervals they had.
+    if n_boot < bonferroni_replicates(n_quantities, confidence_level):
+        return _max_statistic_intervals(blocks, n_boot, confidence_level, value_range)
     level = 1.0 - (1.0 - float(confidence_level)) / n_quantities
     # The adjusted tails are small (0.2% for 12 quantities at 95%), a few
     # replicates deep: "weibull" reads the k-th smallest of n replicates as
     # the k / (n + 1) quantile, its expected coverage, where numpy's default
     # reads it as (k - 1) / (n - 1) and misses twice as often in a tail one
     # or two replicates deep (Hyndman and Fan, 1996, definition 6).
-    return percentile_interval(replicates, level, value_range, method="weibull")
+    bounds = [
+        percentile_interval(block, level, value_range, method="weibull")
+        for block in blocks
+    ]
+    return tuple(np.concatenate(ends) for ends in zip(*bounds))
+
+
+def _max_statistic_intervals(blocks, n_boot, confidence_level, value_range):
+    """Simultaneous intervals from the bootstrap of the largest |t|.
+
+    The single-step max-T method (Westfall and Young, 1993,
+    "Resampling-Based Multiple Testing"; Romano and Wolf, 2005, JASA
+    100:94): each quantity ``q`` is standardized by its replicates' mean
+    ``m_q`` and standard deviation ``s_q``; ``c`` is the
+    ``confidence_level`` quantile of the largest ``|x_q - m_q| / s_q`` over
+    all quantities in a replicate, and the intervals ``[m_q - c s_q, m_q +
+    c s_q]`` hold together about as often. One quantile of one statistic,
+    read at ``confidence_level`` itself: a few dozen replicates resolve it
+    whatever the number of quantities, where Bonferroni's tails need ``2 k /
+    (1 - confidence_level)`` of them; and it accounts for the dependence of
+    the pairs that share a group, which Bonferroni's bound ignores.
+    Standardizing keeps a noisy pair (a small group) from widening the
+    intervals of the precise ones.
+
+    ``c`` is the ``ceil((n_boot + 1) confidence_level)``-th smallest of the
+    ``n_boot`` largest deviations (infinite beyond ``n_boot``): were the
+    observed deviation exchangeable with the replicates', it would exceed
+    that order statistic with probability at most ``1 - confidence_level``
+    (the critical value of a Monte Carlo test; Davison and Hinkley, 1997,
+    "Bootstrap Methods and their Application", chapter 4).
+
+    NaN replicates, which :func:`percentile_interval` counts as the far
+    ends of the range: a quantity NaN in more than ``(1 - confidence_level)
+    / 2`` of the replicates gets the whole range (as its own percentile
+    interval would) and leaves the statistic, so that one undefined pair
+    does not take every other pair's interval with it; in the others' a
+    NaN is a deviation beyond any bound. Intervals are clipped to
+    ``value_range``.
+    """
+    lowest, highest = value_range
+    most_missing = (1.0 - float(confidence_level)) / 2 * n_boot
+    largest = np.zeros(n_boot)
+    centres, scales, whole = [], [], []
+    for block in blocks:
+        finite = ~np.isnan(block)
+        n_finite = finite.sum(axis=0)
+        # nanmean and nanstd, without their warning for an all-NaN column.
+        with np.errstate(invalid="ignore", divide="ignore"):
+            centre = np.where(finite, block, 0.0).sum(axis=0) / n_finite
+            spread = np.where(finite, block - centre, 0.0)
+            scale = np.sqrt(np.square(spread).sum(axis=0) / n_finite)
+            deviation = np.abs(spread) / scale
+        unbounded = n_boot - n_finite > most_missing
+        # A constant quantity (scale 0) never deviates; a NaN one always,
+        # unless its interval is the whole range anyway.
+        deviation = np.where(scale > 0, deviation, 0.0)
+        deviation = np.where(finite | unbounded, deviation, np.inf)
+        deviation[:, unbounded] = 0.0
+        if deviation.shape[1]:
+            np.maximum(largest, deviation.max(axis=1), out=largest)
+        centres.append(centre)
+        scales.append(scale)
+        whole.append(unbounded)
+    centre, scale = np.concatenate(centres), np.concatenate(scales)
+    rank = int(math.ceil((n_boot + 1) * float(confidence_level) * (1.0 - 1e-12)))
+    critical = np.partition(largest, rank - 1)[rank - 1] if rank <= n_boot else np.inf
+    known = np.isfinite(critical) & ~np.concatenate(whole)
+    with np.errstate(invalid="ignore"):
+        lower = np.where(known, np.maximum(centre - critical * scale, lowest), lowest)
+        upper = np.where(known, np.minimum(centre + critical * scale, highest), highest)
+    return lower, upper
 
 
 def compare_interval(replicates, how, confidence_level, value_range, skip=None):
@@ -375,6 +507,11 @@ def compare_interval(replicates, how, confidence_level, value_range, skip=None):
     monotone map of ``r_i / r_j`` without its infinite values. The
     comparison is monotone in each, so the box of intervals maps to bounds
     that hold whenever every interval does: the bounds are conservative.
+    With fewer replicates than Bonferroni's tails need
+    (:func:`bonferroni_replicates`; 7,599 for the 190 pairs of 20 groups at
+    95%) the simultaneous intervals are the max-statistic bootstrap's
+    (:func:`_max_statistic_intervals`). The pairs' replicates are formed one
+    group at a time, never all at once: memory ``O(n_boot n_groups)``.
 
     Parameters
     ----------
@@ -422,24 +559,42 @@ def compare_interval(replicates, how, confidence_level, value_range, skip=None):
         lower, upper = simultaneous_intervals(groups, confidence_level, value_range)
         pick = np.min if how == "group_min" else np.max
         return float(pick(lower)), float(pick(upper))
-    if to_overall:
-        first = groups
-        second = np.broadcast_to(replicates[..., -1:], groups.shape)
-    else:
-        i, j = np.triu_indices(n_kept, k=1)
-        first, second = groups[..., i], groups[..., j]
     if how.startswith("difference"):
         span = value_range[1] - value_range[0]
-        lower, upper = simultaneous_intervals(
-            first - second, confidence_level, (-span, span)
-        )
-        return _largest_distance_bounds(lower, upper)
-    if how.startswith("ratio"):
-        with np.errstate(invalid="ignore"):
-            share = first / (first + second)
-        lower, upper = simultaneous_intervals(share, confidence_level, (0.0, 1.0))
-        return _smallest_ratio_bounds(lower, upper)
-    raise ValueError(f"Unknown comparison {how!r}.")
+        quantity, quantity_range = np.subtract, (-span, span)
+        bounds = _largest_distance_bounds
+    elif how.startswith("ratio"):
+        quantity, quantity_range, bounds = _share, (0.0, 1.0), _smallest_ratio_bounds
+    else:
+        raise ValueError(f"Unknown comparison {how!r}.")
+    if to_overall:
+        blocks, n_quantities = [quantity(groups, replicates[..., -1:])], n_kept
+    else:
+        # Every pair (i, j > i), one group i at a time: the k(k - 1) / 2
+        # pairs' replicates are never held at once (300 groups and 1,000
+        # replicates: 0.36 GB an array, a peak near 1 GB), only n_boot * k
+        # values a block.
+        blocks = _pair_blocks(groups, quantity)
+        n_quantities = n_kept * (n_kept - 1) // 2
+    lower, upper = _simultaneous_blocks(
+        blocks, n_quantities, confidence_level, quantity_range
+    )
+    return bounds(lower, upper)
+
+
+def _share(first, second):
+    """``first / (first + second)``: a monotone map of a ratio, in [0, 1]."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return first / (first + second)
+
+
+def _pair_blocks(groups, quantity):
+    """``quantity(r_i, r_j)`` of every pair ``i < j``, one ``i`` a block.
+
+    The columns come in the order of ``numpy.triu_indices``.
+    """
+    for i in range(groups.shape[-1] - 1):
+        yield quantity(groups[..., i : i + 1], groups[..., i + 1 :])
 
 
 def _reduced_interval(reduced, confidence_level, value_range):

@@ -141,9 +141,24 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
     value of equal groups, and would miss it): the values it compares, the
     signed differences of every pair of groups (or to overall), or their
     ratios, get simultaneous (Bonferroni-adjusted) percentile intervals,
-    and the comparison's bounds are its extremes over them. They are
-    conservative, and need more replicates as the number of groups grows
-    (see the User Guide).
+    and the comparison's bounds are its extremes over them: conservative
+    where Bonferroni's tails can be read. Those tails,
+    ``(1 - confidence_level) / (2 k)`` for ``k`` compared quantities
+    (``k = G (G - 1) / 2`` pairs of ``G`` groups), are read from the
+    replicates only when ``n_boot + 1 >= 2 k / (1 - confidence_level)``;
+    below that (beyond the pairs of 7 groups
+    with 1,000 replicates at 95%) each percentile would stop at the
+    extreme replicate, and the intervals of 20 equal groups missed 0 in
+    23% of simulations.
+    There, the simultaneous intervals are the max-statistic bootstrap's
+    instead (Westfall and Young, 1993; Romano and Wolf, 2005): every
+    quantity's interval is its replicates' mean plus or minus ``c`` of
+    their standard deviations, ``c`` the ``confidence_level`` quantile of
+    the largest such standardized deviation in a replicate, which any
+    ``n_boot`` of a few hundred resolves (at 20 and 40 equal groups and
+    1,000 replicates, the 95% difference missed 0 in 4% and 6% of
+    simulations, with intervals no wider). The pairs are formed one group
+    at a time: memory grows as ``n_boot * G``, not ``n_boot * G**2``.
 
     Read more in the :ref:`User Guide <private_metrics>`.
 
@@ -183,11 +198,14 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         Coverage of the intervals (``*_ci``).
     n_boot : int, default=1000
         Bootstrap replicates for the intervals. The comparisons' intervals
-        read tails of ``(1 - confidence_level) / (2 k)`` for ``k`` compared
-        pairs: keep ``n_boot`` above a few times ``2 k / (1 -
-        confidence_level)`` (1,000 suits up to about 4 groups at 95%). The
-        replicates must fit in one float64 numpy array (``n_boot`` times 4
-        counts a group), else a ``ValueError`` before any row is read.
+        are Bonferroni's, whose tails of ``(1 - confidence_level) / (2 k)``
+        for ``k`` compared quantities need ``n_boot + 1 >= 2 k / (1 -
+        confidence_level)`` (1,000 at 95%: up to 25, the pairs of 7
+        groups), and the max-statistic bootstrap's below that (see above).
+        The replicates must fit in one float64 numpy array (``n_boot``
+        times 4 counts a group), else a ``ValueError`` naming ``n_boot``
+        before any row is read; the intervals hold fewer values at a time
+        than the replicates.
     accountant : {"rdp", "pld"} or PrivacyLedger, default="rdp"
         dp-accounting accountant that calibrates the noise; a
         :class:`~sklearn_dpfair.privacy.PrivacyLedger` records the release
@@ -491,14 +509,17 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         the release: from the public ``n_boot`` and ``groups`` alone, a count
         beyond numpy's array sizes is refused here, by the plan and by the
         fit before any row is read, rather than by numpy after the release.
+        The intervals make no array much larger: they form the pairs of
+        groups' replicates one group at a time (:func:`compare_interval`),
+        so this check bounds their memory too.
         """
         n_values = self.n_boot * n_groups * len(CELLS)
         if n_values > MAX_FLOAT64_ENTRIES:
             raise ValueError(
                 f"n_boot={self.n_boot} is too large: its replicates of the "
                 "declared groups' confusion counts would not fit in one numpy "
-                "array of float64. Pass a smaller n_boot (1,000 suits up to "
-                "about 4 groups at 95%)."
+                "array of float64. Pass a smaller n_boot (a few thousand give "
+                "the intervals of any number of groups)."
             )
 
     def _check_groups(self, n_columns=None):

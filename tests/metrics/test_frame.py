@@ -804,6 +804,129 @@ def test_comparison_interval_coverage(rates):
     assert min(coverage.values()) >= 0.85, coverage
 
 
+def _equal_groups_misses(n_groups, n_evaluations, seed, names, n_boot):
+    """Share of evaluations of equal groups whose interval misses the truth.
+
+    ``n_groups`` groups of 200 rows with the same selection rate, 0.4, at
+    epsilon = 1: more pairs (190 for 20 groups) than Bonferroni's tails can
+    be read from with ``n_boot`` replicates (7,599 needed for 20 groups).
+    """
+    groups = list(range(n_groups))
+    truth = _population_comparisons([0.4] * n_groups)
+    s = np.repeat(groups, 200)
+    rng = np.random.default_rng(seed)
+    misses = dict.fromkeys(names, 0)
+    for evaluation in range(n_evaluations):
+        y_true = rng.integers(0, 2, size=s.size)
+        y_pred = (rng.random(s.size) < 0.4).astype(int)
+        frame = PrivateMetricFrame(
+            groups,
+            metrics="selection_rate",
+            n_boot=n_boot,
+            random_state=seed * 10_000 + evaluation,
+        ).fit(y_true, y_pred, sensitive_features=s)
+        intervals = (
+            _comparison_intervals(frame)
+            if len(names) > 1
+            else {"difference between_groups": frame.difference_ci()}
+        )
+        for name in names:
+            lower, upper = intervals[name]
+            misses[name] += not lower <= truth[name] <= upper
+    return {name: count / n_evaluations for name, count in misses.items()}
+
+
+@pytest.mark.parametrize("n_groups", [20, 40])
+def test_difference_interval_of_many_equal_groups_holds_zero(n_groups):
+    # With 1,000 replicates each of the 190 (20 groups) or 780 (40 groups)
+    # pairs' Bonferroni percentiles stopped at the extreme replicate: the
+    # 95% interval missed 0 in 23% and 57% of evaluations. The max-statistic
+    # bootstrap takes over below the replicates Bonferroni needs; it missed
+    # 4.3% and 5.6% of 1,000 evaluations, 5.4% of them with 500 replicates
+    # (20 groups). 200 evaluations with 500 replicates (the light form): a
+    # miss rate of 5.6% exceeds 0.10 with probability 0.004 (binomial tail).
+    misses = _equal_groups_misses(
+        n_groups, 200, seed=0, names=["difference between_groups"], n_boot=500
+    )
+    assert misses["difference between_groups"] <= 0.10, misses
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FULL, reason="the many-groups grid runs with DPFAIR_FULL=1")
+@pytest.mark.parametrize("n_groups", [20, 40])
+def test_comparison_intervals_of_many_equal_groups_full(n_groups):
+    names = list(_population_comparisons([0.4]))
+    misses = _equal_groups_misses(n_groups, 1000, seed=1, names=names, n_boot=1000)
+    # 1,000 evaluations: standard error 0.007 at 0.05; 0.075 is 3.6 of them.
+    assert max(misses.values()) <= 0.075, misses
+
+
+def test_intervals_of_many_groups_never_hold_every_pair_at_once():
+    # 300 groups: 44,850 pairs. With 1,000 replicates, every pair's
+    # differences (and shares, and their NaN masks and percentiles) in one
+    # array peaked at 0.96 GB here; a group at a time, at 32 MB (most of it
+    # the replicates' rates).
+    import tracemalloc
+
+    groups = list(range(300))
+    rng = np.random.default_rng(0)
+    s = np.repeat(groups, 20)
+    y = rng.integers(0, 2, size=s.size)
+    frame = PrivateMetricFrame(
+        groups, metrics="selection_rate", n_boot=1000, random_state=0
+    ).fit(y, y, sensitive_features=s)
+    tracemalloc.start()
+    try:
+        difference = frame.difference_ci()
+        ratio = frame.ratio_ci()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 100 * 2**20, peak / 2**20
+    assert difference[0] <= frame.difference() <= difference[1]
+    assert ratio[0] <= frame.ratio() <= ratio[1]
+
+
+def test_comparison_intervals_of_few_groups_are_unchanged():
+    # Three groups: every comparison's quantities (3 pairs, 3 values, 3 gaps
+    # to overall; at 97.5% for the equalized odds difference) are resolved
+    # by the 1,000 default replicates, and keep Bonferroni's intervals: the
+    # values of the frame before the max-statistic fallback (6 decimals).
+    groups = ["g0", "g1", "g2"]
+    y_true, y_pred, s = _data(4000, np.random.default_rng(0), groups=groups)
+    frame = PrivateMetricFrame(groups, epsilon=1.0, random_state=0).fit(
+        y_true, y_pred, sensitive_features=s
+    )
+    expected = {
+        "group_min": (
+            [0.704115, 0.448044, 0.681557, 0.178008],
+            [0.761647, 0.514529, 0.770017, 0.257954],
+        ),
+        "group_max": (
+            [0.738808, 0.463381, 0.709885, 0.221337],
+            [0.793784, 0.528659, 0.794698, 0.300787],
+        ),
+        "difference between_groups": (
+            [0.0] * 4,
+            [0.076341, 0.061948, 0.086804, 0.098879],
+        ),
+        "ratio between_groups": ([0.903024, 0.883359, 0.888216, 0.661232], [1.0] * 4),
+        "dp between_groups": ([0.0], [0.061948]),
+        "eo between_groups": ([0.0], [0.103189]),
+        "difference to_overall": ([0.0] * 4, [0.03993, 0.034675, 0.049287, 0.057168]),
+        "ratio to_overall": ([0.94721, 0.928439, 0.932765, 0.766329], [1.0] * 4),
+        "dp to_overall": ([0.0], [0.034675]),
+        "eo to_overall": ([0.0], [0.059951]),
+    }
+    for name, (lower, upper) in _comparison_intervals(frame).items():
+        np.testing.assert_allclose(
+            np.atleast_1d(lower), expected[name][0], atol=2e-6, err_msg=name
+        )
+        np.testing.assert_allclose(
+            np.atleast_1d(upper), expected[name][1], atol=2e-6, err_msg=name
+        )
+
+
 def test_interval_of_a_small_exact_group_does_not_collapse():
     # Five rows, all predicted right: without the half count per cell the
     # bootstrap would never draw an error and the accuracy interval would be
