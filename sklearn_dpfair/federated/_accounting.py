@@ -109,7 +109,14 @@ class SiloPrivacy:
 
 
 def silo_privacy(
-    n_samples, epsilon, delta, config, *, noise_multiplier=None, silo_id=None
+    n_samples,
+    epsilon,
+    delta,
+    config,
+    *,
+    noise_multiplier=None,
+    silo_id=None,
+    caveats=(),
 ):
     """Resolve the privacy set-up of one silo: size check, noise, record.
 
@@ -136,6 +143,9 @@ def silo_privacy(
         Use this noise multiplier instead of calibrating one.
     silo_id : object, default=None
         The silo, for error messages.
+    caveats : tuple of str, default=()
+        What the fit's guarantee does not cover, recorded in the silo's
+        record too.
 
     Returns
     -------
@@ -170,8 +180,14 @@ def silo_privacy(
     check_silo_size(
         silo_id, n_samples, delta, config.sampling_probability, private=private
     )
+    # The fit's caveats hold for every silo's record too (a label set read
+    # from the pooled rows includes the silo's own).
     budget = PrivacyBudget(
-        float(epsilon), float(delta), config.accountant, noise_multiplier
+        float(epsilon),
+        float(delta),
+        config.accountant,
+        noise_multiplier,
+        caveats=tuple(caveats),
     )
     try:
         mechanism, record = _silo_mechanism(budget, config)
@@ -221,7 +237,9 @@ def _check_clip_norm(mechanism):
         )
 
 
-def resolve_silo_privacy(sizes, silo_epsilon, silo_delta, config, noise_multiplier):
+def resolve_silo_privacy(
+    sizes, silo_epsilon, silo_delta, config, noise_multiplier, *, caveats=()
+):
     """The privacy set-up of every silo of a federation, once, on the driver.
 
     Parameters
@@ -234,6 +252,9 @@ def resolve_silo_privacy(sizes, silo_epsilon, silo_delta, config, noise_multipli
         The public schedule.
     noise_multiplier : float or None
         Force this noise multiplier in every silo (None: calibrate).
+    caveats : tuple of str, default=()
+        What the fit's guarantee does not cover, recorded in every silo's
+        record.
 
     Returns
     -------
@@ -251,6 +272,7 @@ def resolve_silo_privacy(sizes, silo_epsilon, silo_delta, config, noise_multipli
             config,
             noise_multiplier=noise_multiplier,
             silo_id=sid,
+            caveats=caveats,
         )
         for sid in ids
     }

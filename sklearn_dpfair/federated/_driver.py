@@ -166,7 +166,7 @@ def fit_federated(
     sizes = check_federation(silo_data, config, secure_aggregation=secure_aggregation)
     weights = resolve_server_weights(server_weights, sizes)
     privacy = resolve_silo_privacy(
-        sizes, silo_epsilon, silo_delta, config, noise_multiplier
+        sizes, silo_epsilon, silo_delta, config, noise_multiplier, caveats=caveats
     )
     return run_federation(
         silo_data,

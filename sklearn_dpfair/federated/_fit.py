@@ -426,6 +426,7 @@ def plan_fit_silos(n_samples, params, budget, options, *, silos):
             kwargs["silo_delta"],
             config,
             kwargs["noise_multiplier"],
+            caveats=caveats,
         )
         record = _planned_isrl_record(privacy, config, caveats)
         if options.secure_aggregation:

@@ -290,3 +290,21 @@ def test_a_budget_for_an_absent_silo_keeps_the_exact_standardization():
             fits[name] = _clf(silo_epsilon=budgets, max_iter=20).fit(X, y, silos=silos)
     assert "exact means" in fits["with-absent"].privacy_record_.mechanism
     np.testing.assert_array_equal(fits["present"].coef_, fits["with-absent"].coef_)
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_every_silo_record_carries_the_fit_caveats(data, shuffle):
+    # The silos' records of the ISRL-DP fit had none: a label set read from
+    # the pooled rows (the silo's own among them) and the public silo sizes
+    # went unmentioned there, as the shuffled protocol's records said.
+    X, y, silos = data
+    kwargs = {"shuffle": True, "accountant": "pld"} if shuffle else {}
+    with pytest.warns(UserWarning, match="classes was not given"):
+        clf = DPLogisticRegression(max_iter=2, random_state=0, **kwargs).fit(
+            X, y, silos=silos
+        )
+    caveats = clf.privacy_record_.caveats
+    assert any("label set" in c for c in caveats)
+    assert any("silo membership" in c for c in caveats)
+    for s in clf.silos_:
+        assert clf.silo_privacy_records_[s].caveats == caveats
