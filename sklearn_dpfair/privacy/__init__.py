@@ -5,7 +5,7 @@
 Knows nothing about losses, estimators or solvers.
 """
 
-from ._accounting import epsilon_of
+from ._accounting import RDP_ORDERS, epsilon_of
 from ._budget import PrivacyBudget
 from ._calibration import (
     calibrate_noise,
@@ -22,6 +22,7 @@ from ._record import PrivacyRecord
 from ._weights import capped_weights, fit_weights
 
 __all__ = [
+    "RDP_ORDERS",
     "GaussianMechanism",
     "LaplaceMechanism",
     "LedgerEntry",

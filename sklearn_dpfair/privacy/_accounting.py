@@ -38,6 +38,7 @@ from ._random_allocation import RandomAllocationDpEvent, allocation_epsilon
 __all__ = [
     "ACCOUNTANTS",
     "ADJACENCIES",
+    "RDP_ORDERS",
     "SINGLE_GAUSSIAN_ACCOUNTANT",
     "check_composable",
     "check_dp_event",
@@ -75,9 +76,13 @@ ADJACENCIES = ("add_remove", "replace_one")
 #: certify epsilon below about 0.01.
 SINGLE_GAUSSIAN_ACCOUNTANT = "pld"
 
-# RDP orders: dp-accounting's defaults (1.1 ... 1024) plus intermediate large
-# orders. Small budgets (epsilon ~ 0.05) take the optimum at large orders
-# (~256 for DP-SGD on Adult), where the default grid is sparse (128, 256,
+# RDP orders (public as ``sklearn_dpfair.privacy.RDP_ORDERS``, so that a
+# user recomputing an "rdp" record's epsilon with dp-accounting's
+# ``RdpAccountant(orders=RDP_ORDERS)`` gets the recorded value; its default
+# orders give a slightly larger, still valid, epsilon): dp-accounting's
+# defaults (1.1 ... 1024) plus intermediate large orders. Small budgets
+# (epsilon ~ 0.05) take the optimum at large orders (~256 for DP-SGD on
+# Adult), where the default grid is sparse (128, 256,
 # 512). Orders beyond 1024 cost O(order) each and were never optimal in our
 # sweeps (epsilon >= 0.01), so they are left out.
 _RDP_ORDERS = tuple(
@@ -91,6 +96,7 @@ _RDP_ORDERS = tuple(
         )
     ).tolist()
 )
+RDP_ORDERS = _RDP_ORDERS
 
 # PLD discretisation. 1e-4 is dp-accounting's default; it makes the PLD
 # estimate an upper bound (pessimistic discretisation), so it is safe.
