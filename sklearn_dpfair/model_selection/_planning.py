@@ -149,13 +149,15 @@ def accepted_counts(estimator):
     """The public counts ``estimator.privacy_plan`` takes.
 
     A private pipeline passes its final step's counts on, but only those
-    its fit reads from the metadata (``n_public`` from ``public_mask``):
-    its plan of declared classes and groups takes none.
+    its fit reads from the metadata: ``n_public`` from ``public_mask``, and
+    ``n_groups``, which is 1 where no ``sensitive_features`` reach the
+    final step, whatever groups it declares (the search counts the groups
+    the same way). Its declared classes need no count.
     """
     steps = getattr(estimator, "steps", None)
     if steps:
         final = getattr(steps[-1][1], "_plan_public_counts", ())
-        return tuple(c for c in final if c == "n_public")
+        return tuple(c for c in final if c in ("n_public", "n_groups"))
     return tuple(getattr(estimator, "_plan_public_counts", ()))
 
 

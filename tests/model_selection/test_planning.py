@@ -217,6 +217,39 @@ def test_search_over_a_private_pipeline_on_raw_columns():
     assert search.score(X, y) > 0.8
 
 
+@pytest.mark.parametrize("routed", [False, True])
+def test_search_over_a_pipeline_whose_fermi_step_gets_no_groups(data, routed):
+    # A final DP-FERMI step that declares its groups but receives no
+    # sensitive_features (none passed, or routed to the search's score
+    # alone) fits one group: the search plans each run that way.
+    from sklearn_dpfair.pipeline import make_private_pipeline
+    from sklearn_dpfair.preprocessing import DPStandardScaler
+
+    X, y, groups = data
+    scoring = {"scoring": "accuracy-dp-gap", "groups": [0, 1]} if routed else {}
+    with sklearn.config_context(enable_metadata_routing=True):
+        # Full batches: a subsampled step's nested calibrations through the
+        # pipeline's budget split take dp-accounting's RDP seconds each.
+        fermi = _fermi(max_iter=2, batch_size=10_000)
+        if routed:
+            fermi.set_fit_request(sensitive_features=False)
+        pipe = make_private_pipeline(DPStandardScaler(bounds=[(-4, 4)] * 5), fermi)
+        search = PrivateHyperparameterSearch(
+            pipe, {"dpfermiclassifier__fairness_weight": [1.0, 4.0]}, epsilon=2.0,
+            n_runs=2, random_state=0, **scoring,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search.fit(X, y, **({"sensitive_features": groups} if routed else {}))
+    assert search.epsilon_ <= 2.0
+    best = search.best_estimator_
+    plan = plan_candidate(best, search.n_train_, 5, {"n_groups": 1}, delta=1e-5)
+    assert best.dp_event_ == plan.event(search.run_epsilon_, 1e-5)
+    # The search's own plan counts the groups the final step sees.
+    one = search.privacy_plan(N_SAMPLES, 5, n_groups=1)
+    assert one.dp_event != search.privacy_plan(N_SAMPLES, 5, n_groups=2).dp_event
+
+
 def test_search_over_a_private_pipeline_selecting_frame_columns():
     # Declared categories and bounds per selected column: their widths come
     # from the frame's names (by name) and dtypes (by dtype), which the
