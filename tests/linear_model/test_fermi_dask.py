@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from refusing_ledger import RefusingLedger
 from release_observer import Releases
 
 from sklearn_dpfair import DPFERMIClassifier, FERMIClassifier
@@ -23,7 +24,6 @@ from sklearn_dpfair.exceptions import PrivacyAccountingError, PrivacyLeakWarning
 from sklearn_dpfair.fairness import make_constraint
 from sklearn_dpfair.fairness._ermi import ERMIRegularizer
 from sklearn_dpfair.metrics import demographic_parity_linf
-from sklearn_dpfair.privacy import PrivacyLedger
 from sklearn_dpfair.privacy._mechanism import observe_privatize
 
 da = pytest.importorskip("dask.array")
@@ -625,13 +625,6 @@ def test_non_private_limit_clips_nothing(dask_client):
     assert "no clipping" in fits[0].privacy_record_.mechanism
 
 
-class _RefusingLedger(PrivacyLedger):
-    """A ledger that cannot record this fit's event (as a remote copy cannot)."""
-
-    def check_recordable(self, dp_event, adjacency="add_remove"):
-        raise PrivacyAccountingError("this ledger refuses the fit")
-
-
 def test_a_ledger_that_cannot_record_refuses_before_the_first_release(
     dask_client, small, capsys
 ):
@@ -644,7 +637,7 @@ def test_a_ledger_that_cannot_record_refuses_before_the_first_release(
         groups=[0, 1],
         max_iter=3,
         verbose=1,
-        accountant=_RefusingLedger(),
+        accountant=RefusingLedger(),
     )
     releases = Releases()
     with observe_privatize(releases):

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
+from refusing_ledger import RefusingLedger
 from release_observer import Releases
 from sklearn.exceptions import DataConversionWarning
 
@@ -21,7 +22,6 @@ from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair._solvers import _distributed
 from sklearn_dpfair._solvers._feature_scaling import EXACT_SCALING_DESCRIPTION
 from sklearn_dpfair.exceptions import PrivacyAccountingError, PrivacyLeakWarning
-from sklearn_dpfair.privacy import PrivacyLedger
 from sklearn_dpfair.privacy._mechanism import observe_privatize
 
 distributed = pytest.importorskip("distributed")
@@ -625,13 +625,6 @@ def test_non_private_limit_on_declared_bounds_penalizes_user_units(dask_client):
     np.testing.assert_allclose(clf.coef_[0, 1], memory.coef_[0, 1], rtol=0.05)
 
 
-class _RefusingLedger(PrivacyLedger):
-    """A ledger that cannot record this fit's event (as a remote copy cannot)."""
-
-    def check_recordable(self, dp_event, adjacency="add_remove"):
-        raise PrivacyAccountingError("this ledger refuses the fit")
-
-
 def test_a_ledger_that_cannot_record_refuses_before_the_first_release(
     dask_client, small, capsys
 ):
@@ -640,7 +633,7 @@ def test_a_ledger_that_cannot_record_refuses_before_the_first_release(
     X, y, _ = small
     Xd, yd = _dask(X, y)
     est = DPLogisticRegression(
-        classes=[0, 1], max_iter=3, verbose=1, accountant=_RefusingLedger()
+        classes=[0, 1], max_iter=3, verbose=1, accountant=RefusingLedger()
     )
     releases = Releases()
     with observe_privatize(releases):
