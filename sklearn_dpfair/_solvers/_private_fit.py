@@ -7,7 +7,6 @@ Each function takes validated data and public parameters, chooses the noise
 the ``PrivacyRecord`` of the run. Estimators only map their parameters here.
 """
 
-import contextlib
 import math
 from dataclasses import dataclass, replace
 
@@ -22,7 +21,7 @@ from ..privacy._accounting import (
     gaussian_event,
     noisy_sgd_event,
 )
-from ..privacy._calibration import UnreachableBudgetError, calibrate_noise
+from ..privacy._calibration import calibrate_noise
 from ..privacy._exponential import (
     ExponentialMechanism,
     epsilon_per_selection,
@@ -69,6 +68,7 @@ from ._schedules import (
     auto_learning_rate,
     check_penalty_step,
     check_sgd_steps,
+    naming_the_schedule,
     penalty_capped_learning_rate,
     resolve_epochs,
     sgd_schedule,
@@ -292,25 +292,6 @@ def with_scaling(description, prior):
     return description
 
 
-@contextlib.contextmanager
-def _naming_the_schedule(epochs, n_steps):
-    """Say which parameter sets the steps when no noise reaches the budget.
-
-    The calibration's refusal asks for fewer steps; the steps are
-    ``max_iter`` epochs of the batch schedule, so the message names it.
-    (Counts beyond the step cap, such as ``max_iter=10**30``, are refused
-    before the calibration by :func:`~._schedules.check_sgd_steps`.)
-    """
-    try:
-        yield
-    except UnreachableBudgetError as exc:
-        count = f"{epochs:.4g}" if isinstance(epochs, (int, float)) else repr(epochs)
-        raise UnreachableBudgetError(
-            f"{exc} The schedule runs {n_steps:.4g} steps (max_iter={count} "
-            "epochs): lower max_iter."
-        ) from exc
-
-
 def dp_sgd_setup(
     n_samples, n_features, n_outputs, params, budget, *, weighted, prior=None
 ):
@@ -368,7 +349,7 @@ def dp_sgd_setup(
         )
     q, n_steps = sgd_schedule(n_samples, params.batch_size, params.epochs)
     prior_event = None if prior is None else prior.event
-    with _naming_the_schedule(params.epochs, n_steps):
+    with naming_the_schedule(params.epochs, n_steps):
         if prior_event is not None:
             # Private scales come with a calibrated budget only (the scaling
             # plan refuses a user noise multiplier).

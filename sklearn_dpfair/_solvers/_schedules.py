@@ -7,9 +7,12 @@ Everything here is a function of ``n_samples`` and user parameters only.
 uses Poisson subsampling under add/remove adjacency (Opacus, TF Privacy).
 """
 
+import contextlib
 import math
 
 import numpy as np
+
+from ..privacy._calibration import UnreachableBudgetError
 
 __all__ = [
     "MAX_STEPS",
@@ -303,3 +306,22 @@ def tail_start(n_steps, tail_fraction):
     start = n_steps - np.maximum(1, np.ceil(tail_fraction * np.asarray(n_steps)))
     start = np.asarray(start).astype(int)
     return int(start) if start.ndim == 0 else start
+
+
+@contextlib.contextmanager
+def naming_the_schedule(epochs, n_steps):
+    """Say which parameter sets the steps when no noise reaches the budget.
+
+    The calibration's refusal asks for fewer steps; the steps are
+    ``max_iter`` epochs of the batch schedule, so the message names it.
+    (Counts beyond the step cap, such as ``max_iter=10**30``, are refused
+    before the calibration by :func:`check_sgd_steps`.)
+    """
+    try:
+        yield
+    except UnreachableBudgetError as exc:
+        count = f"{epochs:.4g}" if isinstance(epochs, (int, float)) else repr(epochs)
+        raise UnreachableBudgetError(
+            f"{exc} The schedule runs {n_steps:.4g} steps (max_iter={count} "
+            "epochs): lower max_iter."
+        ) from exc

@@ -22,16 +22,16 @@ from sklearn_dpfair._solvers._private_fit import (
     fit_output_perturbation,
     output_perturbation_setup,
 )
+from sklearn_dpfair._solvers._rows import clip_rows_to_norm
 from sklearn_dpfair._solvers._sgd import noisy_sgd
 from sklearn_dpfair.exceptions import PrivacyBudgetError
 from sklearn_dpfair.privacy import (
     GaussianMechanism,
     PrivacyBudget,
+    _budget,
     calibrate_noise_multiplier,
     noise_multiplier_for_gaussian,
 )
-from sklearn_dpfair.privacy import _budget
-from sklearn_dpfair._solvers._rows import clip_rows_to_norm
 from sklearn_dpfair.privacy._mechanism import observe_privatize
 
 
@@ -499,7 +499,7 @@ def test_steps_no_noise_can_make_private_are_blamed_on_max_iter():
     # for fewer steps without naming the parameter that sets them. Such a
     # count is now refused by the step cap before any calibration; a
     # calibration that still cannot reach the budget names max_iter too.
-    from sklearn_dpfair._solvers._private_fit import _naming_the_schedule
+    from sklearn_dpfair._solvers._schedules import naming_the_schedule
     from sklearn_dpfair.linear_model import DPLogisticRegression
     from sklearn_dpfair.privacy._calibration import UnreachableBudgetError
 
@@ -507,7 +507,7 @@ def test_steps_no_noise_can_make_private_are_blamed_on_max_iter():
     with pytest.raises(ValueError, match=r"max_iter=1e\+30 .*smaller max_iter\.$"):
         clf.privacy_plan(1000, 3)
     with pytest.raises(ValueError, match=r"fewer steps.*lower max_iter\.$"):
-        with _naming_the_schedule(20, 400):
+        with naming_the_schedule(20, 400):
             raise UnreachableBudgetError("Use fewer steps.")
 
 

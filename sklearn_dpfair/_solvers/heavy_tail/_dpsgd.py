@@ -84,14 +84,14 @@ from ...privacy._accounting import (
     non_private_event,
     zcdp_event,
 )
-from ...privacy._calibration import _SIGMA_MIN, UnreachableBudgetError
+from ...privacy._calibration import _SIGMA_MIN
 from ...privacy._mechanism import MIN_NOISE_SCALE
 from ...privacy._releases import forgo_release
 from ...privacy._zcdp import _RHO_MAX
 from ...utils._array_api import NUMPY_BACKEND, to_numpy
 from .._non_private import minimize_regression, non_private_record
 from .._rows import squared_row_norms
-from .._schedules import MAX_STEPS, sgd_schedule
+from .._schedules import MAX_STEPS, naming_the_schedule, sgd_schedule
 from .._sgd import noisy_sgd
 from ._intercept_mean import intercept_mean_noise_std, private_intercept_step
 from ._private_quantile import (
@@ -1288,16 +1288,8 @@ def plan_dpsgd(
         def make_event(sigma):
             return composed_event([tuning, steps_event(sigma)])
 
-        try:
+        with naming_the_schedule(config.max_iter, n_steps):
             sigma = calibrate_noise(make_event, target, delta, accountant)
-        except UnreachableBudgetError as exc:
-            # It asks for fewer steps: name the parameter that sets them.
-            asked = config.max_iter
-            asked = asked if isinstance(asked, str) else f"{asked:.4g}"
-            raise UnreachableBudgetError(
-                f"{exc} The schedule runs {n_steps:.4g} steps "
-                f"(max_iter={asked}): lower max_iter."
-            ) from exc
         steps, event = steps_event(sigma), make_event(sigma)
         if sigma <= _SIGMA_MIN * (1 + 1e-9):
             # The calibration is at its floor (to the rounding of its
