@@ -1809,7 +1809,10 @@ def _intercept_only_model(y, loss, plan, weights, rng, n_features, config):
         ),
         steps=1,
     )
-    return _constant_fit(coef, intercept, record, message, rho_spent=rhos)
+    return HeavyTailFit.without_steps(
+        coef, intercept, solver="dp-sgd", record=record, fallback=message,
+        rho_spent=rhos, learning_rate=0.0,
+    )
 
 
 def _zero_model(n_features, budget):
@@ -1833,25 +1836,7 @@ def _zero_model(n_features, budget):
         description="none: " + message,
         steps=0,
     )
-    return _constant_fit(np.zeros(n_features), 0.0, record, message, rho_spent={})
-
-
-def _constant_fit(coef, intercept, record, fallback, *, rho_spent):
-    """The :class:`HeavyTailFit` of a model released without any step."""
-    return HeavyTailFit(
-        coef=coef,
-        intercept=intercept,
-        solver="dp-sgd",
-        n_iter=0,
-        batch_size=0.0,
-        clip_norm=0.0,
-        noise_std=0.0,
-        smoothness=None,
-        strong_convexity=None,
-        rho_spent=rho_spent,
-        record=record,
-        optimizer_epsilon=0.0,
-        target_location=intercept,
-        fallback=fallback,
-        learning_rate=0.0,
+    return HeavyTailFit.without_steps(
+        np.zeros(n_features), 0.0, solver="dp-sgd", record=record,
+        fallback=message, rho_spent={}, learning_rate=0.0,
     )

@@ -1082,22 +1082,16 @@ def _beyond_edges_fit(setup, n_features, clip_median):
         steps=1,
         dp_event=setup.event,
     )
-    return HeavyTailFit(
-        coef=np.zeros(n_features),
-        intercept=0.0,
+    return HeavyTailFit.without_steps(
+        np.zeros(n_features),
+        0.0,
         solver=setup.solver,
-        n_iter=0,
-        batch_size=0,
-        clip_norm=0.0,
-        noise_std=0.0,
-        smoothness=None,
-        strong_convexity=None,
-        rho_spent=setup.spent,
         record=record,
+        fallback=message,
+        rho_spent=setup.spent,
         optimizer_epsilon=epsilon_of(
             setup.optimizer_event, budget.delta, budget.accountant
         ),
-        fallback=message,
     )
 
 

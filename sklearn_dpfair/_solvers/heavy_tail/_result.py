@@ -40,3 +40,32 @@ class HeavyTailFit:
     learning_rate: float | None = None
     feature_location: np.ndarray | None = None
     feature_scale: np.ndarray | None = None
+
+    @classmethod
+    def without_steps(
+        cls, coef, intercept, *, solver, record, fallback, rho_spent,
+        optimizer_epsilon=0.0, learning_rate=None,
+    ):
+        """A model released without any optimizer step (``fallback`` says why).
+
+        No clip, noise, batch or curvature was used: they are 0 or None;
+        ``optimizer_epsilon`` is what the optimizer's queries were accounted
+        at, whether they ran or not.
+        """
+        return cls(
+            coef=coef,
+            intercept=intercept,
+            solver=solver,
+            n_iter=0,
+            batch_size=0.0,
+            clip_norm=0.0,
+            noise_std=0.0,
+            smoothness=None,
+            strong_convexity=None,
+            rho_spent=rho_spent,
+            record=record,
+            optimizer_epsilon=optimizer_epsilon,
+            target_location=intercept,
+            fallback=fallback,
+            learning_rate=learning_rate,
+        )
