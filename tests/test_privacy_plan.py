@@ -495,6 +495,37 @@ def test_plan_refuses_the_declared_classes_the_fit_refuses(estimator):
         ))
 
 
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        DPLogisticRegression(classes=[0, 0.5, 1], max_iter=2),
+        DPMLPClassifier(classes=[0, 0.5, 1], max_iter=2),
+        DPFERMIClassifier(classes=[0, 0.5, 1], groups=[0, 1], max_iter=2),
+    ],
+    ids=lambda est: type(est).__name__,
+)
+@pytest.mark.parametrize("a_row_holds_the_half", [False, True])
+def test_non_integral_declared_classes_are_refused_whatever_the_rows_hold(
+    estimator, a_row_holds_the_half
+):
+    # The fit used to succeed unless a row held the label 0.5 (then
+    # scikit-learn's check of y refused a continuous target): whether the
+    # fit failed told whether such a row exists. The declaration is refused
+    # before any row is read, by the fit and by the plan alike.
+    with pytest.raises(ValueError, match="classes must hold integers or strings"):
+        estimator.privacy_plan(40, 2)
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    y = np.arange(40) % 2.0
+    if a_row_holds_the_half:
+        y[0] = 0.5
+    with pytest.raises(ValueError, match="classes must hold integers or strings"):
+        estimator.fit(X, y, **(
+            {"sensitive_features": np.arange(40) % 2}
+            if isinstance(estimator, DPFERMIClassifier) else {}
+        ))
+    assert not hasattr(estimator, "classes_")
+
+
 def test_check_fitted_catches_a_drift():
     X, y, _ = _data()
     est = DPLogisticRegression(classes=[0, 1], max_iter=2).fit(X, y)

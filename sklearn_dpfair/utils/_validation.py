@@ -698,7 +698,8 @@ def check_declared_classes(classes):
     The check that a fit (:func:`resolve_classes`) and a privacy plan
     (:func:`planned_class_count`, before any data is read) share, so that no
     plan is made for a label set its fit would refuse: a 1-d array-like of
-    at least two labels, none missing, none twice.
+    at least two labels, none missing, none twice, none a non-integral
+    number.
 
     Returns
     -------
@@ -717,6 +718,10 @@ def check_declared_classes(classes):
     Traceback (most recent call last):
     ...
     ValueError: classes contains duplicate labels: ['a', 'a', 'b'].
+    >>> check_declared_classes([0, 0.5, 1])
+    Traceback (most recent call last):
+    ...
+    ValueError: classes must hold integers or strings: ...
     """
     declared = np.asarray(classes)
     if declared.ndim != 1 or declared.size < 2:
@@ -741,6 +746,17 @@ def check_declared_classes(classes):
     classes_ = np.unique(declared)
     if classes_.size != declared.size:
         raise ValueError(f"classes contains duplicate labels: {classes!r}.")
+    if np.issubdtype(classes_.dtype, np.inexact) and not np.all(
+        np.isfinite(classes_) & (classes_ == np.round(classes_))
+    ):
+        # scikit-learn refuses such labels in y as a continuous target. Read
+        # from the declaration, not from y: a fit that failed only when a
+        # row holds the label 0.5 would tell whether one does.
+        raise ValueError(
+            "classes must hold integers or strings: non-integral or infinite "
+            "numbers are refused as labels (scikit-learn's 'Unknown label "
+            f"type: continuous'); got {classes!r}."
+        )
     return classes_
 
 
@@ -820,7 +836,10 @@ def resolve_classification_targets(classes, y):
     ``TypeError`` naming nothing on labels of mixed types (a ``3`` among
     strings). Against declared ``classes`` the membership check runs first,
     by equality, so that such a label is reported as undeclared; without
-    them the target type is checked first, as scikit-learn does.
+    them the target type is checked first, as scikit-learn does. With
+    declared classes, whose kind :func:`check_declared_classes` has checked,
+    the target type of ``y`` then depends only on its dtype, never on which
+    declared labels the rows hold.
 
     Examples
     --------
