@@ -529,6 +529,32 @@ def _pinned_selection(path, key, names, pins):
     return resolved
 
 
+def _refuses_one_column(est):
+    """Whether ``est`` refuses the 1-d column a scalar ColumnTransformer key selects.
+
+    Every transformer a private pipeline fits needs a 2-d input, but a
+    ``FunctionTransformer``, whose function may turn the column into a
+    frame; ``"passthrough"`` outputs the 1-d column, which the
+    ColumnTransformer refuses. The plan refuses what the fit would.
+    """
+    if is_passthrough(est):
+        return True
+    if isinstance(est, str):
+        return est != "drop"
+    if isinstance(est, FunctionTransformer):
+        return False
+    if isinstance(est, Pipeline):
+        first = next((step for _, step in est.steps if not is_passthrough(step)), None)
+        return first is None or _refuses_one_column(first)
+    if isinstance(est, FeatureUnion):
+        return any(
+            _refuses_one_column(part)
+            for _, part in est.transformer_list
+            if not (isinstance(part, str) and part == "drop")
+        )
+    return True
+
+
 def _walk_columns(path, ct, n_in, names, sparse, pins):
     units = []
     width = 0
@@ -542,6 +568,13 @@ def _walk_columns(path, ct, n_in, names, sparse, pins):
             # column; the selection is public (the schema), so the block
             # gets no plan and no share.
             continue
+        if np.isscalar(key) and _refuses_one_column(est):
+            raise ValueError(
+                f"Block {path + '__' + block_name!r} selects a column with the scalar "
+                f"key {key!r}: scikit-learn then hands {type(est).__name__} a "
+                "1-d column, which it refuses. Select the column with a list of "
+                f"one key, [{key!r}]."
+            )
         cols = _column_indices(key, n_in, names)
         known = known and cols is not None
         if cols is not None:

@@ -465,6 +465,14 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         # truth value (_boolean_dtype). Torch input under array API dispatch
         # is read as numpy, as the other transformers read it.
         X = host_input(X)
+        if hasattr(X, "iloc") and X.ndim != 2:
+            # A Series (what a ColumnTransformer's scalar key selects):
+            # scikit-learn's refusal, which names the container, not a value.
+            raise ValueError(
+                f"Expected a 2-dimensional container but got {type(X)} instead. "
+                "Pass a DataFrame containing a single row (i.e. single sample) "
+                "or a single column (i.e. single feature) instead."
+            )
         if not hasattr(X, "iloc"):
             # Only an input that carries a dtype (an array, a data frame)
             # declares one. numpy would infer a list's dtype from the values

@@ -129,6 +129,42 @@ def test_column_transformer_widths_and_paths():
     assert units[0].n_features is None and width is None
 
 
+@pytest.mark.parametrize(
+    "block",
+    [
+        DPOneHotEncoder(categories=[["x", "y"]]),
+        DPStandardScaler(bounds=BOUNDS),
+        Pipeline([("skip", "passthrough"), ("scale", DPStandardScaler(bounds=BOUNDS))]),
+        OneHotEncoder(categories=[["x", "y"]]),
+        "passthrough",
+    ],
+    ids=lambda block: getattr(block, "__class__", type(block)).__name__,
+)
+@pytest.mark.parametrize("key", ["c", 2])
+def test_a_scalar_key_is_refused_where_the_block_needs_two_dimensions(block, key):
+    # scikit-learn hands the block a 1-d column, which every transformer a
+    # private pipeline fits refuses: the plan refuses it too, instead of
+    # approving a fit that fails.
+    ct = ColumnTransformer([("one", block, key)])
+    with pytest.raises(ValueError, match=r"Block 'columns__one' selects a column"):
+        walk_steps([("columns", ct)], 3, final=False)
+    # A list of one key is the same column, 2-d.
+    ct = ColumnTransformer([("one", block, [key])])
+    walk_steps([("columns", ct)], 3, final=False)
+
+
+def test_a_scalar_key_is_planned_for_a_function_transformer_and_a_drop():
+    # Its function may turn the 1-d column into a 2-d one.
+    ct = ColumnTransformer(
+        [
+            ("frame", FunctionTransformer(lambda column: column.to_frame()), "a"),
+            ("gone", "drop", "b"),
+        ]
+    )
+    units, _ = walk_steps([("columns", ct)], 2, final=False)
+    assert units == []
+
+
 def test_nested_refusal_names_the_full_path():
     ct = ColumnTransformer(
         [("num", Pipeline([("scale", StandardScaler())]), [0])], remainder="drop"

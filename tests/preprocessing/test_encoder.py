@@ -306,6 +306,20 @@ def test_no_columns_is_refused_like_scikit_learn():
         DPOneHotEncoder().fit(pd.DataFrame(index=range(5)))
 
 
+def test_a_series_is_refused_like_scikit_learn():
+    # What a ColumnTransformer's scalar key selects. fit raised a bare
+    # IndexError, and transform said the rows had no features.
+    column = pd.Series(["a", "b"] * 20, name="c")
+    for categories in ("auto", [["a", "b"]]):
+        encoder = DPOneHotEncoder(categories=categories, epsilon=1.0, delta=1e-6)
+        with pytest.raises(ValueError, match="Expected a 2-dimensional container"):
+            encoder.fit(column)
+        assert not hasattr(encoder, "n_features_in_")
+    encoder = DPOneHotEncoder(categories=[["a", "b"]]).fit(column.to_frame())
+    with pytest.raises(ValueError, match="Expected a 2-dimensional container"):
+        encoder.transform(column)
+
+
 def test_max_categories_and_min_frequency_post_process_the_counts():
     X = pd.DataFrame({"c": ["a"] * 500 + ["b"] * 300 + ["c"] * 100})
     top = DPOneHotEncoder(max_categories=3, random_state=0).fit(X)
