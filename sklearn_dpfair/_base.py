@@ -61,23 +61,17 @@ CLIP_NORM_CONSTRAINT = Interval(Real, MIN_CLIP_NORM, None, closed="left")
 
 
 class _SeedInterval(Interval):
-    """An :class:`Interval` of int seeds that refuses bools.
+    """An :class:`Interval` of int seeds of any size.
 
-    ``bool`` is an :class:`numbers.Integral`, so scikit-learn's
-    ``"random_state"`` constraint takes ``True`` as the seed 1, while
-    :func:`~sklearn_dpfair.privacy.check_noise_generator` refuses it (a bool
-    is a flag, not a seed). Refusing it here makes parameter validation, run
-    by ``privacy_plan`` and ``fit`` alike before any data is read, say so.
+    Bools are refused, as by every :class:`Interval` of the package: the
+    ``"random_state"`` constraint of scikit-learn takes ``True`` as the seed
+    1, while :func:`~sklearn_dpfair.privacy.check_noise_generator` refuses
+    it (a bool is a flag, not a seed).
     """
 
     # A seed is read as an int (numpy's generators take any size), never
     # as a float.
     ints_are_floats = False
-
-    def is_satisfied_by(self, val):
-        if isinstance(val, (bool, np.bool_)):
-            return False
-        return super().is_satisfied_by(val)
 
 
 #: The constraint of a ``random_state`` parameter: None (OS entropy: a
@@ -94,29 +88,15 @@ RANDOM_STATE_CONSTRAINT = [
 #: ``random_state``, from which it seeds its parts).
 SEED_CONSTRAINT = _SeedInterval(Integral, 0, None, closed="left")
 
-class _BudgetInterval(_SeedInterval):
-    """An :class:`Interval` of privacy budgets: bools and huge ints refused.
-
-    ``True`` would be read as the budget 1; an int beyond the largest float
-    (``epsilon=10**400``, on which the privacy core's ``float(epsilon)`` and
-    ``math.isinf(epsilon)`` raise ``OverflowError``) is refused by every
-    :class:`Interval` of the package. Parameter validation, run by
-    ``privacy_plan`` and ``fit`` alike before any data is read, names the
-    parameter.
-    """
-
-    ints_are_floats = True
-
-
 #: The constraint of an ``epsilon`` parameter: a budget in ``(0, inf]``.
 EPSILON_CONSTRAINT = [
-    _BudgetInterval(Real, 0, None, closed="neither"),
+    Interval(Real, 0, None, closed="neither"),
     Options(Real, {math.inf}),
 ]
 #: The constraint of a ``delta`` parameter: a probability in ``(0, 1)``.
-DELTA_CONSTRAINT = [_BudgetInterval(Real, 0, 1, closed="neither")]
+DELTA_CONSTRAINT = [Interval(Real, 0, 1, closed="neither")]
 #: The constraint of a ``delta`` parameter that may be 0 (pure epsilon-DP).
-DELTA_OR_ZERO_CONSTRAINT = [_BudgetInterval(Real, 0, 1, closed="left")]
+DELTA_OR_ZERO_CONSTRAINT = [Interval(Real, 0, 1, closed="left")]
 
 #: Ledger entries of the checked fit running in this context (a list of
 #: ``(ledger, kwargs)``), or None outside one: a fit's entries are recorded

@@ -285,12 +285,29 @@ class _UnreadRows:
         raise AssertionError("the rows were read before a parameter check")
 
 
+#: The transformers whose one required argument is the public bounds.
+_BOUNDED_TRANSFORMERS = [
+    "DPKBinsDiscretizer",
+    "DPQuantileTransformer",
+    "DPSimpleImputer",
+    "DPSplineTransformer",
+    "DPStandardScaler",
+]
+
+
 def _with_params(name, **params):
     from sklearn_dpfair.metrics import PrivateMetricFrame
     from sklearn_dpfair.preprocessing import DPStandardScaler
 
-    if name == "DPStandardScaler":
-        return DPStandardScaler([(-1.0, 1.0)] * 3, **params)
+    if name in _BOUNDED_TRANSFORMERS:
+        from sklearn_dpfair import preprocessing
+
+        return getattr(preprocessing, name)([(-1.0, 1.0)] * 3, **params)
+    if name == "PrivatePipeline":
+        from sklearn_dpfair.pipeline import PrivatePipeline
+
+        steps = [("scale", DPStandardScaler([(-1.0, 1.0)] * 3))]
+        return PrivatePipeline(steps, **params)
     if name == "PrivateMetricFrame":
         return PrivateMetricFrame([0, 1], **params)
     if name == "PrivateHyperparameterSearch":
@@ -314,7 +331,7 @@ def _refused_by_validation(estimator, param):
     with pytest.raises(InvalidParameterError, match=f"'{param}'"):
         if type(estimator).__name__ == "PrivateMetricFrame":
             estimator.fit(rows, rows, sensitive_features=rows)
-        elif type(estimator).__name__ == "DPStandardScaler":
+        elif type(estimator).__name__ in _BOUNDED_TRANSFORMERS:
             estimator.fit(rows)
         else:
             estimator.fit(rows, rows)
@@ -358,6 +375,38 @@ def test_a_budget_beyond_floats_or_a_bool_is_refused_naming_it(name, param, valu
     if param not in estimator.get_params():
         pytest.skip(f"{name} has no {param}")
     _refused_by_validation(estimator.set_params(**{param: value}), param)
+
+
+def _numeric_parameters():
+    """(estimator, parameter) pairs whose constraints hold a number interval, no flag."""
+    from sklearn_dpfair import preprocessing
+    from sklearn_dpfair.metrics import PrivateMetricFrame
+    from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
+    from sklearn_dpfair.pipeline import PrivatePipeline
+    from sklearn_dpfair.utils._sklearn_compat import Interval
+
+    built_with_arguments = [
+        *((name, getattr(preprocessing, name)) for name in _BOUNDED_TRANSFORMERS),
+        ("PrivateMetricFrame", PrivateMetricFrame),
+        ("PrivateHyperparameterSearch", PrivateHyperparameterSearch),
+        ("PrivatePipeline", PrivatePipeline),
+    ]
+    pairs = []
+    for name, cls in [*all_estimators(), *built_with_arguments]:
+        for param, constraints in getattr(cls, "_parameter_constraints", {}).items():
+            flags = [c for c in constraints if c in ("boolean", "verbose", bool)]
+            if not flags and any(isinstance(c, Interval) for c in constraints):
+                pairs.append((name, param))
+    return pairs
+
+
+@pytest.mark.parametrize("value", [True, np.False_])
+@pytest.mark.parametrize("name, param", _numeric_parameters())
+def test_a_bool_is_refused_where_a_number_is_expected(name, param, value):
+    # A bool is an Integral, so scikit-learn's Interval took clip_norm=True
+    # as the clip norm 1 and max_iter=True as one pass, recorded as
+    # n_iter_ = True. Refused naming the parameter, before any row is read.
+    _refused_by_validation(_with_params(name, **{param: value}), param)
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,6 @@ from .._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     LinearRegressorMixin,
     PrivateEstimatorMixin,
-    _BudgetInterval,
 )
 from .._loss import AbsoluteLoss, HuberLoss, PinballLoss, SquaredLoss
 from .._solvers._progress import progress_printer
@@ -563,7 +562,7 @@ or None, default="auto"
         # from rho overflow float64 (see RHO_RANGE). A budget, so True (read
         # as rho=1) is refused, as it is for epsilon and delta.
         "rho": [
-            _BudgetInterval(Real, *RHO_RANGE, closed="both"),
+            Interval(Real, *RHO_RANGE, closed="both"),
             Options(Real, {math.inf}),
             None,
         ],

@@ -36,7 +36,6 @@ from .._base import (
     EPSILON_CONSTRAINT,
     SEED_CONSTRAINT,
     PrivateEstimatorMixin,
-    _BudgetInterval,
 )
 from ..fairness import encode_sensitive_features
 from ..fairness._sensitive import sensitive_columns_frame
@@ -403,18 +402,18 @@ class PrivateHyperparameterSearch(
         "delta": DELTA_CONSTRAINT,
         "scoring": [StrOptions(set(SCORINGS)), None],
         # Bools refused (True is no bound, share or number of runs).
-        "score_bound": [_BudgetInterval(Real, 0, None, closed="neither"), None],
-        "gap_penalty": [_BudgetInterval(Real, 0, None, closed="left")],
+        "score_bound": [Interval(Real, 0, None, closed="neither"), None],
+        "gap_penalty": [Interval(Real, 0, None, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_runs": [
-            _BudgetInterval(Real, 1, None, closed="left"),
+            Interval(Real, 1, None, closed="left"),
             StrOptions({"auto"}),
         ],
         "runs_distribution": [
             StrOptions(set(RUN_DISTRIBUTIONS)),
-            _BudgetInterval(Real, 0, None, closed="left"),
+            Interval(Real, 0, None, closed="left"),
         ],
-        "score_budget_share": [_BudgetInterval(Real, 0, 1, closed="right")],
+        "score_budget_share": [Interval(Real, 0, 1, closed="right")],
         "groups": ["array-like", None],
         "accountant": [StrOptions({"rdp"}), PrivacyLedger],
         "random_state": [SEED_CONSTRAINT, None],

@@ -62,6 +62,11 @@ class Interval(_Interval):
     finite longdouble beyond the largest float64 is refused, as the ints
     are.
 
+    A bool is refused: it is an :class:`numbers.Integral`, so scikit-learn's
+    interval takes ``clip_norm=True`` as the clip norm 1 and ``max_iter=True``
+    as one pass (recorded as ``n_iter_ = True``); a bool is a flag, and a
+    parameter that takes one says so in its constraint (``"boolean"``).
+
     Any other real number (a :class:`fractions.Fraction`) is refused: the
     solvers compute with numpy ufuncs, which take no such object (numpy's
     ``isnan`` raised on it here, naming no parameter), so a value taken
@@ -79,11 +84,15 @@ class Interval(_Interval):
     True
     >>> interval.is_satisfied_by(Fraction(1, 3))
     False
+    >>> interval.is_satisfied_by(True)
+    False
     """
 
     ints_are_floats = True
 
     def is_satisfied_by(self, val):
+        if isinstance(val, (bool, np.bool_)):
+            return False
         if isinstance(val, numbers.Integral):
             if self.ints_are_floats and abs(int(val)) > sys.float_info.max:
                 return False
