@@ -180,7 +180,10 @@ def check_sgd_steps(n_samples, batch_size, epochs, *, steps=None):
 
 
 def _count(value):
-    """A public count for a message: 4 significant digits, never 300 of them."""
+    """A public count for a message: exact up to 20 digits, never 300 of them."""
+    if isinstance(value, (int, np.integer)) and abs(int(value)) < 10**20:
+        # One past the cap (1000001) must not read as the cap (1e+06).
+        return str(int(value))
     try:
         return f"{value:.4g}"
     except OverflowError:

@@ -111,10 +111,11 @@ def test_a_schedule_beyond_the_step_cap_is_refused(batch_size, epochs, match):
 
 @pytest.mark.parametrize(
     "epochs, match",
-    [(MAX_STEPS + 1, "max_iter=1e\\+06 epochs"),
+    [(MAX_STEPS + 1, "max_iter=1000001 epochs"),
+     (10**19 + 1, "max_iter=10000000000000000001 epochs"),
      (10**400, "max_iter=about 2\\*\\*1329 "),
      (10**5000, "max_iter=about 2\\*\\*16610 ")],
-    ids=["cap+1", "10**400", "10**5000"],
+    ids=["cap+1", "10**19+1", "10**400", "10**5000"],
 )
 def test_epochs_alone_are_checked_before_the_rows_are_known(epochs, match):
     # n_samples=None: what a fit checks before it reads the data. An int too
