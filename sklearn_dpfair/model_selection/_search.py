@@ -719,6 +719,13 @@ class PrivateHyperparameterSearch(
                 "data has a single feature or array.reshape(1, -1) if it "
                 "contains a single sample."
             )
+        for size, what in zip(np.shape(X), ("sample", "feature")):
+            if size == 0:
+                # Before the plan, which would name its own count instead.
+                raise ValueError(
+                    f"Found array with 0 {what}(s) (shape={tuple(np.shape(X))}) "
+                    "while a minimum of 1 is required."
+                )
         n_samples = num_samples(X)
         if num_samples(y) != n_samples:
             raise ValueError(
