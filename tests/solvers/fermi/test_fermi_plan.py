@@ -273,7 +273,7 @@ def test_plan_and_fit_refuse_a_missing_declared_group(groups):
 def test_a_schedule_beyond_the_step_cap_is_refused_naming_max_iter(private):
     # The descent-ascent loop runs every planned step in Python, with or
     # without noise: max_iter=10**7 epochs planned ~2e7 steps and hung.
-    match = r"max_iter=1e\+07 epochs .*pass a smaller max_iter"
+    match = r"max_iter=10000000 epochs .*pass a smaller max_iter"
     X = np.zeros((20, 2))
     y = s = np.arange(20) % 2
     if private:
