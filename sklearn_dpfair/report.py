@@ -31,6 +31,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import check_consistent_length
 from sklearn.utils.validation import check_is_fitted
 
+from .fairness._sensitive import sensitive_features_shape
 from .privacy._ledger import PrivacyLedger
 from .privacy._record import ADJACENCY_CONVERSION, PrivacyRecord, plain_language
 
@@ -704,10 +705,19 @@ def _metrics_of(estimator, final, X, y, sensitive_features, metrics):
     if sensitive_features is None:
         overall = {name: metric(y_true, y_pred) for name, metric in metrics.items()}
         return None, overall
-    if len(sensitive_features) != len(y_pred):
+    # Rows counted as the package's estimators count them: a dict's columns,
+    # not its keys; a scalar is no column.
+    n_rows, _ = sensitive_features_shape(sensitive_features)
+    if n_rows is None:
         raise ValueError(
-            f"sensitive_features has {len(sensitive_features)} rows but X has "
-            f"{len(y_pred)}."
+            "sensitive_features must be 1-D or 2-D with one value (or one row "
+            "of values) per row of X: an array, a Series, a DataFrame or a "
+            "dict of equal-length columns; got an object of type "
+            f"{type(sensitive_features).__name__}."
+        )
+    if n_rows != len(y_pred):
+        raise ValueError(
+            f"sensitive_features has {n_rows} rows but X has {len(y_pred)}."
         )
     frame = MetricFrame(
         metrics=metrics,

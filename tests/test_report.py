@@ -162,6 +162,29 @@ def test_intersectional_groups(fitted, data):
     assert report.group_frame()["count"].iloc[:4].sum() == len(y)
 
 
+def test_a_dict_of_columns_counts_rows_not_keys(fitted, data):
+    # The report compared len(dict), its number of keys, with the rows of X:
+    # every dict was refused as "has 2 rows".
+    X, y, sensitive = data
+    columns = {name: sensitive[name].to_numpy() for name in sensitive}
+    report = privacy_report(fitted, X, y, sensitive_features=columns)
+    assert report.group_frame()["count"].iloc[:4].sum() == len(y)
+    with pytest.raises(ValueError, match="has 799 rows but X has 800"):
+        privacy_report(
+            fitted, X, y, sensitive_features={k: v[:-1] for k, v in columns.items()}
+        )
+
+
+@pytest.mark.parametrize("sensitive_features", [3, "sex", np.float64(1.0)])
+def test_a_scalar_sensitive_features_is_refused_naming_it(
+    fitted, data, sensitive_features
+):
+    # A scalar raised a bare "object of type 'int' has no len()".
+    X, y, _ = data
+    with pytest.raises(ValueError, match="^sensitive_features must be 1-D or 2-D"):
+        privacy_report(fitted, X, y, sensitive_features=sensitive_features)
+
+
 def test_without_labels_only_prediction_metrics(fitted, data):
     X, _, sensitive = data
     report = privacy_report(fitted, X, sensitive_features=sensitive["sex"])

@@ -30,6 +30,14 @@ _UNDECLARED = (
     "group in groups, or drop the rows whose group is outside it."
 )
 
+# A cell holding a list, an array or a dict is refused without printing it.
+_UNHASHABLE = (
+    "sensitive_features contains a value that is not a group label: a list, "
+    "an array, a dict or another unhashable value (the values are not shown: "
+    "they are private). Pass one scalar label per row and column; several "
+    "attributes go in several columns, not in one cell."
+)
+
 
 @dataclass(frozen=True)
 class SensitiveEncoding:
@@ -141,6 +149,42 @@ def sensitive_columns_frame(columns):
             f"per sample each; got lengths {sorted(lengths)}."
         )
     return pd.DataFrame(values)
+
+
+def sensitive_features_shape(sensitive_features):
+    """``(n_rows, n_columns)`` of ``sensitive_features``, None where unknown.
+
+    Public shape information only, read as :func:`encode_sensitive_features`
+    reads it, so that a caller can check it against the other arguments
+    before any value is read. An input that function refuses (a scalar, a
+    dict whose values are not columns, more than two dimensions, ragged
+    rows) gives None for what it cannot tell, and is refused there. A
+    string is one value, not a column of characters: its length is private.
+    """
+    if isinstance(sensitive_features, pd.DataFrame):
+        return sensitive_features.shape
+    if isinstance(sensitive_features, pd.Series):
+        return len(sensitive_features), 1
+    if isinstance(sensitive_features, dict):
+        lengths = {
+            len(column)
+            if hasattr(column, "__len__") and not isinstance(column, (str, bytes))
+            else None
+            for column in sensitive_features.values()
+        }
+        n_rows = lengths.pop() if len(lengths) == 1 else None
+        return n_rows, len(sensitive_features)
+    if isinstance(sensitive_features, (str, bytes)):
+        return None, None
+    try:
+        shape = np.shape(sensitive_features)
+    except ValueError:  # ragged rows
+        return None, None
+    if len(shape) == 1:
+        return shape[0], 1
+    if len(shape) == 2:
+        return shape
+    return None, None
 
 
 def _label(values):
@@ -342,7 +386,7 @@ def check_declared_groups(groups):
             "groups must be a non-empty list of the declared group labels; "
             f"got {groups!r}."
         )
-    if any(_is_missing_label(g) for g in declared):
+    if any(is_missing_label(g) for g in declared):
         raise ValueError(
             f"groups contains a missing label (None or NaN): {groups!r}. "
             "A missing sensitive value is not a group; declare the group "
@@ -357,14 +401,14 @@ def check_declared_groups(groups):
     return declared
 
 
-def _is_missing_label(label):
+def is_missing_label(label):
     """Whether a declared label, or a column of a tuple label, is missing.
 
     Missing as ``pd.isna`` reads a scalar, the test that codes a row ``-1``
     (``DataFrame.isna``): ``None``, NaN, ``pd.NA``, ``NaT``.
     """
     if isinstance(label, (list, tuple)):
-        return any(_is_missing_label(v) for v in label)
+        return any(is_missing_label(v) for v in label)
     try:
         missing = pd.isna(label)
     except (TypeError, ValueError):
@@ -403,7 +447,10 @@ def _factorize(keys):
     Values that compare equal (``1``, ``1.0``, ``np.int64(1)``) share a key,
     as they would in a dict.
     """
-    row_unique, raw = pd.factorize(keys.to_numpy(dtype=object))
+    try:
+        row_unique, raw = pd.factorize(keys.to_numpy(dtype=object))
+    except TypeError:  # a list, array or dict in a cell: no label hashes it
+        raise ValueError(_UNHASHABLE) from None
     uniques, index = [], {}
     remap = np.empty(len(raw), dtype=np.intp)
     for i, value in enumerate(raw):

@@ -11,7 +11,12 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
-from ..fairness._sensitive import check_declared_groups, encode_sensitive_features
+from ..fairness._sensitive import (
+    check_declared_groups,
+    encode_sensitive_features,
+    is_missing_label,
+    sensitive_features_shape,
+)
 from ..privacy import PrivacyBudget
 from ..privacy._accounting import gaussian_event
 from ..privacy._random import check_noise_generator
@@ -391,7 +396,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
             raise ValueError("y_true is empty; pass at least one row.")
         # The layout of sensitive_features (rows, columns) is public: check it
         # against y_true and the declared groups before any label is read.
-        n_rows, n_columns = _layout(sensitive_features)
+        n_rows, n_columns = sensitive_features_shape(sensitive_features)
         if n_rows is not None and n_rows != n_samples:
             raise ValueError(
                 f"sensitive_features has {n_rows} rows but y_true has "
@@ -492,6 +497,16 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
                 f"{self.classes!r}. Encode the labels of y_true and y_pred as "
                 "one kind and declare those."
             )
+        # NaN, pd.NA and NaT equal no label, not even themselves: declared,
+        # such a class would match no row, and every fit would refuse its
+        # labels as undeclared (pd.NA cannot even be compared). None compares
+        # as a label, and may be declared.
+        if any(label is not None and is_missing_label(label) for label in declared):
+            raise ValueError(
+                "classes must be two labels that are not missing: NaN, pd.NA "
+                f"and NaT equal no label, so no row could match; got "
+                f"{self.classes!r}."
+            )
         # A copy: classes_ must not alias the parameter the user may mutate.
         classes = np.array(self.classes)
         if classes.ndim != 1 or classes.size != 2 or classes[0] == classes[1]:
@@ -543,12 +558,14 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         # message about them, rather than as an undeclared group of the data.
         # One column holds labels (or tuples of one length, for a column of
         # tuples); several columns need tuples of one value per column.
+        # Labels of two kinds fit no layout of columns: refused whatever the
+        # columns, so that the plan refuses them as every fit would.
         lengths = {len(g) if isinstance(g, (tuple, list)) else None for g in groups}
-        if n_columns == 1 and len(lengths) != 1:
+        if len(lengths) != 1:
             raise ValueError(
-                "groups must be labels of one kind for the one column of "
-                "sensitive_features: all plain labels, or all tuples of one "
-                f"length; got {self.groups!r}."
+                "groups must be labels of one kind: all plain labels (one "
+                "column of sensitive_features), or all tuples of one length "
+                f"(one value per column); got {self.groups!r}."
             )
         if n_columns is not None and n_columns > 1 and lengths != {n_columns}:
             raise ValueError(
@@ -943,35 +960,6 @@ def _check_method(method):
     return method
 
 
-def _layout(sensitive_features):
-    """``(n_rows, n_columns)`` of ``sensitive_features``, None where unknown.
-
-    Public shape information only, read as ``encode_sensitive_features``
-    reads it; an input it refuses (a scalar, more than two dimensions,
-    ragged rows) gives ``(None, None)`` and is refused there.
-    """
-    if isinstance(sensitive_features, pd.DataFrame):
-        return sensitive_features.shape
-    if isinstance(sensitive_features, pd.Series):
-        return len(sensitive_features), 1
-    if isinstance(sensitive_features, dict):
-        lengths = {
-            len(column) if hasattr(column, "__len__") else None
-            for column in sensitive_features.values()
-        }
-        n_rows = lengths.pop() if len(lengths) == 1 else None
-        return n_rows, len(sensitive_features)
-    try:
-        shape = np.shape(sensitive_features)
-    except ValueError:  # ragged rows
-        return None, None
-    if len(shape) == 1:
-        return shape[0], 1
-    if len(shape) == 2:
-        return shape
-    return None, None
-
-
 def _is_positive(y, classes, name):
     """Whether each label is the positive class; refuse undeclared labels."""
     if y.dtype == object:
@@ -981,7 +969,10 @@ def _is_positive(y, classes, name):
         missing = pd.isna(y)
         if missing.any() and any(v is pd.NA for v in y[missing]):
             raise ValueError(_UNDECLARED_LABELS.format(name=name))
-    negative, positive = y == classes[0], y == classes[1]
+    try:
+        negative, positive = y == classes[0], y == classes[1]
+    except (TypeError, ValueError):  # a label that is an array or a list
+        raise ValueError(_UNDECLARED_LABELS.format(name=name)) from None
     if not np.all(negative | positive):
         raise ValueError(_UNDECLARED_LABELS.format(name=name))
     return np.asarray(positive, dtype=bool)

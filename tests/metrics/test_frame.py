@@ -602,6 +602,88 @@ def test_groups_that_do_not_fit_the_columns_are_refused_before_any_count(
     assert not hasattr(frame, "counts_")
 
 
+@pytest.mark.parametrize(
+    "groups",
+    [[("F", "u"), "M"], [("F", "u"), ("M", "v", "x")]],
+    ids=["mixed", "ragged"],
+)
+def test_groups_of_two_kinds_are_refused_by_the_plan_as_by_every_fit(groups):
+    # Tuples beside labels, or tuples of two lengths, fit no layout of the
+    # columns: every fit refuses them, so the plan (which sees no columns)
+    # must too, rather than approve a budget no fit can spend.
+    frame = PrivateMetricFrame(groups, random_state=0)
+    with pytest.raises(ValueError, match="^groups must be labels of one kind"):
+        frame.privacy_plan(40, 1)
+    rng = np.random.default_rng(0)
+    y_true, y_pred, _ = _data(40, rng)
+    sf = _two_columns(40, rng)
+    for columns in (sf, sf["sex"]):
+        with pytest.raises(ValueError, match="^groups must be"):
+            frame.fit(y_true, y_pred, sensitive_features=columns)
+    assert not hasattr(frame, "counts_")
+
+
+@pytest.mark.parametrize(
+    "classes",
+    [(np.nan, 1.0), (np.nan, np.nan), (pd.NA, 1), (0, float("nan")), (pd.NaT, 1)],
+    ids=["nan-1", "nan-nan", "NA", "0-nan", "NaT"],
+)
+def test_missing_declared_classes_are_refused_before_any_label_is_read(classes):
+    # NaN equals nothing, itself included: declared, it matched no row, the
+    # plan approved and every fit refused the labels as undeclared (pd.NA
+    # raised a bare TypeError). Refused as a parameter, by plan and fit.
+    frame = PrivateMetricFrame(GROUPS, classes=classes, random_state=0)
+    refused = "^classes must be two labels that are not"
+    with pytest.raises(ValueError, match=refused):
+        frame.privacy_plan(50, 1)
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(50, rng)
+    with observe_privatize(_Spy()) as spy:
+        with pytest.raises(ValueError, match=refused):
+            frame.fit(y_true.astype(float), y_pred, sensitive_features=s)
+    assert spy.sums == []
+    assert not hasattr(frame, "counts_")
+
+
+@pytest.mark.parametrize("name", ["y_true", "y_pred"])
+def test_a_label_that_is_an_array_is_refused_as_undeclared(name):
+    # numpy compared the array with the classes and raised its own
+    # "truth value of an array is ambiguous".
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(50, rng)
+    data = {"y_true": y_true.astype(object), "y_pred": y_pred.astype(object)}
+    data[name][4] = np.array([0, 1])
+    frame = PrivateMetricFrame(GROUPS, random_state=0)
+    with pytest.raises(ValueError, match=f"^{name} contains labels that are not"):
+        frame.fit(data["y_true"], data["y_pred"], sensitive_features=s)
+    assert not hasattr(frame, "counts_")
+
+
+def test_an_unhashable_group_value_is_refused_without_showing_it():
+    # pandas' factorize raised a bare "unhashable type: 'list'".
+    rng = np.random.default_rng(0)
+    y_true, y_pred, s = _data(50, rng)
+    s = s.astype(object)
+    s[9] = ["secret-list"]
+    frame = PrivateMetricFrame(GROUPS, random_state=0)
+    refused = "^sensitive_features contains a value"
+    with pytest.raises(ValueError, match=refused) as info:
+        frame.fit(y_true, y_pred, sensitive_features=s)
+    assert "secret-list" not in str(info.value)
+    assert not hasattr(frame, "counts_")
+
+
+def test_a_string_in_a_dict_of_columns_is_one_value_not_its_length():
+    # The row count printed the length of the private string (here 14).
+    rng = np.random.default_rng(0)
+    y_true, y_pred, _ = _data(50, rng)
+    frame = PrivateMetricFrame(GROUPS, random_state=0)
+    with pytest.raises(ValueError, match="must be 1-D") as info:
+        frame.fit(y_true, y_pred, sensitive_features={"s": "a-secret-value"})
+    assert "14" not in str(info.value)
+    assert not hasattr(frame, "counts_")
+
+
 def test_one_column_of_tuples_with_tuple_groups():
     # A Series of tuples is one column whose labels are tuples: its index has
     # a level per value of the tuple (the Series' one name cannot name them).
