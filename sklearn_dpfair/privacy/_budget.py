@@ -257,7 +257,8 @@ class PrivacyBudget:
         ------
         ValueError
             For a part of a split budget (:meth:`split`), whose guarantee is
-            its zCDP ``rho``, not a pure epsilon.
+            its zCDP ``rho``, not a pure epsilon; for ``steps`` that is not
+            an integer >= 0, or is 0 under a private budget.
 
         Examples
         --------
@@ -265,6 +266,9 @@ class PrivacyBudget:
         >>> PrivacyBudget(2.0, 0.0).laplace(1.0, steps=4).noise_multiplier
         2.0
         """
+        # Checked on every path, as gaussian() does: 0.01 steps gave 1/100 of
+        # the noise each release needs, and 0 steps no noise at all.
+        _check_steps(steps)
         if self.rho is not None:
             # A part's epsilon is what its rho certifies at delta; spent as a
             # pure epsilon it is ~ epsilon^2 / 2 of zCDP, far beyond the rho
@@ -279,6 +283,13 @@ class PrivacyBudget:
             return LaplaceMechanism(sensitivity=sensitivity, noise_multiplier=0.0)
         if self.noise_multiplier is not None:
             return LaplaceMechanism(sensitivity, float(self.noise_multiplier))
+        if steps < 1:
+            # epsilon / 0 releases is no scale: a mechanism of no noise under
+            # a private budget would release its sum exactly.
+            raise ValueError(
+                "steps must be >= 1 for a private budget: a mechanism "
+                "calibrated for 0 releases would add no noise."
+            )
         return LaplaceMechanism(sensitivity, steps / self.epsilon)
 
     def account(

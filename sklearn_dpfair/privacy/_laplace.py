@@ -83,7 +83,9 @@ class LaplaceMechanism:
         # float16 sensitivity was computed, and overflowed, in float16.
         for name in ("sensitivity", "noise_multiplier"):
             value = getattr(self, name)
-            if isinstance(value, np.generic):
+            # Numbers only: a numpy bool, string or complex must reach the
+            # type check below (float() read np.False_ as no noise at all).
+            if isinstance(value, (np.floating, np.integer)):
                 object.__setattr__(self, name, float(value))
         check_mechanism_numbers(
             self.sensitivity, self.noise_multiplier, name="sensitivity"

@@ -298,7 +298,9 @@ class GaussianMechanism:
         # the noise's scale, and the sums it noises, in float32.
         for name in ("clip_norm", "noise_multiplier"):
             value = getattr(self, name)
-            if isinstance(value, np.generic):
+            # Numbers only: a numpy bool, string or complex must reach the
+            # type check below (float() read np.False_ as no noise at all).
+            if isinstance(value, (np.floating, np.integer)):
                 object.__setattr__(self, name, float(value))
         check_mechanism_numbers(
             self.clip_norm, self.noise_multiplier, name="clip_norm"

@@ -193,6 +193,21 @@ def test_a_malformed_noise_or_rho_is_refused(kwargs, match):
         PrivacyBudget(1.0, 1e-5, **kwargs)
 
 
+@pytest.mark.parametrize("steps", [0, 0.5, 0.01, -1, True, 2.5])
+def test_laplace_refuses_steps_that_would_underspend_the_noise(steps):
+    # laplace() did not check steps: 0 steps gave a mechanism of no noise
+    # under epsilon=1 (its sum released exactly), 0.01 steps 1/100 of the
+    # noise each release needs.
+    with pytest.raises(ValueError, match="^steps must be"):
+        PrivacyBudget(1.0, 0.0).laplace(1.0, steps=steps)
+
+
+def test_laplace_of_zero_steps_needs_no_noise_only_without_privacy():
+    mechanism = PrivacyBudget(math.inf, 0.0).laplace(1.0, steps=0)
+    assert mechanism.noise_multiplier == 0.0
+    assert PrivacyBudget(2.0, 0.0).laplace(1.0, steps=4).noise_multiplier == 2.0
+
+
 def test_a_split_part_refuses_a_laplace_mechanism():
     # A part's epsilon is what its rho certifies at delta: as a pure epsilon
     # it would spend ~epsilon^2 / 2 of zCDP, far beyond the part's rho.

@@ -125,6 +125,22 @@ def test_a_parameter_that_is_not_a_number_is_named(
         GaussianMechanism(clip_norm, noise_multiplier)
 
 
+@pytest.mark.parametrize("make", [GaussianMechanism, LaplaceMechanism])
+@pytest.mark.parametrize(
+    "value",
+    [np.False_, np.True_, np.str_("0.5"), np.bytes_(b"2"), np.complex128(1 + 5j)],
+    ids=["np.False_", "np.True_", "np.str_", "np.bytes_", "complex"],
+)
+@pytest.mark.parametrize("position", [0, 1], ids=["sensitivity", "noise_multiplier"])
+def test_a_numpy_scalar_that_is_not_a_real_number_is_refused(make, value, position):
+    # Every numpy scalar was made a float before the type check: np.False_
+    # was a noise multiplier of 0 (no noise), np.str_("0.5") a number.
+    args = [1.0, 1.0]
+    args[position] = value
+    with pytest.raises(TypeError, match="must be a real number"):
+        make(*args)
+
+
 def test_ordinary_numbers_are_kept_as_given():
     assert GaussianMechanism(2, 3).noise_std == 6
     assert GaussianMechanism(10**300, 0.5).noise_std == 0.5e300
