@@ -6,6 +6,8 @@ import math
 import numbers
 from dataclasses import dataclass
 
+import numpy as np
+
 from .._solvers._schedules import check_penalty_step
 from ..privacy._accounting import ACCOUNTANTS
 from ._spider import SpiderSchedule
@@ -115,6 +117,12 @@ class FederationConfig:
     def __post_init__(self):
         _positive_int("rounds", self.rounds)
         _positive_int("local_steps", self.local_steps)
+        for name in ("sampling_probability", "clip_norm", "alpha", "tail_fraction"):
+            _real(name, getattr(self, name))
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise ValueError(
+                f"fit_intercept must be a bool; got {self.fit_intercept!r}."
+            )
         if not 0.0 < self.sampling_probability <= 1.0:
             raise ValueError(
                 "sampling_probability must be in (0, 1]; got "
@@ -127,7 +135,9 @@ class FederationConfig:
             if name == "learning_rate" and value == "auto":
                 continue
             if value is not None and (
-                isinstance(value, (str, bool)) or not 0 < value < math.inf
+                isinstance(value, (bool, np.bool_))
+                or not isinstance(value, numbers.Real)
+                or not 0 < value < math.inf
             ):
                 raise ValueError(f"{name} must be a positive float; got {value!r}.")
         if not (0 <= self.alpha < math.inf):
@@ -196,6 +206,13 @@ class FederationConfig:
                 "before the local step size is known."
             )
         return float(self.learning_rate) / self.local_steps
+
+
+def _real(name, value):
+    # Before the range checks, whose comparisons raise a bare TypeError on a
+    # string or None and read True as 1.
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number; got {value!r}.")
 
 
 def _positive_int(name, value):

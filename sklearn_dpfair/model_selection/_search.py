@@ -43,7 +43,7 @@ from ..pipeline import PrivatePipeline
 from ..pipeline._pipeline import _nested_parts, _routed_parts
 from ..privacy._accounting import composed_event, gaussian_event
 from ..privacy._ledger import PrivacyLedger
-from ..privacy._plan import check_public_layout
+from ..privacy._plan import check_public_count, check_public_layout
 from ..privacy._record import PrivacyRecord, check_budget
 from ..privacy._selection import (
     RUN_DISTRIBUTIONS,
@@ -1295,9 +1295,16 @@ class PrivateHyperparameterSearch(
                 f"candidate_plans() got unexpected public count(s) {unknown}; "
                 f"it accepts: {', '.join(self._plan_public_counts)}."
             )
+        # Checked as privacy_plan checks them: int() read 399.9 rows as 399,
+        # True as 1, and raised bare errors on NaN or inf.
+        public_counts = {
+            name: check_public_count(value, name, minimum=0)
+            for name, value in public_counts.items()
+        }
         selection = self._public_selection(
-            int(n_samples), int(n_features), sparse=bool(sparse),
-            schema=feature_names, **public_counts,
+            check_public_count(n_samples, "n_samples"),
+            check_public_count(n_features, "n_features"),
+            sparse=bool(sparse), schema=feature_names, **public_counts,
         )
         return _plan_table(self._candidates(), selection, float(self.delta))
 

@@ -275,10 +275,13 @@ def private_quantile(
     Raises
     ------
     TypeError
-        If ``quantile`` or ``rho`` is not a real number (a bool, a string).
+        If ``quantile`` or ``rho`` is not a real number (a bool, a string),
+        or ``rng`` is not a :class:`numpy.random.Generator` while ``rho`` is
+        finite.
     ValueError
         If ``quantile`` is outside [0, 1] or NaN, if ``rho`` is not in
-        (0, inf] or is finite and too large (see ``rho``), or if a weight is
+        (0, inf] or is finite and too large (see ``rho``), if ``values`` is
+        not 1-D, if ``grid`` holds no candidate, or if a weight is
         negative, infinite or NaN; all before anything is drawn.
 
     Examples
@@ -302,8 +305,17 @@ def private_quantile(
             "candidate exactly, no noise. Use a rho of at most "
             f"{sys.float_info.max / 8.0:.3g}, or rho=inf for no privacy."
         )
+    _check_draw_inputs(values, rho, rng)
     sensitivity = quantile_sensitivity(quantile, adjacency)
     cap = None if math.isinf(rho) else 1.0
+    if candidates in ("bins", "points") and np.size(grid) < (
+        2 if candidates == "bins" else 1
+    ):
+        raise ValueError(
+            f"grid holds no candidate for candidates={candidates!r}: pass at "
+            "least two points for 'bins' (one bin between each pair) and one "
+            "for 'points'."
+        )
     if candidates == "bins":
         grid = np.sort(np.asarray(grid, dtype=np.float64))
         utility = quantile_bin_utility(values, quantile, grid, weights, weight_cap=cap)
@@ -350,6 +362,23 @@ _KEEP_SIGMAS = 4.0
 # Values binned at once by _blockwise_bincount: the temporaries of one
 # block (about 40 bytes a value) stay far below the n values.
 _COUNT_BLOCK = 1 << 12
+
+
+def _check_draw_inputs(values, rho, rng):
+    # Before any count is formed: a scalar failed in the bincount with an
+    # IndexError, and an int seed (natural beside random_state elsewhere)
+    # with an AttributeError once the private counts were computed.
+    if np.ndim(values) != 1:
+        raise ValueError(
+            f"values must be 1-D (one value per record); got {np.ndim(values)} "
+            "dimensions."
+        )
+    if not math.isinf(rho) and not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            "rng must be a numpy.random.Generator, such as "
+            "check_noise_generator(random_state) gives; got "
+            f"{type(rng).__name__}."
+        )
 
 
 def _check_weights_shape(weights, n):
@@ -424,11 +453,12 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
     Raises
     ------
     TypeError
-        If ``rho`` is not a real number (a bool, a string).
+        If ``rho`` is not a real number (a bool, a string), or ``rng`` is
+        not a :class:`numpy.random.Generator` while ``rho`` is finite.
     ValueError
         If ``rho`` is not in (0, inf] or is finite and too large (see
-        ``rho``), or if a weight is negative, infinite or NaN; all before
-        any noise is drawn.
+        ``rho``), if ``values`` is not 1-D, or if a weight is negative,
+        infinite or NaN; all before any noise is drawn.
 
     Examples
     --------
@@ -439,6 +469,7 @@ def noisy_histogram(values, rho, rng, edges=SIGNED_EDGES, weights=None):
     3
     """
     rho = _check_rho(rho)
+    _check_draw_inputs(values, rho, rng)
     sigma = 0.0
     if not math.isinf(rho):
         # Bun and Steinke (2016), Prop. 1.6: rho-zCDP at sensitivity 1.

@@ -323,6 +323,28 @@ def test_bad_federations_are_refused():
         )
 
 
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("sampling_probability", "0.1"),
+        ("sampling_probability", True),
+        ("clip_norm", None),
+        ("clip_norm", True),
+        ("alpha", np.True_),
+        ("tail_fraction", None),
+        ("learning_rate", [1.0]),
+        ("fit_intercept", "no"),
+    ],
+)
+def test_a_config_field_of_the_wrong_type_is_refused_naming_it(field, value):
+    # Strings and None raised a bare comparison TypeError; bools passed the
+    # config and were refused later by silo_privacy or fit_federated (or,
+    # for fit_intercept, any truthy value fitted an intercept).
+    kwargs = {"rounds": 10, "sampling_probability": 0.1, field: value}
+    with pytest.raises(ValueError, match=f"^{field} must be"):
+        FederationConfig(**kwargs)
+
+
 def test_budgets_are_checked_on_the_driver_before_any_worker_starts(monkeypatch):
     # The silos' noise is resolved once, on the driver: an overshooting
     # noise_multiplier is refused before execution="dask" looks for a

@@ -113,6 +113,34 @@ def test_candidate_table_before_and_after_fit(data):
         search.candidate_plans(100, 5, n_classes=2)
 
 
+@pytest.mark.parametrize(
+    "n_samples, error",
+    [(399.9, TypeError), (True, TypeError), (np.nan, TypeError),
+     (np.inf, TypeError), (0, ValueError)],
+)
+def test_candidate_plans_checks_the_counts_as_privacy_plan_does(n_samples, error):
+    # int() read 399.9 rows as 399 and True as 1; NaN and inf raised bare
+    # errors that did not name the parameter.
+    search = _search()
+    for plan in (search.privacy_plan, search.candidate_plans):
+        with pytest.raises(error, match="n_samples"):
+            plan(n_samples, 5)
+
+
+def test_candidate_plans_reads_a_numpy_public_count_as_an_int():
+    # n_public=np.int8(3) overflowed where a count of 400 met it.
+    search = PrivateHyperparameterSearch(
+        SemiDPLinearRegression(adjacency="add_remove", max_iter=2),
+        {"clip_norm": [0.5, 2.0]}, epsilon=1.0, score_bound=5.0,
+    )
+    table = search.candidate_plans(400, 3, n_public=np.int8(3))
+    reference = search.candidate_plans(400, 3, n_public=3)
+    assert list(table["params"]) == list(reference["params"])
+    for key in table:
+        if key != "params":
+            np.testing.assert_array_equal(table[key], reference[key])
+
+
 def test_no_refit_the_selected_run_is_returned(data):
     X, y = data
     search = _fit(_search(), X, y)

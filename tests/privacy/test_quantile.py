@@ -24,6 +24,31 @@ from sklearn_dpfair.privacy._quantile import (
 from sklearn_dpfair.privacy._releases import logged_releases
 
 
+@pytest.mark.parametrize("rng", [0, None, np.random.RandomState(0)])
+def test_a_private_draw_refuses_an_rng_that_is_not_a_generator(rng):
+    # The rng was touched only after the private counts were formed, and
+    # failed there with an AttributeError ("'int' object has no attribute").
+    values = np.random.default_rng(0).lognormal(size=100)
+    with pytest.raises(TypeError, match="^rng must be a numpy.random.Generator"):
+        noisy_histogram(values, 1.0, rng)
+    with pytest.raises(TypeError, match="^rng must be a numpy.random.Generator"):
+        private_quantile(values, 0.5, 1.0, rng)
+
+
+def test_scalar_values_and_an_empty_grid_are_refused_naming_them():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="^values must be 1-D"):
+        noisy_histogram(3.0, 1.0, rng)
+    with pytest.raises(ValueError, match="^values must be 1-D"):
+        private_quantile(3.0, 0.5, 1.0, rng)
+    values = rng.lognormal(size=100)
+    for grid, candidates in (([1.0], "bins"), ([], "points")):
+        with pytest.raises(ValueError, match="^grid holds no candidate"):
+            private_quantile(
+                values, 0.5, 1.0, rng, grid=np.array(grid), candidates=candidates
+            )
+
+
 def test_exponential_mechanism_uses_the_bounded_range_conversion():
     # eps-bounded-range => eps^2 / 8-zCDP (Cesar and Rogers, 2021): a rho
     # buys twice the eps of the pure-DP conversion eps^2 / 2.
