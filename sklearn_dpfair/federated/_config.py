@@ -134,11 +134,7 @@ class FederationConfig:
             value = getattr(self, name)
             if name == "learning_rate" and value == "auto":
                 continue
-            if value is not None and (
-                isinstance(value, (bool, np.bool_))
-                or not isinstance(value, numbers.Real)
-                or not 0 < value < math.inf
-            ):
+            if value is not None and (not _is_real(value) or not 0 < value < math.inf):
                 raise ValueError(f"{name} must be a positive float; got {value!r}.")
         if not (0 <= self.alpha < math.inf):
             raise ValueError(f"alpha must be >= 0; got {self.alpha!r}.")
@@ -208,10 +204,14 @@ class FederationConfig:
         return float(self.learning_rate) / self.local_steps
 
 
+def _is_real(value):
+    # Checked before the range checks, whose comparisons raise a bare
+    # TypeError on a string or None and read True as 1.
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
 def _real(name, value):
-    # Before the range checks, whose comparisons raise a bare TypeError on a
-    # string or None and read True as 1.
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    if not _is_real(value):
         raise ValueError(f"{name} must be a real number; got {value!r}.")
 
 

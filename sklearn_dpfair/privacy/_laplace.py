@@ -14,11 +14,13 @@ event's one-dimensional Laplace.
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..utils._array_api import from_host
 from ._accounting import laplace_event
-from ._mechanism import check_mechanism_numbers, check_noise_scale
+from ._mechanism import (
+    check_mechanism_numbers,
+    check_noise_scale,
+    store_python_floats,
+)
 from ._releases import log_release
 
 __all__ = ["LaplaceMechanism"]
@@ -81,12 +83,7 @@ class LaplaceMechanism:
     def __post_init__(self):
         # Python floats, as GaussianMechanism's: the noise scale of a numpy
         # float16 sensitivity was computed, and overflowed, in float16.
-        for name in ("sensitivity", "noise_multiplier"):
-            value = getattr(self, name)
-            # Numbers only: a numpy bool, string or complex must reach the
-            # type check below (float() read np.False_ as no noise at all).
-            if isinstance(value, (np.floating, np.integer)):
-                object.__setattr__(self, name, float(value))
+        store_python_floats(self, ("sensitivity", "noise_multiplier"))
         check_mechanism_numbers(
             self.sensitivity, self.noise_multiplier, name="sensitivity"
         )

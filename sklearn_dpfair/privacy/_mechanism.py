@@ -35,6 +35,19 @@ __all__ = ["GaussianMechanism", "Mechanism", "observe_privatize"]
 MIN_NOISE_SCALE = float(np.finfo(np.float64).smallest_normal)
 
 
+def store_python_floats(mechanism, names):
+    """Store the numpy numbers among a frozen mechanism's ``names`` as floats.
+
+    Numbers only: a numpy bool, string or complex is left as given, for
+    :func:`check_mechanism_numbers` to refuse (``float()`` read
+    ``np.False_`` as a noise multiplier of 0, no noise at all).
+    """
+    for name in names:
+        value = getattr(mechanism, name)
+        if isinstance(value, (np.floating, np.integer)):
+            object.__setattr__(mechanism, name, float(value))
+
+
 def check_mechanism_numbers(sensitivity, noise_multiplier, *, name):
     """Raise unless a mechanism's sensitivity and noise multiplier are numbers.
 
@@ -296,12 +309,7 @@ class GaussianMechanism:
     def __post_init__(self):
         # Python floats: a numpy float32 clip norm (a user's parameter) kept
         # the noise's scale, and the sums it noises, in float32.
-        for name in ("clip_norm", "noise_multiplier"):
-            value = getattr(self, name)
-            # Numbers only: a numpy bool, string or complex must reach the
-            # type check below (float() read np.False_ as no noise at all).
-            if isinstance(value, (np.floating, np.integer)):
-                object.__setattr__(self, name, float(value))
+        store_python_floats(self, ("clip_norm", "noise_multiplier"))
         check_mechanism_numbers(
             self.clip_norm, self.noise_multiplier, name="clip_norm"
         )

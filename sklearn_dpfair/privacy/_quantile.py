@@ -308,9 +308,7 @@ def private_quantile(
     _check_draw_inputs(values, rho, rng)
     sensitivity = quantile_sensitivity(quantile, adjacency)
     cap = None if math.isinf(rho) else 1.0
-    if candidates in ("bins", "points") and np.size(grid) < (
-        2 if candidates == "bins" else 1
-    ):
+    if np.size(grid) < _MIN_GRID_POINTS.get(candidates, 0):
         raise ValueError(
             f"grid holds no candidate for candidates={candidates!r}: pass at "
             "least two points for 'bins' (one bin between each pair) and one "
@@ -362,6 +360,10 @@ _KEEP_SIGMAS = 4.0
 # Values binned at once by _blockwise_bincount: the temporaries of one
 # block (about 40 bytes a value) stay far below the n values.
 _COUNT_BLOCK = 1 << 12
+
+
+# The grid points that make one candidate: one bin needs two edges.
+_MIN_GRID_POINTS = {"bins": 2, "points": 1}
 
 
 def _check_draw_inputs(values, rho, rng):
