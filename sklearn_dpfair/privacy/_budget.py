@@ -309,8 +309,9 @@ class PrivacyBudget:
 
         Parameters
         ----------
-        mechanism : GaussianMechanism or ExponentialMechanism
-            The fit's main mechanism (e.g. from :meth:`gaussian`): it gives
+        mechanism : GaussianMechanism, LaplaceMechanism or ExponentialMechanism
+            The fit's main mechanism (e.g. from :meth:`gaussian` or
+            :meth:`laplace`): it gives
             the record's noise multiplier, sensitivity and, unless
             ``dp_event`` is given, the event.
         description : str

@@ -136,11 +136,15 @@ class LaplaceMechanism:
         noise = rng.laplace(0.0, self.noise_scale, size=tuple(vector.shape))
         return vector + from_host(noise, vector)
 
-    def event(self, *, steps=1):
+    def event(self, *, sampling_probability=1.0, steps=1):
         """The ``DpEvent`` of ``steps`` releases.
 
         Parameters
         ----------
+        sampling_probability : float, default=1.0
+            Must be 1: every release reads the whole dataset (a pure-epsilon
+            guarantee of Poisson-subsampled Laplace releases is not
+            accounted here).
         steps : int, default=1
             Number of releases composed.
 
@@ -148,5 +152,18 @@ class LaplaceMechanism:
         -------
         event : dp_accounting.DpEvent
             Laplace events, or the non-private event without noise.
+
+        Raises
+        ------
+        ValueError
+            If ``sampling_probability`` is not 1, or ``steps`` is not an
+            integer >= 0.
         """
+        # The same signature as the other mechanisms' events, so that
+        # PrivacyBudget.account can ask any of them for its event.
+        if sampling_probability != 1.0:
+            raise ValueError(
+                "The Laplace mechanism is not subsampled here: "
+                "sampling_probability must be 1."
+            )
         return laplace_event(self.noise_multiplier, steps)

@@ -174,9 +174,10 @@ class Mechanism(typing.Protocol):
     ``sensitivity`` (in the norm named by ``norm``: ``"l2"`` for the
     Gaussian, ``"l1"`` for the Laplace, ``"linf"`` over the candidates'
     scores for the exponential mechanism), ``noise_multiplier`` (the noise
-    in units of the sensitivity) and ``event(steps=...)``, the ``DpEvent``
-    of its releases. Its release method logs every release for the
-    run-time check (:mod:`._releases`): ``privatize`` for the additive
+    in units of the sensitivity) and ``event(sampling_probability=...,
+    steps=...)``, the ``DpEvent`` of its releases (a mechanism that is never
+    subsampled refuses a rate below 1). Its release method logs every
+    release for the run-time check (:mod:`._releases`): ``privatize`` for the additive
     mechanisms, ``select`` for the exponential one. A new mechanism is one
     class with these members, its event in :mod:`._accounting`, and its
     release kind in :mod:`._releases`.
@@ -190,7 +191,7 @@ class Mechanism(typing.Protocol):
     @property
     def noise_multiplier(self): ...
 
-    def event(self, *, steps=1): ...
+    def event(self, *, sampling_probability=1.0, steps=1): ...
 
 
 # The audit observer of the current context (None outside audits). A context

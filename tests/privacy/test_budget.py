@@ -257,6 +257,35 @@ def test_a_laplace_budget_with_delta_passes_its_own_check(accountant):
     assert record.recompute_epsilon() == record.epsilon
 
 
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_account_asks_a_laplace_mechanism_for_its_event(delta):
+    # account() without dp_event asked every mechanism for
+    # event(sampling_probability=..., steps=...), which the Laplace
+    # mechanism's event did not take: a TypeError for the documented path.
+    budget = PrivacyBudget(1.0, delta)
+    mechanism = budget.laplace(1.0, steps=4)
+    record = budget.account(
+        mechanism, description="Laplace", adjacency="add_remove", steps=4
+    )
+    assert record.dp_event == mechanism.event(steps=4)
+    assert record.epsilon == pytest.approx(1.0)
+    assert record.recompute_epsilon() == record.epsilon
+
+
+def test_account_refuses_a_subsampled_laplace_mechanism():
+    # Its pure-epsilon event is that of releases over every record.
+    budget = PrivacyBudget(1.0, 0.0)
+    mechanism = budget.laplace(1.0, steps=4)
+    with pytest.raises(ValueError, match="sampling_probability must be 1"):
+        budget.account(
+            mechanism,
+            description="Laplace",
+            adjacency="add_remove",
+            steps=4,
+            sampling_probability=0.5,
+        )
+
+
 def test_numpy_and_int_budgets_are_read_as_python_floats():
     # A float32 delta kept its shares in float32 (1e-45 * 0.5 rounded to 0)
     # and an int of 10**30 broke numpy's isfinite.
