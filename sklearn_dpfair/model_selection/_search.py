@@ -19,7 +19,7 @@ from sklearn.base import (
     is_regressor,
 )
 from sklearn.model_selection import ParameterGrid
-from sklearn.utils import get_tags, indexable
+from sklearn.utils import assert_all_finite, get_tags, indexable
 from sklearn.utils.metadata_routing import (
     UNUSED,
     WARN,
@@ -886,7 +886,8 @@ class PrivateHyperparameterSearch(
 
         The candidates validate the training part only and the score reads the
         validation part only: a label outside the declared classes, a target
-        that is not finite, a group outside the declared ones, a negative
+        that is not finite, a value of X that is not finite (where the
+        estimator refuses NaN), a group outside the declared ones, a negative
         weight or a zero weight (a training part of zero weights only) would
         make the fit raise or not as the random split falls, an
         exception that depends on where one private record went. Checked on
@@ -899,6 +900,18 @@ class PrivateHyperparameterSearch(
         ``weights``: :meth:`_routed_weights`; ``passed_as`` maps a key of
         ``weights`` to the name the user passed it under.
         """
+        if not getattr(self.estimator, "steps", None) and not (
+            get_tags(self.estimator).input_tags.allow_nan
+        ):
+            # A NaN or an infinity was refused by a candidate's fit where the
+            # split put it in the training part and by its predictions where
+            # it put it in the validation part, after some runs had fitted.
+            # (A pipeline's steps decide for themselves: an imputer first
+            # takes NaN, and its tags do not say which columns it covers.)
+            assert_all_finite(
+                X, allow_nan=False, estimator_name=type(self.estimator).__name__,
+                input_name="X",
+            )
         # The candidates' own check of the declared label sets (a regressor's
         # targets: finite numbers).
         check_public_targets(

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 import sklearn
 from sklearn.base import clone
 from sklearn.datasets import make_classification
@@ -21,7 +22,7 @@ from sklearn_dpfair.exceptions import PrivacyLeakWarning
 from sklearn_dpfair.model_selection import _search as search_module
 from sklearn_dpfair.model_selection._scoring import bounded_errors, score_counts
 from sklearn_dpfair.pipeline import make_private_pipeline
-from sklearn_dpfair.preprocessing import DPStandardScaler
+from sklearn_dpfair.preprocessing import DPSimpleImputer, DPStandardScaler
 from sklearn_dpfair.privacy import PrivacyLedger
 
 N = 600
@@ -466,6 +467,41 @@ def test_a_target_that_is_not_finite_raises_whatever_the_split(data, bad):
         _raises_for_every_split(
             make_search, X, y, "Input y contains", public_mask=np.arange(N) < 50
         )
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+def test_x_that_is_not_finite_is_refused_before_any_fit(
+    data, bad, sparse, monkeypatch
+):
+    # A candidate's fit refused it where the split put the row in the
+    # training part, its predictions where it put it in the validation
+    # part, after runs had fitted: refused on every row before any run now.
+    X, y, _ = data
+    X = X.copy()
+    X[7, 1] = bad
+    if sparse:
+        X = sp.csr_matrix(X)
+    _refuse_to_fit(monkeypatch, DPLogisticRegression)
+    _raises_for_every_split(
+        lambda s: _classifier_search(random_state=s, validation_fraction=0.5),
+        X, y, "Input X contains",
+    )
+
+
+def test_a_pipeline_that_imputes_takes_missing_values(data):
+    # Its first step decides what X may hold: the search leaves NaN to it.
+    X, y, _ = data
+    X = X.copy()
+    X[7, 1] = np.nan
+    pipe = make_private_pipeline(
+        DPSimpleImputer(bounds=(-5.0, 5.0)),
+        DPLogisticRegression(classes=[0, 1], max_iter=2, batch_size="full"),
+    )
+    search = _classifier_search(
+        estimator=pipe, param_grid={"dplogisticregression__clip_norm": [1.0]}
+    )
+    assert search.fit(X, y).best_estimator_ is not None
 
 
 # -- sensitive features: where they go, and in which container ------------------
