@@ -22,8 +22,10 @@ def canary_statistic(estimator, canary_X, canary_y):
     * Classifiers with ``decision_function``: the score of the canary's label
       (binary: the signed logit; multiclass: its score minus the largest
       other score). Raw scores do not saturate the way probabilities do.
-    * Other classifiers: the log-probability of the canary's label, or
-      whether it is predicted.
+    * Other classifiers: the log-probability of the canary's label
+      (``predict_log_proba`` where the model has it), or whether it is
+      predicted. A model whose classes lack the canary's label scores the
+      least finite value.
     * Regressors: minus the absolute error on the canary.
 
     Parameters
@@ -54,6 +56,12 @@ def canary_statistic(estimator, canary_X, canary_y):
     """
     if is_classifier(estimator):
         classes = list(estimator.classes_)
+        if canary_y not in classes:
+            # A model that cannot output the canary's label (its label set
+            # read from a world without the canary) has learned the least
+            # of it: the other world tells itself apart by its label set,
+            # the leak the audit is there to show.
+            return _LEAST_STATISTIC
         k = classes.index(canary_y)
         if hasattr(estimator, "decision_function"):
             scores = np.asarray(estimator.decision_function(canary_X), dtype=float)
@@ -61,12 +69,22 @@ def canary_statistic(estimator, canary_X, canary_y):
                 return float(scores[0] if k == 1 else -scores[0])
             others = np.delete(scores[0], k)
             return float(scores[0, k] - others.max())
+        if hasattr(estimator, "predict_log_proba"):
+            # Read from the scores, not as log(proba): a probability that
+            # rounds to 0 flattens every run at the floor, whatever the
+            # logits (a network's at a canary far out).
+            log_proba = float(estimator.predict_log_proba(canary_X)[0, k])
+            return max(log_proba, _LEAST_STATISTIC)
         if hasattr(estimator, "predict_proba"):
             proba = estimator.predict_proba(canary_X)[0, k]
             return float(np.log(max(proba, 1e-300)))
         return float(estimator.predict(canary_X)[0] == canary_y)
     pred = np.asarray(estimator.predict(canary_X), dtype=float).ravel()[0]
     return -abs(pred - float(canary_y))
+
+
+# The least finite statistic (the audit's scores must be finite).
+_LEAST_STATISTIC = -float(np.finfo(np.float64).max)
 
 
 def seed_sequence(random_state):

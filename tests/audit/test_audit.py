@@ -211,6 +211,58 @@ def test_canary_statistic_points_at_the_canary_label():
     assert canary_statistic(clf3, x, 2) > 0 > canary_statistic(clf3, x, 0)
 
 
+def test_canary_statistic_of_a_label_the_model_lacks_is_the_least():
+    # The label set read from a world without the canary lacks its label:
+    # classes.index raised a bare ValueError after both probe fits.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPLogisticRegression(epsilon=np.inf, classes=[0, 1]).fit(X, y)
+    x = np.array([[3.0, 0.0]])
+    lacking = canary_statistic(clf, x, 2)
+    assert np.isfinite(lacking)
+    assert lacking < min(canary_statistic(clf, x, k) for k in (0, 1))
+
+
+def test_a_label_set_read_from_the_data_is_flagged_by_a_new_label_canary():
+    # classes=None reads the label set from the rows: a canary of a label
+    # no other row has is in world 1's classes_ only. The audit raised
+    # "2 is not in list" instead of showing that leak.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    y = (X[:, 0] > 0).astype(int)
+    nb = make_neighbours(X, y, canary=(np.array([50.0, 0.0, 0.0]), 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the probe's own leak warning
+        result = audit_estimator(
+            DPLogisticRegression(max_iter=1), nb, n_runs=200, random_state=0
+        )
+    assert result.violation, str(result)
+
+
+def test_canary_statistic_reads_log_probabilities_past_the_float_floor():
+    # log(max(proba, 1e-300)) was -690.78 for every network at a far canary,
+    # in both worlds: the statistic could not tell any run apart.
+    from sklearn_dpfair import DPMLPClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    far = np.array([[1e4, 0.0, 0.0]])
+    stats = {
+        canary_statistic(
+            DPMLPClassifier(
+                (16,), epsilon=8.0, classes=[0, 1], max_iter=2, random_state=seed
+            ).fit(X, y),
+            far,
+            0,
+        )
+        for seed in range(3)
+    }
+    assert len(stats) == 3
+    assert all(np.isfinite(s) and s < -700 for s in stats)
+
+
 # -- every private estimator: its own claim is not refuted ------------------------
 
 # Budget of the generic audits: each estimator gets the runs that fit in this
