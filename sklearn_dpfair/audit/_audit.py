@@ -413,8 +413,15 @@ def audit_mechanism(
     claimed_epsilons(
         delta, dp_event, epsilon, deltas, additional_delta=additional_delta
     )
+    if not callable(mechanism):
+        raise TypeError(
+            "mechanism must be a callable mechanism(data, rng), got "
+            f"{type(mechanism).__name__}."
+        )
     if statistic is None:
         statistic = float
+    elif not callable(statistic):
+        raise TypeError("statistic must be None or a callable.")
     seeds0, seeds1 = _seeds(random_state, n_runs // 2)
     s0 = [statistic(mechanism(data_without, np.random.default_rng(s))) for s in seeds0]
     s1 = [statistic(mechanism(data_with, np.random.default_rng(s))) for s in seeds1]

@@ -161,6 +161,39 @@ def _counts(values, name):
     return values
 
 
+def _check_delta(delta):
+    """``delta`` as a float in [0, 1), or a ValueError naming it.
+
+    A negative delta raised the bound (``1 - delta`` above 1) and a delta
+    of 1 or NaN gave 0: bounds no test supports.
+    """
+    valid = isinstance(delta, numbers.Real) and not isinstance(delta, bool)
+    if not valid or math.isnan(delta) or not 0 <= delta < 1:
+        raise ValueError(f"delta must be a number in [0, 1), got {delta!r}.")
+    return float(delta)
+
+
+def _error_rates(values, name):
+    """``values`` as a float array of rates in [0, 1], or a ValueError naming it."""
+    try:
+        rates = np.asarray(values)
+        valid = rates.dtype.kind in "iuf"
+        rates = rates.astype(float)
+    except (TypeError, ValueError):
+        valid = False
+    if not valid or not np.all((rates >= 0) & (rates <= 1)):
+        raise ValueError(f"{name} must be error rates in [0, 1].")
+    return rates
+
+
+def _run_count(value, name):
+    """``value`` as an int >= 1, or a ValueError naming it."""
+    valid = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not valid or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
+    return int(value)
+
+
 def epsilon_from_error_bounds(fpr_upper, fnr_upper, delta):
     """Smallest epsilon compatible with error rates below the given bounds.
 
@@ -170,12 +203,17 @@ def epsilon_from_error_bounds(fpr_upper, fnr_upper, delta):
         Upper bounds on the false-positive and false-negative rates of a
         distinguishing test.
     delta : float
-        The delta at which epsilon is bounded.
+        The delta at which epsilon is bounded, in [0, 1).
 
     Returns
     -------
     epsilon : float or ndarray
         ``max(log((1 - delta - FNR) / FPR), log((1 - delta - FPR) / FNR), 0)``.
+
+    Raises
+    ------
+    ValueError
+        If a bound is not a rate in [0, 1], or ``delta`` is not in [0, 1).
 
     Examples
     --------
@@ -183,8 +221,9 @@ def epsilon_from_error_bounds(fpr_upper, fnr_upper, delta):
     >>> round(float(epsilon_from_error_bounds(0.05, 0.5, 1e-5)), 3)
     2.303
     """
-    fpr = np.asarray(fpr_upper, dtype=float)
-    fnr = np.asarray(fnr_upper, dtype=float)
+    delta = _check_delta(delta)
+    fpr = _error_rates(fpr_upper, "fpr_upper")
+    fnr = _error_rates(fnr_upper, "fnr_upper")
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.log((1.0 - delta - fnr) / fpr)
         b = np.log((1.0 - delta - fpr) / fnr)
@@ -207,9 +246,9 @@ def epsilon_ceiling(n_without, n_with, delta, *, confidence=0.95):
     Parameters
     ----------
     n_without, n_with : int
-        Evaluation runs in each world.
+        Evaluation runs in each world, at least 1 each.
     delta : float
-        Delta at which epsilon is bounded.
+        Delta at which epsilon is bounded, in [0, 1).
     confidence : float, default=0.95
         Joint confidence of the two error bounds.
 
@@ -225,6 +264,8 @@ def epsilon_ceiling(n_without, n_with, delta, *, confidence=0.95):
     >>> round(epsilon_ceiling(25, 25, 1e-5), 3)  # 100 runs, half choosing
     1.839
     """
+    n_without = _run_count(n_without, "n_without")
+    n_with = _run_count(n_with, "n_with")
     per_bound = per_bound_confidence(confidence)
     _, u0 = clopper_pearson(0, n_without, confidence=per_bound, side="upper")
     _, u1 = clopper_pearson(0, n_with, confidence=per_bound, side="upper")

@@ -698,9 +698,18 @@ def make_neighbours(
     """
     if adjacency not in ADJACENCIES:
         raise ValueError(f"adjacency must be one of {ADJACENCIES}, got {adjacency!r}.")
+    if not isinstance(canary, (tuple, list)) or len(canary) != 2:
+        raise TypeError(
+            "canary must be a tuple (canary_X, canary_y), e.g. from make_canary; "
+            f"got {type(canary).__name__}."
+        )
     fit_params = dict(fit_params or {})
     canary_fit_params = dict(canary_fit_params or {})
     n = _n_rows(X)
+    if y is not None and len(y) != n:
+        # Each world would pair rows with the wrong targets, one past the
+        # other after the canary is appended.
+        raise ValueError(f"y has {len(y)} rows but X has {n}.")
     per_record = [k for k, v in fit_params.items() if _is_per_record(v, n)]
     _check_record_params(canary_fit_params, fit_params, per_record, "canary_fit_params")
     given_params = canary_fit_params

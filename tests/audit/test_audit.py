@@ -560,6 +560,20 @@ def test_audit_mechanism_refuses_bad_arguments_naming_them(options, error):
         audit_mechanism(no_run, [0.0], [1.0], delta=1e-5, epsilon=1.0, **kw)
 
 
+@pytest.mark.parametrize("which", ["mechanism", "statistic"])
+def test_audit_mechanism_refuses_what_is_not_callable_naming_it(which):
+    # 'int' object is not callable, from inside the first run.
+    def no_run(data, rng):
+        raise AssertionError("ran before the arguments were checked")
+
+    kw = {"mechanism": no_run, "statistic": None, which: 3}
+    with pytest.raises(TypeError, match=f"^{which} must be"):
+        audit_mechanism(
+            kw["mechanism"], [0.0], [1.0], delta=1e-5, epsilon=1.0, n_runs=4,
+            statistic=kw["statistic"],
+        )
+
+
 def test_integral_counts_and_seeds_are_accepted():
     kw = dict(delta=1e-5, epsilon=1.0)
     release = _sum_release(1.0)

@@ -140,3 +140,38 @@ def test_epsilon_ceiling_refuses_a_confidence_outside_0_1_as_given(confidence):
     given = re.escape(repr(confidence))
     with pytest.raises(ValueError, match=rf"confidence .*got {given}\."):
         epsilon_ceiling(100, 100, 1e-5, confidence=confidence)
+
+
+@pytest.mark.parametrize("delta", [-1.0, 1.0, 2.0, float("nan"), True, "1e-5", None])
+def test_the_bounds_refuse_a_delta_outside_0_1(delta):
+    # delta=-1 gave 3.40 where delta=1e-5 gives 2.30, delta=2 and NaN gave 0:
+    # bounds no test supports, returned as numbers.
+    with pytest.raises(ValueError, match="delta must be a number in"):
+        epsilon_from_error_bounds(0.05, 0.5, delta)
+    with pytest.raises(ValueError, match="delta must be a number in"):
+        epsilon_ceiling(10, 10, delta)
+
+
+@pytest.mark.parametrize("rate", [-0.1, 1.5, float("nan"), True, "0.1", [0.1, -0.1]])
+@pytest.mark.parametrize("name", ["fpr_upper", "fnr_upper"])
+def test_epsilon_from_error_bounds_refuses_what_is_no_rate(rate, name):
+    # fpr_upper=-0.1 gave 0.79 and NaN gave 0.
+    rates = {"fpr_upper": 0.05, "fnr_upper": 0.5, name: rate}
+    with pytest.raises(ValueError, match=f"{name} must be error rates"):
+        epsilon_from_error_bounds(rates["fpr_upper"], rates["fnr_upper"], 1e-5)
+
+
+@pytest.mark.parametrize("count", [0, -3, 2.5, True, np.nan])
+@pytest.mark.parametrize("name", ["n_without", "n_with"])
+def test_epsilon_ceiling_names_a_run_count_below_one(count, name):
+    # 0 runs failed inside clopper_pearson, naming neither count.
+    counts = {"n_without": 10, "n_with": 10, name: count}
+    with pytest.raises(ValueError, match=f"{name} must be an integer >= 1"):
+        epsilon_ceiling(counts["n_without"], counts["n_with"], 1e-5)
+
+
+def test_the_bounds_take_numpy_numbers_and_zero_delta():
+    assert epsilon_ceiling(np.int64(25), 25, np.float64(1e-5)) == pytest.approx(
+        epsilon_ceiling(25, 25, 1e-5)
+    )
+    assert epsilon_from_error_bounds(np.array([0.05, 1.0]), 0.5, 0.0).shape == (2,)

@@ -100,6 +100,23 @@ def test_bad_neighbour_requests_are_explained(base):
         make_neighbours(X, y, canary=(np.zeros(3), 0), adjacency="attribute")
 
 
+@pytest.mark.parametrize("canary", [np.zeros(3), (np.zeros(3),), 3])
+def test_a_canary_that_is_no_pair_is_refused_naming_it(base, canary):
+    # "too many values to unpack" (or "cannot unpack non-iterable").
+    X, y, _ = base
+    with pytest.raises(TypeError, match=r"^canary must be a tuple"):
+        make_neighbours(X, y, canary=canary)
+
+
+def test_y_of_another_length_than_x_is_refused(base):
+    # Both worlds were built (y one longer than it was given), and the
+    # mismatch surfaced only in the first probe fit.
+    X, y, _ = base
+    with pytest.raises(ValueError, match="y has 5 rows but X has 6"):
+        make_neighbours(X, y[:5], canary=(np.zeros(3), 0))
+    assert make_neighbours(X, list(y), canary=[np.zeros(3), 0]).canary_y == 0
+
+
 def test_make_canary_is_an_outlier_on_the_least_used_feature():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(100, 3))
