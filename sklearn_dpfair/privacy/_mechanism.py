@@ -177,10 +177,10 @@ class Mechanism(typing.Protocol):
     in units of the sensitivity) and ``event(sampling_probability=...,
     steps=...)``, the ``DpEvent`` of its releases (a mechanism that is never
     subsampled refuses a rate below 1). Its release method logs every
-    release for the run-time check (:mod:`._releases`): ``privatize`` for the additive
-    mechanisms, ``select`` for the exponential one. A new mechanism is one
-    class with these members, its event in :mod:`._accounting`, and its
-    release kind in :mod:`._releases`.
+    release for the run-time check (:mod:`._releases`): ``privatize`` for
+    the additive mechanisms, ``select`` for the exponential one. A new
+    mechanism is one class with these members, its event in
+    :mod:`._accounting`, and its release kind in :mod:`._releases`.
     """
 
     norm: str
