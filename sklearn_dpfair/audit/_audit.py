@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Run a mechanism or an estimator many times on neighbouring datasets."""
 
-import math
 import numbers
 from collections import Counter
 
@@ -10,6 +9,7 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import is_classifier
 
+from ._bounds import check_count
 from ._distinguish import audit_scores, check_audit_options, claimed_epsilons
 from ._fits import fit_clone, require_claim
 
@@ -108,19 +108,6 @@ def seed_sequence(random_state):
             f"random_state must be a non-negative int or None, got {random_state!r}."
         )
     return np.random.SeedSequence(None if random_state is None else int(random_state))
-
-
-def check_count(value, name, minimum):
-    """``value`` as an int >= ``minimum``, or an error naming ``name``.
-
-    Integral floats (``1e3``) are counts; NaN, infinities, fractions, text and
-    booleans are not, and are refused before any fit.
-    """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}.")
-    if not math.isfinite(value) or value != int(value) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
-    return int(value)
 
 
 def _seeds(random_state, n_runs):

@@ -21,6 +21,7 @@ from scipy.stats import beta
 
 __all__ = [
     "check_confidence",
+    "check_count",
     "clopper_pearson",
     "epsilon_ceiling",
     "epsilon_from_error_bounds",
@@ -186,11 +187,17 @@ def _error_rates(values, name):
     return rates
 
 
-def _run_count(value, name):
-    """``value`` as an int >= 1, or a ValueError naming it."""
-    valid = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    if not valid or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
+def check_count(value, name, minimum):
+    """``value`` as an int >= ``minimum``, or an error naming ``name``.
+
+    Integral floats (``1e3``) are counts; NaN, infinities, fractions, text and
+    booleans are not (a ``TypeError`` for what is no number, a ``ValueError``
+    for a number that is no such count), refused before any run.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}.")
+    if not math.isfinite(value) or value != int(value) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
     return int(value)
 
 
@@ -264,8 +271,8 @@ def epsilon_ceiling(n_without, n_with, delta, *, confidence=0.95):
     >>> round(epsilon_ceiling(25, 25, 1e-5), 3)  # 100 runs, half choosing
     1.839
     """
-    n_without = _run_count(n_without, "n_without")
-    n_with = _run_count(n_with, "n_with")
+    n_without = check_count(n_without, "n_without", 1)
+    n_with = check_count(n_with, "n_with", 1)
     per_bound = per_bound_confidence(confidence)
     _, u0 = clopper_pearson(0, n_without, confidence=per_bound, side="upper")
     _, u1 = clopper_pearson(0, n_with, confidence=per_bound, side="upper")

@@ -65,7 +65,8 @@ from ..pipeline._steps import is_passthrough
 from ..preprocessing._bounds import check_bounds
 from ..privacy._mechanism import block_position, observe_privatize
 from ..utils._array_api import from_host, to_numpy
-from ._audit import check_count, record_additional_delta, seed_sequence
+from ._audit import record_additional_delta, seed_sequence
+from ._bounds import check_count
 from ._distinguish import audit_scores, check_audit_options, claimed_epsilons
 from ._fits import fit_clone, require_claim
 

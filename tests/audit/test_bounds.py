@@ -161,13 +161,28 @@ def test_epsilon_from_error_bounds_refuses_what_is_no_rate(rate, name):
         epsilon_from_error_bounds(rates["fpr_upper"], rates["fnr_upper"], 1e-5)
 
 
-@pytest.mark.parametrize("count", [0, -3, 2.5, True, np.nan])
+@pytest.mark.parametrize(
+    "count, error",
+    [
+        (0, ValueError),
+        (-3, ValueError),
+        (2.5, ValueError),
+        (np.nan, ValueError),
+        (np.inf, ValueError),
+        (True, TypeError),
+        ("10", TypeError),
+    ],
+)
 @pytest.mark.parametrize("name", ["n_without", "n_with"])
-def test_epsilon_ceiling_names_a_run_count_below_one(count, name):
+def test_epsilon_ceiling_names_a_run_count_below_one(count, error, name):
     # 0 runs failed inside clopper_pearson, naming neither count.
     counts = {"n_without": 10, "n_with": 10, name: count}
-    with pytest.raises(ValueError, match=f"{name} must be an integer >= 1"):
+    with pytest.raises(error, match=f"{name} must be an integer"):
         epsilon_ceiling(counts["n_without"], counts["n_with"], 1e-5)
+
+
+def test_epsilon_ceiling_takes_integral_float_counts_as_the_audits_do():
+    assert epsilon_ceiling(25.0, 1e2, 1e-5) == epsilon_ceiling(25, 100, 1e-5)
 
 
 def test_the_bounds_take_numpy_numbers_and_zero_delta():
