@@ -22,6 +22,7 @@ from scipy.stats import beta
 __all__ = [
     "check_confidence",
     "check_count",
+    "check_delta",
     "clopper_pearson",
     "epsilon_ceiling",
     "epsilon_from_error_bounds",
@@ -162,7 +163,7 @@ def _counts(values, name):
     return values
 
 
-def _check_delta(delta):
+def check_delta(delta):
     """``delta`` as a float in [0, 1), or a ValueError naming it.
 
     A negative delta raised the bound (``1 - delta`` above 1) and a delta
@@ -228,7 +229,7 @@ def epsilon_from_error_bounds(fpr_upper, fnr_upper, delta):
     >>> round(float(epsilon_from_error_bounds(0.05, 0.5, 1e-5)), 3)
     2.303
     """
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     fpr = _error_rates(fpr_upper, "fpr_upper")
     fnr = _error_rates(fnr_upper, "fnr_upper")
     with np.errstate(divide="ignore", invalid="ignore"):

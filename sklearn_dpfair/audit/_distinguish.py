@@ -18,6 +18,7 @@ import numpy as np
 from ..privacy._accounting import is_dp_event
 from ._bounds import (
     check_confidence,
+    check_delta,
     clopper_pearson,
     epsilon_ceiling,
     epsilon_from_error_bounds,
@@ -252,9 +253,7 @@ def check_claim(delta, dp_event=None, epsilon=None):
     claims : list
         The events, or ``[epsilon]``.
     """
-    delta = _check_claim_number(delta, "delta", "in [0, 1)")
-    if not delta < 1:
-        raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
+    delta = check_delta(delta)
     if dp_event is None and epsilon is None:
         raise ValueError("Give the claim: dp_event or epsilon.")
     if dp_event is not None and epsilon is not None:
@@ -331,13 +330,11 @@ def _check_claim_number(value, name, valid=">= 0"):
     by none (every comparison with NaN is False): both give a verdict on no
     claim at all.
     """
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number {valid}, got {value!r}.") from None
-    if math.isnan(number) or number < 0:
+    # Text ("1.0") and booleans are no claim, though float() reads them.
+    valid_type = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if not valid_type or math.isnan(value) or value < 0:
         raise ValueError(f"{name} must be a number {valid}, got {value!r}.")
-    return number
+    return float(value)
 
 
 def _select(sel0, sel1, profile, confidence, ignore_inf=True):

@@ -131,10 +131,11 @@ def test_claimed_profile_is_the_events_curve():
 def test_invalid_claims_are_refused_naming_the_parameter():
     s0, s1 = _gaussian_scores(0.01, 200, 0)
     # A negative epsilon is "violated" by every mechanism, a NaN one by none.
-    for epsilon in (-1.0, np.nan, "one"):
+    # Text and booleans are no claim, though float() reads "1.0" and True.
+    for epsilon in (-1.0, np.nan, "one", "1.0", True):
         with pytest.raises(ValueError, match="epsilon must be a number >= 0"):
             audit_scores(s0, s1, delta=1e-5, epsilon=epsilon)
-    for delta in (-0.1, 1.0, np.nan):
+    for delta in (-0.1, 1.0, np.nan, "1e-5", True):
         with pytest.raises(ValueError, match=r"delta must be .*\[0, 1\)"):
             audit_scores(s0, s1, delta=delta, epsilon=1.0)
     # Two claims: neither is silently ignored.
