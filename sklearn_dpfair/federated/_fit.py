@@ -9,6 +9,7 @@ federation to the driver (:func:`fit_federated`'s code path) and turns its
 :class:`FederatedFit` into the estimator's ``silo_*`` attributes.
 """
 
+import inspect
 import math
 import numbers
 from collections.abc import Mapping
@@ -28,6 +29,7 @@ from .._solvers._feature_scaling import (
 from .._solvers._schedules import sgd_schedule
 from ..privacy import PrivacyLedger, PrivacyRecord
 from ..privacy._releases import mark_unchecked
+from ..utils._validation import warn_at_caller
 from ._accounting import (
     isrl_record,
     resolve_silo_privacy,
@@ -52,6 +54,8 @@ __all__ = [
     "plan_fit_silos",
     "plan_silos",
     "silo_attributes",
+    "warn_unused_params",
+    "warn_unused_silo_options",
 ]
 
 _SILOS_PUBLIC_CAVEAT = "silo membership and silo sizes (treated as public metadata)"
@@ -114,6 +118,82 @@ class SiloOptions:
             "silo_delta": budget.delta if silo_delta is None else silo_delta,
             "noise_multiplier": budget.noise_multiplier,
         }
+
+
+def warn_unused_params(estimator, names, *, used_by, ignored_by):
+    """Warn that parameters set away from their defaults do not act in this fit.
+
+    Reads parameters only (public): the warning says nothing about the data.
+    One warning names every such parameter with its value, as scikit-learn's
+    ``LogisticRegression`` warns for an ``l1_ratio`` without the elastic net.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        The estimator being fitted.
+    names : iterable of str
+        Its parameters that do not act in this fit.
+    used_by : str
+        The fits that use them, e.g. ``"federated fits (fit(..., silos=...))"``.
+    ignored_by : str
+        The fit that ignores them, e.g. ``"this central fit"``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn_dpfair.federated._fit import warn_unused_params
+    >>> from sklearn_dpfair.linear_model import DPLogisticRegression
+    >>> clf = DPLogisticRegression(silo_epsilon=2.0)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_unused_params(
+    ...         clf, ["silo_epsilon", "shuffle"], used_by="federated fits",
+    ...         ignored_by="this central fit")
+    >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    DPLogisticRegression: silo_epsilon=2.0 applies to federated fits only;
+    this central fit ignores it. Leave it at its default (silo_epsilon=None)
+    to silence this warning.
+    """
+    defaults = inspect.signature(type(estimator).__init__).parameters
+    params = estimator.get_params(deep=False)
+    unused = [
+        name
+        for name in names
+        if not _same_value(params[name], defaults[name].default)
+    ]
+    if not unused:
+        return
+    given = " and ".join(f"{name}={params[name]!r}" for name in unused)
+    plural = len(unused) > 1
+    kept = ", ".join(f"{name}={defaults[name].default!r}" for name in unused)
+    warn_at_caller(
+        f"{type(estimator).__name__}: {given} appl{'y' if plural else 'ies'} to "
+        f"{used_by} only; {ignored_by} ignores {'them' if plural else 'it'}. "
+        f"Leave {'them' if plural else 'it'} at {'their' if plural else 'its'} "
+        f"default{'s' if plural else ''} ({kept}) to silence this warning."
+    )
+
+
+def warn_unused_silo_options(estimator, names):
+    """Warn that a central fit ignores the federated options set among ``names``.
+
+    See :func:`warn_unused_params`; called by fits without ``silos``.
+    """
+    warn_unused_params(
+        estimator,
+        names,
+        used_by="federated fits (fit(..., silos=...))",
+        ignored_by="this central fit",
+    )
+
+
+def _same_value(value, default):
+    # A parameter equal to its default (a float equal to an int default, a
+    # numpy scalar) is not set; one of another kind (a dict, an array) is.
+    try:
+        return bool(value is default or value == default)
+    except (TypeError, ValueError):
+        return False
 
 
 def federation_config(n_samples, params, budget, spider=None):

@@ -70,6 +70,7 @@ from ..federated._fit import (
     fit_silos,
     plan_silos,
     silo_attributes,
+    warn_unused_silo_options,
 )
 from ..privacy import PrivacyBudget
 from ..privacy._ledger import PrivacyLedger
@@ -98,6 +99,16 @@ __all__ = ["DPLogisticRegression"]
 # rows: with 5 no cell of Adult, German credit or COMPAS subsamples predicted
 # worse than the majority class; 15 cost up to 0.078 on real data).
 _RECORDS_PER_PARAMETER = 5.0
+
+# The parameters that only a federated fit reads (execution="dask" without
+# silos is refused instead: it would say where the silos run).
+_SILO_OPTIONS = (
+    "silo_epsilon",
+    "silo_delta",
+    "server_weights",
+    "secure_aggregation",
+    "shuffle",
+)
 
 
 class DPLogisticRegression(LinearClassifierMixin, PrivateEstimatorMixin, BaseEstimator):
@@ -374,7 +385,9 @@ default=None
         Federated mode (``fit(X, y, silos=...)``) only: the budget of every
         silo, or a dict from silo id to budget; None uses ``epsilon``. Each
         silo's messages are ``(silo_epsilon, silo_delta)``-DP in its own
-        records against an untrusted server (ISRL-DP).
+        records against an untrusted server (ISRL-DP). A central fit (no
+        ``silos``) ignores the federated-only parameters, with a
+        ``UserWarning`` naming those set away from their defaults.
     silo_delta : float or dict, default=None
         Federated mode only: delta of every silo (or dict per silo), each
         below ``1/n_i``; None uses ``delta``.
@@ -699,6 +712,8 @@ default=None
         self._check_noise_multiplier()
         self._check_scaling(self._scaling_path(silos is not None, is_dask_collection(X)))
         self._check_batch_sampling(silos is not None or is_dask_collection(X))
+        if silos is None:
+            warn_unused_silo_options(self, _SILO_OPTIONS)
         if silos is not None and self.solver != "dp-sgd":
             raise ValueError("silos= needs solver='dp-sgd' (federated DP-SGD).")
         if silos is not None and self.device == "cuda":

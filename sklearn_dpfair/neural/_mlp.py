@@ -34,6 +34,8 @@ from ..federated._fit import (
     check_silo_plan,
     plan_silos,
     silo_attributes,
+    warn_unused_params,
+    warn_unused_silo_options,
 )
 from ..federated._spider import SpiderSchedule
 from ..privacy import PrivacyBudget
@@ -57,6 +59,18 @@ from ._fit import MLPParams, fit_dp_network, network_setup
 from ._network import ACTIVATIONS, check_hidden_layer_sizes, network_scores
 
 __all__ = ["DPMLPClassifier"]
+
+# The parameters that only a federated fit reads (execution="dask" without
+# silos is refused instead), and those that only its SPIDER rounds read.
+_SPIDER_OPTIONS = ("spider_period", "spider_smoothness")
+_SILO_OPTIONS = (
+    "silo_epsilon",
+    "silo_delta",
+    "server_weights",
+    "secure_aggregation",
+    "silo_algorithm",
+    *_SPIDER_OPTIONS,
+)
 
 
 class DPMLPClassifier(ScoreClassifierMixin, PrivateEstimatorMixin, BaseEstimator):
@@ -180,7 +194,9 @@ default=None
         Federated mode (``fit(X, y, silos=...)``) only: the budget of every
         silo, or a dict from silo id to budget; None uses ``epsilon``. Each
         silo's messages are ``(silo_epsilon, silo_delta)``-DP in its own
-        records against an untrusted server (ISRL-DP).
+        records against an untrusted server (ISRL-DP). A central fit (no
+        ``silos``) ignores the federated-only parameters, with a
+        ``UserWarning`` naming those set away from their defaults.
     silo_delta : float or dict, default=None
         Federated mode only: delta of every silo (or dict per silo), each
         below ``1 / n_i``; None uses ``delta``.
@@ -463,6 +479,15 @@ default=None
         if silos is None and self.execution == "dask":
             raise ValueError(
                 "execution='dask' runs the silos of a federated fit; pass silos=."
+            )
+        if silos is None:
+            warn_unused_silo_options(self, _SILO_OPTIONS)
+        elif self.silo_algorithm != "spider":
+            warn_unused_params(
+                self,
+                _SPIDER_OPTIONS,
+                used_by="silo_algorithm='spider'",
+                ignored_by=f"silo_algorithm={self.silo_algorithm!r}",
             )
         # Silos train on the host (to_numpy below) whatever the backend,
         # which only places the fitted attributes: with "auto" where X lives.
