@@ -78,6 +78,14 @@ def semidp_hyperparameters(
     (capped where the public gradient would expand) and 20 steps. The
     helper then returns that same choice, with ``predicted_test_mse`` NaN.
 
+    With ``feature_scaling="auto"``, no ``feature_bounds`` and fewer public
+    rows than public column scales need (5), a private fit scales the
+    columns by private statistics and reads its public rows in those
+    units, which no public helper can repeat: what it would choose from
+    them is returned as ``"auto"`` (every value where it tunes, the step
+    where it does not), so that ``SemiDPLinearRegression(**params)`` makes
+    the fit's own choice.
+
     Parameters
     ----------
     X_public : array-like of shape (n_public, n_features)
@@ -105,9 +113,9 @@ def semidp_hyperparameters(
         public rows in the columns the fit solves in, scaled by
         ``feature_bounds`` when given, else by the public rows' mean and
         standard deviation (when the fit would draw private scales, from
-        fewer public rows than it needs, the rows are ranked as given).
-        Pass the value the fit will use; the choice is not transferable
-        between scaled and unscaled fits.
+        fewer public rows than it needs, see above). Pass the value the
+        fit will use; the choice is not transferable between scaled and
+        unscaled fits.
     feature_bounds : array-like of shape (n_features, 2), default=None
         The fit's public ``(lower, upper)`` of every column.
 
@@ -115,7 +123,8 @@ def semidp_hyperparameters(
     -------
     params : dict
         ``alpha``, ``learning_rate``, ``max_iter`` (the estimator's
-        parameters) and ``predicted_test_mse``, the model's prediction of
+        parameters: numbers, or ``"auto"`` where the fit's choice reads
+        private scales) and ``predicted_test_mse``, the model's prediction of
         the test MSE of the fit (NaN where the public rows are too few for
         the model), which is not one: pop it before
         ``SemiDPLinearRegression(**params)``.
@@ -175,6 +184,10 @@ def semidp_hyperparameters(
             X_public, y_public, np.ones(n_public, dtype=bool), columns, rng=None
         )
         X_public = scaled_rows(X_public, scales)
+    # Fewer public rows than public scales need: the fit reads its public
+    # rows in columns scaled by private statistics, which no public helper
+    # can repeat. What it chooses from those rows is left to it ("auto").
+    private_columns = params.budget.is_private and columns.mode == "private"
     if params.budget.is_private and not geometry_estimable(
         n_public, n_features + int(fit_intercept)
     ):
@@ -185,8 +198,16 @@ def semidp_hyperparameters(
         )
         return {
             "alpha": alpha,
-            "learning_rate": learning_rate,
+            # The step is capped where the scaled public gradient expands.
+            "learning_rate": "auto" if private_columns else learning_rate,
             "max_iter": max_iter,
+            "predicted_test_mse": math.nan,
+        }
+    if private_columns:
+        return {
+            "alpha": "auto",
+            "learning_rate": "auto",
+            "max_iter": "auto",
             "predicted_test_mse": math.nan,
         }
     geometry, choice = public_hyperparameters(
