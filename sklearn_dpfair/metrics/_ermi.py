@@ -3,11 +3,12 @@
 """ERMI and Rényi correlation of predictions and groups (thesis Chapter 5)."""
 
 import numpy as np
-from sklearn.utils.validation import check_array, column_or_1d
+from sklearn.utils.validation import check_array
 
 from ..fairness._constraints import advantaged_class_index, make_constraint
 from ..fairness._ermi import constrained_ermi, joint_table, renyi_of_joint
 from ..fairness._sensitive import encode_sensitive_features
+from ._labels import check_label_column
 
 __all__ = ["ermi_score", "renyi_correlation"]
 
@@ -29,10 +30,14 @@ def _prepare(y_true, y_pred, y_proba, sensitive_features, labels, need_y_true):
         proba = _check_proba(y_proba)
         n = proba.shape[0]
     else:
-        y_pred = column_or_1d(y_pred)
+        y_pred = check_label_column(y_pred, "y_pred")
         n = y_pred.shape[0]
+    if not need_y_true:
+        # Demographic parity reads no true label: neither its validation
+        # nor its labels decide anything.
+        y_true = None
     if y_true is not None:
-        y_true = column_or_1d(y_true)
+        y_true = check_label_column(y_true, "y_true")
         if y_true.shape[0] != n:
             raise ValueError(
                 f"y_true has {y_true.shape[0]} samples but the predictions have {n}."
@@ -54,6 +59,13 @@ def _prepare(y_true, y_pred, y_proba, sensitive_features, labels, need_y_true):
                 )
         else:
             parts = [y_pred] if y_true is None else [y_true, y_pred]
+            if len({part.dtype.kind in "biuf" for part in parts}) > 1:
+                # numpy would make strings of the numbers ("1" for 1), and
+                # the predictions would match no label.
+                raise TypeError(
+                    "y_true and y_pred hold labels of different types "
+                    "(numbers and strings); pass labels of one type."
+                )
             labels = np.unique(np.concatenate(parts))
     labels = np.asarray(labels)
     if y_proba is None:

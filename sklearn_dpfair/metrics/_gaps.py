@@ -3,11 +3,11 @@
 """L-infinity demographic-parity violation (thesis eq. 6.2)."""
 
 import numpy as np
-from sklearn.utils.validation import column_or_1d
 
 from ..fairness._ermi import joint_table
 from ..fairness._sensitive import encode_sensitive_features
 from ..utils._sklearn_compat import check_sample_weight
+from ._labels import check_label_column
 
 __all__ = ["demographic_parity_linf"]
 
@@ -26,7 +26,7 @@ def demographic_parity_linf(y_true, y_pred, *, sensitive_features, sample_weight
     y_true : array-like of shape (n_samples,) or None
         Ignored; present for the scorer signature ``(y_true, y_pred)``.
     y_pred : array-like of shape (n_samples,)
-        Predicted labels.
+        Predicted labels, of one type, none missing.
     sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
         Group membership.
     sample_weight : array-like of shape (n_samples,), default=None
@@ -44,7 +44,7 @@ def demographic_parity_linf(y_true, y_pred, *, sensitive_features, sample_weight
     >>> demographic_parity_linf(None, [1, 1, 0, 1], sensitive_features=[0, 0, 1, 1])
     0.25
     """
-    y_pred = column_or_1d(y_pred)
+    y_pred = check_label_column(y_pred, "y_pred")
     labels, pred_index = np.unique(y_pred, return_inverse=True)
     enc = encode_sensitive_features(
         sensitive_features, n_samples=y_pred.shape[0], rows_of="y_pred"
