@@ -187,6 +187,23 @@ def sensitive_features_shape(sensitive_features):
     return None, None
 
 
+def has_columns(sensitive_features):
+    """Whether ``sensitive_features`` is laid out in columns.
+
+    A DataFrame, a dict of columns or a 2-D array: a group is then one value
+    per column (:func:`sensitive_features_shape` counts one column for these
+    and for a 1-D input alike). Public layout only, no value read.
+    """
+    if isinstance(sensitive_features, (pd.DataFrame, dict)):
+        return True
+    if isinstance(sensitive_features, (pd.Series, str, bytes)):
+        return False
+    try:
+        return np.ndim(sensitive_features) == 2
+    except ValueError:  # ragged rows
+        return False
+
+
 def _label(values):
     """Python scalar of a group label (numpy scalars become int/float/str)."""
     return values.item() if isinstance(values, np.generic) else values
@@ -380,7 +397,9 @@ def check_declared_groups(groups):
     elif isinstance(groups, (str, bytes)) or not hasattr(groups, "__iter__"):
         declared = None
     else:
-        declared = list(groups)
+        # A label of several columns given as an array is the list of its
+        # values, as one given as a list.
+        declared = [g.tolist() if isinstance(g, np.ndarray) else g for g in groups]
     if not isinstance(declared, list) or len(declared) == 0:
         raise ValueError(
             "groups must be a non-empty list of the declared group labels; "
@@ -396,7 +415,16 @@ def check_declared_groups(groups):
         tuple(_key(v) for v in g) if isinstance(g, (list, tuple)) else _key(g)
         for g in declared
     ]
-    if len(set(keys)) != len(keys):
+    try:
+        distinct = len(set(keys))
+    except TypeError:
+        distinct = None
+    if distinct is None:
+        raise TypeError(
+            "groups must hold labels (numbers, strings, or tuples of them, "
+            f"one value per column); got {groups!r}."
+        )
+    if distinct != len(keys):
         raise ValueError(f"groups contains duplicate labels: {groups!r}.")
     return declared
 
@@ -478,6 +506,9 @@ def _compact(labels):
     kinds = {type(label) for label in labels.tolist()}
     if labels.size and len(kinds) == 1 and tuple not in kinds:
         converted = np.asarray(labels.tolist())
-        if converted.ndim == 1 and converted.dtype != object:
+        # Integers beyond int64 become float64 (2**63 + 1 as 2**63): kept
+        # as objects, as labels of two types are.
+        exact = converted.tolist() == labels.tolist()
+        if converted.ndim == 1 and converted.dtype != object and exact:
             return converted
     return labels

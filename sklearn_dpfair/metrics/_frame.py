@@ -15,6 +15,7 @@ from ..fairness._sensitive import (
     check_declared_groups,
     encode_sensitive_features,
     is_missing_label,
+    has_columns,
     sensitive_features_shape,
 )
 from ..privacy import PrivacyBudget
@@ -403,7 +404,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
                 f"{n_samples}; pass one value (or one row of values) per row of "
                 "y_true."
             )
-        groups = self._check_groups(n_columns)
+        groups = self._check_groups(n_columns, has_columns(sensitive_features))
         true_positive = _is_positive(y_true, classes, "y_true")
         pred_positive = _is_positive(y_pred, classes, "y_pred")
         encoding = encode_sensitive_features(
@@ -537,7 +538,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
                 "the intervals of any number of groups)."
             )
 
-    def _check_groups(self, n_columns=None):
+    def _check_groups(self, n_columns=None, columns=False):
         groups = self.groups
         if isinstance(groups, np.ndarray):
             groups = groups.tolist()
@@ -553,7 +554,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         # No missing and no duplicate label: the check that the fit's
         # encode_sensitive_features runs, here before any row is read (and
         # by the plan, which reads none).
-        check_declared_groups(groups)
+        groups = check_declared_groups(groups)
         # Groups and columns are public: a mismatch is refused here, with a
         # message about them, rather than as an undeclared group of the data.
         # One column holds labels (or tuples of one length, for a column of
@@ -566,6 +567,14 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
                 "groups must be labels of one kind: all plain labels (one "
                 "column of sensitive_features), or all tuples of one length "
                 f"(one value per column); got {self.groups!r}."
+            )
+        if n_columns == 1 and columns and lengths != {None}:
+            # A one-column DataFrame (dict, 2-D array) holds plain labels: a
+            # tuple would be refused as an undeclared group of every row.
+            raise ValueError(
+                "groups must be plain labels for sensitive_features of one "
+                "column (tuples give one value per column of several); got "
+                f"{self.groups!r}."
             )
         if n_columns is not None and n_columns > 1 and lengths != {n_columns}:
             raise ValueError(

@@ -243,3 +243,26 @@ def test_a_dict_of_unusable_columns_is_refused_naming_sensitive_features(
 ):
     with pytest.raises(ValueError, match=match):
         encode_sensitive_features(columns)
+
+
+def test_a_declared_label_that_is_no_label_is_refused_naming_groups():
+    # A dict was hashed as a key: "unhashable type: 'dict'".
+    with pytest.raises(TypeError, match="^groups must hold labels"):
+        check_declared_groups([{"a": 1}, {"b": 2}])
+
+
+def test_a_declared_label_given_as_an_array_is_the_list_of_its_values():
+    declared = check_declared_groups([np.array(["a", 0], dtype=object), ["b", 1]])
+    assert declared == [["a", 0], ["b", 1]]
+
+
+@pytest.mark.parametrize("declare", [False, True])
+def test_integer_labels_beyond_int64_are_kept_exactly(declare):
+    # numpy made them float64: 2**63 + 1 became 9.223372036854775808e18.
+    big = 2**63 + 1
+    values = np.array([1, big, 1], dtype=np.uint64)
+    enc = encode_sensitive_features(values, groups=[1, big] if declare else None)
+    assert [int(g) for g in enc.groups] == [1, big]
+    np.testing.assert_array_equal(enc.codes, [0, 1, 0])
+    # Labels that numpy stores exactly keep their natural dtype.
+    assert encode_sensitive_features([3, 1, 3]).groups.dtype.kind == "i"

@@ -583,6 +583,8 @@ def _two_columns(n, rng):
         ([("F", "u", "x"), ("M", "v", "x")], 2),  # tuples of 3 for 2 columns
         (["F", "M"], 2),  # labels for 2 columns
         ([("F", "u"), "M"], 1),  # tuples and labels for one column
+        ([("F",), ("M",)], "frame"),  # 1-tuples for a one-column DataFrame
+        ([("F",), ("M",)], "array"),  # 1-tuples for a 2-D array of one column
     ],
 )
 def test_groups_that_do_not_fit_the_columns_are_refused_before_any_count(
@@ -593,7 +595,12 @@ def test_groups_that_do_not_fit_the_columns_are_refused_before_any_count(
     rng = np.random.default_rng(0)
     y_true, y_pred, _ = _data(40, rng)
     sf = _two_columns(40, rng)
-    sf = sf if columns == 2 else sf["sex"]
+    sf = {
+        2: sf,
+        1: sf["sex"],
+        "frame": sf[["sex"]],
+        "array": sf[["sex"]].to_numpy(),
+    }[columns]
     frame = PrivateMetricFrame(groups, random_state=0)
     with observe_privatize(_Spy()) as spy:
         with pytest.raises(ValueError, match="^groups must be"):
@@ -682,6 +689,24 @@ def test_a_string_in_a_dict_of_columns_is_one_value_not_its_length():
         frame.fit(y_true, y_pred, sensitive_features={"s": "a-secret-value"})
     assert "14" not in str(info.value)
     assert not hasattr(frame, "counts_")
+
+
+def test_groups_given_as_arrays_are_the_tuples_of_their_values():
+    # A bare "unhashable type: 'numpy.ndarray'" was raised, by plan and fit.
+    rng = np.random.default_rng(0)
+    y_true, y_pred, _ = _data(60, rng)
+    sf = _two_columns(60, rng)
+    tuples = [("F", "u"), ("F", "v"), ("M", "u"), ("M", "v")]
+    arrays = [np.array(g, dtype=object) for g in tuples]
+    assert PrivateMetricFrame(arrays).privacy_plan(60, 1).epsilon == pytest.approx(
+        PrivateMetricFrame(tuples).privacy_plan(60, 1).epsilon
+    )
+    frame = PrivateMetricFrame(arrays, epsilon=np.inf)
+    frame.fit(y_true, y_pred, sensitive_features=sf)
+    by_tuples = PrivateMetricFrame(tuples, epsilon=np.inf)
+    by_tuples.fit(y_true, y_pred, sensitive_features=sf)
+    assert list(frame.groups_) == tuples
+    np.testing.assert_array_equal(frame.counts_, by_tuples.counts_)
 
 
 def test_one_column_of_tuples_with_tuple_groups():
