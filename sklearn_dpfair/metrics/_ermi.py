@@ -167,7 +167,8 @@ def ermi_score(
     Parameters
     ----------
     y_true : array-like of shape (n_samples,) or None
-        True labels (needed for the label-conditional constraints).
+        True labels, of one type and none missing (needed for the
+        label-conditional constraints; demographic parity ignores them).
     y_pred : array-like of shape (n_samples,), default=None
         Hard predictions (the papers' evaluation). Give this or ``y_proba``.
     y_proba : array-like of shape (n_samples, n_classes), default=None
@@ -233,7 +234,8 @@ def renyi_correlation(
     Parameters
     ----------
     y_true : array-like of shape (n_samples,) or None
-        True labels (needed for the label-conditional constraints).
+        True labels, of one type and none missing (needed for the
+        label-conditional constraints; demographic parity ignores them).
     y_pred : array-like of shape (n_samples,), default=None
         Hard predictions. Give this or ``y_proba``.
     y_proba : array-like of shape (n_samples, n_classes), default=None
