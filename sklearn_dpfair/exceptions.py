@@ -2,7 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Warnings and errors raised by :mod:`sklearn_dpfair`."""
 
-__all__ = ["PrivacyAccountingError", "PrivacyBudgetError", "PrivacyLeakWarning"]
+__all__ = [
+    "DivergedModelError",
+    "PrivacyAccountingError",
+    "PrivacyBudgetError",
+    "PrivacyLeakWarning",
+]
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -30,6 +35,23 @@ class PrivacyBudgetError(ValueError):
     --------
     >>> from sklearn_dpfair.exceptions import PrivacyBudgetError
     >>> issubclass(PrivacyBudgetError, ValueError)
+    True
+    """
+
+
+class DivergedModelError(ValueError):
+    """A federated fit's model left the float range: the iterates diverged.
+
+    Raised by the server and by the silos it broadcasts to, instead of
+    training on a model of infinities or NaNs; never from a private value
+    (the model is post-processing of the silos' noisy messages). Its own
+    class, so that a caller may retry with a smaller step without reading
+    the message.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.exceptions import DivergedModelError
+    >>> issubclass(DivergedModelError, ValueError)
     True
     """
 

@@ -44,6 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..utils._array_api import array_namespace, device_of, from_host
+from ..utils._validation import warn_at_caller
 from ._feature_scaling import proximal_l2_factors
 from ._linear import LinearModel, as_rows, take_rows, weighted_raw_gradient
 from ._sampling import BallsAndBinsBatches, poisson_batch
@@ -279,9 +280,24 @@ def sgd_loop(
             progress.moved(t + 1, (coef, w0), new, learning_rate)
         return new
 
-    _, (coef, w0) = tail_averaged(
-        step, coef, w0, n_steps=n_steps, tail_fraction=tail_fraction
-    )
+    # A step too large for the noise overflows the iterates to infinities,
+    # then NaNs: not warned about step by step, refused once at the end.
+    with np.errstate(over="ignore", invalid="ignore"):
+        _, (coef, w0) = tail_averaged(
+            step, coef, w0, n_steps=n_steps, tail_fraction=tail_fraction
+        )
+    xp = array_namespace(coef)
+    if not (bool(xp.all(xp.isfinite(coef))) and bool(xp.all(xp.isfinite(w0)))):
+        # Warned, not raised: the model is released (and accounted) as it
+        # is, and the warning says what its coefficients show, nothing more
+        # (post-processing of the noisy steps). An exception would withhold
+        # the model but not its divergence, which the fit's record, and a
+        # ledger, would then not account.
+        warn_at_caller(
+            "DP-SGD's iterates left the float range: they diverged at "
+            f"learning_rate={learning_rate!r}, and the model's coefficients "
+            "are not finite. Lower learning_rate, or leave it 'auto'."
+        )
     return NoisySGDResult(coef=coef, intercept=model.intercept(w0), n_steps=n_steps)
 
 

@@ -9,20 +9,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._solvers._schedules import check_penalty_step
+from ..exceptions import DivergedModelError
 from ..privacy._accounting import ACCOUNTANTS
 from ._spider import SpiderSchedule
 
 __all__ = ["DivergedModelError", "FederationConfig"]
-
-
-class DivergedModelError(ValueError):
-    """The server's model left the float range: the iterates diverged.
-
-    Raised by the server and by the silos it broadcasts to, never from a
-    private value (the model is post-processing of the silos' noisy
-    messages). Its own class, so that a caller may retry with a smaller
-    step without reading the message.
-    """
 
 
 @dataclass(frozen=True)

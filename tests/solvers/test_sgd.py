@@ -250,3 +250,29 @@ def test_a_step_size_near_the_largest_float_gives_finite_parameters():
         ).fit(X, y)
     assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_))
 
+
+
+def test_iterates_that_diverge_are_released_with_one_warning_at_the_callers_line():
+    # A step near the largest float against noise 100 overflowed the
+    # iterates to NaN: numpy's overflow warnings pointed into the solver,
+    # several times, and nothing said what to change. The model is released
+    # and accounted as it is (the warning shows what its coefficients do).
+    from sklearn_dpfair.linear_model import DPLogisticRegression
+    from sklearn_dpfair.privacy import PrivacyLedger
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    ledger = PrivacyLedger()
+    clf = DPLogisticRegression(
+        classes=[0, 1], learning_rate=1e308, noise_multiplier=100.0, accountant=ledger
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clf.fit(X, y)
+    (warning,) = caught
+    assert warning.category is UserWarning
+    assert "diverged at learning_rate=1e+308" in str(warning.message)
+    assert warning.filename == __file__
+    assert not np.all(np.isfinite(clf.coef_))
+    assert ledger.total_epsilon(clf.delta_) == pytest.approx(clf.epsilon_)
