@@ -464,6 +464,14 @@ def test_plan_names_the_public_inputs():
             ValueError,
             "exceeds n_samples",
         ),
+        # Counts every fit refuses (y of one class); DP-FERMI planned them
+        # as 2 classes and 1 group.
+        *[
+            (est, (10, 3), {"n_classes": count}, ValueError, "n_classes must be >= 2")
+            for est in (DPLogisticRegression(), DPMLPClassifier(), DPFERMIClassifier())
+            for count in (0, 1)
+        ],
+        (DPFERMIClassifier(), (10, 3), {"n_groups": 0}, ValueError, "n_groups must"),
     ],
 )
 def test_plan_refuses_bad_inputs(estimator, args, kwargs, error, match):

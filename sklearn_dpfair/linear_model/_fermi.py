@@ -1746,6 +1746,11 @@ default=None
         # the fit's: a plan at other counts is not its plan (1 group: a fit
         # without sensitive_features).
         self._check_params()
+        if n_groups is not None and n_groups < 1:
+            raise ValueError(
+                f"n_groups must be >= 1 (1: a fit without sensitive_features); "
+                f"got {n_groups}."
+            )
         if self.groups is not None and n_groups not in (None, 1, len(self.groups)):
             raise ValueError(
                 f"n_groups={n_groups} disagrees with the {len(self.groups)} "
@@ -1762,8 +1767,8 @@ default=None
             self._fermi_params(None, False),
             n_samples,
             n_features,
-            max(n_groups, 1),
-            max(n_classes, 2),
+            n_groups,
+            n_classes,
         )
         if plan.fallback is not None:
             return plan.fallback.record

@@ -1110,8 +1110,6 @@ default=None
                 ),
             )
         n_classes = planned_class_count(self.classes, n_classes)
-        if n_classes < 2:
-            raise ValueError(f"n_classes must be >= 2; got {n_classes}.")
         if self.solver == "dp-newton":
             if self.feature_norm_bound is None:
                 raise ValueError(

@@ -588,8 +588,6 @@ default=None
         number of features or the number of classes.
         """
         n_classes = planned_class_count(self.classes, n_classes)
-        if n_classes < 2:
-            raise ValueError(f"n_classes must be >= 2; got {n_classes}.")
         self._check_scaling(n_silos is not None)
         if n_silos is not None:
             if n_silos < 1:

@@ -775,7 +775,8 @@ def planned_class_count(classes, n_classes):
     """The number of classes a privacy plan is made for (public inputs only).
 
     That of the declared ``classes`` (checked as a fit checks them), which a
-    given ``n_classes`` must equal; else ``n_classes``, 2 by default.
+    given ``n_classes`` must equal; else ``n_classes`` (at least 2, as every
+    classifier's fit requires), 2 by default.
 
     Examples
     --------
@@ -784,6 +785,9 @@ def planned_class_count(classes, n_classes):
     (3, 2)
     """
     if classes is None:
+        if n_classes is not None and n_classes < 2:
+            # A fit on y of one class refuses it: no plan for one.
+            raise ValueError(f"n_classes must be >= 2; got {n_classes}.")
         return 2 if n_classes is None else n_classes
     declared = check_declared_classes(classes).size
     if n_classes is not None and n_classes != declared:
