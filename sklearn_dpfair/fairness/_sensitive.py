@@ -280,6 +280,8 @@ def encode_sensitive_features(
 
     if groups is not None:
         declared = _declared_labels(groups, multi)
+        if not multi and has_columns(sensitive_features):
+            _check_plain_labels(declared, groups)
         lookup = {g: i for i, g in enumerate(declared)}
         row_unique, uniques = _factorize(keys[~missing])
         unique_codes = [lookup.get(u, -1) for u in uniques]
@@ -448,11 +450,29 @@ def is_missing_label(label):
 def _declared_labels(groups, multi):
     """The declared groups as a list of labels (tuples for several columns)."""
     declared = check_declared_groups(groups)
-    if multi:
-        declared = [tuple(g) for g in declared]
+    # A list is no hashable label: as a tuple it names the values of several
+    # columns, or one value of a column of tuples.
+    declared = [
+        tuple(g) if multi or isinstance(g, list) else g for g in declared
+    ]
     if len(set(declared)) != len(declared):
         raise ValueError(f"groups contains duplicate labels: {groups!r}.")
     return declared
+
+
+def _check_plain_labels(declared, groups):
+    """Refuse tuple labels for ``sensitive_features`` laid out in one column.
+
+    A one-column DataFrame (dict, 2-D array) holds plain labels: a tuple
+    would match no row, and every row would be refused as an undeclared
+    group. Groups and layout are public: refused naming ``groups``.
+    """
+    if any(isinstance(g, tuple) for g in declared):
+        raise ValueError(
+            "groups must be plain labels for sensitive_features of one "
+            "column (tuples give one value per column of several); got "
+            f"{groups!r}."
+        )
 
 
 def _check_declared(unknown):

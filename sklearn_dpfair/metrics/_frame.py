@@ -15,7 +15,6 @@ from ..fairness._sensitive import (
     check_declared_groups,
     encode_sensitive_features,
     is_missing_label,
-    has_columns,
     sensitive_features_shape,
 )
 from ..privacy import PrivacyBudget
@@ -404,7 +403,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
                 f"{n_samples}; pass one value (or one row of values) per row of "
                 "y_true."
             )
-        groups = self._check_groups(n_columns, has_columns(sensitive_features))
+        groups = self._check_groups(n_columns)
         true_positive = _is_positive(y_true, classes, "y_true")
         pred_positive = _is_positive(y_pred, classes, "y_pred")
         encoding = encode_sensitive_features(
@@ -538,7 +537,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
                 "the intervals of any number of groups)."
             )
 
-    def _check_groups(self, n_columns=None, columns=False):
+    def _check_groups(self, n_columns=None):
         groups = self.groups
         if isinstance(groups, np.ndarray):
             groups = groups.tolist()
@@ -567,14 +566,6 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
                 "groups must be labels of one kind: all plain labels (one "
                 "column of sensitive_features), or all tuples of one length "
                 f"(one value per column); got {self.groups!r}."
-            )
-        if n_columns == 1 and columns and lengths != {None}:
-            # A one-column DataFrame (dict, 2-D array) holds plain labels: a
-            # tuple would be refused as an undeclared group of every row.
-            raise ValueError(
-                "groups must be plain labels for sensitive_features of one "
-                "column (tuples give one value per column of several); got "
-                f"{self.groups!r}."
             )
         if n_columns is not None and n_columns > 1 and lengths != {n_columns}:
             raise ValueError(

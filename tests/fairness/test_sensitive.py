@@ -266,3 +266,34 @@ def test_integer_labels_beyond_int64_are_kept_exactly(declare):
     np.testing.assert_array_equal(enc.codes, [0, 1, 0])
     # Labels that numpy stores exactly keep their natural dtype.
     assert encode_sensitive_features([3, 1, 3]).groups.dtype.kind == "i"
+
+
+def test_list_labels_for_one_column_are_tuples_not_an_unhashable_error():
+    # A bare "unhashable type: 'list'" was raised by every fit of a plan
+    # made for such groups; as tuples they match a column of tuples.
+    with pytest.raises(ValueError, match="not in the declared groups"):
+        encode_sensitive_features(np.array(["a", "b"]), groups=[["a"], ["b"]])
+    column = pd.Series([("a", 0), ("b", 1)])
+    enc = encode_sensitive_features(column, groups=[["a", 0], ["b", 1]])
+    np.testing.assert_array_equal(enc.codes, [0, 1])
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        lambda v: pd.DataFrame({"s": v}),
+        lambda v: np.asarray(v, dtype=object)[:, None],
+        lambda v: {"s": v},
+    ],
+    ids=["frame", "array", "dict"],
+)
+@pytest.mark.parametrize("groups", [[("a",), ("b",)], [["a"], ["b"]]])
+def test_tuple_labels_for_one_column_of_a_table_are_refused_naming_groups(
+    layout, groups
+):
+    # Refused as an undeclared group of every row before.
+    with pytest.raises(ValueError, match="^groups must be plain labels"):
+        encode_sensitive_features(layout(["a", "b", "a"]), groups=groups)
+    # Plain labels work for every layout.
+    enc = encode_sensitive_features(layout(["a", "b", "a"]), groups=["a", "b"])
+    np.testing.assert_array_equal(enc.codes, [0, 1, 0])
