@@ -1242,7 +1242,10 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
     groups : array-like, default=None
         Declared public group set (labels; tuples for several columns). None
         reads it from the data, with a
-        :class:`~sklearn_dpfair.exceptions.PrivacyLeakWarning`.
+        :class:`~sklearn_dpfair.exceptions.PrivacyLeakWarning`; its
+        ``privacy_plan`` is then made for ``n_groups=`` groups, 1 (a fit
+        without ``sensitive_features``) when not given: pass the number of
+        groups the fit will see, as the noise depends on it.
     classes : array-like, default=None
         Declared public label set; None reads it from ``y`` with a
         :class:`~sklearn_dpfair.exceptions.PrivacyLeakWarning`. ``classes_``
