@@ -7,9 +7,16 @@ Each quantile is one exponential-mechanism draw
 grid, with the utility sensitivity of add/remove adjacency
 (``max(q, 1 - q)``): a record missing in a column is absent from that
 column's counts, so adding or removing it moves each utility by at most
-that much. Independent draws are simple and accounted exactly; JointExp
-(Gillenwater, Joseph and Kulesza, 2021) would spend less for many
-quantiles of one column.
+that much. The fences and the bounded quantiles draw a *bin* between
+neighbouring grid points (``candidates="bins"``, the same cost): a column
+whose value is the same in most rows (binary, one-hot, constant) gives
+every grid point on one side of that value the same utility, and a point
+drawn uniformly among them, whatever the budget (fences of a 0/1 column
+near -2e6 and 3e6 at epsilon 1 and 10, and its median anywhere in
+[0, 1)); the bin holding the value is the only one of utility 0.
+Independent draws are simple and accounted exactly; JointExp (Gillenwater,
+Joseph and Kulesza, 2021) would spend less for many quantiles of one
+column.
 """
 
 import math
@@ -226,13 +233,34 @@ def bounded_quantiles(
     array([[ 0.],
            [10.]])
     """
-    grids = None
-    if not math.isinf(rho):
-        grids = [bounded_grid(lo, hi) for lo, hi in zip(lower, upper)]
-    return column_quantiles(
+    if math.isinf(rho):
+        return column_quantiles(
+            np.clip(X, lower, upper), levels, None, rho, rng,
+            weights=weights, weighted_method=weighted_method,
+        )
+    grids = [_with_bin_below(bounded_grid(lo, hi)) for lo, hi in zip(lower, upper)]
+    quantiles = column_quantiles(
         np.clip(X, lower, upper), levels, grids, rho, rng,
-        weights=weights, weighted_method=weighted_method,
+        candidates="bins", weights=weights,
     )
+    # The bin below the lower bound stands for it (post-processing).
+    return np.clip(quantiles, lower, upper)
+
+
+def _with_bin_below(grid):
+    """``grid`` with a point one step below its first.
+
+    The bins are ``(c_k, c_k+1]``: the rows at the lower bound (clipped
+    there, or a 0 of a 0/1 column) would fall in none, and every bin would
+    then score alike. The added bin holds them; its midpoint, below the
+    bound, is clipped back to it.
+    """
+    # Halves: the step of a grid as wide as the floats overflows, and so
+    # may the point below it (then the lowest float).
+    half = 0.5 * grid[0] - (0.5 * grid[1] - 0.5 * grid[0])
+    largest = np.finfo(np.float64).max
+    below = 2.0 * half if half >= -largest / 2.0 else -largest
+    return np.concatenate([[below], grid])
 
 
 def column_edges(
@@ -322,6 +350,18 @@ def column_edges(
     return np.maximum.accumulate(edges, axis=0)
 
 
+def _bin_edges_outside(grid, low_midpoints, high_midpoints):
+    """Lower edges of the bins of ``low_midpoints``, upper of ``high_midpoints``.
+
+    ``grid`` is sorted; each midpoint lies strictly inside the bin between
+    two neighbouring grid points (``private_quantile``'s ``"bins"``).
+    """
+    last = grid.size - 1
+    low = np.clip(np.searchsorted(grid, low_midpoints, side="right") - 1, 0, last)
+    high = np.clip(np.searchsorted(grid, high_midpoints, side="left"), 0, last)
+    return grid[low], grid[high]
+
+
 def check_fence_levels(levels, name="auto_quantiles"):
     """Two increasing quantile levels in (0, 1), as floats (a public parameter)."""
     if (
@@ -348,10 +388,12 @@ def private_fences(X, levels, fence, rho, rng, *, weights=None):
     cannot move them far. Central quantiles rather than extreme ones: the
     exponential mechanism needs about ``q n epsilon0 >> log(#candidates)``
     to place the ``q``-quantile in the data rather than anywhere on the
-    grid. The grid points are 5% apart in magnitude: two quantiles closer
-    than that at the column's location (a year near 2000 with quartiles 7
-    apart) fall between the same two points, and the draws then land
-    anywhere on either side; such columns need declared bounds. (Reading
+    grid. Each draw is a bin between neighbouring grid points, and the
+    fences start from the outer edges of the two drawn bins. The grid
+    points are 5% apart in magnitude: two quantiles closer than that at the
+    column's location (a year near 2000 with quartiles 7 apart) fall in the
+    same bin, and the fences are that bin widened by ``fence`` times its
+    width (about 1,800 and 2,280); such columns need declared bounds. (Reading
     the quartiles around a private median resolves them, but its extra
     draws cost more accuracy than they gain at the small budgets of a
     pipeline's preprocessing steps: ``benchmarks/bench_raw_pipeline.py``.)
@@ -402,7 +444,14 @@ def private_fences(X, levels, fence, rho, rng, *, weights=None):
         lower, upper = np.where(empty, -1.0, lower), np.where(empty, 1.0, upper)
     else:
         grids = [AUTO_GRID] * X.shape[1]
-        lower, upper = column_quantiles(X, levels, grids, rho, rng, weights=weights)
+        lower, upper = column_quantiles(
+            X, levels, grids, rho, rng, candidates="bins", weights=weights
+        )
+        # Each draw is a bin's midpoint: the fences start from the outer
+        # edges of the two bins (post-processing), so that they hold every
+        # value of both bins (a constant 40 falls in the bin around 40.75,
+        # within 2.5%, and its fences would otherwise miss it).
+        lower, upper = _bin_edges_outside(AUTO_GRID, lower, upper)
         # A fence such as 1e308 widens past the largest float: the infinite
         # fences are clipped to AUTO_RANGE below, as any wider one is.
         with np.errstate(over="ignore"):

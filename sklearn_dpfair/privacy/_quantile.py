@@ -317,7 +317,13 @@ def private_quantile(
     if candidates == "bins":
         grid = np.sort(np.asarray(grid, dtype=np.float64))
         utility = quantile_bin_utility(values, quantile, grid, weights, weight_cap=cap)
-        candidate_values = 0.5 * (grid[:-1] + grid[1:])
+        with np.errstate(over="ignore"):
+            candidate_values = 0.5 * (grid[:-1] + grid[1:])
+        # Neighbours near the largest float overflow their sum: halved first.
+        overflowed = ~np.isfinite(candidate_values)
+        candidate_values[overflowed] = (
+            0.5 * grid[:-1][overflowed] + 0.5 * grid[1:][overflowed]
+        )
     elif candidates == "points":
         utility = quantile_utility(values, quantile, grid, weights, weight_cap=cap)
         candidate_values = grid
