@@ -13,11 +13,14 @@ With ``n_jobs > 1`` joblib pickles the estimator into worker processes. The
 first time a ledger is pickled it opens a journal file (private to the user,
 in the temporary directory); the copies in the workers append each fit's
 event to it and the original reads it back, so the total also covers fits run
-in other processes. The journal is deleted when the original ledger is
-garbage collected; a copy keeps its own fits in memory too, and pickling
-carries every fit recorded so far (the journal's included), so a copy that
-outlives the original (a model saved after an ``n_jobs > 1`` search) loses
-none. The journal is a local file: a copy unpickled on another
+in other processes. The journal is deleted when the last ledger object of
+the process that opened it (the original, or a copy unpickled there: a
+model returned by an ``n_jobs > 1`` search) is garbage collected, so that
+a copy outliving the original still reads the fits of other processes and
+hands later workers a journal that exists. A copy keeps its own fits in
+memory too, and pickling carries every fit recorded so far (the journal's
+included), so a copy that outlives the journal (a model saved and loaded
+in a later session) loses none. The journal is a local file: a copy unpickled on another
 machine (a distributed joblib backend) cannot reach it, and refuses to
 record rather than keep fits the original's total would never see. A ledger
 with a journal checks a new release against the journal's entries too, and
@@ -237,9 +240,13 @@ class PrivacyLedger:
         self.kind = kind
         self._init_state(entries=[], journal=None, owner=True)
 
-    def _init_state(self, entries, journal, owner, detached_from=None):
+    def _init_state(self, entries, journal, owner, detached_from=None, pid=None):
         self._entries = list(entries)
         self._journal = journal
+        # The process that opened the journal (where it is removed).
+        self._journal_pid = pid
+        # Whether this object opened its journal (or has none): a copy's
+        # reset detaches it instead of emptying the journal it shares.
         self._owner = owner
         # The host of an original whose journal this copy cannot reach.
         self._detached_from = detached_from
@@ -268,6 +275,7 @@ class PrivacyLedger:
             "entries": entries,
             "journal": self._journal,
             "host": socket.gethostname(),
+            "pid": self._journal_pid,
         }
 
     def __setstate__(self, state):
@@ -275,9 +283,15 @@ class PrivacyLedger:
         journal = state["journal"]
         host = state.get("host")
         if journal is not None and os.path.exists(journal):
-            # A copy while the original is alive (a joblib worker, or a
-            # round trip in the same session): write where the original reads.
-            self._init_state(state["entries"], journal, owner=False)
+            # A copy while the journal exists (a joblib worker, or a round
+            # trip in the same session): write where the original reads.
+            pid = state.get("pid")
+            self._init_state(state["entries"], journal, owner=False, pid=pid)
+            if pid == os.getpid():
+                # In the process that opened the journal, the copy keeps it
+                # while it lives (a worker's copy does not: it would remove
+                # the journal when the worker drops it).
+                _hold_journal(self, journal)
         elif host is not None and host != socket.gethostname():
             # Another machine: the original may be alive there, and fits
             # recorded here would be missing from its total.
@@ -290,8 +304,10 @@ class PrivacyLedger:
     def _open_journal(self):
         fd, path = tempfile.mkstemp(prefix="sklearn_dpfair_ledger_", suffix=".bin")
         os.close(fd)
-        # Only the original deletes the journal, when it is collected.
-        weakref.finalize(self, _remove_file, path)
+        # Deleted when the last ledger of this process holding it is
+        # collected (_hold_journal).
+        self._journal_pid = os.getpid()
+        _hold_journal(self, path)
         return path
 
     # -- recording ---------------------------------------------------------------
@@ -475,6 +491,12 @@ class PrivacyLedger:
     def reset(self):
         """Forget every recorded entry (for instance between experiments).
 
+        A copy of a ledger (unpickled: a model returned by an ``n_jobs > 1``
+        search, or loaded) is detached instead: it becomes an empty
+        independent ledger, and the original, with its other copies, keeps
+        every entry (emptying the journal they share would drop the fits of
+        other processes from their totals and keep their own).
+
         Returns
         -------
         self : PrivacyLedger
@@ -482,6 +504,9 @@ class PrivacyLedger:
         """
         with self._lock:
             self._entries = []
+            if not self._owner:
+                self._journal, self._owner = None, True
+                return self
             if self._journal is not None and os.path.exists(self._journal):
                 with _locked(self._journal, "r+b", exclusive=True) as f:
                     f.truncate(0)
@@ -857,6 +882,32 @@ def _shared_seeds(entries):
 def _remove_file(path):
     with contextlib.suppress(OSError):
         os.remove(path)
+
+
+# The ledger objects of this process that hold each journal (the original
+# and the copies unpickled here). Reentrant: a collection inside
+# _hold_journal may run _release_journal in the same thread.
+_JOURNAL_HOLDERS = {}
+_HOLDERS_LOCK = threading.RLock()
+
+
+def _hold_journal(ledger, path):
+    """Keep the journal at ``path`` while ``ledger`` or another holder lives."""
+    with _HOLDERS_LOCK:
+        _JOURNAL_HOLDERS.setdefault(path, weakref.WeakSet()).add(ledger)
+    weakref.finalize(ledger, _release_journal, path)
+
+
+def _release_journal(path):
+    """Remove the journal at ``path`` unless a ledger of this process still holds it."""
+    with _HOLDERS_LOCK:
+        holders = _JOURNAL_HOLDERS.get(path)
+        # Iterated, not counted: a holder just collected may still be
+        # counted by the set, never yielded.
+        if holders is not None and any(True for _ in holders):
+            return
+        _JOURNAL_HOLDERS.pop(path, None)
+    _remove_file(path)
 
 
 @contextlib.contextmanager

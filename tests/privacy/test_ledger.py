@@ -256,6 +256,79 @@ def test_a_copy_keeps_its_own_fits_when_the_original_goes():
     assert len(copy_) == 2
 
 
+def _returned_copy(data):
+    # A model returned by an n_jobs > 1 search holds a copy of the ledger,
+    # unpickled from its worker; the caller drops the original.
+    X, y = data
+    ledger = PrivacyLedger()
+    result = cross_validate(
+        _clf(ledger, max_iter=2), X, y, cv=3, n_jobs=2, return_estimator=True
+    )
+    copy_ = result["estimator"][0].accountant
+    assert copy_ is not ledger
+    return copy_, ledger.total_epsilon()
+
+
+def test_a_copy_outliving_the_original_keeps_the_fits_of_worker_processes(data):
+    # The journal went with the original: the returned model's ledger kept
+    # its own fit only (1 of 3, epsilon 1.0 against 1.78).
+    import gc
+
+    copy_, total = _returned_copy(data)
+    gc.collect()
+    assert len(copy_) == 3
+    assert copy_.total_epsilon() == pytest.approx(total)
+
+
+def test_a_copy_outliving_the_original_hands_workers_a_journal(data):
+    # The copy handed later workers the removed journal's path: each
+    # worker's ledger became independent and its fit was lost (4 of 7).
+    import gc
+
+    X, y = data
+    ledger = PrivacyLedger()
+    clf = pickle.loads(pickle.dumps(_clf(ledger, max_iter=2).fit(X, y)))
+    del ledger
+    gc.collect()
+    cross_validate(clf, X, y, cv=3, n_jobs=2)
+    assert len(clf.accountant) == 4
+
+
+def test_the_journal_is_removed_when_its_last_holder_goes():
+    import gc
+    import os
+
+    ledger = PrivacyLedger()
+    ledger.record(gaussian_event(2.0), delta=1e-5)
+    copy_ = pickle.loads(pickle.dumps(ledger))
+    path = ledger._journal
+    del ledger
+    gc.collect()
+    assert os.path.exists(path)
+    del copy_
+    gc.collect()
+    assert not os.path.exists(path)
+
+
+def test_reset_of_a_copy_detaches_it_and_keeps_the_original(data):
+    # Emptying the shared journal dropped the workers' fits from the
+    # original, which kept its own only: it under-reported.
+    X, y = data
+    ledger = PrivacyLedger()
+    result = cross_validate(
+        _clf(ledger, max_iter=2), X, y, cv=3, n_jobs=2, return_estimator=True
+    )
+    total = ledger.total_epsilon()
+    copy_ = result["estimator"][0].accountant
+    assert copy_.reset() is copy_
+    assert len(copy_) == 0
+    assert len(ledger) == 3
+    assert ledger.total_epsilon() == pytest.approx(total)
+    # The detached copy records on its own.
+    copy_.record(gaussian_event(2.0), delta=1e-5)
+    assert len(copy_) == 1 and len(ledger) == 3
+
+
 def test_a_copy_on_another_machine_refuses_to_record(monkeypatch):
     # Its journal is a local file: a fit recorded on a remote worker would
     # be missing from the original's total, so the copy refuses.
