@@ -53,6 +53,7 @@ import uuid
 import weakref
 from collections import Counter
 from dataclasses import dataclass
+from numbers import Real
 
 from ..exceptions import PrivacyAccountingError
 from ._accounting import (
@@ -363,8 +364,8 @@ class PrivacyLedger:
         # compose with the releases of its adjacency (composed together by
         # total_epsilon) would leave every later total unreadable.
         self.check_recordable(dp_event, adjacency=adjacency)
-        if not 0 <= delta < 1:
-            raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
+        if not _is_delta(delta):
+            raise ValueError(f"delta must be a number in [0, 1), got {delta!r}.")
         if delta == 0:
             # Raises for an event with no pure epsilon (a Gaussian).
             epsilon_of(dp_event, 0.0, self.kind)
@@ -615,12 +616,14 @@ class PrivacyLedger:
         """
         entries = self.entries
         target = _target_adjacency(entries, adjacency)
+        # Checked before an empty ledger answers 0: a NaN delta is no
+        # question (every comparison with it is False).
+        if delta is not None and not _is_delta(delta):
+            raise ValueError(f"delta must be a number in [0, 1), got {delta!r}.")
         if not entries:
             return 0.0
         if delta is None:
             delta = max(e.delta for e in entries)
-        if not 0 <= delta < 1:
-            raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
         if _shared_seeds(entries):
             return math.inf  # shared noise: not independent releases
         converted = [e.dp_event for e in entries if e.adjacency != target]
@@ -761,11 +764,22 @@ class PrivacyLedger:
                 f"{n_seeded} seeded release(s): their noise is reproducible from "
                 "random_state, so they are not private releases."
             )
+        # Releases recorded without their epsilon have none to add: the sum
+        # is said to be partial (or is not given), never presented whole.
+        stated = sum(e.epsilon is not None for e in entries)
+        if stated == len(entries):
+            naive_text = f"; the sum of the per-fit epsilons is {naive:.4g}"
+        elif stated:
+            naive_text = (
+                f"; the sum of the {stated} per-fit epsilons recorded (of "
+                f"{len(entries)} releases) is {naive:.4g}"
+            )
+        else:
+            naive_text = ""
         lines.append(
             f"Total: epsilon = {total} at delta = {delta:.3g} over {len(entries)} "
             f"release(s), composed with dp-accounting ({self.kind.upper()}), "
-            f"under {_RELATION_TEXT[target]} adjacency; the sum of the per-fit "
-            f"epsilons is {naive:.4g}."
+            f"under {_RELATION_TEXT[target]} adjacency{naive_text}."
         )
         return "\n".join(lines)
 
@@ -877,6 +891,11 @@ def _shared_seeds(entries):
             for fingerprint in seed_fingerprints(e.seed):
                 sources.setdefault(fingerprint, []).append(e.source or "unnamed")
     return {seed: s for seed, s in sources.items() if len(s) > 1}
+
+
+def _is_delta(delta):
+    """Whether ``delta`` is a number in [0, 1) (text, booleans and NaN are not)."""
+    return isinstance(delta, Real) and not isinstance(delta, bool) and 0 <= delta < 1
 
 
 def _remove_file(path):

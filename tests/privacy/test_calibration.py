@@ -326,3 +326,15 @@ def test_the_pld_calibration_of_ordinary_budgets_keeps_its_sigma(epsilon, delta,
     # ordinary budgets the search runs from sigma = 1 as it always has.
     calibrate = calibrate_noise_multiplier.__wrapped__
     assert calibrate(epsilon, delta, 1.0, 1, "pld") == sigma
+
+
+@pytest.mark.parametrize(
+    "epsilon, delta, name",
+    [("1", 1e-5, "target_epsilon"), (True, 1e-5, "target_epsilon"),
+     (1.0, None, "delta"), (1.0, "1e-5", "delta"), (1.0, False, "delta")],
+)
+def test_calibration_refuses_what_is_no_number_naming_it(epsilon, delta, name):
+    # Text and None raised a bare "'>' not supported between 'str' and 'int'";
+    # True was calibrated as epsilon 1 (noise 4.045).
+    with pytest.raises(ValueError, match=f"^{name} must be"):
+        calibrate_noise_multiplier(epsilon, delta)

@@ -1101,3 +1101,30 @@ def test_repr_does_not_raise_when_the_accountant_fails(monkeypatch):
     monkeypatch.setattr(_ledger, "epsilon_of", broken)
     assert "total_epsilon=unavailable (IndexError)" in repr(ledger)
     assert "unavailable (IndexError)" in repr(_clf(ledger))
+
+
+@pytest.mark.parametrize("delta", [float("nan"), "1e-5", True, None, 1.0])
+def test_record_and_total_refuse_a_delta_that_is_no_number_naming_it(delta):
+    # An empty ledger answered 0.0 to a NaN delta; record(delta=None) raised
+    # a bare "'<=' not supported".
+    ledger = PrivacyLedger()
+    if delta is not None:
+        with pytest.raises(ValueError, match="delta must be a number in"):
+            ledger.total_epsilon(delta)
+    with pytest.raises(ValueError, match="delta must be a number in"):
+        ledger.record(gaussian_event(2.0), delta=delta)
+    assert len(ledger) == 0
+
+
+def test_summary_says_when_the_sum_of_epsilons_is_partial():
+    # Releases recorded without their epsilon were skipped from "the sum of
+    # the per-fit epsilons", which then read 4.4 beside a total of 7.08.
+    ledger = PrivacyLedger()
+    ledger.record(gaussian_event(1.0), delta=1e-5, epsilon=4.4)
+    ledger.record(gaussian_event(1.0), delta=1e-5)
+    assert "sum of the 1 per-fit epsilons recorded (of 2 releases) is 4.4" in (
+        ledger.summary()
+    )
+    ledger.reset()
+    ledger.record(gaussian_event(1.0), delta=1e-5)
+    assert "sum of the per-fit" not in ledger.summary()
