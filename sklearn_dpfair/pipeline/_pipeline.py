@@ -1356,7 +1356,10 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             noise_multiplier=None,
             caveats=tuple(caveats),
             additional_delta=plan.additional_delta,
-            seed=noise_seed(self.random_state)
+            # The pipeline's own seed, and those it derived for its steps:
+            # a step cloned from ``pipeline_`` keeps its derived seed, and a
+            # ledger must see that its refit draws this fit's noise.
+            seed=step_seeds({"pipeline": noise_seed(self.random_state), **seeds})
             if self.random_state is not None
             else step_seeds(seeds),
         )

@@ -605,6 +605,28 @@ def test_a_seed_shared_by_a_pipeline_step_and_a_fit_is_not_composed(data):
     assert ledger.total_epsilon() == np.inf
 
 
+def test_a_step_refitted_with_the_seed_its_pipeline_derived_is_not_composed(data):
+    # A seeded pipeline recorded its own seed only: a clone of a fitted step
+    # (which keeps the int seed the pipeline derived for it), refitted on a
+    # neighbouring dataset, drew the same noise and was composed with it
+    # (total 1.01 instead of inf).
+    from sklearn_dpfair.pipeline import make_private_pipeline
+    from sklearn_dpfair.preprocessing import DPStandardScaler
+
+    X, y = data
+    ledger = PrivacyLedger()
+    pipe = make_private_pipeline(
+        DPStandardScaler(bounds=(-5, 5)),
+        DPLogisticRegression(classes=[0, 1], max_iter=2),
+        accountant=ledger,
+        random_state=0,
+    ).fit(X, y)
+    step = clone(pipe.pipeline_.steps[0][1]).set_params(accountant=ledger)
+    step.fit(X[:-1])
+    assert ledger.shared_seeds()
+    assert ledger.total_epsilon() == np.inf
+
+
 def test_a_search_records_its_seed_in_its_estimators_ledger(data):
     from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
 
