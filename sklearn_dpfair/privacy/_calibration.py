@@ -10,11 +10,11 @@ seeds does not pay for it again. It never looks at data.
 import contextlib
 import functools
 import math
-import numbers
 
 from scipy.special import log_ndtr, ndtr
 
 from ._accounting import (
+    _is_real,
     composed_gaussian_scale,
     epsilon_of,
     gaussian_event,
@@ -129,11 +129,11 @@ def calibrate_noise(make_event, target_epsilon, delta, accountant="rdp"):
     # Written so that NaN fails: the search below would end at its floor
     # (sigma = 0.1, epsilon ~ 90) for a target it cannot compare with. Text
     # and booleans are refused as numbers outside the range, naming them.
-    if not _is_number(target_epsilon) or not target_epsilon > 0:
+    if not _is_real(target_epsilon) or not target_epsilon > 0:
         raise ValueError(
             f"target_epsilon must be > 0 (inf for no noise), got {target_epsilon!r}."
         )
-    if not _is_number(delta) or not 0 <= delta < 1:
+    if not _is_real(delta) or not 0 <= delta < 1:
         raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
     if math.isinf(target_epsilon):
         return 0.0
@@ -145,10 +145,6 @@ def calibrate_noise(make_event, target_epsilon, delta, accountant="rdp"):
     if accountant == "pld":
         return _calibrate_pld(make_event, target_epsilon, delta)
     return _search(make_event, target_epsilon, delta, accountant, _SIGMA_START)
-
-
-def _is_number(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _calibrate_pld(make_event, target_epsilon, delta):

@@ -20,9 +20,10 @@ a copy outliving the original still reads the fits of other processes and
 hands later workers a journal that exists. A copy keeps its own fits in
 memory too, and pickling carries every fit recorded so far (the journal's
 included), so a copy that outlives the journal (a model saved and loaded
-in a later session) loses none. The journal is a local file: a copy unpickled on another
-machine (a distributed joblib backend) cannot reach it, and refuses to
-record rather than keep fits the original's total would never see. A ledger
+in a later session) loses none. The journal is a local file: a copy
+unpickled on another machine (a distributed joblib backend) cannot reach
+it, and refuses to record rather than keep fits the original's total would
+never see. A ledger
 with a journal checks a new release against the journal's entries too, and
 a copy checks again under the journal's lock as it appends, so that fits
 run side by side cannot leave a combination its accountant cannot compose.
@@ -53,12 +54,12 @@ import uuid
 import weakref
 from collections import Counter
 from dataclasses import dataclass
-from numbers import Real
 
 from ..exceptions import PrivacyAccountingError
 from ._accounting import (
     ACCOUNTANTS,
     ADJACENCIES,
+    _check_in_range,
     check_composable,
     check_dp_event,
     composed_event,
@@ -364,8 +365,7 @@ class PrivacyLedger:
         # compose with the releases of its adjacency (composed together by
         # total_epsilon) would leave every later total unreadable.
         self.check_recordable(dp_event, adjacency=adjacency)
-        if not _is_delta(delta):
-            raise ValueError(f"delta must be a number in [0, 1), got {delta!r}.")
+        _check_delta(delta)
         if delta == 0:
             # Raises for an event with no pure epsilon (a Gaussian).
             epsilon_of(dp_event, 0.0, self.kind)
@@ -618,8 +618,8 @@ class PrivacyLedger:
         target = _target_adjacency(entries, adjacency)
         # Checked before an empty ledger answers 0: a NaN delta is no
         # question (every comparison with it is False).
-        if delta is not None and not _is_delta(delta):
-            raise ValueError(f"delta must be a number in [0, 1), got {delta!r}.")
+        if delta is not None:
+            _check_delta(delta)
         if not entries:
             return 0.0
         if delta is None:
@@ -893,9 +893,9 @@ def _shared_seeds(entries):
     return {seed: s for seed, s in sources.items() if len(s) > 1}
 
 
-def _is_delta(delta):
-    """Whether ``delta`` is a number in [0, 1) (text, booleans and NaN are not)."""
-    return isinstance(delta, Real) and not isinstance(delta, bool) and 0 <= delta < 1
+def _check_delta(delta):
+    """Refuse a ``delta`` that is no number in [0, 1) (text, booleans, NaN)."""
+    _check_in_range(delta, "delta", "[0, 1)", lambda d: 0 <= d < 1)
 
 
 def _remove_file(path):
