@@ -47,11 +47,11 @@ def check_label_column(values, name):
     try:
         column = column_or_1d(values)
     except (ValueError, TypeError) as exc:
-        # Re-raised outside the handler: chained, the original message
-        # (which may print the values) would be shown with it.
-        error = type(exc), f"{name}: {redact_private_values(str(exc))}"
+        error = type(exc)(f"{name}: {redact_private_values(str(exc))}")
     if error is not None:
-        raise error[0](error[1])
+        # Raised outside the handler: chained, the original message (which
+        # may print the values) would be shown with it.
+        raise error
     if pd.isna(column).any():
         raise ValueError(
             f"{name} holds a missing label (None or NaN); a missing label is "
@@ -59,11 +59,12 @@ def check_label_column(values, name):
         )
     try:
         np.unique(column)
+        orderable = True
     except TypeError:
-        error = (
+        orderable = False
+    if not orderable:
+        raise TypeError(
             f"{name} holds labels of several types that cannot be ordered "
             "(strings and numbers, for example); pass labels of one type."
         )
-    if error is not None:
-        raise TypeError(error)
     return column
