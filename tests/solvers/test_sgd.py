@@ -257,6 +257,9 @@ def test_iterates_that_diverge_are_released_with_one_warning_at_the_callers_line
     # iterates to NaN: numpy's overflow warnings pointed into the solver,
     # several times, and nothing said what to change. The model is released
     # and accounted as it is (the warning shows what its coefficients do).
+    # Seeded: whether the noisy iterates leave the float range depends on
+    # the draw (about 1 in 8 draws stays finite, near 1e308), and a test that
+    # holds for most draws only is a flake.
     from sklearn_dpfair.linear_model import DPLogisticRegression
     from sklearn_dpfair.privacy import PrivacyLedger
 
@@ -265,7 +268,11 @@ def test_iterates_that_diverge_are_released_with_one_warning_at_the_callers_line
     y = (X[:, 0] > 0).astype(int)
     ledger = PrivacyLedger()
     clf = DPLogisticRegression(
-        classes=[0, 1], learning_rate=1e308, noise_multiplier=100.0, accountant=ledger
+        classes=[0, 1],
+        learning_rate=1e308,
+        noise_multiplier=100.0,
+        accountant=ledger,
+        random_state=0,
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -274,5 +281,5 @@ def test_iterates_that_diverge_are_released_with_one_warning_at_the_callers_line
     assert warning.category is UserWarning
     assert "diverged at learning_rate=1e+308" in str(warning.message)
     assert warning.filename == __file__
-    assert not np.all(np.isfinite(clf.coef_))
+    assert not (np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_)))
     assert ledger.total_epsilon(clf.delta_) == pytest.approx(clf.epsilon_)
