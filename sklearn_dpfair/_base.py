@@ -321,6 +321,40 @@ class PrivateEstimatorMixin:
         else:
             pending.append((ledger, entry))
 
+    def _charge_before_raising(self, record, *, why):
+        """Record ``record`` in the ``accountant`` ledger now, for a fit about to raise.
+
+        A checked fit that raises records nothing (its entries wait for the
+        check, :func:`_releases_checked`): right for a fit refused before
+        its first release. A fit that raises after releasing (a federated
+        fit whose server refuses a diverged step, once every silo has sent
+        its messages of the earlier rounds to the untrusted server) has
+        released those messages, and the round at which it stopped is a
+        function of them. Its caller charges the planned event, which
+        bounds what ran (a prefix of the planned releases composes to no
+        more), so that a refit with a smaller step is composed with it.
+
+        Parameters
+        ----------
+        record : PrivacyRecord
+            The fit's planned record (public inputs only).
+        why : str
+            Why the fit raised, appended to the entry's ``source``.
+        """
+        ledger = getattr(self, "accountant", None)
+        if not isinstance(ledger, PrivacyLedger):
+            return
+        seed = noise_seed(getattr(self, "random_state", None))
+        entry = dict(
+            dp_event=record.dp_event,
+            delta=record.delta,
+            adjacency=record.adjacency,
+            epsilon=record.epsilon,
+            source=f"{type(self).__name__} ({why})",
+            seed=seed,
+        )
+        _commit_ledger_entries([(ledger, entry)])
+
     def privacy_summary(self):
         """Human-readable statement of the privacy guarantee of this fit.
 
@@ -387,7 +421,8 @@ def _releases_checked(fit):
     model, nothing released. The fit's entries in a
     :class:`~sklearn_dpfair.privacy.PrivacyLedger` (its ``accountant``)
     are recorded only after the check passes: a refused fit, or one that
-    raises, leaves the ledger as it was.
+    raises, leaves the ledger as it was, unless it raises after releasing
+    (:meth:`PrivateEstimatorMixin._charge_before_raising`).
     """
 
     @functools.wraps(fit)

@@ -66,6 +66,7 @@ from .._solvers._progress import progress_printer
 from .._solvers._schedules import check_sgd_steps, resolve_epochs
 from ..federated._fit import (
     SiloOptions,
+    charged_if_diverged,
     check_silo_plan,
     fit_silos,
     plan_silos,
@@ -810,22 +811,23 @@ default=None
         if silos is not None:
             budget, options = self._dp_sgd_budget(caveats), self._silo_options()
             params = self._dp_sgd_params()
-            check_silo_plan(self, X, params, budget, options, silos=silos)
-            result = fit_silos(
-                to_numpy(X),
-                to_numpy(y_encoded),
-                loss,
-                params,
-                budget,
-                options,
-                silos=silos,
-                rng=rng,
-                seeded=self.random_state is not None,
-                # Every silo maps its rows by the same public map.
-                scaling=public_feature_scaling(
-                    self._scaling_plan(X.shape[1], None, where="silos=")
-                ),
-            )
+            plan = check_silo_plan(self, X, params, budget, options, silos=silos)
+            with charged_if_diverged(self, plan):
+                result = fit_silos(
+                    to_numpy(X),
+                    to_numpy(y_encoded),
+                    loss,
+                    params,
+                    budget,
+                    options,
+                    silos=silos,
+                    rng=rng,
+                    seeded=self.random_state is not None,
+                    # Every silo maps its rows by the same public map.
+                    scaling=public_feature_scaling(
+                        self._scaling_plan(X.shape[1], None, where="silos=")
+                    ),
+                )
             return self._set_fitted(
                 classes, result, resolve_epochs(self.max_iter, X.shape[0]), backend
             )

@@ -31,6 +31,7 @@ from .._solvers._progress import progress_printer
 from .._solvers._schedules import check_sgd_steps
 from ..federated._fit import (
     SiloOptions,
+    charged_if_diverged,
     check_silo_plan,
     plan_silos,
     silo_attributes,
@@ -507,27 +508,28 @@ default=None
             params = self._params(hidden)
             # The rounds follow the central schedule on the pooled rows.
             check_sgd_steps(X.shape[0], params.batch_size, params.epochs)
-            check_silo_plan(self, X, params, budget, options, silos=silos)
-            federated, result = fit_network_silos(
-                to_numpy(X),
-                np.asarray(y_encoded, dtype=np.float64),
-                loss,
-                params,
-                budget,
-                options,
-                silos=silos,
-                rng=rng,
-                seeded=self.random_state is not None,
-                # Every silo maps its rows by the same public map.
-                scaling=public_feature_scaling(
-                    public_scaling_plan(
-                        self.feature_scaling,
-                        self.feature_bounds,
-                        X.shape[1],
-                        where="silos=",
-                    )
-                ),
-            )
+            plan = check_silo_plan(self, X, params, budget, options, silos=silos)
+            with charged_if_diverged(self, plan):
+                federated, result = fit_network_silos(
+                    to_numpy(X),
+                    np.asarray(y_encoded, dtype=np.float64),
+                    loss,
+                    params,
+                    budget,
+                    options,
+                    silos=silos,
+                    rng=rng,
+                    seeded=self.random_state is not None,
+                    # Every silo maps its rows by the same public map.
+                    scaling=public_feature_scaling(
+                        public_scaling_plan(
+                            self.feature_scaling,
+                            self.feature_bounds,
+                            X.shape[1],
+                            where="silos=",
+                        )
+                    ),
+                )
             # The silos train on the host; the fitted attributes follow the
             # input's namespace, as a central fit's do.
             result = dataclasses.replace(

@@ -149,3 +149,56 @@ def test_a_central_record_that_cannot_be_made_is_refused_before_any_message(
         est.fit(X, y, silos=silos)
     assert sent == []
     assert not hasattr(est, "privacy_record_")
+
+
+@pytest.mark.parametrize(
+    "estimator, options",
+    [
+        (DPLogisticRegression, {"noise_multiplier": 100.0}),
+        (DPLogisticRegression, {"noise_multiplier": 100.0, "secure_aggregation": True}),
+        (DPLogisticRegression, {"shuffle": True, "silo_epsilon": 1.0}),
+        (
+            DPMLPClassifier,
+            {"noise_multiplier": 100.0, "hidden_layer_sizes": (4,), "alpha": 0.0},
+        ),
+    ],
+)
+def test_rounds_that_diverge_charge_the_ledger_their_planned_event(estimator, options):
+    # The server refuses a step that leaves the float range after the silos
+    # sent the messages of every earlier round (to the untrusted server), and
+    # the fit raises: the ledger recorded nothing, so a refit at a smaller
+    # step was composed without them. The planned event (the rounds that ran
+    # are a prefix of it) is charged, and the estimator is left unfitted.
+    from sklearn_dpfair.exceptions import DivergedModelError
+
+    X, y, silos = _data(n=400)
+    kind = "pld" if options.get("shuffle") else "rdp"
+    ledger = PrivacyLedger(kind=kind)
+    params = dict(classes=[0, 1], accountant=ledger, random_state=0, **options)
+    clf = estimator(learning_rate=1e308, **params)
+    with pytest.raises(DivergedModelError, match="diverged") as raised:
+        clf.fit(X, y, silos=silos)
+    assert any("planned event is recorded" in n for n in raised.value.__notes__)
+    assert not hasattr(clf, "coef_") and not hasattr(clf, "coefs_")
+    (entry,) = ledger.entries
+    assert "diverged" in entry.source
+    # What the same fit at a step that converges records: the same event.
+    fitted = estimator(learning_rate=1e-3, **{**params, "accountant": "rdp"})
+    fitted.fit(X, y, silos=silos)
+    assert entry.dp_event == fitted.dp_event_
+    assert entry.delta == fitted.delta_ and entry.adjacency == fitted.adjacency_
+    assert entry.epsilon == pytest.approx(fitted.epsilon_)
+    assert entry.seed == fitted.privacy_record_.seed
+
+
+def test_a_step_refused_before_the_rounds_charges_nothing():
+    # A step refused by validation (learning_rate * alpha >= 2) is refused
+    # before any silo sends a message: nothing is charged.
+    X, y, silos = _data(n=400)
+    ledger = PrivacyLedger()
+    clf = DPMLPClassifier(
+        classes=[0, 1], hidden_layer_sizes=(4,), learning_rate=1e308, accountant=ledger
+    )
+    with pytest.raises(ValueError, match="learning_rate"):
+        clf.fit(X, y, silos=silos)
+    assert ledger.entries == []
