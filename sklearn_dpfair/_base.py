@@ -10,6 +10,7 @@ probabilities and log-probabilities are computed from those scores without
 ``inf - inf`` or ``log(0)``. Other rows are computed exactly as before.
 """
 
+import contextlib
 import contextvars
 import dataclasses
 import functools
@@ -321,39 +322,34 @@ class PrivateEstimatorMixin:
         else:
             pending.append((ledger, entry))
 
-    def _charge_before_raising(self, record, *, why):
-        """Record ``record`` in the ``accountant`` ledger now, for a fit about to raise.
+    def _charge_before_raising(self, plan):
+        """Record ``plan`` in the ``accountant`` ledger now, for a fit about to raise.
 
-        A checked fit that raises records nothing (its entries wait for the
-        check, :func:`_releases_checked`): right for a fit refused before
-        its first release. A fit that raises after releasing (a federated
-        fit whose server refuses a diverged step, once every silo has sent
-        its messages of the earlier rounds to the untrusted server) has
-        released those messages, and the round at which it stopped is a
-        function of them. Its caller charges the planned event, which
-        bounds what ran (a prefix of the planned releases composes to no
-        more), so that a refit with a smaller step is composed with it.
+        See :func:`charged_if_raised_after_releases`, the one caller.
 
         Parameters
         ----------
-        record : PrivacyRecord
-            The fit's planned record (public inputs only).
-        why : str
-            Why the fit raised, appended to the entry's ``source``.
+        plan : PrivacyPlan or PrivacyRecord
+            The fit's planned event (public inputs only).
+
+        Returns
+        -------
+        charged : bool
+            Whether the estimator's ``accountant`` is a ledger (charged).
         """
         ledger = getattr(self, "accountant", None)
         if not isinstance(ledger, PrivacyLedger):
-            return
-        seed = noise_seed(getattr(self, "random_state", None))
+            return False
         entry = dict(
-            dp_event=record.dp_event,
-            delta=record.delta,
-            adjacency=record.adjacency,
-            epsilon=record.epsilon,
-            source=f"{type(self).__name__} ({why})",
-            seed=seed,
+            dp_event=plan.dp_event,
+            delta=plan.delta,
+            adjacency=plan.adjacency,
+            epsilon=plan.epsilon,
+            source=f"{type(self).__name__} (raised after releasing: its planned event)",
+            seed=noise_seed(getattr(self, "random_state", None)),
         )
         _commit_ledger_entries([(ledger, entry)])
+        return True
 
     def privacy_summary(self):
         """Human-readable statement of the privacy guarantee of this fit.
@@ -409,6 +405,73 @@ def restored_on_failure(fit):
     return restoring_fit
 
 
+@contextlib.contextmanager
+def charged_if_raised_after_releases(estimator, plan, *, assume_released=False):
+    """Charge ``plan`` to ``estimator``'s ledger if the block raises after releasing.
+
+    A checked fit that raises records nothing (its ledger entries wait for
+    the check, :func:`_releases_checked`): right for a fit refused before
+    its first release. A fit that raises after some of its mechanisms
+    released (a federated fit whose server refuses a diverged step once the
+    silos sent the messages of the earlier rounds; a pipeline's step that
+    fails after an earlier step's release; a search whose run fails after
+    earlier runs) has released them, and when and why it failed can be a
+    function of them. Its plan bounds what ran (a prefix of the planned
+    releases composes to no more), so the ``accountant`` ledger records it
+    before the error propagates, and a retry is composed with it. The error
+    is annotated with a note saying so.
+
+    A release is anything logged inside the block
+    (:func:`~sklearn_dpfair.privacy._releases.log_release`), or a federated
+    fit, whose silos keep their own logs
+    (:func:`~sklearn_dpfair.privacy._releases.mark_unchecked`).
+
+    Parameters
+    ----------
+    estimator : PrivateEstimatorMixin
+        The estimator whose ``fit`` runs the block.
+    plan : PrivacyPlan or PrivacyRecord
+        Its planned event, made from public inputs before the block.
+    assume_released : bool, default=False
+        Charge on any error, whatever the log holds: for a block whose
+        releases may be made in other processes (joblib workers), which
+        this process's log does not see.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_dpfair.exceptions import DivergedModelError
+    >>> from sklearn_dpfair.linear_model import DPLogisticRegression
+    >>> from sklearn_dpfair.privacy import PrivacyLedger
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 2))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> ledger = PrivacyLedger()
+    >>> clf = DPLogisticRegression(
+    ...     classes=[0, 1], learning_rate=1e308, noise_multiplier=100.0,
+    ...     accountant=ledger, random_state=0,
+    ... )
+    >>> try:
+    ...     clf.fit(X, y, silos=np.repeat([0, 1], 200))
+    ... except DivergedModelError:
+    ...     pass
+    >>> len(ledger.entries), hasattr(clf, "coef_")
+    (1, False)
+    """
+    with logged_releases() as log:
+        try:
+            yield
+        except Exception as exc:
+            released = assume_released or bool(+log.counts) or log.unchecked is not None
+            if released and estimator._charge_before_raising(plan):
+                exc.add_note(
+                    f"{type(estimator).__name__} raised after some of its "
+                    "releases: its planned event is recorded in its accountant "
+                    "ledger."
+                )
+            raise
+
+
 def _releases_checked(fit):
     """Wrap ``fit``: what runs is what is accounted, checked before it returns.
 
@@ -422,7 +485,7 @@ def _releases_checked(fit):
     :class:`~sklearn_dpfair.privacy.PrivacyLedger` (its ``accountant``)
     are recorded only after the check passes: a refused fit, or one that
     raises, leaves the ledger as it was, unless it raises after releasing
-    (:meth:`PrivateEstimatorMixin._charge_before_raising`).
+    (:func:`charged_if_raised_after_releases`).
     """
 
     @functools.wraps(fit)

@@ -9,7 +9,6 @@ federation to the driver (:func:`fit_federated`'s code path) and turns its
 :class:`FederatedFit` into the estimator's ``silo_*`` attributes.
 """
 
-import contextlib
 import inspect
 import math
 import numbers
@@ -28,7 +27,6 @@ from .._solvers._feature_scaling import (
     warn_unscaled_columns,
 )
 from .._solvers._schedules import sgd_schedule
-from ..exceptions import DivergedModelError
 from ..privacy import PrivacyLedger, PrivacyRecord
 from ..privacy._releases import mark_unchecked
 from ..utils._validation import warn_at_caller
@@ -50,7 +48,6 @@ __all__ = [
     "SiloFitPlan",
     "SiloOptions",
     "any_silo_is_private",
-    "charged_if_diverged",
     "check_silo_plan",
     "federation_config",
     "fit_silos",
@@ -424,59 +421,6 @@ class SiloFitPlan:
     record: PrivacyRecord
     private: bool
     central_record: PrivacyRecord | None = None
-
-
-@contextlib.contextmanager
-def charged_if_diverged(estimator, plan):
-    """Charge ``plan``'s record to ``estimator``'s ledger if the rounds diverge.
-
-    The server refuses a step that leaves the float range
-    (:class:`~sklearn_dpfair.exceptions.DivergedModelError`) after the
-    silos sent the messages of every earlier round: those releases, and the
-    round the fit stopped at (a function of them), left the silos. The fit
-    raises, and its ``accountant`` ledger records the planned event, an
-    upper bound of the rounds that ran
-    (:meth:`~sklearn_dpfair._base.PrivateEstimatorMixin._charge_before_raising`).
-
-    Parameters
-    ----------
-    estimator : PrivateEstimatorMixin
-        The estimator whose ``fit`` runs the rounds inside this context.
-    plan : SiloFitPlan
-        Its plan (:func:`check_silo_plan`).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_dpfair.exceptions import DivergedModelError
-    >>> from sklearn_dpfair.linear_model import DPLogisticRegression
-    >>> from sklearn_dpfair.privacy import PrivacyLedger
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(400, 2))
-    >>> y = (X[:, 0] > 0).astype(int)
-    >>> ledger = PrivacyLedger()
-    >>> clf = DPLogisticRegression(
-    ...     classes=[0, 1], learning_rate=1e308, noise_multiplier=100.0,
-    ...     accountant=ledger, random_state=0,
-    ... )
-    >>> try:
-    ...     clf.fit(X, y, silos=np.repeat([0, 1], 200))
-    ... except DivergedModelError:
-    ...     pass
-    >>> len(ledger.entries), hasattr(clf, "coef_")
-    (1, False)
-    """
-    try:
-        yield
-    except DivergedModelError as exc:
-        estimator._charge_before_raising(
-            plan.record, why="diverged after releasing: its planned event"
-        )
-        exc.add_note(
-            "The silos' messages of the rounds before were released: the fit's "
-            "planned event is recorded in its accountant ledger, if it has one."
-        )
-        raise
 
 
 def check_silo_plan(estimator, X, params, budget, options, *, silos):

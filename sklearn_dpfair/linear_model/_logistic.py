@@ -19,6 +19,7 @@ from .._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     LinearClassifierMixin,
     PrivateEstimatorMixin,
+    charged_if_raised_after_releases,
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
 from .._solvers._distributed import (
@@ -66,7 +67,6 @@ from .._solvers._progress import progress_printer
 from .._solvers._schedules import check_sgd_steps, resolve_epochs
 from ..federated._fit import (
     SiloOptions,
-    charged_if_diverged,
     check_silo_plan,
     fit_silos,
     plan_silos,
@@ -812,7 +812,7 @@ default=None
             budget, options = self._dp_sgd_budget(caveats), self._silo_options()
             params = self._dp_sgd_params()
             plan = check_silo_plan(self, X, params, budget, options, silos=silos)
-            with charged_if_diverged(self, plan):
+            with charged_if_raised_after_releases(self, plan.record):
                 result = fit_silos(
                     to_numpy(X),
                     to_numpy(y_encoded),

@@ -36,6 +36,7 @@ from .._base import (
     EPSILON_CONSTRAINT,
     SEED_CONSTRAINT,
     PrivateEstimatorMixin,
+    charged_if_raised_after_releases,
 )
 from ..fairness import encode_sensitive_features
 from ..fairness._sensitive import sensitive_columns_frame
@@ -837,17 +838,27 @@ class PrivateHyperparameterSearch(
             score_bound=self.score_bound,
         )
 
-        score, c, est, run_warnings = best_of_runs(
-            selection.estimators,
-            selection.plans,
-            runs,
-            run_epsilon=selection.run_epsilon,
-            delta=delta,
-            train=(X_train, y_train, train_params),
-            X_val=X_val,
-            score=_ScoreWithRng(score_fn),
-            n_jobs=self.n_jobs,
-        )
+        # A run that raises after earlier runs released (a candidate whose
+        # fit or predictions fail on its part of the rows) leaves the
+        # search's ledger charged with the selection's planned event. The
+        # runs may fit in joblib workers, whose releases this process does
+        # not log: any error of the runs is taken to follow a release (the
+        # candidates' input was checked on every row above).
+        selection_record = self._record(selection)
+        with charged_if_raised_after_releases(
+            self, selection_record, assume_released=True
+        ):
+            score, c, est, run_warnings = best_of_runs(
+                selection.estimators,
+                selection.plans,
+                runs,
+                run_epsilon=selection.run_epsilon,
+                delta=delta,
+                train=(X_train, y_train, train_params),
+                X_val=X_val,
+                score=_ScoreWithRng(score_fn),
+                n_jobs=self.n_jobs,
+            )
         for category, message in run_warnings:
             # At the user's line, however deep the search's own frames are.
             warn_at_caller(message, category)

@@ -18,6 +18,7 @@ from .._base import (
     PRIVACY_PARAMETER_CONSTRAINTS,
     PrivateEstimatorMixin,
     ScoreClassifierMixin,
+    charged_if_raised_after_releases,
 )
 from .._loss import BinaryLogisticLoss, SoftmaxLoss
 from .._solvers._feature_scaling import (
@@ -31,7 +32,6 @@ from .._solvers._progress import progress_printer
 from .._solvers._schedules import check_sgd_steps
 from ..federated._fit import (
     SiloOptions,
-    charged_if_diverged,
     check_silo_plan,
     plan_silos,
     silo_attributes,
@@ -509,7 +509,7 @@ default=None
             # The rounds follow the central schedule on the pooled rows.
             check_sgd_steps(X.shape[0], params.batch_size, params.epochs)
             plan = check_silo_plan(self, X, params, budget, options, silos=silos)
-            with charged_if_diverged(self, plan):
+            with charged_if_raised_after_releases(self, plan.record):
                 federated, result = fit_network_silos(
                     to_numpy(X),
                     np.asarray(y_encoded, dtype=np.float64),

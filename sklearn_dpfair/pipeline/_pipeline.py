@@ -29,7 +29,11 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
-from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
+from .._base import (
+    PRIVACY_PARAMETER_CONSTRAINTS,
+    PrivateEstimatorMixin,
+    charged_if_raised_after_releases,
+)
 from ..exceptions import PrivacyAccountingError, PrivacyBudgetError
 from ..fairness._sensitive import encode_sensitive_features
 from ..federated._silos import split_by_silo
@@ -1201,24 +1205,29 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         # The guarantee's delta is the pipeline's, warned about once; each
         # step would warn about its share of it, the same cause.
         check_delta_for_n(self.delta, n_samples)
-        if self.delta * n_samples >= 1.0:
-            # A step's delta is a share of the pipeline's: it warns only
-            # where the pipeline has.
-            with warnings.catch_warnings():
-                warnings.filterwarnings(
-                    "ignore", message=_STEP_DELTA_WARNING, category=UserWarning
-                )
+        # A step that raises after an earlier step's releases (a federated
+        # final step whose rounds diverge, a width refused once an encoder
+        # released its categories) leaves the pipeline's ledger charged with
+        # its plan.
+        with charged_if_raised_after_releases(self, plan):
+            if self.delta * n_samples >= 1.0:
+                # A step's delta is a share of the pipeline's: it warns only
+                # where the pipeline has.
+                with warnings.catch_warnings():
+                    warnings.filterwarnings(
+                        "ignore", message=_STEP_DELTA_WARNING, category=UserWarning
+                    )
+                    self._fit_steps(pipeline, X, y, routed, layout, final_counts)
+            else:
                 self._fit_steps(pipeline, X, y, routed, layout, final_counts)
-        else:
-            self._fit_steps(pipeline, X, y, routed, layout, final_counts)
-        for path, budget in layout.budgets.items():
-            fitted = fitted_part(pipeline, path)
-            try:
-                budget["plan"].check_fitted(fitted)
-            except PrivacyAccountingError as exc:
-                raise PrivacyAccountingError(
-                    f"Step {path!r} of the pipeline: {exc}"
-                ) from exc
+            for path, budget in layout.budgets.items():
+                fitted = fitted_part(pipeline, path)
+                try:
+                    budget["plan"].check_fitted(fitted)
+                except PrivacyAccountingError as exc:
+                    raise PrivacyAccountingError(
+                        f"Step {path!r} of the pipeline: {exc}"
+                    ) from exc
         self.pipeline_ = pipeline
         self.step_budgets_ = layout.budgets
         self.budget_scale_ = layout.scale

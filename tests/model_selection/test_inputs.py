@@ -856,3 +856,37 @@ def test_a_search_as_the_estimator_is_refused_by_name(data):
                  lambda: search.privacy_plan(N, 3)):
         with pytest.raises(ValueError, match="estimator is a PrivateHyper"):
             call()
+
+
+@pytest.mark.parametrize("random_state", range(6))
+def test_a_run_that_raises_charges_the_searchs_ledger(random_state):
+    # A pipeline's steps decide for themselves which values they take, so
+    # the search does not refuse a missing value up front: where the split
+    # puts the row with one in the validation part, the run that predicts on
+    # it raises after its fit's releases (and earlier runs'), and the
+    # search's ledger held nothing. Any error of the runs now charges the
+    # selection's planned event, wherever the row went.
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    X[5, 1] = np.nan
+    ledger = PrivacyLedger()
+    pipe = make_private_pipeline(
+        DPStandardScaler(bounds=(-5, 5)),
+        DPLogisticRegression(classes=[0, 1]),
+        epsilon=1.0,
+    )
+    search = PrivateHyperparameterSearch(
+        pipe,
+        {"dplogisticregression__alpha": [1e-4, 1e-2]},
+        epsilon=2.0,
+        delta=1e-5,
+        accountant=ledger,
+        random_state=random_state,
+    )
+    with pytest.raises(ValueError):
+        search.fit(X, y)
+    (entry,) = ledger.entries
+    assert entry.source.startswith("PrivateHyperparameterSearch (raised after")
+    planned = search.privacy_plan(300, 3)
+    assert entry.dp_event == planned.dp_event
+    assert not hasattr(search, "best_estimator_")

@@ -23,7 +23,7 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, OrdinalEnc
 
 from sklearn_dpfair.exceptions import PrivacyLeakWarning
 from sklearn_dpfair.linear_model import DPLogisticRegression, SemiDPLinearRegression
-from sklearn_dpfair.pipeline import PrivatePipeline
+from sklearn_dpfair.pipeline import PrivatePipeline, make_private_pipeline
 from sklearn_dpfair.preprocessing import (
     DPOneHotEncoder,
     DPSimpleImputer,
@@ -591,3 +591,56 @@ def test_a_part_no_budget_can_plan_gives_its_own_error():
     with pytest.raises(ValueError, match="marks every row public") as info:
         pipe.fit(X, y, public_mask=np.ones(N, dtype=bool))
     assert "cannot be split" not in str(info.value)
+
+
+@pytest.mark.parametrize("scaled", [False, True])
+def test_a_step_that_raises_after_releases_charges_the_pipelines_ledger(scaled):
+    # A federated final step whose rounds diverge raises after the silos'
+    # messages (and the scaler's release before them): the pipeline's ledger
+    # held nothing. It now holds the pipeline's planned event, the bound of
+    # what ran, as a pipeline that fits records.
+    from sklearn_dpfair.exceptions import DivergedModelError
+    from sklearn_dpfair.privacy import PrivacyLedger
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2))
+    y = (X[:, 0] > 0).astype(int)
+    silos = np.repeat([0, 1], 200)
+
+    def pipeline(learning_rate, accountant):
+        final = DPLogisticRegression(
+            classes=[0, 1], learning_rate=learning_rate, noise_multiplier=100.0
+        )
+        steps = (DPStandardScaler(bounds=(-5, 5)), final) if scaled else (final,)
+        return make_private_pipeline(
+            *steps, epsilon=5.0, delta=1e-5, accountant=accountant, random_state=0
+        )
+
+    ledger = PrivacyLedger()
+    with pytest.raises(DivergedModelError) as raised:
+        pipeline(1e308, ledger).fit(X, y, silos=silos)
+    assert any("planned event is recorded" in n for n in raised.value.__notes__)
+    (entry,) = ledger.entries
+    assert entry.source.startswith("PrivatePipeline (raised after releasing")
+    fitted = pipeline(1e-3, "rdp").fit(X, y, silos=silos)
+    assert entry.dp_event == fitted.dp_event_
+    assert entry.epsilon == pytest.approx(fitted.epsilon_)
+    assert entry.delta == fitted.delta_ and entry.adjacency == fitted.adjacency_
+
+
+def test_a_pipeline_refused_before_its_first_release_charges_nothing():
+    from sklearn_dpfair.privacy import PrivacyLedger
+
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    X[3, 1] = np.inf
+    y = (X[:, 0] > 0).astype(int)
+    ledger = PrivacyLedger()
+    pipe = make_private_pipeline(
+        DPStandardScaler(bounds=(-5, 5)),
+        DPLogisticRegression(classes=[0, 1]),
+        epsilon=1.0,
+        accountant=ledger,
+    )
+    with pytest.raises(ValueError):
+        pipe.fit(X, y)
+    assert ledger.entries == []
