@@ -329,8 +329,9 @@ class PrivateEstimatorMixin:
 
         Parameters
         ----------
-        plan : PrivacyPlan or PrivacyRecord
-            The fit's planned event (public inputs only).
+        plan : PrivacyPlan, PrivacyRecord or callable
+            The fit's planned event (public inputs only), or a function
+            of no argument that returns it (made only when charged).
 
         Returns
         -------
@@ -340,6 +341,8 @@ class PrivateEstimatorMixin:
         ledger = getattr(self, "accountant", None)
         if not isinstance(ledger, PrivacyLedger):
             return False
+        if callable(plan):
+            plan = plan()
         entry = dict(
             dp_event=plan.dp_event,
             delta=plan.delta,
@@ -419,7 +422,9 @@ def charged_if_raised_after_releases(estimator, plan, *, assume_released=False):
     function of them. Its plan bounds what ran (a prefix of the planned
     releases composes to no more), so the ``accountant`` ledger records it
     before the error propagates, and a retry is composed with it. The error
-    is annotated with a note saying so.
+    is annotated with a note saying so. (A Dask fit whose worker is lost for
+    good is not charged: the noisy steps never left the driver and its
+    workers, and the loss depends on neither the rows nor the noise.)
 
     A release is anything logged inside the block
     (:func:`~sklearn_dpfair.privacy._releases.log_release`), or a federated
@@ -430,8 +435,10 @@ def charged_if_raised_after_releases(estimator, plan, *, assume_released=False):
     ----------
     estimator : PrivateEstimatorMixin
         The estimator whose ``fit`` runs the block.
-    plan : PrivacyPlan or PrivacyRecord
-        Its planned event, made from public inputs before the block.
+    plan : PrivacyPlan, PrivacyRecord or callable
+        Its planned event, made from public inputs before the block, or a
+        function of no argument that makes it (only when it is charged:
+        its epsilon can take an accountant's time).
     assume_released : bool, default=False
         Charge on any error, whatever the log holds: for a block whose
         releases may be made in other processes (joblib workers), which

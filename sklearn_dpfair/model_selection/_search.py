@@ -844,9 +844,8 @@ class PrivateHyperparameterSearch(
         # runs may fit in joblib workers, whose releases this process does
         # not log: any error of the runs is taken to follow a release (the
         # candidates' input was checked on every row above).
-        selection_record = self._record(selection)
         with charged_if_raised_after_releases(
-            self, selection_record, assume_released=True
+            self, lambda: self._record(selection), assume_released=True
         ):
             score, c, est, run_warnings = best_of_runs(
                 selection.estimators,
