@@ -95,7 +95,9 @@ def load_adult(
     data : :class:`~sklearn.utils.Bunch`
         ``data`` (features), ``target`` (1 if income > 50K),
         ``sensitive`` (DataFrame with ``sex`` and ``race``), ``feature_names``,
-        ``categorical_features``, ``numeric_features``, ``frame``, ``DESCR``.
+        ``categorical_features``, ``numeric_features``, ``frame`` (the whole
+        table as a DataFrame; None when ``as_frame`` is False, as in
+        scikit-learn's loaders), ``DESCR``.
     (X, y) : tuple
         If ``return_X_y`` is True.
 
@@ -129,6 +131,7 @@ def load_adult(
     X = frame[feature_cols]
     if not as_frame:
         X, target, sensitive = X.to_numpy(), target.to_numpy(), sensitive.to_numpy()
+        frame = None
     if return_X_y:
         return X, target
     descr = resources.files("sklearn_dpfair.datasets").joinpath(

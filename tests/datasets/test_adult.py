@@ -77,3 +77,11 @@ def test_feature_names_out_name_every_column():
                     "capital-loss"]
     ]
     assert "onehotencoder__workclass_Private" in names
+
+
+def test_the_frame_is_none_without_as_frame():
+    # As scikit-learn's loaders: as_frame=False returns arrays only.
+    adult = load_adult(as_frame=False)
+    assert adult.frame is None
+    assert isinstance(adult.data, np.ndarray)
+    assert load_adult().frame.shape[0] == adult.data.shape[0]
