@@ -351,7 +351,8 @@ def run_demo(epsilons=DEFAULT_EPSILONS, random_state=None, file=None, n_runs=N_R
     accuracy = rows[0]["accuracy"]
     resolution = 2.0 * math.sqrt(accuracy * (1.0 - accuracy) / len(y_test))
     print(
-        f"\naccuracy, dp_gap: mean +- standard deviation over {int(n_runs)} runs "
+        f"\naccuracy, dp_gap: mean +- standard deviation over {int(n_runs)} "
+        f"run{'' if int(n_runs) == 1 else 's'} "
         "with fresh noise for each private model (the non-private rows are one "
         "fit each). spent: epsilon recomputed by dp-accounting from each model's "
         f"dp_event_ (delta = {DELTA:g}, add/remove-one adjacency), shown to the "
