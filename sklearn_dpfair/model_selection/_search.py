@@ -910,7 +910,15 @@ class PrivateHyperparameterSearch(
         ``weights``: :meth:`_routed_weights`; ``passed_as`` maps a key of
         ``weights`` to the name the user passed it under.
         """
-        if not getattr(self.estimator, "steps", None) and not (
+        if isinstance(self.estimator, PrivatePipeline):
+            # Each candidate pipeline's own check of the raw values (which
+            # steps take a missing value, a string), on every row: made by
+            # its fit on the training part only, it would refuse a value
+            # there and fail in the predictions where the split put its row
+            # in the validation part, after the runs before had fitted.
+            for params in candidates or [{}]:
+                _build_candidate(self.estimator, params)._refuse_raw_input(X)
+        elif not getattr(self.estimator, "steps", None) and not (
             get_tags(self.estimator).input_tags.allow_nan
         ):
             # A NaN or an infinity was refused by a candidate's fit where the

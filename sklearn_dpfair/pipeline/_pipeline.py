@@ -1235,6 +1235,33 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         self._set_privacy_record(self._record(plan, pipeline))
         return self
 
+    def _refuse_raw_input(self, X):
+        """Refuse, on every row, an ``X`` that :meth:`fit` would refuse.
+
+        The check :meth:`fit` makes before its first step
+        (:func:`~sklearn_dpfair.pipeline._input_checks.check_raw_input`),
+        without a plan: a private search runs it on all its rows before it
+        splits them, so that a value a step would refuse is refused the same
+        whichever part the split puts its row in.
+
+        Raises
+        ------
+        ValueError
+            Naming the column and the part, never a value.
+        """
+        _, n_features, sparse = _shape_and_layout(X)
+        schema = _column_schema(X) if hasattr(X, "columns") else None
+        pins = {}
+        walk_steps(self.steps, n_features, names=schema, sparse=sparse, pins=pins)
+        pipeline = Pipeline(
+            [
+                (name, est if isinstance(est, str) or est is None else clone(est))
+                for name, est in self.steps
+            ]
+        )
+        pin_selections(pipeline, pins)
+        check_raw_input(X, n_features, pipeline.steps, schema)
+
     def _fit_steps(self, pipeline, X, y, routed, layout, final_counts):
         """Fit the clones in ``pipeline``, each step on its predecessor's output."""
         plan = layout.plan

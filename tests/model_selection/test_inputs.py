@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import sklearn
+from release_observer import Releases
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.exceptions import DataConversionWarning
@@ -24,6 +25,7 @@ from sklearn_dpfair.model_selection._scoring import bounded_errors, score_counts
 from sklearn_dpfair.pipeline import make_private_pipeline
 from sklearn_dpfair.preprocessing import DPSimpleImputer, DPStandardScaler
 from sklearn_dpfair.privacy import PrivacyLedger
+from sklearn_dpfair.privacy._mechanism import observe_privatize
 
 N = 600
 
@@ -859,13 +861,13 @@ def test_a_search_as_the_estimator_is_refused_by_name(data):
 
 
 @pytest.mark.parametrize("random_state", range(6))
-def test_a_run_that_raises_charges_the_searchs_ledger(random_state):
-    # A pipeline's steps decide for themselves which values they take, so
-    # the search does not refuse a missing value up front: where the split
-    # puts the row with one in the validation part, the run that predicts on
-    # it raises after its fit's releases (and earlier runs'), and the
-    # search's ledger held nothing. Any error of the runs now charges the
-    # selection's planned event, wherever the row went.
+def test_a_value_a_pipelines_step_refuses_is_refused_on_every_row(random_state):
+    # A pipeline's steps decide for themselves which values they take, and a
+    # candidate checked its training part only: where the split put the row
+    # with a missing value in the validation part, the run that predicted on
+    # it raised after its fit's releases (random_state=4: after 21), with
+    # another message than where the row was in the training part. The
+    # pipeline's own check now runs on every row before the split.
     X = np.random.default_rng(0).normal(size=(300, 3))
     y = (X[:, 0] > 0).astype(int)
     X[5, 1] = np.nan
@@ -883,10 +885,53 @@ def test_a_run_that_raises_charges_the_searchs_ledger(random_state):
         accountant=ledger,
         random_state=random_state,
     )
-    with pytest.raises(ValueError):
+    releases = Releases()
+    with observe_privatize(releases):
+        with pytest.raises(ValueError, match="NaN in column 1, which may reach"):
+            search.fit(X, y)
+    assert releases.seen == [] and ledger.entries == []
+    # A grid point that puts an imputer first takes the row.
+    imputing = PrivateHyperparameterSearch(
+        make_private_pipeline(
+            DPSimpleImputer(bounds=(-5, 5)),
+            DPLogisticRegression(classes=[0, 1]),
+            epsilon=1.0,
+        ),
+        {"dplogisticregression__alpha": [1e-4, 1e-2]},
+        epsilon=2.0,
+        delta=1e-5,
+        random_state=random_state,
+    )
+    imputing.fit(X, y)
+
+
+def test_a_run_that_raises_charges_the_searchs_ledger(monkeypatch):
+    # A run that fails after releasing (here in its score, after its fit)
+    # leaves the search's ledger charged with the selection's plan.
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    scored = []
+    noisy_score = search_module.noisy_score
+
+    def fails_the_second_time(*args, **kwargs):
+        scored.append(1)
+        if len(scored) == 1:
+            raise RuntimeError("a run failed")
+        return noisy_score(*args, **kwargs)
+
+    monkeypatch.setattr(search_module, "noisy_score", fails_the_second_time)
+    ledger = PrivacyLedger()
+    search = PrivateHyperparameterSearch(
+        DPLogisticRegression(classes=[0, 1]),
+        {"alpha": [1e-4, 1e-2]},
+        epsilon=2.0,
+        delta=1e-5,
+        accountant=ledger,
+    )
+    with pytest.raises(RuntimeError, match="a run failed") as raised:
         search.fit(X, y)
+    assert any("planned event is recorded" in n for n in raised.value.__notes__)
     (entry,) = ledger.entries
     assert entry.source.startswith("PrivateHyperparameterSearch (raised after")
-    planned = search.privacy_plan(300, 3)
-    assert entry.dp_event == planned.dp_event
+    assert entry.dp_event == search.privacy_plan(300, 3).dp_event
     assert not hasattr(search, "best_estimator_")
