@@ -159,6 +159,16 @@ class _Layout:
     final_width_probed: bool = False
 
 
+def _cloned(steps):
+    """A scikit-learn Pipeline of clones of ``steps`` (strings and None kept)."""
+    return Pipeline(
+        [
+            (name, est if isinstance(est, str) or est is None else clone(est))
+            for name, est in steps
+        ]
+    )
+
+
 def _shape_and_layout(X):
     """Rows, columns and whether ``X`` is sparse; the steps validate its columns.
 
@@ -1173,12 +1183,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             n_samples, n_features, schema, final_counts, sparse, pins=pins
         )
         plan = layout.plan
-        pipeline = Pipeline(
-            [
-                (name, est if isinstance(est, str) or est is None else clone(est))
-                for name, est in self.steps
-            ]
-        )
+        pipeline = _cloned(self.steps)
         # A callable selection runs on the schema, never on the rows.
         pin_selections(pipeline, pins)
         pipeline.set_params(**layout.params)
@@ -1253,12 +1258,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         schema = _column_schema(X) if hasattr(X, "columns") else None
         pins = {}
         walk_steps(self.steps, n_features, names=schema, sparse=sparse, pins=pins)
-        pipeline = Pipeline(
-            [
-                (name, est if isinstance(est, str) or est is None else clone(est))
-                for name, est in self.steps
-            ]
-        )
+        pipeline = _cloned(self.steps)
         pin_selections(pipeline, pins)
         check_raw_input(X, n_features, pipeline.steps, schema)
 
