@@ -14,7 +14,9 @@ import contextlib
 import contextvars
 import dataclasses
 import functools
+import inspect
 import math
+import types
 from numbers import Integral, Real
 
 import numpy as np
@@ -34,7 +36,7 @@ from .utils._array_api import (
     input_float_dtypes,
     to_numpy,
 )
-from .utils._redact import redacted_error
+from .utils._redact import redacted_error, redacting_errors
 from .utils._sklearn_compat import Interval, Options, StrOptions
 from .utils._validation import validate_data
 
@@ -141,6 +143,8 @@ class PrivateEstimatorMixin:
         fit = getattr(cls, "fit", None)
         if fit is not None and not getattr(fit, "releases_checked", False):
             cls.fit = _releases_checked(fit)
+        for name in _REDACTED_METHODS:
+            _redact_method(cls, name)
 
     #: Public counts besides ``n_samples`` and ``n_features`` that
     #: :meth:`privacy_plan` accepts (e.g. ``("n_groups",)``).
@@ -366,6 +370,45 @@ class PrivateEstimatorMixin:
         """
         check_is_fitted(self, "privacy_record_")
         return str(self.privacy_record_)
+
+
+#: Methods of a private estimator that validate rows besides ``fit`` (whose
+#: wrapper redacts its own errors, :func:`restored_on_failure`): the rows
+#: they read can be private too (a private test set, the training rows).
+_REDACTED_METHODS = (
+    "predict",
+    "predict_proba",
+    "predict_log_proba",
+    "decision_function",
+    "transform",
+    "inverse_transform",
+    "fit_transform",
+    "score",
+)
+
+
+def _redact_method(cls, name):
+    """Make ``cls.name`` raise redacted copies of third-party validation errors.
+
+    scikit-learn's and numpy's messages print the offending values ("could
+    not convert string to float: 'Alice'", a 1-D ``X`` whole, the labels of
+    a mixed ``y``): a method of ``cls`` that validates rows raises a copy
+    without them (:func:`~sklearn_dpfair.utils._redact.redacting_errors`).
+    A plain function is wrapped on ``cls``; a method made available by
+    ``available_if`` has the function its descriptor calls wrapped. Each
+    definition is wrapped once.
+    """
+    method = inspect.getattr_static(cls, name, None)
+    if method is None or getattr(method, "redacts_errors", False):
+        return
+    if isinstance(method, types.FunctionType):
+        wrapped = redacting_errors(method)
+        wrapped.redacts_errors = True
+        setattr(cls, name, wrapped)
+    elif isinstance(getattr(method, "fn", None), types.FunctionType):
+        # scikit-learn's available_if descriptor calls ``fn``.
+        method.fn = redacting_errors(method.fn)
+        method.redacts_errors = True
 
 
 def restored_on_failure(fit):

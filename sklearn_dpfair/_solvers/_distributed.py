@@ -359,7 +359,9 @@ def _weights_as_dask_array(sample_weight, row_chunks, lengths):
             f"Expected either a scalar value or a 1D array of length {n_samples}."
         )
     w = _as_dask_array(sample_weight, "sample_weight", row_chunks, lengths)
-    return w.astype(np.float64)
+    # Converted block by block on the workers, redacting a failure's message
+    # there (a string weight is quoted in it, and the worker logs it).
+    return w.map_blocks(_weights_as_float64, dtype=np.float64)
 
 
 def _with_known_chunks(obj):
@@ -523,6 +525,19 @@ def _distinct_values(values):
     # dtype, as da.unique returned it.
     return np.asarray(
         distinct, dtype=None if values.dtype == object else values.dtype
+    )
+
+
+@redacting_errors
+def _weights_as_float64(block):
+    # As _as_float64, for the 1-D weights (named as in memory).
+    return check_array(
+        block,
+        dtype=np.float64,
+        input_name="sample_weight",
+        ensure_2d=False,
+        ensure_all_finite=False,
+        ensure_min_samples=0,
     )
 
 

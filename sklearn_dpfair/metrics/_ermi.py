@@ -8,6 +8,7 @@ from sklearn.utils.validation import check_array
 from ..fairness._constraints import advantaged_class_index, make_constraint
 from ..fairness._ermi import constrained_ermi, joint_table, renyi_of_joint
 from ..fairness._sensitive import encode_sensitive_features
+from ..utils._redact import redacting_errors
 from ._labels import check_label_column
 
 __all__ = ["ermi_score", "renyi_correlation"]
@@ -143,6 +144,7 @@ def _blocks(y_true, y_pred, y_proba, sensitive_features, labels, constraint,
     return proba, blocks, codes, n_groups, cons, cons.n_blocks(labels.size)
 
 
+@redacting_errors
 def ermi_score(
     y_true,
     y_pred=None,
@@ -213,6 +215,7 @@ def ermi_score(
     return constrained_ermi(proba, blocks, codes, n_groups, cons, n_blocks=n_blocks)
 
 
+@redacting_errors
 def renyi_correlation(
     y_true,
     y_pred=None,

@@ -6,12 +6,14 @@ import numpy as np
 
 from ..fairness._ermi import joint_table
 from ..fairness._sensitive import encode_sensitive_features
+from ..utils._redact import redacting_errors
 from ..utils._sklearn_compat import check_sample_weight
 from ._labels import check_label_column
 
 __all__ = ["demographic_parity_linf"]
 
 
+@redacting_errors
 def demographic_parity_linf(y_true, y_pred, *, sensitive_features, sample_weight=None):
     """Largest deviation of a group's prediction rate from the overall rate.
 

@@ -18,6 +18,7 @@ import sklearn
 from fairlearn import metrics as fl_metrics
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, make_scorer
 
+from ..utils._redact import redacting_errors
 from ._ermi import ermi_score
 from ._gaps import demographic_parity_linf
 
@@ -92,6 +93,7 @@ class _FairnessScore:
         self.pos_label = pos_label
         self.binary = binary
 
+    @redacting_errors
     def __call__(self, y_true, y_pred, *, sensitive_features=None, sample_weight=None):
         if sensitive_features is None:
             raise ValueError(_NO_SENSITIVE)

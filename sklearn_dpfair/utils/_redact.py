@@ -49,6 +49,16 @@ _PATTERNS = (
         re.compile(r"Could not convert tensor\(.*?\) to a NumPy dtype", re.S),
         f"Could not convert a tensor {_NOT_SHOWN} to a NumPy dtype",
     ),
+    # scikit-learn's label checks (unique_labels, behind the metrics) print
+    # the labels of both columns, or the columns themselves.
+    (
+        re.compile(r"(Mix of label input types \(string and number\));? Got .*", re.S),
+        rf"\1: {_NOT_SHOWN}",
+    ),
+    (
+        re.compile(r"Unknown label type: \((?:array|\[).*", re.S),
+        f"Unknown label type: {_NOT_SHOWN}",
+    ),
     # scikit-learn's encoders with declared categories and
     # handle_unknown="error" list the undeclared values they found.
     (
@@ -88,6 +98,9 @@ def redact_private_values(message, what=None):
     Expected 2D array, got 1D array instead:
     array=(not shown: private values).
     Reshape your data either using array.reshape(-1, 1)
+    >>> redact_private_values(
+    ...     "Mix of label input types (string and number); Got ['a' 'b'] and [0 1].")
+    'Mix of label input types (string and number): (not shown: private values)'
     >>> redact_private_values("could not convert string to float: 'n/a'", what="y")
     'Input y: could not convert string to float: (not shown: private values)'
     """

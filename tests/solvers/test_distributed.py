@@ -458,3 +458,21 @@ def test_partition_rows_summing_to_inf_minus_inf_raise_no_numpy_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         _distributed._load_partition(X, y, None, np.array([0, 1]), None, 1.0)
+
+
+def test_a_weight_that_is_no_number_is_not_quoted_on_the_workers():
+    # The weights were converted by a Dask astype task, whose failure the
+    # worker logs with numpy's message ("could not convert string to float:
+    # 'SECRET_W'") before the driver redacts it. The task now redacts it.
+    import dask
+
+    weights = np.ones(10, dtype=object)
+    weights[3] = "SECRET_W"
+    lazy = _distributed._weights_as_dask_array(
+        da.from_array(weights, chunks=5), (5, 5), None
+    )
+    with dask.config.set(scheduler="sync"):
+        with pytest.raises(ValueError) as raised:
+            lazy.compute()
+    assert "SECRET" not in str(raised.value)
+    assert str(raised.value).startswith("Input sample_weight: could not convert")

@@ -141,3 +141,16 @@ def test_an_error_outside_scikit_learn_validation_is_not_located():
     assert str(error) == (
         "could not convert string to float: (not shown: private values)"
     )
+
+
+def test_mixed_label_types_are_not_listed():
+    # scikit-learn's unique_labels (behind accuracy_score and the metrics)
+    # printed the labels of both columns.
+    from sklearn.metrics import accuracy_score
+
+    y_true = np.array(["0", "1", "SECRET_LABEL"])
+    message = _message_of(
+        lambda: redacting_errors(accuracy_score)(y_true, np.array([0, 1, 1]))
+    )
+    assert "SECRET" not in message
+    assert "Mix of label input types" in message
