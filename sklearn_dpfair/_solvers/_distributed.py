@@ -361,7 +361,7 @@ def _weights_as_dask_array(sample_weight, row_chunks, lengths):
     w = _as_dask_array(sample_weight, "sample_weight", row_chunks, lengths)
     # Converted block by block on the workers, redacting a failure's message
     # there (a string weight is quoted in it, and the worker logs it).
-    return w.map_blocks(_weights_as_float64, dtype=np.float64)
+    return w.map_blocks(_as_float64, dtype=np.float64, input_name="sample_weight")
 
 
 def _with_known_chunks(obj):
@@ -529,27 +529,16 @@ def _distinct_values(values):
 
 
 @redacting_errors
-def _weights_as_float64(block):
-    # As _as_float64, for the 1-D weights (named as in memory).
-    return check_array(
-        block,
-        dtype=np.float64,
-        input_name="sample_weight",
-        ensure_2d=False,
-        ensure_all_finite=False,
-        ensure_min_samples=0,
-    )
-
-
-@redacting_errors
-def _as_float64(block):
-    # check_array names X, as the partitions' validation does: a string
-    # cell's redacted message says "Input X:" as in memory. Non-finite
+def _as_float64(block, input_name="X"):
+    # check_array names the input, as the partitions' validation does: a
+    # string cell's redacted message says "Input X:" (or "Input
+    # sample_weight:", whose blocks are 1-D) as in memory. Non-finite
     # values are refused there, by the partitions.
     return check_array(
         block,
         dtype=np.float64,
-        input_name="X",
+        input_name=input_name,
+        ensure_2d=input_name == "X",
         ensure_all_finite=False,
         ensure_min_samples=0,
     )
