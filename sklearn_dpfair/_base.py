@@ -312,14 +312,7 @@ class PrivateEstimatorMixin:
         against its record: a fit that raises, or whose releases are not
         those it accounts, records nothing. Elsewhere it is recorded now.
         """
-        entry = dict(
-            dp_event=record.dp_event,
-            delta=record.delta,
-            adjacency=record.adjacency,
-            epsilon=record.epsilon,
-            source=type(self).__name__,
-            seed=seed,
-        )
+        entry = self._ledger_entry(record, seed=seed)
         pending = _PENDING_LEDGER_ENTRIES.get()
         if pending is None:
             _commit_ledger_entries([(ledger, entry)])
@@ -347,16 +340,29 @@ class PrivateEstimatorMixin:
             return False
         if callable(plan):
             plan = plan()
-        entry = dict(
-            dp_event=plan.dp_event,
-            delta=plan.delta,
-            adjacency=plan.adjacency,
-            epsilon=plan.epsilon,
-            source=f"{type(self).__name__} (raised after releasing: its planned event)",
+        entry = self._ledger_entry(
+            plan,
             seed=noise_seed(getattr(self, "random_state", None)),
+            note="raised after releasing: its planned event",
         )
         _commit_ledger_entries([(ledger, entry)])
         return True
+
+    def _ledger_entry(self, record, *, seed, note=None):
+        """The keywords of :meth:`PrivacyLedger.record` for ``record``.
+
+        ``record`` is a PrivacyRecord or a PrivacyPlan; the entry's source
+        is this class's name, followed by ``note`` in parentheses if given.
+        """
+        source = type(self).__name__
+        return dict(
+            dp_event=record.dp_event,
+            delta=record.delta,
+            adjacency=record.adjacency,
+            epsilon=record.epsilon,
+            source=source if note is None else f"{source} ({note})",
+            seed=seed,
+        )
 
     def privacy_summary(self):
         """Human-readable statement of the privacy guarantee of this fit.

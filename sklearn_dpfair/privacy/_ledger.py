@@ -23,10 +23,10 @@ included), so a copy that outlives the journal (a model saved and loaded
 in a later session) loses none. The journal is a local file: a copy
 unpickled on another machine (a distributed joblib backend) cannot reach
 it, and refuses to record rather than keep fits the original's total would
-never see. A ledger
-with a journal checks a new release against the journal's entries too, and
-a copy checks again under the journal's lock as it appends, so that fits
-run side by side cannot leave a combination its accountant cannot compose.
+never see. A ledger with a journal checks a new release against the
+journal's entries too, and a copy checks again under the journal's lock as
+it appends, so that fits run side by side cannot leave a combination its
+accountant cannot compose.
 
 Composition assumes the recorded releases drew *independent* noise. Fits
 given the same seed (the same int, or copies of one numpy random-state
