@@ -19,10 +19,11 @@ import numbers
 import numpy as np
 from scipy.stats import beta
 
+from ..privacy._accounting import check_delta
+
 __all__ = [
     "check_confidence",
     "check_count",
-    "check_delta",
     "clopper_pearson",
     "epsilon_ceiling",
     "epsilon_from_error_bounds",
@@ -161,18 +162,6 @@ def _counts(values, name):
             f"{name} must be a whole number (a count) or an array of them."
         )
     return values
-
-
-def check_delta(delta):
-    """``delta`` as a float in [0, 1), or a ValueError naming it.
-
-    A negative delta raised the bound (``1 - delta`` above 1) and a delta
-    of 1 or NaN gave 0: bounds no test supports.
-    """
-    valid = isinstance(delta, numbers.Real) and not isinstance(delta, bool)
-    if not valid or math.isnan(delta) or not 0 <= delta < 1:
-        raise ValueError(f"delta must be a number in [0, 1), got {delta!r}.")
-    return float(delta)
 
 
 def _error_rates(values, name):

@@ -15,10 +15,9 @@ import numbers
 
 import numpy as np
 
-from ..privacy._accounting import is_dp_event
+from ..privacy._accounting import check_delta, is_dp_event
 from ._bounds import (
     check_confidence,
-    check_delta,
     clopper_pearson,
     epsilon_ceiling,
     epsilon_from_error_bounds,

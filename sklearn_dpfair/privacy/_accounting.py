@@ -41,6 +41,7 @@ __all__ = [
     "RDP_ORDERS",
     "SINGLE_GAUSSIAN_ACCOUNTANT",
     "check_composable",
+    "check_delta",
     "check_dp_event",
     "check_noise_multiplier",
     "check_rho",
@@ -215,6 +216,28 @@ def check_noise_multiplier(value, name="noise_multiplier"):
 def check_rho(value, name="rho"):
     """Raise unless ``value`` is a zCDP ``rho`` in [0, inf] (inf: non-private)."""
     _check_in_range(value, name, "[0, inf]", lambda v: v >= 0)
+
+
+def check_delta(delta):
+    """``delta`` as a Python float in [0, 1), or a ValueError naming it.
+
+    Written so that NaN fails: dp-accounting answers a NaN or a delta >= 1
+    with an epsilon (0 from RDP), which would certify any noise. Text and
+    booleans are refused as numbers outside the range (``False`` would
+    otherwise be read as 0, pure DP).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._accounting import check_delta
+    >>> check_delta(1e-5)
+    1e-05
+    >>> check_delta(float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: delta must be a number in [0, 1), got nan.
+    """
+    _check_in_range(delta, "delta", "[0, 1)", lambda d: 0 <= d < 1)
+    return float(delta)
 
 
 def _check_in_range(value, name, interval, inside):
@@ -545,12 +568,9 @@ def epsilon_of(event, delta, accountant="rdp"):
     >>> epsilon_of(gaussian_event(1.0), float("nan"))
     Traceback (most recent call last):
     ...
-    ValueError: delta must be in [0, 1), got nan.
+    ValueError: delta must be a number in [0, 1), got nan.
     """
-    # Written so that NaN fails: dp-accounting answers a NaN or a delta >= 1
-    # with an epsilon (0 from RDP), which would certify any noise.
-    if not 0 <= delta < 1:
-        raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
+    delta = check_delta(delta)
     check_dp_event(event)
     event = _without_infinite_noise(event)
     if delta == 0 and not _holds_randomized_response(event):

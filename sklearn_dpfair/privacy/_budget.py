@@ -20,6 +20,7 @@ from ..utils._numeric import public_float
 from ._accounting import (
     _check_sampling_probability,
     _check_steps,
+    check_delta,
     check_noise_multiplier,
     check_rho,
     epsilon_of,
@@ -72,7 +73,7 @@ class PrivacyBudget:
     >>> PrivacyBudget(epsilon=1.0, delta=float("nan"))
     Traceback (most recent call last):
     ...
-    ValueError: delta must be in [0, 1), got nan.
+    ValueError: delta must be a number in [0, 1), got nan.
     """
 
     epsilon: float
@@ -99,8 +100,7 @@ class PrivacyBudget:
             raise ValueError(
                 f"epsilon must be > 0 (inf for no privacy), got {self.epsilon!r}."
             )
-        if not 0 <= self.delta < 1:
-            raise ValueError(f"delta must be in [0, 1), got {self.delta!r}.")
+        check_delta(self.delta)
         # A NaN multiplier is read by the RDP accountant as epsilon 0.
         if self.noise_multiplier is not None:
             check_noise_multiplier(self.noise_multiplier)

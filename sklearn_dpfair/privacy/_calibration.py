@@ -15,6 +15,7 @@ from scipy.special import log_ndtr, ndtr
 
 from ._accounting import (
     _is_real,
+    check_delta,
     composed_gaussian_scale,
     epsilon_of,
     gaussian_event,
@@ -133,8 +134,7 @@ def calibrate_noise(make_event, target_epsilon, delta, accountant="rdp"):
         raise ValueError(
             f"target_epsilon must be > 0 (inf for no noise), got {target_epsilon!r}."
         )
-    if not _is_real(delta) or not 0 <= delta < 1:
-        raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
+    check_delta(delta)
     if math.isinf(target_epsilon):
         return 0.0
     # NumPy scalars compute as the Python floats they hold: NumPy 2 keeps a

@@ -59,8 +59,8 @@ from ..exceptions import PrivacyAccountingError
 from ._accounting import (
     ACCOUNTANTS,
     ADJACENCIES,
-    _check_in_range,
     check_composable,
+    check_delta,
     check_dp_event,
     composed_event,
     epsilon_of,
@@ -365,7 +365,7 @@ class PrivacyLedger:
         # compose with the releases of its adjacency (composed together by
         # total_epsilon) would leave every later total unreadable.
         self.check_recordable(dp_event, adjacency=adjacency)
-        _check_delta(delta)
+        check_delta(delta)
         if delta == 0:
             # Raises for an event with no pure epsilon (a Gaussian).
             epsilon_of(dp_event, 0.0, self.kind)
@@ -619,7 +619,7 @@ class PrivacyLedger:
         # Checked before an empty ledger answers 0: a NaN delta is no
         # question (every comparison with it is False).
         if delta is not None:
-            _check_delta(delta)
+            check_delta(delta)
         if not entries:
             return 0.0
         if delta is None:
@@ -891,11 +891,6 @@ def _shared_seeds(entries):
             for fingerprint in seed_fingerprints(e.seed):
                 sources.setdefault(fingerprint, []).append(e.source or "unnamed")
     return {seed: s for seed, s in sources.items() if len(s) > 1}
-
-
-def _check_delta(delta):
-    """Refuse a ``delta`` that is no number in [0, 1) (text, booleans, NaN)."""
-    _check_in_range(delta, "delta", "[0, 1)", lambda d: 0 <= d < 1)
 
 
 def _remove_file(path):

@@ -105,12 +105,13 @@ def test_epsilon_decreases_with_noise(accountant):
     assert np.all(np.diff(eps) < 0)
 
 
-@pytest.mark.parametrize("delta", [math.nan, 1.0, 1.5, -1e-9])
+@pytest.mark.parametrize("delta", [math.nan, 1.0, 1.5, -1e-9, False, "1e-5", None])
 @pytest.mark.parametrize("accountant", ["rdp", "pld"])
 def test_epsilon_of_refuses_a_delta_outside_its_range(delta, accountant):
     # dp-accounting answers these with an epsilon (RDP: 0 for NaN and for
-    # delta >= 1), which would certify any noise.
-    with pytest.raises(ValueError, match=r"delta must be in \[0, 1\)"):
+    # delta >= 1), which would certify any noise; False was read as 0 (pure
+    # DP) and text raised a bare comparison error.
+    with pytest.raises(ValueError, match=r"delta must be a number in \[0, 1\)"):
         epsilon_of(noisy_sgd_event(1.0, 0.1, 10), delta, accountant)
     # delta = 0 stays the pure guarantee of Laplace releases.
     assert epsilon_of(laplace_event(0.5), 0.0, accountant) == 2.0

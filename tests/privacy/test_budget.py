@@ -154,9 +154,9 @@ def test_split_of_a_non_private_or_user_noise_budget():
         (math.nan, 1e-5, "epsilon must be > 0"),
         (0.0, 1e-5, "epsilon must be > 0"),
         (-1.0, 1e-5, "epsilon must be > 0"),
-        (1.0, math.nan, r"delta must be in \[0, 1\)"),
-        (1.0, 1.0, r"delta must be in \[0, 1\)"),
-        (1.0, -1e-9, r"delta must be in \[0, 1\)"),
+        (1.0, math.nan, r"delta must be a number in \[0, 1\)"),
+        (1.0, 1.0, r"delta must be a number in \[0, 1\)"),
+        (1.0, -1e-9, r"delta must be a number in \[0, 1\)"),
     ],
 )
 def test_an_invalid_budget_is_refused(epsilon, delta, match):

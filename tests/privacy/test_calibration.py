@@ -122,9 +122,9 @@ def test_the_floor_returned_is_the_sigma_the_accountant_evaluated():
         (math.nan, 1e-5, "target_epsilon must be > 0"),
         (0.0, 1e-5, "target_epsilon must be > 0"),
         (-1.0, 1e-5, "target_epsilon must be > 0"),
-        (1.0, math.nan, r"delta must be in \[0, 1\)"),
-        (1.0, 1.0, r"delta must be in \[0, 1\)"),
-        (math.inf, math.nan, r"delta must be in \[0, 1\)"),
+        (1.0, math.nan, r"delta must be a number in \[0, 1\)"),
+        (1.0, 1.0, r"delta must be a number in \[0, 1\)"),
+        (math.inf, math.nan, r"delta must be a number in \[0, 1\)"),
     ],
 )
 def test_an_invalid_budget_is_refused_not_searched(calibrate, epsilon, delta, match):
