@@ -445,9 +445,10 @@ def check_public_weights(sample_weight, X, name="sample_weight"):
             sample_weight, X, dtype=np.float64, ensure_non_negative=True
         )
     except ValueError as exc:
-        if name == "sample_weight":
+        # Some of scikit-learn's messages say "sample_weight", others
+        # "Sample weights" (2-D, all zero); a pipeline's step names its own.
+        if f"{name}." in str(exc) or f"{name} " in str(exc):
             raise
-        # scikit-learn's messages say "sample_weight".
         raise ValueError(f"{name}: {exc}") from None
     weights = to_numpy(weights)
     if not np.any(weights > 0):

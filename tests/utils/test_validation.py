@@ -261,6 +261,21 @@ def test_non_numeric_weights_name_sample_weight(weights):
         check_public_weights(weights, np.zeros((2, 1)))
 
 
+@pytest.mark.parametrize(
+    "weights",
+    [np.ones((2, 1)), np.zeros(2), [[1.0], [2.0]], [0, 0]],
+    ids=["2-D", "all-zero", "2-D list", "all-zero list"],
+)
+@pytest.mark.parametrize("name", ["sample_weight", "clf__sample_weight"])
+def test_every_refused_weight_names_its_parameter(weights, name):
+    # scikit-learn says "Sample weights must be 1D array or scalar" and
+    # (from 1.7) "Sample weights must contain at least one non-zero number":
+    # the message now starts with the parameter the caller passed.
+    match = f"^{name}(: Sample weights must| are all zero)"
+    with pytest.raises(ValueError, match=match):
+        check_public_weights(weights, np.zeros((2, 1)), name=name)
+
+
 def _weight_forms(torch, weights):
     import pandas as pd
 
