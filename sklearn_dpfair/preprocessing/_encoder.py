@@ -464,7 +464,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         # numeric dtype (_numeric_dtype), transform reads a boolean one by
         # truth value (_boolean_dtype). Torch input under array API dispatch
         # is read as numpy, as the other transformers read it.
-        X = host_input(X)
+        X = named = host_input(X)
         if hasattr(X, "iloc") and X.ndim != 2:
             # A Series (what a ColumnTransformer's scalar key selects):
             # scikit-learn's refusal, which names the container, not a value.
@@ -485,7 +485,11 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             X = check_array(
                 X, dtype=None if declares else object, ensure_all_finite=False
             )
-        validate_data(self, X, reset=reset, skip_check_array=True)
+        # Names and width from the input as given, which passed the check
+        # above: a polars or pyarrow table has lost its column names once
+        # read as an array, and a reordered table would then encode each
+        # column by another's categories (scikit-learn's encoders refuse it).
+        validate_data(self, named, reset=reset, skip_check_array=True)
         if hasattr(X, "iloc"):
             if X.shape[0] == 0 or X.shape[1] == 0:
                 # scikit-learn's message for no rows or no columns.

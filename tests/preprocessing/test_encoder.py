@@ -773,3 +773,31 @@ def test_a_float32_delta_discovers_as_the_equal_float(delta):
         assert ours.threshold_delta_ == ref.threshold_delta_ == float(delta) / 2
     plan = DPOneHotEncoder(delta=delta).privacy_plan(len(X), 1)
     assert plan.epsilon == pytest.approx(ours.epsilon_, rel=1e-12)
+
+
+def _table(module, columns):
+    if module == "polars":
+        return pytest.importorskip("polars").DataFrame(columns)
+    return pytest.importorskip("pyarrow").table(columns)
+
+
+@pytest.mark.parametrize("module", ["polars", "pyarrow"])
+def test_the_column_names_of_a_polars_or_arrow_table_are_checked(module):
+    # Read as an array before its names were taken, a table fitted without
+    # feature_names_in_, and the same table with its columns reordered was
+    # encoded each column by the other's categories.
+    values = np.random.RandomState(0).randint(0, 3, size=(60, 2))
+    table = _table(module, {"a": values[:, 0], "b": values[:, 1]})
+    swapped = _table(module, {"b": values[:, 1], "a": values[:, 0]})
+    categories = [[0, 1, 2], [0, 1, 2]]
+    reference = OneHotEncoder(categories=categories).fit(table)
+    encoder = DPOneHotEncoder(categories=categories, random_state=0).fit(table)
+    assert encoder.feature_names_in_.tolist() == ["a", "b"]
+    assert encoder.get_feature_names_out()[0] == "a_0"
+    assert [n for n in encoder.get_feature_names_out() if n.startswith("b_")]
+    with pytest.raises(ValueError, match="feature names should match"):
+        reference.transform(swapped)
+    with pytest.raises(ValueError, match="feature names should match"):
+        encoder.transform(swapped)
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        encoder.transform(values)
