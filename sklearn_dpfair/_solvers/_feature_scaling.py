@@ -285,10 +285,16 @@ def check_feature_bounds(feature_bounds, n_features=None):
             shape = ()
         n_features = 1
         if len(shape) == 2:
-            # One pair a row; a (lower, upper) pair of arrays, shape (2, n),
-            # is read as n columns, so that the message asks for (n, 2), not
-            # for the (2, 2) its first axis would give.
-            n_features = shape[0] if shape[1] == 2 else shape[1]
+            if shape[1] != 2:
+                # The number of columns is unknown here: the message cannot
+                # state the (n_features, 2) shape of X's columns, and a
+                # (lower, upper) pair of arrays is the usual mistake.
+                raise ValueError(
+                    f"feature_bounds must have shape (2,) or (n_features, 2), "
+                    f"got {shape}: one (lower, upper) pair per row (for two "
+                    "arrays, np.column_stack((lower, upper)))."
+                )
+            n_features = shape[0]
     check_bounds(feature_bounds, n_features, name="feature_bounds")
 
 
