@@ -99,6 +99,7 @@ CLASSIFIERS = [
         feature_bounds=BOUNDS,
     ),
     DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, hidden_layer_sizes=(8,)),
+    DPFERMIClassifier(classes=[0, 1], groups=[0, 1], max_iter=2, epsilon=math.inf),
     DPFERMIClassifier(
         classes=[0, 1], groups=[0, 1], max_iter=2, hidden_layer_sizes=(8,),
         disparity_bound=0.05, feature_scaling="auto",
@@ -131,6 +132,11 @@ def _assert_planned(plan, est):
         math.isinf(plan.epsilon) and math.isinf(est.epsilon_)
     )
     plan.check_fitted(est)
+    if math.isinf(plan.epsilon):
+        # The plan of the non-private limit described the private mechanism
+        # (DP-SGD, per-example clipping) that the fit does not run.
+        assert "non-private" in plan.mechanism
+        assert "non-private" in est.privacy_record_.mechanism
 
 
 @pytest.mark.parametrize("estimator", CLASSIFIERS, ids=_ids(CLASSIFIERS))

@@ -17,10 +17,12 @@ import math
 from dataclasses import dataclass, field
 from numbers import Integral
 
+import dp_accounting
 import numpy as np
 
 from ..exceptions import PrivacyAccountingError
 from ._accounting import epsilon_of
+from ._record import NON_PRIVATE_LIMIT
 
 __all__ = ["PrivacyPlan", "check_public_count", "check_public_layout"]
 
@@ -61,6 +63,26 @@ def check_public_layout(sparse):
         raise TypeError(f"sparse must be a bool; got {type(sparse).__name__}.")
     return bool(sparse)
 
+
+
+def _planned_mechanism(record):
+    """What the planned fit runs, in words.
+
+    A set-up record at the non-private limit (``epsilon=inf`` without a
+    noise multiplier) may still describe the private mechanism, which the
+    fit does not run: it computes the same quantities exactly, and its
+    record says how (a full-batch solver and its steps, known only then).
+    """
+    mechanism = record.mechanism
+    non_private = isinstance(record.dp_event, dp_accounting.NonPrivateDpEvent)
+    if not non_private or "non-private" in mechanism:
+        # Already the description of what the fit runs.
+        return mechanism
+    return (
+        f"{NON_PRIVATE_LIMIT}nothing is released privately, and no noise is "
+        "added; the fit computes exactly what the private mechanism estimates "
+        f"(its record says how), the private mechanism being: {mechanism}"
+    )
 
 @dataclass(frozen=True)
 class PrivacyPlan:
@@ -157,7 +179,7 @@ class PrivacyPlan:
             delta=record.delta,
             accountant=record.accountant,
             adjacency=record.adjacency,
-            mechanism=record.mechanism,
+            mechanism=_planned_mechanism(record),
             public=tuple(public),
             additional_delta=float(additional_delta),
         )
