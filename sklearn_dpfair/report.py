@@ -466,8 +466,8 @@ def _final_estimator(estimator):
             # A private search carries the guarantee of the whole search.
             notes.append(
                 f"selected by {type(estimator).__name__} among "
-                f"{estimator.n_candidates_} candidates: the guarantee below "
-                "covers the whole search (every candidate fit, the noisy "
+                f"{estimator.n_candidates_} candidates: the privacy statement of "
+                "this report covers the whole search (every candidate fit, the noisy "
                 "validation scores, the selection and the returned model)."
             )
             return estimator, notes
@@ -482,8 +482,8 @@ def _final_estimator(estimator):
             )
             notes.append(
                 f"selected by {type(estimator).__name__} among {evaluated} "
-                "on the same data: the guarantee "
-                "below covers one fit only. A shared PrivacyLedger composes the "
+                "on the same data: the privacy statement of this report "
+                "covers one fit only. A shared PrivacyLedger composes the "
                 f"{n_evaluations * n_splits + 1} training fits, but the selection "
                 "and the scores in cv_results_ were computed without noise on "
                 "private held-out rows: they are further releases that no "

@@ -255,6 +255,10 @@ def test_pipeline_and_search_are_unwrapped(data):
     # scores and the selection are releases that no ledger accounts for.
     assert any("7 training fits" in n for n in report.notes)
     assert any("no ledger accounts for" in n for n in report.notes)
+    # The notes are printed after the privacy statement, not above it.
+    assert not any("below" in n for n in report.notes)
+    text = report.to_text()
+    assert text.index("covers one fit only") > text.index("In plain words")
     assert not any("composes all" in n for n in report.notes)
     assert any("standardscaler" in n for n in report.notes)
     # Metrics use the whole search (its preprocessing included).

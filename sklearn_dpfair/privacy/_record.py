@@ -328,7 +328,8 @@ class PrivacyRecord:
             )
         if self.adjacency == "replace_one" and not math.isinf(self.epsilon):
             lines.append(ADJACENCY_CONVERSION)
-        if self.seeded:
+        if self.seeded and not math.isinf(self.epsilon):
+            # A non-private fit has no guarantee for a seed to void.
             lines.append(SEEDED_TEXT)
         lines.append(f"Mechanism: {self.mechanism}.")
         if self.noise_multiplier:

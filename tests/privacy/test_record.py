@@ -57,6 +57,16 @@ def test_seeded_record_says_it_is_not_a_release():
     assert rec.epsilon == _record().epsilon
 
 
+def test_a_seeded_non_private_fit_states_no_guarantee_for_its_seed(classification):
+    # "the guarantee above holds only while the seed stays secret" followed
+    # "No differential privacy (epsilon = inf)": there is none to hold.
+    X, y = classification
+    clf = DPLogisticRegression(epsilon=np.inf, random_state=0).fit(X, y)
+    text = str(clf.privacy_record_)
+    assert "No differential privacy" in text
+    assert "Seeded fit" not in text and "guarantee above" not in text
+
+
 @pytest.fixture(scope="module")
 def classification():
     return make_classification(n_samples=300, n_features=4, random_state=0)
