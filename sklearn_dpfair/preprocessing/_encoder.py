@@ -4,7 +4,7 @@
 
 import dataclasses
 import math
-from numbers import Integral, Real
+from numbers import Integral, Number, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -75,8 +75,9 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
     truth value, whichever of these dtypes it had at ``fit``: its ``True``
     is the category ``True``, or else ``1`` (a nullable boolean column's
     categories are ``0.0`` and ``1.0``, as scikit-learn writes them), as
-    scikit-learn matches by value; an object column keeps ``True`` and
-    ``1`` apart. Every
+    scikit-learn matches by value; so does a column boolean at ``fit`` and
+    numeric at ``transform`` (its ``1`` is ``True`` where ``1`` is no
+    category); an object column keeps ``True`` and ``1`` apart. Every
     output is 0 or 1 (``output_bounds_``), with at most one 1 per input
     column (``output_norm_bound_``).
 
@@ -535,7 +536,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
                 # dtype and the released categories: nothing is released.
                 codes = [_truth_code(index, k, unknown) for k in keys]
             else:
-                codes = [index.get(k, unknown) for k in keys]
+                codes = [_value_code(index, k, unknown) for k in keys]
             codes = np.array(codes, dtype=np.intp)
             rows = np.flatnonzero(codes >= 0)
             block[rows, codes[rows]] = 1.0
@@ -674,6 +675,26 @@ def _truth_code(index, key, unknown):
     code = index.get(key)
     if code is None and isinstance(key, BoolKey):
         code = index.get(int(key.value))
+    return unknown if code is None else code
+
+
+def _value_code(index, key, unknown):
+    """The fitted code of a value of a column that is not boolean here.
+
+    The value's own category first; on a miss, a number 0 or 1 matches the
+    category ``False`` or ``True`` (a column that was boolean at ``fit``,
+    now read as integers or floats), as scikit-learn matches by value.
+    Only on a miss, so a fitted object column holding both ``True`` and
+    ``1`` keeps them apart.
+    """
+    code = index.get(key)
+    if (
+        code is None
+        and isinstance(key, Number)
+        and not isinstance(key, BoolKey)
+        and key in (0, 1)
+    ):
+        code = index.get(BoolKey(key))
     return unknown if code is None else code
 
 

@@ -801,3 +801,28 @@ def test_the_column_names_of_a_polars_or_arrow_table_are_checked(module):
         encoder.transform(swapped)
     with pytest.warns(UserWarning, match="does not have valid feature names"):
         encoder.transform(values)
+
+
+@pytest.mark.parametrize("later", [[1, 0], [1.0, 0.0]], ids=["int", "float"])
+def test_a_column_boolean_at_fit_matches_numbers_by_value(later):
+    # Fitted on True/False, 1 and 0 went to "infrequent_sklearn" (or to no
+    # column): a pipeline's predictions moved silently once the column was
+    # cast to int; scikit-learn matches by value.
+    fitted = pd.DataFrame({"flag": [True, False] * 50})
+    rows = pd.DataFrame({"flag": later})
+    reference = OneHotEncoder(handle_unknown="ignore", sparse_output=False)
+    expected = reference.fit(fitted).transform(rows)
+    for handle_unknown in ("ignore", "other"):
+        encoder = DPOneHotEncoder(epsilon=math.inf, handle_unknown=handle_unknown)
+        got = encoder.fit(fitted).transform(rows)
+        np.testing.assert_array_equal(got[:, :2], expected)
+        assert got[:, 2:].sum() == 0
+
+
+def test_an_object_column_with_true_and_one_keeps_them_apart_at_transform():
+    # The fallback by value runs on a miss only.
+    values = [True, 1, False, 0]
+    fitted = pd.DataFrame({"x": pd.Series(values * 20, dtype=object)})
+    encoder = DPOneHotEncoder(epsilon=math.inf, handle_unknown="ignore").fit(fitted)
+    got = encoder.transform(pd.DataFrame({"x": pd.Series(values, dtype=object)}))
+    assert (got.sum(axis=1) == 1).all() and len({tuple(r) for r in got}) == 4
