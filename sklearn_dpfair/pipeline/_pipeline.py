@@ -963,7 +963,8 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             ``sparse_threshold`` to 0, so that the rows' density does not
             decide it.
         feature_names : sequence of str, DataFrame or None, default=None
-            Column names, where a ``ColumnTransformer`` selects by name; a
+            Column names (one per input column, ``n_features`` of them),
+            where a ``ColumnTransformer`` selects by name; a
             pandas or polars DataFrame gives its columns' names and dtypes
             (its rows are not read: ``X.iloc[:0]``, ``X.head(0)``), where it
             selects by dtype
@@ -1000,6 +1001,13 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         n_features = check_public_count(n_features, "n_features")
         sparse = check_public_layout(sparse)
         schema = None if feature_names is None else _column_schema(feature_names)
+        if schema is not None and len(schema["columns"]) != n_features:
+            # The plan would be made for one width and resolve the column
+            # selections by names of another.
+            raise ValueError(
+                f"feature_names has {len(schema['columns'])} names but "
+                f"n_features is {n_features}: give one name per input column."
+            )
         layout, _ = self._layout(
             n_samples, n_features, schema, dict(public_counts), bool(sparse)
         )

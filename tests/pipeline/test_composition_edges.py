@@ -739,3 +739,20 @@ def test_epsilon_inf_pipeline_is_not_refused_by_rules_of_a_finite_budget(final):
     assert pipe.epsilon_ == np.inf
     # The record describes what ran: the final step's non-private limit.
     assert "non-private limit" in pipe.privacy_record_.mechanism
+
+
+@pytest.mark.parametrize(
+    "names",
+    [["a", "b", "c", "d", "e", "f"], pd.DataFrame(columns=["a", "b"])],
+    ids=["six names", "two-column frame"],
+)
+def test_a_plan_refuses_feature_names_of_another_width(names):
+    # A plan for 3 columns was made with the names of 6 (or 2), resolving
+    # the selections by a schema the fit would not see.
+    columns = ColumnTransformer(
+        [("num", DPStandardScaler(bounds=(0.0, 100.0)), ["a", "b"])]
+    )
+    pipe = PrivatePipeline([("columns", columns), ("model", _model())])
+    with pytest.raises(ValueError, match="feature_names has .* n_features is 3"):
+        pipe.privacy_plan(N, 3, feature_names=names)
+    pipe.privacy_plan(N, 3, feature_names=["a", "b", "c"])
