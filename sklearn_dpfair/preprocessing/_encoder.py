@@ -688,12 +688,8 @@ def _value_code(index, key, unknown):
     ``1`` keeps them apart.
     """
     code = index.get(key)
-    if (
-        code is None
-        and isinstance(key, Number)
-        and not isinstance(key, BoolKey)
-        and key in (0, 1)
-    ):
+    # A bool's key is a BoolKey, which is no Number.
+    if code is None and isinstance(key, Number) and key in (0, 1):
         code = index.get(BoolKey(key))
     return unknown if code is None else code
 
