@@ -483,3 +483,20 @@ def test_fermi_without_an_intercept_tries_threshold_zero_only():
     assert all(p["threshold"] == 0.0 for p in est.weight_path_)
     assert est.bound_met_ is False
     assert any("is not met" in str(w.message) for w in caught)
+
+
+def test_dpfermi_curves_keep_one_entry_an_epoch_along_the_weight_path():
+    # The weight path's first stage (weight 0) has no fairness term; its
+    # epochs still measure the training ERMI, so fairness_curve_[i] is the
+    # ERMI at the end of the same epoch as loss_curve_[i]. (Before: that
+    # stage recorded a loss and no ERMI, one entry fewer.)
+    X, y, s = synthetic(21, n=700)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = _dp(
+            disparity_bound=0.1, max_iter=7, batch_size=100,
+            record_training_loss=True, random_state=0,
+        ).fit(X, y, sensitive_features=s)
+    assert est.weight_path_[0]["fairness_weight"] == 0.0
+    assert len(est.loss_curve_) == len(est.fairness_curve_) == est.n_iter_
+    assert np.all(np.isfinite(est.fairness_curve_))

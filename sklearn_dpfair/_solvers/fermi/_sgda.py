@@ -528,7 +528,13 @@ def noisy_sgda(
         progress = progress.per(n_steps, epochs)
     loss_curve, fairness_curve = [], []
     epoch_loss, epoch_count = 0.0, 0
-    if fair and record_curves:
+    # The ERMI curve is measured whenever there are groups, also in a stage
+    # whose fairness weight is 0 (the first stage of a weight path), so it
+    # keeps one entry an epoch, as the loss curve does.
+    track_fairness = (
+        record_curves and regularizer is not None and constraint is not None
+    )
+    if track_fairness:
         observed = codes >= 0
         tables = np.zeros((regularizer.n_blocks, regularizer.n_groups, m))
         n_observed = 0
@@ -563,7 +569,7 @@ def noisy_sgda(
         if record_curves:
             epoch_loss += float(xp.sum(sample_loss))
             epoch_count += idx.size
-            if fair:
+            if track_fairness:
                 tables += block_tables(
                     to_numpy(proba), blocks[idx], codes[idx], *tables.shape[:2]
                 )
@@ -602,7 +608,7 @@ def noisy_sgda(
         if record_curves and t in ends:
             loss_curve.append(epoch_loss / max(epoch_count, 1))
             epoch_loss, epoch_count = 0.0, 0
-            if fair and constraint is not None:
+            if track_fairness:
                 fairness_curve.append(
                     ermi_from_tables(tables, n_observed, constraint)[0]
                 )
