@@ -328,7 +328,7 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
             X,
             y_encoded,
             codes,
-            group_labels,
+            self._group_names(group_labels),
             plan,
             params,
             rng=check_noise_generator(self.random_state),
@@ -496,6 +496,10 @@ class _BaseFERMI(LinearClassifierMixin, BaseEstimator):
 
     def _declared_groups(self):
         return None
+
+    def _group_names(self, group_labels):
+        """How the fit's messages name the groups: by their labels."""
+        return group_labels
 
     # Whether the fit's classes are read from private labels (withheld from
     # messages): DPFERMIClassifier's are, FERMIClassifier's are not.
@@ -1110,10 +1114,11 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
         count) is below this in a cell the constraint compares is left out
         of the fairness penalty in that cell (and, under
         ``disparity_bound``, of the selection's disparity and margin), with
-        one warning naming it (post-processing of the release). Its rows
-        still enter the loss. A tiny group's noisy marginal sets the dual
-        box and clip norm (``1 / sqrt(P_s)``), whose noise then pushes
-        every row towards one class. 0 keeps every group.
+        one warning naming it (post-processing of the release; by its
+        label when ``groups`` is declared, else by its position in
+        ``groups_``). Its rows still enter the loss. A tiny group's noisy
+        marginal sets the dual box and clip norm (``1 / sqrt(P_s)``), whose
+        noise then pushes every row towards one class. 0 keeps every group.
     opportunity_class : label, default=None
         Advantaged class for equal opportunity (None: ``classes_[1]``).
     eo_weighting : {"label_prior", "uniform"}, default="label_prior"
@@ -1659,6 +1664,19 @@ default=None
     def _declared_groups(self):
         return self.groups
 
+    def _group_names(self, group_labels):
+        """How the fit's messages name the groups.
+
+        By their labels when declared (public); a group set read from the
+        private sensitive_features is named by position in ``groups_``, as
+        no message prints a value read from the private data.
+        """
+        if self.groups is not None:
+            return group_labels
+        return np.array(
+            [f"groups_[{i}]" for i in range(len(group_labels))], dtype=object
+        )
+
     def _check_params(self):
         # The declared groups and classes are public: what the fit refuses
         # from them and the parameters alone is refused before any row is
@@ -2046,7 +2064,7 @@ default=None
                 plan,
                 params,
                 privacy,
-                group_labels=groups,
+                group_labels=self._group_names(groups),
                 rng=check_noise_generator(self.random_state),
                 progress=progress_printer(self.verbose, type(self).__name__, "epoch"),
             )

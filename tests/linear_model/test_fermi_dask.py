@@ -645,3 +645,23 @@ def test_a_ledger_that_cannot_record_refuses_before_the_first_release(
             est.fit(Xd, yd, sensitive_features=sd)
     assert releases.seen == []
     assert capsys.readouterr().out == ""
+
+
+def test_inferred_groups_are_named_by_position_as_in_memory(dask_client, small):
+    # A group set read from the private data is not printed by the
+    # min_group_size warning (positions in groups_), as in memory.
+    X, y, s, _ = small
+    sf = np.where(s == 0, "Zq-secret", "b")
+    kw = dict(classes=[0, 1], epsilon=1.0, min_group_size=10_000, random_state=0)
+    texts = []
+    for data in ((X, y, sf), _dask(X, y, sf)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            DPFERMIClassifier(**kw).fit(data[0], data[1], sensitive_features=data[2])
+        texts.append(
+            [str(w.message) for w in caught if "min_group_size" in str(w.message)]
+        )
+    for small_warnings in texts:
+        assert len(small_warnings) == 1
+        assert "groups_[" in small_warnings[0]
+        assert "Zq-secret" not in small_warnings[0]

@@ -222,3 +222,26 @@ def test_inferred_classes_are_not_printed_for_a_wrong_opportunity_class():
                 constraint="equal_opportunity", opportunity_class=5, **FAST
             ).fit(X, y, sensitive_features=s)
     _assert_hidden(_message(exc), SECRET_LABEL)
+
+
+def test_inferred_groups_left_out_for_their_size_are_named_by_position():
+    # The group set read from the private sensitive_features (warned and
+    # recorded as outside the guarantee) is not printed again by the
+    # min_group_size warning: it names positions in groups_. Declared
+    # groups are public and keep their labels.
+    X, y, s = _data(n=600)
+    sf = np.where(s == 0, SECRET_GROUP, "b")
+    kw = dict(epsilon=1.0, classes=[0, 1], min_group_size=500, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPFERMIClassifier(**kw, **FAST).fit(X, y, sensitive_features=sf)
+    small = [str(w.message) for w in caught if "min_group_size" in str(w.message)]
+    assert len(small) == 1 and "groups_[0], groups_[1]" in small[0]
+    _assert_hidden(small[0], SECRET_GROUP)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPFERMIClassifier(groups=[SECRET_GROUP, "b"], **kw, **FAST).fit(
+            X, y, sensitive_features=sf
+        )
+    small = [str(w.message) for w in caught if "min_group_size" in str(w.message)]
+    assert len(small) == 1 and f"{SECRET_GROUP}, b" in small[0]
