@@ -19,6 +19,7 @@ from fairlearn import metrics as fl_metrics
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, make_scorer
 
 from ..utils._redact import redacting_errors
+from ..utils._validation import check_public_weights
 from ._ermi import ermi_score
 from ._gaps import demographic_parity_linf
 
@@ -111,7 +112,10 @@ class _FairnessScore:
                         "sample_weight; do not pass or route sample_weight to "
                         f"the scorer, or use a {role} that takes it."
                     )
-            weight = {"sample_weight": sample_weight}
+            # Checked once for both metrics: fairlearn's take a negative or
+            # NaN weight as given (a gap of 2.33, or a NaN group dropped
+            # from the gap, which then reads 0).
+            weight = {"sample_weight": check_public_weights(sample_weight, y_pred)}
         fair_true, fair_pred = y_true, y_pred
         if getattr(self, "binary", False):  # absent from older pickles
             fair_true, fair_pred = _positive_indicators(

@@ -239,6 +239,33 @@ def test_routed_sample_weight_reaches_the_scorer(fitted):
         assert score == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.parametrize(
+    "weight, match",
+    [(-3.0, "Negative values"), (np.nan, "NaN"), (np.inf, "infinity")],
+)
+@pytest.mark.parametrize("base", [None, "accuracy"])
+def test_a_weight_no_gap_can_take_is_refused_naming_sample_weight(
+    weight, match, base
+):
+    # fairlearn takes them as given: a weight of -3 gave a demographic
+    # parity gap of 2.33 (accuracy - gap: -2.33), and a NaN weight a gap of
+    # 0.0 (the group whose rate was NaN left the difference).
+    y = np.array([0, 1, 0, 1, 0, 1])
+    pred = np.array([1, 1, 0, 1, 0, 0])
+    s = np.array([0, 0, 0, 1, 1, 1])
+    score = make_fairness_scorer(
+        "demographic_parity_difference", base_metric=base
+    )._score_func
+    w = np.ones(6)
+    w[2] = weight
+    with pytest.raises(ValueError, match=match) as exc:
+        score(y, pred, sensitive_features=s, sample_weight=w)
+    assert "sample_weight" in str(exc.value)
+    assert score(y, pred, sensitive_features=s, sample_weight=np.ones(6)) == (
+        score(y, pred, sensitive_features=s)
+    )
+
+
 def test_weighted_linf_is_the_linf_of_repeated_rows(fitted):
     clf, X, y, s = fitted
     pred = clf.predict(X)
