@@ -69,6 +69,10 @@ def _prepare(y_true, y_pred, y_proba, sensitive_features, labels, need_y_true):
                 )
             labels = np.unique(np.concatenate(parts))
     labels = np.asarray(labels)
+    if len(set(labels.tolist())) != labels.size:
+        # A repeated label would be a second block (column) of the same
+        # class: an empty one, which the uniform mean over labels counts.
+        raise ValueError("labels contains duplicate values; pass each label once.")
     if y_proba is None:
         proba = np.zeros((n, labels.size))
         proba[np.arange(n), _index(labels, y_pred, "y_pred")] = 1.0
@@ -141,7 +145,15 @@ def _blocks(y_true, y_pred, y_proba, sensitive_features, labels, constraint,
     blocks = (
         cons.block_index(y_index) if need else np.zeros(proba.shape[0], dtype=np.intp)
     )
-    return proba, blocks, codes, n_groups, cons, cons.n_blocks(labels.size)
+    n_blocks = cons.n_blocks(labels.size)
+    if constraint == "equalized_odds":
+        # The ERMI within a label is measured on its true rows: a label with
+        # none (declared, or only predicted) has no value, and the uniform
+        # mean is over the labels that have rows (an empty block would enter
+        # it as 0). The prior-weighted sum gives it weight 0 either way.
+        present, blocks = np.unique(blocks, return_inverse=True)
+        n_blocks = present.size
+    return proba, blocks, codes, n_groups, cons, n_blocks
 
 
 @redacting_errors
@@ -186,7 +198,9 @@ def ermi_score(
         Class conditioned on for equal opportunity (None: ``labels[1]`` when
         there are two labels).
     weighting : {"label_prior", "uniform"}, default="label_prior"
-        Combination of the per-label values for equalized odds.
+        Combination of the per-label values for equalized odds: weighted by
+        the labels' frequencies in ``y_true``, or their unweighted mean over
+        the labels with true rows.
     labels : array-like, default=None
         The label set, in the order of the columns of ``y_proba``; every
         value of ``y_pred``, and of ``y_true`` for a label-conditional

@@ -79,6 +79,32 @@ def test_equalized_odds_combines_per_label_values(data, weighting):
     assert rho == pytest.approx(np.sqrt(max(per_label)))
 
 
+@pytest.mark.parametrize("weighting", ["label_prior", "uniform"])
+def test_equalized_odds_averages_over_the_labels_with_true_rows(data, weighting):
+    # A declared label, or one only predicted, has no true rows and no
+    # per-label value. The uniform mean counted it as 0: 0.1111 instead of
+    # 0.1667 on a two-label example with labels=[0, 1, 2].
+    y, pred, s = data
+    kw = dict(sensitive_features=s, constraint="equalized_odds", weighting=weighting)
+    seen = ermi_score(y, pred, **kw)
+    assert ermi_score(y, pred, labels=[0, 1, 2], **kw) == pytest.approx(seen)
+    assert ermi_score(y, pred, labels=[2, 1, 0], **kw) == pytest.approx(seen)
+    predicted = pred.copy()
+    predicted[:5] = 2  # predicted, never true
+    per_label = [_brute_ermi(predicted[y == c], s[y == c]) for c in (0, 1)]
+    prior = np.bincount(y) / y.size
+    expected = prior @ per_label if weighting == "label_prior" else np.mean(per_label)
+    assert ermi_score(y, predicted, **kw) == pytest.approx(expected)
+
+
+def test_duplicate_declared_labels_are_refused(data):
+    y, pred, s = data
+    with pytest.raises(ValueError, match="labels contains duplicate values"):
+        ermi_score(y, pred, sensitive_features=s, labels=[0, 0, 1])
+    with pytest.raises(ValueError, match="labels contains duplicate values"):
+        renyi_correlation(y, pred, sensitive_features=s, labels=[0, 1, 1])
+
+
 def test_missing_groups_are_ignored(data):
     y, pred, s = data
     sf = pd.Series(s, dtype=object)
