@@ -119,6 +119,12 @@ PRIVACY_PARAMETER_CONSTRAINTS = {
 }
 
 
+# The least value of each public count that a fit can see: two classes,
+# one group (a fit without sensitive features) and one silo. An estimator
+# refuses what its own fits refuse beyond that (e.g. more silos than rows).
+_LEAST_PUBLIC_COUNT = {"n_classes": 2, "n_groups": 1, "n_silos": 1}
+
+
 class PrivateEstimatorMixin:
     """Fitted privacy attributes and their human-readable summary.
 
@@ -239,7 +245,9 @@ class PrivateEstimatorMixin:
                 f"count(s) {', '.join(unknown)}; it accepts: {accepted}."
             )
         public_counts = {
-            name: check_public_count(value, name, minimum=0)
+            name: check_public_count(
+                value, name, minimum=_LEAST_PUBLIC_COUNT.get(name, 0)
+            )
             for name, value in public_counts.items()
         }
         record = self._planned_record(n_samples, n_features, **layout, **public_counts)

@@ -8,6 +8,7 @@ delta and adjacency), on raw-scale data whose content the plan never saw.
 """
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -483,6 +484,31 @@ def test_plan_names_the_public_inputs():
 def test_plan_refuses_bad_inputs(estimator, args, kwargs, error, match):
     with pytest.raises(error, match=match):
         estimator.privacy_plan(*args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "estimator, name, least",
+    [
+        (DPFERMIClassifier(), "n_groups", 1),
+        (DPFERMIClassifier(), "n_classes", 2),
+        (DPLogisticRegression(), "n_classes", 2),
+        (DPLogisticRegression(), "n_silos", 1),
+        (DPMLPClassifier(), "n_classes", 2),
+        (DPMLPClassifier(), "n_silos", 1),
+        (SemiDPLinearRegression(), "n_public", 0),
+    ],
+    ids=lambda p: p if isinstance(p, str) else None,
+)
+def test_a_count_below_its_least_value_names_one_least_value(estimator, name, least):
+    # One least value per count, whatever the count below it: n_groups=0
+    # said ">= 1" and n_groups=-1 ">= 0" (the generic check ran first).
+    said = set()
+    for count in (least - 1, -1, -7):
+        with pytest.raises(ValueError, match=rf"{name} must be") as exc:
+            estimator.privacy_plan(100, 3, **{name: count})
+        said.add(re.search(r">= (\d+)|\[(\d+),", str(exc.value)).group(0))
+    assert said == {f">= {least}"}
+    estimator.privacy_plan(100, 3, **{name: least})
 
 
 @pytest.mark.parametrize(
