@@ -507,6 +507,29 @@ def _record_params(params, fit_params, name):
     }
 
 
+def _check_canary_private(canary_fit_params):
+    """Refuse a canary marked public (``public_mask=True``).
+
+    A semi-DP guarantee (Lowy et al. 2023) protects the private records
+    given the public ones: nothing bounds what a public record moves, so a
+    public canary may tell the worlds apart by design. Under "add_remove" the fits'
+    numbers of public rows differ and the audit refuses the pair; under
+    "replace_one" the record it replaces takes its status, the counts
+    agree, and the audit would report a violation the claim never
+    excluded.
+    """
+    value = canary_fit_params.get("public_mask")
+    value = None if value is None else np.asarray(value)
+    if value is not None and value.shape == () and value.dtype == bool and value:
+        raise ValueError(
+            "canary_fit_params['public_mask'] is True: the canary must be a "
+            "private record. The estimator's guarantee protects the private "
+            "records given the public ones, so an audit of a public canary "
+            "would report a violation the claim never excluded; give the "
+            "canary public_mask=False."
+        )
+
+
 def _check_record_params(params, fit_params, per_record, name, who="canary"):
     """``params`` gives one value for each per-record fit parameter, and no other."""
     for key in params:
@@ -662,8 +685,9 @@ def make_neighbours(
         (``sensitive_features`` with several columns) is one row: a list in
         its column order, a Series labelled by its columns, or a dict read
         by column name (each column once, no other); a dict for a 2-D array
-        raises a ``TypeError``. Make the canary a protected record (for
-        example ``public_mask=False``).
+        raises a ``TypeError``. The canary must be a protected record: a
+        canary with ``public_mask=True`` raises (give it
+        ``public_mask=False``).
     replacement : int or tuple (X_row, y_value, fit_params_row), default=None
         For ``"replace_one"``: the record the canary replaces, or the index
         of a record to copy. Default: a copy of the first record with the
@@ -716,6 +740,7 @@ def make_neighbours(
     canary_fit_params = _record_params(
         canary_fit_params, fit_params, "canary_fit_params"
     )
+    _check_canary_private(canary_fit_params)
     canary_X, canary_y = canary
     canary_record = (
         _record_values(canary_X, X, "canary[0]"), canary_y, canary_fit_params

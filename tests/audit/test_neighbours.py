@@ -182,6 +182,26 @@ def test_replace_one_default_replaces_a_record_with_the_canary_public_status():
         )
 
 
+@pytest.mark.parametrize("adjacency", ["add_remove", "replace_one"])
+@pytest.mark.parametrize("public", [True, np.True_])
+def test_a_public_canary_is_refused(adjacency, public):
+    # A semi-DP guarantee protects the private records given the public
+    # ones. Under replace_one the replaced record took the canary's public
+    # status, both fits had the same n_public_, and the audit of a correct
+    # SemiDPLinearRegression reported "epsilon >= 2.46" against a claim of
+    # 0.0151 at delta 0.1.
+    X, y = np.arange(12.0).reshape(6, 2), np.arange(6.0)
+    kw = dict(
+        canary=(np.array([9.0, 9.0]), 50.0),
+        adjacency=adjacency,
+        fit_params={"public_mask": np.arange(6) < 3},
+    )
+    with pytest.raises(ValueError, match=r"canary_fit_params\['public_mask'\] is True"):
+        make_neighbours(X, y, canary_fit_params={"public_mask": public}, **kw)
+    nb = make_neighbours(X, y, canary_fit_params={"public_mask": False}, **kw)
+    assert not nb.with_canary.fit_params["public_mask"][-1]
+
+
 # -- values are stored as given --------------------------------------------------
 
 
