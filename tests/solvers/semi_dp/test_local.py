@@ -189,6 +189,26 @@ def test_public_gradient_modes_run_and_stay_finite(mode):
     assert np.isfinite(fit.coef).all()
 
 
+@pytest.mark.parametrize("learning_rate", [1e150, 1e250])
+def test_a_raw_public_step_never_carries_the_coefficients_out_of_float64(
+    learning_rate,
+):
+    # A given step size times a raw public gradient is bounded by nothing:
+    # w - eta * g overflowed with a RuntimeWarning (an overflow that
+    # depends on the rows) and the average of the iterates saturated at
+    # +-1.8e308. Such a step is now skipped, silently, as a non-finite
+    # gradient is.
+    X, y, mask = _data(n=80)
+    params = LocalParams(
+        epsilon=2.0, public_gradient="raw", learning_rate=learning_rate
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fit = _run(X, y, mask, params, rng=np.random.default_rng(0))
+    assert np.all(np.abs(fit.coef) <= MAX / (2 * 80))
+    assert np.isfinite(fit.intercept)
+
+
 def test_public_radius_estimate_shrinks_with_public_rows():
     X, y, _ = _data(n=400)
     radii = []
