@@ -250,6 +250,13 @@ def advantaged_class_index(
                 "needs opportunity_class (the advantaged class)."
             )
         return 1
+    if np.ndim(opportunity_class) != 0:
+        # `classes == [1]` broadcasts: a one-element list would match the
+        # label 1, and a longer one raise numpy's shape error.
+        raise ValueError(
+            "opportunity_class must be a single label (the advantaged class); "
+            f"got a {type(opportunity_class).__name__}."
+        )
     hits = np.flatnonzero(classes == opportunity_class)
     if hits.size != 1:
         if not private:

@@ -83,3 +83,13 @@ def test_weighting_is_checked_for_every_notion(name, weighting):
             labels=[0, 1],
             weighting=weighting,
         )
+
+
+@pytest.mark.parametrize("given", [[1], (1,), np.array([1]), [0, 1]])
+def test_opportunity_class_is_one_label(given):
+    # classes == [1] broadcast: a one-element list was taken as the label 1.
+    from sklearn_dpfair.fairness._constraints import advantaged_class_index
+
+    with pytest.raises(ValueError, match="opportunity_class must be a single label"):
+        advantaged_class_index(np.array([0, 1]), given)
+    assert advantaged_class_index(np.array([0, 1]), np.int64(1)) == 1
