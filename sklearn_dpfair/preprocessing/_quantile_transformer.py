@@ -20,9 +20,17 @@ from ._bounds import tiny_exponent
 
 __all__ = ["DPQuantileTransformer"]
 
-# As scikit-learn: the normal output is clipped at the quantiles 1e-7 and
-# 1 - 1e-7, so that the bounds of the data do not map to infinity.
+# As scikit-learn: the normal output is clipped just beyond the quantiles
+# 1e-7 and 1 - 1e-7 (by float64's spacing at 1), so that the bounds of the
+# data do not map to infinity, and the inverse, which sends an output whose
+# uniform value is within 1e-7 of 0 or 1 to the end quantile, gives the
+# bounds back exactly (clipped at 1 - 1e-7 itself, the normal CDF rounds to
+# just inside that band).
 _BOUNDS_THRESHOLD = 1e-7
+_NORMAL_CLIP = (
+    float(stats.norm.ppf(_BOUNDS_THRESHOLD - np.spacing(1))),
+    float(stats.norm.ppf(1 - (_BOUNDS_THRESHOLD - np.spacing(1)))),
+)
 
 
 class DPQuantileTransformer(
@@ -160,8 +168,7 @@ class DPQuantileTransformer(
         self.references_ = np.linspace(0.0, 1.0, self.n_quantiles)
         low, high = (0.0, 1.0)
         if self.output_distribution == "normal":
-            high = float(stats.norm.ppf(1 - _BOUNDS_THRESHOLD))
-            low = -high
+            low, high = _NORMAL_CLIP
         n_features = self.quantiles_.shape[1]
         self._set_output_bounds(np.full(n_features, low), np.full(n_features, high))
         self._record_fit(
@@ -275,7 +282,7 @@ class DPQuantileTransformer(
         y = 0.5 * (np.interp(vs, qs, refs) - np.interp(-vs, -qs[::-1], -refs[::-1]))
         y = np.where(v <= quantiles[0], 0.0, np.where(v >= quantiles[-1], 1.0, y))
         if self.output_distribution == "normal":
-            y = stats.norm.ppf(np.clip(y, _BOUNDS_THRESHOLD, 1 - _BOUNDS_THRESHOLD))
+            y = np.clip(stats.norm.ppf(y), *_NORMAL_CLIP)
         return np.where(missing, np.nan, y)
 
 

@@ -130,6 +130,27 @@ def test_inverse_transform_is_scikit_learn_at_epsilon_inf(distribution):
         private.inverse_transform(Y[:, :1])
 
 
+@pytest.mark.parametrize("distribution", ["uniform", "normal"])
+def test_round_trip_gives_the_end_points_back_as_scikit_learn(distribution):
+    # The normal output was clipped at ppf(1 - 1e-7), whose CDF rounds to
+    # just inside the inverse's band of 1e-7: the largest value came back
+    # 0.3 short of 1e6 (scikit-learn clips one spacing beyond, and returns
+    # it exactly). The clipped ends are scikit-learn's outputs too.
+    X = np.array([[0.0], [1.0], [2.0], [1e6]])
+    kwargs = {"n_quantiles": 4, "output_distribution": distribution}
+    ours = DPQuantileTransformer((-1e7, 1e7), epsilon=np.inf, **kwargs).fit(X)
+    ref = QuantileTransformer(**kwargs).fit(X)
+    np.testing.assert_allclose(
+        ours.inverse_transform(ours.transform(X)), X, rtol=1e-12, atol=1e-12
+    )
+    outside = np.array([[-5.0], [5e6]])
+    np.testing.assert_allclose(
+        ours.transform(outside), ref.transform(outside), rtol=1e-12
+    )
+    assert ours.output_bounds_[0, 0] <= ours.transform(outside)[0, 0]
+    assert ours.transform(outside)[1, 0] <= ours.output_bounds_[0, 1]
+
+
 @pytest.mark.parametrize("bounds", [(-1e-320, 1e-320), (0.0, 1e-300)])
 @pytest.mark.parametrize("epsilon", [1.0, np.inf])
 def test_bounds_of_subnormal_scale_give_finite_outputs(bounds, epsilon):
