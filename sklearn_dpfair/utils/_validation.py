@@ -77,11 +77,15 @@ _PASSTHROUGH_MODULES = ("sklearn_dpfair", "sklearn", "joblib")
 # Frames of a loop of fits: scikit-learn's searches and cross-validation,
 # its parallel helper (which re-installs the filters around each fit) and
 # joblib, and this package's own meta-estimators. Not every scikit-learn
-# frame: its fit decorator wraps every direct fit too.
+# frame: its fit decorator wraps every direct fit too. And the wrapper of
+# every private fit (sklearn_dpfair._base): one fit shows a cause once even
+# where a library it calls (Dask's client) resets Python's registry of
+# shown warnings between two checks of the same parameter.
 _LOOP_MODULES = (
     "sklearn.model_selection",
     "sklearn.utils.parallel",
     "joblib",
+    "sklearn_dpfair._base",
     "sklearn_dpfair.model_selection",
     "sklearn_dpfair.pipeline",
 )
