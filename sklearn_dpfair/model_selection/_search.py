@@ -768,8 +768,7 @@ class PrivateHyperparameterSearch(
                     "scoring='accuracy-dp-gap' needs sensitive_features: route it "
                     "to the estimator (set_fit_request(sensitive_features=True))."
                 )
-            if len(classes) != 2:
-                raise ValueError("scoring='accuracy-dp-gap' needs a binary problem.")
+            classes = self._gap_classes(candidates)
 
         # A fit parameter that a candidate's fit (or one of its steps') would
         # refuse fails only in the runs that draw that candidate, a draw
@@ -1006,6 +1005,15 @@ class PrivateHyperparameterSearch(
                 f"{'classifier' if task == 'classification' else 'regressor'}: "
                 f"use one of {', '.join(allowed)}."
             )
+        if task == "classification" and self.score_bound is not None:
+            # A classifier's score counts each validation row in [0, 1]:
+            # its sensitivity is fixed, and a bound given for it would be
+            # silently ignored.
+            raise ValueError(
+                "score_bound bounds a regressor's error; a classifier's score "
+                "needs none (each validation row counts 0 or 1): drop "
+                "score_bound."
+            )
         if task == "regression" and self.score_bound is None:
             raise ValueError(
                 "score_bound is required to score a regressor privately: the "
@@ -1015,6 +1023,23 @@ class PrivateHyperparameterSearch(
                 "known range. It is not read from the data."
             )
         return scoring
+
+    def _gap_classes(self, candidates):
+        """The one binary label set that every candidate declares.
+
+        ``"accuracy-dp-gap"`` counts the predictions of the positive label,
+        the larger declared one: a grid whose candidates declare other label
+        sets would score each against another label (or one it cannot
+        predict), and the scores would not compare.
+        """
+        sets = _candidate_sets(self.estimator, candidates, "classes")
+        if len(sets) != 1 or sets[0] is None or len(sets[0]) != 2:
+            raise ValueError(
+                "scoring='accuracy-dp-gap' needs a binary problem: every "
+                "candidate must declare the same two classes (the gap counts "
+                "predictions of the larger one)."
+            )
+        return sets[0]
 
     def _split_sizes(self, n_samples, n_public):
         """Expected sizes of the validation and training splits (public counts).
@@ -1202,6 +1227,9 @@ class PrivateHyperparameterSearch(
         task = self._task()
         classes = _declared_classes(self.estimator) if task == "classification" else None
         scoring = self._scoring(task)
+        if scoring == "accuracy-dp-gap":
+            # Refused by the plan as by the fit, before a row is read.
+            self._gap_classes(candidates)
         groups = self._group_set()
         # Given, the count is every candidate's; else as a fit given
         # sensitive_features: each candidate sees its declared groups where

@@ -286,6 +286,50 @@ def test_a_grid_point_leaving_its_classes_none_is_refused_before_any_row(data):
                     search.fit(X, labels)
 
 
+def test_the_gap_score_takes_the_candidates_one_binary_label_set(data):
+    # The gap's positive label came from the base estimator's classes: a
+    # grid declaring ["n", "y"] over a base declaring ["n", "yes"] was
+    # scored with a gap of 0 whatever its predictions (best_score_ 0.9985
+    # for a model whose gap is 1), and a grid of three classes was scored
+    # as binary.
+    X, y, sex = data
+    labels = np.array(["n", "y"])[y]
+    kw = dict(scoring="accuracy-dp-gap", groups=["F", "M"], n_runs=1)
+    for base, grid in (
+        (["n", "y"], {"classes": [["n", "y"], ["n", "z"]]}),
+        (["n", "y"], {"classes": [["n", "y", "z"]]}),
+    ):
+        search = _classifier_search(
+            estimator=DPLogisticRegression(classes=base, max_iter=2),
+            param_grid=grid, **kw,
+        )
+        with pytest.raises(ValueError, match="every candidate must declare"):
+            search.privacy_plan(N, 3)
+        with pytest.raises(ValueError, match="every candidate must declare"):
+            search.fit(X, labels, sensitive_features=sex)
+    # One set, other than the base's: the candidates' is the one scored.
+    gap_of_one = np.where(sex == "F", "y", "n")
+    X_group = np.column_stack([np.where(sex == "F", 2.0, -2.0), X[:, :1]])
+    scores = [
+        _classifier_search(
+            estimator=DPLogisticRegression(classes=base, max_iter=5),
+            param_grid={"classes": [["n", "y"]]}, epsilon=50.0,
+            score_budget_share=0.5, **kw,
+        ).fit(X_group, gap_of_one, sensitive_features=sex).best_score_
+        for base in (["n", "y"], ["n", "yes"])
+    ]
+    assert scores[0] < 0.2 and scores[1] < 0.2
+
+
+def test_a_score_bound_for_a_classifier_is_refused(data):
+    X, y, _ = data
+    search = _classifier_search(score_bound=1e-3)
+    with pytest.raises(ValueError, match="drop score_bound"):
+        search.privacy_plan(N, 3)
+    with pytest.raises(ValueError, match="drop score_bound"):
+        search.fit(X, y)
+
+
 @pytest.mark.parametrize(
     "pipeline, keyword", [(False, "public_mask"), (False, "foo"),
                           (True, "foo"), (True, "dpstandardscaler__foo")],
