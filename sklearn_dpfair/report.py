@@ -429,6 +429,26 @@ _EXACT_METRICS_NOTE = (
 )
 
 
+def _spends_budget(step):
+    """Whether a fitted step, or a part nested in it, made private releases.
+
+    A private transformer may sit inside a nested ``Pipeline``, a fitted
+    ``ColumnTransformer``'s blocks or a ``FeatureUnion``'s parts: its
+    budget adds to the final model's all the same.
+    """
+    if getattr(step, "privacy_record_", None) is not None:
+        return True
+    if isinstance(step, Pipeline):
+        parts = [part for _, part in step.steps]
+    elif hasattr(step, "transformers_"):
+        parts = [part for _, part, _ in step.transformers_]
+    elif hasattr(step, "transformer_list"):
+        parts = [part for _, part in step.transformer_list]
+    else:
+        return False
+    return any(_spends_budget(part) for part in parts if not isinstance(part, str))
+
+
 def _final_estimator(estimator):
     """The model that carries the guarantee, and notes on what wraps it."""
     notes = []
@@ -440,9 +460,7 @@ def _final_estimator(estimator):
                 if step not in (None, "passthrough")
             ]
             private = [
-                name
-                for name, step in estimator.steps[:-1]
-                if getattr(step, "privacy_record_", None) is not None
+                name for name, step in estimator.steps[:-1] if _spends_budget(step)
             ]
             if steps:
                 notes.append(

@@ -286,6 +286,32 @@ def test_plain_pipeline_with_a_private_step_says_its_budget_adds(data):
     assert "spent their own budgets" not in note
 
 
+@pytest.mark.parametrize("nesting", ["pipeline", "column_transformer", "union"])
+def test_a_private_step_nested_in_a_step_says_its_budget_adds(data, nesting):
+    # Only a top-level step's record was seen: a DP scaler inside a nested
+    # Pipeline or a ColumnTransformer got the note for public statistics,
+    # and the report read epsilon 1 for a pipeline that spent 2.
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_union
+
+    from sklearn_dpfair.preprocessing import DPStandardScaler
+
+    X, y, _ = data
+    scaler = DPStandardScaler(bounds=(-10.0, 10.0), random_state=0)
+    wrap = {
+        "pipeline": lambda: make_pipeline(scaler),
+        "column_transformer": lambda: make_column_transformer(
+            (scaler, [0, 1]), remainder="passthrough"
+        ),
+        "union": lambda: make_union(scaler, StandardScaler()),
+    }[nesting]
+    pipe = make_pipeline(
+        wrap(), DPLogisticRegression(classes=[0, 1], max_iter=2, random_state=0)
+    ).fit(X, y)
+    (note,) = [n for n in privacy_report(pipe).notes if "pipeline steps" in n]
+    assert "spent their own budgets" in note
+
+
 def test_a_record_without_one_noise_multiplier_reports_none():
     # A private pipeline composes several mechanisms: its record holds None
     # ("no single multiplier"), never 0 ("no noise").

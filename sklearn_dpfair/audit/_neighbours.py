@@ -512,9 +512,9 @@ def _check_canary_private(canary_fit_params):
 
     A semi-DP guarantee (Lowy et al. 2023) protects the private records
     given the public ones: nothing bounds what a public record moves, so a
-    public canary may tell the worlds apart by design. Under "add_remove" the fits'
-    numbers of public rows differ and the audit refuses the pair; under
-    "replace_one" the record it replaces takes its status, the counts
+    public canary may tell the worlds apart by design. Under "add_remove"
+    the fits' numbers of public rows differ and the audit refuses the pair;
+    under "replace_one" the record it replaces takes its status, the counts
     agree, and the audit would report a violation the claim never
     excluded.
     """

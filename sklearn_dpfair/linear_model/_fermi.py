@@ -629,9 +629,7 @@ class FERMIClassifier(_BaseFERMI):
         ``classes_[1]`` for binary targets (error otherwise).
     eo_weighting : {"label_prior", "uniform"}, default="label_prior"
         How ``constraint="equalized_odds"`` combines the per-label terms:
-        ``sum_y P(Y=y) ERMI(Yhat;S|Y=y)`` or their unweighted mean over
-        ``classes_`` (a declared class without rows adds a term 0: whether
-        a class has rows is private).
+        ``sum_y P(Y=y) ERMI(Yhat;S|Y=y)`` or their unweighted mean.
     alpha : float, default=0.0
         L2 penalty: ``alpha/2`` times the squared norm of the per-class
         softmax parameters, ``alpha/2 sum_k ||w_k||^2`` (never on the
@@ -1124,7 +1122,10 @@ class DPFERMIClassifier(PrivateEstimatorMixin, _BaseFERMI):
     opportunity_class : label, default=None
         Advantaged class for equal opportunity (None: ``classes_[1]``).
     eo_weighting : {"label_prior", "uniform"}, default="label_prior"
-        Combination of the per-label terms of equalized odds.
+        Combination of the per-label terms of equalized odds: weighted by
+        the label frequencies, or their unweighted mean over ``classes_``
+        (a declared class without rows adds a term 0: which classes have
+        rows is private).
     alpha : float, default=0.0
         L2 penalty on the coefficients (data independent, hence free):
         ``alpha/2`` times the squared norm of the per-class softmax
