@@ -445,7 +445,7 @@ def _search(
     return math.exp(log_sigma)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096, typed=True)
 def calibrate_noise_multiplier(
     target_epsilon, delta, sampling_probability=1.0, steps=1, accountant="rdp"
 ):
@@ -489,7 +489,7 @@ def _sgd_event(sigma, sampling_probability, steps):
     return noisy_sgd_event(sigma, sampling_probability, steps)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1024, typed=True)
 def noise_multiplier_for_gaussian(target_epsilon, delta, accountant="pld"):
     """Noise multiplier of a single Gaussian mechanism, calibrated exactly.
 

@@ -300,3 +300,11 @@ def test_numpy_and_int_budgets_are_read_as_python_floats():
         PrivacyBudget(10**400, 1e-5)
     with pytest.raises(TypeError, match="^delta must be a real number, got str"):
         PrivacyBudget(1.0, "1e-5")
+
+
+@pytest.mark.parametrize("accountant", ["foo", None, "RDP"])
+def test_an_unknown_accountant_is_refused_when_the_budget_is_made(accountant):
+    # A pure (Laplace) budget never reaches the accountant: its record
+    # carried accountant='foo' with epsilon 2.
+    with pytest.raises(ValueError, match="accountant must be one of"):
+        PrivacyBudget(2.0, 0.0, accountant=accountant)

@@ -338,3 +338,17 @@ def test_calibration_refuses_what_is_no_number_naming_it(epsilon, delta, name):
     # True was calibrated as epsilon 1 (noise 4.045).
     with pytest.raises(ValueError, match=f"^{name} must be"):
         calibrate_noise_multiplier(epsilon, delta)
+
+
+@pytest.mark.parametrize("position", [0, 2, 3])
+def test_a_bool_is_refused_whatever_was_cached_before(position):
+    # The calibrations are cached, and True == 1 with the same hash: after
+    # a call with steps=1, steps=True returned 4.0454 instead of raising.
+    args = [1.0, 1e-5, 1.0, 1]
+    calibrate_noise_multiplier(*args)
+    args[position] = True
+    with pytest.raises(ValueError, match="got True"):
+        calibrate_noise_multiplier(*args)
+    noise_multiplier_for_gaussian(1, 1e-5)
+    with pytest.raises(ValueError, match="got True"):
+        noise_multiplier_for_gaussian(True, 1e-5)
