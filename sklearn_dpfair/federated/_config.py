@@ -10,7 +10,7 @@ import numpy as np
 
 from .._solvers._schedules import check_penalty_step
 from ..exceptions import DivergedModelError
-from ..privacy._accounting import ACCOUNTANTS
+from ..privacy._accounting import check_accountant
 from ._spider import SpiderSchedule
 
 __all__ = ["DivergedModelError", "FederationConfig"]
@@ -146,10 +146,7 @@ class FederationConfig:
             )
         if self.column_alpha is not None:
             self._check_column_alpha()
-        if self.accountant not in ACCOUNTANTS:
-            raise ValueError(
-                f"accountant must be one of {ACCOUNTANTS}; got {self.accountant!r}."
-            )
+        check_accountant(self.accountant)
 
     def _check_column_alpha(self):
         try:

@@ -40,6 +40,7 @@ __all__ = [
     "ADJACENCIES",
     "RDP_ORDERS",
     "SINGLE_GAUSSIAN_ACCOUNTANT",
+    "check_accountant",
     "check_composable",
     "check_delta",
     "check_dp_event",
@@ -121,19 +122,31 @@ PLD_MIN_GAUSSIAN_SCALE = 0.05
 PLD_MAX_LAPLACE_EPSILON = 100.0
 
 
+def check_accountant(accountant, name="accountant"):
+    """``accountant`` if it is one of :data:`ACCOUNTANTS`, else a ``ValueError``.
+
+    ``name`` is the parameter the message names (a ledger's ``kind``).
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.privacy._accounting import check_accountant
+    >>> check_accountant("pld")
+    'pld'
+    """
+    if not (isinstance(accountant, str) and accountant in ACCOUNTANTS):
+        raise ValueError(f"{name} must be one of {ACCOUNTANTS}, got {accountant!r}.")
+    return accountant
+
+
 def _make_accountant(accountant, event=None):
-    if accountant == "rdp":
+    if check_accountant(accountant) == "rdp":
         # The relation under which dp-accounting reads the event, as for PLD.
         return rdp.RdpAccountant(
             orders=_RDP_ORDERS, neighboring_relation=_pld_relation(event)
         )
-    if accountant == "pld":
-        return pld.PLDAccountant(
-            _pld_relation(event),
-            value_discretization_interval=_PLD_VALUE_DISCRETIZATION,
-        )
-    raise ValueError(
-        f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}."
+    return pld.PLDAccountant(
+        _pld_relation(event),
+        value_discretization_interval=_PLD_VALUE_DISCRETIZATION,
     )
 
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 
 from ..utils._numeric import public_float
 from ._accounting import (
-    ACCOUNTANTS,
     _check_sampling_probability,
     _check_steps,
+    check_accountant,
     check_delta,
     check_noise_multiplier,
     check_rho,
@@ -105,10 +105,7 @@ class PrivacyBudget:
         # Checked here, not where a Gaussian is calibrated: a pure (Laplace)
         # budget never reaches the accountant, and its record would carry
         # the unknown name.
-        if not (isinstance(self.accountant, str) and self.accountant in ACCOUNTANTS):
-            raise ValueError(
-                f"accountant must be one of {ACCOUNTANTS}, got {self.accountant!r}."
-            )
+        check_accountant(self.accountant)
         # A NaN multiplier is read by the RDP accountant as epsilon 0.
         if self.noise_multiplier is not None:
             check_noise_multiplier(self.noise_multiplier)

@@ -57,8 +57,8 @@ from dataclasses import dataclass
 
 from ..exceptions import PrivacyAccountingError
 from ._accounting import (
-    ACCOUNTANTS,
     ADJACENCIES,
+    check_accountant,
     check_composable,
     check_delta,
     check_dp_event,
@@ -237,8 +237,7 @@ class PrivacyLedger:
     """
 
     def __init__(self, kind="rdp"):
-        if kind not in ACCOUNTANTS:
-            raise ValueError(f"kind must be one of {ACCOUNTANTS}, got {kind!r}.")
+        check_accountant(kind, "kind")
         self.kind = kind
         self._init_state(entries=[], journal=None, owner=True)
 
