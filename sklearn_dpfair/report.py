@@ -32,6 +32,7 @@ from sklearn.utils import check_consistent_length
 from sklearn.utils.validation import check_is_fitted
 
 from .fairness._sensitive import sensitive_features_shape
+from .pipeline._pipeline import _nested_parts
 from .privacy._ledger import PrivacyLedger
 from .privacy._record import ADJACENCY_CONVERSION, PrivacyRecord, plain_language
 
@@ -438,14 +439,7 @@ def _spends_budget(step):
     """
     if getattr(step, "privacy_record_", None) is not None:
         return True
-    if isinstance(step, Pipeline):
-        parts = [part for _, part in step.steps]
-    elif hasattr(step, "transformers_"):
-        parts = [part for _, part, _ in step.transformers_]
-    elif hasattr(step, "transformer_list"):
-        parts = [part for _, part in step.transformer_list]
-    else:
-        return False
+    parts = _nested_parts(step, fitted=True) or []
     return any(_spends_budget(part) for part in parts if not isinstance(part, str))
 
 

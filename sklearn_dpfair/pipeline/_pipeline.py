@@ -319,15 +319,20 @@ def _final_has(attr):
     return check
 
 
-def _nested_parts(est):
+def _nested_parts(est, fitted=False):
     """The parts a composite hands its rows to, or None for a leaf.
 
     A ``Pipeline``'s steps, a ``ColumnTransformer``'s blocks and remainder,
     a ``FeatureUnion``'s parts (strings such as ``"passthrough"`` included).
+    ``fitted``: a fitted ``ColumnTransformer``'s fitted clones
+    (``transformers_``, the remainder among them) instead of its
+    parameters; the other composites fit their parts in place.
     """
     if isinstance(est, (Pipeline, PrivatePipeline)):
         return [step for _, step in est.steps]
     if isinstance(est, ColumnTransformer):
+        if fitted:
+            return [block for _, block, _ in est.transformers_]
         return [block for _, block, _ in est.transformers] + [est.remainder]
     if isinstance(est, FeatureUnion):
         return [part for _, part in est.transformer_list]
