@@ -1770,11 +1770,6 @@ default=None
         # the fit's: a plan at other counts is not its plan (1 group: a fit
         # without sensitive_features).
         self._check_params()
-        if n_groups is not None and n_groups < 1:
-            raise ValueError(
-                f"n_groups must be >= 1 (1: a fit without sensitive_features); "
-                f"got {n_groups}."
-            )
         if self.groups is not None and n_groups not in (None, 1, len(self.groups)):
             raise ValueError(
                 f"n_groups={n_groups} disagrees with the {len(self.groups)} "

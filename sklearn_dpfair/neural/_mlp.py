@@ -592,8 +592,6 @@ default=None
         n_classes = planned_class_count(self.classes, n_classes)
         self._check_scaling(n_silos is not None)
         if n_silos is not None:
-            if n_silos < 1:
-                raise ValueError(f"n_silos must be >= 1; got {n_silos}.")
             params = self._params(self._hidden_layer_sizes())
             check_sgd_steps(n_samples, params.batch_size, params.epochs)
             return plan_silos(
