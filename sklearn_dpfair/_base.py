@@ -636,7 +636,12 @@ def _dense_linear_scores(xp, X, coef, intercept):
 def _sparse_linear_scores(X, coef, intercept):
     """``X @ coef.T + intercept`` for CSR ``X``; rows that overflow densified alone."""
     # Sparse input lives on the host: score it with host copies of the model.
-    coef, intercept = to_numpy(coef), to_numpy(intercept)
+    # A Python float intercept stays one: numpy promotes it weakly, so a
+    # float32 model scores float32 rows in float32, as on dense rows (an
+    # array of it would be float64 and promote every score).
+    coef = to_numpy(coef)
+    if not isinstance(intercept, float):
+        intercept = to_numpy(intercept)
     with np.errstate(over="ignore", invalid="ignore"):
         scores = np.asarray(X @ coef.T) + intercept
     bad = ~np.isfinite(scores).all(axis=1)

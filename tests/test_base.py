@@ -250,6 +250,23 @@ def test_a_float64_regressor_scores_float32_input_in_float64():
     )
 
 
+@pytest.mark.parametrize(
+    "name, cls", _mixin_users(LinearRegressorMixin), ids=lambda v: str(v)
+)
+def test_a_float32_regressor_scores_float32_csr_rows_in_float32(name, cls):
+    # As scikit-learn's linear models, and as the same rows dense: the
+    # intercept (a Python float) once became a float64 array on the sparse
+    # path and promoted every score.
+    import scipy.sparse as sp
+
+    est = _fitted(cls, 1)
+    est.coef_ = est.coef_.astype(np.float32)
+    X = ORDINARY.astype(np.float32)
+    dense, sparse = est.predict(X), est.predict(sp.csr_matrix(X))
+    assert dense.dtype == sparse.dtype == np.float32
+    np.testing.assert_allclose(sparse, dense, rtol=1e-6)
+
+
 #: The estimators that clip a per-example term to ``clip_norm``.
 _CLIPPING = [
     "DPLogisticRegression",

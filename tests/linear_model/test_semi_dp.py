@@ -1081,3 +1081,16 @@ def test_numpy_and_int_budgets_plan_as_the_equal_float(name, value):
     ]
     assert planned[0].epsilon == planned[1].epsilon
     assert planned[0].dp_event == planned[1].dp_event
+
+
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+def test_float32_x_gives_a_float32_public_warm_start(epsilon):
+    # coef_public_ is documented as in the units of coef_: float32 X gave a
+    # float32 coef_ beside a float64 coef_public_.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3)).astype(np.float32)
+    y = X @ np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    mask = np.arange(300) < 50
+    est = SemiDPLinearRegression(epsilon=epsilon, random_state=0)
+    est.fit(X, y, public_mask=mask)
+    assert est.coef_.dtype == est.coef_public_.dtype == np.float32

@@ -1354,7 +1354,7 @@ def _result(
     return SemiDPFit(
         coef=np.asarray(coef).astype(dtype, copy=True),
         intercept=intercept,
-        warm_start_coef=np.array(warm_coef, copy=True),
+        warm_start_coef=np.asarray(warm_coef).astype(dtype, copy=True),
         alpha=float(a),
         learning_rate=float(lr),
         n_steps=int(steps),
