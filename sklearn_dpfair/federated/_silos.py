@@ -59,8 +59,11 @@ def split_by_silo(silos, n_samples):
             "silos must be a 1-d array with one silo id per row of X: got shape "
             f"{silos.shape} for X with {n_samples} rows."
         )
-    if silos.dtype.kind == "f" and np.isnan(silos).any():
-        raise ValueError("silos contains NaN; every row needs a silo id.")
+    # Floats' and complex numbers' NaN, datetimes' and timedeltas' NaT: a
+    # missing id read as a value would make its rows one silo.
+    if silos.dtype.kind in "fcmM" and np.isnan(silos).any():
+        missing = "NaT" if silos.dtype.kind in "mM" else "NaN"
+        raise ValueError(f"silos contains {missing}; every row needs a silo id.")
     # None, NaN and pandas' NA (whose truth value raises) alike.
     if silos.dtype.kind == "O" and any(key_of(s) is MISSING for s in silos):
         raise ValueError("silos contains missing ids; every row needs a silo id.")

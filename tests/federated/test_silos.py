@@ -31,6 +31,12 @@ def test_split_by_silo_groups_rows():
         (np.zeros((5, 1)), "one silo id per row"),
         (np.array([0, 1, np.nan, 1, 0]), "NaN"),
         (np.array(["a", None, "b", "a", "b"], dtype=object), "missing"),
+        # A missing date or duration (NaT) and a complex NaN once became a
+        # silo of their own (named None, and nan+0j).
+        (np.array(["2020-01-01", "NaT"] * 2 + ["NaT"], "datetime64[D]"), "NaT"),
+        (pd.Series(pd.to_datetime(["2020-01-01", None] * 2 + [None])), "NaT"),
+        (np.array([1, "NaT", 2, 1, 2], "timedelta64[D]"), "NaT"),
+        (np.array([1 + 1j, complex(np.nan, 0), 2j, 1 + 1j, 2j]), "NaN"),
         # pandas' string dtype holds pd.NA, whose truth value raises.
         (
             pd.array(["a", None, "b", "a", "b"], dtype="string"),
