@@ -199,15 +199,19 @@ class HeavyTailDPRegressor(
         capped, once the calibrated noise multiplier is at its floor 0.1,
         at the epsilon the planned steps attain there: past it a larger
         clip only adds noise), in the units of the scaled target
-        (``clip_norm_`` reports it in the units of ``y`` times ``x``, as a
-        float clip is given); with the
+        (``clip_norm_`` reports it in the units a float clip is given
+        in); with the
         one-pass solvers, that median times ``max(1, f / clip_ref)^(1/k)``,
         where ``f`` is the solver's signal-to-noise factor (e.g.
         ``eps n / sqrt(d T)``). ``"theory"``: the thesis' rule
         ``moment_bound * f^(1/k)``, very conservative on real data (one-pass
         solvers only: with "dp-sgd" under a finite budget ``fit`` and
         ``privacy_plan`` raise a ``ValueError``). A float is used as is
-        (``np.inf`` only without privacy), within float64's range: under
+        (``np.inf`` only without privacy), in the units of ``y`` times the
+        columns the steps see: ``x`` itself, or, where "dp-sgd" scales the
+        columns by declared ``feature_bounds``, ``(x - centre) / half-width``
+        (so that one clip suits columns in any units; an auto clip's
+        private column scales the same). Within float64's range: under
         privacy the one-pass solvers refuse (``fit`` and ``privacy_plan``
         alike, before reading the data) a clip, or a ``"theory"`` rule's
         largest one, whose square or noise standard deviation squared
@@ -349,8 +353,10 @@ or None, default="auto"
         Rows per noisy query (the first phase's rows for "localized", the
         expected Poisson batch size for "dp-sgd").
     clip_norm_ : float
-        The clip norm ``C`` used, in the units of ``y`` times ``x``
-        (0.0 for the intercept-only and zero models). ``clip_threshold_``
+        The clip norm ``C`` used, in the units of ``y`` times the columns
+        the steps saw (``x``, or ``x`` scaled by declared ``feature_bounds``
+        or by an auto clip's private column scales; see ``clip_norm``; 0.0
+        for the intercept-only and zero models). ``clip_threshold_``
         is its deprecated alias.
     noise_std_ : float
         Per-coordinate noise standard deviation of each noisy mean gradient.

@@ -400,3 +400,21 @@ def test_one_pass_magnitudes_beyond_float64_are_refused_before_the_data(
         reg.privacy_plan(*X.shape)
     with pytest.raises(ValueError, match=name):
         reg.fit(X, y)
+
+
+@pytest.mark.parametrize("clip_norm", [1.0, 3.0])
+def test_a_float_clip_with_declared_bounds_is_in_the_scaled_columns_units(clip_norm):
+    # As clip_norm and clip_norm_ document: with declared feature_bounds the
+    # steps see (x - centre) / half-width, so the same clip fits the same
+    # model whatever units the columns (and their bounds) are written in.
+    rng = np.random.default_rng(0)
+    Z = rng.uniform(-1.0, 1.0, size=(2000, 2))
+    y = Z @ np.array([1.0, -1.0]) + 0.1 * rng.standard_normal(2000)
+    fits = [
+        HeavyTailDPRegressor(
+            epsilon=1.0, clip_norm=clip_norm, feature_bounds=(-u, u), random_state=0
+        ).fit(Z * u, y)
+        for u in (1.0, 1000.0)
+    ]
+    assert fits[0].clip_norm_ == fits[1].clip_norm_ == clip_norm
+    np.testing.assert_allclose(fits[1].coef_ * 1000.0, fits[0].coef_, rtol=1e-6)
