@@ -485,7 +485,12 @@ or None, default="auto"
     fit releases, with a warning, the intercept-only model: ``coef_ = 0``
     and ``intercept_`` a private quantile of ``y`` (the median, or the
     pinball loss's ``quantile``) on the whole budget, or 0 if its range
-    histogram shows no bin above the noise. Without an intercept it
+    histogram shows no bin above the noise. A ``quantile`` far from 1/2 is
+    moved toward the median as far as the budget needs to draw it near the
+    data (a public rule on ``epsilon``, ``n_samples`` and the grid): at
+    ``quantile=0.9``, ``n_samples = 90``, ``epsilon = 1`` the drawn 0.9
+    quantile had a median error of 530 target standard deviations over 40
+    fits, the level the rule gives (0.64) 1.2. Without an intercept it
     releases the public zero model (``coef_ = 0``, ``epsilon_ = 0``)
     without reading the data. scikit-learn's sample-weight checks fit 15
     rows: both fits release an intercept of 0 (no bin rises above the

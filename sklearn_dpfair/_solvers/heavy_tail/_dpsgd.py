@@ -448,6 +448,9 @@ _MAD_TO_SD = 0.6745
 # epsilon = 1, seeds 100..199) the median test MSE over the constant's was
 # 0.639 against 0.662 with 201 points.
 _LOCATION_POINTS, _SCALE_POINTS, _SCALE_DECADES = 3201, 121, 5
+# The intercept-only model's quantile (affordable_level): the draw's chance,
+# at most, of a bin beyond the data.
+_BEYOND_DATA_MASS = 0.05
 # The MAD grid of y reaches 1e-5 of its range; a feature's is linear (see
 # private_location_scale): a scale far below a column's spread makes its
 # other rows huge in standardized units, and the noise on its coefficient
@@ -961,6 +964,43 @@ def constant_level(loss):
     if hasattr(loss, "lower_slope"):
         return loss.lower_slope / (loss.lower_slope + loss.upper_slope)
     return 0.5
+
+
+def affordable_level(level, rho, n_samples, n_candidates=_LOCATION_POINTS):
+    """``level`` moved toward the median until its draw stays near the data.
+
+    The exponential mechanism of :func:`_private_quantile_in` gives a bin
+    beyond the data utility ``-min(q, 1 - q) n`` (``q n`` rows on one side
+    of the bin's edge) and, under add/remove adjacency, sensitivity
+    ``max(q, 1 - q)`` (:func:`~sklearn_dpfair.privacy._quantile.quantile_sensitivity`):
+    with ``epsilon0 = sqrt(8 rho)`` its logit margin is ``epsilon0 s n / (2
+    (1 - s))`` with ``s = min(q, 1 - q)``. Where the ``n_candidates`` bins
+    together would take more than :data:`_BEYOND_DATA_MASS` of the draw
+    (margin below ``ln(n_candidates / _BEYOND_DATA_MASS)``), an extreme
+    level selects a bin far beyond the data: at ``q = 0.9``, ``n = 90``,
+    ``epsilon = 1`` the intercept was off by more than 100 target standard
+    deviations in most draws. The level is moved toward 1/2 to the nearest
+    ``s`` that keeps the margin, ``s = 2 L / (epsilon0 n + 2 L)`` (1/2 at
+    most), as a quantile nearer the median beats one drawn among the empty
+    bins for the pinball loss. A public rule: ``rho``, ``n_samples`` and
+    the grid size only (no privacy cost); ``rho = inf`` keeps ``level``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.heavy_tail._dpsgd import affordable_level
+    >>> affordable_level(0.9, 0.01, 30)
+    0.5
+    >>> round(affordable_level(0.9, 0.01, 300), 3)
+    0.793
+    >>> affordable_level(0.9, 0.01, 2000)
+    0.9
+    """
+    if math.isinf(rho) or level == 0.5:
+        return level
+    margin = math.log(n_candidates / _BEYOND_DATA_MASS)
+    signal = math.sqrt(8.0 * rho) * n_samples
+    least = min(0.5, 2.0 * margin / (signal + 2.0 * margin))
+    return float(min(max(level, least), 1.0 - least))
 
 
 def private_feature_scales(X, rhos, with_location, weights, rng):
@@ -1756,7 +1796,9 @@ def _intercept_only_model(y, loss, plan, weights, rng, n_features, config):
     """The constant model released below :func:`minimum_signal` with an intercept.
 
     ``coef_ = 0`` and the intercept a private quantile of ``y`` (the one
-    :func:`constant_level` gives for the loss): a noisy decade histogram
+    :func:`constant_level` gives for the loss, moved toward the median by
+    :func:`affordable_level` where the draw could not keep it near the
+    data): a noisy decade histogram
     places its range (Gaussian mechanism, the "target_range" part of the
     plan), the exponential mechanism draws it on a grid over that range
     (the "target_location" part), as the target's location in a full fit.
@@ -1775,7 +1817,8 @@ def _intercept_only_model(y, loss, plan, weights, rng, n_features, config):
         y, rhos["target_range"], rng, WIDE_DECADE_EDGES, weights=weights
     )
     support = histogram_target_range(counts, threshold, WIDE_DECADE_EDGES)
-    level = constant_level(loss)
+    asked = constant_level(loss)
+    level = affordable_level(asked, rhos["target_location"], y.shape[0])
     if support is None:
         forgo_release("zcdp", rhos["target_location"])
         intercept = 0.0
@@ -1786,14 +1829,17 @@ def _intercept_only_model(y, loss, plan, weights, rng, n_features, config):
             )
         )
     coef, intercept = _project(np.zeros(n_features), intercept, 1.0, config.radius)
-    # The rule, not this fit's epsilon and n: one cause warns once across
-    # the folds and candidates of a search (a warning shows once per text).
+    # The rule and the loss's level, not this fit's epsilon and n (nor the
+    # level they afford): one cause warns once across the folds and
+    # candidates of a search (a warning shows once per text).
     message = (
         "epsilon * n_samples = epsilon times the rows of the fit is below "
         "the minimum max(100, 10 (n_features + 1)) of solver='dp-sgd' for a "
         "model: the fit released the intercept-only model (coef_ = 0, "
-        f"intercept_ a private {level:g}-quantile of y, or 0 where the noisy "
-        "histogram that places it showed no bin above its noise)"
+        f"intercept_ a private quantile of y at {asked:g}, or nearer the "
+        "median where epsilon * n_samples cannot place that level, or 0 "
+        "where the noisy histogram that places it showed no bin above its "
+        "noise)"
     )
     record = budget.account(
         # The main release: the range histogram's Gaussian mechanism.

@@ -14,6 +14,7 @@ import pytest
 from release_observer import capture_mechanism_inputs
 
 from sklearn_dpfair import HeavyTailDPRegressor
+from sklearn_dpfair._solvers.heavy_tail._dpsgd import affordable_level
 
 
 def _fit(X, y, **params):
@@ -66,3 +67,15 @@ def test_the_recorded_event_is_the_plan():
     # The whole budget: the two zCDP releases certify just under epsilon.
     assert 3.5 < reg.epsilon_ <= 4.0
     assert reg.intercept_ == reg.target_location_
+
+
+def test_the_affordable_level_is_the_loss_level_with_enough_signal():
+    assert affordable_level(0.9, np.inf, 10) == 0.9
+    assert affordable_level(0.9, 0.01, 2000) == 0.9
+    assert affordable_level(0.5, 1e-9, 10) == 0.5
+    # Moved toward 1/2 monotonically as the signal falls, never past it.
+    levels = [affordable_level(0.95, 0.01, n) for n in (2000, 600, 300, 100, 10)]
+    assert levels == sorted(levels, reverse=True) and levels[-1] == 0.5
+    assert 1.0 - affordable_level(0.05, 0.01, 300) == pytest.approx(
+        affordable_level(0.95, 0.01, 300)
+    )
