@@ -173,7 +173,9 @@ def warn_at_caller(message, category=UserWarning):
     The warning is attributed to the first frame outside this package,
     scikit-learn and joblib: the line that called ``fit`` directly, or the
     line that called ``GridSearchCV.fit``, ``cross_validate`` or
-    ``Pipeline.fit`` around it. Python's ``"default"`` action then shows it
+    ``Pipeline.fit`` around it, also where the loop runs its fits in
+    worker threads (joblib's threading backend: the line is on the thread
+    that dispatched them). Python's ``"default"`` action then shows it
     once per location. scikit-learn (>= 1.7) re-installs the warning filters
     around every fit of a search, which makes Python forget what it has
     shown; so within one call of a loop of fits (a call that passed through
@@ -195,19 +197,14 @@ def warn_at_caller(message, category=UserWarning):
     """
     prefixes = _source_prefixes(_PASSTHROUGH_MODULES) + _decorator_frames()
     loops = _source_prefixes(_LOOP_MODULES)
-    frame = sys._getframe(1)
     # stacklevel=2 is this function's caller; count outwards from there.
-    stacklevel = 2
-    # The outermost frame of a loop of fits: its lifetime is the call's.
-    loop = None
-    while frame.f_back is not None:
-        path = os.path.abspath(frame.f_code.co_filename)
-        if not path.startswith(prefixes):
-            break
-        if path.startswith(loops):
-            loop = frame
-        frame = frame.f_back
-        stacklevel += 1
+    frame, stacklevel, loop = _callers_frame(sys._getframe(1), 2, prefixes, loops)
+    dispatched = _dispatching_frames(frame, prefixes, loops)
+    if dispatched is not None:
+        # A task of a parallel loop in a worker thread (joblib's threading
+        # backend): its own stack ends in the thread pool, and the user's
+        # line is on the thread that dispatched the loop.
+        frame, loop = dispatched
     text = str(message)
     filename, lineno = frame.f_code.co_filename, frame.f_lineno
     module = frame.f_globals.get("__name__", "<string>")
@@ -226,7 +223,8 @@ def warn_at_caller(message, category=UserWarning):
             key = (text, category, filename)
         else:
             key = (text, category)
-        if threading.current_thread() is threading.main_thread():
+        on_main = threading.current_thread() is threading.main_thread()
+        if dispatched is not None or on_main:
             # A dict before Python 3.13, a write-through proxy since (PEP
             # 667): either way a name that is not one of the function's
             # variables is kept with the frame until it ends.
@@ -246,7 +244,77 @@ def warn_at_caller(message, category=UserWarning):
         if shown.get(key) == seen_under:
             return
         shown[key] = seen_under
-    warnings.warn(message, category, stacklevel=stacklevel)
+    if dispatched is None:
+        warnings.warn(message, category, stacklevel=stacklevel)
+        return
+    # What warnings.warn does for a frame of its own thread's stack.
+    globals_ = frame.f_globals
+    warnings.warn_explicit(
+        message,
+        category,
+        filename,
+        lineno,
+        module=module,
+        registry=globals_.setdefault("__warningregistry__", {}),
+        module_globals=globals_,
+    )
+
+
+def _callers_frame(frame, stacklevel, prefixes, loops):
+    """``(frame, stacklevel, loop)``: the first frame outside ``prefixes``.
+
+    Walks outwards from ``frame`` (at ``stacklevel``); ``loop`` is the
+    outermost frame passed within ``loops`` (None if none).
+    """
+    loop = None
+    while frame.f_back is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(prefixes):
+            break
+        if path.startswith(loops):
+            loop = frame
+        frame = frame.f_back
+        stacklevel += 1
+    return frame, stacklevel, loop
+
+
+def _dispatching_frames(frame, prefixes, loops):
+    """The dispatching thread's ``(user frame, loop frame)`` for a pool task.
+
+    None unless ``frame``, where a worker thread's walk stopped, and every
+    frame beyond it belong to the standard library's thread pools (the
+    task ran in a pool thread, called by nothing of the user's), and the
+    main thread is inside a loop of fits (waiting for the tasks). Then the
+    main thread's stack, walked past the pool's waiting frames, gives the
+    user's line and the call's loop frame, whose memory the main thread's
+    own warnings (a search's refit) use too.
+    """
+    if threading.current_thread() is threading.main_thread():
+        return None
+    pools = _thread_pool_files()
+    tail = frame
+    while tail is not None:
+        if not os.path.abspath(tail.f_code.co_filename).startswith(pools):
+            return None
+        tail = tail.f_back
+    main = sys._current_frames().get(threading.main_thread().ident)
+    if main is None:
+        return None
+    main_frame, _, loop = _callers_frame(main, 0, prefixes + pools, loops)
+    if loop is None:
+        return None
+    return main_frame, loop
+
+
+@functools.cache
+def _thread_pool_files():
+    """Files of the standard library's threads and thread pools."""
+    import concurrent.futures.thread
+    import multiprocessing.pool
+    import queue
+
+    modules = (threading, multiprocessing.pool, concurrent.futures.thread, queue)
+    return tuple(os.path.abspath(module.__file__) for module in modules)
 
 # Messages are constants so tests can match them exactly.
 _CLASSES_INFERRED = (
