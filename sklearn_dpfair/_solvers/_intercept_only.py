@@ -63,7 +63,7 @@ _DESCRIPTION = (
 _MESSAGE = (
     "{name}: small_budget='auto' released the intercept-only model (the noisy "
     "label frequencies; coef_ is 0 and {attribute} is True), because "
-    "n_samples * epsilon = {n} * {eps:g} = {budget:.4g} is below "
+    "n_samples * epsilon is below "
     "{c:g} * (n_features + 1) * (n_classes - 1) = {c:g} * {p} = {need:.4g}: at "
     "this budget the noisy model predicts worse on held-out data than the "
     "constant (a public rule of n_samples, n_features, n_classes and epsilon "
@@ -142,17 +142,18 @@ def library_calibrates(budget):
 
 
 def small_budget_message(
-    name, n_samples, n_features, n_classes, epsilon, records_per_parameter,
-    attribute="intercept_only_",
+    name, n_features, n_classes, records_per_parameter, attribute="intercept_only_",
 ):
-    """The warning of a fit that fell back: the public rule, no private value."""
+    """The warning of a fit that fell back: the public rule, no private value.
+
+    The rule's threshold, not this fit's ``n_samples * epsilon``: the folds
+    of two sizes and the epsilons of a search, and their refit, are one
+    cause and show one warning (a warning shows once per text).
+    """
     p = n_parameters(n_features, n_classes)
     return _MESSAGE.format(
         name=name,
         attribute=attribute,
-        n=int(n_samples),
-        eps=float(epsilon),
-        budget=n_samples * epsilon,
         c=float(records_per_parameter),
         p=p,
         need=records_per_parameter * p,

@@ -1947,10 +1947,8 @@ default=None
             warn_at_caller(
                 small_budget_message(
                     "DPFERMIClassifier",
-                    result.n_samples,
                     self.n_features_in_,
                     self.classes_.size,
-                    float(self.epsilon),
                     RECORDS_PER_PARAMETER,
                 ),
                 UserWarning,

@@ -1400,15 +1400,13 @@ default=None
         Dask collection's partitions.
         """
         coef, intercepts = intercept_only_model(setup, counts, rng, shape[1])
-        n_samples, n_features = shape
+        n_features = shape[1]
         # Public inputs only: the rule decided before the data were read.
         warn_at_caller(
             small_budget_message(
                 type(self).__name__,
-                n_samples,
                 n_features,
                 setup.n_classes,
-                float(self.epsilon),
                 _RECORDS_PER_PARAMETER,
             ),
             UserWarning,

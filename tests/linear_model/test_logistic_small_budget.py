@@ -27,7 +27,7 @@ def _data(n=300, d=20, seed=0, shift=0.5):
 def test_a_small_budget_releases_the_planned_intercept_only_model(solver_kwargs):
     X, y = _data()
     est = DPLogisticRegression(random_state=0, **SMALL, **solver_kwargs)
-    with pytest.warns(UserWarning, match=r"300 \* 0.1 = 30 is below 5 \* \(n_features"):
+    with pytest.warns(UserWarning, match=r"epsilon is below 5 \* \(n_features"):
         est.fit(X, y)
     assert est.intercept_only_ and not np.any(est.coef_)
     assert est.coef_.shape == (1, 20) and est.n_iter_ == 0
@@ -35,6 +35,24 @@ def test_a_small_budget_releases_the_planned_intercept_only_model(solver_kwargs)
     assert est.epsilon_ <= 0.1 + 1e-9 and est.adjacency_ == "add_remove"
     # A constant predictor: the (noisy) majority class for every row.
     assert np.unique(est.predict(X)).size == 1
+
+
+def test_one_cause_warns_once_across_a_search_of_folds_and_epsilons():
+    # The text states the rule's threshold, not the fit's n * epsilon: the
+    # folds (200 rows), the refit (300) and two epsilons warned 3 times.
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = _data()
+    search = GridSearchCV(
+        DPLogisticRegression(random_state=0, **SMALL),
+        {"epsilon": [0.05, 0.1]},
+        cv=3,
+    )
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("default")
+        search.fit(X, y)
+    texts = [str(w.message) for w in record if "small_budget" in str(w.message)]
+    assert len(texts) == 1, texts
 
 
 def test_the_decision_reads_public_counts_only():

@@ -147,8 +147,9 @@ def test_intercepts_finite_and_ordered():
 
 
 def test_message_names_the_public_rule_only():
-    msg = small_budget_message("Est", 300, 97, 2, 1.0, 20.0)
-    assert "300 * 1 = 300" in msg
+    msg = small_budget_message("Est", 97, 2, 20.0)
+    # The threshold, not the fit's n * epsilon: one text across a search.
+    assert "n_samples * epsilon is below" in msg and "300" not in msg
     assert "20 * 98 = 1960" in msg
     assert "small_budget='fit'" in msg
     assert "intercept_only_" in msg
