@@ -8,6 +8,7 @@ integer code per row, ``-1`` marking a missing value (``None`` or NaN, in
 any column). Estimators and metrics never look at the raw values again.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -279,7 +280,7 @@ def encode_sensitive_features(
     keys = keys.astype(object).where(~missing, None)
 
     if groups is not None:
-        declared = _declared_labels(groups, multi)
+        declared = _declared_labels(groups, frame.shape[1])
         if not multi and has_columns(sensitive_features):
             _check_plain_labels(declared, groups)
         lookup = {g: i for i, g in enumerate(declared)}
@@ -338,7 +339,7 @@ def _encode_integer_column(values, n_samples, groups, rows_of="X"):
             groups=_compact(labels),
             declared=False,
         )
-    declared = _declared_labels(groups, multi=False)
+    declared = _declared_labels(groups, 1)
     table = np.asarray(declared)
     if not declared or table.ndim != 1 or table.dtype.kind not in "biu":
         return None
@@ -394,6 +395,14 @@ def check_declared_groups(groups):
     ...
     ValueError: groups contains a missing label (None or NaN): [None, 0, 1]. ...
     """
+    if isinstance(groups, (set, frozenset, Mapping)):
+        # Their order is the hash order, which varies between processes for
+        # strings: the group indices, the fit's noise and model with them.
+        raise ValueError(
+            "groups must be an ordered sequence (a list, tuple or array) of "
+            f"the declared group labels; got a {type(groups).__name__}, "
+            "whose order is not defined."
+        )
     if isinstance(groups, np.ndarray):
         declared = groups.tolist()  # a 0-d array gives its scalar
     elif isinstance(groups, (str, bytes)) or not hasattr(groups, "__iter__"):
@@ -447,9 +456,12 @@ def is_missing_label(label):
     return isinstance(missing, (bool, np.bool_)) and bool(missing)
 
 
-def _declared_labels(groups, multi):
+def _declared_labels(groups, n_columns):
     """The declared groups as a list of labels (tuples for several columns)."""
     declared = check_declared_groups(groups)
+    multi = n_columns > 1
+    if multi:
+        check_labels_per_column(declared, n_columns, groups)
     # A list is no hashable label: as a tuple it names the values of several
     # columns, or one value of a column of tuples.
     declared = [
@@ -458,6 +470,34 @@ def _declared_labels(groups, multi):
     if len(set(declared)) != len(declared):
         raise ValueError(f"groups contains duplicate labels: {groups!r}.")
     return declared
+
+
+def check_labels_per_column(declared, n_columns, groups):
+    """Refuse declared labels that are not one value per column of several.
+
+    With ``n_columns > 1`` columns of ``sensitive_features`` each declared
+    label is a tuple (or list) of ``n_columns`` values; a string would be
+    read as its characters and a plain label would match no row (every row
+    then refused as an undeclared group, blaming the data). Groups and
+    columns are public: refused naming ``groups``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.fairness._sensitive import check_labels_per_column
+    >>> check_labels_per_column([("F", "w"), ("M", "b")], 2, None)
+    >>> check_labels_per_column(["Fw", "Mb"], 2, ["Fw", "Mb"])
+    Traceback (most recent call last):
+    ...
+    ValueError: groups must be tuples of 2 values, one per column of ...
+    """
+    if not all(
+        isinstance(g, (tuple, list)) and len(g) == n_columns for g in declared
+    ):
+        raise ValueError(
+            f"groups must be tuples of {n_columns} values, one per column "
+            f"of sensitive_features (it has {n_columns} columns); got "
+            f"{groups!r}."
+        )
 
 
 def _check_plain_labels(declared, groups):

@@ -1706,15 +1706,17 @@ default=None
             )
 
     def _encode_groups(self, sensitive_features, n_samples, caveats):
-        if sensitive_features is not None and self.groups is None:
-            warn_at_caller(_GROUPS_INFERRED, PrivacyLeakWarning)
-            caveats = [*caveats, "group set inferred from the private data"]
         codes, labels, caveats = super()._encode_groups(
             sensitive_features, n_samples, caveats
         )
         n_missing = int(np.count_nonzero(codes < 0))
         if n_missing:
             raise ValueError(_MISSING_UNDER_DP)
+        # Once the groups are read: a fit refused for the sensitive
+        # features' length or missing values read no group set.
+        if sensitive_features is not None and self.groups is None:
+            warn_at_caller(_GROUPS_INFERRED, PrivacyLeakWarning)
+            caveats = [*caveats, "group set inferred from the private data"]
         return codes, labels, caveats
 
     def _privacy(self, n_samples, caveats, n_features=None, sparse=False):

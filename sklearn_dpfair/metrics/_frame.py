@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import PRIVACY_PARAMETER_CONSTRAINTS, PrivateEstimatorMixin
 from ..fairness._sensitive import (
     check_declared_groups,
+    check_labels_per_column,
     encode_sensitive_features,
     is_missing_label,
     sensitive_features_shape,
@@ -567,12 +568,8 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
                 "column of sensitive_features), or all tuples of one length "
                 f"(one value per column); got {self.groups!r}."
             )
-        if n_columns is not None and n_columns > 1 and lengths != {n_columns}:
-            raise ValueError(
-                f"groups must be tuples of {n_columns} values, one per column "
-                f"of sensitive_features (it has {n_columns} columns); got "
-                f"{self.groups!r}."
-            )
+        if n_columns is not None and n_columns > 1:
+            check_labels_per_column(groups, n_columns, self.groups)
         return groups
 
     def _group_index(self, sensitive_features):

@@ -297,3 +297,30 @@ def test_tuple_labels_for_one_column_of_a_table_are_refused_naming_groups(
     # Plain labels work for every layout.
     enc = encode_sensitive_features(layout(["a", "b", "a"]), groups=["a", "b"])
     np.testing.assert_array_equal(enc.codes, [0, 1, 0])
+
+
+@pytest.mark.parametrize(
+    "groups",
+    [
+        ["Fw", "Mb", "Fb", "Mw"],  # each string was read as its characters
+        [1, 2],  # "'int' object is not iterable"
+        ["F", "M"],  # refused as an undeclared group of every row
+        [("F", "w"), ("M", "b", "x")],
+    ],
+)
+def test_labels_for_several_columns_are_tuples_of_one_value_each(groups):
+    sf = pd.DataFrame({"sex": ["F", "M", "F"], "race": ["w", "b", "b"]})
+    with pytest.raises(ValueError, match="^groups must be tuples of 2 values"):
+        encode_sensitive_features(sf, groups=groups)
+    enc = encode_sensitive_features(sf, groups=[("F", "w"), ["M", "b"], ("F", "b")])
+    np.testing.assert_array_equal(enc.codes, [0, 1, 2])
+
+
+@pytest.mark.parametrize("groups", [{"b", "a"}, frozenset("ab"), {"a": 0, "b": 1}])
+def test_unordered_groups_are_refused(groups):
+    # A set's order is the hash order, which varies between processes for
+    # strings: groups_ and the fitted model varied with PYTHONHASHSEED.
+    with pytest.raises(ValueError, match="^groups must be an ordered sequence"):
+        check_declared_groups(groups)
+    with pytest.raises(ValueError, match="^groups must be an ordered sequence"):
+        encode_sensitive_features(["a", "b"], groups=groups)

@@ -741,6 +741,28 @@ def test_declared_groups_absent_from_the_data_do_not_crash():
         )
 
 
+def test_plain_labels_declared_for_two_sensitive_columns_are_refused():
+    # "Fw" was read as the tuple ("F", "w"): the fit ran on it.
+    X, y, s = _biased(0, n=300)
+    sf = pd.DataFrame({"sex": np.where(s == 1, "F", "M"), "race": ["w", "b"] * 150})
+    groups = ["Fw", "Fb", "Mw", "Mb"]
+    with pytest.raises(ValueError, match="^groups must be tuples of 2 values"):
+        DPFERMIClassifier(classes=[0, 1], groups=groups, **FAST).fit(
+            X, y, sensitive_features=sf
+        )
+
+
+def test_a_refused_sensitive_features_warns_of_no_inferred_group_set():
+    # The fit read no group set: it warned that it had, then refused.
+    X, y, s = _biased(0, n=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        with pytest.raises(ValueError, match="sensitive_features has 299 rows"):
+            DPFERMIClassifier(classes=[0, 1], **FAST).fit(
+                X, y, sensitive_features=s[:-1]
+            )
+
+
 def test_overspending_noise_multiplier_raises():
     X, y, s = _biased(0, n=500)
     with pytest.raises(PrivacyBudgetError):
