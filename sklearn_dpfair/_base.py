@@ -435,14 +435,20 @@ def restored_on_failure(fit):
     validation: :mod:`~sklearn_dpfair.utils._redact`) leaves ``fit`` with
     those values redacted. Private fits get it through
     :func:`_releases_checked`; a non-private estimator's ``fit`` is
-    decorated with it directly.
+    decorated with it directly. ``fit`` runs with numpy's underflows
+    ignored, whatever ``np.seterr`` says.
     """
 
     @functools.wraps(fit)
     def restoring_fit(self, *args, **kwargs):
         before = dict(vars(self))
         try:
-            return fit(self, *args, **kwargs)
+            # An underflow to 0 (or a subnormal) is the right result in every
+            # clip, norm and step: under np.seterr(under="raise") it raised a
+            # FloatingPointError for a record near 1e154 or 1e-320 and not
+            # for its neighbour, an error that depended on one private value.
+            with np.errstate(under="ignore"):
+                return fit(self, *args, **kwargs)
         except Exception as exc:
             vars(self).clear()
             vars(self).update(before)

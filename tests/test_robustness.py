@@ -365,3 +365,20 @@ def test_entries_summing_to_inf_minus_inf_raise_no_numpy_warning(name, cls):
         warnings.simplefilter("always")
         clone(est).fit(X, y, **params)
     assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+@pytest.mark.parametrize("value", [1e154, 1e-320])
+@pytest.mark.parametrize("name, cls", ESTIMATORS, ids=IDS)
+def test_an_underflow_raises_nothing_under_seterr_raise(name, cls, value):
+    # An underflow is the right result in a clip or a norm (0, or a
+    # subnormal): under np.seterr(under="raise") DPLogisticRegression
+    # raised a FloatingPointError for one record near 1e154 or 1e-320, an
+    # error that depended on a private value.
+    est, X, y, params = _inputs(cls)
+    if not (isinstance(X, np.ndarray) and X.dtype.kind == "f"):
+        pytest.skip(f"{name} takes no float matrix here")
+    X = X.copy()
+    X[0] = value
+    with np.errstate(under="raise"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clone(est).fit(X, y, **params)
