@@ -619,6 +619,17 @@ class PrivateHyperparameterSearch(
             return self.groups
         return _declared(self.estimator, "groups")
 
+    def _candidate_groups(self, candidates, groups):
+        """The distinct group sets the candidates fit with (None: undeclared).
+
+        A grid point's own set, or ``groups`` (:meth:`_group_set`) where it
+        leaves its own None, as :meth:`_selection_plan` fills them in.
+        """
+        return [
+            groups if own is None else own
+            for own in _candidate_sets(self.estimator, candidates, "groups")
+        ]
+
     def _generators(self):
         """The search's generator and a seed source for the candidates."""
         if self.random_state is None:
@@ -752,16 +763,19 @@ class PrivateHyperparameterSearch(
         self._split_sizes(n_samples, len(public))
 
         groups = self._group_set()
-        if sensitive is not None and groups is None and task == "classification":
-            raise ValueError(
-                "Declare the public group set (groups=[...] in the search or the "
-                "estimator): a private search does not read it from the data."
-            )
+        scoring = self._scoring(task)
+        if sensitive is not None and task == "classification":
+            # The score's groups are the search's; each candidate that
+            # receives sensitive_features fits with its own (a grid point's)
+            # or, where it leaves them None, the search's.
+            if received is None or scoring == "accuracy-dp-gap":
+                _refuse_undeclared_groups([groups])
+            if received is not None:
+                _refuse_undeclared_groups(self._candidate_groups(candidates, groups))
         # The candidates see the groups only where the estimator receives
         # sensitive_features (the search may read it for its score alone).
         grouped = received is not None
         n_groups = len(groups) if grouped and groups is not None else 1
-        scoring = self._scoring(task)
         if scoring == "accuracy-dp-gap":
             if sensitive is None:
                 raise ValueError(
@@ -959,10 +973,7 @@ class PrivateHyperparameterSearch(
             # A missing group would fail in the training part only.
             check_declared_groups(
                 received, num_samples(y),
-                [
-                    groups if own is None else own
-                    for own in _candidate_sets(self.estimator, candidates, "groups")
-                ],
+                self._candidate_groups(candidates, groups),
                 "the private candidates refuse",
             )
         if scoring != "accuracy-dp-gap":
@@ -1236,8 +1247,15 @@ class PrivateHyperparameterSearch(
         # it receives them.
         own_groups = n_groups is None
         if own_groups:
-            grouped = groups is not None and self._estimator_takes_sensitive()
-            n_groups = len(groups) if grouped else 1
+            sets = self._candidate_groups(candidates, groups)
+            grouped = self._estimator_takes_sensitive() and any(
+                own is not None for own in sets
+            )
+            if grouped:
+                # The fit, given sensitive_features, refuses a candidate
+                # left without a group set: so does its plan.
+                _refuse_undeclared_groups(sets)
+            n_groups = len(groups) if grouped and groups is not None else 1
         else:
             grouped = n_groups > 1
         _, expected = self._split_sizes(n_samples, n_public)
@@ -1647,6 +1665,16 @@ def _declared(estimator, name):
     """The public set ``name`` declared in ``estimator`` (or its final step)."""
     key = _declared_key(estimator, name)
     return None if key is None else estimator.get_params()[key]
+
+
+def _refuse_undeclared_groups(group_sets):
+    """Refuse a group set left undeclared (None): never read from the data."""
+    if any(groups is None for groups in group_sets):
+        raise ValueError(
+            "Declare the public group set (groups=[...] in the search, the "
+            "estimator or every param_grid point): a private search does not "
+            "read it from the data."
+        )
 
 
 def _candidate_sets(estimator, candidates, name):

@@ -673,6 +673,41 @@ def test_groups_routed_under_an_alias_need_a_declared_group_set(
         assert search._estimator_takes_sensitive()
 
 
+def test_groups_declared_by_every_grid_point_are_planned_and_fitted(data):
+    # The search's and the estimator's groups None: the plan counted one
+    # group for every candidate, and the fit refused the search.
+    X, y, sex = data
+    fermi = DPFERMIClassifier(classes=[0, 1], max_iter=2, batch_size="full")
+    by_point = _classifier_search(
+        estimator=fermi, param_grid={"groups": [["F", "M"]], "alpha": [0.0, 1e-3]}
+    )
+    by_estimator = _classifier_search(
+        estimator=_fermi(), param_grid={"alpha": [0.0, 1e-3]}
+    )
+    plan = by_point.privacy_plan(N, 3)
+    assert plan.dp_event == by_estimator.privacy_plan(N, 3).dp_event
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        by_point.fit(X, y, sensitive_features=sex)
+    assert by_point.best_estimator_.groups_.tolist() == ["F", "M"]
+    assert by_point.dp_event_ == plan.dp_event
+
+
+def test_a_grid_point_left_without_groups_is_refused_by_plan_and_fit(data):
+    X, y, sex = data
+    fermi = DPFERMIClassifier(classes=[0, 1], max_iter=2, batch_size="full")
+    search = _classifier_search(
+        estimator=fermi, param_grid=[{"groups": [["F", "M"]]}, {"alpha": [1e-3]}]
+    )
+    with pytest.raises(ValueError, match="Declare the public group set"):
+        search.privacy_plan(N, 3)
+    observer = Releases()
+    with observe_privatize(observer):
+        with pytest.raises(ValueError, match="Declare the public group set"):
+            search.fit(X, y, sensitive_features=sex)
+    assert observer.seen == []
+
+
 @pytest.mark.parametrize("scoring", ["accuracy", "accuracy-dp-gap"])
 def test_groups_routed_under_an_alias_are_planned_and_scored(data, scoring):
     X, y, sex = data
