@@ -564,7 +564,9 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
             Categories, of object dtype when a ``None`` is among them.
         """
         check_is_fitted(self)
-        X = check_array(host_input(X), accept_sparse="csr")
+        # No column where no category was released (transform's own output
+        # then has none): the width is checked against categories_ below.
+        X = check_array(host_input(X), accept_sparse="csr", ensure_min_features=0)
         other = self.handle_unknown == "other"
         widths = [len(c) + other for c in self.categories_]
         if X.shape[1] != sum(widths):

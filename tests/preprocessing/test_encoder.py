@@ -569,6 +569,20 @@ def test_inverse_transform_is_scikit_learn_at_epsilon_inf():
         floats.inverse_transform([[0, 1]])
 
 
+def test_inverse_transform_takes_an_output_without_columns():
+    # Six rows: the private selection keeps no category, transform gives
+    # (6, 0), and inverse_transform refused its own output ("0 feature(s)").
+    X = np.array([["a", "b", "c"] * 2], dtype=object).T
+    enc = DPOneHotEncoder(handle_unknown="ignore", random_state=0).fit(X)
+    assert [c.size for c in enc.categories_] == [0]
+    Xt = enc.transform(X)
+    assert Xt.shape == (6, 0)
+    back = enc.inverse_transform(Xt)
+    assert back.shape == (6, 1) and all(v is None for v in back.ravel())
+    with pytest.raises(ValueError, match="Expected 0 columns"):
+        enc.inverse_transform(np.zeros((6, 1)))
+
+
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize(
     "base, record",
