@@ -319,6 +319,17 @@ def _final_has(attr):
     return check
 
 
+def _every_step_has(attr):
+    # As scikit-learn's Pipeline offers inverse_transform: a passthrough step
+    # (None or "passthrough") is skipped.
+    def check(self):
+        return all(
+            is_passthrough(est) or hasattr(est, attr) for _, est in self.steps
+        )
+
+    return check
+
+
 def _nested_parts(est, fitted=False):
     """The parts a composite hands its rows to, or None for a leaf.
 
@@ -1566,6 +1577,25 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         """
         check_is_fitted(self)
         return self.pipeline_.transform(X)
+
+    @available_if(_every_step_has("inverse_transform"))
+    def inverse_transform(self, X):
+        """Apply every fitted step's ``inverse_transform``, last step first.
+
+        Post-processing of the released steps: no privacy cost.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features_out)
+            Rows in the output format of the last step.
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+            Rows in the input format of the first step.
+        """
+        check_is_fitted(self)
+        return self.pipeline_.inverse_transform(X)
 
     @available_if(_final_has("transform"))
     def fit_transform(self, X, y=None, **params):

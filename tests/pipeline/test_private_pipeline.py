@@ -1002,3 +1002,21 @@ def test_a_pipeline_without_steps_has_the_base_tags():
     assert get_tags(empty).estimator_type is None
     with pytest.raises(ValueError, match="at least one"):
         empty.fit(np.zeros((3, 1)), [0, 1, 0])
+
+
+def test_inverse_transform_where_every_step_has_one():
+    # As scikit-learn's Pipeline: offered where every step (passthrough
+    # aside) inverts, applied last step first.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-4.0, 4.0, size=(500, 2))
+    bounds = [(-5.0, 5.0)] * 2
+    pipe = make_private_pipeline(
+        DPStandardScaler(bounds=bounds), "passthrough", DPStandardScaler(bounds=bounds),
+        epsilon=1.0, random_state=0,
+    ).fit(X)
+    np.testing.assert_allclose(pipe.inverse_transform(pipe.transform(X)), X)
+    classifier = make_private_pipeline(
+        DPStandardScaler(bounds=bounds), DPLogisticRegression(classes=[0, 1])
+    )
+    assert hasattr(pipe, "inverse_transform")
+    assert not hasattr(classifier, "inverse_transform")
