@@ -520,7 +520,8 @@ def _check_canary_private(canary_fit_params):
     """
     value = canary_fit_params.get("public_mask")
     value = None if value is None else np.asarray(value)
-    if value is not None and value.shape == () and value.dtype == bool and value:
+    # A one-element [True] becomes the record's True as a scalar does.
+    if value is not None and value.size == 1 and value.dtype == bool and value.item():
         raise ValueError(
             "canary_fit_params['public_mask'] is True: the canary must be a "
             "private record. The estimator's guarantee protects the private "

@@ -183,7 +183,7 @@ def test_replace_one_default_replaces_a_record_with_the_canary_public_status():
 
 
 @pytest.mark.parametrize("adjacency", ["add_remove", "replace_one"])
-@pytest.mark.parametrize("public", [True, np.True_])
+@pytest.mark.parametrize("public", [True, np.True_, [True], np.array([True])])
 def test_a_public_canary_is_refused(adjacency, public):
     # A semi-DP guarantee protects the private records given the public
     # ones. Under replace_one the replaced record took the canary's public
