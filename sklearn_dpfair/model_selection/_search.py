@@ -1503,10 +1503,18 @@ def _public_rows(public_mask, n_samples, name="public_mask"):
     if public_mask is None:
         return np.arange(0, dtype=np.intp)
     mask = np.asarray(public_mask)
-    if mask.shape != (n_samples,) or mask.dtype != bool:
+    # The estimators' types of error (check_public_mask): a TypeError for
+    # the dtype, a ValueError for the shape.
+    if mask.dtype != bool:
+        raise TypeError(
+            f"{name} must be a boolean array (True for public rows); got dtype "
+            f"{mask.dtype}. Convert it with np.asarray(mask, dtype=bool) if it "
+            "holds 0/1 flags."
+        )
+    if mask.shape != (n_samples,):
         raise ValueError(
             f"{name} must be a boolean array of shape ({n_samples},), got "
-            f"shape {mask.shape} and dtype {mask.dtype}."
+            f"shape {mask.shape}."
         )
     return np.flatnonzero(mask)
 

@@ -774,6 +774,26 @@ def test_public_mask_and_weights_routed_under_an_alias_are_read_as_by_name(
     )
 
 
+@pytest.mark.parametrize(
+    "mask, error",
+    [(np.arange(N) % 2, TypeError), (np.ones(N - 1, dtype=bool), ValueError)],
+    ids=["0/1 flags", "short"],
+)
+def test_a_bad_public_mask_gets_the_estimators_type_of_error(data, mask, error):
+    # The estimators refuse a mask of 0/1 flags with a TypeError; the
+    # search raised a ValueError.
+    X, _, _ = data
+    y = X @ [1.0, 2.0, 3.0]
+    search = PrivateHyperparameterSearch(
+        SemiDPLinearRegression(max_iter=2), {"clip_norm": [0.5, 1.0]},
+        score_bound=5.0, random_state=0,
+    )
+    with pytest.raises(error, match="^public_mask "):
+        search.fit(X, y, public_mask=mask)
+    with pytest.raises(error, match="public_mask"):
+        SemiDPLinearRegression(max_iter=2).fit(X, y, public_mask=mask)
+
+
 @pytest.mark.parametrize("step", ["dpstandardscaler", "dplogisticregression"])
 def test_weights_routed_under_an_alias_are_checked_whatever_the_split(data, step):
     # Routed to a pipeline's step under an alias, the weights were not
