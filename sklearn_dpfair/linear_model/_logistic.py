@@ -69,6 +69,7 @@ from ..federated._fit import (
     SiloOptions,
     check_silo_plan,
     fit_silos,
+    plan_fit_silos,
     plan_silos,
     silo_attributes,
     warn_unused_silo_options,
@@ -88,6 +89,7 @@ from ..utils._validation import (
     check_classifier_metadata,
     check_sparse_sums_finite,
     planned_class_count,
+    refuse_weights_with_silos,
     validate_data,
     warn_at_caller,
 )
@@ -931,6 +933,20 @@ default=None
             execution=self.execution,
             secure_aggregation=self.secure_aggregation,
             shuffle=self.shuffle,
+        )
+
+    def _planned_silo_fit(self, n_samples, silos, sample_weight=None):
+        """The plan of ``fit(X, y, silos=silos)``, from public inputs only.
+
+        Raises what that fit raises for the silos (a silo too small for the
+        sampling rate or too large for its delta, ``sample_weight`` with
+        silos) before any row is read: a private pipeline asks it before
+        its earlier steps release.
+        """
+        refuse_weights_with_silos(sample_weight, silos)
+        return plan_fit_silos(
+            n_samples, self._dp_sgd_params(), self._dp_sgd_budget(()),
+            self._silo_options(), silos=silos,
         )
 
     def _dp_sgd_params(self):

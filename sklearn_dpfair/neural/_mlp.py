@@ -33,6 +33,7 @@ from .._solvers._schedules import check_sgd_steps
 from ..federated._fit import (
     SiloOptions,
     check_silo_plan,
+    plan_fit_silos,
     plan_silos,
     silo_attributes,
     warn_unused_params,
@@ -53,6 +54,7 @@ from ..utils._sklearn_compat import Interval, Options, StrOptions, _fit_context
 from ..utils._validation import (
     check_classifier_metadata,
     planned_class_count,
+    refuse_weights_with_silos,
     validate_data,
 )
 from ._federated import fit_network_silos
@@ -652,6 +654,21 @@ default=None
     def _hidden_layer_sizes(self):
         """``hidden_layer_sizes`` as a tuple of positive ints (``()``: linear)."""
         return check_hidden_layer_sizes(self.hidden_layer_sizes)
+
+    def _planned_silo_fit(self, n_samples, silos, sample_weight=None):
+        """The plan of ``fit(X, y, silos=silos)``, from public inputs only.
+
+        Raises what that fit raises for the silos (a silo too small for the
+        sampling rate or too large for its delta, ``sample_weight`` with
+        silos, a schedule of no step) before any row is read: a private
+        pipeline asks it before its earlier steps release.
+        """
+        refuse_weights_with_silos(sample_weight, silos)
+        params = self._params(self._hidden_layer_sizes())
+        check_sgd_steps(n_samples, params.batch_size, params.epochs)
+        return plan_fit_silos(
+            n_samples, params, self._budget(()), self._silo_options(), silos=silos
+        )
 
     def _params(self, hidden):
         return MLPParams(

@@ -1231,6 +1231,14 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         # value), refused on every row before any part reads one: a later
         # block's or step's refusal would come after the earlier releases.
         check_raw_input(X, n_features, pipeline.steps, schema)
+        silos = routed[final_name].get("silos")
+        planned_silo_fit = getattr(pipeline.steps[-1][1], "_planned_silo_fit", None)
+        if silos is not None and planned_silo_fit is not None:
+            # Likewise what the federated final step, at its share of the
+            # budget, refuses of the silos themselves (sizes, weights).
+            planned_silo_fit(
+                n_samples, silos, routed[final_name].get("sample_weight")
+            )
         # The guarantee's delta is the pipeline's, warned about once; each
         # step would warn about its share of it, the same cause.
         check_delta_for_n(self.delta, n_samples)

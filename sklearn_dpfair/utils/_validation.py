@@ -39,6 +39,7 @@ __all__ = [
     "is_sparse_frame",
     "is_sparse_layout",
     "one_per_row",
+    "refuse_weights_with_silos",
     "resolve_classes",
     "resolve_classification_targets",
     "validate_data",
@@ -936,6 +937,14 @@ def resolve_classification_targets(classes, y):
     return resolved
 
 
+def refuse_weights_with_silos(sample_weight, silos):
+    """Refuse ``sample_weight`` given with ``silos`` (federated DP-SGD)."""
+    if sample_weight is not None and silos is not None:
+        raise ValueError(
+            "sample_weight cannot be combined with silos (federated DP-SGD)."
+        )
+
+
 def check_classifier_metadata(estimator, X, y, sample_weight, silos):
     """The public metadata of a DP-SGD classifier's fit, checked in fit order.
 
@@ -956,10 +965,7 @@ def check_classifier_metadata(estimator, X, y, sample_weight, silos):
     caveats : list of str
     """
     weights = check_public_weights(sample_weight, X)
-    if weights is not None and silos is not None:
-        raise ValueError(
-            "sample_weight cannot be combined with silos (federated DP-SGD)."
-        )
+    refuse_weights_with_silos(weights, silos)
     # Labels are public metadata handled on the host; only X is large.
     classes, y_encoded, caveats = resolve_classification_targets(
         estimator.classes, to_numpy(y)

@@ -628,6 +628,46 @@ def test_a_step_that_raises_after_releases_charges_the_pipelines_ledger(scaled):
     assert entry.delta == fitted.delta_ and entry.adjacency == fitted.adjacency_
 
 
+@pytest.mark.parametrize("final", ["logistic", "mlp"])
+@pytest.mark.parametrize(
+    "silos, fit_params, pipe_params, message",
+    [
+        # A silo of one row: too few for the sampling rate.
+        (np.r_[[9], np.arange(1, 400) % 4], {}, {}, "too few for the sampling"),
+        (np.arange(400) % 4, {"sample_weight": np.ones(400)}, {}, "sample_weight"),
+        # Unequal silos: the pipeline's plan checked n / n_silos = 133 rows
+        # against the delta; the silo of 300 is too large for it.
+        (np.repeat([0, 1, 2], [300, 90, 10]), {}, {"delta": 0.006}, "too many"),
+    ],
+    ids=["one-row-silo", "weights", "unequal-delta"],
+)
+def test_a_federated_final_step_refuses_its_silos_before_any_release(
+    final, silos, fit_params, pipe_params, message
+):
+    # The final step's own refusals came after the scaler's release, and
+    # the ledger was charged for a fit that failed.
+    from sklearn_dpfair.neural import DPMLPClassifier
+    from sklearn_dpfair.privacy import PrivacyLedger
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] > 0).astype(int)
+    model = (DPLogisticRegression if final == "logistic" else DPMLPClassifier)(
+        classes=[0, 1], max_iter=2
+    )
+    ledger = PrivacyLedger()
+    pipe = make_private_pipeline(
+        DPStandardScaler(bounds=(-5, 5)), model, accountant=ledger,
+        random_state=0, **pipe_params,
+    )
+    observer = Releases()
+    with observe_privatize(observer), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=message):
+            pipe.fit(X, y, silos=silos, **fit_params)
+    assert observer.seen == [] and ledger.entries == []
+
+
 def test_a_pipeline_refused_before_its_first_release_charges_nothing():
     from sklearn_dpfair.privacy import PrivacyLedger
 
