@@ -86,6 +86,7 @@ from ...privacy._accounting import (
 )
 from ...privacy._calibration import _SIGMA_MIN
 from ...privacy._mechanism import MIN_NOISE_SCALE
+from ...privacy._quantile import em_epsilon
 from ...privacy._releases import forgo_release
 from ...privacy._zcdp import _RHO_MAX
 from ...utils._array_api import NUMPY_BACKEND, to_numpy
@@ -998,7 +999,8 @@ def affordable_level(level, rho, n_samples, n_candidates=_LOCATION_POINTS):
     if math.isinf(rho) or level == 0.5:
         return level
     margin = math.log(n_candidates / _BEYOND_DATA_MASS)
-    signal = math.sqrt(8.0 * rho) * n_samples
+    # The draw's own epsilon0 (private_quantile's).
+    signal = em_epsilon(rho) * n_samples
     least = min(0.5, 2.0 * margin / (signal + 2.0 * margin))
     return float(min(max(level, least), 1.0 - least))
 
