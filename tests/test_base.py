@@ -4,6 +4,7 @@
 
 import contextlib
 import functools
+import inspect
 import os
 import warnings
 
@@ -12,6 +13,7 @@ import pytest
 
 import sklearn_dpfair
 from sklearn_dpfair._base import LinearClassifierMixin, LinearRegressorMixin
+from sklearn_dpfair.utils._instance_generator import construct_instance
 from sklearn_dpfair.utils.discovery import all_estimators
 
 BIG = np.finfo(np.float64).max
@@ -51,7 +53,7 @@ def _mixin_users(mixin):
 def _fitted(cls, n_outputs):
     # The mixins read only these attributes: a model with large coefficients
     # (scores of 1e308 * 3 overflow) without running a fit.
-    est = cls()
+    est = construct_instance(cls)
     rng = np.random.default_rng(0)
     coef = rng.choice([-3.0, -1.5, 2.0, 4.0], size=(n_outputs, 3))
     if issubclass(cls, LinearClassifierMixin):
@@ -129,17 +131,13 @@ def test_float32_input_predictions_are_finite():
 # unparsable X never appear in what fit raises (the traceback included).
 def _private_instances():
     from sklearn_dpfair._base import PrivateEstimatorMixin
-    from sklearn_dpfair.preprocessing import DPQuantileTransformer, DPStandardScaler
-
     found = [
-        c() for _, c in all_estimators() if issubclass(c, PrivateEstimatorMixin)
+        construct_instance(c)
+        for _, c in all_estimators()
+        if issubclass(c, PrivateEstimatorMixin)
     ]
     assert len(found) >= 5
-    # Transformers without default bounds, which discovery skips.
-    return found + [
-        DPStandardScaler(bounds=(-1e4, 1e4)),
-        DPQuantileTransformer(bounds=(-1e4, 1e4)),
-    ]
+    return found
 
 
 @pytest.mark.parametrize(
@@ -185,18 +183,22 @@ def test_a_failed_refit_keeps_the_previous_fit_whole(estimator):
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(60, 3)), np.arange(60) % 2
     kwargs = {}
-    if "sensitive_features" in type(estimator).fit.__code__.co_varnames:
+    if "sensitive_features" in inspect.signature(type(estimator).fit).parameters:
         kwargs["sensitive_features"] = y
     if type(estimator).__name__ == "DPOneHotEncoder":
         X = (X > 0).astype(int)
+    first, second = (X, y), (X[:, :2], y)
+    if type(estimator).__name__ == "PrivateMetricFrame":
+        # fit(y_true, y_pred): labels, and predictions of them.
+        first, second = (y, 1 - y), (y, y)
     fitted = clone(estimator).set_params(random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fitted.fit(X, y, **kwargs)
+        fitted.fit(*first, **kwargs)
         before = {k: v for k, v in vars(fitted).items() if k.endswith("_")}
         fitted.set_params(epsilon=-1.0)
         with pytest.raises(ValueError, match="epsilon"):
-            fitted.fit(X[:, :2], y, **kwargs)
+            fitted.fit(*second, **kwargs)
     after = {k: v for k, v in vars(fitted).items() if k.endswith("_")}
     assert after.keys() == before.keys()
     assert all(after[k] is before[k] for k in before)
@@ -396,20 +398,10 @@ def test_a_budget_beyond_floats_or_a_bool_is_refused_naming_it(name, param, valu
 
 def _numeric_parameters():
     """(estimator, parameter) pairs whose constraints hold a number interval, no flag."""
-    from sklearn_dpfair import preprocessing
-    from sklearn_dpfair.metrics import PrivateMetricFrame
-    from sklearn_dpfair.model_selection import PrivateHyperparameterSearch
-    from sklearn_dpfair.pipeline import PrivatePipeline
     from sklearn_dpfair.utils._sklearn_compat import Interval
 
-    built_with_arguments = [
-        *((name, getattr(preprocessing, name)) for name in _BOUNDED_TRANSFORMERS),
-        ("PrivateMetricFrame", PrivateMetricFrame),
-        ("PrivateHyperparameterSearch", PrivateHyperparameterSearch),
-        ("PrivatePipeline", PrivatePipeline),
-    ]
     pairs = []
-    for name, cls in [*all_estimators(), *built_with_arguments]:
+    for name, cls in all_estimators():
         for param, constraints in getattr(cls, "_parameter_constraints", {}).items():
             flags = [c for c in constraints if c in ("boolean", "verbose", bool)]
             if not flags and any(isinstance(c, Interval) for c in constraints):

@@ -43,7 +43,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.exceptions import DataConversionWarning
-from sklearn.utils import assert_all_finite
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, column_or_1d, validate_data
 
@@ -55,7 +54,12 @@ from ..utils._dask import (
 )
 from ..utils._numeric import constant_columns, power_of_two_magnitudes
 from ..utils._redact import redacting_errors
-from ..utils._validation import check_delta_for_n, resolve_classes, warn_at_caller
+from ..utils._validation import (
+    assert_all_finite,
+    check_delta_for_n,
+    resolve_classes,
+    warn_at_caller,
+)
 from ._constant_choice import comparison_from_counts
 from ._feature_scaling import (
     BOUNDS_DESCRIPTION,

@@ -19,7 +19,7 @@ from sklearn.base import (
     is_regressor,
 )
 from sklearn.model_selection import ParameterGrid
-from sklearn.utils import assert_all_finite, get_tags, indexable
+from sklearn.utils import get_tags, indexable
 from sklearn.utils.metadata_routing import (
     UNUSED,
     WARN,
@@ -65,6 +65,7 @@ from ..utils._sklearn_compat import (
 )
 from ..utils._validation import (
     _is_array_like,
+    assert_all_finite,
     check_declared_groups,
     check_fit_keywords,
     check_public_targets,

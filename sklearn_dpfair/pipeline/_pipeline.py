@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline, _name_estimators
-from sklearn.utils import Bunch, assert_all_finite, get_tags
+from sklearn.utils import Bunch, get_tags
 from sklearn.utils._metadata_requests import (
     MetadataRouter,
     MethodMapping,
@@ -47,6 +47,7 @@ from ..utils._array_api import _is_array_api_array, to_numpy
 from ..utils._dask import refuse_dask_input
 from ..utils._validation import (
     _ONE_CLASS,
+    assert_all_finite,
     check_declared_groups,
     check_delta_for_n,
     check_fit_keywords,

@@ -16,10 +16,13 @@ def all_estimators():
 
     Walks all modules of the package (skipping tests), so a new estimator is
     covered by the common checks the moment it exists. Classes whose name
-    starts with an underscore are private and skipped, and so are
-    meta-estimators that cannot be built without arguments (such as
-    :class:`~sklearn_dpfair.model_selection.PrivateHyperparameterSearch`,
-    which needs an estimator and a grid); their tests build them.
+    starts with an underscore are private and skipped. As in scikit-learn,
+    classes that need arguments to be built are listed too: the
+    preprocessing transformers (their public ``bounds``),
+    :class:`~sklearn_dpfair.pipeline.PrivatePipeline` (its steps),
+    :class:`~sklearn_dpfair.model_selection.PrivateHyperparameterSearch` (an
+    estimator and a grid) and :class:`~sklearn_dpfair.metrics.PrivateMetricFrame`
+    (its groups).
 
     Returns
     -------
@@ -29,8 +32,9 @@ def all_estimators():
     Examples
     --------
     >>> from sklearn_dpfair.utils import all_estimators
-    >>> "DPLogisticRegression" in dict(all_estimators())
-    True
+    >>> names = dict(all_estimators())
+    >>> "DPLogisticRegression" in names, "PrivatePipeline" in names
+    (True, True)
     """
     import sklearn_dpfair
 
@@ -48,18 +52,7 @@ def all_estimators():
                 and not name.startswith("_")
                 and cls.__module__.startswith("sklearn_dpfair")
                 and not inspect.isabstract(cls)
-                and not _needs_arguments(cls)
             ):
                 found[name] = cls
     return sorted(found.items())
 
-
-def _needs_arguments(cls):
-    """Whether ``cls()`` fails for lack of a required ``__init__`` argument."""
-    parameters = inspect.signature(cls.__init__).parameters.values()
-    return any(
-        p.default is inspect.Parameter.empty
-        and p.name != "self"
-        and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-        for p in parameters
-    )

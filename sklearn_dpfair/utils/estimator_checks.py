@@ -49,6 +49,29 @@ _QUANTILE_WEIGHTS = (
     "data and pass."
 )
 
+_NOISY_ONE_LABEL = (
+    "Depends on the noise: the check fits a classifier on 20 rows whose "
+    "rows of all but one class weigh 0 and expects only that class "
+    "predicted; a private pipeline's final step, fitted on what its private "
+    "preprocessing released, predicts a class of weight 0 at some noise "
+    "draws (3 of 6 seeds at the defaults)."
+)
+
+_RANDOM_SPLIT = (
+    "Depends on the random split: without a seed (random_state=None) the "
+    "search holds each of the check's 10 (or 20) rows out for validation "
+    "independently with probability validation_fraction, and refuses a split "
+    "that leaves the validation part empty (0.8 ** 10, about 11% of fits at "
+    "the default 0.2). The checks that seed the search pass."
+)
+# The common checks that fit an estimator on 20 rows or fewer without
+# setting its random_state first.
+_UNSEEDED_SMALL_FITS = (
+    "check_f_contiguous_array_estimator",
+    "check_regressors_no_decision_function",
+    "check_supervised_y_no_nan",
+)
+
 #: Transformers that cut columns at quantiles -> the parameter choosing them.
 QUANTILE_CUTS = {"DPKBinsDiscretizer": "strategy", "DPSplineTransformer": "knots"}
 
@@ -72,22 +95,30 @@ def expected_failed_checks(estimator):
     (scikit-learn >= 1.6), whose ``expected_failed_checks`` argument takes
     this mapping. Every estimator of the package passes every other check.
 
-    The only checks listed are scikit-learn's sample-weight equivalence
-    checks (a weight of k must fit like k duplicated rows), on the private
+    Most checks listed are scikit-learn's sample-weight equivalence checks
+    (a weight of k must fit like k duplicated rows), on the private
     estimators, which fail them by design: a record's weighted gradient is
     clipped once, so a weight of k is one record of bounded influence, not
     k records. ``FERMIClassifier`` is listed only when its ``clip_norm`` is
-    set. A listed check that passes (for instance at ``epsilon=inf`` with
-    full batches and no active clipping) is reported as passed.
+    set. Two meta-estimators list checks they pass or fail by chance: a
+    private classifier :class:`~sklearn_dpfair.pipeline.PrivatePipeline`
+    lists ``check_classifiers_one_label_sample_weights`` (its noise), and an
+    unseeded :class:`~sklearn_dpfair.model_selection.PrivateHyperparameterSearch`
+    the three checks that fit it on 20 rows or fewer without a seed (its
+    random split may leave no row for validation). A listed check that
+    passes (for instance at ``epsilon=inf`` with full batches and no active
+    clipping) is reported as passed.
 
     Parameters
     ----------
     estimator : estimator instance
         A public estimator of :mod:`sklearn_dpfair` (those of
-        :func:`~sklearn_dpfair.utils.all_estimators`). The meta-estimator
+        :func:`~sklearn_dpfair.utils.all_estimators`).
         :class:`~sklearn_dpfair.model_selection.PrivateHyperparameterSearch`
-        is not covered: it requires a declared label set, which the common
-        checks (drawing labels of their own) cannot give it.
+        is covered over a regressor; over a classifier it requires a
+        declared label set, which the common checks (drawing labels of their
+        own) cannot give it. :class:`~sklearn_dpfair.metrics.PrivateMetricFrame`
+        evaluates predictions and is not an estimator the checks can fit.
 
     Returns
     -------
@@ -112,6 +143,12 @@ def expected_failed_checks(estimator):
     ... )
     """
     name = type(estimator).__name__
+    if name == "PrivatePipeline":
+        return _pipeline_failed_checks(estimator)
+    if name == "PrivateHyperparameterSearch":
+        if getattr(estimator, "random_state", None) is not None:
+            return {}
+        return dict.fromkeys(_UNSEEDED_SMALL_FITS, _RANDOM_SPLIT)
     if name in QUANTILE_CUTS:
         if getattr(estimator, QUANTILE_CUTS[name]) != "quantile":
             return {}
@@ -125,3 +162,12 @@ def expected_failed_checks(estimator):
     # The sparse check runs only on estimators that take sparse input.
     sparse = estimator.__sklearn_tags__().input_tags.sparse
     return dict.fromkeys(_SAMPLE_WEIGHT_CHECKS[: 2 if sparse else 1], reason)
+
+
+def _pipeline_failed_checks(pipeline):
+    """A private classifier pipeline's noise-dependent check."""
+    from sklearn.base import is_classifier
+
+    if pipeline.epsilon == float("inf") or not is_classifier(pipeline):
+        return {}
+    return {"check_classifiers_one_label_sample_weights": _NOISY_ONE_LABEL}

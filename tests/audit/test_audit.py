@@ -30,6 +30,7 @@ from sklearn_dpfair.audit._synthetic import UnsupportedFitArgument, synthetic_in
 from sklearn_dpfair.privacy import GaussianMechanism
 from sklearn_dpfair.privacy._accounting import gaussian_event
 from sklearn_dpfair.utils import all_estimators
+from sklearn_dpfair.utils._instance_generator import construct_instance
 
 FULL = os.environ.get("DPFAIR_FULL") == "1"
 # Light: 400 fits at epsilon = 4, where 200 evaluation runs already resolve a
@@ -290,7 +291,7 @@ def _adjacency_kwargs(adjacency, canary_fit_params):
     "name, cls", all_estimators(), ids=[n for n, _ in all_estimators()]
 )
 def test_every_private_estimator_passes_its_own_audit(name, cls):
-    est = cls()
+    est = construct_instance(cls)
     try:
         X, y, fit_params, canary_params = synthetic_inputs(est, n_samples=60)
     except UnsupportedFitArgument as exc:
