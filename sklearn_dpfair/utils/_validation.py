@@ -628,6 +628,10 @@ def check_public_targets(y, task, class_sets=()):
         for declared in class_sets:
             resolve_classes(declared, np.asarray(y))
         return
+    if np.iscomplexobj(y):
+        # As scikit-learn refuses it; the cast would warn and drop the
+        # imaginary parts.
+        raise ValueError("Input y: Complex data not supported (real targets only).")
     try:
         targets = np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError):

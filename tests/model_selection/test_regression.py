@@ -98,6 +98,20 @@ def test_a_huge_target_counts_the_bound_and_the_score_stays_in_range():
         assert len(set(scores)) > 10
 
 
+def test_complex_targets_are_refused_without_a_complex_warning(data):
+    # The search's check of the targets cast them to float64 first: numpy's
+    # ComplexWarning, then the imaginary parts dropped before the candidates'
+    # own validation refused them.
+    X, y, _ = data
+    search = PrivateHyperparameterSearch(
+        SemiDPLinearRegression(), {"alpha": [0.0, 0.1]}, score_bound=10.0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="Complex data not supported"):
+            search.fit(X, y + 1j)
+
+
 def test_the_score_mechanism_names_a_score_bound_it_cannot_take():
     kw = {"scoring": "neg_mean_absolute_error"}
     mechanism = score_mechanism(noise_multiplier=2.0, score_bound=5.0, **kw)
