@@ -72,10 +72,19 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
     bin_edges_ : ndarray of dtype object, shape (n_features,)
         The ``n_bins + 1`` edges of each column, as scikit-learn holds them.
     n_bins_ : ndarray of shape (n_features,)
+    bounds_ : ndarray of shape (n_features, 2)
+        The public bounds of each column, as used.
     output_bounds_ : ndarray of shape (n_features_out, 2)
     output_norm_bound_ : float
     epsilon_, delta_, dp_event_, adjacency_, privacy_record_
         The guarantee (add/remove adjacency).
+    noise_multiplier_ : float or None
+        Noise standard deviation of the Gaussian release, in units of its
+        sensitivity; None when only private quantiles were released (their
+        exponential mechanism has no noise multiplier); 0 when nothing was
+        released or at ``epsilon=inf``.
+    privacy_caveats_ : list of str
+        What was read from the private data outside the guarantee.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
 

@@ -166,6 +166,12 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
         accountant computes it: ``epsilon_`` is its epsilon of ``dp_event_``
         at ``delta_`` (``privacy_record_.recompute_epsilon()``). The
         selection as a whole is ``(epsilon_, delta_ + threshold_delta_)``-DP.
+    noise_multiplier_ : float
+        Noise standard deviation of the counts, in units of their
+        sensitivity; 0 when nothing was released (declared categories) or at
+        ``epsilon=inf``.
+    privacy_caveats_ : list of str
+        What was read from the private data outside the guarantee.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
 

@@ -78,6 +78,13 @@ class DPSimpleImputer(
     output_norm_bound_ : float
     epsilon_, delta_, dp_event_, adjacency_, privacy_record_
         The guarantee (add/remove adjacency).
+    noise_multiplier_ : float or None
+        Noise standard deviation of the Gaussian release, in units of its
+        sensitivity; None when only private quantiles were released (their
+        exponential mechanism has no noise multiplier); 0 when nothing was
+        released or at ``epsilon=inf``.
+    privacy_caveats_ : list of str
+        What was read from the private data outside the guarantee.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
 

@@ -22,7 +22,7 @@ mechanisms and the ``DpEvent`` the fit will be accounted by:
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import dp_accounting
 
@@ -109,13 +109,18 @@ class ReleasePlan:
                 noise_multiplier=0.0,
                 caveats=tuple(caveats),
             )
-        return budget.account(
+        record = budget.account(
             mechanism,
             description=description,
             adjacency="add_remove",
             dp_event=self.dp_event,
             caveats=tuple(caveats),
         )
+        if self.gaussian is None and budget.is_private:
+            # Only the quantiles' exponential mechanism ran: it has no noise
+            # multiplier, and the placeholder's 0 would read as "no noise".
+            return replace(record, noise_multiplier=None)
+        return record
 
 
 def plan_releases(

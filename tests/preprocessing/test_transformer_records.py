@@ -5,6 +5,7 @@
 import math
 import warnings
 
+import dp_accounting
 import numpy as np
 import pytest
 from dp_accounting import pld, rdp
@@ -94,6 +95,33 @@ def test_every_field_is_what_the_accountant_computes(transformer, epsilon):
     outside = getattr(est, "threshold_delta_", 0.0)
     assert est.delta_ + outside == pytest.approx(1e-5, rel=1e-12)
     assert est.delta_ <= 1e-5
+
+
+def _gaussian_multipliers(event):
+    """The noise multipliers of the Gaussian events inside ``event``."""
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return [event.noise_multiplier]
+    inner = getattr(event, "events", None) or [getattr(event, "event", None)]
+    return [m for e in inner if e is not None for m in _gaussian_multipliers(e)]
+
+
+@pytest.mark.parametrize("transformer", CONFIGURATIONS, ids=repr)
+def test_noise_multiplier_is_the_gaussian_releases_or_none(transformer):
+    # A fit releasing private quantiles only recorded noise_multiplier_ = 0,
+    # which reads as "no noise": the exponential mechanism has none.
+    est = transformer.set_params(epsilon=0.7, delta=1e-5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(_data(est))
+    multipliers = _gaussian_multipliers(est.dp_event_)
+    if isinstance(est.dp_event_, dp_accounting.NoOpDpEvent):
+        assert est.noise_multiplier_ == 0.0
+    elif multipliers:
+        assert est.noise_multiplier_ == pytest.approx(multipliers[0], rel=1e-12)
+        assert est.noise_multiplier_ > 0
+    else:
+        assert est.noise_multiplier_ is None
+    assert est.privacy_record_.noise_multiplier == est.noise_multiplier_
 
 
 #: Words that name a noise-adding mechanism in a record's ``mechanism``.
