@@ -4,6 +4,8 @@
 
 import importlib
 import inspect
+import pkgutil
+import warnings
 
 import pytest
 
@@ -25,22 +27,20 @@ _IGNORED = {
     "YD01",
 }
 
-# Public modules whose ``__all__`` is documented and validated.
-_PUBLIC_MODULES = [
-    "sklearn_dpfair",
-    "sklearn_dpfair.privacy",
-    "sklearn_dpfair.datasets",
-    "sklearn_dpfair.exceptions",
-    "sklearn_dpfair.utils",
-    "sklearn_dpfair.linear_model",
-    "sklearn_dpfair.metrics",
-    "sklearn_dpfair.model_selection",
-    "sklearn_dpfair.fairness",
-    "sklearn_dpfair.audit",
-    "sklearn_dpfair.federated",
-    "sklearn_dpfair.preprocessing",
-    "sklearn_dpfair.report",
+# Public modules whose ``__all__`` is documented and validated: the package
+# and every submodule whose name has no leading underscore.
+_PUBLIC_MODULES = ["sklearn_dpfair"] + [
+    f"sklearn_dpfair.{info.name}"
+    for info in pkgutil.iter_modules(sklearn_dpfair.__path__)
+    if not info.name.startswith("_")
 ]
+
+
+def _is_routine(obj):
+    # A function, or one wrapped by functools (lru_cache, wraps).
+    return inspect.isfunction(obj) or (
+        callable(obj) and inspect.isfunction(getattr(obj, "__wrapped__", None))
+    )
 
 
 def _public_objects():
@@ -52,9 +52,7 @@ def _public_objects():
             continue
         for name in getattr(module, "__all__", []):
             obj = getattr(module, name)
-            if name.startswith("__") or not (
-                inspect.isclass(obj) or inspect.isfunction(obj)
-            ):
+            if name.startswith("__") or not (inspect.isclass(obj) or _is_routine(obj)):
                 continue
             seen[f"{obj.__module__}.{obj.__qualname__}"] = obj
     for _, cls in all_estimators():
@@ -101,7 +99,7 @@ def test_docstring(qualname):
     errors = [
         f"{code}: {msg}" for code, msg in result["errors"] if code not in _IGNORED
     ]
-    if inspect.isclass(obj) or inspect.isfunction(obj) and "." not in obj.__qualname__:
+    if inspect.isclass(obj) or _is_routine(obj) and "." not in obj.__qualname__:
         if "Examples" not in (obj.__doc__ or ""):
             errors.append("EX01: public object without an Examples section")
     assert not errors, "\n".join([qualname, *errors])
@@ -109,3 +107,59 @@ def test_docstring(qualname):
 
 def test_version():
     assert sklearn_dpfair.__version__
+
+
+def _documented_attributes(cls):
+    docscrape = pytest.importorskip("numpydoc.docscrape")
+    names = set()
+    for entry in docscrape.ClassDoc(cls)["Attributes"]:
+        names.update(name.strip() for name in entry.name.split(","))
+    return names
+
+
+def _fit_example(name, cls, **params):
+    import numpy as np
+    from sklearn.base import is_classifier, is_regressor
+
+    from sklearn_dpfair.audit._synthetic import synthetic_inputs
+    from sklearn_dpfair.utils._instance_generator import construct_instance
+
+    est = construct_instance(cls).set_params(**params)
+    if "random_state" in est.get_params():
+        est.set_params(random_state=0)
+    rng = np.random.default_rng(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if name == "PrivateMetricFrame":
+            y = np.arange(200) % 2
+            return est.fit(y, 1 - y, sensitive_features=y)
+        if is_classifier(est) or is_regressor(est):
+            X, y, fit_params, _ = synthetic_inputs(est, n_samples=200)
+            return est.fit(X, y, **fit_params)
+        if name == "DPOneHotEncoder":
+            return est.fit(rng.integers(0, 3, size=(200, 3)))
+        return est.fit(rng.normal(size=(200, 3)))
+
+
+@pytest.mark.parametrize(
+    "name, cls", all_estimators(), ids=[name for name, _ in all_estimators()]
+)
+def test_every_fitted_attribute_is_documented(name, cls):
+    # As scikit-learn's test_fit_docstring_attributes: each public attribute
+    # a fit sets (ending in "_") is in the class's Attributes section.
+    fitted = [_fit_example(name, cls)]
+    if name in ("DPLogisticRegression", "DPMLPClassifier"):
+        import numpy as np
+
+        from sklearn_dpfair.audit._synthetic import synthetic_inputs
+
+        # A federated fit sets attributes of its own.
+        est = cls(random_state=0, max_iter=2)
+        X, y, _, _ = synthetic_inputs(est, n_samples=300)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fitted.append(est.fit(X, y, silos=np.arange(300) % 3))
+    documented = _documented_attributes(cls)
+    for est in fitted:
+        attributes = {k for k in vars(est) if k.endswith("_") and not k.startswith("_")}
+        assert attributes <= documented, sorted(attributes - documented)

@@ -242,6 +242,8 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         :meth:`privacy_plan` gives the same event before any data is read
         (its ``n_samples`` and ``n_features`` do not enter it; pass any
         positive ints).
+    privacy_caveats_ : list of str
+        What was read from the private data outside the guarantee.
 
     See Also
     --------

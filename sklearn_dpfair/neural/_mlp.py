@@ -276,10 +276,30 @@ default=None
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string column names.
     silos_ : list or None
-        The silo ids of a federated fit (None for a central fit); the other
-        ``silo_*`` attributes, ``server_weights_``, ``central_epsilon_`` and
-        ``central_privacy_record_`` are as in
-        :class:`~sklearn_dpfair.linear_model.DPLogisticRegression`.
+        Silo ids of a federated fit, sorted; None for a central fit (as are
+        the federated attributes below).
+    silo_epsilon_ : dict or None
+        Epsilon each silo spent (at its own delta), from its own accountant.
+    silo_delta_ : dict or None
+        Delta of each silo.
+    silo_noise_multiplier_ : dict or None
+        Noise multiplier of each silo.
+    silo_rounds_ : dict or None
+        Messages each silo sent (rounds it took part in).
+    silo_privacy_records_ : dict or None
+        The full :class:`~sklearn_dpfair.privacy.PrivacyRecord` of each silo.
+    server_weights_ : dict or None
+        Normalized public weight of each silo.
+    central_epsilon_ : float or None
+        With ``secure_aggregation=True``: the central epsilon (at ``delta_``)
+        that holds only if the server sees nothing but the aggregate.
+    central_privacy_record_ : PrivacyRecord or None
+        The record of that conditional guarantee.
+    shuffle_epsilon_, shuffle_privacy_record_ : None
+        Always None: the shuffle model's amplified guarantee is
+        :class:`~sklearn_dpfair.linear_model.DPLogisticRegression`'s
+        (``shuffle=True``); the attributes keep the federated fits' records
+        alike.
 
     See Also
     --------

@@ -547,6 +547,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
     noise_multiplier_ : None
         No single multiplier describes the steps' releases; each private
         step's fitted clone in ``pipeline_`` has its own.
+    privacy_caveats_ : list of str
+        What the steps read from the private data outside the guarantee:
+        the caveats of the steps' fits, each listed once.
     additional_delta_ : float
         Delta spent outside ``dp_event_``; the fit is
         ``(epsilon_, delta_ + additional_delta_)``-DP.

@@ -460,17 +460,28 @@ def calibrate_noise_multiplier(
 
     Parameters
     ----------
-    target_epsilon, delta, accountant
-        As in :func:`calibrate_noise`.
+    target_epsilon : float
+        Budget epsilon > 0; ``inf`` gives ``0.0`` (no noise).
+    delta : float
+        Budget delta, in (0, 1).
     sampling_probability : float, default=1.0
         Poisson sampling probability ``q`` of each step; 1 is full batch.
     steps : int, default=1
         Number of noisy steps.
+    accountant : {"rdp", "pld"}, default="rdp"
+        dp-accounting accountant used for the search and the check.
 
     Returns
     -------
     noise_multiplier : float
-        Memoized: a pure function of these public inputs.
+        The smallest certified noise standard deviation in units of the
+        sensitivity. Memoized: a pure function of these public inputs.
+
+    Raises
+    ------
+    ValueError
+        As :func:`calibrate_noise`: a ``target_epsilon`` not > 0, a
+        ``delta`` outside (0, 1), or a budget that cannot be reached.
 
     Examples
     --------
@@ -496,6 +507,27 @@ def noise_multiplier_for_gaussian(target_epsilon, delta, accountant="pld"):
     Uses the PLD accountant by default, which is exact for one Gaussian (the
     analytic Gaussian mechanism); the classic ``sqrt(2 ln(1.25/delta))/eps``
     is loose and only valid for ``eps < 1``, so it is never used.
+
+    Parameters
+    ----------
+    target_epsilon : float
+        Budget epsilon > 0; ``inf`` gives ``0.0`` (no noise).
+    delta : float
+        Budget delta, in (0, 1).
+    accountant : {"pld", "rdp"}, default="pld"
+        dp-accounting accountant used for the search and the check.
+
+    Returns
+    -------
+    noise_multiplier : float
+        The smallest certified noise standard deviation in units of the
+        sensitivity. Memoized: a pure function of these public inputs.
+
+    Raises
+    ------
+    ValueError
+        As :func:`calibrate_noise`: a ``target_epsilon`` not > 0, a
+        ``delta`` outside (0, 1), or a budget that cannot be reached.
 
     Examples
     --------
