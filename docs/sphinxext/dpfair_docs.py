@@ -51,10 +51,9 @@ _API_HEADER = """\
 API reference
 =============
 
-Every public class and function of ``sklearn_dpfair``, grouped by the module
-it is imported from. Estimators, the report and the exceptions are also
-importable from the top-level package (``from sklearn_dpfair import ...``).
-See the :ref:`user_guide` for the concepts behind them.
+Every public class, function and constant of ``sklearn_dpfair``, grouped by
+the module it is imported from. See the :ref:`user_guide` for the concepts
+behind them.
 """
 
 
@@ -70,16 +69,43 @@ def _public_modules(package):
     return [importlib.import_module(f"{package.__name__}.{name}") for name in names]
 
 
+def _kind(obj):
+    """``"class"``, ``"function"`` (``lru_cache`` wrappers too) or ``"data"``."""
+    if inspect.isclass(obj):
+        return "class"
+    if inspect.isroutine(obj) or inspect.isfunction(getattr(obj, "__wrapped__", None)):
+        return "function"
+    if inspect.ismodule(obj):
+        return None
+    return "data"
+
+
 def _documented(module):
-    """The classes and functions a module exports, in ``__all__`` order."""
+    """The classes, functions and constants a module exports, in ``__all__`` order."""
     objects = []
     for name in getattr(module, "__all__", []):
         obj = getattr(module, name)
-        if not name.startswith("_") and (
-            inspect.isclass(obj) or inspect.isfunction(obj)
-        ):
+        if not name.startswith("_") and _kind(obj) is not None:
             objects.append((name, obj))
     return objects
+
+
+def _top_level_note(package):
+    """The sentence saying what the top-level package exports too."""
+    names = [
+        name
+        for name, obj in _documented(package)
+        if _kind(obj) in ("class", "function")
+    ]
+    roles = [
+        f":{'class' if _kind(getattr(package, name)) == 'class' else 'func'}:"
+        f"`~{getattr(package, name).__module__.split('._')[0]}.{name}`"
+        for name in names
+    ]
+    return (
+        f"Also importable from the top-level package (``from {package.__name__} "
+        f"import ...``): {', '.join(roles)}."
+    )
 
 
 def api_sections(package):
@@ -97,7 +123,7 @@ def api_sections(package):
             if id(obj) in seen:
                 continue
             seen.add(id(obj))
-            entries.append((name, "class" if inspect.isclass(obj) else "function"))
+            entries.append((name, _kind(obj)))
         if entries:
             sections.append((module.__name__, entries))
     return sections
@@ -105,7 +131,7 @@ def api_sections(package):
 
 def write_api_reference(package, path):
     """Write the API reference page to ``path`` (only if its text changed)."""
-    lines = [_API_HEADER]
+    lines = [_API_HEADER, _top_level_note(package), ""]
     for module_name, entries in api_sections(package):
         heading = f":mod:`{module_name}`"
         # automodule prints the module docstring and makes :mod: targets.
@@ -123,6 +149,9 @@ def write_api_reference(package, path):
                 *[f"   {name}" for name in names],
                 "",
             ]
+        # Constants: their meaning is in the module docstring above.
+        for name in [name for name, k in entries if k == "data"]:
+            lines += [f".. autodata:: {name}", "   :no-value:", ""]
     text = "\n".join(lines)
     path = Path(path)
     if not path.exists() or path.read_text() != text:

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Privacy core: clipping, the Gaussian mechanism, accounting and calibration.
 
-Knows nothing about losses, estimators or solvers.
+Knows nothing about losses, estimators or solvers. ``RDP_ORDERS`` is the
+tuple of Renyi orders every ``"rdp"`` record is computed at: dp-accounting's
+``RdpAccountant(orders=RDP_ORDERS)`` recomputes a recorded epsilon exactly
+(its default orders give a slightly larger, still valid, epsilon).
 """
 
 from ._accounting import RDP_ORDERS, epsilon_of
