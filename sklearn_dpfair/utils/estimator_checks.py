@@ -54,7 +54,7 @@ _NOISY_ONE_LABEL = (
     "rows of all but one class weigh 0 and expects only that class "
     "predicted; a private pipeline's final step, fitted on what its private "
     "preprocessing released, predicts a class of weight 0 at some noise "
-    "draws (3 of 6 seeds at the defaults)."
+    "draws (5 of 12 seeds at the defaults)."
 )
 
 _RANDOM_SPLIT = (
