@@ -59,7 +59,7 @@ _REQUIRED = {
 }
 
 
-def needs_arguments(cls):
+def _needs_arguments(cls):
     """Whether ``cls()`` fails for lack of a required ``__init__`` argument."""
     parameters = inspect.signature(cls.__init__).parameters.values()
     return any(
@@ -90,7 +90,7 @@ def construct_instance(cls):
     LookupError
         If ``cls`` needs arguments and no example of them is written here.
     """
-    if not needs_arguments(cls):
+    if not _needs_arguments(cls):
         return cls()
     example = _REQUIRED.get(cls.__name__)
     if example is None:

@@ -27,6 +27,7 @@ from ._array_api import _is_array_api_array, to_numpy
 from ._sklearn_compat import check_sample_weight, num_samples
 
 __all__ = [
+    "assert_all_finite",
     "check_classifier_metadata",
     "check_declared_groups",
     "check_delta_for_n",
@@ -42,7 +43,6 @@ __all__ = [
     "refuse_weights_with_silos",
     "resolve_classes",
     "resolve_classification_targets",
-    "assert_all_finite",
     "validate_data",
     "warn_at_caller",
 ]
