@@ -117,14 +117,14 @@ def _documented_attributes(cls):
     return names
 
 
-def _fit_example(name, cls, **params):
+def _fit_example(name, cls):
     import numpy as np
     from sklearn.base import is_classifier, is_regressor
 
     from sklearn_dpfair.audit._synthetic import synthetic_inputs
     from sklearn_dpfair.utils._instance_generator import construct_instance
 
-    est = construct_instance(cls).set_params(**params)
+    est = construct_instance(cls)
     if "random_state" in est.get_params():
         est.set_params(random_state=0)
     rng = np.random.default_rng(0)
