@@ -4,7 +4,6 @@
 
 import math
 import sys
-import warnings
 from dataclasses import dataclass, replace
 
 import dp_accounting
@@ -56,6 +55,7 @@ from ..utils._validation import (
     check_sample_aligned,
     is_sparse_frame,
     is_sparse_layout,
+    suppressed_warnings,
     warn_at_caller,
 )
 from ._bounds import (
@@ -1254,10 +1254,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             if self.delta * n_samples >= 1.0:
                 # A step's delta is a share of the pipeline's: it warns only
                 # where the pipeline has.
-                with warnings.catch_warnings():
-                    warnings.filterwarnings(
-                        "ignore", message=_STEP_DELTA_WARNING, category=UserWarning
-                    )
+                with suppressed_warnings(_STEP_DELTA_WARNING):
                     self._fit_steps(pipeline, X, y, routed, layout, final_counts)
             else:
                 self._fit_steps(pipeline, X, y, routed, layout, final_counts)

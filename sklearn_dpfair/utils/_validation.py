@@ -3,11 +3,13 @@
 """Validation of privacy parameters and declared label sets; warnings located at the caller."""
 
 import contextlib
+import contextvars
 import functools
 import importlib
 import inspect
 import math
 import os
+import re
 import sys
 import threading
 import warnings
@@ -43,6 +45,7 @@ __all__ = [
     "refuse_weights_with_silos",
     "resolve_classes",
     "resolve_classification_targets",
+    "suppressed_warnings",
     "validate_data",
     "warn_at_caller",
 ]
@@ -111,9 +114,11 @@ _LOOP_MODULES = (
 # would keep a finished call's data (and its callers' frames) alive, and the
 # next call's frame is often allocated at the same id().
 _SHOWN = ".sklearn_dpfair_shown"
-# What warnings in worker threads have shown (warn_at_caller), bounded.
-_WORKER_SHOWN = {}
-_MAX_WORKER_SHOWN = 1000
+# Patterns of the warnings warn_at_caller drops within suppressed_warnings
+# blocks: a context variable, so a block holds for its own thread (or task)
+# only. warnings.catch_warnings swaps the process-wide filter list, and two
+# threads' blocks overlapping left one's "ignore" filter installed for good.
+_SUPPRESSED = contextvars.ContextVar("sklearn_dpfair_suppressed", default=())
 
 
 @functools.cache
@@ -180,6 +185,40 @@ def _comparable(filters):
     )
 
 
+@contextlib.contextmanager
+def suppressed_warnings(pattern):
+    """Drop the package's warnings whose text matches ``pattern``, in this block.
+
+    Unlike ``warnings.catch_warnings`` with an ``"ignore"`` filter, which
+    swaps the process-wide filter list (two threads' overlapping blocks can
+    leave a filter installed for good), the block holds for the current
+    thread or task only: :func:`warn_at_caller` consults a context variable.
+
+    Parameters
+    ----------
+    pattern : str
+        A regular expression matched at the start of the warning's text.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn_dpfair.utils._validation import (
+    ...     suppressed_warnings, warn_at_caller)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     with suppressed_warnings("delta=.* is not smaller"):
+    ...         warn_at_caller("delta=0.1 is not smaller than 1/n_samples")
+    ...     warn_at_caller("another cause")
+    >>> [str(w.message) for w in caught]
+    ['another cause']
+    """
+    token = _SUPPRESSED.set((*_SUPPRESSED.get(), re.compile(pattern)))
+    try:
+        yield
+    finally:
+        _SUPPRESSED.reset(token)
+
+
 def warn_at_caller(message, category=UserWarning):
     """Warn at the user's line that called into the package, once per cause.
 
@@ -208,6 +247,9 @@ def warn_at_caller(message, category=UserWarning):
     category : type of Warning, default=UserWarning
         The warning class.
     """
+    text = str(message)
+    if any(pattern.match(text) for pattern in _SUPPRESSED.get()):
+        return
     prefixes = _source_prefixes(_PASSTHROUGH_MODULES) + _decorator_frames()
     loops = _source_prefixes(_LOOP_MODULES)
     # stacklevel=2 is this function's caller; count outwards from there.
@@ -218,7 +260,6 @@ def warn_at_caller(message, category=UserWarning):
         # backend): its own stack ends in the thread pool, and the user's
         # line is on the thread that dispatched the loop.
         frame, loop = dispatched
-    text = str(message)
     filename, lineno = frame.f_code.co_filename, frame.f_lineno
     module = frame.f_globals.get("__name__", "<string>")
     filters = _current_filters()
@@ -236,23 +277,15 @@ def warn_at_caller(message, category=UserWarning):
             key = (text, category, filename)
         else:
             key = (text, category)
-        on_main = threading.current_thread() is threading.main_thread()
-        if dispatched is not None or on_main:
-            # A dict before Python 3.13, a write-through proxy since (PEP
-            # 667): either way a name that is not one of the function's
-            # variables is kept with the frame until it ends.
-            scope = loop.f_locals
-            shown = scope.get(_SHOWN)
-            if shown is None:
-                shown = scope[_SHOWN] = {}
-        else:
-            # A worker thread of a parallel loop (joblib's threading
-            # backend): its outermost loop frame is one task's, which would
-            # show a warning once per fit. The thread's tasks share one
-            # memory, for the process, as they did before the per-call one.
-            shown = _WORKER_SHOWN
-            if len(shown) >= _MAX_WORKER_SHOWN:
-                shown.clear()
+        # The call's memory, in any thread (a pool task of a loop of fits
+        # has the dispatching thread's loop frame): a dict before Python
+        # 3.13, a write-through proxy since (PEP 667); either way a name that
+        # is not one of the function's variables is kept with the frame until
+        # it ends.
+        scope = loop.f_locals
+        shown = scope.get(_SHOWN)
+        if shown is None:
+            shown = scope[_SHOWN] = {}
         seen_under = _comparable(filters)
         if shown.get(key) == seen_under:
             return

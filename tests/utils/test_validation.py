@@ -425,3 +425,46 @@ def test_declared_classes_of_strings_and_numbers_are_refused_naming_classes(clas
 
     with pytest.raises(ValueError, match="classes mixes strings and numbers"):
         check_declared_classes(classes)
+
+
+def test_concurrent_pipeline_fits_leave_the_warning_filters_as_they_were():
+    # Each fit silenced its steps' delta warnings in a warnings.catch_warnings
+    # block, which swaps the process-wide filter list: overlapping blocks in
+    # threads left the "ignore" filter installed, and every later fit in the
+    # process lost its delta warning.
+    from concurrent.futures import ThreadPoolExecutor
+
+    X, y = _data(n=400)
+
+    def fit(_):
+        steps = [("scale", DPStandardScaler(bounds=(-5.0, 5.0)))]
+        return PrivatePipeline(steps, delta=0.01).fit(X)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        before = list(warnings.filters)
+        for _ in range(3):
+            with ThreadPoolExecutor(8) as pool:
+                list(pool.map(fit, range(32)))
+            assert warnings.filters == before
+        with warnings.catch_warnings(record=True) as record:
+            DPLogisticRegression(classes=[0, 1], max_iter=3, delta=0.01).fit(X, y)
+    assert any("is not smaller than 1/n_samples" in str(w.message) for w in record)
+
+
+def test_a_fit_in_a_worker_thread_warns_again_in_a_new_block():
+    # Worker threads kept what they had shown for the whole process: a second
+    # fit in a new warnings.catch_warnings block showed nothing.
+    from concurrent.futures import ThreadPoolExecutor
+
+    X, y = _data(n=150)
+
+    def fit():
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("default")
+            DPLogisticRegression(max_iter=2, random_state=0).fit(X, y)
+        return [w for w in record if w.category is PrivacyLeakWarning]
+
+    with ThreadPoolExecutor(1) as pool:
+        shown = [pool.submit(fit).result() for _ in range(2)]
+    assert [len(s) for s in shown] == [1, 1]
