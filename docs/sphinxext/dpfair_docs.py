@@ -129,6 +129,27 @@ def api_sections(package):
     return sections
 
 
+def _data_entry(name, obj):
+    """The reST of a public constant.
+
+    ``autodata`` would print the docstring of the constant's type (a tuple
+    gets "Built-in immutable sequence..."), so a constant whose only
+    docstring is its type's gets a plain ``py:data`` entry pointing to the
+    module docstring, which explains it.
+    """
+    if getattr(obj, "__doc__", None) != getattr(type(obj), "__doc__", None):
+        return [f".. autodata:: {name}", "   :no-value:", ""]
+    what = f"``{type(obj).__name__}``"
+    if hasattr(obj, "__len__"):
+        what += f" of {len(obj)} items"
+    return [
+        f".. py:data:: {name}",
+        "",
+        f"   A constant ({what}); the module description above explains it.",
+        "",
+    ]
+
+
 def write_api_reference(package, path):
     """Write the API reference page to ``path`` (only if its text changed)."""
     lines = [_API_HEADER, _top_level_note(package), ""]
@@ -150,8 +171,9 @@ def write_api_reference(package, path):
                 "",
             ]
         # Constants: their meaning is in the module docstring above.
+        module = importlib.import_module(module_name)
         for name in [name for name, k in entries if k == "data"]:
-            lines += [f".. autodata:: {name}", "   :no-value:", ""]
+            lines += _data_entry(name, getattr(module, name))
     text = "\n".join(lines)
     path = Path(path)
     if not path.exists() or path.read_text() != text:

@@ -456,7 +456,10 @@ def calibrate_noise_multiplier(
     with sampling probability ``sampling_probability`` and noise standard
     deviation ``sigma`` times the sensitivity are
     ``(target_epsilon, delta)``-DP according to dp-accounting. The result is
-    verified with the accountant after the search: it never overshoots.
+    verified with the accountant after the search: it never overshoots. A
+    budget so large that less noise would still meet it gets the search's
+    floor instead (``sigma = 0.1``, or more for full-batch steps with
+    ``accountant="pld"``; see :func:`calibrate_noise`).
 
     Parameters
     ----------
@@ -481,7 +484,15 @@ def calibrate_noise_multiplier(
     ------
     ValueError
         As :func:`calibrate_noise`: a ``target_epsilon`` not > 0, a
-        ``delta`` outside (0, 1), or a budget that cannot be reached.
+        ``delta`` outside (0, 1), an unknown ``accountant``, or a budget
+        that cannot be reached.
+    TypeError
+        If an argument is unhashable (the results are cached).
+
+    See Also
+    --------
+    noise_multiplier_for_gaussian : The same calibration for one Gaussian.
+    calibrate_noise : Calibration of any mechanism given as a DP event.
 
     Examples
     --------
@@ -506,7 +517,11 @@ def noise_multiplier_for_gaussian(target_epsilon, delta, accountant="pld"):
 
     Uses the PLD accountant by default, which is exact for one Gaussian (the
     analytic Gaussian mechanism); the classic ``sqrt(2 ln(1.25/delta))/eps``
-    is loose and only valid for ``eps < 1``, so it is never used.
+    is loose and only valid for ``eps < 1``, so it is never used. Returns
+    the smallest ``sigma`` (up to a relative tolerance of 1e-4) whose
+    Gaussian the accountant certifies ``(target_epsilon, delta)``-DP. A
+    budget so large that less noise would still meet it gets the search's
+    floor instead (``sigma = 0.15`` with PLD, ``0.1`` with RDP).
 
     Parameters
     ----------
@@ -527,12 +542,23 @@ def noise_multiplier_for_gaussian(target_epsilon, delta, accountant="pld"):
     ------
     ValueError
         As :func:`calibrate_noise`: a ``target_epsilon`` not > 0, a
-        ``delta`` outside (0, 1), or a budget that cannot be reached.
+        ``delta`` outside (0, 1), an unknown ``accountant``, or a budget
+        that cannot be reached.
+    TypeError
+        If an argument is unhashable (the results are cached).
+
+    See Also
+    --------
+    calibrate_noise_multiplier : The same calibration for noisy
+        (sub)sampled gradient descent.
+    calibrate_noise : Calibration of any mechanism given as a DP event.
 
     Examples
     --------
     >>> from sklearn_dpfair.privacy import noise_multiplier_for_gaussian
     >>> round(noise_multiplier_for_gaussian(1.0, 1e-5), 2)
     3.73
+    >>> noise_multiplier_for_gaussian(float("inf"), 1e-5)
+    0.0
     """
     return calibrate_noise(gaussian_event, target_epsilon, delta, accountant)
