@@ -113,6 +113,32 @@ def _recorded_calls(monkeypatch, cls, method, record):
 
 
 @pytest.fixture
+def filter_swaps(monkeypatch):
+    """The package modules that enter ``warnings.catch_warnings`` in the test.
+
+    That block swaps the process-wide filter list: two threads' overlapping
+    blocks can leave a filter installed for good, so a fit must not enter
+    one. A list filled as blocks are entered (the entering module's name);
+    blocks of tests, scikit-learn or numpy are not recorded.
+    """
+    import sys
+    import warnings
+
+    entered = []
+    original = warnings.catch_warnings
+
+    class Recording(original):
+        def __enter__(self):
+            module = sys._getframe(1).f_globals.get("__name__", "")
+            if module.partition(".")[0] == "sklearn_dpfair":
+                entered.append(module)
+            return super().__enter__()
+
+    monkeypatch.setattr(warnings, "catch_warnings", Recording)
+    return entered
+
+
+@pytest.fixture
 def privatized_sums(monkeypatch):
     """Every sum a ``GaussianMechanism`` privatizes in the test, before its noise.
 

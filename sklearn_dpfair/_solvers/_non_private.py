@@ -63,7 +63,6 @@ loss; cap such weights before a fit.
 
 import itertools
 import math
-import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -363,15 +362,24 @@ def _robust_moments(X, mean, scale):
         return mean, scale
     step = max(1, -(-n // _ROBUST_ROWS))
     rows = np.asarray(X[::step], dtype=np.float64)
-    with warnings.catch_warnings():
-        # An all-NaN column has no quartiles: its moments stay.
-        warnings.simplefilter("ignore", RuntimeWarning)
+    # An all-NaN column has no quartiles: its moments stay. It is read as
+    # zeros and its robust scale set to NaN below, rather than letting numpy
+    # warn "All-NaN slice" inside warnings.catch_warnings, which swaps the
+    # process-wide filters (not thread-safe); np.errstate is per thread.
+    observed = ~np.all(np.isnan(rows), axis=0)
+    rows = np.where(observed, rows, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
         q25, median, q75 = np.nanpercentile(rows, [25, 50, 75], axis=0)
         deviation = np.sort(np.abs(rows - median), axis=0)
         # NaN sorts last: kept rows are the nearest of the observed ones.
         kept = deviation[: rows.shape[0] - max(1, rows.shape[0] // 100)]
-        trimmed = np.sqrt(np.nanmean(kept * kept, axis=0))
+        counted = np.sum(~np.isnan(kept), axis=0)
+        squares = np.nansum(kept * kept, axis=0)
+        trimmed = np.where(
+            counted > 0, np.sqrt(squares / np.maximum(counted, 1)), np.nan
+        )
     robust = np.fmax((q75 - q25) / 1.3489795003921634, trimmed)
+    robust = np.where(observed, robust, np.nan)
     dominated = (robust > 0) & np.isfinite(robust) & (scale > _DOMINATED * robust)
     if not dominated.any():
         return mean, scale
@@ -905,14 +913,13 @@ def minimize_l1_ball(
 
     def solve(l1, coef=None, intercept=None):
         nonlocal n_iter
-        # Each solve's own warning is replaced by one for the whole solve.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            fit = minimize_linear(
-                X, y, loss, n_outputs=n_outputs, alpha=alpha, l1=l1,
-                fit_intercept=fit_intercept, sample_weight=sample_weight,
-                coef_init=coef, intercept_init=intercept,
-            )
+        # Each solve's own warning (warn=False) is replaced by one for the
+        # whole solve.
+        fit = minimize_linear(
+            X, y, loss, n_outputs=n_outputs, alpha=alpha, l1=l1,
+            fit_intercept=fit_intercept, sample_weight=sample_weight,
+            coef_init=coef, intercept_init=intercept, warn=False,
+        )
         n_iter += fit.n_iter
         return fit
 

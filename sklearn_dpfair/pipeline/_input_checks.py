@@ -40,7 +40,6 @@ kept, a string parsed, ``np.log`` of 0) is checked by the next part only,
 outside the guarantee.
 """
 
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -154,12 +153,13 @@ def _within_declared(est, position, values):
 
     The one-column probe is fitted on them: its fit releases nothing and
     compares the values with the categories exactly as the encoder will
-    (dtypes, missing values).
+    (dtypes, missing values). scikit-learn's encoders warn nothing about
+    the values of a fit with declared categories (it raises), so the probe
+    runs without a ``warnings.catch_warnings`` block, which would swap the
+    process-wide filters under concurrent fits.
     """
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            _probe(est, position).fit(values)
+        _probe(est, position).fit(values)
     except ValueError:
         return False
     return True
@@ -175,9 +175,7 @@ def _refused_categories(est, position):
     """
     categories = np.asarray(est.categories[position]).reshape(-1, 1)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            _probe(est, position).fit(categories)
+        _probe(est, position).fit(categories)
     except (TypeError, ValueError) as exc:
         return str(exc)
     return None

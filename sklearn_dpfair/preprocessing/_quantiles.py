@@ -20,7 +20,6 @@ column.
 """
 
 import math
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -434,13 +433,13 @@ def private_fences(X, levels, fence, rho, rng, *, weights=None):
     True
     """
     if math.isinf(rho):
-        # A column of NaN only has no extremes: numpy warns "All-NaN slice",
-        # and the column gets [-1, 1] below.
+        # A column of NaN only has no extremes: it gets [-1, 1]. It is read
+        # as zeros, so that numpy does not warn "All-NaN slice" (silencing
+        # that with warnings.catch_warnings is not thread-safe).
         counted = X if weights is None else X[weights > 0]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            lower, upper = np.nanmin(counted, axis=0), np.nanmax(counted, axis=0)
-        empty = np.isnan(lower)
+        empty = np.all(np.isnan(counted), axis=0)
+        counted = np.where(empty, 0.0, counted)
+        lower, upper = np.nanmin(counted, axis=0), np.nanmax(counted, axis=0)
         lower, upper = np.where(empty, -1.0, lower), np.where(empty, 1.0, upper)
     else:
         grids = [AUTO_GRID] * X.shape[1]

@@ -684,3 +684,23 @@ def test_a_pipeline_refused_before_its_first_release_charges_nothing():
     with pytest.raises(ValueError):
         pipe.fit(X, y)
     assert ledger.entries == []
+
+
+def test_the_declared_categories_check_swaps_no_warning_filter(filter_swaps):
+    # The check fits a one-column probe of the encoder on the column. It
+    # ran inside warnings.catch_warnings with an "ignore" filter, which
+    # swaps the process-wide filters: two pipelines checking at once in two
+    # threads could leave "ignore" installed, and every later warning of
+    # the process was lost. scikit-learn's encoders warn nothing there.
+    X, y = _frame()
+    X["c"] = X["c"].astype(object)
+    encoder = OneHotEncoder(categories=[["x", "y"]])
+    columns = ColumnTransformer(
+        [("num", _scaler(), ["a"]), ("cat", encoder, ["c"])], remainder="drop"
+    )
+    pipe = PrivatePipeline([("ct", columns), ("clf", _model())], random_state=0)
+    pipe.fit(X, y)
+    X.loc[7, "c"] = "z"
+    with pytest.raises(ValueError, match="outside the declared categories"):
+        pipe.fit(X, y)
+    assert filter_swaps == []

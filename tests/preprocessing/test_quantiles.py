@@ -102,3 +102,24 @@ def test_auto_bounds_scale_a_binary_column_to_unit_spread():
     X_missing[::10] = np.nan
     imputer = DPSimpleImputer(bounds="auto", random_state=0).fit(X_missing)
     assert 0.5 < imputer.statistics_[0] < 0.9
+
+
+def test_exact_fences_of_a_missing_column_swap_no_warning_filter(filter_swaps):
+    # At rho = inf the fences are the extremes; a column of NaN only gets
+    # [-1, 1]. numpy's "All-NaN slice" warning was silenced inside
+    # warnings.catch_warnings (process-wide, not thread-safe); the column
+    # is now read without a warning.
+    import warnings
+
+    from sklearn_dpfair.preprocessing._quantiles import private_fences
+
+    X = np.column_stack([np.full(50, np.nan), np.linspace(-3.0, 5.0, 50)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        filter_swaps.clear()  # this test's own block
+        lower, upper = private_fences(
+            X, (0.25, 0.75), 2.0, np.inf, np.random.default_rng(0)
+        )
+    assert filter_swaps == []
+    assert (lower[0], upper[0]) == (-1.0, 1.0)
+    assert (lower[1], upper[1]) == (-3.0, 5.0)

@@ -799,3 +799,38 @@ def test_piecewise_linear_ridge_is_exact_on_ill_conditioned_columns(seed):
                     step = np.zeros(d)
                     step[j] = sign * 1e-4 * max(abs(coef[j]), 1e-3)
                     assert objective(coef + step, b) >= at_best * (1 - 1e-10)
+
+
+def test_the_robust_scales_read_missing_columns_without_warning(filter_swaps):
+    # A column of NaN only has no quartiles: it keeps the moments it was
+    # given. The solver read it inside warnings.catch_warnings, which swaps
+    # the process-wide filters (two fits in two threads could leave an
+    # "ignore" filter installed); it now warns nothing to silence.
+    from sklearn_dpfair._solvers._non_private import _robust_moments
+
+    rng = np.random.default_rng(0)
+    n = 400
+    X = np.column_stack([
+        np.full(n, np.nan),
+        np.append(rng.normal(size=n - 1), 1e12),  # dominated by one record
+        np.where(np.arange(n) < 396, np.nan, rng.normal(size=n)),  # 4 values
+        rng.normal(size=n),
+    ])
+    mean, scale = np.array([7.0, 2.5e9, 0.0, 0.0]), np.array([3.0, 5e10, 1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        filter_swaps.clear()  # this test's own block
+        located, scaled = _robust_moments(X, mean, scale)
+    assert filter_swaps == []
+    # Only the dominated column moves: to its median, at its bulk's scale.
+    np.testing.assert_array_equal(located[[0, 2, 3]], mean[[0, 2, 3]])
+    np.testing.assert_array_equal(scaled[[0, 2, 3]], scale[[0, 2, 3]])
+    assert abs(located[1]) < 0.2 and 0.8 < scaled[1] < 1.2
+
+
+def test_the_l1_ball_solve_leaves_the_warning_filters_alone(filter_swaps):
+    # Each Lagrangian solve is asked not to warn (warn=False) rather than
+    # silenced by a catch_warnings block; the solve warns once for all.
+    X, y = _raw()
+    fit = minimize_l1_ball(X, y, BinaryLogisticLoss(), 1e-2)
+    assert fit.converged and filter_swaps == []

@@ -11,13 +11,11 @@ exact dual of a model. :func:`run_sgda` runs the (noisy) SGDA of
 """
 
 import math
-import warnings
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
 
 from ..._base import _dense_linear_scores, _sparse_linear_scores
 from ..._loss import BinaryLogisticLoss, SoftmaxLoss
@@ -339,17 +337,16 @@ class FairProblem:
         stationarity = self.standardized_stationarity(lam, refined.coef, refined.w0)
         if not limit < stationarity < np.inf:
             return refined
-        with warnings.catch_warnings():
-            # Its convergence is judged below, in this phase's own terms.
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            polished = minimize_fair_objective(
-                self,
-                lam,
-                refined.coef,
-                refined.w0,
-                tol=tol,
-                max_iter=self.params.final_max_iter,
-            )
+        # Silent (it warns nothing): its convergence is judged below, in
+        # this phase's own terms.
+        polished = minimize_fair_objective(
+            self,
+            lam,
+            refined.coef,
+            refined.w0,
+            tol=tol,
+            max_iter=self.params.final_max_iter,
+        )
         value = self.objective(lam, polished.coef, polished.w0)
         finite = np.all(np.isfinite(polished.coef)) and np.all(np.isfinite(polished.w0))
         if not (finite and value <= self.objective(lam, refined.coef, refined.w0)):
