@@ -19,11 +19,12 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
+from joblib.parallel import get_active_backend
 
 from ._planning import with_budget
 
-__all__ = ["Run", "best_of_runs", "draw_runs"]
+__all__ = ["Run", "best_of_runs", "check_run_workers", "draw_runs"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,40 @@ def draw_runs(n_runs, n_candidates, rng, seed_source):
         fit_seq, noise_seq = child.spawn(2)
         runs.append(Run(int(c), int(fit_seq.generate_state(1)[0]), noise_seq))
     return runs
+
+
+def check_run_workers(n_jobs):
+    """Refuse an ``n_jobs`` that would run the runs in threads of this process.
+
+    Each run records its warnings with :class:`warnings.catch_warnings`,
+    which swaps the process-wide filters and handler: runs in threads of
+    one process could record each other's warnings, or show them to the
+    caller, and which warnings occurred tells which candidates ran (their
+    number is secret). Processes (joblib's default backend, loky) or
+    ``n_jobs=1`` keep each run's warnings its own. Public: reads the
+    parameter and the active joblib configuration only.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        The search's ``n_jobs``.
+
+    Raises
+    ------
+    ValueError
+        If joblib's active backend runs tasks in threads and ``n_jobs``
+        asks for more than one.
+    """
+    backend, _ = get_active_backend()
+    if getattr(backend, "uses_threads", False) and effective_n_jobs(n_jobs) > 1:
+        raise ValueError(
+            f"n_jobs={n_jobs!r} would run the search's runs in threads "
+            f"(joblib's active backend is {type(backend).__name__}): each "
+            "run records its own warnings with warnings.catch_warnings, which "
+            "is process-wide, so in threads one run's warnings could reach "
+            "another run or the caller and tell which candidates ran. Use a "
+            "process-based joblib backend (loky, the default) or n_jobs=1."
+        )
 
 
 def best_of_runs(

@@ -76,7 +76,7 @@ from ..utils._validation import (
     warn_at_caller,
 )
 from ._planning import SEARCH_OWNED_PARAMS, check_nested_seeds, plan_candidate
-from ._runs import best_of_runs, draw_runs
+from ._runs import best_of_runs, check_run_workers, draw_runs
 from ._scoring import (
     CLASSIFICATION_SCORINGS,
     REGRESSION_SCORINGS,
@@ -257,7 +257,10 @@ class PrivateHyperparameterSearch(
         processors). Every run's candidate, fit seed and score noise are
         drawn before the runs are dispatched, so a seeded search selects the
         same run with any ``n_jobs``. Costs no privacy; the running time
-        still grows with the secret number of runs.
+        still grows with the secret number of runs. Parallel runs need a
+        process-based joblib backend (loky, the default): under the
+        threading backend an ``n_jobs`` above 1 is refused (a
+        ``ValueError``), since the runs record their warnings process-wide.
 
     Attributes
     ----------
@@ -343,10 +346,11 @@ class PrivateHyperparameterSearch(
     scored by whoever runs it.
 
     Parallel runs (``n_jobs``) collect their warnings and the search emits
-    the selected run's, each distinct one once, as sequential runs do; a
-    threading joblib
-    backend is not supported for this (``warnings.catch_warnings`` is not
-    thread-safe): use the default process-based one.
+    the selected run's, each distinct one once, as sequential runs do. The
+    runs record them with ``warnings.catch_warnings``, which is not
+    thread-safe: ``n_jobs`` above 1 under joblib's threading backend is
+    refused, and two searches should not run at once in threads of one
+    process (two processes are fine).
 
     References
     ----------
@@ -680,6 +684,7 @@ class PrivateHyperparameterSearch(
             The fitted search.
         """
         candidates = self._candidates()
+        check_run_workers(self.n_jobs)
         for ledger in (self.accountant, getattr(self.estimator, "accountant", None)):
             if isinstance(ledger, PrivacyLedger) and ledger.kind != "rdp":
                 raise ValueError(

@@ -54,6 +54,38 @@ def test_n_jobs_does_not_change_a_seeded_selection(data, seed):
     assert one.dp_event_ == two.dp_event_
 
 
+@pytest.mark.parametrize(
+    "n_jobs, config_n_jobs", [(2, None), (-1, None), (None, 2)]
+)
+def test_runs_in_threads_are_refused_before_any_row_is_read(
+    data, n_jobs, config_n_jobs, monkeypatch
+):
+    # Each run records its warnings inside warnings.catch_warnings, which
+    # is process-wide: runs in threads recorded each other's warnings (a
+    # non-selected run's warning could leave with the selected one, telling
+    # that it ran). The threading backend was documented as unsupported but
+    # ran; it is refused, before any row is read.
+    import joblib
+
+    from sklearn_dpfair.model_selection import _search as search_module
+
+    X, y = data
+    read = []
+    monkeypatch.setattr(search_module, "draw_split", lambda *a, **k: read.append(1))
+    search = _search(n_jobs=n_jobs)
+    with joblib.parallel_config(backend="threading", n_jobs=config_n_jobs):
+        with pytest.raises(ValueError, match=r"n_jobs=.* in threads .*loky"):
+            search.fit(X, y)
+    assert read == [] and not hasattr(search, "best_estimator_")
+    assert search.n_jobs == n_jobs
+    # One job under threading, and processes, run.
+    monkeypatch.undo()
+    with joblib.parallel_config(backend="threading"):
+        assert _fit(_search(n_jobs=1), X, y).best_params_
+    with joblib.parallel_config(backend="loky", n_jobs=config_n_jobs):
+        assert _fit(_search(n_jobs=n_jobs), X, y).best_params_
+
+
 def test_the_runs_are_drawn_before_any_of_them_starts(monkeypatch):
     # Every run's candidate and seeds are fixed by draw_runs: what a run
     # does cannot move another run's randomness.
