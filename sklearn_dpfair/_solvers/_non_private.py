@@ -363,7 +363,7 @@ def _robust_moments(X, mean, scale):
     step = max(1, -(-n // _ROBUST_ROWS))
     rows = np.asarray(X[::step], dtype=np.float64)
     # An all-NaN column has no quartiles: its moments stay. It is read as
-    # zeros and its robust scale set to NaN below, rather than letting numpy
+    # zeros (robust scale 0: never dominated) rather than letting numpy
     # warn "All-NaN slice" inside warnings.catch_warnings, which swaps the
     # process-wide filters (not thread-safe); np.errstate is per thread.
     observed = ~np.all(np.isnan(rows), axis=0)
@@ -379,7 +379,6 @@ def _robust_moments(X, mean, scale):
             counted > 0, np.sqrt(squares / np.maximum(counted, 1)), np.nan
         )
     robust = np.fmax((q75 - q25) / 1.3489795003921634, trimmed)
-    robust = np.where(observed, robust, np.nan)
     dominated = (robust > 0) & np.isfinite(robust) & (scale > _DOMINATED * robust)
     if not dominated.any():
         return mean, scale

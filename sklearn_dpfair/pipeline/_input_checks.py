@@ -40,7 +40,6 @@ kept, a string parsed, ``np.log`` of 0) is checked by the next part only,
 outside the guarantee.
 """
 
-
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
