@@ -203,7 +203,9 @@ class HeavyTailDPRegressor(
         in); with the
         one-pass solvers, that median times ``max(1, f / clip_ref)^(1/k)``,
         where ``f`` is the solver's signal-to-noise factor (e.g.
-        ``eps n / sqrt(d T)``). ``"theory"``: the thesis' rule
+        ``eps n / sqrt(d T)``; for "acsa" in practical mode at most
+        ``n^(k/(2k-2))``, ``n`` for ``k = 2``, past which the thesis' bound
+        for it no longer improves). ``"theory"``: the thesis' rule
         ``moment_bound * f^(1/k)``, very conservative on real data (one-pass
         solvers only: with "dp-sgd" under a finite budget ``fit`` and
         ``privacy_plan`` raise a ``ValueError``). A float is used as is

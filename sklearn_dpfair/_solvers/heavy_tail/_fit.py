@@ -88,6 +88,7 @@ from ._private_quantile import ROW_NORM_EDGES, private_scale_median
 from ._projections import project_ball
 from ._result import HeavyTailFit
 from ._schedules import (
+    acsa_saturation_eps,
     acsa_step_size,
     acsa_steps,
     clip_auto,
@@ -971,8 +972,14 @@ def fit_heavy_tail(
                 f"{n_batches} disjoint batches need at least {n_batches} samples; "
                 f"got n_samples = {n}."
             )
-        clip = _clip_for(config, snr_factor(solver, eps, n, d, n_steps), median)
+        # The clip and the step rule's noise are those of the budget
+        # schedule_eps (AC-SA's saturation, see _schedule_eps): past it the
+        # schedule is fixed and only the noise, the real budget's, shrinks.
+        schedule_eps = _schedule_eps(solver, config, n, d, eps, n_steps)
+        snr = snr_factor(solver, schedule_eps, n, d, n_steps)
+        clip = _clip_for(config, snr, median)
         noise_std = mean_oracle_sigma(clip, batch_size, eps)
+        rule_noise_std = mean_oracle_sigma(clip, batch_size, schedule_eps)
         # Replace-one sensitivity of a clipped sum: 2 C; one query per
         # record, so each gets the whole optimizer part (noise multiplier
         # 1 / sqrt(2 rho_opt)).
@@ -985,7 +992,7 @@ def fit_heavy_tail(
                 y,
                 loss,
                 batches=batches,
-                rule=row.rule(problem, n_steps, clip, noise_std),
+                rule=row.rule(problem, n_steps, clip, rule_noise_std),
                 clip_norm=clip,
                 mechanism=mechanism,
                 intercept_scaling=s,
@@ -1145,6 +1152,24 @@ def _fit_non_private(X, y, loss, config, budget, sample_weight):
         record=non_private_record(record, fit.n_iter),
         optimizer_epsilon=math.inf,
     )
+
+
+def _schedule_eps(solver, config, n, d, eps, n_steps):
+    """The budget a one-pass fit's clip and step constant are computed at.
+
+    ``eps`` itself, except for practical AC-SA beyond Thm 173's saturation
+    budget (:func:`~._schedules.acsa_saturation_eps`): there every
+    epsilon-dependent term of its bound (Lowy's thesis, eq. C.53) is below
+    the statistical term ``r D / sqrt(n)``, so a larger clip buys nothing,
+    while the practical step constant, which bounds the oracle's second
+    moment by ``C^2``, grows with it and shrinks every step (the steps
+    ``t / (2 eta)`` of Algorithm 8, line 7): the fit stalled as epsilon grew.
+    The noise is the real budget's; public quantities only (``n``, ``d``,
+    ``T``, ``k`` and epsilon).
+    """
+    if solver != "acsa" or config.mode != "practical":
+        return eps
+    return min(eps, acsa_saturation_eps(n, d, n_steps, config.moment_order))
 
 
 def _acsa_eta(config, n, d, n_steps, beta, diameter, clip, noise_std, scale):

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 __all__ = [
+    "acsa_saturation_eps",
     "acsa_step_size",
     "acsa_steps",
     "clip_auto",
@@ -209,6 +210,29 @@ def acsa_steps(n, d, eps, k, beta, diameter, scale):
     )
     second = math.sqrt(ratio) * n**0.25
     return max(1, math.ceil(min(first, second)))
+
+
+def acsa_saturation_eps(n, d, n_steps, k):
+    """Budget ``sqrt(d T) n^(k/(2k-2) - 1)`` past which Thm 173's bound stops improving.
+
+    With the clip ``C = r (eps n / sqrt(d T))^(1/k)``, Algorithm 8's excess
+    risk is at most of order ``beta D^2 / T^2 + r D / sqrt(n)`` plus a
+    privacy-noise term ``C D sqrt(d T) / (eps n)`` and a clipping-bias term
+    ``r^k D / C^(k-1)``, both equal to ``r D (sqrt(d T) / (eps n))^((k-1)/k)``
+    (Lowy's thesis, proof of Thm 173, eq. C.53). They fall below the
+    statistical term ``r D / sqrt(n)`` once the signal-to-noise factor
+    ``eps n / sqrt(d T)`` reaches ``n^(k/(2k-2))``, i.e. for ``eps`` at least
+    this value. At Thm 173's ``T`` it is the budget where ``T`` reaches its
+    non-private value ``sqrt(beta D / r) n^(1/4)`` (the two terms of
+    ``acsa_steps`` meet), where the rate (4.3) becomes ``r D / sqrt(n)``.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair._solvers.heavy_tail._schedules import acsa_saturation_eps
+    >>> round(acsa_saturation_eps(20000, 6, 30, 2.0), 3)
+    13.416
+    """
+    return math.sqrt(d * n_steps) * n ** (k / (2.0 * (k - 1.0)) - 1.0)
 
 
 def acsa_step_size(n_steps, beta, diameter, noise_sq, bias=0.0):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from sklearn_dpfair._solvers.heavy_tail._schedules import (
+    acsa_saturation_eps,
     acsa_step_size,
     acsa_steps,
     clip_auto,
@@ -45,6 +46,27 @@ def test_alg8_worked_example():
     assert N // T == 4000
     C = clip_theory(R, snr_factor("acsa", EPS, N, D_PARAMS, T), K)
     assert C == pytest.approx(234.6, abs=0.05)
+
+
+@pytest.mark.parametrize("k", [2.0, 3.0, 8.0])
+def test_acsa_saturation_is_where_thm_173_reaches_its_non_private_rate(k):
+    # At T = sqrt(beta D / r) n^(1/4), the non-private step count, the
+    # saturation budget is where Thm 173's two step counts meet, and there
+    # the epsilon-dependent terms of eq. C.53, (sqrt(d T) / (eps n))^((k-1)/k)
+    # in units of r D, equal the statistical term 1 / sqrt(n).
+    n, d, beta, diam, r = 20000, 6, 1.0, 20.0, 3.0
+    T = math.sqrt(beta * diam / r) * n**0.25
+    eps = acsa_saturation_eps(n, d, T, k)
+    ratio = beta * diam / r
+    first = ratio ** (2 * k / (5 * k - 1)) * (eps * n / math.sqrt(d)) ** (
+        (2 * k - 2) / (5 * k - 1)
+    )
+    assert first == pytest.approx(T, rel=1e-9)
+    term = (math.sqrt(d * T) / (eps * n)) ** ((k - 1) / k)
+    assert term == pytest.approx(1 / math.sqrt(n), rel=1e-9)
+    # Below it Thm 173's T is smaller (the first count binds), above it not.
+    assert acsa_steps(n, d, 0.5 * eps, k, beta, diam, r) < math.ceil(T)
+    assert acsa_steps(n, d, 2.0 * eps, k, beta, diam, r) == math.ceil(T)
 
 
 def test_sigma_matches_the_calibration_table():
