@@ -6,12 +6,11 @@ import numbers
 from collections import Counter
 
 import numpy as np
-from joblib import Parallel, delayed
 from sklearn.base import is_classifier
 
 from ._bounds import check_count
 from ._distinguish import audit_scores, check_audit_options, claimed_epsilons
-from ._fits import fit_clone, require_claim
+from ._fits import fit_clone, repeat_quietly, require_claim
 
 __all__ = ["audit_estimator", "audit_mechanism", "canary_statistic"]
 
@@ -140,8 +139,10 @@ def _fit_once(estimator, data, seed, show_warnings=False):
     )
 
 
-def _estimator_run(estimator, data, seed, statistic, canary_X, canary_y):
-    fitted = _fit_once(estimator, data, seed)
+def _estimator_run(
+    estimator, data, seed, statistic, canary_X, canary_y, *, show_warnings=False
+):
+    fitted = _fit_once(estimator, data, seed, show_warnings=show_warnings)
     return float(statistic(fitted, canary_X, canary_y))
 
 
@@ -216,7 +217,9 @@ def audit_estimator(
         :class:`numpy.random.SeedSequence`); None draws fresh OS entropy. A
         ``RandomState`` or ``Generator`` is refused (``TypeError``).
     n_jobs : int, default=None
-        Parallel fits (joblib).
+        Parallel fits (joblib). Their warnings are silenced; under a
+        thread-based joblib backend, in every thread of the process while
+        they run.
 
     Returns
     -------
@@ -298,13 +301,11 @@ def audit_estimator(
     claimed_epsilons(**claim, deltas=deltas)
 
     def scores(data, seeds):
-        tasks = (
-            delayed(_estimator_run)(
-                estimator, data, s, statistic, neighbours.canary_X, neighbours.canary_y
-            )
+        arguments = (
+            (estimator, data, s, statistic, neighbours.canary_X, neighbours.canary_y)
             for s in seeds
         )
-        return Parallel(n_jobs=n_jobs)(tasks)
+        return repeat_quietly(_estimator_run, arguments, n_jobs)
 
     s0 = scores(neighbours.without, seeds0)
     s1 = scores(neighbours.with_canary, seeds1)

@@ -58,7 +58,6 @@ import numbers
 import dp_accounting
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed
 from sklearn.base import clone
 
 from ..pipeline._steps import is_passthrough
@@ -68,7 +67,7 @@ from ..utils._array_api import from_host, to_numpy
 from ._audit import record_additional_delta, seed_sequence
 from ._bounds import check_count
 from ._distinguish import audit_scores, check_audit_options, claimed_epsilons
-from ._fits import fit_clone, require_claim
+from ._fits import fit_clone, repeat_quietly, require_claim
 
 __all__ = [
     "audit_gradient_canary",
@@ -580,14 +579,24 @@ def _sampling_rate(probe, sampling_probability):
 
 
 def _canary_run(
-    estimator, X, y, fit_params, inside, q, fit_seed, canary_seed, steps_per_epoch=None
+    estimator,
+    X,
+    y,
+    fit_params,
+    inside,
+    q,
+    fit_seed,
+    canary_seed,
+    steps_per_epoch=None,
+    *,
+    show_warnings=False,
 ):
     """One fit with the canaries; their statistics, and world of each."""
     observer = _CanaryObserver(
         X.shape[1], inside, q, np.random.default_rng(canary_seed), steps_per_epoch
     )
     with observe_privatize(observer):
-        fit_clone(estimator, X, y, fit_params, fit_seed)
+        fit_clone(estimator, X, y, fit_params, fit_seed, show_warnings=show_warnings)
     if not observer.traces:
         raise ValueError(
             f"{type(estimator).__name__} released no noisy gradient sum over "
@@ -699,7 +708,9 @@ def audit_gradient_canary(
         :class:`numpy.random.SeedSequence`); None draws fresh OS entropy. A
         ``RandomState`` or ``Generator`` is refused (``TypeError``).
     n_jobs : int, default=None
-        Parallel fits (joblib).
+        Parallel fits (joblib). Their warnings are silenced; under a
+        thread-based joblib backend, in every thread of the process while
+        they run.
 
     Returns
     -------
@@ -829,8 +840,8 @@ def audit_gradient_canary(
     def inside(r):
         return (r * n_canaries + np.arange(n_canaries)) % 2 == 1
 
-    tasks = (
-        delayed(_canary_run)(
+    arguments = (
+        (
             estimator,
             X_aug,
             y,
@@ -843,7 +854,7 @@ def audit_gradient_canary(
         )
         for r in range(n_runs)
     )
-    stats = Parallel(n_jobs=n_jobs)(tasks)
+    stats = repeat_quietly(_canary_run, arguments, n_jobs)
     s0 = np.concatenate([s[~inside(r)] for r, s in enumerate(stats)])
     s1 = np.concatenate([s[inside(r)] for r, s in enumerate(stats)])
     return audit_scores(

@@ -19,9 +19,10 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed
 from joblib.parallel import get_active_backend
 
+from ..utils._parallel import runs_in_threads
 from ._planning import with_budget
 
 __all__ = ["Run", "best_of_runs", "check_run_workers", "draw_runs"]
@@ -83,8 +84,8 @@ def check_run_workers(n_jobs):
         If joblib's active backend runs tasks in threads and ``n_jobs``
         asks for more than one.
     """
-    backend, _ = get_active_backend()
-    if getattr(backend, "uses_threads", False) and effective_n_jobs(n_jobs) > 1:
+    if runs_in_threads(n_jobs):
+        backend, _ = get_active_backend()
         raise ValueError(
             f"n_jobs={n_jobs!r} would run the search's runs in threads "
             f"(joblib's active backend is {type(backend).__name__}): each "

@@ -2,15 +2,19 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The audited fits: seeded clones, and the refusal of estimators without a claim."""
 
+import sys
+import threading
 import warnings
 
 import numpy as np
 import pytest
+from joblib import parallel_config
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 
 from sklearn_dpfair.audit import audit_estimator, audit_gradient_canary, make_neighbours
-from sklearn_dpfair.audit._fits import fit_clone, require_claim
+from sklearn_dpfair.audit._fits import fit_clone, repeat_quietly, require_claim
+from sklearn_dpfair.linear_model import DPLogisticRegression
 
 
 def _data():
@@ -55,3 +59,65 @@ def test_fit_clone_shows_warnings_only_when_asked():
     assert not shown
     with pytest.warns(ConvergenceWarning):
         fit_clone(est, X, y, {}, 0, show_warnings=True)
+
+
+@pytest.fixture
+def blocks_by_thread(monkeypatch):
+    """Package modules entering ``warnings.catch_warnings``, with their thread."""
+    entered = []
+    original = warnings.catch_warnings
+
+    class Recording(original):
+        def __enter__(self):
+            module = sys._getframe(1).f_globals.get("__name__", "")
+            if module.partition(".")[0] == "sklearn_dpfair":
+                entered.append((module, threading.current_thread().name))
+            return super().__enter__()
+
+    monkeypatch.setattr(warnings, "catch_warnings", Recording)
+    return entered
+
+
+def _warning_fit(seed, *, show_warnings):
+    X, y = _data()
+    est = SGDClassifier(max_iter=1, tol=1e-3)  # too few iterations: it warns
+    return fit_clone(est, X, y, {}, seed, show_warnings=show_warnings).coef_
+
+
+def test_runs_in_threads_are_silenced_by_one_block_in_the_calling_thread(
+    blocks_by_thread,
+):
+    # catch_warnings swaps the process-wide filters: blocks entered by runs
+    # in several threads interleave and can leave "ignore" installed.
+    before = list(warnings.filters)
+    main = threading.current_thread().name
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        with parallel_config(backend="threading"):
+            threaded = repeat_quietly(_warning_fit, [(s,) for s in range(8)], n_jobs=2)
+        assert blocks_by_thread == [("sklearn_dpfair.audit._fits", main)]
+        in_turn = repeat_quietly(_warning_fit, [(s,) for s in range(8)], n_jobs=1)
+    assert not shown
+    assert warnings.filters == before
+    # One after another, each run silences its own, in the calling thread.
+    assert blocks_by_thread[1:] == [("sklearn_dpfair.audit._fits", main)] * 8
+    for a, b in zip(threaded, in_turn):
+        np.testing.assert_allclose(a, b)
+
+
+def test_audits_in_threads_enter_warning_blocks_in_the_calling_thread_only(
+    blocks_by_thread,
+):
+    X, y = _data()
+    nb = make_neighbours(X, y, canary=(np.array([5.0, 0.0, 0.0]), 1))
+    est = DPLogisticRegression(
+        epsilon=1.0, classes=[0, 1], batch_size="full", max_iter=1
+    )
+    before = list(warnings.filters)
+    main = threading.current_thread().name
+    with parallel_config(backend="threading"):
+        audit_estimator(est, nb, n_runs=8, n_jobs=2, random_state=0)
+        audit_gradient_canary(est, X, y, n_runs=8, n_jobs=2, random_state=0)
+    assert blocks_by_thread
+    assert {thread for _, thread in blocks_by_thread} == {main}
+    assert warnings.filters == before

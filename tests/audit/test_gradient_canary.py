@@ -406,9 +406,9 @@ def test_a_one_step_per_epoch_balls_and_bins_fit_is_audited_at_rate_one(
     rates = []
     real_run = _gradient_canary._canary_run
 
-    def spy(estimator, X, y, fit_params, inside, q, *args):
+    def spy(estimator, X, y, fit_params, inside, q, *args, **kwargs):
         rates.append(q)
-        return real_run(estimator, X, y, fit_params, inside, q, *args)
+        return real_run(estimator, X, y, fit_params, inside, q, *args, **kwargs)
 
     monkeypatch.setattr(_gradient_canary, "_canary_run", spy)
     X, y = data
