@@ -397,3 +397,22 @@ def test_an_int_beyond_float64_is_refused_naming_the_parameter(name):
     with pytest.raises(ValueError, match=match):
         est.fit(X, y, public_mask=mask)
     assert not hasattr(est, "coef_")
+
+
+@pytest.mark.parametrize("target", [1.7e308, -np.finfo(np.float64).max])
+def test_a_public_target_near_float64s_limit_fits_without_a_warning(target):
+    # The public start is then near 1e306; the average of the iterates was
+    # a sum of the n iterates, which overflowed (a warning that depends on
+    # the rows) and saturated the coefficients at +-1.8e308.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.normal(size=400)
+    y[0] = target
+    public = np.arange(400) < 100
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reg = SemiLocalDPLinearRegression(epsilon=1.0, random_state=0)
+        reg.fit(X, y, public_mask=public)
+        pred = reg.predict(X)
+    assert np.all(np.abs(reg.coef_) < 1e307) and np.isfinite(pred).all()
+    assert np.sign(reg.intercept_) == np.sign(target)

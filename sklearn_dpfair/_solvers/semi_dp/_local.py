@@ -659,7 +659,11 @@ def fit_semi_local(
     # the n iterates, which stays finite below it.
     largest = np.finfo(np.float64).max / (2 * n)
     w = w0.copy()
-    total = np.zeros(dim)
+    # The average of the iterates, accumulated as a sum of w / n: a sum of
+    # the iterates themselves overflows (a warning that depends on the rows)
+    # when the public start is near float64's limit, as a public target of
+    # 1e308 makes it.
+    average = np.zeros(dim)
     order = rng.permutation(n)
     if progress is not None:
         # Each line says how many rows have been visited.
@@ -704,7 +708,7 @@ def fit_semi_local(
                     step = C * unit.randomize(sign * u, rng)
             if step is not None:
                 w = w - eta * step
-            total += w
+            average += w / n
             if progress is not None:
                 if step is not None:
                     block += step
@@ -712,7 +716,7 @@ def fit_semi_local(
                 if progress.reports(position):
                     progress(position, float(np.linalg.norm(block)) / block_steps)
                     block, block_steps = np.zeros(dim), 0
-    w_bar = total / n
+    w_bar = average
     if params.fit_intercept:
         coef, intercept = w_bar[:-1], float(w_bar[-1])
         start, start_intercept = w0[:-1], float(w0[-1])
