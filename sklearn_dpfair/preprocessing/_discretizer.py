@@ -58,7 +58,9 @@ class DPKBinsDiscretizer(PrivateTransformerMixin, TransformerMixin, BaseEstimato
         One-hot columns (dense) or the bin index.
     strategy : {"quantile", "uniform"}, default="quantile"
     epsilon : float, default=1.0
-        Target epsilon; ``np.inf`` computes the exact quantiles.
+        Target epsilon; ``np.inf`` computes the exact quantiles (linear
+        interpolation, scikit-learn's ``quantile_method="linear"``, without
+        weights; see ``fit`` for weighted rows).
     delta : float, default=1e-5
         Target delta in (0, 1).
     accountant : {"rdp"} or PrivacyLedger, default="rdp"

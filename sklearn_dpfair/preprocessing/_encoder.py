@@ -48,7 +48,7 @@ class DPOneHotEncoder(PrivateTransformerMixin, TransformerMixin, BaseEstimator):
     """One-hot encode categorical columns; unknown categories found privately.
 
     Declared categories (``categories=[[...], ...]``) are public: fitting
-    reads no private value and costs nothing (``epsilon_ == 0``, a
+    reads no private value and costs nothing (``epsilon_ == delta_ == 0``, a
     ``NoOpDpEvent``). With ``categories="auto"`` the categories are found by
     differentially private partition selection (Gaussian thresholding, as
     PipelineDP and Google's ``GaussianPartitionSelection``): the counts of

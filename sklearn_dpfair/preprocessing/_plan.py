@@ -100,9 +100,10 @@ class ReleasePlan:
         )
         budget = PrivacyBudget(self.budget.epsilon, self.budget.delta, self.accountant)
         if isinstance(self.dp_event, dp_accounting.NoOpDpEvent):
+            # Nothing released from the rows: (0, 0)-DP, whatever the target.
             return PrivacyRecord.from_event(
                 self.dp_event,
-                delta=budget.delta,
+                delta=0.0,
                 accountant=self.accountant,
                 adjacency="add_remove",
                 mechanism=description,
