@@ -188,6 +188,9 @@ class PrivateHyperparameterSearch(
         ``groups``, never read from the data: ``groups=None`` takes the
         search's groups (see ``groups``), and a classifier point that leaves
         no label set (``classes=None``) is refused before any row is read.
+        The scores' label set (its largest label is the positive one) is
+        the estimator's, or, where it leaves ``classes=None``, the one set
+        every point declares.
     epsilon : float, default=1.0
         Budget of the whole search.
     delta : float, default=1e-5
@@ -695,7 +698,7 @@ class PrivateHyperparameterSearch(
             # Failing before reading anything.
             plan_candidate(self.estimator, 1, 1, {}, delta=float(self.delta))
         task = self._task()
-        classes = _declared_classes(self.estimator) if task == "classification" else None
+        classes = self._label_set(candidates) if task == "classification" else None
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y "
@@ -991,12 +994,6 @@ class PrivateHyperparameterSearch(
     def _task(self):
         """"classification" or "regression", from the estimator's tags."""
         if is_classifier(self.estimator):
-            if _declared_classes(self.estimator) is None:
-                raise ValueError(
-                    "Declare the public label set in the estimator "
-                    "(classes=[...]): a private search does not read it from "
-                    "the data."
-                )
             return "classification"
         if is_regressor(self.estimator):
             return "regression"
@@ -1040,6 +1037,33 @@ class PrivateHyperparameterSearch(
                 "known range. It is not read from the data."
             )
         return scoring
+
+    def _label_set(self, candidates):
+        """The public label set of the scores: its largest label is the positive one.
+
+        The estimator's; where it leaves ``classes=None``, the one set that
+        every ``param_grid`` point declares (points declaring different sets
+        would each be scored against another positive label). Never read
+        from the data: which labels the rows hold would be released, and
+        whether a run fails would depend on one record's label.
+        """
+        declared = _declared_classes(self.estimator)
+        if declared is not None:
+            return declared
+        sets = _candidate_sets(self.estimator, candidates, "classes")
+        if any(labels is None for labels in sets):
+            raise ValueError(
+                "Declare the public label set (classes=[...] in the estimator "
+                "or in every param_grid point): a private search does not "
+                "read it from the data."
+            )
+        if len(sets) > 1:
+            raise ValueError(
+                "The param_grid points declare different label sets and the "
+                "estimator none: declare classes=[...] in the estimator (its "
+                "largest label is the scores' positive one)."
+            )
+        return sets[0]
 
     def _gap_classes(self, candidates):
         """The one binary label set that every candidate declares.
@@ -1242,7 +1266,7 @@ class PrivateHyperparameterSearch(
         """
         candidates = self._candidates()
         task = self._task()
-        classes = _declared_classes(self.estimator) if task == "classification" else None
+        classes = self._label_set(candidates) if task == "classification" else None
         scoring = self._scoring(task)
         if scoring == "accuracy-dp-gap":
             # Refused by the plan as by the fit, before a row is read.

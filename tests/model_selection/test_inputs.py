@@ -286,6 +286,68 @@ def test_a_grid_point_leaving_its_classes_none_is_refused_before_any_row(data):
                     search.fit(X, labels)
 
 
+def test_a_label_set_declared_by_every_grid_point_is_the_searchs(data):
+    # The estimator's classes=None was refused although every point of the
+    # grid declared the same set; the scores read it from the estimator.
+    X, y, _ = data
+    labels = np.array(["no", "yes"])[y]
+    unset = DPLogisticRegression(max_iter=2, batch_size="full")
+    pipeline = make_private_pipeline(DPStandardScaler(bounds=(-5.0, 5.0)), unset)
+    declared = _classifier_search(
+        estimator=DPLogisticRegression(
+            classes=["no", "yes"], max_iter=2, batch_size="full"
+        ),
+        param_grid={"clip_norm": [0.5, 2.0]},
+    )
+    for estimator, grid in (
+        (unset, {"classes": [["no", "yes"]], "clip_norm": [0.5, 2.0]}),
+        (pipeline, [
+            {"dplogisticregression__classes": [["no", "yes"]],
+             "dplogisticregression__clip_norm": [c]}
+            for c in (0.5, 2.0)
+        ]),
+    ):
+        search = _classifier_search(estimator=estimator, param_grid=grid)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search.fit(X, labels)
+            if estimator is unset:
+                declared.fit(X, labels)
+        assert search.classes_.tolist() == ["no", "yes"]
+        plan = search.privacy_plan(N, 3, n_train=search.n_train_)
+        assert plan.dp_event == search.dp_event_
+        if estimator is unset:
+            # The same runs, scores and selection as with the set declared
+            # in the estimator.
+            assert search.best_score_ == declared.best_score_
+            assert search.best_params_["clip_norm"] == (
+                declared.best_params_["clip_norm"]
+            )
+
+
+@pytest.mark.parametrize(
+    "grid, match",
+    [
+        ({"alpha": [0.0, 1.0]}, "Declare the public label set"),
+        ([{"classes": [[0, 1]]}, {"alpha": [1.0]}], "Declare the public label set"),
+        ({"classes": [[0, 1], [0, 1, 2]]}, "declare different label sets"),
+    ],
+)
+def test_a_label_set_the_grid_does_not_fix_is_refused_before_any_row(
+    data, grid, match
+):
+    X, y, _ = data
+    search = _classifier_search(
+        estimator=DPLogisticRegression(max_iter=2, batch_size="full"),
+        param_grid=grid,
+    )
+    with pytest.raises(ValueError, match=match):
+        search.privacy_plan(N, 3)
+    for labels in (y, np.zeros_like(y)):  # whatever the labels hold
+        with pytest.raises(ValueError, match=match):
+            search.fit(X, labels)
+
+
 def test_the_gap_score_takes_the_candidates_one_binary_label_set(data):
     # The gap's positive label came from the base estimator's classes: a
     # grid declaring ["n", "y"] over a base declaring ["n", "yes"] was
