@@ -118,13 +118,19 @@ def filter_swaps(monkeypatch):
 
     That block swaps the process-wide filter list: two threads' overlapping
     blocks can leave a filter installed for good, so a fit must not enter
-    one. A list filled as blocks are entered (the entering module's name);
-    blocks of tests, scikit-learn or numpy are not recorded.
+    one. A list filled as blocks are entered (the entering module's name;
+    its ``threads`` attribute, the entering thread's name, in the same
+    order); blocks of tests, scikit-learn or numpy are not recorded.
     """
     import sys
+    import threading
     import warnings
 
-    entered = []
+    class Entered(list):
+        threads = None
+
+    entered = Entered()
+    entered.threads = []
     original = warnings.catch_warnings
 
     class Recording(original):
@@ -132,6 +138,7 @@ def filter_swaps(monkeypatch):
             module = sys._getframe(1).f_globals.get("__name__", "")
             if module.partition(".")[0] == "sklearn_dpfair":
                 entered.append(module)
+                entered.threads.append(threading.current_thread().name)
             return super().__enter__()
 
     monkeypatch.setattr(warnings, "catch_warnings", Recording)

@@ -2,7 +2,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The audited fits: seeded clones, and the refusal of estimators without a claim."""
 
-import sys
 import threading
 import warnings
 
@@ -61,23 +60,6 @@ def test_fit_clone_shows_warnings_only_when_asked():
         fit_clone(est, X, y, {}, 0, show_warnings=True)
 
 
-@pytest.fixture
-def blocks_by_thread(monkeypatch):
-    """Package modules entering ``warnings.catch_warnings``, with their thread."""
-    entered = []
-    original = warnings.catch_warnings
-
-    class Recording(original):
-        def __enter__(self):
-            module = sys._getframe(1).f_globals.get("__name__", "")
-            if module.partition(".")[0] == "sklearn_dpfair":
-                entered.append((module, threading.current_thread().name))
-            return super().__enter__()
-
-    monkeypatch.setattr(warnings, "catch_warnings", Recording)
-    return entered
-
-
 def _warning_fit(seed, *, show_warnings):
     X, y = _data()
     est = SGDClassifier(max_iter=1, tol=1e-3)  # too few iterations: it warns
@@ -85,7 +67,7 @@ def _warning_fit(seed, *, show_warnings):
 
 
 def test_runs_in_threads_are_silenced_by_one_block_in_the_calling_thread(
-    blocks_by_thread,
+    filter_swaps,
 ):
     # catch_warnings swaps the process-wide filters: blocks entered by runs
     # in several threads interleave and can leave "ignore" installed.
@@ -95,18 +77,20 @@ def test_runs_in_threads_are_silenced_by_one_block_in_the_calling_thread(
         warnings.simplefilter("always")
         with parallel_config(backend="threading"):
             threaded = repeat_quietly(_warning_fit, [(s,) for s in range(8)], n_jobs=2)
-        assert blocks_by_thread == [("sklearn_dpfair.audit._fits", main)]
+        assert filter_swaps == ["sklearn_dpfair.audit._fits"]
+        assert filter_swaps.threads == [main]
         in_turn = repeat_quietly(_warning_fit, [(s,) for s in range(8)], n_jobs=1)
     assert not shown
     assert warnings.filters == before
     # One after another, each run silences its own, in the calling thread.
-    assert blocks_by_thread[1:] == [("sklearn_dpfair.audit._fits", main)] * 8
+    assert filter_swaps[1:] == ["sklearn_dpfair.audit._fits"] * 8
+    assert filter_swaps.threads[1:] == [main] * 8
     for a, b in zip(threaded, in_turn):
         np.testing.assert_allclose(a, b)
 
 
 def test_audits_in_threads_enter_warning_blocks_in_the_calling_thread_only(
-    blocks_by_thread,
+    filter_swaps,
 ):
     X, y = _data()
     nb = make_neighbours(X, y, canary=(np.array([5.0, 0.0, 0.0]), 1))
@@ -118,6 +102,6 @@ def test_audits_in_threads_enter_warning_blocks_in_the_calling_thread_only(
     with parallel_config(backend="threading"):
         audit_estimator(est, nb, n_runs=8, n_jobs=2, random_state=0)
         audit_gradient_canary(est, X, y, n_runs=8, n_jobs=2, random_state=0)
-    assert blocks_by_thread
-    assert {thread for _, thread in blocks_by_thread} == {main}
+    assert filter_swaps
+    assert set(filter_swaps.threads) == {main}
     assert warnings.filters == before
