@@ -655,8 +655,8 @@ def fit_semi_local(
 
     fixed = np.zeros(dim)
     fixed[0] = 1.0
-    # The largest coefficient a raw public step may leave: the output sums
-    # the n iterates, which stays finite below it.
+    # The largest coefficient a raw public step may leave, far inside
+    # float64: the next step's w - eta * g and the average stay finite.
     largest = np.finfo(np.float64).max / (2 * n)
     w = w0.copy()
     # The average of the iterates, accumulated as a sum of w / n: a sum of
