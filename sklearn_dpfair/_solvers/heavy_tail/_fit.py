@@ -277,11 +277,12 @@ def _curvature_needs(config):
     """Which of smoothness / strong convexity the requested solver uses."""
     if config.solver == "localized":
         return False, False
-    if config.solver in ONE_PASS_SOLVERS:
-        row = ONE_PASS_SOLVERS[config.solver]
-        return row.needs_smoothness, row.needs_strong_convexity
-    # "auto" decides with both.
-    return True, True
+    row = ONE_PASS_SOLVERS.get(config.solver)
+    if row is None:
+        # "auto" gets here only with an l1 or elastic-net penalty (else it
+        # runs DP-SGD, planned apart), where it runs "prox".
+        row = ONE_PASS_SOLVERS["prox"]
+    return row.needs_smoothness, row.needs_strong_convexity
 
 
 def smooths_loss(config):
@@ -365,19 +366,6 @@ def _resolve_curvature(config, estimate):
         if beta is not None:
             beta = max(beta, mu)
     return beta, mu
-
-
-def _resolve_solver(config, beta, mu, n):
-    if config.solver != "auto":
-        return config.solver
-    if config.penalty in _NON_SMOOTH_PENALTIES:
-        return "prox"
-    if beta is None:
-        return "localized"
-    # Thm 176 needs kappa <= n / ln n.
-    if mu is not None and mu > beta * math.log(n) / n:
-        return "sgd"
-    return "acsa"
 
 
 # Squares of the clip, of its noise and of the gradient scale enter the
@@ -908,7 +896,7 @@ def fit_heavy_tail(
     ):
         return _beyond_edges_fit(setup, n_features, math.isinf(median or 0.0))
     beta, mu = _resolve_curvature(config, estimate)
-    solver = _resolve_solver(config, beta, mu, n)
+    solver = setup.solver
     row = ONE_PASS_SOLVERS.get(solver)
     if row is not None:
         if (row.needs_smoothness and beta is None) or (
