@@ -181,6 +181,29 @@ def test_adversarial_rows_give_a_finite_model():
     assert np.all(np.isfinite(proba)) and np.all(np.isfinite(log_proba))
 
 
+@pytest.mark.parametrize("extreme", [1e308, -1e300, 1e12])
+def test_one_extreme_record_leaves_the_non_private_fit_its_columns(extreme):
+    # Without privacy the columns were standardized by their exact moments:
+    # one record of 1e308 made every standard deviation 1e306, every other
+    # row about 0 on every column, and the network fit the constant (0.50
+    # accuracy, no warning). A column a few rows dominate is now scaled
+    # robustly, as FERMI's network is.
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        n_samples=2000, n_features=4, n_informative=3, n_redundant=0,
+        random_state=2,
+    )
+    kw = dict(epsilon=np.inf, classes=[0, 1], random_state=0)
+    clean = DPMLPClassifier((8,), **kw).fit(X[1:], y[1:]).score(X[1:], y[1:])
+    X = X.copy()
+    X[0] = extreme
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = DPMLPClassifier((8,), **kw).fit(X, y)
+    assert est.score(X[1:], y[1:]) > clean - 0.03 > 0.85
+
+
 def test_fitted_shapes_and_seeds(moons):
     X, _, y, _ = moons
     y3 = (np.arange(len(y)) % 3)
