@@ -72,7 +72,10 @@ def test_check_estimator_passes_with_the_mapping(name, cls):
     # and what fails at the defaults is exactly what the docs say.
     assert set(mapping) <= set(status)
     assert all(isinstance(v, str) and len(v) > 40 for v in mapping.values())
-    assert {c for c, s in status.items() if s == "xfail"} == _FAIL_AT_DEFAULTS[name]
+    # A check whose outcome depends on the noise draw may xfail or pass.
+    drawn = {c for c, reason in mapping.items() if reason.startswith("Depends on")}
+    xfailed = {c for c, s in status.items() if s == "xfail"}
+    assert xfailed - drawn == _FAIL_AT_DEFAULTS[name] - drawn
     # HeavyTailDPRegressor's entries pass vacuously at the defaults (too few
     # rows for its minimum epsilon * n_samples), as their reason says.
     # The meta-estimators' entries fail at some noise or split draws only.
