@@ -671,7 +671,7 @@ def warn_unscaled_columns(
     )
 
 
-def exact_feature_scaling(X, sample_weight=None, *, center=True):
+def exact_feature_scaling(X, sample_weight=None, *, center=True, robust=False):
     """The columns' exact weighted moments as a :class:`FeatureScaling`.
 
     For fits that release nothing (``epsilon=inf`` without a noise
@@ -681,6 +681,11 @@ def exact_feature_scaling(X, sample_weight=None, *, center=True):
     same columns. ``center=False`` (no intercept to absorb a shift, or a
     sparse ``X``, which centring would densify) divides by the root mean
     squares and keeps location 0. A constant column keeps the scale 1.
+    ``robust``: a column whose standard deviation a few extreme rows
+    dominate (:func:`~sklearn_dpfair._solvers.fermi._lbfgs.dominated_column_moments`:
+    one record of 1e308 makes it 1e306) takes its median (0 without
+    ``center``) and robust scale instead, so that its other rows are not
+    all about 0.
 
     Examples
     --------
@@ -694,7 +699,16 @@ def exact_feature_scaling(X, sample_weight=None, *, center=True):
     # On the host: the moments are d numbers, and an array-API X (a torch
     # tensor) is read as the other host-side releases read it.
     X = X if sp.issparse(X) else to_numpy(X)
-    return FeatureScaling(*column_moments(X, sample_weight, center=center))
+    moments = column_moments(X, sample_weight, center=center)
+    if robust:
+        # Imported here: the FERMI solvers import this module.
+        from .fermi._lbfgs import dominated_column_moments
+
+        moments = (
+            dominated_column_moments(X, *moments, sample_weight, center=center)
+            or moments
+        )
+    return FeatureScaling(*moments)
 
 
 def public_feature_scaling(plan):

@@ -333,8 +333,8 @@ def fit_dp_network(
     on the scaled columns and its first layer is mapped back to the user's
     units. Without privacy the columns are always standardized by their
     exact (weighted) mean and standard deviation (median and robust scale
-    where a few rows dominate them, :func:`_exact_robust_scaling`): the
-    step size 1.0 assumes unit-scale inputs, and nothing is released.
+    where a few rows dominate them): the step size 1.0 assumes unit-scale
+    inputs, and nothing is released.
 
     Returns
     -------
@@ -346,7 +346,7 @@ def fit_dp_network(
     weights = fit_weights(sample_weight, n_samples, private=budget.is_private)
     scales = None if scaling is None else fit_feature_scaling(X, scaling, rng)
     if scales is None and not budget.is_private:
-        scales = _exact_robust_scaling(to_numpy(X), weights)
+        scales = exact_feature_scaling(X, weights, robust=True)
     if scales is not None:
         X = scales.transform(X)
     sizes = layer_sizes(n_features, params.hidden_layer_sizes, loss.n_outputs)
@@ -523,22 +523,3 @@ def _init_rng(rng):
         # initialization is then the first draws of its stream.
         return rng
 
-
-def _exact_robust_scaling(X, weights):
-    """The exact column standardization, robust where a few rows dominate.
-
-    A column whose standard deviation a few extreme rows dominate
-    (:func:`~sklearn_dpfair._solvers.fermi._lbfgs.dominated_column_moments`:
-    one record of 1e308 makes it 1e306) is centred by its median and
-    divided by its robust scale instead: divided by its standard deviation,
-    every other row would be about 0 on every such column, and the network
-    would fit the constant. Without privacy only: nothing is released.
-    """
-    from .._solvers._feature_scaling import FeatureScaling
-    from .._solvers.fermi._lbfgs import dominated_column_moments
-
-    moments = exact_feature_scaling(X, weights)
-    robust = dominated_column_moments(X, moments.location, moments.scale, weights)
-    if robust is None:
-        return moments
-    return FeatureScaling(*robust)

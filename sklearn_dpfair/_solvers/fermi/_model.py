@@ -467,19 +467,8 @@ def precondition_network(network, X, sample_weight, center=True):
     network : NetworkFairModel
         With ``input_scale`` the divisors.
     """
-    # Imported here: _lbfgs imports this module's importers.
-    from ._lbfgs import dominated_column_moments
-
-    moments = exact_feature_scaling(X, sample_weight, center=center)
-    location, scale = moments.location, moments.scale
-    # On the host, as the moments are read (an array-API X: a torch tensor).
-    host = X if sp.issparse(X) else to_numpy(X)
-    robust = dominated_column_moments(
-        host, location, scale, sample_weight, center=center and not sp.issparse(X)
-    )
-    if robust is not None:
-        location, scale = robust
-    scaling = FeatureScaling(location, np.maximum(scale, 1.0))
+    moments = exact_feature_scaling(X, sample_weight, center=center, robust=True)
+    scaling = FeatureScaling(moments.location, np.maximum(moments.scale, 1.0))
     return scaling.transform(X), scaling, replace(network, input_scale=scaling.scale)
 
 
