@@ -29,19 +29,21 @@ replicate draws every cell as Poisson (the sampling error of a test set
 drawn from a population; conditional on a rate's denominator its numerator
 is then binomial, as under multinomial sampling), adds fresh Gaussian noise
 of the released standard deviation (the DP noise), and recomputes every
-quantity. The interval of a group's or the overall value is the
-replicates' percentile interval; a comparison of groups (minimum, maximum,
-difference, ratio) is bounded over simultaneous percentile intervals of the
-values, pairwise differences or pairwise ratios it is made of
-(:func:`compare_interval`; the max-statistic bootstrap's intervals where
-the replicates are too few for Bonferroni's). In the replicates a rate is
-computed whenever its clamped denominator is positive (the NaN rule above
-is for the reported value: a ratio of tiny noisy counts is spread over the
-whole range, and so widens the interval as it should); a comparison of
-groups leaves out, in every replicate, the groups whose reported value is
-NaN, as its reported value does (``skip`` of :func:`compare`). A quantity
-that is still NaN in a replicate counts as the lowest value of its range
-for the lower bound and the highest for the upper bound.
+quantity; the overall replicate sums the groups' draws, with a half count
+of its own, centred at the unclamped noisy total. The interval of a group's
+or the overall value is the replicates' percentile interval; a comparison
+of groups (minimum, maximum, difference, ratio) is bounded over
+simultaneous percentile intervals of the values, pairwise differences or
+pairwise ratios it is made of (:func:`compare_interval`; the max-statistic
+bootstrap's intervals where the replicates are too few for Bonferroni's).
+In the replicates a rate is computed whenever its clamped denominator is
+positive (the NaN rule above is for the reported value: a ratio of tiny
+noisy counts is spread over the whole range, and so widens the interval as
+it should); a comparison of groups leaves out, in every replicate, the
+groups whose reported value is NaN, as its reported value does (``skip`` of
+:func:`compare`). A quantity that is still NaN in a replicate counts as the
+lowest value of its range for the lower bound and the highest for the upper
+bound.
 """
 
 import itertools
@@ -132,7 +134,9 @@ def _with_overall(tables):
     return np.concatenate([tables, tables.sum(axis=-2, keepdims=True)], axis=-2)
 
 
-def metric_values(tables, metric, cell_std, min_sds=MIN_DENOMINATOR_SDS):
+def metric_values(
+    tables, metric, cell_std, min_sds=MIN_DENOMINATOR_SDS, *, overall_row=False
+):
     """One metric for every group and overall, from (noisy) tables.
 
     Parameters
@@ -147,6 +151,10 @@ def metric_values(tables, metric, cell_std, min_sds=MIN_DENOMINATOR_SDS):
         A rate is NaN unless its unclamped noisy denominator is above this
         many standard deviations of the denominator's noise. 0: no test, a
         rate is NaN only when its clamped denominator is 0 (the replicates).
+    overall_row : bool, default=False
+        Whether the last row of ``tables`` is already the overall one (the
+        replicates of :func:`bootstrap_tables`); otherwise the overall row
+        is the sum of the groups' unclamped cells.
 
     Returns
     -------
@@ -162,7 +170,9 @@ def metric_values(tables, metric, cell_std, min_sds=MIN_DENOMINATOR_SDS):
     array([0.6, nan, 0.6])
     """
     numerator, denominator = _DEFINITIONS[metric]
-    full = _with_overall(np.asarray(tables, dtype=np.float64))
+    full = np.asarray(tables, dtype=np.float64)
+    if not overall_row:
+        full = _with_overall(full)
     n_groups = full.shape[-2] - 1
     # The overall cells sum n_groups independent noises.
     std = np.full(n_groups + 1, float(cell_std))
@@ -245,13 +255,24 @@ def compare(values, how, skip=None):
 
 
 def bootstrap_tables(noisy, cell_std, n_boot, rng):
-    """Parametric-bootstrap replicates of a released table.
+    """Parametric-bootstrap replicates of a released table, and of its total.
 
-    Each cell of each replicate is
-    ``Poisson(max(noisy, 0) + 1/2) + N(0, cell_std^2)``:
-    the sampling error of the rows, then the DP noise again. Post-processing
-    of the release (no private value is read), so no privacy is spent; the
-    simulated noise is not a release and does not go through a mechanism.
+    Each cell of each group's replicate is
+    ``Poisson(max(noisy, 0)) + Poisson(1/2) + N(0, cell_std^2)``:
+    the sampling error of the rows (with half a count), then the DP noise
+    again. The overall row is a replicate of the overall count the frame
+    reports, the unclamped sum ``S`` of the groups' noisy cells: the sum of
+    the groups' rows and noises (so that a comparison of a group with the
+    overall keeps their dependence), with one half count of its own instead
+    of the groups', and shifted by ``sum(max(noisy, 0)) - max(S, 0)`` so
+    that it is centred at ``max(S, 0) + 1/2``. Summing the groups'
+    replicates instead gave the overall cell ``2 G`` phantom rows of ``G``
+    declared groups, and the clamped noise of empty groups besides: with 40
+    declared groups of which one held all 100 rows, the 95% interval of the
+    overall accuracy was ``[0.69, 0.81]`` without any noise, around an exact
+    0.95. Post-processing of the release (no private value is read), so no
+    privacy is spent; the simulated noise is not a release and does not go
+    through a mechanism.
 
     Parameters
     ----------
@@ -265,7 +286,9 @@ def bootstrap_tables(noisy, cell_std, n_boot, rng):
 
     Returns
     -------
-    replicates : ndarray of shape (n_boot, n_groups, 4)
+    replicates : ndarray of shape (n_boot, n_groups + 1, 4)
+        The groups' replicates, then the overall one (last), as
+        :func:`metric_values` reads them with ``overall_row=True``.
 
     Examples
     --------
@@ -274,17 +297,25 @@ def bootstrap_tables(noisy, cell_std, n_boot, rng):
     >>> reps = bootstrap_tables(np.array([[5.0, -1.0, 3.0, 0.0]]), 1.0, 10,
     ...                         np.random.default_rng(0))
     >>> reps.shape
-    (10, 1, 4)
+    (10, 2, 4)
     """
+    noisy = np.asarray(noisy, dtype=np.float64)
+    clamped = np.maximum(noisy, 0.0)
+    n_groups = noisy.shape[0]
+    replicates = np.empty((int(n_boot), n_groups + 1, noisy.shape[1]))
+    groups = replicates[:, :n_groups]
+    groups[...] = rng.poisson(clamped, size=groups.shape)
+    if cell_std > 0:
+        groups += rng.normal(0.0, cell_std, size=groups.shape)
+    shift = clamped.sum(axis=0) - np.maximum(noisy.sum(axis=0), 0.0)
+    replicates[:, n_groups] = groups.sum(axis=1) - shift
     # Half a count per cell (the Jeffreys prior's Beta(1/2, 1/2) for a
     # binomial rate): without it a cell released at 0 would never vary, and
     # a small group's interval would collapse (coverage 0.72 instead of 0.99
-    # for the accuracy of 5 rows without noise, in our simulations).
-    rates = np.maximum(np.asarray(noisy, dtype=np.float64), 0.0) + JEFFREYS_COUNT
-    sampled = rng.poisson(rates, size=(int(n_boot), *rates.shape)).astype(np.float64)
-    if cell_std > 0:
-        sampled += rng.normal(0.0, cell_std, size=sampled.shape)
-    return sampled
+    # for the accuracy of 5 rows without noise, in our simulations). Each
+    # group, and the overall row, draws its own.
+    replicates += rng.poisson(JEFFREYS_COUNT, size=replicates.shape)
+    return replicates
 
 
 def percentile_interval(replicates, confidence_level, value_range, method="linear"):

@@ -132,7 +132,10 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
     rows and the DP noise: a parametric bootstrap (Ferrando, Wang and
     Sheldon, 2022) redraws every count as Poisson around the clamped noisy
     count (plus half a count) and adds fresh Gaussian noise of the released
-    scale, ``n_boot`` times, and takes percentile intervals. In the
+    scale, ``n_boot`` times, and takes percentile intervals. The overall
+    replicate is the sum of the groups' (with one half count of its own,
+    centred at the unclamped noisy total), so that neither the number of
+    declared groups nor their clamped noise moves it. In the
     replicates a rate is computed whenever its denominator is positive, so
     the interval of a rate over a few noisy rows spreads over most of
     ``[0, 1]``; a replicate where a quantity is undefined counts as the far
@@ -523,7 +526,8 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         """Refuse an ``n_boot`` whose replicates no numpy array can hold.
 
         The bootstrap draws ``n_boot`` replicates of the declared groups'
-        confusion tables in one float64 array (:func:`bootstrap_tables`), after
+        confusion tables and of their total in one float64 array
+        (:func:`bootstrap_tables`), after
         the release: from the public ``n_boot`` and ``groups`` alone, a count
         beyond numpy's array sizes is refused here, by the plan and by the
         fit before any row is read, rather than by numpy after the release.
@@ -531,7 +535,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         groups' replicates one group at a time (:func:`compare_interval`),
         so this check bounds their memory too.
         """
-        n_values = self.n_boot * n_groups * len(CELLS)
+        n_values = self.n_boot * (n_groups + 1) * len(CELLS)
         if n_values > MAX_FLOAT64_ENTRIES:
             raise ValueError(
                 f"n_boot={self.n_boot} is too large: its replicates of the "
@@ -605,10 +609,13 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
 
     # -- values -----------------------------------------------------------------
 
-    def _values(self, tables, min_sds=MIN_DENOMINATOR_SDS):
+    def _values(self, tables, min_sds=MIN_DENOMINATOR_SDS, overall_row=False):
         """Metric name -> array (..., n_groups + 1) of groups then overall."""
         return {
-            m: metric_values(tables, m, self.noise_std_, min_sds) for m in self.metrics_
+            m: metric_values(
+                tables, m, self.noise_std_, min_sds, overall_row=overall_row
+            )
+            for m in self.metrics_
         }
 
     def _single(self):
@@ -638,7 +645,8 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         lows, highs = [], []
         # Replicates compute every rate with a positive denominator (see
         # metric_values): tiny denominators widen the interval themselves.
-        for metric, values in self._values(self._replicates, min_sds=0.0).items():
+        replicates = self._values(self._replicates, min_sds=0.0, overall_row=True)
+        for metric, values in replicates.items():
             low, high = interval(metric, values)
             lows.append(low)
             highs.append(high)
@@ -850,7 +858,9 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
         level = 1.0 - (1.0 - self.confidence_level) / len(rates)
         bounds = [
             compare_interval(
-                metric_values(self._replicates, rate, self.noise_std_, 0.0),
+                metric_values(
+                    self._replicates, rate, self.noise_std_, 0.0, overall_row=True
+                ),
                 how,
                 level,
                 (0.0, 1.0),

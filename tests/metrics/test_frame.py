@@ -813,6 +813,41 @@ def test_group_of_five_shows_nothing_at_epsilon_one():
     assert min(coverage.values()) >= 0.9
 
 
+def test_overall_interval_ignores_how_many_groups_are_declared():
+    # The overall replicates summed the groups' replicates, each with half a
+    # count per cell (and, with noise, its clamped noise): 40 declared groups
+    # of which one held the 100 rows made the overall 95% interval of the
+    # accuracy [0.69, 0.81] around an exact 0.95 without any noise, and that
+    # of the count [155, 208] around 100; at epsilon=1 it missed the exact
+    # value in 20 fits of 20.
+    groups = [f"g{i}" for i in range(40)]
+    y_true = np.repeat([1, 0], 50)
+    y_pred = y_true.copy()
+    y_pred[:5] = 0
+    s = np.full(100, "g0")
+    frame = PrivateMetricFrame(
+        groups, metrics=["accuracy", "count"], epsilon=np.inf, random_state=0
+    ).fit(y_true, y_pred, sensitive_features=s)
+    lower, upper = frame.overall_ci
+    assert lower["accuracy"] <= 0.95 <= upper["accuracy"]
+    assert lower["count"] <= 100 <= upper["count"]
+    # The one group holding every row: the same interval up to the draws.
+    group_lower, group_upper = frame.by_group_ci
+    assert abs(group_lower.loc["g0", "accuracy"] - lower["accuracy"]) < 0.02
+    assert abs(group_upper.loc["g0", "accuracy"] - upper["accuracy"]) < 0.02
+
+    y_true, y_pred = np.tile(y_true, 20), np.tile(y_pred, 20)
+    hits = 0
+    for seed in range(20):
+        frame = PrivateMetricFrame(
+            groups, metrics="accuracy", epsilon=1.0, n_boot=400, random_state=seed
+        ).fit(y_true, y_pred, sensitive_features=np.full(2000, "g0"))
+        lower, upper = frame.overall_ci
+        hits += lower <= 0.95 <= upper
+    # A 95% interval covering 95% gives >= 16 of 20 with probability 0.997.
+    assert hits >= 16, hits
+
+
 @pytest.mark.parametrize("method", ["between_groups", "to_overall"])
 def test_comparison_intervals_skip_the_groups_their_values_skip(method):
     # A declared group without rows: its rates are NaN and the comparisons
@@ -998,7 +1033,8 @@ def test_comparison_intervals_of_few_groups_are_unchanged():
     # Three groups: every comparison's quantities (3 pairs, 3 values, 3 gaps
     # to overall; at 97.5% for the equalized odds difference) are resolved
     # by the 1,000 default replicates, and keep Bonferroni's intervals: the
-    # values of the frame before the max-statistic fallback (6 decimals).
+    # values of the frame before the max-statistic fallback (6 decimals),
+    # drawn again since the overall row draws its own half counts.
     groups = ["g0", "g1", "g2"]
     y_true, y_pred, s = _data(4000, np.random.default_rng(0), groups=groups)
     frame = PrivateMetricFrame(groups, epsilon=1.0, random_state=0).fit(
@@ -1006,24 +1042,24 @@ def test_comparison_intervals_of_few_groups_are_unchanged():
     )
     expected = {
         "group_min": (
-            [0.704115, 0.448044, 0.681557, 0.178008],
-            [0.761647, 0.514529, 0.770017, 0.257954],
+            [0.705264, 0.450828, 0.688554, 0.18093],
+            [0.763039, 0.518933, 0.769618, 0.259792],
         ),
         "group_max": (
-            [0.738808, 0.463381, 0.709885, 0.221337],
-            [0.793784, 0.528659, 0.794698, 0.300787],
+            [0.738372, 0.464071, 0.710887, 0.221474],
+            [0.795616, 0.528442, 0.795847, 0.303053],
         ),
         "difference between_groups": (
             [0.0] * 4,
-            [0.076341, 0.061948, 0.086804, 0.098879],
+            [0.073001, 0.060504, 0.082312, 0.099045],
         ),
-        "ratio between_groups": ([0.903024, 0.883359, 0.888216, 0.661232], [1.0] * 4),
-        "dp between_groups": ([0.0], [0.061948]),
-        "eo between_groups": ([0.0], [0.103189]),
-        "difference to_overall": ([0.0] * 4, [0.03993, 0.034675, 0.049287, 0.057168]),
-        "ratio to_overall": ([0.94721, 0.928439, 0.932765, 0.766329], [1.0] * 4),
-        "dp to_overall": ([0.0], [0.034675]),
-        "eo to_overall": ([0.0], [0.059951]),
+        "ratio between_groups": ([0.907798, 0.884208, 0.894362, 0.664196], [1.0] * 4),
+        "dp between_groups": ([0.0], [0.060504]),
+        "eo between_groups": ([0.0], [0.106628]),
+        "difference to_overall": ([0.0] * 4, [0.040983, 0.03401, 0.046941, 0.059936]),
+        "ratio to_overall": ([0.947152, 0.931755, 0.936364, 0.753445], [1.0] * 4),
+        "dp to_overall": ([0.0], [0.03401]),
+        "eo to_overall": ([0.0], [0.062197]),
     }
     for name, (lower, upper) in _comparison_intervals(frame).items():
         np.testing.assert_allclose(
