@@ -140,7 +140,7 @@ class PrivateMetricFrame(PrivateEstimatorMixin, BaseEstimator):
     the interval of a rate over a few noisy rows spreads over most of
     ``[0, 1]``; a replicate where a quantity is undefined counts as the far
     end of its range. In simulation the 95% intervals hold the population
-    rate 92% to 100% of the time at ``epsilon=1`` for groups of 5 to 10,000
+    rate 91% to 100% of the time at ``epsilon=1`` for groups of 5 to 10,000
     rows (User Guide).
 
     A comparison (difference, ratio, minimum, maximum, fairness gap) leaves
