@@ -16,7 +16,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .._solvers._feature_scaling import exact_feature_scaling, fit_feature_scaling
+from .._solvers._feature_scaling import (
+    exact_feature_scaling,
+    fit_feature_scaling,
+    reach_capped_weights,
+)
 from .._solvers._private_fit import (
     DPSGDParams,
     check_planned_shape,
@@ -333,8 +337,10 @@ def fit_dp_network(
     on the scaled columns and its first layer is mapped back to the user's
     units. Without privacy the columns are always standardized by their
     exact (weighted) mean and standard deviation (median and robust scale
-    where a few rows dominate them): the step size 1.0 assumes unit-scale
-    inputs, and nothing is released.
+    where a few rows dominate them, and the rows that scale leaves beyond
+    an exact standardization's reach weighted down to it,
+    :func:`~sklearn_dpfair._solvers._feature_scaling.reach_capped_weights`):
+    the step size 1.0 assumes unit-scale inputs, and nothing is released.
 
     Returns
     -------
@@ -345,10 +351,15 @@ def fit_dp_network(
     n_samples, n_features = X.shape
     weights = fit_weights(sample_weight, n_samples, private=budget.is_private)
     scales = None if scaling is None else fit_feature_scaling(X, scaling, rng)
-    if scales is None and not budget.is_private:
+    exact = scales is None and not budget.is_private
+    if exact:
         scales = exact_feature_scaling(X, weights, robust=True)
     if scales is not None:
         X = scales.transform(X)
+    if exact:
+        # The rows a robust scale leaves far out count as rows at the exact
+        # scale's reach: their gradients would otherwise dwarf the bulk's.
+        weights = reach_capped_weights(X, weights)
     sizes = layer_sizes(n_features, params.hidden_layer_sizes, loss.n_outputs)
     dtype = np.float32 if "float32" in str(X.dtype) else np.float64
     init_W, init_b = init_parameters(sizes, params.activation, _init_rng(rng), dtype)

@@ -17,11 +17,13 @@ from sklearn_dpfair._solvers._feature_scaling import (
     UNIT_SCALE_LIMIT,
     FeatureScaling,
     columns_off_unit_scale,
+    exact_feature_scaling,
     first_layer_in_user_units,
     fit_feature_scaling,
     narrowed_if_finite,
     plan_feature_scaling,
     public_scaling_plan,
+    reach_capped_weights,
     scaled_columns,
 )
 from sklearn_dpfair.privacy import PrivacyBudget
@@ -608,3 +610,50 @@ def test_float32_fit_on_a_column_in_tiny_units_predicts_finitely(estimator):
     assert np.isfinite(first).all()
     assert np.isfinite(proba).all()
     assert clf.score(X32, y) > 0.8
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_exact_moments_leave_every_row_within_reach(weighted, layout):
+    # sum_i w_i z_ij^2 = n for a column standardized by its exact moments
+    # (weights of mean 1), so no row is capped: heavy tails, a row of 1e6
+    # in a column of three values, and rows of tiny weight included.
+    rng = np.random.default_rng(0)
+    X = np.column_stack([
+        rng.standard_t(1.5, size=400),
+        np.r_[1e6, rng.integers(0, 3, size=399)],
+        (rng.random(400) < 0.01) * 5.0,
+    ])
+    weights = rng.exponential(size=400) if weighted else None
+    if weighted:
+        weights[:5] = 1e-6
+        weights /= weights.mean()
+    if layout == "csr":
+        X = sp.csr_matrix(X)
+    scaling = exact_feature_scaling(X, weights, center=layout == "dense")
+    Z = scaling.transform(X)
+    assert reach_capped_weights(Z, weights) is weights
+
+
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_rows_a_robust_scale_leaves_far_out_count_as_rows_at_the_reach(layout):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    X[7, 1], X[9, 2] = 1e4, -1e300
+    weights = np.ones(400)
+    weights[:2] = 0.0
+    weights /= weights.mean()
+    X = sp.csr_matrix(X) if layout == "csr" else X
+    scaling = exact_feature_scaling(X, weights, center=layout == "dense", robust=True)
+    Z = scaling.transform(X)
+    capped = reach_capped_weights(Z, weights)
+    reach = np.abs(Z.toarray() if layout == "csr" else Z).max(axis=1)
+    # Every row's term is at most that of a row at the reach sqrt(n / w) of
+    # an exact standardization, w |z| <= sqrt(n w), and the two extreme rows'
+    # are at it; the other rows, and the zero weights, are unchanged.
+    at_reach = np.sqrt(400 * weights)
+    assert np.all(capped * reach <= at_reach * (1 + 1e-12))
+    np.testing.assert_allclose(capped[[7, 9]] * reach[[7, 9]], at_reach[[7, 9]])
+    others = np.setdiff1d(np.arange(400), [7, 9])
+    np.testing.assert_array_equal(capped[others], weights[others])
+    assert np.isfinite(capped).all() and np.all(capped[[7, 9]] > 0)
