@@ -59,6 +59,7 @@ __all__ = [
     "EXACT_SCALING_DESCRIPTION",
     "SCALING_SHARE",
     "UNIT_SCALE_LIMIT",
+    "UNSCALED_COLUMNS_WARNING",
     "FeatureScaling",
     "ScalingPlan",
     "check_feature_bounds",
@@ -537,6 +538,10 @@ UNIT_SCALE_LIMIT = 5.0
 # pass whatever n.
 _SCALE_CHECK_ROWS = 10_000
 
+#: The start of :func:`warn_unscaled_columns`' text, for
+#: :func:`~sklearn_dpfair.utils._validation.suppressed_warnings`.
+UNSCALED_COLUMNS_WARNING = r"\w+: in .+ of X more than a quarter of the values"
+
 _UNSCALED_COLUMNS = (
     "{name}: in {which} of X more than a quarter of the values lie beyond "
     "+-{threshold:g}, and feature_scaling={setting} trains on the columns as "
@@ -638,7 +643,10 @@ def warn_unscaled_columns(
     ``feature_names_in_`` when the estimator has them, else by position; at
     most five) and the remedies. It reads the training rows before any
     release, as the other input checks do, and so is outside the guarantee,
-    as the privacy record says of every input check; it shows no value.
+    as the privacy record says of every input check; it shows no value. A
+    :class:`~sklearn_dpfair.pipeline.PrivatePipeline` drops it
+    (:data:`UNSCALED_COLUMNS_WARNING`) where its final step reads the rows
+    after an earlier step's release.
     """
     if scaling is None:
         scaled = estimator.feature_scaling is not None

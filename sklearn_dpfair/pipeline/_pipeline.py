@@ -33,6 +33,7 @@ from .._base import (
     PrivateEstimatorMixin,
     charged_if_raised_after_releases,
 )
+from .._solvers._feature_scaling import UNSCALED_COLUMNS_WARNING
 from ..exceptions import PrivacyAccountingError, PrivacyBudgetError
 from ..fairness._sensitive import encode_sensitive_features
 from ..federated._silos import split_by_silo
@@ -1187,6 +1188,15 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         -------
         self : PrivatePipeline
             This pipeline.
+
+        Notes
+        -----
+        A final estimator alone warns when more than a quarter of a
+        column's values lie far from unit scale and it trains on the
+        columns as given (an input check, outside its guarantee). After a
+        step that released something, its input is that step's output, and
+        whether the warning fires could turn on one record after budget was
+        spent: the pipeline drops it there.
         """
         self._validate_params()
         self._check_steps()
@@ -1301,6 +1311,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         final_name = self.steps[-1][0]
         convert = plan.adjacency == "replace_one"
         Xt = X
+        released = False
         for name, step in pipeline.steps[:-1]:
             if is_passthrough(step):
                 continue
@@ -1311,6 +1322,7 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             )
             with logged_releases(propagate=not step_convert) as log:
                 Xt = step.fit_transform(Xt, y, **routed[name])
+            released = released or bool(log.counts)
             if step_convert:
                 _relog_replace_one(log)
         final = pipeline.steps[-1][1]
@@ -1323,7 +1335,14 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             self._check_final_layout(final, Xt, layout, final_name, final_counts)
         if layout.final_width_probed:
             self._check_final_width(final, Xt, layout, final_name, final_counts)
-        final.fit(Xt, y, **routed[final_name])
+        if released:
+            # The final step's warning about columns far from unit scale reads
+            # its input's rows: here the output of releases, so that whether
+            # it fires could turn on one record, after budget was spent.
+            with suppressed_warnings(UNSCALED_COLUMNS_WARNING):
+                final.fit(Xt, y, **routed[final_name])
+        else:
+            final.fit(Xt, y, **routed[final_name])
 
     @staticmethod
     def _check_final_layout(final, Xt, layout, final_name, counts):

@@ -474,6 +474,35 @@ def test_a_large_delta_is_warned_about_once_with_the_pipelines_value():
     assert len(deltas) == 1 and deltas[0].startswith("delta=0.009 ")
 
 
+@pytest.mark.parametrize("off_scale_rows", [25, 26])
+def test_the_final_steps_scale_warning_is_not_given_after_a_release(off_scale_rows):
+    # Neighbouring data sets (one row moved from 0 to 8): the final step's
+    # warning that more than a quarter of a column lies beyond +-5 read the
+    # imputer's output, after its release, and fired for 26 rows, not 25.
+    y = np.repeat([0, 1], 50)
+    X = np.zeros((100, 1))
+    X[:off_scale_rows, 0] = 8.0
+    pipe = make_private_pipeline(
+        DPSimpleImputer(bounds=(-10, 10)),
+        DPLogisticRegression(classes=[0, 1], max_iter=2),
+        random_state=0,
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pipe.fit(X, y)
+    assert not [w for w in caught if "quarter of the values" in str(w.message)]
+    # Before any release (a stateless step first) the check is the
+    # estimator's own, as without the pipeline.
+    pipe = make_private_pipeline(
+        FunctionTransformer(), DPLogisticRegression(classes=[0, 1], max_iter=2)
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pipe.fit(X, y)
+    scale = [w for w in caught if "quarter of the values" in str(w.message)]
+    assert len(scale) == (off_scale_rows > 25)
+
+
 # -- the bound of output perturbation ----------------------------------------
 
 
