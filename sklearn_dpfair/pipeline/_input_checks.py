@@ -23,7 +23,9 @@ release refuse them themselves):
   ``OrdinalEncoder``) hands it on to the next part;
 * a column mixing strings with numbers (or other objects), in a column a
   ``DPOneHotEncoder`` discovers the categories of unchanged (its names
-  would collide, and it refuses the column);
+  would collide, and it refuses the column), and a value that cannot be a
+  category (a list), in a column a ``DPOneHotEncoder`` with declared
+  categories reads unchanged;
 * a value outside the declared ``categories`` of a scikit-learn
   ``OneHotEncoder`` or ``OrdinalEncoder`` with ``handle_unknown="error"``
   that reads the column unchanged from the input (not from the joined
@@ -210,6 +212,7 @@ class _Reach:
         self.float_finite = {}
         self.nan = {}
         self.one_kind = {}
+        self.hashable = {}
         # Every (part, input position) reading a column unchanged whose
         # declared categories it checks the column's values against.
         self.declared = {}
@@ -336,9 +339,13 @@ class _Reach:
                 for column in columns:
                     readers = self.declared.setdefault(column, [])
                     readers.append((path, est, position))
-        if type(est).__name__ == "DPOneHotEncoder" and _discovers(est):
-            # Its categories are discovered from the values as they are.
-            self._add(self.one_kind, _union(raw), path, est)
+        if type(est).__name__ == "DPOneHotEncoder":
+            if _discovers(est):
+                # Its categories are discovered from the values as they are.
+                self._add(self.one_kind, _union(raw), path, est)
+            else:
+                # It looks its declared categories up by the values' keys.
+                self._add(self.hashable, _union(raw), path, est)
         tags = get_tags(est).input_tags
         if tags.string or tags.categorical:
             if not _reads_infinity(est):
@@ -405,6 +412,11 @@ class _Reach:
         for column in sorted(self.one_kind):
             if _mixes_kinds(X, column):
                 raise TypeError(_mixed(_label(X, column), *self.one_kind[column]))
+        for column in sorted(self.hashable):
+            if _holds_unhashable(X, column):
+                raise TypeError(
+                    _unhashable(_label(X, column), *self.hashable[column])
+                )
         for column in sorted(self.declared):
             values = safe_indexing(X, [column], axis=1)
             for path, est, position in self.declared[column]:
@@ -443,34 +455,63 @@ def _discovers(encoder):
     return isinstance(encoder.categories, str) and encoder.categories == "auto"
 
 
-def _mixes_kinds(X, column):
-    """Whether a column mixes strings with numbers, as the encoder reads it."""
+#: What pandas' ``infer_dtype`` (skipping missing values) says of a column
+#: holding one kind of value in the encoder's sense (numbers and bools are
+#: one kind): only another column is read value by value. A column of
+#: Timestamps and ``datetime.date`` is "date" to pandas, and two kinds to
+#: the encoder.
+_ONE_KIND_DTYPES = frozenset({
+    "string", "bytes", "integer", "floating", "mixed-integer-float", "decimal",
+    "complex", "boolean", "empty",
+})
+
+
+def _object_values(X, column):
+    """A column's values as the encoder reads them, or None if of one kind.
+
+    None for a numeric column, a sparse ``X``, and a column pandas reads as
+    one kind (:data:`_ONE_KIND_DTYPES`); a categorical column is read by its
+    categories.
+    """
     if hasattr(X, "iloc") and hasattr(X, "columns"):
         series = X.iloc[:, column]
         if series.dtype.kind in "biufc":
-            return False
-        # pandas' vectorised reading of the types: only a column it reads
-        # as mixed is checked value by value, as the encoder reads it. A
-        # categorical column is read by its categories (pandas says
-        # "categorical" of the column itself).
+            return None
         kinds = (
             series.cat.categories
             if isinstance(series.dtype, pd.CategoricalDtype)
             else series
         )
-        if pd.api.types.infer_dtype(kinds, skipna=True) not in (
-            "mixed", "mixed-integer"
-        ):
-            return False
-        values = _column_values(series)
-    elif sp.issparse(X):
+        if pd.api.types.infer_dtype(kinds, skipna=True) in _ONE_KIND_DTYPES:
+            return None
+        return _column_values(series)
+    if sp.issparse(X):
+        return None
+    values = np.asarray(X)[:, column]
+    if values.dtype.kind != "O" or (
+        pd.api.types.infer_dtype(values, skipna=True) in _ONE_KIND_DTYPES
+    ):
+        return None
+    return values
+
+
+def _holds_unhashable(X, column):
+    """Whether a column holds a value that cannot be a category key."""
+    values = _object_values(X, column)
+    if values is None:
         return False
-    else:
-        values = np.asarray(X)[:, column]
-        if values.dtype.kind != "O" or pd.api.types.infer_dtype(
-            values, skipna=True
-        ) not in ("mixed", "mixed-integer"):
-            return False
+    try:
+        column_keys(values, none_apart=True)
+    except TypeError:
+        return True
+    return False
+
+
+def _mixes_kinds(X, column):
+    """Whether a column mixes kinds of values, as the encoder reads it."""
+    values = _object_values(X, column)
+    if values is None:
+        return False
     try:
         check_one_kind(column_keys(values, none_apart=True))
     except TypeError:
@@ -559,9 +600,18 @@ def _infinite(label, path, est):
 
 def _mixed(label, path, est):
     return (
-        f"X: {label} mixes strings with values of other types, and may reach "
+        f"X: {label} mixes values of different kinds (strings with numbers, "
+        "or other objects of two types), and may reach "
         f"{_part(path, est)} unchanged, which discovers its categories: "
         "convert the column (e.g. with astype(str)) or declare its categories."
+    )
+
+
+def _unhashable(label, path, est):
+    return (
+        f"X: {label} holds a value that cannot be a category (a list or "
+        f"another value that is not hashable; not shown), and may reach "
+        f"{_part(path, est)}: convert the column (e.g. with astype(str))."
     )
 
 
