@@ -327,7 +327,8 @@ def public_value(keys, dtype=None):
     (a float32 column's ``0.1`` is ``0.1`` in float32, as scikit-learn
     shows it, missing as NaN); an integer or bool column one of its dtype
     (float64 beside a missing value). Otherwise numbers give an int64
-    array when all are ints that fit, else a float array (missing as NaN)
+    array when all are ints that fit (an object array of them beside a
+    missing value, NaN), else a float array (missing as NaN)
     when each is a float exactly, else an object array of the numbers
     themselves (no two keys written as one float); anything else an object
     array (missing as NaN too, and :data:`NONE` as ``None``, as
@@ -350,8 +351,10 @@ def public_value(keys, dtype=None):
     --------
     >>> import numpy as np
     >>> from sklearn_dpfair.preprocessing._categories import MISSING, public_value
-    >>> public_value([1, 2, MISSING])
-    array([ 1.,  2., nan])
+    >>> public_value([1, 2, MISSING])  # as scikit-learn, of an object column
+    array([1, 2, nan], dtype=object)
+    >>> public_value([1.5, 2, MISSING])
+    array([1.5, 2. , nan])
     >>> public_value([0, 0.1], np.dtype(np.float32))
     array([0. , 0.1], dtype=float32)
     >>> public_value([0.5, 2**53, 2**53 + 1])  # no float holds 2**53 + 1
@@ -363,7 +366,7 @@ def public_value(keys, dtype=None):
     """
     if any(k is NONE for k in keys):
         # None is shown as None, in an object array (as scikit-learn does);
-        # the other values as beside a missing value (numbers as floats).
+        # the other values as beside a missing value.
         shown = public_value([MISSING if k is NONE else k for k in keys], dtype)
         return np.asarray(
             [None if k is NONE else v for v, k in zip(shown.tolist(), keys)],
@@ -412,7 +415,8 @@ def _exact_float(value):
 def _real_array(values):
     """Reals (NaN for the missing value) without a dtype of their own, as an array.
 
-    An int64 array when all are ints that fit; else a float64 one when
+    An int64 array when all are ints that fit (an object array of them and
+    NaN beside the missing value); else a float64 one when
     every value is a float exactly; else an object array of the values
     themselves, so that no two categories are written as one float
     (``2**53`` and ``2**53 + 1``) and none is rounded. A key beyond int64
@@ -425,8 +429,13 @@ def _real_array(values):
         else v
         for v in values
     ]
-    if all(isinstance(v, int) and _INT64.min <= v <= _INT64.max for v in values):
-        return np.asarray(values, dtype=np.int64)
+    present = [v for v in values if v == v]  # noqa: PLR0124 (NaN)
+    if all(isinstance(v, int) and _INT64.min <= v <= _INT64.max for v in present):
+        if len(present) == len(values):
+            return np.asarray(values, dtype=np.int64)
+        # Ints beside NaN stay ints, in an object array, as scikit-learn
+        # holds an object column's categories (named x0_1, not x0_1.0).
+        return np.asarray(values, dtype=object)
     if all(_exact_float(v) or v != v for v in values):  # noqa: PLR0124 (NaN)
         return np.asarray([float(v) for v in values], dtype=np.float64)
     return np.asarray(values, dtype=object)

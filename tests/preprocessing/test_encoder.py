@@ -166,10 +166,17 @@ def test_missing_values_are_a_category():
     )
 
 
-@pytest.mark.parametrize("column", [[1.0, None, 2.0], [1.5, None, 2.0]])
+@pytest.mark.parametrize(
+    "column",
+    [[1.5, None, 2.0], [1, None, 2], [1, np.nan, 2], [1.5, np.nan, 2.0]],
+)
 def test_numbers_beside_none_are_named_as_in_scikit_learn(column):
-    # Written as floats beside None, as beside NaN ('x0_2', not 'x0_2.0',
-    # came out beside 'x0_1.5').
+    # Written as floats beside None when one is not integral ('x0_2', not
+    # 'x0_2.0', came out beside 'x0_1.5'), and as ints when all are, beside
+    # None or NaN too (they came out as 'x0_1.0' beside NaN). The keys are
+    # the released categories: an object column's integral floats, which
+    # scikit-learn names 'x0_1.0', are written as ints, with or without a
+    # missing value (the class docstring).
     X = np.array(column, dtype=object).reshape(-1, 1)
     ours = DPOneHotEncoder(epsilon=np.inf, handle_unknown="ignore").fit(X)
     theirs = OneHotEncoder().fit(X)
