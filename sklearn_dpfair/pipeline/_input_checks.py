@@ -410,10 +410,10 @@ class _Reach:
             if column in self.nan and missing:
                 raise ValueError(_missing(_label(X, column), *self.nan[column]))
         for column in sorted(self.one_kind):
-            if _mixes_kinds(X, column):
+            if _refused_keys(X, column, check_one_kind):
                 raise TypeError(_mixed(_label(X, column), *self.one_kind[column]))
         for column in sorted(self.hashable):
-            if _holds_unhashable(X, column):
+            if _refused_keys(X, column):
                 raise TypeError(
                     _unhashable(_label(X, column), *self.hashable[column])
                 )
@@ -495,25 +495,20 @@ def _object_values(X, column):
     return values
 
 
-def _holds_unhashable(X, column):
-    """Whether a column holds a value that cannot be a category key."""
+def _refused_keys(X, column, check=None):
+    """Whether the encoder refuses a column's values as category keys.
+
+    Not hashable (a list), or refused by ``check`` of the keys
+    (:func:`~sklearn_dpfair.preprocessing._categories.check_one_kind`: two
+    kinds of values).
+    """
     values = _object_values(X, column)
     if values is None:
         return False
     try:
-        column_keys(values, none_apart=True)
-    except TypeError:
-        return True
-    return False
-
-
-def _mixes_kinds(X, column):
-    """Whether a column mixes kinds of values, as the encoder reads it."""
-    values = _object_values(X, column)
-    if values is None:
-        return False
-    try:
-        check_one_kind(column_keys(values, none_apart=True))
+        keys = column_keys(values, none_apart=True)
+        if check is not None:
+            check(keys)
     except TypeError:
         return True
     return False
