@@ -36,6 +36,42 @@ __all__ = [
 ]
 
 
+def check_shuffle_options(
+    *, server_weights, noise_multiplier, execution, secure_aggregation, network,
+    spider,
+):
+    """Refuse the options a shuffled federation (``shuffle=True``) cannot take.
+
+    Public parameters only: a fit checks them in its plan, before any silo
+    reads a row.
+
+    Examples
+    --------
+    >>> from sklearn_dpfair.federated._driver import check_shuffle_options
+    >>> check_shuffle_options(server_weights="size", noise_multiplier=None,
+    ...     execution="local", secure_aggregation=False, network=None, spider=None)
+    Traceback (most recent call last):
+    ...
+    ValueError: shuffle=True cannot be combined with ['server_weights']: ...
+    """
+    forced = {
+        "server_weights": server_weights != "uniform",
+        "noise_multiplier": noise_multiplier is not None,
+        "execution": execution != "local",
+        "secure_aggregation": bool(secure_aggregation),
+        "network": network is not None,
+        "spider": spider is not None,
+    }
+    bad = [name for name, on in forced.items() if on]
+    if bad:
+        raise ValueError(
+            f"shuffle=True cannot be combined with {bad}: anonymous reports "
+            "are averaged with equal weights, their noise is calibrated to "
+            "the silos' budgets, the shuffler runs in this process, and "
+            "its one-record reports are a linear model's."
+        )
+
+
 def fit_federated(
     silo_data,
     *,
@@ -136,22 +172,14 @@ def fit_federated(
     True
     """
     if shuffle:
-        forced = {
-            "server_weights": server_weights != "uniform",
-            "noise_multiplier": noise_multiplier is not None,
-            "execution": execution != "local",
-            "secure_aggregation": bool(secure_aggregation),
-            "network": network is not None,
-            "spider": config.spider is not None,
-        }
-        bad = [name for name, on in forced.items() if on]
-        if bad:
-            raise ValueError(
-                f"shuffle=True cannot be combined with {bad}: anonymous reports "
-                "are averaged with equal weights, their noise is calibrated to "
-                "the silos' budgets, the shuffler runs in this process, and "
-                "its one-record reports are a linear model's."
-            )
+        check_shuffle_options(
+            server_weights=server_weights,
+            noise_multiplier=noise_multiplier,
+            execution=execution,
+            secure_aggregation=secure_aggregation,
+            network=network,
+            spider=config.spider,
+        )
         return fit_shuffled(
             silo_data,
             loss=loss,

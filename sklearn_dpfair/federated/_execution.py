@@ -163,6 +163,14 @@ def make_execution(execution, silo_kwargs, client=None):
         return LocalExecution(silo_kwargs)
     if execution != "dask":
         raise ValueError(f"execution must be 'local' or 'dask'; got {execution!r}.")
+    return DaskExecution(silo_kwargs, dask_client(client))
+
+
+def dask_client(client=None):
+    """``client``, or the running Dask client; refused where there is none.
+
+    Reads no data: a fit checks it in its plan, before any silo reads a row.
+    """
     try:
         import distributed
     except ImportError as exc:
@@ -172,4 +180,4 @@ def make_execution(execution, silo_kwargs, client=None):
             client = distributed.get_client()
         except ValueError as exc:
             raise ValueError(_NO_CLIENT) from exc
-    return DaskExecution(silo_kwargs, client)
+    return client

@@ -26,7 +26,7 @@ from .._solvers._feature_scaling import (
     penalty_in_scaled_units,
     warn_unscaled_columns,
 )
-from .._solvers._schedules import sgd_schedule
+from .._solvers._schedules import check_sgd_steps, sgd_schedule
 from ..privacy import PrivacyLedger, PrivacyRecord
 from ..privacy._releases import mark_unchecked
 from ..utils._validation import warn_at_caller
@@ -37,7 +37,8 @@ from ._accounting import (
     silo_privacy,
 )
 from ._config import FederationConfig
-from ._driver import check_secure_aggregation, fit_federated
+from ._driver import check_secure_aggregation, check_shuffle_options, fit_federated
+from ._execution import dask_client
 from ._result import FederatedFit
 from ._shuffle import plan_shuffled, shuffled_fit_record
 from ._silo import SiloReport
@@ -206,8 +207,12 @@ def federation_config(n_samples, params, budget, spider=None):
     accountant is ``budget``'s. A network's parameters hold their own biases
     (``params`` without ``fit_intercept``). ``spider`` (a
     :class:`~sklearn_dpfair.federated._spider.SpiderSchedule` or None) runs
-    SPIDER's rounds on the same schedule.
+    SPIDER's rounds on the same schedule. A schedule of more rounds than
+    a central fit may take steps is refused, as the central fit refuses it
+    (:func:`~sklearn_dpfair._solvers._schedules.check_sgd_steps`), by the
+    plans and the fit before any row is read.
     """
+    check_sgd_steps(n_samples, params.batch_size, params.epochs)
     q, rounds = sgd_schedule(n_samples, params.batch_size, params.epochs)
     return FederationConfig(
         rounds=rounds,
@@ -493,6 +498,20 @@ def plan_fit_silos(n_samples, params, budget, options, *, silos):
     kwargs = options.driver_kwargs(budget)
     caveats = (*budget.caveats, _SILOS_PUBLIC_CAVEAT)
     central = None
+    # What the driver refuses of the options alone, refused here: after the
+    # plan the fit is charged to its ledger if it raises.
+    if options.shuffle:
+        check_shuffle_options(
+            server_weights=kwargs["server_weights"],
+            noise_multiplier=kwargs["noise_multiplier"],
+            execution=kwargs["execution"],
+            secure_aggregation=kwargs["secure_aggregation"],
+            # Only a linear model's options take shuffle.
+            network=None,
+            spider=config.spider,
+        )
+    if kwargs["execution"] == "dask":
+        dask_client()
     if options.shuffle:
         eps0, deltas = plan_shuffled(
             sizes, kwargs["silo_epsilon"], kwargs["silo_delta"], config

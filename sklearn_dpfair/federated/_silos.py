@@ -264,10 +264,13 @@ def check_silo_size(silo_id, n_rows, delta, sampling_probability, *, private=Tru
     Two conditions, both on public quantities:
 
     * ``delta_i < 1 / n_i`` for a private silo (:func:`check_silo_delta`).
-    * ``q n_i >= 1``: a silo whose expected batch holds less than one record
-      sends messages that are almost pure noise. The product is compared
-      with a few ulps of slack, so that the rounding of ``q = batch_size /
-      n`` does not refuse an expected batch of exactly one record.
+    * ``q n_i >= 1`` for a private silo: a silo whose expected batch holds
+      less than one record sends messages that are almost pure noise. The
+      product is compared with a few ulps of slack, so that the rounding of
+      ``q = batch_size / n`` does not refuse an expected batch of exactly
+      one record. A silo that releases nothing sends noiseless (unbiased)
+      messages at any rate, so that a non-private reference fit runs on the
+      same silos.
 
     Parameters
     ----------
@@ -282,10 +285,10 @@ def check_silo_size(silo_id, n_rows, delta, sampling_probability, *, private=Tru
     private : bool, default=True
         Whether the silo's messages carry a privacy guarantee (epsilon
         finite or a noise multiplier); a silo that releases nothing private
-        has no delta to check.
+        has no delta to check, and no noise to drown its messages in.
     """
     check_silo_delta(silo_id, n_rows, delta, private=private)
-    if sampling_probability * n_rows < _ONE_RECORD:
+    if private and sampling_probability * n_rows < _ONE_RECORD:
         if sampling_probability * sys.float_info.max < _ONE_RECORD:
             # A rate below 1 / float max asks for more rows than a float counts.
             hint = "; at this rate a silo needs more rows than a float can count"

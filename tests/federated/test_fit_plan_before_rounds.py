@@ -202,3 +202,43 @@ def test_a_step_refused_before_the_rounds_charges_nothing():
     with pytest.raises(ValueError, match="learning_rate"):
         clf.fit(X, y, silos=silos)
     assert ledger.entries == []
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        DPLogisticRegression(shuffle=True, noise_multiplier=5.0),
+        DPLogisticRegression(shuffle=True, secure_aggregation=True),
+        DPLogisticRegression(shuffle=True, server_weights="size"),
+        DPLogisticRegression(execution="dask"),
+        DPMLPClassifier(hidden_layer_sizes=(4,), execution="dask"),
+    ],
+    ids=["shuffle-noise", "shuffle-secure", "shuffle-weights", "dask", "mlp-dask"],
+)
+def test_options_refused_before_the_rounds_charge_nothing(estimator):
+    # Options the driver refuses (shuffle with an option it cannot take, Dask
+    # without a running client) were refused once the fit had marked its
+    # releases unchecked: the ledger was charged the planned event, with a
+    # note that the fit "raised after some of its releases". The plan now
+    # refuses them before any row is read.
+    pytest.importorskip("distributed")
+    X, y, silos = _data(n=4000)
+    shuffled = getattr(estimator, "shuffle", False)
+    ledger = PrivacyLedger(kind="pld" if shuffled else "rdp")
+    clf = estimator.set_params(classes=[0, 1], delta=1e-6, accountant=ledger)
+    with pytest.raises(ValueError, match="shuffle=True cannot|needs a running dask"):
+        clf.fit(X, y, silos=silos)
+    assert ledger.entries == []
+
+
+@pytest.mark.parametrize("estimator", [DPLogisticRegression, DPMLPClassifier])
+def test_a_schedule_of_too_many_rounds_is_refused_by_the_plan(estimator):
+    # 1,001 epochs of batches of 2 over 2,000 rows: 1,001,000 rounds. The
+    # central fit refuses more than 10**6 steps; the federated plan of
+    # DPLogisticRegression did not, and its fit ran for hours.
+    X, y, silos = _data(n=2000)
+    clf = estimator(classes=[0, 1], batch_size=2, max_iter=1001, delta=1e-6)
+    with pytest.raises(ValueError, match="at most 1000000 steps"):
+        clf.privacy_plan(2000, 3, n_silos=2)
+    with pytest.raises(ValueError, match="at most 1000000 steps"):
+        clf.fit(X, y, silos=np.arange(2000) % 2)

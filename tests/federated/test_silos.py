@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sklearn_dpfair import DPLogisticRegression
 from sklearn_dpfair.federated import FederationConfig
 from sklearn_dpfair.federated._silos import (
     check_silo_delta,
@@ -158,6 +159,25 @@ def test_a_silo_too_large_for_its_delta_is_told_to_lower_it():
     # A silo that releases nothing private makes no promise to check.
     check_silo_delta("x", 100_000, 1e-5, private=False)
     check_silo_size("x", 100_000, 1e-5, 0.01, private=False)
+
+
+def test_a_non_private_silo_takes_any_sampling_rate():
+    # q * n_i < 1 is refused for a private silo, whose messages would be
+    # almost pure noise; a silo that releases nothing sends noiseless,
+    # unbiased messages, and the non-private reference of a federation with
+    # a silo of 2 rows was refused.
+    with pytest.raises(ValueError, match="too few for the sampling rate"):
+        check_silo_size("tiny", 2, 1e-5, 0.064)
+    check_silo_size("tiny", 2, 1e-5, 0.064, private=False)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 3))
+    y = (X[:, 0] + rng.logistic(size=4000) > 0).astype(int)
+    silos = np.array(["big"] * 3998 + ["tiny"] * 2)
+    central = DPLogisticRegression(epsilon=np.inf, classes=[0, 1]).fit(X, y)
+    federated = DPLogisticRegression(
+        epsilon=np.inf, classes=[0, 1], server_weights="size", random_state=0
+    ).fit(X, y, silos=silos)
+    np.testing.assert_allclose(federated.coef_, central.coef_, atol=0.05)
 
 
 def test_non_private_silos_of_any_size_fit():
