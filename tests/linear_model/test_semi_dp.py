@@ -189,6 +189,33 @@ def test_epsilon_inf_reads_only_the_public_warm_start(n_public):
     assert np.all(np.isfinite(reg.coef_public_))
 
 
+@pytest.mark.parametrize("n_public", [2, 4])
+@pytest.mark.parametrize("case", ["value", "weights"])
+def test_too_few_public_rows_whose_moments_overflow_are_refused(case, n_public):
+    # Fewer than 5 public rows (no public warm start): the cap of an "auto"
+    # step at the public rows' curvature read eigvalsh of an inf Gram
+    # matrix, NaN (the step left uncapped, coefficients -inf, predictions
+    # NaN) or a bare LinAlgError (public weights of 1e300 on raw columns).
+    # The public geometry's overflow refusal applies here too.
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 3))
+    y = X @ [1.0, 2.0, 3.0] + rng.standard_normal(200)
+    weights = None
+    if case == "value":
+        X[0, 0] = 1e160
+    else:
+        X = X * [1.0, 100.0, 1e-3] + [500.0, 1e5, 0.0]
+        weights = np.full(200, 1e300)
+    mask = np.arange(200) < n_public
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match="second moments overflow float64"):
+            SemiDPLinearRegression(epsilon=1.0, random_state=0).fit(
+                X, y, sample_weight=weights, public_mask=mask
+            )
+
+
 @pytest.mark.parametrize("n_features", [2, 3, 5])
 def test_epsilon_inf_starts_at_zero_where_the_public_moments_overflow(n_features):
     # Every column in units of 1e200 with an intercept: the public Gram

@@ -212,8 +212,12 @@ def public_step_curvature(X_pub, intercept_scaling, *, weights=None, preconditio
     if n_pub == 0:
         return 0.0
     s = float(intercept_scaling)
-    H = _gram(X_pub, s, weights)
+    with np.errstate(over="ignore", invalid="ignore"):
+        H = _gram(X_pub, s, weights)
     H /= n_pub
+    # Else eigvalsh of inf is NaN (or fails to converge), and a NaN cap
+    # would leave an "auto" step uncapped.
+    _check_finite_moments(H, X_pub, weighted=weights is not None)
     if preconditioner is not None:
         p = H.shape[0]
         P = preconditioner.apply(np.eye(p), np.zeros(p, dtype=int))
@@ -222,6 +226,30 @@ def public_step_curvature(X_pub, intercept_scaling, *, weights=None, preconditio
         root = (vectors * np.sqrt(np.maximum(values, 0.0))) @ vectors.T
         H = root @ H @ root
     return float(max(np.linalg.eigvalsh((H + H.T) / 2.0)[-1], 0.0))
+
+
+def _check_finite_moments(H, X_pub, *, weighted=False):
+    """Refuse public second moments beyond float64, naming the remedy.
+
+    Only public rows (and public weights) are involved, so saying so leaks
+    nothing. Dense columns are scaled by the public rows' spread first (the
+    default feature_scaling) where there are enough of them; sparse ones
+    only by declared bounds.
+    """
+    if np.all(np.isfinite(H)):
+        return
+    hint = (
+        " (a sparse X is scaled by declared feature_bounds only: declare "
+        "them, or rescale the columns)"
+        if sp.issparse(X_pub)
+        else ""
+    )
+    weights = ", or public sample weights that large" if weighted else ""
+    raise ValueError(
+        "The public rows' second moments overflow float64 (feature or "
+        f"intercept values near 1e154 or beyond{weights}); rescale the "
+        f"features{hint}."
+    )
 
 
 def _augmented_matvec_t(X, v, s):
@@ -315,20 +343,7 @@ def public_geometry(X_pub, y_pub, *, intercept_scaling, ridge, n_features):
     # In place: the public statistics hold two p x p matrices at a time.
     H = _gram(X_pub, s)
     H /= n_pub
-    if not np.all(np.isfinite(H)):
-        # Only public rows are involved, so saying so leaks nothing. Dense
-        # columns are scaled by the public rows' spread first (the default
-        # feature_scaling); sparse ones only by declared bounds.
-        hint = (
-            " (a sparse X is scaled by declared feature_bounds only: declare "
-            "them, or rescale the columns)"
-            if sp.issparse(X_pub)
-            else ""
-        )
-        raise ValueError(
-            "The public rows' second moments overflow float64 (feature or "
-            f"intercept values near 1e154 or beyond); rescale the features{hint}."
-        )
+    _check_finite_moments(H, X_pub)
     scale, eigvals, eigvecs = _scale_free_spectrum(H)
     del H
     if s:
