@@ -498,8 +498,8 @@ def plan_fit_silos(n_samples, params, budget, options, *, silos):
     kwargs = options.driver_kwargs(budget)
     caveats = (*budget.caveats, _SILOS_PUBLIC_CAVEAT)
     central = None
-    # What the driver refuses of the options alone, refused here: after the
-    # plan the fit is charged to its ledger if it raises.
+    # What the driver refuses of the options alone is refused here too:
+    # after the plan the fit is charged to its ledger if it raises.
     if options.shuffle:
         check_shuffle_options(
             server_weights=kwargs["server_weights"],
@@ -510,9 +510,6 @@ def plan_fit_silos(n_samples, params, budget, options, *, silos):
             network=None,
             spider=config.spider,
         )
-    if kwargs["execution"] == "dask":
-        dask_client()
-    if options.shuffle:
         eps0, deltas = plan_shuffled(
             sizes, kwargs["silo_epsilon"], kwargs["silo_delta"], config
         )
@@ -535,6 +532,8 @@ def plan_fit_silos(n_samples, params, budget, options, *, silos):
             central = secure_aggregation_record(
                 _planned_reports(privacy, config), weights, config, caveats
             )
+    if kwargs["execution"] == "dask":
+        dask_client()
     return SiloFitPlan(record, any_silo_is_private(budget, options, ids), central)
 
 

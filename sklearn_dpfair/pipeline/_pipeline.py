@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """A pipeline whose private steps share one (epsilon, delta), planned before the fit."""
 
+import contextlib
 import math
 import sys
 from dataclasses import dataclass, replace
@@ -1261,12 +1262,9 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
         # released its categories) leaves the pipeline's ledger charged with
         # its plan.
         with charged_if_raised_after_releases(self, plan):
-            if self.delta * n_samples >= 1.0:
-                # A step's delta is a share of the pipeline's: it warns only
-                # where the pipeline has.
-                with suppressed_warnings(_STEP_DELTA_WARNING):
-                    self._fit_steps(pipeline, X, y, routed, layout, final_counts)
-            else:
+            # A step's delta is a share of the pipeline's: it warns only
+            # where the pipeline has.
+            with _suppressed_if(self.delta * n_samples >= 1.0, _STEP_DELTA_WARNING):
                 self._fit_steps(pipeline, X, y, routed, layout, final_counts)
             for path, budget in layout.budgets.items():
                 fitted = fitted_part(pipeline, path)
@@ -1335,13 +1333,10 @@ class PrivatePipeline(PrivateEstimatorMixin, _BaseComposition):
             self._check_final_layout(final, Xt, layout, final_name, final_counts)
         if layout.final_width_probed:
             self._check_final_width(final, Xt, layout, final_name, final_counts)
-        if released:
-            # The final step's warning about columns far from unit scale reads
-            # its input's rows: here the output of releases, so that whether
-            # it fires could turn on one record, after budget was spent.
-            with suppressed_warnings(UNSCALED_COLUMNS_WARNING):
-                final.fit(Xt, y, **routed[final_name])
-        else:
+        # The final step's warning about columns far from unit scale reads
+        # its input's rows: after a release, the output of releases, so that
+        # whether it fires could turn on one record, after budget was spent.
+        with _suppressed_if(released, UNSCALED_COLUMNS_WARNING):
             final.fit(Xt, y, **routed[final_name])
 
     @staticmethod
@@ -2104,3 +2099,8 @@ def make_private_pipeline(
         accountant=accountant,
         random_state=random_state,
     )
+
+
+def _suppressed_if(condition, pattern):
+    """:func:`suppressed_warnings` of ``pattern`` where ``condition`` holds."""
+    return suppressed_warnings(pattern) if condition else contextlib.nullcontext()
